@@ -1,0 +1,132 @@
+"""``python -m benchmarks [--quick] [--backend cpu|cuda] [--only NAME[,NAME]] [--out DIR]``.
+
+Runs the selected workloads for every system side by side, prints a table,
+and writes ``<date>_<machine>[_quick].json`` plus one PNG per workload.
+Exit status: 0 when the harness ran (systems that failed are reported in the
+table), 1 when the harness itself broke, 2 on a usage error or when
+``--backend cuda`` is asked for without a CUDA GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+import traceback
+
+from . import peers, report
+from .harness import Context, run_case
+from .workloads import REGISTRY, load
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, few repeats (CI smoke test)")
+    ap.add_argument("--backend", choices=("cpu", "cuda"), default="cpu", help="xforms backend")
+    ap.add_argument("--only", default="", help="comma-separated workloads: " + ",".join(REGISTRY))
+    ap.add_argument("--out", default=RESULTS, help="output directory (default benchmarks/results)")
+    ap.add_argument("--repeats", type=int, default=None, help="repeats per measurement (median)")
+    ap.add_argument("--list", action="store_true", help="list the workloads and exit")
+    args = ap.parse_args(argv)
+    args.names = [n.strip() for n in args.only.split(",") if n.strip()] or list(REGISTRY)
+    unknown = [n for n in args.names if n not in REGISTRY]
+    if unknown:
+        ap.error(f"unknown workload(s) {', '.join(unknown)}; choose from {', '.join(REGISTRY)}")
+    return args
+
+
+class _Progress:
+    """tqdm if it is installed, else a line per workload on stderr."""
+
+    def __init__(self, total):
+        try:
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, unit="run", dynamic_ncols=True, file=sys.stderr)
+        except ImportError:
+            self.bar = None
+
+    def tick(self, label):
+        if self.bar is not None:
+            self.bar.set_description_str(label[:50].ljust(50))
+            self.bar.update(1)
+        else:
+            print(label, file=sys.stderr, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run(args) -> int:
+    started = time.perf_counter()
+    # A private, empty xforms compile cache: first-call times are cold, the user's cache untouched.
+    os.environ["XFORMS_CACHE_DIR"] = tempfile.mkdtemp(prefix="xforms-cache-")
+    quick = args.quick
+    ctx = Context(quick=quick, backend=args.backend, repeats=args.repeats or (3 if quick else 7),
+                  target=0.005 if quick else 0.02, budget=0.3 if quick else 2.0)
+    plan, harness_errors = [], []
+    for name in args.names:
+        try:
+            module = load(name)
+            plan.append((name, module, module.cases(ctx)))
+        except Exception:
+            harness_errors.append(f"{name}: building cases\n{traceback.format_exc()}")
+
+    progress = _Progress(sum(len(c.systems) for _, _, cases in plan for c in cases))
+    rows = []
+    for name, _, cases in plan:
+        for case in cases:
+            try:
+                rows += run_case(ctx, name, case, progress.tick)
+            except Exception:
+                harness_errors.append(f"{name} {case.task} {case.params}\n{traceback.format_exc()}")
+    progress.close()
+
+    report.add_ratios(rows)
+    print(report.table(rows))
+    os.makedirs(args.out, exist_ok=True)
+    stem = f"{time.strftime('%Y%m%d-%H%M%S')}_{report.machine_tag()}" + ("_quick" if quick else "")
+    meta = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": report.machine_tag(),
+            "cpu": report.cpu_model(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
+            "python": sys.version.split()[0], "argv": sys.argv[1:], "quick": quick,
+            "backend": args.backend, "workloads": args.names, "peers": peers.versions(),
+            "repeats": ctx.repeats, "xforms_cache_dir": os.environ["XFORMS_CACHE_DIR"],
+            **ctx.meta, "harness_errors": harness_errors}
+    written = []
+    for name, module, _ in plan:
+        path = os.path.join(args.out, f"{stem}_{name}.png")
+        try:
+            if report.plot_workload(path, name, module, [r for r in rows if r["workload"] == name]):
+                written.append(path)
+        except Exception:
+            harness_errors.append(f"{name}: plotting\n{traceback.format_exc()}")
+    meta["wall_s"] = time.perf_counter() - started
+    json_path = os.path.join(args.out, f"{stem}.json")
+    report.write_json(json_path, meta, rows)
+    print(f"\nwrote {json_path}\n      {len(written)} plot(s): {stem}_<workload>.png"
+          f"\nwall time {meta['wall_s']:.1f} s")
+    for err in harness_errors:
+        print(f"\nHARNESS ERROR in {err}", file=sys.stderr)
+    return 1 if harness_errors else 0
+
+
+def main(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.list:
+        for name in REGISTRY:
+            doc = (load(name).__doc__ or "").strip().splitlines()
+            print(f"{name:<16}{doc[0] if doc else ''}")
+        return 0
+    if args.backend == "cuda" and not peers.cuda_available():
+        print("error: --backend cuda needs a CUDA GPU, but numba.cuda.is_available() is False "
+              "(no GPU/driver visible to Numba). Use --backend cpu.", file=sys.stderr)
+        return 2
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

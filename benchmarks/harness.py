@@ -1,0 +1,203 @@
+"""Cases, the run context, and the loop that times every system of a case.
+
+A workload module returns a list of :class:`Case`.  Each case names the
+systems it runs; each system is a *setup* function ``setup(data) -> fn`` or
+``-> (fn, args)`` that builds (but does not time) the callable.  The harness
+times the first call (compile + run), checks the result against the limit's,
+then takes the median of repeats.  A system that raises is reported as
+``failed: <reason>``; a missing package as ``absent``.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import peers, timing
+
+UNIT_SCALE = {"s": 1.0, "ms": 1e3, "µs": 1e6, "ns": 1e9}
+NO_CHECK = {"f", "bandwidth"}   # systems whose output is not the case's answer
+
+
+@dataclass
+class Measured:
+    """Returned by a setup that measured itself (subprocesses, bandwidth)."""
+    seconds: float
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Case:
+    """One benchmark point: a task at fixed parameters, run by several systems."""
+    task: str
+    params: dict
+    systems: dict[str, Callable]
+    make: Callable[[], object] = lambda: None   # builds the shared input data
+    unit: str = "µs/call"                        # display unit; prefix picks the scale
+    per: float = 1.0                             # seconds are divided by this (e.g. n iterations)
+    limit: str = "numba"                         # system the ×limit column divides by
+    rtol: float = 1e-6                           # tolerance of the result check
+
+    def scale(self) -> float:
+        return UNIT_SCALE[self.unit.split("/")[0]] / self.per
+
+
+@dataclass
+class Context:
+    """Run-wide settings handed to every workload."""
+    quick: bool = False
+    backend: str = "cpu"
+    repeats: int = 7
+    target: float = 0.02
+    budget: float = 2.0
+    seed: int = 0
+    quick_skip: frozenset = frozenset({"pytensor"})   # systems not run under --quick
+    meta: dict = field(default_factory=dict)
+    tmpdir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="xforms-bench-"))
+
+    def peer(self, name: str):
+        """Modules of a peer, or raise :class:`peers.Absent`."""
+        return peers.load(name)
+
+    def rng(self) -> np.random.Generator:
+        return np.random.default_rng(self.seed)
+
+    def xjit(self, f, **kw):
+        """``xf.jit`` on the selected backend; CUDA calls are synchronised."""
+        xf = self.peer("xforms").xf
+        g = xf.jit(f, backend=self.backend, **kw)
+        if self.backend != "cuda":
+            return g
+        from numba import cuda
+
+        def synced(*args):
+            out = g(*args)
+            cuda.synchronize()
+            return out
+        return synced
+
+    def xput(self, *args):
+        """Inputs for an xforms call: moved to the device on the CUDA backend."""
+        if self.backend != "cuda":
+            return args
+        return tuple(self.peer("xforms").xf.device_put(a, backend="cuda") for a in args)
+
+    def jax_call(self, f):
+        """``jax.jit(f)`` wrapped to block until the result is ready.
+
+        ``Array.block_until_ready()`` is used when the result is one array:
+        ``jax.block_until_ready`` walks the pytree and costs ~10 µs here.
+        """
+        jax = self.peer("jax").jax
+        g = jax.jit(f)
+
+        def call(*args):
+            out = g(*args)
+            try:
+                return out.block_until_ready()
+            except AttributeError:
+                return jax.block_until_ready(out)
+        return call
+
+    def env(self, **extra) -> dict:
+        """Environment for child processes."""
+        return {**os.environ, **{k: str(v) for k, v in extra.items()}}
+
+
+def one_line(exc: BaseException) -> str:
+    """``Type: first line of message`` trimmed to fit a table cell."""
+    msg = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {msg[0] if msg else ''}".strip().rstrip(":")[:140]
+
+
+def flatten(x) -> list:
+    """Leaves of a (dict/tuple/list) result as float64 NumPy arrays, in a fixed order."""
+    if isinstance(x, dict):
+        return [a for k in sorted(x) for a in flatten(x[k])]
+    if isinstance(x, (tuple, list)):
+        return [a for v in x for a in flatten(v)]
+    return [np.asarray(x, dtype=np.float64).ravel()]
+
+
+def compare(out, ref, rtol: float) -> str | None:
+    """None when ``out`` matches ``ref``, else a one-line description."""
+    a, b = np.concatenate(flatten(out) or [np.zeros(0)]), np.concatenate(flatten(ref) or [np.zeros(0)])
+    if a.shape != b.shape:
+        return f"wrong result: {a.size} values, expected {b.size}"
+    if not np.all(np.isfinite(a) == np.isfinite(b)):
+        return "wrong result: non-finite values"
+    scale = float(np.max(np.abs(b[np.isfinite(b)]), initial=0.0)) or 1.0
+    err = float(np.max(np.abs(a - b)[np.isfinite(b)], initial=0.0)) / scale
+    return None if err <= rtol else f"wrong result: max error {err:.1e} of max |ref| (rtol {rtol:.0e})"
+
+
+def _row(workload: str, case: Case, system: str) -> dict:
+    return {"workload": workload, "task": case.task, "params": dict(case.params), "system": system,
+            "unit": case.unit, "scale": case.scale(), "limit": case.limit, "status": "ok", "reason": ""}
+
+
+def run_system(ctx: Context, workload: str, case: Case, system: str, data, ref) -> tuple[dict, object]:
+    """Set up, check and time one system; returns ``(row, output)``."""
+    row = _row(workload, case, system)
+    ok, info = peers.check(system)
+    if not ok:
+        row.update(status="absent", reason=info)
+        return row, None
+    if system in ctx.quick_skip and ctx.quick:
+        row.update(status="skipped", reason="quick mode (compile takes seconds to minutes)")
+        return row, None
+    try:
+        prepared = case.systems[system](data)
+        if isinstance(prepared, Measured):
+            row.update(median_s=prepared.seconds, **prepared.extra)
+            return row, None
+        fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
+        row["first_call_s"], out = timing.time_once(fn, args)
+        if system not in NO_CHECK and ref is not None:
+            problem = compare(out, ref, case.rtol)
+            if problem:
+                row.update(status="failed", reason=problem)
+                return row, None
+        t = timing.measure(fn, args, repeats=ctx.repeats, target=ctx.target, budget=ctx.budget)
+        row.update(median_s=t.median, min_s=t.min, q1_s=t.q1, q3_s=t.q3,
+                   number=t.number, repeats=t.repeats)
+        return row, (None if system in NO_CHECK else out)
+    except peers.Skip as exc:
+        row.update(status="skipped", reason=str(exc))
+    except peers.Absent as exc:
+        row.update(status="absent", reason=str(exc))
+    except Exception as exc:   # the system under test failed; the harness goes on
+        row.update(status="failed", reason=one_line(exc))
+        if os.environ.get("BENCH_TRACEBACK"):
+            traceback.print_exc()
+    return row, None
+
+
+def run_case(ctx: Context, workload: str, case: Case, tick=lambda label: None) -> list[dict]:
+    """Run every system of ``case``; the most trusted one that works is the reference."""
+    data = case.make()
+    trust = [case.limit, "numba", "numpy", "jax", "autograd", "pytensor", "xforms"]
+    order = sorted(case.systems, key=lambda s: (s in NO_CHECK, trust.index(s) if s in trust else 99))
+    rows, ref = {}, None
+    for system in order:
+        tick(f"{workload}:{case.task} {fmt_params(case.params)} {system}")
+        row, out = run_system(ctx, workload, case, system, data, ref)
+        rows[system] = row
+        if ref is None and out is not None:
+            ref = out
+    del data
+    return [rows[s] for s in case.systems]
+
+
+def fmt_params(params: dict) -> str:
+    return " ".join(f"{k}={fmt_num(v)}" for k, v in params.items())
+
+
+def fmt_num(v) -> str:
+    if isinstance(v, int) and v >= 10_000 and str(v).rstrip("0") == "1":
+        return f"1e{len(str(v)) - 1}"
+    return str(v)

@@ -1,0 +1,144 @@
+"""Ratios, the printed table, the JSON file and the PNG plots of a run."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import socket
+from collections import defaultdict
+
+from .harness import fmt_params
+from .peers import SYSTEMS
+
+
+def _key(row) -> tuple:
+    return row["workload"], row["task"], json.dumps(row["params"], sort_keys=True)
+
+
+def add_ratios(rows: list[dict]) -> None:
+    """Fill ``value`` (in the case's unit) and ``ratio_jax/limit/f`` (time ÷ that system's)."""
+    by_case = defaultdict(dict)
+    for row in rows:
+        if row["status"] == "ok":
+            by_case[_key(row)][row["system"]] = row["median_s"]
+    for row in rows:
+        if row["status"] != "ok":
+            continue
+        row["value"] = row["median_s"] * row["scale"]
+        ref = by_case[_key(row)]
+        for col, system in (("ratio_jax", "jax"), ("ratio_limit", row["limit"]), ("ratio_f", "f")):
+            row[col] = row["median_s"] / ref[system] if ref.get(system) else None
+
+
+def _num(v, width=9) -> str:
+    """Three significant digits without exponents where that fits, right-aligned."""
+    if v is None:
+        return " " * width
+    a = abs(v)
+    s = (f"{v:.3g}" if a < 1 else f"{v:.2f}" if a < 10 else f"{v:.1f}" if a < 100
+         else f"{v:.0f}" if a < 1e6 else f"{v:.2e}")
+    return s.rjust(width)
+
+
+def table(rows: list[dict], width: int = 170) -> str:
+    """A plain-text table: one line per (case, system), case headers when they change."""
+    head = f"{'system':<10}{'time':>10} {'unit':<8}{'×JAX':>8}{'×limit':>8}{'×f':>8}  note"
+    out, last_wl, last_case = [], None, None
+    for row in rows:
+        if row["workload"] != last_wl:
+            last_wl = row["workload"]
+            out += ["", f"== {last_wl} " + "=" * 60, head]
+        if _key(row) != last_case:
+            last_case = _key(row)
+            out.append(f"-- {row['task']}  {fmt_params(row['params'])}  (limit: {row['limit']})")
+        if row["status"] == "ok":
+            note = f"first call {row['first_call_s']:.3g} s" if row.get("first_call_s", 0) > 0.5 else ""
+            line = (f"{row['system']:<10}{_num(row['value'], 10)} {row['unit']:<8}"
+                    f"{_num(row.get('ratio_jax'), 8)}{_num(row.get('ratio_limit'), 8)}"
+                    f"{_num(row.get('ratio_f'), 8)}  {note}")
+        else:
+            status = row["status"] + (f": {row['reason']}" if row["reason"] else "")
+            line = f"{row['system']:<10}{'':>10} {'':<8}{'':>24}  {status}"
+        out.append(line[:width].rstrip())
+    return "\n".join(out)
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_tag() -> str:
+    """``hostname-cpu`` reduced to file-name-safe characters, e.g. ``vm-Xeon-2.50GHz``."""
+    cpu = re.sub(r"\((R|TM|tm|r)\)|\bCPU\b|\bProcessor\b|\bIntel\b|\bAMD\b|\bCore\b|@", " ", cpu_model())
+    cpu = "-".join(cpu.split()[:3])
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", f"{socket.gethostname().split('.')[0]}-{cpu}").strip("-")
+
+
+def write_json(path: str, meta: dict, rows: list[dict]) -> None:
+    with open(path, "w") as fh:
+        json.dump({"meta": meta, "rows": rows}, fh, indent=1, default=str)
+
+
+def plot_workload(path: str, name: str, module, rows: list[dict]) -> bool:
+    """Time vs the sweep parameter (log-log), one panel per task and fixed parameters.
+
+    Workloads without a sweep get a bar chart per case.  Returns False if
+    there was nothing to plot.
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [r for r in rows if r["status"] == "ok"]
+    together = getattr(module, "PLOT_TOGETHER", False)
+    panels = defaultdict(lambda: defaultdict(list))   # panel -> series -> [(x, y)]
+    bars = defaultdict(dict)
+    sweep_key = getattr(module, "SWEEP", None)
+    for r in ok:
+        x = r["params"].get(sweep_key) if sweep_key else None
+        fixed = {k: v for k, v in r["params"].items() if k != sweep_key} if x is not None else r["params"]
+        panel = (("" if together else r["task"]) + " " + fmt_params(fixed)).strip() + f" [{r['unit']}]"
+        series = f"{r['system']} {r['task']}" if together else r["system"]
+        if x is None:
+            bars[f"{r['task']} {fmt_params(r['params'])} [{r['unit']}]"][r["system"]] = r["value"]
+        else:
+            panels[panel][series].append((x, r["value"]))
+    items = list(panels.items()) + list(bars.items())
+    if not items:
+        return False
+    ncol = min(3, len(items))
+    nrow = -(-len(items) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(5.2 * ncol, 3.8 * nrow), squeeze=False)
+    order = {s: i for i, s in enumerate(SYSTEMS)}
+    for ax, (title, content) in zip(axes.flat, items):
+        if title in panels:
+            for series, pts in sorted(content.items(), key=lambda kv: (order.get(kv[0].split()[0], 99), kv[0])):
+                pts.sort()
+                style = "--" if series.split()[0] in ("numba", "bandwidth", "f") else "-"
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", label=series)
+            ax.set_xscale("log")
+            ax.set_xlabel(getattr(module, "SWEEP", None) or "size")
+        else:
+            names = sorted(content, key=lambda s: order.get(s, 99))
+            ax.bar(names, [content[s] for s in names], color=[f"C{order.get(s, 9)}" for s in names])
+            ax.tick_params(axis="x", rotation=30)
+        ax.set_yscale("log")
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        if title in panels:
+            ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(items):]:
+        ax.set_visible(False)
+    fig.suptitle(f"{name}  ({os.path.basename(path)})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True

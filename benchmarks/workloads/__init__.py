@@ -1,0 +1,23 @@
+"""The workload registry: name -> module, imported only when selected.
+
+Each module defines ``NAME``, a docstring saying what it measures, and
+``cases(ctx) -> list[Case]``; optionally ``SWEEP`` (the parameter plotted on
+the x axis) and ``PLOT_TOGETHER`` (all tasks in one panel).
+"""
+import importlib
+
+REGISTRY = {
+    "dispatch": "dispatch",
+    "pow_loop": "pow_loop",
+    "mlp": "mlp",
+    "elementwise": "elementwise",
+    "rosenbrock_hvp": "rosenbrock_hvp",
+    "jacobians": "jacobians",
+    "rk4": "rk4",
+    "compile": "compile",
+}
+
+
+def load(name: str):
+    """The workload module registered under ``name``."""
+    return importlib.import_module(f"{__name__}.{REGISTRY[name]}")

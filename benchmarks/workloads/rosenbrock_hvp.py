@@ -1,0 +1,101 @@
+"""rosenbrock_hvp: Hessian-vector product of the extended Rosenbrock function.
+
+f(x) = sum(100*(x[1:] - x[:-1]**2)**2 + (1 - x[:-1])**2), n = 1e3..1e6.
+xforms uses ``xf.hvp(f, (x,), (v,))`` (forward-over-reverse); JAX the same
+by ``jvp`` of ``grad``; autograd its ``hessian_vector_product`` (reverse over
+reverse); PyTensor ``grad(grad(f) . v)``.  The Hessian is tridiagonal, so the
+hand-written limits (NumPy slices, one Numba loop) cost a few flops per
+element.  ``f`` is the Numba forward.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..harness import Case
+
+NAME = "rosenbrock_hvp"
+SWEEP = "n"
+
+
+def rosen(x, np_):
+    return np_.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def numpy_hvp(x, v):
+    """Tridiagonal Hessian times v, by hand."""
+    a, b, va, vb = x[:-1], x[1:], v[:-1], v[1:]
+    out = np.zeros_like(x)
+    out[:-1] = (1200.0 * a * a - 400.0 * b + 2.0) * va - 400.0 * a * vb
+    out[1:] += 200.0 * vb - 400.0 * a * va
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _numba_kernels():
+    from ..peers import load
+    njit = load("numba").njit
+
+    @njit
+    def forward(x):
+        s = 0.0
+        for i in range(x.size - 1):
+            s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+        return s
+
+    @njit
+    def hvp(x, v):
+        n = x.size
+        out = np.empty_like(x)
+        out[0] = 0.0
+        for i in range(n - 1):
+            a, b = x[i], x[i + 1]
+            out[i] += (1200.0 * a * a - 400.0 * b + 2.0) * v[i] - 400.0 * a * v[i + 1]
+            out[i + 1] = 200.0 * v[i + 1] - 400.0 * a * v[i]
+        return out
+    return forward, hvp
+
+
+def _systems(ctx):
+    def xforms(d):
+        p = ctx.peer("xforms")
+        f = lambda x: rosen(x, p.xnp)  # noqa: E731
+        return ctx.xjit(lambda x, v: p.xf.hvp(f, (x,), (v,))), ctx.xput(*d)
+
+    def jax(d):
+        p = ctx.peer("jax")
+        f = lambda x: rosen(x, p.jnp)  # noqa: E731
+        return ctx.jax_call(lambda x, v: p.jax.jvp(p.jax.grad(f), (x,), (v,))[1]), d
+
+    def pytensor(d):
+        p = ctx.peer("pytensor")
+        X, V = p.pt.vector("x", dtype="float64"), p.pt.vector("v", dtype="float64")
+        g = p.pytensor.grad(rosen(X, p.pt), X)
+        return p.pytensor.function([X, V], p.pytensor.grad(p.pt.sum(g * V), X)), d
+
+    def autograd(d):
+        p = ctx.peer("autograd")
+        return p.ag.hessian_vector_product(lambda x: rosen(x, p.anp)), d
+
+    def numba(d):
+        return _numba_kernels()[1], d
+
+    def f(d):
+        return _numba_kernels()[0], d[:1]
+
+    return dict(xforms=xforms, jax=jax, pytensor=pytensor, autograd=autograd,
+                numpy=lambda d: (numpy_hvp, d), numba=numba, f=f)
+
+
+def _make(n, seed):
+    def make():
+        rng = np.random.default_rng(seed)
+        return rng.uniform(-1.5, 1.5, n), rng.standard_normal(n)
+    return make
+
+
+def cases(ctx):
+    sizes = [10 ** 3] if ctx.quick else [10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6]
+    return [Case("hvp", {"n": n}, _systems(ctx), make=_make(n, ctx.seed),
+                 unit="ns/elem", per=n, limit="numba", rtol=1e-9) for n in sizes]

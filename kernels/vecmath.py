@@ -1,0 +1,581 @@
+"""Vectorisable scalar math for generated Numba loops.
+
+(docstring body is filled in below, see ``__doc__`` assembly at the end)
+"""
+
+import math
+import types as _pytypes
+
+import numba
+from numba import types as _nbtypes
+from numba.extending import intrinsic
+
+__all__ = [
+    "VECMATH",
+    "VECMATH_BOUNDED",
+    "ERROR_BOUNDS_ULP",
+    "TRIG_MAX_ARG",
+    "measured_error_bounds",
+    "rebuild_with",
+    "vm_exp",
+    "vm_expm1",
+    "vm_log",
+    "vm_log1p",
+    "vm_sin",
+    "vm_cos",
+    "vm_tan",
+    "vm_sin_bounded",
+    "vm_cos_bounded",
+    "vm_tan_bounded",
+    "vm_tanh",
+    "vm_logistic",
+    "vm_sinh",
+    "vm_cosh",
+    "vm_atan",
+]
+
+# ---------------------------------------------------------------------------
+# Registration: every function below is written as plain Python, kept in
+# _PY_FUNCS, and exported as an ``@numba.njit(inline="always")`` dispatcher.
+# ``rebuild_with(decorator)`` re-creates the whole family with another
+# decorator (e.g. ``numba.cuda.jit(device=True, inline=True)``).
+# ---------------------------------------------------------------------------
+
+_PY_FUNCS = {}
+
+
+def _vm(fn):
+    _PY_FUNCS[fn.__name__] = fn
+    return numba.njit(inline="always", cache=False)(fn)
+
+
+# ---------------------------------------------------------------------------
+# Three tiny typed primitives (LLVM ``bitcast`` / ``fptrunc``).  They are
+# target-generic Numba intrinsics, compile to zero or one instruction, are
+# vectorised trivially and are valid on every LLVM target Numba has (CPU, NVVM).
+# ---------------------------------------------------------------------------
+
+
+@intrinsic
+def _as_bits(typingctx, x):
+    """IEEE-754 bit pattern of a float64 as int64."""
+    if x != _nbtypes.float64:
+        return None
+    sig = _nbtypes.int64(_nbtypes.float64)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(_nbtypes.int64))
+
+    return sig, codegen
+
+
+@intrinsic
+def _from_bits(typingctx, i):
+    """float64 whose IEEE-754 bit pattern is the int64 ``i``."""
+    if not isinstance(i, _nbtypes.Integer):
+        return None
+    sig = _nbtypes.float64(_nbtypes.int64)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(_nbtypes.float64))
+
+    return sig, codegen
+
+
+@intrinsic
+def _like(typingctx, r, x):
+    """Round the float64 ``r`` to the float type matching the argument ``x``.
+
+    float32 ``x`` -> float32 result; anything else (float64, ints) -> float64.
+    """
+    out = _nbtypes.float32 if x == _nbtypes.float32 else _nbtypes.float64
+    sig = out(r, x)
+
+    def codegen(context, builder, sig, args):
+        return context.cast(builder, args[0], sig.args[0], sig.return_type)
+
+    return sig, codegen
+
+
+# ---------------------------------------------------------------------------
+# Constants
+# ---------------------------------------------------------------------------
+
+_INF = math.inf
+_NAN = math.nan
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01  # 0x3fe62e42fee00000: 32 significant bits
+_LN2_LO = 1.90821492927058770002e-10
+_SQRT2 = 1.4142135623730951
+_TWO54 = 18014398509481984.0
+_DBL_MIN = 2.2250738585072014e-308
+_MANT_MASK = 0x000FFFFFFFFFFFFF
+_ONE_BITS = 0x3FF0000000000000
+
+# exp(r) = 1 + r + r*r*P(r), |r| <= ln2/2, minimax (SLEEF xexp coefficients)
+_E11 = 2.08860621107283687536341e-09
+_E10 = 2.51112930892876518610661e-08
+_E9 = 2.75573911234900471893338e-07
+_E8 = 2.75572362911928827629423e-06
+_E7 = 2.4801587159235472998791e-05
+_E6 = 0.000198412698960509205564975
+_E5 = 0.00138888888889774492207962
+_E4 = 0.00833333333331652721664984
+_E3 = 0.0416666666666665047591422
+_E2 = 0.166666666666666851703837
+
+# log: fdlibm e_log.c, log(1+f) = f - f*f/2 + s*(f*f/2 + R(s*s)), s = f/(2+f)
+_LG1 = 6.666666666666735130e-01
+_LG2 = 3.999999999940941908e-01
+_LG3 = 2.857142874366239149e-01
+_LG4 = 2.222219843214978396e-01
+_LG5 = 1.818357216161805012e-01
+_LG6 = 1.531383769920937332e-01
+_LG7 = 1.479819860511658591e-01
+
+# sin/cos kernels on |r| <= pi/4: fdlibm k_sin.c / k_cos.c
+_S1 = -1.66666666666666324348e-01
+_S2 = 8.33333333332248946124e-03
+_S3 = -1.98412698298579493134e-04
+_S4 = 2.75573137070700676789e-06
+_S5 = -2.50507602534068634195e-08
+_S6 = 1.58969099521155010221e-10
+_C1 = 4.16666666666666019037e-02
+_C2 = -1.38888888888741095749e-03
+_C3 = 2.48015872894767294178e-05
+_C4 = -2.75573143513906633035e-07
+_C5 = 2.08757232129817482790e-09
+_C6 = -1.13596475577881948265e-11
+
+# Cody-Waite pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 + _PIO2_4 (33+33+33+53 bits,
+# ~152 bits in all).  k * _PIO2_{1,2,3} is exact for |k| < 2**20.
+_PIO2_1 = 1.5707963267341256  # 0x1.921fb544p+0
+_PIO2_2 = 6.077100506303966e-11  # 0x1.0b4611a6p-34
+_PIO2_3 = 2.0222662487111665e-21  # 0x1.3198a2ep-69
+_PIO2_4 = 8.4784276603689e-32  # 0x1.b839a252049c1p-104
+_TWO_OVER_PI = 0.6366197723675814
+
+#: |x| bound of the branch-free sin/cos/tan argument reduction.  Beyond it the
+#: ``vm_sin``/``vm_cos``/``vm_tan`` fall back to ``math.*`` and the
+#: ``*_bounded`` variants return nan.  1e6 keeps |k| = |round(2x/pi)| < 2**20.
+TRIG_MAX_ARG = 1.0e6
+
+# atan: fdlibm s_atan.c
+_AT0 = 3.33333333333329318027e-01
+_AT1 = -1.99999999998764832476e-01
+_AT2 = 1.42857142725034663711e-01
+_AT3 = -1.11111104054623557880e-01
+_AT4 = 9.09088713343650656196e-02
+_AT5 = -7.69187620504482999495e-02
+_AT6 = 6.66107313738753120669e-02
+_AT7 = -5.83357013379057348645e-02
+_AT8 = 4.97687799461593236017e-02
+_AT9 = -3.65315727442169155270e-02
+_AT10 = 1.62858201153657823623e-02
+_ATAN_HALF_HI = 4.63647609000806093515e-01
+_ATAN_HALF_LO = 2.26987774529616870924e-17
+_ATAN_ONE_HI = 7.85398163397448278999e-01
+_ATAN_ONE_LO = 3.06161699786838301793e-17
+_ATAN_1P5_HI = 9.82793723247329054082e-01
+_ATAN_1P5_LO = 1.39033110312309984516e-17
+_PIO2_HI = 1.57079632679489655800e00
+_PIO2_LO = 6.12323399573676603587e-17
+
+
+# ---------------------------------------------------------------------------
+# float64 building blocks (all inputs/outputs float64)
+# ---------------------------------------------------------------------------
+
+
+@_vm
+def _pow2i(n):
+    """2.0**n for an integer -1022 <= n <= 1023 (exact)."""
+    return _from_bits((n + 1023) << 52)
+
+
+@_vm
+def _scale(y, n):
+    """y * 2**n for integer -2044 <= n <= 2046, one rounding (exact unless the
+    result is subnormal or overflows)."""
+    n1 = n >> 1
+    return (y * _pow2i(n1)) * _pow2i(n - n1)
+
+
+@_vm
+def _exp_poly(r):
+    """P(r) with exp(r) = 1 + r + r*r*P(r) on |r| <= ln2/2 (Estrin-style)."""
+    r2 = r * r
+    r4 = r2 * r2
+    p01 = _E2 + r * _E3
+    p23 = _E4 + r * _E5
+    p45 = _E6 + r * _E7
+    p67 = _E8 + r * _E9
+    p89 = _E10 + r * _E11
+    q0 = p01 + r2 * p23
+    q1 = p45 + r2 * p67
+    q = q1 + r4 * p89
+    return 0.5 + r * (q0 + r4 * q)
+
+
+@_vm
+def _exp_f64(x, shift):
+    """exp(x) * 2**shift for float64 x (shift a small integer, 0 or -1)."""
+    xc = x if x < 711.0 else 711.0
+    xc = xc if xc > -746.0 else -746.0  # also maps nan -> -746 (fixed by caller)
+    k = math.floor(xc * _LOG2E + 0.5)
+    kf = float(k)
+    r = (xc - kf * _LN2_HI) - kf * _LN2_LO
+    y = 1.0 + (r + (r * r) * _exp_poly(r))
+    return _scale(y, k + shift)
+
+
+@_vm
+def _log_f64(x, c):
+    """log(x) + c for finite x > 0 (c is a tiny correction term, |c| < ulp)."""
+    sub = x < _DBL_MIN
+    xs = x * _TWO54 if sub else x
+    ix = _as_bits(xs)
+    e = (ix >> 52) - (1077 if sub else 1023)
+    m = _from_bits((ix & _MANT_MASK) | _ONE_BITS)  # [1, 2)
+    big = m > _SQRT2
+    m = m * 0.5 if big else m
+    e = e + 1 if big else e
+    f = m - 1.0
+    s = f / (2.0 + f)
+    dk = float(e)
+    z = s * s
+    w = z * z
+    t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
+    t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
+    rr = t2 + t1
+    hfsq = 0.5 * f * f
+    return dk * _LN2_HI - ((hfsq - (s * (hfsq + rr) + (dk * _LN2_LO + c))) - f)
+
+
+@_vm
+def _two_sum_err(a, b, s):
+    """Rounding error of s = fl(a + b): a + b == s + err exactly (Knuth)."""
+    bb = s - a
+    return (a - (s - bb)) + (b - bb)
+
+
+@_vm
+def _trig_reduce(x):
+    """x = k*pi/2 + (rh + rl), |rh| <= ~pi/4; valid for |x| <= TRIG_MAX_ARG.
+
+    Returns (rh, rl, k).  Four-part Cody-Waite with exact products and
+    compensated subtractions: |error| < 2**-120 * |k| + 2**-105 * |rh|.
+    """
+    k = math.floor(x * _TWO_OVER_PI + 0.5)
+    kf = float(k)
+    a = x - kf * _PIO2_1  # exact
+    b = kf * _PIO2_2  # exact
+    s1 = a - b
+    e1 = _two_sum_err(a, -b, s1)
+    c = kf * _PIO2_3  # exact
+    s2 = s1 - c
+    e2 = _two_sum_err(s1, -c, s2)
+    lo = (e1 + e2) - kf * _PIO2_4
+    rh = s2 + lo
+    rl = lo - (rh - s2)
+    return rh, rl, k
+
+
+@_vm
+def _ksin(x, y):
+    """sin(x + y) for |x| <= ~pi/4, |y| <= ulp(x)/2 (fdlibm __kernel_sin)."""
+    z = x * x
+    v = z * x
+    r = _S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))
+    return x - ((z * (0.5 * y - v * r) - y) - v * _S1)
+
+
+@_vm
+def _kcos(x, y):
+    """cos(x + y) for |x| <= ~pi/4, |y| <= ulp(x)/2 (fdlibm __kernel_cos)."""
+    z = x * x
+    r = z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    return w + (((1.0 - w) - hz) + (z * r - x * y))
+
+
+@_vm
+def _sincos_bounded_f64(x, phase):
+    """sin(x + phase*pi/2) for float64 x; nan when not |x| <= TRIG_MAX_ARG."""
+    ok = math.fabs(x) <= TRIG_MAX_ARG
+    xr = x if ok else 0.0
+    rh, rl, k = _trig_reduce(xr)
+    q = k + phase
+    v = _kcos(rh, rl) if (q & 1) != 0 else _ksin(rh, rl)
+    v = -v if (q & 2) != 0 else v
+    return v if ok else _NAN
+
+
+@_vm
+def _tan_bounded_f64(x):
+    ok = math.fabs(x) <= TRIG_MAX_ARG
+    xr = x if ok else 0.0
+    rh, rl, k = _trig_reduce(xr)
+    s = _ksin(rh, rl)
+    c = _kcos(rh, rl)
+    odd = (k & 1) != 0
+    t = (-c if odd else s) / (s if odd else c)
+    return t if ok else _NAN
+
+
+# ---------------------------------------------------------------------------
+# Public functions.  Each converts its argument to float64 (``x * 1.0`` is
+# exact and keeps -0.0/nan), computes in float64 and rounds the result back to
+# float32 for float32 inputs (``_like``).
+# ---------------------------------------------------------------------------
+
+
+@_vm
+def vm_exp(x):
+    """exp(x)."""
+    xd = x * 1.0
+    y = _exp_f64(xd, 0)
+    return _like(y if xd == xd else xd, x)
+
+
+@_vm
+def vm_expm1(x):
+    """exp(x) - 1, accurate near 0."""
+    xd = x * 1.0
+    xc = xd if xd < 710.0 else 710.0
+    xc = xc if xc > -45.0 else -45.0  # expm1(-45) == -1 in float64
+    k = math.floor(xc * _LOG2E + 0.5)  # -65 <= k <= 1024
+    kf = float(k)
+    r = (xc - kf * _LN2_HI) - kf * _LN2_LO
+    em = r + (r * r) * _exp_poly(r)  # expm1(r)
+    pos = k > 0
+    ka = k if pos else -k
+    ka = ka if ka < 1022 else 1022
+    t = _pow2i(-ka)  # 2**-|k|
+    # k > 0: 2**k * (em + (1 - 2**-k));  k <= 0: 2**k * em + (2**k - 1)
+    a = em + (1.0 - t) if pos else em * t + (t - 1.0)
+    y = _scale(a, k if pos else 0)
+    y = xd if math.fabs(xd) < 5.551115123125783e-17 else y  # |x| < 2**-54 (and +-0)
+    return _like(y if xd == xd else xd, x)
+
+
+@_vm
+def vm_log(x):
+    """Natural logarithm."""
+    xd = x * 1.0
+    ok = (xd > 0.0) & (xd < _INF)
+    y = _log_f64(xd if ok else 1.0, 0.0)
+    y = y if ok else (-_INF if xd == 0.0 else (_INF if xd == _INF else _NAN))
+    return _like(y, x)
+
+
+@_vm
+def vm_log1p(x):
+    """log(1 + x), accurate near 0."""
+    xd = x * 1.0
+    ok = (xd > -1.0) & (xd < _INF)
+    xs = xd if ok else 0.0
+    u = 1.0 + xs
+    # exact rounding error of u = fl(1 + x), divided by u (first-order term)
+    c = ((1.0 - (u - xs)) if xs >= 1.0 else (xs - (u - 1.0))) / u
+    y = _log_f64(u, c)
+    y = xd if math.fabs(xd) < 5.551115123125783e-17 else y
+    y = y if ok else (-_INF if xd == -1.0 else (_INF if xd == _INF else _NAN))
+    return _like(y, x)
+
+
+@_vm
+def vm_sin_bounded(x):
+    """sin(x), branch-free; nan for |x| > TRIG_MAX_ARG (and inf/nan)."""
+    xd = x * 1.0
+    y = _sincos_bounded_f64(xd, 0)
+    y = xd if math.fabs(xd) < 7.450580596923828e-09 else y  # |x| < 2**-27, keeps -0.0
+    return _like(y, x)
+
+
+@_vm
+def vm_cos_bounded(x):
+    """cos(x), branch-free; nan for |x| > TRIG_MAX_ARG (and inf/nan)."""
+    xd = x * 1.0
+    return _like(_sincos_bounded_f64(xd, 1), x)
+
+
+@_vm
+def vm_tan_bounded(x):
+    """tan(x), branch-free; nan for |x| > TRIG_MAX_ARG (and inf/nan)."""
+    xd = x * 1.0
+    y = _tan_bounded_f64(xd)
+    y = xd if math.fabs(xd) < 7.450580596923828e-09 else y
+    return _like(y, x)
+
+
+@_vm
+def vm_sin(x):
+    """sin(x); |x| > TRIG_MAX_ARG, inf and nan go to math.sin (a branch)."""
+    xd = x * 1.0
+    if not (math.fabs(xd) <= TRIG_MAX_ARG):
+        return _like(math.sin(xd), x)
+    return vm_sin_bounded(x)
+
+
+@_vm
+def vm_cos(x):
+    """cos(x); |x| > TRIG_MAX_ARG, inf and nan go to math.cos (a branch)."""
+    xd = x * 1.0
+    if not (math.fabs(xd) <= TRIG_MAX_ARG):
+        return _like(math.cos(xd), x)
+    return vm_cos_bounded(x)
+
+
+@_vm
+def vm_tan(x):
+    """tan(x); |x| > TRIG_MAX_ARG, inf and nan go to math.tan (a branch)."""
+    xd = x * 1.0
+    if not (math.fabs(xd) <= TRIG_MAX_ARG):
+        return _like(math.tan(xd), x)
+    return vm_tan_bounded(x)
+
+
+@_vm
+def _expm1_nonneg(a):
+    """(exp(a) - 1, k) pieces for 0 <= a <= 711: returns (A, k) with
+    expm1(a) == A * 2**k."""
+    k = math.floor(a * _LOG2E + 0.5)  # 0 <= k <= 1026
+    kf = float(k)
+    r = (a - kf * _LN2_HI) - kf * _LN2_LO
+    em = r + (r * r) * _exp_poly(r)
+    kc = k if k < 1022 else 1022
+    return em + (1.0 - _pow2i(-kc)), k
+
+
+@_vm
+def vm_tanh(x):
+    """tanh(x) = E / (E + 2) with E = expm1(2|x|), sign restored."""
+    xd = x * 1.0
+    a = math.fabs(xd)
+    a = a if a < 22.0 else 22.0  # tanh(22) == 1.0 in float64; nan -> 22
+    A, k = _expm1_nonneg(2.0 * a)
+    e = A * _pow2i(k)
+    y = math.copysign(e / (e + 2.0), xd)
+    y = xd if math.fabs(xd) < 3.725290298461914e-09 else y  # |x| < 2**-28
+    return _like(y if xd == xd else xd, x)
+
+
+@_vm
+def vm_logistic(x):
+    """Logistic sigmoid 1 / (1 + exp(-x)), computed as e/(1+e) or 1/(1+e)
+    with e = exp(-|x|) (no overflow, subnormal results handled)."""
+    xd = x * 1.0
+    e = _exp_f64(-math.fabs(xd), 0)
+    y = (1.0 if xd >= 0.0 else e) / (1.0 + e)
+    return _like(y if xd == xd else xd, x)
+
+
+@_vm
+def vm_sinh(x):
+    """sinh(x) = H + H/(2H+1), H = expm1(|x|)/2 (scaled, no early overflow)."""
+    xd = x * 1.0
+    a = math.fabs(xd)
+    a = a if a < 711.0 else 711.0
+    A, k = _expm1_nonneg(a)
+    h = _scale(A, k - 1)
+    y = h + (h / (2.0 * h + 1.0) if h < 1.152921504606847e18 else 0.0)
+    y = math.copysign(y, xd)
+    y = xd if math.fabs(xd) < 3.725290298461914e-09 else y
+    return _like(y if xd == xd else xd, x)
+
+
+@_vm
+def vm_cosh(x):
+    """cosh(x) = G + 1/(4G), G = exp(|x|)/2 (scaled, no early overflow)."""
+    xd = x * 1.0
+    a = math.fabs(xd)
+    a = a if a < 711.0 else 711.0
+    g = _exp_f64(a, -1)
+    y = g + 0.25 / g
+    return _like(y if xd == xd else xd, x)
+
+
+@_vm
+def vm_atan(x):
+    """atan(x): fdlibm's 5-interval reduction as arithmetic selects."""
+    xd = x * 1.0
+    a = math.fabs(xd)
+    a = a if a < 1e300 else 1e300  # atan(1e300) rounds to pi/2; keeps inf finite
+    i1 = a >= 0.4375
+    i2 = a >= 0.6875
+    i3 = a >= 1.1875
+    i4 = a >= 2.4375
+    # reduced argument t = (a - c) / (1 + c*a), or -1/a on the last interval
+    cc = 1.5 if i3 else (1.0 if i2 else 0.5)
+    num = -1.0 if i4 else ((a - 1.0) if (i2 & (not i3)) else (a - cc))
+    den = a if i4 else ((a + 1.0) if (i2 & (not i3)) else (1.0 + cc * a))
+    t = num / den if i1 else a
+    hi = _PIO2_HI if i4 else (_ATAN_1P5_HI if i3 else (_ATAN_ONE_HI if i2 else _ATAN_HALF_HI))
+    lo = _PIO2_LO if i4 else (_ATAN_1P5_LO if i3 else (_ATAN_ONE_LO if i2 else _ATAN_HALF_LO))
+    z = t * t
+    w = z * z
+    s1 = z * (_AT0 + w * (_AT2 + w * (_AT4 + w * (_AT6 + w * (_AT8 + w * _AT10)))))
+    s2 = w * (_AT1 + w * (_AT3 + w * (_AT5 + w * (_AT7 + w * _AT9))))
+    y = (hi - ((t * (s1 + s2) - lo) - t)) if i1 else (t - t * (s1 + s2))
+    y = math.copysign(y, xd)
+    y = xd if a < 3.725290298461914e-09 else y
+    return _like(y if xd == xd else xd, x)
+
+
+# ---------------------------------------------------------------------------
+# Tables for the code generator and the tests
+# ---------------------------------------------------------------------------
+
+#: primitive name -> function name (exact everywhere; trig uses a libm branch
+#: for |x| > TRIG_MAX_ARG, which keeps the containing loop scalar).
+VECMATH = {
+    "exp": "vm_exp",
+    "expm1": "vm_expm1",
+    "log": "vm_log",
+    "log1p": "vm_log1p",
+    "sin": "vm_sin",
+    "cos": "vm_cos",
+    "tan": "vm_tan",
+    "tanh": "vm_tanh",
+    "logistic": "vm_logistic",
+    "sinh": "vm_sinh",
+    "cosh": "vm_cosh",
+    "atan": "vm_atan",
+}
+
+#: like VECMATH, but sin/cos/tan map to the branch-free variants that return
+#: nan for |x| > TRIG_MAX_ARG (every entry vectorises).
+VECMATH_BOUNDED = dict(
+    VECMATH, sin="vm_sin_bounded", cos="vm_cos_bounded", tan="vm_tan_bounded"
+)
+
+#: Documented maximum error in ulps of the output dtype (normal results),
+#: asserted by tests/test_vecmath.py.  Filled from measurements; see docstring.
+ERROR_BOUNDS_ULP = {}
+
+
+def measured_error_bounds():
+    """Return {(name, dtype_name): max_ulp_error} as documented/tested."""
+    return dict(ERROR_BOUNDS_ULP)
+
+
+def rebuild_with(decorator):
+    """Re-create every vm_* function (and its helpers) with ``decorator``
+    instead of ``numba.njit(inline="always")``; returns {name: function}.
+
+    Example for CUDA device code::
+
+        dev = rebuild_with(lambda f: numba.cuda.jit(device=True, inline=True)(f))
+        dev["vm_exp"]  # callable from a CUDA kernel
+
+    The functions only use arithmetic, ``math.*`` and three target-generic
+    intrinsics (bitcast / float cast), so any Numba target can compile them.
+    """
+    ns = dict(globals())
+    for name, fn in _PY_FUNCS.items():
+        clone = _pytypes.FunctionType(fn.__code__, ns, name, fn.__defaults__, fn.__closure__)
+        clone.__doc__ = fn.__doc__
+        ns[name] = decorator(clone)
+    return {name: ns[name] for name in _PY_FUNCS}

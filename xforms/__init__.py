@@ -1,0 +1,16 @@
+"""xforms: JAX-style composable transformations (grad, jvp, vjp, vmap, hessian, ...) of
+NumPy-style Python functions, compiled with Numba for CPUs and CUDA GPUs.
+
+    import xforms as xf, xforms.numpy as xnp
+    loss = lambda w, x: xnp.sum(xnp.tanh(x @ w) ** 2)
+    g = xf.jit(xf.grad(loss))(w, x)
+"""
+from . import numpy, tree_util
+from . import primitives as _primitives  # noqa: F401  (fills the rule tables)
+from .api import (grad, hvp, jvp, linearize, make_jaxpr, stop_gradient, value_and_grad, vjp)
+from .core import Array
+from .errors import ConcretizationError, UnexpectedTracerError
+from .jit import default_backend, jit
+from . import nn
+
+__version__ = "0.1.0"

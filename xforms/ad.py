@@ -1,0 +1,59 @@
+"""Derived AD machinery on closed jaxprs: linearize (jvp + partial evaluation) and vjp
+(linearize + transpose), each cached per jaxpr so repeated calls never re-transform."""
+import weakref
+
+from . import core
+from .transforms.jvp import Zero, instantiate, jvp_eval, tangent_aval
+from .transforms.partial_eval import partial_eval_jaxpr
+from .transforms.simplify import simplify
+from .transforms.transpose import transpose_jaxpr
+
+_linearize_cache = weakref.WeakKeyDictionary()
+
+
+def linearize_jaxpr(closed, diff_mask, n_diff_out):
+    """Split `closed` into
+      primal:  (all inputs) -> (all outputs, residuals)
+      linear:  (residuals, tangents of diff inputs) -> tangents of the first n_diff_out outputs.
+    -> (primal, linear, n_res); cached.
+    """
+    key = (tuple(diff_mask), n_diff_out)
+    per = _linearize_cache.setdefault(closed, {})
+    if key in per:
+        return per[key]
+    in_avals = closed.in_avals
+    n = len(in_avals)
+    t_avals = [tangent_aval(a) for a, d in zip(in_avals, diff_mask) if d]
+
+    def jvp_fun(*args):
+        primals, ts = args[:n], iter(args[n:])
+        tangents = [next(ts) if d else Zero(tangent_aval(a)) for a, d in zip(in_avals, diff_mask)]
+        p_out, t_out = jvp_eval(closed.jaxpr, closed.consts, primals, tangents)
+        return list(p_out) + [instantiate(t) for t in t_out[:n_diff_out]]
+
+    jv, _ = core.trace_to_jaxpr(jvp_fun, list(in_avals) + t_avals)
+    jv = simplify(jv)
+    n_out = len(closed.out_avals)
+    unknowns = [False] * n + [True] * len(t_avals)
+    inst = [False] * n_out + [True] * n_diff_out
+    known, unknown, out_unk, n_res = partial_eval_jaxpr(jv, unknowns, inst)
+    assert not any(out_unk[:n_out]), "primal outputs cannot depend on tangents"
+    result = (simplify(known), simplify(unknown), n_res)
+    per[key] = result
+    return result
+
+
+_vjp_cache = weakref.WeakKeyDictionary()
+
+
+def vjp_jaxprs(closed, diff_mask, n_diff_out):
+    """-> (primal jaxpr, transposed jaxpr (residuals, cts) -> cts of diff inputs, n_res)."""
+    key = (tuple(diff_mask), n_diff_out)
+    per = _vjp_cache.setdefault(closed, {})
+    if key in per:
+        return per[key]
+    primal, linear, n_res = linearize_jaxpr(closed, diff_mask, n_diff_out)
+    n_t = sum(diff_mask)
+    transposed = transpose_jaxpr(linear, [False] * n_res + [True] * n_t)
+    per[key] = (primal, transposed, n_res)
+    return per[key]

@@ -1,0 +1,295 @@
+"""The public transforms: jvp, linearize, vjp, grad, value_and_grad, hvp, make_jaxpr,
+stop_gradient.  (vmap and the Jacobians are in `batching_api.py`, jit in `jit.py`.)
+
+Each traces the user function to a cached IR, transforms and simplifies it, and evaluates
+the result on the current trace, so transforms nest:
+
+    >>> xf.grad(xf.grad(lambda x: x ** 3))(2.0)
+    Array(12.)
+"""
+import functools
+
+import numpy as np
+
+from . import core
+from .ad import linearize_jaxpr, vjp_jaxprs
+from .avals import is_complex, is_float, is_inexact
+from .source_info import describe_function
+from .tracing import flatten_args, trace_flat
+from .transforms.jvp import jvp_jaxpr, tangent_aval
+from .tree_util import tree_flatten, tree_unflatten, treedef_flatten_up_to
+
+
+def _split_aux(has_aux, fun):
+    if not has_aux:
+        return None
+
+    def post(out):
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(f"{describe_function(fun)} was declared has_aux=True, so it must "
+                            f"return a pair (output, aux); got {type(out).__name__}")
+        main_leaves, main_tree = tree_flatten(out[0])
+        return (out[0], out[1]), (main_tree, len(main_leaves))
+    return post
+
+
+def make_jaxpr(fun, static_argnums=()):
+    """Trace `fun` with abstract values and return its IR.
+
+    >>> print(xf.make_jaxpr(lambda x, y: x * y + xnp.sin(x))(0.5, 4.2))
+    """
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        dyn = [a for i, a in enumerate(args) if i not in static_argnums]
+        statics = {i: args[i] for i in static_argnums}
+
+        def f(*dyn_args, **kw):
+            it = iter(dyn_args)
+            full = [statics[i] if i in statics else next(it) for i in range(len(args))]
+            return fun(*full, **kw)
+        flat, in_tree = flatten_args((tuple(dyn), kwargs))
+        closed, _, _ = trace_flat(lambda a, k: f(*a, **k), flat, in_tree,
+                                  key_extra=("make_jaxpr",), with_values=False)
+        return closed
+    return wrapped
+
+
+# ---- forward mode ---------------------------------------------------------------------
+def _check_tangents(primals_flat, tangents_flat, p_tree, t_tree):
+    if p_tree != t_tree:
+        raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure; "
+                        f"primals have {p_tree}, tangents have {t_tree}")
+    for p, t in zip(primals_flat, tangents_flat):
+        pa, ta = core.get_aval(p), core.get_aval(t)
+        if pa.shape != ta.shape:
+            raise TypeError(f"jvp: primal and tangent shapes must match: primal "
+                            f"{pa.str_short()} vs tangent {ta.str_short()}")
+        if is_inexact(pa.dtype) and pa.dtype != ta.dtype and not ta.weak_type:
+            raise TypeError(f"jvp: tangent dtype {ta.dtype} does not match primal dtype "
+                            f"{pa.dtype} (primal {pa.str_short()}, tangent {ta.str_short()})")
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """Forward-mode derivative: (fun(*primals), J @ tangents).
+
+    >>> xf.jvp(xnp.sin, (0.0,), (1.0,))
+    (Array(0.), Array(1.))
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples of positional arguments, "
+                        f"got {type(primals).__name__} and {type(tangents).__name__}")
+    p_flat, p_tree = flatten_args(tuple(primals))
+    t_flat, t_tree = flatten_args(tuple(tangents))
+    _check_tangents(p_flat, t_flat, p_tree, t_tree)
+    closed, out_tree, aux = trace_flat(lambda *a: fun(*a), p_flat, p_tree,
+                                       key_extra=(fun, "jvp", has_aux),
+                                       post=_split_aux(has_aux, fun))
+    n_out = aux[1] if has_aux else len(closed.out_avals)
+    diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
+    jv, out_nz = jvp_jaxpr(closed, diff, instantiate_out=[True] * n_out +
+                           [False] * (len(closed.out_avals) - n_out))
+    t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
+    outs = core.eval_jaxpr(jv, *p_flat, *t_in)
+    p_out, t_out = outs[:len(closed.out_avals)], outs[len(closed.out_avals):]
+    if has_aux:
+        main_tree, _ = aux
+        _, aux_tree = _pair_trees(out_tree, main_tree)
+        return (tree_unflatten(main_tree, p_out[:n_out]), tree_unflatten(main_tree, t_out[:n_out]),
+                tree_unflatten(aux_tree, p_out[n_out:]))
+    return tree_unflatten(out_tree, p_out), tree_unflatten(out_tree, t_out)
+
+
+def _pair_trees(pair_tree, main_tree):
+    return pair_tree.children[0], pair_tree.children[1]
+
+
+def _cast_tangent(t, p):
+    dt = core.get_aval(p).dtype
+    if core.get_aval(t).dtype != dt:
+        from .primitives.elementwise import convert_element_type
+        return convert_element_type(t, dt)
+    return t
+
+
+def linearize(fun, *primals):
+    """-> (fun(*primals), f_jvp) where f_jvp(*tangents) is linear and reusable."""
+    p_flat, p_tree = flatten_args(primals)
+    closed, out_tree, _ = trace_flat(lambda *a: fun(*a), p_flat, p_tree, key_extra=(fun, "lin"))
+    diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
+    n_out = len(closed.out_avals)
+    primal, linear, n_res = linearize_jaxpr(closed, diff, n_out)
+    outs = core.eval_jaxpr(primal, *p_flat)
+    p_out, res = outs[:n_out], outs[n_out:]
+
+    def f_jvp(*tangents):
+        t_flat, t_tree = flatten_args(tangents)
+        _check_tangents(p_flat, t_flat, p_tree, t_tree)
+        t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
+        return tree_unflatten(out_tree, core.eval_jaxpr(linear, *res, *t_in))
+    return tree_unflatten(out_tree, p_out), f_jvp
+
+
+# ---- reverse mode ---------------------------------------------------------------------
+def _vjp_flat(fun, args_flat, in_tree, diff_mask, has_aux, tag):
+    closed, out_tree, aux = trace_flat(fun, args_flat, in_tree, key_extra=(tag, has_aux),
+                                       post=_split_aux(has_aux, fun))
+    n_out = aux[1] if has_aux else len(closed.out_avals)
+    primal, transposed, n_res = vjp_jaxprs(closed, diff_mask, n_out)
+    outs = core.eval_jaxpr(primal, *args_flat)
+    n_all = len(closed.out_avals)
+    return outs[:n_all], outs[n_all:], transposed, out_tree, aux
+
+
+def vjp(fun, *primals, has_aux=False):
+    """-> (fun(*primals), f_vjp[, aux]); f_vjp(ct) returns one cotangent per primal.
+
+    >>> y, f_vjp = xf.vjp(xnp.sin, 0.0); f_vjp(1.0)
+    (Array(1.),)
+    """
+    p_flat, p_tree = flatten_args(primals)
+    diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
+    outs, res, transposed, out_tree, aux = _vjp_flat(lambda *a: fun(*a), p_flat, p_tree, diff,
+                                                     has_aux, (fun, "vjp"))
+    main_tree = aux[0] if has_aux else out_tree
+    n_out = main_tree.num_leaves
+    out_avals = [core.get_aval(o) for o in outs[:n_out]]
+
+    def f_vjp(ct):
+        ct_flat = treedef_flatten_up_to(main_tree, ct) if main_tree.node is not None else [ct]
+        cts = []
+        for c, a in zip(ct_flat, out_avals):
+            ca = core.get_aval(c)
+            if ca.shape != a.shape:
+                raise TypeError(f"vjp: cotangent of shape {ca.shape} does not match the "
+                                f"output's shape {a.shape}")
+            cts.append(_cast_like(c, a))
+        g = iter(core.eval_jaxpr(transposed, *res, *cts))
+        flat = [next(g) if d else _zero_cotangent(p) for p, d in zip(p_flat, diff)]
+        return tuple(tree_unflatten(p_tree, flat))
+
+    main_out = tree_unflatten(main_tree, outs[:n_out])
+    if has_aux:
+        return main_out, f_vjp, tree_unflatten(out_tree.children[1], outs[n_out:])
+    return main_out, f_vjp
+
+
+def _cast_like(c, aval):
+    if core.get_aval(c).dtype != aval.dtype:
+        from .primitives.elementwise import convert_element_type
+        return convert_element_type(c, aval.dtype)
+    return c
+
+
+def _zero_cotangent(p):
+    return core.as_array(np.zeros(np.shape(core.get_aval(p).shape), dtype=core.get_aval(p).dtype)) \
+        if not isinstance(p, core.Tracer) else _traced_zeros(p)
+
+
+def _traced_zeros(p):
+    from .primitives.structural import zeros
+    a = core.get_aval(p)
+    return zeros(a.shape, a.dtype)
+
+
+def _argnums_tuple(argnums):
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """-> function returning (fun(*args), gradient w.r.t. args[argnums]).
+
+    >>> xf.value_and_grad(lambda x: x ** 2)(3.0)
+    (Array(9.), Array(6.))
+    """
+    nums = _argnums_tuple(argnums)
+
+    @functools.wraps(fun)
+    def vg(*args, **kwargs):
+        if max(nums) >= len(args):
+            raise TypeError(f"grad: argnums={argnums} but {describe_function(fun)} was called "
+                            f"with {len(args)} positional arguments")
+        flat, in_tree = flatten_args((args, kwargs))
+        # which flat leaves belong to differentiated arguments
+        diff, pos = [], 0
+        for i, a in enumerate(args):
+            n = len(tree_flatten(a)[0])
+            diff += [i in nums] * n
+        diff += [False] * (len(flat) - len(diff))
+        for x, d in zip(flat, diff):
+            dt = core.get_aval(x).dtype
+            if d and not is_inexact(dt) and not allow_int:
+                raise TypeError(
+                    f"grad requires real- or complex-valued inputs (float32, float64, "
+                    f"complex64, complex128), but got {dt.name} in {describe_function(fun)}. "
+                    "Integer inputs are not differentiable: convert them with .astype(float), "
+                    "or pass them as non-differentiated arguments (argnums).")
+            if d and is_complex(dt) and not holomorphic:
+                raise TypeError("grad of a function of complex inputs requires holomorphic=True "
+                                f"(got {dt.name} in {describe_function(fun)})")
+        diff = [d and is_inexact(core.get_aval(x).dtype) for x, d in zip(flat, diff)]
+        outs, res, transposed, out_tree, aux = _vjp_flat(
+            lambda a, k: fun(*a, **k), flat, in_tree, diff, has_aux, (fun, "grad", nums))
+        y = outs[0]
+        ya = core.get_aval(y)
+        n_main = aux[1] if has_aux else len(outs)
+        if n_main != 1 or ya.shape != () or not (is_float(ya.dtype) or
+                                                 (holomorphic and is_complex(ya.dtype))):
+            what = (f"{n_main} outputs" if n_main != 1 else f"an output of shape {ya.shape} "
+                    f"and dtype {ya.dtype}")
+            raise TypeError(f"grad requires {describe_function(fun)} to return a real scalar "
+                            f"(shape () float), but it returned {what}. Use jacrev or vjp for "
+                            "non-scalar outputs, or reduce with xnp.sum.")
+        one = ya.dtype.type(1)
+        g = iter(core.eval_jaxpr(transposed, *res, one))
+        gflat = [next(g) if d else None for d in diff]
+        args_tree = in_tree.children[0]
+        arg_trees = args_tree.children
+        grads, pos = [], 0
+        for i, t in enumerate(arg_trees):
+            n = t.num_leaves
+            if i in nums:
+                grads.append(tree_unflatten(t, gflat[pos:pos + n]))
+            pos += n
+        grads = grads[0] if isinstance(argnums, int) else tuple(grads)
+        if has_aux:
+            aux_val = tree_unflatten(out_tree.children[1], outs[n_main:])
+            return (y, aux_val), grads
+        return y, grads
+    return vg
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """Gradient of a scalar-valued function.
+
+    >>> xf.grad(lambda x: xnp.sin(x) * x)(0.0)
+    Array(0.)
+    """
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def g(*args, **kwargs):
+        (val, grads) = vg(*args, **kwargs)
+        if has_aux:
+            return grads, val[1]
+        return grads
+    return g
+
+
+def hvp(fun, primals, tangents):
+    """Hessian-vector product by forward-over-reverse; never forms the Hessian.
+
+    >>> xf.hvp(lambda x: xnp.sum(x ** 3), (xnp.ones(2),), (xnp.ones(2),))
+    (Array([6., 6.]),)
+    """
+    nums = tuple(range(len(primals)))
+    g = grad(fun, argnums=nums)
+    return jvp(g, tuple(primals), tuple(tangents))[1]
+
+
+def stop_gradient(x):
+    """Identity whose derivative is zero (applied leafwise to pytrees)."""
+    from .tree_util import tree_map
+    from .primitives.elementwise import stop_gradient_p
+    return tree_map(lambda v: stop_gradient_p.bind(v), x)

@@ -1,0 +1,168 @@
+"""Abstract values (shape, dtype, weak type) and JAX's dtype promotion lattice (64-bit mode).
+
+Python scalars are *weakly typed*: `float32_array * 2.0` stays float32.  Promotion is
+the least upper bound in the lattice below, as in JAX's type promotion design:
+
+    bool -> i* -> int32 -> int64 -> f* -> float32 -> float64 -> complex128
+                                     f* -> c* -> complex64 -> complex128
+                                     float32 -> complex64
+where i*, f*, c* are the weak (Python scalar) types.
+"""
+import numpy as np
+
+from .errors import XformsError
+
+bool_ = np.dtype(np.bool_)
+int32 = np.dtype(np.int32)
+int64 = np.dtype(np.int64)
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)
+SUPPORTED_DTYPES = (bool_, int32, int64, float32, float64, complex64, complex128)
+_CANONICAL = {  # dtypes we accept and map to a supported one
+    np.dtype(np.int8): int32, np.dtype(np.int16): int32, np.dtype(np.uint8): int32,
+    np.dtype(np.uint16): int32, np.dtype(np.uint32): int64, np.dtype(np.float16): float32,
+}
+
+
+class ShapedArray:
+    """The abstract value of an array: shape, dtype and whether it is weakly typed."""
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapedArray) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return self._hash
+
+    def strip_weak(self):
+        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def str_short(self):
+        return f"{short_dtype(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    __repr__ = lambda self: f"ShapedArray({self.str_short()}{', weak' if self.weak_type else ''})"
+
+
+def short_dtype(dtype):
+    return {"bool": "bool", "int32": "i32", "int64": "i64", "float32": "f32", "float64": "f64",
+            "complex64": "c64", "complex128": "c128"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
+
+
+def is_float(dtype):
+    return np.dtype(dtype).kind == "f"
+
+
+def is_complex(dtype):
+    return np.dtype(dtype).kind == "c"
+
+
+def is_inexact(dtype):
+    return np.dtype(dtype).kind in "fc"
+
+
+def is_integer(dtype):
+    return np.dtype(dtype).kind in "iu"
+
+
+def canonicalize_dtype(dtype):
+    """Map any accepted NumPy dtype to a supported one; TypeError otherwise."""
+    dt = np.dtype(dtype)
+    if dt in SUPPORTED_DTYPES:
+        return dt
+    if dt in _CANONICAL:
+        return _CANONICAL[dt]
+    raise TypeError(f"dtype {dt} is not supported by xforms; use one of "
+                    f"{', '.join(d.name for d in SUPPORTED_DTYPES)}")
+
+
+def aval_of_value(x):
+    """The abstract value of a concrete input (Python scalar or NumPy array)."""
+    if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
+        return ShapedArray((), bool_)
+    if isinstance(x, int) and not isinstance(x, np.integer):
+        return ShapedArray((), int64, weak_type=True)
+    if isinstance(x, float):
+        return ShapedArray((), float64, weak_type=True)
+    if isinstance(x, complex):
+        return ShapedArray((), complex128, weak_type=True)
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype == object or x.dtype.kind in "USV":
+            raise TypeError(f"unsupported input of dtype {x.dtype}: xforms accepts arrays of "
+                            "bool, int32, int64, float32, float64, complex64, complex128")
+        return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype))
+    raise TypeError(f"unsupported input {type(x).__name__}: xforms accepts NumPy arrays, Python "
+                    "scalars and xforms arrays (nested in tuples, lists and dicts)")
+
+
+# ---- promotion lattice -------------------------------------------------------------------
+_UP = {"b": ["i*"], "i*": ["i4"], "i4": ["i8"], "i8": ["f*"], "f*": ["f4", "c*"],
+       "f4": ["f8", "c8"], "f8": ["c16"], "c*": ["c8"], "c8": ["c16"], "c16": []}
+_CODE = {bool_: "b", int32: "i4", int64: "i8", float32: "f4", float64: "f8",
+         complex64: "c8", complex128: "c16"}
+_DT = {v: k for k, v in _CODE.items()}
+_WEAK_DEFAULT = {"i*": int64, "f*": float64, "c*": complex128}
+
+
+def _ancestors(node, memo={}):
+    if node not in memo:
+        out = {node}
+        for up in _UP[node]:
+            out |= _ancestors(up)
+        memo[node] = frozenset(out)
+    return memo[node]
+
+
+def _node(dtype, weak):
+    code = _CODE[np.dtype(dtype)]
+    if weak and code != "b":
+        return code[0] + "*"
+    return code
+
+
+def promote_types(*pairs):
+    """Least upper bound of (dtype, weak_type) pairs -> (dtype, weak_type)."""
+    nodes = {_node(d, w) for d, w in pairs}
+    common = frozenset.intersection(*(_ancestors(n) for n in nodes))
+    lub = [n for n in common if all(m in _ancestors(n) for m in common)][0]
+    if lub in _WEAK_DEFAULT:
+        # a weak result keeps the widest concrete dtype among its weak inputs of that kind
+        kinds = [np.dtype(d) for d, w in pairs if w and _node(d, w) == lub]
+        return (max(kinds, key=lambda d: d.itemsize) if kinds else _WEAK_DEFAULT[lub]), True
+    return _DT[lub], False
+
+
+def result_type(*avals):
+    return promote_types(*((a.dtype, a.weak_type) for a in avals))
+
+
+def broadcast_shapes(*shapes, op="broadcast", where=""):
+    nd = max(len(s) for s in shapes)
+    out = []
+    for dims in zip(*((1,) * (nd - len(s)) + tuple(s) for s in shapes)):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise TypeError(f"{op}: incompatible shapes for broadcasting: "
+                            f"{', '.join(str(tuple(s)) for s in shapes)}{where}")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+class InvalidInputError(TypeError, XformsError):
+    pass

@@ -1,0 +1,366 @@
+"""Primitives, `bind`, the current-trace context, eager evaluation and IR building.
+
+There are two kinds of trace (JAX's stackless design, simplified further): `EvalTrace`
+runs NumPy implementations op by op, and `Builder` stages operations into a jaxpr.
+Transforms (jvp, transpose, vmap, partial evaluation) are interpreters over jaxprs that run
+under a `Builder`, so each maps IR to IR and nesting needs no special case: evaluating an
+IR binds its primitives on whatever trace is current.
+
+A `Builder` may carry *known values* beside abstract values (un-jitted transforms trace
+with them), so Python `if x > 0:` works under `grad` as in JAX; a trace that used one is
+marked value-dependent and never cached.
+"""
+from contextlib import contextmanager
+
+import numpy as np
+
+from . import source_info
+from .avals import ShapedArray, aval_of_value
+from .errors import ConcretizationError, MissingRuleError, UnexpectedTracerError
+from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+
+# ---- rule tables owned by the core (other tables live with their transforms) --------------
+abstract_eval_rules = {}   # prim -> (*avals, **params) -> list[ShapedArray]
+impl_rules = {}            # prim -> (*np_arrays, **params) -> list[np.ndarray]
+
+
+class Primitive:
+    """An operation of the IR.  `bind` dispatches it to the current trace."""
+
+    def __init__(self, name, multiple_results=False):
+        self.name, self.multiple_results = name, multiple_results
+
+    def __repr__(self):
+        return self.name
+
+    def bind(self, *args, **params):
+        outs = _current.process(self, args, params)
+        return outs if self.multiple_results else outs[0]
+
+
+def abstract_eval(prim, avals, params):
+    rule = abstract_eval_rules.get(prim)
+    if rule is None:
+        raise MissingRuleError(prim.name, "abstract evaluation")
+    try:
+        return rule(*avals, **params)
+    except TypeError as e:
+        if getattr(e, "_xf_located", False):
+            raise
+        info = source_info.current()
+        where = f" (at {info})" if info else ""
+        err = type(e)(f"{e}{where}")
+        err._xf_located = True
+        raise err from None
+
+
+# ---- eager values ----------------------------------------------------------------------
+class Array(np.ndarray):
+    """An eager result: a NumPy array that also supports `x.at[idx].set(v)`."""
+
+    @property
+    def at(self):
+        from .numpy.indexing import _IndexUpdateHelper
+        return _IndexUpdateHelper(self)
+
+    def __array_finalize__(self, obj):
+        pass
+
+
+def as_array(x):
+    """Wrap a NumPy result as an eager `Array` (no copy)."""
+    return np.asarray(x).view(Array)
+
+
+def canonical_value(x):
+    """Check a concrete input and return it with a supported dtype (TypeError otherwise)."""
+    if isinstance(x, np.ndarray):
+        if x.dtype in _OK_DTYPES:
+            return x
+        aval = aval_of_value(x)
+        return x.astype(aval.dtype)
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        aval_of_value(x)
+        return x
+    if isinstance(x, (list, tuple)):
+        try:
+            arr = np.asarray(x)
+        except ValueError:
+            raise TypeError("ragged nested sequence: xforms accepts rectangular arrays; "
+                            "convert with np.asarray and check the shapes") from None
+        if arr.dtype == object:
+            raise TypeError("ragged or object sequence: xforms accepts rectangular numeric arrays")
+        return canonical_value(arr)
+    if hasattr(x, "__array__") and not isinstance(x, Tracer):
+        return canonical_value(np.asarray(x))
+    aval_of_value(x)   # raises a TypeError that says what is accepted
+    return x
+
+
+_OK_DTYPES = frozenset(np.dtype(d) for d in
+                       ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128"))
+
+
+def get_aval(x):
+    if isinstance(x, Tracer):
+        return x.aval
+    return aval_of_value(x)
+
+
+class EvalTrace:
+    """Runs each primitive's NumPy implementation immediately."""
+    parent = None
+
+    def process(self, prim, args, params):
+        vals = [canonical_value(a) for a in args]
+        out_avals = abstract_eval(prim, [aval_of_value(v) for v in vals], params)
+        outs = impl_rules[prim](*vals, **params)
+        return [_fix_dtype(o, a) for o, a in zip(outs, out_avals, strict=True)]
+
+
+def _fix_dtype(x, aval):
+    x = np.asarray(x)
+    if x.dtype != aval.dtype:
+        x = x.astype(aval.dtype)
+    return x.view(Array)
+
+
+eval_trace = EvalTrace()
+_current = eval_trace
+
+
+def current_trace():
+    return _current
+
+
+@contextmanager
+def set_current_trace(trace):
+    global _current
+    prev, _current = _current, trace
+    try:
+        yield trace
+    finally:
+        _current = prev
+
+
+# ---- staging into a jaxpr ------------------------------------------------------------
+class Tracer:
+    """A value being staged into a jaxpr: an abstract value plus, maybe, a known value."""
+    __slots__ = ("_trace", "_var", "_val")
+    __array_ufunc__ = None          # make NumPy defer to our reflected operators
+    __array_priority__ = 1000
+
+    def __init__(self, trace, var, val=None):
+        self._trace, self._var, self._val = trace, var, val
+
+    aval = property(lambda self: self._var.aval)
+    shape = property(lambda self: self._var.aval.shape)
+    dtype = property(lambda self: self._var.aval.dtype)
+    ndim = property(lambda self: len(self._var.aval.shape))
+    size = property(lambda self: self._var.aval.size)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>"
+
+    def _concrete(self, what):
+        val = self._trace.concrete_value(self, what)
+        return val
+
+    def __bool__(self):
+        return bool(self._concrete("bool()"))
+
+    def __float__(self):
+        return float(self._concrete("float()"))
+
+    def __int__(self):
+        return int(self._concrete("int()"))
+
+    def __index__(self):
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"only integer traced arrays can be used as an index, got {self.aval}")
+        return int(self._concrete("an index"))
+
+    def __complex__(self):
+        return complex(self._concrete("complex()"))
+
+    def __array__(self, dtype=None, copy=None):
+        val = self._concrete("np.asarray()")
+        return np.asarray(val, dtype=dtype)
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __hash__(self):
+        raise TypeError("traced arrays are not hashable; mark the argument static with "
+                        "static_argnums if it must be used as a dict key")
+
+
+class Builder:
+    """Stages primitives into a jaxpr.  Values from parent traces become constvars."""
+
+    def __init__(self, parent, with_values=False, fun=None):
+        self.parent, self.with_values, self.fun = parent, with_values, fun
+        self.invars, self.eqns = [], []
+        self.constvars, self.consts, self._const_ids = [], [], {}
+        self.value_dependent = False
+        self.dead = False
+
+    def new_arg(self, aval, val=None):
+        v = Var(aval)
+        self.invars.append(v)
+        return Tracer(self, v, val if self.with_values else None)
+
+    def _is_ancestor(self, trace):
+        t = self.parent
+        while t is not None:
+            if t is trace:
+                return True
+            t = getattr(t, "parent", None)
+        return False
+
+    def to_var(self, x):
+        """The IR atom for `x`: own tracer -> var, scalar -> literal, anything else -> constvar."""
+        if isinstance(x, Tracer):
+            if x._trace is self:
+                return x._var
+            if x._trace.dead or not self._is_ancestor(x._trace):
+                raise UnexpectedTracerError(
+                    f"a traced value {x.aval.str_short()} escaped the transformation that "
+                    "created it (stored in a global or closure?). Pass it as an argument instead.")
+            return self._const(x, x.aval, x._val)
+        if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.ndarray):
+            return Literal(x, aval_of_value(x))
+        if isinstance(x, np.generic):
+            aval = aval_of_value(x)
+            return Literal(x, aval)
+        if isinstance(x, Literal):
+            return x
+        x = canonical_value(x)
+        if isinstance(x, np.ndarray) and x.ndim == 0:
+            return Literal(x[()], aval_of_value(x))
+        return self._const(x, aval_of_value(x), x)
+
+    def _const(self, x, aval, val):
+        key = id(x)
+        if key in self._const_ids:
+            return self._const_ids[key][0]
+        v = Var(aval)
+        self._const_ids[key] = (v, x)        # keep x alive so its id stays unique
+        self.constvars.append(v)
+        self.consts.append(x)
+        return v
+
+    def known(self, atom):
+        if isinstance(atom, Literal):
+            return atom.val
+        for v, c in zip(self.constvars, self.consts):
+            if v is atom:
+                if isinstance(c, Tracer):
+                    return c._val
+                return c if self.with_values else None
+        return None
+
+    def process(self, prim, args, params):
+        invars = [self.to_var(a) for a in args]
+        out_avals = abstract_eval(prim, [v.aval for v in invars], params)
+        outvars = [Var(a) for a in out_avals]
+        self.eqns.append(Eqn(prim, invars, outvars, params, source_info.current()))
+        vals = [None] * len(outvars)
+        if self.with_values:
+            invals = [self._known_val(a, v) for a, v in zip(args, invars)]
+            if all(v is not None for v in invals):
+                with set_current_trace(eval_trace):
+                    outs = impl_rules[prim](*invals, **params)
+                vals = [_fix_dtype(o, a) for o, a in zip(outs, out_avals)]
+        return [Tracer(self, v, val) for v, val in zip(outvars, vals)]
+
+    def _known_val(self, arg, atom):
+        if isinstance(arg, Tracer):
+            return arg._val
+        if isinstance(atom, Literal):
+            return atom.val
+        return canonical_value(arg)
+
+    def concrete_value(self, tracer, what):
+        if tracer._val is not None:
+            t = self
+            while isinstance(t, Builder):   # every enclosing trace now depends on this value
+                t.value_dependent = True
+                t = t.parent
+            return tracer._val
+        info = source_info.current()
+        fun = source_info.describe_function(self.fun) if self.fun is not None else "the function"
+        raise ConcretizationError(
+            f"{what} was called on an abstract traced value {tracer.aval.str_short()} in {fun}"
+            f"{' at ' + info.location if info else ''}. Under jit/make_jaxpr the values of "
+            "arguments are not known while tracing. Use lax.cond / lax.switch for branches, "
+            "lax.while_loop / lax.fori_loop for loops, xnp.where for elementwise choice, or "
+            "mark the argument static with static_argnums.")
+
+    def build(self, outs):
+        outvars = [self.to_var(o) for o in outs]
+        jaxpr = Jaxpr(self.constvars, self.invars, self.eqns, outvars)
+        return ClosedJaxpr(jaxpr, self.consts)
+
+
+def trace_to_jaxpr(fun, in_avals, in_vals=None, fun_for_errors=None):
+    """Trace flat `fun(*tracers) -> list` to a ClosedJaxpr.
+
+    Returns (closed_jaxpr, value_dependent).  With `in_vals` the tracers carry known values.
+    """
+    builder = Builder(_current, with_values=in_vals is not None, fun=fun_for_errors or fun)
+    vals = in_vals if in_vals is not None else [None] * len(in_avals)
+    args = [builder.new_arg(a, v) for a, v in zip(in_avals, vals, strict=True)]
+    try:
+        with set_current_trace(builder):
+            outs = fun(*args)
+            closed = builder.build(outs)
+    finally:
+        builder.dead = True
+    return closed, builder.value_dependent
+
+
+def known_value(x):
+    """The concrete value of `x` if it is available (eager value or known tracer), else None."""
+    if isinstance(x, Tracer):
+        return x._val
+    return x
+
+
+# ---- evaluating an IR on the current trace --------------------------------------------------
+def eval_jaxpr(closed, *args):
+    """Evaluate a closed jaxpr by binding each equation on the current trace."""
+    return eval_open_jaxpr(closed.jaxpr, closed.consts, args)
+
+
+def eval_open_jaxpr(jaxpr, consts, args):
+    env = {}
+    for v, x in zip(jaxpr.constvars, consts, strict=True):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args, strict=True):
+        env[v] = x
+    fast = _current is eval_trace
+    for eqn in jaxpr.eqns:
+        invals = [a.val if isinstance(a, Literal) else env[a] for a in eqn.invars]
+        if fast:
+            outs = impl_rules[eqn.prim](*invals, **eqn.params)
+            outs = [_fix_dtype(o, v.aval) for o, v in zip(outs, eqn.outvars)]
+        else:
+            with source_info.user_frame_override(eqn.source_info):
+                outs = eqn.prim.bind(*invals, **eqn.params)
+            if not eqn.prim.multiple_results:
+                outs = [outs]
+        for v, x in zip(eqn.outvars, outs, strict=True):
+            env[v] = x
+    return [a.val if isinstance(a, Literal) else env[a] for a in jaxpr.outvars]
+
+
+def jaxpr_as_fun(closed):
+    return lambda *args: eval_jaxpr(closed, *args)

@@ -1,0 +1,38 @@
+"""Error classes users see.  Every message names the user's function and source line.
+
+Example::
+
+    >>> xf.jit(lambda x: 1 if x > 0 else 0)(1.0)
+    ConcretizationError: ... at example.py:3 ... use lax.cond ...
+"""
+
+
+class XformsError(Exception):
+    """Base class of errors raised by xforms itself (not by user code)."""
+
+
+class ConcretizationError(TypeError, XformsError):
+    """A Python control-flow construct needed the value of an abstract traced array."""
+
+
+class UnexpectedTracerError(XformsError):
+    """A traced value escaped the transformation that created it."""
+
+
+class MissingRuleError(NotImplementedError, XformsError):
+    """A primitive lacks the rule a transform or backend needs."""
+
+    def __init__(self, prim, rule_kind, where=""):
+        self.prim, self.rule_kind = prim, rule_kind
+        msg = f"primitive '{prim}' has no {rule_kind} rule"
+        if where:
+            msg += f" (needed at {where})"
+        super().__init__(msg)
+
+
+class LoweringError(XformsError):
+    """Compilation of an IR to a backend failed; names the equation and generated source."""
+
+
+class BackendError(RuntimeError, XformsError):
+    """A backend was asked for that is unknown or unavailable."""

@@ -1,0 +1,202 @@
+"""The IR: variables, literals, equations, jaxprs (with sub-jaxprs in params) and a printer.
+
+An equation is `outvars = primitive[params](invars)`.  Params are hashable; higher-order
+primitives (cond, while, scan, custom rules, checkpoint) carry `ClosedJaxpr`s in params.
+Every equation keeps the `SourceInfo` of the user line that produced it.
+"""
+import itertools
+
+import numpy as np
+
+from .avals import ShapedArray
+
+_ids = itertools.count()
+
+
+class Var:
+    __slots__ = ("aval", "id")
+
+    def __init__(self, aval):
+        self.aval = aval
+        self.id = next(_ids)
+
+    def __repr__(self):
+        return f"Var{self.id}:{self.aval.str_short()}"
+
+
+class Literal:
+    """A scalar constant written inline in the IR."""
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval):
+        self.val, self.aval = val, aval
+
+    def __repr__(self):
+        return f"Literal({self.val})"
+
+
+class Eqn:
+    __slots__ = ("prim", "invars", "outvars", "params", "source_info")
+
+    def __init__(self, prim, invars, outvars, params, source_info=None):
+        self.prim, self.invars, self.outvars = prim, list(invars), list(outvars)
+        self.params, self.source_info = params, source_info
+
+    def replace(self, **kw):
+        new = Eqn(self.prim, self.invars, self.outvars, self.params, self.source_info)
+        for k, v in kw.items():
+            setattr(new, k, v)
+        return new
+
+
+class Jaxpr:
+    """`{ lambda constvars ; invars . let eqns in outvars }`"""
+
+    def __init__(self, constvars, invars, eqns, outvars):
+        self.constvars, self.invars = list(constvars), list(invars)
+        self.eqns, self.outvars = list(eqns), list(outvars)
+
+    in_avals = property(lambda self: [v.aval for v in self.invars])
+    out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+    def __str__(self):
+        return pp_jaxpr(self)
+
+
+class ClosedJaxpr:
+    """A jaxpr together with the values of its constvars.  `str()` prints the listing."""
+
+    def __init__(self, jaxpr, consts):
+        assert len(jaxpr.constvars) == len(consts)
+        self.jaxpr, self.consts = jaxpr, list(consts)
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    eqns = property(lambda self: self.jaxpr.eqns)
+
+    def __str__(self):
+        return pp_jaxpr(self.jaxpr)
+
+    __repr__ = __str__
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(str(self))
+
+    # closed jaxprs live in params, so they are hashed by identity
+    __hash__ = object.__hash__
+
+
+# ---- printer ---------------------------------------------------------------------------
+class _Names:
+    def __init__(self):
+        self.names = {}
+
+    def __call__(self, v):
+        if isinstance(v, Literal):
+            return _fmt_literal(v.val)
+        if v not in self.names:
+            n, s = len(self.names), ""
+            while True:
+                s = chr(ord("a") + n % 26) + s
+                n = n // 26 - 1
+                if n < 0:
+                    break
+            self.names[v] = s
+        return self.names[v]
+
+
+def _fmt_literal(val):
+    val = val.item() if isinstance(val, np.generic) else val
+    if isinstance(val, float):
+        return repr(val)
+    return str(val)
+
+
+def _fmt_param(v, names, indent):
+    if isinstance(v, ClosedJaxpr):
+        inner = pp_jaxpr(v.jaxpr, _Names(), indent + 4)
+        return "\n" + inner
+    if isinstance(v, Jaxpr):
+        return "\n" + pp_jaxpr(v, _Names(), indent + 4)
+    if isinstance(v, tuple) and v and all(isinstance(x, (ClosedJaxpr, Jaxpr)) for x in v):
+        return "(" + ",".join(_fmt_param(x, names, indent) for x in v) + ")"
+    if isinstance(v, np.dtype):
+        return v.name
+    if callable(v) and hasattr(v, "__name__"):
+        return v.__name__
+    return str(v)
+
+
+def pp_eqn(eqn, names, indent=0):
+    lhs = " ".join(f"{names(v)}:{v.aval.str_short()}" for v in eqn.outvars) or "_"
+    params = ""
+    shown = {k: v for k, v in eqn.params.items() if not k.startswith("_")}
+    if shown:
+        params = "[" + " ".join(f"{k}={_fmt_param(v, names, indent)}" for k, v in shown.items())
+        params += "]"
+    args = " ".join(names(v) for v in eqn.invars)
+    return f"{lhs} = {eqn.prim.name}{params} {args}".rstrip()
+
+
+def pp_jaxpr(jaxpr, names=None, indent=0):
+    names = names or _Names()
+    pad = " " * indent
+    consts = " ".join(f"{names(v)}:{v.aval.str_short()}" for v in jaxpr.constvars)
+    ins = " ".join(f"{names(v)}:{v.aval.str_short()}" for v in jaxpr.invars)
+    lines = [f"{pad}{{ lambda {consts + ' ' if consts else ''}; {ins}. let"]
+    for eqn in jaxpr.eqns:
+        lines.append(f"{pad}    {pp_eqn(eqn, names, indent + 4)}")
+    outs = ", ".join(names(v) for v in jaxpr.outvars)
+    lines.append(f"{pad}  in ({outs}{',' if len(jaxpr.outvars) == 1 else ''}) }}")
+    return "\n".join(lines)
+
+
+# ---- type checker ------------------------------------------------------------------------
+class IRTypeError(TypeError):
+    pass
+
+
+def check_jaxpr(jaxpr):
+    """Re-derive every equation's output avals and check that variables are defined once."""
+    from .core import abstract_eval_rules
+    defined = set(jaxpr.constvars) | set(jaxpr.invars)
+
+    def read(v):
+        if isinstance(v, Literal):
+            return v.aval
+        if v not in defined:
+            raise IRTypeError(f"variable {v} used before definition")
+        return v.aval
+
+    for eqn in jaxpr.eqns:
+        in_avals = [read(v) for v in eqn.invars]
+        for p in eqn.params.values():
+            for sub in (p if isinstance(p, tuple) else (p,)):
+                if isinstance(sub, ClosedJaxpr):
+                    check_jaxpr(sub.jaxpr)
+        rule = abstract_eval_rules.get(eqn.prim)
+        if rule is not None:
+            out_avals = rule(*in_avals, **eqn.params)
+            for v, a in zip(eqn.outvars, out_avals, strict=True):
+                if (v.aval.shape, v.aval.dtype) != (a.shape, a.dtype):
+                    raise IRTypeError(f"{pp_eqn(eqn, _Names())}: output {v.aval.str_short()} "
+                                      f"but rule gives {a.str_short()}")
+        for v in eqn.outvars:
+            if v in defined:
+                raise IRTypeError(f"variable {v} defined twice")
+            defined.add(v)
+    for v in jaxpr.outvars:
+        read(v)
+    return True
+
+
+def literal(val, aval):
+    return Literal(val, aval)
+
+
+def is_literal_scalar(x):
+    return isinstance(x, Literal)
+
+
+__all__ = ["Var", "Literal", "Eqn", "Jaxpr", "ClosedJaxpr", "ShapedArray", "pp_jaxpr",
+           "check_jaxpr"]

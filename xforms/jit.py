@@ -1,0 +1,227 @@
+"""`jit`: trace once per abstract signature, compile the IR with a backend, call fast.
+
+Backends register a compiler with `register_backend(name, compile_fn)`, where
+`compile_fn(closed_jaxpr, options) -> Executable` and an Executable has
+`__call__(*flat_args) -> list` and `.source` (the generated code, for `as_text()`).
+`kernels` registers "cpu" and "cuda" when imported; `jit` imports it lazily.
+
+Under another transform (`grad(jit(f))`), a jitted function is traced inline into the
+outer IR, which is itself compiled when the outermost `jit` runs.
+"""
+import functools
+import os
+
+import numpy as np
+
+from . import config, core
+from .errors import BackendError
+from .source_info import describe_function
+from .tracing import abstract_signature, flatten_args, trace_flat
+from .tree_util import tree_flatten, tree_unflatten
+
+_backends = {}
+
+
+def register_backend(name, compile_fn):
+    _backends[name] = compile_fn
+
+
+def _load_backends():
+    if "cpu" not in _backends:
+        try:
+            import kernels  # noqa: F401  (registers its backends)
+        except ImportError as e:   # Numba missing: the IR interpreter still works
+            if "interpret" not in _backends:
+                raise BackendError(f"the compiler package 'kernels' failed to import: {e}")
+
+
+def default_backend():
+    """"cuda" when a CUDA GPU (or the simulator) is present, else "cpu"; XFORMS_BACKEND wins."""
+    env = os.environ.get("XFORMS_BACKEND", "").strip().lower()
+    if env:
+        if env not in ("cpu", "cuda"):
+            raise BackendError(f"XFORMS_BACKEND={env!r}: expected 'cpu' or 'cuda'")
+        return env
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return "cuda"
+    try:
+        _load_backends()
+        probe = _backends.get("cuda_available")
+        if probe is not None and probe():
+            return "cuda"
+    except Exception:
+        pass
+    return "cpu"
+
+
+class _Interpreted:
+    """Runs an IR with the NumPy implementations (backend "interpret", for debugging)."""
+
+    def __init__(self, closed, options=None):
+        self.closed, self.source = closed, str(closed)
+
+    def __call__(self, *args):
+        return core.eval_jaxpr(self.closed, *args)
+
+
+register_backend("interpret", lambda closed, options: _Interpreted(closed))
+
+
+def _leaf_key(x):
+    t = type(x)
+    if t is float:
+        return "f"
+    if t is int:
+        return "i"
+    if t is bool:
+        return "b"
+    try:
+        return (x.shape, x.dtype)
+    except AttributeError:
+        return core.get_aval(x)
+
+
+class Lowered:
+    """Result of `jit(f).lower(*args)`: `.as_text()` and `.compile()`."""
+
+    def __init__(self, jitted, executable, in_tree, out_tree):
+        self._jitted, self._exe = jitted, executable
+        self._in_tree, self._out_tree = in_tree, out_tree
+
+    def as_text(self):
+        return self._exe.source
+
+    def compile(self):
+        jitted = self._jitted
+        return lambda *args, **kwargs: jitted(*args, **kwargs)
+
+
+class Jitted:
+    def __init__(self, fun, static_argnums=(), static_argnames=(), backend=None,
+                 donate_argnums=()):
+        self.fun = fun
+        self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) \
+            else tuple(static_argnums)
+        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) \
+            else tuple(static_argnames)
+        if backend is not None and backend not in ("cpu", "cuda", "interpret"):
+            raise BackendError(f"unknown backend {backend!r}: use 'cpu' or 'cuda'")
+        self.backend = backend
+        self.donate_argnums = donate_argnums
+        self._fast = {}
+        functools.update_wrapper(self, fun)
+
+    def _split(self, args, kwargs):
+        statics = tuple((i, args[i]) for i in self.static_argnums if i < len(args))
+        skw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
+        dyn = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        dkw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        for _, v in statics + skw:
+            try:
+                hash(v)
+            except TypeError:
+                raise TypeError(f"static argument {v!r} of {describe_function(self.fun)} "
+                                "must be hashable") from None
+        return statics, skw, dyn, dkw
+
+    def _callable(self, statics, skw, n_args):
+        static_pos = dict(statics)
+        static_kw = dict(skw)
+        fun = self.fun
+
+        def call(dyn, dkw):
+            it = iter(dyn)
+            full = [static_pos[i] if i in static_pos else next(it)
+                    for i in range(n_args)]
+            return fun(*full, **dkw, **static_kw)
+        call.__wrapped__ = fun
+        return call
+
+    def _trace(self, args, kwargs, with_values=False):
+        statics, skw, dyn, dkw = self._split(args, kwargs)
+        flat, in_tree = flatten_args((dyn, dkw))
+        call = _StaticCall(self.fun, statics, skw, len(args))
+        closed, out_tree, _ = trace_flat(call, flat, in_tree, key_extra=("jit",),
+                                         with_values=with_values)
+        return closed, out_tree, flat, in_tree
+
+    def _executable(self, closed):
+        backend = self.backend or default_backend()
+        _load_backends()
+        if backend not in _backends:
+            if backend == "cuda":
+                raise BackendError(
+                    "backend 'cuda' is not available: install the CUDA extra "
+                    "(pip install 'xforms[cuda]') on a machine with an NVIDIA GPU, or run on "
+                    "Numba's CUDA simulator with NUMBA_ENABLE_CUDASIM=1")
+            raise BackendError(f"backend {backend!r} is not available")
+        return _backends[backend](closed, {"donate_argnums": self.donate_argnums,
+                                           "backend": backend})
+
+    def __call__(self, *args, **kwargs):
+        if core.current_trace() is not core.eval_trace:
+            closed, out_tree, flat, _ = self._trace(args, kwargs)
+            return tree_unflatten(out_tree, core.eval_jaxpr(closed, *flat))
+        if not kwargs and not self.static_argnums:
+            leaves, in_tree = tree_flatten(args)
+            try:
+                key = (in_tree, tuple(map(_leaf_key, leaves)))
+                hit = self._fast.get(key)
+            except TypeError:
+                hit = None
+            if hit is not None:
+                exe, out_tree = hit
+                return tree_unflatten(out_tree, exe(*leaves))
+        else:
+            key = None
+        closed, out_tree, flat, in_tree = self._trace(args, kwargs)
+        exe = self._executable(closed)
+        if key is not None:
+            self._fast[key] = (exe, out_tree)
+        return tree_unflatten(out_tree, exe(*flat))
+
+    def lower(self, *args, **kwargs):
+        closed, out_tree, flat, in_tree = self._trace(args, kwargs)
+        return Lowered(self, self._executable(closed), in_tree, out_tree)
+
+
+class _StaticCall:
+    """f with static arguments bound; hashable so traces are cached per static values."""
+    __slots__ = ("fun", "statics", "skw", "n", "_hash")
+
+    def __init__(self, fun, statics, skw, n):
+        self.fun, self.statics, self.skw, self.n = fun, statics, skw, n
+        self._hash = hash((fun, statics, skw, n))
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return (isinstance(other, _StaticCall) and self.fun is other.fun and
+                self.statics == other.statics and self.skw == other.skw and self.n == other.n)
+
+    def __call__(self, dyn, dkw):
+        pos = dict(self.statics)
+        it = iter(dyn)
+        full = [pos[i] if i in pos else next(it) for i in range(self.n)]
+        return self.fun(*full, **dkw, **dict(self.skw))
+
+    @property
+    def __code__(self):
+        return getattr(self.fun, "__code__", None)
+
+    @property
+    def __name__(self):
+        return getattr(self.fun, "__qualname__", repr(self.fun))
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None, donate_argnums=()):
+    """Compile `fun` with Numba (CPU by default).  Usable as a decorator.
+
+    >>> f = xf.jit(lambda x: xnp.sin(x) * 2.0)
+    >>> f(1.0)
+    """
+    if fun is None:
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                             backend=backend, donate_argnums=donate_argnums)
+    return Jitted(fun, static_argnums, static_argnames, backend, donate_argnums)

@@ -1,0 +1,43 @@
+"""`xforms.numpy`: a NumPy-compatible namespace that works eagerly and under tracing.
+
+    >>> import xforms.numpy as xnp
+    >>> xnp.sum(xnp.sin(xnp.arange(3.0)) ** 2)
+
+Eager results are NumPy arrays (`xforms.core.Array`, with `.at`); under a transform the same
+calls stage primitives into the IR.  Dtypes follow JAX with 64-bit mode on.
+"""
+import numpy as _np
+
+from ..avals import bool_, complex64, complex128, float32, float64, int32, int64
+from .creation import (arange, array, asarray, astype, empty, eye, full, full_like, identity,
+                       linspace, ones, ones_like, tri, zeros, zeros_like)
+from .indexing import nonzero, take
+from .linalg_ops import dot, einsum, inner, matmul, outer, tensordot, vdot
+from .reductions import (all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum,
+                         var)
+from .manipulation import (atleast_1d, atleast_2d, broadcast_arrays, concatenate, expand_dims, flip,
+                    fliplr, flipud, hstack, moveaxis, ndim, pad, ravel, repeat, reshape, shape,
+                    size, split, squeeze, stack, swapaxes, tile, transpose, vstack)
+from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
+                     arctanh, around, bitwise_and, bitwise_not, bitwise_or, cbrt, ceil, clip,
+                     conj, conjugate, cos, cosh, divide, equal, exp, exp2, expm1, floor,
+                     floor_divide, greater, greater_equal, imag, invert, isfinite, isinf, isnan,
+                     less, less_equal, log, log1p, log2, log10, logaddexp, logical_and,
+                     logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply,
+                     negative, not_equal, positive, power, real, reciprocal, remainder, round,
+                     sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide, where)
+from . import linalg
+from . import methods as _methods  # noqa: F401  (installs operators on traced values)
+
+pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
+dtype, ndarray = _np.dtype, _np.ndarray
+bool = bool_
+float_, int_ = float64, int64
+
+
+def issubdtype(a, b):
+    return _np.issubdtype(a, b)
+
+
+floating, integer, inexact, complexfloating, number = (
+    _np.floating, _np.integer, _np.inexact, _np.complexfloating, _np.number)

@@ -1,0 +1,102 @@
+"""Products of `xforms.numpy`: dot, matmul, vdot, inner, outer, tensordot, einsum."""
+import numpy as np
+
+from ..primitives import contraction as con
+from ..primitives import elementwise as ew
+from ._util import aval, asarray_operand, broadcast_to, promote
+from ..avals import promote_types
+from ._util import convert
+
+
+def _promote_dtypes(a, b):
+    a, b = asarray_operand(a), asarray_operand(b)
+    dt, _ = promote_types((aval(a).dtype, aval(a).weak_type), (aval(b).dtype, aval(b).weak_type))
+    return convert(a, dt), convert(b, dt)
+
+
+def matmul(a, b):
+    """Matrix product with NumPy's broadcasting of leading dims.  >>> xnp.ones((2, 3)) @ xnp.ones(3)"""
+    a, b = _promote_dtypes(a, b)
+    sa, sb = aval(a).shape, aval(b).shape
+    if not sa or not sb:
+        raise ValueError("matmul: operands must not be scalars; use multiply")
+    if len(sa) == 1 and len(sb) == 1:
+        _check(sa[0], sb[0], sa, sb)
+        return con.dot_general(a, b, (((0,), (0,)), ((), ())))
+    if len(sb) == 1:
+        _check(sa[-1], sb[0], sa, sb)
+        return con.dot_general(a, b, (((len(sa) - 1,), (0,)), ((), ())))
+    if len(sa) == 1:
+        _check(sa[0], sb[-2], sa, sb)
+        out = con.dot_general(a, b, (((0,), (len(sb) - 2,)), ((), ())))
+        return out   # batch dims of b come first, then b's last dim: matches NumPy
+    _check(sa[-1], sb[-2], sa, sb)
+    from ..avals import broadcast_shapes
+    batch = broadcast_shapes(sa[:-2], sb[:-2], op="matmul")
+    if not batch:
+        return con.dot_general(a, b, (((1,), (0,)), ((), ())))
+    a = broadcast_to(a, batch + sa[-2:])
+    b = broadcast_to(b, batch + sb[-2:])
+    nb = len(batch)
+    bd = tuple(range(nb))
+    return con.dot_general(a, b, (((nb + 1,), (nb,)), (bd, bd)))
+
+
+def _check(k1, k2, sa, sb):
+    if k1 != k2:
+        raise TypeError(f"matmul: contracting dimensions differ: shapes {sa} and {sb}")
+
+
+def dot(a, b):
+    a, b = _promote_dtypes(a, b)
+    sa, sb = aval(a).shape, aval(b).shape
+    if not sa or not sb:
+        return ew.mul(*promote(a, b))
+    if len(sb) <= 2:
+        return matmul(a, b)
+    # N-d dot: contract a's last axis with b's second-to-last
+    _check(sa[-1], sb[-2], sa, sb)
+    return con.dot_general(a, b, (((len(sa) - 1,), (len(sb) - 2,)), ((), ())))
+
+
+def vdot(a, b):
+    from .manipulation import ravel
+    from .ufuncs import conj
+    return dot(conj(ravel(a)), ravel(b))
+
+
+def inner(a, b):
+    a, b = _promote_dtypes(a, b)
+    sa, sb = aval(a).shape, aval(b).shape
+    if not sa or not sb:
+        return ew.mul(*promote(a, b))
+    _check(sa[-1], sb[-1], sa, sb)
+    return con.dot_general(a, b, (((len(sa) - 1,), (len(sb) - 1,)), ((), ())))
+
+
+def outer(a, b):
+    from .manipulation import ravel
+    a, b = _promote_dtypes(ravel(a), ravel(b))
+    return con.dot_general(a, b, (((), ()), ((), ())))
+
+
+def tensordot(a, b, axes=2):
+    a, b = _promote_dtypes(a, b)
+    na, nb = aval(a).ndim, aval(b).ndim
+    if isinstance(axes, int):
+        ca, cb = tuple(range(na - axes, na)), tuple(range(axes))
+    else:
+        ca, cb = axes
+        ca = (ca,) if isinstance(ca, int) else tuple(ca)
+        cb = (cb,) if isinstance(cb, int) else tuple(cb)
+        ca, cb = tuple(x % na for x in ca), tuple(x % nb for x in cb)
+    return con.dot_general(a, b, ((ca, cb), ((), ())))
+
+
+def einsum(subscripts, *operands):
+    """Einstein summation by pairwise dot_generals (left to right).
+
+    >>> xnp.einsum("ij,jk->ik", a, b)
+    """
+    from .einsum_impl import einsum as _einsum
+    return _einsum(subscripts, *operands)

@@ -1,0 +1,236 @@
+"""Shape functions of `xforms.numpy`."""
+import builtins
+
+import numpy as np
+
+from ..primitives import structural as st
+from ._util import aval, asarray_operand, broadcast_to, canon_axis, promote
+
+
+def reshape(a, newshape=None, order="C", shape=None):
+    """Reshape with NumPy's -1 inference.  >>> xnp.reshape(xnp.arange(6), (2, -1))"""
+    newshape = shape if newshape is None else newshape
+    a = asarray_operand(a)
+    if isinstance(newshape, (int, np.integer)):
+        newshape = (int(newshape),)
+    newshape = [int(d) for d in newshape]
+    size = aval(a).size
+    if newshape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in newshape:
+        known = int(np.prod([d for d in newshape if d != -1], dtype=np.int64))
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
+        newshape[newshape.index(-1)] = size // known
+    if int(np.prod(newshape, dtype=np.int64)) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
+    if tuple(newshape) == aval(a).shape:
+        return a
+    return st.reshape(a, tuple(newshape))
+
+
+def ravel(a):
+    return reshape(a, (-1,))
+
+
+def transpose(a, axes=None):
+    a = asarray_operand(a)
+    nd = aval(a).ndim
+    axes = tuple(reversed(range(nd))) if axes is None else tuple(canon_axis(x, nd) for x in axes)
+    if axes == tuple(range(nd)):
+        return a
+    return st.transpose(a, axes)
+
+
+def swapaxes(a, axis1, axis2):
+    nd = aval(a).ndim
+    perm = list(range(nd))
+    i, j = canon_axis(axis1, nd), canon_axis(axis2, nd)
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    nd = aval(a).ndim
+    src = [canon_axis(s, nd) for s in np.atleast_1d(source)]
+    dst = [canon_axis(d, nd) for d in np.atleast_1d(destination)]
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(a, order)
+
+
+def expand_dims(a, axis):
+    a = asarray_operand(a)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    return st.expand_dims(a, tuple(axes))
+
+
+def squeeze(a, axis=None):
+    a = asarray_operand(a)
+    shape = aval(a).shape
+    if axis is None:
+        dims = tuple(i for i, s in enumerate(shape) if s == 1)
+    else:
+        dims = tuple(canon_axis(x, len(shape)) for x in (axis if isinstance(axis, (tuple, list))
+                                                         else (axis,)))
+        for d in dims:
+            if shape[d] != 1:
+                raise ValueError(f"cannot select an axis to squeeze out which has size not "
+                                 f"equal to one (axis {d} of shape {shape})")
+    return st.squeeze(a, dims) if dims else a
+
+
+def broadcast_arrays(*args):
+    from ..avals import broadcast_shapes
+    shape = broadcast_shapes(*(aval(a).shape for a in args))
+    return [broadcast_to(asarray_operand(a), shape) for a in args]
+
+
+def atleast_1d(a):
+    a = asarray_operand(a)
+    return reshape(a, (1,)) if aval(a).ndim == 0 else a
+
+
+def atleast_2d(a):
+    a = asarray_operand(a)
+    nd = aval(a).ndim
+    return reshape(a, (1,) * (2 - nd) + aval(a).shape) if nd < 2 else a
+
+
+def concatenate(arrays, axis=0):
+    """Join arrays along an existing axis.  >>> xnp.concatenate([xnp.ones(2), xnp.zeros(3)])"""
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    arrays = promote(*arrays, name="concatenate") if len(arrays) > 1 else [
+        asarray_operand(arrays[0])]
+    if builtins.any(aval(a).ndim == 0 for a in arrays):
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    nd = aval(arrays[0]).ndim
+    if len(arrays) == 1:
+        return arrays[0]
+    return st.concatenate(arrays, canon_axis(axis, nd))
+
+
+def _promote_keep_shapes(arrays, name):
+    from ..avals import promote_types
+    from ._util import convert
+    arrays = [asarray_operand(a) for a in arrays]
+    dtype, _ = promote_types(*((aval(a).dtype, aval(a).weak_type) for a in arrays))
+    return [convert(a, dtype) for a in arrays]
+
+
+def stack(arrays, axis=0):
+    arrays = _promote_keep_shapes(list(arrays), "stack")
+    shapes = {aval(a).shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"all input arrays must have the same shape, got {sorted(shapes)}")
+    nd = aval(arrays[0]).ndim + 1
+    ax = canon_axis(axis, nd)
+    expanded = [st.expand_dims(a if not isinstance(a, (int, float)) else a, (ax,))
+                for a in arrays]
+    return expanded[0] if len(expanded) == 1 else st.concatenate(expanded, ax)
+
+
+def vstack(arrays):
+    return concatenate([atleast_2d(a) for a in arrays], axis=0)
+
+
+def hstack(arrays):
+    arrays = [atleast_1d(a) for a in arrays]
+    return concatenate(arrays, axis=0 if aval(arrays[0]).ndim == 1 else 1)
+
+
+def split(a, indices_or_sections, axis=0):
+    a = asarray_operand(a)
+    shape = aval(a).shape
+    ax = canon_axis(axis, len(shape))
+    n = shape[ax]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        if n % indices_or_sections:
+            raise ValueError("array split does not result in an equal division")
+        step = n // indices_or_sections
+        bounds = list(range(0, n + 1, step))
+    else:
+        bounds = [0] + [builtins.min(builtins.max(int(i), 0), n) for i in indices_or_sections] + [n]
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        start = [0] * len(shape)
+        limit = list(shape)
+        start[ax], limit[ax] = lo, builtins.max(lo, hi)
+        out.append(st.slice(a, start, limit))
+    return out
+
+
+def tile(a, reps):
+    a = asarray_operand(a)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape = aval(a).shape
+    nd = builtins.max(len(shape), len(reps))
+    shape = (1,) * (nd - len(shape)) + shape
+    reps = (1,) * (nd - len(reps)) + reps
+    a = reshape(a, shape)
+    # broadcast to (r0, s0, r1, s1, ...) then merge pairs
+    big = []
+    for r, s in zip(reps, shape):
+        big += [r, s]
+    b = st.broadcast_in_dim(a, tuple(big), tuple(range(1, 2 * nd, 2)))
+    return reshape(b, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def repeat(a, repeats, axis=None):
+    a = asarray_operand(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    if not isinstance(repeats, (int, np.integer)):
+        raise NotImplementedError("repeat with per-element counts needs a static result shape; "
+                                  "pass an int")
+    shape = aval(a).shape
+    ax = canon_axis(axis, len(shape))
+    big = shape[:ax + 1] + (int(repeats),) + shape[ax + 1:]
+    dims = tuple(i if i <= ax else i + 1 for i in range(len(shape)))
+    b = st.broadcast_in_dim(a, big, dims)
+    return reshape(b, shape[:ax] + (shape[ax] * int(repeats),) + shape[ax + 1:])
+
+
+def flip(m, axis=None):
+    m = asarray_operand(m)
+    nd = aval(m).ndim
+    axes = tuple(range(nd)) if axis is None else tuple(
+        canon_axis(x, nd) for x in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    return st.rev(m, axes)
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+def pad(array, pad_width, mode="constant", constant_values=0):
+    if mode != "constant":
+        raise NotImplementedError(f"pad mode {mode!r}; only 'constant' is supported")
+    array = asarray_operand(array)
+    nd = aval(array).ndim
+    pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2) if
+                         np.ndim(pad_width) else np.asarray([[pad_width, pad_width]]), (nd, 2))
+    from ._util import convert
+    v = convert(constant_values, aval(array).dtype)
+    return st.pad(array, v, tuple((int(lo), int(hi), 0) for lo, hi in pw))
+
+
+def shape(a):
+    return aval(a).shape
+
+
+def ndim(a):
+    return aval(a).ndim
+
+
+def size(a):
+    return aval(a).size

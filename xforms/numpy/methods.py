@@ -1,0 +1,60 @@
+"""Python operators and array methods for traced values (`core.Tracer`)."""
+from ..core import Tracer
+from . import creation, indexing, linalg_ops, reductions, ufuncs
+from . import manipulation as shape
+
+
+def _swap(f):
+    return lambda self, other: f(other, self)
+
+
+_OPS = {
+    "__add__": ufuncs.add, "__radd__": _swap(ufuncs.add),
+    "__sub__": ufuncs.subtract, "__rsub__": _swap(ufuncs.subtract),
+    "__mul__": ufuncs.multiply, "__rmul__": _swap(ufuncs.multiply),
+    "__truediv__": ufuncs.true_divide, "__rtruediv__": _swap(ufuncs.true_divide),
+    "__floordiv__": ufuncs.floor_divide, "__rfloordiv__": _swap(ufuncs.floor_divide),
+    "__mod__": ufuncs.remainder, "__rmod__": _swap(ufuncs.remainder),
+    "__pow__": ufuncs.power, "__rpow__": _swap(ufuncs.power),
+    "__matmul__": linalg_ops.matmul, "__rmatmul__": _swap(linalg_ops.matmul),
+    "__lt__": ufuncs.less, "__le__": ufuncs.less_equal, "__gt__": ufuncs.greater,
+    "__ge__": ufuncs.greater_equal, "__eq__": ufuncs.equal, "__ne__": ufuncs.not_equal,
+    "__and__": ufuncs.bitwise_and, "__rand__": _swap(ufuncs.bitwise_and),
+    "__or__": ufuncs.bitwise_or, "__ror__": _swap(ufuncs.bitwise_or),
+    "__neg__": ufuncs.negative, "__pos__": ufuncs.positive, "__abs__": ufuncs.abs,
+    "__invert__": ufuncs.bitwise_not, "__getitem__": indexing.getitem,
+}
+for _name, _fn in _OPS.items():
+    setattr(Tracer, _name, _fn)
+
+_METHODS = {
+    "sum": reductions.sum, "mean": reductions.mean, "max": reductions.max, "min": reductions.min,
+    "prod": reductions.prod, "var": reductions.var, "std": reductions.std,
+    "argmax": reductions.argmax, "argmin": reductions.argmin, "all": reductions.all,
+    "any": reductions.any, "dot": linalg_ops.dot, "squeeze": shape.squeeze,
+    "ravel": shape.ravel, "flatten": shape.ravel, "astype": creation.astype,
+    "conj": ufuncs.conj, "clip": ufuncs.clip, "round": ufuncs.round,
+    "swapaxes": shape.swapaxes,
+}
+for _name, _fn in _METHODS.items():
+    setattr(Tracer, _name, _fn)
+
+
+def _reshape(self, *shape, order="C"):
+    return shape_mod.reshape(self, shape[0] if len(shape) == 1 else shape)
+
+
+def _transpose(self, *axes):
+    return shape_mod.transpose(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list))
+                               else (axes or None))
+
+
+shape_mod = shape
+Tracer.reshape = _reshape
+Tracer.transpose = _transpose
+Tracer.T = property(lambda self: shape_mod.transpose(self))
+Tracer.real = property(ufuncs.real)
+Tracer.imag = property(ufuncs.imag)
+Tracer.at = property(lambda self: indexing._IndexUpdateHelper(self))
+Tracer.item = lambda self: self._concrete("item()").item()
+Tracer.tolist = lambda self: self._concrete("tolist()").tolist()

@@ -1,0 +1,248 @@
+"""Elementwise functions of `xforms.numpy` (NumPy names, JAX dtype rules)."""
+import numpy as np
+
+from ..primitives import elementwise as ew
+from ._util import aval, asarray_operand, convert, float_of, promote
+
+
+def _unary_float(prim_fn, name):
+    def f(x):
+        return prim_fn(float_of(x))
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name}; integer inputs promote to float64.\n\n    >>> xnp.{name}(1.0)"
+    return f
+
+
+def _binary(prim_fn, name):
+    def f(x, y):
+        x, y = promote(x, y, name=name)
+        return prim_fn(x, y)
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name} with broadcasting.\n\n    >>> xnp.{name}(xnp.ones(3), 2.0)"
+    return f
+
+
+def _binary_float(prim_fn, name):
+    def f(x, y):
+        x, y = promote(float_of(x), float_of(y), name=name)
+        return prim_fn(x, y)
+    f.__name__ = name
+    return f
+
+
+sin, cos, tan = (_unary_float(ew.sin, "sin"), _unary_float(ew.cos, "cos"),
+                 _unary_float(ew.tan, "tan"))
+arcsin, arccos, arctan = (_unary_float(ew.asin, "arcsin"), _unary_float(ew.acos, "arccos"),
+                          _unary_float(ew.atan, "arctan"))
+sinh, cosh, tanh = (_unary_float(ew.sinh, "sinh"), _unary_float(ew.cosh, "cosh"),
+                    _unary_float(ew.tanh, "tanh"))
+arcsinh, arccosh, arctanh = (_unary_float(ew.asinh, "arcsinh"),
+                             _unary_float(ew.acosh, "arccosh"), _unary_float(ew.atanh, "arctanh"))
+exp, exp2, expm1 = (_unary_float(ew.exp, "exp"), _unary_float(ew.exp2, "exp2"),
+                    _unary_float(ew.expm1, "expm1"))
+log, log1p = _unary_float(ew.log, "log"), _unary_float(ew.log1p, "log1p")
+sqrt, cbrt = _unary_float(ew.sqrt, "sqrt"), _unary_float(ew.cbrt, "cbrt")
+floor, ceil = _unary_float(ew.floor, "floor"), _unary_float(ew.ceil, "ceil")
+
+
+def log2(x):
+    x = float_of(x)
+    return ew.div(ew.log(x), ew._like(np.log(2.0), x))
+
+
+def log10(x):
+    x = float_of(x)
+    return ew.div(ew.log(x), ew._like(np.log(10.0), x))
+
+
+def round(x, decimals=0):
+    x = asarray_operand(x)
+    if aval(x).dtype.kind in "biu":
+        return x
+    if decimals == 0:
+        return ew.round(x)
+    scale = ew._like(10.0 ** decimals, x)
+    return ew.div(ew.round(ew.mul(x, scale)), scale)
+
+
+around = round
+
+
+def negative(x):
+    return ew.neg(asarray_operand(x))
+
+
+def positive(x):
+    return asarray_operand(x)
+
+
+def square(x):
+    return ew.integer_pow(asarray_operand(x), 2)
+
+
+def reciprocal(x):
+    x = asarray_operand(x)
+    return ew.div(ew._like(1, x), x)
+
+
+def abs(x):
+    return ew.abs(asarray_operand(x))
+
+
+absolute = abs
+
+
+def sign(x):
+    return ew.sign(asarray_operand(x))
+
+
+add = _binary(ew.add, "add")
+subtract = _binary(ew.sub, "subtract")
+multiply = _binary(ew.mul, "multiply")
+maximum = _binary(ew.max, "maximum")
+minimum = _binary(ew.min, "minimum")
+true_divide = _binary_float(ew.div, "true_divide")
+divide = true_divide
+arctan2 = _binary_float(ew.atan2, "arctan2")
+equal, not_equal = _binary(ew.eq, "equal"), _binary(ew.ne, "not_equal")
+less, less_equal = _binary(ew.lt, "less"), _binary(ew.le, "less_equal")
+greater, greater_equal = _binary(ew.gt, "greater"), _binary(ew.ge, "greater_equal")
+
+
+def floor_divide(x, y):
+    x, y = promote(x, y, name="floor_divide")
+    if aval(x).dtype.kind in "iu":
+        return ew.div(x, y)
+    return ew.floor(ew.div(x, y))
+
+
+def remainder(x, y):
+    x, y = promote(x, y, name="remainder")
+    return ew.rem(x, y)
+
+
+mod = remainder
+
+
+def power(x, y):
+    """x ** y; an integer Python exponent becomes repeated multiplication (exact, any sign x)."""
+    if isinstance(y, int) and not isinstance(y, bool):
+        x = asarray_operand(x)
+        if aval(x).dtype.kind in "iu" and y < 0:
+            raise ValueError("integers to negative integer powers are not allowed")
+        return ew.integer_pow(x, y)
+    x, y = promote(x, y, name="power")
+    if aval(x).dtype.kind in "biu":
+        return _int_power(x, y)
+    return ew.pow(x, y)
+
+
+def _int_power(x, y):
+    """Integer ** traced integer: exact through float64 for results below 2**53."""
+    dt = aval(x).dtype
+    xf, yf = convert(x, np.float64), convert(y, np.float64)
+    return convert(ew.round(ew.pow(xf, yf)), dt)
+
+
+def _logical(fn, name):
+    def f(x, y):
+        x, y = promote(convert(x, np.bool_), convert(y, np.bool_), name=name)
+        return fn(x, y)
+    f.__name__ = name
+    return f
+
+
+logical_and = _logical(ew.and_, "logical_and")
+logical_or = _logical(ew.or_, "logical_or")
+logical_xor = _logical(ew.xor, "logical_xor")
+
+
+def logical_not(x):
+    return ew.not_(convert(asarray_operand(x), np.bool_))
+
+
+def bitwise_not(x):
+    return ew.not_(asarray_operand(x))
+
+
+invert = bitwise_not
+
+
+def bitwise_and(x, y):
+    return ew.and_(*promote(x, y, name="bitwise_and"))
+
+
+def bitwise_or(x, y):
+    return ew.or_(*promote(x, y, name="bitwise_or"))
+
+
+def isfinite(x):
+    x = asarray_operand(x)
+    if aval(x).dtype.kind in "biu":
+        from .creation import full_like
+        return full_like(x, True, dtype=np.bool_)
+    return ew.is_finite(x)
+
+
+def isnan(x):
+    x = asarray_operand(x)
+    return ew.ne(x, x)
+
+
+def isinf(x):
+    x = float_of(x)
+    return logical_and(logical_not(isnan(x)), logical_not(ew.is_finite(x)))
+
+
+def where(condition, x=None, y=None):
+    """Elementwise choice; the one-argument form needs a concrete condition."""
+    if x is None and y is None:
+        from .indexing import nonzero
+        return nonzero(condition)
+    c = convert(asarray_operand(condition), np.bool_)
+    x, y = promote(x, y, name="where")
+    from ._util import broadcast_to
+    from ..avals import broadcast_shapes
+    shape = broadcast_shapes(aval(c).shape, aval(x).shape, aval(y).shape, op="where")
+    c, x, y = (broadcast_to(v, shape) if aval(v).shape not in ((), shape) else v for v in (c, x, y))
+    if shape != () and aval(x).shape == () and aval(y).shape == ():
+        x = broadcast_to(x, shape)
+    return ew.select_n(c, y, x)
+
+
+def clip(a, a_min=None, a_max=None):
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return a
+
+
+def logaddexp(x, y):
+    x, y = promote(float_of(x), float_of(y), name="logaddexp")
+    m = ew.max(x, y)
+    d = ew.neg(ew.abs(ew.sub(x, y)))
+    # max + log1p(exp(-|x - y|)), with the inf - inf case handled by where
+    out = ew.add(m, ew.log1p(ew.exp(d)))
+    return where(isnan(d), ew.add(x, y), out)
+
+
+def real(x):
+    x = asarray_operand(x)
+    return ew.real(x) if aval(x).dtype.kind == "c" else x
+
+
+def imag(x):
+    x = asarray_operand(x)
+    if aval(x).dtype.kind == "c":
+        return ew.imag(x)
+    from .creation import zeros_like
+    return zeros_like(x)
+
+
+def conj(x):
+    x = asarray_operand(x)
+    return ew.conj(x) if aval(x).dtype.kind == "c" else x
+
+
+conjugate = conj

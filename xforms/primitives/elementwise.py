@@ -1,0 +1,422 @@
+"""Elementwise primitives.  Operands have equal shapes, or are rank-0 (scalars broadcast
+implicitly), and equal dtypes; `xforms.numpy` inserts broadcasts and conversions first.
+
+Integer `div` and `rem` follow Python/NumPy floor semantics (`//`, `%`), unlike lax's C
+semantics, so that `xnp` matches NumPy and the generated Numba code matches both.
+"""
+import builtins
+
+import numpy as np
+
+from .. import core
+from ..avals import ShapedArray, is_inexact, is_integer, is_complex
+from ..core import abstract_eval_rules, impl_rules
+from ..transforms.jvp import defjvp, deflinear, defjvp_zero, jvp_rules, Zero
+from ..transforms.transpose import transpose_rules, unbroadcast, is_undefined
+from ..transforms.vmap import defvectorized, defbroadcasting
+from . import exempt, primitive
+
+
+def _like(c, other):
+    """A Python scalar operand becomes a literal of the other operand's dtype."""
+    scalars = (int, float, builtins.complex, bool)
+    if isinstance(c, scalars) and not isinstance(c, np.ndarray):
+        dt = core.get_aval(other).dtype if not isinstance(other, scalars) \
+            else np.result_type(type(other))
+        return dt.type(c)
+    return c
+
+
+def _elementwise_aval(name, avals, out_dtype=None, accept=None):
+    shapes = {a.shape for a in avals if a.shape != ()}
+    if len(shapes) > 1:
+        raise TypeError(f"{name}: operands must have equal shapes (or be scalars), got "
+                        f"{', '.join(a.str_short() for a in avals)}")
+    dtypes = {a.dtype for a in avals}
+    if len(dtypes) > 1:
+        raise TypeError(f"{name}: operands must have equal dtypes, got "
+                        f"{', '.join(a.str_short() for a in avals)}")
+    dt = avals[0].dtype
+    if accept is not None and not accept(dt):
+        raise TypeError(f"{name}: unsupported dtype {dt}")
+    shape = shapes.pop() if shapes else ()
+    return [ShapedArray(shape, out_dtype or dt, all(a.weak_type for a in avals))]
+
+
+def _def(name, impl, nargs=1, out_dtype=None, accept=None):
+    p = primitive(name)
+    abstract_eval_rules[p] = lambda *avals, **params: _elementwise_aval(
+        name, avals, out_dtype if out_dtype is None or not callable(out_dtype)
+        else out_dtype(avals[0].dtype), accept)
+    impl_rules[p] = lambda *xs, **params: [impl(*xs, **params)]
+    (defvectorized if nargs == 1 else defbroadcasting)(p)
+    return p
+
+
+def _bind1(p):
+    return lambda x: p.bind(x)
+
+
+def _bind2(p):
+    def f(x, y):
+        x, y = _like(x, y), _like(y, x)
+        return p.bind(x, y)
+    f.__name__ = p.name
+    return f
+
+
+_real_out = lambda dt: np.dtype(np.float32) if dt == np.complex64 else (
+    np.dtype(np.float64) if dt == np.complex128 else dt)
+_float = is_inexact
+
+# --- neg, add, sub: linear ----------------------------------------------------------------
+neg_p = _def("neg", np.negative)
+neg = _bind1(neg_p)
+deflinear(neg_p)
+transpose_rules[neg_p] = lambda ct, x: [None if isinstance(ct, Zero) else neg(ct)]
+
+add_p = _def("add", np.add, 2)
+add = _bind2(add_p)
+sub_p = _def("sub", np.subtract, 2)
+sub = _bind2(sub_p)
+
+
+def _bcast_to(t, ans):
+    from .structural import broadcast_to_aval
+    return broadcast_to_aval(t, core.get_aval(ans))
+
+
+defjvp(add_p, lambda t, ans, x, y: _bcast_to(t, ans), lambda t, ans, x, y: _bcast_to(t, ans))
+defjvp(sub_p, lambda t, ans, x, y: _bcast_to(t, ans),
+       lambda t, ans, x, y: _bcast_to(neg(t), ans))
+transpose_rules[add_p] = lambda ct, x, y: [
+    unbroadcast(ct, a.aval) if is_undefined(a) else None for a in (x, y)]
+transpose_rules[sub_p] = lambda ct, x, y: [
+    unbroadcast(ct, x.aval) if is_undefined(x) else None,
+    unbroadcast(neg(ct), y.aval) if is_undefined(y) and not isinstance(ct, Zero) else None]
+
+# --- mul, div: bilinear / linear in the numerator ----------------------------------------------
+mul_p = _def("mul", np.multiply, 2)
+mul = _bind2(mul_p)
+defjvp(mul_p, lambda t, ans, x, y: _bcast_to(mul(t, y), ans),
+       lambda t, ans, x, y: _bcast_to(mul(x, t), ans))
+
+
+def _mul_transpose(ct, x, y):
+    if isinstance(ct, Zero):
+        return [None, None]
+    if is_undefined(x) and is_undefined(y):
+        raise NotImplementedError("mul of two linear values is not linear")
+    if is_undefined(x):
+        return [unbroadcast(mul(ct, y), x.aval), None]
+    return [None, unbroadcast(mul(x, ct), y.aval)]
+
+
+transpose_rules[mul_p] = _mul_transpose
+
+
+def _div_impl(x, y):
+    if is_integer(np.result_type(x, y)):
+        return np.floor_divide(x, y)
+    return np.true_divide(x, y)
+
+
+div_p = _def("div", _div_impl, 2)
+div = _bind2(div_p)
+defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
+       lambda t, ans, x, y: _bcast_to(neg(mul(t, div(ans, y))), ans))
+transpose_rules[div_p] = lambda ct, x, y: [
+    None if isinstance(ct, Zero) else unbroadcast(div(ct, y), x.aval), None]
+
+rem_p = _def("rem", np.remainder, 2)
+rem = _bind2(rem_p)
+defjvp(rem_p, lambda t, ans, x, y: _bcast_to(t, ans),
+       lambda t, ans, x, y: _bcast_to(mul(neg(t), floor(div(x, y))), ans))
+
+# --- powers ---------------------------------------------------------------------------------
+pow_p = _def("pow", np.power, 2, accept=_float)
+pow = _bind2(pow_p)
+
+
+def _pow_jvp_y(t, ans, x, y):
+    zero = _like(0, x)
+    logx = select_n(eq(x, zero), log(x), full_like_scalar(0, ans if core.get_aval(x).shape ==
+                                                            () else x))
+    return _bcast_to(mul(t, mul(logx, ans)), ans)
+
+
+defjvp(pow_p, lambda t, ans, x, y: _bcast_to(mul(t, mul(y, pow(x, sub(y, _like(1, y))))), ans),
+       _pow_jvp_y)
+
+integer_pow_p = primitive("integer_pow")
+abstract_eval_rules[integer_pow_p] = lambda x, *, y: [x]
+impl_rules[integer_pow_p] = lambda x, *, y: [np.power(x, y) if y >= 0 else
+                                             1 / np.power(x, -y)]
+integer_pow = lambda x, y: integer_pow_p.bind(x, y=int(y))
+defvectorized(integer_pow_p)
+defjvp(integer_pow_p, lambda t, ans, x, *, y: (
+    t if y == 1 else mul(t, mul(_like(y, x), x if y == 2 else integer_pow(x, y - 1)))
+    if y != 0 else full_like_scalar(0, t)))
+
+sqrt_p = _def("sqrt", np.sqrt, accept=_float)
+sqrt = _bind1(sqrt_p)
+defjvp(sqrt_p, lambda t, ans, x: div(t, mul(_like(2, ans), ans)))
+
+rsqrt_p = _def("rsqrt", lambda x: 1 / np.sqrt(x), accept=_float)
+rsqrt = _bind1(rsqrt_p)
+defjvp(rsqrt_p, lambda t, ans, x: mul(t, mul(_like(-0.5, ans), div(ans, x))))
+
+cbrt_p = _def("cbrt", np.cbrt, accept=_float)
+cbrt = _bind1(cbrt_p)
+defjvp(cbrt_p, lambda t, ans, x: mul(t, mul(_like(1 / 3, ans), integer_pow(ans, -2))))
+
+# --- exponentials and logarithms -----------------------------------------------------------
+exp_p = _def("exp", np.exp, accept=_float)
+exp = _bind1(exp_p)
+defjvp(exp_p, lambda t, ans, x: mul(t, ans))
+
+exp2_p = _def("exp2", np.exp2, accept=_float)
+exp2 = _bind1(exp2_p)
+defjvp(exp2_p, lambda t, ans, x: mul(t, mul(ans, _like(np.log(2.0), ans))))
+
+log_p = _def("log", np.log, accept=_float)
+log = _bind1(log_p)
+defjvp(log_p, lambda t, ans, x: div(t, x))
+
+expm1_p = _def("expm1", np.expm1, accept=_float)
+expm1 = _bind1(expm1_p)
+defjvp(expm1_p, lambda t, ans, x: mul(t, add(ans, _like(1, ans))))
+
+log1p_p = _def("log1p", np.log1p, accept=_float)
+log1p = _bind1(log1p_p)
+defjvp(log1p_p, lambda t, ans, x: div(t, add(x, _like(1, x))))
+
+
+def _logistic(x):
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))
+
+
+logistic_p = _def("logistic", _logistic, accept=_float)
+logistic = _bind1(logistic_p)
+defjvp(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(_like(1, ans), ans))))
+
+# --- trigonometric and hyperbolic ---------------------------------------------------------
+sin_p = _def("sin", np.sin, accept=_float)
+sin = _bind1(sin_p)
+defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
+
+cos_p = _def("cos", np.cos, accept=_float)
+cos = _bind1(cos_p)
+defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
+
+tan_p = _def("tan", np.tan, accept=_float)
+tan = _bind1(tan_p)
+defjvp(tan_p, lambda t, ans, x: mul(t, add(_like(1, ans), mul(ans, ans))))
+
+asin_p = _def("asin", np.arcsin, accept=_float)
+asin = _bind1(asin_p)
+defjvp(asin_p, lambda t, ans, x: mul(t, rsqrt(sub(_like(1, x), mul(x, x)))))
+
+acos_p = _def("acos", np.arccos, accept=_float)
+acos = _bind1(acos_p)
+defjvp(acos_p, lambda t, ans, x: neg(mul(t, rsqrt(sub(_like(1, x), mul(x, x))))))
+
+atan_p = _def("atan", np.arctan, accept=_float)
+atan = _bind1(atan_p)
+defjvp(atan_p, lambda t, ans, x: div(t, add(_like(1, x), mul(x, x))))
+
+sinh_p = _def("sinh", np.sinh, accept=_float)
+sinh = _bind1(sinh_p)
+defjvp(sinh_p, lambda t, ans, x: mul(t, cosh(x)))
+
+cosh_p = _def("cosh", np.cosh, accept=_float)
+cosh = _bind1(cosh_p)
+defjvp(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
+
+tanh_p = _def("tanh", np.tanh, accept=_float)
+tanh = _bind1(tanh_p)
+defjvp(tanh_p, lambda t, ans, x: mul(t, sub(_like(1, ans), mul(ans, ans))))
+
+asinh_p = _def("asinh", np.arcsinh, accept=_float)
+asinh = _bind1(asinh_p)
+defjvp(asinh_p, lambda t, ans, x: mul(t, rsqrt(add(mul(x, x), _like(1, x)))))
+
+acosh_p = _def("acosh", np.arccosh, accept=_float)
+acosh = _bind1(acosh_p)
+defjvp(acosh_p, lambda t, ans, x: mul(t, rsqrt(sub(mul(x, x), _like(1, x)))))
+
+atanh_p = _def("atanh", np.arctanh, accept=_float)
+atanh = _bind1(atanh_p)
+defjvp(atanh_p, lambda t, ans, x: div(t, sub(_like(1, x), mul(x, x))))
+
+atan2_p = _def("atan2", np.arctan2, 2, accept=_float)
+atan2 = _bind2(atan2_p)
+defjvp(atan2_p,
+       lambda t, ans, x, y: _bcast_to(mul(t, div(y, add(mul(x, x), mul(y, y)))), ans),
+       lambda t, ans, x, y: _bcast_to(neg(mul(t, div(x, add(mul(x, x), mul(y, y))))), ans))
+
+# --- max and min: ties split the tangent evenly, as in JAX --------------------------------------
+max_p = _def("max", np.maximum, 2)
+max = _bind2(max_p)
+min_p = _def("min", np.minimum, 2)
+min = _bind2(min_p)
+
+
+def _minmax_weight(x, y, pick, like):
+    one, half, zero = _like(1, like), _like(0.5, like), _like(0, like)
+    return add(select_n(pick(x, y), zero, one), select_n(eq(x, y), zero, half))
+
+
+defjvp(max_p, lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(x, y, gt, ans)), ans),
+       lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(y, x, gt, ans)), ans))
+defjvp(min_p, lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(x, y, lt, ans)), ans),
+       lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(y, x, lt, ans)), ans))
+
+# --- piecewise constant: zero derivative -----------------------------------------------------
+abs_p = _def("abs", np.abs, out_dtype=_real_out)
+abs = _bind1(abs_p)
+sign_p = _def("sign", np.sign)
+sign = _bind1(sign_p)
+defjvp(abs_p, lambda t, ans, x: mul(t, sign(x)) if not is_complex(core.get_aval(x).dtype)
+       else div(real(mul(conj(x), t)), ans))
+defjvp_zero(sign_p)
+
+floor_p = _def("floor", np.floor, accept=_float)
+floor = _bind1(floor_p)
+ceil_p = _def("ceil", np.ceil, accept=_float)
+ceil = _bind1(ceil_p)
+round_p = _def("round", np.round, accept=_float)   # half to even, as NumPy and JAX's xnp.round
+round = _bind1(round_p)
+for _p in (floor_p, ceil_p, round_p):
+    defjvp_zero(_p)
+
+# --- comparisons and logic (boolean outputs: tangents are always zero) -------------------------
+_bool = np.dtype(np.bool_)
+eq_p, ne_p, lt_p, le_p, gt_p, ge_p = (
+    _def(n, f, 2, out_dtype=lambda dt: _bool) for n, f in
+    (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+     ("gt", np.greater), ("ge", np.greater_equal)))
+eq, ne, lt, le, gt, ge = map(_bind2, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
+_intlike = lambda dt: dt.kind in "biu"
+and_p = _def("and", np.bitwise_and, 2, accept=_intlike)
+or_p = _def("or", np.bitwise_or, 2, accept=_intlike)
+xor_p = _def("xor", np.bitwise_xor, 2, accept=_intlike)
+not_p = _def("not", lambda x: np.logical_not(x) if x.dtype == _bool else np.invert(x),
+             accept=_intlike)
+and_, or_, xor = map(_bind2, (and_p, or_p, xor_p))
+not_ = _bind1(not_p)
+is_finite_p = _def("is_finite", np.isfinite, out_dtype=lambda dt: _bool, accept=_float)
+is_finite = _bind1(is_finite_p)
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, not_p, is_finite_p):
+    exempt(_p, "jvp", "boolean/integer output: tangent is a symbolic zero")
+
+# --- select_n(which, *cases): cases[which] elementwise; linear in the cases -----------------
+select_n_p = primitive("select_n")
+
+
+def _select_n_aval(which, *cases):
+    if which.dtype not in (_bool, np.dtype(np.int32), np.dtype(np.int64)):
+        raise TypeError(f"select_n: predicate must be bool or int, got {which.str_short()}")
+    out = _elementwise_aval("select_n", cases)[0]
+    if which.shape not in ((), out.shape):
+        raise TypeError(f"select_n: predicate shape {which.shape} does not match {out.shape}")
+    return [ShapedArray(out.shape, out.dtype, out.weak_type)]
+
+
+abstract_eval_rules[select_n_p] = _select_n_aval
+impl_rules[select_n_p] = lambda which, *cases: [np.choose(np.asarray(which, np.int64), cases)
+                                                if len(cases) > 2 else
+                                                np.where(which, cases[1], cases[0])]
+select_n = lambda which, *cases: select_n_p.bind(which, *cases)
+defbroadcasting(select_n_p)
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    ans = select_n(which, *cases)
+    if all(isinstance(t, Zero) for t in tangents[1:]):
+        return [ans], [Zero(core.get_aval(ans).strip_weak())]
+    from ..transforms.jvp import instantiate
+    ts = [_bcast_to(instantiate(t), ans) for t in tangents[1:]]
+    return [ans], [select_n(which, *ts)]
+
+
+def _select_n_transpose(ct, which, *cases):
+    if isinstance(ct, Zero):
+        return [None] * (1 + len(cases))
+    zeros = full_like_scalar(0, ct)
+    outs = [None]
+    for i, c in enumerate(cases):
+        if is_undefined(c):
+            branches = [ct if j == i else zeros for j in range(len(cases))]
+            outs.append(unbroadcast(select_n(which, *branches), c.aval))
+        else:
+            outs.append(None)
+    return outs
+
+
+jvp_rules[select_n_p] = _select_n_jvp
+transpose_rules[select_n_p] = _select_n_transpose
+
+# --- dtype conversion ----------------------------------------------------------------------
+convert_element_type_p = primitive("convert_element_type")
+abstract_eval_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=False: [
+    ShapedArray(x.shape, new_dtype, weak_type)]
+impl_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=False: [
+    np.asarray(np.real(x) if is_complex(np.result_type(x)) and not is_complex(new_dtype)
+               else x).astype(new_dtype)]
+
+
+def convert_element_type(x, new_dtype, weak_type=False):
+    return convert_element_type_p.bind(x, new_dtype=np.dtype(new_dtype), weak_type=weak_type)
+
+
+defvectorized(convert_element_type_p)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
+    (x,), (t,) = primals, tangents
+    ans = convert_element_type(x, new_dtype, weak_type)
+    if isinstance(t, Zero) or not is_inexact(new_dtype):
+        return [ans], [Zero(ShapedArray(core.get_aval(ans).shape, new_dtype))]
+    return [ans], [convert_element_type(t, new_dtype)]
+
+
+jvp_rules[convert_element_type_p] = _convert_jvp
+transpose_rules[convert_element_type_p] = lambda ct, x, *, new_dtype, weak_type=False: [
+    None if isinstance(ct, Zero) else convert_element_type(ct, x.aval.dtype)]
+
+# --- complex parts ------------------------------------------------------------------------
+real_p = _def("real", np.real, out_dtype=_real_out)
+real = _bind1(real_p)
+imag_p = _def("imag", np.imag, out_dtype=_real_out)
+imag = _bind1(imag_p)
+conj_p = _def("conj", np.conj)
+conj = _bind1(conj_p)
+complex_p = _def("complex", lambda x, y: x + 1j * y, 2,
+                 out_dtype=lambda dt: np.dtype(np.complex64) if dt == np.float32
+                 else np.dtype(np.complex128), accept=lambda dt: dt.kind == "f")
+complex = _bind2(complex_p)
+for _p in (real_p, imag_p, conj_p, complex_p):
+    deflinear(_p)
+transpose_rules[real_p] = lambda ct, x: [None if isinstance(ct, Zero) else
+                                         complex(ct, full_like_scalar(0, ct))]
+transpose_rules[imag_p] = lambda ct, x: [None if isinstance(ct, Zero) else
+                                         complex(full_like_scalar(0, ct), neg(ct))]
+transpose_rules[conj_p] = lambda ct, x: [None if isinstance(ct, Zero) else conj(ct)]
+transpose_rules[complex_p] = lambda ct, x, y: [
+    None if isinstance(ct, Zero) or not is_undefined(x) else unbroadcast(real(ct), x.aval),
+    None if isinstance(ct, Zero) or not is_undefined(y) else unbroadcast(neg(imag(ct)), y.aval)]
+
+
+def full_like_scalar(c, like):
+    """A rank-0 literal when `like` is rank-0, else a broadcast constant with like's shape."""
+    from .structural import full
+    aval = core.get_aval(like)
+    return full(aval.shape, c, aval.dtype)
+
+# --- stop_gradient: identity whose tangent is zero ---------------------------------------------
+stop_gradient_p = _def("stop_gradient", lambda x: x)
+defjvp_zero(stop_gradient_p)
+exempt(stop_gradient_p, "transpose", "never linear: its tangent is always zero")

@@ -1,0 +1,291 @@
+"""Indexing primitives: gather, scatter_add, scatter, dynamic_slice, dynamic_update_slice.
+
+`gather(operand, *indices, axes)`: integer index arrays of one common shape B select along
+the operand `axes`; the result has shape B + (operand shape without those axes).  Indices
+are clamped into bounds (JAX's default for gathers; scatters clamp the same way so that
+gather and scatter_add stay exact transposes).  `xforms.numpy` normalises negative indices
+and moves result axes to where NumPy puts them.  Scatters with duplicate indices: `add`
+accumulates; `set` keeps one of the values (unspecified which, as in JAX).
+"""
+import numpy as np
+
+from .. import core
+from ..avals import ShapedArray
+from ..core import abstract_eval_rules, impl_rules
+from ..transforms.jvp import deflinear, jvp_rules, Zero, instantiate
+from ..transforms.transpose import transpose_rules, is_undefined
+from ..transforms.vmap import vmap_rules, bdim_to_front
+from . import exempt, primitive
+from .elementwise import add, max as lax_max, min as lax_min, convert_element_type
+from .structural import broadcast_in_dim, iota, zeros
+
+
+def _gather_aval(x, *idx, axes):
+    shapes = {i.shape for i in idx}
+    if len(shapes) != 1 or any(i.dtype.kind not in "iu" for i in idx) or len(idx) != len(axes):
+        raise TypeError(f"gather: need {len(axes)} integer index arrays of one shape, got "
+                        f"{', '.join(i.str_short() for i in idx)}")
+    rest = tuple(s for d, s in enumerate(x.shape) if d not in axes)
+    return ShapedArray(shapes.pop() + rest, x.dtype, x.weak_type)
+
+
+def _front(x, axes):
+    return np.moveaxis(x, axes, tuple(range(len(axes))))
+
+
+def _clip(x, idx, axes):
+    return tuple(np.clip(np.asarray(i, np.int64), 0, x.shape[a] - 1) for i, a in zip(idx, axes))
+
+
+# --- gather --------------------------------------------------------------------------------
+gather_p = primitive("gather")
+abstract_eval_rules[gather_p] = lambda x, *idx, axes: [_gather_aval(x, *idx, axes=axes)]
+impl_rules[gather_p] = lambda x, *idx, axes: [
+    _front(np.asarray(x), axes)[_clip(np.asarray(x), idx, axes)]]
+gather = lambda x, indices, axes: gather_p.bind(x, *indices, axes=tuple(int(a) for a in axes))
+
+
+def _gather_jvp(primals, tangents, *, axes):
+    x, *idx = primals
+    ans = gather(x, idx, axes)
+    if isinstance(tangents[0], Zero):
+        return [ans], [Zero(core.get_aval(ans).strip_weak())]
+    return [ans], [gather(tangents[0], idx, axes)]
+
+
+jvp_rules[gather_p] = _gather_jvp
+transpose_rules[gather_p] = lambda ct, x, *idx, axes: [
+    None if isinstance(ct, Zero) else scatter_add(zeros(x.aval.shape, x.aval.dtype), ct, idx, axes)
+] + [None] * len(idx)
+
+
+def _batch_all(args, dims, n_idx_from):
+    """Put every operand's batch axis at 0 and prepend a batch iota index."""
+    size = next(core.get_aval(a).shape[d] for a, d in zip(args, dims) if d is not None)
+    args = [bdim_to_front(a, d, size) for a, d in zip(args, dims)]
+    idx_shape = core.get_aval(args[n_idx_from]).shape
+    return args, iota(np.int64, idx_shape, 0), size
+
+
+def _gather_vmap(args, dims, *, axes):
+    args, bidx, _ = _batch_all(args, dims, 1)
+    x, *idx = args
+    return [gather(x, [bidx] + idx, (0,) + tuple(a + 1 for a in axes))], [0]
+
+
+vmap_rules[gather_p] = _gather_vmap
+
+
+# --- scatter_add and scatter (set) -------------------------------------------------------------
+def _scatter_aval(name):
+    def rule(x, u, *idx, axes):
+        expect = _gather_aval(x, *idx, axes=axes)
+        if u.shape != expect.shape or u.dtype != x.dtype:
+            raise TypeError(f"{name}: updates {u.str_short()} do not match "
+                            f"{expect.str_short()} for operand {x.str_short()}")
+        return [x]
+    return rule
+
+
+def _scatter_impl(mode):
+    def impl(x, u, *idx, axes):
+        out = np.array(x, copy=True)
+        view = _front(out, axes)
+        where = _clip(out, idx, axes)
+        if mode == "add":
+            np.add.at(view, where, u)
+        else:
+            view[where] = u
+        return [out]
+    return impl
+
+
+scatter_add_p = primitive("scatter_add")
+abstract_eval_rules[scatter_add_p] = _scatter_aval("scatter_add")
+impl_rules[scatter_add_p] = _scatter_impl("add")
+scatter_add = lambda x, u, indices, axes: scatter_add_p.bind(
+    x, u, *indices, axes=tuple(int(a) for a in axes))
+
+scatter_p = primitive("scatter")
+abstract_eval_rules[scatter_p] = _scatter_aval("scatter")
+impl_rules[scatter_p] = _scatter_impl("set")
+scatter = lambda x, u, indices, axes: scatter_p.bind(
+    x, u, *indices, axes=tuple(int(a) for a in axes))
+
+
+def _scatter_jvp(prim):
+    def rule(primals, tangents, *, axes):
+        x, u, *idx = primals
+        ans = prim.bind(x, u, *idx, axes=axes)
+        tx, tu = tangents[0], tangents[1]
+        if isinstance(tx, Zero) and isinstance(tu, Zero):
+            return [ans], [Zero(core.get_aval(ans).strip_weak())]
+        return [ans], [prim.bind(instantiate(tx), instantiate(tu), *idx, axes=axes)]
+    return rule
+
+
+jvp_rules[scatter_add_p] = _scatter_jvp(scatter_add_p)
+jvp_rules[scatter_p] = _scatter_jvp(scatter_p)
+
+
+def _scatter_add_transpose(ct, x, u, *idx, axes):
+    if isinstance(ct, Zero):
+        return [None] * (2 + len(idx))
+    return [ct if is_undefined(x) else None,
+            gather(ct, idx, axes) if is_undefined(u) else None] + [None] * len(idx)
+
+
+def _scatter_transpose(ct, x, u, *idx, axes):
+    if isinstance(ct, Zero):
+        return [None] * (2 + len(idx))
+    ct_x = None
+    if is_undefined(x):
+        uz = zeros(u.aval.shape if is_undefined(u) else core.get_aval(u).shape, x.aval.dtype)
+        ct_x = scatter(ct, uz, idx, axes)
+    return [ct_x, gather(ct, idx, axes) if is_undefined(u) else None] + [None] * len(idx)
+
+
+transpose_rules[scatter_add_p] = _scatter_add_transpose
+transpose_rules[scatter_p] = _scatter_transpose
+
+
+def _scatter_vmap(prim):
+    def rule(args, dims, *, axes):
+        args, bidx, _ = _batch_all(args, dims, 2)
+        x, u, *idx = args
+        return [prim.bind(x, u, bidx, *idx, axes=(0,) + tuple(a + 1 for a in axes))], [0]
+    return rule
+
+
+vmap_rules[scatter_add_p] = _scatter_vmap(scatter_add_p)
+vmap_rules[scatter_p] = _scatter_vmap(scatter_p)
+
+
+# --- dynamic_slice / dynamic_update_slice: traced start indices, clamped like JAX --------------
+def _clamped_starts(shape, sizes, starts):
+    return [int(np.clip(int(s), 0, n - k)) for s, n, k in zip(starts, shape, sizes)]
+
+
+dynamic_slice_p = primitive("dynamic_slice")
+
+
+def _dynamic_slice_aval(x, *starts, slice_sizes):
+    if len(starts) != x.ndim or any(s.shape != () or s.dtype.kind not in "iu" for s in starts):
+        raise TypeError(f"dynamic_slice: need {x.ndim} scalar integer start indices")
+    if any(k > n for k, n in zip(slice_sizes, x.shape)):
+        raise TypeError(f"dynamic_slice: slice sizes {slice_sizes} exceed {x.str_short()}")
+    return [ShapedArray(slice_sizes, x.dtype, x.weak_type)]
+
+
+def _dynamic_slice_impl(x, *starts, slice_sizes):
+    x = np.asarray(x)
+    st = _clamped_starts(x.shape, slice_sizes, starts)
+    return [x[tuple(slice(s, s + k) for s, k in zip(st, slice_sizes))]]
+
+
+abstract_eval_rules[dynamic_slice_p] = _dynamic_slice_aval
+impl_rules[dynamic_slice_p] = _dynamic_slice_impl
+dynamic_slice = lambda x, starts, slice_sizes: dynamic_slice_p.bind(
+    x, *starts, slice_sizes=tuple(int(k) for k in slice_sizes))
+
+
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    x, *starts = primals
+    ans = dynamic_slice(x, starts, slice_sizes)
+    if isinstance(tangents[0], Zero):
+        return [ans], [Zero(core.get_aval(ans).strip_weak())]
+    return [ans], [dynamic_slice(tangents[0], starts, slice_sizes)]
+
+
+jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
+transpose_rules[dynamic_slice_p] = lambda ct, x, *starts, slice_sizes: [
+    None if isinstance(ct, Zero) else
+    dynamic_update_slice(zeros(x.aval.shape, x.aval.dtype), ct, starts)] + [None] * len(starts)
+
+
+def _full_indices(shape, sizes, starts, size):
+    """Index arrays (batch, *sizes) equivalent to a dynamic slice with batched starts."""
+    out = []
+    for d, (n, k, s) in enumerate(zip(shape, sizes, starts)):
+        s = convert_element_type(s, np.int64)
+        s = lax_min(lax_max(s, np.int64(0)), np.int64(n - k))     # clamp like dynamic_slice
+        s = broadcast_in_dim(s, (size,) + tuple(sizes), (0,))
+        out.append(add(s, iota(np.int64, (size,) + tuple(sizes), d + 1)))
+    return out
+
+
+def _dynamic_slice_vmap(args, dims, *, slice_sizes):
+    x, *starts = args
+    size = next(core.get_aval(a).shape[d] for a, d in zip(args, dims) if d is not None)
+    x = bdim_to_front(x, dims[0], size)
+    if all(d is None for d in dims[1:]):
+        return [dynamic_slice(x, [np.int64(0)] + list(starts), (size,) + slice_sizes)], [0]
+    starts = [bdim_to_front(s, d, size) for s, d in zip(starts, dims[1:])]
+    idx = _full_indices(core.get_aval(x).shape[1:], slice_sizes, starts, size)
+    bidx = iota(np.int64, (size,) + tuple(slice_sizes), 0)
+    return [gather(x, [bidx] + idx, tuple(range(len(idx) + 1)))], [0]
+
+
+vmap_rules[dynamic_slice_p] = _dynamic_slice_vmap
+
+dynamic_update_slice_p = primitive("dynamic_update_slice")
+
+
+def _dus_aval(x, u, *starts):
+    if u.ndim != x.ndim or u.dtype != x.dtype or any(k > n for k, n in zip(u.shape, x.shape)):
+        raise TypeError(f"dynamic_update_slice: update {u.str_short()} does not fit "
+                        f"{x.str_short()}")
+    return [x]
+
+
+def _dus_impl(x, u, *starts):
+    out = np.array(x, copy=True)
+    u = np.asarray(u)
+    st = _clamped_starts(out.shape, u.shape, starts)
+    out[tuple(slice(s, s + k) for s, k in zip(st, u.shape))] = u
+    return [out]
+
+
+abstract_eval_rules[dynamic_update_slice_p] = _dus_aval
+impl_rules[dynamic_update_slice_p] = _dus_impl
+dynamic_update_slice = lambda x, u, starts: dynamic_update_slice_p.bind(x, u, *starts)
+
+
+def _dus_jvp(primals, tangents):
+    x, u, *starts = primals
+    ans = dynamic_update_slice(x, u, starts)
+    tx, tu = tangents[0], tangents[1]
+    if isinstance(tx, Zero) and isinstance(tu, Zero):
+        return [ans], [Zero(core.get_aval(ans).strip_weak())]
+    return [ans], [dynamic_update_slice(instantiate(tx), instantiate(tu), starts)]
+
+
+def _dus_transpose(ct, x, u, *starts):
+    if isinstance(ct, Zero):
+        return [None] * (2 + len(starts))
+    u_shape = u.aval.shape if is_undefined(u) else core.get_aval(u).shape
+    ct_x = dynamic_update_slice(ct, zeros(u_shape, core.get_aval(ct).dtype), starts) \
+        if is_undefined(x) else None
+    ct_u = dynamic_slice(ct, starts, u_shape) if is_undefined(u) else None
+    return [ct_x, ct_u] + [None] * len(starts)
+
+
+jvp_rules[dynamic_update_slice_p] = _dus_jvp
+transpose_rules[dynamic_update_slice_p] = _dus_transpose
+
+
+def _dus_vmap(args, dims):
+    x, u, *starts = args
+    size = next(core.get_aval(a).shape[d] for a, d in zip(args, dims) if d is not None)
+    x, u = bdim_to_front(x, dims[0], size), bdim_to_front(u, dims[1], size)
+    if all(d is None for d in dims[2:]):
+        return [dynamic_update_slice(x, u, [np.int64(0)] + list(starts))], [0]
+    starts = [bdim_to_front(s, d, size) for s, d in zip(starts, dims[2:])]
+    u_shape = core.get_aval(u).shape[1:]
+    idx = _full_indices(core.get_aval(x).shape[1:], u_shape, starts, size)
+    bidx = iota(np.int64, (size,) + tuple(u_shape), 0)
+    return [scatter(x, u, [bidx] + idx, tuple(range(len(idx) + 1)))], [0]
+
+
+vmap_rules[dynamic_update_slice_p] = _dus_vmap
+del deflinear, exempt

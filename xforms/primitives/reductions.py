@@ -1,0 +1,102 @@
+"""Reductions over static axes: reduce_sum, reduce_max, reduce_min, reduce_prod, reduce_and,
+reduce_or, argmax, argmin.  Output drops the reduced axes (keepdims is an xnp reshape)."""
+import numpy as np
+
+from .. import core
+from ..avals import ShapedArray
+from ..core import abstract_eval_rules, impl_rules
+from ..transforms.jvp import deflinear, defjvp, defjvp_zero, jvp_rules, Zero
+from ..transforms.transpose import transpose_rules
+from ..transforms.vmap import vmap_rules, moveaxis
+from . import exempt, primitive
+from .elementwise import convert_element_type, div, eq, mul, select_n
+from .structural import broadcast_in_dim, full
+
+
+def _reduced_aval(name, x, axes, dtype=None):
+    if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise TypeError(f"{name}: invalid axes {axes} for {x.str_short()}")
+    return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in axes),
+                       dtype or x.dtype, x.weak_type if dtype is None else False)
+
+
+def _def_reducer(name, np_fn, bool_out=False):
+    p = primitive(name)
+    abstract_eval_rules[p] = lambda x, *, axes: [
+        _reduced_aval(name, x, axes, np.dtype(np.bool_) if bool_out else None)]
+    impl_rules[p] = lambda x, *, axes: [np_fn(x, axis=axes)]
+
+    def rule(args, dims, *, axes):
+        x = moveaxis(args[0], dims[0], 0)
+        return [p.bind(x, axes=tuple(a + 1 for a in axes))], [0]
+    vmap_rules[p] = rule
+    return p
+
+
+def _axes(axes):
+    return tuple(sorted(int(a) for a in axes))
+
+
+def _expand_back(y, x_aval, axes):
+    """Broadcast a reduced value back to the operand's shape."""
+    kept = tuple(i for i in range(x_aval.ndim) if i not in axes)
+    return broadcast_in_dim(y, x_aval.shape, kept)
+
+
+# --- sum ---------------------------------------------------------------------------------
+reduce_sum_p = _def_reducer("reduce_sum", np.sum)
+reduce_sum = lambda x, axes: reduce_sum_p.bind(x, axes=_axes(axes))
+deflinear(reduce_sum_p)
+transpose_rules[reduce_sum_p] = lambda ct, x, *, axes: [
+    None if isinstance(ct, Zero) else _expand_back(ct, x.aval, axes)]
+
+# --- max / min: the tangent is shared evenly among the positions that attain the extremum --
+reduce_max_p = _def_reducer("reduce_max", np.max)
+reduce_max = lambda x, axes: reduce_max_p.bind(x, axes=_axes(axes))
+reduce_min_p = _def_reducer("reduce_min", np.min)
+reduce_min = lambda x, axes: reduce_min_p.bind(x, axes=_axes(axes))
+
+
+def _chooser_jvp(t, ans, x, *, axes):
+    aval = core.get_aval(x)
+    dt = aval.dtype
+    mask = convert_element_type(eq(x, _expand_back(ans, aval, axes)), dt)
+    count = reduce_sum(mask, axes)
+    return div(reduce_sum(mul(t, mask), axes), count)
+
+
+defjvp(reduce_max_p, _chooser_jvp)
+defjvp(reduce_min_p, _chooser_jvp)
+
+# --- prod: d/dx_i = prod / x_i (documented limitation: inputs with zeros get nan/inf) ------
+reduce_prod_p = _def_reducer("reduce_prod", np.prod)
+reduce_prod = lambda x, axes: reduce_prod_p.bind(x, axes=_axes(axes))
+defjvp(reduce_prod_p, lambda t, ans, x, *, axes: reduce_sum(
+    mul(t, div(_expand_back(ans, core.get_aval(x), axes), x)), axes))
+
+# --- boolean reductions (all / any) --------------------------------------------------------
+reduce_and_p = _def_reducer("reduce_and", np.all, bool_out=True)
+reduce_and = lambda x, axes: reduce_and_p.bind(x, axes=_axes(axes))
+reduce_or_p = _def_reducer("reduce_or", np.any, bool_out=True)
+reduce_or = lambda x, axes: reduce_or_p.bind(x, axes=_axes(axes))
+
+# --- argmax / argmin over one axis ----------------------------------------------------------
+argmax_p = primitive("argmax")
+argmin_p = primitive("argmin")
+for _p, _fn in ((argmax_p, np.argmax), (argmin_p, np.argmin)):
+    abstract_eval_rules[_p] = (lambda name: lambda x, *, axis, index_dtype: [
+        _reduced_aval(name, x, (axis,), index_dtype)])(_p.name)
+    impl_rules[_p] = (lambda fn: lambda x, *, axis, index_dtype: [
+        fn(x, axis=axis).astype(index_dtype)])(_fn)
+    vmap_rules[_p] = (lambda p: lambda args, dims, *, axis, index_dtype: (
+        [p.bind(moveaxis(args[0], dims[0], 0), axis=axis + 1, index_dtype=index_dtype)],
+        [0]))(_p)
+    defjvp_zero(_p)
+for _p in (reduce_and_p, reduce_or_p, argmax_p, argmin_p):
+    exempt(_p, "jvp", "boolean/integer output: tangent is a symbolic zero")
+argmax = lambda x, axis, index_dtype=np.int64: argmax_p.bind(
+    x, axis=int(axis), index_dtype=np.dtype(index_dtype))
+argmin = lambda x, axis, index_dtype=np.int64: argmin_p.bind(
+    x, axis=int(axis), index_dtype=np.dtype(index_dtype))
+
+del jvp_rules, full, select_n

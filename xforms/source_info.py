@@ -1,0 +1,67 @@
+"""Where in the user's code an equation came from.
+
+Captured at bind time by walking up the Python stack past frames that belong to
+xforms/kernels themselves.  Transforms re-binding an existing equation install its
+source info with `user_frame_override` so the derived equations point at the same line.
+"""
+import os
+import sys
+from contextlib import contextmanager
+from typing import NamedTuple, Optional
+
+_PKG_DIRS = tuple(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + d + os.sep
+    for d in ("xforms", "kernels")
+)
+
+
+class SourceInfo(NamedTuple):
+    file: str
+    line: int
+    function: str
+
+    def __str__(self):
+        return f"{os.path.basename(self.file)}:{self.line} ({self.function})"
+
+    @property
+    def location(self):
+        return f"{self.file}:{self.line}"
+
+
+_override: Optional[SourceInfo] = None
+
+
+def _is_internal(filename):
+    return filename.startswith(_PKG_DIRS) or filename.startswith("<frozen")
+
+
+def current() -> Optional[SourceInfo]:
+    """The innermost user frame (or the override set by a transform)."""
+    if _override is not None:
+        return _override
+    frame = sys._getframe(1)
+    while frame is not None:
+        fname = frame.f_code.co_filename
+        if not _is_internal(fname):
+            return SourceInfo(fname, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+@contextmanager
+def user_frame_override(info):
+    global _override
+    prev, _override = _override, (info if info is not None else _override)
+    try:
+        yield
+    finally:
+        _override = prev
+
+
+def describe_function(fun) -> str:
+    """'name (file:line)' for a user function, for error messages."""
+    name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or repr(fun)
+    code = getattr(fun, "__code__", None)
+    if code is not None:
+        return f"{name} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+    return name

@@ -1,0 +1,183 @@
+"""Pytrees: nested tuples, lists, dicts, None, namedtuples and registered classes.
+
+    >>> leaves, treedef = tree_flatten({"w": 1.0, "b": (2.0, None)})
+    >>> leaves
+    [2.0, 1.0]
+    >>> tree_unflatten(treedef, [20.0, 10.0])
+    {'b': (20.0, None), 'w': 10.0}
+
+Dict keys are sorted, as in JAX.  Leaves are anything that is not a registered node.
+"""
+_registry = {}
+
+
+def register_pytree_node(cls, flatten_func, unflatten_func):
+    """Register `cls`: flatten_func(x) -> (children, aux); unflatten_func(aux, children) -> x."""
+    _registry[cls] = (flatten_func, unflatten_func)
+
+
+def register_pytree_node_class(cls):
+    """Class decorator: the class defines `tree_flatten()` and classmethod `tree_unflatten`."""
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c))
+register_pytree_node(list, lambda t: (t, None), lambda _, c: list(c))
+register_pytree_node(type(None), lambda t: ((), None), lambda _, c: None)
+
+
+def _dict_flatten(d):
+    keys = sorted(d.keys())
+    return [d[k] for k in keys], tuple(keys)
+
+
+register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c)))
+
+
+def _node_type(x):
+    t = type(x)
+    if t in _registry:
+        return t
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return "namedtuple"
+    return None
+
+
+class PyTreeDef:
+    """The structure of a pytree, with `num_leaves`; hashable and comparable."""
+    __slots__ = ("node", "aux", "children", "num_leaves", "_hash")
+
+    def __init__(self, node, aux, children):
+        self.node, self.aux, self.children = node, aux, tuple(children)
+        self.num_leaves = 1 if node is None else sum(c.num_leaves for c in self.children)
+        self._hash = hash((node, aux, self.children))
+
+    def __eq__(self, other):
+        return (isinstance(other, PyTreeDef) and self.node == other.node
+                and self.aux == other.aux and self.children == other.children)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return f"PyTreeDef({self._str()})"
+
+    def _str(self):
+        if self.node is None:
+            return "*"
+        inner = ", ".join(c._str() for c in self.children)
+        if self.node is tuple:
+            return f"({inner}{',' if len(self.children) == 1 else ''})"
+        if self.node is list:
+            return f"[{inner}]"
+        if self.node is dict:
+            return "{" + ", ".join(f"{k!r}: {c._str()}" for k, c in zip(self.aux, self.children)) + "}"
+        if self.node is type(None):
+            return "None"
+        name = self.aux[0].__name__ if self.node == "namedtuple" else self.node.__name__
+        return f"{name}({inner})"
+
+    @property
+    def num_nodes(self):
+        return 1 + sum(c.num_nodes for c in self.children)
+
+
+_LEAF = PyTreeDef(None, None, ())
+
+
+def _flatten(x, leaves, is_leaf):
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return _LEAF
+    node = _node_type(x)
+    if node is None:
+        leaves.append(x)
+        return _LEAF
+    if node == "namedtuple":
+        children, aux = list(x), (type(x),)
+    else:
+        children, aux = _registry[node][0](x)
+    return PyTreeDef(node, aux, [_flatten(c, leaves, is_leaf) for c in children])
+
+
+def tree_flatten(tree, is_leaf=None):
+    """-> (list of leaves, PyTreeDef)."""
+    leaves = []
+    treedef = _flatten(tree, leaves, is_leaf)
+    return leaves, treedef
+
+
+def _unflatten(treedef, it):
+    if treedef.node is None:
+        return next(it)
+    children = [_unflatten(c, it) for c in treedef.children]
+    if treedef.node == "namedtuple":
+        return treedef.aux[0](*children)
+    return _registry[treedef.node][1](treedef.aux, children)
+
+
+def tree_unflatten(treedef, leaves):
+    """Inverse of tree_flatten."""
+    leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        raise ValueError(f"tree_unflatten: {treedef} needs {treedef.num_leaves} leaves, "
+                         f"got {len(leaves)}")
+    return _unflatten(treedef, iter(leaves))
+
+
+def tree_leaves(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_map(f, tree, *rest, is_leaf=None):
+    """Apply f leafwise: tree_map(lambda a, b: a + b, t1, t2)."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    others = [treedef_flatten_up_to(treedef, r) for r in rest]
+    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+
+def treedef_flatten_up_to(treedef, tree):
+    """Flatten `tree` to the leaves of `treedef` (subtrees at leaf positions stay whole)."""
+    out = []
+
+    def go(td, x):
+        if td.node is None:
+            out.append(x)
+            return
+        node = _node_type(x)
+        if node != td.node:
+            raise ValueError(f"pytree structure mismatch: expected {td}, got {type(x).__name__}")
+        if node == "namedtuple":
+            children, aux = list(x), (type(x),)
+        else:
+            children, aux = _registry[node][0](x)
+        if aux != td.aux or len(children) != len(td.children):
+            raise ValueError(f"pytree structure mismatch: expected {td}, got {tree_structure(x)}")
+        for c, sub in zip(td.children, children):
+            go(c, sub)
+
+    go(treedef, tree)
+    return out
+
+
+def tree_transpose_leaves(treedef_outer, treedef_inner, tree):
+    """Helper for jacobians: swap an outer and inner structure."""
+    outer = treedef_flatten_up_to(treedef_outer, tree)
+    inner = [treedef_flatten_up_to(treedef_inner, o) for o in outer]
+    swapped = [tree_unflatten(treedef_outer, [row[j] for row in inner])
+               for j in range(treedef_inner.num_leaves)]
+    return tree_unflatten(treedef_inner, swapped)
+
+
+def all_leaves(iterable):
+    return all(tree_structure(x).node is None for x in iterable)
+
+
+__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
+           "register_pytree_node", "register_pytree_node_class", "PyTreeDef",
+           "treedef_flatten_up_to"]
