@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import time
 import traceback
 
-from . import peers, report
-from .harness import Context, run_case
+from . import peers, report   # neither imports NumPy at module level (see pin_threads)
 from .workloads import REGISTRY, load
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -30,6 +30,9 @@ def parse_args(argv):
     ap.add_argument("--only", default="", help="comma-separated workloads: " + ",".join(REGISTRY))
     ap.add_argument("--out", default=RESULTS, help="output directory (default benchmarks/results)")
     ap.add_argument("--repeats", type=int, default=None, help="repeats per measurement (median)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="threads for BLAS/XLA/OpenMP (default 1: every system single-threaded; "
+                         "0: leave the libraries' defaults)")
     ap.add_argument("--list", action="store_true", help="list the workloads and exit")
     args = ap.parse_args(argv)
     args.names = [n.strip() for n in args.only.split(",") if n.strip()] or list(REGISTRY)
@@ -61,13 +64,33 @@ class _Progress:
             self.bar.close()
 
 
+def pin_threads(n: int) -> None:
+    """Give BLAS, OpenMP and XLA ``n`` threads, before NumPy or JAX is imported.
+
+    One thread by default: peers compare per-core efficiency, and multi-threaded
+    OpenBLAS on a small, shared VM can be 100x slower at random.
+    """
+    if n <= 0:
+        return
+    if "numpy" in sys.modules:
+        print("warning: NumPy already imported; --threads may not apply to BLAS", file=sys.stderr)
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ[var] = str(n)
+    xla = f"--xla_cpu_multi_thread_eigen={'false' if n == 1 else 'true'} intra_op_parallelism_threads={n}"
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {xla}".strip()
+
+
 def run(args) -> int:
+    pin_threads(args.threads)
+    from .harness import Context, run_case
     started = time.perf_counter()
     # A private, empty xforms compile cache: first-call times are cold, the user's cache untouched.
     os.environ["XFORMS_CACHE_DIR"] = tempfile.mkdtemp(prefix="xforms-cache-")
+    load_before = _loadavg()
     quick = args.quick
     ctx = Context(quick=quick, backend=args.backend, repeats=args.repeats or (3 if quick else 7),
-                  target=0.005 if quick else 0.02, budget=0.3 if quick else 2.0)
+                  target=0.005 if quick else 0.02, budget=0.3 if quick else 2.0,
+                  timeout=60.0 if quick else 600.0)
     plan, harness_errors = [], []
     for name in args.names:
         try:
@@ -94,7 +117,9 @@ def run(args) -> int:
             "cpu": report.cpu_model(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
             "python": sys.version.split()[0], "argv": sys.argv[1:], "quick": quick,
             "backend": args.backend, "workloads": args.names, "peers": peers.versions(),
-            "repeats": ctx.repeats, "xforms_cache_dir": os.environ["XFORMS_CACHE_DIR"],
+            "repeats": ctx.repeats, "threads": args.threads or "library defaults",
+            "xforms_cache_dir": os.environ["XFORMS_CACHE_DIR"],
+            "loadavg_before": load_before, "loadavg_after": _loadavg(),
             **ctx.meta, "harness_errors": harness_errors}
     written = []
     for name, module, _ in plan:
@@ -109,9 +134,23 @@ def run(args) -> int:
     report.write_json(json_path, meta, rows)
     print(f"\nwrote {json_path}\n      {len(written)} plot(s): {stem}_<workload>.png"
           f"\nwall time {meta['wall_s']:.1f} s")
+    busy = max(filter(None, [load_before, meta["loadavg_after"]]), default=0)
+    if busy > (os.cpu_count() or 1) * 0.75:
+        print(f"note: load average {busy} on {os.cpu_count()} cores -- other processes were running, "
+              "timings are noisy")
     for err in harness_errors:
         print(f"\nHARNESS ERROR in {err}", file=sys.stderr)
+    for tmp in (ctx.tmpdir, os.environ["XFORMS_CACHE_DIR"]):
+        shutil.rmtree(tmp, ignore_errors=True)
     return 1 if harness_errors else 0
+
+
+def _loadavg():
+    """1-minute load average (other processes skew timings on a shared machine)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 def main(argv=None) -> int:

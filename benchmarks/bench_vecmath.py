@@ -102,7 +102,9 @@ def _vectorised(loop):
     sig = loop.signatures[0]
     asm = loop.inspect_asm(sig)
     ir = loop.inspect_llvm(sig)
-    return bool(_PACKED_ASM.search(asm)) and bool(_VECTOR_IR.search(ir))
+    # the loop vectoriser tags the loops it vectorised with llvm.loop.isvectorized
+    return ("llvm.loop.isvectorized" in ir and bool(_PACKED_ASM.search(asm))
+            and bool(_VECTOR_IR.search(ir)))
 
 
 def main(argv=None):

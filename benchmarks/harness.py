@@ -9,8 +9,11 @@ then takes the median of repeats.  A system that raises is reported as
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import tempfile
+import threading
 import traceback
 from dataclasses import dataclass, field
 from typing import Callable
@@ -18,6 +21,7 @@ from typing import Callable
 import numpy as np
 
 from . import peers, timing
+from .report import fmt_params
 
 UNIT_SCALE = {"s": 1.0, "ms": 1e3, "µs": 1e6, "ns": 1e9}
 NO_CHECK = {"f", "bandwidth"}   # systems whose output is not the case's answer
@@ -56,15 +60,13 @@ class Context:
     budget: float = 2.0
     seed: int = 0
     quick_skip: frozenset = frozenset({"pytensor"})   # systems not run under --quick
+    timeout: float = 600.0                            # seconds per (case, system), POSIX only
     meta: dict = field(default_factory=dict)
     tmpdir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="xforms-bench-"))
 
     def peer(self, name: str):
         """Modules of a peer, or raise :class:`peers.Absent`."""
         return peers.load(name)
-
-    def rng(self) -> np.random.Generator:
-        return np.random.default_rng(self.seed)
 
     def xjit(self, f, **kw):
         """``xf.jit`` on the selected backend; CUDA calls are synchronised."""
@@ -135,9 +137,45 @@ def compare(out, ref, rtol: float) -> str | None:
     return None if err <= rtol else f"wrong result: max error {err:.1e} of max |ref| (rtol {rtol:.0e})"
 
 
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """Raise ``TimeoutError`` in the main thread after ``seconds`` (no-op where unsupported)."""
+    if not seconds or not hasattr(signal, "setitimer") \
+            or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimeoutError(f"gave up after {seconds:.0f} s")
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def _row(workload: str, case: Case, system: str) -> dict:
     return {"workload": workload, "task": case.task, "params": dict(case.params), "system": system,
             "unit": case.unit, "scale": case.scale(), "limit": case.limit, "status": "ok", "reason": ""}
+
+
+def _setup_check_time(ctx, case, system, data, ref, row):
+    prepared = case.systems[system](data)
+    if isinstance(prepared, Measured):
+        row.update(median_s=prepared.seconds, **prepared.extra)
+        return row, None
+    fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
+    row["first_call_s"], out = timing.time_once(fn, args)
+    if system not in NO_CHECK and ref is not None:
+        problem = compare(out, ref, case.rtol)
+        if problem:
+            row.update(status="failed", reason=problem)
+            return row, None
+    t = timing.measure(fn, args, repeats=ctx.repeats, target=ctx.target, budget=ctx.budget)
+    row.update(median_s=t.median, min_s=t.min, q1_s=t.q1, q3_s=t.q3, number=t.number, repeats=t.repeats)
+    return row, (None if system in NO_CHECK else out)
 
 
 def run_system(ctx: Context, workload: str, case: Case, system: str, data, ref) -> tuple[dict, object]:
@@ -151,21 +189,8 @@ def run_system(ctx: Context, workload: str, case: Case, system: str, data, ref) 
         row.update(status="skipped", reason="quick mode (compile takes seconds to minutes)")
         return row, None
     try:
-        prepared = case.systems[system](data)
-        if isinstance(prepared, Measured):
-            row.update(median_s=prepared.seconds, **prepared.extra)
-            return row, None
-        fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
-        row["first_call_s"], out = timing.time_once(fn, args)
-        if system not in NO_CHECK and ref is not None:
-            problem = compare(out, ref, case.rtol)
-            if problem:
-                row.update(status="failed", reason=problem)
-                return row, None
-        t = timing.measure(fn, args, repeats=ctx.repeats, target=ctx.target, budget=ctx.budget)
-        row.update(median_s=t.median, min_s=t.min, q1_s=t.q1, q3_s=t.q3,
-                   number=t.number, repeats=t.repeats)
-        return row, (None if system in NO_CHECK else out)
+        with deadline(ctx.timeout):
+            return _setup_check_time(ctx, case, system, data, ref, row)
     except peers.Skip as exc:
         row.update(status="skipped", reason=str(exc))
     except peers.Absent as exc:
@@ -191,13 +216,3 @@ def run_case(ctx: Context, workload: str, case: Case, tick=lambda label: None) -
             ref = out
     del data
     return [rows[s] for s in case.systems]
-
-
-def fmt_params(params: dict) -> str:
-    return " ".join(f"{k}={fmt_num(v)}" for k, v in params.items())
-
-
-def fmt_num(v) -> str:
-    if isinstance(v, int) and v >= 10_000 and str(v).rstrip("0") == "1":
-        return f"1e{len(str(v)) - 1}"
-    return str(v)

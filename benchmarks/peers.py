@@ -42,14 +42,30 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:120]
 
 
+def _dist_version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "?"
+
+
+class _Missing:
+    """Stands in for a part of a peer that is not there yet; using it raises."""
+
+    def __init__(self, name: str, reason: str):
+        self._name, self._reason = name, reason
+
+    def __getattr__(self, attr):
+        raise AttributeError(f"{self._name}.{attr}: {self._name} unavailable ({self._reason})")
+
+
 def _submodule(pkg, name: str):
-    """Submodule ``pkg.name``, or failing that an attribute of that name."""
+    """Submodule ``pkg.name``, else an attribute of that name, else a :class:`_Missing`."""
     try:
         return importlib.import_module(f"{pkg.__name__}.{name}")
-    except ImportError:
-        if hasattr(pkg, name):
-            return getattr(pkg, name)
-        raise
+    except ImportError as exc:
+        return getattr(pkg, name, None) or _Missing(f"{pkg.__name__}.{name}", str(exc))
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,9 +74,8 @@ def _load(name: str) -> types.SimpleNamespace:
     try:
         if name == "xforms":
             xf = importlib.import_module("xforms")
-            missing = [a for a in ("jit", "grad", "hvp", "jacfwd", "jacrev") if not hasattr(xf, a)]
-            if missing:
-                raise Absent(f"xforms imports but lacks {', '.join(missing)} (core not built yet)")
+            if not hasattr(xf, "jit"):
+                raise Absent("xforms imports but has no jit (core not built yet)")
             ns.xf = xf
             ns.xnp, ns.lax, ns.nn = (_submodule(xf, sub) for sub in ("numpy", "lax", "nn"))
             ns.version = getattr(xf, "__version__", "?")
@@ -78,7 +93,7 @@ def _load(name: str) -> types.SimpleNamespace:
         elif name == "autograd":
             ag = importlib.import_module("autograd")
             ns.ag, ns.anp = ag, importlib.import_module("autograd.numpy")
-            ns.version = getattr(ag, "__version__", "?")
+            ns.version = _dist_version("autograd")
         elif name == "numba":
             numba = importlib.import_module("numba")
             ns.numba, ns.njit, ns.version = numba, numba.njit, numba.__version__

@@ -8,8 +8,17 @@ import re
 import socket
 from collections import defaultdict
 
-from .harness import fmt_params
 from .peers import SYSTEMS
+
+
+def fmt_params(params: dict) -> str:
+    return " ".join(f"{k}={fmt_num(v)}" for k, v in params.items())
+
+
+def fmt_num(v) -> str:
+    if isinstance(v, int) and v >= 10_000 and str(v).rstrip("0") == "1":
+        return f"1e{len(str(v)) - 1}"
+    return str(v)
 
 
 def _key(row) -> tuple:
@@ -105,7 +114,8 @@ def plot_workload(path: str, name: str, module, rows: list[dict]) -> bool:
     for r in ok:
         x = r["params"].get(sweep_key) if sweep_key else None
         fixed = {k: v for k, v in r["params"].items() if k != sweep_key} if x is not None else r["params"]
-        panel = (("" if together else r["task"]) + " " + fmt_params(fixed)).strip() + f" [{r['unit']}]"
+        what = " / ".join(sorted({q["task"] for q in ok})) if together else r["task"]
+        panel = f"{what} {fmt_params(fixed)} [{r['unit']}]".replace("  ", " ")
         series = f"{r['system']} {r['task']}" if together else r["system"]
         if x is None:
             bars[f"{r['task']} {fmt_params(r['params'])} [{r['unit']}]"][r["system"]] = r["value"]
@@ -118,12 +128,18 @@ def plot_workload(path: str, name: str, module, rows: list[dict]) -> bool:
     nrow = -(-len(items) // ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(5.2 * ncol, 3.8 * nrow), squeeze=False)
     order = {s: i for i, s in enumerate(SYSTEMS)}
+    tasks = sorted({r["task"] for r in ok})
     for ax, (title, content) in zip(axes.flat, items):
         if title in panels:
             for series, pts in sorted(content.items(), key=lambda kv: (order.get(kv[0].split()[0], 99), kv[0])):
+                system, task = (series.split() + [""])[:2]
+                if together and system in ("f", "numpy") and task != tasks[0]:
+                    continue   # the hand-written curves do not depend on the mode
                 pts.sort()
-                style = "--" if series.split()[0] in ("numba", "bandwidth", "f") else "-"
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", label=series)
+                style = ("-", "--", ":")[tasks.index(task) % 3] if together and system not in ("f", "numpy") \
+                    else ("--" if system in ("numba", "numpy", "bandwidth", "f") else "-")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
+                        color=f"C{order.get(system, 9)}", label=system if system in ("f", "numpy") else series)
             ax.set_xscale("log")
             ax.set_xlabel(getattr(module, "SWEEP", None) or "size")
         else:

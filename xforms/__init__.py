@@ -8,7 +8,9 @@ NumPy-style Python functions, compiled with Numba for CPUs and CUDA GPUs.
 from . import numpy, tree_util
 from . import primitives as _primitives  # noqa: F401  (fills the rule tables)
 from .api import (grad, hvp, jvp, linearize, make_jaxpr, stop_gradient, value_and_grad, vjp)
+from .batching_api import hessian, jacfwd, jacrev, vmap
 from .core import Array
+from .custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, hook, remat
 from .errors import ConcretizationError, UnexpectedTracerError
 from .jit import default_backend, jit
 from . import nn

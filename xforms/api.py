@@ -90,6 +90,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
     jv, out_nz = jvp_jaxpr(closed, diff, instantiate_out=[True] * n_out +
                            [False] * (len(closed.out_avals) - n_out))
+    from .primitives.custom import check_forward_mode
+    check_forward_mode(jv)   # a custom_vjp function has no forward mode
     t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
     outs = core.eval_jaxpr(jv, *p_flat, *t_in)
     p_out, t_out = outs[:len(closed.out_avals)], outs[len(closed.out_avals):]
@@ -120,6 +122,8 @@ def linearize(fun, *primals):
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
     n_out = len(closed.out_avals)
     primal, linear, n_res = linearize_jaxpr(closed, diff, n_out)
+    from .primitives.custom import check_forward_mode
+    check_forward_mode(linear)   # a custom_vjp function has no forward mode
     outs = core.eval_jaxpr(primal, *p_flat)
     p_out, res = outs[:n_out], outs[n_out:]
 
@@ -183,7 +187,7 @@ def _cast_like(c, aval):
 
 
 def _zero_cotangent(p):
-    return core.as_array(np.zeros(np.shape(core.get_aval(p).shape), dtype=core.get_aval(p).dtype)) \
+    return core.as_array(np.zeros(core.get_aval(p).shape, dtype=core.get_aval(p).dtype)) \
         if not isinstance(p, core.Tracer) else _traced_zeros(p)
 
 
@@ -225,15 +229,18 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                     f"complex64, complex128), but got {dt.name} in {describe_function(fun)}. "
                     "Integer inputs are not differentiable: convert them with .astype(float), "
                     "or pass them as non-differentiated arguments (argnums).")
-            if d and is_complex(dt) and not holomorphic:
-                raise TypeError("grad of a function of complex inputs requires holomorphic=True "
-                                f"(got {dt.name} in {describe_function(fun)})")
+            if d and holomorphic and not is_complex(dt):   # complex inputs need no flag (JAX)
+                raise TypeError("grad with holomorphic=True requires inputs with complex dtype, "
+                                f"but got {dt.name} in {describe_function(fun)}")
         diff = [d and is_inexact(core.get_aval(x).dtype) for x, d in zip(flat, diff)]
         outs, res, transposed, out_tree, aux = _vjp_flat(
             lambda a, k: fun(*a, **k), flat, in_tree, diff, has_aux, (fun, "grad", nums))
         y = outs[0]
         ya = core.get_aval(y)
         n_main = aux[1] if has_aux else len(outs)
+        if holomorphic and n_main == 1 and not is_complex(ya.dtype):
+            raise TypeError(f"grad with holomorphic=True requires {describe_function(fun)} to "
+                            f"return a complex scalar, but it returned {ya.dtype}")
         if n_main != 1 or ya.shape != () or not (is_float(ya.dtype) or
                                                  (holomorphic and is_complex(ya.dtype))):
             what = (f"{n_main} outputs" if n_main != 1 else f"an output of shape {ya.shape} "

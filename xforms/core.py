@@ -63,8 +63,9 @@ class Array(np.ndarray):
         from .numpy.indexing import _IndexUpdateHelper
         return _IndexUpdateHelper(self)
 
-    def __array_finalize__(self, obj):
-        pass
+    # Numba types this subclass like a plain ndarray on its fast C path (no __array_finalize__
+    # either: a Python-level one costs a call on every view/boxing of an Array).
+    __numba_array_subtype_dispatch__ = False
 
 
 def as_array(x):

@@ -109,7 +109,7 @@ class Jitted:
         self.backend = backend
         self.donate_argnums = donate_argnums
         self._fast = {}
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())   # never copy fun.__dict__ over ours
 
     def _split(self, args, kwargs):
         statics = tuple((i, args[i]) for i in self.static_argnums if i < len(args))

@@ -42,13 +42,16 @@ def abstract_signature(leaves):
     return tuple(core.get_aval(x) for x in leaves)
 
 
-def trace_flat(f, args_flat, in_tree, key_extra=(), with_values=True, post=None):
+def trace_flat(f, args_flat, in_tree, key_extra=(), with_values=True, post=None,
+               in_avals=None):
     """-> (ClosedJaxpr, out_tree, extra) for f(*unflatten(in_tree, args_flat)).
 
     `post(outs)` may restructure the output pytree before flattening; it returns
-    (tree_to_flatten, extra) and `extra` is cached alongside.
+    (tree_to_flatten, extra) and `extra` is cached alongside.  `in_avals` overrides the
+    abstract values of the leaves (vmap traces per-example slices; their `args_flat`
+    entries are None, i.e. values unknown).
     """
-    avals = abstract_signature(args_flat)
+    avals = abstract_signature(args_flat) if in_avals is None else tuple(in_avals)
     key = (f, in_tree, avals, key_extra)
     hit = _cache_get(key)
     if hit is not None:

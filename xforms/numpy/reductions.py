@@ -1,4 +1,6 @@
 """Reductions of `xforms.numpy`: sum mean prod max min argmax argmin var std all any norm."""
+import builtins
+
 import numpy as np
 
 from ..primitives import elementwise as ew
@@ -39,7 +41,7 @@ def _extremum(prim_fn, name):
     def f(a, axis=None, keepdims=False, initial=None):
         a = asarray_operand(a)
         axes = canon_axes(axis, aval(a).ndim)
-        if any(aval(a).shape[i] == 0 for i in axes) and initial is None:
+        if builtins.any(aval(a).shape[i] == 0 for i in axes) and initial is None:
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
         out = _keep(a, prim_fn(a, axes) if axes else a, axes, keepdims)
         if initial is not None:

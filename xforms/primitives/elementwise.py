@@ -13,7 +13,7 @@ from ..avals import ShapedArray, is_inexact, is_integer, is_complex
 from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import defjvp, deflinear, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules, unbroadcast, is_undefined
-from ..transforms.vmap import defvectorized, defbroadcasting
+from ..transforms.vmap import defvectorized, defbroadcasting, align_batched, vmap_rules
 from . import exempt, primitive
 
 
@@ -264,8 +264,11 @@ min = _bind2(min_p)
 
 
 def _minmax_weight(x, y, pick, like):
-    one, half, zero = _like(1, like), _like(0.5, like), _like(0, like)
-    return add(select_n(pick(x, y), zero, one), select_n(eq(x, y), zero, half))
+    # 1 where picked, 1/2 at ties; converts (not select_n of scalars) so a rank-0 operand
+    # next to an array operand works
+    dt = core.get_aval(like).dtype
+    return add(convert_element_type(pick(x, y), dt),
+               mul(_like(0.5, like), convert_element_type(eq(x, y), dt)))
 
 
 defjvp(max_p, lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(x, y, gt, ans)), ans),
@@ -329,7 +332,19 @@ impl_rules[select_n_p] = lambda which, *cases: [np.choose(np.asarray(which, np.i
                                                 if len(cases) > 2 else
                                                 np.where(which, cases[1], cases[0])]
 select_n = lambda which, *cases: select_n_p.bind(which, *cases)
-defbroadcasting(select_n_p)
+
+
+def _select_n_vmap(args, dims):
+    # like other elementwise ops, except a batched predicate needs a full-shape case
+    (which, *cases), d = align_batched(args, dims)
+    if core.get_aval(which).ndim and all(core.get_aval(c).ndim == 0 for c in cases):
+        from .structural import broadcast_to_aval
+        cases[0] = broadcast_to_aval(cases[0], core.get_aval(which).update(
+            dtype=core.get_aval(cases[0]).dtype))
+    return [select_n(which, *cases)], [d]
+
+
+vmap_rules[select_n_p] = _select_n_vmap
 
 
 def _select_n_jvp(primals, tangents):

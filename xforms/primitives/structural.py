@@ -201,7 +201,7 @@ def _slice_aval(x, *, start_indices, limit_indices, strides):
 
 abstract_eval_rules[slice_p] = _slice_aval
 impl_rules[slice_p] = lambda x, *, start_indices, limit_indices, strides: [np.asarray(x)[
-    tuple(slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]]
+    tuple(np.s_[s:l:st] for s, l, st in zip(start_indices, limit_indices, strides))]]
 
 
 def slice(x, start_indices, limit_indices, strides=None):
@@ -305,10 +305,21 @@ transpose_rules[pad_p] = _pad_transpose
 
 def _pad_vmap(args, dims, *, padding_config):
     x, v = args
-    if dims[1] is not None:
-        raise NotImplementedError("vmap of pad with a batched padding value")
-    x = moveaxis(x, dims[0], 0)
-    return [pad(x, v, ((0, 0, 0),) + padding_config)], [0]
+    if dims[1] is None:
+        x = moveaxis(x, dims[0], 0)
+        return [pad(x, v, ((0, 0, 0),) + padding_config)], [0]
+    # a batched padding value: pad with zeros, then select the value where a mask says "pad"
+    from .elementwise import select_n
+    size = core.get_aval(v).shape[dims[1]]
+    x = bdim_to_front(x, dims[0], size)
+    aval = core.get_aval(x)
+    cfg = ((0, 0, 0),) + padding_config
+    padded = pad(x, _zero_of(x), cfg)
+    out_shape = core.get_aval(padded).shape
+    inside = pad(full(aval.shape[1:], True, np.bool_), np.bool_(False), padding_config)
+    inside = broadcast_in_dim(inside, out_shape, tuple(range(1, len(out_shape))))
+    v = broadcast_in_dim(moveaxis(v, dims[1], 0), out_shape, (0,))
+    return [select_n(inside, v, padded)], [0]
 
 
 vmap_rules[pad_p] = _pad_vmap

@@ -10,6 +10,7 @@ from ..errors import MissingRuleError
 from ..ir import ClosedJaxpr, Literal
 
 jvp_rules = {}
+linear_primitives = set()   # registered with deflinear: each must have a transpose rule
 
 
 class Zero:
@@ -59,6 +60,7 @@ def defjvp(prim, *per_arg):
 
 def deflinear(prim):
     """For primitives linear in all operands: the tangent is the primitive of the tangents."""
+    linear_primitives.add(prim)
     def rule(primals, tangents, **params):
         outs = prim.bind(*primals, **params)
         outs = outs if prim.multiple_results else [outs]

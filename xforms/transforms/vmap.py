@@ -4,11 +4,22 @@ Rule table `vmap_rules[prim](args, dims, **params) -> (outs, out_dims)`; a dim i
 position of the batch axis in that value, or None when the value is not batched.  Rules
 move batch axes instead of looping, so the batched IR has about the same equations.
 """
+import weakref
+
 from .. import core, source_info
 from ..errors import MissingRuleError
 from ..ir import Literal
 
 vmap_rules = {}
+
+
+class BatchedOutputError(ValueError):
+    """An output asked to be unbatched (out_axes=None) depends on a mapped input."""
+
+    def __init__(self, index):
+        self.index = index
+        super().__init__(f"vmap: output {index} has out_axes=None but depends on a mapped "
+                         "input; give it an integer out_axes")
 
 
 def moveaxis(x, src, dst):
@@ -40,29 +51,42 @@ def defvectorized(prim):
     vmap_rules[prim] = rule
 
 
+def align_batched(args, dims):
+    """Line up the operands of an elementwise op (rank-0 operands broadcast implicitly).
+
+    The batch axis goes where the first full-rank batched operand has it, so operands that
+    already agree need no transpose.  -> (new args, batch dim of the result)."""
+    from ..primitives.structural import broadcast_in_dim
+    avals = [core.get_aval(x) for x in args]
+    ranks = [a.ndim - (d is not None) for a, d in zip(avals, dims)]
+    out_rank = max(ranks)
+    full = [i for i, d in enumerate(dims) if d is not None and ranks[i] == out_rank]
+    if full:
+        target = dims[full[0]]
+        out_shape = avals[full[0]].shape
+    else:   # only batched scalars are batched, next to an unbatched array
+        size = next(a.shape[d] for a, d in zip(avals, dims) if d is not None)
+        target = 0
+        out_shape = (size,) + next(a.shape for a, r in zip(avals, ranks) if r == out_rank)
+    new = []
+    for x, a, d, r in zip(args, avals, dims, ranks):
+        if d is None:               # unbatched: rank 0 stays, arrays gain the batch axis
+            new.append(x if a.ndim == 0 else broadcast_in_dim(
+                x, out_shape, tuple(i for i in range(out_rank + 1) if i != target)))
+        elif r == out_rank:
+            new.append(moveaxis(x, d, target))
+        else:                       # a batched scalar next to arrays
+            new.append(broadcast_in_dim(x, out_shape, (target,)))
+    return new, target
+
+
 def defbroadcasting(prim):
-    """n-ary elementwise with rank-0 operands allowed: line batch axes up at 0."""
+    """n-ary elementwise with rank-0 operands allowed: line the batch axes up."""
     def rule(args, dims, **params):
-        from ..primitives.structural import broadcast_in_dim
-        size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
-        out_rank = max(core.get_aval(x).ndim - (d is not None) for x, d in zip(args, dims))
-        new = []
-        for x, d in zip(args, dims):
-            aval = core.get_aval(x)
-            if d is None:
-                new.append(x if aval.ndim == 0 else
-                           broadcast_in_dim(x, (size,) + aval.shape, tuple(range(1, aval.ndim + 1))))
-            else:
-                x = moveaxis(x, d, 0)
-                if aval.ndim == 1 and out_rank > 0:   # a batched scalar next to arrays
-                    shape = next(core.get_aval(y).shape[(1 if e is not None else 0):]
-                                 for y, e in zip(args, dims)
-                                 if core.get_aval(y).ndim - (e is not None) == out_rank)
-                    x = broadcast_in_dim(x, (size,) + tuple(shape), (0,))
-                new.append(x)
+        new, target = align_batched(args, dims)
         out = prim.bind(*new, **params)
         outs = out if prim.multiple_results else [out]
-        return outs, [0] * len(outs)
+        return outs, [target] * len(outs)
     vmap_rules[prim] = rule
 
 
@@ -96,9 +120,20 @@ def vmap_eval(jaxpr, consts, args, dims, size):
     return [r[0] for r in res], [r[1] for r in res]
 
 
+_vmap_cache = weakref.WeakKeyDictionary()
+
+
 def vmap_jaxpr(closed, in_dims, size, out_dims_wanted=None):
     """-> jaxpr over batched inputs whose outputs have batch axes at `out_dims_wanted`
-    (default 0; None entries demand unbatched outputs)."""
+    (default 0; None entries demand unbatched outputs).  Cached per jaxpr and dims."""
+    key = (tuple(in_dims), int(size), None if out_dims_wanted is None else tuple(out_dims_wanted))
+    per = _vmap_cache.setdefault(closed, {})
+    if key not in per:
+        per[key] = _vmap_jaxpr(closed, in_dims, size, out_dims_wanted)
+    return per[key]
+
+
+def _vmap_jaxpr(closed, in_dims, size, out_dims_wanted):
     from .simplify import simplify
     from ..primitives.structural import broadcast_in_dim
     in_avals = []
@@ -114,10 +149,10 @@ def vmap_jaxpr(closed, in_dims, size, out_dims_wanted=None):
         outs, dims = vmap_eval(closed.jaxpr, closed.consts, args, in_dims, size)
         wanted = out_dims_wanted or [0] * len(outs)
         res = []
-        for o, d, w in zip(outs, dims, wanted, strict=True):
+        for i, (o, d, w) in enumerate(zip(outs, dims, wanted, strict=True)):
             if w is None:
                 if d is not None:
-                    raise ValueError("vmap: out_axes=None for an output that is batched")
+                    raise BatchedOutputError(i)
                 res.append(o)
             elif d is None:
                 aval = core.get_aval(o)
@@ -131,5 +166,5 @@ def vmap_jaxpr(closed, in_dims, size, out_dims_wanted=None):
     return simplify(jaxpr)
 
 
-__all__ = ["vmap_rules", "defvectorized", "defbroadcasting", "vmap_jaxpr", "vmap_eval",
-           "moveaxis", "bdim_to_front"]
+__all__ = ["vmap_rules", "defvectorized", "defbroadcasting", "align_batched", "vmap_jaxpr",
+           "vmap_eval", "moveaxis", "bdim_to_front", "BatchedOutputError"]

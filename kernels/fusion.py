@@ -1,0 +1,469 @@
+"""Fusion planning: a Jaxpr becomes a backend-neutral `Plan` of steps.  Pure Python, no Numba.
+
+Input: a Jaxpr after `passes.prepare` (calls inlined, dead code removed).  Output: a `Plan`
+that the CPU emitter (`emit_cpu.py`) and a CUDA emitter both turn into code.  The plan holds
+every decision; a backend only chooses how to spell each step.
+
+Data structures (all read-only once built):
+
+- `IndexMap(exprs)`: where a loop reads an array.  One `(axis, stride, offset)` per *source*
+  dimension: the source index is `offset + stride * i[axis]`, or just `offset` when `axis` is
+  None (`i` = the loop indices).  broadcast_in_dim, transpose, squeeze, rev, static slice and
+  reshapes that only add or drop size-1 dims are such maps ("views"): they never become
+  loops or buffers of their own unless something outside a loop needs them.
+- `Read(atom, imap)`: an operand of a loop-body equation.  `atom` is a `Literal`, or a `Var`
+  that is *local* to the loop (computed earlier in the same body: `imap` is None), or a
+  *materialized* Var read through `imap` (`imap` None for rank-0 values, held as scalars).
+- `Loop(shape, body, writes)`: one fused loop nest over the iteration space `shape`.
+  `body` is a list of `(eqn, reads)`, in order: elementwise equations, view equations
+  acting as copies (their one read carries the view's map), and reductions (their operand
+  has the loop's shape; their output, of the kept axes, is written when the reduction
+  completes).  `writes` lists the Vars of the loop's shape that leave the loop (stored at
+  the loop index).  A rank-0 `Loop` is straight-line scalar code.
+- `Op(eqn)`: one equation emitted by a per-primitive rule: dot_general, gather, scatter,
+  scatter_add, dynamic_slice, dynamic_update_slice, pad, concatenate, general reshape.
+  Its operands and outputs are materialized.
+- `Control(eqn, subplans)`: a higher-order primitive (cond, switch, while, scan, ...)
+  with one sub-`Plan` per ClosedJaxpr in its params, in the order of `subjaxprs(eqn)`.
+  Backends emit a real branch or loop around the sub-plans' code.
+- `Plan(jaxpr, steps, materialized, storage, outputs)`: `materialized` is the set of Vars
+  that exist outside loops (rank-0 ones are scalars, the rest buffers); `storage` maps each
+  non-rank-0 materialized Var produced by a step to a `Storage` (buffer reuse: a Var may get
+  the storage of a buffer whose last use has passed, same dtype and size; `reshape` Ops and
+  in-place updates alias their operand's storage).  Program outputs never share storage
+  with inputs or with each other's live temporaries.
+
+Partitioning (greedy, in program order, as XLA's loop fusion): every elementwise or
+reduction equation starts a node; a node merges into its producer's node when the value
+flows between them at the same index (same iteration shape, identity map), the producer is
+not a reduction, and the merge creates no cycle through other nodes.  A value leaves its
+loop (is materialized) when it is a program output, is read by another node, or is read
+through a non-identity map.
+"""
+import heapq
+import itertools
+from dataclasses import dataclass, field
+
+from xforms.ir import ClosedJaxpr, Jaxpr, Literal, Var
+
+# ---- primitive classes (by name, so that any backend can share them) -------------------------
+ELEMENTWISE = frozenset("""
+neg add sub mul div rem pow integer_pow sqrt rsqrt cbrt exp exp2 log expm1 log1p logistic
+sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh atan2 max min abs sign floor ceil
+round eq ne lt le gt ge and or xor not is_finite select_n convert_element_type real imag conj
+complex stop_gradient iota copy
+""".split())
+VIEWS = frozenset("broadcast_in_dim transpose squeeze rev slice reshape".split())
+REDUCTIONS = frozenset("""reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or
+argmax argmin""".split())
+
+
+def subjaxprs(eqn):
+    """The ClosedJaxprs in an equation's params, in a fixed order: (param name, index, jaxpr)."""
+    out = []
+    for k in sorted(eqn.params):
+        v = eqn.params[k]
+        if isinstance(v, ClosedJaxpr):
+            out.append((k, None, v))
+        elif isinstance(v, tuple) and v and all(isinstance(x, ClosedJaxpr) for x in v):
+            out.extend((k, i, x) for i, x in enumerate(v))
+    return out
+
+
+# ---- index maps ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class IndexMap:
+    exprs: tuple          # per source dim: (axis or None, stride, offset)
+
+    @staticmethod
+    def identity(ndim):
+        return IndexMap(tuple((d, 1, 0) for d in range(ndim)))
+
+    def is_identity(self, loop_ndim):
+        return len(self.exprs) == loop_ndim and all(
+            e == (d, 1, 0) for d, e in enumerate(self.exprs))
+
+    def compose(self, inner):
+        """self maps view-index -> source-index; inner maps loop-index -> view-index."""
+        out = []
+        for ax, st, off in self.exprs:
+            if ax is None:
+                out.append((None, 0, off))
+                continue
+            iax, ist, ioff = inner.exprs[ax]
+            out.append((iax, st * ist if iax is not None else 0, off + st * ioff))
+        return IndexMap(tuple(out))
+
+
+def view_map(eqn):
+    """IndexMap of a view equation (output index -> operand index), or None if the
+    equation is not a pure index map (e.g. a reshape that merges dimensions)."""
+    name, p = eqn.prim.name, eqn.params
+    src = eqn.invars[0].aval.shape
+    dst = eqn.outvars[0].aval.shape
+    if name == "broadcast_in_dim":
+        return IndexMap(tuple((None, 0, 0) if n == 1 and dst[d] != 1 else (d, 1, 0)
+                              for n, d in zip(src, p["broadcast_dimensions"])))
+    if name == "transpose":
+        perm = p["permutation"]
+        inv = [perm.index(d) for d in range(len(perm))]
+        return IndexMap(tuple((inv[d], 1, 0) for d in range(len(src))))
+    if name == "squeeze":
+        dims, out, k = p["dimensions"], [], 0
+        for d in range(len(src)):
+            if d in dims:
+                out.append((None, 0, 0))
+            else:
+                out.append((k, 1, 0))
+                k += 1
+        return IndexMap(tuple(out))
+    if name == "rev":
+        return IndexMap(tuple((d, -1, n - 1) if d in p["dimensions"] else (d, 1, 0)
+                              for d, n in enumerate(src)))
+    if name == "slice":
+        return IndexMap(tuple((d, st, s) for d, (s, st) in
+                              enumerate(zip(p["start_indices"], p["strides"]))))
+    if name == "reshape":
+        big_src = [d for d, n in enumerate(src) if n != 1]
+        big_dst = [d for d, n in enumerate(dst) if n != 1]
+        if [src[d] for d in big_src] != [dst[d] for d in big_dst]:
+            return None
+        where = dict(zip(big_src, big_dst))
+        return IndexMap(tuple((where[d], 1, 0) if d in where else (None, 0, 0)
+                              for d in range(len(src))))
+    return None
+
+
+# ---- plan steps ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Read:
+    atom: object            # Var or Literal
+    imap: object = None     # IndexMap for materialized non-scalar reads; None otherwise
+
+
+@dataclass
+class Loop:
+    shape: tuple
+    body: list              # [(eqn, [Read, ...]), ...]
+    writes: list            # Vars written out at the loop index
+
+    kind = "loop"
+
+
+@dataclass
+class Op:
+    eqn: object
+    kind = "op"
+
+
+@dataclass
+class Control:
+    eqn: object
+    subplans: list          # one Plan per entry of subjaxprs(eqn)
+    kind = "control"
+
+
+@dataclass(eq=False)
+class Storage:
+    """One buffer.  Several Vars may live in it one after the other (reuse) or at once
+    (reshape views); `owner` is the Var that last took it over."""
+    dtype: object
+    size: int
+    id: int
+    owner: object = None
+    is_output: bool = False
+    external: bool = False   # a program input or constant: never written, never reused
+
+
+@dataclass
+class Plan:
+    jaxpr: Jaxpr
+    steps: list
+    materialized: set
+    storage: dict = field(default_factory=dict)     # Var -> Storage
+    reuse: dict = field(default_factory=dict)       # Var -> Var whose buffer it takes over
+    outputs: list = field(default_factory=list)     # jaxpr.outvars
+
+    def dump(self):
+        """A readable listing of the plan, for XFORMS_DUMP=1 and tests."""
+        lines = []
+        for k, st in enumerate(self.steps):
+            if st.kind == "loop":
+                prims = " ".join(e.prim.name for e, _ in st.body)
+                lines.append(f"step {k}: loop {st.shape}: {prims} -> {len(st.writes)} writes")
+            elif st.kind == "op":
+                lines.append(f"step {k}: op {st.eqn.prim.name}")
+            else:
+                lines.append(f"step {k}: control {st.eqn.prim.name} "
+                             f"({len(st.subplans)} sub-plans)")
+        return "\n".join(lines)
+
+
+# ---- partitioning ---------------------------------------------------------------------------
+class _Node:
+    __slots__ = ("idx", "eqn", "kind", "shape", "reads", "group")
+
+    def __init__(self, idx, eqn, kind, shape):
+        self.idx, self.eqn, self.kind, self.shape = idx, eqn, kind, shape
+        self.reads, self.group = [], None
+
+
+def _iter_shape(eqn):
+    name = eqn.prim.name
+    if name in REDUCTIONS:
+        return eqn.invars[0].aval.shape
+    return eqn.outvars[0].aval.shape
+
+
+def plan_jaxpr(jaxpr, plan_sub=None):
+    """Partition `jaxpr` into a `Plan`.  `plan_sub(closed_jaxpr) -> Plan` plans sub-programs
+    of control-flow equations (defaults to this function)."""
+    plan_sub = plan_sub or (lambda c: plan_jaxpr(c.jaxpr))
+    outset = {v for v in jaxpr.outvars if isinstance(v, Var)}
+
+    # 1. views: fold chains of index maps onto their root (a Var produced elsewhere, or a
+    #    Literal); a view whose value is needed outside a loop becomes a copy node.
+    views = {}
+    for eqn in jaxpr.eqns:
+        if eqn.prim.name in VIEWS:
+            m = view_map(eqn)
+            if m is not None:
+                src = eqn.invars[0]
+                if isinstance(src, Var) and src in views:
+                    root, inner = views[src]
+                    views[eqn.outvars[0]] = (root, inner.compose(m))
+                else:
+                    views[eqn.outvars[0]] = (src, m)
+
+    def fused_read(atom):
+        if isinstance(atom, Var) and atom in views:
+            root, m = views[atom]
+            return Read(root, None if not m.exprs else m)
+        if isinstance(atom, Literal) or not atom.aval.shape:
+            return Read(atom, None)
+        return Read(atom, IndexMap.identity(len(atom.aval.shape)))
+
+    needed_views = set(v for v in outset if v in views)
+    for eqn in jaxpr.eqns:
+        fusible = eqn.prim.name in ELEMENTWISE or eqn.prim.name in REDUCTIONS or (
+            eqn.prim.name in VIEWS and eqn.outvars[0] in views)
+        if not fusible:
+            needed_views.update(a for a in eqn.invars if isinstance(a, Var) and a in views)
+
+    # 2. nodes and their reads
+    nodes, producer = [], {}
+    for eqn in jaxpr.eqns:
+        name = eqn.prim.name
+        if name in VIEWS and eqn.outvars[0] in views:
+            if eqn.outvars[0] not in needed_views:
+                continue
+            node = _Node(len(nodes), eqn, "loop", eqn.outvars[0].aval.shape)
+            node.reads = [fused_read(eqn.outvars[0])]     # a copy of the view's root
+        elif name in ELEMENTWISE or name in REDUCTIONS:
+            node = _Node(len(nodes), eqn, "loop", _iter_shape(eqn))
+            node.reads = [fused_read(a) for a in eqn.invars]
+        elif subjaxprs(eqn):
+            node = _Node(len(nodes), eqn, "control", None)
+            node.reads = [Read(a) for a in eqn.invars]
+        else:
+            node = _Node(len(nodes), eqn, "op", None)
+            node.reads = [Read(a) for a in eqn.invars]
+        nodes.append(node)
+        for v in eqn.outvars:
+            producer[v] = node
+
+    # 3. edges between nodes; "local" edges may be fused
+    succs = [set() for _ in nodes]
+    edges = {}     # (producer idx, consumer idx) -> all edges local?
+    for node in nodes:
+        for r in node.reads:
+            if not isinstance(r.atom, Var) or r.atom not in producer:
+                continue
+            p = producer[r.atom]
+            local = (node.kind == "loop" and p.kind == "loop" and p.shape == node.shape
+                     and p.eqn.prim.name not in REDUCTIONS and r.atom not in views
+                     and (r.imap is None and not node.shape or
+                          r.imap is not None and r.imap.is_identity(len(node.shape))))
+            key = (p.idx, node.idx)
+            edges[key] = edges.get(key, True) and local
+            succs[p.idx].add(node.idx)
+
+    # 4. greedy merging along local edges, refusing merges that would close a cycle
+    for node in nodes:
+        node.group = [node]
+    for node in nodes:
+        if node.kind != "loop":
+            continue
+        for r in node.reads:
+            if not isinstance(r.atom, Var) or r.atom not in producer:
+                continue
+            p = producer[r.atom]
+            if p.group is node.group or not edges.get((p.idx, node.idx)):
+                continue
+            if _can_merge(p.group, node.group, edges, succs, nodes):
+                merged = p.group + node.group
+                for n in merged:
+                    n.group = merged
+
+    # 5. schedule groups topologically (Kahn, earliest first)
+    groups, seen = [], set()
+    for node in nodes:
+        if id(node.group) not in seen:
+            seen.add(id(node.group))
+            groups.append(sorted(node.group, key=lambda n: n.idx))
+    order = _toposort(groups, succs, nodes)
+
+    # 6. materialization and steps
+    group_of = {n.idx: id(n.group) for n in nodes}
+    materialized = set(jaxpr.invars) | set(jaxpr.constvars)
+    for node in nodes:
+        for r in node.reads:
+            a = r.atom
+            if isinstance(a, Var) and a in producer:
+                if group_of[producer[a].idx] != group_of[node.idx] or (
+                        r.imap is not None and not r.imap.is_identity(len(node.shape or ()))):
+                    materialized.add(a)
+    materialized |= outset
+    for node in nodes:
+        if node.kind != "loop" or node.eqn.prim.name in REDUCTIONS:
+            materialized.update(node.eqn.outvars)
+    steps = []
+    for g in order:
+        head = g[0]
+        if head.kind == "loop":
+            body = [(n.eqn, n.reads) for n in g]
+            writes = [v for n in g if n.eqn.prim.name not in REDUCTIONS
+                      for v in n.eqn.outvars if v in materialized]
+            steps.append(Loop(head.shape, body, writes))
+        elif head.kind == "op":
+            steps.append(Op(head.eqn))
+        else:
+            steps.append(Control(head.eqn, [plan_sub(c) for _, _, c in subjaxprs(head.eqn)]))
+    plan = Plan(jaxpr, steps, materialized, outputs=list(jaxpr.outvars))
+    assign_storage(plan)
+    return plan
+
+
+def _can_merge(gp, gc, edges, succs, nodes):
+    """Merging producer group gp with consumer group gc is legal when every edge between
+    them is local and no path leads from gp to gc through another group."""
+    ids_p = {n.idx for n in gp}
+    ids_c = {n.idx for n in gc}
+    for a in ids_p:
+        for b in succs[a]:
+            if b in ids_c and not edges[(a, b)]:
+                return False
+    limit = max(ids_c)             # edges go forward: a group starting later cannot reach gc
+    start = [nodes[b].group for a in ids_p for b in succs[a]
+             if b not in ids_p and b not in ids_c]
+    seen = {id(g) for g in start}
+    stack = list(start)
+    while stack:
+        g = stack.pop()
+        if min(n.idx for n in g) > limit:
+            continue
+        for n in g:
+            for b in succs[n.idx]:
+                if b in ids_c:
+                    return False
+                h = nodes[b].group
+                if id(h) not in seen and b not in ids_p:
+                    seen.add(id(h))
+                    stack.append(h)
+    return True
+
+
+def _toposort(groups, succs, nodes):
+    index = {}
+    for gi, g in enumerate(groups):
+        for n in g:
+            index[n.idx] = gi
+    indeg = [0] * len(groups)
+    gsuccs = [set() for _ in groups]
+    for gi, g in enumerate(groups):
+        for n in g:
+            for b in succs[n.idx]:
+                gj = index[b]
+                if gj != gi and gj not in gsuccs[gi]:
+                    gsuccs[gi].add(gj)
+                    indeg[gj] += 1
+    ready = [(g[0].idx, gi) for gi, g in enumerate(groups) if indeg[gi] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, gi = heapq.heappop(ready)
+        order.append(groups[gi])
+        for gj in gsuccs[gi]:
+            indeg[gj] -= 1
+            if indeg[gj] == 0:
+                heapq.heappush(ready, (groups[gj][0].idx, gj))
+    assert len(order) == len(groups), "fusion produced a cyclic schedule"
+    return order
+
+
+# ---- storage: buffer reuse by liveness ---------------------------------------------------
+INPLACE_OPS = frozenset(["scatter", "scatter_add", "dynamic_update_slice"])
+
+
+def _step_reads(step):
+    if step.kind == "loop":
+        return [r.atom for _, reads in step.body for r in reads if isinstance(r.atom, Var)]
+    return [a for a in step.eqn.invars if isinstance(a, Var)]
+
+
+def _step_defs(step):
+    if step.kind == "loop":
+        return [v for e, _ in step.body for v in e.outvars]
+    return list(step.eqn.outvars)
+
+
+def assign_storage(plan):
+    """Give every non-scalar materialized Var a Storage, reusing dead buffers."""
+    jaxpr, steps = plan.jaxpr, plan.steps
+    outs = {v for v in jaxpr.outvars if isinstance(v, Var)}
+    last = {}
+    for k, st in enumerate(steps):
+        for a in _step_reads(st):
+            last[a] = k
+    for a in outs:
+        last[a] = len(steps)
+    storage, reuse, free, ids = plan.storage, plan.reuse, {}, itertools.count()
+    live_until, pending, freed = {}, {}, set()
+
+    def extend(s, k):
+        live_until[s] = max(live_until.get(s, k), k)
+        pending.setdefault(live_until[s], []).append(s)
+
+    for v in list(jaxpr.constvars) + list(jaxpr.invars):
+        if v.aval.shape:
+            storage[v] = Storage(v.aval.dtype, v.aval.size, next(ids), v, v in outs, True)
+    for k, st in enumerate(steps):
+        for v in _step_defs(st):
+            if v not in plan.materialized or not v.aval.shape:
+                continue
+            s, src = None, st.eqn.invars[0] if st.kind == "op" else None
+            if st.kind == "op" and st.eqn.prim.name == "reshape" and src in storage:
+                s = storage[src]                                 # a view of the same buffer
+            elif (st.kind == "op" and st.eqn.prim.name in INPLACE_OPS and src in storage
+                  and not storage[src].external and not storage[src].is_output
+                  and storage[src].owner is src and live_until[storage[src]] <= k):
+                s = storage[src]                                 # update in place
+                s.owner, reuse[v] = v, src
+                freed.discard(s)
+            if s is None:
+                pool = free.get((v.aval.dtype, v.aval.size))
+                if pool:
+                    s = pool.pop()
+                    freed.discard(s)
+                    reuse[v], s.owner = s.owner, v
+                else:
+                    s = Storage(v.aval.dtype, v.aval.size, next(ids), v)
+            storage[v] = s
+            s.is_output = s.is_output or v in outs
+            extend(s, last.get(v, k))
+        for s in pending.pop(k, []):
+            if (live_until[s] == k and not s.is_output and not s.external
+                    and s not in freed):
+                freed.add(s)
+                free.setdefault((s.dtype, s.size), []).append(s)
+    return plan

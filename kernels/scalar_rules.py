@@ -1,0 +1,250 @@
+"""Scalar expressions for the equations inside fused loops: one rule per primitive.
+
+`scalar_rules[name](ctx, *args) -> str` turns argument expressions (names, typed literals or
+array reads) into a Python/Numba expression for one element.  `ctx` gives the equation's
+`params`, `in_dtypes`, `dtype` (the output dtype), `lit(value, dtype)` for typed literals
+(Numba would widen float32 arithmetic with a bare `2.0`) and `fn(prim)` for the fast math
+function of a transcendental (a vectorisable `kernels.vecmath` function when one exists).
+`register_scalar_rule(name, rule, target=None)` adds or overrides a rule, per target.
+
+Semantics follow the NumPy implementations: integer `//` and `%` floor (Numba's Python
+semantics), `max`/`min` propagate NaN like `np.maximum`, `round` is half-to-even (`np.rint`),
+`sign(nan)` is nan and `sign(-0.0)` is 0.0, int32 results are cast back to int32 (Numba
+computes small integers in int64).
+"""
+import numpy as np
+
+scalar_rules = {}
+_target_rules = {}
+
+
+def register_scalar_rule(name, rule, target=None):
+    """Register `rule(ctx, *args) -> str` for primitive `name` (for one target, or all)."""
+    if target is None:
+        scalar_rules[name] = rule
+    else:
+        _target_rules[(target, name)] = rule
+
+
+def get_scalar_rule(name, target="cpu"):
+    return _target_rules.get((target, name)) or scalar_rules.get(name)
+
+
+def _kind(dt):
+    return np.dtype(dt).kind
+
+
+def _fmt(x, op):
+    return lambda ctx, *a: op.format(*a)
+
+
+def _binary(op):
+    def rule(ctx, x, y):
+        dt = ctx.dtype
+        if _kind(dt) == "b":    # NumPy's bool arithmetic is logical
+            return {"+": f"({x} or {y})", "*": f"({x} and {y})"}.get(op, f"bool({x} {op} {y})")
+        return ctx.cast(f"{x} {op} {y}", dt)
+    return rule
+
+
+for _n, _op in (("add", "+"), ("sub", "-"), ("mul", "*")):
+    scalar_rules[_n] = _binary(_op)
+
+
+def _div(ctx, x, y):
+    if _kind(ctx.dtype) in "iu":
+        return ctx.cast(f"{x} // {y}", ctx.dtype)     # floor division, x // 0 == 0
+    return f"{x} / {y}"
+
+
+def _rem(ctx, x, y):
+    return ctx.cast(f"{x} % {y}", ctx.dtype)          # Python/NumPy sign-of-divisor remainder
+
+
+scalar_rules["div"] = _div
+scalar_rules["rem"] = _rem
+scalar_rules["neg"] = lambda ctx, x: (f"(not {x})" if _kind(ctx.dtype) == "b"
+                                      else ctx.cast(f"-{x}", ctx.dtype))
+scalar_rules["pow"] = lambda ctx, x, y: f"{x} ** {y}"
+
+
+def _integer_pow(ctx, x, *, y=None):
+    y = ctx.params["y"]
+    one = ctx.lit(1, ctx.dtype)
+    if y == 0:
+        return one
+    n = abs(y)
+    if n <= 8:
+        e = " * ".join([x] * n)          # what XLA/JAX do: repeated multiplication
+    else:
+        e = f"{x} ** {n}"
+    e = ctx.cast(e, ctx.dtype)
+    if y < 0:
+        if _kind(ctx.dtype) in "iu":
+            return ctx.cast(f"{ctx.lit(1.0, np.float64)} / ({e})", ctx.dtype)
+        return f"{one} / ({e})"
+    return e
+
+
+scalar_rules["integer_pow"] = _integer_pow
+scalar_rules["sqrt"] = lambda ctx, x: f"{ctx.fn('sqrt')}({x})"
+scalar_rules["rsqrt"] = lambda ctx, x: f"{ctx.lit(1, ctx.dtype)} / {ctx.fn('sqrt')}({x})"
+scalar_rules["cbrt"] = lambda ctx, x: f"np.cbrt({x})"
+
+
+def _unary_fn(prim):
+    return lambda ctx, x: f"{ctx.fn(prim)}({x})"
+
+
+for _p in ("exp", "exp2", "log", "expm1", "log1p", "sin", "cos", "tan", "asin",
+           "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"):
+    scalar_rules[_p] = _unary_fn(_p)
+scalar_rules["atan2"] = lambda ctx, x, y: f"{ctx.fn('atan2')}({x}, {y})"
+
+
+def _logistic(ctx, x):
+    fn = ctx.fn("logistic")
+    if fn:
+        return f"{fn}({x})"
+    one = ctx.lit(1, ctx.dtype)
+    return f"{one} / ({one} + {ctx.fn('exp')}(-{x}))"
+
+
+scalar_rules["logistic"] = _logistic
+
+
+def _max(ctx, x, y):
+    k = _kind(ctx.dtype)
+    if k == "f":      # np.maximum: NaN in either operand gives NaN
+        return f"({x} if {x} >= {y} or {x} != {x} else {y})"
+    if k == "b":
+        return f"({x} or {y})"
+    return ctx.cast(f"max({x}, {y})", ctx.dtype)
+
+
+def _min(ctx, x, y):
+    k = _kind(ctx.dtype)
+    if k == "f":
+        return f"({x} if {x} <= {y} or {x} != {x} else {y})"
+    if k == "b":
+        return f"({x} and {y})"
+    return ctx.cast(f"min({x}, {y})", ctx.dtype)
+
+
+scalar_rules["max"] = _max
+scalar_rules["min"] = _min
+
+
+def _abs(ctx, x):
+    if _kind(ctx.in_dtypes[0]) == "b":
+        return x
+    return ctx.cast(f"abs({x})", ctx.dtype)
+
+
+def _sign(ctx, x):
+    k = _kind(ctx.dtype)
+    if k == "f":
+        one, zero = ctx.lit(1, ctx.dtype), ctx.lit(0, ctx.dtype)
+        return f"({one} if {x} > {zero} else (-{one} if {x} < {zero} else ({x} if {x} != {x} else {zero})))"
+    if k == "c":
+        return f"({x} / abs({x}) if {x} != 0 else {ctx.lit(0, ctx.dtype)})"
+    if k == "b":
+        return x
+    return ctx.cast(f"({x} > 0) - ({x} < 0)", ctx.dtype)
+
+
+scalar_rules["abs"] = _abs
+scalar_rules["sign"] = _sign
+scalar_rules["floor"] = lambda ctx, x: f"np.floor({x})"
+scalar_rules["ceil"] = lambda ctx, x: f"np.ceil({x})"
+scalar_rules["round"] = lambda ctx, x: f"np.rint({x})"   # half to even, as np.round
+
+for _n, _op in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"),
+                ("ge", ">=")):
+    scalar_rules[_n] = _fmt(None, "({0} " + _op + " {1})")
+
+
+def _bitwise(op, logical):
+    def rule(ctx, x, y):
+        if _kind(ctx.dtype) == "b":
+            return f"({x} {logical} {y})"
+        return ctx.cast(f"({x} {op} {y})", ctx.dtype)
+    return rule
+
+
+scalar_rules["and"] = _bitwise("&", "and")
+scalar_rules["or"] = _bitwise("|", "or")
+scalar_rules["xor"] = _bitwise("^", "!=")
+scalar_rules["not"] = lambda ctx, x: (f"(not {x})" if _kind(ctx.dtype) == "b"
+                                      else ctx.cast(f"~{x}", ctx.dtype))
+scalar_rules["is_finite"] = lambda ctx, x: f"np.isfinite({x})"
+
+
+def _select_n(ctx, which, *cases):
+    if len(cases) == 1:
+        return cases[0]
+    if _kind(ctx.in_dtypes[0]) == "b":
+        return f"({cases[1]} if {which} else {cases[0]})"
+    expr = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        expr = f"({cases[k]} if {which} == {k} else {expr})"
+    return expr
+
+
+scalar_rules["select_n"] = _select_n
+
+
+def convert(ctx, x, src, dst):
+    """Expression converting `x` from dtype src to dst with NumPy's astype semantics."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst:
+        return x
+    ks, kd = src.kind, dst.kind
+    if kd == "b":
+        return f"({x} != 0)"
+    if ks == "c" and kd != "c":
+        x = f"{x}.real"
+    if ks == "b" and kd in "iuf":
+        return f"np.{dst.name}(1 if {x} else 0)"
+    return f"np.{dst.name}({x})"
+
+
+scalar_rules["convert_element_type"] = lambda ctx, x: convert(ctx, x, ctx.in_dtypes[0],
+                                                              ctx.dtype)
+scalar_rules["real"] = lambda ctx, x: f"{x}.real" if _kind(ctx.in_dtypes[0]) == "c" else x
+scalar_rules["imag"] = lambda ctx, x: (f"{x}.imag" if _kind(ctx.in_dtypes[0]) == "c"
+                                       else ctx.lit(0, ctx.dtype))
+scalar_rules["conj"] = lambda ctx, x: (f"{x}.conjugate()" if _kind(ctx.in_dtypes[0]) == "c"
+                                       else x)
+scalar_rules["complex"] = lambda ctx, x, y: f"np.{np.dtype(ctx.dtype).name}(complex({x}, {y}))"
+scalar_rules["stop_gradient"] = lambda ctx, x: x
+scalar_rules["copy"] = lambda ctx, x: x
+scalar_rules["iota"] = lambda ctx: convert(ctx, ctx.index(ctx.params["dimension"]), np.int64,
+                                           ctx.params["dtype"])
+
+# ---- math function names --------------------------------------------------------------------
+# Fallbacks when kernels.vecmath has no entry (or for complex numbers, via cmath).
+MATH_FUNCS = {
+    "exp": "math.exp", "exp2": "np.exp2", "log": "math.log", "expm1": "math.expm1",
+    "log1p": "math.log1p", "sin": "math.sin", "cos": "math.cos", "tan": "math.tan",
+    "asin": "math.asin", "acos": "math.acos", "atan": "math.atan", "sinh": "math.sinh",
+    "cosh": "math.cosh", "tanh": "math.tanh", "asinh": "math.asinh", "acosh": "math.acosh",
+    "atanh": "math.atanh", "atan2": "math.atan2", "sqrt": "math.sqrt", "logistic": None,
+}
+CMATH_FUNCS = {
+    "exp": "cmath.exp", "log": "cmath.log", "sin": "cmath.sin", "cos": "cmath.cos",
+    "tan": "cmath.tan", "sinh": "cmath.sinh", "cosh": "cmath.cosh", "tanh": "cmath.tanh",
+    "asin": "cmath.asin", "acos": "cmath.acos", "atan": "cmath.atan", "asinh": "cmath.asinh",
+    "acosh": "cmath.acosh", "atanh": "cmath.atanh", "sqrt": "cmath.sqrt",
+    "exp2": "np.exp2", "expm1": "np.expm1", "log1p": "np.log1p", "logistic": None,
+}
+
+# initial accumulator values of the reductions
+REDUCTION_INIT = {
+    "reduce_sum": lambda dt: 0, "reduce_prod": lambda dt: 1,
+    "reduce_and": lambda dt: True, "reduce_or": lambda dt: False,
+    "reduce_max": lambda dt: (-np.inf if np.dtype(dt).kind == "f" else
+                              False if np.dtype(dt).kind == "b" else np.iinfo(dt).min),
+    "reduce_min": lambda dt: (np.inf if np.dtype(dt).kind == "f" else
+                              True if np.dtype(dt).kind == "b" else np.iinfo(dt).max),
+}

@@ -1,0 +1,278 @@
+"""Accuracy and special-value tests for kernels.vecmath.
+
+Every function is compiled into an ``@njit`` element-wise loop (the way the
+generated kernels call it) and compared against NumPy evaluated in extended
+precision (``np.longdouble``), in ulps of the output dtype.  No timing
+assertions.
+"""
+
+import math
+import warnings
+
+import numba
+import numpy as np
+import pytest
+from llvmlite import binding as llvm_binding
+
+from kernels import vecmath as vm
+
+LD = np.longdouble
+# the float64 ulp measurements need a reference with >= 64 mantissa bits
+HAVE_EXTENDED = np.finfo(LD).nmant >= 63
+DTYPES = (np.float64, np.float32)
+
+
+def _logistic_ref(x):
+    x = np.asarray(x, dtype=LD)
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+REF = {
+    "exp": np.exp,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log1p": np.log1p,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "logistic": _logistic_ref,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "atan": np.arctan,
+}
+# the *_bounded trig variants agree with the exact ones on |x| <= TRIG_MAX_ARG
+BOUNDED = {"sin": "vm_sin_bounded", "cos": "vm_cos_bounded", "tan": "vm_tan_bounded"}
+
+
+def _pm(v):
+    return np.concatenate([v, -v])
+
+
+def _domain(name, n=100_000):
+    """~n float64 points: log-spaced magnitudes (tiny .. large) + a dense core."""
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    m = n // 4
+
+    def mags(lo, hi, k):
+        return 10.0 ** rng.uniform(lo, hi, k)
+
+    if name == "exp":
+        parts = [rng.uniform(-746, 710, 2 * m), _pm(mags(-320, 2.86, m // 2)),
+                 rng.uniform(-1, 1, m)]
+    elif name == "expm1":
+        parts = [rng.uniform(-50, 710, m), _pm(mags(-320, 2.86, m)), rng.uniform(-1, 1, m)]
+    elif name == "log":
+        parts = [mags(-323.5, 308.2, 2 * m), rng.uniform(0.5, 2, m),
+                 1 + _pm(mags(-16, -1, m // 2))]
+    elif name == "log1p":
+        parts = [mags(-323.5, 308.2, m), -mags(-323.5, -1e-9, m), rng.uniform(-1, 3, 2 * m)]
+    elif name in ("sin", "cos", "tan"):
+        parts = [_pm(mags(-320, 6, m)), rng.uniform(-10, 10, m),
+                 rng.uniform(-vm.TRIG_MAX_ARG, vm.TRIG_MAX_ARG, m)]
+    elif name in ("tanh", "logistic", "sinh", "cosh"):
+        hi = 2.86 if name in ("sinh", "cosh", "logistic") else 2.0
+        parts = [_pm(mags(-320, hi, m)), rng.uniform(-3, 3, m), rng.uniform(-40, 40, m)]
+    elif name == "atan":
+        parts = [_pm(mags(-320, 308, m)), rng.uniform(-4, 4, 2 * m)]
+    else:  # pragma: no cover
+        raise KeyError(name)
+    return np.concatenate(parts)
+
+
+SPECIALS = np.array([
+    0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan,
+    5e-324, -5e-324, 1e-310, -1e-310, 2.2250738585072014e-308, -2.2250738585072014e-308,
+    1e-300, -1e-300, 1e-20, -1e-20, 1e-9, -1e-9, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0,
+    0.9999999999999999, 1.0000000000000002, -0.9999999999999999,
+    19.0, 22.0, 40.0, 88.72, 89.0, -103.9, -104.0,
+    709.7, 709.78, 709.79, 710.0, 710.4758, 710.48, 711.0, 1000.0,
+    -708.0, -709.9, -740.0, -745.1, -745.2, -746.0, -1000.0,
+    1e5, -1e5, 1e6, -1e6, 1e6 + 1, 1e7, -1e7, 1e15, 1e22, -1e22, 1e300, 1e308,
+    1.7976931348623157e308, -1.7976931348623157e308,
+    np.pi / 2, -np.pi / 2, np.pi, 3 * np.pi / 2, 1e6 * np.pi,
+])
+
+_LOOPS = {}
+
+
+def _loop(fname):
+    """One compiled element-wise loop per function (specialised per dtype)."""
+    if fname not in _LOOPS:
+        f = getattr(vm, fname)
+
+        @numba.njit
+        def loop(a, out):
+            # y's type unifies a's dtype with f's result type, so the loop's
+            # return type exposes any float32 -> float64 promotion
+            y = a[0]
+            for i in range(a.size):
+                y = f(a[i])
+                out[i] = y
+            return y
+
+        _LOOPS[fname] = loop
+    return _LOOPS[fname]
+
+
+def _run(fname, x):
+    out = np.empty_like(x)
+    _loop(fname)(x, out)
+    return out
+
+
+def _ulp_errors(y, x, name, dt):
+    """|y - ref| / ulp(ref) for finite non-zero rounded references; exact
+    agreement (value, nan-ness, sign of zero) required elsewhere."""
+    with np.errstate(all="ignore"):
+        ref = REF[name](x.astype(LD))
+        refd = ref.astype(dt)
+    exact = ~np.isfinite(refd) | (refd == 0)
+    same = (y == refd) | (np.isnan(y) & np.isnan(refd))
+    same &= (np.signbit(y) == np.signbit(refd)) | (refd != 0) | np.isnan(refd)
+    bad = exact & ~same
+    assert not bad.any(), f"{name}/{dt.__name__}: mismatch at x={x[bad][:5]!r}: {y[bad][:5]!r} vs {refd[bad][:5]!r}"
+    fin = ~exact
+    spacing = np.spacing(np.abs(refd[fin])).astype(LD)
+    err = np.abs(y[fin].astype(LD) - ref[fin]) / spacing
+    normal = np.abs(refd[fin]) >= np.finfo(dt).tiny
+    return err, normal, x[fin]
+
+
+def _check_bounds(name, dt, x, y):
+    err, normal, xf = _ulp_errors(y, x, name, dt)
+    bound = vm.ERROR_BOUNDS_ULP[(name, np.dtype(dt).name)]
+    if normal.any():
+        worst = int(np.argmax(np.where(normal, err, -1)))
+        assert err[worst] <= bound, (
+            f"{name}/{dt.__name__}: {float(err[worst]):.3f} ulp at x={xf[worst]!r} (bound {bound})")
+    if (~normal).any():
+        sub = float(err[~normal].max())
+        assert sub <= vm.SUBNORMAL_ERROR_BOUND_ULP, f"{name}/{dt.__name__}: subnormal {sub:.3f} ulp"
+
+
+# ---------------------------------------------------------------------------
+
+
+def test_tables_consistent():
+    assert set(vm.VECMATH) == set(REF)
+    for table in (vm.VECMATH, vm.VECMATH_BOUNDED):
+        for name, fname in table.items():
+            assert callable(getattr(vm, fname)), fname
+    for name in vm.VECMATH:
+        for dt in ("float64", "float32"):
+            assert (name, dt) in vm.ERROR_BOUNDS_ULP
+    assert vm.measured_error_bounds() == vm.ERROR_BOUNDS_ULP
+    assert vm.TRIG_MAX_ARG >= 1e5
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize("name", list(REF))
+def test_accuracy_dense(name, dt):
+    if dt is np.float64 and not HAVE_EXTENDED:
+        pytest.skip("np.longdouble has no extra precision on this platform")
+    with np.errstate(all="ignore"):
+        x = _domain(name).astype(dt)
+    y = _run(vm.VECMATH[name], x)
+    assert y.dtype == dt
+    _check_bounds(name, dt, x, y)
+
+
+@pytest.mark.parametrize("name", list(BOUNDED))
+def test_trig_hard_cases_near_multiples_of_pi_over_2(name):
+    """x = fl(k*pi/2) for every k up to TRIG_MAX_ARG: r = x - k*pi/2 is tiny
+    and only an accurate multi-part reduction keeps the relative error."""
+    if not HAVE_EXTENDED:
+        pytest.skip("np.longdouble has no extra precision on this platform")
+    k = np.arange(1, int(vm.TRIG_MAX_ARG / (np.pi / 2)) + 1)
+    x = (k.astype(LD) * LD("1.57079632679489661923132169163975144")).astype(np.float64)
+    x = x[np.abs(x) <= vm.TRIG_MAX_ARG]
+    y = _run(BOUNDED[name], x)
+    _check_bounds(name, np.float64, x, y)
+    np.testing.assert_array_equal(y, _run(vm.VECMATH[name], x))
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize("name", list(REF))
+def test_special_values(name, dt):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = SPECIALS.astype(dt)
+        y = _run(vm.VECMATH[name], x)
+        if name == "logistic":  # the naive 1/(1+exp(-x)) flushes subnormal results
+            expect = _logistic_ref(x).astype(dt)
+        else:
+            expect = REF[name](x.astype(np.float64)).astype(dt)
+    assert y.dtype == dt
+    # non-finite results and zeros must match NumPy exactly (incl. sign of zero)
+    nonfin = ~np.isfinite(expect) | (expect == 0)
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(expect), err_msg=f"{name} nan at {x}")
+    np.testing.assert_array_equal(y[nonfin], expect[nonfin], err_msg=f"{name} at {x[nonfin]}")
+    zero = expect == 0
+    np.testing.assert_array_equal(np.signbit(y[zero]), np.signbit(expect[zero]),
+                                  err_msg=f"{name}: sign of zero at {x[zero]}")
+    assert np.isfinite(y[~nonfin]).all(), f"{name}: spurious inf/nan at {x[~nonfin & ~np.isfinite(y)]}"
+    if HAVE_EXTENDED or dt is np.float32:
+        _check_bounds(name, dt, x, y)
+
+
+def test_specific_special_values():
+    f64 = np.float64
+    e = _run("vm_exp", np.array([np.inf, -np.inf, 1000.0, -1000.0, -0.0], f64))
+    np.testing.assert_array_equal(e, [np.inf, 0.0, np.inf, 0.0, 1.0])
+    lg = _run("vm_log", np.array([0.0, -0.0, -1.0, np.inf, -np.inf, 5e-324], f64))
+    np.testing.assert_array_equal(lg[:4], [-np.inf, -np.inf, np.nan, np.inf])
+    assert np.isnan(lg[4]) and lg[5] == np.log(5e-324)
+    s = _run("vm_sin", np.array([np.inf, -np.inf, np.nan, -0.0], f64))
+    assert np.isnan(s[:3]).all() and s[3] == 0.0 and np.signbit(s[3])
+    c = _run("vm_cos", np.array([np.inf, -np.inf, np.nan], f64))
+    assert np.isnan(c).all()
+    t = _run("vm_tanh", np.array([np.inf, -np.inf, 0.0, -0.0], f64))
+    np.testing.assert_array_equal(t, [1.0, -1.0, 0.0, -0.0])
+    assert np.signbit(t[3]) and not np.signbit(t[2])
+
+
+@pytest.mark.parametrize("fname", sorted(BOUNDED.values()))
+def test_bounded_trig_nan_beyond_bound_and_exact_fallback(fname):
+    big = np.array([vm.TRIG_MAX_ARG * 1.0000001, -3e6, 1e22, np.inf, np.nan])
+    assert np.isnan(_run(fname, big)).all()
+    name = fname[3:6]
+    ref = getattr(np, name)(big[:3])
+    y = _run(vm.VECMATH[name], big[:3])
+    np.testing.assert_allclose(y, ref, rtol=4e-16, atol=0)
+
+
+@pytest.mark.parametrize("fname", sorted(set(vm.VECMATH.values()) | set(vm.VECMATH_BOUNDED.values())))
+def test_float32_in_float32_out(fname):
+    for dt, nbt in ((np.float32, numba.float32), (np.float64, numba.float64)):
+        y = _run(fname, np.array([0.75, -2.5, 1e-3], dt))
+        assert y.dtype == dt
+    loop = _loop(fname)
+    rtypes = {sig.args[0].dtype: sig.return_type for sig in loop.nopython_signatures}
+    assert rtypes[numba.float32] == numba.float32, rtypes
+    assert rtypes[numba.float64] == numba.float64, rtypes
+
+
+def test_rebuild_with_other_decorator():
+    """rebuild_with re-creates the family with another decorator (the route to
+    e.g. CUDA device functions); here a plain, non-inlining njit."""
+    fam = vm.rebuild_with(lambda f: numba.njit(f))
+    assert set(vm.VECMATH.values()) <= set(fam)
+    x = np.array([-3.0, -0.5, 1e-20, 0.25, 2.0, 30.0])
+    for fname in ("vm_expm1",):
+        g = fam[fname]
+        assert g is not getattr(vm, fname)
+        np.testing.assert_array_equal([g(v) for v in x], [getattr(vm, fname)(v) for v in x])
+
+
+@pytest.mark.skipif("+avx512dq" not in llvm_binding.get_host_cpu_features().flatten(),
+                    reason="vectorisation is only asserted on AVX-512DQ hosts")
+@pytest.mark.parametrize("name", list(REF))
+def test_loops_vectorise(name):
+    """The branch-free functions must not block LLVM loop vectorisation."""
+    loop = _loop(vm.VECMATH_BOUNDED[name])
+    _run(vm.VECMATH_BOUNDED[name], np.ones(8))
+    ir = loop.inspect_llvm(loop.signatures[0])
+    assert "llvm.loop.isvectorized" in ir
+    assert "<4 x double>" in ir or "<8 x double>" in ir

@@ -1,0 +1,414 @@
+"""vmap and the Jacobian transforms built on it: jacfwd, jacrev, hessian.
+
+`vmap` traces the function once per example shape, batches the IR with
+`transforms.vmap.vmap_jaxpr` (rules move batch axes, they never loop), and evaluates the
+result on the current trace, so it nests with grad, jit and itself in any order.
+
+`jacfwd` pushes every basis tangent through ONE batched jvp and `jacrev` pulls every basis
+cotangent through ONE batched vjp; `hessian = jacfwd(jacrev(f))`.
+
+    >>> xf.vmap(lambda x, y: x @ y, in_axes=(0, None))(xnp.ones((5, 3)), xnp.ones(3)).shape
+    (5,)
+    >>> xf.jacfwd(xnp.sin)(xnp.zeros(2))
+    Array([[1., 0.], [0., 1.]])
+"""
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from . import core
+from .ad import vjp_jaxprs
+from .api import _split_aux
+from .avals import is_complex, is_float
+from .primitives.structural import reshape, slice as lax_slice
+from .source_info import describe_function
+from .tracing import flatten_args, trace_flat
+from .transforms.jvp import Zero, instantiate, jvp_eval, tangent_aval
+from .transforms.simplify import simplify
+from .transforms.vmap import BatchedOutputError, vmap_jaxpr
+from .tree_util import tree_flatten, tree_unflatten
+
+
+# ---- axis specifications: pytree prefixes with int / None leaves ---------------------------
+def _check_axes_spec(spec, what):
+    leaves, _ = tree_flatten(spec)     # None is an empty node, so only ints remain
+    for a in leaves:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, (bool, np.bool_)):
+            raise TypeError(f"vmap {what} must be an int, None, or a (nested) tuple/list/dict "
+                            f"of those, but got {spec!r}")
+
+
+def _child_names(td, base):
+    if td.node is dict:
+        return [f"{base}[{k!r}]" for k in td.aux]
+    if td.node == "namedtuple":
+        return [f"{base}.{f}" for f in td.aux[0]._fields]
+    return [f"{base}[{i}]" for i in range(len(td.children))]
+
+
+def _broadcast_prefix(spec, td, name, what, out):
+    """Append (axis, leaf name) for each leaf of `td`, reading `spec` as a tree prefix."""
+    if spec is None or isinstance(spec, (int, np.integer)):
+        if td.node is None:
+            out.append((spec, name))
+        else:
+            for c, n in zip(td.children, _child_names(td, name)):
+                _broadcast_prefix(spec, c, n, what, out)
+        return
+    children, spec_td = tree_flatten(spec, is_leaf=lambda x: x is not spec)
+    if (td.node is None or spec_td.node != td.node or spec_td.aux != td.aux
+            or len(children) != len(td.children)):
+        raise ValueError(f"vmap {what} specification must be a tree prefix of the "
+                         f"corresponding value: got {spec!r} for {name}, whose structure is "
+                         f"{td}")
+    for s, c, n in zip(children, td.children, _child_names(td, name)):
+        _broadcast_prefix(s, c, n, what, out)
+
+
+def _arg_names(fun, n):
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i in range(n):
+        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
+                                                  params[i].POSITIONAL_OR_KEYWORD):
+            names.append(f"argument {params[i].name}")
+        else:
+            names.append(f"args[{i}]")
+    return names
+
+
+def _in_dims(fun, in_axes, args, kwargs, in_tree):
+    """Per flat leaf (axis, name); in_axes covers the positional args, kwargs map at 0."""
+    args_td, kw_td = in_tree.children
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+        raise ValueError(
+            f"vmap in_axes must be an int, None, or a tuple with one entry per positional "
+            f"argument, but {describe_function(fun)} got len(in_axes)={len(in_axes)} "
+            f"(in_axes={in_axes!r}) and {len(args)} positional arguments")
+    out = []
+    names = _arg_names(fun, len(args))
+    for i, (td, name) in enumerate(zip(args_td.children, names)):
+        spec = in_axes[i] if isinstance(in_axes, tuple) else in_axes
+        _broadcast_prefix(spec, td, name, "in_axes", out)
+    for k, td in zip(kw_td.aux or (), kw_td.children):
+        _broadcast_prefix(0, td, f"keyword argument {k}", "in_axes", out)
+    return out
+
+
+def _resolve_in_dims(fun, in_axes, axis_size, args, kwargs, flat, in_tree):
+    """-> (per-leaf non-negative dims or None, batch size); ValueError on bad specs."""
+    spec = _in_dims(fun, in_axes, args, kwargs, in_tree)
+    dims, sizes = [], []
+    for x, (d, name) in zip(flat, spec):
+        if d is None:
+            dims.append(None)
+            continue
+        aval = core.get_aval(x)
+        if not -aval.ndim <= d < aval.ndim:
+            raise ValueError(
+                f"vmap was asked to map {name} of {describe_function(fun)} along axis {d}, "
+                f"which needs rank at least {d + 1 if d >= 0 else -d}, but it has rank "
+                f"{aval.ndim} (shape {aval.shape}); in_axes={in_axes!r}")
+        d = d % aval.ndim
+        dims.append(d)
+        sizes.append((aval.shape[d], d, name, aval))
+    distinct = {s for s, *_ in sizes} | ({axis_size} if axis_size is not None else set())
+    if len(distinct) > 1:
+        lines = "\n".join(f"  * {name} (shape {aval.shape}) has size {s} along axis {d}"
+                          for s, d, name, aval in sizes)
+        extra = f"\n  * axis_size={axis_size}" if axis_size is not None else ""
+        raise ValueError(f"vmap got inconsistent sizes for the axes to be mapped in "
+                         f"{describe_function(fun)} (in_axes={in_axes!r}):\n{lines}{extra}")
+    if not distinct:
+        raise ValueError(f"vmap of {describe_function(fun)}: every in_axes entry is None, so "
+                         "the batch size is unknown; pass axis_size=...")
+    return dims, distinct.pop()
+
+
+def _resolve_out_dims(fun, out_axes, out_tree, out_avals):
+    spec = []
+    _broadcast_prefix(out_axes, out_tree, "output", "out_axes", spec)
+    dims = []
+    for (d, name), aval in zip(spec, out_avals):
+        if d is not None:
+            r = aval.ndim + 1
+            if not -r <= d < r:
+                raise ValueError(f"vmap out_axes={out_axes!r}: axis {d} is out of range for "
+                                 f"{name} of {describe_function(fun)}, which has rank {r} "
+                                 f"with the batch axis (per-example shape {aval.shape})")
+            d = d % r
+        dims.append(d)
+    return dims, [n for _, n in spec]
+
+
+# ---- vmap ------------------------------------------------------------------------------
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+    """Vectorise `fun` over an axis of its inputs (JAX semantics).
+
+    `in_axes`: an int, None, or a tuple with one entry per positional argument, each a
+    pytree prefix of that argument; keyword arguments are mapped over axis 0.  `out_axes`
+    likewise for the output.  `axis_size` is needed when no input is mapped.
+
+    >>> xf.vmap(xnp.dot, in_axes=(0, None))(xnp.ones((4, 3)), xnp.ones(3))
+    Array([3., 3., 3., 3.])
+    """
+    if isinstance(in_axes, list):     # JAX accepts a list for the top-level tuple
+        in_axes = tuple(in_axes)
+    if not (in_axes is None or isinstance(in_axes, (int, np.integer, tuple))):
+        raise TypeError("vmap in_axes must be an int, None, or a tuple of entries, one per "
+                        f"positional argument, but got {in_axes!r}")
+    _check_axes_spec(in_axes, "in_axes")
+    _check_axes_spec(out_axes, "out_axes")
+    if axis_size is not None:
+        axis_size = int(axis_size)
+
+    def call(a, k):          # one stable function object per vmap, so traces are cached
+        return fun(*a, **k)
+
+    @functools.wraps(fun, updated=())
+    def batched(*args, **kwargs):
+        flat, in_tree = flatten_args((args, kwargs))
+        dims, size = _resolve_in_dims(fun, in_axes, axis_size, args, kwargs, flat, in_tree)
+        avals = []
+        for x, d in zip(flat, dims):
+            a = core.get_aval(x)
+            avals.append(a if d is None else
+                         a.update(shape=a.shape[:d] + a.shape[d + 1:]))
+        # mapped leaves are traced abstractly; unmapped ones keep their known values
+        known = [x if d is None else None for x, d in zip(flat, dims)]
+        closed, out_tree, _ = trace_flat(call, known, in_tree, key_extra=("vmap",),
+                                         in_avals=avals)
+        out_dims, out_names = _resolve_out_dims(fun, out_axes, out_tree, closed.out_avals)
+        try:
+            batched_jaxpr = vmap_jaxpr(closed, dims, size, out_dims)
+        except BatchedOutputError as e:
+            raise ValueError(f"vmap of {describe_function(fun)}: out_axes={out_axes!r} asks "
+                             f"for {out_names[e.index]} to be unmapped (None), but it depends "
+                             "on a mapped input; give it an integer out_axes") from None
+        outs = core.eval_jaxpr(batched_jaxpr, *flat)
+        return tree_unflatten(out_tree, [_as_result(o) for o in outs])
+    return batched
+
+
+def _as_result(x):
+    """Eager outputs are `Array`s even when an output is an input passed straight through."""
+    return x if isinstance(x, (core.Tracer, core.Array)) else core.as_array(np.asarray(x))
+
+
+# ---- Jacobians -------------------------------------------------------------------------
+def _argnums_tuple(argnums):
+    nums = (argnums,) if isinstance(argnums, (int, np.integer)) else tuple(argnums)
+    if not nums:
+        raise ValueError("argnums must name at least one argument")
+    return tuple(int(i) for i in nums)
+
+
+def _check_input(name, fun, x, holomorphic):
+    dt = core.get_aval(x).dtype
+    if holomorphic:
+        if not is_complex(dt):
+            raise TypeError(f"{name} with holomorphic=True requires complex inputs, but got "
+                            f"{dt.name} in {describe_function(fun)}")
+    elif not is_float(dt):
+        hint = (" For holomorphic functions pass holomorphic=True." if is_complex(dt) else
+                " Convert integer inputs with .astype(float) or leave them out of argnums.")
+        raise TypeError(f"{name} requires real-valued (float) inputs, but got {dt.name} in "
+                        f"{describe_function(fun)}.{hint}")
+
+
+def _diff_leaves(name, fun, args, argnums, holomorphic):
+    """-> (flat args, in_tree, diff mask, per-argnum (treedef, leaf positions))."""
+    nums = _argnums_tuple(argnums)
+    if max(nums) >= len(args) or min(nums) < -len(args):
+        raise TypeError(f"{name}: argnums={argnums} but {describe_function(fun)} was called "
+                        f"with {len(args)} positional arguments")
+    nums = tuple(i % len(args) for i in nums)
+    flat, in_tree = flatten_args(tuple(args))
+    starts = np.cumsum([0] + [t.num_leaves for t in in_tree.children])
+    diff = [False] * len(flat)
+    groups = []
+    for i in nums:
+        pos = list(range(starts[i], starts[i + 1]))
+        for p in pos:
+            _check_input(name, fun, flat[p], holomorphic)
+            diff[p] = True
+        groups.append((in_tree.children[i], pos))
+    return flat, in_tree, diff, groups, nums
+
+
+_basis_cache = {}   # a few recent bases: building a large identity costs more than using it
+
+
+def _std_basis(avals):
+    """One-hot rows of eye(n) split per leaf: leaf i gets shape (n,) + avals[i].shape."""
+    key = tuple((a.shape, a.dtype) for a in avals)
+    hit = _basis_cache.pop(key, None)
+    if hit is None:
+        n = sum(a.size for a in avals)
+        out, off = [], 0
+        for a in avals:
+            block = np.zeros((n, a.size), a.dtype)
+            block[off:off + a.size] = np.eye(a.size, dtype=a.dtype)
+            block.flags.writeable = False
+            out.append(core.as_array(block.reshape((n,) + a.shape)))
+            off += a.size
+        hit = (out, n)
+    _basis_cache[key] = hit
+    while len(_basis_cache) > 8:
+        del _basis_cache[next(iter(_basis_cache))]
+    return hit
+
+
+def _assemble(out_tree, blocks, groups, argnums, diff_positions):
+    """blocks[i][j]: Jacobian of main output leaf i w.r.t. differentiated leaf j, shape
+    out_shape + in_shape.  -> JAX's layout: the output tree with each leaf replaced by the
+    argument tree (or a tuple of them for tuple argnums)."""
+    index = {p: j for j, p in enumerate(diff_positions)}
+    per_out = []
+    for row in blocks:
+        trees = tuple(tree_unflatten(td, [row[index[p]] for p in pos]) for td, pos in groups)
+        per_out.append(trees[0] if isinstance(argnums, (int, np.integer)) else trees)
+    return tree_unflatten(out_tree, per_out)
+
+
+def _split_block(x, axis, off, n, out_shape, in_shape):
+    """Cut [off, off+n) of the basis axis of `x` and reshape to out_shape + in_shape."""
+    shape = core.get_aval(x).shape
+    start, limit = [0] * len(shape), list(shape)
+    start[axis], limit[axis] = off, off + n
+    if (off, off + n) != (0, shape[axis]):
+        x = lax_slice(x, start, limit)
+    return reshape(x, tuple(out_shape) + tuple(in_shape))
+
+
+_jacfwd_cache = weakref.WeakKeyDictionary()
+
+
+def _jacfwd_jaxpr(closed, diff, n_main, n_basis):
+    """(primals, batched basis tangents) -> (primal outs, tangents of main outs with the
+    basis axis last): the jvp of `closed`, batched over its tangents.  Cached."""
+    key = (tuple(diff), n_main, n_basis)
+    per = _jacfwd_cache.setdefault(closed, {})
+    if key not in per:
+        in_avals = closed.in_avals
+        n = len(in_avals)
+        t_avals = [tangent_aval(a) for a, d in zip(in_avals, diff) if d]
+
+        def jvp_fun(*args):
+            ts = iter(args[n:])
+            tangents = [next(ts) if d else Zero(tangent_aval(a)) for a, d in zip(in_avals, diff)]
+            p_out, t_out = jvp_eval(closed.jaxpr, closed.consts, args[:n], tangents)
+            return list(p_out) + [instantiate(t) for t in t_out[:n_main]]
+
+        jv, _ = core.trace_to_jaxpr(jvp_fun, list(in_avals) + t_avals)
+        n_all = len(closed.out_avals)
+        per[key] = vmap_jaxpr(simplify(jv), [None] * n + [0] * len(t_avals), n_basis,
+                              [None] * n_all + [-1] * n_main)
+    return per[key]
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Jacobian by forward mode: all basis tangents go through one batched jvp.
+
+    Output layout as in JAX: for output leaf shape S_out and input leaf shape S_in the
+    block has shape S_out + S_in, arranged as the output tree of argument trees.
+
+    >>> xf.jacfwd(lambda x: x ** 2)(xnp.arange(2.0))
+    Array([[0., 0.], [0., 2.]])
+    """
+    @functools.wraps(fun, updated=())
+    def jacfun(*args):
+        flat, in_tree, diff, groups, _ = _diff_leaves("jacfwd", fun, args, argnums, holomorphic)
+        closed, out_tree, aux = trace_flat(fun, flat, in_tree, key_extra=("jacfwd", has_aux),
+                                           post=_split_aux(has_aux, fun))
+        n_all = len(closed.out_avals)
+        n_main = aux[1] if has_aux else n_all
+        main_tree = aux[0] if has_aux else out_tree
+        diff_pos = [p for p, d in enumerate(diff) if d]
+        in_avals = [core.get_aval(flat[p]) for p in diff_pos]
+        basis, n = _std_basis([tangent_aval(a) for a in in_avals])
+        batched = _jacfwd_jaxpr(closed, diff, n_main, n)
+        outs = core.eval_jaxpr(batched, *flat, *basis)
+        tangents = outs[n_all:]
+        offs = np.cumsum([0] + [a.size for a in in_avals])
+        blocks = []
+        for t, o in zip(tangents, closed.out_avals[:n_main]):
+            blocks.append([_split_block(t, o.ndim, offs[j], a.size, o.shape, a.shape)
+                           for j, a in enumerate(in_avals)])
+        jac = _assemble(main_tree, blocks, groups, argnums, diff_pos)
+        if has_aux:
+            return jac, tree_unflatten(out_tree.children[1], outs[n_main:n_all])
+        return jac
+    return jacfun
+
+
+_jacrev_cache = weakref.WeakKeyDictionary()
+
+
+def _jacrev_jaxpr(transposed, n_res, n_ct, n_basis):
+    key = (n_res, n_ct, n_basis)
+    per = _jacrev_cache.setdefault(transposed, {})
+    if key not in per:
+        n_out = len(transposed.out_avals)
+        per[key] = vmap_jaxpr(transposed, [None] * n_res + [0] * n_ct, n_basis, [0] * n_out)
+    return per[key]
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Jacobian by reverse mode: all basis cotangents go through one batched vjp.
+
+    Same output layout as `jacfwd`.
+
+    >>> xf.jacrev(lambda x: xnp.sum(x ** 2))(xnp.arange(3.0))
+    Array([0., 2., 4.])
+    """
+    @functools.wraps(fun, updated=())
+    def jacfun(*args):
+        flat, in_tree, diff, groups, _ = _diff_leaves("jacrev", fun, args, argnums, holomorphic)
+        closed, out_tree, aux = trace_flat(fun, flat, in_tree, key_extra=("jacrev", has_aux),
+                                           post=_split_aux(has_aux, fun))
+        n_all = len(closed.out_avals)
+        n_main = aux[1] if has_aux else n_all
+        main_tree = aux[0] if has_aux else out_tree
+        out_avals = closed.out_avals[:n_main]
+        for a in out_avals:
+            ok = is_complex(a.dtype) if holomorphic else is_float(a.dtype)
+            if not ok:
+                raise TypeError(
+                    f"jacrev requires {'complex' if holomorphic else 'real'}-valued outputs, "
+                    f"but {describe_function(fun)} returned {a.str_short()}"
+                    + ("" if holomorphic or not is_complex(a.dtype) else
+                       "; pass holomorphic=True for holomorphic functions or use xf.vjp"))
+        primal, transposed, n_res = vjp_jaxprs(closed, diff, n_main)
+        outs = core.eval_jaxpr(primal, *flat)
+        basis, m = _std_basis([tangent_aval(a) for a in out_avals])
+        batched = _jacrev_jaxpr(transposed, n_res, n_main, m)
+        cts = core.eval_jaxpr(batched, *outs[n_all:], *basis)
+        diff_pos = [p for p, d in enumerate(diff) if d]
+        in_avals = [core.get_aval(flat[p]) for p in diff_pos]
+        offs = np.cumsum([0] + [a.size for a in out_avals])
+        blocks = [[_split_block(ct, 0, offs[i], o.size, o.shape, a.shape)
+                   for ct, a in zip(cts, in_avals)] for i, o in enumerate(out_avals)]
+        jac = _assemble(main_tree, blocks, groups, argnums, diff_pos)
+        if has_aux:
+            return jac, tree_unflatten(out_tree.children[1], outs[n_main:n_all])
+        return jac
+    return jacfun
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Hessian as forward-over-reverse: jacfwd(jacrev(fun)).
+
+    >>> xf.hessian(lambda x: xnp.sum(x ** 3))(xnp.ones(2))
+    Array([[6., 0.], [0., 6.]])
+    """
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
+                  has_aux=has_aux, holomorphic=holomorphic)
+
+
+__all__ = ["vmap", "jacfwd", "jacrev", "hessian"]

@@ -1,0 +1,253 @@
+"""Control flow: higher-order primitives that carry sub-programs (ClosedJaxprs) in params.
+
+The public functions (`xforms.lax.cond`, `switch`, `while_loop`, `fori_loop`, `scan`) trace
+the user's branch/body functions once, with abstract values, into sub-jaxprs and bind one of
+the primitives below.  Every sub-jaxpr in a param has **no consts**: values a body closes
+over are passed as explicit leading operands, so every transform sees them.  The rules live
+in `cond.py` (cond), `loops.py` (while, for_loop, runtime_check) and `scan.py` (scan); this
+file holds the jaxpr surgery they share.
+
+Primitive semantics (what a backend must implement; all loops are real loops, never
+unrolled; `f(*args)` below means "evaluate the sub-jaxpr f on args")
+-------------------------------------------------------------------------------------------
+cond(index, *ops; branches)
+    index: int32 scalar; `outs = branches[clip(index, 0, len(branches) - 1)](*ops)`.
+    Every branch takes exactly `ops` and returns the same shapes/dtypes.
+
+while(*cond_consts, *body_consts, *carry; cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
+    while cond_jaxpr(*cond_consts, *carry)[0]:       # a bool scalar
+        carry = body_jaxpr(*body_consts, *carry)
+    outputs: carry.
+
+for_loop(n, *consts, *carry; body_jaxpr, num_consts, reverse)
+    n: integer scalar (n <= 0: no iteration); i is an int64 scalar.
+    for i in (range(n-1, -1, -1) if reverse else range(n)):
+        carry = body_jaxpr(i, *consts, *carry)
+    outputs: carry.  (fori_loop with traced bounds, and every reverse-mode loop with a
+    data-dependent trip count, use it.)
+
+scan(*consts, *carry, *xs; jaxpr, length, reverse, num_consts, num_carry)
+    every x has leading dimension `length`; ys are allocated with shape (length, *y.shape).
+    for i in (range(length-1, -1, -1) if reverse else range(length)):
+        *carry, *y = jaxpr(*consts, *carry, *[x[i] for x in xs])
+        for each y: ys[i] = y
+    outputs: carry + ys.
+
+runtime_check(pred, x; message)
+    if not pred: raise RuntimeError(message); return x.   (pred: bool scalar)
+
+Loop-carried buffers: the reverse sweeps below carry stacks (arrays with a leading
+"slot" axis) updated with `dynamic_update_slice(buf, value[None], t, 0, ...)` and read with
+`dynamic_slice`.  A backend should update such a carried buffer in place (it is dead after
+the update); copying it every iteration turns O(n) loops into O(n * capacity) loops.
+
+Reverse mode through loops with a data-dependent trip count
+-----------------------------------------------------------
+JAX refuses `grad` of `while_loop`.  Here it works by *recomputation with bounded memory*
+(design choice; the IR has only static shapes, so a stack that grows with the trip count
+cannot be an IR value):
+
+1. partial evaluation of `while` (linearize) gives a known `while` that computes the primal
+   result and counts its trip count n, and an unknown `for_loop(n)` that recomputes the primal
+   carries beside the tangents (residuals: the initial carry, the consts and n only);
+2. transposing a `for_loop` whose carry has a non-linear (primal) part runs a two-level
+   checkpointed reverse sweep: with segment length s = min(n, S), pass 1 runs the primal
+   forward storing the carry every s steps in a buffer of C slots (skipped when n <= S);
+   then for each segment, last to first, it recomputes the segment forward storing the
+   per-step residuals of the body's linearization in a buffer of S slots, and runs the
+   body's transpose over it backwards.  Loop-invariant residuals are computed once, outside.
+   Cost: about two primal sweeps (three when n > S) plus one transposed sweep; memory
+   C carries + S residual sets, with C, S sized from a byte budget (`loops.CHECKPOINT_*`).
+   A trip count above C*S stops with a RuntimeError (runtime_check) that says which knob
+   to raise.
+`scan` (and `fori_loop` with static bounds, which is a scan) stores per-iteration
+residuals as stacked ys instead, JAX-style, hoisting loop-invariant ones out of the loop.
+"""
+from .. import core
+from ..avals import ShapedArray
+from ..ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from ..transforms.partial_eval import partial_eval_jaxpr
+from ..transforms.simplify import dce, simplify
+
+
+# ---- tracing Python functions into const-free sub-jaxprs --------------------------------------
+def hoist_consts(closed):
+    """-> (ClosedJaxpr without consts whose leading invars stand for them, the const values)."""
+    j = closed.jaxpr
+    if not j.constvars:
+        return closed, []
+    return ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.eqns, j.outvars), []), \
+        list(closed.consts)
+
+
+def trace(fun, in_avals, fun_for_errors=None):
+    """Trace flat `fun(*args) -> list` -> (const-free ClosedJaxpr taking (*consts, *args), consts)."""
+    closed, _ = core.trace_to_jaxpr(fun, list(in_avals), fun_for_errors=fun_for_errors)
+    return hoist_consts(simplify(closed))
+
+
+def call(closed, *args):
+    """Evaluate a sub-jaxpr on the current trace (stages it when tracing)."""
+    return core.eval_jaxpr(closed, *args)
+
+
+# ---- jaxpr surgery -------------------------------------------------------------------------
+def permute_invars(closed, order):
+    """New jaxpr whose k-th input is the old input order[k]."""
+    j = closed.jaxpr
+    assert sorted(order) == list(range(len(j.invars))), order
+    return ClosedJaxpr(Jaxpr(j.constvars, [j.invars[k] for k in order], j.eqns, j.outvars),
+                       closed.consts)
+
+
+def permute_outvars(closed, order):
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.eqns, [j.outvars[k] for k in order]),
+                       closed.consts)
+
+
+def insert_invars(closed, position, avals):
+    """Add unused inputs of the given avals before input `position`."""
+    j = closed.jaxpr
+    new = [Var(a) for a in avals]
+    invars = j.invars[:position] + new + j.invars[position:]
+    return ClosedJaxpr(Jaxpr(j.constvars, invars, j.eqns, j.outvars), closed.consts)
+
+
+def used_vars(jaxpr):
+    used = set()
+    for e in jaxpr.eqns:
+        used.update(a for a in e.invars if isinstance(a, Var))
+    used.update(a for a in jaxpr.outvars if isinstance(a, Var))
+    return used
+
+
+def prune(closed, keep_out, keep_in=None):
+    """Keep the outputs flagged in keep_out (DCE the rest); with keep_in, also drop the inputs
+    not flagged (they must be unused once the dropped outputs are gone)."""
+    j = closed.jaxpr
+    outs = [v for v, k in zip(j.outvars, keep_out, strict=True) if k]
+    jj = dce(Jaxpr(j.constvars, j.invars, j.eqns, outs))
+    invars = j.invars
+    if keep_in is not None:
+        used = used_vars(jj)
+        for v, k in zip(j.invars, keep_in, strict=True):
+            assert k or v not in used, "prune: dropped input is still used"
+        invars = [v for v, k in zip(j.invars, keep_in) if k]
+    return ClosedJaxpr(Jaxpr(jj.constvars, invars, jj.eqns, jj.outvars), closed.consts)
+
+
+def used_inputs(closed):
+    used = used_vars(closed.jaxpr)
+    return [v in used for v in closed.jaxpr.invars]
+
+
+def depends_on(closed, flags):
+    """Which outputs depend on the inputs flagged True (precise through nested control flow,
+    by partial evaluation: 'unknown' = depends on a flagged input)."""
+    if not any(flags):
+        return [False] * len(closed.jaxpr.outvars)
+    return partial_eval_jaxpr(closed, list(flags))[2]
+
+
+def inline(closed, args):
+    """Copy `closed`'s equations with fresh variables, reading `args` (atoms) as inputs.
+    -> (eqns, output atoms).  For partial-evaluation rules, which emit equations."""
+    assert not closed.consts
+    env = dict(zip(closed.jaxpr.invars, args, strict=True))
+
+    def read(a):
+        return a if isinstance(a, Literal) else env[a]
+
+    eqns = []
+    for e in closed.jaxpr.eqns:
+        outs = [Var(v.aval) for v in e.outvars]
+        eqns.append(e.replace(invars=[read(a) for a in e.invars], outvars=outs))
+        env.update(zip(e.outvars, outs))
+    return eqns, [read(a) for a in closed.jaxpr.outvars]
+
+
+def new_eqn(prim, invars, outvars, params, like):
+    return Eqn(prim, invars, outvars, params, like.source_info)
+
+
+def join_consts(pairs):
+    """[(jaxpr taking (*own consts, *args), own consts)] -> ([jaxprs taking (*all consts,
+    *args)], all consts): lines up several sub-jaxprs (cond branches) on one operand list."""
+    avals = [[v.aval for v in j.jaxpr.invars[:len(cs)]] for j, cs in pairs]
+    out, before = [], 0
+    total = sum(len(cs) for _, cs in pairs)
+    for (j, cs), own in zip(pairs, avals):
+        j = insert_invars(j, 0, [a for k in range(len(out)) for a in avals[k]])
+        after = [a for k in range(len(out) + 1, len(pairs)) for a in avals[k]]
+        j = insert_invars(j, before + len(cs), after)
+        before += len(cs)
+        out.append(j)
+    assert before == total
+    return out, [c for _, cs in pairs for c in cs]
+
+
+def split(seq, *sizes):
+    out, k = [], 0
+    for s in sizes:
+        out.append(list(seq[k:k + s]))
+        k += s
+    out.append(list(seq[k:]))
+    return out
+
+
+# ---- batching helpers ------------------------------------------------------------------------
+def batched_aval(aval, size):
+    return ShapedArray((size,) + aval.shape, aval.dtype, aval.weak_type)
+
+
+def batch_jaxpr(closed, in_batched, size, force_out):
+    """Batch a sub-jaxpr: flagged inputs carry a leading batch axis of `size`.  Outputs come out
+    batched (axis 0) when they depend on batched inputs or are forced.
+    -> (const-free jaxpr taking (*consts, *args), consts, out_batched)."""
+    from ..transforms.vmap import bdim_to_front, vmap_eval
+    avals = [batched_aval(a, size) if b else a
+             for a, b in zip(closed.in_avals, in_batched, strict=True)]
+    out_b = []
+
+    def fun(*args):
+        outs, dims = vmap_eval(closed.jaxpr, closed.consts, args,
+                               [0 if b else None for b in in_batched], size)
+        res = []
+        out_b[:] = []
+        for o, d, f in zip(outs, dims, force_out, strict=True):
+            if d is None and not f:
+                res.append(o)
+                out_b.append(False)
+            else:
+                res.append(bdim_to_front(o, d, size))
+                out_b.append(True)
+        return res
+
+    j, consts = trace(fun, avals)
+    return j, consts, list(out_b)
+
+
+def batch_size(args, dims):
+    return next(core.get_aval(a).shape[d] for a, d in zip(args, dims) if d is not None)
+
+
+def to_front(args, dims):
+    """Move each batched operand's batch axis to 0; -> (args, batched flags)."""
+    from ..transforms.vmap import moveaxis
+    return ([a if d is None else moveaxis(a, d, 0) for a, d in zip(args, dims)],
+            [d is not None for d in dims])
+
+
+def broadcast_batch(x, size):
+    from ..transforms.vmap import bdim_to_front
+    return bdim_to_front(x, None, size)
+
+
+def select_lanes(pred, new, old):
+    """Per batch lane: new where pred (shape (size,)) else old (both batched at axis 0)."""
+    from .elementwise import select_n
+    from .structural import broadcast_in_dim
+    shape = core.get_aval(new).shape
+    p = pred if len(shape) == 1 else broadcast_in_dim(pred, shape, (0,))
+    return select_n(p, old, new)
