@@ -100,13 +100,15 @@ def run(args) -> int:
             harness_errors.append(f"{name}: building cases\n{traceback.format_exc()}")
 
     progress = _Progress(sum(len(c.systems) for _, _, cases in plan for c in cases))
-    rows = []
+    rows, wall = [], {}
     for name, _, cases in plan:
+        t0 = time.perf_counter()
         for case in cases:
             try:
                 rows += run_case(ctx, name, case, progress.tick)
             except Exception:
                 harness_errors.append(f"{name} {case.task} {case.params}\n{traceback.format_exc()}")
+        wall[name] = round(time.perf_counter() - t0, 2)
     progress.close()
 
     report.add_ratios(rows)
@@ -119,7 +121,7 @@ def run(args) -> int:
             "backend": args.backend, "workloads": args.names, "peers": peers.versions(),
             "repeats": ctx.repeats, "threads": args.threads or "library defaults",
             "xforms_cache_dir": os.environ["XFORMS_CACHE_DIR"],
-            "loadavg_before": load_before, "loadavg_after": _loadavg(),
+            "workload_wall_s": wall, "loadavg_before": load_before, "loadavg_after": _loadavg(),
             **ctx.meta, "harness_errors": harness_errors}
     written = []
     for name, module, _ in plan:
@@ -133,7 +135,8 @@ def run(args) -> int:
     json_path = os.path.join(args.out, f"{stem}.json")
     report.write_json(json_path, meta, rows)
     print(f"\nwrote {json_path}\n      {len(written)} plot(s): {stem}_<workload>.png"
-          f"\nwall time {meta['wall_s']:.1f} s")
+          f"\nwall time {meta['wall_s']:.1f} s ("
+          + ", ".join(f"{k} {v:.1f}" for k, v in wall.items()) + ")")
     busy = max(filter(None, [load_before, meta["loadavg_after"]]), default=0)
     if busy > (os.cpu_count() or 1) * 0.75:
         print(f"note: load average {busy} on {os.cpu_count()} cores -- other processes were running, "

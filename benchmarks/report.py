@@ -8,7 +8,7 @@ import re
 import socket
 from collections import defaultdict
 
-from .peers import SYSTEMS
+from .peers import DESCRIPTIONS, SYSTEMS
 
 
 def fmt_params(params: dict) -> str:
@@ -70,6 +70,9 @@ def table(rows: list[dict], width: int = 170) -> str:
             status = row["status"] + (f": {row['reason']}" if row["reason"] else "")
             line = f"{row['system']:<10}{'':>10} {'':<8}{'':>24}  {status}"
         out.append(line[:width].rstrip())
+    present = [s for s in SYSTEMS if any(r["system"] == s for r in rows)]
+    out += ["", "systems: " + "; ".join(f"{s} = {DESCRIPTIONS[s]}" for s in present),
+            "×JAX, ×limit, ×f: this time divided by JAX's, the case's limit's, the plain forward f's"]
     return "\n".join(out)
 
 
@@ -144,9 +147,12 @@ def plot_workload(path: str, name: str, module, rows: list[dict]) -> bool:
             ax.set_xlabel(getattr(module, "SWEEP", None) or "size")
         else:
             names = sorted(content, key=lambda s: order.get(s, 99))
-            ax.bar(names, [content[s] for s in names], color=[f"C{order.get(s, 9)}" for s in names])
+            values = [content[s] for s in names]
+            bars_ = ax.bar(names, values, color=[f"C{order.get(s, 9)}" for s in names])
+            ax.bar_label(bars_, labels=[f"{v:.3g}" for v in values], fontsize=7)
             ax.tick_params(axis="x", rotation=30)
-        ax.set_yscale("log")
+        if title in panels or max(content.values()) > 30 * min(content.values()):
+            ax.set_yscale("log")
         ax.set_title(title, fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         if title in panels:

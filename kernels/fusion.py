@@ -183,6 +183,7 @@ class Plan:
     storage: dict = field(default_factory=dict)     # Var -> Storage
     reuse: dict = field(default_factory=dict)       # Var -> Var whose buffer it takes over
     outputs: list = field(default_factory=list)     # jaxpr.outvars
+    consts: list = field(default_factory=list)      # values of jaxpr.constvars
 
     def dump(self):
         """A readable listing of the plan, for XFORMS_DUMP=1 and tests."""
@@ -215,10 +216,30 @@ def _iter_shape(eqn):
     return eqn.outvars[0].aval.shape
 
 
-def plan_jaxpr(jaxpr, plan_sub=None):
-    """Partition `jaxpr` into a `Plan`.  `plan_sub(closed_jaxpr) -> Plan` plans sub-programs
-    of control-flow equations (defaults to this function)."""
-    plan_sub = plan_sub or (lambda c: plan_jaxpr(c.jaxpr))
+def plan_program(closed, owned=()):
+    """Prepare (passes.prepare) and plan a ClosedJaxpr.  `owned`: indices of inputs that the
+    program may overwrite once dead (a loop body's carry)."""
+    from .passes import prepare
+    c = prepare(closed)
+    owned_vars = {v for k, v in enumerate(c.jaxpr.invars) if k in set(owned)}
+    return plan_jaxpr(c.jaxpr, c.consts, owned_vars)
+
+
+def owned_inputs(eqn, param, closed):
+    """Indices of a sub-program's inputs that are loop carries (owned by the loop)."""
+    p, n = eqn.params, len(closed.jaxpr.invars)
+    name = eqn.prim.name
+    if name == "while" and param == "body_jaxpr":
+        return set(range(p["body_nconsts"], n))
+    if name == "for_loop":
+        return set(range(1 + p["num_consts"], n))
+    if name == "scan":
+        return set(range(p["num_consts"], p["num_consts"] + p["num_carry"]))
+    return set()
+
+
+def plan_jaxpr(jaxpr, consts=(), owned=()):
+    """Partition `jaxpr` (with constant values `consts`) into a `Plan`."""
     outset = {v for v in jaxpr.outvars if isinstance(v, Var)}
 
     # 1. views: fold chains of index maps onto their root (a Var produced elsewhere, or a
@@ -338,9 +359,10 @@ def plan_jaxpr(jaxpr, plan_sub=None):
         elif head.kind == "op":
             steps.append(Op(head.eqn))
         else:
-            steps.append(Control(head.eqn, [plan_sub(c) for _, _, c in subjaxprs(head.eqn)]))
-    plan = Plan(jaxpr, steps, materialized, outputs=list(jaxpr.outvars))
-    assign_storage(plan)
+            steps.append(Control(head.eqn, [plan_program(c, owned_inputs(head.eqn, k, c))
+                                            for k, _, c in subjaxprs(head.eqn)]))
+    plan = Plan(jaxpr, steps, materialized, outputs=list(jaxpr.outvars), consts=list(consts))
+    assign_storage(plan, set(owned))
     return plan
 
 
@@ -403,6 +425,7 @@ def _toposort(groups, succs, nodes):
 
 # ---- storage: buffer reuse by liveness ---------------------------------------------------
 INPLACE_OPS = frozenset(["scatter", "scatter_add", "dynamic_update_slice"])
+ALIAS_OPS = {"reshape": 0, "runtime_check": 1}   # output is a view of this operand
 
 
 def _step_reads(step):
@@ -417,8 +440,10 @@ def _step_defs(step):
     return list(step.eqn.outvars)
 
 
-def assign_storage(plan):
-    """Give every non-scalar materialized Var a Storage, reusing dead buffers."""
+def assign_storage(plan, owned=()):
+    """Give every non-scalar materialized Var a Storage, reusing dead buffers.  Inputs in
+    `owned` (a loop's carry, which the loop owns) may be reused or updated in place once
+    dead; other inputs are never written."""
     jaxpr, steps = plan.jaxpr, plan.steps
     outs = {v for v in jaxpr.outvars if isinstance(v, Var)}
     last = {}
@@ -436,14 +461,18 @@ def assign_storage(plan):
 
     for v in list(jaxpr.constvars) + list(jaxpr.invars):
         if v.aval.shape:
-            storage[v] = Storage(v.aval.dtype, v.aval.size, next(ids), v, v in outs, True)
+            ext = v not in owned
+            storage[v] = s = Storage(v.aval.dtype, v.aval.size, next(ids), v, v in outs, ext)
+            if not ext:
+                extend(s, last.get(v, -1))
     for k, st in enumerate(steps):
         for v in _step_defs(st):
             if v not in plan.materialized or not v.aval.shape:
                 continue
             s, src = None, st.eqn.invars[0] if st.kind == "op" else None
-            if st.kind == "op" and st.eqn.prim.name == "reshape" and src in storage:
-                s = storage[src]                                 # a view of the same buffer
+            if st.kind == "op" and st.eqn.prim.name in ALIAS_OPS:
+                src = st.eqn.invars[ALIAS_OPS[st.eqn.prim.name]]
+                s = storage.get(src) if isinstance(src, Var) else None   # same buffer
             elif (st.kind == "op" and st.eqn.prim.name in INPLACE_OPS and src in storage
                   and not storage[src].external and not storage[src].is_output
                   and storage[src].owner is src and live_until[storage[src]] <= k):
@@ -451,7 +480,8 @@ def assign_storage(plan):
                 s.owner, reuse[v] = v, src
                 freed.discard(s)
             if s is None:
-                pool = free.get((v.aval.dtype, v.aval.size))
+                # a control step's outputs are arrays its sub-programs made: new storage
+                pool = free.get((v.aval.dtype, v.aval.size)) if st.kind != "control" else None
                 if pool:
                     s = pool.pop()
                     freed.discard(s)

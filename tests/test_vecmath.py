@@ -6,8 +6,8 @@ precision (``np.longdouble``), in ulps of the output dtype.  No timing
 assertions.
 """
 
-import math
 import warnings
+import zlib
 
 import numba
 import numpy as np
@@ -52,7 +52,7 @@ def _pm(v):
 
 def _domain(name, n=100_000):
     """~n float64 points: log-spaced magnitudes (tiny .. large) + a dense core."""
-    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
     m = n // 4
 
     def mags(lo, hi, k):
@@ -243,8 +243,10 @@ def test_bounded_trig_nan_beyond_bound_and_exact_fallback(fname):
     np.testing.assert_allclose(y, ref, rtol=4e-16, atol=0)
 
 
-@pytest.mark.parametrize("fname", sorted(set(vm.VECMATH.values()) | set(vm.VECMATH_BOUNDED.values())))
+@pytest.mark.parametrize("fname", sorted(vm.VECMATH.values()))
 def test_float32_in_float32_out(fname):
+    # (vm_sin/cos/tan inline the *_bounded variants and could not return
+    # float32 if those did not)
     for dt, nbt in ((np.float32, numba.float32), (np.float64, numba.float64)):
         y = _run(fname, np.array([0.75, -2.5, 1e-3], dt))
         assert y.dtype == dt

@@ -11,12 +11,16 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
+from xforms import lax
 from xforms.errors import BackendError
 from xforms.primitives import EXEMPT
+from xforms.primitives import cond as cond_family
 from xforms.primitives import contraction as con
 from xforms.primitives import elementwise as ew
 from xforms.primitives import indexing as ix
+from xforms.primitives import loops
 from xforms.primitives import reductions as red
+from xforms.primitives import scan as scan_family
 from xforms.primitives import structural as st
 from xforms.tree_util import tree_flatten
 
@@ -25,9 +29,9 @@ F64 = np.float64
 
 
 def _draw(rng, kind, shape):
-    """One per-example operand of the given kind: f(loat) p(ositive) u(nit) n(onzero)
-    c(omplex) b(ool) i<k> (ints in [0, k)) j<k> (in [1, k)) s<k> (ints in [-1, k+1): clamping) P<k> (k
-    distinct ints in [0, k), for scatter-set)."""
+    """One per-example operand of the given kind: f(loat) p(ositive) u(nit) g(reater than 1)
+    n(onzero) c(omplex) b(ool) i<k> (ints in [0, k)) j<k> (ints in [1, k)) s<k> (ints in
+    [-1, k+1): exercises clamping) P<k> (distinct ints in [0, k), for scatter-set)."""
     if kind == "f":
         return rng.standard_normal(shape)
     if kind == "p":
@@ -56,10 +60,8 @@ def _draw(rng, kind, shape):
 
 
 def _lax(name):
-    if name == "stop_gradient":
-        return xf.stop_gradient
-    return getattr(ew, name) if hasattr(ew, name + "_p") and callable(getattr(ew, name, None)) \
-        and name not in ("not", "and", "or") else getattr(ew, name + "_", None) or getattr(ew, name)
+    special = {"not": ew.not_, "and": ew.and_, "or": ew.or_, "stop_gradient": xf.stop_gradient}
+    return special.get(name) or getattr(ew, name)
 
 
 def _un(name, kind="f", shape=(2, 3)):
@@ -129,6 +131,37 @@ SPECS = [
     ("dynamic_update_slice", lambda x, u, i: ix.dynamic_update_slice(x, u, [i, np.int64(1)]),
      [((4, 3), "f"), ((2, 2), "f"), ((), "s3")], 6),
 ]
+
+
+def _body(c, x):
+    return c * x + 1.0, c - x
+
+
+# control flow (a batched predicate or trip count makes every lane run; extra=None: the
+# branches are inlined and selected per lane, so equation counts are not compared)
+SPECS += [
+    ("cond", lambda p, x, y: lax.cond(p > 0, lambda a, b: a * b + 1.0, lambda a, b: a - b, x, y),
+     [((), "f"), ((3,), "f"), ((3,), "f")], None),
+    ("switch", lambda i, x: lax.switch(i, [xnp.sin, xnp.cos, lambda x: x * 2.0], x),
+     [((), "s2"), ((2, 3), "f")], None),
+    ("while", lambda x, lim: lax.while_loop(lambda c: c[0] < lim,
+                                            lambda c: (c[0] * 1.5 + 0.1, c[1] + 1), (x, 0)),
+     [((), "p"), ((), "g")], 2),
+    ("while_array_carry", lambda v, w: lax.while_loop(lambda c: xnp.sum(c[0]) < 10.0,
+                                                      lambda c: (c[0] * 2.0 + c[1], c[1]),
+                                                      (v, w)),
+     [((3,), "p"), ((3,), "p")], 2),
+    ("fori_static", lambda x, y: lax.fori_loop(0, 4, lambda i, c: c * x + i, y),
+     [((2,), "u"), ((2,), "f")]),
+    ("fori_traced", lambda x, n: lax.fori_loop(0, n, lambda i, c: c + x * i, x),
+     [((2,), "f"), ((), "i4")], 1),
+    ("scan", lambda c, xs: lax.scan(_body, c, xs), [((2,), "f"), ((4, 2), "f")]),
+    ("scan_reverse_consts", lambda w, xs: lax.scan(
+        lambda c, x: (xnp.tanh(w @ c + x), xnp.sum(c)), xnp.zeros(3), xs, reverse=True),
+     [((3, 3), "f"), ((4, 3), "f")]),
+    ("runtime_check", lambda x, y: loops.runtime_check(ew.gt(x, -10.0), y, "x too small"),
+     [((), "f"), ((2,), "f")], 1),
+]
 SPECS = [s if len(s) == 4 else s + (0,) for s in SPECS]
 
 # equations that only move, broadcast or relabel data (vmap may add a few of these)
@@ -197,17 +230,18 @@ def test_rule_matches_loop(spec):
             np.testing.assert_allclose(g, w, rtol=1e-14, atol=1e-14, err_msg=f"{name} {axes}")
         # rules move batch axes rather than loop: no more real work than the unbatched IR
         batched_ir = xf.make_jaxpr(vf)(*args)
-        assert _non_moves(batched_ir) <= _non_moves(per_example_ir) + extra, (
+        assert extra is None or _non_moves(batched_ir) <= _non_moves(per_example_ir) + extra, (
             f"{name} {axes}:\n{per_example_ir}\n{batched_ir}")
 
 
 def test_every_batching_rule_is_in_the_table():
-    """Each primitive of the lax-level families with a batching rule appears in SPECS."""
+    """Each primitive of the lax-level and control-flow families appears in SPECS (custom
+    rules and checkpoint are covered by tests/test_custom.py)."""
     rng = np.random.default_rng(0)
     seen = set()
     for spec in SPECS:
         seen |= {e.prim for e in xf.make_jaxpr(spec[1])(*_example(spec, rng)).eqns}
-    families = (ew, st, red, con, ix)
+    families = (ew, st, red, con, ix, cond_family, loops, scan_family)
     prims = {v for m in families for v in vars(m).values() if type(v).__name__ == "Primitive"}
     missing = sorted(p.name for p in prims - seen if p not in EXEMPT["vmap"])
     assert not missing, f"add specs for {missing} to SPECS"
@@ -256,6 +290,12 @@ def test_out_axes_prefix_none_and_axis_size():
     assert xf.vmap(lambda: 1.0, in_axes=(), axis_size=3)().shape == (3,)
 
 
+def test_runtime_check_fails_when_any_lane_fails():
+    f = xf.vmap(lambda x: loops.runtime_check(ew.gt(x, 0.0), x, "x must be positive"))
+    with pytest.raises(RuntimeError, match="positive"):
+        f(np.array([1.0, -1.0, 2.0]))
+
+
 def test_python_control_flow_on_unmapped_values():
     def f(x, n):
         return x * n if n > 2 else -x          # n is unmapped: its value is known
@@ -296,7 +336,6 @@ def test_errors_name_arguments_axes_and_sizes():
 
 
 def test_trace_is_cached():
-    from xforms import tracing
     calls = []
 
     def f(x):
@@ -306,7 +345,6 @@ def test_trace_is_cached():
     for _ in range(3):
         vf(np.ones((B, 2)))
     assert len(calls) == 1
-    del tracing
 
 
 # ---- nesting and composition ---------------------------------------------------------------
@@ -325,9 +363,13 @@ def _loss(w, x, y):
     return xnp.mean((xnp.tanh(x @ w) - y) ** 2)
 
 
+def _loss_args(rng):
+    return rng.standard_normal((3, 2)), rng.standard_normal((B, 3)), rng.standard_normal((B, 2))
+
+
 def test_per_example_gradients_equal_a_loop_of_grad():
     rng = np.random.default_rng(4)
-    w, xs, ys = rng.standard_normal((3, 2)), rng.standard_normal((B, 3)), rng.standard_normal((B, 2))
+    w, xs, ys = _loss_args(rng)
     per = xf.vmap(xf.grad(_loss), in_axes=(None, 0, 0))(w, xs, ys)
     want = np.stack([xf.grad(_loss)(w, xs[i], ys[i]) for i in range(B)])
     np.testing.assert_allclose(per, want, rtol=1e-13, atol=1e-15)
@@ -335,7 +377,7 @@ def test_per_example_gradients_equal_a_loop_of_grad():
 
 def test_grad_of_vmap():
     rng = np.random.default_rng(5)
-    w, xs, ys = rng.standard_normal((3, 2)), rng.standard_normal((B, 3)), rng.standard_normal((B, 2))
+    w, xs, ys = _loss_args(rng)
     total = lambda w: xnp.sum(xf.vmap(_loss, in_axes=(None, 0, 0))(w, xs, ys))
     want = sum(xf.grad(_loss)(w, xs[i], ys[i]) for i in range(B))
     np.testing.assert_allclose(xf.grad(total)(w), want, rtol=1e-13)
@@ -374,7 +416,7 @@ def _run(mode, f, *args):
 
 def test_vmap_under_jit(mode):
     rng = np.random.default_rng(8)
-    w, xs, ys = rng.standard_normal((3, 2)), rng.standard_normal((B, 3)), rng.standard_normal((B, 2))
+    w, xs, ys = _loss_args(rng)
     per = _run(mode, xf.vmap(xf.grad(_loss), in_axes=(None, 0, 0)), w, xs, ys)
     want = np.stack([xf.grad(_loss)(w, xs[i], ys[i]) for i in range(B)])
     np.testing.assert_allclose(per, want, rtol=1e-12, atol=1e-14)

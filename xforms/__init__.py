@@ -14,5 +14,6 @@ from .custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, hoo
 from .errors import ConcretizationError, UnexpectedTracerError
 from .jit import default_backend, jit
 from . import nn
+from . import lax
 
 __version__ = "0.1.0"

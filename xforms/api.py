@@ -83,7 +83,7 @@ def jvp(fun, primals, tangents, has_aux=False):
     p_flat, p_tree = flatten_args(tuple(primals))
     t_flat, t_tree = flatten_args(tuple(tangents))
     _check_tangents(p_flat, t_flat, p_tree, t_tree)
-    closed, out_tree, aux = trace_flat(lambda *a: fun(*a), p_flat, p_tree,
+    closed, out_tree, aux = trace_flat(fun, p_flat, p_tree,
                                        key_extra=(fun, "jvp", has_aux),
                                        post=_split_aux(has_aux, fun))
     n_out = aux[1] if has_aux else len(closed.out_avals)
@@ -118,7 +118,7 @@ def _cast_tangent(t, p):
 def linearize(fun, *primals):
     """-> (fun(*primals), f_jvp) where f_jvp(*tangents) is linear and reusable."""
     p_flat, p_tree = flatten_args(primals)
-    closed, out_tree, _ = trace_flat(lambda *a: fun(*a), p_flat, p_tree, key_extra=(fun, "lin"))
+    closed, out_tree, _ = trace_flat(fun, p_flat, p_tree, key_extra=(fun, "lin"))
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
     n_out = len(closed.out_avals)
     primal, linear, n_res = linearize_jaxpr(closed, diff, n_out)
@@ -154,7 +154,7 @@ def vjp(fun, *primals, has_aux=False):
     """
     p_flat, p_tree = flatten_args(primals)
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
-    outs, res, transposed, out_tree, aux = _vjp_flat(lambda *a: fun(*a), p_flat, p_tree, diff,
+    outs, res, transposed, out_tree, aux = _vjp_flat(fun, p_flat, p_tree, diff,
                                                      has_aux, (fun, "vjp"))
     main_tree = aux[0] if has_aux else out_tree
     n_out = main_tree.num_leaves
@@ -197,6 +197,27 @@ def _traced_zeros(p):
     return zeros(a.shape, a.dtype)
 
 
+class _ArgsKwargsCall:
+    """`fun(*args, **kwargs)` on an (args, kwargs) pair.  Wrappers of one `fun` are equal, so
+    the trace cache (keyed on the callable) hits when `grad(f)` is called again."""
+    __slots__ = ("fun",)
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    def __call__(self, args, kwargs):
+        return self.fun(*args, **kwargs)
+
+    def __eq__(self, other):
+        return isinstance(other, _ArgsKwargsCall) and other.fun == self.fun
+
+    def __hash__(self):
+        return hash(self.fun)
+
+    __code__ = property(lambda self: getattr(self.fun, "__code__", None))
+    __name__ = property(lambda self: getattr(self.fun, "__qualname__", repr(self.fun)))
+
+
 def _argnums_tuple(argnums):
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
@@ -228,13 +249,14 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                     f"grad requires real- or complex-valued inputs (float32, float64, "
                     f"complex64, complex128), but got {dt.name} in {describe_function(fun)}. "
                     "Integer inputs are not differentiable: convert them with .astype(float), "
-                    "or pass them as non-differentiated arguments (argnums).")
+                    "leave them out of argnums, use vjp, or pass allow_int=True (their "
+                    "gradient is then zero).")
             if d and holomorphic and not is_complex(dt):   # complex inputs need no flag (JAX)
                 raise TypeError("grad with holomorphic=True requires inputs with complex dtype, "
                                 f"but got {dt.name} in {describe_function(fun)}")
         diff = [d and is_inexact(core.get_aval(x).dtype) for x, d in zip(flat, diff)]
         outs, res, transposed, out_tree, aux = _vjp_flat(
-            lambda a, k: fun(*a, **k), flat, in_tree, diff, has_aux, (fun, "grad", nums))
+            _ArgsKwargsCall(fun), flat, in_tree, diff, has_aux, (fun, "grad", nums))
         y = outs[0]
         ya = core.get_aval(y)
         n_main = aux[1] if has_aux else len(outs)
@@ -245,9 +267,11 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                                                  (holomorphic and is_complex(ya.dtype))):
             what = (f"{n_main} outputs" if n_main != 1 else f"an output of shape {ya.shape} "
                     f"and dtype {ya.dtype}")
+            hint = (" For a holomorphic function pass holomorphic=True; otherwise use vjp."
+                    if is_complex(ya.dtype) else "")
             raise TypeError(f"grad requires {describe_function(fun)} to return a real scalar "
                             f"(shape () float), but it returned {what}. Use jacrev or vjp for "
-                            "non-scalar outputs, or reduce with xnp.sum.")
+                            f"non-scalar outputs, or reduce with xnp.sum.{hint}")
         one = ya.dtype.type(1)
         g = iter(core.eval_jaxpr(transposed, *res, one))
         gflat = [next(g) if d else None for d in diff]
@@ -257,7 +281,9 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         for i, t in enumerate(arg_trees):
             n = t.num_leaves
             if i in nums:
-                grads.append(tree_unflatten(t, gflat[pos:pos + n]))
+                grads.append(tree_unflatten(t, [gi if gi is not None else _zero_cotangent(x)
+                                                for gi, x in zip(gflat[pos:pos + n],
+                                                                 flat[pos:pos + n])]))
             pos += n
         grads = grads[0] if isinstance(argnums, int) else tuple(grads)
         if has_aux:

@@ -82,7 +82,7 @@ def _arg_names(fun, n):
     return names
 
 
-def _in_dims(fun, in_axes, args, kwargs, in_tree):
+def _in_dims(fun, in_axes, args, in_tree, names):
     """Per flat leaf (axis, name); in_axes covers the positional args, kwargs map at 0."""
     args_td, kw_td = in_tree.children
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
@@ -91,7 +91,6 @@ def _in_dims(fun, in_axes, args, kwargs, in_tree):
             f"argument, but {describe_function(fun)} got len(in_axes)={len(in_axes)} "
             f"(in_axes={in_axes!r}) and {len(args)} positional arguments")
     out = []
-    names = _arg_names(fun, len(args))
     for i, (td, name) in enumerate(zip(args_td.children, names)):
         spec = in_axes[i] if isinstance(in_axes, tuple) else in_axes
         _broadcast_prefix(spec, td, name, "in_axes", out)
@@ -100,9 +99,9 @@ def _in_dims(fun, in_axes, args, kwargs, in_tree):
     return out
 
 
-def _resolve_in_dims(fun, in_axes, axis_size, args, kwargs, flat, in_tree):
+def _resolve_in_dims(fun, in_axes, axis_size, args, flat, in_tree, names):
     """-> (per-leaf non-negative dims or None, batch size); ValueError on bad specs."""
-    spec = _in_dims(fun, in_axes, args, kwargs, in_tree)
+    spec = _in_dims(fun, in_axes, args, in_tree, names)
     dims, sizes = [], []
     for x, (d, name) in zip(flat, spec):
         if d is None:
@@ -170,10 +169,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     def call(a, k):          # one stable function object per vmap, so traces are cached
         return fun(*a, **k)
 
+    arg_names = functools.lru_cache(maxsize=8)(lambda n: _arg_names(fun, n))
+
     @functools.wraps(fun, updated=())
     def batched(*args, **kwargs):
         flat, in_tree = flatten_args((args, kwargs))
-        dims, size = _resolve_in_dims(fun, in_axes, axis_size, args, kwargs, flat, in_tree)
+        dims, size = _resolve_in_dims(fun, in_axes, axis_size, args, flat, in_tree,
+                                      arg_names(len(args)))
         avals = []
         for x, d in zip(flat, dims):
             a = core.get_aval(x)
@@ -222,7 +224,7 @@ def _check_input(name, fun, x, holomorphic):
 
 
 def _diff_leaves(name, fun, args, argnums, holomorphic):
-    """-> (flat args, in_tree, diff mask, per-argnum (treedef, leaf positions))."""
+    """-> (flat args, in_tree, diff mask, per argnum (its treedef, its leaf positions))."""
     nums = _argnums_tuple(argnums)
     if max(nums) >= len(args) or min(nums) < -len(args):
         raise TypeError(f"{name}: argnums={argnums} but {describe_function(fun)} was called "
@@ -238,10 +240,12 @@ def _diff_leaves(name, fun, args, argnums, holomorphic):
             _check_input(name, fun, flat[p], holomorphic)
             diff[p] = True
         groups.append((in_tree.children[i], pos))
-    return flat, in_tree, diff, groups, nums
+    return flat, in_tree, diff, groups
 
 
-_basis_cache = {}   # a few recent bases: building a large identity costs more than using it
+# a few recent bases: building a large identity can cost more than using it.  (Writable,
+# since compiled backends may not accept read-only arrays; results never alias them.)
+_basis_cache = {}
 
 
 def _std_basis(avals):
@@ -254,7 +258,6 @@ def _std_basis(avals):
         for a in avals:
             block = np.zeros((n, a.size), a.dtype)
             block[off:off + a.size] = np.eye(a.size, dtype=a.dtype)
-            block.flags.writeable = False
             out.append(core.as_array(block.reshape((n,) + a.shape)))
             off += a.size
         hit = (out, n)
@@ -276,14 +279,17 @@ def _assemble(out_tree, blocks, groups, argnums, diff_positions):
     return tree_unflatten(out_tree, per_out)
 
 
-def _split_block(x, axis, off, n, out_shape, in_shape):
+def _split_block(x, axis, off, n, out_shape, in_shape, basis):
     """Cut [off, off+n) of the basis axis of `x` and reshape to out_shape + in_shape."""
     shape = core.get_aval(x).shape
     start, limit = [0] * len(shape), list(shape)
     start[axis], limit[axis] = off, off + n
     if (off, off + n) != (0, shape[axis]):
         x = lax_slice(x, start, limit)
-    return reshape(x, tuple(out_shape) + tuple(in_shape))
+    x = reshape(x, tuple(out_shape) + tuple(in_shape))
+    if isinstance(x, np.ndarray) and any(np.may_share_memory(x, b) for b in basis):
+        x = core.as_array(x.copy())     # e.g. jacfwd of the identity: never hand out the cache
+    return x
 
 
 _jacfwd_cache = weakref.WeakKeyDictionary()
@@ -323,7 +329,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """
     @functools.wraps(fun, updated=())
     def jacfun(*args):
-        flat, in_tree, diff, groups, _ = _diff_leaves("jacfwd", fun, args, argnums, holomorphic)
+        flat, in_tree, diff, groups = _diff_leaves("jacfwd", fun, args, argnums, holomorphic)
         closed, out_tree, aux = trace_flat(fun, flat, in_tree, key_extra=("jacfwd", has_aux),
                                            post=_split_aux(has_aux, fun))
         n_all = len(closed.out_avals)
@@ -338,7 +344,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         offs = np.cumsum([0] + [a.size for a in in_avals])
         blocks = []
         for t, o in zip(tangents, closed.out_avals[:n_main]):
-            blocks.append([_split_block(t, o.ndim, offs[j], a.size, o.shape, a.shape)
+            blocks.append([_split_block(t, o.ndim, offs[j], a.size, o.shape, a.shape, basis)
                            for j, a in enumerate(in_avals)])
         jac = _assemble(main_tree, blocks, groups, argnums, diff_pos)
         if has_aux:
@@ -369,7 +375,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
     """
     @functools.wraps(fun, updated=())
     def jacfun(*args):
-        flat, in_tree, diff, groups, _ = _diff_leaves("jacrev", fun, args, argnums, holomorphic)
+        flat, in_tree, diff, groups = _diff_leaves("jacrev", fun, args, argnums, holomorphic)
         closed, out_tree, aux = trace_flat(fun, flat, in_tree, key_extra=("jacrev", has_aux),
                                            post=_split_aux(has_aux, fun))
         n_all = len(closed.out_avals)
@@ -392,7 +398,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
         diff_pos = [p for p, d in enumerate(diff) if d]
         in_avals = [core.get_aval(flat[p]) for p in diff_pos]
         offs = np.cumsum([0] + [a.size for a in out_avals])
-        blocks = [[_split_block(ct, 0, offs[i], o.size, o.shape, a.shape)
+        blocks = [[_split_block(ct, 0, offs[i], o.size, o.shape, a.shape, basis)
                    for ct, a in zip(cts, in_avals)] for i, o in enumerate(out_avals)]
         jac = _assemble(main_tree, blocks, groups, argnums, diff_pos)
         if has_aux:

@@ -81,6 +81,24 @@ def _leaf_key(x):
         return core.get_aval(x)
 
 
+def _make_fast_call(exe, args, key, out_tree):
+    """The executable's generated fast path for this argument structure, if it has one:
+    it checks the arguments itself and raises one of _FAST_MISSES on a mismatch."""
+    make = getattr(exe, "make_fast_call", None)
+    if make is None:
+        return None
+    in_tree, kinds = key
+    try:
+        return make(in_tree, [k if isinstance(k, str) else None for k in kinds], out_tree)
+    except Exception:          # no fast path: the general path still works
+        return None
+
+
+# what a fast path raises when the arguments are not its signature's (LookupError covers
+# the generated checks' own exception, kernels.dispatch.Miss)
+_FAST_MISSES = (TypeError, AttributeError, LookupError, ValueError)
+
+
 class Lowered:
     """Result of `jit(f).lower(*args)`: `.as_text()` and `.compile()`."""
 
@@ -109,6 +127,7 @@ class Jitted:
         self.backend = backend
         self.donate_argnums = donate_argnums
         self._fast = {}
+        self._fast_call = None       # the generated fast path of the latest signature
         functools.update_wrapper(self, fun, updated=())   # never copy fun.__dict__ over ours
 
     def _split(self, args, kwargs):
@@ -156,9 +175,16 @@ class Jitted:
                     "Numba's CUDA simulator with NUMBA_ENABLE_CUDASIM=1")
             raise BackendError(f"backend {backend!r} is not available")
         return _backends[backend](closed, {"donate_argnums": self.donate_argnums,
-                                           "backend": backend})
+                                           "backend": backend,
+                                           "name": describe_function(self.fun)})
 
     def __call__(self, *args, **kwargs):
+        fast = self._fast_call
+        if fast is not None and not kwargs and core._current is core.eval_trace:
+            try:
+                return fast(*args)
+            except _FAST_MISSES:       # another signature: take the general path below
+                pass
         if core.current_trace() is not core.eval_trace:
             closed, out_tree, flat, _ = self._trace(args, kwargs)
             return tree_unflatten(out_tree, core.eval_jaxpr(closed, *flat))
@@ -170,14 +196,15 @@ class Jitted:
             except TypeError:
                 hit = None
             if hit is not None:
-                exe, out_tree = hit
+                exe, out_tree, self._fast_call = hit
                 return tree_unflatten(out_tree, exe(*leaves))
         else:
             key = None
         closed, out_tree, flat, in_tree = self._trace(args, kwargs)
         exe = self._executable(closed)
         if key is not None:
-            self._fast[key] = (exe, out_tree)
+            self._fast_call = _make_fast_call(exe, args, key, out_tree)
+            self._fast[key] = (exe, out_tree, self._fast_call)
         return tree_unflatten(out_tree, exe(*flat))
 
     def lower(self, *args, **kwargs):

@@ -49,8 +49,9 @@ def build(spec):
             raise SystemExit("numba: only f and grad of the chain are hand-written")
         path = os.path.join(os.environ["NUMBA_CACHE_DIR"], f"chain{spec['ops']}.py")
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as fh:
-            fh.write(numba_chain_source(spec["ops"]))
+        if not os.path.exists(path):   # rewriting would change the mtime and void Numba's cache
+            with open(path, "w") as fh:
+                fh.write(numba_chain_source(spec["ops"]))
         sys.path.insert(0, os.path.dirname(path))
         mod = __import__(f"chain{spec['ops']}")
         return getattr(mod, transform), (0.3,), lambda r: r

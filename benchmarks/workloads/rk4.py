@@ -51,74 +51,79 @@ def py_fori_loop(lo, hi, body, init):
 
 @functools.lru_cache(maxsize=None)
 def _numba_kernels():
+    """(forward, gradient) in scalar Numba code; the adjoint is derived by hand."""
     from ..peers import load
     njit = load("numba").njit
     h, h2, h3, h6 = DT, DT / 2, DT / 3, DT / 6
 
-    @njit(inline="always")
-    def f(x, y, z, p):
-        return p[0] * (y - x), x * (p[1] - z) - y, x * y - p[2] * z
-
-    @njit(inline="always")
-    def stages(x, y, z, p):
-        a1, b1, c1 = f(x, y, z, p)
-        x2, y2, z2 = x + h2 * a1, y + h2 * b1, z + h2 * c1
-        a2, b2, c2 = f(x2, y2, z2, p)
-        x3, y3, z3 = x + h2 * a2, y + h2 * b2, z + h2 * c2
-        a3, b3, c3 = f(x3, y3, z3, p)
-        x4, y4, z4 = x + h * a3, y + h * b3, z + h * c3
-        a4, b4, c4 = f(x4, y4, z4, p)
-        new = (x + h6 * (a1 + 2 * a2 + 2 * a3 + a4), y + h6 * (b1 + 2 * b2 + 2 * b3 + b4),
-               z + h6 * (c1 + 2 * c2 + 2 * c3 + c4))
-        return new, (x2, y2, z2), (x3, y3, z3), (x4, y4, z4)
-
-    @njit(inline="always")
-    def f_vjp(s, p, a, pb):
-        """(J_s^T a) as a tuple; accumulates J_p^T a into pb."""
-        x, y, z = s
-        pb[0] += (y - x) * a[0]
-        pb[1] += x * a[1]
-        pb[2] -= z * a[2]
-        return (-p[0] * a[0] + (p[1] - z) * a[1] + y * a[2], p[0] * a[0] - a[1] + x * a[2],
-                -x * a[1] - p[2] * a[2])
+    @njit
+    def f(x, y, z, sg, rh, bt):
+        return sg * (y - x), x * (rh - z) - y, x * y - bt * z
 
     @njit
-    def trajectory(s0, p, steps):
-        traj = np.empty((steps + 1, 3))
-        traj[0] = s0
+    def vjp(x, y, z, sg, rh, bt, ax, ay, az):
+        """(J_s^T a, J_p^T a) of the Lorenz field at (x, y, z), as six scalars."""
+        return (-sg * ax + (rh - z) * ay + y * az, sg * ax - ay + x * az, -x * ay - bt * az,
+                (y - x) * ax, x * ay, -z * az)
+
+    @njit
+    def integrate(s0, p, steps, traj):
+        """Final state; stores every state in `traj` if it has steps + 1 rows."""
+        sg, rh, bt = p[0], p[1], p[2]
         x, y, z = s0[0], s0[1], s0[2]
+        keep = traj.shape[0] == steps + 1
         for i in range(steps):
-            (x, y, z), _, _, _ = stages(x, y, z, p)
-            traj[i + 1, 0], traj[i + 1, 1], traj[i + 1, 2] = x, y, z
-        return traj
+            if keep:
+                traj[i, 0], traj[i, 1], traj[i, 2] = x, y, z
+            a1, b1, c1 = f(x, y, z, sg, rh, bt)
+            a2, b2, c2 = f(x + h2 * a1, y + h2 * b1, z + h2 * c1, sg, rh, bt)
+            a3, b3, c3 = f(x + h2 * a2, y + h2 * b2, z + h2 * c2, sg, rh, bt)
+            a4, b4, c4 = f(x + h * a3, y + h * b3, z + h * c3, sg, rh, bt)
+            x += h6 * (a1 + 2 * a2 + 2 * a3 + a4)
+            y += h6 * (b1 + 2 * b2 + 2 * b3 + b4)
+            z += h6 * (c1 + 2 * c2 + 2 * c3 + c4)
+        return x, y, z
 
     @njit
     def forward(s0, p, steps):
-        x, y, z = s0[0], s0[1], s0[2]
-        for i in range(steps):
-            (x, y, z), _, _, _ = stages(x, y, z, p)
+        x, y, z = integrate(s0, p, steps, np.empty((0, 3)))
         return x * x + y * y + z * z
 
     @njit
     def gradient(s0, p, steps):
-        traj = trajectory(s0, p, steps)
-        b = (2 * traj[steps, 0], 2 * traj[steps, 1], 2 * traj[steps, 2])
-        pb = np.zeros(3)
+        sg, rh, bt = p[0], p[1], p[2]
+        traj = np.empty((steps + 1, 3))
+        x, y, z = integrate(s0, p, steps, traj)
+        bx, by, bz = 2 * x, 2 * y, 2 * z            # adjoint of the state
+        ps = pr = pb = 0.0                          # adjoint of the parameters
         for i in range(steps - 1, -1, -1):
-            s = (traj[i, 0], traj[i, 1], traj[i, 2])
-            _, s2, s3, s4 = stages(s[0], s[1], s[2], p)
-            u = f_vjp(s4, p, (h6 * b[0], h6 * b[1], h6 * b[2]), pb)                       # k4
-            k3b = (h3 * b[0] + h * u[0], h3 * b[1] + h * u[1], h3 * b[2] + h * u[2])
-            acc = (b[0] + u[0], b[1] + u[1], b[2] + u[2])
-            u = f_vjp(s3, p, k3b, pb)                                                      # k3
-            k2b = (h3 * b[0] + h2 * u[0], h3 * b[1] + h2 * u[1], h3 * b[2] + h2 * u[2])
-            acc = (acc[0] + u[0], acc[1] + u[1], acc[2] + u[2])
-            u = f_vjp(s2, p, k2b, pb)                                                      # k2
-            k1b = (h6 * b[0] + h2 * u[0], h6 * b[1] + h2 * u[1], h6 * b[2] + h2 * u[2])
-            acc = (acc[0] + u[0], acc[1] + u[1], acc[2] + u[2])
-            u = f_vjp(s, p, k1b, pb)                                                       # k1
-            b = (acc[0] + u[0], acc[1] + u[1], acc[2] + u[2])
-        return np.array(b), pb
+            x, y, z = traj[i, 0], traj[i, 1], traj[i, 2]
+            a1, b1, c1 = f(x, y, z, sg, rh, bt)
+            x2, y2, z2 = x + h2 * a1, y + h2 * b1, z + h2 * c1
+            a2, b2, c2 = f(x2, y2, z2, sg, rh, bt)
+            x3, y3, z3 = x + h2 * a2, y + h2 * b2, z + h2 * c2
+            a3, b3, c3 = f(x3, y3, z3, sg, rh, bt)
+            x4, y4, z4 = x + h * a3, y + h * b3, z + h * c3
+            # new = s + h/6 (k1 + 2 k2 + 2 k3 + k4);  k4 = f(s + h k3)
+            ux, uy, uz, qs, qr, qb = vjp(x4, y4, z4, sg, rh, bt, h6 * bx, h6 * by, h6 * bz)
+            ps, pr, pb = ps + qs, pr + qr, pb + qb
+            cx, cy, cz = bx + ux, by + uy, bz + uz
+            # k3 = f(s + h/2 k2)
+            ux, uy, uz, qs, qr, qb = vjp(x3, y3, z3, sg, rh, bt,
+                                         h3 * bx + h * ux, h3 * by + h * uy, h3 * bz + h * uz)
+            ps, pr, pb = ps + qs, pr + qr, pb + qb
+            cx, cy, cz = cx + ux, cy + uy, cz + uz
+            # k2 = f(s + h/2 k1)
+            ux, uy, uz, qs, qr, qb = vjp(x2, y2, z2, sg, rh, bt,
+                                         h3 * bx + h2 * ux, h3 * by + h2 * uy, h3 * bz + h2 * uz)
+            ps, pr, pb = ps + qs, pr + qr, pb + qb
+            cx, cy, cz = cx + ux, cy + uy, cz + uz
+            # k1 = f(s)
+            ux, uy, uz, qs, qr, qb = vjp(x, y, z, sg, rh, bt,
+                                         h6 * bx + h2 * ux, h6 * by + h2 * uy, h6 * bz + h2 * uz)
+            ps, pr, pb = ps + qs, pr + qr, pb + qb
+            bx, by, bz = cx + ux, cy + uy, cz + uz
+        return np.array([bx, by, bz]), np.array([ps, pr, pb])
     return forward, gradient
 
 

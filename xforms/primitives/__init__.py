@@ -20,3 +20,4 @@ def exempt(prim, kind, reason):
 
 
 from . import elementwise, structural, reductions, contraction, indexing  # noqa: E402,F401
+from . import cond, loops, scan  # noqa: E402,F401  (control flow; helpers in control_flow.py)

@@ -39,7 +39,9 @@ runtime_check(pred, x; message)
 Loop-carried buffers: the reverse sweeps below carry stacks (arrays with a leading
 "slot" axis) updated with `dynamic_update_slice(buf, value[None], t, 0, ...)` and read with
 `dynamic_slice`.  A backend should update such a carried buffer in place (it is dead after
-the update); copying it every iteration turns O(n) loops into O(n * capacity) loops.
+the update); copying it every iteration turns O(n) loops into O(n * capacity) loops.  The
+initial value of a carried buffer may be shared with other uses (CSE merges equal
+broadcasts), so the loop must own a copy before writing into it.
 
 Reverse mode through loops with a data-dependent trip count
 -----------------------------------------------------------
@@ -52,17 +54,30 @@ cannot be an IR value):
    carries beside the tangents (residuals: the initial carry, the consts and n only);
 2. transposing a `for_loop` whose carry has a non-linear (primal) part runs a two-level
    checkpointed reverse sweep: with segment length s = min(n, S), pass 1 runs the primal
-   forward storing the carry every s steps in a buffer of C slots (skipped when n <= S);
+   forward storing the carry every s steps in a buffer of C slots (no work when n <= S);
    then for each segment, last to first, it recomputes the segment forward storing the
    per-step residuals of the body's linearization in a buffer of S slots, and runs the
-   body's transpose over it backwards.  Loop-invariant residuals are computed once, outside.
-   Cost: about two primal sweeps (three when n > S) plus one transposed sweep; memory
-   C carries + S residual sets, with C, S sized from a byte budget (`loops.CHECKPOINT_*`).
-   A trip count above C*S stops with a RuntimeError (runtime_check) that says which knob
-   to raise.
+   body's transpose over them backwards.  Loop-invariant residuals are computed once, outside.
+   Cost: about two primal sweeps (three when n > S) plus one transposed sweep.  Memory:
+   C carries + S residual sets, C and S up to 4096 each and sized down so that one buffer
+   stays under 8 MiB (`loops.CHECKPOINT_SLOTS`, `SEGMENT_STEPS`, `CHECKPOINT_BYTES`).
+   A trip count above C*S (16.7 million for scalar carries) stops with a RuntimeError
+   (runtime_check) that names those knobs.  Unused slots hold copies of the initial carry
+   (checkpoints) or ones (residuals), so lanes of a batched loop that run past their own
+   trip count compute on harmless values.
+3. a `for_loop` whose carry is entirely linear (the tangent part reads no primal carry, so
+   DCE dropped the recomputation, e.g. `x * w` with only x differentiated) transposes to one
+   reverse `for_loop` over the body's transpose, with no storage.
 `scan` (and `fori_loop` with static bounds, which is a scan) stores per-iteration
 residuals as stacked ys instead, JAX-style, hoisting loop-invariant ones out of the loop.
+
+Eagerly, sub-jaxprs run through `call`, which evaluates loop bodies from a precomputed slot
+plan: loops pay the interpretive overhead once per equation, not per dict lookup.
 """
+import weakref
+
+import numpy as np
+
 from .. import core
 from ..avals import ShapedArray
 from ..ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
@@ -87,8 +102,46 @@ def trace(fun, in_avals, fun_for_errors=None):
 
 
 def call(closed, *args):
-    """Evaluate a sub-jaxpr on the current trace (stages it when tracing)."""
-    return core.eval_jaxpr(closed, *args)
+    """Evaluate a sub-jaxpr on the current trace (stages it when tracing).  Eagerly, loop
+    bodies run many times, so they run from a precomputed plan (slots, not dicts)."""
+    if core.current_trace() is not core.eval_trace:
+        return core.eval_jaxpr(closed, *args)
+    plan = _plans.get(closed)
+    if plan is None:
+        plan = _plans[closed] = _plan(closed)
+    return _run(plan, closed.consts, args)
+
+
+_plans = weakref.WeakKeyDictionary()
+
+
+def _plan(closed):
+    j = closed.jaxpr
+    slot = {v: k for k, v in enumerate(j.constvars + j.invars)}
+    steps = []
+    for e in j.eqns:
+        ins = tuple((True, a.val) if isinstance(a, Literal) else (False, slot[a])
+                    for a in e.invars)
+        for v in e.outvars:
+            slot[v] = len(slot)
+        steps.append((core.impl_rules[e.prim], ins, e.params,
+                      tuple((slot[v], v.aval.dtype) for v in e.outvars)))
+    outs = tuple((True, a.val) if isinstance(a, Literal) else (False, slot[a])
+                 for a in j.outvars)
+    return len(slot), steps, outs
+
+
+def _run(plan, consts, args):
+    size, steps, outs = plan
+    env = [None] * size
+    k = len(consts)
+    env[:k] = consts
+    env[k:k + len(args)] = args
+    for fn, ins, params, out_slots in steps:
+        res = fn(*[v if lit else env[v] for lit, v in ins], **params)
+        for (s, dt), o in zip(out_slots, res):
+            env[s] = o if getattr(o, "dtype", None) == dt else np.asarray(o).astype(dt)
+    return [v if lit else env[v] for lit, v in outs]
 
 
 # ---- jaxpr surgery -------------------------------------------------------------------------

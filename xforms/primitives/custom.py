@@ -86,13 +86,20 @@ def _batch_size(args, dims):
 
 
 def _out_batched(closed, in_batched):
-    """Which outputs depend on a batched input (conservatively, equation by equation)."""
+    """Which outputs the batching rules will batch: those depending on a batched input
+    (looking inside these primitives, equation by equation elsewhere)."""
     j = closed.jaxpr
     b = {v for v, f in zip(j.invars, in_batched, strict=True) if f}
     for e in j.eqns:
-        if any(not isinstance(a, Literal) and a in b for a in e.invars):
-            b.update(e.outvars)
+        flags = [not isinstance(a, Literal) and a in b for a in e.invars]
+        if any(flags):
+            rule = _batched_outputs.get(e.prim)
+            outs = rule(flags, **e.params) if rule else [True] * len(e.outvars)
+            b.update(v for v, f in zip(e.outvars, outs) if f)
     return [not isinstance(v, Literal) and v in b for v in j.outvars]
+
+
+_batched_outputs = {}   # prim -> (in_batched, **params) -> out_batched, matching its vmap rule
 
 
 def _dims(batched):
@@ -145,12 +152,9 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp_jaxpr_thunk, num_
 
 def _custom_jvp_call_vmap(args, dims, *, call_jaxpr, jvp_jaxpr_thunk, num_consts, name):
     size = _batch_size(args, dims)
-    in_b = [d is not None for d in dims]
-    out_b = _out_batched(call_jaxpr, in_b)
+    out_b = _custom_jvp_batched([d is not None for d in dims], call_jaxpr, jvp_jaxpr_thunk,
+                                num_consts)
     jvp_dims = list(dims) + list(dims[num_consts:])    # a tangent is batched like its primal
-    if jvp_jaxpr_thunk.is_ready():   # a rule may batch an output the function does not
-        jb = _out_batched(jvp_jaxpr_thunk(), in_b + in_b[num_consts:])
-        out_b = [a or b or c for a, b, c in zip(out_b, jb[:len(out_b)], jb[len(out_b):])]
     call_b = vmap_jaxpr(call_jaxpr, dims, size, _dims(out_b))
     jvp_b = _mapped(jvp_jaxpr_thunk, lambda j: vmap_jaxpr(j, jvp_dims, size, _dims(out_b) * 2))
     outs = custom_jvp_call_p.bind(*args, call_jaxpr=call_b, jvp_jaxpr_thunk=jvp_b,
@@ -158,6 +162,15 @@ def _custom_jvp_call_vmap(args, dims, *, call_jaxpr, jvp_jaxpr_thunk, num_consts
     return outs, _dims(out_b)
 
 
+def _custom_jvp_batched(in_b, call_jaxpr, jvp_jaxpr_thunk, num_consts, **_):
+    out_b = _out_batched(call_jaxpr, in_b)
+    if jvp_jaxpr_thunk.is_ready():   # a rule may batch an output the function does not
+        jb = _out_batched(jvp_jaxpr_thunk(), in_b + in_b[num_consts:])
+        out_b = [a or b or c for a, b, c in zip(out_b, jb[:len(out_b)], jb[len(out_b):])]
+    return out_b
+
+
+_batched_outputs[custom_jvp_call_p] = _custom_jvp_batched
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 vmap_rules[custom_jvp_call_p] = _custom_jvp_call_vmap
 exempt(custom_jvp_call_p, "transpose", "not linear: its jvp rule is inlined before transposition")
@@ -218,7 +231,7 @@ def _custom_vjp_call_vmap(args, dims, *, call_jaxpr, fwd_jaxpr_thunk, bwd_jaxpr_
     xs = [bdim_to_front(x, d, size) for x, d in zip(args[num_consts:], dims[num_consts:])]
     in_dims = cdims + [0] * len(xs)
     n_out = len(call_jaxpr.out_avals)
-    out_dims = _dims(_out_batched(call_jaxpr, [d is not None for d in in_dims]))
+    out_dims = _dims(_custom_vjp_batched([d is not None for d in dims], call_jaxpr, num_consts))
     call_b = vmap_jaxpr(call_jaxpr, in_dims, size, out_dims)
 
     def fwd_batched(j):    # residuals are all batched, at 0
@@ -246,6 +259,11 @@ def _custom_lin_vmap(args, dims, *, bwd_jaxpr_thunk, num_consts, num_res, nonzer
     return outs, [0] * len(outs)
 
 
+def _custom_vjp_batched(in_b, call_jaxpr, num_consts, **_):
+    return _out_batched(call_jaxpr, in_b[:num_consts] + [True] * (len(in_b) - num_consts))
+
+
+_batched_outputs[custom_vjp_call_p] = _custom_vjp_batched
 jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 vmap_rules[custom_vjp_call_p] = _custom_vjp_call_vmap
 exempt(custom_vjp_call_p, "transpose", "not linear: its jvp rule emits custom_lin")
@@ -366,6 +384,7 @@ def _checkpoint_dce(eqn, used_outs):
                        params=dict(eqn.params, jaxpr=c))
 
 
+_batched_outputs[checkpoint_p] = lambda in_b, jaxpr, **_: _out_batched(jaxpr, in_b)
 jvp_rules[checkpoint_p] = _checkpoint_jvp
 partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
 transpose_rules[checkpoint_p] = _checkpoint_transpose
@@ -400,6 +419,7 @@ def _hook_vmap(args, dims, *, ct_jaxpr, name):
     return hook_p.bind(*args, ct_jaxpr=cb, name=name), list(dims)
 
 
+_batched_outputs[hook_p] = lambda in_b, **_: list(in_b)
 jvp_rules[hook_p] = _hook_jvp
 transpose_rules[hook_p] = _hook_transpose
 vmap_rules[hook_p] = _hook_vmap

@@ -24,11 +24,14 @@ from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depen
                            select_lanes, split, to_front, trace, used_inputs)
 
 # Memory of the checkpointed reverse sweep (see control_flow.py): at most CHECKPOINT_SLOTS
-# stored carries and SEGMENT_STEPS stored per-step residual sets, each buffer also capped at
-# CHECKPOINT_BYTES.  A loop may run at most (slots * steps) iterations under reverse mode.
+# stored carries and SEGMENT_STEPS stored per-step residual sets, fewer when a buffer would
+# exceed CHECKPOINT_BYTES (but never fewer than MIN_SLOTS).  The buffers are allocated
+# whatever the trip count, and a loop may run at most slots * steps iterations under
+# reverse mode (scalar carries: 16.7 million).
 CHECKPOINT_SLOTS = 4096
 SEGMENT_STEPS = 4096
-CHECKPOINT_BYTES = 64 << 20
+CHECKPOINT_BYTES = 8 << 20
+MIN_SLOTS = 16
 
 _i64 = ShapedArray((), np.int64)
 
@@ -500,6 +503,7 @@ def _checkpointed_transpose(n, consts, carry, c_lin, x_lin, ct_x, body, reverse)
     residuals into a stack, and sweep it backwards (design in control_flow.py)."""
     from .elementwise import add, convert_element_type, le, max as lax_max, min as lax_min, \
         mul, sub, div
+    from .structural import broadcast_in_dim, full
     nl_c = [c for c, l in zip(consts, c_lin) if not l]
     x0 = [x for x, l in zip(carry, x_lin) if not l]
     n_nlc, n_nlx, n_lc = len(nl_c), len(x0), sum(c_lin)
@@ -516,8 +520,10 @@ def _checkpointed_transpose(n, consts, carry, c_lin, x_lin, ct_x, body, reverse)
     carry_j = prune(known, [True] * n_nlx + [False] * nres)
     t_unknown = transpose_jaxpr(unknown, [False] * nres + [True] * (n_lc + len(ct_x)))
     r_avals = [a for a, d in zip(known.out_avals[n_nlx:], dep) if d]
-    C = max(2, min(CHECKPOINT_SLOTS, CHECKPOINT_BYTES // _nbytes(x_avals)))
-    S = max(1, min(SEGMENT_STEPS, CHECKPOINT_BYTES // _nbytes(r_avals)))
+    C = max(min(MIN_SLOTS, CHECKPOINT_SLOTS), min(CHECKPOINT_SLOTS,
+                                                  CHECKPOINT_BYTES // _nbytes(x_avals)))
+    S = max(min(MIN_SLOTS, SEGMENT_STEPS), min(SEGMENT_STEPS,
+                                               CHECKPOINT_BYTES // _nbytes(r_avals)))
     msg = (f"reverse-mode while_loop/fori_loop: the loop ran more than {C * S} iterations, the "
            f"most the checkpoint buffers allow ({C} checkpoints x {S} steps). Raise "
            "xforms.primitives.loops.CHECKPOINT_SLOTS / SEGMENT_STEPS / CHECKPOINT_BYTES.")
@@ -536,8 +542,11 @@ def _checkpointed_transpose(n, consts, carry, c_lin, x_lin, ct_x, body, reverse)
         x = for_loop(s, lambda t, _, x: call(carry_j, idx(add(mul(j, s), t)), *nl_c, *x),
                      [], x)
         return bufs + x
-    state = for_loop(sub(nseg, np.int64(1)), pass1, [],
-                     _zeros_of([ShapedArray((C,) + a.shape, a.dtype) for a in x_avals]) + x0)
+    # slots start as copies of the initial carry: lanes of a batched loop that run past their
+    # own trip count then compute on valid values (results discarded) instead of zeros
+    ckpt0 = [broadcast_in_dim(x, (C,) + a.shape, tuple(range(1, a.ndim + 1)))
+             for x, a in zip(x0, x_avals)]
+    state = for_loop(sub(nseg, np.int64(1)), pass1, [], ckpt0 + x0)
     last = lax_max(sub(nseg, np.int64(1)), np.int64(0))
     ckpts = [_stack_write(b, v, last) for b, v in zip(state[:n_nlx], state[n_nlx:])]
 
@@ -564,7 +573,8 @@ def _checkpointed_transpose(n, consts, carry, c_lin, x_lin, ct_x, body, reverse)
             return outs[n_lc:] + [add(a, g) for a, g in zip(st[nct:], outs[:n_lc])]
         return for_loop(length, bwd, [], cts, reverse=True) + rbufs
 
-    rb0 = _zeros_of([ShapedArray((S,) + a.shape, a.dtype) for a in r_avals])
+    # residual slots start as ones, so masked lanes of a batched loop never divide by zero
+    rb0 = [full((S,) + a.shape, 1, a.dtype) for a in r_avals]
     acc0 = _zeros_of(_lin_avals(consts, c_lin))
     out = for_loop(nseg, segment, [], list(ct_x) + acc0 + rb0, reverse=True)
     return out[nct:nct + n_lc], out[:nct]

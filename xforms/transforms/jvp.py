@@ -4,6 +4,8 @@ Rule table `jvp_rules[prim](primals, tangents, **params) -> (primals_out, tangen
 Tangents may be the symbolic `Zero(aval)`, which costs nothing and is never materialised
 inside a transform; integer and boolean values always have `Zero` tangents.
 """
+import weakref
+
 from .. import core, source_info
 from ..avals import is_inexact
 from ..errors import MissingRuleError
@@ -117,11 +119,25 @@ def jvp_eval(jaxpr, consts, primals, tangents):
     return [p for p, _ in outs], [t for _, t in outs]
 
 
+_jvp_cache = weakref.WeakKeyDictionary()   # closed jaxpr -> {(nonzeros, inst): result}
+
+
 def jvp_jaxpr(closed, nonzeros, instantiate_out=False):
     """-> (jaxpr(primals, nonzero tangents) -> (primals_out, nonzero tangents_out), out_nonzeros).
 
     With instantiate_out, every output tangent is materialised (out_nonzeros all True).
+    Cached per jaxpr, so calling `jvp(f, ...)` again does not re-transform.
     """
+    key = (tuple(nonzeros), tuple(instantiate_out) if isinstance(instantiate_out, (list, tuple))
+           else bool(instantiate_out))
+    per = _jvp_cache.setdefault(closed, {})
+    if key in per:
+        return per[key]
+    per[key] = result = _jvp_jaxpr(closed, nonzeros, instantiate_out)
+    return result
+
+
+def _jvp_jaxpr(closed, nonzeros, instantiate_out):
     from .simplify import simplify
     in_avals = closed.in_avals
     n = len(in_avals)

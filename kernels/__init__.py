@@ -1,0 +1,21 @@
+"""Lowering and execution: IR -> fusion plan -> generated Numba source -> compiled kernel.
+
+Layers, in processing order (each a pure function of the previous one's output):
+  passes.py        Jaxpr -> Jaxpr: inline custom/checkpoint calls, fold transposes into dots, DCE
+  fusion.py        Jaxpr -> Plan (loops, ops, control flow, buffer reuse); backend-neutral
+  scalar_rules.py  per-primitive scalar expressions used inside fused loops
+  emit_cpu*.py     Plan -> Python module source for Numba (loops, BLAS/indexing ops, control flow)
+  codecache.py     source -> content-addressed file -> module -> numba.njit(cache=True)
+  cpu.py           the "cpu" backend: compile_cpu(closed, options) -> CpuExecutable
+  dispatch.py      the per-signature fast call path used by `xforms.jit`
+  cpu_runtime.py   helpers imported by generated modules; vecmath.py: vectorisable math
+
+Importing this package registers the "cpu" backend with `xforms.jit`.
+"""
+from xforms.jit import register_backend
+
+from .cpu import CpuExecutable, compile_cpu
+
+register_backend("cpu", compile_cpu)
+
+__all__ = ["compile_cpu", "CpuExecutable"]

@@ -1,0 +1,159 @@
+"""Generated source -> imported module -> Numba dispatcher, cached in memory and on disk.
+
+Numba can only disk-cache functions that live in a real source file and close over no
+arrays, so each generated module is written to a content-addressed file
+`<cache_dir>/cpu/xk_<hash>.py` (hash of the source and of the versions of xforms, Numba,
+NumPy, Python and the `kernels` package sources), imported under the name
+`xforms_kernels.xk_<hash>` (registered in sys.modules, which Numba's cache needs), and
+compiled with `numba.njit(signature, cache=True)`; Numba keeps the machine code next to it
+in `__pycache__`.  A second process finds both and skips the compile.
+
+Safety: files are created atomically (written to a temporary name, then hard-linked into
+place, so a reader never sees a partial file and concurrent writers of the same content do
+not disturb each other); a file whose content does not match its name is rewritten; a
+Numba cache entry that fails to load is deleted and the kernel recompiled.
+`XFORMS_DISABLE_CACHE=1` writes modules to a private temporary directory and turns Numba's
+cache off; `XFORMS_CACHE_DIR` moves the cache.
+"""
+import glob
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import threading
+
+import numba
+import numpy as np
+from numba.core.errors import NumbaError
+
+import xforms
+from xforms import config
+
+_lock = threading.RLock()
+_modules = {}            # hash -> module
+_dispatchers = {}        # (hash, signature, options) -> dispatcher
+_private_dir = None
+
+
+def _fingerprint():
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    for path in sorted(glob.glob(os.path.join(here, "*.py"))):
+        with open(path, "rb") as f:
+            h.update(os.path.basename(path).encode() + f.read())
+    return h.hexdigest()[:16]
+
+
+VERSION_KEY = (f"xforms {xforms.__version__}; numba {numba.__version__}; numpy "
+               f"{np.__version__}; python {sys.version_info[0]}.{sys.version_info[1]}; "
+               f"kernels {_fingerprint()}")
+
+
+def cache_enabled():
+    return not (config.DISABLE_CACHE or os.environ.get("XFORMS_DISABLE_CACHE", "").strip()
+                .lower() in ("1", "true", "yes", "on"))
+
+
+def source_hash(source):
+    return hashlib.sha256((VERSION_KEY + "\n" + source).encode()).hexdigest()[:24]
+
+
+def kernel_dir():
+    """The directory generated modules go to (created on demand)."""
+    global _private_dir
+    if cache_enabled():
+        d = os.path.join(os.environ.get("XFORMS_CACHE_DIR") or config.cache_dir(), "cpu")
+        try:
+            os.makedirs(d, exist_ok=True)
+            if os.access(d, os.W_OK):
+                return d
+        except OSError:
+            pass
+    if _private_dir is None:
+        _private_dir = tempfile.mkdtemp(prefix="xforms_kernels_")
+    return _private_dir
+
+
+def _write_atomic(path, text):
+    d = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp_", suffix=".py")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        try:
+            os.link(tmp, path)                 # fails if another process won the race
+        except FileExistsError:
+            with open(path) as f:
+                same = f.read() == text
+            if not same:                       # a corrupt file: replace it
+                os.replace(tmp, path)
+                tmp = None
+        except OSError:                        # no hard links here: replace (also atomic)
+            os.replace(tmp, path)
+            tmp = None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _purge_numba_cache(path):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    for f in glob.glob(os.path.join(os.path.dirname(path), "__pycache__", stem + ".*")):
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
+def load_module(source):
+    """Import `source` as a module from its content-addressed file; -> (module, path, hash)."""
+    h = source_hash(source)
+    with _lock:
+        mod = _modules.get(h)
+        if mod is not None:
+            return mod, mod.__file__, h
+        path = os.path.join(kernel_dir(), f"xk_{h}.py")
+        try:
+            with open(path) as f:
+                ok = f.read() == source
+        except OSError:
+            ok = False
+        if not ok:
+            if os.path.exists(path):
+                _purge_numba_cache(path)       # its compiled code belongs to other text
+            _write_atomic(path, source)
+        name = f"xforms_kernels.xk_{h}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        _modules[h] = mod
+        return mod, path, h
+
+
+def compile_kernel(mod, h, signature, parallel=False):
+    """numba.njit the module's `kernel` for one signature; a broken cache entry is deleted
+    and compiled again."""
+    key = (h, signature, parallel)
+    with _lock:
+        disp = _dispatchers.get(key)
+        if disp is not None:
+            return disp
+        cache = cache_enabled()
+        opts = dict(cache=cache, error_model="numpy", nogil=True, parallel=parallel)
+        try:
+            disp = numba.njit(signature, **opts)(mod.kernel)
+        except NumbaError:
+            raise
+        except Exception:
+            if not cache:
+                raise
+            _purge_numba_cache(mod.__file__)   # e.g. a truncated or foreign cache file
+            disp = numba.njit(signature, **opts)(mod.kernel)
+        _dispatchers[key] = disp
+        return disp

@@ -1,0 +1,133 @@
+"""The CPU backend: ClosedJaxpr -> plan -> Python source -> Numba kernel -> `CpuExecutable`.
+
+    exe = compile_cpu(closed, {"name": "loss"})
+    outs = exe(*flat_args)            # a list of xforms Arrays
+    print(exe.source)                 # the generated module
+
+Compiled programs are cached in memory per ClosedJaxpr (the tracing cache returns the same
+object for the same function and signature) and per generated source, and on disk by
+`codecache`.  Numba errors become `LoweringError`s naming the equation, the user's line
+and the generated file.
+"""
+import os
+import re
+import threading
+import weakref
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.core.errors import NumbaError
+from numba.np.numpy_support import from_dtype
+
+from xforms import config
+from xforms.errors import LoweringError
+
+from . import codecache, emit_cpu_control, emit_cpu_ops  # noqa: F401  (register rules)
+from .dispatch import make_fast_call
+from .emit_cpu import emit_module, eqn_at_line
+from .fusion import plan_program
+
+_by_jaxpr = weakref.WeakKeyDictionary()
+_lock = threading.RLock()
+
+
+def _arg_type(aval):
+    dt = from_dtype(np.dtype(aval.dtype))
+    return dt if not aval.shape else types.Array(dt, len(aval.shape), "C")
+
+
+def _const_value(c):
+    c = np.asarray(c)
+    return c[()] if c.ndim == 0 else np.ascontiguousarray(c)
+
+
+def _threads_available():
+    return numba.config.NUMBA_NUM_THREADS > 1
+
+
+class CpuExecutable:
+    """A compiled program: `exe(*flat_args) -> list of outputs`; `.source`, `.path`."""
+
+    def __init__(self, kernel, source, path, consts, in_avals, out_avals, plan_text):
+        self.kernel, self.source, self.path = kernel, source, path
+        self.consts = tuple(consts)
+        self.in_avals, self.out_avals = list(in_avals), list(out_avals)
+        self.plan_text = plan_text
+        self._n_out = len(out_avals)
+
+    def _arg(self, x, aval):
+        if not aval.shape:
+            if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+                x = np.asarray(x)[()]
+            return aval.dtype.type(x) if type(x) is not aval.dtype.type else x
+        if not isinstance(x, np.ndarray):
+            x = np.asarray(x)
+        if x.dtype != aval.dtype:
+            x = x.astype(aval.dtype)
+        if not (x.flags.c_contiguous and x.flags.writeable):
+            x = np.array(x, order="C")
+        return x
+
+    def __call__(self, *args):
+        conv = [self._arg(x, a) for x, a in zip(args, self.in_avals, strict=True)]
+        r = self.kernel(*conv, *self.consts)
+        return [r] if self._n_out == 1 else list(r)
+
+    def make_fast_call(self, in_tree, leaf_kinds, out_tree):
+        return make_fast_call(self.kernel, in_tree, leaf_kinds, self.in_avals, self.consts,
+                              out_tree, self._n_out)
+
+
+def compile_cpu(closed, options=None):
+    """Backend entry point registered with `xforms.jit.register_backend("cpu", ...)`."""
+    options = options or {}
+    with _lock:
+        exe = _by_jaxpr.get(closed)
+        if exe is not None:
+            return exe
+        exe = _compile(closed, options)
+        _by_jaxpr[closed] = exe
+        return exe
+
+
+def _compile(closed, options):
+    label = options.get("name") or "a jitted function"
+    plan = plan_program(closed)
+    source, em = emit_module(plan, label, allow_parallel=_threads_available())
+    mod, path, h = codecache.load_module(source)
+    if config.DUMP:
+        print(f"[xforms] {label}: {path}\n{plan.dump()}")
+    consts = [_const_value(c) for _, c in em.const_params]
+    in_avals = [v.aval for v in plan.jaxpr.invars]
+    sig = tuple(_arg_type(a) for a in in_avals) + tuple(
+        from_dtype(np.asarray(c).dtype) if np.ndim(c) == 0 else
+        types.Array(from_dtype(c.dtype), c.ndim, "C") for c in consts)
+    if config.DISABLE_JIT:
+        kernel = mod.kernel
+    else:
+        try:
+            kernel = codecache.compile_kernel(mod, h, sig, parallel=em.uses_prange)
+        except NumbaError as e:
+            raise _lowering_error(e, em, path) from None
+    return CpuExecutable(kernel, source, path, consts, in_avals,
+                         [v.aval for v in closed.jaxpr.outvars], plan.dump())
+
+
+def _lowering_error(e, em, path):
+    msg = str(e)
+    lines = [int(m) for m in re.findall(re.escape(os.path.basename(path)) + r'", line (\d+)',
+                                        msg)]
+    eqn = eqn_at_line(em, lines[-1]) if lines else None
+    first = next((ln.strip() for ln in msg.splitlines() if ln.strip()), msg)
+    where = f"{path}:{lines[-1]}" if lines else path
+    if eqn is not None:
+        info = eqn.source_info
+        user = f" (user code: {info.location}, in {info.function})" if info else ""
+        text = (f"Numba could not compile primitive '{eqn.prim.name}'{user}; generated code "
+                f"at {where}: {first}")
+    else:
+        text = f"Numba could not compile the generated kernel {where}: {first}"
+    err = LoweringError(text)
+    err.numba_error = e
+    return err

@@ -1,0 +1,121 @@
+"""The fast call path: a small Python function generated per (executable, argument
+structure) that checks the arguments, calls the compiled kernel and builds the output
+structure, with no pytree flattening, no dict lookups and no per-call allocation beyond
+the outputs.
+
+    def call(a0, a1):                         # jit(f)(x: float, w: f64[3]) -> (y, [z])
+        if type(a0) is not float or a1.shape != (3,): raise Miss
+        r = kernel(a0, a1, c0)
+        return (r[0], [r[1]])
+
+Whatever it does not check, the kernel's Numba signature does (dtype, rank, contiguity,
+writability of arrays): a mismatch raises Miss, TypeError, AttributeError, KeyError,
+IndexError or ValueError before any work is done, and the caller falls back to the general
+path (`MISSES`).  Trees with namedtuples or custom nodes get no fast path.
+"""
+import numpy as np
+
+
+class Miss(LookupError):
+    """The arguments do not match the signature the fast path was made for (a LookupError,
+    so that `xforms.jit` can catch it without importing this package)."""
+
+
+MISSES = (TypeError, AttributeError, LookupError, ValueError)
+
+_PY_SCALARS = {"f": "float", "i": "int", "b": "bool", "c": "complex"}
+
+
+def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, n_out):
+    """-> callable(*args) or None.  `in_tree` is the treedef of the positional-args tuple;
+    `leaf_kinds[k]` is "f"/"i"/"b"/"c" for Python scalars, else None (arrays and NumPy
+    scalars, checked by shape and dtype)."""
+    lines, env = [], {"kernel": kernel, "Miss": Miss, "np": np}
+    if in_tree.node is not tuple:
+        return None
+    params = [f"a{k}" for k in range(len(in_tree.children))]
+    leaves = []
+
+    def walk(td, expr):
+        node = td.node
+        if node is None:
+            leaves.append(expr)
+            return True
+        if node in (tuple, list):
+            lines.append(f"if type({expr}) is not {node.__name__} or len({expr}) != "
+                         f"{len(td.children)}: raise Miss")
+            subs = []
+            for k, c in enumerate(td.children):
+                if c.node is None:
+                    subs.append(f"{expr}[{k}]")
+                else:
+                    name = f"t{len(lines)}_{k}"
+                    lines.append(f"{name} = {expr}[{k}]")
+                    subs.append(name)
+            return all(walk(c, s) for c, s in zip(td.children, subs))
+        if node is dict:
+            lines.append(f"if type({expr}) is not dict or len({expr}) != "
+                         f"{len(td.children)}: raise Miss")
+            if not all(type(key) in (str, int) for key in td.aux):
+                return False
+            return all(walk(c, f"{expr}[{key!r}]") for key, c in zip(td.aux, td.children))
+        if node is type(None):
+            lines.append(f"if {expr} is not None: raise Miss")
+            return True
+        return False
+
+    for p, c in zip(params, in_tree.children):
+        if not walk(c, p):
+            return None
+    if len(leaves) != len(in_avals):
+        return None
+    args = []
+    for k, (expr, kind, aval) in enumerate(zip(leaves, leaf_kinds, in_avals)):
+        v = f"x{k}"
+        lines.append(f"{v} = {expr}")
+        if kind in _PY_SCALARS:
+            lines.append(f"if type({v}) is not {_PY_SCALARS[kind]}: raise Miss")
+            args.append(v)
+        elif not aval.shape:
+            env[f"dt{k}"] = aval.dtype
+            lines.append(f"if {v}.shape != () or {v}.dtype != dt{k}: raise Miss")
+            args.append(f"{v}[()]")
+        else:
+            lines.append(f"if {v}.shape != {tuple(aval.shape)!r}: raise Miss")
+            args.append(v)
+    for k, c in enumerate(consts):
+        env[f"c{k}"] = c
+        args.append(f"c{k}")
+    lines.append(f"r = kernel({', '.join(args)})")
+    out = _build(out_tree, iter(range(n_out)), n_out)
+    if out is None:
+        return None
+    lines.append(f"return {out}")
+    src = f"def call({', '.join(params)}):\n" + "".join(f"    {ln}\n" for ln in lines)
+    exec(compile(src, "<xforms fast call>", "exec"), env)
+    fn = env["call"]
+    fn.source = src
+    return fn
+
+
+def _build(td, it, n_out):
+    node = td.node
+    if node is None:
+        k = next(it)
+        return "r" if n_out == 1 else f"r[{k}]"
+    if node is tuple:
+        parts = [_build(c, it, n_out) for c in td.children]
+        if any(p is None for p in parts):
+            return None
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    if node is list:
+        parts = [_build(c, it, n_out) for c in td.children]
+        return None if any(p is None for p in parts) else "[" + ", ".join(parts) + "]"
+    if node is dict:
+        parts = [_build(c, it, n_out) for c in td.children]
+        if any(p is None for p in parts):
+            return None
+        return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(td.aux, parts)) + "}"
+    if node is type(None):
+        return "None"
+    return None

@@ -1,0 +1,524 @@
+"""CPU emitter: a `Plan` becomes the readable source of one Python module with one kernel
+function for Numba (`@njit` is applied by `codecache`, so the module also runs as plain
+Python).  Loops become `for`/`prange` nests over scalar statements; every statement is
+preceded by the equation it computes and the user's `file:line`.
+
+    # l:f64[32,512] = tanh k                      mlp.py:5 (loss)
+    l = vm_tanh(k)
+    L[i0, i1] = l
+
+Naming: a jaxpr variable printed as `l` is the scalar `l` inside loops and the array `L`
+when it is materialized; sub-programs (branches, loop bodies) prefix their names (`w0_a`).
+Arrays written here are C-contiguous; inputs are required C-contiguous by the signature.
+Op rules (dot_general, gather, ...) live in `emit_cpu_ops.py`, control flow in
+`emit_cpu_control.py`; both register into `OP_RULES` / `CONTROL_RULES`.
+"""
+import keyword
+import math
+import os
+from contextlib import contextmanager
+
+import numpy as np
+
+from xforms.errors import LoweringError
+from xforms.ir import Literal, Var, _Names, pp_eqn
+
+from .fusion import REDUCTIONS, VIEWS
+from .scalar_rules import CMATH_FUNCS, MATH_FUNCS, REDUCTION_INIT, get_scalar_rule
+
+OP_RULES = {}          # prim name -> rule(emitter, eqn)
+CONTROL_RULES = {}     # prim name -> rule(emitter, control_step)
+
+# A loop nest of at least this many elements runs its outer loop with prange (when the
+# function may use threads at all: see numba.config.NUMBA_NUM_THREADS).
+PARALLEL_MIN_ELEMENTS = 1 << 17
+# Loops of at least this many elements call kernels.vecmath (vectorisable, inlined) instead
+# of libm; smaller loops and straight-line code call libm, which compiles faster.
+VECMATH_MIN_ELEMENTS = 64
+
+_RESERVED = {"np", "math", "cmath", "numba", "prange", "range", "min", "max", "abs", "int",
+             "float", "bool", "complex", "len", "box", "box0", "print"}
+
+
+def _vecmath_table():
+    if os.environ.get("XFORMS_VECMATH", "1").strip().lower() in ("0", "false", "no", "off"):
+        return {}
+    try:
+        from . import vecmath
+        return dict(vecmath.VECMATH)
+    except Exception:        # the module is optional: fall back to libm
+        return {}
+
+
+VECMATH = _vecmath_table()
+
+
+def shape_str(shape):
+    shape = tuple(int(s) for s in shape)
+    return f"({shape[0]},)" if len(shape) == 1 else str(shape)
+
+
+def dtype_str(dt):
+    dt = np.dtype(dt)
+    return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
+
+
+def _float_lit(v):
+    v = float(v)
+    if math.isnan(v):
+        return "np.nan"
+    if math.isinf(v):
+        return "np.inf" if v > 0 else "-np.inf"
+    return repr(v)
+
+
+def lit(val, dtype):
+    """A literal that Numba types exactly as `dtype`."""
+    dt = np.dtype(dtype)
+    val = np.asarray(val).astype(dt)[()]
+    if dt.kind == "b":
+        return "True" if val else "False"
+    if dt.kind in "iu":
+        return str(int(val)) if dt == np.int64 else f"np.{dt.name}({int(val)})"
+    if dt.kind == "f":
+        s = _float_lit(val)
+        return s if dt == np.float64 else f"np.{dt.name}({s})"
+    return f"np.{dt.name}(complex({_float_lit(val.real)}, {_float_lit(val.imag)}))"
+
+
+class SourceBuilder:
+    """Lines with an indentation level; `block(header)` opens an indented block."""
+
+    def __init__(self):
+        self.lines, self.depth = [], 0
+
+    def line(self, s=""):
+        self.lines.append(("    " * self.depth + s) if s else "")
+
+    @contextmanager
+    def block(self, header):
+        self.line(header)
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+
+class _Ctx:
+    """What a scalar rule may ask about its equation."""
+
+    def __init__(self, em, eqn, size):
+        self.em, self.params = em, eqn.params
+        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
+        self.dtype = eqn.outvars[0].aval.dtype
+        self.size = size
+
+    def lit(self, v, dtype=None):
+        return lit(v, self.dtype if dtype is None else dtype)
+
+    def cast(self, expr, dtype):
+        dt = np.dtype(dtype)
+        if dt in (np.dtype(np.int32), np.dtype(np.float32), np.dtype(np.complex64)):
+            return f"np.{dt.name}({expr})"
+        return expr
+
+    def fn(self, prim):
+        dt = np.dtype(self.in_dtypes[0]) if self.in_dtypes else np.dtype(self.dtype)
+        if dt.kind == "c":
+            return CMATH_FUNCS[prim]
+        if prim in VECMATH and self.size >= VECMATH_MIN_ELEMENTS:
+            self.em.vecmath_used.add(VECMATH[prim])
+            return VECMATH[prim]
+        return MATH_FUNCS[prim]
+
+    def index(self, d):
+        return f"i{d}"
+
+
+class Emitter:
+    """Builds the kernel source of one program (and its nested sub-programs)."""
+
+    def __init__(self, name="kernel", allow_parallel=True):
+        self.sb = SourceBuilder()
+        self.name = name
+        self.allow_parallel = allow_parallel
+        self.vecmath_used = set()
+        self.uses_prange = False
+        self.names = {}              # Var -> base name
+        self.const_params = []       # (param name, value) for ClosedJaxpr consts
+        self.line_info = {}          # source line (0-based, in the body) -> eqn
+        self.loop_local = set()
+        self.plan = None
+        self._fresh = 0
+        self._scopes = 0
+
+    # ---- names ------------------------------------------------------------------------
+    def bind_names(self, jaxpr, prefix=""):
+        names = _Names()
+        for v in list(jaxpr.constvars) + list(jaxpr.invars):
+            names(v)
+        for e in jaxpr.eqns:
+            for v in e.outvars:
+                names(v)
+            for a in e.invars:
+                names(a)
+        for v, n in names.names.items():
+            if isinstance(v, Var):
+                self.names[v] = prefix + n
+        return names
+
+    def scope_prefix(self, kind):
+        self._scopes += 1
+        return f"{kind}{self._scopes}_"
+
+    def s(self, v):
+        """Scalar name of a Var."""
+        n = self.names.get(v)
+        if n is None:
+            n = self.names[v] = f"u{len(self.names)}_"
+        if keyword.iskeyword(n) or n in _RESERVED:
+            n += "_"
+        return n
+
+    def A(self, v):
+        """Array name of a materialized Var."""
+        return self.s(v).upper()
+
+    def fresh(self, base="t"):
+        self._fresh += 1
+        return f"{base}{self._fresh}"
+
+    def atom(self, a):
+        """Expression of an atom outside loops: literal, scalar name or array name."""
+        if isinstance(a, Literal):
+            return lit(a.val, a.aval.dtype)
+        return self.s(a) if not a.aval.shape else self.A(a)
+
+    # ---- lines ----------------------------------------------------------------------------
+    def line(self, s=""):
+        self.sb.line(s)
+
+    def block(self, header):
+        return self.sb.block(header)
+
+    def comment(self, eqn, names=None):
+        text = pp_eqn(eqn, _NameView(self)).replace("\n", " ")
+        if len(text) > 110:
+            text = text[:107] + "..."
+        info = eqn.source_info
+        where = f"  {os.path.basename(info.file)}:{info.line} ({info.function})" if info else ""
+        self.line(f"# {text}{where}")
+        self.line_info[len(self.sb.lines)] = eqn
+
+    # ---- buffers ----------------------------------------------------------------------------
+    def alloc(self, v):
+        """Bind the array of materialized Var v: reuse a dead buffer or allocate."""
+        prev = self.plan.reuse.get(v)
+        shape = v.aval.shape
+        if prev is not None:
+            src = self.A(prev)
+            expr = src if prev.aval.shape == shape else f"{src}.reshape({shape_str(shape)})"
+        else:
+            expr = f"np.empty({shape_str(shape)}, {dtype_str(v.aval.dtype)})"
+        self.line(f"{self.A(v)} = {expr}")
+
+    # ---- programs -----------------------------------------------------------------------------
+    def emit_plan(self, plan):
+        prev, self.plan = self.plan, plan
+        try:
+            for step in plan.steps:
+                if step.kind == "loop":
+                    self.emit_loop(step)
+                elif step.kind == "op":
+                    rule = OP_RULES.get(step.eqn.prim.name)
+                    if rule is None:
+                        raise _unsupported(step.eqn)
+                    self.comment(step.eqn)
+                    rule(self, step.eqn)
+                else:
+                    rule = CONTROL_RULES.get(step.eqn.prim.name)
+                    if rule is None:
+                        raise _unsupported(step.eqn)
+                    self.comment(step.eqn)
+                    rule(self, step)
+        finally:
+            self.plan = prev
+
+    # ---- fused loops -------------------------------------------------------------------------
+    def read(self, r, idx):
+        a = r.atom
+        if isinstance(a, Literal):
+            return lit(a.val, a.aval.dtype)
+        if a in self.loop_local or not a.aval.shape:
+            return self.s(a)
+        return f"{self.A(a)}[{_index(r.imap, idx)}]"
+
+    def emit_loop(self, step):
+        shape, n = tuple(step.shape), len(step.shape)
+        idx = [f"i{d}" for d in range(n)]
+        size = int(np.prod(shape, dtype=np.int64))
+        for v in step.writes:
+            if v.aval.shape:
+                self.alloc(v)
+        reds = {}
+        for eqn, reads in step.body:
+            if eqn.prim.name in REDUCTIONS:
+                reds[eqn] = _Reduction(self, eqn, n)
+        par = (self.allow_parallel and n >= 1 and shape[0] >= 4
+               and size >= PARALLEL_MIN_ELEMENTS
+               and all(r.level is not None and r.level >= 1 for r in reds.values()))
+        self.uses_prange |= par
+        for r in reds.values():
+            r.emit_setup()
+        self.loop_local = set()
+        writes = set(step.writes)
+
+        def nest(level):
+            for r in reds.values():
+                if r.level == level:
+                    r.emit_init()
+            if level == n:
+                for eqn, reads in step.body:
+                    self._emit_body_eqn(eqn, reads, idx, writes, reds, size)
+            else:
+                rng = "prange" if par and level == 0 else "range"
+                with self.block(f"for i{level} in {rng}({shape[level]}):"):
+                    nest(level + 1)
+            for r in reds.values():
+                if r.level == level:
+                    r.emit_store()
+        nest(0)
+        self.loop_local = set()
+
+    def _emit_body_eqn(self, eqn, reads, idx, writes, reds, size):
+        self.comment(eqn)
+        args = [self.read(r, idx) for r in reads]
+        name = eqn.prim.name
+        if eqn in reds:
+            reds[eqn].emit_update(args[0])
+            return
+        out = eqn.outvars[0]
+        if name in VIEWS:
+            expr = args[0]
+        else:
+            rule = get_scalar_rule(name, "cpu")
+            if rule is None:
+                raise _unsupported(eqn)
+            try:
+                expr = rule(_Ctx(self, eqn, size), *args)
+            except (KeyError, TypeError, ValueError) as e:
+                raise _unsupported(eqn, f"{type(e).__name__}: {e}") from None
+        self.line(f"{self.s(out)} = {expr}")
+        self.loop_local.add(out)
+        if out in writes and idx:
+            self.line(f"{self.A(out)}[{', '.join(idx)}] = {self.s(out)}")
+
+
+class _Reduction:
+    """Accumulator of one reduction in a loop nest.  When the kept axes lead the iteration
+    space, a scalar accumulator lives at loop depth `level` (vectorisable, private under
+    prange); otherwise the output array accumulates (`level` None)."""
+
+    def __init__(self, em, eqn, n):
+        self.em, self.eqn = em, eqn
+        name = eqn.prim.name
+        self.arg = name in ("argmax", "argmin")
+        axes = (eqn.params["axis"],) if self.arg else tuple(eqn.params["axes"])
+        self.axes = axes
+        self.kept = [d for d in range(n) if d not in axes]
+        self.level = len(self.kept) if self.kept == list(range(len(self.kept))) else None
+        self.out = eqn.outvars[0]
+        self.dt = np.dtype(eqn.invars[0].aval.dtype)
+        op = name
+        if self.dt.kind == "b":
+            op = {"reduce_sum": "reduce_or", "reduce_prod": "reduce_and",
+                  "reduce_max": "reduce_or", "reduce_min": "reduce_and"}.get(op, op)
+        self.op = op
+
+    def _kidx(self):
+        return ", ".join(f"i{d}" for d in self.kept)
+
+    def _names(self):
+        em = self.em
+        if self.level is not None:
+            base = em.s(self.out)
+            return base, f"{base}_v"
+        return f"{em.A(self.out)}[{self._kidx()}]", f"{em.A(self.out)}_V[{self._kidx()}]"
+
+    def _init_value(self):
+        if self.arg:
+            k = self.dt.kind
+            big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
+            neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
+            return lit(neg if self.op == "argmax" else big, self.dt)
+        return lit(REDUCTION_INIT[self.op](self.dt), self.dt)
+
+    def emit_setup(self):
+        em = self.em
+        if self.out.aval.shape and (self.level is None or self.level > 0):
+            em.alloc(self.out)
+        if self.level is None:
+            if self.arg:
+                em.line(f"{em.A(self.out)}_V = np.empty({shape_str(self.out.aval.shape)}, "
+                        f"{dtype_str(self.dt)})")
+                em.line(f"{em.A(self.out)}_V.fill({self._init_value()})")
+                em.line(f"{em.A(self.out)}.fill(0)")
+            else:
+                em.line(f"{em.A(self.out)}.fill({self._init_value()})")
+
+    def emit_init(self):
+        acc, accv = self._names()
+        if self.arg:
+            self.em.line(f"{accv} = {self._init_value()}")
+            self.em.line(f"{acc} = {lit(0, self.out.aval.dtype)}")
+        else:
+            self.em.line(f"{acc} = {self._init_value()}")
+
+    def emit_store(self):
+        if self.level and self.out.aval.shape:
+            acc, _ = self._names()
+            self.em.line(f"{self.em.A(self.out)}[{self._kidx()}] = {acc}")
+
+    def emit_update(self, x):
+        em, op = self.em, self.op
+        acc, accv = self._names()
+        if self.arg:
+            cmp = ">" if op == "argmax" else "<"
+            cond = f"{x} {cmp} {accv}"
+            if self.dt.kind == "f":
+                cond += f" or ({x} != {x} and {accv} == {accv})"     # the first NaN wins
+            with em.block(f"if {cond}:"):
+                em.line(f"{accv} = {x}")
+                em.line(f"{acc} = {_cast_index(f'i{self.axes[0]}', self.out.aval.dtype)}")
+            return
+        if op == "reduce_sum":
+            em.line(f"{acc} += {x}")
+        elif op == "reduce_prod":
+            em.line(f"{acc} *= {x}")
+        elif op == "reduce_and":
+            em.line(f"{acc} = {acc} and {x}")
+        elif op == "reduce_or":
+            em.line(f"{acc} = {acc} or {x}")
+        elif op in ("reduce_max", "reduce_min"):
+            cmp = ">=" if op == "reduce_max" else "<="
+            t = em.fresh("t")
+            em.line(f"{t} = {acc}")
+            if self.dt.kind == "f":
+                em.line(f"{acc} = {t} if {t} {cmp} {x} or {t} != {t} else {x}")
+            else:
+                em.line(f"{acc} = {'max' if op == 'reduce_max' else 'min'}({t}, {x})")
+        else:
+            raise _unsupported(self.eqn)
+
+
+def _cast_index(expr, dtype):
+    dt = np.dtype(dtype)
+    return expr if dt == np.int64 else f"np.{dt.name}({expr})"
+
+
+def _index(imap, idx):
+    parts = []
+    for ax, st, off in imap.exprs:
+        if ax is None:
+            parts.append(str(off))
+        elif st == 1 and off == 0:
+            parts.append(idx[ax])
+        elif st == 1:
+            parts.append(f"{off} + {idx[ax]}")
+        elif st == -1:
+            parts.append(f"{off} - {idx[ax]}")
+        elif off == 0:
+            parts.append(f"{st} * {idx[ax]}")
+        else:
+            parts.append(f"{off} + {st} * {idx[ax]}")
+    return ", ".join(parts) if parts else "()"
+
+
+class _NameView:
+    """Prints variables with the emitter's names (for the comments)."""
+
+    def __init__(self, em):
+        self.em = em
+
+    def __call__(self, v):
+        if isinstance(v, Literal):
+            from xforms.ir import _fmt_literal
+            return _fmt_literal(v.val)
+        return self.em.s(v)
+
+
+def _unsupported(eqn, why=""):
+    info = eqn.source_info
+    where = f" at {info.location} ({info.function})" if info else ""
+    avals = ", ".join(a.aval.str_short() for a in eqn.invars)
+    return LoweringError(f"the CPU backend cannot lower primitive '{eqn.prim.name}' "
+                         f"on ({avals}){where}{': ' + why if why else ''}")
+
+
+# ---- the module ---------------------------------------------------------------------------------
+def param_name(em, v):
+    return em.s(v) if not v.aval.shape else em.A(v)
+
+
+def add_consts(em, plan):
+    """Kernel parameters for a plan's constants (never closed over: Numba's disk cache
+    refuses functions that capture arrays)."""
+    for v, c in zip(plan.jaxpr.constvars, plan.consts):
+        em.const_params.append((param_name(em, v), c))
+
+
+def output_exprs(em, plan, copy_shared=True):
+    """Expressions of a plan's outputs; arrays not owned by the plan are copied so that an
+    output never aliases an input, a constant or another output."""
+    exprs, seen = [], set()
+    for v in plan.jaxpr.outvars:
+        if isinstance(v, Literal) or not v.aval.shape:
+            exprs.append(em.atom(v))
+            continue
+        st = plan.storage.get(v)
+        e = em.A(v)
+        if st is None or st.external or st in seen:
+            e += ".copy()"
+        seen.add(st)
+        exprs.append(e)
+    return exprs
+
+
+def emit_module(plan, label="function", allow_parallel=True):
+    """-> (source, Emitter) of a module whose function `kernel(*inputs, *consts)` runs plan."""
+    em = Emitter(allow_parallel=allow_parallel)
+    jaxpr = plan.jaxpr
+    em.bind_names(jaxpr)
+    add_consts(em, plan)
+    em.emit_plan(plan)
+    outs = []
+    for v, e in zip(jaxpr.outvars, output_exprs(em, plan)):
+        if isinstance(v, Literal) or not v.aval.shape:
+            outs.append(f"box0({e}, {dtype_str(v.aval.dtype)})")
+        else:
+            outs.append(f"box({e})")
+    ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ("," if not outs else "") + ")"
+    params = [param_name(em, v) for v in jaxpr.invars] + [n for n, _ in em.const_params]
+    listing = str(jaxpr).replace('"""', "'''").replace("\\", "/")
+    head = [f'"""xforms CPU kernel for {label}.', "",
+            "Generated from the program below by kernels/emit_cpu.py; each statement is",
+            "preceded by its equation and the user's source line.", "", listing, '"""',
+            "import cmath", "import math", "", "import numpy as np", "from numba import prange",
+            "", "from kernels.cpu_runtime import box, box0"]
+    if em.vecmath_used:
+        head.append(f"from kernels.vecmath import {', '.join(sorted(em.vecmath_used))}")
+    head += ["", "", f"def kernel({', '.join(params)}):"]
+    body = ["    " + ln if ln else "" for ln in em.sb.lines] + [f"    return {ret}"]
+    em.first_body_line = len(head) + 1          # 1-based file line of the body's first line
+    return "\n".join(head + body) + "\n", em
+
+
+def eqn_at_line(em, lineno):
+    """The equation whose statements include file line `lineno` (1-based), or None."""
+    k = lineno - em.first_body_line
+    best = None
+    for line, eqn in em.line_info.items():
+        if line <= k + 1:
+            best = eqn
+    return best

@@ -1,0 +1,343 @@
+"""CPU rules for the equations that are not fused loops: dot_general (BLAS through `np.dot`
+inside nopython code, or loops for integers and tiny sizes), gather/scatter as loops
+(indices clamped like the NumPy rules), dynamic slices, pad, concatenate, reshape (a view of
+the same buffer), runtime_check.
+
+Each rule `rule(em, eqn)` writes statements through the emitter `em` (see emit_cpu.py):
+`em.atom(a)` spells an operand, `em.alloc(v)` binds an output buffer (reusing a dead one
+when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer in place.
+"""
+import numpy as np
+
+from .emit_cpu import OP_RULES, _unsupported, lit, shape_str
+
+_BLAS_DTYPES = frozenset(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
+# below this many multiply-adds a loop beats the BLAS call's overhead
+BLAS_MIN_FLOPS = 512
+
+
+def _prod(xs):
+    return int(np.prod(xs, dtype=np.int64))
+
+
+def _loops(em, dims, var="j"):
+    """Open nested `for` loops over dims; returns (context managers, index names)."""
+    names = [em.fresh(var) for _ in dims]
+    cms = [em.block(f"for {n} in range({d}):") for n, d in zip(names, dims)]
+    return cms, names
+
+
+class _Nest:
+    """with _Nest(em, dims) as idx: ... -- a loop nest over `dims`."""
+
+    def __init__(self, em, dims, var="j"):
+        self.cms, self.idx = _loops(em, dims, var)
+
+    def __enter__(self):
+        for cm in self.cms:
+            cm.__enter__()
+        return self.idx
+
+    def __exit__(self, *exc):
+        for cm in reversed(self.cms):
+            cm.__exit__(*exc)
+
+
+def _elem(em, a, idx):
+    """Element of atom `a` at index names idx (scalars and literals ignore idx)."""
+    name = em.atom(a)
+    if not a.aval.shape or not idx:
+        return name
+    return f"{name}[{', '.join(idx)}]"
+
+
+def _bind_output(em, v, expr):
+    """Assign a computed scalar (0-d outputs) or allocate the array of output v."""
+    if not v.aval.shape:
+        em.line(f"{em.s(v)} = {expr}")
+    else:
+        em.alloc(v)
+
+
+# ---- dot_general ---------------------------------------------------------------------------
+def _dot_general(em, eqn):
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    xs, ys = x.aval.shape, y.aval.shape
+    xf = [d for d in range(len(xs)) if d not in lc and d not in lb]
+    yf = [d for d in range(len(ys)) if d not in rc and d not in rb]
+    B, M = _prod([xs[d] for d in lb]), _prod([xs[d] for d in xf])
+    K, N = _prod([xs[d] for d in lc]), _prod([ys[d] for d in yf])
+    blas = (np.dtype(out.aval.dtype) in _BLAS_DTYPES and xs and ys
+            and B * M * N * K >= BLAS_MIN_FLOPS and M * N > 0)
+    if not blas:
+        return _dot_loops(em, eqn, xf, yf)
+    X, Y = em.atom(x), em.atom(y)
+    # choose the contraction order so that both operands are (views of) contiguous matrices
+    kx = sorted(lc)
+    ky = [rc[list(lc).index(d)] for d in kx]
+    xl = _layout(len(xs), lb, xf, kx)
+    yl = _layout(len(ys), rb, ky, yf)
+    if yl is None:
+        ky2 = sorted(rc)
+        kx2 = [lc[list(rc).index(d)] for d in ky2]
+        if _layout(len(xs), lb, xf, kx2) is not None and _layout(len(ys), rb, ky2, yf):
+            kx, ky = kx2, ky2
+            xl, yl = _layout(len(xs), lb, xf, kx), _layout(len(ys), rb, ky, yf)
+    if xl is None:
+        X, xl = _transposed_copy(em, X, tuple(lb) + tuple(xf) + tuple(kx)), "n"
+    if yl is None:
+        Y, yl = _transposed_copy(em, Y, tuple(rb) + tuple(ky) + tuple(yf)), "n"
+    xshape = (M, K) if xl == "n" else (K, M)
+    yshape = (K, N) if yl == "n" else (N, K)
+    tx = "" if xl == "n" else ".T"
+    ty = "" if yl == "n" else ".T"
+    if not out.aval.shape:                       # a full contraction: BLAS dot
+        em.line(f"{em.s(out)} = np.dot({X}.reshape({K}), {Y}.reshape({K}))")
+        return
+    em.alloc(out)
+    O = em.A(out)
+    if K == 0:
+        em.line(f"{O}.fill(0)")
+        return
+    if B == 1:
+        em.line(f"np.dot({X}.reshape({xshape}){tx}, {Y}.reshape({yshape}){ty}, "
+                f"{O}.reshape(({M}, {N})))")
+        return
+    x3, y3, o3 = em.fresh("x"), em.fresh("y"), em.fresh("o")
+    em.line(f"{x3} = {X}.reshape({(B,) + xshape})")
+    em.line(f"{y3} = {Y}.reshape({(B,) + yshape})")
+    em.line(f"{o3} = {O}.reshape({(B, M, N)})")
+    b = em.fresh("b")
+    with em.block(f"for {b} in range({B}):"):
+        em.line(f"np.dot({x3}[{b}]{tx}, {y3}[{b}]{ty}, {o3}[{b}])")
+
+
+def _layout(nd, batch, first, second):
+    """'n' if dims in memory order are batch+first+second, 't' if batch+second+first."""
+    order = list(range(nd))
+    if order == list(batch) + list(first) + list(second):
+        return "n"
+    if order == list(batch) + list(second) + list(first):
+        return "t"
+    return None
+
+
+def _transposed_copy(em, X, perm):
+    t = em.fresh("xt")
+    em.line(f"{t} = np.ascontiguousarray(np.transpose({X}, {perm}))")
+    return t
+
+
+def _dot_loops(em, eqn, xf, yf):
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    xs = x.aval.shape
+    dt = out.aval.dtype
+    out_dims = [xs[d] for d in lb] + [xs[d] for d in xf] + [y.aval.shape[d] for d in yf]
+    if out.aval.shape:
+        em.alloc(out)
+    with _Nest(em, out_dims, "j") as oi:
+        nb, nx = len(lb), len(xf)
+        acc = em.fresh("acc")
+        em.line(f"{acc} = {lit(0, dt)}")
+        with _Nest(em, [xs[d] for d in lc], "k") as ki:
+            xi = [None] * len(xs)
+            yi = [None] * len(y.aval.shape)
+            for k, (a, b) in enumerate(zip(lb, rb)):
+                xi[a] = yi[b] = oi[k]
+            for k, d in enumerate(xf):
+                xi[d] = oi[nb + k]
+            for k, d in enumerate(yf):
+                yi[d] = oi[nb + nx + k]
+            for k, (a, b) in enumerate(zip(lc, rc)):
+                xi[a] = yi[b] = ki[k]
+            prod = f"{_elem(em, x, xi)} * {_elem(em, y, yi)}"
+            if np.dtype(dt).kind == "b":
+                em.line(f"{acc} = {acc} or ({_elem(em, x, xi)} and {_elem(em, y, yi)})")
+            else:
+                em.line(f"{acc} += {prod}")
+        if out.aval.shape:
+            em.line(f"{em.A(out)}[{', '.join(oi)}] = {acc}")
+        else:
+            em.line(f"{em.s(out)} = {acc}")
+
+
+OP_RULES["dot_general"] = _dot_general
+
+
+# ---- gather / scatter ------------------------------------------------------------------------
+def _clamped(em, a, idx, n):
+    j = em.fresh("g")
+    em.line(f"{j} = min(max({_elem(em, a, idx)}, 0), {n - 1})")
+    return j
+
+
+def _gather(em, eqn):
+    x, *ids = eqn.invars
+    axes = eqn.params["axes"]
+    out = eqn.outvars[0]
+    bshape = ids[0].aval.shape if ids else ()
+    rest = [d for d in range(x.aval.ndim) if d not in axes]
+    if out.aval.shape:
+        em.alloc(out)
+    with _Nest(em, bshape, "b") as bi:
+        js = [_clamped(em, a, bi, x.aval.shape[ax]) for a, ax in zip(ids, axes)]
+        with _Nest(em, [x.aval.shape[d] for d in rest], "r") as ri:
+            src = [None] * x.aval.ndim
+            for j, ax in zip(js, axes):
+                src[ax] = j
+            for r, d in zip(ri, rest):
+                src[d] = r
+            val = _elem(em, x, src)
+            if out.aval.shape:
+                em.line(f"{em.A(out)}[{', '.join(bi + ri)}] = {val}")
+            else:
+                em.line(f"{em.s(out)} = {val}")
+
+
+def _copy_operand(em, out, x):
+    """Bind out's buffer holding a copy of x, unless the plan updates x in place."""
+    if em.plan.reuse.get(out) is x:
+        em.line(f"{em.A(out)} = {em.A(x)}")
+        return
+    em.alloc(out)
+    em.line(f"{em.A(out)}[...] = {em.atom(x)}")
+
+
+def _scatter(mode):
+    def rule(em, eqn):
+        x, u, *ids = eqn.invars
+        axes = eqn.params["axes"]
+        out = eqn.outvars[0]
+        if not out.aval.shape:
+            raise _unsupported(eqn, "scatter into a 0-d array")
+        _copy_operand(em, out, x)
+        O = em.A(out)
+        bshape = ids[0].aval.shape if ids else ()
+        rest = [d for d in range(x.aval.ndim) if d not in axes]
+        with _Nest(em, bshape, "b") as bi:
+            js = [_clamped(em, a, bi, x.aval.shape[ax]) for a, ax in zip(ids, axes)]
+            with _Nest(em, [x.aval.shape[d] for d in rest], "r") as ri:
+                dst = [None] * x.aval.ndim
+                for j, ax in zip(js, axes):
+                    dst[ax] = j
+                for r, d in zip(ri, rest):
+                    dst[d] = r
+                val = _elem(em, u, bi + ri)
+                target = f"{O}[{', '.join(dst)}]"
+                if mode == "add":
+                    if np.dtype(out.aval.dtype).kind == "b":
+                        em.line(f"{target} = {target} or {val}")
+                    else:
+                        em.line(f"{target} += {val}")
+                else:
+                    em.line(f"{target} = {val}")
+    return rule
+
+
+OP_RULES["gather"] = _gather
+OP_RULES["scatter_add"] = _scatter("add")
+OP_RULES["scatter"] = _scatter("set")
+
+
+# ---- dynamic slices --------------------------------------------------------------------------
+def _starts(em, starts, shape, sizes):
+    names = []
+    for s, n, k in zip(starts, shape, sizes):
+        t = em.fresh("s")
+        em.line(f"{t} = min(max(np.int64({em.atom(s)}), 0), {n - k})")
+        names.append(t)
+    return names
+
+
+def _dynamic_slice(em, eqn):
+    x, *starts = eqn.invars
+    out = eqn.outvars[0]
+    sizes = eqn.params["slice_sizes"]
+    if not x.aval.shape:
+        em.line(f"{em.s(out)} = {em.atom(x)}")
+        return
+    st = _starts(em, starts, x.aval.shape, sizes)
+    em.alloc(out)
+    sl = ", ".join(f"{s}:{s} + {k}" for s, k in zip(st, sizes))
+    em.line(f"{em.A(out)}[...] = {em.A(x)}[{sl}]")
+
+
+def _dynamic_update_slice(em, eqn):
+    x, u, *starts = eqn.invars
+    out = eqn.outvars[0]
+    if not x.aval.shape:
+        em.line(f"{em.s(out)} = {em.atom(u)}")
+        return
+    st = _starts(em, starts, x.aval.shape, u.aval.shape)
+    _copy_operand(em, out, x)
+    sl = ", ".join(f"{s}:{s} + {k}" for s, k in zip(st, u.aval.shape))
+    em.line(f"{em.A(out)}[{sl}] = {em.atom(u)}")
+
+
+OP_RULES["dynamic_slice"] = _dynamic_slice
+OP_RULES["dynamic_update_slice"] = _dynamic_update_slice
+
+
+# ---- pad, concatenate, reshape, runtime_check -------------------------------------------------
+def _pad(em, eqn):
+    x, v = eqn.invars
+    out = eqn.outvars[0]
+    if not x.aval.shape:
+        em.line(f"{em.s(out)} = {em.atom(x)}")
+        return
+    em.alloc(out)
+    em.line(f"{em.A(out)}.fill({em.atom(v)})")
+    dst, src = [], []
+    for n, o, (lo, hi, it) in zip(x.aval.shape, out.aval.shape, eqn.params["padding_config"]):
+        step = it + 1
+        j0 = (-lo + step - 1) // step if lo < 0 else 0      # first j with lo + j*step >= 0
+        j1 = min(n, (o - 1 - lo) // step + 1) if o - 1 - lo >= 0 else 0
+        if j1 <= j0:
+            return                                         # nothing of x survives the crop
+        p0, p1 = lo + j0 * step, lo + (j1 - 1) * step + 1
+        dst.append(f"{p0}:{p1}" + (f":{step}" if step > 1 else ""))
+        src.append(f"{j0}:{j1}")
+    em.line(f"{em.A(out)}[{', '.join(dst)}] = {em.A(x)}[{', '.join(src)}]")
+
+
+def _concatenate(em, eqn):
+    out = eqn.outvars[0]
+    dim = eqn.params["dimension"]
+    em.alloc(out)
+    off = 0
+    for x in eqn.invars:
+        n = x.aval.shape[dim]
+        if n == 0:
+            continue
+        sl = [":"] * out.aval.ndim
+        sl[dim] = f"{off}:{off + n}"
+        em.line(f"{em.A(out)}[{', '.join(sl)}] = {em.atom(x)}")
+        off += n
+
+
+def _reshape(em, eqn):
+    x, out = eqn.invars[0], eqn.outvars[0]
+    if not x.aval.shape:
+        em.line(f"{em.A(out)} = np.full({shape_str(out.aval.shape)}, {em.atom(x)})")
+    elif not out.aval.shape:
+        em.line(f"{em.s(out)} = {em.A(x)}.reshape({x.aval.size})[0]")
+    else:
+        em.line(f"{em.A(out)} = {em.atom(x)}.reshape({shape_str(out.aval.shape)})")
+
+
+def _runtime_check(em, eqn):
+    pred, x = eqn.invars
+    out = eqn.outvars[0]
+    with em.block(f"if not {em.atom(pred)}:"):
+        em.line(f"raise RuntimeError({eqn.params['message']!r})")
+    em.line(f"{em.atom(out)} = {em.atom(x)}")
+
+
+OP_RULES["pad"] = _pad
+OP_RULES["concatenate"] = _concatenate
+OP_RULES["reshape"] = _reshape
+OP_RULES["runtime_check"] = _runtime_check

@@ -1,0 +1,143 @@
+"""Jaxpr -> Jaxpr clean-ups before fusion (backend-neutral).
+
+`prepare(closed)`:
+1. inlines call-like higher-order primitives (custom_jvp_call, custom_vjp_call, checkpoint,
+   hook; see `xforms.primitives.custom.inline_jaxpr`) with fresh variables, and forwards
+   `stop_gradient` (an identity once no transform follows);
+2. folds `transpose` into `dot_general`: a transposed operand becomes different dimension
+   numbers, and `transpose(dot_general(x, y))` that swaps the free blocks becomes
+   `dot_general(y, x)` (BLAS reads transposed operands for free);
+3. removes dead equations.
+Sub-jaxprs of control flow are prepared when they are planned.
+"""
+from xforms.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from xforms.transforms.simplify import dce
+
+try:
+    from xforms.primitives.custom import inline_jaxpr as _custom_inline
+except ImportError:         # custom rules not present: nothing to inline
+    def _custom_inline(eqn):
+        return None
+
+_IDENTITIES = frozenset(["stop_gradient"])
+
+
+def prepare(closed):
+    """-> ClosedJaxpr ready for fusion planning."""
+    constvars, consts = list(closed.jaxpr.constvars), list(closed.consts)
+    env = {}
+    eqns = []
+    _inline_into(closed.jaxpr, env, eqns, constvars, consts, fresh=False)
+    outvars = [_read(env, a) for a in closed.jaxpr.outvars]
+    jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
+    jaxpr = dce(_fold_dot_transposes(jaxpr))
+    used = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
+    used |= {a for a in jaxpr.outvars if isinstance(a, Var)}
+    keep = [(v, c) for v, c in zip(jaxpr.constvars, consts) if v in used]
+    jaxpr = Jaxpr([v for v, _ in keep], jaxpr.invars, jaxpr.eqns, jaxpr.outvars)
+    return ClosedJaxpr(jaxpr, [c for _, c in keep])
+
+
+def _read(env, a):
+    while isinstance(a, Var) and a in env:
+        a = env[a]
+    return a
+
+
+def _inline_into(jaxpr, env, out, constvars, consts, fresh):
+    for eqn in jaxpr.eqns:
+        invars = [_read(env, a) for a in eqn.invars]
+        if eqn.prim.name in _IDENTITIES:
+            env[eqn.outvars[0]] = invars[0]
+            continue
+        sub = _custom_inline(eqn)
+        if sub is not None:
+            inner = {}
+            for v, c in zip(sub.jaxpr.constvars, sub.consts):
+                nv = Var(v.aval)
+                constvars.append(nv)
+                consts.append(c)
+                inner[v] = nv
+            for v, a in zip(sub.jaxpr.invars, invars, strict=True):
+                inner[v] = a
+            _inline_into(sub.jaxpr, inner, out, constvars, consts, fresh=True)
+            for o, r in zip(eqn.outvars, sub.jaxpr.outvars, strict=True):
+                env[o] = _read(inner, r)
+            continue
+        outvars = eqn.outvars
+        if fresh:
+            outvars = [Var(v.aval) for v in eqn.outvars]
+            env.update(zip(eqn.outvars, outvars))
+        out.append(eqn.replace(invars=invars, outvars=outvars))
+
+
+# ---- transpose folding ----------------------------------------------------------------------
+def _free(nd, contract, batch):
+    return [i for i in range(nd) if i not in contract and i not in batch]
+
+
+def _fold_dot_transposes(jaxpr):
+    producer = {}
+    uses = {}
+    for e in jaxpr.eqns:
+        for a in e.invars:
+            if isinstance(a, Var):
+                uses[a] = uses.get(a, 0) + 1
+    for a in jaxpr.outvars:
+        if isinstance(a, Var):
+            uses[a] = uses.get(a, 0) + 1
+    eqns = []
+    for e in jaxpr.eqns:
+        if e.prim.name == "dot_general":
+            e = _fold_operand_transposes(e, producer)
+        elif e.prim.name == "transpose":
+            src = producer.get(e.invars[0])
+            if (src is not None and src.prim.name == "dot_general"
+                    and uses.get(e.invars[0]) == 1):
+                swapped = _swap_dot(src, e)
+                if swapped is not None:
+                    e = swapped
+        for v in e.outvars:
+            producer[v] = e
+        eqns.append(e)
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, jaxpr.outvars)
+
+
+def _fold_operand_transposes(e, producer):
+    (lc, rc), (lb, rb) = e.params["dimension_numbers"]
+    x, y = e.invars
+    for side in (0, 1):
+        op = (x, y)[side]
+        t = producer.get(op) if isinstance(op, Var) else None
+        if t is None or t.prim.name != "transpose":
+            continue
+        perm = t.params["permutation"]
+        c, b = (lc, lb) if side == 0 else (rc, rb)
+        free = _free(len(perm), c, b)
+        mapped_free = [perm[d] for d in free]
+        if mapped_free != sorted(mapped_free):
+            continue        # the output's axis order would change
+        c, b = tuple(perm[d] for d in c), tuple(perm[d] for d in b)
+        if side == 0:
+            x, lc, lb = t.invars[0], c, b
+        else:
+            y, rc, rb = t.invars[0], c, b
+    if (x, y) == tuple(e.invars):
+        return e
+    return e.replace(invars=[x, y], params=dict(e.params, dimension_numbers=((lc, rc),
+                                                                             (lb, rb))))
+
+
+def _swap_dot(dot, t):
+    """transpose(dot_general(x, y)) that puts y's free dims first -> dot_general(y, x)."""
+    (lc, rc), (lb, rb) = dot.params["dimension_numbers"]
+    x, y = dot.invars
+    nb = len(lb)
+    fx = len(_free(x.aval.ndim, lc, lb))
+    fy = len(_free(y.aval.ndim, rc, rb))
+    want = (tuple(range(nb)) + tuple(range(nb + fx, nb + fx + fy))
+            + tuple(range(nb, nb + fx)))
+    if t.params["permutation"] != want:
+        return None
+    return Eqn(dot.prim, [y, x], t.outvars,
+               dict(dot.params, dimension_numbers=((rc, lc), (rb, lb))), t.source_info)
