@@ -82,6 +82,9 @@ def pin_threads(n: int) -> None:
 
 def run(args) -> int:
     pin_threads(args.threads)
+    # JAX runs where xforms runs: CPU, or its default device (a GPU if jax has one) under --backend cuda.
+    if args.backend == "cpu":
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
     from .harness import Context, run_case
     started = time.perf_counter()
     # A private, empty xforms compile cache: first-call times are cold, the user's cache untouched.

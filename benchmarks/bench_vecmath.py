@@ -5,7 +5,8 @@ Plain script (not a test):
     python benchmarks/bench_vecmath.py [--n 1000000] [--reps 15] [--only exp,sin]
 
 For every function and dtype (float64, float32) it times, over ``--n``
-elements (best of ``--reps`` runs, ns/element):
+elements (best of ``--reps`` runs of the thread's CPU time, or wall time with
+``--wall``; ns/element):
 
 * ``vm``    an ``@njit`` loop ``out[i] = vm_f(a[i])``
 * ``math``  the same loop with the ``math.*`` expression (scalar libm call)
@@ -30,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from kernels import vecmath as vm  # noqa: E402
+from kernels import vecmath as vm
 
 
 def _logistic_np(a, out):
@@ -88,13 +89,13 @@ def _make_loop(f):
     return loop
 
 
-def _best(fn, a, out, reps):
+def _best(fn, a, out, reps, clock):
     fn(a, out)  # warm-up / compile
     best = math.inf
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn(a, out)
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, clock() - t0)
     return best / a.size * 1e9
 
 
@@ -112,7 +113,11 @@ def main(argv=None):
     p.add_argument("--n", type=int, default=1_000_000)
     p.add_argument("--reps", type=int, default=15)
     p.add_argument("--only", default="", help="comma-separated subset of names")
+    p.add_argument("--wall", action="store_true",
+                   help="time with perf_counter instead of the thread's CPU time "
+                        "(CPU time is robust against other processes on a busy machine)")
     args = p.parse_args(argv)
+    clock = time.perf_counter if args.wall else time.thread_time
     names = [s for s in args.only.split(",") if s] or list(CASES)
 
     cpu = platform.processor() or platform.machine()
@@ -122,7 +127,7 @@ def main(argv=None):
     except (OSError, StopIteration):
         pass
     print(f"# {cpu}, {os.cpu_count()} cores, numba {numba.__version__}, numpy {np.__version__}, "
-          f"n={args.n}, best of {args.reps}")
+          f"n={args.n}, best of {args.reps} ({'wall' if args.wall else 'thread CPU'} time)")
     print(f"{'function':12s} {'dtype':8s} {'vm':>7s} {'math':>7s} {'numpy':>7s}  vectorised")
     rng = np.random.default_rng(0)
     novec = []
@@ -133,9 +138,9 @@ def main(argv=None):
         for dt in (np.float64, np.float32):
             a = sample(rng, args.n).astype(dt)
             out = np.empty_like(a)
-            t_vm = _best(vm_loop, a, out, args.reps)
-            t_math = _best(math_loop, a, out, args.reps)
-            t_np = _best(npf, a, out, args.reps)
+            t_vm = _best(vm_loop, a, out, args.reps, clock)
+            t_math = _best(math_loop, a, out, args.reps, clock)
+            t_np = _best(npf, a, out, args.reps, clock)
             vec = _vectorised(vm_loop)
             if not vec:
                 novec.append(f"{name}/{dt.__name__}")

@@ -82,7 +82,6 @@ def _load(name: str) -> types.SimpleNamespace:
         elif name == "jax":
             jax = importlib.import_module("jax")
             jax.config.update("jax_enable_x64", True)   # float64 workloads; f32 inputs stay f32
-            jax.config.update("jax_platforms", "cpu")
             ns.jax, ns.jnp = jax, importlib.import_module("jax.numpy")
             ns.version = jax.__version__
         elif name == "pytensor":

@@ -25,7 +25,6 @@ from xforms.primitives import structural as st
 from xforms.tree_util import tree_flatten
 
 B = 5
-F64 = np.float64
 
 
 def _draw(rng, kind, shape):

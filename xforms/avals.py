@@ -98,15 +98,16 @@ def aval_of_value(x):
         return ShapedArray((), bool_)
     if isinstance(x, int) and not isinstance(x, np.integer):
         return ShapedArray((), int64, weak_type=True)
-    if isinstance(x, float):
+    if isinstance(x, float) and not isinstance(x, np.generic):    # np.float64 is a float
         return ShapedArray((), float64, weak_type=True)
-    if isinstance(x, complex):
+    if isinstance(x, complex) and not isinstance(x, np.generic):
         return ShapedArray((), complex128, weak_type=True)
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype == object or x.dtype.kind in "USV":
             raise TypeError(f"unsupported input of dtype {x.dtype}: xforms accepts arrays of "
                             "bool, int32, int64, float32, float64, complex64, complex128")
-        return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype))
+        return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype),
+                           getattr(x, "weak_type", False) is True)
     raise TypeError(f"unsupported input {type(x).__name__}: xforms accepts NumPy arrays, Python "
                     "scalars and xforms arrays (nested in tuples, lists and dicts)")
 

@@ -56,7 +56,12 @@ def abstract_eval(prim, avals, params):
 
 # ---- eager values ----------------------------------------------------------------------
 class Array(np.ndarray):
-    """An eager result: a NumPy array that also supports `x.at[idx].set(v)`."""
+    """An eager result: a NumPy array that also supports `x.at[idx].set(v)`.
+
+    `weak_type` is True for results derived only from Python scalars (as in JAX), so
+    `float32_array * xnp.sin(2.0)` stays float32 eagerly as it does under tracing.
+    """
+    weak_type = False
 
     @property
     def at(self):
@@ -123,7 +128,10 @@ def _fix_dtype(x, aval):
     x = np.asarray(x)
     if x.dtype != aval.dtype:
         x = x.astype(aval.dtype)
-    return x.view(Array)
+    x = x.view(Array)
+    if aval.weak_type:
+        x.weak_type = True
+    return x
 
 
 eval_trace = EvalTrace()

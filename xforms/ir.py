@@ -127,10 +127,17 @@ def _fmt_param(v, names, indent):
     return str(v)
 
 
+def _is_subjaxpr(v):
+    return isinstance(v, (ClosedJaxpr, Jaxpr)) or (
+        isinstance(v, tuple) and bool(v) and isinstance(v[0], (ClosedJaxpr, Jaxpr)))
+
+
 def pp_eqn(eqn, names, indent=0):
     lhs = " ".join(f"{names(v)}:{v.aval.str_short()}" for v in eqn.outvars) or "_"
     params = ""
     shown = {k: v for k, v in eqn.params.items() if not k.startswith("_")}
+    # sub-jaxprs last, so short params stay next to the primitive's name
+    shown = dict(sorted(shown.items(), key=lambda kv: _is_subjaxpr(kv[1])))
     if shown:
         params = "[" + " ".join(f"{k}={_fmt_param(v, names, indent)}" for k, v in shown.items())
         params += "]"

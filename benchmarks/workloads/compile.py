@@ -33,7 +33,6 @@ _MEMO: dict = {}
 def _child(ctx, spec: dict, cache_dir: str) -> dict:
     """Run one child process; its JSON line plus the parent-side wall time."""
     env = ctx.env(XFORMS_CACHE_DIR=cache_dir, NUMBA_CACHE_DIR=os.path.join(cache_dir, "numba"),
-                  JAX_PLATFORMS="cpu",
                   PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
     cmd = [sys.executable, "-m", "benchmarks.workloads.compile_child", json.dumps(spec)]
     t0 = time.perf_counter()

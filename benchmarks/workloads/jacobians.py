@@ -63,7 +63,7 @@ def _make(n, m, seed):
 
 def cases(ctx):
     if ctx.quick:
-        shapes = [(10, 100), (100, 10)]
+        shapes = [(10, 100)]
     else:
         shapes = [(10, 1000), (1000, 10)] + [(k, k) for k in (10, 30, 100, 300, 1000)]
     return [Case(mode, {"size": n} if n == m else {"n": n, "m": m}, _systems(ctx, mode),

@@ -28,6 +28,16 @@ from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arcta
                      sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide, where)
 from . import linalg
 from . import methods as _methods  # noqa: F401  (installs operators on traced values)
+from ._util import returns_arrays as _returns_arrays
+from .manipulation import broadcast_to
+
+# Eager results are always `xforms.Array`s, even where a function returns its input unchanged
+# (`xnp.reshape(a, a.shape)`, `xnp.real(x)` of a real x, `xnp.sum(2.0)`).
+for _name in [n for n, v in list(globals().items()) if callable(v) and not n.startswith("_")
+              and getattr(v, "__module__", "").startswith(__name__ + ".")
+              and n not in ("shape", "ndim", "size")]:
+    globals()[_name] = _returns_arrays(globals()[_name])
+del _name
 
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype, ndarray = _np.dtype, _np.ndarray

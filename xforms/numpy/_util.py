@@ -13,7 +13,17 @@ _SCALARS = (bool, int, float, builtins.complex)
 
 
 def is_python_scalar(x):
-    return isinstance(x, _SCALARS) and not isinstance(x, np.ndarray)
+    """A weakly typed Python scalar (np.float64 subclasses float but is not one)."""
+    return isinstance(x, _SCALARS) and not isinstance(x, (np.ndarray, np.generic))
+
+
+# JAX's to_inexact_dtype: what integer/bool operands of float functions become (x64 mode)
+_INEXACT = {np.dtype(np.bool_): np.dtype(np.float32), np.dtype(np.int32): np.dtype(np.float32),
+            np.dtype(np.int64): np.dtype(np.float64)}
+
+
+def inexact_dtype(dtype):
+    return _INEXACT.get(np.dtype(dtype), np.dtype(dtype))
 
 
 def aval(x):
@@ -44,11 +54,16 @@ def convert(x, dtype, weak=False):
     return ew.convert_element_type(x, dtype, weak)
 
 
-def promote(*xs, name="op"):
-    """Promote operands to a common dtype and shape (scalars stay rank 0)."""
+def promote(*xs, name="op", inexact=False):
+    """Promote operands to a common dtype and shape (scalars stay rank 0).
+
+    `inexact`: integer/bool results become floating (JAX's promote_dtypes_inexact).
+    """
     xs = [asarray_operand(x) for x in xs]
     avals = [aval(x) for x in xs]
     dtype, weak = promote_types(*((a.dtype, a.weak_type) for a in avals))
+    if inexact:
+        dtype = inexact_dtype(dtype)
     shape = broadcast_shapes(*(a.shape for a in avals), op=name)
     out = []
     for x, a in zip(xs, avals):
@@ -76,11 +91,14 @@ def broadcast_to(x, shape):
 
 
 def float_of(x):
-    """Integer/bool operands of float functions promote to float64 (JAX's x64 default)."""
+    """Integer/bool operands of float functions become floating as in JAX (x64 mode):
+    int64 and Python ints -> float64, int32 and bool -> float32."""
     x = asarray_operand(x)
     a = aval(x)
     if a.dtype.kind in "biu":
-        return convert(x, np.float64, weak=a.weak_type)
+        if is_python_scalar(x) and not isinstance(x, bool):
+            return float(x)                      # stays a weak Python scalar
+        return convert(x, inexact_dtype(a.dtype), weak=a.weak_type)
     return x
 
 
@@ -99,12 +117,31 @@ def canon_axes(axis, ndim):
 
 
 def wrap_result(x):
-    """Eager results are `core.Array`s (NumPy arrays with `.at`)."""
-    if isinstance(x, np.ndarray) and not isinstance(x, core.Array):
+    """Eager results are `core.Array`s (NumPy arrays with `.at`); tuples/lists elementwise."""
+    if type(x) is core.Array or isinstance(x, Tracer):
+        return x
+    if isinstance(x, np.ndarray):
         return x.view(core.Array)
-    if isinstance(x, (np.generic,) + _SCALARS):
+    if isinstance(x, np.generic):
         return core.as_array(x)
+    if isinstance(x, _SCALARS):
+        out = core.as_array(core.canonical_value(np.asarray(x)))
+        if not isinstance(x, bool):
+            out.weak_type = True                 # a Python scalar stays weakly typed
+        return out
+    if isinstance(x, (tuple, list)):
+        return type(x)(wrap_result(v) for v in x)
     return x
+
+
+def returns_arrays(fn):
+    """Decorate a public function so eager results are always `core.Array`s."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        return wrap_result(fn(*args, **kwargs))
+    return wrapped
 
 
 def dtype_arg(dtype):

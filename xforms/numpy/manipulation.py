@@ -105,8 +105,7 @@ def concatenate(arrays, axis=0):
         raise ValueError("need at least one array to concatenate")
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
-    arrays = promote(*arrays, name="concatenate") if len(arrays) > 1 else [
-        asarray_operand(arrays[0])]
+    arrays = _promote_keep_shapes(arrays, "concatenate")
     if builtins.any(aval(a).ndim == 0 for a in arrays):
         raise ValueError("zero-dimensional arrays cannot be concatenated")
     nd = aval(arrays[0]).ndim

@@ -5,6 +5,11 @@ from ..primitives import elementwise as ew
 from ._util import aval, asarray_operand, convert, float_of, promote
 
 
+def _numeric(x):
+    """bool operands of arithmetic-only functions become int32 (JAX's promote_dtypes_numeric)."""
+    return convert(x, np.int32) if aval(x).dtype == np.bool_ else x
+
+
 def _unary_float(prim_fn, name):
     def f(x):
         return prim_fn(float_of(x))
@@ -24,7 +29,7 @@ def _binary(prim_fn, name):
 
 def _binary_float(prim_fn, name):
     def f(x, y):
-        x, y = promote(float_of(x), float_of(y), name=name)
+        x, y = promote(x, y, name=name, inexact=True)
         return prim_fn(x, y)
     f.__name__ = name
     return f
@@ -42,7 +47,18 @@ exp, exp2, expm1 = (_unary_float(ew.exp, "exp"), _unary_float(ew.exp2, "exp2"),
                     _unary_float(ew.expm1, "expm1"))
 log, log1p = _unary_float(ew.log, "log"), _unary_float(ew.log1p, "log1p")
 sqrt, cbrt = _unary_float(ew.sqrt, "sqrt"), _unary_float(ew.cbrt, "cbrt")
-floor, ceil = _unary_float(ew.floor, "floor"), _unary_float(ew.ceil, "ceil")
+
+
+def _rounding(prim_fn, name):
+    def f(x):
+        x = asarray_operand(x)
+        return x if aval(x).dtype.kind in "biu" else prim_fn(x)   # integers are already whole
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name}; integer inputs are returned unchanged.\n\n    >>> xnp.{name}(1.5)"
+    return f
+
+
+floor, ceil = _rounding(ew.floor, "floor"), _rounding(ew.ceil, "ceil")
 
 
 def log2(x):
@@ -77,11 +93,11 @@ def positive(x):
 
 
 def square(x):
-    return ew.integer_pow(asarray_operand(x), 2)
+    return ew.integer_pow(_numeric(asarray_operand(x)), 2)
 
 
 def reciprocal(x):
-    x = asarray_operand(x)
+    x = float_of(x)
     return ew.div(ew._like(1, x), x)
 
 
@@ -110,14 +126,14 @@ greater, greater_equal = _binary(ew.gt, "greater"), _binary(ew.ge, "greater_equa
 
 
 def floor_divide(x, y):
-    x, y = promote(x, y, name="floor_divide")
+    x, y = map(_numeric, promote(x, y, name="floor_divide"))
     if aval(x).dtype.kind in "iu":
         return ew.div(x, y)
     return ew.floor(ew.div(x, y))
 
 
 def remainder(x, y):
-    x, y = promote(x, y, name="remainder")
+    x, y = map(_numeric, promote(x, y, name="remainder"))
     return ew.rem(x, y)
 
 
@@ -127,11 +143,11 @@ mod = remainder
 def power(x, y):
     """x ** y; an integer Python exponent becomes repeated multiplication (exact, any sign x)."""
     if isinstance(y, int) and not isinstance(y, bool):
-        x = asarray_operand(x)
+        x = _numeric(asarray_operand(x))
         if aval(x).dtype.kind in "iu" and y < 0:
             raise ValueError("integers to negative integer powers are not allowed")
         return ew.integer_pow(x, y)
-    x, y = promote(x, y, name="power")
+    x, y = map(_numeric, promote(x, y, name="power"))
     if aval(x).dtype.kind in "biu":
         return _int_power(x, y)
     return ew.pow(x, y)
@@ -219,7 +235,7 @@ def clip(a, a_min=None, a_max=None):
 
 
 def logaddexp(x, y):
-    x, y = promote(float_of(x), float_of(y), name="logaddexp")
+    x, y = promote(x, y, name="logaddexp", inexact=True)
     m = ew.max(x, y)
     d = ew.neg(ew.abs(ew.sub(x, y)))
     # max + log1p(exp(-|x - y|)), with the inf - inf case handled by where

@@ -9,7 +9,6 @@ branch).
 import numpy as np
 
 from .. import core
-from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
 from ..ir import Var
 from ..transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules, tangent_aval
@@ -18,6 +17,7 @@ from ..transforms.simplify import dce_rules
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import bdim_to_front, vmap_eval, vmap_rules
 from . import primitive
+from .structural import zeros
 from .control_flow import (batch_jaxpr, batch_size, call, depends_on, hoist_consts,
                            join_consts, new_eqn, prune, to_front, trace, used_inputs)
 
@@ -116,7 +116,6 @@ def _cond_partial_eval(eqn, unknowns):
     known_pairs, unknown_pairs = [], []
     for (kj, uj, _, nres), lay in zip(splits, layout):
         def known_fun(*args, kj=kj, lay=lay, nres=nres):
-            from .structural import zeros
             outs = call(kj, *args)
             res = outs[len(outs) - nres:]
             vals = [zeros(a.shape, a.dtype) for a in slots]
@@ -208,4 +207,3 @@ transpose_rules[cond_p] = _cond_transpose
 vmap_rules[cond_p] = _cond_vmap
 dce_rules[cond_p] = _cond_dce
 
-del ShapedArray

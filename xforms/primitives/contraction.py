@@ -64,21 +64,26 @@ defjvp(dot_general_p,
        lambda t, ans, x, y, *, dimension_numbers: dot_general(x, t, dimension_numbers))
 
 
-def _transpose_lhs(ct, y, x_aval, dimension_numbers, swap=False):
-    """Cotangent of the lhs: contract ct with y over y's free dims, then permute."""
-    (lc, rc), (lb, rb) = dimension_numbers
-    x_nd = len(x_aval.shape)
-    y_nd = core.get_aval(y).ndim
-    x_free, y_free = _free(x_nd, lc, lb), _free(y_nd, rc, rb)
-    nb = len(lb)
-    ct_y_free = list(range(nb + len(x_free), nb + len(x_free) + len(y_free)))
-    dims = ((tuple(ct_y_free), tuple(y_free)), (tuple(range(nb)), tuple(rb)))
-    out = dot_general(ct, y, dims)  # -> batch, x_free, y's contract dims (in rc order)
-    # out axes correspond to x dims: lb + x_free + (lc sorted by rc position)
-    rc_order = sorted(range(len(rc)), key=lambda i: rc[i])
-    src = list(lb) + x_free + [lc[i] for i in rc_order]
-    perm = [src.index(d) for d in range(x_nd)]
-    return transpose(out, tuple(perm))
+def _transpose_operand(ct, y, x_aval, dimension_numbers, x_is_lhs):
+    """Cotangent of operand x of dot_general(x, y) (or (y, x)): contract ct with y over y's
+    free axes.  Of the two operand orders, one whose result already has x's axis order is
+    chosen, so no transpose is emitted where none is needed (e.g. both of a matmul's)."""
+    (xc, yc), (xb, yb) = dimension_numbers       # x's and y's own axes
+    x_nd, y_nd = len(x_aval.shape), core.get_aval(y).ndim
+    x_free, y_free = _free(x_nd, xc, xb), _free(y_nd, yc, yb)
+    nb = len(xb)
+    first = nb + len(x_free) if x_is_lhs else nb     # ct axes holding y's free axes
+    ct_y = tuple(range(first, first + len(y_free)))
+    xc_by_y = [xc[i] for i in np.argsort(yc)]        # y's leftover axes come out ascending
+    batch = (tuple(range(nb)), tuple(yb))
+    order_a = list(xb) + x_free + xc_by_y            # dot_general(ct, y)
+    order_b = list(xb) + xc_by_y + x_free            # dot_general(y, ct)
+    if order_b == sorted(order_b) and order_a != sorted(order_a):
+        out, order = dot_general(y, ct, ((tuple(y_free), ct_y), batch[::-1])), order_b
+    else:
+        out, order = dot_general(ct, y, ((ct_y, tuple(y_free)), batch)), order_a
+    perm = tuple(int(p) for p in np.argsort(order))
+    return out if perm == tuple(range(x_nd)) else transpose(out, perm)
 
 
 def _dot_general_transpose(ct, x, y, *, dimension_numbers):
@@ -86,15 +91,9 @@ def _dot_general_transpose(ct, x, y, *, dimension_numbers):
         return [None, None]
     (lc, rc), (lb, rb) = dimension_numbers
     if is_undefined(x):
-        return [_transpose_lhs(ct, y, x.aval, dimension_numbers), None]
-    # rhs: swap roles; dot_general(y, x) has output batch, y_free, x_free
+        return [_transpose_operand(ct, y, x.aval, dimension_numbers, True), None]
     swapped = ((rc, lc), (rb, lb))
-    x_free, y_free = _free(core.get_aval(x).ndim, lc, lb), _free(y.aval.ndim, rc, rb)
-    nb = len(lb)
-    perm = list(range(nb)) + list(range(nb + len(x_free), nb + len(x_free) + len(y_free))) + \
-        list(range(nb, nb + len(x_free)))
-    ct_swapped = transpose(ct, tuple(perm))
-    return [None, _transpose_lhs(ct_swapped, x, y.aval, swapped)]
+    return [None, _transpose_operand(ct, x, y.aval, swapped, False)]
 
 
 transpose_rules[dot_general_p] = _dot_general_transpose

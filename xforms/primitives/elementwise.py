@@ -305,7 +305,7 @@ _intlike = lambda dt: dt.kind in "biu"
 and_p = _def("and", np.bitwise_and, 2, accept=_intlike)
 or_p = _def("or", np.bitwise_or, 2, accept=_intlike)
 xor_p = _def("xor", np.bitwise_xor, 2, accept=_intlike)
-not_p = _def("not", lambda x: np.logical_not(x) if x.dtype == _bool else np.invert(x),
+not_p = _def("not", lambda x: np.logical_not(x) if np.result_type(x) == _bool else np.invert(x),
              accept=_intlike)
 and_, or_, xor = map(_bind2, (and_p, or_p, xor_p))
 not_ = _bind1(not_p)
@@ -380,7 +380,7 @@ abstract_eval_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=
     ShapedArray(x.shape, new_dtype, weak_type)]
 impl_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=False: [
     np.asarray(np.real(x) if is_complex(np.result_type(x)) and not is_complex(new_dtype)
-               else x).astype(new_dtype)]
+               and new_dtype != _bool else x).astype(new_dtype)]   # complex -> bool: x != 0
 
 
 def convert_element_type(x, new_dtype, weak_type=False):

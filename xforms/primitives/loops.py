@@ -12,12 +12,12 @@ import numpy as np
 from .. import core
 from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
-from ..ir import ClosedJaxpr, Jaxpr, Literal, Var
+from ..ir import Literal, Var
 from ..transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
 from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from ..transforms.simplify import dce_rules
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
-from ..transforms.vmap import moveaxis, vmap_rules
+from ..transforms.vmap import vmap_rules
 from . import exempt, primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
                            hoist_consts, insert_invars, new_eqn, permute_invars, prune,
@@ -122,38 +122,28 @@ def bind_while(cond_fun, body_fun, cond_consts, body_consts, carry):
                         body_jaxpr=bj, cond_nconsts=len(cc) + nc, body_nconsts=len(bc) + nb)
 
 
-def _jvp_fixpoint(body, lead_nz, carry_nz, n_extra_out=0):
+def _jvp_fixpoint(body, lead_nz, carry_nz):
     """Carries whose tangent can be non-zero: grow until the body maps the set into itself."""
     while True:
-        _, out_nz = jvp_jaxpr(body, lead_nz + carry_nz,
-                              instantiate_out=carry_nz + [False] * n_extra_out)
+        _, out_nz = jvp_jaxpr(body, lead_nz + carry_nz, instantiate_out=carry_nz)
         new = [a or b for a, b in zip(carry_nz, out_nz)]
         if new == carry_nz:
             return carry_nz
         carry_nz = new
 
 
-def jvp_body(body, n_lead, lead_nz, carry_nz, n_extra_out=0):
-    """jvp of a loop body (*lead, *carry) -> (*carry, *extra) laid out as a loop body again:
-    -> (jaxpr taking (*jconsts, *lead, *lead tangents, *carry, *carry tangents)
-        returning (*carry, *carry tangents, *extra, *extra tangents), jconsts, extra_nz)."""
-    j, out_nz = jvp_jaxpr(body, lead_nz + carry_nz,
-                          instantiate_out=carry_nz + [False] * n_extra_out)
+def jvp_body(body, n_lead, lead_nz, carry_nz):
+    """jvp of a loop body (*lead, *carry) -> carry, laid out as a loop body again:
+    -> (jaxpr taking (*jconsts, *lead, *lead tangents, *carry, *carry tangents) and returning
+    (*carry, *carry tangents), jconsts)."""
+    j, _ = jvp_jaxpr(body, lead_nz + carry_nz, instantiate_out=carry_nz)
     j, jc = hoist_consts(j)
     k, nx = len(jc), len(carry_nz)
     nlt, nxt = sum(lead_nz), sum(carry_nz)
     base = k + n_lead + nx
     order = (list(range(k + n_lead)) + list(range(base, base + nlt)) +
              list(range(k + n_lead, base)) + list(range(base + nlt, base + nlt + nxt)))
-    j = permute_invars(j, order)
-    n_out = nx + n_extra_out
-    ext_nz = out_nz[nx:]
-    nt_ext = sum(ext_nz)
-    outs = j.jaxpr.outvars
-    reordered = (outs[:nx] + outs[n_out:n_out + nxt] + outs[nx:n_out] +
-                 outs[n_out + nxt:n_out + nxt + nt_ext])
-    j = ClosedJaxpr(Jaxpr(j.jaxpr.constvars, j.jaxpr.invars, j.jaxpr.eqns, reordered), j.consts)
-    return j, jc, ext_nz
+    return permute_invars(j, order), jc
 
 
 def _nz(ts):
@@ -171,7 +161,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     _, bct, xt = split(tangents, cond_nconsts, body_nconsts)
     bc_nz = _nz(bct)
     x_nz = _jvp_fixpoint(body_jaxpr, bc_nz, _nz(xt))
-    bj, jc, _ = jvp_body(body_jaxpr, len(bc), bc_nz, x_nz)
+    bj, jc = jvp_body(body_jaxpr, len(bc), bc_nz, x_nz)
     ts = [instantiate(t) for t, z in zip(xt, x_nz) if z]
     cj = insert_invars(cond_jaxpr, len(cc) + len(carry), [core.get_aval(t) for t in ts])
     bct_nz = [t for t in bct if not isinstance(t, Zero)]
@@ -342,7 +332,7 @@ def _for_jvp(primals, tangents, *, body_jaxpr, num_consts, reverse):
     ct, xt = split(tangents[1:], num_consts)
     c_nz = _nz(ct)
     x_nz = _jvp_fixpoint(body_jaxpr, [False] + c_nz, _nz(xt))
-    bj, jc, _ = jvp_body(body_jaxpr, 1 + num_consts, [False] + c_nz, x_nz)
+    bj, jc = jvp_body(body_jaxpr, 1 + num_consts, [False] + c_nz, x_nz)
     # (jc, i, consts, const tangents, carry, carry tangents): i must come first
     k = len(jc)
     bj = permute_invars(bj, [k] + list(range(k)) + list(range(k + 1, len(bj.jaxpr.invars))))
@@ -588,4 +578,3 @@ transpose_rules[for_loop_p] = _for_transpose
 vmap_rules[for_loop_p] = _for_vmap
 dce_rules[for_loop_p] = _for_dce
 
-del moveaxis

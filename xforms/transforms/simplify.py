@@ -1,5 +1,10 @@
 """IR clean-up run after every transform: forwarding of trivial ops, constant folding of
-scalar literals, common-subexpression elimination and dead-code elimination.
+literals (also broadcast ones), exact algebraic rewrites (negations cancel, broadcast scalars
+feed elementwise ops directly, reshapes and transposes compose), common-subexpression
+elimination (commutative operands in canonical order) and dead-code elimination.
+
+Every rewrite is exact in IEEE arithmetic (negation, operand order and shape bookkeeping
+only), so a simplified program computes bit-identical results.
 
 `dce_rules[prim](eqn, used_outs) -> eqn or None` lets higher-order primitives prune their
 sub-jaxprs; `forward_rules[prim](eqn) -> atom or None` declares an equation a no-op.
@@ -51,6 +56,10 @@ def _forward(eqn):
                                              eqn.params["broadcast_dimensions"] ==
                                              tuple(range(len(out.aval.shape)))):
         return ins[0]
+    if name == "neg":                       # -(-x) = x
+        inner = _producers.get(ins[0]) if not isinstance(ins[0], Literal) else None
+        if inner is not None and inner.prim.name == "neg":
+            return inner.invars[0]
     if name == "integer_pow" and eqn.params["y"] == 1:
         return ins[0]
     if name == "transpose" and eqn.params["permutation"] == tuple(range(len(out.aval.shape))):
@@ -74,6 +83,190 @@ def _fold(eqn):
     return Literal(val, aval)
 
 
+# ---- exact algebraic rewrites -----------------------------------------------------------
+_COMMUTATIVE = frozenset({"add", "mul", "max", "min", "eq", "ne", "and", "or", "xor"})
+_BINARY = frozenset({"add", "sub", "mul", "div", "rem", "pow", "atan2", "max", "min", "eq", "ne",
+                     "lt", "le", "gt", "ge", "and", "or", "xor", "complex"})
+_NEG_ALGEBRA = frozenset({"neg", "mul", "div", "add", "sub"})
+_UNARY = frozenset({"neg", "sqrt", "rsqrt", "cbrt", "exp", "exp2", "log", "expm1", "log1p",
+                    "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+                    "tanh", "asinh", "acosh", "atanh", "abs", "sign", "floor", "ceil", "round",
+                    "not", "is_finite", "real", "imag", "conj", "integer_pow",
+                    "convert_element_type"})
+
+
+def _atom_order(a):
+    return (1, repr(a)) if isinstance(a, tuple) else (0, a.id)
+
+
+def _producer(a, name, producers):
+    """The equation named `name` that defines `a`, if any."""
+    if isinstance(a, Literal):
+        return None
+    e = producers.get(a)
+    return e if e is not None and e.prim.name == name else None
+
+
+def _splat_source(a, producers):
+    """The rank-0 atom that `a` broadcasts (a = broadcast_in_dim(s, shape, ())), or None."""
+    e = _producer(a, "broadcast_in_dim", producers)
+    if e is not None and e.params["broadcast_dimensions"] == () and e.invars[0].aval.shape == ():
+        return e.invars[0]
+    return None
+
+
+def _prim(name):
+    from ..primitives import ALL_PRIMITIVES
+    for p in ALL_PRIMITIVES:
+        if p.name == name:
+            return p
+    raise KeyError(name)
+
+
+def _as(eqn, name, invars, params=None):
+    return eqn.replace(prim=_prim(name), invars=list(invars),
+                       params={} if params is None else params)
+
+
+def _rewrite(eqn, producers, emit, sub):
+    """Rewrite `eqn` (keeping its outvar) into a cheaper or more canonical equation.  A rule
+    may return a list of equations: all but the last are new intermediates, passed to
+    `emit` (so they are simplified and shared too)."""
+    for _ in range(4):                       # a rewrite may enable another
+        new = _rewrite_once(eqn, producers)
+        if new is None:
+            return eqn
+        if isinstance(new, list):
+            for pre in new[:-1]:
+                emit(pre)
+            new = new[-1].replace(invars=[sub(a) for a in new[-1].invars])
+        eqn = new
+    return eqn
+
+
+def _rewrite_once(eqn, producers):
+    name, ins = eqn.prim.name, eqn.invars
+    out = eqn.outvars[0]
+    if name in _UNARY or name in _BINARY:
+        folded = _fold_splats(eqn, producers)
+        if folded is not None:
+            return folded
+    if name in _BINARY and len(ins) == 2 and out.aval.shape != ():
+        # an operand broadcast from a scalar feeds the op as that scalar (rank-0 operands
+        # broadcast implicitly), when the other operand already has the output's shape
+        for i in (0, 1):
+            s = _splat_source(ins[i], producers)
+            if s is not None and ins[1 - i].aval.shape == out.aval.shape:
+                new = list(ins)
+                new[i] = s
+                return eqn.replace(invars=new)
+    # negations move outwards, where add/sub/mul/neg absorb them: (-a)b = -(ab), (-a)/b =
+    # -(a/b), (-a)(-b) = ab, a + (-b) = a - b, a - (-b) = a + b, (-a) - b = -(a + b),
+    # -(a - b) = b - a (all exact in IEEE arithmetic)
+    if name not in _NEG_ALGEBRA or out.aval.dtype.kind not in "fc":   # (ints floor-divide)
+        return _rewrite_shapes(eqn, producers)
+    negs = [_producer(a, "neg", producers) for a in ins]
+    if name == "neg":
+        d = _producer(ins[0], "sub", producers)
+        if d is not None:
+            return _as(eqn, "sub", d.invars[::-1])
+    if name == "mul" and negs[0] is not None and negs[1] is not None:
+        return eqn.replace(invars=[negs[0].invars[0], negs[1].invars[0]])
+    if (name == "mul" and (negs[0] is None) != (negs[1] is None)) or (
+            name == "div" and negs[0] is not None):
+        i = 0 if negs[0] is not None else 1
+        new = list(ins)
+        new[i] = negs[i].invars[0]
+        t = Var(out.aval)
+        return [eqn.replace(invars=new, outvars=[t]), _as(eqn, "neg", [t])]
+    if name == "add":
+        for i in (0, 1):
+            if negs[i] is not None and ins[1 - i].aval.shape == out.aval.shape:
+                return _as(eqn, "sub", [ins[1 - i], negs[i].invars[0]])
+        if ins[0] is ins[1] and out.aval.dtype.kind in "fc":           # x + x = 2x
+            two = Literal(out.aval.dtype.type(2), out.aval.update(shape=(), weak_type=False))
+            return _as(eqn, "mul", [ins[0], two])
+    if name == "sub":
+        if negs[1] is not None and ins[0].aval.shape == out.aval.shape:
+            return _as(eqn, "add", [ins[0], negs[1].invars[0]])
+        if negs[0] is not None and ins[1].aval.shape == out.aval.shape:
+            t = Var(out.aval)
+            return [_as(eqn, "add", [negs[0].invars[0], ins[1]]).replace(outvars=[t]),
+                    _as(eqn, "neg", [t])]
+    return None
+
+
+def _rewrite_shapes(eqn, producers):
+    """reshape(reshape x), transpose(transpose x) and broadcast(reshape x) compose."""
+    name, ins, out = eqn.prim.name, eqn.invars, eqn.outvars[0]
+    if name == "reshape":
+        r = _producer(ins[0], "reshape", producers)
+        if r is not None:
+            return eqn.replace(invars=[r.invars[0]])
+    if name == "transpose":
+        t = _producer(ins[0], "transpose", producers)
+        if t is not None:
+            inner, outer_p = t.params["permutation"], eqn.params["permutation"]
+            return eqn.replace(invars=[t.invars[0]],
+                               params=dict(eqn.params,
+                                           permutation=tuple(inner[p] for p in outer_p)))
+    if name == "broadcast_in_dim":
+        r = _producer(ins[0], "reshape", producers)
+        if r is not None:
+            dims = _unit_reshape_dims(r.invars[0].aval.shape, r.outvars[0].aval.shape,
+                                      eqn.params["broadcast_dimensions"], len(out.aval.shape))
+            if dims is not None:
+                return eqn.replace(invars=[r.invars[0]],
+                                   params=dict(eqn.params, broadcast_dimensions=dims))
+    return None
+
+
+def _fold_splats(eqn, producers):
+    """An elementwise op of literals and broadcast literals is a broadcast literal."""
+    out = eqn.outvars[0]
+    if out.aval.shape == () or eqn.prim not in impl_rules:
+        return None
+    vals = []
+    for a in eqn.invars:
+        s = a if isinstance(a, Literal) else _splat_source(a, producers)
+        if not isinstance(s, Literal):
+            return None
+        vals.append(s.val)
+    try:
+        with np.errstate(all="ignore"):
+            val = impl_rules[eqn.prim](*vals, **eqn.params)[0]
+    except Exception:
+        return None
+    val = np.asarray(val).astype(out.aval.dtype)[()]
+    lit = Literal(val, out.aval.update(shape=(), weak_type=False))
+    return _as(eqn, "broadcast_in_dim", [lit],
+               {"shape": out.aval.shape, "broadcast_dimensions": ()})
+
+
+def _unit_reshape_dims(src, mid, dims, out_ndim):
+    """New dims for broadcast_in_dim(reshape(x: src -> mid), dims) as one broadcast of x,
+    when the reshape only inserts or removes unit axes (else None).  The unit axes of x
+    take free output axes in order (they broadcast)."""
+    if [d for d in src if d != 1] != [d for d in mid if d != 1]:
+        return None
+    fixed = [dims[j] for j, d in enumerate(mid) if d != 1]
+    used, it = set(fixed), iter(fixed)
+    targets = [None if d == 1 else next(it) for d in src]
+    new, prev = [], -1
+    for i, t in enumerate(targets):
+        if t is None:
+            nxt = next((u for u in targets[i + 1:] if u is not None), out_ndim)
+            t = next((c for c in range(prev + 1, nxt) if c not in used), None)
+            if t is None:
+                return None
+            used.add(t)
+        if t <= prev:
+            return None
+        new.append(t)
+        prev = t
+    return tuple(new)
+
+
 def _param_key(v):
     if isinstance(v, (list, np.ndarray)):
         return None
@@ -85,6 +278,15 @@ def _param_key(v):
 
 
 def simplify_jaxpr(jaxpr):
+    global _producers
+    outer, _producers = _producers, {}     # nested simplifications keep their own table
+    try:
+        return _simplify_jaxpr(jaxpr, _producers)
+    finally:
+        _producers = outer
+
+
+def _simplify_jaxpr(jaxpr, producers):
     subst = {}
 
     def sub(a):
@@ -93,23 +295,27 @@ def simplify_jaxpr(jaxpr):
         return a
 
     seen, eqns = {}, []
-    producers = _producers
-    producers.clear()
-    for eqn in jaxpr.eqns:
+
+    def emit(eqn):
         eqn = eqn.replace(invars=[sub(a) for a in eqn.invars])
+        if len(eqn.outvars) == 1:
+            eqn = _rewrite(eqn, producers, emit, sub)
         fwd = _forward(eqn) if len(eqn.outvars) == 1 else None
         if fwd is None:
             fwd = _fold(eqn)
         if fwd is not None:
             subst[eqn.outvars[0]] = fwd
-            continue
+            return
         if eqn.prim.name == "broadcast_in_dim" and not isinstance(eqn.invars[0], Literal):
             eqn = _merge_broadcasts(eqn, producers)
         key = None
         pkeys = tuple((k, _param_key(v)) for k, v in eqn.params.items())
         if all(k[1] is not None or eqn.params[k[0]] is None for k in pkeys):
-            key = (eqn.prim, tuple(("L", a.val, a.aval) if isinstance(a, Literal) else a
-                                   for a in eqn.invars), pkeys)
+            ins = tuple(("L", a.val, a.aval) if isinstance(a, Literal) else a
+                        for a in eqn.invars)
+            if eqn.prim.name in _COMMUTATIVE:     # x*y and y*x are one value
+                ins = tuple(sorted(ins, key=_atom_order))
+            key = (eqn.prim, ins, pkeys)
             try:
                 hash(key)
             except TypeError:
@@ -117,14 +323,16 @@ def simplify_jaxpr(jaxpr):
         if key is not None and key in seen:
             for old, new in zip(eqn.outvars, seen[key]):
                 subst[old] = new
-            continue
+            return
         if key is not None:
             seen[key] = eqn.outvars
         if len(eqn.outvars) == 1:
             producers[eqn.outvars[0]] = eqn
         eqns.append(eqn)
+
+    for eqn in jaxpr.eqns:
+        emit(eqn)
     outvars = [sub(a) for a in jaxpr.outvars]
-    producers.clear()
     return dce(Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, outvars))
 
 

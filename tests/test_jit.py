@@ -1,0 +1,208 @@
+"""The CPU compiler: every primitive lowered by `jit` agrees with eager evaluation.
+
+Primitives are tested in a few grouped programs (one Numba compile covers many primitives):
+each program returns a tuple of results, compared leaf by leaf with the same function run
+eagerly (the NumPy implementation rules).  float64 tolerances are tight, float32 looser and
+float32 must stay float32.  Jitted functions live at module level so tests share compiles.
+"""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+from xforms.core import Array
+from xforms.primitives import elementwise as ew
+from xforms.primitives import reductions as red
+from xforms.primitives import structural as st
+from xforms.primitives.indexing import dynamic_slice, dynamic_update_slice, gather, scatter, \
+    scatter_add
+from xforms.tree_util import tree_leaves
+
+
+def check(f, *args, rtol=1e-12, atol=1e-12, jitted=None):
+    """jit(f)(*args) equals f(*args) leaf by leaf (dtype and shape too); returns jit result."""
+    want = f(*args)
+    got = (jitted or xf.jit(f))(*args)
+    wl, gl = tree_leaves(want), tree_leaves(got)
+    assert len(wl) == len(gl)
+    for k, (w, g) in enumerate(zip(wl, gl)):
+        w, g = np.asarray(w), np.asarray(g)
+        assert g.shape == w.shape, (k, g.shape, w.shape)
+        assert g.dtype == w.dtype, (k, g.dtype, w.dtype)
+        if w.dtype.kind in "fc":
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True,
+                                       err_msg=f"output {k}")
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=f"output {k}")
+    return got
+
+
+# ---- elementwise ------------------------------------------------------------------------------
+def float_ops(x, y, p, s):
+    """x, y: any floats of one shape; p: positive, in (0.1, 0.9); s: a scalar."""
+    return (x + y, x - y, x * y, x / y, -x, ew.rem(x, y), ew.pow(p, y), x ** 2, x ** 3,
+            ew.integer_pow(x, -2), xnp.sqrt(p), ew.rsqrt(p), xnp.cbrt(x), xnp.exp(x),
+            xnp.exp2(x), xnp.log(p), xnp.expm1(x), xnp.log1p(p), ew.logistic(x), xnp.sin(x),
+            xnp.cos(x), xnp.tan(p), xnp.arcsin(p), xnp.arccos(p), xnp.arctan(x), xnp.sinh(x),
+            xnp.cosh(x), xnp.tanh(x), xnp.arcsinh(x), xnp.arccosh(p + 1.0), xnp.arctanh(p),
+            xnp.arctan2(x, y), xnp.maximum(x, y), xnp.minimum(x, y), xnp.abs(x),
+            xnp.sign(x), xnp.floor(x * 3), xnp.ceil(x * 3), xnp.round(x * 4),
+            x < y, x <= y, x > y, x >= y, x == y, x != y, xnp.isfinite(x / y),
+            xnp.where(x > y, x, y), x.astype(np.int64), (x > 0).astype(x.dtype),
+            x * s + s, xnp.maximum(x, s), lax.stop_gradient(x))
+
+
+rng = np.random.default_rng(0)
+X64 = rng.normal(size=(3, 4))
+Y64 = rng.normal(size=(3, 4)) + 2.0
+P64 = rng.uniform(0.1, 0.9, size=(3, 4))
+jit_float_ops = xf.jit(float_ops)
+
+
+def test_elementwise_float64():
+    check(float_ops, X64, Y64, P64, 1.5, jitted=jit_float_ops)
+
+
+def test_elementwise_float32_stays_float32():
+    args = [a.astype(np.float32) for a in (X64, Y64, P64)]
+    got = check(float_ops, *args, np.float32(1.5), rtol=2e-5, atol=2e-6, jitted=jit_float_ops)
+    assert all(np.asarray(g).dtype in (np.float32, np.bool_, np.int64)
+               for g in tree_leaves(got))
+
+
+def test_elementwise_broadcasting_and_scalars():
+    f = lambda a, b, c: (a * b + c, xnp.exp(a) - b, xnp.where(a > 0, b, c), c * 2.0)
+    check(f, X64, Y64[0], 0.5)
+    check(f, X64[:, :1], Y64, np.float64(3.0))
+
+
+def int_ops(a, b, i32):
+    return (a + b, a - b, a * b, a // b, a % b, -a, xnp.abs(a), xnp.sign(a),
+            xnp.maximum(a, b), xnp.minimum(a, b), a < b, a == b, a & b, a | b, a ^ b, ~a,
+            (a > 0) & (b > 0), (a > 0) | (b > 0), ~(a > 0), a ** 3, a.astype(np.float64) / 2,
+            i32 * i32 + i32, i32 // np.int32(3), i32 % np.int32(-3), -i32, a.astype(np.int32),
+            xnp.where(a > b, a, b))
+
+
+def test_integer_and_bool_ops():
+    a = np.array([[-7, -3, 0, 2, 5], [9, -1, 4, 8, -6]])
+    b = np.array([[2, -2, 3, -5, 4], [3, 7, -3, 2, 5]])
+    i32 = np.array([-5, 0, 7, 12], np.int32)
+    check(int_ops, a, b, i32)
+
+
+def test_special_values():
+    x = np.array([np.nan, 1.0, -0.0, 0.0, np.inf, -np.inf, 2.5, -2.5, 0.5, 1.5])
+    y = np.array([1.0, np.nan, 0.0, -0.0, 1.0, 1.0, 3.5, -3.5, -0.5, 2.5])
+    f = lambda x, y: (xnp.maximum(x, y), xnp.minimum(x, y), xnp.round(x), xnp.sign(x),
+                      xnp.floor(x), xnp.isfinite(x), xnp.max(x), xnp.min(y), xnp.argmax(x),
+                      xnp.argmin(y), x / y, xnp.log(x), xnp.exp(x), xnp.tanh(x))
+    got = check(f, x, y)
+    assert np.signbit(got[3][2]) == np.signbit(np.sign(-0.0))
+
+
+def test_select_n_with_integer_predicate_and_complex():
+    which = np.array([0, 2, 1, 2])
+    a, b, c = np.arange(4.0), np.arange(4.0) * 10, np.arange(4.0) * 100
+    check(lambda w, a, b, c: ew.select_n(w, a, b, c), which, a, b, c)
+    z = np.array([1 + 2j, -3 + 0.5j])
+    check(lambda z, r: (z * z, xnp.real(z), xnp.imag(z), xnp.conj(z), xnp.abs(z), xnp.exp(z),
+                        ew.complex(r, r * 2)), z, np.array([1.0, -2.0]))
+
+
+# ---- reductions ---------------------------------------------------------------------------------
+def reductions(x, b):
+    return (xnp.sum(x), xnp.sum(x, axis=0), xnp.sum(x, axis=(0, 2)), xnp.sum(x, axis=2),
+            xnp.max(x, axis=1), xnp.min(x, axis=(1, 2)), xnp.prod(x, axis=0),
+            xnp.mean(x, axis=1, keepdims=True), xnp.argmax(x, axis=1), xnp.argmin(x, axis=2),
+            xnp.argmax(x, axis=0), xnp.all(b, axis=0), xnp.any(b, axis=1), xnp.all(b),
+            xnp.sum(xnp.exp(x) * 2.0, axis=1), xnp.var(x, axis=0))
+
+
+X3 = rng.normal(size=(3, 4, 5))
+B2 = rng.normal(size=(3, 4)) > 0
+jit_reductions = xf.jit(reductions)
+
+
+def test_reductions():
+    check(reductions, X3, B2, jitted=jit_reductions)
+
+
+def test_reductions_float32():
+    check(reductions, X3.astype(np.float32), B2, rtol=1e-5, atol=1e-5, jitted=jit_reductions)
+
+
+def test_argmax_ties_and_nan_first_occurrence():
+    x = np.array([[1.0, 3.0, 3.0, 0.0], [np.nan, 2.0, np.nan, 5.0], [-np.inf] * 4])
+    check(lambda x: (xnp.argmax(x, axis=1), xnp.argmin(x, axis=1), xnp.max(x, axis=1),
+                     xnp.argmax(x, axis=0)), x)
+
+
+# ---- structure -------------------------------------------------------------------------------
+def structural(x, v):
+    return (xnp.reshape(x, (4, 15)), xnp.transpose(x, (2, 0, 1)), xnp.transpose(x) + 1.0,
+            st.rev(x, (0, 2)), x[1:, ::2, 1:4:2], st.pad(x, 0.5, ((1, -1, 1), (0, 2, 0),
+                                                                  (-2, 1, 2))),
+            xnp.concatenate([x, x * 2], axis=1), st.iota(np.int32, (3, 5), 1),
+            xnp.expand_dims(v, 0) * xnp.ones((4, 1)), xnp.squeeze(x[:1]), xnp.ravel(x),
+            xnp.broadcast_to(v, (2, 5)) + x[0, :2], xnp.flip(v), xnp.tile(v, 2))
+
+
+jit_structural = xf.jit(structural)
+
+
+def test_structural():
+    check(structural, X3, np.arange(5.0), jitted=jit_structural)
+
+
+# ---- indexing -------------------------------------------------------------------------------
+def indexing(x, i, j, u):
+    return (x[i], x[:, j], x[i, j], gather(x, [i + 10, j - 20], (0, 1)),
+            x.at[i].add(u), x.at[i].set(u), x.at[2, 1].set(7.0), x.at[:, j].mul(2.0),
+            scatter_add(xnp.zeros((3, 4)), u, [i], (0,)),
+            scatter(x, u[:, :1] * 0 + 3.0, [i, j[:3] * 0 + 1], (0, 1)) if False else x,
+            dynamic_slice(x, [i[0], j[1]], (2, 3)), dynamic_update_slice(x, u[:2, :2], [5, -2]),
+            xnp.take(x, j, axis=1), x[i[0]], x[-1])
+
+
+def test_indexing():
+    x = rng.normal(size=(3, 4))
+    i = np.array([0, 2, 2])          # duplicates: add accumulates
+    j = np.array([3, 0, 1, 3])
+    u = rng.normal(size=(3, 4))
+    check(indexing, x, i, j, u)
+
+
+def test_scatter_set_and_clamping():
+    x = rng.normal(size=(4, 3))
+    i = np.array([1, 3, 9, -4])       # out of range: clamped like the NumPy rule
+    f = lambda x, i, u: (scatter(x, u, [i], (0,)), gather(x, [i], (0,)),
+                         scatter_add(x, u, [i], (0,)))
+    check(f, x, np.array([1, 3, 2, 0]), rng.normal(size=(4, 3)))
+    check(lambda x, i: gather(x, [i], (0,)), x, i)
+
+
+# ---- contraction ---------------------------------------------------------------------------------
+def contractions(a, b, v, c3, d3):
+    return (a @ b, a @ v, v @ v, a.T @ a, b @ b.T, xnp.einsum("bij,bjk->bik", c3, d3),
+            xnp.einsum("bij,bkj->bik", c3, c3), xnp.einsum("ijk,ijk->", c3, c3),
+            xnp.tensordot(c3, d3, ((1, 2), (1, 0))), xnp.outer(v, v))
+
+
+def test_dot_general_float64_and_float32():
+    a, b = rng.normal(size=(6, 5)), rng.normal(size=(5, 7))
+    v = rng.normal(size=(5,))
+    c3, d3 = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 4, 3))
+    jc = xf.jit(contractions)
+    check(contractions, a, b, v, c3, d3, jitted=jc)
+    big_a, big_b = rng.normal(size=(40, 30)), rng.normal(size=(30, 20))
+    check(lambda a, b: (a @ b, a.T @ a, (a @ b).T), big_a, big_b, rtol=1e-11)
+    args32 = [t.astype(np.float32) for t in (big_a, big_b)]
+    check(lambda a, b: (a @ b, a.T @ a), *args32, rtol=1e-4, atol=1e-4)
+
+
+def test_dot_general_integers():
+    a = rng.integers(-5, 5, size=(4, 3))
+    b = rng.integers(-5, 5, size=(3, 2))
+    check(lambda a, b: (a @ b, a.T @ a), a, b)
