@@ -326,6 +326,29 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
                 for n in merged:
                     n.group = merged
 
+    # 4b. sibling fusion: loops over the same shape with no path between them share one loop
+    #     nest (fewer passes over memory, and far less code for Numba to compile)
+    by_shape, seen = {}, set()
+    for node in nodes:
+        g = node.group
+        if node.kind != "loop" or id(g) in seen:
+            continue
+        seen.add(id(g))
+        cands = by_shape.setdefault(node.shape, [])
+        for k in range(len(cands) - 1, -1, -1):
+            h = cands[k][0].group
+            if h is g:
+                break
+            if _can_merge(h, g, edges, succs, nodes) and _can_merge(g, h, edges, succs, nodes):
+                merged = h + g
+                for n in merged:
+                    n.group = merged
+                cands[k] = merged
+                seen.add(id(merged))
+                break
+        else:
+            cands.append(g)
+
     # 5. schedule groups topologically (Kahn, earliest first)
     groups, seen = [], set()
     for node in nodes:

@@ -248,6 +248,14 @@ XNP = [
                                   xnp.take(x, np.array([1, 1]), axis=1)), (A,), [((3, 4),)]),
     ("mask_gather", lambda x: x[np.array([True, False, True])], (A,), [((3, 2),)]),
     ("at_updates", lambda x, v: _at_updates(xnp.asarray(x), v), (A, A), [((3, 2), ())]),
+    ("methods", lambda x: (x.sum(axis=0), x.mean(), x.max(), x.min(axis=1), x.dot(x.T),
+                           x[None].squeeze(), x.ravel(), x.astype(np.float64), x.reshape(3, 2),
+                           x.transpose(1, 0)), (A,), [((2, 3),)]),
+    ("floor_divide_asarray", lambda x, y: (x // y) * x + xnp.floor_divide(x, y) * y
+     + xnp.asarray(x) * xnp.array(y), (A, P), B2[:1]),
+    ("creation", lambda x: xnp.eye(3) @ x + xnp.arange(3.0) * x + xnp.zeros(3)
+     + xnp.ones(3) * x, (A,), [((3,),)]),
+    ("linspace", lambda a, b: xnp.linspace(a, b, 5), (A, A), [((), ())]),
     ("relu", nn.relu, (N,), S1[1:]), ("sigmoid", nn.sigmoid, (A,), S1[1:]),
     ("softplus", nn.softplus, (A,), S1[1:]),
     ("log_softmax", lambda x: (nn.log_softmax(x), nn.log_softmax(x, axis=0)), (A,),

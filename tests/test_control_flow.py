@@ -12,9 +12,6 @@ from xforms.errors import BackendError, ConcretizationError
 from xforms.primitives import loops
 from xforms.test_util import check_grads
 
-has_vmap = pytest.mark.skipif(not hasattr(xf, "vmap"), reason="xf.vmap not available yet")
-
-
 def run(mode, f, *args, **kw):
     """mode(f)(*args), skipping while the compiler cannot run it yet."""
     try:
@@ -75,7 +72,6 @@ def test_switch_clamps_and_differentiates(mode):
     assert lax.switch(3, [lambda: 1, lambda: 2]) == 2
 
 
-@has_vmap
 def test_cond_vmap_batched_and_unbatched_predicate():
     xs = np.array([-1.0, 0.5, 2.0])
     np.testing.assert_allclose(xf.vmap(piecewise, in_axes=(0, None))(xs, 1.3),
@@ -140,7 +136,6 @@ def test_while_grad_matches_unrolled_python_loop():
                                rtol=1e-6)
 
 
-@has_vmap
 def test_while_vmap_lanes_finish_at_different_times():
     xs = np.array([0.3, 2.0, 50.0])
     np.testing.assert_allclose(xf.vmap(babylonian_sqrt)(xs), np.sqrt(xs), rtol=1e-13)
@@ -223,7 +218,6 @@ def test_fori_loop_lowers_to_scan_or_for_loop():
     assert "for_loop[" in traced_ir and "scan[" not in traced_ir
 
 
-@has_vmap
 def test_fori_vmap_over_bounds_and_values():
     his = np.array([1, 3, 6])
     np.testing.assert_allclose(xf.vmap(fori_traced, in_axes=(None, None, 0))(0.7, 1, his),
@@ -332,7 +326,6 @@ def test_scan_hoists_loop_invariant_residuals():
     assert {e.prim.name for e in primal.eqns} >= {"sin", "cos"}
 
 
-@has_vmap
 def test_scan_vmap_batched_xs_consts_and_carry():
     loss = lambda w, xs, c0: scan_fun(w, xs, c0)[0]
     ws, c0s = np.array([0.5, 0.8]), np.array([0.2, -0.1])
@@ -390,6 +383,19 @@ def test_scan_inside_while_inside_grad():
         return x
     np.testing.assert_allclose(f(1.0), ref(1.0), rtol=1e-14)
     np.testing.assert_allclose(xf.grad(f)(1.0), fd(ref, 1.0), rtol=1e-6)
+
+
+def test_select_and_lax_level_operations():
+    np.testing.assert_array_equal(lax.select(np.array([True, False]), np.ones(2), np.zeros(2)),
+                                  [1.0, 0.0])
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(lax.dynamic_slice(x, (1, 1), (1, 2)), [[4.0, 5.0]])
+    np.testing.assert_allclose(lax.dynamic_update_slice_in_dim(x, np.zeros((2, 1)), 2, 1)[:, 2],
+                               [0.0, 0.0])
+    np.testing.assert_allclose(lax.dot_general(x, x, (((1,), (1,)), ((), ()))), x @ x.T)
+    np.testing.assert_allclose(lax.clamp(0.0, np.array([-1.0, 0.5, 2.0]), 1.0), [0.0, 0.5, 1.0])
+    assert lax.add(1.0, 2.0) == 3.0 and lax.iota(np.int32, 3).tolist() == [0, 1, 2]
+    assert xf.grad(lambda x: lax.stop_gradient(x) * x)(3.0) == 3.0
 
 
 # ---- errors and the IR ---------------------------------------------------------------------

@@ -252,7 +252,7 @@ def test_bounded_trig_nan_beyond_bound_and_exact_fallback(fname):
 def test_float32_in_float32_out(fname):
     # (vm_sin/cos/tan inline the *_bounded variants and could not return
     # float32 if those did not)
-    for dt, nbt in ((np.float32, numba.float32), (np.float64, numba.float64)):
+    for dt in (np.float32, np.float64):
         y = _run(fname, np.array([0.75, -2.5, 1e-3], dt))
         assert y.dtype == dt
     loop = _loop(fname)

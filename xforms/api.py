@@ -218,6 +218,34 @@ class _ArgsKwargsCall:
     __name__ = property(lambda self: getattr(self.fun, "__qualname__", repr(self.fun)))
 
 
+class _Transformed:
+    """A transformed function such as grad(f).  Two built from the same function and options
+    are equal, so traces keyed on them are shared: `grad(grad(f))(x)` built afresh in a loop
+    re-traces nothing."""
+
+    def __init__(self, impl, key, fun):
+        functools.update_wrapper(self, fun)
+        self._impl, self._key = impl, key
+
+    def __call__(self, *args, **kwargs):
+        return self._impl(*args, **kwargs)
+
+    def __eq__(self, other):
+        return isinstance(other, _Transformed) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return f"<{self._key[0]} of {self.__wrapped__!r}>"
+
+    __code__ = property(lambda self: getattr(self.__wrapped__, "__code__", None))
+
+
+def _argnums_key(argnums):
+    return argnums if isinstance(argnums, int) else ("tuple",) + tuple(argnums)
+
+
 def _argnums_tuple(argnums):
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
@@ -230,7 +258,6 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     """
     nums = _argnums_tuple(argnums)
 
-    @functools.wraps(fun)
     def vg(*args, **kwargs):
         if max(nums) >= len(args):
             raise TypeError(f"grad: argnums={argnums} but {describe_function(fun)} was called "
@@ -290,7 +317,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             aux_val = tree_unflatten(out_tree.children[1], outs[n_main:])
             return (y, aux_val), grads
         return y, grads
-    return vg
+    return _Transformed(vg, ("value_and_grad", fun, _argnums_key(argnums), has_aux,
+                             holomorphic, allow_int), fun)
 
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
@@ -301,13 +329,13 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
-    @functools.wraps(fun)
     def g(*args, **kwargs):
         (val, grads) = vg(*args, **kwargs)
         if has_aux:
             return grads, val[1]
         return grads
-    return g
+    return _Transformed(g, ("grad", fun, _argnums_key(argnums), has_aux, holomorphic,
+                            allow_int), fun)
 
 
 def hvp(fun, primals, tangents):
@@ -316,8 +344,10 @@ def hvp(fun, primals, tangents):
     >>> xf.hvp(lambda x: xnp.sum(x ** 3), (xnp.ones(2),), (xnp.ones(2),))
     (Array([6., 6.]),)
     """
-    nums = tuple(range(len(primals)))
-    g = grad(fun, argnums=nums)
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("hvp: primals and tangents must be tuples of positional arguments, as "
+                        f"in jvp, got {type(primals).__name__} and {type(tangents).__name__}")
+    g = grad(fun, argnums=tuple(range(len(primals))))   # equal across calls: jvp's trace is cached
     return jvp(g, tuple(primals), tuple(tangents))[1]
 
 

@@ -10,7 +10,7 @@ from .primitives import elementwise as ew
 
 
 def relu(x):
-    x = float_of(x)
+    """max(x, 0); integer inputs stay integers (as in JAX)."""
     return xnp.maximum(x, 0)
 
 

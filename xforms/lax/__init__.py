@@ -54,7 +54,7 @@ def _where():
     return f" (called at {info})" if info else ""
 
 
-def _trace(fun, n_in, in_avals, call):
+def _trace(fun, in_avals, call):
     """Trace `call(args) -> pytree` (args: flat tracers); -> (jaxpr, consts, out treedef)."""
     store = {}
 
@@ -138,7 +138,7 @@ def _trace_carry(what, fun, tree, avals, call, make_in=lambda a: a, offset=0,
     where = _where()
     n = len(avals)
     for _ in range(n + 1):
-        j, consts, out_tree = _trace(fun, n, make_in(list(avals)), call)
+        j, consts, out_tree = _trace(fun, make_in(list(avals)), call)
         new_in, casts = _join_carry(what, fun, tree, subtree(out_tree),
                                     avals, j.out_avals[offset:offset + n], where)
         if new_in is None:
@@ -188,7 +188,7 @@ def _switch(index, branches, operands, what):
     where = _where()
     leaves, tree = _flatten(tuple(operands))
     avals = [core.get_aval(x) for x in leaves]
-    traced = [_trace(b, len(avals), avals, lambda args, b=b: b(*tree_unflatten(tree, args)))
+    traced = [_trace(b, avals, lambda args, b=b: b(*tree_unflatten(tree, args)))
               for b in branches]
     tree0 = traced[0][2]
     for b, (_, _, t) in zip(branches, traced):
@@ -231,8 +231,7 @@ def while_loop(cond_fun, body_fun, init_val):
     bj, bc, avals, _ = _trace_carry("while_loop", body_fun, tree, avals,
                                     lambda a: body_fun(tree_unflatten(tree, a)))
     leaves = _promote_leaves(leaves, avals)
-    cj, cc, ctree = _trace(cond_fun, len(avals), avals,
-                           lambda a: cond_fun(tree_unflatten(tree, a)))
+    cj, cc, ctree = _trace(cond_fun, avals, lambda a: cond_fun(tree_unflatten(tree, a)))
     out = cj.out_avals
     if ctree.num_leaves != 1 or out[0].shape != () or out[0].dtype != np.bool_:
         raise TypeError(f"while_loop: {describe_function(cond_fun)} must return a boolean "

@@ -12,6 +12,7 @@ from .. import core
 from ..core import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
+from ..primitives import reductions as red
 from ..primitives import structural as st
 from ._util import aval, asarray_operand, broadcast_to, convert, wrap_result
 
@@ -199,10 +200,15 @@ class _IndexUpdateRef:
         return getitem(self.x, self.idx)
 
     def _positions(self):
+        """Flat positions `arange(x.size).reshape(x.shape)[idx]`: a NumPy array when the index
+        holds no traced value (computed now, so duplicates are known), else traced."""
         a = aval(self.x)
         pos = np.arange(a.size, dtype=np.int64).reshape(a.shape)
-        sel = getitem(core.as_array(pos), self.idx)
-        return sel
+        parts = self.idx if isinstance(self.idx, tuple) else (self.idx,)
+        if not any(isinstance(p, Tracer) for p in parts):
+            _expand(self.idx, a.ndim)                 # xforms' checks and messages
+            return pos[self.idx]
+        return getitem(core.as_array(pos), self.idx)
 
     def _scatter(self, v, mode):
         x = asarray_operand(self.x)
@@ -210,16 +216,19 @@ class _IndexUpdateRef:
         sel = self._positions()
         v = convert(asarray_operand(v), a.dtype)
         v = broadcast_to(v, aval(sel).shape)
+        n = aval(sel).size
         flat = st.reshape(x, (a.size,)) if a.shape != (a.size,) else x
-        fsel = st.reshape(sel, (aval(sel).size,)) if aval(sel).ndim != 1 else sel
-        fv = st.reshape(v, (aval(sel).size,)) if aval(v).ndim != 1 else v
+        fsel = np.reshape(sel, (n,)) if isinstance(sel, np.ndarray) else (
+            st.reshape(sel, (n,)) if aval(sel).ndim != 1 else sel)
+        fv = st.reshape(v, (n,)) if aval(v).ndim != 1 else v
         if mode == "add":
-            out = ix.scatter_add(flat, fv, [fsel], (0,))
+            out = ix.scatter_add(flat, fv, [_const(fsel)], (0,))
+        elif mode == "set":
+            out = ix.scatter(flat, fv, [_const(fsel)], (0,))
+        elif isinstance(fsel, np.ndarray):
+            out = _combine_static(flat, fv, fsel, _COMBINE[mode])
         else:
-            if mode != "set":
-                cur = ix.gather(flat, [fsel], (0,))
-                fv = {"mul": ew.mul, "min": ew.min, "max": ew.max}[mode](cur, fv)
-            out = ix.scatter(flat, fv, [fsel], (0,))
+            out = _combine_traced(flat, fv, fsel, mode)
         return st.reshape(out, a.shape) if a.shape != (a.size,) else out
 
     def set(self, v):
@@ -238,3 +247,48 @@ class _IndexUpdateRef:
 
     def max(self, v):
         return wrap_result(self._scatter(v, "max"))
+
+
+_COMBINE = {"mul": ew.mul, "min": ew.min, "max": ew.max}
+
+
+def _const(i):
+    return core.as_array(i) if isinstance(i, np.ndarray) else i
+
+
+def _combine_static(flat, fv, fsel, op):
+    """x.at[idx].mul/min/max with known positions: one gather-combine-scatter per round,
+    each round holding at most one update per position, so duplicates all apply (as in JAX)."""
+    order = np.argsort(fsel, kind="stable")
+    first = np.r_[0, np.flatnonzero(np.diff(fsel[order])) + 1]
+    rank = np.empty(len(fsel), np.int64)
+    rank[order] = np.arange(len(fsel)) - np.repeat(first, np.diff(np.r_[first, len(fsel)]))
+    for r in range(int(rank.max(initial=-1)) + 1):
+        which = np.flatnonzero(rank == r)
+        pos = core.as_array(fsel[which])
+        u = fv if len(which) == len(fsel) else ix.gather(fv, [core.as_array(which)], (0,))
+        flat = ix.scatter(flat, op(ix.gather(flat, [pos], (0,)), u), [pos], (0,))
+    return flat
+
+
+def _combine_traced(flat, fv, fsel, mode):
+    """x.at[idx].mul/min/max with traced positions: combine every update into every position
+    through a (updates x size) one-hot mask, so duplicates all apply.  Costs O(n * size)."""
+    size, n = aval(flat).shape[0], aval(fv).shape[0]
+    dt = aval(flat).dtype
+    hit = ew.eq(st.broadcast_in_dim(fsel, (n, size), (0,)), st.iota(np.int64, (n, size), 1))
+    if mode == "mul":
+        neutral = dt.type(1)
+    elif dt.kind == "f":
+        neutral = dt.type(np.inf if mode == "min" else -np.inf)
+    elif dt.kind == "b":
+        neutral = np.bool_(mode == "min")
+    else:
+        info = np.iinfo(dt)
+        neutral = dt.type(info.max if mode == "min" else info.min)
+    cand = ew.select_n(hit, st.full((n, size), neutral, dt), st.broadcast_in_dim(fv, (n, size),
+                                                                                   (0,)))
+    if mode == "mul":
+        return ew.mul(flat, red.reduce_prod(cand, (0,)))
+    reduce = red.reduce_min if mode == "min" else red.reduce_max
+    return _COMBINE[mode](flat, reduce(cand, (0,)))

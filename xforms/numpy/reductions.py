@@ -117,7 +117,9 @@ def _arg(prim_fn, name):
         a = asarray_operand(a)
         if axis is None:
             from .manipulation import ravel
-            a, axis = ravel(a), 0
+            nd = aval(a).ndim
+            out = prim_fn(ravel(a), 0)
+            return st.reshape(out, (1,) * nd) if keepdims and nd else out
         ax = canon_axis(axis, aval(a).ndim)
         out = prim_fn(a, ax)
         return _keep(a, out, (ax,), keepdims)

@@ -36,12 +36,13 @@ scan(*consts, *carry, *xs; jaxpr, length, reverse, num_consts, num_carry)
 runtime_check(pred, x; message)
     if not pred: raise RuntimeError(message); return x.   (pred: bool scalar)
 
-Loop-carried buffers: the reverse sweeps below carry stacks (arrays with a leading
-"slot" axis) updated with `dynamic_update_slice(buf, value[None], t, 0, ...)` and read with
-`dynamic_slice`.  A backend should update such a carried buffer in place (it is dead after
-the update); copying it every iteration turns O(n) loops into O(n * capacity) loops.  The
-initial value of a carried buffer may be shared with other uses (CSE merges equal
-broadcasts), so the loop must own a copy before writing into it.
+Loop-carried buffers: the reverse sweeps below carry stacks (arrays with a leading "slot"
+axis) written with `scatter(buf, value, t, axes=(0,))` and read with `gather(buf, t,
+axes=(0,))`, t an int64 scalar (i.e. `buf[t] = value` and `buf[t]`, no temporaries).  A
+backend should update such a carried buffer in place (it is dead after the update); copying
+it every iteration turns O(n) loops into O(n * capacity) loops.  The initial value of a
+carried buffer may be shared with other uses (CSE merges equal broadcasts), so the loop
+must own a copy before writing into it.
 
 Reverse mode through loops with a data-dependent trip count
 -----------------------------------------------------------

@@ -416,19 +416,15 @@ def _for_dce(eqn, used_outs):
 
 # ---- for_loop transpose ------------------------------------------------------------------------
 def _stack_write(buf, x, t):
-    from .indexing import dynamic_update_slice
-    from .structural import broadcast_in_dim
-    a = core.get_aval(x)
-    x = broadcast_in_dim(x, (1,) + a.shape, tuple(range(1, a.ndim + 1)))
-    return dynamic_update_slice(buf, x, [t] + [np.int64(0)] * a.ndim)
+    """buf[t] = x (a scatter with a scalar index: no temporary of rank buf.ndim)."""
+    from .indexing import scatter
+    return scatter(buf, x, [t], (0,))
 
 
 def _stack_read(buf, t):
-    from .indexing import dynamic_slice
-    from .structural import reshape
-    shape = core.get_aval(buf).shape
-    x = dynamic_slice(buf, [t] + [np.int64(0)] * (len(shape) - 1), (1,) + shape[1:])
-    return reshape(x, shape[1:])
+    """buf[t]."""
+    from .indexing import gather
+    return gather(buf, [t], (0,))
 
 
 def _nbytes(avals):

@@ -1,0 +1,771 @@
+"""CUDA emitter: a fusion `Plan` (kernels/fusion.py) becomes one Python module holding
+numba-cuda kernels and the host function that launches them, readable by a person.
+
+    def k0(A, B, C):                              # loop (32, 512): mul tanh -> c
+        for _t in range(cuda.grid(1), 16384, cuda.gridsize(1)):
+            i1 = _t % 512
+            # c:f64[32,512] = mul a b       mlp.py:5 (loss)
+            c = A[_t] * B[i1]
+            C[_t] = c
+
+    def host(_rt, _K, _W, A, B):                  # the launch sequence
+        C = _rt.empty(16384, np.float64)
+        _K[0](A, B, C)                            # k0 <<<(64,), (256,)>>>
+        return (C,)
+
+Conventions.  Every device buffer is flat and C-contiguous: kernels index with static
+linear offsets, so reshapes are free.  A rank-0 value lives either on the host (a program
+input, a loop counter, a literal: passed to kernels by value, spelled `a`) or on the device
+(a one-element buffer `A`, read once at the top of a kernel).  Kernel-internal names start
+with `_` or contain a digit, so they never meet the jaxpr's letter-only names.
+
+Kernels per step (launch configuration from `runtime.DeviceSpec`):
+- Loop without reductions: one grid-stride kernel over the iteration space; rank-0 loops are
+  one-thread kernels.
+- Loop with reductions: a block of BX x BY threads owns BX output rows; its BY threads
+  stride over the reduced elements, then combine through shared memory (a tree); when few
+  rows leave the device idle, GY blocks share a row and a second kernel combines their
+  partial results.  Reductions over different axes in one Loop get one kernel each.
+- Ops (dot_general, gather, scatter, ...): `emit_cuda_ops.py`; control flow:
+  `emit_cuda_control.py` (whole loops inside one kernel when they are lane-local, else host
+  loops around launches).
+"""
+import keyword
+import math
+import os
+
+import numpy as np
+
+from xforms.errors import LoweringError
+from xforms.ir import Literal, Var, _Names, pp_eqn
+
+from ..emit_cpu import SourceBuilder, dtype_str, lit
+from ..fusion import REDUCTIONS, VIEWS
+from ..scalar_rules import REDUCTION_INIT, get_scalar_rule
+
+OP_RULES = {}          # prim name -> rule(em, eqn)
+CONTROL_RULES = {}     # prim name -> rule(em, control_step)
+TARGET = "cuda"
+SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in ("bool", "int32", "int64", "float32",
+                                                    "float64"))
+_RESERVED = {"np", "math", "cuda", "nbt", "range", "min", "max", "abs", "int", "float",
+             "bool", "len", "print", "host"}
+
+# math functions inside kernels (numba-cuda's math module; NumPy ufuncs do not lower)
+CUDA_MATH = {
+    "exp": "math.exp", "log": "math.log", "expm1": "math.expm1", "log1p": "math.log1p",
+    "sin": "math.sin", "cos": "math.cos", "tan": "math.tan", "asin": "math.asin",
+    "acos": "math.acos", "atan": "math.atan", "sinh": "math.sinh", "cosh": "math.cosh",
+    "tanh": "math.tanh", "asinh": "math.asinh", "acosh": "math.acosh", "atanh": "math.atanh",
+    "atan2": "math.atan2", "sqrt": "math.sqrt", "logistic": None,
+}
+
+
+def nbt_name(dt):
+    """The numba type of a dtype, spelled for kernel source (`nbt` is numba.types)."""
+    dt = np.dtype(dt)
+    return "nbt.boolean" if dt.kind == "b" else f"nbt.{dt.name}"
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def pow2_at_least(n):
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+def c_strides(shape):
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= int(n)
+    return list(reversed(out))
+
+
+def unsupported(eqn, why=""):
+    """LoweringError naming the primitive, its operand types, the user's line and the target."""
+    info = eqn.source_info
+    where = f" at {info.location} ({info.function})" if info else ""
+    avals = ", ".join(a.aval.str_short() for a in eqn.invars)
+    return LoweringError(f"the CUDA backend cannot lower primitive '{eqn.prim.name}' on "
+                         f"({avals}){where}{': ' + why if why else ''}; use backend='cpu' "
+                         "for this function")
+
+
+class Ctx:
+    """What a scalar rule may ask about its equation (as in emit_cpu, with CUDA math)."""
+
+    def __init__(self, eqn, index_names):
+        self.params = eqn.params
+        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
+        self.dtype = eqn.outvars[0].aval.dtype
+        self._idx = index_names
+
+    def lit(self, v, dtype=None):
+        return lit(v, self.dtype if dtype is None else dtype)
+
+    def cast(self, expr, dtype):
+        dt = np.dtype(dtype)
+        if dt in (np.dtype(np.int32), np.dtype(np.float32)):
+            return f"np.{dt.name}({expr})"
+        return expr
+
+    def fn(self, prim):
+        return CUDA_MATH[prim]
+
+    def index(self, d):
+        return self._idx[d]
+
+
+# ---- one kernel under construction ----------------------------------------------------------
+class Kernel:
+    """A finished kernel: its source lines (a `def`), parameters and where it launches."""
+
+    def __init__(self, name, params, lines, what, line_eqns):
+        self.name, self.params, self.lines, self.what = name, params, lines, what
+        self.line_eqns = line_eqns          # line index in `lines` -> eqn
+        self.first_line = None              # 1-based line of the def in the module
+
+
+class KernelBuilder:
+    """Collects a kernel's parameters and body; `launch(grid, block)` finishes it and writes
+    the launch into the host code."""
+
+    def __init__(self, em, what):
+        self.em, self.what = em, what
+        self.sb = SourceBuilder()
+        self.sb.depth = 1
+        self.params = []                   # (param name, host expression, kind, dtype)
+        self._by_host = {}
+        self.prologue = []
+        self._hoisted = {}
+        self.line_eqns = {}
+
+    # parameters
+    def _param(self, pname, host, kind, dtype):
+        key = (host, kind)
+        if key not in self._by_host:
+            self._by_host[key] = pname
+            self.params.append((pname, host, kind, np.dtype(dtype)))
+        return self._by_host[key]
+
+    def arr(self, v):
+        """The kernel's name for the buffer of Var v (an array or a device scalar)."""
+        name = self.em.A(v)
+        return self._param(name, name, "array", v.aval.dtype)
+
+    def buf(self, pname, host, dtype):
+        """A buffer that is no Var (a workspace temporary): host expression `host`."""
+        return self._param(pname, host, "array", dtype)
+
+    def scalar(self, a):
+        """Expression of a rank-0 atom: a literal, a host scalar parameter or a device scalar
+        read once in the prologue."""
+        em = self.em
+        if isinstance(a, Literal):
+            return lit(a.val, a.aval.dtype)
+        if em.loc.get(a) == "host":
+            name = em.s(a)
+            return self._param(name, name, "scalar", a.aval.dtype)
+        if a not in self._hoisted:
+            arr = self.arr(a)
+            name = em.s(a)
+            self.prologue.append(f"{name} = {arr}[0]")
+            self._hoisted[a] = name
+        return self._hoisted[a]
+
+    # body
+    def line(self, s=""):
+        self.sb.line(s)
+
+    def block(self, header):
+        return self.sb.block(header)
+
+    def comment(self, eqn):
+        text = pp_eqn(eqn, _NameView(self.em)).replace("\n", " ")
+        if len(text) > 100:
+            text = text[:97] + "..."
+        info = eqn.source_info
+        where = f"  {os.path.basename(info.file)}:{info.line} ({info.function})" if info else ""
+        self.line(f"# {text}{where}")
+        self.line_eqns[len(self.sb.lines)] = eqn
+
+    def launch(self, grid, block, note=""):
+        """Finish the kernel and launch it from the host code; -> the kernel's name."""
+        em = self.em
+        pnames = [p for p, _, _, _ in self.params]
+        body = ["    " + ln for ln in self.prologue] + self.sb.lines
+        shift = len(self.prologue) + 2          # def line + docstring
+        line_eqns = {k + shift: e for k, e in self.line_eqns.items()}
+        text = "\n".join(body)
+        sig = tuple((kind, dt) for _, _, kind, dt in self.params)
+        key = (tuple(pnames), sig, text)
+        name = em.kernel_by_text.get(key)
+        if name is None:
+            name = f"k{len(em.kernels)}"
+            lines = [f"def {name}({', '.join(pnames)}):", f'    """{self.what}"""'] + body
+            em.kernels.append(Kernel(name, [(p, kind, dt) for p, _, kind, dt in self.params],
+                                     lines, self.what, line_eqns))
+            em.kernel_by_text[key] = name
+        grid = tuple(int(g) for g in (grid if isinstance(grid, tuple) else (grid,)))
+        block = tuple(int(b) for b in (block if isinstance(block, tuple) else (block,)))
+        k = len(em.launches)
+        em.launches.append((name, grid, block))
+        args = ", ".join(h for _, h, _, _ in self.params)
+        cfg = f"<<<{grid if len(grid) > 1 else grid[0]}, {block if len(block) > 1 else block[0]}>>>"
+        em.line(f"_K[{k}]({args})    # {name} {cfg}{' ' + note if note else ''}")
+        em.launch_sites += 1
+        return name
+
+
+class _NameView:
+    def __init__(self, em):
+        self.em = em
+
+    def __call__(self, v):
+        if isinstance(v, Literal):
+            from xforms.ir import _fmt_literal
+            return _fmt_literal(v.val)
+        return self.em.s(v)
+
+
+# ---- linear offsets ---------------------------------------------------------------------------
+def lin_terms(imap, src_shape):
+    """(constant, {loop axis: coefficient}) of the flat offset that `imap` reads."""
+    strides = c_strides(src_shape)
+    const, coef = 0, {}
+    for d, (ax, st, off) in enumerate(imap.exprs):
+        const += strides[d] * off
+        if ax is not None and st != 0 and src_shape[d] != 1:
+            coef[ax] = coef.get(ax, 0) + strides[d] * st
+    return const, coef
+
+
+def lin_expr(const, coef, idx):
+    parts = []
+    for ax in sorted(coef):
+        c = coef[ax]
+        if c == 0:
+            continue
+        parts.append(idx[ax] if c == 1 else f"{idx[ax]} * {c}")
+    if const or not parts:
+        parts.append(str(const))
+    return " + ".join(parts).replace("+ -", "- ")
+
+
+def decompose(kb, flat, dims, names):
+    """Lines splitting flat index `flat` into per-axis indices (row-major over `dims`)."""
+    if not dims:
+        return
+    q = flat
+    for k in range(len(dims) - 1, -1, -1):
+        n, name = int(dims[k]), names[k]
+        if n == 1:
+            kb.line(f"{name} = 0")
+        elif k == 0:
+            kb.line(f"{name} = {q}")
+        else:
+            kb.line(f"{name} = {q} % {n}")
+            nq = f"_q{k}"
+            kb.line(f"{nq} = {q} // {n}")
+            q = nq
+
+
+# ---- the emitter ------------------------------------------------------------------------------
+class CudaEmitter:
+    """Builds the kernels and the host function of one program (and its sub-programs)."""
+
+    def __init__(self, spec, label="function"):
+        self.spec, self.label = spec, label
+        self.host = SourceBuilder()
+        self.host.depth = 1
+        self.names = {}
+        self.loc = {}                 # rank-0 Var -> "host" | "dev"
+        self.kernels, self.kernel_by_text, self.launches = [], {}, []
+        self.launch_sites = 0
+        self.ws, self._ws_slot = [], {}
+        self.const_params = []        # (param name, value)
+        self.plan = None
+        self.bound = set()
+        self.uses = set()             # helper names imported from kernels.cuda.devmath
+        self._scopes = 0
+        self._fresh = 0
+
+    # names
+    def bind_names(self, jaxpr, prefix=""):
+        names = _Names()
+        for v in list(jaxpr.constvars) + list(jaxpr.invars):
+            names(v)
+        for e in jaxpr.eqns:
+            for v in e.outvars:
+                names(v)
+            for a in e.invars:
+                names(a)
+        for v, n in names.names.items():
+            if isinstance(v, Var):
+                self.names[v] = prefix + n
+
+    def scope_prefix(self, kind):
+        self._scopes += 1
+        return f"{kind}{self._scopes}_"
+
+    def s(self, v):
+        n = self.names.get(v)
+        if n is None:
+            n = self.names[v] = f"u{len(self.names)}_"
+        if keyword.iskeyword(n) or n in _RESERVED:
+            n += "_"
+        return n
+
+    def A(self, v):
+        return self.s(v).upper()
+
+    def fresh(self, base="h"):
+        self._fresh += 1
+        return f"_{base}{self._fresh}"
+
+    def host_atom(self, a):
+        """Host-code expression of an atom: literal, host scalar or buffer name."""
+        if isinstance(a, Literal):
+            return lit(a.val, a.aval.dtype)
+        if not a.aval.shape and self.loc.get(a) == "host":
+            return self.s(a)
+        return self.A(a)
+
+    def is_dev(self, a):
+        return isinstance(a, Var) and (bool(a.aval.shape) or self.loc.get(a) != "host")
+
+    # host lines
+    def line(self, s=""):
+        self.host.line(s)
+
+    def block(self, header):
+        return self.host.block(header)
+
+    def note(self, text):
+        self.line(f"# {text}")
+
+    # buffers
+    def ws_slot(self, key, size, dtype):
+        if key not in self._ws_slot:
+            self._ws_slot[key] = len(self.ws)
+            self.ws.append((max(int(size), 1), np.dtype(dtype)))
+        return f"_W[{self._ws_slot[key]}]"
+
+    def temp(self, size, dtype):
+        """A workspace buffer that no Var names (partial sums, ...): host expression."""
+        return self.ws_slot(("temp", len(self.ws)), size, dtype)
+
+    def alloc(self, v):
+        """Bind the buffer of a Var a step produces: a dead buffer it takes over, a workspace
+        buffer (temporaries, reused across calls) or a new one (the plan's outputs)."""
+        if v in self.bound:
+            return
+        self.bound.add(v)
+        plan = self.plan
+        if not v.aval.shape:
+            self.loc[v] = "dev"
+            if v in self._plan_outs:
+                expr = f"_rt.empty(1, {dtype_str(v.aval.dtype)})"
+            else:
+                expr = self.ws_slot(("scalar", v), 1, v.aval.dtype)
+            self.line(f"{self.A(v)} = {expr}")
+            return
+        prev = plan.reuse.get(v)
+        st = plan.storage.get(v)
+        if prev is not None:
+            self.line(f"{self.A(v)} = {self.A(prev)}")
+        elif st is None or st.is_output:
+            self.line(f"{self.A(v)} = _rt.empty({v.aval.size}, {dtype_str(v.aval.dtype)})")
+        else:
+            self.line(f"{self.A(v)} = {self.ws_slot(st, st.size, st.dtype)}")
+
+    # plans
+    def emit_plan(self, plan):
+        prev, prev_outs = self.plan, getattr(self, "_plan_outs", set())
+        self.plan = plan
+        self._plan_outs = {v for v in plan.jaxpr.outvars if isinstance(v, Var)}
+        try:
+            for step in plan.steps:
+                if step.kind == "loop":
+                    self.emit_loop(step)
+                    continue
+                rules = OP_RULES if step.kind == "op" else CONTROL_RULES
+                rule = rules.get(step.eqn.prim.name)
+                if rule is None:
+                    raise unsupported(step.eqn)
+                self.line(f"# {_host_comment(self, step.eqn)}")
+                rule(self, step.eqn if step.kind == "op" else step)
+        finally:
+            self.plan, self._plan_outs = prev, prev_outs
+
+    def check_dtypes(self, eqn):
+        for a in list(eqn.invars) + list(eqn.outvars):
+            if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES:
+                raise unsupported(eqn, f"dtype {np.dtype(a.aval.dtype).name} is not supported "
+                                       "on CUDA (bool, int32, int64, float32, float64 are)")
+
+    # ---- fused loops -----------------------------------------------------------------------
+    def read(self, kb, r, idx, local, flat=None, loop_shape=None):
+        """Kernel expression of one Read inside a loop body."""
+        a = r.atom
+        if isinstance(a, Literal):
+            return lit(a.val, a.aval.dtype)
+        if a in local:
+            return self.s(a)
+        if not a.aval.shape:
+            return kb.scalar(a)
+        const, coef = lin_terms(r.imap, a.aval.shape)
+        if flat is not None and const == 0 and loop_shape is not None:
+            want = {d: s for d, s in enumerate(c_strides(loop_shape)) if loop_shape[d] != 1}
+            if coef == want:
+                return f"{kb.arr(a)}[{flat}]"
+        return f"{kb.arr(a)}[{lin_expr(const, coef, idx)}]"
+
+    def body_eqn(self, kb, eqn, reads, idx, local, flat=None, loop_shape=None):
+        """Emit one elementwise/view equation of a loop body as a scalar statement."""
+        self.check_dtypes(eqn)
+        kb.comment(eqn)
+        args = [self.read(kb, r, idx, local, flat, loop_shape) for r in reads]
+        out = eqn.outvars[0]
+        if eqn.prim.name in VIEWS:
+            expr = args[0]
+        else:
+            expr = scalar_expr(eqn, args, idx)
+        kb.line(f"{self.s(out)} = {expr}")
+        local.add(out)
+
+    def emit_loop(self, step):
+        shape = tuple(int(s) for s in step.shape)
+        reds = [e for e, _ in step.body if e.prim.name in REDUCTIONS]
+        for v in step.writes:
+            self.alloc(v)
+        for e in reds:
+            self.alloc(e.outvars[0])
+        if not reds:
+            self._elementwise_kernel(step, shape)
+            return
+        groups = {}
+        for e in reds:
+            groups.setdefault(_red_axes(e), []).append(e)
+        for k, (axes, es) in enumerate(groups.items()):
+            self._reduction_kernel(step, shape, axes, es, with_writes=(k == 0))
+
+    def _needed(self, step, roots):
+        """Body equations the values `roots` (Vars) depend on, in body order."""
+        producer = {v: e for e, _ in step.body for v in e.outvars}
+        need, stack = set(), list(roots)
+        reads = {id(e): rs for e, rs in step.body}
+        while stack:
+            v = stack.pop()
+            e = producer.get(v)
+            if e is None or id(e) in need:
+                continue
+            need.add(id(e))
+            stack.extend(r.atom for r in reads[id(e)] if isinstance(r.atom, Var))
+        return need
+
+    def _elementwise_kernel(self, step, shape):
+        n = len(shape)
+        size = int(np.prod(shape, dtype=np.int64))
+        prims = " ".join(e.prim.name for e, _ in step.body)
+        kb = KernelBuilder(self, f"loop {shape}: {prims}")
+        idx = [f"i{d}" for d in range(n)]
+        local = set()
+        writes = set(step.writes)
+        if n == 0 or size == 1:
+            hdr = "if cuda.grid(1) == 0:"
+            flat = "0"
+        else:
+            hdr = f"for _t in range(cuda.grid(1), {size}, cuda.gridsize(1)):"
+            flat = "_t"
+        with kb.block(hdr):
+            decompose(kb, flat, shape, idx)
+            for eqn, reads in step.body:
+                self.body_eqn(kb, eqn, reads, idx, local, flat, shape)
+                out = eqn.outvars[0]
+                if out in writes:
+                    kb.line(f"{kb.arr(out)}[{flat}] = {self.s(out)}")
+        if size <= 1:
+            kb.launch(1, 1)
+        else:
+            T = self.spec.block
+            kb.launch(min(cdiv(size, T), self.spec.max_blocks), T)
+
+    # ---- reductions ------------------------------------------------------------------------
+    def _reduction_kernel(self, step, shape, axes, reds, with_writes):
+        spec = self.spec
+        n = len(shape)
+        kept = [d for d in range(n) if d not in axes]
+        R = int(np.prod([shape[d] for d in kept], dtype=np.int64))
+        L = int(np.prod([shape[d] for d in axes], dtype=np.int64))
+        T = spec.block
+        if n and (n - 1) in axes:        # reducing the contiguous axis: threads along it
+            BY = min(T, pow2_at_least(L))
+            BX = T // BY
+        else:                             # keeping it: a warp of rows, threads down columns
+            BX = min(spec.warp, pow2_at_least(R), T)
+            BY = T // BX
+        GX = min(cdiv(R, BX), spec.max_blocks)
+        GY = 1
+        if GX < 2 * spec.sms:
+            GY = max(1, min(spec.max_split, cdiv(L, BY * spec_min_per_thread(spec)),
+                            spec.max_blocks // GX))
+        roots = [e.invars[0] for e in reds if isinstance(e.invars[0], Var)]
+        writes = [v for v in step.writes] if with_writes else []
+        need = self._needed(step, roots + writes)
+        red_ids = {id(e) for e in reds}
+        prims = " ".join(e.prim.name for e, _ in step.body if id(e) in need or id(e) in red_ids)
+        what = (f"loop {shape}: {prims}; reduce axes {tuple(axes)} of {L} into {R} rows "
+                f"({BX}x{BY} threads per block{', ' + str(GY) + ' blocks per row' if GY > 1 else ''})")
+        kb = KernelBuilder(self, what)
+        idx = [f"i{d}" for d in range(n)]
+        accs = [_Acc(self, kb, e, k, T) for k, e in enumerate(reds)]
+        kb.line("_tid = cuda.threadIdx.x")
+        kb.line(f"_tx = _tid % {BX}")
+        kb.line(f"_ty = _tid // {BX}")
+        for a in accs:
+            a.declare()
+        local = set()
+        wset = set(writes)
+        with kb.block(f"for _r0 in range(cuda.blockIdx.x * {BX}, {R}, {GX * BX}):"):
+            kb.line("_r = _r0 + _tx")
+            for a in accs:
+                a.init()
+            with kb.block(f"if _r < {R}:"):
+                decompose(kb, "_r", [shape[d] for d in kept], [idx[d] for d in kept])
+                with kb.block(f"for _j in range(cuda.blockIdx.y * {BY} + _ty, {L}, {GY * BY}):"):
+                    decompose(kb, "_j", [shape[d] for d in axes], [idx[d] for d in axes])
+                    for eqn, reads in step.body:
+                        if id(eqn) in red_ids:
+                            acc = accs[[id(e) for e in reds].index(id(eqn))]
+                            self.check_dtypes(eqn)
+                            kb.comment(eqn)
+                            acc.update(self.read(kb, reads[0], idx, local), f"i{_arg_axis(eqn)}"
+                                       if acc.arg else None)
+                            continue
+                        if id(eqn) not in need:
+                            continue
+                        self.body_eqn(kb, eqn, reads, idx, local)
+                        out = eqn.outvars[0]
+                        if out in wset:
+                            ident = lin_expr(0, {d: s for d, s in enumerate(c_strides(shape))
+                                                 if shape[d] != 1}, idx)
+                            kb.line(f"{kb.arr(out)}[{ident}] = {self.s(out)}")
+            for a in accs:
+                a.to_shared()
+            kb.line("cuda.syncthreads()")
+            s = BY // 2
+            while s >= 1:
+                with kb.block(f"if _ty < {s}:"):
+                    for a in accs:
+                        a.tree_step(s * BX)
+                kb.line("cuda.syncthreads()")
+                s //= 2
+            with kb.block(f"if _ty == 0 and _r < {R}:"):
+                for a in accs:
+                    a.store(GY, R)
+            kb.line("cuda.syncthreads()")
+        kb.launch((GX, GY), T)
+        if GY > 1:
+            self._finish_kernel(accs, GY, R)
+
+    def _finish_kernel(self, accs, GY, R):
+        """Second level of the tree: combine the GY partial results of each row."""
+        kb = KernelBuilder(self, f"combine {GY} partial results of {R} rows: " +
+                           " ".join(a.eqn.prim.name for a in accs))
+        with kb.block(f"for _r in range(cuda.grid(1), {R}, cuda.gridsize(1)):"):
+            for a in accs:
+                a.finish(kb, GY, R)
+        T = self.spec.block
+        kb.launch(min(cdiv(R, T), self.spec.max_blocks), T)
+
+
+def spec_min_per_thread(spec):
+    """Reduced elements each thread should see before another block joins a row."""
+    return 1 if spec.block <= 32 else 4
+
+
+def _red_axes(eqn):
+    if eqn.prim.name in ("argmax", "argmin"):
+        return (eqn.params["axis"],)
+    return tuple(sorted(eqn.params["axes"]))
+
+
+def _arg_axis(eqn):
+    return eqn.params["axis"]
+
+
+class _Acc:
+    """One reduction's accumulator: a register per thread, a shared-memory array per block,
+    partial results per row when blocks split a row."""
+
+    def __init__(self, em, kb, eqn, k, T):
+        self.em, self.kb, self.eqn, self.k, self.T = em, kb, eqn, k, T
+        self.out = eqn.outvars[0]
+        self.dt = np.dtype(eqn.invars[0].aval.dtype)
+        name = eqn.prim.name
+        self.arg = name in ("argmax", "argmin")
+        if self.dt.kind == "b" and not self.arg:
+            name = {"reduce_sum": "reduce_or", "reduce_prod": "reduce_and",
+                    "reduce_max": "reduce_or", "reduce_min": "reduce_and"}.get(name, name)
+        self.op = name
+        self.acc, self.idx = f"_acc{k}", f"_ai{k}"
+        self.sh, self.shi = f"_sh{k}", f"_shi{k}"
+        self.part = self.parti = None
+
+    def _init_value(self):
+        if self.arg:
+            k = self.dt.kind
+            big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
+            neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
+            return lit(neg if self.op == "argmax" else big, self.dt)
+        return lit(REDUCTION_INIT[self.op](self.dt), self.dt)
+
+    def declare(self):
+        self.kb.line(f"{self.sh} = cuda.shared.array({self.T}, {nbt_name(self.dt)})")
+        if self.arg:
+            self.kb.line(f"{self.shi} = cuda.shared.array({self.T}, nbt.int64)")
+
+    def init(self):
+        self.kb.line(f"{self.acc} = {self._init_value()}")
+        if self.arg:
+            self.kb.line(f"{self.idx} = {_BIG_INDEX}")
+
+    def _combine(self, kb, acc, idx, x, xi):
+        """acc (, idx) <- combine(acc, x) as statements."""
+        op = self.op
+        if self.arg:
+            cmp = ">" if op == "argmax" else "<"
+            cond = f"{x} {cmp} {acc} or ({x} == {acc} and {xi} < {idx})"
+            if self.dt.kind == "f":     # the first NaN wins
+                cond = (f"({acc} != {acc} and {x} != {x} and {xi} < {idx}) or "
+                        f"({acc} == {acc} and ({x} != {x} or {cond}))")
+            with kb.block(f"if {cond}:"):
+                kb.line(f"{acc} = {x}")
+                kb.line(f"{idx} = {xi}")
+            return
+        if op == "reduce_sum":
+            kb.line(f"{acc} = {_cast(f'{acc} + {x}', self.dt)}")
+        elif op == "reduce_prod":
+            kb.line(f"{acc} = {_cast(f'{acc} * {x}', self.dt)}")
+        elif op == "reduce_and":
+            kb.line(f"{acc} = {acc} and {x}")
+        elif op == "reduce_or":
+            kb.line(f"{acc} = {acc} or {x}")
+        elif op in ("reduce_max", "reduce_min"):
+            cmp = ">=" if op == "reduce_max" else "<="
+            if self.dt.kind == "f":
+                kb.line(f"{acc} = {acc} if {acc} {cmp} {x} or {acc} != {acc} else {x}")
+            else:
+                kb.line(f"{acc} = {'max' if op == 'reduce_max' else 'min'}({acc}, {x})")
+        else:
+            raise unsupported(self.eqn)
+
+    def update(self, x, xi):
+        if self.arg:
+            v = self.em.fresh("v")
+            self.kb.line(f"{v} = {x}")
+            self._combine(self.kb, self.acc, self.idx, v, xi)
+        else:
+            self._combine(self.kb, self.acc, self.idx, x, None)
+
+    def to_shared(self):
+        self.kb.line(f"{self.sh}[_tid] = {self.acc}")
+        if self.arg:
+            self.kb.line(f"{self.shi}[_tid] = {self.idx}")
+
+    def tree_step(self, off):
+        kb = self.kb
+        a, b = self.em.fresh("a"), self.em.fresh("b")
+        kb.line(f"{a} = {self.sh}[_tid]")
+        kb.line(f"{b} = {self.sh}[_tid + {off}]")
+        if self.arg:
+            ai, bi = self.em.fresh("ai"), self.em.fresh("bi")
+            kb.line(f"{ai} = {self.shi}[_tid]")
+            kb.line(f"{bi} = {self.shi}[_tid + {off}]")
+            self._combine(kb, a, ai, b, bi)
+            kb.line(f"{self.shi}[_tid] = {ai}")
+        else:
+            self._combine(kb, a, None, b, None)
+        kb.line(f"{self.sh}[_tid] = {a}")
+
+    def store(self, GY, R):
+        kb, em = self.kb, self.em
+        val = f"{self.sh}[_tx]"
+        if self.arg:
+            val = _cast_index(f"{self.shi}[_tx]", self.out.aval.dtype)
+        if GY == 1:
+            kb.line(f"{kb.arr(self.out)}[_r] = {val}")
+            return
+        self.part = em.temp(GY * R, self.dt)
+        pv = kb.buf(f"_P{self.k}", self.part, self.dt)
+        kb.line(f"{pv}[cuda.blockIdx.y * {R} + _r] = {self.sh}[_tx]")
+        if self.arg:
+            self.parti = em.temp(GY * R, np.int64)
+            pi = kb.buf(f"_PI{self.k}", self.parti, np.int64)
+            kb.line(f"{pi}[cuda.blockIdx.y * {R} + _r] = {self.shi}[_tx]")
+
+    def finish(self, kb, GY, R):
+        em = self.em
+        pv = kb.buf(f"_P{self.k}", self.part, self.dt)
+        acc, idx = em.fresh("c"), em.fresh("ci")
+        kb.line(f"{acc} = {pv}[_r]")
+        if self.arg:
+            pi = kb.buf(f"_PI{self.k}", self.parti, np.int64)
+            kb.line(f"{idx} = {pi}[_r]")
+        with kb.block(f"for _g in range(1, {GY}):"):
+            x = em.fresh("x")
+            kb.line(f"{x} = {pv}[_g * {R} + _r]")
+            xi = None
+            if self.arg:
+                xi = em.fresh("xi")
+                kb.line(f"{xi} = {pi}[_g * {R} + _r]")
+            self._combine(kb, acc, idx, x, xi)
+        out = kb.arr(self.out)
+        if self.arg:
+            kb.line(f"{out}[_r] = {_cast_index(idx, self.out.aval.dtype)}")
+        else:
+            kb.line(f"{out}[_r] = {acc}")
+
+
+_BIG_INDEX = 2 ** 62           # "no element yet": loses every tie on the index
+
+
+def _cast(expr, dt):
+    dt = np.dtype(dt)
+    return f"np.{dt.name}({expr})" if dt in (np.dtype(np.int32), np.dtype(np.float32)) else expr
+
+
+def _cast_index(expr, dtype):
+    dt = np.dtype(dtype)
+    return f"np.{dt.name}({expr})"
+
+
+def scalar_expr(eqn, args, idx):
+    """The scalar expression of an elementwise equation (scalar_rules with CUDA overrides)."""
+    rule = get_scalar_rule(eqn.prim.name, TARGET)
+    if rule is None:
+        raise unsupported(eqn)
+    try:
+        return rule(Ctx(eqn, idx), *args)
+    except (KeyError, TypeError, ValueError) as e:
+        raise unsupported(eqn, f"{type(e).__name__}: {e}") from None
+
+
+def _host_comment(em, eqn):
+    text = pp_eqn(eqn, _NameView(em)).replace("\n", " ")
+    text = " ".join(text.split())
+    if len(text) > 100:
+        text = text[:97] + "..."
+    info = eqn.source_info
+    where = f"  {os.path.basename(info.file)}:{info.line} ({info.function})" if info else ""
+    return text + where
+
+
+def check_float(v):
+    return isinstance(v, float) and math.isfinite(v)

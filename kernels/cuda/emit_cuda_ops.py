@@ -1,0 +1,436 @@
+"""CUDA rules for the plan's `Op` steps: dot_general (a tiled shared-memory matmul, batched,
+or a two-level reduction when one side is a vector), gather, scatter and scatter_add
+(atomics), dynamic slices, pad, concatenate, reshape (free: buffers are flat),
+runtime_check.
+
+Each rule `rule(em, eqn)` writes host lines through the emitter `em` and builds kernels with
+`KernelBuilder` (see emit_cuda.py).  Gathers and scatters clamp indices into bounds, as the
+NumPy rules do.
+"""
+import numpy as np
+
+from xforms.avals import ShapedArray
+from xforms.ir import Eqn, Var
+from xforms.primitives.elementwise import and_p, mul_p
+from xforms.primitives.reductions import reduce_or_p, reduce_sum_p
+
+from ..emit_cpu import dtype_str, lit
+from ..fusion import IndexMap, Loop, Read
+from .emit_cuda import (OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name,
+                        unsupported)
+
+
+def _prod(xs):
+    return int(np.prod(xs, dtype=np.int64))
+
+
+class _OutLoop:
+    """with _OutLoop(em, kb, shape) as idx: ... -- a grid-stride loop over the elements of
+    `shape`; idx are the per-axis index names, `.flat` the flat index."""
+
+    def __init__(self, em, kb, shape, prefix="o"):
+        self.em, self.kb, self.shape = em, kb, tuple(int(s) for s in shape)
+        self.size = _prod(self.shape)
+        self.idx = [f"{prefix}{d}" for d in range(len(self.shape))]
+        self.flat = "_t"
+
+    def __enter__(self):
+        self.cm = self.kb.block(f"for _t in range(cuda.grid(1), {max(self.size, 0)}, "
+                                "cuda.gridsize(1)):")
+        self.cm.__enter__()
+        decompose(self.kb, "_t", self.shape, self.idx)
+        return self.idx
+
+    def __exit__(self, *exc):
+        self.cm.__exit__(*exc)
+
+    def launch(self, note=""):
+        T = self.em.spec.block
+        self.kb.launch(max(1, min(cdiv(max(self.size, 1), T), self.em.spec.max_blocks)), T,
+                       note)
+
+
+def _offset(idx_by_dim, shape):
+    """Flat offset expression of per-dimension index expressions."""
+    parts = []
+    for d, (e, s) in enumerate(zip(idx_by_dim, c_strides(shape))):
+        if shape[d] == 1 or e == "0":
+            continue
+        parts.append(e if s == 1 else f"({e}) * {s}")
+    return " + ".join(parts) if parts else "0"
+
+
+def _elem(kb, a, flat):
+    """Element `flat` of atom a (arrays), or the scalar a."""
+    if isinstance(a, Var) and a.aval.shape:
+        return f"{kb.arr(a)}[{flat}]"
+    return kb.scalar(a)
+
+
+def _scalar_out(em, out, src):
+    """A rank-0 result equal to atom `src`: a host value stays on the host, a device scalar
+    is shared (nothing writes rank-0 buffers in place)."""
+    if em.is_dev(src):
+        em.loc[out] = "dev"
+        em.bound.add(out)
+        em.line(f"{em.A(out)} = {em.A(src)}")
+    else:
+        em.loc[out] = "host"
+        em.line(f"{em.s(out)} = {em.host_atom(src)}")
+
+
+# ---- dot_general -------------------------------------------------------------------------------
+def _group_offset(var, dims, shape):
+    """Offset contribution of flat index `var` running over `dims` (row-major) of an array of
+    `shape`: one multiply when the dims are mergeable in memory, else a decomposition."""
+    dims = [d for d in dims if shape[d] != 1]
+    if not dims:
+        return "0"
+    st = c_strides(shape)
+    if all(st[a] == st[b] * shape[b] for a, b in zip(dims, dims[1:])):
+        s = st[dims[-1]]
+        return var if s == 1 else f"{var} * {s}"
+    parts, after = [], 1
+    for d in reversed(dims):
+        e = f"({var} // {after})" if after != 1 else var
+        parts.append(f"({e} % {shape[d]}) * {st[d]}")
+        after *= shape[d]
+    return " + ".join(reversed(parts))
+
+
+def _dot_general(em, eqn):
+    em.check_dtypes(eqn)
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    xs, ys = x.aval.shape, y.aval.shape
+    xf = [d for d in range(len(xs)) if d not in lc and d not in lb]
+    yf = [d for d in range(len(ys)) if d not in rc and d not in rb]
+    B, M = _prod([xs[d] for d in lb]), _prod([xs[d] for d in xf])
+    K, N = _prod([xs[d] for d in lc]), _prod([ys[d] for d in yf])
+    if not (em.is_dev(x) and x.aval.shape) or not (em.is_dev(y) and y.aval.shape) \
+            or min(M, N) == 1 or B * M * N <= em.spec.block or K == 0:
+        return _dot_as_reduction(em, eqn, xf, yf)
+    em.alloc(out)
+    spec, TS = em.spec, em.spec.tile
+    dt = np.dtype(out.aval.dtype)
+    zero = lit(0, dt)
+    kb = KernelBuilder(em, f"dot_general: [{B}] x ({M} x {K}) @ ({K} x {N}), "
+                           f"{TS}x{TS} shared-memory tiles")
+    X, Y, O = kb.arr(x), kb.arr(y), kb.arr(out)
+    xoff = " + ".join(p for p in (_group_offset("_b", lb, xs), _group_offset("_m", xf, xs),
+                                  _group_offset("_k", lc, xs)) if p != "0") or "0"
+    yoff = " + ".join(p for p in (_group_offset("_b", rb, ys), _group_offset("_k", rc, ys),
+                                  _group_offset("_n", yf, ys)) if p != "0") or "0"
+    kb.line(f"_sx = cuda.shared.array(({TS}, {TS}), {nbt_name(dt)})")
+    kb.line(f"_sy = cuda.shared.array(({TS}, {TS}), {nbt_name(dt)})")
+    kb.line("_tx = cuda.threadIdx.x")
+    kb.line("_ty = cuda.threadIdx.y")
+    gx, gy, gz = min(cdiv(N, TS), 65535), min(cdiv(M, TS), 65535), min(B, 65535)
+    with kb.block(f"for _b in range(cuda.blockIdx.z, {B}, {gz}):"):
+        with kb.block(f"for _mt in range(cuda.blockIdx.y * {TS}, {M}, {gy * TS}):"):
+            with kb.block(f"for _nt in range(cuda.blockIdx.x * {TS}, {N}, {gx * TS}):"):
+                kb.line("_m = _mt + _ty")
+                kb.line("_n = _nt + _tx")
+                kb.line(f"_acc = {zero}")
+                with kb.block(f"for _kt in range(0, {K}, {TS}):"):
+                    kb.line("_k = _kt + _tx")
+                    with kb.block(f"if _m < {M} and _k < {K}:"):
+                        kb.line(f"_sx[_ty, _tx] = {X}[{xoff}]")
+                    with kb.block("else:"):
+                        kb.line(f"_sx[_ty, _tx] = {zero}")
+                    kb.line("_k = _kt + _ty")
+                    with kb.block(f"if _k < {K} and _n < {N}:"):
+                        kb.line(f"_sy[_ty, _tx] = {Y}[{yoff}]")
+                    with kb.block("else:"):
+                        kb.line(f"_sy[_ty, _tx] = {zero}")
+                    kb.line("cuda.syncthreads()")
+                    with kb.block(f"for _kk in range({TS}):"):
+                        if dt.kind == "b":
+                            kb.line("_acc = _acc or (_sx[_ty, _kk] and _sy[_kk, _tx])")
+                        else:
+                            kb.line("_acc += _sx[_ty, _kk] * _sy[_kk, _tx]")
+                    kb.line("cuda.syncthreads()")
+                with kb.block(f"if _m < {M} and _n < {N}:"):
+                    acc = "_acc" if dt.kind in "bf" and dt == np.float64 or dt.kind == "b" \
+                        else f"np.{dt.name}(_acc)"
+                    kb.line(f"{O}[(_b * {M} + _m) * {N} + _n] = {acc}")
+    kb.launch((gx, gy, gz), (TS, TS))
+
+
+def _dot_as_reduction(em, eqn, xf, yf):
+    """out[b, m, n] = sum_k x * y as a fused loop over (batch, x free, y free, contract)
+    with a two-level reduction over the contract axes (matrix-vector products, dots)."""
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    xs, ys = x.aval.shape, y.aval.shape
+    shape = tuple([xs[d] for d in lb] + [xs[d] for d in xf] + [ys[d] for d in yf] +
+                  [xs[d] for d in lc])
+    nb, nx, ny = len(lb), len(xf), len(yf)
+    nout = nb + nx + ny
+
+    def imap(ndim, batch, free, free_at, contract):
+        ax = [None] * ndim
+        for k, d in enumerate(batch):
+            ax[d] = k
+        for k, d in enumerate(free):
+            ax[d] = free_at + k
+        for k, d in enumerate(contract):
+            ax[d] = nout + k
+        return IndexMap(tuple((a, 1, 0) for a in ax))
+
+    dt = np.dtype(out.aval.dtype)
+    rx = Read(x, imap(len(xs), lb, xf, nb, lc) if xs else None)
+    ry = Read(y, imap(len(ys), rb, yf, nb + nx, rc) if ys else None)
+    prod = Var(ShapedArray(shape, dt))
+    boolean = dt.kind == "b"
+    e_mul = Eqn(and_p if boolean else mul_p, [x, y], [prod], {}, eqn.source_info)
+    e_red = Eqn(reduce_or_p if boolean else reduce_sum_p, [prod], [out],
+                {"axes": tuple(range(nout, len(shape)))}, eqn.source_info)
+    em.names.setdefault(prod, em.s(out) + "_p")
+    em.emit_loop(Loop(shape, [(e_mul, [rx, ry]), (e_red, [Read(prod, None)])], []))
+
+
+OP_RULES["dot_general"] = _dot_general
+
+
+# ---- gather / scatter ------------------------------------------------------------------------------
+def _clamped_indices(kb, ids, axes, x, bidx, bshape):
+    js = []
+    for k, (a, ax) in enumerate(zip(ids, axes)):
+        flat = _offset(bidx, bshape) if bshape else "0"
+        g = f"_g{k}"
+        kb.line(f"{g} = min(max(np.int64({_elem(kb, a, flat)}), 0), {x.aval.shape[ax] - 1})")
+        js.append(g)
+    return js
+
+
+def _gather(em, eqn):
+    em.check_dtypes(eqn)
+    x, *ids = eqn.invars
+    axes = eqn.params["axes"]
+    out = eqn.outvars[0]
+    bshape = tuple(ids[0].aval.shape) if ids else ()
+    rest = [d for d in range(x.aval.ndim) if d not in axes]
+    if not out.aval.shape:
+        em.alloc(out)
+    else:
+        em.alloc(out)
+    kb = KernelBuilder(em, f"gather {x.aval.str_short()} along axes {tuple(axes)}")
+    X, O = kb.arr(x), kb.arr(out)
+    loop = _OutLoop(em, kb, out.aval.shape)
+    with loop as oi:
+        bi, ri = oi[:len(bshape)], oi[len(bshape):]
+        js = _clamped_indices(kb, ids, axes, x, bi, bshape)
+        src = ["0"] * x.aval.ndim
+        for j, ax in zip(js, axes):
+            src[ax] = j
+        for r, d in zip(ri, rest):
+            src[d] = r
+        kb.line(f"{O}[_t] = {X}[{_offset(src, x.aval.shape)}]")
+    loop.launch()
+
+
+def _copy_operand(em, out, x):
+    """Bind out's buffer holding a copy of x, unless the plan updates x in place."""
+    if em.plan.reuse.get(out) is x:
+        em.alloc(out)                 # an alias of x's buffer
+        return
+    em.alloc(out)
+    em.line(f"_rt.copy_into({em.A(out)}, {em.A(x)})")
+
+
+def _scatter(mode):
+    def rule(em, eqn):
+        em.check_dtypes(eqn)
+        x, u, *ids = eqn.invars
+        axes = eqn.params["axes"]
+        out = eqn.outvars[0]
+        dt = np.dtype(out.aval.dtype)
+        if not out.aval.shape:
+            raise unsupported(eqn, "scatter into a 0-d array")
+        if mode == "add" and dt.kind == "b":
+            raise unsupported(eqn, "scatter_add of bool has no CUDA atomic")
+        if mode == "add" and dt == np.float64 and tuple(em.spec.cc) < (6, 0):
+            raise unsupported(eqn, f"float64 atomic add needs compute capability 6.0, the "
+                                   f"target has {em.spec.cc[0]}.{em.spec.cc[1]}")
+        _copy_operand(em, out, x)
+        bshape = tuple(ids[0].aval.shape) if ids else ()
+        rest = [d for d in range(x.aval.ndim) if d not in axes]
+        ushape = bshape + tuple(x.aval.shape[d] for d in rest)
+        kb = KernelBuilder(em, f"scatter{'_add (atomic)' if mode == 'add' else ''} into "
+                               f"{x.aval.str_short()} along axes {tuple(axes)}")
+        O = kb.arr(out)
+        loop = _OutLoop(em, kb, ushape, "u")
+        with loop as ui:
+            bi, ri = ui[:len(bshape)], ui[len(bshape):]
+            js = _clamped_indices(kb, ids, axes, x, bi, bshape)
+            dst = ["0"] * x.aval.ndim
+            for j, ax in zip(js, axes):
+                dst[ax] = j
+            for r, d in zip(ri, rest):
+                dst[d] = r
+            val = _elem(kb, u, "_t") if u.aval.shape else kb.scalar(u)
+            off = _offset(dst, x.aval.shape)
+            if mode == "add":
+                kb.line(f"cuda.atomic.add({O}, {off}, {val})")
+            else:
+                kb.line(f"{O}[{off}] = {val}")
+        if _prod(ushape):
+            loop.launch()
+    return rule
+
+
+OP_RULES["gather"] = _gather
+OP_RULES["scatter_add"] = _scatter("add")
+OP_RULES["scatter"] = _scatter("set")
+
+
+# ---- dynamic slices ------------------------------------------------------------------------------
+def _starts(kb, starts, shape, sizes):
+    names = []
+    for k, (s, n, m) in enumerate(zip(starts, shape, sizes)):
+        name = f"_s{k}"
+        kb.line(f"{name} = min(max(np.int64({kb.scalar(s)}), 0), {n - m})")
+        names.append(name)
+    return names
+
+
+def _dynamic_slice(em, eqn):
+    em.check_dtypes(eqn)
+    x, *starts = eqn.invars
+    out = eqn.outvars[0]
+    sizes = eqn.params["slice_sizes"]
+    if not x.aval.shape:
+        _scalar_out(em, out, x)
+        return
+    em.alloc(out)
+    kb = KernelBuilder(em, f"dynamic_slice {x.aval.str_short()} -> {tuple(sizes)}")
+    X, O = kb.arr(x), kb.arr(out)
+    st = _starts(kb, starts, x.aval.shape, sizes)
+    loop = _OutLoop(em, kb, out.aval.shape)
+    with loop as oi:
+        src = [f"{s} + {o}" for s, o in zip(st, oi)]
+        kb.line(f"{O}[_t] = {X}[{_offset(src, x.aval.shape)}]")
+    loop.launch()
+
+
+def _dynamic_update_slice(em, eqn):
+    em.check_dtypes(eqn)
+    x, u, *starts = eqn.invars
+    out = eqn.outvars[0]
+    if not x.aval.shape:
+        _scalar_out(em, out, u)
+        return
+    _copy_operand(em, out, x)
+    kb = KernelBuilder(em, f"dynamic_update_slice {x.aval.str_short()} <- "
+                           f"{u.aval.str_short()}")
+    O = kb.arr(out)
+    st = _starts(kb, starts, x.aval.shape, u.aval.shape)
+    loop = _OutLoop(em, kb, u.aval.shape, "u")
+    with loop as ui:
+        dst = [f"{s} + {i}" for s, i in zip(st, ui)]
+        kb.line(f"{O}[{_offset(dst, x.aval.shape)}] = {_elem(kb, u, '_t')}")
+    if _prod(u.aval.shape):
+        loop.launch()
+
+
+OP_RULES["dynamic_slice"] = _dynamic_slice
+OP_RULES["dynamic_update_slice"] = _dynamic_update_slice
+
+
+# ---- pad, concatenate, reshape, runtime_check -----------------------------------------------------
+def _pad(em, eqn):
+    em.check_dtypes(eqn)
+    x, v = eqn.invars
+    out = eqn.outvars[0]
+    if not x.aval.shape:
+        _scalar_out(em, out, x)
+        return
+    em.alloc(out)
+    kb = KernelBuilder(em, f"pad {x.aval.str_short()} -> {out.aval.str_short()}")
+    O = kb.arr(out)
+    pad_value = kb.scalar(v)
+    loop = _OutLoop(em, kb, out.aval.shape)
+    with loop as oi:
+        conds, src = [], []
+        for d, (n, (lo, hi, it)) in enumerate(zip(x.aval.shape, eqn.params["padding_config"])):
+            step = it + 1
+            p = f"_p{d}"
+            kb.line(f"{p} = {oi[d]} - {lo}" if lo >= 0 else f"{p} = {oi[d]} + {-lo}")
+            if step == 1:
+                conds.append(f"{p} >= 0 and {p} < {n}")
+                src.append(p)
+            else:
+                conds.append(f"{p} >= 0 and {p} % {step} == 0 and {p} // {step} < {n}")
+                src.append(f"{p} // {step}")
+        with kb.block(f"if {' and '.join(conds)}:"):
+            kb.line(f"{O}[_t] = {kb.arr(x)}[{_offset(src, x.aval.shape)}]")
+        with kb.block("else:"):
+            kb.line(f"{O}[_t] = {pad_value}")
+    loop.launch()
+
+
+def _concatenate(em, eqn):
+    em.check_dtypes(eqn)
+    out = eqn.outvars[0]
+    dim = eqn.params["dimension"]
+    em.alloc(out)
+    kb = KernelBuilder(em, f"concatenate {len(eqn.invars)} arrays along axis {dim}")
+    O = kb.arr(out)
+    loop = _OutLoop(em, kb, out.aval.shape)
+    with loop as oi:
+        off, first = 0, True
+        parts = [x for x in eqn.invars if x.aval.shape[dim] != 0]
+        for k, x in enumerate(parts):
+            n = x.aval.shape[dim]
+            src = list(oi)
+            src[dim] = f"{oi[dim]} - {off}" if off else oi[dim]
+            head = "else:" if k == len(parts) - 1 and not first else \
+                f"{'if' if first else 'elif'} {oi[dim]} < {off + n}:"
+            with kb.block(head):
+                kb.line(f"{O}[_t] = {_elem(kb, x, _offset(src, x.aval.shape))}")
+            first = False
+            off += n
+    loop.launch()
+
+
+def _reshape(em, eqn):
+    x, out = eqn.invars[0], eqn.outvars[0]
+    if x.aval.shape:                 # same flat buffer (the plan aliases their storage)
+        if not out.aval.shape:
+            em.loc[out] = "dev"
+        em.bound.add(out)
+        em.line(f"{em.A(out)} = {em.A(x)}")
+        return
+    if not out.aval.shape:
+        _scalar_out(em, out, x)
+        return
+    em.alloc(out)                    # a scalar into a (1, ..., 1) array: a one-thread fill
+    kb = KernelBuilder(em, f"reshape scalar -> {out.aval.str_short()}")
+    with kb.block("if cuda.grid(1) == 0:"):
+        kb.line(f"{kb.arr(out)}[0] = {kb.scalar(x)}")
+    kb.launch(1, 1)
+
+
+def _runtime_check(em, eqn):
+    pred, x = eqn.invars
+    out = eqn.outvars[0]
+    msg = eqn.params["message"]
+    cond = f"_rt.fetch({em.A(pred)})" if em.is_dev(pred) else em.host_atom(pred)
+    with em.block(f"if not {cond}:"):
+        em.line(f"raise RuntimeError({msg!r})")
+    if x.aval.shape:
+        em.bound.add(out)
+        em.line(f"{em.A(out)} = {em.A(x)}")
+    else:
+        _scalar_out(em, out, x)
+
+
+OP_RULES["pad"] = _pad
+OP_RULES["concatenate"] = _concatenate
+OP_RULES["reshape"] = _reshape
+OP_RULES["runtime_check"] = _runtime_check
+
+__all__ = ["dtype_str"]

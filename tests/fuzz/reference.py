@@ -1,0 +1,224 @@
+"""Plain-NumPy runtime of the reference dialect (`R.*` in rendered programs).
+
+Control flow is Python control flow.  Every non-smooth operation (comparison, max, abs,
+floor, ...) records its *margin*: how far its input was from the point where the result or
+its derivative jumps, relative to the size of the operands.  A derivative check by finite
+differences is only meaningful where the smallest margin is well above the step, so the
+properties read it through `margins()`:
+
+    >>> with margins() as m:
+    ...     maximum(np.array([1.0]), np.array([1.001]))
+    >>> m.value < 1e-3
+    True
+"""
+import contextlib
+
+import numpy as np
+
+_stack = []
+MAX_TRIPS = 1000
+
+
+class _Margin:
+    def __init__(self):
+        self.value = np.inf
+
+
+@contextlib.contextmanager
+def margins():
+    m = _Margin()
+    _stack.append(m)
+    try:
+        yield m
+    finally:
+        _stack.pop()
+
+
+def note(gap, scale):
+    """Record |gap| / (1 + |scale|), elementwise minimum."""
+    if not _stack:
+        return
+    gap, scale = np.abs(np.asarray(gap, float)), np.abs(np.asarray(scale, float))
+    if gap.size:
+        rel = np.min(gap / (1.0 + scale))
+        for m in _stack:
+            m.value = min(m.value, float(rel))
+
+
+# ---- non-smooth elementwise ------------------------------------------------------------------
+def gt(a, b):
+    note(np.subtract(a, b), np.abs(a) + np.abs(b))
+    return np.greater(a, b)
+
+
+def lt(a, b):
+    note(np.subtract(a, b), np.abs(a) + np.abs(b))
+    return np.less(a, b)
+
+
+def maximum(a, b):
+    note(np.subtract(a, b), np.abs(a) + np.abs(b))
+    return np.maximum(a, b)
+
+
+def minimum(a, b):
+    note(np.subtract(a, b), np.abs(a) + np.abs(b))
+    return np.minimum(a, b)
+
+
+def abs(x):
+    note(x, 0.0)
+    return np.abs(x)
+
+
+def relu(x):
+    note(x, 0.0)
+    return np.maximum(x, 0.0)
+
+
+def clip(x, lo, hi):
+    note(np.minimum(np.abs(x - lo), np.abs(x - hi)), x)
+    return np.clip(x, lo, hi)
+
+
+def floor(x):
+    note(x - np.round(x), x)
+    return np.floor(x)
+
+
+def _top_two_gap(a, axis):
+    """Gap between the largest and second-largest entry over `axis` (inf if only one)."""
+    a = np.asarray(a, float)
+    axes = tuple(range(a.ndim)) if axis is None else \
+        tuple(ax % a.ndim for ax in (axis if isinstance(axis, tuple) else (axis,)))
+    keep = [d for d in range(a.ndim) if d not in axes]
+    flat = np.transpose(a, keep + list(axes)).reshape([a.shape[d] for d in keep] + [-1])
+    if flat.shape[-1] < 2:
+        return
+    s = np.sort(flat, axis=-1)
+    note(s[..., -1] - s[..., -2], np.abs(s[..., -1]) + np.abs(s[..., -2]))
+
+
+def max(a, axis=None, keepdims=False):
+    _top_two_gap(a, axis)
+    return np.max(a, axis=axis, keepdims=keepdims)
+
+
+def min(a, axis=None, keepdims=False):
+    _top_two_gap(np.negative(a), axis)
+    return np.min(a, axis=axis, keepdims=keepdims)
+
+
+# ---- smooth helpers written out in NumPy -------------------------------------------------------
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def logsumexp(a, axis=None, keepdims=False):
+    m = np.max(a, axis=axis, keepdims=True)
+    out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else (np.squeeze(out, axis=axis) if axis is not None
+                                 else out.reshape(()))
+
+
+def softmax(a, axis=-1):
+    e = np.exp(a - np.max(a, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(a, axis=-1):
+    s = a - np.max(a, axis=axis, keepdims=True)
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+
+
+def dynamic_slice_in_dim(a, start, size):
+    """lax.dynamic_slice_in_dim along axis 0: the start is clamped so the slice fits."""
+    start = int(np.clip(start, 0, a.shape[0] - size))
+    return a[start:start + size]
+
+
+# ---- functional updates x.at[idx].op(v) ----------------------------------------------------------
+def _positions(a, idx):
+    return np.arange(np.size(a)).reshape(np.shape(a))[idx]
+
+
+def at_set(a, idx, v):
+    out = np.array(a, dtype=float, copy=True)
+    out[idx] = v
+    return out
+
+
+def at_add(a, idx, v):
+    out = np.array(a, dtype=float, copy=True)
+    np.add.at(out, idx, v)
+    return out
+
+
+def at_mul(a, idx, v):
+    out = np.array(a, dtype=float, copy=True)
+    np.multiply.at(out, idx, v)
+    return out
+
+
+def _extremum_margin(a, idx, v, sign):
+    """For at_min/at_max: the gap between the winner and runner-up at each position."""
+    pos = _positions(a, idx)
+    v = np.broadcast_to(v, pos.shape)
+    cands = {}
+    for p, x in zip(pos.ravel(), v.ravel()):
+        cands.setdefault(int(p), [np.ravel(a)[int(p)]]).append(x)
+    for vals in cands.values():
+        s = np.sort(sign * np.asarray(vals, float))
+        note(s[-1] - s[-2], np.abs(s[-1]) + np.abs(s[-2]))
+
+
+def at_min(a, idx, v):
+    _extremum_margin(a, idx, v, -1.0)
+    out = np.array(a, dtype=float, copy=True)
+    np.minimum.at(out, idx, v)
+    return out
+
+
+def at_max(a, idx, v):
+    _extremum_margin(a, idx, v, 1.0)
+    out = np.array(a, dtype=float, copy=True)
+    np.maximum.at(out, idx, v)
+    return out
+
+
+# ---- control flow --------------------------------------------------------------------------------
+def cond(pred, true_fun, false_fun, *operands):
+    return true_fun(*operands) if bool(pred) else false_fun(*operands)
+
+
+def switch(index, branches, *operands):
+    k = int(np.clip(int(index), 0, len(branches) - 1))   # clamped, as lax.switch does
+    return branches[k](*operands)
+
+
+def while_loop(cond_fun, body_fun, init):
+    val = init
+    for _ in range(MAX_TRIPS):
+        if not bool(cond_fun(val)):
+            return val
+        val = body_fun(val)
+    raise RuntimeError(f"reference while_loop ran over {MAX_TRIPS} iterations")
+
+
+def fori_loop(lo, hi, body_fun, init):
+    val = init
+    for i in range(int(lo), int(hi)):
+        val = body_fun(np.int64(i), val)
+    return val
+
+
+def scan(f, init, xs, reverse=False):
+    n = np.shape(xs[0])[0]
+    carry, ys = init, []
+    for k in (reversed(range(n)) if reverse else range(n)):
+        carry, y = f(carry, tuple(x[k] for x in xs))
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    n_y = len(ys[0]) if ys else 0
+    return carry, tuple(np.stack([np.asarray(y[j]) for y in ys]) for j in range(n_y))
