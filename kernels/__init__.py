@@ -17,5 +17,6 @@ from xforms.jit import register_backend
 from .cpu import CpuExecutable, compile_cpu
 
 register_backend("cpu", compile_cpu)
+from . import cuda as _cuda  # noqa: E402,F401  (registers "cuda"; numba.cuda loads lazily)
 
 __all__ = ["compile_cpu", "CpuExecutable"]

@@ -13,6 +13,7 @@ from .core import Array
 from .custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, hook, remat
 from .errors import ConcretizationError, UnexpectedTracerError
 from .jit import default_backend, jit
+from .device import device_get, device_put
 from . import nn
 from . import lax
 

@@ -11,6 +11,7 @@ properties read it through `margins()`:
     >>> m.value < 1e-3
     True
 """
+import builtins
 import contextlib
 
 import numpy as np
@@ -42,7 +43,7 @@ def note(gap, scale):
     if gap.size:
         rel = np.min(gap / (1.0 + scale))
         for m in _stack:
-            m.value = min(m.value, float(rel))
+            m.value = builtins.min(m.value, float(rel))
 
 
 # ---- non-smooth elementwise ------------------------------------------------------------------

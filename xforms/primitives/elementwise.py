@@ -68,16 +68,18 @@ def _bind2(p):
 _real_out = lambda dt: np.dtype(np.float32) if dt == np.complex64 else (
     np.dtype(np.float64) if dt == np.complex128 else dt)
 _float = is_inexact
+_real = lambda dt: dt.kind == "f"
+_not_bool = lambda dt: dt.kind != "b"      # NumPy and JAX refuse -x, x - y, sign(x) of bools
 
 # --- neg, add, sub: linear ----------------------------------------------------------------
-neg_p = _def("neg", np.negative)
+neg_p = _def("neg", np.negative, accept=_not_bool)
 neg = _bind1(neg_p)
 deflinear(neg_p)
 transpose_rules[neg_p] = lambda ct, x: [None if isinstance(ct, Zero) else neg(ct)]
 
 add_p = _def("add", np.add, 2)
 add = _bind2(add_p)
-sub_p = _def("sub", np.subtract, 2)
+sub_p = _def("sub", np.subtract, 2, accept=_not_bool)
 sub = _bind2(sub_p)
 
 
@@ -250,7 +252,7 @@ atanh_p = _def("atanh", np.arctanh, accept=_float)
 atanh = _bind1(atanh_p)
 defjvp(atanh_p, lambda t, ans, x: div(t, sub(_like(1, x), mul(x, x))))
 
-atan2_p = _def("atan2", np.arctan2, 2, accept=_float)
+atan2_p = _def("atan2", np.arctan2, 2, accept=_real)
 atan2 = _bind2(atan2_p)
 defjvp(atan2_p,
        lambda t, ans, x, y: _bcast_to(mul(t, div(y, add(mul(x, x), mul(y, y)))), ans),
@@ -279,15 +281,15 @@ defjvp(min_p, lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(x, y, lt, ans
 # --- piecewise constant: zero derivative -----------------------------------------------------
 abs_p = _def("abs", np.abs, out_dtype=_real_out)
 abs = _bind1(abs_p)
-sign_p = _def("sign", np.sign)
+sign_p = _def("sign", np.sign, accept=_not_bool)
 sign = _bind1(sign_p)
 defjvp(abs_p, lambda t, ans, x: mul(t, sign(x)) if not is_complex(core.get_aval(x).dtype)
        else div(real(mul(conj(x), t)), ans))
 defjvp_zero(sign_p)
 
-floor_p = _def("floor", np.floor, accept=_float)
+floor_p = _def("floor", np.floor, accept=_real)
 floor = _bind1(floor_p)
-ceil_p = _def("ceil", np.ceil, accept=_float)
+ceil_p = _def("ceil", np.ceil, accept=_real)
 ceil = _bind1(ceil_p)
 round_p = _def("round", np.round, accept=_float)   # half to even, as NumPy and JAX's xnp.round
 round = _bind1(round_p)

@@ -1,0 +1,68 @@
+"""The CUDA backend: `jit(f, backend="cuda")`, numba-cuda kernels launched from a generated
+host function, device arrays that stay on the GPU between calls.
+
+    emit_cuda.py          Plan -> kernels (fused loops, two-level reductions) + host code
+    emit_cuda_ops.py      dot_general (tiled shared memory), gather/scatter (atomics), ...
+    emit_cuda_control.py  control flow: whole loops in one kernel when lane-local, else host
+    devmath.py            device functions for floor/ceil/rint/cbrt (CUDA scalar rules)
+    runtime.py            DeviceArray, the stream, launch configuration, transfers
+    backend.py            compile_cuda -> CudaExecutable; compile_ptx (tests, no GPU needed)
+
+Importing this package registers "cuda" with `xforms.jit` and a "cuda_available" probe, and
+imports nothing from numba.cuda: that happens when the backend is first used.
+"""
+import ctypes.util
+import os
+import sys
+
+from xforms.errors import BackendError
+from xforms.jit import register_backend
+
+
+def _backend():
+    try:
+        from . import backend
+    except ImportError as e:
+        from .runtime import HOW_TO
+        raise BackendError(f"backend 'cuda' needs numba-cuda, which failed to import ({e}): "
+                           f"{HOW_TO}") from None
+    return backend
+
+
+def compile_cuda(closed, options=None):
+    return _backend().compile_cuda(closed, options)
+
+
+def device_put(tree):
+    """Copy a pytree of arrays to the GPU (DeviceArrays pass through)."""
+    return _backend().device_put(tree)
+
+
+_probe = None
+
+
+def cuda_available():
+    """Is there a usable GPU (or the simulator)?  Checks for an NVIDIA driver before it
+    imports numba.cuda, so a machine without one pays nothing; the answer is cached."""
+    global _probe
+    if _probe is None:
+        _probe = _detect()
+    return _probe
+
+
+def _detect():
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return True
+    driver = (os.path.exists("/proc/driver/nvidia") or os.path.exists("/dev/nvidiactl")
+              or (sys.platform == "win32" and ctypes.util.find_library("nvcuda")))
+    if not driver:
+        return False
+    try:
+        from numba import cuda
+        return bool(cuda.is_available())
+    except Exception:
+        return False
+
+
+register_backend("cuda", compile_cuda)
+register_backend("cuda_available", cuda_available)

@@ -1,0 +1,250 @@
+"""The "cuda" backend: ClosedJaxpr -> plan -> kernels + host launch sequence (one module) ->
+numba.cuda.jit -> `CudaExecutable`.
+
+    exe = compile_cuda(closed, {"name": "loss"})
+    outs = exe(*flat_args)          # DeviceArrays; inputs may be NumPy or DeviceArrays
+    print(exe.source)               # the kernels and the host function that launches them
+
+Generated modules go through `kernels.codecache` (content-addressed files, so Numba's
+cache works across processes); each kernel is compiled eagerly for its signature (flat
+C-contiguous arrays and scalars), so a kernel Numba or NVVM rejects fails at compile time
+with a `LoweringError` naming the primitive and the generated line.
+"""
+import glob
+import hashlib
+import os
+import re
+import threading
+import weakref
+
+import numpy as np
+
+from xforms import config
+from xforms.errors import BackendError, LoweringError
+from xforms.ir import Literal
+
+from .. import codecache
+from ..emit_cpu import dtype_str
+from ..fusion import plan_program
+from . import runtime as rt
+from . import devmath
+from . import emit_cuda_control, emit_cuda_ops  # noqa: F401  (register rules)
+from .emit_cuda import CudaEmitter
+from .emit_cuda_control import add_consts
+
+_by_jaxpr = weakref.WeakKeyDictionary()
+_lock = threading.RLock()
+
+
+def _fingerprint():
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    for path in sorted(glob.glob(os.path.join(here, "*.py"))):
+        with open(path, "rb") as f:
+            h.update(os.path.basename(path).encode() + f.read())
+    return h.hexdigest()[:16]
+
+
+FINGERPRINT = _fingerprint()
+
+
+# ---- the module -----------------------------------------------------------------------------
+class Program:
+    """Emitted code of one program: `source`, `kernels` (emit_cuda.Kernel), `launches`
+    ((kernel name, grid, block) per launch site), workspace and constants."""
+
+    def __init__(self, source, em, in_avals, out_avals, consts):
+        self.source, self.kernels, self.launches = source, em.kernels, em.launches
+        self.workspace = list(em.ws)
+        self.consts = consts
+        self.in_avals, self.out_avals = in_avals, out_avals
+        self.spec = em.spec
+
+    def signatures(self):
+        """{kernel name: numba signature}"""
+        from numba.core import types
+        from numba.np.numpy_support import from_dtype
+        out = {}
+        for k in self.kernels:
+            args = [types.Array(from_dtype(dt), 1, "C") if kind == "array" else from_dtype(dt)
+                    for _, kind, dt in k.params]
+            out[k.name] = types.void(*args)
+        return out
+
+
+def emit_program(closed, spec, label="function"):
+    """ClosedJaxpr -> Program (source text; nothing compiled, no device needed)."""
+    plan = plan_program(closed)
+    em = CudaEmitter(spec, label)
+    jaxpr = plan.jaxpr
+    em.bind_names(jaxpr)
+    for v in jaxpr.invars:
+        em.loc[v] = "dev" if v.aval.shape else "host"
+        em.bound.add(v)
+    add_consts(em, plan)
+    em.emit_plan(plan)
+    em._plan_outs = set()
+    outs, seen = [], set()
+    ins = set(jaxpr.invars) | set(jaxpr.constvars)
+    for v in jaxpr.outvars:
+        if isinstance(v, Literal) or not em.is_dev(v):
+            outs.append(f"_rt.scalar({em.host_atom(v)}, {dtype_str(v.aval.dtype)})")
+            continue
+        e = em.A(v)
+        key = plan.storage.get(v) if v.aval.shape else ("scalar", v)
+        external = v in ins or (v.aval.shape and (key is None or key.external))
+        outs.append(f"_rt.copy({e})" if external or key in seen else e)
+        seen.add(key)
+    params = [em.host_atom(v) for v in jaxpr.invars] + [n for n, _ in em.const_params]
+    listing = str(jaxpr).replace('"""', "'''").replace("\\", "/")
+    head = [f'"""xforms CUDA kernels and host launch sequence for {label}.', "",
+            "Generated from the program below by kernels/cuda/emit_cuda.py for "
+            f"{spec.name} (compute capability {spec.cc[0]}.{spec.cc[1]}, {spec.block} threads "
+            "per block).", "Each kernel is compiled by numba.cuda.jit for its signature; "
+            "`host` launches them in order", "on one stream (_K: configured kernels, "
+            "_W: workspace buffers reused across calls).", "", listing, '"""',
+            f"# kernels.cuda {FINGERPRINT}",
+            "import math", "", "import numpy as np", "from numba import cuda",
+            "from numba import types as nbt", "",
+            f"from kernels.cuda.devmath import {', '.join(devmath.HELPERS)}  # noqa: F401",
+            "", ""]
+    lines = list(head)
+    for k in em.kernels:
+        k.first_line = len(lines) + 1
+        lines += k.lines + ["", ""]
+    ret = ", ".join(outs) + ("," if len(outs) == 1 else "")
+    host = [f"def host(_rt, _K, _W, {', '.join(params)}):".replace(", )", ")"),
+            f'    """The launch sequence: {len(em.launches)} launch site(s) of '
+            f'{len(em.kernels)} kernel(s)."""']
+    host += em.host.lines + [f"    return ({ret})"]
+    lines += host
+    source = "\n".join(lines) + "\n"
+    consts = [c for _, c in em.const_params]
+    return Program(source, em, [v.aval for v in jaxpr.invars],
+                   [v.aval for v in jaxpr.outvars], consts)
+
+
+# ---- executables -----------------------------------------------------------------------------
+class CudaExecutable:
+    """A compiled program: `exe(*flat_args) -> list of DeviceArrays`; `.source`,
+    `.num_kernels`, `.launch_sites`."""
+
+    def __init__(self, program, module, kernels, path):
+        self.program, self.source, self.path = program, program.source, path
+        self.in_avals, self.out_avals = program.in_avals, program.out_avals
+        s = rt.stream()
+        self._K = [kernels[name][grid, block, s] for name, grid, block in program.launches]
+        self._host = module.host
+        self._consts = [c[()] if np.ndim(c) == 0 else rt.to_device(c) for c in program.consts]
+        self._W = None
+        self._lock = threading.Lock()
+        self.num_kernels = len(program.kernels)
+        self.launch_sites = len(program.launches)
+        self.plan_text = ""
+
+    def _arg(self, x, aval):
+        if not aval.shape:
+            if isinstance(x, rt.DeviceArray):
+                x = np.asarray(x)        # a device scalar passed by value: the host waits
+            if isinstance(x, np.ndarray):
+                x = x[()]
+            return aval.dtype.type(x)
+        if isinstance(x, rt.DeviceArray):
+            if x.dtype != aval.dtype:
+                return rt.to_device(np.asarray(x), dtype=aval.dtype)
+            return x.buf
+        if hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray) \
+                and not rt.simulating():
+            buf = rt.cuda.as_cuda_array(x)
+            if buf.is_c_contiguous() and np.dtype(buf.dtype) == aval.dtype:
+                return buf.reshape(buf.size)
+        return rt.to_device(np.asarray(x), dtype=aval.dtype)
+
+    def __call__(self, *args):
+        conv = [self._arg(x, a) for x, a in zip(args, self.in_avals, strict=True)]
+        with self._lock:
+            if self._W is None:
+                self._W = [rt.empty(n, dt) for n, dt in self.program.workspace]
+            outs = self._host(rt, self._K, self._W, *conv, *self._consts)
+        return [rt.DeviceArray(b, a.shape) for b, a in zip(outs, self.out_avals)]
+
+
+def compile_cuda(closed, options=None):
+    """Backend entry point registered with `xforms.jit.register_backend("cuda", ...)`."""
+    rt.ensure_available()
+    options = options or {}
+    with _lock:
+        exe = _by_jaxpr.get(closed)
+        if exe is None:
+            exe = _by_jaxpr[closed] = _compile(closed, options)
+        return exe
+
+
+def _compile(closed, options):
+    from numba import cuda
+    label = options.get("name") or "a jitted function"
+    program = emit_program(closed, rt.device_spec(), label)
+    mod, path, h = codecache.load_module(program.source)
+    if config.DUMP:
+        print(f"[xforms] {label}: CUDA module {path}")
+    sigs = program.signatures()
+    kernels = {}
+    for k in program.kernels:
+        try:
+            kernels[k.name] = cuda.jit(sigs[k.name], cache=codecache.cache_enabled()
+                                       and not rt.simulating())(getattr(mod, k.name))
+        except Exception as e:
+            raise lowering_error(e, program, path, k) from None
+    return CudaExecutable(program, mod, kernels, path)
+
+
+def lowering_error(e, program, path, kernel):
+    """A numba-cuda/NVVM failure as a LoweringError naming the primitive and the line."""
+    msg = str(e)
+    first = next((ln.strip() for ln in msg.splitlines() if ln.strip()), msg)
+    lines = [int(m) for m in re.findall(re.escape(os.path.basename(path)) + r'", line (\d+)',
+                                        msg)]
+    eqn = None
+    if lines and kernel.first_line:
+        rel = lines[-1] - kernel.first_line
+        for ln, q in sorted(kernel.line_eqns.items()):
+            if ln <= rel:
+                eqn = q
+    where = f"{path}:{lines[-1]}" if lines else path
+    if eqn is not None:
+        info = eqn.source_info
+        user = f" (user code: {info.location}, in {info.function})" if info else ""
+        text = (f"the CUDA backend could not compile primitive '{eqn.prim.name}'{user} in "
+                f"kernel {kernel.name}; generated code at {where}: {type(e).__name__}: {first}")
+    else:
+        text = (f"the CUDA backend could not compile kernel {kernel.name} ({kernel.what}); "
+                f"generated code at {where}: {type(e).__name__}: {first}")
+    err = LoweringError(text)
+    err.cause = e
+    return err
+
+
+# ---- PTX for real architectures (no GPU needed; tests) -------------------------------------------
+def compile_ptx(closed, cc, label="function", sms=108):
+    """Emit `closed` for a device of compute capability `cc` and compile every kernel to PTX
+    with numba.cuda.compile_ptx; -> {kernel name: ptx text}.  Raises LoweringError."""
+    from numba import cuda
+    program = emit_program(closed, rt.spec_for(cc, sms), label)
+    mod, path, _ = codecache.load_module(program.source)
+    out = {}
+    for k in program.kernels:
+        try:
+            ptx, _ = cuda.compile_ptx(getattr(mod, k.name), program.signatures()[k.name].args,
+                                      cc=tuple(cc))
+        except Exception as e:
+            raise lowering_error(e, program, path, k) from None
+        out[k.name] = ptx
+    return out
+
+
+def device_put(tree):
+    from xforms.tree_util import tree_map
+    return tree_map(rt.put, tree)
+
+
+__all__ = ["compile_cuda", "CudaExecutable", "emit_program", "compile_ptx", "BackendError"]
