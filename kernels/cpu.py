@@ -21,11 +21,12 @@ from numba.core.errors import NumbaError
 from numba.np.numpy_support import from_dtype
 
 from xforms import config
+from xforms.core import Array
 from xforms.errors import LoweringError
 
 from . import codecache, emit_cpu_control, emit_cpu_ops  # noqa: F401  (register rules)
 from .dispatch import make_fast_call
-from .emit_cpu import emit_module, eqn_at_line
+from .emit_cpu import OUT_GROUP, emit_module, eqn_at_line
 from .fusion import plan_program
 
 _by_jaxpr = weakref.WeakKeyDictionary()
@@ -44,6 +45,11 @@ def _const_value(c):
 
 def _threads_available():
     return numba.config.NUMBA_NUM_THREADS > 1
+
+
+def as_array0(x, dtype):
+    """A 0-d xforms Array holding the scalar x."""
+    return np.array(x, dtype).view(Array)
 
 
 class CpuExecutable:
@@ -72,11 +78,14 @@ class CpuExecutable:
     def __call__(self, *args):
         conv = [self._arg(x, a) for x, a in zip(args, self.in_avals, strict=True)]
         r = self.kernel(*conv, *self.consts)
-        return [r] if self._n_out == 1 else list(r)
+        n = self._n_out
+        flat = [r] if n == 1 else list(r) if n <= OUT_GROUP else [x for g in r for x in g]
+        return [as_array0(x, a.dtype) if not a.shape else x
+                for x, a in zip(flat, self.out_avals)]
 
     def make_fast_call(self, in_tree, leaf_kinds, out_tree):
         return make_fast_call(self.kernel, in_tree, leaf_kinds, self.in_avals, self.consts,
-                              out_tree, self._n_out)
+                              out_tree, self.out_avals)
 
 
 def compile_cpu(closed, options=None):

@@ -26,11 +26,24 @@ MISSES = (TypeError, AttributeError, LookupError, ValueError)
 _PY_SCALARS = {"f": "float", "i": "int", "b": "bool", "c": "complex"}
 
 
-def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, n_out):
+def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_avals):
     """-> callable(*args) or None.  `in_tree` is the treedef of the positional-args tuple;
     `leaf_kinds[k]` is "f"/"i"/"b"/"c" for Python scalars, else None (arrays and NumPy
-    scalars, checked by shape and dtype)."""
-    lines, env = [], {"kernel": kernel, "Miss": Miss, "np": np}
+    scalars, checked by shape and dtype).  0-d outputs come back from the kernel as scalars
+    and are wrapped as 0-d xforms Arrays here."""
+    from .cpu import as_array0
+    from .emit_cpu import output_accessor
+    n_out = len(out_avals)
+    env_outs = []
+    for k, a in enumerate(out_avals):
+        acc = output_accessor(k, n_out)
+        if not a.shape:
+            env_outs.append(f"w0({acc}, odt{k})")
+        else:
+            env_outs.append(acc)
+    lines, env = [], {"kernel": kernel, "Miss": Miss, "np": np, "w0": as_array0}
+    for k, a in enumerate(out_avals):
+        env[f"odt{k}"] = a.dtype
     if in_tree.node is not tuple:
         return None
     params = [f"a{k}" for k in range(len(in_tree.children))]
@@ -87,7 +100,7 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, n_ou
         env[f"c{k}"] = c
         args.append(f"c{k}")
     lines.append(f"r = kernel({', '.join(args)})")
-    out = _build(out_tree, iter(range(n_out)), n_out)
+    out = _build(out_tree, iter(env_outs))
     if out is None:
         return None
     lines.append(f"return {out}")
@@ -98,21 +111,20 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, n_ou
     return fn
 
 
-def _build(td, it, n_out):
+def _build(td, it):
     node = td.node
     if node is None:
-        k = next(it)
-        return "r" if n_out == 1 else f"r[{k}]"
+        return next(it)
     if node is tuple:
-        parts = [_build(c, it, n_out) for c in td.children]
+        parts = [_build(c, it) for c in td.children]
         if any(p is None for p in parts):
             return None
         return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
     if node is list:
-        parts = [_build(c, it, n_out) for c in td.children]
+        parts = [_build(c, it) for c in td.children]
         return None if any(p is None for p in parts) else "[" + ", ".join(parts) + "]"
     if node is dict:
-        parts = [_build(c, it, n_out) for c in td.children]
+        parts = [_build(c, it) for c in td.children]
         if any(p is None for p in parts):
             return None
         return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(td.aux, parts)) + "}"

@@ -494,24 +494,45 @@ def emit_module(plan, label="function", allow_parallel=True):
     em.emit_plan(plan)
     outs = []
     for v, e in zip(jaxpr.outvars, output_exprs(em, plan)):
-        if isinstance(v, Literal) or not v.aval.shape:
-            outs.append(f"box0({e}, {dtype_str(v.aval.dtype)})")
-        else:
-            outs.append(f"box({e})")
-    ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ("," if not outs else "") + ")"
+        # 0-d outputs leave as scalars (boxed cheaply, wrapped by the caller); arrays are
+        # boxed straight to xforms Arrays
+        outs.append(e if isinstance(v, Literal) or not v.aval.shape else f"box({e})")
+    ret = return_expr(outs)
     params = [param_name(em, v) for v in jaxpr.invars] + [n for n, _ in em.const_params]
     listing = str(jaxpr).replace('"""', "'''").replace("\\", "/")
     head = [f'"""xforms CPU kernel for {label}.', "",
             "Generated from the program below by kernels/emit_cpu.py; each statement is",
             "preceded by its equation and the user's source line.", "", listing, '"""',
             "import cmath", "import math", "", "import numpy as np", "from numba import prange",
-            "", "from kernels.cpu_runtime import box, box0"]
+            "", "from kernels.cpu_runtime import box"]
     if em.vecmath_used:
         head.append(f"from kernels.vecmath import {', '.join(sorted(em.vecmath_used))}")
     head += ["", "", f"def kernel({', '.join(params)}):"]
     body = ["    " + ln if ln else "" for ln in em.sb.lines] + [f"    return {ret}"]
     em.first_body_line = len(head) + 1          # 1-based file line of the body's first line
     return "\n".join(head + body) + "\n", em
+
+
+OUT_GROUP = 8     # outputs are returned in nested tuples of this many (Numba compiles a
+                  # flat tuple of n arrays in O(n^2) time)
+
+
+def return_expr(outs):
+    if len(outs) == 1:
+        return outs[0]
+    if len(outs) <= OUT_GROUP:
+        return "(" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")"
+    groups = [outs[k:k + OUT_GROUP] for k in range(0, len(outs), OUT_GROUP)]
+    return "(" + ", ".join("(" + ", ".join(g) + ",)" for g in groups) + ",)"
+
+
+def output_accessor(k, n):
+    """How the caller reads output k of n from the kernel's return value `r`."""
+    if n == 1:
+        return "r"
+    if n <= OUT_GROUP:
+        return f"r[{k}]"
+    return f"r[{k // OUT_GROUP}][{k % OUT_GROUP}]"
 
 
 def eqn_at_line(em, lineno):

@@ -11,6 +11,19 @@ import pytest  # noqa: E402
 
 import xforms as xf  # noqa: E402
 
+# Hypothesis profiles for the differential fuzzing in tests/fuzz (`-m fuzz`).  `default` and
+# `ci` are fast (a few hundred programs in all); `deep` (`--hypothesis-profile=deep`) checks
+# tens of thousands.  Each fuzz test runs a fixed fraction of the profile's max_examples.
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+_fuzz = dict(deadline=None, print_blob=True,
+             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                    HealthCheck.filter_too_much])
+settings.register_profile("default", max_examples=40, **_fuzz)
+settings.register_profile("ci", max_examples=40, derandomize=True, database=None, **_fuzz)
+settings.register_profile("deep", max_examples=20000, **_fuzz)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden files")

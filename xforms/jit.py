@@ -26,13 +26,15 @@ def register_backend(name, compile_fn):
     _backends[name] = compile_fn
 
 
+_import_error = []
+
+
 def _load_backends():
-    if "cpu" not in _backends:
+    if "cpu" not in _backends and not _import_error:
         try:
             import kernels  # noqa: F401  (registers its backends)
-        except ImportError as e:   # Numba missing: the IR interpreter still works
-            if "interpret" not in _backends:
-                raise BackendError(f"the compiler package 'kernels' failed to import: {e}")
+        except ImportError as e:   # Numba missing: make_jaxpr and eager transforms still work
+            _import_error.append(e)
 
 
 def default_backend():
@@ -173,7 +175,9 @@ class Jitted:
                     "backend 'cuda' is not available: install the CUDA extra "
                     "(pip install 'xforms[cuda]') on a machine with an NVIDIA GPU, or run on "
                     "Numba's CUDA simulator with NUMBA_ENABLE_CUDASIM=1")
-            raise BackendError(f"backend {backend!r} is not available")
+            why = (f": the compiler package 'kernels' failed to import ({_import_error[0]}); "
+                   "reinstall with `pip install -e .`" if _import_error else "")
+            raise BackendError(f"backend {backend!r} is not available{why}")
         return _backends[backend](closed, {"donate_argnums": self.donate_argnums,
                                            "backend": backend,
                                            "name": describe_function(self.fun)})

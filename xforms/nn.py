@@ -2,6 +2,8 @@
 
     >>> xf.nn.relu(xnp.array([-1.0, 2.0]))
 """
+import math
+
 import numpy as np
 
 from . import numpy as xnp
@@ -51,7 +53,7 @@ def softmax(x, axis=-1):
 def gelu(x, approximate=True):
     x = float_of(x)
     if approximate:
-        c = np.sqrt(2 / np.pi)
+        c = math.sqrt(2 / math.pi)              # a Python float: weak, float32 stays float32
         return 0.5 * x * (1 + xnp.tanh(c * (x + 0.044715 * (x * x * x))))
     raise NotImplementedError("gelu(approximate=False) needs erf, which xforms lacks yet")
 

@@ -4,7 +4,7 @@ host function, device arrays that stay on the GPU between calls.
     emit_cuda.py          Plan -> kernels (fused loops, two-level reductions) + host code
     emit_cuda_ops.py      dot_general (tiled shared memory), gather/scatter (atomics), ...
     emit_cuda_control.py  control flow: whole loops in one kernel when lane-local, else host
-    devmath.py            device functions for floor/ceil/rint/cbrt (CUDA scalar rules)
+    scalar_cuda.py        CUDA spellings of scalar rules that use NumPy ufuncs on the CPU
     runtime.py            DeviceArray, the stream, launch configuration, transfers
     backend.py            compile_cuda -> CudaExecutable; compile_ptx (tests, no GPU needed)
 

@@ -27,7 +27,7 @@ from .. import codecache
 from ..emit_cpu import dtype_str
 from ..fusion import plan_program
 from . import runtime as rt
-from . import devmath
+from . import scalar_cuda  # noqa: F401  (CUDA scalar rules)
 from . import emit_cuda_control, emit_cuda_ops  # noqa: F401  (register rules)
 from .emit_cuda import CudaEmitter
 from .emit_cuda_control import add_consts
@@ -105,9 +105,7 @@ def emit_program(closed, spec, label="function"):
             "_W: workspace buffers reused across calls).", "", listing, '"""',
             f"# kernels.cuda {FINGERPRINT}",
             "import math", "", "import numpy as np", "from numba import cuda",
-            "from numba import types as nbt", "",
-            f"from kernels.cuda.devmath import {', '.join(devmath.HELPERS)}  # noqa: F401",
-            "", ""]
+            "from numba import types as nbt", "", ""]
     lines = list(head)
     for k in em.kernels:
         k.first_line = len(lines) + 1

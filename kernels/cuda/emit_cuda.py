@@ -291,7 +291,6 @@ class CudaEmitter:
         self.const_params = []        # (param name, value)
         self.plan = None
         self.bound = set()
-        self.uses = set()             # helper names imported from kernels.cuda.devmath
         self._scopes = 0
         self._fresh = 0
 
@@ -559,13 +558,14 @@ class CudaEmitter:
             for a in accs:
                 a.to_shared()
             kb.line("cuda.syncthreads()")
-            s = BY // 2
-            while s >= 1:
-                with kb.block(f"if _ty < {s}:"):
-                    for a in accs:
-                        a.tree_step(s * BX)
-                kb.line("cuda.syncthreads()")
-                s //= 2
+            if BY > 1:                    # the tree: halve the active rows each step
+                kb.line(f"_s = {BY // 2}")
+                with kb.block("while _s > 0:"):
+                    with kb.block("if _ty < _s:"):
+                        for a in accs:
+                            a.tree_step(f"_s * {BX}" if BX > 1 else "_s")
+                    kb.line("cuda.syncthreads()")
+                    kb.line("_s //= 2")
             with kb.block(f"if _ty == 0 and _r < {R}:"):
                 for a in accs:
                     a.store(GY, R)

@@ -8,7 +8,7 @@ calls stage primitives into the IR.  Dtypes follow JAX with 64-bit mode on.
 """
 import numpy as _np
 
-from ..avals import bool_, complex64, complex128, float32, float64, int32, int64
+from .scalar_types import bool_, complex64, complex128, float32, float64, int32, int64
 from .creation import (arange, array, asarray, astype, empty, eye, full, full_like, identity,
                        linspace, ones, ones_like, tri, zeros, zeros_like)
 from .indexing import nonzero, take
@@ -33,7 +33,8 @@ from .manipulation import broadcast_to
 
 # Eager results are always `xforms.Array`s, even where a function returns its input unchanged
 # (`xnp.reshape(a, a.shape)`, `xnp.real(x)` of a real x, `xnp.sum(2.0)`).
-for _name in [n for n, v in list(globals().items()) if callable(v) and not n.startswith("_")
+for _name in [n for n, v in list(globals().items()) if callable(v) and not isinstance(v, type)
+              and not n.startswith("_")
               and getattr(v, "__module__", "").startswith(__name__ + ".")
               and n not in ("shape", "ndim", "size")]:
     globals()[_name] = _returns_arrays(globals()[_name])

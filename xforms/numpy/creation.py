@@ -18,8 +18,7 @@ def asarray(a, dtype=None, copy=None):
         out = stack([asarray(x) for x in a])
         return convert(out, dtype_arg(dtype)) if dtype is not None else out
     if is_python_scalar(a) and dtype is None:
-        val = core.canonical_value(a)
-        return wrap_result(np.asarray(val, dtype=core.aval_of_value(val).dtype))
+        return wrap_result(a)                    # weakly typed, as in JAX
     val = core.canonical_value(a)
     arr = np.array(val, copy=True) if copy else np.asarray(val)
     if dtype is not None:

@@ -6,7 +6,7 @@ import numpy as np
 from ..primitives import elementwise as ew
 from ..primitives import reductions as red
 from ..primitives import structural as st
-from ._util import aval, asarray_operand, canon_axes, canon_axis, convert, dtype_arg
+from ._util import aval, asarray_operand, canon_axes, canon_axis, convert, dtype_arg, inexact_dtype
 
 
 def _keep(x, out, axes, keepdims):
@@ -77,12 +77,13 @@ def _count(a, axes):
 
 
 def mean(a, axis=None, dtype=None, keepdims=False):
-    """Arithmetic mean; integer inputs give float64 (JAX x64)."""
+    """Arithmetic mean; integer inputs give floats as in JAX (int64 -> float64, int32/bool ->
+    float32).  >>> xnp.mean(xnp.arange(4))"""
     a = asarray_operand(a)
     if dtype is not None:
         a = convert(a, dtype_arg(dtype))
     elif aval(a).dtype.kind in "biu":
-        a = convert(a, np.float64)
+        a = convert(a, inexact_dtype(aval(a).dtype))
     axes = canon_axes(axis, aval(a).ndim)
     s = sum(a, axis=axis, keepdims=keepdims)
     return ew.div(s, ew._like(_count(a, axes), s))
@@ -90,8 +91,10 @@ def mean(a, axis=None, dtype=None, keepdims=False):
 
 def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
     a = asarray_operand(a)
-    if aval(a).dtype.kind in "biu":
-        a = convert(a, np.float64)
+    if dtype is not None:
+        a = convert(a, dtype_arg(dtype))
+    elif aval(a).dtype.kind in "biu":
+        a = convert(a, inexact_dtype(aval(a).dtype))
     axes = canon_axes(axis, aval(a).ndim)
     m = mean(a, axis=axis, keepdims=True)
     d = ew.sub(a, _bcast(m, aval(a).shape))

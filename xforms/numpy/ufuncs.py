@@ -236,6 +236,9 @@ def clip(a, a_min=None, a_max=None):
 
 def logaddexp(x, y):
     x, y = promote(x, y, name="logaddexp", inexact=True)
+    if aval(x).dtype.kind == "c":
+        raise TypeError("logaddexp: complex inputs are not supported; use "
+                        "xnp.log(xnp.exp(x) + xnp.exp(y))")
     m = ew.max(x, y)
     d = ew.neg(ew.abs(ew.sub(x, y)))
     # max + log1p(exp(-|x - y|)), with the inf - inf case handled by where

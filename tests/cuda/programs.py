@@ -1,0 +1,182 @@
+"""The CUDA test matrix: small programs (elementwise, broadcasting, reductions, dot_general,
+gather/scatter, shape ops, AD, vmap, control flow) with tiny inputs.
+
+`PROGRAMS` maps a name to (function, args, rtol).  tests/cuda/test_matrix.py runs each
+eagerly, with jit on the CPU and with jit on CUDA (the simulator in CI) and compares;
+tests/cuda/ptx_check.py compiles every kernel they generate to PTX for real GPUs.
+"""
+import numpy as np
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax, nn
+from xforms.primitives import elementwise as ew
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(3, 4))
+Y = rng.normal(size=(3, 4)) + 2.0
+P = rng.uniform(0.1, 0.9, size=(3, 4))
+A = rng.normal(size=(5, 3))
+B = rng.normal(size=(3, 6))
+V = rng.normal(size=3)
+IDX = np.array([2, 0, 2, 4, -1, 7])
+
+
+def float_ops(x, y, p, s):
+    return (x + y, x - y, x * y, x / y, -x, ew.rem(x, y), ew.pow(p, y), x ** 2, x ** 3,
+            ew.integer_pow(x, -2), xnp.sqrt(p), ew.rsqrt(p), xnp.cbrt(x), xnp.exp(x),
+            xnp.exp2(x), xnp.log(p), xnp.expm1(x), xnp.log1p(p), ew.logistic(x), xnp.sin(x),
+            xnp.cos(x), xnp.tan(p), xnp.arcsin(p), xnp.arccos(p), xnp.arctan(x), xnp.sinh(x),
+            xnp.cosh(x), xnp.tanh(x), xnp.arcsinh(x), xnp.arccosh(p + 1.0), xnp.arctanh(p),
+            xnp.arctan2(x, y), xnp.maximum(x, y), xnp.minimum(x, y), xnp.abs(x),
+            xnp.sign(x), xnp.floor(x * 3), xnp.ceil(x * 3), xnp.round(x * 4),
+            x < y, x <= y, x > y, x >= y, x == y, x != y, xnp.isfinite(x / y),
+            xnp.where(x > y, x, y), x.astype(np.int64), (x > 0).astype(x.dtype),
+            x * s + s, xnp.maximum(x, s))
+
+
+def int_ops(a, b, c):
+    return (a + b, a - b, a * b, a // b, a % b, -a, xnp.maximum(a, b), xnp.minimum(a, b),
+            xnp.abs(a), xnp.sign(a), a & b, a | b, a ^ b, ~a, a < b, a == b,
+            c * 2 + c, (a > 0) & (b > 2), (a > 0) | (b > 2), ~(a > 0))
+
+
+def broadcasting(a, b, c):
+    return a * b + c, xnp.exp(a) - b, xnp.where(a > 0, b, c), c * 2.0, a[:, :1] * b
+
+
+def reductions(x, m):
+    return (xnp.sum(x), xnp.sum(x, axis=0), xnp.sum(x, axis=1), xnp.mean(x, axis=0),
+            xnp.max(x, axis=1), xnp.min(x), xnp.prod(x + 2.0, axis=0), xnp.argmax(x, axis=0),
+            xnp.argmin(x, axis=1), xnp.var(x), xnp.std(x, axis=1), xnp.any(m, axis=0),
+            xnp.all(m), nn.logsumexp(x, axis=1), nn.softmax(x), xnp.sum(m.astype(np.int32)))
+
+
+def dots(a, b, v, x):
+    bat = xnp.stack([a, 2 * a])
+    return (a @ b, a @ v, v @ b, xnp.dot(v, v), a.T @ a, xnp.einsum("bij,jk->bik", bat, b),
+            xnp.einsum("bij,bik->bjk", bat, bat), (a > 0).astype(np.int64) @ (b > 0).astype(
+                np.int64), x @ x.T)
+
+
+def indexing(x, idx, v):
+    i = xnp.clip(idx, -4, 5)
+    return (x[idx % 4], x[1], x[:, idx % 4], x.at[idx % 3].add(1.5),
+            xnp.zeros(6).at[idx % 6].add(v), xnp.zeros(5).at[idx % 5].set(v[0]),
+            lax.dynamic_slice_in_dim(x, idx[0], 2, axis=1),
+            lax.dynamic_update_slice_in_dim(x, v[:2].reshape(1, 2) * xnp.ones((3, 1)),
+                                            idx[1], axis=1),
+            xnp.take(v, i % 6), x[::-1, 1:3], xnp.pad(x, ((1, 0), (0, 2))),
+            xnp.concatenate([x, x[:1]], axis=0), x.reshape(4, 3), x.T + 0.0,
+            xnp.flip(x, axis=1) * 2)
+
+
+def mlp_loss(params, x, y):
+    (w1, b1), (w2, b2) = params
+    h = xnp.tanh(x @ w1 + b1)
+    out = h @ w2 + b2
+    return xnp.mean((out - y) ** 2)
+
+
+MLP = ((rng.normal(size=(3, 5)) * 0.5, rng.normal(size=5) * 0.1),
+       (rng.normal(size=(5, 2)) * 0.5, rng.normal(size=2) * 0.1))
+MX, MY = rng.normal(size=(4, 3)), rng.normal(size=(4, 2))
+
+
+def rosen(x):
+    return xnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def piecewise(x, y):
+    return lax.cond(x > 0, lambda a, b: xnp.sin(a) * b, lambda a, b: a * a - b, x, y)
+
+
+def switch3(k, x):
+    return lax.switch(k, [lambda v: v + 1.0, lambda v: v * 2.0, lambda v: -v], x)
+
+
+def newton_sqrt(a):
+    """A scalar while_loop: Babylonian iterations to a tolerance (one-thread kernel)."""
+    def body(c):
+        x, n = c
+        return 0.5 * (x + a / x), n + 1
+    return lax.while_loop(lambda c: xnp.abs(c[0] * c[0] - a) > 1e-12 * a, body, (a, 0))
+
+
+def collatz_steps(x):
+    """A data-dependent while_loop; vmapped it runs one loop per lane."""
+    def body(c):
+        v, n = c
+        return xnp.where(v % 2.0 == 0.0, v / 2.0, 3.0 * v + 1.0), n + 1.0
+    return lax.while_loop(lambda c: c[0] > 1.0, body, (x, 0.0))[1]
+
+
+def pow_loop(x, n):
+    return lax.fori_loop(0, n, lambda i, c: c * x, xnp.ones_like(x))
+
+
+def rnn(w, h0, xs):
+    """A scan whose body holds a matmul: host loop around kernels."""
+    def step(h, x):
+        h = xnp.tanh(w @ h + x)
+        return h, xnp.sum(h)
+    return lax.scan(step, h0, xs)
+
+
+def cumsum_scan(xs):
+    return lax.scan(lambda c, x: (c + x, c * x), xnp.zeros(xs.shape[1:]), xs)
+
+
+def decay(x, k):
+    """A fori_loop with a static trip count over a whole array: lane-local."""
+    return lax.fori_loop(0, 4, lambda i, c: c * k + xnp.sin(c) * i, x)
+
+
+def grad_while(x):
+    def f(x):
+        return lax.while_loop(lambda c: c[1] < 3.0, lambda c: (xnp.sin(c[0]) * 1.5, c[1] + 1.0),
+                              (x, 0.0))[0]
+    return xf.grad(f)(x)
+
+
+def fd_cubic(x):
+    return xnp.sum(x ** 3)
+
+
+PROGRAMS = {
+    "float64": (float_ops, (X, Y, P, 1.5), 1e-12),
+    "float32": (float_ops, (X.astype(np.float32), Y.astype(np.float32),
+                            P.astype(np.float32), np.float32(1.5)), 2e-5),
+    "ints": (int_ops, (np.array([[5, -7, 3], [0, 9, -2]]), np.array([[2, 3, -4], [5, 1, 7]]),
+                       np.int32(3)), 0),
+    "broadcast_row": (broadcasting, (X, Y[0], 0.5), 1e-12),
+    "broadcast_col": (broadcasting, (X[:, :1], Y, np.float64(3.0)), 1e-12),
+    "reductions": (reductions, (X, X > 0.2), 1e-12),
+    "reductions_f32": (reductions, (X.astype(np.float32), X > 0.2), 2e-5),
+    "dots": (dots, (A, B, V, X), 1e-12),
+    "dots_f32": (dots, (A.astype(np.float32), B.astype(np.float32), V.astype(np.float32),
+                        X.astype(np.float32)), 2e-5),
+    "indexing": (indexing, (X, IDX, np.arange(6.0)), 1e-12),
+    "mlp_grad": (xf.grad(mlp_loss), (MLP, MX, MY), 1e-12),
+    "mlp_value_and_grad": (xf.value_and_grad(mlp_loss, argnums=(0, 1)), (MLP, MX, MY), 1e-12),
+    "rosen_hvp": (lambda x, v: xf.hvp(rosen, (x,), (v,)), (np.linspace(-1, 1, 5),
+                                                            np.linspace(1, 2, 5)), 1e-12),
+    "vmap_matvec": (xf.vmap(lambda m, v: xnp.tanh(m @ v), in_axes=(None, 0)), (A, X[:, :3]),
+                    1e-12),
+    "jacrev": (xf.jacrev(lambda x: xnp.sin(x) * xnp.sum(x ** 2)), (V,), 1e-12),
+    "jacfwd": (xf.jacfwd(lambda x: xnp.tanh(x) * x[0]), (V,), 1e-12),
+    "cond": (lambda x, y: (piecewise(x, y), piecewise(-x, y)), (0.7, 1.3), 1e-12),
+    "grad_cond": (xf.grad(piecewise, argnums=(0, 1)), (0.7, 1.3), 1e-12),
+    "switch": (lambda x: (switch3(0, x), switch3(2, x), switch3(7, x)), (X,), 1e-12),
+    "while_scalar": (newton_sqrt, (2.0,), 1e-12),
+    "vmap_while": (xf.vmap(collatz_steps), (np.array([6.0, 7.0, 1.0, 27.0, 3.0]),), 0),
+    "fori_pow": (pow_loop, (np.array([1.5, -0.5, 2.0]), 5), 1e-12),
+    "grad_fori_pow": (xf.grad(lambda x: xnp.sum(pow_loop(x, 4))), (np.array([1.5, -0.5]),),
+                      1e-12),
+    "decay": (decay, (X, 0.9), 1e-12),
+    "scan_rnn": (rnn, (A[:3, :3], V, X[:, :3]), 1e-12),
+    "grad_scan_rnn": (xf.grad(lambda w, h, xs: xnp.sum(rnn(w, h, xs)[1])), (A[:3, :3], V,
+                                                                          X[:, :3]), 1e-12),
+    "scan_cumsum": (cumsum_scan, (X,), 1e-12),
+    "grad_while": (grad_while, (0.8,), 1e-12),
+}

@@ -1,0 +1,353 @@
+"""The differential properties checked on each fuzz program, float64 throughout.
+
+Each `check_*` takes a `Case` (a program with concrete inputs) and raises AssertionError on
+a disagreement; the regression tests call them on shrunk programs directly:
+
+    >>> check_jvp(Case.from_source(src, args))
+
+The reference is the program's plain-NumPy rendering; derivative checks compare against
+4th-order central differences of it (step H along a unit-norm direction), and are skipped
+(`smooth` false) where a comparison, max, floor or loop exit came within MARGIN of a jump.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import reject, strategies as st
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms.ir import check_jaxpr
+from xforms.transforms.simplify import simplify
+
+from . import reference as R
+from .program_ast import Leaf, Program, build, render, tree_map_leaves
+from .programs import programs
+
+H = 1e-5            # finite-difference step along a unit-norm direction
+MARGIN = 1e-3       # smallest relative distance to a non-smooth point for FD checks
+EXACT = 1e-9        # agreement of two evaluations of the same function (eager/NumPy/jit)
+FD_RTOL = 1e-6      # agreement with finite differences, relative to the derivative's size
+FD_VTOL = 1e-8      # ... plus this much relative to the function's size (FD roundoff)
+BIG = 1e6           # programs whose values leave [-BIG, BIG] are not interesting
+
+
+# ---- pytrees of plain containers (independent of xforms.tree_util) ---------------------------
+def flatten(t):
+    """-> (leaves, structure) with dict keys sorted, as JAX orders them."""
+    if isinstance(t, (tuple, list)):
+        parts = [flatten(c) for c in t]
+        return [x for p in parts for x in p[0]], (type(t).__name__, tuple(p[1] for p in parts))
+    if isinstance(t, dict):
+        parts = [(k, flatten(t[k])) for k in sorted(t)]
+        return [x for _, p in parts for x in p[0]], ("dict", tuple((k, p[1]) for k, p in parts))
+    return [t], "*"
+
+
+def unflatten(struct, leaves):
+    it = iter(leaves)
+
+    def go(s):
+        if s == "*":
+            return next(it)
+        kind, kids = s
+        if kind == "dict":
+            return {k: go(c) for k, c in kids}
+        return (list if kind == "list" else tuple)(go(c) for c in kids)
+    return go(struct)
+
+
+def tmap(f, *trees):
+    leaves = [flatten(t)[0] for t in trees]
+    return unflatten(flatten(trees[0])[1], [f(*xs) for xs in zip(*leaves)])
+
+
+def vdot(a, b):
+    return sum(float(np.sum(np.asarray(x) * np.asarray(y)))
+               for x, y in zip(flatten(a)[0], flatten(b)[0], strict=True))
+
+
+def maxabs(t):
+    return max([float(np.max(np.abs(x))) if np.size(x) else 0.0 for x in flatten(t)[0]] + [0.0])
+
+
+def assert_close(actual, expected, what, rtol=EXACT, atol=EXACT, scale=None):
+    """Leafwise |actual - expected| <= atol * (1 + scale) + rtol * |expected|, with the same
+    pytree structure, shapes and dtypes (float64)."""
+    a_leaves, a_struct = flatten(actual)
+    e_leaves, e_struct = flatten(expected)
+    assert a_struct == e_struct, f"{what}: output structure {a_struct} != expected {e_struct}"
+    for k, (a, e) in enumerate(zip(a_leaves, e_leaves)):
+        a, e = np.asarray(a), np.asarray(e)
+        assert a.shape == e.shape, f"{what}: leaf {k} has shape {a.shape}, expected {e.shape}"
+        assert a.dtype == np.float64, f"{what}: leaf {k} has dtype {a.dtype}, expected float64"
+        s = maxabs(e) if scale is None else scale
+        bad = ~(np.abs(a - e) <= atol * (1 + s) + rtol * np.abs(e))
+        if bad.any():
+            raise AssertionError(
+                f"{what}: leaf {k} differs at {np.argwhere(bad)[:4].tolist()}:\n"
+                f"  actual   {a[bad][:4]}\n  expected {e[bad][:4]}\n"
+                f"  max |diff| {np.max(np.abs(a - e)):.3g} (scale {s:.3g})")
+
+
+# ---- cases: a program with concrete inputs ----------------------------------------------------------
+@dataclass
+class Case:
+    prog: Program
+    args: tuple
+    info: dict = field(default_factory=dict)
+
+    def __repr__(self):
+        args = tmap(lambda x: _FloatRepr(x), self.args)
+        return (f"\n{render(self.prog)}\n\nargs = {args!r}\n" +
+                "".join(f"{k} = {v!r}\n" for k, v in self.info.items()))
+
+    def fn(self):
+        if "_fn" not in self.__dict__:
+            self._fn = build(self.prog, "xnp")
+            self._ref = build(self.prog, "np")
+        return self._fn
+
+    def ref_fn(self):
+        self.fn()
+        return self._ref
+
+    def xargs(self, args=None):
+        return tmap(xnp.asarray, self.args if args is None else args)
+
+
+class _FloatRepr:
+    def __init__(self, x):
+        self.x = np.asarray(x)
+
+    def __repr__(self):
+        return f"np.array({self.x.tolist()!r})"
+
+
+def random_args(prog, rng):
+    return tuple(tree_map_leaves(lambda leaf: np.asarray(rng.standard_normal(leaf.shape)), a)
+                 for a in prog.args)
+
+
+@st.composite
+def cases(draw, **program_kw):
+    prog = draw(programs(**program_kw))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    return Case(prog, random_args(prog, np.random.default_rng(seed)))
+
+
+def reference(case, args=None):
+    """-> (output, smallest margin) of the NumPy rendering; rejects non-finite programs."""
+    with R.margins() as m, np.errstate(all="ignore"):
+        out = case.ref_fn()(*(case.args if args is None else args))
+    leaves = flatten(out)[0]
+    if not all(np.all(np.isfinite(x)) and np.all(np.abs(x) < BIG) for x in leaves):
+        reject()
+    return tmap(lambda x: np.asarray(x, np.float64), out), m.value
+
+
+def unit_direction(rng, tree):
+    t = tmap(lambda x: rng.standard_normal(np.shape(x)), tree)
+    n = np.sqrt(vdot(t, t))
+    return tmap(lambda x: x / n if n else x, t)
+
+
+def fd(f, args, t, h=H):
+    """4th-order central difference of f along t (leafwise over f's output pytree)."""
+    def at(c):
+        return f(*tmap(lambda x, d: x + c * h * d, args, t))
+    p1, m1, p2, m2 = at(1), at(-1), at(2), at(-2)
+    return tmap(lambda a, b, c, d: (8 * (np.asarray(a) - b) - (np.asarray(c) - d)) / (12 * h),
+                p1, m1, p2, m2)
+
+
+def _fd_close(actual, expected, value_scale, what):
+    assert_close(actual, expected, what, rtol=FD_RTOL,
+                 atol=FD_RTOL, scale=maxabs(expected) + 1e2 * value_scale * FD_VTOL / FD_RTOL)
+
+
+def weights(out, seed=7):
+    rng = np.random.default_rng(seed)
+    return tmap(lambda x: rng.standard_normal(np.shape(x)), out)
+
+
+def scalarize(f, w, ns):
+    """x -> sum_k <w_k, f(x)_k>: a scalar function of every output."""
+    def fs(*args):
+        outs = flatten(f(*args))[0]
+        return sum(ns.sum(wk * o) for wk, o in zip(flatten(w)[0], outs))
+    return fs
+
+
+def n_args(case):
+    return tuple(range(len(case.args)))
+
+
+# ---- the properties ------------------------------------------------------------------------------
+def check_eager(case):
+    """xforms eager evaluation = the NumPy reference."""
+    expected, _ = reference(case)
+    assert_close(case.fn()(*case.xargs()), expected, "eager vs NumPy")
+
+
+def check_jvp(case, rng=None):
+    """jvp: primal = reference, tangent = finite differences of the reference."""
+    expected, margin = reference(case)
+    rng = rng or np.random.default_rng(1)
+    t = unit_direction(rng, case.args)
+    y, ty = xf.jvp(case.fn(), case.xargs(), case.xargs(t))
+    assert_close(y, expected, "jvp primal output")
+    if margin > MARGIN:
+        _fd_close(ty, fd(lambda *a: reference(case, a)[0], case.args, t), maxabs(expected),
+                  "jvp tangent vs finite differences")
+    return ty
+
+
+def check_vjp(case, rng=None):
+    """vjp: primal = reference; <vjp(u), v> = <u, jvp(v)> (the dot-product test)."""
+    expected, _ = reference(case)
+    rng = rng or np.random.default_rng(2)
+    v = unit_direction(rng, case.args)
+    y, f_vjp = xf.vjp(case.fn(), *case.xargs())
+    assert_close(y, expected, "vjp primal output")
+    u = tmap(lambda x: rng.standard_normal(np.shape(x)), expected)
+    ct = f_vjp(tmap(xnp.asarray, u))
+    assert flatten(ct)[1] == flatten(case.args)[1], \
+        f"vjp cotangent structure {flatten(ct)[1]} != inputs {flatten(case.args)[1]}"
+    _, jv = xf.jvp(case.fn(), case.xargs(), case.xargs(v))
+    lhs, rhs = vdot(ct, v), vdot(u, jv)
+    terms = vdot(tmap(np.abs, u), tmap(np.abs, jv)) + vdot(tmap(np.abs, ct), tmap(np.abs, v))
+    assert abs(lhs - rhs) <= EXACT * (1 + terms), \
+        f"dot-product test <vjp(u), v> = <u, jvp(v)> failed: {lhs!r} vs {rhs!r} " \
+        f"(terms of size {terms:.3g})"
+
+
+def check_grad(case, rng=None):
+    """grad = vjp with cotangent 1 (of a weighted sum of all outputs), and its projection on
+    a direction = finite differences of the reference."""
+    expected, margin = reference(case)
+    w = weights(expected)
+    fs = scalarize(case.fn(), w, xnp)
+    fs_ref = scalarize(lambda *a: reference(case, a)[0], w, np)
+    args = case.xargs()
+    g = xf.grad(fs, argnums=n_args(case))(*args)
+    y, f_vjp = xf.vjp(fs, *args)
+    assert_close(y, np.asarray(fs_ref(*case.args)), "grad's function value")
+    assert_close(g, f_vjp(1.0), "grad vs vjp with cotangent 1")
+    if margin > MARGIN:
+        t = unit_direction(rng or np.random.default_rng(3), case.args)
+        d = fd(fs_ref, case.args, t)
+        _fd_close(np.asarray(vdot(g, t)), np.asarray(d), abs(float(y)), "<grad, t> vs FD")
+
+
+def check_hvp(case, rng=None):
+    """hvp = jvp of the finite-differenced gradient (forward-over-reverse vs FD of reverse)."""
+    expected, margin = reference(case)
+    if margin <= MARGIN:
+        return
+    fs = scalarize(case.fn(), weights(expected), xnp)
+    t = unit_direction(rng or np.random.default_rng(4), case.args)
+    hv = xf.hvp(fs, case.xargs(), case.xargs(t))
+    grad = xf.grad(fs, argnums=n_args(case))
+    g = grad(*case.xargs())
+    numeric = fd(lambda *a: tuple(tmap(np.asarray, grad(*tmap(xnp.asarray, a)))), case.args, t)
+    _fd_close(tuple(hv), numeric, maxabs(g), "hvp vs finite differences of grad")
+
+
+def check_grads2(case):
+    """xforms.test_util.check_grads to second order where the program is smooth."""
+    from xforms.test_util import check_grads
+    expected, margin = reference(case)
+    if margin <= MARGIN:
+        return
+    fs = scalarize(case.fn(), weights(expected), xnp)
+    check_grads(fs, case.xargs(), order=2, atol=1e-5, rtol=1e-5, eps=1e-6)
+
+
+def batch_args(case, in_axes, size, rng):
+    """Inputs with a batch of `size` examples stacked on the in_axes leaves; -> (batched
+    args, per-example args list)."""
+    examples = [random_args(case.prog, rng) for _ in range(size)]
+    axes_leaves = flatten(in_axes)[0]
+    leaves = [flatten(e)[0] for e in examples]
+    struct = flatten(case.args)[1]
+    batched = [x0 if ax is None else np.stack([lv[j] for lv in leaves], axis=ax)
+               for j, (x0, ax) in enumerate(zip(leaves[0], axes_leaves))]
+    per_example = [unflatten(struct, [lv[j] if ax is not None else leaves[0][j]
+                                      for j, ax in enumerate(axes_leaves)]) for lv in leaves]
+    return unflatten(struct, batched), per_example
+
+
+def check_vmap(case, in_axes, out_axes, size, rng=None):
+    """vmap(f, in_axes, out_axes) = a Python loop over the batch of the NumPy reference."""
+    rng = rng or np.random.default_rng(5)
+    batched, examples = batch_args(case, in_axes, size, rng)
+    refs = [reference(case, ex)[0] for ex in examples]
+    expected = tmap(lambda *ys: np.stack(ys, axis=out_axes), *refs)
+    got = xf.vmap(case.fn(), in_axes=tuple(in_axes), out_axes=out_axes)(
+        *tmap(xnp.asarray, batched))
+    assert_close(got, expected, f"vmap(in_axes={in_axes}, out_axes={out_axes}) vs a loop")
+
+
+def check_ir(case, in_axes):
+    """Transformed and simplified IR passes the type checker."""
+    expected, _ = reference(case)
+    fs = scalarize(case.fn(), weights(expected), xnp)
+    args = case.xargs()
+    jaxprs = [
+        xf.make_jaxpr(lambda *a: xf.jvp(case.fn(), a, a))(*args),
+        xf.make_jaxpr(xf.grad(fs, argnums=n_args(case)))(*args),
+        xf.make_jaxpr(lambda *a: xf.hvp(fs, a, a))(*args),
+        xf.make_jaxpr(xf.vmap(case.fn(), in_axes=tuple(in_axes)))(
+            *batch_args(case, in_axes, 2, np.random.default_rng(0))[0]),
+    ]
+    for j in jaxprs:
+        check_jaxpr(j.jaxpr)
+        check_jaxpr(simplify(j).jaxpr)
+
+
+def check_jit_group(group, backend=None):
+    """One jitted function runs every program of the group, its gradient and a jvp (one
+    compile for many programs); each must equal its eager counterpart."""
+    fns, grads, dirs, eager = [], [], [], []
+    for case in group:
+        expected, _ = reference(case)
+        fs = scalarize(case.fn(), weights(expected), xnp)
+        g = xf.grad(fs, argnums=n_args(case))
+        t = unit_direction(np.random.default_rng(6), case.args)
+        fns.append(case.fn())
+        grads.append(g)
+        dirs.append(case.xargs(t))
+        eager.append((expected, g(*case.xargs()), xf.jvp(case.fn(), case.xargs(), dirs[-1])[1]))
+
+    def everything(all_args, all_dirs):
+        return [(f(*a), g(*a), xf.jvp(f, a, d)[1])
+                for f, g, a, d in zip(fns, grads, all_args, all_dirs)]
+    jitted = xf.jit(everything, backend=backend)
+    got = jitted([c.xargs() for c in group], dirs)
+    for k, (out, exp) in enumerate(zip(got, eager)):
+        assert_close(out[0], exp[0], f"jit program {k}: value vs NumPy")
+        assert_close(out[1], exp[1], f"jit program {k}: grad vs eager grad")
+        assert_close(out[2], exp[2], f"jit program {k}: jvp vs eager jvp")
+
+
+@st.composite
+def axes_for(draw, case, allow_none=True):
+    """Random vmap in_axes (one full pytree of int/None per argument, at least one int)
+    and an out_axes valid for every output leaf."""
+    leaves = case.prog.leaves()
+    axes = [draw(st.one_of(st.none(), st.integers(-len(l.shape) - 1, len(l.shape))))
+            if allow_none else draw(st.integers(-len(l.shape) - 1, len(l.shape)))
+            for l in leaves]
+    if all(a is None for a in axes):
+        axes[draw(st.integers(0, len(axes) - 1))] = 0
+    it = iter(axes)
+    in_axes = tuple(tree_map_leaves(lambda _: next(it), a) for a in case.prog.args)
+    expected, _ = reference(case)
+    min_rank = min(np.ndim(x) for x in flatten(expected)[0])
+    out_axes = draw(st.integers(-min_rank - 1, min_rank))
+    return in_axes, out_axes
+
+
+__all__ = ["Case", "Leaf", "cases", "check_eager", "check_jvp", "check_vjp", "check_grad",
+           "check_hvp", "check_grads2", "check_vmap", "check_ir", "check_jit_group",
+           "axes_for"]

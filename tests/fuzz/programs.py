@@ -1,0 +1,565 @@
+"""Hypothesis strategies for random well-typed programs over xforms' primitive set.
+
+`programs()` draws a `Program` (program_ast.py): elementwise ops with broadcasting,
+reductions, contractions, reshapes/transposes, slicing, gathers and `.at[]` scatters,
+`cond`/`switch`, `while_loop` with data-dependent trip counts, `fori_loop` (static and traced
+bounds), `scan`, nested calls (plain, `jit`, `checkpoint`), pytree inputs and outputs.
+Operands come from earlier results (biased to recent ones, so dataflow is deep) or are new
+inputs of a suitable shape; every op's result shape is computed by NumPy itself.  Each
+choice is a Hypothesis draw ordered simplest-first, so failures shrink to small programs.
+
+    >>> programs().example()
+    def f(p0):
+        x0 = p0
+        v1 = xnp.sin(x0)
+        return v1
+"""
+import itertools
+
+import numpy as np
+from hypothesis import strategies as st
+
+from .program_ast import (Block, Call, Cond, Fori, Leaf, Op, Program, Scan, While, _tuple,
+                          out_shape)
+
+UNARY = ["sin", "tanh", "cos", "exp_t", "log_sp", "sqrt_s", "recip", "square", "sigmoid",
+         "neg", "affine", "arctan", "arcsinh", "gauss", "log1p_sq", "expm1_t", "arcsin_t",
+         "cosh_t", "pow3", "abs", "relu", "clip", "floor", "softmax", "log_softmax"]
+BINARY = ["add", "mul", "sub", "mul_f", "div_s", "maximum", "minimum", "where_gt", "pow_s",
+          "atan2_s", "logaddexp"]
+REDUCE = ["sum", "mean", "max", "min", "prod_s", "var", "logsumexp", "norm"]
+DOT = ["matmul", "dot", "einsum", "tensordot", "matmul_op", "inner", "outer"]
+STRUCT = ["reshape", "transpose", "expand_dims", "broadcast_to", "concatenate", "stack",
+          "flip", "squeeze", "swapaxes", "moveaxis", "tile", "repeat", "pad", "split", "ravel"]
+SCATTER = ["at_add", "at_set", "at_mul", "at_min", "at_max"]
+DYN = ["dyn_index", "iscale", "dyn_add", "dyn_set", "dyn_slice"]
+CONTROL = ["cond", "fori", "scan", "while_count", "call", "switch", "while_thresh",
+           "fori_traced"]
+FAMILIES = ["unary", "binary", "unary", "binary", "reduce", "dot", "struct", "index",
+            "scatter"]
+MAX_SIZE = 36           # elements per intermediate array (keeps evaluation cheap)
+MAX_RANK = 4
+
+
+class Scope:
+    """Float arrays visible at a point of the program (a nested block also sees its
+    enclosing scope, as a Python closure does), and the loop index if inside a loop body."""
+
+    def __init__(self, parent=None, index=None):
+        self.vars = list(parent.vars) if parent else []
+        self.start = len(self.vars)          # where this block's own values begin
+        self.index = index if index is not None else (parent.index if parent else None)
+
+
+class _Gen:
+    def __init__(self, draw, max_stmts, max_depth, control, block_stmts):
+        self.draw, self.max_stmts, self.max_depth = draw, max_stmts, max_depth
+        self.control, self.block_stmts = control, block_stmts
+        self.ids = itertools.count()
+        self.inputs = []
+
+    # ---- drawing helpers ----------------------------------------------------------------
+    def fresh(self, prefix="v"):
+        return f"{prefix}{next(self.ids)}"
+
+    def choice(self, seq):
+        return self.draw(st.sampled_from(list(seq)))
+
+    def integer(self, lo, hi):
+        return self.draw(st.integers(lo, hi))
+
+    def flag(self):
+        return self.draw(st.booleans())
+
+    def shape(self, min_rank=0, max_rank=3):
+        return tuple(self.integer(1, 3) for _ in range(self.integer(min_rank, max_rank)))
+
+    def new_input(self, shape):
+        name = self.fresh("x")
+        self.inputs.append(Leaf(name, tuple(shape)))
+        return name
+
+    def pick(self, scope, ok=lambda s: True, make=None):
+        """An earlier array satisfying `ok` (recent ones first), else a new input."""
+        cands = [v for v in scope.vars if ok(v[1])]
+        if cands and self.integer(0, 5) < 5:
+            return cands[-1 - self.integer(0, len(cands) - 1)]
+        shape = make() if make is not None else self.shape()
+        name = self.new_input(shape)
+        scope.vars.append((name, shape))
+        return name, shape
+
+    def pick_exact(self, scope, shape):
+        return self.pick(scope, lambda s: s == tuple(shape), lambda: tuple(shape))[0]
+
+    def emit(self, scope, out, kind, args, params=(), shapes=None, index=None):
+        """An Op whose result shape NumPy computes; oversized results are summed down."""
+        shapes = shapes if shapes is not None else [dict(scope.vars)[a] for a in args]
+        shape = out_shape(kind, shapes, params, 0 if index else None)
+        stmts = [Op(out, shape, kind, tuple(args), tuple(params), index)]
+        while int(np.prod(shape)) > MAX_SIZE or len(shape) > MAX_RANK:
+            prev, out = out, self.fresh()
+            shape = shape[1:]
+            stmts.append(Op(out, shape, "sum", (prev,), ("0", "False")))
+        scope.vars.append((out, shape))
+        return stmts
+
+    # ---- shapes related to a given one ------------------------------------------------------
+    def bcast_shape(self, s):
+        """A shape that broadcasts with s (same, suffix, some dims 1, or an extra axis)."""
+        how = self.integer(0, 3)
+        if how == 0:
+            return s
+        if how == 1:
+            return s[self.integer(0, len(s)):]
+        if how == 2:
+            return tuple(1 if self.flag() else d for d in s)
+        return (self.integer(1, 3),) + s if len(s) < 3 else s
+
+    def bcast_to_shape(self, t):
+        """A shape that broadcasts *to* t (for .at[] updates)."""
+        t = t[self.integer(0, len(t)):] if self.flag() else t
+        return tuple(1 if self.flag() else d for d in t) if self.flag() else t
+
+    def axis_param(self, nd, allow_none=True, allow_tuple=True):
+        how = self.integer(0 if allow_none else 1, 2 if allow_tuple and nd > 1 else 1)
+        if how == 0:
+            return "None"
+        if how == 1:
+            k = self.integer(0, nd - 1)
+            return str(k - nd if self.flag() else k)
+        axes = self.draw(st.lists(st.integers(0, nd - 1), min_size=1, max_size=nd,
+                                  unique=True))
+        return _tuple([str(a) for a in axes])
+
+    # ---- statements ------------------------------------------------------------------------------
+    def stmt(self, scope, depth):
+        fams = FAMILIES + (["dyn", "dyn"] if scope.index else [])
+        if self.control and depth < self.max_depth:
+            fams = fams + ["control", "control"]
+        return getattr(self, "gen_" + self.choice(fams))(scope, depth)
+
+    def gen_unary(self, scope, depth):
+        a, sa = self.pick(scope)
+        kind = self.choice(UNARY)
+        params = ()
+        if kind in ("softmax", "log_softmax"):
+            if not sa:
+                kind = "tanh"
+            else:
+                params = (str(self.integer(-len(sa), len(sa) - 1)),)
+        elif kind == "affine":
+            params = (self.choice(["0.5", "-1.5", "2.0"]), self.choice(["0.25", "-1.0", "0.0"]))
+        return self.emit(scope, self.fresh(), kind, (a,), params)
+
+    def gen_binary(self, scope, depth):
+        a, sa = self.pick(scope)
+        b, sb = self.pick(scope, lambda s: _broadcasts(s, sa), lambda: self.bcast_shape(sa))
+        if self.flag():
+            a, b = b, a
+        return self.emit(scope, self.fresh(), self.choice(BINARY), (a, b))
+
+    def gen_reduce(self, scope, depth):
+        a, sa = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))
+        kind = self.choice(REDUCE)
+        if kind == "norm":
+            return self.emit(scope, self.fresh(), kind, (a,))
+        params = (self.axis_param(len(sa)), str(self.flag()))
+        return self.emit(scope, self.fresh(), kind, (a,), params)
+
+    def gen_dot(self, scope, depth):
+        kind = self.choice(DOT)
+        a, sa = self.pick(scope, lambda s: 1 <= len(s) <= 3, lambda: self.shape(1))
+        k = sa[-1]
+        params = ()
+        if kind in ("matmul", "matmul_op"):
+            if len(sa) == 1:
+                tb = self.choice([(k,), (k, self.integer(1, 3)), (2, k, self.integer(1, 3))])
+            else:
+                batch = sa[:-2]
+                tb = self.choice([(k,), (k, self.integer(1, 3)),
+                                  tuple(1 if self.flag() else d for d in batch) +
+                                  (k, self.integer(1, 3))])
+        elif kind == "dot":
+            tb = self.choice([(k,), (k, self.integer(1, 3)), (2, k, self.integer(1, 3))])
+        elif kind == "inner":
+            tb = self.choice([(k,), (self.integer(1, 3), k)])
+        elif kind == "outer":
+            tb = self.shape(0, 2)
+        elif kind == "tensordot":
+            n = self.integer(0, min(2, len(sa)))
+            axes_a = self.draw(st.permutations(range(len(sa))))[:n]
+            extra = [self.integer(1, 3) for _ in range(self.integer(0, 1))]
+            dims = [("c", j) for j in range(n)] + [("e", d) for d in extra]
+            order = self.draw(st.permutations(range(len(dims))))
+            tb = tuple(sa[axes_a[dims[o][1]]] if dims[o][0] == "c" else dims[o][1]
+                       for o in order)
+            axes_b = [order.index(j) for j in range(n)]
+            params = (f"({list(axes_a)}, {axes_b})",)
+        else:   # einsum: shared letters are contracted or batched, others kept or summed
+            la = "abc"[:len(sa)]
+            shared = [c for c in la if self.flag()]
+            new = "xy"[:self.integer(0, 2)]
+            lb = list(shared) + list(new)
+            lb = [lb[o] for o in self.draw(st.permutations(range(len(lb))))]
+            sizes = dict(zip(la, sa))
+            sizes.update({c: self.integer(1, 3) for c in new})
+            tb = tuple(sizes[c] for c in lb)
+            union = sorted(set(la) | set(lb))
+            out = [c for c in union if self.flag()]
+            out = [out[o] for o in self.draw(st.permutations(range(len(out))))]
+            params = (repr(f"{la},{''.join(lb)}->{''.join(out)}"),)
+        b = self.pick_exact(scope, tb)
+        return self.emit(scope, self.fresh(), kind, (a, b), params)
+
+    def gen_struct(self, scope, depth):
+        kind = self.choice(STRUCT)
+        need = {"transpose": 2, "swapaxes": 2, "moveaxis": 2, "concatenate": 1, "flip": 1,
+                "split": 1, "squeeze": 1}.get(kind, 0)
+        if kind == "squeeze":
+            a, sa = self.pick(scope, lambda s: 1 in s, lambda: self.shape(1) + (1,))
+        else:
+            a, sa = self.pick(scope, lambda s: len(s) >= need, lambda: self.shape(need))
+        nd, args, p = len(sa), (a,), ()
+        if kind == "reshape":
+            p = (repr(self.factor_shape(int(np.prod(sa)))),)
+        elif kind == "transpose":
+            p = (repr(tuple(self.draw(st.permutations(range(nd))))),)
+        elif kind == "expand_dims":
+            p = (str(self.integer(-nd - 1, nd)),)
+        elif kind == "squeeze":
+            p = (str(self.choice([i for i, d in enumerate(sa) if d == 1])),)
+        elif kind == "broadcast_to":
+            lead = tuple(self.integer(1, 3) for _ in range(self.integer(0, 3 - min(nd, 3))))
+            p = (repr(lead + tuple(self.integer(1, 3) if d == 1 else d for d in sa)),)
+        elif kind in ("concatenate", "stack"):
+            ax = self.integer(0, nd - 1) if kind == "concatenate" else self.integer(0, nd)
+            tb = list(sa)
+            if kind == "concatenate":
+                tb[ax] = self.integer(1, 3)
+            args = (a, self.pick_exact(scope, tb))
+            p = (str(ax - (nd + (kind == "stack")) if self.flag() else ax),)
+        elif kind == "flip":
+            p = (self.axis_param(nd),)
+        elif kind in ("swapaxes", "moveaxis"):
+            p = (str(self.integer(-nd, nd - 1)), str(self.integer(-nd, nd - 1)))
+        elif kind == "tile":
+            p = (repr(tuple(self.integer(1, 2) for _ in range(self.integer(1, nd + 1)))),)
+        elif kind == "repeat":
+            p = (str(self.integer(1, 3)), self.axis_param(nd, allow_tuple=False)
+                 if nd else "None")
+        elif kind == "pad":
+            p = (repr(tuple((self.integer(0, 1), self.integer(0, 1)) for _ in range(nd))),)
+            if not nd:
+                kind, p = "ravel", ()
+        elif kind == "split":
+            ax = self.integer(0, nd - 1)
+            n = self.choice([q for q in (1, 2, 3) if sa[ax] % q == 0])
+            p = (str(n), str(ax), str(self.integer(0, n - 1)))
+        return self.emit(scope, self.fresh(), kind, args, p)
+
+    def factor_shape(self, size):
+        primes, n, q = [], size, 2
+        while n > 1:
+            while n % q == 0:
+                primes.append(q)
+                n //= q
+            q += 1
+        rank = self.integer(1 if primes else 0, 3)
+        rank = max(rank, 1) if primes else rank
+        dims = [1] * rank
+        for pr in primes:
+            dims[self.integer(0, rank - 1)] *= pr
+        if dims and self.flag():
+            dims[self.integer(0, rank - 1)] = -1
+        return tuple(dims)
+
+    def index_expr(self, shape, unique):
+        """Source of a NumPy index into an array of `shape` selecting a non-empty part:
+        ints, slices (negative steps too), None, and integer-list (gather) entries."""
+        entries, adv_len = [], None
+        for d in shape:
+            how = self.integer(0, 4)
+            if how == 0:
+                entries.append(":")
+            elif how == 1:
+                k = self.integer(0, d - 1)
+                entries.append(str(k - d if self.flag() else k))
+            elif how == 2:
+                entries.append(self.slice_src(d))
+            elif how == 3 and self.flag():
+                entries.append("None")
+                entries.append(":")
+            else:
+                if adv_len is None:
+                    adv_len = self.integer(1, 3)
+                idx = self.draw(st.lists(st.integers(0, d - 1), min_size=adv_len,
+                                         max_size=adv_len, unique=unique and adv_len <= d))
+                if len(idx) < adv_len:
+                    idx = idx + [idx[0]] * (adv_len - len(idx))
+                entries.append(repr([k - d if self.flag() else k for k in idx]))
+        while entries and entries[-1] == ":" and self.flag():
+            entries.pop()
+        if entries and entries[0] == ":" and self.flag():
+            entries[0] = "..."
+        src = ", ".join(entries) if entries else "..."
+        if unique:   # .at[].set/min/max with repeated positions would be order-dependent
+            pos = np.arange(int(np.prod(shape))).reshape(shape)[eval(f"np.s_[{src}]")]
+            if len(np.unique(pos)) != np.size(pos):
+                return ":"
+        return src
+
+    def slice_src(self, d):
+        step = self.choice([1, -1, 2, -2])
+        start = self.choice([None, self.integer(-d, d - 1)])
+        stop = self.choice([None, self.integer(-d - 1, d)])
+        if not len(range(*slice(start, stop, step).indices(d))):
+            return ":"
+        s = f"{'' if start is None else start}:{'' if stop is None else stop}"
+        return s + ("" if step == 1 else f":{step}")
+
+    def gen_index(self, scope, depth):
+        a, sa = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))
+        if self.integer(0, 3) == 0:
+            ax = self.integer(-len(sa), len(sa) - 1) if self.integer(0, 4) else None
+            d = sa[ax] if ax is not None else int(np.prod(sa))
+            idx = [self.integer(-d, d - 1) for _ in range(self.integer(1, 3))]
+            return self.emit(scope, self.fresh(), "take", (a,), (repr(idx), str(ax)))
+        return self.emit(scope, self.fresh(), "getitem", (a,),
+                         (self.index_expr(sa, unique=False),))
+
+    def gen_scatter(self, scope, depth):
+        a, sa = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))
+        kind = self.choice(SCATTER)
+        idx = self.index_expr(sa, unique=kind in ("at_set", "at_min", "at_max"))
+        target = np.empty(sa)[eval(f"np.s_[{idx}]")].shape
+        b = self.pick_exact(scope, self.bcast_to_shape(target))
+        return self.emit(scope, self.fresh(), kind, (a, b), (idx,))
+
+    def gen_dyn(self, scope, depth):
+        kind = self.choice(DYN)
+        a, sa = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))
+        i, n = scope.index, sa[0]
+        if kind == "iscale":
+            return self.emit(scope, self.fresh(), kind, (a,), index=i)
+        if kind == "dyn_slice":
+            return self.emit(scope, self.fresh(), kind, (a,), (str(n), str(self.integer(1, n))),
+                             index=i)
+        args = (a,) if kind == "dyn_index" else (a, self.pick_exact(
+            scope, self.bcast_to_shape(sa[1:])))
+        return self.emit(scope, self.fresh(), kind, args, (str(n),), index=i)
+
+    # ---- control flow ------------------------------------------------------------------------------
+    def block(self, scope, depth, name, params, unpack, in_vars, out_shapes, index=None):
+        """Statements of a nested function body; -> (stmts, scope, output names).  Output
+        shapes are given (carries, second branches) or chosen from what the body computed."""
+        inner = Scope(scope, index)
+        inner.vars += in_vars
+        stmts = []
+        for _ in range(self.integer(1, self.block_stmts)):
+            stmts += self.stmt(inner, depth + 1)
+        if out_shapes is None:
+            n_out = self.integer(1, 2)
+            outs = [inner.vars[-1 - self.integer(0, min(2, len(inner.vars) - 1))][0]
+                    for _ in range(n_out)]
+        else:
+            outs = [self.coerce(inner, s, stmts) for s in out_shapes]
+        return stmts, inner, outs
+
+    def coerce(self, scope, shape, stmts):
+        """A name of the given shape, preferring the block's own values (recent first) and
+        mixing in the latest value computed there, so outputs depend on the body."""
+        local = scope.vars[scope.start:]
+        cands = [v for v, s in local if s == tuple(shape)] or \
+            [v for v, s in scope.vars if s == tuple(shape)]
+        latest, s_latest = local[-1] if local else scope.vars[-1]
+        if not cands:
+            out = self.fresh()
+            stmts += self.emit(scope, out, "fit", (latest,), (repr(tuple(shape)),))
+            return out
+        out = cands[-1 - self.integer(0, min(2, len(cands) - 1))]
+        if out == latest or self.integer(0, 2) == 0:
+            return out
+        if np.broadcast_shapes(*[tuple(shape)] * 2) != _bshape(shape, s_latest):
+            fitted = self.fresh()
+            stmts += self.emit(scope, fitted, "fit", (latest,), (repr(tuple(shape)),))
+            latest = fitted
+        mixed = self.fresh()
+        stmts += self.emit(scope, mixed, self.choice(["add", "mul", "div_s", "maximum"]),
+                           (out, latest))
+        return mixed
+
+    def operands(self, scope, lo=1, hi=2):
+        names = []
+        for _ in range(self.integer(lo, hi)):
+            v = self.pick(scope)[0]
+            if v not in names:
+                names.append(v)
+        return names
+
+    def params_for(self, ops, scope):
+        shapes = [dict(scope.vars)[v] for v in ops]
+        names = [self.fresh("a") for _ in ops]
+        return names, shapes, list(zip(names, shapes))
+
+    def finish(self, scope, stmt, shapes, out_names=None):
+        names = out_names or [self.fresh() for _ in shapes]
+        stmt.outs = names
+        stmt.shapes = list(shapes)
+        scope.vars += list(zip(names, map(tuple, shapes)))
+        return stmt
+
+    def gen_control(self, scope, depth):
+        kind = self.choice(CONTROL)
+        pre = []
+        src = self.pick(scope)[0]
+        if kind in ("cond", "switch"):
+            ops = self.operands(scope)
+            idx = self.fresh("p" if kind == "cond" else "k")
+            if kind == "cond":
+                pre = [Op(idx, (), "pred", (src,), (self.choice(["0.0", "0.5", "-0.5"]),))]
+            else:
+                pre = [Op(idx, (), "branch_index", (src,))]
+            branches, shapes = [], None
+            for j in range(2 if kind == "cond" else self.integer(2, 3)):
+                names, in_shapes, in_vars = self.params_for(ops, scope)
+                name = self.fresh("false_" if kind == "cond" and j == 0 else
+                                  "true_" if kind == "cond" else f"branch{j}_")
+                stmts, inner, outs = self.block(scope, depth, name, names, [], in_vars, shapes)
+                shapes = shapes or [dict(inner.vars)[o] for o in outs]
+                branches.append(Block(name, names, [], stmts, _tuple(outs)))
+            return pre + [self.finish(scope, Cond([], idx, kind, ops, branches), shapes)]
+        if kind in ("while_count", "while_thresh", "fori", "fori_traced"):
+            ops = self.operands(scope)
+            names, shapes, in_vars = self.params_for(ops, scope)
+            counter, name = self.fresh("i"), self.fresh("body")
+            if kind.startswith("while"):
+                trip = self.fresh("n")
+                pre = [Op(trip, (), "trip_count" if kind == "while_count" else "limit", (src,))]
+                stmts, inner, outs = self.block(
+                    scope, depth, name, ["c"], [f"{', '.join([counter] + names)} = c"], in_vars,
+                    shapes, counter if kind == "while_count" else None)
+                if kind == "while_count":
+                    ret = _tuple([f"{counter} + 1"] + outs)
+                    t_out = "_"
+                else:
+                    t_new, t_out = self.fresh("t"), self.fresh("t")
+                    stmts.append(Op(t_new, (), "tstep", (counter, outs[0])))
+                    ret = _tuple([t_new] + outs)
+                body = Block(name, ["c"], [f"{_unpack([counter] + names)} = c"], stmts, ret)
+                stmt = While([], kind[6:], trip, ops, body, t_out)
+                out = pre + [self.finish(scope, stmt, shapes)]
+                if kind == "while_thresh":
+                    scope.vars.append((t_out, ()))
+                return out
+            lo = self.integer(0, 1)
+            if kind == "fori":
+                hi = str(lo + self.integer(0, 3))
+            else:
+                hi = self.fresh("n")
+                pre = [Op(hi, (), "trip_count_int", (src,))]
+            stmts, inner, outs = self.block(scope, depth, name, [counter, "c"], [], in_vars,
+                                            shapes, counter)
+            body = Block(name, [counter, "c"], [f"{_unpack(names)} = c"], stmts, _tuple(outs))
+            return pre + [self.finish(scope, Fori([], lo, hi, ops, body), shapes)]
+        if kind == "scan":
+            x0, sx = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))
+            xs = [x0]
+            if self.flag():
+                x1 = self.pick(scope, lambda s: len(s) >= 1 and s[0] == sx[0],
+                               lambda: (sx[0],) + self.shape(0, 2))[0]
+                xs += [x1] if x1 not in xs else []
+            ops = self.operands(scope)
+            names, shapes, in_vars = self.params_for(ops, scope)
+            xnames, _, x_vars = self.params_for(xs, scope)
+            x_vars = [(n, s[1:]) for n, s in x_vars]
+            name = self.fresh("step")
+            stmts, inner, outs = self.block(scope, depth, name, ["c", "x"], [],
+                                            in_vars + x_vars, shapes)
+            n_y = self.integer(0, 2)
+            ys = [inner.vars[-1 - self.integer(0, min(2, len(inner.vars) - 1))][0]
+                  for _ in range(n_y)]
+            y_shapes = [(sx[0],) + dict(inner.vars)[y] for y in ys]
+            body = Block(name, ["c", "x"], [f"{_unpack(names)} = c", f"{_unpack(xnames)} = x"],
+                         stmts, f"{_tuple(outs)}, {_tuple(ys)}")
+            stmt = Scan([], [], ops, xs, self.flag(), body)
+            self.finish(scope, stmt, shapes)
+            stmt.ys = [self.fresh() for _ in ys]
+            scope.vars += list(zip(stmt.ys, y_shapes))
+            return [stmt]
+        # call: a nested function, called plainly or through jit / checkpoint
+        ops = self.operands(scope, 1, 3)
+        names, shapes, in_vars = self.params_for(ops, scope)
+        name = self.fresh("g")
+        stmts, inner, outs = self.block(scope, depth, name, names, [], in_vars, None)
+        out_shapes = [dict(inner.vars)[o] for o in outs]
+        fn = Block(name, names, [], stmts, _tuple(outs))
+        return [self.finish(scope, Call([], fn, ops, self.choice([None, "jit", "checkpoint"])),
+                            out_shapes)]
+
+    # ---- whole programs ------------------------------------------------------------------------------
+    def program(self):
+        scope = Scope()
+        stmts = []
+        for _ in range(self.integer(1, self.max_stmts)):
+            stmts += self.stmt(scope, 0)
+        defined = [o for s in stmts for o in _outs(s)]
+        used = set().union(*(s.uses() for s in stmts))
+        sinks = [o for o in defined if o not in used and o != "_"]
+        outs = sinks[-3:] if sinks else [defined[-1]]
+        return Program(self.arrange(self.inputs, as_args=True), stmts,
+                       self.arrange(outs, as_args=False))
+
+    def arrange(self, leaves, as_args):
+        """Group leaves into pytrees: positional args (as_args) or one output tree."""
+        leaves = list(leaves)
+        if as_args:
+            n = self.integer(1, min(3, len(leaves)))
+            cuts = sorted(self.draw(st.lists(st.integers(1, len(leaves) - 1), min_size=n - 1,
+                                             max_size=n - 1, unique=True))) \
+                if len(leaves) > 1 else []
+            groups = [leaves[i:j] for i, j in zip([0] + cuts, cuts + [len(leaves)])]
+            return [self.container(g) for g in groups]
+        return self.container(leaves)
+
+    def container(self, items):
+        how = self.integer(0, 3)
+        if len(items) == 1 and how == 0:
+            return items[0]
+        if how <= 1:
+            return tuple(items)
+        if how == 2:
+            return [items[0], tuple(items[1:])] if len(items) > 1 else list(items)
+        return {f"k{j}": v for j, v in enumerate(items)}
+
+
+def _unpack(names):
+    return ", ".join(names) + ("," if len(names) == 1 else "")
+
+
+def _outs(s):
+    if isinstance(s, Op):
+        return [s.out]
+    extra = [s.t_out] if isinstance(s, While) else []
+    return extra + list(s.outs) + list(getattr(s, "ys", []))
+
+
+def _bshape(s, t):
+    try:
+        return np.broadcast_shapes(tuple(s), tuple(t))
+    except ValueError:
+        return None
+
+
+def _broadcasts(s, t):
+    try:
+        np.broadcast_shapes(s, t)
+        return True
+    except ValueError:
+        return False
+
+
+@st.composite
+def programs(draw, max_stmts=6, max_depth=2, control=True, block_stmts=3):
+    """A random well-typed `Program` (see the module docstring)."""
+    return _Gen(draw, max_stmts, max_depth, control, block_stmts).program()

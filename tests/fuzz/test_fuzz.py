@@ -1,0 +1,89 @@
+"""Differential fuzzing: random programs through every transform, against NumPy.
+
+Each test draws random well-typed programs (tests/fuzz/programs.py) with random float64
+inputs and checks one property (tests/fuzz/checks.py).  The number of programs scales with
+the Hypothesis profile (tests/conftest.py): the default profile is fast; run the deep one with
+
+    pytest -m fuzz --hypothesis-profile=deep
+
+A failure prints the shrunk program as Python source with its inputs; keep it as a
+regression test in tests/test_fuzz_regressions.py.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from .checks import (axes_for, cases, check_eager, check_grad, check_grads2, check_hvp,
+                     check_ir, check_jit_group, check_jvp, check_vjp, check_vmap)
+
+pytestmark = pytest.mark.fuzz
+
+N = settings.default.max_examples      # the profile's budget; each test takes a share
+
+
+def share(frac, cap=None):
+    n = max(1, int(N * frac))
+    return min(n, cap) if cap else n
+
+
+@settings(max_examples=share(1.5))
+@given(cases())
+def test_eager_matches_numpy(case):
+    check_eager(case)
+
+
+@settings(max_examples=share(1))
+@given(cases())
+def test_jvp_matches_finite_differences(case):
+    check_jvp(case)
+
+
+@settings(max_examples=share(1))
+@given(cases())
+def test_vjp_passes_dot_product_test(case):
+    check_vjp(case)
+
+
+@settings(max_examples=share(1))
+@given(cases())
+def test_grad_is_vjp_of_one(case):
+    check_grad(case)
+
+
+@settings(max_examples=share(1))
+@given(st.data())
+def test_vmap_matches_loop(data):
+    case = data.draw(cases(), label="case")
+    in_axes, out_axes = data.draw(axes_for(case), label="in_axes, out_axes")
+    size = data.draw(st.integers(1, 3), label="batch size")
+    check_vmap(case, in_axes, out_axes, size)
+
+
+@settings(max_examples=share(0.5))
+@given(cases())
+def test_hvp_matches_fd_of_grad(case):
+    check_hvp(case)
+
+
+@settings(max_examples=share(0.25))
+@given(cases(max_stmts=4, max_depth=1))
+def test_check_grads_second_order(case):
+    check_grads2(case)
+
+
+@settings(max_examples=share(0.5))
+@given(st.data())
+def test_transformed_ir_type_checks(data):
+    case = data.draw(cases(), label="case")
+    in_axes, _ = data.draw(axes_for(case), label="in_axes")
+    check_ir(case, in_axes)
+
+
+# jit compiles take seconds each: several programs share one compile, and few groups run
+@settings(max_examples=share(0.05, cap=40))
+@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3))
+def test_jit_matches_eager(group):
+    check_jit_group(group)
