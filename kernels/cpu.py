@@ -12,6 +12,7 @@ and the generated file.
 import os
 import re
 import threading
+import traceback
 import weakref
 
 import numba
@@ -117,16 +118,28 @@ def _compile(closed, options):
     else:
         try:
             kernel = codecache.compile_kernel(mod, h, sig, parallel=em.uses_prange)
-        except NumbaError as e:
+        except Exception as e:           # never let a raw Numba error reach the user
             raise _lowering_error(e, em, path) from None
     return CpuExecutable(kernel, source, path, consts, in_avals,
                          [v.aval for v in closed.jaxpr.outvars], plan.dump())
 
 
+def _lines_from_traceback(e, path):
+    """Numba sometimes raises plain Python errors during type inference; the frames still
+    hold the IR location (`loc`) being typed."""
+    found = []
+    for frame, _ in traceback.walk_tb(e.__traceback__):
+        for obj in (frame.f_locals.get("self"), frame.f_locals.get("inst")):
+            loc = getattr(obj, "loc", None)
+            if getattr(loc, "filename", None) == path and getattr(loc, "line", None):
+                found.append(loc.line)
+    return found
+
+
 def _lowering_error(e, em, path):
-    msg = str(e)
+    msg = f"{type(e).__name__}: {e}" if not isinstance(e, NumbaError) else str(e)
     lines = [int(m) for m in re.findall(re.escape(os.path.basename(path)) + r'", line (\d+)',
-                                        msg)]
+                                        msg)] or _lines_from_traceback(e, path)
     eqn = eqn_at_line(em, lines[-1]) if lines else None
     first = next((ln.strip() for ln in msg.splitlines() if ln.strip()), msg)
     where = f"{path}:{lines[-1]}" if lines else path

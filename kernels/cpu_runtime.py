@@ -1,11 +1,17 @@
 """Helpers imported by the generated CPU modules.
 
+The vectorisable math of `kernels.vecmath` is re-exported here as ordinary (not
+`inline="always"`) Numba functions: each is compiled once per process instead of being
+re-inlined and re-typed at every call site, and LLVM still inlines and vectorises it inside
+the generated loops (the machine code is identical).
+
 `box(a)` returns a Numba array so that it reaches Python as an `xforms.core.Array` (the
 eager array type, which supports `.at[]`) without a Python-level `.view()` per output: the
 array gets a Numba type whose `box_type` is `Array`.  `box0(x, like)` makes a 0-d Array
 from a scalar.  Each helper is also a plain Python function, so a generated module runs
 without Numba (`XFORMS_DISABLE_JIT=1`).
 """
+import numba
 import numpy as np
 from numba.core import types
 from numba.extending import intrinsic, models, overload, register_model
@@ -67,3 +73,16 @@ def _box0_impl(x, dtype):
         a[()] = x
         return _as_xforms(a)
     return impl
+
+
+def _vecmath_functions():
+    try:
+        from . import vecmath
+    except Exception:              # optional: the generator then falls back to libm
+        return {}
+    funcs = vecmath.rebuild_with(lambda f: numba.njit(f))
+    return {name: funcs[name] for name in set(vecmath.VECMATH.values())}
+
+
+VECMATH_FUNCS = _vecmath_functions()
+globals().update(VECMATH_FUNCS)

@@ -31,7 +31,7 @@ CONTROL_RULES = {}     # prim name -> rule(emitter, control_step)
 
 # A loop nest of at least this many elements runs its outer loop with prange (when the
 # function may use threads at all: see numba.config.NUMBA_NUM_THREADS).
-PARALLEL_MIN_ELEMENTS = 1 << 17
+PARALLEL_MIN_ELEMENTS = 1 << 20
 # Loops of at least this many elements call kernels.vecmath (vectorisable, inlined) instead
 # of libm; smaller loops and straight-line code call libm, which compiles faster.
 VECMATH_MIN_ELEMENTS = 64
@@ -45,7 +45,8 @@ def _vecmath_table():
         return {}
     try:
         from . import vecmath
-        return dict(vecmath.VECMATH)
+        from .cpu_runtime import VECMATH_FUNCS
+        return {p: f for p, f in vecmath.VECMATH.items() if f in VECMATH_FUNCS}
     except Exception:        # the module is optional: fall back to libm
         return {}
 
@@ -506,10 +507,10 @@ def emit_module(plan, label="function", allow_parallel=True):
             "import cmath", "import math", "", "import numpy as np", "from numba import prange",
             "", "from kernels.cpu_runtime import box"]
     if em.vecmath_used:
-        head.append(f"from kernels.vecmath import {', '.join(sorted(em.vecmath_used))}")
+        head.append(f"from kernels.cpu_runtime import {', '.join(sorted(em.vecmath_used))}")
     head += ["", "", f"def kernel({', '.join(params)}):"]
     body = ["    " + ln if ln else "" for ln in em.sb.lines] + [f"    return {ret}"]
-    em.first_body_line = len(head) + 1          # 1-based file line of the body's first line
+    em.first_body_line = "\n".join(head).count("\n") + 2    # file line of the body's start
     return "\n".join(head + body) + "\n", em
 
 

@@ -85,16 +85,19 @@ def _dot_general(em, eqn):
         if _layout(len(xs), lb, xf, kx2) is not None and _layout(len(ys), rb, ky2, yf):
             kx, ky = kx2, ky2
             xl, yl = _layout(len(xs), lb, xf, kx), _layout(len(ys), rb, ky, yf)
+    xcur, ycur = tuple(xs), tuple(ys)
     if xl is None:
-        X, xl = _transposed_copy(em, X, tuple(lb) + tuple(xf) + tuple(kx)), "n"
+        perm = tuple(lb) + tuple(xf) + tuple(kx)
+        X, xl, xcur = _transposed_copy(em, X, perm), "n", tuple(xs[d] for d in perm)
     if yl is None:
-        Y, yl = _transposed_copy(em, Y, tuple(rb) + tuple(ky) + tuple(yf)), "n"
+        perm = tuple(rb) + tuple(ky) + tuple(yf)
+        Y, yl, ycur = _transposed_copy(em, Y, perm), "n", tuple(ys[d] for d in perm)
     xshape = (M, K) if xl == "n" else (K, M)
     yshape = (K, N) if yl == "n" else (N, K)
     tx = "" if xl == "n" else ".T"
     ty = "" if yl == "n" else ".T"
     if not out.aval.shape:                       # a full contraction: BLAS dot
-        em.line(f"{em.s(out)} = np.dot({X}.reshape({K}), {Y}.reshape({K}))")
+        em.line(f"{em.s(out)} = np.dot({_as(X, xcur, (K,))}, {_as(Y, ycur, (K,))})")
         return
     em.alloc(out)
     O = em.A(out)
@@ -102,16 +105,21 @@ def _dot_general(em, eqn):
         em.line(f"{O}.fill(0)")
         return
     if B == 1:
-        em.line(f"np.dot({X}.reshape({xshape}){tx}, {Y}.reshape({yshape}){ty}, "
-                f"{O}.reshape(({M}, {N})))")
+        em.line(f"np.dot({_as(X, xcur, xshape)}{tx}, {_as(Y, ycur, yshape)}{ty}, "
+                f"{_as(O, tuple(out.aval.shape), (M, N))})")
         return
     x3, y3, o3 = em.fresh("x"), em.fresh("y"), em.fresh("o")
-    em.line(f"{x3} = {X}.reshape({(B,) + xshape})")
-    em.line(f"{y3} = {Y}.reshape({(B,) + yshape})")
-    em.line(f"{o3} = {O}.reshape({(B, M, N)})")
+    em.line(f"{x3} = {_as(X, xcur, (B,) + xshape)}")
+    em.line(f"{y3} = {_as(Y, ycur, (B,) + yshape)}")
+    em.line(f"{o3} = {_as(O, tuple(out.aval.shape), (B, M, N))}")
     b = em.fresh("b")
     with em.block(f"for {b} in range({B}):"):
         em.line(f"np.dot({x3}[{b}]{tx}, {y3}[{b}]{ty}, {o3}[{b}])")
+
+
+def _as(expr, cur, want):
+    """expr reshaped to `want` (no call when it already has that shape)."""
+    return expr if tuple(cur) == tuple(want) else f"{expr}.reshape({tuple(want)})"
 
 
 def _layout(nd, batch, first, second):

@@ -175,6 +175,9 @@ def test_rosenbrock_hvp(run):
     fd = (g(x + eps * v) - g(x - eps * v)) / (2 * eps)
     close(hv, fd, rtol=1e-6, atol=1e-5)
     close(hv, np.asarray(xf.hessian(rosenbrock)(x)) @ v, rtol=1e-12, atol=1e-10)
+    # forward over reverse never forms the Hessian: no value in its IR is a matrix
+    jp = xf.make_jaxpr(lambda x, v: xf.hvp(rosenbrock, (x,), (v,)))(x, v)
+    assert all(len(o.aval.shape) <= 1 for e in jp.eqns for o in e.outvars), str(jp)
 
 
 # ---- higher order and nesting ----------------------------------------------------------------
@@ -424,3 +427,20 @@ def test_jvp_tangent_mismatch():
         xf.jvp(f, (x, x), (x, np.ones(3, np.float32)))
     with pytest.raises(TypeError, match="tuples"):
         xf.jvp(f, x, x)
+
+
+# ---- check_grads itself must be able to fail ---------------------------------------------------
+def test_check_grads_catches_wrong_rules(monkeypatch):
+    from xforms.primitives import elementwise as ew
+    from xforms.transforms.jvp import defjvp, jvp_rules
+    from xforms.transforms.transpose import transpose_rules
+    monkeypatch.setitem(jvp_rules, ew.sin_p, jvp_rules[ew.sin_p])
+    defjvp(ew.sin_p, lambda t, ans, x: ew.mul(t, ew.mul(1.0001, ew.cos(x))))   # 0.01% off
+    with pytest.raises(AssertionError, match="jvp"):
+        check_grads(lambda x: xnp.sin(x) * 1.0, (0.3,), order=1, modes=("fwd",))
+    monkeypatch.undo()
+    monkeypatch.setitem(transpose_rules, ew.neg_p, lambda ct, x: [ct])          # sign lost
+    with pytest.raises(AssertionError, match="dot-product"):
+        check_grads(lambda x: -x * 2.0, (0.3,), order=1)
+    with pytest.raises(AssertionError, match="dot-product"):
+        check_grads(lambda x: -x * 3.0, (0.3,), order=1, modes=("rev",))

@@ -135,6 +135,19 @@ def test_custom_jvp_closure():
     with pytest.raises(TypeError, match="closes over"):
         xf.grad(outer, argnums=1)(2.0, 3.0)
 
+    def outer_vjp(x, w):
+        @xf.custom_vjp
+        def g(x):
+            return x * w
+
+        g.defvjp(lambda x: (g(x), None), lambda _, ct: (ct * w,))
+        return g(x)
+
+    assert xf.grad(outer_vjp)(2.0, 3.0) == 3.0
+    assert interpret(xf.grad(outer_vjp))(2.0, 3.0) == 3.0
+    with pytest.raises(TypeError, match="custom_vjp function.*closes over"):
+        xf.grad(outer_vjp, argnums=1)(2.0, 3.0)
+
 
 def test_custom_jvp_rule_errors():
     f = xf.custom_jvp(lambda x: xnp.sin(x))

@@ -49,9 +49,11 @@ def make_jaxpr(fun, static_argnums=()):
             it = iter(dyn_args)
             full = [statics[i] if i in statics else next(it) for i in range(len(args))]
             return fun(*full, **kw)
-        flat, in_tree = flatten_args((tuple(dyn), kwargs))
-        closed, _, _ = trace_flat(lambda a, k: f(*a, **k), flat, in_tree,
-                                  key_extra=("make_jaxpr",), with_values=False)
+        flat, in_tree = flatten_args((tuple(dyn), kwargs), fun)
+        call = lambda a, k: f(*a, **k)
+        call.__wrapped__ = fun                  # so errors name the user's function
+        closed, _, _ = trace_flat(call, flat, in_tree, key_extra=("make_jaxpr",),
+                                  with_values=False)
         return closed
     return wrapped
 

@@ -88,8 +88,9 @@ def canonicalize_dtype(dtype):
         return dt
     if dt in _CANONICAL:
         return _CANONICAL[dt]
-    raise TypeError(f"dtype {dt} is not supported by xforms; use one of "
-                    f"{', '.join(d.name for d in SUPPORTED_DTYPES)}")
+    raise TypeError(f"dtype {dt} is not supported: xforms accepts "
+                    f"{', '.join(d.name for d in SUPPORTED_DTYPES)} (and converts int8, int16, "
+                    "uint8, uint16 to int32, uint32 to int64, float16 to float32)")
 
 
 def aval_of_value(x):

@@ -160,7 +160,7 @@ class Jitted:
 
     def _trace(self, args, kwargs, with_values=False):
         statics, skw, dyn, dkw = self._split(args, kwargs)
-        flat, in_tree = flatten_args((dyn, dkw))
+        flat, in_tree = flatten_args((dyn, dkw), self.fun)
         call = _StaticCall(self.fun, statics, skw, len(args))
         closed, out_tree, _ = trace_flat(call, flat, in_tree, key_extra=("jit",),
                                          with_values=with_values)

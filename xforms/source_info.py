@@ -60,6 +60,10 @@ def user_frame_override(info):
 
 def describe_function(fun) -> str:
     """'name (file:line)' for a user function, for error messages."""
+    # past xforms' own wrappers (code in xforms' files, or no code) to the user's function
+    while getattr(fun, "__wrapped__", None) is not None and (
+            getattr(fun, "__code__", None) is None or _is_internal(fun.__code__.co_filename)):
+        fun = fun.__wrapped__
     name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or repr(fun)
     code = getattr(fun, "__code__", None)
     if code is not None:

@@ -32,10 +32,16 @@ def _cache_put(key, value):
         _cache.popitem(last=False)
 
 
-def flatten_args(args):
-    """Flatten and validate concrete leaves (TypeError on unsupported input)."""
+def flatten_args(args, fun=None):
+    """Flatten and validate concrete leaves (TypeError on unsupported input, naming `fun`)."""
     leaves, tree = tree_flatten(args)
-    return [x if isinstance(x, Tracer) else core.canonical_value(x) for x in leaves], tree
+    try:
+        return [x if isinstance(x, Tracer) else core.canonical_value(x) for x in leaves], tree
+    except TypeError as e:
+        if fun is None:
+            raise
+        from .source_info import describe_function
+        raise TypeError(f"{e} (in the arguments of {describe_function(fun)})") from None
 
 
 def abstract_signature(leaves):

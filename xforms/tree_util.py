@@ -6,8 +6,11 @@
     >>> tree_unflatten(treedef, [20.0, 10.0])
     {'b': (20.0, None), 'w': 10.0}
 
-Dict keys are sorted, as in JAX.  Leaves are anything that is not a registered node.
+Dict keys are sorted, as in JAX (OrderedDict keeps its order).  Leaves are anything that
+is not a registered node; None is a node without children.
 """
+import collections
+
 _registry = {}
 
 
@@ -33,6 +36,12 @@ def _dict_flatten(d):
 
 
 register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c)))
+register_pytree_node(collections.OrderedDict, lambda d: (list(d.values()), tuple(d.keys())),
+                     lambda keys, c: collections.OrderedDict(zip(keys, c)))
+register_pytree_node(
+    collections.defaultdict,
+    lambda d: (_dict_flatten(d)[0], (d.default_factory, _dict_flatten(d)[1])),
+    lambda aux, c: collections.defaultdict(aux[0], zip(aux[1], c)))
 
 
 def _node_type(x):
@@ -51,13 +60,15 @@ class PyTreeDef:
     def __init__(self, node, aux, children):
         self.node, self.aux, self.children = node, aux, tuple(children)
         self.num_leaves = 1 if node is None else sum(c.num_leaves for c in self.children)
-        self._hash = hash((node, aux, self.children))
+        self._hash = None             # computed on demand: aux data need not be hashable
 
     def __eq__(self, other):
         return (isinstance(other, PyTreeDef) and self.node == other.node
                 and self.aux == other.aux and self.children == other.children)
 
     def __hash__(self):
+        if self._hash is None:
+            self._hash = hash((self.node, self.aux, self.children))
         return self._hash
 
     def __repr__(self):
@@ -81,6 +92,14 @@ class PyTreeDef:
     @property
     def num_nodes(self):
         return 1 + sum(c.num_nodes for c in self.children)
+
+    def unflatten(self, leaves):
+        """`tree_unflatten(self, leaves)`."""
+        return tree_unflatten(self, leaves)
+
+    def flatten_up_to(self, tree):
+        """The subtrees of `tree` at this structure's leaves."""
+        return treedef_flatten_up_to(self, tree)
 
 
 _LEAF = PyTreeDef(None, None, ())
@@ -141,6 +160,20 @@ def tree_map(f, tree, *rest, is_leaf=None):
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
 
 
+def tree_reduce(function, tree, initializer=None, is_leaf=None):
+    """functools.reduce over the leaves.  >>> tree_reduce(operator.add, {"a": 1, "b": 2})"""
+    import functools
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is None:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_all(tree):
+    """True when every leaf is truthy."""
+    return all(tree_leaves(tree))
+
+
 def treedef_flatten_up_to(treedef, tree):
     """Flatten `tree` to the leaves of `treedef` (subtrees at leaf positions stay whole)."""
     out = []
@@ -179,5 +212,5 @@ def all_leaves(iterable):
 
 
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
-           "register_pytree_node", "register_pytree_node_class", "PyTreeDef",
-           "treedef_flatten_up_to"]
+           "register_pytree_node", "register_pytree_node_class", "PyTreeDef", "tree_reduce",
+           "tree_all", "treedef_flatten_up_to"]

@@ -290,8 +290,7 @@ class _Lane:
 
     def _assign(self, names, exprs):
         if names:
-            self.kb.line(f"{', '.join(names)} = {', '.join(exprs)}" +
-                         ("," if len(names) == 1 else ""))
+            self.kb.line(f"{', '.join(names)} = {', '.join(exprs)}")
 
     def _while(self, e, args):
         p = e.params
@@ -359,6 +358,8 @@ def _lane_kernel(em, step, S):
             args = [operand(a) for a in e.invars]
             outs = getattr(lane, "_" + name)(e, args)
         for v, o in zip(e.outvars, outs):
+            if o is None:                 # a scan's ys: written inside the loop
+                continue
             if v.aval.shape:
                 kb.line(f"{kb.arr(v)}[_t] = {o}")
             else:
@@ -389,10 +390,6 @@ def _lane_scan(em, kb, lane, e, operand, size):
                 with kb.block("if _t == 0:"):
                     kb.line(f"{kb.arr(y)}[{i}] = {o}")
     return c + [None] * len(ys)
-
-
-def _lane_outputs_done(e):
-    return e.prim.name == "scan"
 
 
 # =============================================================================================

@@ -12,7 +12,7 @@ current device, which `compile_ptx` without a GPU does not have.)
 """
 import numpy as np
 
-from ..scalar_rules import register_scalar_rule
+from ..scalar_rules import register_scalar_rule, scalar_rules
 
 _EXACT = "4503599627370496.0"     # 2**52: every float64 at least this large is an integer
 
@@ -41,3 +41,13 @@ register_scalar_rule("is_finite", lambda ctx, x: (f"({x} - {x} == 0)"
                                                   if np.dtype(ctx.in_dtypes[0]).kind == "f"
                                                   else "True"), target="cuda")
 register_scalar_rule("exp2", lambda ctx, x: f"{ctx.lit(2.0)} ** {x}", target="cuda")
+
+
+def _sign(ctx, x):
+    if np.dtype(ctx.dtype).kind in "iu":      # no bool arithmetic (the simulator is NumPy)
+        return ctx.cast(f"(1 if {x} > 0 else (-1 if {x} < 0 else 0))", ctx.dtype)
+    return _cpu_sign(ctx, x)
+
+
+_cpu_sign = scalar_rules["sign"]
+register_scalar_rule("sign", _sign, target="cuda")

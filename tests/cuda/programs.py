@@ -37,8 +37,8 @@ def float_ops(x, y, p, s):
 
 def int_ops(a, b, c):
     return (a + b, a - b, a * b, a // b, a % b, -a, xnp.maximum(a, b), xnp.minimum(a, b),
-            xnp.abs(a), xnp.sign(a), a & b, a | b, a ^ b, ~a, a < b, a == b,
-            c * 2 + c, (a > 0) & (b > 2), (a > 0) | (b > 2), ~(a > 0))
+            xnp.abs(a), xnp.sign(a), a & b, a | b, ew.xor(a, b), ~a, a < b, a == b,
+            c * 2 + c, (a > 0) & (b > 2), (a > 0) | (b > 2), ~(a > 0), xnp.logical_xor(a > 0, b > 2))
 
 
 def broadcasting(a, b, c):
@@ -61,8 +61,8 @@ def dots(a, b, v, x):
 
 def indexing(x, idx, v):
     i = xnp.clip(idx, -4, 5)
-    return (x[idx % 4], x[1], x[:, idx % 4], x.at[idx % 3].add(1.5),
-            xnp.zeros(6).at[idx % 6].add(v), xnp.zeros(5).at[idx % 5].set(v[0]),
+    return (x[idx % 3], x[1], x[:, idx % 4], xnp.multiply(x, 1.0).at[idx % 3].add(1.5),
+            xnp.multiply(v, 0.0).at[idx % 6].add(v), xnp.multiply(v[:5], 0.0).at[idx % 5].set(v[0]),
             lax.dynamic_slice_in_dim(x, idx[0], 2, axis=1),
             lax.dynamic_update_slice_in_dim(x, v[:2].reshape(1, 2) * xnp.ones((3, 1)),
                                             idx[1], axis=1),

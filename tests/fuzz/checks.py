@@ -98,8 +98,19 @@ class Case:
 
     def __repr__(self):
         args = tmap(lambda x: _FloatRepr(x), self.args)
-        return (f"\n{render(self.prog)}\n\nargs = {args!r}\n" +
+        src = render(self.prog) if self.prog is not None else self._fn.__name__
+        return (f"\n{src}\n\nargs = {args!r}\n" +
                 "".join(f"{k} = {v!r}\n" for k, v in self.info.items()))
+
+    def _repr_pretty_(self, p, cycle):     # how Hypothesis prints a falsifying example
+        p.text(repr(self))
+
+    @classmethod
+    def of(cls, fn, ref, args):
+        """A case from an xforms function and its NumPy reference (regression tests)."""
+        case = cls(None, tuple(args))
+        case._fn, case._ref = fn, ref
+        return case
 
     def fn(self):
         if "_fn" not in self.__dict__:
@@ -266,7 +277,8 @@ def check_grads2(case):
 def batch_args(case, in_axes, size, rng):
     """Inputs with a batch of `size` examples stacked on the in_axes leaves; -> (batched
     args, per-example args list)."""
-    examples = [random_args(case.prog, rng) for _ in range(size)]
+    examples = [tmap(lambda x: np.asarray(rng.standard_normal(np.shape(x))), case.args)
+                for _ in range(size)]
     axes_leaves = flatten(in_axes)[0]
     leaves = [flatten(e)[0] for e in examples]
     struct = flatten(case.args)[1]

@@ -12,7 +12,7 @@ shrunk failure prints, so it can be pasted into a regression test as is:
 
     >>> print(render(Program([Leaf("x0", (3,))], [Op("v1", (3,), "sin", ("x0",))], "v1")))
     def f(p0):
-        x0 = p0
+        x0 = xnp.asarray(p0)
         v1 = xnp.sin(x0)
         return v1
 """
@@ -321,6 +321,9 @@ class Program:
     def __repr__(self):
         return render(self)
 
+    def _repr_pretty_(self, p, cycle):
+        p.text(render(self))
+
 
 # ---- pytrees of leaves / names --------------------------------------------------------------
 def _tree_leaves(t):
@@ -368,7 +371,7 @@ def render(prog, dialect="xnp", name="f"):
     params = [f"p{k}" for k in range(len(prog.args))]
     lines = [f"def {name}({', '.join(params)}):"]
     for p, a in zip(params, prog.args):
-        lines += [f"    {leaf.name} = {acc}" for acc, leaf in _paths(a, p)]
+        lines += [f"    {leaf.name} = {dialect}.asarray({acc})" for acc, leaf in _paths(a, p)]
     for s in prog.stmts:
         lines += ["    " + ln for ln in s.lines(dialect)]
     lines.append(f"    return {tree_src(prog.out)}")

@@ -10,7 +10,7 @@ choice is a Hypothesis draw ordered simplest-first, so failures shrink to small 
 
     >>> programs().example()
     def f(p0):
-        x0 = p0
+        x0 = xnp.asarray(p0)
         v1 = xnp.sin(x0)
         return v1
 """

@@ -1,9 +1,10 @@
 """Shared helpers of `xforms.numpy`: turning inputs into IR operands with JAX's promotion."""
 import builtins
+import functools
 
 import numpy as np
 
-from .. import core
+from .. import core, source_info
 from ..avals import ShapedArray, broadcast_shapes, canonicalize_dtype, promote_types
 from ..core import Tracer
 from ..primitives import elementwise as ew
@@ -134,13 +135,41 @@ def wrap_result(x):
     return x
 
 
-def returns_arrays(fn):
-    """Decorate a public function so eager results are always `core.Array`s."""
-    import functools
+def add_user_location(err):
+    """Append the user's source line to an error raised inside xforms.numpy (once)."""
+    if getattr(err, "_xf_located", False) or not err.args or not isinstance(err.args[0], str):
+        return
+    info = source_info.current()
+    if info is not None:
+        err.args = (f"{err.args[0]} (at {info})",) + err.args[1:]
+    try:
+        err._xf_located = True
+    except AttributeError:
+        pass
 
+
+def locate_errors(fn):
+    """Decorate so shape/dtype/index errors name the user's file:line and function."""
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
-        return wrap_result(fn(*args, **kwargs))
+        try:
+            return fn(*args, **kwargs)
+        except (TypeError, ValueError, IndexError) as e:
+            add_user_location(e)
+            raise
+    return wrapped
+
+
+def returns_arrays(fn):
+    """Decorate a public function: eager results are always `core.Array`s, and errors name
+    the user's source line."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        try:
+            return wrap_result(fn(*args, **kwargs))
+        except (TypeError, ValueError, IndexError) as e:
+            add_user_location(e)
+            raise
     return wrapped
 
 

@@ -15,7 +15,11 @@ def asarray(a, dtype=None, copy=None):
         return convert(a, dtype_arg(dtype)) if dtype is not None else a
     if isinstance(a, (list, tuple)) and any(isinstance(x, Tracer) for x in _leaves(a)):
         from .manipulation import stack
-        out = stack([asarray(x) for x in a])
+        rows = [asarray(x) for x in a]
+        if len({aval(r).shape for r in rows}) > 1:
+            raise TypeError("ragged nested sequence: xforms accepts rectangular arrays, got "
+                            f"rows of shapes {[aval(r).shape for r in rows]}")
+        out = stack(rows)
         return convert(out, dtype_arg(dtype)) if dtype is not None else out
     if is_python_scalar(a) and dtype is None:
         return wrap_result(a)                    # weakly typed, as in JAX

@@ -14,7 +14,7 @@ from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import reductions as red
 from ..primitives import structural as st
-from ._util import aval, asarray_operand, broadcast_to, convert, wrap_result
+from ._util import aval, asarray_operand, broadcast_to, convert, locate_errors, wrap_result
 
 
 def _is_int_scalar(i):
@@ -70,6 +70,12 @@ def getitem(x, idx):
     shape = aval(x).shape
     entries = _expand(idx, len(shape))
     advanced = any(_is_array_index(e) for e in entries)
+    if advanced and any(e is None for e in entries):
+        # NumPy reads each None as a new length-1 axis indexed by `:` (which also decides
+        # whether the array indices are adjacent): insert the axes, then index without None
+        it = iter(shape)
+        x = st.reshape(x, tuple(1 if e is None else next(it) for e in entries))
+        return getitem(x, tuple(slice(None) if e is None else e for e in entries))
     # 1. basic slicing on every dimension (ints kept as size-1 slices unless advanced)
     starts, limits, strides, flips, squeeze_dims, adv = [], [], [], [], [], []
     dim, none_pos, out_pos = 0, [], 0
@@ -196,6 +202,7 @@ class _IndexUpdateRef:
     def __init__(self, x, idx):
         self.x, self.idx = x, idx
 
+    @locate_errors
     def get(self):
         return getitem(self.x, self.idx)
 
@@ -207,7 +214,7 @@ class _IndexUpdateRef:
         parts = self.idx if isinstance(self.idx, tuple) else (self.idx,)
         if not any(isinstance(p, Tracer) for p in parts):
             _expand(self.idx, a.ndim)                 # xforms' checks and messages
-            return pos[self.idx]
+            return np.asarray(pos[self.idx])
         return getitem(core.as_array(pos), self.idx)
 
     def _scatter(self, v, mode):
@@ -231,20 +238,25 @@ class _IndexUpdateRef:
             out = _combine_traced(flat, fv, fsel, mode)
         return st.reshape(out, a.shape) if a.shape != (a.size,) else out
 
+    @locate_errors
     def set(self, v):
         return wrap_result(self._scatter(v, "set"))
 
+    @locate_errors
     def add(self, v):
         return wrap_result(self._scatter(v, "add"))
 
+    @locate_errors
     def mul(self, v):
         return wrap_result(self._scatter(v, "mul"))
 
     multiply = mul
 
+    @locate_errors
     def min(self, v):
         return wrap_result(self._scatter(v, "min"))
 
+    @locate_errors
     def max(self, v):
         return wrap_result(self._scatter(v, "max"))
 

@@ -1,7 +1,14 @@
-"""Python operators and array methods for traced values (`core.Tracer`)."""
+"""Python operators and array methods for traced values (`core.Tracer`).
+
+NumPy ufuncs called on traced values (`np.sin(x)`, `ndarray + x`) run the `xforms.numpy`
+function of the same name; other NumPy functions that need the data raise an error that says
+to use `xforms.numpy`.
+"""
+from .. import source_info
 from ..core import Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
 from . import manipulation as shape
+from ._util import locate_errors
 
 
 def _swap(f):
@@ -25,7 +32,7 @@ _OPS = {
     "__invert__": ufuncs.bitwise_not, "__getitem__": indexing.getitem,
 }
 for _name, _fn in _OPS.items():
-    setattr(Tracer, _name, _fn)
+    setattr(Tracer, _name, locate_errors(_fn))
 
 _METHODS = {
     "sum": reductions.sum, "mean": reductions.mean, "max": reductions.max, "min": reductions.min,
@@ -37,7 +44,7 @@ _METHODS = {
     "swapaxes": shape.swapaxes,
 }
 for _name, _fn in _METHODS.items():
-    setattr(Tracer, _name, _fn)
+    setattr(Tracer, _name, locate_errors(_fn))
 
 
 def _reshape(self, *shape, order="C"):
@@ -50,11 +57,31 @@ def _transpose(self, *axes):
 
 
 shape_mod = shape
-Tracer.reshape = _reshape
-Tracer.transpose = _transpose
+Tracer.reshape = locate_errors(_reshape)
+Tracer.transpose = locate_errors(_transpose)
 Tracer.T = property(lambda self: shape_mod.transpose(self))
 Tracer.real = property(ufuncs.real)
 Tracer.imag = property(ufuncs.imag)
 Tracer.at = property(lambda self: indexing._IndexUpdateHelper(self))
 Tracer.item = lambda self: self._concrete("item()").item()
 Tracer.tolist = lambda self: self._concrete("tolist()").tolist()
+
+
+_UFUNC_ALIASES = {"divide": "true_divide", "conjugate": "conj"}
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """`np.<ufunc>(..., traced, ...)`: the `xnp` function of the same name, if there is one."""
+    name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
+    fn = getattr(ufuncs, name, None) or getattr(linalg_ops, name, None)
+    if method == "__call__" and not kwargs and fn is not None:
+        return locate_errors(fn)(*inputs)
+    info = source_info.current()
+    what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    raise TypeError(
+        f"{what}{' with ' + ', '.join(kwargs) if kwargs else ''} cannot be applied to a traced "
+        f"value {self.aval.str_short()}{' at ' + str(info) if info else ''}: NumPy functions "
+        "need concrete data. Use the xforms.numpy (xnp) equivalent, without out=/where=.")
+
+
+Tracer.__array_ufunc__ = _array_ufunc

@@ -205,14 +205,15 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd_jaxpr_thunk, bwd_
     nz_ts = [_cast(t, core.get_aval(p)) for t, p in zip(arg_ts, primals[num_consts:])
              if not isinstance(t, Zero)]
     out_avals = tuple(tangent_aval(a) for a in call_jaxpr.out_avals)
-    t_outs = custom_lin_p.bind(*primals[:num_consts], *res, *nz_ts, bwd_jaxpr_thunk=bwd_jaxpr_thunk,
-                               num_consts=num_consts, num_res=num_res, nonzeros=nonzeros,
-                               out_avals=out_avals, name=name)
+    t_outs = custom_lin_p.bind(*primals[:num_consts], *res, *nz_ts,
+                               bwd_jaxpr_thunk=bwd_jaxpr_thunk, num_consts=num_consts,
+                               num_res=num_res, nonzeros=nonzeros, out_avals=out_avals, name=name)
     t_outs = [t if is_inexact(a.dtype) else _zero_like(a) for t, a in zip(t_outs, out_avals)]
     return outs, t_outs
 
 
-def _custom_lin_transpose(cts, *args, bwd_jaxpr_thunk, num_consts, num_res, nonzeros, out_avals, name):
+def _custom_lin_transpose(cts, *args, bwd_jaxpr_thunk, num_consts, num_res, nonzeros,
+                          out_avals, name):
     head = list(args[:num_consts + num_res])
     cts = [instantiate(Zero(a)) if isinstance(c, Zero) else c for c, a in zip(cts, out_avals)]
     arg_cts = core.eval_jaxpr(bwd_jaxpr_thunk(), *head, *cts)
@@ -247,11 +248,13 @@ def _custom_vjp_call_vmap(args, dims, *, call_jaxpr, fwd_jaxpr_thunk, bwd_jaxpr_
     return outs, out_dims
 
 
-def _custom_lin_vmap(args, dims, *, bwd_jaxpr_thunk, num_consts, num_res, nonzeros, out_avals, name):
+def _custom_lin_vmap(args, dims, *, bwd_jaxpr_thunk, num_consts, num_res, nonzeros, out_avals,
+                     name):
     size = _batch_size(args, dims)
     head, hdims = list(args[:num_consts + num_res]), list(dims[:num_consts + num_res])
     ts = [bdim_to_front(x, d, size) for x, d in zip(args[len(head):], dims[len(head):])]
-    bwd_b = _mapped(bwd_jaxpr_thunk, lambda j: vmap_jaxpr(j, hdims + [0] * len(out_avals), size))
+    bwd_b = _mapped(bwd_jaxpr_thunk,
+                    lambda j: vmap_jaxpr(j, hdims + [0] * len(out_avals), size))
     # arguments whose tangents are zero get cotangents that are dropped: any batching works
     out_b = tuple(a.update(shape=(size,) + a.shape) for a in out_avals)
     outs = custom_lin_p.bind(*head, *ts, bwd_jaxpr_thunk=bwd_b, num_consts=num_consts,
@@ -293,7 +296,8 @@ impl_rules[checkpoint_p] = lambda *args, jaxpr, **_: core.eval_jaxpr(jaxpr, *arg
 def _checkpoint_jvp(primals, tangents, *, jaxpr, policy, prevent_cse):
     nonzeros = [not isinstance(t, Zero) for t in tangents]
     jv, out_nz = jvp_jaxpr(jaxpr, nonzeros)
-    ts = [_cast(t, core.get_aval(p)) for t, p in zip(tangents, primals) if not isinstance(t, Zero)]
+    ts = [_cast(t, core.get_aval(p)) for t, p in zip(tangents, primals)
+          if not isinstance(t, Zero)]
     outs = checkpoint_p.bind(*primals, *ts, jaxpr=jv, policy=policy, prevent_cse=prevent_cse)
     n = len(jaxpr.out_avals)
     rest = iter(outs[n:])
@@ -322,12 +326,14 @@ def _checkpoint_partial_eval(eqn, unknowns):
     saveable = [e.outvars[0] for e in kj.eqns if len(e.outvars) == 1 and policy(
         e.prim, *[a.aval for a in e.invars], **e.params)]
     saveable_set = set(saveable)
-    recompute = [e for e in kj.eqns if not (len(e.outvars) == 1 and e.outvars[0] in saveable_set)]
+    recompute = [e for e in kj.eqns
+                 if not (len(e.outvars) == 1 and e.outvars[0] in saveable_set)]
     k_invars = [v for v, u in zip(j.invars, unknowns) if not u]
     u_invars = uj.invars[n_res:]
     outer_k_in = [a for a, u in zip(eqn.invars, unknowns) if not u]
     outer_u_in = [a for a, u in zip(eqn.invars, unknowns) if u]
-    ujx = dce(Jaxpr(j.constvars, k_invars + saveable + u_invars, recompute + uj.eqns, uj.outvars))
+    ujx = dce(Jaxpr(j.constvars, k_invars + saveable + u_invars, recompute + uj.eqns,
+                    uj.outvars))
     keep = [False] * (len(k_invars) + len(saveable)) + [True] * len(u_invars)
     uc, umask = _prune_invars(simplify(ClosedJaxpr(ujx, closed.consts)), keep)
     saved = [v for v, m in zip(saveable, umask[len(k_invars):]) if m]
@@ -442,5 +448,5 @@ def inline_jaxpr(eqn):
     return None
 
 
-__all__ = ["LazyJaxpr", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "checkpoint_p", "hook_p",
-           "inline_jaxpr", "check_forward_mode", "forward_mode_error"]
+__all__ = ["LazyJaxpr", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "checkpoint_p",
+           "hook_p", "inline_jaxpr", "check_forward_mode", "forward_mode_error"]

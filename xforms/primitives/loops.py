@@ -470,15 +470,20 @@ def _lin_avals(xs, flags):
 
 
 def _plain_transpose(n, consts, c_lin, ct_x, body, reverse):
-    """All carries linear: one reverse loop of the body's transpose."""
+    """All carries linear: one reverse loop of the body's transpose.  The body may still
+    compute on non-linear consts inside an equation that mixes them with linear values (an
+    inner scan carrying a primal beside its tangent), so it is partially evaluated first
+    and each step recomputes its residuals from (i, non-linear consts)."""
     from .elementwise import add
-    t_body = transpose_jaxpr(body, [False] + c_lin + [True] * len(ct_x))
+    nx, nlc = len(ct_x), sum(c_lin)
+    known, unknown, _, nres = partial_eval_jaxpr(body, [False] + c_lin + [True] * nx,
+                                                 instantiate=[True] * nx)
+    t_body = transpose_jaxpr(unknown, [False] * nres + [True] * (nlc + nx))
     nl = [c for c, l in zip(consts, c_lin) if not l]
-    nlc = sum(c_lin)
 
     def step(i, cs, state):
-        outs = call(t_body, i, *cs, *state[:len(ct_x)])
-        return outs[nlc:] + [add(a, g) for a, g in zip(state[len(ct_x):], outs[:nlc])]
+        outs = call(t_body, *call(known, i, *cs), *state[:nx])
+        return outs[nlc:] + [add(a, g) for a, g in zip(state[nx:], outs[:nlc])]
     acc0 = _zeros_of(_lin_avals(consts, c_lin))
     res = for_loop(n, step, nl, list(ct_x) + acc0, reverse=not reverse)
     return res[len(ct_x):], res[:len(ct_x)]

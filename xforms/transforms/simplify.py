@@ -4,7 +4,7 @@ feed elementwise ops directly, reshapes and transposes compose), common-subexpre
 elimination (commutative operands in canonical order) and dead-code elimination.
 
 Every rewrite is exact in IEEE arithmetic (negation, operand order and shape bookkeeping
-only), so a simplified program computes bit-identical results.
+only): a simplified program computes identical values, up to the sign of a zero result.
 
 `dce_rules[prim](eqn, used_outs) -> eqn or None` lets higher-order primitives prune their
 sub-jaxprs; `forward_rules[prim](eqn) -> atom or None` declares an equation a no-op.
@@ -115,12 +115,14 @@ def _splat_source(a, producers):
     return None
 
 
+_prims_by_name = {}
+
+
 def _prim(name):
-    from ..primitives import ALL_PRIMITIVES
-    for p in ALL_PRIMITIVES:
-        if p.name == name:
-            return p
-    raise KeyError(name)
+    if not _prims_by_name:
+        from ..primitives import ALL_PRIMITIVES
+        _prims_by_name.update((p.name, p) for p in ALL_PRIMITIVES)
+    return _prims_by_name[name]
 
 
 def _as(eqn, name, invars, params=None):

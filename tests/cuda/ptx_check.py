@@ -1,0 +1,83 @@
+"""Compile every kernel the CUDA test matrix generates to PTX for real GPUs (compute
+capabilities 8.0 and 9.0) with numba-cuda and NVVM, without a GPU and without the simulator:
+code that only the simulator accepts fails here.
+
+    python tests/cuda/ptx_check.py            # prints one line per program, exits 1 on failure
+
+Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
+Kernels with the same text are compiled once; each kernel is typed and lowered once and
+its NVVM IR compiled for both architectures.
+"""
+import os
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
+
+CCS = ((8, 0), (9, 0))
+
+
+def ptx_for_ccs(fn, sig, ccs):
+    """PTX of one kernel for several compute capabilities, typing and lowering it once."""
+    from numba import cuda
+    try:
+        from numba.cuda.compiler import _compile_pyfunc_with_fixup
+        lib, _ = _compile_pyfunc_with_fixup(
+            fn, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=ccs[0],
+            opt=None, abi="numba", abi_info=None, forceinline=False, launch_bounds=None,
+            lto=False)
+        return [lib.get_asm_str(cc=cc) for cc in ccs]
+    except ImportError:          # another numba-cuda version: the public API, once per cc
+        return [cuda.compile_ptx(fn, sig, cc=cc)[0] for cc in ccs]
+
+
+def main(names=None):
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        print("ptx_check: NUMBA_ENABLE_CUDASIM=1 is set; unset it to compile real PTX")
+        return 2
+    import xforms as xf
+    from kernels import codecache
+    from kernels.cuda import runtime as rt
+    from kernels.cuda.backend import emit_program, lowering_error
+    from programs import PROGRAMS
+
+    spec = rt.spec_for(CCS[0], sms=132)
+    seen, failures, n_kernels, t0 = set(), 0, 0, time.time()
+    for name in names or list(PROGRAMS):
+        f, args, _ = PROGRAMS[name]
+        try:
+            closed = xf.make_jaxpr(f)(*args)
+            program = emit_program(closed, spec, name)
+            mod, path, _ = codecache.load_module(program.source)
+            sigs = program.signatures()
+            new = 0
+            for k in program.kernels:
+                key = ("\n".join(k.lines[1:]), str(sigs[k.name]))
+                if key in seen:
+                    continue
+                seen.add(key)
+                try:
+                    ptxes = ptx_for_ccs(getattr(mod, k.name), sigs[k.name].args, CCS)
+                except Exception as e:
+                    raise lowering_error(e, program, path, k) from None
+                for cc, ptx in zip(CCS, ptxes):
+                    if f".target sm_{cc[0]}{cc[1]}" not in ptx:
+                        raise AssertionError(f"{k.name}: no PTX for sm_{cc[0]}{cc[1]}")
+                new += 1
+            n_kernels += new
+            print(f"ok   {name}: {len(program.kernels)} kernels ({new} new)", flush=True)
+        except Exception as e:
+            failures += 1
+            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+            traceback.print_exc(limit=-3)
+    print(f"{n_kernels} distinct kernels compiled to PTX for "
+          f"{', '.join(f'sm_{a}{b}' for a, b in CCS)} in {time.time() - t0:.1f} s; "
+          f"{failures} program(s) failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,60 @@
+"""Bugs found by the differential fuzzer (tests/fuzz), each kept as its shrunk program.
+
+Every test is a plain xforms program beside its NumPy reference, checked with the same
+properties the fuzzer checks (tests/fuzz/checks.py).  The docstring says what went wrong.
+"""
+import numpy as np
+
+import xforms.numpy as xnp
+from xforms import lax
+
+from fuzz import reference as R
+from fuzz.checks import (Case, check_eager, check_grad, check_hvp, check_jvp, check_vjp,
+                         check_vmap)
+
+
+def _args(*shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return tuple(np.asarray(rng.standard_normal(s)) for s in shapes)
+
+
+def _all_checks(case, in_axes=0):
+    check_eager(case)
+    check_jvp(case)
+    check_vjp(case)
+    check_grad(case)
+    check_hvp(case)
+    check_vmap(case, in_axes=(in_axes,) * len(case.args), out_axes=0, size=2)
+
+
+def test_none_beside_integer_array_index():
+    """x[None, :, [0]] under a transform raised "combining None with integer-array indexing
+    is not supported" (xforms/numpy/indexing.py getitem; None now becomes a length-1 axis)."""
+    def f(x0):
+        return x0[None, :, [0]], x0[[1, 0], None, [2, 0]]
+
+    def f_ref(x0):
+        return x0[None, :, [0]], x0[[1, 0], None, [2, 0]]
+    _all_checks(Case.of(f, f_ref, _args((2, 3))))
+
+
+def test_scan_inside_while_body_reading_an_outer_value():
+    """grad of a while_loop whose body runs a scan (static fori_loop) whose carry starts from
+    a value closed over from outside the loop: the tangent for_loop's body mixed the primal
+    and tangent carries of the inner scan, and the for_loop transpose (plain path) transposed
+    it as is: "scan transpose: the carry mixes linear and non-linear values".  Fixed in
+    xforms/primitives/loops.py `_plain_transpose` (partially evaluates the body first)."""
+    def f(x0):
+        def body(c):
+            t, a = c
+            v, = lax.fori_loop(0, 1, lambda i, c: (xnp.sin(c[0]),), (x0,))
+            return (t + 0.5 + 0.25 * xnp.tanh(v), v)
+        return lax.while_loop(lambda c: c[0] < 1.0, body, (0.0, x0))
+
+    def f_ref(x0):
+        def body(c):
+            t, a = c
+            v, = R.fori_loop(0, 1, lambda i, c: (np.sin(c[0]),), (x0,))
+            return (t + 0.5 + 0.25 * np.tanh(v), v)
+        return R.while_loop(lambda c: R.lt(c[0], 1.0), body, (0.0, x0))
+    _all_checks(Case.of(f, f_ref, _args(())))
