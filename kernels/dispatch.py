@@ -31,17 +31,18 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
     `leaf_kinds[k]` is "f"/"i"/"b"/"c" for Python scalars, else None (arrays and NumPy
     scalars, checked by shape and dtype).  0-d outputs come back from the kernel as scalars
     and are wrapped as 0-d xforms Arrays here."""
-    from .cpu import as_array0
     from .emit_cpu import output_accessor
     n_out = len(out_avals)
     env_outs = []
     for k, a in enumerate(out_avals):
         acc = output_accessor(k, n_out)
-        if not a.shape:
-            env_outs.append(f"w0({acc}, odt{k})")
+        if not a.shape:        # np.array(v) without a dtype argument is the fastest spelling
+            dt = "" if a.dtype == np.float64 else f", odt{k}"
+            env_outs.append(f"array({acc}{dt}).view(Array)")
         else:
             env_outs.append(acc)
-    lines, env = [], {"kernel": kernel, "Miss": Miss, "np": np, "w0": as_array0}
+    from xforms.core import Array
+    lines, env = [], {"kernel": kernel, "Miss": Miss, "array": np.array, "Array": Array}
     for k, a in enumerate(out_avals):
         env[f"odt{k}"] = a.dtype
     if in_tree.node is not tuple:

@@ -109,8 +109,8 @@ class SourceBuilder:
 class _Ctx:
     """What a scalar rule may ask about its equation."""
 
-    def __init__(self, em, eqn, size):
-        self.em, self.params = em, eqn.params
+    def __init__(self, em, eqn, size, idx=()):
+        self.em, self.params, self.idx = em, eqn.params, idx
         self.in_dtypes = [a.aval.dtype for a in eqn.invars]
         self.dtype = eqn.outvars[0].aval.dtype
         self.size = size
@@ -134,7 +134,7 @@ class _Ctx:
         return MATH_FUNCS[prim]
 
     def index(self, d):
-        return f"i{d}"
+        return self.idx[d]
 
 
 class Emitter:
@@ -257,7 +257,7 @@ class Emitter:
 
     def emit_loop(self, step):
         shape, n = tuple(step.shape), len(step.shape)
-        idx = [f"i{d}" for d in range(n)]
+        idx = [f"i{d}" if shape[d] != 1 else "0" for d in range(n)]   # no loop over size-1 dims
         size = int(np.prod(shape, dtype=np.int64))
         for v in step.writes:
             if v.aval.shape:
@@ -265,7 +265,7 @@ class Emitter:
         reds = {}
         for eqn, reads in step.body:
             if eqn.prim.name in REDUCTIONS:
-                reds[eqn] = _Reduction(self, eqn, n)
+                reds[eqn] = _Reduction(self, eqn, n, idx)
         par = (self.allow_parallel and n >= 1 and shape[0] >= 4
                and size >= PARALLEL_MIN_ELEMENTS
                and all(r.level is not None and r.level >= 1 for r in reds.values()))
@@ -282,6 +282,8 @@ class Emitter:
             if level == n:
                 for eqn, reads in step.body:
                     self._emit_body_eqn(eqn, reads, idx, writes, reds, size)
+            elif shape[level] == 1:
+                nest(level + 1)
             else:
                 rng = "prange" if par and level == 0 else "range"
                 with self.block(f"for i{level} in {rng}({shape[level]}):"):
@@ -307,7 +309,7 @@ class Emitter:
             if rule is None:
                 raise _unsupported(eqn)
             try:
-                expr = rule(_Ctx(self, eqn, size), *args)
+                expr = rule(_Ctx(self, eqn, size, idx), *args)
             except (KeyError, TypeError, ValueError) as e:
                 raise _unsupported(eqn, f"{type(e).__name__}: {e}") from None
         self.line(f"{self.s(out)} = {expr}")
@@ -321,8 +323,8 @@ class _Reduction:
     space, a scalar accumulator lives at loop depth `level` (vectorisable, private under
     prange); otherwise the output array accumulates (`level` None)."""
 
-    def __init__(self, em, eqn, n):
-        self.em, self.eqn = em, eqn
+    def __init__(self, em, eqn, n, idx):
+        self.em, self.eqn, self.idx = em, eqn, idx
         name = eqn.prim.name
         self.arg = name in ("argmax", "argmin")
         axes = (eqn.params["axis"],) if self.arg else tuple(eqn.params["axes"])
@@ -338,7 +340,7 @@ class _Reduction:
         self.op = op
 
     def _kidx(self):
-        return ", ".join(f"i{d}" for d in self.kept)
+        return ", ".join(self.idx[d] for d in self.kept)
 
     def _names(self):
         em = self.em
@@ -391,7 +393,7 @@ class _Reduction:
                 cond += f" or ({x} != {x} and {accv} == {accv})"     # the first NaN wins
             with em.block(f"if {cond}:"):
                 em.line(f"{accv} = {x}")
-                em.line(f"{acc} = {_cast_index(f'i{self.axes[0]}', self.out.aval.dtype)}")
+                em.line(f"{acc} = {_cast_index(self.idx[self.axes[0]], self.out.aval.dtype)}")
             return
         if op == "reduce_sum":
             em.line(f"{acc} += {x}")

@@ -172,6 +172,7 @@ def test_where_clip_and_friends():
     both(lambda v: xnp.clip(v, None, 0.0), F64, expected=np.clip(F64, None, 0.0))
     both(lambda v, lo: xnp.clip(v, lo, 1.0), F64, F64[0], expected=np.clip(F64, F64[0], 1.0))
     both(lambda v: xnp.clip(v, -2, 2), I64, expected=np.clip(I64, -2, 2))
+    both(lambda v: xnp.clip(v, min=-0.1, max=0.2), F64, expected=np.clip(F64, -0.1, 0.2))
     big = np.array([-1000.0, 0.0, 800.0])
     both(xnp.logaddexp, big, big[::-1], expected=np.logaddexp(big, big[::-1]))
     inf = np.array([-np.inf, np.inf, -np.inf])
@@ -235,16 +236,28 @@ def test_reduction_dtypes_and_options():
         xnp.max(np.zeros((0, 3)), axis=0)
 
 
-@pytest.mark.parametrize("ord_", [None, 1, 2, np.inf, "fro"])
-def test_norm(ord_):
-    v = F64[0]
-    if ord_ != "fro":
-        both(lambda a: xnp.linalg.norm(a, ord_), v, expected=np.linalg.norm(v, ord_))
-    if ord_ in (None, "fro"):
-        both(lambda a: xnp.linalg.norm(a, ord_), F64, expected=np.linalg.norm(F64, ord_))
-    both(lambda a: xnp.linalg.norm(a, axis=1, keepdims=True), F64,
-         expected=np.linalg.norm(F64, axis=1, keepdims=True))
-    both(xnp.linalg.norm, C128, expected=np.linalg.norm(C128))
+NORM_CASES = [
+    ("v", {}), ("v", {"ord": 1}), ("v", {"ord": 2}), ("v", {"ord": np.inf}),
+    ("v", {"ord": -np.inf}), ("v", {"ord": 0}), ("v", {"ord": 3}), ("v", {"ord": 0.5}),
+    ("m", {}), ("m", {"ord": "fro"}), ("m", {"ord": 1}), ("m", {"ord": -1}),
+    ("m", {"ord": np.inf}), ("m", {"ord": -np.inf}), ("m", {"axis": 1}),
+    ("m", {"axis": 0, "ord": 1}), ("m", {"axis": (1, 0), "ord": 1}),
+    ("m", {"axis": (0, 1), "ord": np.inf, "keepdims": True}), ("m", {"keepdims": True}),
+    ("t", {}), ("t", {"axis": -1}), ("t", {"axis": (0, 2)}), ("t", {"axis": (2, 1), "ord": 1}),
+    ("c", {}), ("c", {"ord": 1}), ("c", {"axis": 1, "ord": np.inf})]
+
+
+@pytest.mark.parametrize("kind,kw", NORM_CASES, ids=[f"{k}-{kw}" for k, kw in NORM_CASES])
+def test_norm(kind, kw):
+    x = {"v": F64[0], "m": F64, "t": X3, "c": C128}[kind]
+    both(lambda a: xnp.linalg.norm(a, **kw), x, expected=np.linalg.norm(x, **kw))
+
+
+def test_norm_unsupported_orders():
+    with pytest.raises(NotImplementedError, match="singular value"):
+        xnp.linalg.norm(F64, 2)
+    with pytest.raises(ValueError):
+        xnp.linalg.norm(X3, 1)
 
 
 # ---- linear algebra -------------------------------------------------------------------------
@@ -393,6 +406,9 @@ def test_tile_repeat_flip():
         both(lambda v: xnp.tile(v, reps), x, expected=np.tile(x, reps))
     for axis in [None, 0, 1, -1]:
         both(lambda v: xnp.repeat(v, 2, axis=axis), x, expected=np.repeat(x, 2, axis=axis))
+    both(lambda v: xnp.repeat(v, [1, 0, 3], axis=1), x, expected=np.repeat(x, [1, 0, 3], axis=1))
+    both(lambda v: xnp.repeat(v, np.array([2, 1])), x[0, :2],
+         expected=np.repeat(x[0, :2], [2, 1]))
     for axis in [None, 0, 1, (0, 1), -1]:
         both(lambda v: xnp.flip(v, axis), x, expected=np.flip(x, axis))
     both(xnp.fliplr, x, expected=np.fliplr(x))
@@ -704,6 +720,12 @@ def test_nn():
     both(nn.sigmoid, x, expected=1 / (1 + np.exp(-x)))
     both(nn.softplus, x, expected=np.logaddexp(x, 0.0))
     both(nn.gelu, x, expected=0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))))
+    wide = np.concatenate([np.linspace(-30.0, 8.0, 400), [0.0, 0.49, 0.5, 0.51, -0.5]])
+    exact = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in wide])
+    both(lambda v: nn.gelu(v, approximate=False), wide, expected=exact, rtol=2e-13, atol=0)
+    both(lambda v: nn.gelu(v, approximate=False), F32, rtol=1e-6,
+         expected=np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in F32.ravel()],
+                           np.float32).reshape(F32.shape))
     for axis in [-1, 0, 1, (0, 2)]:
         both(lambda v: nn.softmax(v, axis=axis), x, expected=_np_softmax(x, axis))
         both(lambda v: nn.log_softmax(v, axis=axis), x, expected=np.log(_np_softmax(x, axis)))

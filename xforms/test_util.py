@@ -7,8 +7,10 @@ random direction, reverse mode against forward mode by the dot-product test
     >>> from xforms.test_util import check_grads
     >>> check_grads(lambda x: xnp.sin(x) * x, (0.7,), order=3)
 
-Integer and boolean inputs are held fixed (their tangents are zero); integer outputs are
-skipped.  The random directions come from a fixed seed, so failures reproduce.
+Integer and boolean inputs are held fixed (their tangents are zero); integer and boolean
+outputs must match exactly and take no part in the derivative checks.  Tolerances and the
+step follow the least precise float dtype among inputs and outputs.  The random directions
+come from fixed seeds, so failures reproduce.
 """
 import functools
 

@@ -109,7 +109,7 @@ def _dot_general(em, eqn):
     B, M = _prod([xs[d] for d in lb]), _prod([xs[d] for d in xf])
     K, N = _prod([xs[d] for d in lc]), _prod([ys[d] for d in yf])
     if not (em.is_dev(x) and x.aval.shape) or not (em.is_dev(y) and y.aval.shape) \
-            or min(M, N) == 1 or B * M * N <= em.spec.block or K == 0:
+            or min(M, N) == 1 or K == 0:
         return _dot_as_reduction(em, eqn, xf, yf)
     em.alloc(out)
     spec, TS = em.spec, em.spec.tile

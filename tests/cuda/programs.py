@@ -59,6 +59,11 @@ def dots(a, b, v, x):
                 np.int64), x @ x.T)
 
 
+def f32_mix(x, a, b, v):
+    return (xnp.sum(x), xnp.max(x, axis=1), xnp.argmax(x, axis=0), a @ b, a @ v,
+            nn.logsumexp(x, axis=1), xnp.mean(x * x, axis=0))
+
+
 def indexing(x, idx, v):
     i = xnp.clip(idx, -4, 5)
     return (x[idx % 3], x[1], x[:, idx % 4], xnp.multiply(x, 1.0).at[idx % 3].add(1.5),
@@ -152,19 +157,16 @@ PROGRAMS = {
     "broadcast_row": (broadcasting, (X, Y[0], 0.5), 1e-12),
     "broadcast_col": (broadcasting, (X[:, :1], Y, np.float64(3.0)), 1e-12),
     "reductions": (reductions, (X, X > 0.2), 1e-12),
-    "reductions_f32": (reductions, (X.astype(np.float32), X > 0.2), 2e-5),
     "dots": (dots, (A, B, V, X), 1e-12),
-    "dots_f32": (dots, (A.astype(np.float32), B.astype(np.float32), V.astype(np.float32),
-                        X.astype(np.float32)), 2e-5),
+    "float32_mix": (f32_mix, (X.astype(np.float32), A.astype(np.float32),
+                              B.astype(np.float32), V.astype(np.float32)), 2e-5),
     "indexing": (indexing, (X, IDX, np.arange(6.0)), 1e-12),
     "mlp_grad": (xf.grad(mlp_loss), (MLP, MX, MY), 1e-12),
-    "mlp_value_and_grad": (xf.value_and_grad(mlp_loss, argnums=(0, 1)), (MLP, MX, MY), 1e-12),
     "rosen_hvp": (lambda x, v: xf.hvp(rosen, (x,), (v,)), (np.linspace(-1, 1, 5),
                                                             np.linspace(1, 2, 5)), 1e-12),
     "vmap_matvec": (xf.vmap(lambda m, v: xnp.tanh(m @ v), in_axes=(None, 0)), (A, X[:, :3]),
                     1e-12),
     "jacrev": (xf.jacrev(lambda x: xnp.sin(x) * xnp.sum(x ** 2)), (V,), 1e-12),
-    "jacfwd": (xf.jacfwd(lambda x: xnp.tanh(x) * x[0]), (V,), 1e-12),
     "cond": (lambda x, y: (piecewise(x, y), piecewise(-x, y)), (0.7, 1.3), 1e-12),
     "grad_cond": (xf.grad(piecewise, argnums=(0, 1)), (0.7, 1.3), 1e-12),
     "switch": (lambda x: (switch3(0, x), switch3(2, x), switch3(7, x)), (X,), 1e-12),

@@ -298,10 +298,11 @@ class _Gen:
                 if len(idx) < adv_len:
                     idx = idx + [idx[0]] * (adv_len - len(idx))
                 entries.append(repr([k - d if self.flag() else k for k in idx]))
-        while entries and entries[-1] == ":" and self.flag():
-            entries.pop()
         if entries and entries[0] == ":" and self.flag():
-            entries[0] = "..."
+            entries[0] = "..."       # stands for exactly one axis while no entry is dropped
+        else:
+            while entries and entries[-1] == ":" and self.flag():
+                entries.pop()
         src = ", ".join(entries) if entries else "..."
         if unique:   # .at[].set/min/max with repeated positions would be order-dependent
             pos = np.arange(int(np.prod(shape))).reshape(shape)[eval(f"np.s_[{src}]")]

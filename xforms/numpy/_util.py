@@ -130,7 +130,7 @@ def wrap_result(x):
         if not isinstance(x, bool):
             out.weak_type = True                 # a Python scalar stays weakly typed
         return out
-    if isinstance(x, (tuple, list)):
+    if type(x) in (tuple, list):
         return type(x)(wrap_result(v) for v in x)
     return x
 

@@ -23,6 +23,8 @@ def asarray(a, dtype=None, copy=None):
         return convert(out, dtype_arg(dtype)) if dtype is not None else out
     if is_python_scalar(a) and dtype is None:
         return wrap_result(a)                    # weakly typed, as in JAX
+    if type(a) is core.Array and not copy and (dtype is None or dtype_arg(dtype) == a.dtype):
+        return a                                 # no copy, keeps weak_type
     val = core.canonical_value(a)
     arr = np.array(val, copy=True) if copy else np.asarray(val)
     if dtype is not None:

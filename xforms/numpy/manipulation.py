@@ -184,11 +184,16 @@ def repeat(a, repeats, axis=None):
     a = asarray_operand(a)
     if axis is None:
         a, axis = ravel(a), 0
-    if not isinstance(repeats, (int, np.integer)):
-        raise NotImplementedError("repeat with per-element counts needs a static result shape; "
-                                  "pass an int")
     shape = aval(a).shape
     ax = canon_axis(axis, len(shape))
+    if not isinstance(repeats, (int, np.integer)):
+        from ..core import Tracer
+        if isinstance(repeats, Tracer):
+            raise TypeError("repeat: per-element counts must be concrete (a list or NumPy "
+                            "array): the result shape depends on them")
+        counts = np.broadcast_to(np.asarray(repeats, dtype=np.int64), (shape[ax],))
+        from .indexing import take
+        return take(a, np.repeat(np.arange(shape[ax]), counts), axis=ax)
     big = shape[:ax + 1] + (int(repeats),) + shape[ax + 1:]
     dims = tuple(i if i <= ax else i + 1 for i in range(len(shape)))
     b = st.broadcast_in_dim(a, big, dims)

@@ -226,7 +226,12 @@ def where(condition, x=None, y=None):
     return ew.select_n(c, y, x)
 
 
-def clip(a, a_min=None, a_max=None):
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):
+    """Limit values to [a_min, a_max] (either may be None; `min=`/`max=` as in NumPy 2)."""
+    a_min = min if a_min is None else a_min
+    a_max = max if a_max is None else a_max
+    if a_min is None and a_max is None:
+        return asarray_operand(a)
     if a_min is not None:
         a = maximum(a, a_min)
     if a_max is not None:

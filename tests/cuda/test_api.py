@@ -1,0 +1,133 @@
+"""The CUDA backend's user-facing behaviour on the simulator: device arrays, device_put /
+device_get, default_backend, as_text, lowering choices (one kernel for lane-local loops,
+host loops otherwise, kernel counts) and errors naming the primitive, dtype and target."""
+import os
+
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from kernels.cuda import runtime as rt
+from kernels.cuda.backend import emit_program
+from kernels.cuda.runtime import DeviceArray
+from xforms import lax
+from xforms.errors import LoweringError
+
+from programs import MLP, MX, MY, PROGRAMS, collatz_steps, mlp_loss, rnn
+
+sq = xf.jit(lambda x: xnp.sum(x * x), backend="cuda")
+
+
+def test_device_arrays_and_transfers():
+    x = np.arange(6.0).reshape(2, 3)
+    d = xf.device_put(x, backend="cuda")
+    assert isinstance(d, DeviceArray) and d.shape == (2, 3) and d.dtype == np.float64
+    assert d.ndim == 2 and d.size == 6 and len(d) == 2
+    np.testing.assert_array_equal(np.asarray(d), x)
+    cai = d.__cuda_array_interface__
+    assert cai["shape"] == (2, 3) and cai["typestr"] == "<f8" and cai["version"] == 3
+    s = sq(d)
+    assert isinstance(s, DeviceArray) and s.shape == () and float(s) == 55.0
+    tree = {"a": x, "b": (np.int32(3), [1.5])}
+    dt = xf.device_put(tree, backend="cuda")
+    assert isinstance(dt["b"][0], DeviceArray) and dt["b"][0].dtype == np.int32
+    back = xf.device_get(dt)
+    np.testing.assert_array_equal(back["a"], x)
+    assert back["b"][1][0] == 1.5 and type(back["a"]) is np.ndarray
+    cpu = xf.device_put(x, backend="cpu")
+    assert isinstance(cpu, xf.Array) and not isinstance(cpu, DeviceArray)
+
+
+def test_arrays_cross_backends():
+    x = np.linspace(-1.0, 1.0, 5)
+    d = sq(xf.device_put(x, backend="cuda"))
+    f = lambda a, b: a * b + 1.0
+    on_cpu = xf.jit(f, backend="cpu")(d, x)       # a CUDA array given to the CPU backend
+    assert not isinstance(on_cpu, DeviceArray)
+    np.testing.assert_allclose(on_cpu, float(d) * x + 1.0, rtol=1e-14)
+    back = xf.jit(f, backend="cuda")(on_cpu, on_cpu)     # and a CPU result to CUDA
+    assert isinstance(back, DeviceArray)
+    np.testing.assert_allclose(np.asarray(back), np.asarray(on_cpu) ** 2 + 1.0, rtol=1e-14)
+    np.testing.assert_allclose(xnp.sin(d), np.sin(float(d)))      # eager ops copy to host
+
+
+def test_default_backend_is_cuda_on_the_simulator(monkeypatch):
+    assert xf.default_backend() == "cuda"
+    assert isinstance(xf.jit(lambda x: x + 1.0)(np.ones(2)), DeviceArray)
+    monkeypatch.setenv("XFORMS_BACKEND", "cpu")
+    assert xf.default_backend() == "cpu"
+    assert not isinstance(xf.jit(lambda x: x + 2.0)(np.ones(2)), DeviceArray)
+
+
+def test_as_text_shows_kernels_and_launch_sequence():
+    text = xf.jit(mlp_loss, backend="cuda").lower(MLP, MX, MY).as_text()
+    assert "def k0(" in text and "def host(_rt, _K, _W" in text
+    assert "cuda.shared.array" in text            # tiled matmul / tree reduction
+    assert "<<<" in text and "programs.py:" in text   # launch configs, user lines
+    compiled = xf.jit(mlp_loss, backend="cuda").lower(MLP, MX, MY).compile()
+    np.testing.assert_allclose(float(compiled(MLP, MX, MY)), mlp_loss(MLP, MX, MY),
+                               rtol=1e-12)
+
+
+def _exe(f, *args):
+    return xf.jit(f, backend="cuda").lower(*args)._exe
+
+
+def test_lane_local_loops_run_in_one_kernel():
+    xs = np.array([6.0, 7.0, 1.0, 27.0])
+    exe = _exe(xf.vmap(collatz_steps), xs)
+    lane = [k for k in exe.program.kernels if "lane-local" in k.what]
+    assert len(lane) == 1 and exe.launch_sites <= 2      # (+ the initial zeros' fill)
+    assert "_rt.fetch" not in exe.source                  # no host wait per iteration
+    np.testing.assert_array_equal(np.asarray(exe(xs)[0]), [8, 16, 0, 111])
+    scalar = _exe(*PROGRAMS["while_scalar"][:1], 2.0)
+    assert scalar.launch_sites == 1
+
+
+def test_loops_with_matmuls_run_on_the_host():
+    f, args, _ = PROGRAMS["scan_rnn"]
+    exe = _exe(f, *args)
+    assert "for _i" in exe.source.split("def host")[1]   # a host loop around launches
+
+    def not_frozen(x):        # a batched predicate whose body does not freeze lanes
+        return lax.while_loop(lambda c: xnp.any(c < 5.0), lambda c: c + 1.0, x)
+    exe = _exe(not_frozen, np.array([1.0, 3.0]))
+    assert "_rt.fetch" in exe.source and "lane-local" not in exe.source
+    np.testing.assert_array_equal(np.asarray(exe(np.array([1.0, 3.0]))[0]), [5.0, 7.0])
+
+
+def test_mlp_gradient_kernel_count():
+    exe = _exe(xf.grad(mlp_loss), MLP, MX, MY)
+    assert exe.launch_sites <= 12, exe.launch_sites
+
+
+def test_errors_name_the_primitive_dtype_and_target():
+    with pytest.raises(LoweringError, match=r"CUDA backend.*complex128"):
+        xf.jit(lambda z: z * 2.0, backend="cuda")(np.ones(3, np.complex128))
+    old = rt.DeviceSpec("old", (5, 2))
+    closed = xf.make_jaxpr(lambda x, i: x.at[i].add(1.0))(np.zeros(4), np.array([1, 1]))
+    with pytest.raises(LoweringError, match=r"scatter_add.*compute capability 6\.0.*5\.2"):
+        emit_program(closed, old)
+    emit_program(xf.make_jaxpr(lambda x, i: x.at[i].add(1.0))(np.zeros(4, np.float32),
+                                                              np.array([1, 1])), old)
+
+
+def test_workspace_is_reused_and_outputs_are_fresh():
+    f = xf.jit(lambda x: (xnp.tanh(x) * 2.0, xnp.sum(xnp.exp(x))), backend="cuda")
+    x = np.linspace(0, 1, 7)
+    a1, s1 = f(x)
+    a2, s2 = f(x + 1.0)
+    np.testing.assert_allclose(np.asarray(a1), np.tanh(x) * 2.0, rtol=1e-14)
+    np.testing.assert_allclose(float(s2), np.exp(x + 1.0).sum(), rtol=1e-14)
+    assert np.asarray(a1)[0] != np.asarray(a2)[0]
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") != "1", reason="simulator only")
+def test_rnn_gradient_matches_finite_differences():
+    f, (w, h, xs), _ = PROGRAMS["grad_scan_rnn"]
+    g = np.asarray(xf.jit(f, backend="cuda")(w, h, xs))
+    loss = lambda w: float(np.sum(np.asarray(rnn(w, h, xs)[1])))
+    e = np.zeros_like(w)
+    e[1, 2] = 1e-6
+    np.testing.assert_allclose(g[1, 2], (loss(w + e) - loss(w - e)) / 2e-6, rtol=1e-6)
