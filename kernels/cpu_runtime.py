@@ -1,5 +1,10 @@
 """Helpers imported by the generated CPU modules.
 
+Library calls that every program needs (matrix products, the vectorisable math) are
+ordinary `@njit(cache=True)` functions here rather than code in each kernel: Numba compiles
+each once (and keeps it on disk), while a kernel only compiles a call to it; LLVM still
+inlines them into the kernel.
+
 The vectorisable math of `kernels.vecmath` is re-exported here as ordinary (not
 `inline="always"`) Numba functions: each is compiled once per process instead of being
 re-inlined and re-typed at every call site, and LLVM still inlines and vectorises it inside
@@ -80,9 +85,35 @@ def _vecmath_functions():
         from . import vecmath
     except Exception:              # optional: the generator then falls back to libm
         return {}
-    funcs = vecmath.rebuild_with(lambda f: numba.njit(f))
+    funcs = vecmath.rebuild_with(lambda f: numba.njit(cache=True)(f))
     return {name: funcs[name] for name in set(vecmath.VECMATH.values())}
 
 
 VECMATH_FUNCS = _vecmath_functions()
 globals().update(VECMATH_FUNCS)
+
+
+# ---- matrix products: O = op(A) @ op(B) for C-contiguous 2-D A, B, O (op: identity or .T) --
+@numba.njit(cache=True, nogil=True)
+def mm_nn(a, b, o):
+    np.dot(a, b, o)
+
+
+@numba.njit(cache=True, nogil=True)
+def mm_tn(a, b, o):
+    np.dot(a.T, b, o)
+
+
+@numba.njit(cache=True, nogil=True)
+def mm_nt(a, b, o):
+    np.dot(a, b.T, o)
+
+
+@numba.njit(cache=True, nogil=True)
+def mm_tt(a, b, o):
+    np.dot(a.T, b.T, o)
+
+
+@numba.njit(cache=True, nogil=True)
+def vdot(a, b):
+    return np.dot(a, b)

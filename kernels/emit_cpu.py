@@ -145,6 +145,7 @@ class Emitter:
         self.name = name
         self.allow_parallel = allow_parallel
         self.vecmath_used = set()
+        self.runtime_used = set()    # helper functions of kernels.cpu_runtime
         self.uses_prange = False
         self.names = {}              # Var -> base name
         self.const_params = []       # (param name, value) for ClosedJaxpr consts
@@ -507,9 +508,9 @@ def emit_module(plan, label="function", allow_parallel=True):
             "Generated from the program below by kernels/emit_cpu.py; each statement is",
             "preceded by its equation and the user's source line.", "", listing, '"""',
             "import cmath", "import math", "", "import numpy as np", "from numba import prange",
-            "", "from kernels.cpu_runtime import box"]
-    if em.vecmath_used:
-        head.append(f"from kernels.cpu_runtime import {', '.join(sorted(em.vecmath_used))}")
+            ""]
+    helpers = sorted({"box"} | em.vecmath_used | em.runtime_used)
+    head.append(f"from kernels.cpu_runtime import {', '.join(helpers)}")
     head += ["", "", f"def kernel({', '.join(params)}):"]
     body = ["    " + ln if ln else "" for ln in em.sb.lines] + [f"    return {ret}"]
     em.first_body_line = "\n".join(head).count("\n") + 2    # file line of the body's start

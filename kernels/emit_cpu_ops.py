@@ -94,10 +94,11 @@ def _dot_general(em, eqn):
         Y, yl, ycur = _transposed_copy(em, Y, perm), "n", tuple(ys[d] for d in perm)
     xshape = (M, K) if xl == "n" else (K, M)
     yshape = (K, N) if yl == "n" else (N, K)
-    tx = "" if xl == "n" else ".T"
-    ty = "" if yl == "n" else ".T"
+    fn = f"mm_{'n' if xl == 'n' else 't'}{'n' if yl == 'n' else 't'}"
+    em.runtime_used.add(fn)
     if not out.aval.shape:                       # a full contraction: BLAS dot
-        em.line(f"{em.s(out)} = np.dot({_as(X, xcur, (K,))}, {_as(Y, ycur, (K,))})")
+        em.runtime_used.add("vdot")
+        em.line(f"{em.s(out)} = vdot({_as(X, xcur, (K,))}, {_as(Y, ycur, (K,))})")
         return
     em.alloc(out)
     O = em.A(out)
@@ -105,7 +106,7 @@ def _dot_general(em, eqn):
         em.line(f"{O}.fill(0)")
         return
     if B == 1:
-        em.line(f"np.dot({_as(X, xcur, xshape)}{tx}, {_as(Y, ycur, yshape)}{ty}, "
+        em.line(f"{fn}({_as(X, xcur, xshape)}, {_as(Y, ycur, yshape)}, "
                 f"{_as(O, tuple(out.aval.shape), (M, N))})")
         return
     x3, y3, o3 = em.fresh("x"), em.fresh("y"), em.fresh("o")
@@ -114,7 +115,7 @@ def _dot_general(em, eqn):
     em.line(f"{o3} = {_as(O, tuple(out.aval.shape), (B, M, N))}")
     b = em.fresh("b")
     with em.block(f"for {b} in range({B}):"):
-        em.line(f"np.dot({x3}[{b}]{tx}, {y3}[{b}]{ty}, {o3}[{b}])")
+        em.line(f"{fn}({x3}[{b}], {y3}[{b}], {o3}[{b}])")
 
 
 def _as(expr, cur, want):

@@ -58,3 +58,21 @@ def test_scan_inside_while_body_reading_an_outer_value():
             return (t + 0.5 + 0.25 * np.tanh(v), v)
         return R.while_loop(lambda c: R.lt(c[0], 1.0), body, (0.0, x0))
     _all_checks(Case.of(f, f_ref, _args(())))
+
+
+def test_concrete_array_indexed_by_a_traced_loop_index():
+    """`xs[i]` with `xs` a concrete xforms Array closed over by a fori_loop/scan body and `i`
+    the traced loop index raised ConcretizationError (NumPy's ndarray indexing asked for the
+    index's value).  Fixed in xforms/core.py `Array.__getitem__` (traced index -> gather)."""
+    def f(x0, x1):
+        def body(i, c):
+            a, = c
+            return (a * x1[i % 3] + x1[None, (i + 1) % 3, 0],)
+        return lax.fori_loop(0, 4, body, (x0,))[0]
+
+    def f_ref(x0, x1):
+        def body(i, c):
+            a, = c
+            return (a * x1[i % 3] + x1[None, (i + 1) % 3, 0],)
+        return R.fori_loop(0, 4, body, (x0,))[0]
+    _all_checks(Case.of(f, f_ref, _args((2,), (3, 2))))

@@ -303,7 +303,8 @@ def test_other_products():
 
 EINSUM = [("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]), ("ii", [(3, 3)]),
           ("ii->i", [(3, 3)]), ("ij->ji", [(2, 3)]), ("ij", [(2, 3)]), ("ji", [(2, 3)]),
-          ("i,i", [(3,), (3,)]), ("i,j->ij", [(2,), (3,)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+          ("i,i", [(3,), (3,)]), ("i,j->ij", [(2,), (3,)]),
+          ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
           ("...ij,...jk", [(2, 3, 4), (4, 5)]), ("...ij,...jk->...ik", [(1, 3, 4), (2, 4, 5)]),
           ("ijk,kji->", [(2, 3, 4), (4, 3, 2)]), ("iij->j", [(3, 3, 2)]),
           ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]), ("i,i,i->i", [(3,), (3,), (3,)]),
@@ -597,6 +598,30 @@ def test_at_updates(op, idx):
     both(lambda x: getattr(x.at[idx], op)(2.0), A, expected=_np_update(A, idx, op, 2.0))
 
 
+TRACED_UPDATE_INDICES = [i for i in UPDATE_INDICES if not (isinstance(i, np.ndarray) and
+                                                           i.dtype == bool)]
+
+
+@pytest.mark.parametrize("op", ["set", "add", "mul", "min", "max", "get"])
+@pytest.mark.parametrize("idx", [i for i in TRACED_UPDATE_INDICES if any(
+    isinstance(p, np.ndarray) for p in (i if isinstance(i, tuple) else (i,)))], ids=repr)
+def test_at_updates_with_traced_index_arrays(op, idx):
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    arrays = [p for p in parts if isinstance(p, np.ndarray)]
+    shape = np.shape(A[idx])
+    v = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape) * 7.0
+
+    def f(x, u, *ins):
+        it = iter(ins)
+        full = tuple(next(it) if isinstance(p, np.ndarray) else p for p in parts)
+        ref = x.at[full if isinstance(idx, tuple) else full[0]]
+        return ref.get() if op == "get" else getattr(ref, op)(u)
+    want = A[idx] if op == "get" else _np_update(A, idx, op, v)
+    if op == "set" and any(len(set(a.tolist())) < len(a) for a in arrays):
+        pytest.skip("duplicate indices with set: which value wins is unspecified (as in JAX)")
+    both(f, A, v, *arrays, expected=want)
+
+
 def test_at_updates_traced_indices_and_dtypes():
     i = np.array([2, 0])
     both(lambda x, j, u: x.at[j].add(u), A, i, np.ones((2, 4, 5)),
@@ -733,6 +758,11 @@ def test_nn():
         for keepdims in (False, True):
             both(lambda v: nn.logsumexp(v, axis=axis, keepdims=keepdims), x,
                  expected=_np_logsumexp(x, axis, keepdims))
+    w = np.array([1.0, -2.0, 0.5, 3.0])
+    lse = np.log(np.abs(np.sum(w * np.exp(x), axis=-1)))
+    both(lambda v, u: nn.logsumexp(v, axis=-1, b=u, return_sign=True), x, w,
+         expected=(lse, np.sign(np.sum(w * np.exp(x), axis=-1))))
+    both(lambda v: nn.logsumexp(v, axis=0, b=2.0), x, expected=_np_logsumexp(x, 0) + np.log(2))
     both(nn.softmax, F32, expected=_np_softmax(F32.astype(np.float64)).astype(np.float32),
          rtol=1e-6)
     big = np.array([1000.0, -1000.0, 0.0, -np.inf])

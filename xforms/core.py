@@ -72,6 +72,15 @@ class Array(np.ndarray):
     # either: a Python-level one costs a call on every view/boxing of an Array).
     __numba_array_subtype_dispatch__ = False
 
+    def __getitem__(self, idx):
+        # a traced index (a loop counter inside lax.fori_loop) gives a traced gather, as a
+        # jax.Array does; NumPy's own indexing would demand the index's value
+        if isinstance(idx, Tracer) or (type(idx) is tuple and
+                                       any(isinstance(i, Tracer) for i in idx)):
+            from .numpy.indexing import getitem
+            return getitem(self, idx)
+        return np.ndarray.__getitem__(self, idx)
+
 
 def as_array(x):
     """Wrap a NumPy result as an eager `Array` (no copy)."""

@@ -12,8 +12,9 @@ from .primitives import elementwise as ew
 
 
 def relu(x):
-    """max(x, 0); integer inputs stay integers (as in JAX)."""
-    return xnp.maximum(x, 0)
+    """max(x, 0); integer inputs stay integers.  The derivative at 0 is 0, as in JAX."""
+    x = xnp.asarray(x) if not hasattr(x, "dtype") else x
+    return xnp.where(x > 0, x, xnp.zeros_like(x))
 
 
 def sigmoid(x):
@@ -24,16 +25,25 @@ def softplus(x):
     return xnp.logaddexp(x, 0.0)
 
 
-def logsumexp(a, axis=None, keepdims=False):
-    """log(sum(exp(a))) computed stably (the max is held out of the gradient)."""
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(b * exp(a))) computed stably (the max is held out of the gradient), with
+    JAX's signature: weights `b`, and `return_sign=True` -> (log|sum|, sign(sum)).
+
+    >>> xf.nn.logsumexp(xnp.array([0.0, 1000.0]))      # 1000.0
+    """
     from .api import stop_gradient
     a = float_of(a)
     m = stop_gradient(xnp.max(a, axis=axis, keepdims=True))
     m = xnp.where(xnp.isfinite(m), m, 0.0)
-    out = xnp.log(xnp.sum(xnp.exp(a - m), axis=axis, keepdims=True)) + m
+    e = xnp.exp(a - m)
+    s = xnp.sum(e if b is None else xnp.multiply(b, e), axis=axis, keepdims=True)
+    sign = xnp.sign(s)
+    out = xnp.log(xnp.abs(s) if return_sign else s) + m
     if not keepdims:
-        out = xnp.squeeze(out, axis=axis) if axis is not None else xnp.reshape(out, ())
-    return out
+        squeeze = (lambda v: xnp.squeeze(v, axis=axis)) if axis is not None else (
+            lambda v: xnp.reshape(v, ()))
+        out, sign = squeeze(out), squeeze(sign)
+    return (out, sign) if return_sign else out
 
 
 def log_softmax(x, axis=-1):

@@ -83,7 +83,8 @@ class PyTreeDef:
         if self.node is list:
             return f"[{inner}]"
         if self.node is dict:
-            return "{" + ", ".join(f"{k!r}: {c._str()}" for k, c in zip(self.aux, self.children)) + "}"
+            items = (f"{k!r}: {c._str()}" for k, c in zip(self.aux, self.children))
+            return "{" + ", ".join(items) + "}"
         if self.node is type(None):
             return "None"
         name = self.aux[0].__name__ if self.node == "namedtuple" else self.node.__name__

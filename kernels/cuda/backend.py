@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from xforms import config
-from xforms.errors import BackendError, LoweringError
+from xforms.errors import LoweringError
 from xforms.ir import Literal
 
 from .. import codecache
@@ -245,4 +245,4 @@ def device_put(tree):
     return tree_map(rt.put, tree)
 
 
-__all__ = ["compile_cuda", "CudaExecutable", "emit_program", "compile_ptx", "BackendError"]
+__all__ = ["compile_cuda", "CudaExecutable", "emit_program", "compile_ptx"]

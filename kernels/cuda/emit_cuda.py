@@ -22,16 +22,13 @@ with `_` or contain a digit, so they never meet the jaxpr's letter-only names.
 Kernels per step (launch configuration from `runtime.DeviceSpec`):
 - Loop without reductions: one grid-stride kernel over the iteration space; rank-0 loops are
   one-thread kernels.
-- Loop with reductions: a block of BX x BY threads owns BX output rows; its BY threads
-  stride over the reduced elements, then combine through shared memory (a tree); when few
-  rows leave the device idle, GY blocks share a row and a second kernel combines their
-  partial results.  Reductions over different axes in one Loop get one kernel each.
+- Loop with reductions: two-level trees (emit_cuda_reduce.py); reductions over different
+  axes in one Loop get one kernel each.
 - Ops (dot_general, gather, scatter, ...): `emit_cuda_ops.py`; control flow:
   `emit_cuda_control.py` (whole loops inside one kernel when they are lane-local, else host
   loops around launches).
 """
 import keyword
-import math
 import os
 
 import numpy as np
@@ -41,7 +38,7 @@ from xforms.ir import Literal, Var, _Names, pp_eqn
 
 from ..emit_cpu import SourceBuilder, dtype_str, lit
 from ..fusion import REDUCTIONS, VIEWS
-from ..scalar_rules import REDUCTION_INIT, get_scalar_rule
+from ..scalar_rules import get_scalar_rule
 
 OP_RULES = {}          # prim name -> rule(em, eqn)
 CONTROL_RULES = {}     # prim name -> rule(em, control_step)
@@ -450,9 +447,10 @@ class CudaEmitter:
             return
         groups = {}
         for e in reds:
-            groups.setdefault(_red_axes(e), []).append(e)
+            groups.setdefault(red_axes(e), []).append(e)
+        from .emit_cuda_reduce import reduction_kernel
         for k, (axes, es) in enumerate(groups.items()):
-            self._reduction_kernel(step, shape, axes, es, with_writes=(k == 0))
+            reduction_kernel(self, step, shape, axes, es, with_writes=(k == 0))
 
     def _needed(self, step, roots):
         """Body equations the values `roots` (Vars) depend on, in body order."""
@@ -495,255 +493,11 @@ class CudaEmitter:
             T = self.spec.block
             kb.launch(min(cdiv(size, T), self.spec.max_blocks), T)
 
-    # ---- reductions ------------------------------------------------------------------------
-    def _reduction_kernel(self, step, shape, axes, reds, with_writes):
-        spec = self.spec
-        n = len(shape)
-        kept = [d for d in range(n) if d not in axes]
-        R = int(np.prod([shape[d] for d in kept], dtype=np.int64))
-        L = int(np.prod([shape[d] for d in axes], dtype=np.int64))
-        T = spec.block
-        if n and (n - 1) in axes:        # reducing the contiguous axis: threads along it
-            BY = min(T, pow2_at_least(L))
-            BX = T // BY
-        else:                             # keeping it: a warp of rows, threads down columns
-            BX = min(spec.warp, pow2_at_least(R), T)
-            BY = T // BX
-        GX = min(cdiv(R, BX), spec.max_blocks)
-        GY = 1
-        if GX < 2 * spec.sms:
-            GY = max(1, min(spec.max_split, cdiv(L, BY * spec_min_per_thread(spec)),
-                            spec.max_blocks // GX))
-        roots = [e.invars[0] for e in reds if isinstance(e.invars[0], Var)]
-        writes = [v for v in step.writes] if with_writes else []
-        need = self._needed(step, roots + writes)
-        red_ids = {id(e) for e in reds}
-        prims = " ".join(e.prim.name for e, _ in step.body if id(e) in need or id(e) in red_ids)
-        what = (f"loop {shape}: {prims}; reduce axes {tuple(axes)} of {L} into {R} rows "
-                f"({BX}x{BY} threads per block{', ' + str(GY) + ' blocks per row' if GY > 1 else ''})")
-        kb = KernelBuilder(self, what)
-        idx = [f"i{d}" for d in range(n)]
-        accs = [_Acc(self, kb, e, k, T) for k, e in enumerate(reds)]
-        kb.line("_tid = cuda.threadIdx.x")
-        kb.line(f"_tx = _tid % {BX}")
-        kb.line(f"_ty = _tid // {BX}")
-        for a in accs:
-            a.declare()
-        local = set()
-        wset = set(writes)
-        with kb.block(f"for _r0 in range(cuda.blockIdx.x * {BX}, {R}, {GX * BX}):"):
-            kb.line("_r = _r0 + _tx")
-            for a in accs:
-                a.init()
-            with kb.block(f"if _r < {R}:"):
-                decompose(kb, "_r", [shape[d] for d in kept], [idx[d] for d in kept])
-                with kb.block(f"for _j in range(cuda.blockIdx.y * {BY} + _ty, {L}, {GY * BY}):"):
-                    decompose(kb, "_j", [shape[d] for d in axes], [idx[d] for d in axes])
-                    for eqn, reads in step.body:
-                        if id(eqn) in red_ids:
-                            acc = accs[[id(e) for e in reds].index(id(eqn))]
-                            self.check_dtypes(eqn)
-                            kb.comment(eqn)
-                            acc.update(self.read(kb, reads[0], idx, local), f"i{_arg_axis(eqn)}"
-                                       if acc.arg else None)
-                            continue
-                        if id(eqn) not in need:
-                            continue
-                        self.body_eqn(kb, eqn, reads, idx, local)
-                        out = eqn.outvars[0]
-                        if out in wset:
-                            ident = lin_expr(0, {d: s for d, s in enumerate(c_strides(shape))
-                                                 if shape[d] != 1}, idx)
-                            kb.line(f"{kb.arr(out)}[{ident}] = {self.s(out)}")
-            for a in accs:
-                a.to_shared()
-            kb.line("cuda.syncthreads()")
-            if BY > 1:                    # the tree: halve the active rows each step
-                kb.line(f"_s = {BY // 2}")
-                with kb.block("while _s > 0:"):
-                    with kb.block("if _ty < _s:"):
-                        for a in accs:
-                            a.tree_step(f"_s * {BX}" if BX > 1 else "_s")
-                    kb.line("cuda.syncthreads()")
-                    kb.line("_s //= 2")
-            with kb.block(f"if _ty == 0 and _r < {R}:"):
-                for a in accs:
-                    a.store(GY, R)
-            kb.line("cuda.syncthreads()")
-        kb.launch((GX, GY), T)
-        if GY > 1:
-            self._finish_kernel(accs, GY, R)
 
-    def _finish_kernel(self, accs, GY, R):
-        """Second level of the tree: combine the GY partial results of each row."""
-        kb = KernelBuilder(self, f"combine {GY} partial results of {R} rows: " +
-                           " ".join(a.eqn.prim.name for a in accs))
-        with kb.block(f"for _r in range(cuda.grid(1), {R}, cuda.gridsize(1)):"):
-            for a in accs:
-                a.finish(kb, GY, R)
-        T = self.spec.block
-        kb.launch(min(cdiv(R, T), self.spec.max_blocks), T)
-
-
-def spec_min_per_thread(spec):
-    """Reduced elements each thread should see before another block joins a row."""
-    return 1 if spec.block <= 32 else 4
-
-
-def _red_axes(eqn):
+def red_axes(eqn):
     if eqn.prim.name in ("argmax", "argmin"):
         return (eqn.params["axis"],)
     return tuple(sorted(eqn.params["axes"]))
-
-
-def _arg_axis(eqn):
-    return eqn.params["axis"]
-
-
-class _Acc:
-    """One reduction's accumulator: a register per thread, a shared-memory array per block,
-    partial results per row when blocks split a row."""
-
-    def __init__(self, em, kb, eqn, k, T):
-        self.em, self.kb, self.eqn, self.k, self.T = em, kb, eqn, k, T
-        self.out = eqn.outvars[0]
-        self.dt = np.dtype(eqn.invars[0].aval.dtype)
-        name = eqn.prim.name
-        self.arg = name in ("argmax", "argmin")
-        if self.dt.kind == "b" and not self.arg:
-            name = {"reduce_sum": "reduce_or", "reduce_prod": "reduce_and",
-                    "reduce_max": "reduce_or", "reduce_min": "reduce_and"}.get(name, name)
-        self.op = name
-        self.acc, self.idx = f"_acc{k}", f"_ai{k}"
-        self.sh, self.shi = f"_sh{k}", f"_shi{k}"
-        self.part = self.parti = None
-
-    def _init_value(self):
-        if self.arg:
-            k = self.dt.kind
-            big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
-            neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
-            return lit(neg if self.op == "argmax" else big, self.dt)
-        return lit(REDUCTION_INIT[self.op](self.dt), self.dt)
-
-    def declare(self):
-        self.kb.line(f"{self.sh} = cuda.shared.array({self.T}, {nbt_name(self.dt)})")
-        if self.arg:
-            self.kb.line(f"{self.shi} = cuda.shared.array({self.T}, nbt.int64)")
-
-    def init(self):
-        self.kb.line(f"{self.acc} = {self._init_value()}")
-        if self.arg:
-            self.kb.line(f"{self.idx} = {_BIG_INDEX}")
-
-    def _combine(self, kb, acc, idx, x, xi):
-        """acc (, idx) <- combine(acc, x) as statements."""
-        op = self.op
-        if self.arg:
-            cmp = ">" if op == "argmax" else "<"
-            cond = f"{x} {cmp} {acc} or ({x} == {acc} and {xi} < {idx})"
-            if self.dt.kind == "f":     # the first NaN wins
-                cond = (f"({acc} != {acc} and {x} != {x} and {xi} < {idx}) or "
-                        f"({acc} == {acc} and ({x} != {x} or {cond}))")
-            with kb.block(f"if {cond}:"):
-                kb.line(f"{acc} = {x}")
-                kb.line(f"{idx} = {xi}")
-            return
-        if op == "reduce_sum":
-            kb.line(f"{acc} = {_cast(f'{acc} + {x}', self.dt)}")
-        elif op == "reduce_prod":
-            kb.line(f"{acc} = {_cast(f'{acc} * {x}', self.dt)}")
-        elif op == "reduce_and":
-            kb.line(f"{acc} = {acc} and {x}")
-        elif op == "reduce_or":
-            kb.line(f"{acc} = {acc} or {x}")
-        elif op in ("reduce_max", "reduce_min"):
-            cmp = ">=" if op == "reduce_max" else "<="
-            if self.dt.kind == "f":
-                kb.line(f"{acc} = {acc} if {acc} {cmp} {x} or {acc} != {acc} else {x}")
-            else:
-                kb.line(f"{acc} = {'max' if op == 'reduce_max' else 'min'}({acc}, {x})")
-        else:
-            raise unsupported(self.eqn)
-
-    def update(self, x, xi):
-        if self.arg:
-            v = self.em.fresh("v")
-            self.kb.line(f"{v} = {x}")
-            self._combine(self.kb, self.acc, self.idx, v, xi)
-        else:
-            self._combine(self.kb, self.acc, self.idx, x, None)
-
-    def to_shared(self):
-        self.kb.line(f"{self.sh}[_tid] = {self.acc}")
-        if self.arg:
-            self.kb.line(f"{self.shi}[_tid] = {self.idx}")
-
-    def tree_step(self, off):
-        kb = self.kb
-        a, b = self.em.fresh("a"), self.em.fresh("b")
-        kb.line(f"{a} = {self.sh}[_tid]")
-        kb.line(f"{b} = {self.sh}[_tid + {off}]")
-        if self.arg:
-            ai, bi = self.em.fresh("ai"), self.em.fresh("bi")
-            kb.line(f"{ai} = {self.shi}[_tid]")
-            kb.line(f"{bi} = {self.shi}[_tid + {off}]")
-            self._combine(kb, a, ai, b, bi)
-            kb.line(f"{self.shi}[_tid] = {ai}")
-        else:
-            self._combine(kb, a, None, b, None)
-        kb.line(f"{self.sh}[_tid] = {a}")
-
-    def store(self, GY, R):
-        kb, em = self.kb, self.em
-        val = f"{self.sh}[_tx]"
-        if self.arg:
-            val = _cast_index(f"{self.shi}[_tx]", self.out.aval.dtype)
-        if GY == 1:
-            kb.line(f"{kb.arr(self.out)}[_r] = {val}")
-            return
-        self.part = em.temp(GY * R, self.dt)
-        pv = kb.buf(f"_P{self.k}", self.part, self.dt)
-        kb.line(f"{pv}[cuda.blockIdx.y * {R} + _r] = {self.sh}[_tx]")
-        if self.arg:
-            self.parti = em.temp(GY * R, np.int64)
-            pi = kb.buf(f"_PI{self.k}", self.parti, np.int64)
-            kb.line(f"{pi}[cuda.blockIdx.y * {R} + _r] = {self.shi}[_tx]")
-
-    def finish(self, kb, GY, R):
-        em = self.em
-        pv = kb.buf(f"_P{self.k}", self.part, self.dt)
-        acc, idx = em.fresh("c"), em.fresh("ci")
-        kb.line(f"{acc} = {pv}[_r]")
-        if self.arg:
-            pi = kb.buf(f"_PI{self.k}", self.parti, np.int64)
-            kb.line(f"{idx} = {pi}[_r]")
-        with kb.block(f"for _g in range(1, {GY}):"):
-            x = em.fresh("x")
-            kb.line(f"{x} = {pv}[_g * {R} + _r]")
-            xi = None
-            if self.arg:
-                xi = em.fresh("xi")
-                kb.line(f"{xi} = {pi}[_g * {R} + _r]")
-            self._combine(kb, acc, idx, x, xi)
-        out = kb.arr(self.out)
-        if self.arg:
-            kb.line(f"{out}[_r] = {_cast_index(idx, self.out.aval.dtype)}")
-        else:
-            kb.line(f"{out}[_r] = {acc}")
-
-
-_BIG_INDEX = 2 ** 62           # "no element yet": loses every tie on the index
-
-
-def _cast(expr, dt):
-    dt = np.dtype(dt)
-    return f"np.{dt.name}({expr})" if dt in (np.dtype(np.int32), np.dtype(np.float32)) else expr
-
-
-def _cast_index(expr, dtype):
-    dt = np.dtype(dtype)
-    return f"np.{dt.name}({expr})"
 
 
 def scalar_expr(eqn, args, idx):
@@ -765,7 +519,3 @@ def _host_comment(em, eqn):
     info = eqn.source_info
     where = f"  {os.path.basename(info.file)}:{info.line} ({info.function})" if info else ""
     return text + where
-
-
-def check_float(v):
-    return isinstance(v, float) and math.isfinite(v)

@@ -29,7 +29,7 @@ from xforms.ir import Literal, Var
 from ..emit_cpu import dtype_str, lit
 from ..fusion import ELEMENTWISE, subjaxprs
 from .emit_cuda import (CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose,
-                        scalar_expr, unsupported)
+                        scalar_expr)
 
 
 def _split(seq, *sizes):
@@ -446,11 +446,11 @@ def output_exprs(em, plan):
     return exprs
 
 
-def _to_dev(expr, dev, aval):
+def _to_dev(expr, dev, dtype):
     """A device expression for a value that may be a host scalar."""
     if dev:
         return expr
-    return f"_rt.scalar({expr}, {dtype_str(aval.dtype)})"
+    return f"_rt.scalar({expr}, {dtype_str(dtype)})"
 
 
 def _init_carry(em, outs, inits):
@@ -468,7 +468,7 @@ def _assign(em, outs, exprs):
     for v, (e, dev) in zip(outs, exprs):
         em.loc[v] = "dev"
         em.bound.add(v)
-        em.line(f"{em.A(v)} = {_to_dev(e, dev, v.aval)}")
+        em.line(f"{em.A(v)} = {_to_dev(e, dev, v.aval.dtype)}")
 
 
 def _arg(em, a):
@@ -548,7 +548,7 @@ def _host_scan(em, step):
         exprs = emit_sub(em, _subplans(step)["jaxpr"], args, "s")
         _assign(em, c_outs, exprs[:len(c_outs)])
         for y, (e, dev) in zip(ys, exprs[len(c_outs):]):
-            em.line(f"_rt.copy_into({sl(y, i)}, {_to_dev(e, dev, y.aval.__class__(y.aval.shape[1:], y.aval.dtype))})")
+            em.line(f"_rt.copy_into({sl(y, i)}, {_to_dev(e, dev, y.aval.dtype)})")
 
 
 def _rule(host_rule):
@@ -566,4 +566,4 @@ CONTROL_RULES["while"] = _rule(_host_while)
 CONTROL_RULES["for_loop"] = _rule(_host_for)
 CONTROL_RULES["scan"] = _rule(_host_scan)
 
-__all__ = ["lane_shape", "emit_sub", "unsupported"]
+__all__ = ["lane_shape", "emit_sub"]

@@ -14,7 +14,7 @@ from xforms.ir import Eqn, Var
 from xforms.primitives.elementwise import and_p, mul_p
 from xforms.primitives.reductions import reduce_or_p, reduce_sum_p
 
-from ..emit_cpu import dtype_str, lit
+from ..emit_cpu import lit
 from ..fusion import IndexMap, Loop, Read
 from .emit_cuda import (OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name,
                         unsupported)
@@ -79,7 +79,7 @@ def _scalar_out(em, out, src):
         em.line(f"{em.s(out)} = {em.host_atom(src)}")
 
 
-# ---- dot_general -------------------------------------------------------------------------------
+# ---- dot_general -----------------------------------------------------------------------------
 def _group_offset(var, dims, shape):
     """Offset contribution of flat index `var` running over `dims` (row-major) of an array of
     `shape`: one multiply when the dims are mergeable in memory, else a decomposition."""
@@ -152,8 +152,7 @@ def _dot_general(em, eqn):
                             kb.line("_acc += _sx[_ty, _kk] * _sy[_kk, _tx]")
                     kb.line("cuda.syncthreads()")
                 with kb.block(f"if _m < {M} and _n < {N}:"):
-                    acc = "_acc" if dt.kind in "bf" and dt == np.float64 or dt.kind == "b" \
-                        else f"np.{dt.name}(_acc)"
+                    acc = "_acc" if dt in (np.float64, np.bool_) else f"np.{dt.name}(_acc)"
                     kb.line(f"{O}[(_b * {M} + _m) * {N} + _n] = {acc}")
     kb.launch((gx, gy, gz), (TS, TS))
 
@@ -195,7 +194,7 @@ def _dot_as_reduction(em, eqn, xf, yf):
 OP_RULES["dot_general"] = _dot_general
 
 
-# ---- gather / scatter ------------------------------------------------------------------------------
+# ---- gather / scatter ------------------------------------------------------------------------
 def _clamped_indices(kb, ids, axes, x, bidx, bshape):
     js = []
     for k, (a, ax) in enumerate(zip(ids, axes)):
@@ -213,10 +212,7 @@ def _gather(em, eqn):
     out = eqn.outvars[0]
     bshape = tuple(ids[0].aval.shape) if ids else ()
     rest = [d for d in range(x.aval.ndim) if d not in axes]
-    if not out.aval.shape:
-        em.alloc(out)
-    else:
-        em.alloc(out)
+    em.alloc(out)
     kb = KernelBuilder(em, f"gather {x.aval.str_short()} along axes {tuple(axes)}")
     X, O = kb.arr(x), kb.arr(out)
     loop = _OutLoop(em, kb, out.aval.shape)
@@ -287,7 +283,7 @@ OP_RULES["scatter_add"] = _scatter("add")
 OP_RULES["scatter"] = _scatter("set")
 
 
-# ---- dynamic slices ------------------------------------------------------------------------------
+# ---- dynamic slices --------------------------------------------------------------------------
 def _starts(kb, starts, shape, sizes):
     names = []
     for k, (s, n, m) in enumerate(zip(starts, shape, sizes)):
@@ -340,7 +336,7 @@ OP_RULES["dynamic_slice"] = _dynamic_slice
 OP_RULES["dynamic_update_slice"] = _dynamic_update_slice
 
 
-# ---- pad, concatenate, reshape, runtime_check -----------------------------------------------------
+# ---- pad, concatenate, reshape, runtime_check ------------------------------------------------
 def _pad(em, eqn):
     em.check_dtypes(eqn)
     x, v = eqn.invars
@@ -432,5 +428,3 @@ OP_RULES["pad"] = _pad
 OP_RULES["concatenate"] = _concatenate
 OP_RULES["reshape"] = _reshape
 OP_RULES["runtime_check"] = _runtime_check
-
-__all__ = ["dtype_str"]

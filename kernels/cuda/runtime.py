@@ -12,7 +12,6 @@ static linear offsets.  All transfers and launches use one stream per process
 (`stream()`), so the host waits only where a value must come back: `device_get`,
 `np.asarray`, a `while_loop` predicate or a `cond` index computed on the device.
 """
-import os
 import threading
 from dataclasses import dataclass
 
@@ -214,13 +213,12 @@ class DeviceArray:
         """Version 3 of the CUDA Array Interface: this array's logical shape over its buffer,
         with the stream its producers ran on (consumers must order after it)."""
         if simulating():   # the simulator's arrays live in host memory: describe that
-            ptr = self.buf.copy_to_host().ctypes.data if False else \
-                self.buf._ary.__array_interface__["data"][0]
+            ptr = self.buf._ary.__array_interface__["data"][0]
             strm = None
         else:
             ptr = self.buf.__cuda_array_interface__["data"][0]
-            strm = stream().handle.value if hasattr(stream().handle, "value") else \
-                int(stream().handle)
+            h = stream().handle
+            strm = int(getattr(h, "value", h) or 0) or None
         return {"shape": self.shape, "typestr": self.dtype.str, "data": (ptr, False),
                 "strides": None, "version": 3, "stream": strm}
 
@@ -274,10 +272,3 @@ def put(x):
 def get(x):
     """One leaf to the host: a NumPy array for a DeviceArray, anything else unchanged."""
     return np.asarray(x) if isinstance(x, DeviceArray) else x
-
-
-def env_int(name, default):
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default

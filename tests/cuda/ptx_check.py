@@ -34,6 +34,23 @@ def ptx_for_ccs(fn, sig, ccs):
         return [cuda.compile_ptx(fn, sig, cc=cc)[0] for cc in ccs]
 
 
+def _toolchain_missing():
+    """Why numba-cuda cannot compile PTX here (no NVVM or NVRTC library), or None."""
+    from numba import cuda, float64
+
+    def probe(a):
+        a[0] = 1.0
+    try:
+        cuda.compile_ptx(probe, (float64[::1],), cc=CCS[0])
+    except Exception as e:
+        text = f"{type(e).__name__}: {e}"
+        if any(w in text.lower() for w in ("nvvm", "nvrtc", "dynamiclibnotfound")):
+            return text.splitlines()[0] + (" (pip install nvidia-nvvm nvidia-cuda-nvrtc, "
+                                           "or install the CUDA toolkit)")
+        raise
+    return None
+
+
 def main(names=None):
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         print("ptx_check: NUMBA_ENABLE_CUDASIM=1 is set; unset it to compile real PTX")
@@ -44,6 +61,10 @@ def main(names=None):
     from kernels.cuda.backend import emit_program, lowering_error
     from programs import PROGRAMS
 
+    reason = _toolchain_missing()
+    if reason:
+        print(f"ptx_check: cannot compile PTX here: {reason}")
+        return 3
     spec = rt.spec_for(CCS[0], sms=132)
     seen, failures, n_kernels, t0 = set(), 0, 0, time.time()
     for name in names or list(PROGRAMS):

@@ -279,7 +279,9 @@ def batch_args(case, in_axes, size, rng):
     args, per-example args list)."""
     examples = [tmap(lambda x: np.asarray(rng.standard_normal(np.shape(x))), case.args)
                 for _ in range(size)]
-    axes_leaves = flatten(in_axes)[0]
+    axes_leaves = [ax for a, spec in zip(case.args, in_axes)    # expand tree prefixes
+                   for ax in (flatten(spec)[0] if isinstance(spec, (tuple, list, dict))
+                              else [spec] * len(flatten(a)[0]))]
     leaves = [flatten(e)[0] for e in examples]
     struct = flatten(case.args)[1]
     batched = [x0 if ax is None else np.stack([lv[j] for lv in leaves], axis=ax)
@@ -343,23 +345,53 @@ def check_jit_group(group, backend=None):
 
 
 @st.composite
-def axes_for(draw, case, allow_none=True):
-    """Random vmap in_axes (one full pytree of int/None per argument, at least one int)
-    and an out_axes valid for every output leaf."""
-    leaves = case.prog.leaves()
-    axes = [draw(st.one_of(st.none(), st.integers(-len(l.shape) - 1, len(l.shape))))
-            if allow_none else draw(st.integers(-len(l.shape) - 1, len(l.shape)))
-            for l in leaves]
-    if all(a is None for a in axes):
-        axes[draw(st.integers(0, len(axes) - 1))] = 0
-    it = iter(axes)
-    in_axes = tuple(tree_map_leaves(lambda _: next(it), a) for a in case.prog.args)
+def axes_for(draw, case):
+    """Random vmap in_axes and an out_axes valid for every output leaf.  Each argument gets
+    a full pytree of int/None, or one int/None for the whole argument (a tree prefix); at
+    least one leaf is batched."""
+    def axis(rank):
+        return draw(st.one_of(st.none(), st.integers(-rank - 1, rank)))
+    in_axes = []
+    for a in case.prog.args:
+        ranks = [len(leaf.shape) for leaf in flatten(a)[0]]
+        if not isinstance(a, Leaf) and draw(st.booleans()):
+            in_axes.append(axis(min(ranks)))
+        else:
+            in_axes.append(tree_map_leaves(lambda leaf: axis(len(leaf.shape)), a))
+    if all(x is None for x in flatten(in_axes)[0]):
+        k = draw(st.integers(0, len(in_axes) - 1))
+        in_axes[k] = 0
     expected, _ = reference(case)
     min_rank = min(np.ndim(x) for x in flatten(expected)[0])
     out_axes = draw(st.integers(-min_rank - 1, min_rank))
-    return in_axes, out_axes
+    return tuple(in_axes), out_axes
+
+
+def _contract(jac_leaves, t_leaves):
+    """sum_j tensordot(J[k, j], t[j]) for a flat Jacobian ordered (outer leaf k, inner j)."""
+    n = len(t_leaves)
+    return [sum(np.tensordot(np.asarray(jac_leaves[k * n + j]), t, axes=np.ndim(t))
+                for j, t in enumerate(t_leaves)) for k in range(len(jac_leaves) // n)]
+
+
+def check_jacobians(case):
+    """jacfwd = jacrev, and contracting them with a direction gives jvp; the Hessian of a
+    scalarization contracted with a direction gives hvp."""
+    expected, _ = reference(case)
+    args, argnums = case.xargs(), n_args(case)
+    jf = xf.jacfwd(case.fn(), argnums=argnums)(*args)
+    jr = xf.jacrev(case.fn(), argnums=argnums)(*args)
+    assert_close(jf, jr, "jacfwd vs jacrev")
+    t = unit_direction(np.random.default_rng(8), case.args)
+    _, ty = xf.jvp(case.fn(), args, case.xargs(t))
+    t_leaves = flatten(t)[0]
+    assert_close(_contract(flatten(jf)[0], t_leaves), flatten(ty)[0], "jacfwd . t vs jvp")
+    fs = scalarize(case.fn(), weights(expected), xnp)
+    hess = xf.hessian(fs, argnums=argnums)(*args)
+    hv = xf.hvp(fs, args, case.xargs(t))
+    assert_close(_contract(flatten(hess)[0], t_leaves), flatten(hv)[0], "hessian . t vs hvp")
 
 
 __all__ = ["Case", "Leaf", "cases", "check_eager", "check_jvp", "check_vjp", "check_grad",
-           "check_hvp", "check_grads2", "check_vmap", "check_ir", "check_jit_group",
+           "check_hvp", "check_grads2", "check_vmap", "check_ir", "check_jit_group", "check_jacobians",
            "axes_for"]

@@ -51,6 +51,7 @@ OPS = {
     "relu": ("xf.nn.relu({a})", "R.relu({a})"),
     "clip": ("xnp.clip({a}, -0.5, 0.7)", "R.clip({a}, -0.5, 0.7)"),
     "floor": ("xnp.floor({a})", "R.floor({a})"),
+    "softabs": ("C.softabs({a})", "np.sqrt({a} * {a} + 0.1)"),      # custom_jvp
     "softmax": ("xf.nn.softmax({a}, axis={p0})", "R.softmax({a}, axis={p0})"),
     "log_softmax": ("xf.nn.log_softmax({a}, axis={p0})", "R.log_softmax({a}, axis={p0})"),
     # binary, NumPy broadcasting
@@ -66,6 +67,7 @@ OPS = {
     "pow_s": ("({a} * {a} + 0.5) ** xnp.tanh({b})", "({a} * {a} + 0.5) ** np.tanh({b})"),
     "atan2_s": ("xnp.arctan2({a}, 1.0 + {b} * {b})", "np.arctan2({a}, 1.0 + {b} * {b})"),
     "logaddexp": ("xnp.logaddexp({a}, {b})", "np.logaddexp({a}, {b})"),
+    "smooth_max": ("C.smooth_max({a}, {b})", "np.logaddexp({a}, {b})"),  # custom_jvp
     # reductions: p0 axis, p1 keepdims
     "sum": ("xnp.sum({a}, axis={p0}, keepdims={p1})", "np.sum({a}, axis={p0}, keepdims={p1})"),
     "mean": ("xnp.mean({a}, axis={p0}, keepdims={p1})",
@@ -385,7 +387,8 @@ def namespace():
     import xforms as xf
     import xforms.numpy as xnp
     from xforms import lax
-    return {"np": np, "R": R, "xf": xf, "xnp": xnp, "lax": lax}
+    from . import custom_fns as C
+    return {"np": np, "R": R, "xf": xf, "xnp": xnp, "lax": lax, "C": C}
 
 
 def build(prog, dialect="xnp"):

@@ -24,9 +24,9 @@ from .program_ast import (Block, Call, Cond, Fori, Leaf, Op, Program, Scan, Whil
 
 UNARY = ["sin", "tanh", "cos", "exp_t", "log_sp", "sqrt_s", "recip", "square", "sigmoid",
          "neg", "affine", "arctan", "arcsinh", "gauss", "log1p_sq", "expm1_t", "arcsin_t",
-         "cosh_t", "pow3", "abs", "relu", "clip", "floor", "softmax", "log_softmax"]
+         "cosh_t", "pow3", "abs", "relu", "clip", "floor", "softmax", "log_softmax", "softabs"]
 BINARY = ["add", "mul", "sub", "mul_f", "div_s", "maximum", "minimum", "where_gt", "pow_s",
-          "atan2_s", "logaddexp"]
+          "atan2_s", "logaddexp", "smooth_max"]
 REDUCE = ["sum", "mean", "max", "min", "prod_s", "var", "logsumexp", "norm"]
 DOT = ["matmul", "dot", "einsum", "tensordot", "matmul_op", "inner", "outer"]
 STRUCT = ["reshape", "transpose", "expand_dims", "broadcast_to", "concatenate", "stack",

@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from .checks import (axes_for, cases, check_eager, check_grad, check_grads2, check_hvp,
-                     check_ir, check_jit_group, check_jvp, check_vjp, check_vmap)
+                     check_ir, check_jacobians, check_jit_group, check_jvp, check_vjp,
+                     check_vmap)
 
 pytestmark = pytest.mark.fuzz
 
@@ -66,6 +67,12 @@ def test_vmap_matches_loop(data):
 @given(cases())
 def test_hvp_matches_fd_of_grad(case):
     check_hvp(case)
+
+
+@settings(max_examples=share(0.5))
+@given(cases(max_stmts=4))
+def test_jacobians_agree(case):
+    check_jacobians(case)
 
 
 @settings(max_examples=share(0.25))

@@ -15,9 +15,10 @@ from .indexing import nonzero, take
 from .linalg_ops import dot, einsum, inner, matmul, outer, tensordot, vdot
 from .reductions import (all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum,
                          var)
-from .manipulation import (atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, concatenate, expand_dims, flip,
-                    fliplr, flipud, hstack, moveaxis, ndim, pad, ravel, repeat, reshape, shape,
-                    size, split, squeeze, stack, swapaxes, tile, transpose, vstack)
+from .manipulation import (atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, concatenate,
+                           expand_dims, flip, fliplr, flipud, hstack, moveaxis, ndim, pad, ravel,
+                           repeat, reshape, shape, size, split, squeeze, stack, swapaxes, tile,
+                           transpose, vstack)
 from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
                      arctanh, around, bitwise_and, bitwise_not, bitwise_or, cbrt, ceil, clip,
                      conj, conjugate, cos, cosh, divide, equal, exp, exp2, expm1, floor,

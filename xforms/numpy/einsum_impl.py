@@ -19,7 +19,9 @@ from ..primitives import reductions as red
 from ..primitives import structural as st
 from ._util import aval, asarray_operand, convert
 
-_ELL_LABELS = "".join(chr(c) for c in range(0x3b1, 0x3b1 + 24))   # greek: never user labels
+# labels for the dimensions '...' stands for: private-use characters, which are not letters,
+# so they never collide with a user's labels
+_ELL_LABELS = "".join(chr(c) for c in range(0xE000, 0xE000 + 64))
 
 
 def _parse(subscripts, ndims):
@@ -39,8 +41,6 @@ def _parse(subscripts, ndims):
         _check_labels(s, subscripts)
         if "..." in s:
             n_ell = max(n_ell, nd - (len(s) - 3))
-    if n_ell < 0:
-        raise ValueError(f"einsum: subscripts {subscripts!r} have too many labels")
     ell = _ELL_LABELS[:n_ell]
     labels = []
     for s, nd in zip(ins, ndims):

@@ -24,7 +24,8 @@ def _is_int_scalar(i):
 def _is_array_index(i):
     if isinstance(i, Tracer):
         return True
-    return isinstance(i, (np.ndarray, list)) or (isinstance(i, np.generic) and not _is_int_scalar(i))
+    return isinstance(i, (np.ndarray, list)) or (isinstance(i, np.generic)
+                                                 and not _is_int_scalar(i))
 
 
 def _expand(idx, ndim):
@@ -91,9 +92,11 @@ def getitem(x, idx):
                                  "use lax.dynamic_slice")
             s, l, st_ = e.indices(n)
             if st_ < 0:
+                # a negative step: flip the axis, then slice it with the positive step
                 cnt = len(range(s, l, st_))
                 flips.append(dim)
-                s, l, st_ = n - 1 - s, n - 1 - s + (cnt - 1) * (-st_) + 1 if cnt else n - 1 - s, -st_
+                s, st_ = n - 1 - s, -st_
+                l = s + (cnt - 1) * st_ + 1 if cnt else s
                 if not cnt:
                     s = l = 0
             starts.append(s)

@@ -1,6 +1,4 @@
 """Products of `xforms.numpy`: dot, matmul, vdot, inner, outer, tensordot, einsum."""
-import numpy as np
-
 from ..primitives import contraction as con
 from ..primitives import elementwise as ew
 from ._util import aval, asarray_operand, broadcast_to, promote
@@ -15,7 +13,10 @@ def _promote_dtypes(a, b):
 
 
 def matmul(a, b):
-    """Matrix product with NumPy's broadcasting of leading dims.  >>> xnp.ones((2, 3)) @ xnp.ones(3)"""
+    """Matrix product with NumPy's broadcasting of leading dims.
+
+    >>> xnp.matmul(xnp.ones((2, 3)), xnp.ones(3))
+    """
     a, b = _promote_dtypes(a, b)
     sa, sb = aval(a).shape, aval(b).shape
     if not sa or not sb:

@@ -4,7 +4,7 @@ import builtins
 import numpy as np
 
 from ..primitives import structural as st
-from ._util import aval, asarray_operand, broadcast_to, canon_axis, promote
+from ._util import aval, asarray_operand, broadcast_to, canon_axis
 
 
 def reshape(a, newshape=None, order="C", shape=None):

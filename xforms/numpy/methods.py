@@ -52,8 +52,8 @@ def _reshape(self, *shape, order="C"):
 
 
 def _transpose(self, *axes):
-    return shape_mod.transpose(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list))
-                               else (axes or None))
+    one = len(axes) == 1 and isinstance(axes[0], (tuple, list))
+    return shape_mod.transpose(self, axes[0] if one else (axes or None))
 
 
 shape_mod = shape

@@ -29,7 +29,8 @@ def _reducer(prim_fn, name, int_to=None):
         axes = canon_axes(axis, aval(a).ndim)
         return _keep(a, prim_fn(a, axes) if axes else a, axes, keepdims)
     f.__name__ = name
-    f.__doc__ = f"{name} over `axis` (None: all axes).\n\n    >>> xnp.{name}(xnp.ones((2, 3)), axis=1)"
+    f.__doc__ = (f"{name} over `axis` (None: all axes).\n\n"
+                 f"    >>> xnp.{name}(xnp.ones((2, 3)), axis=1)")
     return f
 
 

@@ -54,7 +54,8 @@ def _rounding(prim_fn, name):
         x = asarray_operand(x)
         return x if aval(x).dtype.kind in "biu" else prim_fn(x)   # integers are already whole
     f.__name__ = name
-    f.__doc__ = f"Elementwise {name}; integer inputs are returned unchanged.\n\n    >>> xnp.{name}(1.5)"
+    f.__doc__ = (f"Elementwise {name}; integer inputs are returned unchanged.\n\n"
+                 f"    >>> xnp.{name}(1.5)")
     return f
 
 

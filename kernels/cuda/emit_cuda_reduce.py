@@ -1,0 +1,276 @@
+"""Reductions of a fused Loop as two-level trees (see emit_cuda.py for the conventions).
+
+A block of BX x BY threads owns BX output rows: its BY threads stride over the reduced
+elements of their row, accumulating in a register, then combine through shared memory in
+a tree (halving the active threads each step).  When the rows alone leave the device idle,
+GY blocks share each row: they write partial results and a second kernel combines them.
+No thread ever loops over a whole reduction.
+
+    for _r0 in range(cuda.blockIdx.x * BX, R, GX * BX):        # row tiles
+        _r = _r0 + _tx
+        _acc0 = 0.0
+        if _r < R:
+            for _j in range(cuda.blockIdx.y * BY + _ty, L, GY * BY):
+                ...                                             # the fused body at (_r, _j)
+                _acc0 = _acc0 + x
+        _sh0[_tid] = _acc0                                      # then the tree over _ty
+
+argmax/argmin carry (value, index) pairs; ties go to the smaller index and the first NaN
+wins, as in NumPy.  Bool sums and products are `or` and `and`.
+"""
+import numpy as np
+
+from xforms.ir import Var
+
+from ..emit_cpu import lit
+from ..scalar_rules import REDUCTION_INIT
+from .emit_cuda import KernelBuilder, c_strides, cdiv, decompose, lin_expr, nbt_name, \
+    pow2_at_least, unsupported
+
+
+def reduction_kernel(em, step, shape, axes, reds, with_writes):
+    """One kernel for the reductions `reds` (over `axes`) of a fused Loop, with the Loop's
+    elementwise writes when `with_writes`; a second kernel combines split rows."""
+    spec = em.spec
+    n = len(shape)
+    kept = [d for d in range(n) if d not in axes]
+    R = int(np.prod([shape[d] for d in kept], dtype=np.int64))
+    L = int(np.prod([shape[d] for d in axes], dtype=np.int64))
+    T = spec.block
+    if n and (n - 1) in axes:        # reducing the contiguous axis: threads along it
+        BY = min(T, pow2_at_least(L))
+        BX = T // BY
+    else:                             # keeping it: a warp of rows, threads down columns
+        BX = min(spec.warp, pow2_at_least(R), T)
+        BY = T // BX
+    GX = min(cdiv(R, BX), spec.max_blocks)
+    GY = 1
+    if GX < 2 * spec.sms:
+        GY = max(1, min(spec.max_split, cdiv(L, BY * spec_min_per_thread(spec)),
+                        spec.max_blocks // GX))
+    roots = [e.invars[0] for e in reds if isinstance(e.invars[0], Var)]
+    writes = [v for v in step.writes] if with_writes else []
+    need = em._needed(step, roots + writes)
+    red_ids = {id(e) for e in reds}
+    prims = " ".join(e.prim.name for e, _ in step.body if id(e) in need or id(e) in red_ids)
+    split = f", {GY} blocks per row" if GY > 1 else ""
+    what = (f"loop {shape}: {prims}; reduce axes {tuple(axes)} of {L} into {R} rows "
+            f"({BX}x{BY} threads per block{split})")
+    kb = KernelBuilder(em, what)
+    idx = [f"i{d}" for d in range(n)]
+    accs = [_Acc(em, kb, e, k, T) for k, e in enumerate(reds)]
+    kb.line("_tid = cuda.threadIdx.x")
+    kb.line(f"_tx = _tid % {BX}")
+    kb.line(f"_ty = _tid // {BX}")
+    for a in accs:
+        a.declare()
+    local = set()
+    wset = set(writes)
+    with kb.block(f"for _r0 in range(cuda.blockIdx.x * {BX}, {R}, {GX * BX}):"):
+        kb.line("_r = _r0 + _tx")
+        for a in accs:
+            a.init()
+        with kb.block(f"if _r < {R}:"):
+            decompose(kb, "_r", [shape[d] for d in kept], [idx[d] for d in kept])
+            with kb.block(f"for _j in range(cuda.blockIdx.y * {BY} + _ty, {L}, {GY * BY}):"):
+                decompose(kb, "_j", [shape[d] for d in axes], [idx[d] for d in axes])
+                for eqn, reads in step.body:
+                    if id(eqn) in red_ids:
+                        acc = accs[[id(e) for e in reds].index(id(eqn))]
+                        em.check_dtypes(eqn)
+                        kb.comment(eqn)
+                        acc.update(em.read(kb, reads[0], idx, local), f"i{_arg_axis(eqn)}"
+                                   if acc.arg else None)
+                        continue
+                    if id(eqn) not in need:
+                        continue
+                    em.body_eqn(kb, eqn, reads, idx, local)
+                    out = eqn.outvars[0]
+                    if out in wset:
+                        ident = lin_expr(0, {d: s for d, s in enumerate(c_strides(shape))
+                                             if shape[d] != 1}, idx)
+                        kb.line(f"{kb.arr(out)}[{ident}] = {em.s(out)}")
+        for a in accs:
+            a.to_shared()
+        kb.line("cuda.syncthreads()")
+        if BY > 1:                    # the tree: halve the active rows each step
+            kb.line(f"_s = {BY // 2}")
+            with kb.block("while _s > 0:"):
+                with kb.block("if _ty < _s:"):
+                    for a in accs:
+                        a.tree_step(f"_s * {BX}" if BX > 1 else "_s")
+                kb.line("cuda.syncthreads()")
+                kb.line("_s //= 2")
+        with kb.block(f"if _ty == 0 and _r < {R}:"):
+            for a in accs:
+                a.store(GY, R)
+        kb.line("cuda.syncthreads()")
+    kb.launch((GX, GY), T)
+    if GY > 1:
+        finish_kernel(em, accs, GY, R)
+
+
+def finish_kernel(em, accs, GY, R):
+    """Second level of the tree: combine the GY partial results of each row."""
+    kb = KernelBuilder(em, f"combine {GY} partial results of {R} rows: " +
+                       " ".join(a.eqn.prim.name for a in accs))
+    with kb.block(f"for _r in range(cuda.grid(1), {R}, cuda.gridsize(1)):"):
+        for a in accs:
+            a.finish(kb, GY, R)
+    T = em.spec.block
+    kb.launch(min(cdiv(R, T), em.spec.max_blocks), T)
+
+
+def spec_min_per_thread(spec):
+    """Reduced elements each thread should see before another block joins a row."""
+    return 1 if spec.block <= 32 else 4
+
+
+def _arg_axis(eqn):
+    return eqn.params["axis"]
+
+
+class _Acc:
+    """One reduction's accumulator: a register per thread, a shared-memory array per block,
+    partial results per row when blocks split a row."""
+
+    def __init__(self, em, kb, eqn, k, T):
+        self.em, self.kb, self.eqn, self.k, self.T = em, kb, eqn, k, T
+        self.out = eqn.outvars[0]
+        self.dt = np.dtype(eqn.invars[0].aval.dtype)
+        name = eqn.prim.name
+        self.arg = name in ("argmax", "argmin")
+        if self.dt.kind == "b" and not self.arg:
+            name = {"reduce_sum": "reduce_or", "reduce_prod": "reduce_and",
+                    "reduce_max": "reduce_or", "reduce_min": "reduce_and"}.get(name, name)
+        self.op = name
+        self.acc, self.idx = f"_acc{k}", f"_ai{k}"
+        self.sh, self.shi = f"_sh{k}", f"_shi{k}"
+        self.part = self.parti = None
+
+    def _init_value(self):
+        if self.arg:
+            k = self.dt.kind
+            big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
+            neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
+            return lit(neg if self.op == "argmax" else big, self.dt)
+        return lit(REDUCTION_INIT[self.op](self.dt), self.dt)
+
+    def declare(self):
+        self.kb.line(f"{self.sh} = cuda.shared.array({self.T}, {nbt_name(self.dt)})")
+        if self.arg:
+            self.kb.line(f"{self.shi} = cuda.shared.array({self.T}, nbt.int64)")
+
+    def init(self):
+        self.kb.line(f"{self.acc} = {self._init_value()}")
+        if self.arg:
+            self.kb.line(f"{self.idx} = {_BIG_INDEX}")
+
+    def _combine(self, kb, acc, idx, x, xi):
+        """acc (, idx) <- combine(acc, x) as statements."""
+        op = self.op
+        if self.arg:
+            cmp = ">" if op == "argmax" else "<"
+            cond = f"{x} {cmp} {acc} or ({x} == {acc} and {xi} < {idx})"
+            if self.dt.kind == "f":     # the first NaN wins
+                cond = (f"({acc} != {acc} and {x} != {x} and {xi} < {idx}) or "
+                        f"({acc} == {acc} and ({x} != {x} or {cond}))")
+            with kb.block(f"if {cond}:"):
+                kb.line(f"{acc} = {x}")
+                kb.line(f"{idx} = {xi}")
+            return
+        if op == "reduce_sum":
+            kb.line(f"{acc} = {_cast(f'{acc} + {x}', self.dt)}")
+        elif op == "reduce_prod":
+            kb.line(f"{acc} = {_cast(f'{acc} * {x}', self.dt)}")
+        elif op == "reduce_and":
+            kb.line(f"{acc} = {acc} and {x}")
+        elif op == "reduce_or":
+            kb.line(f"{acc} = {acc} or {x}")
+        elif op in ("reduce_max", "reduce_min"):
+            cmp = ">=" if op == "reduce_max" else "<="
+            if self.dt.kind == "f":
+                kb.line(f"{acc} = {acc} if {acc} {cmp} {x} or {acc} != {acc} else {x}")
+            else:
+                kb.line(f"{acc} = {'max' if op == 'reduce_max' else 'min'}({acc}, {x})")
+        else:
+            raise unsupported(self.eqn)
+
+    def update(self, x, xi):
+        if self.arg:
+            v = self.em.fresh("v")
+            self.kb.line(f"{v} = {x}")
+            self._combine(self.kb, self.acc, self.idx, v, xi)
+        else:
+            self._combine(self.kb, self.acc, self.idx, x, None)
+
+    def to_shared(self):
+        self.kb.line(f"{self.sh}[_tid] = {self.acc}")
+        if self.arg:
+            self.kb.line(f"{self.shi}[_tid] = {self.idx}")
+
+    def tree_step(self, off):
+        kb = self.kb
+        a, b = self.em.fresh("a"), self.em.fresh("b")
+        kb.line(f"{a} = {self.sh}[_tid]")
+        kb.line(f"{b} = {self.sh}[_tid + {off}]")
+        if self.arg:
+            ai, bi = self.em.fresh("ai"), self.em.fresh("bi")
+            kb.line(f"{ai} = {self.shi}[_tid]")
+            kb.line(f"{bi} = {self.shi}[_tid + {off}]")
+            self._combine(kb, a, ai, b, bi)
+            kb.line(f"{self.shi}[_tid] = {ai}")
+        else:
+            self._combine(kb, a, None, b, None)
+        kb.line(f"{self.sh}[_tid] = {a}")
+
+    def store(self, GY, R):
+        kb, em = self.kb, self.em
+        val = f"{self.sh}[_tx]"
+        if self.arg:
+            val = _cast_index(f"{self.shi}[_tx]", self.out.aval.dtype)
+        if GY == 1:
+            kb.line(f"{kb.arr(self.out)}[_r] = {val}")
+            return
+        self.part = em.temp(GY * R, self.dt)
+        pv = kb.buf(f"_P{self.k}", self.part, self.dt)
+        kb.line(f"{pv}[cuda.blockIdx.y * {R} + _r] = {self.sh}[_tx]")
+        if self.arg:
+            self.parti = em.temp(GY * R, np.int64)
+            pi = kb.buf(f"_PI{self.k}", self.parti, np.int64)
+            kb.line(f"{pi}[cuda.blockIdx.y * {R} + _r] = {self.shi}[_tx]")
+
+    def finish(self, kb, GY, R):
+        em = self.em
+        pv = kb.buf(f"_P{self.k}", self.part, self.dt)
+        acc, idx = em.fresh("c"), em.fresh("ci")
+        kb.line(f"{acc} = {pv}[_r]")
+        if self.arg:
+            pi = kb.buf(f"_PI{self.k}", self.parti, np.int64)
+            kb.line(f"{idx} = {pi}[_r]")
+        with kb.block(f"for _g in range(1, {GY}):"):
+            x = em.fresh("x")
+            kb.line(f"{x} = {pv}[_g * {R} + _r]")
+            xi = None
+            if self.arg:
+                xi = em.fresh("xi")
+                kb.line(f"{xi} = {pi}[_g * {R} + _r]")
+            self._combine(kb, acc, idx, x, xi)
+        out = kb.arr(self.out)
+        if self.arg:
+            kb.line(f"{out}[_r] = {_cast_index(idx, self.out.aval.dtype)}")
+        else:
+            kb.line(f"{out}[_r] = {acc}")
+
+
+_BIG_INDEX = 2 ** 62           # "no element yet": loses every tie on the index
+
+
+def _cast(expr, dt):
+    dt = np.dtype(dt)
+    return f"np.{dt.name}({expr})" if dt in (np.dtype(np.int32), np.dtype(np.float32)) else expr
+
+
+def _cast_index(expr, dtype):
+    dt = np.dtype(dtype)
+    return f"np.{dt.name}({expr})"

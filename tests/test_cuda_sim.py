@@ -1,0 +1,62 @@
+"""The CUDA backend in CI (no GPU): its tests run in a separate process on Numba's CUDA
+simulator (NUMBA_ENABLE_CUDASIM=1 must be set before numba is imported), and every kernel of
+that test matrix is compiled to PTX for compute capabilities 8.0 and 9.0 in a third process
+without the simulator, so code the simulator accepts but real CUDA rejects fails here.
+In this process: without a GPU, asking for "cuda" raises a BackendError that says what to do."""
+import importlib.util
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import xforms as xf
+from xforms.errors import BackendError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HAVE_NUMBA_CUDA = importlib.util.find_spec("numba_cuda") is not None
+needs_numba_cuda = pytest.mark.skipif(
+    not HAVE_NUMBA_CUDA, reason="numba-cuda is not installed (pip install -e '.[test]')")
+
+
+def _run(cmd, sim, timeout=900):
+    env = dict(os.environ)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    env.pop("XFORMS_BACKEND", None)
+    if sim:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@needs_numba_cuda
+def test_cuda_backend_on_the_simulator():
+    r = _run([sys.executable, "-m", "pytest", "tests/cuda", "-q", "-p", "no:cacheprovider",
+              "-p", "no:xdist"], sim=True)
+    assert r.returncode == 0, \
+        f"CUDA simulator tests failed:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
+    assert " passed" in r.stdout and "skipped" not in r.stdout.splitlines()[-1], r.stdout[-2000:]
+
+
+@needs_numba_cuda
+def test_every_matrix_kernel_compiles_to_ptx():
+    r = _run([sys.executable, "tests/cuda/ptx_check.py"], sim=False)
+    if r.returncode == 3:
+        pytest.skip(f"no NVVM to compile PTX with: {r.stdout.strip()[-500:]}")
+    assert r.returncode == 0, f"PTX compilation failed:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
+    assert "0 program(s) failed" in r.stdout
+
+
+def test_cuda_without_a_gpu_raises_a_clear_error():
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        pytest.skip("this process runs on the simulator")
+    from kernels.cuda import cuda_available
+    if cuda_available():
+        pytest.skip("a GPU is present")
+    assert xf.default_backend() == "cpu" or os.environ.get("XFORMS_BACKEND")
+    with pytest.raises(BackendError, match=r"xforms\[cuda\].*NUMBA_ENABLE_CUDASIM=1"):
+        xf.jit(lambda x: x + 1.0, backend="cuda")(np.ones(2))
+    with pytest.raises(BackendError, match="NUMBA_ENABLE_CUDASIM"):
+        xf.device_put(np.ones(2), backend="cuda")
