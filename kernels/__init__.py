@@ -9,12 +9,16 @@ Layers, in processing order (each a pure function of the previous one's output):
   cpu.py           the "cpu" backend: compile_cpu(closed, options) -> CpuExecutable
   dispatch.py      the per-signature fast call path used by `xforms.jit`
   cpu_runtime.py   helpers imported by generated modules; vecmath.py: vectorisable math
+  numba_patches.py a compile-time fix for Numba (quadratic lowering of long blocks)
 
 Importing this package registers the "cpu" backend with `xforms.jit`.
 """
 from xforms.jit import register_backend
 
+from . import numba_patches
 from .cpu import CpuExecutable, compile_cpu
+
+numba_patches.apply()        # linear-time lowering of long straight-line kernels
 
 register_backend("cpu", compile_cpu)
 from . import cuda as _cuda  # noqa: E402,F401  (registers "cuda"; numba.cuda loads lazily)

@@ -77,16 +77,21 @@ class CpuExecutable:
         return x
 
     def __call__(self, *args):
-        conv = [self._arg(x, a) for x, a in zip(args, self.in_avals, strict=True)]
-        r = self.kernel(*conv, *self.consts)
+        """Run on flat arguments of this executable's signature (shapes already checked by
+        the caller); returns the flat outputs."""
+        try:              # Numba checks dtypes, ranks, layouts; convert only when it refuses
+            r = self.kernel(*args, *self.consts)
+        except TypeError:
+            conv = [self._arg(x, a) for x, a in zip(args, self.in_avals, strict=True)]
+            r = self.kernel(*conv, *self.consts)
         n = self._n_out
         flat = [r] if n == 1 else list(r) if n <= OUT_GROUP else [x for g in r for x in g]
         return [as_array0(x, a.dtype) if not a.shape else x
                 for x, a in zip(flat, self.out_avals)]
 
-    def make_fast_call(self, in_tree, leaf_kinds, out_tree):
+    def make_fast_call(self, in_tree, leaf_kinds, out_tree, statics=None):
         return make_fast_call(self.kernel, in_tree, leaf_kinds, self.in_avals, self.consts,
-                              out_tree, self.out_avals)
+                              out_tree, self.out_avals, statics)
 
 
 def compile_cpu(closed, options=None):

@@ -12,16 +12,22 @@ the generated loops (the machine code is identical).
 
 `box(a)` returns a Numba array so that it reaches Python as an `xforms.core.Array` (the
 eager array type, which supports `.at[]`) without a Python-level `.view()` per output: the
-array gets a Numba type whose `box_type` is `Array`.  `box0(x, like)` makes a 0-d Array
-from a scalar.  Each helper is also a plain Python function, so a generated module runs
-without Numba (`XFORMS_DISABLE_JIT=1`).
+array gets a Numba type whose `box_type` is `Array`.  (0-d outputs are returned as scalars
+and wrapped by the caller, which is cheaper than boxing a 0-d array.)  Every helper can
+also be called from Python, so a generated module runs without Numba
+(`XFORMS_DISABLE_JIT=1`).
 """
 import numba
 import numpy as np
 from numba.core import types
-from numba.extending import intrinsic, models, overload, register_model
+from numba.extending import intrinsic, models, register_model
 
+from xforms import config
 from xforms.core import Array
+
+from .codecache import cache_enabled
+
+_CACHE = cache_enabled()      # XFORMS_DISABLE_CACHE=1 keeps these off the disk too
 
 
 class ArrayBoxedAsXforms(types.Array):
@@ -55,29 +61,13 @@ def _as_xforms(typingctx, a):
     return sig, codegen
 
 
-def box(a):
-    """Mark array `a` to be returned to Python as an xforms Array."""
+def _py_box(a):
     return np.asarray(a).view(Array)
 
 
-@overload(box, inline="always")
-def _box_impl(a):
-    if isinstance(a, types.Array):
-        return lambda a: _as_xforms(a)
-
-
-def box0(x, dtype):
-    """A 0-d xforms Array holding scalar `x` (dtype a NumPy scalar type)."""
-    return np.asarray(x, dtype).view(Array)
-
-
-@overload(box0, inline="always")
-def _box0_impl(x, dtype):
-    def impl(x, dtype):
-        a = np.empty((), dtype)
-        a[()] = x
-        return _as_xforms(a)
-    return impl
+# Mark an array to be returned to Python as an xforms Array: an intrinsic (nothing to compile
+# per type) in compiled kernels, a plain function when they run as Python.
+box = _py_box if config.DISABLE_JIT else _as_xforms
 
 
 def _vecmath_functions():
@@ -85,7 +75,7 @@ def _vecmath_functions():
         from . import vecmath
     except Exception:              # optional: the generator then falls back to libm
         return {}
-    funcs = vecmath.rebuild_with(lambda f: numba.njit(cache=True)(f))
+    funcs = vecmath.rebuild_with(lambda f: numba.njit(cache=_CACHE)(f))
     return {name: funcs[name] for name in set(vecmath.VECMATH.values())}
 
 
@@ -94,26 +84,26 @@ globals().update(VECMATH_FUNCS)
 
 
 # ---- matrix products: O = op(A) @ op(B) for C-contiguous 2-D A, B, O (op: identity or .T) --
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def mm_nn(a, b, o):
     np.dot(a, b, o)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def mm_tn(a, b, o):
     np.dot(a.T, b, o)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def mm_nt(a, b, o):
     np.dot(a, b.T, o)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def mm_tt(a, b, o):
     np.dot(a.T, b.T, o)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=_CACHE, nogil=True)
 def vdot(a, b):
     return np.dot(a, b)

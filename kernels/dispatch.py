@@ -26,11 +26,13 @@ MISSES = (TypeError, AttributeError, LookupError, ValueError)
 _PY_SCALARS = {"f": "float", "i": "int", "b": "bool", "c": "complex"}
 
 
-def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_avals):
+def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_avals,
+                   statics=None):
     """-> callable(*args) or None.  `in_tree` is the treedef of the positional-args tuple;
     `leaf_kinds[k]` is "f"/"i"/"b"/"c" for Python scalars, else None (arrays and NumPy
     scalars, checked by shape and dtype).  0-d outputs come back from the kernel as scalars
-    and are wrapped as 0-d xforms Arrays here."""
+    and are wrapped as 0-d xforms Arrays here.  `statics` ({position: value}) are static
+    positional arguments: checked by identity or equality, not passed to the kernel."""
     from .emit_cpu import output_accessor
     n_out = len(out_avals)
     env_outs = []
@@ -47,7 +49,14 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
         env[f"odt{k}"] = a.dtype
     if in_tree.node is not tuple:
         return None
-    params = [f"a{k}" for k in range(len(in_tree.children))]
+    statics = statics or {}
+    n_args = len(in_tree.children) + len(statics)
+    params = [f"a{k}" for k in range(n_args)]
+    dyn_params = [p for k, p in enumerate(params) if k not in statics]
+    for k, v in statics.items():
+        env[f"st{k}"] = v
+        lines.append(f"if a{k} is not st{k} and not (type(a{k}) is type(st{k}) and "
+                     f"a{k} == st{k}): raise Miss")
     leaves = []
 
     def walk(td, expr):
@@ -78,7 +87,7 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
             return True
         return False
 
-    for p, c in zip(params, in_tree.children):
+    for p, c in zip(dyn_params, in_tree.children, strict=True):
         if not walk(c, p):
             return None
     if len(leaves) != len(in_avals):

@@ -26,19 +26,26 @@ Data structures (all read-only once built):
 - `Control(eqn, subplans)`: a higher-order primitive (cond, switch, while, scan, ...)
   with one sub-`Plan` per ClosedJaxpr in its params, in the order of `subjaxprs(eqn)`.
   Backends emit a real branch or loop around the sub-plans' code.
-- `Plan(jaxpr, steps, materialized, storage, outputs)`: `materialized` is the set of Vars
-  that exist outside loops (rank-0 ones are scalars, the rest buffers); `storage` maps each
-  non-rank-0 materialized Var produced by a step to a `Storage` (buffer reuse: a Var may get
-  the storage of a buffer whose last use has passed, same dtype and size; `reshape` Ops and
-  in-place updates alias their operand's storage).  Program outputs never share storage
-  with inputs or with each other's live temporaries.
+- `Plan(jaxpr, steps, materialized, storage, reuse, outputs, consts)`: `materialized` is the
+  set of Vars that exist outside loops (rank-0 ones are scalars, the rest buffers); `consts`
+  the values of `jaxpr.constvars` (backends pass them as arguments, never as globals).
+  `storage` maps each non-rank-0 materialized Var (and each input) to a `Storage`; `reuse[v]
+  = u` says v takes over the buffer of u, which is dead by then (same dtype and size, maybe
+  another shape).  `reshape` and `runtime_check` Ops alias their operand's storage (views),
+  and scatter / scatter_add / dynamic_update_slice update their operand in place when it
+  dies at that step (`reuse[out] is operand`).  Inputs are never written, except the
+  *owned* inputs of a loop body (its carry, `owned_inputs`), which the body may update in
+  place once dead.  An output that aliases an input, a constant or another output must be
+  copied by the backend (`Storage.external`, shared storage).
 
 Partitioning (greedy, in program order, as XLA's loop fusion): every elementwise or
 reduction equation starts a node; a node merges into its producer's node when the value
 flows between them at the same index (same iteration shape, identity map), the producer is
-not a reduction, and the merge creates no cycle through other nodes.  A value leaves its
-loop (is materialized) when it is a program output, is read by another node, or is read
-through a non-identity map.
+not a reduction, and the merge creates no cycle through other nodes.  Then loops of the
+same shape with no path between them merge too (sibling fusion: one pass over memory, and
+much less code for the backend compiler).  A value leaves its loop (is materialized) when
+it is a program output, is read by another node, or is read through a non-identity map.
+Sub-programs of control flow are planned recursively (`plan_program`).
 """
 import heapq
 import itertools
@@ -398,15 +405,12 @@ def _can_merge(gp, gc, edges, succs, nodes):
         for b in succs[a]:
             if b in ids_c and not edges[(a, b)]:
                 return False
-    limit = max(ids_c)             # edges go forward: a group starting later cannot reach gc
     start = [nodes[b].group for a in ids_p for b in succs[a]
              if b not in ids_p and b not in ids_c]
     seen = {id(g) for g in start}
     stack = list(start)
     while stack:
-        g = stack.pop()
-        if min(n.idx for n in g) > limit:
-            continue
+        g = stack.pop()   # (no pruning by node index: merged groups span index ranges)
         for n in g:
             for b in succs[n.idx]:
                 if b in ids_c:

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 _fuzz = dict(deadline=None, print_blob=True,
              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                     HealthCheck.filter_too_much])
-settings.register_profile("default", max_examples=40, **_fuzz)
-settings.register_profile("ci", max_examples=40, derandomize=True, database=None, **_fuzz)
-settings.register_profile("deep", max_examples=20000, **_fuzz)
+settings.register_profile("default", max_examples=30, **_fuzz)
+settings.register_profile("ci", max_examples=30, derandomize=True, database=None, **_fuzz)
+settings.register_profile("deep", max_examples=3000, **_fuzz)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 

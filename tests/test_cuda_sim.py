@@ -60,3 +60,12 @@ def test_cuda_without_a_gpu_raises_a_clear_error():
         xf.jit(lambda x: x + 1.0, backend="cuda")(np.ones(2))
     with pytest.raises(BackendError, match="NUMBA_ENABLE_CUDASIM"):
         xf.device_put(np.ones(2), backend="cuda")
+
+
+def test_cpu_use_does_not_import_numba_cuda():
+    code = ("import sys, numpy as np, xforms as xf\n"
+            "xf.jit(lambda x: x * 2.0)(np.ones(3)); xf.default_backend()\n"
+            "xf.device_put(np.ones(2), backend='cpu')\n"
+            "assert 'numba.cuda' not in sys.modules, 'numba.cuda was imported'\n")
+    r = _run([sys.executable, "-c", code], sim=False)
+    assert r.returncode == 0, r.stderr[-3000:]

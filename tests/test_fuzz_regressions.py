@@ -5,6 +5,7 @@ properties the fuzzer checks (tests/fuzz/checks.py).  The docstring says what we
 """
 import numpy as np
 
+import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 
@@ -76,3 +77,48 @@ def test_concrete_array_indexed_by_a_traced_loop_index():
             return (a * x1[i % 3] + x1[None, (i + 1) % 3, 0],)
         return R.fori_loop(0, 4, body, (x0,))[0]
     _all_checks(Case.of(f, f_ref, _args((2,), (3, 2))))
+
+
+def test_vmap_of_custom_jvp_whose_rule_calls_itself_after_hvp():
+    """vmap of a custom_jvp function whose rule calls the function itself (the usual
+    pattern) hit RecursionError once its rule had been traced at the example's shape (here
+    by an hvp): the batching analysis of the rule followed the rule's own call back into the
+    same rule jaxpr forever.  Fixed in xforms/primitives/custom.py `_custom_jvp_batched`."""
+    import xforms as xf
+
+    @xf.custom_jvp
+    def softabs(x):
+        return xnp.sqrt(x * x + 0.1)
+
+    @softabs.defjvp
+    def _softabs_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        y = softabs(x)
+        return y, t * (x / y)
+
+    x = np.array([0.3, -0.5])
+    xf.hvp(softabs, (x[0],), (1.0,))
+    np.testing.assert_allclose(xf.vmap(softabs)(x), np.sqrt(x * x + 0.1), rtol=1e-14)
+    np.testing.assert_allclose(xf.vmap(xf.grad(softabs))(x), x / np.sqrt(x * x + 0.1),
+                               rtol=1e-14)
+
+
+def test_jit_of_grad_and_jvp_of_sigmoid_of_batched_matmul():
+    """jit of (grad, jvp) of sigmoid(g @ h) failed in the fusion planner: "fusion produced a
+    cyclic schedule".  `_can_merge` skipped groups whose first node came after the consumer
+    group, but sibling-merged groups span index ranges, so a path back into the consumer
+    went unseen.  Fixed in kernels/fusion.py `_can_merge` (no such pruning)."""
+    rng = np.random.default_rng(0)
+    g, h = rng.standard_normal((1, 3, 1)), rng.standard_normal((1, 3))
+    w = rng.standard_normal((1, 3, 3))
+
+    def f(g, h):
+        return xf.nn.sigmoid(g @ h)
+
+    def both(g, h, tg, th):
+        return (xf.grad(lambda h: xnp.sum(w * f(g, h)))(h),
+                xf.jvp(f, (g, h), (tg, th))[1])
+    got = xf.jit(both)(g, h, g, h)
+    want = both(g, h, g, h)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -206,3 +206,41 @@ def test_dot_general_integers():
     a = rng.integers(-5, 5, size=(4, 3))
     b = rng.integers(-5, 5, size=(3, 2))
     check(lambda a, b: (a @ b, a.T @ a), a, b)
+
+
+# ---- coverage and the fusion plan (no compilation) -------------------------------------------
+def test_every_primitive_has_a_cpu_lowering():
+    from kernels.emit_cpu import CONTROL_RULES, OP_RULES
+    from kernels.fusion import ELEMENTWISE, REDUCTIONS, VIEWS
+    from kernels.passes import _IDENTITIES
+    from kernels.scalar_rules import scalar_rules
+    from xforms.primitives import ALL_PRIMITIVES
+    inlined = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "hook",
+               "custom_lin"}      # custom_lin: forward mode of custom_vjp, a TypeError
+    missing = [p.name for p in ALL_PRIMITIVES if not (
+        (p.name in ELEMENTWISE and p.name in scalar_rules) or p.name in VIEWS
+        or p.name in REDUCTIONS or p.name in OP_RULES or p.name in CONTROL_RULES
+        or p.name in _IDENTITIES or p.name in inlined)]
+    assert not missing
+
+
+def test_fusion_plan_fuses_views_and_reuses_buffers():
+    from kernels.fusion import plan_program
+
+    def loss(w1, b1, w2, x):
+        h = xnp.tanh(x @ w1 + b1)
+        return xnp.sum((h @ w2) ** 2) + xnp.sum(xnp.exp(h.T))
+    args = (rng.normal(size=(4, 6)), np.zeros(6), rng.normal(size=(6, 3)),
+            rng.normal(size=(5, 4)))
+    plan = plan_program(xf.make_jaxpr(xf.grad(loss, argnums=(0, 1, 2)))(*args))
+    kinds = [s.kind if s.kind != "op" else s.eqn.prim.name for s in plan.steps]
+    assert set(kinds) == {"loop", "dot_general"} and kinds.count("loop") <= 4
+    eqns = [e for s in plan.steps if s.kind == "loop" for e, _ in s.body]
+    # broadcasts and transposes are index maps: never a buffer of their own
+    views = [v for e in plan.jaxpr.eqns if e.prim.name in ("broadcast_in_dim", "transpose")
+             for v in e.outvars]
+    assert views and not any(v in plan.materialized for v in views)
+    assert all(e.prim.name not in ("broadcast_in_dim", "transpose") for e in eqns)
+    assert plan.reuse                                   # dead buffers are taken over
+    temps = {id(s) for v, s in plan.storage.items() if not s.external and not s.is_output}
+    assert len(temps) < len([v for v in plan.storage if v not in plan.jaxpr.invars])

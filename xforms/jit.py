@@ -83,15 +83,23 @@ def _leaf_key(x):
         return core.get_aval(x)
 
 
-def _make_fast_call(exe, args, key, out_tree):
+def _make_fast_call(exe, key, out_tree):
     """The executable's generated fast path for this argument structure, if it has one:
     it checks the arguments itself and raises one of _FAST_MISSES on a mismatch."""
     make = getattr(exe, "make_fast_call", None)
     if make is None:
         return None
-    in_tree, kinds = key
+    statics = None
+    if key[0] == "static":
+        _, statics, skw, dyn_kw_tree, kinds = key
+        if skw or dyn_kw_tree.children[1].children:
+            return None
+        in_tree, statics = dyn_kw_tree.children[0], dict(statics)
+    else:
+        in_tree, kinds = key
     try:
-        return make(in_tree, [k if isinstance(k, str) else None for k in kinds], out_tree)
+        return make(in_tree, [k if isinstance(k, str) else None for k in kinds], out_tree,
+                    statics)
     except Exception:          # no fast path: the general path still works
         return None
 
@@ -192,23 +200,30 @@ class Jitted:
         if core.current_trace() is not core.eval_trace:
             closed, out_tree, flat, _ = self._trace(args, kwargs)
             return tree_unflatten(out_tree, core.eval_jaxpr(closed, *flat))
-        if not kwargs and not self.static_argnums:
-            leaves, in_tree = tree_flatten(args)
-            try:
+        flat_key = not kwargs
+        try:
+            if flat_key and not self.static_argnums:
+                leaves, in_tree = tree_flatten(args)
                 key = (in_tree, tuple(map(_leaf_key, leaves)))
-                hit = self._fast.get(key)
-            except TypeError:
-                hit = None
-            if hit is not None:
-                exe, out_tree, self._fast_call = hit
-                return tree_unflatten(out_tree, exe(*leaves))
-        else:
-            key = None
+            else:        # static arguments (or keywords): they are part of the key
+                statics, skw, dyn, dkw = self._split(args, kwargs)
+                leaves, in_tree = tree_flatten((dyn, dkw))
+                key = ("static", statics, skw, in_tree, tuple(map(_leaf_key, leaves)))
+            hit = self._fast.get(key)
+        except TypeError:
+            key = hit = None
+        if hit is not None:
+            exe, out_tree, fast = hit
+            if flat_key:
+                self._fast_call = fast
+            return tree_unflatten(out_tree, exe(*leaves))
         closed, out_tree, flat, in_tree = self._trace(args, kwargs)
         exe = self._executable(closed)
         if key is not None:
-            self._fast_call = _make_fast_call(exe, args, key, out_tree)
-            self._fast[key] = (exe, out_tree, self._fast_call)
+            fast = _make_fast_call(exe, key, out_tree) if flat_key else None
+            if flat_key:
+                self._fast_call = fast
+            self._fast[key] = (exe, out_tree, fast)
         return tree_unflatten(out_tree, exe(*flat))
 
     def lower(self, *args, **kwargs):

@@ -161,9 +161,14 @@ class CudaExecutable:
     def __call__(self, *args):
         conv = [self._arg(x, a) for x, a in zip(args, self.in_avals, strict=True)]
         with self._lock:
-            if self._W is None:
-                self._W = [rt.empty(n, dt) for n, dt in self.program.workspace]
-            outs = self._host(rt, self._K, self._W, *conv, *self._consts)
+            try:
+                if self._W is None:
+                    self._W = [rt.empty(n, dt) for n, dt in self.program.workspace]
+                outs = self._host(rt, self._K, self._W, *conv, *self._consts)
+            except Exception as e:
+                if type(e).__module__.split(".")[0] in ("numba", "numba_cuda", "cuda"):
+                    raise launch_error(e, self) from e
+                raise
         return [rt.DeviceArray(b, a.shape) for b, a in zip(outs, self.out_avals)]
 
 
@@ -220,6 +225,24 @@ def lowering_error(e, program, path, kernel):
     err = LoweringError(text)
     err.cause = e
     return err
+
+
+def launch_error(e, exe):
+    """A numba-cuda/driver failure while running the host code, naming the launch."""
+    tb, line = e.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == exe.path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    what = "the host code"
+    if line is not None:
+        text = exe.source.splitlines()[line - 1].strip()
+        what = f"line {line} of {exe.path} ({text})"
+        name = text.split("# ")[-1].split(" ")[0] if "# k" in text else None
+        kern = next((k for k in exe.program.kernels if k.name == name), None)
+        if kern is not None:
+            what += f", kernel {kern.name}: {kern.what}"
+    return RuntimeError(f"the CUDA backend failed running {what}: {type(e).__name__}: {e}")
 
 
 # ---- PTX for real architectures (no GPU needed; tests) -------------------------------------------

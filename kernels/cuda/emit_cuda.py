@@ -382,9 +382,12 @@ class CudaEmitter:
 
     # plans
     def emit_plan(self, plan):
-        prev, prev_outs = self.plan, getattr(self, "_plan_outs", set())
+        """Emit a plan's steps.  `bound` is per emission: two control equations may hold
+        the same sub-jaxpr, whose plans then share Vars, each emitted in its own place."""
+        prev, prev_outs, prev_bound = self.plan, getattr(self, "_plan_outs", set()), self.bound
         self.plan = plan
         self._plan_outs = {v for v in plan.jaxpr.outvars if isinstance(v, Var)}
+        self.bound = set(plan.jaxpr.invars) | set(plan.jaxpr.constvars)
         try:
             for step in plan.steps:
                 if step.kind == "loop":
@@ -397,7 +400,7 @@ class CudaEmitter:
                 self.line(f"# {_host_comment(self, step.eqn)}")
                 rule(self, step.eqn if step.kind == "op" else step)
         finally:
-            self.plan, self._plan_outs = prev, prev_outs
+            self.plan, self._plan_outs, self.bound = prev, prev_outs, prev_bound
 
     def check_dtypes(self, eqn):
         for a in list(eqn.invars) + list(eqn.outvars):

@@ -112,48 +112,104 @@ def _dot_general(em, eqn):
             or min(M, N) == 1 or K == 0:
         return _dot_as_reduction(em, eqn, xf, yf)
     em.alloc(out)
-    spec, TS = em.spec, em.spec.tile
+    _matmul_kernel(em, eqn, (B, M, K, N), (lb, xf, lc), (rb, rc, yf))
+
+
+# Register blocking: a TS x TS block of threads computes a (TS*RB) x (TS*RB) tile of the
+# output, each thread RB x RB outputs held in registers (unrolled in the generated source),
+# reading operand tiles of depth TS staged in shared memory.
+RB = {16: 4, 8: 4, 4: 2}
+
+
+def _contiguous(dims, shape):
+    """Is the last non-unit dim of `dims` the array's innermost non-unit dim?"""
+    dims = [d for d in dims if shape[d] != 1]
+    inner = [d for d in range(len(shape)) if shape[d] != 1]
+    return bool(dims) and bool(inner) and dims[-1] == inner[-1]
+
+
+def _matmul_kernel(em, eqn, sizes, xdims, ydims):
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    B, M, K, N = sizes
+    (lb, xf, lc), (rb, rc, yf) = xdims, ydims
+    xs, ys = x.aval.shape, y.aval.shape
+    TS = em.spec.tile
+    R = RB.get(TS, 1)
+    BM = BN = TS * R
+    BK = TS
     dt = np.dtype(out.aval.dtype)
     zero = lit(0, dt)
-    kb = KernelBuilder(em, f"dot_general: [{B}] x ({M} x {K}) @ ({K} x {N}), "
-                           f"{TS}x{TS} shared-memory tiles")
+    boolean = dt.kind == "b"
+    kb = KernelBuilder(em, f"dot_general: [{B}] x ({M} x {K}) @ ({K} x {N}); {BM}x{BN} "
+                           f"output tiles, {R}x{R} per thread, depth-{BK} shared-memory stages")
     X, Y, O = kb.arr(x), kb.arr(y), kb.arr(out)
-    xoff = " + ".join(p for p in (_group_offset("_b", lb, xs), _group_offset("_m", xf, xs),
-                                  _group_offset("_k", lc, xs)) if p != "0") or "0"
-    yoff = " + ".join(p for p in (_group_offset("_b", rb, ys), _group_offset("_k", rc, ys),
-                                  _group_offset("_n", yf, ys)) if p != "0") or "0"
-    kb.line(f"_sx = cuda.shared.array(({TS}, {TS}), {nbt_name(dt)})")
-    kb.line(f"_sy = cuda.shared.array(({TS}, {TS}), {nbt_name(dt)})")
+
+    def offset(parts):
+        return " + ".join(p for p in parts if p != "0") or "0"
+    xoff = offset((_group_offset("_b", lb, xs), _group_offset("_m", xf, xs),
+                   _group_offset("_k", lc, xs)))
+    yoff = offset((_group_offset("_b", rb, ys), _group_offset("_k", rc, ys),
+                   _group_offset("_n", yf, ys)))
+    kb.line(f"_sx = cuda.shared.array(({BK}, {BM}), {nbt_name(dt)})")
+    kb.line(f"_sy = cuda.shared.array(({BK}, {BN}), {nbt_name(dt)})")
     kb.line("_tx = cuda.threadIdx.x")
     kb.line("_ty = cuda.threadIdx.y")
-    gx, gy, gz = min(cdiv(N, TS), 65535), min(cdiv(M, TS), 65535), min(B, 65535)
+    kb.line(f"_tid = _ty * {TS} + _tx")
+    # which operand index runs fastest across threads when loading a tile: the one that is
+    # contiguous in memory, so that the loads coalesce
+    x_m_fast = _contiguous(xf, xs) and not _contiguous(lc, xs)
+    y_k_fast = _contiguous(rc, ys) and not _contiguous(yf, ys)
+    gx, gy, gz = min(cdiv(N, BN), 65535), min(cdiv(M, BM), 65535), min(B, 65535)
+    # constant-trip loops over the register tile: NVVM unrolls them and keeps `_acc` in
+    # registers (unrolling them here instead makes Numba's front end several times slower)
+    kb.line(f"_acc = cuda.local.array(({R}, {R}), {nbt_name(dt)})")
     with kb.block(f"for _b in range(cuda.blockIdx.z, {B}, {gz}):"):
-        with kb.block(f"for _mt in range(cuda.blockIdx.y * {TS}, {M}, {gy * TS}):"):
-            with kb.block(f"for _nt in range(cuda.blockIdx.x * {TS}, {N}, {gx * TS}):"):
-                kb.line("_m = _mt + _ty")
-                kb.line("_n = _nt + _tx")
-                kb.line(f"_acc = {zero}")
-                with kb.block(f"for _kt in range(0, {K}, {TS}):"):
-                    kb.line("_k = _kt + _tx")
-                    with kb.block(f"if _m < {M} and _k < {K}:"):
-                        kb.line(f"_sx[_ty, _tx] = {X}[{xoff}]")
-                    with kb.block("else:"):
-                        kb.line(f"_sx[_ty, _tx] = {zero}")
-                    kb.line("_k = _kt + _ty")
-                    with kb.block(f"if _k < {K} and _n < {N}:"):
-                        kb.line(f"_sy[_ty, _tx] = {Y}[{yoff}]")
-                    with kb.block("else:"):
-                        kb.line(f"_sy[_ty, _tx] = {zero}")
-                    kb.line("cuda.syncthreads()")
-                    with kb.block(f"for _kk in range({TS}):"):
-                        if dt.kind == "b":
-                            kb.line("_acc = _acc or (_sx[_ty, _kk] and _sy[_kk, _tx])")
+        with kb.block(f"for _mt in range(cuda.blockIdx.y * {BM}, {M}, {gy * BM}):"):
+            with kb.block(f"for _nt in range(cuda.blockIdx.x * {BN}, {N}, {gx * BN}):"):
+                with kb.block(f"for _i in range({R}):"):
+                    with kb.block(f"for _j in range({R}):"):
+                        kb.line(f"_acc[_i, _j] = {zero}")
+                with kb.block(f"for _kt in range(0, {K}, {BK}):"):
+                    with kb.block(f"for _l in range({R}):"):   # R elements of each tile
+                        kb.line(f"_e = _tid + _l * {TS * TS}")
+                        if x_m_fast:
+                            kb.line(f"_mm = _e % {BM}")
+                            kb.line(f"_kk = _e // {BM}")
                         else:
-                            kb.line("_acc += _sx[_ty, _kk] * _sy[_kk, _tx]")
+                            kb.line(f"_kk = _e % {BK}")
+                            kb.line(f"_mm = _e // {BK}")
+                        kb.line("_m = _mt + _mm")
+                        kb.line("_k = _kt + _kk")
+                        kb.line(f"_sx[_kk, _mm] = {X}[{xoff}] if _m < {M} and _k < {K} "
+                                f"else {zero}")
+                        if y_k_fast:
+                            kb.line(f"_kk = _e % {BK}")
+                            kb.line(f"_nn = _e // {BK}")
+                        else:
+                            kb.line(f"_nn = _e % {BN}")
+                            kb.line(f"_kk = _e // {BN}")
+                        kb.line("_n = _nt + _nn")
+                        kb.line("_k = _kt + _kk")
+                        kb.line(f"_sy[_kk, _nn] = {Y}[{yoff}] if _k < {K} and _n < {N} "
+                                f"else {zero}")
                     kb.line("cuda.syncthreads()")
-                with kb.block(f"if _m < {M} and _n < {N}:"):
-                    acc = "_acc" if dt in (np.float64, np.bool_) else f"np.{dt.name}(_acc)"
-                    kb.line(f"{O}[(_b * {M} + _m) * {N} + _n] = {acc}")
+                    with kb.block(f"for _kk in range({BK}):"):
+                        with kb.block(f"for _i in range({R}):"):
+                            kb.line(f"_a = _sx[_kk, _ty + _i * {TS}]")
+                            with kb.block(f"for _j in range({R}):"):
+                                if boolean:
+                                    kb.line(f"_acc[_i, _j] = _acc[_i, _j] or (_a and "
+                                            f"_sy[_kk, _tx + _j * {TS}])")
+                                else:
+                                    kb.line(f"_acc[_i, _j] += _a * _sy[_kk, _tx + _j * {TS}]")
+                    kb.line("cuda.syncthreads()")
+                with kb.block(f"for _i in range({R}):"):
+                    kb.line(f"_m = _mt + _ty + _i * {TS}")
+                    with kb.block(f"for _j in range({R}):"):
+                        kb.line(f"_n = _nt + _tx + _j * {TS}")
+                        with kb.block(f"if _m < {M} and _n < {N}:"):
+                            kb.line(f"{O}[(_b * {M} + _m) * {N} + _n] = _acc[_i, _j]")
     kb.launch((gx, gy, gz), (TS, TS))
 
 

@@ -138,8 +138,8 @@ def empty(size, dtype):
 def to_device(x, dtype=None):
     """Copy a host array (any shape) to a new flat device buffer."""
     a = np.ascontiguousarray(x, dtype=dtype)
-    return cuda.to_device(a.reshape(a.size if a.size else 1) if a.size else
-                          np.zeros(1, a.dtype), stream=stream())
+    flat = a.reshape(a.size) if a.size else np.zeros(1, a.dtype)   # never a 0-byte buffer
+    return cuda.to_device(flat, stream=stream())
 
 
 def scalar(value, dtype):

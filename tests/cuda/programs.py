@@ -81,6 +81,27 @@ def indexing(x, idx, v):
             xnp.concatenate([x, x[:1]], axis=0), x.reshape(4, 3) * 2, xnp.flip(x, axis=1))
 
 
+W = rng.normal(size=(2, 3))
+
+
+def edges(x, s, i, m):
+    """Outputs that are inputs, literals, duplicates or closed-over constants; int32 and
+    bool reductions."""
+    y = x * 2.0
+    return (x, s, 1.0, y, y, W @ x[:3] + W.sum(), xnp.sum(i), i // 2, xnp.max(i),
+            xnp.any(m), xnp.all(m), xnp.sum(m))
+
+
+def big_reductions(x):
+    """Large enough that several blocks share a row (two-pass trees) on real GPUs too."""
+    return xnp.sum(x), xnp.max(x, axis=0), xnp.argmin(x, axis=1), xnp.sum(x * x, axis=0)
+
+
+def while_arrays(x):
+    """A while_loop over arrays whose predicate reduces them: a host loop."""
+    return lax.while_loop(lambda c: xnp.sum(c) < 100.0, lambda c: c * 2.0 + xnp.max(c), x)
+
+
 def mlp_loss(params, x, y):
     (w1, b1), (w2, b2) = params
     h = xnp.tanh(x @ w1 + b1)
@@ -163,6 +184,10 @@ PROGRAMS = {
     "dots": (dots, (A, B, V, X), 1e-12),
     "float32_mix": (f32_mix, (X.astype(np.float32), A.astype(np.float32),
                               B.astype(np.float32), V.astype(np.float32)), 2e-5),
+    "edges": (edges, (np.linspace(0, 1, 4), 2.5, np.arange(5, dtype=np.int32),
+                      np.array([True, False, True])), 1e-12),
+    "big_reductions": (big_reductions, (rng.normal(size=(64, 40)),), 1e-12),
+    "while_arrays": (while_arrays, (np.arange(1.0, 4.0),), 1e-12),
     "indexing": (indexing, (X, IDX, np.arange(6.0)), 1e-12),
     "mlp_grad": (xf.grad(mlp_loss), (MLP, MX, MY), 1e-12),
     "rosen_hvp": (lambda x, v: xf.hvp(rosen, (x,), (v,)), (np.linspace(-1, 1, 5),

@@ -131,3 +131,19 @@ def test_rnn_gradient_matches_finite_differences():
     e = np.zeros_like(w)
     e[1, 2] = 1e-6
     np.testing.assert_allclose(g[1, 2], (loss(w + e) - loss(w - e)) / 2e-6, rtol=1e-6)
+
+
+def test_launch_failures_name_the_kernel():
+    from numba.core.errors import NumbaError
+    f = xf.jit(lambda x: xnp.exp(x) * 2.0, backend="cuda")
+    exe = f.lower(np.ones(3))._exe
+
+    def broken(*args):
+        raise NumbaError("too many resources requested for launch")
+    good, exe._K[0] = exe._K[0], broken
+    try:
+        with pytest.raises(RuntimeError, match=r"kernel k0: loop \(3,\).*too many resources"):
+            exe(np.ones(3))
+    finally:
+        exe._K[0] = good
+    np.testing.assert_allclose(np.asarray(exe(np.ones(3))[0]), 2 * np.e)

@@ -351,7 +351,7 @@ class _Gen:
         return self.emit(scope, self.fresh(), kind, args, (str(n),), index=i)
 
     # ---- control flow ------------------------------------------------------------------------------
-    def block(self, scope, depth, name, params, unpack, in_vars, out_shapes, index=None):
+    def block(self, scope, depth, in_vars, out_shapes, index=None):
         """Statements of a nested function body; -> (stmts, scope, output names).  Output
         shapes are given (carries, second branches) or chosen from what the body computed."""
         inner = Scope(scope, index)
@@ -426,7 +426,7 @@ class _Gen:
                 names, in_shapes, in_vars = self.params_for(ops, scope)
                 name = self.fresh("false_" if kind == "cond" and j == 0 else
                                   "true_" if kind == "cond" else f"branch{j}_")
-                stmts, inner, outs = self.block(scope, depth, name, names, [], in_vars, shapes)
+                stmts, inner, outs = self.block(scope, depth, in_vars, shapes)
                 shapes = shapes or [dict(inner.vars)[o] for o in outs]
                 branches.append(Block(name, names, [], stmts, _tuple(outs)))
             return pre + [self.finish(scope, Cond([], idx, kind, ops, branches), shapes)]
@@ -438,8 +438,7 @@ class _Gen:
                 trip = self.fresh("n")
                 pre = [Op(trip, (), "trip_count" if kind == "while_count" else "limit", (src,))]
                 stmts, inner, outs = self.block(
-                    scope, depth, name, ["c"], [f"{', '.join([counter] + names)} = c"], in_vars,
-                    shapes, counter if kind == "while_count" else None)
+                    scope, depth, in_vars, shapes, counter if kind == "while_count" else None)
                 if kind == "while_count":
                     ret = _tuple([f"{counter} + 1"] + outs)
                     t_out = "_"
@@ -459,8 +458,7 @@ class _Gen:
             else:
                 hi = self.fresh("n")
                 pre = [Op(hi, (), "trip_count_int", (src,))]
-            stmts, inner, outs = self.block(scope, depth, name, [counter, "c"], [], in_vars,
-                                            shapes, counter)
+            stmts, inner, outs = self.block(scope, depth, in_vars, shapes, counter)
             body = Block(name, [counter, "c"], [f"{_unpack(names)} = c"], stmts, _tuple(outs))
             return pre + [self.finish(scope, Fori([], lo, hi, ops, body), shapes)]
         if kind == "scan":
@@ -475,8 +473,7 @@ class _Gen:
             xnames, _, x_vars = self.params_for(xs, scope)
             x_vars = [(n, s[1:]) for n, s in x_vars]
             name = self.fresh("step")
-            stmts, inner, outs = self.block(scope, depth, name, ["c", "x"], [],
-                                            in_vars + x_vars, shapes)
+            stmts, inner, outs = self.block(scope, depth, in_vars + x_vars, shapes)
             n_y = self.integer(0, 2)
             ys = [inner.vars[-1 - self.integer(0, min(2, len(inner.vars) - 1))][0]
                   for _ in range(n_y)]
@@ -492,7 +489,7 @@ class _Gen:
         ops = self.operands(scope, 1, 3)
         names, shapes, in_vars = self.params_for(ops, scope)
         name = self.fresh("g")
-        stmts, inner, outs = self.block(scope, depth, name, names, [], in_vars, None)
+        stmts, inner, outs = self.block(scope, depth, in_vars, None)
         out_shapes = [dict(inner.vars)[o] for o in outs]
         fn = Block(name, names, [], stmts, _tuple(outs))
         return [self.finish(scope, Call([], fn, ops, self.choice([None, "jit", "checkpoint"])),
@@ -508,6 +505,13 @@ class _Gen:
         used = set().union(*(s.uses() for s in stmts))
         sinks = [o for o in defined if o not in used and o != "_"]
         outs = sinks[-3:] if sinks else [defined[-1]]
+        extra = self.integer(0, 9)   # rarely: an output twice, an input returned as is, or
+        if extra == 9:               # an input nothing reads (aliasing, zero cotangents)
+            outs.append(self.choice(outs))
+        elif extra == 8:
+            outs.append(self.choice([leaf.name for leaf in self.inputs]))
+        elif extra == 7:
+            self.new_input(self.shape())
         return Program(self.arrange(self.inputs, as_args=True), stmts,
                        self.arrange(outs, as_args=False))
 

@@ -10,8 +10,10 @@ A failure prints the shrunk program as Python source with its inputs; keep it as
 regression test in tests/test_fuzz_regressions.py.
 """
 import os
+import pickle
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -90,7 +92,46 @@ def test_transformed_ir_type_checks(data):
 
 
 # jit compiles take seconds each: several programs share one compile, and few groups run
-@settings(max_examples=share(0.05, cap=40))
+@settings(max_examples=share(0.067, cap=40))
 @given(st.lists(cases(max_stmts=4), min_size=3, max_size=3))
 def test_jit_matches_eager(group):
-    check_jit_group(group)
+    check_jit_group(group, derivatives=False)
+
+
+@settings(max_examples=share(0.034, cap=20))
+@given(st.lists(cases(max_stmts=3), min_size=2, max_size=2))
+def test_jit_of_derivatives_matches_eager(group):
+    check_jit_group(group, derivatives=True)
+
+
+# ---- the CUDA backend on Numba's simulator, in a process of its own -------------------------
+_WORKER = os.path.join(os.path.dirname(__file__), "cuda_worker.py")
+_cuda_ok = []
+
+
+def _sim_env():
+    return dict(os.environ, NUMBA_ENABLE_CUDASIM="1", XFORMS_ENABLE_CHECKS="1")
+
+
+def _cuda_sim_available():
+    """Whether jit(backend="cuda") runs on the simulator here (checked once)."""
+    if not _cuda_ok:
+        probe = ("import numpy as np, xforms as xf; "
+                 "assert float(np.asarray(xf.jit(lambda x: x * 2.0, backend='cuda')(1.5))) == 3")
+        r = subprocess.run([sys.executable, "-c", probe], env=_sim_env(), capture_output=True)
+        _cuda_ok.append(r.returncode == 0)
+    return _cuda_ok[0]
+
+
+@settings(max_examples=share(0.034, cap=20))
+@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3))
+def test_cuda_simulator_matches_eager(group):
+    if not _cuda_sim_available():
+        pytest.skip("jit(backend='cuda') does not run on the CUDA simulator here")
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "cases.pickle")
+        with open(path, "wb") as f:
+            pickle.dump([[(c.prog, c.args) for c in group]], f)
+        r = subprocess.run([sys.executable, _WORKER, path], env=_sim_env(),
+                           capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-6000:]

@@ -162,10 +162,20 @@ def _custom_jvp_call_vmap(args, dims, *, call_jaxpr, jvp_jaxpr_thunk, num_consts
     return outs, _dims(out_b)
 
 
+_analyzing = set()   # ids of rule jaxprs under analysis (a rule may call its own function)
+
+
 def _custom_jvp_batched(in_b, call_jaxpr, jvp_jaxpr_thunk, num_consts, **_):
     out_b = _out_batched(call_jaxpr, in_b)
     if jvp_jaxpr_thunk.is_ready():   # a rule may batch an output the function does not
-        jb = _out_batched(jvp_jaxpr_thunk(), in_b + in_b[num_consts:])
+        j = jvp_jaxpr_thunk()
+        if id(j) in _analyzing:      # reached again through its own call: batched is safe
+            return [b or any(in_b) for b in out_b]
+        _analyzing.add(id(j))
+        try:
+            jb = _out_batched(j, in_b + in_b[num_consts:])
+        finally:
+            _analyzing.discard(id(j))
         out_b = [a or b or c for a, b, c in zip(out_b, jb[:len(out_b)], jb[len(out_b):])]
     return out_b
 
