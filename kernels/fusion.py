@@ -282,7 +282,11 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
     nodes, producer = [], {}
     for eqn in jaxpr.eqns:
         name = eqn.prim.name
-        if name in VIEWS and eqn.outvars[0] in views:
+        if (name == "reshape" and eqn.outvars[0] in needed_views
+                and isinstance(eqn.invars[0], Var) and eqn.invars[0] not in views):
+            node = _Node(len(nodes), eqn, "op", None)      # a view of the same buffer
+            node.reads = [Read(eqn.invars[0])]
+        elif name in VIEWS and eqn.outvars[0] in views:
             if eqn.outvars[0] not in needed_views:
                 continue
             node = _Node(len(nodes), eqn, "loop", eqn.outvars[0].aval.shape)

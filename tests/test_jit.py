@@ -71,6 +71,19 @@ def test_elementwise_float32_stays_float32():
                for g in tree_leaves(got))
 
 
+def test_transcendentals_in_large_loops_use_vecmath():
+    from kernels.emit_cpu import VECMATH, VECMATH_MIN_ELEMENTS
+    x = np.linspace(-3.0, 3.0, max(VECMATH_MIN_ELEMENTS, 128))
+    f = lambda x: (xnp.exp(x), xnp.log(x * x + 0.5), xnp.tanh(x), ew.logistic(x),
+                   xnp.expm1(x), xnp.log1p(x * x), xnp.sinh(x), xnp.cosh(x), xnp.arctan(x),
+                   xnp.sin(x), xnp.cos(x))
+    jf = xf.jit(f)
+    check(f, x, rtol=1e-13, atol=1e-15, jitted=jf)
+    check(f, x.astype(np.float32), rtol=1e-6, atol=1e-7, jitted=jf)
+    src = jf.lower(x).as_text()
+    assert all(name in src for name in VECMATH.values())
+
+
 def test_elementwise_broadcasting_and_scalars():
     f = lambda a, b, c: (a * b + c, xnp.exp(a) - b, xnp.where(a > 0, b, c), c * 2.0)
     check(f, X64, Y64[0], 0.5)
@@ -92,6 +105,7 @@ def test_integer_and_bool_ops():
     check(int_ops, a, b, i32)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_special_values():
     x = np.array([np.nan, 1.0, -0.0, 0.0, np.inf, -np.inf, 2.5, -2.5, 0.5, 1.5])
     y = np.array([1.0, np.nan, 0.0, -0.0, 1.0, 1.0, 3.5, -3.5, -0.5, 2.5])

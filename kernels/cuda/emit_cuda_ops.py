@@ -450,9 +450,13 @@ def _concatenate(em, eqn):
 
 def _reshape(em, eqn):
     x, out = eqn.invars[0], eqn.outvars[0]
+    if x.aval.shape and not out.aval.shape:
+        # a one-element array to a device scalar: copied, because the plan gives rank-0
+        # values no storage and may hand x's buffer to another value once x is dead
+        em.alloc(out)
+        em.line(f"_rt.copy_into({em.A(out)}, {em.A(x)})")
+        return
     if x.aval.shape:                 # same flat buffer (the plan aliases their storage)
-        if not out.aval.shape:
-            em.loc[out] = "dev"
         em.bound.add(out)
         em.line(f"{em.A(out)} = {em.A(x)}")
         return

@@ -147,3 +147,37 @@ def test_launch_failures_name_the_kernel():
     finally:
         exe._K[0] = good
     np.testing.assert_allclose(np.asarray(exe(np.ones(3))[0]), 2 * np.e)
+
+
+def test_control_equations_sharing_a_subprogram():
+    """Two conds holding the same branch jaxprs (as transforms can produce) plan to plans
+    sharing Vars; each must still be emitted (and allocate) in its own place."""
+    from kernels.cuda.backend import compile_cuda
+    from xforms.ir import ClosedJaxpr, Jaxpr
+
+    def f(p, x):
+        g1 = lambda v: xnp.dot(v, v) * v
+        return lax.cond(p > 0, g1, lambda v: v * 2.0, x) + \
+            lax.cond(p < 0, g1, lambda v: v * 2.0, x)
+    closed = xf.make_jaxpr(f)(1.0, np.ones(3))
+    eqns = list(closed.jaxpr.eqns)
+    conds = [k for k, e in enumerate(eqns) if e.prim.name == "cond"]
+    eqns[conds[1]] = eqns[conds[1]].replace(params=eqns[conds[0]].params)
+    j = closed.jaxpr
+    shared = ClosedJaxpr(Jaxpr(j.constvars, j.invars, eqns, j.outvars), closed.consts)
+    exe = compile_cuda(shared, {})
+    for p in (1.0, -1.0):
+        x = np.array([1.0, 2.0, 3.0])
+        want = np.asarray(xf.jit(lambda p, x: x * 14.0 + x * 2.0, backend="cpu")(p, x))
+        np.testing.assert_allclose(np.asarray(exe(p, x)[0]), want, rtol=1e-14)
+
+
+def test_scalar_reshaped_from_a_buffer_the_plan_reuses():
+    """reshape f64[1] -> f64[] must not alias a buffer the plan hands to a later value
+    (found by tests/fuzz: the gradient of an outer product with a 0-d factor)."""
+    def f(x, s, w):
+        return xnp.sum(xnp.outer(x, s) * w) + xnp.sum(x[None] * 2.0)
+    args = (np.array([[[0.5]]]), np.array(1.4), np.array([[0.3]]))
+    g = xf.grad(f, argnums=(0, 1))
+    for got, want in zip(xf.jit(g, backend="cuda")(*args), g(*args)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)

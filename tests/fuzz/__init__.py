@@ -1,0 +1,1 @@
+"""Differential fuzzing of xforms with Hypothesis (see test_fuzz.py)."""

@@ -20,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 
 from .checks import (axes_for, cases, check_eager, check_grad, check_grads2, check_hvp,
                      check_ir, check_jacobians, check_jit_group, check_jvp, check_vjp,
-                     check_vmap)
+                     check_vmap, loop_segments)
 
 pytestmark = pytest.mark.fuzz
 
@@ -69,6 +69,14 @@ def test_vmap_matches_loop(data):
 @given(cases())
 def test_hvp_matches_fd_of_grad(case):
     check_hvp(case)
+
+
+@settings(max_examples=share(0.5))
+@given(cases(), st.integers(1, 3))
+def test_reverse_loops_with_short_checkpoint_segments(case, steps):
+    with loop_segments(steps):
+        check_vjp(case)
+        check_grad(case)
 
 
 @settings(max_examples=share(0.5))
