@@ -81,7 +81,9 @@ def test_transcendentals_in_large_loops_use_vecmath():
     check(f, x, rtol=1e-13, atol=1e-15, jitted=jf)
     check(f, x.astype(np.float32), rtol=1e-6, atol=1e-7, jitted=jf)
     src = jf.lower(x).as_text()
-    assert all(name in src for name in VECMATH.values())
+    used = {"exp", "log", "tanh", "logistic", "expm1", "log1p", "sinh", "cosh", "atan", "sin",
+            "cos"}
+    assert all(VECMATH[p] in src for p in used & set(VECMATH))
 
 
 def test_elementwise_broadcasting_and_scalars():
