@@ -51,6 +51,36 @@ for _n, _op in (("add", "+"), ("sub", "-"), ("mul", "*")):
     scalar_rules[_n] = _binary(_op)
 
 
+def _cpu_arith(name):
+    """On the CPU, Numba computes float32 (complex64) arithmetic of float32 operands in
+    float32, and every operand expression here already has the equation's dtype (equal
+    input dtypes, typed literals), so the `np.float32(...)` wrapper is dropped: each one is
+    a call Numba must type and lower, a measurable share of compile time.  Integers keep
+    it (Numba widens int32 arithmetic to int64)."""
+    def rule(ctx, *args):
+        expr = scalar_rules[name](ctx, *args)      # looked up now: overrides still apply
+        prefix = f"np.{np.dtype(ctx.dtype).name}("
+        if _kind(ctx.dtype) in "fc" and expr.startswith(prefix) and _closes_at_end(
+                expr, len(prefix) - 1):
+            return expr[len(prefix):-1]
+        return expr
+    return rule
+
+
+def _closes_at_end(expr, start):
+    """Whether the parenthesis at `start` is closed by the last character."""
+    depth = 0
+    for i in range(start, len(expr)):
+        depth += {"(": 1, ")": -1}.get(expr[i], 0)
+        if depth == 0:
+            return i == len(expr) - 1
+    return False
+
+
+for _n in ("add", "sub", "mul"):
+    register_scalar_rule(_n, _cpu_arith(_n), "cpu")
+
+
 def _div(ctx, x, y):
     if _kind(ctx.dtype) in "iu":
         return ctx.cast(f"{x} // {y}", ctx.dtype)     # floor division, x // 0 == 0
@@ -65,6 +95,7 @@ scalar_rules["div"] = _div
 scalar_rules["rem"] = _rem
 scalar_rules["neg"] = lambda ctx, x: (f"(not {x})" if _kind(ctx.dtype) == "b"
                                       else ctx.cast(f"-{x}", ctx.dtype))
+register_scalar_rule("neg", _cpu_arith("neg"), "cpu")
 scalar_rules["pow"] = lambda ctx, x, y: f"{x} ** {y}"
 
 

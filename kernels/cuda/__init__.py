@@ -1,8 +1,10 @@
 """The CUDA backend: `jit(f, backend="cuda")`, numba-cuda kernels launched from a generated
 host function, device arrays that stay on the GPU between calls.
 
-    emit_cuda.py          Plan -> kernels (fused loops, two-level reductions) + host code
-    emit_cuda_ops.py      dot_general (tiled shared memory), gather/scatter (atomics), ...
+    emit_cuda.py          Plan -> kernels (fused loops) + the host launch sequence
+    emit_cuda_reduce.py   reductions as two-level trees (shared memory, then a second pass)
+    emit_cuda_ops.py      dot_general (register-blocked shared-memory tiles), gather/scatter
+                          (atomic adds), dynamic slices, pad, concatenate, reshape
     emit_cuda_control.py  control flow: whole loops in one kernel when lane-local, else host
     scalar_cuda.py        CUDA spellings of scalar rules that use NumPy ufuncs on the CPU
     runtime.py            DeviceArray, the stream, launch configuration, transfers

@@ -1,8 +1,6 @@
 """The CUDA backend's user-facing behaviour on the simulator: device arrays, device_put /
 device_get, default_backend, as_text, lowering choices (one kernel for lane-local loops,
 host loops otherwise, kernel counts) and errors naming the primitive, dtype and target."""
-import os
-
 import numpy as np
 import pytest
 
@@ -123,7 +121,6 @@ def test_workspace_is_reused_and_outputs_are_fresh():
     assert np.asarray(a1)[0] != np.asarray(a2)[0]
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") != "1", reason="simulator only")
 def test_rnn_gradient_matches_finite_differences():
     f, (w, h, xs), _ = PROGRAMS["grad_scan_rnn"]
     g = np.asarray(xf.jit(f, backend="cuda")(w, h, xs))
