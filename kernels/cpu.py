@@ -41,7 +41,11 @@ def _arg_type(aval):
 
 def _const_value(c):
     c = np.asarray(c)
-    return c[()] if c.ndim == 0 else np.ascontiguousarray(c)
+    if c.ndim == 0:
+        return c[()]
+    # the signature says writeable C arrays: a read-only view (an eager broadcast or
+    # expand_dims result closed over by the function) would match no definition
+    return c if c.flags.c_contiguous and c.flags.writeable else np.array(c, order="C")
 
 
 def _threads_available():

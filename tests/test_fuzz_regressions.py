@@ -122,3 +122,14 @@ def test_jit_of_grad_and_jvp_of_sigmoid_of_batched_matmul():
     want = both(g, h, g, h)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_jit_closing_over_a_read_only_eager_array():
+    """A jitted function closing over an eager `xnp.expand_dims` result (a read-only NumPy
+    view, C-contiguous with a zero stride) failed with Numba's "No matching definition for
+    argument type(s) ..., readonly array(float64, 2d, C)": constants were passed as they
+    were while the kernel's signature says writeable.  Fixed in kernels/cpu.py
+    `_const_value` (copies read-only constants)."""
+    x = xnp.expand_dims(xnp.asarray(np.array([0.3, 0.8])), -1)
+    f = xf.jit(lambda a: a * x)
+    np.testing.assert_allclose(f(np.ones((2, 3))), np.array([[0.3] * 3, [0.8] * 3]), rtol=0)

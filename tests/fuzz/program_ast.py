@@ -79,7 +79,7 @@ OPS = {
     "var": ("xnp.var({a}, axis={p0}, keepdims={p1})", "np.var({a}, axis={p0}, keepdims={p1})"),
     "logsumexp": ("xf.nn.logsumexp({a}, axis={p0}, keepdims={p1})",
                   "R.logsumexp({a}, axis={p0}, keepdims={p1})"),
-    "norm": ("xnp.linalg.norm({a})", "np.linalg.norm({a})"),
+    "norm": ("xnp.linalg.norm({a})", "R.norm({a})"),
     # contractions
     "matmul": ("xnp.matmul({a}, {b})", "np.matmul({a}, {b})"),
     "matmul_op": ("{a} @ {b}", "{a} @ {b}"),
@@ -134,8 +134,6 @@ OPS = {
     "fit": ("xnp.broadcast_to(xnp.mean({a}), {p0})", "np.broadcast_to(np.mean({a}), {p0})"),
 }
 
-SMOOTH_FREE = {"abs", "relu", "clip", "floor", "maximum", "minimum", "where_gt", "max", "min",
-               "at_min", "at_max"}   # non-smooth kinds (their reference records margins)
 
 
 # ---- the AST ------------------------------------------------------------------------------

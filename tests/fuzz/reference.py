@@ -21,8 +21,11 @@ MAX_TRIPS = 1000
 
 
 class _Margin:
+    """`value`: the smallest margin to a kink (max, abs, floor, a comparison: the function
+    is continuous, only its derivative jumps); `singular`: to a point where a derivative is
+    infinite (the norm at 0)."""
     def __init__(self):
-        self.value = np.inf
+        self.value = self.singular = np.inf
 
 
 @contextlib.contextmanager
@@ -35,15 +38,17 @@ def margins():
         _stack.pop()
 
 
-def note(gap, scale):
+def note(gap, scale, singular=False):
     """Record |gap| / (1 + |scale|), elementwise minimum."""
     if not _stack:
         return
     gap, scale = np.abs(np.asarray(gap, float)), np.abs(np.asarray(scale, float))
     if gap.size:
-        rel = np.min(gap / (1.0 + scale))
+        rel = float(np.min(gap / (1.0 + scale)))
         for m in _stack:
-            m.value = builtins.min(m.value, float(rel))
+            m.value = builtins.min(m.value, rel)
+            if singular:
+                m.singular = builtins.min(m.singular, rel)
 
 
 # ---- non-smooth elementwise ------------------------------------------------------------------
@@ -108,6 +113,13 @@ def max(a, axis=None, keepdims=False):
 def min(a, axis=None, keepdims=False):
     _top_two_gap(np.negative(a), axis)
     return np.min(a, axis=axis, keepdims=keepdims)
+
+
+def norm(a):
+    """The 2-norm, whose derivative is unbounded near 0."""
+    out = np.linalg.norm(a)
+    note(out, 0.0, singular=True)
+    return out
 
 
 # ---- smooth helpers written out in NumPy -------------------------------------------------------
