@@ -101,7 +101,7 @@ def _for_loop(em, step):
     n, consts, carry = _split(step.eqn.invars, 1, p["num_consts"])
     outs = step.eqn.outvars
     _init_carry(em, outs, carry)
-    i = em.fresh("i")
+    i = em.fresh("it")       # not "i": fused loop nests inside the body use i0, i1, ...
     stop = em.atom(n[0])
     rng = f"range({stop} - 1, -1, -1)" if p["reverse"] else f"range({stop})"
     with em.block(f"for {i} in {rng}:"):
@@ -118,7 +118,7 @@ def _scan(em, step):
     _init_carry(em, c_outs, carry)
     for y in ys:
         em.alloc(y)
-    i = em.fresh("i")
+    i = em.fresh("it")       # not "i": fused loop nests inside the body use i0, i1, ...
     n = p["length"]
     rng = f"range({n - 1}, -1, -1)" if p["reverse"] else f"range({n})"
     with em.block(f"for {i} in {rng}:"):

@@ -133,3 +133,41 @@ def test_jit_closing_over_a_read_only_eager_array():
     x = xnp.expand_dims(xnp.asarray(np.array([0.3, 0.8])), -1)
     f = xf.jit(lambda a: a * x)
     np.testing.assert_allclose(f(np.ones((2, 3))), np.array([[0.3] * 3, [0.8] * 3]), rtol=0)
+
+
+def test_jit_scan_over_a_matrix_carry_stacking_it():
+    """Silently wrong values (and writes out of bounds) from jit of a scan whose body holds
+    a fused loop nest over a rank-2 array: the scan's counter was named `i1`, as was the
+    nest's second loop index, so `ys[i1] = ...` after the nest wrote the wrong row.  Found
+    through an inner `xf.jit` in an eagerly run program.  Fixed in
+    kernels/emit_cpu_control.py (`_scan`, `_for_loop` name their counter `it<n>`)."""
+    def f(b):
+        def step(v, x):
+            v2 = v + x[0] * 0.5
+            return v2, v2
+        return lax.scan(step, b, b)[1]
+
+    def f_ref(b):
+        def step(v, xs):
+            v2 = v + xs[0][0] * 0.5
+            return v2, (v2,)
+        return R.scan(step, b, (b,))[1][0]
+    b = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(xf.jit(f)(b), f_ref(b), rtol=1e-15)
+    np.testing.assert_allclose(xf.jit(lambda b: lax.fori_loop(0, 2, lambda i, c: c * 2.0, b))(b),
+                               4 * b, rtol=0)
+
+
+def test_jacfwd_of_checkpoint_around_control_flow():
+    """jacfwd (and so hessian) of `xf.checkpoint(f)` with a loop or cond inside f raised
+    BatchedOutputError: the checkpoint's batching rule forced every output batched whenever
+    a conservative analysis could not see through the loop, including the primal outputs
+    jacfwd needs unbatched.  Fixed in xforms/primitives/custom.py `_checkpoint_vmap` (uses
+    the batching the rules actually produce)."""
+    def g(a):
+        v, = lax.fori_loop(0, 2, lambda i, c: (xnp.sin(c[0]),), (a,))
+        return xnp.sin(v) + lax.cond(a > 0, xnp.sin, xnp.cos, a)
+    x = np.array(0.3)
+    f = xf.checkpoint(g)
+    np.testing.assert_allclose(xf.jacfwd(f)(x), xf.grad(g)(x), rtol=1e-14)
+    np.testing.assert_allclose(xf.hessian(f)(x), xf.grad(xf.grad(g))(x), rtol=1e-14)

@@ -290,13 +290,17 @@ def check_hvp(case, rng=None):
 
 
 def check_grads2(case):
-    """xforms.test_util.check_grads to second order where the program is smooth."""
+    """xforms.test_util.check_grads to second order where the program is smooth (no tie
+    within MARGIN, and one-sided differences at check_grads' step agree)."""
     from xforms.test_util import check_grads
     expected, margin = reference(case)
-    if margin <= MARGIN:
+    w = weights(expected)
+    fs_ref = scalarize(lambda *a: reference(case, a)[0], w, np)
+    t = unit_direction(np.random.default_rng(9), case.args)
+    if margin <= MARGIN or fd(fs_ref, case.args, t, margin, steps=(1e-6,)) is None:
         return
-    fs = scalarize(case.fn(), weights(expected), xnp)
-    check_grads(fs, case.xargs(), order=2, atol=1e-5, rtol=1e-5, eps=1e-6)
+    check_grads(scalarize(case.fn(), w, xnp), case.xargs(), order=2, atol=1e-5, rtol=1e-5,
+                eps=1e-6)
 
 
 @contextlib.contextmanager
@@ -361,6 +365,7 @@ def check_jit_group(group, backend=None, derivatives=True):
     """One jitted function runs every program of the group (one compile for many programs),
     with derivatives also its gradient and a jvp; each must equal its eager counterpart."""
     fns, grads, dirs, eager = [], [], [], []
+    derivatives = derivatives and all(reference(c)[1] >= 0 for c in group)   # (see fd)
     for case in group:
         expected, _ = reference(case)
         fns.append(case.fn())
@@ -418,7 +423,9 @@ def _contract(jac_leaves, t_leaves):
 def check_jacobians(case):
     """jacfwd = jacrev, and contracting them with a direction gives jvp; the Hessian of a
     scalarization contracted with a direction gives hvp."""
-    expected, _ = reference(case)
+    expected, margin = reference(case)
+    if margin < 0:     # a singular derivative: inf/nan entries need not agree
+        return
     args, argnums = case.xargs(), n_args(case)
     jf = xf.jacfwd(case.fn(), argnums=argnums)(*args)
     jr = xf.jacrev(case.fn(), argnums=argnums)(*args)

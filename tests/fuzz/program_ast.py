@@ -5,8 +5,8 @@ A program is straight-line SSA code over float64 arrays with structured control 
     Program(args=[pytrees of Leaf], stmts=[Op | Cond | While | Fori | Scan | Call], out=pytree)
 
 `render(prog, "xnp")` writes it with `xforms.numpy` / `xforms.lax` (the code under test) and
-`render(prog, "np")` with plain NumPy and Python loops (`R.*` helpers from reference.py record
-how close each comparison came to a tie, so derivative checks can skip non-smooth points).
+`render(prog, "np")` with plain NumPy and Python loops (`R.*` helpers from reference.py: the
+non-smooth ones record how close their inputs came to a kink or a singular derivative).
 `build(prog, dialect)` executes the source and returns the function; the source is what a
 shrunk failure prints, so it can be pasted into a regression test as is:
 

@@ -92,12 +92,13 @@ class _Gen:
     def pick_exact(self, scope, shape):
         return self.pick(scope, lambda s: s == tuple(shape), lambda: tuple(shape))[0]
 
-    def emit(self, scope, out, kind, args, params=(), shapes=None, index=None):
-        """An Op whose result shape NumPy computes; oversized results are summed down."""
+    def emit(self, scope, out, kind, args, params=(), shapes=None, index=None, exact=False):
+        """An Op whose result shape NumPy computes; oversized results are summed down unless
+        `exact` (the caller needs `out` itself, of a shape some value already has)."""
         shapes = shapes if shapes is not None else [dict(scope.vars)[a] for a in args]
         shape = out_shape(kind, shapes, params, 0 if index else None)
         stmts = [Op(out, shape, kind, tuple(args), tuple(params), index)]
-        while int(np.prod(shape)) > MAX_SIZE or len(shape) > MAX_RANK:
+        while not exact and (int(np.prod(shape)) > MAX_SIZE or len(shape) > MAX_RANK):
             prev, out = out, self.fresh()
             shape = shape[1:]
             stmts.append(Op(out, shape, "sum", (prev,), ("0", "False")))
@@ -376,18 +377,19 @@ class _Gen:
         latest, s_latest = local[-1] if local else scope.vars[-1]
         if not cands:
             out = self.fresh()
-            stmts += self.emit(scope, out, "fit", (latest,), (repr(tuple(shape)),))
+            stmts += self.emit(scope, out, "fit", (latest,), (repr(tuple(shape)),), exact=True)
             return out
         out = cands[-1 - self.integer(0, min(2, len(cands) - 1))]
         if out == latest or self.integer(0, 2) == 0:
             return out
         if np.broadcast_shapes(*[tuple(shape)] * 2) != _bshape(shape, s_latest):
             fitted = self.fresh()
-            stmts += self.emit(scope, fitted, "fit", (latest,), (repr(tuple(shape)),))
+            stmts += self.emit(scope, fitted, "fit", (latest,), (repr(tuple(shape)),),
+                               exact=True)
             latest = fitted
         mixed = self.fresh()
         stmts += self.emit(scope, mixed, self.choice(["add", "mul", "div_s", "maximum"]),
-                           (out, latest))
+                           (out, latest), exact=True)
         return mixed
 
     def operands(self, scope, lo=1, hi=2):

@@ -380,9 +380,27 @@ def _checkpoint_transpose(cts, *args, jaxpr, policy, prevent_cse):
     return [next(outs) if lin else None for lin in linear]
 
 
+def _natural_batched(closed, dims, size):
+    """Which outputs vmap's own rules batch.  (`_out_batched` over-approximates through
+    loops and conds, and forcing such an output batched breaks callers that need it not
+    to be, as jacfwd does for primal outputs.)"""
+    from ..transforms.vmap import vmap_eval
+    avals = [a if d is None else a.update(shape=a.shape[:d] + (size,) + a.shape[d:])
+             for a, d in zip(closed.in_avals, dims)]
+    found = []
+
+    def fun(*args):
+        outs, out_dims = vmap_eval(closed.jaxpr, closed.consts, args, dims, size)
+        found.append([d is not None for d in out_dims])
+        return outs
+    core.trace_to_jaxpr(fun, avals)
+    return found[0]
+
+
 def _checkpoint_vmap(args, dims, *, jaxpr, policy, prevent_cse):
-    out_dims = _dims(_out_batched(jaxpr, [d is not None for d in dims]))
-    jb = vmap_jaxpr(jaxpr, dims, _batch_size(args, dims), out_dims)
+    size = _batch_size(args, dims)
+    out_dims = _dims(_natural_batched(jaxpr, dims, size))
+    jb = vmap_jaxpr(jaxpr, dims, size, out_dims)
     outs = checkpoint_p.bind(*args, jaxpr=jb, policy=policy, prevent_cse=prevent_cse)
     return outs, out_dims
 
