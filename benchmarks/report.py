@@ -105,7 +105,10 @@ def plot_workload(path: str, name: str, module, rows: list[dict]) -> bool:
     Workloads without a sweep get a bar chart per case.  Returns False if
     there was nothing to plot.
     """
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:     # plots need the bench extra; tables and JSON do not
+        return False
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
