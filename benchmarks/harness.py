@@ -80,7 +80,17 @@ class Context:
             out = g(*args)
             cuda.synchronize()
             return out
+        synced.jitted = g          # for kernel_launches()
         return synced
+
+    def kernel_launches(self, fn, args):
+        """Kernels one call of an xforms CUDA function launches (host loops count every
+        iteration), or None off CUDA.  ``fn`` is what :meth:`xjit` returned."""
+        g = getattr(fn, "jitted", None)
+        if self.backend != "cuda" or g is None:
+            return None
+        from xforms.tree_util import tree_leaves
+        return g.lower(*args)._exe.count_launches(*tree_leaves(args))
 
     def xput(self, *args):
         """Inputs for an xforms call: moved to the device on the CUDA backend."""
@@ -175,6 +185,8 @@ def _setup_check_time(ctx, case, system, data, ref, row):
             return row, None
     t = timing.measure(fn, args, repeats=ctx.repeats, target=ctx.target, budget=ctx.budget)
     row.update(median_s=t.median, min_s=t.min, q1_s=t.q1, q3_s=t.q3, number=t.number, repeats=t.repeats)
+    if system == "xforms" and ctx.backend == "cuda":
+        row["kernel_launches"] = ctx.kernel_launches(fn, args)
     return row, (None if system in NO_CHECK else out)
 
 

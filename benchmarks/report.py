@@ -27,10 +27,12 @@ def _key(row) -> tuple:
 
 def add_ratios(rows: list[dict]) -> None:
     """Fill ``value`` (in the case's unit) and ``ratio_jax/limit/f`` (time ÷ that system's)."""
-    by_case = defaultdict(dict)
+    by_case, peak = defaultdict(dict), {}
     for row in rows:
         if row["status"] == "ok":
             by_case[_key(row)][row["system"]] = row["median_s"]
+            if "device_peak_bandwidth_GBps" in row:      # time at the GPU's peak bandwidth
+                peak[_key(row)] = row["median_s"]
     for row in rows:
         if row["status"] != "ok":
             continue
@@ -38,6 +40,8 @@ def add_ratios(rows: list[dict]) -> None:
         ref = by_case[_key(row)]
         for col, system in (("ratio_jax", "jax"), ("ratio_limit", row["limit"]), ("ratio_f", "f")):
             row[col] = row["median_s"] / ref[system] if ref.get(system) else None
+        if row["system"] == "xforms" and _key(row) in peak:
+            row["peak_bandwidth_fraction"] = peak[_key(row)] / row["median_s"]
 
 
 def _num(v, width=9) -> str:
@@ -63,6 +67,10 @@ def table(rows: list[dict], width: int = 170) -> str:
             out.append(f"-- {row['task']}  {fmt_params(row['params'])}  (limit: {row['limit']})")
         if row["status"] == "ok":
             note = f"first call {row['first_call_s']:.3g} s" if row.get("first_call_s", 0) > 0.5 else ""
+            if row.get("kernel_launches") is not None:
+                note += f"  {row['kernel_launches']} kernel launches/call"
+            if row.get("peak_bandwidth_fraction") is not None:
+                note += f"  {row['peak_bandwidth_fraction']:.0%} of peak bandwidth"
             line = (f"{row['system']:<10}{_num(row['value'], 10)} {row['unit']:<8}"
                     f"{_num(row.get('ratio_jax'), 8)}{_num(row.get('ratio_limit'), 8)}"
                     f"{_num(row.get('ratio_f'), 8)}  {note}")
