@@ -4,7 +4,10 @@
 2. `custom_vjp`: clip the gradient flowing through a value.
 3. `checkpoint`: recompute instead of storing residuals; `hook`: edit a cotangent.
 4. A user-defined primitive (the Huber loss) with a NumPy and a Numba implementation and
-   its jvp and batching rules, differentiated, batched and jitted.
+   its jvp and batching rules, differentiated, batched and compiled: under `jit` its scalar
+   Numba function is called inside the fused loops of the generated code, on the CPU and,
+   with `backend="cuda"`, as a device function in the CUDA kernels.  A second primitive has
+   an array implementation (a function of whole arrays, CPU only).
 
 Run: python examples/custom_rules.py
 """
@@ -14,7 +17,6 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import extend
 from xforms.ad import vjp_jaxprs
-from xforms.errors import XformsError
 
 
 # ---- 1. custom_jvp ----------------------------------------------------------------------------
@@ -66,6 +68,21 @@ huber_p.def_jvp(lambda primals, tangents, *, delta: (
     huber(primals[0], delta), tangents[0] * xnp.clip(primals[0], -delta, delta)))
 
 
+def running_max_impl(x):
+    """An array implementation: the running maximum along the last axis (no NumPy ufunc
+    accumulates in Numba, so it is a plain loop; the compiler copies the result out)."""
+    out = x.copy()
+    for i in range(1, x.shape[-1]):
+        out[..., i] = np.maximum(out[..., i - 1], x[..., i])
+    return out
+
+
+running_max_p = extend.Primitive("running_max")
+running_max_p.def_impl(lambda x: np.maximum.accumulate(x, axis=-1))
+running_max_p.def_numba(running_max_impl)
+running_max_p.def_abstract_eval(lambda x: x)
+
+
 def main():
     with np.errstate(over="ignore", invalid="ignore"):
         x32 = np.float32(100.0)
@@ -102,10 +119,24 @@ def main():
     print(f"4. huber({x}) = {huber(x)}")
     print(f"   grad = {xf.grad(lambda x: xnp.sum(huber(x)))(x)}, "
           f"vmap(grad) = {xf.vmap(xf.grad(huber))(x)}")
-    try:
-        print(f"   jit(grad) = {xf.jit(xf.grad(lambda x: xnp.sum(huber(x))))(x)}")
-    except XformsError as e:                       # no compiler for it (yet) here
-        print(f"   jit: {type(e).__name__}: {e}")
+    loss = xf.jit(lambda x: xnp.sum(huber(x) * xnp.cos(x)), backend="cpu")
+    g = xf.jit(xf.grad(lambda x: xnp.sum(huber(x))), backend="cpu")(x)
+    vg = xf.jit(xf.vmap(xf.grad(huber)), backend="cpu")(x)
+    print(f"   jit: loss = {loss(x):.6f}, grad = {g}, vmap(grad) = {vg}")
+    assert np.isclose(loss(x), np.sum(huber(x) * np.cos(x)), rtol=1e-14)
+    assert np.allclose(g, np.clip(x, -1, 1)) and np.allclose(vg, np.clip(x, -1, 1))
+    call = next(ln.strip() for ln in loss.lower(x).as_text().splitlines() if "impl_huber(" in ln)
+    print(f"   the compiled loop calls huber_scalar per element: {call}")
+    rm = xf.jit(lambda x: running_max_p.bind(huber(x[::-1])), backend="cpu")(x)
+    print(f"   running_max(huber(x[::-1])) (an array implementation, jitted) = {rm}")
+    assert np.array_equal(rm, np.maximum.accumulate(huber(x[::-1])))
+    if xf.default_backend() == "cuda":             # a GPU, or NUMBA_ENABLE_CUDASIM=1
+        gc = xf.jit(xf.grad(lambda x: xnp.sum(huber(x) * xnp.cos(x))), backend="cuda")(x)
+        want = xf.grad(lambda x: xnp.sum(huber(x) * xnp.cos(x)))(x)
+        print(f"   on CUDA: grad of the loss = {np.asarray(gc)}")
+        assert np.allclose(np.asarray(gc), want, rtol=1e-13)
+    else:
+        print('   (with a GPU, jit(..., backend="cuda") calls huber_scalar as a device function)')
 
 
 if __name__ == "__main__":

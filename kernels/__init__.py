@@ -4,6 +4,7 @@ Layers, in processing order (each a pure function of the previous one's output):
   passes.py        Jaxpr -> Jaxpr: inline custom/checkpoint calls, fold transposes into dots, DCE
   fusion.py        Jaxpr -> Plan (loops, ops, control flow, buffer reuse); backend-neutral
   scalar_rules.py  per-primitive scalar expressions used inside fused loops
+  user_prims.py    user-defined primitives (xforms.extend): calls of their Numba functions
   emit_cpu*.py     Plan -> Python module source for Numba (loops, BLAS/indexing ops, control flow)
   codecache.py     source -> content-addressed file -> module -> numba.njit(cache=True)
   cpu.py           the "cpu" backend: compile_cpu(closed, options) -> CpuExecutable

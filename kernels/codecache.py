@@ -13,7 +13,9 @@ place, so a reader never sees a partial file and concurrent writers of the same 
 not disturb each other); a file whose content does not match its name is rewritten; a
 Numba cache entry that fails to load is deleted and the kernel recompiled.
 `XFORMS_DISABLE_CACHE=1` writes modules to a private temporary directory and turns Numba's
-cache off; `XFORMS_CACHE_DIR` moves the cache.
+cache off; `XFORMS_CACHE_DIR` moves the cache.  So does a module that contains the line
+`user_prims.NO_DISK_CACHE` (it calls a user function whose dependencies cannot be hashed,
+so its text does not determine its code).
 """
 import glob
 import hashlib
@@ -29,6 +31,8 @@ from numba.core.errors import NumbaError
 
 import xforms
 from xforms import config
+
+from .user_prims import NO_DISK_CACHE
 
 _lock = threading.RLock()
 _modules = {}            # hash -> module
@@ -59,10 +63,11 @@ def source_hash(source):
     return hashlib.sha256((VERSION_KEY + "\n" + source).encode()).hexdigest()[:24]
 
 
-def kernel_dir():
-    """The directory generated modules go to (created on demand)."""
+def kernel_dir(private=False):
+    """The directory generated modules go to (created on demand); `private`: this
+    process's own temporary directory, whatever the cache settings."""
     global _private_dir
-    if cache_enabled():
+    if cache_enabled() and not private:
         d = os.path.join(os.environ.get("XFORMS_CACHE_DIR") or config.cache_dir(), "cpu")
         try:
             os.makedirs(d, exist_ok=True)
@@ -113,7 +118,8 @@ def load_module(source):
         mod = _modules.get(h)
         if mod is not None:
             return mod, mod.__file__, h
-        path = os.path.join(kernel_dir(), f"xk_{h}.py")
+        private = NO_DISK_CACHE in source
+        path = os.path.join(kernel_dir(private), f"xk_{h}.py")
         try:
             with open(path) as f:
                 ok = f.read() == source
@@ -126,6 +132,7 @@ def load_module(source):
         name = f"xforms_kernels.xk_{h}"
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
+        mod.__xforms_disk_cache__ = not private
         sys.modules[name] = mod
         try:
             spec.loader.exec_module(mod)
@@ -144,8 +151,12 @@ def compile_kernel(mod, h, signature, parallel=False):
         disp = _dispatchers.get(key)
         if disp is not None:
             return disp
-        cache = cache_enabled()
-        opts = dict(cache=cache, error_model="numpy", nogil=True, parallel=parallel)
+        cache = cache_enabled() and getattr(mod, "__xforms_disk_cache__", True)
+        # no_rewrites: Numba's IR rewrite passes (constant folding for dead-branch pruning,
+        # array-expression fusion, ...) find nothing to do in generated scalar loops but
+        # cost a third of the compile of a long kernel; prange kernels keep them (parfors)
+        opts = dict(cache=cache, error_model="numpy", nogil=True, parallel=parallel,
+                    no_rewrites=not parallel)
         try:
             disp = numba.njit(signature, **opts)(mod.kernel)
         except NumbaError:

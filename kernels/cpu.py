@@ -26,6 +26,7 @@ from xforms.core import Array
 from xforms.errors import LoweringError
 
 from . import codecache, emit_cpu_control, emit_cpu_ops  # noqa: F401  (register rules)
+from .cpu_buffers import BufferPool
 from .dispatch import make_fast_call
 from .emit_cpu import OUT_GROUP, emit_module, eqn_at_line
 from .fusion import plan_program
@@ -58,14 +59,21 @@ def as_array0(x, dtype):
 
 
 class CpuExecutable:
-    """A compiled program: `exe(*flat_args) -> list of outputs`; `.source`, `.path`."""
+    """A compiled program: `exe(*flat_args) -> list of outputs`; `.source`, `.path`.
 
-    def __init__(self, kernel, source, path, consts, in_avals, out_avals, plan_text):
+    `pool` (a `cpu_buffers.BufferPool`, or None) holds the workspace and output buffers
+    that the kernel takes after the constants; `output_slots` are the indices of the
+    outputs that are such a buffer itself (the caller gets a new view of it)."""
+
+    def __init__(self, kernel, source, path, consts, in_avals, out_avals, plan_text,
+                 pool=None, output_slots=()):
         self.kernel, self.source, self.path = kernel, source, path
         self.consts = tuple(consts)
         self.in_avals, self.out_avals = list(in_avals), list(out_avals)
         self.plan_text = plan_text
         self._n_out = len(out_avals)
+        self.pool = pool if pool else None
+        self.output_slots = frozenset(output_slots)
 
     def _arg(self, x, aval):
         if not aval.shape:
@@ -80,22 +88,37 @@ class CpuExecutable:
             x = np.array(x, order="C")
         return x
 
+    def _run(self, args, extra):
+        try:              # Numba checks dtypes, ranks, layouts; convert only when it refuses
+            return self.kernel(*args, *self.consts, *extra)
+        except TypeError:
+            conv = [self._arg(x, a) for x, a in zip(args, self.in_avals, strict=True)]
+            return self.kernel(*conv, *self.consts, *extra)
+
     def __call__(self, *args):
         """Run on flat arguments of this executable's signature (shapes already checked by
         the caller); returns the flat outputs."""
-        try:              # Numba checks dtypes, ranks, layouts; convert only when it refuses
-            r = self.kernel(*args, *self.consts)
-        except TypeError:
-            conv = [self._arg(x, a) for x, a in zip(args, self.in_avals, strict=True)]
-            r = self.kernel(*conv, *self.consts)
+        pool = self.pool
+        if pool is None:
+            r = self._run(args, ())
+        else:
+            entry = pool.acquire()
+            try:
+                r = self._run(args, pool.args(entry))
+            finally:
+                pool.release(entry)
         n = self._n_out
         flat = [r] if n == 1 else list(r) if n <= OUT_GROUP else [x for g in r for x in g]
-        return [as_array0(x, a.dtype) if not a.shape else x
-                for x, a in zip(flat, self.out_avals)]
+        slots = self.output_slots
+        return [as_array0(x, a.dtype) if not a.shape else x.view(Array) if k in slots else x
+                for k, (x, a) in enumerate(zip(flat, self.out_avals))]
 
-    def make_fast_call(self, in_tree, leaf_kinds, out_tree, statics=None):
+    def make_fast_call(self, in_tree, leaf_kinds, out_tree, statics=None, kw_tree=None,
+                       static_kw=None):
         return make_fast_call(self.kernel, in_tree, leaf_kinds, self.in_avals, self.consts,
-                              out_tree, self.out_avals, statics)
+                              out_tree, self.out_avals, statics, pool=self.pool,
+                              output_slots=self.output_slots, kw_tree=kw_tree,
+                              static_kw=static_kw)
 
 
 def compile_cpu(closed, options=None):
@@ -113,7 +136,8 @@ def compile_cpu(closed, options=None):
 def _compile(closed, options):
     label = options.get("name") or "a jitted function"
     plan = plan_program(closed)
-    source, em = emit_module(plan, label, allow_parallel=_threads_available())
+    source, em = emit_module(plan, label, allow_parallel=_threads_available(),
+                             caller_buffers=True)
     mod, path, h = codecache.load_module(source)
     if config.DUMP:
         print(f"[xforms] {label}: {path}\n{plan.dump()}")
@@ -122,6 +146,9 @@ def _compile(closed, options):
     sig = tuple(_arg_type(a) for a in in_avals) + tuple(
         from_dtype(np.asarray(c).dtype) if np.ndim(c) == 0 else
         types.Array(from_dtype(c.dtype), c.ndim, "C") for c in consts)
+    if em.workspace_bytes:
+        sig += (types.Array(types.uint8, 1, "C"),)
+    sig += tuple(types.Array(from_dtype(b.dtype), len(b.shape), "C") for b in em.output_buffers)
     if config.DISABLE_JIT:
         kernel = mod.kernel
     else:
@@ -129,8 +156,10 @@ def _compile(closed, options):
             kernel = codecache.compile_kernel(mod, h, sig, parallel=em.uses_prange)
         except Exception as e:           # never let a raw Numba error reach the user
             raise _lowering_error(e, em, path) from None
+    pool = BufferPool(em.workspace_bytes, [(b.shape, b.dtype) for b in em.output_buffers])
     return CpuExecutable(kernel, source, path, consts, in_avals,
-                         [v.aval for v in closed.jaxpr.outvars], plan.dump())
+                         [v.aval for v in closed.jaxpr.outvars], plan.dump(), pool,
+                         em.output_slots)
 
 
 def _lines_from_traceback(e, path):

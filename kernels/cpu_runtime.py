@@ -82,6 +82,54 @@ def _py_box(a):
 box = _py_box if config.DISABLE_JIT else _as_xforms
 
 
+@intrinsic
+def _view_as(typingctx, a, offset, shape, dtype):
+    """view_as(a, offset, shape, dtype): a C-contiguous array of `shape` and `dtype` over the
+    memory of the C-contiguous array `a` from byte `offset` (a workspace carved into
+    buffers, see kernels/cpu_buffers.py, or a dead buffer reused with another shape).
+    Unlike `a[i:j].view(dtype).reshape(shape)`, whose strides come from a runtime helper,
+    the shape and strides are constants LLVM sees, so loops over the view vectorise as they
+    do over `np.empty` arrays (7% of an MLP gradient's time)."""
+    if not (isinstance(a, types.Array) and a.layout == "C" and isinstance(offset, types.Integer)
+            and isinstance(shape, types.BaseTuple)
+            and isinstance(dtype, (types.NumberClass, types.DType))):
+        return None
+    dt = dtype.dtype if isinstance(dtype, types.DType) else dtype.instance_type
+    nd = len(shape)
+    retty = types.Array(dt, nd, "C")
+
+    def codegen(context, builder, sig, args):
+        from numba.core import cgutils
+        from numba.np.arrayobj import make_array, populate_array
+        src = make_array(sig.args[0])(context, builder, args[0])
+        intp = context.get_value_type(types.intp)
+        dims = [context.cast(builder, d, t, types.intp) for d, t in
+                zip(cgutils.unpack_tuple(builder, args[2], nd), sig.args[2])]
+        itemsize = context.get_abi_sizeof(context.get_data_type(dt))
+        strides, acc = [], intp(itemsize)
+        for d in reversed(dims):
+            strides.append(acc)
+            acc = builder.mul(acc, d)
+        off = context.cast(builder, args[1], sig.args[1], types.intp)
+        base = builder.bitcast(src.data, cgutils.voidptr_t)
+        data = builder.bitcast(builder.gep(base, [off]), context.get_data_type(dt).as_pointer())
+        out = make_array(retty)(context, builder)
+        populate_array(out, data=data, shape=dims, strides=strides[::-1],
+                       itemsize=intp(itemsize), meminfo=src.meminfo, parent=None)
+        res = out._getvalue()
+        context.nrt.incref(builder, retty, res)      # the view keeps `a` alive
+        return res
+    return retty(a, offset, shape, dtype), codegen
+
+
+def _py_view_as(a, offset, shape, dtype):
+    n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    return a.reshape(-1).view(np.uint8)[offset:offset + n].view(dtype).reshape(shape)
+
+
+view_as = _py_view_as if config.DISABLE_JIT else _view_as
+
+
 def _vecmath_functions():
     try:
         from . import vecmath

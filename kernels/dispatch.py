@@ -8,11 +8,28 @@ the outputs.
         r = kernel(a0, a1, c0)
         return (r[0], [r[1]])
 
+Keyword arguments come in as `**kw` and are read by name (`f(x, lr=0.1)`); a kernel that
+takes buffers kept across calls (kernels/cpu_buffers.py) gets them from an entry popped
+from the pool's free list:
+
+        try:
+            w = pop()                         # this call's own buffers
+        except IndexError:
+            w = acquire()
+        try:
+            if rc(w[1]) != FREE: claim(w, 1)  # the caller still holds output buffer 0
+            r = kernel(x0, w[0], w[1])
+        finally:
+            if w[-1]: push(w)
+        return r.view(Array)                  # a new view: the buffer is its .base
+
 Whatever it does not check, the kernel's Numba signature does (dtype, rank, contiguity,
 writability of arrays): a mismatch raises Miss, TypeError, AttributeError, KeyError,
 IndexError or ValueError before any work is done, and the caller falls back to the general
 path (`MISSES`).  Trees with namedtuples or custom nodes get no fast path.
 """
+import sys
+
 import numpy as np
 
 
@@ -27,12 +44,15 @@ _PY_SCALARS = {"f": "float", "i": "int", "b": "bool", "c": "complex"}
 
 
 def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_avals,
-                   statics=None):
-    """-> callable(*args) or None.  `in_tree` is the treedef of the positional-args tuple;
+                   statics=None, pool=None, output_slots=(), kw_tree=None, static_kw=None):
+    """-> callable(*args, **kwargs) or None.  `in_tree` is the treedef of the positional-args
+    tuple, `kw_tree` (or None) that of the dict of non-static keyword arguments;
     `leaf_kinds[k]` is "f"/"i"/"b"/"c" for Python scalars, else None (arrays and NumPy
     scalars, checked by shape and dtype).  0-d outputs come back from the kernel as scalars
-    and are wrapped as 0-d xforms Arrays here.  `statics` ({position: value}) are static
-    positional arguments: checked by identity or equality, not passed to the kernel."""
+    and are wrapped as 0-d xforms Arrays here.  `statics` ({position: value}) and
+    `static_kw` ({name: value}) are static arguments: checked by identity or equality, not
+    passed to the kernel.  `pool` (a cpu_buffers.BufferPool) supplies the kernel's trailing
+    buffer arguments; outputs in `output_slots` are such buffers, returned as new views."""
     from .emit_cpu import output_accessor
     n_out = len(out_avals)
     env_outs = []
@@ -42,14 +62,18 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
             dt = "" if a.dtype == np.float64 else f", odt{k}"
             env_outs.append(f"array({acc}{dt}).view(Array)")
         else:
-            env_outs.append(acc)
+            env_outs.append(f"{acc}.view(Array)" if k in output_slots else acc)
     from xforms.core import Array
     lines, env = [], {"kernel": kernel, "Miss": Miss, "array": np.array, "Array": Array}
     for k, a in enumerate(out_avals):
         env[f"odt{k}"] = a.dtype
-    if in_tree.node is not tuple:
+    if in_tree.node is not tuple or (kw_tree is not None and kw_tree.node is not dict):
         return None
     statics = statics or {}
+    static_kw = static_kw or {}
+    kw_names = tuple(kw_tree.aux) if kw_tree is not None else ()
+    if not all(type(n) is str and n.isidentifier() for n in kw_names + tuple(static_kw)):
+        return None
     n_args = len(in_tree.children) + len(statics)
     params = [f"a{k}" for k in range(n_args)]
     dyn_params = [p for k, p in enumerate(params) if k not in statics]
@@ -57,6 +81,13 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
         env[f"st{k}"] = v
         lines.append(f"if a{k} is not st{k} and not (type(a{k}) is type(st{k}) and "
                      f"a{k} == st{k}): raise Miss")
+    if kw_names or static_kw:
+        lines.append(f"if len(kw) != {len(kw_names) + len(static_kw)}: raise Miss")
+        for j, (name, v) in enumerate(sorted(static_kw.items())):
+            env[f"sk{j}"] = v
+            lines.append(f"s{j} = kw[{name!r}]")
+            lines.append(f"if s{j} is not sk{j} and not (type(s{j}) is type(sk{j}) and "
+                         f"s{j} == sk{j}): raise Miss")
     leaves = []
 
     def walk(td, expr):
@@ -90,6 +121,14 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
     for p, c in zip(dyn_params, in_tree.children, strict=True):
         if not walk(c, p):
             return None
+    for j, (name, c) in enumerate(zip(kw_names, kw_tree.children if kw_names else ())):
+        if c.node is None:
+            if not walk(c, f"kw[{name!r}]"):
+                return None
+        else:
+            lines.append(f"k{j} = kw[{name!r}]")
+            if not walk(c, f"k{j}"):
+                return None
     if len(leaves) != len(in_avals):
         return None
     args = []
@@ -109,16 +148,39 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
     for k, c in enumerate(consts):
         env[f"c{k}"] = c
         args.append(f"c{k}")
-    lines.append(f"r = kernel({', '.join(args)})")
+    if pool:
+        _call_with_buffers(lines, env, pool, args)
+    else:
+        lines.append(f"r = kernel({', '.join(args)})")
     out = _build(out_tree, iter(env_outs))
     if out is None:
         return None
     lines.append(f"return {out}")
+    if params:            # positional-only: f(x, a1=y) must not bind as f(x, y)
+        params.append("/")
+    if kw_names or static_kw:
+        params.append("**kw")
     src = f"def call({', '.join(params)}):\n" + "".join(f"    {ln}\n" for ln in lines)
     exec(compile(src, "<xforms fast call>", "exec"), env)
     fn = env["call"]
     fn.source = src
     return fn
+
+
+def _call_with_buffers(lines, env, pool, args):
+    """The kernel call with the trailing buffer arguments of an entry of `pool`."""
+    from .cpu_buffers import FREE
+    env.update(pop=pool.free.pop, push=pool.free.append, acquire=pool.acquire,
+               claim=pool.claim, rc=sys.getrefcount, FREE=FREE)
+    bufs = ["w[0]"] if pool.ws_nbytes else []
+    checks = []
+    for j in range(len(pool.out_specs)):
+        i = 1 + 2 * j
+        checks.append(f"    if rc(w[{i}]) != FREE: claim(w, {i})")
+        bufs.append(f"w[{i}]")
+    lines += ["try:", "    w = pop()", "except IndexError:", "    w = acquire()", "try:",
+              *checks, f"    r = kernel({', '.join(args + bufs)})", "finally:",
+              "    if w[-1]: push(w)"]
 
 
 def _build(td, it):

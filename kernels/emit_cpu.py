@@ -23,6 +23,7 @@ import numpy as np
 from xforms.errors import LoweringError
 from xforms.ir import Literal, Var, _Names, pp_eqn
 
+from . import user_prims
 from .fusion import REDUCTIONS, VIEWS
 from .scalar_rules import CMATH_FUNCS, MATH_FUNCS, REDUCTION_INIT, get_scalar_rule
 
@@ -116,7 +117,7 @@ class _Ctx:
         self.size = size
 
     def lit(self, v, dtype=None):
-        return lit(v, self.dtype if dtype is None else dtype)
+        return self.em.lit(v, self.dtype if dtype is None else dtype)
 
     def cast(self, expr, dtype):
         dt = np.dtype(dtype)
@@ -127,11 +128,11 @@ class _Ctx:
     def fn(self, prim):
         dt = np.dtype(self.in_dtypes[0]) if self.in_dtypes else np.dtype(self.dtype)
         if dt.kind == "c":
-            return CMATH_FUNCS[prim]
+            return self.em.global_name(CMATH_FUNCS[prim])
         if prim in VECMATH and self.size >= VECMATH_MIN_ELEMENTS:
             self.em.vecmath_used.add(VECMATH[prim])
             return VECMATH[prim]
-        return MATH_FUNCS[prim]
+        return self.em.global_name(MATH_FUNCS[prim])
 
     def index(self, d):
         return self.idx[d]
@@ -146,12 +147,16 @@ class Emitter:
         self.allow_parallel = allow_parallel
         self.vecmath_used = set()
         self.runtime_used = set()    # helper functions of kernels.cpu_runtime
+        self.globals = {}            # module-level name -> expression (see `lit`)
         self.uses_prange = False
         self.names = {}              # Var -> base name
         self.const_params = []       # (param name, value) for ClosedJaxpr consts
         self.line_info = {}          # source line (0-based, in the body) -> eqn
         self.loop_local = set()
         self.plan = None
+        self.top_plan = None         # the program's own plan (emit_module sets it)
+        self.buffers = []            # top-level buffers that may come from Python: _Buffer
+        self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
         self._fresh = 0
         self._scopes = 0
 
@@ -191,10 +196,38 @@ class Emitter:
         self._fresh += 1
         return f"{base}{self._fresh}"
 
+    # Numba compiles each statement separately (types it, lowers it), so the generated code
+    # avoids statements that do no work: a typed literal such as `np.float32(0.5)` is three
+    # (look up np, look up float32, call), a module-level constant is one; `math.sin` is a
+    # global plus an attribute, a module-level alias is one global.
+    def lit(self, val, dtype):
+        """A literal typed exactly as `dtype`: plain for float64/int64/bool, else a
+        module-level constant."""
+        text = lit(val, dtype)
+        if not text.startswith("np."):
+            return text
+        return self._global(text, f"k{np.dtype(dtype).char}_")
+
+    def global_name(self, expr):
+        """A module-level alias of the function `expr` ("math.sin" -> `math_sin`)."""
+        if not expr or not expr.replace(".", "").replace("_", "").isalnum():
+            return expr
+        name = expr.replace(".", "_")
+        self.globals.setdefault(name, expr)
+        return name
+
+    def _global(self, expr, prefix):
+        for n, e in self.globals.items():
+            if e == expr:
+                return n
+        name = f"{prefix}{len(self.globals)}"
+        self.globals[name] = expr
+        return name
+
     def atom(self, a):
         """Expression of an atom outside loops: literal, scalar name or array name."""
         if isinstance(a, Literal):
-            return lit(a.val, a.aval.dtype)
+            return self.lit(a.val, a.aval.dtype)
         return self.s(a) if not a.aval.shape else self.A(a)
 
     # ---- lines ----------------------------------------------------------------------------
@@ -223,6 +256,14 @@ class Emitter:
             expr = src if prev.aval.shape == shape else f"{src}.reshape({shape_str(shape)})"
         else:
             expr = f"np.empty({shape_str(shape)}, {dtype_str(v.aval.dtype)})"
+            st = self.plan.storage.get(v)
+            # a buffer allocated once per call (top level, outside any loop or branch) may
+            # come from Python and be reused across calls: emit_module decides and rewrites
+            # this line (see kernels/cpu_buffers.py)
+            if (self.plan is self.top_plan and self.sb.depth == 0 and st is not None
+                    and not st.external and v.aval.size > 0):
+                self.buffers.append(_Buffer(len(self.sb.lines), self.A(v), tuple(shape),
+                                            np.dtype(v.aval.dtype), st))
         self.line(f"{self.A(v)} = {expr}")
 
     # ---- programs -----------------------------------------------------------------------------
@@ -233,7 +274,8 @@ class Emitter:
                 if step.kind == "loop":
                     self.emit_loop(step)
                 elif step.kind == "op":
-                    rule = OP_RULES.get(step.eqn.prim.name)
+                    rule = OP_RULES.get(step.eqn.prim.name) or user_prims.op_rule(step.eqn,
+                                                                                  "cpu")
                     if rule is None:
                         raise _unsupported(step.eqn)
                     self.comment(step.eqn)
@@ -251,7 +293,7 @@ class Emitter:
     def read(self, r, idx):
         a = r.atom
         if isinstance(a, Literal):
-            return lit(a.val, a.aval.dtype)
+            return self.lit(a.val, a.aval.dtype)
         if a in self.loop_local or not a.aval.shape:
             return self.s(a)
         return f"{self.A(a)}[{_index(r.imap, idx)}]"
@@ -305,6 +347,8 @@ class Emitter:
         out = eqn.outvars[0]
         if name in VIEWS:
             expr = args[0]
+        elif user_prims.is_elementwise(eqn):
+            expr = user_prims.scalar_call(self, eqn, args, "cpu")
         else:
             rule = get_scalar_rule(name, "cpu")
             if rule is None:
@@ -355,8 +399,8 @@ class _Reduction:
             k = self.dt.kind
             big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
             neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
-            return lit(neg if self.op == "argmax" else big, self.dt)
-        return lit(REDUCTION_INIT[self.op](self.dt), self.dt)
+            return self.em.lit(neg if self.op == "argmax" else big, self.dt)
+        return self.em.lit(REDUCTION_INIT[self.op](self.dt), self.dt)
 
     def emit_setup(self):
         em = self.em
@@ -375,7 +419,7 @@ class _Reduction:
         acc, accv = self._names()
         if self.arg:
             self.em.line(f"{accv} = {self._init_value()}")
-            self.em.line(f"{acc} = {lit(0, self.out.aval.dtype)}")
+            self.em.line(f"{acc} = {self.em.lit(0, self.out.aval.dtype)}")
         else:
             self.em.line(f"{acc} = {self._init_value()}")
 
@@ -489,20 +533,35 @@ def output_exprs(em, plan, copy_shared=True):
     return exprs
 
 
-def emit_module(plan, label="function", allow_parallel=True):
-    """-> (source, Emitter) of a module whose function `kernel(*inputs, *consts)` runs plan."""
+def emit_module(plan, label="function", allow_parallel=True, caller_buffers=False):
+    """-> (source, Emitter) of a module whose function `kernel(*inputs, *consts)` runs plan.
+
+    With `caller_buffers`, the kernel is `kernel(*inputs, *consts, [_ws,] *_outs)`: its
+    top-level intermediates live in the workspace `_ws` and its large outputs in `_outs`,
+    buffers the caller keeps across calls (`em.workspace_bytes`, `em.output_buffers`;
+    `em.output_slots[k] = j`: output k is buffer `_out{j}` itself)."""
     em = Emitter(allow_parallel=allow_parallel)
+    em.top_plan = plan
     jaxpr = plan.jaxpr
     em.bind_names(jaxpr)
     add_consts(em, plan)
     em.emit_plan(plan)
+    extra = _place_buffers(em) if caller_buffers else []
     outs = []
-    for v, e in zip(jaxpr.outvars, output_exprs(em, plan)):
+    exprs = output_exprs(em, plan)
+    pooled = {b.storage: j for j, b in enumerate(em.output_buffers)}
+    em.output_slots = {}
+    for k, (v, e) in enumerate(zip(jaxpr.outvars, exprs)):
         # 0-d outputs leave as scalars (boxed cheaply, wrapped by the caller); arrays are
         # boxed straight to xforms Arrays
         outs.append(e if isinstance(v, Literal) or not v.aval.shape else f"box({e})")
+        if isinstance(v, Var) and v.aval.shape and e == em.A(v):
+            j = pooled.get(plan.storage.get(v))
+            if j is not None and tuple(v.aval.shape) == em.output_buffers[j].shape:
+                em.output_slots[k] = j
     ret = return_expr(outs)
     params = [param_name(em, v) for v in jaxpr.invars] + [n for n, _ in em.const_params]
+    params += extra
     listing = str(jaxpr).replace('"""', "'''").replace("\\", "/")
     head = [f'"""xforms CPU kernel for {label}.', "",
             "Generated from the program below by kernels/emit_cpu.py; each statement is",
@@ -511,10 +570,57 @@ def emit_module(plan, label="function", allow_parallel=True):
             ""]
     helpers = sorted({"box"} | em.vecmath_used | em.runtime_used)
     head.append(f"from kernels.cpu_runtime import {', '.join(helpers)}")
+    head += user_prims.module_lines(em, "cpu")       # user primitives' implementations
+    head += [f"{n} = {e}" for n, e in em.globals.items()]   # typed constants, math functions
     head += ["", "", f"def kernel({', '.join(params)}):"]
     body = ["    " + ln if ln else "" for ln in em.sb.lines] + [f"    return {ret}"]
     em.first_body_line = "\n".join(head).count("\n") + 2    # file line of the body's start
     return "\n".join(head + body) + "\n", em
+
+
+# Buffers from the caller (kernels/cpu_buffers.py): the workspace only when the program's
+# top-level intermediates add up to this much (below it, allocating them inside the kernel
+# costs less than the extra argument).  An output buffer only from glibc's largest mmap
+# threshold: larger blocks are always mapped afresh, page faults on every call, while
+# smaller ones circulate in the heap, where the caller's own arrays of the same sizes reuse
+# them (pooling those too made a NumPy SGD update after each call fault more than the call
+# saved: 800 faults per step instead of 550).
+WORKSPACE_MIN_BYTES = 16 << 10
+POOLED_OUTPUT_MIN_BYTES = 32 << 20
+
+
+class _Buffer:
+    """A top-level buffer allocated once per call, at line `line` of the body."""
+
+    def __init__(self, line, name, shape, dtype, storage):
+        self.line, self.name, self.shape, self.dtype = line, name, shape, dtype
+        self.storage = storage
+        self.nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+
+
+def _place_buffers(em):
+    """Rewrite the allocation lines of the buffers that come from the caller; -> the extra
+    kernel parameters.  Intermediates share one workspace (one argument, carved into typed
+    views at 64-byte aligned offsets by `cpu_runtime.view_as`); an output gets its own
+    buffer, so that a caller who keeps one result pins only that one."""
+    work = [b for b in em.buffers if not b.storage.is_output]
+    outs = [b for b in em.buffers
+            if b.storage.is_output and b.nbytes >= POOLED_OUTPUT_MIN_BYTES]
+    if sum(b.nbytes for b in work) < WORKSPACE_MIN_BYTES:
+        work = []
+    params, off = [], 0
+    for b in work:
+        em.sb.lines[b.line] = (f"{b.name} = view_as(_ws, {off}, {shape_str(b.shape)}, "
+                               f"{dtype_str(b.dtype)})")
+        off += -(-b.nbytes // 64) * 64
+    if work:
+        params.append("_ws")
+        em.runtime_used.add("view_as")
+    for j, b in enumerate(outs):
+        em.sb.lines[b.line] = f"{b.name} = _out{j}      # reused once the caller drops it"
+        params.append(f"_out{j}")
+    em.workspace_bytes, em.output_buffers = off, outs
+    return params
 
 
 OUT_GROUP = 8     # outputs are returned in nested tuples of this many (Numba compiles a

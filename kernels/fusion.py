@@ -38,7 +38,8 @@ Data structures (all read-only once built):
   place once dead.  An output that aliases an input, a constant or another output must be
   copied by the backend (`Storage.external`, shared storage).
 
-Partitioning (greedy, in program order, as XLA's loop fusion): every elementwise or
+Partitioning (greedy, in program order, as XLA's loop fusion): every elementwise (built-in,
+or a user primitive with an elementwise Numba implementation: `is_elementwise`) or
 reduction equation starts a node; a node merges into its producer's node when the value
 flows between them at the same index (same iteration shape, identity map), the producer is
 not a reduction, and the merge creates no cycle through other nodes.  Then loops of the
@@ -53,6 +54,8 @@ from dataclasses import dataclass, field
 
 from xforms.ir import ClosedJaxpr, Jaxpr, Literal, Var
 
+from . import user_prims
+
 # ---- primitive classes (by name, so that any backend can share them) -------------------------
 ELEMENTWISE = frozenset("""
 neg add sub mul div rem pow integer_pow sqrt rsqrt cbrt exp exp2 log expm1 log1p logistic
@@ -63,6 +66,12 @@ complex stop_gradient iota copy
 VIEWS = frozenset("broadcast_in_dim transpose squeeze rev slice reshape".split())
 REDUCTIONS = frozenset("""reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or
 argmax argmin""".split())
+
+
+def is_elementwise(eqn):
+    """A built-in elementwise equation, or a user primitive with an elementwise scalar Numba
+    implementation (kernels/user_prims.py), which loops fuse alike."""
+    return eqn.prim.name in ELEMENTWISE or user_prims.is_elementwise(eqn)
 
 
 def subjaxprs(eqn):
@@ -273,7 +282,7 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
 
     needed_views = set(v for v in outset if v in views)
     for eqn in jaxpr.eqns:
-        fusible = eqn.prim.name in ELEMENTWISE or eqn.prim.name in REDUCTIONS or (
+        fusible = is_elementwise(eqn) or eqn.prim.name in REDUCTIONS or (
             eqn.prim.name in VIEWS and eqn.outvars[0] in views)
         if not fusible:
             needed_views.update(a for a in eqn.invars if isinstance(a, Var) and a in views)
@@ -291,7 +300,7 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
                 continue
             node = _Node(len(nodes), eqn, "loop", eqn.outvars[0].aval.shape)
             node.reads = [fused_read(eqn.outvars[0])]     # a copy of the view's root
-        elif name in ELEMENTWISE or name in REDUCTIONS:
+        elif is_elementwise(eqn) or name in REDUCTIONS:
             node = _Node(len(nodes), eqn, "loop", _iter_shape(eqn))
             node.reads = [fused_read(a) for a in eqn.invars]
         elif subjaxprs(eqn):
@@ -321,8 +330,7 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
             succs[p.idx].add(node.idx)
 
     # 4. greedy merging along local edges, refusing merges that would close a cycle
-    for node in nodes:
-        node.group = [node]
+    groups = _Groups(nodes, succs, edges)
     for node in nodes:
         if node.kind != "loop":
             continue
@@ -332,10 +340,8 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
             p = producer[r.atom]
             if p.group is node.group or not edges.get((p.idx, node.idx)):
                 continue
-            if _can_merge(p.group, node.group, edges, succs, nodes):
-                merged = p.group + node.group
-                for n in merged:
-                    n.group = merged
+            if groups.can_merge(p.group, node.group, horizon=node.idx):
+                groups.merge(p.group, node.group)
 
     # 4b. sibling fusion: loops over the same shape with no path between them share one loop
     #     nest (fewer passes over memory, and far less code for Numba to compile)
@@ -350,10 +356,8 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
             h = cands[k][0].group
             if h is g:
                 break
-            if _can_merge(h, g, edges, succs, nodes) and _can_merge(g, h, edges, succs, nodes):
-                merged = h + g
-                for n in merged:
-                    n.group = merged
+            if groups.can_merge(h, g) and groups.can_merge(g, h):
+                merged = groups.merge(h, g)
                 cands[k] = merged
                 seen.add(id(merged))
                 break
@@ -400,30 +404,60 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
     return plan
 
 
-def _can_merge(gp, gc, edges, succs, nodes):
-    """Merging producer group gp with consumer group gc is legal when every edge between
-    them is local and no path leads from gp to gc through another group."""
-    ids_p = {n.idx for n in gp}
-    ids_c = {n.idx for n in gc}
-    for a in ids_p:
-        for b in succs[a]:
-            if b in ids_c and not edges[(a, b)]:
-                return False
-    start = [nodes[b].group for a in ids_p for b in succs[a]
-             if b not in ids_p and b not in ids_c]
-    seen = {id(g) for g in start}
-    stack = list(start)
-    while stack:
-        g = stack.pop()   # (no pruning by node index: merged groups span index ranges)
-        for n in g:
-            for b in succs[n.idx]:
-                if b in ids_c:
+class _Groups:
+    """The fusion groups: `node.group` is the list of the nodes of a node's group, and
+    `out[id(group)]` maps each node outside the group that it feeds to whether every edge
+    into that node is local.  Merging keeps both up to date, so that checking a merge looks
+    at the groups' frontiers rather than at all their nodes."""
+
+    def __init__(self, nodes, succs, edges):
+        self.nodes, self.out = nodes, {}
+        for n in nodes:
+            n.group = [n]
+            self.out[id(n.group)] = {b: edges[(n.idx, b)] for b in succs[n.idx]}
+
+    def can_merge(self, gp, gc, horizon=None):
+        """Merging producer group gp with consumer group gc is legal when every edge
+        between them is local and no path leads from gp to gc through another group.
+        `horizon`: a node index such that every later node is still a group of its own
+        (merging in node order); paths through those lead only to later nodes, never into
+        gc, so they are not searched (a search through everything downstream makes a long
+        program's planning quadratic).  No other pruning by node index: merged groups span
+        index ranges."""
+        nodes = self.nodes
+        lim = len(nodes) if horizon is None else horizon + 1
+        stack, seen = [], {id(gp), id(gc)}
+        for b, local in self.out[id(gp)].items():
+            h = nodes[b].group
+            if h is gc:
+                if not local:
                     return False
+            elif b < lim and id(h) not in seen:
+                seen.add(id(h))
+                stack.append(h)
+        while stack:
+            for b in self.out[id(stack.pop())]:
                 h = nodes[b].group
-                if id(h) not in seen and b not in ids_p:
+                if h is gc:
+                    return False
+                if b < lim and id(h) not in seen:
                     seen.add(id(h))
                     stack.append(h)
-    return True
+        return True
+
+    def merge(self, ga, gb):
+        """Merge two groups (the smaller into the larger, in place); -> the merged group."""
+        big, small = (ga, gb) if len(ga) >= len(gb) else (gb, ga)
+        out, out_small = self.out.pop(id(big)), self.out.pop(id(small))
+        for n in small:
+            n.group = big
+            out.pop(n.idx, None)
+        for b, local in out_small.items():
+            if self.nodes[b].group is not big:
+                out[b] = out.get(b, True) and local
+        big.extend(small)
+        self.out[id(big)] = out
+        return big
 
 
 def _toposort(groups, succs, nodes):

@@ -8,7 +8,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import extend
 from xforms.ad import vjp_jaxprs
-from xforms.errors import BackendError, LoweringError, MissingRuleError
+from xforms.errors import BackendError, MissingRuleError
 from xforms.ir import ClosedJaxpr
 from xforms.test_util import check_grads
 
@@ -434,18 +434,8 @@ cumsum_p.def_batching(lambda args, dims: (cumsum_p.bind(xnp.moveaxis(args[0], di
 _XH = np.array([-3.0, -0.5, 0.2, 2.0])
 
 
-def _run_user_prim(mode, f, *args):
-    try:
-        return _run(mode, f, *args)
-    except LoweringError as e:
-        if "test_huber" not in str(e):
-            raise
-        pytest.xfail(f"the jit backend does not lower user primitives yet "
-                     f"(xforms.extend.numba_impls): {e}")
-
-
 def test_user_primitive_differentiated_and_batched(mode):
-    y = _run_user_prim(mode, huber, _XH)
+    y = _run(mode, huber, _XH)
     np.testing.assert_allclose(y, [2.5, 0.125, 0.02, 1.5], rtol=1e-15)
     g = _run(mode, xf.grad(lambda x: xnp.sum(huber(x, 0.5))), _XH)
     np.testing.assert_allclose(g, np.clip(_XH, -0.5, 0.5), rtol=1e-15)

@@ -3,10 +3,20 @@
 A primitive is an operation the IR records as one equation.  Give it
 
 * a NumPy implementation (`def_impl`), used by eager evaluation;
-* a Numba implementation for the compilers (`def_numba`): either a *scalar* function
-  `fn(*scalars, **params) -> scalar` for an elementwise primitive (fused into loops; called
-  as `fn(x, y, delta=0.5)` with the params as compile-time constants), or an *array*
-  function `fn(*arrays, **params) -> array`; either must compile with `numba.njit`;
+* a Numba implementation for `jit` (`def_numba`), one of
+  - a *scalar* function `fn(*scalars, *params) -> scalar` (`elementwise=True`): the
+    compilers fuse the primitive into loops like a built-in elementwise operation and call
+    `fn` once per element, on the CPU (`numba.njit`) and on CUDA (an inlined device
+    function), its result converted to the declared dtype.  Operands have the result's
+    shape or rank 0;
+  - an *array* function `fn(*arrays, *params) -> array` (a tuple for
+    `multiple_results=True`), called once (CPU backend only), with C-contiguous arrays and
+    scalars for rank-0 operands; its results, checked against the abstract evaluation,
+    are copied into the program's buffers (it may return views; it must not write to its
+    operands).
+  Either way the params come after the operands as ordinary parameters (`def fn(x,
+  delta)`: no keyword-only ones) and reach `fn` as literals, so they must be Python/NumPy
+  scalars, strings or tuples of them;
 * abstract evaluation (`def_abstract_eval`): `(*avals, **params) -> ShapedArray` (a list for
   `multiple_results=True`), giving output shapes and dtypes without computing anything;
 * the rules of the transforms you use: `def_jvp` (forward and, through linearize and
@@ -34,15 +44,26 @@ naming the primitive and the rule.  Example (see examples/custom_rules.py)::
     def huber(x, delta=1.0):
         return huber_p.bind(x, delta=float(delta))
 
+    x = np.array([-3.0, 0.2, 2.0])
+    xf.jit(lambda x: xnp.sum(huber(x)))(x)             # huber_scalar runs in the fused loop
+    xf.jit(xf.grad(lambda x: xnp.sum(huber(x))))(x)    # transforms, then compiles
+    xf.jit(xf.vmap(huber), backend="cuda")(x)          # a device function in the kernel
+
 Params must be hashable (they key the compile caches).  Rules receive tangents and
 cotangents as arrays (zeros where the transform knows them to be zero); in a transpose rule,
 the operands being transposed are `UndefinedPrimal`s (test with `is_undefined(x)`; their
 `.aval` has the shape and dtype).  Rules call primitives through ordinary functions (xnp,
 lax, your own), so they are traced and transformed like user code.
 
-For the compilers: `numba_impls[prim]` is a `NumbaImpl(fn, elementwise)`; a backend that
-finds no entry raises `MissingRuleError(prim.name, "Numba implementation (def_numba)")`.
+For the compilers (kernels/user_prims.py): `numba_impls[prim]` is a `NumbaImpl(fn,
+elementwise)`.  Under `jit`, a primitive without one raises `MissingRuleError` naming it and
+saying to call `def_numba`; on CUDA an array implementation raises `LoweringError` (declare an
+elementwise one, or use `backend="cpu"`).  The compile caches key on the function's code, its
+defaults and closure and the globals it reads (following the functions it calls), so editing
+the function recompiles; rules changed after a function was jitted are not seen by it.
+Names of built-in primitives are taken (the compilers look primitives up by name).
 """
+import inspect
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -66,15 +87,22 @@ numba_impls = {}     # Primitive -> NumbaImpl
 
 
 class Primitive(core.Primitive):
-    """A user-defined primitive; fill in its rules with the `def_*` methods.
+    """A user-defined primitive; fill in its rules with the `def_*` methods (the contract is
+    in the module docstring).  `elementwise=True` gives it a batching rule.
 
     >>> p = Primitive("twice", elementwise=True)
-    >>> p.def_impl(lambda x: 2 * x); p.def_abstract_eval(lambda x: x)
-    >>> p.bind(np.ones(2))
-    Array([2., 2.])
+    >>> p.def_numba(lambda x: 2 * x, elementwise=True)   # also the NumPy implementation
+    >>> p.def_abstract_eval(lambda x: x)
+    >>> p.bind(np.ones(2)), xf.jit(p.bind)(np.ones(2))   # eager; compiled (CPU or CUDA)
+    (Array([2., 2.]), Array([2., 2.]))
     """
 
     def __init__(self, name, multiple_results=False, elementwise=False):
+        builtin = {p.name for p in list(abstract_eval_rules) + list(impl_rules)
+                   if not isinstance(p, Primitive)}
+        if name in builtin:
+            raise ValueError(f"'{name}' is the name of a built-in primitive, and the compilers "
+                             "look primitives up by name: give yours another name")
         super().__init__(name, multiple_results)
         impl_rules[self] = self._missing_impl
         if elementwise:
@@ -93,9 +121,28 @@ class Primitive(core.Primitive):
         return fn
 
     def def_numba(self, fn, *, elementwise=False):
-        """Register the implementation the compilers call (see the module docstring).
-        Without a `def_impl`, an elementwise scalar `fn` also serves as the NumPy one."""
-        numba_impls[self] = NumbaImpl(fn, bool(elementwise))
+        """Register the implementation the compilers call (see the module docstring): a
+        scalar function (`elementwise=True`) or a function of arrays; a Numba dispatcher
+        (`@numba.njit`) is accepted too.  Without a `def_impl`, `fn` also serves as the
+        NumPy one.  Returns `fn`."""
+        py = getattr(fn, "py_func", fn)
+        if elementwise and self.multiple_results:
+            raise ValueError(f"primitive '{self.name}' has multiple results, and an elementwise "
+                             "Numba implementation returns one scalar: give a function of "
+                             "arrays returning a tuple (elementwise=False)")
+        try:
+            sig = inspect.signature(py)
+        except (TypeError, ValueError):
+            raise TypeError(f"the Numba implementation of primitive '{self.name}' must be a "
+                            f"Python function; got {fn!r}") from None
+        bad = [p.name for p in sig.parameters.values()
+               if p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD)]
+        if bad:
+            raise TypeError(f"the Numba implementation of primitive '{self.name}' has "
+                            f"keyword-only parameters {bad}, which Numba cannot compile: take "
+                            f"the params as ordinary parameters after the operands, e.g. "
+                            f"def fn(x, delta)")
+        numba_impls[self] = NumbaImpl(py, bool(elementwise))
         if impl_rules.get(self) == self._missing_impl:
             if elementwise:
                 def impl(*xs, **params):

@@ -89,17 +89,18 @@ def _make_fast_call(exe, key, out_tree):
     make = getattr(exe, "make_fast_call", None)
     if make is None:
         return None
-    statics = None
+    statics, kw = None, {}
     if key[0] == "static":
         _, statics, skw, dyn_kw_tree, kinds = key
-        if skw or dyn_kw_tree.children[1].children:
-            return None
-        in_tree, statics = dyn_kw_tree.children[0], dict(statics)
+        in_tree, kw_tree = dyn_kw_tree.children
+        statics = dict(statics)
+        if skw or kw_tree.children:      # keywords: read by name (a newer backend's feature)
+            kw = {"kw_tree": kw_tree if kw_tree.children else None, "static_kw": dict(skw)}
     else:
         in_tree, kinds = key
     try:
         return make(in_tree, [k if isinstance(k, str) else None for k in kinds], out_tree,
-                    statics)
+                    statics, **kw)
     except Exception:          # no fast path: the general path still works
         return None
 
@@ -192,9 +193,9 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         fast = self._fast_call
-        if fast is not None and not kwargs and core._current is core.eval_trace:
+        if fast is not None and core._current is core.eval_trace:
             try:
-                return fast(*args)
+                return fast(*args, **kwargs) if kwargs else fast(*args)
             except _FAST_MISSES:       # another signature: take the general path below
                 pass
         if core.current_trace() is not core.eval_trace:
@@ -214,15 +215,13 @@ class Jitted:
             key = hit = None
         if hit is not None:
             exe, out_tree, fast = hit
-            if flat_key:
-                self._fast_call = fast
+            self._fast_call = fast
             return tree_unflatten(out_tree, exe(*leaves))
         closed, out_tree, flat, in_tree = self._trace(args, kwargs)
         exe = self._executable(closed)
         if key is not None:
-            fast = _make_fast_call(exe, key, out_tree) if flat_key else None
-            if flat_key:
-                self._fast_call = fast
+            fast = _make_fast_call(exe, key, out_tree)
+            self._fast_call = fast
             self._fast[key] = (exe, out_tree, fast)
         return tree_unflatten(out_tree, exe(*flat))
 

@@ -7,7 +7,10 @@ host function, device arrays that stay on the GPU between calls.
                           (atomic adds), dynamic slices, pad, concatenate, reshape
     emit_cuda_control.py  control flow: whole loops in one kernel when lane-local, else host
     scalar_cuda.py        CUDA spellings of scalar rules that use NumPy ufuncs on the CPU
-    runtime.py            DeviceArray, the stream, launch configuration, transfers
+    complex_cuda.py       complex64/complex128 rules numba-cuda cannot compile without a GPU
+    runtime.py            DeviceArray, the stream, launch configuration, transfers, packing
+    emit_cuda_pack.py     where buffers live: small ones packed, so launches take few arguments
+    pool.py               the device buffer pool (memory reused across calls)
     backend.py            compile_cuda -> CudaExecutable; compile_ptx (tests, no GPU needed)
 
 Importing this package registers "cuda" with `xforms.jit` and a "cuda_available" probe, and

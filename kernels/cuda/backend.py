@@ -4,6 +4,7 @@ numba.cuda.jit -> `CudaExecutable`.
     exe = compile_cuda(closed, {"name": "loss"})
     outs = exe(*flat_args)          # DeviceArrays; inputs may be NumPy or DeviceArrays
     print(exe.source)               # the kernels and the host function that launches them
+    exe.count_launches(*flat_args)  # kernels one call launches (host loops: per iteration)
 
 Generated modules go through `kernels.codecache` (content-addressed files, so Numba's
 cache works across processes); each kernel is compiled eagerly for its signature (flat
@@ -23,13 +24,15 @@ from xforms import config
 from xforms.errors import LoweringError
 from xforms.ir import Literal
 
-from .. import codecache
+from .. import codecache, user_prims
 from ..emit_cpu import dtype_str
 from ..fusion import plan_program
 from . import runtime as rt
 from . import scalar_cuda  # noqa: F401  (CUDA scalar rules)
+from . import complex_cuda  # noqa: F401  (complex scalar rules; after scalar_cuda)
 from . import emit_cuda_control, emit_cuda_ops  # noqa: F401  (register rules)
 from .emit_cuda import CudaEmitter
+from .emit_cuda_pack import drop_unused_views, pack_inputs, pack_outputs
 from .emit_cuda_control import add_consts
 
 _by_jaxpr = weakref.WeakKeyDictionary()
@@ -53,11 +56,15 @@ class Program:
     """Emitted code of one program: `source`, `kernels` (emit_cuda.Kernel), `launches`
     ((kernel name, grid, block) per launch site), workspace and constants."""
 
-    def __init__(self, source, em, in_avals, out_avals, consts):
+    def __init__(self, source, em, in_avals, out_avals, consts, direct, groups):
         self.source, self.kernels, self.launches = source, em.kernels, em.launches
-        self.workspace = list(em.ws)
+        self.workspace = list(em.ws)                   # (size, dtype, Home)
         self.consts = consts
+        self.const_homes = list(em.const_homes)
+        self.mem = {dt: (k, size) for dt, (k, size) in em.mem.items()}   # packed buffers
         self.in_avals, self.out_avals = in_avals, out_avals
+        self.direct = direct       # positions of the inputs passed as they are
+        self.groups = groups       # packed inputs: (dtype, [(position, offset, size)], total)
         self.spec = em.spec
 
     def signatures(self):
@@ -72,16 +79,21 @@ class Program:
         return out
 
 
-def emit_program(closed, spec, label="function"):
-    """ClosedJaxpr -> Program (source text; nothing compiled, no device needed)."""
+def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
+    """ClosedJaxpr -> Program (source text; nothing compiled, no device needed).
+    `dev_scalars`: positions of rank-0 inputs passed as one-element device buffers (a
+    DeviceArray from an earlier call) rather than by value."""
     plan = plan_program(closed)
     em = CudaEmitter(spec, label)
     jaxpr = plan.jaxpr
     em.bind_names(jaxpr)
-    for v in jaxpr.invars:
-        em.loc[v] = "dev" if v.aval.shape else "host"
+    for i, v in enumerate(jaxpr.invars):
+        em.loc[v] = "dev" if v.aval.shape or i in dev_scalars else "host"
         em.bound.add(v)
+    direct, groups = pack_inputs(em, jaxpr)
+    pack_outputs(em, plan)
     add_consts(em, plan)
+    em.top_plan = plan
     em.emit_plan(plan)
     em._plan_outs = set()
     outs, seen = [], set()
@@ -93,9 +105,18 @@ def emit_program(closed, spec, label="function"):
         e = em.A(v)
         key = plan.storage.get(v) if v.aval.shape else ("scalar", v)
         external = v in ins or (v.aval.shape and (key is None or key.external))
-        outs.append(f"_rt.copy({e})" if external or key in seen else e)
+        home = em.home.get(v)
+        if external or key in seen:
+            outs.append(f"_rt.copy({e})")
+        elif home is not None and home.kind == "out":
+            outs.append(f"({home.host}, {home.off})")      # DeviceArray(buffer, offset)
+        else:
+            outs.append(e)
         seen.add(key)
-    params = [em.host_atom(v) for v in jaxpr.invars] + [n for n, _ in em.const_params]
+    params = ([em.host_atom(jaxpr.invars[i]) for i in direct] +
+              [f"_IN{g}" for g in range(len(groups))] + [n for n, _ in em.const_params])
+    prologue = [f"    {name} = _rt.empty({size}, {dtype_str(dt)})"
+                for dt, (name, size) in em.out_arenas.items() if size]
     listing = str(jaxpr).replace('"""', "'''").replace("\\", "/")
     head = [f'"""xforms CUDA kernels and host launch sequence for {label}.', "",
             "Generated from the program below by kernels/cuda/emit_cuda.py for "
@@ -104,22 +125,22 @@ def emit_program(closed, spec, label="function"):
             "`host` launches them in order", "on one stream (_K: configured kernels, "
             "_W: workspace buffers reused across calls).", "", listing, '"""',
             f"# kernels.cuda {FINGERPRINT}",
-            "import math", "", "import numpy as np", "from numba import cuda",
-            "from numba import types as nbt", "", ""]
+            "import cmath", "import math", "", "import numpy as np", "from numba import cuda",
+            "from numba import types as nbt"] + user_prims.module_lines(em, "cuda") + ["", ""]
     lines = list(head)
     for k in em.kernels:
         k.first_line = len(lines) + 1
         lines += k.lines + ["", ""]
     ret = ", ".join(outs) + ("," if len(outs) == 1 else "")
-    host = [f"def host(_rt, _K, _W, {', '.join(params)}):".replace(", )", ")"),
+    host = [f"def host(_rt, _K, _M, _W, {', '.join(params)}):".replace(", )", ")"),
             f'    """The launch sequence: {len(em.launches)} launch site(s) of '
             f'{len(em.kernels)} kernel(s)."""']
-    host += em.host.lines + [f"    return ({ret})"]
+    host += drop_unused_views(prologue + em.host.lines + [f"    return ({ret})"])
     lines += host
     source = "\n".join(lines) + "\n"
     consts = [c for _, c in em.const_params]
     return Program(source, em, [v.aval for v in jaxpr.invars],
-                   [v.aval for v in jaxpr.outvars], consts)
+                   [v.aval for v in jaxpr.outvars], consts, direct, groups)
 
 
 # ---- executables -----------------------------------------------------------------------------
@@ -127,23 +148,34 @@ class CudaExecutable:
     """A compiled program: `exe(*flat_args) -> list of DeviceArrays`; `.source`,
     `.num_kernels`, `.launch_sites`."""
 
-    def __init__(self, program, module, kernels, path):
+    def __init__(self, program, module, kernels, path, closed=None, options=None,
+                 dev_scalars=frozenset()):
         self.program, self.source, self.path = program, program.source, path
+        # rank-0 inputs given as DeviceArrays run a variant taking them as device buffers,
+        # so that the host never waits for a value it only passes on
+        self._closed, self._options, self._dev = closed, options, dev_scalars
+        self._scalar_pos = [i for i, a in enumerate(program.in_avals) if not a.shape]
+        self._variants = {}
         self.in_avals, self.out_avals = program.in_avals, program.out_avals
         s = rt.stream()
         self._K = [kernels[name][grid, block, s] for name, grid, block in program.launches]
         self._host = module.host
-        self._consts = [c[()] if np.ndim(c) == 0 else rt.to_device(c) for c in program.consts]
-        self._W = None
+        self._M = self._W = self._consts = None
+        self._direct = [(i, i in dev_scalars) for i in program.direct]
+        self._groups = program.groups
         self._lock = threading.Lock()
         self.num_kernels = len(program.kernels)
         self.launch_sites = len(program.launches)
         self.plan_text = ""
 
-    def _arg(self, x, aval):
+    def _arg(self, x, aval, dev):
+        if dev:                          # a device scalar (see `_variant`)
+            if isinstance(x, rt.DeviceArray) and x.dtype == aval.dtype:
+                return x.buf
+            return rt.scalar(np.asarray(x), aval.dtype)
         if not aval.shape:
             if isinstance(x, rt.DeviceArray):
-                x = np.asarray(x)        # a device scalar passed by value: the host waits
+                x = np.asarray(x)
             if isinstance(x, np.ndarray):
                 x = x[()]
             return aval.dtype.type(x)
@@ -158,18 +190,83 @@ class CudaExecutable:
                 return buf.reshape(buf.size)
         return rt.to_device(np.asarray(x), dtype=aval.dtype)
 
+    def count_launches(self, *args):
+        """Run once and return how many kernels that call launched (a host loop launches its
+        body's kernels on every iteration; `launch_sites` counts them once)."""
+        n = [0]
+
+        def counted(k):
+            def launch(*a):
+                n[0] += 1
+                return k(*a)
+            return launch
+        exe = self._target(args)
+        with exe._lock:
+            plain, exe._K = exe._K, [counted(k) for k in exe._K]
+        try:
+            exe(*args)
+        finally:
+            exe._K = plain
+        return n[0]
+
+    def _memory(self):
+        """The packed buffers of constants and workspace (one per dtype, made once), the
+        workspace views the host code uses, and the constants' views."""
+        prog = self.program
+        mem = [None] * len(prog.mem)
+        for dt, (k, size) in prog.mem.items():
+            mem[k] = rt.empty(size, dt)
+        arrays = iter(prog.const_homes)
+        consts = []
+        for c in prog.consts:
+            if np.ndim(c) == 0:
+                consts.append(c[()])
+                continue
+            h = next(arrays)
+            buf = rt.view(mem[int(h.host[3:-1])], h.off, h.size)
+            rt.copy_into(buf, rt.to_device(c))
+            consts.append(buf)
+        self._W = [rt.view(mem[int(h.host[3:-1])], h.off, h.size) for _, _, h in prog.workspace]
+        self._consts, self._M = consts, mem
+
+    def _variant(self, dev):
+        with _lock:
+            exe = self._variants.get(dev)
+            if exe is None:
+                exe = self._variants[dev] = _compile(self._closed, self._options, dev)
+        return exe
+
+    def _target(self, args):
+        """This executable, or the variant for the rank-0 DeviceArrays among `args`."""
+        if self._scalar_pos and self._closed is not None and not self._dev:
+            dev = frozenset(i for i in self._scalar_pos if type(args[i]) is rt.DeviceArray)
+            if dev:
+                return self._variant(dev)
+        return self
+
     def __call__(self, *args):
-        conv = [self._arg(x, a) for x, a in zip(args, self.in_avals, strict=True)]
+        if len(args) != len(self.in_avals):
+            raise TypeError(f"expected {len(self.in_avals)} arguments, got {len(args)}")
+        if self._scalar_pos and not self._dev:
+            exe = self._target(args)
+            if exe is not self:
+                return exe(*args)
+        ins = self.in_avals
+        conv = [self._arg(args[i], ins[i], dev) for i, dev in self._direct]
+        for dt, members, total in self._groups:
+            conv.append(rt.pack(args, dt, members, total))
         with self._lock:
             try:
-                if self._W is None:
-                    self._W = [rt.empty(n, dt) for n, dt in self.program.workspace]
-                outs = self._host(rt, self._K, self._W, *conv, *self._consts)
+                if self._M is None:
+                    self._memory()
+                outs = self._host(rt, self._K, self._M, self._W, *conv, *self._consts)
             except Exception as e:
                 if type(e).__module__.split(".")[0] in ("numba", "numba_cuda", "cuda"):
                     raise launch_error(e, self) from e
                 raise
-        return [rt.DeviceArray(b, a.shape) for b, a in zip(outs, self.out_avals)]
+        DA = rt.DeviceArray
+        return [DA(b[0], a.shape, b[1]) if type(b) is tuple else DA(b, a.shape)
+                for b, a in zip(outs, self.out_avals)]
 
 
 def compile_cuda(closed, options=None):
@@ -183,10 +280,10 @@ def compile_cuda(closed, options=None):
         return exe
 
 
-def _compile(closed, options):
+def _compile(closed, options, dev_scalars=frozenset()):
     from numba import cuda
     label = options.get("name") or "a jitted function"
-    program = emit_program(closed, rt.device_spec(), label)
+    program = emit_program(closed, rt.device_spec(), label, dev_scalars)
     mod, path, h = codecache.load_module(program.source)
     if config.DUMP:
         print(f"[xforms] {label}: CUDA module {path}")
@@ -198,7 +295,7 @@ def _compile(closed, options):
                                        and not rt.simulating())(getattr(mod, k.name))
         except Exception as e:
             raise lowering_error(e, program, path, k) from None
-    return CudaExecutable(program, mod, kernels, path)
+    return CudaExecutable(program, mod, kernels, path, closed, options, dev_scalars)
 
 
 def lowering_error(e, program, path, kernel):
@@ -264,8 +361,9 @@ def compile_ptx(closed, cc, label="function", sms=108):
 
 
 def device_put(tree):
-    from xforms.tree_util import tree_map
-    return tree_map(rt.put, tree)
+    from xforms.tree_util import tree_flatten, tree_unflatten
+    leaves, treedef = tree_flatten(tree)
+    return tree_unflatten(treedef, rt.put_leaves(leaves))
 
 
 __all__ = ["compile_cuda", "CudaExecutable", "emit_program", "compile_ptx"]

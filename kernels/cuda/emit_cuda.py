@@ -8,16 +8,22 @@ numba-cuda kernels and the host function that launches them, readable by a perso
             c = A[_t] * B[i1]
             C[_t] = c
 
-    def host(_rt, _K, _W, A, B):                  # the launch sequence
+    def host(_rt, _K, _M, _W, A, B):              # the launch sequence
         C = _rt.empty(16384, np.float64)
         _K[0](A, B, C)                            # k0 <<<(64,), (256,)>>>
         return (C,)
 
 Conventions.  Every device buffer is flat and C-contiguous: kernels index with static
-linear offsets, so reshapes are free.  A rank-0 value lives either on the host (a program
-input, a loop counter, a literal: passed to kernels by value, spelled `a`) or on the device
-(a one-element buffer `A`, read once at the top of a kernel).  Kernel-internal names start
-with `_` or contain a digit, so they never meet the jaxpr's letter-only names.
+linear offsets, so reshapes are free.  Small buffers of one dtype live packed in one buffer
+(a `Home`: `_IN{g}` the call's small inputs, `_OUT{k}` its small outputs, `_MEM{k}`
+constants and workspace, made once): a kernel takes the packed buffer as one parameter and
+slices it in its prologue (`A = _IN0[0:12]`), because numba-cuda spends microseconds of
+host time per array argument of every launch.  The host binds a view of a packed buffer
+only where host code uses it (lines marked `# view` are dropped otherwise).  A rank-0
+value lives either on the host (a program input, a loop counter, a literal: passed to
+kernels by value, spelled `a`) or on the device (a one-element buffer `A`, read once at
+the top of a kernel).  Kernel-internal names start with `_` or contain a digit, so they
+never meet the jaxpr's letter-only names.
 
 Kernels per step (launch configuration from `runtime.DeviceSpec`):
 - Loop without reductions: one grid-stride kernel over the iteration space; rank-0 loops are
@@ -36,15 +42,18 @@ import numpy as np
 from xforms.errors import LoweringError
 from xforms.ir import Literal, Var, _Names, pp_eqn
 
+from .. import user_prims
 from ..emit_cpu import SourceBuilder, dtype_str, lit
 from ..fusion import REDUCTIONS, VIEWS
 from ..scalar_rules import get_scalar_rule
+from .complex_cuda import INLINE_CMATH
+from .emit_cuda_pack import Packing
 
 OP_RULES = {}          # prim name -> rule(em, eqn)
 CONTROL_RULES = {}     # prim name -> rule(em, control_step)
 TARGET = "cuda"
 SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in ("bool", "int32", "int64", "float32",
-                                                    "float64"))
+                                                    "float64", "complex64", "complex128"))
 _RESERVED = {"np", "math", "cuda", "nbt", "range", "min", "max", "abs", "int", "float",
              "bool", "len", "print", "host"}
 
@@ -107,11 +116,13 @@ class Ctx:
 
     def cast(self, expr, dtype):
         dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.float32)):
+        if dt in (np.dtype(np.int32), np.dtype(np.float32), np.dtype(np.complex64)):
             return f"np.{dt.name}({expr})"
         return expr
 
     def fn(self, prim):
+        if np.dtype(self.in_dtypes[0]).kind == "c":     # complex_cuda.py spells the rest
+            return INLINE_CMATH[prim] if prim != "logistic" else None
         return CUDA_MATH[prim]
 
     def index(self, d):
@@ -140,6 +151,7 @@ class KernelBuilder:
         self._by_host = {}
         self.prologue = []
         self._hoisted = {}
+        self._views = set()
         self.line_eqns = {}
 
     # parameters
@@ -153,11 +165,25 @@ class KernelBuilder:
     def arr(self, v):
         """The kernel's name for the buffer of Var v (an array or a device scalar)."""
         name = self.em.A(v)
+        home = self.em.home.get(v)
+        if home is not None:
+            return self.view(name, home)
         return self._param(name, name, "array", v.aval.dtype)
 
     def buf(self, pname, host, dtype):
         """A buffer that is no Var (a workspace temporary): host expression `host`."""
+        home = self.em.ws_home.get(host)
+        if home is not None:
+            return self.view(pname, home)
         return self._param(pname, host, "array", dtype)
+
+    def view(self, name, home):
+        """A packed buffer (`Home`): the kernel takes the whole buffer once and slices it."""
+        p = self._param(home.pname, home.host, "array", home.dtype)
+        if name not in self._views:
+            self._views.add(name)
+            self.prologue.append(f"{name} = {p}[{home.off}:{home.off + home.size}]")
+        return name
 
     def scalar(self, a):
         """Expression of a rank-0 atom: a literal, a host scalar parameter or a device scalar
@@ -273,7 +299,7 @@ def decompose(kb, flat, dims, names):
 
 
 # ---- the emitter ------------------------------------------------------------------------------
-class CudaEmitter:
+class CudaEmitter(Packing):
     """Builds the kernels and the host function of one program (and its sub-programs)."""
 
     def __init__(self, spec, label="function"):
@@ -286,6 +312,13 @@ class CudaEmitter:
         self.launch_sites = 0
         self.ws, self._ws_slot = [], {}
         self.const_params = []        # (param name, value)
+        # packing (runtime.pack_layout): Var -> Home; workspace expression -> Home
+        self.home, self.ws_home = {}, {}
+        self.mem = {}                 # dtype -> [arena index, next offset]: consts, workspace
+        self.const_homes = []         # Home of each array constant, in const_params order
+        self.out_arenas = {}          # dtype -> [name, next offset]: this call's outputs
+        self._out_slot = {}
+        self.top_plan = None
         self.plan = None
         self.bound = set()
         self._scopes = 0
@@ -346,12 +379,6 @@ class CudaEmitter:
         self.line(f"# {text}")
 
     # buffers
-    def ws_slot(self, key, size, dtype):
-        if key not in self._ws_slot:
-            self._ws_slot[key] = len(self.ws)
-            self.ws.append((max(int(size), 1), np.dtype(dtype)))
-        return f"_W[{self._ws_slot[key]}]"
-
     def temp(self, size, dtype):
         """A workspace buffer that no Var names (partial sums, ...): host expression."""
         return self.ws_slot(("temp", len(self.ws)), size, dtype)
@@ -363,22 +390,37 @@ class CudaEmitter:
             return
         self.bound.add(v)
         plan = self.plan
+        top = plan is self.top_plan
         if not v.aval.shape:
             self.loc[v] = "dev"
             if v in self._plan_outs:
-                expr = f"_rt.empty(1, {dtype_str(v.aval.dtype)})"
+                home = self.out_home(("scalar", v), 1, v.aval.dtype) if top else None
+                if home is not None:
+                    self.bind_home(v, home)
+                    return
+                self.home.pop(v, None)
+                self.line(f"{self.A(v)} = _rt.empty(1, {dtype_str(v.aval.dtype)})")
             else:
-                expr = self.ws_slot(("scalar", v), 1, v.aval.dtype)
-            self.line(f"{self.A(v)} = {expr}")
+                self.bind_home(v, self.ws_home[self.ws_slot(("scalar", v), 1, v.aval.dtype)])
             return
         prev = plan.reuse.get(v)
         st = plan.storage.get(v)
         if prev is not None:
+            home = self.home.get(prev)
+            if home is not None:
+                self.bind_home(v, home)
+                return
             self.line(f"{self.A(v)} = {self.A(prev)}")
         elif st is None or st.is_output:
+            home = self.out_home(st, st.size, st.dtype) if top and st is not None else None
+            if home is not None:
+                self.bind_home(v, home)
+                return
             self.line(f"{self.A(v)} = _rt.empty({v.aval.size}, {dtype_str(v.aval.dtype)})")
         else:
-            self.line(f"{self.A(v)} = {self.ws_slot(st, st.size, st.dtype)}")
+            self.bind_home(v, self.ws_home[self.ws_slot(st, st.size, st.dtype)])
+            return
+        self.home.pop(v, None)
 
     # plans
     def emit_plan(self, plan):
@@ -395,6 +437,8 @@ class CudaEmitter:
                     continue
                 rules = OP_RULES if step.kind == "op" else CONTROL_RULES
                 rule = rules.get(step.eqn.prim.name)
+                if rule is None and step.kind == "op":
+                    rule = user_prims.op_rule(step.eqn, TARGET)   # raises: says what to do
                 if rule is None:
                     raise unsupported(step.eqn)
                 self.line(f"# {_host_comment(self, step.eqn)}")
@@ -406,7 +450,8 @@ class CudaEmitter:
         for a in list(eqn.invars) + list(eqn.outvars):
             if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES:
                 raise unsupported(eqn, f"dtype {np.dtype(a.aval.dtype).name} is not supported "
-                                       "on CUDA (bool, int32, int64, float32, float64 are)")
+                                       "on CUDA (bool, int32, int64, float32, float64, "
+                                       "complex64, complex128 are)")
 
     # ---- fused loops -----------------------------------------------------------------------
     def read(self, kb, r, idx, local, flat=None, loop_shape=None):
@@ -433,6 +478,8 @@ class CudaEmitter:
         out = eqn.outvars[0]
         if eqn.prim.name in VIEWS:
             expr = args[0]
+        elif user_prims.is_elementwise(eqn):      # a device function (kernels/user_prims.py)
+            expr = user_prims.scalar_call(self, eqn, args, TARGET)
         else:
             expr = scalar_expr(eqn, args, idx)
         kb.line(f"{self.s(out)} = {expr}")

@@ -27,7 +27,8 @@ import numpy as np
 from xforms.ir import Literal, Var
 
 from ..emit_cpu import dtype_str, lit
-from ..fusion import ELEMENTWISE, subjaxprs
+from .. import user_prims
+from ..fusion import is_elementwise, subjaxprs
 from .emit_cuda import (CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose,
                         scalar_expr)
 
@@ -90,7 +91,7 @@ class _LaneCheck:
         name = e.prim.name
         for a in list(e.invars) + list(e.outvars):
             self.dtype(a)
-        if name in ELEMENTWISE:
+        if is_elementwise(e):             # built-in or user (kernels/user_prims.py)
             for a in list(e.invars) + list(e.outvars):
                 self.shape(a.aval.shape)
             return
@@ -269,7 +270,9 @@ class _Lane:
         name = e.prim.name
         kb.comment(e)
         args = [self.expr(env, a) for a in e.invars]
-        if name in ELEMENTWISE:
+        if user_prims.is_elementwise(e):
+            expr = user_prims.scalar_call(em, e, args, "cuda")
+        elif is_elementwise(e):
             expr = scalar_expr(e, args, self.idx)
         elif name in ("broadcast_in_dim", "reshape", "squeeze", "copy", "transpose"):
             expr = args[0]
@@ -333,7 +336,7 @@ class _Lane:
 def _lane_kernel(em, step, S):
     """The whole control equation in one kernel, one lane per thread."""
     e = _prepared(step)
-    name, p = e.prim.name, e.params
+    name = e.prim.name
     size = int(np.prod(S, dtype=np.int64)) if S else 1
     for v in e.outvars:
         em.alloc(v)
@@ -402,6 +405,7 @@ def emit_sub(em, plan, args, kind):
     em.bind_names(plan.jaxpr, em.scope_prefix(kind))
     add_consts(em, plan)
     for v, (a, dev) in zip(plan.jaxpr.invars, args, strict=True):
+        em.rebind(v)
         if v.aval.shape or dev:
             em.loc[v] = "dev"
             em.line(f"{em.A(v)} = {a}")
@@ -417,7 +421,10 @@ def add_consts(em, plan):
     for v, c in zip(plan.jaxpr.constvars, plan.consts):
         if np.ndim(c):
             em.loc.pop(v, None)
-            em.const_params.append((em.A(v), np.asarray(c)))
+            c = np.asarray(c)
+            em.const_params.append((em.A(v), c))
+            em.home[v] = home = em.mem_home(c.size, c.dtype)   # kernels: the packed buffer
+            em.const_homes.append(home)
         else:
             em.loc[v] = "host"
             em.const_params.append((em.s(v), np.asarray(c)[()]))
@@ -458,6 +465,7 @@ def _init_carry(em, outs, inits):
     for v, a in zip(outs, inits):
         em.loc[v] = "dev"
         em.bound.add(v)
+        em.rebind(v)
         if em.is_dev(a) and not isinstance(a, Literal):
             em.line(f"{em.A(v)} = _rt.copy({em.A(a)})")
         else:
@@ -468,6 +476,7 @@ def _assign(em, outs, exprs):
     for v, (e, dev) in zip(outs, exprs):
         em.loc[v] = "dev"
         em.bound.add(v)
+        em.rebind(v)
         em.line(f"{em.A(v)} = {_to_dev(e, dev, v.aval.dtype)}")
 
 

@@ -71,9 +71,7 @@ def _scalar_out(em, out, src):
     """A rank-0 result equal to atom `src`: a host value stays on the host, a device scalar
     is shared (nothing writes rank-0 buffers in place)."""
     if em.is_dev(src):
-        em.loc[out] = "dev"
-        em.bound.add(out)
-        em.line(f"{em.A(out)} = {em.A(src)}")
+        em.alias(out, src)
     else:
         em.loc[out] = "host"
         em.line(f"{em.s(out)} = {em.host_atom(src)}")
@@ -302,8 +300,8 @@ def _scatter(mode):
         dt = np.dtype(out.aval.dtype)
         if not out.aval.shape:
             raise unsupported(eqn, "scatter into a 0-d array")
-        if mode == "add" and dt.kind == "b":
-            raise unsupported(eqn, "scatter_add of bool has no CUDA atomic")
+        if mode == "add" and dt.kind in "bc":
+            raise unsupported(eqn, f"scatter_add of {dt.name} has no CUDA atomic add")
         if mode == "add" and dt == np.float64 and tuple(em.spec.cc) < (6, 0):
             raise unsupported(eqn, f"float64 atomic add needs compute capability 6.0, the "
                                    f"target has {em.spec.cc[0]}.{em.spec.cc[1]}")
@@ -457,8 +455,7 @@ def _reshape(em, eqn):
         em.line(f"_rt.copy_into({em.A(out)}, {em.A(x)})")
         return
     if x.aval.shape:                 # same flat buffer (the plan aliases their storage)
-        em.bound.add(out)
-        em.line(f"{em.A(out)} = {em.A(x)}")
+        em.alias(out, x)
         return
     if not out.aval.shape:
         _scalar_out(em, out, x)
@@ -478,8 +475,7 @@ def _runtime_check(em, eqn):
     with em.block(f"if not {cond}:"):
         em.line(f"raise RuntimeError({msg!r})")
     if x.aval.shape:
-        em.bound.add(out)
-        em.line(f"{em.A(out)} = {em.A(x)}")
+        em.alias(out, x)
     else:
         _scalar_out(em, out, x)
 

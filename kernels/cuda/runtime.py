@@ -6,12 +6,20 @@ Importing this module imports `numba.cuda` (the CUDA backend asks for it only wh
     y = jit(f, backend="cuda")(x)         #   __cuda_array_interface__
     np.asarray(y), device_get(y)          # copies to the host (waits for the stream)
 
-Every buffer the backend allocates is a flat (1-D, C-contiguous) numba device array; a
+Every buffer the backend allocates is a flat (1-D, C-contiguous) numba device array from
+the pool (pool.py: memory is reused across calls, never while a returned array holds it); a
 `DeviceArray` adds the logical shape, so reshapes never copy and kernels index with
-static linear offsets.  All transfers and launches use one stream per process
-(`stream()`), so the host waits only where a value must come back: `device_get`,
-`np.asarray`, a `while_loop` predicate or a `cond` index computed on the device.
+static linear offsets.  Small arrays of one dtype are *packed* into one buffer (a compiled
+call's small inputs and outputs, a `device_put` pytree, constants and workspace): a
+`DeviceArray` may be a window (`_base`, `_off`) of such a buffer, and kernels take the
+buffer once and slice it, since each array argument of a launch costs microseconds.
+
+All transfers and launches use one stream per process (`stream()`), so the host waits
+only where a value must come back: `device_get`, `np.asarray`, a `while_loop` predicate or
+a `cond` index computed on the device (a host loop: lane-local loops run in one kernel), a
+`runtime_check`, and a rank-0 DeviceArray passed where the program takes a scalar by value.
 """
+import os
 import threading
 from dataclasses import dataclass
 
@@ -113,6 +121,18 @@ def device_spec():
     return _spec
 
 
+def peak_bandwidth():
+    """The device's theoretical memory bandwidth in bytes/s (double data rate x bus width),
+    or None where the driver does not say (the simulator)."""
+    if simulating():
+        return None
+    try:
+        dev = cuda.get_current_device()
+        return 2.0 * int(dev.MEMORY_CLOCK_RATE) * 1e3 * int(dev.GLOBAL_MEMORY_BUS_WIDTH) / 8
+    except Exception:
+        return None
+
+
 # ---- the stream ------------------------------------------------------------------------------
 _stream = None
 _lock = threading.Lock()
@@ -130,16 +150,41 @@ def stream():
 
 
 # ---- buffers ----------------------------------------------------------------------------------
+_pool = None
+
+
+def pool():
+    """The process's device buffer pool (kernels/cuda/pool.py); at most a quarter of the
+    device's memory (or XFORMS_CUDA_POOL_MB) is kept in free blocks."""
+    global _pool
+    if _pool is None:
+        s = stream()
+        with _lock:
+            if _pool is None:
+                from .pool import numba_pool
+                mb = os.environ.get("XFORMS_CUDA_POOL_MB")
+                if mb:
+                    limit = int(float(mb) * (1 << 20))
+                elif simulating():
+                    limit = 64 << 20
+                else:
+                    limit = int(cuda.current_context().get_memory_info()[1]) // 4
+                _pool = numba_pool(cuda, simulating(), s, limit)
+    return _pool
+
+
 def empty(size, dtype):
-    """A new flat device buffer (stream-ordered; no host wait)."""
-    return cuda.device_array(max(int(size), 1), dtype, stream=stream())
+    """A flat device buffer of `size` elements from the pool (no host wait)."""
+    return pool().take(size, dtype)
 
 
 def to_device(x, dtype=None):
     """Copy a host array (any shape) to a new flat device buffer."""
     a = np.ascontiguousarray(x, dtype=dtype)
-    flat = a.reshape(a.size) if a.size else np.zeros(1, a.dtype)   # never a 0-byte buffer
-    return cuda.to_device(flat, stream=stream())
+    out = empty(a.size, a.dtype)                  # never a 0-byte buffer
+    if a.size:
+        out.copy_to_device(a.reshape(a.size), stream=stream())
+    return out
 
 
 def scalar(value, dtype):
@@ -149,7 +194,7 @@ def scalar(value, dtype):
 
 def copy(buf):
     """A new device buffer with the contents of `buf` (device to device)."""
-    out = cuda.device_array(buf.shape, buf.dtype, stream=stream())
+    out = empty(buf.size, buf.dtype)
     out.copy_to_device(buf, stream=stream())
     return out
 
@@ -157,6 +202,11 @@ def copy(buf):
 def copy_into(dst, src):
     """Device-to-device copy into an existing buffer (or a slice view of one)."""
     dst.copy_to_device(src, stream=stream())
+
+
+def view(base, off, size):
+    """Elements [off, off + size) of flat buffer `base`, as a buffer (no copy)."""
+    return base[off:off + max(int(size), 1)]
 
 
 def fetch(buf):
@@ -174,6 +224,82 @@ def host_copy(buf, shape):
     return out[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
 
 
+# ---- packing: many small arrays in one buffer ------------------------------------------------
+# Each array argument of a kernel launch costs microseconds of host time in numba-cuda, and
+# each transfer or allocation a driver call: small arrays of one dtype (pytree leaves,
+# outputs, temporaries) share one buffer, and kernels take the buffer and slice it.
+PACK_BYTES = 1 << 20          # arrays up to this size are packed
+_ALIGN = 128                  # bytes: every packed array starts on a cache line
+
+
+def pack_layout(sizes, itemsize):
+    """Offsets (in elements) of arrays of `sizes` packed in order, and the total size.
+
+    >>> pack_layout([3, 1, 20], 8)
+    ([0, 16, 32], 52)
+    """
+    step = max(_ALIGN // int(itemsize), 1)
+    offs, at = [], 0
+    for n in sizes:
+        offs.append(at)
+        at += -(-max(int(n), 1) // step) * step
+    last = offs[-1] + max(int(sizes[-1]), 1) if offs else 0
+    return offs, last
+
+
+def packable(shape, dtype):
+    size = int(np.prod(shape, dtype=np.int64))
+    return bool(shape) and size * np.dtype(dtype).itemsize <= PACK_BYTES
+
+
+def pack(args, dtype, members, total):
+    """One buffer holding the arrays `args[i]` at offsets `off` (`members`: (i, off, size)
+    triples).  Arrays already packed at those offsets in one buffer (the outputs of a
+    compiled call, a `device_put` pytree) are passed as that buffer: no copy.  Otherwise
+    host arrays go up in one transfer and device arrays are copied in, one copy per run of
+    arrays that lie in one buffer as they must lie in the new one."""
+    dtype = np.dtype(dtype)
+    x0 = args[members[0][0]]
+    if type(x0) is DeviceArray and x0._base is not None and x0.dtype == dtype:
+        base = x0._base
+        if all(type(args[i]) is DeviceArray and args[i]._base is base and args[i]._off == off
+               for i, off, _ in members):
+            return base
+    host, runs, extend = None, [], False
+    for i, off, n in members:
+        x = args[i]
+        src = _device_source(x, dtype)
+        if src is None:
+            if host is None:
+                host = np.zeros(total, dtype)
+            host[off:off + n] = np.asarray(x, dtype=dtype).reshape(n)
+            extend = False                  # a run must not copy over this array
+            continue
+        sbase, soff = src
+        if extend and runs[-1][1] is sbase and off - runs[-1][0] == soff - runs[-1][2]:
+            runs[-1][3] = off + n - runs[-1][0]             # extends the previous run
+        else:
+            runs.append([off, sbase, soff, n])
+        extend = True
+    buf = to_device(host) if host is not None else empty(total, dtype)
+    for off, sbase, soff, n in runs:
+        copy_into(view(buf, off, n), view(sbase, soff, n))
+    return buf
+
+
+def _device_source(x, dtype):
+    """(flat device buffer, offset) holding array x, or None when x is on the host."""
+    if type(x) is DeviceArray and x.dtype == dtype:
+        return (x._base, x._off) if x._base is not None else (x._buf, 0)
+    if hasattr(x, "__cuda_array_interface__") and not isinstance(x, (np.ndarray,
+                                                                     DeviceArray)) \
+            and not simulating():
+        buf = cuda.as_cuda_array(x)
+        if buf.is_c_contiguous() and np.dtype(buf.dtype) == dtype:
+            return buf.reshape(buf.size), 0
+    return None
+
+
 # ---- the user-visible array -------------------------------------------------------------------
 class DeviceArray:
     """An array in CUDA device memory: `.shape`, `.dtype`, `np.asarray(x)` (a copy to the
@@ -184,14 +310,26 @@ class DeviceArray:
     >>> x.shape, np.asarray(x)
     ((3,), array([0., 1., 2.]))
     """
-    __slots__ = ("buf", "shape", "dtype", "__weakref__")
+    __slots__ = ("_buf", "_base", "_off", "shape", "dtype", "__weakref__")
     backend = "cuda"
     __array_priority__ = 100
 
-    def __init__(self, buf, shape):
-        self.buf = buf
+    def __init__(self, buf, shape, off=None):
+        """`buf`: the array's own flat buffer; or, with `off`, a packed buffer holding the
+        array at element offset `off` (its view is made when first needed)."""
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(buf.dtype)
+        if off is None:
+            self._buf, self._base, self._off = buf, None, 0
+        else:
+            self._buf, self._base, self._off = None, buf, int(off)
+
+    @property
+    def buf(self):
+        """The flat device buffer of this array's elements."""
+        if self._buf is None:
+            self._buf = view(self._base, self._off, self.size)
+        return self._buf
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -267,6 +405,28 @@ def put(x):
     a = np.asarray(v)
     aval = core.get_aval(v)
     return DeviceArray(to_device(a, dtype=aval.dtype), a.shape)
+
+
+def put_leaves(leaves):
+    """Leaves to the device, packing the small arrays of each dtype into one buffer (one
+    transfer), in order, as a compiled call packs its inputs: a pytree put once and passed
+    whole needs no copy at all."""
+    from xforms import core
+    out, arrays, groups = list(leaves), {}, {}
+    for k, x in enumerate(leaves):
+        if isinstance(x, DeviceArray):
+            continue
+        a = arrays[k] = np.asarray(core.canonical_value(x))
+        if packable(a.shape, a.dtype):
+            groups.setdefault(a.dtype, []).append(k)
+    for dt, ks in groups.items():
+        if len(ks) < 2:
+            continue
+        offs, total = pack_layout([arrays[k].size for k in ks], dt.itemsize)
+        buf = pack(arrays, dt, [(k, o, arrays[k].size) for k, o in zip(ks, offs)], total)
+        for k, o in zip(ks, offs):
+            out[k] = DeviceArray(buf, arrays[k].shape, off=o)
+    return [x if isinstance(x, DeviceArray) else put(x) for x in out]
 
 
 def get(x):

@@ -5,11 +5,13 @@ gather/scatter, shape ops, AD, vmap, control flow) with tiny inputs.
 eagerly, with jit on the CPU and with jit on CUDA (the simulator in CI) and compares;
 tests/cuda/ptx_check.py compiles every kernel they generate to PTX for real GPUs.
 """
+import math
+
 import numpy as np
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import lax, nn
+from xforms import extend, lax, nn
 from xforms.primitives import elementwise as ew
 
 rng = np.random.default_rng(0)
@@ -174,6 +176,119 @@ def fd_cubic(x):
     return xnp.sum(x ** 3)
 
 
+# ---- user-defined primitives (xforms.extend): scalar Numba implementations, called in the
+# kernels as inlined device functions; the jvp of one is another user primitive
+def _softplus(x, beta):
+    return math.log1p(math.exp(beta * x)) / beta
+
+
+def _sigmoid(x, beta):
+    return 1.0 / (1.0 + math.exp(-beta * x))
+
+
+softplus_p = extend.Primitive("cuda_softplus", elementwise=True)
+softplus_p.def_numba(_softplus, elementwise=True)        # also the eager implementation
+softplus_p.def_abstract_eval(lambda x, *, beta: x)
+sigmoid_p = extend.Primitive("cuda_sigmoid", elementwise=True)
+sigmoid_p.def_numba(_sigmoid, elementwise=True)
+sigmoid_p.def_abstract_eval(lambda x, *, beta: x)
+softplus_p.def_jvp(lambda p, t, *, beta: (softplus_p.bind(p[0], beta=beta),
+                                          t[0] * sigmoid_p.bind(p[0], beta=beta)))
+
+
+def softplus(x, beta=2.0):
+    return softplus_p.bind(x, beta=beta)
+
+
+def user_prims(x, y):
+    """Fused with built-ins and reductions, differentiated, vmapped, float32, in a loop."""
+    loss = lambda x: xnp.sum(softplus(x) * y)
+    return (softplus(x) * y + 1.0, xnp.sum(softplus(x, 0.5), axis=1), xf.grad(loss)(x),
+            xf.vmap(xf.grad(lambda r: xnp.sum(softplus(r))))(x),
+            softplus(x.astype(np.float32)),
+            lax.fori_loop(0, 3, lambda i, c: softplus(c) - 0.5, x))
+
+
+# ---- complex numbers ------------------------------------------------------------------------
+ZC = (X + 1j * Y[::-1]) * 0.5
+WC = (Y + 1j * X) * 0.5
+QC = np.array([1 + 1j, np.inf + 0j, complex(1, np.nan), 0j])
+
+
+def complex_ops(z, w, x, q):
+    """Arithmetic, transcendentals (sin, tanh, ... spelled on the parts), parts, reductions,
+    products."""
+    return (z * w + 1j, z / w - z, -z, z ** 2, ew.pow(z, w), xnp.exp(z), xnp.log(z),
+            xnp.sqrt(z), xnp.sin(z), xnp.cos(z), xnp.tan(z), xnp.sinh(z), xnp.cosh(z),
+            xnp.tanh(z), xnp.arcsin(z), xnp.arccos(z), xnp.arctan(z), xnp.arcsinh(z),
+            xnp.arccosh(z), xnp.arctanh(z), xnp.exp2(z), xnp.expm1(z), xnp.log1p(z),
+            ew.logistic(z), ew.rsqrt(z), xnp.abs(z), xnp.real(z), xnp.imag(z), xnp.conj(z),
+            ew.complex(x, x * 2), xnp.isfinite(q), z == w, xnp.sign(z), x.astype(z.dtype) * z,
+            xnp.sum(z), xnp.sum(z * w, axis=0), xnp.prod(z, axis=1), z @ w.T,
+            xnp.where(x > 0, z, w))
+
+
+def complex_small(z, w, x):
+    """complex64 stays complex64 (a few of complex_ops: the PTX compiles are slow)."""
+    return (z * w + 1j, z / w, xnp.exp(z), xnp.sin(z), xnp.tanh(z), xnp.log1p(z), xnp.abs(z),
+            ew.complex(x, x), xnp.sum(z, axis=1), z @ w.T)
+
+
+def complex_grads(z):
+    """JAX's convention for real-valued functions of complex inputs, and holomorphic grads,
+    vmapped."""
+    g = xf.grad(lambda z: xnp.sum(xnp.abs(xnp.sin(z) * z) ** 2))(z)
+    h = xf.vmap(xf.grad(lambda u: xnp.tanh(u) * u, holomorphic=True))(z[0])
+    return g, h
+
+
+# ---- custom differentiation rules and checkpointing ------------------------------------------
+@xf.custom_jvp
+def safe_log1pexp(x):
+    return xnp.log1p(xnp.exp(x))
+
+
+@safe_log1pexp.defjvp
+def _safe_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return safe_log1pexp(x), t * ew.logistic(x)
+
+
+@xf.custom_vjp
+def clip_grad(x, c):
+    return x * c
+
+
+def _clip_fwd(x, c):
+    return x * c, c
+
+
+def _clip_bwd(c, g):
+    return xnp.clip(g * c, -0.5, 0.5), xnp.sum(g)
+
+
+clip_grad.defvjp(_clip_fwd, _clip_bwd)
+
+
+def custom_rules(x, c):
+    """custom_jvp and custom_vjp under grad and vmap, checkpoint under grad."""
+    f = lambda x: xnp.sum(safe_log1pexp(x) * clip_grad(x, c))
+    ck = xf.checkpoint(lambda x: xnp.sin(xnp.sin(x)) * x)
+    return (f(x), xf.grad(f)(x), xf.vmap(xf.grad(lambda r: xnp.sum(safe_log1pexp(r))))(x),
+            xf.grad(lambda x: xnp.sum(ck(x)))(x), xf.jvp(safe_log1pexp, (x,), (x * 0.5,))[1])
+
+
+def vmap_control(xs, ks):
+    """vmap of cond (batched predicate: both branches, select), switch with a batched index,
+    fori_loop and scan."""
+    c = xf.vmap(lambda x: lax.cond(xnp.sum(x) > 0, lambda v: xnp.sin(v), lambda v: v * 2.0,
+                                   x))(xs)
+    s = xf.vmap(switch3)(ks, xs)
+    f = xf.vmap(lambda x: lax.fori_loop(0, 3, lambda i, c: c * x + 1.0, x))(xs)
+    sc = xf.vmap(lambda x: lax.scan(lambda c, r: (c * 0.5 + r, c), 0.0, x))(xs)
+    return c, s, f, sc
+
+
 PROGRAMS = {
     "float64": (float_ops, (X, Y, P, 1.5), 1e-12),
     "ints": (int_ops, (np.array([[5, -7, 3], [0, 9, -2]]), np.array([[2, 3, -4], [5, 1, 7]]),
@@ -209,4 +324,11 @@ PROGRAMS = {
                                                                           X[:, :3]), 1e-12),
     "scan_cumsum": (cumsum_scan, (X,), 1e-12),
     "grad_while": (grad_while, (0.8,), 1e-12),
+    "user_prims": (user_prims, (X, Y), 1e-12),
+    "complex128": (complex_ops, (ZC, WC, X, QC), 1e-12),
+    "complex64": (complex_small, (ZC.astype(np.complex64), WC.astype(np.complex64),
+                                  X.astype(np.float32)), 2e-5),
+    "complex_grads": (complex_grads, (ZC,), 1e-12),
+    "custom_rules": (custom_rules, (X, 1.5), 1e-12),
+    "vmap_control": (vmap_control, (X, np.array([0, 2, 1])), 1e-12),
 }

@@ -60,7 +60,7 @@ def test_default_backend_is_cuda_on_the_simulator(monkeypatch):
 
 def test_as_text_shows_kernels_and_launch_sequence():
     text = xf.jit(mlp_loss, backend="cuda").lower(MLP, MX, MY).as_text()
-    assert "def k0(" in text and "def host(_rt, _K, _W" in text
+    assert "def k0(" in text and "def host(_rt, _K, _M, _W" in text
     assert "cuda.shared.array" in text            # tiled matmul / tree reduction
     assert "<<<" in text and "programs.py:" in text   # launch configs, user lines
     compiled = xf.jit(mlp_loss, backend="cuda").lower(MLP, MX, MY).compile()
@@ -79,6 +79,7 @@ def test_lane_local_loops_run_in_one_kernel():
     assert len(lane) == 1 and exe.launch_sites <= 2      # (+ the initial zeros' fill)
     assert "_rt.fetch" not in exe.source                  # no host wait per iteration
     np.testing.assert_array_equal(np.asarray(exe(xs)[0]), [8, 16, 0, 111])
+    assert exe.count_launches(xs) == exe.launch_sites      # 111 iterations, one launch
     scalar = _exe(*PROGRAMS["while_scalar"][:1], 2.0)
     assert scalar.launch_sites == 1
 
@@ -93,6 +94,26 @@ def test_loops_with_matmuls_run_on_the_host():
     exe = _exe(not_frozen, np.array([1.0, 3.0]))
     assert "_rt.fetch" in exe.source and "lane-local" not in exe.source
     np.testing.assert_array_equal(np.asarray(exe(np.array([1.0, 3.0]))[0]), [5.0, 7.0])
+    assert exe.count_launches(np.array([1.0, 3.0])) > 4 * exe.launch_sites // 2 > 0
+
+
+def test_device_scalars_are_passed_without_a_host_wait(monkeypatch):
+    """A rank-0 result fed back as a scalar input stays on the device (a variant of the
+    program takes it as a one-element buffer); a Python scalar still goes by value."""
+    step = xf.jit(lambda x, a: 0.5 * (x + a / x), backend="cuda")
+    x = step(step(1.0, 2.0), 2.0)           # (tracing a new signature reads the values)
+    exe = step.lower(x, 2.0)._exe
+
+    def no_wait(*args):
+        raise AssertionError("the host waited for a device value")
+    monkeypatch.setattr(rt, "host_copy", no_wait)
+    monkeypatch.setattr(rt, "fetch", no_wait)
+    for _ in range(4):
+        x = step(x, 2.0)
+    monkeypatch.undo()
+    assert abs(float(x) - 2.0 ** 0.5) < 1e-15
+    (variant,) = exe._variants.values()
+    assert "_rt.fetch" not in variant.source and variant.count_launches(x, 2.0) == 1
 
 
 def test_mlp_gradient_kernel_count():
@@ -101,8 +122,10 @@ def test_mlp_gradient_kernel_count():
 
 
 def test_errors_name_the_primitive_dtype_and_target():
-    with pytest.raises(LoweringError, match=r"CUDA backend.*complex128"):
-        xf.jit(lambda z: z * 2.0, backend="cuda")(np.ones(3, np.complex128))
+    z, i = np.ones(3, np.complex128), np.array([0, 2, 0])
+    with pytest.raises(LoweringError, match=r"CUDA backend.*'scatter_add'.*complex128.*"
+                                            r"atomic.*backend='cpu'"):
+        xf.jit(lambda z: xnp.zeros(3, z.dtype).at[i].add(z), backend="cuda")(z)
     old = rt.DeviceSpec("old", (5, 2))
     closed = xf.make_jaxpr(lambda x, i: x.at[i].add(1.0))(np.zeros(4), np.array([1, 1]))
     with pytest.raises(LoweringError, match=r"scatter_add.*compute capability 6\.0.*5\.2"):

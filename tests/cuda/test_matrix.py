@@ -11,7 +11,7 @@ from xforms.tree_util import tree_leaves, tree_structure
 
 from programs import PROGRAMS
 
-CPU_TOO = {"mlp_grad", "cond", "vmap_while"}
+CPU_TOO = {"mlp_grad", "cond", "vmap_while", "custom_rules", "complex_grads"}
 JITTED = {name: xf.jit(f, backend="cuda") for name, (f, _, _) in PROGRAMS.items()}
 
 
@@ -23,7 +23,7 @@ def agree(got, want, rtol, what):
         g = np.asarray(g)
         assert g.shape == w.shape and g.dtype == w.dtype, (what, k, g.shape, w.shape, g.dtype,
                                                            w.dtype)
-        if w.dtype.kind == "f":
+        if w.dtype.kind in "fc":
             np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol, equal_nan=True,
                                        err_msg=f"{what}: output {k}")
         else:

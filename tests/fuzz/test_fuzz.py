@@ -80,9 +80,6 @@ def test_reverse_loops_with_short_checkpoint_segments(case, steps):
         check_grad(case)
 
 
-@pytest.mark.xfail(strict=False, reason="open bug found by this fuzzer on 2026-11-22: jacfwd/jacrev "
-                   "of some generated programs raise BatchedOutputError (an output that should "
-                   "be unbatched comes out batched under vmap); see the issue 10 note")
 @settings(max_examples=share(0.5))
 @given(cases(max_stmts=4))
 def test_jacobians_agree(case):
