@@ -9,8 +9,9 @@ Layers, in processing order (each a pure function of the previous one's output):
   codecache.py     source -> content-addressed file -> module -> numba.njit(cache=True)
   cpu.py           the "cpu" backend: compile_cpu(closed, options) -> CpuExecutable
   dispatch.py      the per-signature fast call path used by `xforms.jit`
+  cpu_buffers.py   workspace and large-output buffers a compiled function keeps across calls
   cpu_runtime.py   helpers imported by generated modules; vecmath.py: vectorisable math
-  numba_patches.py a compile-time fix for Numba (quadratic lowering of long blocks)
+  numba_patches.py compile-time fixes for Numba (quadratic lowering, per-statement typing)
 
 Importing this package registers the "cpu" backend with `xforms.jit`.
 """
@@ -19,7 +20,7 @@ from xforms.jit import register_backend
 from . import numba_patches
 from .cpu import CpuExecutable, compile_cpu
 
-numba_patches.apply()        # linear-time lowering of long straight-line kernels
+numba_patches.apply()        # faster typing and lowering of long generated kernels
 
 register_backend("cpu", compile_cpu)
 from . import cuda as _cuda  # noqa: E402,F401  (registers "cuda"; numba.cuda loads lazily)

@@ -72,7 +72,7 @@ class CpuExecutable:
         self.in_avals, self.out_avals = list(in_avals), list(out_avals)
         self.plan_text = plan_text
         self._n_out = len(out_avals)
-        self.pool = pool if pool else None
+        self.pool = pool
         self.output_slots = frozenset(output_slots)
 
     def _arg(self, x, aval):
@@ -156,7 +156,9 @@ def _compile(closed, options):
             kernel = codecache.compile_kernel(mod, h, sig, parallel=em.uses_prange)
         except Exception as e:           # never let a raw Numba error reach the user
             raise _lowering_error(e, em, path) from None
-    pool = BufferPool(em.workspace_bytes, [(b.shape, b.dtype) for b in em.output_buffers])
+    pool = None
+    if em.workspace_bytes or em.output_buffers:
+        pool = BufferPool(em.workspace_bytes, [(b.shape, b.dtype) for b in em.output_buffers])
     return CpuExecutable(kernel, source, path, consts, in_avals,
                          [v.aval for v in closed.jaxpr.outvars], plan.dump(), pool,
                          em.output_slots)

@@ -1,7 +1,10 @@
 """CPU emitter: a `Plan` becomes the readable source of one Python module with one kernel
 function for Numba (`@njit` is applied by `codecache`, so the module also runs as plain
-Python).  Loops become `for`/`prange` nests over scalar statements; every statement is
-preceded by the equation it computes and the user's `file:line`.
+Python).  Loops become nests of counted `while` loops (a `prange` outermost when large)
+over scalar statements; every statement is preceded by the equation it computes and the
+user's `file:line`.  The source is also shaped for Numba's compile time, which grows with
+the statements and the LLVM IR it is given: counters instead of `range` iterators, typed
+literals and math functions as module-level names (see `Emitter.lit`).
 
     # l:f64[32,512] = tanh k                      mlp.py:5 (loss)
     l = vm_tanh(k)
@@ -24,6 +27,7 @@ from xforms.errors import LoweringError
 from xforms.ir import Literal, Var, _Names, pp_eqn
 
 from . import user_prims
+from .cpu_buffers import Buffer, place_buffers
 from .fusion import REDUCTIONS, VIEWS
 from .scalar_rules import CMATH_FUNCS, MATH_FUNCS, REDUCTION_INIT, get_scalar_rule
 
@@ -155,7 +159,7 @@ class Emitter:
         self.loop_local = set()
         self.plan = None
         self.top_plan = None         # the program's own plan (emit_module sets it)
-        self.buffers = []            # top-level buffers that may come from Python: _Buffer
+        self.buffers = []            # top-level buffers that may come from Python
         self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
         self._fresh = 0
         self._scopes = 0
@@ -220,7 +224,7 @@ class Emitter:
         for n, e in self.globals.items():
             if e == expr:
                 return n
-        name = f"{prefix}{len(self.globals)}"
+        name = f"{prefix}{sum(n.startswith(prefix) for n in self.globals)}"
         self.globals[name] = expr
         return name
 
@@ -236,6 +240,17 @@ class Emitter:
 
     def block(self, header):
         return self.sb.block(header)
+
+    @contextmanager
+    def counted_loop(self, var, n):
+        """`var = 0`, `while var < n:` ... `var += 1`: a loop over range(n).  Not `for var in
+        range(n)`: Numba lowers that through an iterator object, 5x the LLVM IR of a
+        counter, and LLVM's time grows with the IR it is given (the optimised machine code
+        is the same, vectorised alike).  The body must not `continue`."""
+        self.line(f"{var} = 0")
+        with self.block(f"while {var} < {n}:"):
+            yield
+            self.line(f"{var} += 1")
 
     def comment(self, eqn, names=None):
         text = pp_eqn(eqn, _NameView(self)).replace("\n", " ")
@@ -262,8 +277,8 @@ class Emitter:
             # this line (see kernels/cpu_buffers.py)
             if (self.plan is self.top_plan and self.sb.depth == 0 and st is not None
                     and not st.external and v.aval.size > 0):
-                self.buffers.append(_Buffer(len(self.sb.lines), self.A(v), tuple(shape),
-                                            np.dtype(v.aval.dtype), st))
+                self.buffers.append(Buffer(len(self.sb.lines), self.A(v), tuple(shape),
+                                           np.dtype(v.aval.dtype), st))
         self.line(f"{self.A(v)} = {expr}")
 
     # ---- programs -----------------------------------------------------------------------------
@@ -327,9 +342,11 @@ class Emitter:
                     self._emit_body_eqn(eqn, reads, idx, writes, reds, size)
             elif shape[level] == 1:
                 nest(level + 1)
+            elif par and level == 0:
+                with self.block(f"for i0 in prange({shape[0]}):"):
+                    nest(1)
             else:
-                rng = "prange" if par and level == 0 else "range"
-                with self.block(f"for i{level} in {rng}({shape[level]}):"):
+                with self.counted_loop(f"i{level}", shape[level]):
                     nest(level + 1)
             for r in reds.values():
                 if r.level == level:
@@ -546,7 +563,7 @@ def emit_module(plan, label="function", allow_parallel=True, caller_buffers=Fals
     em.bind_names(jaxpr)
     add_consts(em, plan)
     em.emit_plan(plan)
-    extra = _place_buffers(em) if caller_buffers else []
+    extra = place_buffers(em) if caller_buffers else []
     outs = []
     exprs = output_exprs(em, plan)
     pooled = {b.storage: j for j, b in enumerate(em.output_buffers)}
@@ -576,51 +593,6 @@ def emit_module(plan, label="function", allow_parallel=True, caller_buffers=Fals
     body = ["    " + ln if ln else "" for ln in em.sb.lines] + [f"    return {ret}"]
     em.first_body_line = "\n".join(head).count("\n") + 2    # file line of the body's start
     return "\n".join(head + body) + "\n", em
-
-
-# Buffers from the caller (kernels/cpu_buffers.py): the workspace only when the program's
-# top-level intermediates add up to this much (below it, allocating them inside the kernel
-# costs less than the extra argument).  An output buffer only from glibc's largest mmap
-# threshold: larger blocks are always mapped afresh, page faults on every call, while
-# smaller ones circulate in the heap, where the caller's own arrays of the same sizes reuse
-# them (pooling those too made a NumPy SGD update after each call fault more than the call
-# saved: 800 faults per step instead of 550).
-WORKSPACE_MIN_BYTES = 16 << 10
-POOLED_OUTPUT_MIN_BYTES = 32 << 20
-
-
-class _Buffer:
-    """A top-level buffer allocated once per call, at line `line` of the body."""
-
-    def __init__(self, line, name, shape, dtype, storage):
-        self.line, self.name, self.shape, self.dtype = line, name, shape, dtype
-        self.storage = storage
-        self.nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-
-
-def _place_buffers(em):
-    """Rewrite the allocation lines of the buffers that come from the caller; -> the extra
-    kernel parameters.  Intermediates share one workspace (one argument, carved into typed
-    views at 64-byte aligned offsets by `cpu_runtime.view_as`); an output gets its own
-    buffer, so that a caller who keeps one result pins only that one."""
-    work = [b for b in em.buffers if not b.storage.is_output]
-    outs = [b for b in em.buffers
-            if b.storage.is_output and b.nbytes >= POOLED_OUTPUT_MIN_BYTES]
-    if sum(b.nbytes for b in work) < WORKSPACE_MIN_BYTES:
-        work = []
-    params, off = [], 0
-    for b in work:
-        em.sb.lines[b.line] = (f"{b.name} = view_as(_ws, {off}, {shape_str(b.shape)}, "
-                               f"{dtype_str(b.dtype)})")
-        off += -(-b.nbytes // 64) * 64
-    if work:
-        params.append("_ws")
-        em.runtime_used.add("view_as")
-    for j, b in enumerate(outs):
-        em.sb.lines[b.line] = f"{b.name} = _out{j}      # reused once the caller drops it"
-        params.append(f"_out{j}")
-    em.workspace_bytes, em.output_buffers = off, outs
-    return params
 
 
 OUT_GROUP = 8     # outputs are returned in nested tuples of this many (Numba compiles a

@@ -13,6 +13,18 @@ DISABLE_CACHE = _flag("XFORMS_DISABLE_CACHE")      # no on-disk compile cache
 BACKEND = os.environ.get("XFORMS_BACKEND", "").strip().lower() or None
 
 
+def buffer_cache_bytes():
+    """XFORMS_BUFFER_CACHE_MB (default 1024): memory that compiled CPU functions may keep
+    between calls for their intermediates and large outputs (kernels/cpu_buffers.py); 0
+    keeps none.  Read on each new buffer set, so a running program may change it."""
+    v = os.environ.get("XFORMS_BUFFER_CACHE_MB", "").strip()
+    try:
+        mb = float(v) if v else 1024.0
+    except ValueError:
+        mb = 1024.0
+    return int(max(mb, 0.0) * (1 << 20))
+
+
 def cache_dir():
     d = os.environ.get("XFORMS_CACHE_DIR")
     if d:

@@ -1,0 +1,202 @@
+"""Buffers kept across calls of a compiled CPU function (kernels/cpu_buffers.py): results are
+unchanged, what a call returned is never overwritten by a later call, concurrent calls from
+two threads get their own buffers, the memory budget is honoured; and the keyword-argument
+fast call path."""
+import threading
+
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+from xforms.core import Array
+
+from kernels import cpu_buffers
+
+
+def prog(x, w):
+    h = xnp.tanh(x @ w)                      # intermediates: workspace
+    g = h @ w.T
+    return {"a": g * 2.0, "b": xnp.sum(h, axis=0), "s": xnp.sum(g)}
+
+
+def prog_ref(x, w):
+    h = np.tanh(x @ w)
+    g = h @ w.T
+    return {"a": g * 2.0, "b": h.sum(0), "s": g.sum()}
+
+
+def loops(x, n):
+    c, ys = lax.scan(lambda c, xi: (c * 0.5 + xnp.sin(xi), xnp.exp(c) * xi), xnp.zeros(3), x)
+    r = lax.fori_loop(0, n, lambda i, v: xnp.tanh(v) + v * 0.25, x)
+    return c, ys, r
+
+
+def loops_ref(x, n):
+    c, ys = np.zeros(3), []
+    for xi in x:
+        c, y = c * 0.5 + np.sin(xi), np.exp(c) * xi
+        ys.append(y)
+    r = x
+    for _ in range(n):
+        r = np.tanh(r) + r * 0.25
+    return c, np.stack(ys), r
+
+
+# big enough that the kernels run a while outside the GIL (two threads overlap in them)
+W = np.linspace(-1.0, 1.0, 96 * 96).reshape(96, 96) / 8.0
+
+
+def xs(k):
+    return np.cos(np.arange(32.0 * 96) * (k + 1)).reshape(32, 96)
+
+
+@pytest.fixture(scope="module")
+def pooled():
+    """`prog` and `loops` compiled with every top-level buffer from the caller (the size
+    thresholds lowered to 0), so that small arrays exercise the pool."""
+    mp = pytest.MonkeyPatch()
+    mp.setattr(cpu_buffers, "WORKSPACE_MIN_BYTES", 0)
+    mp.setattr(cpu_buffers, "POOLED_OUTPUT_MIN_BYTES", 0)
+    jp, jl = xf.jit(lambda x, w: prog(x, w)), xf.jit(lambda x, n: loops(x, n))
+    jp(xs(0), W)
+    jl(xs(0)[:, :3], 2)
+    mp.undo()
+    return jp, jl
+
+
+def executable(jitted):
+    (exe, _, _), = jitted._fast.values()
+    return exe
+
+
+def check(got, want):
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=1e-12)
+
+
+def test_kernel_takes_workspace_and_output_buffers(pooled):
+    jp, _ = pooled
+    src = jp.lower(xs(0), W).as_text()
+    assert "view_as(_ws, " in src and "_out0" in src and "np.empty" not in src
+    # default thresholds: a small function allocates inside the kernel, no extra arguments
+    small = xf.jit(lambda x: xnp.sin(x) * 2.0 + x)
+    small(np.ones(3))
+    assert executable(small).pool is None
+
+
+def test_results_are_never_overwritten_by_later_calls(pooled):
+    jp, _ = pooled
+    for call in (jp, lambda x, w: dict(zip("abs", executable(jp)(x, w)))):
+        r1 = call(xs(1), W)
+        p1 = r1["a"].ctypes.data
+        r2 = call(xs(2), W)
+        assert not any(np.shares_memory(r1[k], r2[k]) for k in "ab")
+        check(r1, prog_ref(xs(1), W))
+        check(r2, prog_ref(xs(2), W))
+        assert type(r2["a"]) is Array and type(r2["b"]) is Array
+        del r1
+        r3 = call(xs(3), W)                  # r1's buffers are free again: reused
+        assert r3["a"].ctypes.data == p1
+        check(r2, prog_ref(xs(2), W))
+        check(r3, prog_ref(xs(3), W))
+        view, arr = r2["a"][1:], np.asarray(r3["b"])   # views hold the buffers too
+        del r2, r3
+        r4 = call(xs(4), W)
+        r5 = call(xs(5), W)
+        np.testing.assert_allclose(view, prog_ref(xs(2), W)["a"][1:], rtol=1e-12)
+        np.testing.assert_allclose(arr, prog_ref(xs(3), W)["b"], rtol=1e-12)
+        check(r4, prog_ref(xs(4), W))
+        check(r5, prog_ref(xs(5), W))
+
+
+def test_loop_bodies_and_scan_outputs(pooled):
+    _, jl = pooled
+    x = xs(0)[:, :3]
+    first = jl(x, 3)
+    second = jl(x * 2.0, 5)
+    for got, want in ((first, loops_ref(x, 3)), (second, loops_ref(x * 2.0, 5))):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_concurrent_calls_from_two_threads(pooled):
+    jp, _ = pooled
+    refs = [prog_ref(xs(k), W) for k in range(6)]
+    barrier, errors, kept = threading.Barrier(2), [], []
+
+    def work(t):
+        try:
+            barrier.wait()
+            mine = []
+            for i in range(150):
+                k = (i + 3 * t) % 6
+                r = jp(xs(k), W)
+                check(r, refs[k])
+                if i % 10 == 0:
+                    mine.append((k, r))
+            kept.extend(mine)
+        except Exception as e:          # reported below: a thread's assert is not a failure
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    for k, r in kept:                   # nothing a later call made overwrote these
+        check(r, refs[k])
+    assert len(executable(jp).pool.free) <= cpu_buffers.MAX_KEPT_ENTRIES
+
+
+def test_memory_budget(monkeypatch, pooled):
+    jp, _ = pooled
+    jp(xs(1), W)
+    assert executable(jp).pool.free                # an idle entry, kept
+    monkeypatch.setattr(cpu_buffers, "WORKSPACE_MIN_BYTES", 0)
+    monkeypatch.setattr(cpu_buffers, "POOLED_OUTPUT_MIN_BYTES", 0)
+    monkeypatch.setenv("XFORMS_BUFFER_CACHE_MB", "0")
+    f = xf.jit(lambda x, w: prog(x, w) | {"extra": x @ w})
+    a = f(xs(1), W)
+    b = f(xs(2), W)
+    pool = executable(f).pool
+    assert pool is not None and pool.free == []    # nothing kept
+    check(a, prog_ref(xs(1), W))
+    check(b, prog_ref(xs(2), W))
+    # room for f's entry only once the other functions' idle entries are dropped
+    room = cpu_buffers.BUDGET.used + pool.entry_bytes - 1
+    monkeypatch.setenv("XFORMS_BUFFER_CACHE_MB", repr(room / 2 ** 20))
+    c = f(xs(3), W)
+    assert len(pool.free) == 1 and executable(jp).pool.free == []
+    check(c, prog_ref(xs(3), W))
+    check(b, prog_ref(xs(2), W))
+    check(jp(xs(4), W), prog_ref(xs(4), W))
+
+
+def scaled(x, *rest, a1=1.0, mode="mul"):
+    out = x * a1 if mode == "mul" else x + a1
+    for r in rest:
+        out = out + r
+    return out
+
+
+jscaled = xf.jit(scaled, static_argnames="mode")
+
+
+def test_keyword_arguments_take_the_fast_path():
+    x = np.arange(3.0)
+    np.testing.assert_allclose(jscaled(x, a1=2.0), x * 2.0)
+    assert jscaled._fast_call is not None and "**kw" in jscaled._fast_call.source
+    np.testing.assert_allclose(jscaled(x, a1=3.0), x * 3.0)                    # fast path
+    np.testing.assert_allclose(jscaled(x, a1=3.0, mode="add"), x + 3.0)        # static kw
+    np.testing.assert_allclose(jscaled(x, mode="add", a1=4.0), x + 4.0)
+    np.testing.assert_allclose(jscaled(x, a1=2.0), x * 2.0)
+    np.testing.assert_allclose(jscaled(x, a1=np.ones(3)), x)                   # new type
+    np.testing.assert_allclose(jscaled(x, 5.0), x + 5.0)                       # positional
+    # the positional fast path's parameters are positional-only: a keyword named like one
+    # of them (`a1`) is a keyword, not the second positional argument
+    np.testing.assert_allclose(jscaled(x, a1=6.0), x * 6.0)
+    np.testing.assert_allclose(jscaled(x, 5.0, a1=2.0), x * 2.0 + 5.0)
+    with pytest.raises(TypeError):
+        jscaled(x, b=1.0)
