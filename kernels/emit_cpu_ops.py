@@ -21,9 +21,9 @@ def _prod(xs):
 
 
 def _loops(em, dims, var="j"):
-    """Open nested `for` loops over dims; returns (context managers, index names)."""
+    """Open nested counted loops over dims; returns (context managers, index names)."""
     names = [em.fresh(var) for _ in dims]
-    cms = [em.block(f"for {n} in range({d}):") for n, d in zip(names, dims)]
+    cms = [em.counted_loop(n, d) for n, d in zip(names, dims)]
     return cms, names
 
 
@@ -114,7 +114,7 @@ def _dot_general(em, eqn):
     em.line(f"{y3} = {_as(Y, ycur, (B,) + yshape)}")
     em.line(f"{o3} = {_as(O, tuple(out.aval.shape), (B, M, N))}")
     b = em.fresh("b")
-    with em.block(f"for {b} in range({B}):"):
+    with em.counted_loop(b, B):
         em.line(f"{fn}({x3}[{b}], {y3}[{b}], {o3}[{b}])")
 
 

@@ -24,6 +24,7 @@ names, same attributes used); otherwise Numba is left untouched.
 from collections import Counter, defaultdict
 
 _PATCHED = False
+ORIGINALS = {}     # (owner, name) -> Numba's own function, for each patch installed
 
 
 def _find_singly_assigned_variable(self):
@@ -165,50 +166,45 @@ def _has_loc_memoised(original):
     return _has_loc
 
 
+def _install(owner, name, check, make):
+    """Replace `owner.name` by `make(original)` if `check(source of original)`; the original
+    is kept in ORIGINALS (tests compare against it)."""
+    import inspect
+    try:
+        original = getattr(owner, name)
+        if check(inspect.getsource(original)):
+            setattr(owner, name, make(original))
+            ORIGINALS[(owner, name)] = original
+    except Exception:          # a different Numba: keep its own implementation
+        pass
+
+
 def apply():
     global _PATCHED
     if _PATCHED:
         return
     import inspect
-    try:
-        from numba.core import lowering
-        original = lowering.Lower._find_singly_assigned_variable
-        src = inspect.getsource(original)
-        if "find_insts(ir.Assign)" in src and "_singly_assigned_vars" in src:
-            lowering.Lower._find_singly_assigned_variable = _find_singly_assigned_variable
-    except Exception:          # a different Numba: keep its own implementation
-        pass
-    try:
-        from numba.core.types import functions
-        original = functions.BaseFunction.get_call_type
-        src = inspect.getsource(original)
-        if ("self.templates" in src and "self._impl_keys[sig.args]" in src
-                and "def get_call_type(self, context, args, kws)" in src):
-            functions.BaseFunction.get_call_type = _memoised_get_call_type(original)
-    except Exception:
-        pass
-    try:
-        from numba.core import ir
-        src = inspect.getsource(ir.Inst._rec_list_vars)
-        if (all(f"isinstance(val, {t})" in src for t in ("Var", "Inst", "dict"))
-                and "val.list_vars()" in src and "_rec_list_vars(self.__dict__)"
-                in inspect.getsource(ir.Stmt.list_vars)
-                and "_rec_list_vars(self._kws)" in inspect.getsource(ir.Expr.list_vars)):
-            ir.Inst._rec_list_vars = _fast_rec_list_vars()
-    except Exception:
-        pass
-    try:
-        from numba.core import lowering
-        src = inspect.getsource(lowering._lit_or_omitted)
-        if "types.literal(value)" in src and "types.Omitted(value)" in src:
-            lowering._lit_or_omitted = _lit_or_omitted_fast(lowering._lit_or_omitted)
-    except Exception:
-        pass
-    try:
-        from numba.core import base
-        src = inspect.getsource(base._has_loc)
-        if "'loc' in sig.parameters" in src:
-            base._has_loc = _has_loc_memoised(base._has_loc)
-    except Exception:
-        pass
+
+    from numba.core import base, ir, lowering
+    from numba.core.types import functions
+    _install(lowering.Lower, "_find_singly_assigned_variable",
+             lambda src: "find_insts(ir.Assign)" in src and "_singly_assigned_vars" in src,
+             lambda original: _find_singly_assigned_variable)
+    _install(functions.BaseFunction, "get_call_type",
+             lambda src: ("self.templates" in src and "self._impl_keys[sig.args]" in src
+                          and "def get_call_type(self, context, args, kws)" in src),
+             _memoised_get_call_type)
+    _install(ir.Inst, "_rec_list_vars",
+             lambda src: (all(f"isinstance(val, {t})" in src for t in ("Var", "Inst", "dict"))
+                          and "val.list_vars()" in src
+                          and "_rec_list_vars(self.__dict__)" in inspect.getsource(
+                              ir.Stmt.list_vars)
+                          and "_rec_list_vars(self._kws)" in inspect.getsource(
+                              ir.Expr.list_vars)),
+             lambda original: _fast_rec_list_vars())
+    _install(lowering, "_lit_or_omitted",
+             lambda src: "types.literal(value)" in src and "types.Omitted(value)" in src,
+             _lit_or_omitted_fast)
+    _install(base, "_has_loc", lambda src: "'loc' in sig.parameters" in src,
+             _has_loc_memoised)
     _PATCHED = True

@@ -46,7 +46,8 @@ def _child(ctx, spec: dict, cache_dir: str) -> dict:
 
 
 def _median(runs: list[dict]) -> dict:
-    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    return {k: statistics.median(r[k] for r in runs) for k, v in runs[0].items()
+            if isinstance(v, (int, float))}
 
 
 def _spec(ctx, system, model, transform):

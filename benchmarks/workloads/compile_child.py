@@ -3,12 +3,23 @@
 Run as ``python -m benchmarks.workloads.compile_child '<json spec>'`` with the
 cache directories in the environment.  Prints one JSON line with
 ``setup_s`` (imports and inputs), ``first_s`` (trace + compile + first call) and
-``steady_s`` (a later call), then leaves at once with ``os._exit`` so that
-interpreter teardown does not count.
+``steady_s`` (a later call), with the CPU time of the first two
+(``setup_cpu_s``, ``first_cpu_s``), then leaves at once with ``os._exit`` so
+that interpreter teardown does not count.
+
+With ``"detail": true`` in the spec the first call is also split into phases
+(``phases``: name -> [wall s, CPU s]) without changing what it does: for
+xforms, importing the compiler package (Numba included), planning, emitting,
+loading the module and the Numba compile (the rest is tracing and
+transforming); for JAX, ``lower`` (trace to StableHLO) and ``compile`` (XLA),
+run through the AOT API.  ``numba`` also holds Numba's own split from the
+kernel's metadata: ``numba_llvm_s`` (wall time inside LLVM) and
+``numba_helpers_s`` (compiling the runtime helpers the kernel calls).
 """
 import time
 
 T0 = time.perf_counter()
+C0 = time.process_time()
 
 import json  # noqa: E402
 import os  # noqa: E402
@@ -77,20 +88,87 @@ def build(spec):
     return jit(fn), args, block
 
 
+class _Phases:
+    """Accumulates [wall, CPU] seconds per phase name."""
+
+    def __init__(self):
+        self.times = {}
+
+    def timed(self, name, fn):
+        def wrapper(*a, **k):
+            t, c = time.perf_counter(), time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                acc = self.times.setdefault(name, [0.0, 0.0])
+                acc[0] += time.perf_counter() - t
+                acc[1] += time.process_time() - c
+        return wrapper
+
+
+def _xforms_detail(phases, extra):
+    """Import the compiler package (timed) and wrap its phases; Numba's own split of the
+    kernel compile goes to `extra`."""
+    phases.timed("import kernels", lambda: __import__("kernels.cpu"))()
+    import kernels.cpu as kc
+    from numba.core import event
+    kc.plan_program = phases.timed("plan", kc.plan_program)
+    kc.emit_module = phases.timed("emit", kc.emit_module)
+    kc.codecache.load_module = phases.timed("load", kc.codecache.load_module)
+    compile_kernel = phases.timed("numba", kc.codecache.compile_kernel)
+
+    class Nested(event.Listener):          # time compiling dispatchers the kernel calls
+        depth, start = 0, 0.0
+
+        def on_start(self, ev):
+            self.depth += 1
+            if self.depth == 2:
+                self.start = time.perf_counter()
+
+        def on_end(self, ev):
+            if self.depth == 2:
+                extra["numba_helpers_s"] = (extra.get("numba_helpers_s", 0.0)
+                                            + time.perf_counter() - self.start)
+            self.depth -= 1
+
+    event.register("numba:compile", Nested())
+
+    def compile_and_record(*a, **k):
+        disp = compile_kernel(*a, **k)
+        for sig in disp.signatures:
+            timers = (disp.get_metadata(sig) or {}).get("timers", {})   # None: from disk
+            extra["numba_llvm_s"] = extra.get("numba_llvm_s", 0.0) + timers.get("llvm_lock", 0.0)
+        return disp
+    kc.codecache.compile_kernel = compile_and_record
+
+
+def _jax_first_call(phases, fn, args):
+    """jax.jit's first call through the AOT API, so that tracing and XLA compile are timed
+    apart; returns the compiled callable (used for the steady calls too)."""
+    lowered = phases.timed("lower", fn.lower)(*args)
+    return phases.timed("compile", lowered.compile)()
+
+
 def main():
     spec = json.loads(sys.argv[1])
     fn, args, block = build(spec)
-    t_setup = time.perf_counter() - T0
-    t1 = time.perf_counter()
+    t_setup, c_setup = time.perf_counter() - T0, time.process_time() - C0
+    phases, extra = _Phases(), {}
+    t1, c1 = time.perf_counter(), time.process_time()
+    if spec.get("detail") and spec["system"] == "xforms":
+        _xforms_detail(phases, extra)
+    elif spec.get("detail") and spec["system"] == "jax":
+        fn = _jax_first_call(phases, fn, args)
     block(fn(*args))
-    t_first = time.perf_counter() - t1
+    t_first, c_first = time.perf_counter() - t1, time.process_time() - c1
     steady = []
     for _ in range(3):
         t2 = time.perf_counter()
         block(fn(*args))
         steady.append(time.perf_counter() - t2)
-    print(json.dumps({"setup_s": t_setup, "first_s": t_first, "steady_s": sorted(steady)[1]}),
-          flush=True)
+    print(json.dumps({"setup_s": t_setup, "first_s": t_first, "steady_s": sorted(steady)[1],
+                      "setup_cpu_s": c_setup, "first_cpu_s": c_first, "phases": phases.times,
+                      **extra}), flush=True)
     os._exit(0)
 
 

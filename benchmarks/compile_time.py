@@ -1,0 +1,154 @@
+"""Cold compile time of ``jit(f)``, ``jit(grad(f))`` and ``jit(hvp)``, phase by phase.
+
+``python -m benchmarks.compile_time [--repeats N] [--ops 300] [--only chain,mlp] [--json F]``
+
+For the 300-operation scalar chain and the MLP of the ``mlp`` workload (784-512-512-10,
+batch 32, float32) -- the models of the ``compile`` workload -- each figure comes from a
+fresh child process (``workloads/compile_child.py`` with ``"detail": true``):
+
+* cold: ``XFORMS_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` on an empty temporary directory, so
+  nothing compiled before is reused (the runtime helpers of ``kernels/cpu_runtime.py``
+  are compiled too: what the very first program after installing pays);
+* new: ``XFORMS_CACHE_DIR`` empty but Numba's own cache left where it is, so the runtime
+  helpers come from disk as they do once any program has run (after one warm-up
+  process): what compiling a new program costs;
+* warm: a second process reusing the cold run's directory (what the next run of the same
+  script pays).
+
+Columns: ``import`` (numpy, the framework and the inputs), ``compile`` (first call minus
+a steady call: what ``jit`` adds), ``cpu`` (CPU time of the first call), then the phases
+of the first call: xforms -- ``trace`` (tracing and transforms, the remainder), ``kernels``
+(importing the compiler package and Numba), ``plan+emit`` (fusion, source, module load),
+``numba`` (the Numba compile; ``llvm`` and ``helpers`` are parts of it); JAX -- ``trace``
+(``lower``) and ``xla`` (``compile``).  ``total`` is the whole process up to the first result.
+Times are medians over the repeats; the machine's load is printed since wall time on a
+shared machine is noisy (CPU time is steadier).  Threads are pinned to one, as in
+``python -m benchmarks``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TRANSFORMS = ("f", "grad", "hvp")
+
+
+def child(spec: dict, cache_dir: str, numba_cache=True) -> dict:
+    """One fresh process running ``spec``; its JSON line.  ``numba_cache``: Numba's cache
+    goes under ``cache_dir`` too (else it stays where Numba puts it)."""
+    env = {**os.environ, "XFORMS_CACHE_DIR": cache_dir, "JAX_PLATFORMS": "cpu",
+           "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    env.pop("NUMBA_CACHE_DIR", None)
+    if numba_cache:
+        env["NUMBA_CACHE_DIR"] = os.path.join(cache_dir, "numba")
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        env[var] = "1"
+    env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    cmd = [sys.executable, "-m", "benchmarks.workloads.compile_child", json.dumps(spec)]
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"{spec}: {proc.stderr.strip()[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def summarize(r: dict) -> dict:
+    """Flat figures (seconds) of one child run."""
+    ph = r.get("phases", {})
+    get = lambda k, i=0: ph.get(k, [0.0, 0.0])[i]  # noqa: E731
+    out = {"import": r["setup_s"], "compile": r["first_s"] - r["steady_s"],
+           "compile_cpu": r["first_cpu_s"], "total": r["setup_s"] + r["first_s"],
+           "total_cpu": r["setup_cpu_s"] + r["first_cpu_s"]}
+    if "numba" in ph:
+        known = sum(get(k) for k in ("import kernels", "plan", "emit", "load", "numba"))
+        out.update({"trace": r["first_s"] - r["steady_s"] - known, "kernels": get("import kernels"),
+                    "plan+emit": get("plan") + get("emit") + get("load"), "numba": get("numba"),
+                    "numba_cpu": get("numba", 1), "llvm": r.get("numba_llvm_s", 0.0),
+                    "helpers": r.get("numba_helpers_s", 0.0)})
+    elif "lower" in ph:
+        out.update({"trace": get("lower"), "xla": get("compile")})
+    return out
+
+
+def median(runs: list[dict]) -> dict:
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+def measure(models, repeats, systems=("xforms", "jax"), log=print):
+    """{(model name, transform, system): {"cold"|"new"|"warm": figures}}."""
+    runs, dirs = {}, {}
+    tmp = tempfile.mkdtemp(prefix="compile-time-")
+    spec = lambda name, tr, system: {"system": system, "transform": tr,  # noqa: E731
+                                     "backend": "cpu", "detail": True, **dict(models)[name]}
+    keys = [(name, tr, system) for name, _ in models for tr in TRANSFORMS for system in systems]
+    try:
+        for key in keys:                      # the runtime helpers every program uses, to disk
+            if key[2] == "xforms":
+                child(spec(*key), tempfile.mkdtemp(dir=tmp), numba_cache=False)
+        for rep in range(repeats):            # interleaved, so that load drifts hit all alike
+            for key in keys:
+                for mode in ("cold", "new"):
+                    d = tempfile.mkdtemp(dir=tmp)
+                    r = summarize(child(spec(*key), d, numba_cache=mode == "cold"))
+                    runs.setdefault((key, mode), []).append(r)
+                    if mode == "cold":
+                        dirs[key] = d
+                    log(f"  {mode} {' '.join(key)} #{rep + 1}: compile {r['compile']:.2f} s")
+            for key in keys:                  # the same program again, everything on disk
+                runs.setdefault((key, "warm"), []).append(summarize(child(spec(*key), dirs[key])))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {key: {mode: median(runs[(key, mode)]) for mode in ("cold", "new", "warm")}
+            for key in keys}
+
+
+def table(results) -> str:
+    cols = ["import", "compile", "compile_cpu", "trace", "kernels", "plan+emit", "numba", "llvm",
+            "helpers", "xla", "total"]
+    head = (f"{'model':<7}{'jit of':<7}{'system':<8}{'cache':<6}"
+            + "".join(f"{c.replace('compile_cpu', 'cpu'):>9}" for c in cols) + f"{'×JAX':>7}")
+    lines = [head, "-" * len(head)]
+    for (name, tr, system), r in results.items():
+        jax = results.get((name, tr, "jax"))
+        for mode in ("cold", "new", "warm"):
+            c = r[mode]
+            ratio = (f"{c['compile'] / jax['cold']['compile']:.1f}"
+                     if jax and system != "jax" and mode != "warm" else "")
+            cells = "".join(f"{c[k]:9.2f}" if k in c else f"{'':>9}" for k in cols)
+            lines.append(f"{name:<7}{tr:<7}{system:<8}{mode:<6}{cells}{ratio:>7}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.compile_time",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--ops", type=int, default=300, help="operations in the scalar chain")
+    ap.add_argument("--only", default="chain,mlp", help="models: chain, mlp")
+    ap.add_argument("--systems", default="xforms,jax")
+    ap.add_argument("--json", default=None, help="also write the figures to this file")
+    args = ap.parse_args(argv)
+    models = {"chain": ("chain", {"model": "chain", "ops": args.ops}),
+              "mlp": ("mlp", {"model": "mlp", "batch": 32, "hidden": 512})}
+    chosen = [models[m.strip()] for m in args.only.split(",") if m.strip()]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    results = measure(chosen, args.repeats, tuple(args.systems.split(",")),
+                      log=lambda s: print(s, file=sys.stderr, flush=True))
+    print(table(results))
+    load2 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"seconds, median of {args.repeats}; load average {load:.2f} before, {load2:.2f} after, "
+          f"{os.cpu_count()} cores")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"/".join(k): r for k, r in results.items()}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

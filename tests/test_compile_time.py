@@ -1,0 +1,160 @@
+"""The compile-time measures of the CPU compiler keep results exact: Numba patches
+(kernels/numba_patches.py) agree with the Numba code they replace, the generated source's
+shape (counted `while` loops, module-level typed constants and math aliases) computes the
+same values in the same dtypes, and fusion's frontier-based merge check plans exactly as a
+full search would.  (Compile times themselves: benchmarks/compile_time.py.)"""
+import math
+import operator
+
+import numpy as np
+import pytest
+from numba.core import ir, types
+from numba.core.compiler import run_frontend
+from numba.core.errors import TypingError
+from numba.core.registry import cpu_target
+from numba.core.types.functions import BaseFunction
+
+import kernels.fusion as fusion
+import xforms as xf
+import xforms.numpy as xnp
+from kernels import numba_patches
+from kernels.codecache import load_module
+from xforms import nn
+
+
+def chain(x, n=20):
+    for i in range(n):
+        x = xnp.sin(x) * (0.5 + 0.01 * i) + x
+    return x
+
+
+def mlp_loss(w1, w2, x):
+    return xnp.sum(nn.log_softmax(xnp.tanh(x @ w1) @ w2))
+
+
+rng = np.random.default_rng(0)
+W1, W2, X = rng.normal(size=(4, 6)), rng.normal(size=(6, 3)), rng.normal(size=(5, 4))
+
+
+def test_every_patch_applies_to_this_numba():
+    names = {name for _, name in numba_patches.ORIGINALS}
+    assert names == {"_find_singly_assigned_variable", "get_call_type", "_rec_list_vars",
+                     "_lit_or_omitted", "_has_loc"}
+
+
+def test_list_vars_matches_numba_on_a_generated_kernel():
+    source = xf.jit(xf.grad(mlp_loss)).lower(W1, W2, X).as_text()
+    mod, _, _ = load_module(source)
+    original = numba_patches.ORIGINALS[(ir.Inst, "_rec_list_vars")]
+    fast = ir.Inst._rec_list_vars
+    stmts = [st for blk in run_frontend(mod.kernel).blocks.values() for st in blk.body]
+    assert len(stmts) > 100
+    try:
+        for st in stmts:
+            ir.Inst._rec_list_vars = original
+            want = st.list_vars()
+            ir.Inst._rec_list_vars = fast
+            assert st.list_vars() == want, st
+    finally:
+        ir.Inst._rec_list_vars = fast
+
+
+@pytest.mark.parametrize("fn, args", [
+    (operator.mul, (types.float32, types.float32)),
+    (operator.add, (types.int64, types.float64)),
+    (operator.truediv, (types.int32, types.int32)),
+    (operator.lt, (types.float64, types.int64)),
+    (math.sin, (types.float32,)),
+    (operator.getitem, (types.Array(types.float64, 2, "C"), types.UniTuple(types.int64, 2))),
+])
+def test_memoised_call_types_match_numba(fn, args):
+    ctx = cpu_target.typing_context
+    ctx.refresh()
+    fnty = ctx.resolve_value_type(fn)
+    original = numba_patches.ORIGINALS[(BaseFunction, "get_call_type")]
+    want = original(fnty, ctx, args, {})
+    assert fnty.get_call_type(ctx, args, {}) == want
+    assert fnty.get_call_type(ctx, args, {}) == want        # from the memo
+
+
+def test_failed_resolutions_are_not_memoised():
+    ctx = cpu_target.typing_context
+    ctx.refresh()
+    fnty = ctx.resolve_value_type(math.sin)
+    args = (types.Array(types.float64, 3, "C"),)
+    for _ in range(2):
+        with pytest.raises(TypingError):
+            fnty.get_call_type(ctx, args, {})
+    memo = fnty.__dict__.get("_xforms_call_types", {})
+    assert not any(key[2] == args for key in memo)
+
+
+def test_float32_constants_and_math_aliases_keep_dtype_and_value():
+    def f(x):
+        return xnp.sin(x) * np.float32(0.25) + np.float32(1.25)
+    x = np.linspace(-2, 2, 7).astype(np.float32)
+    jf = xf.jit(f)
+    text = jf.lower(x).as_text()
+    assert "kf_0 = np.float32(0.25)" in text and "math_sin = math.sin" in text
+    got = np.asarray(jf(x))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.sin(x) * np.float32(0.25) + np.float32(1.25), rtol=1e-6)
+    g = xf.jit(xf.grad(lambda s: f(s) * f(s)))(np.float32(0.7))
+    s = np.float32(0.7)
+    want = 2 * (np.sin(s) * 0.25 + 1.25) * np.cos(s) * 0.25
+    assert np.asarray(g).dtype == np.float32
+    np.testing.assert_allclose(g, want, rtol=1e-5)
+
+
+def test_fused_loops_are_counted_whiles():
+    text = xf.jit(xf.grad(mlp_loss)).lower(W1, W2, X).as_text()
+    assert "while i0 < 5:" in text and "i0 += 1" in text and " in range(" not in text
+    got = xf.jit(xf.grad(mlp_loss, argnums=(0, 1)))(W1, W2, X)
+    want = xf.grad(mlp_loss, argnums=(0, 1))(W1, W2, X)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+class _FullSearchGroups(fusion._Groups):
+    """The merge check before the frontier and the horizon: a search through every group
+    downstream of the producer."""
+
+    def __init__(self, nodes, succs, edges):
+        super().__init__(nodes, succs, edges)
+        self.succs, self.edges = succs, edges
+
+    def can_merge(self, gp, gc, horizon=None):
+        ids_p, ids_c = {n.idx for n in gp}, {n.idx for n in gc}
+        for a in ids_p:
+            for b in self.succs[a]:
+                if b in ids_c and not self.edges[(a, b)]:
+                    return False
+        start = [self.nodes[b].group for a in ids_p for b in self.succs[a]
+                 if b not in ids_p and b not in ids_c]
+        seen, stack = {id(g) for g in start}, list(start)
+        while stack:
+            for n in stack.pop():
+                for b in self.succs[n.idx]:
+                    if b in ids_c:
+                        return False
+                    h = self.nodes[b].group
+                    if id(h) not in seen and b not in ids_p:
+                        seen.add(id(h))
+                        stack.append(h)
+        return True
+
+
+@pytest.mark.parametrize("program", ["chain_hvp", "mlp_hvp", "mlp_grad_and_jvp"])
+def test_frontier_merge_check_plans_as_a_full_search(program, monkeypatch):
+    if program == "chain_hvp":
+        closed = xf.make_jaxpr(lambda x: xf.hvp(chain, (x,), (1.0,)))(0.3)
+    elif program == "mlp_hvp":
+        closed = xf.make_jaxpr(lambda a, b: xf.hvp(lambda w: mlp_loss(w, b, X), (a,), (a,)))(
+            W1, W2)
+    else:
+        closed = xf.make_jaxpr(lambda a, b: (xf.grad(mlp_loss)(a, b, X),
+                                             xf.jvp(lambda w: mlp_loss(w, b, X), (a,), (a,))))(
+            W1, W2)
+    fast = fusion.plan_program(closed).dump()
+    monkeypatch.setattr(fusion, "_Groups", _FullSearchGroups)
+    assert fusion.plan_program(closed).dump() == fast
