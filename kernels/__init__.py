@@ -5,7 +5,8 @@ Layers, in processing order (each a pure function of the previous one's output):
   fusion.py        Jaxpr -> Plan (loops, ops, control flow, buffer reuse); backend-neutral
   scalar_rules.py  per-primitive scalar expressions used inside fused loops
   user_prims.py    user-defined primitives (xforms.extend): calls of their Numba functions
-  emit_cpu*.py     Plan -> Python module source for Numba (loops, BLAS/indexing ops, control flow)
+  emit_cpu*.py     Plan -> Python module source for Numba (loops, BLAS/indexing ops, control flow;
+                   emit_cpu_module.py: parameters, header and outputs of the module)
   codecache.py     source -> content-addressed file -> module -> numba.njit(cache=True)
   cpu.py           the "cpu" backend: compile_cpu(closed, options) -> CpuExecutable
   dispatch.py      the per-signature fast call path used by `xforms.jit`

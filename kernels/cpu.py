@@ -28,7 +28,7 @@ from xforms.errors import LoweringError
 from . import codecache, emit_cpu_control, emit_cpu_ops  # noqa: F401  (register rules)
 from .cpu_buffers import BufferPool
 from .dispatch import make_fast_call
-from .emit_cpu import OUT_GROUP, emit_module, eqn_at_line
+from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line
 from .fusion import plan_program
 
 _by_jaxpr = weakref.WeakKeyDictionary()

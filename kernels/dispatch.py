@@ -53,7 +53,7 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
     `static_kw` ({name: value}) are static arguments: checked by identity or equality, not
     passed to the kernel.  `pool` (a cpu_buffers.BufferPool) supplies the kernel's trailing
     buffer arguments; outputs in `output_slots` are such buffers, returned as new views."""
-    from .emit_cpu import output_accessor
+    from .emit_cpu_module import output_accessor
     n_out = len(out_avals)
     env_outs = []
     for k, a in enumerate(out_avals):

@@ -18,7 +18,8 @@ two carries never share a buffer.
 """
 import numpy as np
 
-from .emit_cpu import CONTROL_RULES, add_consts, output_exprs, param_name
+from .emit_cpu import CONTROL_RULES
+from .emit_cpu_module import add_consts, output_exprs, param_name
 from .fusion import subjaxprs
 
 

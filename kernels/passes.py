@@ -10,7 +10,7 @@
 3. removes dead equations.
 Sub-jaxprs of control flow are prepared when they are planned.
 """
-from xforms.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from xforms.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from xforms.transforms.simplify import dce
 
 try:
