@@ -3,7 +3,10 @@
 Every test is a plain xforms program beside its NumPy reference, checked with the same
 properties the fuzzer checks (tests/fuzz/checks.py).  The docstring says what went wrong.
 """
+import importlib
+
 import numpy as np
+import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
@@ -171,3 +174,17 @@ def test_jacfwd_of_checkpoint_around_control_flow():
     f = xf.checkpoint(g)
     np.testing.assert_allclose(xf.jacfwd(f)(x), xf.grad(g)(x), rtol=1e-14)
     np.testing.assert_allclose(xf.hessian(f)(x), xf.grad(xf.grad(g))(x), rtol=1e-14)
+
+
+def test_cuda_backend_error_names_the_compiler_import_failure(monkeypatch):
+    """A fuzz run's CUDA-simulator worker failed with "backend 'cuda' is not available:
+    install the CUDA extra ..." while the real cause was that the compiler package `kernels`
+    had failed to import (a half-edited file): the CUDA message hid the import error that
+    the message for other backends shows.  Fixed in xforms/jit.py `Jitted._executable`."""
+    from xforms.errors import BackendError
+    jit_module = importlib.import_module("xforms.jit")
+    monkeypatch.setattr(jit_module, "_backends",
+                        {k: v for k, v in jit_module._backends.items() if k != "cuda"})
+    monkeypatch.setattr(jit_module, "_import_error", [ImportError("no module named kernels.x")])
+    with pytest.raises(BackendError, match="kernels' failed to import .no module named kernels.x"):
+        xf.jit(lambda x: x * 2.0, backend="cuda")(1.0)

@@ -179,7 +179,7 @@ class Jitted:
         backend = self.backend or default_backend()
         _load_backends()
         if backend not in _backends:
-            if backend == "cuda":
+            if backend == "cuda" and not _import_error:   # (else: say why kernels failed)
                 raise BackendError(
                     "backend 'cuda' is not available: install the CUDA extra "
                     "(pip install 'xforms[cuda]') on a machine with an NVIDIA GPU, or run on "

@@ -361,9 +361,34 @@ def check_ir(case, in_axes):
         check_jaxpr(simplify(j).jaxpr)
 
 
-def check_jit_group(group, backend=None, derivatives=True):
+@contextlib.contextmanager
+def small_array_paths():
+    """The CPU compiler takes some paths only for large arrays: vectorised exp/tanh
+    (kernels/vecmath.py) and buffers kept between calls (kernels/cpu_buffers.py).  Fuzz
+    arrays are tiny, so this lowers those thresholds to 0 while a function compiles."""
+    import importlib
+    mods = [importlib.import_module(m) for m in ("kernels.emit_cpu", "kernels.cpu_buffers")]
+    low = {"VECMATH_MIN_ELEMENTS": 1, "WORKSPACE_MIN_BYTES": 0, "POOLED_OUTPUT_MIN_BYTES": 0}
+    saved = []
+    for k, v in low.items():
+        homes = [m for m in mods if hasattr(m, k)]
+        assert homes, f"kernels no longer defines {k}: update small_array_paths in {__file__}"
+        saved += [(m, k, getattr(m, k)) for m in homes]
+    try:
+        for m, k, _ in saved:
+            setattr(m, k, low[k])
+        yield
+    finally:
+        for m, k, v in saved:
+            setattr(m, k, v)
+
+
+def check_jit_group(group, backend=None, derivatives=True, small=False):
     """One jitted function runs every program of the group (one compile for many programs),
-    with derivatives also its gradient and a jvp; each must equal its eager counterpart."""
+    with derivatives also its gradient and a jvp; each must equal its eager counterpart.
+    A second call with other inputs must agree too and leave the first call's results as
+    they were (compiled code may keep buffers between calls).  `small`: compile under
+    `small_array_paths`."""
     fns, grads, dirs, eager = [], [], [], []
     derivatives = derivatives and all(reference(c)[1] >= 0 for c in group)   # (see fd)
     for case in group:
@@ -383,11 +408,26 @@ def check_jit_group(group, backend=None, derivatives=True):
             return [(f(*a),) for f, a in zip(fns, all_args)]
         return [(f(*a), g(*a), xf.jvp(f, a, d)[1])
                 for f, g, a, d in zip(fns, grads, all_args, all_dirs)]
-    got = xf.jit(everything, backend=backend)([c.xargs() for c in group], dirs)
+    jitted = xf.jit(everything, backend=backend)
+    with small_array_paths() if small else contextlib.nullcontext():
+        got = jitted([c.xargs() for c in group], dirs)
     what = ["value vs NumPy", "grad vs eager grad", "jvp vs eager jvp"]
-    for k, (out, exp) in enumerate(zip(got, eager)):
-        for w, a, e in zip(what, out, exp):
-            assert_close(tmap(np.asarray, a), e, f"jit({backend or 'cpu'}) program {k}: {w}")
+    name = f"jit({backend or 'cpu'})"
+
+    def compare(results, label):
+        for k, (out, exp) in enumerate(zip(results, eager)):
+            for w, a, e in zip(what, out, exp):
+                assert_close(tmap(np.asarray, a), e, f"{name} program {k}: {w}{label}")
+    compare(got, "")
+    rng = np.random.default_rng(11)
+    args2 = [random_args(c.prog, rng) for c in group]
+    got2 = jitted([tmap(xnp.asarray, a) for a in args2], dirs)
+    compare(got, " (first call's result, after a second call)")
+    for k, (out, f, a) in enumerate(zip(got2, fns, args2)):
+        want = tmap(np.asarray, f(*tmap(xnp.asarray, a)))
+        if all(np.all(np.isfinite(x)) for x in flatten(want)[0]):
+            assert_close(tmap(np.asarray, out[0]), want,
+                         f"{name} program {k}: second call (other inputs) vs eager")
 
 
 @st.composite
@@ -442,4 +482,4 @@ def check_jacobians(case):
 
 __all__ = ["Case", "Leaf", "cases", "axes_for", "loop_segments", "check_eager", "check_jvp",
            "check_vjp", "check_grad", "check_hvp", "check_grads2", "check_vmap", "check_ir",
-           "check_jit_group", "check_jacobians"]
+           "check_jit_group", "check_jacobians", "small_array_paths"]

@@ -101,16 +101,17 @@ def test_transformed_ir_type_checks(data):
 
 
 # jit compiles take seconds each: several programs share one compile, and few groups run
+# (small: with the compiler's large-array paths switched on for these tiny arrays)
 @settings(max_examples=share(0.067, cap=40))
-@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3))
-def test_jit_matches_eager(group):
-    check_jit_group(group, derivatives=False)
+@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3), st.booleans())
+def test_jit_matches_eager(group, small):
+    check_jit_group(group, derivatives=False, small=small)
 
 
 @settings(max_examples=share(0.034, cap=20))
-@given(st.lists(cases(max_stmts=3), min_size=2, max_size=2))
-def test_jit_of_derivatives_matches_eager(group):
-    check_jit_group(group, derivatives=True)
+@given(st.lists(cases(max_stmts=3), min_size=2, max_size=2), st.booleans())
+def test_jit_of_derivatives_matches_eager(group, small):
+    check_jit_group(group, derivatives=True, small=small)
 
 
 # ---- the CUDA backend on Numba's simulator, in a process of its own -------------------------
