@@ -1,7 +1,10 @@
 """The CUDA tests run on Numba's CUDA simulator in their own process: tests/test_cuda_sim.py
 starts `python -m pytest tests/cuda` with NUMBA_ENABLE_CUDASIM=1, which must be set before
-numba is imported.  Collected in any other process, these files are skipped (ignored)."""
+numba is imported.  On a machine with a GPU, `XFORMS_CUDA_TESTS=gpu python -m pytest
+tests/cuda` runs the same files on the real device.  Collected in any other process, these
+files are skipped (ignored)."""
 import os
 
 SIMULATING = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-collect_ignore_glob = [] if SIMULATING else ["test_*.py"]
+ON_GPU = os.environ.get("XFORMS_CUDA_TESTS") == "gpu"
+collect_ignore_glob = [] if (SIMULATING or ON_GPU) else ["test_*.py"]
