@@ -25,14 +25,15 @@ import numpy as np
 
 from xforms.errors import LoweringError
 from xforms.ir import Literal, Var, _Names, pp_eqn
+from xforms.registry import ALL_PRIMITIVES, RuleTable
 
 from . import user_prims
 from .cpu_buffers import Buffer
 from .fusion import REDUCTIONS, VIEWS
-from .scalar_rules import CMATH_FUNCS, MATH_FUNCS, REDUCTION_INIT, get_scalar_rule
+from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
 
-OP_RULES = {}          # prim name -> rule(emitter, eqn)
-CONTROL_RULES = {}     # prim name -> rule(emitter, control_step)
+OP_RULES = RuleTable()          # prim (or its name) -> rule(emitter, eqn)
+CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(emitter, control_step)
 
 # A loop nest of at least this many elements runs its outer loop with prange (when the
 # function may use threads at all: see numba.config.NUMBA_NUM_THREADS).
@@ -46,14 +47,14 @@ _RESERVED = {"np", "math", "cmath", "numba", "prange", "range", "min", "max", "a
 
 
 def _vecmath_table():
+    """prim -> vectorisable function name, from the primitives' facts (`Facts.vec`)."""
     if os.environ.get("XFORMS_VECMATH", "1").strip().lower() in ("0", "false", "no", "off"):
-        return {}
+        return RuleTable()
     try:
-        from . import vecmath
         from .cpu_runtime import VECMATH_FUNCS
-        return {p: f for p, f in vecmath.VECMATH.items() if f in VECMATH_FUNCS}
     except Exception:        # the module is optional: fall back to libm
-        return {}
+        return RuleTable()
+    return RuleTable({p: p.facts.vec for p in ALL_PRIMITIVES if p.facts.vec in VECMATH_FUNCS})
 
 
 VECMATH = _vecmath_table()
@@ -130,13 +131,14 @@ class _Ctx:
         return expr
 
     def fn(self, prim):
+        """The math function of `prim` (object or name) for these operands (its facts)."""
         dt = np.dtype(self.in_dtypes[0]) if self.in_dtypes else np.dtype(self.dtype)
         if dt.kind == "c":
-            return self.em.global_name(CMATH_FUNCS[prim])
+            return self.em.global_name(math_name(prim, "cpu_complex"))
         if prim in VECMATH and self.size >= VECMATH_MIN_ELEMENTS:
             self.em.vecmath_used.add(VECMATH[prim])
             return VECMATH[prim]
-        return self.em.global_name(MATH_FUNCS[prim])
+        return self.em.global_name(math_name(prim, "cpu"))
 
     def index(self, d):
         return self.idx[d]
@@ -289,14 +291,14 @@ class Emitter:
                 if step.kind == "loop":
                     self.emit_loop(step)
                 elif step.kind == "op":
-                    rule = OP_RULES.get(step.eqn.prim.name) or user_prims.op_rule(step.eqn,
+                    rule = OP_RULES.get(step.eqn.prim) or user_prims.op_rule(step.eqn,
                                                                                   "cpu")
-                    if rule is None:
-                        raise _unsupported(step.eqn)
+                    if rule is None or dtype_refused(step.eqn, "cpu"):
+                        raise _unsupported(step.eqn, dtype_refused(step.eqn, "cpu") or "")
                     self.comment(step.eqn)
                     rule(self, step.eqn)
                 else:
-                    rule = CONTROL_RULES.get(step.eqn.prim.name)
+                    rule = CONTROL_RULES.get(step.eqn.prim)
                     if rule is None:
                         raise _unsupported(step.eqn)
                     self.comment(step.eqn)
@@ -322,7 +324,7 @@ class Emitter:
                 self.alloc(v)
         reds = {}
         for eqn, reads in step.body:
-            if eqn.prim.name in REDUCTIONS:
+            if eqn.prim in REDUCTIONS:
                 reds[eqn] = _Reduction(self, eqn, n, idx)
         par = (self.allow_parallel and n >= 1 and shape[0] >= 4
                and size >= PARALLEL_MIN_ELEMENTS
@@ -355,19 +357,21 @@ class Emitter:
         self.loop_local = set()
 
     def _emit_body_eqn(self, eqn, reads, idx, writes, reds, size):
+        why = dtype_refused(eqn, "cpu")
+        if why:
+            raise _unsupported(eqn, why)
         self.comment(eqn)
         args = [self.read(r, idx) for r in reads]
-        name = eqn.prim.name
         if eqn in reds:
             reds[eqn].emit_update(args[0])
             return
         out = eqn.outvars[0]
-        if name in VIEWS:
+        if eqn.prim in VIEWS:
             expr = args[0]
         elif user_prims.is_elementwise(eqn):
             expr = user_prims.scalar_call(self, eqn, args, "cpu")
         else:
-            rule = get_scalar_rule(name, "cpu")
+            rule = get_scalar_rule(eqn.prim, "cpu")
             if rule is None:
                 raise _unsupported(eqn)
             try:
@@ -387,18 +391,16 @@ class _Reduction:
 
     def __init__(self, em, eqn, n, idx):
         self.em, self.eqn, self.idx = em, eqn, idx
-        name = eqn.prim.name
-        self.arg = name in ("argmax", "argmin")
+        op = eqn.prim.facts.reduce_op          # the monoid (xforms/facts.py)
+        self.arg = op in ("argmax", "argmin")
         axes = (eqn.params["axis"],) if self.arg else tuple(eqn.params["axes"])
         self.axes = axes
         self.kept = [d for d in range(n) if d not in axes]
         self.level = len(self.kept) if self.kept == list(range(len(self.kept))) else None
         self.out = eqn.outvars[0]
         self.dt = np.dtype(eqn.invars[0].aval.dtype)
-        op = name
         if self.dt.kind == "b":
-            op = {"reduce_sum": "reduce_or", "reduce_prod": "reduce_and",
-                  "reduce_max": "reduce_or", "reduce_min": "reduce_and"}.get(op, op)
+            op = BOOL_MONOID.get(op, op)
         self.op = op
 
     def _kidx(self):
@@ -417,7 +419,7 @@ class _Reduction:
             big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
             neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
             return self.em.lit(neg if self.op == "argmax" else big, self.dt)
-        return self.em.lit(REDUCTION_INIT[self.op](self.dt), self.dt)
+        return self.em.lit(reduction_init(self.op, self.dt), self.dt)
 
     def emit_setup(self):
         em = self.em
@@ -457,22 +459,22 @@ class _Reduction:
                 em.line(f"{accv} = {x}")
                 em.line(f"{acc} = {_cast_index(self.idx[self.axes[0]], self.out.aval.dtype)}")
             return
-        if op == "reduce_sum":
+        if op == "sum":
             em.line(f"{acc} += {x}")
-        elif op == "reduce_prod":
+        elif op == "prod":
             em.line(f"{acc} *= {x}")
-        elif op == "reduce_and":
+        elif op == "and":
             em.line(f"{acc} = {acc} and {x}")
-        elif op == "reduce_or":
+        elif op == "or":
             em.line(f"{acc} = {acc} or {x}")
-        elif op in ("reduce_max", "reduce_min"):
-            cmp = ">=" if op == "reduce_max" else "<="
+        elif op in ("max", "min"):
+            cmp = ">=" if op == "max" else "<="
             t = em.fresh("t")
             em.line(f"{t} = {acc}")
             if self.dt.kind == "f":
                 em.line(f"{acc} = {t} if {t} {cmp} {x} or {t} != {t} else {x}")
             else:
-                em.line(f"{acc} = {'max' if op == 'reduce_max' else 'min'}({t}, {x})")
+                em.line(f"{acc} = {op}({t}, {x})")
         else:
             raise _unsupported(self.eqn)
 

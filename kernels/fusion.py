@@ -52,26 +52,42 @@ import heapq
 import itertools
 from dataclasses import dataclass, field
 
+from xforms import facts
 from xforms.ir import ClosedJaxpr, Jaxpr, Literal, Var
+from xforms.registry import ALL_PRIMITIVES, RuleTable, lookup
 
 from . import user_prims
 
-# ---- primitive classes (by name, so that any backend can share them) -------------------------
-ELEMENTWISE = frozenset("""
-neg add sub mul div rem pow integer_pow sqrt rsqrt cbrt exp exp2 log expm1 log1p logistic
-sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh atan2 max min abs sign floor ceil
-round eq ne lt le gt ge and or xor not is_finite select_n convert_element_type real imag conj
-complex stop_gradient iota copy
-""".split())
-VIEWS = frozenset("broadcast_in_dim transpose squeeze rev slice reshape".split())
-REDUCTIONS = frozenset("""reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or
-argmax argmin""".split())
+
+# ---- primitive classes: read from each primitive's facts (xforms/facts.py) ------------------
+class PrimitiveClass:
+    """The primitives of one fusion class, as a live set: `prim in ELEMENTWISE` reads the
+    primitive's declared `facts.kind` (a name is accepted too); iterating lists the built-in
+    ones."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def __contains__(self, p):
+        p = lookup(p) if isinstance(p, str) else p
+        return p is not None and facts.kind_of(p) == self.kind
+
+    def __iter__(self):
+        return (p for p in ALL_PRIMITIVES if p.facts.kind == self.kind)
+
+    def __repr__(self):
+        return f"PrimitiveClass({self.kind}: {' '.join(p.name for p in self)})"
+
+
+ELEMENTWISE = PrimitiveClass(facts.ELEMENTWISE)
+VIEWS = PrimitiveClass(facts.VIEW)
+REDUCTIONS = PrimitiveClass(facts.REDUCTION)
 
 
 def is_elementwise(eqn):
     """A built-in elementwise equation, or a user primitive with an elementwise scalar Numba
     implementation (kernels/user_prims.py), which loops fuse alike."""
-    return eqn.prim.name in ELEMENTWISE or user_prims.is_elementwise(eqn)
+    return eqn.prim in ELEMENTWISE or user_prims.is_elementwise(eqn)
 
 
 def subjaxprs(eqn):
@@ -114,40 +130,58 @@ class IndexMap:
 def view_map(eqn):
     """IndexMap of a view equation (output index -> operand index), or None if the
     equation is not a pure index map (e.g. a reshape that merges dimensions)."""
-    name, p = eqn.prim.name, eqn.params
-    src = eqn.invars[0].aval.shape
-    dst = eqn.outvars[0].aval.shape
-    if name == "broadcast_in_dim":
-        return IndexMap(tuple((None, 0, 0) if n == 1 and dst[d] != 1 else (d, 1, 0)
-                              for n, d in zip(src, p["broadcast_dimensions"])))
-    if name == "transpose":
-        perm = p["permutation"]
-        inv = [perm.index(d) for d in range(len(perm))]
-        return IndexMap(tuple((inv[d], 1, 0) for d in range(len(src))))
-    if name == "squeeze":
-        dims, out, k = p["dimensions"], [], 0
-        for d in range(len(src)):
-            if d in dims:
-                out.append((None, 0, 0))
-            else:
-                out.append((k, 1, 0))
-                k += 1
-        return IndexMap(tuple(out))
-    if name == "rev":
-        return IndexMap(tuple((d, -1, n - 1) if d in p["dimensions"] else (d, 1, 0)
-                              for d, n in enumerate(src)))
-    if name == "slice":
-        return IndexMap(tuple((d, st, s) for d, (s, st) in
-                              enumerate(zip(p["start_indices"], p["strides"]))))
-    if name == "reshape":
-        big_src = [d for d, n in enumerate(src) if n != 1]
-        big_dst = [d for d, n in enumerate(dst) if n != 1]
-        if [src[d] for d in big_src] != [dst[d] for d in big_dst]:
-            return None
-        where = dict(zip(big_src, big_dst))
-        return IndexMap(tuple((where[d], 1, 0) if d in where else (None, 0, 0)
-                              for d in range(len(src))))
-    return None
+    rule = VIEW_MAPS.get(eqn.prim)
+    if rule is None:
+        return None
+    return rule(eqn.invars[0].aval.shape, eqn.outvars[0].aval.shape, eqn.params)
+
+
+def _broadcast_map(src, dst, p):
+    return IndexMap(tuple((None, 0, 0) if n == 1 and dst[d] != 1 else (d, 1, 0)
+                          for n, d in zip(src, p["broadcast_dimensions"])))
+
+
+def _transpose_map(src, dst, p):
+    perm = p["permutation"]
+    inv = [perm.index(d) for d in range(len(perm))]
+    return IndexMap(tuple((inv[d], 1, 0) for d in range(len(src))))
+
+
+def _squeeze_map(src, dst, p):
+    dims, out, k = p["dimensions"], [], 0
+    for d in range(len(src)):
+        if d in dims:
+            out.append((None, 0, 0))
+        else:
+            out.append((k, 1, 0))
+            k += 1
+    return IndexMap(tuple(out))
+
+
+def _rev_map(src, dst, p):
+    return IndexMap(tuple((d, -1, n - 1) if d in p["dimensions"] else (d, 1, 0)
+                          for d, n in enumerate(src)))
+
+
+def _slice_map(src, dst, p):
+    return IndexMap(tuple((d, st, s) for d, (s, st) in
+                          enumerate(zip(p["start_indices"], p["strides"]))))
+
+
+def _reshape_map(src, dst, p):
+    big_src = [d for d, n in enumerate(src) if n != 1]
+    big_dst = [d for d, n in enumerate(dst) if n != 1]
+    if [src[d] for d in big_src] != [dst[d] for d in big_dst]:
+        return None                  # merges or splits dimensions: an Op (a copy or a view)
+    where = dict(zip(big_src, big_dst))
+    return IndexMap(tuple((where[d], 1, 0) if d in where else (None, 0, 0)
+                          for d in range(len(src))))
+
+
+# VIEW primitive -> fn(operand shape, output shape, params) -> IndexMap or None
+VIEW_MAPS = RuleTable(broadcast_in_dim=_broadcast_map, transpose=_transpose_map,
+                      squeeze=_squeeze_map, rev=_rev_map, slice=_slice_map,
+                      reshape=_reshape_map)
 
 
 # ---- plan steps ------------------------------------------------------------------------
@@ -226,8 +260,7 @@ class _Node:
 
 
 def _iter_shape(eqn):
-    name = eqn.prim.name
-    if name in REDUCTIONS:
+    if eqn.prim in REDUCTIONS:
         return eqn.invars[0].aval.shape
     return eqn.outvars[0].aval.shape
 
@@ -262,7 +295,7 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
     #    Literal); a view whose value is needed outside a loop becomes a copy node.
     views = {}
     for eqn in jaxpr.eqns:
-        if eqn.prim.name in VIEWS:
+        if eqn.prim in VIEWS:
             m = view_map(eqn)
             if m is not None:
                 src = eqn.invars[0]
@@ -282,25 +315,25 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
 
     needed_views = set(v for v in outset if v in views)
     for eqn in jaxpr.eqns:
-        fusible = is_elementwise(eqn) or eqn.prim.name in REDUCTIONS or (
-            eqn.prim.name in VIEWS and eqn.outvars[0] in views)
+        fusible = is_elementwise(eqn) or eqn.prim in REDUCTIONS or (
+            eqn.prim in VIEWS and eqn.outvars[0] in views)
         if not fusible:
             needed_views.update(a for a in eqn.invars if isinstance(a, Var) and a in views)
 
     # 2. nodes and their reads
     nodes, producer = [], {}
     for eqn in jaxpr.eqns:
-        name = eqn.prim.name
-        if (name == "reshape" and eqn.outvars[0] in needed_views
+        prim = eqn.prim
+        if (prim in VIEWS and prim.facts.aliases == 0 and eqn.outvars[0] in needed_views
                 and isinstance(eqn.invars[0], Var) and eqn.invars[0] not in views):
             node = _Node(len(nodes), eqn, "op", None)      # a view of the same buffer
             node.reads = [Read(eqn.invars[0])]
-        elif name in VIEWS and eqn.outvars[0] in views:
+        elif prim in VIEWS and eqn.outvars[0] in views:
             if eqn.outvars[0] not in needed_views:
                 continue
             node = _Node(len(nodes), eqn, "loop", eqn.outvars[0].aval.shape)
             node.reads = [fused_read(eqn.outvars[0])]     # a copy of the view's root
-        elif is_elementwise(eqn) or name in REDUCTIONS:
+        elif is_elementwise(eqn) or prim in REDUCTIONS:
             node = _Node(len(nodes), eqn, "loop", _iter_shape(eqn))
             node.reads = [fused_read(a) for a in eqn.invars]
         elif subjaxprs(eqn):
@@ -322,7 +355,7 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
                 continue
             p = producer[r.atom]
             local = (node.kind == "loop" and p.kind == "loop" and p.shape == node.shape
-                     and p.eqn.prim.name not in REDUCTIONS and r.atom not in views
+                     and p.eqn.prim not in REDUCTIONS and r.atom not in views
                      and (r.imap is None and not node.shape or
                           r.imap is not None and r.imap.is_identity(len(node.shape))))
             key = (p.idx, node.idx)
@@ -384,14 +417,14 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
                     materialized.add(a)
     materialized |= outset
     for node in nodes:
-        if node.kind != "loop" or node.eqn.prim.name in REDUCTIONS:
+        if node.kind != "loop" or node.eqn.prim in REDUCTIONS:
             materialized.update(node.eqn.outvars)
     steps = []
     for g in order:
         head = g[0]
         if head.kind == "loop":
             body = [(n.eqn, n.reads) for n in g]
-            writes = [v for n in g if n.eqn.prim.name not in REDUCTIONS
+            writes = [v for n in g if n.eqn.prim not in REDUCTIONS
                       for v in n.eqn.outvars if v in materialized]
             steps.append(Loop(head.shape, body, writes))
         elif head.kind == "op":
@@ -489,8 +522,8 @@ def _toposort(groups, succs, nodes):
 
 
 # ---- storage: buffer reuse by liveness ---------------------------------------------------
-INPLACE_OPS = frozenset(["scatter", "scatter_add", "dynamic_update_slice"])
-ALIAS_OPS = {"reshape": 0, "runtime_check": 1}   # output is a view of this operand
+# from the facts: an op may update operand `inplace` in place; its output views operand
+# `aliases` (xforms/facts.py)
 
 
 def _step_reads(step):
@@ -535,10 +568,11 @@ def assign_storage(plan, owned=()):
             if v not in plan.materialized or not v.aval.shape:
                 continue
             s, src = None, st.eqn.invars[0] if st.kind == "op" else None
-            if st.kind == "op" and st.eqn.prim.name in ALIAS_OPS:
-                src = st.eqn.invars[ALIAS_OPS[st.eqn.prim.name]]
+            f = st.eqn.prim.facts if st.kind == "op" else None
+            if f is not None and f.aliases is not None:
+                src = st.eqn.invars[f.aliases]
                 s = storage.get(src) if isinstance(src, Var) else None   # same buffer
-            elif (st.kind == "op" and st.eqn.prim.name in INPLACE_OPS and src in storage
+            elif (f is not None and f.inplace == 0 and src in storage
                   and not storage[src].external and not storage[src].is_output
                   and storage[src].owner is src and live_until[storage[src]] <= k):
                 s = storage[src]                                 # update in place

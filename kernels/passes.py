@@ -2,8 +2,9 @@
 
 `prepare(closed)`:
 1. inlines call-like higher-order primitives (custom_jvp_call, custom_vjp_call, checkpoint,
-   hook; see `xforms.primitives.custom.inline_jaxpr`) with fresh variables, and forwards
-   `stop_gradient` (an identity once no transform follows);
+   hook: the CALL primitives, whose facts give `inline(eqn)`, xforms/facts.py) with fresh
+   variables, and forwards the primitives whose facts say `lowers_to_identity`
+   (stop_gradient: an identity once no transform follows);
 2. folds `transpose` into `dot_general`: a transposed operand becomes different dimension
    numbers, and `transpose(dot_general(x, y))` that swaps the free blocks becomes
    `dot_general(y, x)` (BLAS reads transposed operands for free);
@@ -13,13 +14,11 @@ Sub-jaxprs of control flow are prepared when they are planned.
 from xforms.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from xforms.transforms.simplify import dce
 
-try:
-    from xforms.primitives.custom import inline_jaxpr as _custom_inline
-except ImportError:         # custom rules not present: nothing to inline
-    def _custom_inline(eqn):
-        return None
 
-_IDENTITIES = frozenset(["stop_gradient"])
+def _custom_inline(eqn):
+    """The ClosedJaxpr to inline in place of a CALL equation, else None."""
+    inline = eqn.prim.facts.inline
+    return inline(eqn) if inline is not None else None
 
 
 def prepare(closed):
@@ -47,7 +46,7 @@ def _read(env, a):
 def _inline_into(jaxpr, env, out, constvars, consts, fresh):
     for eqn in jaxpr.eqns:
         invars = [_read(env, a) for a in eqn.invars]
-        if eqn.prim.name in _IDENTITIES:
+        if eqn.prim.facts.lowers_to_identity:
             env[eqn.outvars[0]] = invars[0]
             continue
         sub = _custom_inline(eqn)

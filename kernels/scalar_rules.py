@@ -1,11 +1,13 @@
 """Scalar expressions for the equations inside fused loops: one rule per primitive.
 
-`scalar_rules[name](ctx, *args) -> str` turns argument expressions (names, typed literals or
+`scalar_rules[prim](ctx, *args) -> str` turns argument expressions (names, typed literals or
 array reads) into a Python/Numba expression for one element.  `ctx` gives the equation's
 `params`, `in_dtypes`, `dtype` (the output dtype), `lit(value, dtype)` for typed literals
-(Numba would widen float32 arithmetic with a bare `2.0`) and `fn(prim)` for the fast math
-function of a transcendental (a vectorisable `kernels.vecmath` function when one exists).
-`register_scalar_rule(name, rule, target=None)` adds or overrides a rule, per target.
+(Numba would widen float32 arithmetic with a bare `2.0`) and `fn(prim)` for the math
+function of a transcendental: the name the primitive declares for the target in its facts
+(`Facts.math`, xforms/facts.py), or a vectorisable `kernels.vecmath` one (`Facts.vec`).
+`register_scalar_rule(prim_or_name, rule, target=None)` adds or overrides a rule, per target.
+The tables are keyed by the `Primitive` (a name is resolved through xforms.registry).
 
 Semantics follow the NumPy implementations: integer `//` and `%` floor (Numba's Python
 semantics), `max`/`min` propagate NaN like `np.maximum`, `round` is half-to-even (`np.rint`),
@@ -14,20 +16,63 @@ computes small integers in int64).
 """
 import numpy as np
 
-scalar_rules = {}
-_target_rules = {}
+from xforms.facts import REDUCTION
+from xforms.registry import ALL_PRIMITIVES, RuleTable, lookup
+
+scalar_rules = RuleTable()          # prim -> rule, every target
+_target_rules = {}                  # target -> RuleTable of overrides
 
 
-def register_scalar_rule(name, rule, target=None):
-    """Register `rule(ctx, *args) -> str` for primitive `name` (for one target, or all)."""
+def register_scalar_rule(prim, rule, target=None):
+    """Register `rule(ctx, *args) -> str` for a primitive (object or name), for one target
+    ("cpu", "cuda") or all."""
     if target is None:
-        scalar_rules[name] = rule
+        scalar_rules[prim] = rule
     else:
-        _target_rules[(target, name)] = rule
+        _target_rules.setdefault(target, RuleTable())[prim] = rule
 
 
-def get_scalar_rule(name, target="cpu"):
-    return _target_rules.get((target, name)) or scalar_rules.get(name)
+def get_scalar_rule(prim, target="cpu"):
+    """The rule for `prim` (object or name) on `target`: its override, else the shared one."""
+    return _target_rules.get(target, {}).get(prim) or scalar_rules.get(prim)
+
+
+def has_target_rule(prim, target):
+    """Whether `target` overrides the shared rule of `prim`."""
+    return prim in _target_rules.get(target, {})
+
+
+def dtype_refused(eqn, target):
+    """Why `target` cannot lower `eqn` for its dtypes (the primitive's `Facts.dtypes`), or
+    None when it can."""
+    kinds = eqn.prim.facts.dtypes.get(target)
+    if kinds is None:
+        return None
+    for a in list(eqn.invars) + list(eqn.outvars):
+        if np.dtype(a.aval.dtype).kind not in kinds:
+            return f"dtype {np.dtype(a.aval.dtype).name} is not supported on {target}"
+    return None
+
+
+def math_name(prim, slot):
+    """The math function `prim` declares for `slot` ("cpu", "cpu_complex", "cuda",
+    "cuda_complex"): a name, or None when a target override spells it.  KeyError when the
+    primitive declares nothing for the slot."""
+    p = lookup(prim) if isinstance(prim, str) else prim
+    if p is None:
+        raise KeyError(prim)
+    return p.facts.math[slot]
+
+
+# the reduction monoids the emitters combine; on bools sum/max are `or`, prod/min `and`
+REDUCE_OPS = frozenset(["sum", "prod", "max", "min", "and", "or", "argmax", "argmin"])
+BOOL_MONOID = {"sum": "or", "prod": "and", "max": "or", "min": "and"}
+
+
+def reduction_init(op, dtype):
+    """Initial accumulator of the reduction monoid `op` ("sum", "max", ...), from the facts
+    of the reduction primitive that declares it."""
+    return _REDUCTION_INIT[op](dtype)
 
 
 def _kind(dt):
@@ -129,7 +174,7 @@ def _unary_fn(prim):
 
 for _p in ("exp", "exp2", "log", "expm1", "log1p", "sin", "cos", "tan", "asin",
            "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"):
-    scalar_rules[_p] = _unary_fn(_p)
+    scalar_rules[_p] = _unary_fn(lookup(_p))
 scalar_rules["atan2"] = lambda ctx, x, y: f"{ctx.fn('atan2')}({x}, {y})"
 
 
@@ -249,33 +294,15 @@ scalar_rules["conj"] = lambda ctx, x: (f"{x}.conjugate()" if _kind(ctx.in_dtypes
                                        else x)
 scalar_rules["complex"] = lambda ctx, x, y: f"np.{np.dtype(ctx.dtype).name}(complex({x}, {y}))"
 scalar_rules["stop_gradient"] = lambda ctx, x: x
-scalar_rules["copy"] = lambda ctx, x: x
 scalar_rules["iota"] = lambda ctx: convert(ctx, ctx.index(ctx.params["dimension"]), np.int64,
                                            ctx.params["dtype"])
 
-# ---- math function names --------------------------------------------------------------------
-# Fallbacks when kernels.vecmath has no entry (or for complex numbers, via cmath).
-MATH_FUNCS = {
-    "exp": "math.exp", "exp2": "np.exp2", "log": "math.log", "expm1": "math.expm1",
-    "log1p": "math.log1p", "sin": "math.sin", "cos": "math.cos", "tan": "math.tan",
-    "asin": "math.asin", "acos": "math.acos", "atan": "math.atan", "sinh": "math.sinh",
-    "cosh": "math.cosh", "tanh": "math.tanh", "asinh": "math.asinh", "acosh": "math.acosh",
-    "atanh": "math.atanh", "atan2": "math.atan2", "sqrt": "math.sqrt", "logistic": None,
-}
-CMATH_FUNCS = {
-    "exp": "cmath.exp", "log": "cmath.log", "sin": "cmath.sin", "cos": "cmath.cos",
-    "tan": "cmath.tan", "sinh": "cmath.sinh", "cosh": "cmath.cosh", "tanh": "cmath.tanh",
-    "asin": "cmath.asin", "acos": "cmath.acos", "atan": "cmath.atan", "asinh": "cmath.asinh",
-    "acosh": "cmath.acosh", "atanh": "cmath.atanh", "sqrt": "cmath.sqrt",
-    "exp2": "np.exp2", "expm1": "np.expm1", "log1p": "np.log1p", "logistic": None,
-}
 
-# initial accumulator values of the reductions
-REDUCTION_INIT = {
-    "reduce_sum": lambda dt: 0, "reduce_prod": lambda dt: 1,
-    "reduce_and": lambda dt: True, "reduce_or": lambda dt: False,
-    "reduce_max": lambda dt: (-np.inf if np.dtype(dt).kind == "f" else
-                              False if np.dtype(dt).kind == "b" else np.iinfo(dt).min),
-    "reduce_min": lambda dt: (np.inf if np.dtype(dt).kind == "f" else
-                              True if np.dtype(dt).kind == "b" else np.iinfo(dt).max),
-}
+
+# ---- derived from the reductions' facts (xforms/facts.py: reduce_op, reduce_init) -------
+def _reduction_inits():
+    return {p.facts.reduce_op: p.facts.reduce_init for p in ALL_PRIMITIVES
+            if p.facts.kind == REDUCTION and p.facts.reduce_init is not None}
+
+
+_REDUCTION_INIT = _reduction_inits()

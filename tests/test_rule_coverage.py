@@ -1,14 +1,38 @@
-"""Every primitive has every rule, or is exempt with a written reason."""
+"""Every primitive has every rule, or is exempt with a written reason: abstract evaluation,
+NumPy implementation, jvp, transpose (where linear), batching, lowering facts, CPU lowering,
+and CUDA lowering (or a declared CUDA exemption).
+
+The lowering checks read the rule tables and the primitives' facts (xforms/facts.py) and
+run each elementwise scalar rule on every dtype its abstract evaluation accepts, for both
+targets, producing source text only: no Numba compilation, no GPU.
+"""
+import numpy as np
 import pytest
 
 import xforms  # noqa: F401  (registers all primitives)
+import kernels.cpu  # noqa: F401  (registers the CPU op and control rules)
+import kernels.cuda.emit_cuda_control  # noqa: F401  (registers the CUDA rules; no GPU needed)
+import kernels.cuda.emit_cuda_ops  # noqa: F401
+from kernels import emit_cpu, fusion, scalar_rules as sr, vecmath
+from kernels.cuda import emit_cuda
+from xforms import facts
+from xforms.avals import ShapedArray
 from xforms.core import abstract_eval_rules, impl_rules
-from xforms.primitives import ALL_PRIMITIVES, EXEMPT
+from xforms.ir import Eqn, Var
+from xforms.registry import ALL_PRIMITIVES, EXEMPT, lookup
 from xforms.transforms.jvp import jvp_rules, linear_primitives
 from xforms.transforms.transpose import transpose_rules
 from xforms.transforms.vmap import vmap_rules
 
 IDS = [p.name for p in ALL_PRIMITIVES]
+DTYPES = [np.dtype(d) for d in ("bool", "int32", "int64", "float32", "float64", "complex64",
+                                "complex128")]
+# params for the elementwise primitives that take some
+PARAMS = {"integer_pow": lambda dt: {"y": 3},
+          "convert_element_type": lambda dt: {"new_dtype": np.dtype(np.float64),
+                                              "weak_type": False},
+          "iota": lambda dt: {"dtype": dt, "shape": (4,), "dimension": 0}}
+NARGS = {"select_n": 3, "iota": 0}
 
 
 @pytest.mark.parametrize("prim", ALL_PRIMITIVES, ids=IDS)
@@ -38,3 +62,132 @@ def test_linear_primitives_transpose(prim):
 
 def test_names_unique():
     assert len(IDS) == len(set(IDS))
+    assert all(lookup(p.name) is p for p in ALL_PRIMITIVES)
+
+
+# ---- lowering: facts, CPU, CUDA -------------------------------------------------------------
+@pytest.mark.parametrize("prim", ALL_PRIMITIVES, ids=IDS)
+def test_lowering_facts(prim):
+    f = prim.facts
+    assert f.kind in facts.KINDS, f"{prim}: unknown fusion class {f.kind!r}"
+    assert prim.facts.kind != facts.OP or prim.facts == facts.Facts(
+        kind=facts.OP, aliases=f.aliases), f"{prim}: facts of another class on an op"
+    if f.kind == facts.REDUCTION:
+        assert f.reduce_op in sr.REDUCE_OPS, f"{prim}: reduction monoid {f.reduce_op!r}"
+        assert f.reduce_op in ("argmax", "argmin") or f.reduce_init is not None
+    if f.kind == facts.CALL:
+        assert callable(f.inline), f"{prim}: a CALL primitive needs inline(eqn)"
+    if f.vec is not None:
+        assert callable(getattr(vecmath, f.vec, None)), f"{prim}: no kernels.vecmath.{f.vec}"
+    assert f.simplify in (None, "unary", "binary")
+    assert set(f.math) <= set(facts.MATH_TARGETS)
+
+
+def _avals(prim, dt):
+    """Operand avals for an elementwise primitive at dtype dt, or None if it refuses dt."""
+    n = NARGS.get(prim.name, 1 if prim.facts.simplify != "binary" else 2)
+    avals = [ShapedArray((4,), dt)] * n
+    if prim.name == "select_n":
+        avals = [ShapedArray((4,), np.dtype(bool))] + avals[1:]
+    params = PARAMS.get(prim.name, lambda dt: {})(dt)
+    try:
+        outs = abstract_eval_rules[prim](*avals, **params)
+    except TypeError:
+        return None
+    return avals, outs, params
+
+
+def _scalar_exprs(prim, target):
+    """Run the target's scalar rule of `prim` on every accepted dtype; return the source."""
+    out = []
+    for dt in DTYPES:
+        if dt.kind not in prim.facts.dtypes.get(target, dt.kind):
+            continue                   # declared unsupported: the emitter says so
+        got = _avals(prim, dt)
+        if got is None:
+            continue
+        avals, outs, params = got
+        eqn = Eqn(prim, [Var(a) for a in avals], [Var(o) for o in outs], params)
+        rule = sr.get_scalar_rule(prim, target)
+        assert rule is not None, f"{prim} has no {target} scalar rule"
+        if target == "cpu":
+            ctx = emit_cpu._Ctx(emit_cpu.Emitter(), eqn, 4, ("i0",))
+        else:
+            ctx = emit_cuda.Ctx(eqn, ("i0",))
+        expr = rule(ctx, *"abc"[:len(avals)])
+        assert isinstance(expr, str) and "None" not in expr, \
+            f"{prim} on {target} for {dt}: {expr!r} (declare its math names in its facts)"
+        out.append(expr)
+    assert out, f"{prim}: no dtype accepted"
+    return out
+
+
+def _lowered_by(prim, target):
+    """Whether the target's tables cover `prim` (raises with what is missing)."""
+    op_rules = emit_cpu.OP_RULES if target == "cpu" else emit_cuda.OP_RULES
+    control_rules = emit_cpu.CONTROL_RULES if target == "cpu" else emit_cuda.CONTROL_RULES
+    kind = prim.facts.kind
+    if kind == facts.ELEMENTWISE:
+        _scalar_exprs(prim, target)
+    elif kind == facts.REDUCTION:
+        pass                           # the monoid is checked in test_lowering_facts
+    elif kind == facts.VIEW:
+        assert prim in fusion.VIEW_MAPS, f"{prim}: no index map in kernels/fusion.VIEW_MAPS"
+        if prim.facts.aliases is None:
+            return
+        assert prim in op_rules, f"{prim}: a view that is not an index map needs an op rule"
+    elif kind == facts.CONTROL:
+        assert prim in control_rules, f"{prim} has no {target} control rule"
+    elif kind == facts.CALL:
+        pass                           # inlined by kernels/passes.prepare
+    else:
+        assert prim in op_rules, f"{prim} has no {target} op rule"
+
+
+@pytest.mark.parametrize("prim", ALL_PRIMITIVES, ids=IDS)
+def test_cpu_lowering(prim):
+    _lowered_by(prim, "cpu")
+
+
+@pytest.mark.parametrize("prim", ALL_PRIMITIVES, ids=IDS)
+def test_cuda_lowering_or_exemption(prim):
+    if prim in EXEMPT["cuda"]:
+        assert EXEMPT["cuda"][prim], "a CUDA exemption needs a reason"
+        return
+    _lowered_by(prim, "cuda")
+
+
+def test_scalar_rules_are_keyed_by_primitive():
+    assert all(not isinstance(k, str) for k in sr.scalar_rules), \
+        [k for k in sr.scalar_rules if isinstance(k, str)]
+    assert all(not isinstance(k, str) for k in emit_cpu.OP_RULES)
+    assert all(not isinstance(k, str) for k in emit_cuda.OP_RULES)
+
+
+def test_declared_dtype_support_is_enforced():
+    import xforms as xf
+    from xforms.errors import LoweringError
+    p = lookup("cbrt")
+    old = p.facts
+    facts.declare(p, dtypes={"cpu": "f"})
+    try:
+        with pytest.raises(LoweringError, match="cbrt.*complex"):
+            xf.jit(lambda x: p.bind(x)).lower(np.ones(3, np.complex128))
+    finally:
+        p.facts = old
+
+
+def test_missing_math_name_is_reported():
+    """A transcendental declared without math names fails the check above."""
+    p = facts.declare(xforms.core.Primitive("toy_erf"), facts.ELEMENTWISE, simplify="unary")
+    abstract_eval_rules[p] = lambda x: [x]
+    sr.register_scalar_rule(p, lambda ctx, x: f"{ctx.fn(p)}({x})")
+    try:
+        with pytest.raises(KeyError):
+            _scalar_exprs(p, "cpu")
+        facts.declare(p, math={"cpu": "math.erf", "cpu_complex": None, "cuda": None,
+                               "cuda_complex": None})
+        with pytest.raises(AssertionError, match="declare its math names"):
+            _scalar_exprs(p, "cuda")
+    finally:
+        del abstract_eval_rules[p], sr.scalar_rules[p]

@@ -17,6 +17,7 @@ import numpy as np
 from . import source_info
 from .avals import ShapedArray, aval_of_value
 from .errors import ConcretizationError, MissingRuleError, UnexpectedTracerError
+from .facts import Facts
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 # ---- rule tables owned by the core (other tables live with their transforms) --------------
@@ -25,10 +26,12 @@ impl_rules = {}            # prim -> (*np_arrays, **params) -> list[np.ndarray]
 
 
 class Primitive:
-    """An operation of the IR.  `bind` dispatches it to the current trace."""
+    """An operation of the IR.  `bind` dispatches it to the current trace.  `facts` holds
+    what the lowering needs to know about it (xforms/facts.py; set with `facts.declare`)."""
 
     def __init__(self, name, multiple_results=False):
         self.name, self.multiple_results = name, multiple_results
+        self.facts = Facts()
 
     def __repr__(self):
         return self.name

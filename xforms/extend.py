@@ -61,7 +61,8 @@ saying to call `def_numba`; on CUDA an array implementation raises `LoweringErro
 elementwise one, or use `backend="cpu"`).  The compile caches key on the function's code, its
 defaults and closure and the globals it reads (following the functions it calls), so editing
 the function recompiles; rules changed after a function was jitted are not seen by it.
-Names of built-in primitives are taken (the compilers look primitives up by name).
+Names of built-in primitives are taken (rules may be registered by name, e.g.
+`register_scalar_rule("add", ...)`, so a name must say which primitive it is).
 """
 import inspect
 from typing import Callable, NamedTuple
@@ -101,8 +102,8 @@ class Primitive(core.Primitive):
         builtin = {p.name for p in list(abstract_eval_rules) + list(impl_rules)
                    if not isinstance(p, Primitive)}
         if name in builtin:
-            raise ValueError(f"'{name}' is the name of a built-in primitive, and the compilers "
-                             "look primitives up by name: give yours another name")
+            raise ValueError(f"'{name}' is the name of a built-in primitive, and lowering "
+                             "rules may be registered by name: give yours another name")
         super().__init__(name, multiple_results)
         impl_rules[self] = self._missing_impl
         if elementwise:

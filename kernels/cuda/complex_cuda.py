@@ -13,7 +13,9 @@ spelled here in real arithmetic on the parts, e.g.
     expm1(x + iy) = expm1(x) cos y - 2 sin^2(y/2) + i e^x sin y
     log1p(x + iy) = log1p(x(2 + x) + y^2) / 2 + i atan2(y, 1 + x)
 
-Real operands fall through to the rules already registered for the target.
+Real operands fall through to the rules already registered for the target.  The inline
+ones are the `cuda_complex` math names the primitives declare (xforms/facts.py); the ones
+spelled here declare None there.
 """
 import math
 
@@ -23,9 +25,6 @@ from ..scalar_rules import get_scalar_rule, register_scalar_rule
 from . import scalar_cuda  # noqa: F401  (the real rules these fall back to, registered first)
 
 TARGET = "cuda"
-INLINE_CMATH = {"exp": "cmath.exp", "log": "cmath.log", "sqrt": "cmath.sqrt",
-                "asin": "cmath.asin", "acos": "cmath.acos", "atan": "cmath.atan",
-                "asinh": "cmath.asinh", "atanh": "cmath.atanh"}
 
 
 def _is_complex(ctx):

@@ -41,30 +41,23 @@ import numpy as np
 
 from xforms.errors import LoweringError
 from xforms.ir import Literal, Var, _Names, pp_eqn
+from xforms.registry import RuleTable
 
 from .. import user_prims
 from ..emit_cpu import SourceBuilder, dtype_str, lit
 from ..fusion import REDUCTIONS, VIEWS
-from ..scalar_rules import get_scalar_rule
-from .complex_cuda import INLINE_CMATH
+from ..scalar_rules import dtype_refused, get_scalar_rule, math_name
+from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
 from .emit_cuda_pack import Packing
 
-OP_RULES = {}          # prim name -> rule(em, eqn)
-CONTROL_RULES = {}     # prim name -> rule(em, control_step)
+OP_RULES = RuleTable()          # prim (or its name) -> rule(em, eqn)
+CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(em, control_step)
 TARGET = "cuda"
 SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in ("bool", "int32", "int64", "float32",
                                                     "float64", "complex64", "complex128"))
 _RESERVED = {"np", "math", "cuda", "nbt", "range", "min", "max", "abs", "int", "float",
              "bool", "len", "print", "host"}
 
-# math functions inside kernels (numba-cuda's math module; NumPy ufuncs do not lower)
-CUDA_MATH = {
-    "exp": "math.exp", "log": "math.log", "expm1": "math.expm1", "log1p": "math.log1p",
-    "sin": "math.sin", "cos": "math.cos", "tan": "math.tan", "asin": "math.asin",
-    "acos": "math.acos", "atan": "math.atan", "sinh": "math.sinh", "cosh": "math.cosh",
-    "tanh": "math.tanh", "asinh": "math.asinh", "acosh": "math.acosh", "atanh": "math.atanh",
-    "atan2": "math.atan2", "sqrt": "math.sqrt", "logistic": None,
-}
 
 
 def nbt_name(dt):
@@ -121,9 +114,12 @@ class Ctx:
         return expr
 
     def fn(self, prim):
-        if np.dtype(self.in_dtypes[0]).kind == "c":     # complex_cuda.py spells the rest
-            return INLINE_CMATH[prim] if prim != "logistic" else None
-        return CUDA_MATH[prim]
+        """The math function `prim` declares for CUDA (`Facts.math`: numba-cuda's math and
+        cmath modules; NumPy ufuncs do not lower).  None: an override spells it
+        (scalar_cuda.py, complex_cuda.py)."""
+        if np.dtype(self.in_dtypes[0]).kind == "c":
+            return math_name(prim, "cuda_complex")
+        return math_name(prim, "cuda")
 
     def index(self, d):
         return self._idx[d]
@@ -436,7 +432,7 @@ class CudaEmitter(Packing):
                     self.emit_loop(step)
                     continue
                 rules = OP_RULES if step.kind == "op" else CONTROL_RULES
-                rule = rules.get(step.eqn.prim.name)
+                rule = rules.get(step.eqn.prim)
                 if rule is None and step.kind == "op":
                     rule = user_prims.op_rule(step.eqn, TARGET)   # raises: says what to do
                 if rule is None:
@@ -447,6 +443,9 @@ class CudaEmitter(Packing):
             self.plan, self._plan_outs, self.bound = prev, prev_outs, prev_bound
 
     def check_dtypes(self, eqn):
+        why = dtype_refused(eqn, TARGET)
+        if why:
+            raise unsupported(eqn, why)
         for a in list(eqn.invars) + list(eqn.outvars):
             if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES:
                 raise unsupported(eqn, f"dtype {np.dtype(a.aval.dtype).name} is not supported "
@@ -476,7 +475,7 @@ class CudaEmitter(Packing):
         kb.comment(eqn)
         args = [self.read(kb, r, idx, local, flat, loop_shape) for r in reads]
         out = eqn.outvars[0]
-        if eqn.prim.name in VIEWS:
+        if eqn.prim in VIEWS:
             expr = args[0]
         elif user_prims.is_elementwise(eqn):      # a device function (kernels/user_prims.py)
             expr = user_prims.scalar_call(self, eqn, args, TARGET)
@@ -487,7 +486,7 @@ class CudaEmitter(Packing):
 
     def emit_loop(self, step):
         shape = tuple(int(s) for s in step.shape)
-        reds = [e for e, _ in step.body if e.prim.name in REDUCTIONS]
+        reds = [e for e, _ in step.body if e.prim in REDUCTIONS]
         for v in step.writes:
             self.alloc(v)
         for e in reds:
@@ -545,14 +544,14 @@ class CudaEmitter(Packing):
 
 
 def red_axes(eqn):
-    if eqn.prim.name in ("argmax", "argmin"):
+    if eqn.prim.facts.reduce_op in ("argmax", "argmin"):
         return (eqn.params["axis"],)
     return tuple(sorted(eqn.params["axes"]))
 
 
 def scalar_expr(eqn, args, idx):
     """The scalar expression of an elementwise equation (scalar_rules with CUDA overrides)."""
-    rule = get_scalar_rule(eqn.prim.name, TARGET)
+    rule = get_scalar_rule(eqn.prim, TARGET)
     if rule is None:
         raise unsupported(eqn)
     try:

@@ -24,11 +24,12 @@ xforms/primitives/control_flow.py).  Two lowerings, chosen per equation:
 """
 import numpy as np
 
+from xforms.facts import CONTROL
 from xforms.ir import Literal, Var
 
 from ..emit_cpu import dtype_str, lit
 from .. import user_prims
-from ..fusion import is_elementwise, subjaxprs
+from ..fusion import VIEWS, is_elementwise, subjaxprs
 from .emit_cuda import (CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose,
                         scalar_expr)
 
@@ -95,22 +96,17 @@ class _LaneCheck:
             for a in list(e.invars) + list(e.outvars):
                 self.shape(a.aval.shape)
             return
-        if name in ("broadcast_in_dim", "reshape", "squeeze", "copy", "transpose"):
-            x, out = e.invars[0], e.outvars[0]
-            if x.aval.shape and tuple(x.aval.shape) != tuple(out.aval.shape):
-                raise _NotLocal("a view that moves elements")
-            if name == "transpose" and list(e.params["permutation"]) != \
-                    list(range(len(out.aval.shape))):
-                raise _NotLocal("transpose")
-            self.shape(out.aval.shape)
+        if _lane_view(e):
+            self.shape(e.outvars[0].aval.shape)
             return
-        if name == "reduce_or" and e is jaxpr.eqns[-1] and getattr(self, "_cond", None) is jaxpr:
+        if (e.prim.facts.reduce_op == "or" and e is jaxpr.eqns[-1]
+                and getattr(self, "_cond", None) is jaxpr):
             x = e.invars[0]
             self.shape(x.aval.shape)
             if tuple(sorted(e.params["axes"])) != tuple(range(len(x.aval.shape))):
                 raise _NotLocal("partial reduce_or")
             return
-        if name in ("cond", "while", "for_loop", "scan"):
+        if e.prim.facts.kind == CONTROL:
             self.control(e, top=top)
             return
         raise _NotLocal(name)
@@ -138,7 +134,7 @@ class _LaneCheck:
                 self.jaxpr(b.jaxpr, b.consts)
         elif name == "for_loop":
             self.jaxpr(p["body_jaxpr"].jaxpr, p["body_jaxpr"].consts)
-        else:
+        elif name == "while":
             cj = p["cond_jaxpr"]
             prev, self._cond = getattr(self, "_cond", None), cj.jaxpr
             self.jaxpr(cj.jaxpr, cj.consts)
@@ -146,6 +142,15 @@ class _LaneCheck:
             self.jaxpr(p["body_jaxpr"].jaxpr, p["body_jaxpr"].consts)
             if _lane_pred(cj.jaxpr) is not None and not _frozen(e):
                 raise _NotLocal("a batched predicate without frozen lanes")
+        else:
+            raise _NotLocal(name)
+
+
+def _lane_view(e):
+    """A view equation that keeps every lane's element in place: its operand is a scalar
+    (broadcast to the lanes) or the view is a no-op (its facts' `noop`)."""
+    noop = e.prim.facts.noop
+    return e.prim in VIEWS and noop is not None and (not e.invars[0].aval.shape or noop(e))
 
 
 def lane_shape(step):
@@ -180,7 +185,7 @@ def _lane_pred(cond_jaxpr):
     if not cond_jaxpr.eqns:
         return None
     last = cond_jaxpr.eqns[-1]
-    if last.prim.name == "reduce_or" and last.outvars[0] is cond_jaxpr.outvars[0] and \
+    if last.prim.facts.reduce_op == "or" and last.outvars[0] is cond_jaxpr.outvars[0] and \
             isinstance(last.invars[0], Var) and last.invars[0].aval.shape:
         return last.invars[0]
     return None
@@ -274,7 +279,7 @@ class _Lane:
             expr = user_prims.scalar_call(em, e, args, "cuda")
         elif is_elementwise(e):
             expr = scalar_expr(e, args, self.idx)
-        elif name in ("broadcast_in_dim", "reshape", "squeeze", "copy", "transpose"):
+        elif _lane_view(e):
             expr = args[0]
         else:
             outs = getattr(self, "_" + name)(e, args)

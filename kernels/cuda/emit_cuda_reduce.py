@@ -23,7 +23,7 @@ import numpy as np
 from xforms.ir import Var
 
 from ..emit_cpu import lit
-from ..scalar_rules import REDUCTION_INIT
+from ..scalar_rules import BOOL_MONOID, reduction_init
 from .emit_cuda import KernelBuilder, c_strides, cdiv, decompose, lin_expr, nbt_name, \
     pow2_at_least, unsupported
 
@@ -138,12 +138,11 @@ class _Acc:
         self.em, self.kb, self.eqn, self.k, self.T = em, kb, eqn, k, T
         self.out = eqn.outvars[0]
         self.dt = np.dtype(eqn.invars[0].aval.dtype)
-        name = eqn.prim.name
-        self.arg = name in ("argmax", "argmin")
+        op = eqn.prim.facts.reduce_op          # the monoid (xforms/facts.py)
+        self.arg = op in ("argmax", "argmin")
         if self.dt.kind == "b" and not self.arg:
-            name = {"reduce_sum": "reduce_or", "reduce_prod": "reduce_and",
-                    "reduce_max": "reduce_or", "reduce_min": "reduce_and"}.get(name, name)
-        self.op = name
+            op = BOOL_MONOID.get(op, op)
+        self.op = op
         self.acc, self.idx = f"_acc{k}", f"_ai{k}"
         self.sh, self.shi = f"_sh{k}", f"_shi{k}"
         self.part = self.parti = None
@@ -154,7 +153,7 @@ class _Acc:
             big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
             neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
             return lit(neg if self.op == "argmax" else big, self.dt)
-        return lit(REDUCTION_INIT[self.op](self.dt), self.dt)
+        return lit(reduction_init(self.op, self.dt), self.dt)
 
     def declare(self):
         self.kb.line(f"{self.sh} = cuda.shared.array({self.T}, {nbt_name(self.dt)})")
@@ -179,20 +178,20 @@ class _Acc:
                 kb.line(f"{acc} = {x}")
                 kb.line(f"{idx} = {xi}")
             return
-        if op == "reduce_sum":
+        if op == "sum":
             kb.line(f"{acc} = {_cast(f'{acc} + {x}', self.dt)}")
-        elif op == "reduce_prod":
+        elif op == "prod":
             kb.line(f"{acc} = {_cast(f'{acc} * {x}', self.dt)}")
-        elif op == "reduce_and":
+        elif op == "and":
             kb.line(f"{acc} = {acc} and {x}")
-        elif op == "reduce_or":
+        elif op == "or":
             kb.line(f"{acc} = {acc} or {x}")
-        elif op in ("reduce_max", "reduce_min"):
-            cmp = ">=" if op == "reduce_max" else "<="
+        elif op in ("max", "min"):
+            cmp = ">=" if op == "max" else "<="
             if self.dt.kind == "f":
                 kb.line(f"{acc} = {acc} if {acc} {cmp} {x} or {acc} != {acc} else {x}")
             else:
-                kb.line(f"{acc} = {'max' if op == 'reduce_max' else 'min'}({acc}, {x})")
+                kb.line(f"{acc} = {op}({acc}, {x})")
         else:
             raise unsupported(self.eqn)
 

@@ -16,12 +16,14 @@ from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from ..transforms.simplify import dce_rules
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import bdim_to_front, vmap_eval, vmap_rules
-from . import primitive
+from ..facts import CONTROL, declare
+from ..registry import primitive
 from .structural import zeros
 from .control_flow import (batch_jaxpr, batch_size, call, depends_on, hoist_consts,
                            join_consts, new_eqn, prune, to_front, trace, used_inputs)
 
 cond_p = primitive("cond", multiple_results=True)
+declare(cond_p, CONTROL)
 
 
 def _same(a, b):

@@ -11,10 +11,12 @@ from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import defjvp, Zero
 from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, moveaxis
-from . import primitive
+from ..facts import CONTRACTION, declare
+from ..registry import primitive
 from .structural import transpose
 
 dot_general_p = primitive("dot_general")
+declare(dot_general_p, CONTRACTION)
 
 
 def _free(nd, contract, batch):

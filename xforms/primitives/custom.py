@@ -48,7 +48,8 @@ from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from ..transforms.simplify import dce, dce_rules, simplify
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import bdim_to_front, vmap_jaxpr, vmap_rules
-from . import exempt, primitive
+from ..facts import CALL, declare
+from ..registry import exempt, primitive
 
 
 class LazyJaxpr:
@@ -475,6 +476,9 @@ def inline_jaxpr(eqn):
         raise forward_mode_error(eqn.params["name"])
     return None
 
+
+for _p in (custom_jvp_call_p, custom_vjp_call_p, custom_lin_p, checkpoint_p, hook_p):
+    declare(_p, CALL, inline=inline_jaxpr)
 
 __all__ = ["LazyJaxpr", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "checkpoint_p",
            "hook_p", "inline_jaxpr", "check_forward_mode", "forward_mode_error"]

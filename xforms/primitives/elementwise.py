@@ -11,10 +11,11 @@ import numpy as np
 from .. import core
 from ..avals import ShapedArray, is_inexact, is_integer, is_complex
 from ..core import abstract_eval_rules, impl_rules
+from ..facts import ELEMENTWISE, declare, math_names
 from ..transforms.jvp import defjvp, deflinear, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules, unbroadcast, is_undefined
 from ..transforms.vmap import defvectorized, defbroadcasting, align_batched, vmap_rules
-from . import exempt, primitive
+from ..registry import exempt, primitive
 
 
 def _like(c, other):
@@ -43,8 +44,12 @@ def _elementwise_aval(name, avals, out_dtype=None, accept=None):
     return [ShapedArray(shape, out_dtype or dt, all(a.weak_type for a in avals))]
 
 
-def _def(name, impl, nargs=1, out_dtype=None, accept=None):
+def _def(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
+    """An elementwise primitive with its abstract eval, impl, batching and lowering facts
+    (`facts`: see xforms/facts.py; the simplifier class defaults to the arity)."""
     p = primitive(name)
+    facts.setdefault("simplify", "unary" if nargs == 1 else "binary")
+    declare(p, ELEMENTWISE, **facts)
     abstract_eval_rules[p] = lambda *avals, **params: _elementwise_aval(
         name, avals, out_dtype if out_dtype is None or not callable(out_dtype)
         else out_dtype(avals[0].dtype), accept)
@@ -77,9 +82,9 @@ neg = _bind1(neg_p)
 deflinear(neg_p)
 transpose_rules[neg_p] = lambda ct, x: [None if isinstance(ct, Zero) else neg(ct)]
 
-add_p = _def("add", np.add, 2)
+add_p = _def("add", np.add, 2, commutative=True, identity=(0, 0))
 add = _bind2(add_p)
-sub_p = _def("sub", np.subtract, 2, accept=_not_bool)
+sub_p = _def("sub", np.subtract, 2, accept=_not_bool, identity=(None, 0))
 sub = _bind2(sub_p)
 
 
@@ -98,7 +103,7 @@ transpose_rules[sub_p] = lambda ct, x, y: [
     unbroadcast(neg(ct), y.aval) if is_undefined(y) and not isinstance(ct, Zero) else None]
 
 # --- mul, div: bilinear / linear in the numerator ----------------------------------------------
-mul_p = _def("mul", np.multiply, 2)
+mul_p = _def("mul", np.multiply, 2, commutative=True, identity=(1, 1))
 mul = _bind2(mul_p)
 defjvp(mul_p, lambda t, ans, x, y: _bcast_to(mul(t, y), ans),
        lambda t, ans, x, y: _bcast_to(mul(x, t), ans))
@@ -123,7 +128,7 @@ def _div_impl(x, y):
     return np.true_divide(x, y)
 
 
-div_p = _def("div", _div_impl, 2)
+div_p = _def("div", _div_impl, 2, identity=(None, 1))
 div = _bind2(div_p)
 defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(ans, y))), ans))
@@ -156,11 +161,12 @@ impl_rules[integer_pow_p] = lambda x, *, y: [np.power(x, y) if y >= 0 else
                                              1 / np.power(x, -y)]
 integer_pow = lambda x, y: integer_pow_p.bind(x, y=int(y))
 defvectorized(integer_pow_p)
+declare(integer_pow_p, ELEMENTWISE, simplify="unary", noop=lambda eqn: eqn.params["y"] == 1)
 defjvp(integer_pow_p, lambda t, ans, x, *, y: (
     t if y == 1 else mul(t, mul(_like(y, x), x if y == 2 else integer_pow(x, y - 1)))
     if y != 0 else full_like_scalar(0, t)))
 
-sqrt_p = _def("sqrt", np.sqrt, accept=_float)
+sqrt_p = _def("sqrt", np.sqrt, accept=_float, math=math_names("sqrt"))
 sqrt = _bind1(sqrt_p)
 defjvp(sqrt_p, lambda t, ans, x: div(t, mul(_like(2, ans), ans)))
 
@@ -173,23 +179,27 @@ cbrt = _bind1(cbrt_p)
 defjvp(cbrt_p, lambda t, ans, x: mul(t, mul(_like(1 / 3, ans), integer_pow(ans, -2))))
 
 # --- exponentials and logarithms -----------------------------------------------------------
-exp_p = _def("exp", np.exp, accept=_float)
+exp_p = _def("exp", np.exp, accept=_float, math=math_names("exp"), vec="vm_exp")
 exp = _bind1(exp_p)
 defjvp(exp_p, lambda t, ans, x: mul(t, ans))
 
-exp2_p = _def("exp2", np.exp2, accept=_float)
+exp2_p = _def("exp2", np.exp2, accept=_float,   # CUDA: kernels/cuda/{scalar,complex}_cuda.py
+              math={"cpu": "np.exp2", "cpu_complex": "np.exp2", "cuda": None,
+                    "cuda_complex": None})
 exp2 = _bind1(exp2_p)
 defjvp(exp2_p, lambda t, ans, x: mul(t, mul(ans, _like(np.log(2.0), ans))))
 
-log_p = _def("log", np.log, accept=_float)
+log_p = _def("log", np.log, accept=_float, math=math_names("log"), vec="vm_log")
 log = _bind1(log_p)
 defjvp(log_p, lambda t, ans, x: div(t, x))
 
-expm1_p = _def("expm1", np.expm1, accept=_float)
+expm1_p = _def("expm1", np.expm1, accept=_float, vec="vm_expm1",
+               math=dict(math_names("expm1"), cpu_complex="np.expm1", cuda_complex=None))
 expm1 = _bind1(expm1_p)
 defjvp(expm1_p, lambda t, ans, x: mul(t, add(ans, _like(1, ans))))
 
-log1p_p = _def("log1p", np.log1p, accept=_float)
+log1p_p = _def("log1p", np.log1p, accept=_float, vec="vm_log1p",
+               math=dict(math_names("log1p"), cpu_complex="np.log1p", cuda_complex=None))
 log1p = _bind1(log1p_p)
 defjvp(log1p_p, lambda t, ans, x: div(t, add(x, _like(1, x))))
 
@@ -199,69 +209,83 @@ def _logistic(x):
         return 1 / (1 + np.exp(-x))
 
 
-logistic_p = _def("logistic", _logistic, accept=_float)
+logistic_p = _def("logistic", _logistic, accept=_float, vec="vm_logistic",   # else 1/(1+exp(-x))
+                  math=dict.fromkeys(("cpu", "cpu_complex", "cuda", "cuda_complex")))
 logistic = _bind1(logistic_p)
 defjvp(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(_like(1, ans), ans))))
 
 # --- trigonometric and hyperbolic ---------------------------------------------------------
-sin_p = _def("sin", np.sin, accept=_float)
+sin_p = _def("sin", np.sin, accept=_float,
+            math=math_names("sin", cuda_complex=False))
 sin = _bind1(sin_p)
 defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
 
-cos_p = _def("cos", np.cos, accept=_float)
+cos_p = _def("cos", np.cos, accept=_float,
+            math=math_names("cos", cuda_complex=False))
 cos = _bind1(cos_p)
 defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
 
-tan_p = _def("tan", np.tan, accept=_float)
+tan_p = _def("tan", np.tan, accept=_float,
+            math=math_names("tan", cuda_complex=False))
 tan = _bind1(tan_p)
 defjvp(tan_p, lambda t, ans, x: mul(t, add(_like(1, ans), mul(ans, ans))))
 
-asin_p = _def("asin", np.arcsin, accept=_float)
+asin_p = _def("asin", np.arcsin, accept=_float,
+             math=math_names("asin"))
 asin = _bind1(asin_p)
 defjvp(asin_p, lambda t, ans, x: mul(t, rsqrt(sub(_like(1, x), mul(x, x)))))
 
-acos_p = _def("acos", np.arccos, accept=_float)
+acos_p = _def("acos", np.arccos, accept=_float,
+             math=math_names("acos"))
 acos = _bind1(acos_p)
 defjvp(acos_p, lambda t, ans, x: neg(mul(t, rsqrt(sub(_like(1, x), mul(x, x))))))
 
-atan_p = _def("atan", np.arctan, accept=_float)
+atan_p = _def("atan", np.arctan, accept=_float,
+             math=math_names("atan"), vec="vm_atan")
 atan = _bind1(atan_p)
 defjvp(atan_p, lambda t, ans, x: div(t, add(_like(1, x), mul(x, x))))
 
-sinh_p = _def("sinh", np.sinh, accept=_float)
+sinh_p = _def("sinh", np.sinh, accept=_float,
+             math=math_names("sinh", cuda_complex=False), vec="vm_sinh")
 sinh = _bind1(sinh_p)
 defjvp(sinh_p, lambda t, ans, x: mul(t, cosh(x)))
 
-cosh_p = _def("cosh", np.cosh, accept=_float)
+cosh_p = _def("cosh", np.cosh, accept=_float,
+             math=math_names("cosh", cuda_complex=False), vec="vm_cosh")
 cosh = _bind1(cosh_p)
 defjvp(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
 
-tanh_p = _def("tanh", np.tanh, accept=_float)
+tanh_p = _def("tanh", np.tanh, accept=_float,
+             math=math_names("tanh", cuda_complex=False), vec="vm_tanh")
 tanh = _bind1(tanh_p)
 defjvp(tanh_p, lambda t, ans, x: mul(t, sub(_like(1, ans), mul(ans, ans))))
 
-asinh_p = _def("asinh", np.arcsinh, accept=_float)
+asinh_p = _def("asinh", np.arcsinh, accept=_float,
+              math=math_names("asinh"))
 asinh = _bind1(asinh_p)
 defjvp(asinh_p, lambda t, ans, x: mul(t, rsqrt(add(mul(x, x), _like(1, x)))))
 
-acosh_p = _def("acosh", np.arccosh, accept=_float)
+acosh_p = _def("acosh", np.arccosh, accept=_float,
+              math=math_names("acosh", cuda_complex=False))
 acosh = _bind1(acosh_p)
 defjvp(acosh_p, lambda t, ans, x: mul(t, rsqrt(sub(mul(x, x), _like(1, x)))))
 
-atanh_p = _def("atanh", np.arctanh, accept=_float)
+atanh_p = _def("atanh", np.arctanh, accept=_float,
+              math=math_names("atanh"))
 atanh = _bind1(atanh_p)
 defjvp(atanh_p, lambda t, ans, x: div(t, sub(_like(1, x), mul(x, x))))
 
-atan2_p = _def("atan2", np.arctan2, 2, accept=_real)
+atan2_p = _def("atan2", np.arctan2, 2, accept=_real,
+               math={"cpu": "math.atan2", "cuda": "math.atan2"})
 atan2 = _bind2(atan2_p)
 defjvp(atan2_p,
        lambda t, ans, x, y: _bcast_to(mul(t, div(y, add(mul(x, x), mul(y, y)))), ans),
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(x, add(mul(x, x), mul(y, y))))), ans))
 
 # --- max and min: ties split the tangent evenly, as in JAX --------------------------------------
-max_p = _def("max", np.maximum, 2)
+max_p = _def("max", np.maximum, 2, commutative=True)
 max = _bind2(max_p)
-min_p = _def("min", np.minimum, 2)
+min_p = _def("min", np.minimum, 2, commutative=True)
 min = _bind2(min_p)
 
 
@@ -299,14 +323,14 @@ for _p in (floor_p, ceil_p, round_p):
 # --- comparisons and logic (boolean outputs: tangents are always zero) -------------------------
 _bool = np.dtype(np.bool_)
 eq_p, ne_p, lt_p, le_p, gt_p, ge_p = (
-    _def(n, f, 2, out_dtype=lambda dt: _bool) for n, f in
+    _def(n, f, 2, out_dtype=lambda dt: _bool, commutative=n in ("eq", "ne")) for n, f in
     (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
      ("gt", np.greater), ("ge", np.greater_equal)))
 eq, ne, lt, le, gt, ge = map(_bind2, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
 _intlike = lambda dt: dt.kind in "biu"
-and_p = _def("and", np.bitwise_and, 2, accept=_intlike)
-or_p = _def("or", np.bitwise_or, 2, accept=_intlike)
-xor_p = _def("xor", np.bitwise_xor, 2, accept=_intlike)
+and_p = _def("and", np.bitwise_and, 2, accept=_intlike, commutative=True)
+or_p = _def("or", np.bitwise_or, 2, accept=_intlike, commutative=True)
+xor_p = _def("xor", np.bitwise_xor, 2, accept=_intlike, commutative=True)
 not_p = _def("not", lambda x: np.logical_not(x) if np.result_type(x) == _bool else np.invert(x),
              accept=_intlike)
 and_, or_, xor = map(_bind2, (and_p, or_p, xor_p))
@@ -334,6 +358,7 @@ impl_rules[select_n_p] = lambda which, *cases: [np.choose(np.asarray(which, np.i
                                                 if len(cases) > 2 else
                                                 np.where(which, cases[1], cases[0])]
 select_n = lambda which, *cases: select_n_p.bind(which, *cases)
+declare(select_n_p, ELEMENTWISE)
 
 
 def _select_n_vmap(args, dims):
@@ -390,6 +415,8 @@ def convert_element_type(x, new_dtype, weak_type=False):
 
 
 defvectorized(convert_element_type_p)
+declare(convert_element_type_p, ELEMENTWISE, simplify="unary",
+        noop=lambda eqn: eqn.invars[0].aval.dtype == eqn.outvars[0].aval.dtype)
 
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
@@ -434,6 +461,6 @@ def full_like_scalar(c, like):
     return full(aval.shape, c, aval.dtype)
 
 # --- stop_gradient: identity whose tangent is zero ---------------------------------------------
-stop_gradient_p = _def("stop_gradient", lambda x: x)
+stop_gradient_p = _def("stop_gradient", lambda x: x, simplify=None, lowers_to_identity=True)
 defjvp_zero(stop_gradient_p)
 exempt(stop_gradient_p, "transpose", "never linear: its tangent is always zero")

@@ -15,7 +15,8 @@ from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, jvp_rules, Zero, instantiate
 from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, bdim_to_front
-from . import exempt, primitive
+from ..facts import GATHER_SCATTER, declare
+from ..registry import exempt, primitive
 from .elementwise import add, max as lax_max, min as lax_min, convert_element_type
 from .structural import broadcast_in_dim, iota, zeros
 
@@ -39,6 +40,7 @@ def _clip(x, idx, axes):
 
 # --- gather --------------------------------------------------------------------------------
 gather_p = primitive("gather")
+declare(gather_p, GATHER_SCATTER)
 abstract_eval_rules[gather_p] = lambda x, *idx, axes: [_gather_aval(x, *idx, axes=axes)]
 impl_rules[gather_p] = lambda x, *idx, axes: [
     _front(np.asarray(x), axes)[_clip(np.asarray(x), idx, axes)]]
@@ -101,12 +103,14 @@ def _scatter_impl(mode):
 
 
 scatter_add_p = primitive("scatter_add")
+declare(scatter_add_p, GATHER_SCATTER, inplace=0)
 abstract_eval_rules[scatter_add_p] = _scatter_aval("scatter_add")
 impl_rules[scatter_add_p] = _scatter_impl("add")
 scatter_add = lambda x, u, indices, axes: scatter_add_p.bind(
     x, u, *indices, axes=tuple(int(a) for a in axes))
 
 scatter_p = primitive("scatter")
+declare(scatter_p, GATHER_SCATTER, inplace=0)
 abstract_eval_rules[scatter_p] = _scatter_aval("scatter")
 impl_rules[scatter_p] = _scatter_impl("set")
 scatter = lambda x, u, indices, axes: scatter_p.bind(
@@ -167,6 +171,7 @@ def _clamped_starts(shape, sizes, starts):
 
 
 dynamic_slice_p = primitive("dynamic_slice")
+declare(dynamic_slice_p, GATHER_SCATTER)
 
 
 def _dynamic_slice_aval(x, *starts, slice_sizes):
@@ -229,6 +234,7 @@ def _dynamic_slice_vmap(args, dims, *, slice_sizes):
 vmap_rules[dynamic_slice_p] = _dynamic_slice_vmap
 
 dynamic_update_slice_p = primitive("dynamic_update_slice")
+declare(dynamic_update_slice_p, GATHER_SCATTER, inplace=0)
 
 
 def _dus_aval(x, u, *starts):

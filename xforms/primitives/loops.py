@@ -18,7 +18,8 @@ from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from ..transforms.simplify import dce_rules
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import vmap_rules
-from . import exempt, primitive
+from ..facts import CONTROL, OP, declare
+from ..registry import exempt, primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
                            hoist_consts, insert_invars, new_eqn, permute_invars, prune,
                            select_lanes, split, to_front, trace, used_inputs)
@@ -56,6 +57,7 @@ def _carry_out_avals(carry, body_out):
 
 # ---- runtime_check(pred, x; message) -> x ------------------------------------------------------
 runtime_check_p = primitive("runtime_check")
+declare(runtime_check_p, OP, aliases=1)   # its output is a view of operand 1
 
 
 def _check_aval(pred, x, *, message):
@@ -91,6 +93,7 @@ vmap_rules[runtime_check_p] = _check_vmap
 
 # ---- while ---------------------------------------------------------------------------------
 while_p = primitive("while", multiple_results=True)
+declare(while_p, CONTROL)
 
 
 def _while_aval(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -293,6 +296,7 @@ exempt(while_p, "transpose", "never linear: partial evaluation turns the tangent
 
 # ---- for_loop --------------------------------------------------------------------------------
 for_loop_p = primitive("for_loop", multiple_results=True)
+declare(for_loop_p, CONTROL)
 
 
 def _for_aval(n, *args, body_jaxpr, num_consts, reverse):

@@ -8,7 +8,8 @@ from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, defjvp, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import vmap_rules, moveaxis
-from . import exempt, primitive
+from ..facts import REDUCTION, declare
+from ..registry import exempt, primitive
 from .elementwise import convert_element_type, div, eq, mul, select_n
 from .structural import broadcast_in_dim, full
 
@@ -20,8 +21,11 @@ def _reduced_aval(name, x, axes, dtype=None):
                        dtype or x.dtype, x.weak_type if dtype is None else False)
 
 
-def _def_reducer(name, np_fn, bool_out=False):
+def _def_reducer(name, np_fn, init, bool_out=False):
+    """A reduction over `axes` whose monoid is named by `name` minus "reduce_" and starts
+    from `init(dtype)` (the lowering facts)."""
     p = primitive(name)
+    declare(p, REDUCTION, reduce_op=name[len("reduce_"):], reduce_init=init)
     abstract_eval_rules[p] = lambda x, *, axes: [
         _reduced_aval(name, x, axes, np.dtype(np.bool_) if bool_out else None)]
     impl_rules[p] = lambda x, *, axes: [np_fn(x, axis=axes)]
@@ -44,16 +48,26 @@ def _expand_back(y, x_aval, axes):
 
 
 # --- sum ---------------------------------------------------------------------------------
-reduce_sum_p = _def_reducer("reduce_sum", np.sum)
+reduce_sum_p = _def_reducer("reduce_sum", np.sum, lambda dt: 0)
 reduce_sum = lambda x, axes: reduce_sum_p.bind(x, axes=_axes(axes))
 deflinear(reduce_sum_p)
 transpose_rules[reduce_sum_p] = lambda ct, x, *, axes: [
     None if isinstance(ct, Zero) else _expand_back(ct, x.aval, axes)]
 
 # --- max / min: the tangent is shared evenly among the positions that attain the extremum --
-reduce_max_p = _def_reducer("reduce_max", np.max)
+def _lowest(dt):
+    dt = np.dtype(dt)
+    return -np.inf if dt.kind == "f" else (False if dt.kind == "b" else np.iinfo(dt).min)
+
+
+def _highest(dt):
+    dt = np.dtype(dt)
+    return np.inf if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
+
+
+reduce_max_p = _def_reducer("reduce_max", np.max, _lowest)
 reduce_max = lambda x, axes: reduce_max_p.bind(x, axes=_axes(axes))
-reduce_min_p = _def_reducer("reduce_min", np.min)
+reduce_min_p = _def_reducer("reduce_min", np.min, _highest)
 reduce_min = lambda x, axes: reduce_min_p.bind(x, axes=_axes(axes))
 
 
@@ -69,20 +83,22 @@ defjvp(reduce_max_p, _chooser_jvp)
 defjvp(reduce_min_p, _chooser_jvp)
 
 # --- prod: d/dx_i = prod / x_i (documented limitation: inputs with zeros get nan/inf) ------
-reduce_prod_p = _def_reducer("reduce_prod", np.prod)
+reduce_prod_p = _def_reducer("reduce_prod", np.prod, lambda dt: 1)
 reduce_prod = lambda x, axes: reduce_prod_p.bind(x, axes=_axes(axes))
 defjvp(reduce_prod_p, lambda t, ans, x, *, axes: reduce_sum(
     mul(t, div(_expand_back(ans, core.get_aval(x), axes), x)), axes))
 
 # --- boolean reductions (all / any) --------------------------------------------------------
-reduce_and_p = _def_reducer("reduce_and", np.all, bool_out=True)
+reduce_and_p = _def_reducer("reduce_and", np.all, lambda dt: True, bool_out=True)
 reduce_and = lambda x, axes: reduce_and_p.bind(x, axes=_axes(axes))
-reduce_or_p = _def_reducer("reduce_or", np.any, bool_out=True)
+reduce_or_p = _def_reducer("reduce_or", np.any, lambda dt: False, bool_out=True)
 reduce_or = lambda x, axes: reduce_or_p.bind(x, axes=_axes(axes))
 
 # --- argmax / argmin over one axis ----------------------------------------------------------
 argmax_p = primitive("argmax")
 argmin_p = primitive("argmin")
+declare(argmax_p, REDUCTION, reduce_op="argmax")   # the emitters track (value, index) pairs
+declare(argmin_p, REDUCTION, reduce_op="argmin")
 for _p, _fn in ((argmax_p, np.argmax), (argmin_p, np.argmin)):
     abstract_eval_rules[_p] = (lambda name: lambda x, *, axis, index_dtype: [
         _reduced_aval(name, x, (axis,), index_dtype)])(_p.name)

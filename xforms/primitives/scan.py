@@ -19,12 +19,14 @@ from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from ..transforms.simplify import dce_rules
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import moveaxis, vmap_rules
-from . import primitive
+from ..facts import CONTROL, declare
+from ..registry import primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
                            hoist_consts, inline, new_eqn, permute_invars, prune, split, trace,
                            used_inputs)
 
 scan_p = primitive("scan", multiple_results=True)
+declare(scan_p, CONTROL)
 
 
 def _same(a, b):

@@ -8,15 +8,23 @@ from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, Zero
 from ..transforms.transpose import transpose_rules, deflinear_transpose, is_undefined
 from ..transforms.vmap import vmap_rules, moveaxis, bdim_to_front
-from . import exempt, primitive
+from ..facts import ELEMENTWISE, OP, VIEW, declare
+from ..registry import exempt, primitive
 
 
 def _t(x):
     return tuple(int(i) for i in x)
 
 
+def _same_aval(eqn):
+    x, out = eqn.invars[0].aval, eqn.outvars[0].aval
+    return x.shape == out.shape and x.dtype == out.dtype
+
+
 # --- broadcast_in_dim: operand dim i becomes output dim broadcast_dimensions[i] -------------
 broadcast_in_dim_p = primitive("broadcast_in_dim")
+declare(broadcast_in_dim_p, VIEW, noop=lambda eqn: _same_aval(eqn) and (
+    eqn.params["broadcast_dimensions"] == tuple(range(len(eqn.params["shape"])))))
 
 
 def _broadcast_in_dim_aval(x, *, shape, broadcast_dimensions):
@@ -98,6 +106,7 @@ def zeros(shape, dtype):
 
 # --- reshape -----------------------------------------------------------------------------
 reshape_p = primitive("reshape")
+declare(reshape_p, VIEW, noop=_same_aval, aliases=0)   # as an op: a view of operand 0
 
 
 def _reshape_aval(x, *, new_sizes):
@@ -122,6 +131,8 @@ vmap_rules[reshape_p] = _reshape_vmap
 
 # --- transpose ---------------------------------------------------------------------------
 transpose_p = primitive("transpose")
+declare(transpose_p, VIEW, noop=lambda eqn: eqn.params["permutation"] == tuple(
+    range(len(eqn.params["permutation"]))))
 
 
 def _transpose_aval(x, *, permutation):
@@ -147,6 +158,7 @@ vmap_rules[transpose_p] = _transpose_vmap
 
 # --- squeeze -----------------------------------------------------------------------------
 squeeze_p = primitive("squeeze")
+declare(squeeze_p, VIEW, noop=_same_aval)
 
 
 def _squeeze_aval(x, *, dimensions):
@@ -177,6 +189,7 @@ def expand_dims(x, dimensions):
 
 # --- rev (flip) --------------------------------------------------------------------------
 rev_p = primitive("rev")
+declare(rev_p, VIEW)
 abstract_eval_rules[rev_p] = lambda x, *, dimensions: [x]
 impl_rules[rev_p] = lambda x, *, dimensions: [np.flip(x, dimensions) if dimensions else x]
 rev = lambda x, dimensions: rev_p.bind(x, dimensions=_t(dimensions))
@@ -187,6 +200,7 @@ vmap_rules[rev_p] = lambda args, dims, *, dimensions: (
 
 # --- slice (static start/limit/strides) -----------------------------------------------------
 slice_p = primitive("slice")
+declare(slice_p, VIEW)
 
 
 def _slice_aval(x, *, start_indices, limit_indices, strides):
@@ -242,6 +256,7 @@ vmap_rules[slice_p] = _slice_vmap
 
 # --- pad(x, padding_value): (lo, hi, interior) per dimension; negative lo/hi crop -------------
 pad_p = primitive("pad")
+declare(pad_p, OP)
 
 
 def _pad_aval(x, v, *, padding_config):
@@ -326,6 +341,7 @@ vmap_rules[pad_p] = _pad_vmap
 
 # --- concatenate --------------------------------------------------------------------------
 concatenate_p = primitive("concatenate")
+declare(concatenate_p, OP)
 
 
 def _concatenate_aval(*xs, dimension):
@@ -377,6 +393,7 @@ vmap_rules[concatenate_p] = _concatenate_vmap
 
 # --- iota ----------------------------------------------------------------------------------
 iota_p = primitive("iota")
+declare(iota_p, ELEMENTWISE)   # a scalar rule of the loop index
 abstract_eval_rules[iota_p] = lambda *, dtype, shape, dimension: [ShapedArray(shape, dtype)]
 
 

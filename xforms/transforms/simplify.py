@@ -7,13 +7,16 @@ Every rewrite is exact in IEEE arithmetic (negation, operand order and shape boo
 only): a simplified program computes identical values, up to the sign of a zero result.
 
 `dce_rules[prim](eqn, used_outs) -> eqn or None` lets higher-order primitives prune their
-sub-jaxprs; `forward_rules[prim](eqn) -> atom or None` declares an equation a no-op.
+sub-jaxprs; `forward_rules[prim](eqn) -> atom or None` declares an equation a no-op.  The
+per-primitive facts the rewrites read (`simplify` class, `commutative`, `identity`, `noop`)
+are declared with each primitive (xforms/facts.py).
 """
 import numpy as np
 
 from .. import config
 from ..core import impl_rules
 from ..ir import ClosedJaxpr, Jaxpr, Literal, Var, check_jaxpr
+from ..registry import lookup
 
 dce_rules = {}
 forward_rules = {}
@@ -41,29 +44,19 @@ def _forward(eqn):
     rule = forward_rules.get(eqn.prim)
     if rule is not None:
         return rule(eqn)
-    if name == "mul":
-        for x, y in ((ins[0], ins[1]), (ins[1], ins[0])):
-            if _is_lit(y, 1) and not isinstance(x, Literal) and _same_aval(x, out):
+    facts = eqn.prim.facts
+    if facts.identity is not None and len(ins) == 2:   # x + 0, 1 * x, x / 1, ...
+        for k, x, y in ((1, ins[0], ins[1]), (0, ins[1], ins[0])):
+            e = facts.identity[k]
+            if e is not None and _is_lit(y, e) and not isinstance(x, Literal) \
+                    and _same_aval(x, out):
                 return x
-    if name in ("add", "sub") and _is_lit(ins[1], 0) and _same_aval(ins[0], out):
-        return ins[0]
-    if name == "add" and _is_lit(ins[0], 0) and _same_aval(ins[1], out):
-        return ins[1]
-    if name == "div" and _is_lit(ins[1], 1) and _same_aval(ins[0], out):
-        return ins[0]
-    if name in ("convert_element_type", "reshape", "broadcast_in_dim", "squeeze") \
-            and _same_aval(ins[0], out) and (name != "broadcast_in_dim" or
-                                             eqn.params["broadcast_dimensions"] ==
-                                             tuple(range(len(out.aval.shape)))):
+    if facts.noop is not None and facts.noop(eqn):   # reshape to the same shape, ...
         return ins[0]
     if name == "neg":                       # -(-x) = x
         inner = _producers.get(ins[0]) if not isinstance(ins[0], Literal) else None
         if inner is not None and inner.prim.name == "neg":
             return inner.invars[0]
-    if name == "integer_pow" and eqn.params["y"] == 1:
-        return ins[0]
-    if name == "transpose" and eqn.params["permutation"] == tuple(range(len(out.aval.shape))):
-        return ins[0]
     return None
 
 
@@ -84,15 +77,7 @@ def _fold(eqn):
 
 
 # ---- exact algebraic rewrites -----------------------------------------------------------
-_COMMUTATIVE = frozenset({"add", "mul", "max", "min", "eq", "ne", "and", "or", "xor"})
-_BINARY = frozenset({"add", "sub", "mul", "div", "rem", "pow", "atan2", "max", "min", "eq", "ne",
-                     "lt", "le", "gt", "ge", "and", "or", "xor", "complex"})
-_NEG_ALGEBRA = frozenset({"neg", "mul", "div", "add", "sub"})
-_UNARY = frozenset({"neg", "sqrt", "rsqrt", "cbrt", "exp", "exp2", "log", "expm1", "log1p",
-                    "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
-                    "tanh", "asinh", "acosh", "atanh", "abs", "sign", "floor", "ceil", "round",
-                    "not", "is_finite", "real", "imag", "conj", "integer_pow",
-                    "convert_element_type"})
+_NEG_ALGEBRA = frozenset({"neg", "mul", "div", "add", "sub"})   # the rewrites below
 
 
 def _atom_order(a):
@@ -115,18 +100,8 @@ def _splat_source(a, producers):
     return None
 
 
-_prims_by_name = {}
-
-
-def _prim(name):
-    if not _prims_by_name:
-        from ..primitives import ALL_PRIMITIVES
-        _prims_by_name.update((p.name, p) for p in ALL_PRIMITIVES)
-    return _prims_by_name[name]
-
-
 def _as(eqn, name, invars, params=None):
-    return eqn.replace(prim=_prim(name), invars=list(invars),
+    return eqn.replace(prim=lookup(name), invars=list(invars),
                        params={} if params is None else params)
 
 
@@ -149,11 +124,12 @@ def _rewrite(eqn, producers, emit, sub):
 def _rewrite_once(eqn, producers):
     name, ins = eqn.prim.name, eqn.invars
     out = eqn.outvars[0]
-    if name in _UNARY or name in _BINARY:
+    cls = eqn.prim.facts.simplify           # "unary" / "binary" elementwise, or None
+    if cls is not None:
         folded = _fold_splats(eqn, producers)
         if folded is not None:
             return folded
-    if name in _BINARY and len(ins) == 2 and out.aval.shape != ():
+    if cls == "binary" and len(ins) == 2 and out.aval.shape != ():
         # an operand broadcast from a scalar feeds the op as that scalar (rank-0 operands
         # broadcast implicitly), when the other operand already has the output's shape
         for i in (0, 1):
@@ -315,7 +291,7 @@ def _simplify_jaxpr(jaxpr, producers):
         if all(k[1] is not None or eqn.params[k[0]] is None for k in pkeys):
             ins = tuple(("L", a.val, a.aval) if isinstance(a, Literal) else a
                         for a in eqn.invars)
-            if eqn.prim.name in _COMMUTATIVE:     # x*y and y*x are one value
+            if eqn.prim.facts.commutative:       # x*y and y*x are one value
                 ins = tuple(sorted(ins, key=_atom_order))
             key = (eqn.prim, ins, pkeys)
             try:

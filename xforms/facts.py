@@ -1,0 +1,131 @@
+"""Lowering facts: what the compilers and the simplifier need to know about a primitive,
+declared once, in the primitive's own rule block, next to its AD and batching rules.
+
+A primitive's `facts` (a `Facts`) say which *fusion class* it belongs to and, per class, the
+few data the lowering reads; `kernels/` derives every per-primitive table from them (fusion
+classes, math-function names, vectorised variants, reduction initial values, in-place and
+aliasing operands) and keys its code registries (scalar rules, op rules, control rules) by
+the `Primitive` object.  The dependency goes one way: facts are data and live here; code
+that prints Numba source lives in kernels/ and registers itself keyed by the primitive.
+
+Fusion classes (`Facts.kind`):
+
+    ELEMENTWISE     one scalar formula per element; fuses into loops (a scalar rule in
+                    kernels/scalar_rules.py, keyed by the primitive)
+    REDUCTION       a monoid over static axes (`reduce_op`, `reduce_init`); fuses too
+    VIEW            an index map of its operand (kernels/fusion.py `VIEW_MAPS`)
+    CONTRACTION     dot_general: an op rule per backend
+    GATHER_SCATTER  indexing ops with computed indices: an op rule per backend
+    CONTROL         cond / while / for_loop / scan: a control rule per backend
+    CALL            a call-like primitive the lowering inlines (`inline(eqn)`)
+    OP              anything else: an op rule per backend (the default)
+
+How to add a primitive (an elementwise one: three places, its rule block, the xnp/lax
+wrapper and a test)::
+
+    # xforms/primitives/<family>.py
+    sinc_p = primitive("sinc")                         # registry: xforms/registry.py
+    abstract_eval_rules[sinc_p] = ...; impl_rules[sinc_p] = ...
+    defvectorized(sinc_p); defjvp(sinc_p, ...)
+    declare(sinc_p, ELEMENTWISE, simplify="unary")     # the lowering facts
+
+    # kernels/lower_<family>.py  (code, keyed by the primitive object or its name)
+    register_scalar_rule(sinc_p, lambda ctx, x: f"...{x}...")
+
+A transcendental with a libm spelling needs no kernel code at all: declare its math names
+(`math=math_names("erf")`) and the shared rule `ctx.fn(prim)` spells it per target (CPU,
+CUDA, complex variants; a `None` entry means "a target override in kernels/ spells it").
+A primitive with no CUDA lowering is exempted with a reason: `exempt(p, "cuda", "...")`.
+tests/test_rule_coverage.py walks every primitive through every layer (abstract eval, impl,
+jvp, transpose where linear, batching, CPU lowering, CUDA lowering or exemption) and names
+what is missing.
+"""
+from dataclasses import dataclass, field, replace
+from typing import Callable, Optional
+
+ELEMENTWISE = "elementwise"
+REDUCTION = "reduction"
+VIEW = "view"
+CONTRACTION = "contraction"
+GATHER_SCATTER = "gather_scatter"
+CONTROL = "control"
+CALL = "call"
+OP = "op"
+KINDS = (ELEMENTWISE, REDUCTION, VIEW, CONTRACTION, GATHER_SCATTER, CONTROL, CALL, OP)
+
+#: the math-function slots of `Facts.math`, per backend and real/complex operands
+MATH_TARGETS = ("cpu", "cpu_complex", "cuda", "cuda_complex")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The lowering facts of one primitive (all optional except `kind`).
+
+    math:        {slot: "module.function" or None} for slots of MATH_TARGETS, read by
+                 `ctx.fn(prim)` in scalar rules; None = a target override spells it
+    vec:         name of a vectorisable kernels.vecmath replacement of math[cpu], or None
+    simplify:    "unary" / "binary": elementwise ops of splat constants fold, a binary op
+                 takes a broadcast scalar operand directly (transforms/simplify.py)
+    commutative: operands may be reordered (common-subexpression elimination)
+    identity:    (left, right) neutral operand values, e.g. (0, 0) for add, (None, 1)
+                 for div: `x op identity` forwards to x
+    noop:        fn(eqn) -> bool: the equation returns its first operand unchanged
+    reduce_op:   the monoid of a REDUCTION ("sum", "prod", "max", "min", "and", "or",
+                 "argmax", "argmin"); reduce_init: fn(dtype) -> initial accumulator
+    inplace:     operand index an op may update in place when that operand dies
+    aliases:     operand index whose buffer the output views (no copy)
+    inline:      fn(eqn) -> ClosedJaxpr to inline for a CALL (None: not inlined)
+    lowers_to_identity: an identity once no transform follows (stop_gradient)
+    dtypes:      {backend: frozenset of dtype kinds ("biufc")} the lowering supports, when
+                 narrower than what abstract evaluation accepts
+    """
+    kind: str = OP
+    math: dict = field(default_factory=dict)
+    vec: Optional[str] = None
+    simplify: Optional[str] = None
+    commutative: bool = False
+    identity: Optional[tuple] = None
+    noop: Optional[Callable] = None
+    reduce_op: Optional[str] = None
+    reduce_init: Optional[Callable] = None
+    inplace: Optional[int] = None
+    aliases: Optional[int] = None
+    inline: Optional[Callable] = None
+    lowers_to_identity: bool = False
+    dtypes: dict = field(default_factory=dict)
+
+
+def declare(prim, kind=None, **facts):
+    """Set (or update) the lowering facts of `prim`; returns `prim`.
+
+    >>> declare(sin_p, ELEMENTWISE, math=math_names("sin"), simplify="unary")
+    """
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"unknown fusion class {kind!r} for {prim}; one of {KINDS}")
+    bad = set(facts.get("math", {})) - set(MATH_TARGETS)
+    if bad:
+        raise ValueError(f"unknown math slots {sorted(bad)} for {prim}; use {MATH_TARGETS}")
+    if kind is not None:
+        facts["kind"] = kind
+    prim.facts = replace(prim.facts, **facts)
+    return prim
+
+
+def math_names(fn, *, module="math", cmath="cmath", cuda=True, cuda_complex=True):
+    """The usual math slots: `math.fn` for real operands on both backends, `cmath.fn` for
+    complex ones.  `cuda=False` / `cuda_complex=False` leave that slot to an override in
+    kernels/cuda; `cmath=None` means no complex spelling.
+
+    >>> math_names("exp")["cpu_complex"]
+    'cmath.exp'
+    """
+    real = f"{module}.{fn}"
+    cplx = f"{cmath}.{fn}" if cmath else None
+    return {"cpu": real, "cpu_complex": cplx, "cuda": real if cuda else None,
+            "cuda_complex": cplx if cuda_complex and cmath == "cmath" else None}
+
+
+def kind_of(prim):
+    """The fusion class of a primitive (OP for primitives without facts)."""
+    facts = getattr(prim, "facts", None)
+    return facts.kind if facts is not None else OP
