@@ -116,7 +116,7 @@ class _Ctx:
     """What a scalar rule may ask about its equation."""
 
     def __init__(self, em, eqn, size, idx=()):
-        self.em, self.params, self.idx = em, eqn.params, idx
+        self.em, self.params, self.idx, self.prim = em, eqn.params, idx, eqn.prim
         self.in_dtypes = [a.aval.dtype for a in eqn.invars]
         self.dtype = eqn.outvars[0].aval.dtype
         self.size = size

@@ -2,7 +2,7 @@
 
 `scalar_rules[prim](ctx, *args) -> str` turns argument expressions (names, typed literals or
 array reads) into a Python/Numba expression for one element.  `ctx` gives the equation's
-`params`, `in_dtypes`, `dtype` (the output dtype), `lit(value, dtype)` for typed literals
+`prim`, `params`, `in_dtypes`, `dtype` (the output dtype), `lit(value, dtype)` for typed literals
 (Numba would widen float32 arithmetic with a bare `2.0`) and `fn(prim)` for the math
 function of a transcendental: the name the primitive declares for the target in its facts
 (`Facts.math`, xforms/facts.py), or a vectorisable `kernels.vecmath` one (`Facts.vec`).
@@ -33,8 +33,20 @@ def register_scalar_rule(prim, rule, target=None):
 
 
 def get_scalar_rule(prim, target="cpu"):
-    """The rule for `prim` (object or name) on `target`: its override, else the shared one."""
-    return _target_rules.get(target, {}).get(prim) or scalar_rules.get(prim)
+    """The rule for `prim` (object or name) on `target`: its override, else the shared one,
+    else, for a primitive that declares math names (`Facts.math`), a call of its math
+    function on the operands."""
+    rule = _target_rules.get(target, {}).get(prim) or scalar_rules.get(prim)
+    if rule is None:
+        p = lookup(prim) if isinstance(prim, str) else prim
+        if p is not None and p.facts.math:
+            return _math_call
+    return rule
+
+
+def _math_call(ctx, *args):
+    """`fn(x)` / `fn(x, y)` with the math function the primitive declares for the target."""
+    return f"{ctx.fn(ctx.prim)}({', '.join(args)})"
 
 
 def has_target_rule(prim, target):
@@ -163,19 +175,12 @@ def _integer_pow(ctx, x, *, y=None):
 
 
 scalar_rules["integer_pow"] = _integer_pow
-scalar_rules["sqrt"] = lambda ctx, x: f"{ctx.fn('sqrt')}({x})"
 scalar_rules["rsqrt"] = lambda ctx, x: f"{ctx.lit(1, ctx.dtype)} / {ctx.fn('sqrt')}({x})"
 scalar_rules["cbrt"] = lambda ctx, x: f"np.cbrt({x})"
 
 
-def _unary_fn(prim):
-    return lambda ctx, x: f"{ctx.fn(prim)}({x})"
-
-
-for _p in ("exp", "exp2", "log", "expm1", "log1p", "sin", "cos", "tan", "asin",
-           "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"):
-    scalar_rules[_p] = _unary_fn(lookup(_p))
-scalar_rules["atan2"] = lambda ctx, x, y: f"{ctx.fn('atan2')}({x}, {y})"
+# sqrt, exp, sin, atan2 and the other primitives that declare math names need no rule
+# here: `get_scalar_rule` gives them `_math_call`.
 
 
 def _logistic(ctx, x):

@@ -191,3 +191,29 @@ def test_missing_math_name_is_reported():
             _scalar_exprs(p, "cuda")
     finally:
         del abstract_eval_rules[p], sr.scalar_rules[p]
+
+
+def test_an_elementwise_primitive_needs_no_kernel_code():
+    """Declared with math names, a new elementwise primitive compiles on the CPU and has a
+    CUDA spelling without any edit in kernels/."""
+    import math
+
+    import xforms as xf
+    from xforms.transforms.vmap import defvectorized
+
+    def aval(x):
+        if x.dtype.kind != "f":
+            raise TypeError("toy_erf: floats only")
+        return [x]
+
+    p = facts.declare(xforms.core.Primitive("toy_erf"), facts.ELEMENTWISE, simplify="unary",
+                      math=facts.math_names("erf", cmath=None))
+    abstract_eval_rules[p], impl_rules[p] = aval, lambda x: [np.vectorize(math.erf)(x)]
+    defvectorized(p)
+    try:
+        x = np.linspace(-2.0, 2.0, 5)
+        got = xf.jit(lambda x: p.bind(x) * 2.0)(x)
+        np.testing.assert_allclose(got, 2.0 * np.vectorize(math.erf)(x), rtol=1e-15)
+        assert all("math.erf(a)" in e for e in _scalar_exprs(p, "cuda"))
+    finally:
+        del abstract_eval_rules[p], impl_rules[p], vmap_rules[p]

@@ -20,25 +20,30 @@ Fusion classes (`Facts.kind`):
     CALL            a call-like primitive the lowering inlines (`inline(eqn)`)
     OP              anything else: an op rule per backend (the default)
 
-How to add a primitive (an elementwise one: three places, its rule block, the xnp/lax
-wrapper and a test)::
+How to add a primitive.  An elementwise one touches three places: its rule block in
+xforms/primitives/<family>.py, the xnp/lax wrapper, and a test.  A transcendental that
+libm spells needs no kernel code: its math names are facts, and the shared scalar rule calls
+`ctx.fn(prim)`, which reads them per target (CPU, CUDA, complex operands; vectorised with
+`vec=`)::
 
     # xforms/primitives/<family>.py
-    sinc_p = primitive("sinc")                         # registry: xforms/registry.py
-    abstract_eval_rules[sinc_p] = ...; impl_rules[sinc_p] = ...
-    defvectorized(sinc_p); defjvp(sinc_p, ...)
-    declare(sinc_p, ELEMENTWISE, simplify="unary")     # the lowering facts
+    erf_p = primitive("erf")                                   # xforms/registry.py
+    abstract_eval_rules[erf_p] = lambda x: [x]                 # (check the dtype)
+    impl_rules[erf_p] = lambda x: [scipy.special.erf(x)]
+    defvectorized(erf_p)
+    defjvp(erf_p, lambda t, ans, x: mul(t, mul(_like(2 / np.sqrt(np.pi), x),
+                                               exp(neg(mul(x, x))))))
+    declare(erf_p, ELEMENTWISE, simplify="unary", math=math_names("erf", cmath=None))
 
-    # kernels/lower_<family>.py  (code, keyed by the primitive object or its name)
-    register_scalar_rule(sinc_p, lambda ctx, x: f"...{x}...")
-
-A transcendental with a libm spelling needs no kernel code at all: declare its math names
-(`math=math_names("erf")`) and the shared rule `ctx.fn(prim)` spells it per target (CPU,
-CUDA, complex variants; a `None` entry means "a target override in kernels/ spells it").
-A primitive with no CUDA lowering is exempted with a reason: `exempt(p, "cuda", "...")`.
+A formula rather than a function name goes in kernels/ (code), keyed by the primitive or
+its name: `register_scalar_rule(erf_p, lambda ctx, x: f"...{x}...")`, with `target="cuda"`
+for a CUDA-only spelling; a `None` math slot says such an override spells it.  An op that
+is not elementwise registers `OP_RULES[prim] = rule` in kernels/emit_cpu.py's and
+kernels/cuda/emit_cuda.py's tables, or is exempted from CUDA with a reason:
+`exempt(prim, "cuda", "...")` (the CUDA backend then raises a LoweringError naming it).
 tests/test_rule_coverage.py walks every primitive through every layer (abstract eval, impl,
-jvp, transpose where linear, batching, CPU lowering, CUDA lowering or exemption) and names
-what is missing.
+jvp, transpose where linear, batching, facts, CPU lowering, CUDA lowering or exemption) and
+names what is missing; it reads tables and runs scalar rules, so it needs no GPU.
 """
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional

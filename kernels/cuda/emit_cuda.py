@@ -41,7 +41,7 @@ import numpy as np
 
 from xforms.errors import LoweringError
 from xforms.ir import Literal, Var, _Names, pp_eqn
-from xforms.registry import RuleTable
+from xforms.registry import EXEMPT, RuleTable
 
 from .. import user_prims
 from ..emit_cpu import SourceBuilder, dtype_str, lit
@@ -99,7 +99,7 @@ class Ctx:
     """What a scalar rule may ask about its equation (as in emit_cpu, with CUDA math)."""
 
     def __init__(self, eqn, index_names):
-        self.params = eqn.params
+        self.params, self.prim = eqn.params, eqn.prim
         self.in_dtypes = [a.aval.dtype for a in eqn.invars]
         self.dtype = eqn.outvars[0].aval.dtype
         self._idx = index_names
@@ -435,8 +435,8 @@ class CudaEmitter(Packing):
                 rule = rules.get(step.eqn.prim)
                 if rule is None and step.kind == "op":
                     rule = user_prims.op_rule(step.eqn, TARGET)   # raises: says what to do
-                if rule is None:
-                    raise unsupported(step.eqn)
+                if rule is None:      # with the reason a declared exemption gives
+                    raise unsupported(step.eqn, EXEMPT["cuda"].get(step.eqn.prim, ""))
                 self.line(f"# {_host_comment(self, step.eqn)}")
                 rule(self, step.eqn if step.kind == "op" else step)
         finally:
