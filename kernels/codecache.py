@@ -55,8 +55,7 @@ VERSION_KEY = (f"xforms {xforms.__version__}; numba {numba.__version__}; numpy "
 
 
 def cache_enabled():
-    return not (config.DISABLE_CACHE or os.environ.get("XFORMS_DISABLE_CACHE", "").strip()
-                .lower() in ("1", "true", "yes", "on"))
+    return not config.cache_disabled()
 
 
 def source_hash(source):
@@ -68,7 +67,7 @@ def kernel_dir(private=False):
     process's own temporary directory, whatever the cache settings."""
     global _private_dir
     if cache_enabled() and not private:
-        d = os.path.join(os.environ.get("XFORMS_CACHE_DIR") or config.cache_dir(), "cpu")
+        d = os.path.join(config.cache_dir(), "cpu")
         try:
             os.makedirs(d, exist_ok=True)
             if os.access(d, os.W_OK):

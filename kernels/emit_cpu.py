@@ -23,8 +23,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from xforms import config
 from xforms.errors import LoweringError
-from xforms.ir import Literal, Var, _Names, pp_eqn
+from xforms.ir import Literal, Names, Var, fmt_literal, pp_eqn
 from xforms.registry import ALL_PRIMITIVES, RuleTable
 
 from . import user_prims
@@ -48,7 +49,7 @@ _RESERVED = {"np", "math", "cmath", "numba", "prange", "range", "min", "max", "a
 
 def _vecmath_table():
     """prim -> vectorisable function name, from the primitives' facts (`Facts.vec`)."""
-    if os.environ.get("XFORMS_VECMATH", "1").strip().lower() in ("0", "false", "no", "off"):
+    if not config.VECMATH:
         return RuleTable()
     try:
         from .cpu_runtime import VECMATH_FUNCS
@@ -168,7 +169,7 @@ class Emitter:
 
     # ---- names ------------------------------------------------------------------------
     def bind_names(self, jaxpr, prefix=""):
-        names = _Names()
+        names = Names()
         for v in list(jaxpr.constvars) + list(jaxpr.invars):
             names(v)
         for e in jaxpr.eqns:
@@ -510,8 +511,7 @@ class _NameView:
 
     def __call__(self, v):
         if isinstance(v, Literal):
-            from xforms.ir import _fmt_literal
-            return _fmt_literal(v.val)
+            return fmt_literal(v.val)
         return self.em.s(v)
 
 

@@ -3,7 +3,7 @@ import numpy as np
 
 import xforms as xf
 from xforms import core
-from xforms.ir import check_jaxpr
+from xforms.core import check_jaxpr
 from xforms.tree_util import tree_leaves, tree_map
 
 R = np.random.default_rng(0)

@@ -9,7 +9,8 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import core
 from xforms.avals import ShapedArray
-from xforms.ir import ClosedJaxpr, Eqn, IRTypeError, Jaxpr, Literal, Var, check_jaxpr
+from xforms.core import check_jaxpr
+from xforms.ir import ClosedJaxpr, Eqn, IRTypeError, Jaxpr, Literal, Var
 from xforms.primitives import elementwise as ew
 
 

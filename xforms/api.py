@@ -14,6 +14,7 @@ import numpy as np
 from . import core
 from .ad import linearize_jaxpr, vjp_jaxprs
 from .avals import is_complex, is_float, is_inexact
+from .primitives.elementwise import stop_gradient  # noqa: F401  (public: xforms.stop_gradient)
 from .source_info import describe_function
 from .tracing import flatten_args, trace_flat
 from .transforms.jvp import jvp_jaxpr, tangent_aval
@@ -353,8 +354,3 @@ def hvp(fun, primals, tangents):
     return jvp(g, tuple(primals), tuple(tangents))[1]
 
 
-def stop_gradient(x):
-    """Identity whose derivative is zero (applied leafwise to pytrees)."""
-    from .tree_util import tree_map
-    from .primitives.elementwise import stop_gradient_p
-    return tree_map(lambda v: stop_gradient_p.bind(v), x)

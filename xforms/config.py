@@ -1,4 +1,8 @@
-"""Every environment flag xforms reads, in one place (documented in README.md)."""
+"""Every environment flag xforms and kernels read, in one place (documented in README.md).
+
+Flags read at import are constants; the functions read the environment on each call, so a
+running program (or a test's monkeypatch) may change them.
+"""
 import os
 
 
@@ -10,7 +14,31 @@ ENABLE_CHECKS = _flag("XFORMS_ENABLE_CHECKS")      # type-check every IR a trans
 DUMP = _flag("XFORMS_DUMP")                        # print fusion plans and generated file paths
 DISABLE_JIT = _flag("XFORMS_DISABLE_JIT")          # run generated modules as plain Python
 DISABLE_CACHE = _flag("XFORMS_DISABLE_CACHE")      # no on-disk compile cache
-BACKEND = os.environ.get("XFORMS_BACKEND", "").strip().lower() or None
+# XFORMS_VECMATH=0: libm instead of kernels/vecmath.py in fused CPU loops (read at import)
+VECMATH = os.environ.get("XFORMS_VECMATH", "1").strip().lower() not in ("0", "false", "no",
+                                                                         "off")
+
+
+def backend():
+    """XFORMS_BACKEND ("cpu", "cuda", or another registered name), or None: the default
+    backend `jit` uses."""
+    return os.environ.get("XFORMS_BACKEND", "").strip().lower() or None
+
+
+def cuda_simulator():
+    """NUMBA_ENABLE_CUDASIM=1: the CUDA backend runs on Numba's simulator."""
+    return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+
+
+def cache_disabled():
+    """XFORMS_DISABLE_CACHE, as set at import or now."""
+    return DISABLE_CACHE or _flag("XFORMS_DISABLE_CACHE")
+
+
+def cuda_pool_bytes():
+    """XFORMS_CUDA_POOL_MB: the CUDA memory pool's limit in bytes, or None (its default)."""
+    v = os.environ.get("XFORMS_CUDA_POOL_MB", "").strip()
+    return int(float(v) * (1 << 20)) if v else None
 
 
 def buffer_cache_bytes():

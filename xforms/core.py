@@ -18,7 +18,7 @@ from . import source_info
 from .avals import ShapedArray, aval_of_value
 from .errors import ConcretizationError, MissingRuleError, UnexpectedTracerError
 from .facts import Facts
-from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from .ir import ClosedJaxpr, Eqn, IRTypeError, Jaxpr, Literal, Names, Var, pp_eqn
 
 # ---- rule tables owned by the core (other tables live with their transforms) --------------
 abstract_eval_rules = {}   # prim -> (*avals, **params) -> list[ShapedArray]
@@ -59,30 +59,17 @@ def abstract_eval(prim, avals, params):
 
 # ---- eager values ----------------------------------------------------------------------
 class Array(np.ndarray):
-    """An eager result: a NumPy array that also supports `x.at[idx].set(v)`.
+    """An eager result: a NumPy array that also supports `x.at[idx].set(v)`, and indexing
+    with a traced index (both installed by xforms/numpy/methods.py, as Tracer's operators).
 
     `weak_type` is True for results derived only from Python scalars (as in JAX), so
     `float32_array * xnp.sin(2.0)` stays float32 eagerly as it does under tracing.
     """
     weak_type = False
 
-    @property
-    def at(self):
-        from .numpy.indexing import _IndexUpdateHelper
-        return _IndexUpdateHelper(self)
-
     # Numba types this subclass like a plain ndarray on its fast C path (no __array_finalize__
     # either: a Python-level one costs a call on every view/boxing of an Array).
     __numba_array_subtype_dispatch__ = False
-
-    def __getitem__(self, idx):
-        # a traced index (a loop counter inside lax.fori_loop) gives a traced gather, as a
-        # jax.Array does; NumPy's own indexing would demand the index's value
-        if isinstance(idx, Tracer) or (type(idx) is tuple and
-                                       any(isinstance(i, Tracer) for i in idx)):
-            from .numpy.indexing import getitem
-            return getitem(self, idx)
-        return np.ndarray.__getitem__(self, idx)
 
 
 def as_array(x):
@@ -385,3 +372,37 @@ def eval_open_jaxpr(jaxpr, consts, args):
 
 def jaxpr_as_fun(closed):
     return lambda *args: eval_jaxpr(closed, *args)
+
+
+# ---- type checker ------------------------------------------------------------------------
+def check_jaxpr(jaxpr):
+    """Re-derive every equation's output avals and check that variables are defined once."""
+    defined = set(jaxpr.constvars) | set(jaxpr.invars)
+
+    def read(v):
+        if isinstance(v, Literal):
+            return v.aval
+        if v not in defined:
+            raise IRTypeError(f"variable {v} used before definition")
+        return v.aval
+
+    for eqn in jaxpr.eqns:
+        in_avals = [read(v) for v in eqn.invars]
+        for p in eqn.params.values():
+            for sub in (p if isinstance(p, tuple) else (p,)):
+                if isinstance(sub, ClosedJaxpr):
+                    check_jaxpr(sub.jaxpr)
+        rule = abstract_eval_rules.get(eqn.prim)
+        if rule is not None:
+            out_avals = rule(*in_avals, **eqn.params)
+            for v, a in zip(eqn.outvars, out_avals, strict=True):
+                if (v.aval.shape, v.aval.dtype) != (a.shape, a.dtype):
+                    raise IRTypeError(f"{pp_eqn(eqn, Names())}: output {v.aval.str_short()} "
+                                      f"but rule gives {a.str_short()}")
+        for v in eqn.outvars:
+            if v in defined:
+                raise IRTypeError(f"variable {v} defined twice")
+            defined.add(v)
+    for v in jaxpr.outvars:
+        read(v)
+    return True

@@ -11,20 +11,18 @@ import numpy as np
 
 from . import core
 from .errors import BackendError
+from .jit import default_backend, get_backend
 from .tree_util import tree_map
 
 
 def device_put(x, backend=None):
     """Copy the arrays of pytree `x` to `backend` (default: `default_backend()`)."""
-    from .jit import default_backend
     backend = backend or default_backend()
     if backend == "cpu":
         return tree_map(lambda v: core.as_array(np.asarray(core.canonical_value(v))), x)
-    if backend == "cuda":
-        from .jit import _load_backends
-        _load_backends()
-        from kernels.cuda import device_put as put
-        return put(x)
+    b = get_backend(backend)
+    if b is not None and b.device_put is not None:
+        return b.device_put(x)
     raise BackendError(f"unknown backend {backend!r}: use 'cpu' or 'cuda'")
 
 

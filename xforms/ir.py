@@ -87,13 +87,16 @@ class ClosedJaxpr:
 
 
 # ---- printer ---------------------------------------------------------------------------
-class _Names:
+class Names:
+    """Short letter names for Vars (a, b, ..., z, ba, ...) in order of first use; literals
+    print as their value.  Shared by the IR printer and the generated code's comments."""
+
     def __init__(self):
         self.names = {}
 
     def __call__(self, v):
         if isinstance(v, Literal):
-            return _fmt_literal(v.val)
+            return fmt_literal(v.val)
         if v not in self.names:
             n, s = len(self.names), ""
             while True:
@@ -105,7 +108,8 @@ class _Names:
         return self.names[v]
 
 
-def _fmt_literal(val):
+def fmt_literal(val):
+    """A literal's value as the IR printer shows it."""
     val = val.item() if isinstance(val, np.generic) else val
     if isinstance(val, float):
         return repr(val)
@@ -114,10 +118,10 @@ def _fmt_literal(val):
 
 def _fmt_param(v, names, indent):
     if isinstance(v, ClosedJaxpr):
-        inner = pp_jaxpr(v.jaxpr, _Names(), indent + 4)
+        inner = pp_jaxpr(v.jaxpr, Names(), indent + 4)
         return "\n" + inner
     if isinstance(v, Jaxpr):
-        return "\n" + pp_jaxpr(v, _Names(), indent + 4)
+        return "\n" + pp_jaxpr(v, Names(), indent + 4)
     if isinstance(v, tuple) and v and all(isinstance(x, (ClosedJaxpr, Jaxpr)) for x in v):
         return "(" + ",".join(_fmt_param(x, names, indent) for x in v) + ")"
     if isinstance(v, np.dtype):
@@ -146,7 +150,7 @@ def pp_eqn(eqn, names, indent=0):
 
 
 def pp_jaxpr(jaxpr, names=None, indent=0):
-    names = names or _Names()
+    names = names or Names()
     pad = " " * indent
     consts = " ".join(f"{names(v)}:{v.aval.str_short()}" for v in jaxpr.constvars)
     ins = " ".join(f"{names(v)}:{v.aval.str_short()}" for v in jaxpr.invars)
@@ -158,52 +162,6 @@ def pp_jaxpr(jaxpr, names=None, indent=0):
     return "\n".join(lines)
 
 
-# ---- type checker ------------------------------------------------------------------------
+# ---- type checker (check_jaxpr lives in core.py, beside the rule table it reads) ------------
 class IRTypeError(TypeError):
     pass
-
-
-def check_jaxpr(jaxpr):
-    """Re-derive every equation's output avals and check that variables are defined once."""
-    from .core import abstract_eval_rules
-    defined = set(jaxpr.constvars) | set(jaxpr.invars)
-
-    def read(v):
-        if isinstance(v, Literal):
-            return v.aval
-        if v not in defined:
-            raise IRTypeError(f"variable {v} used before definition")
-        return v.aval
-
-    for eqn in jaxpr.eqns:
-        in_avals = [read(v) for v in eqn.invars]
-        for p in eqn.params.values():
-            for sub in (p if isinstance(p, tuple) else (p,)):
-                if isinstance(sub, ClosedJaxpr):
-                    check_jaxpr(sub.jaxpr)
-        rule = abstract_eval_rules.get(eqn.prim)
-        if rule is not None:
-            out_avals = rule(*in_avals, **eqn.params)
-            for v, a in zip(eqn.outvars, out_avals, strict=True):
-                if (v.aval.shape, v.aval.dtype) != (a.shape, a.dtype):
-                    raise IRTypeError(f"{pp_eqn(eqn, _Names())}: output {v.aval.str_short()} "
-                                      f"but rule gives {a.str_short()}")
-        for v in eqn.outvars:
-            if v in defined:
-                raise IRTypeError(f"variable {v} defined twice")
-            defined.add(v)
-    for v in jaxpr.outvars:
-        read(v)
-    return True
-
-
-def literal(val, aval):
-    return Literal(val, aval)
-
-
-def is_literal_scalar(x):
-    return isinstance(x, Literal)
-
-
-__all__ = ["Var", "Literal", "Eqn", "Jaxpr", "ClosedJaxpr", "ShapedArray", "pp_jaxpr",
-           "check_jaxpr"]

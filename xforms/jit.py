@@ -1,15 +1,18 @@
 """`jit`: trace once per abstract signature, compile the IR with a backend, call fast.
 
-Backends register a compiler with `register_backend(name, compile_fn)`, where
-`compile_fn(closed_jaxpr, options) -> Executable` and an Executable has
-`__call__(*flat_args) -> list` and `.source` (the generated code, for `as_text()`).
-`kernels` registers "cpu" and "cuda" when imported; `jit` imports it lazily.
+Backends register with `register_backend(name, compile_fn, device_put=None,
+available=None)`: `compile_fn(closed_jaxpr, options) -> Executable`, where an Executable has
+`__call__(*flat_args) -> list` and `.source` (the generated code, for `as_text()`);
+`device_put(pytree)` copies arrays to the backend's memory (`xforms.device_put`);
+`available()` says whether the backend can run here (`default_backend` asks "cuda").
+`kernels` registers "cpu" and "cuda" when imported; `jit` imports it lazily: this import is
+the one place the xforms core reaches up into kernels (tests/test_layering.py names it).
 
 Under another transform (`grad(jit(f))`), a jitted function is traced inline into the
 outer IR, which is itself compiled when the outermost `jit` runs.
 """
 import functools
-import os
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
@@ -19,11 +22,25 @@ from .source_info import describe_function
 from .tracing import abstract_signature, flatten_args, trace_flat
 from .tree_util import tree_flatten, tree_unflatten
 
-_backends = {}
+class Backend(NamedTuple):
+    """A registered backend: compile IR, copy arrays to it, say whether it can run here."""
+    compile: Callable
+    device_put: Optional[Callable] = None
+    available: Callable = lambda: True
 
 
-def register_backend(name, compile_fn):
-    _backends[name] = compile_fn
+_backends = {}     # name -> Backend
+
+
+def register_backend(name, compile_fn, device_put=None, available=None):
+    """Register backend `name` (see the module docstring)."""
+    _backends[name] = Backend(compile_fn, device_put, available or (lambda: True))
+
+
+def get_backend(name):
+    """The registered Backend `name` (importing kernels first), or None."""
+    _load_backends()
+    return _backends.get(name)
 
 
 _import_error = []
@@ -39,17 +56,16 @@ def _load_backends():
 
 def default_backend():
     """"cuda" when a CUDA GPU (or the simulator) is present, else "cpu"; XFORMS_BACKEND wins."""
-    env = os.environ.get("XFORMS_BACKEND", "").strip().lower()
+    env = config.backend()
     if env:
         if env not in ("cpu", "cuda"):
             raise BackendError(f"XFORMS_BACKEND={env!r}: expected 'cpu' or 'cuda'")
         return env
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    if config.cuda_simulator():
         return "cuda"
     try:
-        _load_backends()
-        probe = _backends.get("cuda_available")
-        if probe is not None and probe():
+        cuda = get_backend("cuda")
+        if cuda is not None and cuda.available():
             return "cuda"
     except Exception:
         pass
@@ -154,19 +170,6 @@ class Jitted:
                                 "must be hashable") from None
         return statics, skw, dyn, dkw
 
-    def _callable(self, statics, skw, n_args):
-        static_pos = dict(statics)
-        static_kw = dict(skw)
-        fun = self.fun
-
-        def call(dyn, dkw):
-            it = iter(dyn)
-            full = [static_pos[i] if i in static_pos else next(it)
-                    for i in range(n_args)]
-            return fun(*full, **dkw, **static_kw)
-        call.__wrapped__ = fun
-        return call
-
     def _trace(self, args, kwargs, with_values=False):
         statics, skw, dyn, dkw = self._split(args, kwargs)
         flat, in_tree = flatten_args((dyn, dkw), self.fun)
@@ -187,9 +190,9 @@ class Jitted:
             why = (f": the compiler package 'kernels' failed to import ({_import_error[0]}); "
                    "reinstall with `pip install -e .`" if _import_error else "")
             raise BackendError(f"backend {backend!r} is not available{why}")
-        return _backends[backend](closed, {"donate_argnums": self.donate_argnums,
-                                           "backend": backend,
-                                           "name": describe_function(self.fun)})
+        return _backends[backend].compile(closed, {"donate_argnums": self.donate_argnums,
+                                                   "backend": backend,
+                                                   "name": describe_function(self.fun)})
 
     def __call__(self, *args, **kwargs):
         fast = self._fast_call

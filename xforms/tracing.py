@@ -8,6 +8,7 @@ from collections import OrderedDict
 
 from . import core
 from .core import Tracer
+from .transforms.simplify import simplify
 from .tree_util import tree_flatten, tree_unflatten
 
 _CACHE_SIZE = 4096
@@ -79,7 +80,6 @@ def trace_flat(f, args_flat, in_tree, key_extra=(), with_values=True, post=None,
         return leaves
 
     closed, value_dependent = core.trace_to_jaxpr(flat_fun, list(avals), vals, fun_for_errors=f)
-    from .transforms.simplify import simplify
     closed = simplify(closed)
     result = (closed, store["out_tree"], store["extra"])
     if not value_dependent and not any(isinstance(c, Tracer) for c in closed.consts):

@@ -13,13 +13,15 @@ host function, device arrays that stay on the GPU between calls.
     pool.py               the device buffer pool (memory reused across calls)
     backend.py            compile_cuda -> CudaExecutable; compile_ptx (tests, no GPU needed)
 
-Importing this package registers "cuda" with `xforms.jit` and a "cuda_available" probe, and
-imports nothing from numba.cuda: that happens when the backend is first used.
+Importing this package registers the "cuda" backend with `xforms.jit` (compile, device_put
+and the `cuda_available` probe), and imports nothing from numba.cuda: that happens when the
+backend is first used.
 """
 import ctypes.util
 import os
 import sys
 
+from xforms import config
 from xforms.errors import BackendError
 from xforms.jit import register_backend
 
@@ -56,7 +58,7 @@ def cuda_available():
 
 
 def _detect():
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    if config.cuda_simulator():
         return True
     driver = (os.path.exists("/proc/driver/nvidia") or os.path.exists("/dev/nvidiactl")
               or (sys.platform == "win32" and ctypes.util.find_library("nvcuda")))
@@ -69,5 +71,4 @@ def _detect():
         return False
 
 
-register_backend("cuda", compile_cuda)
-register_backend("cuda_available", cuda_available)
+register_backend("cuda", compile_cuda, device_put=device_put, available=cuda_available)

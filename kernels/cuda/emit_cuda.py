@@ -40,7 +40,7 @@ import os
 import numpy as np
 
 from xforms.errors import LoweringError
-from xforms.ir import Literal, Var, _Names, pp_eqn
+from xforms.ir import Literal, Names, Var, fmt_literal, pp_eqn
 from xforms.registry import EXEMPT, RuleTable
 
 from .. import user_prims
@@ -247,8 +247,7 @@ class _NameView:
 
     def __call__(self, v):
         if isinstance(v, Literal):
-            from xforms.ir import _fmt_literal
-            return _fmt_literal(v.val)
+            return fmt_literal(v.val)
         return self.em.s(v)
 
 
@@ -322,7 +321,7 @@ class CudaEmitter(Packing):
 
     # names
     def bind_names(self, jaxpr, prefix=""):
-        names = _Names()
+        names = Names()
         for v in list(jaxpr.constvars) + list(jaxpr.invars):
             names(v)
         for e in jaxpr.eqns:

@@ -11,13 +11,15 @@ import numpy as np
 
 from xforms.avals import ShapedArray
 from xforms.ir import Eqn, Var
-from xforms.primitives.elementwise import and_p, mul_p
-from xforms.primitives.reductions import reduce_or_p, reduce_sum_p
+from xforms.registry import lookup
 
 from ..emit_cpu import lit
 from ..fusion import IndexMap, Loop, Read
 from .emit_cuda import (OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name,
                         unsupported)
+
+# primitives of the loop a dot_general becomes when it is lowered as a fused reduction
+and_p, mul_p, reduce_or_p, reduce_sum_p = map(lookup, ("and", "mul", "reduce_or", "reduce_sum"))
 
 
 def _prod(xs):

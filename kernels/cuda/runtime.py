@@ -19,12 +19,12 @@ only where a value must come back: `device_get`, `np.asarray`, a `while_loop` pr
 a `cond` index computed on the device (a host loop: lane-local loops run in one kernel), a
 `runtime_check`, and a rank-0 DeviceArray passed where the program takes a scalar by value.
 """
-import os
 import threading
 from dataclasses import dataclass
 
 import numpy as np
 
+from xforms import config
 from xforms.errors import BackendError
 
 try:
@@ -162,12 +162,10 @@ def pool():
         with _lock:
             if _pool is None:
                 from .pool import numba_pool
-                mb = os.environ.get("XFORMS_CUDA_POOL_MB")
-                if mb:
-                    limit = int(float(mb) * (1 << 20))
-                elif simulating():
+                limit = config.cuda_pool_bytes()
+                if limit is None and simulating():
                     limit = 64 << 20
-                else:
+                elif limit is None:
                     limit = int(cuda.current_context().get_memory_info()[1]) // 4
                 _pool = numba_pool(cuda, simulating(), s, limit)
     return _pool

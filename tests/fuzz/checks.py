@@ -17,7 +17,7 @@ from hypothesis import reject, strategies as st
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms.ir import check_jaxpr
+from xforms.core import check_jaxpr
 from xforms.transforms.simplify import simplify
 
 from . import reference as R

@@ -15,7 +15,6 @@ import builtins
 import numpy as np
 
 from .. import core, source_info
-from ..api import stop_gradient
 from ..avals import ShapedArray, promote_types
 from ..core import Tracer
 from ..primitives import control_flow as cf
@@ -27,6 +26,7 @@ from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, 
                                       integer_pow, is_finite, le, log, log1p, logistic, lt, max,
                                       min, mul, ne, neg, pow, real, rem, round, rsqrt, select_n,
                                       sign, sin, sinh, sqrt, sub, tan, tanh)
+from ..primitives.elementwise import stop_gradient  # noqa: F401  (lax.stop_gradient)
 from ..primitives.elementwise import and_ as bitwise_and, not_ as bitwise_not, \
     or_ as bitwise_or, xor as bitwise_xor
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice

@@ -1,11 +1,14 @@
-"""Python operators and array methods for traced values (`core.Tracer`).
+"""Python operators and array methods for traced values (`core.Tracer`), and the two
+methods of eager `core.Array` that need this layer (`.at`, indexing with a traced index).
 
 NumPy ufuncs called on traced values (`np.sin(x)`, `ndarray + x`) run the `xforms.numpy`
 function of the same name; other NumPy functions that need the data raise an error that says
 to use `xforms.numpy`.
 """
+import numpy as np
+
 from .. import source_info
-from ..core import Tracer
+from ..core import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
 from . import manipulation as shape
 from ._util import locate_errors
@@ -63,6 +66,19 @@ Tracer.T = property(lambda self: shape_mod.transpose(self))
 Tracer.real = property(ufuncs.real)
 Tracer.imag = property(ufuncs.imag)
 Tracer.at = property(lambda self: indexing._IndexUpdateHelper(self))
+Array.at = property(lambda self: indexing._IndexUpdateHelper(self))
+
+
+def _array_getitem(self, idx):
+    # a traced index (a loop counter inside lax.fori_loop) gives a traced gather, as a
+    # jax.Array does; NumPy's own indexing would demand the index's value
+    if isinstance(idx, Tracer) or (type(idx) is tuple and
+                                   any(isinstance(i, Tracer) for i in idx)):
+        return indexing.getitem(self, idx)
+    return np.ndarray.__getitem__(self, idx)
+
+
+Array.__getitem__ = _array_getitem
 Tracer.item = lambda self: self._concrete("item()").item()
 Tracer.tolist = lambda self: self._concrete("tolist()").tolist()
 

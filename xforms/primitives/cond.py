@@ -17,6 +17,7 @@ from ..transforms.simplify import dce_rules
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import bdim_to_front, vmap_eval, vmap_rules
 from ..facts import CONTROL, declare
+from ..engine_prims import convert_element_type
 from ..registry import primitive
 from .structural import zeros
 from .control_flow import (batch_jaxpr, batch_size, call, depends_on, hoist_consts,
@@ -161,7 +162,7 @@ def _cond_transpose(cts, index, *ops, branches):
 
 # ---- vmap ----------------------------------------------------------------------------------
 def _cond_vmap(args, dims, *, branches):
-    from .elementwise import convert_element_type, max as lax_max, min as lax_min, select_n
+    from .elementwise import max as lax_max, min as lax_min, select_n
     from .structural import broadcast_in_dim
     size = batch_size(args, dims)
     args, batched = to_front(args, dims)

@@ -49,6 +49,7 @@ from ..transforms.simplify import dce, dce_rules, simplify
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import bdim_to_front, vmap_jaxpr, vmap_rules
 from ..facts import CALL, declare
+from ..engine_prims import convert_element_type
 from ..registry import exempt, primitive
 
 
@@ -112,7 +113,6 @@ def _zero_like(aval):
 
 
 def _cast(t, aval):
-    from .elementwise import convert_element_type
     if core.get_aval(t).dtype != aval.dtype:
         return convert_element_type(t, aval.dtype)
     return t

@@ -4,8 +4,6 @@ implicitly), and equal dtypes; `xforms.numpy` inserts broadcasts and conversions
 Integer `div` and `rem` follow Python/NumPy floor semantics (`//`, `%`), unlike lax's C
 semantics, so that `xnp` matches NumPy and the generated Numba code matches both.
 """
-import builtins
-
 import numpy as np
 
 from .. import core
@@ -15,17 +13,11 @@ from ..facts import ELEMENTWISE, declare, math_names
 from ..transforms.jvp import defjvp, deflinear, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules, unbroadcast, is_undefined
 from ..transforms.vmap import defvectorized, defbroadcasting, align_batched, vmap_rules
+from .. import engine_prims
+from ..engine_prims import convert_element_type, like as _like
+from ..engine_prims import broadcast_to_aval, full
 from ..registry import exempt, primitive
-
-
-def _like(c, other):
-    """A Python scalar operand becomes a literal of the other operand's dtype."""
-    scalars = (int, float, builtins.complex, bool)
-    if isinstance(c, scalars) and not isinstance(c, np.ndarray):
-        dt = core.get_aval(other).dtype if not isinstance(other, scalars) \
-            else np.result_type(type(other))
-        return dt.type(c)
-    return c
+from ..tree_util import tree_map
 
 
 def _elementwise_aval(name, avals, out_dtype=None, accept=None):
@@ -45,9 +37,11 @@ def _elementwise_aval(name, avals, out_dtype=None, accept=None):
 
 
 def _def(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
-    """An elementwise primitive with its abstract eval, impl, batching and lowering facts
-    (`facts`: see xforms/facts.py; the simplifier class defaults to the arity)."""
-    p = primitive(name)
+    """An elementwise primitive (or the engines' one, xforms/engine_prims.py, given as
+    `name`) with its abstract eval, impl, batching and lowering facts (`facts`: see
+    xforms/facts.py; the simplifier class defaults to the arity)."""
+    p = name if isinstance(name, core.Primitive) else primitive(name)
+    name = p.name
     facts.setdefault("simplify", "unary" if nargs == 1 else "binary")
     declare(p, ELEMENTWISE, **facts)
     abstract_eval_rules[p] = lambda *avals, **params: _elementwise_aval(
@@ -82,14 +76,13 @@ neg = _bind1(neg_p)
 deflinear(neg_p)
 transpose_rules[neg_p] = lambda ct, x: [None if isinstance(ct, Zero) else neg(ct)]
 
-add_p = _def("add", np.add, 2, commutative=True, identity=(0, 0))
+add_p = _def(engine_prims.add_p, np.add, 2, commutative=True, identity=(0, 0))
 add = _bind2(add_p)
 sub_p = _def("sub", np.subtract, 2, accept=_not_bool, identity=(None, 0))
 sub = _bind2(sub_p)
 
 
 def _bcast_to(t, ans):
-    from .structural import broadcast_to_aval
     return broadcast_to_aval(t, core.get_aval(ans))
 
 
@@ -365,7 +358,6 @@ def _select_n_vmap(args, dims):
     # like other elementwise ops, except a batched predicate needs a full-shape case
     (which, *cases), d = align_batched(args, dims)
     if core.get_aval(which).ndim and all(core.get_aval(c).ndim == 0 for c in cases):
-        from .structural import broadcast_to_aval
         cases[0] = broadcast_to_aval(cases[0], core.get_aval(which).update(
             dtype=core.get_aval(cases[0]).dtype))
     return [select_n(which, *cases)], [d]
@@ -402,16 +394,12 @@ jvp_rules[select_n_p] = _select_n_jvp
 transpose_rules[select_n_p] = _select_n_transpose
 
 # --- dtype conversion ----------------------------------------------------------------------
-convert_element_type_p = primitive("convert_element_type")
+convert_element_type_p = engine_prims.convert_element_type_p
 abstract_eval_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=False: [
     ShapedArray(x.shape, new_dtype, weak_type)]
 impl_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=False: [
     np.asarray(np.real(x) if is_complex(np.result_type(x)) and not is_complex(new_dtype)
                and new_dtype != _bool else x).astype(new_dtype)]   # complex -> bool: x != 0
-
-
-def convert_element_type(x, new_dtype, weak_type=False):
-    return convert_element_type_p.bind(x, new_dtype=np.dtype(new_dtype), weak_type=weak_type)
 
 
 defvectorized(convert_element_type_p)
@@ -456,7 +444,6 @@ transpose_rules[complex_p] = lambda ct, x, y: [
 
 def full_like_scalar(c, like):
     """A rank-0 literal when `like` is rank-0, else a broadcast constant with like's shape."""
-    from .structural import full
     aval = core.get_aval(like)
     return full(aval.shape, c, aval.dtype)
 
@@ -464,3 +451,8 @@ def full_like_scalar(c, like):
 stop_gradient_p = _def("stop_gradient", lambda x: x, simplify=None, lowers_to_identity=True)
 defjvp_zero(stop_gradient_p)
 exempt(stop_gradient_p, "transpose", "never linear: its tangent is always zero")
+
+
+def stop_gradient(x):
+    """Identity whose derivative is zero (applied leafwise to pytrees)."""
+    return tree_map(stop_gradient_p.bind, x)

@@ -19,6 +19,7 @@ from ..transforms.simplify import dce_rules
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import vmap_rules
 from ..facts import CONTROL, OP, declare
+from ..engine_prims import broadcast_in_dim, convert_element_type, full, zeros
 from ..registry import exempt, primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
                            hoist_consts, insert_invars, new_eqn, permute_invars, prune,
@@ -317,7 +318,6 @@ def _for_impl(n, *args, body_jaxpr, num_consts, reverse):
 
 def for_loop(n, fun, consts, carry, reverse=False):
     """Bind for_loop_p: `fun(i, consts, carry) -> carry` runs for i in range(n) (traced here)."""
-    from .elementwise import convert_element_type
     ca = [core.get_aval(c) for c in consts]
     xa = [core.get_aval(x) for x in carry]
     nc = len(ca)
@@ -369,7 +369,7 @@ def _for_partial_eval(eqn, unknowns):
 
 
 def _for_vmap(args, dims, *, body_jaxpr, num_consts, reverse):
-    from .elementwise import convert_element_type, lt
+    from .elementwise import lt
     from .reductions import reduce_max
     size = batch_size(args, dims)
     orig_b = [d is not None for d in dims]
@@ -465,7 +465,6 @@ def _aval(x):
 
 
 def _zeros_of(avals):
-    from .structural import zeros
     return [zeros(a.shape, a.dtype) for a in avals]
 
 
@@ -498,7 +497,6 @@ def _checkpointed_transpose(n, consts, carry, c_lin, x_lin, ct_x, body, reverse)
     residuals into a stack, and sweep it backwards (design in control_flow.py)."""
     from .elementwise import add, convert_element_type, le, max as lax_max, min as lax_min, \
         mul, sub, div
-    from .structural import broadcast_in_dim, full
     nl_c = [c for c, l in zip(consts, c_lin) if not l]
     x0 = [x for x, l in zip(carry, x_lin) if not l]
     n_nlc, n_nlx, n_lc = len(nl_c), len(x0), sum(c_lin)

@@ -9,6 +9,8 @@ from ..transforms.jvp import deflinear, defjvp, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import vmap_rules, moveaxis
 from ..facts import REDUCTION, declare
+from .. import engine_prims
+from ..engine_prims import reduce_sum
 from ..registry import exempt, primitive
 from .elementwise import convert_element_type, div, eq, mul, select_n
 from .structural import broadcast_in_dim, full
@@ -23,8 +25,9 @@ def _reduced_aval(name, x, axes, dtype=None):
 
 def _def_reducer(name, np_fn, init, bool_out=False):
     """A reduction over `axes` whose monoid is named by `name` minus "reduce_" and starts
-    from `init(dtype)` (the lowering facts)."""
-    p = primitive(name)
+    from `init(dtype)` (the lowering facts); `name` may be the engines' primitive."""
+    p = name if isinstance(name, core.Primitive) else primitive(name)
+    name = p.name
     declare(p, REDUCTION, reduce_op=name[len("reduce_"):], reduce_init=init)
     abstract_eval_rules[p] = lambda x, *, axes: [
         _reduced_aval(name, x, axes, np.dtype(np.bool_) if bool_out else None)]
@@ -48,8 +51,7 @@ def _expand_back(y, x_aval, axes):
 
 
 # --- sum ---------------------------------------------------------------------------------
-reduce_sum_p = _def_reducer("reduce_sum", np.sum, lambda dt: 0)
-reduce_sum = lambda x, axes: reduce_sum_p.bind(x, axes=_axes(axes))
+reduce_sum_p = _def_reducer(engine_prims.reduce_sum_p, np.sum, lambda dt: 0)
 deflinear(reduce_sum_p)
 transpose_rules[reduce_sum_p] = lambda ct, x, *, axes: [
     None if isinstance(ct, Zero) else _expand_back(ct, x.aval, axes)]

@@ -20,6 +20,7 @@ from ..transforms.simplify import dce_rules
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import moveaxis, vmap_rules
 from ..facts import CONTROL, declare
+from ..engine_prims import zeros
 from ..registry import primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
                            hoist_consts, inline, new_eqn, permute_invars, prune, split, trace,
@@ -210,7 +211,6 @@ def _aval(x):
 
 def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry):
     from .elementwise import add
-    from .structural import zeros
     nc, nx = num_consts, num_carry
     consts, carry, xs = split(args, nc, nx)
     c_lin, s_lin = [is_undefined(c) for c in consts], [is_undefined(x) for x in xs]

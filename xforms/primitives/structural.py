@@ -8,12 +8,14 @@ from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, Zero
 from ..transforms.transpose import transpose_rules, deflinear_transpose, is_undefined
 from ..transforms.vmap import vmap_rules, moveaxis, bdim_to_front
+from .. import engine_prims
+from ..engine_prims import (broadcast_in_dim, broadcast_to_aval, convert_scalar,  # noqa: F401
+                            full, ints, reduce_sum, transpose, zeros)
 from ..facts import ELEMENTWISE, OP, VIEW, declare
 from ..registry import exempt, primitive
 
 
-def _t(x):
-    return tuple(int(i) for i in x)
+_t = ints
 
 
 def _same_aval(eqn):
@@ -22,7 +24,7 @@ def _same_aval(eqn):
 
 
 # --- broadcast_in_dim: operand dim i becomes output dim broadcast_dimensions[i] -------------
-broadcast_in_dim_p = primitive("broadcast_in_dim")
+broadcast_in_dim_p = engine_prims.broadcast_in_dim_p
 declare(broadcast_in_dim_p, VIEW, noop=lambda eqn: _same_aval(eqn) and (
     eqn.params["broadcast_dimensions"] == tuple(range(len(eqn.params["shape"])))))
 
@@ -47,15 +49,10 @@ abstract_eval_rules[broadcast_in_dim_p] = _broadcast_in_dim_aval
 impl_rules[broadcast_in_dim_p] = _broadcast_in_dim_impl
 
 
-def broadcast_in_dim(x, shape, broadcast_dimensions):
-    return broadcast_in_dim_p.bind(x, shape=_t(shape), broadcast_dimensions=_t(broadcast_dimensions))
-
-
 deflinear(broadcast_in_dim_p)
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
-    from .reductions import reduce_sum
     if isinstance(ct, Zero):
         return [None]
     summed = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
@@ -77,31 +74,6 @@ def _broadcast_in_dim_vmap(args, dims, *, shape, broadcast_dimensions):
 
 
 vmap_rules[broadcast_in_dim_p] = _broadcast_in_dim_vmap
-
-
-def broadcast_to_aval(x, aval):
-    """Broadcast rank-0 `x` to aval's shape (no-op when shapes already agree)."""
-    xa = core.get_aval(x)
-    if xa.shape == aval.shape:
-        return x
-    return broadcast_in_dim(x, aval.shape, ())
-
-
-def full(shape, value, dtype):
-    """An array of `value` (a broadcast scalar literal; free inside fused loops)."""
-    lit = np.dtype(dtype).type(value)
-    if tuple(shape) == ():
-        return convert_scalar(lit)
-    return broadcast_in_dim(lit, tuple(shape), ())
-
-
-def convert_scalar(lit):
-    from .elementwise import convert_element_type
-    return convert_element_type(lit, lit.dtype)
-
-
-def zeros(shape, dtype):
-    return full(shape, 0, dtype)
 
 
 # --- reshape -----------------------------------------------------------------------------
@@ -130,7 +102,7 @@ def _reshape_vmap(args, dims, *, new_sizes):
 vmap_rules[reshape_p] = _reshape_vmap
 
 # --- transpose ---------------------------------------------------------------------------
-transpose_p = primitive("transpose")
+transpose_p = engine_prims.transpose_p
 declare(transpose_p, VIEW, noop=lambda eqn: eqn.params["permutation"] == tuple(
     range(len(eqn.params["permutation"]))))
 
@@ -143,7 +115,6 @@ def _transpose_aval(x, *, permutation):
 
 abstract_eval_rules[transpose_p] = _transpose_aval
 impl_rules[transpose_p] = lambda x, *, permutation: [np.transpose(x, permutation)]
-transpose = lambda x, permutation: transpose_p.bind(x, permutation=_t(permutation))
 deflinear(transpose_p)
 deflinear_transpose(transpose_p, lambda ct, aval, *, permutation: transpose(
     ct, tuple(np.argsort(permutation))))
@@ -295,7 +266,6 @@ deflinear(pad_p)
 
 
 def _pad_transpose(ct, x, v, *, padding_config):
-    from .reductions import reduce_sum
     from .elementwise import sub
     if isinstance(ct, Zero):
         return [None, None]

@@ -9,7 +9,9 @@ import weakref
 from .. import core, source_info
 from ..avals import is_inexact
 from ..errors import MissingRuleError
+from ..engine_prims import add, zeros
 from ..ir import ClosedJaxpr, Literal
+from .simplify import simplify
 
 jvp_rules = {}
 linear_primitives = set()   # registered with deflinear: each must have a transpose rule
@@ -33,13 +35,11 @@ def tangent_aval(aval):
 def instantiate(t, aval=None):
     """Turn a symbolic Zero into a real zeros array (only at transform boundaries)."""
     if isinstance(t, Zero):
-        from ..primitives.structural import zeros
         return zeros(t.aval.shape, t.aval.dtype)
     return t
 
 
 def add_tangents(a, b):
-    from ..primitives.elementwise import add
     if isinstance(a, Zero):
         return b
     if isinstance(b, Zero):
@@ -138,7 +138,6 @@ def jvp_jaxpr(closed, nonzeros, instantiate_out=False):
 
 
 def _jvp_jaxpr(closed, nonzeros, instantiate_out):
-    from .simplify import simplify
     in_avals = closed.in_avals
     n = len(in_avals)
     t_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzeros) if nz]

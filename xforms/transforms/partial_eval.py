@@ -49,8 +49,6 @@ def partial_eval_jaxpr(closed, unknowns, instantiate=None):
     for e in unknown_eqns:
         for a in e.invars:
             need(a)
-        for sub in _subjaxpr_free_vars(e):
-            need(sub)
     for v, u in zip(jaxpr.outvars, out_unknowns):
         if u:
             need(v)
@@ -63,7 +61,3 @@ def partial_eval_jaxpr(closed, unknowns, instantiate=None):
                     [v for v, u in zip(jaxpr.outvars, out_unknowns) if u])
     return (ClosedJaxpr(known, closed.consts), ClosedJaxpr(unknown, []), out_unknowns,
             len(residuals))
-
-
-def _subjaxpr_free_vars(eqn):
-    return ()

@@ -14,8 +14,8 @@ are declared with each primitive (xforms/facts.py).
 import numpy as np
 
 from .. import config
-from ..core import impl_rules
-from ..ir import ClosedJaxpr, Jaxpr, Literal, Var, check_jaxpr
+from ..core import check_jaxpr, impl_rules
+from ..ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ..registry import lookup
 
 dce_rules = {}

@@ -6,8 +6,10 @@ the rule transposes with respect to are `UndefinedPrimal(aval)`; the others are 
 """
 from .. import core, source_info
 from ..errors import MissingRuleError
+from ..engine_prims import convert_element_type, reduce_sum
 from ..ir import Literal
 from .jvp import Zero, add_tangents, instantiate
+from .simplify import simplify
 
 transpose_rules = {}
 
@@ -29,8 +31,6 @@ def is_undefined(x):
 
 def unbroadcast(ct, aval):
     """Sum a cotangent down to a rank-0 operand that was implicitly broadcast."""
-    from ..primitives.elementwise import convert_element_type
-    from ..primitives.reductions import reduce_sum
     if isinstance(ct, Zero):
         return Zero(aval)
     shape = core.get_aval(ct).shape
@@ -99,7 +99,6 @@ def backward_pass(jaxpr, consts, args, cts_out):
 
 def transpose_jaxpr(closed, linear):
     """jaxpr(nonlinear ins, linear ins) -> jaxpr(nonlinear ins, cts_out) -> cts of linear ins."""
-    from .simplify import simplify
     in_avals = closed.in_avals
     nonlin_avals = [a for a, l in zip(in_avals, linear) if not l]
     lin_avals = [a for a, l in zip(in_avals, linear) if l]

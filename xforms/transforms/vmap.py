@@ -8,7 +8,9 @@ import weakref
 
 from .. import core, source_info
 from ..errors import MissingRuleError
+from ..engine_prims import broadcast_in_dim, transpose
 from ..ir import Literal
+from .simplify import simplify
 
 vmap_rules = {}
 
@@ -23,7 +25,6 @@ class BatchedOutputError(ValueError):
 
 
 def moveaxis(x, src, dst):
-    from ..primitives.structural import transpose
     nd = core.get_aval(x).ndim
     src, dst = src % nd, dst % nd
     if src == dst:
@@ -35,7 +36,6 @@ def moveaxis(x, src, dst):
 
 def bdim_to_front(x, d, size):
     """Return x with its batch axis at 0, broadcasting an unbatched x to `size`."""
-    from ..primitives.structural import broadcast_in_dim
     if d is None:
         aval = core.get_aval(x)
         return broadcast_in_dim(x, (size,) + aval.shape, tuple(range(1, aval.ndim + 1)))
@@ -56,7 +56,6 @@ def align_batched(args, dims):
 
     The batch axis goes where the first full-rank batched operand has it, so operands that
     already agree need no transpose.  -> (new args, batch dim of the result)."""
-    from ..primitives.structural import broadcast_in_dim
     avals = [core.get_aval(x) for x in args]
     ranks = [a.ndim - (d is not None) for a, d in zip(avals, dims)]
     out_rank = max(ranks)
@@ -134,8 +133,6 @@ def vmap_jaxpr(closed, in_dims, size, out_dims_wanted=None):
 
 
 def _vmap_jaxpr(closed, in_dims, size, out_dims_wanted):
-    from .simplify import simplify
-    from ..primitives.structural import broadcast_in_dim
     in_avals = []
     for a, d in zip(closed.in_avals, in_dims, strict=True):
         if d is None:
