@@ -43,6 +43,8 @@ import numpy as np
 
 from xforms import config
 
+from .codegen import dtype_str, shape_str
+
 ALIGN = 64                     # bytes: workspace views start on cache-line boundaries
 MAX_KEPT_ENTRIES = 4           # per function: more concurrent calls get transient entries
 
@@ -213,7 +215,6 @@ def place_buffers(em):
     carved into typed views at ALIGN-byte offsets by `cpu_runtime.view_as`); an output gets
     its own buffer, so that a caller who keeps one result pins only that one.  A buffer of
     a storage that ever holds an output (`reuse` chains included) is never workspace."""
-    from .emit_cpu import dtype_str, shape_str
     work = [b for b in em.buffers if not b.storage.is_output]
     outs = [b for b in em.buffers
             if b.storage.is_output and b.nbytes >= POOLED_OUTPUT_MIN_BYTES]

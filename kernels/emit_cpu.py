@@ -17,7 +17,6 @@ Op rules (dot_general, gather, ...) live in `emit_cpu_ops.py`, control flow in
 `emit_cpu_control.py`; both register into `OP_RULES` / `CONTROL_RULES`.
 """
 import keyword
-import math
 import os
 from contextlib import contextmanager
 
@@ -29,6 +28,7 @@ from xforms.ir import Literal, Names, Var, fmt_literal, pp_eqn
 from xforms.registry import ALL_PRIMITIVES, RuleTable
 
 from . import user_prims
+from .codegen import SourceBuilder, dtype_str, lit, shape_str  # noqa: F401  (re-exported)
 from .cpu_buffers import Buffer
 from .fusion import REDUCTIONS, VIEWS
 from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
@@ -59,58 +59,6 @@ def _vecmath_table():
 
 
 VECMATH = _vecmath_table()
-
-
-def shape_str(shape):
-    shape = tuple(int(s) for s in shape)
-    return f"({shape[0]},)" if len(shape) == 1 else str(shape)
-
-
-def dtype_str(dt):
-    dt = np.dtype(dt)
-    return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
-
-
-def _float_lit(v):
-    v = float(v)
-    if math.isnan(v):
-        return "np.nan"
-    if math.isinf(v):
-        return "np.inf" if v > 0 else "-np.inf"
-    return repr(v)
-
-
-def lit(val, dtype):
-    """A literal that Numba types exactly as `dtype`."""
-    dt = np.dtype(dtype)
-    val = np.asarray(val).astype(dt)[()]
-    if dt.kind == "b":
-        return "True" if val else "False"
-    if dt.kind in "iu":
-        return str(int(val)) if dt == np.int64 else f"np.{dt.name}({int(val)})"
-    if dt.kind == "f":
-        s = _float_lit(val)
-        return s if dt == np.float64 else f"np.{dt.name}({s})"
-    return f"np.{dt.name}(complex({_float_lit(val.real)}, {_float_lit(val.imag)}))"
-
-
-class SourceBuilder:
-    """Lines with an indentation level; `block(header)` opens an indented block."""
-
-    def __init__(self):
-        self.lines, self.depth = [], 0
-
-    def line(self, s=""):
-        self.lines.append(("    " * self.depth + s) if s else "")
-
-    @contextmanager
-    def block(self, header):
-        self.line(header)
-        self.depth += 1
-        try:
-            yield
-        finally:
-            self.depth -= 1
 
 
 class _Ctx:

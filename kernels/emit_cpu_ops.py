@@ -9,7 +9,8 @@ when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer i
 """
 import numpy as np
 
-from .emit_cpu import OP_RULES, _unsupported, lit, shape_str
+from .codegen import lit, shape_str
+from .emit_cpu import OP_RULES, _unsupported
 
 _BLAS_DTYPES = frozenset(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
 # below this many multiply-adds a loop beats the BLAS call's overhead

@@ -41,7 +41,6 @@ import hashlib
 import inspect
 import itertools
 import marshal
-import math
 import os
 import re
 import threading
@@ -52,6 +51,8 @@ import numpy as np
 from xforms import config
 from xforms.errors import LoweringError, MissingRuleError
 from xforms.extend import Primitive, numba_impls
+
+from .codegen import float_lit, lit, shape_str
 
 NO_DISK_CACHE = "# xforms: not disk-cached"     # codecache keeps such modules private
 
@@ -274,26 +275,17 @@ def module_lines(em, target):
 
 
 # ---- calls -----------------------------------------------------------------------------------
-def _float_lit(v):
-    if math.isnan(v):
-        return "np.nan"
-    if math.isinf(v):
-        return "np.inf" if v > 0 else "-np.inf"
-    return repr(v)
-
-
 def _param_lit(eqn, target, k, v):
     if isinstance(v, (bool, np.bool_)):
         return "True" if v else "False"
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
-        return _float_lit(v)
+        return float_lit(v)
     if isinstance(v, (np.integer, np.floating, np.complexfloating)):
-        from .emit_cpu import lit
         return lit(v, v.dtype)
     if isinstance(v, complex):
-        return f"complex({_float_lit(v.real)}, {_float_lit(v.imag)})"
+        return f"complex({float_lit(v.real)}, {float_lit(v.imag)})"
     if isinstance(v, str):
         return repr(v)
     if isinstance(v, tuple):
@@ -344,7 +336,6 @@ def scalar_call(em, eqn, args, target):
 # ---- CPU: an array implementation is its own step ------------------------------------------
 def emit_cpu_op(em, eqn):
     """The plan's `Op` step of a user primitive (see the module docstring)."""
-    from .emit_cpu import shape_str
     impl = impl_of(eqn, "cpu")
     if impl.elementwise:
         _check_elementwise(eqn, "cpu")

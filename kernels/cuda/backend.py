@@ -25,7 +25,7 @@ from xforms.errors import LoweringError
 from xforms.ir import Literal
 
 from .. import codecache, user_prims
-from ..emit_cpu import dtype_str
+from ..codegen import dtype_str
 from ..fusion import plan_program
 from . import runtime as rt
 from . import scalar_cuda  # noqa: F401  (CUDA scalar rules)

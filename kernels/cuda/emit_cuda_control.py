@@ -27,7 +27,7 @@ import numpy as np
 from xforms.facts import CONTROL
 from xforms.ir import Literal, Var
 
-from ..emit_cpu import dtype_str, lit
+from ..codegen import dtype_str, lit
 from .. import user_prims
 from ..fusion import VIEWS, is_elementwise, subjaxprs
 from .emit_cuda import (CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose,

@@ -13,7 +13,7 @@ from xforms.avals import ShapedArray
 from xforms.ir import Eqn, Var
 from xforms.registry import lookup
 
-from ..emit_cpu import lit
+from ..codegen import lit
 from ..fusion import IndexMap, Loop, Read
 from .emit_cuda import (OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name,
                         unsupported)

@@ -22,10 +22,10 @@ import numpy as np
 
 from xforms.ir import Var
 
-from ..emit_cpu import lit
+from ..codegen import lit
 from ..scalar_rules import BOOL_MONOID, reduction_init
-from .emit_cuda import KernelBuilder, c_strides, cdiv, decompose, lin_expr, nbt_name, \
-    pow2_at_least, unsupported
+from .kernel_builder import (KernelBuilder, c_strides, cdiv, decompose, lin_expr, nbt_name,
+                             pow2_at_least, unsupported)
 
 
 def reduction_kernel(em, step, shape, axes, reds, with_writes):

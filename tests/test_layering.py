@@ -1,0 +1,163 @@
+"""The layers import only downward: an import graph of xforms/ and kernels/ built with `ast`
+(imports inside functions included) has no edge from a lower layer to a higher one, except
+the one backend hook, `xforms.jit` importing `kernels` when a function is first compiled.
+
+Layers, bottom to top (README "Layers"); a module not listed sits in the layer of its
+package, and a new top-level xforms module with the public API functions (LAYERS' "api").
+"""
+import ast
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+LAYERS = [
+    ("base", ["xforms.errors", "xforms.config", "xforms.source_info", "xforms.avals",
+              "xforms.tree_util", "xforms.facts"]),
+    ("ir", ["xforms.ir"]),
+    ("core", ["xforms.core"]),
+    ("registry", ["xforms.registry", "xforms.engine_prims"]),
+    ("transforms", ["xforms.transforms"]),
+    ("tracing", ["xforms.tracing"]),
+    ("primitives", ["xforms.primitives"]),
+    ("ad", ["xforms.ad", "xforms.extend"]),
+    ("wrappers", ["xforms.numpy", "xforms.lax"]),
+    ("api", ["xforms.api", "xforms.batching_api", "xforms.custom", "xforms.nn",
+             "xforms.test_util"]),
+    ("jit", ["xforms.jit", "xforms.device"]),
+    ("package", ["xforms"]),
+    ("kernel_base", ["kernels.numba_patches", "kernels.vecmath", "kernels.cpu_runtime",
+                     "kernels.scalar_rules", "kernels.cuda.scalar_cuda",
+                     "kernels.cuda.complex_cuda"]),
+    ("kernels", ["kernels"]),
+]
+HOOK = ("xforms.jit", "kernels")     # the backend hook (xforms/jit.py `_load_backends`)
+
+
+def _modules():
+    out = {}
+    for pkg in ("xforms", "kernels"):
+        for d, _, files in os.walk(os.path.join(ROOT, pkg)):
+            for f in files:
+                if f.endswith(".py"):
+                    path = os.path.join(d, f)
+                    name = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                    out[name[:-len(".__init__")] if name.endswith(".__init__") else name] = path
+    return out
+
+
+def _targets(mod, path, node, mods):
+    """Modules an import statement names (`from p import m` names module p.m if it is one)."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    else:
+        base = mod if path.endswith("__init__.py") else mod.rpartition(".")[0]
+        if node.level:
+            parts = base.split(".")
+            base = ".".join(parts[:len(parts) - node.level + 1])
+            full = base + ("." + node.module if node.module else "")
+        else:
+            full = node.module
+        names = [f"{full}.{a.name}" if f"{full}.{a.name}" in mods else full
+                 for a in node.names]
+    for n in names:
+        while n and n not in mods:
+            n = n.rpartition(".")[0]
+        if n and n != mod:
+            yield n
+
+
+def import_graph():
+    """{module: {imported module: line}} over xforms/ and kernels/, function bodies too."""
+    mods = _modules()
+    graph = {}
+    for mod, path in mods.items():
+        with open(path) as f:
+            tree = ast.parse(f.read(), path)
+        edges = graph.setdefault(mod, {})
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for t in _targets(mod, path, node, mods):
+                    edges.setdefault(t, node.lineno)
+    return graph
+
+
+def layer_of(mod):
+    best, level = None, None
+    for k, (_, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if (mod == p or mod.startswith(p + ".")) and (best is None or len(p) > len(best)):
+                best, level = p, k
+    if best in ("xforms", None) and mod != "xforms":
+        return [n for n, _ in LAYERS].index("api")    # a new top-level xforms module
+    return level
+
+
+def upward_edges(graph):
+    return sorted((a, b, line) for a, es in graph.items() for b, line in es.items()
+                  if layer_of(b) > layer_of(a) and (a, b) != HOOK)
+
+
+def cycles(graph, skip=(HOOK,)):
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if (v, w) in skip:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_upward_imports():
+    bad = upward_edges(import_graph())
+    assert not bad, "imports that go up the layers (module, imported, line): " + "; ".join(
+        f"{a} -> {b} (line {n}: {LAYERS[layer_of(a)][0]} below {LAYERS[layer_of(b)][0]})"
+        for a, b, n in bad)
+
+
+def test_the_backend_hook_is_the_only_way_up():
+    graph = import_graph()
+    assert HOOK[1] in graph[HOOK[0]], "the hook moved: update HOOK"
+    into_kernels = [a for a, es in graph.items() if not a.startswith("kernels")
+                    and any(b.startswith("kernels") for b in es)]
+    assert into_kernels == [HOOK[0]]
+
+
+def test_the_core_has_no_import_cycles():
+    core = [c for c in cycles(import_graph()) if any(
+        layer_of(m) <= [n for n, _ in LAYERS].index("primitives") for m in c)]
+    assert not core, core
+
+
+def test_the_checker_sees_function_level_imports(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("def f():\n    from xforms.primitives import elementwise\n")
+    tree = ast.parse(src.read_text())
+    mods = {"xforms.primitives": "", "xforms.primitives.elementwise": "", "m": ""}
+    node = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)][0]
+    assert list(_targets("m", str(src), node, mods)) == ["xforms.primitives.elementwise"]
+    assert upward_edges({"xforms.core": {"xforms.primitives.elementwise": 3}}) == [
+        ("xforms.core", "xforms.primitives.elementwise", 3)]
