@@ -26,8 +26,16 @@ LAYERS = [
     ("jit", ["xforms.jit", "xforms.device"]),
     ("package", ["xforms"]),
     ("kernel_base", ["kernels.numba_patches", "kernels.vecmath", "kernels.cpu_runtime",
-                     "kernels.scalar_rules", "kernels.cuda.scalar_cuda",
-                     "kernels.cuda.complex_cuda"]),
+                     "kernels.codegen", "kernels.scalar_rules", "kernels.cuda.scalar_cuda",
+                     "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool"]),
+    ("planning", ["kernels.user_prims", "kernels.passes", "kernels.fusion"]),
+    ("emitters", ["kernels.cpu_buffers", "kernels.emit_cpu", "kernels.emit_cpu_ops",
+                  "kernels.emit_cpu_control", "kernels.emit_cpu_module",
+                  "kernels.cuda.kernel_builder", "kernels.cuda.emit_cuda_pack",
+                  "kernels.cuda.emit_cuda", "kernels.cuda.emit_cuda_reduce",
+                  "kernels.cuda.emit_cuda_ops", "kernels.cuda.emit_cuda_control"]),
+    ("backends", ["kernels.codecache", "kernels.dispatch", "kernels.cpu",
+                  "kernels.cuda.backend"]),
     ("kernels", ["kernels"]),
 ]
 HOOK = ("xforms.jit", "kernels")     # the backend hook (xforms/jit.py `_load_backends`)
@@ -146,10 +154,12 @@ def test_the_backend_hook_is_the_only_way_up():
     assert into_kernels == [HOOK[0]]
 
 
-def test_the_core_has_no_import_cycles():
-    core = [c for c in cycles(import_graph()) if any(
-        layer_of(m) <= [n for n, _ in LAYERS].index("primitives") for m in c)]
-    assert not core, core
+def test_no_import_cycles_outside_the_numpy_layer():
+    # the numpy layer's late imports between its modules (creation <-> ufuncs, indexing <->
+    # manipulation) are the only cycles left; they are harmless and stay inside one layer
+    rest = [c for c in cycles(import_graph()) if not all(m.startswith("xforms.numpy.")
+                                                          for m in c)]
+    assert not rest, rest
 
 
 def test_the_checker_sees_function_level_imports(tmp_path):

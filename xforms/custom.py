@@ -20,7 +20,6 @@ so Python control flow on `bwd`'s residuals needs `lax.cond`.
 """
 import functools
 import inspect
-from collections import OrderedDict
 from types import SimpleNamespace
 
 import numpy as np
@@ -32,42 +31,22 @@ from .ir import ClosedJaxpr, Jaxpr, Var
 from .primitives.custom import (LazyJaxpr, checkpoint_p, custom_jvp_call_p, custom_vjp_call_p,
                                 hook_p)
 from .source_info import describe_function
-from .tracing import flatten_args
+from .tracing import flatten_args, trace_cached
 from .transforms.jvp import tangent_aval
-from .transforms.simplify import simplify
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 # ---- tracing helpers ------------------------------------------------------------------------
-_CACHE_SIZE = 1024
-_cache = OrderedDict()
-
-
 def _trace(fn, in_avals, in_vals, key, who):
-    """Trace flat `fn(*xs) -> (leaves, extra)` -> (ClosedJaxpr, extra); cached by `key` when
-    the trace neither depends on values nor closes over traced values."""
-    try:
-        hit = _cache.get(key) if key is not None else None
-    except TypeError:          # unhashable static arguments: no caching
-        key, hit = None, None
-    if hit is not None:
-        return hit
+    """Trace flat `fn(*xs) -> (leaves, extra)` -> (ClosedJaxpr, extra), through the one
+    tracing entry (cached by `key` unless value-dependent or closing over traced values)."""
     store = {}
 
     def flat(*xs):
         leaves, store["extra"] = fn(*xs)
         return leaves
 
-    if in_vals is not None and all(v is None for v in in_vals):
-        in_vals = None
-    closed, value_dependent = core.trace_to_jaxpr(flat, list(in_avals), in_vals,
-                                                  fun_for_errors=who)
-    result = (simplify(closed), store["extra"])
-    if key is not None and not value_dependent and not any(
-            isinstance(c, Tracer) for c in closed.consts):
-        _cache[key] = result
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return result
+    return trace_cached(None if key is None else ("custom",) + tuple(key), flat, in_avals,
+                        in_vals, who, lambda: store["extra"])
 
 
 def _hoist(closeds):

@@ -1,8 +1,10 @@
-"""Tracing user functions (pytrees in and out) to cached ClosedJaxprs.
+"""Tracing user functions to cached, simplified ClosedJaxprs: the one tracing entry.
 
-`trace_flat(f, args_flat, in_tree)` traces `f` once per (function, input structure,
-abstract signature, extra key).  Inputs with known values (un-jitted transforms) are traced
-with those values so Python `if` on them works; such value-dependent traces are not cached.
+`trace_cached(key, fun, avals)` traces a flat function once per `key`, simplifies the result
+and keeps it in one LRU cache, unless the trace read a known input value (Python `if` on it)
+or closes over values of an enclosing trace.  Every tracer of user code goes through it:
+`trace_flat` (pytrees in and out; jit, grad, vmap, ...), xforms/custom.py's rules, and the
+control-flow primitives' bodies (`primitives/control_flow.trace`, used by lax).
 """
 from collections import OrderedDict
 
@@ -49,6 +51,24 @@ def abstract_signature(leaves):
     return tuple(core.get_aval(x) for x in leaves)
 
 
+def trace_cached(key, fun, avals, vals=None, fun_for_errors=None, extra=lambda: None):
+    """-> (ClosedJaxpr, extra()) for flat `fun(*xs) -> leaves` at `avals`; `vals` are known
+    input values (None each where unknown), `extra()` what `fun` recorded, cached with it.
+    `key` None (or unhashable) traces without caching."""
+    hit = _cache_get(key) if key is not None else None
+    if hit is not None:
+        return hit
+    if vals is not None and all(v is None for v in vals):
+        vals = None
+    closed, value_dependent = core.trace_to_jaxpr(fun, list(avals), vals,
+                                                  fun_for_errors=fun_for_errors)
+    result = (simplify(closed), extra())
+    if key is not None and not value_dependent and not any(
+            isinstance(c, Tracer) for c in closed.consts):
+        _cache_put(key, result)
+    return result
+
+
 def trace_flat(f, args_flat, in_tree, key_extra=(), with_values=True, post=None,
                in_avals=None):
     """-> (ClosedJaxpr, out_tree, extra) for f(*unflatten(in_tree, args_flat)).
@@ -59,15 +79,7 @@ def trace_flat(f, args_flat, in_tree, key_extra=(), with_values=True, post=None,
     entries are None, i.e. values unknown).
     """
     avals = abstract_signature(args_flat) if in_avals is None else tuple(in_avals)
-    key = (f, in_tree, avals, key_extra)
-    hit = _cache_get(key)
-    if hit is not None:
-        return hit
-    vals = None
-    if with_values:
-        vals = [core.known_value(x) for x in args_flat]
-        if all(v is None for v in vals):
-            vals = None
+    vals = [core.known_value(x) for x in args_flat] if with_values else None
     store = {}
 
     def flat_fun(*xs):
@@ -79,9 +91,7 @@ def trace_flat(f, args_flat, in_tree, key_extra=(), with_values=True, post=None,
         store["out_tree"], store["extra"] = out_tree, extra
         return leaves
 
-    closed, value_dependent = core.trace_to_jaxpr(flat_fun, list(avals), vals, fun_for_errors=f)
-    closed = simplify(closed)
-    result = (closed, store["out_tree"], store["extra"])
-    if not value_dependent and not any(isinstance(c, Tracer) for c in closed.consts):
-        _cache_put(key, result)
-    return result
+    closed, (out_tree, extra) = trace_cached(
+        (f, in_tree, avals, key_extra), flat_fun, avals, vals, f,
+        lambda: (store["out_tree"], store["extra"]))
+    return closed, out_tree, extra

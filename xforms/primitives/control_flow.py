@@ -83,7 +83,8 @@ from .. import core
 from ..avals import ShapedArray
 from ..ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from ..transforms.partial_eval import partial_eval_jaxpr
-from ..transforms.simplify import dce, simplify
+from ..tracing import trace_cached
+from ..transforms.simplify import dce
 
 
 # ---- tracing Python functions into const-free sub-jaxprs --------------------------------------
@@ -97,9 +98,10 @@ def hoist_consts(closed):
 
 
 def trace(fun, in_avals, fun_for_errors=None):
-    """Trace flat `fun(*args) -> list` -> (const-free ClosedJaxpr taking (*consts, *args), consts)."""
-    closed, _ = core.trace_to_jaxpr(fun, list(in_avals), fun_for_errors=fun_for_errors)
-    return hoist_consts(simplify(closed))
+    """Trace flat `fun(*args) -> list` -> (const-free ClosedJaxpr taking (*consts, *args), consts).
+    Not cached: a body usually closes over values of the enclosing trace."""
+    closed, _ = trace_cached(None, fun, in_avals, fun_for_errors=fun_for_errors)
+    return hoist_consts(closed)
 
 
 def call(closed, *args):
