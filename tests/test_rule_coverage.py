@@ -109,7 +109,10 @@ def _scalar_exprs(prim, target):
         avals, outs, params = got
         eqn = Eqn(prim, [Var(a) for a in avals], [Var(o) for o in outs], params)
         rule = sr.get_scalar_rule(prim, target)
-        assert rule is not None, f"{prim} has no {target} scalar rule"
+        assert rule is not None, (
+            f"{prim} has no {target} scalar rule: declare its math names "
+            f"(declare(p, math=math_names(...)), xforms/facts.py) or register one "
+            f"(register_scalar_rule(p, rule, target=None), kernels/scalar_rules.py)")
         if target == "cpu":
             ctx = emit_cpu._Ctx(emit_cpu.Emitter(), eqn, 4, ("i0",))
         else:
@@ -141,7 +144,11 @@ def _lowered_by(prim, target):
     elif kind == facts.CALL:
         pass                           # inlined by kernels/passes.prepare
     else:
-        assert prim in op_rules, f"{prim} has no {target} op rule"
+        assert prim in op_rules, (
+            f"{prim} has no {target} op rule (OP_RULES[p] = rule)"
+            + ("" if target == "cpu" else ", nor a CUDA exemption (exempt(p, 'cuda', why))")
+            + f"; if it is elementwise, declare it so: declare(p, ELEMENTWISE, ...) "
+              f"(xforms/facts.py, 'How to add a primitive')")
 
 
 @pytest.mark.parametrize("prim", ALL_PRIMITIVES, ids=IDS)
@@ -175,6 +182,15 @@ def test_declared_dtype_support_is_enforced():
             xf.jit(lambda x: p.bind(x)).lower(np.ones(3, np.complex128))
     finally:
         p.facts = old
+
+
+def test_scalar_rules_belong_to_elementwise_primitives():
+    """A scalar rule is only used inside fused loops: its primitive must say it fuses."""
+    tables = [sr.scalar_rules] + list(sr._target_rules.values())
+    bad = {getattr(p, "name", p) for t in tables for p in t
+           if facts.kind_of(p) != facts.ELEMENTWISE}
+    assert not bad, f"scalar rules for non-elementwise primitives {sorted(bad)}: " \
+        "declare(p, ELEMENTWISE, ...) in their rule blocks (xforms/facts.py)"
 
 
 def test_missing_math_name_is_reported():

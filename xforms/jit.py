@@ -180,8 +180,8 @@ class Jitted:
 
     def _executable(self, closed):
         backend = self.backend or default_backend()
-        _load_backends()
-        if backend not in _backends:
+        found = get_backend(backend)
+        if found is None:
             if backend == "cuda" and not _import_error:   # (else: say why kernels failed)
                 raise BackendError(
                     "backend 'cuda' is not available: install the CUDA extra "
@@ -190,9 +190,8 @@ class Jitted:
             why = (f": the compiler package 'kernels' failed to import ({_import_error[0]}); "
                    "reinstall with `pip install -e .`" if _import_error else "")
             raise BackendError(f"backend {backend!r} is not available{why}")
-        return _backends[backend].compile(closed, {"donate_argnums": self.donate_argnums,
-                                                   "backend": backend,
-                                                   "name": describe_function(self.fun)})
+        return found.compile(closed, {"donate_argnums": self.donate_argnums,
+                                      "backend": backend, "name": describe_function(self.fun)})
 
     def __call__(self, *args, **kwargs):
         fast = self._fast_call
