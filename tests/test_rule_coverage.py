@@ -70,8 +70,10 @@ def test_names_unique():
 def test_lowering_facts(prim):
     f = prim.facts
     assert f.kind in facts.KINDS, f"{prim}: unknown fusion class {f.kind!r}"
-    assert prim.facts.kind != facts.OP or prim.facts == facts.Facts(
-        kind=facts.OP, aliases=f.aliases), f"{prim}: facts of another class on an op"
+    if f.kind != facts.ELEMENTWISE:
+        assert not (f.math or f.vec or f.simplify), f"{prim}: elementwise facts on a {f.kind}"
+    if f.kind != facts.REDUCTION:
+        assert f.reduce_op is None and f.reduce_init is None, f"{prim}: reduction facts"
     if f.kind == facts.REDUCTION:
         assert f.reduce_op in sr.REDUCE_OPS, f"{prim}: reduction monoid {f.reduce_op!r}"
         assert f.reduce_op in ("argmax", "argmin") or f.reduce_init is not None
@@ -169,6 +171,8 @@ def test_scalar_rules_are_keyed_by_primitive():
         [k for k in sr.scalar_rules if isinstance(k, str)]
     assert all(not isinstance(k, str) for k in emit_cpu.OP_RULES)
     assert all(not isinstance(k, str) for k in emit_cuda.OP_RULES)
+    assert all(not isinstance(k, str) for k in fusion.VIEW_MAPS)
+    assert all(not isinstance(k, str) for k in emit_cpu.VECMATH)
 
 
 def test_declared_dtype_support_is_enforced():

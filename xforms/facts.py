@@ -35,6 +35,9 @@ libm spells needs no kernel code: its math names are facts, and the shared scala
                                                exp(neg(mul(x, x))))))
     declare(erf_p, ELEMENTWISE, simplify="unary", math=math_names("erf", cmath=None))
 
+(in xforms/primitives/elementwise.py, `_def("erf", scipy.special.erf, accept=_real,
+math=math_names("erf", cmath=None))` does all but the jvp in one call).
+
 A formula rather than a function name goes in kernels/ (code), keyed by the primitive or
 its name: `register_scalar_rule(erf_p, lambda ctx, x: f"...{x}...")`, with `target="cuda"`
 for a CUDA-only spelling; a `None` math slot says such an override spells it.  An op that

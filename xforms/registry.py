@@ -47,6 +47,14 @@ class RuleTable(dict):
     'r'
     """
 
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.update(*args, **kwargs)
+
+    def update(self, *args, **kwargs):
+        for k, v in dict(*args, **kwargs).items():
+            self[k] = v
+
     @staticmethod
     def _key(k):
         if isinstance(k, str):
