@@ -275,16 +275,12 @@ def plan_program(closed, owned=()):
 
 
 def owned_inputs(eqn, param, closed):
-    """Indices of a sub-program's inputs that are loop carries (owned by the loop)."""
-    p, n = eqn.params, len(closed.jaxpr.invars)
-    name = eqn.prim.name
-    if name == "while" and param == "body_jaxpr":
-        return set(range(p["body_nconsts"], n))
-    if name == "for_loop":
-        return set(range(1 + p["num_consts"], n))
-    if name == "scan":
-        return set(range(p["num_consts"], p["num_consts"] + p["num_carry"]))
-    return set()
+    """Indices of a sub-program's inputs that are loop carries (owned by the loop), from
+    the control primitive's facts (`Facts.carries`)."""
+    carries = eqn.prim.facts.carries
+    if carries is None:
+        return set()
+    return set(carries(eqn.params, param, len(closed.jaxpr.invars)))
 
 
 def plan_jaxpr(jaxpr, consts=(), owned=()):

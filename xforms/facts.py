@@ -83,6 +83,8 @@ class Facts:
     inplace:     operand index an op may update in place when that operand dies
     aliases:     operand index whose buffer the output views (no copy)
     inline:      fn(eqn) -> ClosedJaxpr to inline for a CALL (None: not inlined)
+    carries:     fn(params, param_name, n_inputs) -> indices of a CONTROL primitive's
+                 sub-program inputs that are loop carries (the body may update them in place)
     lowers_to_identity: an identity once no transform follows (stop_gradient)
     dtypes:      {backend: frozenset of dtype kinds ("biufc")} the lowering supports, when
                  narrower than what abstract evaluation accepts
@@ -99,6 +101,7 @@ class Facts:
     inplace: Optional[int] = None
     aliases: Optional[int] = None
     inline: Optional[Callable] = None
+    carries: Optional[Callable] = None
     lowers_to_identity: bool = False
     dtypes: dict = field(default_factory=dict)
 

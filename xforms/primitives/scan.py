@@ -27,7 +27,8 @@ from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depen
                            used_inputs)
 
 scan_p = primitive("scan", multiple_results=True)
-declare(scan_p, CONTROL)
+declare(scan_p, CONTROL, carries=lambda p, param, n: range(
+    p["num_consts"], p["num_consts"] + p["num_carry"]))
 
 
 def _same(a, b):
