@@ -2,8 +2,12 @@
 (imports inside functions included) has no edge from a lower layer to a higher one, except
 the one backend hook, `xforms.jit` importing `kernels` when a function is first compiled.
 
-Layers, bottom to top (README "Layers"); a module not listed sits in the layer of its
-package, and a new top-level xforms module with the public API functions (LAYERS' "api").
+Layers, bottom to top (README "Layers").  A module not listed sits in the layer of its
+package (a new `xforms/primitives/<family>.py` with the primitives); a new top-level xforms
+module or package with the API functions ("api"), a new kernels module with the emitters
+("emitters": e.g. kernels/lower_<family>.py, registering rules that kernels/cpu.py or
+kernels/cuda/backend.py import).  The package `__init__`s of xforms, kernels and
+kernels.cuda are the top of their trees.
 """
 import ast
 import os
@@ -36,8 +40,10 @@ LAYERS = [
                   "kernels.cuda.emit_cuda_ops", "kernels.cuda.emit_cuda_control"]),
     ("backends", ["kernels.codecache", "kernels.dispatch", "kernels.cpu",
                   "kernels.cuda.backend"]),
-    ("kernels", ["kernels"]),
+    ("kernels", ["kernels", "kernels.cuda"]),
 ]
+PACKAGES = {"xforms": "package", "kernels": "kernels", "kernels.cuda": "kernels"}
+DEFAULTS = {"xforms": "api", "kernels": "emitters"}    # unlisted modules of these trees
 HOOK = ("xforms.jit", "kernels")     # the backend hook (xforms/jit.py `_load_backends`)
 
 
@@ -90,13 +96,17 @@ def import_graph():
 
 
 def layer_of(mod):
+    names = [n for n, _ in LAYERS]
+    if mod in PACKAGES:
+        return names.index(PACKAGES[mod])
     best, level = None, None
     for k, (_, prefixes) in enumerate(LAYERS):
         for p in prefixes:
-            if (mod == p or mod.startswith(p + ".")) and (best is None or len(p) > len(best)):
+            if p not in PACKAGES and (mod == p or mod.startswith(p + ".")) and (
+                    best is None or len(p) > len(best)):
                 best, level = p, k
-    if best in ("xforms", None) and mod != "xforms":
-        return [n for n, _ in LAYERS].index("api")    # a new top-level xforms module
+    if best is None:
+        return names.index(DEFAULTS[mod.split(".")[0]])
     return level
 
 
@@ -171,3 +181,8 @@ def test_the_checker_sees_function_level_imports(tmp_path):
     assert list(_targets("m", str(src), node, mods)) == ["xforms.primitives.elementwise"]
     assert upward_edges({"xforms.core": {"xforms.primitives.elementwise": 3}}) == [
         ("xforms.core", "xforms.primitives.elementwise", 3)]
+    # where modules other sessions add land
+    assert layer_of("xforms.primitives.linalg") == layer_of("xforms.primitives.elementwise")
+    assert layer_of("kernels.lower_linalg") < layer_of("kernels.cpu")
+    assert layer_of("kernels.cuda.lower_linalg") < layer_of("kernels.cuda.backend")
+    assert layer_of("xforms.random") == layer_of("xforms.api") < layer_of("xforms.jit")
