@@ -47,6 +47,21 @@ kernels/cuda/emit_cuda.py's tables, or is exempted from CUDA with a reason:
 tests/test_rule_coverage.py walks every primitive through every layer (abstract eval, impl,
 jvp, transpose where linear, batching, facts, CPU lowering, CUDA lowering or exemption) and
 names what is missing; it reads tables and runs scalar rules, so it needs no GPU.
+
+Converting code written against the old name tables (before issue #19):
+
+    kernels/fusion.py ELEMENTWISE / VIEWS / REDUCTIONS    declare(p, ELEMENTWISE | VIEW | REDUCTION)
+    scalar_rules MATH_FUNCS, CMATH_FUNCS; cuda CUDA_MATH,   math={"cpu": ..., "cpu_complex": ...,
+      complex_cuda INLINE_CMATH                             "cuda": ..., "cuda_complex": ...}
+    vecmath VECMATH entry (which loops use it)            vec="vm_..." (keep the vecmath entry)
+    simplify _UNARY / _BINARY / _COMMUTATIVE              simplify="unary"/"binary", commutative=
+    scalar_rules REDUCTION_INIT                           reduce_op=..., reduce_init=fn(dtype)
+    fusion INPLACE_OPS / ALIAS_OPS                        inplace=0 / aliases=k
+    passes _IDENTITIES; custom.inline_jaxpr               lowers_to_identity=True; inline=fn
+    xforms.primitives ALL_PRIMITIVES, EXEMPT, primitive   xforms.registry (still re-exported)
+    xforms.ir _Names, _fmt_literal                        xforms.ir Names, fmt_literal
+`register_scalar_rule(name_or_prim, ...)`, `OP_RULES[name_or_prim] = ...` and
+`CONTROL_RULES[...]` work as before (keyed by the primitive; names are resolved).
 """
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
