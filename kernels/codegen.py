@@ -5,9 +5,12 @@ generator: imports nothing else of kernels/).
 ('np.float32(0.5)', 'np.bool_', '(3,)')
 """
 import math
+import os
 from contextlib import contextmanager
 
 import numpy as np
+
+from xforms.ir import Literal, fmt_literal, pp_eqn
 
 
 def shape_str(shape):
@@ -61,3 +64,30 @@ class SourceBuilder:
             yield
         finally:
             self.depth -= 1
+
+
+class NameView:
+    """Prints variables with an emitter's names (`em.s(v)`), literals as the IR does: the
+    names the generated code's equation comments use."""
+
+    def __init__(self, em):
+        self.em = em
+
+    def __call__(self, v):
+        if isinstance(v, Literal):
+            return fmt_literal(v.val)
+        return self.em.s(v)
+
+
+def eqn_comment(eqn, em, width, squeeze=False):
+    """One equation as a comment line's text (without the `#`): the IR listing with the
+    emitter's names, cut to `width` characters (whitespace runs squeezed to one space when
+    `squeeze`), then the user's file, line and function."""
+    text = pp_eqn(eqn, NameView(em)).replace("\n", " ")
+    if squeeze:
+        text = " ".join(text.split())
+    if len(text) > width:
+        text = text[:width - 3] + "..."
+    info = eqn.source_info
+    where = f"  {os.path.basename(info.file)}:{info.line} ({info.function})" if info else ""
+    return text + where

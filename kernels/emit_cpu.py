@@ -17,18 +17,17 @@ Op rules (dot_general, gather, ...) live in `emit_cpu_ops.py`, control flow in
 `emit_cpu_control.py`; both register into `OP_RULES` / `CONTROL_RULES`.
 """
 import keyword
-import os
 from contextlib import contextmanager
 
 import numpy as np
 
 from xforms import config
 from xforms.errors import LoweringError
-from xforms.ir import Literal, Names, Var, fmt_literal, pp_eqn
+from xforms.ir import Literal, Names, Var
 from xforms.registry import ALL_PRIMITIVES, RuleTable
 
 from . import user_prims
-from .codegen import SourceBuilder, dtype_str, lit, shape_str  # noqa: F401  (re-exported)
+from .codegen import SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
 from .fusion import REDUCTIONS, VIEWS
 from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
@@ -204,12 +203,7 @@ class Emitter:
             self.line(f"{var} += 1")
 
     def comment(self, eqn, names=None):
-        text = pp_eqn(eqn, _NameView(self)).replace("\n", " ")
-        if len(text) > 110:
-            text = text[:107] + "..."
-        info = eqn.source_info
-        where = f"  {os.path.basename(info.file)}:{info.line} ({info.function})" if info else ""
-        self.line(f"# {text}{where}")
+        self.line(f"# {eqn_comment(eqn, self, 110)}")
         self.line_info[len(self.sb.lines)] = eqn
 
     # ---- buffers ----------------------------------------------------------------------------
@@ -449,18 +443,6 @@ def _index(imap, idx):
         else:
             parts.append(f"{off} + {st} * {idx[ax]}")
     return ", ".join(parts) if parts else "()"
-
-
-class _NameView:
-    """Prints variables with the emitter's names (for the comments)."""
-
-    def __init__(self, em):
-        self.em = em
-
-    def __call__(self, v):
-        if isinstance(v, Literal):
-            return fmt_literal(v.val)
-        return self.em.s(v)
 
 
 def _unsupported(eqn, why=""):

@@ -35,20 +35,19 @@ Kernels per step (launch configuration from `runtime.DeviceSpec`):
   loops around launches).
 """
 import keyword
-import os
 
 import numpy as np
 
-from xforms.ir import Literal, Names, Var, pp_eqn
+from xforms.ir import Literal, Names, Var
 from xforms.registry import EXEMPT, RuleTable
 
 from .. import user_prims
-from ..codegen import SourceBuilder, dtype_str, lit
+from ..codegen import SourceBuilder, dtype_str, eqn_comment, lit
 from ..fusion import REDUCTIONS, VIEWS
 from ..scalar_rules import dtype_refused, get_scalar_rule, math_name
 from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
 from .emit_cuda_pack import Packing
-from .kernel_builder import (Kernel, KernelBuilder, _NameView, c_strides, cdiv,  # noqa: F401
+from .kernel_builder import (Kernel, KernelBuilder, c_strides, cdiv,  # noqa: F401
                              decompose, lin_expr, lin_terms, nbt_name, pow2_at_least,
                              unsupported)
 
@@ -358,10 +357,4 @@ def scalar_expr(eqn, args, idx):
 
 
 def _host_comment(em, eqn):
-    text = pp_eqn(eqn, _NameView(em)).replace("\n", " ")
-    text = " ".join(text.split())
-    if len(text) > 100:
-        text = text[:97] + "..."
-    info = eqn.source_info
-    where = f"  {os.path.basename(info.file)}:{info.line} ({info.function})" if info else ""
-    return text + where
+    return eqn_comment(eqn, em, 100, squeeze=True)

@@ -4,14 +4,12 @@ index and naming helpers every CUDA emitter module shares.  The emitter state it
 other emitter module (kernels/cuda/emit_cuda.py uses it; so do the reduction, op and
 control emitters).
 """
-import os
-
 import numpy as np
 
 from xforms.errors import LoweringError
-from xforms.ir import Literal, fmt_literal, pp_eqn
+from xforms.ir import Literal
 
-from ..codegen import SourceBuilder, lit
+from ..codegen import SourceBuilder, eqn_comment, lit
 
 
 def nbt_name(dt):
@@ -129,12 +127,7 @@ class KernelBuilder:
         return self.sb.block(header)
 
     def comment(self, eqn):
-        text = pp_eqn(eqn, _NameView(self.em)).replace("\n", " ")
-        if len(text) > 100:
-            text = text[:97] + "..."
-        info = eqn.source_info
-        where = f"  {os.path.basename(info.file)}:{info.line} ({info.function})" if info else ""
-        self.line(f"# {text}{where}")
+        self.line(f"# {eqn_comment(eqn, self.em, 100)}")
         self.line_eqns[len(self.sb.lines)] = eqn
 
     def launch(self, grid, block, note=""):
@@ -163,16 +156,6 @@ class KernelBuilder:
         em.line(f"_K[{k}]({args})    # {name} {cfg}{' ' + note if note else ''}")
         em.launch_sites += 1
         return name
-
-
-class _NameView:
-    def __init__(self, em):
-        self.em = em
-
-    def __call__(self, v):
-        if isinstance(v, Literal):
-            return fmt_literal(v.val)
-        return self.em.s(v)
 
 
 # ---- linear offsets ---------------------------------------------------------------------------
