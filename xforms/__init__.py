@@ -14,7 +14,9 @@ from .custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, hoo
 from .errors import ConcretizationError, UnexpectedTracerError
 from .jit import default_backend, jit
 from .device import device_get, device_put
+from .pmap import pmap
 from . import nn
 from . import lax
+from . import mpi  # noqa: F401  (imports mpi4py only when used)
 
 __version__ = "0.1.0"

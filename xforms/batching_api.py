@@ -13,12 +13,13 @@ cotangent through ONE batched vjp; `hessian = jacfwd(jacrev(f))`.
     Array([[1., 0.], [0., 1.]])
 """
 import functools
+from contextlib import nullcontext
 import inspect
 import weakref
 
 import numpy as np
 
-from . import core
+from . import axis_env, core
 from .ad import vjp_jaxprs
 from .api import _split_aux
 from .avals import is_complex, is_float
@@ -146,12 +147,14 @@ def _resolve_out_dims(fun, out_axes, out_tree, out_avals):
 
 
 # ---- vmap ------------------------------------------------------------------------------
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """Vectorise `fun` over an axis of its inputs (JAX semantics).
 
     `in_axes`: an int, None, or a tuple with one entry per positional argument, each a
     pytree prefix of that argument; keyword arguments are mapped over axis 0.  `out_axes`
-    likewise for the output.  `axis_size` is needed when no input is mapped.
+    likewise for the output.  `axis_size` is needed when no input is mapped.  `axis_name`
+    names the mapped axis for collectives inside `fun` (`lax.psum(x, axis_name)`...);
+    `spmd_axis_name` only guides JAX's sharding and does not change results: accepted.
 
     >>> xf.vmap(xnp.dot, in_axes=(0, None))(xnp.ones((4, 3)), xnp.ones(3))
     Array([3., 3., 3., 3.])
@@ -183,11 +186,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
                          a.update(shape=a.shape[:d] + a.shape[d + 1:]))
         # mapped leaves are traced abstractly; unmapped ones keep their known values
         known = [x if d is None else None for x, d in zip(flat, dims)]
-        closed, out_tree, _ = trace_flat(call, known, in_tree, key_extra=("vmap",),
-                                         in_avals=avals)
+        with _bind(axis_name, size):
+            closed, out_tree, _ = trace_flat(call, known, in_tree, key_extra=("vmap",),
+                                             in_avals=avals)
         out_dims, out_names = _resolve_out_dims(fun, out_axes, out_tree, closed.out_avals)
         try:
-            batched_jaxpr = vmap_jaxpr(closed, dims, size, out_dims)
+            batched_jaxpr = vmap_jaxpr(closed, dims, size, out_dims, axis_name=axis_name)
         except BatchedOutputError as e:
             raise ValueError(f"vmap of {describe_function(fun)}: out_axes={out_axes!r} asks "
                              f"for {out_names[e.index]} to be unmapped (None), but it depends "
@@ -195,6 +199,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         outs = core.eval_jaxpr(batched_jaxpr, *flat)
         return tree_unflatten(out_tree, [_as_result(o) for o in outs])
     return batched
+
+
+def _bind(axis_name, size):
+    return axis_env.bind_axis(axis_name, size) if axis_name is not None else nullcontext()
 
 
 def _as_result(x):
@@ -314,7 +322,7 @@ def _jacfwd_jaxpr(closed, diff, n_main, n_basis):
         jv, _ = core.trace_to_jaxpr(jvp_fun, list(in_avals) + t_avals)
         n_all = len(closed.out_avals)
         per[key] = vmap_jaxpr(simplify(jv), [None] * n + [0] * len(t_avals), n_basis,
-                              [None] * n_all + [-1] * n_main)
+                              [None] * n_all + [-1] * n_main, axis_name=None)
     return per[key]
 
 
@@ -361,7 +369,8 @@ def _jacrev_jaxpr(transposed, n_res, n_ct, n_basis):
     per = _jacrev_cache.setdefault(transposed, {})
     if key not in per:
         n_out = len(transposed.out_avals)
-        per[key] = vmap_jaxpr(transposed, [None] * n_res + [0] * n_ct, n_basis, [0] * n_out)
+        per[key] = vmap_jaxpr(transposed, [None] * n_res + [0] * n_ct, n_basis, [0] * n_out,
+                              axis_name=None)
     return per[key]
 
 

@@ -27,7 +27,11 @@ impl_rules = {}            # prim -> (*np_arrays, **params) -> list[np.ndarray]
 
 class Primitive:
     """An operation of the IR.  `bind` dispatches it to the current trace.  `facts` holds
-    what the lowering needs to know about it (xforms/facts.py; set with `facts.declare`)."""
+    what the lowering needs to know about it (xforms/facts.py; set with `facts.declare`).
+
+    `trace_time_eval = False` keeps a tracer with known inputs from evaluating the
+    primitive while tracing (collectives: their value depends on other ranks or members)."""
+    trace_time_eval = True
 
     def __init__(self, name, multiple_results=False):
         self.name, self.multiple_results = name, multiple_results
@@ -281,7 +285,7 @@ class Builder:
         outvars = [Var(a) for a in out_avals]
         self.eqns.append(Eqn(prim, invars, outvars, params, source_info.current()))
         vals = [None] * len(outvars)
-        if self.with_values:
+        if self.with_values and prim.trace_time_eval:
             invals = [self._known_val(a, v) for a, v in zip(args, invars)]
             if all(v is not None for v in invals):
                 with set_current_trace(eval_trace):

@@ -8,7 +8,7 @@ control-flow primitives' bodies (`primitives/control_flow.trace`, used by lax).
 """
 from collections import OrderedDict
 
-from . import core
+from . import axis_env, core
 from .core import Tracer
 from .transforms.simplify import simplify
 from .tree_util import tree_flatten, tree_unflatten
@@ -54,7 +54,10 @@ def abstract_signature(leaves):
 def trace_cached(key, fun, avals, vals=None, fun_for_errors=None, extra=lambda: None):
     """-> (ClosedJaxpr, extra()) for flat `fun(*xs) -> leaves` at `avals`; `vals` are known
     input values (None each where unknown), `extra()` what `fun` recorded, cached with it.
-    `key` None (or unhashable) traces without caching."""
+    `key` None (or unhashable) traces without caching.  The bound axis names are part of
+    the key: collectives record their axis sizes in the trace."""
+    if key is not None:
+        key = (key, axis_env.key())
     hit = _cache_get(key) if key is not None else None
     if hit is not None:
         return hit

@@ -399,7 +399,12 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis):
     return dynamic_update_slice(operand, update, starts)
 
 
+from .collectives import (all_gather, all_to_all, axis_index, axis_size, pmax,  # noqa: E402
+                          pmean, pmin, ppermute, pshuffle, psum, psum_scatter)
+
 __all__ = [
+    "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "pshuffle",
+    "all_to_all", "axis_index", "axis_size",
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "select", "stop_gradient",
     "clamp", "square", "reciprocal", "iota", "broadcasted_iota", "full", "dot",
     "dynamic_slice_in_dim", "dynamic_update_slice_in_dim",

@@ -3,6 +3,12 @@
 Rule table `vmap_rules[prim](args, dims, **params) -> (outs, out_dims)`; a dim is the
 position of the batch axis in that value, or None when the value is not batched.  Rules
 move batch axes instead of looping, so the batched IR has about the same equations.
+
+A batch axis may have a name (`vmap(f, axis_name="i")`): a collective over that name
+(`lax.psum(x, "i")`) is rewritten by its *named* rule, `named_vmap_rules[prim](args, dims,
+size, name_=..., **params)`, into array operations over the batch axis -- also when no
+operand is batched.  Sub-programs batched while a named axis is being evaluated (bodies of
+control flow, custom rules) inherit the name.
 """
 import weakref
 
@@ -13,6 +19,8 @@ from ..ir import Literal
 from .simplify import simplify
 
 vmap_rules = {}
+named_vmap_rules = {}      # collectives: rule(args, dims, size, *, name_, **params)
+_current_axis = [None]     # the name of the batch axis being evaluated (inherited by bodies)
 
 
 class BatchedOutputError(ValueError):
@@ -89,8 +97,27 @@ def defbroadcasting(prim):
     vmap_rules[prim] = rule
 
 
-def vmap_eval(jaxpr, consts, args, dims, size):
-    """Evaluate `jaxpr` on batched args, binding on the current trace -> (outs, out_dims)."""
+_INHERIT = object()
+
+
+def vmap_eval(jaxpr, consts, args, dims, size, axis_name=_INHERIT):
+    """Evaluate `jaxpr` on batched args, binding on the current trace -> (outs, out_dims).
+    `axis_name` names the batch axis (default: the axis being evaluated, if any)."""
+    if axis_name is _INHERIT:
+        axis_name = _current_axis[0]
+    prev, _current_axis[0] = _current_axis[0], axis_name
+    try:
+        return _vmap_eval(jaxpr, consts, args, dims, size, axis_name)
+    finally:
+        _current_axis[0] = prev
+
+
+def _named(eqn, axis_name):
+    return (axis_name is not None and eqn.prim in named_vmap_rules
+            and axis_name in eqn.params["axes"])
+
+
+def _vmap_eval(jaxpr, consts, args, dims, size, axis_name):
     env = {}
     for v, c in zip(jaxpr.constvars, consts, strict=True):
         env[v] = (c, None)
@@ -103,7 +130,10 @@ def vmap_eval(jaxpr, consts, args, dims, size):
     for eqn in jaxpr.eqns:
         vals, ds = zip(*(read(a) for a in eqn.invars)) if eqn.invars else ((), ())
         with source_info.user_frame_override(eqn.source_info):
-            if all(d is None for d in ds):
+            if _named(eqn, axis_name):
+                outs, out_ds = named_vmap_rules[eqn.prim](list(vals), list(ds), size,
+                                                          name_=axis_name, **eqn.params)
+            elif all(d is None for d in ds):
                 outs = eqn.prim.bind(*vals, **eqn.params)
                 outs = outs if eqn.prim.multiple_results else [outs]
                 out_ds = [None] * len(outs)
@@ -122,17 +152,21 @@ def vmap_eval(jaxpr, consts, args, dims, size):
 _vmap_cache = weakref.WeakKeyDictionary()
 
 
-def vmap_jaxpr(closed, in_dims, size, out_dims_wanted=None):
+def vmap_jaxpr(closed, in_dims, size, out_dims_wanted=None, axis_name=_INHERIT):
     """-> jaxpr over batched inputs whose outputs have batch axes at `out_dims_wanted`
-    (default 0; None entries demand unbatched outputs).  Cached per jaxpr and dims."""
-    key = (tuple(in_dims), int(size), None if out_dims_wanted is None else tuple(out_dims_wanted))
+    (default 0; None entries demand unbatched outputs).  Cached per jaxpr and dims.
+    `axis_name` names the batch axis (default: the axis being evaluated, if any)."""
+    if axis_name is _INHERIT:
+        axis_name = _current_axis[0]
+    key = (tuple(in_dims), int(size), None if out_dims_wanted is None else
+           tuple(out_dims_wanted), axis_name)
     per = _vmap_cache.setdefault(closed, {})
     if key not in per:
-        per[key] = _vmap_jaxpr(closed, in_dims, size, out_dims_wanted)
+        per[key] = _vmap_jaxpr(closed, in_dims, size, out_dims_wanted, axis_name)
     return per[key]
 
 
-def _vmap_jaxpr(closed, in_dims, size, out_dims_wanted):
+def _vmap_jaxpr(closed, in_dims, size, out_dims_wanted, axis_name):
     in_avals = []
     for a, d in zip(closed.in_avals, in_dims, strict=True):
         if d is None:
@@ -143,7 +177,7 @@ def _vmap_jaxpr(closed, in_dims, size, out_dims_wanted):
             in_avals.append(a.update(shape=tuple(shape)))
 
     def fun(*args):
-        outs, dims = vmap_eval(closed.jaxpr, closed.consts, args, in_dims, size)
+        outs, dims = vmap_eval(closed.jaxpr, closed.consts, args, in_dims, size, axis_name)
         wanted = out_dims_wanted or [0] * len(outs)
         res = []
         for i, (o, d, w) in enumerate(zip(outs, dims, wanted, strict=True)):
@@ -163,5 +197,5 @@ def _vmap_jaxpr(closed, in_dims, size, out_dims_wanted):
     return simplify(jaxpr)
 
 
-__all__ = ["vmap_rules", "defvectorized", "defbroadcasting", "align_batched", "vmap_jaxpr",
+__all__ = ["vmap_rules", "named_vmap_rules", "defvectorized", "defbroadcasting", "align_batched", "vmap_jaxpr",
            "vmap_eval", "moveaxis", "bdim_to_front", "BatchedOutputError"]

@@ -1,0 +1,190 @@
+"""CPU rules for collectives bound to MPI ranks: numba-mpi calls inside the compiled kernel,
+so a jitted pmap step never returns to Python to communicate.
+
+numba-mpi reaches COMM_WORLD only; a collective over another communicator is refused here
+(pmap runs such programs eagerly through mpi4py instead).  A kernel that calls numba-mpi
+holds ctypes pointers into the MPI library, which Numba cannot keep in its disk cache: the
+module is marked `NO_DISK_CACHE` and compiled once per process.
+
+psum/pmax/pmin of several operands of one dtype travel in one packed message when they are
+small (JAX users pass whole gradient pytrees to `pmean`); large operands are reduced
+straight from their buffer into the output buffer.  Every call checks the MPI status.
+
+    A = ...                      # the generated code for `lax.psum((g1, g2), "i")`
+    _pk1 = np.empty(n1 + n2, np.float64); _pk1[0:n1] = G1.reshape(-1); ...
+    _st = nm_allreduce(_pk1, _pk2, nm_SUM)
+"""
+import numpy as np
+
+from xforms.primitives import collectives as C
+
+from .emit_cpu import OP_RULES, _unsupported, dtype_str
+from .user_prims import NO_DISK_CACHE
+
+PACK_MAX_ELEMENTS = 1 << 16      # operands this small are packed into one message
+_OPS = {C.psum_p: "SUM", C.pmax_p: "MAX", C.pmin_p: "MIN"}
+
+
+def _start(em, eqn):
+    comm = eqn.params.get("comm")
+    if comm is None or not comm.is_world:
+        raise _unsupported(eqn, "compiled code reaches only MPI COMM_WORLD (numba-mpi); "
+                           "pmap over another communicator runs with jit=False")
+    for a in list(eqn.invars) + list(eqn.outvars):
+        if np.dtype(a.aval.dtype).kind in "cb":
+            raise _unsupported(eqn, f"MPI collectives in compiled code take real and integer "
+                               f"dtypes, not {a.aval.dtype}")
+    em.globals.setdefault("_nm", "__import__('numba_mpi')")
+    em.globals.setdefault("__xforms_private__", repr(NO_DISK_CACHE))
+
+
+def _fn(em, name):
+    return em._global(f"_nm.{name}", f"nm_{name}_")
+
+
+def _check(em, call, what):
+    st = em.fresh("st")
+    em.line(f"{st} = {call}")
+    with em.block(f"if {st} != 0:"):
+        em.line(f"raise RuntimeError('{what} failed')")
+
+
+def _flat_in(em, a):
+    """A contiguous 1-d array holding operand `a` (a rank-0 operand gets a 1-array).  Every
+    array of a CPU kernel is C-contiguous (parameters are typed so, buffers are allocated
+    so), so this is a view, never a copy."""
+    if a.aval.shape:
+        return f"{em.atom(a)}.reshape(-1)"
+    t = em.fresh("mpi_in")
+    em.line(f"{t} = np.empty(1, {dtype_str(a.aval.dtype)})")
+    em.line(f"{t}[0] = {em.atom(a)}")
+    return t
+
+
+def _out_buffer(em, v):
+    """-> (1-d name to receive into, finisher) for output Var v."""
+    if v.aval.shape:
+        em.alloc(v)
+        return f"{em.A(v)}.reshape(-1)", lambda: None
+    t = em.fresh("mpi_out")
+    em.line(f"{t} = np.empty(1, {dtype_str(v.aval.dtype)})")
+    return t, lambda: em.line(f"{em.s(v)} = {t}[0]")
+
+
+def _reduce(em, eqn):
+    _start(em, eqn)
+    op = em._global(f"_nm.Operator.{_OPS[eqn.prim]}", "nm_op_")
+    allreduce = _fn(em, "allreduce")
+    groups = {}
+    for a, v in zip(eqn.invars, eqn.outvars):
+        small = a.aval.size <= PACK_MAX_ELEMENTS
+        groups.setdefault((np.dtype(a.aval.dtype), small), []).append((a, v))
+    for (dt, small), pairs in groups.items():
+        if small and len(pairs) > 1:
+            _packed(em, pairs, dt, allreduce, op)
+            continue
+        for a, v in pairs:
+            src = _flat_in(em, a)
+            dst, finish = _out_buffer(em, v)
+            _check(em, f"{allreduce}({src}, {dst}, {op})", "MPI_Allreduce")
+            finish()
+
+
+def _packed(em, pairs, dt, allreduce, op):
+    total = sum(max(a.aval.size, 1) for a, _ in pairs)
+    send, recv = em.fresh("pk"), em.fresh("pk")
+    em.line(f"{send} = np.empty({total}, {dtype_str(dt)})")
+    em.line(f"{recv} = np.empty({total}, {dtype_str(dt)})")
+    off = 0
+    for a, _ in pairs:
+        n = max(a.aval.size, 1)
+        rhs = f"{em.atom(a)}.reshape(-1)" if a.aval.shape else em.atom(a)
+        em.line(f"{send}[{off}:{off + n}] = {rhs}")
+        off += n
+    _check(em, f"{allreduce}({send}, {recv}, {op})", "MPI_Allreduce")
+    off = 0
+    for a, v in pairs:
+        n = max(a.aval.size, 1)
+        if v.aval.shape:
+            em.alloc(v)
+            em.line(f"{em.A(v)}.reshape(-1)[:] = {recv}[{off}:{off + n}]")
+        else:
+            em.line(f"{em.s(v)} = {recv}[{off}]")
+        off += n
+
+
+def _all_gather(em, eqn):
+    _start(em, eqn)
+    (a,), (v,) = eqn.invars, eqn.outvars
+    src = _flat_in(em, a)
+    em.alloc(v)
+    _check(em, f"{_fn(em, 'allgather')}({src}, {em.A(v)}.reshape(-1), {max(a.aval.size, 1)})",
+           "MPI_Allgather")
+
+
+def _psum_scatter(em, eqn):
+    # numba-mpi has no reduce-scatter: reduce everything, keep this rank's row
+    _start(em, eqn)
+    (a,), (v,) = eqn.invars, eqn.outvars
+    tot = em.fresh("mpi_sum")
+    em.line(f"{tot} = np.empty({a.aval.size}, {dtype_str(a.aval.dtype)})")
+    _check(em, f"{_fn(em, 'allreduce')}({_flat_in(em, a)}, {tot}, "
+               f"{em._global('_nm.Operator.SUM', 'nm_op_')})", "MPI_Allreduce")
+    n = max(v.aval.size, 1)
+    row = f"{_fn(em, 'rank')}() * {n}"
+    if v.aval.shape:
+        em.alloc(v)
+        em.line(f"{em.A(v)}.reshape(-1)[:] = {tot}[{row}:{row} + {n}]")
+    else:
+        em.line(f"{em.s(v)} = {tot}[{row}]")
+
+
+def _ppermute(em, eqn):
+    _start(em, eqn)
+    (a,), (v,) = eqn.invars, eqn.outvars
+    size = eqn.params["comm"].size
+    dst_of = dict(eqn.params["perm"])
+    src_of = {d: s for s, d in eqn.params["perm"]}
+    dsts = em._global(repr(tuple(dst_of.get(r, -1) for r in range(size))), "perm_dst_")
+    srcs = em._global(repr(tuple(src_of.get(r, -1) for r in range(size))), "perm_src_")
+    rank, d, s = em.fresh("rank"), em.fresh("dst"), em.fresh("src")
+    em.line(f"{rank} = {_fn(em, 'rank')}()")
+    em.line(f"{d} = {dsts}[{rank}]")
+    em.line(f"{s} = {srcs}[{rank}]")
+    src = _flat_in(em, a)
+    dst, finish = _out_buffer(em, v)
+    with em.block(f"if {d} >= 0 and {s} >= 0:"):
+        _check(em, f"{_fn(em, 'sendrecv')}({src}, {d}, {dst}, {s})", "MPI_Sendrecv")
+    with em.block("else:"):
+        with em.block(f"if {d} >= 0:"):
+            _check(em, f"{_fn(em, 'send')}({src}, {d})", "MPI_Send")
+        with em.block(f"if {s} >= 0:"):
+            _check(em, f"{_fn(em, 'recv')}({dst}, {s})", "MPI_Recv")
+        with em.block("else:"):
+            em.line(f"{dst}[:] = 0")
+    finish()
+
+
+def _sendrecv(em, eqn):
+    _start(em, eqn)
+    (a,), (v,) = eqn.invars, eqn.outvars
+    src = _flat_in(em, a)
+    dst, finish = _out_buffer(em, v)
+    _check(em, f"{_fn(em, 'sendrecv')}({src}, {int(eqn.params['dest'])}, {dst}, "
+               f"{int(eqn.params['source'])})", "MPI_Sendrecv")
+    finish()
+
+
+def _axis_index(em, eqn):
+    _start(em, eqn)
+    em.line(f"{em.s(eqn.outvars[0])} = np.int32({_fn(em, 'rank')}())")
+
+
+for _p in _OPS:
+    OP_RULES[_p.name] = _reduce
+OP_RULES[C.all_gather_p.name] = _all_gather
+OP_RULES[C.psum_scatter_p.name] = _psum_scatter
+OP_RULES[C.ppermute_p.name] = _ppermute
+OP_RULES[C.axis_index_p.name] = _axis_index
+OP_RULES[C.sendrecv_p.name] = _sendrecv
+# all_to_all: numba-mpi has no MPI_Alltoall; it lowers through the LoweringError above

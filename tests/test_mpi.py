@@ -1,0 +1,45 @@
+"""Multi-process tests: tests/mpi_programs.py and examples/data_parallel.py on 2 MPI ranks
+(`mpiexec -n 2`), run when MPI is installed (`pip install -e '.[mpi]'`: the pip `mpich`
+wheel gives mpiexec, plus mpi4py and numba-mpi); skipped otherwise.  Each case is its own
+mpiexec run with a time limit, so a hang fails the test instead of stalling the suite."""
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MPIEXEC = shutil.which("mpiexec") or shutil.which("mpirun")
+HAVE_MPI = MPIEXEC is not None and all(importlib.util.find_spec(m) is not None
+                                       for m in ("mpi4py", "numba_mpi"))
+pytestmark = pytest.mark.skipif(not HAVE_MPI, reason="MPI not installed: pip install -e '.[mpi]'")
+
+
+def mpirun(*args, timeout=420):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    return subprocess.run([MPIEXEC, "-n", "2", sys.executable, *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("case", ["collectives", "grads", "explicit", "mismatch"])
+def test_two_ranks(case):
+    r = mpirun("tests/mpi_programs.py", case)
+    assert r.returncode == 0, f"{case} failed:\n{r.stdout[-4000:]}\n{r.stderr[-6000:]}"
+    assert r.stdout.count(f"ok {case}") == 2, r.stdout
+
+
+def test_an_error_on_one_rank_aborts_every_rank():
+    r = mpirun("tests/mpi_programs.py", "abort", timeout=120)
+    assert r.returncode != 0
+    assert "rank 1/2] RuntimeError" in r.stderr and "deliberate failure" in r.stderr, r.stderr
+    assert "should have aborted" not in r.stderr + r.stdout
+
+
+def test_data_parallel_training_equals_serial_training():
+    r = mpirun("examples/data_parallel.py", "--steps", "20", "--check")
+    assert r.returncode == 0, f"{r.stdout[-3000:]}\n{r.stderr[-6000:]}"
+    assert "parameters identical on all ranks: True" in r.stdout, r.stdout
+    assert "max |parallel - serial|" in r.stdout, r.stdout

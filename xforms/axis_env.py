@@ -1,0 +1,50 @@
+"""Named axes: which axis names are bound while a function is traced, and to what.
+
+`vmap(f, axis_name="i")` binds "i" to its batch (size = the batch size); `pmap(f,
+axis_name="i")` binds "i" to the ranks of an MPI communicator (size = the number of
+ranks).  Collectives (`lax.psum(x, "i")` ...) look their axis up here when they are bound,
+so the traced program records the axis size, and the communicator for an MPI axis; an
+unbound name is an error, as in JAX.
+
+    >>> with bind_axis("i", 4):
+    ...     lookup("i").size
+    4
+"""
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+_stack = []
+
+
+@dataclass(frozen=True)
+class AxisFrame:
+    """One bound axis.  `comm` is an `MpiComm` for pmap axes, None for vmap axes."""
+    name: object
+    size: int
+    comm: object = None
+
+
+@contextmanager
+def bind_axis(name, size, comm=None):
+    """Bind axis `name` of `size` members for the duration of the block."""
+    _stack.append(AxisFrame(name, int(size), comm))
+    try:
+        yield _stack[-1]
+    finally:
+        _stack.pop()
+
+
+def lookup(name):
+    """The innermost frame binding `name` (NameError naming it when unbound)."""
+    for frame in reversed(_stack):
+        if frame.name == name:
+            return frame
+    bound = ", ".join(repr(f.name) for f in _stack) or "none"
+    raise NameError(f"unbound axis name: {name!r} (bound axis names: {bound}). Collectives "
+                    "such as lax.psum need an enclosing vmap(..., axis_name=...) or "
+                    "pmap(..., axis_name=...) that binds the name.")
+
+
+def key():
+    """A hashable summary of the bound axes: traces that read them are cached per key."""
+    return tuple((f.name, f.size, f.comm) for f in _stack)
