@@ -175,6 +175,30 @@ def _sendrecv(em, eqn):
     finish()
 
 
+def _all_to_all(em, eqn):
+    # numba-mpi has no MPI_Alltoall: n-1 pairwise exchanges in the shift order
+    # (send to rank+s, receive from rank-s), which cannot deadlock
+    _start(em, eqn)
+    (a,), (v,) = eqn.invars, eqn.outvars
+    n = eqn.params["axis_size"]
+    chunk = a.aval.size // n
+    x = _flat_in(em, a)
+    em.alloc(v)
+    out = f"{em.A(v)}.reshape(-1)"
+    rank, s, dst, src = em.fresh("rank"), em.fresh("s"), em.fresh("dst"), em.fresh("src")
+    em.line(f"{rank} = {_fn(em, 'rank')}()")
+    em.line(f"{out}[{rank} * {chunk}:({rank} + 1) * {chunk}] = "
+            f"{x}[{rank} * {chunk}:({rank} + 1) * {chunk}]")
+    with em.counted_loop(s, n - 1):
+        em.line(f"{dst} = ({rank} + {s} + 1) % {n}")
+        em.line(f"{src} = ({rank} - {s} - 1 + {n}) % {n}")
+        recv = em.fresh("recv")
+        em.line(f"{recv} = np.empty({chunk}, {dtype_str(a.aval.dtype)})")
+        _check(em, f"{_fn(em, 'sendrecv')}({x}[{dst} * {chunk}:({dst} + 1) * {chunk}].copy(), "
+                   f"{dst}, {recv}, {src})", "MPI_Sendrecv")
+        em.line(f"{out}[{src} * {chunk}:({src} + 1) * {chunk}] = {recv}")
+
+
 def _axis_index(em, eqn):
     _start(em, eqn)
     em.line(f"{em.s(eqn.outvars[0])} = np.int32({_fn(em, 'rank')}())")
@@ -187,4 +211,4 @@ OP_RULES[C.psum_scatter_p.name] = _psum_scatter
 OP_RULES[C.ppermute_p.name] = _ppermute
 OP_RULES[C.axis_index_p.name] = _axis_index
 OP_RULES[C.sendrecv_p.name] = _sendrecv
-# all_to_all: numba-mpi has no MPI_Alltoall; it lowers through the LoweringError above
+OP_RULES[C.all_to_all_p.name] = _all_to_all

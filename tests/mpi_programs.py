@@ -23,7 +23,7 @@ def program(v):
     return (lax.psum(v, "i"), lax.pmean(v * 2.0, "i"), lax.pmax(v, "i"), lax.pmin(v, "i"),
             lax.axis_index("i"), lax.all_gather(v, "i"), lax.all_gather(v, "i", tiled=True),
             lax.ppermute(v, "i", [(0, 1)]), lax.psum_scatter(xnp.outer(v[:2], v), "i"),
-            lax.psum((v, v[0] * 3.0), "i"))
+            lax.psum((v, v[0] * 3.0), "i"), lax.all_to_all(xnp.outer(v[:2], v), "i", 0, 1))
 
 
 def shards():

@@ -28,7 +28,7 @@ from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import Zero, deflinear, defjvp_zero, jvp_rules, instantiate
 from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import moveaxis, named_vmap_rules, vmap_rules
-from . import exempt, primitive
+from ..registry import exempt, primitive
 from .elementwise import convert_element_type, div, eq, mul, select_n
 from .reductions import reduce_max, reduce_min, reduce_sum
 from .structural import broadcast_in_dim, concatenate, full, reshape, slice as lax_slice
@@ -336,4 +336,7 @@ MPI_IMPLS = {
     ppermute_p: _mpi_ppermute, all_to_all_p: _mpi_all_to_all,
     axis_index_p: lambda comm: [np.int32(comm.rank)],
 }
-COLLECTIVES = frozenset(MPI_IMPLS)
+COLLECTIVES = frozenset(MPI_IMPLS) | {sendrecv_p}
+for _p in COLLECTIVES:
+    exempt(_p, "cuda", "MPI collectives run on the CPU (numba-mpi); a vmap axis never reaches "
+           "a backend (the vmap rewrites it into array operations)")
