@@ -31,6 +31,7 @@ from .dispatch import make_fast_call
 from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line
 from .fusion import plan_program
 from .passes import prepare
+from . import scalarize_loops  # noqa: F401  (registers the loop rules)
 from .scalarize import scalarize
 
 _by_jaxpr = weakref.WeakKeyDictionary()

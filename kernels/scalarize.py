@@ -22,11 +22,10 @@ The pass is an interpreter run under a Builder, like the transforms: `scalarize(
 returns a new ClosedJaxpr computing the same values.  `XFORMS_SCALARIZE=0` turns it off.
 """
 import itertools
-import os
 
 import numpy as np
 
-from xforms import core, source_info
+from xforms import config, core, source_info
 from xforms.ir import ClosedJaxpr, Literal
 from xforms.primitives import elementwise as E
 from xforms.primitives import reductions as R
@@ -39,7 +38,7 @@ from .fusion import is_elementwise
 
 MAX_ELEMENTS = 32          # arrays up to this many elements become scalars
 MAX_DOT_MACS = 512         # dot_generals up to this many multiply-adds are unrolled
-ENABLED = os.environ.get("XFORMS_SCALARIZE", "1") != "0"
+ENABLED = config.SCALARIZE
 
 
 def small(aval):
@@ -325,5 +324,4 @@ RULES = {
     "pad": _pad, "iota": _iota, "dot_general": _dot,
     **{name: _reduce for name in _FOLD},
 }
-
-from .scalarize_loops import CONTROL  # noqa: E402  (loop rules use the interpreter above)
+CONTROL = {}     # loop rules, registered by kernels/scalarize_loops.py (they call `run`)

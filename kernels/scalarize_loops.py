@@ -15,7 +15,7 @@ from xforms.primitives.control_flow import permute_invars, trace
 from xforms.primitives.loops import for_loop_p, while_p
 from xforms.primitives.scan import scan_p
 
-from .scalarize import Val, run, small
+from .scalarize import CONTROL, Val, _worth_it, run, small
 
 
 class _Layout:
@@ -93,7 +93,6 @@ def _layout(avals, per_element_avals=None):
 
 
 def _needed(layouts, *bodies):
-    from .scalarize import _worth_it
     return any(any(lay.split) for lay in layouts) or any(_worth_it(b.jaxpr) for b in bodies)
 
 
@@ -163,4 +162,4 @@ def _while(eqn, ins):
     return carry.unflatten(outs)
 
 
-CONTROL = {"scan": _scan, "for_loop": _for_loop, "while": _while}
+CONTROL.update({"scan": _scan, "for_loop": _for_loop, "while": _while})
