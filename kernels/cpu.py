@@ -30,6 +30,9 @@ from .cpu_buffers import BufferPool
 from .dispatch import make_fast_call
 from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line
 from .fusion import plan_program
+from .passes import prepare
+from . import scalarize_loops  # noqa: F401  (registers the loop rules)
+from .scalarize import scalarize
 
 _by_jaxpr = weakref.WeakKeyDictionary()
 _lock = threading.RLock()
@@ -135,7 +138,7 @@ def compile_cpu(closed, options=None):
 
 def _compile(closed, options):
     label = options.get("name") or "a jitted function"
-    plan = plan_program(closed)
+    plan = plan_program(scalarize(prepare(closed)))
     source, em = emit_module(plan, label, allow_parallel=_threads_available(),
                              caller_buffers=True)
     mod, path, h = codecache.load_module(source)

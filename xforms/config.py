@@ -14,6 +14,9 @@ ENABLE_CHECKS = _flag("XFORMS_ENABLE_CHECKS")      # type-check every IR a trans
 DUMP = _flag("XFORMS_DUMP")                        # print fusion plans and generated file paths
 DISABLE_JIT = _flag("XFORMS_DISABLE_JIT")          # run generated modules as plain Python
 DISABLE_CACHE = _flag("XFORMS_DISABLE_CACHE")      # no on-disk compile cache
+# XFORMS_SCALARIZE=0: keep small arrays as arrays in compiled CPU code (kernels/scalarize.py)
+SCALARIZE = os.environ.get("XFORMS_SCALARIZE", "1").strip().lower() not in (
+    "0", "false", "no", "off")
 # XFORMS_VECMATH=0: libm instead of kernels/vecmath.py in fused CPU loops (read at import)
 VECMATH = os.environ.get("XFORMS_VECMATH", "1").strip().lower() not in ("0", "false", "no",
                                                                          "off")

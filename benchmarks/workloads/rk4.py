@@ -43,6 +43,24 @@ def loss(s0, p, steps, fori_loop):
     return x * x + y * y + z * z
 
 
+def lorenz_array(s, p, xp):
+    """The Lorenz field on a length-3 array state (`xp` is xforms.numpy or jax.numpy)."""
+    return xp.stack([p[0] * (s[1] - s[0]), s[0] * (p[1] - s[2]) - s[1],
+                     s[0] * s[1] - p[2] * s[2]])
+
+
+def loss_array(s0, p, steps, fori_loop, xp):
+    """The same loss written NumPy-style: array state, `xp.stack`, `s[0]` indexing."""
+    def step(i, s):
+        k1 = lorenz_array(s, p, xp)
+        k2 = lorenz_array(s + DT / 2 * k1, p, xp)
+        k3 = lorenz_array(s + DT / 2 * k2, p, xp)
+        k4 = lorenz_array(s + DT * k3, p, xp)
+        return s + DT / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    s = fori_loop(0, steps, step, s0)
+    return xp.sum(s * s)
+
+
 def py_fori_loop(lo, hi, body, init):
     for i in range(lo, hi):
         init = body(i, init)
@@ -163,10 +181,35 @@ def _systems(ctx, steps):
     return dict(xforms=xforms, jax=jax, pytensor=pytensor, autograd=autograd, numba=numba, f=f)
 
 
+def _array_systems(ctx, steps, task):
+    """The array-state program (xforms and JAX) against the scalar hand-written Numba."""
+    s0, p0 = np.array(S0), np.array(P0)
+
+    def xforms(_):
+        p = ctx.peer("xforms")
+        f = lambda s, q: loss_array(s, q, steps, p.lax.fori_loop, p.xnp)  # noqa: E731
+        return ctx.xjit(f if task == "f_array" else p.xf.grad(f, argnums=(0, 1))), (s0, p0)
+
+    def jax(_):
+        p = ctx.peer("jax")
+        f = lambda s, q: loss_array(s, q, steps, p.jax.lax.fori_loop, p.jnp)  # noqa: E731
+        return ctx.jax_call(f if task == "f_array" else p.jax.grad(f, argnums=(0, 1))), (s0, p0)
+
+    def numba(_):
+        k = _numba_kernels()[0 if task == "f_array" else 1]
+        return k, (s0, p0, steps)
+    return dict(xforms=xforms, jax=jax, numba=numba)
+
+
 def cases(ctx):
     """Quick: 100 steps.  Full: a sweep of 10^3..10^5 steps (the slow peers, autograd and
-    PyTensor, only at 10^3: they take seconds to minutes per call beyond that)."""
+    PyTensor, only at 10^3: they take seconds to minutes per call beyond that).  The
+    array-state variant (f and grad) runs at 10^3 steps."""
     out = []
+    steps = 100 if ctx.quick else 1000
+    for task in ("f_array", "grad_array"):
+        out.append(Case(task, {"steps": steps}, _array_systems(ctx, steps, task),
+                        unit="µs/call", limit="numba", rtol=1e-6))
     for steps in ((100,) if ctx.quick else (1000, 10_000, 100_000)):
         systems = _systems(ctx, steps)
         if steps > 1000:
