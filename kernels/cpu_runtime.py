@@ -167,3 +167,6 @@ def mm_tt(a, b, o):
 @numba.njit(cache=_CACHE, nogil=True)
 def vdot(a, b):
     return np.dot(a, b)
+
+
+from .fft_runtime import fft_c2c, fft_c2r, fft_r2c  # noqa: E402,F401  (kernels/lower_fft.py)
