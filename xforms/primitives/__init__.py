@@ -10,3 +10,4 @@ from ..registry import ALL_PRIMITIVES, EXEMPT, exempt, lookup, primitive  # noqa
 from . import elementwise, structural, reductions, contraction, indexing  # noqa: E402,F401
 from . import cond, loops, scan  # noqa: E402,F401  (control flow; helpers in control_flow.py)
 from . import fft  # noqa: E402,F401  (discrete Fourier transforms)
+from . import special  # noqa: E402,F401  (special functions: lgamma, erf, igamma, ...)
