@@ -1,2 +1,5 @@
-"""`xforms.scipy`: SciPy namespaces as in jax.scipy (import the submodules:
-`import xforms.scipy.special`, `xforms.scipy.stats`)."""
+"""`xforms.scipy`: JAX's jax.scipy namespaces (`special`, `stats`, ...).
+
+    >>> import xforms.scipy.special as xsp
+"""
+from . import special, stats  # noqa: F401
