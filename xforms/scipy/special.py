@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import numpy as xnp
 from ..nn import log_softmax, logsumexp, softmax  # noqa: F401  (jax.scipy.special names)
-from ..numpy._util import promote, returns_arrays
+from ..numpy._util import aval, promote, returns_arrays
 from ..primitives import elementwise as ew
 from ..primitives import special as ps
 
@@ -51,8 +51,8 @@ def gammasgn(x):
     (x,) = _floats(x, name="gammasgn")
     fl = xnp.floor(x)
     odd = xnp.remainder(fl, 2.0) != 0          # Gamma < 0 on (-1, 0), (-3, -2), ...
-    neg = xnp.where(odd, -1.0, 1.0).astype(x.dtype if hasattr(x, "dtype") else np.float64)
-    out = xnp.where(x > 0, xnp.ones_like(x), neg)
+    one = xnp.ones_like(x)
+    out = xnp.where(x > 0, one, xnp.where(odd, -one, one))
     return xnp.where((x <= 0) & (x == fl), xnp.nan, out)
 
 
@@ -88,9 +88,9 @@ def polygamma(n, x):
     """The n-th derivative of digamma: psi(x) for n = 0, else (-1)^(n+1) n! zeta(n+1, x)."""
     n, x = _floats(n, x, name="polygamma")
     n1 = n + 1
-    sign = xnp.where(xnp.remainder(n, 2.0) == 0, -1.0, 1.0).astype(xnp.result_type(x)) \
-        if hasattr(xnp, "result_type") else xnp.where(xnp.remainder(n, 2.0) == 0, -1.0, 1.0)
-    higher = sign * xnp.exp(ps.lgamma(n1)) * ps.zeta(n1, xnp.where(n == 0, 1.0, x) * 1)
+    one = xnp.ones_like(x)
+    sign = xnp.where(xnp.remainder(n, 2.0) == 0, -one, one)
+    higher = sign * xnp.exp(ps.lgamma(n1)) * ps.zeta(n1, x)
     return xnp.where(n == 0, ps.digamma(x), higher)
 
 
@@ -208,14 +208,15 @@ def ndtri(p):
 def log_ndtr(x):
     """log(ndtr(x)), accurate in both tails: log1p(-ndtr(-x)) for x > 0, the asymptotic
     series -x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 + 3/x^4 - 15/x^6 + 105/x^8) for
-    x < -20 (where erfc underflows), log(ndtr(x)) between."""
+    x < -20 (-10 in float32; ndtr underflows further out), log(ndtr(x)) between."""
     (x,) = _floats(x, name="log_ndtr")
-    tail = x < -20.0
-    xt = xnp.where(tail, x, -20.0)               # each branch sees safe arguments
+    lo = -10.0 if aval(x).dtype == np.float32 else -20.0
+    tail = x < lo
+    xt = xnp.where(tail, x, lo)                  # each branch sees safe arguments
     r = 1.0 / (xt * xt)
     series = 1.0 - r * (1.0 - r * (3.0 - r * (15.0 - r * 105.0)))
     asym = -0.5 * xt * xt - xnp.log(-xt) - 0.5 * math.log(2 * math.pi) + xnp.log(series)
-    xm = xnp.where(tail, -20.0, x)
+    xm = xnp.where(tail, lo, x)
     pos = xm > 0
     mid = xnp.where(pos, xnp.log1p(-ndtr(xnp.where(pos, -xm, 0.0))),
                     xnp.log(ndtr(xnp.where(pos, 0.0, xm))))
