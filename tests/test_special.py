@@ -67,6 +67,8 @@ def _compare(got, want, dtype, rtol64, name, atol32=2e-6):
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
 def test_against_scipy(jit, dtype):
     names = sorted(CASES)
+    if jit:     # compile time: half the functions per dtype under jit (eager runs all)
+        names = names[(dtype == np.float32)::2]
     args = {n: tuple(np.asarray(a, dtype) for a in CASES[n][0]) for n in names}
 
     def run(args):
@@ -78,8 +80,8 @@ def test_against_scipy(jit, dtype):
         if dtype == np.float32:
             with np.errstate(over="ignore"):
                 want = want.astype(np.float32)
-            if n in ("gamma", "beta", "i0", "i1", "factorial", "comb", "polygamma", "zeta"):
-                want = np.where(np.abs(want) > 1e37, np.inf * np.sign(want), want)
+            big = np.abs(want) > 3.4e38                 # overflows float32
+            want = np.where(big, np.copysign(np.inf, want), want)
         _compare(got[n], want.astype(dtype), np.dtype(dtype), *CASES[n][2:3], n, *CASES[n][3:])
 
 

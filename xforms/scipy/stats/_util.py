@@ -20,3 +20,10 @@ def exp_of(logf):
 
 
 api = returns_arrays
+
+
+def log_prob(p, q):
+    """log(p) given p and q = 1 - p, each computed directly: log1p(-q) where p > 1/2
+    (there q is the accurate one)."""
+    big = p > 0.5
+    return xnp.where(big, xnp.log1p(-xnp.where(big, q, 0.0)), xnp.log(xnp.where(big, 1.0, p)))

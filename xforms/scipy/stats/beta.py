@@ -1,7 +1,7 @@
 """Beta distribution: jax.scipy.stats.beta (shapes a, b, loc, scale)."""
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats
+from ._util import api, exp_of, floats, log_prob
 
 
 @api
@@ -26,7 +26,7 @@ def cdf(x, a, b, loc=0, scale=1):
 
 @api
 def logcdf(x, a, b, loc=0, scale=1):
-    return xnp.log(cdf(x, a, b, loc, scale))
+    return log_prob(cdf(x, a, b, loc, scale), sf(x, a, b, loc, scale))
 
 
 @api
@@ -37,4 +37,4 @@ def sf(x, a, b, loc=0, scale=1):
 
 @api
 def logsf(x, a, b, loc=0, scale=1):
-    return xnp.log(sf(x, a, b, loc, scale))
+    return log_prob(sf(x, a, b, loc, scale), cdf(x, a, b, loc, scale))

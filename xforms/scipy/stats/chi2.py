@@ -3,7 +3,7 @@ import math
 
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats
+from ._util import api, exp_of, floats, log_prob
 
 
 @api
@@ -30,7 +30,7 @@ def cdf(x, df, loc=0, scale=1):
 
 @api
 def logcdf(x, df, loc=0, scale=1):
-    return xnp.log(cdf(x, df, loc, scale))
+    return log_prob(cdf(x, df, loc, scale), sf(x, df, loc, scale))
 
 
 @api
@@ -42,4 +42,4 @@ def sf(x, df, loc=0, scale=1):
 
 @api
 def logsf(x, df, loc=0, scale=1):
-    return xnp.log(sf(x, df, loc, scale))
+    return log_prob(sf(x, df, loc, scale), cdf(x, df, loc, scale))

@@ -1,7 +1,7 @@
 """Gamma distribution: jax.scipy.stats.gamma (shape a, loc, scale)."""
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats
+from ._util import api, exp_of, floats, log_prob
 
 
 @api
@@ -24,7 +24,7 @@ def cdf(x, a, loc=0, scale=1):
 
 @api
 def logcdf(x, a, loc=0, scale=1):
-    return xnp.log(cdf(x, a, loc, scale))
+    return log_prob(cdf(x, a, loc, scale), sf(x, a, loc, scale))
 
 
 @api
@@ -35,4 +35,4 @@ def sf(x, a, loc=0, scale=1):
 
 @api
 def logsf(x, a, loc=0, scale=1):
-    return xnp.log(sf(x, a, loc, scale))
+    return log_prob(sf(x, a, loc, scale), cdf(x, a, loc, scale))

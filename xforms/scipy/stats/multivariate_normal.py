@@ -10,8 +10,8 @@ from ._util import api, exp_of, floats
 def logpdf(x, mean, cov, allow_singular=None):
     if allow_singular is not None:
         raise NotImplementedError("multivariate_normal.logpdf: allow_singular (JAX neither)")
-    x, mean = floats(x, mean, name="multivariate_normal.logpdf")
-    (cov,) = floats(cov, name="multivariate_normal.logpdf")
+    x, mean, cov = (xnp.asarray(v) for v in floats(x, mean, cov, name="mvn.logpdf")) \
+        if xnp.ndim(mean) == 0 else (*floats(x, mean, name="mvn.logpdf"), xnp.asarray(cov))
     if mean.ndim == 0:                      # one dimension: cov is the variance
         return -0.5 * (x - mean) ** 2 / cov - 0.5 * (math.log(2 * math.pi) + xnp.log(cov))
     k = mean.shape[-1]
