@@ -23,8 +23,8 @@ def loss(x, k, y, np_):
 
 def make_data(n, dtype, seed=0):
     rng = np.random.default_rng(seed)
-    x, k, y = (rng.standard_normal(n).astype(dtype) for _ in range(3))
-    return x, k / np.sqrt(n), y
+    x, k, y = (rng.standard_normal(n) for _ in range(3))
+    return x.astype(dtype), (k / np.sqrt(n)).astype(dtype), y.astype(dtype)
 
 
 def numpy_grad(x, k, y):

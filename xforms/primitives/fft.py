@@ -14,7 +14,8 @@ same transform to the tangent.  Transposes, with JAX's pairing <a, b> = Re(sum(a
 (no conjugation; the one under which `real` and `complex(x, 0)` transpose each other):
 
     FFT, IFFT  the matrices are symmetric: the transpose is the same transform;
-    RFFT       y = FFT(x)[..., :m], x real: T(ct) = Re(FFT(zero-pad(ct, n)));
+    RFFT       y = FFT(x)[..., :m], x real: T(ct) = Re(FFT(zero-pad(ct, n))), which is the
+               IRFFT below of conj(ct_k) / c_k times N (half the work of the full FFT);
     IRFFT      x[j] = (1/N) Re(sum_k c_k y_k w^{j.k}) with c = 1 for the DC and Nyquist bins
                of the last axis and 2 for the others (each stands for itself and its mirror),
                so T(ct)_k = (c_k / N) conj(RFFT(ct)_k).
@@ -101,10 +102,12 @@ deflinear(fft_p)
 
 
 def _rfft_transpose(ct, fft_lengths):
+    """Re(FFT(zero-pad(ct))) = N IRFFT(conj(ct) / c): the IRFFT formula above with
+    y_k = conj(ct_k) / c_k, one half-size transform instead of a full complex one."""
     a = core.get_aval(ct)
-    cfg = [(0, 0, 0)] * (a.ndim - 1) + [(0, fft_lengths[-1] - a.shape[-1], 0)]
-    padded = st.pad(ct, np.zeros((), a.dtype)[()], cfg)
-    return ew.real(fft(padded, "FFT", fft_lengths))
+    w = (1 / _irfft_weights(fft_lengths, np.float64)).astype(a.dtype)      # N / c_k
+    wb = st.broadcast_in_dim(w, a.shape, (a.ndim - 1,))
+    return fft(ew.mul(wb, ew.conj(ct)), "IRFFT", fft_lengths)
 
 
 def _irfft_weights(fft_lengths, dtype):
