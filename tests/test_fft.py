@@ -163,3 +163,10 @@ def test_bad_input():
         xnp.fft.fftn(np.ones((2, 2)), axes=(0, 0))
     with pytest.raises(ValueError, match="different lengths"):
         xnp.fft.fftn(np.ones((2, 2)), s=(2,), axes=(0, 1))
+
+
+def test_namespace_coverage():
+    jfft = pytest.importorskip("jax.numpy.fft")
+    names = {n for n in dir(jfft) if not n.startswith("_") and callable(getattr(jfft, n))}
+    assert {n for n in names if not hasattr(xnp.fft, n)} == set()
+    assert set(ONE_D + N_D) | {"fftfreq", "rfftfreq", "fftshift", "ifftshift"} >= names

@@ -24,4 +24,5 @@ def cdf(k, p):
 @api
 def ppf(q, p):
     q, p = floats(q, p, name="bernoulli.ppf")
-    return xnp.where((q < 0) | (q > 1), xnp.nan, xnp.where(q <= 1 - p, 0.0, 1.0))
+    one = xnp.ones_like(q)
+    return xnp.where((q < 0) | (q > 1), xnp.nan, xnp.where(q <= 1 - p, 0 * one, one))
