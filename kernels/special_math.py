@@ -19,15 +19,20 @@ Methods (all our own derivations from the textbook formulas; no tables):
     betainc(a, b, x) Lentz's continued fraction, on the side x < (a+1)/(a+b+2) (symmetry)
     i0e, i1e         power series scaled by exp(-|x|) for |x| <= 30, asymptotic above
 
-Measured accuracy against scipy.special in float64 (max relative error, tests/test_special.py
-prints nothing; the table is what `python -m kernels.special_math` reports):
+Measured accuracy against scipy.special in float64: max relative error over random points
+(`python -m kernels.special_math` prints this table; tests/test_special.py checks bounds):
 
-    digamma    x in [-20, 200] (away from poles)    ~3e-15 (near the root 1.4616: 5e-14 abs)
-    zeta(s,q)  s in (1, 30], q in (0, 100]           ~1e-14
-    erfinv     y in (-1, 1)                          ~3e-16 ; erfcinv z in [1e-300, 2) ~3e-16
-    gammainc   a in (0, 100], x in [0, 200]          ~2e-13 (worse for a > 1e3: ~a * eps)
-    betainc    a, b in (0, 50], x in [0, 1]          ~5e-13
-    i0e, i1e   x in [-700, 700]                      ~3e-16
+    digamma    x in [-20, 200] (1e-3 from poles)     6.8e-14 (at its root 1.4616: ~1e-14 abs)
+    zeta(s,q)  s in (1, 30], q in (0, 100]           1.6e-15
+    erfinv     y in (-1, 1)                          3.9e-16 ; erfcinv z in [1e-300, 2) 6.6e-16
+    gammainc   a in (0, 100], x in [0, 200]          1.3e-13 (P and Q; worse for a > 1e3: ~a eps)
+    betainc    a, b in (0, 50], x in [0, 1]          4.5e-13
+    i0e, i1e   x in [-700, 700]                      1.7e-15
+    lgamma, erf, erfc: the C library's (math module), ~1 ulp
+
+Speed (1-D, 2^20 float64 elements, one core, under heavy load, jit vs scipy.special vs jax.jit):
+gammaln 100/110/139 ms, digamma 108/77/116, erfinv 181/55/42, gammainc 503/466/12205,
+betainc 651/1021/12845, i0e 239/164/36.
 """
 import math
 
@@ -114,8 +119,8 @@ def _inv_erf_small(y):
     """erf^-1(y) for |y| <= 1/2: Halley steps on erf(x) - y."""
     if y == 0.0:
         return y
-    x = y * _SQRT_PI_2 * (1.0 + (_PI / 12.0) * y * y)
-    for _ in range(3):
+    x = y * _SQRT_PI_2 * (1.0 + (_PI / 12.0) * y * y)    # relative error < 1e-2
+    for _ in range(2):                                  # Halley: 1e-2 -> 1e-7 -> 1e-16
         f = math.erf(x) - y
         d = math.exp(-x * x) / _SQRT_PI_2
         x -= f / (d + x * f)
@@ -132,7 +137,7 @@ def _inv_erfc_tail(z):
         d = -math.exp(-x * x) / _SQRT_PI_2
         step = f / (d + x * f)
         x -= step
-        if abs(step) <= 1e-16 * x:
+        if abs(step) <= 1e-8 * x:     # cubic convergence: the error left is ~1e-24
             break
     return x
 
