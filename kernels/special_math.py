@@ -1,8 +1,8 @@
 """Scalar special functions for the compiled kernels (CPU `njit`, CUDA device functions).
 
 Plain Python on floats using only `math` (lgamma, erf, erfc, exp, log, ...), so that Numba
-compiles the same code for the CPU and for CUDA (helpers are `register_jitable`, so both
-targets can call them), where kernels/lower_special.py registers
+compiles the same code for the CPU and for CUDA (each is self-contained: no calls to helpers,
+which would need a compiled version per target; variants come from small factories), where kernels/lower_special.py registers
 them as the primitives' elementwise implementations (fused into loops like `sin`).  They
 compute in float64 whatever the operand dtype (the result is rounded to it).
 
@@ -36,18 +36,24 @@ betainc 651/1021/12845, i0e 239/164/36.
 """
 import math
 
-from numba.extending import register_jitable
-
 _PI = math.pi
 _NAN = math.nan
 _INF = math.inf
 
 
 # ---- digamma -------------------------------------------------------------------------------
-@register_jitable
-def _digamma_pos(x):
-    """psi(x) for x >= 0.5 (finite)."""
+def digamma(x):
+    if x != x:
+        return _NAN
+    if x == _INF:
+        return _INF
     acc = 0.0
+    if x < 0.5:
+        if x == math.floor(x):           # poles: -inf at 0 and nan at -1, -2, ... (scipy)
+            return -_INF if x == 0.0 else _NAN
+        # reflection psi(x) = psi(1 - x) - pi / tan(pi x), the argument reduced mod 1
+        acc = -_PI / math.tan(_PI * (x - math.floor(x)))
+        x = 1.0 - x
     while x < 10.0:
         acc -= 1.0 / x
         x += 1.0
@@ -56,20 +62,6 @@ def _digamma_pos(x):
     tail = r * (1.0 / 12 - r * (1.0 / 120 - r * (1.0 / 252 - r * (1.0 / 240 - r * (
         1.0 / 132 - r * (691.0 / 32760 - r * (1.0 / 12)))))))
     return acc + math.log(x) - 0.5 / x - tail
-
-
-def digamma(x):
-    if x != x:
-        return _NAN
-    if x == _INF:
-        return _INF
-    if x < 0.5:
-        if x == math.floor(x):           # poles: -inf at 0 and nan at -1, -2, ... (scipy)
-            return -_INF if x == 0.0 else _NAN
-        # reflection; pi/tan(pi x) with the argument reduced to keep precision
-        frac = x - math.floor(x)
-        return _digamma_pos(1.0 - x) - _PI / math.tan(_PI * frac)
-    return _digamma_pos(x)
 
 
 # ---- Hurwitz zeta --------------------------------------------------------------------------
@@ -111,68 +103,49 @@ def zeta(s, q):
 
 
 # ---- inverse error functions -----------------------------------------------------------------
+# Each compiled implementation is one self-contained function (Numba compiles it alone for
+# the CPU and as a CUDA device function), so the two inverses come from one factory.
 _SQRT_PI_2 = 0.5 * math.sqrt(math.pi)     # 1 / erf'(0)
 
 
-@register_jitable
-def _inv_erf_small(y):
-    """erf^-1(y) for |y| <= 1/2: Halley steps on erf(x) - y."""
-    if y == 0.0:
-        return y
-    x = y * _SQRT_PI_2 * (1.0 + (_PI / 12.0) * y * y)    # relative error < 1e-2
-    for _ in range(2):                                  # Halley: 1e-2 -> 1e-7 -> 1e-16
-        f = math.erf(x) - y
-        d = math.exp(-x * x) / _SQRT_PI_2
-        x -= f / (d + x * f)
-    return x
+def _make_inverse(complement):
+    """erf^-1 (complement=False, argument y) or erfc^-1 (True, argument z = 1 - y)."""
+    def inverse(v):
+        lo, hi = (0.0, 2.0) if complement else (-1.0, 1.0)
+        if v != v or v < lo or v > hi:
+            return _NAN
+        if v == lo:
+            return _INF if complement else -_INF
+        if v == hi:
+            return -_INF if complement else _INF
+        # y = erf(x) in the middle, where it is exact; else the tail mass t = erfc(|x|)
+        y = 1.0 - v if complement else v
+        t = (v if v < 1.0 else 2.0 - v) if complement else 1.0 - abs(v)
+        sign = 1.0 if y >= 0 else -1.0
+        if abs(y) <= 0.5:
+            x = y * _SQRT_PI_2 * (1.0 + (_PI / 12.0) * y * y)    # relative error < 1e-2
+            for _ in range(2):                                  # Halley: -> 1e-7 -> 1e-16
+                f = math.erf(x) - y
+                d = math.exp(-x * x) / _SQRT_PI_2
+                x -= f / (d + x * f)
+            return x
+        # Halley steps on erfc(x) = t, x >= 0.47: t keeps full relative precision
+        w = -math.log(t * (2.0 - t))
+        x = math.sqrt(w - 0.5 * math.log(w)) if w > 1.0 else 0.5
+        for _ in range(6):
+            f = math.erfc(x) - t
+            d = -math.exp(-x * x) / _SQRT_PI_2
+            step = f / (d + x * f)
+            x -= step
+            if abs(step) <= 1e-8 * x:     # cubic convergence: the error left is ~1e-24
+                break
+        return sign * x
+    return inverse
 
 
-@register_jitable
-def _inv_erfc_tail(z):
-    """erfc^-1(z) for 0 < z <= 1/2 (x >= 0.47): Halley steps on erfc(x) - z."""
-    w = -math.log(z * (2.0 - z))
-    x = math.sqrt(w - 0.5 * math.log(w)) if w > 1.0 else 0.5
-    for _ in range(6):
-        f = math.erfc(x) - z
-        d = -math.exp(-x * x) / _SQRT_PI_2
-        step = f / (d + x * f)
-        x -= step
-        if abs(step) <= 1e-8 * x:     # cubic convergence: the error left is ~1e-24
-            break
-    return x
-
-
-def erfinv(y):
-    if y != y or y < -1.0 or y > 1.0:
-        return _NAN
-    if y == 1.0:
-        return _INF
-    if y == -1.0:
-        return -_INF
-    if abs(y) <= 0.5:
-        return _inv_erf_small(y)
-    x = _inv_erfc_tail(1.0 - abs(y))
-    return x if y > 0 else -x
-
-
-@register_jitable
-def erfcinv(z):
-    if z != z or z < 0.0 or z > 2.0:
-        return _NAN
-    if z == 0.0:
-        return _INF
-    if z == 2.0:
-        return -_INF
-    if z < 0.5:
-        return _inv_erfc_tail(z)
-    if z <= 1.5:
-        return _inv_erf_small(1.0 - z)
-    return -_inv_erfc_tail(2.0 - z)
-
-
-def ndtri(p):
-    """Inverse of the standard normal cdf: -sqrt(2) erfc^-1(2p)."""
-    return -math.sqrt(2.0) * erfcinv(2.0 * p)
+erfinv = _make_inverse(False)
+erfcinv = _make_inverse(True)
+erfinv.__name__, erfcinv.__name__ = "erfinv", "erfcinv"
 
 
 # ---- regularized incomplete gamma ------------------------------------------------------------
@@ -180,79 +153,72 @@ _TINY = 1e-300
 _EPS = 1e-16
 
 
-@register_jitable
-def _gamma_prefactor(a, x):
-    """x^a e^-x / Gamma(a)."""
-    return math.exp(a * math.log(x) - x - math.lgamma(a))
+def _make_igamma(upper):
+    """P(a, x) (upper=False) or Q(a, x) = 1 - P (True), a > 0, x >= 0 (nan otherwise): the
+    series for x < a + 1, else Lentz's continued fraction for Q; the other by 1 - ."""
+    def igamma(a, x):
+        if a != a or x != x or a <= 0.0 or x < 0.0:
+            return _NAN
+        if x == 0.0:
+            return 1.0 if upper else 0.0
+        if x == _INF:
+            return 0.0 if upper else 1.0
+        front = math.exp(a * math.log(x) - x - math.lgamma(a))      # x^a e^-x / Gamma(a)
+        if x < a + 1.0:
+            term = 1.0 / a
+            total = term
+            ap = a
+            for _ in range(2000):
+                ap += 1.0
+                term *= x / ap
+                total += term
+                if term < total * _EPS:
+                    break
+            p = total * front
+            return 1.0 - p if upper else p
+        b = x + 1.0 - a
+        c = 1.0 / _TINY
+        d = 1.0 / b
+        h = d
+        for i in range(1, 2000):
+            an = -i * (i - a)
+            b += 2.0
+            d = an * d + b
+            if abs(d) < _TINY:
+                d = _TINY
+            c = b + an / c
+            if abs(c) < _TINY:
+                c = _TINY
+            d = 1.0 / d
+            delta = d * c
+            h *= delta
+            if abs(delta - 1.0) < _EPS:
+                break
+        q = h * front
+        return q if upper else 1.0 - q
+    return igamma
 
 
-@register_jitable
-def _gammainc_series(a, x):
-    term = 1.0 / a
-    total = term
-    ap = a
-    for _ in range(2000):
-        ap += 1.0
-        term *= x / ap
-        total += term
-        if term < total * _EPS:
-            break
-    return total * _gamma_prefactor(a, x)
-
-
-@register_jitable
-def _gammaincc_cf(a, x):
-    """Q(a, x) by the continued fraction (modified Lentz)."""
-    b = x + 1.0 - a
-    c = 1.0 / _TINY
-    d = 1.0 / b
-    h = d
-    for i in range(1, 2000):
-        an = -i * (i - a)
-        b += 2.0
-        d = an * d + b
-        if abs(d) < _TINY:
-            d = _TINY
-        c = b + an / c
-        if abs(c) < _TINY:
-            c = _TINY
-        d = 1.0 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < _EPS:
-            break
-    return h * _gamma_prefactor(a, x)
-
-
-def gammainc(a, x):
-    """Regularized lower incomplete gamma P(a, x) (a > 0, x >= 0; nan otherwise)."""
-    if a != a or x != x or a <= 0.0 or x < 0.0:
-        return _NAN
-    if x == 0.0:
-        return 0.0
-    if x == _INF:
-        return 1.0
-    if x < a + 1.0:
-        return _gammainc_series(a, x)
-    return 1.0 - _gammaincc_cf(a, x)
-
-
-def gammaincc(a, x):
-    """Regularized upper incomplete gamma Q(a, x) = 1 - P(a, x)."""
-    if a != a or x != x or a <= 0.0 or x < 0.0:
-        return _NAN
-    if x == 0.0:
-        return 1.0
-    if x == _INF:
-        return 0.0
-    if x < a + 1.0:
-        return 1.0 - _gammainc_series(a, x)
-    return _gammaincc_cf(a, x)
+gammainc = _make_igamma(False)
+gammaincc = _make_igamma(True)
+gammainc.__name__, gammaincc.__name__ = "gammainc", "gammaincc"
 
 
 # ---- regularized incomplete beta -------------------------------------------------------------
-@register_jitable
-def _betacf(a, b, x):
+def betainc(a, b, x):
+    """Regularized incomplete beta I_x(a, b) (a, b > 0, 0 <= x <= 1; nan otherwise)."""
+    if a != a or b != b or x != x or a <= 0.0 or b <= 0.0 or x < 0.0 or x > 1.0:
+        return _NAN
+    if x == 0.0:
+        return 0.0
+    if x == 1.0:
+        return 1.0
+    lbeta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - lbeta)
+    flip = x >= (a + 1.0) / (a + b + 2.0)     # I_x(a, b) = 1 - I_{1-x}(b, a)
+    if flip:
+        a, b, x = b, a, 1.0 - x
+    # Lentz's continued fraction
     qab, qap, qam = a + b, a + 1.0, a - 1.0
     c = 1.0
     d = 1.0 - qab * x / qap
@@ -283,66 +249,46 @@ def _betacf(a, b, x):
         h *= delta
         if abs(delta - 1.0) < _EPS:
             break
-    return h
-
-
-def betainc(a, b, x):
-    """Regularized incomplete beta I_x(a, b) (a, b > 0, 0 <= x <= 1; nan otherwise)."""
-    if a != a or b != b or x != x or a <= 0.0 or b <= 0.0 or x < 0.0 or x > 1.0:
-        return _NAN
-    if x == 0.0:
-        return 0.0
-    if x == 1.0:
-        return 1.0
-    lbeta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-    front = math.exp(a * math.log(x) + b * math.log1p(-x) - lbeta)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+    r = front * h / a
+    return 1.0 - r if flip else r
 
 
 # ---- exponentially scaled modified Bessel functions of order 0 and 1 --------------------------
-@register_jitable
-def _bessel_ie(nu, x):
-    """exp(-|x|) I_nu(|x|) for nu in {0, 1}."""
-    ax = abs(x)
-    if ax <= 30.0:
-        half = 0.5 * ax
-        q = half * half
-        term = 1.0 if nu == 0 else half
-        total = term
-        for k in range(1, 200):
-            term *= q / (k * (k + nu))
+def _make_bessel_ie(nu):
+    """exp(-|x|) I_nu(x) for nu in {0, 1} (I_1 is odd)."""
+    def bessel_ie(x):
+        if x != x:
+            return _NAN
+        ax = abs(x)
+        if ax == _INF:
+            return 0.0
+        sign = -1.0 if (nu == 1 and x < 0) else 1.0
+        if ax <= 30.0:
+            half = 0.5 * ax
+            q = half * half
+            term = 1.0 if nu == 0 else half
+            total = term
+            for k in range(1, 200):
+                term *= q / (k * (k + nu))
+                total += term
+                if term < total * 1e-17:
+                    break
+            return sign * total * math.exp(-ax)
+        mu = 4.0 * nu * nu
+        term = 1.0
+        total = 1.0
+        for k in range(1, 30):
+            term *= -(mu - (2 * k - 1) ** 2) / (k * 8.0 * ax)
             total += term
-            if term < total * 1e-17:
+            if abs(term) < 1e-17 * total:
                 break
-        return total * math.exp(-ax)
-    mu = 4.0 * nu * nu
-    term = 1.0
-    total = 1.0
-    for k in range(1, 30):
-        term *= -(mu - (2 * k - 1) ** 2) / (k * 8.0 * ax)
-        total += term
-        if abs(term) < 1e-17 * total:
-            break
-    return total / math.sqrt(2.0 * _PI * ax)
+        return sign * total / math.sqrt(2.0 * _PI * ax)
+    return bessel_ie
 
 
-def i0e(x):
-    if x != x:
-        return _NAN
-    if abs(x) == _INF:
-        return 0.0
-    return _bessel_ie(0, x)
-
-
-def i1e(x):
-    if x != x:
-        return _NAN
-    if abs(x) == _INF:
-        return 0.0
-    v = _bessel_ie(1, x)
-    return v if x >= 0 else -v
+i0e = _make_bessel_ie(0)
+i1e = _make_bessel_ie(1)
+i0e.__name__, i1e.__name__ = "i0e", "i1e"
 
 
 def lgamma(x):
