@@ -141,6 +141,7 @@ def _vecmath_functions():
 
 VECMATH_FUNCS = _vecmath_functions()
 globals().update(VECMATH_FUNCS)
+from .fft_runtime import fft_c2c, fft_c2r, fft_r2c  # noqa: E402,F401  (kernels/lower_fft.py)
 
 
 # ---- matrix products: O = op(A) @ op(B) for C-contiguous 2-D A, B, O (op: identity or .T) --
@@ -167,6 +168,3 @@ def mm_tt(a, b, o):
 @numba.njit(cache=_CACHE, nogil=True)
 def vdot(a, b):
     return np.dot(a, b)
-
-
-from .fft_runtime import fft_c2c, fft_c2r, fft_r2c  # noqa: E402,F401  (kernels/lower_fft.py)

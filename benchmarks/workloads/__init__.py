@@ -10,12 +10,12 @@ REGISTRY = {
     "dispatch": "dispatch",
     "pow_loop": "pow_loop",
     "mlp": "mlp",
+    "fft_conv": "fft_conv",
     "elementwise": "elementwise",
     "rosenbrock_hvp": "rosenbrock_hvp",
     "jacobians": "jacobians",
     "rk4": "rk4",
     "compile": "compile",
-    "fft_conv": "fft_conv",
 }
 
 
