@@ -1,4 +1,5 @@
-"""FFT helpers imported by generated CPU modules (re-exported by kernels/cpu_runtime.py).
+"""FFT helpers imported by generated CPU modules (re-exported by kernels/cpu_runtime.py;
+below it, in the kernel_base layer).
 
 They call rocket-fft's low-level nopython interface (pocketfft, the C++ library behind
 numpy.fft and scipy.fft), which writes into the kernel's own output buffer: no temporary,
@@ -20,7 +21,18 @@ import numba
 import numpy as np
 from rocket_fft import c2c, c2r, r2c
 
-from .cpu_runtime import _CACHE
+
+
+def _cacheable():
+    """Whether Numba can keep these helpers on disk (as kernels/cpu_runtime.py's)."""
+    try:
+        numba.njit(cache=True)(_cacheable)
+        return True
+    except Exception:
+        return False
+
+
+_CACHE = _cacheable()
 
 _THREADS = 1      # the kernels' own parallelism is over the batch, not inside one transform
 

@@ -291,18 +291,6 @@ i1e = _make_bessel_ie(1)
 i0e.__name__, i1e.__name__ = "i0e", "i1e"
 
 
-def lgamma(x):
-    return math.lgamma(x)
-
-
-def erf(x):
-    return math.erf(x)
-
-
-def erfc(x):
-    return math.erfc(x)
-
-
 def _report():
     """Max relative error against scipy.special over the docstring's ranges."""
     import numpy as np

@@ -34,10 +34,11 @@ from ..transforms.jvp import deflinear, Zero
 from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import moveaxis, vmap_rules
 from . import elementwise as ew
-from . import primitive
+from ..registry import exempt, primitive
 from . import structural as st
 
 fft_p = primitive("fft")
+exempt(fft_p, "cuda", "no CUDA FFT kernel (cuFFT is not wired in): use backend='cpu'")
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
                np.dtype(np.float64): np.dtype(np.complex128)}

@@ -3,10 +3,12 @@ igammac, betainc, bessel_i0e, bessel_i1e.
 
 Each is an elementwise primitive on real floating operands of one dtype (xforms.scipy.special
 broadcasts and promotes first) with its rules in one block: abstract evaluation, a NumPy
-implementation (scipy.special), the jvp from the known derivative, batching.  The compiled
-implementation is a scalar function of kernels/special_math.py (plain Python on `math`), which
-kernels/lower_special.py registers for both backends: fused into loops like `sin` on the CPU,
-a device function on CUDA.  `SCALAR_IMPLS` names it per primitive.
+implementation (scipy.special), the jvp from the known derivative, batching, lowering facts.
+lgamma, erf and erfc lower to libm's (their math names).  The others' compiled implementation
+is a scalar function of kernels/special_math.py (plain Python on `math`), which
+kernels/lower_special.py registers as the primitive's elementwise Numba implementation (the
+kernels/user_prims.py path, which both emitters take before scalar rules): fused into loops
+on the CPU, an inlined device function on CUDA.  `SCALAR_IMPLS` names it per primitive.
 
 Derivatives with respect to shape parameters (zeta's s, igamma's a, betainc's a and b) raise
 NotImplementedError, as JAX does for zeta's s and betainc's a, b (JAX differentiates igamma in
@@ -19,6 +21,7 @@ import math
 import numpy as np
 from scipy import special as sp
 
+from ..facts import math_names
 from ..transforms.jvp import defjvp
 from . import elementwise as ew
 from .elementwise import _def
@@ -36,7 +39,11 @@ def _sp(fn):
     return impl
 
 
-def _prim(name, fn, nargs=1, scalar=None):
+def _prim(name, fn, nargs=1, scalar=None, math=None):
+    """An elementwise primitive: lowered through its libm name (`math`, a lowering fact)
+    or else through the scalar function `scalar` of kernels/special_math.py."""
+    if math is not None:
+        return _def(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None))
     p = _def(name, _sp(fn), nargs, accept=_real)
     SCALAR_IMPLS[p] = scalar or name
     return p
@@ -56,7 +63,7 @@ def _no_grad(prim, arg):
 
 
 # ---- gamma family ----------------------------------------------------------------------------
-lgamma_p = _prim("lgamma", sp.gammaln)
+lgamma_p = _prim("lgamma", sp.gammaln, math="lgamma")
 digamma_p = _prim("digamma", sp.psi)
 zeta_p = _prim("zeta", sp.zeta, 2)
 
@@ -92,8 +99,8 @@ defjvp(zeta_p, _no_grad("zeta", "s"),
        lambda t, ans, s, q: ew.mul(t, ew.neg(ew.mul(s, zeta(ew.add(s, _c(1.0, s)), q)))))
 
 # ---- error functions -------------------------------------------------------------------------
-erf_p = _prim("erf", sp.erf)
-erfc_p = _prim("erfc", sp.erfc)
+erf_p = _prim("erf", sp.erf, math="erf")
+erfc_p = _prim("erfc", sp.erfc, math="erfc")
 erf_inv_p = _prim("erf_inv", sp.erfinv, scalar="erfinv")
 erfc_inv_p = _prim("erfc_inv", sp.erfcinv, scalar="erfcinv")
 
