@@ -20,6 +20,7 @@ from xforms.jit import register_backend
 
 from . import numba_patches
 from .cpu import CpuExecutable, compile_cpu
+from . import lower_fft, lower_special  # noqa: F401  (fft's op rule; special functions' impls)
 
 numba_patches.apply()        # faster typing and lowering of long generated kernels
 

@@ -141,6 +141,7 @@ def _vecmath_functions():
 
 VECMATH_FUNCS = _vecmath_functions()
 globals().update(VECMATH_FUNCS)
+from .fft_runtime import fft_c2c, fft_c2r, fft_r2c  # noqa: E402,F401  (kernels/lower_fft.py)
 
 
 # ---- matrix products: O = op(A) @ op(B) for C-contiguous 2-D A, B, O (op: identity or .T) --

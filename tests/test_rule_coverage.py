@@ -18,6 +18,7 @@ from kernels.cuda import emit_cuda
 from xforms import facts
 from xforms.avals import ShapedArray
 from xforms.core import abstract_eval_rules, impl_rules
+from xforms.extend import numba_impls
 from xforms.ir import Eqn, Var
 from xforms.registry import ALL_PRIMITIVES, EXEMPT, lookup
 from xforms.transforms.jvp import jvp_rules, linear_primitives
@@ -132,7 +133,12 @@ def _lowered_by(prim, target):
     op_rules = emit_cpu.OP_RULES if target == "cpu" else emit_cuda.OP_RULES
     control_rules = emit_cpu.CONTROL_RULES if target == "cpu" else emit_cuda.CONTROL_RULES
     kind = prim.facts.kind
-    if kind == facts.ELEMENTWISE:
+    impl = numba_impls.get(prim)
+    if kind == facts.ELEMENTWISE and impl is not None:
+        # lowered like a user primitive on both targets (kernels/user_prims.py, which the
+        # emitters consult before scalar rules): a scalar Numba function per element
+        assert impl.elementwise and callable(impl.fn), f"{prim}: not a scalar implementation"
+    elif kind == facts.ELEMENTWISE:
         _scalar_exprs(prim, target)
     elif kind == facts.REDUCTION:
         pass                           # the monoid is checked in test_lowering_facts

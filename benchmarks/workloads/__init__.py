@@ -10,6 +10,7 @@ REGISTRY = {
     "dispatch": "dispatch",
     "pow_loop": "pow_loop",
     "mlp": "mlp",
+    "fft_conv": "fft_conv",
     "elementwise": "elementwise",
     "rosenbrock_hvp": "rosenbrock_hvp",
     "jacobians": "jacobians",

@@ -332,3 +332,16 @@ PROGRAMS = {
     "custom_rules": (custom_rules, (X, 1.5), 1e-12),
     "vmap_control": (vmap_control, (X, np.array([0, 2, 1])), 1e-12),
 }
+
+
+def special_functions(x, a):
+    """The special-function primitives' device functions (kernels/special_math.py)."""
+    import xforms.scipy.special as xsp
+    return (xsp.gammaln(x) + xsp.digamma(x) + xsp.zeta(a + 1.0, x) + xsp.erf(x) + xsp.erfc(x)
+            + xsp.erfinv(x / 20) + xsp.erfcinv(x / 10) + xsp.gammainc(a, x)
+            + xsp.gammaincc(a, x) + xsp.betainc(a, x, x / 10) + xsp.i0e(x) + xsp.i1e(-x))
+
+
+PROGRAMS["special"] = (special_functions, (np.abs(X) + 0.5, np.abs(Y) + 1.0), 1e-12)
+PROGRAMS["special32"] = (special_functions, ((np.abs(X) + 0.5).astype(np.float32),
+                                             (np.abs(Y) + 1.0).astype(np.float32)), 2e-5)

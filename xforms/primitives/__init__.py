@@ -8,5 +8,6 @@ and is re-exported here for the family modules and older code.
 from ..registry import ALL_PRIMITIVES, EXEMPT, exempt, lookup, primitive  # noqa: F401
 
 from . import elementwise, structural, reductions, contraction, indexing  # noqa: E402,F401
+from . import fft, special  # noqa: E402,F401  (Fourier transforms; lgamma, erf, igamma, ...)
 from . import cond, loops, scan  # noqa: E402,F401  (control flow; helpers in control_flow.py)
 from . import collectives  # noqa: E402,F401  (named-axis collectives: vmap axes, MPI)

@@ -1,0 +1,201 @@
+"""Elementwise special functions: lgamma, digamma, zeta, erf, erfc, erf_inv, erfc_inv, igamma,
+igammac, betainc, bessel_i0e, bessel_i1e.
+
+Each is an elementwise primitive on real floating operands of one dtype (xforms.scipy.special
+broadcasts and promotes first) with its rules in one block: abstract evaluation, a NumPy
+implementation (scipy.special), the jvp from the known derivative, batching, lowering facts.
+lgamma, erf and erfc lower to libm's (their math names).  The others' compiled implementation
+is a scalar function of kernels/special_math.py (plain Python on `math`), which
+kernels/lower_special.py registers as the primitive's elementwise Numba implementation (the
+kernels/user_prims.py path, which both emitters take before scalar rules): fused into loops
+on the CPU, an inlined device function on CUDA.  `SCALAR_IMPLS` names it per primitive.
+
+Derivatives with respect to shape parameters (zeta's s, igamma's a, betainc's a and b) raise
+NotImplementedError, as JAX does for zeta's s and betainc's a, b (JAX differentiates igamma in
+a; xforms does not yet).
+
+    >>> lgamma(np.array([0.5, 3.0]))          # [log(sqrt(pi)), log(2)]
+"""
+import math
+
+import numpy as np
+from scipy import special as sp
+
+from ..facts import math_names
+from ..transforms.jvp import defjvp
+from . import elementwise as ew
+from .elementwise import _def
+
+_real = lambda dt: dt.kind == "f"
+SCALAR_IMPLS = {}            # primitive -> name of its scalar function in kernels/special_math
+
+
+def _sp(fn):
+    """A scipy.special ufunc as the NumPy implementation (the result keeps the dtype)."""
+    def impl(*xs):
+        dt = np.result_type(*xs)
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*xs)).astype(dt)
+    return impl
+
+
+def _prim(name, fn, nargs=1, scalar=None, math=None):
+    """An elementwise primitive: lowered through its libm name (`math`, a lowering fact)
+    or else through the scalar function `scalar` of kernels/special_math.py."""
+    if math is not None:
+        return _def(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None))
+    p = _def(name, _sp(fn), nargs, accept=_real)
+    SCALAR_IMPLS[p] = scalar or name
+    return p
+
+
+def _c(v, like):
+    """The Python float v as a literal of like's dtype (keeps float32 float32)."""
+    return ew._like(float(v), like)
+
+
+def _no_grad(prim, arg):
+    def rule(*a, **k):
+        raise NotImplementedError(f"the derivative of {prim} with respect to {arg} is not "
+                                  "implemented (JAX neither provides it, or xforms not yet); "
+                                  "wrap that argument in stop_gradient if it is a constant")
+    return rule
+
+
+# ---- gamma family ----------------------------------------------------------------------------
+lgamma_p = _prim("lgamma", sp.gammaln, math="lgamma")
+digamma_p = _prim("digamma", sp.psi)
+zeta_p = _prim("zeta", sp.zeta, 2)
+
+
+def lgamma(x):
+    return lgamma_p.bind(x)
+
+
+def digamma(x):
+    return digamma_p.bind(x)
+
+
+def zeta(s, q):
+    """Hurwitz zeta: sum over k >= 0 of (q + k)^-s."""
+    s, q = ew._like(s, q), ew._like(q, s)
+    return zeta_p.bind(s, q)
+
+
+def trigamma(x):
+    """psi'(x) = zeta(2, x) for x > 0; reflection psi'(x) = pi^2/sin^2(pi x) - psi'(1 - x)."""
+    one = _c(1.0, x)
+    neg = ew.lt(x, _c(0.5, x))
+    xr = ew.select_n(neg, x, ew.sub(one, x))
+    z = zeta(_c(2.0, x), xr)
+    s = ew.sin(ew.mul(_c(math.pi, x), x))
+    refl = ew.sub(ew.div(_c(math.pi ** 2, x), ew.mul(s, s)), z)
+    return ew.select_n(neg, z, refl)
+
+
+defjvp(lgamma_p, lambda t, ans, x: ew.mul(t, digamma(x)))
+defjvp(digamma_p, lambda t, ans, x: ew.mul(t, trigamma(x)))
+defjvp(zeta_p, _no_grad("zeta", "s"),
+       lambda t, ans, s, q: ew.mul(t, ew.neg(ew.mul(s, zeta(ew.add(s, _c(1.0, s)), q)))))
+
+# ---- error functions -------------------------------------------------------------------------
+erf_p = _prim("erf", sp.erf, math="erf")
+erfc_p = _prim("erfc", sp.erfc, math="erfc")
+erf_inv_p = _prim("erf_inv", sp.erfinv, scalar="erfinv")
+erfc_inv_p = _prim("erfc_inv", sp.erfcinv, scalar="erfcinv")
+
+
+def erf(x):
+    return erf_p.bind(x)
+
+
+def erfc(x):
+    return erfc_p.bind(x)
+
+
+def erf_inv(x):
+    return erf_inv_p.bind(x)
+
+
+def erfc_inv(x):
+    return erfc_inv_p.bind(x)
+
+
+def _gauss(x, c):
+    """c * exp(-x^2)."""
+    return ew.mul(_c(c, x), ew.exp(ew.neg(ew.mul(x, x))))
+
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+defjvp(erf_p, lambda t, ans, x: ew.mul(t, _gauss(x, _TWO_OVER_SQRT_PI)))
+defjvp(erfc_p, lambda t, ans, x: ew.mul(t, _gauss(x, -_TWO_OVER_SQRT_PI)))
+# (erf^-1)'(y) = 1 / erf'(x) = sqrt(pi)/2 exp(x^2) at x = erf^-1(y)
+defjvp(erf_inv_p, lambda t, ans, y: ew.mul(t, ew.mul(_c(math.sqrt(math.pi) / 2, ans),
+                                                     ew.exp(ew.mul(ans, ans)))))
+defjvp(erfc_inv_p, lambda t, ans, y: ew.mul(t, ew.mul(_c(-math.sqrt(math.pi) / 2, ans),
+                                                      ew.exp(ew.mul(ans, ans)))))
+
+# ---- regularized incomplete gamma and beta ------------------------------------------------------
+igamma_p = _prim("igamma", sp.gammainc, 2, scalar="gammainc")
+igammac_p = _prim("igammac", sp.gammaincc, 2, scalar="gammaincc")
+betainc_p = _prim("betainc", sp.betainc, 3)
+
+
+def igamma(a, x):
+    a, x = ew._like(a, x), ew._like(x, a)
+    return igamma_p.bind(a, x)
+
+
+def igammac(a, x):
+    a, x = ew._like(a, x), ew._like(x, a)
+    return igammac_p.bind(a, x)
+
+
+def betainc(a, b, x):
+    return betainc_p.bind(a, b, x)
+
+
+def _igamma_dx(a, x):
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)."""
+    one = _c(1.0, x)
+    return ew.exp(ew.sub(ew.sub(ew.mul(ew.sub(a, one), ew.log(x)), x), lgamma(a)))
+
+
+def _betainc_dx(a, b, x):
+    """d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b)."""
+    one = _c(1.0, x)
+    lbeta = ew.sub(ew.add(lgamma(a), lgamma(b)), lgamma(ew.add(a, b)))
+    logs = ew.add(ew.mul(ew.sub(a, one), ew.log(x)), ew.mul(ew.sub(b, one), ew.log1p(ew.neg(x))))
+    return ew.exp(ew.sub(logs, lbeta))
+
+
+defjvp(igamma_p, _no_grad("gammainc", "a"),
+       lambda t, ans, a, x: ew.mul(t, _igamma_dx(a, x)))
+defjvp(igammac_p, _no_grad("gammaincc", "a"),
+       lambda t, ans, a, x: ew.neg(ew.mul(t, _igamma_dx(a, x))))
+defjvp(betainc_p, _no_grad("betainc", "a"), _no_grad("betainc", "b"),
+       lambda t, ans, a, b, x: ew.mul(t, _betainc_dx(a, b, x)))
+
+# ---- exponentially scaled modified Bessel functions ---------------------------------------------
+bessel_i0e_p = _prim("bessel_i0e", sp.i0e, scalar="i0e")
+bessel_i1e_p = _prim("bessel_i1e", sp.i1e, scalar="i1e")
+
+
+def bessel_i0e(x):
+    return bessel_i0e_p.bind(x)
+
+
+def bessel_i1e(x):
+    return bessel_i1e_p.bind(x)
+
+
+def _i1e_dx(ans, x):
+    """i1e'(x) = i0e(x) - i1e(x) (sign(x) + 1/x), and 1/2 at x = 0."""
+    zero = ew.eq(x, _c(0.0, x))
+    safe = ew.select_n(zero, x, _c(1.0, x))
+    d = ew.sub(bessel_i0e(x), ew.mul(ans, ew.add(ew.sign(x), ew.div(_c(1.0, x), safe))))
+    return ew.select_n(zero, d, _c(0.5, x))
+
+
+defjvp(bessel_i0e_p, lambda t, ans, x: ew.mul(t, ew.sub(bessel_i1e(x), ew.mul(ew.sign(x), ans))))
+defjvp(bessel_i1e_p, lambda t, ans, x: ew.mul(t, _i1e_dx(ans, x)))

@@ -1,0 +1,315 @@
+"""`xforms.scipy.special`: jax.scipy.special's functions (plus scipy's erfcinv).
+
+Primitives (xforms/primitives/special.py, compiled from kernels/special_math.py on the CPU and
+on CUDA): gammaln, digamma, zeta, erf, erfc, erfinv, erfcinv, gammainc, gammaincc, betainc,
+i0e, i1e.  Everything else is composed from them and the elementwise primitives, so it fuses
+and differentiates like user code.  Arguments broadcast and promote as in JAX (integers
+become floating).  Accuracy: see kernels/special_math.py (errors against scipy.special).
+
+    >>> import xforms.scipy.special as xsp
+    >>> xsp.gammaln(xnp.array([0.5, 10.0]))
+
+Not provided: bessel_jn / j0 / j1 / y0 / y1 / yn / iv / ive, hyp1f1, hyp2f1, expi, expn,
+exp1, dawsn, erfcx, fresnel, owens_t, poch, sici, spence, sph_harm_y, wofz, boxcox.
+Derivatives in shape parameters (zeta's s, gammainc's a, betainc's a and b) raise
+NotImplementedError.
+"""
+import math
+
+import numpy as np
+
+from .. import numpy as xnp
+from ..nn import log_softmax, logsumexp, softmax  # noqa: F401  (jax.scipy.special names)
+from ..numpy._util import aval, promote, returns_arrays
+from ..primitives import elementwise as ew
+from ..primitives import special as ps
+
+
+def _floats(*xs, name):
+    return promote(*xs, name=name, inexact=True)
+
+
+def _c(v, like):
+    return ew._like(float(v), like)
+
+
+# ---- gamma and relatives -----------------------------------------------------------------------
+@returns_arrays
+def gammaln(x):
+    """log|Gamma(x)|."""
+    (x,) = _floats(x, name="gammaln")
+    return ps.lgamma(x)
+
+
+loggamma = gammaln
+
+
+@returns_arrays
+def gammasgn(x):
+    """The sign of Gamma(x): 1 for x > 0, alternating between the poles for x < 0 (nan at
+    the poles 0, -1, ...)."""
+    (x,) = _floats(x, name="gammasgn")
+    fl = xnp.floor(x)
+    odd = xnp.remainder(fl, 2.0) != 0          # Gamma < 0 on (-1, 0), (-3, -2), ...
+    one = xnp.ones_like(x)
+    out = xnp.where(x > 0, one, xnp.where(odd, -one, one))
+    return xnp.where((x <= 0) & (x == fl), xnp.nan, out)
+
+
+@returns_arrays
+def gamma(x):
+    """Gamma(x) = gammasgn(x) exp(gammaln(x))."""
+    (x,) = _floats(x, name="gamma")
+    return gammasgn(x) * xnp.exp(ps.lgamma(x))
+
+
+@returns_arrays
+def digamma(x):
+    """psi(x) = d/dx log Gamma(x)."""
+    (x,) = _floats(x, name="digamma")
+    return ps.digamma(x)
+
+
+psi = digamma
+
+
+@returns_arrays
+def zeta(x, q=None):
+    """Hurwitz zeta sum_k (q + k)^-x (Riemann's when q is None)."""
+    if q is None:
+        (x,) = _floats(x, name="zeta")
+        return ps.zeta(x, _c(1.0, x))
+    x, q = _floats(x, q, name="zeta")
+    return ps.zeta(x, q)
+
+
+@returns_arrays
+def polygamma(n, x):
+    """The n-th derivative of digamma: psi(x) for n = 0, else (-1)^(n+1) n! zeta(n+1, x)."""
+    n, x = _floats(n, x, name="polygamma")
+    n1 = n + 1
+    one = xnp.ones_like(x)
+    sign = xnp.where(xnp.remainder(n, 2.0) == 0, -one, one)
+    higher = sign * xnp.exp(ps.lgamma(n1)) * ps.zeta(n1, x)
+    return xnp.where(n == 0, ps.digamma(x), higher)
+
+
+@returns_arrays
+def betaln(a, b):
+    """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)."""
+    a, b = _floats(a, b, name="betaln")
+    return ps.lgamma(a) + ps.lgamma(b) - ps.lgamma(a + b)
+
+
+@returns_arrays
+def beta(a, b):
+    """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)."""
+    a, b = _floats(a, b, name="beta")
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * xnp.exp(betaln(a, b))
+
+
+@returns_arrays
+def betainc(a, b, x):
+    """Regularized incomplete beta I_x(a, b)."""
+    a, b, x = _floats(a, b, x, name="betainc")
+    return ps.betainc(a, b, x)
+
+
+@returns_arrays
+def gammainc(a, x):
+    """Regularized lower incomplete gamma P(a, x)."""
+    a, x = _floats(a, x, name="gammainc")
+    return ps.igamma(a, x)
+
+
+@returns_arrays
+def gammaincc(a, x):
+    """Regularized upper incomplete gamma Q(a, x) = 1 - P(a, x)."""
+    a, x = _floats(a, x, name="gammaincc")
+    return ps.igammac(a, x)
+
+
+@returns_arrays
+def multigammaln(a, d):
+    """log of the multivariate gamma function of dimension d (a Python int)."""
+    d = int(d)
+    (a,) = _floats(a, name="multigammaln")
+    out = _c(d * (d - 1) / 4 * math.log(math.pi), a)
+    for j in range(d):
+        out = out + ps.lgamma(a - _c(j / 2, a))
+    return out
+
+
+@returns_arrays
+def factorial(n, exact=False):
+    """n! = Gamma(n + 1), 0 for n < 0."""
+    if exact:
+        raise NotImplementedError("factorial(exact=True) (JAX neither): use exact=False")
+    (n,) = _floats(n, name="factorial")
+    return xnp.where(n < 0, 0.0, xnp.exp(ps.lgamma(n + 1)))
+
+
+@returns_arrays
+def comb(N, k, exact=False, repetition=False):
+    """Binomial coefficient C(N, k) through gammaln; 0 outside 0 <= k <= N."""
+    if exact:
+        raise NotImplementedError("comb(exact=True): use exact=False")
+    N, k = _floats(N, k, name="comb")
+    if repetition:
+        N = N + k - 1
+    out = xnp.exp(ps.lgamma(N + 1) - ps.lgamma(k + 1) - ps.lgamma(N - k + 1))
+    return xnp.where((k < 0) | (k > N), 0.0, out)
+
+
+# ---- error functions and the normal distribution -------------------------------------------------
+@returns_arrays
+def erf(x):
+    (x,) = _floats(x, name="erf")
+    return ps.erf(x)
+
+
+@returns_arrays
+def erfc(x):
+    (x,) = _floats(x, name="erfc")
+    return ps.erfc(x)
+
+
+@returns_arrays
+def erfinv(x):
+    (x,) = _floats(x, name="erfinv")
+    return ps.erf_inv(x)
+
+
+@returns_arrays
+def erfcinv(x):
+    (x,) = _floats(x, name="erfcinv")
+    return ps.erfc_inv(x)
+
+
+_SQRT1_2 = 1 / math.sqrt(2)
+
+
+@returns_arrays
+def ndtr(x):
+    """Standard normal cdf: erfc(-x / sqrt(2)) / 2."""
+    (x,) = _floats(x, name="ndtr")
+    return _c(0.5, x) * ps.erfc(x * _c(-_SQRT1_2, x))
+
+
+@returns_arrays
+def ndtri(p):
+    """Inverse of ndtr: -sqrt(2) erfcinv(2p) (full relative precision in both tails)."""
+    (p,) = _floats(p, name="ndtri")
+    return _c(-math.sqrt(2), p) * ps.erfc_inv(p * _c(2.0, p))
+
+
+@returns_arrays
+def log_ndtr(x):
+    """log(ndtr(x)), accurate in both tails: log1p(-ndtr(-x)) for x > 0, the asymptotic
+    series -x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 + 3/x^4 - 15/x^6 + 105/x^8) for
+    x < -20 (-10 in float32; ndtr underflows further out), log(ndtr(x)) between."""
+    (x,) = _floats(x, name="log_ndtr")
+    lo = -10.0 if aval(x).dtype == np.float32 else -20.0
+    tail = x < lo
+    xt = xnp.where(tail, x, lo)                  # each branch sees safe arguments
+    r = 1.0 / (xt * xt)
+    series = 1.0 - r * (1.0 - r * (3.0 - r * (15.0 - r * 105.0)))
+    asym = -0.5 * xt * xt - xnp.log(-xt) - 0.5 * math.log(2 * math.pi) + xnp.log(series)
+    xm = xnp.where(tail, lo, x)
+    pos = xm > 0
+    mid = xnp.where(pos, xnp.log1p(-ndtr(xnp.where(pos, -xm, 0.0))),
+                    xnp.log(ndtr(xnp.where(pos, 0.0, xm))))
+    return xnp.where(tail, asym, mid)
+
+
+# ---- logistic, logs and entropies --------------------------------------------------------------
+@returns_arrays
+def expit(x):
+    """1 / (1 + exp(-x))."""
+    (x,) = _floats(x, name="expit")
+    return ew.logistic(x)
+
+
+@returns_arrays
+def logit(x):
+    """log(x / (1 - x))."""
+    (x,) = _floats(x, name="logit")
+    return xnp.log(x / (1 - x))
+
+
+@returns_arrays
+def xlogy(x, y):
+    """x log(y), 0 where x == 0 (even for y == 0)."""
+    x, y = _floats(x, y, name="xlogy")
+    zero = x == 0
+    return xnp.where(zero, 0.0, x * xnp.log(xnp.where(zero, 1.0, y)))
+
+
+@returns_arrays
+def xlog1py(x, y):
+    """x log1p(y), 0 where x == 0."""
+    x, y = _floats(x, y, name="xlog1py")
+    zero = x == 0
+    return xnp.where(zero, 0.0, x * xnp.log1p(xnp.where(zero, 0.0, y)))
+
+
+@returns_arrays
+def entr(x):
+    """-x log(x) for x > 0, 0 at 0, -inf for x < 0."""
+    (x,) = _floats(x, name="entr")
+    pos = x > 0
+    v = -x * xnp.log(xnp.where(pos, x, 1.0))
+    return xnp.where(pos, v, xnp.where(x == 0, 0.0, -xnp.inf))
+
+
+@returns_arrays
+def rel_entr(x, y):
+    """x log(x / y) for x, y > 0; 0 at x == 0, y >= 0; inf otherwise."""
+    x, y = _floats(x, y, name="rel_entr")
+    both = (x > 0) & (y > 0)
+    v = x * xnp.log(xnp.where(both, x, 1.0) / xnp.where(both, y, 1.0))
+    return xnp.where(both, v, xnp.where((x == 0) & (y >= 0), 0.0, xnp.inf))
+
+
+@returns_arrays
+def kl_div(x, y):
+    """x log(x / y) - x + y for x, y > 0; y at x == 0, y >= 0; inf otherwise."""
+    x, y = _floats(x, y, name="kl_div")
+    both = (x > 0) & (y > 0)
+    v = x * xnp.log(xnp.where(both, x, 1.0) / xnp.where(both, y, 1.0)) - x + y
+    return xnp.where(both, v, xnp.where((x == 0) & (y >= 0), y, xnp.inf))
+
+
+# ---- modified Bessel functions of order 0 and 1 ------------------------------------------------
+@returns_arrays
+def i0e(x):
+    (x,) = _floats(x, name="i0e")
+    return ps.bessel_i0e(x)
+
+
+@returns_arrays
+def i1e(x):
+    (x,) = _floats(x, name="i1e")
+    return ps.bessel_i1e(x)
+
+
+@returns_arrays
+def i0(x):
+    """I_0(x) = exp(|x|) i0e(x)."""
+    (x,) = _floats(x, name="i0")
+    return xnp.exp(xnp.abs(x)) * ps.bessel_i0e(x)
+
+
+@returns_arrays
+def i1(x):
+    """I_1(x) = exp(|x|) i1e(x)."""
+    (x,) = _floats(x, name="i1")
+    return xnp.exp(xnp.abs(x)) * ps.bessel_i1e(x)
+
+
+__all__ = ["beta", "betainc", "betaln", "comb", "digamma", "entr", "erf", "erfc", "erfcinv",
+           "erfinv", "expit", "factorial", "gamma", "gammainc", "gammaincc", "gammaln",
+           "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "logit",
+           "loggamma", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
+           "rel_entr", "softmax", "xlog1py", "xlogy", "zeta"]

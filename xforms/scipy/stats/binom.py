@@ -1,0 +1,18 @@
+"""Binomial distribution: jax.scipy.stats.binom."""
+from ... import numpy as xnp
+from .. import special as sp
+from ._util import api, exp_of, floats
+
+
+@api
+def logpmf(k, n, p, loc=0):
+    k, n, p, loc = floats(k, n, p, loc, name="binom.logpmf")
+    x = k - loc
+    ok = (x >= 0) & (x <= n) & (x == xnp.floor(x))
+    safe = xnp.where(ok, x, 0.0)
+    comb = sp.gammaln(n + 1) - sp.gammaln(safe + 1) - sp.gammaln(n - safe + 1)
+    val = comb + sp.xlogy(safe, p) + sp.xlog1py(n - safe, -p)
+    return xnp.where(ok, val, -xnp.inf)
+
+
+pmf = exp_of(logpmf)

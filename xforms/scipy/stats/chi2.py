@@ -1,0 +1,45 @@
+"""Chi-squared distribution: jax.scipy.stats.chi2."""
+import math
+
+from ... import numpy as xnp
+from .. import special as sp
+from ._util import api, exp_of, floats, log_prob
+
+
+@api
+def logpdf(x, df, loc=0, scale=1):
+    x, df, loc, scale = floats(x, df, loc, scale, name="chi2.logpdf")
+    y = (x - loc) / scale
+    k = 0.5 * df
+    safe = xnp.where(y > 0, y, 1.0)
+    val = (sp.xlogy(k - 1, safe) - 0.5 * safe - k * math.log(2) - sp.gammaln(k)
+           - xnp.log(scale))
+    at0 = xnp.where(df == 2, -math.log(2) - xnp.log(scale), xnp.where(df < 2, xnp.inf, -xnp.inf))
+    return xnp.where(y > 0, val, xnp.where(y == 0, at0, -xnp.inf))
+
+
+pdf = exp_of(logpdf)
+
+
+@api
+def cdf(x, df, loc=0, scale=1):
+    x, df, loc, scale = floats(x, df, loc, scale, name="chi2.cdf")
+    y = xnp.maximum((x - loc) / scale, 0.0)
+    return sp.gammainc(0.5 * df, 0.5 * y)
+
+
+@api
+def logcdf(x, df, loc=0, scale=1):
+    return log_prob(cdf(x, df, loc, scale), sf(x, df, loc, scale))
+
+
+@api
+def sf(x, df, loc=0, scale=1):
+    x, df, loc, scale = floats(x, df, loc, scale, name="chi2.sf")
+    y = xnp.maximum((x - loc) / scale, 0.0)
+    return sp.gammaincc(0.5 * df, 0.5 * y)
+
+
+@api
+def logsf(x, df, loc=0, scale=1):
+    return log_prob(sf(x, df, loc, scale), cdf(x, df, loc, scale))

@@ -1,0 +1,38 @@
+"""Gamma distribution: jax.scipy.stats.gamma (shape a, loc, scale)."""
+from ... import numpy as xnp
+from .. import special as sp
+from ._util import api, exp_of, floats, log_prob
+
+
+@api
+def logpdf(x, a, loc=0, scale=1):
+    x, a, loc, scale = floats(x, a, loc, scale, name="gamma.logpdf")
+    y = (x - loc) / scale
+    safe = xnp.where(y >= 0, y, 1.0)
+    val = sp.xlogy(a - 1, safe) - safe - sp.gammaln(a) - xnp.log(scale)
+    return xnp.where(y < 0, -xnp.inf, val)
+
+
+pdf = exp_of(logpdf)
+
+
+@api
+def cdf(x, a, loc=0, scale=1):
+    x, a, loc, scale = floats(x, a, loc, scale, name="gamma.cdf")
+    return sp.gammainc(a, xnp.maximum((x - loc) / scale, 0.0))
+
+
+@api
+def logcdf(x, a, loc=0, scale=1):
+    return log_prob(cdf(x, a, loc, scale), sf(x, a, loc, scale))
+
+
+@api
+def sf(x, a, loc=0, scale=1):
+    x, a, loc, scale = floats(x, a, loc, scale, name="gamma.sf")
+    return sp.gammaincc(a, xnp.maximum((x - loc) / scale, 0.0))
+
+
+@api
+def logsf(x, a, loc=0, scale=1):
+    return log_prob(sf(x, a, loc, scale), cdf(x, a, loc, scale))

@@ -1,0 +1,17 @@
+"""Geometric distribution on k = 1, 2, ...: jax.scipy.stats.geom."""
+from ... import numpy as xnp
+from .. import special as sp
+from ._util import api, exp_of, floats
+
+
+@api
+def logpmf(k, p, loc=0):
+    k, p, loc = floats(k, p, loc, name="geom.logpmf")
+    x = k - loc
+    ok = (x >= 1) & (x == xnp.floor(x))
+    safe = xnp.where(ok, x, 1.0)
+    val = sp.xlog1py(safe - 1, -p) + xnp.log(p)
+    return xnp.where(ok, val, -xnp.inf)
+
+
+pmf = exp_of(logpmf)

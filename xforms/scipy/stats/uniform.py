@@ -1,0 +1,25 @@
+"""Uniform distribution on [loc, loc + scale]: jax.scipy.stats.uniform."""
+from ... import numpy as xnp
+from ._util import api, exp_of, floats
+
+
+@api
+def logpdf(x, loc=0, scale=1):
+    x, loc, scale = floats(x, loc, scale, name="uniform.logpdf")
+    inside = (x >= loc) & (x <= loc + scale)
+    return xnp.where(inside, -xnp.log(scale), -xnp.inf)
+
+
+pdf = exp_of(logpdf)
+
+
+@api
+def cdf(x, loc=0, scale=1):
+    x, loc, scale = floats(x, loc, scale, name="uniform.cdf")
+    return xnp.clip((x - loc) / scale, 0.0, 1.0)
+
+
+@api
+def ppf(q, loc=0, scale=1):
+    q, loc, scale = floats(q, loc, scale, name="uniform.ppf")
+    return xnp.where((q < 0) | (q > 1), xnp.nan, loc + q * scale)
