@@ -167,3 +167,7 @@ def mm_tt(a, b, o):
 @numba.njit(cache=_CACHE, nogil=True)
 def vdot(a, b):
     return np.dot(a, b)
+
+
+# factorisations (LAPACK/BLAS through SciPy's Cython bindings): kernels/linalg_runtime.py
+from .linalg_runtime import la_cholesky, la_eigh, la_lu, la_qr, la_svd, la_trsm  # noqa: E402,F401
