@@ -172,6 +172,22 @@ def la_lu(a, lu, piv, perm, code):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
+def la_pivots_to_perm(piv, perm):
+    """perm[i]: the permutation made by the row interchanges piv[i] (zero-based, applied in
+    order; out-of-range pivots are clamped)."""
+    nb, n = perm.shape
+    k = piv.shape[1]
+    for i in range(nb):
+        for r in range(n):
+            perm[i, r] = r
+        for r in range(k):
+            p = min(max(piv[i, r], 0), n - 1)
+            t = perm[i, r]
+            perm[i, r] = perm[i, p]
+            perm[i, p] = t
+
+
+@numba.njit(cache=_CACHE, nogil=True)
 def la_qr(a, q, r, full):
     """Householder QR of a[i] (reduced, or complete when `full`); NaN on failure."""
     nb, m, n = a.shape

@@ -97,6 +97,13 @@ def _svd(em, eqn):
     _call(em, "la_svd", [_as3(em, a), _as2(em, s), u, vt, "False", "True"])
 
 
+def _pivots_to_permutation(em, eqn):
+    _alloc_all(em, eqn)
+    (piv,), (perm,) = eqn.invars, eqn.outvars
+    _call(em, "la_pivots_to_perm", [_as2(em, piv), _as2(em, perm)])
+
+
+OP_RULES["lu_pivots_to_permutation"] = _pivots_to_permutation
 OP_RULES["cholesky"] = _cholesky
 OP_RULES["triangular_solve"] = _triangular_solve
 OP_RULES["lu"] = _lu

@@ -108,12 +108,14 @@ def _tri_aval(a, b, *, lower, transpose_a, conjugate_a, unit_diagonal):
 def _tri_impl(a, b, *, lower, transpose_a, conjugate_a, unit_diagonal):
     a, b = np.asarray(a), np.asarray(b)
     out = np.empty(b.shape, b.dtype)
-    trans = ("C" if conjugate_a else "T") if transpose_a else "N"
-    with np.errstate(all="ignore"):
+    if out.size == 0:
+        return [out]
+    trsm = sla.blas.get_blas_funcs("trsm", (a, b))
+    trans = (2 if conjugate_a else 1) if transpose_a else 0
+    with np.errstate(all="ignore"):        # BLAS trsm: a zero pivot gives inf/NaN, no error
         for idx in np.ndindex(b.shape[:-2]):
             m = np.conj(a[idx]) if conjugate_a and not transpose_a else a[idx]
-            out[idx] = sla.solve_triangular(m, b[idx], trans=trans, lower=lower,
-                                            unit_diagonal=unit_diagonal, check_finite=False)
+            out[idx] = trsm(1.0, m, b[idx], lower=lower, trans_a=trans, diag=unit_diagonal)
     return [out]
 
 
@@ -242,4 +244,33 @@ impl_rules[lu_p] = _lu_impl
 jvp_rules[lu_p] = _lu_jvp
 def_batched_vmap(lu_p)
 
-__all__ = ["cholesky", "triangular_solve", "lu", "permutation_matrix", "to_dtype"]
+# ---- lu_pivots_to_permutation: LAPACK row interchanges -> the permutation they make ---------
+lu_pivots_to_permutation_p = primitive("lu_pivots_to_permutation")
+
+
+def _p2p_aval(piv, *, permutation_size):
+    if piv.dtype.kind != "i" or piv.ndim < 1 or piv.shape[-1] > permutation_size:
+        raise TypeError(f"lu_pivots_to_permutation: expected integer pivots (..., k) with "
+                        f"k <= {permutation_size}, got {piv.str_short()}")
+    return [ShapedArray(piv.shape[:-1] + (permutation_size,), np.dtype(np.int32))]
+
+
+def _p2p_impl(piv, *, permutation_size):
+    piv = np.asarray(piv)
+    padded = np.broadcast_to(np.arange(permutation_size, dtype=np.int32),
+                             piv.shape[:-1] + (permutation_size,)).copy()
+    padded[..., :piv.shape[-1]] = piv
+    return [pivots_to_permutation(np.clip(padded, 0, permutation_size - 1))]
+
+
+def lu_pivots_to_permutation(pivots, permutation_size):
+    return lu_pivots_to_permutation_p.bind(pivots, permutation_size=int(permutation_size))
+
+
+abstract_eval_rules[lu_pivots_to_permutation_p] = _p2p_aval
+impl_rules[lu_pivots_to_permutation_p] = _p2p_impl
+def_batched_vmap(lu_pivots_to_permutation_p)
+exempt(lu_pivots_to_permutation_p, "jvp", "integer output: tangent is a symbolic zero")
+
+__all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation",
+           "permutation_matrix"]

@@ -1,0 +1,5 @@
+"""`xforms.scipy`: JAX's jax.scipy namespaces (`linalg`, ...).
+
+    >>> import xforms.scipy.linalg as xsl
+"""
+from . import linalg  # noqa: F401
