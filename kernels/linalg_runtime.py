@@ -36,13 +36,13 @@ def _cacheable():
 _CACHE = _cacheable()
 
 
-def _extern(module, routine, nargs):
-    """ExternalFunctions s/d/c/z<routine> taking `nargs` pointers (Fortran calling style)."""
+def _extern(module, routine, nargs, names=None):
+    """ExternalFunctions s/d/c/z<routine> (or the four `names`) taking `nargs` pointers
+    (Fortran calling style)."""
     out = []
-    for t in "sdcz":
-        sym = f"xforms_{t}{routine}"
-        ll.add_symbol(sym, get_cython_function_address(f"scipy.linalg.cython_{module}",
-                                                       f"{t}{routine}"))
+    for name in names or [t + routine for t in "sdcz"]:
+        sym = f"xforms_{name}"
+        ll.add_symbol(sym, get_cython_function_address(f"scipy.linalg.cython_{module}", name))
         out.append(types.ExternalFunction(sym, types.void(*[types.voidptr] * nargs)))
     return out
 
@@ -50,6 +50,9 @@ def _extern(module, routine, nargs):
 s_trsm, d_trsm, c_trsm, z_trsm = _extern("blas", "trsm", 11)
 s_potrf, d_potrf, c_potrf, z_potrf = _extern("lapack", "potrf", 5)
 s_getrf, d_getrf, c_getrf, z_getrf = _extern("lapack", "getrf", 6)
+s_geqrf, d_geqrf, c_geqrf, z_geqrf = _extern("lapack", "geqrf", 8)
+s_orgqr, d_orgqr, c_ungqr, z_ungqr = _extern("lapack", "orgqr", 9,
+                                             ["sorgqr", "dorgqr", "cungqr", "zungqr"])
 
 
 @intrinsic
@@ -188,29 +191,60 @@ def la_pivots_to_perm(piv, perm):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
-def la_qr(a, q, r, full):
+def _geqrf_orgqr(code, ints, buf, tau, work):
+    """?geqrf on the m x n column-major buf, then ?orgqr/?ungqr forming its first ncols
+    columns of Q (ints: m, n, ncols, lda, lwork, info)."""
+    p = (_ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(ints[2:3]), _ptr(ints[3:4]), _ptr(ints[4:5]),
+         _ptr(ints[5:6]))
+    qr_args = (p[0], p[1], _ptr(buf), p[3], _ptr(tau), _ptr(work), p[4], p[5])
+    q_args = (p[0], p[2], p[1], _ptr(buf), p[3], _ptr(tau), _ptr(work), p[4], p[5])
+    if code == 0:
+        s_geqrf(*qr_args)
+        s_orgqr(*q_args)
+    elif code == 1:
+        d_geqrf(*qr_args)
+        d_orgqr(*q_args)
+    elif code == 2:
+        c_geqrf(*qr_args)
+        c_ungqr(*q_args)
+    else:
+        z_geqrf(*qr_args)
+        z_ungqr(*q_args)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_qr(a, q, r, full, code):
     """Householder QR of a[i] (reduced, or complete when `full`); NaN on failure."""
     nb, m, n = a.shape
-    k = min(m, n)
     for i in range(nb):
         try:
+            qi, ri = np.linalg.qr(np.ascontiguousarray(a[i]))
             if full and m > n:
-                # complete Q of a = reduced Q of [a | I]: the first n reflectors are a's
-                aug = np.zeros((m, n + m), a.dtype)
-                aug[:, :n] = a[i]
-                for j in range(m):
-                    aug[j, n + j] = 1
-                qi, ri = np.linalg.qr(aug)
-                q[i] = qi
-                r[i] = ri[:, :n]
+                r[i, :n, :] = ri
+                r[i, n:, :] = 0
             else:
-                qi, ri = np.linalg.qr(np.ascontiguousarray(a[i]))
                 q[i] = qi
                 r[i] = ri
         except Exception:                    # NaN or Inf input
             q[i] = np.nan
             r[i] = np.nan
-    return k
+    if full and m > n:
+        _complete_q(a, q, code)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _complete_q(a, q, code):
+    nb, m, n = a.shape
+    buf = np.zeros((m, m), a.dtype)          # column-major: buf[j] is column j
+    tau = np.zeros(n, a.dtype)
+    work = np.zeros(64 * m, a.dtype)
+    ints = np.empty(6, np.int32)
+    for i in range(nb):
+        buf[:, :] = 0
+        buf[:n, :] = a[i].T
+        ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = m, n, m, m, 64 * m, 0
+        _geqrf_orgqr(code, ints, buf, tau, work)
+        q[i] = buf.T
 
 
 @numba.njit(cache=_CACHE, nogil=True)

@@ -69,7 +69,7 @@ def _qr(em, eqn):
     (a,), (q, r) = eqn.invars, eqn.outvars
     em.runtime_used.add("la_qr")
     em.line(f"la_qr({_as3(em, a)}, {_as3(em, q)}, {_as3(em, r)}, "
-            f"{bool(eqn.params['full_matrices'])})")
+            f"{bool(eqn.params['full_matrices'])}, {_code(eqn)})")
 
 
 def _eigh(em, eqn):
