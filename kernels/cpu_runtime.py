@@ -170,5 +170,5 @@ def vdot(a, b):
 
 
 # factorisations (LAPACK/BLAS through SciPy's Cython bindings): kernels/linalg_runtime.py
-from .linalg_runtime import (la_cholesky, la_eigh, la_lu, la_pivots_to_perm, la_qr,  # noqa: E402,F401
+from .linalg_runtime import (la_cholesky, la_eig, la_eigh, la_lu, la_pivots_to_perm, la_qr,  # noqa: E402,F401
                              la_svd, la_trsm)

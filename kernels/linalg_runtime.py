@@ -264,6 +264,27 @@ def la_eigh(a, v, w, lower):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
+def la_eig(a, w, v, vectors):
+    """Eigenvalues w[i] and unit right eigenvectors v[i] of general a[i] (complex LAPACK
+    ?geev on a complex copy); NaN on failure.  Without `vectors`, v is scratch."""
+    nb, n, _ = a.shape
+    x = np.empty((n, n), w.dtype)
+    for i in range(nb):
+        for r in range(n):
+            for c in range(n):
+                x[r, c] = a[i, r, c]
+        try:
+            wi, vi = np.linalg.eig(x)
+            w[i] = wi
+            if vectors:
+                v[i] = vi
+        except Exception:
+            w[i] = np.nan
+            if vectors:
+                v[i] = np.nan
+
+
+@numba.njit(cache=_CACHE, nogil=True)
 def la_svd(a, s, u, vt, full, compute_uv):
     """Singular values s[i] (descending) and, with compute_uv, u[i] and vt[i]; NaN on
     failure.  Without compute_uv, u and vt are unused placeholders."""

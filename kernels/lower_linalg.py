@@ -103,6 +103,19 @@ def _pivots_to_permutation(em, eqn):
     _call(em, "la_pivots_to_perm", [_as2(em, piv), _as2(em, perm)])
 
 
+def _eig(em, eqn):
+    _alloc_all(em, eqn)
+    a = eqn.invars[0]
+    w = eqn.outvars[0]
+    if eqn.params["vectors"]:
+        _call(em, "la_eig", [_as3(em, a), _as2(em, w), _as3(em, eqn.outvars[1]), "True"])
+        return
+    v = em.fresh("V")       # only the values: the vectors' array is scratch
+    em.line(f"{v} = np.empty((1, 1, 1), np.{np.dtype(w.aval.dtype).name})")
+    _call(em, "la_eig", [_as3(em, a), _as2(em, w), v, "False"])
+
+
+OP_RULES["eig"] = _eig
 OP_RULES["lu_pivots_to_permutation"] = _pivots_to_permutation
 OP_RULES["cholesky"] = _cholesky
 OP_RULES["triangular_solve"] = _triangular_solve

@@ -177,9 +177,20 @@ def test_solve_shape_mismatch():
         L.matrix_power(np.eye(2), 1.5)
 
 
+@pytest.mark.parametrize("dt", DTYPES)
+def test_eig_eigvals(dt):
+    a = rand((2, 4, 4), dt)
+    w, v = L.eig(a)
+    cdt = np.result_type(dt, np.complex64)
+    assert np.asarray(w).dtype == cdt and np.asarray(v).dtype == cdt
+    close(a @ np.asarray(v), np.asarray(v) * np.asarray(w)[..., None, :], dt)
+    close(np.linalg.norm(v, axis=-2), np.ones((2, 4)), dt)
+    close(np.sort(np.abs(L.eigvals(a))), np.sort(np.abs(np.linalg.eigvals(a))), dt)
+    close(np.sum(L.eigvals(a), -1), np.trace(a, axis1=-2, axis2=-1).astype(cdt), dt)
+    close(L.eigvals(np.array([[0.0, 1.0], [-1.0, 0.0]])).imag, np.array([1.0, -1.0]),
+          np.float64)
+
+
 def test_not_provided_raise_not_implemented():
-    for fn in (L.eig, L.eigvals):
-        with pytest.raises(NotImplementedError, match="eig"):
-            fn(np.eye(2))
     with pytest.raises(NotImplementedError, match="raw"):
         L.qr(np.eye(2), mode="raw")

@@ -44,6 +44,8 @@ GRAD_CASES = {
     "cholesky": (L.cholesky, (S,)),
     "cholesky_batched": (L.cholesky, (SB,)),
     "eigvalsh": (L.eigvalsh, (SB,)),
+    "eigvals_real": (lambda a: xnp.real(L.eigvals(a)), (AB,)),
+    "eigvals_imag": (lambda a: xnp.imag(L.eigvals(a)), (A,)),
     "eigh_vectors": (lambda a: L.eigh(a)[1] ** 2, (S,)),
     "svdvals_tall": (L.svdvals, (TALL,)),
     "svdvals_wide": (L.svdvals, (WIDE,)),
@@ -95,6 +97,7 @@ def test_check_grads_complex(dt):
     check_grads(L.eigvalsh, (s,), order=1, modes=("fwd", "rev"))
     check_grads(lambda x: xnp.abs(L.eigh(x)[1]) ** 2, (s,), order=1, modes=("fwd", "rev"))
     check_grads(L.svdvals, (rand(4, 3, dt=dt),), order=1, modes=("fwd", "rev"))
+    check_grads(L.eigvals, (a,), order=2, modes=("fwd", "rev"))
     check_grads(lambda x: L.qr(x)[1], (rand(4, 3, dt=dt),), order=1, modes=("fwd", "rev"))
 
 
@@ -120,6 +123,7 @@ VMAP_CASES = {
                                      (0, None)),
     "lu_solve": (lambda a, b: xsl.lu_solve(xsl.lu_factor(a), b), (rand(3, 4, 4), rand(3, 4))),
     "expm": (xsl.expm, (rand(3, 3, 3),)),
+    "eigvals": (L.eigvals, (rand(3, 4, 4),)),
 }
 
 
@@ -191,6 +195,22 @@ def test_jit_grad_gp_nll_and_singular_inputs():
         assert not np.all(np.isfinite(inv)) and float(logdet) == -np.inf and float(sign) == 0
         s = xf.jit(L.svdvals)(np.full((3, 3), np.nan))
         assert np.all(np.isnan(s))
+
+
+def test_eig_jit_and_vector_derivatives():
+    from xforms.primitives import linalg_spectral as ps
+    a = rand(2, 4, 4)
+    w, v = L.eig(a)
+    wj, vj = xf.jit(L.eig)(a)
+    np.testing.assert_allclose(np.asarray(wj), np.asarray(w), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(vj), np.asarray(v), rtol=1e-10, atol=1e-12)
+    g = xf.jit(xf.grad(lambda x: xnp.real(L.eigvals(x)).sum()))(a[0])   # d trace = I
+    np.testing.assert_allclose(np.asarray(g), np.eye(4), atol=1e-12)
+    with pytest.raises(NotImplementedError, match="eigenvectors"):
+        xf.grad(lambda x: xnp.real(L.eig(x)[1]).sum())(a[0])
+    # JAX's enable_eigvec_derivs: the vectors' derivative (up to phase) on request
+    check_grads(lambda x: xnp.abs(ps.eig(x, True, True)[1]) ** 2, (a[0],), order=1,
+                modes=("fwd", "rev"))
 
 
 def test_cuda_backend_says_to_use_cpu():

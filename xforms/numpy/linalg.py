@@ -12,7 +12,7 @@ from . import reductions as _red
 from . import ufuncs as _uf
 from ._util import asarray_operand as _operand, aval as _aval, promote as _promote
 from ._util import returns_arrays as _returns_arrays
-from .linalg_decomp import (EighResult, QRResult, SlogdetResult, SVDResult, cholesky, eig,
+from .linalg_decomp import (EigResult, EighResult, QRResult, SlogdetResult, SVDResult, cholesky, eig,
                             eigh, eigvals, eigvalsh, qr, svd, svdvals)
 from .linalg_norm import matrix_norm, norm, vector_norm
 from .linalg_ops import matmul, tensordot
@@ -89,4 +89,4 @@ __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigva
            "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
            "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve",
            "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot",
-           "vector_norm", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
+           "vector_norm", "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]

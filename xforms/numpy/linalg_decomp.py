@@ -1,6 +1,5 @@
-"""`xforms.numpy.linalg` factorisations: cholesky, eigh, eigvalsh, svd, svdvals, qr (and eig,
-eigvals, which xforms does not provide).  Batched over leading dims; thin wrappers over the
-primitives of xforms/primitives/linalg*.py with JAX's signatures and result tuples.
+"""`xforms.numpy.linalg` factorisations: cholesky, eigh, eigvalsh, svd, svdvals, qr, eig,
+eigvals.  Batched over leading dims; thin wrappers over the primitives of xforms/primitives/linalg*.py with JAX's signatures and result tuples.
 
 Derivatives: eigh's and svd's vector derivatives are undefined (infinite) where eigenvalues
 or singular values repeat, as in JAX; the values' derivatives are always defined.
@@ -8,8 +7,6 @@ or singular values repeat, as in JAX; the values' derivatives are always defined
     >>> w, v = xnp.linalg.eigh(a)
 """
 from typing import NamedTuple
-
-import numpy as np
 
 from ..primitives import elementwise as ew
 from ..primitives import linalg as pl
@@ -129,16 +126,32 @@ def qr(a, mode="reduced"):
     return r if mode == "r" else QRResult(q, r)
 
 
+class EigResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+@returns_arrays
 def eig(a):
-    raise NotImplementedError("linalg.eig (general, non-Hermitian eigendecomposition) is not "
-                              "provided by xforms; for Hermitian matrices use linalg.eigh")
+    """Eigenvalues and unit right eigenvectors (columns) of general square matrices, complex,
+    unsorted (LAPACK's order).  CPU only; not differentiable (as in JAX: differentiate
+    eigvals, or use eigh for Hermitian matrices).
+
+    >>> w, v = xnp.linalg.eig(xnp.array([[0.0, 1.0], [-1.0, 0.0]]))     # w = +-1j
+    """
+    a = matrix_operand("eig", a)
+    w, v = ps.eig(a, vectors=True)
+    return EigResult(w, v)
 
 
+@returns_arrays
 def eigvals(a):
-    raise NotImplementedError("linalg.eigvals (general, non-Hermitian eigenvalues) is not "
-                              "provided by xforms; for Hermitian matrices use linalg.eigvalsh")
+    """Eigenvalues of general square matrices (complex, unsorted); differentiable: dw =
+    diag(V^-1 dA V), finite where the eigenvalues are distinct."""
+    a = matrix_operand("eigvals", a)
+    return ps.eig(a, vectors=False)[0]
 
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "eig", "eigvals",
-           "EighResult", "SVDResult", "QRResult", "SlogdetResult", "matrix_operand",
-           "symmetrize", "np"]
+           "EigResult", "EighResult", "SVDResult", "QRResult", "SlogdetResult",
+           "matrix_operand", "symmetrize"]

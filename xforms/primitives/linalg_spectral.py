@@ -16,7 +16,8 @@ from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import Zero, jvp_rules, tangent_aval
 from . import elementwise as ew
 from . import primitive
-from .linalg import def_batched_vmap, triangular_solve
+from .linalg import def_batched_vmap, solve, triangular_solve
+from .reductions import reduce_sum
 from .linalg_util import (check_matrix, col, const_like, diag_embed, diagonal, eye_like, h, mm,
                           row, row_to, shape, to_dtype, tril)
 
@@ -208,3 +209,68 @@ abstract_eval_rules[svd_p] = _svd_aval
 impl_rules[svd_p] = _svd_impl
 jvp_rules[svd_p] = _svd_jvp
 def_batched_vmap(svd_p)
+
+
+# ---- eig: general (non-Hermitian) eigendecomposition, complex results, CPU only -------------
+eig_p = primitive("eig", multiple_results=True)
+
+
+def _complex_dtype(dt):
+    return np.dtype(np.complex64) if np.dtype(dt) in (np.float32, np.complex64) else \
+        np.dtype(np.complex128)
+
+
+def _eig_aval(a, *, vectors, vector_derivs=False):
+    check_matrix("eig", a)
+    c = _complex_dtype(a.dtype)
+    w = ShapedArray(a.shape[:-1], c)
+    return [w, ShapedArray(a.shape, c)] if vectors else [w]
+
+
+def _eig_impl(a, *, vectors, vector_derivs=False):
+    a = np.asarray(a)
+    c = _complex_dtype(a.dtype)
+
+    def fn(x):
+        w, v = np.linalg.eig(x.astype(c))
+        return [w, v] if vectors else [w]
+    return _nan_on_failure(fn, a, 2 if vectors else 1)
+
+
+def eig(a, vectors=True, vector_derivs=False):
+    """-> [w, v] (or [w]): eigenvalues and unit right eigenvectors (columns) of a, complex,
+    in LAPACK's order (unsorted).  The vectors are differentiable only with vector_derivs
+    (JAX's enable_eigvec_derivs): their derivative assumes distinct eigenvalues, and fixes
+    each vector's phase by Re(v^H dv) = 0 rather than by LAPACK's convention."""
+    return eig_p.bind(a, vectors=bool(vectors), vector_derivs=bool(vector_derivs))
+
+
+def _eig_jvp(primals, tangents, *, vectors, vector_derivs=False):
+    """With M = V^-1 dA V: dw = diag(M); dV = V (F o M), F[i, j] = 1 / (w[j] - w[i]) off the
+    diagonal, then each column made orthogonal (in the real sense) to its vector, which
+    keeps it unit-norm."""
+    if vectors and not vector_derivs:
+        raise NotImplementedError("eig: derivatives of the eigenvectors of a non-Hermitian "
+                                  "matrix are not provided (as in JAX); differentiate "
+                                  "linalg.eigvals for the eigenvalues, or use eigh for "
+                                  "Hermitian matrices")
+    (a,), (da,) = primals, tangents
+    w, v = eig(a, vectors=True, vector_derivs=True)
+    dac = to_dtype(da, core.get_aval(w).dtype)
+    m = solve(v, mm(dac, v))
+    dw = diagonal(m)
+    if not vectors:
+        return [w], [dw]
+    diff = ew.sub(row(w), col(w))
+    eye = const_like(np.eye(shape(w)[-1]), diff)
+    f = ew.sub(ew.div(const_like(1.0, diff), ew.add(diff, eye)), eye)
+    dv = mm(v, ew.mul(f, m))
+    along = ew.real(reduce_sum(ew.mul(ew.conj(v), dv), (len(shape(v)) - 2,)))
+    dv = ew.sub(dv, ew.mul(v, to_dtype(row_to(along, shape(v)[-2]), core.get_aval(v).dtype)))
+    return [w, v], [dw, dv]
+
+
+abstract_eval_rules[eig_p] = _eig_aval
+impl_rules[eig_p] = _eig_impl
+jvp_rules[eig_p] = _eig_jvp
+def_batched_vmap(eig_p)
