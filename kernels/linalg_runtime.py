@@ -84,22 +84,25 @@ def _trsm(code, ch, ints, alpha, a, x):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
-def la_trsm(a, b, out, lower, trans, conj, unit, code):
-    """out[i] = op(a[i])^-1 b[i] (op: identity, transpose, conjugate, adjoint)."""
-    nb, m, k = b.shape
-    # row-major x (m, k) is column-major x^T (k, m): solve x^T op(a)^T = b^T from the right,
-    # and the column-major view of row-major a is a^T (the other triangle)
+def la_trsm(a, b, out, left, lower, trans, conj, unit, code):
+    """out[i] = op(a[i])^-1 b[i] (left) or b[i] op(a[i])^-1 (op: identity, transpose,
+    conjugate, adjoint)."""
+    nb, r, c = b.shape
+    m = a.shape[1]
+    # row-major x (r, c) is column-major x^T (c, r): op(a) x = b becomes x^T op(a)^T = b^T (a
+    # right-side solve), x op(a) = b becomes op(a)^T x^T = b^T; and the column-major view of
+    # row-major a is a^T, which holds the other triangle
     ch = np.empty(4, np.uint8)
-    ch[0] = ord("R")
+    ch[0] = ord("R") if left else ord("L")
     ch[1] = ord("U") if lower else ord("L")
     ch[2] = (ord("C") if conj else ord("T")) if trans else ord("N")
     ch[3] = ord("U") if unit else ord("N")
     ints = np.empty(4, np.int32)
-    ints[0], ints[1], ints[2], ints[3] = k, m, max(m, 1), max(k, 1)
+    ints[0], ints[1], ints[2], ints[3] = c, r, max(m, 1), max(c, 1)
     alpha = np.ones(1, out.dtype)
     for i in range(nb):
         out[i] = b[i]
-        if m == 0 or k == 0:
+        if r == 0 or c == 0:
             continue
         ai = np.conj(a[i]) if conj and not trans else a[i]
         _trsm(code, ch, ints, alpha, np.ascontiguousarray(ai), out[i])

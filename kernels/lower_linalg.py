@@ -54,7 +54,8 @@ def _triangular_solve(em, eqn):
     _alloc_all(em, eqn)
     (a, b), (out,) = eqn.invars, eqn.outvars
     p = eqn.params
-    flags = [str(bool(p[k])) for k in ("lower", "transpose_a", "conjugate_a", "unit_diagonal")]
+    flags = [str(bool(p[k])) for k in ("left_side", "lower", "transpose_a", "conjugate_a",
+                                       "unit_diagonal")]
     _call(em, "la_trsm", [_as3(em, a), _as3(em, b), _as3(em, out)] + flags + [_code(eqn)])
 
 

@@ -94,18 +94,21 @@ def_batched_vmap(cholesky_p)
 triangular_solve_p = primitive("triangular_solve")
 
 
-def _tri_aval(a, b, *, lower, transpose_a, conjugate_a, unit_diagonal):
+def _tri_aval(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     check_matrix("triangular_solve", a)
-    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1]:
-        raise TypeError(f"triangular_solve: a {a.shape} and b {b.shape} must be (..., m, m) and "
-                        "(..., m, k) with equal batch dims")
+    m = a.shape[-1]
+    if (b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2]
+            or b.shape[-2 if left_side else -1] != m):
+        want = f"(..., {m}, k)" if left_side else f"(..., k, {m})"
+        raise TypeError(f"triangular_solve: a {a.shape} and b {b.shape} must be (..., {m}, {m}) "
+                        f"and {want} with equal batch dims")
     if a.dtype != b.dtype:
         raise TypeError(f"triangular_solve: a and b must have equal dtypes, got {a.dtype} and "
                         f"{b.dtype}")
     return [ShapedArray(b.shape, b.dtype)]
 
 
-def _tri_impl(a, b, *, lower, transpose_a, conjugate_a, unit_diagonal):
+def _tri_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     a, b = np.asarray(a), np.asarray(b)
     out = np.empty(b.shape, b.dtype)
     if out.size == 0:
@@ -115,12 +118,14 @@ def _tri_impl(a, b, *, lower, transpose_a, conjugate_a, unit_diagonal):
     with np.errstate(all="ignore"):        # BLAS trsm: a zero pivot gives inf/NaN, no error
         for idx in np.ndindex(b.shape[:-2]):
             m = np.conj(a[idx]) if conjugate_a and not transpose_a else a[idx]
-            out[idx] = trsm(1.0, m, b[idx], lower=lower, trans_a=trans, diag=unit_diagonal)
+            out[idx] = trsm(1.0, m, b[idx], side=0 if left_side else 1, lower=lower,
+                            trans_a=trans, diag=unit_diagonal)
     return [out]
 
 
-def _tri_bind(a, b, lower, transpose_a, conjugate_a, unit_diagonal):
-    return triangular_solve_p.bind(a, b, lower=bool(lower), transpose_a=bool(transpose_a),
+def _tri_bind(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                   transpose_a=bool(transpose_a),
                                    conjugate_a=bool(conjugate_a),
                                    unit_diagonal=bool(unit_diagonal))
 
@@ -129,10 +134,7 @@ def triangular_solve(a, b, left_side=False, lower=False, transpose_a=False, conj
                      unit_diagonal=False):
     """lax.linalg.triangular_solve: x with op(a) @ x = b (left_side) or x @ op(a) = b, where
     op is the identity, transpose, conjugate or adjoint; a is triangular."""
-    if left_side:
-        return _tri_bind(a, b, lower, transpose_a, conjugate_a, unit_diagonal)
-    # x op(a) = b  <=>  op(a)^T x^T = b^T
-    return mT(_tri_bind(a, mT(b), lower, not transpose_a, conjugate_a, unit_diagonal))
+    return _tri_bind(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal)
 
 
 def _op(a, transpose_a, conjugate_a):
@@ -140,28 +142,32 @@ def _op(a, transpose_a, conjugate_a):
     return mT(a) if transpose_a else a
 
 
-def _tri_jvp(primals, tangents, *, lower, transpose_a, conjugate_a, unit_diagonal):
+def _tri_jvp(primals, tangents, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    """op(a) x = b: dx = op(a)^-1 (db - op(da) x); x op(a) = b: dx = (db - x op(da)) op(a)^-1,
+    da restricted to the triangle that is read."""
     (a, b), (da, db) = primals, tangents
-    params = (lower, transpose_a, conjugate_a, unit_diagonal)
+    params = (left_side, lower, transpose_a, conjugate_a, unit_diagonal)
     x = _tri_bind(a, b, *params)
     t = Zero(tangent_aval(core.get_aval(x)))
     if not isinstance(db, Zero):
         t = _tri_bind(a, db, *params)
     if not isinstance(da, Zero):
         k = -1 if unit_diagonal else 0
-        dam = tril(da, k) if lower else triu(da, -k)
-        ta = ew.neg(_tri_bind(a, mm(_op(dam, transpose_a, conjugate_a), x), *params))
+        dam = _op(tril(da, k) if lower else triu(da, -k), transpose_a, conjugate_a)
+        ta = ew.neg(_tri_bind(a, mm(dam, x) if left_side else mm(x, dam), *params))
         t = ta if isinstance(t, Zero) else ew.add(t, ta)
     return [x], [t]
 
 
-def _tri_transpose(ct, a, b, *, lower, transpose_a, conjugate_a, unit_diagonal):
+def _tri_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    """b -> op(a)^-1 b transposes to ct -> op(a)^-T ct (and alike on the right)."""
     if is_undefined(a):
         raise NotImplementedError("triangular_solve: transposing with respect to the matrix "
                                   "(it is not linear in it)")
     if isinstance(ct, Zero):
         return [None, None]
-    return [None, _tri_bind(a, ct, lower, not transpose_a, conjugate_a, unit_diagonal)]
+    return [None, _tri_bind(a, ct, left_side, lower, not transpose_a, conjugate_a,
+                            unit_diagonal)]
 
 
 abstract_eval_rules[triangular_solve_p] = _tri_aval
