@@ -169,6 +169,11 @@ def vdot(a, b):
     return np.dot(a, b)
 
 
-# factorisations (LAPACK/BLAS through SciPy's Cython bindings): kernels/linalg_runtime.py
-from .linalg_runtime import (la_cholesky, la_eig, la_eigh, la_lu, la_pivots_to_perm, la_qr,  # noqa: E402,F401
-                             la_svd, la_trsm)
+def __getattr__(name):
+    """The factorisations' helpers (`la_*`: LAPACK/BLAS through SciPy's Cython bindings,
+    kernels/linalg_runtime.py), loaded when a kernel first imports one: loading SciPy's
+    LAPACK costs every other program nothing."""
+    if name.startswith("la_"):
+        from . import linalg_runtime
+        return getattr(linalg_runtime, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,11 @@ the primitive (kernels/cuda/emit_cuda.py reports any primitive without a rule).
 import numpy as np
 
 from .emit_cpu import OP_RULES
-from .linalg_runtime import CODES
+
+# LAPACK type of each dtype, as kernels/linalg_runtime.py numbers them (not imported from
+# there: that module loads SciPy's LAPACK, which only programs that use it should pay for)
+CODES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.complex64): 2,
+         np.dtype(np.complex128): 3}
 
 
 def _prod(xs):

@@ -12,7 +12,6 @@ lowering is kernels/lower_linalg.py (LAPACK/BLAS called from Numba); CUDA has no
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 
 from .. import core
 from ..avals import ShapedArray
@@ -113,7 +112,8 @@ def _tri_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal
     out = np.empty(b.shape, b.dtype)
     if out.size == 0:
         return [out]
-    trsm = sla.blas.get_blas_funcs("trsm", (a, b))
+    from scipy.linalg import blas      # here: importing SciPy costs `import xforms` ~0.3 s
+    trsm = blas.get_blas_funcs("trsm", (a, b))
     trans = (2 if conjugate_a else 1) if transpose_a else 0
     with np.errstate(all="ignore"):        # BLAS trsm: a zero pivot gives inf/NaN, no error
         for idx in np.ndindex(b.shape[:-2]):
@@ -203,13 +203,14 @@ def pivots_to_permutation(piv):
 
 
 def _lu_impl(a):
+    from scipy.linalg import lu_factor
     a = np.asarray(a)
     lu = np.empty_like(a)
     piv = np.empty(a.shape[:-1], np.int32)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")            # a singular matrix is not an error
         for idx in np.ndindex(a.shape[:-2]):
-            lu[idx], piv[idx] = sla.lu_factor(a[idx], check_finite=False)
+            lu[idx], piv[idx] = lu_factor(a[idx], check_finite=False)
     return [lu, piv, pivots_to_permutation(piv)]
 
 
