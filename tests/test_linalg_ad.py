@@ -101,6 +101,18 @@ def test_check_grads_complex(dt):
     check_grads(lambda x: L.qr(x)[1], (rand(4, 3, dt=dt),), order=1, modes=("fwd", "rev"))
 
 
+def test_pinv_gradient_below_full_rank_matches_jax():
+    # finite differences are meaningless here (a perturbation changes the rank): compare with
+    # JAX's constant-rank (Golub-Pereyra) rule
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    for low in (rand(5, 2) @ rand(2, 4), rand(3, 2) @ rand(2, 5)):
+        g = xf.grad(lambda a: (L.pinv(a) ** 2).sum())(low)
+        gj = jax.grad(lambda a: (jnp.linalg.pinv(a) ** 2).sum())(low)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(gj), rtol=1e-7, atol=1e-9)
+
+
 def test_check_grads_float32():
     a = rand(3, 3, dt=np.float32) + 3 * np.eye(3, dtype=np.float32)
     check_grads(lambda a: L.solve(a, a[:, :1]), (a,), order=1, modes=("fwd", "rev"))

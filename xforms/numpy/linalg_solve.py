@@ -6,7 +6,6 @@ Batched over leading dims as in JAX; singular matrices give inf/NaN, never an ex
 """
 import numpy as np
 
-from .. import custom
 from ..primitives import elementwise as ew
 from ..primitives import linalg as pl
 from ..primitives import linalg_spectral as ps
@@ -164,34 +163,45 @@ def _pinv_default_rtol(a):
     return 10.0 * max(m, n) * _finfo_eps(np.finfo(aval(a).dtype).dtype)
 
 
-def _pinv_value(rtol, a):
+def _pinv_svd(a, rtol):
+    """V diag(1/s) U^H over the singular values above rtol * the largest."""
     u, s, vt = svd(a, full_matrices=False)
-    k = aval(s).shape[-1]
+    keep = ufuncs.greater(s, ufuncs.multiply(s[..., :1], rtol))
+    s_inv = ufuncs.where(keep, ufuncs.divide(1, ufuncs.where(keep, s, 1)), 0)
+    p = matmul(h(vt), ufuncs.multiply(expand_dims(s_inv, -1).astype(aval(a).dtype), h(u)))
+    return p, keep
+
+
+def _pinv(a, rtol):
+    """The pseudo-inverse by SVD, differentiable also where singular values repeat (JAX uses
+    a custom rule): at full rank its derivative is that of (A^H A)^-1 A^H (or A^H (A A^H)^-1),
+    which equals the pseudo-inverse there and is smooth (every order); below full rank it is
+    Golub and Pereyra's constant-rank formula dP = -P dA P + P P^H dA^H (I - A P)
+    + (I - P A) dA^H P^H P, to first order.  The full-rank branch reads a regular matrix
+    where it is not taken, so no NaN leaks through the select."""
+    sg = ew.stop_gradient
+    m, n = aval(a).shape[-2:]
+    k = min(m, n)
     if k == 0:
         return h(a)
-    cut = ufuncs.multiply(s[..., :1], rtol)
-    keep = ufuncs.greater(s, cut)
-    s_inv = ufuncs.where(keep, ufuncs.divide(1, ufuncs.where(keep, s, 1)), 0)
-    return matmul(h(vt), ufuncs.multiply(expand_dims(s_inv, -1).astype(aval(a).dtype), h(u)))
-
-
-def _pinv_jvp(rtol, primals, tangents):
-    """Golub and Pereyra's derivative of the pseudo-inverse (defined also where singular
-    values repeat, unlike the SVD's):  dP = -P dA P + P P^H dA^H (I - A P)
-    + (I - P A) dA^H P^H P."""
-    (a,), (da,) = primals, tangents
-    p = _pinv(rtol, a)
-    dah = h(da)
-    t1 = matmul(matmul(p, h(p)), dah)
-    t1 = ufuncs.subtract(t1, matmul(matmul(t1, a), p))
-    t2 = matmul(matmul(dah, h(p)), p)
-    t2 = ufuncs.subtract(t2, matmul(matmul(p, a), t2))
-    dp = ufuncs.add(ufuncs.negative(matmul(matmul(p, da), p)), ufuncs.add(t1, t2))
-    return p, dp
-
-
-_pinv = custom.custom_jvp(_pinv_value, nondiff_argnums=(0,))
-_pinv.defjvp(_pinv_jvp)
+    a0 = sg(a)
+    p, keep = _pinv_svd(a0, rtol)                   # the value
+    full = expand_dims(expand_dims(red.all(keep, axis=-1), -1), -1)
+    regular = np.zeros((m, n), aval(a).dtype)        # full rank, singular values k..1
+    regular[np.arange(k), np.arange(k)] = np.arange(k, 0, -1)
+    full_a = ufuncs.where(full, a, regular)
+    if m >= n:
+        smooth = solve(matmul(h(full_a), full_a), h(full_a))
+    else:
+        smooth = h(solve(matmul(full_a, h(full_a)), full_a))
+    ah = h(a)
+    rough = ufuncs.add(
+        ufuncs.negative(matmul(matmul(p, a), p)),
+        ufuncs.add(matmul(matmul(p, h(p)), ufuncs.subtract(ah, matmul(matmul(ah, a0), p))),
+                   matmul(ufuncs.subtract(ah, matmul(matmul(p, a0), ah)), matmul(h(p), p))))
+    delta = ufuncs.where(full, ufuncs.subtract(smooth, sg(smooth)),
+                         ufuncs.subtract(rough, sg(rough)))
+    return ufuncs.add(p, delta)
 
 
 @returns_arrays
@@ -204,7 +214,7 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
         rtol = rcond
     a = matrix_operand("pinv", a, square=False)
     rtol = _pinv_default_rtol(a) if rtol is None else float(rtol)
-    return _pinv(rtol, a)
+    return _pinv(a, rtol)
 
 
 @returns_arrays

@@ -20,7 +20,7 @@ from ..transforms.jvp import Zero, jvp_rules, linear_primitives, tangent_aval
 from ..transforms.transpose import is_undefined, transpose_rules
 from ..transforms.vmap import bdim_to_front, vmap_rules
 from . import elementwise as ew
-from . import exempt, primitive
+from ..registry import exempt, primitive
 from .linalg_util import (check_matrix, const_like, eye_like, h, mm, mT, conj, shape, to_dtype,
                           tril, triu)
 
@@ -287,6 +287,11 @@ abstract_eval_rules[lu_pivots_to_permutation_p] = _p2p_aval
 impl_rules[lu_pivots_to_permutation_p] = _p2p_impl
 def_batched_vmap(lu_pivots_to_permutation_p)
 exempt(lu_pivots_to_permutation_p, "jvp", "integer output: tangent is a symbolic zero")
+
+_NO_CUDA = ("a LAPACK factorisation run on the CPU only (jit with backend='cpu'); the CUDA "
+            "backend raises a LoweringError naming it")
+for _p in (cholesky_p, triangular_solve_p, lu_p, lu_pivots_to_permutation_p):
+    exempt(_p, "cuda", _NO_CUDA)
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation",
            "permutation_matrix"]

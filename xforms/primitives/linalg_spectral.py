@@ -15,8 +15,8 @@ from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import Zero, jvp_rules, tangent_aval
 from . import elementwise as ew
-from . import primitive
-from .linalg import def_batched_vmap, solve, triangular_solve
+from ..registry import exempt, primitive
+from .linalg import _NO_CUDA, def_batched_vmap, solve, triangular_solve
 from .reductions import reduce_sum
 from .linalg_util import (check_matrix, col, const_like, diag_embed, diagonal, eye_like, h, mm,
                           row, row_to, shape, to_dtype, tril)
@@ -274,3 +274,6 @@ abstract_eval_rules[eig_p] = _eig_aval
 impl_rules[eig_p] = _eig_impl
 jvp_rules[eig_p] = _eig_jvp
 def_batched_vmap(eig_p)
+
+for _p in (qr_p, eigh_p, svd_p, eig_p):
+    exempt(_p, "cuda", _NO_CUDA)
