@@ -27,10 +27,8 @@ def _finfo_eps(dt):
 def lu_solve_core(lu_, perm, b, trans=0):
     """x with op(A) x = b from A's packed LU (A[perm] = L U); b (..., n, k) with lu's
     batch dims.  trans: 0 A, 1 A^T, 2 A^H."""
-    dt = aval(lu_).dtype
-    p = pl.permutation_matrix(perm, dt)
     if trans == 0:
-        y = pl.triangular_solve(lu_, matmul(p, b), left_side=True, lower=True,
+        y = pl.triangular_solve(lu_, pl.permute_rows(b, perm), left_side=True, lower=True,
                                 unit_diagonal=True)
         return pl.triangular_solve(lu_, y, left_side=True, lower=False)
     conj = trans == 2
@@ -38,7 +36,7 @@ def lu_solve_core(lu_, perm, b, trans=0):
                             conjugate_a=conj)
     z = pl.triangular_solve(lu_, y, left_side=True, lower=True, transpose_a=True,
                             conjugate_a=conj, unit_diagonal=True)
-    return matmul(mT(p), z)
+    return matmul(mT(pl.permutation_matrix(perm, aval(lu_).dtype)), z)    # P^T z
 
 
 def _solve_operands(name, a, b):

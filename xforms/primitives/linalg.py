@@ -231,14 +231,25 @@ def permutation_matrix(perm, dt):
     return ew.convert_element_type(ew.eq(p, j), dt)
 
 
+def permute_rows(x, perm):
+    """x[..., perm, :] (batched: row i of matrix b is x[b][perm[b, i]]), a gather: O(n k)
+    where a permutation matrix product costs O(n^2 k)."""
+    from .indexing import gather
+    from .structural import iota
+    sh = shape(x)
+    nb = len(sh) - 2
+    rows = tuple(shape(perm))
+    idx = [iota(np.int32, rows, d) for d in range(nb)] + [perm]
+    return gather(x, idx, tuple(range(nb + 1)))
+
+
 def _lu_jvp(primals, tangents):
     """With L^-1 P dA U^-1 = X: dL = L tril(X, -1), dU = triu(X) U."""
     (a,), (da,) = primals, tangents
     lu_, piv, perm = lu(a)
-    dt = core.get_aval(a).dtype
     L = ew.add(tril(lu_, -1), eye_like(lu_))
     U = triu(lu_)
-    pda = mm(permutation_matrix(perm, dt), da)
+    pda = permute_rows(da, perm)
     la = triangular_solve(L, pda, left_side=True, lower=True, unit_diagonal=True)
     lau = triangular_solve(U, la, left_side=False, lower=False)
     dlu = ew.add(mm(L, tril(lau, -1)), mm(triu(lau), U))
@@ -250,7 +261,7 @@ def solve(a, b):
     """x with a @ x = b for square a (..., n, n) and b (..., n, k) with equal batch dims,
     by LU with partial pivoting."""
     lu_, _, perm = lu(a)
-    pb = mm(permutation_matrix(perm, core.get_aval(a).dtype), b)
+    pb = permute_rows(b, perm)
     y = triangular_solve(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
     return triangular_solve(lu_, y, left_side=True, lower=False)
 
@@ -294,4 +305,4 @@ for _p in (cholesky_p, triangular_solve_p, lu_p, lu_pivots_to_permutation_p):
     exempt(_p, "cuda", _NO_CUDA)
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation",
-           "permutation_matrix"]
+           "permutation_matrix", "permute_rows", "solve"]
