@@ -168,3 +168,13 @@ def mm_tt(a, b, o):
 @numba.njit(cache=_CACHE, nogil=True)
 def vdot(a, b):
     return np.dot(a, b)
+
+
+def __getattr__(name):
+    """The factorisations' helpers (`la_*`: LAPACK/BLAS through SciPy's Cython bindings,
+    kernels/linalg_runtime.py), loaded when a kernel first imports one: loading SciPy's
+    LAPACK costs every other program nothing."""
+    if name.startswith("la_"):
+        from . import linalg_runtime
+        return getattr(linalg_runtime, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -205,9 +205,9 @@ def test_norm(kind, kw):
     both(lambda a: xnp.linalg.norm(a, **kw), x, expected=np.linalg.norm(x, **kw))
 
 
-def test_norm_unsupported_orders():
-    with pytest.raises(NotImplementedError, match="singular value"):
-        xnp.linalg.norm(F64, 2)
+def test_norm_spectral_orders_and_bad_input():
+    for o in (2, -2, "nuc"):      # by SVD (more cases in test_linalg.py)
+        both(lambda a: xnp.linalg.norm(a, o), F64, expected=np.linalg.norm(F64, o))
     with pytest.raises(ValueError):
         xnp.linalg.norm(X3, 1)
 

@@ -16,6 +16,7 @@ REGISTRY = {
     "jacobians": "jacobians",
     "rk4": "rk4",
     "compile": "compile",
+    "gp_nll": "gp_nll",
 }
 
 

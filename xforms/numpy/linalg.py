@@ -1,75 +1,92 @@
-"""`xforms.numpy.linalg`: norm (vector norms of any order; Frobenius, 1, inf matrix norms)."""
+"""`xforms.numpy.linalg` (jax.numpy.linalg): factorisations (linalg_decomp.py), solvers
+(linalg_solve.py), norms (linalg_norm.py) and the array-API products defined here.
+Everything is batched over leading dims and differentiable; see the modules for caveats.
+
+    >>> import xforms.numpy as xnp
+    >>> xnp.linalg.det(xnp.array([[1.0, 2.0], [3.0, 4.0]]))     # -2.0
+"""
 import numpy as np
 
-from ..primitives import elementwise as ew
-from ._util import aval, asarray_operand, canon_axis, float_of, returns_arrays
-from . import reductions as red
-from . import ufuncs
-from .manipulation import squeeze
+from ..primitives.linalg_util import diagonal as _diag
+from . import reductions as _red
+from . import ufuncs as _uf
+from ._util import asarray_operand as _operand, aval as _aval, promote as _promote
+from ._util import returns_arrays as _returns_arrays
+from .linalg_decomp import (EigResult, EighResult, QRResult, SlogdetResult, SVDResult, cholesky, eig,
+                            eigh, eigvals, eigvalsh, qr, svd, svdvals)
+from .linalg_norm import matrix_norm, norm, vector_norm
+from .linalg_ops import matmul, tensordot
+from .linalg_ops import outer as _outer
+from .linalg_solve import (cond, det, inv, lstsq, matrix_power, matrix_rank, multi_dot, pinv,
+                           slogdet, solve, tensorinv, tensorsolve)
+from .manipulation import moveaxis as _moveaxis, swapaxes as _swapaxes
 
 
-@returns_arrays
-def norm(x, ord=None, axis=None, keepdims=False):
-    """Vector or matrix norm with NumPy's `ord`/`axis` rules.
-
-    Vectors: any real `ord` (None/2 Euclidean, 1, inf, -inf, 0 counts nonzeros, p).  Matrices
-    (2-d input with axis=None, or a 2-tuple axis): None/'fro', 1, -1, inf, -inf; the spectral
-    and nuclear norms (2, -2, 'nuc') need an SVD and are not supported.
-
-    >>> xnp.linalg.norm(xnp.array([3.0, 4.0]))      # 5.0
-    """
-    x = float_of(asarray_operand(x))
-    nd = aval(x).ndim
-    if axis is None:
-        if ord is None or (ord == "fro" and nd == 2):
-            return _euclid(x, None, keepdims)
-        if nd not in (1, 2):
-            raise ValueError(f"norm: ord={ord!r} needs a 1-d or 2-d input (or an axis), got "
-                             f"{nd}-d")
-        axis = tuple(range(nd))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    axes = tuple(canon_axis(a, nd) for a in axes)
-    if len(axes) == 1:
-        return _vector_norm(x, ord, axes[0], keepdims)
-    if len(axes) == 2 and axes[0] != axes[1]:
-        return _matrix_norm(x, ord, axes, keepdims)
-    raise ValueError(f"norm: axis must be an int or a pair of distinct ints, got {axis!r}")
+@_returns_arrays
+def outer(x1, x2, /):
+    """Outer product of two 1-d arrays."""
+    if _aval(x1).ndim != 1 or _aval(x2).ndim != 1:
+        raise ValueError(f"linalg.outer: x1 and x2 must be 1-d, got shapes {_aval(x1).shape} "
+                         f"and {_aval(x2).shape}")
+    return _outer(x1, x2)
 
 
-def _euclid(x, axis, keepdims):
-    a = ew.abs(x) if aval(x).dtype.kind == "c" else x
-    return ew.sqrt(red.sum(ufuncs.multiply(a, a), axis=axis, keepdims=keepdims))
+@_returns_arrays
+def cross(x1, x2, /, *, axis=-1):
+    """Cross product of 3-vectors along `axis` (broadcast over the other axes)."""
+    x1, x2 = _promote(x1, x2, name="linalg.cross")
+    if _aval(x1).ndim == 0 or _aval(x1).shape[axis] != 3:
+        raise ValueError(f"linalg.cross: both inputs need size 3 along axis {axis}, got shape "
+                         f"{_aval(x1).shape}")
+    a, b = _moveaxis(x1, axis, -1), _moveaxis(x2, axis, -1)
+    comp = [(1, 2), (2, 0), (0, 1)]
+    parts = [_uf.subtract(_uf.multiply(a[..., i], b[..., j]), _uf.multiply(a[..., j], b[..., i]))
+             for i, j in comp]
+    from .manipulation import stack
+    return _moveaxis(stack(parts, axis=-1), -1, axis)
 
 
-def _vector_norm(x, ord, axis, keepdims):
-    if ord is None or ord == 2:
-        return _euclid(x, axis, keepdims)
-    a = ew.abs(x)
-    if ord == np.inf:
-        return red.max(a, axis=axis, keepdims=keepdims)
-    if ord == -np.inf:
-        return red.min(a, axis=axis, keepdims=keepdims)
-    if ord == 0:
-        return red.sum(ufuncs.not_equal(a, 0), axis=axis, keepdims=keepdims, dtype=aval(a).dtype)
-    if ord == 1:
-        return red.sum(a, axis=axis, keepdims=keepdims)
-    if isinstance(ord, str):
-        raise ValueError(f"norm: ord={ord!r} is not a vector norm order")
-    p = float(ord)
-    return ufuncs.power(red.sum(ufuncs.power(a, p), axis=axis, keepdims=keepdims), 1.0 / p)
+@_returns_arrays
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    """sum(conj(x1) * x2) along `axis`, broadcasting the other axes."""
+    x1, x2 = _promote(x1, x2, name="linalg.vecdot")
+    return _red.sum(_uf.multiply(_uf.conj(x1), x2), axis=axis)
 
 
-def _matrix_norm(x, ord, axes, keepdims):
-    row, col = axes
-    if ord in (None, "fro"):
-        return _euclid(x, axes, keepdims)
-    if ord in (1, -1, np.inf, -np.inf):
-        a = ew.abs(x)
-        # 1: largest column sum (sum over rows); inf: largest row sum (sum over columns)
-        summed, other = (row, col) if ord in (1, -1) else (col, row)
-        sums = red.sum(a, axis=summed, keepdims=True)
-        pick = red.max if ord in (1, np.inf) else red.min
-        out = pick(sums, axis=other, keepdims=True)
-        return out if keepdims else squeeze(out, axes)
-    raise NotImplementedError(f"norm: matrix norm ord={ord!r} needs a singular value "
-                              "decomposition, which xforms does not provide")
+@_returns_arrays
+def matrix_transpose(x, /):
+    """Swap the last two axes."""
+    if _aval(x).ndim < 2:
+        raise ValueError(f"linalg.matrix_transpose: expected at least 2 dims, got shape "
+                         f"{_aval(x).shape}")
+    return _swapaxes(x, -1, -2)
+
+
+@_returns_arrays
+def diagonal(x, /, *, offset=0):
+    """The `offset` diagonal of the last two axes."""
+    x = _operand(x)
+    sh = _aval(x).shape
+    if len(sh) < 2:
+        raise ValueError(f"linalg.diagonal: expected at least 2 dims, got shape {sh}")
+    m, n = sh[-2:]
+    r0, c0 = (0, offset) if offset >= 0 else (-offset, 0)
+    k = max(0, min(m - r0, n - c0))
+    sq = x[..., r0:r0 + k, c0:c0 + k]
+    if _aval(sq).dtype == np.bool_:
+        sq = sq.astype(np.int32)
+        return _diag(sq).astype(np.bool_)
+    return _diag(sq)
+
+
+@_returns_arrays
+def trace(x, /, *, offset=0, dtype=None):
+    """Sum of the `offset` diagonal of the last two axes."""
+    return _red.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
+           "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+           "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve",
+           "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot",
+           "vector_norm", "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]

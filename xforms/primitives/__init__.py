@@ -11,3 +11,4 @@ from . import elementwise, structural, reductions, contraction, indexing  # noqa
 from . import fft, special  # noqa: E402,F401  (Fourier transforms; lgamma, erf, igamma, ...)
 from . import cond, loops, scan  # noqa: E402,F401  (control flow; helpers in control_flow.py)
 from . import collectives  # noqa: E402,F401  (named-axis collectives: vmap axes, MPI)
+from . import linalg, linalg_spectral  # noqa: E402,F401  (factorisations)

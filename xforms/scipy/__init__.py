@@ -1,5 +1,5 @@
-"""`xforms.scipy`: JAX's jax.scipy namespaces (`special`, `stats`, ...).
+"""`xforms.scipy`: JAX's jax.scipy namespaces (`linalg`, `special`, `stats`, ...).
 
     >>> import xforms.scipy.special as xsp
 """
-from . import special, stats  # noqa: F401
+from . import linalg, special, stats  # noqa: F401

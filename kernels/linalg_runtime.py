@@ -1,0 +1,306 @@
+"""Numba functions behind the factorisation primitives (xforms/primitives/linalg*.py), called
+by the code kernels/lower_linalg.py generates.  Each takes C-contiguous batches of matrices
+(B, m, n) and writes its preallocated outputs, looping over the batch.
+
+LAPACK and BLAS come from SciPy's Cython modules (`scipy.linalg.cython_lapack/_blas`), the
+ones Numba's own `np.linalg` uses: their addresses are registered with LLVM under fixed
+symbol names, so the compiled functions refer to symbols (not process addresses) and stay in
+Numba's disk cache.  Row-major matrices are column-major transposes, which each wrapper
+accounts for (a lower-triangular row-major matrix is upper-triangular to LAPACK).  qr, eigh
+and svd use Numba's `np.linalg`.  No function raises on bad numbers: a failed factorisation
+(not positive definite, no convergence, NaN input) gives NaNs, as in JAX; a singular matrix
+gives a zero pivot and, in the solves, infinities.
+
+`code` selects the LAPACK type: 0 float32 (s), 1 float64 (d), 2 complex64 (c), 3 complex128 (z).
+
+    >>> la_cholesky(a.reshape(1, n, n), out.reshape(1, n, n), 1)
+"""
+import llvmlite.binding as ll
+import numba
+import numpy as np
+from numba.core import cgutils, types
+from numba.extending import get_cython_function_address, intrinsic
+
+CODES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.complex64): 2,
+         np.dtype(np.complex128): 3}
+
+
+def _cacheable():
+    try:
+        numba.njit(cache=True)(_cacheable)
+        return True
+    except Exception:
+        return False
+
+
+_CACHE = _cacheable()
+
+
+def _extern(module, routine, nargs, names=None):
+    """ExternalFunctions s/d/c/z<routine> (or the four `names`) taking `nargs` pointers
+    (Fortran calling style)."""
+    out = []
+    for name in names or [t + routine for t in "sdcz"]:
+        sym = f"xforms_{name}"
+        ll.add_symbol(sym, get_cython_function_address(f"scipy.linalg.cython_{module}", name))
+        out.append(types.ExternalFunction(sym, types.void(*[types.voidptr] * nargs)))
+    return out
+
+
+s_trsm, d_trsm, c_trsm, z_trsm = _extern("blas", "trsm", 11)
+s_potrf, d_potrf, c_potrf, z_potrf = _extern("lapack", "potrf", 5)
+s_getrf, d_getrf, c_getrf, z_getrf = _extern("lapack", "getrf", 6)
+s_geqrf, d_geqrf, c_geqrf, z_geqrf = _extern("lapack", "geqrf", 8)
+s_orgqr, d_orgqr, c_ungqr, z_ungqr = _extern("lapack", "orgqr", 9,
+                                             ["sorgqr", "dorgqr", "cungqr", "zungqr"])
+
+
+@intrinsic
+def _ptr(typingctx, a):
+    """The data pointer of an array, as void*."""
+    if not isinstance(a, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        from numba.np.arrayobj import make_array
+        arr = make_array(sig.args[0])(context, builder, args[0])
+        return builder.bitcast(arr.data, cgutils.voidptr_t)
+    return types.voidptr(a), codegen
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _trsm(code, ch, ints, alpha, a, x):
+    """BLAS ?trsm(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb) on arrays."""
+    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(ch[2:3]), _ptr(ch[3:4]), _ptr(ints[0:1]),
+            _ptr(ints[1:2]), _ptr(alpha), _ptr(a), _ptr(ints[2:3]), _ptr(x), _ptr(ints[3:4]))
+    if code == 0:
+        s_trsm(*args)
+    elif code == 1:
+        d_trsm(*args)
+    elif code == 2:
+        c_trsm(*args)
+    else:
+        z_trsm(*args)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_trsm(a, b, out, left, lower, trans, conj, unit, code):
+    """out[i] = op(a[i])^-1 b[i] (left) or b[i] op(a[i])^-1 (op: identity, transpose,
+    conjugate, adjoint)."""
+    nb, r, c = b.shape
+    m = a.shape[1]
+    # row-major x (r, c) is column-major x^T (c, r): op(a) x = b becomes x^T op(a)^T = b^T (a
+    # right-side solve), x op(a) = b becomes op(a)^T x^T = b^T; and the column-major view of
+    # row-major a is a^T, which holds the other triangle
+    ch = np.empty(4, np.uint8)
+    ch[0] = ord("R") if left else ord("L")
+    ch[1] = ord("U") if lower else ord("L")
+    ch[2] = (ord("C") if conj else ord("T")) if trans else ord("N")
+    ch[3] = ord("U") if unit else ord("N")
+    ints = np.empty(4, np.int32)
+    ints[0], ints[1], ints[2], ints[3] = c, r, max(m, 1), max(c, 1)
+    alpha = np.ones(1, out.dtype)
+    for i in range(nb):
+        out[i] = b[i]
+        if r == 0 or c == 0:
+            continue
+        ai = np.conj(a[i]) if conj and not trans else a[i]
+        _trsm(code, ch, ints, alpha, np.ascontiguousarray(ai), out[i])
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _potrf(code, ch, ints, a):
+    args = (_ptr(ch), _ptr(ints[0:1]), _ptr(a), _ptr(ints[1:2]), _ptr(ints[2:3]))
+    if code == 0:
+        s_potrf(*args)
+    elif code == 1:
+        d_potrf(*args)
+    elif code == 2:
+        c_potrf(*args)
+    else:
+        z_potrf(*args)
+    return ints[2]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_cholesky(a, out, code):
+    """out[i] = the lower Cholesky factor of a[i] (its lower triangle), NaN if not PD."""
+    nb, n, _ = a.shape
+    ch = np.empty(1, np.uint8)
+    ch[0] = ord("U")            # column-major upper == row-major lower
+    ints = np.empty(3, np.int32)
+    for i in range(nb):
+        out[i] = a[i]
+        ints[0], ints[1], ints[2] = n, max(n, 1), 0
+        if n and _potrf(code, ch, ints, out[i]) != 0:
+            out[i] = np.nan
+            continue
+        for r in range(n):
+            for c in range(r + 1, n):
+                out[i, r, c] = 0
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _getrf(code, ints, a, piv):
+    args = (_ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(a), _ptr(ints[2:3]), _ptr(piv),
+            _ptr(ints[3:4]))
+    if code == 0:
+        s_getrf(*args)
+    elif code == 1:
+        d_getrf(*args)
+    elif code == 2:
+        c_getrf(*args)
+    else:
+        z_getrf(*args)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_lu(a, lu, piv, perm, code):
+    """Partial-pivoting LU of square a[i]: lu[i] packs L (unit, below) and U; piv[i] the
+    zero-based row interchanges; perm[i] the row permutation (a[i][perm[i]] = L U)."""
+    nb, n, _ = a.shape
+    ints = np.empty(4, np.int32)
+    buf = np.empty((n, n), a.dtype)
+    for i in range(nb):
+        buf[:, :] = a[i].T                  # column-major a[i]
+        ints[0], ints[1], ints[2], ints[3] = n, n, max(n, 1), 0
+        if n:
+            _getrf(code, ints, buf, piv[i])
+        lu[i] = buf.T
+        for r in range(n):
+            piv[i, r] -= 1
+            perm[i, r] = r
+        for r in range(n):
+            p = piv[i, r]
+            t = perm[i, r]
+            perm[i, r] = perm[i, p]
+            perm[i, p] = t
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_pivots_to_perm(piv, perm):
+    """perm[i]: the permutation made by the row interchanges piv[i] (zero-based, applied in
+    order; out-of-range pivots are clamped)."""
+    nb, n = perm.shape
+    k = piv.shape[1]
+    for i in range(nb):
+        for r in range(n):
+            perm[i, r] = r
+        for r in range(k):
+            p = min(max(piv[i, r], 0), n - 1)
+            t = perm[i, r]
+            perm[i, r] = perm[i, p]
+            perm[i, p] = t
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _geqrf_orgqr(code, ints, buf, tau, work):
+    """?geqrf on the m x n column-major buf, then ?orgqr/?ungqr forming its first ncols
+    columns of Q (ints: m, n, ncols, lda, lwork, info)."""
+    p = (_ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(ints[2:3]), _ptr(ints[3:4]), _ptr(ints[4:5]),
+         _ptr(ints[5:6]))
+    qr_args = (p[0], p[1], _ptr(buf), p[3], _ptr(tau), _ptr(work), p[4], p[5])
+    q_args = (p[0], p[2], p[1], _ptr(buf), p[3], _ptr(tau), _ptr(work), p[4], p[5])
+    if code == 0:
+        s_geqrf(*qr_args)
+        s_orgqr(*q_args)
+    elif code == 1:
+        d_geqrf(*qr_args)
+        d_orgqr(*q_args)
+    elif code == 2:
+        c_geqrf(*qr_args)
+        c_ungqr(*q_args)
+    else:
+        z_geqrf(*qr_args)
+        z_ungqr(*q_args)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_qr(a, q, r, full, code):
+    """Householder QR of a[i] (reduced, or complete when `full`); NaN on failure."""
+    nb, m, n = a.shape
+    for i in range(nb):
+        try:
+            qi, ri = np.linalg.qr(np.ascontiguousarray(a[i]))
+            if full and m > n:
+                r[i, :n, :] = ri
+                r[i, n:, :] = 0
+            else:
+                q[i] = qi
+                r[i] = ri
+        except Exception:                    # NaN or Inf input
+            q[i] = np.nan
+            r[i] = np.nan
+    if full and m > n:
+        _complete_q(a, q, code)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _complete_q(a, q, code):
+    nb, m, n = a.shape
+    buf = np.zeros((m, m), a.dtype)          # column-major: buf[j] is column j
+    tau = np.zeros(n, a.dtype)
+    work = np.zeros(64 * m, a.dtype)
+    ints = np.empty(6, np.int32)
+    for i in range(nb):
+        buf[:, :] = 0
+        buf[:n, :] = a[i].T
+        ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = m, n, m, m, 64 * m, 0
+        _geqrf_orgqr(code, ints, buf, tau, work)
+        q[i] = buf.T
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_eigh(a, v, w, lower):
+    """Eigenvectors v[i] (columns) and ascending eigenvalues w[i] of Hermitian a[i], read
+    from its lower (or upper) triangle; NaN on failure."""
+    nb = a.shape[0]
+    for i in range(nb):
+        x = a[i] if lower else np.conj(a[i]).T   # the upper triangle is the adjoint's lower
+        try:
+            wi, vi = np.linalg.eigh(np.ascontiguousarray(x))
+            w[i] = wi
+            v[i] = vi
+        except Exception:
+            w[i] = np.nan
+            v[i] = np.nan
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_eig(a, w, v, vectors):
+    """Eigenvalues w[i] and unit right eigenvectors v[i] of general a[i] (complex LAPACK
+    ?geev on a complex copy); NaN on failure.  Without `vectors`, v is scratch."""
+    nb, n, _ = a.shape
+    x = np.empty((n, n), w.dtype)
+    for i in range(nb):
+        for r in range(n):
+            for c in range(n):
+                x[r, c] = a[i, r, c]
+        try:
+            wi, vi = np.linalg.eig(x)
+            w[i] = wi
+            if vectors:
+                v[i] = vi
+        except Exception:
+            w[i] = np.nan
+            if vectors:
+                v[i] = np.nan
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_svd(a, s, u, vt, full, compute_uv):
+    """Singular values s[i] (descending) and, with compute_uv, u[i] and vt[i]; NaN on
+    failure.  Without compute_uv, u and vt are unused placeholders."""
+    nb = a.shape[0]
+    for i in range(nb):
+        try:
+            ui, si, vti = np.linalg.svd(np.ascontiguousarray(a[i]), full_matrices=full)
+            s[i] = si
+            if compute_uv:
+                u[i] = ui
+                vt[i] = vti
+        except Exception:
+            s[i] = np.nan
+            if compute_uv:
+                u[i] = np.nan
+                vt[i] = np.nan

@@ -1,0 +1,196 @@
+"""`xforms.numpy.linalg` values against NumPy (float32, float64, complex, batched), singular
+inputs (inf/NaN like JAX, never an exception) and bad input (errors naming the function, the
+shapes and the user's line).  Derivatives, vmap and jit: test_linalg_ad.py."""
+import numpy as np
+import pytest
+
+import xforms.numpy as xnp
+
+L = xnp.linalg
+R = np.random.default_rng(7)
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+
+
+def rand(shape, dt):
+    x = R.standard_normal(shape)
+    if np.dtype(dt).kind == "c":
+        x = x + 1j * R.standard_normal(shape)
+    return x.astype(dt)
+
+
+def hpd(shape, dt):
+    """Hermitian positive definite matrices of shape (..., n, n)."""
+    a = rand(shape, dt)
+    n = shape[-1]
+    return (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)).astype(dt)
+
+
+def tol(dt):
+    return dict(rtol=2e-4, atol=2e-4) if np.dtype(dt) in (np.float32, np.complex64) else \
+        dict(rtol=1e-10, atol=1e-10)
+
+
+def close(x, y, dt):
+    assert np.asarray(x).dtype == np.asarray(y).dtype or np.asarray(y).dtype == np.float64, \
+        (np.asarray(x).dtype, np.asarray(y).dtype)
+    np.testing.assert_allclose(np.asarray(x), np.asarray(y), **tol(dt))
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_solve_inv_det_slogdet(dt):
+    a, b, v = rand((2, 3, 4, 4), dt), rand((2, 3, 4, 2), dt), rand((4,), dt)
+    close(L.solve(a, b), np.linalg.solve(a, b), dt)
+    close(L.solve(a[0, 0], v), np.linalg.solve(a[0, 0], v), dt)
+    close(L.solve(a, b[0, 0]), np.linalg.solve(a, b[0, 0]), dt)      # batch broadcasting
+    close(L.inv(a), np.linalg.inv(a), dt)
+    close(L.det(a), np.linalg.det(a), dt)
+    s, ld = L.slogdet(a)
+    s0, ld0 = np.linalg.slogdet(a)
+    close(s, s0, dt)
+    close(ld, ld0, dt)
+    assert np.asarray(ld).dtype == np.finfo(dt).dtype
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_cholesky_eigh(dt):
+    a = hpd((3, 4, 4), dt)
+    close(L.cholesky(a), np.linalg.cholesky(a), dt)
+    close(L.cholesky(a, upper=True), np.conj(np.swapaxes(np.linalg.cholesky(a), -1, -2)), dt)
+    w, v = L.eigh(a)
+    close(w, np.linalg.eigvalsh(a), dt)
+    close((v * np.asarray(w)[..., None, :]) @ np.conj(np.swapaxes(v, -1, -2)), a, dt)
+    close(L.eigvalsh(a, UPLO="U"), np.linalg.eigvalsh(a, UPLO="U"), dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("shape", [(2, 5, 3), (3, 5), (4, 4)])
+def test_svd_qr(dt, shape):
+    a = rand(shape, dt)
+    for full in (True, False):
+        u, s, vh = L.svd(a, full_matrices=full)
+        u0, s0, vh0 = np.linalg.svd(a, full_matrices=full)
+        assert u.shape == u0.shape and vh.shape == vh0.shape
+        close(s, s0, dt)
+        k = s0.shape[-1]
+        close((np.asarray(u)[..., :k] * np.asarray(s)[..., None, :]) @ np.asarray(vh)[..., :k, :],
+              a, dt)
+    close(L.svdvals(a), np.linalg.svd(a, compute_uv=False), dt)
+    for mode in ("reduced", "complete"):
+        q, r = L.qr(a, mode=mode)
+        q0, r0 = np.linalg.qr(a, mode=mode)
+        assert q.shape == q0.shape and r.shape == r0.shape
+        close(np.asarray(q) @ np.asarray(r), a, dt)
+        close(np.abs(r), np.abs(r0), dt)
+    close(np.abs(L.qr(a, mode="r")), np.abs(np.linalg.qr(a, mode="r")), dt)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex128])
+def test_lstsq_pinv_rank_cond(dt):
+    a, b = rand((6, 3), dt), rand((6, 2), dt)
+    x, resid, rank, s = L.lstsq(a, b)
+    x0, resid0, rank0, s0 = np.linalg.lstsq(a, b, rcond=None)
+    close(x, x0, dt)
+    close(resid, resid0, dt)
+    assert int(rank) == rank0
+    close(L.lstsq(a, b[:, 0])[0], np.linalg.lstsq(a, b[:, 0], rcond=None)[0], dt)
+    close(L.pinv(a), np.linalg.pinv(a), dt)
+    wide = rand((2, 3, 5), dt)
+    close(L.pinv(wide), np.linalg.pinv(wide), dt)
+    low = rand((5, 2), dt) @ rand((2, 4), dt)
+    assert int(L.matrix_rank(low)) == 2 == np.linalg.matrix_rank(low)
+    sq = rand((2, 4, 4), dt)
+    close(L.cond(sq), np.linalg.cond(sq), dt)
+    for p in (1, -1, np.inf, "fro", -2):
+        close(L.cond(sq, p), np.linalg.cond(sq, p), dt)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex128])
+def test_norms(dt):
+    a = rand((2, 3, 4), dt)
+    for o in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
+        close(L.norm(a, o, axis=(1, 2)), np.linalg.norm(a, o, axis=(1, 2)), dt)
+        close(L.norm(a, o, axis=(2, 0), keepdims=True),
+              np.linalg.norm(a, o, axis=(2, 0), keepdims=True), dt)
+    for o in (None, 1, 2, 3.5, np.inf, -np.inf, 0):
+        close(L.norm(a, o, axis=1), np.linalg.norm(a, o, axis=1), dt)
+    close(L.vector_norm(a, axis=(0, 2), ord=3), np.sum(np.abs(a) ** 3, axis=(0, 2)) ** (1 / 3), dt)
+    close(L.vector_norm(a, keepdims=True), np.linalg.norm(a.ravel()).reshape(1, 1, 1), dt)
+    close(L.matrix_norm(a, ord="nuc"), np.linalg.norm(a, "nuc", axis=(-2, -1)), dt)
+
+
+def test_products_and_tensors():
+    a, b = rand((2, 4, 4), np.float64), rand((2, 4, 3), np.float64)
+    v, w = rand((4,), np.float64), rand((4,), np.float64)
+    close(L.matrix_power(a, 5), np.linalg.matrix_power(a, 5), np.float64)
+    close(L.matrix_power(a, -3), np.linalg.matrix_power(a, -3), np.float64)
+    close(L.matrix_power(a, 0), np.linalg.matrix_power(a, 0), np.float64)
+    mats = [v, a[0], rand((4, 7), np.float64), rand((7, 2), np.float64), rand((2,), np.float64)]
+    close(L.multi_dot(mats), np.linalg.multi_dot(mats), np.float64)
+    t, tb = rand((6, 2, 3), np.float64), rand((6,), np.float64)
+    close(L.tensorsolve(t, tb), np.linalg.tensorsolve(t, tb), np.float64)
+    t4 = rand((4, 6, 8, 3), np.float64)
+    close(L.tensorinv(t4, 2), np.linalg.tensorinv(t4, 2), np.float64)
+    close(L.outer(v, w), np.outer(v, w), np.float64)
+    close(L.cross(a[..., :3], b[:, :1, :]), np.cross(a[..., :3], b[:, :1, :]), np.float64)
+    close(L.vecdot(a, v), np.sum(a * v, -1), np.float64)
+    close(L.trace(a, offset=1), np.trace(a, offset=1, axis1=-2, axis2=-1), np.float64)
+    close(L.diagonal(b, offset=-1), np.diagonal(b, offset=-1, axis1=-2, axis2=-1), np.float64)
+    close(L.matrix_transpose(b), np.swapaxes(b, -1, -2), np.float64)
+    close(L.matmul(a, b), a @ b, np.float64)
+    close(L.tensordot(a, b, axes=((0, 1), (0, 1))), np.tensordot(a, b, axes=((0, 1), (0, 1))),
+          np.float64)
+
+
+def test_singular_matrices_give_inf_or_nan_without_exceptions():
+    sing = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with np.errstate(all="ignore"):
+        assert float(L.det(sing)) == 0.0
+        sign, logdet = L.slogdet(sing)
+        assert float(sign) == 0.0 and float(logdet) == -np.inf
+        assert not np.all(np.isfinite(L.inv(sing)))
+        assert not np.all(np.isfinite(L.solve(sing, np.ones(2))))
+        assert np.all(np.isnan(L.cholesky(-np.eye(3))))
+        bad = np.full((2, 2), np.nan)
+        assert np.all(np.isnan(L.svd(bad, compute_uv=False)))
+        assert np.all(np.isnan(L.eigvalsh(bad)))
+        # one bad matrix in a batch leaves the others alone
+        batch = np.stack([np.eye(2), -np.eye(2)])
+        chol = np.asarray(L.cholesky(batch))
+        assert np.allclose(chol[0], np.eye(2)) and np.all(np.isnan(chol[1]))
+
+
+@pytest.mark.parametrize("fn, arg", [
+    (L.inv, np.ones((3, 4))), (L.det, np.ones(3)), (L.cholesky, np.ones((2, 3))),
+    (L.eigh, np.ones((2, 3))), (L.slogdet, np.ones((4,))), (L.svd, np.ones(3)),
+])
+def test_bad_shapes_name_the_function_shape_and_line(fn, arg):
+    with pytest.raises(ValueError) as e:
+        fn(arg)
+    msg = str(e.value)
+    assert fn.__name__ in msg and str(arg.shape) in msg and "test_linalg.py" in msg
+
+
+def test_solve_shape_mismatch():
+    with pytest.raises(ValueError, match=r"solve.*\(3, 3\).*\(4,\).*test_linalg.py"):
+        L.solve(np.eye(3), np.ones(4))
+    with pytest.raises(TypeError, match="matrix_power"):
+        L.matrix_power(np.eye(2), 1.5)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_eig_eigvals(dt):
+    a = rand((2, 4, 4), dt)
+    w, v = L.eig(a)
+    cdt = np.result_type(dt, np.complex64)
+    assert np.asarray(w).dtype == cdt and np.asarray(v).dtype == cdt
+    close(a @ np.asarray(v), np.asarray(v) * np.asarray(w)[..., None, :], dt)
+    close(np.linalg.norm(v, axis=-2), np.ones((2, 4)), dt)
+    close(np.sort(np.abs(L.eigvals(a))), np.sort(np.abs(np.linalg.eigvals(a))), dt)
+    close(np.sum(L.eigvals(a), -1), np.trace(a, axis1=-2, axis2=-1).astype(cdt), dt)
+    close(L.eigvals(np.array([[0.0, 1.0], [-1.0, 0.0]])).imag, np.array([1.0, -1.0]),
+          np.float64)
+
+
+def test_not_provided_raise_not_implemented():
+    with pytest.raises(NotImplementedError, match="raw"):
+        L.qr(np.eye(2), mode="raw")
