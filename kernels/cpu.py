@@ -25,7 +25,8 @@ from xforms import config
 from xforms.core import Array
 from xforms.errors import LoweringError
 
-from . import codecache, emit_cpu_control, emit_cpu_ops, lower_linalg, lower_mpi  # noqa: F401,E501  (register rules)
+from . import (codecache, emit_cpu_control, emit_cpu_ops, lower_linalg,  # noqa: F401 (rules)
+               lower_mpi)
 from .cpu_buffers import BufferPool
 from .dispatch import make_fast_call
 from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line
