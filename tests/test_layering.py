@@ -39,7 +39,7 @@ LAYERS = [
                   "kernels.cuda.emit_cuda", "kernels.cuda.emit_cuda_reduce",
                   "kernels.cuda.emit_cuda_ops", "kernels.cuda.emit_cuda_control"]),
     ("backends", ["kernels.codecache", "kernels.dispatch", "kernels.cpu",
-                  "kernels.cuda.backend"]),
+                  "kernels.cuda.backend", "kernels.compile_worker"]),
     ("kernels", ["kernels", "kernels.cuda"]),
 ]
 PACKAGES = {"xforms": "package", "kernels": "kernels", "kernels.cuda": "kernels"}
