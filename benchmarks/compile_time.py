@@ -1,6 +1,18 @@
 """Cold compile time of ``jit(f)``, ``jit(grad(f))`` and ``jit(hvp)``, phase by phase.
 
-``python -m benchmarks.compile_time [--repeats N] [--ops 300] [--only chain,mlp] [--json F]``
+``python -m benchmarks.compile_time [--section phases|ttfr|all] [--repeats N] [--ops 300]
+[--only chain,mlp] [--json F]``
+
+Section ``ttfr`` (time to first result, ``workloads/ttfr_child.py``): for the programs of
+issue 17 (the README loss ``jit(grad(mean((tanh(x@w)-y)**2)))``, that function at new batch
+sizes, RK4 Lorenz ``jit(grad)``, the chain and MLP ``jit(grad)``/``jit(hvp)``, the training
+example's first step), the first call's wall time in a fresh process with an empty xforms
+cache (Numba's own cache, which holds the runtime helpers, left warm), for xforms tiered
+(the default: the fast tier answers while the worker compiles), xforms with
+``tiered=False`` and JAX; with the fast tier's per-call cost and when the compiled tier was
+swapped in (seconds after the first call began).
+
+Section ``phases`` (below) splits the synchronous compile into its phases.
 
 For the 300-operation scalar chain and the MLP of the ``mlp`` workload (784-512-512-10,
 batch 32, float32) -- the models of the ``compile`` workload -- each figure comes from a
@@ -126,9 +138,76 @@ def table(results) -> str:
     return "\n".join(lines)
 
 
+TTFR_PROGRAMS = ("readme", "readme_batches", "rk4", "chain_grad", "chain_hvp", "mlp_grad",
+                 "mlp_hvp", "mlp_training")
+TTFR_SYSTEMS = (("xforms", True), ("xforms", False), ("jax", None))
+
+
+def ttfr_child(spec: dict, cache_dir: str) -> dict:
+    env = {**os.environ, "XFORMS_CACHE_DIR": cache_dir, "JAX_PLATFORMS": "cpu",
+           "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    for var in ("XFORMS_TIERED", "NUMBA_CACHE_DIR"):
+        env.pop(var, None)
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        env[var] = "1"
+    env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    cmd = [sys.executable, "-m", "benchmarks.workloads.ttfr_child", json.dumps(spec)]
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"{spec}: {proc.stderr.strip()[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def measure_ttfr(programs, repeats, systems=TTFR_SYSTEMS, log=print):
+    """{(program, system label): median figures}; each run a fresh process and cache."""
+    runs = {}
+    tmp = tempfile.mkdtemp(prefix="ttfr-")
+    try:
+        for rep in range(repeats):
+            for prog in programs:
+                for system, tiered in systems:
+                    if prog == "mlp_training" and system == "jax":
+                        continue
+                    label = system if tiered is None else f"{system}{'' if tiered else '-sync'}"
+                    spec = {"system": system, "program": prog, "tiered": tiered}
+                    r = ttfr_child(spec, tempfile.mkdtemp(dir=tmp))
+                    runs.setdefault((prog, label), []).append(r)
+                    log(f"  {prog} {label} #{rep + 1}: first {r['first_s']:.3f} s")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    out = {}
+    for key, rs in runs.items():
+        med = {k: statistics.median(r[k] for r in rs) for k in rs[0]
+               if isinstance(rs[0][k], (int, float))}
+        if "batches" in rs[0]:
+            med["batches"] = {n: statistics.median(r["batches"][n] for r in rs)
+                              for n in rs[0]["batches"]}
+        out[key] = med
+    return out
+
+
+def ttfr_table(results) -> str:
+    head = (f"{'program':<15}{'system':<13}{'first':>9}{'×JAX':>7}{'fast/call':>11}"
+            f"{'swap at':>9}{'steady':>10}  new batch sizes 100/101/57/3")
+    lines = [head, "-" * len(head)]
+    fmt = lambda v, w=9, p=3: f"{v:{w}.{p}f}" if v is not None else " " * w  # noqa: E731
+    for (prog, label), r in results.items():
+        jax = results.get((prog, "jax"))
+        ratio = f"{r['first_s'] / jax['first_s']:7.2f}" if jax and label != "jax" else " " * 7
+        bat = " ".join(f"{v:.3f}" for v in r.get("batches", {}).values())
+        lines.append(f"{prog:<15}{label:<13}{fmt(r['first_s'])}{ratio}"
+                     f"{fmt(r.get('fast_call_s'), 11, 5)}{fmt(r.get('swap_s'))}"
+                     f"{fmt(r['steady_s'], 10, 5)}  {bat}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m benchmarks.compile_time",
                                  description=__doc__.split("\n\n")[0])
+    ap.add_argument("--section", default="all", choices=("phases", "ttfr", "all"))
+    ap.add_argument("--programs", default=",".join(TTFR_PROGRAMS),
+                    help="ttfr programs: " + ", ".join(TTFR_PROGRAMS))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ops", type=int, default=300, help="operations in the scalar chain")
     ap.add_argument("--only", default="chain,mlp", help="models: chain, mlp")
@@ -139,15 +218,24 @@ def main(argv=None):
               "mlp": ("mlp", {"model": "mlp", "batch": 32, "hidden": 512})}
     chosen = [models[m.strip()] for m in args.only.split(",") if m.strip()]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    results = measure(chosen, args.repeats, tuple(args.systems.split(",")),
-                      log=lambda s: print(s, file=sys.stderr, flush=True))
-    print(table(results))
+    log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
+    results, ttfr = {}, {}
+    if args.section in ("ttfr", "all"):
+        progs = [p.strip() for p in args.programs.split(",") if p.strip()]
+        ttfr = measure_ttfr(progs, args.repeats, log=log)
+        print("time to first result (s; fresh process, empty xforms cache; fast/call: the "
+              "fast tier's cost per call; swap at: compiled tier ready, from the first call)")
+        print(ttfr_table(ttfr))
+    if args.section in ("phases", "all"):
+        results = measure(chosen, args.repeats, tuple(args.systems.split(",")), log=log)
+        print(table(results))
     load2 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"seconds, median of {args.repeats}; load average {load:.2f} before, {load2:.2f} after, "
           f"{os.cpu_count()} cores")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"/".join(k): r for k, r in results.items()}, fh, indent=1)
+            json.dump({**{"/".join(k): r for k, r in results.items()},
+                       **{"ttfr/" + "/".join(k): r for k, r in ttfr.items()}}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,8 @@ def main():
 
     t0 = time.perf_counter()
     value, _ = grad_fn(params, x[:100], y[:100])
-    print(f"first call (trace + compile, or load from the disk cache): "
+    print(f"first call (trace, then compile or load from the disk cache; tiered: the "
+          f"uncompiled fast tier while a background process compiles): "
           f"{time.perf_counter() - t0:.2f} s")
 
     lr, batch, first = 0.5, 100, None

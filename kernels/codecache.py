@@ -24,6 +24,7 @@ import os
 import sys
 import tempfile
 import threading
+import weakref
 
 import numba
 import numpy as np
@@ -36,7 +37,9 @@ from .user_prims import NO_DISK_CACHE
 
 _lock = threading.RLock()
 _modules = {}            # hash -> module
-_dispatchers = {}        # (hash, signature, options) -> dispatcher
+# (hash, signature, options) -> dispatcher, while an executable uses it: compiled code of
+# shapes no longer used is released (xforms/exe_cache.py bounds what jit keeps)
+_dispatchers = weakref.WeakValueDictionary()
 _private_dir = None
 
 
@@ -167,3 +170,13 @@ def compile_kernel(mod, h, signature, parallel=False):
             disp = numba.njit(signature, **opts)(mod.kernel)
         _dispatchers[key] = disp
         return disp
+
+
+def signature_of(sig_spec):
+    """Numba types of a kernel signature given as (dtype name, ndim) pairs (ndim -1: a
+    scalar)."""
+    import numpy as np
+    from numba.core import types
+    from numba.np.numpy_support import from_dtype
+    return tuple(from_dtype(np.dtype(d)) if nd < 0 else
+                 types.Array(from_dtype(np.dtype(d)), nd, "C") for d, nd in sig_spec)

@@ -4,26 +4,30 @@
     outs = exe(*flat_args)            # a list of xforms Arrays
     print(exe.source)                 # the generated module
 
-Compiled programs are cached in memory per ClosedJaxpr (the tracing cache returns the same
-object for the same function and signature) and per generated source, and on disk by
-`codecache`.  Numba errors become `LoweringError`s naming the equation, the user's line
-and the generated file.
+Compiled programs are cached in memory per ClosedJaxpr while an executable is alive (the
+tracing cache returns the same object for the same function and signature; `jit` bounds
+what it keeps, xforms/exe_cache.py) and per generated source, and on disk by `codecache`.
+`compile_cpu(closed, {"background": True})` (the compiled tier of xforms/tiered.py) has the
+compile worker process (kernels/compile_worker.py) fill the disk cache, then loads from it.
+Numba errors become `LoweringError`s naming the equation, the user's line and the generated
+file.
 """
 import os
 import re
 import threading
 import traceback
 import weakref
+from collections import OrderedDict
 
 import numba
 import numpy as np
-from numba.core import types
 from numba.core.errors import NumbaError
-from numba.np.numpy_support import from_dtype
 
 from xforms import config
 from xforms.core import Array
 from xforms.errors import LoweringError
+from xforms.exe_cache import max_size
+from xforms.tiered import step, warn
 
 from . import (codecache, emit_cpu_control, emit_cpu_ops, lower_linalg,  # noqa: F401 (rules)
                lower_mpi)
@@ -35,13 +39,13 @@ from .passes import prepare
 from . import scalarize_loops  # noqa: F401  (registers the loop rules)
 from .scalarize import scalarize
 
+# ClosedJaxpr -> weak reference to its executable, which lives while a jitted function
+# holds it or it is among the most recently used (`_recent`: `xf.jit(f)(x)` written inline
+# makes a new jitted function per call, whose executable must not be compiled again),
+# bounded as jit's own cache is (XFORMS_JIT_CACHE_SIZE, xforms/exe_cache.py)
 _by_jaxpr = weakref.WeakKeyDictionary()
+_recent = OrderedDict()
 _lock = threading.RLock()
-
-
-def _arg_type(aval):
-    dt = from_dtype(np.dtype(aval.dtype))
-    return dt if not aval.shape else types.Array(dt, len(aval.shape), "C")
 
 
 def _const_value(c):
@@ -126,18 +130,54 @@ class CpuExecutable:
 
 
 def compile_cpu(closed, options=None):
-    """Backend entry point registered with `xforms.jit.register_backend("cpu", ...)`."""
+    """Backend entry point registered with `xforms.jit.register_backend("cpu", ...)`.
+
+    With `options["background"]` (the compiled tier of xforms/tiered.py, called off the
+    main thread) the Numba compile runs in the compile worker process, which fills the disk
+    cache that this process then loads from; if the worker fails, a warning says why and
+    the kernel is compiled here instead."""
     options = options or {}
     with _lock:
-        exe = _by_jaxpr.get(closed)
+        exe = _cached(closed)
         if exe is not None:
             return exe
-        exe = _compile(closed, options)
-        _by_jaxpr[closed] = exe
+    with step(), _lock:                 # (planning and emitting share memo tables)
+        prep = _prepare(closed, options)
+    if options.get("background"):
+        _compile_in_worker(prep)
+    with step(), _lock:
+        exe = _cached(closed)
+        if exe is None:
+            exe = _finish(prep)
+            _by_jaxpr[closed] = weakref.ref(exe)
+            _keep(closed, exe)
         return exe
 
 
-def _compile(closed, options):
+def _cached(closed):
+    ref = _by_jaxpr.get(closed)
+    exe = ref() if ref is not None else None
+    if exe is not None:
+        _keep(closed, exe)
+    return exe
+
+
+def _keep(closed, exe):
+    _recent[closed] = exe
+    _recent.move_to_end(closed)
+    size = max_size()
+    while size > 0 and len(_recent) > size:
+        _recent.popitem(last=False)
+
+
+class _Prepared:
+    """A program planned and emitted, its module loaded: everything but the Numba compile."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _prepare(closed, options):
     label = options.get("name") or "a jitted function"
     plan = plan_program(scalarize(prepare(closed)))
     source, em = emit_module(plan, label, allow_parallel=_threads_available(),
@@ -147,24 +187,62 @@ def _compile(closed, options):
         print(f"[xforms] {label}: {path}\n{plan.dump()}")
     consts = [_const_value(c) for _, c in em.const_params]
     in_avals = [v.aval for v in plan.jaxpr.invars]
-    sig = tuple(_arg_type(a) for a in in_avals) + tuple(
-        from_dtype(np.asarray(c).dtype) if np.ndim(c) == 0 else
-        types.Array(from_dtype(c.dtype), c.ndim, "C") for c in consts)
+    spec = [_type_spec(a.dtype, len(a.shape)) for a in in_avals]
+    spec += [_type_spec(np.asarray(c).dtype, np.ndim(c)) for c in consts]
     if em.workspace_bytes:
-        sig += (types.Array(types.uint8, 1, "C"),)
-    sig += tuple(types.Array(from_dtype(b.dtype), len(b.shape), "C") for b in em.output_buffers)
+        spec.append(("uint8", 1))
+    spec += [_type_spec(b.dtype, len(b.shape)) for b in em.output_buffers]
+    return _Prepared(closed=closed, plan=plan, source=source, em=em, mod=mod, path=path, h=h,
+                     consts=consts, in_avals=in_avals, sig_spec=spec)
+
+
+def _type_spec(dtype, ndim):
+    """(dtype name, ndim) of a kernel parameter; ndim -1: a scalar."""
+    return (np.dtype(dtype).name, ndim if ndim else -1)
+
+
+def _compile_in_worker(prep):
+    """Have the compile worker put this kernel in the disk cache (no-op when the module
+    is not disk-cached: the worker's work could not be reused here)."""
+    if (config.DISABLE_JIT or not codecache.cache_enabled()
+            or not getattr(prep.mod, "__xforms_disk_cache__", True)):
+        return
+    from xforms.compile_worker import worker
+    try:
+        fut = worker().submit(prep.source, prep.sig_spec, prep.em.uses_prange)
+        with step():
+            prewarm()
+        fut.result()
+    except Exception as e:
+        warn(f"xforms: the background compile of {prep.path} failed ({e}); "
+             "compiling it in this process instead")
+
+
+def prewarm():
+    """Set up Numba's typing and target contexts (their first use in a process imports
+    Numba's NumPy support and its extensions: 0.3-0.5 s), so that loading a kernel from the
+    disk cache then takes milliseconds; done while the worker compiles."""
+    from numba.core.registry import cpu_target
+    cpu_target.typing_context.refresh()
+    cpu_target.target_context.refresh()
+
+
+def _finish(prep):
+    em, path = prep.em, prep.path
     if config.DISABLE_JIT:
-        kernel = mod.kernel
+        kernel = prep.mod.kernel
     else:
         try:
-            kernel = codecache.compile_kernel(mod, h, sig, parallel=em.uses_prange)
+            sig = codecache.signature_of(prep.sig_spec)
+            kernel = codecache.compile_kernel(prep.mod, prep.h, sig,
+                                              parallel=em.uses_prange)
         except Exception as e:           # never let a raw Numba error reach the user
             raise _lowering_error(e, em, path) from None
     pool = None
     if em.workspace_bytes or em.output_buffers:
         pool = BufferPool(em.workspace_bytes, [(b.shape, b.dtype) for b in em.output_buffers])
-    return CpuExecutable(kernel, source, path, consts, in_avals,
-                         [v.aval for v in closed.jaxpr.outvars], plan.dump(), pool,
+    return CpuExecutable(kernel, prep.source, path, prep.consts, prep.in_avals,
+                         [v.aval for v in prep.closed.jaxpr.outvars], prep.plan.dump(), pool,
                          em.output_slots)
 
 

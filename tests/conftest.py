@@ -5,6 +5,9 @@ import os
 os.environ.setdefault("XFORMS_CACHE_DIR", os.path.join(os.path.dirname(__file__), "..",
                                                        ".xforms_cache"))
 os.environ.setdefault("XFORMS_ENABLE_CHECKS", "1")
+# compiled code on the first call (tests check its properties); tests/test_tiered.py turns
+# tiered execution on where it tests it
+os.environ.setdefault("XFORMS_TIERED", "0")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

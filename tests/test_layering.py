@@ -44,7 +44,7 @@ LAYERS = [
                   "kernels.cuda.emit_cuda_ops", "kernels.cuda.emit_cuda_control",
                   "kernels.lower_linalg"]),
     ("backends", ["kernels.codecache", "kernels.dispatch", "kernels.cpu",
-                  "kernels.cuda.backend"]),
+                  "kernels.cuda.backend", "kernels.compile_worker"]),
     ("kernels", ["kernels", "kernels.cuda"]),
 ]
 PACKAGES = {"xforms": "package", "kernels": "kernels", "kernels.cuda": "kernels"}

@@ -38,6 +38,33 @@ def cache_disabled():
     return DISABLE_CACHE or _flag("XFORMS_DISABLE_CACHE")
 
 
+def tiered():
+    """XFORMS_TIERED (default on): a CPU jit function's new signature starts on the fast
+    tier while a background process compiles it (xforms/tiered.py)."""
+    return os.environ.get("XFORMS_TIERED", "1").strip().lower() not in ("0", "false", "no",
+                                                                        "off")
+
+
+def tiered_max_eager():
+    """XFORMS_TIERED_MAX_EAGER: a fixed limit on the equations one eager evaluation may
+    execute for a program to start on the fast tier, or None (tiered.py's cost model)."""
+    v = os.environ.get("XFORMS_TIERED_MAX_EAGER", "").strip()
+    try:
+        return int(v) if v else None
+    except ValueError:
+        return None
+
+
+def jit_cache_size(default=256):
+    """XFORMS_JIT_CACHE_SIZE: compiled executables jit keeps in memory (0 or less: no
+    bound; xforms/exe_cache.py)."""
+    v = os.environ.get("XFORMS_JIT_CACHE_SIZE", "").strip()
+    try:
+        return int(v) if v else default
+    except ValueError:
+        return default
+
+
 def cuda_pool_bytes():
     """XFORMS_CUDA_POOL_MB: the CUDA memory pool's limit in bytes, or None (its default)."""
     v = os.environ.get("XFORMS_CUDA_POOL_MB", "").strip()

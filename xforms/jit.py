@@ -12,15 +12,17 @@ Under another transform (`grad(jit(f))`), a jitted function is traced inline int
 outer IR, which is itself compiled when the outermost `jit` runs.
 """
 import functools
+import os
 from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
-from . import config, core
+from . import config, core, exe_cache, tiered
 from .errors import BackendError
 from .source_info import describe_function
 from .tracing import abstract_signature, flatten_args, trace_flat
 from .tree_util import tree_flatten, tree_unflatten
+
 
 class Backend(NamedTuple):
     """A registered backend: compile IR, copy arrays to it, say whether it can run here."""
@@ -70,6 +72,16 @@ def default_backend():
     except Exception:
         pass
     return "cpu"
+
+
+def _cheap_default():
+    """default_backend() without importing the compiler where no GPU can be present (the
+    fast tier's first call must not wait for Numba's import)."""
+    if config.backend() or config.cuda_simulator():
+        return default_backend()
+    if not any(os.path.exists(p) for p in ("/proc/driver/nvidia", "/dev/nvidiactl")):
+        return "cpu"
+    return default_backend()
 
 
 class _Interpreted:
@@ -132,18 +144,23 @@ class Lowered:
     def __init__(self, jitted, executable, in_tree, out_tree):
         self._jitted, self._exe = jitted, executable
         self._in_tree, self._out_tree = in_tree, out_tree
+        self._key = None
 
     def as_text(self):
         return self._exe.source
 
     def compile(self):
+        """A callable running the compiled executable (never the fast tier: `lower`
+        compiled synchronously, and this signature's entry now holds the result)."""
         jitted = self._jitted
+        if self._key is not None:
+            jitted._install(self._key, self._exe, self._out_tree)
         return lambda *args, **kwargs: jitted(*args, **kwargs)
 
 
 class Jitted:
     def __init__(self, fun, static_argnums=(), static_argnames=(), backend=None,
-                 donate_argnums=()):
+                 donate_argnums=(), tiered=None):
         self.fun = fun
         self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) \
             else tuple(static_argnums)
@@ -153,6 +170,7 @@ class Jitted:
             raise BackendError(f"unknown backend {backend!r}: use 'cpu' or 'cuda'")
         self.backend = backend
         self.donate_argnums = donate_argnums
+        self.tiered = tiered             # None: XFORMS_TIERED decides (xforms/tiered.py)
         self._fast = {}
         self._fast_call = None       # the generated fast path of the latest signature
         functools.update_wrapper(self, fun, updated=())   # never copy fun.__dict__ over ours
@@ -178,7 +196,7 @@ class Jitted:
                                          with_values=with_values)
         return closed, out_tree, flat, in_tree
 
-    def _executable(self, closed):
+    def _executable(self, closed, background=False):
         backend = self.backend or default_backend()
         found = get_backend(backend)
         if found is None:
@@ -191,7 +209,40 @@ class Jitted:
                    "reinstall with `pip install -e .`" if _import_error else "")
             raise BackendError(f"backend {backend!r} is not available{why}")
         return found.compile(closed, {"donate_argnums": self.donate_argnums,
-                                      "backend": backend, "name": describe_function(self.fun)})
+                                      "backend": backend, "background": background,
+                                      "name": describe_function(self.fun)})
+
+    def _new_executable(self, closed):
+        """The compiled executable, or (tiered) one that runs the IR eagerly while the
+        compile runs in the background."""
+        if tiered.enabled(self.tiered) and (self.backend or _cheap_default()) == "cpu" \
+                and tiered.worthwhile(closed):
+            return tiered.TieredExecutable(
+                closed, lambda: self._executable(closed, background=True),
+                describe_function(self.fun))
+        return self._executable(closed)
+
+    def _install(self, key, exe, out_tree):
+        """Make `exe` the executable of signature `key` (and its fast path current)."""
+        fast = _make_fast_call(exe, key, out_tree)
+        self._fast_call = fast
+        self._fast[key] = (exe, out_tree, fast)
+        exe_cache.add(self, key)
+        return exe, fast
+
+    def wait_compiled(self, timeout=None):
+        """Block until every signature called so far runs compiled code (tiered execution,
+        xforms/tiered.py); -> True if they all do.  A no-op without tiering."""
+        ok = True
+        for key, (exe, out_tree, _) in list(self._fast.items()):
+            if type(exe) is tiered.TieredExecutable:
+                compiled = exe.wait(timeout)
+                if compiled is None:
+                    ok = False
+                elif self._fast.get(key, (None,))[0] is exe:
+                    self._install(key, compiled, out_tree)
+        tiered.flush_warnings()
+        return ok
 
     def __call__(self, *args, **kwargs):
         fast = self._fast_call
@@ -217,19 +268,41 @@ class Jitted:
             key = hit = None
         if hit is not None:
             exe, out_tree, fast = hit
+            if fast is None and type(exe) is tiered.TieredExecutable and exe.done:
+                if tiered.has_pending_warnings():
+                    tiered.flush_warnings()
+                if exe.compiled is not None:            # swap the compiled tier in
+                    exe, fast = self._install(key, exe.compiled, out_tree)
+            else:
+                exe_cache.touch(self, key)
             self._fast_call = fast
             return tree_unflatten(out_tree, exe(*leaves))
         closed, out_tree, flat, in_tree = self._trace(args, kwargs)
-        exe = self._executable(closed)
+        exe = self._new_executable(closed)
         if key is not None:
-            fast = _make_fast_call(exe, key, out_tree)
-            self._fast_call = fast
-            self._fast[key] = (exe, out_tree, fast)
+            self._install(key, exe, out_tree)
         return tree_unflatten(out_tree, exe(*flat))
 
+    def _key(self, args, kwargs):
+        """This call's signature key (as __call__ computes it), or None."""
+        try:
+            if not kwargs and not self.static_argnums:
+                leaves, in_tree = tree_flatten(args)
+                return (in_tree, tuple(map(_leaf_key, leaves)))
+            statics, skw, dyn, dkw = self._split(args, kwargs)
+            leaves, in_tree = tree_flatten((dyn, dkw))
+            key = ("static", statics, skw, in_tree, tuple(map(_leaf_key, leaves)))
+            hash(key)
+            return key
+        except TypeError:
+            return None
+
     def lower(self, *args, **kwargs):
+        """Trace and compile synchronously (never the fast tier)."""
         closed, out_tree, flat, in_tree = self._trace(args, kwargs)
-        return Lowered(self, self._executable(closed), in_tree, out_tree)
+        lowered = Lowered(self, self._executable(closed), in_tree, out_tree)
+        lowered._key = self._key(args, kwargs)
+        return lowered
 
 
 class _StaticCall:
@@ -262,13 +335,18 @@ class _StaticCall:
         return getattr(self.fun, "__qualname__", repr(self.fun))
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None, donate_argnums=()):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None, donate_argnums=(),
+        tiered=None):
     """Compile `fun` with Numba (CPU by default).  Usable as a decorator.
+
+    On the CPU backend the first calls of each new signature run the traced IR eagerly
+    while the compile runs in a background process (xforms/tiered.py); `tiered=False` (or
+    XFORMS_TIERED=0) compiles on the first call instead; `f.wait_compiled()` waits for it.
 
     >>> f = xf.jit(lambda x: xnp.sin(x) * 2.0)
     >>> f(1.0)
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             backend=backend, donate_argnums=donate_argnums)
-    return Jitted(fun, static_argnums, static_argnames, backend, donate_argnums)
+                             backend=backend, donate_argnums=donate_argnums, tiered=tiered)
+    return Jitted(fun, static_argnums, static_argnames, backend, donate_argnums, tiered)

@@ -70,7 +70,8 @@ def build(spec):
         import xforms as tf
         import xforms.numpy as tnp
         from xforms import nn
-        jit = lambda f: tf.jit(f, backend=spec["backend"])  # noqa: E731
+        # the synchronous compile (tiered execution: workloads/ttfr_child.py)
+        jit = lambda f: tf.jit(f, backend=spec["backend"], tiered=False)  # noqa: E731
         log_softmax, block = nn.log_softmax, (lambda r: r)
         hvp = tf.hvp
     else:

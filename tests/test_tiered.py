@@ -1,0 +1,347 @@
+"""Tiered execution (xforms/tiered.py): a new signature's first calls evaluate the traced IR
+while the compile worker (kernels/compile_worker.py) fills the disk cache; the compiled tier
+is swapped in and agrees with the fast tier to rounding.  Also: XFORMS_TIERED=0 and
+jit(tiered=False) compile synchronously, a dead worker or a failed compile falls back with a
+warning, the worker dies with its parent, and the bound on kept executables
+(xforms/exe_cache.py)."""
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import weakref
+
+import numpy as np
+import pytest
+
+import kernels.cpu
+import xforms as xf
+import xforms.compile_worker as client_mod
+import xforms.numpy as xnp
+from xforms import exe_cache, lax
+from xforms.errors import LoweringError
+from xforms.tiered import TieredExecutable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+rng = np.random.default_rng(0)
+X, W, Y = rng.normal(size=(16, 6)), rng.normal(size=(6, 3)), rng.normal(size=(16, 3))
+
+
+def entry(jitted):
+    (exe, _, fast), = jitted._fast.values()
+    return exe, fast
+
+
+def mse(w, x, y):
+    return xnp.mean((xnp.tanh(x @ w) - y) ** 2)
+
+
+def loops(x):
+    def body(i, v):
+        return lax.cond(i % 2 == 0, lambda u: xnp.sin(u) + u * 0.5, lambda u: u * 0.9, v)
+    c, ys = lax.scan(lambda c, xi: (c * 0.5 + xnp.exp(-xi * xi), c * xi), xnp.zeros(6), x)
+    n = lax.while_loop(lambda s: s[0] < 5, lambda s: (s[0] + 1, s[1] * 1.1), (0, c))
+    return lax.fori_loop(0, 4, body, c) + n[1], ys
+
+
+@xf.custom_jvp
+def softplus(x):
+    return xnp.log1p(xnp.exp(x))
+
+
+softplus.defjvp(lambda p, t: (softplus(p[0]), t[0] * (1.0 - 1.0 / (1.0 + xnp.exp(p[0])))))
+
+
+@xf.custom_vjp
+def clip_grad(x):
+    return x
+
+
+clip_grad.defvjp(lambda x: (x, None), lambda _, g: (xnp.clip(g, -0.1, 0.1),))
+
+
+PROGRAMS = {
+    "readme_grad": (lambda: xf.grad(mse), (W, X, Y), 1e-12),
+    "hvp": (lambda: (lambda w: xf.hvp(lambda v: mse(v, X, Y), (w,), (xnp.ones_like(w),))),
+            (W,), 1e-12),
+    "control_flow": (lambda: loops, (X,), 1e-12),
+    "custom_rules": (lambda: xf.grad(lambda x: xnp.sum(softplus(clip_grad(x) * 3.0))),
+                     (X,), 1e-12),
+    "float32_dict": (lambda: (lambda p, x: {"y": xnp.tanh(x @ p["w"]).sum(0),
+                                            "n": xnp.argmax(x, axis=1)}),
+                     ({"w": W.astype(np.float32)}, X.astype(np.float32)), 1e-5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_fast_tier_agrees_with_compiled_tier(name):
+    make, args, rtol = PROGRAMS[name]
+    jf = xf.jit(make(), tiered=True)
+    fast = jf(*args)
+    exe, fp = entry(jf)
+    assert type(exe) is TieredExecutable and fp is None
+    assert jf.wait_compiled(timeout=300)
+    exe2, fp2 = entry(jf)
+    assert type(exe2) is kernels.cpu.CpuExecutable and fp2 is not None
+    assert jf._fast_call is fp2 and exe.compiled is exe2
+    compiled = jf(*args)
+    flat_f, tree_f = xf.tree_util.tree_flatten(fast)
+    flat_c, tree_c = xf.tree_util.tree_flatten(compiled)
+    assert tree_f == tree_c
+    for a, b in zip(flat_f, flat_c):
+        assert a.dtype == b.dtype and a.shape == b.shape and type(a) is type(b)
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol)
+
+
+def test_swap_happens_on_a_later_call_without_waiting():
+    jf = xf.jit(lambda x: xnp.cos(x) * 3.0 + 1.0, tiered=True)
+    x = np.linspace(0, 1, 5)
+    want = np.cos(x) * 3.0 + 1.0
+    np.testing.assert_allclose(jf(x), want)
+    exe, _ = entry(jf)
+    assert exe.fast_calls == 1
+    deadline = time.monotonic() + 300
+    while entry(jf)[1] is None:              # each call checks; the swap installs the fast path
+        assert time.monotonic() < deadline
+        np.testing.assert_allclose(jf(x), want)
+        time.sleep(0.01)
+    n = exe.fast_calls
+    np.testing.assert_allclose(jf(x), want)
+    assert exe.fast_calls == n and type(entry(jf)[0]) is kernels.cpu.CpuExecutable
+
+
+def test_fast_tier_results_do_not_alias_arguments_or_constants():
+    c = np.arange(4.0)
+    jf = xf.jit(lambda a: (a, a.reshape(2, 2), c, a + 0.0), tiered=True)
+    x = np.arange(4.0)
+    outs = jf(x)
+    assert type(entry(jf)[0]) is TieredExecutable and entry(jf)[0].fast_calls == 1
+    for o in outs:
+        assert not np.shares_memory(o, x) and not np.shares_memory(o, c)
+    jf.wait_compiled(timeout=300)
+
+
+def test_synchronous_when_turned_off(monkeypatch):
+    monkeypatch.setenv("XFORMS_TIERED", "1")
+    jf = xf.jit(lambda x: xnp.sinh(x) - 2.0, tiered=False)
+    jf(np.ones(3))
+    assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable and entry(jf)[1] is not None
+    monkeypatch.setenv("XFORMS_TIERED", "0")
+    jg = xf.jit(lambda x: xnp.cosh(x) - 2.0)
+    jg(np.ones(3))
+    assert type(entry(jg)[0]) is kernels.cpu.CpuExecutable
+    monkeypatch.setenv("XFORMS_TIERED", "1")
+    jh = xf.jit(lambda x: xnp.tanh(x) - 2.0)
+    jh(np.ones(3))
+    assert type(entry(jh)[0]) is TieredExecutable
+    assert jh.wait_compiled(timeout=300)
+
+
+def test_lower_and_compile_are_synchronous():
+    jf = xf.jit(lambda x: xnp.arctan(x) * 0.5, tiered=True)
+    x = np.ones(3)
+    assert "def kernel" in jf.lower(x).as_text()
+    comp = jf.lower(x).compile()
+    np.testing.assert_allclose(comp(x), np.arctan(x) * 0.5)
+    assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable
+
+
+@pytest.fixture
+def fresh_worker(monkeypatch, tmp_path):
+    """A client of its own (a new worker process, its cache in tmp_path), killed afterwards."""
+    c = client_mod.WorkerClient()
+    monkeypatch.setattr(client_mod, "_client", c)
+    monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path))
+    yield c
+    c.kill()
+
+
+def test_dead_worker_falls_back_to_compiling_here(fresh_worker, monkeypatch):
+    monkeypatch.setattr(client_mod, "WORKER_MODULE", "xforms_no_such_module")
+    jf = xf.jit(lambda x: xnp.expm1(x) * 0.25, tiered=True)
+    x = np.linspace(-1, 1, 4)
+    np.testing.assert_allclose(jf(x), np.expm1(x) * 0.25)
+    with pytest.warns(RuntimeWarning, match="background compile .* failed"):
+        assert jf.wait_compiled(timeout=300)
+    assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable
+    np.testing.assert_allclose(jf(x), np.expm1(x) * 0.25)
+
+
+def test_worker_death_fails_its_jobs_and_the_next_job_restarts_it(fresh_worker):
+    fresh_worker.start()
+    pid = fresh_worker.pid
+    fut = fresh_worker.submit("def kernel(x):\n    return x\n", [("float64", -1)], False)
+    fresh_worker.kill()                  # still importing Numba: the job is pending
+    with pytest.raises(client_mod.WorkerError, match="exited"):
+        fut.result(timeout=300)
+    assert fresh_worker.pid is None
+    fut = fresh_worker.submit("x = 1\n", [], False)            # a new worker; a job it
+    with pytest.raises(client_mod.WorkerError, match="kernel"):  # cannot do is reported
+        fut.result(timeout=300)
+    assert fresh_worker.pid not in (None, pid)
+
+
+def test_worker_is_replaced_after_its_quota_of_jobs(fresh_worker):
+    fresh_worker.RECYCLE_AFTER = 1                      # (normally dozens)
+    src = "def kernel(x):\n    return x * 2.0 + 1.0\n"
+    pids = []
+    for text in (src, src + "\n"):
+        fut = fresh_worker.submit(text, [("float64", -1)], False)
+        pids.append(fresh_worker.pid)
+        fut.result(timeout=300)
+        assert fresh_worker._proc is None          # retired once idle
+    assert None not in pids and pids[0] != pids[1] and fresh_worker.deaths == 0
+    assert fresh_worker.starts == 2
+
+
+def test_without_disk_cache_the_compile_runs_here(fresh_worker, monkeypatch):
+    monkeypatch.setenv("XFORMS_DISABLE_CACHE", "1")
+    jf = xf.jit(lambda x: xnp.log1p(x) * 0.75, tiered=True)
+    x = np.linspace(0, 1, 5)
+    np.testing.assert_allclose(jf(x), np.log1p(x) * 0.75)
+    assert type(entry(jf)[0]) is TieredExecutable
+    assert jf.wait_compiled(timeout=300)
+    np.testing.assert_allclose(jf(x), np.log1p(x) * 0.75)
+    assert fresh_worker.starts == 0            # the worker's cache could not be shared
+
+
+def test_failed_compile_stays_on_fast_tier_with_a_warning(monkeypatch):
+    def refuse(prep):
+        raise LoweringError("Numba could not compile primitive 'sin' (test)")
+    monkeypatch.setattr(kernels.cpu, "_finish", refuse)
+    jf = xf.jit(lambda x: xnp.sin(x) + 0.125, tiered=True)
+    x = np.arange(3.0)
+    np.testing.assert_allclose(jf(x), np.sin(x) + 0.125)
+    exe, _ = entry(jf)
+    exe.wait(timeout=300)
+    assert isinstance(exe.failed, LoweringError)
+    with pytest.warns(RuntimeWarning, match="uncompiled fast tier"):
+        np.testing.assert_allclose(jf(x), np.sin(x) + 0.125)
+    np.testing.assert_allclose(jf(x), np.sin(x) + 0.125)
+    assert entry(jf)[0] is exe and exe.fast_calls == 3
+
+
+CHILD = textwrap.dedent("""
+    import numpy as np, xforms as xf, xforms.numpy as xnp
+    import xforms.compile_worker as cw
+    def chain(x):
+        for i in range(120):
+            x = xnp.sin(x) * (0.5 + 0.001 * i) + x
+        return x
+    f = xf.jit(xf.grad(chain), tiered=True)
+    print(float(f(0.3)))
+    import time
+    while cw.worker().pid is None:          # spawned by the compile thread
+        time.sleep(0.01)
+    print("WORKER", cw.worker().pid, flush=True)
+""")
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_worker_exits_with_its_parent(tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT,
+               XFORMS_TIERED="1")
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    pid = int(next(ln for ln in out.stdout.splitlines() if ln.startswith("WORKER")).split()[1])
+    deadline = time.monotonic() + 30
+    while _alive(pid):               # the parent left while the worker compiled
+        assert time.monotonic() < deadline, f"compile worker {pid} outlived its parent"
+        time.sleep(0.1)
+
+
+FORK_CHILD = textwrap.dedent("""
+    import os, numpy as np, xforms as xf, xforms.numpy as xnp
+    f = xf.jit(lambda x: xnp.sin(x) * 3.0, tiered=True)
+    f(np.ones(2)); assert f.wait_compiled(timeout=300)
+    pid = os.fork()
+    if pid == 0:            # the child has its own compile thread and worker
+        f(np.ones(3))
+        ok = f.wait_compiled(timeout=300) and np.allclose(f(np.ones(3)), np.sin(1.0) * 3.0)
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    print("CHILD", status)
+""")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_compiles_for_itself(tmp_path):
+    script = tmp_path / "fork.py"
+    script.write_text(FORK_CHILD)
+    env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0 and "CHILD 0" in out.stdout, out.stderr[-3000:]
+
+
+def test_kept_executables_are_bounded(monkeypatch):
+    monkeypatch.setenv("XFORMS_JIT_CACHE_SIZE", "3")
+    jf = xf.jit(lambda x: xnp.sum(xnp.sin(x) * 2.0), tiered=False)
+    jf(np.ones(1))
+    first = weakref.ref(entry(jf)[0])
+    for n in range(2, 8):
+        np.testing.assert_allclose(jf(np.ones(n)), np.sin(1.0) * 2.0 * n)
+        assert len(jf._fast) <= 3
+    gc.collect()
+    assert first() is None                       # its compiled code was released
+    assert exe_cache.size() <= 3
+    sizes = sorted(k[1][0][0][0] for k in jf._fast)
+    assert sizes == [5, 6, 7]                    # the most recently used
+    jf(np.ones(5))                               # touched: 6 goes next
+    jf(np.ones(1))
+    assert sorted(k[1][0][0][0] for k in jf._fast) == [1, 5, 7]
+    np.testing.assert_allclose(jf(np.ones(1)), np.sin(1.0) * 2.0)
+
+
+def test_current_signature_of_each_function_is_kept(monkeypatch):
+    monkeypatch.setenv("XFORMS_JIT_CACHE_SIZE", "1")
+    jf = xf.jit(lambda x: x * 3.0, tiered=False)
+    jg = xf.jit(lambda x: x * 4.0, tiered=False)
+    jf(np.ones(2))
+    for n in range(3, 6):
+        jg(np.ones(n))
+    assert len(jf._fast) == 1 and len(jg._fast) == 1      # jf's fast path is in use
+    fast = jf._fast_call
+    np.testing.assert_allclose(jf(np.ones(2)), 3.0)
+    assert jf._fast_call is fast
+
+
+def test_long_loops_compile_on_the_first_call(monkeypatch):
+    from xforms import tiered
+    body = lambda i, v: xnp.sin(v) * 0.5 + v                      # noqa: E731
+    long = xf.jit(lambda x: lax.fori_loop(0, 30000, body, x), tiered=True)
+    closed = xf.make_jaxpr(lambda x: lax.fori_loop(0, 30000, body, x))(1.0)
+    executed, size = tiered.eager_cost(closed)
+    assert (executed, size) == (90001, 4)
+    assert executed > tiered.EAGER_BASE + tiered.EAGER_PER_EQN * size
+    long(1.0)
+    assert type(entry(long)[0]) is kernels.cpu.CpuExecutable     # eager would be slower
+    monkeypatch.setenv("XFORMS_TIERED_MAX_EAGER", str(10 ** 5))
+    relaxed = xf.jit(lambda x: lax.fori_loop(0, 30000, body, x) * 2.0, tiered=True)
+    relaxed(1.0)
+    assert type(entry(relaxed)[0]) is TieredExecutable
+    assert relaxed.wait_compiled(timeout=300)
+
+
+def test_jit_written_inline_reuses_the_executable():
+    f = lambda x: xnp.sin(x) * 5.0                     # noqa: E731
+    first = xf.jit(f, tiered=False)
+    first(np.ones(3))
+    ref = weakref.ref(entry(first)[0])
+    del first
+    gc.collect()
+    second = xf.jit(f, tiered=False)                   # a new jitted function, same program
+    np.testing.assert_allclose(second(np.ones(3)), np.sin(1.0) * 5.0)
+    assert ref() is not None and entry(second)[0] is ref()
