@@ -54,7 +54,7 @@ from .kernel_builder import (Kernel, KernelBuilder, c_strides, cdiv,  # noqa: F4
 OP_RULES = RuleTable()          # prim (or its name) -> rule(em, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(em, control_step)
 TARGET = "cuda"
-SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in ("bool", "int32", "int64", "float32",
+SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in ("bool", "int32", "int64", "uint32", "uint64", "float32",
                                                     "float64", "complex64", "complex128"))
 _RESERVED = {"np", "math", "cuda", "nbt", "range", "min", "max", "abs", "int", "float",
              "bool", "len", "print", "host"}
@@ -75,7 +75,7 @@ class Ctx:
 
     def cast(self, expr, dtype):
         dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.float32), np.dtype(np.complex64)):
+        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32), np.dtype(np.complex64)):
             return f"np.{dt.name}({expr})"
         return expr
 

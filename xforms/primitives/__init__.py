@@ -8,4 +8,5 @@ and is re-exported here for the family modules and older code.
 from ..registry import ALL_PRIMITIVES, EXEMPT, exempt, lookup, primitive  # noqa: F401
 
 from . import elementwise, structural, reductions, contraction, indexing  # noqa: E402,F401
+from . import bitwise  # noqa: E402,F401  (bit shifts: the PRNG hash)
 from . import cond, loops, scan  # noqa: E402,F401  (control flow; helpers in control_flow.py)
