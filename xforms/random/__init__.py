@@ -15,6 +15,9 @@ from .keys import KEY_DTYPE, KeyArray, check_key, wrap
 from .samplers import (bernoulli, cauchy, exponential, gumbel, laplace, logistic, normal,
                        rademacher, randint, truncated_normal, uniform)
 from .samplers import canonical_shape
+from .discrete import categorical, choice, permutation, shuffle
+from .matrices import multivariate_normal, orthogonal
+from .gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson, t
 
 
 def key(seed, *, impl=None):
@@ -100,4 +103,5 @@ def clone(key):
 
 __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "key_data", "wrap_key_data",
            "key_impl", "uniform", "normal", "truncated_normal", "bernoulli", "rademacher",
-           "randint", "exponential", "laplace", "logistic", "cauchy", "gumbel", "KeyArray"]
+           "randint", "exponential", "laplace", "logistic", "cauchy", "gumbel", "KeyArray",
+           "multivariate_normal", "orthogonal", "categorical", "choice", "permutation", "shuffle", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "poisson"]

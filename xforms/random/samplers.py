@@ -158,6 +158,11 @@ def rademacher(key, shape=(), dtype=np.int64):
 
 
 # ---- simple transforms of uniforms --------------------------------------------------------
+def _log1p(x):
+    """log1p rounded as JAX's CPU backend rounds it (see special.log1p64)."""
+    return special.log1p64(x) if x.dtype == np.float64 else xnp.log1p(x)
+
+
 def _unit(name, key, shape, dtype):
     key, _ = check_key(name, key)
     return key, canonical_shape(shape, name), float_dtype(dtype, name)
@@ -165,20 +170,20 @@ def _unit(name, key, shape, dtype):
 
 def exponential(key, shape=(), dtype=None):
     key, shape, dtype = _unit("exponential", key, shape, dtype)
-    return -xnp.log1p(-raw_uniform(key, shape, dtype))
+    return -_log1p(-raw_uniform(key, shape, dtype))
 
 
 def laplace(key, shape=(), dtype=None):
     key, shape, dtype = _unit("laplace", key, shape, dtype)
     epsneg = np.finfo(dtype).epsneg
     u = raw_uniform(key, shape, dtype, dtype.type(-1. + epsneg), dtype.type(1.))
-    return xnp.sign(u) * xnp.log1p(-xnp.abs(u))
+    return xnp.sign(u) * _log1p(-xnp.abs(u))
 
 
 def logistic(key, shape=(), dtype=None):
     key, shape, dtype = _unit("logistic", key, shape, dtype)
     x = raw_uniform(key, shape, dtype, np.finfo(dtype).tiny, dtype.type(1.))
-    return xnp.log(x) - xnp.log1p(-x)
+    return xnp.log(x) - _log1p(-x)
 
 
 def cauchy(key, shape=(), dtype=None):
@@ -199,7 +204,7 @@ def raw_gumbel(key, shape, dtype, mode="low"):
         x = xnp.where(high >= 0.5, high,
                       high + dtype.type(2.0 ** -np.finfo(dtype).nmant) * low
                       + np.finfo(dtype).tiny)
-        return -xnp.log(-xnp.log1p(-x))
+        return -xnp.log(-_log1p(-x))
     u = raw_uniform(key, shape, dtype, np.finfo(dtype).tiny, dtype.type(1.))
     return -xnp.log(-xnp.log(u))
 
