@@ -16,5 +16,6 @@ from .jit import default_backend, jit
 from .device import device_get, device_put
 from . import nn
 from . import lax
+from . import random
 
 __version__ = "0.1.0"
