@@ -63,7 +63,8 @@ UNIFORM_CASES = [("uniform(k0,(7,),f32)", K0, (7,), np.float32, 0., 1.),
                  ("uniform(k42,(9,),f32,-2,2)", random.PRNGKey(42), (9,), np.float32, -2., 2.)]
 
 
-@pytest.mark.parametrize("name,key,shape,dtype,lo,hi", UNIFORM_CASES, ids=[c[0] for c in UNIFORM_CASES])
+@pytest.mark.parametrize("name,key,shape,dtype,lo,hi", UNIFORM_CASES,
+                         ids=[c[0] for c in UNIFORM_CASES])
 def test_uniform_values(name, key, shape, dtype, lo, hi):
     want = _decode(JAX[name])
     _exact(random.uniform(key, shape, dtype, lo, hi), want)
@@ -231,7 +232,8 @@ def test_discrete_statistics():
     c = np.asarray(random.categorical(KS, logits, shape=(N,)))
     assert stats.chisquare(np.bincount(c, minlength=3), N * np.exp(logits)).pvalue > 1e-3
     ch = np.asarray(random.choice(KS, 4, (N,), p=np.array([.1, .2, .3, .4])))
-    assert stats.chisquare(np.bincount(ch, minlength=4), N * np.array([.1, .2, .3, .4])).pvalue > 1e-3
+    expected = N * np.array([.1, .2, .3, .4])
+    assert stats.chisquare(np.bincount(ch, minlength=4), expected).pvalue > 1e-3
 
 
 def test_permutations_and_choice_without_replacement():

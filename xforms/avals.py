@@ -22,7 +22,8 @@ complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
 uint32 = np.dtype(np.uint32)      # PRNG keys and random bits (xforms.random), bitwise work
 uint64 = np.dtype(np.uint64)
-SUPPORTED_DTYPES = (bool_, int32, int64, uint32, uint64, float32, float64, complex64, complex128)
+SUPPORTED_DTYPES = (bool_, int32, int64, uint32, uint64, float32, float64, complex64,
+                    complex128)
 _CANONICAL = {  # dtypes we accept and map to a supported one
     np.dtype(np.int8): int32, np.dtype(np.int16): int32, np.dtype(np.uint8): int32,
     np.dtype(np.uint16): int32, np.dtype(np.float16): float32,
@@ -65,8 +66,8 @@ class ShapedArray:
 
 def short_dtype(dtype):
     return {"bool": "bool", "int32": "i32", "int64": "i64", "uint32": "u32", "uint64": "u64",
-            "float32": "f32", "float64": "f64",
-            "complex64": "c64", "complex128": "c128"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
+            "float32": "f32", "float64": "f64", "complex64": "c64",
+            "complex128": "c128"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
 
 
 def is_float(dtype):
@@ -110,7 +111,8 @@ def aval_of_value(x):
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype == object or x.dtype.kind in "USV":
             raise TypeError(f"unsupported input of dtype {x.dtype}: xforms accepts arrays of "
-                            "bool, int32, int64, float32, float64, complex64, complex128")
+                            "bool, int32, int64, uint32, uint64, float32, float64, complex64, "
+                            "complex128")
         return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype),
                            getattr(x, "weak_type", False) is True)
     raise TypeError(f"unsupported input {type(x).__name__}: xforms accepts NumPy arrays, Python "

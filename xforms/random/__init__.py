@@ -104,4 +104,5 @@ def clone(key):
 __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "key_data", "wrap_key_data",
            "key_impl", "uniform", "normal", "truncated_normal", "bernoulli", "rademacher",
            "randint", "exponential", "laplace", "logistic", "cauchy", "gumbel", "KeyArray",
-           "multivariate_normal", "orthogonal", "categorical", "choice", "permutation", "shuffle", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "poisson"]
+           "multivariate_normal", "orthogonal", "categorical", "choice", "permutation",
+           "shuffle", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "poisson"]

@@ -18,8 +18,8 @@ from ..batching_api import vmap
 from ..numpy import _util
 from . import special
 from .keys import check_key
-from .samplers import (_log1p, _param, canonical_shape, float_dtype, raw_normal, raw_uniform, split2,
-                       _check_shape)
+from .samplers import (_check_shape, _log1p, _param, canonical_shape, float_dtype, raw_normal,
+                       raw_uniform, split2)
 from .threefry import split as _split_raw
 
 

@@ -3,7 +3,6 @@ same key gives JAX's numbers: bit for bit for uniform, to rounding for the rest)
 
     >>> random.uniform(random.PRNGKey(0), (3,))
 """
-import math
 
 import numpy as np
 

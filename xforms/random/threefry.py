@@ -146,7 +146,8 @@ def seed_words(seed):
     seed = _util.asarray_operand(seed)
     dt = _util.aval(seed).dtype
     if dt.kind not in "iu" or _util.aval(seed).shape:
-        raise TypeError(f"a PRNG seed must be an integer scalar, got {_util.aval(seed).str_short()}")
+        raise TypeError("a PRNG seed must be an integer scalar, got "
+                        f"{_util.aval(seed).str_short()}")
     lo = ew.convert_element_type(ew.and_(seed, dt.type(0xFFFFFFFF) if dt.itemsize == 8 else
                                          dt.type(-1)), _U32)
     if dt.itemsize == 8:
