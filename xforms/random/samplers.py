@@ -80,11 +80,51 @@ def raw_uniform(key, shape, dtype, minval=0., maxval=1.):
     mant = bw.shift_right_logical(bits, np.dtype(f"uint{nbits}").type(nbits - nmant))
     floats = ew.mul(ew.convert_element_type(mant, dtype), dtype.type(2.0 ** -nmant))
     lo, hi = _param(minval, dtype), _param(maxval, dtype)
-    out = floats * (hi - lo) + lo
+    out = _scale_shift(floats, hi - lo, lo)
     if tuple(out.shape) != tuple(shape):
         raise ValueError(f"random.uniform: minval/maxval of shapes {np.shape(lo)}, "
                          f"{np.shape(hi)} do not broadcast to shape {shape}")
     return xnp.maximum(lo, out)
+
+
+def _is_power_of_two(x):
+    from ..core import Tracer
+    if isinstance(x, Tracer):
+        return False
+    m, _ = np.frexp(np.asarray(x))
+    return bool(np.all(np.abs(m) == 0.5))
+
+
+def _scale_shift(a, b, c):
+    """a * b + c rounded once, as XLA computes it on the CPU (a fused multiply-add).  When b
+    is a power of two the product is exact and plain arithmetic is already that; otherwise
+    float32 works in float64 (the product is exact there) and float64 in double-double
+    (Dekker's exact product, Knuth's exact sum): the same bits except in ties that need
+    more than twice the precision, which no test has met."""
+    if _is_power_of_two(b):
+        return a * b + c
+    if a.dtype == np.float32:
+        f64 = np.dtype(np.float64)
+        cv = lambda v: ew.convert_element_type(v, f64)
+        return ew.convert_element_type(cv(a) * cv(b) + cv(c), a.dtype)
+    ph, pl = _two_product(a, b)
+    sh = ph + c                                   # Knuth's two-sum of ph and c
+    bb = sh - ph
+    sl = (ph - (sh - bb)) + (c - bb)
+    return sh + (sl + pl)
+
+
+def _split(x):
+    t = x * 134217729.0                           # 2**27 + 1: Veltkamp's splitter
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _two_product(a, b):
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
 def normal(key, shape=(), dtype=None):
