@@ -79,29 +79,31 @@ def raw_uniform(key, shape, dtype, minval=0., maxval=1.):
     # bitcast((bits >> (nbits - nmant)) | bits(1.0)) - 1.0 == mantissa * 2**-nmant exactly
     mant = bw.shift_right_logical(bits, np.dtype(f"uint{nbits}").type(nbits - nmant))
     floats = ew.mul(ew.convert_element_type(mant, dtype), dtype.type(2.0 ** -nmant))
+    pow2 = _span_is_power_of_two(minval, maxval, dtype)
     lo, hi = _param(minval, dtype), _param(maxval, dtype)
-    out = _scale_shift(floats, hi - lo, lo)
+    out = _scale_shift(floats, hi - lo, lo, pow2)
     if tuple(out.shape) != tuple(shape):
         raise ValueError(f"random.uniform: minval/maxval of shapes {np.shape(lo)}, "
                          f"{np.shape(hi)} do not broadcast to shape {shape}")
     return xnp.maximum(lo, out)
 
 
-def _is_power_of_two(x):
+def _span_is_power_of_two(minval, maxval, dtype):
+    """Whether maxval - minval (in dtype) is known now to be a power of two everywhere."""
     from ..core import Tracer
-    if isinstance(x, Tracer):
+    if isinstance(minval, Tracer) or isinstance(maxval, Tracer):
         return False
-    m, _ = np.frexp(np.asarray(x))
-    return bool(np.all(np.abs(m) == 0.5))
+    span = np.asarray(maxval).astype(dtype) - np.asarray(minval).astype(dtype)
+    return bool(np.all(np.abs(np.frexp(span)[0]) == 0.5))
 
 
-def _scale_shift(a, b, c):
+def _scale_shift(a, b, c, pow2=False):
     """a * b + c rounded once, as XLA computes it on the CPU (a fused multiply-add).  When b
     is a power of two the product is exact and plain arithmetic is already that; otherwise
     float32 works in float64 (the product is exact there) and float64 in double-double
     (Dekker's exact product, Knuth's exact sum): the same bits except in ties that need
     more than twice the precision, which no test has met."""
-    if _is_power_of_two(b):
+    if pow2:
         return a * b + c
     if a.dtype == np.float32:
         f64 = np.dtype(np.float64)
