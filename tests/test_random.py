@@ -206,6 +206,18 @@ CONTINUOUS = [
     ("beta", lambda k: random.beta(k, 2.0, 0.5, (N,)), stats.beta(2.0, 0.5).cdf),
     ("t", lambda k: random.t(k, 4.0, (N,)), stats.t(4.0).cdf),
     ("chisquare", lambda k: random.chisquare(k, 3.0, (N,)), stats.chi2(3.0).cdf),
+    ("pareto", lambda k: random.pareto(k, 3.0, (N,)), stats.pareto(3.0).cdf),
+    ("lognormal", lambda k: random.lognormal(k, 0.5, (N,)), stats.lognorm(0.5).cdf),
+    ("weibull_min", lambda k: random.weibull_min(k, 2.0, 1.5, (N,)),
+     stats.weibull_min(1.5, scale=2.0).cdf),
+    ("rayleigh", lambda k: random.rayleigh(k, 2.0, (N,)), stats.rayleigh(scale=2.0).cdf),
+    ("maxwell", lambda k: random.maxwell(k, (N,)), stats.maxwell().cdf),
+    ("double_sided_maxwell", lambda k: xnp.abs(random.double_sided_maxwell(k, 1.0, 2.0, (N,))
+                                               - 1.0) / 2.0, stats.maxwell().cdf),
+    ("wald", lambda k: random.wald(k, 1.5, (N,)), stats.invgauss(1.5).cdf),
+    ("triangular", lambda k: random.triangular(k, 0.0, 1.0, 3.0, (N,)),
+     stats.triang(1 / 3, scale=3.0).cdf),
+    ("f", lambda k: random.f(k, 3.0, 5.0, (N,)), stats.f(3.0, 5.0).cdf),
 ]
 
 
@@ -227,6 +239,10 @@ def test_discrete_statistics():
     for lam in (3.0, 25.0):
         p = np.asarray(random.poisson(KS, lam, (N,)))
         assert abs(p.mean() - lam) < 4 * np.sqrt(lam / N) and abs(p.var() / lam - 1) < 0.15
+    g = np.asarray(random.geometric(KS, 0.3, (N,)))
+    assert g.min() >= 1 and abs(g.mean() - 1 / 0.3) < 4 * np.sqrt(0.7 / 0.09 / N)
+    with pytest.raises(NotImplementedError, match="binomial"):
+        random.binomial
     logits = np.log(np.array([0.2, 0.5, 0.3]))
     c = np.asarray(random.categorical(KS, logits, shape=(N,)))
     assert stats.chisquare(np.bincount(c, minlength=3), N * np.exp(logits)).pvalue > 1e-3

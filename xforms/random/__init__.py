@@ -17,6 +17,8 @@ from .samplers import (bernoulli, cauchy, exponential, gumbel, laplace, logistic
 from .samplers import canonical_shape
 from .discrete import categorical, choice, permutation, shuffle
 from .matrices import multivariate_normal, orthogonal
+from .derived import (double_sided_maxwell, f, geometric, lognormal, maxwell, pareto, rayleigh,
+                      triangular, wald, weibull_min)
 from .gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson, t
 
 
@@ -105,4 +107,15 @@ __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "key_data", "wrap_key_d
            "key_impl", "uniform", "normal", "truncated_normal", "bernoulli", "rademacher",
            "randint", "exponential", "laplace", "logistic", "cauchy", "gumbel", "KeyArray",
            "multivariate_normal", "orthogonal", "categorical", "choice", "permutation",
-           "shuffle", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "poisson"]
+           "shuffle", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "poisson",
+           "pareto", "lognormal", "weibull_min", "rayleigh", "maxwell", "double_sided_maxwell",
+           "wald", "geometric", "triangular", "f"]
+
+_NOT_YET = ("binomial", "multinomial", "ball", "generalized_normal", "bits_like", "key_dtype_like")
+
+
+def __getattr__(name):
+    if name in _NOT_YET:
+        raise NotImplementedError(f"xforms.random.{name} (a jax.random function) is not "
+                                  "implemented in xforms yet")
+    raise AttributeError(f"module 'xforms.random' has no attribute {name!r}")
