@@ -2,10 +2,9 @@
 (shuffles sort by random 32-bit keys, stably; sampling without replacement takes the top k
 of Gumbel-perturbed log-weights), so the same key gives JAX's results.
 
-xforms has no sort primitive yet, so the stable sort by keys is computed by ranking: the
-rank of element i is #{j: k_j < k_i} + #{j < i: k_j == k_i}, an (n, n) comparison, which is
-exact and identical to a stable sort but takes O(n^2) work and memory; keep n in the
-thousands until `lax.sort` lands.
+The stable sorts use `lax.sort_key_val` and `lax.top_k` where xforms has them; otherwise by
+ranking: the rank of element i is #{j: k_j < k_i} + #{j < i: k_j == k_i}, an (n, n)
+comparison, exact and identical to a stable sort but O(n^2) in work and memory.
 
     >>> random.permutation(random.PRNGKey(0), 5)
 """
@@ -42,14 +41,31 @@ def _take_last(x, order):
     return xnp.sum(xnp.where(onehot, x[..., None, :], 0), axis=-1).astype(x.dtype)
 
 
+def _sort_by_keys(sort_keys, x):
+    """x reordered along its last axis by a stable sort of uint32 `sort_keys`."""
+    sort_key_val = getattr(lax, "sort_key_val", None)
+    if sort_key_val is None:
+        return _take_last(x, _stable_order(sort_keys))
+    keys = sort_keys.astype(np.int64)                 # the same order, a signed dtype
+    return sort_key_val(keys, x, dimension=x.ndim - 1)[1]
+
+
+def _top_k_indices(x, k):
+    """Indices of the k largest entries along the last axis, largest first (ties: lower
+    index first, as lax.top_k)."""
+    top_k = getattr(lax, "top_k", None)
+    if top_k is None:
+        return _stable_order(x, descending=True)[..., :k]
+    return top_k(x, k)[1].astype(np.int64)
+
+
 def _shuffle(key, x, axis):
     n = x.size
     rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
     x = xnp.moveaxis(x, axis, -1)
     for _ in range(rounds):
         key, sub = split2(key)
-        sort_keys = random_bits(sub, 32, x.shape)
-        x = _take_last(x, _stable_order(sort_keys))
+        x = _sort_by_keys(random_bits(sub, 32, x.shape), x)
     return xnp.moveaxis(x, -1, axis)
 
 
@@ -115,7 +131,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             ind = xnp.sum(p_cuml < r[..., None], axis=-1)      # searchsorted, side='left'
         else:
             g = raw_gumbel(key, (n_inputs,), p.dtype, mode or "low") + xnp.log(p)
-            ind = _stable_order(g, descending=True)[:n_draws]
+            ind = _top_k_indices(g, n_draws)
         result = ind if arr is None else xnp.take(arr, ind, axis=axis)
     if arr is None:
         return xnp.reshape(result, shape)
@@ -150,5 +166,5 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
         raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
                          f"of categories ({logits.shape[axis]}).")
     z = xnp.moveaxis(logits + raw_gumbel(key, logits.shape, dt, mode or "low"), axis, -1)
-    idx = _stable_order(z, descending=True)[..., :k]                 # batch + (k,)
+    idx = _top_k_indices(z, k)                                          # batch + (k,)
     return xnp.reshape(xnp.moveaxis(idx, -1, 0), shape)
