@@ -19,6 +19,7 @@ Importing this package registers the "cpu" backend with `xforms.jit`.
 from xforms.jit import register_backend
 
 from . import numba_patches
+from . import lower_bitwise  # noqa: F401  (scalar rules of the bit shifts)
 from .cpu import CpuExecutable, compile_cpu
 from . import lower_fft, lower_special  # noqa: F401  (fft's op rule; special functions' impls)
 

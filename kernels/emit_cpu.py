@@ -74,7 +74,8 @@ class _Ctx:
 
     def cast(self, expr, dtype):
         dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.float32), np.dtype(np.complex64)):
+        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
+                  np.dtype(np.complex64)):
             return f"np.{dt.name}({expr})"
         return expr
 

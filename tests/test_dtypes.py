@@ -330,7 +330,7 @@ def test_creation_and_conversion_dtypes():
              (xnp.asarray(np.ones(2, np.int8)), np.int32), (xnp.asarray(np.ones(2, np.uint8)),
                                                             np.int32),
              (xnp.asarray(np.ones(2, np.uint16)), np.int32),
-             (xnp.asarray(np.ones(2, np.uint32)), np.int64),
+             (xnp.asarray(np.ones(2, np.uint32)), np.uint32),
              (xnp.asarray(np.ones(2, np.float16)), np.float32),
              (xnp.sin(np.ones(2, np.float16)), np.float32),
              (xnp.astype(np.ones(2), xnp.int32), np.int32),

@@ -18,5 +18,6 @@ from .pmap import pmap
 from . import nn
 from . import lax
 from . import mpi  # noqa: F401  (imports mpi4py only when used)
+from . import random
 
 __version__ = "0.1.0"

@@ -4,6 +4,7 @@ Python scalars are *weakly typed*: `float32_array * 2.0` stays float32.  Promoti
 the least upper bound in the lattice below, as in JAX's type promotion design:
 
     bool -> i* -> int32 -> int64 -> f* -> float32 -> float64 -> complex128
+                i* -> uint32 -> int64;  uint32 -> uint64 -> f*
                                      f* -> c* -> complex64 -> complex128
                                      float32 -> complex64
 where i*, f*, c* are the weak (Python scalar) types.
@@ -19,10 +20,13 @@ float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
-SUPPORTED_DTYPES = (bool_, int32, int64, float32, float64, complex64, complex128)
+uint32 = np.dtype(np.uint32)      # PRNG keys and random bits (xforms.random), bitwise work
+uint64 = np.dtype(np.uint64)
+SUPPORTED_DTYPES = (bool_, int32, int64, uint32, uint64, float32, float64, complex64,
+                    complex128)
 _CANONICAL = {  # dtypes we accept and map to a supported one
     np.dtype(np.int8): int32, np.dtype(np.int16): int32, np.dtype(np.uint8): int32,
-    np.dtype(np.uint16): int32, np.dtype(np.uint32): int64, np.dtype(np.float16): float32,
+    np.dtype(np.uint16): int32, np.dtype(np.float16): float32,
 }
 
 
@@ -61,8 +65,9 @@ class ShapedArray:
 
 
 def short_dtype(dtype):
-    return {"bool": "bool", "int32": "i32", "int64": "i64", "float32": "f32", "float64": "f64",
-            "complex64": "c64", "complex128": "c128"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
+    return {"bool": "bool", "int32": "i32", "int64": "i64", "uint32": "u32", "uint64": "u64",
+            "float32": "f32", "float64": "f64", "complex64": "c64",
+            "complex128": "c128"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
 
 
 def is_float(dtype):
@@ -90,7 +95,7 @@ def canonicalize_dtype(dtype):
         return _CANONICAL[dt]
     raise TypeError(f"dtype {dt} is not supported: xforms accepts "
                     f"{', '.join(d.name for d in SUPPORTED_DTYPES)} (and converts int8, int16, "
-                    "uint8, uint16 to int32, uint32 to int64, float16 to float32)")
+                    "uint8, uint16 to int32, float16 to float32)")
 
 
 def aval_of_value(x):
@@ -106,7 +111,8 @@ def aval_of_value(x):
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype == object or x.dtype.kind in "USV":
             raise TypeError(f"unsupported input of dtype {x.dtype}: xforms accepts arrays of "
-                            "bool, int32, int64, float32, float64, complex64, complex128")
+                            "bool, int32, int64, uint32, uint64, float32, float64, complex64, "
+                            "complex128")
         return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype),
                            getattr(x, "weak_type", False) is True)
     raise TypeError(f"unsupported input {type(x).__name__}: xforms accepts NumPy arrays, Python "
@@ -114,9 +120,11 @@ def aval_of_value(x):
 
 
 # ---- promotion lattice -------------------------------------------------------------------
-_UP = {"b": ["i*"], "i*": ["i4"], "i4": ["i8"], "i8": ["f*"], "f*": ["f4", "c*"],
+_UP = {"b": ["i*"], "i*": ["i4", "u4"], "i4": ["i8"], "u4": ["i8", "u8"], "u8": ["f*"],
+       "i8": ["f*"], "f*": ["f4", "c*"],
        "f4": ["f8", "c8"], "f8": ["c16"], "c*": ["c8"], "c8": ["c16"], "c16": []}
-_CODE = {bool_: "b", int32: "i4", int64: "i8", float32: "f4", float64: "f8",
+_CODE = {bool_: "b", int32: "i4", int64: "i8", uint32: "u4", uint64: "u8", float32: "f4",
+         float64: "f8",
          complex64: "c8", complex128: "c16"}
 _DT = {v: k for k, v in _CODE.items()}
 _WEAK_DEFAULT = {"i*": int64, "f*": float64, "c*": complex128}
@@ -134,7 +142,7 @@ def _ancestors(node, memo={}):
 def _node(dtype, weak):
     code = _CODE[np.dtype(dtype)]
     if weak and code != "b":
-        return code[0] + "*"
+        return "i*" if code[0] == "u" else code[0] + "*"
     return code
 
 

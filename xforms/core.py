@@ -107,7 +107,8 @@ def canonical_value(x):
 
 
 _OK_DTYPES = frozenset(np.dtype(d) for d in
-                       ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128"))
+                       ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64", "complex64",
+                        "complex128"))
 
 
 def get_aval(x):

@@ -17,6 +17,7 @@ REGISTRY = {
     "rk4": "rk4",
     "compile": "compile",
     "gp_nll": "gp_nll",
+    "random": "random",
 }
 
 

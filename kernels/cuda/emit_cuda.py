@@ -54,8 +54,9 @@ from .kernel_builder import (Kernel, KernelBuilder, c_strides, cdiv,  # noqa: F4
 OP_RULES = RuleTable()          # prim (or its name) -> rule(em, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(em, control_step)
 TARGET = "cuda"
-SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in ("bool", "int32", "int64", "float32",
-                                                    "float64", "complex64", "complex128"))
+SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in ("bool", "int32", "int64", "uint32", "uint64",
+                                                    "float32", "float64", "complex64",
+                                                    "complex128"))
 _RESERVED = {"np", "math", "cuda", "nbt", "range", "min", "max", "abs", "int", "float",
              "bool", "len", "print", "host"}
 
@@ -75,7 +76,8 @@ class Ctx:
 
     def cast(self, expr, dtype):
         dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.float32), np.dtype(np.complex64)):
+        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
+                  np.dtype(np.complex64)):
             return f"np.{dt.name}({expr})"
         return expr
 
@@ -245,8 +247,8 @@ class CudaEmitter(Packing):
         for a in list(eqn.invars) + list(eqn.outvars):
             if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES:
                 raise unsupported(eqn, f"dtype {np.dtype(a.aval.dtype).name} is not supported "
-                                       "on CUDA (bool, int32, int64, float32, float64, "
-                                       "complex64, complex128 are)")
+                                       "on CUDA (bool, int32, int64, uint32, uint64, float32, "
+                                       "float64, complex64, complex128 are)")
 
     # ---- fused loops -----------------------------------------------------------------------
     def read(self, kb, r, idx, local, flat=None, loop_shape=None):

@@ -11,7 +11,7 @@ import numpy as np
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import extend, lax, nn
+from xforms import extend, lax, nn, random
 from xforms.primitives import elementwise as ew
 
 rng = np.random.default_rng(0)
@@ -289,6 +289,27 @@ def vmap_control(xs, ks):
     return c, s, f, sc
 
 
+def bit_shifts(u, i, n):
+    """The shift primitives on uint32/int32/int64, counts beyond the bit width included."""
+    return (lax.shift_left(u, n), lax.shift_right_logical(u, n),
+            lax.shift_right_arithmetic(u, n), lax.shift_left(i, n.astype(np.int32)),
+            lax.shift_right_logical(i, n.astype(np.int32)),
+            lax.shift_right_arithmetic(i, n.astype(np.int32)),
+            lax.shift_right_logical(i.astype(np.int64), n.astype(np.int64)),
+            (u + u) ^ (u * np.uint32(3)))
+
+
+def random_draws(key):
+    """Threefry (a user-style elementwise primitive) and the samplers on it: the same bits
+    on every backend."""
+    k1, k2 = random.split(key)
+    return (random.uniform(k1, (7,), np.float32), random.uniform(k2, (5,)),
+            random.normal(k1, (6,)), random.randint(k2, (4,), -3, 50),
+            random.bernoulli(k1, 0.4, (5,)), random.fold_in(key, 9),
+            random.bits(key, (3,)), xf.vmap(lambda k: random.exponential(k, (2,)))(
+                random.split(k2, 3)))
+
+
 PROGRAMS = {
     "float64": (float_ops, (X, Y, P, 1.5), 1e-12),
     "ints": (int_ops, (np.array([[5, -7, 3], [0, 9, -2]]), np.array([[2, 3, -4], [5, 1, 7]]),
@@ -331,6 +352,10 @@ PROGRAMS = {
     "complex_grads": (complex_grads, (ZC,), 1e-12),
     "custom_rules": (custom_rules, (X, 1.5), 1e-12),
     "vmap_control": (vmap_control, (X, np.array([0, 2, 1])), 1e-12),
+    "bit_shifts": (bit_shifts, (np.array([1, 0x80000001, 0xFFFFFFFF, 7, 12345], np.uint32),
+                                np.array([-5, 5, -1, 1 << 20, 3], np.int32),
+                                np.array([31, 3, 32, 40, 0], np.uint32)), 0),
+    "random": (random_draws, (np.array([0, 42], np.uint32),), 1e-13),
 }
 
 

@@ -29,6 +29,8 @@ from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, 
 from ..primitives.elementwise import stop_gradient  # noqa: F401  (lax.stop_gradient)
 from ..primitives.elementwise import and_ as bitwise_and, not_ as bitwise_not, \
     or_ as bitwise_or, xor as bitwise_xor
+from ..primitives.bitwise import (shift_left, shift_right_arithmetic,  # noqa: F401
+                                  shift_right_logical)
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice
 from ..primitives.loops import for_loop_p, while_p
 from ..primitives.reductions import (argmax, argmin, reduce_and, reduce_max, reduce_min,
@@ -417,4 +419,5 @@ __all__ = [
     "argmax", "argmin", "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod",
     "reduce_sum", "broadcast_in_dim", "concatenate", "expand_dims", "pad", "reshape", "rev",
     "slice", "squeeze", "transpose", "dot_general",
+    "shift_left", "shift_right_logical", "shift_right_arithmetic",
 ]

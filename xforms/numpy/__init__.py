@@ -8,7 +8,8 @@ calls stage primitives into the IR.  Dtypes follow JAX with 64-bit mode on.
 """
 import numpy as _np
 
-from .scalar_types import bool_, complex64, complex128, float32, float64, int32, int64
+from .scalar_types import (bool_, complex64, complex128, float32, float64, int32, int64, uint32,
+                           uint64)
 from .creation import (arange, array, asarray, astype, empty, eye, full, full_like, identity,
                        linspace, ones, ones_like, tri, zeros, zeros_like)
 from .indexing import nonzero, take
@@ -27,6 +28,8 @@ from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arcta
                      logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply,
                      negative, not_equal, positive, power, real, reciprocal, remainder, round,
                      sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide, where)
+from .bitwise_ops import (bitwise_left_shift, bitwise_right_shift, bitwise_xor, left_shift,
+                          right_shift)
 from . import linalg
 from . import fft
 from . import methods as _methods  # noqa: F401  (installs operators on traced values)

@@ -20,7 +20,8 @@ def is_python_scalar(x):
 
 # JAX's to_inexact_dtype: what integer/bool operands of float functions become (x64 mode)
 _INEXACT = {np.dtype(np.bool_): np.dtype(np.float32), np.dtype(np.int32): np.dtype(np.float32),
-            np.dtype(np.int64): np.dtype(np.float64)}
+            np.dtype(np.int64): np.dtype(np.float64), np.dtype(np.uint32): np.dtype(np.float32),
+            np.dtype(np.uint64): np.dtype(np.float64)}
 
 
 def inexact_dtype(dtype):

@@ -29,7 +29,7 @@ def asarray(a, dtype=None, copy=None):
     arr = np.array(val, copy=True) if copy else np.asarray(val)
     if dtype is not None:
         arr = arr.astype(dtype_arg(dtype))
-    if arr.dtype not in (np.dtype(t) for t in ("bool", "int32", "int64", "float32", "float64",
+    if arr.dtype not in (np.dtype(t) for t in ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64",
                                                "complex64", "complex128")):
         arr = arr.astype(canonicalize_dtype(arr.dtype))
     return wrap_result(arr)

@@ -9,6 +9,7 @@ from ..registry import ALL_PRIMITIVES, EXEMPT, exempt, lookup, primitive  # noqa
 
 from . import elementwise, structural, reductions, contraction, indexing  # noqa: E402,F401
 from . import fft, special  # noqa: E402,F401  (Fourier transforms; lgamma, erf, igamma, ...)
+from . import bitwise  # noqa: E402,F401  (bit shifts: the PRNG hash)
 from . import cond, loops, scan  # noqa: E402,F401  (control flow; helpers in control_flow.py)
 from . import collectives  # noqa: E402,F401  (named-axis collectives: vmap axes, MPI)
 from . import linalg, linalg_spectral  # noqa: E402,F401  (factorisations)

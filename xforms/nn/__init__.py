@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from . import numpy as xnp
-from .numpy._util import float_of
-from .primitives import elementwise as ew
+from .. import numpy as xnp
+from ..numpy._util import float_of
+from ..primitives import elementwise as ew
 
 
 def relu(x):
@@ -31,7 +31,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
     >>> xf.nn.logsumexp(xnp.array([0.0, 1000.0]))      # 1000.0
     """
-    from .api import stop_gradient
+    from ..api import stop_gradient
     a = float_of(a)
     m = stop_gradient(xnp.max(a, axis=axis, keepdims=True))
     m = xnp.where(xnp.isfinite(m), m, 0.0)
@@ -47,14 +47,14 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 
 def log_softmax(x, axis=-1):
-    from .api import stop_gradient
+    from ..api import stop_gradient
     x = float_of(x)
     shifted = x - stop_gradient(xnp.max(x, axis=axis, keepdims=True))
     return shifted - xnp.log(xnp.sum(xnp.exp(shifted), axis=axis, keepdims=True))
 
 
 def softmax(x, axis=-1):
-    from .api import stop_gradient
+    from ..api import stop_gradient
     x = float_of(x)
     unnormalized = xnp.exp(x - stop_gradient(xnp.max(x, axis=axis, keepdims=True)))
     return unnormalized / xnp.sum(unnormalized, axis=axis, keepdims=True)
@@ -121,3 +121,6 @@ def _erfc(z):
 def one_hot(x, num_classes, dtype=np.float64):
     x = xnp.asarray(x)
     return (x[..., None] == xnp.arange(num_classes)).astype(dtype)
+
+
+from . import initializers  # noqa: E402,F401  (jax.nn.initializers)

@@ -1,0 +1,37 @@
+"""Scalar lowering of the bit shifts (xforms/primitives/bitwise.py) inside fused loops, for
+Numba on the CPU and numba-cuda alike.  Shifts happen on the unsigned reading of the operand
+(Numba computes uint32 in uint64; the cast back truncates, so words wrap as in XLA); a count
+of at least the bit width gives 0 (arithmetic shift: the sign fill), never LLVM's poison.
+"""
+import numpy as np
+
+from .scalar_rules import register_scalar_rule
+
+
+def _names(ctx):
+    dt = np.dtype(ctx.dtype)
+    bits = dt.itemsize * 8
+    return dt.name, f"uint{bits}", f"int{bits}", bits
+
+
+def _shift_left(ctx, x, y):
+    dt, u, _, bits = _names(ctx)
+    return (f"(np.{dt}(np.{u}({x}) << np.{u}({y})) if np.{u}({y}) < {ctx.lit(bits, u)} "
+            f"else {ctx.lit(0, dt)})")
+
+
+def _shift_right_logical(ctx, x, y):
+    dt, u, _, bits = _names(ctx)
+    return (f"(np.{dt}(np.{u}({x}) >> np.{u}({y})) if np.{u}({y}) < {ctx.lit(bits, u)} "
+            f"else {ctx.lit(0, dt)})")
+
+
+def _shift_right_arithmetic(ctx, x, y):
+    dt, u, s, bits = _names(ctx)
+    count = f"np.{s}(min(np.{u}({y}), {ctx.lit(bits - 1, u)}))"
+    return f"np.{dt}(np.{s}({x}) >> {count})"
+
+
+register_scalar_rule("shift_left", _shift_left)
+register_scalar_rule("shift_right_logical", _shift_right_logical)
+register_scalar_rule("shift_right_arithmetic", _shift_right_arithmetic)

@@ -1,0 +1,170 @@
+"""Sampling with sorts: permutation, shuffle, choice and categorical, with JAX's algorithms
+(shuffles sort by random 32-bit keys, stably; sampling without replacement takes the top k
+of Gumbel-perturbed log-weights), so the same key gives JAX's results.
+
+The stable sorts use `lax.sort_key_val` and `lax.top_k` where xforms has them; otherwise by
+ranking: the rank of element i is #{j: k_j < k_i} + #{j < i: k_j == k_i}, an (n, n)
+comparison, exact and identical to a stable sort but O(n^2) in work and memory.
+
+    >>> random.permutation(random.PRNGKey(0), 5)
+"""
+import math
+
+import numpy as np
+
+from .. import lax
+from .. import numpy as xnp
+from ..numpy import _util
+from .keys import check_key
+from .samplers import (canonical_shape, raw_gumbel, raw_uniform, split2, randint)
+from .threefry import random_bits
+
+
+def _stable_order(keys, descending=False):
+    """Indices that stably sort `keys` along the last axis (what argsort(kind='stable') gives)."""
+    n = keys.shape[-1]
+    ki, kj = keys[..., :, None], keys[..., None, :]
+    before = (kj > ki) if descending else (kj < ki)
+    idx = xnp.arange(n)
+    tie_before = (kj == ki) & (idx[None, :] < idx[:, None])
+    rank = xnp.sum(before | tie_before, axis=-1)                      # rank[..., i]
+    hit = rank[..., None, :] == idx[:, None]                         # [..., r, i]
+    return xnp.sum(xnp.where(hit, idx, 0), axis=-1)                   # order[..., r]
+
+
+def _take_last(x, order):
+    """x[..., order[..., r]] along the last axis, batched over the leading axes."""
+    n = x.shape[-1]
+    onehot = order[..., :, None] == xnp.arange(n)
+    if x.dtype.kind in "fc":
+        return xnp.sum(xnp.where(onehot, x[..., None, :], xnp.zeros((), x.dtype)), axis=-1)
+    return xnp.sum(xnp.where(onehot, x[..., None, :], 0), axis=-1).astype(x.dtype)
+
+
+def _sort_by_keys(sort_keys, x):
+    """x reordered along its last axis by a stable sort of uint32 `sort_keys`."""
+    sort_key_val = getattr(lax, "sort_key_val", None)
+    if sort_key_val is None:
+        return _take_last(x, _stable_order(sort_keys))
+    keys = sort_keys.astype(np.int64)                 # the same order, a signed dtype
+    return sort_key_val(keys, x, dimension=x.ndim - 1)[1]
+
+
+def _top_k_indices(x, k):
+    """Indices of the k largest entries along the last axis, largest first (ties: lower
+    index first, as lax.top_k)."""
+    top_k = getattr(lax, "top_k", None)
+    if top_k is None:
+        return _stable_order(x, descending=True)[..., :k]
+    return top_k(x, k)[1].astype(np.int64)
+
+
+def _shuffle(key, x, axis):
+    n = x.size
+    rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
+    x = xnp.moveaxis(x, axis, -1)
+    for _ in range(rounds):
+        key, sub = split2(key)
+        x = _sort_by_keys(random_bits(sub, 32, x.shape), x)
+    return xnp.moveaxis(x, -1, axis)
+
+
+def permutation(key, x, axis=0, independent=False):
+    """A random permutation of arange(x) (an int) or of x along `axis`."""
+    key, _ = check_key("permutation", key)
+    if isinstance(x, (int, np.integer)) or np.ndim(x) == 0:
+        if np.ndim(x) == 0 and not isinstance(x, (int, np.integer)):
+            x = int(x)
+        return _shuffle(key, xnp.arange(x), 0)
+    x = _util.asarray_operand(x)
+    axis = axis % x.ndim
+    if independent or x.ndim == 1:
+        return _shuffle(key, x, axis)
+    ind = _shuffle(key, xnp.arange(x.shape[axis]), 0)
+    return xnp.take(x, ind, axis=axis)
+
+
+def shuffle(key, x, axis=0):
+    """Deprecated in JAX in favour of permutation(..., independent=True); same numbers."""
+    key, _ = check_key("shuffle", key)
+    x = _util.asarray_operand(x)
+    return _shuffle(key, x, axis % max(x.ndim, 1))
+
+
+def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
+    """Samples of arange(a) (an int) or of a's entries along `axis`, with or without
+    replacement, uniformly or with probabilities p."""
+    key, _ = check_key("choice", key)
+    shape = canonical_shape(shape, "choice")
+    arr = _util.asarray_operand(a) if np.ndim(a) else None
+    if arr is None:
+        n_inputs = int(a)
+    else:
+        axis = axis % arr.ndim
+        n_inputs = arr.shape[axis]
+    n_draws = math.prod(shape)
+    if n_draws == 0:
+        return xnp.zeros(shape, np.int64 if arr is None else arr.dtype)
+    if n_inputs <= 0:
+        raise ValueError("a must be greater than 0 unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population "
+                         f"(size {n_inputs}) when 'replace=False'")
+    if p is None:
+        if replace:
+            ind = randint(key, shape, 0, n_inputs)
+            result = ind if arr is None else xnp.take(arr, ind, axis=axis)
+        else:
+            perm = permutation(key, n_inputs if arr is None else arr, axis)
+            ax = 0 if arr is None else axis
+            result = perm[(slice(None),) * ax + (slice(n_draws),)]
+    else:
+        p = _util.asarray_operand(p)
+        if p.dtype.kind not in "fc":
+            p = p.astype(np.float64)
+        if p.shape != (n_inputs,):
+            raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
+                             f"p has shape {p.shape} and a.shape[axis] is {n_inputs}.")
+        if replace:
+            p_cuml = _cumsum(p)
+            r = p_cuml[-1] * (1 - raw_uniform(key, shape, p.dtype))
+            ind = xnp.sum(p_cuml < r[..., None], axis=-1)      # searchsorted, side='left'
+        else:
+            g = raw_gumbel(key, (n_inputs,), p.dtype, mode or "low") + xnp.log(p)
+            ind = _top_k_indices(g, n_draws)
+        result = ind if arr is None else xnp.take(arr, ind, axis=axis)
+    if arr is None:
+        return xnp.reshape(result, shape)
+    return xnp.reshape(result, arr.shape[:axis] + tuple(shape) + arr.shape[axis + 1:])
+
+
+def _cumsum(p):
+    """Running sum in order (a scan: the same additions as a sequential cumsum)."""
+    _, out = lax.scan(lambda c, x: (c + x, c + x), xnp.zeros((), p.dtype), p)
+    return out
+
+
+def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
+    """Category indices with probabilities softmax(logits) along `axis` (Gumbel-max)."""
+    key, _ = check_key("categorical", key)
+    logits = _util.asarray_operand(logits)
+    axis = axis % logits.ndim
+    batch_shape = logits.shape[:axis] + logits.shape[axis + 1:]
+    shape = canonical_shape(shape, "categorical")
+    shape = batch_shape if shape is None else shape
+    if tuple(shape[len(shape) - len(batch_shape):]) != tuple(batch_shape):
+        raise ValueError(f"categorical: shape {shape} must end with the batch shape "
+                         f"{batch_shape} of logits")
+    prefix = tuple(shape[:len(shape) - len(batch_shape)])
+    dt = logits.dtype if logits.dtype.kind == "f" else np.dtype(np.float64)
+    if replace:
+        g_shape = prefix + logits.shape
+        g = raw_gumbel(key, g_shape, dt, mode or "low")
+        return xnp.argmax(g + logits, axis=len(prefix) + axis)
+    k = math.prod(prefix)
+    if k > logits.shape[axis]:
+        raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
+                         f"of categories ({logits.shape[axis]}).")
+    z = xnp.moveaxis(logits + raw_gumbel(key, logits.shape, dt, mode or "low"), axis, -1)
+    idx = _top_k_indices(z, k)                                          # batch + (k,)
+    return xnp.reshape(xnp.moveaxis(idx, -1, 0), shape)

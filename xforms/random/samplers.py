@@ -1,0 +1,298 @@
+"""Continuous and discrete samplers built on random bits, with JAX's algorithms (so that the
+same key gives JAX's numbers: bit for bit for uniform, to rounding for the rest).
+
+    >>> random.uniform(random.PRNGKey(0), (3,))
+"""
+
+import numpy as np
+
+from .. import lax
+from .. import numpy as xnp
+from ..avals import canonicalize_dtype
+from ..numpy import _util
+from ..primitives import bitwise as bw
+from ..primitives import elementwise as ew
+from . import special
+from .keys import check_key
+from .threefry import random_bits, split as _split_raw
+
+
+def canonical_shape(shape, name):
+    if shape is None:
+        return None
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"random.{name}: shape must be a tuple of ints, got {shape!r}") from None
+
+
+def float_dtype(dtype, name):
+    dt = np.dtype(np.float64) if dtype is None else canonicalize_dtype(np.dtype(dtype))
+    if dt.kind not in "fc":
+        raise TypeError(f"random.{name} only accepts floating point dtypes, got {dt}")
+    return dt
+
+
+def _real(dt):
+    return np.dtype(np.float32) if dt in (np.float32, np.complex64) else np.dtype(np.float64)
+
+
+def _param(x, dtype):
+    x = _util.asarray_operand(x)
+    return ew.convert_element_type(x, dtype) if _util.aval(x).dtype != dtype or \
+        _util.aval(x).weak_type else x
+
+
+def _check_shape(name, shape, *param_shapes):
+    if param_shapes:
+        got = np.broadcast_shapes(shape, *param_shapes)
+        if got != tuple(shape):
+            raise ValueError(f"random.{name}: shape {tuple(shape)} is not broadcast-compatible "
+                             f"with its parameters' shapes {param_shapes}")
+
+
+def split2(key, n=2):
+    """n raw keys from one raw key (as a Python list)."""
+    ks = _split_raw(key, (n,))
+    return [ks[i] for i in range(n)]
+
+
+# ---- uniform and normal ---------------------------------------------------------------------
+def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
+    """Floats in [minval, maxval): the top mantissa bits of random bits, scaled.
+
+        >>> random.uniform(random.PRNGKey(0), (2,), minval=-1.0)
+    """
+    key, _ = check_key("uniform", key)
+    dtype = float_dtype(dtype, "uniform")
+    return raw_uniform(key, canonical_shape(shape, "uniform"), dtype, minval, maxval)
+
+
+def raw_uniform(key, shape, dtype, minval=0., maxval=1.):
+    if dtype.kind != "f":
+        raise TypeError(f"random.uniform only accepts real floating dtypes, got {dtype}")
+    finfo = np.finfo(dtype)
+    nbits, nmant = finfo.bits, finfo.nmant
+    bits = random_bits(key, nbits, shape)
+    # bitcast((bits >> (nbits - nmant)) | bits(1.0)) - 1.0 == mantissa * 2**-nmant exactly
+    mant = bw.shift_right_logical(bits, np.dtype(f"uint{nbits}").type(nbits - nmant))
+    floats = ew.mul(ew.convert_element_type(mant, dtype), dtype.type(2.0 ** -nmant))
+    pow2 = _span_is_power_of_two(minval, maxval, dtype)
+    lo, hi = _param(minval, dtype), _param(maxval, dtype)
+    out = _scale_shift(floats, hi - lo, lo, pow2)
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"random.uniform: minval/maxval of shapes {np.shape(lo)}, "
+                         f"{np.shape(hi)} do not broadcast to shape {shape}")
+    return xnp.maximum(lo, out)
+
+
+def _span_is_power_of_two(minval, maxval, dtype):
+    """Whether maxval - minval (in dtype) is known now to be a power of two everywhere."""
+    from ..core import Tracer
+    if isinstance(minval, Tracer) or isinstance(maxval, Tracer):
+        return False
+    span = np.asarray(maxval).astype(dtype) - np.asarray(minval).astype(dtype)
+    return bool(np.all(np.abs(np.frexp(span)[0]) == 0.5))
+
+
+def _scale_shift(a, b, c, pow2=False):
+    """a * b + c rounded once, as XLA computes it on the CPU (a fused multiply-add).  When b
+    is a power of two the product is exact and plain arithmetic is already that; otherwise
+    float32 works in float64 (the product is exact there) and float64 in double-double
+    (Dekker's exact product, Knuth's exact sum): the same bits except in ties that need
+    more than twice the precision, which no test has met."""
+    if pow2:
+        return a * b + c
+    if a.dtype == np.float32:
+        f64 = np.dtype(np.float64)
+        cv = lambda v: ew.convert_element_type(v, f64)
+        return ew.convert_element_type(cv(a) * cv(b) + cv(c), a.dtype)
+    ph, pl = _two_product(a, b)
+    sh = ph + c                                   # Knuth's two-sum of ph and c
+    bb = sh - ph
+    sl = (ph - (sh - bb)) + (c - bb)
+    return sh + (sl + pl)
+
+
+def _split(x):
+    t = x * 134217729.0                           # 2**27 + 1: Veltkamp's splitter
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _two_product(a, b):
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def normal(key, shape=(), dtype=None):
+    """Standard normal samples: sqrt(2) * erfinv(u), u uniform on (-1, 1) (complex dtypes:
+    independent real and imaginary parts of variance 1/2)."""
+    key, _ = check_key("normal", key)
+    dtype = float_dtype(dtype, "normal")
+    return raw_normal(key, canonical_shape(shape, "normal"), dtype)
+
+
+def raw_normal(key, shape, dtype):
+    if dtype.kind == "c":
+        kr, ki = split2(key)
+        rt = _real(dtype)
+        re, im = raw_normal(kr, shape, rt), raw_normal(ki, shape, rt)
+        return ew.complex(re, im) / np.asarray(np.sqrt(2), rt)[()]
+    lo = np.nextafter(np.array(-1., dtype), np.array(0., dtype))
+    u = raw_uniform(key, shape, dtype, lo, np.array(1., dtype))
+    return ew.mul(dtype.type(np.sqrt(2)), special.erf_inv(u))
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=None):
+    """Normal samples conditioned on lower < x < upper (inverse-CDF method)."""
+    key, _ = check_key("truncated_normal", key)
+    dtype = float_dtype(dtype, "truncated_normal")
+    shape = canonical_shape(shape, "truncated_normal")
+    if shape is None:
+        shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
+    _check_shape("truncated_normal", shape, np.shape(lower), np.shape(upper))
+    sqrt2 = dtype.type(np.sqrt(2))
+    lower, upper = _param(lower, dtype), _param(upper, dtype)
+    a, b = special.erf(lower / sqrt2), special.erf(upper / sqrt2)
+    u = raw_uniform(key, shape, dtype, a, b)
+    out = sqrt2 * special.erf_inv(u)
+    return xnp.clip(out, _nextafter(lower, np.inf), _nextafter(upper, -np.inf))
+
+
+def _nextafter(x, to):
+    """np.nextafter for concrete bounds; traced bounds clip at the bound itself."""
+    from ..core import Tracer
+    if isinstance(x, Tracer):
+        return lax.stop_gradient(x)
+    return np.nextafter(np.asarray(x), np.asarray(to, np.asarray(x).dtype))
+
+
+def bernoulli(key, p=np.float64(0.5), shape=None, mode="low"):
+    """True with probability p."""
+    key, _ = check_key("bernoulli", key)
+    p = _util.asarray_operand(p)
+    dtype = _util.aval(p).dtype
+    if dtype.kind != "f":
+        p, dtype = ew.convert_element_type(p, np.float64), np.dtype(np.float64)
+    shape = canonical_shape(shape, "bernoulli")
+    shape = np.shape(p) if shape is None else shape
+    _check_shape("bernoulli", shape, np.shape(p))
+    if mode == "high":
+        u = raw_uniform(key, (2,) + tuple(shape), dtype)
+        u1, u2 = u[0], u[1] * dtype.type(2.0 ** -np.finfo(dtype).nmant)
+        return u2 < p - u1
+    if mode != "low":
+        raise ValueError(f"random.bernoulli: mode must be 'low' or 'high', got {mode!r}")
+    return raw_uniform(key, shape, dtype) < p
+
+
+def rademacher(key, shape=(), dtype=np.int64):
+    """-1 or +1 with equal probability."""
+    dtype = np.dtype(dtype)
+    b = bernoulli(key, 0.5, canonical_shape(shape, "rademacher")).astype(dtype)
+    return (2 * b - 1).astype(dtype)
+
+
+# ---- simple transforms of uniforms --------------------------------------------------------
+def _log1p(x):
+    """log1p rounded as JAX's CPU backend rounds it (see special.log1p64)."""
+    return special.log1p64(x) if x.dtype == np.float64 else xnp.log1p(x)
+
+
+def _unit(name, key, shape, dtype):
+    key, _ = check_key(name, key)
+    return key, canonical_shape(shape, name), float_dtype(dtype, name)
+
+
+def exponential(key, shape=(), dtype=None):
+    key, shape, dtype = _unit("exponential", key, shape, dtype)
+    return -_log1p(-raw_uniform(key, shape, dtype))
+
+
+def laplace(key, shape=(), dtype=None):
+    key, shape, dtype = _unit("laplace", key, shape, dtype)
+    epsneg = np.finfo(dtype).epsneg
+    u = raw_uniform(key, shape, dtype, dtype.type(-1. + epsneg), dtype.type(1.))
+    return xnp.sign(u) * _log1p(-xnp.abs(u))
+
+
+def logistic(key, shape=(), dtype=None):
+    key, shape, dtype = _unit("logistic", key, shape, dtype)
+    x = raw_uniform(key, shape, dtype, np.finfo(dtype).tiny, dtype.type(1.))
+    return xnp.log(x) - _log1p(-x)
+
+
+def cauchy(key, shape=(), dtype=None):
+    key, shape, dtype = _unit("cauchy", key, shape, dtype)
+    u = raw_uniform(key, shape, dtype, np.finfo(dtype).eps, dtype.type(1.))
+    return xnp.tan(dtype.type(np.pi) * (u - dtype.type(0.5)))
+
+
+def gumbel(key, shape=(), dtype=None, mode="low"):
+    key, shape, dtype = _unit("gumbel", key, shape, dtype)
+    return raw_gumbel(key, shape, dtype, mode)
+
+
+def raw_gumbel(key, shape, dtype, mode="low"):
+    if mode in ("high", "highest"):
+        u = raw_uniform(key, (2,) + tuple(shape), dtype)
+        high, low = u[0], u[1]
+        x = xnp.where(high >= 0.5, high,
+                      high + dtype.type(2.0 ** -np.finfo(dtype).nmant) * low
+                      + np.finfo(dtype).tiny)
+        return -xnp.log(-_log1p(-x))
+    u = raw_uniform(key, shape, dtype, np.finfo(dtype).tiny, dtype.type(1.))
+    return -xnp.log(-xnp.log(u))
+
+
+# ---- integers -----------------------------------------------------------------------------
+def _clip_to(val, dtype):
+    """Integer `val` converted to `dtype`, clipped to its range (not wrapped)."""
+    info = np.iinfo(dtype)
+    vdt = _util.aval(val).dtype
+    vinfo = np.iinfo(vdt)
+    lo, hi = max(info.min, vinfo.min), min(info.max, vinfo.max)
+    if lo > vinfo.min or hi < vinfo.max:
+        val = xnp.clip(val, vdt.type(lo), vdt.type(hi))
+    return ew.convert_element_type(val, dtype)
+
+
+def randint(key, shape, minval, maxval, dtype=np.int64):
+    """Integers in [minval, maxval), from 2 x nbits random bits reduced modulo the span."""
+    key, _ = check_key("randint", key)
+    dtype = canonicalize_dtype(np.dtype(dtype))
+    if dtype.kind not in "iu":
+        raise TypeError(f"random.randint only accepts integer dtypes, got {dtype}")
+    shape = canonical_shape(shape, "randint")
+    _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
+    minval, maxval = xnp.asarray(minval), xnp.asarray(maxval)
+    if minval.dtype.kind not in "iu":
+        minval = minval.astype(np.int64)
+    if maxval.dtype.kind not in "iu":
+        maxval = maxval.astype(np.int64)
+    top = _clip_to(xnp.asarray(np.iinfo(dtype).max, dtype), maxval.dtype)
+    maxval_out_of_range = maxval > top
+    minval, maxval = _clip_to(minval, dtype), _clip_to(maxval, dtype)
+    nbits = dtype.itemsize * 8
+    k1, k2 = split2(key)
+    higher, lower = random_bits(k1, nbits, shape), random_bits(k2, nbits, shape)
+    udt = np.dtype(f"uint{nbits}")
+    span = ew.convert_element_type(maxval - minval, udt)
+    one = udt.type(1)
+    span = xnp.where(maxval <= minval, one, span)
+    span = xnp.where(maxval_out_of_range & (maxval > minval), span + one, span)
+    mult = ew.rem(udt.type(2 ** (nbits // 2)), span)
+    mult = ew.rem(mult * mult, span)
+    off = ew.add(ew.mul(ew.rem(higher, _b(span, shape)), _b(mult, shape)),
+                 ew.rem(lower, _b(span, shape)))
+    off = ew.rem(off, _b(span, shape))
+    return minval + ew.convert_element_type(off, dtype)
+
+
+def _b(x, shape):
+    return xnp.broadcast_to(x, shape) if np.shape(x) != tuple(shape) else x

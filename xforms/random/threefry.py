@@ -1,0 +1,157 @@
+"""The Threefry-2x32 counter-based hash and the key operations built on it, as JAX's default
+PRNG (`jax_threefry_partitionable=True`, the default since JAX 0.5 and in 0.10.2):
+
+    split(key, shape)      new key i = threefry(key, (hi32(i), lo32(i)))   i = flat index
+    fold_in(key, d)        threefry(key, (0, uint32(d)))
+    random_bits(key, 32)   b1 ^ b2 of threefry(key, (hi32(i), lo32(i)))
+    random_bits(key, 64)   (b1 << 32) | b2
+
+Every word is uint32 and wraps.  The hash is one elementwise primitive (`threefry2x32`, a
+scalar Numba function fused into CPU loops and CUDA kernels; NumPy eagerly), so the numbers
+are the same under jit, vmap and eagerly and do not depend on the backend.  A raw key is a
+uint32 array (..., 2).
+
+    >>> threefry_2x32(np.uint32(0), np.uint32(0), zeros, iota)   # two uint32 arrays
+"""
+import math
+
+import numpy as np
+
+from .. import extend, lax
+from ..avals import ShapedArray
+from ..numpy import _util
+from ..primitives import bitwise as bw
+from ..primitives import elementwise as ew
+
+_U32 = np.dtype(np.uint32)
+
+
+def threefry_scalar(k1, k2, x0, x1):
+    """The 20-round Threefry-2x32 block of (x0, x1) under key (k1, k2), packed as the uint64
+    (b1 << 32) | b2.  One element as Numba compiles it (words held in uint64 and masked);
+    NumPy arrays work too (the eager implementation)."""
+    m = np.uint64(0xFFFFFFFF)
+    k1, k2, x0, x1 = np.uint64(k1), np.uint64(k2), np.uint64(x0), np.uint64(x1)
+    ks = (k1, k2, k1 ^ k2 ^ np.uint64(0x1BD11BDA))
+    rot = (13, 15, 26, 6, 17, 29, 16, 24)
+    x0 = (x0 + k1) & m
+    x1 = (x1 + k2) & m
+    for i in range(5):
+        for j in range(4):
+            r = np.uint64(rot[(i % 2) * 4 + j])
+            x0 = (x0 + x1) & m
+            x1 = ((x1 << r) | (x1 >> (np.uint64(32) - r))) & m
+            x1 = x1 ^ x0
+        x0 = (x0 + ks[(i + 1) % 3]) & m
+        x1 = (x1 + ks[(i + 2) % 3] + np.uint64(i + 1)) & m
+    return (x0 << np.uint64(32)) | x1
+
+
+def _threefry_aval(*avals):
+    shapes = {a.shape for a in avals if a.shape}
+    if len(shapes) > 1 or any(a.dtype != _U32 for a in avals):
+        raise TypeError("threefry2x32: operands must be uint32 of one shape (or scalars), got "
+                        + ", ".join(a.str_short() for a in avals))
+    return ShapedArray(shapes.pop() if shapes else (), np.uint64)
+
+
+# One equation per hash (not ~130 elementwise ones): fused loops call the scalar function
+# (CPU: njit, compiled once; CUDA: an inlined device function), so programs that draw random
+# numbers compile quickly.  Integer-valued: no derivative rules are needed.
+threefry2x32_p = extend.Primitive("threefry2x32", elementwise=True)
+threefry2x32_p.def_impl(lambda *xs: np.asarray(threefry_scalar(*np.broadcast_arrays(*xs))))
+threefry2x32_p.def_numba(threefry_scalar, elementwise=True)
+threefry2x32_p.def_abstract_eval(_threefry_aval)
+
+
+def threefry_2x32(k1, k2, x0, x1):
+    """(b1, b2): the Threefry-2x32 block of uint32 (x0, x1) under key (k1, k2), elementwise."""
+    packed = threefry2x32_p.bind(*(_as_u32(a) for a in (k1, k2, x0, x1)))
+    hi = bw.shift_right_logical(packed, np.uint64(32))
+    return ew.convert_element_type(hi, _U32), ew.convert_element_type(packed, _U32)
+
+
+def _words(key):
+    """(k1, k2) rank-0 uint32 words of a raw key (2,)."""
+    return key[0], key[1]
+
+
+def _counters(shape):
+    """(hi, lo) uint32 words of the flat index of every position in `shape`."""
+    n = math.prod(shape)
+    if n >= 2 ** 32:
+        raise NotImplementedError(f"random bits for {n} >= 2**32 values at once")
+    lo = lax.reshape(lax.iota(_U32, n), shape) if shape else np.uint32(0)
+    hi = lax.full(shape, np.uint32(0), _U32) if shape else np.uint32(0)
+    return hi, lo
+
+
+def _hash_shape(key, shape):
+    k1, k2 = _words(key)
+    hi, lo = _counters(shape)
+    if not shape:
+        hi, lo = lax.full((), np.uint32(0), _U32), lax.full((), np.uint32(0), _U32)
+    return threefry_2x32(k1, k2, hi, lo)
+
+
+def split(key, shape):
+    """Raw keys (*shape, 2) from one raw key (2,)."""
+    b1, b2 = _hash_shape(key, tuple(shape))
+    return lax.concatenate([lax.expand_dims(b1, (len(shape),)),
+                            lax.expand_dims(b2, (len(shape),))], len(shape))
+
+
+def fold_in(key, data):
+    """The raw key of `key` with the 32-bit integer `data` folded in."""
+    k1, k2 = _words(key)
+    b1, b2 = threefry_2x32(k1, k2, np.uint32(0), _as_u32(data))
+    return lax.concatenate([lax.expand_dims(b1, (0,)), lax.expand_dims(b2, (0,))], 0)
+
+
+def _as_u32(x):
+    x = _util.asarray_operand(x)
+    if isinstance(x, np.uint32):
+        return x
+    if isinstance(x, int):
+        return np.uint32(x & 0xFFFFFFFF)
+    return ew.convert_element_type(x, _U32) if _util.aval(x).dtype != _U32 else x
+
+
+def random_bits(key, bit_width, shape):
+    """Uniform random bits: uint32 (bit_width 32) or uint64 (64), of `shape`."""
+    shape = tuple(shape)
+    b1, b2 = _hash_shape(key, shape)
+    if bit_width == 32:
+        return ew.xor(b1, b2)
+    if bit_width == 64:
+        u64 = np.dtype(np.uint64)
+        hi = bw.shift_left(ew.convert_element_type(b1, u64), np.uint64(32))
+        return ew.or_(hi, ew.convert_element_type(b2, u64))
+    if bit_width in (8, 16):
+        dt = np.dtype(f"uint{bit_width}")
+        raise NotImplementedError(f"random bits of {dt}: xforms has no {dt} dtype")
+    raise TypeError(f"random bits of width {bit_width}: use 32 or 64")
+
+
+def seed_words(seed):
+    """Raw key (2,) of an integer seed: (high 32 bits, low 32 bits) of the 64-bit seed
+    (a 32-bit seed has high word 0), as JAX's threefry_seed."""
+    if isinstance(seed, (int, np.integer)) and not hasattr(seed, "shape") or (
+            isinstance(seed, np.integer)):
+        s = int(seed)
+        if not -2 ** 63 <= s < 2 ** 64:
+            raise OverflowError(f"seed {s} does not fit in 64 bits")
+        s &= 0xFFFFFFFFFFFFFFFF
+        return np.array([s >> 32, s & 0xFFFFFFFF], np.uint32)
+    seed = _util.asarray_operand(seed)
+    dt = _util.aval(seed).dtype
+    if dt.kind not in "iu" or _util.aval(seed).shape:
+        raise TypeError("a PRNG seed must be an integer scalar, got "
+                        f"{_util.aval(seed).str_short()}")
+    lo = ew.convert_element_type(ew.and_(seed, dt.type(0xFFFFFFFF) if dt.itemsize == 8 else
+                                         dt.type(-1)), _U32)
+    if dt.itemsize == 8:
+        hi = ew.convert_element_type(bw.shift_right_logical(seed, dt.type(32)), _U32)
+    else:
+        hi = lax.full((), np.uint32(0), _U32)
+    return lax.concatenate([lax.expand_dims(hi, (0,)), lax.expand_dims(lo, (0,))], 0)
