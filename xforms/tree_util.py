@@ -10,6 +10,7 @@ Dict keys are sorted, as in JAX (OrderedDict keeps its order).  Leaves are anyth
 is not a registered node; None is a node without children.
 """
 import collections
+import functools
 
 _registry = {}
 
@@ -161,18 +162,40 @@ def tree_map(f, tree, *rest, is_leaf=None):
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
 
 
-def tree_reduce(function, tree, initializer=None, is_leaf=None):
+class _Unspecified:
+    def __repr__(self):
+        return "<unspecified>"
+
+
+_UNSPECIFIED = _Unspecified()
+
+
+def tree_reduce(function, tree, initializer=_UNSPECIFIED, is_leaf=None):
     """functools.reduce over the leaves.  >>> tree_reduce(operator.add, {"a": 1, "b": 2})"""
     import functools
     leaves = tree_leaves(tree, is_leaf)
-    if initializer is None:
+    if initializer is _UNSPECIFIED:
         return functools.reduce(function, leaves)
     return functools.reduce(function, leaves, initializer)
 
 
-def tree_all(tree):
+def tree_reduce_associative(operation, tree, *, identity=_UNSPECIFIED, is_leaf=None):
+    """Reduce the leaves with an associative `operation`, pairwise (logarithmic depth).
+    `identity` is returned for a tree without leaves (an error without it)."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _UNSPECIFIED:
+            raise TypeError("tree_reduce_associative: the tree has no leaves; pass `identity`")
+        return identity
+    while len(leaves) > 1:
+        pairs = [operation(a, b) for a, b in zip(leaves[0::2], leaves[1::2])]
+        leaves = pairs + leaves[len(pairs) * 2:]
+    return leaves[0]
+
+
+def tree_all(tree, *, is_leaf=None):
     """True when every leaf is truthy."""
-    return all(tree_leaves(tree))
+    return all(tree_leaves(tree, is_leaf))
 
 
 def treedef_flatten_up_to(treedef, tree):
@@ -208,10 +231,120 @@ def tree_transpose_leaves(treedef_outer, treedef_inner, tree):
     return tree_unflatten(treedef_inner, swapped)
 
 
-def all_leaves(iterable):
-    return all(tree_structure(x).node is None for x in iterable)
+def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    """Turn a tree of structure outer(inner) into one of structure inner(outer);
+    `inner_treedef=None` takes the inner structure from the first outer leaf.
 
+        >>> tree_transpose(tree_structure([0, 0]), None, [(1, 2), (3, 4)])
+        ([1, 3], [2, 4])
+    """
+    if inner_treedef is None:
+        first = treedef_flatten_up_to(outer_treedef, pytree_to_transpose)
+        inner_treedef = tree_structure(first[0]) if first else _LEAF
+    return tree_transpose_leaves(outer_treedef, inner_treedef, pytree_to_transpose)
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """Repeat each leaf of `prefix_tree` over the matching subtree of `full_tree`.
+
+        >>> tree_broadcast((1, 2), (0, {"a": 0, "b": 0}))
+        (1, {'a': 2, 'b': 2})
+    """
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    subtrees = treedef_flatten_up_to(prefix_def, full_tree)
+    return tree_unflatten(prefix_def, [tree_map(lambda _: p, s, is_leaf=is_leaf)
+                                       for p, s in zip(prefix_leaves, subtrees)])
+
+
+def treedef_children(treedef):
+    """The PyTreeDefs of the node's children."""
+    return list(treedef.children)
+
+
+def treedef_is_leaf(treedef):
+    return treedef.node is None
+
+
+def treedef_tuple(treedefs):
+    """The structure of a tuple whose children have the given structures."""
+    return PyTreeDef(tuple, None, list(treedefs))
+
+
+def flatten_one_level(tree):
+    """-> (children, aux data) of a node; ValueError on a leaf."""
+    node = _node_type(tree)
+    if node is None:
+        raise ValueError(f"flatten_one_level: {type(tree).__name__} is a leaf, not a node")
+    if node == "namedtuple":
+        return list(tree), type(tree)
+    return _registry[node][0](tree)
+
+
+def all_leaves(iterable, is_leaf=None):
+    """True when every element of `iterable` is a leaf."""
+    if is_leaf is None:
+        return all(tree_structure(x).node is None for x in iterable)
+    return all(tree_structure(x, is_leaf).node is None for x in iterable)
+
+
+def register_static(cls):
+    """Register `cls` as a node without children: its instances are part of the structure."""
+    register_pytree_node(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
+
+
+def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields=()):
+    """Register a dataclass: `data_fields` are children, `meta_fields` are structure
+    (by default, fields declared with `metadata=dict(static=True)` are meta)."""
+    import dataclasses
+    if data_fields is None or meta_fields is None:
+        fields = [f for f in dataclasses.fields(nodetype) if f.name not in drop_fields]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+        data_fields = [f.name for f in fields if f.name not in meta_fields]
+    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+
+    def flatten_with_keys(x):
+        aux = tuple(getattr(x, m) for m in meta_fields)
+        return [(GetAttrKey(d), getattr(x, d)) for d in data_fields], aux
+
+    def unflatten(aux, children):
+        return nodetype(**dict(zip(meta_fields, aux)), **dict(zip(data_fields, children)))
+
+    register_pytree_with_keys(nodetype, flatten_with_keys, unflatten)
+    return nodetype
+
+
+class Partial(functools.partial):
+    """functools.partial whose bound arguments are pytree leaves (the function is structure),
+    so it can be passed into and returned from transformed functions.
+
+        >>> add_one = Partial(operator.add, 1.0)
+        >>> jit(lambda f, x: f(x))(add_one, 2.0)
+    """
+
+    def __new__(cls, func, *args, **kw):
+        if isinstance(func, functools.partial):      # flatten nested partials, as JAX does
+            base = super().__new__(cls, func, *args, **kw)
+            return super().__new__(cls, base.func, *base.args, **base.keywords)
+        return super().__new__(cls, func, *args, **kw)
+
+
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
+                     lambda func, c: Partial(func, *c[0], **c[1]))
+
+
+from .tree_keys import (SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey,  # noqa: E402
+                        keystr, tree_flatten_with_path, tree_leaves_with_path,
+                        tree_map_with_path, register_pytree_with_keys,
+                        register_pytree_with_keys_class)
+
+KeyEntry = (SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey)
 
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
            "register_pytree_node", "register_pytree_node_class", "PyTreeDef", "tree_reduce",
-           "tree_all", "treedef_flatten_up_to"]
+           "tree_reduce_associative", "tree_all", "treedef_flatten_up_to", "tree_transpose",
+           "tree_broadcast", "treedef_children", "treedef_is_leaf", "treedef_tuple",
+           "flatten_one_level", "all_leaves", "register_static", "register_dataclass",
+           "Partial", "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey", "keystr",
+           "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path",
+           "register_pytree_with_keys", "register_pytree_with_keys_class"]
