@@ -1,0 +1,185 @@
+"""CPU lowering of conv_general_dilated: im2col + BLAS.
+
+The generated code brings the input to channels-last order (N, D, H, W, C) -- a reshape when it
+already is, as with JAX's ('NHWC', 'HWIO', 'NHWC') -- and the kernel to (groups, D, H, W, I, O);
+`im2col3` copies each output position's receptive field into one row of a (positions, window)
+matrix, and one matrix product per group (BLAS for floats) gives the channels-last output,
+written straight into the program's buffer when the output layout is channels-last.  1-d and
+2-d convolutions run as 3-d ones with unit leading dimensions.
+
+Measured against direct Numba loops (one multiply-add per output, window and channel) at
+small CNN sizes, im2col + BLAS won clearly from batch 1 up (see the report in the commit).
+
+    # c:f32[8,26,26,32] = conv_general_dilated[...] a b        model.py:12 (conv1)
+    x5 = a.reshape((8, 1, 28, 28, 1))
+    w6 = b.reshape((1, 1, 3, 3, 1, 32))
+    cols = np.empty((5408, 9), np.float32)
+    im2col3(x5, cols, 0, 0, 1, (1, 26, 26), (1, 3, 3), (1, 1, 1), (0, 0, 0), ...)
+    mm_nn(cols, w6[0].reshape((9, 32)), c.reshape((5408, 32)))
+"""
+import numba
+import numpy as np
+
+from .cpu_runtime import _CACHE
+from .emit_cpu import OP_RULES, _unsupported, dtype_str, shape_str
+from .emit_cpu_ops import _Nest
+
+_BLAS = frozenset(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def im2col3(x, cols, n0, c0, cg, out_sp, k_sp, strides, lo, ldil, rdil):
+    """cols[row, (kd, kh, kw, c)] = x[n0 + n, input position, c0 + c] (0 outside), one row per
+    output position (n, od, oh, ow) of a batch of cols.shape[0] // prod(out_sp) members."""
+    D, H, W = x.shape[1], x.shape[2], x.shape[3]
+    OD, OH, OW = out_sp
+    KD, KH, KW = k_sp
+    nb = cols.shape[0] // max(OD * OH * OW, 1)
+    row = 0
+    for n in range(nb):
+        nn = n0 + n
+        for od in range(OD):
+            for oh in range(OH):
+                for ow in range(OW):
+                    col = 0
+                    for kd in range(KD):
+                        pd = od * strides[0] - lo[0] + kd * rdil[0]
+                        id_ = pd // ldil[0]
+                        okd = pd >= 0 and pd % ldil[0] == 0 and id_ < D
+                        for kh in range(KH):
+                            ph = oh * strides[1] - lo[1] + kh * rdil[1]
+                            ih = ph // ldil[1]
+                            okh = okd and ph >= 0 and ph % ldil[1] == 0 and ih < H
+                            for kw in range(KW):
+                                pw = ow * strides[2] - lo[2] + kw * rdil[2]
+                                iw = pw // ldil[2]
+                                if okh and pw >= 0 and pw % ldil[2] == 0 and iw < W:
+                                    for c in range(cg):
+                                        cols[row, col + c] = x[nn, id_, ih, iw, c0 + c]
+                                else:
+                                    for c in range(cg):
+                                        cols[row, col + c] = 0
+                                col += cg
+                    row += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def mm_loops(a, b, o):
+    """o = a @ b for dtypes BLAS does not take (integers)."""
+    o[:, :] = 0
+    for i in range(a.shape[0]):
+        for k in range(a.shape[1]):
+            v = a[i, k]
+            for j in range(b.shape[1]):
+                o[i, j] += v * b[k, j]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def put_columns(src, dst, start):
+    """dst[:, start:start + src.shape[1]] = src."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, start + j] = src[i, j]
+
+
+def _prod(xs):
+    return int(np.prod(xs, dtype=np.int64))
+
+
+def _pad3(xs, fill):
+    """A spatial tuple padded in front to 3 entries."""
+    return (fill,) * (3 - len(xs)) + tuple(int(v) for v in xs)
+
+
+def _channels_last(em, name, shape, perm, want):
+    """`name` (an array of `shape`) with its axes in order `perm`, reshaped to `want`."""
+    if tuple(perm) == tuple(range(len(shape))):
+        return f"{name}.reshape({shape_str(want)})"
+    return f"np.ascontiguousarray(np.transpose({name}, {tuple(perm)})).reshape({shape_str(want)})"
+
+
+def _conv(em, eqn):
+    lhs, rhs = eqn.invars
+    out = eqn.outvars[0]
+    p = eqn.params
+    ls, rs, os_ = p["dimension_numbers"]
+    G, B = p["feature_group_count"], p["batch_group_count"]
+    dt = np.dtype(out.aval.dtype)
+    if dt.kind == "b":
+        raise _unsupported(eqn, "boolean convolution; convert the operands to a number type")
+    lsh, rsh, osh = lhs.aval.shape, rhs.aval.shape, out.aval.shape
+    N, C = lsh[ls[0]], lsh[ls[1]]
+    O, I = rsh[rs[0]], rsh[rs[1]]
+    in_sp = _pad3([lsh[d] for d in ls[2:]], 1)
+    k_sp = _pad3([rsh[d] for d in rs[2:]], 1)
+    out_sp = _pad3([osh[d] for d in os_[2:]], 1)
+    groups, nb, op = G * B, N // B, O // (G * B)
+    M, K = nb * _prod(out_sp), _prod(k_sp) * I
+    em.alloc(out)
+    R = em.A(out)
+    if M == 0 or O == 0:
+        return
+    out_perm = (os_[0],) + tuple(os_[2:]) + (os_[1],)
+    direct = out_perm == tuple(range(len(osh)))
+    o5 = em.fresh("o5")
+    o5_shape = (nb,) + out_sp + (O,)
+    em.line(f"{o5} = {R}.reshape({shape_str(o5_shape)})" if direct else
+            f"{o5} = np.empty({shape_str(o5_shape)}, {dtype_str(dt)})")
+    o2 = em.fresh("o2")
+    em.line(f"{o2} = {o5}.reshape({shape_str((M, O))})")
+    if K == 0:
+        em.line(f"{o2}[:, :] = 0")
+    else:
+        _conv_body(em, eqn, (N,) + in_sp + (C,), k_sp, out_sp, (groups, nb, op, M, K), o2)
+    if not direct:                          # copy into the output's own layout
+        with _Nest(em, [o5_shape[0]] + list(o5_shape[1:][3 - len(os_[2:]):]), "j") as idx:
+            dst = [None] * len(osh)
+            for i, d in zip(idx, out_perm):
+                dst[d] = i
+            src = [idx[0]] + ["0"] * (3 - len(os_[2:])) + idx[1:]
+            em.line(f"{R}[{', '.join(dst)}] = {o5}[{', '.join(src)}]")
+
+
+def _conv_body(em, eqn, x5_shape, k_sp, out_sp, sizes, o2):
+    lhs, rhs = eqn.invars
+    p = eqn.params
+    ls, rs, _ = p["dimension_numbers"]
+    G = p["feature_group_count"]
+    groups, nb, op, M, K = sizes
+    dt = np.dtype(eqn.outvars[0].aval.dtype)
+    x5, w6, cols = em.fresh("x5"), em.fresh("w6"), em.fresh("cols")
+    em.line(f"{x5} = " + _channels_last(em, em.atom(lhs), lhs.aval.shape,
+                                        (ls[0],) + tuple(ls[2:]) + (ls[1],), x5_shape))
+    I = rhs.aval.shape[rs[1]]
+    w_perm = tuple(rs[2:]) + (rs[1], rs[0])
+    if groups == 1:
+        em.line(f"{w6} = " + _channels_last(em, em.atom(rhs), rhs.aval.shape, w_perm,
+                                            (1,) + k_sp + (I, op)))
+    else:                                   # (.., I, groups * op) -> (groups, .., I, op)
+        wt = em.fresh("wt")
+        em.line(f"{wt} = " + _channels_last(em, em.atom(rhs), rhs.aval.shape, w_perm,
+                                            k_sp + (I, groups, op)))
+        em.line(f"{w6} = np.ascontiguousarray(np.transpose({wt}, (4, 0, 1, 2, 3, 5)))")
+    em.line(f"{cols} = np.empty({shape_str((M, K))}, {dtype_str(dt)})")
+    em.globals.setdefault("_lower_conv", "__import__('kernels.lower_conv').lower_conv")
+    if dt in _BLAS:
+        em.runtime_used.add("mm_nn")
+    mm = "mm_nn" if dt in _BLAS else em.global_name("_lower_conv.mm_loops")
+    im2col = em.global_name("_lower_conv.im2col3")
+    geo = (f"{out_sp}, {k_sp}, {_pad3(p['window_strides'], 1)}, "
+           f"{_pad3([lo for lo, _ in p['padding']], 0)}, {_pad3(p['lhs_dilation'], 1)}, "
+           f"{_pad3(p['rhs_dilation'], 1)}")
+    if groups == 1:
+        em.line(f"{im2col}({x5}, {cols}, 0, 0, {I}, {geo})")
+        em.line(f"{mm}({cols}, {w6}[0].reshape({shape_str((K, op))}), {o2})")
+        return
+    tmp, g = em.fresh("tmp"), em.fresh("g")
+    put = em.global_name("_lower_conv.put_columns")
+    em.line(f"{tmp} = np.empty({shape_str((M, op))}, {dtype_str(dt)})")
+    with em.counted_loop(g, groups):
+        em.line(f"{im2col}({x5}, {cols}, ({g} // {G}) * {nb}, ({g} % {G}) * {I}, {I}, {geo})")
+        em.line(f"{mm}({cols}, {w6}[{g}].reshape({shape_str((K, op))}), {tmp})")
+        em.line(f"{put}({tmp}, {o2}, {g} * {op})")
+
+
+OP_RULES["conv_general_dilated"] = _conv
