@@ -402,10 +402,11 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis):
 from .convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: E402
                           conv_general_dilated, conv_transpose, conv_with_general_padding,
                           padtype_to_pads)
+from .windowed import reduce_window  # noqa: E402
 
 __all__ = [
     "conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
-    "conv_dimension_numbers", "ConvDimensionNumbers", "padtype_to_pads",
+    "conv_dimension_numbers", "ConvDimensionNumbers", "padtype_to_pads", "reduce_window",
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "select", "stop_gradient",
     "clamp", "square", "reciprocal", "iota", "broadcasted_iota", "full", "dot",
     "dynamic_slice_in_dim", "dynamic_update_slice_in_dim",
