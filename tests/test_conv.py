@@ -297,3 +297,56 @@ def test_reduce_window_integer_and_errors():
         lax.reduce_window((x, x), (0, 0), lambda a, b: a, (2, 2), (1, 1), "VALID")
     with pytest.raises(ValueError, match="window_dimensions"):
         lax.reduce_window(x, 0, lax.add, (2,), (1,), "VALID")
+
+
+# ---- xnp.convolve / correlate, xforms.scipy.signal ---------------------------------------------
+def _pairs_1d():
+    r = np.random.default_rng(7)
+    return [(r.normal(size=7), r.normal(size=3)), (r.normal(size=3), r.normal(size=5)),
+            (r.normal(size=4) + 1j * r.normal(size=4), r.normal(size=6) - 1j * r.normal(size=6)),
+            (np.arange(5), np.arange(3)), (r.normal(size=6).astype(np.float32), np.ones(2, np.float32))]
+
+
+@pytest.mark.parametrize("op", ["convolve", "correlate"])
+def test_numpy_convolve_correlate_match_numpy(op):
+    for a, v in _pairs_1d():
+        for mode in ("full", "same", "valid"):
+            got = getattr(xnp, op)(a, v, mode)
+            want = getattr(np, op)(a, v, mode)
+            assert got.dtype == np.result_type(want.dtype, np.float32 if a.dtype == np.float32
+                                               else np.float64)
+            np.testing.assert_allclose(got, want, rtol=1e-5 if a.dtype == np.float32 else 1e-12,
+                                       atol=1e-6)
+    with pytest.raises(ValueError, match="1-dimensional"):
+        getattr(xnp, op)(np.ones((2, 2)), np.ones(2))
+    with pytest.raises(ValueError, match="mode"):
+        getattr(xnp, op)(np.ones(3), np.ones(2), "circular")
+
+
+def test_convolve_transforms():
+    a, v = np.random.default_rng(8).normal(size=(2, 6))
+    check_grads(lambda a, v: xnp.convolve(a, v[:3], "same"), (a, v), order=2)
+    got = xf.vmap(lambda a: xnp.correlate(a, v[:2], "full"))(np.stack([a, v]))
+    np.testing.assert_allclose(got, [np.correlate(a, v[:2], "full"),
+                                     np.correlate(v, v[:2], "full")], rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["convolve", "correlate"])
+def test_scipy_signal_matches_scipy(op):
+    signal = pytest.importorskip("scipy.signal")
+    import xforms.scipy.signal as xsig
+    r = np.random.default_rng(9)
+    pairs = [(r.normal(size=(5, 6)), r.normal(size=(2, 3))),
+             (r.normal(size=(2, 3)), r.normal(size=(4, 5))),
+             (np.arange(12).reshape(3, 4), np.arange(4).reshape(2, 2)),
+             (r.normal(size=(3, 4, 5)), r.normal(size=(2, 1, 3)) + 1j)]
+    for a, v in pairs:
+        for mode in ("full", "same", "valid"):
+            for method in ("auto", "direct"):
+                got = getattr(xsig, op)(a, v, mode, method)
+                want = getattr(signal, op)(a, v, mode, method="direct")
+                np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11)
+    with pytest.raises(NotImplementedError, match="fft"):
+        getattr(xsig, op)(a, v, method="fft")
+    with pytest.raises(ValueError, match="smaller"):
+        getattr(xsig, op)(np.ones((3, 2)), np.ones((2, 3)))

@@ -28,6 +28,7 @@ from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arcta
                      negative, not_equal, positive, power, real, reciprocal, remainder, round,
                      sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide, where)
 from . import linalg
+from .convolve import convolve, correlate
 from . import methods as _methods  # noqa: F401  (installs operators on traced values)
 from ._util import returns_arrays as _returns_arrays
 from .manipulation import broadcast_to
