@@ -53,8 +53,11 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 
 def _masked_max(x, axis, where):
+    """The max along axis (over `where`), held out of the gradient."""
     from ..api import stop_gradient
-    m = xnp.max(x if where is None else xnp.where(where, x, -np.inf), axis=axis, keepdims=True)
+    if where is None:
+        return stop_gradient(xnp.max(x, axis=axis, keepdims=True))
+    m = xnp.max(xnp.where(where, x, -np.inf), axis=axis, keepdims=True)
     return stop_gradient(xnp.where(xnp.isfinite(m), m, 0.0))
 
 
