@@ -11,6 +11,11 @@ slices are folded with the computation -- which the compiler fuses into one loop
 output.  For `lax.max`/`lax.min` the fold is a chain of selects in window order, so the
 derivative goes to the first extreme element of each window (as JAX's select-and-scatter
 does), not split between ties.
+
+Window sums (`lax.add`: sum and average pooling) are instead a convolution with a kernel of
+ones (the window's dimensions are the spatial ones, the others are folded into the batch):
+its transpose is again a convolution, so a large window (a global average pool) costs one
+im2col + BLAS step each way rather than one slice (and one pad in the gradient) per element.
 """
 import itertools
 
@@ -96,6 +101,10 @@ def _reduce_window(x, init, computation, window, strides, padding, base_dil, win
     init = convert(init, dtype) if not isinstance(init, core.Tracer) else init
     kind = next((k for k in ("add", "max", "min") if _is(computation, k)), None)
     concrete = not isinstance(init, core.Tracer)
+    if kind == "add" and np.dtype(dtype).kind != "b":
+        summed = _window_sum(x, window, strides, padding, base_dil, win_dil)
+        if summed is not None:
+            return summed if concrete and np.asarray(init) == 0 else ew.add(init, summed)
     if kind is not None and not (concrete and np.asarray(init) == _identity(kind, dtype)):
         kind = None                       # a non-identity init: fold it in like any other
     cfg = tuple((lo, hi, b - 1) for (lo, hi), b in zip(padding, base_dil))
@@ -129,6 +138,36 @@ def _reduce_window(x, init, computation, window, strides, padding, base_dil, win
     if acc is None:                       # an empty window: every output is the init value
         acc = _broadcast_init(init, dtype, out_shape)
     return acc
+
+
+def _window_sum(x, window, strides, padding, base_dil, win_dil):
+    """Sums over windows as conv_general_dilated(x, ones): the dimensions the window moves
+    along are spatial, the others (window 1, stride 1, no padding or dilation) are batch.
+    None when more than 3 dimensions are windowed (the compiled kernel's limit)."""
+    from ..primitives.conv import conv_general_dilated_raw
+    from ..primitives.structural import reshape, transpose
+    shape = core.get_aval(x).shape
+    moving = [d for d in range(len(shape)) if (window[d], strides[d], padding[d],
+                                                base_dil[d]) != (1, 1, (0, 0), 1)]
+    if not moving:
+        return x
+    if len(moving) > 3:
+        return None
+    still = [d for d in range(len(shape)) if d not in moving]
+    perm = still + moving
+    xt = transpose(x, tuple(perm)) if perm != sorted(perm) else x
+    batch = int(np.prod([shape[d] for d in still], dtype=np.int64))
+    xt = reshape(xt, (batch, 1) + tuple(shape[d] for d in moving))
+    ones = np.ones((1, 1) + tuple(window[d] for d in moving), core.get_aval(x).dtype)
+    nsp = len(moving)
+    out = conv_general_dilated_raw(
+        xt, ones, [strides[d] for d in moving], [padding[d] for d in moving],
+        [base_dil[d] for d in moving], [win_dil[d] for d in moving],
+        (tuple(range(nsp + 2)),) * 3)
+    out_sp = core.get_aval(out).shape[2:]
+    out = reshape(out, tuple(shape[d] for d in still) + tuple(out_sp))
+    inv = tuple(int(i) for i in np.argsort(perm))
+    return transpose(out, inv) if perm != sorted(perm) else out
 
 
 def _real_positions(starts, out_shape, strides, padding, base_dil, n_in):
