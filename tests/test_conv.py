@@ -103,18 +103,22 @@ def test_conv_vmap_matches_loop(case, in_axes):
 
 
 def test_jit_matches_eager_and_grad():
-    """The compiled kernel (one program holding several layouts, groups and dtypes)."""
-    def prog(x, w, xg, wg, xb, wb, x1, w1, x2, w2):
+    """The compiled kernel (one program holding several layouts and groups, on both paths:
+    im2col + BLAS for windows of many elements, direct loops for small ones)."""
+    def prog(x, w, xg, wg, xb, wb, x1, w1, x2, w2, xh, wh):
         a = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=NHWC)
         b = _conv(CASES[2])(x2, w2)
         c = _conv(CASES[3])(xg, wg)
         d = _conv(CASES[4])(xb, wb)
         e = _conv(CASES[5])(x1, w1)
-        return a, b, c, d, e
+        f = lax.conv_general_dilated(xh, wh, (1, 2), "VALID",   # im2col, 2 groups
+                                     dimension_numbers=NHWC, feature_group_count=2)
+        return a, b, c, d, e, f
 
     rng = np.random.default_rng(2)
     args = [rng.normal(size=(2, 6, 5, 3)), rng.normal(size=(3, 3, 3, 4)),
-            *_args(CASES[3]), *_args(CASES[4]), *_args(CASES[5]), *_args(CASES[2])]
+            *_args(CASES[3]), *_args(CASES[4]), *_args(CASES[5]), *_args(CASES[2]),
+            rng.normal(size=(1, 5, 6, 4)), rng.normal(size=(3, 3, 2, 4))]
     got, want = xf.jit(prog)(*args), prog(*args)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)

@@ -15,6 +15,7 @@ REGISTRY = {
     "jacobians": "jacobians",
     "rk4": "rk4",
     "compile": "compile",
+    "cnn": "cnn",
 }
 
 
