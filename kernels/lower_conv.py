@@ -107,6 +107,54 @@ def conv_direct3(x, w, out, o0, n0, c0, cg, out_sp, k_sp, strides, lo, ldil, rdi
 
 
 @numba.njit(cache=_CACHE, nogil=True)
+def col2im3(z, out, o0, op, in_sp, k_sp, out_sp, strides, lo, ldil, rdil):
+    """out[(n, o), o0 + c] += z[(n, i), (k, c)] where input position i meets window element k
+    at output position o (i * ldil = o * stride + k * rdil - lo): a convolution with lhs
+    dilation (a strided convolution's transpose) as scatter-adds of x @ w, with no zeros."""
+    ID, IH, IW = in_sp
+    KD, KH, KW = k_sp
+    OD, OH, OW = out_sp
+    nb = z.shape[0] // max(ID * IH * IW, 1)
+    row = 0
+    for n in range(nb):
+        for i0 in range(ID):
+            for i1 in range(IH):
+                for i2 in range(IW):
+                    col = 0
+                    for k0 in range(KD):
+                        t0 = i0 * ldil[0] + lo[0] - k0 * rdil[0]
+                        q0 = t0 // strides[0]
+                        ok0 = t0 >= 0 and t0 % strides[0] == 0 and q0 < OD
+                        for k1 in range(KH):
+                            t1 = i1 * ldil[1] + lo[1] - k1 * rdil[1]
+                            q1 = t1 // strides[1]
+                            ok1 = ok0 and t1 >= 0 and t1 % strides[1] == 0 and q1 < OH
+                            for k2 in range(KW):
+                                t2 = i2 * ldil[2] + lo[2] - k2 * rdil[2]
+                                q2 = t2 // strides[2]
+                                if ok1 and t2 >= 0 and t2 % strides[2] == 0 and q2 < OW:
+                                    r = ((n * OD + q0) * OH + q1) * OW + q2
+                                    for c in range(op):
+                                        out[r, o0 + c] += z[row, col + c]
+                                col += op
+                    row += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def take_group(x, buf, n0, c0):
+    """buf[(n, position), c] = x[n0 + n, position, c0 + c] (a group's rows and channels)."""
+    nb, cg = buf.shape[0] // (x.shape[1] * x.shape[2] * x.shape[3]), buf.shape[1]
+    row = 0
+    for n in range(nb):
+        for a in range(x.shape[1]):
+            for b in range(x.shape[2]):
+                for d in range(x.shape[3]):
+                    for c in range(cg):
+                        buf[row, c] = x[n0 + n, a, b, d, c0 + c]
+                    row += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
 def mm_loops(a, b, o):
     """o = a @ b for dtypes BLAS does not take (integers)."""
     o[:, :] = 0
@@ -207,6 +255,9 @@ def _conv_body(em, eqn, x5_shape, k_sp, out_sp, sizes, o2):
     geo = (f"{out_sp}, {k_sp}, {_pad3(p['window_strides'], 1)}, "
            f"{_pad3([lo for lo, _ in p['padding']], 0)}, {_pad3(p['lhs_dilation'], 1)}, "
            f"{_pad3(p['rhs_dilation'], 1)}")
+    if any(d > 1 for d in p["lhs_dilation"]) and dt in _BLAS:
+        return _scatter_form(em, x5, w6, x5_shape, k_sp, out_sp, sizes, o2, geo_parts(p), G, I,
+                             dtype_str(dt))
     if K <= DIRECT_MAX_WINDOW:
         direct, g = em.global_name("_lower_conv.conv_direct3"), em.fresh("g")
         with em.counted_loop(g, groups):
@@ -230,6 +281,39 @@ def _conv_body(em, eqn, x5_shape, k_sp, out_sp, sizes, o2):
         em.line(f"{im2col}({x5}, {cols}, ({g} // {G}) * {nb}, ({g} % {G}) * {I}, {I}, {geo})")
         em.line(f"{mm}({cols}, {w6}[{g}].reshape({shape_str((K, op))}), {tmp})")
         em.line(f"{put}({tmp}, {o2}, {g} * {op})")
+
+
+def geo_parts(p):
+    return (_pad3(p["window_strides"], 1), _pad3([lo for lo, _ in p["padding"]], 0),
+            _pad3(p["lhs_dilation"], 1), _pad3(p["rhs_dilation"], 1))
+
+
+def _scatter_form(em, x5, w6, x5_shape, k_sp, out_sp, sizes, o2, geo, G, I, dts):
+    """A convolution with lhs dilation (a strided convolution's gradient): z = x @ w over
+    the input's own elements, then col2im scatter-adds z into the output."""
+    groups, nb, op, M, K = sizes
+    in_sp = x5_shape[1:4]
+    m_in, kw = nb * _prod(in_sp), _prod(k_sp)
+    z, wt, g = em.fresh("z"), em.fresh("wt"), em.fresh("g")
+    em.line(f"{wt} = np.ascontiguousarray(np.transpose({w6}, (0, 4, 1, 2, 3, 5)))")
+    em.line(f"{z} = np.empty({shape_str((m_in, kw * op))}, {dts})")
+    em.line(f"{o2}[:, :] = 0")
+    col2im = em.global_name("_lower_conv.col2im3")
+    strides, lo, ldil, rdil = geo
+    tail = f"{in_sp}, {k_sp}, {out_sp}, {strides}, {lo}, {ldil}, {rdil}"
+    em.runtime_used.add("mm_nn")
+    if groups == 1:
+        em.line(f"mm_nn({x5}.reshape({shape_str((m_in, I))}), "
+                f"{wt}[0].reshape({shape_str((I, kw * op))}), {z})")
+        em.line(f"{col2im}({z}, {o2}, 0, {op}, {tail})")
+        return
+    buf = em.fresh("xg")
+    take = em.global_name("_lower_conv.take_group")
+    em.line(f"{buf} = np.empty({shape_str((m_in, I))}, {dts})")
+    with em.counted_loop(g, groups):
+        em.line(f"{take}({x5}, {buf}, ({g} // {G}) * {nb}, ({g} % {G}) * {I})")
+        em.line(f"mm_nn({buf}, {wt}[{g}].reshape({shape_str((I, kw * op))}), {z})")
+        em.line(f"{col2im}({z}, {o2}, {g} * {op}, {op}, {tail})")
 
 
 OP_RULES["conv_general_dilated"] = _conv
