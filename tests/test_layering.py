@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LAYERS = [
     ("base", ["xforms.errors", "xforms.config", "xforms.source_info", "xforms.avals",
-              "xforms.tree_util", "xforms.facts"]),
+              "xforms.tree_util", "xforms.tree_keys", "xforms.facts"]),
     ("ir", ["xforms.ir"]),
     ("core", ["xforms.core"]),
     ("registry", ["xforms.registry", "xforms.engine_prims"]),
@@ -33,7 +33,7 @@ LAYERS = [
                      "kernels.codegen", "kernels.scalar_rules", "kernels.cuda.scalar_cuda",
                      "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool"]),
     ("planning", ["kernels.user_prims", "kernels.passes", "kernels.fusion"]),
-    ("emitters", ["kernels.cpu_buffers", "kernels.emit_cpu", "kernels.emit_cpu_ops",
+    ("emitters", ["kernels.cpu_buffers", "kernels.emit_cpu", "kernels.emit_cpu_ops", "kernels.lower_conv",
                   "kernels.emit_cpu_control", "kernels.emit_cpu_module",
                   "kernels.cuda.kernel_builder", "kernels.cuda.emit_cuda_pack",
                   "kernels.cuda.emit_cuda", "kernels.cuda.emit_cuda_reduce",

@@ -16,7 +16,7 @@ from ..avals import promote_types
 from ..numpy._util import aval, asarray_operand, convert
 from ..primitives.conv import conv_general_dilated_raw, dilate_dim
 from ..primitives.elementwise import convert_element_type
-from ..primitives.structural import rev
+from ..primitives.structural import rev, transpose
 
 ConvDimensionNumbers = collections.namedtuple("ConvDimensionNumbers",
                                               ["lhs_spec", "rhs_spec", "out_spec"])
@@ -204,9 +204,10 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     else:
         pads = padding
     if transpose_kernel:
-        from ..numpy import swapaxes, asarray
-        rhs = rev(asarray(rhs), tuple(dn.rhs_spec[2:]))
-        rhs = swapaxes(rhs, dn.rhs_spec[0], dn.rhs_spec[1])
+        rhs = rev(asarray_operand(rhs), tuple(dn.rhs_spec[2:]))
+        perm = list(range(nd))
+        perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = dn.rhs_spec[1], dn.rhs_spec[0]
+        rhs = transpose(rhs, tuple(perm))
     return conv_general_dilated(lhs, rhs, (1,) * (nd - 2), pads, strides, rhs_dilation, dn,
                                 precision=precision,
                                 preferred_element_type=preferred_element_type)
