@@ -91,6 +91,7 @@ def test_state_is_a_pytree_under_jit_and_pack_roundtrip():
         state = step(i, state)
         jstate = jupdate(i, jax.grad(jloss)(jget(jstate)), jstate)
     assert isinstance(state, opt.OptimizerState)
+    hash(xf.tree.structure(state))      # hashable aux data: jit finds its compiled function
     for a, b in zip(tree_leaves(get_params(state)), jax.tree.leaves(jget(jstate))):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     unpacked = opt.unpack_optimizer_state(state)

@@ -29,8 +29,10 @@ Optimizer = collections.namedtuple("Optimizer", ["init_fn", "update_fn", "params
 
 
 def _flatten_states(states):
+    """-> (per-leaf flat states, per-leaf structures), as tuples: the structures are the
+    state's pytree aux data, which jit hashes to find its compiled function."""
     pairs = [tree_flatten(s) for s in states]
-    return [p[0] for p in pairs], [p[1] for p in pairs]
+    return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
 
 
 def optimizer(opt_maker):
