@@ -1,4 +1,5 @@
-"""CPU lowering of conv_general_dilated: im2col + BLAS.
+"""CPU lowering of conv_general_dilated: im2col + BLAS, direct loops for small windows,
+x @ w + col2im scatter-adds for lhs-dilated convolutions.
 
 The generated code brings the input to channels-last order (N, D, H, W, C) -- a reshape when it
 already is, as with JAX's ('NHWC', 'HWIO', 'NHWC') -- and the kernel to (groups, D, H, W, I, O);
@@ -12,12 +13,16 @@ Windows of few elements (a first layer's 3x3x1: K = 9) run as direct loops inste
 -> 32 channels took 1.0 ms direct vs 1.5 ms im2col at batch 32 and 24 vs 34 ms at batch 128,
 while 13x13x32 -> 64 took 33 ms direct vs 3.1 ms im2col at batch 32 (390 vs 89 at 128).
 
-    # c:f32[8,26,26,32] = conv_general_dilated[...] a b        model.py:12 (conv1)
-    x5 = a.reshape((8, 1, 28, 28, 1))
-    w6 = b.reshape((1, 1, 3, 3, 1, 32))
-    cols = np.empty((5408, 9), np.float32)
-    im2col3(x5, cols, 0, 0, 1, (1, 26, 26), (1, 3, 3), (1, 1, 1), (0, 0, 0), ...)
-    mm_nn(cols, w6[0].reshape((9, 32)), c.reshape((5408, 32)))
+Convolutions with lhs dilation (the gradients of strided convolutions, of sum pooling) would
+make an im2col matrix mostly of zeros; they run as z = x @ w over the input's own elements,
+then `col2im3` adds each row of z into the outputs it reaches.
+
+    # c:f32[8,11,11,64] = conv_general_dilated[...] a b        model.py:12 (conv2)
+    x5 = a.reshape((8, 1, 13, 13, 32))
+    w6 = b.reshape((1, 1, 3, 3, 32, 64))
+    cols = np.empty((968, 288), np.float32)
+    im2col3(x5, cols, 0, 0, 32, (1, 11, 11), (1, 3, 3), (1, 1, 1), (0, 0, 0), ...)
+    mm_nn(cols, w6[0].reshape((288, 64)), c.reshape((968, 64)))
 """
 import numba
 import numpy as np
