@@ -29,8 +29,8 @@ from xforms.errors import LoweringError
 from xforms.exe_cache import max_size
 from xforms.tiered import step, warn
 
-from . import (codecache, emit_cpu_control, emit_cpu_ops, lower_linalg,  # noqa: F401 (rules)
-               lower_mpi)
+from . import (codecache, emit_cpu_control, emit_cpu_ops, lower_conv,  # noqa: F401 (rules)
+               lower_linalg, lower_mpi)
 from .cpu_buffers import BufferPool
 from .dispatch import make_fast_call
 from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line

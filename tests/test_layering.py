@@ -16,7 +16,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LAYERS = [
     ("base", ["xforms.errors", "xforms.config", "xforms.source_info", "xforms.avals",
-              "xforms.tree_util", "xforms.facts", "xforms.axis_env", "xforms.mpi_comm"]),
+              "xforms.tree_util", "xforms.tree_keys", "xforms.facts", "xforms.axis_env",
+              "xforms.mpi_comm"]),
     ("ir", ["xforms.ir"]),
     ("core", ["xforms.core"]),
     ("registry", ["xforms.registry", "xforms.engine_prims"]),
@@ -37,7 +38,7 @@ LAYERS = [
     ("planning", ["kernels.user_prims", "kernels.passes", "kernels.fusion",
                   "kernels.scalarize", "kernels.scalarize_loops"]),
     ("emitters", ["kernels.cpu_buffers", "kernels.emit_cpu", "kernels.emit_cpu_ops",
-                  "kernels.lower_mpi",
+                  "kernels.lower_mpi", "kernels.lower_conv",
                   "kernels.emit_cpu_control", "kernels.emit_cpu_module",
                   "kernels.cuda.kernel_builder", "kernels.cuda.emit_cuda_pack",
                   "kernels.cuda.emit_cuda", "kernels.cuda.emit_cuda_reduce",

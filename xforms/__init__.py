@@ -5,7 +5,7 @@ NumPy-style Python functions, compiled with Numba for CPUs and CUDA GPUs.
     loss = lambda w, x: xnp.sum(xnp.tanh(x @ w) ** 2)
     g = xf.jit(xf.grad(loss))(w, x)
 """
-from . import numpy, tree_util
+from . import numpy, tree_util, tree, flatten_util, scipy
 from . import primitives as _primitives  # noqa: F401  (fills the rule tables)
 from .api import (grad, hvp, jvp, linearize, make_jaxpr, stop_gradient, value_and_grad, vjp)
 from .batching_api import hessian, jacfwd, jacrev, vmap

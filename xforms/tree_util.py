@@ -10,6 +10,9 @@ Dict keys are sorted, as in JAX (OrderedDict keeps its order).  Leaves are anyth
 is not a registered node; None is a node without children.
 """
 import collections
+import functools
+
+from .tree_keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey, keystr
 
 _registry = {}
 
@@ -161,18 +164,40 @@ def tree_map(f, tree, *rest, is_leaf=None):
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
 
 
-def tree_reduce(function, tree, initializer=None, is_leaf=None):
+class _Unspecified:
+    def __repr__(self):
+        return "<unspecified>"
+
+
+_UNSPECIFIED = _Unspecified()
+
+
+def tree_reduce(function, tree, initializer=_UNSPECIFIED, is_leaf=None):
     """functools.reduce over the leaves.  >>> tree_reduce(operator.add, {"a": 1, "b": 2})"""
     import functools
     leaves = tree_leaves(tree, is_leaf)
-    if initializer is None:
+    if initializer is _UNSPECIFIED:
         return functools.reduce(function, leaves)
     return functools.reduce(function, leaves, initializer)
 
 
-def tree_all(tree):
+def tree_reduce_associative(operation, tree, *, identity=_UNSPECIFIED, is_leaf=None):
+    """Reduce the leaves with an associative `operation`, pairwise (logarithmic depth).
+    `identity` is returned for a tree without leaves (an error without it)."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _UNSPECIFIED:
+            raise TypeError("tree_reduce_associative: the tree has no leaves; pass `identity`")
+        return identity
+    while len(leaves) > 1:
+        pairs = [operation(a, b) for a, b in zip(leaves[0::2], leaves[1::2])]
+        leaves = pairs + leaves[len(pairs) * 2:]
+    return leaves[0]
+
+
+def tree_all(tree, *, is_leaf=None):
     """True when every leaf is truthy."""
-    return all(tree_leaves(tree))
+    return all(tree_leaves(tree, is_leaf))
 
 
 def treedef_flatten_up_to(treedef, tree):
@@ -208,10 +233,193 @@ def tree_transpose_leaves(treedef_outer, treedef_inner, tree):
     return tree_unflatten(treedef_inner, swapped)
 
 
-def all_leaves(iterable):
-    return all(tree_structure(x).node is None for x in iterable)
+def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    """Turn a tree of structure outer(inner) into one of structure inner(outer);
+    `inner_treedef=None` takes the inner structure from the first outer leaf.
 
+        >>> tree_transpose(tree_structure([0, 0]), None, [(1, 2), (3, 4)])
+        ([1, 3], [2, 4])
+    """
+    if inner_treedef is None:
+        first = treedef_flatten_up_to(outer_treedef, pytree_to_transpose)
+        inner_treedef = tree_structure(first[0]) if first else _LEAF
+    return tree_transpose_leaves(outer_treedef, inner_treedef, pytree_to_transpose)
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """Repeat each leaf of `prefix_tree` over the matching subtree of `full_tree`.
+
+        >>> tree_broadcast((1, 2), (0, {"a": 0, "b": 0}))
+        (1, {'a': 2, 'b': 2})
+    """
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    subtrees = treedef_flatten_up_to(prefix_def, full_tree)
+    return tree_unflatten(prefix_def, [tree_map(lambda _: p, s, is_leaf=is_leaf)
+                                       for p, s in zip(prefix_leaves, subtrees)])
+
+
+def treedef_children(treedef):
+    """The PyTreeDefs of the node's children."""
+    return list(treedef.children)
+
+
+def treedef_is_leaf(treedef):
+    return treedef.node is None
+
+
+def treedef_tuple(treedefs):
+    """The structure of a tuple whose children have the given structures."""
+    return PyTreeDef(tuple, None, list(treedefs))
+
+
+def flatten_one_level(tree):
+    """-> (children, aux data) of a node; ValueError on a leaf."""
+    node = _node_type(tree)
+    if node is None:
+        raise ValueError(f"flatten_one_level: {type(tree).__name__} is a leaf, not a node")
+    if node == "namedtuple":
+        return list(tree), type(tree)
+    return _registry[node][0](tree)
+
+
+def all_leaves(iterable, is_leaf=None):
+    """True when every element of `iterable` is a leaf."""
+    if is_leaf is None:
+        return all(tree_structure(x).node is None for x in iterable)
+    return all(tree_structure(x, is_leaf).node is None for x in iterable)
+
+
+def register_static(cls):
+    """Register `cls` as a node without children: its instances are part of the structure."""
+    register_pytree_node(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
+
+
+def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields=()):
+    """Register a dataclass: `data_fields` are children, `meta_fields` are structure
+    (by default, fields declared with `metadata=dict(static=True)` are meta)."""
+    import dataclasses
+    if data_fields is None or meta_fields is None:
+        fields = [f for f in dataclasses.fields(nodetype) if f.name not in drop_fields]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+        data_fields = [f.name for f in fields if f.name not in meta_fields]
+    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+
+    def flatten_with_keys(x):
+        aux = tuple(getattr(x, m) for m in meta_fields)
+        return [(GetAttrKey(d), getattr(x, d)) for d in data_fields], aux
+
+    def unflatten(aux, children):
+        return nodetype(**dict(zip(meta_fields, aux)), **dict(zip(data_fields, children)))
+
+    register_pytree_with_keys(nodetype, flatten_with_keys, unflatten)
+    return nodetype
+
+
+class Partial(functools.partial):
+    """functools.partial whose bound arguments are pytree leaves (the function is structure),
+    so it can be passed into and returned from transformed functions.
+
+        >>> add_one = Partial(operator.add, 1.0)
+        >>> jit(lambda f, x: f(x))(add_one, 2.0)
+    """
+
+    def __new__(cls, func, *args, **kw):
+        if isinstance(func, functools.partial):      # flatten nested partials, as JAX does
+            base = super().__new__(cls, func, *args, **kw)
+            return super().__new__(cls, base.func, *base.args, **base.keywords)
+        return super().__new__(cls, func, *args, **kw)
+
+
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
+                     lambda func, c: Partial(func, *c[0], **c[1]))
+
+
+# ---- key paths ----------------------------------------------------------------------------------
+_key_flatteners = {}      # node type -> flatten_with_keys(x) -> ([(key, child)], aux)
+
+
+def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
+    """Register `nodetype` with a flattener that names its children:
+    flatten_with_keys(x) -> ([(key_entry, child), ...], aux)."""
+    if flatten_func is None:
+        def flatten_func(x):
+            pairs, aux = flatten_with_keys(x)
+            return [c for _, c in pairs], aux
+    register_pytree_node(nodetype, flatten_func, unflatten_func)
+    _key_flatteners[nodetype] = flatten_with_keys
+
+
+def register_pytree_with_keys_class(cls):
+    """Class decorator: the class defines `tree_flatten_with_keys()`, `tree_unflatten`."""
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten,
+                              getattr(cls, "tree_flatten", None) and (lambda x: x.tree_flatten()))
+    return cls
+
+
+def _keyed_children(x, node):
+    """[(key entry, child)] of a node of type `node`."""
+    if node == "namedtuple":
+        return [(GetAttrKey(f), c) for f, c in zip(x._fields, x)]
+    if node in (tuple, list):
+        return [(SequenceKey(i), c) for i, c in enumerate(x)]
+    if node is type(None):
+        return []
+    if node in _key_flatteners:
+        return list(_key_flatteners[node](x)[0])
+    children, aux = _registry[node][0](x)
+    if node in (dict, collections.OrderedDict):
+        return [(DictKey(k), c) for k, c in zip(aux, children)]
+    if node is collections.defaultdict:
+        return [(DictKey(k), c) for k, c in zip(aux[1], children)]
+    return [(FlattenedIndexKey(i), c) for i, c in enumerate(children)]
+
+
+def _stops(is_leaf, takes_path, path, x):
+    if is_leaf is None:
+        return False
+    return is_leaf(path, x) if takes_path else is_leaf(x)
+
+
+def _walk(x, path, out, is_leaf, takes_path):
+    """Append (path, leaf) pairs to `out`; returns x's PyTreeDef."""
+    node = None if _stops(is_leaf, takes_path, path, x) else _node_type(x)
+    if node is None:
+        out.append((path, x))
+        return _LEAF
+    aux = (type(x),) if node == "namedtuple" else _registry[node][0](x)[1]
+    children = [_walk(c, path + (k,), out, is_leaf, takes_path)
+                for k, c in _keyed_children(x, node)]
+    return PyTreeDef(node, aux, children)
+
+
+def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+    """-> ([(key path, leaf), ...], treedef).  With `is_leaf_takes_path`, is_leaf(path, x)."""
+    out = []
+    treedef = _walk(tree, (), out, is_leaf, is_leaf_takes_path)
+    return out, treedef
+
+
+def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+    """[(key path, leaf), ...]."""
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
+
+
+def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
+    """Like tree_map, with the leaf's key path as f's first argument:
+    tree_map_with_path(lambda path, x: ..., tree)."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    others = [treedef_flatten_up_to(treedef, r) for r in rest]
+    return treedef.unflatten([f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
+
+
+KeyEntry = (SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey)
 
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
            "register_pytree_node", "register_pytree_node_class", "PyTreeDef", "tree_reduce",
-           "tree_all", "treedef_flatten_up_to"]
+           "tree_reduce_associative", "tree_all", "treedef_flatten_up_to", "tree_transpose",
+           "tree_broadcast", "treedef_children", "treedef_is_leaf", "treedef_tuple",
+           "flatten_one_level", "all_leaves", "register_static", "register_dataclass",
+           "Partial", "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey", "keystr",
+           "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path",
+           "register_pytree_with_keys", "register_pytree_with_keys_class"]

@@ -18,6 +18,7 @@ REGISTRY = {
     "compile": "compile",
     "gp_nll": "gp_nll",
     "random": "random",
+    "cnn": "cnn",
 }
 
 

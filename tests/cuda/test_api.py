@@ -201,3 +201,11 @@ def test_scalar_reshaped_from_a_buffer_the_plan_reuses():
     g = xf.grad(f, argnums=(0, 1))
     for got, want in zip(xf.jit(g, backend="cuda")(*args), g(*args)):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)
+
+
+def test_convolution_names_itself_and_says_to_use_the_cpu():
+    x, w = np.ones((1, 5, 5, 1)), np.ones((3, 3, 1, 2))
+    conv = lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME",            # noqa: E731
+                                                 dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    with pytest.raises(LoweringError, match=r"CUDA backend.*'conv_general_dilated'.*backend='cpu'"):
+        xf.jit(conv, backend="cuda")(x, w)

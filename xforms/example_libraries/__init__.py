@@ -1,1 +1,2 @@
-"""JAX's example libraries (`jax.example_libraries`), for programs written on them."""
+"""`xforms.example_libraries`: JAX's small reference libraries (`optimizers`, `stax`), with
+the same signatures, so programs written on them run by changing imports."""

@@ -404,9 +404,16 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis):
 from .collectives import (all_gather, all_to_all, axis_index, axis_size, pmax,  # noqa: E402
                           pmean, pmin, ppermute, pshuffle, psum, psum_scatter)
 
+from .convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: E402
+                          conv_general_dilated, conv_transpose, conv_with_general_padding,
+                          padtype_to_pads)
+from .windowed import reduce_window  # noqa: E402
+
 __all__ = [
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "pshuffle",
     "all_to_all", "axis_index", "axis_size",
+    "conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
+    "conv_dimension_numbers", "ConvDimensionNumbers", "padtype_to_pads", "reduce_window",
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "select", "stop_gradient",
     "clamp", "square", "reciprocal", "iota", "broadcasted_iota", "full", "dot",
     "dynamic_slice_in_dim", "dynamic_update_slice_in_dim",

@@ -1,126 +1,18 @@
-"""`xforms.nn`: activation functions with JAX's signatures and defaults.
+"""`xforms.nn`: JAX's `jax.nn` activation functions (functions.py: relu, sigmoid, softplus,
+softmax, log_softmax, logsumexp, gelu; activations.py: the others).
 
-    >>> xf.nn.relu(xnp.array([-1.0, 2.0]))
+    >>> import xforms.nn as nn
+    >>> nn.relu(xnp.array([-1.0, 2.0]))
 """
-import math
-
-import numpy as np
-
-from .. import numpy as xnp
-from ..numpy._util import float_of
-from ..primitives import elementwise as ew
-
-
-def relu(x):
-    """max(x, 0); integer inputs stay integers.  The derivative at 0 is 0, as in JAX."""
-    x = xnp.asarray(x) if not hasattr(x, "dtype") else x
-    return xnp.where(x > 0, x, xnp.zeros_like(x))
+from .functions import (gelu, log_softmax, logsumexp, relu, sigmoid, softmax,  # noqa: F401
+                        softplus)
+from .activations import (celu, elu, glu, hard_sigmoid, hard_silu, hard_swish,  # noqa: F401
+                          hard_tanh, identity, leaky_relu, log1mexp, log_sigmoid, mish,
+                          one_hot, relu6, selu, silu, soft_sign, sparse_plus, sparse_sigmoid,
+                          squareplus, standardize, swish, tanh)
 
 
-def sigmoid(x):
-    return ew.logistic(float_of(x))
+def dot_product_attention(*args, **kwargs):
+    raise NotImplementedError("xforms.nn.dot_product_attention is not implemented yet")
 
-
-def softplus(x):
-    return xnp.logaddexp(x, 0.0)
-
-
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """log(sum(b * exp(a))) computed stably (the max is held out of the gradient), with
-    JAX's signature: weights `b`, and `return_sign=True` -> (log|sum|, sign(sum)).
-
-    >>> xf.nn.logsumexp(xnp.array([0.0, 1000.0]))      # 1000.0
-    """
-    from ..api import stop_gradient
-    a = float_of(a)
-    m = stop_gradient(xnp.max(a, axis=axis, keepdims=True))
-    m = xnp.where(xnp.isfinite(m), m, 0.0)
-    e = xnp.exp(a - m)
-    s = xnp.sum(e if b is None else xnp.multiply(b, e), axis=axis, keepdims=True)
-    sign = xnp.sign(s)
-    out = xnp.log(xnp.abs(s) if return_sign else s) + m
-    if not keepdims:
-        squeeze = (lambda v: xnp.squeeze(v, axis=axis)) if axis is not None else (
-            lambda v: xnp.reshape(v, ()))
-        out, sign = squeeze(out), squeeze(sign)
-    return (out, sign) if return_sign else out
-
-
-def log_softmax(x, axis=-1):
-    from ..api import stop_gradient
-    x = float_of(x)
-    shifted = x - stop_gradient(xnp.max(x, axis=axis, keepdims=True))
-    return shifted - xnp.log(xnp.sum(xnp.exp(shifted), axis=axis, keepdims=True))
-
-
-def softmax(x, axis=-1):
-    from ..api import stop_gradient
-    x = float_of(x)
-    unnormalized = xnp.exp(x - stop_gradient(xnp.max(x, axis=axis, keepdims=True)))
-    return unnormalized / xnp.sum(unnormalized, axis=axis, keepdims=True)
-
-
-def gelu(x, approximate=True):
-    """Gaussian error linear unit: the tanh approximation (JAX's default) or, with
-    `approximate=False`, the exact x * Phi(x).  >>> xf.nn.gelu(xnp.array([-1.0, 2.0]))"""
-    x = float_of(x)
-    if approximate:
-        c = math.sqrt(2 / math.pi)              # a Python float: weak, float32 stays float32
-        return 0.5 * x * (1 + xnp.tanh(c * (x + 0.044715 * (x * x * x))))
-    return 0.5 * x * _erfc(x * -math.sqrt(0.5))
-
-
-def _cheb_fit(fn, lo, hi, deg):
-    """Chebyshev interpolant of the scalar function fn on [lo, hi] (coefficients, lo, hi)."""
-    from numpy.polynomial import chebyshev
-    coeffs = chebyshev.chebinterpolate(
-        lambda t: np.array([fn(lo + (hi - lo) * (v + 1) / 2) for v in t]), deg)
-    return tuple(float(c) for c in coeffs), lo, hi
-
-
-def _clenshaw(fit, x):
-    coeffs, lo, hi = fit
-    t = (2 * x - (lo + hi)) * (1 / (hi - lo))
-    b1, b2 = 0.0, 0.0
-    for c in reversed(coeffs[1:]):
-        b1, b2 = 2 * t * b1 - b2 + c, b1
-    return t * b1 - b2 + coeffs[0]
-
-
-def _erfcx(z):
-    """exp(z^2) erfc(z) for z >= 0, at fit time (asymptotic series where erfc underflows)."""
-    if z < 25:
-        return math.erfc(z) * math.exp(z * z)
-    return (1 - 1 / (2 * z * z) + 3 / (4 * z ** 4) - 15 / (8 * z ** 6)) / (z * math.sqrt(math.pi))
-
-
-# erf(z) = z * P(z^2) for |z| < 1/2 (P is fitted a little beyond, so its derivative stays
-# accurate at the seam), and for z >= 0, with Weideman's mapping t = (3 - z) / (3 + z),
-# erfc(z) = exp(-z^2) * 2 / (1 + 2z) * G(t).  P and G are smooth on their intervals, so values
-# and derivatives are accurate to about 1e-14 relative in float64, erfc's tail included.
-_ERF_SMALL = _cheb_fit(lambda u: math.erf(math.sqrt(u)) / math.sqrt(u), 0.0, 0.5, 14)
-_ERFC_G = _cheb_fit(lambda t: _erfcx(3 * (1 - t) / (1 + t)) * (1 + 6 * (1 - t) / (1 + t)) / 2,
-                    -1.0, 1.0, 20)
-
-
-def _erfc_nonneg(a):
-    a = xnp.minimum(a, 30.0)                     # erfc(30) underflows; keeps t finite at inf
-    return xnp.exp(-(a * a)) * (2 / (1 + 2 * a)) * _clenshaw(_ERFC_G, (3 - a) / (3 + a))
-
-
-def _erf(z):
-    small = z * _clenshaw(_ERF_SMALL, xnp.minimum(z * z, 0.25))
-    return xnp.where(xnp.abs(z) < 0.5, small, xnp.sign(z) * (1 - _erfc_nonneg(xnp.abs(z))))
-
-
-def _erfc(z):
-    tail = _erfc_nonneg(xnp.abs(z))
-    return xnp.where(z >= 0, tail, 2 - tail)
-
-
-def one_hot(x, num_classes, dtype=np.float64):
-    x = xnp.asarray(x)
-    return (x[..., None] == xnp.arange(num_classes)).astype(dtype)
-
-
-from . import initializers  # noqa: E402,F401  (jax.nn.initializers)
+from . import initializers  # noqa: E402,F401  (xforms.nn.initializers)

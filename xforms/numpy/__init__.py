@@ -32,6 +32,7 @@ from .bitwise_ops import (bitwise_left_shift, bitwise_right_shift, bitwise_xor, 
                           right_shift)
 from . import linalg
 from . import fft
+from .convolve import convolve, correlate
 from . import methods as _methods  # noqa: F401  (installs operators on traced values)
 from ._util import returns_arrays as _returns_arrays
 from .manipulation import broadcast_to

@@ -13,3 +13,4 @@ from . import bitwise  # noqa: E402,F401  (bit shifts: the PRNG hash)
 from . import cond, loops, scan  # noqa: E402,F401  (control flow; helpers in control_flow.py)
 from . import collectives  # noqa: E402,F401  (named-axis collectives: vmap axes, MPI)
 from . import linalg, linalg_spectral  # noqa: E402,F401  (factorisations)
+from . import conv  # noqa: E402,F401

@@ -1,5 +1,5 @@
-"""`xforms.scipy`: JAX's jax.scipy namespaces (`linalg`, `special`, `stats`, ...).
+"""`xforms.scipy`: JAX's jax.scipy namespaces (`linalg`, `signal`, `special`, `stats`).
 
     >>> import xforms.scipy.special as xsp
 """
-from . import linalg, special, stats  # noqa: F401
+from . import linalg, signal, special, stats  # noqa: F401

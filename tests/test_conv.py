@@ -1,0 +1,356 @@
+"""lax.conv_general_dilated (and conv, conv_with_general_padding, conv_transpose) and
+lax.reduce_window: values against direct NumPy loops and JAX, derivatives to second order,
+vmap against a Python loop, jit (the im2col + BLAS CPU kernel) against eager."""
+import itertools
+
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+from xforms.test_util import check_grads
+
+NHWC = ("NHWC", "HWIO", "NHWC")
+
+
+# ---- reference: one multiply-add per output element, window position and channel ----------
+def conv_loop(x, w, strides, padding, lhs_dil, rhs_dil, G=1, B=1):
+    """x (N, C, *sp), w (O, I, *k) -> (N // B, O, *out); the definition, element by element."""
+    N, C, *sp = x.shape
+    O, I, *ks = w.shape
+    Og = O // (G * B)
+    out_sp = []
+    for n, k, s, (lo, hi), ld, rd in zip(sp, ks, strides, padding, lhs_dil, rhs_dil):
+        size = (n - 1) * ld + 1 + lo + hi - ((k - 1) * rd + 1)
+        out_sp.append(max(size // s + 1, 0) if size >= 0 else 0)
+    out = np.zeros((N // B, O, *out_sp), np.result_type(x, w))
+    for n, o in itertools.product(range(N // B), range(O)):
+        grp = o // Og
+        b, g = grp // G, grp % G
+        for pos in itertools.product(*map(range, out_sp)):
+            acc = 0
+            for c in range(I):
+                for kk in itertools.product(*map(range, ks)):
+                    src = []
+                    for p, kq, s, (lo, _), ld, rd, size in zip(pos, kk, strides, padding,
+                                                               lhs_dil, rhs_dil, sp):
+                        q = p * s + kq * rd - lo
+                        if q < 0 or q % ld or q // ld >= size:
+                            break
+                        src.append(q // ld)
+                    else:
+                        acc += x[(b * (N // B) + n, g * I + c) + tuple(src)] * w[(o, c) + kk]
+            out[(n, o) + pos] = acc
+    return out
+
+
+CASES = [   # (lhs shape NCHW, rhs shape OIHW, strides, padding, lhs_dil, rhs_dil, G, B)
+    ((2, 3, 5, 4), (4, 3, 3, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1), 1, 1),
+    ((1, 2, 6, 5), (3, 2, 2, 3), (2, 1), ((1, 2), (2, 0)), (1, 1), (1, 1), 1, 1),
+    ((2, 2, 5, 5), (2, 2, 2, 2), (1, 2), ((1, 1), (0, -1)), (2, 1), (1, 2), 1, 1),
+    ((1, 4, 4, 5), (6, 2, 2, 2), (1, 1), ((1, 0), (0, 1)), (1, 1), (2, 1), 2, 1),
+    ((4, 2, 4, 3), (6, 2, 3, 1), (1, 1), ((1, 1), (0, 0)), (1, 1), (1, 1), 1, 2),
+    ((2, 1, 7), (3, 1, 3), (3,), ((2, 1),), (2,), (1,), 1, 1),                   # 1-d
+    ((1, 2, 3, 3, 4), (2, 2, 2, 1, 2), (1, 1, 2), ((0, 1), (1, 0), (0, 0)),     # 3-d
+     (1, 1, 1), (1, 2, 1), 1, 1),
+]
+
+
+def _args(case, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    xs, ws = case[0], case[1]
+    return rng.normal(size=xs).astype(dtype), rng.normal(size=ws).astype(dtype)
+
+
+def _conv(case):
+    _, _, strides, padding, ld, rd, G, B = case
+    return lambda x, w: lax.conv_general_dilated(x, w, strides, padding, ld, rd,
+                                                 feature_group_count=G, batch_group_count=B)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_conv_matches_loop(case):
+    x, w = _args(case)
+    want = conv_loop(x, w, *case[2:])
+    np.testing.assert_allclose(_conv(case)(x, w), want, rtol=1e-12, atol=1e-12)
+    x32, w32 = _args(case, np.float32)
+    got32 = _conv(case)(x32, w32)
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32, conv_loop(x32, w32, *case[2:]), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", CASES[:5])
+def test_conv_grads_second_order(case):
+    x, w = _args(case)
+    check_grads(_conv(case), (x, w), order=2, modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("case", [CASES[1], CASES[3], CASES[4]])
+@pytest.mark.parametrize("in_axes", [(0, None), (None, 0), (0, 0), (1, 1)])
+def test_conv_vmap_matches_loop(case, in_axes):
+    f = _conv(case)
+    rng = np.random.default_rng(1)
+    xs = rng.normal(size=(3,) + case[0])
+    ws = rng.normal(size=(3,) + case[1])
+    x0, w0 = _args(case)
+    X = x0 if in_axes[0] is None else np.moveaxis(xs, 0, in_axes[0])
+    W = w0 if in_axes[1] is None else np.moveaxis(ws, 0, in_axes[1])
+    got = xf.vmap(f, in_axes=in_axes)(X, W)
+    want = np.stack([f(xs[i] if in_axes[0] is not None else x0,
+                       ws[i] if in_axes[1] is not None else w0) for i in range(3)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_jit_matches_eager_and_grad():
+    """The compiled kernel (one program holding several layouts and groups, on both paths:
+    im2col + BLAS for windows of many elements, direct loops for small ones)."""
+    def prog(x, w, xg, wg, xb, wb, x1, w1, x2, w2, xh, wh):
+        a = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=NHWC)
+        b = _conv(CASES[2])(x2, w2)
+        c = _conv(CASES[3])(xg, wg)
+        d = _conv(CASES[4])(xb, wb)
+        e = _conv(CASES[5])(x1, w1)
+        f = lax.conv_general_dilated(xh, wh, (1, 2), "VALID",   # im2col, 2 groups
+                                     dimension_numbers=NHWC, feature_group_count=2)
+        return a, b, c, d, e, f
+
+    rng = np.random.default_rng(2)
+    args = [rng.normal(size=(2, 6, 5, 3)), rng.normal(size=(3, 3, 3, 4)),
+            *_args(CASES[3]), *_args(CASES[4]), *_args(CASES[5]), *_args(CASES[2]),
+            rng.normal(size=(1, 5, 6, 4)), rng.normal(size=(3, 3, 2, 4))]
+    got, want = xf.jit(prog)(*args), prog(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+    def loss(x, w, xg, wg):
+        a = lax.conv_general_dilated(x, w, (2, 1), "SAME", dimension_numbers=NHWC)
+        return xnp.sum(xnp.tanh(a)) + xnp.sum(_conv(CASES[3])(xg, wg) ** 2)
+
+    g_jit = xf.jit(xf.grad(loss, (0, 1, 2, 3)))(*args[:4])
+    g_eager = xf.grad(loss, (0, 1, 2, 3))(*args[:4])
+    for a, b in zip(g_jit, g_eager):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_jit_integer_and_float32():
+    x = np.arange(2 * 5 * 5 * 2, dtype=np.int64).reshape(2, 5, 5, 2) % 7
+    w = np.arange(3 * 3 * 2 * 3, dtype=np.int64).reshape(3, 3, 2, 3) % 5 - 2
+    f = xf.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID",
+                                                     dimension_numbers=NHWC))
+    got = f(x, w)
+    want = conv_loop(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), (1, 1),
+                     ((0, 0), (0, 0)), (1, 1), (1, 1)).transpose(0, 2, 3, 1)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+    got32 = f(x.astype(np.float32), w.astype(np.float32))
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32, want, rtol=1e-6)
+
+
+def test_string_dimension_numbers_and_padding_match_jax():
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 7, 3, 6))          # N H C W
+    w = rng.normal(size=(4, 3, 2, 3))          # H W O I  (I = C / 1)
+    for pad, ws in [("SAME", (2, 1)), ("SAME_LOWER", (1, 2)), ("VALID", (2, 2)),
+                    (((1, 0), (2, -1)), (1, 1))]:
+        kw = dict(dimension_numbers=("NHCW", "HWOI", "NWCH"), rhs_dilation=(1, 2))
+        got = lax.conv_general_dilated(x, w[:, :, :, :3], ws, pad, **kw)
+        want = jax.lax.conv_general_dilated(x, w[:, :, :, :3], ws, pad, **kw)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    xs, wk = rng.normal(size=(1, 2, 6, 6)), rng.normal(size=(3, 2, 3, 3))
+    np.testing.assert_allclose(lax.conv(xs, wk, (2, 2), "SAME"),
+                               jax.lax.conv(xs, wk, (2, 2), "SAME"), rtol=1e-12)
+    np.testing.assert_allclose(
+        lax.conv_with_general_padding(xs, wk, (1, 1), ((1, 2), (0, 1)), (2, 1), (1, 2)),
+        jax.lax.conv_with_general_padding(xs, wk, (1, 1), ((1, 2), (0, 1)), (2, 1), (1, 2)),
+        rtol=1e-12)
+    xt, wt = rng.normal(size=(1, 5, 5, 2)), rng.normal(size=(3, 3, 2, 4))
+    for pad in ("SAME", "VALID", ((1, 1), (2, 0))):
+        for tk in (False, True):
+            wk2 = wt if not tk else rng.normal(size=(3, 3, 4, 2))
+            np.testing.assert_allclose(
+                lax.conv_transpose(xt, wk2, (2, 2), pad, transpose_kernel=tk),
+                jax.lax.conv_transpose(xt, wk2, (2, 2), pad, transpose_kernel=tk), rtol=1e-12)
+    out = lax.conv(xs.astype(np.float32), wk.astype(np.float32), (1, 1), "SAME",
+                   preferred_element_type=np.float64)
+    assert out.dtype == np.float64
+
+
+def test_conv_errors():
+    x, w = np.ones((1, 3, 5, 5)), np.ones((2, 2, 3, 3))
+    with pytest.raises(TypeError, match="feature"):
+        lax.conv(x, w, (1, 1), "SAME")
+    with pytest.raises(RuntimeError, match="padding"):
+        lax.conv(x, np.ones((2, 3, 3, 3)), (1, 1), "FULL")
+    with pytest.raises(ValueError, match="transposed convolution"):
+        lax.conv_general_dilated(x, np.ones((2, 3, 3, 3)), (1, 1), "SAME", lhs_dilation=(2, 2))
+    with pytest.raises(ValueError, match="window_strides"):
+        lax.conv(x, np.ones((2, 3, 3, 3)), (1,), "SAME")
+
+
+# ---- reduce_window ------------------------------------------------------------------------
+def window_loop(x, init, op, window, strides, padding, base_dil, win_dil):
+    """The definition: fold op over each window's operand elements, starting from init."""
+    out_sp = []
+    for n, k, s, (lo, hi), b, d in zip(x.shape, window, strides, padding, base_dil, win_dil):
+        size = (n - 1) * b + 1 + lo + hi - ((k - 1) * d + 1)
+        out_sp.append(size // s + 1 if size >= 0 else 0)
+    out = np.full(out_sp, init, x.dtype)
+    for pos in itertools.product(*map(range, out_sp)):
+        acc = init
+        for kk in itertools.product(*map(range, window)):
+            src = []
+            for p, kq, s, (lo, _), b, d, n in zip(pos, kk, strides, padding, base_dil, win_dil,
+                                                   x.shape):
+                q = p * s + kq * d - lo
+                if q < 0 or q % b or q // b >= n:
+                    break
+                src.append(q // b)
+            else:
+                acc = op(acc, x[tuple(src)])
+        out[pos] = acc
+    return out
+
+
+WINDOW_CASES = [   # (init, lax op, numpy op, window, strides, padding, base_dil, win_dil)
+    (-np.inf, "max", np.maximum, (1, 2, 2, 1), (1, 2, 2, 1), "VALID", None, None),
+    (0.0, "add", np.add, (1, 3, 3, 1), (1, 1, 1, 1), "SAME", None, None),
+    (np.inf, "min", np.minimum, (1, 2, 3, 1), (1, 2, 1, 1),
+     ((0, 0), (1, 2), (0, 1), (0, 0)), (1, 2, 1, 1), (1, 1, 2, 1)),
+    (1.5, "add", np.add, (1, 2, 2, 1), (1, 1, 2, 1), "SAME_LOWER", None, (1, 2, 1, 1)),
+    (-np.inf, "max", np.maximum, (1, 3, 3, 1), (1, 2, 2, 1), "SAME", None, None),
+]
+
+
+def _window(case):
+    init, op, _, wd, ws, pad, bd, wdl = case
+    return lambda x: lax.reduce_window(x, init, getattr(lax, op), wd, ws, pad, bd, wdl)
+
+
+def _pads(case, shape):
+    pad = case[5]
+    if isinstance(pad, str):
+        eff = [(k - 1) * d + 1 for k, d in zip(case[3], case[7] or (1,) * 4)]
+        return lax.padtype_to_pads(shape, eff, case[4], pad)
+    return pad
+
+
+@pytest.mark.parametrize("case", WINDOW_CASES)
+def test_reduce_window_matches_loop(case):
+    x = np.random.default_rng(4).normal(size=(2, 7, 6, 2))
+    want = window_loop(x, case[0], case[2], case[3], case[4], _pads(case, x.shape),
+                       case[6] or (1,) * 4, case[7] or (1,) * 4)
+    np.testing.assert_allclose(_window(case)(x), want, rtol=1e-13)
+    np.testing.assert_allclose(_window(case)(x.astype(np.float32)), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", WINDOW_CASES)
+def test_reduce_window_grads(case):
+    x = np.random.default_rng(5).normal(size=(1, 5, 4, 2))   # distinct values: no ties
+    f = _window(case)
+
+    def finite(v):            # windows of padding only hold +-inf: no finite differences
+        y = f(v)
+        return xnp.where(xnp.isfinite(y), y, 0.0)
+
+    check_grads(finite, (x,), order=2, modes=("fwd", "rev"))
+
+
+def test_reduce_window_vmap_jit_and_pooling():
+    x = np.random.default_rng(6).normal(size=(3, 2, 6, 6, 2))
+    f = _window(WINDOW_CASES[4])
+    np.testing.assert_allclose(xf.vmap(f)(x), np.stack([f(v) for v in x]), rtol=1e-13)
+    np.testing.assert_allclose(xf.vmap(f, in_axes=1)(x), np.stack([f(x[:, i]) for i in
+                                                                   range(2)]), rtol=1e-13)
+
+    def pools(v):        # the stax / flax pooling patterns
+        mx = lax.reduce_window(v, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        sm = lax.reduce_window(v, 0.0, lax.add, (1, 3, 3, 1), (1, 1, 1, 1), "SAME")
+        avg = lax.reduce_window(v, 0.0, lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") / 4.0
+        return mx, sm, avg
+
+    got, want = xf.jit(pools)(x[0]), pools(x[0])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-13)
+    blocks = x[0].reshape(2, 3, 2, 3, 2, 2)
+    np.testing.assert_allclose(got[0], blocks.max(axis=(2, 4)), rtol=1e-13)
+    np.testing.assert_allclose(got[2], blocks.mean(axis=(2, 4)), rtol=1e-13)
+
+
+def test_max_pool_gradient_goes_to_first_max_like_jax():
+    x = np.array([[1.0, 3.0, 3.0, 0.0]])
+    g = xf.grad(lambda v: xnp.sum(lax.reduce_window(v, -np.inf, lax.max, (1, 2), (1, 2),
+                                                    "VALID")))(x)
+    np.testing.assert_array_equal(g, [[0.0, 1.0, 1.0, 0.0]])
+    g = xf.grad(lambda v: xnp.sum(lax.reduce_window(v, -np.inf, lax.max, (1, 3), (1, 1),
+                                                    "VALID")))(x)
+    np.testing.assert_array_equal(g, [[0.0, 2.0, 0.0, 0.0]])    # JAX: ties go to the first
+    jax = pytest.importorskip("jax")
+    gj = jax.grad(lambda v: jax.numpy.sum(jax.lax.reduce_window(
+        v, -np.inf, jax.lax.max, (1, 3), (1, 1), "VALID")))(x)
+    np.testing.assert_array_equal(g, gj)
+
+
+def test_reduce_window_integer_and_errors():
+    x = np.arange(12).reshape(3, 4)
+    got = lax.reduce_window(x, np.iinfo(np.int64).min, lax.max, (2, 2), (1, 1), "VALID")
+    np.testing.assert_array_equal(got, [[5, 6, 7], [9, 10, 11]])
+    with pytest.raises(NotImplementedError, match="several operands"):
+        lax.reduce_window((x, x), (0, 0), lambda a, b: a, (2, 2), (1, 1), "VALID")
+    with pytest.raises(ValueError, match="window_dimensions"):
+        lax.reduce_window(x, 0, lax.add, (2,), (1,), "VALID")
+
+
+# ---- xnp.convolve / correlate, xforms.scipy.signal ---------------------------------------------
+def _pairs_1d():
+    r = np.random.default_rng(7)
+    return [(r.normal(size=7), r.normal(size=3)), (r.normal(size=3), r.normal(size=5)),
+            (r.normal(size=4) + 1j * r.normal(size=4), r.normal(size=6) - 1j * r.normal(size=6)),
+            (np.arange(5), np.arange(3)), (r.normal(size=6).astype(np.float32), np.ones(2, np.float32))]
+
+
+@pytest.mark.parametrize("op", ["convolve", "correlate"])
+def test_numpy_convolve_correlate_match_numpy(op):
+    for a, v in _pairs_1d():
+        for mode in ("full", "same", "valid"):
+            got = getattr(xnp, op)(a, v, mode)
+            want = getattr(np, op)(a, v, mode)
+            assert got.dtype == np.result_type(want.dtype, np.float32 if a.dtype == np.float32
+                                               else np.float64)
+            np.testing.assert_allclose(got, want, rtol=1e-5 if a.dtype == np.float32 else 1e-12,
+                                       atol=1e-6)
+    with pytest.raises(ValueError, match="1-dimensional"):
+        getattr(xnp, op)(np.ones((2, 2)), np.ones(2))
+    with pytest.raises(ValueError, match="mode"):
+        getattr(xnp, op)(np.ones(3), np.ones(2), "circular")
+
+
+def test_convolve_transforms():
+    a, v = np.random.default_rng(8).normal(size=(2, 6))
+    check_grads(lambda a, v: xnp.convolve(a, v[:3], "same"), (a, v), order=2)
+    got = xf.vmap(lambda a: xnp.correlate(a, v[:2], "full"))(np.stack([a, v]))
+    np.testing.assert_allclose(got, [np.correlate(a, v[:2], "full"),
+                                     np.correlate(v, v[:2], "full")], rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["convolve", "correlate"])
+def test_scipy_signal_matches_scipy(op):
+    signal = pytest.importorskip("scipy.signal")
+    import xforms.scipy.signal as xsig
+    r = np.random.default_rng(9)
+    pairs = [(r.normal(size=(5, 6)), r.normal(size=(2, 3))),
+             (r.normal(size=(2, 3)), r.normal(size=(4, 5))),
+             (np.arange(12).reshape(3, 4), np.arange(4).reshape(2, 2)),
+             (r.normal(size=(3, 4, 5)), r.normal(size=(2, 1, 3)) + 1j)]
+    for a, v in pairs:
+        for mode in ("full", "same", "valid"):
+            for method in ("auto", "direct"):
+                got = getattr(xsig, op)(a, v, mode, method)
+                want = getattr(signal, op)(a, v, mode, method="direct")
+                np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11)
+    with pytest.raises(NotImplementedError, match="fft"):
+        getattr(xsig, op)(a, v, method="fft")
+    with pytest.raises(ValueError, match="smaller"):
+        getattr(xsig, op)(np.ones((3, 2)), np.ones((2, 3)))

@@ -1,0 +1,171 @@
+"""The rest of JAX's `jax.nn` activations, written on `xforms.numpy` (so every transform
+applies).  Each matches JAX's value and, at its kinks, JAX's derivative: the branch chosen by
+`where` at a kink is the one JAX's definition (or custom jvp) differentiates.
+
+    >>> xf.nn.elu(xnp.array([-1.0, 0.5]))
+    Array([-0.63212056,  0.5       ])
+"""
+import math
+
+import numpy as np
+
+from .. import numpy as xnp
+from ..numpy._util import float_of
+from .functions import sigmoid, softplus
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def identity(x):
+    return xnp.asarray(x)
+
+
+def tanh(x):
+    return xnp.tanh(x)
+
+
+def relu6(x):
+    """min(max(x, 0), 6); the derivative is 0 at 0 and at 6 (as JAX's custom jvp)."""
+    x = xnp.asarray(x)
+    inner = xnp.where(x > 0, x, xnp.zeros_like(x))
+    return xnp.where(inner < 6, inner, 6.0)
+
+
+def hard_sigmoid(x):
+    """relu6(x + 3) / 6."""
+    return relu6(x + 3.0) / 6.0
+
+
+def hard_silu(x):
+    """x * hard_sigmoid(x)."""
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def silu(x):
+    """x * sigmoid(x)."""
+    x = float_of(x)
+    return x * sigmoid(x)
+
+
+swish = silu
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)) = -softplus(-x)."""
+    return -softplus(-float_of(x))
+
+
+def soft_sign(x):
+    """x / (|x| + 1); |x| has slope 1 at 0 here, as JAX's abs."""
+    x = float_of(x)
+    return x / (xnp.where(x >= 0, x, -x) + 1)
+
+
+def elu(x, alpha=1.0):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise (the exp of x > 0 is never formed)."""
+    x = float_of(x)
+    safe = xnp.where(x > 0, 0.0, x)
+    return xnp.where(x > 0, x, alpha * xnp.expm1(safe))
+
+
+def selu(x):
+    """scale * elu(x, alpha) with the self-normalizing constants."""
+    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+
+
+def celu(x, alpha=1.0):
+    """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
+    x = float_of(x)
+    return xnp.maximum(x, 0.0) + alpha * xnp.expm1(xnp.minimum(x, 0.0) / alpha)
+
+
+def leaky_relu(x, negative_slope=0.01):
+    """x for x >= 0, negative_slope * x otherwise (slope 1 at 0)."""
+    x = float_of(x)
+    return xnp.where(x >= 0, x, negative_slope * x)
+
+
+def hard_tanh(x):
+    """x clipped to [-1, 1]; slope 1 at the ends."""
+    x = float_of(x)
+    return xnp.where(x > 1, 1.0, xnp.where(x < -1, -1.0, x))
+
+
+def glu(x, axis=-1):
+    """Gated linear unit: the first half of `axis` times sigmoid of the second half."""
+    x = xnp.asarray(x)
+    size = x.shape[axis]
+    if size % 2:
+        raise AssertionError(f"glu: axis {axis} must have an even size, got {size}")
+    x1, x2 = xnp.split(x, 2, axis=axis)
+    return x1 * sigmoid(x2)
+
+
+def sparse_plus(x):
+    """0 for x <= -1, x for x >= 1, (x + 1)^2 / 4 between."""
+    x = float_of(x)
+    return xnp.where(x <= -1.0, 0.0, xnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def sparse_sigmoid(x):
+    """clip(x + 1, 0, 2) / 2 (the derivative of sparse_plus)."""
+    return 0.5 * xnp.clip(float_of(x) + 1.0, 0.0, 2.0)
+
+
+def squareplus(x, b=4):
+    """(x + sqrt(x^2 + b)) / 2."""
+    x = float_of(x)
+    return (x + xnp.sqrt(x * x + b)) / 2
+
+
+def mish(x):
+    """x * tanh(softplus(x))."""
+    x = float_of(x)
+    return x * xnp.tanh(softplus(x))
+
+
+def log1mexp(x):
+    """log(1 - exp(-x)) for x > 0, accurate for small and large x."""
+    x = float_of(x)
+    return xnp.where(x < math.log(2.0), xnp.log(-xnp.expm1(-x)), xnp.log1p(-xnp.exp(-x)))
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+    """(x - mean) / sqrt(variance + epsilon) along `axis` (statistics over `where` only)."""
+    x = float_of(x)
+
+    def avg(v):
+        if where is None:
+            return xnp.mean(v, axis, keepdims=True)
+        w = xnp.asarray(where)
+        return (xnp.sum(xnp.where(w, v, 0.0), axis, keepdims=True)
+                / xnp.sum(xnp.where(w, 1.0, 0.0), axis, keepdims=True))
+
+    if mean is None:
+        mean = avg(x)
+    if variance is None:
+        variance = avg(x * x) - mean * mean
+    return (x - mean) / xnp.sqrt(variance + epsilon)
+
+
+def one_hot(x, num_classes, *, dtype=np.float64, axis=-1):
+    """One-hot encoding along a new axis `axis`; out-of-range labels give all zeros.
+
+        >>> xf.nn.one_hot(xnp.array([0, 2]), 3)
+        Array([[1., 0., 0.], [0., 0., 1.]])
+    """
+    x = xnp.asarray(x)
+    num_classes = int(num_classes)
+    nd = x.ndim + 1
+    ax = axis + nd if axis < 0 else axis
+    if not 0 <= ax < nd:
+        raise ValueError(f"one_hot: axis {axis} out of range for a result of rank {nd}")
+    labels = xnp.expand_dims(x, ax)
+    shape = [1] * nd
+    shape[ax] = num_classes
+    classes = xnp.reshape(xnp.arange(num_classes), shape)
+    return (labels == classes).astype(dtype)
