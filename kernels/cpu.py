@@ -26,6 +26,7 @@ from xforms.core import Array
 from xforms.errors import LoweringError
 
 from . import codecache, emit_cpu_control, emit_cpu_ops  # noqa: F401  (register rules)
+from . import lower_cumulative, lower_sorting  # noqa: F401  (register rules)
 from .cpu_buffers import BufferPool
 from .dispatch import make_fast_call
 from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line

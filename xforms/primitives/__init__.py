@@ -9,3 +9,4 @@ from ..registry import ALL_PRIMITIVES, EXEMPT, exempt, lookup, primitive  # noqa
 
 from . import elementwise, structural, reductions, contraction, indexing  # noqa: E402,F401
 from . import cond, loops, scan  # noqa: E402,F401  (control flow; helpers in control_flow.py)
+from . import cumulative, sorting  # noqa: E402,F401
