@@ -167,3 +167,6 @@ def mm_tt(a, b, o):
 @numba.njit(cache=_CACHE, nogil=True)
 def vdot(a, b):
     return np.dot(a, b)
+
+
+from .sort_runtime import argsort_stable, argsort_stable_after  # noqa: E402,F401  (sort lowering)

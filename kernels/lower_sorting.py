@@ -1,21 +1,23 @@
 """CPU rule for `sort` (lax.sort: several operands sorted together by their first num_keys).
 
-Each operand is viewed as rows x n with the sorted dimension last (a transposed copy when it
-is not last).  Per row, the permutation comes from Numba's stable `np.argsort(kind=
+A loop nest runs over the other dimensions; each slice's keys are copied into contiguous
+buffers.  Per slice, the permutation comes from Numba's stable `np.argsort(kind=
 "mergesort")` (NaN last, as in JAX), one pass per key from the last key to the first
 (stable passes give the lexicographic order); complex keys sort by (real, imag).  Every
-operand's row is then gathered through the permutation.
+operand's slice is then gathered through the permutation (explicit loops: no transposed
+copies, no fancy indexing, both of which cost Numba seconds of compile time).
 """
 import numpy as np
 
-from .emit_cpu import OP_RULES, shape_str
+from .emit_cpu import OP_RULES, dtype_str
+from .emit_cpu_ops import _Nest
 
 
-def _rows(em, X, shape, dim, perm, R, n):
-    """An expression for X as a C-contiguous (R, n) array with `dim` last."""
-    if dim == len(shape) - 1:
-        return f"np.ascontiguousarray({X}).reshape(({R}, {n}))"
-    return f"np.ascontiguousarray(np.transpose({X}, {perm})).reshape(({R}, {n}))"
+def _at(idx, dim, j):
+    """Index text with j at position dim."""
+    parts = list(idx)
+    parts.insert(dim, j)
+    return ", ".join(parts)
 
 
 def _sort(em, eqn):
@@ -23,56 +25,40 @@ def _sort(em, eqn):
     dim, num_keys = eqn.params["dimension"], eqn.params["num_keys"]
     shape = tuple(xs[0].aval.shape)
     n = shape[dim]
-    R = int(np.prod(shape, dtype=np.int64)) // max(n, 1)
-    perm = tuple(d for d in range(len(shape)) if d != dim) + (dim,)
-    inv = tuple(int(i) for i in np.argsort(perm))
-    tshape = tuple(shape[d] for d in perm)
+    outer = shape[:dim] + shape[dim + 1:]
     for o in outs:
         em.alloc(o)
-    if R * n == 0:
+    if int(np.prod(shape, dtype=np.int64)) == 0:
         return
-    rows = []
-    for x in xs:
-        t = em.fresh("xs")
-        em.line(f"{t} = {_rows(em, em.atom(x), shape, dim, perm, R, n)}")
-        rows.append(t)
+    # contiguous copies of one slice of each key (complex: real and imaginary parts)
     keys = []
-    for x, t in zip(xs[:num_keys], rows):
-        kind = np.dtype(x.aval.dtype).kind
-        if kind == "c":
-            for part in ("real", "imag"):
-                k = em.fresh("key")
-                em.line(f"{k} = np.ascontiguousarray({t}.{part})")
-                keys.append(k)
-        elif kind == "b":
+    for x in xs[:num_keys]:
+        dt = np.dtype(x.aval.dtype)
+        parts = (".real", ".imag") if dt.kind == "c" else ("",)
+        kdt = np.dtype(np.uint8) if dt.kind == "b" else (
+            np.empty(0, dt).real.dtype if dt.kind == "c" else dt)
+        for part in parts:
             k = em.fresh("key")
-            em.line(f"{k} = {t}.astype(np.uint8)")
-            keys.append(k)
-        else:
-            keys.append(t)
-    dests = []
-    for o in outs:
-        if dim == len(shape) - 1:
-            dests.append(f"{em.A(o)}.reshape(({R}, {n}))")
-        else:
-            d = em.fresh("os")
-            em.line(f"{d} = np.empty(({R}, {n}), {em.A(o)}.dtype)")
-            dests.append(d)
-    dnames = []
-    for d in dests:
-        name = em.fresh("dst")
-        em.line(f"{name} = {d}")
-        dnames.append(name)
-    r, p = em.fresh("r"), em.fresh("p")
-    with em.counted_loop(r, R):
-        em.line(f"{p} = np.argsort({keys[-1]}[{r}], kind='mergesort')")
-        for k in reversed(keys[:-1]):
-            em.line(f"{p} = {p}[np.argsort({k}[{r}][{p}], kind='mergesort')]")
-        for src, dst in zip(rows, dnames):
-            em.line(f"{dst}[{r}, :] = {src}[{r}][{p}]")
-    if dim != len(shape) - 1:
-        for o, d in zip(outs, dnames):
-            em.line(f"{em.A(o)}[...] = np.transpose({d}.reshape({shape_str(tshape)}), {inv})")
+            em.line(f"{k} = np.empty({n}, {dtype_str(kdt)})")
+            keys.append((k, x, part, kdt))
+    em.runtime_used.update(("argsort_stable", "argsort_stable_after") if len(keys) > 1
+                           else ("argsort_stable",))
+    with _Nest(em, outer, "o") as oi:
+        j = em.fresh("j")
+        with em.counted_loop(j, n):
+            for k, x, part, kdt in keys:
+                val = f"{em.atom(x)}[{_at(oi, dim, j)}]{part}"
+                em.line(f"{k}[{j}] = {'np.uint8(' + val + ')' if kdt.kind == 'u' else val}")
+        p = em.fresh("p")
+        em.line(f"{p} = argsort_stable({keys[-1][0]})")
+        for k, *_ in reversed(keys[:-1]):
+            em.line(f"{p} = argsort_stable_after({k}, {p})")
+        j = em.fresh("j")
+        with em.counted_loop(j, n):      # loops: fancy indexing costs seconds to compile
+            pj = em.fresh("pj")
+            em.line(f"{pj} = {p}[{j}]")
+            for x, o in zip(xs, outs):
+                em.line(f"{em.A(o)}[{_at(oi, dim, j)}] = {em.atom(x)}[{_at(oi, dim, pj)}]")
 
 
 OP_RULES["sort"] = _sort

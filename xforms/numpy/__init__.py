@@ -15,8 +15,8 @@ from .indexing import nonzero, take
 from .linalg_ops import dot, einsum, inner, matmul, outer, tensordot, vdot
 from .reductions import (all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum,
                          var)
-from .manipulation import (atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, concatenate,
-                           expand_dims, flip, fliplr, flipud, hstack, moveaxis, ndim, pad, ravel,
+from .manipulation import (broadcast_arrays, broadcast_to, concatenate,
+                           expand_dims, flip, fliplr, flipud, hstack, moveaxis, ndim, ravel,
                            repeat, reshape, shape, size, split, squeeze, stack, swapaxes, tile,
                            transpose, vstack)
 from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
@@ -27,6 +27,31 @@ from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arcta
                      logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply,
                      negative, not_equal, positive, power, real, reciprocal, remainder, round,
                      sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide, where)
+from .mathfuncs import (allclose, angle, array_equal, array_equiv, copysign, deg2rad, degrees,
+                        divmod, fabs, fix, float_power, fmax, fmin, fmod, gcd, heaviside, hypot,
+                        iscomplex, iscomplexobj, isclose, isneginf, isposinf, isreal, isrealobj,
+                        lcm, ldexp, logaddexp2, modf, nan_to_num, rad2deg, radians, signbit, sinc,
+                        trunc)
+from .matrices import (diag, diag_indices, diag_indices_from, diagflat, diagonal, kron, cross,
+                       roll, rot90, trace, tril, tril_indices, tril_indices_from, triu,
+                       triu_indices, triu_indices_from, vander)
+from .joining import (append, array_split, atleast_1d, atleast_2d, atleast_3d, column_stack,
+                      delete, dsplit, dstack, hsplit, insert, rollaxis, row_stack, vsplit)
+from .cumulative import (cumprod, cumsum, cumulative_prod, cumulative_sum, diff, ediff1d,
+                         nancumprod, nancumsum, trapezoid)
+from .sorting import (argpartition, argsort, lexsort, partition, searchsorted, sort,
+                      sort_complex)
+from .along_axis import put_along_axis, take_along_axis
+from .nanfunctions import (nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd,
+                           nansum, nanvar)
+from .statistics import (average, bincount, corrcoef, count_nonzero, cov, digitize, histogram,
+                         interp, median, nanmedian, nanpercentile, nanquantile, percentile, ptp,
+                         quantile)
+from .setops import (isin, union1d, unique, unique_all, unique_counts, unique_inverse,
+                     unique_values)
+from .padding import pad
+from .index_tricks import c_, indices, ix_, meshgrid, mgrid, ogrid, r_
+from .selection import piecewise, select
 from . import linalg
 from . import methods as _methods  # noqa: F401  (installs operators on traced values)
 from ._util import returns_arrays as _returns_arrays
