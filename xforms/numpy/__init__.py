@@ -28,7 +28,7 @@ from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arcta
                      negative, not_equal, positive, power, real, reciprocal, remainder, round,
                      sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide, where)
 from .mathfuncs import (allclose, angle, array_equal, array_equiv, copysign, deg2rad, degrees,
-                        divmod, fabs, fix, float_power, fmax, fmin, fmod, gcd, heaviside, hypot,
+                        divmod, fabs, float_power, fmax, fmin, fmod, gcd, heaviside, hypot,
                         iscomplex, iscomplexobj, isclose, isneginf, isposinf, isreal, isrealobj,
                         lcm, ldexp, logaddexp2, modf, nan_to_num, rad2deg, radians, signbit, sinc,
                         trunc)

@@ -1,6 +1,6 @@
 """More elementwise functions of `xforms.numpy`, composed from the primitives with JAX's
 dtype rules: hypot angle sinc fmax fmin fabs nan_to_num logaddexp2 deg2rad rad2deg
-copysign signbit heaviside float_power fmod modf divmod trunc fix ldexp gcd lcm and the
+copysign signbit heaviside float_power fmod modf divmod trunc ldexp gcd lcm and the
 predicates isposinf isneginf iscomplex isreal iscomplexobj isrealobj isclose allclose
 array_equal array_equiv.
 
@@ -163,8 +163,6 @@ def trunc(x):
         return x
     return uf.where(ew.lt(x, ew._like(0, x)), ew.ceil(x), ew.floor(x))
 
-
-fix = trunc
 
 
 def fmod(x1, x2):

@@ -18,7 +18,7 @@ from ..primitives import structural as st
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, broadcast_to, convert
+from ._util import aval, asarray_operand, convert
 from .cumulative import cumsum
 from .indexing import _IndexUpdateRef, take
 
@@ -54,9 +54,10 @@ def _sized(ar, size, fill_value, return_index, return_inverse, return_counts, eq
     first = man.concatenate([np.array([True]), uf.logical_not(same)], 0)
     group = uf.subtract(cumsum(first), np.int64(1))                 # group of each sorted x
     n_unique = red.sum(first, dtype=np.int64)
-    k = np.arange(size, dtype=np.int64)
-    # start of group j = how many sorted elements belong to groups before j
-    starts = red.sum(uf.less(man.expand_dims(group, 0), k[:, None]), axis=1)
+    k = np.arange(size + 1, dtype=np.int64)
+    # start of group j = how many sorted elements belong to groups before j (n past the last)
+    bounds = red.sum(uf.less(man.expand_dims(group, 0), k[:, None]), axis=1)
+    starts, k = bounds[:-1], k[:-1]
     valid = uf.less(k, n_unique)
     start_c = uf.minimum(starts, np.int64(n - 1))
     fill = s[0] if fill_value is None else convert(fill_value, aval(x).dtype)
@@ -68,10 +69,7 @@ def _sized(ar, size, fill_value, return_index, return_inverse, return_counts, eq
         inv = _IndexUpdateRef(st.iota(np.int64, (n,), 0), perm)._scatter(group, "set")
         out.append(man.reshape(inv, shape))
     if return_counts:
-        nxt = man.concatenate([starts[1:], np.array([n], np.int64)], 0) if size > 1 else \
-            broadcast_to(np.int64(n), (1,))
-        nxt = uf.where(uf.less(k + 1, n_unique), nxt, np.int64(n))
-        out.append(uf.where(valid, uf.subtract(nxt, starts), np.int64(0)))
+        out.append(uf.where(valid, uf.subtract(bounds[1:], starts), np.int64(0)))
     return out
 
 
