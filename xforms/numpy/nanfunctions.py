@@ -76,9 +76,11 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     if aval(a).dtype.kind in "biu":
         return red.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
     m = nanmean(a, axis=axis, dtype=dtype, keepdims=True)
-    d = uf.subtract(a, m)
+    # zero the deviations at the NaNs before squaring: a NaN primal inside d * d would turn
+    # the zero cotangent that reaches it into NaN in reverse mode
+    d = uf.where(uf.isnan(a), convert(0, aval(m).dtype), uf.subtract(_fill(a, 0), m))
     sq = uf.real(uf.multiply(d, uf.conj(d))) if aval(d).dtype.kind == "c" else uf.multiply(d, d)
-    s = red.sum(_fill(sq, 0), axis=axis, keepdims=keepdims)
+    s = red.sum(sq, axis=axis, keepdims=keepdims)
     n = _count(a, axis, keepdims, aval(s).dtype)
     dof = uf.subtract(n, ddof)
     return uf.where(uf.less_equal(dof, 0), convert(np.nan, aval(s).dtype), uf.divide(s, dof))

@@ -262,7 +262,9 @@ def _edges(a, bins, range_, name):
         same = uf.equal(lo, hi)
         lo = uf.where(same, uf.subtract(lo, 0.5), lo)
         hi = uf.where(same, uf.add(hi, 0.5), hi)
-        return linspace(lo, hi, int(bins) + 1, dtype=aval(a).dtype)
+        edges = linspace(lo, hi, int(bins) + 1, dtype=aval(a).dtype)
+        # the last edge exactly hi (a traced lo + (hi - lo) * 1 may round below the maximum)
+        return man.concatenate([edges[:-1], man.reshape(convert(hi, aval(a).dtype), (1,))], 0)
     return float_of(asarray_operand(bins))
 
 
