@@ -113,6 +113,14 @@ CASES = {
     "select": lambda m, A, V, S, X, N: (m.select([A > 0, A < -1], [A, -A], 0.5),
                                         m.piecewise(A, [A < 0, A > 1], [lambda x: x * 2, 7.0, lambda x: -x]),
                                         m.piecewise(A, [A < 0], [lambda x: x ** 2])),
+    "searching": lambda m, A, V, S, X, N: (
+        m.nonzero(m.round(A), size=8), m.nonzero(m.round(A), size=20, fill_value=-1),
+        m.flatnonzero(m.round(X), size=5), m.argwhere(m.round(A), size=6),
+        m.extract(A > 0, A, size=7), m.compress(V[:3] > 0, A, 1, size=2),
+        m.unravel_index(m.argmax(A), A.shape), m.ravel_multi_index((m.argmax(A, 0), m.argmin(A, 0)), (4, 3), mode="clip")),
+    "polynomial": lambda m, A, V, S, X, N: (
+        m.polyval(V, A), m.polyadd(V, V[:2]), m.polysub(V[:3], V), m.polymul(V, V[:3]),
+        m.polyder(V, 2), m.polyint(V, 2, k=np.array([1.0, -1.0]))),
     "setops": lambda m, A, V, S, X, N: (m.isin(m.round(A), np.array([0.0, 1.0])),
                                         m.isin(m.round(A), np.array([0.0]), invert=True)),
 }

@@ -153,6 +153,8 @@ GRADS = {
     "select": lambda x: xnp.select([x > 0.8, x < 0.5], [x ** 2, -x], 1.0) + xnp.piecewise(
         x, [x < 0.6], [lambda t: t ** 3, lambda t: t]),
     "vander": lambda x: xnp.vander(x[0], 4),
+    "polynomial": lambda x: [xnp.polyval(x[0], x[1]), xnp.polymul(x[0], x[1, :2]),
+                             xnp.polyint(x[2], 1), xnp.polyder(x[1])],
     "stacks": lambda x: [xnp.r_[x[0], x[1]], xnp.c_[x[0], x[1]], xnp.column_stack((x[0], x[1])),
                          xnp.dstack((x, x)), xnp.append(x, x[0])],
 }

@@ -11,7 +11,7 @@ import numpy as _np
 from .scalar_types import bool_, complex64, complex128, float32, float64, int32, int64
 from .creation import (arange, array, asarray, astype, empty, eye, full, full_like, identity,
                        linspace, ones, ones_like, tri, zeros, zeros_like)
-from .indexing import nonzero, take
+from .indexing import take
 from .linalg_ops import dot, einsum, inner, matmul, outer, tensordot, vdot
 from .reductions import (all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum,
                          var)
@@ -52,6 +52,9 @@ from .setops import (isin, union1d, unique, unique_all, unique_counts, unique_in
 from .padding import pad
 from .index_tricks import c_, indices, ix_, meshgrid, mgrid, ogrid, r_
 from .selection import piecewise, select
+from .searching import (argwhere, compress, extract, flatnonzero, nonzero, ravel_multi_index,
+                        unravel_index)
+from .polynomial import polyadd, polyder, polyint, polymul, polysub, polyval
 from . import linalg
 from . import methods as _methods  # noqa: F401  (installs operators on traced values)
 from ._util import returns_arrays as _returns_arrays
