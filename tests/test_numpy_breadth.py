@@ -121,6 +121,24 @@ CASES = {
     "polynomial": lambda m, A, V, S, X, N: (
         m.polyval(V, A), m.polyadd(V, V[:2]), m.polysub(V[:3], V), m.polymul(V, V[:3]),
         m.polyder(V, 2), m.polyint(V, 2, k=np.array([1.0, -1.0]))),
+    "array_api": lambda m, A, V, S, X, N: (
+        m.vecdot(A, A[0]), m.matvec(A, A[0]), m.vecmat(A[:, 0], A), m.unstack(A, axis=1),
+        m.matrix_transpose(X), m.permute_dims(X, (2, 0, 1)), m.concat([A, A], axis=1),
+        m.acos(A / 3), m.atan2(A, A[::-1]), m.pow(m.abs(A), 1.5), m.rint(A * 3)),
+    "functional": lambda m, A, V, S, X, N: (
+        m.vectorize(lambda a, b: a * b + 1)(A, A[0]), m.apply_along_axis(lambda v: (v ** 2).sum(), 1, A),
+        m.apply_along_axis(lambda v: m.stack([v.sum(), v.max()]), 0, X),
+        m.apply_over_axes(m.sum, X, [0, 2]), m.fromfunction(lambda i, j: i * 10 + j, (2, 3))),
+    "filling": lambda m, A, V, S, X, N: (
+        m.fill_diagonal(A, 5.0, inplace=False), m.fill_diagonal(A.T, V[:2], inplace=False),
+        m.place(A, A > 0, V[:2], inplace=False), m.put(A, np.array([0, 5, -1]), V[:3], inplace=False),
+        m.block([[A, A[:, :1]], [A[:1], A[:1, :1]]]), m.resize(A, (5, 3)),
+        m.choose(np.array([0, 1, 0, 1]), [A[0], A[1]]), m.choose(np.array([0, 3, 1, 1]), [A[0], A[1]], mode="clip")),
+    "gradient": lambda m, A, V, S, X, N: (
+        m.gradient(A), m.gradient(A[0], np.array([0.0, 1.0, 3.0, 4.0])), m.gradient(X, 2.0, axis=1),
+        m.unwrap(m.cumsum(A[0] * 3)), m.unwrap(X * 4, axis=1), m.histogram_bin_edges(A, 4)),
+    "windows": lambda m, A, V, S, X, N: (m.hanning(5), m.hamming(4), m.bartlett(6), m.blackman(5),
+                                         m.kaiser(6, 2.0)),
     "setops": lambda m, A, V, S, X, N: (m.isin(m.round(A), np.array([0.0, 1.0])),
                                         m.isin(m.round(A), np.array([0.0]), invert=True)),
 }
@@ -163,7 +181,7 @@ def test_values_eager(name, dtype):
     _compare(ours, ref, name, 1e-10 if dtype == "float64" else 2e-5)
 
 
-JIT_SKIP = {"r_c_", "grids"}     # r_/c_ and grids are the same code staged or not
+JIT_SKIP = {"r_c_", "grids", "windows"}     # r_/c_ and grids are the same code staged or not
 
 
 @pytest.mark.parametrize("name", sorted(set(CASES) - JIT_SKIP))
@@ -219,6 +237,13 @@ def test_unique_sized_under_jit():
             _compare(xnp.unique(x, size=size, **kw), ref, f"unique eager {kw}", 0)
     with pytest.raises(Exception, match="size="):
         xf.jit(lambda x: xnp.unique(x))(x)
+    a, b = np.array([1, 5, 3, 5, 7]), np.array([5, 1, 2])
+    for name in ("setdiff1d", "intersect1d"):
+        ref = getattr(jnp, name)(a, b, size=4, fill_value=-1)
+        _compare(xf.jit(lambda a, b: getattr(xnp, name)(a, b, size=4, fill_value=-1))(a, b),
+                 ref, name, 0)
+        _compare(getattr(xnp, name)(a, b), getattr(jnp, name)(a, b), name, 0)
+    _compare(xnp.setxor1d(a, b), jnp.setxor1d(a, b), "setxor1d", 0)
 
 
 def test_roll_traced_shift():

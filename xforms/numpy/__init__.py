@@ -55,6 +55,21 @@ from .selection import piecewise, select
 from .searching import (argwhere, compress, extract, flatnonzero, nonzero, ravel_multi_index,
                         unravel_index)
 from .polynomial import polyadd, polyder, polyint, polymul, polysub, polyval
+from .array_api import (acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_invert,
+                        bitwise_xor, broadcast_shapes, can_cast, concat, copy, empty_like,
+                        finfo, iinfo, isdtype, isscalar, iterable, matrix_transpose, matvec,
+                        permute_dims, pow, promote_types, result_type, rint, unstack, vecdot,
+                        vecmat)
+from .windows import bartlett, blackman, hamming, hanning, kaiser
+from .functional import apply_along_axis, apply_over_axes, fromfunction, vectorize
+from .filling import fill_diagonal, place, put
+from .joining import block, resize, trim_zeros
+from .selection import choose
+from .cumulative import gradient, unwrap
+from .statistics import histogram_bin_edges
+from .setops import intersect1d, setdiff1d, setxor1d
+from .scalar_types import (cdouble, complex_, csingle, double, float16, int8, int16, single,
+                           uint, uint8, uint16, uint32, uint64)
 from . import linalg
 from . import methods as _methods  # noqa: F401  (installs operators on traced values)
 from ._util import returns_arrays as _returns_arrays
@@ -81,3 +96,8 @@ def issubdtype(a, b):
 
 floating, integer, inexact, complexfloating, number = (
     _np.floating, _np.integer, _np.inexact, _np.complexfloating, _np.number)
+generic, signedinteger, unsignedinteger, character, flexible, object_ = (
+    _np.generic, _np.signedinteger, _np.unsignedinteger, _np.character, _np.flexible,
+    _np.object_)
+euler_gamma = _np.euler_gamma
+s_, index_exp = _np.s_, _np.index_exp

@@ -136,3 +136,74 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     else:
         dxs = diff(x, axis=ax)
     return red.sum(uf.multiply(avg, dxs), axis=ax)
+
+
+def gradient(f, *varargs, axis=None, edge_order=None):
+    """Second-order central differences inside, first-order at the ends (NumPy's rule for
+    unit or scalar spacing, or coordinate arrays)."""
+    if edge_order not in (None, 1):
+        raise NotImplementedError("gradient: edge_order=2 is not supported")
+    f = asarray_operand(f)
+    nd = aval(f).ndim
+    axes = list(range(nd)) if axis is None else [
+        canon_axis(a, nd) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    if len(varargs) == 0:
+        spacing = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        spacing = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacing = list(varargs)
+    else:
+        raise TypeError("gradient: invalid number of spacing arguments")
+    out = []
+    for ax, h in zip(axes, spacing):
+        n = aval(f).shape[ax]
+        if n < 2:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at "
+                             "least (edge_order + 1) elements are required.")
+        sl = lambda lo, hi: man.split(man.split(f, [hi], ax)[0], [lo], ax)[1]
+        if np.ndim(h) == 0:
+            mid = uf.divide(uf.subtract(sl(2, n), sl(0, n - 2)), 2.0 * h) if n > 2 else None
+            first = uf.divide(uf.subtract(sl(1, 2), sl(0, 1)), h)
+            last = uf.divide(uf.subtract(sl(n - 1, n), sl(n - 2, n - 1)), h)
+        else:
+            x = asarray_operand(h)
+            dx = diff(x)
+            shape = [1] * nd
+            def col(v, k):
+                shape_k = list(shape)
+                shape_k[ax] = k
+                return man.reshape(v, tuple(shape_k))
+            first = uf.divide(uf.subtract(sl(1, 2), sl(0, 1)), col(dx[:1], 1))
+            last = uf.divide(uf.subtract(sl(n - 1, n), sl(n - 2, n - 1)), col(dx[-1:], 1))
+            mid = None
+            if n > 2:
+                h1, h2 = col(dx[:-1], n - 2), col(dx[1:], n - 2)
+                a = uf.divide(uf.negative(h2), uf.multiply(h1, uf.add(h1, h2)))
+                b = uf.divide(uf.subtract(h2, h1), uf.multiply(h1, h2))
+                c = uf.divide(h1, uf.multiply(h2, uf.add(h1, h2)))
+                mid = uf.add(uf.add(uf.multiply(a, sl(0, n - 2)), uf.multiply(b, sl(1, n - 1))),
+                             uf.multiply(c, sl(2, n)))
+        parts = [first] + ([mid] if mid is not None else []) + [last]
+        out.append(man.concatenate(parts, ax))
+    return out[0] if len(out) == 1 else out
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
+    """Remove jumps larger than discont (default period/2) by adding multiples of period."""
+    from ._util import float_of
+    p = float_of(asarray_operand(p))
+    ax = canon_axis(axis, aval(p).ndim)
+    d = diff(p, axis=ax)
+    half = period / 2
+    discont = half if discont is None else discont
+    dd = uf.subtract(uf.remainder(uf.add(d, half), period), half)
+    dd = uf.where(uf.logical_and(uf.equal(dd, -half), uf.greater(d, 0)), half, dd)
+    corr = uf.subtract(dd, d)
+    corr = uf.where(uf.less(uf.abs(d), discont), 0.0, corr)
+    n = aval(p).shape[ax]
+    first = man.split(p, [1], ax)[0]
+    rest = man.split(p, [1], ax)[1] if n > 1 else None
+    if rest is None:
+        return p
+    return man.concatenate([first, uf.add(rest, cumsum(corr, axis=ax))], ax)

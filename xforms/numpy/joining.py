@@ -169,3 +169,49 @@ def rollaxis(a, axis, start=0):
 
 
 del promote_types
+
+
+def block(arrays):
+    """Assemble an array from nested lists of blocks (the innermost lists join along the
+    last axis)."""
+    def depth(x):
+        return 1 + depth(x[0]) if isinstance(x, list) and x else (1 if isinstance(x, list) else 0)
+    d = depth(arrays)
+    if d == 0:
+        return asarray_operand(arrays)
+
+    def ndim_of(x):
+        return max(ndim_of(v) for v in x) if isinstance(x, list) else aval(asarray_operand(x)).ndim
+    nd = max(ndim_of(arrays), d)
+
+    def rec(x, level):
+        if not isinstance(x, list):
+            x = asarray_operand(x)
+            return man.reshape(x, (1,) * (nd - aval(x).ndim) + aval(x).shape)
+        return man.concatenate([rec(v, level + 1) for v in x], axis=-(d - level))
+    return rec(arrays, 0)
+
+
+def resize(a, new_shape):
+    """The flattened a repeated (or cut) to fill new_shape."""
+    a = man.ravel(asarray_operand(a))
+    new_shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
+    total = int(np.prod(new_shape, dtype=np.int64))
+    n = aval(a).shape[0]
+    if n == 0 or total == 0:
+        from .creation import zeros
+        return zeros(new_shape, aval(a).dtype)
+    reps = -(-total // n)
+    return man.reshape(man.tile(a, reps)[:total], new_shape)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """filt without leading ('f') and/or trailing ('b') zeros (concrete input)."""
+    val = _static(filt, "trim_zeros")
+    t = trim.lower()
+    nz = np.flatnonzero(val)
+    if nz.size == 0:
+        return man.split(asarray_operand(filt), [0], 0)[0]
+    lo = nz[0] if "f" in t else 0
+    hi = nz[-1] + 1 if "b" in t else val.shape[0]
+    return man.split(man.split(asarray_operand(filt), [int(hi)], 0)[0], [int(lo)], 0)[1]

@@ -50,3 +50,30 @@ def piecewise(x, condlist, funclist, *args, **kw):
     for c, f in zip(condlist, funclist[:n]):
         out = uf.where(c, value(f), out)
     return out
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """choices[a[i]][i] with a, choices broadcast (mode 'clip' or 'wrap'; 'raise' needs a
+    concrete a)."""
+    from .. import core
+    from . import manipulation as man
+    from .along_axis import take_along_axis
+    a = asarray_operand(a)
+    choices = [asarray_operand(c) for c in choices]
+    n = len(choices)
+    if mode == "raise":
+        val = core.known_value(a) if isinstance(a, core.Tracer) else np.asarray(a)
+        if val is None:
+            raise core.ConcretizationError("choose: mode='raise' needs a concrete index "
+                                           "array; use mode='clip' or 'wrap'")
+        if np.any((np.asarray(val) < 0) | (np.asarray(val) >= n)):
+            raise ValueError("invalid entry in choice array")
+    elif mode == "wrap":
+        a = uf.remainder(a, n)
+    elif mode == "clip":
+        a = uf.clip(a, 0, n - 1)
+    else:
+        raise ValueError(f"choose: invalid mode {mode!r}")
+    stacked = man.stack(man.broadcast_arrays(*choices, a)[:-1], 0)
+    idx = broadcast_to(a, aval(stacked).shape[1:])
+    return take_along_axis(stacked, man.expand_dims(convert(idx, np.int64), 0), 0)[0]

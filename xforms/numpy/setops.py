@@ -121,3 +121,65 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
     t = man.ravel(asarray_operand(test_elements))
     hit = red.any(uf.equal(man.expand_dims(element, -1), t), axis=-1)
     return uf.logical_not(hit) if invert else hit
+
+
+def _concrete_or_none(*xs):
+    vals = []
+    for x in xs:
+        x = asarray_operand(x)
+        v = core.known_value(x) if isinstance(x, Tracer) else np.asarray(x)
+        if v is None:
+            return None
+        vals.append(np.asarray(v))
+    return vals
+
+
+def _sized_filter(ar1, ar2, keep_in, size, fill_value, name):
+    """Sorted unique elements of ar1 that are (keep_in) / are not in ar2, cut to size."""
+    from .searching import extract
+    x = man.ravel(asarray_operand(ar1))
+    n = aval(x).shape[0]
+    u, counts = unique(x, return_counts=True, size=n)
+    inside = isin(u, ar2)
+    keep = uf.logical_and(uf.greater(counts, 0), inside if keep_in else uf.logical_not(inside))
+    fill = u[0] if fill_value is None else fill_value
+    return extract(keep, u, size=int(size), fill_value=fill)
+
+
+def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """Sorted unique values of ar1 not in ar2 (static size= under a transform)."""
+    if size is None:
+        vals = _concrete_or_none(ar1, ar2)
+        if vals is None:
+            raise core.ConcretizationError("setdiff1d: pass a static size= under a transform")
+        return np.setdiff1d(*vals, assume_unique=assume_unique)
+    return _sized_filter(ar1, ar2, False, size, fill_value, "setdiff1d")
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None,
+                fill_value=None):
+    """Sorted unique values in both (static size= under a transform; return_indices only
+    on concrete inputs)."""
+    if size is None or return_indices:
+        vals = _concrete_or_none(ar1, ar2)
+        if vals is None:
+            raise core.ConcretizationError(
+                "intersect1d: pass a static size= under a transform (return_indices needs "
+                "concrete inputs)")
+        out = np.intersect1d(*vals, assume_unique=assume_unique, return_indices=return_indices)
+        return tuple(o.astype(np.int64) if k else o for k, o in enumerate(out)) \
+            if return_indices else out
+    return _sized_filter(ar1, ar2, True, size, fill_value, "intersect1d")
+
+
+def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """Sorted values in exactly one of the arrays (concrete inputs)."""
+    vals = _concrete_or_none(ar1, ar2)
+    if vals is None:
+        raise NotImplementedError("setxor1d: traced inputs are not supported; use "
+                                  "setdiff1d with size= twice")
+    out = np.setxor1d(*vals, assume_unique=assume_unique)
+    if size is not None:
+        fill = (out.min() if out.size else 0) if fill_value is None else fill_value
+        out = np.concatenate([out, np.full(max(0, size - out.size), fill, out.dtype)])[:size]
+    return out

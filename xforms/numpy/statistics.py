@@ -320,3 +320,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
                                                   uf.subtract(f1, f0))))
     f = uf.where(uf.less(x, xp[0]), fp[0] if left is None else left, f)
     return uf.where(uf.greater(x, xp[-1]), fp[-1] if right is None else right, f)
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
+    """The bin edges histogram would use."""
+    return _edges(man.ravel(float_of(asarray_operand(a))), bins, range, "histogram_bin_edges")
