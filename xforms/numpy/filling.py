@@ -5,8 +5,6 @@ fill_diagonal, place, put.
 """
 import numpy as np
 
-from .. import core
-from ..core import Tracer
 from . import manipulation as man
 from ._util import aval, asarray_operand
 from .indexing import _IndexUpdateRef
@@ -42,22 +40,25 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
 
 
 def place(arr, mask, vals, *, inplace=True):
-    """arr with the positions where mask is true set to vals (cycled; concrete mask)."""
+    """arr with the positions where mask is true set to vals, cycled in order (the i-th
+    true position gets vals[i % len(vals)]; the mask may be traced)."""
     _inplace("place", inplace)
+    from . import ufuncs as uf
+    from ._util import broadcast_to, convert
+    from .cumulative import cumsum
+    from .indexing import take
     arr = asarray_operand(arr)
-    m = core.known_value(mask) if isinstance(mask, Tracer) else np.asarray(mask)
-    if m is None:
-        raise core.ConcretizationError("place: the mask must be concrete")
-    flat = np.flatnonzero(np.broadcast_to(np.asarray(m, bool), aval(arr).shape))
-    v = man.ravel(asarray_operand(vals))
+    m = man.ravel(broadcast_to(convert(asarray_operand(mask), np.bool_), aval(arr).shape))
+    n = aval(m).shape[0]
+    v = man.ravel(convert(asarray_operand(vals), aval(arr).dtype))
     k = aval(v).shape[0]
-    if len(flat) == 0:
-        return arr
     if k == 0:
         raise ValueError("Cannot place values from an empty array")
-    vals = man.tile(v, -(-len(flat) // k))[:len(flat)]
-    out = _IndexUpdateRef(man.ravel(arr), flat)._scatter(vals, "set")
-    return man.reshape(out, aval(arr).shape)
+    if n == 0:
+        return arr
+    rank = uf.subtract(cumsum(m), np.int64(1))           # which true position this is
+    picked = take(v, uf.remainder(uf.maximum(rank, np.int64(0)), np.int64(k)))
+    return man.reshape(uf.where(m, picked, man.ravel(arr)), aval(arr).shape)
 
 
 def put(a, ind, v, mode=None, *, inplace=True):

@@ -11,7 +11,6 @@ position numbers.
 import numpy as np
 
 from .. import core
-from ..avals import promote_types
 from . import manipulation as man
 from ._util import aval, asarray_operand, canon_axis, convert
 from .indexing import take
@@ -167,8 +166,6 @@ def rollaxis(a, axis, start=0):
         return a
     return man.moveaxis(a, axis, start)
 
-
-del promote_types
 
 
 def block(arrays):

@@ -6,8 +6,6 @@ array_equal array_equiv.
 
     >>> xnp.hypot(3.0, 4.0)        # 5.0
 """
-import builtins
-
 import numpy as np
 
 from ..primitives import elementwise as ew
@@ -304,5 +302,3 @@ def array_equiv(a1, a2):
         return np.bool_(False)
     return red.all(uf.equal(a1, a2))
 
-
-del builtins

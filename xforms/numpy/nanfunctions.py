@@ -11,7 +11,7 @@ import numpy as np
 
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, canon_axes, convert, inexact_dtype
+from ._util import aval, asarray_operand, convert, inexact_dtype
 
 
 def _unsupported(name, **kw):
@@ -104,4 +104,3 @@ def _nan_arg(fn, fill, name):
 
 nanargmax = _nan_arg(red.argmax, -np.inf, "nanargmax")
 nanargmin = _nan_arg(red.argmin, np.inf, "nanargmin")
-del canon_axes

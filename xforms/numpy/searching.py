@@ -15,7 +15,7 @@ from ..core import Tracer
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, convert, wrap_result
+from ._util import aval, asarray_operand, convert
 from .cumulative import cumsum
 from .indexing import nonzero as _nonzero_concrete
 from .indexing import take
@@ -141,5 +141,3 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
         stride *= dims[k]
     return out if dtype is None else convert(out, dtype)
 
-
-del wrap_result

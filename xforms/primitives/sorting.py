@@ -14,7 +14,7 @@ from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import jvp_rules, Zero, tangent_aval
 from ..transforms.vmap import vmap_rules, bdim_to_front
-from . import exempt, primitive
+from . import primitive
 from .cumulative import take_along
 from .structural import iota
 
@@ -80,4 +80,3 @@ def _sort_vmap(args, dims, *, dimension, is_stable, num_keys):
 
 
 vmap_rules[sort_p] = _sort_vmap
-del exempt
