@@ -137,6 +137,9 @@ CASES = {
     "gradient": lambda m, A, V, S, X, N: (
         m.gradient(A), m.gradient(A[0], np.array([0.0, 1.0, 3.0, 4.0])), m.gradient(X, 2.0, axis=1),
         m.unwrap(m.cumsum(A[0] * 3)), m.unwrap(X * 4, axis=1), m.histogram_bin_edges(A, 4)),
+    "ranges": lambda m, A, V, S, X, N: (m.logspace(0.0, 2.0, 5), m.geomspace(1.0, 100.0, 4),
+                                        m.logspace(1.0, 3.0, 4, base=2.0, endpoint=False),
+                                        m.poly(V[:3]), m.mask_indices(3, m.triu, 1)),
     "windows": lambda m, A, V, S, X, N: (m.hanning(5), m.hamming(4), m.bartlett(6), m.blackman(5),
                                          m.kaiser(6, 2.0)),
     "setops": lambda m, A, V, S, X, N: (m.isin(m.round(A), np.array([0.0, 1.0])),
@@ -181,7 +184,7 @@ def test_values_eager(name, dtype):
     _compare(ours, ref, name, 1e-10 if dtype == "float64" else 2e-5)
 
 
-JIT_SKIP = {"r_c_", "grids", "windows"}     # r_/c_ and grids are the same code staged or not
+JIT_SKIP = {"r_c_", "grids", "windows", "ranges"}     # r_/c_ and grids are the same code staged or not
 
 
 @pytest.mark.parametrize("name", sorted(set(CASES) - JIT_SKIP))

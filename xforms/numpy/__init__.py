@@ -54,7 +54,7 @@ from .index_tricks import c_, indices, ix_, meshgrid, mgrid, ogrid, r_
 from .selection import piecewise, select
 from .searching import (argwhere, compress, extract, flatnonzero, nonzero, ravel_multi_index,
                         unravel_index)
-from .polynomial import polyadd, polyder, polyint, polymul, polysub, polyval
+from .polynomial import poly, polyadd, polyder, polyint, polymul, polysub, polyval
 from .array_api import (acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_invert,
                         bitwise_xor, broadcast_shapes, can_cast, concat, copy, empty_like,
                         finfo, iinfo, isdtype, isscalar, iterable, matrix_transpose, matvec,
@@ -68,6 +68,10 @@ from .selection import choose
 from .cumulative import gradient, unwrap
 from .statistics import histogram_bin_edges
 from .setops import intersect1d, setdiff1d, setxor1d
+from .ranges import geomspace, logspace, mask_indices
+from .host import (ComplexWarning, array_repr, array_str, einsum_path, from_dlpack, frombuffer,
+                   fromfile, fromiter, fromstring, get_printoptions, load, printoptions, save,
+                   savez, set_printoptions)
 from .scalar_types import (cdouble, complex_, csingle, double, float16, int8, int16, single,
                            uint, uint8, uint16, uint32, uint64)
 from . import linalg

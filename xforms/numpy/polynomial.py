@@ -1,5 +1,5 @@
 """Polynomials of `xforms.numpy` (coefficients highest power first, as NumPy's poly*):
-polyval polyadd polysub polymul polyder polyint.  Static degrees: each is a short
+poly polyval polyadd polysub polymul polyder polyint.  Static degrees: each is a short
 unrolled loop of array operations.
 
     >>> xnp.polyval(xnp.array([1.0, 0.0, -1.0]), 3.0)     # 8.0
@@ -88,3 +88,18 @@ def polyint(p, m=1, k=None):
         p = uf.divide(p, np.arange(n, 0, -1, dtype=np.float64))
         p = man.concatenate([p, man.reshape(convert(ks[j], aval(p).dtype), (1,))], 0)
     return p
+
+
+def poly(seq_of_zeros):
+    """Coefficients of the monic polynomial with the given roots (a square matrix: its
+    eigenvalues' polynomial is not supported)."""
+    z = asarray_operand(seq_of_zeros)
+    if aval(z).ndim == 2:
+        raise NotImplementedError("poly: matrix input (characteristic polynomial) is not "
+                                  "supported; pass the roots")
+    z = man.ravel(z)
+    out = np.ones(1, dtype=aval(z).dtype if aval(z).dtype.kind in "fc" else np.float64)
+    for i in range(aval(z).shape[0]):
+        one = np.ones(1, aval(out).dtype)
+        out = polymul(out, man.concatenate([one, man.reshape(uf.negative(z[i]), (1,))], 0))
+    return out
