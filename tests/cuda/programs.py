@@ -331,4 +331,8 @@ PROGRAMS = {
     "complex_grads": (complex_grads, (ZC,), 1e-12),
     "custom_rules": (custom_rules, (X, 1.5), 1e-12),
     "vmap_control": (vmap_control, (X, np.array([0, 2, 1])), 1e-12),
+    "cumulative": (lambda x: (lax.cumsum(x, 1), lax.cumprod(x, 0, True), lax.cummax(x, 1),
+                              lax.cummin(x.astype(np.float32), 0, True),
+                              lax.cumlogsumexp(x, 1), lax.cumsum(x.astype(np.int32), 0)),
+                   (X,), 1e-6),
 }
