@@ -112,11 +112,13 @@ def _lt(x, y):
     return lt
 
 
-def searchsorted(a, v, side="left", sorter=None, *, method="compare_all"):
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     """Insertion points of v into the sorted 1-D a (side 'left': before equal elements).
 
-    Computed by comparing every v with every a (JAX's method='compare_all'); the count
-    fuses into one reduction loop.  Result dtype int32, as in JAX."""
+    Methods as JAX's: 'scan' (default) and 'scan_unrolled' run a binary search, ceil(log2(n
+    + 1)) unrolled steps of a gather and a compare per v (O(m log n)); 'compare_all' compares
+    every v with every a (one fused reduction; O(n m)); 'sort' sorts a and v together once
+    (O((n + m) log(n + m))).  Result dtype int32, as in JAX."""
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if method not in ("compare_all", "scan", "scan_unrolled", "sort"):
@@ -128,12 +130,54 @@ def searchsorted(a, v, side="left", sorter=None, *, method="compare_all"):
         from .indexing import take
         a = take(a, sorter)
     a, v = _promote_keep(a, v)
+    n, m = aval(a).shape[0], aval(v).size
+    if method in ("scan", "scan_unrolled") and n and m:
+        return _binary_search(a, v, side)
+    if method == "sort" and n and m:
+        return _searchsorted_by_sort(a, v, side)
     vb = man.expand_dims(v, -1)
     if side == "left":
         hit = _lt(a, vb)
     else:
         hit = uf.logical_not(_lt(vb, a))
     return convert(red.sum(hit, axis=-1), np.int32)
+
+
+def _binary_search(a, v, side):
+    """lo/hi bracket per v, halved ceil(log2(n + 1)) times (a static, unrolled loop)."""
+    from .indexing import take
+    n = aval(a).shape[0]
+    from .creation import full
+    lo = full(aval(v).shape, 0, np.int64)
+    hi = full(aval(v).shape, n, np.int64)
+    for _ in range(int(np.ceil(np.log2(n + 1)))):
+        mid = uf.floor_divide(uf.add(lo, hi), np.int64(2))
+        am = take(a, uf.minimum(mid, np.int64(n - 1)))
+        go = _lt(am, v) if side == "left" else uf.logical_not(_lt(v, am))
+        go = uf.logical_and(go, uf.less(mid, hi))
+        lo = uf.where(go, uf.add(mid, np.int64(1)), lo)
+        hi = uf.where(go, hi, mid)
+    return convert(lo, np.int32)
+
+
+def _searchsorted_by_sort(a, v, side):
+    """Sort a and v together (ties: v first for 'left', a first for 'right'); each v's
+    answer is the number of a's before it."""
+    from .cumulative import cumsum
+    from .indexing import _IndexUpdateRef
+    n = aval(a).shape[0]
+    vf = man.ravel(v)
+    m = aval(vf).shape[0]
+    keys = man.concatenate([a, vf], 0)
+    a_first = side == "right"
+    flag = np.concatenate([np.full(n, 0 if a_first else 1, np.int8),
+                           np.full(m, 1 if a_first else 0, np.int8)]).astype(np.int32)
+    idx = st.iota(np.int64, (n + m,), 0)
+    _, _, perm = sp.sort(keys, flag, idx, dimension=0, num_keys=2)
+    is_a = uf.less(perm, n)
+    before = uf.subtract(cumsum(is_a), convert(is_a, np.int64))   # a's strictly before
+    placed = _IndexUpdateRef(st.iota(np.int64, (n + m,), 0), perm)._scatter(before, "set")
+    return convert(man.reshape(placed[n:], aval(v).shape), np.int32)
 
 
 def _promote_keep(a, v):
