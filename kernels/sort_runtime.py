@@ -4,7 +4,18 @@ to compile, which a per-kernel copy would pay in every program."""
 import numba
 import numpy as np
 
-from .cpu_runtime import _CACHE
+
+
+def _cacheable():
+    """Numba raises at decoration time when no cache location is writable."""
+    try:
+        numba.njit(cache=True)(_cacheable)
+        return True
+    except Exception:
+        return False
+
+
+_CACHE = _cacheable()
 
 
 @numba.njit(cache=_CACHE, nogil=True)

@@ -1,5 +1,7 @@
-"""Function-applying helpers of `xforms.numpy`, built on `vmap`: vectorize,
-apply_along_axis, apply_over_axes, fromfunction.
+"""Function-applying helpers of `xforms.numpy`, built on the batching transform: vectorize,
+apply_along_axis, apply_over_axes, fromfunction.  (`_map0` traces the function once on one
+slice and batches the traced program with transforms/vmap.py, as `xforms.vmap` does: the
+public `vmap` sits in a layer above this one.)
 
     >>> xnp.vectorize(lambda a, b: a * b + 1)(xnp.ones((2, 3)), xnp.arange(3.0))
 """
@@ -7,8 +9,23 @@ import functools
 
 import numpy as np
 
+from .. import core
+from ..tracing import flatten_args, trace_flat
+from ..transforms.vmap import vmap_jaxpr
+from ..tree_util import tree_unflatten
 from . import manipulation as man
 from ._util import aval, asarray_operand, broadcast_to, canon_axis
+
+
+def _map0(f, *xs):
+    """f mapped over the leading axis of every array in xs (outputs stacked on axis 0)."""
+    flat, in_tree = flatten_args((xs, {}))
+    size = aval(flat[0]).shape[0]
+    avals = [aval(x).update(shape=aval(x).shape[1:]) for x in flat]
+    closed, out_tree, _ = trace_flat(lambda a, k: f(*a), [None] * len(flat), in_tree,
+                                     key_extra=("xnp-map",), in_avals=avals)
+    batched = vmap_jaxpr(closed, [0] * len(flat), size, [0] * len(closed.out_avals))
+    return tree_unflatten(out_tree, list(core.eval_jaxpr(batched, *flat)))
 
 
 def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
@@ -19,7 +36,6 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
 
     @functools.wraps(pyfunc)
     def wrapped(*args, **kwargs):
-        from ..batching_api import vmap
         excl = {i for i in excluded if isinstance(i, int)}
         idx = [i for i in range(len(args)) if i not in excl]
         arrs = [asarray_operand(args[i]) for i in idx]
@@ -33,21 +49,20 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
             return pyfunc(*full, **kwargs)
         f = call
         for _ in shape:
-            f = vmap(f)
+            f = (lambda g: lambda *v: _map0(g, *v))(f)
         return f(*arrs)
     return wrapped
 
 
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     """func1d applied to every 1-D slice along axis (vmapped over the other axes)."""
-    from ..batching_api import vmap
     arr = asarray_operand(arr)
     nd = aval(arr).ndim
     ax = canon_axis(axis, nd)
     x = man.moveaxis(arr, ax, -1)
     f = lambda v: func1d(v, *args, **kwargs)
     for _ in range(nd - 1):
-        f = vmap(f)
+        f = (lambda g: lambda v: _map0(g, v))(f)
     out = f(x)
     k = aval(out).ndim - (nd - 1)                 # the dimensions func1d returned
     if k == 0:

@@ -7,8 +7,8 @@ The output has the operand's shape and dtype (xnp decides integer promotion).
 Derivatives: cumsum is linear (its transpose is the reverse cumsum).  cummax/cummin send
 each output's tangent to the position of the running extremum (the latest record, or for
 `reverse` the nearest one; at exact ties JAX splits the tangent, we give it to one
-position).  cumprod's tangent follows the recurrence d_i = d_{i-1} x_i + p_{i-1} t_i, run as
-a `scan`, so it is exact where x has zeros.  cumlogsumexp's tangent is a softmax-weighted
+position).  cumprod's tangent is the product rule run through a Hillis-Steele scan of
+(product, tangent) pairs (log2 n rounds of mul/add), so it is exact where x has zeros.  cumlogsumexp's tangent is a softmax-weighted
 cumulative sum.
 """
 import numpy as np
@@ -19,10 +19,11 @@ from ..transforms.jvp import deflinear, defjvp
 from ..transforms.transpose import deflinear_transpose
 from ..transforms.vmap import vmap_rules, moveaxis
 from . import elementwise as ew
-from . import primitive
+from ..registry import primitive
 from .indexing import gather
 from .reductions import reduce_max
-from .structural import broadcast_in_dim, iota, rev
+from .structural import broadcast_in_dim, iota, pad, rev
+from .structural import slice as slice_
 
 
 def _aval(name):
@@ -110,26 +111,30 @@ defjvp(cummax_p, _extremum_jvp)
 defjvp(cummin_p, _extremum_jvp)
 
 
-# --- cumprod: d_i = d_{i-1} x_i + p_{i-1} t_i as a scan along the axis ---------------------
-def _cumprod_jvp(t, ans, x, *, axis, reverse):
-    from ..lax import scan            # lax builds on the primitives; imported when used
-    aval = core.get_aval(x)
-    xs, ts = moveaxis(x, axis, 0), moveaxis(t, axis, 0)
-    if reverse:
-        xs, ts = rev(xs, (0,)), rev(ts, (0,))
-    rest = aval.shape[:axis] + aval.shape[axis + 1:]
-    one = broadcast_in_dim(np.ones((), aval.dtype), rest, ())
-    zero = broadcast_in_dim(np.zeros((), aval.dtype), rest, ())
+# --- cumprod: the product rule through a Hillis-Steele scan of (product, tangent) pairs -----
+def _shift(y, s, axis, fill):
+    """y moved s places up `axis` (toward higher indices), `fill` entering at the start."""
+    shape = core.get_aval(y).shape
+    limit = list(shape)
+    limit[axis] -= s
+    cut = slice_(y, (0,) * len(shape), limit)
+    cfg = [(0, 0, 0)] * len(shape)
+    cfg[axis] = (s, 0, 0)
+    return pad(cut, np.asarray(fill, core.get_aval(y).dtype)[()], cfg)
 
-    def step(carry, xt):
-        p, d = carry
-        xi, ti = xt
-        d = ew.add(ew.mul(d, xi), ew.mul(p, ti))
-        return (ew.mul(p, xi), d), d
-    _, ds = scan(step, (one, zero), (xs, ts))
-    if reverse:
-        ds = rev(ds, (0,))
-    return moveaxis(ds, 0, axis)
+
+def _cumprod_jvp(t, ans, x, *, axis, reverse):
+    """log2(n) rounds of p_i <- p_i p_{i-s}, d_i <- d_i p_{i-s} + p_i d_{i-s}: only mul and
+    add, so the tangent is exact where x has zeros (no division by x)."""
+    n = core.get_aval(x).shape[axis]
+    p, d = (rev(x, (axis,)), rev(t, (axis,))) if reverse else (x, t)
+    s = 1
+    while s < n:
+        ps, ds = _shift(p, s, axis, 1), _shift(d, s, axis, 0)
+        d = ew.add(ew.mul(d, ps), ew.mul(p, ds))
+        p = ew.mul(p, ps)
+        s *= 2
+    return rev(d, (axis,)) if reverse else d
 
 
 defjvp(cumprod_p, _cumprod_jvp)
