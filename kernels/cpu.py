@@ -30,7 +30,7 @@ from xforms.exe_cache import max_size
 from xforms.tiered import step, warn
 
 from . import (codecache, emit_cpu_control, emit_cpu_ops, lower_conv,  # noqa: F401 (rules)
-               lower_linalg, lower_mpi)
+               lower_cumulative, lower_linalg, lower_mpi, lower_sorting)
 from .cpu_buffers import BufferPool
 from .dispatch import make_fast_call
 from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line

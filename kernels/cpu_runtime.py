@@ -178,3 +178,4 @@ def __getattr__(name):
         from . import linalg_runtime
         return getattr(linalg_runtime, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from .sort_runtime import argsort_stable, argsort_stable_after  # noqa: E402,F401  (sort lowering)

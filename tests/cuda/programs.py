@@ -356,6 +356,10 @@ PROGRAMS = {
                                 np.array([-5, 5, -1, 1 << 20, 3], np.int32),
                                 np.array([31, 3, 32, 40, 0], np.uint32)), 0),
     "random": (random_draws, (np.array([0, 42], np.uint32),), 1e-13),
+    "cumulative": (lambda x: (lax.cumsum(x, 1), lax.cumprod(x, 0, True), lax.cummax(x, 1),
+                              lax.cummin(x.astype(np.float32), 0, True),
+                              lax.cumlogsumexp(x, 1), lax.cumsum(x.astype(np.int32), 0)),
+                   (X,), 1e-6),
 }
 
 

@@ -36,11 +36,13 @@ from ..primitives.loops import for_loop_p, while_p
 from ..primitives.reductions import (argmax, argmin, reduce_and, reduce_max, reduce_min,
                                      reduce_or, reduce_prod, reduce_sum)
 from ..primitives.scan import scan_p
+from ..primitives.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: F401
 from ..primitives.structural import (broadcast_in_dim, concatenate, expand_dims, pad, reshape,
                                      rev, slice, squeeze, transpose)
 from ..primitives.structural import full as _full, iota as _iota
 from ..source_info import describe_function
 from ..tree_util import tree_flatten, tree_unflatten
+from .sorting import sort, sort_key_val, top_k  # noqa: F401
 
 _i64 = ShapedArray((), np.int64)
 

@@ -12,12 +12,12 @@ from .scalar_types import (bool_, complex64, complex128, float32, float64, int32
                            uint64)
 from .creation import (arange, array, asarray, astype, empty, eye, full, full_like, identity,
                        linspace, ones, ones_like, tri, zeros, zeros_like)
-from .indexing import nonzero, take
+from .indexing import take
 from .linalg_ops import dot, einsum, inner, matmul, outer, tensordot, vdot
 from .reductions import (all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum,
                          var)
-from .manipulation import (atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, concatenate,
-                           expand_dims, flip, fliplr, flipud, hstack, moveaxis, ndim, pad, ravel,
+from .manipulation import (broadcast_arrays, broadcast_to, concatenate,
+                           expand_dims, flip, fliplr, flipud, hstack, moveaxis, ndim, ravel,
                            repeat, reshape, shape, size, split, squeeze, stack, swapaxes, tile,
                            transpose, vstack)
 from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
@@ -30,6 +30,53 @@ from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arcta
                      sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide, where)
 from .bitwise_ops import (bitwise_left_shift, bitwise_right_shift, bitwise_xor, left_shift,
                           right_shift)
+from .mathfuncs import (allclose, angle, array_equal, array_equiv, copysign, deg2rad, degrees,
+                        divmod, fabs, float_power, fmax, fmin, fmod, gcd, heaviside, hypot,
+                        iscomplex, iscomplexobj, isclose, isneginf, isposinf, isreal, isrealobj,
+                        lcm, ldexp, logaddexp2, modf, nan_to_num, rad2deg, radians, signbit, sinc,
+                        trunc)
+from .matrices import (diag, diag_indices, diag_indices_from, diagflat, diagonal, kron, cross,
+                       roll, rot90, trace, tril, tril_indices, tril_indices_from, triu,
+                       triu_indices, triu_indices_from, vander)
+from .joining import (append, array_split, atleast_1d, atleast_2d, atleast_3d, column_stack,
+                      delete, dsplit, dstack, hsplit, insert, rollaxis, row_stack, vsplit)
+from .cumulative import (cumprod, cumsum, cumulative_prod, cumulative_sum, diff, ediff1d,
+                         nancumprod, nancumsum, trapezoid)
+from .sorting import (argpartition, argsort, lexsort, partition, searchsorted, sort,
+                      sort_complex)
+from .along_axis import put_along_axis, take_along_axis
+from .nanfunctions import (nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd,
+                           nansum, nanvar)
+from .statistics import (average, bincount, corrcoef, count_nonzero, cov, digitize, histogram,
+                         interp, median, nanmedian, nanpercentile, nanquantile, percentile, ptp,
+                         quantile)
+from .setops import (isin, union1d, unique, unique_all, unique_counts, unique_inverse,
+                     unique_values)
+from .padding import pad
+from .index_tricks import c_, indices, ix_, meshgrid, mgrid, ogrid, r_
+from .selection import piecewise, select
+from .searching import (argwhere, compress, extract, flatnonzero, nonzero, ravel_multi_index,
+                        unravel_index)
+from .polynomial import poly, polyadd, polyder, polyint, polymul, polysub, polyval
+from .array_api import (acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_invert,
+                        bitwise_xor, broadcast_shapes, can_cast, concat, copy, empty_like,
+                        finfo, iinfo, isdtype, isscalar, iterable, matrix_transpose, matvec,
+                        permute_dims, pow, promote_types, result_type, rint, unstack, vecdot,
+                        vecmat)
+from .windows import bartlett, blackman, hamming, hanning, kaiser
+from .functional import apply_along_axis, apply_over_axes, fromfunction, vectorize
+from .filling import fill_diagonal, place, put
+from .joining import block, resize, trim_zeros
+from .selection import choose
+from .cumulative import gradient, unwrap
+from .statistics import histogram_bin_edges
+from .setops import intersect1d, setdiff1d, setxor1d
+from .ranges import geomspace, logspace, mask_indices
+from .host import (ComplexWarning, array_repr, array_str, einsum_path, from_dlpack, frombuffer,
+                   fromfile, fromiter, fromstring, get_printoptions, load, printoptions, save,
+                   savez, set_printoptions)
+from .scalar_types import (cdouble, complex_, csingle, double, float16, int8, int16, single,
+                           uint, uint8, uint16, uint32, uint64)
 from . import linalg
 from . import fft
 from .convolve import convolve, correlate
@@ -58,3 +105,8 @@ def issubdtype(a, b):
 
 floating, integer, inexact, complexfloating, number = (
     _np.floating, _np.integer, _np.inexact, _np.complexfloating, _np.number)
+generic, signedinteger, unsignedinteger, character, flexible, object_ = (
+    _np.generic, _np.signedinteger, _np.unsignedinteger, _np.character, _np.flexible,
+    _np.object_)
+euler_gamma = _np.euler_gamma
+s_, index_exp = _np.s_, _np.index_exp

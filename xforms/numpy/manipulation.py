@@ -216,18 +216,6 @@ def flipud(m):
     return flip(m, 0)
 
 
-def pad(array, pad_width, mode="constant", constant_values=0):
-    if mode != "constant":
-        raise NotImplementedError(f"pad mode {mode!r}; only 'constant' is supported")
-    array = asarray_operand(array)
-    nd = aval(array).ndim
-    pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2) if
-                         np.ndim(pad_width) else np.asarray([[pad_width, pad_width]]), (nd, 2))
-    from ._util import convert
-    v = convert(constant_values, aval(array).dtype)
-    return st.pad(array, v, tuple((int(lo), int(hi), 0) for lo, hi in pw))
-
-
 def shape(a):
     return aval(a).shape
 

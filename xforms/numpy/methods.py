@@ -10,6 +10,7 @@ import numpy as np
 from .. import source_info
 from ..core import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
+from . import cumulative, mathfuncs, matrices, sorting
 from . import manipulation as shape
 from ._util import locate_errors
 
@@ -46,6 +47,11 @@ _METHODS = {
     "conj": ufuncs.conj, "clip": ufuncs.clip, "round": ufuncs.round,
     "swapaxes": shape.swapaxes,
 }
+_METHODS.update({
+    "cumsum": cumulative.cumsum, "cumprod": cumulative.cumprod, "sort": sorting.sort,
+    "argsort": sorting.argsort, "searchsorted": sorting.searchsorted, "trace": matrices.trace,
+    "diagonal": matrices.diagonal,
+})
 for _name, _fn in _METHODS.items():
     setattr(Tracer, _name, locate_errors(_fn))
 
@@ -89,7 +95,8 @@ _UFUNC_ALIASES = {"divide": "true_divide", "conjugate": "conj"}
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """`np.<ufunc>(..., traced, ...)`: the `xnp` function of the same name, if there is one."""
     name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
-    fn = getattr(ufuncs, name, None) or getattr(linalg_ops, name, None)
+    fn = (getattr(ufuncs, name, None) or getattr(linalg_ops, name, None)
+          or getattr(mathfuncs, name, None))
     if method == "__call__" and not kwargs and fn is not None:
         return locate_errors(fn)(*inputs)
     info = source_info.current()

@@ -134,6 +134,3 @@ def _arg(prim_fn, name):
 argmax = _arg(red.argmax, "argmax")
 argmin = _arg(red.argmin, "argmin")
 
-
-def cumsum_not_supported(*a, **k):
-    raise NotImplementedError("cumsum is not part of xforms.numpy yet")

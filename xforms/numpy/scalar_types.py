@@ -47,5 +47,14 @@ float32 = _scalar_type("float32", np.float32)
 float64 = _scalar_type("float64", np.float64)
 complex64 = _scalar_type("complex64", np.complex64)
 complex128 = _scalar_type("complex128", np.complex128)
+
+int8 = _scalar_type("int8", np.int8)
+int16 = _scalar_type("int16", np.int16)
+uint8 = _scalar_type("uint8", np.uint8)
+uint16 = _scalar_type("uint16", np.uint16)
 uint32 = _scalar_type("uint32", np.uint32)
 uint64 = _scalar_type("uint64", np.uint64)
+float16 = _scalar_type("float16", np.float16)
+single, double = float32, float64
+csingle, cdouble, complex_ = complex64, complex128, complex128
+uint = uint64

@@ -14,3 +14,4 @@ from . import cond, loops, scan  # noqa: E402,F401  (control flow; helpers in co
 from . import collectives  # noqa: E402,F401  (named-axis collectives: vmap axes, MPI)
 from . import linalg, linalg_spectral  # noqa: E402,F401  (factorisations)
 from . import conv  # noqa: E402,F401
+from . import cumulative, sorting  # noqa: E402,F401

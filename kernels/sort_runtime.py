@@ -1,0 +1,30 @@
+"""Numba helpers for the sort lowering (kernels/lower_sorting.py), compiled once per key
+dtype and kept on disk like the other runtime helpers: Numba's sort machinery takes seconds
+to compile, which a per-kernel copy would pay in every program."""
+import numba
+import numpy as np
+
+
+
+def _cacheable():
+    """Numba raises at decoration time when no cache location is writable."""
+    try:
+        numba.njit(cache=True)(_cacheable)
+        return True
+    except Exception:
+        return False
+
+
+_CACHE = _cacheable()
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def argsort_stable(key):
+    """Stable argsort of a 1-D array, NaN last (NumPy's and JAX's order)."""
+    return np.argsort(key, kind="mergesort")
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def argsort_stable_after(key, perm):
+    """perm refined by a more significant key: perm[argsort_stable(key[perm])]."""
+    return perm[np.argsort(key[perm], kind="mergesort")]

@@ -1,0 +1,46 @@
+"""lax.sort, lax.sort_key_val and lax.top_k on the `sort` primitive
+(xforms/primitives/sorting.py).
+
+    >>> lax.top_k(np.array([1.0, 3.0, 2.0]), 2)      # ([3, 2], [1, 2])
+"""
+import numpy as np
+
+from .. import core
+from ..primitives import sorting as sp
+from ..primitives import structural as st
+
+
+def sort(operand, dimension=-1, is_stable=True, num_keys=1):
+    """Sort one array, or a tuple of arrays by their first num_keys (lexicographically)."""
+    if isinstance(operand, (tuple, list)):
+        outs = sp.sort(*operand, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+        return tuple(outs)
+    if num_keys != 1:
+        raise ValueError(f"sort: num_keys={num_keys} needs a tuple of operands")
+    return sp.sort(operand, dimension=dimension, is_stable=is_stable)[0]
+
+
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """(sorted keys, values in the same order)."""
+    k, v = sp.sort(keys, values, dimension=dimension, is_stable=is_stable, num_keys=1)
+    return k, v
+
+
+def top_k(operand, k):
+    """The k largest entries along the last axis, largest first (NaN counts as largest;
+    equal entries by increasing index), and their int32 indices."""
+    aval = core.get_aval(operand)
+    if aval.ndim == 0:
+        raise TypeError("top_k: the operand must have at least one dimension")
+    n = aval.shape[-1]
+    k = int(k)
+    if not 0 <= k <= n:
+        raise ValueError(f"top_k: k={k} must be in [0, {n}] for {aval.str_short()}")
+    last = aval.ndim - 1
+    idx = st.iota(np.int32, aval.shape, last)
+    vals, pos = sp.sort(st.rev(operand, (last,)), st.rev(idx, (last,)), dimension=last)
+    vals, pos = st.rev(vals, (last,)), st.rev(pos, (last,))
+    start = (0,) * aval.ndim
+    limit = aval.shape[:-1] + (k,)
+    strides = (1,) * aval.ndim
+    return st.slice(vals, start, limit, strides), st.slice(pos, start, limit, strides)

@@ -1,0 +1,137 @@
+"""Array-API names and small conveniences of `xforms.numpy` that JAX also exports: acos ...
+atanh, atan2, pow, bitwise_xor, bitwise_invert, rint, concat, permute_dims,
+matrix_transpose, unstack, vecdot, matvec, vecmat, copy, empty_like, and the dtype
+utilities (finfo, iinfo, result_type, promote_types, can_cast, isdtype, isscalar,
+iterable, broadcast_shapes).
+
+    >>> xnp.vecdot(xnp.ones((2, 3)), xnp.ones(3))       # [3, 3]
+"""
+import numpy as np
+
+from ..avals import broadcast_shapes as _bshapes
+from ..avals import promote_types as _promote
+from ..core import Tracer
+from ..primitives import elementwise as ew
+from . import linalg_ops as lo
+from . import manipulation as man
+from . import reductions as red
+from . import ufuncs as uf
+from ._util import aval, asarray_operand, canon_axis, promote
+
+acos, acosh, asin, asinh = uf.arccos, uf.arccosh, uf.arcsin, uf.arcsinh
+atan, atanh, atan2, pow = uf.arctan, uf.arctanh, uf.arctan2, uf.power
+bitwise_invert = uf.bitwise_not
+rint = uf.round
+
+
+def bitwise_xor(x1, x2):
+    x, y = promote(x1, x2, name="bitwise_xor")
+    if aval(x).dtype.kind not in "biu":
+        raise TypeError("bitwise_xor: needs integer or boolean inputs")
+    return ew.xor(x, y)
+
+
+def concat(arrays, /, *, axis=0):
+    return man.concatenate(arrays, axis=axis)
+
+
+def permute_dims(a, /, axes):
+    return man.transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+    """Swap the last two axes.  >>> xnp.matrix_transpose(xnp.ones((2, 3, 4))).shape"""
+    x = asarray_operand(x)
+    if aval(x).ndim < 2:
+        raise ValueError("matrix_transpose: x must be at least 2-D")
+    return man.swapaxes(x, -1, -2)
+
+
+def unstack(x, /, *, axis=0):
+    """Tuple of the slices along axis."""
+    x = asarray_operand(x)
+    ax = canon_axis(axis, aval(x).ndim)
+    return tuple(man.squeeze(p, ax) for p in man.split(x, aval(x).shape[ax], ax))
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    """sum(conj(x1) * x2) along axis, broadcasting the other axes."""
+    x1, x2 = asarray_operand(x1), asarray_operand(x2)
+    nd = max(aval(x1).ndim, aval(x2).ndim)
+    x1 = man.moveaxis(man.reshape(x1, (1,) * (nd - aval(x1).ndim) + aval(x1).shape), axis, -1)
+    x2 = man.moveaxis(man.reshape(x2, (1,) * (nd - aval(x2).ndim) + aval(x2).shape), axis, -1)
+    return red.sum(uf.multiply(uf.conj(x1), x2), axis=-1)
+
+
+def matvec(x1, x2, /):
+    """Batched matrix-vector product: x1 (..., m, n), x2 (..., n) -> (..., m)."""
+    return man.squeeze(lo.matmul(x1, man.expand_dims(x2, -1)), -1)
+
+
+def vecmat(x1, x2, /):
+    """Batched vector-matrix product: conj(x1) (..., m), x2 (..., m, n) -> (..., n)."""
+    return man.squeeze(lo.matmul(man.expand_dims(uf.conj(x1), -2), x2), -2)
+
+
+def copy(a, order=None):
+    a = asarray_operand(a)
+    return a if isinstance(a, Tracer) else np.array(a)
+
+
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
+    from .creation import zeros_like
+    return zeros_like(prototype, dtype=dtype, shape=shape)
+
+
+finfo, iinfo = np.finfo, np.iinfo
+
+
+def result_type(*args):
+    from ._util import is_python_scalar
+    pairs = [(np.dtype(type(a)) if is_python_scalar(a) else aval(a).dtype
+              if hasattr(a, "shape") or isinstance(a, Tracer) else np.dtype(a),
+              is_python_scalar(a)) for a in args]
+    return _promote(*pairs)[0]
+
+
+def promote_types(a, b):
+    return _promote((np.dtype(a), False), (np.dtype(b), False))[0]
+
+
+def can_cast(from_, to, casting="safe"):
+    return np.can_cast(from_ if not isinstance(from_, Tracer) else aval(from_).dtype, to,
+                       casting)
+
+
+_KINDS = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+          "real floating": "f", "complex floating": "c", "numeric": "iufc"}
+
+
+def isdtype(dtype, kind):
+    """Array-API dtype kind test.  >>> xnp.isdtype(xnp.float32, 'real floating')"""
+    dt = np.dtype(dtype)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in _KINDS:
+                raise ValueError(f"isdtype: unknown kind {k!r}")
+            if dt.kind in _KINDS[k]:
+                return True
+        elif dt == np.dtype(k):
+            return True
+    return False
+
+
+def isscalar(element):
+    if isinstance(element, Tracer):
+        return aval(element).ndim == 0
+    return np.isscalar(element) or (isinstance(element, np.ndarray) and element.ndim == 0)
+
+
+def iterable(y):
+    return np.iterable(y)
+
+
+def broadcast_shapes(*shapes):
+    return tuple(_bshapes(*(tuple(s) if isinstance(s, (tuple, list)) else (s,)
+                            for s in shapes)))

@@ -1,0 +1,214 @@
+"""Joining, splitting and inserting of `xforms.numpy`: append insert delete array_split
+vsplit hsplit dsplit column_stack row_stack dstack atleast_1d/2d/3d (any number of
+arguments) rollaxis.
+
+Positions are static (insert/delete need concrete indices, as in JAX): the result is
+computed as a gather from the operands, with the gather map found by running NumPy on
+position numbers.
+
+    >>> xnp.insert(xnp.arange(3.0), 1, 9.0)     # [0, 9, 1, 2]
+"""
+import numpy as np
+
+from .. import core
+from . import manipulation as man
+from ._util import aval, asarray_operand, canon_axis, convert
+from .indexing import take
+
+
+def _static(x, name):
+    if isinstance(x, core.Tracer):
+        val = core.known_value(x)
+        if val is None:
+            raise core.ConcretizationError(
+                f"{name}: the indices must be concrete (a list or NumPy array): the result "
+                f"shape depends on them")
+        return np.asarray(val)
+    return x if isinstance(x, slice) else np.asarray(x)
+
+
+def append(arr, values, axis=None):
+    """Values appended at the end of arr (both flattened when axis is None)."""
+    if axis is None:
+        return man.concatenate([man.ravel(arr), man.ravel(values)], 0)
+    return man.concatenate([arr, values], axis)
+
+
+def _gather_by_positions(parts, pos):
+    """Concatenate the flattened parts and take `pos` (an int array of the result's shape)."""
+    flat = man.concatenate([man.ravel(p) for p in parts], 0) if len(parts) > 1 else \
+        man.ravel(parts[0])
+    return man.reshape(take(flat, pos.reshape(-1), axis=0), pos.shape)
+
+
+def insert(arr, obj, values, axis=None):
+    """Insert values before the static positions obj along axis (NumPy's rules)."""
+    arr, values = asarray_operand(arr), asarray_operand(values)
+    if axis is None:
+        arr, axis = man.ravel(arr), 0
+    dtype = aval(arr).dtype
+    values = convert(values, dtype)
+    a, v = aval(arr), aval(values)
+    pos = np.arange(a.size, dtype=np.int64).reshape(a.shape)
+    vpos = (a.size + np.arange(v.size, dtype=np.int64)).reshape(v.shape)
+    out = np.insert(pos, _static(obj, "insert"), vpos, axis=canon_axis(axis, a.ndim))
+    return _gather_by_positions([arr, values], out)
+
+
+def delete(arr, obj, axis=None, *, assume_unique_indices=False):
+    """arr without the static positions obj along axis."""
+    arr = asarray_operand(arr)
+    if axis is None:
+        arr, axis = man.ravel(arr), 0
+    a = aval(arr)
+    pos = np.arange(a.size, dtype=np.int64).reshape(a.shape)
+    out = np.delete(pos, _static(obj, "delete"), axis=canon_axis(axis, a.ndim))
+    return _gather_by_positions([arr], out)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    """Like split, but a section count need not divide the axis (NumPy's sizes)."""
+    ary = asarray_operand(ary)
+    ax = canon_axis(axis, aval(ary).ndim)
+    n = aval(ary).shape[ax]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extra = divmod(n, k)
+        sizes = [each + 1] * extra + [each] * (k - extra)
+        bounds = list(np.cumsum(sizes)[:-1])
+        return man.split(ary, bounds, ax)
+    return man.split(ary, list(_static(indices_or_sections, "array_split")), ax)
+
+
+def _split_nd(name, axis, min_nd):
+    def f(ary, indices_or_sections):
+        ary = asarray_operand(ary)
+        if aval(ary).ndim < min_nd:
+            raise ValueError(f"{name} only works on arrays of {min_nd} or more dimensions")
+        ax = 0 if (name == "hsplit" and aval(ary).ndim == 1) else axis
+        return man.split(ary, indices_or_sections, ax)
+    f.__name__ = name
+    return f
+
+
+vsplit = _split_nd("vsplit", 0, 2)
+hsplit = _split_nd("hsplit", 1, 1)
+dsplit = _split_nd("dsplit", 2, 3)
+
+
+def _atleast(fn):
+    def f(*arys):
+        out = [fn(asarray_operand(a)) for a in arys]
+        return out[0] if len(out) == 1 else out
+    f.__name__ = fn.__name__
+    f.__doc__ = fn.__doc__
+    return f
+
+
+def _at1(a):
+    """Views with at least one dimension."""
+    return man.reshape(a, (1,)) if aval(a).ndim == 0 else a
+
+
+def _at2(a):
+    nd = aval(a).ndim
+    return man.reshape(a, (1,) * (2 - nd) + aval(a).shape) if nd < 2 else a
+
+
+def _at3(a):
+    s = aval(a).shape
+    if len(s) == 0:
+        return man.reshape(a, (1, 1, 1))
+    if len(s) == 1:
+        return man.reshape(a, (1,) + s + (1,))
+    if len(s) == 2:
+        return man.reshape(a, s + (1,))
+    return a
+
+
+_at1.__name__, _at2.__name__, _at3.__name__ = "atleast_1d", "atleast_2d", "atleast_3d"
+atleast_1d, atleast_2d, atleast_3d = _atleast(_at1), _atleast(_at2), _atleast(_at3)
+
+
+def column_stack(tup):
+    """1-D arrays become columns; 2-D arrays are joined along axis 1."""
+    cols = []
+    for a in tup:
+        a = asarray_operand(a)
+        cols.append(man.reshape(a, (aval(a).size, 1)) if aval(a).ndim < 2 else a)
+    return man.concatenate(cols, 1)
+
+
+def row_stack(tup, dtype=None):
+    out = man.vstack(tup)
+    return out if dtype is None else convert(out, dtype)
+
+
+def dstack(tup, dtype=None):
+    out = man.concatenate([_at3(asarray_operand(a)) for a in tup], 2)
+    return out if dtype is None else convert(out, dtype)
+
+
+def rollaxis(a, axis, start=0):
+    """Move axis to before position start (NumPy's older moveaxis)."""
+    a = asarray_operand(a)
+    nd = aval(a).ndim
+    axis = canon_axis(axis, nd)
+    if start < 0:
+        start += nd
+    if not 0 <= start <= nd:
+        raise ValueError(f"rollaxis: start {start} is out of range for {nd} dimensions")
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return a
+    return man.moveaxis(a, axis, start)
+
+
+
+def block(arrays):
+    """Assemble an array from nested lists of blocks (the innermost lists join along the
+    last axis)."""
+    def depth(x):
+        return 1 + depth(x[0]) if isinstance(x, list) and x else (1 if isinstance(x, list) else 0)
+    d = depth(arrays)
+    if d == 0:
+        return asarray_operand(arrays)
+
+    def ndim_of(x):
+        return max(ndim_of(v) for v in x) if isinstance(x, list) else aval(asarray_operand(x)).ndim
+    nd = max(ndim_of(arrays), d)
+
+    def rec(x, level):
+        if not isinstance(x, list):
+            x = asarray_operand(x)
+            return man.reshape(x, (1,) * (nd - aval(x).ndim) + aval(x).shape)
+        return man.concatenate([rec(v, level + 1) for v in x], axis=-(d - level))
+    return rec(arrays, 0)
+
+
+def resize(a, new_shape):
+    """The flattened a repeated (or cut) to fill new_shape."""
+    a = man.ravel(asarray_operand(a))
+    new_shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
+    total = int(np.prod(new_shape, dtype=np.int64))
+    n = aval(a).shape[0]
+    if n == 0 or total == 0:
+        from .creation import zeros
+        return zeros(new_shape, aval(a).dtype)
+    reps = -(-total // n)
+    return man.reshape(man.tile(a, reps)[:total], new_shape)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """filt without leading ('f') and/or trailing ('b') zeros (concrete input)."""
+    val = _static(filt, "trim_zeros")
+    t = trim.lower()
+    nz = np.flatnonzero(val)
+    if nz.size == 0:
+        return man.split(asarray_operand(filt), [0], 0)[0]
+    lo = nz[0] if "f" in t else 0
+    hi = nz[-1] + 1 if "b" in t else val.shape[0]
+    return man.split(man.split(asarray_operand(filt), [int(hi)], 0)[0], [int(lo)], 0)[1]

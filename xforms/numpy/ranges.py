@@ -1,0 +1,47 @@
+"""Log-spaced ranges and index masks of `xforms.numpy`: logspace geomspace (endpoints may
+be traced) mask_indices.
+
+    >>> xnp.logspace(0.0, 2.0, 3)        # [1, 10, 100]
+"""
+import numpy as np
+
+from ..core import Tracer
+from . import manipulation as man
+from . import ufuncs as uf
+from ._util import aval, asarray_operand, convert, dtype_arg, wrap_result
+from .creation import linspace
+
+
+def _move(out, axis):
+    return out if axis == 0 or aval(out).ndim < 2 else man.moveaxis(out, 0, axis)
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """base ** linspace(start, stop, num)."""
+    if not any(isinstance(v, Tracer) for v in (start, stop, base)):
+        return wrap_result(np.logspace(start, stop, num, endpoint, base,
+                                       dtype=dtype_arg(dtype), axis=axis))
+    out = uf.power(base, linspace(start, stop, num, endpoint=endpoint))
+    return _move(out if dtype is None else convert(out, dtype_arg(dtype)), axis)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Geometric progression from start to stop (same sign)."""
+    if not any(isinstance(v, Tracer) for v in (start, stop)):
+        return wrap_result(np.geomspace(start, stop, num, endpoint, dtype=dtype_arg(dtype),
+                                        axis=axis))
+    start, stop = asarray_operand(start), asarray_operand(stop)
+    sign = uf.sign(start)
+    out = uf.multiply(sign, uf.exp(linspace(uf.log(uf.abs(start)), uf.log(uf.abs(stop)), num,
+                                            endpoint=endpoint)))
+    return _move(out if dtype is None else convert(out, dtype_arg(dtype)), axis)
+
+
+def mask_indices(n, mask_func, k=0, *, size=None):
+    """Indices where mask_func(ones((n, n)), k) is nonzero (a static mask)."""
+    m = np.asarray(mask_func(np.ones((n, n), dtype=np.int64), k))
+    rows, cols = np.nonzero(m)
+    if size is not None:
+        rows = np.concatenate([rows, np.zeros(max(0, size - len(rows)), np.int64)])[:size]
+        cols = np.concatenate([cols, np.zeros(max(0, size - len(cols)), np.int64)])[:size]
+    return wrap_result(rows), wrap_result(cols)
