@@ -22,6 +22,7 @@ import itertools
 import numpy as np
 
 from .. import core
+from ..numpy import ufuncs as uf
 from ..numpy._util import asarray_operand, convert
 from ..primitives import elementwise as ew
 from ..primitives.structural import pad, slice as slice_
@@ -32,9 +33,8 @@ from ..primitives.conv import dilate_dim
 
 def _is(fn, *names):
     """Is `fn` one of xforms' own add/max/min functions (lax or numpy spellings)?"""
-    from .. import numpy as xnp
-    table = {"add": (ew.add, xnp.add), "max": (ew.max, xnp.maximum),
-             "min": (ew.min, xnp.minimum)}
+    table = {"add": (ew.add, uf.add), "max": (ew.max, uf.maximum),
+             "min": (ew.min, uf.minimum)}
     return any(fn is f for n in names for f in table[n])
 
 

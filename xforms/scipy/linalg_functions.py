@@ -13,7 +13,8 @@ from ..numpy._util import asarray_operand, aval, broadcast_to, float_of, returns
 from ..numpy.creation import eye
 from ..numpy.linalg_decomp import matrix_operand
 from ..numpy.linalg_ops import matmul
-from ..numpy.manipulation import concatenate, expand_dims, pad, reshape
+from ..numpy.manipulation import concatenate, expand_dims, reshape
+from ..numpy.padding import pad
 from ..api import stop_gradient
 
 # Pade (13, 13) coefficients of exp, and the largest 1-norm for which it is accurate to
