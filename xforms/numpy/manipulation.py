@@ -221,8 +221,17 @@ def pad(array, pad_width, mode="constant", constant_values=0):
         raise NotImplementedError(f"pad mode {mode!r}; only 'constant' is supported")
     array = asarray_operand(array)
     nd = aval(array).ndim
-    pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2) if
-                         np.ndim(pad_width) else np.asarray([[pad_width, pad_width]]), (nd, 2))
+    # NumPy's forms: n, (n,), (before, after), ((before, after),) or one pair per axis
+    try:
+        pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (nd, 2))
+    except ValueError:
+        raise ValueError(f"pad: pad_width {pad_width!r} does not fit an array of rank {nd}: "
+                         "give n, (before, after) or one (before, after) pair per axis") from None
+    if (pw < 0).any():
+        raise ValueError(f"pad: pad_width {pad_width!r} has negative entries")
+    constant_values = asarray_operand(constant_values)
+    if aval(constant_values).ndim:
+        raise NotImplementedError("pad: constant_values per axis or side; give one scalar")
     from ._util import convert
     v = convert(constant_values, aval(array).dtype)
     return st.pad(array, v, tuple((int(lo), int(hi), 0) for lo, hi in pw))
