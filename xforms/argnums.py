@@ -144,18 +144,18 @@ class DiffArgs:
         kept, bound = [], []
         for k, x in enumerate(leaves):
             v = _as_array_leaf(x)
-            if v is None:
-                if owner[k] >= 0:
-                    raise TypeError(
-                        f"{what} of {describe_function(fun)}: argument {owner[k]} is selected "
-                        f"by argnums={argnums!r} but holds {type(x).__name__} {x!r:.60}, "
-                        "which is not an array; only array arguments can be differentiated")
-                bound.append((k, x))
+            if v is None and owner[k] >= 0:
+                raise TypeError(
+                    f"{what} of {describe_function(fun)}: argument {owner[k]} is selected "
+                    f"by argnums={argnums!r} but holds {type(x).__name__} {x!r:.60}, "
+                    "which is not an array; only array arguments can be differentiated")
+            if owner[k] < 0 and is_static_leaf(x):
+                bound.append((k, x))     # passed as is, as in JAX (a jit inside may need it)
             else:
                 kept.append((k, v))
         self.flat = [v for _, v in kept]
         self.in_tree = tree_flatten(tuple(self.flat))[1]
-        self.call = _BoundCall(fun, tree, tuple(bound), len(leaves))
+        self.call = BoundCall(fun, tree, tuple(bound), len(leaves))
         index = {k: j for j, (k, _) in enumerate(kept)}
         self.diff = [False] * len(self.flat)
         self.groups = []
@@ -167,6 +167,13 @@ class DiffArgs:
             self.groups.append((tree.children[0].children[i], pos))
 
 
+def is_static_leaf(x):
+    """A leaf a transform passes through untraced where it is not transformed: anything that
+    is not an array (a function, a string, a Python or NumPy scalar).  Scalars stay
+    hashable this way, so a jit(static_argnums=...) inside still accepts them."""
+    return not isinstance(x, (Tracer, np.ndarray))
+
+
 def _as_array_leaf(x):
     if isinstance(x, Tracer):
         return x
@@ -176,8 +183,8 @@ def _as_array_leaf(x):
         return None
 
 
-class _BoundCall:
-    """fun(*args, **kwargs) from the array leaves, with the other leaves bound.  Equal when
+class BoundCall:
+    """fun(*args, **kwargs) from the traced leaves, with the other leaves bound.  Equal when
     built from the same function, structure and bound values, so traces are shared."""
     __slots__ = ("fun", "tree", "bound", "n")
 
@@ -190,12 +197,14 @@ class _BoundCall:
         args, kwargs = tree_unflatten(self.tree, leaves)
         return self.fun(*args, **kwargs)
 
+    def _key(self):      # the bound values' types too: 1.0, 1 and True trace differently
+        return (self.fun, self.tree, tuple((k, type(v), v) for k, v in self.bound))
+
     def __eq__(self, other):
-        return (isinstance(other, _BoundCall) and self.fun == other.fun and
-                self.tree == other.tree and self.bound == other.bound)
+        return isinstance(other, BoundCall) and self._key() == other._key()
 
     def __hash__(self):
-        return hash((self.fun, self.tree, self.bound))
+        return hash(self._key())
 
     __code__ = property(lambda self: getattr(self.fun, "__code__", None))
     __name__ = property(lambda self: getattr(self.fun, "__qualname__", repr(self.fun)))

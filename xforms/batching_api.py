@@ -177,6 +177,16 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         flat, in_tree = flatten_args((args, kwargs))
         dims, size = _resolve_in_dims(fun, in_axes, axis_size, args, flat, in_tree,
                                       arg_names(len(args)))
+        # unmapped Python/NumPy scalars are passed as they are (as in JAX: a jit inside may
+        # take them as static arguments); other leaves are traced
+        bind = [d is None and argnums_mod.is_static_leaf(x) for x, d in zip(flat, dims)]
+        f = call
+        if any(bind):
+            f = argnums_mod.BoundCall(fun, in_tree, tuple(
+                (k, x) for k, (x, b) in enumerate(zip(flat, bind)) if b), len(flat))
+            flat = [x for x, b in zip(flat, bind) if not b]
+            dims = [d for d, b in zip(dims, bind) if not b]
+            in_tree = tree_flatten(tuple(flat))[1]
         avals = []
         for x, d in zip(flat, dims):
             a = core.get_aval(x)
@@ -184,7 +194,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
                          a.update(shape=a.shape[:d] + a.shape[d + 1:]))
         # mapped leaves are traced abstractly; unmapped ones keep their known values
         known = [x if d is None else None for x, d in zip(flat, dims)]
-        closed, out_tree, _ = trace_flat(call, known, in_tree, key_extra=("vmap",),
+        closed, out_tree, _ = trace_flat(f, known, in_tree, key_extra=("vmap",),
                                          in_avals=avals)
         out_dims, out_names = _resolve_out_dims(fun, out_axes, out_tree, closed.out_avals)
         try:

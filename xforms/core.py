@@ -317,8 +317,8 @@ class Builder:
         info = source_info.current()
         fun = source_info.describe_function(self.fun) if self.fun is not None else "the function"
         return ConcretizationError(
-            f"a traced value {tracer.aval.str_short()} was converted to a NumPy array "
-            f"(np.asarray, a NumPy function, or a list holding it) in {fun}"
+            f"np.asarray() was called on a traced value {tracer.aval.str_short()} (directly, "
+            f"through a NumPy function, or on a list holding it) in {fun}"
             f"{' at ' + info.location if info else ''}. NumPy cannot follow transformations: "
             "the result would lose its derivative or batch axis. Use xforms.numpy (xnp.asarray, "
             "xnp.sum, ...) on traced values, or compute constants outside the function.")
