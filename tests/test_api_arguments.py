@@ -214,3 +214,12 @@ def test_einsum_interleaved_sublists():
     same(xf.grad(lambda x: xnp.einsum(x, [0], x, [0], []))(xnp.arange(3.0)), [0.0, 2.0, 4.0])
     with pytest.raises(ValueError, match="sublist"):
         xnp.einsum(a, [0, 99], b, [1, 2])
+
+
+def test_linearize_has_aux():
+    # jax.linearize(lambda x: (x ** 2, {"a": x + 1.0}), 3.0, has_aux=True)
+    #   -> (9.0, f_jvp, {'a': 4.0}); f_jvp(1.0) -> 6.0
+    y, f_jvp, aux = xf.linearize(lambda x: (x ** 2, {"a": x + 1.0}), 3.0, has_aux=True)
+    same(y, 9.0), same(f_jvp(1.0), 6.0), same(aux["a"], 4.0)
+    y, f_jvp = xf.linearize(lambda x: (x ** 2, x), 3.0)
+    same(y[0], 9.0), same(f_jvp(1.0)[0], 6.0)

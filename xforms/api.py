@@ -105,23 +105,29 @@ def _cast_tangent(t, p):
     return t
 
 
-def linearize(fun, *primals):
-    """-> (fun(*primals), f_jvp) where f_jvp(*tangents) is linear and reusable."""
+def linearize(fun, *primals, has_aux=False):
+    """-> (fun(*primals), f_jvp[, aux]) where f_jvp(*tangents) is linear and reusable."""
     p_flat, p_tree = flatten_args(primals)
-    closed, out_tree, _ = trace_flat(fun, p_flat, p_tree, key_extra=(fun, "lin"))
+    closed, out_tree, aux = trace_flat(fun, p_flat, p_tree, key_extra=(fun, "lin", has_aux),
+                                       post=argnums_mod.aux_splitter(has_aux, fun))
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
-    n_out = len(closed.out_avals)
+    n_out = aux[1] if has_aux else len(closed.out_avals)
+    n_all = len(closed.out_avals)
+    main_tree = aux[0] if has_aux else out_tree
     primal, linear, n_res = linearize_jaxpr(closed, diff, n_out)
     from .primitives.custom import check_forward_mode
     check_forward_mode(linear)   # a custom_vjp function has no forward mode
     outs = core.eval_jaxpr(primal, *p_flat)
-    p_out, res = outs[:n_out], outs[n_out:]
+    p_out, res = outs[:n_all], outs[n_all:]
 
     def f_jvp(*tangents):
         t_flat, t_tree = flatten_args(tangents)
         _check_tangents(p_flat, t_flat, p_tree, t_tree)
         t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
-        return tree_unflatten(out_tree, core.eval_jaxpr(linear, *res, *t_in))
+        return tree_unflatten(main_tree, core.eval_jaxpr(linear, *res, *t_in))
+    if has_aux:
+        return (tree_unflatten(main_tree, p_out[:n_out]), f_jvp,
+                tree_unflatten(out_tree.children[1], p_out[n_out:]))
     return tree_unflatten(out_tree, p_out), f_jvp
 
 
