@@ -223,3 +223,33 @@ def test_linearize_has_aux():
     same(y, 9.0), same(f_jvp(1.0), 6.0), same(aux["a"], 4.0)
     y, f_jvp = xf.linearize(lambda x: (x ** 2, x), 3.0)
     same(y[0], 9.0), same(f_jvp(1.0)[0], 6.0)
+
+
+LIST_USES = {   # an xnp function given a list holding traced values, or the stacked array
+    "logical_and": lambda m, x: xnp.where(xnp.logical_and(m(x), True), m(x), 0.0),
+    "where": lambda m, x: xnp.where([True, False], m(x), [x * x, x]),
+    "clip": lambda m, x: xnp.clip(m(x), 0.0, 0.9),
+    "take": lambda m, x: xnp.take(m(x), 1),
+    "reshape": lambda m, x: xnp.reshape(m(x), (2, 1)),
+    "moveaxis": lambda m, x: xnp.moveaxis([m(x)], 0, 1),
+    "broadcast_to": lambda m, x: xnp.broadcast_to(m(x), (3, 2)),
+    "concatenate": lambda m, x: xnp.concatenate([m(x), m(x)]),
+    "repeat": lambda m, x: xnp.repeat(m(x), 2),
+    "full_like": lambda m, x: xnp.full_like(m(x), 2.0) * x,
+    "einsum": lambda m, x: xnp.einsum("i,i", m(x), m(x)),
+    "matmul": lambda m, x: xnp.matmul(m(x), m(x)),
+    "norm": lambda m, x: xnp.linalg.norm(m(x)),
+    "transpose": lambda m, x: xnp.transpose([m(x)]),
+    "var": lambda m, x: xnp.var(m(x)),
+    "outer": lambda m, x: xnp.outer(m(x), m(x)),
+    "softmax": lambda m, x: xf.nn.softmax(m(x)) * xnp.arange(2.0),
+}
+
+
+@pytest.mark.parametrize("name", list(LIST_USES))
+def test_every_xnp_function_stacks_lists_of_traced_values(name):
+    use = LIST_USES[name]
+    as_list = lambda x: [x, x * 0.5 + 1.0]
+    as_array = lambda x: xnp.stack(as_list(x))
+    total = lambda m: lambda x: xnp.sum(xnp.asarray(use(m, x), dtype=float))
+    same(xf.grad(total(as_list))(0.3), xf.grad(total(as_array))(0.3))

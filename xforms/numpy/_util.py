@@ -60,6 +60,8 @@ def has_tracer(seq):
 def convert(x, dtype, weak=False):
     """Convert to dtype; Python scalars become literals of that dtype."""
     dtype = np.dtype(dtype)
+    if isinstance(x, (list, tuple)):
+        x = asarray_operand(x)
     if is_python_scalar(x):
         return dtype.type(x) if dtype.kind != "b" else np.bool_(x)
     a = aval(x)
@@ -92,6 +94,7 @@ def promote(*xs, name="op", inexact=False):
 
 
 def broadcast_to(x, shape):
+    x = asarray_operand(x)
     a = aval(x)
     shape = tuple(shape)
     if a.shape == shape:
