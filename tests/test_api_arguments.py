@@ -253,3 +253,16 @@ def test_every_xnp_function_stacks_lists_of_traced_values(name):
     as_array = lambda x: xnp.stack(as_list(x))
     total = lambda m: lambda x: xnp.sum(xnp.asarray(use(m, x), dtype=float))
     same(xf.grad(total(as_list))(0.3), xf.grad(total(as_array))(0.3))
+
+
+def test_eager_results_of_every_transform_are_arrays():
+    c = lambda x, y: y * 2.0                 # no dependence on x: zero derivatives
+    results = [
+        xf.jacfwd(c)(1.0, 2.0), xf.jacrev(c)(1.0, 2.0), xf.hessian(c)(1.0, 2.0),
+        xf.jacfwd(lambda x: x)(1.0), xf.jacrev(lambda x: x)(1.0), xf.vjp(c, 1.0, 2.0)[1](1.0)[0],
+        xf.linearize(c, 1.0, 2.0)[1](1.0, 0.0), xf.jvp(lambda x: x, (1.0,), (1.0,))[1],
+        xf.hvp(lambda x: x * 2.0, (1.0,), (1.0,))[0], xf.vmap(lambda x: 2.0)(xnp.ones(2)),
+        xf.vmap(lambda x, y: y, in_axes=(0, None))(xnp.ones(2), 3.0),
+        xf.grad(lambda x: xf.stop_gradient(x))(1.0), xf.value_and_grad(c)(1.0, 2.0)[0],
+        xf.jit(lambda x: x)(1.0), xf.jit(lambda x: 2.0)(1.0), xf.checkpoint(lambda x: x)(1.0)]
+    assert [type(r).__name__ for r in results] == ["Array"] * len(results)

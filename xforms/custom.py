@@ -459,8 +459,8 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        if core.current_trace() is core.eval_trace:
-            return fun(*args, **kwargs)
+        if core.current_trace() is core.eval_trace:      # eager results are Arrays
+            return tree_map(_eager_array, fun(*args, **kwargs))
         static, dyn = _split_static(args, static_argnums, fun, "static_argnums")
         flat, in_tree = flatten_args((dyn, kwargs))
 
@@ -481,6 +481,13 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
 
 
 remat = checkpoint
+
+
+def _eager_array(v):
+    if isinstance(v, (bool, int, float, complex, np.generic, np.ndarray)) and \
+            not isinstance(v, core.Array):
+        return core.as_array(core.canonical_value(v))
+    return v
 
 
 # ---- gradient hooks -------------------------------------------------------------------------
