@@ -266,3 +266,15 @@ def test_eager_results_of_every_transform_are_arrays():
         xf.grad(lambda x: xf.stop_gradient(x))(1.0), xf.value_and_grad(c)(1.0, 2.0)[0],
         xf.jit(lambda x: x)(1.0), xf.jit(lambda x: 2.0)(1.0), xf.checkpoint(lambda x: x)(1.0)]
     assert [type(r).__name__ for r in results] == ["Array"] * len(results)
+
+
+def test_jit_static_arguments_out_of_the_signature():
+    # JAX: ValueError "Jitted function has static_argnums=(2,), but only accepts 2 positional
+    # arguments" (and for -3), "... invalid argnames {'m'} in static_argnames"
+    def my_fun(x, n):
+        return x * n
+    for kw in (dict(static_argnums=2), dict(static_argnums=-3), dict(static_argnames="m")):
+        with pytest.raises(ValueError, match="my_fun"):
+            xf.jit(my_fun, **kw)
+    same(xf.jit(lambda *a: a[0] * a[1], static_argnums=-1)(2.0, 3), 6.0)
+    same(xf.jit(lambda x, **k: x * k["n"], static_argnames="n")(2.0, n=3), 6.0)

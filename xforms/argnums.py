@@ -92,6 +92,14 @@ def resolve_static(fun, static_argnums, static_argnames, n_args=None):
             nums = tuple(i % n_args if -n_args <= i < 0 else i for i in nums)
         return nums, names
     n = len(params)
+    bad = [i for i in nums if not -n <= i < n]
+    if bad:
+        raise ValueError(f"{describe_function(fun)} has static_argnums={static_argnums!r}, "
+                         f"but takes {n} positional argument{'s' if n != 1 else ''}")
+    unknown = [s for s in names if s not in _all_params(fun)]
+    if unknown:
+        raise ValueError(f"static_argnames={static_argnames!r} names {unknown}, which "
+                         f"{describe_function(fun)} does not take")
     nums = tuple(i % n if -n <= i < 0 else i for i in nums)
     more_names = tuple(params[i] for i in nums if 0 <= i < n and params[i] not in names)
     more_nums = tuple(params.index(s) for s in names if s in params
@@ -108,6 +116,18 @@ def _positional_params(fun):
     if any(p.kind is p.VAR_POSITIONAL for p in ps):
         return None
     return [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _all_params(fun):
+    ps = inspect.signature(fun).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in ps):
+        return _Everything()
+    return {p.name for p in ps}
+
+
+class _Everything:
+    def __contains__(self, _):
+        return True
 
 
 def split_static(args, positions):
