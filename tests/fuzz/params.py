@@ -38,6 +38,7 @@ class Plan:
     in_axes: object          # vmap: one entry per argument (int, negative int or None)
     out_axes: object
     size: int = 2
+    unmapped_out: bool = False   # vmap also returns a value of the unmapped inputs, out_axes None
 
 
 # ---- drawing plans -----------------------------------------------------------------------------
@@ -81,7 +82,8 @@ def plans(draw, case, jit=False):
             outer = tuple(s for s in outer if s != "vmap")
     return Plan(draw(st.sampled_from(["grad", "value_and_grad", "jacrev", "jacfwd"])),
                 argnums, draw(st.booleans()), inner, outer, forms, extra, static,
-                in_axes, out_axes, draw(st.integers(1, 3)))
+                in_axes, out_axes, draw(st.integers(1, 3)),
+                "vmap" in outer and draw(st.booleans()))
 
 
 def _vmap_axes(draw, case, forms, extra, total):
@@ -170,11 +172,27 @@ def build(case, plan, w):
     d = {"grad": xf.grad, "value_and_grad": xf.value_and_grad, "jacrev": xf.jacrev,
          "jacfwd": xf.jacfwd}[plan.deriv](g, argnums=plan.argnums, has_aux=plan.has_aux)
     for stage in plan.outer:
-        if stage == "vmap":
+        if stage == "vmap" and plan.unmapped_out:
+            d = xf.vmap(_with_unmapped(d, plan, xnp), in_axes=plan.in_axes,
+                        out_axes=(plan.out_axes, None))
+        elif stage == "vmap":
             d = xf.vmap(d, in_axes=plan.in_axes, out_axes=plan.out_axes)
         else:
             d = xf.jit(d, **static) if stage == "jit" else xf.checkpoint(d, **static)
     return d
+
+
+def _unmapped_value(full, plan, ns):
+    """1 + the sum of every unmapped array input (a value vmap returns with out_axes None)."""
+    total = 1.0
+    for x, ax in zip(full, plan.in_axes):
+        if ax is None and not callable(x):
+            total = total + sum(ns.sum(ns.asarray(v)) for v in flatten(x)[0])
+    return total
+
+
+def _with_unmapped(d, plan, ns):
+    return lambda *full: (d(*full), _unmapped_value(full, plan, ns))
 
 
 def expected_one(case, plan, w, args):
@@ -221,6 +239,9 @@ def check_plan(case, plan, rng=None):
                          e_val))
         per = [expected_one(case, plan, w, ex) for ex in examples]
         want = tmap(lambda *ys: np.stack(ys, axis=plan.out_axes), *per)
+        if plan.unmapped_out:
+            full0 = _join(list(examples[0]), plan.extra, e_val)
+            want = (want, np.asarray(_unmapped_value(full0, plan, np), np.float64))
     assert_close(tmap(np.asarray, got), tmap(np.asarray, want), f"{plan}")
 
 
