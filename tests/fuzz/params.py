@@ -2,7 +2,7 @@
 
 A `Plan` says how one fuzz program is differentiated and wrapped: which derivative (grad,
 value_and_grad, jacrev, jacfwd), `argnums` (an int, a negative int, or a tuple in any order),
-`has_aux`, an extra argument that is not an array (a Python float used in an `if`, or a
+`has_aux`, hessian's nested blocks, an extra argument that is not an array (a Python float used in an `if`, or a
 function) given to jit/checkpoint as `static_argnums` (positive or negative), transforms
 nested inside and outside the derivative in a random order (jit, checkpoint, vmap with
 `in_axes`/`out_axes` including negative and None), and the form each input is given in
@@ -27,7 +27,7 @@ from .program_ast import Leaf
 
 @dataclass
 class Plan:
-    deriv: str               # "grad" | "value_and_grad" | "jacrev" | "jacfwd"
+    deriv: str               # "grad" | "value_and_grad" | "jacrev" | "jacfwd" | "hessian"
     argnums: object          # as passed: int (maybe negative) or tuple in any order
     has_aux: bool
     inner: tuple             # stages between the function and the derivative, inner first
@@ -80,7 +80,8 @@ def plans(draw, case, jit=False):
         in_axes, out_axes = _vmap_axes(draw, case, forms, extra, total)
         if in_axes is None:
             outer = tuple(s for s in outer if s != "vmap")
-    return Plan(draw(st.sampled_from(["grad", "value_and_grad", "jacrev", "jacfwd"])),
+    return Plan(draw(st.sampled_from(["grad", "value_and_grad", "jacrev", "jacfwd",
+                                      "hessian"])),
                 argnums, draw(st.booleans()), inner, outer, forms, extra, static,
                 in_axes, out_axes, draw(st.integers(1, 3)),
                 "vmap" in outer and draw(st.booleans()))
@@ -170,7 +171,7 @@ def build(case, plan, w):
     for stage in plan.inner:
         g = xf.jit(g, **static) if stage == "jit" else xf.checkpoint(g, **static)
     d = {"grad": xf.grad, "value_and_grad": xf.value_and_grad, "jacrev": xf.jacrev,
-         "jacfwd": xf.jacfwd}[plan.deriv](g, argnums=plan.argnums, has_aux=plan.has_aux)
+         "jacfwd": xf.jacfwd, "hessian": xf.hessian}[plan.deriv](g, argnums=plan.argnums, has_aux=plan.has_aux)
     for stage in plan.outer:
         if stage == "vmap" and plan.unmapped_out:
             d = xf.vmap(_with_unmapped(d, plan, xnp), in_axes=plan.in_axes,
@@ -213,10 +214,39 @@ def expected_one(case, plan, w, args):
     picked = tuple(list(np.asarray(grads[k])) if plan.forms[k] == "list" else grads[k]
                    for k in prog_index)
     g = picked[0] if isinstance(plan.argnums, int) else picked
+    if plan.deriv == "hessian":
+        # JAX's layout: per selected argument k, k's tree whose leaves hold a tuple (over the
+        # selected m) of m's tree; with an int argnums no tuple levels at all
+        h = xf.hessian(fs, argnums=tuple(range(n)))(*arrays)
+        single = isinstance(plan.argnums, int)
+
+        def pick(hk, struct, k):
+            if struct == "*":
+                blocks = tuple(_hessian_block(hk[m], plan.forms[k], plan.forms[m])
+                               for m in prog_index)
+                return blocks[0] if single else blocks
+            kind, kids = struct
+            if kind == "dict":
+                return {key: pick(hk[key], kid, k) for key, kid in kids}
+            return type(hk)(pick(hk[i], kid, k) for i, kid in enumerate(kids))
+        rows = tuple(pick(h[k], flatten(args[k])[1], k) for k in prog_index)
+        g = rows[0] if single else rows
     aux = case.fn()(*arrays)
     if plan.deriv == "value_and_grad":
         return ((val, aux), g) if plan.has_aux else (val, g)
     return (g, aux) if plan.has_aux else g
+
+
+def _hessian_block(h, form_k, form_m):
+    """d2f/dx_k dx_m in JAX's layout: a list input contributes a list level (outer for k,
+    over the last axis for m)."""
+    if "list" not in (form_k, form_m):
+        return h                           # (pytree arguments are never given as lists)
+    h = np.asarray(h)
+
+    def inner(a):
+        return [a[..., j] for j in range(a.shape[-1])] if form_m == "list" else a
+    return [inner(h[i]) for i in range(h.shape[0])] if form_k == "list" else inner(h)
 
 
 def check_plan(case, plan, rng=None):
