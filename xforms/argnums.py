@@ -157,12 +157,18 @@ class DiffArgs:
     def __init__(self, what, fun, args, kwargs, argnums, check):
         self.positions = resolve(argnums, len(args), "argnums", fun, transform=what)
         leaves, tree = tree_flatten((tuple(args), dict(kwargs)))
-        starts = np.cumsum([0] + [t.num_leaves for t in tree.children[0].children])
-        owner = np.full(len(leaves), -1)
+        starts = [0]
+        for t in tree.children[0].children:
+            starts.append(starts[-1] + t.num_leaves)
+        owner = [-1] * len(leaves)
         for i in self.positions:
-            owner[starts[i]:starts[i + 1]] = i
+            owner[starts[i]:starts[i + 1]] = [i] * (starts[i + 1] - starts[i])
         kept, bound = [], []
         for k, x in enumerate(leaves):
+            if isinstance(x, (Tracer, np.ndarray)) and (isinstance(x, Tracer) or
+                                                        x.dtype in core._OK_DTYPES):
+                kept.append((k, x))      # (the common case, without further checks)
+                continue
             v = _as_array_leaf(x)
             if v is None and owner[k] >= 0:
                 raise TypeError(
@@ -206,10 +212,16 @@ def _as_array_leaf(x):
 class BoundCall:
     """fun(*args, **kwargs) from the traced leaves, with the other leaves bound.  Equal when
     built from the same function, structure and bound values, so traces are shared."""
-    __slots__ = ("fun", "tree", "bound", "n")
+    __slots__ = ("fun", "tree", "bound", "n", "_k", "_h")
 
     def __init__(self, fun, tree, bound, n):
         self.fun, self.tree, self.bound, self.n = fun, tree, bound, n
+        # the bound values' types too: 1.0, 1 and True trace differently
+        self._k = (fun, tree, tuple((k, type(v), v) for k, v in bound))
+        try:
+            self._h = hash(self._k)
+        except TypeError:
+            self._h = None               # unhashable bound values: traces are not cached
 
     def __call__(self, *arrays):
         it, fixed = iter(arrays), dict(self.bound)
@@ -217,14 +229,13 @@ class BoundCall:
         args, kwargs = tree_unflatten(self.tree, leaves)
         return self.fun(*args, **kwargs)
 
-    def _key(self):      # the bound values' types too: 1.0, 1 and True trace differently
-        return (self.fun, self.tree, tuple((k, type(v), v) for k, v in self.bound))
-
     def __eq__(self, other):
-        return isinstance(other, BoundCall) and self._key() == other._key()
+        return isinstance(other, BoundCall) and self._k == other._k
 
     def __hash__(self):
-        return hash(self._key())
+        if self._h is None:
+            raise TypeError("unhashable bound arguments")
+        return self._h
 
     __code__ = property(lambda self: getattr(self.fun, "__code__", None))
     __name__ = property(lambda self: getattr(self.fun, "__qualname__", repr(self.fun)))
