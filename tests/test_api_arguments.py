@@ -278,3 +278,13 @@ def test_jit_static_arguments_out_of_the_signature():
             xf.jit(my_fun, **kw)
     same(xf.jit(lambda *a: a[0] * a[1], static_argnums=-1)(2.0, 3), 6.0)
     same(xf.jit(lambda x, **k: x * k["n"], static_argnames="n")(2.0, n=3), 6.0)
+
+
+def test_hessian_layout_for_list_and_dict_arguments():
+    # jax.tree_util.tree_structure(jax.hessian(f, argnums=(1, 0))({'k0': a}, [0.1, 0.2])) ->
+    #   PyTreeDef(([([*, *], {'k0': *}), ([*, *], {'k0': *})], {'k0': ([*, *], {'k0': *})}))
+    from xforms.tree_util import tree_structure
+    f = lambda p0, p1: xnp.sum(xnp.sin(xnp.sin(p0["k0"] + xnp.asarray(p1))))
+    h = xf.hessian(f, argnums=(1, 0))({"k0": np.array([0.12, 0.3])}, [0.1, 0.2])
+    assert str(tree_structure(h)) == \
+        "PyTreeDef(([([*, *], {'k0': *}), ([*, *], {'k0': *})], {'k0': ([*, *], {'k0': *})}))"

@@ -220,11 +220,16 @@ def expected_one(case, plan, w, args):
         h = xf.hessian(fs, argnums=tuple(range(n)))(*arrays)
         single = isinstance(plan.argnums, int)
 
+        def over_m(get):     # get(m): d/dx_m of one entry of x_k, as arg m's tree
+            blocks = tuple(_list_last(get(m), plan.forms[m]) for m in prog_index)
+            return blocks[0] if single else blocks
+
         def pick(hk, struct, k):
+            if struct == "*" and plan.forms[k] == "list":    # the list level comes first
+                return [over_m(lambda m: tmap(lambda a: np.asarray(a)[i], hk[m]))
+                        for i in range(np.shape(args[k])[0])]
             if struct == "*":
-                blocks = tuple(_hessian_block(hk[m], plan.forms[k], plan.forms[m])
-                               for m in prog_index)
-                return blocks[0] if single else blocks
+                return over_m(lambda m: hk[m])
             kind, kids = struct
             if kind == "dict":
                 return {key: pick(hk[key], kid, k) for key, kid in kids}
@@ -237,16 +242,12 @@ def expected_one(case, plan, w, args):
     return (g, aux) if plan.has_aux else g
 
 
-def _hessian_block(h, form_k, form_m):
-    """d2f/dx_k dx_m in JAX's layout: a list input contributes a list level (outer for k,
-    over the last axis for m)."""
-    if "list" not in (form_k, form_m):
-        return h                           # (pytree arguments are never given as lists)
-    h = np.asarray(h)
-
-    def inner(a):
-        return [a[..., j] for j in range(a.shape[-1])] if form_m == "list" else a
-    return [inner(h[i]) for i in range(h.shape[0])] if form_k == "list" else inner(h)
+def _list_last(a, form):
+    """A list input's level of a derivative block: one entry per element (the last axis)."""
+    if form != "list":
+        return a
+    a = np.asarray(a)
+    return [a[..., j] for j in range(a.shape[-1])]
 
 
 def check_plan(case, plan, rng=None):
