@@ -62,7 +62,7 @@ def use_range(n):
 
 CONTROL_FLOW = [(use_if, 1.0, "bool()"), (use_while, 1.0, "bool()"),
                 (use_bool, np.ones(3), "bool()"), (use_float, 2.0, "float()"),
-                (use_int, 2.0, "int()"), (use_asarray, np.ones(2), "np.asarray()"),
+                (use_int, 2.0, "int()"),
                 (use_item, 2.0, "item()"), (use_range, 3, "an index")]
 
 
@@ -73,6 +73,19 @@ def _check_concretization(err, fun, what):
     assert f"{fun.__name__} ({HERE}:{fun.__code__.co_firstlineno})" in msg   # the function
     assert f"{HERE}:{line_of(fun)}" in msg                                   # the line
     assert "lax.cond" in msg and "lax.while_loop" in msg and "static_argnums" in msg
+
+
+@pytest.mark.parametrize("transform", ["make_jaxpr", "jit", "grad", "vmap"])
+def test_asarray_of_a_traced_value_names_function_and_line(transform):
+    f = lambda x: xnp.sum(use_asarray(x) * x)
+    run = {"make_jaxpr": lambda: xf.make_jaxpr(f)(np.ones(2)),
+           "jit": lambda: run_jit(f, np.ones(2)), "grad": lambda: xf.grad(f)(np.ones(2)),
+           "vmap": lambda: xf.vmap(f)(np.ones((3, 2)))}[transform]
+    with pytest.raises(xf.ConcretizationError) as info:
+        run()
+    msg = str(info.value)
+    assert "np.asarray()" in msg and f"{HERE}:{line_of(use_asarray)}" in msg
+    assert "xforms.numpy" in msg
 
 
 @pytest.mark.parametrize("fun,arg,what", CONTROL_FLOW, ids=[c[0].__name__ for c in CONTROL_FLOW])

@@ -188,3 +188,45 @@ def test_cuda_backend_error_names_the_compiler_import_failure(monkeypatch):
     monkeypatch.setattr(jit_module, "_import_error", [ImportError("no module named kernels.x")])
     with pytest.raises(BackendError, match="kernels' failed to import .no module named kernels.x"):
         xf.jit(lambda x: x * 2.0, backend="cuda")(1.0)
+
+
+# ---- the transforms' own parameters (tests/fuzz/params.py) ----------------------------------
+def _plan(**kw):
+    from fuzz.params import Plan
+    base = dict(deriv="grad", argnums=0, has_aux=False, inner=(), outer=(), forms=("array",),
+                extra=None, static=None, in_axes=None, out_axes=None, size=1)
+    return Plan(**{**base, **kw})
+
+
+def _sin_case():
+    return Case.of(lambda x0: xnp.sin(xnp.asarray(x0)), lambda x0: np.sin(x0),
+                   (np.array(0.1257302210933933),))
+
+
+def test_plan_function_argument_outside_argnums():
+    """grad(f, argnums=1)(a_function, x) raised "unsupported input function": arguments that
+    are not differentiated were flattened as arrays.  Fixed in xforms/argnums.py (DiffArgs
+    passes non-array leaves through, as JAX does)."""
+    from fuzz.params import check_plan
+    check_plan(_sin_case(), _plan(argnums=(1,), extra=(0, "fn"), static=0))
+
+
+@pytest.mark.parametrize("argnums", [-1, (-1,), (0,)])
+def test_plan_negative_argnums(argnums):
+    """grad(f, argnums=-1) raised IndexError and argnums=(-1,) returned an empty tuple: only
+    jacrev/jacfwd resolved negative indices.  Fixed in xforms/argnums.py `resolve`."""
+    from fuzz.params import check_plan
+    check_plan(_sin_case(), _plan(argnums=argnums))
+
+
+def test_plan_reordered_argnums_with_aux_under_vmap():
+    """argnums=(1, 0) gave the gradients in position order, not argnums order."""
+    from fuzz.params import check_plan
+    case = Case.of(lambda a, b: xnp.sin(a) * b, lambda a, b: np.sin(a) * b,
+                   (np.array(0.3), np.array([0.5, -1.0])))
+    for deriv in ("grad", "value_and_grad", "jacrev", "jacfwd"):
+        check_plan(case, _plan(deriv=deriv, argnums=(1, -2), has_aux=True,
+                               forms=("python", "array")))
+        check_plan(case, _plan(deriv=deriv, argnums=(1, 0), outer=("vmap",),
+                               forms=("array", "array"), in_axes=(None, -1), out_axes=-1,
+                               size=2))

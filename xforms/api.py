@@ -11,6 +11,7 @@ import functools
 
 import numpy as np
 
+from . import argnums as argnums_mod
 from . import core
 from .ad import linearize_jaxpr, vjp_jaxprs
 from .avals import is_complex, is_float, is_inexact
@@ -18,20 +19,7 @@ from .primitives.elementwise import stop_gradient  # noqa: F401  (public: xforms
 from .source_info import describe_function
 from .tracing import flatten_args, trace_flat
 from .transforms.jvp import jvp_jaxpr, tangent_aval
-from .tree_util import tree_flatten, tree_unflatten, treedef_flatten_up_to
-
-
-def _split_aux(has_aux, fun):
-    if not has_aux:
-        return None
-
-    def post(out):
-        if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            raise TypeError(f"{describe_function(fun)} was declared has_aux=True, so it must "
-                            f"return a pair (output, aux); got {type(out).__name__}")
-        main_leaves, main_tree = tree_flatten(out[0])
-        return (out[0], out[1]), (main_tree, len(main_leaves))
-    return post
+from .tree_util import tree_unflatten, treedef_flatten_up_to
 
 
 def make_jaxpr(fun, static_argnums=()):
@@ -39,17 +27,16 @@ def make_jaxpr(fun, static_argnums=()):
 
     >>> print(xf.make_jaxpr(lambda x, y: x * y + xnp.sin(x))(0.5, 4.2))
     """
-    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    argnums_mod.index_tuple(static_argnums, "static_argnums")
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        dyn = [a for i, a in enumerate(args) if i not in static_argnums]
-        statics = {i: args[i] for i in static_argnums}
+        nums = argnums_mod.resolve(static_argnums, len(args), "static_argnums", fun,
+                                   allow_empty=True)
+        statics, dyn = argnums_mod.split_static(args, nums)
 
         def f(*dyn_args, **kw):
-            it = iter(dyn_args)
-            full = [statics[i] if i in statics else next(it) for i in range(len(args))]
-            return fun(*full, **kw)
+            return fun(*argnums_mod.merge_static(statics, dyn_args, len(args)), **kw)
         flat, in_tree = flatten_args((tuple(dyn), kwargs), fun)
         call = lambda a, k: f(*a, **k)
         call.__wrapped__ = fun                  # so errors name the user's function
@@ -88,7 +75,7 @@ def jvp(fun, primals, tangents, has_aux=False):
     _check_tangents(p_flat, t_flat, p_tree, t_tree)
     closed, out_tree, aux = trace_flat(fun, p_flat, p_tree,
                                        key_extra=(fun, "jvp", has_aux),
-                                       post=_split_aux(has_aux, fun))
+                                       post=argnums_mod.aux_splitter(has_aux, fun))
     n_out = aux[1] if has_aux else len(closed.out_avals)
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
     jv, out_nz = jvp_jaxpr(closed, diff, instantiate_out=[True] * n_out +
@@ -118,30 +105,36 @@ def _cast_tangent(t, p):
     return t
 
 
-def linearize(fun, *primals):
-    """-> (fun(*primals), f_jvp) where f_jvp(*tangents) is linear and reusable."""
+def linearize(fun, *primals, has_aux=False):
+    """-> (fun(*primals), f_jvp[, aux]) where f_jvp(*tangents) is linear and reusable."""
     p_flat, p_tree = flatten_args(primals)
-    closed, out_tree, _ = trace_flat(fun, p_flat, p_tree, key_extra=(fun, "lin"))
+    closed, out_tree, aux = trace_flat(fun, p_flat, p_tree, key_extra=(fun, "lin", has_aux),
+                                       post=argnums_mod.aux_splitter(has_aux, fun))
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
-    n_out = len(closed.out_avals)
+    n_out = aux[1] if has_aux else len(closed.out_avals)
+    n_all = len(closed.out_avals)
+    main_tree = aux[0] if has_aux else out_tree
     primal, linear, n_res = linearize_jaxpr(closed, diff, n_out)
     from .primitives.custom import check_forward_mode
     check_forward_mode(linear)   # a custom_vjp function has no forward mode
     outs = core.eval_jaxpr(primal, *p_flat)
-    p_out, res = outs[:n_out], outs[n_out:]
+    p_out, res = outs[:n_all], outs[n_all:]
 
     def f_jvp(*tangents):
         t_flat, t_tree = flatten_args(tangents)
         _check_tangents(p_flat, t_flat, p_tree, t_tree)
         t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
-        return tree_unflatten(out_tree, core.eval_jaxpr(linear, *res, *t_in))
+        return tree_unflatten(main_tree, core.eval_jaxpr(linear, *res, *t_in))
+    if has_aux:
+        return (tree_unflatten(main_tree, p_out[:n_out]), f_jvp,
+                tree_unflatten(out_tree.children[1], p_out[n_out:]))
     return tree_unflatten(out_tree, p_out), f_jvp
 
 
 # ---- reverse mode ---------------------------------------------------------------------
 def _vjp_flat(fun, args_flat, in_tree, diff_mask, has_aux, tag):
     closed, out_tree, aux = trace_flat(fun, args_flat, in_tree, key_extra=(tag, has_aux),
-                                       post=_split_aux(has_aux, fun))
+                                       post=argnums_mod.aux_splitter(has_aux, fun))
     n_out = aux[1] if has_aux else len(closed.out_avals)
     primal, transposed, n_res = vjp_jaxprs(closed, diff_mask, n_out)
     outs = core.eval_jaxpr(primal, *args_flat)
@@ -200,27 +193,6 @@ def _traced_zeros(p):
     return zeros(a.shape, a.dtype)
 
 
-class _ArgsKwargsCall:
-    """`fun(*args, **kwargs)` on an (args, kwargs) pair.  Wrappers of one `fun` are equal, so
-    the trace cache (keyed on the callable) hits when `grad(f)` is called again."""
-    __slots__ = ("fun",)
-
-    def __init__(self, fun):
-        self.fun = fun
-
-    def __call__(self, args, kwargs):
-        return self.fun(*args, **kwargs)
-
-    def __eq__(self, other):
-        return isinstance(other, _ArgsKwargsCall) and other.fun == self.fun
-
-    def __hash__(self):
-        return hash(self.fun)
-
-    __code__ = property(lambda self: getattr(self.fun, "__code__", None))
-    __name__ = property(lambda self: getattr(self.fun, "__qualname__", repr(self.fun)))
-
-
 class _Transformed:
     """A transformed function such as grad(f).  Two built from the same function and options
     are equal, so traces keyed on them are shared: `grad(grad(f))(x)` built afresh in a loop
@@ -245,48 +217,33 @@ class _Transformed:
     __code__ = property(lambda self: getattr(self.__wrapped__, "__code__", None))
 
 
-def _argnums_key(argnums):
-    return argnums if isinstance(argnums, int) else ("tuple",) + tuple(argnums)
-
-
-def _argnums_tuple(argnums):
-    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
-
-
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """-> function returning (fun(*args), gradient w.r.t. args[argnums]).
 
     >>> xf.value_and_grad(lambda x: x ** 2)(3.0)
     (Array(9.), Array(6.))
     """
-    nums = _argnums_tuple(argnums)
+    argnums_mod.index_tuple(argnums)          # a bad argnums fails here, not at the call
+
+    def check(x):
+        dt = core.get_aval(x).dtype
+        if not is_inexact(dt) and not allow_int:
+            raise TypeError(
+                f"grad requires real- or complex-valued inputs (float32, float64, "
+                f"complex64, complex128), but got {dt.name} in {describe_function(fun)}. "
+                "Integer inputs are not differentiable: convert them with .astype(float), "
+                "leave them out of argnums, use vjp, or pass allow_int=True (their "
+                "gradient is then zero).")
+        if holomorphic and not is_complex(dt):   # complex inputs need no flag (JAX)
+            raise TypeError("grad with holomorphic=True requires inputs with complex dtype, "
+                            f"but got {dt.name} in {describe_function(fun)}")
 
     def vg(*args, **kwargs):
-        if max(nums) >= len(args):
-            raise TypeError(f"grad: argnums={argnums} but {describe_function(fun)} was called "
-                            f"with {len(args)} positional arguments")
-        flat, in_tree = flatten_args((args, kwargs))
-        # which flat leaves belong to differentiated arguments
-        diff, pos = [], 0
-        for i, a in enumerate(args):
-            n = len(tree_flatten(a)[0])
-            diff += [i in nums] * n
-        diff += [False] * (len(flat) - len(diff))
-        for x, d in zip(flat, diff):
-            dt = core.get_aval(x).dtype
-            if d and not is_inexact(dt) and not allow_int:
-                raise TypeError(
-                    f"grad requires real- or complex-valued inputs (float32, float64, "
-                    f"complex64, complex128), but got {dt.name} in {describe_function(fun)}. "
-                    "Integer inputs are not differentiable: convert them with .astype(float), "
-                    "leave them out of argnums, use vjp, or pass allow_int=True (their "
-                    "gradient is then zero).")
-            if d and holomorphic and not is_complex(dt):   # complex inputs need no flag (JAX)
-                raise TypeError("grad with holomorphic=True requires inputs with complex dtype, "
-                                f"but got {dt.name} in {describe_function(fun)}")
-        diff = [d and is_inexact(core.get_aval(x).dtype) for x, d in zip(flat, diff)]
+        d = argnums_mod.DiffArgs("grad", fun, args, kwargs, argnums, check)
+        flat = d.flat
+        diff = [m and is_inexact(core.get_aval(x).dtype) for x, m in zip(flat, d.diff)]
         outs, res, transposed, out_tree, aux = _vjp_flat(
-            _ArgsKwargsCall(fun), flat, in_tree, diff, has_aux, (fun, "grad", nums))
+            d.call, flat, d.in_tree, diff, has_aux, (fun, "grad", d.positions))
         y = outs[0]
         ya = core.get_aval(y)
         n_main = aux[1] if has_aux else len(outs)
@@ -304,23 +261,15 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                             f"non-scalar outputs, or reduce with xnp.sum.{hint}")
         one = ya.dtype.type(1)
         g = iter(core.eval_jaxpr(transposed, *res, one))
-        gflat = [next(g) if d else None for d in diff]
-        args_tree = in_tree.children[0]
-        arg_trees = args_tree.children
-        grads, pos = [], 0
-        for i, t in enumerate(arg_trees):
-            n = t.num_leaves
-            if i in nums:
-                grads.append(tree_unflatten(t, [gi if gi is not None else _zero_cotangent(x)
-                                                for gi, x in zip(gflat[pos:pos + n],
-                                                                 flat[pos:pos + n])]))
-            pos += n
-        grads = grads[0] if isinstance(argnums, int) else tuple(grads)
+        wanted = {p for _, pos in d.groups for p in pos}
+        gflat = [next(g) if m else _zero_cotangent(x) if k in wanted else None
+                 for k, (x, m) in enumerate(zip(flat, diff))]
+        grads = argnums_mod.pick(d.groups, gflat, argnums_mod.is_single(argnums))
         if has_aux:
             aux_val = tree_unflatten(out_tree.children[1], outs[n_main:])
             return (y, aux_val), grads
         return y, grads
-    return _Transformed(vg, ("value_and_grad", fun, _argnums_key(argnums), has_aux,
+    return _Transformed(vg, ("value_and_grad", fun, argnums_mod.key(argnums), has_aux,
                              holomorphic, allow_int), fun)
 
 
@@ -337,7 +286,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         if has_aux:
             return grads, val[1]
         return grads
-    return _Transformed(g, ("grad", fun, _argnums_key(argnums), has_aux, holomorphic,
+    return _Transformed(g, ("grad", fun, argnums_mod.key(argnums), has_aux, holomorphic,
                             allow_int), fun)
 
 

@@ -19,9 +19,9 @@ import weakref
 
 import numpy as np
 
+from . import argnums as argnums_mod
 from . import axis_env, core
 from .ad import vjp_jaxprs
-from .api import _split_aux
 from .avals import is_complex, is_float
 from .primitives.structural import reshape, slice as lax_slice
 from .source_info import describe_function
@@ -171,6 +171,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
     def call(a, k):          # one stable function object per vmap, so traces are cached
         return fun(*a, **k)
+    call.__wrapped__ = fun   # errors name the user's function
 
     arg_names = functools.lru_cache(maxsize=8)(lambda n: _arg_names(fun, n))
 
@@ -179,6 +180,16 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         flat, in_tree = flatten_args((args, kwargs))
         dims, size = _resolve_in_dims(fun, in_axes, axis_size, args, flat, in_tree,
                                       arg_names(len(args)))
+        # unmapped Python/NumPy scalars are passed as they are (as in JAX: a jit inside may
+        # take them as static arguments); other leaves are traced
+        bind = [d is None and argnums_mod.is_static_leaf(x) for x, d in zip(flat, dims)]
+        f = call
+        if any(bind):
+            f = argnums_mod.BoundCall(fun, in_tree, tuple(
+                (k, x) for k, (x, b) in enumerate(zip(flat, bind)) if b), len(flat))
+            flat = [x for x, b in zip(flat, bind) if not b]
+            dims = [d for d, b in zip(dims, bind) if not b]
+            in_tree = tree_flatten(tuple(flat))[1]
         avals = []
         for x, d in zip(flat, dims):
             a = core.get_aval(x)
@@ -187,7 +198,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         # mapped leaves are traced abstractly; unmapped ones keep their known values
         known = [x if d is None else None for x, d in zip(flat, dims)]
         with _bind(axis_name, size):
-            closed, out_tree, _ = trace_flat(call, known, in_tree, key_extra=("vmap",),
+            closed, out_tree, _ = trace_flat(f, known, in_tree, key_extra=("vmap",),
                                              in_avals=avals)
         out_dims, out_names = _resolve_out_dims(fun, out_axes, out_tree, closed.out_avals)
         try:
@@ -211,13 +222,6 @@ def _as_result(x):
 
 
 # ---- Jacobians -------------------------------------------------------------------------
-def _argnums_tuple(argnums):
-    nums = (argnums,) if isinstance(argnums, (int, np.integer)) else tuple(argnums)
-    if not nums:
-        raise ValueError("argnums must name at least one argument")
-    return tuple(int(i) for i in nums)
-
-
 def _check_input(name, fun, x, holomorphic):
     dt = core.get_aval(x).dtype
     if holomorphic:
@@ -231,24 +235,9 @@ def _check_input(name, fun, x, holomorphic):
                         f"{describe_function(fun)}.{hint}")
 
 
-def _diff_leaves(name, fun, args, argnums, holomorphic):
-    """-> (flat args, in_tree, diff mask, per argnum (its treedef, its leaf positions))."""
-    nums = _argnums_tuple(argnums)
-    if max(nums) >= len(args) or min(nums) < -len(args):
-        raise TypeError(f"{name}: argnums={argnums} but {describe_function(fun)} was called "
-                        f"with {len(args)} positional arguments")
-    nums = tuple(i % len(args) for i in nums)
-    flat, in_tree = flatten_args(tuple(args))
-    starts = np.cumsum([0] + [t.num_leaves for t in in_tree.children])
-    diff = [False] * len(flat)
-    groups = []
-    for i in nums:
-        pos = list(range(starts[i], starts[i + 1]))
-        for p in pos:
-            _check_input(name, fun, flat[p], holomorphic)
-            diff[p] = True
-        groups.append((in_tree.children[i], pos))
-    return flat, in_tree, diff, groups
+def _diff_args(name, fun, args, kwargs, argnums, holomorphic):
+    return argnums_mod.DiffArgs(name, fun, args, kwargs, argnums,
+                                lambda x: _check_input(name, fun, x, holomorphic))
 
 
 # a few recent bases: building a large identity can cost more than using it.  (Writable,
@@ -278,12 +267,11 @@ def _std_basis(avals):
 def _assemble(out_tree, blocks, groups, argnums, diff_positions):
     """blocks[i][j]: Jacobian of main output leaf i w.r.t. differentiated leaf j, shape
     out_shape + in_shape.  -> JAX's layout: the output tree with each leaf replaced by the
-    argument tree (or a tuple of them for tuple argnums)."""
+    argument tree (or a tuple of them, in argnums order, for sequence argnums)."""
     index = {p: j for j, p in enumerate(diff_positions)}
-    per_out = []
-    for row in blocks:
-        trees = tuple(tree_unflatten(td, [row[index[p]] for p in pos]) for td, pos in groups)
-        per_out.append(trees[0] if isinstance(argnums, (int, np.integer)) else trees)
+    single = argnums_mod.is_single(argnums)
+    per_out = [argnums_mod.pick(groups, {p: row[j] for p, j in index.items()}, single)
+               for row in blocks]
     return tree_unflatten(out_tree, per_out)
 
 
@@ -335,11 +323,15 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     >>> xf.jacfwd(lambda x: x ** 2)(xnp.arange(2.0))
     Array([[0., 0.], [0., 2.]])
     """
+    argnums_mod.index_tuple(argnums)
+
     @functools.wraps(fun, updated=())
-    def jacfun(*args):
-        flat, in_tree, diff, groups = _diff_leaves("jacfwd", fun, args, argnums, holomorphic)
-        closed, out_tree, aux = trace_flat(fun, flat, in_tree, key_extra=("jacfwd", has_aux),
-                                           post=_split_aux(has_aux, fun))
+    def jacfun(*args, **kwargs):
+        d = _diff_args("jacfwd", fun, args, kwargs, argnums, holomorphic)
+        flat, diff, groups = d.flat, d.diff, d.groups
+        closed, out_tree, aux = trace_flat(d.call, flat, d.in_tree,
+                                           key_extra=("jacfwd", has_aux),
+                                           post=argnums_mod.aux_splitter(has_aux, fun))
         n_all = len(closed.out_avals)
         n_main = aux[1] if has_aux else n_all
         main_tree = aux[0] if has_aux else out_tree
@@ -382,11 +374,15 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
     >>> xf.jacrev(lambda x: xnp.sum(x ** 2))(xnp.arange(3.0))
     Array([0., 2., 4.])
     """
+    argnums_mod.index_tuple(argnums)
+
     @functools.wraps(fun, updated=())
-    def jacfun(*args):
-        flat, in_tree, diff, groups = _diff_leaves("jacrev", fun, args, argnums, holomorphic)
-        closed, out_tree, aux = trace_flat(fun, flat, in_tree, key_extra=("jacrev", has_aux),
-                                           post=_split_aux(has_aux, fun))
+    def jacfun(*args, **kwargs):
+        d = _diff_args("jacrev", fun, args, kwargs, argnums, holomorphic)
+        flat, diff, groups = d.flat, d.diff, d.groups
+        closed, out_tree, aux = trace_flat(d.call, flat, d.in_tree,
+                                           key_extra=("jacrev", has_aux),
+                                           post=argnums_mod.aux_splitter(has_aux, fun))
         n_all = len(closed.out_avals)
         n_main = aux[1] if has_aux else n_all
         main_tree = aux[0] if has_aux else out_tree

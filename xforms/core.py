@@ -202,8 +202,9 @@ class Tracer:
         return complex(self._concrete("complex()"))
 
     def __array__(self, dtype=None, copy=None):
-        val = self._concrete("np.asarray()")
-        return np.asarray(val, dtype=dtype)
+        # Never, even when the value is known (un-jitted grad): the NumPy array would carry
+        # no derivative and no batch axis, so the result would be silently wrong (JAX too).
+        raise self._trace.array_conversion_error(self)
 
     def __iter__(self):
         if not self.shape:
@@ -317,6 +318,16 @@ class Builder:
             "lax.while_loop / lax.fori_loop for loops, xnp.where for elementwise choice, or "
             "mark the argument static with static_argnums.")
 
+    def array_conversion_error(self, tracer):
+        info = source_info.current()
+        fun = source_info.describe_function(self.fun) if self.fun is not None else "the function"
+        return ConcretizationError(
+            f"np.asarray() was called on a traced value {tracer.aval.str_short()} (directly, "
+            f"through a NumPy function, or on a list holding it) in {fun}"
+            f"{' at ' + info.location if info else ''}. NumPy cannot follow transformations: "
+            "the result would lose its derivative or batch axis. Use xforms.numpy (xnp.asarray, "
+            "xnp.sum, ...) on traced values, or compute constants outside the function.")
+
     def build(self, outs):
         outvars = [self.to_var(o) for o in outs]
         jaxpr = Jaxpr(self.constvars, self.invars, self.eqns, outvars)
@@ -372,7 +383,11 @@ def eval_open_jaxpr(jaxpr, consts, args):
                 outs = [outs]
         for v, x in zip(eqn.outvars, outs, strict=True):
             env[v] = x
-    return [a.val if isinstance(a, Literal) else env[a] for a in jaxpr.outvars]
+    outs = [a.val if isinstance(a, Literal) else env[a] for a in jaxpr.outvars]
+    if fast:     # eager results are Arrays, also a literal (a zero derivative) or an input
+        outs = [x if isinstance(x, Array) else _fix_dtype(x, a.aval)
+                for x, a in zip(outs, jaxpr.outvars)]
+    return outs
 
 
 def jaxpr_as_fun(closed):

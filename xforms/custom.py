@@ -24,6 +24,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from . import argnums as argnums_mod
 from . import core
 from .avals import is_inexact
 from .core import Tracer
@@ -115,19 +116,14 @@ def _resolve_args(fun, args, kwargs):
     return tuple(ba.args)
 
 
-def _split_static(args, nondiff_argnums, fun):
-    for i in nondiff_argnums:
-        if i >= len(args):
-            raise TypeError(f"{describe_function(fun)} has nondiff_argnums={nondiff_argnums} "
-                            f"but was called with {len(args)} positional arguments")
-    static = tuple((i, args[i]) for i in nondiff_argnums)
-    dyn = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
-    return static, dyn
+def _split_static(args, nondiff_argnums, fun, what="nondiff_argnums"):
+    """-> (((position, value) sorted by position: the rules get them in that order, as in
+    JAX), the other arguments)."""
+    nums = argnums_mod.resolve(nondiff_argnums, len(args), what, fun, allow_empty=True)
+    return argnums_mod.split_static(args, nums)
 
 
-def _merge(static, dyn, n):
-    pos, it = dict(static), iter(dyn)
-    return [pos[i] if i in pos else next(it) for i in range(n)]
+_merge = argnums_mod.merge_static
 
 
 def _short(avals):
@@ -188,7 +184,8 @@ class custom_jvp:
 
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
-        self.fun, self.nondiff_argnums, self.jvp = fun, tuple(nondiff_argnums), None
+        self.fun, self.jvp = fun, None
+        self.nondiff_argnums = argnums_mod.index_tuple(nondiff_argnums, "nondiff_argnums")
 
     def defjvp(self, jvp, symbolic_zeros=False):
         """Set the rule (usable as a decorator); returns it."""
@@ -301,7 +298,8 @@ class custom_vjp:
 
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
-        self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
+        self.fun = fun
+        self.nondiff_argnums = argnums_mod.index_tuple(nondiff_argnums, "nondiff_argnums")
         self.fwd = self.bwd = None
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False):
@@ -456,14 +454,14 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
     if fun is None:
         return lambda f: checkpoint(f, prevent_cse=prevent_cse, policy=policy,
                                     static_argnums=static_argnums)
-    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    argnums_mod.index_tuple(static_argnums, "static_argnums")
     policy = nothing_saveable if policy is None else policy
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        if core.current_trace() is core.eval_trace:
-            return fun(*args, **kwargs)
-        static, dyn = _split_static(args, nums, fun)
+        if core.current_trace() is core.eval_trace:      # eager results are Arrays
+            return tree_map(_eager_array, fun(*args, **kwargs))
+        static, dyn = _split_static(args, static_argnums, fun, "static_argnums")
         flat, in_tree = flatten_args((dyn, kwargs))
 
         def fn(*xs):
@@ -483,6 +481,13 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
 
 
 remat = checkpoint
+
+
+def _eager_array(v):
+    if isinstance(v, (bool, int, float, complex, np.generic, np.ndarray)) and \
+            not isinstance(v, core.Array):
+        return core.as_array(core.canonical_value(v))
+    return v
 
 
 # ---- gradient hooks -------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 
 from . import config, core, exe_cache, tiered
+from .argnums import resolve_static, split_static
 from .errors import BackendError
 from .source_info import describe_function
 from .tracing import abstract_signature, flatten_args, trace_flat
@@ -162,10 +163,9 @@ class Jitted:
     def __init__(self, fun, static_argnums=(), static_argnames=(), backend=None,
                  donate_argnums=(), tiered=None):
         self.fun = fun
-        self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) \
-            else tuple(static_argnums)
-        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) \
-            else tuple(static_argnames)
+        # each completed from the other through fun's signature, negatives resolved (JAX)
+        self.static_argnums, self.static_argnames = resolve_static(fun, static_argnums,
+                                                                   static_argnames)
         if backend is not None and backend not in ("cpu", "cuda", "interpret"):
             raise BackendError(f"unknown backend {backend!r}: use 'cpu' or 'cuda'")
         self.backend = backend
@@ -176,9 +176,11 @@ class Jitted:
         functools.update_wrapper(self, fun, updated=())   # never copy fun.__dict__ over ours
 
     def _split(self, args, kwargs):
-        statics = tuple((i, args[i]) for i in self.static_argnums if i < len(args))
+        nums = self.static_argnums
+        if any(i < 0 for i in nums):     # fun(*args): negatives count from this call's end
+            nums = tuple(i % len(args) if -len(args) <= i < 0 else i for i in nums)
+        statics, dyn = split_static(args, nums)
         skw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
-        dyn = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
         dkw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
         for _, v in statics + skw:
             try:

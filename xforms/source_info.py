@@ -9,10 +9,14 @@ import sys
 from contextlib import contextmanager
 from typing import NamedTuple, Optional
 
+import numpy as np
+
+# frames in these files are not the user's: xforms' and kernels' own, and NumPy's (np.sum of
+# a traced value calls its .sum method from inside NumPy)
 _PKG_DIRS = tuple(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + d + os.sep
     for d in ("xforms", "kernels")
-)
+) + (os.path.dirname(os.path.abspath(np.__file__)) + os.sep,)
 
 
 class SourceInfo(NamedTuple):

@@ -145,3 +145,20 @@ def test_cuda_simulator_matches_eager(group):
         r = subprocess.run([sys.executable, _WORKER, path], env=_sim_env(),
                            capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-6000:]
+
+
+# ---- the transforms' own parameters (tests/fuzz/params.py) ---------------------------------
+@settings(max_examples=share(1))
+@given(st.data())
+def test_transform_parameters(data):
+    from .params import check_plan, plans
+    case = data.draw(cases(max_stmts=4), label="case")
+    check_plan(case, data.draw(plans(case), label="plan"))
+
+
+@settings(max_examples=share(0.067, cap=40))
+@given(st.data())
+def test_transform_parameters_with_jit(data):
+    from .params import check_plan, plans
+    case = data.draw(cases(max_stmts=3, max_depth=1), label="case")
+    check_plan(case, data.draw(plans(case, jit=True), label="plan"))

@@ -116,11 +116,38 @@ def _broadcast_labels(x, labels, sizes):
     return st.broadcast_in_dim(x, target, tuple(range(len(shape))))
 
 
+def _from_sublists(args):
+    """NumPy's interleaved form einsum(op0, sublist0, op1, sublist1, ..., [sublist_out]):
+    integer labels 0-51 stand for a-z, A-Z and Ellipsis for '...'.
+    -> (subscripts string, operands)."""
+    def letters(sub):
+        try:
+            items = list(sub)
+        except TypeError:
+            raise TypeError("einsum: the first argument must be a subscripts string such as "
+                            "'ij,jk->ik', or an operand followed by its list of integer "
+                            f"labels (NumPy's interleaved form); got {sub!r}") from None
+        out = []
+        for k in items:
+            if k is Ellipsis:
+                out.append("...")
+            elif isinstance(k, (int, np.integer)) and 0 <= k < 52:
+                out.append(chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26))
+            else:
+                raise ValueError(f"einsum: sublist labels must be integers in [0, 52) or "
+                                 f"Ellipsis, got {k!r} in {sub!r}")
+        return "".join(out)
+    operands, subs = list(args[0::2]), [letters(sb) for sb in args[1::2]]
+    out = None
+    if len(operands) > len(subs):        # an odd count: the last entry is the output sublist
+        out = letters(operands.pop())
+    return ",".join(subs) + ("" if out is None else "->" + out), operands
+
+
 def einsum(subscripts, *operands, optimize=None):
     """Einstein summation.  >>> xnp.einsum("ij,jk->ik", a, b)"""
     if not isinstance(subscripts, str):
-        raise TypeError("einsum: the first argument must be a subscripts string such as "
-                        "'ij,jk->ik'")
+        subscripts, operands = _from_sublists((subscripts,) + operands)
     if not operands:
         raise ValueError("einsum: at least one operand is needed")
     ops = [asarray_operand(x) for x in operands]
@@ -133,11 +160,11 @@ def einsum(subscripts, *operands, optimize=None):
     sizes = {}
     for x, ls in zip(ops, labels):
         for c, n in zip(ls, aval(x).shape):
-            m = sizes.get(c, 1)
+            m = sizes.get(c, n)
             if n != m and 1 not in (n, m):
                 raise TypeError(f"einsum: label {c!r} has sizes {m} and {n} in {subscripts!r} "
                                 f"(operand shapes {', '.join(str(aval(o).shape) for o in ops)})")
-            sizes[c] = max(n, m)
+            sizes[c] = m if n == 1 else n           # (0 stays 0: a zero-size operand)
     ops = [_broadcast_labels(x, ls, sizes) for x, ls in zip(ops, labels)]
     pending = [_diagonal(x, ls) for x, ls in zip(ops, labels)]
 

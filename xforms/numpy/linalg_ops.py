@@ -94,8 +94,9 @@ def tensordot(a, b, axes=2):
     return con.dot_general(a, b, ((ca, cb), ((), ())))
 
 
-def einsum(subscripts, *operands):
-    """Einstein summation by pairwise dot_generals (left to right).
+def einsum(subscripts, *operands, optimize=None):
+    """Einstein summation by pairwise dot_generals (left to right); also NumPy's interleaved
+    form einsum(a, [0, 1], b, [1, 2], [0, 2]).  `optimize` is accepted and ignored.
 
     >>> xnp.einsum("ij,jk->ik", a, b)
     """

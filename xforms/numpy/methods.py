@@ -5,6 +5,8 @@ NumPy ufuncs called on traced values (`np.sin(x)`, `ndarray + x`) run the `xform
 function of the same name; other NumPy functions that need the data raise an error that says
 to use `xforms.numpy`.
 """
+import inspect
+
 import numpy as np
 
 from .. import source_info
@@ -52,8 +54,35 @@ _METHODS.update({
     "argsort": sorting.argsort, "searchsorted": sorting.searchsorted, "trace": matrices.trace,
     "diagonal": matrices.diagonal,
 })
+# NumPy's functions call these methods with its own defaults spelled out (np.sum(x) is
+# x.sum(axis=None, dtype=None, out=None)); those defaults are accepted, anything else that the
+# xnp function lacks is refused by name.
+_NUMPY_DEFAULTS = {"out": None, "where": True, "initial": None, "order": "C",
+                   "casting": "unsafe", "subok": True, "copy": True}
+
+
+def _ndarray_method(fn, name):
+    params = inspect.signature(fn).parameters
+
+    def method(self, *args, **kwargs):
+        for k in [k for k in kwargs if k not in params]:
+            v = kwargs.pop(k)
+            if k not in _NUMPY_DEFAULTS or not _is_default(v, _NUMPY_DEFAULTS[k]):
+                raise NotImplementedError(
+                    f"{name}({k}={v!r}) on a traced value is not supported"
+                    + ("; xforms arrays are immutable, use the returned value" if k == "out"
+                       else ""))
+        return fn(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _is_default(v, default):
+    return v is default or (type(v) is type(default) and v == default)
+
+
 for _name, _fn in _METHODS.items():
-    setattr(Tracer, _name, locate_errors(_fn))
+    setattr(Tracer, _name, locate_errors(_ndarray_method(_fn, _name)))
 
 
 def _reshape(self, *shape, order="C"):

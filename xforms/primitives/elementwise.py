@@ -139,10 +139,12 @@ pow = _bind2(pow_p)
 
 
 def _pow_jvp_y(t, ans, x, y):
-    zero = _like(0, x)
-    logx = select_n(eq(x, zero), log(x), full_like_scalar(0, ans if core.get_aval(x).shape ==
-                                                            () else x))
-    return _bcast_to(mul(t, mul(logx, ans)), ans)
+    # d/dy x**y = log(x) x**y, taken as 0 at x == 0 (JAX).  log of 1 in place of 0 there: a
+    # log(0) computed and then discarded by select would still make the second derivative
+    # 0 * inf = nan.
+    one = full_like_scalar(1, ans if core.get_aval(x).shape == () else x)
+    safe_x = select_n(eq(x, _like(0, x)), x, one)
+    return _bcast_to(mul(t, mul(log(safe_x), ans)), ans)
 
 
 defjvp(pow_p, lambda t, ans, x, y: _bcast_to(mul(t, mul(y, pow(x, sub(y, _like(1, y))))), ans),
@@ -300,8 +302,9 @@ abs_p = _def("abs", np.abs, out_dtype=_real_out)
 abs = _bind1(abs_p)
 sign_p = _def("sign", np.sign, accept=_not_bool)
 sign = _bind1(sign_p)
-defjvp(abs_p, lambda t, ans, x: mul(t, sign(x)) if not is_complex(core.get_aval(x).dtype)
-       else div(real(mul(conj(x), t)), ans))
+# real x: the derivative at 0 is +1 (JAX's convention: x >= 0 takes the tangent unchanged)
+defjvp(abs_p, lambda t, ans, x: select_n(ge(x, _like(0, x)), neg(t), t)
+       if not is_complex(core.get_aval(x).dtype) else div(real(mul(conj(x), t)), ans))
 defjvp_zero(sign_p)
 
 floor_p = _def("floor", np.floor, accept=_real)

@@ -84,11 +84,47 @@ def _chooser_jvp(t, ans, x, *, axes):
 defjvp(reduce_max_p, _chooser_jvp)
 defjvp(reduce_min_p, _chooser_jvp)
 
-# --- prod: d/dx_i = prod / x_i (documented limitation: inputs with zeros get nan/inf) ------
+# --- prod: the tangent sum_i t_i prod_{j != i} x_j, without dividing by x_i (zeros in x are
+# fine, to every order, as in JAX).  The reduced axes are flattened into one, and pairs are
+# multiplied as dual numbers, (a, a') (b, b') = (ab, ab' + a'b), halving it log2(n) times.
 reduce_prod_p = _def_reducer("reduce_prod", np.prod, lambda dt: 1)
 reduce_prod = lambda x, axes: reduce_prod_p.bind(x, axes=_axes(axes))
-defjvp(reduce_prod_p, lambda t, ans, x, *, axes: reduce_sum(
-    mul(t, div(_expand_back(ans, core.get_aval(x), axes), x)), axes))
+
+
+def _prod_jvp(t, ans, x, *, axes):
+    from .elementwise import add
+    from .structural import full, pad, reshape, slice as slice_, transpose
+    aval = core.get_aval(x)
+    keep = [i for i in range(aval.ndim) if i not in axes]
+    out_shape = [aval.shape[i] for i in keep]
+    n = int(np.prod([aval.shape[i] for i in axes]))
+    if n == 0:
+        return full(tuple(out_shape), 0, core.get_aval(t).dtype)
+
+    def flat(v):
+        if keep + list(axes) != list(range(aval.ndim)):
+            v = transpose(v, keep + list(axes))
+        return reshape(v, out_shape + [n])
+    xs, ts = flat(x), flat(t)
+    while n > 1:
+        if n % 2:
+            cfg = [(0, 0, 0)] * len(out_shape) + [(0, 1, 0)]
+            xs, ts = pad(xs, _one(xs, 1), cfg), pad(ts, _one(ts, 0), cfg)
+            n += 1
+        lo, hi = [0] * len(out_shape), list(out_shape)
+        strides = [1] * len(out_shape) + [2]
+        xa, xb = (slice_(xs, lo + [k], hi + [n], strides) for k in (0, 1))
+        ta, tb = (slice_(ts, lo + [k], hi + [n], strides) for k in (0, 1))
+        xs, ts = mul(xa, xb), add(mul(xa, tb), mul(ta, xb))
+        n //= 2
+    return reshape(ts, out_shape)
+
+
+def _one(like, c):
+    return core.get_aval(like).dtype.type(c)
+
+
+defjvp(reduce_prod_p, _prod_jvp)
 
 # --- boolean reductions (all / any) --------------------------------------------------------
 reduce_and_p = _def_reducer("reduce_and", np.all, lambda dt: True, bool_out=True)
