@@ -26,20 +26,7 @@ from xforms import config
 from xforms.core import Array
 
 
-def _cacheable():
-    """Whether Numba can keep these helpers on disk (it raises at decoration time when no
-    cache location is writable).  They are fixed library code, not user programs, so they
-    are cached even under `XFORMS_DISABLE_CACHE=1` (which governs the generated kernels):
-    like a .pyc, the cache only ever saves their compile time (several seconds per
-    process)."""
-    try:
-        numba.njit(cache=True)(_cacheable)
-        return True
-    except Exception:
-        return False
-
-
-_CACHE = _cacheable()
+from .helper_cache import CACHE as _CACHE  # noqa: E402
 
 
 class ArrayBoxedAsXforms(types.Array):

@@ -23,16 +23,7 @@ from rocket_fft import c2c, c2r, r2c
 
 
 
-def _cacheable():
-    """Whether Numba can keep these helpers on disk (as kernels/cpu_runtime.py's)."""
-    try:
-        numba.njit(cache=True)(_cacheable)
-        return True
-    except Exception:
-        return False
-
-
-_CACHE = _cacheable()
+from .helper_cache import CACHE as _CACHE  # noqa: E402
 
 _THREADS = 1      # the kernels' own parallelism is over the batch, not inside one transform
 

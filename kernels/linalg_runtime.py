@@ -25,15 +25,7 @@ CODES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.complex64
          np.dtype(np.complex128): 3}
 
 
-def _cacheable():
-    try:
-        numba.njit(cache=True)(_cacheable)
-        return True
-    except Exception:
-        return False
-
-
-_CACHE = _cacheable()
+from .helper_cache import CACHE as _CACHE  # noqa: E402
 
 
 def _extern(module, routine, nargs, names=None):

@@ -6,16 +6,7 @@ import numpy as np
 
 
 
-def _cacheable():
-    """Numba raises at decoration time when no cache location is writable."""
-    try:
-        numba.njit(cache=True)(_cacheable)
-        return True
-    except Exception:
-        return False
-
-
-_CACHE = _cacheable()
+from .helper_cache import CACHE as _CACHE  # noqa: E402
 
 
 @numba.njit(cache=_CACHE, nogil=True)
