@@ -18,6 +18,10 @@ and `while` that are small become scalar carries, and the per-iteration slices o
 `xs`/`ys` become one column each (the reverse sweep of `grad` through a `fori_loop` reads
 its residuals that way), so the loop body allocates nothing.
 
+Only loop bodies are rewritten: straight-line code runs once per call, where an allocation
+costs little and a 2x3 array spelled as six statements would cost Numba compile time (and
+readability) for nothing.
+
 The pass is an interpreter run under a Builder, like the transforms: `scalarize(closed)`
 returns a new ClosedJaxpr computing the same values.  `XFORMS_SCALARIZE=0` turns it off.
 """
@@ -124,20 +128,21 @@ def scalarize(closed):
         env = {v: Val(v.aval, arr=a) for v, a in zip(jaxpr.invars, args)}
         for v, c in zip(jaxpr.constvars, closed.consts):
             env[v] = Val(v.aval, arr=c)
-        run(jaxpr, env)
+        run(jaxpr, env, in_loop=False)
         return [_read(env, a).array() for a in jaxpr.outvars]
 
     new, _ = core.trace_to_jaxpr(fun, [v.aval for v in jaxpr.invars])
     return ClosedJaxpr(dce(new.jaxpr), new.consts)
 
 
-def _worth_it(jaxpr):
-    """Only programs that compute on small arrays (directly or in a sub-program)."""
+def _worth_it(jaxpr, in_loop=False):
+    """Only programs with a loop that computes on small arrays."""
     for e in jaxpr.eqns:
-        if any(small(v.aval) for v in e.outvars):
+        if in_loop and any(small(v.aval) for v in e.outvars):
             return True
         for p in e.params.values():
-            if isinstance(p, ClosedJaxpr) and _worth_it(p.jaxpr):
+            if isinstance(p, ClosedJaxpr) and _worth_it(
+                    p.jaxpr, in_loop or e.prim.name in CONTROL):
                 return True
     return False
 
@@ -148,18 +153,20 @@ def _read(env, a):
     return env[a]
 
 
-def run(jaxpr, env):
+def run(jaxpr, env, in_loop=True):
+    """Interpret `jaxpr` on Vals in `env`; equations on small arrays are rewritten
+    elementwise inside loop bodies (`in_loop`), loops are rebuilt everywhere."""
     for eqn in jaxpr.eqns:
         ins = [_read(env, a) for a in eqn.invars]
         with source_info.user_frame_override(eqn.source_info):
-            outs = _rewrite(eqn, ins)
+            outs = _rewrite(eqn, ins, in_loop)
         for v, o in zip(eqn.outvars, outs):
             env[v] = o
 
 
-def _rewrite(eqn, ins):
-    rule = RULES.get(eqn.prim.name)
-    if is_elementwise(eqn) and eqn.prim.name != "iota":
+def _rewrite(eqn, ins, in_loop):
+    rule = RULES.get(eqn.prim.name) if in_loop else None
+    if in_loop and is_elementwise(eqn) and eqn.prim.name != "iota":
         rule = _elementwise
     if rule is not None and all(small(v.aval) or not v.aval.shape for v in eqn.outvars) \
             and all(small(v.aval) or not v.aval.shape for v in ins) \

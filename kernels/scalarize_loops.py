@@ -93,7 +93,8 @@ def _layout(avals, per_element_avals=None):
 
 
 def _needed(layouts, *bodies):
-    return any(any(lay.split) for lay in layouts) or any(_worth_it(b.jaxpr) for b in bodies)
+    return any(any(lay.split) for lay in layouts) or any(_worth_it(b.jaxpr, True)
+                                                         for b in bodies)
 
 
 def _scan(eqn, ins):

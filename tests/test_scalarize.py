@@ -54,6 +54,13 @@ def carried(x):
     return v, n, ys
 
 
+def in_loop(f):
+    """f's body run inside a 2-trip fori_loop: only loop bodies are scalarised."""
+    def looped(*args):
+        return lax.fori_loop(0, 2, lambda i, c: f(*args), f(*args))
+    return looped
+
+
 A = np.array([0.3, -0.7, 1.1, 0.2])
 M = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
 
@@ -93,8 +100,14 @@ def test_rk4_gradient_reverse_sweep_is_scalar_code():
 
 
 def test_views_reductions_and_small_dots():
-    f = xf.jit(views_and_reductions)
+    f = xf.jit(in_loop(views_and_reductions))
     same(f(A, M), views_and_reductions(A, M))
+    assert loop_body_allocations(f.lower(A, M).as_text()) == []
+
+
+def test_straight_line_code_keeps_its_loops():
+    f = xf.jit(lambda a: xnp.sin(a) * 2.0 + 1.0)
+    assert "while i0 < 4:" in f.lower(A).as_text()
 
 
 def test_while_for_and_scan_carries():
@@ -105,12 +118,26 @@ def test_while_for_and_scan_carries():
 def test_scalarize_off_gives_the_same_numbers(monkeypatch):
     from kernels import scalarize
     monkeypatch.setattr(scalarize, "ENABLED", False)
-    f = xf.jit(lambda a, m: views_and_reductions(a, m)[:2])
+    f = xf.jit(in_loop(lambda a, m: views_and_reductions(a, m)[:2]))
     same(f(A, M), views_and_reductions(A, M)[:2])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
 def test_other_dtypes(dtype):
     x = (np.arange(6).reshape(2, 3) % 3).astype(dtype)
-    f = xf.jit(lambda x: (x.T, xnp.concatenate([x, x[:1]]), x[:, ::-1], xnp.sum(x, axis=1)))
+    f = xf.jit(in_loop(lambda x: (x.T, xnp.concatenate([x, x[:1]]), x[:, ::-1],
+                                  xnp.sum(x, axis=1))))
     same(f(x), (x.T, np.concatenate([x, x[:1]]), x[:, ::-1], np.sum(x, axis=1)))
+
+
+def test_background_compile_traces_on_its_own_thread():
+    # the pass traces (a Builder) while compiling; under tiered execution that happens on a
+    # background thread while this thread evaluates the same program eagerly: the current
+    # trace is per thread, so neither sees the other's
+    s0, p = np.ones(3), np.array([10.0, 28.0, 8.0 / 3.0])
+    want = rk4(s0, p)
+    f = xf.jit(lambda s, q: rk4(s, q) * 1.0, tiered=True)
+    for _ in range(20):
+        same(f(s0, p), want)
+    f.wait_compiled()
+    same(f(s0, p), want)

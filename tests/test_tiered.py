@@ -296,7 +296,9 @@ def test_kept_executables_are_bounded(monkeypatch):
         assert len(jf._fast) <= 3
     gc.collect()
     assert first() is None                       # its compiled code was released
-    assert exe_cache.size() <= 3
+    # other live functions' current signatures are protected (the suite runs many), so
+    # count this function's entries in the process-wide cache
+    assert sum(1 for jid, _ in list(exe_cache._lru) if jid == id(jf)) <= 3
     sizes = sorted(k[1][0][0][0] for k in jf._fast)
     assert sizes == [5, 6, 7]                    # the most recently used
     jf(np.ones(5))                               # touched: 6 goes next

@@ -10,6 +10,7 @@ A `Builder` may carry *known values* beside abstract values (un-jitted transform
 with them), so Python `if x > 0:` works under `grad` as in JAX; a trace that used one is
 marked value-dependent and never cached.
 """
+import threading
 from contextlib import contextmanager
 
 import numpy as np
@@ -41,7 +42,7 @@ class Primitive:
         return self.name
 
     def bind(self, *args, **params):
-        outs = _current.process(self, args, params)
+        outs = _state.current.process(self, args, params)
         return outs if self.multiple_results else outs[0]
 
 
@@ -139,21 +140,28 @@ def _fix_dtype(x, aval):
 
 
 eval_trace = EvalTrace()
-_current = eval_trace
+
+
+class _TraceState(threading.local):
+    """The current trace, per thread: a compile running in a background thread (tiered
+    execution) may trace while the main thread evaluates eagerly."""
+    current = eval_trace
+
+
+_state = _TraceState()
 
 
 def current_trace():
-    return _current
+    return _state.current
 
 
 @contextmanager
 def set_current_trace(trace):
-    global _current
-    prev, _current = _current, trace
+    prev, _state.current = _state.current, trace
     try:
         yield trace
     finally:
-        _current = prev
+        _state.current = prev
 
 
 # ---- staging into a jaxpr ------------------------------------------------------------
@@ -339,7 +347,8 @@ def trace_to_jaxpr(fun, in_avals, in_vals=None, fun_for_errors=None):
 
     Returns (closed_jaxpr, value_dependent).  With `in_vals` the tracers carry known values.
     """
-    builder = Builder(_current, with_values=in_vals is not None, fun=fun_for_errors or fun)
+    builder = Builder(_state.current, with_values=in_vals is not None,
+                      fun=fun_for_errors or fun)
     vals = in_vals if in_vals is not None else [None] * len(in_avals)
     args = [builder.new_arg(a, v) for a, v in zip(in_avals, vals, strict=True)]
     try:
@@ -370,7 +379,7 @@ def eval_open_jaxpr(jaxpr, consts, args):
         env[v] = x
     for v, x in zip(jaxpr.invars, args, strict=True):
         env[v] = x
-    fast = _current is eval_trace
+    fast = _state.current is eval_trace
     for eqn in jaxpr.eqns:
         invals = [a.val if isinstance(a, Literal) else env[a] for a in eqn.invars]
         if fast:

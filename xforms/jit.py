@@ -248,7 +248,7 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         fast = self._fast_call
-        if fast is not None and core._current is core.eval_trace:
+        if fast is not None and core._state.current is core.eval_trace:
             try:
                 return fast(*args, **kwargs) if kwargs else fast(*args)
             except _FAST_MISSES:       # another signature: take the general path below
