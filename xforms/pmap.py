@@ -64,8 +64,10 @@ class Pmapped:
             with axis_env.bind_axis(axis_name, comm.size, comm):
                 return fun(*args, **kwargs)
         compiled = use_jit and comm.is_world
-        self._call = _jit(bound, static_argnums=static, donate_argnums=donate) if compiled \
-            else bound
+        # tiered=False: every rank must run the same code (a rank on the eager tier and one
+        # on compiled code would issue different collectives: unpacked vs packed messages)
+        self._call = _jit(bound, static_argnums=static, donate_argnums=donate,
+                          tiered=False) if compiled else bound
         functools.update_wrapper(self, fun)
 
     def __call__(self, *args, **kwargs):
