@@ -15,25 +15,10 @@ import time
 import numpy as np
 
 import xforms as xf
-import xforms.numpy as xnp
-from xforms import lax, mpi, nn
+from xforms import lax, mpi
 from xforms.tree_util import tree_map
 
-
-def init_params(rng, sizes):
-    return [(rng.normal(size=(m, n)) / np.sqrt(m), np.zeros(n))
-            for m, n in zip(sizes[:-1], sizes[1:])]
-
-
-def predict(params, x):
-    *hidden, (w, b) = params
-    for wh, bh in hidden:
-        x = xnp.tanh(x @ wh + bh)
-    return x @ w + b
-
-
-def loss(params, x, y):
-    return -xnp.mean(xnp.sum(nn.log_softmax(predict(params, x)) * y, axis=1))
+from mlp_training import init_params, loss  # the same MLP as the single-process demo
 
 
 def sgd(params, grads, lr):
