@@ -181,3 +181,27 @@ def test_make_jaxpr_static_argnums_and_pytree_inputs():
             e:f64[2] = mul b d
             f:f64[2] = add e a
           in (f,) }""")
+
+
+def test_trace_state_is_per_thread():
+    """A tiered background compile traces beside the caller: axis bindings, the source
+    override and the vmap axis name set on one thread are invisible on another."""
+    import threading
+    from xforms import axis_env, source_info
+    seen = {}
+
+    def other():
+        try:
+            axis_env.lookup("i")
+            seen["axis"] = "visible"
+        except NameError:
+            seen["axis"] = "unbound"
+        seen["override"] = source_info._state.info
+
+    info = source_info.SourceInfo("f.py", 3, "f")
+    with axis_env.bind_axis("i", 4), source_info.user_frame_override(info):
+        assert axis_env.lookup("i").size == 4 and source_info.current() == info
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert seen == {"axis": "unbound", "override": None}

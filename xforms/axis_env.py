@@ -10,10 +10,18 @@ unbound name is an error, as in JAX.
     ...     lookup("i").size
     4
 """
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-_stack = []
+
+class _Frames(threading.local):
+    """The bound axes, per thread (a tiered background compile traces beside the caller)."""
+    def __init__(self):
+        self.stack = []
+
+
+_frames = _Frames()
 
 
 @dataclass(frozen=True)
@@ -27,19 +35,19 @@ class AxisFrame:
 @contextmanager
 def bind_axis(name, size, comm=None):
     """Bind axis `name` of `size` members for the duration of the block."""
-    _stack.append(AxisFrame(name, int(size), comm))
+    _frames.stack.append(AxisFrame(name, int(size), comm))
     try:
-        yield _stack[-1]
+        yield _frames.stack[-1]
     finally:
-        _stack.pop()
+        _frames.stack.pop()
 
 
 def lookup(name):
     """The innermost frame binding `name` (NameError naming it when unbound)."""
-    for frame in reversed(_stack):
+    for frame in reversed(_frames.stack):
         if frame.name == name:
             return frame
-    bound = ", ".join(repr(f.name) for f in _stack) or "none"
+    bound = ", ".join(repr(f.name) for f in _frames.stack) or "none"
     raise NameError(f"unbound axis name: {name!r} (bound axis names: {bound}). Collectives "
                     "such as lax.psum need an enclosing vmap(..., axis_name=...) or "
                     "pmap(..., axis_name=...) that binds the name.")
@@ -47,4 +55,4 @@ def lookup(name):
 
 def key():
     """A hashable summary of the bound axes: traces that read them are cached per key."""
-    return tuple((f.name, f.size, f.comm) for f in _stack)
+    return tuple((f.name, f.size, f.comm) for f in _frames.stack)

@@ -6,6 +6,7 @@ source info with `user_frame_override` so the derived equations point at the sam
 """
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from typing import NamedTuple, Optional
 
@@ -32,7 +33,13 @@ class SourceInfo(NamedTuple):
         return f"{self.file}:{self.line}"
 
 
-_override: Optional[SourceInfo] = None
+class _Override(threading.local):
+    """The source info a transform stamps on derived equations, per thread (a tiered
+    background compile traces while the main thread evaluates)."""
+    info: Optional[SourceInfo] = None
+
+
+_state = _Override()
 
 
 def _is_internal(filename):
@@ -41,8 +48,8 @@ def _is_internal(filename):
 
 def current() -> Optional[SourceInfo]:
     """The innermost user frame (or the override set by a transform)."""
-    if _override is not None:
-        return _override
+    if _state.info is not None:
+        return _state.info
     frame = sys._getframe(1)
     while frame is not None:
         fname = frame.f_code.co_filename
@@ -54,12 +61,12 @@ def current() -> Optional[SourceInfo]:
 
 @contextmanager
 def user_frame_override(info):
-    global _override
-    prev, _override = _override, (info if info is not None else _override)
+    prev = _state.info
+    _state.info = info if info is not None else prev
     try:
         yield
     finally:
-        _override = prev
+        _state.info = prev
 
 
 def describe_function(fun) -> str:

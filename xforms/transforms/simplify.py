@@ -11,6 +11,8 @@ sub-jaxprs; `forward_rules[prim](eqn) -> atom or None` declares an equation a no
 per-primitive facts the rewrites read (`simplify` class, `commutative`, `identity`, `noop`)
 are declared with each primitive (xforms/facts.py).
 """
+import threading
+
 import numpy as np
 
 from .. import config
@@ -22,14 +24,21 @@ dce_rules = {}
 forward_rules = {}
 
 
-_producers = {}
+class _Producers(threading.local):
+    """The producer table of the simplification in progress, per thread: a tiered
+    background compile may simplify while the main thread traces."""
+    def __init__(self):
+        self.table = {}
+
+
+_state = _Producers()
 
 
 def _is_lit(a, value):
     """Is `a` the constant `value` (a literal, or a broadcast of one)?"""
     if isinstance(a, Literal):
         return np.ndim(a.val) == 0 and a.val == value
-    prod = _producers.get(a)
+    prod = _state.table.get(a)
     return (prod is not None and prod.prim.name == "broadcast_in_dim"
             and isinstance(prod.invars[0], Literal) and prod.invars[0].val == value)
 
@@ -54,7 +63,7 @@ def _forward(eqn):
     if facts.noop is not None and facts.noop(eqn):   # reshape to the same shape, ...
         return ins[0]
     if name == "neg":                       # -(-x) = x
-        inner = _producers.get(ins[0]) if not isinstance(ins[0], Literal) else None
+        inner = _state.table.get(ins[0]) if not isinstance(ins[0], Literal) else None
         if inner is not None and inner.prim.name == "neg":
             return inner.invars[0]
     return None
@@ -256,12 +265,11 @@ def _param_key(v):
 
 
 def simplify_jaxpr(jaxpr):
-    global _producers
-    outer, _producers = _producers, {}     # nested simplifications keep their own table
+    outer, _state.table = _state.table, {}     # nested simplifications keep their own table
     try:
-        return _simplify_jaxpr(jaxpr, _producers)
+        return _simplify_jaxpr(jaxpr, _state.table)
     finally:
-        _producers = outer
+        _state.table = outer
 
 
 def _simplify_jaxpr(jaxpr, producers):

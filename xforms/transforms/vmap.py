@@ -10,6 +10,7 @@ size, name_=..., **params)`, into array operations over the batch axis -- also w
 operand is batched.  Sub-programs batched while a named axis is being evaluated (bodies of
 control flow, custom rules) inherit the name.
 """
+import threading
 import weakref
 
 from .. import core, source_info
@@ -20,7 +21,12 @@ from .simplify import simplify
 
 vmap_rules = {}
 named_vmap_rules = {}      # collectives: rule(args, dims, size, *, name_, **params)
-_current_axis = [None]     # the name of the batch axis being evaluated (inherited by bodies)
+class _AxisState(threading.local):
+    """The name of the batch axis being evaluated (inherited by bodies), per thread."""
+    name = None
+
+
+_current = _AxisState()
 
 
 class BatchedOutputError(ValueError):
@@ -104,12 +110,12 @@ def vmap_eval(jaxpr, consts, args, dims, size, axis_name=_INHERIT):
     """Evaluate `jaxpr` on batched args, binding on the current trace -> (outs, out_dims).
     `axis_name` names the batch axis (default: the axis being evaluated, if any)."""
     if axis_name is _INHERIT:
-        axis_name = _current_axis[0]
-    prev, _current_axis[0] = _current_axis[0], axis_name
+        axis_name = _current.name
+    prev, _current.name = _current.name, axis_name
     try:
         return _vmap_eval(jaxpr, consts, args, dims, size, axis_name)
     finally:
-        _current_axis[0] = prev
+        _current.name = prev
 
 
 def _named(eqn, axis_name):
@@ -157,7 +163,7 @@ def vmap_jaxpr(closed, in_dims, size, out_dims_wanted=None, axis_name=_INHERIT):
     (default 0; None entries demand unbatched outputs).  Cached per jaxpr and dims.
     `axis_name` names the batch axis (default: the axis being evaluated, if any)."""
     if axis_name is _INHERIT:
-        axis_name = _current_axis[0]
+        axis_name = _current.name
     key = (tuple(in_dims), int(size), None if out_dims_wanted is None else
            tuple(out_dims_wanted), axis_name)
     per = _vmap_cache.setdefault(closed, {})
