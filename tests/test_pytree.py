@@ -153,3 +153,19 @@ def test_unsupported_leaves_are_reported():
         xf.make_jaxpr(lambda t: t["a"])({"a": "text"})
     with pytest.raises(TypeError, match="unsupported input object"):
         xf.make_jaxpr(lambda t: t)([object()])
+
+
+def test_jit_warns_once_when_unhashable_aux_data_forces_retracing():
+    """Unhashable aux data cannot key jit's cache: it still runs (retracing each call), and
+    says so once instead of being silently slow."""
+    import warnings
+    import xforms as xf
+    register_pytree_node(Unhashable, lambda u: ((u.v,), [u.meta]),
+                         lambda m, c: Unhashable(c[0], m[0]))
+    f = xf.jit(lambda u: u.v * 2.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert float(f(Unhashable(1.5, "m"))) == 3.0
+        assert float(f(Unhashable(2.5, "m"))) == 5.0
+    msgs = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(msgs) == 1 and "retraces on every call" in msgs[0] and "unhashable" in msgs[0]

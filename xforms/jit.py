@@ -13,6 +13,7 @@ outer IR, which is itself compiled when the outermost `jit` runs.
 """
 import functools
 import os
+import warnings
 from typing import Callable, NamedTuple, Optional
 
 import numpy as np
@@ -283,7 +284,24 @@ class Jitted:
         exe = self._new_executable(closed)
         if key is not None:
             self._install(key, exe, out_tree)
+        else:
+            self._warn_uncached(in_tree)
         return tree_unflatten(out_tree, exe(*flat))
+
+    def _warn_uncached(self, in_tree):
+        """The arguments traced but their structure cannot key the cache: every call
+        retraces, silently slow.  Say so once per jitted function."""
+        if getattr(self, "_warned_uncached", False):
+            return
+        self._warned_uncached = True
+        try:
+            hash(in_tree)
+            why = "its arguments cannot form a cache key"
+        except TypeError as e:
+            why = f"the pytree structure of its arguments is unhashable ({e})"
+        warnings.warn(f"jit of {describe_function(self.fun)} retraces on every call: {why}. "
+                      "Make custom pytree nodes' aux data hashable (a tuple, not a list or "
+                      "dict).", RuntimeWarning, stacklevel=3)
 
     def _key(self, args, kwargs):
         """This call's signature key (as __call__ computes it), or None."""
