@@ -8,6 +8,8 @@ os.environ.setdefault("XFORMS_ENABLE_CHECKS", "1")
 # compiled code on the first call (tests check its properties); tests/test_tiered.py turns
 # tiered execution on where it tests it
 os.environ.setdefault("XFORMS_TIERED", "0")
+# tests that compare with JAX (where it is installed) compare float64 results
+os.environ.setdefault("JAX_ENABLE_X64", "1")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
