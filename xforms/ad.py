@@ -4,7 +4,7 @@ import weakref
 
 from . import core
 from .transforms.jvp import Zero, instantiate, jvp_eval, tangent_aval
-from .transforms.partial_eval import partial_eval_jaxpr
+from .transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from .transforms.simplify import simplify
 from .transforms.transpose import transpose_jaxpr
 
@@ -38,7 +38,13 @@ def linearize_jaxpr(closed, diff_mask, n_diff_out):
     inst = [False] * n_out + [True] * n_diff_out
     known, unknown, out_unk, n_res = partial_eval_jaxpr(jv, unknowns, inst)
     assert not any(out_unk[:n_out]), "primal outputs cannot depend on tangents"
-    result = (simplify(known), simplify(unknown), n_res)
+    if any(e.prim in partial_eval_rules for e in jv.jaxpr.eqns):
+        # a rule may have split a loop or a branch into new equations: clean both halves
+        known, unknown = simplify(known), simplify(unknown)
+    # else partial evaluation only partitioned `jv`, which is simplified: every equation
+    # of either half is live there (a known value the other half reads is a residual
+    # output), none is new, and each sees the producers it saw before (or an input)
+    result = (known, unknown, n_res)
     per[key] = result
     return result
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import ir, source_info
+from . import ir, pass_counts, source_info
 from .avals import ShapedArray, aval_of_value
 from .errors import ConcretizationError, MissingRuleError, UnexpectedTracerError
 from .facts import Facts
@@ -347,6 +347,7 @@ def trace_to_jaxpr(fun, in_avals, in_vals=None, fun_for_errors=None):
 
     Returns (closed_jaxpr, value_dependent).  With `in_vals` the tracers carry known values.
     """
+    pass_counts.bump("trace")
     builder = Builder(_state.current, with_values=in_vals is not None,
                       fun=fun_for_errors or fun)
     vals = in_vals if in_vals is not None else [None] * len(in_avals)

@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from .. import config
+from .. import config, pass_counts
 from ..core import check_jaxpr, impl_rules
 from ..ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ..registry import lookup
@@ -265,6 +265,7 @@ def _param_key(v):
 
 
 def simplify_jaxpr(jaxpr):
+    pass_counts.bump("simplify")
     outer, _state.table = _state.table, {}     # nested simplifications keep their own table
     try:
         return _simplify_jaxpr(jaxpr, _state.table)
@@ -336,6 +337,7 @@ def _merge_broadcasts(eqn, producers):
 
 def dce(jaxpr):
     """Drop equations whose outputs are never used."""
+    pass_counts.bump("dce")
     live = {a for a in jaxpr.outvars if not isinstance(a, Literal)}
     kept = []
     for eqn in reversed(jaxpr.eqns):
