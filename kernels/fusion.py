@@ -361,6 +361,7 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
     # 4. greedy merging along local edges, refusing merges that would close a cycle
     groups = _Groups(nodes, succs, edges)
     for node in nodes:
+        groups.reach(node.idx)
         if node.kind != "loop":
             continue
         for r in node.reads:
@@ -437,13 +438,30 @@ class _Groups:
     """The fusion groups: `node.group` is the list of the nodes of a node's group, and
     `out[id(group)]` maps each node outside the group that it feeds to whether every edge
     into that node is local.  Merging keeps both up to date, so that checking a merge looks
-    at the groups' frontiers rather than at all their nodes."""
+    at the groups' frontiers rather than at all their nodes.
+
+    Merging in node order, `reach(k)` moves node k into `near`, the part of each frontier
+    at or before the current node: a check with a horizon reads only that part (a group
+    feeding many later nodes, as the forward sweep feeds the backward one under grad,
+    would otherwise be read whole at every check: quadratic in the program's length)."""
 
     def __init__(self, nodes, succs, edges):
-        self.nodes, self.out = nodes, {}
+        self.nodes, self.out, self.near = nodes, {}, {}
+        self.preds = [[] for _ in nodes]
         for n in nodes:
             n.group = [n]
             self.out[id(n.group)] = {b: edges[(n.idx, b)] for b in succs[n.idx]}
+            self.near[id(n.group)] = {}
+            for b in succs[n.idx]:
+                self.preds[b].append(n.idx)
+
+    def reach(self, k):
+        """Merging has reached node k (call for every node, in order)."""
+        for a in self.preds[k]:
+            g = id(self.nodes[a].group)
+            local = self.out[g].get(k)
+            if local is not None:
+                self.near[g][k] = local
 
     def can_merge(self, gp, gc, horizon=None):
         """Merging producer group gp with consumer group gc is legal when every edge
@@ -455,8 +473,9 @@ class _Groups:
         index ranges."""
         nodes = self.nodes
         lim = len(nodes) if horizon is None else horizon + 1
+        front = self.out if horizon is None else self.near
         stack, seen = [], {id(gp), id(gc)}
-        for b, local in self.out[id(gp)].items():
+        for b, local in front[id(gp)].items():
             h = nodes[b].group
             if h is gc:
                 if not local:
@@ -465,7 +484,7 @@ class _Groups:
                 seen.add(id(h))
                 stack.append(h)
         while stack:
-            for b in self.out[id(stack.pop())]:
+            for b in front[id(stack.pop())]:
                 h = nodes[b].group
                 if h is gc:
                     return False
@@ -477,15 +496,17 @@ class _Groups:
     def merge(self, ga, gb):
         """Merge two groups (the smaller into the larger, in place); -> the merged group."""
         big, small = (ga, gb) if len(ga) >= len(gb) else (gb, ga)
-        out, out_small = self.out.pop(id(big)), self.out.pop(id(small))
         for n in small:
             n.group = big
-            out.pop(n.idx, None)
-        for b, local in out_small.items():
-            if self.nodes[b].group is not big:
-                out[b] = out.get(b, True) and local
+        for fronts in (self.out, self.near):
+            front, front_small = fronts.pop(id(big)), fronts.pop(id(small))
+            for n in small:
+                front.pop(n.idx, None)
+            for b, local in front_small.items():
+                if self.nodes[b].group is not big:
+                    front[b] = front.get(b, True) and local
+            fronts[id(big)] = front
         big.extend(small)
-        self.out[id(big)] = out
         return big
 
 

@@ -144,9 +144,11 @@ class _FullSearchGroups(fusion._Groups):
         return True
 
 
-@pytest.mark.parametrize("program", ["chain_hvp", "mlp_hvp", "mlp_grad_and_jvp"])
+@pytest.mark.parametrize("program", ["chain_hvp", "chain_grad", "mlp_hvp", "mlp_grad_and_jvp"])
 def test_frontier_merge_check_plans_as_a_full_search(program, monkeypatch):
-    if program == "chain_hvp":
+    if program == "chain_grad":       # the forward sweep feeds every step of the backward one
+        closed = xf.make_jaxpr(xf.grad(lambda x: chain(x, 150)))(0.3)
+    elif program == "chain_hvp":
         closed = xf.make_jaxpr(lambda x: xf.hvp(chain, (x,), (1.0,)))(0.3)
     elif program == "mlp_hvp":
         closed = xf.make_jaxpr(lambda a, b: xf.hvp(lambda w: mlp_loss(w, b, X), (a,), (a,)))(
