@@ -1,7 +1,7 @@
 """Cold compile time of ``jit(f)``, ``jit(grad(f))`` and ``jit(hvp)``, phase by phase.
 
-``python -m benchmarks.compile_time [--section phases|ttfr|all] [--repeats N] [--ops 300]
-[--only chain,mlp] [--json F]``
+``python -m benchmarks.compile_time [--section phases|ttfr|size|all] [--repeats N] [--ops 300]
+[--only chain,mlp] [--sizes 10,100,1000,10000] [--numba-max-eqns N] [--json F]``
 
 Section ``ttfr`` (time to first result, ``workloads/ttfr_child.py``): for the programs of
 issue 17 (the README loss ``jit(grad(mean((tanh(x@w)-y)**2)))``, that function at new batch
@@ -13,6 +13,16 @@ cache (Numba's own cache, which holds the runtime helpers, left warm), for xform
 swapped in (seconds after the first call began).
 
 Section ``phases`` (below) splits the synchronous compile into its phases.
+
+Section ``size`` (``workloads/size_child.py``): compile time against program size, for
+scalar chains of 10, 100, 1,000 and 10,000 equations, jitted as they are (``f``) and
+differentiated (``grad``, about 2.3x the equations), each in a fresh process with an empty
+xforms cache: the equations the compiler receives, the Python statements it emits, and
+seconds (CPU: steadier than wall time on a shared machine) for tracing and transforming,
+for our compiler passes (prepare, fusion, emit, load) and for Numba (its once-per-process
+set-up apart), with microseconds per equation so that a super-linear phase stands out.
+``--numba-max-eqns`` skips the Numba compile of larger programs (the other phases still run:
+a quick look at a 10,000-equation program).
 
 For the 300-operation scalar chain and the MLP of the ``mlp`` workload (784-512-512-10,
 batch 32, float32) -- the models of the ``compile`` workload -- each figure comes from a
@@ -202,16 +212,77 @@ def ttfr_table(results) -> str:
     return "\n".join(lines)
 
 
+SIZES = (10, 100, 1000, 10000)
+
+
+def size_child(spec: dict, cache_dir: str) -> dict:
+    env = {**os.environ, "XFORMS_CACHE_DIR": cache_dir,
+           "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        env[var] = "1"
+    cmd = [sys.executable, "-m", "benchmarks.workloads.size_child", json.dumps(spec)]
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"{spec}: {proc.stderr.strip()[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def measure_size(sizes, repeats, transforms=("f", "grad"), numba_max=None, log=print):
+    """{(equations asked, transform): figures}: medians of CPU seconds per phase."""
+    out = {}
+    tmp = tempfile.mkdtemp(prefix="size-")
+    try:
+        for n in sizes:
+            for tr in transforms:
+                runs = []
+                for rep in range(repeats):
+                    spec = {"eqns": n, "transform": tr}
+                    if numba_max is not None and n * (1 if tr == "f" else 2.4) > numba_max:
+                        spec["numba"] = False
+                    r = size_child(spec, tempfile.mkdtemp(dir=tmp))
+                    runs.append(r)
+                    log(f"  size {n} {tr} #{rep + 1}: {r['eqns']} equations, "
+                        f"{r['statements']} statements")
+                ph = [r["phases"] for r in runs]
+                fig = {"eqns": runs[0]["eqns"], "statements": runs[0]["statements"]}
+                for k in ("trace", "plan", "numba_setup", "numba"):
+                    if k in ph[0]:
+                        fig[k] = statistics.median(p[k][1] for p in ph)
+                        fig[k + "_wall"] = statistics.median(p[k][0] for p in ph)
+                out[(n, tr)] = fig
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def size_table(results) -> str:
+    head = (f"{'size':>6} {'jit of':<7}{'eqns':>7}{'stmts':>7}{'trace s':>9}{'plan s':>9}"
+            f"{'numba s':>9}{'setup s':>9}  per equation, µs: {'trace':>6}{'plan':>7}{'numba':>7}")
+    lines = [head, "-" * len(head)]
+    for (n, tr), r in results.items():
+        per = lambda k: f"{1e6 * r[k] / r['eqns']:>7.0f}" if k in r else f"{'-':>7}"  # noqa: E731
+        sec = lambda k: f"{r[k]:9.3f}" if k in r else f"{'-':>9}"  # noqa: E731
+        lines.append(f"{n:>6} {tr:<7}{r['eqns']:>7}{r['statements']:>7}{sec('trace')}"
+                     f"{sec('plan')}{sec('numba')}{sec('numba_setup')}  {'':>17} "
+                     f"{per('trace')[1:]}{per('plan')}{per('numba')}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m benchmarks.compile_time",
                                  description=__doc__.split("\n\n")[0])
-    ap.add_argument("--section", default="all", choices=("phases", "ttfr", "all"))
+    ap.add_argument("--section", default="all", choices=("phases", "ttfr", "size", "all"))
     ap.add_argument("--programs", default=",".join(TTFR_PROGRAMS),
                     help="ttfr programs: " + ", ".join(TTFR_PROGRAMS))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ops", type=int, default=300, help="operations in the scalar chain")
     ap.add_argument("--only", default="chain,mlp", help="models: chain, mlp")
     ap.add_argument("--systems", default="xforms,jax")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)),
+                    help="size section: equations of the scalar chains")
+    ap.add_argument("--numba-max-eqns", type=int, default=None,
+                    help="size section: no Numba compile for programs with more equations")
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args(argv)
     models = {"chain": ("chain", {"model": "chain", "ops": args.ops}),
@@ -219,7 +290,7 @@ def main(argv=None):
     chosen = [models[m.strip()] for m in args.only.split(",") if m.strip()]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
-    results, ttfr = {}, {}
+    results, ttfr, sized = {}, {}, {}
     if args.section in ("ttfr", "all"):
         progs = [p.strip() for p in args.programs.split(",") if p.strip()]
         ttfr = measure_ttfr(progs, args.repeats, log=log)
@@ -229,13 +300,20 @@ def main(argv=None):
     if args.section in ("phases", "all"):
         results = measure(chosen, args.repeats, tuple(args.systems.split(",")), log=log)
         print(table(results))
+    if args.section in ("size", "all"):
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+        sized = measure_size(sizes, args.repeats, numba_max=args.numba_max_eqns, log=log)
+        print("compile time against program size (CPU s, median; fresh process, empty xforms "
+              "cache; plan: prepare + fusion + emit + load; setup: Numba's once per process)")
+        print(size_table(sized))
     load2 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"seconds, median of {args.repeats}; load average {load:.2f} before, {load2:.2f} after, "
           f"{os.cpu_count()} cores")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({**{"/".join(k): r for k, r in results.items()},
-                       **{"ttfr/" + "/".join(k): r for k, r in ttfr.items()}}, fh, indent=1)
+                       **{"ttfr/" + "/".join(k): r for k, r in ttfr.items()},
+                       **{f"size/{n}/{tr}": r for (n, tr), r in sized.items()}}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -160,3 +160,17 @@ def test_frontier_merge_check_plans_as_a_full_search(program, monkeypatch):
     fast = fusion.plan_program(closed).dump()
     monkeypatch.setattr(fusion, "_Groups", _FullSearchGroups)
     assert fusion.plan_program(closed).dump() == fast
+
+
+def test_size_section_of_the_compile_time_benchmark_runs():
+    """`python -m benchmarks.compile_time --section size` (smoke: no timing asserted): the
+    chain has the equations asked for, the module a statement per equation and a few more,
+    and a size above --numba-max-eqns skips only the Numba compile."""
+    from benchmarks.compile_time import measure_size, size_table
+    res = measure_size([10], 1, transforms=("f", "grad"), numba_max=20, log=lambda s: None)
+    assert res[(10, "f")]["eqns"] == 10 and res[(10, "grad")]["eqns"] > 10
+    for r in res.values():
+        assert r["statements"] >= r["eqns"] and r["trace"] >= 0 and r["plan"] >= 0
+    assert "numba" in res[(10, "f")]
+    assert "numba" not in res[(10, "grad")]          # about 2.4x the equations: over 20
+    assert "10 grad" in size_table(res)
