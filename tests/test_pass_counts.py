@@ -60,3 +60,20 @@ def test_every_staged_program_is_simplified_once():
         xf.make_jaxpr(f)(*args)
         counts = pass_counts.since(before)
         assert counts["trace"] == counts["simplify"] > 0, counts
+
+
+def test_counts_are_per_thread():
+    """A background compile's passes (tiered execution) are not the caller's."""
+    import threading
+    before = pass_counts.snapshot()
+    seen = {}
+
+    def work():
+        b = pass_counts.snapshot()
+        xf.make_jaxpr(lambda s: xnp.sin(s) * 2.0)(0.5)
+        seen.update(pass_counts.since(b))
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert seen["trace"] == 1 and seen["simplify"] == 1
+    assert pass_counts.since(before) == {"trace": 0, "simplify": 0, "dce": 0}

@@ -347,7 +347,7 @@ def trace_to_jaxpr(fun, in_avals, in_vals=None, fun_for_errors=None):
 
     Returns (closed_jaxpr, value_dependent).  With `in_vals` the tracers carry known values.
     """
-    pass_counts.counts["trace"] += 1
+    pass_counts.local.trace += 1
     builder = Builder(_state.current, with_values=in_vals is not None,
                       fun=fun_for_errors or fun)
     vals = in_vals if in_vals is not None else [None] * len(in_avals)

@@ -1,19 +1,33 @@
-"""How many times each whole-program IR pass ran: traces (a Builder staging a program),
-simplifications and dead-code eliminations.  A test hook, not a timer: tests/test_pass_counts.py
-checks that the first `jit(grad(loss))` call builds and simplifies each IR once.
+"""How many times each whole-program IR pass ran on this thread: traces (a Builder staging
+a program), simplifications and dead-code eliminations.  A test hook, not a timer:
+tests/test_pass_counts.py checks that the first `jit(grad(loss))` call stages four programs
+and simplifies each once.  Per thread, so that a tiered background compile (which may
+scalarise and clean up a program) does not count towards the caller's.
 
     >>> before = pass_counts.snapshot()
     >>> xf.jit(xf.grad(loss))(w, x, y)
     >>> pass_counts.since(before)
-    {'trace': 4, 'simplify': 4, 'dce': 4}
+    {'trace': 4, 'simplify': 4, 'dce': 6}
 """
-counts = {"trace": 0, "simplify": 0, "dce": 0}    # the passes add to these themselves
+import threading
+
+NAMES = ("trace", "simplify", "dce")
+
+
+class _Counts(threading.local):
+    """The passes add to these themselves (`local.trace += 1`: no call on their path)."""
+
+    def __init__(self):
+        self.trace = self.simplify = self.dce = 0
+
+
+local = _Counts()
 
 
 def snapshot():
-    return dict(counts)
+    return {k: getattr(local, k) for k in NAMES}
 
 
 def since(before):
-    """The passes run since `snapshot()` returned `before`."""
-    return {k: counts[k] - before.get(k, 0) for k in counts}
+    """The passes this thread ran since `snapshot()` returned `before`."""
+    return {k: getattr(local, k) - before.get(k, 0) for k in NAMES}

@@ -265,7 +265,7 @@ def _param_key(v):
 
 
 def simplify_jaxpr(jaxpr):
-    pass_counts.counts["simplify"] += 1
+    pass_counts.local.simplify += 1
     outer, _state.table = _state.table, {}     # nested simplifications keep their own table
     try:
         return _simplify_jaxpr(jaxpr, _state.table)
@@ -337,7 +337,7 @@ def _merge_broadcasts(eqn, producers):
 
 def dce(jaxpr):
     """Drop equations whose outputs are never used."""
-    pass_counts.counts["dce"] += 1
+    pass_counts.local.dce += 1
     live = {a for a in jaxpr.outvars if not isinstance(a, Literal)}
     kept = []
     for eqn in reversed(jaxpr.eqns):
