@@ -22,6 +22,13 @@ VECMATH = os.environ.get("XFORMS_VECMATH", "1").strip().lower() not in ("0", "fa
                                                                          "off")
 
 
+def gc_pause():
+    """XFORMS_GC_PAUSE=0: keep Python's cyclic garbage collector running while jit traces
+    and compiles (xforms/gc_pause.py); read at each new signature."""
+    return os.environ.get("XFORMS_GC_PAUSE", "1").strip().lower() not in ("0", "false", "no",
+                                                                          "off")
+
+
 def backend():
     """XFORMS_BACKEND ("cpu", "cuda", or another registered name), or None: the default
     backend `jit` uses."""

@@ -18,7 +18,7 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
-from . import config, core, exe_cache, tiered
+from . import config, core, exe_cache, gc_pause, tiered
 from .argnums import resolve_static, split_static
 from .errors import BackendError
 from .source_info import describe_function
@@ -280,8 +280,9 @@ class Jitted:
                 exe_cache.touch(self, key)
             self._fast_call = fast
             return tree_unflatten(out_tree, exe(*leaves))
-        closed, out_tree, flat, in_tree = self._trace(args, kwargs)
-        exe = self._new_executable(closed)
+        with gc_pause.paused():          # (the compile's objects live until it ends)
+            closed, out_tree, flat, in_tree = self._trace(args, kwargs)
+            exe = self._new_executable(closed)
         if key is not None:
             self._install(key, exe, out_tree)
         else:
@@ -319,8 +320,9 @@ class Jitted:
 
     def lower(self, *args, **kwargs):
         """Trace and compile synchronously (never the fast tier)."""
-        closed, out_tree, flat, in_tree = self._trace(args, kwargs)
-        lowered = Lowered(self, self._executable(closed), in_tree, out_tree)
+        with gc_pause.paused():
+            closed, out_tree, flat, in_tree = self._trace(args, kwargs)
+            lowered = Lowered(self, self._executable(closed), in_tree, out_tree)
         lowered._key = self._key(args, kwargs)
         return lowered
 
