@@ -18,6 +18,7 @@ import os
 import sys
 import threading
 
+from xforms import gc_pause
 from xforms.compile_worker import recv, send
 
 
@@ -47,9 +48,10 @@ def main(ppid):
         if job is None:
             return
         try:
-            mod, _, h = codecache.load_module(job["source"])
-            codecache.compile_kernel(mod, h, codecache.signature_of(job["sig"]),
-                                     parallel=job["parallel"])
+            with gc_pause.paused():         # as jit does in the parent (xforms/gc_pause.py)
+                mod, _, h = codecache.load_module(job["source"])
+                codecache.compile_kernel(mod, h, codecache.signature_of(job["sig"]),
+                                         parallel=job["parallel"])
             reply = {"id": job["id"], "ok": True}
         except BaseException as e:          # reported; the parent decides what to do
             reply = {"id": job["id"], "ok": False, "error": f"{type(e).__name__}: {e}"[:4000]}
