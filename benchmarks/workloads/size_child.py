@@ -10,8 +10,11 @@ synchronous compile phase by phase, each timed in wall and CPU seconds:
 * ``plan``: the compiler's own Python passes -- prepare, scalarise, fusion planning,
   emitting source and loading the module (``kernels.cpu._prepare``);
 * ``numba``: the Numba compile of the kernel (``kernels.cpu._finish``), after Numba's
-  once-per-process set-up, which is timed apart (``numba_setup``); with ``"numba": false``
-  it is skipped (a quick run of a large program).
+  once-per-process set-up, which is timed apart first (``numba_setup``); with
+  ``"numba": false`` it is skipped (a quick run of a large program).
+
+The three phases run with the cyclic GC paused, as a jit call's first trace and compile do
+(xforms/gc_pause.py; ``XFORMS_GC_PAUSE=0`` to measure them with it running).
 
 One JSON line on stdout: the phases, ``eqns`` (equations of the IR handed to the compiler)
 and ``statements`` (Python statements in the generated module); then ``os._exit``.
@@ -55,16 +58,20 @@ def main():
     import xforms as xf
     import xforms.numpy as xnp
     import kernels.cpu as kc
+    from xforms import gc_pause
 
     n = spec["eqns"]
     f = lambda x: chain(x, xnp, n)  # noqa: E731
     jf = xf.jit(xf.grad(f) if spec.get("transform") == "grad" else f, tiered=False)
     phases = {}
-    closed = _timed(phases, "trace", lambda: jf._trace((0.3,), {})[0])
-    prep = _timed(phases, "plan", kc._prepare, closed, {"name": "chain"})
     if spec.get("numba", True):
         _timed(phases, "numba_setup", kc.prewarm)
-        exe = _timed(phases, "numba", kc._finish, prep)
+    with gc_pause.paused():                 # as a jit call's first trace and compile
+        closed = _timed(phases, "trace", lambda: jf._trace((0.3,), {})[0])
+        prep = _timed(phases, "plan", kc._prepare, closed, {"name": "chain"})
+        if spec.get("numba", True):
+            exe = _timed(phases, "numba", kc._finish, prep)
+    if spec.get("numba", True):
         exe(0.3)
     print(json.dumps({"eqns": len(closed.jaxpr.eqns), "statements": statements(prep.source),
                       "phases": phases}), flush=True)
