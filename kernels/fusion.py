@@ -265,11 +265,12 @@ def _iter_shape(eqn):
     return eqn.outvars[0].aval.shape
 
 
-def plan_program(closed, owned=()):
-    """Prepare (passes.prepare) and plan a ClosedJaxpr.  `owned`: indices of inputs that the
-    program may overwrite once dead (a loop body's carry)."""
+def plan_program(closed, owned=(), prepared=False):
+    """Prepare (passes.prepare, unless `prepared` says the caller did) and plan a
+    ClosedJaxpr.  `owned`: indices of inputs that the program may overwrite once dead (a
+    loop body's carry)."""
     from .passes import prepare
-    c = prepare(closed)
+    c = closed if prepared else prepare(closed)
     owned_vars = {v for k, v in enumerate(c.jaxpr.invars) if k in set(owned)}
     return plan_jaxpr(c.jaxpr, c.consts, owned_vars)
 
