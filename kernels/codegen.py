@@ -4,13 +4,14 @@ generator: imports nothing else of kernels/).
 >>> lit(0.5, np.float32), dtype_str(np.bool_), shape_str((3,))
 ('np.float32(0.5)', 'np.bool_', '(3,)')
 """
+import keyword
 import math
 import os
 from contextlib import contextmanager
 
 import numpy as np
 
-from xforms.ir import Literal, fmt_literal, pp_eqn
+from xforms.ir import Literal, Names, Var, fmt_literal, pp_eqn
 
 
 def shape_str(shape):
@@ -47,6 +48,42 @@ def lit(val, dtype):
     return f"np.{dt.name}(complex({float_lit(val.real)}, {float_lit(val.imag)}))"
 
 
+class ScalarCtx:
+    """What a scalar rule (kernels/scalar_rules.py) may ask about its equation; a backend
+    adds `fn(prim)`, the math function it calls."""
+
+    def __init__(self, eqn, index_names):
+        self.params, self.prim = eqn.params, eqn.prim
+        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
+        self.dtype = eqn.outvars[0].aval.dtype
+        self.idx = index_names
+
+    def lit(self, v, dtype=None):
+        return lit(v, self.dtype if dtype is None else dtype)
+
+    def cast(self, expr, dtype):
+        dt = np.dtype(dtype)
+        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
+                  np.dtype(np.complex64)):
+            return f"np.{dt.name}({expr})"
+        return expr
+
+    def index(self, d):
+        return self.idx[d]
+
+
+def dot_dims(eqn):
+    """The free dims of a dot_general's operands and its sizes: (x free, y free, (B, M, K,
+    N)) for batch B, rows M, contraction K, columns N."""
+    x, y = eqn.invars
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    xs, ys = x.aval.shape, y.aval.shape
+    xf = [d for d in range(len(xs)) if d not in lc and d not in lb]
+    yf = [d for d in range(len(ys)) if d not in rc and d not in rb]
+    size = lambda shape, dims: int(np.prod([shape[d] for d in dims], dtype=np.int64))  # noqa: E731
+    return xf, yf, (size(xs, lb), size(xs, xf), size(xs, lc), size(ys, yf))
+
+
 class SourceBuilder:
     """Lines with an indentation level; `block(header)` opens an indented block."""
 
@@ -64,6 +101,51 @@ class SourceBuilder:
             yield
         finally:
             self.depth -= 1
+
+
+class Naming:
+    """The names an emitter gives Vars: `s(v)` a scalar, `A(v)` an array (upper case), as
+    the IR listing prints them (`bind_names`), prefixed per sub-program (`scope_prefix`);
+    `fresh(base)` a new temporary.  The emitter sets `names`, `_fresh`, `_scopes`;
+    `RESERVED` are names its module uses itself, `FRESH` the spelling of temporaries."""
+
+    RESERVED = frozenset()
+    FRESH = "{}{}"
+
+    def bind_names(self, jaxpr, prefix=""):
+        names = Names()
+        for v in list(jaxpr.constvars) + list(jaxpr.invars):
+            names(v)
+        for e in jaxpr.eqns:
+            for v in e.outvars:
+                names(v)
+            for a in e.invars:
+                names(a)
+        for v, n in names.names.items():
+            if isinstance(v, Var):
+                self.names[v] = prefix + n
+        return names
+
+    def scope_prefix(self, kind):
+        self._scopes += 1
+        return f"{kind}{self._scopes}_"
+
+    def s(self, v):
+        """Scalar name of a Var."""
+        n = self.names.get(v)
+        if n is None:
+            n = self.names[v] = f"u{len(self.names)}_"
+        if keyword.iskeyword(n) or n in self.RESERVED:
+            n += "_"
+        return n
+
+    def A(self, v):
+        """Array name of a materialized Var."""
+        return self.s(v).upper()
+
+    def fresh(self, base="t"):
+        self._fresh += 1
+        return self.FRESH.format(base, self._fresh)
 
 
 class NameView:

@@ -16,18 +16,17 @@ Arrays written here are C-contiguous; inputs are required C-contiguous by the si
 Op rules (dot_general, gather, ...) live in `emit_cpu_ops.py`, control flow in
 `emit_cpu_control.py`; both register into `OP_RULES` / `CONTROL_RULES`.
 """
-import keyword
 from contextlib import contextmanager
 
 import numpy as np
 
 from xforms import config
 from xforms.errors import LoweringError
-from xforms.ir import Literal, Names, Var
+from xforms.ir import Literal
 from xforms.registry import ALL_PRIMITIVES, RuleTable
 
 from . import user_prims
-from .codegen import SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
+from .codegen import Naming, ScalarCtx, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
 from .fusion import REDUCTIONS, VIEWS
 from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
@@ -60,24 +59,16 @@ def _vecmath_table():
 VECMATH = _vecmath_table()
 
 
-class _Ctx:
-    """What a scalar rule may ask about its equation."""
+class _Ctx(ScalarCtx):
+    """A scalar rule's context on the CPU: typed literals as module constants, libm or
+    vectorisable math by loop size."""
 
     def __init__(self, em, eqn, size, idx=()):
-        self.em, self.params, self.idx, self.prim = em, eqn.params, idx, eqn.prim
-        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
-        self.dtype = eqn.outvars[0].aval.dtype
-        self.size = size
+        super().__init__(eqn, idx)
+        self.em, self.size = em, size
 
     def lit(self, v, dtype=None):
         return self.em.lit(v, self.dtype if dtype is None else dtype)
-
-    def cast(self, expr, dtype):
-        dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
-                  np.dtype(np.complex64)):
-            return f"np.{dt.name}({expr})"
-        return expr
 
     def fn(self, prim):
         """The math function of `prim` (object or name) for these operands (its facts)."""
@@ -89,12 +80,11 @@ class _Ctx:
             return VECMATH[prim]
         return self.em.global_name(math_name(prim, "cpu"))
 
-    def index(self, d):
-        return self.idx[d]
 
-
-class Emitter:
+class Emitter(Naming):
     """Builds the kernel source of one program (and its nested sub-programs)."""
+
+    RESERVED = _RESERVED
 
     def __init__(self, name="kernel", allow_parallel=True):
         self.sb = SourceBuilder()
@@ -114,42 +104,6 @@ class Emitter:
         self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
         self._fresh = 0
         self._scopes = 0
-
-    # ---- names ------------------------------------------------------------------------
-    def bind_names(self, jaxpr, prefix=""):
-        names = Names()
-        for v in list(jaxpr.constvars) + list(jaxpr.invars):
-            names(v)
-        for e in jaxpr.eqns:
-            for v in e.outvars:
-                names(v)
-            for a in e.invars:
-                names(a)
-        for v, n in names.names.items():
-            if isinstance(v, Var):
-                self.names[v] = prefix + n
-        return names
-
-    def scope_prefix(self, kind):
-        self._scopes += 1
-        return f"{kind}{self._scopes}_"
-
-    def s(self, v):
-        """Scalar name of a Var."""
-        n = self.names.get(v)
-        if n is None:
-            n = self.names[v] = f"u{len(self.names)}_"
-        if keyword.iskeyword(n) or n in _RESERVED:
-            n += "_"
-        return n
-
-    def A(self, v):
-        """Array name of a materialized Var."""
-        return self.s(v).upper()
-
-    def fresh(self, base="t"):
-        self._fresh += 1
-        return f"{base}{self._fresh}"
 
     # Numba compiles each statement separately (types it, lowers it), so the generated code
     # avoids statements that do no work: a typed literal such as `np.float32(0.5)` is three
@@ -358,11 +312,6 @@ class _Reduction:
         return f"{em.A(self.out)}[{self._kidx()}]", f"{em.A(self.out)}_V[{self._kidx()}]"
 
     def _init_value(self):
-        if self.arg:
-            k = self.dt.kind
-            big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
-            neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
-            return self.em.lit(neg if self.op == "argmax" else big, self.dt)
         return self.em.lit(reduction_init(self.op, self.dt), self.dt)
 
     def emit_setup(self):

@@ -1,38 +1,25 @@
 """CPU printer of the loop IR (kernels/loop_ir.py): statements become Numba CPU source
 through the emitter `em` (kernels/emit_cpu.py).  A nest that copies or fills a whole region
 (one plain store, indices `base + step * i` in the loops' order) is printed as one NumPy
-slice statement, which Numba compiles faster than loops; other nests become counted loops.
+slice statement (short source, as the CPU emitter always spelled these ops); other nests
+become counted loops.
 
     OUT[...] = X[s1:s1 + 3, 0:2]          # dynamic_slice
     N[b1, r3] = E[g2, r3]                 # gather, inside loops over b1 and r3
 """
 import numpy as np
 
-from .loop_ir import (Alloc, Forward, Let, Load, Nest, Refused, Region, Scalar, Store, affine,
-                      expr_source, region_copy)
+from .loop_ir import (Alloc, Forward, Let, Load, Nest, Refused, Region, Scalar, Spelling,
+                      Store, affine)
 
 
-class _Spell:
-    """How CPU source spells the loop IR's names, scalars and loads."""
-
+class _Spell(Spelling):
     def __init__(self, em):
-        self.em, self.names = em, {}
-
-    def bind(self, sym):
-        self.names[sym] = name = self.em.fresh(sym.hint)
-        return name
-
-    def sym(self, s):
-        return self.names[s]
-
-    def scalar(self, a):
-        return self.em.atom(a)
+        super().__init__()
+        self.em, self.fresh, self.scalar = em, em.fresh, em.atom
 
     def load(self, var, index):
         return f"{self.em.A(var)}[{', '.join(self.expr(i) for i in index)}]"
-
-    def expr(self, e):
-        return expr_source(e, self)
 
 
 def print_cpu(em, stmts):
@@ -92,8 +79,8 @@ def _store(em, sp, st):
 # ---- whole-region copies as slice statements ---------------------------------------------------
 def _slices(em, sp, nest):
     """Print `nest` as one slice assignment if it is a region copy or fill; -> done?"""
-    st = region_copy(nest)
-    if st is None or not st.var.aval.shape:
+    st = nest.body[0] if len(nest.body) == 1 else None
+    if not isinstance(st, Store) or st.accumulate or not st.var.aval.shape:
         return False
     extent = dict(zip(nest.syms, nest.dims))
     dst = _region(sp, st.var, st.index, nest.syms, extent)

@@ -37,7 +37,8 @@ def test_affine_recognises_base_plus_step_times_index():
 def test_nest_and_store_build_an_index_space():
     n, (i, j) = nest((2, 3), "o")
     n.body.append(Store("out", (i, j), Const(0)))
-    assert isinstance(n, Nest) and n.size == 6 and n.dims == (2, 3)
+    assert isinstance(n, Nest) and n.dims == (2, 3) and n.syms == (i, j)
+    assert i is not j and i.hint == "o"
 
 
 @pytest.mark.parametrize("dt", [np.int64, np.int32, np.uint32, np.uint64])

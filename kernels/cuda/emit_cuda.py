@@ -34,15 +34,13 @@ Kernels per step (launch configuration from `runtime.DeviceSpec`):
   `emit_cuda_control.py` (whole loops inside one kernel when they are lane-local, else host
   loops around launches).
 """
-import keyword
-
 import numpy as np
 
-from xforms.ir import Literal, Names, Var
+from xforms.ir import Literal, Var
 from xforms.registry import EXEMPT, RuleTable
 
 from .. import user_prims
-from ..codegen import SourceBuilder, dtype_str, eqn_comment, lit
+from ..codegen import Naming, ScalarCtx, SourceBuilder, dtype_str, eqn_comment, lit
 from ..fusion import REDUCTIONS, VIEWS
 from ..scalar_rules import dtype_refused, get_scalar_rule, math_name
 from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
@@ -62,24 +60,8 @@ _RESERVED = {"np", "math", "cuda", "nbt", "range", "min", "max", "abs", "int", "
 
 
 
-class Ctx:
-    """What a scalar rule may ask about its equation (as in emit_cpu, with CUDA math)."""
-
-    def __init__(self, eqn, index_names):
-        self.params, self.prim = eqn.params, eqn.prim
-        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
-        self.dtype = eqn.outvars[0].aval.dtype
-        self._idx = index_names
-
-    def lit(self, v, dtype=None):
-        return lit(v, self.dtype if dtype is None else dtype)
-
-    def cast(self, expr, dtype):
-        dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
-                  np.dtype(np.complex64)):
-            return f"np.{dt.name}({expr})"
-        return expr
+class Ctx(ScalarCtx):
+    """A scalar rule's context with CUDA math."""
 
     def fn(self, prim):
         """The math function `prim` declares for CUDA (`Facts.math`: numba-cuda's math and
@@ -89,12 +71,11 @@ class Ctx:
             return math_name(prim, "cuda_complex")
         return math_name(prim, "cuda")
 
-    def index(self, d):
-        return self._idx[d]
 
-
-class CudaEmitter(Packing):
+class CudaEmitter(Packing, Naming):
     """Builds the kernels and the host function of one program (and its sub-programs)."""
+
+    RESERVED, FRESH = _RESERVED, "_{}{}"
 
     def __init__(self, spec, label="function"):
         self.spec, self.label = spec, label
@@ -117,39 +98,6 @@ class CudaEmitter(Packing):
         self.bound = set()
         self._scopes = 0
         self._fresh = 0
-
-    # names
-    def bind_names(self, jaxpr, prefix=""):
-        names = Names()
-        for v in list(jaxpr.constvars) + list(jaxpr.invars):
-            names(v)
-        for e in jaxpr.eqns:
-            for v in e.outvars:
-                names(v)
-            for a in e.invars:
-                names(a)
-        for v, n in names.names.items():
-            if isinstance(v, Var):
-                self.names[v] = prefix + n
-
-    def scope_prefix(self, kind):
-        self._scopes += 1
-        return f"{kind}{self._scopes}_"
-
-    def s(self, v):
-        n = self.names.get(v)
-        if n is None:
-            n = self.names[v] = f"u{len(self.names)}_"
-        if keyword.iskeyword(n) or n in _RESERVED:
-            n += "_"
-        return n
-
-    def A(self, v):
-        return self.s(v).upper()
-
-    def fresh(self, base="h"):
-        self._fresh += 1
-        return f"_{base}{self._fresh}"
 
     def host_atom(self, a):
         """Host-code expression of an atom: literal, host scalar or buffer name."""

@@ -13,7 +13,7 @@ and stores index with linear offsets.  Accumulating stores are atomic adds.
 """
 import numpy as np
 
-from ..loop_ir import Alloc, Forward, Let, Nest, Refused, Region, Store, expr_source
+from ..loop_ir import Alloc, Forward, Let, Nest, Refused, Region, Spelling, Store
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
 
 
@@ -37,23 +37,16 @@ def offset(idx_by_dim, shape):
     return " + ".join(parts) if parts else "0"
 
 
-class _Spell:
-    """How a kernel spells the loop IR's names, scalars and loads; `flat` is the flattened
-    loop's (syms, dims) whose elements `_t` counts (a load at exactly those indices of an
-    array of that shape reads element `_t`)."""
+class _Spell(Spelling):
+    """`flat`: the (syms, dims) of the flattened loop whose elements `_t` counts (an array of
+    that shape read or written at exactly those indices is at element `_t`)."""
 
     def __init__(self, kb):
-        self.kb, self.names, self.flat = kb, {}, None
+        super().__init__()
+        self.kb, self.scalar, self.flat = kb, kb.scalar, None
 
-    def bind(self, sym):
-        self.names[sym] = name = f"{sym.hint}{len(self.names)}"
-        return name
-
-    def sym(self, s):
-        return self.names[s]
-
-    def scalar(self, a):
-        return self.kb.scalar(a)
+    def fresh(self, hint):
+        return f"{hint}{len(self.names)}"
 
     def load(self, var, index):
         return f"{self.kb.arr(var)}[{self.index(var, index)}]"
@@ -65,9 +58,6 @@ class _Spell:
                     and all(a is b for a, b in zip(index, syms)):
                 return "_t"
         return offset([self.expr(i) for i in index], var.aval.shape)
-
-    def expr(self, e):
-        return expr_source(e, self)
 
 
 def print_cuda(em, eqn, stmts):
