@@ -48,42 +48,6 @@ def lit(val, dtype):
     return f"np.{dt.name}(complex({float_lit(val.real)}, {float_lit(val.imag)}))"
 
 
-class ScalarCtx:
-    """What a scalar rule (kernels/scalar_rules.py) may ask about its equation; a backend
-    adds `fn(prim)`, the math function it calls."""
-
-    def __init__(self, eqn, index_names):
-        self.params, self.prim = eqn.params, eqn.prim
-        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
-        self.dtype = eqn.outvars[0].aval.dtype
-        self.idx = index_names
-
-    def lit(self, v, dtype=None):
-        return lit(v, self.dtype if dtype is None else dtype)
-
-    def cast(self, expr, dtype):
-        dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
-                  np.dtype(np.complex64)):
-            return f"np.{dt.name}({expr})"
-        return expr
-
-    def index(self, d):
-        return self.idx[d]
-
-
-def dot_dims(eqn):
-    """The free dims of a dot_general's operands and its sizes: (x free, y free, (B, M, K,
-    N)) for batch B, rows M, contraction K, columns N."""
-    x, y = eqn.invars
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    xs, ys = x.aval.shape, y.aval.shape
-    xf = [d for d in range(len(xs)) if d not in lc and d not in lb]
-    yf = [d for d in range(len(ys)) if d not in rc and d not in rb]
-    size = lambda shape, dims: int(np.prod([shape[d] for d in dims], dtype=np.int64))  # noqa: E731
-    return xf, yf, (size(xs, lb), size(xs, xf), size(xs, lc), size(ys, yf))
-
-
 class SourceBuilder:
     """Lines with an indentation level; `block(header)` opens an indented block."""
 

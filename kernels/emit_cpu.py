@@ -26,7 +26,7 @@ from xforms.ir import Literal
 from xforms.registry import ALL_PRIMITIVES, RuleTable
 
 from . import user_prims
-from .codegen import Naming, ScalarCtx, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
+from .codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
 from .fusion import REDUCTIONS, VIEWS
 from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
@@ -59,16 +59,24 @@ def _vecmath_table():
 VECMATH = _vecmath_table()
 
 
-class _Ctx(ScalarCtx):
-    """A scalar rule's context on the CPU: typed literals as module constants, libm or
-    vectorisable math by loop size."""
+class _Ctx:
+    """What a scalar rule may ask about its equation."""
 
     def __init__(self, em, eqn, size, idx=()):
-        super().__init__(eqn, idx)
-        self.em, self.size = em, size
+        self.em, self.params, self.idx, self.prim = em, eqn.params, idx, eqn.prim
+        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
+        self.dtype = eqn.outvars[0].aval.dtype
+        self.size = size
 
     def lit(self, v, dtype=None):
         return self.em.lit(v, self.dtype if dtype is None else dtype)
+
+    def cast(self, expr, dtype):
+        dt = np.dtype(dtype)
+        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
+                  np.dtype(np.complex64)):
+            return f"np.{dt.name}({expr})"
+        return expr
 
     def fn(self, prim):
         """The math function of `prim` (object or name) for these operands (its facts)."""
@@ -79,6 +87,9 @@ class _Ctx(ScalarCtx):
             self.em.vecmath_used.add(VECMATH[prim])
             return VECMATH[prim]
         return self.em.global_name(math_name(prim, "cpu"))
+
+    def index(self, d):
+        return self.idx[d]
 
 
 class Emitter(Naming):
@@ -312,6 +323,11 @@ class _Reduction:
         return f"{em.A(self.out)}[{self._kidx()}]", f"{em.A(self.out)}_V[{self._kidx()}]"
 
     def _init_value(self):
+        if self.arg:
+            k = self.dt.kind
+            big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
+            neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
+            return self.em.lit(neg if self.op == "argmax" else big, self.dt)
         return self.em.lit(reduction_init(self.op, self.dt), self.dt)
 
     def emit_setup(self):

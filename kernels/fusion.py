@@ -102,22 +102,6 @@ def subjaxprs(eqn):
     return out
 
 
-def subplans(step):
-    """A Control step's sub-plans keyed by param name, or (name, index) in a tuple param."""
-    return {name if idx is None else (name, idx): plan
-            for (name, idx, _), plan in zip(subjaxprs(step.eqn), step.subplans)}
-
-
-def split(seq, *sizes):
-    """seq cut into pieces of `sizes` and the rest (a control equation's operand groups)."""
-    out, k = [], 0
-    for s in sizes:
-        out.append(list(seq[k:k + s]))
-        k += s
-    out.append(list(seq[k:]))
-    return out
-
-
 # ---- index maps ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class IndexMap:
@@ -609,3 +593,19 @@ def assign_storage(plan, owned=()):
                 freed.add(s)
                 free.setdefault((s.dtype, s.size), []).append(s)
     return plan
+
+
+def subplans(step):
+    """A Control step's sub-plans keyed by param name, or (name, index) in a tuple param."""
+    return {name if idx is None else (name, idx): plan
+            for (name, idx, _), plan in zip(subjaxprs(step.eqn), step.subplans)}
+
+
+def split(seq, *sizes):
+    """seq cut into pieces of `sizes` and the rest (a control equation's operand groups)."""
+    out, k = [], 0
+    for s in sizes:
+        out.append(list(seq[k:k + s]))
+        k += s
+    out.append(list(seq[k:]))
+    return out

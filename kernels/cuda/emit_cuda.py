@@ -40,7 +40,7 @@ from xforms.ir import Literal, Var
 from xforms.registry import EXEMPT, RuleTable
 
 from .. import user_prims
-from ..codegen import Naming, ScalarCtx, SourceBuilder, dtype_str, eqn_comment, lit
+from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit
 from ..fusion import REDUCTIONS, VIEWS
 from ..scalar_rules import dtype_refused, get_scalar_rule, math_name
 from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
@@ -60,8 +60,24 @@ _RESERVED = {"np", "math", "cuda", "nbt", "range", "min", "max", "abs", "int", "
 
 
 
-class Ctx(ScalarCtx):
-    """A scalar rule's context with CUDA math."""
+class Ctx:
+    """What a scalar rule may ask about its equation (as in emit_cpu, with CUDA math)."""
+
+    def __init__(self, eqn, index_names):
+        self.params, self.prim = eqn.params, eqn.prim
+        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
+        self.dtype = eqn.outvars[0].aval.dtype
+        self._idx = index_names
+
+    def lit(self, v, dtype=None):
+        return lit(v, self.dtype if dtype is None else dtype)
+
+    def cast(self, expr, dtype):
+        dt = np.dtype(dtype)
+        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
+                  np.dtype(np.complex64)):
+            return f"np.{dt.name}({expr})"
+        return expr
 
     def fn(self, prim):
         """The math function `prim` declares for CUDA (`Facts.math`: numba-cuda's math and
@@ -70,6 +86,9 @@ class Ctx(ScalarCtx):
         if np.dtype(self.in_dtypes[0]).kind == "c":
             return math_name(prim, "cuda_complex")
         return math_name(prim, "cuda")
+
+    def index(self, d):
+        return self._idx[d]
 
 
 class CudaEmitter(Packing, Naming):

@@ -9,7 +9,7 @@ and stores index with linear offsets.  Accumulating stores are atomic adds.
             _q1 = _t // 4
             b0 = _q1
             g2 = min(max(M[b0], 0), 2)
-            N[_t] = E[g2 * 4 + r1]
+            N[_t] = E[(g2) * 4 + r1]
 """
 import numpy as np
 
