@@ -114,7 +114,7 @@ class Refused(Exception):
 def nest(dims, hint):
     """A `Nest` over `dims` with fresh syms named from `hint`; -> (nest, syms)."""
     syms = tuple(Sym(hint) for _ in dims)
-    return Nest(syms, tuple(int(d) for d in dims)), syms
+    return Nest(syms, tuple(dims)), syms        # (sizes as given: they may print as names)
 
 
 def add(a, b):

@@ -81,7 +81,7 @@ def _starts(starts, shape, sizes):
     literal starts are clamped here."""
     lets, exprs = [], []
     for s, n, k in zip(starts, shape, sizes):
-        hi = int(n) - int(k)
+        hi = n - k
         if isinstance(s, Literal):
             exprs.append(Const(min(max(int(s.val), 0), hi)))
             continue
