@@ -43,8 +43,9 @@ _dispatchers = weakref.WeakValueDictionary()
 _private_dir = None
 
 
-def _fingerprint():
-    here = os.path.dirname(os.path.abspath(__file__))
+def fingerprint(here=os.path.dirname(os.path.abspath(__file__))):
+    """Hash of the Python files of folder `here` (kernels/ by default): generated code is
+    keyed by the code generator that wrote it."""
     h = hashlib.sha256()
     for path in sorted(glob.glob(os.path.join(here, "*.py"))):
         with open(path, "rb") as f:
@@ -54,7 +55,7 @@ def _fingerprint():
 
 VERSION_KEY = (f"xforms {xforms.__version__}; numba {numba.__version__}; numpy "
                f"{np.__version__}; python {sys.version_info[0]}.{sys.version_info[1]}; "
-               f"kernels {_fingerprint()}")
+               f"kernels {fingerprint()}")
 
 
 def cache_enabled():

@@ -4,13 +4,14 @@ generator: imports nothing else of kernels/).
 >>> lit(0.5, np.float32), dtype_str(np.bool_), shape_str((3,))
 ('np.float32(0.5)', 'np.bool_', '(3,)')
 """
+import keyword
 import math
 import os
 from contextlib import contextmanager
 
 import numpy as np
 
-from xforms.ir import Literal, fmt_literal, pp_eqn
+from xforms.ir import Literal, Names, Var, fmt_literal, pp_eqn
 
 
 def shape_str(shape):
@@ -64,6 +65,51 @@ class SourceBuilder:
             yield
         finally:
             self.depth -= 1
+
+
+class Naming:
+    """The names an emitter gives Vars: `s(v)` a scalar, `A(v)` an array (upper case), as
+    the IR listing prints them (`bind_names`), prefixed per sub-program (`scope_prefix`);
+    `fresh(base)` a new temporary.  The emitter sets `names`, `_fresh`, `_scopes`;
+    `RESERVED` are names its module uses itself, `FRESH` the spelling of temporaries."""
+
+    RESERVED = frozenset()
+    FRESH = "{}{}"
+
+    def bind_names(self, jaxpr, prefix=""):
+        names = Names()
+        for v in list(jaxpr.constvars) + list(jaxpr.invars):
+            names(v)
+        for e in jaxpr.eqns:
+            for v in e.outvars:
+                names(v)
+            for a in e.invars:
+                names(a)
+        for v, n in names.names.items():
+            if isinstance(v, Var):
+                self.names[v] = prefix + n
+        return names
+
+    def scope_prefix(self, kind):
+        self._scopes += 1
+        return f"{kind}{self._scopes}_"
+
+    def s(self, v):
+        """Scalar name of a Var."""
+        n = self.names.get(v)
+        if n is None:
+            n = self.names[v] = f"u{len(self.names)}_"
+        if keyword.iskeyword(n) or n in self.RESERVED:
+            n += "_"
+        return n
+
+    def A(self, v):
+        """Array name of a materialized Var."""
+        return self.s(v).upper()
+
+    def fresh(self, base="t"):
+        self._fresh += 1
+        return self.FRESH.format(base, self._fresh)
 
 
 class NameView:

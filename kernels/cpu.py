@@ -179,7 +179,8 @@ class _Prepared:
 
 def _prepare(closed, options):
     label = options.get("name") or "a jitted function"
-    plan = plan_program(scalarize(prepare(closed)))
+    # prepared once: scalarisation re-traces a prepared program into a prepared one
+    plan = plan_program(scalarize(prepare(closed)), prepared=True)
     source, em = emit_module(plan, label, allow_parallel=_threads_available(),
                              caller_buffers=True)
     mod, path, h = codecache.load_module(source)

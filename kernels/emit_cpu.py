@@ -16,18 +16,17 @@ Arrays written here are C-contiguous; inputs are required C-contiguous by the si
 Op rules (dot_general, gather, ...) live in `emit_cpu_ops.py`, control flow in
 `emit_cpu_control.py`; both register into `OP_RULES` / `CONTROL_RULES`.
 """
-import keyword
 from contextlib import contextmanager
 
 import numpy as np
 
 from xforms import config
 from xforms.errors import LoweringError
-from xforms.ir import Literal, Names, Var
+from xforms.ir import Literal
 from xforms.registry import ALL_PRIMITIVES, RuleTable
 
 from . import user_prims
-from .codegen import SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
+from .codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
 from .fusion import REDUCTIONS, VIEWS
 from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
@@ -93,8 +92,10 @@ class _Ctx:
         return self.idx[d]
 
 
-class Emitter:
+class Emitter(Naming):
     """Builds the kernel source of one program (and its nested sub-programs)."""
+
+    RESERVED = _RESERVED
 
     def __init__(self, name="kernel", allow_parallel=True):
         self.sb = SourceBuilder()
@@ -114,42 +115,6 @@ class Emitter:
         self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
         self._fresh = 0
         self._scopes = 0
-
-    # ---- names ------------------------------------------------------------------------
-    def bind_names(self, jaxpr, prefix=""):
-        names = Names()
-        for v in list(jaxpr.constvars) + list(jaxpr.invars):
-            names(v)
-        for e in jaxpr.eqns:
-            for v in e.outvars:
-                names(v)
-            for a in e.invars:
-                names(a)
-        for v, n in names.names.items():
-            if isinstance(v, Var):
-                self.names[v] = prefix + n
-        return names
-
-    def scope_prefix(self, kind):
-        self._scopes += 1
-        return f"{kind}{self._scopes}_"
-
-    def s(self, v):
-        """Scalar name of a Var."""
-        n = self.names.get(v)
-        if n is None:
-            n = self.names[v] = f"u{len(self.names)}_"
-        if keyword.iskeyword(n) or n in _RESERVED:
-            n += "_"
-        return n
-
-    def A(self, v):
-        """Array name of a materialized Var."""
-        return self.s(v).upper()
-
-    def fresh(self, base="t"):
-        self._fresh += 1
-        return f"{base}{self._fresh}"
 
     # Numba compiles each statement separately (types it, lowers it), so the generated code
     # avoids statements that do no work: a typed literal such as `np.float32(0.5)` is three

@@ -20,21 +20,7 @@ import numpy as np
 
 from .emit_cpu import CONTROL_RULES
 from .emit_cpu_module import add_consts, output_exprs, param_name
-from .fusion import subjaxprs
-
-
-def _split(seq, *sizes):
-    out, k = [], 0
-    for s in sizes:
-        out.append(list(seq[k:k + s]))
-        k += s
-    out.append(list(seq[k:]))
-    return out
-
-
-def _subplans(step):
-    return {name if idx is None else (name, idx): plan
-            for (name, idx, _), plan in zip(subjaxprs(step.eqn), step.subplans)}
+from .fusion import split as _split, subplans as _subplans
 
 
 def emit_sub(em, plan, args, kind):

@@ -1,7 +1,8 @@
 """CPU rules for the equations that are not fused loops: dot_general (BLAS through `np.dot`
-inside nopython code, or loops for integers and tiny sizes), gather/scatter as loops
-(indices clamped like the NumPy rules), dynamic slices, pad, concatenate, reshape (a view of
-the same buffer), runtime_check.
+inside nopython code, or loops for integers and tiny sizes), reshape (a view of the same
+buffer), runtime_check, and the indexing ops (gather, scatter, dynamic slices, pad,
+concatenate), which kernels/lower_indexing.py lowers to the loop IR and kernels/loop_cpu.py
+prints.
 
 Each rule `rule(em, eqn)` writes statements through the emitter `em` (see emit_cpu.py):
 `em.atom(a)` spells an operand, `em.alloc(v)` binds an output buffer (reusing a dead one
@@ -11,6 +12,8 @@ import numpy as np
 
 from .codegen import lit, shape_str
 from .emit_cpu import OP_RULES, _unsupported
+from .loop_cpu import cpu_rule
+from .lower_indexing import LOWERINGS
 
 _BLAS_DTYPES = frozenset(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
 # below this many multiply-adds a loop beats the BLAS call's overhead
@@ -50,14 +53,6 @@ def _elem(em, a, idx):
     if not a.aval.shape or not idx:
         return name
     return f"{name}[{', '.join(idx)}]"
-
-
-def _bind_output(em, v, expr):
-    """Assign a computed scalar (0-d outputs) or allocate the array of output v."""
-    if not v.aval.shape:
-        em.line(f"{em.s(v)} = {expr}")
-    else:
-        em.alloc(v)
 
 
 # ---- dot_general ---------------------------------------------------------------------------
@@ -178,157 +173,12 @@ def _dot_loops(em, eqn, xf, yf):
 OP_RULES["dot_general"] = _dot_general
 
 
-# ---- gather / scatter ------------------------------------------------------------------------
-def _clamped(em, a, idx, n):
-    j = em.fresh("g")
-    em.line(f"{j} = min(max({_elem(em, a, idx)}, 0), {n - 1})")
-    return j
+# ---- the indexing ops: lowered once to the loop IR (kernels/lower_indexing.py) -------------
+for _prim, _lower in LOWERINGS.items():
+    OP_RULES[_prim] = cpu_rule(_lower, _unsupported)
 
 
-def _gather(em, eqn):
-    x, *ids = eqn.invars
-    axes = eqn.params["axes"]
-    out = eqn.outvars[0]
-    bshape = ids[0].aval.shape if ids else ()
-    rest = [d for d in range(x.aval.ndim) if d not in axes]
-    if out.aval.shape:
-        em.alloc(out)
-    with _Nest(em, bshape, "b") as bi:
-        js = [_clamped(em, a, bi, x.aval.shape[ax]) for a, ax in zip(ids, axes)]
-        with _Nest(em, [x.aval.shape[d] for d in rest], "r") as ri:
-            src = [None] * x.aval.ndim
-            for j, ax in zip(js, axes):
-                src[ax] = j
-            for r, d in zip(ri, rest):
-                src[d] = r
-            val = _elem(em, x, src)
-            if out.aval.shape:
-                em.line(f"{em.A(out)}[{', '.join(bi + ri)}] = {val}")
-            else:
-                em.line(f"{em.s(out)} = {val}")
-
-
-def _copy_operand(em, out, x):
-    """Bind out's buffer holding a copy of x, unless the plan updates x in place."""
-    if em.plan.reuse.get(out) is x:
-        em.line(f"{em.A(out)} = {em.A(x)}")
-        return
-    em.alloc(out)
-    em.line(f"{em.A(out)}[...] = {em.atom(x)}")
-
-
-def _scatter(mode):
-    def rule(em, eqn):
-        x, u, *ids = eqn.invars
-        axes = eqn.params["axes"]
-        out = eqn.outvars[0]
-        if not out.aval.shape:
-            raise _unsupported(eqn, "scatter into a 0-d array")
-        _copy_operand(em, out, x)
-        O = em.A(out)
-        bshape = ids[0].aval.shape if ids else ()
-        rest = [d for d in range(x.aval.ndim) if d not in axes]
-        with _Nest(em, bshape, "b") as bi:
-            js = [_clamped(em, a, bi, x.aval.shape[ax]) for a, ax in zip(ids, axes)]
-            with _Nest(em, [x.aval.shape[d] for d in rest], "r") as ri:
-                dst = [None] * x.aval.ndim
-                for j, ax in zip(js, axes):
-                    dst[ax] = j
-                for r, d in zip(ri, rest):
-                    dst[d] = r
-                val = _elem(em, u, bi + ri)
-                target = f"{O}[{', '.join(dst)}]"
-                if mode == "add":
-                    if np.dtype(out.aval.dtype).kind == "b":
-                        em.line(f"{target} = {target} or {val}")
-                    else:
-                        em.line(f"{target} += {val}")
-                else:
-                    em.line(f"{target} = {val}")
-    return rule
-
-
-OP_RULES["gather"] = _gather
-OP_RULES["scatter_add"] = _scatter("add")
-OP_RULES["scatter"] = _scatter("set")
-
-
-# ---- dynamic slices --------------------------------------------------------------------------
-def _starts(em, starts, shape, sizes):
-    names = []
-    for s, n, k in zip(starts, shape, sizes):
-        t = em.fresh("s")
-        em.line(f"{t} = min(max(np.int64({em.atom(s)}), 0), {n - k})")
-        names.append(t)
-    return names
-
-
-def _dynamic_slice(em, eqn):
-    x, *starts = eqn.invars
-    out = eqn.outvars[0]
-    sizes = eqn.params["slice_sizes"]
-    if not x.aval.shape:
-        em.line(f"{em.s(out)} = {em.atom(x)}")
-        return
-    st = _starts(em, starts, x.aval.shape, sizes)
-    em.alloc(out)
-    sl = ", ".join(f"{s}:{s} + {k}" for s, k in zip(st, sizes))
-    em.line(f"{em.A(out)}[...] = {em.A(x)}[{sl}]")
-
-
-def _dynamic_update_slice(em, eqn):
-    x, u, *starts = eqn.invars
-    out = eqn.outvars[0]
-    if not x.aval.shape:
-        em.line(f"{em.s(out)} = {em.atom(u)}")
-        return
-    st = _starts(em, starts, x.aval.shape, u.aval.shape)
-    _copy_operand(em, out, x)
-    sl = ", ".join(f"{s}:{s} + {k}" for s, k in zip(st, u.aval.shape))
-    em.line(f"{em.A(out)}[{sl}] = {em.atom(u)}")
-
-
-OP_RULES["dynamic_slice"] = _dynamic_slice
-OP_RULES["dynamic_update_slice"] = _dynamic_update_slice
-
-
-# ---- pad, concatenate, reshape, runtime_check -------------------------------------------------
-def _pad(em, eqn):
-    x, v = eqn.invars
-    out = eqn.outvars[0]
-    if not x.aval.shape:
-        em.line(f"{em.s(out)} = {em.atom(x)}")
-        return
-    em.alloc(out)
-    em.line(f"{em.A(out)}.fill({em.atom(v)})")
-    dst, src = [], []
-    for n, o, (lo, hi, it) in zip(x.aval.shape, out.aval.shape, eqn.params["padding_config"]):
-        step = it + 1
-        j0 = (-lo + step - 1) // step if lo < 0 else 0      # first j with lo + j*step >= 0
-        j1 = min(n, (o - 1 - lo) // step + 1) if o - 1 - lo >= 0 else 0
-        if j1 <= j0:
-            return                                         # nothing of x survives the crop
-        p0, p1 = lo + j0 * step, lo + (j1 - 1) * step + 1
-        dst.append(f"{p0}:{p1}" + (f":{step}" if step > 1 else ""))
-        src.append(f"{j0}:{j1}")
-    em.line(f"{em.A(out)}[{', '.join(dst)}] = {em.A(x)}[{', '.join(src)}]")
-
-
-def _concatenate(em, eqn):
-    out = eqn.outvars[0]
-    dim = eqn.params["dimension"]
-    em.alloc(out)
-    off = 0
-    for x in eqn.invars:
-        n = x.aval.shape[dim]
-        if n == 0:
-            continue
-        sl = [":"] * out.aval.ndim
-        sl[dim] = f"{off}:{off + n}"
-        em.line(f"{em.A(out)}[{', '.join(sl)}] = {em.atom(x)}")
-        off += n
-
-
+# ---- reshape, runtime_check -------------------------------------------------------------------
 def _reshape(em, eqn):
     x, out = eqn.invars[0], eqn.outvars[0]
     if not x.aval.shape:
@@ -347,7 +197,5 @@ def _runtime_check(em, eqn):
     em.line(f"{em.atom(out)} = {em.atom(x)}")
 
 
-OP_RULES["pad"] = _pad
-OP_RULES["concatenate"] = _concatenate
 OP_RULES["reshape"] = _reshape
 OP_RULES["runtime_check"] = _runtime_check

@@ -265,11 +265,12 @@ def _iter_shape(eqn):
     return eqn.outvars[0].aval.shape
 
 
-def plan_program(closed, owned=()):
-    """Prepare (passes.prepare) and plan a ClosedJaxpr.  `owned`: indices of inputs that the
-    program may overwrite once dead (a loop body's carry)."""
+def plan_program(closed, owned=(), prepared=False):
+    """Prepare (passes.prepare, unless `prepared` says the caller did) and plan a
+    ClosedJaxpr.  `owned`: indices of inputs that the program may overwrite once dead (a
+    loop body's carry)."""
     from .passes import prepare
-    c = prepare(closed)
+    c = closed if prepared else prepare(closed)
     owned_vars = {v for k, v in enumerate(c.jaxpr.invars) if k in set(owned)}
     return plan_jaxpr(c.jaxpr, c.consts, owned_vars)
 
@@ -613,3 +614,19 @@ def assign_storage(plan, owned=()):
                 freed.add(s)
                 free.setdefault((s.dtype, s.size), []).append(s)
     return plan
+
+
+def subplans(step):
+    """A Control step's sub-plans keyed by param name, or (name, index) in a tuple param."""
+    return {name if idx is None else (name, idx): plan
+            for (name, idx, _), plan in zip(subjaxprs(step.eqn), step.subplans)}
+
+
+def split(seq, *sizes):
+    """seq cut into pieces of `sizes` and the rest (a control equation's operand groups)."""
+    out, k = [], 0
+    for s in sizes:
+        out.append(list(seq[k:k + s]))
+        k += s
+    out.append(list(seq[k:]))
+    return out

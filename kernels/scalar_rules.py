@@ -83,7 +83,14 @@ BOOL_MONOID = {"sum": "or", "prod": "and", "max": "or", "min": "and"}
 
 def reduction_init(op, dtype):
     """Initial accumulator of the reduction monoid `op` ("sum", "max", ...), from the facts
-    of the reduction primitive that declares it."""
+    of the reduction primitive that declares it; for "argmax"/"argmin" the initial value
+    compared against (each backend's reductions start from it)."""
+    if op in ("argmax", "argmin"):
+        dt = np.dtype(dtype)
+        k = dt.kind
+        big = np.inf if k == "f" else (True if k == "b" else np.iinfo(dt).max)
+        neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(dt).min)
+        return neg if op == "argmax" else big
     return _REDUCTION_INIT[op](dtype)
 
 

@@ -11,8 +11,6 @@ cache works across processes); each kernel is compiled eagerly for its signature
 C-contiguous arrays and scalars), so a kernel Numba or NVVM rejects fails at compile time
 with a `LoweringError` naming the primitive and the generated line.
 """
-import glob
-import hashlib
 import os
 import re
 import threading
@@ -40,16 +38,7 @@ _by_jaxpr = weakref.WeakKeyDictionary()
 _lock = threading.RLock()
 
 
-def _fingerprint():
-    here = os.path.dirname(os.path.abspath(__file__))
-    h = hashlib.sha256()
-    for path in sorted(glob.glob(os.path.join(here, "*.py"))):
-        with open(path, "rb") as f:
-            h.update(os.path.basename(path).encode() + f.read())
-    return h.hexdigest()[:16]
-
-
-FINGERPRINT = _fingerprint()
+FINGERPRINT = codecache.fingerprint(os.path.dirname(os.path.abspath(__file__)))
 
 
 # ---- the module -----------------------------------------------------------------------------

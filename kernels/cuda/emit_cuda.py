@@ -34,15 +34,13 @@ Kernels per step (launch configuration from `runtime.DeviceSpec`):
   `emit_cuda_control.py` (whole loops inside one kernel when they are lane-local, else host
   loops around launches).
 """
-import keyword
-
 import numpy as np
 
-from xforms.ir import Literal, Names, Var
+from xforms.ir import Literal, Var
 from xforms.registry import EXEMPT, RuleTable
 
 from .. import user_prims
-from ..codegen import SourceBuilder, dtype_str, eqn_comment, lit
+from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit
 from ..fusion import REDUCTIONS, VIEWS
 from ..scalar_rules import dtype_refused, get_scalar_rule, math_name
 from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
@@ -93,8 +91,10 @@ class Ctx:
         return self._idx[d]
 
 
-class CudaEmitter(Packing):
+class CudaEmitter(Packing, Naming):
     """Builds the kernels and the host function of one program (and its sub-programs)."""
+
+    RESERVED, FRESH = _RESERVED, "_{}{}"
 
     def __init__(self, spec, label="function"):
         self.spec, self.label = spec, label
@@ -117,39 +117,6 @@ class CudaEmitter(Packing):
         self.bound = set()
         self._scopes = 0
         self._fresh = 0
-
-    # names
-    def bind_names(self, jaxpr, prefix=""):
-        names = Names()
-        for v in list(jaxpr.constvars) + list(jaxpr.invars):
-            names(v)
-        for e in jaxpr.eqns:
-            for v in e.outvars:
-                names(v)
-            for a in e.invars:
-                names(a)
-        for v, n in names.names.items():
-            if isinstance(v, Var):
-                self.names[v] = prefix + n
-
-    def scope_prefix(self, kind):
-        self._scopes += 1
-        return f"{kind}{self._scopes}_"
-
-    def s(self, v):
-        n = self.names.get(v)
-        if n is None:
-            n = self.names[v] = f"u{len(self.names)}_"
-        if keyword.iskeyword(n) or n in _RESERVED:
-            n += "_"
-        return n
-
-    def A(self, v):
-        return self.s(v).upper()
-
-    def fresh(self, base="h"):
-        self._fresh += 1
-        return f"_{base}{self._fresh}"
 
     def host_atom(self, a):
         """Host-code expression of an atom: literal, host scalar or buffer name."""

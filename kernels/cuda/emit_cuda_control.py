@@ -29,23 +29,9 @@ from xforms.ir import Literal, Var
 
 from ..codegen import dtype_str, lit
 from .. import user_prims
-from ..fusion import VIEWS, is_elementwise, subjaxprs
+from ..fusion import VIEWS, is_elementwise, split as _split, subjaxprs, subplans as _subplans
 from .emit_cuda import (CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose,
                         scalar_expr)
-
-
-def _split(seq, *sizes):
-    out, k = [], 0
-    for s in sizes:
-        out.append(list(seq[k:k + s]))
-        k += s
-    out.append(list(seq[k:]))
-    return out
-
-
-def _subplans(step):
-    return {name if idx is None else (name, idx): plan
-            for (name, idx, _), plan in zip(subjaxprs(step.eqn), step.subplans)}
 
 
 # =============================================================================================

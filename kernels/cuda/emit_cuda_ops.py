@@ -1,11 +1,11 @@
 """CUDA rules for the plan's `Op` steps: dot_general (a tiled shared-memory matmul, batched,
-or a two-level reduction when one side is a vector), gather, scatter and scatter_add
-(atomics), dynamic slices, pad, concatenate, reshape (free: buffers are flat),
-runtime_check.
+or a two-level reduction when one side is a vector), reshape (free: buffers are flat),
+runtime_check, and the indexing ops (gather, scatter and scatter_add with atomics, dynamic
+slices, pad, concatenate), which kernels/lower_indexing.py lowers to the loop IR and
+kernels/cuda/loop_cuda.py prints.
 
 Each rule `rule(em, eqn)` writes host lines through the emitter `em` and builds kernels with
-`KernelBuilder` (see emit_cuda.py).  Gathers and scatters clamp indices into bounds, as the
-NumPy rules do.
+`KernelBuilder` (see emit_cuda.py).
 """
 import numpy as np
 
@@ -15,8 +15,10 @@ from xforms.registry import lookup
 
 from ..codegen import lit
 from ..fusion import IndexMap, Loop, Read
+from ..lower_indexing import LOWERINGS
 from .emit_cuda import (OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name,
                         unsupported)
+from .loop_cuda import cuda_rule, scalar_out
 
 # primitives of the loop a dot_general becomes when it is lowered as a fused reduction
 and_p, mul_p, reduce_or_p, reduce_sum_p = map(lookup, ("and", "mul", "reduce_or", "reduce_sum"))
@@ -50,33 +52,6 @@ class _OutLoop:
         T = self.em.spec.block
         self.kb.launch(max(1, min(cdiv(max(self.size, 1), T), self.em.spec.max_blocks)), T,
                        note)
-
-
-def _offset(idx_by_dim, shape):
-    """Flat offset expression of per-dimension index expressions."""
-    parts = []
-    for d, (e, s) in enumerate(zip(idx_by_dim, c_strides(shape))):
-        if shape[d] == 1 or e == "0":
-            continue
-        parts.append(e if s == 1 else f"({e}) * {s}")
-    return " + ".join(parts) if parts else "0"
-
-
-def _elem(kb, a, flat):
-    """Element `flat` of atom a (arrays), or the scalar a."""
-    if isinstance(a, Var) and a.aval.shape:
-        return f"{kb.arr(a)}[{flat}]"
-    return kb.scalar(a)
-
-
-def _scalar_out(em, out, src):
-    """A rank-0 result equal to atom `src`: a host value stays on the host, a device scalar
-    is shared (nothing writes rank-0 buffers in place)."""
-    if em.is_dev(src):
-        em.alias(out, src)
-    else:
-        em.loc[out] = "host"
-        em.line(f"{em.s(out)} = {em.host_atom(src)}")
 
 
 # ---- dot_general -----------------------------------------------------------------------------
@@ -250,204 +225,12 @@ def _dot_as_reduction(em, eqn, xf, yf):
 OP_RULES["dot_general"] = _dot_general
 
 
-# ---- gather / scatter ------------------------------------------------------------------------
-def _clamped_indices(kb, ids, axes, x, bidx, bshape):
-    js = []
-    for k, (a, ax) in enumerate(zip(ids, axes)):
-        flat = _offset(bidx, bshape) if bshape else "0"
-        g = f"_g{k}"
-        kb.line(f"{g} = min(max(np.int64({_elem(kb, a, flat)}), 0), {x.aval.shape[ax] - 1})")
-        js.append(g)
-    return js
+# ---- the indexing ops: lowered once to the loop IR (kernels/lower_indexing.py) -------------
+for _prim, _lower in LOWERINGS.items():
+    OP_RULES[_prim] = cuda_rule(_lower)
 
 
-def _gather(em, eqn):
-    em.check_dtypes(eqn)
-    x, *ids = eqn.invars
-    axes = eqn.params["axes"]
-    out = eqn.outvars[0]
-    bshape = tuple(ids[0].aval.shape) if ids else ()
-    rest = [d for d in range(x.aval.ndim) if d not in axes]
-    em.alloc(out)
-    kb = KernelBuilder(em, f"gather {x.aval.str_short()} along axes {tuple(axes)}")
-    X, O = kb.arr(x), kb.arr(out)
-    loop = _OutLoop(em, kb, out.aval.shape)
-    with loop as oi:
-        bi, ri = oi[:len(bshape)], oi[len(bshape):]
-        js = _clamped_indices(kb, ids, axes, x, bi, bshape)
-        src = ["0"] * x.aval.ndim
-        for j, ax in zip(js, axes):
-            src[ax] = j
-        for r, d in zip(ri, rest):
-            src[d] = r
-        kb.line(f"{O}[_t] = {X}[{_offset(src, x.aval.shape)}]")
-    loop.launch()
-
-
-def _copy_operand(em, out, x):
-    """Bind out's buffer holding a copy of x, unless the plan updates x in place."""
-    if em.plan.reuse.get(out) is x:
-        em.alloc(out)                 # an alias of x's buffer
-        return
-    em.alloc(out)
-    em.line(f"_rt.copy_into({em.A(out)}, {em.A(x)})")
-
-
-def _scatter(mode):
-    def rule(em, eqn):
-        em.check_dtypes(eqn)
-        x, u, *ids = eqn.invars
-        axes = eqn.params["axes"]
-        out = eqn.outvars[0]
-        dt = np.dtype(out.aval.dtype)
-        if not out.aval.shape:
-            raise unsupported(eqn, "scatter into a 0-d array")
-        if mode == "add" and dt.kind in "bc":
-            raise unsupported(eqn, f"scatter_add of {dt.name} has no CUDA atomic add")
-        if mode == "add" and dt == np.float64 and tuple(em.spec.cc) < (6, 0):
-            raise unsupported(eqn, f"float64 atomic add needs compute capability 6.0, the "
-                                   f"target has {em.spec.cc[0]}.{em.spec.cc[1]}")
-        _copy_operand(em, out, x)
-        bshape = tuple(ids[0].aval.shape) if ids else ()
-        rest = [d for d in range(x.aval.ndim) if d not in axes]
-        ushape = bshape + tuple(x.aval.shape[d] for d in rest)
-        kb = KernelBuilder(em, f"scatter{'_add (atomic)' if mode == 'add' else ''} into "
-                               f"{x.aval.str_short()} along axes {tuple(axes)}")
-        O = kb.arr(out)
-        loop = _OutLoop(em, kb, ushape, "u")
-        with loop as ui:
-            bi, ri = ui[:len(bshape)], ui[len(bshape):]
-            js = _clamped_indices(kb, ids, axes, x, bi, bshape)
-            dst = ["0"] * x.aval.ndim
-            for j, ax in zip(js, axes):
-                dst[ax] = j
-            for r, d in zip(ri, rest):
-                dst[d] = r
-            val = _elem(kb, u, "_t") if u.aval.shape else kb.scalar(u)
-            off = _offset(dst, x.aval.shape)
-            if mode == "add":
-                kb.line(f"cuda.atomic.add({O}, {off}, {val})")
-            else:
-                kb.line(f"{O}[{off}] = {val}")
-        if _prod(ushape):
-            loop.launch()
-    return rule
-
-
-OP_RULES["gather"] = _gather
-OP_RULES["scatter_add"] = _scatter("add")
-OP_RULES["scatter"] = _scatter("set")
-
-
-# ---- dynamic slices --------------------------------------------------------------------------
-def _starts(kb, starts, shape, sizes):
-    names = []
-    for k, (s, n, m) in enumerate(zip(starts, shape, sizes)):
-        name = f"_s{k}"
-        kb.line(f"{name} = min(max(np.int64({kb.scalar(s)}), 0), {n - m})")
-        names.append(name)
-    return names
-
-
-def _dynamic_slice(em, eqn):
-    em.check_dtypes(eqn)
-    x, *starts = eqn.invars
-    out = eqn.outvars[0]
-    sizes = eqn.params["slice_sizes"]
-    if not x.aval.shape:
-        _scalar_out(em, out, x)
-        return
-    em.alloc(out)
-    kb = KernelBuilder(em, f"dynamic_slice {x.aval.str_short()} -> {tuple(sizes)}")
-    X, O = kb.arr(x), kb.arr(out)
-    st = _starts(kb, starts, x.aval.shape, sizes)
-    loop = _OutLoop(em, kb, out.aval.shape)
-    with loop as oi:
-        src = [f"{s} + {o}" for s, o in zip(st, oi)]
-        kb.line(f"{O}[_t] = {X}[{_offset(src, x.aval.shape)}]")
-    loop.launch()
-
-
-def _dynamic_update_slice(em, eqn):
-    em.check_dtypes(eqn)
-    x, u, *starts = eqn.invars
-    out = eqn.outvars[0]
-    if not x.aval.shape:
-        _scalar_out(em, out, u)
-        return
-    _copy_operand(em, out, x)
-    kb = KernelBuilder(em, f"dynamic_update_slice {x.aval.str_short()} <- "
-                           f"{u.aval.str_short()}")
-    O = kb.arr(out)
-    st = _starts(kb, starts, x.aval.shape, u.aval.shape)
-    loop = _OutLoop(em, kb, u.aval.shape, "u")
-    with loop as ui:
-        dst = [f"{s} + {i}" for s, i in zip(st, ui)]
-        kb.line(f"{O}[{_offset(dst, x.aval.shape)}] = {_elem(kb, u, '_t')}")
-    if _prod(u.aval.shape):
-        loop.launch()
-
-
-OP_RULES["dynamic_slice"] = _dynamic_slice
-OP_RULES["dynamic_update_slice"] = _dynamic_update_slice
-
-
-# ---- pad, concatenate, reshape, runtime_check ------------------------------------------------
-def _pad(em, eqn):
-    em.check_dtypes(eqn)
-    x, v = eqn.invars
-    out = eqn.outvars[0]
-    if not x.aval.shape:
-        _scalar_out(em, out, x)
-        return
-    em.alloc(out)
-    kb = KernelBuilder(em, f"pad {x.aval.str_short()} -> {out.aval.str_short()}")
-    O = kb.arr(out)
-    pad_value = kb.scalar(v)
-    loop = _OutLoop(em, kb, out.aval.shape)
-    with loop as oi:
-        conds, src = [], []
-        for d, (n, (lo, hi, it)) in enumerate(zip(x.aval.shape, eqn.params["padding_config"])):
-            step = it + 1
-            p = f"_p{d}"
-            kb.line(f"{p} = {oi[d]} - {lo}" if lo >= 0 else f"{p} = {oi[d]} + {-lo}")
-            if step == 1:
-                conds.append(f"{p} >= 0 and {p} < {n}")
-                src.append(p)
-            else:
-                conds.append(f"{p} >= 0 and {p} % {step} == 0 and {p} // {step} < {n}")
-                src.append(f"{p} // {step}")
-        with kb.block(f"if {' and '.join(conds)}:"):
-            kb.line(f"{O}[_t] = {kb.arr(x)}[{_offset(src, x.aval.shape)}]")
-        with kb.block("else:"):
-            kb.line(f"{O}[_t] = {pad_value}")
-    loop.launch()
-
-
-def _concatenate(em, eqn):
-    em.check_dtypes(eqn)
-    out = eqn.outvars[0]
-    dim = eqn.params["dimension"]
-    em.alloc(out)
-    kb = KernelBuilder(em, f"concatenate {len(eqn.invars)} arrays along axis {dim}")
-    O = kb.arr(out)
-    loop = _OutLoop(em, kb, out.aval.shape)
-    with loop as oi:
-        off, first = 0, True
-        parts = [x for x in eqn.invars if x.aval.shape[dim] != 0]
-        for k, x in enumerate(parts):
-            n = x.aval.shape[dim]
-            src = list(oi)
-            src[dim] = f"{oi[dim]} - {off}" if off else oi[dim]
-            head = "else:" if k == len(parts) - 1 and not first else \
-                f"{'if' if first else 'elif'} {oi[dim]} < {off + n}:"
-            with kb.block(head):
-                kb.line(f"{O}[_t] = {_elem(kb, x, _offset(src, x.aval.shape))}")
-            first = False
-            off += n
-    loop.launch()
-
-
+# ---- reshape, runtime_check -------------------------------------------------------------------
 def _reshape(em, eqn):
     x, out = eqn.invars[0], eqn.outvars[0]
     if x.aval.shape and not out.aval.shape:
@@ -460,7 +243,7 @@ def _reshape(em, eqn):
         em.alias(out, x)
         return
     if not out.aval.shape:
-        _scalar_out(em, out, x)
+        scalar_out(em, out, x)
         return
     em.alloc(out)                    # a scalar into a (1, ..., 1) array: a one-thread fill
     kb = KernelBuilder(em, f"reshape scalar -> {out.aval.str_short()}")
@@ -479,10 +262,8 @@ def _runtime_check(em, eqn):
     if x.aval.shape:
         em.alias(out, x)
     else:
-        _scalar_out(em, out, x)
+        scalar_out(em, out, x)
 
 
-OP_RULES["pad"] = _pad
-OP_RULES["concatenate"] = _concatenate
 OP_RULES["reshape"] = _reshape
 OP_RULES["runtime_check"] = _runtime_check

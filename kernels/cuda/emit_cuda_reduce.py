@@ -148,11 +148,6 @@ class _Acc:
         self.part = self.parti = None
 
     def _init_value(self):
-        if self.arg:
-            k = self.dt.kind
-            big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
-            neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
-            return lit(neg if self.op == "argmax" else big, self.dt)
         return lit(reduction_init(self.op, self.dt), self.dt)
 
     def declare(self):

@@ -1,0 +1,159 @@
+"""CUDA printer of the loop IR (kernels/loop_ir.py): each `Region` becomes one kernel whose
+threads stride over the flattened index space of each of its nests, with a nest holding
+only `Let`s and one inner nest flattened into one loop with it; buffers are flat, so loads
+and stores index with linear offsets.  Accumulating stores are atomic adds.
+
+    def k3(E, M, N):                      # gather f64[3,4] along axes (0,)
+        for _t in range(cuda.grid(1), 24, cuda.gridsize(1)):
+            r1 = _t % 4
+            _q1 = _t // 4
+            b0 = _q1
+            g2 = min(max(M[b0], 0), 2)
+            N[_t] = E[(g2) * 4 + r1]
+"""
+import numpy as np
+
+from ..loop_ir import Alloc, Forward, Let, Nest, Refused, Region, Spelling, Store
+from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
+
+
+def scalar_out(em, out, src):
+    """A rank-0 result equal to atom `src`: a host value stays on the host, a device scalar
+    is shared (nothing writes rank-0 buffers in place)."""
+    if em.is_dev(src):
+        em.alias(out, src)
+    else:
+        em.loc[out] = "host"
+        em.line(f"{em.s(out)} = {em.host_atom(src)}")
+
+
+def offset(idx_by_dim, shape):
+    """Flat offset expression of per-dimension index expressions."""
+    parts = []
+    for d, (e, s) in enumerate(zip(idx_by_dim, c_strides(shape))):
+        if shape[d] == 1 or e == "0":
+            continue
+        parts.append(e if s == 1 else f"({e}) * {s}")
+    return " + ".join(parts) if parts else "0"
+
+
+class _Spell(Spelling):
+    """`flat`: the (syms, dims) of the flattened loop whose elements `_t` counts (an array of
+    that shape read or written at exactly those indices is at element `_t`)."""
+
+    def __init__(self, kb):
+        super().__init__()
+        self.kb, self.scalar, self.flat = kb, kb.scalar, None
+
+    def fresh(self, hint):
+        return f"{hint}{len(self.names)}"
+
+    def load(self, var, index):
+        return f"{self.kb.arr(var)}[{self.index(var, index)}]"
+
+    def index(self, var, index):
+        if self.flat is not None:
+            syms, dims = self.flat
+            if tuple(var.aval.shape) == tuple(dims) and len(index) == len(syms) \
+                    and all(a is b for a, b in zip(index, syms)):
+                return "_t"
+        return offset([self.expr(i) for i in index], var.aval.shape)
+
+
+def print_cuda(em, eqn, stmts):
+    """Write `stmts` (the lowering of `eqn`) as host lines and kernels through `em`."""
+    for st in stmts:
+        if isinstance(st, Alloc):
+            em.alloc(st.var)
+            x = st.copy_of
+            if x is not None and em.plan.reuse.get(st.var) is not x:
+                em.line(f"_rt.copy_into({em.A(st.var)}, {em.A(x)})")
+        elif isinstance(st, Forward):
+            scalar_out(em, st.var, st.atom)
+        elif isinstance(st, Region):
+            _kernel(em, eqn, st)
+        else:
+            raise TypeError(f"not a top-level loop IR statement: {st!r}")
+
+
+def _flatten(nest):
+    """(syms, dims, lets, body) of a nest, merging nests that hold only lets and one nest."""
+    syms, dims, lets, body = list(nest.syms), list(nest.dims), [], nest.body
+    while body and isinstance(body[-1], Nest) and all(isinstance(s, Let) for s in body[:-1]):
+        lets += body[:-1]
+        syms += body[-1].syms
+        dims += body[-1].dims
+        body = body[-1].body
+    return syms, dims, lets, body
+
+
+def _kernel(em, eqn, region):
+    kb = KernelBuilder(em, region.note)
+    sp = _Spell(kb)
+    size = 0
+    for st in region.body:
+        if isinstance(st, Let):
+            _stmt(em, eqn, kb, sp, st)
+            continue
+        syms, dims, lets, body = _flatten(st)
+        n = int(np.prod(dims, dtype=np.int64))
+        if n == 0:
+            continue
+        size = max(size, n)
+        names = [sp.bind(s) for s in syms]
+        with kb.block(f"for _t in range(cuda.grid(1), {n}, cuda.gridsize(1)):"):
+            decompose(kb, "_t", dims, names)
+            sp.flat = (syms, dims)
+            for s in lets + body:
+                _stmt(em, eqn, kb, sp, s)
+            sp.flat = None
+    if size:
+        T = em.spec.block
+        kb.launch(max(1, min(cdiv(size, T), em.spec.max_blocks)), T)
+
+
+def _stmt(em, eqn, kb, sp, st):
+    if isinstance(st, Let):
+        kb.line(f"{sp.bind(st.sym)} = {sp.expr(st.expr)}")
+    elif isinstance(st, Store):
+        _store(em, eqn, kb, sp, st)
+    elif isinstance(st, Nest):          # sequential loops inside one thread
+        flat, sp.flat = sp.flat, None
+        blocks = [kb.block(f"for {sp.bind(s)} in range({d}):") for s, d in zip(st.syms, st.dims)]
+        for b in blocks:
+            b.__enter__()
+        for s in st.body:
+            _stmt(em, eqn, kb, sp, s)
+        for b in reversed(blocks):
+            b.__exit__(None, None, None)
+        sp.flat = flat
+    else:
+        raise TypeError(f"not a loop IR statement here: {st!r}")
+
+
+def _store(em, eqn, kb, sp, st):
+    out = st.var
+    val = sp.expr(st.value)
+    off = sp.index(out, st.index)
+    if not st.accumulate:
+        kb.line(f"{kb.arr(out)}[{off}] = {val}")
+        return
+    dt = np.dtype(out.aval.dtype)
+    if dt.kind in "bc":
+        raise unsupported(eqn, f"{eqn.prim.name} of {dt.name} has no CUDA atomic add")
+    if dt == np.float64 and tuple(em.spec.cc) < (6, 0):
+        raise unsupported(eqn, f"float64 atomic add needs compute capability 6.0, the "
+                               f"target has {em.spec.cc[0]}.{em.spec.cc[1]}")
+    kb.line(f"cuda.atomic.add({kb.arr(out)}, {off}, {val})")
+
+
+def cuda_rule(lowering):
+    """An OP_RULES entry `rule(em, eqn)` printing `lowering(eqn)`."""
+    def rule(em, eqn):
+        em.check_dtypes(eqn)
+        try:
+            stmts = lowering(eqn)
+        except Refused as e:
+            raise unsupported(eqn, str(e)) from None
+        print_cuda(em, eqn, stmts)
+    return rule

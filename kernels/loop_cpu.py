@@ -1,0 +1,147 @@
+"""CPU printer of the loop IR (kernels/loop_ir.py): statements become Numba CPU source
+through the emitter `em` (kernels/emit_cpu.py).  A nest that copies or fills a whole region
+(one plain store, indices `base + step * i` in the loops' order) is printed as one NumPy
+slice statement (short source, as the CPU emitter always spelled these ops); other nests
+become counted loops.
+
+    OUT[...] = X[s1:s1 + 3, 0:2]          # dynamic_slice
+    N[b1, r3] = E[g2, r3]                 # gather, inside loops over b1 and r3
+"""
+import numpy as np
+
+from .loop_ir import (Alloc, Forward, Let, Load, Nest, Refused, Region, Scalar, Spelling,
+                      Store, affine)
+
+
+class _Spell(Spelling):
+    def __init__(self, em):
+        super().__init__()
+        self.em, self.fresh, self.scalar = em, em.fresh, em.atom
+
+    def load(self, var, index):
+        return f"{self.em.A(var)}[{', '.join(self.expr(i) for i in index)}]"
+
+
+def print_cpu(em, stmts):
+    """Write `stmts` (one lowered equation) through the CPU emitter `em`."""
+    sp = _Spell(em)
+    for st in stmts:
+        if isinstance(st, Alloc):
+            v, x = st.var, st.copy_of
+            if v.aval.shape:
+                em.alloc(v)
+                if x is not None and em.plan.reuse.get(v) is not x:
+                    em.line(f"{em.A(v)}[...] = {em.atom(x)}")
+        elif isinstance(st, Forward):
+            em.line(f"{em.s(st.var)} = {em.atom(st.atom)}")
+        elif isinstance(st, Region):
+            for s in st.body:
+                if isinstance(s, Nest) and _slices(em, sp, s):
+                    continue
+                _stmt(em, sp, s)
+        else:
+            _stmt(em, sp, st)
+
+
+def _stmt(em, sp, st):
+    if isinstance(st, Let):
+        em.line(f"{sp.bind(st.sym)} = {sp.expr(st.expr)}")
+    elif isinstance(st, Nest):
+        names = [sp.bind(s) for s in st.syms]
+        cms = [em.counted_loop(n, d) for n, d in zip(names, st.dims)]
+        for cm in cms:
+            cm.__enter__()
+        for s in st.body:
+            _stmt(em, sp, s)
+        for cm in reversed(cms):
+            cm.__exit__(None, None, None)
+    elif isinstance(st, Store):
+        _store(em, sp, st)
+    else:
+        raise TypeError(f"not a loop IR statement here: {st!r}")
+
+
+def _store(em, sp, st):
+    val = sp.expr(st.value)
+    out = st.var
+    if not out.aval.shape:
+        em.line(f"{em.s(out)} = {val}")
+        return
+    target = sp.load(out, st.index)
+    if not st.accumulate:
+        em.line(f"{target} = {val}")
+    elif np.dtype(out.aval.dtype).kind == "b":
+        em.line(f"{target} = {target} or {val}")
+    else:
+        em.line(f"{target} += {val}")
+
+
+# ---- whole-region copies as slice statements ---------------------------------------------------
+def _slices(em, sp, nest):
+    """Print `nest` as one slice assignment if it is a region copy or fill; -> done?"""
+    st = nest.body[0] if len(nest.body) == 1 else None
+    if not isinstance(st, Store) or st.accumulate or not st.var.aval.shape:
+        return False
+    extent = dict(zip(nest.syms, nest.dims))
+    dst = _region(sp, st.var, st.index, nest.syms, extent)
+    if dst is None:
+        return False
+    v = st.value
+    if isinstance(v, Load) and v.var.aval.shape:
+        src = _region(sp, v.var, v.index, nest.syms, extent)
+        if src is None:
+            return False
+        val = em.atom(v.var) if src == "..." else f"{em.A(v.var)}[{src}]"
+    elif isinstance(v, (Load, Scalar)):
+        val = sp.expr(v)
+    else:
+        return False
+    if dst == "..." and not isinstance(v, Load):
+        em.line(f"{em.A(st.var)}.fill({val})")
+    else:
+        em.line(f"{em.A(st.var)}[{dst}] = {val}")
+    return True
+
+
+def _region(sp, var, index, loops, extent):
+    """Slice text of `var[index]` over the loops (each loop index once, in order, step > 0),
+    "..." for the whole array; None when the index is no such region."""
+    parts, order, whole = [], [], True
+    for e, n in zip(index, var.aval.shape):
+        a = affine(e, loops)
+        if a is None:
+            return None
+        base, sym, step = a
+        if sym is None:
+            parts.append(sp.expr(base))
+            whole = False
+            continue
+        if step <= 0:
+            return None
+        order.append(sym)
+        k = extent[sym]
+        b = sp.expr(base)
+        if b == "0" and step == 1 and k == n:
+            parts.append(":")
+            continue
+        whole = False
+        if b.lstrip("-").isdigit():
+            stop = str(int(b) + (k - 1) * step + 1)
+        else:
+            stop = f"{b} + {(k - 1) * step + 1}"
+        parts.append(f"{b}:{stop}" + (f":{step}" if step > 1 else ""))
+    if order != list(loops):
+        return None
+    return "..." if whole else ", ".join(parts)
+
+
+def cpu_rule(lowering, unsupported):
+    """An OP_RULES entry `rule(em, eqn)` printing `lowering(eqn)`; a refused lowering raises
+    `unsupported(eqn, why)`."""
+    def rule(em, eqn):
+        try:
+            stmts = lowering(eqn)
+        except Refused as e:
+            raise unsupported(eqn, str(e)) from None
+        print_cpu(em, stmts)
+    return rule

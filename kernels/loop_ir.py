@@ -1,0 +1,191 @@
+"""A small backend-neutral loop IR: loops over index spaces, scalar statements, loads and
+stores with index expressions.  Lowerings (kernels/lower_indexing.py) write it once; the CPU
+printer (kernels/loop_cpu.py) prints Numba CPU source, the CUDA printer
+(kernels/cuda/loop_cuda.py) grid-stride kernels; both spell expressions through `Spelling`.
+
+    i = Sym("i")
+    Region("copy", [Nest((i,), (8,), [Store(out, (i,), Load(x, (add(i, Const(2)),)))])])
+
+reads "out[i] = x[i + 2] for every i < 8": the CPU prints `OUT[...] = X[2:10]`, CUDA one
+kernel whose threads stride over i.
+
+Statements:
+- `Alloc(var, copy_of=None)`: bind an output's buffer (a dead one when the plan says so),
+  holding `copy_of`'s values unless the plan updates that operand in place.
+- `Forward(var, atom)`: a rank-0 result that is the value of `atom`.
+- `Region(note, body)`: one data-parallel piece of work (one CUDA kernel; `note` is its
+  docstring): `Let`s, then `Nest`s that write disjoint elements.
+- `Nest(syms, dims, body)`: body for every index (syms < dims, row-major); iterations are
+  independent, except that accumulating stores add atomically.
+- `Let(sym, expr)`; `Store(var, index, value, accumulate=False)` (`+=`; `or` for bool).
+
+Expressions: `Sym` (a loop index or a `Let`; printers name it), `Const` (an int),
+`Scalar(atom)` (a rank-0 operand), `Load(var, index)`, `Bin(op, a, b)`, `Clamp(e, lo, hi)`
+(an int64 index in [lo, hi], as the NumPy rules clamp gathers and dynamic slices).
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class Sym:
+    """A scalar bound by a `Nest` or a `Let` (compared by identity); `hint`: its name's stem."""
+
+    __slots__ = ("hint",)
+
+    def __init__(self, hint):
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Const:
+    value: int
+
+
+@dataclass(frozen=True, eq=False)
+class Scalar:
+    atom: object
+
+
+@dataclass(frozen=True, eq=False)
+class Load:
+    var: object
+    index: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Bin:
+    op: str
+    a: object
+    b: object
+
+
+@dataclass(frozen=True, eq=False)
+class Clamp:
+    expr: object
+    lo: int
+    hi: int
+
+
+@dataclass(eq=False)
+class Alloc:
+    var: object
+    copy_of: object = None
+
+
+@dataclass(eq=False)
+class Forward:
+    var: object
+    atom: object
+
+
+@dataclass(eq=False)
+class Let:
+    sym: Sym
+    expr: object
+
+
+@dataclass(eq=False)
+class Store:
+    var: object
+    index: tuple
+    value: object
+    accumulate: bool = False
+
+
+@dataclass(eq=False)
+class Nest:
+    syms: tuple
+    dims: tuple
+    body: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Region:
+    note: str
+    body: list = field(default_factory=list)
+
+
+class Refused(Exception):
+    """A lowering cannot express this equation; printers raise their backend's
+    LoweringError naming it."""
+
+
+def nest(dims, hint):
+    """A `Nest` over `dims` with fresh syms named from `hint`; -> (nest, syms)."""
+    syms = tuple(Sym(hint) for _ in dims)
+    return Nest(syms, tuple(dims)), syms        # (sizes as given: they may print as names)
+
+
+def add(a, b):
+    """a + b, folding zeros and constants."""
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(a.value + b.value)
+    if b == Const(0) or a == Const(0):
+        return a if b == Const(0) else b
+    return Bin("+", a, b)
+
+
+def mul(a, k):
+    return a if k == 1 else Bin("*", a, Const(k))
+
+
+def affine(e, loops):
+    """(base, sym, step) when `e` is `base + step * sym` for one of the loop indices `loops`
+    (base free of them), (e, None, 0) when `e` uses none of them, else None."""
+    if e in loops:
+        return Const(0), e, 1
+    if not _uses(e, loops):
+        return e, None, 0
+    if isinstance(e, Bin) and e.op == "*" and e.a in loops and isinstance(e.b, Const):
+        return Const(0), e.a, e.b.value
+    if isinstance(e, Bin) and e.op == "+":
+        for base, rest in ((e.a, e.b), (e.b, e.a)):
+            r = affine(rest, loops)
+            if not _uses(base, loops) and r and r[1] is not None and r[0] == Const(0):
+                return base, r[1], r[2]
+    return None
+
+
+def _uses(e, loops):
+    if isinstance(e, Sym):
+        return e in loops
+    if isinstance(e, Bin):
+        return _uses(e.a, loops) or _uses(e.b, loops)
+    if isinstance(e, Clamp):
+        return _uses(e.expr, loops)
+    return isinstance(e, Load) and any(_uses(i, loops) for i in e.index)
+
+
+class Spelling:
+    """Prints expressions; a backend says how to name a sym (`fresh`), spell a rank-0
+    operand (`scalar`) and an array element (`load(var, index)`)."""
+
+    def __init__(self):
+        self.names = {}
+
+    def bind(self, sym):
+        self.names[sym] = name = self.fresh(sym.hint)
+        return name
+
+    def expr(self, e):
+        if isinstance(e, Sym):
+            return self.names[e]
+        if isinstance(e, Const):
+            return str(e.value)
+        if isinstance(e, Scalar) or isinstance(e, Load) and not e.var.aval.shape:
+            return self.scalar(e.atom if isinstance(e, Scalar) else e.var)
+        if isinstance(e, Load):
+            return self.load(e.var, e.index)
+        if isinstance(e, Bin):
+            a, b = self.expr(e.a), self.expr(e.b)
+            if isinstance(e.a, Bin) and e.op != "+" and e.a.op in "+-":
+                a = f"({a})"
+            if isinstance(e.b, Bin) and not (e.op == "+" and e.b.op == "*"):
+                b = f"({b})"
+            return f"{a} {e.op} {b}"
+        inner = self.expr(e.expr)                     # Clamp
+        src = e.expr.atom if isinstance(e.expr, Scalar) else getattr(e.expr, "var", None)
+        if src is not None and np.dtype(src.aval.dtype) != np.int64:
+            inner = f"np.int64({inner})"
+        return f"min(max({inner}, {e.lo}), {e.hi})"

@@ -1,0 +1,138 @@
+"""The loop IR (kernels/loop_ir.py) and the indexing ops lowered once to it
+(kernels/lower_indexing.py): values on the CPU against NumPy for the edge cases each
+lowering decides (clamping, cropping and interior padding, empty pieces, index dtypes,
+rank 0), the CPU printer's slice statements, and the CUDA printer's kernels as source (no
+GPU, no simulator: emit_program only writes text)."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+from kernels.loop_ir import Bin, Clamp, Const, Load, Nest, Store, Sym, add, affine, mul, nest
+
+X = np.arange(12.0).reshape(3, 4)
+
+
+def _jit_src(f, *args):
+    """(result, generated CPU source) of jit(f)(*args)."""
+    from kernels.cpu import compile_cpu
+    closed = xf.make_jaxpr(f)(*args)
+    exe = compile_cpu(closed, {"name": "t"})
+    flat = [np.asarray(a) for a in args]
+    return [np.asarray(o) for o in exe(*flat)], exe.source
+
+
+def test_affine_recognises_base_plus_step_times_index():
+    i, s = Sym("i"), Sym("s")
+    assert affine(i, (i,)) == (Const(0), i, 1)
+    base, sym, step = affine(add(s, mul(i, 3)), (i,))
+    assert base is s and sym is i and step == 3
+    assert affine(add(Const(2), i), (i,))[0] == Const(2)
+    assert affine(s, (i,)) == (s, None, 0)                  # no loop index: a fixed index
+    assert affine(Bin("%", i, Const(2)), (i,)) is None
+    assert affine(Clamp(Load(None, (i,)), 0, 3), (i,)) is None
+
+
+def test_nest_and_store_build_an_index_space():
+    n, (i, j) = nest((2, 3), "o")
+    n.body.append(Store("out", (i, j), Const(0)))
+    assert isinstance(n, Nest) and n.dims == (2, 3) and n.syms == (i, j)
+    assert i is not j and i.hint == "o"
+
+
+@pytest.mark.parametrize("dt", [np.int64, np.int32, np.uint32, np.uint64])
+def test_gather_and_scatter_clamp_indices_of_every_integer_dtype(dt):
+    # the primitives themselves (xnp indexing converts indices to int64 first)
+    from xforms.primitives.indexing import gather, scatter, scatter_add
+    idx = np.array([2, 0, 7, 1], dt)                    # 7 is clamped to the last row
+    u = np.full((4, 4), -1.0)
+    (g, s, a), src = _jit_src(lambda x, i: (gather(x, [i], (0,)), scatter(x, u, [i], (0,)),
+                                            scatter_add(x, -u, [i], (0,))), X, idx)
+    ci = np.minimum(idx.astype(np.int64), 2)
+    np.testing.assert_array_equal(g, X[ci])
+    want_s = X.copy()
+    want_s[ci] = -1.0
+    want_a = X.copy()
+    np.add.at(want_a, ci, 1.0)
+    np.testing.assert_array_equal(s, want_s)
+    np.testing.assert_array_equal(a, want_a)
+    if dt != np.int64:                                   # cast before clamping (uint64!)
+        assert "min(max(np.int64(" in src
+
+
+def test_gather_of_bool_and_scatter_add_of_bool():
+    m = np.array([[True, False], [False, False], [True, True]])
+    i = np.array([1, 1, 0])
+    (g, a), _ = _jit_src(lambda m, i: (m[i], m.at[i].add(True)), m, i)
+    np.testing.assert_array_equal(g, m[i])
+    want = m.copy()
+    want[[1, 0]] = True
+    np.testing.assert_array_equal(a, want)
+
+
+def test_dynamic_slices_clamp_the_start_and_print_as_slices():
+    def f(x, k):
+        return (lax.dynamic_slice(x, (k, 1), (2, 3)), lax.dynamic_slice(x, (0, k), (3, 2)),
+                lax.dynamic_update_slice(x, -np.ones((2, 2)), (k, k)))
+    for k in (-3, 0, 1, 5):
+        (a, b, c), src = _jit_src(f, X, np.int64(k))
+        r = min(max(k, 0), 1)
+        np.testing.assert_array_equal(a, X[r:r + 2, 1:4])
+        cb = min(max(k, 0), 2)
+        np.testing.assert_array_equal(b, X[:, cb:cb + 2])
+        want = X.copy()
+        want[r:r + 2, cb:cb + 2] = -1.0
+        np.testing.assert_array_equal(c, want)
+    body = src.split("def kernel")[1]
+    assert "while" not in body                       # slice statements, no loops
+    assert "[...] = B[s1:s1 + 2, 1:4]" in body and "[...] = B[:, s2:s2 + 2]" in body
+    assert "[s3:s3 + 2, s4:s4 + 2] = A" in body
+
+
+@pytest.mark.parametrize("cfg", [((1, 2, 0), (0, 0, 1)), ((-1, 1, 1), (2, -2, 0)),
+                                 ((-2, -1, 2), (-3, 0, 0)), ((0, 0, 0), (-4, 0, 0))])
+def test_pad_with_cropping_and_interior_padding(cfg):
+    import jax
+    (p,), src = _jit_src(lambda x: lax.pad(x, 7.0, cfg), X)
+    want = np.asarray(jax.lax.pad(X, 7.0, cfg))
+    np.testing.assert_array_equal(p, want)
+    assert ".fill(" in src
+
+
+def test_concatenate_skips_empty_pieces():
+    e = np.zeros((3, 0))
+    (c, d), src = _jit_src(lambda x, e: (xnp.concatenate([x, e, x[:, :1]], axis=1),
+                                         xnp.concatenate([x, x], axis=0)), X, e)
+    np.testing.assert_array_equal(c, np.concatenate([X, e, X[:, :1]], axis=1))
+    np.testing.assert_array_equal(d, np.concatenate([X, X]))
+    assert ", 0:4] = " in src and ", 4:5] = " in src
+
+
+def test_rank0_operands():
+    v = np.float64(2.5)
+    (a, b, c), _ = _jit_src(lambda v: (lax.dynamic_slice(v, (), ()),
+                                       lax.dynamic_update_slice(v, v * 2, ()),
+                                       lax.pad(v, 0.0, ())), v)
+    assert float(a) == 2.5 and float(b) == 5.0 and float(c) == 2.5
+    (g,), _ = _jit_src(lambda x, i: x[i], np.arange(4.0), np.int64(2))
+    assert float(g) == 2.0
+
+
+def test_cuda_printer_writes_one_grid_stride_kernel_per_region():
+    pytest.importorskip("numba_cuda")
+    from kernels.cuda import runtime as rt
+    from kernels.cuda.backend import emit_program
+    from xforms.primitives.indexing import gather
+    spec = rt.spec_for((8, 0))
+    i = np.array([2, 0, 1], np.int32)
+    closed = xf.make_jaxpr(lambda x, i: (gather(x, [i], (0,)) * 2.0, xnp.concatenate([x, x[:1]]),
+                                         lax.pad(x, 0.0, ((1, 0, 1), (0, 1, 0)))))(X, i)
+    src = emit_program(closed, spec, "t").source
+    assert '"""gather f64[3,4] along axes (0,)"""' in src
+    assert "min(max(np.int64(" in src                      # int32 indices cast
+    assert '"""concatenate 2 arrays along axis 0"""' in src
+    assert '"""pad: fill f64[6,5]"""' in src and '"""pad f64[3,4] -> f64[6,5]"""' in src
+    # the concatenate kernel: one launch, one grid-stride loop per piece
+    kern = src.split('"""concatenate')[1].split("\ndef ")[0]
+    assert kern.count("for _t in range(cuda.grid(1)") == 2
