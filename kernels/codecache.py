@@ -41,6 +41,9 @@ _modules = {}            # hash -> module
 # shapes no longer used is released (xforms/exe_cache.py bounds what jit keeps)
 _dispatchers = weakref.WeakValueDictionary()
 _private_dir = None
+# kernels made (Numba compiled them, or loaded them from its disk cache) and kernels found
+# already made for the same source (another batch size, kernels/shape_symbols.py)
+stats = {"made": 0, "reused": 0}
 
 
 def _fingerprint():
@@ -152,6 +155,7 @@ def compile_kernel(mod, h, signature, parallel=False):
     with _lock:
         disp = _dispatchers.get(key)
         if disp is not None:
+            stats["reused"] += 1
             return disp
         cache = cache_enabled() and getattr(mod, "__xforms_disk_cache__", True)
         # no_rewrites: Numba's IR rewrite passes (constant folding for dead-branch pruning,
@@ -169,7 +173,15 @@ def compile_kernel(mod, h, signature, parallel=False):
             _purge_numba_cache(mod.__file__)   # e.g. a truncated or foreign cache file
             disp = numba.njit(signature, **opts)(mod.kernel)
         _dispatchers[key] = disp
+        stats["made"] += 1
         return disp
+
+
+def compiled(h, sig_spec, parallel=False):
+    """Whether the kernel of module hash `h` is compiled for this signature in this
+    process (then a background compile has nothing to do)."""
+    with _lock:
+        return (h, signature_of(sig_spec), parallel) in _dispatchers
 
 
 def signature_of(sig_spec):

@@ -38,6 +38,7 @@ from .fusion import plan_program
 from .passes import prepare
 from . import scalarize_loops  # noqa: F401  (registers the loop rules)
 from .scalarize import scalarize
+from .shape_symbols import SymbolTable, choose_symbols, symbolic_copy
 
 # ClosedJaxpr -> weak reference to its executable, which lives while a jitted function
 # holds it or it is among the most recently used (`_recent`: `xf.jit(f)(x)` written inline
@@ -143,12 +144,19 @@ def compile_cpu(closed, options=None):
             return exe
     with step(), _lock:                 # (planning and emitting share memo tables)
         prep = _prepare(closed, options)
-    if options.get("background"):
+    if options.get("background") and not codecache.compiled(prep.h, prep.sig_spec,
+                                                             prep.em.uses_prange):
         _compile_in_worker(prep)
     with step(), _lock:
         exe = _cached(closed)
         if exe is None:
-            exe = _finish(prep)
+            try:
+                exe = _finish(prep)
+            except LoweringError:
+                if not prep.symbols:
+                    raise
+                # a size Numba needs as a constant was printed as a symbol: constants
+                exe = _finish(_prepare(closed, options, symbolic=False))
             _by_jaxpr[closed] = weakref.ref(exe)
             _keep(closed, exe)
         return exe
@@ -177,23 +185,33 @@ class _Prepared:
         self.__dict__.update(kw)
 
 
-def _prepare(closed, options):
+def _prepare(closed, options, symbolic=True):
+    """Plan and emit; with `symbolic`, the sizes that vary between calls print as names
+    (kernels/shape_symbols.py), so that another batch size emits the same source and finds
+    its compiled kernel in the caches."""
     label = options.get("name") or "a jitted function"
-    plan = plan_program(scalarize(prepare(closed)))
+    prepared = prepare(closed)
+    symbols = choose_symbols(prepared.jaxpr.invars) if symbolic else SymbolTable([])
+    plan = plan_program(scalarize(symbolic_copy(prepared, symbols)))
     source, em = emit_module(plan, label, allow_parallel=_threads_available(),
-                             caller_buffers=True)
+                             caller_buffers=True, symbols=symbols)
     mod, path, h = codecache.load_module(source)
     if config.DUMP:
         print(f"[xforms] {label}: {path}\n{plan.dump()}")
     consts = [_const_value(c) for _, c in em.const_params]
-    in_avals = [v.aval for v in plan.jaxpr.invars]
+    in_avals = [_concrete(v.aval) for v in plan.jaxpr.invars]
     spec = [_type_spec(a.dtype, len(a.shape)) for a in in_avals]
     spec += [_type_spec(np.asarray(c).dtype, np.ndim(c)) for c in consts]
     if em.workspace_bytes:
         spec.append(("uint8", 1))
     spec += [_type_spec(b.dtype, len(b.shape)) for b in em.output_buffers]
     return _Prepared(closed=closed, plan=plan, source=source, em=em, mod=mod, path=path, h=h,
-                     consts=consts, in_avals=in_avals, sig_spec=spec)
+                     consts=consts, in_avals=in_avals, sig_spec=spec, symbols=symbols)
+
+
+def _concrete(aval):
+    """aval with plain int sizes (the callers' checks print them)."""
+    return aval.update(shape=aval.shape) if hasattr(aval, "update") else aval
 
 
 def _type_spec(dtype, ndim):

@@ -18,7 +18,10 @@ BLAS_MIN_FLOPS = 512
 
 
 def _prod(xs):
-    return int(np.prod(xs, dtype=np.int64))
+    p = 1                  # (Python ints: a symbolic size's product prints its expression)
+    for x in xs:
+        p = p * (x if isinstance(x, int) else int(x))
+    return p
 
 
 def _loops(em, dims, var="j"):
