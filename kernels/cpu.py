@@ -211,7 +211,7 @@ def _prepare(closed, options, symbolic=True):
 
 def _concrete(aval):
     """aval with plain int sizes (the callers' checks print them)."""
-    return aval.update(shape=aval.shape) if hasattr(aval, "update") else aval
+    return aval.update(shape=tuple(map(int, aval.shape))) if hasattr(aval, "update") else aval
 
 
 def _type_spec(dtype, ndim):

@@ -24,6 +24,12 @@ def _prod(xs):
     return p
 
 
+def _symbolic(*sizes):
+    """Whether a size is printed as a symbol (kernels/shape_symbols.py): it varies between
+    calls, so the code must not depend on it being small."""
+    return any(type(s) is not int and isinstance(s, int) for s in sizes)
+
+
 def _loops(em, dims, var="j"):
     """Open nested counted loops over dims; returns (context managers, index names)."""
     names = [em.fresh(var) for _ in dims]
@@ -74,7 +80,7 @@ def _dot_general(em, eqn):
     B, M = _prod([xs[d] for d in lb]), _prod([xs[d] for d in xf])
     K, N = _prod([xs[d] for d in lc]), _prod([ys[d] for d in yf])
     blas = (np.dtype(out.aval.dtype) in _BLAS_DTYPES and xs and ys
-            and B * M * N * K >= BLAS_MIN_FLOPS and M * N > 0)
+            and (B * M * N * K >= BLAS_MIN_FLOPS or _symbolic(B, M, N, K)) and M * N > 0)
     if not blas:
         return _dot_loops(em, eqn, xf, yf)
     X, Y = em.atom(x), em.atom(y)

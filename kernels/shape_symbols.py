@@ -21,30 +21,26 @@ product through NumPy, an unrolled loop's length) prints as a constant, which ma
 text differ between batch sizes: the kernel is then compiled again, as without symbols.
 
 Which values become symbols (`choose_symbols`): the leading sizes of the inputs (every size
-but the last of an input of rank >= 2, the size of a vector), never 0 or 1 (size-1 axes are
-structural: no loop), and never a value that is also the last (contiguous) size of a
+but the last of an input of rank >= 2, the size of a vector) of inputs of more than TINY
+elements, never 0 or 1 (size-1 axes are structural: no loop), and never a value that is also the last (contiguous) size of a
 rank >= 2 input: inner sizes stay constants, which LLVM vectorises and unrolls against.
 `XFORMS_SHAPE_SYMBOLS=0` turns symbols off, `=all` makes every input size >= 2 symbolic
 (for measurements).
 """
 import operator
-import os
 
 import numpy as np
 
+from xforms import config
 from xforms.avals import ShapedArray
 from xforms.ir import ClosedJaxpr, Jaxpr, Literal, Var
 
+# inputs of at most this many elements keep constant sizes: kernels/scalarize.py turns
+# such arrays into scalar locals (its MAX_ELEMENTS), which a symbolic size would prevent
+TINY = 32
 # params that hold sizes (never axes): their ints are substituted like avals' sizes
-SIZE_PARAMS = frozenset({"shape", "new_sizes", "slice_sizes", "limit_indices", "sizes"})
-
-
-def mode():
-    """XFORMS_SHAPE_SYMBOLS: "batch" (default), "all", or "off" (0/false/no/off)."""
-    v = os.environ.get("XFORMS_SHAPE_SYMBOLS", "batch").strip().lower()
-    if v in ("0", "false", "no", "off", ""):
-        return "off"
-    return "all" if v == "all" else "batch"
+SIZE_PARAMS = frozenset({"shape", "new_sizes", "slice_sizes", "limit_indices", "sizes",
+                         "length"})
 
 
 class Dim(int):
@@ -54,7 +50,7 @@ class Dim(int):
     ('n0', '((n0 * 8), 3)', True)
 
     Compound texts are parenthesised, so a Dim is safe to print in any context; arithmetic
-    other than +, - and * (and anything mixed with non-int operands) gives a plain int."""
+    other than +, - and * (and // 1; anything mixed with non-int operands) gives a plain int."""
 
     def __new__(cls, value, text):
         d = int.__new__(cls, value)
@@ -105,6 +101,17 @@ class Dim(int):
 
     def __rsub__(self, o):
         return self._op(o, "-", operator.sub, rev=True)
+
+    def __neg__(self):                  # (ceiling division in shape rules: -(-n // 1))
+        orig = getattr(self, "negated", None)
+        if orig is not None:
+            return orig
+        d = Dim(-int(self), f"(-{self})")
+        d.negated = self
+        return d
+
+    def __floordiv__(self, o):          # (a stride of 1 in shape rules)
+        return self if type(o) is int and o == 1 else int(self) // o
 
 
 class _Named:
@@ -207,13 +214,15 @@ class SymbolTable:
 
 def choose_symbols(invars, how=None):
     """The SymbolTable for a program with inputs `invars` (see the module docstring)."""
-    how = mode() if how is None else how
+    how = config.shape_symbols() if how is None else how
     if how == "off":
         return SymbolTable([])
     shapes = [tuple(int(d) for d in v.aval.shape) for v in invars]
     inner = {s[-1] for s in shapes if len(s) >= 2} if how == "batch" else set()
     defs, seen = [], set()
     for i, s in enumerate(shapes):
+        if how == "batch" and np.prod(s) <= TINY:
+            continue
         lead = range(len(s)) if how == "all" or len(s) == 1 else range(len(s) - 1)
         for ax in lead:
             v = s[ax]
@@ -265,6 +274,8 @@ class _Copier:
             return ClosedJaxpr(self.jaxpr(p.jaxpr), p.consts)
         if isinstance(p, Jaxpr):
             return self.jaxpr(p)
+        if type(p) is int and key in SIZE_PARAMS:
+            return self.dims.get(p, p)
         if type(p) is tuple:
             if key in SIZE_PARAMS and all(type(d) is int for d in p):
                 return self.sizes(p)

@@ -32,7 +32,7 @@ LAYERS = [
     ("package", ["xforms"]),
     ("kernel_base", ["kernels.numba_patches", "kernels.helper_cache", "kernels.vecmath", "kernels.fft_runtime",
                      "kernels.cpu_runtime", "kernels.sort_runtime",
-                     "kernels.codegen", "kernels.scalar_rules", "kernels.cuda.scalar_cuda",
+                     "kernels.shape_symbols", "kernels.codegen", "kernels.scalar_rules", "kernels.cuda.scalar_cuda",
                      "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool",
                      "kernels.linalg_runtime"]),
     ("planning", ["kernels.user_prims", "kernels.passes", "kernels.fusion",
