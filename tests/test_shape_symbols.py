@@ -153,3 +153,53 @@ def test_switch_turns_symbols_off(monkeypatch):
                           [37, 38])
     assert extra == [0, 1]
     assert "n0" not in jf.lower(RNG.normal(size=(37, 4))).as_text()
+
+
+def test_a_kernel_numba_refuses_with_symbols_falls_back_to_constants(monkeypatch):
+    from kernels import cpu
+    from xforms.errors import LoweringError
+    finish = cpu._finish
+
+    def refuse_symbols(prep):
+        if prep.symbols:
+            raise LoweringError("(test) a size must be a constant")
+        return finish(prep)
+
+    monkeypatch.setattr(cpu, "_finish", refuse_symbols)
+    f = lambda x: xnp.cumsum(x * 1.5, axis=0)                      # noqa: E731
+    x = RNG.normal(size=(41, 3))
+    jf = xf.jit(f)
+    np.testing.assert_allclose(np.asarray(jf(x)), np.asarray(f(x)), rtol=1e-13)
+
+
+def test_tiered_new_batch_size_needs_no_compile():
+    f = lambda x: xnp.sum(xnp.exp(-x * x) * 3.0, axis=1)           # noqa: E731
+    jf = xf.jit(f, tiered=True)
+    for n in (70, 71, 90):
+        x = RNG.normal(size=(n, 5))
+        np.testing.assert_allclose(np.asarray(jf(x)), np.asarray(f(x)), rtol=1e-13)
+        assert jf.wait_compiled(timeout=300)
+        if n == 70:
+            base = made()
+    assert made() == base
+
+
+CHILD = """
+import sys, numpy as np, xforms as xf, xforms.numpy as xnp
+from kernels import codecache
+n = int(sys.argv[1])
+f = xf.jit(lambda x: xnp.tanh(x) * 2.0 + 1.0, tiered=False)
+f(np.ones((n, 4)))
+print(sum(len(d.stats.cache_hits) for d in list(codecache._dispatchers.values())))
+"""
+
+
+def test_the_disk_cache_hits_across_batch_sizes(tmp_path):
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "XFORMS_CACHE_DIR": str(tmp_path), "XFORMS_SHAPE_SYMBOLS": "batch"}
+    hits = [subprocess.run([sys.executable, "-c", CHILD, str(n)], env=env, check=True,
+                           capture_output=True, text=True).stdout.split()[-1]
+            for n in (40, 53)]
+    assert hits == ["0", "1"]
