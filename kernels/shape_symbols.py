@@ -188,21 +188,40 @@ class SymbolTable:
         return name
 
     def _match(self, x, dt):
+        """The expression of the best match: the smallest factor k over the symbols and
+        their pairwise products (9.0 at sizes (3, 9) is `n1`, not `n0 * 3`; 1/15 at (3, 5)
+        is `1.0 / (n0 * n1)`), so the same program at other sizes writes the same text."""
         cast = (lambda e: e) if dt in (np.float64, np.int64) else (
             lambda e: f"np.{dt.name}({e})")
-        for s in self.dims.values():
-            v = int(s)
-            k = float(x) / v
-            if k >= 1 and k == int(k) and k < 2 ** 31:
-                k = int(k)
-                e = s * k
-                if np.asarray(v * k).astype(dt)[()] == x:
-                    return cast(f"float({e})" if dt.kind == "f" else f"{e}")
-            if dt.kind == "f" and 0 < float(x) <= 1.0 / v:
-                k = round(1.0 / (float(x) * v))
-                if k >= 1 and np.asarray(1.0 / (v * k)).astype(dt)[()] == x:
-                    return cast(f"1.0 / {s * k}")
-        return None
+        syms = list(self.dims.values())
+        prods = [(s,) for s in syms] + [(a, b) for i, a in enumerate(syms) for b in syms[i:]]
+        best = None
+        for fs in prods:
+            p = fs[0] if len(fs) == 1 else fs[0] * fs[1]
+            v = int(p)
+            for k, recip in self._factors(float(x), v, dt.kind == "f"):
+                if best is not None and (k, len(fs)) >= best[0]:
+                    continue
+                if recip:
+                    ok = np.asarray(1.0 / (v * k)).astype(dt)[()] == x
+                    e = f"1.0 / {p * k}"
+                else:
+                    ok = np.asarray(v * k).astype(dt)[()] == x
+                    e = f"float({p * k})" if dt.kind == "f" else f"{p * k}"
+                if ok:
+                    best = ((k, len(fs)), cast(e))
+        return None if best is None else best[1]
+
+    @staticmethod
+    def _factors(x, v, floating):
+        """Candidate integer factors k with x == v * k or (floating) x == 1 / (v * k)."""
+        k = x / v
+        if k >= 1 and k == int(k) and k < 2 ** 31:
+            yield int(k), False
+        if floating and 0 < x and x * v <= 1.0 + 1e-6:      # (x rounded to float32)
+            k = round(1.0 / (x * v))
+            if 1 <= k < 2 ** 31:
+                yield k, True
 
     def prologue(self, param_names):
         """The kernel's first lines: the symbols from its inputs' shapes, then the literal

@@ -203,3 +203,23 @@ def test_the_disk_cache_hits_across_batch_sizes(tmp_path):
                            capture_output=True, text=True).stdout.split()[-1]
             for n in (40, 53)]
     assert hits == ["0", "1"]
+
+
+def test_batch_and_sequence_length_both_vary():
+    wq = RNG.normal(size=(4, 4))
+
+    def attend(x):                                    # x: (batch, time, features)
+        q = x @ wq
+        s = xnp.einsum("btf,bsf->bts", q, x) / 2.0
+        p = xnp.exp(s - xnp.max(s, axis=-1, keepdims=True))
+        p = p / xnp.sum(p, axis=-1, keepdims=True)
+        return xnp.einsum("bts,bsf->btf", p, x).mean(axis=1)
+
+    sizes = [(3, 5), (6, 5), (3, 9), (7, 11)]
+    jf = xf.jit(attend)
+    for k, (b, t) in enumerate(sizes):
+        x = RNG.normal(size=(b, t, 4))
+        np.testing.assert_allclose(np.asarray(jf(x)), np.asarray(attend(x)), rtol=1e-12)
+        if k == 0:
+            base = made()
+    assert made() == base
