@@ -2,8 +2,8 @@
 
 Numba can only disk-cache functions that live in a real source file and close over no
 arrays, so each generated module is written to a content-addressed file
-`<cache_dir>/cpu/xk_<hash>.py` (hash of the source and of the versions of xforms, Numba,
-NumPy, Python and the `kernels` package sources), imported under the name
+`<cache_dir>/cpu/xk_<hash>.py` (hash of the source less its comment lines, `code_of`, and
+of the versions of xforms, Numba, NumPy, Python and the `kernels` package sources), imported under the name
 `xforms_kernels.xk_<hash>` (registered in sys.modules, which Numba's cache needs), and
 compiled with `numba.njit(signature, cache=True)`; Numba keeps the machine code next to it
 in `__pycache__`.  A second process finds both and skips the compile.
@@ -95,7 +95,7 @@ def _write_atomic(path, text):
             os.link(tmp, path)                 # fails if another process won the race
         except FileExistsError:
             with open(path) as f:
-                same = f.read() == text
+                same = code_of(f.read()) == code_of(text)
             if not same:                       # a corrupt file: replace it
                 os.replace(tmp, path)
                 tmp = None
@@ -116,9 +116,18 @@ def _purge_numba_cache(path):
             pass
 
 
+def code_of(source):
+    """The source without its comment lines: what the cache is keyed by.  The comments
+    name each equation's user line, which differs when the same program is traced from
+    another call site (the backward pass of a library function is attributed to the line
+    that called the jitted function); the module file keeps the first text seen."""
+    return "\n".join(ln for ln in source.split("\n") if not ln.lstrip().startswith("#"))
+
+
 def load_module(source):
     """Import `source` as a module from its content-addressed file; -> (module, path, hash)."""
-    h = source_hash(source)
+    code = code_of(source)
+    h = source_hash(code)
     with _lock:
         mod = _modules.get(h)
         if mod is not None:
@@ -127,7 +136,7 @@ def load_module(source):
         path = os.path.join(kernel_dir(private), f"xk_{h}.py")
         try:
             with open(path) as f:
-                ok = f.read() == source
+                ok = code_of(f.read()) == code
         except OSError:
             ok = False
         if not ok:
