@@ -10,7 +10,9 @@ what it keeps, xforms/exe_cache.py) and per generated source, and on disk by `co
 `compile_cpu(closed, {"background": True})` (the compiled tier of xforms/tiered.py) has the
 compile worker process (kernels/compile_worker.py) fill the disk cache, then loads from it.
 Numba errors become `LoweringError`s naming the equation, the user's line and the generated
-file.
+file.  The kernel reads its inputs' leading sizes at run time (kernels/shape_symbols.py), so a
+new batch size emits the same source and reuses the compiled kernel; if Numba refuses a
+symbolic size, the program is emitted again with constants.
 """
 import os
 import re
