@@ -260,7 +260,8 @@ def _finish(prep):
             raise _lowering_error(e, em, path) from None
     pool = None
     if em.workspace_bytes or em.output_buffers:
-        pool = BufferPool(em.workspace_bytes, [(b.shape, b.dtype) for b in em.output_buffers])
+        pool = BufferPool(em.workspace_bytes, [(tuple(map(int, b.shape)), b.dtype)
+                                               for b in em.output_buffers])
     return CpuExecutable(kernel, prep.source, path, prep.consts, prep.in_avals,
                          [v.aval for v in prep.closed.jaxpr.outvars], prep.plan.dump(), pool,
                          em.output_slots)

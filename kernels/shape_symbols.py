@@ -190,7 +190,8 @@ class SymbolTable:
     def _match(self, x, dt):
         """The expression of the best match: the smallest factor k over the symbols and
         their pairwise products (9.0 at sizes (3, 9) is `n1`, not `n0 * 3`; 1/15 at (3, 5)
-        is `1.0 / (n0 * n1)`), so the same program at other sizes writes the same text."""
+        is `1.0 / (n0 * n1)`; a square only with k = 1: 1/3200 at batch 8 is
+        `1.0 / (n0 * 400)`), so the same program at other sizes writes the same text."""
         cast = (lambda e: e) if dt in (np.float64, np.int64) else (
             lambda e: f"np.{dt.name}({e})")
         syms = list(self.dims.values())
@@ -200,8 +201,9 @@ class SymbolTable:
             p = fs[0] if len(fs) == 1 else fs[0] * fs[1]
             v = int(p)
             for k, recip in self._factors(float(x), v, dt.kind == "f"):
-                if best is not None and (k, len(fs)) >= best[0]:
-                    continue
+                if best is not None and (k, len(fs)) >= best[0] or (
+                        len(fs) == 2 and fs[0] is fs[1] and k != 1):
+                    continue                 # (a square only as itself: mean over (n, n))
                 if recip:
                     ok = np.asarray(1.0 / (v * k)).astype(dt)[()] == x
                     e = f"1.0 / {p * k}"

@@ -70,6 +70,15 @@ def test_literals_of_the_batch_size_become_prologue_locals():
     pro = t.prologue(["X"])
     assert pro[0] == "n0 = X.shape[0]" and "1.0 / (n0 * 8)" in pro[1]
     assert pro[2] == "_sz1 = np.float32(1.0 / (n0 * 8))"
+    t = choose_symbols(_vars((8, 5, 4), (4, 4)), "batch")        # n0 = 8, n1 = 5
+    assert t.literal(1 / 160, np.float64) == "_sz0"               # 1 / (n0 * n1 * 4)
+    assert t.literal(1 / 392, np.float64) == "_sz1"               # 1 / (n0 * 49)
+    assert t.literal(1 / 64, np.float64) == "_sz2"                # n0 * n0
+    assert [e for _, e in t.locals.values()] == [
+        "1.0 / ((n0 * n1) * 4)", "1.0 / (n0 * 49)", "1.0 / (n0 * n0)"]
+    t = choose_symbols(_vars((8, 5)), "batch")                    # a square only as itself
+    t.literal(1 / 3200, np.float64)
+    assert [e for _, e in t.locals.values()] == ["1.0 / (n0 * 400)"]   # not n0 * n0 * 50
 
 
 # ---- programs at several batch sizes -------------------------------------------------------------
