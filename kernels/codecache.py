@@ -3,10 +3,10 @@
 Numba can only disk-cache functions that live in a real source file and close over no
 arrays, so each generated module is written to a content-addressed file
 `<cache_dir>/cpu/xk_<hash>.py` (hash of the source less its comment lines, `code_of`, and
-of the versions of xforms, Numba, NumPy, Python and the `kernels` package sources), imported under the name
-`xforms_kernels.xk_<hash>` (registered in sys.modules, which Numba's cache needs), and
-compiled with `numba.njit(signature, cache=True)`; Numba keeps the machine code next to it
-in `__pycache__`.  A second process finds both and skips the compile.
+of the versions of xforms, Numba, NumPy, Python and the `kernels` package sources),
+imported under the name `xforms_kernels.xk_<hash>` (registered in sys.modules, which
+Numba's cache needs), and compiled with `numba.njit(signature, cache=True)`; Numba keeps the
+machine code next to it in `__pycache__`.  A second process finds both and skips the compile.
 
 Safety: files are created atomically (written to a temporary name, then hard-linked into
 place, so a reader never sees a partial file and concurrent writers of the same content do

@@ -22,10 +22,10 @@ text differ between batch sizes: the kernel is then compiled again, as without s
 
 Which values become symbols (`choose_symbols`): the leading sizes of the inputs (every size
 but the last of an input of rank >= 2, the size of a vector) of inputs of more than TINY
-elements, never 0 or 1 (size-1 axes are structural: no loop), and never a value that is also the last (contiguous) size of a
-rank >= 2 input: inner sizes stay constants, which LLVM vectorises and unrolls against.
-`XFORMS_SHAPE_SYMBOLS=0` turns symbols off, `=all` makes every input size >= 2 symbolic
-(for measurements).
+elements, never 0 or 1 (size-1 axes are structural: no loop), and never a value that is
+also the last (contiguous) size of a rank >= 2 input: inner sizes stay constants, which
+LLVM vectorises and unrolls against.  `XFORMS_SHAPE_SYMBOLS=0` turns symbols off, `=all`
+makes every input size >= 2 symbolic (for measurements).
 """
 import operator
 
