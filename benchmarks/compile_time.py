@@ -190,9 +190,11 @@ def measure_ttfr(programs, repeats, systems=TTFR_SYSTEMS, log=print):
     for key, rs in runs.items():
         med = {k: statistics.median(r[k] for r in rs) for k in rs[0]
                if isinstance(rs[0][k], (int, float))}
-        if "batches" in rs[0]:
-            med["batches"] = {n: statistics.median(r["batches"][n] for r in rs)
-                              for n in rs[0]["batches"]}
+        for k in ("batches", "batches_cpu"):
+            if k in rs[0]:
+                med[k] = {n: statistics.median(r[k][n] for r in rs) for n in rs[0][k]}
+        if "batch_compiles" in rs[0]:
+            med["batch_compiles"] = max(r["batch_compiles"] for r in rs)
         out[key] = med
     return out
 
@@ -206,6 +208,10 @@ def ttfr_table(results) -> str:
         jax = results.get((prog, "jax"))
         ratio = f"{r['first_s'] / jax['first_s']:7.2f}" if jax and label != "jax" else " " * 7
         bat = " ".join(f"{v:.3f}" for v in r.get("batches", {}).values())
+        if "batches_cpu" in r:
+            bat += " (cpu " + " ".join(f"{v:.3f}" for v in r["batches_cpu"].values()) + ")"
+        if "batch_compiles" in r:
+            bat += f" {r['batch_compiles']} compiles"
         lines.append(f"{prog:<15}{label:<13}{fmt(r['first_s'])}{ratio}"
                      f"{fmt(r.get('fast_call_s'), 11, 5)}{fmt(r.get('swap_s'))}"
                      f"{fmt(r['steady_s'], 10, 5)}  {bat}")

@@ -2,11 +2,11 @@
 
 Numba can only disk-cache functions that live in a real source file and close over no
 arrays, so each generated module is written to a content-addressed file
-`<cache_dir>/cpu/xk_<hash>.py` (hash of the source and of the versions of xforms, Numba,
-NumPy, Python and the `kernels` package sources), imported under the name
-`xforms_kernels.xk_<hash>` (registered in sys.modules, which Numba's cache needs), and
-compiled with `numba.njit(signature, cache=True)`; Numba keeps the machine code next to it
-in `__pycache__`.  A second process finds both and skips the compile.
+`<cache_dir>/cpu/xk_<hash>.py` (hash of the source less its comment lines, `code_of`, and
+of the versions of xforms, Numba, NumPy, Python and the `kernels` package sources),
+imported under the name `xforms_kernels.xk_<hash>` (registered in sys.modules, which
+Numba's cache needs), and compiled with `numba.njit(signature, cache=True)`; Numba keeps the
+machine code next to it in `__pycache__`.  A second process finds both and skips the compile.
 
 Safety: files are created atomically (written to a temporary name, then hard-linked into
 place, so a reader never sees a partial file and concurrent writers of the same content do
@@ -41,6 +41,9 @@ _modules = {}            # hash -> module
 # shapes no longer used is released (xforms/exe_cache.py bounds what jit keeps)
 _dispatchers = weakref.WeakValueDictionary()
 _private_dir = None
+# kernels made (Numba compiled them, or loaded them from its disk cache) and kernels found
+# already made for the same source (another batch size, kernels/shape_symbols.py)
+stats = {"made": 0, "reused": 0}
 
 
 def fingerprint(here=os.path.dirname(os.path.abspath(__file__))):
@@ -93,7 +96,7 @@ def _write_atomic(path, text):
             os.link(tmp, path)                 # fails if another process won the race
         except FileExistsError:
             with open(path) as f:
-                same = f.read() == text
+                same = code_of(f.read()) == code_of(text)
             if not same:                       # a corrupt file: replace it
                 os.replace(tmp, path)
                 tmp = None
@@ -114,9 +117,18 @@ def _purge_numba_cache(path):
             pass
 
 
+def code_of(source):
+    """The source without its comment lines: what the cache is keyed by.  The comments
+    name each equation's user line, which differs when the same program is traced from
+    another call site (the backward pass of a library function is attributed to the line
+    that called the jitted function); the module file keeps the first text seen."""
+    return "\n".join(ln for ln in source.split("\n") if not ln.lstrip().startswith("#"))
+
+
 def load_module(source):
     """Import `source` as a module from its content-addressed file; -> (module, path, hash)."""
-    h = source_hash(source)
+    code = code_of(source)
+    h = source_hash(code)
     with _lock:
         mod = _modules.get(h)
         if mod is not None:
@@ -125,7 +137,7 @@ def load_module(source):
         path = os.path.join(kernel_dir(private), f"xk_{h}.py")
         try:
             with open(path) as f:
-                ok = f.read() == source
+                ok = code_of(f.read()) == code
         except OSError:
             ok = False
         if not ok:
@@ -153,6 +165,7 @@ def compile_kernel(mod, h, signature, parallel=False):
     with _lock:
         disp = _dispatchers.get(key)
         if disp is not None:
+            stats["reused"] += 1
             return disp
         cache = cache_enabled() and getattr(mod, "__xforms_disk_cache__", True)
         # no_rewrites: Numba's IR rewrite passes (constant folding for dead-branch pruning,
@@ -170,7 +183,15 @@ def compile_kernel(mod, h, signature, parallel=False):
             _purge_numba_cache(mod.__file__)   # e.g. a truncated or foreign cache file
             disp = numba.njit(signature, **opts)(mod.kernel)
         _dispatchers[key] = disp
+        stats["made"] += 1
         return disp
+
+
+def compiled(h, sig_spec, parallel=False):
+    """Whether the kernel of module hash `h` is compiled for this signature in this
+    process (then a background compile has nothing to do)."""
+    with _lock:
+        return (h, signature_of(sig_spec), parallel) in _dispatchers
 
 
 def signature_of(sig_spec):

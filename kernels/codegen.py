@@ -15,7 +15,8 @@ from xforms.ir import Literal, Names, Var, fmt_literal, pp_eqn
 
 
 def shape_str(shape):
-    shape = tuple(int(s) for s in shape)
+    # ints stay as they are: a symbolic size (kernels/shape_symbols.Dim) prints its name
+    shape = tuple(s if isinstance(s, int) else int(s) for s in shape)
     return f"({shape[0]},)" if len(shape) == 1 else str(shape)
 
 

@@ -10,7 +10,9 @@ what it keeps, xforms/exe_cache.py) and per generated source, and on disk by `co
 `compile_cpu(closed, {"background": True})` (the compiled tier of xforms/tiered.py) has the
 compile worker process (kernels/compile_worker.py) fill the disk cache, then loads from it.
 Numba errors become `LoweringError`s naming the equation, the user's line and the generated
-file.
+file.  The kernel reads its inputs' leading sizes at run time (kernels/shape_symbols.py), so a
+new batch size emits the same source and reuses the compiled kernel; if Numba refuses a
+symbolic size, the program is emitted again with constants.
 """
 import os
 import re
@@ -38,6 +40,7 @@ from .fusion import plan_program
 from .passes import prepare
 from . import scalarize_loops  # noqa: F401  (registers the loop rules)
 from .scalarize import scalarize
+from .shape_symbols import SymbolTable, choose_symbols, symbolic_copy
 
 # ClosedJaxpr -> weak reference to its executable, which lives while a jitted function
 # holds it or it is among the most recently used (`_recent`: `xf.jit(f)(x)` written inline
@@ -143,12 +146,19 @@ def compile_cpu(closed, options=None):
             return exe
     with step(), _lock:                 # (planning and emitting share memo tables)
         prep = _prepare(closed, options)
-    if options.get("background"):
+    if options.get("background") and not codecache.compiled(prep.h, prep.sig_spec,
+                                                             prep.em.uses_prange):
         _compile_in_worker(prep)
     with step(), _lock:
         exe = _cached(closed)
         if exe is None:
-            exe = _finish(prep)
+            try:
+                exe = _finish(prep)
+            except LoweringError:
+                if not prep.symbols:
+                    raise
+                # a size Numba needs as a constant was printed as a symbol: constants
+                exe = _finish(_prepare(closed, options, symbolic=False))
             _by_jaxpr[closed] = weakref.ref(exe)
             _keep(closed, exe)
         return exe
@@ -177,24 +187,35 @@ class _Prepared:
         self.__dict__.update(kw)
 
 
-def _prepare(closed, options):
+def _prepare(closed, options, symbolic=True):
+    """Plan and emit; with `symbolic`, the sizes that vary between calls print as names
+    (kernels/shape_symbols.py), so that another batch size emits the same source and finds
+    its compiled kernel in the caches."""
     label = options.get("name") or "a jitted function"
-    # prepared once: scalarisation re-traces a prepared program into a prepared one
-    plan = plan_program(scalarize(prepare(closed)), prepared=True)
+    # prepared once: scalarisation re-traces a prepared program into a prepared one, and
+    # the symbolic copy only renames sizes
+    prepared = prepare(closed)
+    symbols = choose_symbols(prepared.jaxpr.invars) if symbolic else SymbolTable([])
+    plan = plan_program(scalarize(symbolic_copy(prepared, symbols)), prepared=True)
     source, em = emit_module(plan, label, allow_parallel=_threads_available(),
-                             caller_buffers=True)
+                             caller_buffers=True, symbols=symbols)
     mod, path, h = codecache.load_module(source)
     if config.DUMP:
         print(f"[xforms] {label}: {path}\n{plan.dump()}")
     consts = [_const_value(c) for _, c in em.const_params]
-    in_avals = [v.aval for v in plan.jaxpr.invars]
+    in_avals = [_concrete(v.aval) for v in plan.jaxpr.invars]
     spec = [_type_spec(a.dtype, len(a.shape)) for a in in_avals]
     spec += [_type_spec(np.asarray(c).dtype, np.ndim(c)) for c in consts]
     if em.workspace_bytes:
         spec.append(("uint8", 1))
     spec += [_type_spec(b.dtype, len(b.shape)) for b in em.output_buffers]
     return _Prepared(closed=closed, plan=plan, source=source, em=em, mod=mod, path=path, h=h,
-                     consts=consts, in_avals=in_avals, sig_spec=spec)
+                     consts=consts, in_avals=in_avals, sig_spec=spec, symbols=symbols)
+
+
+def _concrete(aval):
+    """aval with plain int sizes (the callers' checks print them)."""
+    return aval.update(shape=tuple(map(int, aval.shape))) if hasattr(aval, "update") else aval
 
 
 def _type_spec(dtype, ndim):
@@ -241,7 +262,8 @@ def _finish(prep):
             raise _lowering_error(e, em, path) from None
     pool = None
     if em.workspace_bytes or em.output_buffers:
-        pool = BufferPool(em.workspace_bytes, [(b.shape, b.dtype) for b in em.output_buffers])
+        pool = BufferPool(em.workspace_bytes, [(tuple(map(int, b.shape)), b.dtype)
+                                               for b in em.output_buffers])
     return CpuExecutable(kernel, prep.source, path, prep.consts, prep.in_avals,
                          [v.aval for v in prep.closed.jaxpr.outvars], prep.plan.dump(), pool,
                          em.output_slots)

@@ -44,6 +44,7 @@ import numpy as np
 from xforms import config
 
 from .codegen import dtype_str, shape_str
+from .shape_symbols import is_symbolic
 
 ALIGN = 64                     # bytes: workspace views start on cache-line boundaries
 MAX_KEPT_ENTRIES = 4           # per function: more concurrent calls get transient entries
@@ -218,13 +219,21 @@ def place_buffers(em):
     work = [b for b in em.buffers if not b.storage.is_output]
     outs = [b for b in em.buffers
             if b.storage.is_output and b.nbytes >= POOLED_OUTPUT_MIN_BYTES]
-    if sum(b.nbytes for b in work) < WORKSPACE_MIN_BYTES:
+    # with symbolic sizes (kernels/shape_symbols.py) the text must not depend on the
+    # batch size: the workspace whatever its size, the kernel reading the offsets (which
+    # vary between calls) from a constant array argument
+    symbolic = any(is_symbolic(b.shape) for b in work)
+    if sum(b.nbytes for b in work) < WORKSPACE_MIN_BYTES and not symbolic:
         work = []
-    params, off = [], 0
-    for b in work:
-        em.sb.lines[b.line] = (f"{b.name} = view_as(_ws, {off}, {shape_str(b.shape)}, "
+    params, off, offsets = [], 0, []
+    for k, b in enumerate(work):
+        at = f"_WO[{k}]" if symbolic else off
+        em.sb.lines[b.line] = (f"{b.name} = view_as(_ws, {at}, {shape_str(b.shape)}, "
                                f"{dtype_str(b.dtype)})")
+        offsets.append(off)
         off += -(-b.nbytes // ALIGN) * ALIGN
+    if symbolic:
+        em.const_params.append(("_WO", np.array(offsets, np.int64)))
     if work:
         params.append("_ws")
         em.runtime_used.add("view_as")

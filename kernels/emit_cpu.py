@@ -29,6 +29,7 @@ from . import user_prims
 from .codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
 from .fusion import REDUCTIONS, VIEWS
+from .shape_symbols import SymbolTable, is_symbolic
 from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
 
 OP_RULES = RuleTable()          # prim (or its name) -> rule(emitter, eqn)
@@ -115,6 +116,7 @@ class Emitter(Naming):
         self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
         self._fresh = 0
         self._scopes = 0
+        self.symbols = SymbolTable([])   # sizes printed as names (kernels/shape_symbols.py)
 
     # Numba compiles each statement separately (types it, lowers it), so the generated code
     # avoids statements that do no work: a typed literal such as `np.float32(0.5)` is three
@@ -127,6 +129,15 @@ class Emitter(Naming):
         if not text.startswith("np."):
             return text
         return self._global(text, f"k{np.dtype(dtype).char}_")
+
+    def atom_lit(self, val, dtype):
+        """An IR literal: a prologue local when it derives from a symbolic size (the
+        1/N of a mean, kernels/shape_symbols.py), else `lit`."""
+        if self.symbols:
+            name = self.symbols.literal(val, dtype)
+            if name is not None:
+                return name
+        return self.lit(val, dtype)
 
     def global_name(self, expr):
         """A module-level alias of the function `expr` ("math.sin" -> `math_sin`)."""
@@ -147,7 +158,7 @@ class Emitter(Naming):
     def atom(self, a):
         """Expression of an atom outside loops: literal, scalar name or array name."""
         if isinstance(a, Literal):
-            return self.lit(a.val, a.aval.dtype)
+            return self.atom_lit(a.val, a.aval.dtype)
         return self.s(a) if not a.aval.shape else self.A(a)
 
     # ---- lines ----------------------------------------------------------------------------
@@ -219,7 +230,7 @@ class Emitter(Naming):
     def read(self, r, idx):
         a = r.atom
         if isinstance(a, Literal):
-            return self.lit(a.val, a.aval.dtype)
+            return self.atom_lit(a.val, a.aval.dtype)
         if a in self.loop_local or not a.aval.shape:
             return self.s(a)
         return f"{self.A(a)}[{_index(r.imap, idx)}]"
@@ -228,6 +239,8 @@ class Emitter(Naming):
         shape, n = tuple(step.shape), len(step.shape)
         idx = [f"i{d}" if shape[d] != 1 else "0" for d in range(n)]   # no loop over size-1 dims
         size = int(np.prod(shape, dtype=np.int64))
+        # a symbolic loop's size varies between calls: the vector math of large loops
+        vsize = max(size, VECMATH_MIN_ELEMENTS) if is_symbolic(shape) else size
         for v in step.writes:
             if v.aval.shape:
                 self.alloc(v)
@@ -250,7 +263,7 @@ class Emitter(Naming):
                     r.emit_init()
             if level == n:
                 for eqn, reads in step.body:
-                    self._emit_body_eqn(eqn, reads, idx, writes, reds, size)
+                    self._emit_body_eqn(eqn, reads, idx, writes, reds, vsize)
             elif shape[level] == 1:
                 nest(level + 1)
             elif par and level == 0:

@@ -38,14 +38,19 @@ def output_exprs(em, plan, copy_shared=True):
     return exprs
 
 
-def emit_module(plan, label="function", allow_parallel=True, caller_buffers=False):
+def emit_module(plan, label="function", allow_parallel=True, caller_buffers=False,
+                symbols=None):
     """-> (source, Emitter) of a module whose function `kernel(*inputs, *consts)` runs plan.
 
     With `caller_buffers`, the kernel is `kernel(*inputs, *consts, [_ws,] *_outs)`: its
     top-level intermediates live in the workspace `_ws` and its large outputs in `_outs`,
     buffers the caller keeps across calls (`em.workspace_bytes`, `em.output_buffers`;
-    `em.output_slots[k] = j`: output k is buffer `_out{j}` itself)."""
+    `em.output_slots[k] = j`: output k is buffer `_out{j}` itself).  `symbols`: a
+    `shape_symbols.SymbolTable` whose sizes the plan prints as names; the kernel's first
+    lines define them."""
     em = Emitter(allow_parallel=allow_parallel)
+    if symbols is not None:
+        em.symbols = symbols
     em.top_plan = plan
     jaxpr = plan.jaxpr
     em.bind_names(jaxpr)
@@ -78,8 +83,11 @@ def emit_module(plan, label="function", allow_parallel=True, caller_buffers=Fals
     head += user_prims.module_lines(em, "cpu")       # user primitives' implementations
     head += [f"{n} = {e}" for n, e in em.globals.items()]   # typed constants, math functions
     head += ["", "", f"def kernel({', '.join(params)}):"]
-    body = ["    " + ln if ln else "" for ln in em.sb.lines] + [f"    return {ret}"]
-    em.first_body_line = "\n".join(head).count("\n") + 2    # file line of the body's start
+    pro = em.symbols.prologue(params) if em.symbols else []
+    body = ["    " + ln for ln in pro]
+    body += ["    " + ln if ln else "" for ln in em.sb.lines] + [f"    return {ret}"]
+    # file line of the body's start (after the prologue)
+    em.first_body_line = "\n".join(head).count("\n") + 2 + len(pro)
     return "\n".join(head + body) + "\n", em
 
 

@@ -21,7 +21,16 @@ BLAS_MIN_FLOPS = 512
 
 
 def _prod(xs):
-    return int(np.prod(xs, dtype=np.int64))
+    p = 1                  # (Python ints: a symbolic size's product prints its expression)
+    for x in xs:
+        p = p * (x if isinstance(x, int) else int(x))
+    return p
+
+
+def _symbolic(*sizes):
+    """Whether a size is printed as a symbol (kernels/shape_symbols.py): it varies between
+    calls, so the code must not depend on it being small."""
+    return any(type(s) is not int and isinstance(s, int) for s in sizes)
 
 
 def _loops(em, dims, var="j"):
@@ -66,7 +75,7 @@ def _dot_general(em, eqn):
     B, M = _prod([xs[d] for d in lb]), _prod([xs[d] for d in xf])
     K, N = _prod([xs[d] for d in lc]), _prod([ys[d] for d in yf])
     blas = (np.dtype(out.aval.dtype) in _BLAS_DTYPES and xs and ys
-            and B * M * N * K >= BLAS_MIN_FLOPS and M * N > 0)
+            and (B * M * N * K >= BLAS_MIN_FLOPS or _symbolic(B, M, N, K)) and M * N > 0)
     if not blas:
         return _dot_loops(em, eqn, xf, yf)
     X, Y = em.atom(x), em.atom(y)

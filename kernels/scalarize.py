@@ -39,6 +39,7 @@ from xforms.primitives.scan import scan_p
 from xforms.transforms.simplify import dce
 
 from .fusion import is_elementwise
+from .shape_symbols import is_symbolic
 
 MAX_ELEMENTS = 32          # arrays up to this many elements become scalars
 MAX_DOT_MACS = 512         # dot_generals up to this many multiply-adds are unrolled
@@ -46,7 +47,9 @@ ENABLED = config.SCALARIZE
 
 
 def small(aval):
-    return 0 < len(aval.shape) and 0 < aval.size <= MAX_ELEMENTS
+    # a symbolic size (kernels/shape_symbols.py) varies between calls: never unrolled
+    return (0 < len(aval.shape) and 0 < aval.size <= MAX_ELEMENTS
+            and not is_symbolic(aval.shape))
 
 
 class Val:

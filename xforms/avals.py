@@ -35,7 +35,9 @@ class ShapedArray:
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type=False):
-        self.shape = tuple(int(d) for d in shape)
+        # an int subclass stays: the CPU backend's symbolic sizes (kernels/shape_symbols.py)
+        self.shape = tuple(d if type(d) is int or (isinstance(d, int) and type(d) is not bool)
+                           else int(d) for d in shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
         self._hash = hash((self.shape, self.dtype, self.weak_type))

@@ -62,6 +62,16 @@ def tiered_max_eager():
         return None
 
 
+def shape_symbols():
+    """XFORMS_SHAPE_SYMBOLS: "batch" (default: a CPU kernel reads its inputs' leading sizes
+    at run time, so a new batch size reuses the compiled code; kernels/shape_symbols.py),
+    "all" (every input size), or "off" (0/false/no/off: sizes are constants)."""
+    v = os.environ.get("XFORMS_SHAPE_SYMBOLS", "batch").strip().lower()
+    if v in ("0", "false", "no", "off", ""):
+        return "off"
+    return "all" if v == "all" else "batch"
+
+
 def jit_cache_size(default=256):
     """XFORMS_JIT_CACHE_SIZE: compiled executables jit keeps in memory (0 or less: no
     bound; xforms/exe_cache.py)."""

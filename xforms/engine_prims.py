@@ -25,8 +25,10 @@ reduce_sum_p = primitive("reduce_sum")
 
 
 def ints(x):
-    """A tuple of Python ints (hashable params)."""
-    return tuple(int(i) for i in x)
+    """A tuple of Python ints (hashable params; an int subclass stays: the CPU backend's
+    symbolic sizes, kernels/shape_symbols.py)."""
+    return tuple(i if type(i) is int or (isinstance(i, int) and type(i) is not bool)
+                 else int(i) for i in x)
 
 
 def like(c, other):

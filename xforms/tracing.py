@@ -56,6 +56,9 @@ def trace_cached(key, fun, avals, vals=None, fun_for_errors=None, extra=lambda: 
     input values (None each where unknown), `extra()` what `fun` recorded, cached with it.
     `key` None (or unhashable) traces without caching.  The bound axis names are part of
     the key: collectives record their axis sizes in the trace."""
+    if key is not None and any(type(d) is not int for a in avals
+                               for d in getattr(a, "shape", ())):
+        key = None      # symbolic sizes of a CPU compile (kernels/shape_symbols.py): no cache
     if key is not None:
         key = (key, axis_env.key())
     hit = _cache_get(key) if key is not None else None

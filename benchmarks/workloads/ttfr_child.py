@@ -7,7 +7,10 @@ trace + the fast tier's evaluation: ``first_s``).  Tiered xforms then times a fe
 on the fast tier (``fast_call_s``, median) and the moment the compiled tier is ready
 (``swap_s``, from the start of the first call); every system then times a steady call
 (``steady_s``).  For ``readme_batches`` the first calls at batch sizes 100, 101, 57 and 3
-follow, each after the previous one is compiled (``batches``: size -> first-call seconds).
+follow, each after the previous one is compiled (``batches``: size -> first-call seconds,
+``batches_cpu`` the same in CPU seconds, steadier on a loaded machine; ``batch_compiles``:
+the kernels xforms compiled for them, 0 when the sizes reuse the first size's kernel,
+kernels/shape_symbols.py).
 One JSON line on stdout; the process leaves with ``os._exit``.
 """
 import time
@@ -129,6 +132,13 @@ def _until_compiled(fn, args, t_start, out):
     fn.wait_compiled()
 
 
+def _kernels_made(spec):
+    if spec["system"] != "xforms":
+        return None
+    from kernels import codecache
+    return codecache.stats["made"]
+
+
 def main():
     spec = json.loads(sys.argv[1])
     fn, args = build(spec)
@@ -146,15 +156,19 @@ def main():
         steady.append(time.perf_counter() - t)
     out["steady_s"] = sorted(steady)[1]
     if spec["program"] == "readme_batches":
-        out["batches"] = {}
+        out["batches"], out["batches_cpu"] = {}, {}
         w, x, y = args
+        made = _kernels_made(spec)
         for n in NEW_BATCHES:
             a = (w, x[:n], y[:n])
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             block(fn(*a))
             out["batches"][str(n)] = time.perf_counter() - t
+            out["batches_cpu"][str(n)] = time.process_time() - c
             if spec["system"] == "xforms":
                 fn.wait_compiled()
+        if made is not None:       # kernels Numba compiled (or loaded) for the new sizes
+            out["batch_compiles"] = _kernels_made(spec) - made
     print(json.dumps(out), flush=True)
     os._exit(0)
 
