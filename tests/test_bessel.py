@@ -53,12 +53,13 @@ def _close(got, want, dtype, name, x):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
 def test_against_scipy(jit, dtype):
-    args = {n: tuple(np.asarray(a, dtype) for a in CASES[n][0]) for n in CASES}
+    names = ["j1", "yn", "ive"] if jit and dtype == np.float32 else list(CASES)  # compile time
+    args = {n: tuple(np.asarray(a, dtype) for a in CASES[n][0]) for n in names}
 
     def run(args):
-        return {n: getattr(xsp, n)(*args[n]) for n in CASES}
+        return {n: getattr(xsp, n)(*args[n]) for n in names}
     got = xf.jit(run)(args) if jit else run(args)
-    for n in CASES:
+    for n in names:
         want = CASES[n][1](*(a.astype(np.float64) for a in args[n]))
         if dtype == np.float32:
             with np.errstate(over="ignore"):

@@ -1,5 +1,6 @@
 """Elementwise special functions: lgamma, digamma, zeta, erf, erfc, erf_inv, erfc_inv, igamma,
-igammac, betainc, bessel_i0e, bessel_i1e, bessel_jn, bessel_yn, bessel_iv, bessel_ive.
+igammac, betainc, bessel_i0e, bessel_i1e, bessel_jn, bessel_yn, bessel_iv, bessel_ive, and
+logaddexp (a primitive for its derivative rule at infinite operands, JAX's).
 
 Each is an elementwise primitive on real floating operands of one dtype (xforms.scipy.special
 broadcasts and promotes first) with its rules in one block: abstract evaluation, a NumPy
@@ -253,3 +254,26 @@ defjvp(bessel_iv_p, _no_grad("iv", "v"),
 defjvp(bessel_ive_p, _no_grad("ive", "v"),
        lambda t, ans, v, x: ew.mul(t, ew.sub(_neighbours(bessel_ive, v, x, 1.0),
                                              ew.mul(ew.sign(x), ans))))
+
+
+# ---- logaddexp: a primitive for JAX's derivative at infinite operands ------------------------------
+# d out = t_x exp(r(x) - r(out)) + t_y exp(r(y) - r(out)), r replacing +inf by 0: JAX's rule,
+# finite where one operand is +inf (a composition cannot carry x's tangent through x = inf).
+logaddexp_p = _prim("logaddexp", np.logaddexp, 2)
+
+
+def logaddexp(x, y):
+    x, y = ew._like(x, y), ew._like(y, x)
+    return logaddexp_p.bind(x, y)
+
+
+def _no_posinf(z):
+    return ew.select_n(ew.eq(z, _c(math.inf, z)), z, _c(0.0, z))
+
+
+def _logaddexp_weight(z, ans):
+    return ew.exp(ew.sub(_no_posinf(z), _no_posinf(ans)))
+
+
+defjvp(logaddexp_p, lambda t, ans, x, y: ew.mul(t, _logaddexp_weight(x, ans)),
+       lambda t, ans, x, y: ew.mul(t, _logaddexp_weight(y, ans)))
