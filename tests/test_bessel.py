@@ -140,6 +140,7 @@ def test_derivative_identities():
     np.testing.assert_allclose(xf.vmap(xf.grad(lambda t: xsp.iv(0.0, t)))(x), sp.iv(1, x),
                                rtol=1e-13)
     assert xf.grad(xsp.j1)(0.0) == pytest.approx(0.5)
+    np.testing.assert_allclose(xf.vmap(xf.grad(xnp.i0))(x), sp.i1(x), rtol=1e-13)   # jnp.i0
     for f in (lambda n: xsp.jn(n, 1.0), lambda n: xsp.iv(n, 1.0)):
         with pytest.raises(NotImplementedError, match="derivative"):
             xf.grad(f)(2.0)

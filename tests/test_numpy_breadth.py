@@ -23,6 +23,7 @@ CASES = {
     "angle": lambda m, A, V, S, X, N: m.angle(A + 1j * A[::-1]),
     "angle_real": lambda m, A, V, S, X, N: m.angle(A),
     "sinc": lambda m, A, V, S, X, N: m.sinc(A),
+    "i0": lambda m, A, V, S, X, N: m.i0(3 * A),
     "fmax": lambda m, A, V, S, X, N: m.fmax(N, A),
     "fmin": lambda m, A, V, S, X, N: m.fmin(A, N),
     "fabs": lambda m, A, V, S, X, N: m.fabs(A),
