@@ -66,6 +66,8 @@ _add("pareto", ["ppf"], (Q, _u(0.5, 4), LOC, SCALE))
 _add("gennorm", ["logpdf", "pdf", "cdf"], (X, _u(0.5, 4)))
 _add("vonmises", ["logpdf", "pdf"], (_u(-3, 3), _u(0.1, 30)))
 _add("wrapcauchy", ["logpdf", "pdf"], (_u(0.01, 6.2), _u(0.05, 0.95)))
+_add("truncnorm", ALL7, (X, _u(-3, 0.5), _u(0.6, 3), LOC, SCALE))
+_add("truncnorm", ["logpdf", "cdf", "sf"], (_u(8.1, 11.9), 8.0 + 0 * X, 12.0 + 0 * X))
 _add("nbinom", ["logpmf", "pmf"], (K, _u(0.5, 6), Q))
 _add("betabinom", ["logpmf", "pmf"], (K, K + RNG.integers(0, 5, N), _u(0.3, 4), _u(0.3, 4)))
 
@@ -123,7 +125,8 @@ GRADS = {
                + xst.geom.logpmf(3.0, p), _u(0.1, 0.9)[:4]),
     "new laws": (lambda x: xst.gumbel_r.logpdf(x, 0.2, 1.3) + xst.gumbel_l.logcdf(x, 0.1)
                  + xst.pareto.logsf(x + 2.0, 1.5) + xst.gennorm.logpdf(x, 1.7)
-                 + xst.vonmises.logpdf(x, 2.0) + xst.wrapcauchy.logpdf(x + 2.0, 0.4),
+                 + xst.vonmises.logpdf(x, 2.0) + xst.wrapcauchy.logpdf(x + 2.0, 0.4)
+                 + xst.truncnorm.logcdf(x, -1.5, 2.0, 0.1, 1.2) + xst.truncnorm.logsf(x, -8.0, 3.0),
                  _u(-1, 1)[:4]),
     "new counts": (lambda p: xst.nbinom.logpmf(3.0, 2.5, p) + xst.betabinom.logpmf(2.0, 5.0, p
                    * 3, 2.0) + xst.multinomial.logpmf(np.array([1, 2]), 3, xnp.stack(
@@ -172,7 +175,7 @@ def test_vmap_matches_loop():
     np.testing.assert_allclose(xf.jit(xf.vmap(f))(x, s), want, rtol=1e-13)
 
 
-MISSING = {"truncnorm", "gaussian_kde", "mode", "rankdata", "sem"}
+MISSING = {"gaussian_kde", "mode", "rankdata", "sem"}
 
 
 def test_namespace_coverage():
