@@ -120,6 +120,15 @@ def _eig(em, eqn):
     _call(em, "la_eig", [_as3(em, a), _as2(em, w), v, "False"])
 
 
+def _sqrtm(em, eqn):
+    _alloc_all(em, eqn)
+    (a,), (out,) = eqn.invars, eqn.outvars
+    code = str(CODES[np.dtype(out.aval.dtype)])
+    real = str(np.dtype(a.aval.dtype).kind == "f")
+    _call(em, "la_sqrtm", [_as3(em, a), _as3(em, out), real, code])
+
+
+OP_RULES["sqrtm"] = _sqrtm
 OP_RULES["eig"] = _eig
 OP_RULES["lu_pivots_to_permutation"] = _pivots_to_permutation
 OP_RULES["cholesky"] = _cholesky

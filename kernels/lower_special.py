@@ -1,5 +1,5 @@
 """Compiled implementations of the special-function primitives (xforms/primitives/special.py):
-each gets its kernels/special_math.py scalar function as an elementwise Numba implementation,
+each gets its kernels/special_math.py (or bessel_math.py) scalar function as an elementwise Numba implementation,
 the mechanism of kernels/user_prims.py, so the CPU fuses it into loops (an `njit` function
 LLVM inlines) and CUDA calls it as an inlined device function, with no per-primitive tables.
 
@@ -9,7 +9,8 @@ LLVM inlines) and CUDA calls it as an inlined device function, with no per-primi
 from xforms.extend import NumbaImpl, numba_impls
 from xforms.primitives.special import SCALAR_IMPLS
 
-from . import special_math
+from . import bessel_math, special_math
 
 for _prim, _name in SCALAR_IMPLS.items():
-    numba_impls[_prim] = NumbaImpl(getattr(special_math, _name), True)
+    _fn = getattr(special_math, _name, None) or getattr(bessel_math, _name)
+    numba_impls[_prim] = NumbaImpl(_fn, True)

@@ -291,6 +291,17 @@ i1e = _make_bessel_ie(1)
 i0e.__name__, i1e.__name__ = "i0e", "i1e"
 
 
+# ---- logaddexp ---------------------------------------------------------------------------------
+def logaddexp(x, y):
+    """log(e^x + e^y) (NumPy's values, also at infinities and ties)."""
+    if x != x or y != y:
+        return _NAN
+    if x == y:
+        return x + 0.69314718055994531
+    m = x if x > y else y
+    return m + math.log1p(math.exp(-abs(x - y)))
+
+
 def _report():
     """Max relative error against scipy.special over the docstring's ranges."""
     import numpy as np

@@ -82,6 +82,18 @@ TABLE = {
     "prod with a zero entry": (lambda x: xnp.prod(xnp.stack([x, 0.0 * x, x])),
                                2.0, 0.0, 0.0, 0.0),
     "prod at 0": (lambda x: xnp.prod(xnp.stack([x, x, 3.0 + 0 * x])), 0.0, 0.0, 0.0, 6.0),
+    # infinite operands: JAX's logaddexp rule exp(r(x) - r(out)), r(+inf) = 0
+    "logaddexp(x, 1) at +inf": (lambda x: xnp.logaddexp(x, 1.0), inf, 1.0, 1.0, 0.0),
+    "logaddexp(+inf, y) at 1": (lambda y: xnp.logaddexp(inf, y), 1.0, math.e, math.e, math.e),
+    "logaddexp(x, x) at +inf": (lambda x: xnp.logaddexp(x, x), inf, 2.0, 2.0, 0.0),
+    "logaddexp(x, -inf) at +inf": (lambda x: xnp.logaddexp(x, -inf), inf, 1.0, 1.0, 0.0),
+    "logaddexp(x, -inf) at -inf": (lambda x: xnp.logaddexp(x, -inf), -inf, nan, nan, nan),
+    "logaddexp(-inf, y) at +inf": (lambda y: xnp.logaddexp(-inf, y), inf, 1.0, 1.0, 0.0),
+    "logaddexp2(x, 1) at +inf": (lambda x: xnp.logaddexp2(x, 1.0), inf, 1.0, 1.0, 0.0),
+    "logaddexp2(+inf, y) at 1": (lambda y: xnp.logaddexp2(inf, y), 1.0, 2.0, 2.0,
+                                 1.3862943611198906),
+    "softplus at +inf": (nn.softplus, inf, 1.0, 1.0, 0.0),
+    "softplus at -inf": (nn.softplus, -inf, 0.0, 0.0, 0.0),
 }
 
 

@@ -29,6 +29,27 @@ def test_special_functions_on_cuda():
                                / np.sqrt(np.pi) * np.exp(-x * x), rtol=1e-12)
 
 
+def test_bessel_and_logaddexp_on_cuda():
+    x = np.linspace(0.5, 40.0, 8)
+
+    def f(x):
+        return (xsp.jn(3, x), xsp.yn(2, x), xsp.iv(1.5, x), xsp.ive(-2.0, -x),
+                xnp.logaddexp(x, 2 * x - 20))
+    got = xf.jit(f, backend="cuda")(x)
+    want = (sp.jn(3, x), sp.yn(2, x), sp.iv(1.5, x), sp.ive(-2.0, -x),
+            np.logaddexp(x, 2 * x - 20))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-15)
+    g = xf.jit(xf.grad(lambda x: xnp.sum(xsp.j0(x) + xnp.logaddexp(x, 1.0))), backend="cuda")(x)
+    np.testing.assert_allclose(np.asarray(g), -sp.j1(x) + sp.expit(x - 1.0), rtol=1e-12)
+
+
+def test_sqrtm_is_a_clear_lowering_error_on_cuda():
+    import xforms.scipy.linalg as xsl
+    with pytest.raises(LoweringError, match="sqrtm"):
+        xf.jit(xsl.sqrtm, backend="cuda")(np.eye(2))
+
+
 def test_fft_is_a_clear_lowering_error_on_cuda():
     with pytest.raises(LoweringError, match=r"CUDA backend cannot lower primitive 'fft'.*"
                                             r"backend='cpu'"):

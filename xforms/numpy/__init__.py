@@ -31,7 +31,7 @@ from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arcta
 from .bitwise_ops import (bitwise_left_shift, bitwise_right_shift, bitwise_xor, left_shift,
                           right_shift)
 from .mathfuncs import (allclose, angle, array_equal, array_equiv, copysign, deg2rad, degrees,
-                        divmod, fabs, float_power, fmax, fmin, fmod, gcd, heaviside, hypot,
+                        divmod, fabs, float_power, fmax, fmin, fmod, gcd, heaviside, hypot, i0,
                         iscomplex, iscomplexobj, isclose, isneginf, isposinf, isreal, isrealobj,
                         lcm, ldexp, logaddexp2, modf, nan_to_num, rad2deg, radians, signbit, sinc,
                         trunc)

@@ -1,6 +1,6 @@
 """More elementwise functions of `xforms.numpy`, composed from the primitives with JAX's
 dtype rules: hypot angle sinc fmax fmin fabs nan_to_num logaddexp2 deg2rad rad2deg
-copysign signbit heaviside float_power fmod modf divmod trunc ldexp gcd lcm and the
+copysign signbit heaviside float_power fmod modf divmod trunc ldexp gcd lcm i0 and the
 predicates isposinf isneginf iscomplex isreal iscomplexobj isrealobj isclose allclose
 array_equal array_equiv.
 
@@ -9,6 +9,7 @@ array_equal array_equiv.
 import numpy as np
 
 from ..primitives import elementwise as ew
+from ..primitives import special
 from . import reductions as red
 from . import ufuncs as uf
 from ._util import aval, asarray_operand, convert, float_of, promote
@@ -302,3 +303,13 @@ def array_equiv(a1, a2):
         return np.bool_(False)
     return red.all(uf.equal(a1, a2))
 
+
+
+def i0(x):
+    """The modified Bessel function I_0 (jnp.i0): exp(|x|) i0e(x), i0e a primitive
+    (xforms/primitives/special.py) with derivative I_1.
+
+        >>> xnp.i0(0.0)        # 1.0
+    """
+    x = float_of(x)
+    return ew.mul(ew.exp(ew.abs(x)), special.bessel_i0e(x))

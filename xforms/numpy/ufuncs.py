@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..primitives import elementwise as ew
+from ..primitives import special
 from ._util import aval, asarray_operand, convert, float_of, promote
 
 
@@ -245,16 +246,9 @@ def logaddexp(x, y):
     if aval(x).dtype.kind == "c":
         raise TypeError("logaddexp: complex inputs are not supported; use "
                         "xnp.log(xnp.exp(x) + xnp.exp(y))")
-    # out = m + log(exp(x - m) + exp(y - m)) holds for any m; with m the larger operand held
-    # constant (stop_gradient) every derivative is smooth, also where x == y (JAX's values:
-    # d/dx = exp(x - out), 1/2 and then 1/4 at a tie).  Written as m + log1p(s) with the larger
-    # term's exp(0) - 1 = 0 computed by expm1, so s is accurate when one term is tiny.
-    big = ew.max(x, y)
-    m = ew.stop_gradient_p.bind(where(ew.is_finite(big), big, 0.0))
-    dx, dy = ew.sub(x, m), ew.sub(y, m)
-    x_big = ew.ge(x, y)
-    s = where(x_big, ew.add(ew.expm1(dx), ew.exp(dy)), ew.add(ew.exp(dx), ew.expm1(dy)))
-    return ew.add(m, ew.log1p(s))      # (infinite operands: m = 0 gives inf / -inf / nan)
+    # one primitive (xforms/primitives/special.py) for JAX's derivative rule: d/dx = exp(x - out)
+    # (1/2, then 1/4 at a tie) and finite where an operand is +inf
+    return special.logaddexp(x, y)
 
 
 def real(x):

@@ -1,11 +1,13 @@
 """Elementwise special functions: lgamma, digamma, zeta, erf, erfc, erf_inv, erfc_inv, igamma,
-igammac, betainc, bessel_i0e, bessel_i1e.
+igammac, betainc, bessel_i0e, bessel_i1e, bessel_jn, bessel_yn, bessel_iv, bessel_ive, and
+logaddexp (a primitive for its derivative rule at infinite operands, JAX's).
 
 Each is an elementwise primitive on real floating operands of one dtype (xforms.scipy.special
 broadcasts and promotes first) with its rules in one block: abstract evaluation, a NumPy
 implementation (scipy.special), the jvp from the known derivative, batching, lowering facts.
 lgamma, erf and erfc lower to libm's (their math names).  The others' compiled implementation
-is a scalar function of kernels/special_math.py (plain Python on `math`), which
+is a scalar function of kernels/special_math.py or kernels/bessel_math.py (plain Python on
+`math`), which
 kernels/lower_special.py registers as the primitive's elementwise Numba implementation (the
 kernels/user_prims.py path, which both emitters take before scalar rules): fused into loops
 on the CPU, an inlined device function on CUDA.  `SCALAR_IMPLS` names it per primitive.
@@ -199,3 +201,79 @@ def _i1e_dx(ans, x):
 
 defjvp(bessel_i0e_p, lambda t, ans, x: ew.mul(t, ew.sub(bessel_i1e(x), ew.mul(ew.sign(x), ans))))
 defjvp(bessel_i1e_p, lambda t, ans, x: ew.mul(t, _i1e_dx(ans, x)))
+
+
+# ---- Bessel functions of integer order (J, Y) and real order (I) ----------------------------------
+def _jn_ref(n, x):
+    """scipy's jv at integer orders, nan elsewhere (the kernel's domain)."""
+    return np.where(n == np.floor(n), sp.jv(n, x), np.nan)
+
+
+bessel_jn_p = _prim("bessel_jn", _jn_ref, 2, scalar="jn")
+bessel_yn_p = _prim("bessel_yn", lambda n, x: sp.yn(np.trunc(n), x), 2, scalar="yn")
+bessel_iv_p = _prim("bessel_iv", sp.iv, 2, scalar="iv")
+bessel_ive_p = _prim("bessel_ive", sp.ive, 2, scalar="ive")
+
+
+def _order_args(n, x):
+    return ew._like(n, x), ew._like(x, n)
+
+
+def bessel_jn(n, x):
+    """J_n(x) for integer-valued n (a float operand)."""
+    return bessel_jn_p.bind(*_order_args(n, x))
+
+
+def bessel_yn(n, x):
+    return bessel_yn_p.bind(*_order_args(n, x))
+
+
+def bessel_iv(v, x):
+    return bessel_iv_p.bind(*_order_args(v, x))
+
+
+def bessel_ive(v, x):
+    return bessel_ive_p.bind(*_order_args(v, x))
+
+
+def _neighbours(f, n, x, sign):
+    """(f(n - 1, x) + sign f(n + 1, x)) / 2: the derivative of every Bessel function in x."""
+    one = _c(1.0, n)
+    return ew.mul(_c(0.5, x), ew.add(f(ew.sub(n, one), x), ew.mul(_c(sign, x),
+                                                                 f(ew.add(n, one), x))))
+
+
+# J_n' = (J_{n-1} - J_{n+1}) / 2 (J_0' = -J_1 as J_-1 = -J_1), Y_n likewise,
+# I_v' = (I_{v-1} + I_{v+1}) / 2 and (e^-|x| I_v)' = (ive_{v-1} + ive_{v+1}) / 2 - sign(x) ive_v
+defjvp(bessel_jn_p, _no_grad("jn", "n"),
+       lambda t, ans, n, x: ew.mul(t, _neighbours(bessel_jn, n, x, -1.0)))
+defjvp(bessel_yn_p, _no_grad("yn", "n"),
+       lambda t, ans, n, x: ew.mul(t, _neighbours(bessel_yn, n, x, -1.0)))
+defjvp(bessel_iv_p, _no_grad("iv", "v"),
+       lambda t, ans, v, x: ew.mul(t, _neighbours(bessel_iv, v, x, 1.0)))
+defjvp(bessel_ive_p, _no_grad("ive", "v"),
+       lambda t, ans, v, x: ew.mul(t, ew.sub(_neighbours(bessel_ive, v, x, 1.0),
+                                             ew.mul(ew.sign(x), ans))))
+
+
+# ---- logaddexp: a primitive for JAX's derivative at infinite operands ------------------------------
+# d out = t_x exp(r(x) - r(out)) + t_y exp(r(y) - r(out)), r replacing +inf by 0: JAX's rule,
+# finite where one operand is +inf (a composition cannot carry x's tangent through x = inf).
+logaddexp_p = _prim("logaddexp", np.logaddexp, 2)
+
+
+def logaddexp(x, y):
+    x, y = ew._like(x, y), ew._like(y, x)
+    return logaddexp_p.bind(x, y)
+
+
+def _no_posinf(z):
+    return ew.select_n(ew.eq(z, _c(math.inf, z)), z, _c(0.0, z))
+
+
+def _logaddexp_weight(z, ans):
+    return ew.exp(ew.sub(_no_posinf(z), _no_posinf(ans)))
+
+
+defjvp(logaddexp_p, lambda t, ans, x, y: ew.mul(t, _logaddexp_weight(x, ans)),
+       lambda t, ans, x, y: ew.mul(t, _logaddexp_weight(y, ans)))

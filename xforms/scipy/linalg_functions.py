@@ -1,6 +1,6 @@
 """Matrix functions of `xforms.scipy.linalg`: expm (Pade 13 with scaling and squaring),
-solve_sylvester (a Kronecker-product solve: small matrices), block_diag; sqrtm is not
-provided.
+solve_sylvester (a Kronecker-product solve: small matrices), block_diag, sqrtm (Schur, CPU;
+xforms/primitives/linalg_sqrtm.py).
 
     >>> xsl.expm(xnp.zeros((2, 2)))       # the identity
 """
@@ -16,6 +16,7 @@ from ..numpy.linalg_ops import matmul
 from ..numpy.manipulation import concatenate, expand_dims, reshape
 from ..numpy.padding import pad
 from ..api import stop_gradient
+from ..primitives.linalg_sqrtm import sqrtm as _sqrtm
 
 # Pade (13, 13) coefficients of exp, and the largest 1-norm for which it is accurate to
 # double precision without scaling (Higham 2005, "The scaling and squaring method for the
@@ -66,10 +67,17 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     return lax.fori_loop(0, int(max_squarings), square, r)
 
 
+@returns_arrays
 def sqrtm(A, blocksize=1):
-    raise NotImplementedError("scipy.linalg.sqrtm needs a Schur decomposition, which xforms "
-                              "does not provide; for Hermitian positive semi-definite A use "
-                              "eigh: v @ diag(sqrt(w)) @ v^H")
+    """The principal square root of A (batched over leading dims), complex like JAX's (also
+    for real A), by a complex Schur form; CPU only.  Differentiable (JAX's is not): the
+    tangent solves S dS + dS S = dA, an n^2-sized linear system (small matrices).
+
+        >>> xsl.sqrtm(xnp.array([[4.0, 0.0], [0.0, 9.0]]))     # diag(2, 3) + 0j
+    """
+    if not isinstance(blocksize, (int, np.integer)) or blocksize < 1:
+        raise ValueError(f"sqrtm: blocksize must be an integer >= 1, got {blocksize!r}")
+    return _sqrtm(matrix_operand("sqrtm", A))
 
 
 def _kron_eye_left(a, m):

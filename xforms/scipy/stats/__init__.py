@@ -7,7 +7,11 @@ xforms.scipy.special and xforms.numpy (so they fuse, batch and differentiate lik
 Differentiable in x and in loc/scale; derivatives in shape parameters that go through
 gammainc/betainc (chi2.cdf's df, gamma.cdf's a, beta.cdf's a and b, t.cdf's df, poisson.cdf's
 k) raise NotImplementedError.  multivariate_normal needs xforms.numpy.linalg.cholesky and
-xforms.scipy.linalg.solve_triangular.
+xforms.scipy.linalg.solve_triangular.  Location-scale methods share one helper
+(`_util.standardized` / `quantile`: f(x, *shape, loc=0, scale=1) = g((x - loc) / scale)).
+Not provided: gaussian_kde, mode, rankdata, sem, poisson.entropy.
 """
-from . import (bernoulli, beta, binom, cauchy, chi2, dirichlet, expon, gamma, geom,  # noqa
-               laplace, logistic, lognorm, multivariate_normal, norm, poisson, t, uniform)
+from . import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon,  # noqa
+               gamma, gennorm, geom, gumbel_l, gumbel_r, laplace, logistic, lognorm,
+               multinomial, multivariate_normal, nbinom, norm, pareto, poisson, t, truncnorm,
+               uniform, vonmises, wrapcauchy)

@@ -27,3 +27,59 @@ def log_prob(p, q):
     (there q is the accurate one)."""
     big = p > 0.5
     return xnp.where(big, xnp.log1p(-xnp.where(big, q, 0.0)), xnp.log(xnp.where(big, 1.0, p)))
+
+
+def _loc_scale(args, kwargs, nshape, name):
+    """(shape parameters, loc, scale) from f(x, *shape, loc=0, scale=1)'s arguments."""
+    if len(args) > nshape + 2:
+        raise TypeError(f"{name}: takes at most {nshape + 3} positional arguments "
+                        f"(x, {nshape} shape parameter(s), loc, scale), got {len(args) + 1}")
+    extra = set(kwargs) - {"loc", "scale"}
+    if extra:
+        raise TypeError(f"{name}: unexpected keyword argument(s) {sorted(extra)}")
+    rest = list(args[nshape:]) + [kwargs.get("loc", 0), kwargs.get("scale", 1)][
+        len(args) - nshape:]
+    return list(args[:nshape]), rest[0], rest[1]
+
+
+def standardized(dist, method, fn, *, nshape=0, density=False, reflect=False):
+    """A location-scale method f(x, *shape, loc=0, scale=1) = fn(z, *shape) with
+    z = (x - loc) / scale, or (loc - x) / scale with `reflect` (the survival functions of
+    symmetric laws); a log-density (`density`) subtracts log(scale).  Arguments promote and
+    broadcast together (floats).
+
+        >>> cdf = standardized("norm", "cdf", special.ndtr)
+    """
+    name = f"{dist}.{method}"
+
+    def f(x, *args, **kwargs):
+        shape, loc, scale = _loc_scale(args, kwargs, nshape, name)
+        x, *shape, loc, scale = floats(x, *shape, loc, scale, name=name)
+        z = (loc - x) / scale if reflect else (x - loc) / scale
+        out = fn(z, *shape)
+        return out - xnp.log(scale) if density else out
+    f.__name__, f.__qualname__ = method, name
+    f.__doc__ = f"{name}(x, {'shape, ' * nshape}loc=0, scale=1) (jax.scipy.stats)"
+    return returns_arrays(f)
+
+
+def quantile(dist, method, fn, *, nshape=0, reflect=False):
+    """A location-scale quantile f(q, *shape, loc=0, scale=1) = loc + scale fn(q, *shape)
+    (loc - scale fn(q, *shape) with `reflect`: isf of symmetric laws)."""
+    name = f"{dist}.{method}"
+
+    def f(q, *args, **kwargs):
+        shape, loc, scale = _loc_scale(args, kwargs, nshape, name)
+        q, *shape, loc, scale = floats(q, *shape, loc, scale, name=name)
+        v = fn(q, *shape) * scale
+        return loc - v if reflect else loc + v
+    f.__name__, f.__qualname__ = method, name
+    return returns_arrays(f)
+
+
+def log1mexp(a):
+    """log(1 - exp(a)) for a <= 0, accurate at both ends (log(-expm1(a)) near 0,
+    log1p(-exp(a)) below -log 2)."""
+    near = a > -0.6931471805599453
+    return xnp.where(near, xnp.log(-xnp.expm1(xnp.where(near, a, -1.0))),
+                     xnp.log1p(-xnp.exp(xnp.where(near, -1.0, a))))

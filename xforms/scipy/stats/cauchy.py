@@ -2,48 +2,19 @@
 import math
 
 from ... import numpy as xnp
-from ._util import api, exp_of, floats
+from ._util import exp_of, quantile, standardized
 
 
-@api
-def logpdf(x, loc=0, scale=1):
-    x, loc, scale = floats(x, loc, scale, name="cauchy.logpdf")
-    z = (x - loc) / scale
-    return -math.log(math.pi) - xnp.log(scale) - xnp.log1p(z * z)
+def _cdf(z):
+    return 0.5 + xnp.arctan(z) / math.pi
 
 
+logpdf = standardized("cauchy", "logpdf", lambda z: -math.log(math.pi) - xnp.log1p(z * z),
+                      density=True)
 pdf = exp_of(logpdf)
-
-
-@api
-def cdf(x, loc=0, scale=1):
-    x, loc, scale = floats(x, loc, scale, name="cauchy.cdf")
-    return 0.5 + xnp.arctan((x - loc) / scale) / math.pi
-
-
-@api
-def logcdf(x, loc=0, scale=1):
-    return xnp.log(cdf(x, loc, scale))
-
-
-@api
-def sf(x, loc=0, scale=1):
-    x, loc, scale = floats(x, loc, scale, name="cauchy.sf")
-    return 0.5 - xnp.arctan((x - loc) / scale) / math.pi
-
-
-@api
-def logsf(x, loc=0, scale=1):
-    return xnp.log(sf(x, loc, scale))
-
-
-@api
-def ppf(q, loc=0, scale=1):
-    q, loc, scale = floats(q, loc, scale, name="cauchy.ppf")
-    return loc + scale * xnp.tan(math.pi * (q - 0.5))
-
-
-@api
-def isf(q, loc=0, scale=1):
-    q, loc, scale = floats(q, loc, scale, name="cauchy.isf")
-    return loc + scale * xnp.tan(math.pi * (0.5 - q))
+cdf = standardized("cauchy", "cdf", _cdf)
+logcdf = standardized("cauchy", "logcdf", lambda z: xnp.log(_cdf(z)))
+sf = standardized("cauchy", "sf", _cdf, reflect=True)
+logsf = standardized("cauchy", "logsf", lambda z: xnp.log(_cdf(z)), reflect=True)
+ppf = quantile("cauchy", "ppf", lambda q: xnp.tan(math.pi * (q - 0.5)))
+isf = quantile("cauchy", "isf", lambda q: xnp.tan(math.pi * (q - 0.5)), reflect=True)

@@ -2,21 +2,14 @@
 import math
 
 from ... import numpy as xnp
-from ._util import api, exp_of, floats
+from ._util import exp_of, standardized
 
 
-@api
-def logpdf(x, loc=0, scale=1):
-    x, loc, scale = floats(x, loc, scale, name="laplace.logpdf")
-    return -math.log(2) - xnp.log(scale) - xnp.abs(x - loc) / scale
-
-
-pdf = exp_of(logpdf)
-
-
-@api
-def cdf(x, loc=0, scale=1):
-    x, loc, scale = floats(x, loc, scale, name="laplace.cdf")
-    z = (x - loc) / scale
+def _cdf(z):
     half = 0.5 * xnp.exp(-xnp.abs(z))
     return xnp.where(z <= 0, half, 1 - half)
+
+
+logpdf = standardized("laplace", "logpdf", lambda z: -math.log(2) - xnp.abs(z), density=True)
+pdf = exp_of(logpdf)
+cdf = standardized("laplace", "cdf", _cdf)

@@ -1,39 +1,17 @@
 """Logistic distribution: jax.scipy.stats.logistic."""
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats
+from ._util import exp_of, quantile, standardized
 
 
-@api
-def logpdf(x, loc=0, scale=1):
-    x, loc, scale = floats(x, loc, scale, name="logistic.logpdf")
-    z = (x - loc) / scale
+def _logpdf(z):
     a = xnp.abs(z)
-    return -a - 2 * xnp.log1p(xnp.exp(-a)) - xnp.log(scale)
+    return -a - 2 * xnp.log1p(xnp.exp(-a))
 
 
+logpdf = standardized("logistic", "logpdf", _logpdf, density=True)
 pdf = exp_of(logpdf)
-
-
-@api
-def cdf(x, loc=0, scale=1):
-    x, loc, scale = floats(x, loc, scale, name="logistic.cdf")
-    return sp.expit((x - loc) / scale)
-
-
-@api
-def sf(x, loc=0, scale=1):
-    x, loc, scale = floats(x, loc, scale, name="logistic.sf")
-    return sp.expit((loc - x) / scale)
-
-
-@api
-def ppf(q, loc=0, scale=1):
-    q, loc, scale = floats(q, loc, scale, name="logistic.ppf")
-    return sp.logit(q) * scale + loc
-
-
-@api
-def isf(q, loc=0, scale=1):
-    q, loc, scale = floats(q, loc, scale, name="logistic.isf")
-    return loc - sp.logit(q) * scale
+cdf = standardized("logistic", "cdf", sp.expit)
+sf = standardized("logistic", "sf", sp.expit, reflect=True)
+ppf = quantile("logistic", "ppf", sp.logit)
+isf = quantile("logistic", "isf", sp.logit, reflect=True)
