@@ -7,22 +7,32 @@ holds ctypes pointers into the MPI library, which Numba cannot keep in its disk 
 module is marked `NO_DISK_CACHE` and compiled once per process.
 
 psum/pmax/pmin of several operands of one dtype travel in one packed message when they are
-small (JAX users pass whole gradient pytrees to `pmean`); large operands are reduced
-straight from their buffer into the output buffer.  Every call checks the MPI status.
+small (JAX users pass whole gradient pytrees to `pmean`).  A large operand is reduced in
+place (MPI_IN_PLACE, kernels/mpi_inplace.py) when the buffer planner handed its buffer to
+the result: the operand is the kernel's own intermediate and nothing reads it afterwards
+(the facts declare `inplace="each"`, kernels/fusion.py checks lifetimes).  Otherwise (a
+kernel input, a value still live, an operand sharing its buffer with another operand) it is
+reduced from its buffer into a fresh one: a functional program never sees an input
+change.  Every call checks the MPI status.
 
-    A = ...                      # the generated code for `lax.psum((g1, g2), "i")`
+    # the generated code for `lax.psum((g1, g2, big), "i")`, big dead afterwards
     _pk1 = np.empty(n1 + n2, np.float64); _pk1[0:n1] = G1.reshape(-1); ...
     _st = nm_allreduce(_pk1, _pk2, nm_SUM)
+    C = BIG
+    _st = ip_allreduce(C.reshape(-1), ip_op_SUM)
 """
 import numpy as np
 
+from xforms.ir import Var
 from xforms.primitives import collectives as C
 
+from . import mpi_inplace
 from .emit_cpu import OP_RULES, _unsupported, dtype_str
 from .user_prims import NO_DISK_CACHE
 
 PACK_MAX_ELEMENTS = 1 << 16      # operands this small are packed into one message
 _OPS = {C.psum_p: "SUM", C.pmax_p: "MAX", C.pmin_p: "MIN"}
+_DTYPES = ("float64", "float32", "int64", "int32", "uint8")
 
 
 def _start(em, eqn):
@@ -31,9 +41,9 @@ def _start(em, eqn):
         raise _unsupported(eqn, "compiled code reaches only MPI COMM_WORLD (numba-mpi); "
                            "pmap over another communicator runs with jit=False")
     for a in list(eqn.invars) + list(eqn.outvars):
-        if np.dtype(a.aval.dtype).kind in "cb":
-            raise _unsupported(eqn, f"MPI collectives in compiled code take real and integer "
-                               f"dtypes, not {a.aval.dtype}")
+        if np.dtype(a.aval.dtype).name not in _DTYPES:
+            raise _unsupported(eqn, f"MPI collectives in compiled code take {_DTYPES} "
+                               f"(numba-mpi's datatypes), not {a.aval.dtype}")
     em.globals.setdefault("_nm", "__import__('numba_mpi')")
     em.globals.setdefault("__xforms_private__", repr(NO_DISK_CACHE))
 
@@ -61,10 +71,17 @@ def _flat_in(em, a):
     return t
 
 
-def _out_buffer(em, v):
-    """-> (1-d name to receive into, finisher) for output Var v."""
+def _out_buffer(em, v, eqn=None):
+    """-> (1-d name to receive into, finisher) for output Var v.  Never a buffer of an
+    operand of `eqn` (MPI forbids a send buffer that overlaps the receive buffer): where
+    the planner gave v an operand's buffer for an in-place reduction that is not taken,
+    v gets a fresh one."""
     if v.aval.shape:
-        em.alloc(v)
+        prev = em.plan.reuse.get(v)
+        if eqn is not None and prev is not None and prev in eqn.invars:
+            em.line(f"{em.A(v)} = np.empty({v.aval.shape!r}, {dtype_str(v.aval.dtype)})")
+        else:
+            em.alloc(v)
         return f"{em.A(v)}.reshape(-1)", lambda: None
     t = em.fresh("mpi_out")
     em.line(f"{t} = np.empty(1, {dtype_str(v.aval.dtype)})")
@@ -84,10 +101,35 @@ def _reduce(em, eqn):
             _packed(em, pairs, dt, allreduce, op)
             continue
         for a, v in pairs:
+            if _in_place(em, eqn, a, v):
+                em.alloc(v)                    # v = a's buffer (a dies here)
+                ip_op = em._global(f"{mpi_inplace.op_handle(_OPS[eqn.prim])}",
+                                   f"ip_op_{_OPS[eqn.prim]}_")
+                _check(em, f"{_ip_fn(em)}({em.A(v)}.reshape(-1), {ip_op})",
+                       "MPI_Allreduce (in place)")
+                continue
             src = _flat_in(em, a)
-            dst, finish = _out_buffer(em, v)
+            dst, finish = _out_buffer(em, v, eqn)
             _check(em, f"{allreduce}({src}, {dst}, {op})", "MPI_Allreduce")
             finish()
+
+
+def _in_place(em, eqn, a, v):
+    """Reduce operand `a` in place as result `v`?  Only when the planner gave v a's buffer
+    (a is the kernel's own and dies here) and no other operand of the collective shares
+    that buffer (the same Var twice, or a reshape view of it), which a later message of
+    this collective would still read."""
+    if not (isinstance(a, Var) and a.aval.shape and em.plan.reuse.get(v) is a):
+        return False
+    st = em.plan.storage.get(a)
+    sharing = [b for b in eqn.invars if isinstance(b, Var) and em.plan.storage.get(b) is st]
+    return (len(sharing) == 1 and mpi_inplace.available()
+            and mpi_inplace.dtype_supported(a.aval.dtype))
+
+
+def _ip_fn(em):
+    em.globals.setdefault("_ip", "__import__('kernels.mpi_inplace', fromlist=['_'])")
+    return em._global("_ip.allreduce_inplace", "ip_allreduce_")
 
 
 def _packed(em, pairs, dt, allreduce, op):
@@ -106,7 +148,7 @@ def _packed(em, pairs, dt, allreduce, op):
     for a, v in pairs:
         n = max(a.aval.size, 1)
         if v.aval.shape:
-            em.alloc(v)
+            em.alloc(v)                        # may be a's buffer: a is packed already
             em.line(f"{em.A(v)}.reshape(-1)[:] = {recv}[{off}:{off + n}]")
         else:
             em.line(f"{em.s(v)} = {recv}[{off}]")

@@ -73,6 +73,51 @@ def case_explicit():
     close(row, np.arange(2.0) + 2 * R)
 
 
+BIG = (1 << 16) + 8           # above kernels/lower_mpi.PACK_MAX_ELEMENTS: never packed
+
+
+def in_place(f, *args):
+    """Does f's compiled code reduce in place (MPI_IN_PLACE)?"""
+    return "ip_allreduce" in xf.jit(f).lower(*args).as_text()
+
+
+def case_inplace():
+    """A large operand the kernel made and nothing else reads is reduced in place; an input
+    or a value still live is not, and never changes."""
+    x = np.linspace(-1.0, 1.0, BIG) + R
+    x0 = x.copy()
+    other = np.linspace(-1.0, 1.0, BIG) + (1 - R)
+    total = x0 + other
+    dead = lambda v: mpi.allreduce(v * 2.0) + 1.0                     # noqa: E731
+    live = lambda v: (mpi.allreduce(v * 2.0), v * 2.0)               # noqa: E731
+    direct = lambda v: mpi.allreduce(v)                              # noqa: E731
+    loop = lambda v: lax.fori_loop(0, 3, lambda i, c: mpi.allreduce(c, "max"), v)  # noqa
+    assert in_place(dead, x) and in_place(loop, x)
+    assert not in_place(live, x) and not in_place(direct, x)
+    close(xf.jit(dead)(x), 2.0 * total + 1.0)
+    s, w = xf.jit(live)(x)
+    close(s, 2.0 * total)
+    close(w, 2.0 * x0)
+    close(xf.jit(direct)(x), total)
+    close(xf.jit(loop)(x), np.maximum(x0, other))
+    np.testing.assert_array_equal(x, x0)          # the caller's array is untouched
+    # the same buffer twice (an operand and a view of it): in place would corrupt the second
+    shared = xf.pmap(lambda v: lax.psum((v * 2.0, (v * 2.0).reshape(8, -1)), "i"),
+                     axis_name="i")
+    a, b = shared(x)
+    close(a, 2.0 * total)
+    close(b, 2.0 * total.reshape(8, -1))
+    # a large gradient is reduced in place, as data-parallel training does
+    loss = lambda w, d: xnp.sum(xnp.tanh(w * d) ** 2)               # noqa: E731
+    step = lambda w, d: lax.pmean(xf.grad(loss)(w, d), "i")         # noqa: E731
+    w = np.linspace(0.5, -0.5, BIG)                 # the same parameters on every rank
+    g = xf.pmap(step, axis_name="i")(w, x)
+    want = xf.vmap(step, in_axes=(None, 0), axis_name="i")(w, np.stack(
+        [x0, other] if R == 0 else [other, x0]))
+    close(g, want[R])
+    assert "ip_allreduce" in xf.pmap(step, axis_name="i")._call.lower(w, x).as_text()
+
+
 def case_mismatch():
     f = xf.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
     try:

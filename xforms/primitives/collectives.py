@@ -25,6 +25,7 @@ import numpy as np
 from .. import core
 from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
+from ..facts import OP, declare
 from ..transforms.jvp import Zero, deflinear, defjvp_zero, jvp_rules, instantiate
 from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import moveaxis, named_vmap_rules, vmap_rules
@@ -70,6 +71,9 @@ def _def_reducer(name, reduce, scale):
     def other_axis(args, dims, *, axes, comm):       # elementwise across the batch
         return p.bind(*args, axes=axes, comm=comm), list(dims)
     vmap_rules[p] = other_axis
+    # result i may take operand i's buffer when the operand dies here: compiled code then
+    # reduces in place (kernels/lower_mpi.py)
+    declare(p, OP, inplace="each")
     return p
 
 
