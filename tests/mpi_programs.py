@@ -78,7 +78,7 @@ BIG = (1 << 16) + 8           # above kernels/lower_mpi.PACK_MAX_ELEMENTS: never
 
 def in_place(f, *args):
     """Does f's compiled code reduce in place (MPI_IN_PLACE)?"""
-    return "ip_allreduce" in xf.jit(f).lower(*args).as_text()
+    return "mc_allreduce_inplace" in xf.jit(f).lower(*args).as_text()
 
 
 def case_inplace():
@@ -115,7 +115,54 @@ def case_inplace():
     want = xf.vmap(step, in_axes=(None, 0), axis_name="i")(w, np.stack(
         [x0, other] if R == 0 else [other, x0]))
     close(g, want[R])
-    assert "ip_allreduce" in xf.pmap(step, axis_name="i")._call.lower(w, x).as_text()
+    assert "mc_allreduce_inplace" in xf.pmap(step, axis_name="i")._call.lower(w, x).as_text()
+
+
+ALONE, ONE = ((0,), (1,)), ((1, 0),)    # each rank its own group; one group, reversed
+GROUPED = {
+    "psum_alone": lambda v: lax.psum(v, "i", axis_index_groups=ALONE),
+    "psum_one": lambda v: lax.psum((v, v[0] * 3.0), "i", axis_index_groups=ONE),
+    "pmean": lambda v: lax.pmean(v * 2.0, "i", axis_index_groups=ONE),
+    "pmax_alone": lambda v: lax.pmax(v, "i", axis_index_groups=ALONE),
+    "pmin": lambda v: lax.pmin(v, "i", axis_index_groups=ONE),
+    "all_gather": lambda v: lax.all_gather(v, "i", axis_index_groups=ONE),
+    "all_gather_alone": lambda v: lax.all_gather(v, "i", axis_index_groups=ALONE, tiled=True),
+    "psum_scatter": lambda v: lax.psum_scatter(xnp.stack([v, 2.0 * v]), "i",
+                                               axis_index_groups=ONE),
+}
+# jax.pmap(f, axis_name="i") of the programs above on 2 host devices (JAX 0.10.2, x64)
+GROUPED_JAX = {'psum_alone': [[0.5, -1.0, 2.0], [1.5, 3.0, -0.25]], 'psum_one': ([[2.0, 2.0, 1.75], [2.0, 2.0, 1.75]], [6.0, 6.0]), 'pmean': [[2.0, 2.0, 1.75], [2.0, 2.0, 1.75]], 'pmax_alone': [[0.5, -1.0, 2.0], [1.5, 3.0, -0.25]], 'pmin': [[0.5, -1.0, -0.25], [0.5, -1.0, -0.25]], 'all_gather': [[[1.5, 3.0, -0.25], [0.5, -1.0, 2.0]], [[1.5, 3.0, -0.25], [0.5, -1.0, 2.0]]], 'all_gather_alone': [[0.5, -1.0, 2.0], [1.5, 3.0, -0.25]], 'psum_scatter': [[4.0, 4.0, 3.5], [2.0, 2.0, 1.75]]}  # noqa: E501
+GROUPED_JAX_GRAD = [[3.6708769299341895, 6.803725012177456, 0.956977346811869], [18.107604579794028, 39.89796917350737, 3.980259979413915]]  # noqa: E501
+X2 = np.array([[0.5, -1.0, 2.0], [1.5, 3.0, -0.25]])
+
+
+def grouped_loss(v):
+    return (xnp.sum(xnp.sin(v) * lax.psum(v ** 2, "i", axis_index_groups=ONE))
+            + xnp.sum(lax.all_gather(v, "i", axis_index_groups=ONE)[0] ** 3))
+
+
+def case_groups():
+    """axis_index_groups: each group reduces / gathers over its own sub-communicator, in
+    compiled code and eagerly; values and a gradient from JAX's pmap."""
+    for jit in (True, False):
+        for name, f in GROUPED.items():
+            got, want = xf.pmap(f, axis_name="i", jit=jit)(X2[R]), GROUPED_JAX[name]
+            for g, w in (zip(got, want) if isinstance(want, tuple) else [(got, want)]):
+                close(g, np.asarray(w)[R])
+        close(xf.pmap(xf.grad(grouped_loss), axis_name="i", jit=jit)(X2[R]),
+              GROUPED_JAX_GRAD[R])
+    # a large operand reduced in place over the group's communicator
+    x = np.linspace(-1.0, 1.0, BIG) + R
+    f = xf.pmap(lambda v: lax.psum(v * 2.0, "i", axis_index_groups=ONE), axis_name="i")
+    close(f(x), 2.0 * (2.0 * np.linspace(-1.0, 1.0, BIG) + 1.0))
+    assert "mc_allreduce_inplace" in f._call.lower(x).as_text()
+    try:
+        xf.pmap(lambda v: lax.psum(v, "i", axis_index_groups=((0,),)), axis_name="i",
+                abort_on_error=False)(x)
+    except ValueError as e:
+        assert "cover all indices exactly once" in str(e), e
+    else:
+        raise AssertionError("no error for groups that miss a rank")
 
 
 def case_mismatch():

@@ -24,7 +24,8 @@ def mpirun(*args, timeout=420, **env_extra):
                           capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.parametrize("case", ["collectives", "grads", "explicit", "mismatch", "inplace"])
+@pytest.mark.parametrize("case", ["collectives", "grads", "explicit", "mismatch", "inplace",
+                                  "groups"])
 def test_two_ranks(case):
     r = mpirun("tests/mpi_programs.py", case)
     assert r.returncode == 0, f"{case} failed:\n{r.stdout[-4000:]}\n{r.stderr[-6000:]}"
