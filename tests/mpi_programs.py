@@ -14,8 +14,8 @@ R, N = mpi.rank(), mpi.size()
 assert N == 2, "run with mpiexec -n 2"
 
 
-def close(a, b):
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+def close(a, b, atol=1e-12):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=atol)
 
 
 def program(v):
@@ -53,6 +53,25 @@ def case_grads():
         1.3, xs[R])
     close(g, want_g[R])
     close(h, want_h[R])
+    # every linear collective's transpose on MPI ranks: all_gather <-> psum_scatter,
+    # ppermute <-> its inverse, all_to_all <-> itself
+    want_g = xf.vmap(xf.grad(loss_linear), in_axes=(None, 0), axis_name="i")(1.3, xs)
+    want_h = xf.vmap(lambda w, x: xf.hvp(lambda u: loss_linear(u, x), (w,), (1.0,))[0],
+                     in_axes=(None, 0), axis_name="i")(1.3, xs)
+    close(xf.pmap(xf.grad(loss_linear), axis_name="i")(1.3, xs[R]), want_g[R])
+    close(xf.pmap(xf.grad(loss_linear), axis_name="i", jit=False)(1.3, xs[R]), want_g[R])
+    close(xf.pmap(lambda w, x: xf.hvp(lambda u: loss_linear(u, x), (w,), (1.0,))[0],
+                  axis_name="i")(1.3, xs[R]), want_h[R], atol=1e-10)   # sums cancel: ~1e-3
+
+
+def loss_linear(w, x):
+    v = xnp.tanh(x * w)
+    m = xnp.outer(v[:2], v)
+    terms = (xnp.sum(lax.all_gather(v, "i") ** 2)
+             + xnp.sum(lax.ppermute(v, "i", [(0, 1)]) * v)
+             + xnp.sum(xnp.sin(lax.psum_scatter(m, "i")))
+             + xnp.sum(lax.all_to_all(m, "i", 0, 1) ** 3))
+    return lax.psum(terms, "i")
 
 
 def case_explicit():
@@ -71,6 +90,24 @@ def case_explicit():
     close(g, np.full(3, 3.0))            # d/dv_r sum_s (s+1) * sum_t v_t = 1 + 2
     row = mpi.scatter(xnp.arange(4.0).reshape(2, 2) if R == 0 else xnp.zeros(2), 0)
     close(row, np.arange(2.0) + 2 * R)
+    both = np.stack([np.arange(3.0), np.arange(3.0) + 1])
+    for out in (mpi.gather(x, 0), xf.jit(lambda v: mpi.gather(v, 0))(x)):
+        close(out, both if R == 0 else x)
+    # derivatives: sendrecv's transpose sends the cotangent back, allgather's reduce-scatters
+    close(xf.grad(lambda v: xnp.sum(mpi.sendrecv(v, 1 - R, 1 - R) * (R + 1.0)))(x),
+          np.full(3, 2.0 - R))
+    close(xf.jit(xf.grad(lambda v: xnp.sum(mpi.allgather(v) * (R + 1.0))))(x), np.full(3, 3.0))
+    if R == 0:
+        mpi.send(x * 10.0, 1, tag=7)
+    else:
+        close(mpi.recv(xnp.zeros(3), 0, tag=7), np.arange(3.0) * 10.0)
+    mpi.barrier()
+    try:
+        xf.jit(lambda v: mpi.send(v, 1 - R))(x)
+    except NotImplementedError as e:
+        assert "xforms.mpi.send inside jit" in str(e), e
+    else:
+        raise AssertionError("send inside jit did not raise")
 
 
 BIG = (1 << 16) + 8           # above kernels/lower_mpi.PACK_MAX_ELEMENTS: never packed
@@ -93,6 +130,11 @@ def case_inplace():
     direct = lambda v: mpi.allreduce(v)                              # noqa: E731
     loop = lambda v: lax.fori_loop(0, 3, lambda i, c: mpi.allreduce(c, "max"), v)  # noqa
     assert in_place(dead, x) and in_place(loop, x)
+    # small arrays of one dtype travel in one message: one allreduce call for three arrays
+    packed = xf.pmap(lambda v: lax.psum((v[:5], v[:7] * 2.0, v[0]), "i"), axis_name="i")
+    assert packed._call.lower(x).as_text().count("nm_allreduce_0(") == 1
+    for g, w in zip(packed(x), (total[:5], 2.0 * total[:7], total[0])):
+        close(g, w)
     assert not in_place(live, x) and not in_place(direct, x)
     close(xf.jit(dead)(x), 2.0 * total + 1.0)
     s, w = xf.jit(live)(x)
@@ -181,6 +223,16 @@ def case_abort():
             raise RuntimeError("deliberate failure on rank 1")
         return lax.psum(v, "i")
     xf.pmap(bad, axis_name="i", jit=False)(np.ones(2))
+    raise AssertionError("should have aborted")
+
+
+def case_abort_jit():
+    """Rank 1 fails while tracing; rank 0 already waits inside the compiled allreduce."""
+    def bad(v):
+        if R == 1:
+            raise RuntimeError("deliberate failure on rank 1")
+        return lax.psum(v, "i")
+    xf.pmap(bad, axis_name="i")(np.ones(2))
     raise AssertionError("should have aborted")
 
 

@@ -32,8 +32,9 @@ def test_two_ranks(case):
     assert r.stdout.count(f"ok {case}") == 2, r.stdout
 
 
-def test_an_error_on_one_rank_aborts_every_rank():
-    r = mpirun("tests/mpi_programs.py", "abort", timeout=120)
+@pytest.mark.parametrize("case", ["abort", "abort_jit"])
+def test_an_error_on_one_rank_aborts_every_rank(case):
+    r = mpirun("tests/mpi_programs.py", case, timeout=120)
     assert r.returncode != 0
     assert "rank 1/2] RuntimeError" in r.stderr and "deliberate failure" in r.stderr, r.stderr
     assert "should have aborted" not in r.stderr + r.stdout

@@ -276,8 +276,13 @@ vmap_rules[sendrecv_p] = lambda args, dims, **params: ([sendrecv_p.bind(args[0],
                                                        [dims[0]])
 
 
+def _contig(x):
+    """x as a C-contiguous array, rank 0 kept (np.ascontiguousarray makes it 1-d)."""
+    return np.asarray(x, order="C")
+
+
 def _mpi_sendrecv(comm, x, source, dest):
-    x = np.ascontiguousarray(x)
+    x = _contig(x)
     out = np.empty_like(x)
     comm.comm.Sendrecv(x, dest=dest, recvbuf=out, source=source)
     return [out]
@@ -290,7 +295,7 @@ def _mpi_reduce(op_name):
         op = getattr(MPI, op_name)
         outs = []
         for x in xs:
-            x = np.ascontiguousarray(x)
+            x = _contig(x)
             out = np.empty_like(x)
             comm.comm.Allreduce(x, out, op=op)
             outs.append(out)
@@ -299,21 +304,21 @@ def _mpi_reduce(op_name):
 
 
 def _mpi_all_gather(comm, x, *, axis_size):
-    x = np.ascontiguousarray(x)
+    x = _contig(x)
     out = np.empty((axis_size,) + x.shape, x.dtype)
     comm.comm.Allgather(x, out)
     return [out]
 
 
 def _mpi_psum_scatter(comm, x, *, axis_size):
-    x = np.ascontiguousarray(x)
+    x = _contig(x)
     out = np.empty(x.shape[1:], x.dtype)
     comm.comm.Reduce_scatter_block(x, out)
     return [out]
 
 
 def _mpi_ppermute(comm, x, *, perm):
-    x = np.ascontiguousarray(x)
+    x = _contig(x)
     rank = comm.rank
     dst = next((d for s, d in perm if s == rank), None)
     src = next((s for s, d in perm if d == rank), None)
@@ -328,7 +333,7 @@ def _mpi_ppermute(comm, x, *, perm):
 
 
 def _mpi_all_to_all(comm, x, *, axis_size):
-    x = np.ascontiguousarray(x)
+    x = _contig(x)
     out = np.empty_like(x)
     comm.comm.Alltoall(x, out)
     return [out]
