@@ -11,7 +11,6 @@ import xforms.numpy as xnp
 from xforms import lax, mpi
 
 R, N = mpi.rank(), mpi.size()
-assert N == 2, "run with mpiexec -n 2"
 
 
 def close(a, b, atol=1e-12):
@@ -210,6 +209,39 @@ def case_groups():
         raise AssertionError("no error for groups that miss a rank")
 
 
+X4 = np.array([[0.5, -1.0, 2.0], [1.5, 3.0, -0.25], [2.0, 0.0, 1.0], [-1.0, 1.0, 0.5]])
+PAIRS, CROSSED = ((0, 1), (2, 3)), ((0, 2), (3, 1))
+GROUPED4 = {
+    "psum": lambda v: lax.psum(v, "i", axis_index_groups=PAIRS),
+    "psum_crossed": lambda v: lax.psum(v, "i", axis_index_groups=CROSSED),
+    "pmean": lambda v: lax.pmean(v, "i", axis_index_groups=CROSSED),
+    "pmax": lambda v: lax.pmax(v, "i", axis_index_groups=CROSSED),
+    "pmin": lambda v: lax.pmin(v, "i", axis_index_groups=PAIRS),
+    "all_gather": lambda v: lax.all_gather(v, "i", axis_index_groups=CROSSED),
+    "all_gather_tiled": lambda v: lax.all_gather(v, "i", axis_index_groups=CROSSED,
+                                                 tiled=True),
+    "psum_scatter": lambda v: lax.psum_scatter(xnp.stack([v, 2 * v]), "i",
+                                               axis_index_groups=PAIRS),
+    "psum_uneven": lambda v: lax.psum(v, "i", axis_index_groups=((0, 1, 2), (3,))),
+}
+# jax.pmap of the programs above on 4 host devices (JAX 0.10.2, x64)
+GROUPED4_JAX = {'psum': [[2.0, 2.0, 1.75], [2.0, 2.0, 1.75], [1.0, 1.0, 1.5], [1.0, 1.0, 1.5]], 'psum_crossed': [[2.5, -1.0, 3.0], [0.5, 4.0, 0.25], [2.5, -1.0, 3.0], [0.5, 4.0, 0.25]], 'pmean': [[1.25, -0.5, 1.5], [0.25, 2.0, 0.125], [1.25, -0.5, 1.5], [0.25, 2.0, 0.125]], 'pmax': [[2.0, 0.0, 2.0], [1.5, 3.0, 0.5], [2.0, 0.0, 2.0], [1.5, 3.0, 0.5]], 'pmin': [[0.5, -1.0, -0.25], [0.5, -1.0, -0.25], [-1.0, 0.0, 0.5], [-1.0, 0.0, 0.5]], 'all_gather': [[[0.5, -1.0, 2.0], [2.0, 0.0, 1.0]], [[-1.0, 1.0, 0.5], [1.5, 3.0, -0.25]], [[0.5, -1.0, 2.0], [2.0, 0.0, 1.0]], [[-1.0, 1.0, 0.5], [1.5, 3.0, -0.25]]], 'all_gather_tiled': [[0.5, -1.0, 2.0, 2.0, 0.0, 1.0], [-1.0, 1.0, 0.5, 1.5, 3.0, -0.25], [0.5, -1.0, 2.0, 2.0, 0.0, 1.0], [-1.0, 1.0, 0.5, 1.5, 3.0, -0.25]], 'psum_scatter': [[2.0, 2.0, 1.75], [4.0, 4.0, 3.5], [1.0, 1.0, 1.5], [2.0, 2.0, 3.0]], 'psum_uneven': [[4.0, 2.0, 2.75], [4.0, 2.0, 2.75], [4.0, 2.0, 2.75], [-1.0, 1.0, 0.5]]}  # noqa: E501
+
+
+def case_groups4():
+    """4 ranks: pairs, crossed pairs (listed out of order) and uneven groups, as JAX."""
+    assert N == 4, "run with mpiexec -n 4"
+    for name, f in GROUPED4.items():
+        close(xf.pmap(f, axis_name="i")(X4[R]), np.asarray(GROUPED4_JAX[name])[R])
+    try:
+        xf.pmap(lambda v: lax.pmean(v, "i", axis_index_groups=((0, 1, 2), (3,))),
+                axis_name="i", abort_on_error=False)(X4[R])
+    except ValueError as e:
+        assert "first group's size" in str(e), e
+    else:
+        raise AssertionError("pmean over groups of different sizes did not raise")
+
+
 def case_mismatch():
     f = xf.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
     try:
@@ -241,5 +273,6 @@ def case_abort_jit():
 
 if __name__ == "__main__":
     name = sys.argv[1]
+    assert N == (4 if name == "groups4" else 2), f"run {name} with mpiexec -n {N}"
     globals()[f"case_{name}"]()
     print(f"ok {name} rank {R}", flush=True)

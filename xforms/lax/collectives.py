@@ -86,6 +86,12 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     """Mean of `x` over the named axis, or over this member's group of
     `axis_index_groups` (integers give floats, as in JAX)."""
     _, size, _ = _grouped(axis_name, axis_index_groups, "pmean")
+    if axis_index_groups is not None and len({len(g) for g in axis_index_groups}) > 1:
+        # JAX 0.10.2 divides every group's sum by the FIRST group's size (its constant psum
+        # of 1 takes len(groups[0])): a wrong mean for the other groups; refuse, not guess
+        raise ValueError(f"pmean: axis_index_groups of different sizes {axis_index_groups} "
+                         "(JAX divides every group by the first group's size); use psum "
+                         "and divide by your group's size")
     total = psum(x, axis_name, axis_index_groups=axis_index_groups)
 
     def mean(t):
