@@ -587,10 +587,12 @@ def assign_storage(plan, owned=()):
                 continue
             s, src = None, st.eqn.invars[0] if st.kind == "op" else None
             f = st.eqn.prim.facts if st.kind == "op" else None
+            if f is not None and f.inplace == "each":      # result i <- operand i
+                src = st.eqn.invars[st.eqn.outvars.index(v)]
             if f is not None and f.aliases is not None:
                 src = st.eqn.invars[f.aliases]
                 s = storage.get(src) if isinstance(src, Var) else None   # same buffer
-            elif (f is not None and f.inplace == 0 and src in storage
+            elif (f is not None and f.inplace in (0, "each") and src in storage
                   and not storage[src].external and not storage[src].is_output
                   and storage[src].owner is src and live_until[storage[src]] <= k):
                 s = storage[src]                                 # update in place

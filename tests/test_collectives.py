@@ -108,3 +108,25 @@ def test_bad_parameters():
         xf.vmap(lambda v: lax.ppermute(v, "i", [(0, 1), (1, 1)]), axis_name="i")(X)
     with pytest.raises(ValueError, match="divisible"):
         xf.vmap(lambda v: lax.all_to_all(v, "i", 0, 0, tiled=True), axis_name="i")(X)
+
+
+@pytest.mark.parametrize("name", ["psum", "pmean", "pmax", "pmin", "all_gather",
+                                  "psum_scatter"])
+def test_axis_index_groups_under_vmap_raise_as_in_jax(name):
+    # JAX 0.10.2: NotImplementedError("axis_index_groups not supported in vmap collectives")
+    # for each of these; groups work under xforms.pmap (tests/mpi_programs.py case_groups)
+    fn = getattr(lax, name)
+    with pytest.raises(NotImplementedError, match="axis_index_groups not supported in vmap"):
+        xf.vmap(lambda v: fn(v, "i", axis_index_groups=[[0, 1], [2, 3]]), axis_name="i")(X)
+
+
+def test_axis_index_groups_must_partition_the_axis():
+    for bad in ([[0, 1], [1, 2]], [[0, 1], [2]], [[0, 1], [2, 3], []], [[0, 1, 2, 3, 4]]):
+        with pytest.raises(ValueError, match="cover all indices exactly once"):
+            xf.vmap(lambda v: lax.psum(v, "i", axis_index_groups=bad), axis_name="i")(X)
+    with pytest.raises(ValueError, match="same size"):
+        xf.vmap(lambda v: lax.all_gather(v, "i", axis_index_groups=[[0, 1, 2], [3]]),
+                axis_name="i")(X)
+    with pytest.raises(NotImplementedError, match="all_to_all: axis_index_groups"):
+        xf.vmap(lambda v: lax.all_to_all(v, "i", 0, 0, axis_index_groups=[[0, 1], [2, 3]]),
+                axis_name="i")(X)

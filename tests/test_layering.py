@@ -35,7 +35,7 @@ LAYERS = [
                      "kernels.shape_symbols", "kernels.codegen", "kernels.scalar_rules",
                      "kernels.cuda.scalar_cuda",
                      "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool",
-                     "kernels.linalg_runtime"]),
+                     "kernels.linalg_runtime", "kernels.mpi_calls"]),
     ("planning", ["kernels.user_prims", "kernels.passes", "kernels.fusion", "kernels.loop_ir",
                   "kernels.lower_indexing",
                   "kernels.scalarize", "kernels.scalarize_loops"]),

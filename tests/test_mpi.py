@@ -17,22 +17,31 @@ HAVE_MPI = MPIEXEC is not None and all(importlib.util.find_spec(m) is not None
 pytestmark = pytest.mark.skipif(not HAVE_MPI, reason="MPI not installed: pip install -e '.[mpi]'")
 
 
-def mpirun(*args, timeout=420, **env_extra):
+def mpirun(*args, timeout=420, ranks=2, **env_extra):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1", **env_extra)
-    return subprocess.run([MPIEXEC, "-n", "2", sys.executable, *args], cwd=ROOT, env=env,
+    return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.parametrize("case", ["collectives", "grads", "explicit", "mismatch"])
+@pytest.mark.parametrize("case", ["collectives", "grads", "explicit", "mismatch", "inplace",
+                                  "groups"])
 def test_two_ranks(case):
     r = mpirun("tests/mpi_programs.py", case)
     assert r.returncode == 0, f"{case} failed:\n{r.stdout[-4000:]}\n{r.stderr[-6000:]}"
     assert r.stdout.count(f"ok {case}") == 2, r.stdout
 
 
-def test_an_error_on_one_rank_aborts_every_rank():
-    r = mpirun("tests/mpi_programs.py", "abort", timeout=120)
+def test_axis_index_groups_on_four_ranks():
+    # 4 ranks on however many cores (MPICH oversubscribes): pairs, crossed, uneven groups
+    r = mpirun("tests/mpi_programs.py", "groups4", ranks=4)
+    assert r.returncode == 0, f"{r.stdout[-4000:]}\n{r.stderr[-6000:]}"
+    assert r.stdout.count("ok groups4") == 4, r.stdout
+
+
+@pytest.mark.parametrize("case", ["abort", "abort_jit"])
+def test_an_error_on_one_rank_aborts_every_rank(case):
+    r = mpirun("tests/mpi_programs.py", case, timeout=120)
     assert r.returncode != 0
     assert "rank 1/2] RuntimeError" in r.stderr and "deliberate failure" in r.stderr, r.stderr
     assert "should have aborted" not in r.stderr + r.stdout

@@ -95,7 +95,9 @@ class Facts:
     noop:        fn(eqn) -> bool: the equation returns its first operand unchanged
     reduce_op:   the monoid of a REDUCTION ("sum", "prod", "max", "min", "and", "or",
                  "argmax", "argmin"); reduce_init: fn(dtype) -> initial accumulator
-    inplace:     operand index an op may update in place when that operand dies
+    inplace:     operand index an op may update in place when that operand dies; "each":
+                 result i may take operand i's buffer (an n-ary op with n results of
+                 their operands' shapes, e.g. psum of a tuple)
     aliases:     operand index whose buffer the output views (no copy)
     inline:      fn(eqn) -> ClosedJaxpr to inline for a CALL (None: not inlined)
     carries:     fn(params, param_name, n_inputs) -> indices of a CONTROL primitive's
@@ -113,7 +115,7 @@ class Facts:
     noop: Optional[Callable] = None
     reduce_op: Optional[str] = None
     reduce_init: Optional[Callable] = None
-    inplace: Optional[int] = None
+    inplace: Optional[object] = None      # int or "each"
     aliases: Optional[int] = None
     inline: Optional[Callable] = None
     carries: Optional[Callable] = None

@@ -79,10 +79,13 @@ def bcast(x, root, *, comm=None):
 
 def gather(x, root, *, comm=None):
     """On the root rank, every rank's `x` stacked along axis 0; elsewhere `x` unchanged
-    (mpi4jax's convention)."""
+    (mpi4jax's convention).  Elsewhere it is this rank's row of the gathered array (the
+    same bits as `x`): a program that returned `x` itself would drop the unused gather
+    under jit on those ranks and leave the root waiting; and the derivative then reaches
+    every rank's `x` through the root's result too."""
     c = _comm(comm)
     stacked = allgather(x, comm=c)
-    return stacked if c.rank == root else x
+    return stacked if c.rank == root else stacked[c.rank]
 
 
 def scatter(x, root, *, comm=None):

@@ -24,7 +24,7 @@ def mpi4py_MPI():
 
 class MpiComm:
     """Wraps an mpi4py communicator; equal handles wrap the same communicator."""
-    __slots__ = ("comm", "is_world")
+    __slots__ = ("comm", "is_world", "_groups")
     _handles = {}
 
     def __new__(cls, comm):
@@ -35,6 +35,7 @@ class MpiComm:
             h = object.__new__(cls)
             h.comm = comm
             h.is_world = comm == MPI.COMM_WORLD
+            h._groups = {}
             cls._handles[key] = h
         return h
 
@@ -48,6 +49,24 @@ class MpiComm:
         if comm is None:
             return cls.world()
         return comm if isinstance(comm, MpiComm) else cls(comm)
+
+    def split_groups(self, groups):
+        """The communicator of this rank's group among `groups` (tuples of ranks that
+        partition this communicator), its ranks numbered in the order listed: what
+        `axis_index_groups` means.  Collective (MPI_Comm_split) the first time a grouping
+        is asked for: every rank must ask for it at the same point, as every rank traces
+        the same program under pmap; then cached.
+
+        >>> world.split_groups(((0, 2), (3, 1))).size      # doctest: +SKIP
+        2
+        """
+        sub = self._groups.get(groups)
+        if sub is None:
+            rank = self.rank
+            color = next(i for i, g in enumerate(groups) if rank in g)
+            sub = MpiComm(self.comm.Split(color, groups[color].index(rank)))
+            self._groups[groups] = sub
+        return sub
 
     @property
     def size(self):

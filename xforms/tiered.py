@@ -60,7 +60,9 @@ def eager_cost(jaxpr, limit=None):
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     executed = size = 0
     for eqn in jaxpr.eqns:
-        if eqn.prim not in core.impl_rules:      # no NumPy implementation: compile it
+        # no NumPy implementation, or an MPI collective (every rank must run the same tier:
+        # eager and compiled code send different messages, e.g. unpacked vs packed): compile
+        if eqn.prim not in core.impl_rules or not eqn.prim.trace_time_eval:
             return float("inf"), size
         executed += 1
         size += 1

@@ -32,6 +32,32 @@ def _resolve(axis_name, what):
     return names, size, (comms.pop() if comms else None)
 
 
+def _grouped(axis_name, axis_index_groups, what, same_size=False):
+    """-> (names, size, comm) of a collective among the members of this member's group
+    when `axis_index_groups` is given (JAX's meaning: groups of axis indices that
+    partition the axis; each reduces or gathers over its own members only, in the order
+    listed).  Under pmap over MPI ranks a group is a sub-communicator; JAX 0.10.2 has no
+    groups under vmap, and neither have we (the same NotImplementedError)."""
+    names, size, comm = _resolve(axis_name, what)
+    if axis_index_groups is None:
+        return names, size, comm
+    groups = tuple(tuple(int(i) for i in g) for g in axis_index_groups)
+    if sorted(i for g in groups for i in g) != list(range(size)) or not all(groups):
+        raise ValueError(f"{what}: axis_index_groups must cover all indices exactly once: "
+                         f"non-empty groups partitioning range({size}) for axis "
+                         f"{axis_name!r}, got {groups}")
+    if same_size and len({len(g) for g in groups}) > 1:
+        raise ValueError(f"{what}: axis_index_groups must all be the same size, got {groups}")
+    if len(names) != 1:
+        raise NotImplementedError(f"{what}: axis_index_groups over several axes {names}")
+    if comm is None:
+        raise NotImplementedError(f"{what}: axis_index_groups not supported in vmap "
+                                  "collectives (nor in JAX 0.10.2); xforms.pmap over MPI "
+                                  "ranks supports them")
+    sub = comm.split_groups(groups)
+    return names, sub.size, sub
+
+
 def _tree_apply(x, fn):
     leaves, tree = tree_flatten(x)
     return tree_unflatten(tree, [fn(leaf) for leaf in leaves])
@@ -39,9 +65,7 @@ def _tree_apply(x, fn):
 
 def _reducer(prim, what):
     def collective(x, axis_name, *, axis_index_groups=None):
-        if axis_index_groups is not None:
-            raise NotImplementedError(f"{what}: axis_index_groups")
-        names, _, comm = _resolve(axis_name, what)
+        names, _, comm = _grouped(axis_name, axis_index_groups, what)
         leaves, tree = tree_flatten(x)
         leaves = [core.canonical_value(v) if not isinstance(v, core.Tracer) else v
                   for v in leaves]
@@ -59,8 +83,15 @@ one collective.  >>> xf.vmap(lambda v: lax.psum(v, 'i'), axis_name='i')(xnp.ones
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
-    """Mean of `x` over the named axis (integers give floats, as in JAX)."""
-    _, size, _ = _resolve(axis_name, "pmean")
+    """Mean of `x` over the named axis, or over this member's group of
+    `axis_index_groups` (integers give floats, as in JAX)."""
+    _, size, _ = _grouped(axis_name, axis_index_groups, "pmean")
+    if axis_index_groups is not None and len({len(g) for g in axis_index_groups}) > 1:
+        # JAX 0.10.2 divides every group's sum by the FIRST group's size (its constant psum
+        # of 1 takes len(groups[0])): a wrong mean for the other groups; refuse, not guess
+        raise ValueError(f"pmean: axis_index_groups of different sizes {axis_index_groups} "
+                         "(JAX divides every group by the first group's size); use psum "
+                         "and divide by your group's size")
     total = psum(x, axis_name, axis_index_groups=axis_index_groups)
 
     def mean(t):
@@ -84,8 +115,8 @@ def axis_size(axis_name):
     return _resolve(axis_name, "axis_size")[1]
 
 
-def _single(axis_name, what):
-    names, size, comm = _resolve(axis_name, what)
+def _single(axis_name, what, axis_index_groups=None, same_size=False):
+    names, size, comm = _grouped(axis_name, axis_index_groups, what, same_size)
     if len(names) != 1:
         raise NotImplementedError(f"{what} over several axes {names}")
     return names, size, comm
@@ -112,8 +143,9 @@ def _axis(axis, ndim, what):
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
-    """Stack (or, tiled, concatenate) every member's `x` along `axis`."""
-    names, size, comm = _single(axis_name, "all_gather")
+    """Stack (or, tiled, concatenate) every member's `x` along `axis` (the members of
+    this member's group, in the listed order, with `axis_index_groups` of equal sizes)."""
+    names, size, comm = _single(axis_name, "all_gather", axis_index_groups, same_size=True)
 
     def one(v):
         nd = core.get_aval(v).ndim
@@ -125,8 +157,9 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
 
 
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
-    """Sum over the members and give member k the k-th slice along `scatter_dimension`."""
-    names, size, comm = _single(axis_name, "psum_scatter")
+    """Sum over the members and give member k the k-th slice along `scatter_dimension`
+    (with `axis_index_groups` of equal sizes: over the group, k = the place in it)."""
+    names, size, comm = _single(axis_name, "psum_scatter", axis_index_groups, same_size=True)
 
     def one(v):
         sd = _axis(scatter_dimension, core.get_aval(v).ndim, "psum_scatter")
@@ -159,6 +192,8 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
                tiled=False):
     """Split `x` along `split_axis` into one chunk per member, send chunk k to member k,
     and stack (tiled: concatenate) the received chunks along `concat_axis`."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("all_to_all: axis_index_groups")
     names, size, comm = _single(axis_name, "all_to_all")
 
     def one(v):

@@ -25,6 +25,7 @@ import numpy as np
 from .. import core
 from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
+from ..facts import OP, declare
 from ..transforms.jvp import Zero, deflinear, defjvp_zero, jvp_rules, instantiate
 from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import moveaxis, named_vmap_rules, vmap_rules
@@ -70,6 +71,9 @@ def _def_reducer(name, reduce, scale):
     def other_axis(args, dims, *, axes, comm):       # elementwise across the batch
         return p.bind(*args, axes=axes, comm=comm), list(dims)
     vmap_rules[p] = other_axis
+    # result i may take operand i's buffer when the operand dies here: compiled code then
+    # reduces in place (kernels/lower_mpi.py)
+    declare(p, OP, inplace="each")
     return p
 
 
@@ -272,8 +276,13 @@ vmap_rules[sendrecv_p] = lambda args, dims, **params: ([sendrecv_p.bind(args[0],
                                                        [dims[0]])
 
 
+def _contig(x):
+    """x as a C-contiguous array, rank 0 kept (np.ascontiguousarray makes it 1-d)."""
+    return np.asarray(x, order="C")
+
+
 def _mpi_sendrecv(comm, x, source, dest):
-    x = np.ascontiguousarray(x)
+    x = _contig(x)
     out = np.empty_like(x)
     comm.comm.Sendrecv(x, dest=dest, recvbuf=out, source=source)
     return [out]
@@ -286,7 +295,7 @@ def _mpi_reduce(op_name):
         op = getattr(MPI, op_name)
         outs = []
         for x in xs:
-            x = np.ascontiguousarray(x)
+            x = _contig(x)
             out = np.empty_like(x)
             comm.comm.Allreduce(x, out, op=op)
             outs.append(out)
@@ -295,21 +304,21 @@ def _mpi_reduce(op_name):
 
 
 def _mpi_all_gather(comm, x, *, axis_size):
-    x = np.ascontiguousarray(x)
+    x = _contig(x)
     out = np.empty((axis_size,) + x.shape, x.dtype)
     comm.comm.Allgather(x, out)
     return [out]
 
 
 def _mpi_psum_scatter(comm, x, *, axis_size):
-    x = np.ascontiguousarray(x)
+    x = _contig(x)
     out = np.empty(x.shape[1:], x.dtype)
     comm.comm.Reduce_scatter_block(x, out)
     return [out]
 
 
 def _mpi_ppermute(comm, x, *, perm):
-    x = np.ascontiguousarray(x)
+    x = _contig(x)
     rank = comm.rank
     dst = next((d for s, d in perm if s == rank), None)
     src = next((s for s, d in perm if d == rank), None)
@@ -324,7 +333,7 @@ def _mpi_ppermute(comm, x, *, perm):
 
 
 def _mpi_all_to_all(comm, x, *, axis_size):
-    x = np.ascontiguousarray(x)
+    x = _contig(x)
     out = np.empty_like(x)
     comm.comm.Alltoall(x, out)
     return [out]
