@@ -160,3 +160,20 @@ def test_adaptive_threads_picks_the_faster_setting():
     assert ad.mode == 2
     one = AdaptiveThreads(kernel, threads=1)
     assert one(0.0, 0.0) == numba.get_num_threads()
+
+
+def test_chunked_loops_with_a_varying_batch_size(small_chunks, monkeypatch):
+    """A batch size that varies between calls (kernels/shape_symbols.py) reuses the kernel:
+    the chunk count is computed at run time, so every size is summed in full."""
+    from kernels import codecache
+    monkeypatch.setattr(kcpu, "_threads_available", lambda: True)
+    f = lambda v: (xnp.sum(xnp.sin(v) * xnp.exp(-v * v)), xnp.tanh(v) * 2.0)
+    jf = xf.jit(f)
+    made = []
+    for n in (3000, 5000, 1700, 4096):
+        x = np.random.default_rng(n).uniform(-3, 3, n)
+        got, want = jf(x), f(x)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+        made.append(codecache.stats["made"])
+    assert made[-1] == made[0]
