@@ -11,6 +11,8 @@ elements (best of ``--reps`` runs of the thread's CPU time, or wall time with
 * ``vm``    an ``@njit`` loop ``out[i] = vm_f(a[i])``
 * ``math``  the same loop with the ``math.*`` expression (scalar libm call)
 * ``numpy`` the NumPy ufunc expression with ``out=`` where possible
+* ``vmf``   float32 only: the float32 family (``vmf_*``, computed in float32) where it
+  has the function (what generated code uses for float32 operands)
 
 and reports whether the ``vm`` loop was vectorised: the loop's assembly must
 contain packed double/single arithmetic on ymm/zmm registers
@@ -128,7 +130,8 @@ def main(argv=None):
         pass
     print(f"# {cpu}, {os.cpu_count()} cores, numba {numba.__version__}, numpy {np.__version__}, "
           f"n={args.n}, best of {args.reps} ({'wall' if args.wall else 'thread CPU'} time)")
-    print(f"{'function':12s} {'dtype':8s} {'vm':>7s} {'math':>7s} {'numpy':>7s}  vectorised")
+    print(f"{'function':12s} {'dtype':8s} {'vm':>7s} {'math':>7s} {'numpy':>7s} {'vmf':>7s}"
+          "  vectorised")
     rng = np.random.default_rng(0)
     novec = []
     for name in names:
@@ -142,10 +145,16 @@ def main(argv=None):
             t_math = _best(math_loop, a, out, args.reps, clock)
             t_np = _best(npf, a, out, args.reps, clock)
             vec = _vectorised(vm_loop)
+            f32 = vm.VECMATH_F32.get(vmf.__name__ if hasattr(vmf, "__name__") else "")
+            t_f32 = "-"
+            if dt is np.float32 and f32:
+                f32_loop = _make_loop(getattr(vm, f32))
+                t_f32 = f"{_best(f32_loop, a, out, args.reps, clock):.2f}"
+                vec = vec and _vectorised(f32_loop)
             if not vec:
                 novec.append(f"{name}/{dt.__name__}")
-            print(f"{name:12s} {dt.__name__:8s} {t_vm:7.2f} {t_math:7.2f} {t_np:7.2f}  "
-                  f"{'yes' if vec else 'NO'}")
+            print(f"{name:12s} {dt.__name__:8s} {t_vm:7.2f} {t_math:7.2f} {t_np:7.2f} "
+                  f"{t_f32:>7s}  {'yes' if vec else 'NO'}")
     if novec:
         print("not vectorised:", ", ".join(novec))
     return 0

@@ -11,7 +11,10 @@ Layers, in processing order (each a pure function of the previous one's output):
   cpu.py           the "cpu" backend: compile_cpu(closed, options) -> CpuExecutable
   dispatch.py      the per-signature fast call path used by `xforms.jit`
   cpu_buffers.py   workspace and large-output buffers a compiled function keeps across calls
-  cpu_runtime.py   helpers imported by generated modules; vecmath.py: vectorisable math
+  threads.py       all threads or one per call of a parallel kernel, by measurement
+  cpu_runtime.py   helpers imported by generated modules; vecmath*.py: vectorisable math
+                   (float64 family, vecmath_trig.py sin/cos/tan, vecmath_f32.py float32 in
+                   float32, vecmath_base.py intrinsics and the registry)
   numba_patches.py compile-time fixes for Numba (quadratic lowering, per-statement typing)
 
 Importing this package registers the "cpu" backend with `xforms.jit`.

@@ -41,6 +41,7 @@ from .passes import prepare
 from . import scalarize_loops  # noqa: F401  (registers the loop rules)
 from .scalarize import scalarize
 from .shape_symbols import SymbolTable, choose_symbols, symbolic_copy
+from .threads import AdaptiveThreads
 
 # ClosedJaxpr -> weak reference to its executable, which lives while a jitted function
 # holds it or it is among the most recently used (`_recent`: `xf.jit(f)(x)` written inline
@@ -258,6 +259,8 @@ def _finish(prep):
             sig = codecache.signature_of(prep.sig_spec)
             kernel = codecache.compile_kernel(prep.mod, prep.h, sig,
                                               parallel=em.uses_prange)
+            if em.uses_prange:        # all threads or one, per call (kernels/threads.py)
+                kernel = AdaptiveThreads(kernel)
         except Exception as e:           # never let a raw Numba error reach the user
             raise _lowering_error(e, em, path) from None
     pool = None

@@ -123,7 +123,7 @@ def _vecmath_functions():
     except Exception:              # optional: the generator then falls back to libm
         return {}
     funcs = vecmath.rebuild_with(lambda f: numba.njit(cache=_CACHE)(f))
-    return {name: funcs[name] for name in set(vecmath.VECMATH.values())}
+    return {name: funcs[name] for name in vecmath.PUBLIC_FUNCTIONS}
 
 
 VECMATH_FUNCS = _vecmath_functions()

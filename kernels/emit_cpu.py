@@ -35,9 +35,16 @@ from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name
 OP_RULES = RuleTable()          # prim (or its name) -> rule(emitter, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(emitter, control_step)
 
-# A loop nest of at least this many elements runs its outer loop with prange (when the
-# function may use threads at all: see numba.config.NUMBA_NUM_THREADS).
-PARALLEL_MIN_ELEMENTS = 1 << 20
+# A loop nest of at least this many elements is cut into chunks that run under prange (when
+# the function may use threads at all: numba.config.NUMBA_NUM_THREADS > 1; see `_Nest`).
+# Measured 2026-11-24 on the 2-core VM (loaded: 8 sessions, load 6-11), hand-written chunked
+# loops, best of many runs: two threads cost 12-25 us per loop on top of the work; a
+# transcendental loop (sin*exp, 3 ns/element) gained 1.8x from 65536 elements, a cheap one
+# (a*b+1, 0.5 ns/element) only from ~10^6; under that load the median of any two-thread run
+# was 10-30 ms (the helper thread waits for a time slice), which kernels/threads.py detects
+# per call.  Compiling with parallel=True also costs 2-4 s more per kernel (Numba's parfor
+# passes), so the threshold is conservative: 2**18 elements.
+PARALLEL_MIN_ELEMENTS = 1 << 18
 # Loops of at least this many elements call kernels.vecmath (vectorisable, inlined) instead
 # of libm; smaller loops and straight-line code call libm, which compiles faster.
 VECMATH_MIN_ELEMENTS = 64
@@ -47,17 +54,20 @@ _RESERVED = {"np", "math", "cmath", "numba", "prange", "range", "min", "max", "a
 
 
 def _vecmath_table():
-    """prim -> vectorisable function name, from the primitives' facts (`Facts.vec`)."""
+    """prim -> vectorisable function name, from the primitives' facts (`Facts.vec`), and
+    the float32 and bounded-trig name maps of kernels.vecmath."""
     if not config.VECMATH:
-        return RuleTable()
+        return RuleTable(), {}, {}
     try:
         from .cpu_runtime import VECMATH_FUNCS
+        from .vecmath import TRIG_BOUNDED, VECMATH_F32
     except Exception:        # the module is optional: fall back to libm
-        return RuleTable()
-    return RuleTable({p: p.facts.vec for p in ALL_PRIMITIVES if p.facts.vec in VECMATH_FUNCS})
+        return RuleTable(), {}, {}
+    table = RuleTable({p: p.facts.vec for p in ALL_PRIMITIVES if p.facts.vec in VECMATH_FUNCS})
+    return table, VECMATH_F32, TRIG_BOUNDED
 
 
-VECMATH = _vecmath_table()
+VECMATH, VECMATH_F32, TRIG_BOUNDED = _vecmath_table()
 
 
 class _Ctx:
@@ -65,6 +75,7 @@ class _Ctx:
 
     def __init__(self, em, eqn, size, idx=()):
         self.em, self.params, self.idx, self.prim = em, eqn.params, idx, eqn.prim
+        self.guard = False           # set when `fn` chose a bounded trig function
         self.in_dtypes = [a.aval.dtype for a in eqn.invars]
         self.dtype = eqn.outvars[0].aval.dtype
         self.size = size
@@ -84,9 +95,19 @@ class _Ctx:
         dt = np.dtype(self.in_dtypes[0]) if self.in_dtypes else np.dtype(self.dtype)
         if dt.kind == "c":
             return self.em.global_name(math_name(prim, "cpu_complex"))
-        if prim in VECMATH and self.size >= VECMATH_MIN_ELEMENTS:
-            self.em.vecmath_used.add(VECMATH[prim])
-            return VECMATH[prim]
+        if prim in VECMATH and self.size >= VECMATH_MIN_ELEMENTS and not self.em.libm_only:
+            name = VECMATH[prim]
+            name = VECMATH_F32.get(name, name) if dt == np.float32 else name
+            if name in TRIG_BOUNDED:
+                # sin/cos/tan: the branch-free variant, nan beyond its range, in a loop
+                # that counts nans and is redone with libm when there are any (see
+                # Emitter.emit_loop); libm in that redo or outside a guarded loop
+                if self.em.trig_guard is None:
+                    return self.em.global_name(math_name(prim, "cpu"))
+                name = TRIG_BOUNDED[name]
+                self.guard = True
+            self.em.vecmath_used.add(name)
+            return name
         return self.em.global_name(math_name(prim, "cpu"))
 
     def index(self, d):
@@ -106,6 +127,8 @@ class Emitter(Naming):
         self.runtime_used = set()    # helper functions of kernels.cpu_runtime
         self.globals = {}            # module-level name -> expression (see `lit`)
         self.uses_prange = False
+        self.trig_guard = None       # name of the nan flag of a guarded trig loop (emit_loop)
+        self.libm_only = False       # the rare redo of a guarded loop: libm, compiles faster
         self.names = {}              # Var -> base name
         self.const_params = []       # (param name, value) for ClosedJaxpr consts
         self.line_info = {}          # source line (0-based, in the body) -> eqn
@@ -248,37 +271,31 @@ class Emitter(Naming):
         for eqn, reads in step.body:
             if eqn.prim in REDUCTIONS:
                 reds[eqn] = _Reduction(self, eqn, n, idx)
-        par = (self.allow_parallel and n >= 1 and shape[0] >= 4
-               and size >= PARALLEL_MIN_ELEMENTS
-               and all(r.level is not None and r.level >= 1 for r in reds.values()))
-        self.uses_prange |= par
+        staged = _staged(shape, size, reds)
+        rows = _chunk_rows(shape, size, reds, self.allow_parallel, staged)
         for r in reds.values():
             r.emit_setup()
-        self.loop_local = set()
-        writes = set(step.writes)
-
-        def nest(level):
+        loop = _Nest(self, step, shape, idx, reds, size, rows, staged, vsize)
+        if not _has_bounded_trig(step, vsize, reds, staged):
+            loop.emit()
+            return
+        # sin/cos/tan: branch-free bounded functions (vectorised) while counting the nans
+        # they return; a nan (an argument beyond the reduction's range, inf or nan) redoes
+        # the whole loop with libm.  Loop outputs never share a buffer with loop inputs
+        # (kernels/fusion.py frees a buffer after its last reader), so the redo is safe.
+        self.trig_guard = flag = self.fresh("trig_nan")
+        loop.emit()
+        self.trig_guard = None
+        with self.block(f"if {flag}:"):
             for r in reds.values():
-                if r.level == level:
-                    r.emit_init()
-            if level == n:
-                for eqn, reads in step.body:
-                    self._emit_body_eqn(eqn, reads, idx, writes, reds, vsize)
-            elif shape[level] == 1:
-                nest(level + 1)
-            elif par and level == 0:
-                with self.block(f"for i0 in prange({shape[0]}):"):
-                    nest(1)
-            else:
-                with self.counted_loop(f"i{level}", shape[level]):
-                    nest(level + 1)
-            for r in reds.values():
-                if r.level == level:
-                    r.emit_store()
-        nest(0)
-        self.loop_local = set()
+                r.emit_setup(refill=True)
+            self.libm_only = True
+            try:
+                loop.emit()
+            finally:
+                self.libm_only = False
 
-    def _emit_body_eqn(self, eqn, reads, idx, writes, reds, size):
+    def _emit_body_eqn(self, eqn, reads, idx, writes, reds, size, guard=None):
         why = dtype_refused(eqn, "cpu")
         if why:
             raise _unsupported(eqn, why)
@@ -288,6 +305,7 @@ class Emitter(Naming):
             reds[eqn].emit_update(args[0])
             return
         out = eqn.outvars[0]
+        ctx = None
         if eqn.prim in VIEWS:
             expr = args[0]
         elif user_prims.is_elementwise(eqn):
@@ -297,13 +315,186 @@ class Emitter(Naming):
             if rule is None:
                 raise _unsupported(eqn)
             try:
-                expr = rule(_Ctx(self, eqn, size, idx), *args)
+                ctx = _Ctx(self, eqn, size, idx)
+                expr = rule(ctx, *args)
             except (KeyError, TypeError, ValueError) as e:
                 raise _unsupported(eqn, f"{type(e).__name__}: {e}") from None
         self.line(f"{self.s(out)} = {expr}")
+        if ctx is not None and ctx.guard:
+            self.line(f"{guard} |= {self.s(out)} != {self.s(out)}")
         self.loop_local.add(out)
         if out in writes and idx:
             self.line(f"{self.A(out)}[{', '.join(idx)}] = {self.s(out)}")
+
+
+# Parallel loops and reductions.  A nest of at least PARALLEL_MIN_ELEMENTS elements is cut
+# along its first axis into chunks of CHUNK_ELEMENTS elements (whole rows; the count is
+# fixed by the shape alone); with threads the chunks run under prange.  A reduction to a
+# scalar keeps one partial per chunk and combines the partials in chunk order afterwards,
+# so its value depends neither on NUMBA_NUM_THREADS nor on the scheduling.
+CHUNK_ELEMENTS = 1 << 14
+
+
+# A 1-D loop whose reductions are all floating-point sums or products stages the reduced
+# values through a small buffer: the loop body (no reduction in it) vectorises, and a second
+# loop adds the buffer up in the same order as before (results unchanged, bitwise).  Such a
+# loop is always chunked (one chunk when small), so its sum does not depend on threads.
+STAGE_ELEMENTS = 512
+
+
+def _staged(shape, size, reds):
+    """Whether the loop stages its reductions (see STAGE_ELEMENTS)."""
+    return (len(shape) == 1 and size >= VECMATH_MIN_ELEMENTS and bool(reds)
+            and all(r.level == 0 and not r.arg and r.op in ("sum", "prod")
+                    and r.dt.kind == "f" for r in reds.values()))
+
+
+def _chunk_rows(shape, size, reds, parallel, staged=False):
+    """Rows of axis 0 per chunk, or None when the nest is not cut into chunks: small, one
+    chunk, a reduction that accumulates into an array across axis 0, or no threads and no
+    scalar reduction (chunks only pay for threads, or keep a sum the same with and without
+    them).  A staged loop is always chunked."""
+    if staged:
+        return CHUNK_ELEMENTS
+    if not shape or size < PARALLEL_MIN_ELEMENTS or shape[0] < 2:
+        return None
+    if any(r.level is None for r in reds.values()):
+        return None
+    if not parallel and not any(r.level == 0 for r in reds.values()):
+        return None
+    rows = max(1, CHUNK_ELEMENTS // max(1, size // shape[0]))
+    return rows if -(-shape[0] // rows) >= 2 else None
+
+
+def _has_bounded_trig(step, size, reds, staged=False):
+    """Whether the loop body calls sin/cos/tan that `_Ctx.fn` maps to a bounded function.
+    Not in a loop with a floating-point scalar accumulator: that chain of additions keeps
+    LLVM from vectorising the loop, and in scalar code libm's sin is 5x faster than the
+    branch-free one (9 vs 47 ns measured)."""
+    if size < VECMATH_MIN_ELEMENTS:
+        return False
+    if not staged and any(r.level is not None and r.dt.kind in "fc" for r in reds.values()):
+        return False
+    for eqn, _ in step.body:
+        name = VECMATH.get(eqn.prim) if eqn.prim in VECMATH else None
+        if name is None or not eqn.invars:
+            continue
+        dt = np.dtype(eqn.invars[0].aval.dtype)
+        if dt.kind != "f":
+            continue
+        name = VECMATH_F32.get(name, name) if dt == np.float32 else name
+        if name in TRIG_BOUNDED:
+            return True
+    return False
+
+
+class _Nest:
+    """The loops of one fused step: plain nested loops, or chunks of axis 0 (prange when
+    the emitter may use threads) with per-chunk partials of the scalar reductions."""
+
+    def __init__(self, em, step, shape, idx, reds, size, rows, staged=False, vsize=None):
+        self.em, self.step, self.shape, self.idx = em, step, shape, idx
+        self.reds, self.size, self.rows, self.staged = reds, size, rows, staged
+        self.vsize = size if vsize is None else vsize   # the size the vector math sees
+        self.writes = set(step.writes)
+
+    def emit(self):
+        em = self.em
+        em.loop_local = set()
+        if self.rows is None:
+            if em.trig_guard:
+                em.line(f"{em.trig_guard} = False")
+            self._level(0, em.trig_guard)
+        else:
+            self._chunked()
+        em.loop_local = set()
+
+    def _level(self, level, guard):
+        em, shape, n = self.em, self.shape, len(self.shape)
+        for r in self.reds.values():
+            if r.level == level:
+                r.emit_init()
+        if level == n:
+            for eqn, reads in self.step.body:
+                em._emit_body_eqn(eqn, reads, self.idx, self.writes, self.reds, self.vsize,
+                                  guard)
+        elif shape[level] == 1:
+            self._level(level + 1, guard)
+        else:
+            with em.counted_loop(f"i{level}", shape[level]):
+                self._level(level + 1, guard)
+        for r in self.reds.values():
+            if r.level == level:
+                r.emit_store()
+
+    def _chunked(self):
+        em, rows, n0 = self.em, self.rows, self.shape[0]
+        # the chunk count is computed at run time: shape[0] may be a size symbol that
+        # prints as a name and varies between calls (kernels/shape_symbols.py)
+        nch = em.fresh("nch")
+        em.line(f"{nch} = ({n0} + {rows - 1}) // {rows}")
+        top = [r for r in self.reds.values() if r.level == 0]
+        part = {r: em.fresh("P") for r in top}
+        for r in top:
+            r.emit_partials(part[r], nch)
+        flags = em.fresh("TG") if em.trig_guard else None
+        guard = f"{em.trig_guard}_c" if flags else None
+        if flags:
+            em.line(f"{flags} = np.empty({nch}, np.bool_)")
+        par = (em.allow_parallel and self.size >= PARALLEL_MIN_ELEMENTS
+               and -(-int(n0) // rows) >= 2)
+        em.uses_prange |= par
+        header = f"for ch in prange({nch}):" if par else f"for ch in range({nch}):"
+        with em.block(header):
+            for r in top:
+                r.suffix = "_c"
+                r.emit_init()
+            if guard:
+                em.line(f"{guard} = False")
+            # the mask lets LLVM prove the index non-negative (the prange index reaches
+            # the loop body opaque): Numba's negative-index wraparound then folds away and
+            # the loop vectorises (4x faster; `max(.., 0)` did not fold in serial code)
+            em.line(f"i0 = (ch * {rows}) & 0x3FFFFFFFFFFFFFFF")
+            em.line(f"e0 = min(i0 + {rows}, {n0})")
+            if self.staged:
+                self._staged_rows(top, guard)
+            else:
+                with em.block("while i0 < e0:"):
+                    self._level(1, guard)
+                    em.line("i0 += 1")
+            for r in top:
+                r.emit_partial_store(part[r], "ch")
+                r.suffix = ""
+            if guard:
+                em.line(f"{flags}[ch] = {guard}")
+        if flags:
+            em.line(f"{em.trig_guard} = {flags}.any()")
+        for r in top:           # partials combined in chunk order: deterministic
+            r.emit_init()
+            with em.counted_loop("ch", nch):
+                r.emit_combine(part[r], "ch")
+
+    def _staged_rows(self, top, guard):
+        """The rows of one chunk in blocks: values into buffers (vectorised), then summed
+        in order."""
+        em, B = self.em, STAGE_ELEMENTS
+        bufs = {r: em.fresh("T") for r in top}
+        for r in top:
+            em.line(f"{bufs[r]} = np.empty({B}, {dtype_str(r.dt)})")
+        with em.block("while i0 < e0:"):
+            em.line(f"b0 = min(i0 + {B}, e0)")
+            em.line("k0 = 0")
+            with em.block("while i0 < b0:"):
+                for r in top:
+                    r.stage = bufs[r]
+                self._level(1, guard)
+                for r in top:
+                    r.stage = None
+                em.line("k0 += 1")
+                em.line("i0 += 1")
+            with em.counted_loop("k1", "k0"):
+                for r in top:
+                    r.emit_update(f"{bufs[r]}[k1]")
 
 
 class _Reduction:
@@ -324,6 +515,8 @@ class _Reduction:
         if self.dt.kind == "b":
             op = BOOL_MONOID.get(op, op)
         self.op = op
+        self.suffix = ""             # "_c": the per-chunk accumulator of a chunked nest
+        self.stage = None            # buffer name: updates store into it (_Nest._staged_rows)
 
     def _kidx(self):
         return ", ".join(self.idx[d] for d in self.kept)
@@ -331,7 +524,7 @@ class _Reduction:
     def _names(self):
         em = self.em
         if self.level is not None:
-            base = em.s(self.out)
+            base = em.s(self.out) + self.suffix
             return base, f"{base}_v"
         return f"{em.A(self.out)}[{self._kidx()}]", f"{em.A(self.out)}_V[{self._kidx()}]"
 
@@ -343,9 +536,9 @@ class _Reduction:
             return self.em.lit(neg if self.op == "argmax" else big, self.dt)
         return self.em.lit(reduction_init(self.op, self.dt), self.dt)
 
-    def emit_setup(self):
+    def emit_setup(self, refill=False):
         em = self.em
-        if self.out.aval.shape and (self.level is None or self.level > 0):
+        if not refill and self.out.aval.shape and (self.level is None or self.level > 0):
             em.alloc(self.out)
         if self.level is None:
             if self.arg:
@@ -369,8 +562,39 @@ class _Reduction:
             acc, _ = self._names()
             self.em.line(f"{self.em.A(self.out)}[{self._kidx()}] = {acc}")
 
+    def emit_partials(self, P, nch):
+        """Arrays of the per-chunk partials of a scalar reduction (level 0)."""
+        em = self.em
+        em.line(f"{P} = np.empty({nch}, {dtype_str(self.out.aval.dtype)})")
+        if self.arg:
+            em.line(f"{P}_v = np.empty({nch}, {dtype_str(self.dt)})")
+
+    def emit_partial_store(self, P, c):
+        acc, accv = self._names()
+        self.em.line(f"{P}[{c}] = {acc}")
+        if self.arg:
+            self.em.line(f"{P}_v[{c}] = {accv}")
+
+    def emit_combine(self, P, c):
+        """Fold partial `c` into the accumulator (chunks in order: an arg reduction keeps
+        the first index among equal values, and the first NaN)."""
+        if not self.arg:
+            self.emit_update(f"{P}[{c}]")
+            return
+        em, (acc, accv) = self.em, self._names()
+        x = f"{P}_v[{c}]"
+        cond = f"{x} {'>' if self.op == 'argmax' else '<'} {accv}"
+        if self.dt.kind == "f":
+            cond += f" or ({x} != {x} and {accv} == {accv})"
+        with em.block(f"if {cond}:"):
+            em.line(f"{accv} = {x}")
+            em.line(f"{acc} = {P}[{c}]")
+
     def emit_update(self, x):
         em, op = self.em, self.op
+        if self.stage:
+            em.line(f"{self.stage}[k0] = {x}")
+            return
         acc, accv = self._names()
         if self.arg:
             cmp = ">" if op == "argmax" else "<"

@@ -24,7 +24,8 @@ Approach
   then reconstruction.  Every ``if`` is an arithmetic select
   (``a if c else b``) that LLVM if-converts; all lanes compute everything
   (the one real branch is the libm fallback of vm_sin/vm_cos/vm_tan).
-* Five tiny target-generic Numba intrinsics, no other machinery:
+* Tiny target-generic Numba intrinsics (kernels/vecmath_base.py, which also
+  keeps the registry ``rebuild_with`` uses), no other machinery:
   ``_as_bits``/``_from_bits`` (IEEE-754 bitcast: builds 2**k for exp and
   splits exponent/mantissa for log; vectorises to nothing or to integer
   shifts), ``_like`` (rounds the float64 result to float32 for float32
@@ -33,10 +34,13 @@ Approach
   vectorisation) and ``_mad`` (``llvm.fmuladd``: an FMA where the target has
   one, otherwise mul + add; used only inside polynomial evaluation, never in
   the compensated (2Sum / Cody-Waite) steps).
-* float32: the input is widened exactly, everything runs in float64 and the
-  result is rounded once, so float32 results are correctly rounded except
-  for a ~2**-28 ulp double-rounding window (bound 0.501 ulp).  float32 in ->
-  float32 out; integers are treated as float64.
+* float32, two ways.  ``vm_*`` widen the input exactly, compute in float64
+  and round once (correctly rounded except for a ~2**-28 ulp double-rounding
+  window, bound 0.501 ulp; float32 in -> float32 out; integers are treated
+  as float64).  ``vmf_*`` (kernels/vecmath_f32.py: exp, log, tanh, sin, cos,
+  tan) compute in float32 throughout, twice the lanes, about 3x faster, within
+  ``ERROR_BOUNDS_ULP_F32``; the code generator uses them for float32 operands
+  (``VECMATH_F32``) and ``vm_*`` for the rest.
 * Only arithmetic, ``math.floor/fabs/copysign`` and the intrinsics above are
   used (no NumPy), so ``rebuild_with(decorator)`` can recompile the family for
   another Numba target (e.g. CUDA device functions; not tested here).
@@ -72,38 +76,7 @@ sinh      H + H/(2H+1), H = expm1(|x|)/2 computed scaled (no overflow before
 cosh      G + 1/(4G), G = exp(|x|)/2 computed scaled.
 atan      fdlibm's five intervals (0, 7/16, 11/16, 19/16, 39/16, inf) as
           selects, one division; atan(+-inf) = +-pi/2.
-sin/cos/tan  see below.
-
-Trigonometric functions
------------------------
-``vm_sin_bounded``/``vm_cos_bounded``/``vm_tan_bounded`` reduce
-x = k*pi/2 + r with a four-part Cody-Waite pi/2 (33+33+33+53 bits, ~152 bits;
-k*part is exact for |k| < 2**20) and two compensated subtractions, then use
-fdlibm's sin/cos kernels with the tail of r (tan = sin/cos of the reduced
-argument).  The reduction is accurate for |x| <= TRIG_MAX_ARG = 1e6 -- the
-tests check every x = fl(k*pi/2) up to 1e6, the inputs with the smallest
-|r| -- and these variants return nan beyond it (and for inf/nan).
-
-``vm_sin``/``vm_cos``/``vm_tan`` add ``if not |x| <= TRIG_MAX_ARG: return
-math.sin(x)``.  This is exact everywhere, and it does *not* stop
-vectorisation -- but only because LLVM if-converts the branch: ``llvm.sin``
-is speculatable, so the vectorised loop calls libm for every lane and is
-slower than a plain ``math.sin`` loop (table below).  A libm call that is
-not speculatable blocks loop vectorisation instead (LLVM only vectorises
-calls to intrinsics or functions with vector variants).  So ``VECMATH`` leaves
-sin/cos/tan to libm, ``VECMATH_TRIG_EXACT`` lists the exact variants (good
-in scalar code, where the branch is real), and ``VECMATH_BOUNDED`` offers the
-fast path for a code generator that guards it (this vectorises, the flag is
-an and-reduction)::
-
-    ok = True
-    for i in range(n):
-        t = b[i]
-        ok &= math.fabs(t) <= TRIG_MAX_ARG
-        out[i] = vm_exp(a[i]) * vm_sin_bounded(t)
-    if not ok:                       # rare: |t| > 1e6, inf or nan somewhere
-        for i in range(n):
-            out[i] = vm_exp(a[i]) * math.sin(b[i])
+sin/cos/tan  see kernels/vecmath_trig.py.
 
 Not provided: pow.  x**y as exp(y*log(x)) needs log in double-double (the
 error of y*log(x) is multiplied by |y*log(x)| <= 745) plus the ~20 IEEE
@@ -165,25 +138,36 @@ was vectorised (``llvm.loop.isvectorized``, packed ymm arithmetic with FMA).
     cos (libm branch)   30.35 22.88  23.38            32.05 10.62   1.11
     tan (libm branch)   40.72 29.65   3.02            45.01 23.98   0.84
 
-float32 runs at roughly the float64 speed because it is computed in float64
-(4 lanes, not 8); NumPy has dedicated float32 SIMD kernels.
+float32 ``vm_*`` run at roughly the float64 speed because they compute in
+float64 (4 lanes, not 8); NumPy has dedicated float32 SIMD kernels.  The
+float32 ``vmf_*`` family closes most of that gap (2026-11-24, AMD EPYC
+znver4, load ~4 on 2 cores, ms per 10**6 elements, vmf / vm on float32 /
+NumPy float32): exp 0.36/1.15/0.45, log 0.51/1.27/0.37, tanh 0.52/1.28/0.36,
+sin_bounded 0.66/2.24/0.51, cos_bounded 0.64/2.18/0.53, tan_bounded
+0.69/2.26/0.40.
 """
 
 import math
-import types as _pytypes
+import sys
 
-import numba
-from llvmlite import ir as llvmir
-from numba import types as _nbtypes
-from numba.core import cgutils
-from numba.extending import intrinsic
+from . import vecmath_base, vecmath_f32, vecmath_trig
+from .vecmath_base import _as_bits, _div, _from_bits, _leaf, _like, _mad, _vm
+from .vecmath_f32 import (ERROR_BOUNDS_ULP_F32, TRIG_MAX_ARG_F32, VECMATH_F32,  # noqa: F401
+                          vmf_cos, vmf_cos_bounded, vmf_exp, vmf_log, vmf_sin,
+                          vmf_sin_bounded, vmf_tan, vmf_tan_bounded, vmf_tanh)
+from .vecmath_trig import (TRIG_MAX_ARG, vm_cos, vm_cos_bounded, vm_sin,  # noqa: F401
+                           vm_sin_bounded, vm_tan, vm_tan_bounded)
 
 __all__ = [
     "ERROR_BOUNDS_ULP",
+    "ERROR_BOUNDS_ULP_F32",
     "SUBNORMAL_ERROR_BOUND_ULP",
+    "TRIG_BOUNDED",
     "TRIG_MAX_ARG",
+    "TRIG_MAX_ARG_F32",
     "VECMATH",
     "VECMATH_BOUNDED",
+    "VECMATH_F32",
     "VECMATH_TRIG_EXACT",
     "measured_error_bounds",
     "rebuild_with",
@@ -202,114 +186,16 @@ __all__ = [
     "vm_tan",
     "vm_tan_bounded",
     "vm_tanh",
+    "vmf_cos",
+    "vmf_cos_bounded",
+    "vmf_exp",
+    "vmf_log",
+    "vmf_sin",
+    "vmf_sin_bounded",
+    "vmf_tan",
+    "vmf_tan_bounded",
+    "vmf_tanh",
 ]
-
-# ---------------------------------------------------------------------------
-# Registration: every function below is written as plain Python, kept in
-# _PY_FUNCS, and exported as an ``@numba.njit(inline="always")`` dispatcher.
-# ``rebuild_with(decorator)`` re-creates the whole family with another
-# decorator (e.g. ``numba.cuda.jit(device=True, inline=True)``).
-# ---------------------------------------------------------------------------
-
-_PY_FUNCS = {}
-
-
-def _vm(fn):
-    _PY_FUNCS[fn.__name__] = fn
-    return numba.njit(inline="always", cache=False)(fn)
-
-
-def _leaf(fn):
-    """Small leaf helper: compiled once per signature and left to LLVM's
-    inliner (always inlined, far below its threshold); this keeps Numba-level
-    inlining, which dominates compile time, shallow."""
-    _PY_FUNCS[fn.__name__] = fn
-    return numba.njit(cache=False)(fn)
-
-
-# ---------------------------------------------------------------------------
-# Five tiny typed primitives (LLVM bitcast / fptrunc / fdiv / fmuladd).  They are
-# target-generic Numba intrinsics, compile to zero or one instruction, are
-# vectorised trivially and are valid on every LLVM target Numba has (CPU, NVVM).
-# ---------------------------------------------------------------------------
-
-
-@intrinsic
-def _as_bits(typingctx, x):
-    """IEEE-754 bit pattern of a float64 as int64."""
-    if x != _nbtypes.float64:
-        return None
-    sig = _nbtypes.int64(_nbtypes.float64)
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], context.get_value_type(_nbtypes.int64))
-
-    return sig, codegen
-
-
-@intrinsic
-def _from_bits(typingctx, i):
-    """float64 whose IEEE-754 bit pattern is the int64 ``i``."""
-    if not isinstance(i, _nbtypes.Integer):
-        return None
-    sig = _nbtypes.float64(_nbtypes.int64)
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], context.get_value_type(_nbtypes.float64))
-
-    return sig, codegen
-
-
-@intrinsic
-def _like(typingctx, r, x):
-    """Round the float64 ``r`` to the float type matching the argument ``x``.
-
-    float32 ``x`` -> float32 result; anything else (float64, ints) -> float64.
-    """
-    out = _nbtypes.float32 if x == _nbtypes.float32 else _nbtypes.float64
-    sig = out(r, x)
-
-    def codegen(context, builder, sig, args):
-        return context.cast(builder, args[0], sig.args[0], sig.return_type)
-
-    return sig, codegen
-
-
-def _f64_args(context, builder, sig, args):
-    return [context.cast(builder, v, t, _nbtypes.float64) for v, t in zip(args, sig.args)]
-
-
-@intrinsic
-def _div(typingctx, a, b):
-    """a / b as a bare IEEE division (no ZeroDivisionError check, which under
-    Numba's default error_model='python' would branch and block vectorisation)."""
-    if not all(isinstance(t, (_nbtypes.Float, _nbtypes.Integer)) for t in (a, b)):
-        return None
-    sig = _nbtypes.float64(a, b)
-
-    def codegen(context, builder, sig, args):
-        x, y = _f64_args(context, builder, sig, args)
-        return builder.fdiv(x, y)
-
-    return sig, codegen
-
-
-@intrinsic
-def _mad(typingctx, a, b, c):
-    """a * b + c via llvm.fmuladd: one FMA where the target has FMA, else a
-    separate multiply and add (only used in polynomial evaluation)."""
-    if not all(isinstance(t, (_nbtypes.Float, _nbtypes.Integer)) for t in (a, b, c)):
-        return None
-    sig = _nbtypes.float64(a, b, c)
-
-    def codegen(context, builder, sig, args):
-        dbl = llvmir.DoubleType()
-        fnty = llvmir.FunctionType(dbl, [dbl, dbl, dbl])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.fmuladd.f64")
-        return builder.call(fn, _f64_args(context, builder, sig, args))
-
-    return sig, codegen
-
 
 # ---------------------------------------------------------------------------
 # Constants
@@ -347,32 +233,6 @@ _LG5 = 1.818357216161805012e-01
 _LG6 = 1.531383769920937332e-01
 _LG7 = 1.479819860511658591e-01
 
-# sin/cos kernels on |r| <= pi/4: fdlibm k_sin.c / k_cos.c
-_S1 = -1.66666666666666324348e-01
-_S2 = 8.33333333332248946124e-03
-_S3 = -1.98412698298579493134e-04
-_S4 = 2.75573137070700676789e-06
-_S5 = -2.50507602534068634195e-08
-_S6 = 1.58969099521155010221e-10
-_C1 = 4.16666666666666019037e-02
-_C2 = -1.38888888888741095749e-03
-_C3 = 2.48015872894767294178e-05
-_C4 = -2.75573143513906633035e-07
-_C5 = 2.08757232129817482790e-09
-_C6 = -1.13596475577881948265e-11
-
-# Cody-Waite pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 + _PIO2_4 (33+33+33+53 bits,
-# ~152 bits in all).  k * _PIO2_{1,2,3} is exact for |k| < 2**20.
-_PIO2_1 = 1.5707963267341256  # 0x1.921fb544p+0
-_PIO2_2 = 6.077100506303966e-11  # 0x1.0b4611a6p-34
-_PIO2_3 = 2.0222662487111665e-21  # 0x1.3198a2ep-69
-_PIO2_4 = 8.4784276603689e-32  # 0x1.b839a252049c1p-104
-_TWO_OVER_PI = 0.6366197723675814
-
-#: |x| bound of the branch-free sin/cos/tan argument reduction.  Beyond it the
-#: ``vm_sin``/``vm_cos``/``vm_tan`` fall back to ``math.*`` and the
-#: ``*_bounded`` variants return nan.  1e6 keeps |k| = |round(2x/pi)| < 2**20.
-TRIG_MAX_ARG = 1.0e6
 
 # atan: fdlibm s_atan.c
 _AT0 = 3.33333333333329318027e-01
@@ -466,79 +326,6 @@ def _log_f64(x, c):
     return dk * _LN2_HI - ((hfsq - (s * (hfsq + rr) + (dk * _LN2_LO + c))) - f)
 
 
-@_leaf
-def _two_sum_err(a, b, s):
-    """Rounding error of s = fl(a + b): a + b == s + err exactly (Knuth)."""
-    bb = s - a
-    return (a - (s - bb)) + (b - bb)
-
-
-@_vm
-def _trig_reduce(x):
-    """x = k*pi/2 + (rh + rl), |rh| <= ~pi/4; valid for |x| <= TRIG_MAX_ARG.
-
-    Returns (rh, rl, k).  Four-part Cody-Waite with exact products and
-    compensated subtractions: |error| ~ 2**-136 * |k| + 2**-105 * |rh| (the
-    products k*_PIO2_{1,2,3} and the first two subtractions are exact).
-    """
-    k = math.floor(x * _TWO_OVER_PI + 0.5)
-    kf = float(k)
-    a = x - kf * _PIO2_1  # exact
-    b = kf * _PIO2_2  # exact
-    s1 = a - b
-    e1 = _two_sum_err(a, -b, s1)
-    c = kf * _PIO2_3  # exact
-    s2 = s1 - c
-    e2 = _two_sum_err(s1, -c, s2)
-    lo = (e1 + e2) - kf * _PIO2_4
-    rh = s2 + lo
-    rl = lo - (rh - s2)
-    return rh, rl, k
-
-
-@_leaf
-def _ksin(x, y):
-    """sin(x + y) for |x| <= ~pi/4, |y| <= ulp(x)/2 (fdlibm __kernel_sin)."""
-    z = x * x
-    v = z * x
-    r = _mad(z, _mad(z, _mad(z, _mad(z, _S6, _S5), _S4), _S3), _S2)
-    return x - ((z * (0.5 * y - v * r) - y) - v * _S1)
-
-
-@_leaf
-def _kcos(x, y):
-    """cos(x + y) for |x| <= ~pi/4, |y| <= ulp(x)/2 (fdlibm __kernel_cos)."""
-    z = x * x
-    r = z * _mad(z, _mad(z, _mad(z, _mad(z, _mad(z, _C6, _C5), _C4), _C3), _C2), _C1)
-    hz = 0.5 * z
-    w = 1.0 - hz
-    return w + (((1.0 - w) - hz) + (z * r - x * y))
-
-
-@_vm
-def _sincos_bounded_f64(x, phase):
-    """sin(x + phase*pi/2) for float64 x; nan when not |x| <= TRIG_MAX_ARG."""
-    ok = math.fabs(x) <= TRIG_MAX_ARG
-    xr = x if ok else 0.0
-    rh, rl, k = _trig_reduce(xr)
-    q = k + phase
-    v = _kcos(rh, rl) if (q & 1) != 0 else _ksin(rh, rl)
-    v = -v if (q & 2) != 0 else v
-    return v if ok else _NAN
-
-
-@_vm
-def _tan_bounded_f64(x):
-    ok = math.fabs(x) <= TRIG_MAX_ARG
-    xr = x if ok else 0.0
-    rh, rl, k = _trig_reduce(xr)
-    s = _ksin(rh, rl)
-    c = _kcos(rh, rl)
-    odd = (k & 1) != 0
-    t = _div(-c if odd else s, s if odd else c)
-    return t if ok else _NAN
-
-
 # ---------------------------------------------------------------------------
 # Public functions.  Each converts its argument to float64 (``x * 1.0`` is
 # exact and keeps -0.0/nan), computes in float64 and rounds the result back to
@@ -598,58 +385,6 @@ def vm_log1p(x):
     y = xd if math.fabs(xd) < 5.551115123125783e-17 else y
     y = y if ok else (-_INF if xd == -1.0 else (_INF if xd == _INF else _NAN))
     return _like(y, x)
-
-
-@_vm
-def vm_sin_bounded(x):
-    """sin(x), branch-free; nan for |x| > TRIG_MAX_ARG (and inf/nan)."""
-    xd = x * 1.0
-    y = _sincos_bounded_f64(xd, 0)
-    y = xd if math.fabs(xd) < 7.450580596923828e-09 else y  # |x| < 2**-27, keeps -0.0
-    return _like(y, x)
-
-
-@_vm
-def vm_cos_bounded(x):
-    """cos(x), branch-free; nan for |x| > TRIG_MAX_ARG (and inf/nan)."""
-    xd = x * 1.0
-    return _like(_sincos_bounded_f64(xd, 1), x)
-
-
-@_vm
-def vm_tan_bounded(x):
-    """tan(x), branch-free; nan for |x| > TRIG_MAX_ARG (and inf/nan)."""
-    xd = x * 1.0
-    y = _tan_bounded_f64(xd)
-    y = xd if math.fabs(xd) < 7.450580596923828e-09 else y
-    return _like(y, x)
-
-
-@_vm
-def vm_sin(x):
-    """sin(x); |x| > TRIG_MAX_ARG, inf and nan go to math.sin (a branch)."""
-    xd = x * 1.0
-    if not (math.fabs(xd) <= TRIG_MAX_ARG):
-        return _like(math.sin(xd), x)
-    return vm_sin_bounded(x)
-
-
-@_vm
-def vm_cos(x):
-    """cos(x); |x| > TRIG_MAX_ARG, inf and nan go to math.cos (a branch)."""
-    xd = x * 1.0
-    if not (math.fabs(xd) <= TRIG_MAX_ARG):
-        return _like(math.cos(xd), x)
-    return vm_cos_bounded(x)
-
-
-@_vm
-def vm_tan(x):
-    """tan(x); |x| > TRIG_MAX_ARG, inf and nan go to math.tan (a branch)."""
-    xd = x * 1.0
-    if not (math.fabs(xd) <= TRIG_MAX_ARG):
-        return _like(math.tan(xd), x)
-    return vm_tan_bounded(x)
 
 
 @_vm
@@ -769,6 +504,16 @@ VECMATH_BOUNDED = dict(
 #: input, fast in scalar code, but no faster than ``math.*`` in vectorised loops.
 VECMATH_TRIG_EXACT = {"sin": "vm_sin", "cos": "vm_cos", "tan": "vm_tan"}
 
+#: exact trig function -> its branch-free bounded variant (float64 and float32 families),
+#: for the code generator's guard-and-redo loops (kernels/emit_cpu.py).
+TRIG_BOUNDED = {"vm_sin": "vm_sin_bounded", "vm_cos": "vm_cos_bounded",
+                "vm_tan": "vm_tan_bounded", "vmf_sin": "vmf_sin_bounded",
+                "vmf_cos": "vmf_cos_bounded", "vmf_tan": "vmf_tan_bounded"}
+
+#: every function a generated kernel may call
+PUBLIC_FUNCTIONS = sorted(set(VECMATH_BOUNDED.values()) | set(VECMATH_TRIG_EXACT.values())
+                          | set(VECMATH_F32.values()))
+
 #: Maximum error in ulps of the output dtype for normal (non-subnormal)
 #: results, asserted by tests/test_vecmath.py.  Observed maxima over the test
 #: sets (>= 10^5 points per function incl. the hard trig cases) rounded up;
@@ -801,7 +546,7 @@ def measured_error_bounds():
 
 
 def rebuild_with(decorator):
-    """Re-create every vm_* function (and its helpers) with ``decorator``
+    """Re-create every vm_*/vmf_* function (and its helpers) with ``decorator``
     instead of ``numba.njit(inline="always")``; returns {name: function}.
 
     Example for CUDA device code::
@@ -809,12 +554,9 @@ def rebuild_with(decorator):
         dev = rebuild_with(lambda f: numba.cuda.jit(device=True, inline=True)(f))
         dev["vm_exp"]  # callable from a CUDA kernel
 
-    The functions only use arithmetic, ``math.*`` and three target-generic
-    intrinsics (bitcast / float cast), so any Numba target can compile them.
+    The functions only use arithmetic, ``math.*`` and tiny target-generic
+    intrinsics (bitcast, float cast, llvm.fmuladd/rint/fabs/copysign), so any
+    Numba target can compile them.
     """
-    ns = dict(globals())
-    for name, fn in _PY_FUNCS.items():
-        clone = _pytypes.FunctionType(fn.__code__, ns, name, fn.__defaults__, fn.__closure__)
-        clone.__doc__ = fn.__doc__
-        ns[name] = decorator(clone)
-    return {name: ns[name] for name in _PY_FUNCS}
+    mods = (vecmath_base, vecmath_trig, vecmath_f32, sys.modules[__name__])
+    return vecmath_base.rebuild_with(decorator, mods)

@@ -158,6 +158,92 @@ def _check_bounds(name, dt, x, y):
 # ---------------------------------------------------------------------------
 
 
+F32 = {name: fname for name, fname in
+       (("exp", "vmf_exp"), ("log", "vmf_log"), ("tanh", "vmf_tanh"), ("sin", "vmf_sin"),
+        ("cos", "vmf_cos"), ("tan", "vmf_tan"))}
+
+
+def _domain_f32(name, n=60_000):
+    """~n float32 points over the whole float32 domain of `name` plus a dense core; for
+    sin/cos/tan also every float32 nearest to k*pi/2 (and its neighbours) up to the bound."""
+    rng = np.random.default_rng(zlib.crc32(b"f32" + name.encode()))
+    m = n // 3
+    mags = lambda lo, hi, k: 10.0 ** rng.uniform(lo, hi, k)
+    if name == "exp":
+        parts = [rng.uniform(-104, 89, m), _pm(mags(-45, 1.95, m // 2)), rng.uniform(-1, 1, m)]
+    elif name == "log":
+        parts = [mags(-45.8, 38.5, 2 * m), rng.uniform(0.5, 2, m)]
+    elif name == "tanh":
+        parts = [_pm(mags(-45, 1.2, m // 2)), rng.uniform(-0.7, 0.7, m), rng.uniform(-10, 10, m)]
+    else:
+        big = vm.TRIG_MAX_ARG_F32
+        k = np.arange(1, int(big / (np.pi / 2)) + 1)
+        near = (k.astype(LD) * LD("1.57079632679489661923132169163975144")).astype(np.float32)
+        near = near[np.abs(near) <= big]
+        parts = [_pm(mags(-45, np.log10(big), m // 2)), rng.uniform(-10, 10, m),
+                 near, np.nextafter(near, np.float32(0)), np.nextafter(near, np.float32(1e9))]
+    return np.concatenate(parts).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", list(F32))
+def test_float32_family_accuracy(name):
+    """vmf_* compute in float32: error bound ERROR_BOUNDS_ULP_F32 against long double."""
+    with np.errstate(all="ignore"):
+        x = _domain_f32(name)
+    y = _run(F32[name], x)
+    assert y.dtype == np.float32
+    err, normal, xf = _ulp_errors(y, x, name, np.float32)
+    bound = vm.ERROR_BOUNDS_ULP_F32[name]
+    worst = int(np.argmax(np.where(normal, err, -1)))
+    assert err[worst] <= bound, f"{name}: {float(err[worst]):.3f} ulp at x={xf[worst]!r}"
+    if (~normal).any():
+        assert float(err[~normal].max()) <= vm.SUBNORMAL_ERROR_BOUND_ULP
+
+
+@pytest.mark.parametrize("name", list(F32))
+def test_float32_family_special_values(name):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = np.concatenate([SPECIALS, [88.7, 88.73, 89.0, -87.3, -103.0, -103.98, -104.0,
+                                       1e-40, -1e-40, 1.4e-45, 5999.0, 6000.0, 6000.5, 7000.0,
+                                       3e38, -3e38, 9.0, 9.5, 10.0]]).astype(np.float32)
+        y = _run(F32[name], x)
+        expect = REF[name](x.astype(np.float64)).astype(np.float32)
+    assert y.dtype == np.float32
+    nonfin = ~np.isfinite(expect) | (expect == 0)
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(expect), err_msg=f"{name} nan at {x}")
+    np.testing.assert_array_equal(y[nonfin], expect[nonfin], err_msg=f"{name} at {x[nonfin]}")
+    zero = expect == 0
+    np.testing.assert_array_equal(np.signbit(y[zero]), np.signbit(expect[zero]))
+    _ulp_errors(y, x, name, np.float32)
+    err, normal, xf = _ulp_errors(y, x, name, np.float32)
+    assert (err[normal] <= vm.ERROR_BOUNDS_ULP_F32[name]).all(), xf[normal][err[normal].argmax()]
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_float32_bounded_trig_nan_beyond_bound(name):
+    big = np.array([vm.TRIG_MAX_ARG_F32 * 1.001, -1e5, 3e38, np.inf, -np.inf, np.nan],
+                   np.float32)
+    assert np.isnan(_run(f"vmf_{name}_bounded", big)).all()
+    y = _run(F32[name], big[:3])       # the exact variant: float64 libm beyond the bound
+    np.testing.assert_array_equal(y, getattr(np, name)(big[:3].astype(np.float64))
+                                  .astype(np.float32))
+
+
+def test_float32_family_computes_in_float32():
+    """No float64 arithmetic in the vectorised loop body of the float32 family."""
+    for fname in ("vmf_exp", "vmf_log", "vmf_tanh", "vmf_sin_bounded", "vmf_cos_bounded",
+                  "vmf_tan_bounded"):
+        loop = _loop(fname)
+        _run(fname, np.ones(8, np.float32))
+        sig = [s for s in loop.signatures if s[0].dtype == numba.float32][0]
+        ir = loop.inspect_llvm(sig)
+        body = "\n".join(line for line in ir.splitlines()
+                         if ("fmul" in line or "fadd" in line or "fsub" in line)
+                         and "double" in line)
+        assert not body, f"{fname}: float64 arithmetic\n{body[:400]}"
+
+
 def test_tables_consistent():
     assert set(vm.VECMATH_BOUNDED) == set(REF)
     assert set(vm.VECMATH) | set(vm.VECMATH_TRIG_EXACT) == set(REF)

@@ -12,6 +12,7 @@ REGISTRY = {
     "mlp": "mlp",
     "fft_conv": "fft_conv",
     "elementwise": "elementwise",
+    "vecmath": "vecmath",
     "rosenbrock_hvp": "rosenbrock_hvp",
     "jacobians": "jacobians",
     "rk4": "rk4",

@@ -1,6 +1,7 @@
 """elementwise: ``sum(sin(x)*cos(x) + exp(-x**2))``, forward and gradient.
 
-A memory- and transcendental-bound map-reduce over n = 1e5..1e7 float64.
+A memory- and transcendental-bound map-reduce over n = 1e3..1e7 float64 (parameter
+``threads``: NUMBA_NUM_THREADS, the threads xforms' parallel loops may use).
 The gradient is cos(2x) - 2x exp(-x**2).  The Numba limit is one fused loop
 written by hand; ``bandwidth`` is the time to read x and write the gradient
 (16n bytes) at the copy bandwidth measured in this run with ``np.copyto`` --
@@ -107,9 +108,15 @@ def _systems(ctx, grad):
     return out
 
 
+def _threads():
+    import numba
+    return int(numba.config.NUMBA_NUM_THREADS)
+
+
 def cases(ctx):
-    sizes = [10 ** 5] if ctx.quick else [10 ** 5, 10 ** 6, 10 ** 7]
+    sizes = [10 ** 5] if ctx.quick else [10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7]
     make = lambda n: (lambda: np.random.default_rng(ctx.seed).uniform(-2, 2, n))  # noqa: E731
-    return [Case(task, {"n": n}, _systems(ctx, task == "grad"), make=make(n),
+    return [Case(task, {"n": n, "threads": _threads()}, _systems(ctx, task == "grad"),
+                 make=make(n),
                  unit="ns/elem", per=n, limit="numba", rtol=1e-9)
             for task in ("forward", "grad") for n in sizes]

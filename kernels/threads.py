@@ -1,0 +1,74 @@
+"""How many threads a parallel (prange) kernel runs with, decided per call.
+
+A Numba parallel loop splits its iterations statically over the threads and returns when
+the last thread is done.  On a machine whose cores are busy with other processes that last
+thread may wait a whole scheduler time slice: on the project's 2-core VM at load 8-10, a
+1e6-element loop took 10-30 ms with two threads against 0.6 ms with one (the "threading
+cliff" of issue 20).  On an idle machine two threads are 1.5-2x faster.  No threshold fixed
+at code-generation time is right for both, so `AdaptiveThreads` measures: it runs the
+kernel with all threads (NUMBA_NUM_THREADS) or with one, whichever has recently been
+faster, and now and then tries the other (after 8 calls, then with exponential backoff up
+to 1024 calls while the other stays slower).  A call that becomes 2x slower than the other
+setting's last time triggers a new try at once.  Results do not depend on the choice:
+reductions combine fixed per-chunk partials in order (kernels/emit_cpu.py)::
+
+    kernel = AdaptiveThreads(numba_dispatcher)   # what kernels/cpu.py does for prange kernels
+    out = kernel(x, y)                           # same arguments, same result
+"""
+import time
+
+import numba
+
+_FIRST_PROBE = 8
+_MAX_INTERVAL = 1024
+
+
+class AdaptiveThreads:
+    """Call `kernel` with numba.set_num_threads(all or 1), the one measured faster."""
+
+    def __init__(self, kernel, threads=None):
+        self.kernel = kernel
+        self.all = max(1, threads or numba.config.NUMBA_NUM_THREADS)
+        self.mode = self.all
+        self.times = {}                 # threads -> smoothed wall time of a call (s)
+        self.calls = 0
+        self.interval = _FIRST_PROBE
+        self.next_probe = 2             # measure both settings early
+
+    def __getattr__(self, name):        # .stats, .signatures ... of the dispatcher
+        return getattr(self.kernel, name)
+
+    def _other(self):
+        return 1 if self.mode == self.all else self.all
+
+    def __call__(self, *args):
+        if self.all == 1:
+            return self.kernel(*args)
+        self.calls += 1
+        probe = self.calls >= self.next_probe
+        k = self._other() if probe else self.mode
+        prev = numba.get_num_threads()
+        numba.set_num_threads(k)
+        t0 = time.perf_counter()
+        try:
+            r = self.kernel(*args)
+        finally:
+            numba.set_num_threads(prev)
+        self._record(k, time.perf_counter() - t0, probe)
+        return r
+
+    def _record(self, k, dt, probe):
+        old = self.times.get(k)
+        # a probe's setting was last measured long ago: its new time replaces the old one
+        self.times[k] = dt if (old is None or probe) else 0.5 * (old + dt)
+        if probe:
+            mine, other = self.times[k], self.times.get(self.mode)
+            if other is None or mine < other:
+                self.mode, self.interval = k, _FIRST_PROBE
+            else:
+                self.interval = min(2 * self.interval, _MAX_INTERVAL)
+            self.next_probe = self.calls + self.interval
+            return
+        other = self.times.get(self._other())
+        if other is not None and dt > 2.0 * other:      # conditions changed: look again
+            self.next_probe = self.calls + 1

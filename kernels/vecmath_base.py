@@ -1,0 +1,293 @@
+"""Building blocks of the vectorisable math (kernels/vecmath*.py): the registry of the
+plain-Python functions (so ``rebuild_with`` can recompile the family for another Numba
+target) and tiny typed LLVM intrinsics, each zero or one instruction, that LLVM's loop
+vectoriser turns into packed code.
+
+float64: ``_as_bits``/``_from_bits`` (bitcast), ``_like`` (round to the argument's float
+type), ``_div`` (bare fdiv: no ZeroDivisionError branch), ``_mad`` (llvm.fmuladd).
+float32 (``*f``): ``_madf``, ``_divf``, ``_rintf`` (round half even), ``_absf``,
+``_copysignf``, ``_pow2f(k)`` (2**k from an integral float32), ``_bitf(k, b)`` (bit b of
+the integer k), ``_exponentf``/``_mantissaf`` (IEEE fields).  Every float32 intrinsic
+takes and returns float32, so Numba never widens the computation to float64::
+
+    @_vm
+    def f(x):                   # x float32
+        return _madf(x, x, _ONEF)    # x*x + 1 in float32
+"""
+import types as _pytypes
+
+import numba
+import numpy as np
+from llvmlite import ir as llvmir
+from numba import types as _nbtypes
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+# ---------------------------------------------------------------------------
+# Registration: every function below is written as plain Python, kept in
+# _PY_FUNCS, and exported as an ``@numba.njit(inline="always")`` dispatcher.
+# ``rebuild_with(decorator)`` re-creates the whole family with another
+# decorator (e.g. ``numba.cuda.jit(device=True, inline=True)``).
+# ---------------------------------------------------------------------------
+
+_PY_FUNCS = {}
+
+
+def _vm(fn):
+    _PY_FUNCS[fn.__name__] = fn
+    return numba.njit(inline="always", cache=False)(fn)
+
+
+def _leaf(fn):
+    """Small leaf helper: compiled once per signature and left to LLVM's
+    inliner (always inlined, far below its threshold); this keeps Numba-level
+    inlining, which dominates compile time, shallow."""
+    _PY_FUNCS[fn.__name__] = fn
+    return numba.njit(cache=False)(fn)
+
+
+# ---------------------------------------------------------------------------
+# Five tiny typed primitives (LLVM bitcast / fptrunc / fdiv / fmuladd).  They are
+# target-generic Numba intrinsics, compile to zero or one instruction, are
+# vectorised trivially and are valid on every LLVM target Numba has (CPU, NVVM).
+# ---------------------------------------------------------------------------
+
+
+@intrinsic
+def _as_bits(typingctx, x):
+    """IEEE-754 bit pattern of a float64 as int64."""
+    if x != _nbtypes.float64:
+        return None
+    sig = _nbtypes.int64(_nbtypes.float64)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(_nbtypes.int64))
+
+    return sig, codegen
+
+
+@intrinsic
+def _from_bits(typingctx, i):
+    """float64 whose IEEE-754 bit pattern is the int64 ``i``."""
+    if not isinstance(i, _nbtypes.Integer):
+        return None
+    sig = _nbtypes.float64(_nbtypes.int64)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(_nbtypes.float64))
+
+    return sig, codegen
+
+
+@intrinsic
+def _like(typingctx, r, x):
+    """Round the float64 ``r`` to the float type matching the argument ``x``.
+
+    float32 ``x`` -> float32 result; anything else (float64, ints) -> float64.
+    """
+    out = _nbtypes.float32 if x == _nbtypes.float32 else _nbtypes.float64
+    sig = out(r, x)
+
+    def codegen(context, builder, sig, args):
+        return context.cast(builder, args[0], sig.args[0], sig.return_type)
+
+    return sig, codegen
+
+
+def _f64_args(context, builder, sig, args):
+    return [context.cast(builder, v, t, _nbtypes.float64) for v, t in zip(args, sig.args)]
+
+
+@intrinsic
+def _div(typingctx, a, b):
+    """a / b as a bare IEEE division (no ZeroDivisionError check, which under
+    Numba's default error_model='python' would branch and block vectorisation)."""
+    if not all(isinstance(t, (_nbtypes.Float, _nbtypes.Integer)) for t in (a, b)):
+        return None
+    sig = _nbtypes.float64(a, b)
+
+    def codegen(context, builder, sig, args):
+        x, y = _f64_args(context, builder, sig, args)
+        return builder.fdiv(x, y)
+
+    return sig, codegen
+
+
+@intrinsic
+def _mad(typingctx, a, b, c):
+    """a * b + c via llvm.fmuladd: one FMA where the target has FMA, else a
+    separate multiply and add (only used in polynomial evaluation)."""
+    if not all(isinstance(t, (_nbtypes.Float, _nbtypes.Integer)) for t in (a, b, c)):
+        return None
+    sig = _nbtypes.float64(a, b, c)
+
+    def codegen(context, builder, sig, args):
+        dbl = llvmir.DoubleType()
+        fnty = llvmir.FunctionType(dbl, [dbl, dbl, dbl])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.fmuladd.f64")
+        return builder.call(fn, _f64_args(context, builder, sig, args))
+
+    return sig, codegen
+
+
+# ---------------------------------------------------------------------------
+# float32 intrinsics.  Arguments of other numeric types are converted to float32 first
+# (exact for the float32 constants and values the callers pass).
+# ---------------------------------------------------------------------------
+
+_F32 = llvmir.FloatType()
+_I32 = llvmir.IntType(32)
+
+
+def _f32_args(context, builder, sig, args):
+    return [context.cast(builder, v, t, _nbtypes.float32) for v, t in zip(args, sig.args)]
+
+
+def _numeric(*tys):
+    return all(isinstance(t, (_nbtypes.Float, _nbtypes.Integer)) for t in tys)
+
+
+def _llvm_f32_call(builder, name, args):
+    fnty = llvmir.FunctionType(_F32, [_F32] * len(args))
+    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+    return builder.call(fn, args)
+
+
+@intrinsic
+def _madf(typingctx, a, b, c):
+    """a * b + c in float32 via llvm.fmuladd.f32 (FMA where the target has one)."""
+    if not _numeric(a, b, c):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _llvm_f32_call(builder, "llvm.fmuladd.f32", _f32_args(context, builder, sig, args))
+
+    return _nbtypes.float32(a, b, c), codegen
+
+
+@intrinsic
+def _divf(typingctx, a, b):
+    """a / b in float32, a bare IEEE division (no ZeroDivisionError branch)."""
+    if not _numeric(a, b):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x, y = _f32_args(context, builder, sig, args)
+        return builder.fdiv(x, y)
+
+    return _nbtypes.float32(a, b), codegen
+
+
+def _unary_f32(llvm_name):
+    @intrinsic
+    def fn(typingctx, x):
+        if not _numeric(x):
+            return None
+
+        def codegen(context, builder, sig, args):
+            return _llvm_f32_call(builder, llvm_name, _f32_args(context, builder, sig, args))
+
+        return _nbtypes.float32(x), codegen
+    return fn
+
+
+_rintf = _unary_f32("llvm.rint.f32")      # round to nearest, ties to even
+_absf = _unary_f32("llvm.fabs.f32")
+
+
+@intrinsic
+def _copysignf(typingctx, x, s):
+    """|x| with the sign of s, float32 (llvm.copysign.f32)."""
+    if not _numeric(x, s):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _llvm_f32_call(builder, "llvm.copysign.f32", _f32_args(context, builder, sig, args))
+
+    return _nbtypes.float32(x, s), codegen
+
+
+@intrinsic
+def _pow2f(typingctx, k):
+    """2**k as float32 for an integral float32 k, -126 <= k <= 127 (exponent field)."""
+    if not _numeric(k):
+        return None
+
+    def codegen(context, builder, sig, args):
+        (kf,) = _f32_args(context, builder, sig, args)
+        e = builder.add(builder.fptosi(kf, _I32), _I32(127))
+        return builder.bitcast(builder.shl(e, _I32(23)), _F32)
+
+    return _nbtypes.float32(k), codegen
+
+
+@intrinsic
+def _bitf(typingctx, k, b):
+    """Whether bit b (an integer) of the integral float32 k (as a two's complement int32)
+    is set; used for the quadrant of the trigonometric reduction."""
+    if not (_numeric(k) and isinstance(b, _nbtypes.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        kf = context.cast(builder, args[0], sig.args[0], _nbtypes.float32)
+        ki = builder.fptosi(kf, _I32)
+        bi = builder.trunc(args[1], _I32) if args[1].type.width > 32 else args[1]
+        bit = builder.and_(builder.lshr(ki, bi), _I32(1))
+        return builder.icmp_unsigned("!=", bit, _I32(0))
+
+    return _nbtypes.boolean(k, b), codegen
+
+
+@intrinsic
+def _exponentf(typingctx, x):
+    """Unbiased exponent field of a float32 as float32 (x normal: floor(log2(x)))."""
+    if x != _nbtypes.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        bits = builder.bitcast(args[0], _I32)
+        e = builder.and_(builder.lshr(bits, _I32(23)), _I32(0xFF))
+        return builder.sitofp(builder.sub(e, _I32(127)), _F32)
+
+    return _nbtypes.float32(x), codegen
+
+
+@intrinsic
+def _mantissaf(typingctx, x):
+    """The significand of a float32 as a float32 in [1, 2) (x normal)."""
+    if x != _nbtypes.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        bits = builder.bitcast(args[0], _I32)
+        m = builder.or_(builder.and_(bits, _I32(0x7FFFFF)), _I32(0x3F800000))
+        return builder.bitcast(m, _F32)
+
+    return _nbtypes.float32(x), codegen
+
+
+def f32(v):
+    """A float32 constant (Numba types a global NumPy float32 as float32)."""
+    return np.float32(v)
+
+
+def rebuild_with(decorator, modules):
+    """Re-create every registered function with ``decorator`` in one namespace made of the
+    globals of ``modules`` (the vecmath files; the last one names the clones' module, which
+    Numba's disk cache records); returns {name: function}.  A name bound to
+    different values in two modules is an error (the clones share one namespace)."""
+    ns = {k: v for k, v in vars(modules[-1]).items() if k.startswith("__")}  # __name__ ...
+    for mod in modules:
+        for k, v in vars(mod).items():
+            if k.startswith("__"):
+                continue
+            if k in ns and ns[k] is not v and k.startswith("_") and not isinstance(
+                    v, _pytypes.ModuleType):
+                if not (np.isscalar(v) and np.isscalar(ns[k]) and ns[k] == v):
+                    raise ValueError(f"vecmath: {k} differs between modules")
+            ns[k] = v
+    for name, fn in _PY_FUNCS.items():
+        clone = _pytypes.FunctionType(fn.__code__, ns, name, fn.__defaults__, fn.__closure__)
+        clone.__doc__ = fn.__doc__
+        ns[name] = decorator(clone)
+    return {name: ns[name] for name in _PY_FUNCS}

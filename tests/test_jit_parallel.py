@@ -1,0 +1,179 @@
+"""Parallel loops of the CPU backend: chunked nests under prange, deterministic reductions,
+the guarded sin/cos/tan loops and the per-call thread choice (kernels/emit_cpu.py,
+kernels/threads.py).
+
+The thresholds are lowered here so that small arrays take the parallel paths (the real ones
+are in kernels/emit_cpu.py: PARALLEL_MIN_ELEMENTS, CHUNK_ELEMENTS).
+"""
+import time
+
+import numba
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+import kernels.cpu as kcpu
+import kernels.emit_cpu as ec
+from kernels.threads import AdaptiveThreads
+
+N = 5000          # 20 chunks of 256 elements (the last one short)
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(ec, "PARALLEL_MIN_ELEMENTS", 1024)
+    monkeypatch.setattr(ec, "CHUNK_ELEMENTS", 256)
+
+
+def _compile(f, x, parallel, monkeypatch):
+    """jit(f) compiled (and called once) with or without threads."""
+    monkeypatch.setattr(kcpu, "_threads_available", lambda: parallel)
+    monkeypatch.setattr(kcpu, "_by_jaxpr", type(kcpu._by_jaxpr)())   # no reuse by program
+    monkeypatch.setattr(kcpu, "_recent", type(kcpu._recent)())
+    g = xf.jit(lambda v: f(v))
+    g(x)
+    return g, g.lower(x).as_text()
+
+
+def _reductions(x):
+    y = xnp.sin(x) * xnp.cos(x) + xnp.exp(-x * x)
+    return (xnp.sum(y), xnp.prod(1.0 + y * 1e-3), xnp.max(y), xnp.min(y), xnp.argmax(y),
+            xnp.argmin(y), xnp.sum(y.reshape(50, 100), axis=1))
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_reductions_do_not_depend_on_threads(small_chunks, monkeypatch, dt):
+    """Per-chunk partials combined in order: bitwise the same result with prange on 1 or 2
+    threads and without threads, and close to NumPy."""
+    x = np.random.default_rng(0).uniform(-3, 3, N).astype(dt)
+    gp, src = _compile(_reductions, x, True, monkeypatch)
+    gs, src_serial = _compile(_reductions, x, False, monkeypatch)
+    assert "for ch in prange(" in src
+    assert "for ch in range(" in src_serial and "prange(" not in src_serial
+    results = []
+    for threads in (1, numba.config.NUMBA_NUM_THREADS):
+        prev = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            results.append(gp(x))
+        finally:
+            numba.set_num_threads(prev)
+    results.append(gs(x))
+    for r in results[1:]:
+        for a, b in zip(results[0], r):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    want = _reductions(x)
+    tol = 1e-12 if dt == np.float64 else 2e-5
+    for a, b in zip(results[0], want):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+
+
+def _sums(x):
+    y = xnp.sin(x) * xnp.cos(x) + xnp.exp(-x * x)
+    return xnp.sum(y), xnp.prod(1.0 + y * 1e-3)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_staged_sums_vectorise_and_match(small_chunks, monkeypatch, dt):
+    """A 1-D loop of sums/products stages values through a buffer (vectorised body, bounded
+    trig) and adds them in order: the same bits with and without threads."""
+    x = np.random.default_rng(1).uniform(-3, 3, N).astype(dt)
+    x[7] = 1e7 if dt == np.float64 else 1e5          # one argument beyond the trig bound
+    gp, src = _compile(_sums, x, True, monkeypatch)
+    gs, src_serial = _compile(_sums, x, False, monkeypatch)
+    assert "[k0] = " in src and "_sin_bounded" in src and "for ch in prange(" in src
+    a, b = gp(x), gs(x)
+    for u, v, w in zip(a, b, _sums(x)):
+        np.testing.assert_array_equal(np.asarray(u), np.asarray(v))
+        tol = 1e-12 if dt == np.float64 else 2e-5
+        np.testing.assert_allclose(np.asarray(u), np.asarray(w), rtol=tol)
+
+
+def test_argmax_across_chunks_keeps_first_index_and_nan(small_chunks, monkeypatch):
+    x = np.zeros(N)
+    x[[300, 900, 4000]] = 7.0          # ties in three chunks: the first index wins
+    f = lambda v: (xnp.argmax(v), xnp.argmin(-v), xnp.max(v))
+    g, _ = _compile(f, x, True, monkeypatch)
+    assert [int(v) for v in g(x)[:2]] == [300, 300]
+    y = x.copy()
+    y[[2000, 3000]] = np.nan           # the first NaN wins, max is NaN
+    r = g(y)
+    assert int(r[0]) == 2000 and int(r[1]) == 2000 and np.isnan(r[2])
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_trig_loops_redo_out_of_range_arguments(small_chunks, monkeypatch, dt, parallel):
+    """The vectorised sin/cos/tan are exact only up to a bound; a loop that meets a larger
+    argument (or inf/nan) is redone with libm."""
+    f = lambda v: (xnp.sin(v) * xnp.exp(-v * v) + xnp.cos(v), xnp.tan(v))
+    x = np.linspace(-3, 3, N).astype(dt)
+    g, src = _compile(f, x, parallel, monkeypatch)
+    bounded = "vmf_sin_bounded" if dt == np.float32 else "vm_sin_bounded"
+    assert bounded in src and "math_sin" in src
+    for bad in (None, 1e7, 3e5, np.inf, np.nan):
+        y = x.copy()
+        if bad is not None:
+            y[N // 2] = bad
+        with np.errstate(all="ignore"):
+            want = f(y)
+            got = g(y)
+        tol = 1e-14 if dt == np.float64 else 3e-6
+        for a, b in zip(got, want):
+            assert np.asarray(a).dtype == dt
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol,
+                                       equal_nan=True)
+
+
+def test_float32_math_uses_the_float32_family():
+    f = lambda v: (xnp.exp(v), xnp.log(v + 4.0), xnp.tanh(v), xnp.sin(v), xnp.cos(v))
+    x = np.linspace(-3, 3, 256).astype(np.float32)
+    g = xf.jit(f)
+    src = g.lower(x).as_text()
+    for name in ("vmf_exp", "vmf_log", "vmf_tanh", "vmf_sin_bounded", "vmf_cos_bounded"):
+        assert name in src, name
+    for a, b in zip(g(x), f(x)):
+        assert np.asarray(a).dtype == np.float32
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=3e-7, atol=3e-7)
+
+
+def test_adaptive_threads_picks_the_faster_setting():
+    """With a fake kernel that is slow on all threads (a busy machine), AdaptiveThreads
+    settles on one thread and tries all threads again only rarely."""
+    seen = []
+
+    def kernel(t_all, t_one):
+        k = numba.get_num_threads()
+        seen.append(k)
+        time.sleep(t_all if k > 1 else t_one)
+        return k
+
+    ad = AdaptiveThreads(kernel, threads=2)
+    for _ in range(40):
+        ad(0.01, 0.0005)
+    assert ad.mode == 1
+    assert seen[-20:].count(2) <= 2
+    for _ in range(80):                # the machine became idle: all threads faster again
+        ad(0.0005, 0.01)
+    assert ad.mode == 2
+    one = AdaptiveThreads(kernel, threads=1)
+    assert one(0.0, 0.0) == numba.get_num_threads()
+
+
+def test_chunked_loops_with_a_varying_batch_size(small_chunks, monkeypatch):
+    """A batch size that varies between calls (kernels/shape_symbols.py) reuses the kernel:
+    the chunk count is computed at run time, so every size is summed in full."""
+    from kernels import codecache
+    monkeypatch.setattr(kcpu, "_threads_available", lambda: True)
+    f = lambda v: (xnp.sum(xnp.sin(v) * xnp.exp(-v * v)), xnp.tanh(v) * 2.0)
+    jf = xf.jit(f)
+    made = []
+    for n in (3000, 5000, 1700, 4096):
+        x = np.random.default_rng(n).uniform(-3, 3, n)
+        got, want = jf(x), f(x)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+        made.append(codecache.stats["made"])
+    assert made[-1] == made[0]
