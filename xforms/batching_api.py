@@ -23,13 +23,12 @@ from . import argnums as argnums_mod
 from . import axis_env, core
 from .ad import vjp_jaxprs
 from .avals import is_complex, is_float
-from .engine_prims import convert_element_type
+from .engine_prims import broadcast_in_dim, convert_element_type
 from .primitives.elementwise import add, eq
 from .primitives.structural import iota, reshape, slice as lax_slice
 from .source_info import describe_function
 from .tracing import flatten_args, trace_flat
 from .transforms.jvp import Zero, instantiate, jvp_eval, tangent_aval
-from .transforms import identity_basis
 from .transforms.simplify import simplify
 from .transforms.vmap import BatchedOutputError, vmap_jaxpr
 from .tree_util import tree_flatten, tree_unflatten
@@ -243,6 +242,27 @@ def _diff_args(name, fun, args, kwargs, argnums, holomorphic):
                                 lambda x: _check_input(name, fun, x, holomorphic))
 
 
+def _seeds(avals):
+    """The identity seed split per leaf, built from primitives: avals[i] has shape (n,) + S_i
+    with n the total size, and leaf i's block is the rows [off_i, off_i + size_i) of eye(n),
+    reshaped.  The square block is the form identity_basis recognises; a single row is ones."""
+    out, off = [], 0
+    n = avals[0].shape[0] if avals else 0
+    for a in avals:
+        size = int(np.prod(a.shape[1:], dtype=np.int64))
+        if n == 1:
+            out.append(broadcast_in_dim(np.ones((), a.dtype), a.shape, ()))
+            continue
+        rows = iota(np.int32, (n, size), 0)
+        cols = iota(np.int32, (n, size), 1)
+        if off:
+            cols = add(cols, np.int32(off))
+        e = convert_element_type(eq(rows, cols), a.dtype)
+        out.append(e if a.shape == (n, size) else reshape(e, a.shape))
+        off += size
+    return out
+
+
 def _seeded(batched, n_args):
     """`batched(args..., seeds...)` as a jaxpr of `args` alone that builds its identity seeds
     itself (xforms/transforms/identity_basis.py), simplified: a product with a seed becomes a
@@ -250,8 +270,7 @@ def _seeded(batched, n_args):
     seed_avals = list(batched.in_avals[n_args:])
 
     def fun(*args):
-        seeds = identity_basis.seeds(seed_avals, iota, eq, add, convert_element_type, reshape)
-        return core.eval_jaxpr(batched, *args, *seeds)
+        return core.eval_jaxpr(batched, *args, *_seeds(seed_avals))
     closed, _ = core.trace_to_jaxpr(fun, list(batched.in_avals[:n_args]))
     return simplify(closed)
 

@@ -1,8 +1,8 @@
 """Identity seeds in the IR: products with them are copies, transposes or scalings.
 
 jacfwd and jacrev push the rows of an identity through one batched jvp / vjp.  The seed is
-built in the IR as ``convert(eq(iota(0), iota(1)))`` (an elementwise, fused expression, never
-a constant array), so the simplifier can see what it is.  A *diagonal* is the seed, or the
+built in the IR (xforms/batching_api.py `_seeds`) as ``convert(eq(iota(0), iota(1)))``, an
+elementwise, fused expression, never a constant array, so the simplifier can see what it is.  A *diagonal* is the seed, or the
 seed times a broadcast vector or a scalar (``eye * v[None, :]`` is ``diag(v)``); the rules
 below rewrite
 
@@ -152,21 +152,3 @@ def rewrite(eqn, producers):
     last defining eqn's outvar, as simplify's rewrites return), else None."""
     rule = _RULES.get(eqn.prim.name)
     return rule(eqn, producers) if rule is not None else None
-
-
-def seeds(avals, iota, eq, add, convert, reshape):
-    """The identity seed split per leaf, built from primitives (the binders are passed in:
-    this layer sits below the primitives).  avals[i] has shape (n,) + S_i with n the total
-    size: leaf i's block is the rows [off_i, off_i + size_i) of eye(n) reshaped."""
-    out, off = [], 0
-    n = avals[0].shape[0] if avals else 0
-    for a in avals:
-        size = int(np.prod(a.shape[1:], dtype=np.int64))
-        rows = iota(np.int32, (n, size), 0)
-        cols = iota(np.int32, (n, size), 1)
-        if off:
-            cols = add(cols, np.int32(off))
-        e = convert(eq(rows, cols), a.dtype)
-        out.append(e if a.shape == (n, size) else reshape(e, a.shape))
-        off += size
-    return out
