@@ -28,7 +28,7 @@ from xforms.registry import ALL_PRIMITIVES, RuleTable
 from . import user_prims
 from .codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
-from .fusion import REDUCTIONS, VIEWS
+from .fusion import REDUCTIONS, acts_as_view, clamp_index, guard_condition
 from .shape_symbols import SymbolTable, is_symbolic
 from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
 
@@ -230,10 +230,15 @@ class Emitter(Naming):
     def read(self, r, idx):
         a = r.atom
         if isinstance(a, Literal):
-            return self.atom_lit(a.val, a.aval.dtype)
-        if a in self.loop_local or not a.aval.shape:
-            return self.s(a)
-        return f"{self.A(a)}[{_index(r.imap, idx)}]"
+            expr = self.atom_lit(a.val, a.aval.dtype)
+        elif a in self.loop_local or not a.aval.shape:
+            expr = self.s(a)
+        else:
+            expr = f"{self.A(a)}[{_index(r.imap, idx, a.aval.shape)}]"
+        if r.imap is not None and r.imap.guards:      # a padded read: the fill outside
+            fill = self.atom_lit(r.imap.fill.val, r.imap.fill.aval.dtype)
+            return f"({expr} if {guard_condition(r.imap.guards, idx)} else {fill})"
+        return expr
 
     def emit_loop(self, step):
         shape, n = tuple(step.shape), len(step.shape)
@@ -288,7 +293,7 @@ class Emitter(Naming):
             reds[eqn].emit_update(args[0])
             return
         out = eqn.outvars[0]
-        if eqn.prim in VIEWS:
+        if acts_as_view(eqn):
             expr = args[0]
         elif user_prims.is_elementwise(eqn):
             expr = user_prims.scalar_call(self, eqn, args, "cpu")
@@ -406,21 +411,22 @@ def _cast_index(expr, dtype):
     return expr if dt == np.int64 else f"np.{dt.name}({expr})"
 
 
-def _index(imap, idx):
+def _index(imap, idx, shape=None):
     parts = []
-    for ax, st, off in imap.exprs:
+    for d, (ax, st, off) in enumerate(imap.exprs):
         if ax is None:
-            parts.append(str(off))
+            e = str(off)
         elif st == 1 and off == 0:
-            parts.append(idx[ax])
+            e = idx[ax]
         elif st == 1:
-            parts.append(f"{off} + {idx[ax]}")
+            e = f"{off} + {idx[ax]}"
         elif st == -1:
-            parts.append(f"{off} - {idx[ax]}")
+            e = f"{off} - {idx[ax]}"
         elif off == 0:
-            parts.append(f"{st} * {idx[ax]}")
+            e = f"{st} * {idx[ax]}"
         else:
-            parts.append(f"{off} + {st} * {idx[ax]}")
+            e = f"{off} + {st} * {idx[ax]}"
+        parts.append(clamp_index(e, d, imap.clamp, shape))
     return ", ".join(parts) if parts else "()"
 
 
