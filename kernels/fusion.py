@@ -548,12 +548,13 @@ class _Stencil:
 
     def __init__(self, nodes, producer):
         self.nodes, self.producer, self._costs = nodes, producer, {}
+        self._memo = {}        # (v, map, shape) -> Read: readers of one shifted value share it
 
     def inline(self, r, shape):
         if (not shape or r.imap is None or not isinstance(r.atom, Var)
                 or r.imap.is_identity(len(shape)) or not self._recomputed(r.atom)):
             return r
-        return self._read(r.atom, r.imap, shape, {})
+        return self._read(r.atom, r.imap, tuple(shape))
 
     def _kind_ok(self, v):
         node = self.producer.get(v)
@@ -578,23 +579,26 @@ class _Stencil:
     def _recomputed(self, v):
         return self._kind_ok(v) and self._cost(v) <= STENCIL_BUDGET
 
-    def _read(self, v, m, shape, memo):
+    def _read(self, v, m, shape):
         """A Read, in the reader's index space `shape`, of v at map m."""
+        key = (v, m, shape)
+        if key not in self._memo:
+            self._memo[key] = self._make_read(v, m, shape)
+        return self._memo[key]
+
+    def _make_read(self, v, m, shape):
         if m.guards:
-            val = self._read(v, IndexMap(m.exprs), shape, memo)
+            val = self._read(v, IndexMap(m.exprs), shape)
             yes = Literal(np.True_, _bool_aval(v))
             pred = Read(yes, IndexMap((), m.guards, Literal(np.False_, yes.aval)))
             return self._node(lookup("select_n"), [pred, Read(m.fill), val], {}, v, shape)
         if not self._recomputed(v):
             return Read(v, _clamped(m, v.aval.shape, shape))
-        key = (v, m)
-        if key not in memo:
-            node = self.producer[v]
-            reads = [rr if rr.imap is None or isinstance(rr.atom, Literal)   # scalars as they are
-                     else self._read(rr.atom, rr.imap.compose(m), shape, memo)
-                     for rr in node.reads]
-            memo[key] = self._node(node.eqn.prim, reads, node.eqn.params, v, shape)
-        return memo[key]
+        node = self.producer[v]
+        reads = [rr if rr.imap is None or isinstance(rr.atom, Literal)   # scalars as they are
+                 else self._read(rr.atom, rr.imap.compose(m), shape)
+                 for rr in node.reads]
+        return self._node(node.eqn.prim, reads, node.eqn.params, v, shape)
 
     def _node(self, prim, reads, params, like, shape):
         """A new node computing prim(reads) over `shape` (dtype and source line of `like`)."""
