@@ -305,13 +305,20 @@ def test_seed_forwarded_results_do_not_alias_inputs():
 
 
 def test_seed_blocks_of_several_arguments_and_matrices():
-    """Several differentiated leaves (seed blocks at an offset) and matrix inputs (a reshaped
-    seed) are not rewritten but stay exact."""
+    """Several differentiated leaves or outputs (seed blocks at an offset: products become
+    slices and zero pads) and matrix inputs (a reshaped seed, not rewritten) stay exact."""
     rng = np.random.default_rng(2)
     a, b, M = rng.standard_normal(3), rng.standard_normal(2), rng.standard_normal((2, 3))
     f = lambda a, b: xnp.tanh(M @ a + b)
     y = np.tanh(M @ a + b)
+    g = lambda x: (xnp.tanh(M @ x), xnp.sin(x) * 2.0)
     for jac in (xf.jacfwd, xf.jacrev):
+        for h, args in ((jac(f, argnums=(0, 1)), (a, b)), (jac(g), (a,))):
+            ir = xf.make_jaxpr(h)(*args)
+            assert [e.prim.name for e in ir.eqns].count("dot_general") == 1
+        j1, j2 = xf.jit(jac(g))(a)
+        np.testing.assert_allclose(j1, (1 - np.tanh(M @ a) ** 2)[:, None] * M, rtol=1e-13)
+        np.testing.assert_allclose(j2, np.diag(2 * np.cos(a)), rtol=1e-13, atol=1e-15)
         ja, jb = xf.jit(jac(f, argnums=(0, 1)))(a, b)
         np.testing.assert_allclose(ja, (1 - y * y)[:, None] * M, rtol=1e-13)
         np.testing.assert_allclose(jb, np.diag(1 - y * y), rtol=1e-13, atol=1e-15)

@@ -1,18 +1,21 @@
-"""Identity seeds in the IR: products with them are copies, transposes or scalings.
+"""Identity seeds in the IR: products with them are copies, slices, pads or scalings.
 
 jacfwd and jacrev push the rows of an identity through one batched jvp / vjp.  The seed is
-built in the IR (xforms/batching_api.py `_seeds`) as ``convert(eq(iota(0), iota(1)))``, an
-elementwise, fused expression, never a constant array, so the simplifier can see what it is.  A *diagonal* is the seed, or the
-seed times a broadcast vector or a scalar (``eye * v[None, :]`` is ``diag(v)``); the rules
-below rewrite
+built in the IR (xforms/batching_api.py `_seeds`) as ``convert(eq(iota(0), iota(1) + off))``
+per differentiated leaf (off: the leaf's first row), an elementwise, fused expression, never
+a constant array, so the simplifier can see what it is.  A *seed form* is such a block S,
+``S[k, j] = (k == j + off)``, or S times a scalar or a broadcast vector (``eye * v[None, :]``
+is ``diag(v)``); the rules below rewrite
 
-    dot_general(X, diag(v)) -> transpose(X) * v       (a copy when no axis moves)
+    dot_general(X, S * v) -> X slid by off along the contracted axis (a slice or a zero
+                             pad), times v, moved where S's free axis goes
     reduce_sum(diag(v), one axis) -> v
     transpose(diag(v)) -> diag(v)                      (it is symmetric)
 
 so a Jacobian costs about as much as writing it out: ``jacrev(lambda x: tanh(W @ x))`` is
-``(1 - y**2)[:, None] * W``, with no n-by-n product.  Each rewrite is exact: products with
-the zeros off the diagonal are dropped, and x * 1 = x.
+``(1 - y**2)[:, None] * W``, with no n-by-n product.  The rewrites drop the products with
+the zeros off the diagonal (exact for finite values: inf * 0 no longer makes a NaN there).
+Seeds of matrix inputs (a reshaped block) are not rewritten.
 
     >>> # dot_general(W, eye) contracting W's axis 1 with the seed's axis 1  ->  W
 """
@@ -26,51 +29,76 @@ def _producer(a, producers):
     return None if isinstance(a, Literal) else producers.get(a)
 
 
-def _is_eye(a, producers):
-    """Is `a` the square seed convert(eq(iota(axis 0), iota(axis 1)))?"""
-    shape = a.aval.shape
-    if len(shape) != 2 or shape[0] != shape[1]:
-        return False
+def _index_term(a, producers):
+    """(dimension, constant) if `a` is iota(dimension) [+ constant], else None."""
+    e = _producer(a, producers)
+    if e is None:
+        return None
+    if e.prim.name == "iota":
+        return e.params["dimension"], 0
+    if e.prim.name == "add":
+        for x, c in (e.invars, e.invars[::-1]):
+            i = _producer(x, producers)
+            if (i is not None and i.prim.name == "iota" and isinstance(c, Literal)
+                    and np.ndim(c.val) == 0):
+                return i.params["dimension"], int(c.val)
+    return None
+
+
+def _seed_offset(a, producers):
+    """off if `a` (n x s) is the seed block convert(eq(iota(0), iota(1) + off)), i.e.
+    a[k, j] = (k == j + off), else None."""
+    if len(a.aval.shape) != 2:
+        return None
     e = _producer(a, producers)
     if e is None or e.prim.name != "convert_element_type":
-        return False
+        return None
     e = _producer(e.invars[0], producers)
     if e is None or e.prim.name != "eq":
-        return False
-    dims = []
-    for x in e.invars:
-        i = _producer(x, producers)
-        if i is None or i.prim.name != "iota" or tuple(i.params["shape"]) != shape:
-            return False
-        dims.append(i.params["dimension"])
-    return sorted(dims) == [0, 1]
+        return None
+    terms = [_index_term(x, producers) for x in e.invars]
+    if None in terms or sorted(t[0] for t in terms) != [0, 1]:
+        return None
+    c = {d: k for d, k in terms}
+    return c[1] - c[0]
 
 
 _ONE = object()     # the scale of the plain seed
 
 
-def diagonal_scale(a, producers):
-    """If `a` (n x n) is diag(v): v as a rank-1 atom, a rank-0 atom (v constant), or _ONE;
-    else None."""
-    if _is_eye(a, producers):
-        return _ONE
+def seed_form(a, producers):
+    """If `a` (n x s) is a seed block times a scale: (off, scale, axis) with a[k, j] =
+    (k == j + off) * scale, scale _ONE, a rank-0 atom, or a vector along `axis`; else
+    None."""
+    off = _seed_offset(a, producers)
+    if off is not None:
+        return off, _ONE, None
     e = _producer(a, producers)
     if e is None or e.prim.name != "mul" or len(a.aval.shape) != 2:
         return None
-    n = a.aval.shape[0]
     for seed, other in ((e.invars[0], e.invars[1]), (e.invars[1], e.invars[0])):
-        if not _is_eye(seed, producers) or other.aval.dtype != a.aval.dtype:
+        off = None if isinstance(seed, Literal) else _seed_offset(seed, producers)
+        if off is None or other.aval.dtype != a.aval.dtype:
             continue
         if other.aval.shape == ():
-            return other
+            return off, other, None
         b = _producer(other, producers)
         if b is not None and b.prim.name == "broadcast_in_dim":
-            src = b.invars[0]
+            src, dims = b.invars[0], b.params["broadcast_dimensions"]
             if src.aval.shape == ():
-                return src
-            if src.aval.shape == (n,) and b.params["broadcast_dimensions"] in ((0,), (1,)):
-                return src
+                return off, src, None
+            if len(dims) == 1 and src.aval.shape == (a.aval.shape[dims[0]],):
+                return off, src, dims[0]
     return None
+
+
+def diagonal_scale(a, producers):
+    """If `a` (n x n) is diag(v): v as a rank-1 atom, a rank-0 atom (v constant), or _ONE;
+    else None."""
+    f = seed_form(a, producers)
+    if f is None or f[0] != 0 or a.aval.shape[0] != a.aval.shape[1]:
+        return None
+    return f[1]
 
 
 def _eqn(like, name, invars, params, aval):
@@ -94,7 +122,43 @@ def _scaled(eqn, x, scale, axis):
     return pre + [eqn.replace(prim=lookup("mul"), invars=[x, scale], params={})]
 
 
+class _Chain:
+    """Equations applied one after another to one value; the last defines eqn's outvar."""
+
+    def __init__(self, eqn, x):
+        self.eqn, self.x, self.eqns = eqn, x, []
+
+    def apply(self, name, params, shape, *more):
+        aval = self.eqn.outvars[0].aval.update(shape=tuple(shape))
+        e, self.x = _eqn(self.eqn, name, [self.x, *more], params, aval)
+        self.eqns.append(e)
+
+    def scale(self, v, axis):
+        """x * v, v a rank-0 atom or a vector along x's `axis`."""
+        if v is _ONE:
+            return
+        shape = self.x.aval.shape
+        if v.aval.shape != ():
+            aval = self.eqn.outvars[0].aval.update(shape=shape, weak_type=False)
+            b, v = _eqn(self.eqn, "broadcast_in_dim", [v],
+                        {"shape": shape, "broadcast_dimensions": (axis,)}, aval)
+            self.eqns.append(b)
+        self.apply("mul", {}, shape, v)
+
+    def done(self):
+        out = self.eqn.outvars[0]
+        if not self.eqns:            # a no-op conversion: the simplifier forwards x itself
+            return [self.eqn.replace(prim=lookup("convert_element_type"), invars=[self.x],
+                                     params={"new_dtype": out.aval.dtype,
+                                             "weak_type": out.aval.weak_type})]
+        last = self.eqns[-1]
+        return self.eqns[:-1] + [last.replace(outvars=[out])]
+
+
 def _dot(eqn, producers):
+    """dot_general(X, S) with S[k, j] = (k == j + off) * scale contracting one axis of S:
+    X's contracted axis is slid by off (a slice or a zero pad), scaled, and moved to where
+    S's free axis goes."""
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     if lb or rb or len(lc) != 1:
         return None
@@ -102,20 +166,36 @@ def _dot(eqn, producers):
     for side, d, other, dc, oc in ((1, y, x, rc[0], lc[0]), (0, x, y, lc[0], rc[0])):
         if isinstance(d, Literal) or isinstance(other, Literal):
             continue
-        scale = diagonal_scale(d, producers)
-        if scale is None:
+        form = seed_form(d, producers)
+        if form is None:
             continue
-        # out = other's free axes and the seed's free axis (lhs first): the seed's free axis
-        # indexes what other's contracted axis did
-        free = [i for i in range(other.aval.ndim) if i != oc]
+        off, scale, saxis = form
+        n, s = d.aval.shape
+        c = _Chain(eqn, other)
+        shape = list(other.aval.shape)
+        # the scale first when it runs along X's contracted axis (k when contracting k)
+        early = scale is not _ONE and saxis == dc
+        if early:
+            c.scale(scale, oc)
+        if dc == 0 and (off, s) != (0, n):           # R[j] = X[j + off]: a slice
+            start = [0] * len(shape)
+            start[oc], shape[oc] = off, s
+            limit = list(shape)
+            limit[oc] = off + s
+            c.apply("slice", {"start_indices": tuple(start), "limit_indices": tuple(limit),
+                              "strides": (1,) * len(shape)}, shape)
+        elif dc == 1 and (off, s) != (0, n):         # R[k] = X[k - off]: a zero pad
+            cfg = [(0, 0, 0)] * len(shape)
+            cfg[oc], shape[oc] = (off, n - off - s, 0), n
+            zero = Literal(d.aval.dtype.type(0), d.aval.update(shape=(), weak_type=False))
+            c.apply("pad", {"padding_config": tuple(cfg)}, shape, zero)
+        if not early and scale is not _ONE:
+            c.scale(scale, oc)
+        free = [i for i in range(len(shape)) if i != oc]
         perm = tuple(free + [oc]) if side == 1 else tuple([oc] + free)
-        axis = len(free) if side == 1 else 0
-        pre = []
         if perm != tuple(range(len(perm))):
-            t, other = _eqn(eqn, "transpose", [other], {"permutation": perm},
-                            eqn.outvars[0].aval)
-            pre.append(t)
-        return pre + _scaled(eqn, other, scale, axis)
+            c.apply("transpose", {"permutation": perm}, [shape[p] for p in perm])
+        return c.done()
     return None
 
 
