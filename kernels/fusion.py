@@ -600,10 +600,16 @@ class _Stencil:
         if not self._recomputed(v):
             return Read(v, _clamped(m, v.aval.shape, shape))
         node = self.producer[v]
-        reads = [rr if rr.imap is None or isinstance(rr.atom, Literal)   # scalars as they are
-                 else self._read(rr.atom, rr.imap.compose(m), shape)
-                 for rr in node.reads]
+        reads = [self._shifted(rr, m, shape) for rr in node.reads]
         return self._node(node.eqn.prim, reads, node.eqn.params, v, shape)
+
+    def _shifted(self, rr, m, shape):
+        """One read of a recomputed equation, moved to the reader's index space."""
+        if rr.imap is None:                      # a scalar
+            return rr
+        if isinstance(rr.atom, Literal):         # a literal, maybe guarded (a pad's fill)
+            return Read(rr.atom, rr.imap.compose(m)) if rr.imap.guards else rr
+        return self._read(rr.atom, rr.imap.compose(m), shape)
 
     def _node(self, prim, reads, params, like, shape):
         """A new node computing prim(reads) over `shape` (dtype and source line of `like`)."""

@@ -90,9 +90,22 @@ def test_stencils_recompute_producers():
         (lambda y: (y[1:, :] - y[:-1, :])[:, 1:] + (y ** 2)[1:, :-1][::-1], y),
         (lambda x: (xnp.arange(13.0) * x)[1:] - (xnp.arange(13.0) * x)[:-1], x),   # iota
         (xf.grad(lambda y: xnp.sum((y[1:, 1:] - y[:-1, :-1] ** 2) ** 2)), y),
+        # a recomputed value read again at another shift (its pads' guards move along)
+        (xf.grad(lambda y: xnp.sum(xnp.cumprod(y, 1))), y),
+        (xf.grad(lambda x: xnp.sum(xnp.cumprod(x) + xnp.cumsum(x * x))), x),
     ]
     for f, a in cases:
         np.testing.assert_allclose(xf.jit(f)(a), _np_eval(f, a), rtol=1e-12, atol=1e-12)
+
+
+def test_transcendentals_are_not_recomputed():
+    """tanh read at two shifts stays one buffer (one tanh per element); x * x is recomputed."""
+    f = lambda x: xnp.tanh(x)[1:] + xnp.tanh(x)[:-1] + (x * x)[1:] - (x * x)[:-1]
+    x = rng.standard_normal(9)
+    plan = plan_program(xf.make_jaxpr(f)(x))
+    body = [e.prim.name for s in plan.steps if s.kind == "loop" for e, _ in s.body]
+    assert body.count("tanh") == 1 and "pad" not in body
+    np.testing.assert_allclose(xf.jit(f)(x), _np_eval(f, x), rtol=1e-13)
 
 
 def test_stencil_complex_and_integer():
