@@ -28,7 +28,7 @@ from xforms.registry import ALL_PRIMITIVES, RuleTable
 from . import user_prims
 from .codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
-from .fusion import REDUCTIONS, acts_as_view, clamp_index, guard_condition
+from .fusion import REDUCTIONS, IndexMap, acts_as_view, clamp_index, guard_condition
 from .shape_symbols import SymbolTable, is_symbolic
 from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
 
@@ -110,6 +110,7 @@ class Emitter(Naming):
         self.const_params = []       # (param name, value) for ClosedJaxpr consts
         self.line_info = {}          # source line (0-based, in the body) -> eqn
         self.loop_local = set()
+        self.interior = None      # the loop axis whose guards and clamps hold (peeled middle)
         self.plan = None
         self.top_plan = None         # the program's own plan (emit_module sets it)
         self.buffers = []            # top-level buffers that may come from Python
@@ -174,7 +175,8 @@ class Emitter(Naming):
         range(n)`: Numba lowers that through an iterator object, 5x the LLVM IR of a
         counter, and LLVM's time grows with the IR it is given (the optimised machine code
         is the same, vectorised alike).  The body must not `continue`."""
-        self.line(f"{var} = 0")
+        start, n = (0, n) if not isinstance(n, tuple) else n
+        self.line(f"{var} = {start}")
         with self.block(f"while {var} < {n}:"):
             yield
             self.line(f"{var} += 1")
@@ -234,10 +236,12 @@ class Emitter(Naming):
         elif a in self.loop_local or not a.aval.shape:
             expr = self.s(a)
         else:
-            expr = f"{self.A(a)}[{_index(r.imap, idx, a.aval.shape)}]"
-        if r.imap is not None and r.imap.guards:      # a padded read: the fill outside
+            expr = f"{self.A(a)}[{_index(_inside(r.imap, self.interior), idx, a.aval.shape)}]"
+        guards = () if r.imap is None else tuple(
+            g for g in r.imap.guards if g[0] is None or g[0] != self.interior)
+        if guards:                                    # a padded read: the fill outside
             fill = self.atom_lit(r.imap.fill.val, r.imap.fill.aval.dtype)
-            return f"({expr} if {guard_condition(r.imap.guards, idx)} else {fill})"
+            return f"({expr} if {guard_condition(guards, idx)} else {fill})"
         return expr
 
     def emit_loop(self, step):
@@ -261,6 +265,7 @@ class Emitter(Naming):
             r.emit_setup()
         self.loop_local = set()
         writes = set(step.writes)
+        peel_axis, peel = _peeling(step, shape, par)
 
         def nest(level):
             for r in reds.values():
@@ -274,6 +279,16 @@ class Emitter(Naming):
             elif par and level == 0:
                 with self.block(f"for i0 in prange({shape[0]}):"):
                     nest(1)
+            elif level == peel_axis:
+                # guarded/clamped reads (stencils, pads) only near the ends: the middle
+                # loop reads plainly, so LLVM vectorises it
+                lo, hi = peel
+                for a, b, inside in ((0, lo, None), (lo, hi, level), (hi, shape[level], None)):
+                    if b > a:
+                        self.interior = inside
+                        with self.counted_loop(f"i{level}", (a, b)):
+                            nest(level + 1)
+                self.interior = None
             else:
                 with self.counted_loop(f"i{level}", shape[level]):
                     nest(level + 1)
@@ -404,6 +419,43 @@ class _Reduction:
                 em.line(f"{acc} = {op}({t}, {x})")
         else:
             raise _unsupported(self.eqn)
+
+
+def _peeling(step, shape, par):
+    """(axis, (lo, hi)) when the innermost loop axis has guarded or clamped reads that all
+    hold plainly for lo <= i < hi (a non-empty middle), else (None, None)."""
+    axes = [d for d in range(len(shape)) if shape[d] != 1]
+    if not axes or (par and axes[-1] == 0):
+        return None, None
+    d, n = axes[-1], shape[axes[-1]]
+    lo, hi, any_ = 0, n, False
+    for _, reads in step.body:
+        for r in reads:
+            m = r.imap
+            if m is None:
+                continue
+            for ax, g_lo, g_hi in m.guards:
+                if ax == d:
+                    lo, hi, any_ = max(lo, g_lo), min(hi, g_hi), True
+            for dim, low, high in m.clamp:
+                ax, st, off = m.exprs[dim]
+                if ax != d or st == 0:
+                    continue
+                size = r.atom.aval.shape[dim]
+                # 0 <= off + st * i <= size - 1
+                a, b = (-off, size - 1 - off) if st > 0 else (off - size + 1, off)
+                s_ = abs(st)
+                lo, hi, any_ = max(lo, -(-a // s_)), min(hi, b // s_ + 1), True
+    return (d, (lo, hi)) if any_ and lo < hi else (None, None)
+
+
+def _inside(imap, axis):
+    """imap without the clamps of source dims indexed by loop `axis` (inside the peeled
+    middle they hold)."""
+    if axis is None or not imap.clamp:
+        return imap
+    keep = tuple(c for c in imap.clamp if imap.exprs[c[0]][0] != axis)
+    return IndexMap(imap.exprs, imap.guards, imap.fill, keep)
 
 
 def _cast_index(expr, dtype):
