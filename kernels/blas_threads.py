@@ -9,17 +9,17 @@ splits work into many small tasks that idle threads steal, so it degrades gracef
 The policy here: a daemon thread samples /proc/stat four times a second, subtracts this
 process's own CPU time (os.times), and sets the OpenBLAS libraries that Numba's `np.dot`
 (SciPy's) and NumPy use to ``round(cores - cores used by other processes)`` threads, at
-least 1.  An idle machine gets every core for large products; a loaded one gets one thread
+least 1: fewer as soon as a sample shows load, more only after 2 s without it.  An idle machine gets every core for large products; a loaded one gets one thread
 per product, which never waits on a descheduled helper.  Products below OpenBLAS's own
 threshold (M*N*K <= 262144) are single-threaded by OpenBLAS itself.
 
 Measured on this 2-core machine with other sessions running (load average 6-7, ms, median
 of 9; "busy" adds one spinning process), np.dot inside @njit, n x n x n:
 
-    n      idle-ish 1 thr / 2 thr     busy 1 thr / 2 thr
-    128    0.39 / 56                  0.69 / 91
-    256    2.8 / 10                   5.3 / 84
-    512    24 / 64                    40 / 148
+    n      idle-ish 1 thr / 2 thr     busy 1 thr / 2 thr     busy, xf.jit(a @ b): auto / 1 / 2
+    128    0.39 / 56                  0.69 / 91              0.57 / 0.61 / 3.6
+    256    2.8 / 10                   5.3 / 84               0.77 / 0.76 / 64
+    512    24 / 64                    40 / 148               34 / 34 / 92
     1024   170 / 233                  315 / 320
 
 Settings: OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or XFORMS_BLAS_THREADS (a number) fix the
@@ -35,6 +35,7 @@ import threading
 import time
 
 INTERVAL_S = 0.25
+CALM_SAMPLES = 8          # 2 s without load before threads are added back
 _ENV = ("XFORMS_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 _SYMBOLS = ("scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
             "openblas_set_num_threads", "openblas_set_num_threads64_")
@@ -81,16 +82,20 @@ def _monitor(setters, cores):
     hz = os.sysconf("SC_CLK_TCK")
     busy0, _ = _busy_ticks()
     t0, own0 = time.monotonic(), _own()
-    others, current = 0.0, None
+    current, calm = None, 0
     while True:
         time.sleep(INTERVAL_S)
         busy1, _ = _busy_ticks()
         t1, own1 = time.monotonic(), _own()
         wall = max(t1 - t0, 1e-3)
-        sample = max(0.0, ((busy1 - busy0) / hz - (own1 - own0)) / wall)
-        others = 0.5 * others + 0.5 * sample          # smooths one-off spikes
+        others = max(0.0, ((busy1 - busy0) / hz - (own1 - own0)) / wall)
         busy0, t0, own0 = busy1, t1, own1
         want = choose_threads(cores, others)
+        # fewer threads at once, more only after CALM_SAMPLES quiet samples in a row (while
+        # we hold the cores, the others' measured share understates their demand)
+        calm = calm + 1 if current is None or want >= current else 0
+        if current is not None and want > current and calm < CALM_SAMPLES:
+            continue
         if want != current:
             for f in setters:
                 f(want)
