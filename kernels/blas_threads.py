@@ -93,7 +93,7 @@ def _monitor(setters, cores):
         want = choose_threads(cores, others)
         # fewer threads at once, more only after CALM_SAMPLES quiet samples in a row (while
         # we hold the cores, the others' measured share understates their demand)
-        calm = calm + 1 if current is None or want >= current else 0
+        calm = calm + 1 if current is not None and want > current else 0
         if current is not None and want > current and calm < CALM_SAMPLES:
             continue
         if want != current:
