@@ -99,7 +99,7 @@ def _monitor(setters, cores):
         if want != current:
             for f in setters:
                 f(want)
-            current = want
+            current, calm = want, 0
 
 
 def _own():
