@@ -31,7 +31,7 @@ from xforms.errors import LoweringError
 from xforms.exe_cache import max_size
 from xforms.tiered import step, warn
 
-from . import (codecache, emit_cpu_control, emit_cpu_ops, lower_conv,  # noqa: F401 (rules)
+from . import (blas_threads, codecache, emit_cpu_control, emit_cpu_ops, lower_conv,  # noqa: F401 (rules)
                lower_cumulative, lower_linalg, lower_mpi, lower_sorting)
 from .cpu_buffers import BufferPool
 from .dispatch import make_fast_call
@@ -252,6 +252,7 @@ def prewarm():
 
 def _finish(prep):
     em, path = prep.em, prep.path
+    blas_threads.ensure_started()     # BLAS threads follow the machine's load
     if config.DISABLE_JIT:
         kernel = prep.mod.kernel
     else:

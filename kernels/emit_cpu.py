@@ -28,7 +28,7 @@ from xforms.registry import ALL_PRIMITIVES, RuleTable
 from . import user_prims
 from .codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
-from .fusion import REDUCTIONS, VIEWS
+from .fusion import REDUCTIONS, IndexMap, acts_as_view, clamp_index, guard_condition
 from .shape_symbols import SymbolTable, is_symbolic
 from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
 
@@ -133,6 +133,7 @@ class Emitter(Naming):
         self.const_params = []       # (param name, value) for ClosedJaxpr consts
         self.line_info = {}          # source line (0-based, in the body) -> eqn
         self.loop_local = set()
+        self.interior = None      # the loop axis whose guards and clamps hold (peeled middle)
         self.plan = None
         self.top_plan = None         # the program's own plan (emit_module sets it)
         self.buffers = []            # top-level buffers that may come from Python
@@ -197,7 +198,8 @@ class Emitter(Naming):
         range(n)`: Numba lowers that through an iterator object, 5x the LLVM IR of a
         counter, and LLVM's time grows with the IR it is given (the optimised machine code
         is the same, vectorised alike).  The body must not `continue`."""
-        self.line(f"{var} = 0")
+        start, n = (0, n) if not isinstance(n, tuple) else n
+        self.line(f"{var} = {start}")
         with self.block(f"while {var} < {n}:"):
             yield
             self.line(f"{var} += 1")
@@ -253,10 +255,17 @@ class Emitter(Naming):
     def read(self, r, idx):
         a = r.atom
         if isinstance(a, Literal):
-            return self.atom_lit(a.val, a.aval.dtype)
-        if a in self.loop_local or not a.aval.shape:
-            return self.s(a)
-        return f"{self.A(a)}[{_index(r.imap, idx)}]"
+            expr = self.atom_lit(a.val, a.aval.dtype)
+        elif a in self.loop_local or not a.aval.shape:
+            expr = self.s(a)
+        else:
+            expr = f"{self.A(a)}[{_index(_inside(r.imap, self.interior), idx, a.aval.shape)}]"
+        guards = () if r.imap is None else tuple(
+            g for g in r.imap.guards if g[0] is None or g[0] != self.interior)
+        if guards:                                    # a padded read: the fill outside
+            fill = self.atom_lit(r.imap.fill.val, r.imap.fill.aval.dtype)
+            return f"({expr} if {guard_condition(guards, idx)} else {fill})"
+        return expr
 
     def emit_loop(self, step):
         shape, n = tuple(step.shape), len(step.shape)
@@ -306,7 +315,7 @@ class Emitter(Naming):
             return
         out = eqn.outvars[0]
         ctx = None
-        if eqn.prim in VIEWS:
+        if acts_as_view(eqn):
             expr = args[0]
         elif user_prims.is_elementwise(eqn):
             expr = user_prims.scalar_call(self, eqn, args, "cpu")
@@ -397,6 +406,8 @@ class _Nest:
         self.reds, self.size, self.rows, self.staged = reds, size, rows, staged
         self.vsize = size if vsize is None else vsize   # the size the vector math sees
         self.writes = set(step.writes)
+        # no peeling of a chunked axis 0 (its chunks are the parallel split)
+        self.peel_axis, self.peel = _peeling(step, shape, rows is not None)
 
     def emit(self):
         em = self.em
@@ -420,6 +431,16 @@ class _Nest:
                                   guard)
         elif shape[level] == 1:
             self._level(level + 1, guard)
+        elif level == self.peel_axis:
+            # guarded/clamped reads (stencils, pads) only near the ends: the middle loop
+            # reads plainly, so LLVM vectorises it
+            lo, hi = self.peel
+            for a, b, inside in ((0, lo, None), (lo, hi, level), (hi, shape[level], None)):
+                if b > a:
+                    em.interior = inside
+                    with em.counted_loop(f"i{level}", (a, b)):
+                        self._level(level + 1, guard)
+            em.interior = None
         else:
             with em.counted_loop(f"i{level}", shape[level]):
                 self._level(level + 1, guard)
@@ -625,26 +646,64 @@ class _Reduction:
             raise _unsupported(self.eqn)
 
 
+def _peeling(step, shape, par):
+    """(axis, (lo, hi)) when the innermost loop axis has guarded or clamped reads that all
+    hold plainly for lo <= i < hi (a non-empty middle), else (None, None)."""
+    axes = [d for d in range(len(shape)) if shape[d] != 1]
+    if not axes or (par and axes[-1] == 0):
+        return None, None
+    d, n = axes[-1], shape[axes[-1]]
+    lo, hi, any_ = 0, n, False
+    for _, reads in step.body:
+        for r in reads:
+            m = r.imap
+            if m is None:
+                continue
+            for ax, g_lo, g_hi in m.guards:
+                if ax == d:
+                    lo, hi, any_ = max(lo, g_lo), min(hi, g_hi), True
+            for dim, low, high in m.clamp:
+                ax, st, off = m.exprs[dim]
+                if ax != d or st == 0:
+                    continue
+                size = r.atom.aval.shape[dim]
+                # 0 <= off + st * i <= size - 1
+                a, b = (-off, size - 1 - off) if st > 0 else (off - size + 1, off)
+                s_ = abs(st)
+                lo, hi, any_ = max(lo, -(-a // s_)), min(hi, b // s_ + 1), True
+    return (d, (lo, hi)) if any_ and lo < hi else (None, None)
+
+
+def _inside(imap, axis):
+    """imap without the clamps of source dims indexed by loop `axis` (inside the peeled
+    middle they hold)."""
+    if axis is None or not imap.clamp:
+        return imap
+    keep = tuple(c for c in imap.clamp if imap.exprs[c[0]][0] != axis)
+    return IndexMap(imap.exprs, imap.guards, imap.fill, keep)
+
+
 def _cast_index(expr, dtype):
     dt = np.dtype(dtype)
     return expr if dt == np.int64 else f"np.{dt.name}({expr})"
 
 
-def _index(imap, idx):
+def _index(imap, idx, shape=None):
     parts = []
-    for ax, st, off in imap.exprs:
+    for d, (ax, st, off) in enumerate(imap.exprs):
         if ax is None:
-            parts.append(str(off))
+            e = str(off)
         elif st == 1 and off == 0:
-            parts.append(idx[ax])
+            e = idx[ax]
         elif st == 1:
-            parts.append(f"{off} + {idx[ax]}")
+            e = f"{off} + {idx[ax]}"
         elif st == -1:
-            parts.append(f"{off} - {idx[ax]}")
+            e = f"{off} - {idx[ax]}"
         elif off == 0:
-            parts.append(f"{st} * {idx[ax]}")
+            e = f"{st} * {idx[ax]}"
         else:
-            parts.append(f"{off} + {st} * {idx[ax]}")
+            e = f"{off} + {st} * {idx[ax]}"
+        parts.append(clamp_index(e, d, imap.clamp, shape))
     return ", ".join(parts) if parts else "()"
 
 

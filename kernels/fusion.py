@@ -52,8 +52,10 @@ import heapq
 import itertools
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from xforms import facts
-from xforms.ir import ClosedJaxpr, Jaxpr, Literal, Var
+from xforms.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from xforms.registry import ALL_PRIMITIVES, RuleTable, lookup
 
 from . import user_prims
@@ -106,17 +108,27 @@ def subjaxprs(eqn):
 @dataclass(frozen=True)
 class IndexMap:
     exprs: tuple          # per source dim: (axis or None, stride, offset)
+    # a padded read: valid only where lo <= i[axis] < hi for every (axis, lo, hi) (axis None:
+    # never valid); elsewhere the read is `fill` (a Literal).  Empty for plain views.
+    guards: tuple = ()
+    fill: object = None
+    # (source dim, clamp below 0?, clamp above n - 1?): reads of a stencil's recomputed
+    # producer (`_Stencil`) stay in range; the values read there are discarded by a guard
+    clamp: tuple = ()
 
     @staticmethod
     def identity(ndim):
         return IndexMap(tuple((d, 1, 0) for d in range(ndim)))
 
     def is_identity(self, loop_ndim):
-        return len(self.exprs) == loop_ndim and all(
+        return not self.guards and len(self.exprs) == loop_ndim and all(
             e == (d, 1, 0) for d, e in enumerate(self.exprs))
 
     def compose(self, inner):
-        """self maps view-index -> source-index; inner maps loop-index -> view-index."""
+        """self maps view-index -> source-index; inner maps loop-index -> view-index.
+        None when both pad with different fill values (not one guarded read)."""
+        if self.guards and inner.guards and not _same_fill(self.fill, inner.fill):
+            return None
         out = []
         for ax, st, off in self.exprs:
             if ax is None:
@@ -124,12 +136,40 @@ class IndexMap:
                 continue
             iax, ist, ioff = inner.exprs[ax]
             out.append((iax, st * ist if iax is not None else 0, off + st * ioff))
-        return IndexMap(tuple(out))
+        guards = list(inner.guards)
+        for ax, lo, hi in self.guards:
+            g = _pull_guard(inner.exprs[ax] if ax is not None else None, lo, hi)
+            if g is not True:
+                guards.append(g)
+        return IndexMap(tuple(out), tuple(guards), self.fill if self.guards else inner.fill)
+
+
+def _same_fill(a, b):
+    return (a.aval.dtype == b.aval.dtype and np.array_equal(a.val, b.val, equal_nan=True)
+            and np.signbit(a.val) == np.signbit(b.val))
+
+
+def _pull_guard(expr, lo, hi):
+    """The guard lo <= v < hi on a view index v = off + st * i[axis] (expr = (axis, st, off);
+    None: a guard that never holds) as a guard on i[axis]: (axis, lo', hi'), or True when it
+    always holds."""
+    if expr is None:
+        return (None, 0, 0)
+    ax, st, off = expr
+    if ax is None or st == 0:
+        return True if lo <= off < hi else (None, 0, 0)
+    if st > 0:                    # i in [ceil((lo - off) / st), ceil((hi - off) / st))
+        return (ax, -((off - lo) // st), -((off - hi) // st))
+    s = -st                       # lo <= off - s*i < hi  <=>  (off - hi) / s < i <= (off - lo) / s
+    return (ax, (off - hi) // s + 1, (off - lo) // s + 1)
 
 
 def view_map(eqn):
     """IndexMap of a view equation (output index -> operand index), or None if the
-    equation is not a pure index map (e.g. a reshape that merges dimensions)."""
+    equation is not a pure index map (e.g. a reshape that merges dimensions).  A pad by a
+    literal without interior padding is a guarded map (`is_guarded_view`)."""
+    if eqn.prim.name == "pad":
+        return _pad_map(eqn)
     rule = VIEW_MAPS.get(eqn.prim)
     if rule is None:
         return None
@@ -176,6 +216,55 @@ def _reshape_map(src, dst, p):
     where = dict(zip(big_src, big_dst))
     return IndexMap(tuple((where[d], 1, 0) if d in where else (None, 0, 0)
                           for d in range(len(src))))
+
+
+def _pad_map(eqn):
+    """pad(x, literal) without interior padding: out[i] = x[i - lo] where 0 <= i - lo < n,
+    else the literal.  Guards that always hold are left out."""
+    x, fill = eqn.invars
+    cfg = eqn.params["padding_config"]
+    if not isinstance(fill, Literal) or any(interior for _, _, interior in cfg):
+        return None
+    out_shape = eqn.outvars[0].aval.shape
+    exprs, guards = [], []
+    for d, ((lo, _, _), n) in enumerate(zip(cfg, x.aval.shape)):
+        exprs.append((d, 1, -lo))
+        if lo > 0 or lo + n < out_shape[d]:
+            guards.append((d, lo, lo + n))
+    return IndexMap(tuple(exprs), tuple(guards), fill)
+
+
+def is_guarded_view(eqn):
+    """A pad that the planner reads through a guarded IndexMap (never a buffer of its own
+    unless something outside a loop needs it)."""
+    return eqn.prim.name == "pad" and _pad_map(eqn) is not None
+
+
+def guard_condition(guards, idx):
+    """Source text of a guarded read's condition on loop index names `idx` (shared by the
+    CPU and CUDA emitters: plain Python comparisons)."""
+    parts = []
+    for ax, lo, hi in guards:
+        if ax is None:
+            return "False"
+        parts.append(f"{lo} <= {idx[ax]} < {hi}")
+    return " and ".join(parts) if parts else "True"
+
+
+def clamp_index(expr, d, clamp, shape):
+    """Source text of index `expr` of source dim d, clamped as IndexMap.clamp says."""
+    for dim, low, high in clamp:
+        if dim == d:
+            if low:
+                expr = f"max({expr}, 0)"
+            if high:
+                expr = f"min({expr}, {shape[d] - 1})"
+    return expr
+
+
+def acts_as_view(eqn):
+    """Does a loop body equation copy its one read (a view, or a guarded pad)?"""
+    return eqn.prim in VIEWS or is_guarded_view(eqn)
 
 
 # VIEW primitive -> fn(operand shape, output shape, params) -> IndexMap or None
@@ -292,20 +381,22 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
     #    Literal); a view whose value is needed outside a loop becomes a copy node.
     views = {}
     for eqn in jaxpr.eqns:
-        if eqn.prim in VIEWS:
+        if eqn.prim in VIEWS or eqn.prim.name == "pad":
             m = view_map(eqn)
             if m is not None:
                 src = eqn.invars[0]
                 if isinstance(src, Var) and src in views:
                     root, inner = views[src]
-                    views[eqn.outvars[0]] = (root, inner.compose(m))
-                else:
+                    m = inner.compose(m)
+                    if m is not None:
+                        views[eqn.outvars[0]] = (root, m)
+                elif not (isinstance(src, Literal) and m.guards):
                     views[eqn.outvars[0]] = (src, m)
 
     def fused_read(atom):
         if isinstance(atom, Var) and atom in views:
             root, m = views[atom]
-            return Read(root, None if not m.exprs else m)
+            return Read(root, None if not m.exprs and not m.guards else m)
         if isinstance(atom, Literal) or not atom.aval.shape:
             return Read(atom, None)
         return Read(atom, IndexMap.identity(len(atom.aval.shape)))
@@ -313,26 +404,30 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
     needed_views = set(v for v in outset if v in views)
     for eqn in jaxpr.eqns:
         fusible = is_elementwise(eqn) or eqn.prim in REDUCTIONS or (
-            eqn.prim in VIEWS and eqn.outvars[0] in views)
+            acts_as_view(eqn) and eqn.outvars[0] in views)
         if not fusible:
             needed_views.update(a for a in eqn.invars if isinstance(a, Var) and a in views)
 
-    # 2. nodes and their reads
+    # 2. nodes and their reads; a shifted read of a cheap elementwise producer recomputes
+    #    it (stencil fusion: new nodes just before the reader)
     nodes, producer = [], {}
+    stencil = _Stencil(nodes, producer)
     for eqn in jaxpr.eqns:
         prim = eqn.prim
         if (prim in VIEWS and prim.facts.aliases == 0 and eqn.outvars[0] in needed_views
                 and isinstance(eqn.invars[0], Var) and eqn.invars[0] not in views):
             node = _Node(len(nodes), eqn, "op", None)      # a view of the same buffer
             node.reads = [Read(eqn.invars[0])]
-        elif prim in VIEWS and eqn.outvars[0] in views:
+        elif acts_as_view(eqn) and eqn.outvars[0] in views:
             if eqn.outvars[0] not in needed_views:
                 continue
             node = _Node(len(nodes), eqn, "loop", eqn.outvars[0].aval.shape)
             node.reads = [fused_read(eqn.outvars[0])]     # a copy of the view's root
         elif is_elementwise(eqn) or prim in REDUCTIONS:
-            node = _Node(len(nodes), eqn, "loop", _iter_shape(eqn))
-            node.reads = [fused_read(a) for a in eqn.invars]
+            shape = _iter_shape(eqn)
+            reads = [stencil.inline(r, shape) for r in map(fused_read, eqn.invars)]
+            node = _Node(len(nodes), eqn, "loop", shape)
+            node.reads = reads
         elif subjaxprs(eqn):
             node = _Node(len(nodes), eqn, "control", None)
             node.reads = [Read(a) for a in eqn.invars]
@@ -342,6 +437,8 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
         nodes.append(node)
         for v in eqn.outvars:
             producer[v] = node
+
+    nodes[:] = _drop_dead(nodes, outset)
 
     # 3. edges between nodes; "local" edges may be fused
     succs = [set() for _ in nodes]
@@ -433,6 +530,133 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
     plan = Plan(jaxpr, steps, materialized, outputs=list(jaxpr.outvars), consts=list(consts))
     assign_storage(plan, set(owned))
     return plan
+
+
+# elementwise primitives a stencil recomputes: cheap arithmetic (a transcendental read at
+# k shifts would be evaluated k times; iota reads the loop index itself)
+_RECOMPUTED = frozenset({
+    "add", "sub", "mul", "neg", "div", "integer_pow", "square", "max", "min", "abs", "sign",
+    "select_n", "convert_element_type", "eq", "ne", "lt", "le", "gt", "ge", "and", "or",
+    "not", "real", "imag", "conj", "complex", "floor", "ceil", "round", "clamp"})
+STENCIL_BUDGET = 24      # equations recomputed per shifted read
+
+
+class _Stencil:
+    """Stencil fusion: a loop reading a value v through a shifted, strided or padded map
+    (`x[1:] - x[:-1]`, the pads of its transpose) recomputes v's elementwise producers at
+    the shifted index instead of making v a buffer of its own (one pass over memory instead
+    of a write and a shifted read).  The recomputed equations become nodes of the reader's
+    shape, just before it, whose reads of buffers are the composed maps clamped into range;
+    a padded read ends in select_n(guard, fill, value).  A producer is recomputed when it
+    is cheap arithmetic (`_RECOMPUTED`) costing at most STENCIL_BUDGET equations, its own
+    recomputed producers included; anything else is read from its buffer."""
+
+    def __init__(self, nodes, producer):
+        self.nodes, self.producer, self._costs = nodes, producer, {}
+        self._memo = {}        # (v, map, shape) -> Read: readers of one shifted value share it
+
+    def inline(self, r, shape):
+        if (not shape or r.imap is None or not isinstance(r.atom, Var)
+                or r.imap.is_identity(len(shape)) or not self._recomputed(r.atom)):
+            return r
+        return self._read(r.atom, r.imap, tuple(shape))
+
+    def _kind_ok(self, v):
+        node = self.producer.get(v)
+        return (node is not None and node.kind == "loop" and node.eqn.prim in ELEMENTWISE
+                and node.eqn.prim not in REDUCTIONS and len(node.eqn.outvars) == 1
+                and node.eqn.prim.name in _RECOMPUTED)
+
+    def _cost(self, v):
+        """Equations that recomputing v takes (STENCIL_BUDGET + 1 when over budget)."""
+        if v not in self._costs:
+            self._costs[v] = STENCIL_BUDGET + 1          # (no cycles: a guard while counting)
+            c = 1
+            for rr in self.producer[v].reads:
+                if isinstance(rr.atom, Var) and rr.imap is not None and self._kind_ok(rr.atom):
+                    sub = self._cost(rr.atom)
+                    c += sub if sub <= STENCIL_BUDGET else 0
+                if c > STENCIL_BUDGET:
+                    break
+            self._costs[v] = min(c, STENCIL_BUDGET + 1)
+        return self._costs[v]
+
+    def _recomputed(self, v):
+        return self._kind_ok(v) and self._cost(v) <= STENCIL_BUDGET
+
+    def _read(self, v, m, shape):
+        """A Read, in the reader's index space `shape`, of v at map m."""
+        key = (v, m, shape)
+        if key not in self._memo:
+            self._memo[key] = self._make_read(v, m, shape)
+        return self._memo[key]
+
+    def _make_read(self, v, m, shape):
+        if m.guards:
+            val = self._read(v, IndexMap(m.exprs), shape)
+            yes = Literal(np.True_, _bool_aval(v))
+            pred = Read(yes, IndexMap((), m.guards, Literal(np.False_, yes.aval)))
+            return self._node(lookup("select_n"), [pred, Read(m.fill), val], {}, v, shape)
+        if not self._recomputed(v):
+            return Read(v, _clamped(m, v.aval.shape, shape))
+        node = self.producer[v]
+        reads = [self._shifted(rr, m, shape) for rr in node.reads]
+        return self._node(node.eqn.prim, reads, node.eqn.params, v, shape)
+
+    def _shifted(self, rr, m, shape):
+        """One read of a recomputed equation, moved to the reader's index space."""
+        if rr.imap is None:                      # a scalar
+            return rr
+        if isinstance(rr.atom, Literal):         # a literal, maybe guarded (a pad's fill)
+            return Read(rr.atom, rr.imap.compose(m)) if rr.imap.guards else rr
+        return self._read(rr.atom, rr.imap.compose(m), shape)
+
+    def _node(self, prim, reads, params, like, shape):
+        """A new node computing prim(reads) over `shape` (dtype and source line of `like`)."""
+        out = Var(like.aval.update(shape=tuple(shape)))
+        src = self.producer.get(like)
+        eqn = Eqn(prim, [r.atom for r in reads], [out], params,
+                  src.eqn.source_info if src is not None else None)
+        node = _Node(len(self.nodes), eqn, "loop", tuple(shape))
+        node.reads = list(reads)
+        self.nodes.append(node)
+        self.producer[out] = node
+        return Read(out, IndexMap.identity(len(shape)))
+
+
+def _bool_aval(v):
+    return v.aval.update(shape=(), dtype=np.dtype(np.bool_), weak_type=False)
+
+
+def _clamped(m, src_shape, loop_shape):
+    """m with every source index that can leave [0, n) over the loop clamped into it."""
+    dims = []
+    for d, (ax, st, off) in enumerate(m.exprs):
+        if ax is None:
+            lo = hi = off
+        else:
+            ends = (off, off + st * (loop_shape[ax] - 1))
+            lo, hi = min(ends), max(ends)
+        if lo < 0 or hi >= src_shape[d]:
+            dims.append((d, lo < 0, hi >= src_shape[d]))
+    return IndexMap(m.exprs, m.guards, m.fill, tuple(dims))
+
+
+def _drop_dead(nodes, outset):
+    """Loop nodes whose values nothing reads any more (their readers recompute them) go;
+    the rest are renumbered in order."""
+    live, keep = set(outset), []
+    for node in reversed(nodes):
+        if node.kind == "loop" and not any(v in live for v in node.eqn.outvars):
+            continue
+        keep.append(node)
+        live.update(r.atom for r in node.reads if isinstance(r.atom, Var))
+        if node.kind != "loop":
+            live.update(a for a in node.eqn.invars if isinstance(a, Var))
+    keep.reverse()
+    for k, node in enumerate(keep):
+        node.idx = k
+    return keep
 
 
 class _Groups:

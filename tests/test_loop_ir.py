@@ -97,7 +97,8 @@ def test_pad_with_cropping_and_interior_padding(cfg):
     (p,), src = _jit_src(lambda x: lax.pad(x, 7.0, cfg), X)
     want = np.asarray(jax.lax.pad(X, 7.0, cfg))
     np.testing.assert_array_equal(p, want)
-    assert ".fill(" in src
+    if any(interior for _, _, interior in cfg):   # else a guarded view (kernels/fusion.py)
+        assert ".fill(" in src
 
 
 def test_concatenate_skips_empty_pieces():

@@ -23,7 +23,9 @@ from . import argnums as argnums_mod
 from . import axis_env, core
 from .ad import vjp_jaxprs
 from .avals import is_complex, is_float
-from .primitives.structural import reshape, slice as lax_slice
+from .engine_prims import broadcast_in_dim, convert_element_type
+from .primitives.elementwise import add, eq
+from .primitives.structural import iota, reshape, slice as lax_slice
 from .source_info import describe_function
 from .tracing import flatten_args, trace_flat
 from .transforms.jvp import Zero, instantiate, jvp_eval, tangent_aval
@@ -240,28 +242,37 @@ def _diff_args(name, fun, args, kwargs, argnums, holomorphic):
                                 lambda x: _check_input(name, fun, x, holomorphic))
 
 
-# a few recent bases: building a large identity can cost more than using it.  (Writable,
-# since compiled backends may not accept read-only arrays; results never alias them.)
-_basis_cache = {}
+def _seeds(avals):
+    """The identity seed split per leaf, built from primitives: avals[i] has shape (n,) + S_i
+    with n the total size, and leaf i's block is the rows [off_i, off_i + size_i) of eye(n),
+    reshaped.  The square block is the form identity_basis recognises; a single row is ones."""
+    out, off = [], 0
+    n = avals[0].shape[0] if avals else 0
+    for a in avals:
+        size = int(np.prod(a.shape[1:], dtype=np.int64))
+        if n == 1:
+            out.append(broadcast_in_dim(np.ones((), a.dtype), a.shape, ()))
+            continue
+        rows = iota(np.int32, (n, size), 0)
+        cols = iota(np.int32, (n, size), 1)
+        if off:
+            cols = add(cols, np.int32(off))
+        e = convert_element_type(eq(rows, cols), a.dtype)
+        out.append(e if a.shape == (n, size) else reshape(e, a.shape))
+        off += size
+    return out
 
 
-def _std_basis(avals):
-    """One-hot rows of eye(n) split per leaf: leaf i gets shape (n,) + avals[i].shape."""
-    key = tuple((a.shape, a.dtype) for a in avals)
-    hit = _basis_cache.pop(key, None)
-    if hit is None:
-        n = sum(a.size for a in avals)
-        out, off = [], 0
-        for a in avals:
-            block = np.zeros((n, a.size), a.dtype)
-            block[off:off + a.size] = np.eye(a.size, dtype=a.dtype)
-            out.append(core.as_array(block.reshape((n,) + a.shape)))
-            off += a.size
-        hit = (out, n)
-    _basis_cache[key] = hit
-    while len(_basis_cache) > 8:
-        del _basis_cache[next(iter(_basis_cache))]
-    return hit
+def _seeded(batched, n_args):
+    """`batched(args..., seeds...)` as a jaxpr of `args` alone that builds its identity seeds
+    itself (xforms/transforms/identity_basis.py), simplified: a product with a seed becomes a
+    copy, a transpose or a scaling, and the seed is only computed where it is the answer."""
+    seed_avals = list(batched.in_avals[n_args:])
+
+    def fun(*args):
+        return core.eval_jaxpr(batched, *args, *_seeds(seed_avals))
+    closed, _ = core.trace_to_jaxpr(fun, list(batched.in_avals[:n_args]))
+    return simplify(closed)
 
 
 def _assemble(out_tree, blocks, groups, argnums, diff_positions):
@@ -275,7 +286,7 @@ def _assemble(out_tree, blocks, groups, argnums, diff_positions):
     return tree_unflatten(out_tree, per_out)
 
 
-def _split_block(x, axis, off, n, out_shape, in_shape, basis):
+def _split_block(x, axis, off, n, out_shape, in_shape, inputs):
     """Cut [off, off+n) of the basis axis of `x` and reshape to out_shape + in_shape."""
     shape = core.get_aval(x).shape
     start, limit = [0] * len(shape), list(shape)
@@ -283,8 +294,9 @@ def _split_block(x, axis, off, n, out_shape, in_shape, basis):
     if (off, off + n) != (0, shape[axis]):
         x = lax_slice(x, start, limit)
     x = reshape(x, tuple(out_shape) + tuple(in_shape))
-    if isinstance(x, np.ndarray) and any(np.may_share_memory(x, b) for b in basis):
-        x = core.as_array(x.copy())     # e.g. jacfwd of the identity: never hand out the cache
+    if isinstance(x, np.ndarray) and any(isinstance(b, np.ndarray) and np.may_share_memory(x, b)
+                                         for b in inputs):
+        x = core.as_array(x.copy())     # jacfwd(lambda x, W: W @ x) is W: never alias it
     return x
 
 
@@ -292,8 +304,8 @@ _jacfwd_cache = weakref.WeakKeyDictionary()
 
 
 def _jacfwd_jaxpr(closed, diff, n_main, n_basis):
-    """(primals, batched basis tangents) -> (primal outs, tangents of main outs with the
-    basis axis last): the jvp of `closed`, batched over its tangents.  Cached."""
+    """primals -> (primal outs, tangents of main outs with the basis axis last): the jvp of
+    `closed`, batched over the identity seed it builds itself.  Cached."""
     key = (tuple(diff), n_main, n_basis)
     per = _jacfwd_cache.setdefault(closed, {})
     if key not in per:
@@ -309,8 +321,9 @@ def _jacfwd_jaxpr(closed, diff, n_main, n_basis):
 
         jv, _ = core.trace_to_jaxpr(jvp_fun, list(in_avals) + t_avals)
         n_all = len(closed.out_avals)
-        per[key] = vmap_jaxpr(simplify(jv), [None] * n + [0] * len(t_avals), n_basis,
-                              [None] * n_all + [-1] * n_main, axis_name=None)
+        batched = vmap_jaxpr(simplify(jv), [None] * n + [0] * len(t_avals), n_basis,
+                             [None] * n_all + [-1] * n_main, axis_name=None)
+        per[key] = _seeded(batched, n)
     return per[key]
 
 
@@ -337,14 +350,14 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         main_tree = aux[0] if has_aux else out_tree
         diff_pos = [p for p, d in enumerate(diff) if d]
         in_avals = [core.get_aval(flat[p]) for p in diff_pos]
-        basis, n = _std_basis([tangent_aval(a) for a in in_avals])
+        n = sum(a.size for a in in_avals)
         batched = _jacfwd_jaxpr(closed, diff, n_main, n)
-        outs = core.eval_jaxpr(batched, *flat, *basis)
+        outs = core.eval_jaxpr(batched, *flat)
         tangents = outs[n_all:]
         offs = np.cumsum([0] + [a.size for a in in_avals])
         blocks = []
         for t, o in zip(tangents, closed.out_avals[:n_main]):
-            blocks.append([_split_block(t, o.ndim, offs[j], a.size, o.shape, a.shape, basis)
+            blocks.append([_split_block(t, o.ndim, offs[j], a.size, o.shape, a.shape, flat)
                            for j, a in enumerate(in_avals)])
         jac = _assemble(main_tree, blocks, groups, argnums, diff_pos)
         if has_aux:
@@ -361,8 +374,8 @@ def _jacrev_jaxpr(transposed, n_res, n_ct, n_basis):
     per = _jacrev_cache.setdefault(transposed, {})
     if key not in per:
         n_out = len(transposed.out_avals)
-        per[key] = vmap_jaxpr(transposed, [None] * n_res + [0] * n_ct, n_basis, [0] * n_out,
-                              axis_name=None)
+        per[key] = _seeded(vmap_jaxpr(transposed, [None] * n_res + [0] * n_ct, n_basis,
+                                      [0] * n_out, axis_name=None), n_res)
     return per[key]
 
 
@@ -397,13 +410,13 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
                        "; pass holomorphic=True for holomorphic functions or use xf.vjp"))
         primal, transposed, n_res = vjp_jaxprs(closed, diff, n_main)
         outs = core.eval_jaxpr(primal, *flat)
-        basis, m = _std_basis([tangent_aval(a) for a in out_avals])
+        m = sum(a.size for a in out_avals)
         batched = _jacrev_jaxpr(transposed, n_res, n_main, m)
-        cts = core.eval_jaxpr(batched, *outs[n_all:], *basis)
+        cts = core.eval_jaxpr(batched, *outs[n_all:])
         diff_pos = [p for p, d in enumerate(diff) if d]
         in_avals = [core.get_aval(flat[p]) for p in diff_pos]
         offs = np.cumsum([0] + [a.size for a in out_avals])
-        blocks = [[_split_block(ct, 0, offs[i], o.size, o.shape, a.shape, basis)
+        blocks = [[_split_block(ct, 0, offs[i], o.size, o.shape, a.shape, flat)
                    for ct, a in zip(cts, in_avals)] for i, o in enumerate(out_avals)]
         jac = _assemble(main_tree, blocks, groups, argnums, diff_pos)
         if has_aux:

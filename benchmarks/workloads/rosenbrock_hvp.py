@@ -1,11 +1,13 @@
-"""rosenbrock_hvp: Hessian-vector product of the extended Rosenbrock function.
+"""rosenbrock_hvp: gradient and Hessian-vector product of the extended Rosenbrock function.
 
-f(x) = sum(100*(x[1:] - x[:-1]**2)**2 + (1 - x[:-1])**2), n = 1e3..1e6.
-xforms uses ``xf.hvp(f, (x,), (v,))`` (forward-over-reverse); JAX the same
+f(x) = sum(100*(x[1:] - x[:-1]**2)**2 + (1 - x[:-1])**2), n = 1e3..1e6, written with
+slices (a stencil: the gradient pads shifted terms back to length n).
+hvp: xforms uses ``xf.hvp(f, (x,), (v,))`` (forward-over-reverse); JAX the same
 by ``jvp`` of ``grad``; autograd its ``hessian_vector_product`` (reverse over
 reverse); PyTensor ``grad(grad(f) . v)``.  The Hessian is tridiagonal, so the
 hand-written limits (NumPy slices, one Numba loop) cost a few flops per
-element.  ``f`` is the Numba forward.
+element.  grad: ``jit(grad(f))`` against JAX and hand-written NumPy / Numba gradients.
+``f`` is the Numba forward.
 """
 from __future__ import annotations
 
@@ -32,6 +34,16 @@ def numpy_hvp(x, v):
     return out
 
 
+def numpy_grad(x):
+    """The gradient by hand."""
+    a, b = x[:-1], x[1:]
+    t = b - a * a
+    out = np.zeros_like(x)
+    out[:-1] = -400.0 * t * a - 2.0 * (1.0 - a)
+    out[1:] += 200.0 * t
+    return out
+
+
 @functools.lru_cache(maxsize=None)
 def _numba_kernels():
     from ..peers import load
@@ -54,7 +66,19 @@ def _numba_kernels():
             out[i] += (1200.0 * a * a - 400.0 * b + 2.0) * v[i] - 400.0 * a * v[i + 1]
             out[i + 1] = 200.0 * v[i + 1] - 400.0 * a * v[i]
         return out
-    return forward, hvp
+
+    @njit
+    def grad(x):
+        n = x.size
+        out = np.empty_like(x)
+        out[0] = 0.0
+        for i in range(n - 1):
+            a = x[i]
+            t = x[i + 1] - a * a
+            out[i] += -400.0 * t * a - 2.0 * (1.0 - a)
+            out[i + 1] = 200.0 * t
+        return out
+    return forward, hvp, grad
 
 
 def _systems(ctx):
@@ -88,6 +112,20 @@ def _systems(ctx):
                 numpy=lambda d: (numpy_hvp, d), numba=numba, f=f)
 
 
+def _grad_systems(ctx):
+    def xforms(d):
+        p = ctx.peer("xforms")
+        return ctx.xjit(p.xf.grad(lambda x: rosen(x, p.xnp))), ctx.xput(*d[:1])
+
+    def jax(d):
+        p = ctx.peer("jax")
+        return ctx.jax_call(p.jax.grad(lambda x: rosen(x, p.jnp))), d[:1]
+
+    return dict(xforms=xforms, jax=jax, numpy=lambda d: (numpy_grad, d[:1]),
+                numba=lambda d: (_numba_kernels()[2], d[:1]),
+                f=lambda d: (_numba_kernels()[0], d[:1]))
+
+
 def _make(n, seed):
     def make():
         rng = np.random.default_rng(seed)
@@ -97,5 +135,6 @@ def _make(n, seed):
 
 def cases(ctx):
     sizes = [10 ** 3] if ctx.quick else [10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6]
-    return [Case("hvp", {"n": n}, _systems(ctx), make=_make(n, ctx.seed),
-                 unit="ns/elem", per=n, limit="numba", rtol=1e-9) for n in sizes]
+    return [Case(task, {"n": n}, systems(ctx), make=_make(n, ctx.seed),
+                 unit="ns/elem", per=n, limit="numba", rtol=1e-9)
+            for task, systems in (("hvp", _systems), ("grad", _grad_systems)) for n in sizes]

@@ -41,7 +41,7 @@ from xforms.registry import EXEMPT, RuleTable
 
 from .. import user_prims
 from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit
-from ..fusion import REDUCTIONS, VIEWS
+from ..fusion import REDUCTIONS, VIEWS, acts_as_view, clamp_index, guard_condition
 from ..scalar_rules import dtype_refused, get_scalar_rule, math_name
 from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
 from .emit_cuda_pack import Packing
@@ -58,6 +58,17 @@ SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in ("bool", "int32", "int64", "ui
 _RESERVED = {"np", "math", "cuda", "nbt", "range", "min", "max", "abs", "int", "float",
              "bool", "len", "print", "host"}
 
+
+
+def clamped_offset(imap, shape, idx):
+    """Flat offset of a read whose clamped source dims are held in [0, n)."""
+    strides, parts = c_strides(shape), []
+    for d, (ax, st, off) in enumerate(imap.exprs):
+        e = str(off) if ax is None else f"({off} + {st} * {idx[ax]})"
+        e = clamp_index(e, d, imap.clamp, shape)
+        if strides[d] and shape[d] != 1:
+            parts.append(f"{e} * {strides[d]}")
+    return " + ".join(parts) if parts else "0"
 
 
 class Ctx:
@@ -220,6 +231,13 @@ class CudaEmitter(Packing, Naming):
     # ---- fused loops -----------------------------------------------------------------------
     def read(self, kb, r, idx, local, flat=None, loop_shape=None):
         """Kernel expression of one Read inside a loop body."""
+        expr = self._plain_read(kb, r, idx, local, flat, loop_shape)
+        if r.imap is not None and r.imap.guards:      # a padded read: the fill outside
+            fill = lit(r.imap.fill.val, r.imap.fill.aval.dtype)
+            return f"({expr} if {guard_condition(r.imap.guards, idx)} else {fill})"
+        return expr
+
+    def _plain_read(self, kb, r, idx, local, flat, loop_shape):
         a = r.atom
         if isinstance(a, Literal):
             return lit(a.val, a.aval.dtype)
@@ -227,8 +245,10 @@ class CudaEmitter(Packing, Naming):
             return self.s(a)
         if not a.aval.shape:
             return kb.scalar(a)
+        if r.imap.clamp:                  # a recomputed stencil read: stay in range
+            return f"{kb.arr(a)}[{clamped_offset(r.imap, a.aval.shape, idx)}]"
         const, coef = lin_terms(r.imap, a.aval.shape)
-        if flat is not None and const == 0 and loop_shape is not None:
+        if flat is not None and const == 0 and loop_shape is not None and not r.imap.guards:
             want = {d: s for d, s in enumerate(c_strides(loop_shape)) if loop_shape[d] != 1}
             if coef == want:
                 return f"{kb.arr(a)}[{flat}]"
@@ -240,7 +260,7 @@ class CudaEmitter(Packing, Naming):
         kb.comment(eqn)
         args = [self.read(kb, r, idx, local, flat, loop_shape) for r in reads]
         out = eqn.outvars[0]
-        if eqn.prim in VIEWS:
+        if acts_as_view(eqn):
             expr = args[0]
         elif user_prims.is_elementwise(eqn):      # a device function (kernels/user_prims.py)
             expr = user_prims.scalar_call(self, eqn, args, TARGET)

@@ -19,6 +19,7 @@ from .. import config, pass_counts
 from ..core import check_jaxpr, impl_rules
 from ..ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ..registry import lookup
+from . import identity_basis
 
 dce_rules = {}
 forward_rules = {}
@@ -150,6 +151,10 @@ def _rewrite_once(eqn, producers):
     # negations move outwards, where add/sub/mul/neg absorb them: (-a)b = -(ab), (-a)/b =
     # -(a/b), (-a)(-b) = ab, a + (-b) = a - b, a - (-b) = a + b, (-a) - b = -(a + b),
     # -(a - b) = b - a (all exact in IEEE arithmetic)
+    if name in ("dot_general", "reduce_sum", "transpose"):   # products with a Jacobian seed
+        new = identity_basis.rewrite(eqn, producers)
+        if new is not None:
+            return new
     if name not in _NEG_ALGEBRA or out.aval.dtype.kind not in "fc":   # (ints floor-divide)
         return _rewrite_shapes(eqn, producers)
     negs = [_producer(a, "neg", producers) for a in ins]

@@ -1,0 +1,142 @@
+"""BLAS thread count that follows the machine's load, so a busy core never stalls a product.
+
+OpenBLAS splits a product statically over its threads and waits for the slowest: when
+another process keeps one of two cores busy, the half of a 300x300 product that lands on the
+busy core waits for time slices, and the product takes 10-100x longer with two threads than
+with one (measured: the table below).  XLA's Eigen pool
+splits work into many small tasks that idle threads steal, so it degrades gracefully.
+
+The policy here: a daemon thread samples /proc/stat four times a second, subtracts this
+process's own CPU time (os.times), and sets the OpenBLAS libraries that Numba's `np.dot`
+(SciPy's) and NumPy use to ``round(cores - cores used by other processes)`` threads, at
+least 1: fewer as soon as a sample shows load, more only after 2 s without it.  An idle machine gets every core for large products; a loaded one gets one thread
+per product, which never waits on a descheduled helper.  Products below OpenBLAS's own
+threshold (M*N*K <= 262144) are single-threaded by OpenBLAS itself.
+
+Measured on this 2-core machine with other sessions running (load average 6-7, ms, median
+of 9; "busy" adds one spinning process), np.dot inside @njit, n x n x n:
+
+    n      idle-ish 1 thr / 2 thr     busy 1 thr / 2 thr     busy, xf.jit(a @ b): auto / 1 / 2
+    128    0.39 / 56                  0.69 / 91              0.57 / 0.61 / 3.6
+    256    2.8 / 10                   5.3 / 84               0.77 / 0.76 / 64
+    512    24 / 64                    40 / 148               34 / 34 / 92
+    1024   170 / 233                  315 / 320
+
+Settings: OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or XFORMS_BLAS_THREADS (a number) fix the
+count and turn the monitor off.
+
+    >>> choose_threads(2, others=1.0)
+    1
+"""
+import ctypes
+import glob
+import os
+import threading
+import time
+
+INTERVAL_S = 0.25
+CALM_SAMPLES = 8          # 2 s without load before threads are added back
+_ENV = ("XFORMS_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+_SYMBOLS = ("scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
+            "openblas_set_num_threads", "openblas_set_num_threads64_")
+_started = False
+_lock = threading.Lock()
+
+
+def choose_threads(cores, others):
+    """Threads for a product when other processes use `others` cores (a float)."""
+    return max(1, min(cores, int(cores - others + 0.5)))
+
+
+def _setters():
+    """set_num_threads(int) of each OpenBLAS loaded by SciPy (Numba's np.dot) and NumPy."""
+    out = []
+    for mod in ("scipy", "numpy"):
+        try:
+            pkg = os.path.dirname(__import__(mod).__file__)
+        except Exception:
+            continue
+        for path in glob.glob(os.path.join(pkg, os.pardir, f"{mod}.libs", "*openblas*.so*")):
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for sym in _SYMBOLS:
+                f = getattr(lib, sym, None)
+                if f is not None:
+                    f.argtypes, f.restype = [ctypes.c_int], None
+                    out.append(f)
+                    break
+    return out
+
+
+def _busy_ticks():
+    """(busy, total) jiffies of all cores from /proc/stat's first line."""
+    with open("/proc/stat") as fh:
+        vals = [int(v) for v in fh.readline().split()[1:]]
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
+    return sum(vals) - idle, sum(vals)
+
+
+def _monitor(setters, cores):
+    hz = os.sysconf("SC_CLK_TCK")
+    busy0, _ = _busy_ticks()
+    t0, own0 = time.monotonic(), _own()
+    current, calm = None, 0
+    while True:
+        time.sleep(INTERVAL_S)
+        busy1, _ = _busy_ticks()
+        t1, own1 = time.monotonic(), _own()
+        wall = max(t1 - t0, 1e-3)
+        others = max(0.0, ((busy1 - busy0) / hz - (own1 - own0)) / wall)
+        busy0, t0, own0 = busy1, t1, own1
+        want = choose_threads(cores, others)
+        # fewer threads at once, more only after CALM_SAMPLES quiet samples in a row (while
+        # we hold the cores, the others' measured share understates their demand)
+        calm = calm + 1 if current is not None and want > current else 0
+        if current is not None and want > current and calm < CALM_SAMPLES:
+            continue
+        if want != current:
+            for f in setters:
+                f(want)
+            current, calm = want, 0
+
+
+def _own():
+    t = os.times()
+    return t.user + t.system
+
+
+def _forked():
+    global _started
+    _started = False          # the monitor thread does not survive fork: a child starts its own
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
+def ensure_started():
+    """Start the load monitor once per process (no-op when fixed by the environment, on one
+    core, or without /proc/stat or an OpenBLAS to steer)."""
+    global _started
+    if _started:
+        return
+    with _lock:
+        if _started:
+            return
+        _started = True
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+        if cores < 2 or any(os.environ.get(k, "").strip() for k in _ENV):
+            fixed = os.environ.get("XFORMS_BLAS_THREADS", "").strip()
+            if fixed.isdigit() and int(fixed) > 0:
+                for f in _setters():
+                    f(int(fixed))
+            return
+        if not os.path.exists("/proc/stat"):
+            return
+        setters = _setters()
+        if setters:
+            threading.Thread(target=_monitor, args=(setters, cores), daemon=True,
+                             name="xforms-blas-threads").start()
