@@ -31,7 +31,7 @@ LAYERS = [
     ("jit", ["xforms.jit", "xforms.device", "xforms.pmap", "xforms.mpi"]),
     ("package", ["xforms"]),
     ("kernel_base", ["kernels.numba_patches", "kernels.helper_cache", "kernels.vecmath", "kernels.fft_runtime",
-                     "kernels.cpu_runtime", "kernels.sort_runtime",
+                     "kernels.cpu_runtime", "kernels.sort_runtime", "kernels.conv_runtime",
                      "kernels.shape_symbols", "kernels.codegen", "kernels.scalar_rules",
                      "kernels.cuda.scalar_cuda",
                      "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool",

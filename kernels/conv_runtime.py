@@ -1,0 +1,281 @@
+"""Numba helpers behind conv_general_dilated's CPU lowering (kernels/lower_conv.py): one
+shape-generic function per dtype, kept in Numba's disk cache like the other runtime helpers,
+so that each convolution costs the generated kernel one call -- no per-call-site loop nests,
+transposes or reshapes for Numba to compile (those were most of a small CNN's compile time).
+
+Operands and output come flat (1-D views of C-contiguous buffers) with, for each, its sizes
+and element strides along five logical axes: (batch, feature, *spatial) for lhs and output,
+(out-feature, in-feature, *spatial) for the kernel; 1-d and 2-d convolutions have unit
+leading spatial axes.  Strides stand in for dimension numbers, so any layout is read and
+written in place.  `geo` = (strides, low paddings, lhs dilations, rhs dilations) three each,
+then feature_group_count and batch_group_count.
+
+    conv_run(x.reshape(-1), w.reshape(-1), out.reshape(-1),
+             (N, C, 1, H, W), (H * W * C, 1, 0, W * C, C),          # NHWC
+             (O, I, 1, KH, KW), (1, O, 0, KW * I * O, I * O),       # HWIO
+             (N, O, 1, OH, OW), (OH * OW * O, 1, 0, OW * O, O),     # NHWC
+             (1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1))
+
+Three methods, chosen per call from the sizes:
+- windows of few elements (K = window x input features per group <= DIRECT_MAX_WINDOW, a
+  first layer's 3x3x1) run as direct loops accumulating a row of output features;
+- otherwise im2col + matrix product in blocks of output rows: a block's receptive fields are
+  copied into a (rows, K) matrix that stays in cache, one product (BLAS for floats) gives the
+  block's outputs;
+- with lhs dilation (the gradient of a strided convolution) an im2col matrix would be mostly
+  zeros: z = x @ w over the input's own elements, then each row of z is added into the
+  outputs it reaches (col2im).
+"""
+import numba
+import numpy as np
+from numba.extending import overload
+
+from .helper_cache import CACHE as _CACHE
+
+# windows of at most this many elements run as direct loops (see the module docstring)
+DIRECT_MAX_WINDOW = 16
+# elements of one im2col block (rows x K): the block and its product stay in cache
+BLOCK_ELEMENTS = 1 << 15
+
+
+def gemm(a, b, o):
+    """o = a @ b for C-contiguous 2-D arrays: BLAS for floats and complex, loops otherwise."""
+
+
+@overload(gemm, jit_options={"nogil": True})
+def _gemm(a, b, o):
+    if isinstance(a.dtype, (numba.types.Float, numba.types.Complex)):
+        def blas(a, b, o):
+            np.dot(a, b, o)
+        return blas
+
+    def loops(a, b, o):
+        o[:, :] = 0
+        for i in range(a.shape[0]):
+            for k in range(a.shape[1]):
+                v = a[i, k]
+                for j in range(b.shape[1]):
+                    o[i, j] += v * b[k, j]
+    return loops
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def pack_kernel(w, wsh, wst, groups):
+    """The kernel as (groups, K, op): row (kd, kh, kw, c) of group g holds its weights for
+    out-features g * op ... g * op + op - 1, the layout an im2col row multiplies."""
+    O, I, KD, KH, KW = wsh
+    op = O // groups
+    wp = np.empty((groups, KD * KH * KW * I, op), w.dtype)
+    for g in range(groups):
+        row = 0
+        for kd in range(KD):
+            for kh in range(KH):
+                for kw in range(KW):
+                    base = g * op * wst[0] + kd * wst[2] + kh * wst[3] + kw * wst[4]
+                    for c in range(I):
+                        src = base + c * wst[1]
+                        for o in range(op):
+                            wp[g, row, o] = w[src + o * wst[0]]
+                        row += 1
+    return wp
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _direct(x, xsh, xst, wp, kdims, out, osh, ost, geo):
+    """Direct loops: each output position's features accumulate x * wp over the window."""
+    D, H, W = xsh[2], xsh[3], xsh[4]
+    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
+    KD, KH, KW = kdims
+    groups, K, op = wp.shape
+    G = geo[12]
+    I = K // (KD * KH * KW)
+    acc = np.empty(op, wp.dtype)
+    for g in range(groups):
+        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
+        o0 = g * op * ost[1]
+        for n in range(nb):
+            for od in range(OD):
+                for oh in range(OH):
+                    for ow in range(OW):
+                        acc[:] = 0
+                        for kd in range(KD):
+                            id_ = od * geo[0] - geo[3] + kd * geo[9]
+                            if id_ < 0 or id_ >= D:
+                                continue
+                            for kh in range(KH):
+                                ih = oh * geo[1] - geo[4] + kh * geo[10]
+                                if ih < 0 or ih >= H:
+                                    continue
+                                for kw in range(KW):
+                                    iw = ow * geo[2] - geo[5] + kw * geo[11]
+                                    if iw < 0 or iw >= W:
+                                        continue
+                                    src = (x0 + n * xst[0] + id_ * xst[2] + ih * xst[3]
+                                           + iw * xst[4])
+                                    row = ((kd * KH + kh) * KW + kw) * I
+                                    for c in range(I):
+                                        v = x[src + c * xst[1]]
+                                        for o in range(op):
+                                            acc[o] += v * wp[g, row + c, o]
+                        dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3] + ow * ost[4]
+                        for o in range(op):
+                            out[dst + o * ost[1]] = acc[o]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols):
+    """cols[(line, ow), (kd, kh, kw, c)] for output lines line0 .. line0 + nlines - 1, a line
+    being one (n, od, oh) with its OW positions; zeros where the window leaves the input."""
+    D, H, W = xsh[2], xsh[3], xsh[4]
+    OD, OH, OW = osh[2], osh[3], osh[4]
+    KD, KH, KW = kdims
+    row = 0
+    for line in range(line0, line0 + nlines):
+        oh = line % OH
+        od = (line // OH) % OD
+        n = line // (OH * OD)
+        xn = x0 + n * xst[0]
+        for ow in range(OW):
+            col = 0
+            for kd in range(KD):
+                id_ = od * geo[0] - geo[3] + kd * geo[9]
+                okd = 0 <= id_ < D
+                for kh in range(KH):
+                    ih = oh * geo[1] - geo[4] + kh * geo[10]
+                    okh = okd and 0 <= ih < H
+                    for kw in range(KW):
+                        iw = ow * geo[2] - geo[5] + kw * geo[11]
+                        if okh and 0 <= iw < W:
+                            src = xn + id_ * xst[2] + ih * xst[3] + iw * xst[4]
+                            for c in range(I):
+                                cols[row, col + c] = x[src + c * xst[1]]
+                        else:
+                            for c in range(I):
+                                cols[row, col + c] = 0
+                        col += I
+            row += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _write_rows(res, out, o0, line0, nlines, osh, ost):
+    """out[n, o0 + o, od, oh, ow] = res[(line, ow), o] for the block's lines."""
+    OD, OH, OW = osh[2], osh[3], osh[4]
+    op = res.shape[1]
+    row = 0
+    for line in range(line0, line0 + nlines):
+        oh = line % OH
+        od = (line // OH) % OD
+        n = line // (OH * OD)
+        for ow in range(OW):
+            dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3] + ow * ost[4]
+            for o in range(op):
+                out[dst + o * ost[1]] = res[row, o]
+            row += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo):
+    """im2col + matrix product in blocks of whole output lines."""
+    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
+    groups, K, op = wp.shape
+    G = geo[12]
+    I = K // (kdims[0] * kdims[1] * kdims[2])
+    lines = nb * OD * OH
+    per = max(1, min(lines, BLOCK_ELEMENTS // max(1, OW * K)))
+    cols_buf = np.empty(per * OW * K, wp.dtype)
+    res_buf = np.empty(per * OW * op, wp.dtype)
+    for g in range(groups):
+        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
+        for line0 in range(0, lines, per):
+            nl = min(per, lines - line0)
+            rows = nl * OW
+            cols = cols_buf[:rows * K].reshape((rows, K))
+            res = res_buf[:rows * op].reshape((rows, op))
+            _im2col_rows(x, xsh, xst, x0, line0, nl, kdims, I, osh, geo, cols)
+            gemm(cols, wp[g], res)
+            _write_rows(res, out, g * op * ost[1], line0, nl, osh, ost)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo):
+    """Lhs-dilated convolution: z = x @ w over the input's own elements (one row per input
+    position), then out[position reached] += z[row, (k, o)] (col2im)."""
+    N, D, H, W = xsh[0], xsh[2], xsh[3], xsh[4]
+    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
+    KD, KH, KW = kdims
+    groups, K, op = wp.shape
+    G = geo[12]
+    nk = KD * KH * KW
+    I = K // nk
+    m_in = nb * D * H * W
+    xg = np.empty((m_in, I), wp.dtype)
+    wt = np.empty((I, nk * op), wp.dtype)
+    z = np.empty((m_in, nk * op), wp.dtype)
+    acc = np.zeros((nb * OD * OH * OW, op), wp.dtype)
+    for g in range(groups):
+        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
+        row = 0
+        for n in range(nb):
+            for i0 in range(D):
+                for i1 in range(H):
+                    for i2 in range(W):
+                        src = x0 + n * xst[0] + i0 * xst[2] + i1 * xst[3] + i2 * xst[4]
+                        for c in range(I):
+                            xg[row, c] = x[src + c * xst[1]]
+                        row += 1
+        for k in range(nk):                       # wt[c, (k, o)] = wp[g, (k, c), o]
+            for c in range(I):
+                for o in range(op):
+                    wt[c, k * op + o] = wp[g, k * I + c, o]
+        gemm(xg, wt, z)
+        acc[:, :] = 0
+        row = 0
+        for n in range(nb):
+            for i0 in range(D):
+                for i1 in range(H):
+                    for i2 in range(W):
+                        col = 0
+                        for k0 in range(KD):
+                            t0 = i0 * geo[6] + geo[3] - k0 * geo[9]
+                            q0 = t0 // geo[0]
+                            ok0 = t0 >= 0 and t0 % geo[0] == 0 and q0 < OD
+                            for k1 in range(KH):
+                                t1 = i1 * geo[7] + geo[4] - k1 * geo[10]
+                                q1 = t1 // geo[1]
+                                ok1 = ok0 and t1 >= 0 and t1 % geo[1] == 0 and q1 < OH
+                                for k2 in range(KW):
+                                    t2 = i2 * geo[8] + geo[5] - k2 * geo[11]
+                                    q2 = t2 // geo[2]
+                                    if ok1 and t2 >= 0 and t2 % geo[2] == 0 and q2 < OW:
+                                        r = ((n * OD + q0) * OH + q1) * OW + q2
+                                        for o in range(op):
+                                            acc[r, o] += z[row, col + o]
+                                    col += op
+                        row += 1
+        _write_rows(acc, out, g * op * ost[1], 0, nb * OD * OH, osh, ost)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def conv_run(x, w, out, xsh, xst, wsh, wst, osh, ost, geo):
+    """out (flat, strides ost) = conv_general_dilated(x, w); see the module docstring."""
+    groups = geo[12] * geo[13]
+    nb, O, OD, OH, OW = osh
+    if nb * O * OD * OH * OW == 0:
+        return
+    kdims = (wsh[2], wsh[3], wsh[4])
+    if wsh[1] * kdims[0] * kdims[1] * kdims[2] == 0:  # an empty window: zeros
+        for n in range(nb):
+            for o in range(O):
+                for od in range(OD):
+                    for oh in range(OH):
+                        for ow in range(OW):
+                            out[n * ost[0] + o * ost[1] + od * ost[2] + oh * ost[3]
+                                + ow * ost[4]] = 0
+        return
+    wp = pack_kernel(w, wsh, wst, groups)
+    if geo[6] > 1 or geo[7] > 1 or geo[8] > 1:
+        _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo)
+    elif wp.shape[1] <= DIRECT_MAX_WINDOW:
+        _direct(x, xsh, xst, wp, kdims, out, osh, ost, geo)
+    else:
+        _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo)
