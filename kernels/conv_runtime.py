@@ -10,11 +10,11 @@ leading spatial axes.  Strides stand in for dimension numbers, so any layout is 
 written in place.  `geo` = (strides, low paddings, lhs dilations, rhs dilations) three each,
 then feature_group_count and batch_group_count.
 
-    conv_run(x.reshape(-1), w.reshape(-1), out.reshape(-1),
-             (N, C, 1, H, W), (H * W * C, 1, 0, W * C, C),          # NHWC
-             (O, I, 1, KH, KW), (1, O, 0, KW * I * O, I * O),       # HWIO
-             (N, O, 1, OH, OW), (OH * OW * O, 1, 0, OW * O, O),     # NHWC
-             (1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1))
+    conv_run(x.reshape(-1), w.reshape(-1), out.reshape(-1), ints((
+             N, C, 1, H, W, H * W * C, 1, 0, W * C, C,             # NHWC
+             O, I, 1, KH, KW, 1, O, 0, KW * I * O, I * O,          # HWIO
+             N, O, 1, OH, OW, OH * OW * O, 1, 0, OW * O, O,        # NHWC
+             1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)))
 
 Three methods, chosen per call from the sizes:
 - windows of few elements (K = window x input features per group <= DIRECT_MAX_WINDOW, a
@@ -28,7 +28,8 @@ Three methods, chosen per call from the sizes:
 """
 import numba
 import numpy as np
-from numba.extending import overload
+from numba.core import types
+from numba.extending import intrinsic, overload
 
 from .helper_cache import CACHE as _CACHE
 
@@ -36,6 +37,23 @@ from .helper_cache import CACHE as _CACHE
 DIRECT_MAX_WINDOW = 16
 # elements of one im2col block (rows x K): the block and its product stay in cache
 BLOCK_ELEMENTS = 1 << 15
+
+
+@intrinsic
+def ints(typingctx, t):
+    """The tuple t of integers as a UniTuple(int64): a generated kernel passes its constant
+    sizes through this, or Numba would type them as literals and compile conv_run again for
+    every convolution's sizes (and keep each compiled copy in its disk cache)."""
+    if not isinstance(t, types.BaseTuple) or not all(
+            isinstance(types.unliteral(e), types.Integer) for e in t):
+        return None
+    ret = types.UniTuple(types.int64, len(t))
+
+    def codegen(context, builder, sig, args):
+        vals = [context.cast(builder, builder.extract_value(args[0], i), e, types.int64)
+                for i, e in enumerate(sig.args[0])]
+        return context.make_tuple(builder, ret, vals)
+    return ret(t), codegen
 
 
 def gemm(a, b, o):
@@ -256,8 +274,19 @@ def _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
-def conv_run(x, w, out, xsh, xst, wsh, wst, osh, ost, geo):
-    """out (flat, strides ost) = conv_general_dilated(x, w); see the module docstring."""
+def conv_run(x, w, out, plan):
+    """out = conv_general_dilated(x, w), all three flat; `plan` (44 ints, from `ints`) holds
+    the sizes and strides of x, w and out (five each, see the module docstring) and `geo`."""
+    xsh, xst = (plan[0], plan[1], plan[2], plan[3], plan[4]), (plan[5], plan[6], plan[7],
+                                                               plan[8], plan[9])
+    wsh, wst = (plan[10], plan[11], plan[12], plan[13], plan[14]), (plan[15], plan[16],
+                                                                     plan[17], plan[18],
+                                                                     plan[19])
+    osh, ost = (plan[20], plan[21], plan[22], plan[23], plan[24]), (plan[25], plan[26],
+                                                                     plan[27], plan[28],
+                                                                     plan[29])
+    geo = (plan[30], plan[31], plan[32], plan[33], plan[34], plan[35], plan[36], plan[37],
+           plan[38], plan[39], plan[40], plan[41], plan[42], plan[43])
     groups = geo[12] * geo[13]
     nb, O, OD, OH, OW = osh
     if nb * O * OD * OH * OW == 0:

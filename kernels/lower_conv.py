@@ -6,14 +6,15 @@ their own layouts, with each one's sizes and element strides along the logical a
 ((batch, feature, *spatial) and (out-feature, in-feature, *spatial), spatial padded in front
 to three axes), and the convolution's geometry.  Nothing about a convolution is compiled
 per call site: the helper is compiled once per dtype and kept in Numba's disk cache.
+Sizes pass through `ints`, so they are not literal types to Numba.
 (An earlier lowering emitted transposes, reshapes and copy loops around per-call helpers;
 Numba compiling those -- np.transpose alone pulls in its string-formatting error paths --
 was most of a small CNN's 20-40 s compile.)
 
     # c:f32[8,11,11,64] = conv_general_dilated[...] a b        model.py:12 (conv2)
-    _conv_runtime_conv_run(A.reshape(-1), B.reshape(-1), C.reshape(-1),
-        (8, 32, 1, 13, 13), (5408, 1, 0, 416, 32), (64, 32, 1, 3, 3), (1, 64, 0, 6144, 2048),
-        (8, 64, 1, 11, 11), (7744, 1, 0, 704, 64), (1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1))
+    _conv_runtime_conv_run(A.reshape(-1), B.reshape(-1), C.reshape(-1), _conv_runtime_ints((
+        8, 32, 1, 13, 13, 5408, 1, 0, 416, 32, 64, 32, 1, 3, 3, 1, 64, 0, 6144, 2048,
+        8, 64, 1, 11, 11, 7744, 1, 0, 704, 64, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)))
 """
 import numpy as np
 
@@ -62,13 +63,15 @@ def _conv(em, eqn):
     em.alloc(out)
     if 0 in tuple(out.aval.shape):
         return
-    parts = []
+    plan = ()
     for v, spec in zip((lhs, rhs, out), p["dimension_numbers"]):
-        parts.extend(_text(t) for t in logical(tuple(v.aval.shape), spec))
+        sizes, strides = logical(tuple(v.aval.shape), spec)
+        plan += sizes + strides
     flat = [f"{em.atom(v) if v is not out else em.A(out)}.reshape(-1)" for v in (lhs, rhs, out)]
     em.globals.setdefault("_conv_runtime", "__import__('kernels.conv_runtime').conv_runtime")
     run = em.global_name("_conv_runtime.conv_run")
-    em.line(f"{run}({', '.join(flat)}, {', '.join(parts)}, {_text(geometry(p))})")
+    ints = em.global_name("_conv_runtime.ints")
+    em.line(f"{run}({', '.join(flat)}, {ints}({_text(plan + geometry(p))}))")
 
 
 OP_RULES["conv_general_dilated"] = _conv
