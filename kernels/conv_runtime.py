@@ -22,6 +22,9 @@ Three methods, chosen per call from the sizes:
 - otherwise im2col + matrix product in blocks of output rows: a block's receptive fields are
   copied into a (rows, K) matrix that stays in cache, one product (BLAS for floats) gives the
   block's outputs;
+- a weight gradient (few output rows, long sums, the operand's batch axis its contiguous
+  channels) builds the im2col matrix transposed, in blocks of window rows, reading x along
+  those runs, and accumulates out += T.T @ w block by block;
 - with lhs dilation (the gradient of a strided convolution) an im2col matrix would be mostly
   zeros: z = x @ w over the input's own elements, then each row of z is added into the
   outputs it reaches (col2im).
@@ -36,7 +39,15 @@ from .helper_cache import CACHE as _CACHE
 # windows of at most this many elements run as direct loops (see the module docstring)
 DIRECT_MAX_WINDOW = 16
 # elements of one im2col block (rows x K): the block and its product stay in cache
-BLOCK_ELEMENTS = 1 << 15
+BLOCK_ELEMENTS = 1 << 16
+# at least this many rows per im2col block (a long window's block outgrows the cache
+# rather than making many thin matrix products)
+MIN_BLOCK_ROWS = 128
+# the transposed im2col holds all output rows of a group: used up to this many
+T_MAX_ROWS = 4096
+# ... and when x's runs along its batch axis are at least this long (else the plain im2col
+# is faster: measured 0.7 vs 10 ms for a one-channel first layer's weight gradient)
+T_MIN_RUN = 8
 
 
 @intrinsic
@@ -77,24 +88,47 @@ def _gemm(a, b, o):
     return loops
 
 
+def gemm_tn(a, b, o):
+    """o = a.T @ b for C-contiguous 2-D arrays (BLAS for floats and complex)."""
+
+
+@overload(gemm_tn, jit_options={"nogil": True})
+def _gemm_tn(a, b, o):
+    if isinstance(a.dtype, (numba.types.Float, numba.types.Complex)):
+        def blas(a, b, o):
+            np.dot(a.T, b, o)
+        return blas
+
+    def loops(a, b, o):
+        o[:, :] = 0
+        for k in range(a.shape[0]):
+            for i in range(a.shape[1]):
+                v = a[k, i]
+                for j in range(b.shape[1]):
+                    o[i, j] += v * b[k, j]
+    return loops
+
+
 @numba.njit(cache=_CACHE, nogil=True)
-def pack_kernel(w, wsh, wst, groups):
-    """The kernel as (groups, K, op): row (kd, kh, kw, c) of group g holds its weights for
-    out-features g * op ... g * op + op - 1, the layout an im2col row multiplies."""
+def pack_kernel(w, wsh, wst, groups, features_major):
+    """The kernel as (groups, K, op): row (kd, kh, kw, c) -- or (c, kd, kh, kw) when
+    `features_major` -- of group g holds its weights for out-features g * op ... g * op +
+    op - 1, the layout an im2col row multiplies."""
     O, I, KD, KH, KW = wsh
     op = O // groups
-    wp = np.empty((groups, KD * KH * KW * I, op), w.dtype)
+    nk = KD * KH * KW
+    wp = np.empty((groups, nk * I, op), w.dtype)
+    rows_i = nk if features_major else 1       # row = c * rows_i + k * rows_k
+    rows_k = 1 if features_major else I
     for g in range(groups):
-        row = 0
-        for kd in range(KD):
-            for kh in range(KH):
-                for kw in range(KW):
-                    base = g * op * wst[0] + kd * wst[2] + kh * wst[3] + kw * wst[4]
-                    for c in range(I):
-                        src = base + c * wst[1]
-                        for o in range(op):
-                            wp[g, row, o] = w[src + o * wst[0]]
-                        row += 1
+        for row in range(nk * I):               # in the order written: a large kernel (a
+            c = row // nk if features_major else row % I     # gradient) packs at memory speed
+            k = row % nk if features_major else row // I
+            kd, kh, kw = k // (KH * KW), (k // KW) % KH, k % KW
+            src = (g * op * wst[0] + c * wst[1] + kd * wst[2] + kh * wst[3]
+                   + kw * wst[4])
+            for o in range(op):
+                wp[g, c * rows_i + k * rows_k, o] = w[src + o * wst[0]]
     return wp
 
 
@@ -199,7 +233,7 @@ def _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo):
     G = geo[12]
     I = K // (kdims[0] * kdims[1] * kdims[2])
     lines = nb * OD * OH
-    per = max(1, min(lines, BLOCK_ELEMENTS // max(1, OW * K)))
+    per = max(1, min(lines, max(BLOCK_ELEMENTS // max(1, OW * K), MIN_BLOCK_ROWS // OW)))
     cols_buf = np.empty(per * OW * K, wp.dtype)
     res_buf = np.empty(per * OW * op, wp.dtype)
     for g in range(groups):
@@ -212,6 +246,63 @@ def _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo):
             _im2col_rows(x, xsh, xst, x0, line0, nl, kdims, I, osh, geo, cols)
             gemm(cols, wp[g], res)
             _write_rows(res, out, g * op * ost[1], line0, nl, osh, ost)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo):
+    """im2col transposed, for few output rows and long sums (a weight gradient, whose batch
+    axis is the input's contiguous channel axis): T[(c, kd, kh, kw), (position, n)] in
+    blocks of rows, out += T.T @ wp block by block.  Reads run along x's batch axis."""
+    D, H, W = xsh[2], xsh[3], xsh[4]
+    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
+    KD, KH, KW = kdims
+    groups, K, op = wp.shape
+    G = geo[12]
+    nk = KD * KH * KW
+    I = K // nk
+    P = OD * OH * OW
+    M = P * nb
+    per = min(K, max(32, BLOCK_ELEMENTS // M))
+    t_buf = np.empty(per * M, wp.dtype)
+    res = np.empty((M, op), wp.dtype)
+    part = np.empty((M, op), wp.dtype)
+    for g in range(groups):
+        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
+        res[:, :] = 0
+        for r0 in range(0, K, per):
+            nr = min(per, K - r0)
+            t = t_buf[:nr * M].reshape((nr, M))
+            for r in range(nr):
+                c, k = (r0 + r) // nk, (r0 + r) % nk
+                kd, kh, kw = k // (KH * KW), (k // KW) % KH, k % KW
+                xc = x0 + c * xst[1]
+                col = 0
+                for od in range(OD):
+                    id_ = od * geo[0] - geo[3] + kd * geo[9]
+                    for oh in range(OH):
+                        ih = oh * geo[1] - geo[4] + kh * geo[10]
+                        for ow in range(OW):
+                            iw = ow * geo[2] - geo[5] + kw * geo[11]
+                            if 0 <= id_ < D and 0 <= ih < H and 0 <= iw < W:
+                                src = xc + id_ * xst[2] + ih * xst[3] + iw * xst[4]
+                                for n in range(nb):
+                                    t[r, col + n] = x[src + n * xst[0]]
+                            else:
+                                for n in range(nb):
+                                    t[r, col + n] = 0
+                            col += nb
+            gemm_tn(t, wp[g, r0:r0 + nr], part)
+            res += part
+        o0 = g * op * ost[1]
+        row = 0
+        for od in range(OD):
+            for oh in range(OH):
+                for ow in range(OW):
+                    for n in range(nb):
+                        dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3] + ow * ost[4]
+                        for o in range(op):
+                            out[dst + o * ost[1]] = res[row, o]
+                        row += 1
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -301,10 +392,18 @@ def conv_run(x, w, out, plan):
                             out[n * ost[0] + o * ost[1] + od * ost[2] + oh * ost[3]
                                 + ow * ost[4]] = 0
         return
-    wp = pack_kernel(w, wsh, wst, groups)
-    if geo[6] > 1 or geo[7] > 1 or geo[8] > 1:
+    dilated = geo[6] > 1 or geo[7] > 1 or geo[8] > 1
+    K = wsh[1] * kdims[0] * kdims[1] * kdims[2]
+    # x's batch axis more contiguous than its features (a weight gradient's operand) and
+    # few output rows: the transposed im2col reads x along runs
+    transposed = (not dilated and K > DIRECT_MAX_WINDOW and xst[0] < xst[1]
+                  and nb >= T_MIN_RUN and nb * OD * OH * OW <= T_MAX_ROWS)
+    wp = pack_kernel(w, wsh, wst, groups, transposed)
+    if dilated:
         _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo)
-    elif wp.shape[1] <= DIRECT_MAX_WINDOW:
+    elif transposed:
+        _im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo)
+    elif K <= DIRECT_MAX_WINDOW:
         _direct(x, xsh, xst, wp, kdims, out, osh, ost, geo)
     else:
         _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo)
