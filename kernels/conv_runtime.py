@@ -133,6 +133,21 @@ def pack_kernel(w, wsh, wst, groups, features_major):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
+def packed(w, wsh, wst, groups, features_major):
+    """pack_kernel's result, as a view of w when w already has that layout (HWIO forward
+    weights; a weight gradient's NHWC cotangent in the transposed method): no copy."""
+    O, I, KD, KH, KW = wsh
+    nk = KD * KH * KW
+    sk = O if features_major else I * O          # stride of one window step
+    si = nk * O if features_major else O         # stride of one in-feature
+    if (groups == 1 and (O == 1 or wst[0] == 1) and (I == 1 or wst[1] == si)
+            and (KD == 1 or wst[2] == KH * KW * sk) and (KH == 1 or wst[3] == KW * sk)
+            and (KW == 1 or wst[4] == sk)):
+        return w.reshape((1, nk * I, O))
+    return pack_kernel(w, wsh, wst, groups, features_major)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
 def _direct(x, xsh, xst, wp, kdims, out, osh, ost, geo):
     """Direct loops: each output position's features accumulate x * wp over the window."""
     D, H, W = xsh[2], xsh[3], xsh[4]
@@ -398,7 +413,7 @@ def conv_run(x, w, out, plan):
     # few output rows: the transposed im2col reads x along runs
     transposed = (not dilated and K > DIRECT_MAX_WINDOW and xst[0] < xst[1]
                   and nb >= T_MIN_RUN and nb * OD * OH * OW <= T_MAX_ROWS)
-    wp = pack_kernel(w, wsh, wst, groups, transposed)
+    wp = packed(w, wsh, wst, groups, transposed)
     if dilated:
         _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo)
     elif transposed:
