@@ -39,7 +39,7 @@ from .helper_cache import CACHE as _CACHE
 # windows of at most this many elements run as direct loops (see the module docstring)
 DIRECT_MAX_WINDOW = 16
 # elements of one im2col block (rows x K): the block and its product stay in cache
-BLOCK_ELEMENTS = 1 << 16
+BLOCK_ELEMENTS = 1 << 18
 # at least this many rows per im2col block (a long window's block outgrows the cache
 # rather than making many thin matrix products)
 MIN_BLOCK_ROWS = 128
@@ -214,8 +214,13 @@ def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols):
                         iw = ow * geo[2] - geo[5] + kw * geo[11]
                         if okh and 0 <= iw < W:
                             src = xn + id_ * xst[2] + ih * xst[3] + iw * xst[4]
-                            for c in range(I):
-                                cols[row, col + c] = x[src + c * xst[1]]
+                            if xst[1] == 1:           # channels-last: a vectorised copy
+                                cr = cols[row]
+                                for c in range(I):
+                                    cr[col + c] = x[src + c]
+                            else:
+                                for c in range(I):
+                                    cols[row, col + c] = x[src + c * xst[1]]
                         else:
                             for c in range(I):
                                 cols[row, col + c] = 0
