@@ -203,6 +203,7 @@ def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols):
         n = line // (OH * OD)
         xn = x0 + n * xst[0]
         for ow in range(OW):
+            cr = cols[row]
             col = 0
             for kd in range(KD):
                 id_ = od * geo[0] - geo[3] + kd * geo[9]
@@ -215,15 +216,14 @@ def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols):
                         if okh and 0 <= iw < W:
                             src = xn + id_ * xst[2] + ih * xst[3] + iw * xst[4]
                             if xst[1] == 1:           # channels-last: a vectorised copy
-                                cr = cols[row]
                                 for c in range(I):
                                     cr[col + c] = x[src + c]
                             else:
                                 for c in range(I):
-                                    cols[row, col + c] = x[src + c * xst[1]]
+                                    cr[col + c] = x[src + c * xst[1]]
                         else:
                             for c in range(I):
-                                cols[row, col + c] = 0
+                                cr[col + c] = 0
                         col += I
             row += 1
 
