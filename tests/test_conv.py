@@ -148,6 +148,38 @@ def test_jit_integer_and_float32():
     np.testing.assert_allclose(got32, want, rtol=1e-6)
 
 
+@pytest.mark.parametrize("method", ["direct", "im2col", "transposed", "scatter", "groups"])
+def test_jit_each_cpu_method_matches_loop(method):
+    """kernels/conv_runtime.py picks a method from the sizes: direct loops (window x
+    features <= 16), im2col blocks, transposed im2col (a weight gradient: the operand's
+    batch axis contiguous and >= 8 long), col2im (lhs dilation); each against the loop."""
+    rng = np.random.default_rng(7)
+    # (x NCHW shape, w OIHW shape, strides, padding, lhs_dil, G, dimension numbers)
+    x_shape, w_shape, strides, padding, lhs_dil, G, dn = {
+        "direct": ((2, 1, 6, 5), (4, 1, 3, 3), (1, 2), ((1, 0), (0, 1)), (1, 1), 1,
+                   ("NHWC", "HWIO", "NHWC")),
+        "im2col": ((3, 5, 7, 6), (4, 5, 3, 2), (2, 1), ((1, 1), (0, 2)), (1, 1), 1,
+                   ("NHWC", "HWIO", "NCHW")),
+        # batch axis 'N' is the last, contiguous one: the weight-gradient layout
+        "transposed": ((9, 3, 6, 5), (4, 3, 3, 2), (1, 1), ((1, 0), (0, 1)), (1, 1), 1,
+                       ("CHWN", "HWIO", "NHWC")),
+        "scatter": ((2, 3, 4, 4), (5, 3, 3, 3), (1, 1), ((2, 1), (1, 2)), (2, 2), 1,
+                    ("NHWC", "HWIO", "NHWC")),
+        "groups": ((2, 6, 5, 5), (6, 3, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 2,
+                   ("NHWC", "HWIO", "NHWC")),
+    }[method]
+    x, w = rng.normal(size=x_shape), rng.normal(size=w_shape)
+    want = conv_loop(x, w, strides, padding, lhs_dil, (1, 1), G)
+    lhs_axes = tuple("NCHW".index(c) for c in dn[0])
+    rhs_axes = tuple("OIHW".index(c) for c in dn[1])
+    out_axes = tuple("NCHW".index(c) for c in dn[2])
+    f = xf.jit(lambda a, b: lax.conv_general_dilated(
+        a, b, strides, padding, lhs_dil, None, dn, feature_group_count=G))
+    for dt, tol in ((np.float64, 1e-12), (np.float32, 1e-5)):
+        got = f(x.transpose(lhs_axes).astype(dt), w.transpose(rhs_axes).astype(dt))
+        np.testing.assert_allclose(got, want.transpose(out_axes), rtol=tol, atol=tol)
+
+
 def test_string_dimension_numbers_and_padding_match_jax():
     jax = pytest.importorskip("jax")
     rng = np.random.default_rng(3)

@@ -33,6 +33,7 @@ LAYERS = [
     ("kernel_base", ["kernels.numba_patches", "kernels.blas_threads", "kernels.helper_cache", "kernels.vecmath_base",
                      "kernels.vecmath_trig", "kernels.vecmath_f32", "kernels.vecmath", "kernels.fft_runtime",
                      "kernels.cpu_runtime", "kernels.sort_runtime", "kernels.threads",
+                     "kernels.conv_runtime",
                      "kernels.shape_symbols", "kernels.codegen", "kernels.scalar_rules",
                      "kernels.cuda.scalar_cuda",
                      "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool",

@@ -1,0 +1,429 @@
+"""Numba helpers behind conv_general_dilated's CPU lowering (kernels/lower_conv.py): one
+shape-generic function per dtype, kept in Numba's disk cache like the other runtime helpers,
+so that each convolution costs the generated kernel one call -- no per-call-site loop nests,
+transposes or reshapes for Numba to compile (those were most of a small CNN's compile time).
+
+Operands and output come flat (1-D views of C-contiguous buffers) with, for each, its sizes
+and element strides along five logical axes: (batch, feature, *spatial) for lhs and output,
+(out-feature, in-feature, *spatial) for the kernel; 1-d and 2-d convolutions have unit
+leading spatial axes.  Strides stand in for dimension numbers, so any layout is read and
+written in place.  `geo` = (strides, low paddings, lhs dilations, rhs dilations) three each,
+then feature_group_count and batch_group_count.
+
+    conv_run(x.reshape(-1), w.reshape(-1), out.reshape(-1), ints((
+             N, C, 1, H, W, H * W * C, 1, 0, W * C, C,             # NHWC
+             O, I, 1, KH, KW, 1, O, 0, KW * I * O, I * O,          # HWIO
+             N, O, 1, OH, OW, OH * OW * O, 1, 0, OW * O, O,        # NHWC
+             1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)))
+
+Three methods, chosen per call from the sizes:
+- windows of few elements (K = window x input features per group <= DIRECT_MAX_WINDOW, a
+  first layer's 3x3x1) run as direct loops accumulating a row of output features;
+- otherwise im2col + matrix product in blocks of output rows: a block's receptive fields are
+  copied into a (rows, K) matrix that stays in cache, one product (BLAS for floats) gives the
+  block's outputs;
+- a weight gradient (few output rows, long sums, the operand's batch axis its contiguous
+  channels) builds the im2col matrix transposed, in blocks of window rows, reading x along
+  those runs, and accumulates out += T.T @ w block by block;
+- with lhs dilation (the gradient of a strided convolution) an im2col matrix would be mostly
+  zeros: z = x @ w over the input's own elements, then each row of z is added into the
+  outputs it reaches (col2im).
+"""
+import numba
+import numpy as np
+from numba.core import types
+from numba.extending import intrinsic, overload
+
+from .helper_cache import CACHE as _CACHE
+
+# windows of at most this many elements run as direct loops (see the module docstring)
+DIRECT_MAX_WINDOW = 16
+# elements of one im2col block (rows x K): the block and its product stay in cache
+BLOCK_ELEMENTS = 1 << 18
+# at least this many rows per im2col block (a long window's block outgrows the cache
+# rather than making many thin matrix products)
+MIN_BLOCK_ROWS = 128
+# the transposed im2col holds all output rows of a group: used up to this many
+T_MAX_ROWS = 4096
+# ... and when x's runs along its batch axis are at least this long (else the plain im2col
+# is faster: measured 0.7 vs 10 ms for a one-channel first layer's weight gradient)
+T_MIN_RUN = 8
+
+
+@intrinsic
+def ints(typingctx, t):
+    """The tuple t of integers as a UniTuple(int64): a generated kernel passes its constant
+    sizes through this, or Numba would type them as literals and compile conv_run again for
+    every convolution's sizes (and keep each compiled copy in its disk cache)."""
+    if not isinstance(t, types.BaseTuple) or not all(
+            isinstance(types.unliteral(e), types.Integer) for e in t):
+        return None
+    ret = types.UniTuple(types.int64, len(t))
+
+    def codegen(context, builder, sig, args):
+        vals = [context.cast(builder, builder.extract_value(args[0], i), e, types.int64)
+                for i, e in enumerate(sig.args[0])]
+        return context.make_tuple(builder, ret, vals)
+    return ret(t), codegen
+
+
+def gemm(a, b, o):
+    """o = a @ b for C-contiguous 2-D arrays: BLAS for floats and complex, loops otherwise."""
+
+
+@overload(gemm, jit_options={"nogil": True})
+def _gemm(a, b, o):
+    if isinstance(a.dtype, (numba.types.Float, numba.types.Complex)):
+        def blas(a, b, o):
+            np.dot(a, b, o)
+        return blas
+
+    def loops(a, b, o):
+        o[:, :] = 0
+        for i in range(a.shape[0]):
+            for k in range(a.shape[1]):
+                v = a[i, k]
+                for j in range(b.shape[1]):
+                    o[i, j] += v * b[k, j]
+    return loops
+
+
+def gemm_tn(a, b, o):
+    """o = a.T @ b for C-contiguous 2-D arrays (BLAS for floats and complex)."""
+
+
+@overload(gemm_tn, jit_options={"nogil": True})
+def _gemm_tn(a, b, o):
+    if isinstance(a.dtype, (numba.types.Float, numba.types.Complex)):
+        def blas(a, b, o):
+            np.dot(a.T, b, o)
+        return blas
+
+    def loops(a, b, o):
+        o[:, :] = 0
+        for k in range(a.shape[0]):
+            for i in range(a.shape[1]):
+                v = a[k, i]
+                for j in range(b.shape[1]):
+                    o[i, j] += v * b[k, j]
+    return loops
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def pack_kernel(w, wsh, wst, groups, features_major):
+    """The kernel as (groups, K, op): row (kd, kh, kw, c) -- or (c, kd, kh, kw) when
+    `features_major` -- of group g holds its weights for out-features g * op ... g * op +
+    op - 1, the layout an im2col row multiplies."""
+    O, I, KD, KH, KW = wsh
+    op = O // groups
+    nk = KD * KH * KW
+    wp = np.empty((groups, nk * I, op), w.dtype)
+    rows_i = nk if features_major else 1       # row = c * rows_i + k * rows_k
+    rows_k = 1 if features_major else I
+    for g in range(groups):
+        for row in range(nk * I):               # in the order written: a large kernel (a
+            c = row // nk if features_major else row % I     # gradient) packs at memory speed
+            k = row % nk if features_major else row // I
+            kd, kh, kw = k // (KH * KW), (k // KW) % KH, k % KW
+            src = (g * op * wst[0] + c * wst[1] + kd * wst[2] + kh * wst[3]
+                   + kw * wst[4])
+            for o in range(op):
+                wp[g, c * rows_i + k * rows_k, o] = w[src + o * wst[0]]
+    return wp
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def packed(w, wsh, wst, groups, features_major):
+    """pack_kernel's result, as a view of w when w already has that layout (HWIO forward
+    weights; a weight gradient's NHWC cotangent in the transposed method): no copy."""
+    O, I, KD, KH, KW = wsh
+    nk = KD * KH * KW
+    sk = O if features_major else I * O          # stride of one window step
+    si = nk * O if features_major else O         # stride of one in-feature
+    if (groups == 1 and (O == 1 or wst[0] == 1) and (I == 1 or wst[1] == si)
+            and (KD == 1 or wst[2] == KH * KW * sk) and (KH == 1 or wst[3] == KW * sk)
+            and (KW == 1 or wst[4] == sk)):
+        return w.reshape((1, nk * I, O))
+    return pack_kernel(w, wsh, wst, groups, features_major)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _direct(x, xsh, xst, wp, kdims, out, osh, ost, geo):
+    """Direct loops: each output position's features accumulate x * wp over the window."""
+    D, H, W = xsh[2], xsh[3], xsh[4]
+    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
+    KD, KH, KW = kdims
+    groups, K, op = wp.shape
+    G = geo[12]
+    I = K // (KD * KH * KW)
+    acc = np.empty(op, wp.dtype)
+    for g in range(groups):
+        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
+        o0 = g * op * ost[1]
+        for n in range(nb):
+            for od in range(OD):
+                for oh in range(OH):
+                    for ow in range(OW):
+                        acc[:] = 0
+                        for kd in range(KD):
+                            id_ = od * geo[0] - geo[3] + kd * geo[9]
+                            if id_ < 0 or id_ >= D:
+                                continue
+                            for kh in range(KH):
+                                ih = oh * geo[1] - geo[4] + kh * geo[10]
+                                if ih < 0 or ih >= H:
+                                    continue
+                                for kw in range(KW):
+                                    iw = ow * geo[2] - geo[5] + kw * geo[11]
+                                    if iw < 0 or iw >= W:
+                                        continue
+                                    src = (x0 + n * xst[0] + id_ * xst[2] + ih * xst[3]
+                                           + iw * xst[4])
+                                    row = ((kd * KH + kh) * KW + kw) * I
+                                    for c in range(I):
+                                        v = x[src + c * xst[1]]
+                                        for o in range(op):
+                                            acc[o] += v * wp[g, row + c, o]
+                        dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3] + ow * ost[4]
+                        for o in range(op):
+                            out[dst + o * ost[1]] = acc[o]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols):
+    """cols[(line, ow), (kd, kh, kw, c)] for output lines line0 .. line0 + nlines - 1, a line
+    being one (n, od, oh) with its OW positions; zeros where the window leaves the input."""
+    D, H, W = xsh[2], xsh[3], xsh[4]
+    OD, OH, OW = osh[2], osh[3], osh[4]
+    KD, KH, KW = kdims
+    row = 0
+    for line in range(line0, line0 + nlines):
+        oh = line % OH
+        od = (line // OH) % OD
+        n = line // (OH * OD)
+        xn = x0 + n * xst[0]
+        for ow in range(OW):
+            cr = cols[row]
+            col = 0
+            for kd in range(KD):
+                id_ = od * geo[0] - geo[3] + kd * geo[9]
+                okd = 0 <= id_ < D
+                for kh in range(KH):
+                    ih = oh * geo[1] - geo[4] + kh * geo[10]
+                    okh = okd and 0 <= ih < H
+                    for kw in range(KW):
+                        iw = ow * geo[2] - geo[5] + kw * geo[11]
+                        if okh and 0 <= iw < W:
+                            src = xn + id_ * xst[2] + ih * xst[3] + iw * xst[4]
+                            if xst[1] == 1:           # channels-last: a vectorised copy
+                                for c in range(I):
+                                    cr[col + c] = x[src + c]
+                            else:
+                                for c in range(I):
+                                    cr[col + c] = x[src + c * xst[1]]
+                        else:
+                            for c in range(I):
+                                cr[col + c] = 0
+                        col += I
+            row += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _write_rows(res, out, o0, line0, nlines, osh, ost):
+    """out[n, o0 + o, od, oh, ow] = res[(line, ow), o] for the block's lines."""
+    OD, OH, OW = osh[2], osh[3], osh[4]
+    op = res.shape[1]
+    row = 0
+    for line in range(line0, line0 + nlines):
+        oh = line % OH
+        od = (line // OH) % OD
+        n = line // (OH * OD)
+        for ow in range(OW):
+            dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3] + ow * ost[4]
+            for o in range(op):
+                out[dst + o * ost[1]] = res[row, o]
+            row += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo):
+    """im2col + matrix product in blocks of whole output lines."""
+    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
+    groups, K, op = wp.shape
+    G = geo[12]
+    I = K // (kdims[0] * kdims[1] * kdims[2])
+    lines = nb * OD * OH
+    per = max(1, min(lines, max(BLOCK_ELEMENTS // max(1, OW * K), MIN_BLOCK_ROWS // OW)))
+    cols_buf = np.empty(per * OW * K, wp.dtype)
+    res_buf = np.empty(per * OW * op, wp.dtype)
+    for g in range(groups):
+        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
+        for line0 in range(0, lines, per):
+            nl = min(per, lines - line0)
+            rows = nl * OW
+            cols = cols_buf[:rows * K].reshape((rows, K))
+            res = res_buf[:rows * op].reshape((rows, op))
+            _im2col_rows(x, xsh, xst, x0, line0, nl, kdims, I, osh, geo, cols)
+            gemm(cols, wp[g], res)
+            _write_rows(res, out, g * op * ost[1], line0, nl, osh, ost)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo):
+    """im2col transposed, for few output rows and long sums (a weight gradient, whose batch
+    axis is the input's contiguous channel axis): T[(c, kd, kh, kw), (position, n)] in
+    blocks of rows, out += T.T @ wp block by block.  Reads run along x's batch axis."""
+    D, H, W = xsh[2], xsh[3], xsh[4]
+    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
+    KD, KH, KW = kdims
+    groups, K, op = wp.shape
+    G = geo[12]
+    nk = KD * KH * KW
+    I = K // nk
+    P = OD * OH * OW
+    M = P * nb
+    per = min(K, max(32, BLOCK_ELEMENTS // M))
+    t_buf = np.empty(per * M, wp.dtype)
+    res = np.empty((M, op), wp.dtype)
+    part = np.empty((M, op), wp.dtype)
+    for g in range(groups):
+        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
+        res[:, :] = 0
+        for r0 in range(0, K, per):
+            nr = min(per, K - r0)
+            t = t_buf[:nr * M].reshape((nr, M))
+            for r in range(nr):
+                c, k = (r0 + r) // nk, (r0 + r) % nk
+                kd, kh, kw = k // (KH * KW), (k // KW) % KH, k % KW
+                xc = x0 + c * xst[1]
+                col = 0
+                for od in range(OD):
+                    id_ = od * geo[0] - geo[3] + kd * geo[9]
+                    for oh in range(OH):
+                        ih = oh * geo[1] - geo[4] + kh * geo[10]
+                        for ow in range(OW):
+                            iw = ow * geo[2] - geo[5] + kw * geo[11]
+                            if 0 <= id_ < D and 0 <= ih < H and 0 <= iw < W:
+                                src = xc + id_ * xst[2] + ih * xst[3] + iw * xst[4]
+                                for n in range(nb):
+                                    t[r, col + n] = x[src + n * xst[0]]
+                            else:
+                                for n in range(nb):
+                                    t[r, col + n] = 0
+                            col += nb
+            gemm_tn(t, wp[g, r0:r0 + nr], part)
+            res += part
+        o0 = g * op * ost[1]
+        row = 0
+        for od in range(OD):
+            for oh in range(OH):
+                for ow in range(OW):
+                    for n in range(nb):
+                        dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3] + ow * ost[4]
+                        for o in range(op):
+                            out[dst + o * ost[1]] = res[row, o]
+                        row += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo):
+    """Lhs-dilated convolution: z = x @ w over the input's own elements (one row per input
+    position), then out[position reached] += z[row, (k, o)] (col2im)."""
+    N, D, H, W = xsh[0], xsh[2], xsh[3], xsh[4]
+    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
+    KD, KH, KW = kdims
+    groups, K, op = wp.shape
+    G = geo[12]
+    nk = KD * KH * KW
+    I = K // nk
+    m_in = nb * D * H * W
+    xg = np.empty((m_in, I), wp.dtype)
+    wt = np.empty((I, nk * op), wp.dtype)
+    z = np.empty((m_in, nk * op), wp.dtype)
+    acc = np.zeros((nb * OD * OH * OW, op), wp.dtype)
+    for g in range(groups):
+        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
+        row = 0
+        for n in range(nb):
+            for i0 in range(D):
+                for i1 in range(H):
+                    for i2 in range(W):
+                        src = x0 + n * xst[0] + i0 * xst[2] + i1 * xst[3] + i2 * xst[4]
+                        for c in range(I):
+                            xg[row, c] = x[src + c * xst[1]]
+                        row += 1
+        for k in range(nk):                       # wt[c, (k, o)] = wp[g, (k, c), o]
+            for c in range(I):
+                for o in range(op):
+                    wt[c, k * op + o] = wp[g, k * I + c, o]
+        gemm(xg, wt, z)
+        acc[:, :] = 0
+        row = 0
+        for n in range(nb):
+            for i0 in range(D):
+                for i1 in range(H):
+                    for i2 in range(W):
+                        col = 0
+                        for k0 in range(KD):
+                            t0 = i0 * geo[6] + geo[3] - k0 * geo[9]
+                            q0 = t0 // geo[0]
+                            ok0 = t0 >= 0 and t0 % geo[0] == 0 and q0 < OD
+                            for k1 in range(KH):
+                                t1 = i1 * geo[7] + geo[4] - k1 * geo[10]
+                                q1 = t1 // geo[1]
+                                ok1 = ok0 and t1 >= 0 and t1 % geo[1] == 0 and q1 < OH
+                                for k2 in range(KW):
+                                    t2 = i2 * geo[8] + geo[5] - k2 * geo[11]
+                                    q2 = t2 // geo[2]
+                                    if ok1 and t2 >= 0 and t2 % geo[2] == 0 and q2 < OW:
+                                        r = ((n * OD + q0) * OH + q1) * OW + q2
+                                        for o in range(op):
+                                            acc[r, o] += z[row, col + o]
+                                    col += op
+                        row += 1
+        _write_rows(acc, out, g * op * ost[1], 0, nb * OD * OH, osh, ost)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def conv_run(x, w, out, plan):
+    """out = conv_general_dilated(x, w), all three flat; `plan` (44 ints, from `ints`) holds
+    the sizes and strides of x, w and out (five each, see the module docstring) and `geo`."""
+    xsh, xst = (plan[0], plan[1], plan[2], plan[3], plan[4]), (plan[5], plan[6], plan[7],
+                                                               plan[8], plan[9])
+    wsh, wst = (plan[10], plan[11], plan[12], plan[13], plan[14]), (plan[15], plan[16],
+                                                                     plan[17], plan[18],
+                                                                     plan[19])
+    osh, ost = (plan[20], plan[21], plan[22], plan[23], plan[24]), (plan[25], plan[26],
+                                                                     plan[27], plan[28],
+                                                                     plan[29])
+    geo = (plan[30], plan[31], plan[32], plan[33], plan[34], plan[35], plan[36], plan[37],
+           plan[38], plan[39], plan[40], plan[41], plan[42], plan[43])
+    groups = geo[12] * geo[13]
+    nb, O, OD, OH, OW = osh
+    if nb * O * OD * OH * OW == 0:
+        return
+    kdims = (wsh[2], wsh[3], wsh[4])
+    if wsh[1] * kdims[0] * kdims[1] * kdims[2] == 0:  # an empty window: zeros
+        for n in range(nb):
+            for o in range(O):
+                for od in range(OD):
+                    for oh in range(OH):
+                        for ow in range(OW):
+                            out[n * ost[0] + o * ost[1] + od * ost[2] + oh * ost[3]
+                                + ow * ost[4]] = 0
+        return
+    dilated = geo[6] > 1 or geo[7] > 1 or geo[8] > 1
+    K = wsh[1] * kdims[0] * kdims[1] * kdims[2]
+    # x's batch axis more contiguous than its features (a weight gradient's operand) and
+    # few output rows: the transposed im2col reads x along runs
+    transposed = (not dilated and K > DIRECT_MAX_WINDOW and xst[0] < xst[1]
+                  and nb >= T_MIN_RUN and nb * OD * OH * OW <= T_MAX_ROWS)
+    wp = packed(w, wsh, wst, groups, transposed)
+    if dilated:
+        _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo)
+    elif transposed:
+        _im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo)
+    elif K <= DIRECT_MAX_WINDOW:
+        _direct(x, xsh, xst, wp, kdims, out, osh, ost, geo)
+    else:
+        _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo)
