@@ -34,9 +34,10 @@ import os
 import threading
 import time
 
+from xforms import config
+
 INTERVAL_S = 0.25
 CALM_SAMPLES = 8          # 2 s without load before threads are added back
-_ENV = ("XFORMS_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 _SYMBOLS = ("scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
             "openblas_set_num_threads", "openblas_set_num_threads64_")
 _started = False
@@ -128,11 +129,11 @@ def ensure_started():
         _started = True
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
             os.cpu_count() or 1)
-        if cores < 2 or any(os.environ.get(k, "").strip() for k in _ENV):
-            fixed = os.environ.get("XFORMS_BLAS_THREADS", "").strip()
-            if fixed.isdigit() and int(fixed) > 0:
+        fixed, count = config.blas_threads()
+        if cores < 2 or fixed:
+            if count is not None:
                 for f in _setters():
-                    f(int(fixed))
+                    f(count)
             return
         if not os.path.exists("/proc/stat"):
             return

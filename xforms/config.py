@@ -62,6 +62,20 @@ def tiered_max_eager():
         return None
 
 
+def blas_threads():
+    """BLAS threads for products in compiled CPU code -> (fixed, count).  XFORMS_BLAS_THREADS
+    (a positive number) fixes the count; OPENBLAS_NUM_THREADS or OMP_NUM_THREADS leave
+    OpenBLAS its own setting (count None); otherwise (False, None): the count follows the
+    machine's load (kernels/blas_threads.py)."""
+    v = os.environ.get("XFORMS_BLAS_THREADS", "").strip()
+    if v.isdigit() and int(v) > 0:
+        return True, int(v)
+    if v or any(os.environ.get(k, "").strip() for k in ("OPENBLAS_NUM_THREADS",
+                                                         "OMP_NUM_THREADS")):
+        return True, None
+    return False, None
+
+
 def shape_symbols():
     """XFORMS_SHAPE_SYMBOLS: "batch" (default: a CPU kernel reads its inputs' leading sizes
     at run time, so a new batch size reuses the compiled code; kernels/shape_symbols.py),
