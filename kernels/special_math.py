@@ -202,6 +202,8 @@ def _make_igamma(upper):
 gammainc = _make_igamma(False)
 gammaincc = _make_igamma(True)
 gammainc.__name__, gammaincc.__name__ = "gammainc", "gammaincc"
+# dP/da: one scalar function, also the NumPy implementation of its primitive
+from xforms.igamma_grad import igamma_grad_a  # noqa: E402,F401
 
 
 # ---- regularized incomplete beta -------------------------------------------------------------

@@ -12,9 +12,9 @@ kernels/lower_special.py registers as the primitive's elementwise Numba implemen
 kernels/user_prims.py path, which both emitters take before scalar rules): fused into loops
 on the CPU, an inlined device function on CUDA.  `SCALAR_IMPLS` names it per primitive.
 
-Derivatives with respect to shape parameters (zeta's s, igamma's a, betainc's a and b) raise
-NotImplementedError, as JAX does for zeta's s and betainc's a, b (JAX differentiates igamma in
-a; xforms does not yet).
+Derivatives with respect to shape parameters: igamma's and igammac's a through the
+`igamma_grad_a` primitive (as JAX; its own a-derivative raises, as JAX's does; the scalar code
+is xforms/igamma_grad.py); zeta's s and betainc's a and b raise NotImplementedError, as in JAX.
 
     >>> lgamma(np.array([0.5, 3.0]))          # [log(sqrt(pi)), log(2)]
 """
@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 from scipy import special as sp
+
+from ..igamma_grad import igamma_grad_a as _igamma_grad_a_scalar
 
 from ..facts import math_names
 from ..transforms.jvp import defjvp
@@ -140,6 +142,8 @@ defjvp(erfc_inv_p, lambda t, ans, y: ew.mul(t, ew.mul(_c(-math.sqrt(math.pi) / 2
 # ---- regularized incomplete gamma and beta ------------------------------------------------------
 igamma_p = _prim("igamma", sp.gammainc, 2, scalar="gammainc")
 igammac_p = _prim("igammac", sp.gammaincc, 2, scalar="gammaincc")
+igamma_grad_a_p = _prim("igamma_grad_a", np.vectorize(_igamma_grad_a_scalar, otypes=[float]),
+                        2)
 betainc_p = _prim("betainc", sp.betainc, 3)
 
 
@@ -157,6 +161,12 @@ def betainc(a, b, x):
     return betainc_p.bind(a, b, x)
 
 
+def igamma_grad_a(a, x):
+    """d/da P(a, x) (JAX's lax.igamma_grad_a)."""
+    a, x = ew._like(a, x), ew._like(x, a)
+    return igamma_grad_a_p.bind(a, x)
+
+
 def _igamma_dx(a, x):
     """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)."""
     one = _c(1.0, x)
@@ -171,10 +181,13 @@ def _betainc_dx(a, b, x):
     return ew.exp(ew.sub(logs, lbeta))
 
 
-defjvp(igamma_p, _no_grad("gammainc", "a"),
+defjvp(igamma_p, lambda t, ans, a, x: ew.mul(t, igamma_grad_a(a, x)),
        lambda t, ans, a, x: ew.mul(t, _igamma_dx(a, x)))
-defjvp(igammac_p, _no_grad("gammaincc", "a"),
+defjvp(igammac_p, lambda t, ans, a, x: ew.neg(ew.mul(t, igamma_grad_a(a, x))),
        lambda t, ans, a, x: ew.neg(ew.mul(t, _igamma_dx(a, x))))
+# d/dx dP/da = d/da dP/dx = dP/dx (log x - psi(a)); d/da of it is not provided (JAX neither)
+defjvp(igamma_grad_a_p, _no_grad("igamma_grad_a", "a"),
+       lambda t, ans, a, x: ew.mul(t, ew.mul(_igamma_dx(a, x), ew.sub(ew.log(x), digamma(a)))))
 defjvp(betainc_p, _no_grad("betainc", "a"), _no_grad("betainc", "b"),
        lambda t, ans, a, b, x: ew.mul(t, _betainc_dx(a, b, x)))
 
