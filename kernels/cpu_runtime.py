@@ -129,6 +129,7 @@ def _vecmath_functions():
 VECMATH_FUNCS = _vecmath_functions()
 globals().update(VECMATH_FUNCS)
 from .fft_runtime import fft_c2c, fft_c2r, fft_r2c  # noqa: E402,F401  (kernels/lower_fft.py)
+from .hugepages import advise_huge, huge_copy  # noqa: E402,F401  (large kernel-made arrays)
 
 
 # ---- matrix products: O = op(A) @ op(B) for C-contiguous 2-D A, B, O (op: identity or .T) --

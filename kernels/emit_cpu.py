@@ -25,7 +25,7 @@ from xforms.errors import LoweringError
 from xforms.ir import Literal
 from xforms.registry import ALL_PRIMITIVES, RuleTable
 
-from . import user_prims
+from . import hugepages, user_prims
 from .codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
 from .fusion import REDUCTIONS, IndexMap, acts_as_view, clamp_index, guard_condition
@@ -226,7 +226,20 @@ class Emitter(Naming):
                     and not st.external and v.aval.size > 0):
                 self.buffers.append(Buffer(len(self.sb.lines), self.A(v), tuple(shape),
                                            np.dtype(v.aval.dtype), st))
+            elif self.huge(v.aval):
+                expr = self.helper("advise_huge") + f"({expr})"
         self.line(f"{self.A(v)} = {expr}")
+
+    def huge(self, aval):
+        """Is an array of `aval` one that Numba's allocator should put on huge pages?
+        (kernels/hugepages.py: NumPy does so for its own arrays of 4 MiB or more.)"""
+        return hugepages.ENABLED and (int(np.prod(aval.shape, dtype=np.int64))
+                                      * np.dtype(aval.dtype).itemsize >= hugepages.HUGE_MIN_BYTES)
+
+    def helper(self, name):
+        """The name of kernels.cpu_runtime's helper `name`, imported by the module."""
+        self.runtime_used.add(name)
+        return name
 
     # ---- programs -----------------------------------------------------------------------------
     def emit_plan(self, plan):

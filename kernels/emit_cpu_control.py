@@ -43,7 +43,9 @@ def _init_carry(em, outs, inits):
     """Bind the carry variables (the loop's outputs) to copies of the initial values."""
     for v, a in zip(outs, inits):
         if v.aval.shape:
-            em.line(f"{em.A(v)} = {em.atom(a)}.copy()")
+            copy = (f"{em.helper('huge_copy')}({em.atom(a)})" if em.huge(v.aval)
+                    else f"{em.atom(a)}.copy()")
+            em.line(f"{em.A(v)} = {copy}")
         else:
             em.line(f"{em.s(v)} = {_scalar(em.atom(a), v.aval.dtype)}")
 
