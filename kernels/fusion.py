@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xforms import facts
-from xforms.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from xforms.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split  # noqa: F401  (the control emitters read split here)
 from xforms.registry import ALL_PRIMITIVES, RuleTable, lookup
 
 from . import user_prims
@@ -848,11 +848,3 @@ def subplans(step):
             for (name, idx, _), plan in zip(subjaxprs(step.eqn), step.subplans)}
 
 
-def split(seq, *sizes):
-    """seq cut into pieces of `sizes` and the rest (a control equation's operand groups)."""
-    out, k = [], 0
-    for s in sizes:
-        out.append(list(seq[k:k + s]))
-        k += s
-    out.append(list(seq[k:]))
-    return out

@@ -81,7 +81,8 @@ def reference(key, thunk):
             _NEW[key] = _encode(v)
         return v
     if key not in VALUES:
-        pytest.skip(f"no recorded JAX value for {key!r} (record with XFORMS_RECORD_JAX=1)")
+        pytest.fail(f"no recorded JAX value for {key!r}: run this test once with jax installed "
+                    "and XFORMS_RECORD_JAX=1 to record it (tests/jax_reference_values.py)")
     return _decode(VALUES[key])
 
 

@@ -108,6 +108,21 @@ class Names:
         return self.names[v]
 
 
+def split(seq, *sizes):
+    """seq cut into pieces of `sizes` and the rest: a control equation's operand groups
+    (consts, carry, xs ...), read alike by the rules and the compilers.
+
+    >>> split("abcde", 1, 2)
+    [['a'], ['b', 'c'], ['d', 'e']]
+    """
+    out, k = [], 0
+    for s in sizes:
+        out.append(list(seq[k:k + s]))
+        k += s
+    out.append(list(seq[k:]))
+    return out
+
+
 def fmt_literal(val):
     """A literal's value as the IR printer shows it."""
     val = val.item() if isinstance(val, np.generic) else val

@@ -81,7 +81,7 @@ import numpy as np
 
 from .. import core
 from ..avals import ShapedArray
-from ..ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from ..ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split  # noqa: F401  (loops.py reads split here)
 from ..transforms.partial_eval import partial_eval_jaxpr
 from ..tracing import trace_cached
 from ..transforms.simplify import dce
@@ -243,13 +243,6 @@ def join_consts(pairs):
     return out, [c for _, cs in pairs for c in cs]
 
 
-def split(seq, *sizes):
-    out, k = [], 0
-    for s in sizes:
-        out.append(list(seq[k:k + s]))
-        k += s
-    out.append(list(seq[k:]))
-    return out
 
 
 # ---- batching helpers ------------------------------------------------------------------------
