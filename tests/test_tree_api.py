@@ -12,9 +12,17 @@ import xforms.numpy as xnp
 from xforms import tree_util as tu
 from xforms.flatten_util import ravel_pytree
 
-jax = pytest.importorskip("jax")
-import jax.flatten_util  # noqa: E402
-import jax.tree_util as jtu  # noqa: E402
+from jax_reference import jax, reference
+
+if jax is not None:
+    import jax.flatten_util
+    import jax.tree_util as jtu
+
+
+def J(key, thunk):
+    """JAX's answer, compared through its printed form (namedtuples, OrderedDicts and None
+    keep their identity in a repr; the recorded values hold strings, ints and arrays)."""
+    return reference(f"tree/{key}", lambda: repr(thunk()))
 
 Point = collections.namedtuple("Point", ["x", "y"])
 
@@ -30,17 +38,24 @@ def _path_str(path):        # compare JAX's and ours through their printed forms
 
 def test_basic_functions_match_jax():
     t = _tree()
-    assert xf.tree.leaves(t) == jax.tree.leaves(t)
-    assert xf.tree.map(lambda v: v * 2, t) == jax.tree.map(lambda v: v * 2, t)
-    assert xf.tree.map(operator.add, t, t) == jax.tree.map(operator.add, t, t)
+    assert repr(xf.tree.leaves(t)) == J("leaves", lambda: jax.tree.leaves(t))
+    assert repr(xf.tree.map(lambda v: v * 2, t)) == J("map", lambda: jax.tree.map(
+        lambda v: v * 2, t))
+    assert repr(xf.tree.map(operator.add, t, t)) == J("map2", lambda: jax.tree.map(
+        operator.add, t, t))
     leaves, treedef = xf.tree.flatten(t)
-    assert xf.tree.unflatten(treedef, [v + 1 for v in leaves]) == jax.tree.map(lambda v: v + 1, t)
-    assert xf.tree.structure(t).num_leaves == jax.tree.structure(t).num_leaves
-    assert xf.tree.reduce(operator.add, t) == jax.tree.reduce(operator.add, t)
-    assert xf.tree.reduce(operator.add, t, 100.0) == jax.tree.reduce(operator.add, t, 100.0)
+    assert repr(xf.tree.unflatten(treedef, [v + 1 for v in leaves])) == J(
+        "unflatten", lambda: jax.tree.unflatten(jax.tree.structure(t),
+                                                [v + 1 for v in jax.tree.leaves(t)]))
+    assert repr(xf.tree.structure(t).num_leaves) == J(
+        "num_leaves", lambda: jax.tree.structure(t).num_leaves)
+    assert repr(xf.tree.reduce(operator.add, t)) == J(
+        "reduce", lambda: jax.tree.reduce(operator.add, t))
+    assert repr(xf.tree.reduce(operator.add, t, 100.0)) == J(
+        "reduce100", lambda: jax.tree.reduce(operator.add, t, 100.0))
     assert xf.tree.reduce(lambda a, b: b, [None, 1], None) == 1
-    assert (xf.tree.reduce_associative(operator.add, t)
-            == jax.tree.reduce_associative(operator.add, t))
+    assert repr(xf.tree.reduce_associative(operator.add, t)) == J(
+        "reduce_associative", lambda: jax.tree.reduce_associative(operator.add, t))
     assert xf.tree.reduce_associative(operator.add, [], identity=0) == 0
     with pytest.raises(TypeError):
         xf.tree.reduce_associative(operator.add, [])
@@ -51,7 +66,8 @@ def test_basic_functions_match_jax():
 def test_is_leaf():
     t = _tree()
     stop = lambda x: isinstance(x, Point)      # noqa: E731
-    assert xf.tree.leaves(t, is_leaf=stop) == jax.tree.leaves(t, is_leaf=stop)
+    assert repr(xf.tree.leaves(t, is_leaf=stop)) == J(
+        "is_leaf", lambda: jax.tree.leaves(t, is_leaf=stop))
 
 
 def test_transpose_and_broadcast():
@@ -59,11 +75,12 @@ def test_transpose_and_broadcast():
     for inner in (None, "given"):
         got = xf.tree.transpose(xf.tree.structure([0, 0, 0]),
                                 xf.tree.structure((0, 0)) if inner else None, outer)
-        want = jax.tree.transpose(jax.tree.structure([0, 0, 0]),
-                                  jax.tree.structure((0, 0)) if inner else None, outer)
-        assert got == want
+        want = J(f"transpose-{inner}", lambda: jax.tree.transpose(
+            jax.tree.structure([0, 0, 0]), jax.tree.structure((0, 0)) if inner else None, outer))
+        assert repr(got) == want
     prefix, full = (1, {"x": 2}), (0, {"x": {"a": 0, "b": (0, 0)}})
-    assert xf.tree.broadcast(prefix, full) == jax.tree.broadcast(prefix, full)
+    assert repr(xf.tree.broadcast(prefix, full)) == J(
+        "broadcast", lambda: jax.tree.broadcast(prefix, full))
     with pytest.raises(ValueError):
         xf.tree.broadcast((1, 2), [0, 0])
 
@@ -71,15 +88,18 @@ def test_transpose_and_broadcast():
 def test_paths_match_jax():
     t = _tree()
     got, _ = tu.tree_flatten_with_path(t)
-    want, _ = jtu.tree_flatten_with_path(t)
-    assert [(_path_str(p), v) for p, v in got] == [(_path_str(p), v) for p, v in want]
-    assert [tu.keystr(p) for p, _ in got] == [jtu.keystr(p) for p, _ in want]
-    assert ([tu.keystr(p, simple=True, separator="/") for p, _ in got]
-            == [jtu.keystr(p, simple=True, separator="/") for p, _ in want])
+    want = lambda: jtu.tree_flatten_with_path(t)[0]    # noqa: E731
+    assert repr([(_path_str(p), v) for p, v in got]) == J(
+        "paths", lambda: [(_path_str(p), v) for p, v in want()])
+    assert repr([tu.keystr(p) for p, _ in got]) == J(
+        "keystr", lambda: [jtu.keystr(p) for p, _ in want()])
+    assert repr([tu.keystr(p, simple=True, separator="/") for p, _ in got]) == J(
+        "keystr_simple", lambda: [jtu.keystr(p, simple=True, separator="/") for p, _ in want()])
     f = lambda p, v: f"{tu.keystr(p)}={v}"    # noqa: E731
-    jf = lambda p, v: f"{jtu.keystr(p)}={v}"  # noqa: E731
-    assert xf.tree.map_with_path(f, t) == jax.tree.map_with_path(jf, t)
-    assert [v for _, v in xf.tree.leaves_with_path(t)] == jax.tree.leaves(t)
+    assert repr(xf.tree.map_with_path(f, t)) == J(
+        "map_with_path", lambda: jax.tree.map_with_path(lambda p, v: f"{jtu.keystr(p)}={v}", t))
+    assert repr([v for _, v in xf.tree.leaves_with_path(t)]) == J(
+        "leaves", lambda: jax.tree.leaves(t))
 
 
 def test_paths_of_unkeyed_node_and_path_is_leaf():
@@ -139,11 +159,16 @@ def test_misc_treedef_functions():
     (), [1.0, 2]])
 def test_ravel_pytree_matches_jax(tree):
     flat, unravel = ravel_pytree(tree)
-    jflat, junravel = jax.flatten_util.ravel_pytree(tree)
+
+    def jax_ravel():
+        jflat, junravel = jax.flatten_util.ravel_pytree(tree)
+        return jflat, jax.tree.leaves(junravel(jflat))
+    jflat, jback = reference(f"tree/ravel-{len(tu.tree_leaves(tree))}-{flat.size}", jax_ravel)
     assert flat.dtype == jflat.dtype and flat.shape == jflat.shape
     np.testing.assert_array_equal(flat, jflat)
-    back, jback = unravel(flat), junravel(jflat)
-    for a, b in zip(tu.tree_leaves(back), jax.tree.leaves(jback)):
+    back = unravel(flat)
+    assert len(tu.tree_leaves(back)) == len(jback)
+    for a, b in zip(tu.tree_leaves(back), jback):
         assert np.dtype(a.dtype) == np.dtype(b.dtype) and np.shape(a) == np.shape(b)
         np.testing.assert_array_equal(a, b)
 
