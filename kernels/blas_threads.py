@@ -9,8 +9,11 @@ splits work into many small tasks that idle threads steal, so it degrades gracef
 The policy here: a daemon thread samples /proc/stat four times a second, subtracts this
 process's own CPU time (os.times), and sets the OpenBLAS libraries that Numba's `np.dot`
 (SciPy's) and NumPy use to ``round(cores - cores used by other processes)`` threads, at
-least 1: fewer as soon as a sample shows load, more only after 2 s without it.  An idle machine gets every core for large products; a loaded one gets one thread
-per product, which never waits on a descheduled helper.  Products below OpenBLAS's own
+least 1: fewer as soon as a sample shows load, more only after 2 s without it -- or at
+once when the load was our own child, the tiered compile worker, and it has finished
+(`Policy`; its CPU time is read from /proc, so its demand is known exactly).  An idle
+machine gets every core for large products; a loaded one gets one thread per product,
+which never waits on a descheduled helper.  Products below OpenBLAS's own
 threshold (M*N*K <= 262144) are single-threaded by OpenBLAS itself.
 
 Measured on this 2-core machine with other sessions running (load average 6-7, ms, median
@@ -79,28 +82,73 @@ def _busy_ticks():
     return sum(vals) - idle, sum(vals)
 
 
+class Policy:
+    """The thread count from one load sample to the next.
+
+    Fewer threads at once; more only after CALM_SAMPLES samples in a row that allow them
+    (while we hold the cores, other processes' measured share understates their demand) --
+    unless the load that held the count down was our own child processes (the tiered
+    compile worker), whose demand is measured exactly: then more as soon as they stop.
+
+        >>> p = Policy(2)
+        >>> p.step(others=0.0, children=1.0), p.step(others=0.0, children=0.0)
+        (1, 2)
+    """
+
+    def __init__(self, cores):
+        self.cores, self.current, self.calm, self.outside_calm = cores, None, 0, CALM_SAMPLES
+
+    def step(self, others, children):
+        """`others`: cores used by outside processes; `children`: by our own children."""
+        want = choose_threads(self.cores, others + children)
+        quiet_outside = choose_threads(self.cores, others) == self.cores
+        self.outside_calm = self.outside_calm + 1 if quiet_outside else 0
+        if self.current is not None and want > self.current:
+            self.calm += 1
+            if self.calm < CALM_SAMPLES and self.outside_calm < CALM_SAMPLES:
+                return self.current
+        self.current, self.calm = want, 0
+        return want
+
+
 def _monitor(setters, cores):
     hz = os.sysconf("SC_CLK_TCK")
     busy0, _ = _busy_ticks()
-    t0, own0 = time.monotonic(), _own()
-    current, calm = None, 0
+    t0, own0, kids0 = time.monotonic(), _own(), _children_ticks()
+    policy, current = Policy(cores), None
     while True:
         time.sleep(INTERVAL_S)
         busy1, _ = _busy_ticks()
-        t1, own1 = time.monotonic(), _own()
+        t1, own1, kids1 = time.monotonic(), _own(), _children_ticks()
         wall = max(t1 - t0, 1e-3)
-        others = max(0.0, ((busy1 - busy0) / hz - (own1 - own0)) / wall)
-        busy0, t0, own0 = busy1, t1, own1
-        want = choose_threads(cores, others)
-        # fewer threads at once, more only after CALM_SAMPLES quiet samples in a row (while
-        # we hold the cores, the others' measured share understates their demand)
-        calm = calm + 1 if current is not None and want > current else 0
-        if current is not None and want > current and calm < CALM_SAMPLES:
-            continue
+        kids = sum(max(0, v - kids0.get(pid, 0)) for pid, v in kids1.items()) / hz
+        others = max(0.0, ((busy1 - busy0) / hz - (own1 - own0) - kids) / wall)
+        busy0, t0, own0, kids0 = busy1, t1, own1, kids1
+        want = policy.step(others, kids / wall)
         if want != current:
             for f in setters:
                 f(want)
-            current, calm = want, 0
+            current = want
+
+
+def _children_ticks():
+    """{pid: user+system jiffies} of this process's live children (the compile worker), read
+    from /proc/<pid>/task/*/children (empty where the kernel does not list children)."""
+    out = {}
+    for path in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
+        try:
+            with open(path) as fh:
+                pids = fh.read().split()
+        except OSError:
+            continue
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+                out[pid] = int(fields[11]) + int(fields[12])     # utime, stime
+            except (OSError, IndexError, ValueError):
+                continue
+    return out
 
 
 def _own():

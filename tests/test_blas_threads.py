@@ -1,5 +1,7 @@
 """BLAS thread policy (kernels/blas_threads.py): the count follows the other processes' load."""
+import glob
 import os
+import subprocess
 import sys
 
 import pytest
@@ -27,3 +29,33 @@ def test_load_sampling_and_openblas_found():
     assert setters
     for f in setters:
         f(os.cpu_count() or 1)
+
+
+def test_policy_waits_for_outside_load_but_not_for_our_compile_worker():
+    p = blas_threads.Policy(2)
+    # another process on one core: one thread at once, two only after CALM_SAMPLES quiet samples
+    assert p.step(others=1.0, children=0.0) == 1
+    counts = [p.step(others=0.0, children=0.0) for _ in range(blas_threads.CALM_SAMPLES)]
+    assert counts[:-1] == [1] * (blas_threads.CALM_SAMPLES - 1) and counts[-1] == 2
+    # our own compile worker busy on a core: one thread while it runs, two as soon as it stops
+    assert p.step(others=0.0, children=1.0) == 1
+    assert p.step(others=0.0, children=1.0) == 1
+    assert p.step(others=0.0, children=0.0) == 2
+    # both: the outside load still needs the calm period
+    p.step(others=1.0, children=1.0)
+    assert p.step(others=0.0, children=0.0) == 1
+
+
+def test_children_cpu_is_read_from_proc():
+    if not glob.glob(f"/proc/{os.getpid()}/task/*/children"):
+        pytest.skip("this kernel does not list child processes in /proc")
+    spin = ("import time\nwhile time.process_time() < 0.3: pass\n"
+            "print('spun', flush=True)\ntime.sleep(30)")
+    child = subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "spun"      # it has used 0.3 s of CPU
+        ticks = blas_threads._children_ticks()
+        assert ticks.get(str(child.pid), 0) >= 0.25 * os.sysconf("SC_CLK_TCK")
+    finally:
+        child.kill()
+        child.wait()
