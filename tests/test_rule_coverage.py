@@ -13,6 +13,7 @@ import xforms  # noqa: F401  (registers all primitives)
 import kernels.cpu  # noqa: F401  (registers the CPU op and control rules)
 import kernels.cuda.emit_cuda_control  # noqa: F401  (registers the CUDA rules; no GPU needed)
 import kernels.cuda.emit_cuda_ops  # noqa: F401
+import kernels.cuda.lower_conv_cuda  # noqa: F401
 import kernels.cuda.lower_cumulative_cuda  # noqa: F401
 from kernels import emit_cpu, fusion, scalar_rules as sr, vecmath
 from kernels.cuda import emit_cuda

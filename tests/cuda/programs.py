@@ -310,6 +310,24 @@ def random_draws(key):
                 random.split(k2, 3)))
 
 
+def convolutions(x, w, g, v):
+    """Strides, padding, dilations, feature groups, two layouts, 1-d and 2-d, float32."""
+    a = lax.conv_general_dilated(x, w, (2, 1), ((1, 2), (0, 1)), rhs_dilation=(1, 2),
+                                 dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    b = lax.conv_general_dilated(x.transpose(0, 3, 1, 2), g, (1, 1), ((1, 1), (0, 2)),
+                                 lhs_dilation=(2, 1), feature_group_count=2)
+    c = lax.conv_general_dilated(v, v[:2, :, :3], (1,), "VALID")
+    d = lax.conv_general_dilated(x.astype(np.float32), w.astype(np.float32), (1, 1), "SAME",
+                                 dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return a, b, c, d
+
+
+def conv_loss(x, w):
+    y = lax.conv_general_dilated(x, w, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO",
+                                                                          "NHWC"))
+    return xnp.sum(xnp.tanh(y) ** 2)
+
+
 PROGRAMS = {
     "float64": (float_ops, (X, Y, P, 1.5), 1e-12),
     "ints": (int_ops, (np.array([[5, -7, 3], [0, 9, -2]]), np.array([[2, 3, -4], [5, 1, 7]]),
@@ -360,6 +378,11 @@ PROGRAMS = {
                               lax.cummin(x.astype(np.float32), 0, True),
                               lax.cumlogsumexp(x, 1), lax.cumsum(x.astype(np.int32), 0)),
                    (X,), 1e-6),
+    "convolutions": (convolutions, (rng.normal(size=(2, 5, 6, 4)), rng.normal(size=(2, 3, 4, 3)),
+                                    rng.normal(size=(6, 2, 3, 2)), rng.normal(size=(3, 2, 7))),
+                     1e-5),
+    "grad_conv": (xf.grad(conv_loss, argnums=(0, 1)), (rng.normal(size=(2, 6, 5, 3)),
+                                                       rng.normal(size=(3, 3, 3, 4))), 1e-12),
 }
 
 

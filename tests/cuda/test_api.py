@@ -203,9 +203,15 @@ def test_scalar_reshaped_from_a_buffer_the_plan_reuses():
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)
 
 
-def test_convolution_names_itself_and_says_to_use_the_cpu():
-    x, w = np.ones((1, 5, 5, 1)), np.ones((3, 3, 1, 2))
-    conv = lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME",            # noqa: E731
-                                                 dimension_numbers=("NHWC", "HWIO", "NHWC"))
-    with pytest.raises(LoweringError, match=r"CUDA backend.*'conv_general_dilated'.*backend='cpu'"):
-        xf.jit(conv, backend="cuda")(x, w)
+def test_convolution_kernel_with_batch_groups_and_every_dilation():
+    """One thread per output element (kernels/cuda/lower_conv_cuda.py), against the CPU
+    backend's convolution helper: batch groups, lhs and rhs dilation, negative padding."""
+    rng = np.random.default_rng(3)
+    x, w = rng.normal(size=(4, 3, 7, 6)), rng.normal(size=(4, 3, 2, 3))
+    conv = lambda x, w: lax.conv_general_dilated(              # noqa: E731
+        x, w, (1, 2), ((2, -1), (1, 1)), lhs_dilation=(2, 1), rhs_dilation=(1, 2),
+        batch_group_count=2)
+    got = xf.jit(conv, backend="cuda")(x, w)
+    np.testing.assert_allclose(np.asarray(got), xf.jit(conv, backend="cpu")(x, w), rtol=1e-12)
+    src = xf.jit(conv, backend="cuda").lower(x, w).as_text()
+    assert "def k0(" in src and "% 2 != 0" in src           # the kernel skips the lhs holes

@@ -21,13 +21,11 @@ from ..transforms.jvp import defjvp, Zero
 from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, moveaxis
 from ..facts import OP, declare
-from ..registry import exempt, primitive
+from ..registry import primitive
 from .structural import reshape, rev
 
 conv_general_dilated_p = primitive("conv_general_dilated")
-declare(conv_general_dilated_p, OP)       # an op rule per backend: kernels/lower_conv.py
-exempt(conv_general_dilated_p, "cuda", "no CUDA convolution kernel yet; the CUDA backend "
-       "raises a LoweringError naming it and saying to use backend='cpu'")
+declare(conv_general_dilated_p, OP)   # op rules: kernels/lower_conv.py, cuda/lower_conv_cuda.py
 
 
 def dilate_dim(n, d):
