@@ -381,6 +381,9 @@ PROGRAMS = {
     "convolutions": (convolutions, (rng.normal(size=(2, 5, 6, 4)), rng.normal(size=(2, 3, 4, 3)),
                                     rng.normal(size=(6, 2, 3, 2)), rng.normal(size=(3, 2, 7))),
                      1e-5),
+    "sorting": (lambda x, z: (lax.sort((x, -x), num_keys=2, dimension=0), lax.sort(z),
+                              xnp.argsort(x[0]), lax.sort(x.astype(np.int32), dimension=0)),
+                (np.array([[1.0, np.nan, 0.5], [1.0, -2.0, np.nan]]), ZC), 0),
     "grad_conv": (xf.grad(conv_loss, argnums=(0, 1)), (rng.normal(size=(2, 6, 5, 3)),
                                                        rng.normal(size=(3, 3, 3, 4))), 1e-12),
 }

@@ -14,7 +14,7 @@ from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import jvp_rules, Zero, tangent_aval
 from ..transforms.vmap import vmap_rules, bdim_to_front
-from ..registry import exempt, primitive
+from ..registry import primitive
 from .cumulative import take_along
 from .structural import iota
 
@@ -80,5 +80,3 @@ def _sort_vmap(args, dims, *, dimension, is_stable, num_keys):
 
 
 vmap_rules[sort_p] = _sort_vmap
-exempt(sort_p, "cuda", "no CUDA sort kernel yet: jit(backend='cuda') raises a LoweringError "
-       "naming sort (and so argsort, quantiles, unique, top_k)")
