@@ -2,9 +2,7 @@
 (shuffles sort by random 32-bit keys, stably; sampling without replacement takes the top k
 of Gumbel-perturbed log-weights), so the same key gives JAX's results.
 
-The stable sorts use `lax.sort_key_val` and `lax.top_k` where xforms has them; otherwise by
-ranking: the rank of element i is #{j: k_j < k_i} + #{j < i: k_j == k_i}, an (n, n)
-comparison, exact and identical to a stable sort but O(n^2) in work and memory.
+The stable sorts are `lax.sort_key_val` and `lax.top_k`.
 
     >>> random.permutation(random.PRNGKey(0), 5)
 """
@@ -20,43 +18,16 @@ from .samplers import (canonical_shape, raw_gumbel, raw_uniform, split2, randint
 from .threefry import random_bits
 
 
-def _stable_order(keys, descending=False):
-    """Indices that stably sort `keys` along the last axis (what argsort(kind='stable') gives)."""
-    n = keys.shape[-1]
-    ki, kj = keys[..., :, None], keys[..., None, :]
-    before = (kj > ki) if descending else (kj < ki)
-    idx = xnp.arange(n)
-    tie_before = (kj == ki) & (idx[None, :] < idx[:, None])
-    rank = xnp.sum(before | tie_before, axis=-1)                      # rank[..., i]
-    hit = rank[..., None, :] == idx[:, None]                         # [..., r, i]
-    return xnp.sum(xnp.where(hit, idx, 0), axis=-1)                   # order[..., r]
-
-
-def _take_last(x, order):
-    """x[..., order[..., r]] along the last axis, batched over the leading axes."""
-    n = x.shape[-1]
-    onehot = order[..., :, None] == xnp.arange(n)
-    if x.dtype.kind in "fc":
-        return xnp.sum(xnp.where(onehot, x[..., None, :], xnp.zeros((), x.dtype)), axis=-1)
-    return xnp.sum(xnp.where(onehot, x[..., None, :], 0), axis=-1).astype(x.dtype)
-
-
 def _sort_by_keys(sort_keys, x):
     """x reordered along its last axis by a stable sort of uint32 `sort_keys`."""
-    sort_key_val = getattr(lax, "sort_key_val", None)
-    if sort_key_val is None:
-        return _take_last(x, _stable_order(sort_keys))
     keys = sort_keys.astype(np.int64)                 # the same order, a signed dtype
-    return sort_key_val(keys, x, dimension=x.ndim - 1)[1]
+    return lax.sort_key_val(keys, x, dimension=x.ndim - 1)[1]
 
 
 def _top_k_indices(x, k):
     """Indices of the k largest entries along the last axis, largest first (ties: lower
     index first, as lax.top_k)."""
-    top_k = getattr(lax, "top_k", None)
-    if top_k is None:
-        return _stable_order(x, descending=True)[..., :k]
-    return top_k(x, k)[1].astype(np.int64)
+    return lax.top_k(x, k)[1].astype(np.int64)
 
 
 def _shuffle(key, x, axis):
