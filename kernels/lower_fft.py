@@ -1,7 +1,6 @@
 """CPU lowering of the `fft` primitive (xforms/primitives/fft.py): one call of a
 kernels/fft_runtime.py helper that transforms the operand into the freshly bound output
-buffer.  The CUDA backend has no rule: `jit(..., backend="cuda")` raises a LoweringError
-naming `fft`.
+buffer.  (CUDA: kernels/cuda/lower_fft_cuda.py.)
 
     # b:c128[4,8] = fft[fft_lengths=(8,), fft_type='FFT'] a
     b = np.empty((4, 8), np.complex128)

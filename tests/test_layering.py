@@ -50,7 +50,7 @@ LAYERS = [
                   "kernels.cuda.emit_cuda_ops", "kernels.cuda.emit_cuda_control",
                   "kernels.lower_linalg", "kernels.lower_cumulative", "kernels.lower_sorting",
                   "kernels.cuda.lower_cumulative_cuda", "kernels.cuda.lower_conv_cuda",
-                  "kernels.cuda.lower_sort_cuda"]),
+                  "kernels.cuda.lower_sort_cuda", "kernels.cuda.lower_fft_cuda"]),
     ("backends", ["kernels.codecache", "kernels.dispatch", "kernels.cpu",
                   "kernels.cuda.backend", "kernels.compile_worker"]),
     ("kernels", ["kernels", "kernels.cuda"]),

@@ -384,6 +384,9 @@ PROGRAMS = {
     "sorting": (lambda x, z: (lax.sort((x, -x), num_keys=2, dimension=0), lax.sort(z),
                               xnp.argsort(x[0]), lax.sort(x.astype(np.int32), dimension=0)),
                 (np.array([[1.0, np.nan, 0.5], [1.0, -2.0, np.nan]]), ZC), 0),
+    "fft": (lambda x, z: (xnp.fft.rfft2(x), xnp.fft.ifft(z), xnp.fft.irfft(z, n=4),
+                          xnp.fft.fft(z.astype(np.complex64))),
+            (X, ZC), 1e-5),
     "grad_conv": (xf.grad(conv_loss, argnums=(0, 1)), (rng.normal(size=(2, 6, 5, 3)),
                                                        rng.normal(size=(3, 3, 3, 4))), 1e-12),
 }

@@ -21,7 +21,8 @@ same transform to the tangent.  Transposes, with JAX's pairing <a, b> = Re(sum(a
                so T(ct)_k = (c_k / N) conj(RFFT(ct)_k).
 
 Both are checked by the dot-product test (tests/test_fft.py).  On the CPU the transform runs
-inside the compiled kernel (kernels/lower_fft.py, through rocket-fft's nopython np.fft).
+inside the compiled kernel (kernels/lower_fft.py, through rocket-fft's nopython np.fft); on
+CUDA it is a direct DFT (kernels/cuda/lower_fft_cuda.py: small transforms).
 
     >>> fft(x, "RFFT", (8,))          # x: f64[3, 8] -> c128[3, 5]
 """
@@ -34,11 +35,10 @@ from ..transforms.jvp import deflinear, Zero
 from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import moveaxis, vmap_rules
 from . import elementwise as ew
-from ..registry import exempt, primitive
+from ..registry import primitive
 from . import structural as st
 
 fft_p = primitive("fft")
-exempt(fft_p, "cuda", "no CUDA FFT kernel (cuFFT is not wired in): use backend='cpu'")
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
                np.dtype(np.float64): np.dtype(np.complex128)}
