@@ -5,8 +5,8 @@ its operands and outputs as batches of matrices (B, m, n).
     # c:f64[3,3] = cholesky b                           gp.py:12 (nll)
     la_cholesky(B.reshape((1, 3, 3)), C.reshape((1, 3, 3)), 1)
 
-The CUDA backend has no rules for them: `jit(backend="cuda")` raises a LoweringError naming
-the primitive (kernels/cuda/emit_cuda.py reports any primitive without a rule).
+CUDA: cholesky, triangular_solve, lu and lu_pivots_to_permutation have rules in
+kernels/cuda/lower_linalg_cuda.py; the others raise a LoweringError naming the primitive.
 """
 import numpy as np
 

@@ -17,6 +17,7 @@ import kernels.cuda.lower_conv_cuda  # noqa: F401
 import kernels.cuda.lower_cumulative_cuda  # noqa: F401
 import kernels.cuda.lower_sort_cuda  # noqa: F401
 import kernels.cuda.lower_fft_cuda  # noqa: F401
+import kernels.cuda.lower_linalg_cuda  # noqa: F401
 from kernels import emit_cpu, fusion, scalar_rules as sr, vecmath
 from kernels.cuda import emit_cuda
 from xforms import facts

@@ -299,10 +299,10 @@ impl_rules[lu_pivots_to_permutation_p] = _p2p_impl
 def_batched_vmap(lu_pivots_to_permutation_p)
 exempt(lu_pivots_to_permutation_p, "jvp", "integer output: tangent is a symbolic zero")
 
+# cholesky, triangular_solve, lu, lu_pivots_to_permutation: CUDA rules in
+# kernels/cuda/lower_linalg_cuda.py; the spectral ones (linalg_spectral.py, sqrtm) have none
 _NO_CUDA = ("a LAPACK factorisation run on the CPU only (jit with backend='cpu'); the CUDA "
             "backend raises a LoweringError naming it")
-for _p in (cholesky_p, triangular_solve_p, lu_p, lu_pivots_to_permutation_p):
-    exempt(_p, "cuda", _NO_CUDA)
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation",
            "permutation_matrix", "permute_rows", "solve"]

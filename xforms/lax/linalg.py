@@ -1,0 +1,176 @@
+"""`xforms.lax.linalg`: JAX's lax-level linear algebra (jax.lax.linalg), with JAX's names,
+keyword arguments and output order, on the factorisation primitives of
+xforms/primitives/linalg*.py -- so differentiable, batchable and compiled like them.
+
+    >>> v, w = lax.linalg.eigh(a)             # eigenvectors first, as in JAX
+    >>> lu, pivots, perm = lax.linalg.lu(a)
+
+Differences from JAX are NotImplementedErrors naming the option: qr(pivoting=True),
+eigh/svd(subset_by_index), and the factorisations xforms has no primitive for (schur,
+hessenberg, tridiagonal, qdwh).
+"""
+from .. import numpy as xnp
+from ..primitives import linalg as _pl
+from ..primitives import linalg_spectral as _ps
+from ..primitives.linalg_util import h
+from ..numpy._util import aval
+from ..numpy.linalg_decomp import matrix_operand, symmetrize
+from . import scan
+
+lu_pivots_to_permutation = _pl.lu_pivots_to_permutation
+
+
+def cholesky(x, *, symmetrize_input=True):
+    """Lower Cholesky factor; with symmetrize_input=False only the lower triangle is read.
+    NaNs where x is not positive definite."""
+    a = matrix_operand("cholesky", x)
+    return _pl.cholesky(symmetrize(a) if symmetrize_input else a)
+
+
+def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
+                     conjugate_a=False, unit_diagonal=False):
+    """x with op(a) x = b (left_side) or x op(a) = b, a triangular (only its `lower` or upper
+    triangle is read)."""
+    a = matrix_operand("triangular_solve", a)
+    b = xnp.asarray(b).astype(aval(a).dtype)
+    return _pl.triangular_solve(a, b, left_side, lower, transpose_a, conjugate_a,
+                                unit_diagonal)
+
+
+def lu(x):
+    """-> (lu, pivots, permutation): L (unit, strictly below) and U packed in `lu`, LAPACK's
+    zero-based row interchanges and the permutation with x[permutation] = L @ U."""
+    return tuple(_pl.lu(matrix_operand("lu", x)))
+
+
+def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
+    """-> (q, r) by Householder reflections."""
+    if pivoting:
+        raise NotImplementedError("lax.linalg.qr: pivoting=True (column-pivoted QR) is not "
+                                  "supported by xforms")
+    return tuple(_ps.qr(matrix_operand("qr", x, square=False), full_matrices=full_matrices))
+
+
+def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
+         subset_by_index=None, implementation=None):
+    """-> (v, w): eigenvectors (columns) and ascending eigenvalues of Hermitian x."""
+    if subset_by_index is not None:
+        raise NotImplementedError("lax.linalg.eigh: subset_by_index is not supported by xforms")
+    a = matrix_operand("eigh", x)
+    v, w = _ps.eigh(symmetrize(a) if symmetrize_input else a, lower=lower)
+    return v, w              # LAPACK's ascending order: sort_eigenvalues changes nothing
+
+
+def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
+    """-> (u, s, vh), or s alone with compute_uv=False; s descending."""
+    if subset_by_index is not None:
+        raise NotImplementedError("lax.linalg.svd: subset_by_index is not supported by xforms")
+    a = matrix_operand("svd", x, square=False)
+    if not compute_uv:
+        return _ps.svd(a, full_matrices=False, compute_uv=False)[0]
+    s, u, vh = _ps.svd(a, full_matrices=full_matrices, compute_uv=True)
+    return u, s, vh
+
+
+def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+        enable_eigvec_derivs=False, implementation=None, use_magma=None):
+    """-> [w, vl, vr] (the vectors asked for): eigenvalues and unit eigenvectors, complex.
+
+    Left eigenvectors (vl^H x = w vl^H) are the columns of inv(vr)^H, each scaled to unit
+    norm with its largest component real, LAPACK's convention."""
+    a = matrix_operand("eig", x)
+    want_vr = compute_left_eigenvectors or compute_right_eigenvectors
+    outs = _ps.eig(a, vectors=want_vr, vector_derivs=enable_eigvec_derivs)
+    w = outs[0]
+    result = [w]
+    if compute_left_eigenvectors:
+        result.append(_left_vectors(outs[1]))
+    if compute_right_eigenvectors:
+        result.append(outs[1])
+    return result
+
+
+def _left_vectors(vr):
+    vl = h(xnp.linalg.inv(vr))
+    vl = vl / xnp.linalg.norm(vl, axis=-2, keepdims=True)
+    n = aval(vl).shape[-1]
+    big = xnp.argmax(xnp.abs(vl), axis=-2)                          # per column
+    pick = big[..., None, :] == xnp.arange(n)[:, None]
+    top = xnp.sum(xnp.where(pick, vl, 0), axis=-2)                  # the largest component
+    phase = xnp.conj(top) / xnp.abs(top)
+    return vl * phase[..., None, :]
+
+
+def tridiagonal_solve(dl, d, du, b, *, perturb_singular=False):
+    """Solve the tridiagonal systems with sub-, main and super-diagonals dl, d, du (each
+    (..., m); dl[..., 0] and du[..., -1] unused) for b (..., m, n), by the Thomas algorithm
+    (no pivoting: LAPACK's gtsv pivots, so nearly singular systems may differ)."""
+    if perturb_singular:
+        raise NotImplementedError("lax.linalg.tridiagonal_solve: perturb_singular=True is not "
+                                  "supported by xforms")
+    dl, d, du, b = (xnp.asarray(v) for v in (dl, d, du, b))
+    mv = lambda v: xnp.moveaxis(v, -1, 0)                   # noqa: E731  (scan over m)
+
+    def forward(carry, row):
+        c_prev, y_prev = carry
+        l, dd, u, bb = row
+        denom = dd - l * c_prev
+        c = u / denom
+        y = (bb - l[..., None] * y_prev) / denom[..., None]
+        return (c, y), (c, y)
+    m0 = (xnp.zeros_like(d[..., 0]), xnp.zeros_like(b[..., 0, :]))
+    _, (cs, ys) = scan(forward, m0, (mv(dl), mv(d), mv(du), xnp.moveaxis(b, -2, 0)))
+
+    def backward(x_next, row):
+        c, y = row
+        x = y - c[..., None] * x_next
+        return x, x
+    _, xs = scan(backward, xnp.zeros_like(b[..., 0, :]), (cs, ys), reverse=True)
+    return xnp.moveaxis(xs, 0, -2)
+
+
+def symmetric_product(a_matrix, c_matrix, *, alpha=1.0, beta=0.0, symmetrize_output=False):
+    """alpha * a @ a^T + beta * c (a symmetric rank-k update), optionally symmetrised."""
+    a, c = xnp.asarray(a_matrix), xnp.asarray(c_matrix)
+    out = alpha * xnp.matmul(a, xnp.swapaxes(a, -1, -2)) + beta * c
+    if symmetrize_output:
+        lower = xnp.tril(out)
+        out = lower + xnp.swapaxes(xnp.tril(out, -1), -1, -2)
+    return out
+
+
+def cholesky_update(r_matrix, w_vector):
+    """The upper Cholesky factor of R^H R + w w^H, given the upper factor R (O(n^3): it
+    refactors rather than applying Givens rotations)."""
+    r, w = xnp.asarray(r_matrix), xnp.asarray(w_vector)
+    a = xnp.matmul(h(r), r) + xnp.conj(w)[..., :, None] * w[..., None, :]
+    return h(_pl.cholesky(a))
+
+
+def householder_product(a, taus):
+    """Q = H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^H, v_i the i-th column of `a` below the
+    diagonal with a unit at i (LAPACK's orgqr/ungqr): the (m, n) leading columns of Q."""
+    a, taus = xnp.asarray(a), xnp.asarray(taus)
+    m, n = aval(a).shape[-2:]
+    k = aval(taus).shape[-1]
+    v = xnp.tril(a, -1) + xnp.eye(m, n, dtype=aval(a).dtype)
+    q = xnp.broadcast_to(xnp.eye(m, n, dtype=aval(a).dtype), aval(a).shape)
+    for i in reversed(range(k)):                     # Q = H_0 (H_1 (... (H_{k-1} I)))
+        vi = v[..., :, i]
+        proj = xnp.sum(xnp.conj(vi)[..., :, None] * q, axis=-2)           # v^H Q
+        q = q - taus[..., i, None, None] * vi[..., :, None] * proj[..., None, :]
+    return q
+
+
+def _missing(name):
+    def f(*args, **kwargs):
+        raise NotImplementedError(f"lax.linalg.{name} is not supported by xforms (no "
+                                  "primitive for this factorisation yet)")
+    f.__name__ = name
+    return f
+
+
+schur = _missing("schur")
+hessenberg = _missing("hessenberg")
+tridiagonal = _missing("tridiagonal")
+qdwh = _missing("qdwh")
