@@ -17,6 +17,7 @@ from .device import device_get, device_put
 from .pmap import pmap
 from . import nn
 from . import lax
+from .lax import linalg as _lax_linalg  # noqa: F401  (lax.linalg, as jax.lax.linalg)
 from . import mpi  # noqa: F401  (imports mpi4py only when used)
 from . import random
 

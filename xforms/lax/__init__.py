@@ -410,7 +410,6 @@ from .convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  #
                           conv_general_dilated, conv_transpose, conv_with_general_padding,
                           padtype_to_pads)
 from .windowed import reduce_window  # noqa: E402
-from . import linalg  # noqa: E402,F401  (lax.linalg: JAX's jax.lax.linalg)
 
 __all__ = [
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "pshuffle",

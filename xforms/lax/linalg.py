@@ -9,7 +9,9 @@ Differences from JAX are NotImplementedErrors naming the option: qr(pivoting=Tru
 eigh/svd(subset_by_index), and the factorisations xforms has no primitive for (schur,
 hessenberg, tridiagonal, qdwh).
 """
-from .. import numpy as xnp
+from ..numpy import (creation as _cr, linalg_norm as _ln, linalg_ops as _lo,
+                     linalg_solve as _ls, manipulation as _ma, matrices as _mx,
+                     reductions as _rd, ufuncs as _uf, _util)
 from ..primitives import linalg as _pl
 from ..primitives import linalg_spectral as _ps
 from ..primitives.linalg_util import h
@@ -32,7 +34,7 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
     """x with op(a) x = b (left_side) or x op(a) = b, a triangular (only its `lower` or upper
     triangle is read)."""
     a = matrix_operand("triangular_solve", a)
-    b = xnp.asarray(b).astype(aval(a).dtype)
+    b = _cr.asarray(b).astype(aval(a).dtype)
     return _pl.triangular_solve(a, b, left_side, lower, transpose_a, conjugate_a,
                                 unit_diagonal)
 
@@ -91,13 +93,13 @@ def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
 
 
 def _left_vectors(vr):
-    vl = h(xnp.linalg.inv(vr))
-    vl = vl / xnp.linalg.norm(vl, axis=-2, keepdims=True)
+    vl = h(_ls.inv(vr))
+    vl = vl / _ln.norm(vl, axis=-2, keepdims=True)
     n = aval(vl).shape[-1]
-    big = xnp.argmax(xnp.abs(vl), axis=-2)                          # per column
-    pick = big[..., None, :] == xnp.arange(n)[:, None]
-    top = xnp.sum(xnp.where(pick, vl, 0), axis=-2)                  # the largest component
-    phase = xnp.conj(top) / xnp.abs(top)
+    big = _rd.argmax(_uf.abs(vl), axis=-2)                          # per column
+    pick = big[..., None, :] == _cr.arange(n)[:, None]
+    top = _rd.sum(_uf.where(pick, vl, 0), axis=-2)                  # the largest component
+    phase = _uf.conj(top) / _uf.abs(top)
     return vl * phase[..., None, :]
 
 
@@ -108,8 +110,8 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular=False):
     if perturb_singular:
         raise NotImplementedError("lax.linalg.tridiagonal_solve: perturb_singular=True is not "
                                   "supported by xforms")
-    dl, d, du, b = (xnp.asarray(v) for v in (dl, d, du, b))
-    mv = lambda v: xnp.moveaxis(v, -1, 0)                   # noqa: E731  (scan over m)
+    dl, d, du, b = (_cr.asarray(v) for v in (dl, d, du, b))
+    mv = lambda v: _ma.moveaxis(v, -1, 0)                   # noqa: E731  (scan over m)
 
     def forward(carry, row):
         c_prev, y_prev = carry
@@ -118,46 +120,46 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular=False):
         c = u / denom
         y = (bb - l[..., None] * y_prev) / denom[..., None]
         return (c, y), (c, y)
-    m0 = (xnp.zeros_like(d[..., 0]), xnp.zeros_like(b[..., 0, :]))
-    _, (cs, ys) = scan(forward, m0, (mv(dl), mv(d), mv(du), xnp.moveaxis(b, -2, 0)))
+    m0 = (_cr.zeros_like(d[..., 0]), _cr.zeros_like(b[..., 0, :]))
+    _, (cs, ys) = scan(forward, m0, (mv(dl), mv(d), mv(du), _ma.moveaxis(b, -2, 0)))
 
     def backward(x_next, row):
         c, y = row
         x = y - c[..., None] * x_next
         return x, x
-    _, xs = scan(backward, xnp.zeros_like(b[..., 0, :]), (cs, ys), reverse=True)
-    return xnp.moveaxis(xs, 0, -2)
+    _, xs = scan(backward, _cr.zeros_like(b[..., 0, :]), (cs, ys), reverse=True)
+    return _ma.moveaxis(xs, 0, -2)
 
 
 def symmetric_product(a_matrix, c_matrix, *, alpha=1.0, beta=0.0, symmetrize_output=False):
     """alpha * a @ a^T + beta * c (a symmetric rank-k update), optionally symmetrised."""
-    a, c = xnp.asarray(a_matrix), xnp.asarray(c_matrix)
-    out = alpha * xnp.matmul(a, xnp.swapaxes(a, -1, -2)) + beta * c
+    a, c = _cr.asarray(a_matrix), _cr.asarray(c_matrix)
+    out = alpha * _lo.matmul(a, _ma.swapaxes(a, -1, -2)) + beta * c
     if symmetrize_output:
-        lower = xnp.tril(out)
-        out = lower + xnp.swapaxes(xnp.tril(out, -1), -1, -2)
+        lower = _mx.tril(out)
+        out = lower + _ma.swapaxes(_mx.tril(out, -1), -1, -2)
     return out
 
 
 def cholesky_update(r_matrix, w_vector):
     """The upper Cholesky factor of R^H R + w w^H, given the upper factor R (O(n^3): it
     refactors rather than applying Givens rotations)."""
-    r, w = xnp.asarray(r_matrix), xnp.asarray(w_vector)
-    a = xnp.matmul(h(r), r) + xnp.conj(w)[..., :, None] * w[..., None, :]
+    r, w = _cr.asarray(r_matrix), _cr.asarray(w_vector)
+    a = _lo.matmul(h(r), r) + _uf.conj(w)[..., :, None] * w[..., None, :]
     return h(_pl.cholesky(a))
 
 
 def householder_product(a, taus):
     """Q = H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^H, v_i the i-th column of `a` below the
     diagonal with a unit at i (LAPACK's orgqr/ungqr): the (m, n) leading columns of Q."""
-    a, taus = xnp.asarray(a), xnp.asarray(taus)
+    a, taus = _cr.asarray(a), _cr.asarray(taus)
     m, n = aval(a).shape[-2:]
     k = aval(taus).shape[-1]
-    v = xnp.tril(a, -1) + xnp.eye(m, n, dtype=aval(a).dtype)
-    q = xnp.broadcast_to(xnp.eye(m, n, dtype=aval(a).dtype), aval(a).shape)
+    v = _mx.tril(a, -1) + _cr.eye(m, n, dtype=aval(a).dtype)
+    q = _util.broadcast_to(_cr.eye(m, n, dtype=aval(a).dtype), aval(a).shape)
     for i in reversed(range(k)):                     # Q = H_0 (H_1 (... (H_{k-1} I)))
         vi = v[..., :, i]
-        proj = xnp.sum(xnp.conj(vi)[..., :, None] * q, axis=-2)           # v^H Q
+        proj = _rd.sum(_uf.conj(vi)[..., :, None] * q, axis=-2)           # v^H Q
         q = q - taus[..., i, None, None] * vi[..., :, None] * proj[..., None, :]
     return q
 
