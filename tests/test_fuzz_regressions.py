@@ -230,3 +230,21 @@ def test_plan_reordered_argnums_with_aux_under_vmap():
         check_plan(case, _plan(deriv=deriv, argnums=(1, 0), outer=("vmap",),
                                forms=("array", "array"), in_axes=(None, -1), out_axes=-1,
                                size=2))
+
+
+def test_abs_of_a_zero_fft_bin():
+    """|rfft(v)|^2 where a bin is exactly 0 (two equal rows): the jvp was NaN, 0/0 in complex
+    abs's rule Re(conj(x) t) / |x|.  JAX replaces |x| = 0 by 1 in that quotient (the
+    derivative is 0 there); so does xforms/primitives/elementwise.py now.  Found when the
+    fuzzer learned the FFT, sort, cumulative, convolve and solve ops (ALONG)."""
+    def f(x0):
+        v6 = lax.scan(lambda c, x: (c, xnp.sin(x0)), x0, x0)[1]
+        return xnp.abs(xnp.fft.rfft(v6, axis=0)) ** 2
+
+    def f_ref(x0):
+        v6 = np.stack([np.sin(x0)] * x0.shape[0])
+        return np.abs(np.fft.rfft(v6, axis=0)) ** 2
+    _all_checks(Case.of(f, f_ref, (np.array([[[0.1257302210933933]], [[-0.1321048632913019]]]),)))
+    z = np.array([0.0j, 3 - 4j])
+    t = np.array([1 + 1j, 1j])
+    np.testing.assert_allclose(xf.jvp(xnp.abs, (z,), (t,))[1], [0.0, -0.8])

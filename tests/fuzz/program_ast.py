@@ -120,6 +120,25 @@ OPS = {
     "dyn_slice": ("lax.dynamic_slice_in_dim({a}, {i} % {p0}, {p1}, 0)",
                   "R.dynamic_slice_in_dim({a}, {i} % {p0}, {p1})"),
     "iscale": ("{a} * (1.0 + 0.25 * {i})", "{a} * (1.0 + 0.25 * {i})"),
+    # along an axis (p0), spectral, convolution and factorisations (kernels of their own on
+    # both backends: cumulative loops, sort, FFT, convolution, LU/Cholesky)
+    "cumsum": ("xnp.cumsum({a}, axis={p0})", "np.cumsum({a}, axis={p0})"),
+    "cumprod_s": ("xnp.cumprod(1.0 + 0.5 * xnp.tanh({a}), axis={p0})",
+                  "np.cumprod(1.0 + 0.5 * np.tanh({a}), axis={p0})"),
+    "sort": ("xnp.sort({a}, axis={p0})", "R.sort({a}, axis={p0})"),
+    "spectrum": ("xnp.abs(xnp.fft.rfft({a}, axis={p0})) ** 2",
+                 "np.abs(np.fft.rfft({a}, axis={p0})) ** 2"),
+    "fft_filter": ("xnp.fft.irfft(xnp.fft.rfft({a}) * xnp.linspace(1.0, 0.2, {p0}), n={p1})",
+                   "np.fft.irfft(np.fft.rfft({a}) * np.linspace(1.0, 0.2, {p0}), n={p1})"),
+    "fft_c": ("xnp.real(xnp.fft.ifftn({a} * (1.0 + 0.5j) + xnp.fft.fftn({a})))",
+              "np.real(np.fft.ifftn({a} * (1.0 + 0.5j) + np.fft.fftn({a})))"),
+    "convolve": ("xnp.convolve({a}, {b})", "np.convolve({a}, {b})"),
+    "spd_solve": ("xnp.linalg.solve({a} @ xnp.swapaxes({a}, -1, -2) + {p0} * xnp.eye({p0}), {a})",
+                  "np.linalg.solve({a} @ np.swapaxes({a}, -1, -2) + {p0} * np.eye({p0}), {a})"),
+    "chol_logdet": ("xnp.sum(xnp.log(xnp.diagonal(xnp.linalg.cholesky({a} @ xnp.swapaxes({a}, "
+                    "-1, -2) + {p0} * xnp.eye({p0})), axis1=-2, axis2=-1)), axis=-1)",
+                    "np.sum(np.log(np.diagonal(np.linalg.cholesky({a} @ np.swapaxes({a}, -1, "
+                    "-2) + {p0} * np.eye({p0})), axis1=-2, axis2=-1)), axis=-1)"),
     # scalars steering control flow (floor and comparisons record their distance to a jump)
     "pred": ("xnp.sum({a}) > {p0}", "R.gt(np.sum({a}), {p0})"),
     "branch_index": ("xnp.floor(1.5 + 2.5 * xnp.tanh(xnp.mean({a}))).astype(xnp.int32)",

@@ -33,10 +33,12 @@ STRUCT = ["reshape", "transpose", "expand_dims", "broadcast_to", "concatenate", 
           "flip", "squeeze", "swapaxes", "moveaxis", "tile", "repeat", "pad", "split", "ravel"]
 SCATTER = ["at_add", "at_set", "at_mul", "at_min", "at_max"]
 DYN = ["dyn_index", "iscale", "dyn_add", "dyn_set", "dyn_slice"]
+ALONG = ["cumsum", "cumprod_s", "sort", "spectrum", "fft_filter", "fft_c", "convolve",
+         "spd_solve", "chol_logdet"]
 CONTROL = ["cond", "fori", "scan", "while_count", "call", "switch", "while_thresh",
            "fori_traced"]
 FAMILIES = ["unary", "binary", "unary", "binary", "reduce", "dot", "struct", "index",
-            "scatter"]
+            "scatter", "along"]
 MAX_SIZE = 36           # elements per intermediate array (keeps evaluation cheap)
 MAX_RANK = 4
 
@@ -152,6 +154,25 @@ class _Gen:
         elif kind == "affine":
             params = (self.choice(["0.5", "-1.5", "2.0"]), self.choice(["0.25", "-1.0", "0.0"]))
         return self.emit(scope, self.fresh(), kind, (a,), params)
+
+    def gen_along(self, scope, depth):
+        """Ops with kernels of their own: cumulative, sort, FFTs, convolve, solve/cholesky."""
+        kind = self.choice(ALONG)
+        if kind == "convolve":
+            a, _ = self.pick(scope, lambda s: len(s) == 1, lambda: self.shape(1, 1))
+            b, _ = self.pick(scope, lambda s: len(s) == 1, lambda: self.shape(1, 1))
+            return self.emit(scope, self.fresh(), kind, (a, b))
+        if kind in ("spd_solve", "chol_logdet"):
+            a, sa = self.pick(scope, lambda s: len(s) >= 2, lambda: self.shape(2, 3))
+            return self.emit(scope, self.fresh(), kind, (a,), (str(sa[-2]),))
+        a, sa = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))
+        if kind == "fft_filter":
+            n = sa[-1]
+            return self.emit(scope, self.fresh(), kind, (a,), (str(n // 2 + 1), str(n)))
+        if kind == "fft_c":
+            return self.emit(scope, self.fresh(), kind, (a,))
+        return self.emit(scope, self.fresh(), kind, (a,), (str(self.integer(-len(sa),
+                                                                          len(sa) - 1)),))
 
     def gen_binary(self, scope, depth):
         a, sa = self.pick(scope)

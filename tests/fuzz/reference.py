@@ -115,6 +115,16 @@ def min(a, axis=None, keepdims=False):
     return np.min(a, axis=axis, keepdims=keepdims)
 
 
+def sort(a, axis=-1):
+    """np.sort, noting the smallest gap between neighbours (the derivative jumps where two
+    entries swap places)."""
+    out = np.sort(a, axis=axis)
+    if np.shape(out)[axis] > 1:
+        d = np.diff(out, axis=axis)
+        note(d, np.abs(np.take(out, range(1, np.shape(out)[axis]), axis=axis)))
+    return out
+
+
 def norm(a):
     """The 2-norm, whose derivative is unbounded near 0."""
     out = np.linalg.norm(a)

@@ -302,9 +302,11 @@ abs_p = _def("abs", np.abs, out_dtype=_real_out)
 abs = _bind1(abs_p)
 sign_p = _def("sign", np.sign, accept=_not_bool)
 sign = _bind1(sign_p)
-# real x: the derivative at 0 is +1 (JAX's convention: x >= 0 takes the tangent unchanged)
+# real x: the derivative at 0 is +1 (JAX's convention: x >= 0 takes the tangent unchanged);
+# complex x: Re(conj(x) t) / |x|, and 0 at x = 0 (JAX divides by |x| with 0 replaced by 1)
 defjvp(abs_p, lambda t, ans, x: select_n(ge(x, _like(0, x)), neg(t), t)
-       if not is_complex(core.get_aval(x).dtype) else div(real(mul(conj(x), t)), ans))
+       if not is_complex(core.get_aval(x).dtype) else
+       div(real(mul(conj(x), t)), select_n(eq(ans, _like(0, ans)), ans, _like(1, ans))))
 defjvp_zero(sign_p)
 
 floor_p = _def("floor", np.floor, accept=_real)
