@@ -16,6 +16,7 @@ from ..primitives import linalg as _pl
 from ..primitives import linalg_spectral as _ps
 from ..primitives.linalg_util import h
 from ..numpy._util import aval
+from ..numpy import linalg_decomp as _decomp
 from ..numpy.linalg_decomp import matrix_operand, symmetrize
 from . import scan
 
@@ -64,14 +65,10 @@ def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
 
 
 def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
-    """-> (u, s, vh), or s alone with compute_uv=False; s descending."""
-    if subset_by_index is not None:
-        raise NotImplementedError("lax.linalg.svd: subset_by_index is not supported by xforms")
-    a = matrix_operand("svd", x, square=False)
-    if not compute_uv:
-        return _ps.svd(a, full_matrices=False, compute_uv=False)[0]
-    s, u, vh = _ps.svd(a, full_matrices=full_matrices, compute_uv=True)
-    return u, s, vh
+    """-> (u, s, vh), or s alone with compute_uv=False; s descending (xnp.linalg.svd's)."""
+    out = _decomp.svd(x, full_matrices=full_matrices, compute_uv=compute_uv,
+                      subset_by_index=subset_by_index)
+    return tuple(out) if compute_uv else out
 
 
 def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
