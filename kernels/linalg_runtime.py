@@ -258,10 +258,73 @@ def la_eigh(a, v, w, lower):
             v[i] = np.nan
 
 
+s_geev, d_geev = _extern("lapack", "geev", 14, ["sgeev", "dgeev"])
+
+
 @numba.njit(cache=_CACHE, nogil=True)
-def la_eig(a, w, v, vectors):
-    """Eigenvalues w[i] and unit right eigenvectors v[i] of general a[i] (complex LAPACK
-    ?geev on a complex copy); NaN on failure.  Without `vectors`, v is scratch."""
+def _geev(code, ch, ints, buf, wr, wi, vr, work):
+    """LAPACK ?geev(jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork, info)
+    on the column-major real buf: eigenvalues and right eigenvectors (no left ones)."""
+    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(ints[0:1]), _ptr(buf), _ptr(ints[1:2]),
+            _ptr(wr), _ptr(wi), _ptr(vr), _ptr(ints[2:3]), _ptr(vr), _ptr(ints[1:2]),
+            _ptr(work), _ptr(ints[3:4]), _ptr(ints[4:5]))
+    if code == 0:
+        s_geev(*args)
+    else:
+        d_geev(*args)
+    return ints[4]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _la_eig_real(a, w, v, vectors, code):
+    """eig of real a[i] by real ?geev, as NumPy and JAX do: the same eigenvalue order, and
+    each complex pair's vectors v_j = vr_j + i vr_{j+1}, v_{j+1} = conj(v_j)."""
+    nb, n, _ = a.shape
+    ch = np.empty(2, np.uint8)
+    ch[0], ch[1] = ord("N"), ord("V") if vectors else ord("N")
+    ints = np.empty(5, np.int32)
+    lwork = max(1, 8 * n)
+    buf = np.empty((n, n), a.dtype)
+    wr = np.empty(max(n, 1), a.dtype)
+    wi = np.empty(max(n, 1), a.dtype)
+    vr = np.empty((n, n), a.dtype)
+    work = np.empty(lwork, a.dtype)
+    for i in range(nb):
+        if n == 0:
+            continue
+        buf[:, :] = a[i].T                       # column-major a[i]
+        ints[0], ints[1], ints[2], ints[3], ints[4] = n, n, n, lwork, 0
+        if not np.all(np.isfinite(buf)) or _geev(code, ch, ints, buf, wr, wi, vr, work) != 0:
+            w[i] = np.nan
+            if vectors:
+                v[i] = np.nan
+            continue
+        for j in range(n):
+            w[i, j] = wr[j] + 1j * wi[j]
+        if not vectors:
+            continue
+        vt = vr                 # column-major: row j of the C-order buffer is vector j
+        j = 0
+        while j < n:
+            if wi[j] != 0.0 and j + 1 < n:
+                for r in range(n):
+                    v[i, r, j] = vt[j, r] + 1j * vt[j + 1, r]
+                    v[i, r, j + 1] = vt[j, r] - 1j * vt[j + 1, r]
+                j += 2
+            else:
+                for r in range(n):
+                    v[i, r, j] = vt[j, r]
+                j += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_eig(a, w, v, vectors, code):
+    """Eigenvalues w[i] and unit right eigenvectors v[i] of general a[i]; NaN on failure.
+    Real a: real ?geev (code 0/1: NumPy's and JAX's order); complex a: ?geev on a complex
+    copy.  Without `vectors`, v is scratch."""
+    if code <= 1:
+        _la_eig_real(a, w, v, vectors, code)
+        return
     nb, n, _ = a.shape
     x = np.empty((n, n), w.dtype)
     for i in range(nb):

@@ -113,11 +113,12 @@ def _eig(em, eqn):
     a = eqn.invars[0]
     w = eqn.outvars[0]
     if eqn.params["vectors"]:
-        _call(em, "la_eig", [_as3(em, a), _as2(em, w), _as3(em, eqn.outvars[1]), "True"])
+        _call(em, "la_eig", [_as3(em, a), _as2(em, w), _as3(em, eqn.outvars[1]), "True",
+                             _code(eqn)])
         return
     v = em.fresh("V")       # only the values: the vectors' array is scratch
     em.line(f"{v} = np.empty((1, 1, 1), np.{np.dtype(w.aval.dtype).name})")
-    _call(em, "la_eig", [_as3(em, a), _as2(em, w), v, "False"])
+    _call(em, "la_eig", [_as3(em, a), _as2(em, w), v, "False", _code(eqn)])
 
 
 def _sqrtm(em, eqn):

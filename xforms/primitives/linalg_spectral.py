@@ -231,15 +231,16 @@ def _eig_impl(a, *, vectors, vector_derivs=False):
     a = np.asarray(a)
     c = _complex_dtype(a.dtype)
 
-    def fn(x):
-        w, v = np.linalg.eig(x.astype(c))
+    def fn(x):          # real x: real ?geev, NumPy's and JAX's order and vectors
+        w, v = np.linalg.eig(x)
+        w, v = w.astype(c), v.astype(c)
         return [w, v] if vectors else [w]
     return _nan_on_failure(fn, a, 2 if vectors else 1)
 
 
 def eig(a, vectors=True, vector_derivs=False):
     """-> [w, v] (or [w]): eigenvalues and unit right eigenvectors (columns) of a, complex,
-    in LAPACK's order (unsorted).  The vectors are differentiable only with vector_derivs
+    in LAPACK's order (unsorted; for real a real ?geev's, as NumPy and JAX).  The vectors are differentiable only with vector_derivs
     (JAX's enable_eigvec_derivs): their derivative assumes distinct eigenvalues, and fixes
     each vector's phase by Re(v^H dv) = 0 rather than by LAPACK's convention."""
     return eig_p.bind(a, vectors=bool(vectors), vector_derivs=bool(vector_derivs))
