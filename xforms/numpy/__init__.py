@@ -57,7 +57,11 @@ from .index_tricks import c_, indices, ix_, meshgrid, mgrid, ogrid, r_
 from .selection import piecewise, select
 from .searching import (argwhere, compress, extract, flatnonzero, nonzero, ravel_multi_index,
                         unravel_index)
-from .polynomial import poly, polyadd, polyder, polyint, polymul, polysub, polyval
+from .polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub,
+                         polyval, roots)
+from .bitwise_ops import bitwise_count, packbits, unpackbits
+from .float_parts import frexp, nextafter, spacing
+from .histograms import histogram2d, histogramdd
 from .array_api import (acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_invert,
                         bitwise_xor, broadcast_shapes, can_cast, concat, copy, empty_like,
                         finfo, iinfo, isdtype, isscalar, iterable, matrix_transpose, matvec,

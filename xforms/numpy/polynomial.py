@@ -103,3 +103,120 @@ def poly(seq_of_zeros):
         one = np.ones(1, aval(out).dtype)
         out = polymul(out, man.concatenate([one, man.reshape(uf.negative(z[i]), (1,))], 0))
     return out
+
+
+def polydiv(u, v, *, trim_leading_zeros=False):
+    """(quotient, remainder) of u / v by long division (static degrees; v[0] != 0).
+
+    >>> xnp.polydiv(xnp.array([1.0, -3.0, 2.0]), xnp.array([1.0, -1.0]))   # ([1, -2], [0, 0])
+    """
+    if trim_leading_zeros:
+        raise NotImplementedError("polydiv: trim_leading_zeros=True is not supported")
+    u, v = float_of(_vec(u, "polydiv")), float_of(_vec(v, "polydiv"))
+    m, n = aval(u).shape[0], aval(v).shape[0]
+    from .creation import zeros
+    if m < n:
+        return zeros((1,), aval(u).dtype), u
+    r = u
+    scale = uf.divide(1.0, v[0])
+    q = []
+    for k in range(m - n + 1):
+        c = uf.multiply(r[k], scale)
+        q.append(man.reshape(c, (1,)))
+        from .padding import pad
+        r = uf.subtract(r, pad(uf.multiply(c, v), (k, m - n - k)))
+    return man.concatenate(q, 0), r
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """Least-squares coefficients (highest power first) of a degree-`deg` polynomial through
+    (x, y), y of shape (M,) or (M, K); columns of the Vandermonde matrix scaled to unit norm
+    before the solve, as NumPy and JAX do.  `full` adds (residuals, rank, singular values,
+    rcond); `cov` adds the coefficients' covariance (scaled by the residuals unless
+    cov="unscaled").
+
+    >>> xnp.polyfit(xnp.array([0.0, 1.0, 2.0]), xnp.array([1.0, 3.0, 5.0]), 1)   # [2, 1]
+    """
+    from . import linalg
+    from .linalg_ops import matmul
+    from .matrices import vander
+    x, y = float_of(asarray_operand(x)), float_of(asarray_operand(y))
+    deg = int(deg)
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if aval(x).ndim != 1 or aval(y).ndim not in (1, 2) or aval(y).shape[0] != aval(x).shape[0]:
+        raise TypeError("polyfit: expected 1-D x and 1-D or 2-D y of the same length")
+    order = deg + 1
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        w = float_of(asarray_operand(w))
+        lhs = uf.multiply(lhs, man.expand_dims(w, -1))
+        rhs = uf.multiply(rhs, w if aval(rhs).ndim == 1 else man.expand_dims(w, -1))
+    if rcond is None:
+        rcond = aval(x).shape[0] * float(np.finfo(aval(x).dtype).eps)
+    from .reductions import sum as _sum
+    scale = uf.sqrt(_sum(uf.multiply(lhs, lhs), axis=0))
+    c, resids, rank, s = linalg.lstsq(uf.divide(lhs, scale), rhs, rcond)
+    c = uf.divide(c, scale if aval(c).ndim == 1 else man.expand_dims(scale, -1))
+    if full:
+        return c, resids, rank, s, rcond
+    if not cov:
+        return c
+    unscaled = uf.divide(linalg.inv(matmul(man.transpose(lhs), lhs) / uf.multiply(
+        man.expand_dims(scale, -1), scale)), uf.multiply(man.expand_dims(scale, -1), scale))
+    if cov == "unscaled":
+        fac = 1.0
+    else:
+        n = aval(x).shape[0]
+        if n <= order:
+            raise ValueError("the number of data points must exceed order to scale the "
+                             "covariance matrix")
+        fac = uf.divide(resids, n - order)
+    if aval(y).ndim == 1:
+        return c, uf.multiply(unscaled, fac)
+    return c, uf.multiply(man.expand_dims(unscaled, -1), fac)
+
+
+def roots(p, *, strip_zeros=True):
+    """Roots of the polynomial p (highest power first), complex: the eigenvalues of its
+    companion matrix, in LAPACK's order (NumPy's and JAX's).  Leading zeros are stripped,
+    which needs concrete coefficients; with strip_zeros=False (under jit) the roots they
+    would remove are NaN, listed last after the zero roots.
+
+    >>> xnp.roots(xnp.array([1.0, -3.0, 2.0]))              # [2, 1]
+    """
+    from ..core import Tracer
+    from .creation import zeros
+    from .linalg import eigvals
+    p = float_of(_vec(p, "roots"))
+    cdt = np.result_type(aval(p).dtype, np.complex64)
+    n = aval(p).shape[0]
+    if n < 2:
+        return zeros((0,), cdt)
+    if strip_zeros:
+        if isinstance(p, Tracer):
+            raise TypeError("roots: stripping leading zeros needs concrete coefficients; "
+                            "under jit pass strip_zeros=False (the roots they remove are NaN)")
+        lead = int(np.argmax(np.asarray(p) != 0)) if np.any(np.asarray(p) != 0) else n
+        return _companion_roots(p[lead:], cdt)
+    from .reductions import argmax, all as _all
+    nonzero = uf.not_equal(p, 0)
+    lead = uf.where(_all(uf.logical_not(nonzero)), n, argmax(nonzero))     # leading zeros
+    q = uf.where(uf.equal(lead, n), 1.0, p)                     # all zero: any finite matrix
+    from .matrices import roll
+    r = _companion_roots(roll(q, -lead), cdt)
+    from .sorting import argsort
+    r = r[argsort(uf.equal(r, 0), stable=True)]                 # zero roots to the end
+    keep = uf.less(np.arange(n - 1), (n - 1) - lead)
+    return uf.where(keep, r, np.asarray(complex(np.nan, np.nan), cdt))
+
+
+def _companion_roots(p, cdt):
+    from .creation import zeros
+    from .linalg import eigvals
+    n = aval(p).shape[0]
+    if n < 2:
+        return zeros((0,), cdt)
+    a = np.diag(np.ones(n - 2, aval(p).dtype), -1)
+    top = man.reshape(uf.negative(uf.divide(p[1:], p[0])), (1, n - 1))
+    return eigvals(man.concatenate([top, a[1:]], 0)).astype(cdt)

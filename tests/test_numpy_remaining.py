@@ -1,0 +1,107 @@
+"""The jax.numpy names added last: bit counting and packing, floating-point internals,
+polynomial division/fit/roots, 2-D and N-D histograms -- against NumPy (and JAX's values,
+recorded, where JAX differs from NumPy), eagerly and under jit."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+
+from jax_reference import call   # live JAX, or its recorded values
+
+rng = np.random.default_rng(4)
+
+
+def _eq(got, want):
+    got = np.asarray(got)
+    np.testing.assert_array_equal(got, np.asarray(want))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.uint64, np.int8, np.uint8])
+def test_bitwise_count(dtype):
+    info = np.iinfo(dtype)
+    x = np.array([0, 1, info.max, info.min, 5, 77], dtype)
+    _eq(xnp.bitwise_count(x), np.bitwise_count(x))
+    _eq(xf.jit(xnp.bitwise_count)(x), np.bitwise_count(x))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("bitorder", ["big", "little"])
+def test_packbits_unpackbits(axis, bitorder):
+    x = rng.integers(0, 2, (3, 11))
+    packed = np.packbits(x, axis, bitorder=bitorder)
+    _eq(xnp.packbits(x, axis, bitorder), packed)
+    for count in (None, 3, -2, 30):
+        want = np.unpackbits(packed, axis, count, bitorder=bitorder)
+        _eq(xnp.unpackbits(packed, axis, count, bitorder), want)
+    f = xf.jit(lambda x: xnp.unpackbits(xnp.packbits(x, axis, bitorder), axis, None,
+                                        bitorder))
+    _eq(f(x), np.unpackbits(packed, axis, bitorder=bitorder))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_frexp_spacing_nextafter_bit_exact(dtype):
+    fi = np.finfo(dtype)
+    x = np.array([0.0, -0.0, 1.0, -1.0, 8.0, -3.5, 0.1, fi.tiny, fi.smallest_subnormal * 3,
+                  fi.smallest_subnormal, fi.max, -fi.max, np.inf, -np.inf, np.nan, 0.125,
+                  np.nextafter(dtype(4), dtype(0))], dtype)
+    for f in (lambda x: xnp.frexp(x), xf.jit(lambda x: xnp.frexp(x))):
+        m, e = f(x)
+        mn, en = np.frexp(x)
+        _eq(m, mn)
+        _eq(e, en)
+    _eq(xnp.spacing(x), np.spacing(x))
+    _eq(xf.jit(xnp.spacing)(x), np.spacing(x))
+    for y in (np.inf, -np.inf, 0.0, 1.0, np.nan):
+        y = np.full_like(x, y)
+        _eq(xnp.nextafter(x, y), np.nextafter(x, y))
+    _eq(xf.jit(xnp.nextafter)(x, -x), np.nextafter(x, -x))
+
+
+def test_polydiv_polyfit_roots():
+    u, v = np.array([1.0, -3.0, 2.0, 5.0]), np.array([2.0, -1.0])
+    q, r = xnp.polydiv(u, v)
+    jq, jr = call("numpy.polydiv", u, v)        # JAX keeps the remainder's full length
+    np.testing.assert_allclose(q, jq, rtol=1e-14)
+    np.testing.assert_allclose(r, jr, atol=1e-14)
+    x = np.linspace(0.0, 1.0, 9)
+    y = 3 * x ** 2 - x + rng.normal(size=9) * 0.1
+    ys, w = np.stack([y, 2 * y], 1), rng.random(9) + 0.5
+    np.testing.assert_allclose(xnp.polyfit(x, y, 2), np.polyfit(x, y, 2), rtol=1e-12)
+    np.testing.assert_allclose(xnp.polyfit(x, ys, 2, w=w), np.polyfit(x, ys, 2, w=w),
+                               rtol=1e-12)
+    for got, want in zip(xnp.polyfit(x, y, 2, full=True), np.polyfit(x, y, 2, full=True)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
+    np.testing.assert_allclose(xnp.polyfit(x, y, 2, cov=True)[1],
+                               np.polyfit(x, y, 2, cov=True)[1], rtol=1e-10)
+    np.testing.assert_allclose(xf.jit(lambda x, y: xnp.polyfit(x, y, 3))(x, y),
+                               np.polyfit(x, y, 3), rtol=1e-10)
+    g = xf.grad(lambda y: xnp.sum(xnp.polyfit(x, y, 2) ** 2))(y)     # differentiable in y
+    assert np.all(np.isfinite(g))
+    for p in ([1.0, -3.0, 2.0], [0.0, 1.0, -3.0, 2.0, 0.0], [2.0, 0.0, 1.0, 5.0, -3.0],
+              [0.0, 0.0, 1.0, 2.0]):
+        p = np.array(p)
+        np.testing.assert_allclose(xnp.roots(p), call("numpy.roots", p), rtol=1e-12)
+        want = call("numpy.roots", p, strip_zeros=False)
+        np.testing.assert_allclose(xnp.roots(p, strip_zeros=False), want, rtol=1e-12)
+        np.testing.assert_allclose(xf.jit(lambda p: xnp.roots(p, strip_zeros=False))(p), want,
+                                   rtol=1e-12)
+    with pytest.raises(TypeError, match="strip_zeros=False"):
+        xf.jit(xnp.roots)(np.array([1.0, 2.0]))
+
+
+def test_histogram2d_histogramdd():
+    x, y, w = rng.normal(size=50), rng.normal(size=50), rng.random(50)
+    for kw in [{}, {"bins": (3, 5)}, {"bins": [np.linspace(-2, 2, 5), 3]},
+               {"range": [(-1, 1), (-2, 2)], "bins": 4},
+               {"weights": w, "density": True, "bins": 3}]:
+        for got, want in zip(xnp.histogram2d(x, y, **kw), np.histogram2d(x, y, **kw)):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    s = rng.normal(size=(40, 3))
+    h, edges = xnp.histogramdd(s, bins=(2, 3, 4))
+    hn, en = np.histogramdd(s, bins=(2, 3, 4))
+    np.testing.assert_allclose(h, hn)
+    for a, b in zip(edges, en):
+        np.testing.assert_allclose(a, b)
+    hj = xf.jit(lambda x, y: xnp.histogram2d(x, y, bins=3)[0])(x, y)
+    np.testing.assert_allclose(hj, np.histogram2d(x, y, bins=3)[0])
