@@ -75,13 +75,13 @@ residuals as stacked ys instead, JAX-style, hoisting loop-invariant ones out of 
 Eagerly, sub-jaxprs run through `call`, which evaluates loop bodies from a precomputed slot
 plan: loops pay the interpretive overhead once per equation, not per dict lookup.
 """
-import weakref
-
 import numpy as np
 
 from .. import core
+from ..ir import inline as ir_inline
 from ..avals import ShapedArray
 from ..ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split  # noqa: F401  (loops.py reads split here)
+from ..memo import derived
 from ..transforms.partial_eval import partial_eval_jaxpr
 from ..tracing import trace_cached
 from ..transforms.simplify import dce
@@ -109,13 +109,7 @@ def call(closed, *args):
     bodies run many times, so they run from a precomputed plan (slots, not dicts)."""
     if core.current_trace() is not core.eval_trace:
         return core.eval_jaxpr(closed, *args)
-    plan = _plans.get(closed)
-    if plan is None:
-        plan = _plans[closed] = _plan(closed)
-    return _run(plan, closed.consts, args)
-
-
-_plans = weakref.WeakKeyDictionary()
+    return _run(derived.lookup(closed, "eager plan", lambda: _plan(closed)), closed.consts, args)
 
 
 def _plan(closed):
@@ -210,17 +204,9 @@ def inline(closed, args):
     """Copy `closed`'s equations with fresh variables, reading `args` (atoms) as inputs.
     -> (eqns, output atoms).  For partial-evaluation rules, which emit equations."""
     assert not closed.consts
-    env = dict(zip(closed.jaxpr.invars, args, strict=True))
-
-    def read(a):
-        return a if isinstance(a, Literal) else env[a]
-
     eqns = []
-    for e in closed.jaxpr.eqns:
-        outs = [Var(v.aval) for v in e.outvars]
-        eqns.append(e.replace(invars=[read(a) for a in e.invars], outvars=outs))
-        env.update(zip(e.outvars, outs))
-    return eqns, [read(a) for a in closed.jaxpr.outvars]
+    outs = ir_inline(closed.jaxpr, dict(zip(closed.jaxpr.invars, args, strict=True)), eqns)
+    return eqns, outs
 
 
 def new_eqn(prim, invars, outvars, params, like):
