@@ -30,9 +30,9 @@ def test_memo_keys_by_identity_and_drops_dead_objects():
     m = memo.Memo(size=lambda: 0)            # no bound
     a, b = Obj(), Obj()
     calls = []
-    assert m.lookup(a, "k", lambda: calls.append(1) or "A") == "A"
-    assert m.lookup(a, "k", lambda: calls.append(1) or "again") == "A"
-    assert m.lookup(b, "k", lambda: "B") == "B"
+    assert m.lookup(a, "k", lambda v: calls.append(1) or v, "A") == "A"
+    assert m.lookup(a, "k", lambda v: calls.append(1) or v, "again") == "A"
+    assert m.lookup(b, "k", str, "B") == "B"
     assert len(calls) == 1 and len(m) == 2
     del a
     gc.collect()

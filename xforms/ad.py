@@ -15,7 +15,7 @@ def linearize_jaxpr(closed, diff_mask, n_diff_out):
     -> (primal, linear, n_res); cached.
     """
     return derived.lookup(closed, ("linearize", tuple(diff_mask), n_diff_out),
-                          lambda: _linearize_jaxpr(closed, diff_mask, n_diff_out))
+                          _linearize_jaxpr, closed, diff_mask, n_diff_out)
 
 
 def _linearize_jaxpr(closed, diff_mask, n_diff_out):
@@ -47,7 +47,7 @@ def _linearize_jaxpr(closed, diff_mask, n_diff_out):
 def vjp_jaxprs(closed, diff_mask, n_diff_out):
     """-> (primal jaxpr, transposed jaxpr (residuals, cts) -> cts of diff inputs, n_res)."""
     return derived.lookup(closed, ("vjp", tuple(diff_mask), n_diff_out),
-                          lambda: _vjp_jaxprs(closed, diff_mask, n_diff_out))
+                          _vjp_jaxprs, closed, diff_mask, n_diff_out)
 
 
 def _vjp_jaxprs(closed, diff_mask, n_diff_out):

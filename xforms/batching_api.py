@@ -303,7 +303,7 @@ def _jacfwd_jaxpr(closed, diff, n_main, n_basis):
     """primals -> (primal outs, tangents of main outs with the basis axis last): the jvp of
     `closed`, batched over the identity seed it builds itself.  Cached."""
     return derived.lookup(closed, ("jacfwd", tuple(diff), n_main, n_basis),
-                          lambda: _jacfwd_build(closed, diff, n_main, n_basis))
+                          _jacfwd_build, closed, diff, n_main, n_basis)
 
 
 def _jacfwd_build(closed, diff, n_main, n_basis):
@@ -358,11 +358,14 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
 
 def _jacrev_jaxpr(transposed, n_res, n_ct, n_basis):
-    def build():
-        n_out = len(transposed.out_avals)
-        return _seeded(vmap_jaxpr(transposed, [None] * n_res + [0] * n_ct, n_basis,
-                                  [0] * n_out, axis_name=None), n_res)
-    return derived.lookup(transposed, ("jacrev", n_res, n_ct, n_basis), build)
+    return derived.lookup(transposed, ("jacrev", n_res, n_ct, n_basis), _jacrev_build,
+                          transposed, n_res, n_ct, n_basis)
+
+
+def _jacrev_build(transposed, n_res, n_ct, n_basis):
+    n_out = len(transposed.out_avals)
+    return _seeded(vmap_jaxpr(transposed, [None] * n_res + [0] * n_ct, n_basis,
+                              [0] * n_out, axis_name=None), n_res)
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):

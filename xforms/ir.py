@@ -142,11 +142,9 @@ def inline(jaxpr, env, out, *, fresh=True, expand=None, hoist=None):
     >>> env = dict(zip(body.jaxpr.invars, args)); eqns = []
     >>> outs = inline(body.jaxpr, env, eqns)
     """
-    def read(a):
-        return env.get(a, a) if isinstance(a, Var) else a
-
+    read = env.get          # (atoms hash by identity: a Literal or an unmapped Var is itself)
     for eqn in jaxpr.eqns:
-        invars = [read(a) for a in eqn.invars]
+        invars = [read(a, a) for a in eqn.invars]
         sub = expand(eqn) if expand is not None else None
         if sub is IDENTITY:
             env[eqn.outvars[0]] = invars[0]
@@ -162,7 +160,7 @@ def inline(jaxpr, env, out, *, fresh=True, expand=None, hoist=None):
                 outvars = [Var(v.aval) for v in eqn.outvars]
                 env.update(zip(eqn.outvars, outvars))
             out.append(eqn.replace(invars=invars, outvars=outvars))
-    return [read(a) for a in jaxpr.outvars]
+    return [read(a, a) for a in jaxpr.outvars]
 
 
 def fmt_literal(val):

@@ -17,7 +17,7 @@ next use: caching never changes a result, only how often it is computed.  An unh
 key is not cached.
 
     >>> m = Memo()
-    >>> m.lookup(closed, ("jvp", (True,)), lambda: jvp_of(closed))   # computed once
+    >>> m.lookup(closed, ("jvp", (True,)), jvp_of, closed)      # jvp_of(closed), once
 """
 import threading
 import weakref
@@ -106,12 +106,12 @@ class Memo:
             keys.add(key)
         self._lru.put((id(obj), key), (ref, value))
 
-    def lookup(self, obj, key, compute):
-        """The cached value, else `compute()` (cached).  Not under a lock: `compute` may use
-        this memo again (the jvp of a jaxpr with nested jaxprs)."""
+    def lookup(self, obj, key, compute, *args):
+        """The cached value, else `compute(*args)` (cached).  Not under a lock: `compute` may
+        use this memo again (the jvp of a jaxpr with nested jaxprs)."""
         value = self.get(obj, key, _MISSING)
         if value is _MISSING:
-            value = compute()
+            value = compute(*args)
             self.put(obj, key, value)
         return value
 

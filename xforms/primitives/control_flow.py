@@ -109,7 +109,7 @@ def call(closed, *args):
     bodies run many times, so they run from a precomputed plan (slots, not dicts)."""
     if core.current_trace() is not core.eval_trace:
         return core.eval_jaxpr(closed, *args)
-    return _run(derived.lookup(closed, "eager plan", lambda: _plan(closed)), closed.consts, args)
+    return _run(derived.lookup(closed, "eager plan", _plan, closed), closed.consts, args)
 
 
 def _plan(closed):

@@ -127,7 +127,7 @@ def jvp_jaxpr(closed, nonzeros, instantiate_out=False):
     """
     key = ("jvp", tuple(nonzeros), tuple(instantiate_out)
            if isinstance(instantiate_out, (list, tuple)) else bool(instantiate_out))
-    return derived.lookup(closed, key, lambda: _jvp_jaxpr(closed, nonzeros, instantiate_out))
+    return derived.lookup(closed, key, _jvp_jaxpr, closed, nonzeros, instantiate_out)
 
 
 def _jvp_jaxpr(closed, nonzeros, instantiate_out):

@@ -164,8 +164,8 @@ def vmap_jaxpr(closed, in_dims, size, out_dims_wanted=None, axis_name=_INHERIT):
         axis_name = _current.name
     key = ("vmap", tuple(in_dims), int(size), None if out_dims_wanted is None else
            tuple(out_dims_wanted), axis_name)
-    return derived.lookup(closed, key, lambda: _vmap_jaxpr(closed, in_dims, size,
-                                                           out_dims_wanted, axis_name))
+    return derived.lookup(closed, key, _vmap_jaxpr, closed, in_dims, size, out_dims_wanted,
+                          axis_name)
 
 
 def _vmap_jaxpr(closed, in_dims, size, out_dims_wanted, axis_name):
