@@ -142,4 +142,5 @@ class Memo:
 
 # ---- the caches ------------------------------------------------------------------------------
 traces = LRU()          # tracing.trace_cached: (key, axis env) -> (simplified ClosedJaxpr, extra)
-derived = Memo()        # (jaxpr, (transform, its arguments)) -> derived jaxpr(s) or eager plan
+derived = Memo()        # (jaxpr, (transform, its arguments)) -> derived jaxpr(s)
+plans = Memo()          # (Jaxpr, "eager") -> its evaluation plan (core.eval_eager)

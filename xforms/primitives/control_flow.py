@@ -72,16 +72,13 @@ cannot be an IR value):
 `scan` (and `fori_loop` with static bounds, which is a scan) stores per-iteration
 residuals as stacked ys instead, JAX-style, hoisting loop-invariant ones out of the loop.
 
-Eagerly, sub-jaxprs run through `call`, which evaluates loop bodies from a precomputed slot
-plan: loops pay the interpretive overhead once per equation, not per dict lookup.
+Eagerly, sub-jaxprs run through `call`, which evaluates loop bodies with the one evaluator
+(`core.eval_eager`, from a cached slot plan) without wrapping each value as an Array.
 """
-import numpy as np
-
 from .. import core
-from ..ir import inline as ir_inline
 from ..avals import ShapedArray
+from ..ir import inline as ir_inline
 from ..ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split  # noqa: F401  (loops.py reads split here)
-from ..memo import derived
 from ..transforms.partial_eval import partial_eval_jaxpr
 from ..tracing import trace_cached
 from ..transforms.simplify import dce
@@ -106,39 +103,10 @@ def trace(fun, in_avals, fun_for_errors=None):
 
 def call(closed, *args):
     """Evaluate a sub-jaxpr on the current trace (stages it when tracing).  Eagerly, loop
-    bodies run many times, so they run from a precomputed plan (slots, not dicts)."""
+    bodies run many times, so their values stay as the implementations return them."""
     if core.current_trace() is not core.eval_trace:
         return core.eval_jaxpr(closed, *args)
-    return _run(derived.lookup(closed, "eager plan", _plan, closed), closed.consts, args)
-
-
-def _plan(closed):
-    j = closed.jaxpr
-    slot = {v: k for k, v in enumerate(j.constvars + j.invars)}
-    steps = []
-    for e in j.eqns:
-        ins = tuple((True, a.val) if isinstance(a, Literal) else (False, slot[a])
-                    for a in e.invars)
-        for v in e.outvars:
-            slot[v] = len(slot)
-        steps.append((core.impl_rules[e.prim], ins, e.params,
-                      tuple((slot[v], v.aval.dtype) for v in e.outvars)))
-    outs = tuple((True, a.val) if isinstance(a, Literal) else (False, slot[a])
-                 for a in j.outvars)
-    return len(slot), steps, outs
-
-
-def _run(plan, consts, args):
-    size, steps, outs = plan
-    env = [None] * size
-    k = len(consts)
-    env[:k] = consts
-    env[k:k + len(args)] = args
-    for fn, ins, params, out_slots in steps:
-        res = fn(*[v if lit else env[v] for lit, v in ins], **params)
-        for (s, dt), o in zip(out_slots, res):
-            env[s] = o if getattr(o, "dtype", None) == dt else np.asarray(o).astype(dt)
-    return [v if lit else env[v] for lit, v in outs]
+    return core.eval_eager(closed.jaxpr, closed.consts, args, as_arrays=False)
 
 
 # ---- jaxpr surgery -------------------------------------------------------------------------
