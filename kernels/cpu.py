@@ -18,8 +18,6 @@ import os
 import re
 import threading
 import traceback
-import weakref
-from collections import OrderedDict
 
 import numba
 import numpy as np
@@ -29,6 +27,7 @@ from xforms import config
 from xforms.core import Array
 from xforms.errors import LoweringError
 from xforms.exe_cache import max_size
+from xforms.memo import Memo
 from xforms.tiered import step, warn
 
 from . import (blas_threads, codecache, emit_cpu_control, emit_cpu_ops, lower_conv,  # noqa: F401 (rules)
@@ -43,12 +42,11 @@ from .scalarize import scalarize
 from .shape_symbols import SymbolTable, choose_symbols, symbolic_copy
 from .threads import AdaptiveThreads
 
-# ClosedJaxpr -> weak reference to its executable, which lives while a jitted function
-# holds it or it is among the most recently used (`_recent`: `xf.jit(f)(x)` written inline
-# makes a new jitted function per call, whose executable must not be compiled again),
-# bounded as jit's own cache is (XFORMS_JIT_CACHE_SIZE, xforms/exe_cache.py)
-_by_jaxpr = weakref.WeakKeyDictionary()
-_recent = OrderedDict()
+# ClosedJaxpr -> its executable, the most recently used ones (`xf.jit(f)(x)` written inline
+# makes a new jitted function per call, whose executable must not be compiled again), bounded
+# as jit's own cache is (XFORMS_JIT_CACHE_SIZE, xforms/exe_cache.py); the one cache policy
+# of xforms/memo.py (the jaxpr held weakly)
+_exes = Memo(size=max_size)
 _lock = threading.RLock()
 
 
@@ -160,25 +158,12 @@ def compile_cpu(closed, options=None):
                     raise
                 # a size Numba needs as a constant was printed as a symbol: constants
                 exe = _finish(_prepare(closed, options, symbolic=False))
-            _by_jaxpr[closed] = weakref.ref(exe)
-            _keep(closed, exe)
+            _exes.put(closed, "cpu", exe)
         return exe
 
 
 def _cached(closed):
-    ref = _by_jaxpr.get(closed)
-    exe = ref() if ref is not None else None
-    if exe is not None:
-        _keep(closed, exe)
-    return exe
-
-
-def _keep(closed, exe):
-    _recent[closed] = exe
-    _recent.move_to_end(closed)
-    size = max_size()
-    while size > 0 and len(_recent) > size:
-        _recent.popitem(last=False)
+    return _exes.get(closed, "cpu")
 
 
 class _Prepared:

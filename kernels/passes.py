@@ -11,23 +11,30 @@
 3. removes dead equations.
 Sub-jaxprs of control flow are prepared when they are planned.
 """
-from xforms.ir import ClosedJaxpr, Eqn, Jaxpr, Var
+from xforms.ir import IDENTITY, ClosedJaxpr, Eqn, Jaxpr, Var, inline
 from xforms.transforms.simplify import dce
 
 
-def _custom_inline(eqn):
-    """The ClosedJaxpr to inline in place of a CALL equation, else None."""
-    inline = eqn.prim.facts.inline
-    return inline(eqn) if inline is not None else None
+def _expand(eqn):
+    """How the lowering sees `eqn`: forwarded (an identity once no transform follows), the
+    ClosedJaxpr to inline in place of a CALL equation, or None (kept)."""
+    facts = eqn.prim.facts
+    if facts.lowers_to_identity:
+        return IDENTITY
+    return facts.inline(eqn) if facts.inline is not None else None
 
 
 def prepare(closed):
     """-> ClosedJaxpr ready for fusion planning."""
     constvars, consts = list(closed.jaxpr.constvars), list(closed.consts)
-    env = {}
+
+    def hoist(v, c):
+        constvars.append(Var(v.aval))
+        consts.append(c)
+        return constvars[-1]
+
     eqns = []
-    _inline_into(closed.jaxpr, env, eqns, constvars, consts, fresh=False)
-    outvars = [_read(env, a) for a in closed.jaxpr.outvars]
+    outvars = inline(closed.jaxpr, {}, eqns, fresh=False, expand=_expand, hoist=hoist)
     jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
     jaxpr = dce(_fold_dot_transposes(jaxpr))
     used = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
@@ -35,39 +42,6 @@ def prepare(closed):
     keep = [(v, c) for v, c in zip(jaxpr.constvars, consts) if v in used]
     jaxpr = Jaxpr([v for v, _ in keep], jaxpr.invars, jaxpr.eqns, jaxpr.outvars)
     return ClosedJaxpr(jaxpr, [c for _, c in keep])
-
-
-def _read(env, a):
-    while isinstance(a, Var) and a in env:
-        a = env[a]
-    return a
-
-
-def _inline_into(jaxpr, env, out, constvars, consts, fresh):
-    for eqn in jaxpr.eqns:
-        invars = [_read(env, a) for a in eqn.invars]
-        if eqn.prim.facts.lowers_to_identity:
-            env[eqn.outvars[0]] = invars[0]
-            continue
-        sub = _custom_inline(eqn)
-        if sub is not None:
-            inner = {}
-            for v, c in zip(sub.jaxpr.constvars, sub.consts):
-                nv = Var(v.aval)
-                constvars.append(nv)
-                consts.append(c)
-                inner[v] = nv
-            for v, a in zip(sub.jaxpr.invars, invars, strict=True):
-                inner[v] = a
-            _inline_into(sub.jaxpr, inner, out, constvars, consts, fresh=True)
-            for o, r in zip(eqn.outvars, sub.jaxpr.outvars, strict=True):
-                env[o] = _read(inner, r)
-            continue
-        outvars = eqn.outvars
-        if fresh:
-            outvars = [Var(v.aval) for v in eqn.outvars]
-            env.update(zip(eqn.outvars, outvars))
-        out.append(eqn.replace(invars=invars, outvars=outvars))
 
 
 # ---- transpose folding ----------------------------------------------------------------------

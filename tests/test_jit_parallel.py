@@ -29,8 +29,7 @@ def small_chunks(monkeypatch):
 def _compile(f, x, parallel, monkeypatch):
     """jit(f) compiled (and called once) with or without threads."""
     monkeypatch.setattr(kcpu, "_threads_available", lambda: parallel)
-    monkeypatch.setattr(kcpu, "_by_jaxpr", type(kcpu._by_jaxpr)())   # no reuse by program
-    monkeypatch.setattr(kcpu, "_recent", type(kcpu._recent)())
+    monkeypatch.setattr(kcpu, "_exes", type(kcpu._exes)())   # no reuse by program
     g = xf.jit(lambda v: f(v))
     g(x)
     return g, g.lower(x).as_text()

@@ -15,7 +15,7 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LAYERS = [
-    ("base", ["xforms.errors", "xforms.config", "xforms.pass_counts", "xforms.gc_pause", "xforms.source_info", "xforms.avals",
+    ("base", ["xforms.errors", "xforms.config", "xforms.memo", "xforms.pass_counts", "xforms.gc_pause", "xforms.source_info", "xforms.avals",
               "xforms.tree_util", "xforms.tree_keys", "xforms.facts", "xforms.axis_env", "xforms.igamma_grad",
               "xforms.mpi_comm"]),
     ("ir", ["xforms.ir"]),

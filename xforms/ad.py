@@ -1,14 +1,11 @@
 """Derived AD machinery on closed jaxprs: linearize (jvp + partial evaluation) and vjp
 (linearize + transpose), each cached per jaxpr so repeated calls never re-transform."""
-import weakref
-
-from . import core
+from .memo import derived
 from .transforms.jvp import Zero, instantiate, jvp_eval, tangent_aval
 from .transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from .transforms.simplify import simplify
+from .transforms.stage import stage
 from .transforms.transpose import transpose_jaxpr
-
-_linearize_cache = weakref.WeakKeyDictionary()
 
 
 def linearize_jaxpr(closed, diff_mask, n_diff_out):
@@ -17,10 +14,11 @@ def linearize_jaxpr(closed, diff_mask, n_diff_out):
       linear:  (residuals, tangents of diff inputs) -> tangents of the first n_diff_out outputs.
     -> (primal, linear, n_res); cached.
     """
-    key = (tuple(diff_mask), n_diff_out)
-    per = _linearize_cache.setdefault(closed, {})
-    if key in per:
-        return per[key]
+    return derived.lookup(closed, ("linearize", tuple(diff_mask), n_diff_out),
+                          _linearize_jaxpr, closed, diff_mask, n_diff_out)
+
+
+def _linearize_jaxpr(closed, diff_mask, n_diff_out):
     in_avals = closed.in_avals
     n = len(in_avals)
     t_avals = [tangent_aval(a) for a, d in zip(in_avals, diff_mask) if d]
@@ -31,8 +29,7 @@ def linearize_jaxpr(closed, diff_mask, n_diff_out):
         p_out, t_out = jvp_eval(closed.jaxpr, closed.consts, primals, tangents)
         return list(p_out) + [instantiate(t) for t in t_out[:n_diff_out]]
 
-    jv, _ = core.trace_to_jaxpr(jvp_fun, list(in_avals) + t_avals)
-    jv = simplify(jv)
+    jv, _ = stage(jvp_fun, list(in_avals) + t_avals)
     n_out = len(closed.out_avals)
     unknowns = [False] * n + [True] * len(t_avals)
     inst = [False] * n_out + [True] * n_diff_out
@@ -44,22 +41,17 @@ def linearize_jaxpr(closed, diff_mask, n_diff_out):
     # else partial evaluation only partitioned `jv`, which is simplified: every equation
     # of either half is live there (a known value the other half reads is a residual
     # output), none is new, and each sees the producers it saw before (or an input)
-    result = (known, unknown, n_res)
-    per[key] = result
-    return result
-
-
-_vjp_cache = weakref.WeakKeyDictionary()
+    return known, unknown, n_res
 
 
 def vjp_jaxprs(closed, diff_mask, n_diff_out):
     """-> (primal jaxpr, transposed jaxpr (residuals, cts) -> cts of diff inputs, n_res)."""
-    key = (tuple(diff_mask), n_diff_out)
-    per = _vjp_cache.setdefault(closed, {})
-    if key in per:
-        return per[key]
+    return derived.lookup(closed, ("vjp", tuple(diff_mask), n_diff_out),
+                          _vjp_jaxprs, closed, diff_mask, n_diff_out)
+
+
+def _vjp_jaxprs(closed, diff_mask, n_diff_out):
     primal, linear, n_res = linearize_jaxpr(closed, diff_mask, n_diff_out)
     n_t = sum(diff_mask)
     transposed = transpose_jaxpr(linear, [False] * n_res + [True] * n_t)
-    per[key] = (primal, transposed, n_res)
-    return per[key]
+    return primal, transposed, n_res

@@ -73,10 +73,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     p_flat, p_tree = flatten_args(tuple(primals))
     t_flat, t_tree = flatten_args(tuple(tangents))
     _check_tangents(p_flat, t_flat, p_tree, t_tree)
-    closed, out_tree, aux = trace_flat(fun, p_flat, p_tree,
-                                       key_extra=(fun, "jvp", has_aux),
-                                       post=argnums_mod.aux_splitter(has_aux, fun))
-    n_out = aux[1] if has_aux else len(closed.out_avals)
+    closed, ys = argnums_mod.trace_outputs(fun, fun, p_flat, p_tree, has_aux, (fun, "jvp", has_aux))
+    n_out = ys.n_main
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
     jv, out_nz = jvp_jaxpr(closed, diff, instantiate_out=[True] * n_out +
                            [False] * (len(closed.out_avals) - n_out))
@@ -86,15 +84,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     outs = core.eval_jaxpr(jv, *p_flat, *t_in)
     p_out, t_out = outs[:len(closed.out_avals)], outs[len(closed.out_avals):]
     if has_aux:
-        main_tree, _ = aux
-        _, aux_tree = _pair_trees(out_tree, main_tree)
-        return (tree_unflatten(main_tree, p_out[:n_out]), tree_unflatten(main_tree, t_out[:n_out]),
-                tree_unflatten(aux_tree, p_out[n_out:]))
-    return tree_unflatten(out_tree, p_out), tree_unflatten(out_tree, t_out)
-
-
-def _pair_trees(pair_tree, main_tree):
-    return pair_tree.children[0], pair_tree.children[1]
+        return ys.main(p_out), ys.main(t_out), ys.aux(p_out)
+    return ys.main(p_out), ys.main(t_out)
 
 
 def _cast_tangent(t, p):
@@ -108,13 +99,10 @@ def _cast_tangent(t, p):
 def linearize(fun, *primals, has_aux=False):
     """-> (fun(*primals), f_jvp[, aux]) where f_jvp(*tangents) is linear and reusable."""
     p_flat, p_tree = flatten_args(primals)
-    closed, out_tree, aux = trace_flat(fun, p_flat, p_tree, key_extra=(fun, "lin", has_aux),
-                                       post=argnums_mod.aux_splitter(has_aux, fun))
+    closed, ys = argnums_mod.trace_outputs(fun, fun, p_flat, p_tree, has_aux, (fun, "lin", has_aux))
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
-    n_out = aux[1] if has_aux else len(closed.out_avals)
-    n_all = len(closed.out_avals)
-    main_tree = aux[0] if has_aux else out_tree
-    primal, linear, n_res = linearize_jaxpr(closed, diff, n_out)
+    n_all = ys.n_all
+    primal, linear, n_res = linearize_jaxpr(closed, diff, ys.n_main)
     from .primitives.custom import check_forward_mode
     check_forward_mode(linear)   # a custom_vjp function has no forward mode
     outs = core.eval_jaxpr(primal, *p_flat)
@@ -124,22 +112,18 @@ def linearize(fun, *primals, has_aux=False):
         t_flat, t_tree = flatten_args(tangents)
         _check_tangents(p_flat, t_flat, p_tree, t_tree)
         t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
-        return tree_unflatten(main_tree, core.eval_jaxpr(linear, *res, *t_in))
+        return tree_unflatten(ys.main_tree, core.eval_jaxpr(linear, *res, *t_in))
     if has_aux:
-        return (tree_unflatten(main_tree, p_out[:n_out]), f_jvp,
-                tree_unflatten(out_tree.children[1], p_out[n_out:]))
-    return tree_unflatten(out_tree, p_out), f_jvp
+        return ys.main(p_out), f_jvp, ys.aux(p_out)
+    return ys.main(p_out), f_jvp
 
 
 # ---- reverse mode ---------------------------------------------------------------------
-def _vjp_flat(fun, args_flat, in_tree, diff_mask, has_aux, tag):
-    closed, out_tree, aux = trace_flat(fun, args_flat, in_tree, key_extra=(tag, has_aux),
-                                       post=argnums_mod.aux_splitter(has_aux, fun))
-    n_out = aux[1] if has_aux else len(closed.out_avals)
-    primal, transposed, n_res = vjp_jaxprs(closed, diff_mask, n_out)
+def _vjp_flat(fun, call, args_flat, in_tree, diff_mask, has_aux, tag):
+    closed, ys = argnums_mod.trace_outputs(fun, call, args_flat, in_tree, has_aux, (tag, has_aux))
+    primal, transposed, n_res = vjp_jaxprs(closed, diff_mask, ys.n_main)
     outs = core.eval_jaxpr(primal, *args_flat)
-    n_all = len(closed.out_avals)
-    return outs[:n_all], outs[n_all:], transposed, out_tree, aux
+    return outs[:ys.n_all], outs[ys.n_all:], transposed, ys
 
 
 def vjp(fun, *primals, has_aux=False):
@@ -150,10 +134,8 @@ def vjp(fun, *primals, has_aux=False):
     """
     p_flat, p_tree = flatten_args(primals)
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
-    outs, res, transposed, out_tree, aux = _vjp_flat(fun, p_flat, p_tree, diff,
-                                                     has_aux, (fun, "vjp"))
-    main_tree = aux[0] if has_aux else out_tree
-    n_out = main_tree.num_leaves
+    outs, res, transposed, ys = _vjp_flat(fun, fun, p_flat, p_tree, diff, has_aux, (fun, "vjp"))
+    main_tree, n_out = ys.main_tree, ys.n_main
     out_avals = [core.get_aval(o) for o in outs[:n_out]]
 
     def f_vjp(ct):
@@ -169,10 +151,9 @@ def vjp(fun, *primals, has_aux=False):
         flat = [next(g) if d else _zero_cotangent(p) for p, d in zip(p_flat, diff)]
         return tuple(tree_unflatten(p_tree, flat))
 
-    main_out = tree_unflatten(main_tree, outs[:n_out])
     if has_aux:
-        return main_out, f_vjp, tree_unflatten(out_tree.children[1], outs[n_out:])
-    return main_out, f_vjp
+        return ys.main(outs), f_vjp, ys.aux(outs)
+    return ys.main(outs), f_vjp
 
 
 def _cast_like(c, aval):
@@ -242,11 +223,11 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         d = argnums_mod.DiffArgs("grad", fun, args, kwargs, argnums, check)
         flat = d.flat
         diff = [m and is_inexact(core.get_aval(x).dtype) for x, m in zip(flat, d.diff)]
-        outs, res, transposed, out_tree, aux = _vjp_flat(
-            d.call, flat, d.in_tree, diff, has_aux, (fun, "grad", d.positions))
+        outs, res, transposed, ys = _vjp_flat(
+            fun, d.call, flat, d.in_tree, diff, has_aux, (fun, "grad", d.positions))
         y = outs[0]
         ya = core.get_aval(y)
-        n_main = aux[1] if has_aux else len(outs)
+        n_main = ys.n_main
         if holomorphic and n_main == 1 and not is_complex(ya.dtype):
             raise TypeError(f"grad with holomorphic=True requires {describe_function(fun)} to "
                             f"return a complex scalar, but it returned {ya.dtype}")
@@ -265,10 +246,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         gflat = [next(g) if m else _zero_cotangent(x) if k in wanted else None
                  for k, (x, m) in enumerate(zip(flat, diff))]
         grads = argnums_mod.pick(d.groups, gflat, argnums_mod.is_single(argnums))
-        if has_aux:
-            aux_val = tree_unflatten(out_tree.children[1], outs[n_main:])
-            return (y, aux_val), grads
-        return y, grads
+        return ys.with_aux(y, outs), grads
     return _Transformed(vg, ("value_and_grad", fun, argnums_mod.key(argnums), has_aux,
                              holomorphic, allow_int), fun)
 

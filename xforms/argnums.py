@@ -21,6 +21,7 @@ import numpy as np
 from . import core
 from .core import Tracer
 from .source_info import describe_function
+from .tracing import trace_flat
 from .tree_util import tree_flatten, tree_unflatten
 
 
@@ -263,3 +264,34 @@ def aux_splitter(has_aux, fun):
         main_leaves, main_tree = tree_flatten(out[0])
         return (out[0], out[1]), (main_tree, len(main_leaves))
     return post
+
+
+class Outputs:
+    """The flat outputs of a traced function split by `has_aux`: the main output (what is
+    differentiated, first) and the aux tree (carried along).
+
+    >>> closed, o = trace_outputs(fun, call, flat, in_tree, has_aux=True, key_extra=k)
+    >>> o.with_aux(jacobian, flat_outs)          # (jacobian, aux) with has_aux, else jacobian
+    """
+
+    def __init__(self, has_aux, out_tree, aux, n_all):
+        self.has_aux, self.tree, self.n_all = has_aux, out_tree, n_all
+        self.main_tree, self.n_main = aux if has_aux else (out_tree, n_all)
+
+    def main(self, flat):
+        return tree_unflatten(self.main_tree, list(flat[:self.n_main]))
+
+    def aux(self, flat):
+        return tree_unflatten(self.tree.children[1], list(flat[self.n_main:self.n_all]))
+
+    def with_aux(self, result, flat):
+        return (result, self.aux(flat)) if self.has_aux else result
+
+
+def trace_outputs(fun, call, flat, in_tree, has_aux, key_extra):
+    """Trace `call` (the user's `fun`, maybe with bound arguments) at `flat`, through the one
+    tracing entry; -> (simplified ClosedJaxpr, Outputs).  With has_aux, `fun` must return
+    (output, aux); the error names `fun`."""
+    closed, out_tree, aux = trace_flat(call, flat, in_tree, key_extra=key_extra,
+                                       post=aux_splitter(has_aux, fun))
+    return closed, Outputs(has_aux, out_tree, aux, len(closed.out_avals))

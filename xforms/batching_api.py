@@ -15,7 +15,6 @@ cotangent through ONE batched vjp; `hessian = jacfwd(jacrev(f))`.
 import functools
 from contextlib import nullcontext
 import inspect
-import weakref
 
 import numpy as np
 
@@ -24,12 +23,13 @@ from . import axis_env, core
 from .ad import vjp_jaxprs
 from .avals import is_complex, is_float
 from .engine_prims import broadcast_in_dim, convert_element_type
+from .memo import derived
 from .primitives.elementwise import add, eq
 from .primitives.structural import iota, reshape, slice as lax_slice
 from .source_info import describe_function
 from .tracing import flatten_args, trace_flat
 from .transforms.jvp import Zero, instantiate, jvp_eval, tangent_aval
-from .transforms.simplify import simplify
+from .transforms.stage import stage
 from .transforms.vmap import BatchedOutputError, vmap_jaxpr
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -271,8 +271,7 @@ def _seeded(batched, n_args):
 
     def fun(*args):
         return core.eval_jaxpr(batched, *args, *_seeds(seed_avals))
-    closed, _ = core.trace_to_jaxpr(fun, list(batched.in_avals[:n_args]))
-    return simplify(closed)
+    return stage(fun, list(batched.in_avals[:n_args]))[0]
 
 
 def _assemble(out_tree, blocks, groups, argnums, diff_positions):
@@ -300,31 +299,29 @@ def _split_block(x, axis, off, n, out_shape, in_shape, inputs):
     return x
 
 
-_jacfwd_cache = weakref.WeakKeyDictionary()
-
-
 def _jacfwd_jaxpr(closed, diff, n_main, n_basis):
     """primals -> (primal outs, tangents of main outs with the basis axis last): the jvp of
     `closed`, batched over the identity seed it builds itself.  Cached."""
-    key = (tuple(diff), n_main, n_basis)
-    per = _jacfwd_cache.setdefault(closed, {})
-    if key not in per:
-        in_avals = closed.in_avals
-        n = len(in_avals)
-        t_avals = [tangent_aval(a) for a, d in zip(in_avals, diff) if d]
+    return derived.lookup(closed, ("jacfwd", tuple(diff), n_main, n_basis),
+                          _jacfwd_build, closed, diff, n_main, n_basis)
 
-        def jvp_fun(*args):
-            ts = iter(args[n:])
-            tangents = [next(ts) if d else Zero(tangent_aval(a)) for a, d in zip(in_avals, diff)]
-            p_out, t_out = jvp_eval(closed.jaxpr, closed.consts, args[:n], tangents)
-            return list(p_out) + [instantiate(t) for t in t_out[:n_main]]
 
-        jv, _ = core.trace_to_jaxpr(jvp_fun, list(in_avals) + t_avals)
-        n_all = len(closed.out_avals)
-        batched = vmap_jaxpr(simplify(jv), [None] * n + [0] * len(t_avals), n_basis,
-                             [None] * n_all + [-1] * n_main, axis_name=None)
-        per[key] = _seeded(batched, n)
-    return per[key]
+def _jacfwd_build(closed, diff, n_main, n_basis):
+    in_avals = closed.in_avals
+    n = len(in_avals)
+    t_avals = [tangent_aval(a) for a, d in zip(in_avals, diff) if d]
+
+    def jvp_fun(*args):
+        ts = iter(args[n:])
+        tangents = [next(ts) if d else Zero(tangent_aval(a)) for a, d in zip(in_avals, diff)]
+        p_out, t_out = jvp_eval(closed.jaxpr, closed.consts, args[:n], tangents)
+        return list(p_out) + [instantiate(t) for t in t_out[:n_main]]
+
+    jv, _ = stage(jvp_fun, list(in_avals) + t_avals)
+    n_all = len(closed.out_avals)
+    batched = vmap_jaxpr(jv, [None] * n + [0] * len(t_avals), n_basis,
+                         [None] * n_all + [-1] * n_main, axis_name=None)
+    return _seeded(batched, n)
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
@@ -342,12 +339,9 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     def jacfun(*args, **kwargs):
         d = _diff_args("jacfwd", fun, args, kwargs, argnums, holomorphic)
         flat, diff, groups = d.flat, d.diff, d.groups
-        closed, out_tree, aux = trace_flat(d.call, flat, d.in_tree,
-                                           key_extra=("jacfwd", has_aux),
-                                           post=argnums_mod.aux_splitter(has_aux, fun))
-        n_all = len(closed.out_avals)
-        n_main = aux[1] if has_aux else n_all
-        main_tree = aux[0] if has_aux else out_tree
+        closed, ys = argnums_mod.trace_outputs(fun, d.call, flat, d.in_tree, has_aux,
+                                              ("jacfwd", has_aux))
+        n_all, n_main = ys.n_all, ys.n_main
         diff_pos = [p for p, d in enumerate(diff) if d]
         in_avals = [core.get_aval(flat[p]) for p in diff_pos]
         n = sum(a.size for a in in_avals)
@@ -359,24 +353,19 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         for t, o in zip(tangents, closed.out_avals[:n_main]):
             blocks.append([_split_block(t, o.ndim, offs[j], a.size, o.shape, a.shape, flat)
                            for j, a in enumerate(in_avals)])
-        jac = _assemble(main_tree, blocks, groups, argnums, diff_pos)
-        if has_aux:
-            return jac, tree_unflatten(out_tree.children[1], outs[n_main:n_all])
-        return jac
+        return ys.with_aux(_assemble(ys.main_tree, blocks, groups, argnums, diff_pos), outs)
     return jacfun
 
 
-_jacrev_cache = weakref.WeakKeyDictionary()
-
-
 def _jacrev_jaxpr(transposed, n_res, n_ct, n_basis):
-    key = (n_res, n_ct, n_basis)
-    per = _jacrev_cache.setdefault(transposed, {})
-    if key not in per:
-        n_out = len(transposed.out_avals)
-        per[key] = _seeded(vmap_jaxpr(transposed, [None] * n_res + [0] * n_ct, n_basis,
-                                      [0] * n_out, axis_name=None), n_res)
-    return per[key]
+    return derived.lookup(transposed, ("jacrev", n_res, n_ct, n_basis), _jacrev_build,
+                          transposed, n_res, n_ct, n_basis)
+
+
+def _jacrev_build(transposed, n_res, n_ct, n_basis):
+    n_out = len(transposed.out_avals)
+    return _seeded(vmap_jaxpr(transposed, [None] * n_res + [0] * n_ct, n_basis,
+                              [0] * n_out, axis_name=None), n_res)
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
@@ -393,12 +382,9 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
     def jacfun(*args, **kwargs):
         d = _diff_args("jacrev", fun, args, kwargs, argnums, holomorphic)
         flat, diff, groups = d.flat, d.diff, d.groups
-        closed, out_tree, aux = trace_flat(d.call, flat, d.in_tree,
-                                           key_extra=("jacrev", has_aux),
-                                           post=argnums_mod.aux_splitter(has_aux, fun))
-        n_all = len(closed.out_avals)
-        n_main = aux[1] if has_aux else n_all
-        main_tree = aux[0] if has_aux else out_tree
+        closed, ys = argnums_mod.trace_outputs(fun, d.call, flat, d.in_tree, has_aux,
+                                              ("jacrev", has_aux))
+        n_all, n_main = ys.n_all, ys.n_main
         out_avals = closed.out_avals[:n_main]
         for a in out_avals:
             ok = is_complex(a.dtype) if holomorphic else is_float(a.dtype)
@@ -418,10 +404,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
         offs = np.cumsum([0] + [a.size for a in out_avals])
         blocks = [[_split_block(ct, 0, offs[i], o.size, o.shape, a.shape, flat)
                    for ct, a in zip(cts, in_avals)] for i, o in enumerate(out_avals)]
-        jac = _assemble(main_tree, blocks, groups, argnums, diff_pos)
-        if has_aux:
-            return jac, tree_unflatten(out_tree.children[1], outs[n_main:n_all])
-        return jac
+        return ys.with_aux(_assemble(ys.main_tree, blocks, groups, argnums, diff_pos), outs)
     return jacfun
 
 

@@ -120,3 +120,13 @@ def cache_dir():
         return d
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "xforms")
+
+
+def ir_cache_size(default=4096):
+    """XFORMS_IR_CACHE_SIZE: traced and transformed programs each in-memory cache of the IR
+    toolkit keeps (0 or less: no bound; xforms/memo.py)."""
+    v = os.environ.get("XFORMS_IR_CACHE_SIZE", "").strip()
+    try:
+        return int(v) if v else default
+    except ValueError:
+        return default

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import ir, pass_counts, source_info
+from . import ir, memo, pass_counts, source_info
 from .avals import ShapedArray, aval_of_value
 from .errors import ConcretizationError, MissingRuleError, UnexpectedTracerError
 from .facts import Facts
@@ -370,34 +370,80 @@ def known_value(x):
 
 # ---- evaluating an IR on the current trace --------------------------------------------------
 def eval_jaxpr(closed, *args):
-    """Evaluate a closed jaxpr by binding each equation on the current trace."""
+    """Evaluate a closed jaxpr on the current trace: the one evaluator.
+
+    Eagerly it runs the NumPy implementations from a plan (slots, not dicts), made once per
+    jaxpr and cached (xforms/memo.py); under a trace it binds each equation there, which
+    inlines the program into the trace being built.
+
+    >>> eval_jaxpr(make_jaxpr(lambda x: x * 2.0)(1.0), 3.0)
+    [Array(6.)]
+    """
     return eval_open_jaxpr(closed.jaxpr, closed.consts, args)
 
 
 def eval_open_jaxpr(jaxpr, consts, args):
+    if _state.current is eval_trace:
+        return eval_eager(jaxpr, consts, args)
     env = {}
     for v, x in zip(jaxpr.constvars, consts, strict=True):
         env[v] = x
     for v, x in zip(jaxpr.invars, args, strict=True):
         env[v] = x
-    fast = _state.current is eval_trace
     for eqn in jaxpr.eqns:
         invals = [a.val if isinstance(a, Literal) else env[a] for a in eqn.invars]
-        if fast:
-            outs = impl_rules[eqn.prim](*invals, **eqn.params)
-            outs = [_fix_dtype(o, v.aval) for o, v in zip(outs, eqn.outvars)]
-        else:
-            with source_info.user_frame_override(eqn.source_info):
-                outs = eqn.prim.bind(*invals, **eqn.params)
-            if not eqn.prim.multiple_results:
-                outs = [outs]
+        with source_info.user_frame_override(eqn.source_info):
+            outs = eqn.prim.bind(*invals, **eqn.params)
+        if not eqn.prim.multiple_results:
+            outs = [outs]
         for v, x in zip(eqn.outvars, outs, strict=True):
             env[v] = x
-    outs = [a.val if isinstance(a, Literal) else env[a] for a in jaxpr.outvars]
-    if fast:     # eager results are Arrays, also a literal (a zero derivative) or an input
-        outs = [x if isinstance(x, Array) else _fix_dtype(x, a.aval)
-                for x, a in zip(outs, jaxpr.outvars)]
-    return outs
+    return [a.val if isinstance(a, Literal) else env[a] for a in jaxpr.outvars]
+
+
+def eval_eager(jaxpr, consts, args, as_arrays=True):
+    """Run `jaxpr`'s NumPy implementations from its cached plan.  `as_arrays`: every value
+    becomes an `Array` of its aval's dtype and weak type (what eager code sees); without it
+    values stay as the implementations return them, cast only where the dtype differs (loop
+    bodies, run many times by the control-flow primitives)."""
+    n_slots, n_in, steps, outs = memo.plans.lookup(jaxpr, "eager", _plan, jaxpr)
+    if len(consts) + len(args) != n_in:
+        raise ValueError(f"eval_jaxpr: {len(consts)} constants and {len(args)} arguments "
+                         f"for a jaxpr taking {n_in}")
+    env = [None] * n_slots
+    env[:len(consts)] = consts
+    env[len(consts):n_in] = args
+    for fn, ins, params, out_slots in steps:
+        res = fn(*[v if lit else env[v] for lit, v in ins], **params)
+        if as_arrays:
+            for (s, aval), o in zip(out_slots, res):
+                env[s] = _fix_dtype(o, aval)
+        else:
+            for (s, aval), o in zip(out_slots, res):
+                dt = aval.dtype
+                env[s] = o if getattr(o, "dtype", None) == dt else np.asarray(o).astype(dt)
+    vals = [v if lit else env[v] for lit, v, _ in outs]
+    if not as_arrays:
+        return vals
+    # eager results are Arrays, also a literal (a zero derivative) or an input
+    return [x if isinstance(x, Array) else _fix_dtype(x, o[2]) for x, o in zip(vals, outs)]
+
+
+def _plan(jaxpr):
+    inputs = jaxpr.constvars + jaxpr.invars
+    slot = {v: k for k, v in enumerate(inputs)}     # (a variable listed twice: the last)
+    n = n_in = len(inputs)
+    steps = []
+    for e in jaxpr.eqns:
+        ins = tuple((True, a.val) if isinstance(a, Literal) else (False, slot[a])
+                    for a in e.invars)
+        for v in e.outvars:
+            slot[v], n = n, n + 1
+        steps.append((impl_rules[e.prim], ins, e.params,
+                      tuple((slot[v], v.aval) for v in e.outvars)))
+    outs = tuple((True, a.val, a.aval) if isinstance(a, Literal) else (False, slot[a], a.aval)
+                 for a in jaxpr.outvars)
+    return n, n_in, steps, outs
 
 
 def jaxpr_as_fun(closed):

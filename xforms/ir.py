@@ -123,6 +123,46 @@ def split(seq, *sizes):
     return out
 
 
+# ---- the one inliner ---------------------------------------------------------------------------
+IDENTITY = "identity"      # `expand` answer: the equation forwards its first operand
+
+
+def inline(jaxpr, env, out, *, fresh=True, expand=None, hoist=None):
+    """Append `jaxpr`'s equations to the list `out`, reading each variable through `env`
+    (Var -> the atom that stands for it; a variable not in it stands for itself), which is
+    updated with the equations' outputs.  -> the atoms of `jaxpr`'s outputs.
+
+    `fresh`: outputs get new variables (a body inlined into another jaxpr, maybe twice).
+    `expand(eqn)` -> None (copy it), `IDENTITY` (forward its first operand), or a
+    ClosedJaxpr to inline in its place (recursively, fresh); that jaxpr's constants become
+    `hoist(constvar, value)` (the atom standing for it).  Used by the partial-evaluation
+    rules of loops (a body inlined between equations) and by the backends'
+    `kernels/passes.prepare` (call-like primitives).
+
+    >>> env = dict(zip(body.jaxpr.invars, args)); eqns = []
+    >>> outs = inline(body.jaxpr, env, eqns)
+    """
+    read = env.get          # (atoms hash by identity: a Literal or an unmapped Var is itself)
+    for eqn in jaxpr.eqns:
+        invars = [read(a, a) for a in eqn.invars]
+        sub = expand(eqn) if expand is not None else None
+        if sub is IDENTITY:
+            env[eqn.outvars[0]] = invars[0]
+        elif sub is not None:
+            assert hoist is not None or not sub.consts, "inline: constants need `hoist`"
+            inner = {v: hoist(v, c) for v, c in zip(sub.jaxpr.constvars, sub.consts)}
+            inner.update(zip(sub.jaxpr.invars, invars, strict=True))
+            outs = inline(sub.jaxpr, inner, out, expand=expand, hoist=hoist)
+            env.update(zip(eqn.outvars, outs, strict=True))
+        else:
+            outvars = eqn.outvars
+            if fresh:
+                outvars = [Var(v.aval) for v in eqn.outvars]
+                env.update(zip(eqn.outvars, outvars))
+            out.append(eqn.replace(invars=invars, outvars=outvars))
+    return [read(a, a) for a in jaxpr.outvars]
+
+
 def fmt_literal(val):
     """A literal's value as the IR printer shows it."""
     val = val.item() if isinstance(val, np.generic) else val

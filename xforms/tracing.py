@@ -1,39 +1,16 @@
 """Tracing user functions to cached, simplified ClosedJaxprs: the one tracing entry.
 
 `trace_cached(key, fun, avals)` traces a flat function once per `key`, simplifies the result
-and keeps it in one LRU cache, unless the trace read a known input value (Python `if` on it)
+and keeps it in one bounded LRU cache (xforms/memo.py), unless the trace read a known input value (Python `if` on it)
 or closes over values of an enclosing trace.  Every tracer of user code goes through it:
 `trace_flat` (pytrees in and out; jit, grad, vmap, ...), xforms/custom.py's rules, and the
 control-flow primitives' bodies (`primitives/control_flow.trace`, used by lax).
 """
-from collections import OrderedDict
-
 from . import axis_env, core
+from .memo import traces as _cache
 from .core import Tracer
-from .transforms.simplify import simplify
+from .transforms.stage import stage
 from .tree_util import tree_flatten, tree_unflatten
-
-_CACHE_SIZE = 4096
-_cache = OrderedDict()
-
-
-def _cache_get(key):
-    try:
-        hit = _cache[key]
-    except (KeyError, TypeError):
-        return None
-    _cache.move_to_end(key)
-    return hit
-
-
-def _cache_put(key, value):
-    try:
-        _cache[key] = value
-    except TypeError:
-        return
-    if len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
-
 
 def flatten_args(args, fun=None):
     """Flatten and validate concrete leaves (TypeError on unsupported input, naming `fun`)."""
@@ -61,17 +38,15 @@ def trace_cached(key, fun, avals, vals=None, fun_for_errors=None, extra=lambda: 
         key = None      # symbolic sizes of a CPU compile (kernels/shape_symbols.py): no cache
     if key is not None:
         key = (key, axis_env.key())
-    hit = _cache_get(key) if key is not None else None
+    hit = _cache.get(key) if key is not None else None
     if hit is not None:
         return hit
     if vals is not None and all(v is None for v in vals):
         vals = None
-    closed, value_dependent = core.trace_to_jaxpr(fun, list(avals), vals,
-                                                  fun_for_errors=fun_for_errors)
-    result = (simplify(closed), extra())
-    if key is not None and not value_dependent and not any(
-            isinstance(c, Tracer) for c in closed.consts):
-        _cache_put(key, result)
+    closed, reusable = stage(fun, avals, vals, fun_for_errors=fun_for_errors)
+    result = (closed, extra())
+    if key is not None and reusable:
+        _cache.put(key, result)
     return result
 
 

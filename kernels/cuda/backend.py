@@ -14,13 +14,13 @@ with a `LoweringError` naming the primitive and the generated line.
 import os
 import re
 import threading
-import weakref
 
 import numpy as np
 
 from xforms import config
 from xforms.errors import LoweringError
 from xforms.ir import Literal
+from xforms.memo import Memo
 
 from .. import codecache, user_prims
 from ..codegen import dtype_str
@@ -35,7 +35,7 @@ from .emit_cuda import CudaEmitter
 from .emit_cuda_pack import drop_unused_views, pack_inputs, pack_outputs
 from .emit_cuda_control import add_consts
 
-_by_jaxpr = weakref.WeakKeyDictionary()
+_exes = Memo(size=config.jit_cache_size)     # ClosedJaxpr -> executable (xforms/memo.py)
 _lock = threading.RLock()
 
 
@@ -265,9 +265,10 @@ def compile_cuda(closed, options=None):
     rt.ensure_available()
     options = options or {}
     with _lock:
-        exe = _by_jaxpr.get(closed)
+        exe = _exes.get(closed, "cuda")
         if exe is None:
-            exe = _by_jaxpr[closed] = _compile(closed, options)
+            exe = _compile(closed, options)
+            _exes.put(closed, "cuda", exe)
         return exe
 
 

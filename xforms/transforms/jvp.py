@@ -4,14 +4,13 @@ Rule table `jvp_rules[prim](primals, tangents, **params) -> (primals_out, tangen
 Tangents may be the symbolic `Zero(aval)`, which costs nothing and is never materialised
 inside a transform; integer and boolean values always have `Zero` tangents.
 """
-import weakref
-
 from .. import core, source_info
 from ..avals import is_inexact
 from ..errors import MissingRuleError
 from ..engine_prims import add, zeros
 from ..ir import ClosedJaxpr, Literal
-from .simplify import simplify
+from ..memo import derived
+from .stage import stage
 
 jvp_rules = {}
 linear_primitives = set()   # registered with deflinear: each must have a transpose rule
@@ -119,8 +118,6 @@ def jvp_eval(jaxpr, consts, primals, tangents):
     return [p for p, _ in outs], [t for _, t in outs]
 
 
-_jvp_cache = weakref.WeakKeyDictionary()   # closed jaxpr -> {(nonzeros, inst): result}
-
 
 def jvp_jaxpr(closed, nonzeros, instantiate_out=False):
     """-> (jaxpr(primals, nonzero tangents) -> (primals_out, nonzero tangents_out), out_nonzeros).
@@ -128,13 +125,9 @@ def jvp_jaxpr(closed, nonzeros, instantiate_out=False):
     With instantiate_out, every output tangent is materialised (out_nonzeros all True).
     Cached per jaxpr, so calling `jvp(f, ...)` again does not re-transform.
     """
-    key = (tuple(nonzeros), tuple(instantiate_out) if isinstance(instantiate_out, (list, tuple))
-           else bool(instantiate_out))
-    per = _jvp_cache.setdefault(closed, {})
-    if key in per:
-        return per[key]
-    per[key] = result = _jvp_jaxpr(closed, nonzeros, instantiate_out)
-    return result
+    key = ("jvp", tuple(nonzeros), tuple(instantiate_out)
+           if isinstance(instantiate_out, (list, tuple)) else bool(instantiate_out))
+    return derived.lookup(closed, key, _jvp_jaxpr, closed, nonzeros, instantiate_out)
 
 
 def _jvp_jaxpr(closed, nonzeros, instantiate_out):
@@ -153,8 +146,8 @@ def _jvp_jaxpr(closed, nonzeros, instantiate_out):
         out_nz[:] = [not isinstance(t, Zero) for t in t_out]
         return list(p_out) + [t for t in t_out if not isinstance(t, Zero)]
 
-    jaxpr, _ = core.trace_to_jaxpr(fun, list(in_avals) + t_avals)
-    return simplify(jaxpr), list(out_nz)
+    closed, _ = stage(fun, list(in_avals) + t_avals)
+    return closed, list(out_nz)
 
 
 __all__ = ["jvp_rules", "Zero", "defjvp", "deflinear", "defjvp_zero", "jvp_jaxpr", "jvp_eval"]

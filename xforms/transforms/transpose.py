@@ -9,7 +9,7 @@ from ..errors import MissingRuleError
 from ..engine_prims import convert_element_type, reduce_sum
 from ..ir import Literal
 from .jvp import Zero, add_tangents, instantiate
-from .simplify import simplify
+from .stage import stage
 
 transpose_rules = {}
 
@@ -111,9 +111,8 @@ def transpose_jaxpr(closed, linear):
         return [instantiate(Zero(a) if c is None else c) for c, a, l in
                 zip(res, in_avals, linear) if l]
 
-    jaxpr, _ = core.trace_to_jaxpr(fun, nonlin_avals + [a.strip_weak() for a in out_avals])
     del lin_avals
-    return simplify(jaxpr)
+    return stage(fun, nonlin_avals + [a.strip_weak() for a in out_avals])[0]
 
 
 __all__ = ["transpose_rules", "UndefinedPrimal", "backward_pass", "transpose_jaxpr",

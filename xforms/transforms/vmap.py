@@ -11,13 +11,13 @@ operand is batched.  Sub-programs batched while a named axis is being evaluated 
 control flow, custom rules) inherit the name.
 """
 import threading
-import weakref
 
 from .. import core, source_info
 from ..errors import MissingRuleError
 from ..engine_prims import broadcast_in_dim, transpose
 from ..ir import Literal
-from .simplify import simplify
+from ..memo import derived
+from .stage import stage
 
 vmap_rules = {}
 named_vmap_rules = {}      # collectives: rule(args, dims, size, *, name_, **params)
@@ -155,8 +155,6 @@ def _vmap_eval(jaxpr, consts, args, dims, size, axis_name):
     return [r[0] for r in res], [r[1] for r in res]
 
 
-_vmap_cache = weakref.WeakKeyDictionary()
-
 
 def vmap_jaxpr(closed, in_dims, size, out_dims_wanted=None, axis_name=_INHERIT):
     """-> jaxpr over batched inputs whose outputs have batch axes at `out_dims_wanted`
@@ -164,12 +162,10 @@ def vmap_jaxpr(closed, in_dims, size, out_dims_wanted=None, axis_name=_INHERIT):
     `axis_name` names the batch axis (default: the axis being evaluated, if any)."""
     if axis_name is _INHERIT:
         axis_name = _current.name
-    key = (tuple(in_dims), int(size), None if out_dims_wanted is None else
+    key = ("vmap", tuple(in_dims), int(size), None if out_dims_wanted is None else
            tuple(out_dims_wanted), axis_name)
-    per = _vmap_cache.setdefault(closed, {})
-    if key not in per:
-        per[key] = _vmap_jaxpr(closed, in_dims, size, out_dims_wanted, axis_name)
-    return per[key]
+    return derived.lookup(closed, key, _vmap_jaxpr, closed, in_dims, size, out_dims_wanted,
+                          axis_name)
 
 
 def _vmap_jaxpr(closed, in_dims, size, out_dims_wanted, axis_name):
@@ -199,8 +195,7 @@ def _vmap_jaxpr(closed, in_dims, size, out_dims_wanted, axis_name):
                 res.append(moveaxis(o, d, w))
         return res
 
-    jaxpr, _ = core.trace_to_jaxpr(fun, in_avals)
-    return simplify(jaxpr)
+    return stage(fun, in_avals)[0]
 
 
 __all__ = ["vmap_rules", "named_vmap_rules", "defvectorized", "defbroadcasting", "align_batched", "vmap_jaxpr",
