@@ -28,7 +28,9 @@ from xforms.registry import ALL_PRIMITIVES, RuleTable
 from . import hugepages, user_prims
 from .codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
-from .fusion import REDUCTIONS, IndexMap, acts_as_view, clamp_index, guard_condition
+from .fusion import REDUCTIONS, acts_as_view
+from .loop_cpu import LoopSpelling, print_body
+from .lower_loops import lower_loop
 from .shape_symbols import SymbolTable, is_symbolic
 from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
 
@@ -132,8 +134,6 @@ class Emitter(Naming):
         self.names = {}              # Var -> base name
         self.const_params = []       # (param name, value) for ClosedJaxpr consts
         self.line_info = {}          # source line (0-based, in the body) -> eqn
-        self.loop_local = set()
-        self.interior = None      # the loop axis whose guards and clamps hold (peeled middle)
         self.plan = None
         self.top_plan = None         # the program's own plan (emit_module sets it)
         self.buffers = []            # top-level buffers that may come from Python
@@ -265,21 +265,6 @@ class Emitter(Naming):
             self.plan = prev
 
     # ---- fused loops -------------------------------------------------------------------------
-    def read(self, r, idx):
-        a = r.atom
-        if isinstance(a, Literal):
-            expr = self.atom_lit(a.val, a.aval.dtype)
-        elif a in self.loop_local or not a.aval.shape:
-            expr = self.s(a)
-        else:
-            expr = f"{self.A(a)}[{_index(_inside(r.imap, self.interior), idx, a.aval.shape)}]"
-        guards = () if r.imap is None else tuple(
-            g for g in r.imap.guards if g[0] is None or g[0] != self.interior)
-        if guards:                                    # a padded read: the fill outside
-            fill = self.atom_lit(r.imap.fill.val, r.imap.fill.aval.dtype)
-            return f"({expr} if {guard_condition(guards, idx)} else {fill})"
-        return expr
-
     def emit_loop(self, step):
         shape, n = tuple(step.shape), len(step.shape)
         idx = [f"i{d}" if shape[d] != 1 else "0" for d in range(n)]   # no loop over size-1 dims
@@ -297,7 +282,7 @@ class Emitter(Naming):
         rows = _chunk_rows(shape, size, reds, self.allow_parallel, staged)
         for r in reds.values():
             r.emit_setup()
-        loop = _Nest(self, step, shape, idx, reds, size, rows, staged, vsize)
+        loop = _Nest(self, step, lower_loop(step)[0], reds, size, rows, staged, vsize)
         if not _has_bounded_trig(step, vsize, reds, staged):
             loop.emit()
             return
@@ -317,36 +302,26 @@ class Emitter(Naming):
             finally:
                 self.libm_only = False
 
-    def _emit_body_eqn(self, eqn, reads, idx, writes, reds, size, guard=None):
+    def scalar_value(self, eqn, args, idx, size):
+        """(expression, bounded trig?) of elementwise or view equation `eqn` on argument
+        texts `args` in a loop of `size` elements (`idx`: the loop's index texts)."""
+        if acts_as_view(eqn):
+            return args[0], False
+        if user_prims.is_elementwise(eqn):
+            return user_prims.scalar_call(self, eqn, args, "cpu"), False
+        rule = get_scalar_rule(eqn.prim, "cpu")
+        if rule is None:
+            raise _unsupported(eqn)
+        ctx = _Ctx(self, eqn, size, idx)
+        try:
+            return rule(ctx, *args), ctx.guard
+        except (KeyError, TypeError, ValueError) as e:
+            raise _unsupported(eqn, f"{type(e).__name__}: {e}") from None
+
+    def check_dtypes(self, eqn):
         why = dtype_refused(eqn, "cpu")
         if why:
             raise _unsupported(eqn, why)
-        self.comment(eqn)
-        args = [self.read(r, idx) for r in reads]
-        if eqn in reds:
-            reds[eqn].emit_update(args[0])
-            return
-        out = eqn.outvars[0]
-        ctx = None
-        if acts_as_view(eqn):
-            expr = args[0]
-        elif user_prims.is_elementwise(eqn):
-            expr = user_prims.scalar_call(self, eqn, args, "cpu")
-        else:
-            rule = get_scalar_rule(eqn.prim, "cpu")
-            if rule is None:
-                raise _unsupported(eqn)
-            try:
-                ctx = _Ctx(self, eqn, size, idx)
-                expr = rule(ctx, *args)
-            except (KeyError, TypeError, ValueError) as e:
-                raise _unsupported(eqn, f"{type(e).__name__}: {e}") from None
-        self.line(f"{self.s(out)} = {expr}")
-        if ctx is not None and ctx.guard:
-            self.line(f"{guard} |= {self.s(out)} != {self.s(out)}")
-        self.loop_local.add(out)
-        if out in writes and idx:
-            self.line(f"{self.A(out)}[{', '.join(idx)}] = {self.s(out)}")
 
 
 # Parallel loops and reductions.  A nest of at least PARALLEL_MIN_ELEMENTS elements is cut
@@ -414,24 +389,22 @@ class _Nest:
     """The loops of one fused step: plain nested loops, or chunks of axis 0 (prange when
     the emitter may use threads) with per-chunk partials of the scalar reductions."""
 
-    def __init__(self, em, step, shape, idx, reds, size, rows, staged=False, vsize=None):
-        self.em, self.step, self.shape, self.idx = em, step, shape, idx
+    def __init__(self, em, step, nest, reds, size, rows, staged=False, vsize=None):
+        self.em, self.step, self.shape, self.nest = em, step, tuple(step.shape), nest
         self.reds, self.size, self.rows, self.staged = reds, size, rows, staged
         self.vsize = size if vsize is None else vsize   # the size the vector math sees
-        self.writes = set(step.writes)
+        self.sp = LoopSpelling(em, nest.syms, [f"i{d}" for d in range(len(self.shape))])
         # no peeling of a chunked axis 0 (its chunks are the parallel split)
-        self.peel_axis, self.peel = _peeling(step, shape, rows is not None)
+        self.peel_axis, self.peel = _peeling(step, self.shape, rows is not None)
 
     def emit(self):
         em = self.em
-        em.loop_local = set()
         if self.rows is None:
             if em.trig_guard:
                 em.line(f"{em.trig_guard} = False")
             self._level(0, em.trig_guard)
         else:
             self._chunked()
-        em.loop_local = set()
 
     def _level(self, level, guard):
         em, shape, n = self.em, self.shape, len(self.shape)
@@ -439,21 +412,20 @@ class _Nest:
             if r.level == level:
                 r.emit_init()
         if level == n:
-            for eqn, reads in self.step.body:
-                em._emit_body_eqn(eqn, reads, self.idx, self.writes, self.reds, self.vsize,
-                                  guard)
+            print_body(em, self.sp, self.nest.body, self.reds, self.vsize, guard)
         elif shape[level] == 1:
             self._level(level + 1, guard)
         elif level == self.peel_axis:
             # guarded/clamped reads (stencils, pads) only near the ends: the middle loop
             # reads plainly, so LLVM vectorises it
             lo, hi = self.peel
-            for a, b, inside in ((0, lo, None), (lo, hi, level), (hi, shape[level], None)):
+            middle = (self.nest.syms[level],)
+            for a, b, hold in ((0, lo, ()), (lo, hi, middle), (hi, shape[level], ())):
                 if b > a:
-                    em.interior = inside
+                    self.sp.hold = hold
                     with em.counted_loop(f"i{level}", (a, b)):
                         self._level(level + 1, guard)
-            em.interior = None
+            self.sp.hold = ()
         else:
             with em.counted_loop(f"i{level}", shape[level]):
                 self._level(level + 1, guard)
@@ -687,37 +659,9 @@ def _peeling(step, shape, par):
     return (d, (lo, hi)) if any_ and lo < hi else (None, None)
 
 
-def _inside(imap, axis):
-    """imap without the clamps of source dims indexed by loop `axis` (inside the peeled
-    middle they hold)."""
-    if axis is None or not imap.clamp:
-        return imap
-    keep = tuple(c for c in imap.clamp if imap.exprs[c[0]][0] != axis)
-    return IndexMap(imap.exprs, imap.guards, imap.fill, keep)
-
-
 def _cast_index(expr, dtype):
     dt = np.dtype(dtype)
     return expr if dt == np.int64 else f"np.{dt.name}({expr})"
-
-
-def _index(imap, idx, shape=None):
-    parts = []
-    for d, (ax, st, off) in enumerate(imap.exprs):
-        if ax is None:
-            e = str(off)
-        elif st == 1 and off == 0:
-            e = idx[ax]
-        elif st == 1:
-            e = f"{off} + {idx[ax]}"
-        elif st == -1:
-            e = f"{off} - {idx[ax]}"
-        elif off == 0:
-            e = f"{st} * {idx[ax]}"
-        else:
-            e = f"{off} + {st} * {idx[ax]}"
-        parts.append(clamp_index(e, d, imap.clamp, shape))
-    return ", ".join(parts) if parts else "()"
 
 
 def _unsupported(eqn, why=""):

@@ -19,9 +19,21 @@ Statements:
   independent, except that accumulating stores add atomically.
 - `Let(sym, expr)`; `Store(var, index, value, accumulate=False)` (`+=`; `or` for bool).
 
+- `Eval(eqn, args, index)`: the scalar value of elementwise (or view) equation `eqn` on
+  argument expressions `args`, named after its output (read back as `Value(var)`); `index`:
+  the loop index expression per loop axis (iota and user rules ask for it).  Each printer
+  spells it with its target's scalar rules (kernels/scalar_rules.py).
+- `Reduce(eqn, value)`: fold `value` into reduction `eqn`'s accumulator; the printers own
+  the accumulators (scalar registers, chunk partials, trees).
+
 Expressions: `Sym` (a loop index or a `Let`; printers name it), `Const` (an int),
 `Scalar(atom)` (a rank-0 operand), `Load(var, index)`, `Bin(op, a, b)`, `Clamp(e, lo, hi)`
-(an int64 index in [lo, hi], as the NumPy rules clamp gathers and dynamic slices).
+(an int64 index in [lo, hi], as the NumPy rules clamp gathers and dynamic slices; a None
+bound is not clamped), `Value(var)` (an `Eval`'s result), `Guarded(e, guards, fill)` (a
+padded read: `e` where `lo <= i < hi` for every (i, lo, hi), else the literal `fill`; i
+None: never).
+
+Fused elementwise loops and reductions are lowered by kernels/lower_loops.py.
 """
 from dataclasses import dataclass, field
 
@@ -65,6 +77,31 @@ class Clamp:
     expr: object
     lo: int
     hi: int
+
+
+@dataclass(frozen=True, eq=False)
+class Value:
+    var: object
+
+
+@dataclass(frozen=True, eq=False)
+class Guarded:
+    expr: object
+    guards: tuple
+    fill: object
+
+
+@dataclass(eq=False)
+class Eval:
+    eqn: object
+    args: tuple
+    index: tuple
+
+
+@dataclass(eq=False)
+class Reduce:
+    eqn: object
+    value: object
 
 
 @dataclass(eq=False)
@@ -159,7 +196,11 @@ def _uses(e, loops):
 
 class Spelling:
     """Prints expressions; a backend says how to name a sym (`fresh`), spell a rank-0
-    operand (`scalar`) and an array element (`load(var, index)`)."""
+    operand (`scalar`), an array element (`load(var, index)`) and an `Eval`'s value
+    (`value(var)`).  `hold`: syms known to lie where every guard and clamp on them holds
+    (the peeled middle of a CPU loop): their guards and clamps are not printed."""
+
+    hold = ()
 
     def __init__(self):
         self.names = {}
@@ -171,6 +212,8 @@ class Spelling:
     def expr(self, e):
         if isinstance(e, Sym):
             return self.names[e]
+        if isinstance(e, Value):
+            return self.value(e.var)
         if isinstance(e, Const):
             return str(e.value)
         if isinstance(e, Scalar) or isinstance(e, Load) and not e.var.aval.shape:
@@ -184,8 +227,25 @@ class Spelling:
             if isinstance(e.b, Bin) and not (e.op == "+" and e.b.op == "*"):
                 b = f"({b})"
             return f"{a} {e.op} {b}"
+        if isinstance(e, Guarded):
+            return self.guarded(e)
         inner = self.expr(e.expr)                     # Clamp
+        if self.hold and _uses(e.expr, self.hold):
+            return inner
         src = e.expr.atom if isinstance(e.expr, Scalar) else getattr(e.expr, "var", None)
         if src is not None and np.dtype(src.aval.dtype) != np.int64:
             inner = f"np.int64({inner})"
-        return f"min(max({inner}, {e.lo}), {e.hi})"
+        if e.lo is not None:
+            inner = f"max({inner}, {e.lo})"
+        return inner if e.hi is None else f"min({inner}, {e.hi})"
+
+    def guarded(self, e):
+        expr = self.expr(e.expr)
+        guards = [g for g in e.guards if g[0] is None or g[0] not in self.hold]
+        if not guards:
+            return expr
+        if any(i is None for i, _, _ in guards):
+            cond = "False"
+        else:
+            cond = " and ".join(f"{lo} <= {self.expr(i)} < {hi}" for i, lo, hi in guards)
+        return f"({expr} if {cond} else {self.expr(e.fill)})"
