@@ -41,14 +41,13 @@ from xforms.registry import EXEMPT, RuleTable
 
 from .. import user_prims
 from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit
-from ..fusion import REDUCTIONS, VIEWS, acts_as_view  # noqa: F401
+from ..fusion import REDUCTIONS, acts_as_view
 from ..scalar_rules import dtype_refused, get_scalar_rule, math_name
 from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
 from .emit_cuda_pack import Packing
-from .loop_cuda import loop_kernel
 from .kernel_builder import (Kernel, KernelBuilder, c_strides, cdiv,  # noqa: F401
-                             decompose, lin_expr, lin_terms, nbt_name, pow2_at_least,
-                             unsupported)
+                             decompose, nbt_name, pow2_at_least, unsupported)
+from .loop_cuda import loop_kernel
 
 OP_RULES = RuleTable()          # prim (or its name) -> rule(em, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(em, control_step)
