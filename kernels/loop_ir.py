@@ -174,8 +174,12 @@ def affine(e, loops):
         return Const(0), e, 1
     if not _uses(e, loops):
         return e, None, 0
-    if isinstance(e, Bin) and e.op == "*" and e.a in loops and isinstance(e.b, Const):
+    if isinstance(e, Bin) and e.op == "*" and isinstance(e.b, Const) and e.a in loops:
         return Const(0), e.a, e.b.value
+    if isinstance(e, Bin) and e.op == "*" and isinstance(e.a, Const) and e.b in loops:
+        return Const(0), e.b, e.a.value
+    if isinstance(e, Bin) and e.op == "-" and e.b in loops and not _uses(e.a, loops):
+        return e.a, e.b, -1
     if isinstance(e, Bin) and e.op == "+":
         for base, rest in ((e.a, e.b), (e.b, e.a)):
             r = affine(rest, loops)

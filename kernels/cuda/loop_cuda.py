@@ -66,7 +66,7 @@ class _Spell(Spelling):
             if const == 0 and coef == want:
                 return name
         order = {s: k for k, s in enumerate(self.names)}       # (syms in loop order)
-        parts = [self.names[s] if c == 1 else f"{self.names[s]} * {c}"
+        parts = [{1: self.names[s], -1: f"-{self.names[s]}"}.get(c, f"{self.names[s]} * {c}")
                  for s, c in sorted(coef.items(), key=lambda sc: order[sc[0]]) if c != 0]
         if const or not parts:
             parts.append(str(const))
@@ -95,7 +95,7 @@ def _syms(e):
     """The syms of an index built from syms, constants, + and *; None for anything else."""
     if isinstance(e, Const):
         return ()
-    if isinstance(e, Bin) and e.op in "+*":
+    if isinstance(e, Bin) and e.op in "+-*":
         a, b = _syms(e.a), _syms(e.b)
         return None if a is None or b is None else a + b
     return (e,) if isinstance(e, Sym) else None
