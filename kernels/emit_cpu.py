@@ -32,7 +32,8 @@ from .fusion import REDUCTIONS, acts_as_view
 from .loop_cpu import LoopSpelling, print_body
 from .lower_loops import lower_loop
 from .shape_symbols import SymbolTable, is_symbolic
-from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
+from .scalar_rules import (BOOL_MONOID, ScalarCtx, dtype_refused, get_scalar_rule, math_name,
+                           reduction_init)
 
 OP_RULES = RuleTable()          # prim (or its name) -> rule(emitter, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(emitter, control_step)
@@ -72,25 +73,17 @@ def _vecmath_table():
 VECMATH, VECMATH_F32, TRIG_BOUNDED = _vecmath_table()
 
 
-class _Ctx:
-    """What a scalar rule may ask about its equation."""
+class _Ctx(ScalarCtx):
+    """A scalar rule's context on the CPU: typed literals as module-level names, libm or
+    vectorised math (kernels.vecmath) by loop size."""
 
     def __init__(self, em, eqn, size, idx=()):
-        self.em, self.params, self.idx, self.prim = em, eqn.params, idx, eqn.prim
+        super().__init__(eqn, idx)
+        self.em, self.size = em, size
         self.guard = False           # set when `fn` chose a bounded trig function
-        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
-        self.dtype = eqn.outvars[0].aval.dtype
-        self.size = size
 
     def lit(self, v, dtype=None):
         return self.em.lit(v, self.dtype if dtype is None else dtype)
-
-    def cast(self, expr, dtype):
-        dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
-                  np.dtype(np.complex64)):
-            return f"np.{dt.name}({expr})"
-        return expr
 
     def fn(self, prim):
         """The math function of `prim` (object or name) for these operands (its facts)."""
@@ -111,9 +104,6 @@ class _Ctx:
             self.em.vecmath_used.add(name)
             return name
         return self.em.global_name(math_name(prim, "cpu"))
-
-    def index(self, d):
-        return self.idx[d]
 
 
 class Emitter(Naming):

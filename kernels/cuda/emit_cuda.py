@@ -42,7 +42,7 @@ from xforms.registry import EXEMPT, RuleTable
 from .. import user_prims
 from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit
 from ..fusion import REDUCTIONS, acts_as_view
-from ..scalar_rules import dtype_refused, get_scalar_rule, math_name
+from ..scalar_rules import ScalarCtx, dtype_refused, get_scalar_rule, math_name
 from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
 from .emit_cuda_pack import Packing
 from .kernel_builder import (Kernel, KernelBuilder, c_strides, cdiv,  # noqa: F401
@@ -60,24 +60,8 @@ _RESERVED = {"np", "math", "cuda", "nbt", "range", "min", "max", "abs", "int", "
 
 
 
-class Ctx:
-    """What a scalar rule may ask about its equation (as in emit_cpu, with CUDA math)."""
-
-    def __init__(self, eqn, index_names):
-        self.params, self.prim = eqn.params, eqn.prim
-        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
-        self.dtype = eqn.outvars[0].aval.dtype
-        self._idx = index_names
-
-    def lit(self, v, dtype=None):
-        return lit(v, self.dtype if dtype is None else dtype)
-
-    def cast(self, expr, dtype):
-        dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
-                  np.dtype(np.complex64)):
-            return f"np.{dt.name}({expr})"
-        return expr
+class Ctx(ScalarCtx):
+    """A scalar rule's context on CUDA: numba-cuda's math functions."""
 
     def fn(self, prim):
         """The math function `prim` declares for CUDA (`Facts.math`: numba-cuda's math and
@@ -86,9 +70,6 @@ class Ctx:
         if np.dtype(self.in_dtypes[0]).kind == "c":
             return math_name(prim, "cuda_complex")
         return math_name(prim, "cuda")
-
-    def index(self, d):
-        return self._idx[d]
 
 
 class CudaEmitter(Packing, Naming):
