@@ -36,13 +36,15 @@ def print_body(em, sp, body, reds, size, guard=None):
     maps a reduction to its accumulator (emit_cpu's `_Reduction`), `size` is the loop's
     element count (large loops call vectorised math), `guard` the nan flag a bounded trig
     function sets (see `Emitter.emit_loop`)."""
+    idx = None
     for st in body:
         if isinstance(st, Eval):
             eqn = st.eqn
             em.check_dtypes(eqn)
             em.comment(eqn)
             args = [sp.expr(a) for a in st.args]
-            expr, trig = em.scalar_value(eqn, args, [sp.expr(i) for i in st.index], size)
+            idx = idx or [sp.expr(i) for i in st.index]     # (one loop: the same index)
+            expr, trig = em.scalar_value(eqn, args, idx, size)
             out = em.s(eqn.outvars[0])
             em.line(f"{out} = {expr}")
             if trig:

@@ -54,51 +54,51 @@ class Const:
     value: int
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Scalar:
     atom: object
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Load:
     var: object
     index: tuple
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Bin:
     op: str
     a: object
     b: object
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Clamp:
     expr: object
     lo: int
     hi: int
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Value:
     var: object
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Guarded:
     expr: object
     guards: tuple
     fill: object
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Eval:
     eqn: object
     args: tuple
     index: tuple
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Reduce:
     eqn: object
     value: object
@@ -214,26 +214,21 @@ class Spelling:
         return name
 
     def expr(self, e):
-        if isinstance(e, Sym):
-            return self.names[e]
-        if isinstance(e, Value):
-            return self.value(e.var)
-        if isinstance(e, Const):
-            return str(e.value)
-        if isinstance(e, Scalar) or isinstance(e, Load) and not e.var.aval.shape:
-            return self.scalar(e.atom if isinstance(e, Scalar) else e.var)
-        if isinstance(e, Load):
-            return self.load(e.var, e.index)
-        if isinstance(e, Bin):
-            a, b = self.expr(e.a), self.expr(e.b)
-            if isinstance(e.a, Bin) and e.op != "+" and e.a.op in "+-":
-                a = f"({a})"
-            if isinstance(e.b, Bin) and not (e.op == "+" and e.b.op == "*"):
-                b = f"({b})"
-            return f"{a} {e.op} {b}"
-        if isinstance(e, Guarded):
-            return self.guarded(e)
-        inner = self.expr(e.expr)                     # Clamp
+        return _SPELL[type(e)](self, e)
+
+    def _bin(self, e):
+        a, b = self.expr(e.a), self.expr(e.b)
+        if type(e.a) is Bin and e.op != "+" and e.a.op in "+-":
+            a = f"({a})"
+        if type(e.b) is Bin and not (e.op == "+" and e.b.op == "*"):
+            b = f"({b})"
+        return f"{a} {e.op} {b}"
+
+    def _load(self, e):
+        return self.load(e.var, e.index) if e.var.aval.shape else self.scalar(e.var)
+
+    def _clamp(self, e):
+        inner = self.expr(e.expr)
         if self.hold and _uses(e.expr, self.hold):
             return inner
         src = e.expr.atom if isinstance(e.expr, Scalar) else getattr(e.expr, "var", None)
@@ -253,3 +248,10 @@ class Spelling:
         else:
             cond = " and ".join(f"{lo} <= {self.expr(i)} < {hi}" for i, lo, hi in guards)
         return f"({expr} if {cond} else {self.expr(e.fill)})"
+
+
+# how each expression node prints (a table: printing is a hot path of every compile)
+_SPELL = {Sym: lambda sp, e: sp.names[e], Value: lambda sp, e: sp.value(e.var),
+          Const: lambda sp, e: str(e.value), Scalar: lambda sp, e: sp.scalar(e.atom),
+          Load: Spelling._load, Bin: Spelling._bin, Guarded: Spelling.guarded,
+          Clamp: Spelling._clamp}

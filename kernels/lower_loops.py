@@ -26,7 +26,7 @@ def lower_loop(step):
     index = tuple(Const(0) if shape[d] == 1 else syms[d] for d in range(len(shape)))
     writes, local = set(step.writes), set()
     for eqn, reads in step.body:
-        args = tuple(_read(r, index, local) for r in reads)
+        args = tuple([_read(r, index, local) for r in reads])
         if eqn.prim in REDUCTIONS:
             loop.body.append(Reduce(eqn, args[0]))
             continue
