@@ -15,8 +15,8 @@ the body of emit_cuda_reduce's trees (`print_body`).
 """
 import numpy as np
 
-from ..loop_ir import (Alloc, Bin, Const, Eval, Forward, Let, Nest, Reduce, Refused, Region,
-                       Spelling, Store, Sym, affine)
+from ..loop_ir import (Alloc, Const, Eval, Forward, Let, Nest, Reduce, Refused, Region,
+                       Spelling, Store, affine)
 from ..lower_loops import lower_loop
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
 
@@ -56,7 +56,7 @@ class _Spell(Spelling):
         return f"{self.kb.arr(var)}[{self.index(var, index)}]"
 
     def index(self, var, index):
-        lin = _linear(index, var.aval.shape)
+        lin = _linear(index, var.aval.shape, self.names)
         if lin is None:
             return offset([self.expr(i) for i in index], var.aval.shape)
         const, coef = lin
@@ -73,32 +73,22 @@ class _Spell(Spelling):
         return " + ".join(parts).replace("+ -", "- ")
 
 
-def _linear(index, shape):
+def _linear(index, shape, syms):
     """(constant, {sym: coefficient}) of the flat offset of `index` into a C-contiguous
-    array of `shape` when every index is `const + step * sym`; else None."""
+    array of `shape` when every index is `const + step * sym` (syms: those printed here);
+    else None."""
     const, coef = 0, {}
     for e, n, k in zip(index, shape, c_strides(shape)):
         if n == 1:
             continue
-        syms = _syms(e)
-        a = affine(e, syms) if syms is not None else None
-        if a is None or not isinstance(a[0], Const) or len(syms) > 1:
+        a = affine(e, syms)
+        if a is None or not isinstance(a[0], Const):
             return None
         base, sym, step = a
         const += k * base.value
         if sym is not None:
             coef[sym] = coef.get(sym, 0) + k * step
     return const, coef
-
-
-def _syms(e):
-    """The syms of an index built from syms, constants, + and *; None for anything else."""
-    if isinstance(e, Const):
-        return ()
-    if isinstance(e, Bin) and e.op in "+-*":
-        a, b = _syms(e.a), _syms(e.b)
-        return None if a is None or b is None else a + b
-    return (e,) if isinstance(e, Sym) else None
 
 
 def print_cuda(em, eqn, stmts):
