@@ -32,8 +32,8 @@ from .fusion import REDUCTIONS, acts_as_view
 from .loop_cpu import LoopSpelling, print_body
 from .lower_loops import lower_loop
 from .shape_symbols import SymbolTable, is_symbolic
-from .scalar_rules import (BOOL_MONOID, ScalarCtx, dtype_refused, get_scalar_rule, math_name,
-                           reduction_init)
+from .scalar_rules import (ScalarCtx, dtype_refused, get_scalar_rule, math_name, reduction_init,
+                           reduction_monoid)
 
 OP_RULES = RuleTable()          # prim (or its name) -> rule(emitter, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(emitter, control_step)
@@ -500,17 +500,12 @@ class _Reduction:
 
     def __init__(self, em, eqn, n, idx):
         self.em, self.eqn, self.idx = em, eqn, idx
-        op = eqn.prim.facts.reduce_op          # the monoid (xforms/facts.py)
-        self.arg = op in ("argmax", "argmin")
-        axes = (eqn.params["axis"],) if self.arg else tuple(eqn.params["axes"])
+        self.op, self.arg, axes = reduction_monoid(eqn)
         self.axes = axes
         self.kept = [d for d in range(n) if d not in axes]
         self.level = len(self.kept) if self.kept == list(range(len(self.kept))) else None
         self.out = eqn.outvars[0]
         self.dt = np.dtype(eqn.invars[0].aval.dtype)
-        if self.dt.kind == "b":
-            op = BOOL_MONOID.get(op, op)
-        self.op = op
         self.suffix = ""             # "_c": the per-chunk accumulator of a chunked nest
         self.stage = None            # buffer name: updates store into it (_Nest._staged_rows)
 
@@ -525,11 +520,6 @@ class _Reduction:
         return f"{em.A(self.out)}[{self._kidx()}]", f"{em.A(self.out)}_V[{self._kidx()}]"
 
     def _init_value(self):
-        if self.arg:
-            k = self.dt.kind
-            big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
-            neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
-            return self.em.lit(neg if self.op == "argmax" else big, self.dt)
         return self.em.lit(reduction_init(self.op, self.dt), self.dt)
 
     def emit_setup(self, refill=False):

@@ -110,6 +110,16 @@ REDUCE_OPS = frozenset(["sum", "prod", "max", "min", "and", "or", "argmax", "arg
 BOOL_MONOID = {"sum": "or", "prod": "and", "max": "or", "min": "and"}
 
 
+def reduction_monoid(eqn):
+    """(op, is_arg, axes) of a reduction equation: the monoid its facts declare (bool sums
+    and products are or/and), whether it is argmax/argmin, the reduced axes."""
+    op = eqn.prim.facts.reduce_op
+    arg = op in ("argmax", "argmin")
+    if np.dtype(eqn.invars[0].aval.dtype).kind == "b":
+        op = BOOL_MONOID.get(op, op)
+    return op, arg, (eqn.params["axis"],) if arg else tuple(eqn.params["axes"])
+
+
 def reduction_init(op, dtype):
     """Initial accumulator of the reduction monoid `op` ("sum", "max", ...), from the facts
     of the reduction primitive that declares it; for "argmax"/"argmin" the initial value

@@ -42,7 +42,7 @@ from xforms.registry import EXEMPT, RuleTable
 from .. import user_prims
 from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit
 from ..fusion import REDUCTIONS, acts_as_view
-from ..scalar_rules import ScalarCtx, dtype_refused, get_scalar_rule, math_name
+from ..scalar_rules import ScalarCtx, dtype_refused, get_scalar_rule, math_name, reduction_monoid
 from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
 from .emit_cuda_pack import Packing
 from .kernel_builder import (Kernel, KernelBuilder, c_strides, cdiv,  # noqa: F401
@@ -240,9 +240,7 @@ class CudaEmitter(Packing, Naming):
 
 
 def red_axes(eqn):
-    if eqn.prim.facts.reduce_op in ("argmax", "argmin"):
-        return (eqn.params["axis"],)
-    return tuple(sorted(eqn.params["axes"]))
+    return tuple(sorted(reduction_monoid(eqn)[2]))
 
 
 def scalar_expr(eqn, args, idx):

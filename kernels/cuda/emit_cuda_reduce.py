@@ -25,7 +25,7 @@ from xforms.ir import Var
 from ..codegen import lit
 from ..loop_ir import Reduce
 from ..lower_loops import lower_loop
-from ..scalar_rules import BOOL_MONOID, reduction_init
+from ..scalar_rules import reduction_init, reduction_monoid
 from .kernel_builder import (KernelBuilder, cdiv, decompose, nbt_name, pow2_at_least,
                              unsupported)
 from .loop_cuda import loop_spelling, print_body
@@ -134,11 +134,7 @@ class _Acc:
         self.em, self.kb, self.eqn, self.k, self.T = em, kb, eqn, k, T
         self.out = eqn.outvars[0]
         self.dt = np.dtype(eqn.invars[0].aval.dtype)
-        op = eqn.prim.facts.reduce_op          # the monoid (xforms/facts.py)
-        self.arg = op in ("argmax", "argmin")
-        if self.dt.kind == "b" and not self.arg:
-            op = BOOL_MONOID.get(op, op)
-        self.op = op
+        self.op, self.arg, _ = reduction_monoid(eqn)
         self.acc, self.idx = f"_acc{k}", f"_ai{k}"
         self.sh, self.shi = f"_sh{k}", f"_shi{k}"
         self.part = self.parti = None
