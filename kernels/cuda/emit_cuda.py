@@ -27,9 +27,9 @@ never meet the jaxpr's letter-only names.
 
 Kernels per step (launch configuration from `runtime.DeviceSpec`):
 - Loop without reductions: one grid-stride kernel over the iteration space; rank-0 loops are
-  one-thread kernels.
-- Loop with reductions: two-level trees (emit_cuda_reduce.py); reductions over different
-  axes in one Loop get one kernel each.
+  one-thread kernels (`loop_cuda.loop_kernel`: the loop lowered by kernels/lower_loops.py).
+- Loop with reductions: two-level trees (emit_cuda_reduce.py) around the same lowered
+  body; reductions over different axes in one Loop get one kernel each.
 - Ops (dot_general, gather, scatter, ...): `emit_cuda_ops.py`; control flow:
   `emit_cuda_control.py` (whole loops inside one kernel when they are lane-local, else host
   loops around launches).
