@@ -409,19 +409,23 @@ class _Nest:
             # guarded/clamped reads (stencils, pads) only near the ends: the middle loop
             # reads plainly, so LLVM vectorises it
             lo, hi = self.peel
-            middle = (self.nest.syms[level],)
-            for a, b, hold in ((0, lo, ()), (lo, hi, middle), (hi, shape[level], ())):
+            for a, b, inside in ((0, lo, None), (lo, hi, level), (hi, shape[level], None)):
                 if b > a:
-                    self.sp.hold = hold
+                    self._interior(inside)
                     with em.counted_loop(f"i{level}", (a, b)):
                         self._level(level + 1, guard)
-            self.sp.hold = ()
+            self._interior(None)
         else:
             with em.counted_loop(f"i{level}", shape[level]):
                 self._level(level + 1, guard)
         for r in self.reds.values():
             if r.level == level:
                 r.emit_store()
+
+    def _interior(self, axis):
+        """Print reads as inside the peeled middle of loop `axis` (its guards and clamps
+        hold), or everywhere guarded (None)."""
+        self.sp.hold = () if axis is None else (self.nest.syms[axis],)
 
     def _chunked(self):
         em, rows, n0 = self.em, self.rows, self.shape[0]
