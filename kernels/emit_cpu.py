@@ -28,9 +28,12 @@ from xforms.registry import ALL_PRIMITIVES, RuleTable
 from . import hugepages, user_prims
 from .codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
-from .fusion import REDUCTIONS, IndexMap, acts_as_view, clamp_index, guard_condition
+from .fusion import REDUCTIONS, acts_as_view
+from .loop_cpu import LoopSpelling, print_body
+from .lower_loops import lower_loop
 from .shape_symbols import SymbolTable, is_symbolic
-from .scalar_rules import BOOL_MONOID, dtype_refused, get_scalar_rule, math_name, reduction_init
+from .scalar_rules import (ScalarCtx, dtype_refused, get_scalar_rule, math_name, reduction_init,
+                           reduction_monoid)
 
 OP_RULES = RuleTable()          # prim (or its name) -> rule(emitter, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(emitter, control_step)
@@ -70,25 +73,17 @@ def _vecmath_table():
 VECMATH, VECMATH_F32, TRIG_BOUNDED = _vecmath_table()
 
 
-class _Ctx:
-    """What a scalar rule may ask about its equation."""
+class _Ctx(ScalarCtx):
+    """A scalar rule's context on the CPU: typed literals as module-level names, libm or
+    vectorised math (kernels.vecmath) by loop size."""
 
     def __init__(self, em, eqn, size, idx=()):
-        self.em, self.params, self.idx, self.prim = em, eqn.params, idx, eqn.prim
+        super().__init__(eqn, idx)
+        self.em, self.size = em, size
         self.guard = False           # set when `fn` chose a bounded trig function
-        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
-        self.dtype = eqn.outvars[0].aval.dtype
-        self.size = size
 
     def lit(self, v, dtype=None):
         return self.em.lit(v, self.dtype if dtype is None else dtype)
-
-    def cast(self, expr, dtype):
-        dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
-                  np.dtype(np.complex64)):
-            return f"np.{dt.name}({expr})"
-        return expr
 
     def fn(self, prim):
         """The math function of `prim` (object or name) for these operands (its facts)."""
@@ -110,9 +105,6 @@ class _Ctx:
             return name
         return self.em.global_name(math_name(prim, "cpu"))
 
-    def index(self, d):
-        return self.idx[d]
-
 
 class Emitter(Naming):
     """Builds the kernel source of one program (and its nested sub-programs)."""
@@ -132,8 +124,6 @@ class Emitter(Naming):
         self.names = {}              # Var -> base name
         self.const_params = []       # (param name, value) for ClosedJaxpr consts
         self.line_info = {}          # source line (0-based, in the body) -> eqn
-        self.loop_local = set()
-        self.interior = None      # the loop axis whose guards and clamps hold (peeled middle)
         self.plan = None
         self.top_plan = None         # the program's own plan (emit_module sets it)
         self.buffers = []            # top-level buffers that may come from Python
@@ -265,21 +255,6 @@ class Emitter(Naming):
             self.plan = prev
 
     # ---- fused loops -------------------------------------------------------------------------
-    def read(self, r, idx):
-        a = r.atom
-        if isinstance(a, Literal):
-            expr = self.atom_lit(a.val, a.aval.dtype)
-        elif a in self.loop_local or not a.aval.shape:
-            expr = self.s(a)
-        else:
-            expr = f"{self.A(a)}[{_index(_inside(r.imap, self.interior), idx, a.aval.shape)}]"
-        guards = () if r.imap is None else tuple(
-            g for g in r.imap.guards if g[0] is None or g[0] != self.interior)
-        if guards:                                    # a padded read: the fill outside
-            fill = self.atom_lit(r.imap.fill.val, r.imap.fill.aval.dtype)
-            return f"({expr} if {guard_condition(guards, idx)} else {fill})"
-        return expr
-
     def emit_loop(self, step):
         shape, n = tuple(step.shape), len(step.shape)
         idx = [f"i{d}" if shape[d] != 1 else "0" for d in range(n)]   # no loop over size-1 dims
@@ -297,7 +272,7 @@ class Emitter(Naming):
         rows = _chunk_rows(shape, size, reds, self.allow_parallel, staged)
         for r in reds.values():
             r.emit_setup()
-        loop = _Nest(self, step, shape, idx, reds, size, rows, staged, vsize)
+        loop = _Nest(self, step, lower_loop(step)[0], reds, size, rows, staged, vsize)
         if not _has_bounded_trig(step, vsize, reds, staged):
             loop.emit()
             return
@@ -317,36 +292,26 @@ class Emitter(Naming):
             finally:
                 self.libm_only = False
 
-    def _emit_body_eqn(self, eqn, reads, idx, writes, reds, size, guard=None):
+    def scalar_value(self, eqn, args, idx, size):
+        """(expression, bounded trig?) of elementwise or view equation `eqn` on argument
+        texts `args` in a loop of `size` elements (`idx`: the loop's index texts)."""
+        if acts_as_view(eqn):
+            return args[0], False
+        if user_prims.is_elementwise(eqn):
+            return user_prims.scalar_call(self, eqn, args, "cpu"), False
+        rule = get_scalar_rule(eqn.prim, "cpu")
+        if rule is None:
+            raise _unsupported(eqn)
+        ctx = _Ctx(self, eqn, size, idx)
+        try:
+            return rule(ctx, *args), ctx.guard
+        except (KeyError, TypeError, ValueError) as e:
+            raise _unsupported(eqn, f"{type(e).__name__}: {e}") from None
+
+    def check_dtypes(self, eqn):
         why = dtype_refused(eqn, "cpu")
         if why:
             raise _unsupported(eqn, why)
-        self.comment(eqn)
-        args = [self.read(r, idx) for r in reads]
-        if eqn in reds:
-            reds[eqn].emit_update(args[0])
-            return
-        out = eqn.outvars[0]
-        ctx = None
-        if acts_as_view(eqn):
-            expr = args[0]
-        elif user_prims.is_elementwise(eqn):
-            expr = user_prims.scalar_call(self, eqn, args, "cpu")
-        else:
-            rule = get_scalar_rule(eqn.prim, "cpu")
-            if rule is None:
-                raise _unsupported(eqn)
-            try:
-                ctx = _Ctx(self, eqn, size, idx)
-                expr = rule(ctx, *args)
-            except (KeyError, TypeError, ValueError) as e:
-                raise _unsupported(eqn, f"{type(e).__name__}: {e}") from None
-        self.line(f"{self.s(out)} = {expr}")
-        if ctx is not None and ctx.guard:
-            self.line(f"{guard} |= {self.s(out)} != {self.s(out)}")
-        self.loop_local.add(out)
-        if out in writes and idx:
-            self.line(f"{self.A(out)}[{', '.join(idx)}] = {self.s(out)}")
 
 
 # Parallel loops and reductions.  A nest of at least PARALLEL_MIN_ELEMENTS elements is cut
@@ -414,24 +379,22 @@ class _Nest:
     """The loops of one fused step: plain nested loops, or chunks of axis 0 (prange when
     the emitter may use threads) with per-chunk partials of the scalar reductions."""
 
-    def __init__(self, em, step, shape, idx, reds, size, rows, staged=False, vsize=None):
-        self.em, self.step, self.shape, self.idx = em, step, shape, idx
+    def __init__(self, em, step, nest, reds, size, rows, staged=False, vsize=None):
+        self.em, self.step, self.shape, self.nest = em, step, tuple(step.shape), nest
         self.reds, self.size, self.rows, self.staged = reds, size, rows, staged
         self.vsize = size if vsize is None else vsize   # the size the vector math sees
-        self.writes = set(step.writes)
+        self.sp = LoopSpelling(em, nest.syms, [f"i{d}" for d in range(len(self.shape))])
         # no peeling of a chunked axis 0 (its chunks are the parallel split)
-        self.peel_axis, self.peel = _peeling(step, shape, rows is not None)
+        self.peel_axis, self.peel = _peeling(step, self.shape, rows is not None)
 
     def emit(self):
         em = self.em
-        em.loop_local = set()
         if self.rows is None:
             if em.trig_guard:
                 em.line(f"{em.trig_guard} = False")
             self._level(0, em.trig_guard)
         else:
             self._chunked()
-        em.loop_local = set()
 
     def _level(self, level, guard):
         em, shape, n = self.em, self.shape, len(self.shape)
@@ -439,9 +402,7 @@ class _Nest:
             if r.level == level:
                 r.emit_init()
         if level == n:
-            for eqn, reads in self.step.body:
-                em._emit_body_eqn(eqn, reads, self.idx, self.writes, self.reds, self.vsize,
-                                  guard)
+            print_body(em, self.sp, self.nest.body, self.reds, self.vsize, guard)
         elif shape[level] == 1:
             self._level(level + 1, guard)
         elif level == self.peel_axis:
@@ -450,16 +411,21 @@ class _Nest:
             lo, hi = self.peel
             for a, b, inside in ((0, lo, None), (lo, hi, level), (hi, shape[level], None)):
                 if b > a:
-                    em.interior = inside
+                    self._interior(inside)
                     with em.counted_loop(f"i{level}", (a, b)):
                         self._level(level + 1, guard)
-            em.interior = None
+            self._interior(None)
         else:
             with em.counted_loop(f"i{level}", shape[level]):
                 self._level(level + 1, guard)
         for r in self.reds.values():
             if r.level == level:
                 r.emit_store()
+
+    def _interior(self, axis):
+        """Print reads as inside the peeled middle of loop `axis` (its guards and clamps
+        hold), or everywhere guarded (None)."""
+        self.sp.hold = () if axis is None else (self.nest.syms[axis],)
 
     def _chunked(self):
         em, rows, n0 = self.em, self.rows, self.shape[0]
@@ -538,17 +504,12 @@ class _Reduction:
 
     def __init__(self, em, eqn, n, idx):
         self.em, self.eqn, self.idx = em, eqn, idx
-        op = eqn.prim.facts.reduce_op          # the monoid (xforms/facts.py)
-        self.arg = op in ("argmax", "argmin")
-        axes = (eqn.params["axis"],) if self.arg else tuple(eqn.params["axes"])
+        self.op, self.arg, axes = reduction_monoid(eqn)
         self.axes = axes
         self.kept = [d for d in range(n) if d not in axes]
         self.level = len(self.kept) if self.kept == list(range(len(self.kept))) else None
         self.out = eqn.outvars[0]
         self.dt = np.dtype(eqn.invars[0].aval.dtype)
-        if self.dt.kind == "b":
-            op = BOOL_MONOID.get(op, op)
-        self.op = op
         self.suffix = ""             # "_c": the per-chunk accumulator of a chunked nest
         self.stage = None            # buffer name: updates store into it (_Nest._staged_rows)
 
@@ -563,11 +524,6 @@ class _Reduction:
         return f"{em.A(self.out)}[{self._kidx()}]", f"{em.A(self.out)}_V[{self._kidx()}]"
 
     def _init_value(self):
-        if self.arg:
-            k = self.dt.kind
-            big = np.inf if k == "f" else (True if k == "b" else np.iinfo(self.dt).max)
-            neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(self.dt).min)
-            return self.em.lit(neg if self.op == "argmax" else big, self.dt)
         return self.em.lit(reduction_init(self.op, self.dt), self.dt)
 
     def emit_setup(self, refill=False):
@@ -687,37 +643,9 @@ def _peeling(step, shape, par):
     return (d, (lo, hi)) if any_ and lo < hi else (None, None)
 
 
-def _inside(imap, axis):
-    """imap without the clamps of source dims indexed by loop `axis` (inside the peeled
-    middle they hold)."""
-    if axis is None or not imap.clamp:
-        return imap
-    keep = tuple(c for c in imap.clamp if imap.exprs[c[0]][0] != axis)
-    return IndexMap(imap.exprs, imap.guards, imap.fill, keep)
-
-
 def _cast_index(expr, dtype):
     dt = np.dtype(dtype)
     return expr if dt == np.int64 else f"np.{dt.name}({expr})"
-
-
-def _index(imap, idx, shape=None):
-    parts = []
-    for d, (ax, st, off) in enumerate(imap.exprs):
-        if ax is None:
-            e = str(off)
-        elif st == 1 and off == 0:
-            e = idx[ax]
-        elif st == 1:
-            e = f"{off} + {idx[ax]}"
-        elif st == -1:
-            e = f"{off} - {idx[ax]}"
-        elif off == 0:
-            e = f"{st} * {idx[ax]}"
-        else:
-            e = f"{off} + {st} * {idx[ax]}"
-        parts.append(clamp_index(e, d, imap.clamp, shape))
-    return ", ".join(parts) if parts else "()"
 
 
 def _unsupported(eqn, why=""):

@@ -240,28 +240,6 @@ def is_guarded_view(eqn):
     return eqn.prim.name == "pad" and _pad_map(eqn) is not None
 
 
-def guard_condition(guards, idx):
-    """Source text of a guarded read's condition on loop index names `idx` (shared by the
-    CPU and CUDA emitters: plain Python comparisons)."""
-    parts = []
-    for ax, lo, hi in guards:
-        if ax is None:
-            return "False"
-        parts.append(f"{lo} <= {idx[ax]} < {hi}")
-    return " and ".join(parts) if parts else "True"
-
-
-def clamp_index(expr, d, clamp, shape):
-    """Source text of index `expr` of source dim d, clamped as IndexMap.clamp says."""
-    for dim, low, high in clamp:
-        if dim == d:
-            if low:
-                expr = f"max({expr}, 0)"
-            if high:
-                expr = f"min({expr}, {shape[d] - 1})"
-    return expr
-
-
 def acts_as_view(eqn):
     """Does a loop body equation copy its one read (a view, or a guarded pad)?"""
     return eqn.prim in VIEWS or is_guarded_view(eqn)

@@ -19,9 +19,21 @@ Statements:
   independent, except that accumulating stores add atomically.
 - `Let(sym, expr)`; `Store(var, index, value, accumulate=False)` (`+=`; `or` for bool).
 
+- `Eval(eqn, args, index)`: the scalar value of elementwise (or view) equation `eqn` on
+  argument expressions `args`, named after its output (read back as `Value(var)`); `index`:
+  the loop index expression per loop axis (iota and user rules ask for it).  Each printer
+  spells it with its target's scalar rules (kernels/scalar_rules.py).
+- `Reduce(eqn, value)`: fold `value` into reduction `eqn`'s accumulator; the printers own
+  the accumulators (scalar registers, chunk partials, trees).
+
 Expressions: `Sym` (a loop index or a `Let`; printers name it), `Const` (an int),
 `Scalar(atom)` (a rank-0 operand), `Load(var, index)`, `Bin(op, a, b)`, `Clamp(e, lo, hi)`
-(an int64 index in [lo, hi], as the NumPy rules clamp gathers and dynamic slices).
+(an int64 index in [lo, hi], as the NumPy rules clamp gathers and dynamic slices; a None
+bound is not clamped), `Value(var)` (an `Eval`'s result), `Guarded(e, guards, fill)` (a
+padded read: `e` where `lo <= i < hi` for every (i, lo, hi), else the literal `fill`; i
+None: never).
+
+Fused elementwise loops and reductions are lowered by kernels/lower_loops.py.
 """
 from dataclasses import dataclass, field
 
@@ -42,29 +54,54 @@ class Const:
     value: int
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Scalar:
     atom: object
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Load:
     var: object
     index: tuple
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Bin:
     op: str
     a: object
     b: object
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Clamp:
     expr: object
     lo: int
     hi: int
+
+
+@dataclass(eq=False, slots=True)
+class Value:
+    var: object
+
+
+@dataclass(eq=False, slots=True)
+class Guarded:
+    expr: object
+    guards: tuple
+    fill: object
+
+
+@dataclass(eq=False, slots=True)
+class Eval:
+    eqn: object
+    args: tuple
+    index: tuple
+
+
+@dataclass(eq=False, slots=True)
+class Reduce:
+    eqn: object
+    value: object
 
 
 @dataclass(eq=False)
@@ -137,8 +174,12 @@ def affine(e, loops):
         return Const(0), e, 1
     if not _uses(e, loops):
         return e, None, 0
-    if isinstance(e, Bin) and e.op == "*" and e.a in loops and isinstance(e.b, Const):
+    if isinstance(e, Bin) and e.op == "*" and isinstance(e.b, Const) and e.a in loops:
         return Const(0), e.a, e.b.value
+    if isinstance(e, Bin) and e.op == "*" and isinstance(e.a, Const) and e.b in loops:
+        return Const(0), e.b, e.a.value
+    if isinstance(e, Bin) and e.op == "-" and e.b in loops and not _uses(e.a, loops):
+        return e.a, e.b, -1
     if isinstance(e, Bin) and e.op == "+":
         for base, rest in ((e.a, e.b), (e.b, e.a)):
             r = affine(rest, loops)
@@ -159,7 +200,11 @@ def _uses(e, loops):
 
 class Spelling:
     """Prints expressions; a backend says how to name a sym (`fresh`), spell a rank-0
-    operand (`scalar`) and an array element (`load(var, index)`)."""
+    operand (`scalar`), an array element (`load(var, index)`) and an `Eval`'s value
+    (`value(var)`).  `hold`: syms known to lie where every guard and clamp on them holds
+    (the peeled middle of a CPU loop): their guards and clamps are not printed."""
+
+    hold = ()
 
     def __init__(self):
         self.names = {}
@@ -169,23 +214,44 @@ class Spelling:
         return name
 
     def expr(self, e):
-        if isinstance(e, Sym):
-            return self.names[e]
-        if isinstance(e, Const):
-            return str(e.value)
-        if isinstance(e, Scalar) or isinstance(e, Load) and not e.var.aval.shape:
-            return self.scalar(e.atom if isinstance(e, Scalar) else e.var)
-        if isinstance(e, Load):
-            return self.load(e.var, e.index)
-        if isinstance(e, Bin):
-            a, b = self.expr(e.a), self.expr(e.b)
-            if isinstance(e.a, Bin) and e.op != "+" and e.a.op in "+-":
-                a = f"({a})"
-            if isinstance(e.b, Bin) and not (e.op == "+" and e.b.op == "*"):
-                b = f"({b})"
-            return f"{a} {e.op} {b}"
-        inner = self.expr(e.expr)                     # Clamp
+        return _SPELL[type(e)](self, e)
+
+    def _bin(self, e):
+        a, b = self.expr(e.a), self.expr(e.b)
+        if type(e.a) is Bin and e.op != "+" and e.a.op in "+-":
+            a = f"({a})"
+        if type(e.b) is Bin and not (e.op == "+" and e.b.op == "*"):
+            b = f"({b})"
+        return f"{a} {e.op} {b}"
+
+    def _load(self, e):
+        return self.load(e.var, e.index) if e.var.aval.shape else self.scalar(e.var)
+
+    def _clamp(self, e):
+        inner = self.expr(e.expr)
+        if self.hold and _uses(e.expr, self.hold):
+            return inner
         src = e.expr.atom if isinstance(e.expr, Scalar) else getattr(e.expr, "var", None)
         if src is not None and np.dtype(src.aval.dtype) != np.int64:
             inner = f"np.int64({inner})"
-        return f"min(max({inner}, {e.lo}), {e.hi})"
+        if e.lo is not None:
+            inner = f"max({inner}, {e.lo})"
+        return inner if e.hi is None else f"min({inner}, {e.hi})"
+
+    def guarded(self, e):
+        expr = self.expr(e.expr)
+        guards = [g for g in e.guards if g[0] is None or g[0] not in self.hold]
+        if not guards:
+            return expr
+        if any(i is None for i, _, _ in guards):
+            cond = "False"
+        else:
+            cond = " and ".join(f"{lo} <= {self.expr(i)} < {hi}" for i, lo, hi in guards)
+        return f"({expr} if {cond} else {self.expr(e.fill)})"
+
+
+# how each expression node prints (a table: printing is a hot path of every compile)
+_SPELL = {Sym: lambda sp, e: sp.names[e], Value: lambda sp, e: sp.value(e.var),
+          Const: lambda sp, e: str(e.value), Scalar: lambda sp, e: sp.scalar(e.atom),
+          Load: Spelling._load, Bin: Spelling._bin, Guarded: Spelling.guarded,
+          Clamp: Spelling._clamp}

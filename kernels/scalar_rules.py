@@ -19,6 +19,8 @@ import numpy as np
 from xforms.facts import REDUCTION
 from xforms.registry import ALL_PRIMITIVES, RuleTable, lookup
 
+from .codegen import lit
+
 scalar_rules = RuleTable()          # prim -> rule, every target
 _target_rules = {}                  # target -> RuleTable of overrides
 
@@ -42,6 +44,33 @@ def get_scalar_rule(prim, target="cpu"):
         if p is not None and p.facts.math:
             return _math_call
     return rule
+
+
+class ScalarCtx:
+    """What a scalar rule may ask about its equation (see the module docstring); each
+    backend adds `fn` (its math functions) and may spell literals its own way (`lit`).
+
+        ctx = ScalarCtx(eqn, ("i0",)); ctx.lit(0.5) -> "np.float32(0.5)" for float32
+    """
+
+    def __init__(self, eqn, idx=()):
+        self.params, self.prim, self.idx = eqn.params, eqn.prim, idx
+        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
+        self.dtype = eqn.outvars[0].aval.dtype
+
+    def lit(self, v, dtype=None):
+        return lit(v, self.dtype if dtype is None else dtype)
+
+    def cast(self, expr, dtype):
+        dt = np.dtype(dtype)
+        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
+                  np.dtype(np.complex64)):
+            return f"np.{dt.name}({expr})"
+        return expr
+
+    def index(self, d):
+        """The loop index of loop axis `d` (iota)."""
+        return self.idx[d]
 
 
 def _math_call(ctx, *args):
@@ -79,6 +108,16 @@ def math_name(prim, slot):
 # the reduction monoids the emitters combine; on bools sum/max are `or`, prod/min `and`
 REDUCE_OPS = frozenset(["sum", "prod", "max", "min", "and", "or", "argmax", "argmin"])
 BOOL_MONOID = {"sum": "or", "prod": "and", "max": "or", "min": "and"}
+
+
+def reduction_monoid(eqn):
+    """(op, is_arg, axes) of a reduction equation: the monoid its facts declare (bool sums
+    and products are or/and), whether it is argmax/argmin, the reduced axes."""
+    op = eqn.prim.facts.reduce_op
+    arg = op in ("argmax", "argmin")
+    if np.dtype(eqn.invars[0].aval.dtype).kind == "b":
+        op = BOOL_MONOID.get(op, op)
+    return op, arg, (eqn.params["axis"],) if arg else tuple(eqn.params["axes"])
 
 
 def reduction_init(op, dtype):

@@ -39,7 +39,7 @@ LAYERS = [
                      "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool",
                      "kernels.linalg_runtime", "kernels.mpi_calls"]),
     ("planning", ["kernels.user_prims", "kernels.passes", "kernels.fusion", "kernels.loop_ir",
-                  "kernels.lower_indexing",
+                  "kernels.lower_indexing", "kernels.lower_loops",
                   "kernels.scalarize", "kernels.scalarize_loops"]),
     ("emitters", ["kernels.cpu_buffers", "kernels.loop_cpu", "kernels.cuda.loop_cuda",
                   "kernels.emit_cpu", "kernels.emit_cpu_ops",

@@ -30,6 +30,8 @@ def test_affine_recognises_base_plus_step_times_index():
     assert base is s and sym is i and step == 3
     assert affine(add(Const(2), i), (i,))[0] == Const(2)
     assert affine(s, (i,)) == (s, None, 0)                  # no loop index: a fixed index
+    assert affine(Bin("-", Const(2), i), (i,)) == (Const(2), i, -1)      # a reversed axis
+    assert affine(Bin("*", Const(3), i), (i,)) == (Const(0), i, 3)
     assert affine(Bin("%", i, Const(2)), (i,)) is None
     assert affine(Clamp(Load(None, (i,)), 0, 3), (i,)) is None
 
@@ -160,3 +162,61 @@ def test_cuda_printer_writes_one_grid_stride_kernel_per_region():
     # the concatenate kernel: one launch, one grid-stride loop per piece
     kern = src.split('"""concatenate')[1].split("\ndef ")[0]
     assert kern.count("for _t in range(cuda.grid(1)") == 2
+
+
+# ---- fused loops (kernels/lower_loops.py), printed by both backends ---------------------------
+def _loop_steps(f, *args):
+    from kernels.fusion import plan_program
+    return [s for s in plan_program(xf.make_jaxpr(f)(*args)).steps if s.kind == "loop"]
+
+
+def test_a_fused_loop_lowers_to_evals_stores_reductions_and_guarded_loads():
+    from kernels.loop_ir import Eval, Guarded, Reduce, Scalar, Value
+    from kernels.lower_loops import lower_loop
+    v = np.arange(5.0)
+    (step,) = _loop_steps(lambda x, r: (xnp.tanh(x * r) + lax.pad(v, 0.0, ((0, 0, 0),)),
+                                       xnp.sum(x * r, axis=1)), np.ones((5, 1)) * v, v[None])
+    loop, index = lower_loop(step)
+    kinds = [type(st).__name__ for st in loop.body]
+    assert kinds.count("Reduce") == 1 and "Store" in kinds and kinds[0] == "Eval"
+    assert index == loop.syms and loop.dims == (5, 5)
+    evals = [st for st in loop.body if isinstance(st, Eval)]
+    # the row operand r[0, j] of shape (1, 5): its size-1 dim reads index 0
+    mul = next(st for st in evals if st.eqn.prim.name == "mul")
+    r_load = mul.args[1]
+    assert r_load.index[0] == Const(0) and r_load.index[1] is loop.syms[1]
+    tanh = next(st for st in evals if st.eqn.prim.name == "tanh")
+    assert isinstance(tanh.args[0], Value)                  # computed earlier in the body
+    red = next(st for st in loop.body if isinstance(st, Reduce))
+    assert isinstance(red.value, Value)
+
+
+def test_guarded_reads_are_peeled_on_the_cpu_and_checked_per_element_on_cuda():
+    pytest.importorskip("numba_cuda")
+    from kernels.cuda import runtime as rt
+    from kernels.cuda.backend import emit_program
+
+    def f(x):
+        xp = lax.pad(x, 0.0, ((1, 1, 0),))
+        return xp[2:] - 2.0 * xp[1:-1] + xp[:-2]
+    x = np.linspace(0.0, 1.0, 50) ** 2
+    (y,), src = _jit_src(f, x)
+    want = np.concatenate([[0.0], x, [0.0]])
+    np.testing.assert_allclose(y, want[2:] - 2 * want[1:-1] + want[:-2], rtol=1e-13)
+    body = src.split("def kernel")[1]
+    loops = body.split("while i0 <")[1:]
+    assert len(loops) == 3                             # head, plain middle, tail
+    assert " if " in loops[0] and " if " not in loops[1] and " if " in loops[2]
+    cu = emit_program(xf.make_jaxpr(f)(x), rt.spec_for((8, 0)), "t").source
+    assert "A[_t] if 0 <= i0 < 50 else 0.0" in cu and "A[i0 + 1] if -1 <= i0 < 49" in cu
+
+
+def test_cuda_fused_loops_index_with_linear_offsets():
+    pytest.importorskip("numba_cuda")
+    from kernels.cuda import runtime as rt
+    from kernels.cuda.backend import emit_program
+    x = np.ones((3, 4))
+    src = emit_program(xf.make_jaxpr(lambda a, b: a * 2.0 + b.T[::-1])(x, x.T),
+                       rt.spec_for((8, 0)), "t").source
+    assert "A[_t]" in src                               # same shape as the loop: the flat index
+    assert "B[-i0 + i1 * 3 + 2]" in src                  # transposed and reversed

@@ -27,9 +27,9 @@ never meet the jaxpr's letter-only names.
 
 Kernels per step (launch configuration from `runtime.DeviceSpec`):
 - Loop without reductions: one grid-stride kernel over the iteration space; rank-0 loops are
-  one-thread kernels.
-- Loop with reductions: two-level trees (emit_cuda_reduce.py); reductions over different
-  axes in one Loop get one kernel each.
+  one-thread kernels (`loop_cuda.loop_kernel`: the loop lowered by kernels/lower_loops.py).
+- Loop with reductions: two-level trees (emit_cuda_reduce.py) around the same lowered
+  body; reductions over different axes in one Loop get one kernel each.
 - Ops (dot_general, gather, scatter, ...): `emit_cuda_ops.py`; control flow:
   `emit_cuda_control.py` (whole loops inside one kernel when they are lane-local, else host
   loops around launches).
@@ -41,13 +41,13 @@ from xforms.registry import EXEMPT, RuleTable
 
 from .. import user_prims
 from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit
-from ..fusion import REDUCTIONS, VIEWS, acts_as_view, clamp_index, guard_condition
-from ..scalar_rules import dtype_refused, get_scalar_rule, math_name
+from ..fusion import REDUCTIONS, acts_as_view
+from ..scalar_rules import ScalarCtx, dtype_refused, get_scalar_rule, math_name, reduction_monoid
 from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
 from .emit_cuda_pack import Packing
 from .kernel_builder import (Kernel, KernelBuilder, c_strides, cdiv,  # noqa: F401
-                             decompose, lin_expr, lin_terms, nbt_name, pow2_at_least,
-                             unsupported)
+                             decompose, nbt_name, pow2_at_least, unsupported)
+from .loop_cuda import loop_kernel
 
 OP_RULES = RuleTable()          # prim (or its name) -> rule(em, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(em, control_step)
@@ -60,35 +60,8 @@ _RESERVED = {"np", "math", "cuda", "nbt", "range", "min", "max", "abs", "int", "
 
 
 
-def clamped_offset(imap, shape, idx):
-    """Flat offset of a read whose clamped source dims are held in [0, n)."""
-    strides, parts = c_strides(shape), []
-    for d, (ax, st, off) in enumerate(imap.exprs):
-        e = str(off) if ax is None else f"({off} + {st} * {idx[ax]})"
-        e = clamp_index(e, d, imap.clamp, shape)
-        if strides[d] and shape[d] != 1:
-            parts.append(f"{e} * {strides[d]}")
-    return " + ".join(parts) if parts else "0"
-
-
-class Ctx:
-    """What a scalar rule may ask about its equation (as in emit_cpu, with CUDA math)."""
-
-    def __init__(self, eqn, index_names):
-        self.params, self.prim = eqn.params, eqn.prim
-        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
-        self.dtype = eqn.outvars[0].aval.dtype
-        self._idx = index_names
-
-    def lit(self, v, dtype=None):
-        return lit(v, self.dtype if dtype is None else dtype)
-
-    def cast(self, expr, dtype):
-        dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
-                  np.dtype(np.complex64)):
-            return f"np.{dt.name}({expr})"
-        return expr
+class Ctx(ScalarCtx):
+    """A scalar rule's context on CUDA: numba-cuda's math functions."""
 
     def fn(self, prim):
         """The math function `prim` declares for CUDA (`Facts.math`: numba-cuda's math and
@@ -97,9 +70,6 @@ class Ctx:
         if np.dtype(self.in_dtypes[0]).kind == "c":
             return math_name(prim, "cuda_complex")
         return math_name(prim, "cuda")
-
-    def index(self, d):
-        return self._idx[d]
 
 
 class CudaEmitter(Packing, Naming):
@@ -229,45 +199,13 @@ class CudaEmitter(Packing, Naming):
                                        "float64, complex64, complex128 are)")
 
     # ---- fused loops -----------------------------------------------------------------------
-    def read(self, kb, r, idx, local, flat=None, loop_shape=None):
-        """Kernel expression of one Read inside a loop body."""
-        expr = self._plain_read(kb, r, idx, local, flat, loop_shape)
-        if r.imap is not None and r.imap.guards:      # a padded read: the fill outside
-            fill = lit(r.imap.fill.val, r.imap.fill.aval.dtype)
-            return f"({expr} if {guard_condition(r.imap.guards, idx)} else {fill})"
-        return expr
-
-    def _plain_read(self, kb, r, idx, local, flat, loop_shape):
-        a = r.atom
-        if isinstance(a, Literal):
-            return lit(a.val, a.aval.dtype)
-        if a in local:
-            return self.s(a)
-        if not a.aval.shape:
-            return kb.scalar(a)
-        if r.imap.clamp:                  # a recomputed stencil read: stay in range
-            return f"{kb.arr(a)}[{clamped_offset(r.imap, a.aval.shape, idx)}]"
-        const, coef = lin_terms(r.imap, a.aval.shape)
-        if flat is not None and const == 0 and loop_shape is not None and not r.imap.guards:
-            want = {d: s for d, s in enumerate(c_strides(loop_shape)) if loop_shape[d] != 1}
-            if coef == want:
-                return f"{kb.arr(a)}[{flat}]"
-        return f"{kb.arr(a)}[{lin_expr(const, coef, idx)}]"
-
-    def body_eqn(self, kb, eqn, reads, idx, local, flat=None, loop_shape=None):
-        """Emit one elementwise/view equation of a loop body as a scalar statement."""
-        self.check_dtypes(eqn)
-        kb.comment(eqn)
-        args = [self.read(kb, r, idx, local, flat, loop_shape) for r in reads]
-        out = eqn.outvars[0]
+    def scalar_value(self, eqn, args, idx):
+        """Expression of elementwise or view equation `eqn` on argument texts `args`."""
         if acts_as_view(eqn):
-            expr = args[0]
-        elif user_prims.is_elementwise(eqn):      # a device function (kernels/user_prims.py)
-            expr = user_prims.scalar_call(self, eqn, args, TARGET)
-        else:
-            expr = scalar_expr(eqn, args, idx)
-        kb.line(f"{self.s(out)} = {expr}")
-        local.add(out)
+            return args[0]
+        if user_prims.is_elementwise(eqn):      # a device function (kernels/user_prims.py)
+            return user_prims.scalar_call(self, eqn, args, TARGET)
+        return scalar_expr(eqn, args, idx)
 
     def emit_loop(self, step):
         shape = tuple(int(s) for s in step.shape)
@@ -277,7 +215,7 @@ class CudaEmitter(Packing, Naming):
         for e in reds:
             self.alloc(e.outvars[0])
         if not reds:
-            self._elementwise_kernel(step, shape)
+            loop_kernel(self, step)
             return
         groups = {}
         for e in reds:
@@ -300,38 +238,9 @@ class CudaEmitter(Packing, Naming):
             stack.extend(r.atom for r in reads[id(e)] if isinstance(r.atom, Var))
         return need
 
-    def _elementwise_kernel(self, step, shape):
-        n = len(shape)
-        size = int(np.prod(shape, dtype=np.int64))
-        prims = " ".join(e.prim.name for e, _ in step.body)
-        kb = KernelBuilder(self, f"loop {shape}: {prims}")
-        idx = [f"i{d}" for d in range(n)]
-        local = set()
-        writes = set(step.writes)
-        if n == 0 or size == 1:
-            hdr = "if cuda.grid(1) == 0:"
-            flat = "0"
-        else:
-            hdr = f"for _t in range(cuda.grid(1), {size}, cuda.gridsize(1)):"
-            flat = "_t"
-        with kb.block(hdr):
-            decompose(kb, flat, shape, idx)
-            for eqn, reads in step.body:
-                self.body_eqn(kb, eqn, reads, idx, local, flat, shape)
-                out = eqn.outvars[0]
-                if out in writes:
-                    kb.line(f"{kb.arr(out)}[{flat}] = {self.s(out)}")
-        if size <= 1:
-            kb.launch(1, 1)
-        else:
-            T = self.spec.block
-            kb.launch(min(cdiv(size, T), self.spec.max_blocks), T)
-
 
 def red_axes(eqn):
-    if eqn.prim.facts.reduce_op in ("argmax", "argmin"):
-        return (eqn.params["axis"],)
-    return tuple(sorted(eqn.params["axes"]))
+    return tuple(sorted(reduction_monoid(eqn)[2]))
 
 
 def scalar_expr(eqn, args, idx):

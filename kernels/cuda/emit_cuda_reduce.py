@@ -23,9 +23,12 @@ import numpy as np
 from xforms.ir import Var
 
 from ..codegen import lit
-from ..scalar_rules import BOOL_MONOID, reduction_init
-from .kernel_builder import (KernelBuilder, c_strides, cdiv, decompose, lin_expr, nbt_name,
-                             pow2_at_least, unsupported)
+from ..loop_ir import Reduce
+from ..lower_loops import lower_loop
+from ..scalar_rules import reduction_init, reduction_monoid
+from .kernel_builder import (KernelBuilder, cdiv, decompose, nbt_name, pow2_at_least,
+                             unsupported)
+from .loop_cuda import loop_spelling, print_body
 
 
 def reduction_kernel(em, step, shape, axes, reds, with_writes):
@@ -57,15 +60,21 @@ def reduction_kernel(em, step, shape, axes, reds, with_writes):
     what = (f"loop {shape}: {prims}; reduce axes {tuple(axes)} of {L} into {R} rows "
             f"({BX}x{BY} threads per block{split})")
     kb = KernelBuilder(em, what)
-    idx = [f"i{d}" for d in range(n)]
+    loop, _ = lower_loop(step)
+    sp = loop_spelling(kb, loop)
+    idx = [sp.names[s] for s in loop.syms]
     accs = [_Acc(em, kb, e, k, T) for k, e in enumerate(reds)]
     kb.line("_tid = cuda.threadIdx.x")
     kb.line(f"_tx = _tid % {BX}")
     kb.line(f"_ty = _tid // {BX}")
     for a in accs:
         a.declare()
-    local = set()
-    wset = set(writes)
+    acc_of = {id(e): a for e, a in zip(reds, accs)}
+
+    def reduce(st, value):
+        acc = acc_of[id(st.eqn)]
+        acc.update(value, f"i{_arg_axis(st.eqn)}" if acc.arg else None)
+
     with kb.block(f"for _r0 in range(cuda.blockIdx.x * {BX}, {R}, {GX * BX}):"):
         kb.line("_r = _r0 + _tx")
         for a in accs:
@@ -74,22 +83,9 @@ def reduction_kernel(em, step, shape, axes, reds, with_writes):
             decompose(kb, "_r", [shape[d] for d in kept], [idx[d] for d in kept])
             with kb.block(f"for _j in range(cuda.blockIdx.y * {BY} + _ty, {L}, {GY * BY}):"):
                 decompose(kb, "_j", [shape[d] for d in axes], [idx[d] for d in axes])
-                for eqn, reads in step.body:
-                    if id(eqn) in red_ids:
-                        acc = accs[[id(e) for e in reds].index(id(eqn))]
-                        em.check_dtypes(eqn)
-                        kb.comment(eqn)
-                        acc.update(em.read(kb, reads[0], idx, local), f"i{_arg_axis(eqn)}"
-                                   if acc.arg else None)
-                        continue
-                    if id(eqn) not in need:
-                        continue
-                    em.body_eqn(kb, eqn, reads, idx, local)
-                    out = eqn.outvars[0]
-                    if out in wset:
-                        ident = lin_expr(0, {d: s for d, s in enumerate(c_strides(shape))
-                                             if shape[d] != 1}, idx)
-                        kb.line(f"{kb.arr(out)}[{ident}] = {em.s(out)}")
+                body = [st for st in loop.body       # (other axes' reductions: other kernels)
+                        if not isinstance(st, Reduce) or id(st.eqn) in red_ids]
+                print_body(em, kb, sp, body, need, bool(writes), reduce)
         for a in accs:
             a.to_shared()
         kb.line("cuda.syncthreads()")
@@ -138,11 +134,7 @@ class _Acc:
         self.em, self.kb, self.eqn, self.k, self.T = em, kb, eqn, k, T
         self.out = eqn.outvars[0]
         self.dt = np.dtype(eqn.invars[0].aval.dtype)
-        op = eqn.prim.facts.reduce_op          # the monoid (xforms/facts.py)
-        self.arg = op in ("argmax", "argmin")
-        if self.dt.kind == "b" and not self.arg:
-            op = BOOL_MONOID.get(op, op)
-        self.op = op
+        self.op, self.arg, _ = reduction_monoid(eqn)
         self.acc, self.idx = f"_acc{k}", f"_ai{k}"
         self.sh, self.shi = f"_sh{k}", f"_shi{k}"
         self.part = self.parti = None

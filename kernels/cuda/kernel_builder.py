@@ -158,30 +158,6 @@ class KernelBuilder:
         return name
 
 
-# ---- linear offsets ---------------------------------------------------------------------------
-def lin_terms(imap, src_shape):
-    """(constant, {loop axis: coefficient}) of the flat offset that `imap` reads."""
-    strides = c_strides(src_shape)
-    const, coef = 0, {}
-    for d, (ax, st, off) in enumerate(imap.exprs):
-        const += strides[d] * off
-        if ax is not None and st != 0 and src_shape[d] != 1:
-            coef[ax] = coef.get(ax, 0) + strides[d] * st
-    return const, coef
-
-
-def lin_expr(const, coef, idx):
-    parts = []
-    for ax in sorted(coef):
-        c = coef[ax]
-        if c == 0:
-            continue
-        parts.append(idx[ax] if c == 1 else f"{idx[ax]} * {c}")
-    if const or not parts:
-        parts.append(str(const))
-    return " + ".join(parts).replace("+ -", "- ")
-
-
 def decompose(kb, flat, dims, names):
     """Lines splitting flat index `flat` into per-axis indices (row-major over `dims`)."""
     if not dims:

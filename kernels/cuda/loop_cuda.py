@@ -1,7 +1,9 @@
 """CUDA printer of the loop IR (kernels/loop_ir.py): each `Region` becomes one kernel whose
 threads stride over the flattened index space of each of its nests, with a nest holding
 only `Let`s and one inner nest flattened into one loop with it; buffers are flat, so loads
-and stores index with linear offsets.  Accumulating stores are atomic adds.
+and stores index with linear offsets.  Accumulating stores are atomic adds.  A fused loop
+(kernels/lower_loops.py) is one grid-stride kernel over its shape (`loop_kernel`), or
+the body of emit_cuda_reduce's trees (`print_body`).
 
     def k3(E, M, N):                      # gather f64[3,4] along axes (0,)
         for _t in range(cuda.grid(1), 24, cuda.gridsize(1)):
@@ -13,7 +15,9 @@ and stores index with linear offsets.  Accumulating stores are atomic adds.
 """
 import numpy as np
 
-from ..loop_ir import Alloc, Forward, Let, Nest, Refused, Region, Spelling, Store
+from ..loop_ir import (Alloc, Const, Eval, Forward, Let, Nest, Reduce, Refused, Region,
+                       Spelling, Store, affine)
+from ..lower_loops import lower_loop
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
 
 
@@ -38,12 +42,12 @@ def offset(idx_by_dim, shape):
 
 
 class _Spell(Spelling):
-    """`flat`: the (syms, dims) of the flattened loop whose elements `_t` counts (an array of
-    that shape read or written at exactly those indices is at element `_t`)."""
+    """`flat`: the (syms, dims, name) of the flattened loop whose elements `name` counts (an
+    element whose linear offset is the flat index of those syms is at `name`)."""
 
     def __init__(self, kb):
         super().__init__()
-        self.kb, self.scalar, self.flat = kb, kb.scalar, None
+        self.kb, self.scalar, self.value, self.flat = kb, kb.scalar, kb.em.s, None
 
     def fresh(self, hint):
         return f"{hint}{len(self.names)}"
@@ -52,12 +56,39 @@ class _Spell(Spelling):
         return f"{self.kb.arr(var)}[{self.index(var, index)}]"
 
     def index(self, var, index):
+        lin = _linear(index, var.aval.shape, self.names)
+        if lin is None:
+            return offset([self.expr(i) for i in index], var.aval.shape)
+        const, coef = lin
         if self.flat is not None:
-            syms, dims = self.flat
-            if tuple(var.aval.shape) == tuple(dims) and len(index) == len(syms) \
-                    and all(a is b for a, b in zip(index, syms)):
-                return "_t"
-        return offset([self.expr(i) for i in index], var.aval.shape)
+            syms, dims, name = self.flat
+            want = {s: k for s, k, n in zip(syms, c_strides(dims), dims) if n != 1}
+            if const == 0 and coef == want:
+                return name
+        order = {s: k for k, s in enumerate(self.names)}       # (syms in loop order)
+        parts = [{1: self.names[s], -1: f"-{self.names[s]}"}.get(c, f"{self.names[s]} * {c}")
+                 for s, c in sorted(coef.items(), key=lambda sc: order[sc[0]]) if c != 0]
+        if const or not parts:
+            parts.append(str(const))
+        return " + ".join(parts).replace("+ -", "- ")
+
+
+def _linear(index, shape, syms):
+    """(constant, {sym: coefficient}) of the flat offset of `index` into a C-contiguous
+    array of `shape` when every index is `const + step * sym` (syms: those printed here);
+    else None."""
+    const, coef = 0, {}
+    for e, n, k in zip(index, shape, c_strides(shape)):
+        if n == 1:
+            continue
+        a = affine(e, syms)
+        if a is None or not isinstance(a[0], Const):
+            return None
+        base, sym, step = a
+        const += k * base.value
+        if sym is not None:
+            coef[sym] = coef.get(sym, 0) + k * step
+    return const, coef
 
 
 def print_cuda(em, eqn, stmts):
@@ -103,7 +134,7 @@ def _kernel(em, eqn, region):
         names = [sp.bind(s) for s in syms]
         with kb.block(f"for _t in range(cuda.grid(1), {n}, cuda.gridsize(1)):"):
             decompose(kb, "_t", dims, names)
-            sp.flat = (syms, dims)
+            sp.flat = (syms, dims, "_t")
             for s in lets + body:
                 _stmt(em, eqn, kb, sp, s)
             sp.flat = None
@@ -145,6 +176,60 @@ def _store(em, eqn, kb, sp, st):
         raise unsupported(eqn, f"float64 atomic add needs compute capability 6.0, the "
                                f"target has {em.spec.cc[0]}.{em.spec.cc[1]}")
     kb.line(f"cuda.atomic.add({kb.arr(out)}, {off}, {val})")
+
+
+# ---- fused loops --------------------------------------------------------------------------------
+def loop_kernel(em, step):
+    """One grid-stride kernel for a fused loop without reductions (a one-thread kernel when
+    it has one element)."""
+    loop, _ = lower_loop(step)
+    shape = tuple(int(s) for s in step.shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    kb = KernelBuilder(em, f"loop {shape}: {' '.join(e.prim.name for e, _ in step.body)}")
+    sp = loop_spelling(kb, loop)
+    flat = "_t" if size > 1 else "0"
+    hdr = f"for _t in range(cuda.grid(1), {size}, cuda.gridsize(1)):" if size > 1 else \
+        "if cuda.grid(1) == 0:"
+    with kb.block(hdr):
+        decompose(kb, flat, shape, [sp.names[s] for s in loop.syms])
+        sp.flat = (loop.syms, shape, flat)
+        print_body(em, kb, sp, loop.body)
+    if size > 1:
+        T = em.spec.block
+        kb.launch(min(cdiv(size, T), em.spec.max_blocks), T)
+    else:
+        kb.launch(1, 1)
+
+
+def loop_spelling(kb, loop):
+    """The spelling of a fused loop's body in kernel `kb`: loop axis d is `i{d}`."""
+    sp = _Spell(kb)
+    sp.names.update((s, f"i{d}") for d, s in enumerate(loop.syms))
+    return sp
+
+
+def print_body(em, kb, sp, body, keep=None, stores=True, reduce=None):
+    """Print a fused loop's body: the `Eval`s of the equations in `keep` (ids; all when
+    None), its stores when `stores`, and each `Reduce` through `reduce(stmt, value)`."""
+    for st in body:
+        if isinstance(st, Eval):
+            if keep is not None and id(st.eqn) not in keep:
+                continue
+            eqn = st.eqn
+            em.check_dtypes(eqn)
+            kb.comment(eqn)
+            args = [sp.expr(a) for a in st.args]
+            expr = em.scalar_value(eqn, args, [sp.expr(i) for i in st.index])
+            kb.line(f"{em.s(eqn.outvars[0])} = {expr}")
+        elif isinstance(st, Store):
+            if stores:
+                kb.line(f"{kb.arr(st.var)}[{sp.index(st.var, st.index)}] = {sp.expr(st.value)}")
+        elif isinstance(st, Reduce):
+            em.check_dtypes(st.eqn)
+            kb.comment(st.eqn)
+            reduce(st, sp.expr(st.value))
+        else:
+            raise TypeError(f"not a fused loop statement: {st!r}")
 
 
 def cuda_rule(lowering):
