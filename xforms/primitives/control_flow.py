@@ -72,8 +72,8 @@ cannot be an IR value):
 `scan` (and `fori_loop` with static bounds, which is a scan) stores per-iteration
 residuals as stacked ys instead, JAX-style, hoisting loop-invariant ones out of the loop.
 
-Eagerly, sub-jaxprs run through `call`, which evaluates loop bodies from a precomputed slot
-plan: loops pay the interpretive overhead once per equation, not per dict lookup.
+Eagerly, sub-jaxprs run through `call`, which evaluates loop bodies as generated Python
+(eager_plan.py): loops pay no interpretive overhead per equation.
 """
 import weakref
 
@@ -84,6 +84,7 @@ from ..avals import ShapedArray
 from ..ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split  # noqa: F401  (loops.py reads split here)
 from ..transforms.partial_eval import partial_eval_jaxpr
 from ..tracing import trace_cached
+from .eager_plan import compile_body
 from ..transforms.simplify import dce
 
 
@@ -106,45 +107,16 @@ def trace(fun, in_avals, fun_for_errors=None):
 
 def call(closed, *args):
     """Evaluate a sub-jaxpr on the current trace (stages it when tracing).  Eagerly, loop
-    bodies run many times, so they run from a precomputed plan (slots, not dicts)."""
+    bodies run many times, so they run as generated Python (eager_plan.py)."""
     if core.current_trace() is not core.eval_trace:
         return core.eval_jaxpr(closed, *args)
-    plan = _plans.get(closed)
-    if plan is None:
-        plan = _plans[closed] = _plan(closed)
-    return _run(plan, closed.consts, args)
+    fn = _plans.get(closed)
+    if fn is None:
+        fn = _plans[closed] = compile_body(closed)
+    return fn(*args)
 
 
 _plans = weakref.WeakKeyDictionary()
-
-
-def _plan(closed):
-    j = closed.jaxpr
-    slot = {v: k for k, v in enumerate(j.constvars + j.invars)}
-    steps = []
-    for e in j.eqns:
-        ins = tuple((True, a.val) if isinstance(a, Literal) else (False, slot[a])
-                    for a in e.invars)
-        for v in e.outvars:
-            slot[v] = len(slot)
-        steps.append((core.impl_rules[e.prim], ins, e.params,
-                      tuple((slot[v], v.aval.dtype) for v in e.outvars)))
-    outs = tuple((True, a.val) if isinstance(a, Literal) else (False, slot[a])
-                 for a in j.outvars)
-    return len(slot), steps, outs
-
-
-def _run(plan, consts, args):
-    size, steps, outs = plan
-    env = [None] * size
-    k = len(consts)
-    env[:k] = consts
-    env[k:k + len(args)] = args
-    for fn, ins, params, out_slots in steps:
-        res = fn(*[v if lit else env[v] for lit, v in ins], **params)
-        for (s, dt), o in zip(out_slots, res):
-            env[s] = o if getattr(o, "dtype", None) == dt else np.asarray(o).astype(dt)
-    return [v if lit else env[v] for lit, v in outs]
 
 
 # ---- jaxpr surgery -------------------------------------------------------------------------
