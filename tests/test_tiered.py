@@ -112,6 +112,31 @@ def test_swap_happens_on_a_later_call_without_waiting():
     assert exe.fast_calls == n and type(entry(jf)[0]) is kernels.cpu.CpuExecutable
 
 
+def test_background_compile_waits_for_the_first_call(monkeypatch):
+    """The in-process part of the compile holds the GIL: it starts once the first fast-tier
+    call has returned (or after FIRST_CALL_HEAD_START without a call)."""
+    from xforms import core, tiered
+    order = []
+    closed = xf.make_jaxpr(lambda x: x * 2.0)(1.0)
+    evaluate = core.eval_jaxpr
+
+    def slow_eval(*a):
+        time.sleep(0.2)
+        order.append("eval")
+        return evaluate(*a)
+
+    def compile_fn():
+        order.append("compile")
+        return lambda x: [np.asarray(x) * 2.0]
+    monkeypatch.setattr(core, "eval_jaxpr", slow_eval)
+    exe = TieredExecutable(closed, compile_fn)
+    assert float(exe(np.float64(1.5))[0]) == 3.0
+    assert exe.wait(timeout=60) is not None and order == ["eval", "compile"]
+    monkeypatch.setattr(tiered, "FIRST_CALL_HEAD_START", 0.05)
+    uncalled = TieredExecutable(closed, compile_fn)
+    assert uncalled.wait(timeout=60) is not None and order[-1] == "compile"
+
+
 def test_fast_tier_results_do_not_alias_arguments_or_constants():
     c = np.arange(4.0)
     jf = xf.jit(lambda a: (a, a.reshape(2, 2), c, a + 0.0), tiered=True)

@@ -6,7 +6,9 @@ the IR with the NumPy implementations of the primitives (`core.eval_jaxpr`, no c
 all) until the compiled executable is ready, then call that.  The compile runs off the
 main thread: a background thread plans and emits the kernel and hands the Numba compile to
 the backend's compile worker process (kernels/compile_worker.py), then loads the result
-from the disk cache and swaps it in (one attribute read per call checks for it).
+from the disk cache and swaps it in (one attribute read per call checks for it).  That
+thread holds the GIL while it plans, so it starts once the first call has returned (at most
+FIRST_CALL_HEAD_START later); the worker process starts at once.
 
     f = xf.jit(loss)
     f(w, x, y)            # ~milliseconds: NumPy evaluation of the traced IR
@@ -46,6 +48,9 @@ from . import config, core
 EAGER_BASE = 60000
 EAGER_PER_EQN = 1000
 _UNKNOWN_TRIPS = 100          # a while loop's guess (its trip count is data)
+# The background compile waits for the first fast-tier call to return, at most this long
+# (s; the worker process starts at once, as it needs no GIL).
+FIRST_CALL_HEAD_START = 1.0
 
 
 def eager_cost(jaxpr, limit=None):
@@ -118,6 +123,7 @@ class TieredExecutable:
         self.fast_calls = 0
         self._compile_fn = compile_fn
         self._done = threading.Event()
+        self._first_call = threading.Event()
         self._owned = _roots(closed.consts)
         _submit(self)
 
@@ -130,7 +136,10 @@ class TieredExecutable:
         if c is not None:
             return c(*args)
         self.fast_calls += 1
-        outs = core.eval_jaxpr(self.closed, *args)
+        try:
+            outs = core.eval_jaxpr(self.closed, *args)
+        finally:
+            self._first_call.set()
         owned = self._owned | _roots(args)
         return [_fresh(o, owned) for o in outs]
 
@@ -145,6 +154,9 @@ class TieredExecutable:
         return self._done.is_set()
 
     def _compile(self):
+        # The in-process part of the compile (planning, emitting, loading machine code)
+        # holds the GIL: started beside the first call, it doubled that call's time.
+        self._first_call.wait(FIRST_CALL_HEAD_START)
         try:
             self.compiled = self._compile_fn()
         except Exiting:
