@@ -177,3 +177,15 @@ def test_chunked_loops_with_a_varying_batch_size(small_chunks, monkeypatch):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
         made.append(codecache.stats["made"])
     assert made[-1] == made[0]
+
+
+def test_a_value_named_like_the_chunk_index(small_chunks, monkeypatch):
+    """A program with ~90 values names one `ch`, the chunked loops' index: renamed."""
+    def chain(x):
+        for i in range(30):
+            x = xnp.sin(x) * (0.5 + 0.01 * (i % 7)) + x
+        return x
+    x = np.linspace(-1, 1, N)
+    g, src = _compile(chain, x, True, monkeypatch)
+    assert "for ch in prange(" in src
+    np.testing.assert_allclose(np.asarray(g(x)), np.asarray(chain(x)), rtol=1e-12)
