@@ -148,7 +148,7 @@ def compile_cpu(closed, options=None):
     with step(), _lock:                 # (planning and emitting share memo tables)
         prep = _prepare(closed, options)
     if options.get("background") and not codecache.compiled(prep.h, prep.sig_spec,
-                                                             prep.em.uses_prange):
+                                                             _parallel(prep)):
         _compile_in_worker(prep)
     with step(), _lock:
         exe = _cached(closed)
@@ -232,7 +232,7 @@ def _compile_in_worker(prep):
         return
     from xforms.compile_worker import worker
     try:
-        fut = worker().submit(prep.source, prep.sig_spec, prep.em.uses_prange)
+        fut = worker().submit(prep.source, prep.sig_spec, _parallel(prep))
         with step():
             prewarm()
         fut.result()
@@ -250,6 +250,22 @@ def prewarm():
     cpu_target.target_context.refresh()
 
 
+# Numba's parfors passes (parallel=True) copy the whole function's IR per pass: their cost
+# grows with lines x branches.  Measured under load 8-10 (first call, parallel vs serial):
+# a 120-op chain (681 lines, 0 ifs) 9.4 vs 4.4 s; random.normal of 1e7 (551 lines, 50 ifs)
+# 31 vs 3.5 s.  Above this lines x (1 + ifs) the prange loops compile as plain loops
+# (threads gain at most the core count, 2x here, and often nothing under load).
+PARFOR_MAX_COST = 10000
+
+
+def _parallel(prep):
+    """Whether to compile `prep`'s kernel with Numba's parallel=True (prange loops threaded)."""
+    if not prep.em.uses_prange:
+        return False
+    src = prep.source
+    return src.count("\n") * (1 + src.count(" if ")) <= PARFOR_MAX_COST
+
+
 def _finish(prep):
     em, path = prep.em, prep.path
     blas_threads.ensure_started()     # BLAS threads follow the machine's load
@@ -258,9 +274,9 @@ def _finish(prep):
     else:
         try:
             sig = codecache.signature_of(prep.sig_spec)
-            kernel = codecache.compile_kernel(prep.mod, prep.h, sig,
-                                              parallel=em.uses_prange)
-            if em.uses_prange:        # all threads or one, per call (kernels/threads.py)
+            parallel = _parallel(prep)
+            kernel = codecache.compile_kernel(prep.mod, prep.h, sig, parallel=parallel)
+            if parallel:              # all threads or one, per call (kernels/threads.py)
                 kernel = AdaptiveThreads(kernel)
         except Exception as e:           # never let a raw Numba error reach the user
             raise _lowering_error(e, em, path) from None

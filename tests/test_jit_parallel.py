@@ -189,3 +189,18 @@ def test_a_value_named_like_the_chunk_index(small_chunks, monkeypatch):
     g, src = _compile(chain, x, True, monkeypatch)
     assert "for ch in prange(" in src
     np.testing.assert_allclose(np.asarray(g(x)), np.asarray(chain(x)), rtol=1e-12)
+
+
+def test_kernels_costly_for_parfors_compile_serially(small_chunks, monkeypatch):
+    """Above PARFOR_MAX_COST (lines x branches) the prange loops compile as plain loops:
+    same results, no thread choice."""
+    f = lambda v: xnp.sum(xnp.where(v > 0, xnp.exp(v), v * 2.0))      # noqa: E731
+    x = np.linspace(-1, 1, N)
+    g, src = _compile(f, x, True, monkeypatch)
+    assert "for ch in prange(" in src and type(g._fast[next(iter(g._fast))][0].kernel) \
+        is AdaptiveThreads
+    monkeypatch.setattr(kcpu, "PARFOR_MAX_COST", 0)
+    h, src2 = _compile(lambda v: f(v), x, True, monkeypatch)
+    exe = h._fast[next(iter(h._fast))][0]
+    assert src2 == src and type(exe.kernel) is not AdaptiveThreads
+    np.testing.assert_allclose(float(h(x)), float(g(x)), rtol=1e-12)
