@@ -350,15 +350,18 @@ def test_current_signature_of_each_function_is_kept(monkeypatch):
 def test_long_loops_compile_on_the_first_call(monkeypatch):
     from xforms import tiered
     body = lambda i, v: xnp.sin(v) * 0.5 + v                      # noqa: E731
-    long = xf.jit(lambda x: lax.fori_loop(0, 30000, body, x), tiered=True)
-    closed = xf.make_jaxpr(lambda x: lax.fori_loop(0, 30000, body, x))(1.0)
+    long = xf.jit(lambda x: lax.fori_loop(0, 300000, body, x), tiered=True)
+    closed = xf.make_jaxpr(lambda x: lax.fori_loop(0, 300000, body, x))(1.0)
     executed, size = tiered.eager_cost(closed)
-    assert (executed, size) == (90001, 4)
+    assert (executed, size) == (1 + int(300000 * 3 * tiered.LOOP_WEIGHT), 4)
     assert executed > tiered.EAGER_BASE + tiered.EAGER_PER_EQN * size
     long(1.0)
     assert type(entry(long)[0]) is kernels.cpu.CpuExecutable     # eager would be slower
-    monkeypatch.setenv("XFORMS_TIERED_MAX_EAGER", str(10 ** 5))
-    relaxed = xf.jit(lambda x: lax.fori_loop(0, 30000, body, x) * 2.0, tiered=True)
+    # a tenth of the trips: the loop body's generated Python beats the compile
+    short = xf.make_jaxpr(lambda x: lax.fori_loop(0, 30000, body, x))(1.0)
+    assert tiered.worthwhile(short)
+    monkeypatch.setenv("XFORMS_TIERED_MAX_EAGER", str(10 ** 6))
+    relaxed = xf.jit(lambda x: lax.fori_loop(0, 300000, body, x) * 2.0, tiered=True)
     relaxed(1.0)
     assert type(entry(relaxed)[0]) is TieredExecutable
     assert relaxed.wait_compiled(timeout=300)

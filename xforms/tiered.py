@@ -37,17 +37,23 @@ import warnings
 from . import config, core
 
 
-# The fast tier evaluates one primitive at a time in Python (~10 us each for small arrays,
-# loops included), while the compile costs ~0.6 s (Numba's set-up in a fresh process) plus
-# 3-13 ms per equation of the program (loop bodies counted once; measured: a 700-equation
-# scalar chain, RK4 under grad).  A program starts on the fast tier when one eager
-# evaluation should not take longer than its compile: at most EAGER_BASE + EAGER_PER_EQN x
-# (its equations) equation executions (1000 RK4 steps under grad: 242 equations, 234k
-# executions: fast tier; a 5-equation loop run 10^5 times: compiled on the first call).
+# The fast tier evaluates one primitive at a time in Python (~10 us each for small arrays;
+# loop bodies run as generated Python, xforms/primitives/eager_plan.py: ~1-3 us per
+# equation and iteration, LOOP_WEIGHT of one), while the compile costs ~0.6 s (Numba's
+# set-up in a fresh process) plus 3-13 ms per equation of the program (loop bodies counted
+# once; measured: a 700-equation scalar chain, RK4 under grad).  A program starts on the
+# fast tier when one eager evaluation should not take longer than its compile: at most
+# EAGER_BASE + EAGER_PER_EQN x (its equations) equation executions (1000 RK4 steps under
+# grad: 242 equations, 234k executions in loops, weighing 58k: fast tier; a 4-equation loop
+# run 3x10^5 times: compiled on the first call).
 # XFORMS_TIERED_MAX_EAGER sets a fixed limit instead.
 EAGER_BASE = 60000
 EAGER_PER_EQN = 1000
+# an equation executed in a loop body, against one at the top level (measured under load
+# 10: 1.6-3.8 us per loop equation for states of 1-100 elements)
+LOOP_WEIGHT = 0.25
 _UNKNOWN_TRIPS = 100          # a while loop's guess (its trip count is data)
+_LOOPS = ("scan", "for_loop", "while")
 # ~50 ns per element of an equation's output (measured: random.normal of 10^5 and 10^6
 # elements, 188 equations, 0.53 s and 13.6 s eagerly under load; select_n, integer hashing)
 # against ~10 us per equation: an equation of 400 elements counts as two
@@ -62,11 +68,17 @@ def eager_cost(jaxpr, limit=None):
     multiplied out in the first (scan by its length, for_loop by a literal trip count,
     while by a guess), an equation on more than ELEMENTS_PER_EQN elements counted once per
     ELEMENTS_PER_EQN of them, and counted once in the second; the first stops counting past
-    `limit` and is infinite if a primitive has no NumPy implementation.
+    `limit` and is infinite if a primitive has no NumPy implementation.  Equations in loop
+    bodies count LOOP_WEIGHT each.
 
     >>> eager_cost(xf.make_jaxpr(lambda x: lax.fori_loop(0, 50, lambda i, v: v * 2., x))(1.))
-    (51, 2)
+    (13, 2)
     """
+    executed, size = _cost(jaxpr, limit)
+    return (executed if executed == float("inf") else int(executed)), size
+
+
+def _cost(jaxpr, limit):
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     executed = size = 0
     for eqn in jaxpr.eqns:
@@ -81,10 +93,12 @@ def eager_cost(jaxpr, limit=None):
             if isinstance(v, (list, tuple)):
                 subs += [b for b in v if hasattr(b, "eqns") or hasattr(b, "jaxpr")]
         if subs:
-            costs = [eager_cost(b, limit) for b in subs]
+            costs = [_cost(b, limit) for b in subs]
             size += sum(c[1] for c in costs)
             inner = [c[0] for c in costs]
-            executed += _trips(eqn) * (max(inner) if eqn.prim.name == "cond" else sum(inner))
+            inner = max(inner) if eqn.prim.name == "cond" else sum(inner)
+            trips = _trips(eqn)
+            executed += trips * inner * (LOOP_WEIGHT if eqn.prim.name in _LOOPS else 1)
         if limit is not None and executed > limit:
             break
     return executed, size
