@@ -2,6 +2,8 @@
 same values as binding each equation's impl rule, bit for bit, for every dtype and the
 specialised primitives (operators, slices, squeezes, broadcasts, pads, sums); and the
 fast tier's RK4 gradient equal to the compiled one to rounding."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -113,3 +115,15 @@ def test_python_scalar_and_array_inputs_are_typed_on_entry():
         out, = f(*args)
         assert out.dtype == np.float32 and type(out) is not core.Array
         assert out == np.float32(1.5) * np.float32(2) + 1
+
+
+def test_integer_overflow_wraps_silently_as_the_ufuncs_do():
+    def lcg(x):
+        return lax.fori_loop(0, 5, lambda i, v: v * np.uint32(2654435761) + np.uint32(1), x)
+    closed = xf.make_jaxpr(lcg)(np.uint32(7))
+    body, = bodies(closed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, = compile_body(body)(np.uint32(4000000000))
+    assert out.dtype == np.uint32
+    assert int(out) == (4000000000 * 2654435761 + 1) % 2 ** 32

@@ -6,7 +6,7 @@ body sub-jaxpr once per iteration.  Binding each equation through `core.impl_rul
 small-state loops: 1000 RK4 steps under `grad` execute ~230k equations.  `compile_body`
 turns a sub-jaxpr into a Python function whose source has one statement per equation:
 
-* add/sub/mul/neg of matching real dtypes are Python operators (NumPy's own ufuncs,
+* add/sub/mul/neg of matching float dtypes are Python operators (NumPy's own ufuncs,
   without the call overhead; scalars stay NumPy scalars, ~60 ns instead of ~1 us);
 * other elementwise primitives call their ufunc directly, reshapes/slices/pads/
   broadcasts/concatenations/sums are specialised to their static parameters;
@@ -111,8 +111,9 @@ def _special(b, e, ins):
         same = all(a.dtype == out.dtype and a.shape == out.shape or a.shape == ()
                    for a in in_avals) and all(a.dtype == out.dtype for a in in_avals)
         var_in = any(not isinstance(a, Literal) for a in e.invars)
-        # (not complex: NumPy's scalar complex multiply rounds differently from its ufunc)
-        if name in _OPERATORS and same and var_in and out.dtype.kind in "iuf":
+        # floats only: NumPy's scalar complex multiply rounds differently from its ufunc,
+        # and its scalar integer arithmetic warns on overflow (the ufunc wraps silently)
+        if name in _OPERATORS and same and var_in and out.dtype.kind == "f":
             return _OPERATORS[name].format(*ins)
         b.lines.append(f"_t = {b.const(eager_ufuncs[e.prim], '_u')}({', '.join(ins)})")
         b._check("_t", out.dtype)
