@@ -39,6 +39,7 @@ from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line
 from .fusion import plan_program
 from .passes import prepare
 from . import scalarize_loops  # noqa: F401  (registers the loop rules)
+from . import user_prims
 from .scalarize import scalarize
 from .shape_symbols import SymbolTable, choose_symbols, symbolic_copy
 from .threads import AdaptiveThreads
@@ -231,8 +232,12 @@ def _compile_in_worker(prep):
             or not getattr(prep.mod, "__xforms_disk_cache__", True)):
         return
     from xforms.compile_worker import worker
+    imports = [(key,) + (user_prims.importable(key) or ()) for key in
+               user_prims.keys_in(prep.source)]
+    if any(len(i) == 1 for i in imports):
+        return         # a user primitive the worker cannot import: compiled here, quietly
     try:
-        fut = worker().submit(prep.source, prep.sig_spec, _parallel(prep))
+        fut = worker().submit(prep.source, prep.sig_spec, _parallel(prep), imports)
         with step():
             prewarm()
         fut.result()

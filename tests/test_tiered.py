@@ -194,6 +194,36 @@ def test_dead_worker_falls_back_to_compiling_here(fresh_worker, monkeypatch):
     np.testing.assert_allclose(jf(x), np.expm1(x) * 0.25)
 
 
+def test_the_worker_compiles_programs_with_user_primitives(fresh_worker):
+    """random draws call the Threefry user primitive: the worker imports its function by
+    name (kernels/user_prims.py `importable`); one it cannot import (a lambda) is compiled
+    here, without a warning either way."""
+    import warnings
+    from xforms import extend, random
+    from kernels import user_prims
+    from xforms.random.threefry import threefry2x32_p
+    key, _ = user_prims.register(threefry2x32_p)
+    assert user_prims.importable(key) == ("xforms.random.threefry", "threefry_scalar")
+    with pytest.raises(LookupError):
+        user_prims.register_importable(key[:-1] + "0", "xforms.random.threefry",
+                                       "threefry_scalar")
+    twice = extend.Primitive("tiered_twice", elementwise=True)
+    twice.def_numba(lambda x: x * 2.0 + 1.0, elementwise=True)
+    twice.def_abstract_eval(lambda a: a)
+    assert user_prims.importable(user_prims.register(twice)[0]) is None
+    fns = [(xf.jit(lambda k: random.normal(k, (50,)), tiered=True), random.PRNGKey(3)),
+           (xf.jit(lambda x: twice.bind(x) - 1.0, tiered=True), np.linspace(0, 1, 40))]
+    jobs = fresh_worker._next_id
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for jf, arg in fns:
+            fast = np.asarray(jf(arg))
+            assert jf.wait_compiled(timeout=300)
+            assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable
+            np.testing.assert_allclose(np.asarray(jf(arg)), fast, rtol=1e-13)
+    assert fresh_worker._next_id == jobs + 1          # the lambda's kernel: compiled here
+
+
 def test_worker_death_fails_its_jobs_and_the_next_job_restarts_it(fresh_worker):
     fresh_worker.start()
     pid = fresh_worker.pid
