@@ -192,8 +192,8 @@ def test_a_value_named_like_the_chunk_index(small_chunks, monkeypatch):
 
 
 def test_kernels_costly_for_parfors_compile_serially(small_chunks, monkeypatch):
-    """Above PARFOR_MAX_COST (lines x branches) the prange loops compile as plain loops:
-    same results, no thread choice."""
+    """Above PARFOR_MAX_COST (lines x branches) the prange loops compile as plain loops
+    (same source, same results), then threaded in the compile worker."""
     f = lambda v: xnp.sum(xnp.where(v > 0, xnp.exp(v), v * 2.0))      # noqa: E731
     x = np.linspace(-1, 1, N)
     g, src = _compile(f, x, True, monkeypatch)
@@ -202,5 +202,11 @@ def test_kernels_costly_for_parfors_compile_serially(small_chunks, monkeypatch):
     monkeypatch.setattr(kcpu, "PARFOR_MAX_COST", 0)
     h, src2 = _compile(lambda v: f(v), x, True, monkeypatch)
     exe = h._fast[next(iter(h._fast))][0]
-    assert src2 == src and type(exe.kernel) is not AdaptiveThreads
+    serial = exe.kernel.kernel
+    assert src2 == src and exe.kernel.all == 1            # serial first
     np.testing.assert_allclose(float(h(x)), float(g(x)), rtol=1e-12)
+    # then the compile worker compiles the threaded variant, swapped in when ready
+    assert exe.threads_ready is not None and h.wait_compiled(timeout=300)
+    assert exe.threads_ready.is_set() and exe.kernel.kernel is not serial
+    assert exe.kernel.all == numba.config.NUMBA_NUM_THREADS
+    assert float(h(x)) == float(h(x)) and float(h(x)) == float(exe(x)[0])

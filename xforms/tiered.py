@@ -245,6 +245,23 @@ def _submit(exe):
     _jobs.put(exe)
 
 
+class _Later:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def _compile(self):
+        try:
+            self.fn()
+        except Exception:         # (Exiting included) an optional step: nothing depends on it
+            pass
+
+
+def later(fn):
+    """Run `fn()` on the background compile thread, after the jobs queued before it (its
+    in-process compiler work wrapped in `step()`); its exceptions are dropped."""
+    _submit(_Later(fn))
+
+
 _busy = threading.Lock()     # held while compiler code runs in this process (see _at_exit)
 
 
