@@ -41,7 +41,7 @@ def main(ppid):
     threading.Thread(target=_watch_parent, args=(ppid,), daemon=True).start()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr                 # stray prints must not break the protocol
-    from . import codecache
+    from . import codecache, user_prims
     _warm_up()
     while True:
         job = recv(stdin)
@@ -49,6 +49,8 @@ def main(ppid):
             return
         try:
             with gc_pause.paused():         # as jit does in the parent (xforms/gc_pause.py)
+                for key, module, qualname in job.get("user_impls", ()):
+                    user_prims.register_importable(key, module, qualname)
                 mod, _, h = codecache.load_module(job["source"])
                 codecache.compile_kernel(mod, h, codecache.signature_of(job["sig"]),
                                          parallel=job["parallel"])

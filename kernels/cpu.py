@@ -38,6 +38,7 @@ from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line
 from .fusion import plan_program
 from .passes import prepare
 from . import scalarize_loops  # noqa: F401  (registers the loop rules)
+from . import user_prims
 from .scalarize import scalarize
 from .shape_symbols import SymbolTable, choose_symbols, symbolic_copy
 from .threads import AdaptiveThreads
@@ -74,6 +75,8 @@ class CpuExecutable:
     `pool` (a `cpu_buffers.BufferPool`, or None) holds the workspace and output buffers
     that the kernel takes after the constants; `output_slots` are the indices of the
     outputs that are such a buffer itself (the caller gets a new view of it)."""
+
+    threads_ready = None     # an Event while a threaded variant compiles (_threads_later)
 
     def __init__(self, kernel, source, path, consts, in_avals, out_avals, plan_text,
                  pool=None, output_slots=()):
@@ -146,7 +149,7 @@ def compile_cpu(closed, options=None):
     with step(), _lock:                 # (planning and emitting share memo tables)
         prep = _prepare(closed, options)
     if options.get("background") and not codecache.compiled(prep.h, prep.sig_spec,
-                                                             prep.em.uses_prange):
+                                                             _parallel(prep)):
         _compile_in_worker(prep)
     with step(), _lock:
         exe = _cached(closed)
@@ -216,8 +219,11 @@ def _compile_in_worker(prep):
             or not getattr(prep.mod, "__xforms_disk_cache__", True)):
         return
     from xforms.compile_worker import worker
+    imports = _worker_imports(prep.source)
+    if imports is None:
+        return         # a user primitive the worker cannot import: compiled here, quietly
     try:
-        fut = worker().submit(prep.source, prep.sig_spec, prep.em.uses_prange)
+        fut = worker().submit(prep.source, prep.sig_spec, _parallel(prep), imports)
         with step():
             prewarm()
         fut.result()
@@ -235,27 +241,92 @@ def prewarm():
     cpu_target.target_context.refresh()
 
 
+# Numba's parfors passes (parallel=True) copy the whole function's IR per pass: their cost
+# grows with lines x branches.  Measured under load 8-10 (first call, parallel vs serial):
+# a 120-op chain (681 lines, 0 ifs) 9.4 vs 4.4 s; random.normal of 1e7 (551 lines, 50 ifs)
+# 31 vs 3.5 s.  Above this lines x (1 + ifs) the prange loops compile as plain loops
+# (threads gain at most the core count, 2x here, and often nothing under load); the compile
+# worker then compiles the threaded variant, swapped in when ready (`_threads_later`).
+PARFOR_MAX_COST = 10000
+
+
+def _parallel(prep):
+    """Whether to compile `prep`'s kernel with Numba's parallel=True (prange loops threaded)."""
+    if not prep.em.uses_prange:
+        return False
+    src = prep.source
+    return src.count("\n") * (1 + src.count(" if ")) <= PARFOR_MAX_COST
+
+
+def _worker_imports(source):
+    """[(key, module, qualname)] of the user primitives `source` calls, for the compile
+    worker; None if it cannot import one of them (a lambda, a local function)."""
+    imports = [(key,) + (user_prims.importable(key) or ()) for key in
+               user_prims.keys_in(source)]
+    return None if any(len(i) == 1 for i in imports) else imports
+
+
+def _threads_later(adaptive, prep, sig):
+    """Have the compile worker compile the threaded (parfors) variant of `prep`'s kernel
+    and swap it into `adaptive` once it is in the disk cache; -> an Event set when that is
+    settled, or None (no worker, no disk cache: the kernel stays serial)."""
+    # another text, so another file: Numba's disk cache does not key on parallel=
+    source = prep.source + "\n__xforms_threaded__ = True\n"
+    imports = _worker_imports(source)
+    if (config.DISABLE_JIT or not codecache.cache_enabled() or not _threads_available()
+            or not getattr(prep.mod, "__xforms_disk_cache__", True) or imports is None):
+        return None
+    from xforms import tiered
+    from xforms.compile_worker import worker
+    ready = threading.Event()
+
+    def load():
+        try:
+            with step():
+                mod, _, h = codecache.load_module(source)
+                adaptive.upgrade(codecache.compile_kernel(mod, h, sig, parallel=True))
+        finally:
+            ready.set()
+
+    def compiled(fut):
+        if fut.exception() is not None:
+            ready.set()
+        else:
+            tiered.later(load)
+    try:
+        worker().submit(source, prep.sig_spec, True, imports).add_done_callback(compiled)
+    except Exception:
+        return None
+    return ready
+
+
 def _finish(prep):
     em, path = prep.em, prep.path
+    threads_ready = None
     blas_threads.ensure_started()     # BLAS threads follow the machine's load
     if config.DISABLE_JIT:
         kernel = prep.mod.kernel
     else:
         try:
             sig = codecache.signature_of(prep.sig_spec)
-            kernel = codecache.compile_kernel(prep.mod, prep.h, sig,
-                                              parallel=em.uses_prange)
-            if em.uses_prange:        # all threads or one, per call (kernels/threads.py)
+            parallel = _parallel(prep)
+            kernel = codecache.compile_kernel(prep.mod, prep.h, sig, parallel=parallel)
+            if parallel:              # all threads or one, per call (kernels/threads.py)
                 kernel = AdaptiveThreads(kernel)
+            elif em.uses_prange:      # serial now; threaded once the worker has compiled it
+                kernel = AdaptiveThreads(kernel, threads=1)
+                threads_ready = _threads_later(kernel, prep, sig)
         except Exception as e:           # never let a raw Numba error reach the user
             raise _lowering_error(e, em, path) from None
     pool = None
     if em.workspace_bytes or em.output_buffers:
         pool = BufferPool(em.workspace_bytes, [(tuple(map(int, b.shape)), b.dtype)
                                                for b in em.output_buffers])
-    return CpuExecutable(kernel, prep.source, path, prep.consts, prep.in_avals,
-                         [v.aval for v in prep.closed.jaxpr.outvars], prep.plan.dump(), pool,
-                         em.output_slots)
+    exe = CpuExecutable(kernel, prep.source, path, prep.consts, prep.in_avals,
+                        [v.aval for v in prep.closed.jaxpr.outvars], prep.plan.dump(), pool,
+                        em.output_slots)
+    exe.threads_ready = threads_ready
+    return exe
 
 
 def _lines_from_traceback(e, path):

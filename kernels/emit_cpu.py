@@ -53,7 +53,8 @@ PARALLEL_MIN_ELEMENTS = 1 << 18
 VECMATH_MIN_ELEMENTS = 64
 
 _RESERVED = {"np", "math", "cmath", "numba", "prange", "range", "min", "max", "abs", "int",
-             "float", "bool", "complex", "len", "box", "box0", "print"}
+             "float", "bool", "complex", "len", "box", "box0", "print",
+             "ch"}    # (ch: the chunk index of parallel loops)
 
 
 def _vecmath_table():

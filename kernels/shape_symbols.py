@@ -24,7 +24,13 @@ Which values become symbols (`choose_symbols`): the leading sizes of the inputs 
 but the last of an input of rank >= 2, the size of a vector) of inputs of more than TINY
 elements, never 0 or 1 (size-1 axes are structural: no loop), and never a value that is
 also the last (contiguous) size of a rank >= 2 input: inner sizes stay constants, which
-LLVM vectorises and unrolls against.  `XFORMS_SHAPE_SYMBOLS=0` turns symbols off, `=all`
+LLVM vectorises and unrolls against.  Sizes a few off a symbol of at least NEAR_FROM (n - 1,
+n + 3, and ceil(n / 2): the bounds of x[1:], x[:-1], x[-3:], x[::2]) print from it too,
+unless another symbol or an input's size has the same value; literals within a factor
+SMALL_LITERAL of 1 are never read as symbols (at batch 2, the 2.0 of the derivative of
+x ** 2 would print as `float(n0)`).  Still compiled per size: batch 1 (size-1 axes are
+structural), a batch equal to an inner size (the value cannot tell them apart), inputs of
+at most TINY elements, and sizes computed other than by +, -, * (x[::3]).  `XFORMS_SHAPE_SYMBOLS=0` turns symbols off, `=all`
 makes every input size >= 2 symbolic (for measurements).
 """
 import operator
@@ -40,7 +46,16 @@ from xforms.ir import ClosedJaxpr, Jaxpr, Literal, Var
 TINY = 32
 # params that hold sizes (never axes): their ints are substituted like avals' sizes
 SIZE_PARAMS = frozenset({"shape", "new_sizes", "slice_sizes", "limit_indices", "sizes",
-                         "length"})
+                         "length", "start_indices"})
+# sizes a few off a symbol print as `(n0 - 1)`: the bounds of x[1:], x[:-1], x[-3:] and
+# concatenate([x, x[:1]]) (sizes n - 1, n - 3, n + 1) then read the batch size too; so does
+# the ceiling half of a symbol, x[::2]'s length
+NEAR = 3
+NEAR_FROM = 8          # (smaller batches: too many small constants are a few off them)
+# literals this close to 1 are arithmetic far more often than sizes (the 2.0 of the
+# derivative of x ** 2, a 0.5 *): never read as a symbol (batch 2 would print 2.0 as
+# `float(n0)`, and that text differs from the one at any other batch size)
+SMALL_LITERAL = 4
 
 
 class Dim(int):
@@ -156,10 +171,33 @@ class SymbolTable:
     """value -> Dim for the chosen sizes, their definitions from the kernel's inputs, and
     the literal locals `literal` has made (all emitted by `prologue`)."""
 
-    def __init__(self, defs):
+    def __init__(self, defs, avoid=()):
         self.defs = defs                            # [(name, input index, axis, value)]
         self.dims = {v: Dim(v, n) for n, _, _, v in defs}
         self.locals = {}                            # (value bits, dtype) -> (name, expr)
+        self.near = self._near(avoid)               # value -> Dim a few off a symbol
+
+    def _near(self, avoid):
+        """value -> `(n0 - k)` / `(n0 + k)` for 0 < k <= NEAR, or `((n0 + 1) // 2)` (the
+        length of x[::2]), for symbols of at least
+        NEAR_FROM, unless the value is a symbol, another symbol's neighbour (ambiguous),
+        below 2 or in `avoid` (the inputs' other sizes)."""
+        near, twice = {}, set()
+        for v, d in self.dims.items():
+            if v < NEAR_FROM:
+                continue
+            half = Dim((v + 1) // 2, f"(({d} + 1) // 2)")       # x[::2]
+            for k in range(1, NEAR + 1):
+                for w, e in ((v - k, d - k), (v + k, d + k)) + ((half, half),) * (k == 1):
+                    if w in near:
+                        twice.add(w)
+                    near[w] = e
+        return {w: e for w, e in near.items()
+                if w >= 2 and w not in twice and w not in self.dims and w not in avoid}
+
+    def size(self, d):
+        """The Dim printed for size `d` (a symbol or a neighbour of one), else `d`."""
+        return self.dims.get(d) or self.near.get(d, d)
 
     def __bool__(self):
         return bool(self.defs)
@@ -201,6 +239,8 @@ class SymbolTable:
             p = fs[0] if len(fs) == 1 else fs[0] * fs[1]
             v = int(p)
             for k, recip in self._factors(float(x), v, dt.kind == "f"):
+                if v * k <= SMALL_LITERAL:
+                    continue
                 if best is not None and (k, len(fs)) >= best[0] or (
                         len(fs) == 2 and fs[0] is fs[1] and k != 1):
                     continue                 # (a square only as itself: mean over (n, n))
@@ -240,6 +280,7 @@ def choose_symbols(invars, how=None):
         return SymbolTable([])
     shapes = [tuple(int(d) for d in v.aval.shape) for v in invars]
     inner = {s[-1] for s in shapes if len(s) >= 2} if how == "batch" else set()
+    every = {d for s in shapes for d in s}
     defs, seen = [], set()
     for i, s in enumerate(shapes):
         if how == "batch" and np.prod(s) <= TINY:
@@ -250,7 +291,7 @@ def choose_symbols(invars, how=None):
             if v >= 2 and v not in inner and v not in seen:
                 seen.add(v)
                 defs.append((f"n{len(defs)}", i, ax, v))
-    return SymbolTable(defs)
+    return SymbolTable(defs, every)
 
 
 # ---- the program with symbolic sizes ---------------------------------------------------------
@@ -264,17 +305,18 @@ def symbolic_copy(closed, table):
 
 class _Copier:
     def __init__(self, table):
-        self.table, self.dims, self.vars = table, table.dims, {}
+        self.table, self.vars = table, {}
+        self.known = set(table.dims) | set(table.near)
 
     def aval(self, a):
-        if type(a) is not ShapedArray or not any(d in self.dims for d in a.shape):
+        if type(a) is not ShapedArray or not any(d in self.known for d in a.shape):
             return a
         new = ShapedArray(a.shape, a.dtype, a.weak_type)
         new.shape = self.sizes(a.shape)
         return new
 
     def sizes(self, t):
-        return tuple(self.dims.get(d, d) if type(d) is int else d for d in t)
+        return tuple(self.table.size(d) if type(d) is int else d for d in t)
 
     def var(self, v):
         if not isinstance(v, Var):                     # a Literal
@@ -296,7 +338,7 @@ class _Copier:
         if isinstance(p, Jaxpr):
             return self.jaxpr(p)
         if type(p) is int and key in SIZE_PARAMS:
-            return self.dims.get(p, p)
+            return self.table.size(p)
         if type(p) is tuple:
             if key in SIZE_PARAMS and all(type(d) is int for d in p):
                 return self.sizes(p)

@@ -38,6 +38,14 @@ class AdaptiveThreads:
     def __getattr__(self, name):        # .stats, .signatures ... of the dispatcher
         return getattr(self.kernel, name)
 
+    def upgrade(self, kernel, threads=None):
+        """Call `kernel` (the threaded variant of the current, serial one) from now on,
+        measuring all threads against one as at the start."""
+        self.kernel = kernel
+        self.all = self.mode = max(1, threads or numba.config.NUMBA_NUM_THREADS)
+        self.times, self.interval = {}, _FIRST_PROBE
+        self.next_probe = self.calls + 2
+
     def _other(self):
         return 1 if self.mode == self.all else self.all
 

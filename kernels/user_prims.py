@@ -221,6 +221,52 @@ def register(prim):
         return key, d is not None
 
 
+def importable(key):
+    """(module, qualified name) by which another process (the compile worker) finds the
+    function registered under `key`, or None: a lambda, a local function, or one that name
+    does not reach.
+
+    >>> importable(register(threefry2x32_p)[0])
+    ('xforms.random.threefry', 'threefry_scalar')
+    """
+    fn = _registry.get(key)
+    module, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "<")
+    if fn is None or not module or "<" in qual:
+        return None
+    try:
+        found = _resolve(module, qual)
+    except (ImportError, AttributeError):
+        return None
+    return (module, qual) if found is fn else None
+
+
+def register_importable(key, module, qualname):
+    """Register under `key`, in another process, the function `importable(key)` named;
+    LookupError if it is not the function that made `key` (its digest differs)."""
+    fn = _resolve(module, qualname)
+    if key.rsplit("-", 1)[-1] != digest(fn):
+        raise LookupError(f"{module}.{qualname} is not the function registered under "
+                          f"{key!r} in the parent process")
+    with _lock:
+        _registry.setdefault(key, fn)
+
+
+def _resolve(module, qualname):
+    import importlib
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+_KEYS = re.compile(r'user_impl\("([^"]+)"')
+
+
+def keys_in(source):
+    """The registry keys a generated module's source fetches."""
+    return _KEYS.findall(source)
+
+
 def user_impl(key, target):
     """What a generated module calls its implementation by: the Numba-compiled function for
     `target` ("cpu" or "cuda"; the plain function under XFORMS_DISABLE_JIT)."""

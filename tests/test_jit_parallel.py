@@ -176,3 +176,36 @@ def test_chunked_loops_with_a_varying_batch_size(small_chunks, monkeypatch):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
         made.append(codecache.stats["made"])
     assert made[-1] == made[0]
+
+
+def test_a_value_named_like_the_chunk_index(small_chunks, monkeypatch):
+    """A program with ~90 values names one `ch`, the chunked loops' index: renamed."""
+    def chain(x):
+        for i in range(30):
+            x = xnp.sin(x) * (0.5 + 0.01 * (i % 7)) + x
+        return x
+    x = np.linspace(-1, 1, N)
+    g, src = _compile(chain, x, True, monkeypatch)
+    assert "for ch in prange(" in src
+    np.testing.assert_allclose(np.asarray(g(x)), np.asarray(chain(x)), rtol=1e-12)
+
+
+def test_kernels_costly_for_parfors_compile_serially(small_chunks, monkeypatch):
+    """Above PARFOR_MAX_COST (lines x branches) the prange loops compile as plain loops
+    (same source, same results), then threaded in the compile worker."""
+    f = lambda v: xnp.sum(xnp.where(v > 0, xnp.exp(v), v * 2.0))      # noqa: E731
+    x = np.linspace(-1, 1, N)
+    g, src = _compile(f, x, True, monkeypatch)
+    assert "for ch in prange(" in src and type(g._fast[next(iter(g._fast))][0].kernel) \
+        is AdaptiveThreads
+    monkeypatch.setattr(kcpu, "PARFOR_MAX_COST", 0)
+    h, src2 = _compile(lambda v: f(v), x, True, monkeypatch)
+    exe = h._fast[next(iter(h._fast))][0]
+    serial = exe.kernel.kernel
+    assert src2 == src and exe.kernel.all == 1            # serial first
+    np.testing.assert_allclose(float(h(x)), float(g(x)), rtol=1e-12)
+    # then the compile worker compiles the threaded variant, swapped in when ready
+    assert exe.threads_ready is not None and h.wait_compiled(timeout=300)
+    assert exe.threads_ready.is_set() and exe.kernel.kernel is not serial
+    assert exe.kernel.all == numba.config.NUMBA_NUM_THREADS
+    assert float(h(x)) == float(h(x)) and float(h(x)) == float(exe(x)[0])

@@ -109,8 +109,8 @@ def test_float32_mean_scale_is_bit_exact():
 
 
 def test_small_sizes_are_correct():
-    # size 1 is structural (no loop), 2 equals the literal 2.0 of the square's derivative,
-    # inputs of <= 32 elements are scalarised: each gets its own kernel, right values
+    # size 1 is structural (no loop), 5 and 6 equal inner sizes, inputs of <= 32 elements
+    # are scalarised: each gets its own kernel, right values
     run_sizes(xf.grad(loss), data, [9, 1, 2, 3, 5])
     run_sizes(lambda x: (xnp.sum(x, axis=0), x * 2.0), lambda n: (RNG.normal(size=(n, 3)),),
               [12, 3, 1, 13])
@@ -141,7 +141,31 @@ def test_slices_that_depend_on_the_batch_size():
         d = x[1:] - x[:-1]                 # bounds n and n - 1
         return xnp.sum(d * d, axis=1), x[::2] * 2.0, x[-3:], xnp.concatenate([x, x[:1]])
 
-    run_sizes(diffs, lambda n: (RNG.normal(size=(n, 4)),), [13, 9, 1])
+    # sizes n - 1, n - 3, n + 1 and ceil(n / 2) read the batch size too (size 1 and
+    # sizes below NEAR_FROM: their own kernels, right values)
+    _, extra = run_sizes(diffs, lambda n: (RNG.normal(size=(n, 4)),), [13, 9, 17, 16, 1, 5])
+    assert extra[:4] == [0, 0, 0, 0]
+
+
+def test_sizes_near_a_symbol_print_from_it():
+    t = choose_symbols(_vars((13, 4), (6, 9)), "batch")           # n0 = 13, n1 = 6
+    assert [d[3] for d in t.defs] == [13, 6]
+    assert [str(t.size(v)) for v in (13, 12, 10, 14, 16, 7, 6, 17)] == [
+        "n0", "(n0 - 1)", "(n0 - 3)", "(n0 + 1)", "(n0 + 3)", "((n0 + 1) // 2)", "n1", "17"]
+    assert t.size(12) == 12 and t.size(7) == 7
+    assert type(t.size(9)) is int and type(t.size(4)) is int     # inputs' sizes: constants
+    assert type(t.size(3)) is int and type(t.size(5)) is int     # n1 < NEAR_FROM: none
+
+
+def test_batch_two_keeps_small_literals_constant():
+    # at batch 2 the 2.0 of the square's derivative is not read as `float(n0)`
+    w = RNG.normal(size=(40, 3))
+    _, extra = run_sizes(xf.grad(loss), lambda n: (w, RNG.normal(size=(n, 40)),
+                                                   RNG.normal(size=(n, 3))), [50, 2, 4, 41])
+    assert extra == [0, 0, 0, 0]
+    t = choose_symbols(_vars((2, 40)), "batch")
+    assert t.literal(2.0, np.float64) is None and t.literal(0.5, np.float64) is None
+    assert t.literal(1 / 80, np.float64) == "_sz0"
 
 
 def test_loops_over_a_batch_shaped_carry():

@@ -112,6 +112,31 @@ def test_swap_happens_on_a_later_call_without_waiting():
     assert exe.fast_calls == n and type(entry(jf)[0]) is kernels.cpu.CpuExecutable
 
 
+def test_background_compile_waits_for_the_first_call(monkeypatch):
+    """The in-process part of the compile holds the GIL: it starts once the first fast-tier
+    call has returned (or after FIRST_CALL_HEAD_START without a call)."""
+    from xforms import core, tiered
+    order = []
+    closed = xf.make_jaxpr(lambda x: x * 2.0)(1.0)
+    evaluate = core.eval_jaxpr
+
+    def slow_eval(*a):
+        time.sleep(0.2)
+        order.append("eval")
+        return evaluate(*a)
+
+    def compile_fn():
+        order.append("compile")
+        return lambda x: [np.asarray(x) * 2.0]
+    monkeypatch.setattr(core, "eval_jaxpr", slow_eval)
+    exe = TieredExecutable(closed, compile_fn)
+    assert float(exe(np.float64(1.5))[0]) == 3.0
+    assert exe.wait(timeout=60) is not None and order == ["eval", "compile"]
+    monkeypatch.setattr(tiered, "FIRST_CALL_HEAD_START", 0.05)
+    uncalled = TieredExecutable(closed, compile_fn)
+    assert uncalled.wait(timeout=60) is not None and order[-1] == "compile"
+
+
 def test_fast_tier_results_do_not_alias_arguments_or_constants():
     c = np.arange(4.0)
     jf = xf.jit(lambda a: (a, a.reshape(2, 2), c, a + 0.0), tiered=True)
@@ -167,6 +192,36 @@ def test_dead_worker_falls_back_to_compiling_here(fresh_worker, monkeypatch):
         assert jf.wait_compiled(timeout=300)
     assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable
     np.testing.assert_allclose(jf(x), np.expm1(x) * 0.25)
+
+
+def test_the_worker_compiles_programs_with_user_primitives(fresh_worker):
+    """random draws call the Threefry user primitive: the worker imports its function by
+    name (kernels/user_prims.py `importable`); one it cannot import (a lambda) is compiled
+    here, without a warning either way."""
+    import warnings
+    from xforms import extend, random
+    from kernels import user_prims
+    from xforms.random.threefry import threefry2x32_p
+    key, _ = user_prims.register(threefry2x32_p)
+    assert user_prims.importable(key) == ("xforms.random.threefry", "threefry_scalar")
+    with pytest.raises(LookupError):
+        user_prims.register_importable(key[:-1] + "0", "xforms.random.threefry",
+                                       "threefry_scalar")
+    twice = extend.Primitive("tiered_twice", elementwise=True)
+    twice.def_numba(lambda x: x * 2.0 + 1.0, elementwise=True)
+    twice.def_abstract_eval(lambda a: a)
+    assert user_prims.importable(user_prims.register(twice)[0]) is None
+    fns = [(xf.jit(lambda k: random.normal(k, (50,)), tiered=True), random.PRNGKey(3)),
+           (xf.jit(lambda x: twice.bind(x) - 1.0, tiered=True), np.linspace(0, 1, 40))]
+    jobs = fresh_worker._next_id
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for jf, arg in fns:
+            fast = np.asarray(jf(arg))
+            assert jf.wait_compiled(timeout=300)
+            assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable
+            np.testing.assert_allclose(np.asarray(jf(arg)), fast, rtol=1e-13)
+    assert fresh_worker._next_id == jobs + 1          # the lambda's kernel: compiled here
 
 
 def test_worker_death_fails_its_jobs_and_the_next_job_restarts_it(fresh_worker):
@@ -325,18 +380,36 @@ def test_current_signature_of_each_function_is_kept(monkeypatch):
 def test_long_loops_compile_on_the_first_call(monkeypatch):
     from xforms import tiered
     body = lambda i, v: xnp.sin(v) * 0.5 + v                      # noqa: E731
-    long = xf.jit(lambda x: lax.fori_loop(0, 30000, body, x), tiered=True)
-    closed = xf.make_jaxpr(lambda x: lax.fori_loop(0, 30000, body, x))(1.0)
+    long = xf.jit(lambda x: lax.fori_loop(0, 300000, body, x), tiered=True)
+    closed = xf.make_jaxpr(lambda x: lax.fori_loop(0, 300000, body, x))(1.0)
     executed, size = tiered.eager_cost(closed)
-    assert (executed, size) == (90001, 4)
+    assert (executed, size) == (1 + int(300000 * 3 * tiered.LOOP_WEIGHT), 4)
     assert executed > tiered.EAGER_BASE + tiered.EAGER_PER_EQN * size
     long(1.0)
     assert type(entry(long)[0]) is kernels.cpu.CpuExecutable     # eager would be slower
-    monkeypatch.setenv("XFORMS_TIERED_MAX_EAGER", str(10 ** 5))
-    relaxed = xf.jit(lambda x: lax.fori_loop(0, 30000, body, x) * 2.0, tiered=True)
+    # a tenth of the trips: the loop body's generated Python beats the compile
+    short = xf.make_jaxpr(lambda x: lax.fori_loop(0, 30000, body, x))(1.0)
+    assert tiered.worthwhile(short)
+    monkeypatch.setenv("XFORMS_TIERED_MAX_EAGER", str(10 ** 6))
+    relaxed = xf.jit(lambda x: lax.fori_loop(0, 300000, body, x) * 2.0, tiered=True)
     relaxed(1.0)
     assert type(entry(relaxed)[0]) is TieredExecutable
     assert relaxed.wait_compiled(timeout=300)
+
+
+def test_large_arrays_compile_on_the_first_call(monkeypatch):
+    from xforms import random, tiered
+    cost = {n: tiered.eager_cost(xf.make_jaxpr(lambda k: random.normal(k, (n,)))(
+        random.PRNGKey(0))) for n in (10 ** 4, 10 ** 6)}
+    (small, size), (big, size2) = cost[10 ** 4], cost[10 ** 6]
+    assert size == size2 and big > 50 * small          # elements count, not just equations
+    assert big > tiered.EAGER_BASE + tiered.EAGER_PER_EQN * size          # compile first
+    assert small <= tiered.EAGER_BASE + tiered.EAGER_PER_EQN * size       # fast tier
+    monkeypatch.setattr(tiered, "ELEMENTS_PER_EQN", 1)
+    jf = xf.jit(lambda x: xnp.sin(x) * 2.0, tiered=True)
+    x = np.linspace(0, 1, 10 ** 5)
+    np.testing.assert_allclose(np.asarray(jf(x)), np.sin(x) * 2.0, rtol=1e-14)
+    assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable
 
 
 def test_jit_written_inline_reuses_the_executable():

@@ -111,7 +111,9 @@ class WorkerClient:
         p = self._proc
         return p.pid if p is not None and p.poll() is None else None
 
-    def submit(self, source, sig_spec, parallel):
+    def submit(self, source, sig_spec, parallel, user_impls=()):
+        """Compile `source`'s kernel into the disk cache; `user_impls`: [(key, module,
+        qualname)] of the user primitives it calls (kernels/user_prims.py `importable`)."""
         fut = Future()
         with self._lock:
             proc = self._ensure()
@@ -124,7 +126,7 @@ class WorkerClient:
             self._jobs += 1
             try:
                 send(proc.stdin, {"id": jid, "source": source, "sig": sig_spec,
-                                   "parallel": parallel})
+                                   "parallel": parallel, "user_impls": list(user_impls)})
             except (OSError, ValueError) as e:        # broken pipe: it died
                 del self._pending[jid]
                 fut.set_exception(WorkerError(f"compile worker unreachable: {e}"))

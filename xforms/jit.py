@@ -235,7 +235,8 @@ class Jitted:
 
     def wait_compiled(self, timeout=None):
         """Block until every signature called so far runs compiled code (tiered execution,
-        xforms/tiered.py); -> True if they all do.  A no-op without tiering."""
+        xforms/tiered.py) and threaded code where that compile was deferred (kernels/cpu.py
+        `_threads_later`); -> True if they all run compiled code."""
         ok = True
         for key, (exe, out_tree, _) in list(self._fast.items()):
             if type(exe) is tiered.TieredExecutable:
@@ -244,6 +245,10 @@ class Jitted:
                     ok = False
                 elif self._fast.get(key, (None,))[0] is exe:
                     self._install(key, compiled, out_tree)
+                exe = compiled
+            ready = getattr(exe, "threads_ready", None)   # a threaded variant compiling
+            if ready is not None:
+                ready.wait(timeout)
         tiered.flush_warnings()
         return ok
 

@@ -6,7 +6,9 @@ the IR with the NumPy implementations of the primitives (`core.eval_jaxpr`, no c
 all) until the compiled executable is ready, then call that.  The compile runs off the
 main thread: a background thread plans and emits the kernel and hands the Numba compile to
 the backend's compile worker process (kernels/compile_worker.py), then loads the result
-from the disk cache and swaps it in (one attribute read per call checks for it).
+from the disk cache and swaps it in (one attribute read per call checks for it).  That
+thread holds the GIL while it plans, so it starts once the first call has returned (at most
+FIRST_CALL_HEAD_START later); the worker process starts at once.
 
     f = xf.jit(loss)
     f(w, x, y)            # ~milliseconds: NumPy evaluation of the traced IR
@@ -35,28 +37,48 @@ import warnings
 from . import config, core
 
 
-# The fast tier evaluates one primitive at a time in Python (~10 us each for small arrays,
-# loops included), while the compile costs ~0.6 s (Numba's set-up in a fresh process) plus
-# 3-13 ms per equation of the program (loop bodies counted once; measured: a 700-equation
-# scalar chain, RK4 under grad).  A program starts on the fast tier when one eager
-# evaluation should not take longer than its compile: at most EAGER_BASE + EAGER_PER_EQN x
-# (its equations) equation executions (1000 RK4 steps under grad: 242 equations, 234k
-# executions: fast tier; a 5-equation loop run 10^5 times: compiled on the first call).
+# The fast tier evaluates one primitive at a time in Python (~10 us each for small arrays;
+# loop bodies run as generated Python, xforms/primitives/eager_plan.py: ~1-3 us per
+# equation and iteration, LOOP_WEIGHT of one), while the compile costs ~0.6 s (Numba's
+# set-up in a fresh process) plus 3-13 ms per equation of the program (loop bodies counted
+# once; measured: a 700-equation scalar chain, RK4 under grad).  A program starts on the
+# fast tier when one eager evaluation should not take longer than its compile: at most
+# EAGER_BASE + EAGER_PER_EQN x (its equations) equation executions (1000 RK4 steps under
+# grad: 242 equations, 234k executions in loops, weighing 58k: fast tier; a 4-equation loop
+# run 3x10^5 times: compiled on the first call).
 # XFORMS_TIERED_MAX_EAGER sets a fixed limit instead.
 EAGER_BASE = 60000
 EAGER_PER_EQN = 1000
+# an equation executed in a loop body, against one at the top level (measured under load
+# 10: 1.6-3.8 us per loop equation for states of 1-100 elements)
+LOOP_WEIGHT = 0.25
 _UNKNOWN_TRIPS = 100          # a while loop's guess (its trip count is data)
+_LOOPS = ("scan", "for_loop", "while")
+# ~50 ns per element of an equation's output (measured: random.normal of 10^5 and 10^6
+# elements, 188 equations, 0.53 s and 13.6 s eagerly under load; select_n, integer hashing)
+# against ~10 us per equation: an equation of 400 elements counts as two
+ELEMENTS_PER_EQN = 200
+# The background compile waits for the first fast-tier call to return, at most this long
+# (s; the worker process starts at once, as it needs no GIL).
+FIRST_CALL_HEAD_START = 1.0
 
 
 def eager_cost(jaxpr, limit=None):
     """(equations one eager evaluation of `jaxpr` executes, equations in it), loops
     multiplied out in the first (scan by its length, for_loop by a literal trip count,
-    while by a guess) and counted once in the second; the first stops counting past
-    `limit` and is infinite if a primitive has no NumPy implementation.
+    while by a guess), an equation on more than ELEMENTS_PER_EQN elements counted once per
+    ELEMENTS_PER_EQN of them, and counted once in the second; the first stops counting past
+    `limit` and is infinite if a primitive has no NumPy implementation.  Equations in loop
+    bodies count LOOP_WEIGHT each.
 
     >>> eager_cost(xf.make_jaxpr(lambda x: lax.fori_loop(0, 50, lambda i, v: v * 2., x))(1.))
-    (51, 2)
+    (13, 2)
     """
+    executed, size = _cost(jaxpr, limit)
+    return (executed if executed == float("inf") else int(executed)), size
+
+
+def _cost(jaxpr, limit):
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     executed = size = 0
     for eqn in jaxpr.eqns:
@@ -64,20 +86,41 @@ def eager_cost(jaxpr, limit=None):
         # eager and compiled code send different messages, e.g. unpacked vs packed): compile
         if eqn.prim not in core.impl_rules or not eqn.prim.trace_time_eval:
             return float("inf"), size
-        executed += 1
+        executed += _units(eqn)
         size += 1
         subs = [v for v in eqn.params.values() if hasattr(v, "eqns") or hasattr(v, "jaxpr")]
         for v in eqn.params.values():
             if isinstance(v, (list, tuple)):
                 subs += [b for b in v if hasattr(b, "eqns") or hasattr(b, "jaxpr")]
         if subs:
-            costs = [eager_cost(b, limit) for b in subs]
+            costs = [_cost(b, limit) for b in subs]
             size += sum(c[1] for c in costs)
             inner = [c[0] for c in costs]
-            executed += _trips(eqn) * (max(inner) if eqn.prim.name == "cond" else sum(inner))
+            inner = max(inner) if eqn.prim.name == "cond" else sum(inner)
+            trips = _trips(eqn)
+            executed += trips * inner * (LOOP_WEIGHT if eqn.prim.name in _LOOPS else 1)
         if limit is not None and executed > limit:
             break
     return executed, size
+
+
+def _units(eqn):
+    """One equation's eager cost in equation executions: NumPy's per-element time counts
+    beside its per-call overhead (random.normal of 10^7 elements: 188 equations, 36 s
+    eagerly, so compiled on the first call).
+
+    >>> _units(xf.make_jaxpr(lambda x: x * 2.0)(np.ones(1000)).jaxpr.eqns[0])
+    5
+    """
+    n = max((_size(v.aval) for v in eqn.outvars), default=1)
+    return max(1, n // ELEMENTS_PER_EQN)
+
+
+def _size(aval):
+    n = 1
+    for d in getattr(aval, "shape", ()):
+        n *= int(d)
+    return n
 
 
 def _trips(eqn):
@@ -118,6 +161,7 @@ class TieredExecutable:
         self.fast_calls = 0
         self._compile_fn = compile_fn
         self._done = threading.Event()
+        self._first_call = threading.Event()
         self._owned = _roots(closed.consts)
         _submit(self)
 
@@ -130,7 +174,10 @@ class TieredExecutable:
         if c is not None:
             return c(*args)
         self.fast_calls += 1
-        outs = core.eval_jaxpr(self.closed, *args)
+        try:
+            outs = core.eval_jaxpr(self.closed, *args)
+        finally:
+            self._first_call.set()
         owned = self._owned | _roots(args)
         return [_fresh(o, owned) for o in outs]
 
@@ -145,6 +192,9 @@ class TieredExecutable:
         return self._done.is_set()
 
     def _compile(self):
+        # The in-process part of the compile (planning, emitting, loading machine code)
+        # holds the GIL: started beside the first call, it doubled that call's time.
+        self._first_call.wait(FIRST_CALL_HEAD_START)
         try:
             self.compiled = self._compile_fn()
         except Exiting:
@@ -193,6 +243,23 @@ def _submit(exe):
             _thread = threading.Thread(target=_work, daemon=True, name="xforms-tiered")
             _thread.start()
     _jobs.put(exe)
+
+
+class _Later:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def _compile(self):
+        try:
+            self.fn()
+        except Exception:         # (Exiting included) an optional step: nothing depends on it
+            pass
+
+
+def later(fn):
+    """Run `fn()` on the background compile thread, after the jobs queued before it (its
+    in-process compiler work wrapped in `step()`); its exceptions are dropped."""
+    _submit(_Later(fn))
 
 
 _busy = threading.Lock()     # held while compiler code runs in this process (see _at_exit)

@@ -72,15 +72,16 @@ cannot be an IR value):
 `scan` (and `fori_loop` with static bounds, which is a scan) stores per-iteration
 residuals as stacked ys instead, JAX-style, hoisting loop-invariant ones out of the loop.
 
-Eagerly, sub-jaxprs run through `call`, which evaluates loop bodies with the one evaluator
-(`core.eval_eager`, from a cached slot plan) without wrapping each value as an Array.
+Eagerly, sub-jaxprs run through `call`, which evaluates loop bodies as generated Python
+(eager_plan.py, cached in memo.plans): loops pay no interpretive overhead per equation.
 """
-from .. import core
+from .. import core, memo
 from ..avals import ShapedArray
 from ..ir import inline as ir_inline
 from ..ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split  # noqa: F401  (loops.py reads split here)
 from ..transforms.partial_eval import partial_eval_jaxpr
 from ..tracing import trace_cached
+from .eager_plan import compile_body
 from ..transforms.simplify import dce
 
 
@@ -103,10 +104,10 @@ def trace(fun, in_avals, fun_for_errors=None):
 
 def call(closed, *args):
     """Evaluate a sub-jaxpr on the current trace (stages it when tracing).  Eagerly, loop
-    bodies run many times, so their values stay as the implementations return them."""
+    bodies run many times, so they run as generated Python (eager_plan.py)."""
     if core.current_trace() is not core.eval_trace:
         return core.eval_jaxpr(closed, *args)
-    return core.eval_eager(closed.jaxpr, closed.consts, args, as_arrays=False)
+    return memo.plans.lookup(closed, "body", compile_body, closed)(*args)
 
 
 # ---- jaxpr surgery -------------------------------------------------------------------------

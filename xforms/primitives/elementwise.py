@@ -18,6 +18,7 @@ from ..engine_prims import convert_element_type, like as _like
 from ..engine_prims import broadcast_to_aval, full
 from ..registry import exempt, primitive
 from ..tree_util import tree_map
+from .eager_plan import eager_ufuncs
 
 
 def _elementwise_aval(name, avals, out_dtype=None, accept=None):
@@ -48,6 +49,7 @@ def _def(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
         name, avals, out_dtype if out_dtype is None or not callable(out_dtype)
         else out_dtype(avals[0].dtype), accept)
     impl_rules[p] = lambda *xs, **params: [impl(*xs, **params)]
+    eager_ufuncs[p] = impl
     (defvectorized if nargs == 1 else defbroadcasting)(p)
     return p
 
