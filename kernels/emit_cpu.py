@@ -384,8 +384,8 @@ class _Nest:
         self.reds, self.size, self.rows, self.staged = reds, size, rows, staged
         self.vsize = size if vsize is None else vsize   # the size the vector math sees
         self.sp = LoopSpelling(em, nest.syms, [f"i{d}" for d in range(len(self.shape))])
-        # no peeling of a chunked axis 0 (its chunks are the parallel split)
-        self.peel_axis, self.peel = _peeling(step, self.shape, rows is not None)
+        # a peeled axis 0 of a chunked nest is peeled inside each chunk (`_rows`)
+        self.peel_axis, self.peel = _peeling(step, self.shape)
 
     def emit(self):
         em = self.em
@@ -459,9 +459,7 @@ class _Nest:
             if self.staged:
                 self._staged_rows(top, guard)
             else:
-                with em.block("while i0 < e0:"):
-                    self._level(1, guard)
-                    em.line("i0 += 1")
+                self._rows("e0", lambda: self._level(1, guard))
             for r in top:
                 r.emit_partial_store(part[r], "ch")
                 r.suffix = ""
@@ -474,6 +472,31 @@ class _Nest:
             with em.counted_loop("ch", nch):
                 r.emit_combine(part[r], "ch")
 
+    def _rows(self, end, body):
+        """`while i0 < end:` body (rows of a chunk).  When axis 0 is peeled (a 1-D stencil:
+        guarded or clamped reads near the ends), three loops: the rows before the plain
+        middle [lo, hi), the middle, where reads are plain and LLVM vectorises, and the
+        rows after it; each chunk clips them to its own rows.  The middle starts at
+        max(i0, lo) >= lo, so LLVM sees its shifted indices non-negative (no wraparound)."""
+        em = self.em
+        if self.peel_axis != 0:
+            with em.block(f"while i0 < {end}:"):
+                body()
+                em.line("i0 += 1")
+            return
+        (lo, hi), m0, m1 = self.peel, em.fresh("m"), em.fresh("m")
+        em.line(f"{m0} = max(i0, {lo})")
+        em.line(f"{m1} = min({end}, {hi})")
+        for start, stop, inside in ((None, f"min({m0}, {end})", None), (m0, m1, 0),
+                                    (f"max({m0}, {m1})", end, None)):
+            self._interior(inside)
+            if start:
+                em.line(f"i0 = {start}")
+            with em.block(f"while i0 < {stop}:"):
+                body()
+                em.line("i0 += 1")
+        self._interior(None)
+
     def _staged_rows(self, top, guard):
         """The rows of one chunk in blocks: values into buffers (vectorised), then summed
         in order."""
@@ -484,14 +507,11 @@ class _Nest:
         with em.block("while i0 < e0:"):
             em.line(f"b0 = min(i0 + {B}, e0)")
             em.line("k0 = 0")
-            with em.block("while i0 < b0:"):
-                for r in top:
-                    r.stage = bufs[r]
-                self._level(1, guard)
-                for r in top:
-                    r.stage = None
-                em.line("k0 += 1")
-                em.line("i0 += 1")
+            for r in top:
+                r.stage = bufs[r]
+            self._rows("b0", lambda: (self._level(1, guard), em.line("k0 += 1")))
+            for r in top:
+                r.stage = None
             with em.counted_loop("k1", "k0"):
                 for r in top:
                     r.emit_update(f"{bufs[r]}[k1]")
@@ -615,11 +635,11 @@ class _Reduction:
             raise _unsupported(self.eqn)
 
 
-def _peeling(step, shape, par):
+def _peeling(step, shape):
     """(axis, (lo, hi)) when the innermost loop axis has guarded or clamped reads that all
     hold plainly for lo <= i < hi (a non-empty middle), else (None, None)."""
     axes = [d for d in range(len(shape)) if shape[d] != 1]
-    if not axes or (par and axes[-1] == 0):
+    if not axes:
         return None, None
     d, n = axes[-1], shape[axes[-1]]
     lo, hi, any_ = 0, n, False
