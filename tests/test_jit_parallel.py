@@ -275,3 +275,19 @@ def test_stencil_pads_wider_than_a_chunk(small_chunks, monkeypatch):
     got = g(x)
     np.testing.assert_array_equal(np.asarray(got[0]), want0)
     np.testing.assert_allclose(float(got[1]), np.dot(x[:-1], x[1:]), rtol=1e-12)
+
+
+def test_stencil_on_a_column_is_peeled_per_chunk(small_chunks, monkeypatch):
+    """Shape (N, 1): axis 0 is both the chunked and the peeled axis (size-1 dims are not
+    looped over)."""
+    x = np.random.default_rng(7).standard_normal((N, 1))
+    cfg = ((0, 1, 0), (0, 0, 0))
+    f = lambda v: (lax.pad(v[1:] - v[:-1] ** 2, 0.0, cfg)
+                   + lax.pad(v[:-1], 0.5, ((1, 0, 0), (0, 0, 0))))
+    g, src = _compile(f, x, True, monkeypatch)
+    assert "for ch in prange(" in src and "max(i0, 1)" in src
+    want = np.zeros_like(x)
+    want[:-1] = x[1:] - x[:-1] ** 2
+    want[0] += 0.5
+    want[1:] += x[:-1]
+    np.testing.assert_array_equal(np.asarray(g(x)), want)
