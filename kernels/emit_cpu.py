@@ -328,9 +328,12 @@ CHUNK_ELEMENTS = 1 << 14
 
 # A 1-D loop whose reductions are all floating-point sums or products stages the reduced
 # values through a small buffer: the loop body (no reduction in it) vectorises, and a second
-# loop adds the buffer up in the same order as before (results unchanged, bitwise).  Such a
-# loop is always chunked (one chunk when small), so its sum does not depend on threads.
+# loop adds the buffer into STAGE_LANES accumulators in a fixed order.  Such a loop is always
+# chunked (one chunk when small), so its sum does not depend on threads.
 STAGE_ELEMENTS = 512
+# The staged values are added into this many accumulators (independent chains of additions:
+# 6x faster than one chain, 0.87 -> 0.15 ms per 2^20 values measured 2026-11-24, load 11).
+STAGE_LANES = 8
 
 
 def _staged(shape, size, reds):
@@ -504,13 +507,21 @@ class _Nest:
         self._interior(None)
 
     def _staged_rows(self, top, guard):
-        """The rows of one chunk in blocks: values into buffers (vectorised), then summed
-        in order."""
-        em, B = self.em, STAGE_ELEMENTS
+        """The rows of one chunk in blocks: values into buffers (vectorised), then added
+        into STAGE_LANES accumulators (element k of a block into lane k % STAGE_LANES, a
+        block's odd tail into lane 0), combined pairwise at the end of the chunk.  The
+        order depends on the shape alone."""
+        em, B, L = self.em, STAGE_ELEMENTS, STAGE_LANES
         bufs = {r: em.fresh("T") for r in top}
+        lanes = {r: [em.fresh("L") for _ in range(L)] for r in top}
         for r in top:
             em.line(f"{bufs[r]} = np.empty({B}, {dtype_str(r.dt)})")
+            for lane in lanes[r]:
+                em.line(f"{lane} = {r._init_value()}")
         with em.block("while i0 < e0:"):
+            # LLVM loses the chunk start's mask (`_chunked`) across the block loop: without
+            # it here, the shifted reads of a stencil (x[i + 1]) compile to gathers
+            em.line("i0 = i0 & 0x3FFFFFFFFFFFFFFF")
             em.line(f"b0 = min(i0 + {B}, e0)")
             em.line("k0 = 0")
             for r in top:
@@ -518,9 +529,26 @@ class _Nest:
             self._rows("b0", lambda: (self._level(1, guard), em.line("k0 += 1")))
             for r in top:
                 r.stage = None
-            with em.counted_loop("k1", "k0"):
+            em.line("k1 = 0")
+            with em.block(f"while k1 < k0 - {L - 1}:"):
                 for r in top:
-                    r.emit_update(f"{bufs[r]}[k1]")
+                    for j, lane in enumerate(lanes[r]):
+                        em.line(f"{lane} {r.assign_op()} {bufs[r]}[k1 + {j}]")
+                em.line(f"k1 += {L}")
+            with em.block("while k1 < k0:"):
+                for r in top:
+                    em.line(f"{lanes[r][0]} {r.assign_op()} {bufs[r]}[k1]")
+                em.line("k1 += 1")
+        for r in top:
+            r.emit_update(_pairwise(lanes[r], r.assign_op()[0]))
+
+
+def _pairwise(terms, op):
+    """`((a op b) op (c op d))`: the lanes of a staged reduction combined pairwise."""
+    while len(terms) > 1:
+        terms = [f"({a} {op} {b})" for a, b in zip(terms[::2], terms[1::2])] + (
+            [terms[-1]] if len(terms) % 2 else [])
+    return terms[0]
 
 
 class _Reduction:
@@ -605,6 +633,10 @@ class _Reduction:
         with em.block(f"if {cond}:"):
             em.line(f"{accv} = {x}")
             em.line(f"{acc} = {P}[{c}]")
+
+    def assign_op(self):
+        """The augmented assignment of a staged sum or product."""
+        return "+=" if self.op == "sum" else "*="
 
     def emit_update(self, x):
         em, op = self.em, self.op

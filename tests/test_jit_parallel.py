@@ -187,14 +187,15 @@ def _rosen(x):
 
 def _stencils(x, v):
     """Rosenbrock's gradient and Hessian-vector product (1-D stencils: shifted slices and
-    their pads), reductions of a stencil (a staged sum, max/argmax across chunks) and pads
-    wider than a chunk around a bounded-trig loop."""
+    their pads), reductions of a stencil (staged sums, the value's N - 1 terms ending in
+    a partial block of lanes; max/argmax across chunks) and pads wider than a chunk around
+    a bounded-trig loop."""
     g = xf.grad(_rosen)(x)
     h = xf.hvp(_rosen, (x,), (v,))[0]
     z = xnp.zeros((), x.dtype)
     w = (lax.pad(xnp.sin(x)[300:], z, ((0, 300, 0),))
          + 2.0 * lax.pad(x[:-300], z, ((300, 0, 0),)))
-    return g, h, xnp.sum(g * g), xnp.max(h), xnp.argmax(h), w
+    return g, h, xnp.sum(g * g), xnp.max(h), xnp.argmax(h), w, _rosen(x)
 
 
 def _stencils_np(x, v):
@@ -207,7 +208,8 @@ def _stencils_np(x, v):
     w = np.zeros_like(x)
     w[:-300] = np.sin(x[300:])
     w[300:] += 2.0 * x[:-300]
-    return g, h, np.sum(g * g), np.max(h), np.argmax(h), w
+    f = np.sum(100.0 * (b - a ** 2) ** 2 + (1.0 - a) ** 2)
+    return g, h, np.sum(g * g), np.max(h), np.argmax(h), w, f
 
 
 def _compile2(f, args, parallel, monkeypatch):
