@@ -214,8 +214,7 @@ def _stencils_np(x, v):
 
 def _compile2(f, args, parallel, monkeypatch):
     monkeypatch.setattr(kcpu, "_threads_available", lambda: parallel)
-    monkeypatch.setattr(kcpu, "_by_jaxpr", type(kcpu._by_jaxpr)())
-    monkeypatch.setattr(kcpu, "_recent", type(kcpu._recent)())
+    monkeypatch.setattr(kcpu, "_exes", type(kcpu._exes)())   # no reuse by program
     g = xf.jit(lambda *a: f(*a))
     g(*args)
     return g, g.lower(*args).as_text()
