@@ -13,6 +13,7 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
+from xforms import lax
 import kernels.cpu as kcpu
 import kernels.emit_cpu as ec
 from kernels.threads import AdaptiveThreads
@@ -209,3 +210,118 @@ def test_kernels_costly_for_parfors_compile_serially(small_chunks, monkeypatch):
     assert exe.threads_ready.is_set() and exe.kernel.kernel is not serial
     assert exe.kernel.all == numba.config.NUMBA_NUM_THREADS
     assert float(h(x)) == float(h(x)) and float(h(x)) == float(exe(x)[0])
+
+
+# ---- stencils: guarded/clamped reads, peeled inside each chunk (emit_cpu._Nest._rows) ----
+
+def _rosen(x):
+    return xnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def _stencils(x, v):
+    """Rosenbrock's gradient and Hessian-vector product (1-D stencils: shifted slices and
+    their pads), reductions of a stencil (staged sums, the value's N - 1 terms ending in
+    a partial block of lanes; max/argmax across chunks) and pads wider than a chunk around
+    a bounded-trig loop."""
+    g = xf.grad(_rosen)(x)
+    h = xf.hvp(_rosen, (x,), (v,))[0]
+    z = xnp.zeros((), x.dtype)
+    w = (lax.pad(xnp.sin(x)[300:], z, ((0, 300, 0),))
+         + 2.0 * lax.pad(x[:-300], z, ((300, 0, 0),)))
+    return g, h, xnp.sum(g * g), xnp.max(h), xnp.argmax(h), w, _rosen(x)
+
+
+def _stencils_np(x, v):
+    a, b, va, vb = x[:-1], x[1:], v[:-1], v[1:]
+    g, h = np.zeros_like(x), np.zeros_like(x)
+    g[:-1] = -400.0 * (b - a * a) * a - 2.0 * (1.0 - a)
+    g[1:] += 200.0 * (b - a * a)
+    h[:-1] = (1200.0 * a * a - 400.0 * b + 2.0) * va - 400.0 * a * vb
+    h[1:] += 200.0 * vb - 400.0 * a * va
+    w = np.zeros_like(x)
+    w[:-300] = np.sin(x[300:])
+    w[300:] += 2.0 * x[:-300]
+    f = np.sum(100.0 * (b - a ** 2) ** 2 + (1.0 - a) ** 2)
+    return g, h, np.sum(g * g), np.max(h), np.argmax(h), w, f
+
+
+def _compile2(f, args, parallel, monkeypatch):
+    monkeypatch.setattr(kcpu, "_threads_available", lambda: parallel)
+    monkeypatch.setattr(kcpu, "_exes", type(kcpu._exes)())   # no reuse by program
+    g = xf.jit(lambda *a: f(*a))
+    g(*args)
+    return g, g.lower(*args).as_text()
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_stencil_chunks_are_peeled_and_do_not_depend_on_threads(small_chunks, monkeypatch,
+                                                                 dt):
+    """Chunked stencil loops run a plain (vectorisable) middle in every chunk and guarded
+    rows only near the ends; the same bits with prange on 1 or 2 threads and without
+    threads, equal to the eager program and to hand-written NumPy derivatives."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1.5, 1.5, N).astype(dt)
+    v = rng.standard_normal(N).astype(dt)
+    gp, src = _compile2(_stencils, (x, v), True, monkeypatch)
+    gs, src_serial = _compile2(_stencils, (x, v), False, monkeypatch)
+    assert "for ch in prange(" in src and "prange(" not in src_serial
+    # the chunk's middle reads x[i-1] and x[i+1] plainly (no clamp, no guard) ...
+    assert "A[-1 + i0]" in src and "A[1 + i0]" in src
+    # ... and its guarded rows keep the clamps
+    assert "A[max(-1 + i0, 0)]" in src
+    results = []
+    for threads in (1, numba.config.NUMBA_NUM_THREADS):
+        prev = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            results.append(gp(x, v))
+        finally:
+            numba.set_num_threads(prev)
+    results.append(gs(x, v))
+    for r in results[1:]:
+        for a, b in zip(results[0], r):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    eager = _stencils(x, v)
+    want = _stencils_np(x.astype(np.float64), v.astype(np.float64))
+    tol = 1e-12 if dt == np.float64 else 2e-4
+    for k, (a, e, w) in enumerate(zip(results[0], eager, want)):
+        a, e = np.asarray(a), np.asarray(e)
+        assert a.dtype == e.dtype
+        if k == 4:                                     # argmax
+            assert int(a) == int(e) == int(w)
+            continue
+        np.testing.assert_allclose(a, e, rtol=tol, atol=tol)
+        scale = max(1.0, float(np.max(np.abs(w))))
+        np.testing.assert_allclose(a, w, rtol=tol, atol=tol * scale)
+
+
+def test_stencil_pads_wider_than_a_chunk(small_chunks, monkeypatch):
+    """Guarded rows that cover whole chunks (a pad of 600 > 256 rows per chunk) and a
+    middle that starts and ends inside chunks: every chunk clips the three loops right."""
+    x = np.random.default_rng(6).standard_normal(N)
+    f = lambda v: (lax.pad(v[:-600] * 3.0, -1.0, ((600, 0, 0),))
+                   + lax.pad(v[700:], 0.5, ((0, 700, 0),)),
+                   xnp.sum(lax.pad(v, 0.0, ((1, 0, 0),))[:-1] * v))
+    g, src = _compile(f, x, True, monkeypatch)
+    assert "for ch in prange(" in src
+    want0 = np.concatenate([np.full(600, -1.0), 3.0 * x[:-600]])
+    want0 += np.concatenate([x[700:], np.full(700, 0.5)])
+    got = g(x)
+    np.testing.assert_array_equal(np.asarray(got[0]), want0)
+    np.testing.assert_allclose(float(got[1]), np.dot(x[:-1], x[1:]), rtol=1e-12)
+
+
+def test_stencil_on_a_column_is_peeled_per_chunk(small_chunks, monkeypatch):
+    """Shape (N, 1): axis 0 is both the chunked and the peeled axis (size-1 dims are not
+    looped over)."""
+    x = np.random.default_rng(7).standard_normal((N, 1))
+    cfg = ((0, 1, 0), (0, 0, 0))
+    f = lambda v: (lax.pad(v[1:] - v[:-1] ** 2, 0.0, cfg)
+                   + lax.pad(v[:-1], 0.5, ((1, 0, 0), (0, 0, 0))))
+    g, src = _compile(f, x, True, monkeypatch)
+    assert "for ch in prange(" in src and "max(i0, 1)" in src
+    want = np.zeros_like(x)
+    want[:-1] = x[1:] - x[:-1] ** 2
+    want[0] += 0.5
+    want[1:] += x[:-1]
+    np.testing.assert_array_equal(np.asarray(g(x)), want)
