@@ -385,6 +385,11 @@ def test_tiled_max_pool_ties_nan_inf_like_the_fold(dt):
     gw = gw.reshape(2, 2, 2, 3, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(2, 4, 6, 3)
     np.testing.assert_array_equal(g[:, :4, :6], gw)
     assert not np.any(g[:, 4:]) and not np.any(g[:, :, 6:])
+    ys = np.stack([y, y[::-1] * 2])                # vmap (the batch axis in front, then 2)
+    np.testing.assert_array_equal(xf.vmap(tiled)(ys), np.stack([tiled(v) for v in ys]))
+    zs = np.random.default_rng(10).normal(size=(2, 5, 3, 7, 3)).astype(dt)
+    np.testing.assert_array_equal(xf.vmap(tiled, in_axes=2)(zs),
+                                  np.stack([tiled(zs[:, :, i]) for i in range(3)]))
 
 
 def test_reduce_window_integer_and_errors():
