@@ -16,12 +16,17 @@ then feature_group_count and batch_group_count.
              N, O, 1, OH, OW, OH * OW * O, 1, 0, OW * O, O,        # NHWC
              1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)))
 
-Three methods, chosen per call from the sizes:
+Methods, chosen per call from the sizes:
 - windows of few elements (K = window x input features per group <= DIRECT_MAX_WINDOW, a
-  first layer's 3x3x1) run as direct loops accumulating a row of output features;
+  first layer's 3x3x1) run as direct loops, one output line at a time: each input element
+  times a row of kernel weights is added along the line's contiguous output features (an
+  im2col matrix of K = 9 columns costs more to build than its product);
 - otherwise im2col + matrix product in blocks of output rows: a block's receptive fields are
   copied into a (rows, K) matrix that stays in cache, one product (BLAS for floats) gives the
-  block's outputs;
+  block's outputs, written straight into a channels-last output.  When the kernel is stored
+  features-outermost (a first layer's weight gradient, whose "kernel" is the NHWC
+  cotangent) the columns take its (feature, window) order, so that it is read in place
+  rather than repacked, and the copies run along the input's rows;
 - a weight gradient (few output rows, long sums, the operand's batch axis its contiguous
   channels) builds the im2col matrix transposed, in blocks of window rows, reading x along
   those runs, and accumulates out += T.T @ w block by block;
@@ -137,65 +142,80 @@ def packed(w, wsh, wst, groups, features_major):
     """pack_kernel's result, as a view of w when w already has that layout (HWIO forward
     weights; a weight gradient's NHWC cotangent in the transposed method): no copy."""
     O, I, KD, KH, KW = wsh
-    nk = KD * KH * KW
-    sk = O if features_major else I * O          # stride of one window step
-    si = nk * O if features_major else O         # stride of one in-feature
-    if (groups == 1 and (O == 1 or wst[0] == 1) and (I == 1 or wst[1] == si)
-            and (KD == 1 or wst[2] == KH * KW * sk) and (KH == 1 or wst[3] == KW * sk)
-            and (KW == 1 or wst[4] == sk)):
-        return w.reshape((1, nk * I, O))
+    if in_place(wsh, wst, groups, features_major):
+        return w.reshape((1, KD * KH * KW * I, O))
     return pack_kernel(w, wsh, wst, groups, features_major)
 
 
 @numba.njit(cache=_CACHE, nogil=True)
+def in_place(wsh, wst, groups, features_major):
+    """Is w, as stored, already the packed (1, K, O) matrix of `packed`?"""
+    O, I, KD, KH, KW = wsh
+    nk = KD * KH * KW
+    sk = O if features_major else I * O          # stride of one window step
+    si = nk * O if features_major else O         # stride of one in-feature
+    return (groups == 1 and (O == 1 or wst[0] == 1) and (I == 1 or wst[1] == si)
+            and (KD == 1 or wst[2] == KH * KW * sk) and (KH == 1 or wst[3] == KW * sk)
+            and (KW == 1 or wst[4] == sk))
+
+
+@numba.njit(cache=_CACHE, nogil=True)
 def _direct(x, xsh, xst, wp, kdims, out, osh, ost, geo):
-    """Direct loops: each output position's features accumulate x * wp over the window."""
+    """Direct loops, one output line (n, od, oh) at a time: for each window element and
+    input feature, line[ow, :] += x[.., ow's input, c] * wp[g, (k, c), :] -- the innermost
+    loop runs along the contiguous output features of a line that stays in L1."""
     D, H, W = xsh[2], xsh[3], xsh[4]
     nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
     KD, KH, KW = kdims
     groups, K, op = wp.shape
     G = geo[12]
     I = K // (KD * KH * KW)
-    acc = np.empty(op, wp.dtype)
+    line = np.empty((OW, op), wp.dtype)
     for g in range(groups):
         x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
         o0 = g * op * ost[1]
         for n in range(nb):
             for od in range(OD):
                 for oh in range(OH):
-                    for ow in range(OW):
-                        acc[:] = 0
-                        for kd in range(KD):
-                            id_ = od * geo[0] - geo[3] + kd * geo[9]
-                            if id_ < 0 or id_ >= D:
+                    line[:, :] = 0
+                    for kd in range(KD):
+                        id_ = od * geo[0] - geo[3] + kd * geo[9]
+                        if id_ < 0 or id_ >= D:
+                            continue
+                        for kh in range(KH):
+                            ih = oh * geo[1] - geo[4] + kh * geo[10]
+                            if ih < 0 or ih >= H:
                                 continue
-                            for kh in range(KH):
-                                ih = oh * geo[1] - geo[4] + kh * geo[10]
-                                if ih < 0 or ih >= H:
-                                    continue
-                                for kw in range(KW):
-                                    iw = ow * geo[2] - geo[5] + kw * geo[11]
-                                    if iw < 0 or iw >= W:
-                                        continue
-                                    src = (x0 + n * xst[0] + id_ * xst[2] + ih * xst[3]
-                                           + iw * xst[4])
-                                    row = ((kd * KH + kh) * KW + kw) * I
-                                    for c in range(I):
-                                        v = x[src + c * xst[1]]
+                            src = x0 + n * xst[0] + id_ * xst[2] + ih * xst[3]
+                            for kw in range(KW):
+                                row = ((kd * KH + kh) * KW + kw) * I
+                                # the output positions whose input is inside: ow0 <= ow < ow1
+                                off = kw * geo[11] - geo[5]
+                                ow0 = max(0, (-off + geo[2] - 1) // geo[2])
+                                ow1 = min(OW, (W - 1 - off) // geo[2] + 1) if W - 1 - off >= 0 else 0
+                                for c in range(I):
+                                    wr = wp[g, row + c]
+                                    xc = src + c * xst[1]
+                                    for ow in range(ow0, ow1):
+                                        v = x[xc + (ow * geo[2] + off) * xst[4]]
+                                        lr = line[ow]
                                         for o in range(op):
-                                            acc[o] += v * wp[g, row + c, o]
-                        dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3] + ow * ost[4]
+                                            lr[o] += v * wr[o]
+                    dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3]
+                    for ow in range(OW):
                         for o in range(op):
-                            out[dst + o * ost[1]] = acc[o]
+                            out[dst + ow * ost[4] + o * ost[1]] = line[ow, o]
 
 
 @numba.njit(cache=_CACHE, nogil=True)
-def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols):
-    """cols[(line, ow), (kd, kh, kw, c)] for output lines line0 .. line0 + nlines - 1, a line
-    being one (n, od, oh) with its OW positions; zeros where the window leaves the input."""
+def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols, features_major):
+    """cols[(line, ow), (kd, kh, kw, c)] -- or (c, kd, kh, kw) when `features_major` -- for
+    output lines line0 .. line0 + nlines - 1, a line being one (n, od, oh) with its OW
+    positions; zeros where the window leaves the input."""
     D, H, W = xsh[2], xsh[3], xsh[4]
     OD, OH, OW = osh[2], osh[3], osh[4]
     KD, KH, KW = kdims
+    nk = KD * KH * KW
     row = 0
     for line in range(line0, line0 + nlines):
         oh = line % OH
@@ -204,6 +224,12 @@ def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols):
         xn = x0 + n * xst[0]
         for ow in range(OW):
             cr = cols[row]
+            if features_major:             # runs along kw (a weight gradient's first layer)
+                for c in range(I):
+                    _window_run(x, xn + c * xst[1], xsh, xst, od, oh, ow, kdims, geo,
+                                cr[c * nk:(c + 1) * nk])
+                row += 1
+                continue
             col = 0
             for kd in range(KD):
                 id_ = od * geo[0] - geo[3] + kd * geo[9]
@@ -229,6 +255,32 @@ def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
+def _window_run(x, src0, xsh, xst, od, oh, ow, kdims, geo, dst):
+    """dst[(kd, kh, kw)] = one input feature's window at output position (od, oh, ow)."""
+    D, H, W = xsh[2], xsh[3], xsh[4]
+    KD, KH, KW = kdims
+    col = 0
+    for kd in range(KD):
+        id_ = od * geo[0] - geo[3] + kd * geo[9]
+        for kh in range(KH):
+            ih = oh * geo[1] - geo[4] + kh * geo[10]
+            if 0 <= id_ < D and 0 <= ih < H:
+                src = src0 + id_ * xst[2] + ih * xst[3]
+                iw0 = ow * geo[2] - geo[5]
+                if geo[11] == 1 and xst[4] == 1 and iw0 >= 0 and iw0 + KW <= W:
+                    for kw in range(KW):               # a contiguous run
+                        dst[col + kw] = x[src + iw0 + kw]
+                else:
+                    for kw in range(KW):
+                        iw = iw0 + kw * geo[11]
+                        dst[col + kw] = x[src + iw * xst[4]] if 0 <= iw < W else 0
+            else:
+                for kw in range(KW):
+                    dst[col + kw] = 0
+            col += KW
+
+
+@numba.njit(cache=_CACHE, nogil=True)
 def _write_rows(res, out, o0, line0, nlines, osh, ost):
     """out[n, o0 + o, od, oh, ow] = res[(line, ow), o] for the block's lines."""
     OD, OH, OW = osh[2], osh[3], osh[4]
@@ -246,26 +298,34 @@ def _write_rows(res, out, o0, line0, nlines, osh, ost):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
-def _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo):
-    """im2col + matrix product in blocks of whole output lines."""
+def _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo, features_major):
+    """im2col + matrix product in blocks of whole output lines; the product goes straight
+    into `out` where a block's outputs are one contiguous (rows, features) matrix there."""
     nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
     groups, K, op = wp.shape
     G = geo[12]
     I = K // (kdims[0] * kdims[1] * kdims[2])
     lines = nb * OD * OH
     per = max(1, min(lines, max(BLOCK_ELEMENTS // max(1, OW * K), MIN_BLOCK_ROWS // OW)))
+    # rows (n, od, oh, ow) of `out` follow each other at stride op, features at stride 1
+    direct = (groups == 1 and ost[1] == 1 and ost[4] == op and (OH == 1 or ost[3] == OW * op)
+              and (OD == 1 or ost[2] == OH * OW * op) and (nb == 1 or ost[0] == OD * OH * OW * op))
     cols_buf = np.empty(per * OW * K, wp.dtype)
-    res_buf = np.empty(per * OW * op, wp.dtype)
+    res_buf = np.empty(0 if direct else per * OW * op, wp.dtype)
     for g in range(groups):
         x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
         for line0 in range(0, lines, per):
             nl = min(per, lines - line0)
             rows = nl * OW
             cols = cols_buf[:rows * K].reshape((rows, K))
-            res = res_buf[:rows * op].reshape((rows, op))
-            _im2col_rows(x, xsh, xst, x0, line0, nl, kdims, I, osh, geo, cols)
-            gemm(cols, wp[g], res)
-            _write_rows(res, out, g * op * ost[1], line0, nl, osh, ost)
+            _im2col_rows(x, xsh, xst, x0, line0, nl, kdims, I, osh, geo, cols, features_major)
+            if direct:
+                r0 = line0 * OW * op
+                gemm(cols, wp[g], out[r0:r0 + rows * op].reshape((rows, op)))
+            else:
+                res = res_buf[:rows * op].reshape((rows, op))
+                gemm(cols, wp[g], res)
+                _write_rows(res, out, g * op * ost[1], line0, nl, osh, ost)
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -418,7 +478,11 @@ def conv_run(x, w, out, plan):
     # few output rows: the transposed im2col reads x along runs
     transposed = (not dilated and K > DIRECT_MAX_WINDOW and xst[0] < xst[1]
                   and nb >= T_MIN_RUN and nb * OD * OH * OW <= T_MAX_ROWS)
-    wp = packed(w, wsh, wst, groups, transposed)
+    # im2col columns in the kernel's own order where that makes the packed kernel a view
+    # (a weight gradient's cotangent, features outermost) and the standard one does not
+    fm = transposed or (not dilated and not in_place(wsh, wst, groups, False)
+                        and in_place(wsh, wst, groups, True))
+    wp = packed(w, wsh, wst, groups, fm)
     if dilated:
         _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo)
     elif transposed:
@@ -426,4 +490,4 @@ def conv_run(x, w, out, plan):
     elif K <= DIRECT_MAX_WINDOW:
         _direct(x, xsh, xst, wp, kdims, out, osh, ost, geo)
     else:
-        _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo)
+        _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo, fm)

@@ -148,7 +148,9 @@ def test_jit_integer_and_float32():
     np.testing.assert_allclose(got32, want, rtol=1e-6)
 
 
-@pytest.mark.parametrize("method", ["direct", "im2col", "transposed", "scatter", "groups"])
+@pytest.mark.parametrize("method", ["direct", "im2col", "transposed", "scatter", "groups",
+                                    "im2col_nhwc", "features_major",
+                                    "features_major_unpadded"])
 def test_jit_each_cpu_method_matches_loop(method):
     """kernels/conv_runtime.py picks a method from the sizes: direct loops (window x
     features <= 16), im2col blocks, transposed im2col (a weight gradient: the operand's
@@ -167,6 +169,15 @@ def test_jit_each_cpu_method_matches_loop(method):
                     ("NHWC", "HWIO", "NHWC")),
         "groups": ((2, 6, 5, 5), (6, 3, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 2,
                    ("NHWC", "HWIO", "NHWC")),
+        # channels-last output: the matrix product writes straight into it
+        "im2col_nhwc": ((3, 5, 7, 6), (4, 5, 3, 2), (1, 1), ((1, 1), (0, 2)), (1, 1), 1,
+                        ("NHWC", "HWIO", "NHWC")),
+        # kernel stored features-outermost (a first layer's weight gradient): im2col
+        # columns in the kernel's own (feature, window) order, the kernel read in place
+        "features_major": ((2, 5, 7, 6), (4, 5, 3, 2), (2, 1), ((1, 0), (2, 1)), (1, 1), 1,
+                           ("NHWC", "IHWO", "NHWC")),
+        "features_major_unpadded": ((2, 3, 7, 6), (4, 3, 3, 2), (1, 1), ((0, 0), (0, 0)),
+                                    (1, 1), 1, ("NCHW", "IHWO", "NHWC")),
     }[method]
     x, w = rng.normal(size=x_shape), rng.normal(size=w_shape)
     want = conv_loop(x, w, strides, padding, lhs_dil, (1, 1), G)
@@ -178,6 +189,24 @@ def test_jit_each_cpu_method_matches_loop(method):
     for dt, tol in ((np.float64, 1e-12), (np.float32, 1e-5)):
         got = f(x.transpose(lhs_axes).astype(dt), w.transpose(rhs_axes).astype(dt))
         np.testing.assert_allclose(got, want.transpose(out_axes), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_jit_direct_loops_strides_dilation_padding(dt):
+    """The direct loops' range of output positions per window element (strides, rhs
+    dilation, padding on both sides, an input narrower than the dilated window)."""
+    rng = np.random.default_rng(11)
+    f = xf.jit(lambda a, b, s, p, rd: lax.conv_general_dilated(
+        a, b, s, p, None, rd, ("NHWC", "HWIO", "NHWC")), static_argnums=(2, 3, 4))
+    for x_shape, strides, padding, rhs_dil in [((2, 1, 7, 6), (2, 3), ((2, 1), (1, 3)), (2, 1)),
+                                               ((1, 2, 4, 2), (1, 1), ((0, 0), (3, 3)), (1, 3)),
+                                               ((1, 1, 3, 3), (3, 1), ((1, 1), (0, 0)), (1, 1))]:
+        x, w = rng.normal(size=x_shape), rng.normal(size=(5, x_shape[1], 3, 2))
+        want = conv_loop(x, w, strides, padding, (1, 1), rhs_dil, 1)
+        got = f(x.transpose(0, 2, 3, 1).astype(dt), w.transpose(2, 3, 1, 0).astype(dt),
+                strides, padding, rhs_dil)
+        tol = 1e-12 if dt == np.float64 else 1e-5
+        np.testing.assert_allclose(got, want.transpose(0, 2, 3, 1), rtol=tol, atol=tol)
 
 
 def test_string_dimension_numbers_and_padding_match_jax():
@@ -253,6 +282,9 @@ WINDOW_CASES = [   # (init, lax op, numpy op, window, strides, padding, base_dil
      ((0, 0), (1, 2), (0, 1), (0, 0)), (1, 2, 1, 1), (1, 1, 2, 1)),
     (1.5, "add", np.add, (1, 2, 2, 1), (1, 1, 2, 1), "SAME_LOWER", None, (1, 2, 1, 1)),
     (-np.inf, "max", np.maximum, (1, 3, 3, 1), (1, 2, 2, 1), "SAME", None, None),
+    # windows that tile the operand (xforms/lax/windowed.py's `_tiled_extreme`), padded
+    (np.inf, "min", np.minimum, (1, 2, 3, 1), (1, 2, 3, 1), ((0, 0), (1, 0), (0, 2), (0, 0)),
+     None, None),
 ]
 
 
@@ -323,6 +355,41 @@ def test_max_pool_gradient_goes_to_first_max_like_jax():
     gj = jax.grad(lambda v: jax.numpy.sum(jax.lax.reduce_window(
         v, -np.inf, jax.lax.max, (1, 3), (1, 1), "VALID")))(x)
     np.testing.assert_array_equal(g, gj)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_tiled_max_pool_ties_nan_inf_like_the_fold(dt):
+    """Tiling windows (stride = window) take the masked-sum path: the same values as the
+    fold (NaN wins, infinities pass), the gradient to each window's first extreme."""
+    pool = lambda v: lax.reduce_window(v, -np.inf, lax.max, (1, 2), (1, 2), "VALID")  # noqa
+    x = np.array([[2.0, 2.0, -np.inf, -np.inf, 1.0, np.nan, np.inf, 5.0, 7.0]], dt)
+    got = np.asarray(pool(x))
+    np.testing.assert_array_equal(got, np.array([[2.0, -np.inf, np.nan, np.inf]], dt))
+    assert got.dtype == dt
+    g = xf.grad(lambda v: xnp.sum(pool(v)[:, :2]))(x)
+    np.testing.assert_array_equal(g, np.array([[1, 0, 1, 0, 0, 0, 0, 0, 0]], dt))
+    g = xf.jit(xf.grad(lambda v: xnp.sum(pool(v)[:, 3:] * 3.0)))(x)
+    np.testing.assert_array_equal(g, np.array([[0, 0, 0, 0, 0, 0, 3, 0, 0]], dt))
+    y = np.random.default_rng(8).normal(size=(2, 5, 7, 3)).astype(dt)
+    tiled = lambda v: lax.reduce_window(v, -np.inf, lax.max, (1, 2, 3, 1), (1, 2, 3, 1),  # noqa
+                                        "VALID")
+    want = y[:, :4, :6].reshape(2, 2, 2, 2, 3, 3).max(axis=(2, 4))
+    np.testing.assert_array_equal(xf.jit(tiled)(y), want)
+    ct = np.random.default_rng(9).normal(size=want.shape).astype(dt)
+    g = xf.jit(xf.grad(lambda v: xnp.sum(tiled(v) * ct)))(y)
+    blocks = y[:, :4, :6].reshape(2, 2, 2, 2, 3, 3).transpose(0, 1, 3, 5, 2, 4).reshape(
+        2, 2, 2, 3, 6)
+    first = blocks.argmax(axis=-1)                 # NumPy's argmax: the first maximum
+    gw = np.zeros_like(blocks)
+    np.put_along_axis(gw, first[..., None], ct[..., None], axis=-1)
+    gw = gw.reshape(2, 2, 2, 3, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(2, 4, 6, 3)
+    np.testing.assert_array_equal(g[:, :4, :6], gw)
+    assert not np.any(g[:, 4:]) and not np.any(g[:, :, 6:])
+    ys = np.stack([y, y[::-1] * 2])                # vmap (the batch axis in front, then 2)
+    np.testing.assert_array_equal(xf.vmap(tiled)(ys), np.stack([tiled(v) for v in ys]))
+    zs = np.random.default_rng(10).normal(size=(2, 5, 3, 7, 3)).astype(dt)
+    np.testing.assert_array_equal(xf.vmap(tiled, in_axes=2)(zs),
+                                  np.stack([tiled(zs[:, :, i]) for i in range(3)]))
 
 
 def test_reduce_window_integer_and_errors():

@@ -215,3 +215,14 @@ def test_convolution_kernel_with_batch_groups_and_every_dilation():
     np.testing.assert_allclose(np.asarray(got), xf.jit(conv, backend="cpu")(x, w), rtol=1e-12)
     src = xf.jit(conv, backend="cuda").lower(x, w).as_text()
     assert "def k0(" in src and "% 2 != 0" in src           # the kernel skips the lhs holes
+
+
+def test_max_pooling_and_its_gradient_match_the_cpu():
+    """Tiled max pooling (xforms/lax/windowed.py: winner index, masked window sum) is
+    made of ordinary primitives: values and gradient on CUDA equal the CPU's."""
+    x = np.random.default_rng(3).normal(size=(1, 5, 4, 2))
+    pool = lambda v: lax.reduce_window(v, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1),  # noqa
+                                       "VALID")
+    g = xf.grad(lambda v: xnp.sum(pool(v) ** 2))
+    np.testing.assert_array_equal(np.asarray(xf.jit(pool, backend="cuda")(x)), pool(x))
+    np.testing.assert_array_equal(np.asarray(xf.jit(g, backend="cuda")(x)), g(x))

@@ -51,12 +51,17 @@ def _identity(kind, dtype):
 
 
 def _chooser(kind):
-    """acc, s -> s where s beats acc (strictly, or is NaN), else acc."""
-    def step(acc, s):
-        better = ew.gt(s, acc) if kind == "max" else ew.lt(s, acc)
+    """acc, s -> s where s beats acc (strictly, or is NaN), else acc; `.better(acc, s)`
+    is the condition."""
+    def better(acc, s):
+        b = ew.gt(s, acc) if kind == "max" else ew.lt(s, acc)
         if np.dtype(core.get_aval(s).dtype).kind in "fc":
-            better = ew.or_(better, ew.ne(s, s))
-        return ew.select_n(better, acc, s)
+            b = ew.or_(b, ew.ne(s, s))
+        return b
+
+    def step(acc, s):
+        return ew.select_n(better(acc, s), acc, s)
+    step.better = better
     return step
 
 
@@ -111,6 +116,8 @@ def _reduce_window(x, init, computation, window, strides, padding, base_dil, win
     if any(c != (0, 0, 0) for c in cfg):
         fill = np.asarray(_identity(kind, dtype) if kind else 0, dtype)[()]
         x = pad(x, fill, cfg)
+    if kind in ("max", "min") and _tiles(core.get_aval(x).shape, window, strides, win_dil):
+        return _tiled_extreme(x, kind, window)
     shape = core.get_aval(x).shape
     out_shape = []
     for n, k, s, d in zip(shape, window, strides, win_dil):
@@ -138,6 +145,63 @@ def _reduce_window(x, init, computation, window, strides, padding, base_dil, win
     if acc is None:                       # an empty window: every output is the init value
         acc = _broadcast_init(init, dtype, out_shape)
     return acc
+
+
+def _tiles(shape, window, strides, win_dil):
+    """Do the windows tile the operand (stride = window, no dilation; the last partial tile
+    of an axis is dropped), with at least one output?"""
+    return (any(k > 1 for k in window) and all(s == k for k, s in zip(window, strides))
+            and all(d == 1 or k == 1 for k, d in zip(window, win_dil))
+            and all(n >= k for n, k in zip(shape, window)))
+
+
+def _tiled_extreme(x, kind, window):
+    """Max/min over windows that tile x (max pooling).  x is cropped to whole tiles and
+    reshaped so that each windowed axis n becomes (n // k, k); the strided fold's chain of
+    selects over plain slices of the window axes gives each window's winner (its first
+    extreme element, or its first NaN), as an index; the output is the sum of the window
+    masked to its winner (exact: the other terms are zeros -- of either sign, a -0.0 winner
+    reads +0.0), so the derivative is that mask times the tangent, and the gradient one
+    fused loop, ct broadcast over each window and masked.  (The strided fold's transpose is
+    one interior-padded pad per window element: a zero fill and a strided copy each, four
+    full-size buffers for a 2x2 pool, and Numba compiles each strided copy at length.)
+
+        (N, 26, 26, C) --reshape--> (N, 13, 2, 13, 2, C) --winner mask, sum--> (N, 13, 13, C)
+    """
+    from ..primitives.reductions import reduce_sum_p
+    from ..primitives.structural import broadcast_in_dim, reshape
+    shape, dtype = core.get_aval(x).shape, core.get_aval(x).dtype
+    outs = tuple(n // k for n, k in zip(shape, window))
+    if any(o * k != n for o, k, n in zip(outs, window, shape)):
+        x = slice_(x, (0,) * len(shape), tuple(o * k for o, k in zip(outs, window)))
+    split, where = [], []          # where[d]: the split shape's axis of window axis d, or None
+    for o, k in zip(outs, window):
+        split += [o, k] if k > 1 else [o]
+        where.append(len(split) - 1 if k > 1 else None)
+    split = tuple(split)
+    x = reshape(x, split)
+    step = _chooser(kind)
+    acc = idx = None
+    for j, offs in enumerate(itertools.product(*[range(k) for k in window])):
+        starts, limits = [0] * len(split), list(split)
+        for d, o in enumerate(offs):
+            if where[d] is not None:
+                starts[where[d]], limits[where[d]] = o, o + 1
+        piece = slice_(x, tuple(starts), tuple(limits))
+        jj = _broadcast_init(j, np.int32, core.get_aval(piece).shape)
+        if acc is None:
+            acc, idx = piece, jj
+            continue
+        better = step.better(acc, piece)
+        acc, idx = ew.select_n(better, acc, piece), ew.select_n(better, idx, jj)
+    axes = tuple(w for w in where if w is not None)
+    ids = np.zeros([n if a in axes else 1 for a, n in enumerate(split)], np.int32)
+    ids[...] = np.arange(ids.size, dtype=np.int32).reshape(ids.shape)   # row-major offsets
+    everywhere = tuple(range(len(split)))
+    winner = ew.eq(broadcast_in_dim(idx, split, everywhere),
+                   broadcast_in_dim(ids, split, everywhere))
+    masked = ew.select_n(winner, _broadcast_init(0, dtype, split), x)
+    return reduce_sum_p.bind(masked, axes=axes)
 
 
 def _window_sum(x, window, strides, padding, base_dil, win_dil):
