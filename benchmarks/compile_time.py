@@ -6,7 +6,8 @@
 Section ``ttfr`` (time to first result, ``workloads/ttfr_child.py``): for the programs of
 issue 17 (the README loss ``jit(grad(mean((tanh(x@w)-y)**2)))``, that function at new batch
 sizes, RK4 Lorenz ``jit(grad)``, the chain and MLP ``jit(grad)``/``jit(hvp)``, the training
-example's first step), the first call's wall time in a fresh process with an empty xforms
+example's first step, and the real JAX programs of ``workloads/real_programs.py``: MNIST
+``update``, the VAE's first epoch and first ``evaluate``, DP-SGD's ``private_update``), the first call's wall time in a fresh process with an empty xforms
 cache (Numba's own cache, which holds the runtime helpers, left warm), for xforms tiered
 (the default: the fast tier answers while the worker compiles), xforms with
 ``tiered=False`` and JAX; with the fast tier's per-call cost and when the compiled tier was
@@ -149,7 +150,7 @@ def table(results) -> str:
 
 
 TTFR_PROGRAMS = ("readme", "readme_batches", "rk4", "chain_grad", "chain_hvp", "mlp_grad",
-                 "mlp_hvp", "mlp_training")
+                 "mlp_hvp", "mlp_training", "mnist", "vae", "vae_evaluate", "dpsgd")
 TTFR_SYSTEMS = (("xforms", True), ("xforms", False), ("jax", None))
 
 

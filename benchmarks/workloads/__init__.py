@@ -20,6 +20,7 @@ REGISTRY = {
     "gp_nll": "gp_nll",
     "random": "random",
     "cnn": "cnn",
+    "real_programs": "real_programs",
 }
 
 

@@ -54,9 +54,17 @@ def _rk4_loss(np_, fori_loop, steps=1000, dt=0.01):
     return loss
 
 
+REAL = ("mnist", "vae", "vae_evaluate", "dpsgd")     # workloads/real_programs.py
+
+
 def build(spec):
     """(jitted function, args) after importing what the system needs."""
     system, prog = spec["system"], spec["program"]
+    if prog in REAL:
+        from benchmarks.workloads import real_programs
+        kw = {} if system == "jax" else {"tiered": spec.get("tiered", True)}
+        fn, args, _ = real_programs.build(prog, real_programs.namespace(system, **kw))
+        return fn, args
     if system == "xforms":
         import xforms as tf
         import xforms.numpy as tnp

@@ -48,6 +48,12 @@ def elementwise(fun, **fun_kwargs):
     return init_fun, apply_fun
 
 
+# the functions JAX's stax re-exports from jax.nn (programs call `stax.logsoftmax(logits)`)
+relu, softmax, softplus, sigmoid, gelu = nn.relu, nn.softmax, nn.softplus, nn.sigmoid, nn.gelu
+log_softmax = logsoftmax = nn.log_softmax
+elu, leaky_relu, selu = _fn("elu", _elu), _fn("leaky_relu", _leaky_relu), _fn("selu", _selu)
+standardize = nn.standardize
+
 Tanh = elementwise(xnp.tanh)
 Relu = elementwise(nn.relu)
 Exp = elementwise(xnp.exp)
