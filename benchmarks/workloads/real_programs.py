@@ -228,13 +228,15 @@ def slice_conv(ns, out_chan, filter_shape, strides=(1, 1), padding="VALID"):
 
 
 def dpsgd_program(ns, batch=256, side=28, chans=(16, 32), dense=32, classes=10, seed=0,
-                  l2_norm_clip=1.0, noise_multiplier=1.1, learning_rate=0.15):
-    """``(private_update, (rng, i, opt_state, (images, labels)))`` of the DP-SGD example."""
+                  l2_norm_clip=1.0, noise_multiplier=1.1, learning_rate=0.15,
+                  filters=((8, 8), (4, 4))):
+    """``(private_update, (rng, i, opt_state, (images, labels)))`` of the DP-SGD example
+    (``filters``: the two kernels' shapes; smaller ones make a smaller program)."""
     jnp, random, stax = ns.np, ns.random, ns.stax
     init_random_params, predict = stax.serial(
-        slice_conv(ns, chans[0], (8, 8), padding="SAME", strides=(2, 2)), stax.Relu,
+        slice_conv(ns, chans[0], filters[0], padding="SAME", strides=(2, 2)), stax.Relu,
         stax.MaxPool((2, 2), (1, 1)),
-        slice_conv(ns, chans[1], (4, 4), padding="VALID", strides=(2, 2)), stax.Relu,
+        slice_conv(ns, chans[1], filters[1], padding="VALID", strides=(2, 2)), stax.Relu,
         stax.MaxPool((2, 2), (1, 1)),
         stax.Flatten, stax.Dense(dense), stax.Relu, stax.Dense(classes))
 
