@@ -1,6 +1,7 @@
-"""kernels/numba_ssa.py: the SSA reconstruction installed in Numba gives the IR Numba's own
-gives, statement for statement and name for name, and is much faster on a long kernel with
-many reassigned names (the shape of a peeled, fused kernel)."""
+"""kernels/numba_ssa.py and numba_liveness.py: the SSA reconstruction and block liveness
+installed in Numba give what Numba's own give (statement for statement, name for name), and
+the SSA pass is much faster on a long kernel with many reassigned names (the shape of a
+peeled, fused kernel)."""
 import time
 
 import numpy as np
@@ -110,3 +111,21 @@ def test_faster_on_a_long_kernel():
         times.append(time.process_time() - t)
     print(f"SSA of a 30-loop kernel: Numba {times[0]:.3f} s, ours {times[1]:.3f} s")
     assert times[1] < times[0] / 3, times
+
+
+# ---- kernels/numba_liveness.py ---------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [_loops, _branches, _big_source(6)])
+def test_live_map_same_as_numba(fn):
+    from numba.core import analysis
+    from numba.core.analysis import compute_cfg_from_blocks, compute_use_defs
+    original = numba_patches.ORIGINALS.get((analysis, "compute_live_map"))
+    if original is None:
+        pytest.skip("the patch is not installed on this Numba")
+    blocks = ssa._run_ssa(run_frontend(fn).blocks)
+    cfg = compute_cfg_from_blocks(blocks)
+    ud = compute_use_defs(blocks)
+    want = original(cfg, blocks, ud.usemap, ud.defmap)
+    got = analysis.compute_live_map(cfg, blocks, ud.usemap, ud.defmap)
+    assert got == want and list(got) == list(want)
+    assert any(want.values())
