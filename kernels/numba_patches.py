@@ -23,6 +23,8 @@
    names; the replacement visits only the blocks that name each one.
 5. Numba's block liveness builds, for every block, the set of every name defined upstream:
    blocks x names in time and memory (kernels/numba_liveness.py computes it on bit sets).
+6. `fixup_var_define_in_scope` walks every used name once per block (blocks x names);
+   the blocks share one or a few scopes, and each scope is now walked once.
 Each patch is installed only if Numba's code still looks like the code it replaces (same
 names, same attributes used); otherwise Numba is left untouched.
 """
@@ -184,6 +186,36 @@ def _install(owner, name, check, make):
         pass
 
 
+def _fixup_var_define_in_scope(blocks):
+    """Numba's, walking the used names once per distinct scope rather than per block (the
+    defines are idempotent per scope, so the result is the same)."""
+    used_var = {}
+    for blk in blocks.values():
+        for inst in blk.body:
+            for var in inst.list_vars():
+                used_var[var] = inst
+    seen = set()
+    for blk in blocks.values():
+        scope = blk.scope
+        if id(scope) in seen:
+            continue
+        seen.add(id(scope))
+        for var in used_var:
+            if var.name not in scope.localvars:
+                scope.localvars.define(var.name, var)
+
+
+def _install_scope_fixup():
+    from numba.core import ir_utils, untyped_passes
+    check = lambda src: ("for var, inst in used_var.items()" in src  # noqa: E731
+                         and "scope.localvars.define(var.name, var)" in src)
+    _install(ir_utils, "fixup_var_define_in_scope", check,
+             lambda original: _fixup_var_define_in_scope)
+    if ORIGINALS.get((ir_utils, "fixup_var_define_in_scope")) is getattr(
+            untyped_passes, "fixup_var_define_in_scope", None):
+        untyped_passes.fixup_var_define_in_scope = _fixup_var_define_in_scope
+
+
 def _install_liveness():
     """compute_live_map, also where modules imported it by name (ir_utils, parfor)."""
     import sys
@@ -243,4 +275,5 @@ def apply():
                           inspect.getsource(ssa._FixSSAVars._stmt_index)),
              lambda original: numba_ssa.make_run_ssa(ssa))
     _install_liveness()
+    _install_scope_fixup()
     _PATCHED = True

@@ -129,3 +129,20 @@ def test_live_map_same_as_numba(fn):
     got = analysis.compute_live_map(cfg, blocks, ud.usemap, ud.defmap)
     assert got == want and list(got) == list(want)
     assert any(want.values())
+
+
+@pytest.mark.parametrize("fn", [_loops, _branches])
+def test_scope_fixup_same_as_numba(fn):
+    from numba.core import ir, ir_utils
+    original = numba_patches.ORIGINALS.get((ir_utils, "fixup_var_define_in_scope"))
+    if original is None:
+        pytest.skip("the patch is not installed on this Numba")
+    results = []
+    for run in (original, ir_utils.fixup_var_define_in_scope):
+        blocks = run_frontend(fn).blocks
+        labels = sorted(blocks)
+        for label in labels[1::2]:             # a second scope, as some passes leave behind
+            blocks[label].scope = ir.Scope(None, blocks[label].loc)
+        run(blocks)
+        results.append([sorted(blocks[k].scope.localvars._con) for k in labels])
+    assert results[0] == results[1]
