@@ -176,7 +176,9 @@ def _feed_function(h, fn, seen):
     seen.add(fn)
     code = fn.__code__
     h.update(b"function:")
-    h.update(marshal.dumps(code))
+    # marshal version 2: versions 3+ flag objects by their reference counts, so the same
+    # code dumps differently as a process runs (the worker then refused the parent's key)
+    h.update(marshal.dumps(code, 2))
     ok = _feed(h, fn.__defaults__, seen) and _feed(h, tuple(sorted(
         (fn.__kwdefaults__ or {}).items())), seen)
     for cell in fn.__closure__ or ():
