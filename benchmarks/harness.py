@@ -46,6 +46,7 @@ class Case:
     per: float = 1.0                             # seconds are divided by this (e.g. n iterations)
     limit: str = "numba"                         # system the ×limit column divides by
     rtol: float = 1e-6                           # tolerance of the result check
+    background: Callable | None = None           # context manager around every system's run
 
     def scale(self) -> float:
         return UNIT_SCALE[self.unit.split("/")[0]] / self.per
@@ -236,7 +237,8 @@ def run_case(ctx: Context, workload: str, case: Case, tick=lambda label: None) -
     rows, ref = {}, None
     for system in order:
         tick(f"{workload}:{case.task} {fmt_params(case.params)} {system}")
-        row, out = run_system(ctx, workload, case, system, data, ref)
+        with (case.background() if case.background else contextlib.nullcontext()):
+            row, out = run_system(ctx, workload, case, system, data, ref)
         rows[system] = row
         if ref is None and out is not None:
             ref = out

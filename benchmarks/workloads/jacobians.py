@@ -2,7 +2,9 @@
 
 W is n x m (n outputs, m inputs).  Forward mode pushes m tangents, reverse
 mode pulls n cotangents, so (10, 1000) favours jacrev and (1000, 10) jacfwd;
-(300, 300) is the square middle of a size sweep n = m = 10..1000.  JAX runs
+(300, 300) is the square middle of a size sweep n = m = 10..1000, and runs a
+second time while another process keeps one core busy (``busy=1``: issue #20's
+loaded row, where a product split over every core waits for its descheduled half).  JAX runs
 its own jacfwd/jacrev; autograd and PyTensor only have reverse mode.  The
 limit is the closed form (1 - y**2)[:, None] * W in NumPy.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..busy_core import one_core_busy
 from ..harness import Case
 
 NAME = "jacobians"
@@ -66,6 +69,11 @@ def cases(ctx):
         shapes = [(10, 100)]
     else:
         shapes = [(10, 1000), (1000, 10)] + [(k, k) for k in (10, 30, 100, 300, 1000)]
-    return [Case(mode, {"size": n} if n == m else {"n": n, "m": m}, _systems(ctx, mode),
-                 make=_make(n, m, ctx.seed), unit="µs/call", limit="numpy", rtol=1e-9)
-            for mode in ("jacfwd", "jacrev") for n, m in shapes]
+    out = [Case(mode, {"size": n} if n == m else {"n": n, "m": m}, _systems(ctx, mode),
+                make=_make(n, m, ctx.seed), unit="µs/call", limit="numpy", rtol=1e-9)
+           for mode in ("jacfwd", "jacrev") for n, m in shapes]
+    if not ctx.quick:
+        out.append(Case("jacfwd", {"n": 300, "m": 300, "busy": 1}, _systems(ctx, "jacfwd"),
+                        make=_make(300, 300, ctx.seed), unit="µs/call", limit="numpy",
+                        rtol=1e-9, background=one_core_busy))
+    return out
