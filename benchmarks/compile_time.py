@@ -170,8 +170,17 @@ def ttfr_child(spec: dict, cache_dir: str) -> dict:
     return json.loads(lines[-1])
 
 
-def measure_ttfr(programs, repeats, systems=TTFR_SYSTEMS, log=print):
-    """{(program, system label): median figures}; each run a fresh process and cache."""
+def ttfr_systems(labels: str):
+    """``"xforms,xforms-sync,jax"`` -> entries of TTFR_SYSTEMS."""
+    by_label = {s if t is None else f"{s}{'' if t else '-sync'}": (s, t) for s, t in TTFR_SYSTEMS}
+    return tuple(by_label[x.strip()] for x in labels.split(",") if x.strip())
+
+
+def measure_ttfr(programs, repeats, systems=TTFR_SYSTEMS, log=print, first_only=False):
+    """{(program, system label): median figures}; each run a fresh process and cache.
+
+    ``first_only``: stop each run at its first result (no swap or steady-state
+    figures), for programs whose background compile takes minutes."""
     runs = {}
     tmp = tempfile.mkdtemp(prefix="ttfr-")
     try:
@@ -181,7 +190,8 @@ def measure_ttfr(programs, repeats, systems=TTFR_SYSTEMS, log=print):
                     if prog == "mlp_training" and system == "jax":
                         continue
                     label = system if tiered is None else f"{system}{'' if tiered else '-sync'}"
-                    spec = {"system": system, "program": prog, "tiered": tiered}
+                    spec = {"system": system, "program": prog, "tiered": tiered,
+                            "first_only": first_only}
                     r = ttfr_child(spec, tempfile.mkdtemp(dir=tmp))
                     runs.setdefault((prog, label), []).append(r)
                     log(f"  {prog} {label} #{rep + 1}: first {r['first_s']:.3f} s")
@@ -215,7 +225,7 @@ def ttfr_table(results) -> str:
             bat += f" {r['batch_compiles']} compiles"
         lines.append(f"{prog:<15}{label:<13}{fmt(r['first_s'])}{ratio}"
                      f"{fmt(r.get('fast_call_s'), 11, 5)}{fmt(r.get('swap_s'))}"
-                     f"{fmt(r['steady_s'], 10, 5)}  {bat}")
+                     f"{fmt(r.get('steady_s'), 10, 5)}  {bat}")
     return "\n".join(lines)
 
 
@@ -282,6 +292,10 @@ def main(argv=None):
     ap.add_argument("--section", default="all", choices=("phases", "ttfr", "size", "all"))
     ap.add_argument("--programs", default=",".join(TTFR_PROGRAMS),
                     help="ttfr programs: " + ", ".join(TTFR_PROGRAMS))
+    ap.add_argument("--ttfr-systems", default="xforms,xforms-sync,jax",
+                    help="ttfr systems: xforms (tiered), xforms-sync, jax")
+    ap.add_argument("--first-only", action="store_true",
+                    help="ttfr: stop at the first result (no swap / steady-state figures)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ops", type=int, default=300, help="operations in the scalar chain")
     ap.add_argument("--only", default="chain,mlp", help="models: chain, mlp")
@@ -300,7 +314,8 @@ def main(argv=None):
     results, ttfr, sized = {}, {}, {}
     if args.section in ("ttfr", "all"):
         progs = [p.strip() for p in args.programs.split(",") if p.strip()]
-        ttfr = measure_ttfr(progs, args.repeats, log=log)
+        ttfr = measure_ttfr(progs, args.repeats, ttfr_systems(args.ttfr_systems), log=log,
+                            first_only=args.first_only)
         print("time to first result (s; fresh process, empty xforms cache; fast/call: the "
               "fast tier's cost per call; swap at: compiled tier ready, from the first call)")
         print(ttfr_table(ttfr))

@@ -155,6 +155,10 @@ def main():
     t1 = time.perf_counter()
     block(fn(*args))
     out["first_s"] = time.perf_counter() - t1
+    if spec.get("first_only"):
+        out["steady_s"] = None
+        print(json.dumps(out), flush=True)
+        os._exit(0)
     if spec["system"] == "xforms":
         _until_compiled(fn, args, t1, out)
     steady = []
