@@ -110,6 +110,23 @@ def test_gradient_of_matmul_needs_no_transposes():
     assert names.count("dot_general") == 3, str(jp)
 
 
+def test_nd_times_matrix_is_one_unbatched_product():
+    """(..., M, K) @ (K, N) is one dot_general over the leading dims, as a dense layer over a
+    batch of sequences or a convolution written with slices uses it: the matrix is not
+    broadcast to the batch, and under vmap the batch axis stays in front."""
+    x, W = np.ones((2, 5, 4, 3)), np.ones((3, 6))
+    jp = xf.make_jaxpr(lambda x, W: x @ W)(x, W)
+    (eqn,) = [e for e in jp.eqns if e.prim.name == "dot_general"]
+    assert eqn.params["dimension_numbers"][1] == ((), ()), str(jp)
+    assert "broadcast_in_dim" not in [e.prim.name for e in jp.eqns], str(jp)
+    g = xf.make_jaxpr(xf.grad(lambda x, W: xnp.sum(xnp.tanh(x @ W)), argnums=(0, 1)))(x, W)
+    names = [e.prim.name for e in g.eqns]
+    assert "broadcast_in_dim" not in names and "reduce_sum" not in names, str(g)
+    vm = xf.make_jaxpr(xf.vmap(lambda x, W: x @ W, (0, None)))(x, W)
+    assert vm.jaxpr.outvars[0].aval.shape == (2, 5, 4, 6)
+    assert [e.prim.name for e in vm.eqns] == ["dot_general"], str(vm)
+
+
 def test_simplifier_rewrites_are_exact():
     """Negations cancel, scalars broadcast implicitly, reshapes compose; values unchanged."""
     def f(x, y):

@@ -36,6 +36,11 @@ def matmul(a, b):
     batch = broadcast_shapes(sa[:-2], sb[:-2], op="matmul")
     if not batch:
         return con.dot_general(a, b, (((1,), (0,)), ((), ())))
+    if len(sb) == 2:
+        # (..., M, K) @ (K, N): one product over a's leading dims, which keeps NumPy's
+        # layout (..., M, N); broadcasting b over them would make a batched product of
+        # a copied b (and, under vmap, a result with the batch axis in the middle)
+        return con.dot_general(a, b, (((len(sa) - 1,), (0,)), ((), ())))
     a = broadcast_to(a, batch + sa[-2:])
     b = broadcast_to(b, batch + sb[-2:])
     nb = len(batch)
