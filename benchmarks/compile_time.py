@@ -206,13 +206,16 @@ def measure_ttfr(programs, repeats, systems=TTFR_SYSTEMS, log=print, first_only=
                 med[k] = {n: statistics.median(r[k][n] for r in rs) for n in rs[0][k]}
         if "batch_compiles" in rs[0]:
             med["batch_compiles"] = max(r["batch_compiles"] for r in rs)
+        if "batch_compiles_each" in rs[0]:
+            med["batch_compiles_each"] = {n: max(r["batch_compiles_each"][n] for r in rs)
+                                          for n in rs[0]["batch_compiles_each"]}
         out[key] = med
     return out
 
 
 def ttfr_table(results) -> str:
     head = (f"{'program':<15}{'system':<13}{'first':>9}{'×JAX':>7}{'fast/call':>11}"
-            f"{'swap at':>9}{'steady':>10}  new batch sizes 100/101/57/3")
+            f"{'swap at':>9}{'steady':>10}  new batch sizes 100/101/57/3/1/8/64")
     lines = [head, "-" * len(head)]
     fmt = lambda v, w=9, p=3: f"{v:{w}.{p}f}" if v is not None else " " * w  # noqa: E731
     for (prog, label), r in results.items():
@@ -222,7 +225,9 @@ def ttfr_table(results) -> str:
         if "batches_cpu" in r:
             bat += " (cpu " + " ".join(f"{v:.3f}" for v in r["batches_cpu"].values()) + ")"
         if "batch_compiles" in r:
-            bat += f" {r['batch_compiles']} compiles"
+            each = r.get("batch_compiles_each")
+            bat += f" {r['batch_compiles']} compiles" + (
+                " (" + " ".join(f"{v:g}" for v in each.values()) + ")" if each else "")
         lines.append(f"{prog:<15}{label:<13}{fmt(r['first_s'])}{ratio}"
                      f"{fmt(r.get('fast_call_s'), 11, 5)}{fmt(r.get('swap_s'))}"
                      f"{fmt(r.get('steady_s'), 10, 5)}  {bat}")

@@ -38,7 +38,7 @@ from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line
 from .fusion import plan_program
 from .passes import prepare
 from . import scalarize_loops  # noqa: F401  (registers the loop rules)
-from . import user_prims
+from . import shape_roles, user_prims
 from .scalarize import scalarize
 from .shape_symbols import SymbolTable, choose_symbols, symbolic_copy
 from .threads import AdaptiveThreads
@@ -184,8 +184,8 @@ def _prepare(closed, options, symbolic=True):
     # prepared once: scalarisation re-traces a prepared program into a prepared one, and
     # the symbolic copy only renames sizes
     prepared = prepare(closed)
-    symbols = choose_symbols(prepared.jaxpr.invars) if symbolic else SymbolTable([])
-    plan = plan_program(scalarize(symbolic_copy(prepared, symbols)), prepared=True)
+    sym, symbols = _symbolic(prepared) if symbolic else (prepared, SymbolTable([]))
+    plan = plan_program(scalarize(sym), prepared=True)
     source, em = emit_module(plan, label, allow_parallel=_threads_available(),
                              caller_buffers=True, symbols=symbols)
     mod, path, h = codecache.load_module(source)
@@ -200,6 +200,21 @@ def _prepare(closed, options, symbolic=True):
     spec += [_type_spec(b.dtype, len(b.shape)) for b in em.output_buffers]
     return _Prepared(closed=closed, plan=plan, source=source, em=em, mod=mod, path=path, h=h,
                      consts=consts, in_avals=in_avals, sig_spec=spec, symbols=symbols)
+
+
+def _symbolic(prepared):
+    """(symbolic copy, SymbolTable): the symbols of an earlier compile of the same program
+    where they fit (by role, kernels/shape_roles.py: batch 1, or a batch equal to an inner
+    size), else those chosen by value (kernels/shape_symbols.py), then kept as a reference."""
+    if config.shape_symbols() == "off":
+        return prepared, SymbolTable([])
+    found = shape_roles.guided(prepared)
+    if found is not None:
+        return found
+    symbols = choose_symbols(prepared.jaxpr.invars)
+    sym = symbolic_copy(prepared, symbols)
+    shape_roles.remember(prepared, sym, symbols)
+    return sym, symbols
 
 
 def _concrete(aval):

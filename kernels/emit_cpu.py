@@ -31,7 +31,7 @@ from .cpu_buffers import Buffer
 from .fusion import REDUCTIONS, acts_as_view
 from .loop_cpu import LoopSpelling, print_body
 from .lower_loops import lower_loop
-from .shape_symbols import SymbolTable, is_symbolic
+from .shape_symbols import SymbolTable, is_one, is_symbolic
 from .scalar_rules import (ScalarCtx, dtype_refused, get_scalar_rule, math_name, reduction_init,
                            reduction_monoid)
 
@@ -258,7 +258,7 @@ class Emitter(Naming):
     # ---- fused loops -------------------------------------------------------------------------
     def emit_loop(self, step):
         shape, n = tuple(step.shape), len(step.shape)
-        idx = [f"i{d}" if shape[d] != 1 else "0" for d in range(n)]   # no loop over size-1 dims
+        idx = [f"i{d}" if not is_one(shape[d]) else "0" for d in range(n)]  # no loop over 1s
         size = int(np.prod(shape, dtype=np.int64))
         # a symbolic loop's size varies between calls: the vector math of large loops
         vsize = max(size, VECMATH_MIN_ELEMENTS) if is_symbolic(shape) else size
@@ -413,7 +413,7 @@ class _Nest:
                 r.emit_init()
         if level == n:
             print_body(em, self.sp, self.nest.body, self.reds, self.vsize, guard)
-        elif shape[level] == 1:
+        elif is_one(shape[level]):
             self._level(level + 1, guard)
         elif level == self.peel_axis:
             # guarded/clamped reads (stencils, pads) only near the ends: the middle loop

@@ -11,6 +11,7 @@ when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer i
 import numpy as np
 
 from .codegen import lit, shape_str
+from .shape_symbols import is_one
 from .emit_cpu import OP_RULES, _unsupported
 from .loop_cpu import cpu_rule
 from .lower_indexing import LOWERINGS
@@ -110,7 +111,7 @@ def _dot_general(em, eqn):
     if K == 0:
         em.line(f"{O}.fill(0)")
         return
-    if B == 1:
+    if is_one(B):
         em.line(f"{fn}({_as(X, xcur, xshape)}, {_as(Y, ycur, yshape)}, "
                 f"{_as(O, tuple(out.aval.shape), (M, N))})")
         return

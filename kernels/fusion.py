@@ -59,6 +59,7 @@ from xforms.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split  # noqa: F401
 from xforms.registry import ALL_PRIMITIVES, RuleTable, lookup
 
 from . import user_prims
+from .shape_symbols import is_one, same_size
 
 
 # ---- primitive classes: read from each primitive's facts (xforms/facts.py) ------------------
@@ -177,7 +178,9 @@ def view_map(eqn):
 
 
 def _broadcast_map(src, dst, p):
-    return IndexMap(tuple((None, 0, 0) if n == 1 and dst[d] != 1 else (d, 1, 0)
+    # (index 0 is right for any size-1 axis; a symbol equal to 1 this call onto the same
+    # symbol keeps its index, as at every other batch size: kernels/shape_roles.py)
+    return IndexMap(tuple((None, 0, 0) if n == 1 and not same_size(n, dst[d]) else (d, 1, 0)
                           for n, d in zip(src, p["broadcast_dimensions"])))
 
 
@@ -209,8 +212,8 @@ def _slice_map(src, dst, p):
 
 
 def _reshape_map(src, dst, p):
-    big_src = [d for d, n in enumerate(src) if n != 1]
-    big_dst = [d for d, n in enumerate(dst) if n != 1]
+    big_src = [d for d, n in enumerate(src) if not is_one(n)]
+    big_dst = [d for d, n in enumerate(dst) if not is_one(n)]
     if [src[d] for d in big_src] != [dst[d] for d in big_dst]:
         return None                  # merges or splits dimensions: an Op (a copy or a view)
     where = dict(zip(big_src, big_dst))
@@ -802,7 +805,7 @@ def assign_storage(plan, owned=()):
                 freed.discard(s)
             if s is None:
                 # a control step's outputs are arrays its sub-programs made: new storage
-                pool = free.get((v.aval.dtype, v.aval.size)) if st.kind != "control" else None
+                pool = free.get(_pool_key(v.aval)) if st.kind != "control" else None
                 if pool:
                     s = pool.pop()
                     freed.discard(s)
@@ -816,8 +819,18 @@ def assign_storage(plan, owned=()):
             if (live_until[s] == k and not s.is_output and not s.external
                     and s not in freed):
                 freed.add(s)
-                free.setdefault((s.dtype, s.size), []).append(s)
+                free.setdefault(_pool_key(s.owner.aval), []).append(s)
     return plan
+
+
+def _pool_key(aval):
+    """Buffers of the same dtype and element count are interchangeable; with symbolic
+    sizes (kernels/shape_symbols.py) the count's text must agree too (`n0 * 8` and 64 are
+    one size at batch 8 only), so that the plan does not depend on the batch size."""
+    n = 1
+    for d in aval.shape:
+        n = n * d
+    return aval.dtype, int(n), str(n)
 
 
 def subplans(step):

@@ -9,13 +9,15 @@ padded read); a value computed earlier in the body is read as `Value(var)`.
                                          Eval(mul, (Load(A, (i0, i1)), Load(B, (Const(0) + i1,)))),
                                          Eval(tanh, (Value(b),)), Store(C, (i0, i1), Value(c))])
 
-Size-1 loop axes get no loop: their index is `Const(0)` (the printers print no loop there).
+Size-1 loop axes get no loop: their index is `Const(0)` (the printers print no loop there);
+a symbolic size that is 1 in this call keeps its loop (`shape_symbols.is_one`).
 How the nest is printed (chunks, peeling, threads) is each printer's choice.
 """
 from xforms.ir import Literal
 
 from .fusion import REDUCTIONS
 from .loop_ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value, nest
+from .shape_symbols import is_one
 
 
 def lower_loop(step):
@@ -23,7 +25,7 @@ def lower_loop(step):
     (the nest's sym, or Const(0) on a size-1 axis)."""
     shape = tuple(step.shape)
     loop, syms = nest(shape, "i")
-    index = tuple(Const(0) if shape[d] == 1 else syms[d] for d in range(len(shape)))
+    index = tuple(Const(0) if is_one(shape[d]) else syms[d] for d in range(len(shape)))
     writes, local = set(step.writes), set()
     for eqn, reads in step.body:
         args = tuple([_read(r, index, local) for r in reads])

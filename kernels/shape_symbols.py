@@ -88,9 +88,9 @@ class Dim(int):
             return fn(o, int(self)) if rev else fn(int(self), o)
         a, b = (o, self) if rev else (self, o)
         v = fn(int(a), int(b))
-        if sym == "*":
-            if int(b) == 1 or int(a) == 1:
-                return a if int(b) == 1 else b
+        if sym == "*":          # (a symbol equal to 1 in this call stays a factor)
+            if type(b) is int and b == 1 or type(a) is int and a == 1:
+                return a if type(b) is int and b == 1 else b
             if v == 0:
                 return 0
         elif type(b) is int and int(b) == 0:
@@ -161,6 +161,23 @@ class NamedInt(_Named, int):
 def is_symbolic(shape):
     """Whether a shape has a size printed as a symbol."""
     return any(isinstance(d, Dim) for d in shape)
+
+
+def is_one(d):
+    """Whether size `d` is 1 in every call that runs this text: a constant 1.  A symbol
+    that is 1 in this call (batch 1, kernels/shape_roles.py) is a size like any other: it
+    keeps its loop, so the text is the one of every other batch size.
+
+    >>> is_one(1), is_one(Dim(1, "n0"))
+    (True, False)
+    """
+    return type(d) is int and d == 1
+
+
+def same_size(a, b):
+    """Whether sizes `a` and `b` are equal in every call that runs this text (the same
+    constant or the same symbol expression)."""
+    return a == b and (type(a) is int) == (type(b) is int) and str(a) == str(b)
 
 
 def _is_float_literal_ok(dt):

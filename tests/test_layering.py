@@ -34,7 +34,7 @@ LAYERS = [
                      "kernels.vecmath_trig", "kernels.vecmath_f32", "kernels.vecmath", "kernels.fft_runtime",
                      "kernels.cpu_runtime", "kernels.sort_runtime", "kernels.threads",
                      "kernels.conv_runtime",
-                     "kernels.shape_symbols", "kernels.codegen", "kernels.scalar_rules",
+                     "kernels.shape_symbols", "kernels.shape_roles", "kernels.codegen", "kernels.scalar_rules",
                      "kernels.cuda.scalar_cuda",
                      "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool",
                      "kernels.linalg_runtime", "kernels.mpi_calls"]),

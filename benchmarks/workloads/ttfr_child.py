@@ -6,11 +6,12 @@ inputs come first (``setup_s``), then the first call is timed (trace + compile o
 trace + the fast tier's evaluation: ``first_s``).  Tiered xforms then times a few more calls
 on the fast tier (``fast_call_s``, median) and the moment the compiled tier is ready
 (``swap_s``, from the start of the first call); every system then times a steady call
-(``steady_s``).  For ``readme_batches`` the first calls at batch sizes 100, 101, 57 and 3
-follow, each after the previous one is compiled (``batches``: size -> first-call seconds,
-``batches_cpu`` the same in CPU seconds, steadier on a loaded machine; ``batch_compiles``:
-the kernels xforms compiled for them, 0 when the sizes reuse the first size's kernel,
-kernels/shape_symbols.py).
+(``steady_s``).  For ``readme_batches`` the first calls at batch sizes 100, 101, 57, 3, 1,
+8 and 64 follow (1: a size-1 axis; 8 and 64: equal to the inner sizes of w), each after
+the previous one is compiled (``batches``: size -> first-call seconds, ``batches_cpu`` the
+same in CPU seconds, steadier on a loaded machine; ``batch_compiles``: the kernels xforms
+compiled for them, 0 when the sizes reuse the first size's kernel,
+kernels/shape_symbols.py; ``batch_compiles_each``: the same per size).
 One JSON line on stdout; the process leaves with ``os._exit``.
 """
 import time
@@ -25,7 +26,7 @@ import sys  # noqa: E402
 import numpy as np  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NEW_BATCHES = (100, 101, 57, 3)
+NEW_BATCHES = (100, 101, 57, 3, 1, 8, 64)
 
 
 def _chain(x, np_, ops=300):
@@ -171,7 +172,9 @@ def main():
         out["batches"], out["batches_cpu"] = {}, {}
         w, x, y = args
         made = _kernels_made(spec)
+        out["batch_compiles_each"] = {}
         for n in NEW_BATCHES:
+            before = _kernels_made(spec)
             a = (w, x[:n], y[:n])
             t, c = time.perf_counter(), time.process_time()
             block(fn(*a))
@@ -179,6 +182,7 @@ def main():
             out["batches_cpu"][str(n)] = time.process_time() - c
             if spec["system"] == "xforms":
                 fn.wait_compiled()
+                out["batch_compiles_each"][str(n)] = _kernels_made(spec) - before
         if made is not None:       # kernels Numba compiled (or loaded) for the new sizes
             out["batch_compiles"] = _kernels_made(spec) - made
     print(json.dumps(out), flush=True)
