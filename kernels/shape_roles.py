@@ -10,7 +10,8 @@ was 1024.  Walking that reference's symbolic IR and the new IR side by side, eve
 new IR at a position where the reference has a symbolic expression gets that expression's
 text, provided the expression, evaluated with this call's sizes (`n0 = 8`, read from the same
 input and axis), gives exactly the new int; literals named after the sizes (the 1/N of a
-mean, `_sz0`) likewise when their bits agree.  Everything else keeps its plain value.
+mean, `_sz0`) likewise when their bits agree.  Everything else must be the reference's
+own value (constants, literals, params), else the walk gives up and tries an older one.
 
     reference (batch 128):  b:f64[n0,8] = dot_general a w        ... 1/1024 -> _sz0
     this call (batch 8):    b:f64[n0,8] = dot_general a w        ... 1/64   -> _sz0
@@ -20,7 +21,7 @@ Why this is safe: as in kernels/shape_symbols.py, every printed expression evalu
 call, to the value it stands for, so the source generated is correct for this call's shapes
 whatever the reference was; a compiled kernel is reused only for identical source text.  A
 walk that finds a different structure (the function branched on a shape) gives up: the
-program then takes the value-based symbols.  Whether the kernel's code depends on a size
+program then takes the value-based symbols and becomes a reference itself.  Whether the kernel's code depends on a size
 being 1 is decided the same way, generically: the emitters keep a loop over a symbolic size
 even when it is 1 this call (a size-1 *constant* axis still has no loop), and the source text
 tells whether anything else depended on it.
@@ -32,10 +33,12 @@ import numpy as np
 from xforms.avals import ShapedArray
 from xforms.ir import ClosedJaxpr, Jaxpr, Literal, Var
 
+from xforms.transforms.simplify import forwards_to
+
 from .shape_symbols import Dim, NamedFloat, NamedInt, SymbolTable, _Named
 
 # references kept per program skeleton, and skeletons kept in all (oldest dropped first)
-PER_SKELETON = 4
+PER_SKELETON = 8
 SKELETONS = 256
 
 _refs = {}            # skeleton -> [(symbolic ClosedJaxpr, SymbolTable)], newest last
@@ -46,11 +49,11 @@ class _Mismatch(Exception):
 
 
 def skeleton(jaxpr):
-    """What two programs that differ only in sizes share: the inputs' dtypes and ranks
-    and the primitives in order (sub-jaxprs are compared by the walk itself)."""
-    ins = tuple((v.aval.dtype.str, len(v.aval.shape)) if type(v.aval) is ShapedArray
-                else type(v.aval).__name__ for v in jaxpr.invars)
-    return ins, tuple(e.prim.name for e in jaxpr.eqns), len(jaxpr.outvars)
+    """What two programs that differ only in sizes share: their inputs' and outputs'
+    dtypes and ranks (not their equations: at batch 1 the simplifier drops some)."""
+    return tuple(tuple((v.aval.dtype.str, len(v.aval.shape)) if type(v.aval) is ShapedArray
+                       else type(v.aval).__name__ for v in vs)
+                 for vs in (jaxpr.invars, jaxpr.outvars))
 
 
 def remember(prepared, sym, table):
@@ -117,7 +120,7 @@ class RoleTable(SymbolTable):
     """The reference's symbols with this call's values: the same definitions (names,
     inputs, axes) and prologue locals (names, expressions) in the same order, so the
     prologue prints the same text.  It never makes new locals: a literal prints as a local
-    only if it is one of the reference's, with the same bits here."""
+    only where the walk named it (at the reference's place, with the same bits here)."""
 
     def __init__(self, ref, env):
         super().__init__([(n, i, ax, env[n]) for n, i, ax, _ in ref.defs])
@@ -127,37 +130,53 @@ class RoleTable(SymbolTable):
         for (_, dts), (name, expr) in ref.locals.items():
             bits = _bits(evaluate(expr, env), np.dtype(dts))
             self.named[name] = bits
-            self.locals.setdefault((bits, dts), (name, expr))
 
     def literal(self, val, dtype):
-        if isinstance(val, _Named):
-            return val.name
-        try:
-            hit = self.locals.get((_bits(val, np.dtype(dtype)), np.dtype(dtype).str))
-        except (TypeError, ValueError, OverflowError):
-            return None
-        return hit[0] if hit else None
+        # only the literals the walk named: a plain 1.0 is not `_sz0` at batch 1
+        return val.name if isinstance(val, _Named) else None
 
     def prologue(self, param_names):
         lines = [f"{n} = {param_names[i]}.shape[{ax}]" for n, i, ax, _ in self.defs]
         return lines + [f"{name} = {expr}" for name, expr in self.lines]
 
 
+def _same(a, b):
+    """Whether two param values are the same (arrays by value, others by ==)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+    try:
+        return bool(a == b)
+    except Exception:           # (a value whose == is not a truth value)
+        return False
+
+
 class _Walk:
-    """The new program with the reference's symbolic texts where they give its values."""
+    """The new program printed with the reference's symbolic texts, walking the reference
+    (`r`) and the new program (`n`) side by side; dataflow is checked through `corr` (a
+    reference Var -> the new program's atom equal to it), what is printed through `out`."""
 
     def __init__(self, table, env):
-        self.table, self.env, self.vars = table, env, {}
+        self.table, self.env = table, env
+        self.exprs = dict(table.lines)
 
     def size(self, r, n):
-        if isinstance(r, Dim) and type(n) is int and evaluate(r.text, self.env) == n:
-            return Dim(n, r.text)
-        return n
+        if isinstance(r, Dim):
+            if type(n) is int and evaluate(r.text, self.env) == n:
+                return Dim(n, r.text)
+        elif type(r) is int and r == n:
+            return n
+        raise _Mismatch
 
     def aval(self, r, n):
         if type(n) is not ShapedArray or type(r) is not ShapedArray:
+            if not _same(r, n):
+                raise _Mismatch
             return n
-        if len(r.shape) != len(n.shape):
+        if len(r.shape) != len(n.shape) or r.dtype != n.dtype or r.weak_type != n.weak_type:
             raise _Mismatch
         shape = tuple(self.size(a, b) for a, b in zip(r.shape, n.shape))
         if not any(isinstance(d, Dim) for d in shape):
@@ -166,23 +185,18 @@ class _Walk:
         new.shape = shape
         return new
 
-    def var(self, r, n):
-        if isinstance(n, Literal):
-            if not isinstance(r, Literal):
-                raise _Mismatch
-            if isinstance(r.val, _Named) and n.aval.shape == ():
-                bits = self.table.named.get(r.val.name)
-                dt = np.dtype(n.aval.dtype)
-                if bits is not None and _bits(n.val, dt) == bits:
-                    cls = NamedFloat if dt.kind == "f" else NamedInt
-                    return Literal(cls(cls._plain(n.val), r.val.name), n.aval)
-            return n
-        if not isinstance(r, Var):
+    def literal(self, r, n):
+        if not isinstance(r, Literal) or r.aval != n.aval:
             raise _Mismatch
-        new = self.vars.get(n)
-        if new is None:
-            new = self.vars[n] = Var(self.aval(r.aval, n.aval))
-        return new
+        dt = np.dtype(n.aval.dtype)
+        if isinstance(r.val, _Named):
+            if self.table.named.get(r.val.name) != _bits(n.val, dt):
+                raise _Mismatch
+            cls = NamedFloat if dt.kind == "f" else NamedInt
+            return Literal(cls(cls._plain(n.val), r.val.name), n.aval)
+        if type(r.val) is not type(n.val) or _bits(r.val, dt) != _bits(n.val, dt):
+            raise _Mismatch
+        return n
 
     def param(self, r, n):
         if isinstance(n, ClosedJaxpr):
@@ -199,24 +213,106 @@ class _Walk:
             if type(r) is not tuple or len(r) != len(n):
                 raise _Mismatch
             return tuple(self.param(a, b) for a, b in zip(r, n))
+        if not _same(r, n):
+            raise _Mismatch
         return n
 
-    def atoms(self, rs, ns):
-        if len(rs) != len(ns):
-            raise _Mismatch
-        return [self.var(a, b) for a, b in zip(rs, ns)]
-
     def jaxpr(self, r, n):
-        if len(r.eqns) != len(n.eqns):
-            raise _Mismatch
-        consts, ins = self.atoms(r.constvars, n.constvars), self.atoms(r.invars, n.invars)
-        eqns = []
-        for a, b in zip(r.eqns, n.eqns):
-            if a.prim is not b.prim or a.params.keys() != b.params.keys():
-                raise _Mismatch
-            eqns.append(b.replace(invars=self.atoms(a.invars, b.invars),
-                                  outvars=self.atoms(a.outvars, b.outvars),
-                                  params={k: self.param(a.params[k], p)
-                                          for k, p in b.params.items()}))
-        return Jaxpr(consts, ins, eqns, self.atoms(r.outvars, n.outvars))
+        corr, out = {}, {}
 
+        def bind(rv, nv):
+            if not isinstance(rv, Var) or not isinstance(nv, Var):
+                raise _Mismatch
+            corr[rv] = nv
+            o = out[rv] = Var(self.aval(rv.aval, nv.aval))
+            return o
+
+        def read(ra, na):
+            if isinstance(na, Literal):
+                return self.literal(ra, na)
+            if not isinstance(ra, Var) or corr.get(ra) is not na:
+                raise _Mismatch
+            return out[ra]
+
+        consts = [bind(a, b) for a, b in _pairs(r.constvars, n.constvars)]
+        ins = [bind(a, b) for a, b in _pairs(r.invars, n.invars)]
+        eqns, j = [], 0
+        for a in r.eqns:
+            b = n.eqns[j] if j < len(n.eqns) else None
+            if b is not None and _counterparts(a, b, corr):
+                j += 1
+                eqns.append(b.replace(
+                    invars=[read(x, y) for x, y in _pairs(a.invars, b.invars)],
+                    params={k: self.param(a.params[k], p) for k, p in b.params.items()},
+                    outvars=[bind(x, y) for x, y in _pairs(a.outvars, b.outvars)]))
+            else:
+                eqns.append(self.noop(a, corr, out))
+        if j != len(n.eqns):
+            raise _Mismatch
+        return Jaxpr(consts, ins, eqns, [read(a, b) for a, b in _pairs(r.outvars, n.outvars)])
+
+    # ---- an equation of the reference that is a no-op at this call's sizes --------------
+    def noop(self, a, corr, out):
+        """Reference equation `a` printed at this call's sizes, if the new program has no
+        counterpart because the simplifier forwarded it as a no-op at these sizes (x / 1.0
+        at batch 1, a broadcast to its operand's own shape): it computes its operand
+        exactly, so printing it keeps the values and the reference's text."""
+        if len(a.outvars) != 1:
+            raise _Mismatch
+        try:
+            atoms = [self.inst_literal(x) if isinstance(x, Literal) else corr[x]
+                     for x in a.invars]
+            concrete = a.replace(invars=atoms, outvars=[Var(self.inst(a.outvars[0].aval))],
+                                 params={k: self.inst(p) for k, p in a.params.items()})
+            fwd = forwards_to(concrete)
+        except (_Mismatch, ArithmeticError):
+            raise
+        except Exception:               # (a rule asked about sizes that make no sense)
+            raise _Mismatch from None
+        if not isinstance(fwd, Var) or not any(fwd is x for x in atoms):
+            raise _Mismatch
+        o = Var(concrete.outvars[0].aval)
+        corr[a.outvars[0]], out[a.outvars[0]] = fwd, o
+        return concrete.replace(invars=[x if isinstance(x, Literal) else out[y]
+                                        for x, y in zip(atoms, a.invars)], outvars=[o])
+
+    def inst(self, p):
+        """Reference size, aval or param with each symbol re-valued at this call's sizes."""
+        if isinstance(p, Dim):
+            v = evaluate(p.text, self.env)
+            if v < 0:
+                raise _Mismatch
+            return Dim(v, p.text)
+        if type(p) is ShapedArray:
+            new = ShapedArray(p.shape, p.dtype, p.weak_type)
+            new.shape = tuple(self.inst(d) for d in p.shape)
+            return new
+        if type(p) is tuple:
+            return tuple(self.inst(q) for q in p)
+        if isinstance(p, (ClosedJaxpr, Jaxpr)):
+            raise _Mismatch
+        return p
+
+    def inst_literal(self, r):
+        if not isinstance(r.val, _Named):
+            return r
+        dt = np.dtype(r.aval.dtype)
+        cls = NamedFloat if dt.kind == "f" else NamedInt
+        v = np.asarray(evaluate(self.exprs[r.val.name], self.env)).astype(dt)[()]
+        return Literal(cls(cls._plain(v), r.val.name), r.aval)
+
+
+def _pairs(rs, ns):
+    if len(rs) != len(ns):
+        raise _Mismatch
+    return zip(rs, ns)
+
+
+def _counterparts(a, b, corr):
+    """Whether new equation `b` is reference equation `a` (same primitive reading the same
+    values; sizes and params are checked when it is printed)."""
+    if a.prim is not b.prim or len(a.invars) != len(b.invars) or \
+            len(a.outvars) != len(b.outvars) or a.params.keys() != b.params.keys():
+        return False
+    return all(isinstance(x, Literal) and isinstance(y, Literal) or
+               isinstance(x, Var) and corr.get(x) is y for x, y in zip(a.invars, b.invars))

@@ -70,6 +70,21 @@ def _forward(eqn):
     return None
 
 
+def forwards_to(eqn):
+    """The atom that `eqn` returns unchanged if it is a no-op (x / 1.0, a reshape to its
+    own shape), else None; asked outside a simplification (kernels/shape_roles.py), so no
+    producer is known.
+
+    >>> forwards_to(div_by_one_eqn) is div_by_one_eqn.invars[0]
+    True
+    """
+    prev, _state.table = _state.table, {}
+    try:
+        return _forward(eqn)
+    finally:
+        _state.table = prev
+
+
 def _fold(eqn):
     """Evaluate an equation on scalar literals at compile time."""
     if (len(eqn.outvars) != 1 or not eqn.invars or eqn.outvars[0].aval.shape != ()
