@@ -39,9 +39,9 @@ from .shape_symbols import Dim, NamedFloat, NamedInt, SymbolTable, _Named
 
 # references kept per program skeleton, and skeletons kept in all (oldest dropped first)
 PER_SKELETON = 8
-SKELETONS = 256
+SKELETONS = 128
 
-_refs = {}            # skeleton -> [(symbolic ClosedJaxpr, SymbolTable)], newest last
+_refs = {}            # skeleton -> [(symbolic Jaxpr, SymbolTable)], newest last (no consts)
 
 
 class _Mismatch(Exception):
@@ -63,7 +63,7 @@ def remember(prepared, sym, table):
         return
     key = skeleton(prepared.jaxpr)
     refs = _refs.pop(key, [])
-    refs.append((sym, table))
+    refs.append((sym.jaxpr, table))
     _refs[key] = refs[-PER_SKELETON:]
     while len(_refs) > SKELETONS:
         del _refs[next(iter(_refs))]
@@ -81,7 +81,7 @@ def guided(prepared):
         try:
             env = _sizes_of(table, prepared.jaxpr.invars)
             new = RoleTable(table, env)
-            return ClosedJaxpr(_Walk(new, env).jaxpr(sym.jaxpr, prepared.jaxpr),
+            return ClosedJaxpr(_Walk(new, env).jaxpr(sym, prepared.jaxpr),
                                prepared.consts), new
         except (_Mismatch, ArithmeticError):     # (a size expression of 0 in a divisor)
             continue

@@ -28,9 +28,12 @@ LLVM vectorises and unrolls against.  Sizes a few off a symbol of at least NEAR_
 n + 3, and ceil(n / 2): the bounds of x[1:], x[:-1], x[-3:], x[::2]) print from it too,
 unless another symbol or an input's size has the same value; literals within a factor
 SMALL_LITERAL of 1 are never read as symbols (at batch 2, the 2.0 of the derivative of
-x ** 2 would print as `float(n0)`).  Still compiled per size: batch 1 (size-1 axes are
-structural), a batch equal to an inner size (the value cannot tell them apart), inputs of
-at most TINY elements, and sizes computed other than by +, -, * (x[::3]).  `XFORMS_SHAPE_SYMBOLS=0` turns symbols off, `=all`
+x ** 2 would print as `float(n0)`).  By value alone, batch 1 (size-1 axes are structural)
+and a batch equal to an inner size (the value cannot tell them apart) keep constants: once
+the program has been compiled at another batch size, kernels/shape_roles.py gives them that
+compile's symbols by position instead.  Still compiled per size: inputs of at most TINY
+elements, sizes computed other than by +, -, * (x[::3]), and literals derived from a size
+other than k * n and 1 / (k * n) (the 2/n of var's gradient folded with another factor).  `XFORMS_SHAPE_SYMBOLS=0` turns symbols off, `=all`
 makes every input size >= 2 symbolic (for measurements).
 """
 import operator
