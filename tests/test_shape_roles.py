@@ -134,3 +134,16 @@ def test_sizes_that_are_one_in_every_call():
     assert str(n1 * 8) == "(n0 * 8)" and n1 * 1 is n1         # a symbol 1 stays a factor
     assert same_size(n1, Dim(1, "n0")) and not same_size(n1, 1) and same_size(3, 3)
     assert shape_roles.evaluate("np.float32(1.0 / (n0 * 8))", {"n0": 2}) == np.float32(1 / 16)
+
+
+def test_tiered_batch_one_and_inner_size_need_no_compile():
+    f = lambda w, x: xnp.sum(xnp.exp(-(x @ w) ** 2) * 3.0, axis=1)        # noqa: E731
+    jf = xf.jit(f, tiered=True)
+    for n in (70, 12, 5, 1):
+        x = RNG.normal(size=(n, 12))
+        np.testing.assert_allclose(np.asarray(jf(W, x)), np.asarray(f(W, x)), rtol=1e-13)
+        assert jf.wait_compiled(timeout=300)
+        np.testing.assert_allclose(np.asarray(jf(W, x)), np.asarray(f(W, x)), rtol=1e-13)
+        if n == 70:
+            base = made()
+    assert made() == base

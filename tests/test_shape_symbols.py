@@ -109,8 +109,8 @@ def test_float32_mean_scale_is_bit_exact():
 
 
 def test_small_sizes_are_correct():
-    # size 1 is structural (no loop), 5 and 6 equal inner sizes, inputs of <= 32 elements
-    # are scalarised: each gets its own kernel, right values
+    # size 1, 5 and 6 (equal to inner sizes) reuse the kernel by role after batch 9
+    # (tests/test_shape_roles.py); right values at every size
     run_sizes(xf.grad(loss), data, [9, 1, 2, 3, 5])
     run_sizes(lambda x: (xnp.sum(x, axis=0), x * 2.0), lambda n: (RNG.normal(size=(n, 3)),),
               [12, 3, 1, 13])
