@@ -21,12 +21,16 @@ Why this is safe: as in kernels/shape_symbols.py, every printed expression evalu
 call, to the value it stands for, so the source generated is correct for this call's shapes
 whatever the reference was; a compiled kernel is reused only for identical source text.  A
 walk that finds a different structure (the function branched on a shape) gives up: the
-program then takes the value-based symbols and becomes a reference itself.  Whether the kernel's code depends on a size
-being 1 is decided the same way, generically: the emitters keep a loop over a symbolic size
-even when it is 1 this call (a size-1 *constant* axis still has no loop), and the source text
-tells whether anything else depended on it.
+program then takes the value-based symbols and becomes a reference itself.  Whether the
+kernel's code depends on a size being 1 is decided the same way, generically: the emitters
+keep a loop over a symbolic size even when it is 1 this call (a size-1 *constant* axis
+still has no loop), and the source text tells whether anything else depended on it.  At
+batch 1 the simplifier drops equations that are no-ops there (x / 1.0 of a mean, a
+broadcast to its operand's own shape): where the reference has one that the simplifier's
+own rule (`simplify.forwards_to`) calls a no-op at this call's sizes, the walk prints it,
+which computes the same values and keeps the reference's text.
 
->>> sym, table = guided(prepared) or (None, None)   # None: no reference matched
+>>> found = guided(prepared)      # (symbolic copy, RoleTable), or None: no reference fits
 """
 import numpy as np
 

@@ -33,8 +33,9 @@ and a batch equal to an inner size (the value cannot tell them apart) keep const
 the program has been compiled at another batch size, kernels/shape_roles.py gives them that
 compile's symbols by position instead.  Still compiled per size: inputs of at most TINY
 elements, sizes computed other than by +, -, * (x[::3]), and literals derived from a size
-other than k * n and 1 / (k * n) (the 2/n of var's gradient folded with another factor).  `XFORMS_SHAPE_SYMBOLS=0` turns symbols off, `=all`
-makes every input size >= 2 symbolic (for measurements).
+other than k * n and 1 / (k * n) (the 2/n of var's gradient folded with another factor).
+`XFORMS_SHAPE_SYMBOLS=0` turns symbols off, `=all` makes every input size >= 2 symbolic
+(for measurements).
 """
 import operator
 

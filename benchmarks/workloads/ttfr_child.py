@@ -172,7 +172,8 @@ def main():
         out["batches"], out["batches_cpu"] = {}, {}
         w, x, y = args
         made = _kernels_made(spec)
-        out["batch_compiles_each"] = {}
+        if made is not None:
+            out["batch_compiles_each"] = {}
         for n in NEW_BATCHES:
             before = _kernels_made(spec)
             a = (w, x[:n], y[:n])
