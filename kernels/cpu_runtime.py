@@ -117,6 +117,74 @@ def _py_view_as(a, offset, shape, dtype):
 view_as = _py_view_as if config.DISABLE_JIT else _view_as
 
 
+# `np.empty(shape, dtype)` and `a.reshape(shape)` as intrinsics: Numba's own are an
+# @overload (compiled per dtype and rank in every process, ~0.1 s each) and a lowering that
+# compiles its shape normaliser on first use (~0.1 s); these emit the same allocation and
+# view directly (kernels/numba_alloc.py allocates without its per-type trampoline).
+@intrinsic
+def _empty_c(typingctx, shape, dtype):
+    """empty_c(shape, dtype): np.empty(shape, dtype), C order."""
+    ints = isinstance(shape, types.Integer) or (
+        isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer) for t in shape))
+    if not ints or not isinstance(dtype, (types.NumberClass, types.DType)):
+        return None
+    dt = dtype.dtype if isinstance(dtype, types.DType) else dtype.instance_type
+    nd = len(shape) if isinstance(shape, types.BaseTuple) else 1
+    retty = types.Array(dt, nd, "C")
+
+    def codegen(context, builder, sig, args):
+        from numba.np import arrayobj
+        dims = arrayobj._parse_shape(context, builder, sig.args[0], args[0])
+        return arrayobj._empty_nd_impl(context, builder, retty, dims)._getvalue()
+    return retty(shape, dtype), codegen
+
+
+@intrinsic
+def _reshape_c(typingctx, a, shape):
+    """reshape_c(a, shape): a.reshape(shape) for a tuple of sizes; a C-contiguous `a` gets a
+    view with constant C strides (ValueError if the sizes differ), any other layout
+    Numba's own reshape."""
+    if not isinstance(a, types.Array) or not isinstance(shape, types.BaseTuple):
+        return None
+    fnty = typingctx.resolve_getattr(a, "reshape")
+    inner = fnty.get_call_type(typingctx, (shape,), {}) if fnty is not None else None
+    if inner is None:
+        return None
+    retty = inner.return_type
+    own = a.layout == "C" and all(isinstance(t, types.Integer) for t in shape)
+
+    def codegen(context, builder, sig, args):
+        if not own:
+            return context.get_function(fnty, inner)(builder, args)
+        from numba.core import cgutils
+        from numba.np.arrayobj import make_array, populate_array
+        src = make_array(sig.args[0])(context, builder, args[0])
+        intp = context.get_value_type(types.intp)
+        dims = [context.cast(builder, d, t, types.intp) for d, t in
+                zip(cgutils.unpack_tuple(builder, args[1], len(shape)), sig.args[1])]
+        n = intp(1)
+        for d in dims:
+            n = builder.mul(n, d)
+        with builder.if_then(builder.icmp_signed("!=", n, src.nitems), likely=False):
+            context.call_conv.return_user_exc(
+                builder, ValueError, ("total size of new array must be unchanged",))
+        strides, acc = [], src.itemsize
+        for d in reversed(dims):
+            strides.append(acc)
+            acc = builder.mul(acc, d)
+        out = make_array(retty)(context, builder)
+        populate_array(out, data=src.data, shape=dims, strides=strides[::-1],
+                       itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
+        res = out._getvalue()
+        context.nrt.incref(builder, retty, res)      # the view keeps `a` alive
+        return res
+    return retty(a, shape), codegen
+
+
+empty_c = np.empty if config.DISABLE_JIT else _empty_c
+reshape_c = (lambda a, shape: a.reshape(shape)) if config.DISABLE_JIT else _reshape_c
+
+
 def _vecmath_functions():
     try:
         from . import vecmath

@@ -206,9 +206,10 @@ class Emitter(Naming):
         shape = v.aval.shape
         if prev is not None:
             src = self.A(prev)
-            expr = src if prev.aval.shape == shape else f"{src}.reshape({shape_str(shape)})"
+            expr = (src if prev.aval.shape == shape
+                    else f"{self.helper('reshape_c')}({src}, {shape_str(shape)})")
         else:
-            expr = f"np.empty({shape_str(shape)}, {dtype_str(v.aval.dtype)})"
+            expr = f"{self.helper('empty_c')}({shape_str(shape)}, {dtype_str(v.aval.dtype)})"
             st = self.plan.storage.get(v)
             # a buffer allocated once per call (top level, outside any loop or branch) may
             # come from Python and be reused across calls: emit_module decides and rewrites
@@ -450,7 +451,7 @@ class _Nest:
         flags = em.fresh("TG") if em.trig_guard else None
         guard = f"{em.trig_guard}_c" if flags else None
         if flags:
-            em.line(f"{flags} = np.empty({nch}, np.bool_)")
+            em.line(f"{flags} = {em.helper('empty_c')}({nch}, np.bool_)")
         par = (em.allow_parallel and self.size >= PARALLEL_MIN_ELEMENTS
                and -(-int(n0) // rows) >= 2)
         em.uses_prange |= par
@@ -516,7 +517,7 @@ class _Nest:
         bufs = {r: em.fresh("T") for r in top}
         lanes = {r: [em.fresh("L") for _ in range(L)] for r in top}
         for r in top:
-            em.line(f"{bufs[r]} = np.empty({B}, {dtype_str(r.dt)})")
+            em.line(f"{bufs[r]} = {em.helper('empty_c')}({B}, {dtype_str(r.dt)})")
             for lane in lanes[r]:
                 em.line(f"{lane} = {r._init_value()}")
         with em.block("while i0 < e0:"):
@@ -587,12 +588,12 @@ class _Reduction:
             em.alloc(self.out)
         if self.level is None:
             if self.arg:
-                em.line(f"{em.A(self.out)}_V = np.empty({shape_str(self.out.aval.shape)}, "
-                        f"{dtype_str(self.dt)})")
-                em.line(f"{em.A(self.out)}_V.fill({self._init_value()})")
-                em.line(f"{em.A(self.out)}.fill(0)")
+                em.line(f"{em.A(self.out)}_V = {em.helper('empty_c')}("
+                        f"{shape_str(self.out.aval.shape)}, {dtype_str(self.dt)})")
+                em.line(f"{em.A(self.out)}_V[...] = {self._init_value()}")
+                em.line(f"{em.A(self.out)}[...] = 0")
             else:
-                em.line(f"{em.A(self.out)}.fill({self._init_value()})")
+                em.line(f"{em.A(self.out)}[...] = {self._init_value()}")
 
     def emit_init(self):
         acc, accv = self._names()
@@ -610,9 +611,9 @@ class _Reduction:
     def emit_partials(self, P, nch):
         """Arrays of the per-chunk partials of a scalar reduction (level 0)."""
         em = self.em
-        em.line(f"{P} = np.empty({nch}, {dtype_str(self.out.aval.dtype)})")
+        em.line(f"{P} = {em.helper('empty_c')}({nch}, {dtype_str(self.out.aval.dtype)})")
         if self.arg:
-            em.line(f"{P}_v = np.empty({nch}, {dtype_str(self.dt)})")
+            em.line(f"{P}_v = {em.helper('empty_c')}({nch}, {dtype_str(self.dt)})")
 
     def emit_partial_store(self, P, c):
         acc, accv = self._names()

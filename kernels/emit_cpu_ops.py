@@ -10,7 +10,7 @@ when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer i
 """
 import numpy as np
 
-from .codegen import lit, shape_str
+from .codegen import dtype_str, lit, shape_str
 from .shape_symbols import is_one
 from .emit_cpu import OP_RULES, _unsupported
 from .loop_cpu import cpu_rule
@@ -101,7 +101,7 @@ def _dot_general(em, eqn):
     xshape = (M, K) if xl == "n" else (K, M)
     yshape = (K, N) if yl == "n" else (N, K)
     fn = f"mm_{'n' if xl == 'n' else 't'}{'n' if yl == 'n' else 't'}"
-    em.runtime_used.add(fn)
+    em.runtime_used.update((fn, "reshape_c"))
     if not out.aval.shape:                       # a full contraction: BLAS dot
         em.runtime_used.add("vdot")
         em.line(f"{em.s(out)} = vdot({_as(X, xcur, (K,))}, {_as(Y, ycur, (K,))})")
@@ -109,7 +109,7 @@ def _dot_general(em, eqn):
     em.alloc(out)
     O = em.A(out)
     if K == 0:
-        em.line(f"{O}.fill(0)")
+        em.line(f"{O}[...] = 0")
         return
     if is_one(B):
         em.line(f"{fn}({_as(X, xcur, xshape)}, {_as(Y, ycur, yshape)}, "
@@ -126,7 +126,7 @@ def _dot_general(em, eqn):
 
 def _as(expr, cur, want):
     """expr reshaped to `want` (no call when it already has that shape)."""
-    return expr if tuple(cur) == tuple(want) else f"{expr}.reshape({tuple(want)})"
+    return expr if tuple(cur) == tuple(want) else f"reshape_c({expr}, {tuple(want)})"
 
 
 def _layout(nd, batch, first, second):
@@ -192,11 +192,14 @@ for _prim, _lower in LOWERINGS.items():
 def _reshape(em, eqn):
     x, out = eqn.invars[0], eqn.outvars[0]
     if not x.aval.shape:
-        em.line(f"{em.A(out)} = np.full({shape_str(out.aval.shape)}, {em.atom(x)})")
+        em.line(f"{em.A(out)} = {em.helper('empty_c')}({shape_str(out.aval.shape)}, "
+                f"{dtype_str(out.aval.dtype)})")
+        em.line(f"{em.A(out)}[...] = {em.atom(x)}")
     elif not out.aval.shape:
-        em.line(f"{em.s(out)} = {em.A(x)}.reshape({x.aval.size})[0]")
+        em.line(f"{em.s(out)} = {em.helper('reshape_c')}({em.A(x)}, ({x.aval.size},))[0]")
     else:
-        em.line(f"{em.A(out)} = {em.atom(x)}.reshape({shape_str(out.aval.shape)})")
+        em.line(f"{em.A(out)} = {em.helper('reshape_c')}({em.atom(x)}, "
+                f"{shape_str(out.aval.shape)})")
 
 
 def _runtime_check(em, eqn):

@@ -135,7 +135,7 @@ def _slices(em, sp, nest):
     else:
         return False
     if dst == "..." and not isinstance(v, Load):
-        em.line(f"{em.A(st.var)}.fill({val})")
+        em.line(f"{em.A(st.var)}[...] = {val}")
     else:
         em.line(f"{em.A(st.var)}[{dst}] = {val}")
     return True

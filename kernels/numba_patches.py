@@ -25,6 +25,8 @@
    blocks x names in time and memory (kernels/numba_liveness.py computes it on bit sets).
 6. `fixup_var_define_in_scope` walks every used name once per block (blocks x names);
    the blocks share one or a few scopes, and each scope is now walked once.
+7. Every array a kernel allocates reached the allocator through a trampoline compiled per
+   array type in each process (kernels/numba_alloc.py calls the NRT allocator directly).
 Each patch is installed only if Numba's code still looks like the code it replaces (same
 names, same attributes used); otherwise Numba is left untouched.
 """
@@ -276,4 +278,6 @@ def apply():
              lambda original: numba_ssa.make_run_ssa(ssa))
     _install_liveness()
     _install_scope_fixup()
+    from . import numba_alloc
+    numba_alloc.install()
     _PATCHED = True

@@ -80,7 +80,7 @@ def loop_body_allocations(source):
             for body in lines[k + 1:]:
                 if body.strip() and len(body) - len(body.lstrip()) <= depth:
                     break
-                if "np.empty(" in body:
+                if "np.empty(" in body or "empty_c(" in body:
                     found.append(body.strip())
     return found
 
