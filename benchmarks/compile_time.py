@@ -71,6 +71,7 @@ def child(spec: dict, cache_dir: str, numba_cache=True) -> dict:
     env.pop("NUMBA_CACHE_DIR", None)
     if numba_cache:
         env["NUMBA_CACHE_DIR"] = os.path.join(cache_dir, "numba")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)     # bytecode as an installed package has
     for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
         env[var] = "1"
     env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
@@ -159,6 +160,7 @@ def ttfr_child(spec: dict, cache_dir: str) -> dict:
            "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
     for var in ("XFORMS_TIERED", "NUMBA_CACHE_DIR"):
         env.pop(var, None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)     # bytecode as an installed package has
     for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
         env[var] = "1"
     env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
@@ -240,6 +242,7 @@ SIZES = (10, 100, 1000, 10000)
 def size_child(spec: dict, cache_dir: str) -> dict:
     env = {**os.environ, "XFORMS_CACHE_DIR": cache_dir,
            "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)     # bytecode as an installed package has
     for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
         env[var] = "1"
     cmd = [sys.executable, "-m", "benchmarks.workloads.size_child", json.dumps(spec)]

@@ -118,8 +118,13 @@ class Context:
         return call
 
     def env(self, **extra) -> dict:
-        """Environment for child processes."""
-        return {**os.environ, **{k: str(v) for k, v in extra.items()}}
+        """Environment for child processes.  Python may write bytecode there, as it has for an
+        installed package: with PYTHONDONTWRITEBYTECODE inherited, every child of a fresh
+        checkout compiled the framework's sources again (inside the first call's figure
+        when `jit` first imports the compiler package)."""
+        env = {**os.environ, **{k: str(v) for k, v in extra.items()}}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        return env
 
 
 def one_line(exc: BaseException) -> str:

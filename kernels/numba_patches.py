@@ -271,10 +271,11 @@ def apply():
              lambda src: ("for varname in violators" in src
                           and "_fresh_vars(blocks, varname)" in src
                           and "_fix_ssa_vars(blocks, varname, defmap, cfg, df_plus" in src
-                          and "def _stmt_index(self, defstmt, block, stop=-1)" in
-                          inspect.getsource(ssa._FixSSAVars)
-                          and "range(len(block.body))[:stop]" in
-                          inspect.getsource(ssa._FixSSAVars._stmt_index)),
+                          # the method's source, not the class's (a class's is found by
+                          # parsing its whole module: 40 ms of every process's import)
+                          and all(w in inspect.getsource(ssa._FixSSAVars._stmt_index) for w in
+                                  ("def _stmt_index(self, defstmt, block, stop=-1)",
+                                   "range(len(block.body))[:stop]"))),
              lambda original: numba_ssa.make_run_ssa(ssa))
     _install_liveness()
     _install_scope_fixup()
