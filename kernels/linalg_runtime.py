@@ -40,6 +40,7 @@ def _extern(module, routine, nargs, names=None):
 
 
 s_trsm, d_trsm, c_trsm, z_trsm = _extern("blas", "trsm", 11)
+s_gemm, d_gemm, c_gemm, z_gemm = _extern("blas", "gemm", 13)
 s_potrf, d_potrf, c_potrf, z_potrf = _extern("lapack", "potrf", 5)
 s_getrf, d_getrf, c_getrf, z_getrf = _extern("lapack", "getrf", 6)
 s_geqrf, d_geqrf, c_geqrf, z_geqrf = _extern("lapack", "geqrf", 8)
@@ -130,6 +131,128 @@ def la_cholesky(a, out, code):
         for r in range(n):
             for c in range(r + 1, n):
                 out[i, r, c] = 0
+
+
+# ---- cholesky's cotangent: the reverse of a blocked Cholesky (Murray 2016) ------------------
+CHOL_REV_BLOCK = 64        # the diagonal blocks' size: BLAS-3 calls do all but O(n NB^2)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _gemm(code, ch, ints, alpha, beta, a, b, c):
+    """Row-major c (m x n) = alpha opa(a) opb(b) + beta c on matrix views with row strides
+    lda, ldb, ldc (ch: opa, opb as 'N', 'T' or 'C'; ints: m, n, k, lda, ldb, ldc).  The
+    column-major view of each is its transpose: c^T = opb(b)^T opa(a)^T, the same ops."""
+    args = (_ptr(ch[1:2]), _ptr(ch[0:1]), _ptr(ints[1:2]), _ptr(ints[0:1]), _ptr(ints[2:3]),
+            _ptr(alpha), _ptr(b), _ptr(ints[4:5]), _ptr(a), _ptr(ints[3:4]), _ptr(beta),
+            _ptr(c), _ptr(ints[5:6]))
+    if code == 0:
+        s_gemm(*args)
+    elif code == 1:
+        d_gemm(*args)
+    elif code == 2:
+        c_gemm(*args)
+    else:
+        z_gemm(*args)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _mm_update(code, opa, m, n, k, a, b, c, ld, lda, alpha, beta, ch, ints):
+    """c -= opa(a) b (row-major views, row strides lda, ld, ld)."""
+    ch[0], ch[1] = opa, ord("N")
+    ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = m, n, k, lda, ld, ld
+    _gemm(code, ch, ints, alpha, beta, a, b, c)
+
+
+@numba.njit(cache=_CACHE, nogil=True, error_model="numpy")
+def _chol_rev_block(l, g, j, k):
+    """Unblocked reverse of the Cholesky of the diagonal block [j, k): g's lower triangle
+    holds the cotangent of the factor there and becomes that of the block's lower triangle
+    (Murray's level-2 algorithm, with the conjugates complex matrices need)."""
+    for jj in range(k - 1, j - 1, -1):
+        d = l[jj, jj].real
+        s = 0.0
+        for i in range(jj + 1, k):
+            s += (np.conj(l[i, jj]) * g[i, jj]).real
+        dbar = (g[jj, jj].real - s / d) / d
+        for i in range(jj + 1, k):
+            g[i, jj] /= d
+        for c in range(j, jj):
+            g[jj, c] -= dbar * l[jj, c]
+        for i in range(jj + 1, k):
+            cb = g[i, jj]
+            cbc = np.conj(cb)
+            for c in range(j, jj):
+                g[jj, c] -= cbc * l[i, c]
+                g[i, c] -= cb * l[jj, c]
+        g[jj, jj] = 0.5 * dbar
+
+
+@numba.njit(cache=_CACHE, nogil=True, error_model="numpy")
+def _chol_rev(code, l, g, nb_max):
+    """g: the cotangent of the factor l (lower triangle, conjugated for complex) -> that of
+    the lower triangle of the factorised matrix, in place: for each diagonal block, last to
+    first, with C the block's column below it and R its row left of it,
+    Cbar = Cbar D^-1, Bbar -= Cbar R, Dbar -= tril(Cbar^H C), Dbar = rev(D, Dbar),
+    Rbar -= Cbar^H B + (Dbar + Dbar^H) R."""
+    n = l.shape[0]
+    ch = np.empty(4, np.uint8)
+    ints = np.empty(6, np.int32)
+    one = np.ones(1, g.dtype)
+    minus = -one
+    f = np.empty((nb_max, nb_max), g.dtype)
+    k = n
+    while k > 0:
+        j = max(0, k - nb_max)
+        nbk, m = k - j, n - k
+        if m > 0:
+            # Cbar D^-1: column-major, Cbar^T = D^-T Cbar^T and D^T is upper
+            ch[0], ch[1], ch[2], ch[3] = ord("L"), ord("U"), ord("N"), ord("N")
+            ints[0], ints[1], ints[2], ints[3] = nbk, m, n, n
+            _trsm(code, ch, ints, one, l[j:k, j:k], g[k:, j:k])
+            if j > 0:
+                _mm_update(code, ord("N"), m, j, nbk, g[k:, j:k], l[j:k, :j], g[k:, :j], n,
+                           n, minus, one, ch, ints)
+            _mm_update(code, ord("C"), nbk, nbk, m, g[k:, j:k], l[k:, j:k], g[j:k, j:k], n,
+                       n, minus, one, ch, ints)
+        _chol_rev_block(l, g, j, k)
+        for r in range(j, k):
+            for c in range(r + 1, k):
+                g[r, c] = 0
+        if j > 0:
+            if m > 0:
+                _mm_update(code, ord("C"), nbk, j, m, g[k:, j:k], l[k:, :j], g[j:k, :j], n,
+                           n, minus, one, ch, ints)
+            for r in range(nbk):
+                for c in range(r):
+                    f[r, c] = g[j + r, j + c]
+                    f[c, r] = np.conj(g[j + r, j + c])
+                f[r, r] = 2 * g[j + r, j + r]
+            _mm_update(code, ord("N"), nbk, j, nbk, f, l[j:k, :j], g[j:k, :j], n, nb_max,
+                       minus, one, ch, ints)
+        k = j
+
+
+@numba.njit(cache=_CACHE, nogil=True, error_model="numpy")
+def la_cholesky_rev(l, ct, out, code):
+    """out[i] = cholesky_cotangent(l[i], ct[i]) (xforms/primitives/linalg_cholesky_ad.py):
+    the cotangent of the lower triangle of a[i] from ct[i], that of its Cholesky factor
+    l[i]; lower triangular.  Complex: JAX's transpose convention, the conjugate of the
+    gradient Murray's algorithm computes from the conjugate cotangent."""
+    nb, n, _ = l.shape
+    cplx = code >= 2
+    for i in range(nb):
+        g = out[i]
+        for r in range(n):
+            for c in range(r + 1):
+                g[r, c] = np.conj(ct[i, r, c]) if cplx else ct[i, r, c]
+            for c in range(r + 1, n):
+                g[r, c] = 0
+        if n:
+            _chol_rev(code, l[i], g, min(n, CHOL_REV_BLOCK))
+        if cplx:
+            for r in range(n):
+                for c in range(r + 1):
+                    g[r, c] = np.conj(g[r, c])
 
 
 @numba.njit(cache=_CACHE, nogil=True)

@@ -138,3 +138,12 @@ OP_RULES["lu"] = _lu
 OP_RULES["qr"] = _qr
 OP_RULES["eigh"] = _eigh
 OP_RULES["svd"] = _svd
+
+
+def _cholesky_cotangent(em, eqn):
+    _alloc_all(em, eqn)
+    (L, g), (out,) = eqn.invars, eqn.outvars
+    _call(em, "la_cholesky_rev", [_as3(em, L), _as3(em, g), _as3(em, out), _code(eqn)])
+
+
+OP_RULES["cholesky_cotangent"] = _cholesky_cotangent

@@ -13,5 +13,6 @@ from . import bitwise  # noqa: E402,F401  (bit shifts: the PRNG hash)
 from . import cond, loops, scan  # noqa: E402,F401  (control flow; helpers in control_flow.py)
 from . import collectives  # noqa: E402,F401  (named-axis collectives: vmap axes, MPI)
 from . import linalg, linalg_spectral, linalg_sqrtm  # noqa: E402,F401  (factorisations)
+from . import linalg_cholesky_ad  # noqa: E402,F401  (cholesky's derivative maps)
 from . import conv  # noqa: E402,F401
 from . import cumulative, sorting  # noqa: E402,F401

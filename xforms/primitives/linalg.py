@@ -70,22 +70,9 @@ def cholesky(a):
     return cholesky_p.bind(a)
 
 
-def _cholesky_jvp(primals, tangents):
-    """dL = L phi(L^-1 dA L^-H), phi: lower triangle with the diagonal halved (dA is taken as
-    Hermitian, as the callers symmetrise)."""
-    (a,), (da,) = primals, tangents
-    L = cholesky(a)
-    tmp = triangular_solve(L, da, left_side=False, lower=True, transpose_a=True,
-                           conjugate_a=True)
-    tmp = triangular_solve(L, tmp, left_side=True, lower=True)
-    n = shape(a)[-1]
-    phi = ew.mul(tmp, const_like(np.tri(n) - 0.5 * np.eye(n), tmp))
-    return [L], [mm(L, phi)]
-
-
 abstract_eval_rules[cholesky_p] = _cholesky_aval
 impl_rules[cholesky_p] = _cholesky_impl
-jvp_rules[cholesky_p] = _cholesky_jvp
+# cholesky's jvp: linalg_cholesky_ad.py (its tangent and cotangent maps are primitives)
 def_batched_vmap(cholesky_p)
 
 
