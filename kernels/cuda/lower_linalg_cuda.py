@@ -1,6 +1,7 @@
 """CUDA rules for the LU-family factorisations (xforms/primitives/linalg.py): cholesky,
 triangular_solve, lu and lu_pivots_to_permutation, so solve, inv, det, slogdet, cho_solve,
-lu_solve and the Gaussian-process likelihood run under jit(backend="cuda").
+lu_solve and the Gaussian-process likelihood run under jit(backend="cuda"); and
+cholesky_cotangent (reverse mode through a Cholesky, linalg_cholesky_ad.py).
 
 Factorisations run one thread block per matrix (a grid-stride loop over the batch), the
 block's threads sharing each elimination step's updates, with a barrier between steps:
@@ -226,7 +227,62 @@ def _triangular_solve(em, eqn):
     kb.launch(max(1, min(cdiv(batch * nvec, TB), em.spec.max_blocks)), TB)
 
 
+def _cholesky_cotangent(em, eqn):
+    """Reverse of the Cholesky, column by column from the last (Murray's level-2 algorithm,
+    xforms/primitives/linalg_cholesky_ad.py): per column a pivot adjoint (thread 0), then
+    the column, its row and the block left of it below, one barrier apart."""
+    em.check_dtypes(eqn)
+    (l, g), out = eqn.invars, eqn.outvars[0]
+    dt = g.aval.dtype
+    n = g.aval.shape[-1]
+    em.alloc(out)
+    batch = _batch(g.aval.shape)
+    if batch * n == 0:
+        return
+    cx = np.dtype(dt).kind == "c"
+
+    def body(kb, names):
+        L, CT, G = names
+        at = (lambda A, i, j: f"{A}[_base + ({i}) * {n} + {j}]")
+        kb.line(f"_base = _b * {n * n}")
+        with kb.block(f"for _t in range(_tid, {n * n}, _nt):"):
+            src = _conj(dt, f"{CT}[_base + _t]")      # the conjugate: see the end
+            kb.line(f"{G}[_base + _t] = {src} if _t % {n} <= _t // {n} else 0")
+        kb.line("cuda.syncthreads()")
+        with kb.block(f"for _k in range({n - 1}, -1, -1):"):
+            kb.line(f"_d = {at(L, '_k', '_k')}.real")
+            with kb.block("if _tid == 0:"):
+                kb.line("_s = 0.0")
+                with kb.block(f"for _i in range(_k + 1, {n}):"):
+                    kb.line(f"_s += ({_conj(dt, at(L, '_i', '_k'))} * {at(G, '_i', '_k')}).real")
+                kb.line(f"{at(G, '_k', '_k')} = ({at(G, '_k', '_k')}.real - _s / _d) / _d")
+            kb.line("cuda.syncthreads()")
+            kb.line(f"_db = {at(G, '_k', '_k')}.real")
+            with kb.block(f"for _i in range(_k + 1 + _tid, {n}, _nt):"):
+                kb.line(f"{at(G, '_i', '_k')} /= _d")
+            kb.line("cuda.syncthreads()")
+            with kb.block("for _c in range(_tid, _k, _nt):       # the row left of the pivot"):
+                kb.line(f"_acc = {at(G, '_k', '_c')} - _db * {at(L, '_k', '_c')}")
+                with kb.block(f"for _i in range(_k + 1, {n}):"):
+                    kb.line(f"_acc -= {_conj(dt, at(G, '_i', '_k'))} * {at(L, '_i', '_c')}")
+                kb.line(f"{at(G, '_k', '_c')} = _acc")
+            with kb.block(f"for _t in range(_tid, ({n - 1} - _k) * _k, _nt):  # the block below"):
+                kb.line("_i = _k + 1 + _t // _k")
+                kb.line("_c = _t % _k")
+                kb.line(f"{at(G, '_i', '_c')} -= {at(G, '_i', '_k')} * {at(L, '_k', '_c')}")
+            kb.line("cuda.syncthreads()")
+            with kb.block("if _tid == 0:"):
+                kb.line(f"{at(G, '_k', '_k')} = 0.5 * _db")
+            kb.line("cuda.syncthreads()")
+        if cx:                               # JAX's transpose: the conjugate of the gradient
+            with kb.block(f"for _t in range(_tid, {n * n}, _nt):"):
+                kb.line(f"{G}[_base + _t] = {G}[_base + _t].conjugate()")
+    _block_kernel(em, eqn, f"cholesky_cotangent of {g.aval.str_short()} (one block per "
+                           "matrix)", body, batch)
+
+
 OP_RULES["cholesky"] = _cholesky
+OP_RULES["cholesky_cotangent"] = _cholesky_cotangent
 OP_RULES["lu"] = _lu
 OP_RULES["lu_pivots_to_permutation"] = _pivots_to_permutation
 OP_RULES["triangular_solve"] = _triangular_solve

@@ -396,6 +396,11 @@ PROGRAMS = {
                (A[:3, :3] + 2 * np.eye(3), B[:, :2], ZC), 1e-5),
     "grad_linalg": (xf.grad(lambda a, b: xnp.sum(xnp.linalg.solve(a @ a.T + np.eye(3), b) ** 2)),
                     (A[:3, :3], A[:3, :2]), 1e-11),
+    # reverse mode through a Cholesky: the cholesky_cotangent kernel, real and complex
+    "grad_cholesky": (lambda a, z: (
+        xf.grad(lambda a: xnp.sum(xnp.linalg.cholesky(a @ a.T + 3 * np.eye(3)) ** 2))(a),
+        xf.grad(lambda z: xnp.sum(xnp.abs(xnp.linalg.cholesky(
+            z @ z.conj().T + 3 * np.eye(3))) ** 2))(z)), (A[:3, :3], ZC[:, :3]), 1e-11),
     "grad_conv": (xf.grad(conv_loss, argnums=(0, 1)), (rng.normal(size=(2, 6, 5, 3)),
                                                        rng.normal(size=(3, 3, 3, 4))), 1e-12),
 }
