@@ -69,8 +69,8 @@ GRAD_CASES = {
     "solve_triangular_unit": (lambda a, b: xsl.solve_triangular(a, b, unit_diagonal=True,
                                                                 lower=True),
                               (np.tril(A), rand(4, 2))),
-    # cho_factor reads one triangle while its derivative (as JAX's) takes the tangent as
-    # symmetric: differentiate with respect to a symmetric matrix
+    # cho_factor reads one triangle; its derivative is that triangle's (JAX's takes the
+    # tangent as symmetric): at a symmetric matrix both agree
     "cho_solve": (lambda a, b: xsl.cho_solve(xsl.cho_factor((a + a.T) / 2), b),
                   (S, rand(4, 2))),
     "lu": (lambda a: xsl.lu(a)[1:], (A,)),

@@ -18,8 +18,7 @@ tangent map is lowered (it is inlined), the cotangent costs 4 n^3 flops; the CPU
 factorisation (I. Murray, "Differentiation of the Cholesky decomposition", 2016): 2/3 n^3
 flops in BLAS-3 calls, so `grad` of a Gaussian-process likelihood costs one Cholesky and
 twice its flops, less than the one Cholesky and an inverse of a hand-written gradient.
-L is always a Cholesky factor (zero above the diagonal).  Both primitives act on batches
-(..., n, n).
+Both read the lower triangle of L (a Cholesky factor) only, and act on batches (..., n, n).
 
     >>> L = cholesky(a); dL = cholesky_tangent(L, da)
 """
@@ -90,6 +89,7 @@ def _inner(L, x):
 
 def tangent_composite(L, x):
     """cholesky_tangent from triangular solves and a product (how it is lowered)."""
+    L = tril(L)
     return mm(L, _phi(_inner(L, x)))
 
 
@@ -100,7 +100,7 @@ def _outer(L, g):
 
 def cotangent_composite(L, g):
     """cholesky_cotangent from triangular solves and a product (its jvp, and a reference)."""
-    return _hermitian_t(_outer(L, g))
+    return _hermitian_t(_outer(tril(L), g))
 
 
 # ---- the primitives ---------------------------------------------------------------------------
@@ -141,7 +141,7 @@ def _np_re_diag(x):
 
 
 def _tangent_impl(L, x):
-    L, x = np.asarray(L), np.asarray(x)
+    L, x = np.tril(np.asarray(L)), np.asarray(x)
     low = np.tril(x, -1)
     w = _np_solve(L, low + _np_h(low) + _np_re_diag(x), transpose_a=True, conjugate_a=True)
     w = _np_solve(L, w, left_side=True)
@@ -149,7 +149,7 @@ def _tangent_impl(L, x):
 
 
 def _cotangent_impl(L, g):
-    L, g = np.asarray(L), np.asarray(g)
+    L, g = np.tril(np.asarray(L)), np.asarray(g)
     z = _np_solve(L, _np_phi(np.matmul(np.swapaxes(L, -1, -2), g)), left_side=True,
                   transpose_a=True)
     y = _np_solve(L, z, conjugate_a=True)
@@ -163,6 +163,7 @@ def _tangent_jvp(primals, tangents):
     t = Zero(core.get_aval(out).strip_weak()) if isinstance(dx, Zero) \
         else cholesky_tangent(L, dx)
     if not isinstance(dL, Zero):
+        L, dL = tril(L), tril(dL)
         w = _inner(L, x)
         inner = ew.add(_lsolve(L, mm(dL, w)), _rsolve_h(L, mm(w, h(dL))))
         t = add_tangents(t, ew.sub(mm(dL, _phi(w)), mm(L, _phi(inner))))
@@ -177,6 +178,7 @@ def _cotangent_jvp(primals, tangents):
     t = Zero(core.get_aval(out).strip_weak()) if isinstance(dg, Zero) \
         else cholesky_cotangent(L, dg)
     if not isinstance(dL, Zero):
+        L, dL = tril(L), tril(dL)
         y = _outer(L, g)
         a = ew.sub(_rsolve_conj(L, _phi(mm(mT(dL), g))), mm(mT(dL), y))
         dy = ew.sub(_lsolve(L, a, transpose_a=True),
