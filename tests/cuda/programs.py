@@ -401,6 +401,8 @@ PROGRAMS = {
         xf.grad(lambda a: xnp.sum(xnp.linalg.cholesky(a @ a.T + 3 * np.eye(3)) ** 2))(a),
         xf.grad(lambda z: xnp.sum(xnp.abs(xnp.linalg.cholesky(
             z @ z.conj().T + 3 * np.eye(3))) ** 2))(z)), (A[:3, :3], ZC[:, :3]), 1e-11),
+    "jvp_cholesky": (lambda a, t: xf.jvp(lambda a: xnp.linalg.cholesky(a @ a.T + 3 * np.eye(3)),
+                                         (a,), (t,)), (A[:3, :3], B[:, :3]), 1e-11),
     "grad_conv": (xf.grad(conv_loss, argnums=(0, 1)), (rng.normal(size=(2, 6, 5, 3)),
                                                        rng.normal(size=(3, 3, 3, 4))), 1e-12),
 }
