@@ -6,7 +6,7 @@ semantics, so that `xnp` matches NumPy and the generated Numba code matches both
 """
 import numpy as np
 
-from .. import core
+from .. import core, eager_reuse
 from ..avals import ShapedArray, is_inexact, is_integer, is_complex
 from ..core import abstract_eval_rules, impl_rules
 from ..facts import ELEMENTWISE, declare, math_names
@@ -50,6 +50,8 @@ def _def(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
         else out_dtype(avals[0].dtype), accept)
     impl_rules[p] = lambda *xs, **params: [impl(*xs, **params)]
     eager_ufuncs[p] = impl
+    if isinstance(impl, np.ufunc):     # a fresh result, computable into a dying input
+        eager_reuse.def_ufunc(p, impl)
     (defvectorized if nargs == 1 else defbroadcasting)(p)
     return p
 
