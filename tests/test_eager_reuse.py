@@ -131,3 +131,36 @@ def test_grad_of_slices_matches_without_reuse(xy, monkeypatch):
     np.testing.assert_allclose(got, reference(closed, x)[0], rtol=1e-6)
     monkeypatch.setattr(core, "reuse_buffers", False)
     assert kinds(closed) == []
+
+
+def test_dying_view_written(xy):
+    x, y = xy
+    got, _ = check(lambda x, y: (x * 2.0).reshape(-1) / y.reshape(-1), x, y,
+                   expect={"_into": 1})
+    np.testing.assert_allclose(got[0], (2 * x / y).reshape(-1), rtol=1e-6)
+
+
+def test_integer_div_not_in_place():
+    x = np.arange(1, N * N + 1, dtype=np.int64).reshape(N, N)
+    got, found = check(lambda x: (x * 3) // 2, x, expect={})
+    np.testing.assert_array_equal(got[0], x * 3 // 2)
+
+
+def test_view_of_a_shared_result_not_overwritten(xy):
+    """A primitive neither fresh nor a view (a call, a control-flow primitive) may return
+    an array shared across calls (a sub-jaxpr's constant): a dying view of its result is
+    not written into."""
+    x, _ = xy
+    shared = np.cos(np.arange(N * N, dtype=x.dtype)).reshape(N, N)
+    saved = shared.copy()
+    p = core.Primitive("test_shared_result")
+    core.abstract_eval_rules[p] = lambda a: [a]
+    core.impl_rules[p] = lambda a: [shared]
+    closed = xf.make_jaxpr(lambda x: p.bind(x * 2.0).reshape(-1) + 1.0)(x)
+    assert [e.prim.name for e in closed.jaxpr.eqns][1:] == ["test_shared_result", "reshape",
+                                                          "add"]
+    for _ in range(2):
+        got = core.eval_jaxpr(closed, x)[0]
+        np.testing.assert_array_equal(np.asarray(got), (saved + 1).reshape(-1))
+    np.testing.assert_array_equal(shared, saved)
+    assert kinds(closed) == []

@@ -20,26 +20,30 @@ primitive.  At run time the buffer must also be a writable ndarray of the output
 dtype, else the step computes as before.  Results are the same ufuncs on the same values
 (the pad fold: `a + 0` is `a`, except that `-0.0 + 0.0` stays `-0.0`).
 
-    >>> ufunc_prims[add_p] = np.add      # registered by xforms/primitives/elementwise.py
+    >>> def_ufunc(add_p, np.add)         # registered by xforms/primitives/elementwise.py
     >>> fresh_prims.add(dot_general_p)   # its impl returns a new array
 """
 import numpy as np
 
+from .facts import VIEW
 from .ir import Literal
 
 ufunc_prims = {}     # primitive -> np.ufunc computing it (no params)
 into_rules = {}      # primitive -> fn(out, *xs, **params) -> [out]: its impl, into `out`
+ufunc_kinds = {}     # primitive -> the dtype kinds its ufunc computes (others: the impl)
 fresh_prims = set()  # primitives whose impl returns memory no other value shares
 pad_prims = set()    # the pad primitive (its fold into add/sub)
 MIN_SIZE = 4096      # smaller arrays: allocation is cheaper than the checks
 
 
-def def_ufunc(p, ufunc):
-    """Register elementwise primitive `p`, computed by `ufunc`: fresh, and computable into
-    a given buffer."""
+def def_ufunc(p, ufunc, kinds=None):
+    """Register elementwise primitive `p`, computed by `ufunc` (for dtypes of the NumPy
+    `kinds` given, e.g. "fc"; all if None): fresh, and computable into a given buffer."""
     ufunc_prims[p] = ufunc
     into_rules[p] = lambda out, *xs: [ufunc(*xs, out=out)]
     fresh_prims.add(p)
+    if kinds is not None:
+        ufunc_kinds[p] = kinds
 
 
 def rewrite(jaxpr, steps, slot):
@@ -65,18 +69,34 @@ def rewrite(jaxpr, steps, slot):
     pool = {}           # (shape, dtype) -> dead variables whose buffers are free
     released = set()
 
+    def fresh(v):
+        return v in made and made[v].prim in fresh_prims
+
     def own(v):
         """Does v hold a buffer of its own (fresh, large, not handed on)?"""
-        src = made.get(v)
-        return (src is not None and src.prim in fresh_prims and v not in taken
-                and group[v] not in pinned and v.aval.size >= MIN_SIZE)
+        return (fresh(v) and v not in taken and group[v] not in pinned
+                and v.aval.size >= MIN_SIZE)
+
+    # groups of fresh values and views of them (VIEW primitives: an index map of their
+    # operand), not of anything else: a control-flow or call primitive may return a
+    # constant of its sub-jaxpr, shared by every call
+    rooted = {g for g, vs in members.items() if g not in pinned and all(
+        fresh(v) or (v in made and made[v].prim.facts.kind == VIEW) for v in vs)}
 
     def writable(v, k):
-        """May equation k overwrite variable v's buffer (v dies at k, nothing sees it)?"""
-        if isinstance(v, Literal) or v not in group or not own(v) or last.get(v) != k:
+        """May equation k overwrite variable v's buffer (v dies at k, nothing sees it)?
+        v: a fresh value, or a view in a group of fresh values and their views; all of its
+        group died before k and is no other operand of k."""
+        if (isinstance(v, Literal) or v not in group or group[v] in pinned
+                or not (fresh(v) or group[v] in rooted)
+                or v in taken or last.get(v) != k or v.aval.size < MIN_SIZE):
             return False
         return all(u is v or (last.get(u, -1) < k and u not in operands[k])
                    for u in members[group[v]])
+
+    def take(v):
+        """v's buffer now holds a later value: none of its group goes to the pool."""
+        taken.update(members[group[v]])
 
     def release(k):
         """Buffers of groups that died at k go to the pool (for equations after k)."""
@@ -95,9 +115,9 @@ def rewrite(jaxpr, steps, slot):
         if k in dropped:
             continue
         if k in folds:
-            out.append(_fold_step(eqns, k, folds[k], step, slot, writable, taken))
+            out.append(_fold_step(eqns, k, folds[k], step, slot, writable, take, fresh))
         else:
-            out.append(_into_step(e, step, writable, k, pool, slot, taken))
+            out.append(_into_step(e, step, writable, k, pool, slot, take, fresh))
         release(k)
     return out
 
@@ -173,7 +193,7 @@ def _alias_groups(jaxpr, eqns, operands, dropped):
     return {v: find(v) for v in parent}
 
 
-def _into_step(e, step, writable, k, pool, slot, taken):
+def _into_step(e, step, writable, k, pool, slot, take, fresh):
     """Equation e computed into a dying operand's buffer, or a dead value's from the pool."""
     fn, ins, params, out_slots = step
     into = into_rules.get(e.prim)
@@ -184,42 +204,47 @@ def _into_step(e, step, writable, k, pool, slot, taken):
     if aval.size < MIN_SIZE:
         return step
     contiguous = e.prim not in ufunc_prims
+    if aval.dtype.kind not in ufunc_kinds.get(e.prim, aval.dtype.kind):
+        return step
     if any(a.aval.dtype != aval.dtype for a in e.invars):
         return step       # a ufunc's out= would cast differently from the impl's result
     if not contiguous:
         for i, a in enumerate(e.invars):
             if a.aval.shape == aval.shape and writable(a, k):
-                taken.add(a)
-                return (_into(into, i, aval.shape, aval.dtype, False, fn), ins, params,
-                        out_slots)
+                take(a)
+                return (_into(into, i, aval.shape, aval.dtype, not fresh(a), fn), ins,
+                        params, out_slots)
     free = pool.get((aval.shape, aval.dtype))
     if not free:
         return step
     r = free.pop()
-    taken.add(r)
-    return (_into(into, -1, aval.shape, aval.dtype, contiguous, fn),
+    take(r)
+    return (_into(into, -1, aval.shape, aval.dtype, False, fn, into_c=contiguous),
             ins + ((False, slot[r]),), params, out_slots)
 
 
-def _into(into, i, shape, dtype, contiguous, fallback):
+def _into(into, i, shape, dtype, contiguous, fallback, into_c=False):
     """A step writing into argument i (a dying operand, or an extra last argument: a
     recycled buffer); the impl (`fallback`, without the extra argument) if it cannot."""
     extra = i == -1
 
     def step(*xs, **params):
         t = xs[i]
-        if _ok(t, shape, dtype) and (not contiguous or t.flags.c_contiguous):
+        if _ok(t, shape, dtype, contiguous) and (not into_c or t.flags.c_contiguous):
             return into(t, *(xs[:i] if extra else xs), **params)
         return fallback(*(xs[:i] if extra else xs), **params)
     return step
 
 
-def _ok(t, shape, dtype):
+def _ok(t, shape, dtype, contiguous=False):
+    """Can t take a result of `shape` and `dtype`?  `contiguous`: t may be a view, which must
+    then be contiguous (a strided view could overlap itself, e.g. NumPy's as_strided)."""
     return (isinstance(t, np.ndarray) and t.shape == shape and t.dtype == dtype
-            and t.flags.writeable)
+            and t.flags.writeable and (not contiguous or t.flags.c_contiguous
+                                       or t.flags.f_contiguous))
 
 
-def _fold_step(eqns, k, fold, step, slot, writable, taken):
+def _fold_step(eqns, k, fold, step, slot, writable, take, fresh):
     e = eqns[k]
     pk, side = fold
     pe = eqns[pk]
@@ -232,12 +257,13 @@ def _fold_step(eqns, k, fold, step, slot, writable, taken):
     aval = e.outvars[0].aval
     reuse = writable(a, k)
     if reuse:
-        taken.add(a)
+        take(a)
+    strict = not fresh(a)
     ufunc = ufunc_prims[e.prim]
 
     def folded(base, y):
         base = np.asarray(base)
-        out = base if reuse and _ok(base, aval.shape, aval.dtype) else base.astype(
+        out = base if reuse and _ok(base, aval.shape, aval.dtype, strict) else base.astype(
             aval.dtype, copy=True)
         w = out[window]
         ufunc(w, y, out=w)

@@ -126,6 +126,7 @@ def _div_impl(x, y):
 
 
 div_p = _def("div", _div_impl, 2, identity=(None, 1))
+eager_reuse.def_ufunc(div_p, np.true_divide, kinds="fc")   # inexact: true division
 div = _bind2(div_p)
 defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(ans, y))), ans))
