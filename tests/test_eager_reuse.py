@@ -164,3 +164,12 @@ def test_view_of_a_shared_result_not_overwritten(xy):
         np.testing.assert_array_equal(np.asarray(got), (saved + 1).reshape(-1))
     np.testing.assert_array_equal(shared, saved)
     assert kinds(closed) == []
+
+
+def test_recycled_buffer_of_another_shape(xy):
+    x, _ = xy
+    # sin(x) dies in the matmul (no ufunc to write into it): cos of the flat input reuses
+    # its buffer, reshaped
+    f = lambda x: (lambda c: xnp.cos(x.reshape(-1)).reshape(N, N) * c)(xnp.sin(x) @ x)
+    got, found = check(f, x, expect={"_into": 2})
+    np.testing.assert_allclose(got[0], np.cos(x) * (np.sin(x) @ x), rtol=1e-4, atol=1e-4)

@@ -79,7 +79,7 @@ def rewrite(jaxpr, steps, slot):
         if k >= 0 and g not in pinned:
             dying.setdefault(k, []).append(g)
     taken = set()       # variables whose buffer a later value took over
-    pool = {}           # (shape, dtype) -> dead variables whose buffers are free
+    pool = {}           # (size, dtype) -> dead variables whose buffers are free
 
     def fresh(v):
         return v in made and made[v].prim in fresh_prims
@@ -115,7 +115,7 @@ def rewrite(jaxpr, steps, slot):
         for g in dying.get(k, ()):
             for w in members[g]:
                 if own(w):
-                    pool.setdefault((w.aval.shape, w.aval.dtype), []).append(w)
+                    pool.setdefault((_size(w.aval), w.aval.dtype), []).append(w)
 
     out = []
     for k, (e, step) in enumerate(zip(eqns, steps)):
@@ -221,7 +221,7 @@ def _into_step(e, step, writable, k, pool, slot, take, fresh):
                 take(a)
                 return (_into(into, i, aval.shape, aval.dtype, not fresh(a), fn), ins,
                         params, out_slots)
-    free = pool.get((aval.shape, aval.dtype))
+    free = pool.get((_size(aval), aval.dtype))
     if not free:
         return step
     r = free.pop()
@@ -237,6 +237,8 @@ def _into(into, i, shape, dtype, contiguous, fallback, into_c=False):
 
     def step(*xs, **params):
         t = xs[i]
+        if extra and getattr(t, "shape", shape) != shape and t.flags.c_contiguous:
+            t = t.reshape(shape)        # a recycled buffer of another shape, same size
         if _ok(t, shape, dtype, contiguous) and (not into_c or t.flags.c_contiguous):
             return into(t, *(xs[:i] if extra else xs), **params)
         return fallback(*(xs[:i] if extra else xs), **params)
