@@ -18,7 +18,7 @@ LAYERS = [
     ("base", ["xforms.errors", "xforms.config", "xforms.memo", "xforms.pass_counts", "xforms.gc_pause", "xforms.source_info", "xforms.avals",
               "xforms.tree_util", "xforms.tree_keys", "xforms.facts", "xforms.axis_env", "xforms.igamma_grad",
               "xforms.mpi_comm"]),
-    ("ir", ["xforms.ir"]),
+    ("ir", ["xforms.ir", "xforms.eager_reuse"]),
     ("core", ["xforms.core"]),
     ("registry", ["xforms.registry", "xforms.engine_prims"]),
     ("transforms", ["xforms.transforms"]),

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import ir, memo, pass_counts, source_info
+from . import eager_reuse, ir, memo, pass_counts, source_info
 from .avals import ShapedArray, aval_of_value
 from .errors import ConcretizationError, MissingRuleError, UnexpectedTracerError
 from .facts import Facts
@@ -429,6 +429,11 @@ def eval_eager(jaxpr, consts, args, as_arrays=True):
     return [x if isinstance(x, Array) else _fix_dtype(x, o[2]) for x, o in zip(vals, outs)]
 
 
+# in-place ufuncs and pads folded into adds (xforms/eager_reuse.py); off: each equation
+# allocates its result, as the impl rules do (tests compare the two)
+reuse_buffers = True
+
+
 def _plan(jaxpr):
     inputs = jaxpr.constvars + jaxpr.invars
     slot = {v: k for k, v in enumerate(inputs)}     # (a variable listed twice: the last)
@@ -441,6 +446,8 @@ def _plan(jaxpr):
             slot[v], n = n, n + 1
         steps.append((impl_rules[e.prim], ins, e.params,
                       tuple((slot[v], v.aval) for v in e.outvars)))
+    if reuse_buffers:
+        steps = eager_reuse.rewrite(jaxpr, steps, slot)
     outs = tuple((True, a.val, a.aval) if isinstance(a, Literal) else (False, slot[a], a.aval)
                  for a in jaxpr.outvars)
     return n, n_in, steps, outs

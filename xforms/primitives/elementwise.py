@@ -6,7 +6,7 @@ semantics, so that `xnp` matches NumPy and the generated Numba code matches both
 """
 import numpy as np
 
-from .. import core
+from .. import core, eager_reuse
 from ..avals import ShapedArray, is_inexact, is_integer, is_complex
 from ..core import abstract_eval_rules, impl_rules
 from ..facts import ELEMENTWISE, declare, math_names
@@ -50,6 +50,8 @@ def _def(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
         else out_dtype(avals[0].dtype), accept)
     impl_rules[p] = lambda *xs, **params: [impl(*xs, **params)]
     eager_ufuncs[p] = impl
+    if isinstance(impl, np.ufunc):     # a fresh result, computable into a dying input
+        eager_reuse.def_ufunc(p, impl)
     (defvectorized if nargs == 1 else defbroadcasting)(p)
     return p
 
@@ -124,6 +126,7 @@ def _div_impl(x, y):
 
 
 div_p = _def("div", _div_impl, 2, identity=(None, 1))
+eager_reuse.def_ufunc(div_p, np.true_divide, kinds="fc")   # inexact: true division
 div = _bind2(div_p)
 defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(ans, y))), ans))

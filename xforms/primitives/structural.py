@@ -2,7 +2,7 @@
 concatenate, iota.  All are linear; each has its transpose and batching rule beside it."""
 import numpy as np
 
-from .. import core
+from .. import core, eager_reuse
 from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, Zero
@@ -255,6 +255,8 @@ def _pad_impl(x, v, *, padding_config):
 
 abstract_eval_rules[pad_p] = _pad_aval
 impl_rules[pad_p] = _pad_impl
+eager_reuse.fresh_prims.add(pad_p)     # a new array (or a crop of one)
+eager_reuse.pad_prims.add(pad_p)       # add(a, pad(y, 0)) folds to out[window] += y
 
 
 def pad(x, padding_value, padding_config):
