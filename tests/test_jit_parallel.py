@@ -1,9 +1,9 @@
 """Parallel loops of the CPU backend: chunked nests under prange, deterministic reductions,
-the guarded sin/cos/tan loops and the per-call thread choice (kernels/emit_cpu.py,
+the guarded sin/cos/tan loops and the per-call thread choice (kernels/cpu_nest.py,
 kernels/threads.py).
 
 The thresholds are lowered here so that small arrays take the parallel paths (the real ones
-are in kernels/emit_cpu.py: PARALLEL_MIN_ELEMENTS, CHUNK_ELEMENTS).
+are in kernels/cpu_nest.py: PARALLEL_MIN_ELEMENTS, CHUNK_ELEMENTS).
 """
 import time
 
@@ -15,7 +15,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 import kernels.cpu as kcpu
-import kernels.emit_cpu as ec
+import kernels.cpu_nest as ec
 from kernels.threads import AdaptiveThreads
 
 N = 5000          # 20 chunks of 256 elements (the last one short)
@@ -212,7 +212,7 @@ def test_kernels_costly_for_parfors_compile_serially(small_chunks, monkeypatch):
     assert float(h(x)) == float(h(x)) and float(h(x)) == float(exe(x)[0])
 
 
-# ---- stencils: guarded/clamped reads, peeled inside each chunk (emit_cpu._Nest._rows) ----
+# ---- stencils: guarded/clamped reads, peeled inside each chunk (cpu_nest.Nest._rows) ----
 
 def _rosen(x):
     return xnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)

@@ -42,6 +42,7 @@ LAYERS = [
                   "kernels.lower_indexing", "kernels.lower_loops",
                   "kernels.scalarize", "kernels.scalarize_loops"]),
     ("emitters", ["kernels.cpu_buffers", "kernels.loop_cpu", "kernels.cuda.loop_cuda",
+                  "kernels.cpu_scalar", "kernels.cpu_accum", "kernels.cpu_nest",
                   "kernels.emit_cpu", "kernels.emit_cpu_ops",
                   "kernels.lower_mpi", "kernels.lower_conv",
                   "kernels.emit_cpu_control", "kernels.emit_cpu_module",

@@ -367,7 +367,7 @@ def small_array_paths():
     (kernels/vecmath.py) and buffers kept between calls (kernels/cpu_buffers.py).  Fuzz
     arrays are tiny, so this lowers those thresholds to 0 while a function compiles."""
     import importlib
-    mods = [importlib.import_module(m) for m in ("kernels.emit_cpu", "kernels.cpu_buffers")]
+    mods = [importlib.import_module(m) for m in ("kernels.cpu_scalar", "kernels.cpu_buffers")]
     low = {"VECMATH_MIN_ELEMENTS": 1, "WORKSPACE_MIN_BYTES": 0, "POOLED_OUTPUT_MIN_BYTES": 0}
     saved = []
     for k, v in low.items():

@@ -1,0 +1,140 @@
+"""The accumulators of the reductions in a fused CPU loop (kernels/cpu_nest.py): a scalar
+register at the loop depth where the kept axes end (vectorisable, private under prange),
+or the output array itself when a reduced axis comes before a kept one; per-chunk
+partials combined in chunk order; the staged sums' buffer.
+
+    s = 0.0                     # Reduction.emit_init (a sum to a scalar, level 0)
+    s += a                      # emit_update, in the loop body
+"""
+import numpy as np
+
+from .codegen import dtype_str, shape_str
+from .cpu_scalar import unsupported
+from .scalar_rules import reduction_init, reduction_monoid
+
+
+class Reduction:
+    """Accumulator of one reduction in a loop nest.  When the kept axes lead the iteration
+    space, a scalar accumulator lives at loop depth `level` (vectorisable, private under
+    prange); otherwise the output array accumulates (`level` None)."""
+
+    def __init__(self, em, eqn, n, idx):
+        self.em, self.eqn, self.idx = em, eqn, idx
+        self.op, self.arg, axes = reduction_monoid(eqn)
+        self.axes = axes
+        self.kept = [d for d in range(n) if d not in axes]
+        self.level = len(self.kept) if self.kept == list(range(len(self.kept))) else None
+        self.out = eqn.outvars[0]
+        self.dt = np.dtype(eqn.invars[0].aval.dtype)
+        self.suffix = ""             # "_c": the per-chunk accumulator of a chunked nest
+        self.stage = None            # buffer name: updates store into it (cpu_nest.Nest._staged_rows)
+
+    def _kidx(self):
+        return ", ".join(self.idx[d] for d in self.kept)
+
+    def _names(self):
+        em = self.em
+        if self.level is not None:
+            base = em.s(self.out) + self.suffix
+            return base, f"{base}_v"
+        return f"{em.A(self.out)}[{self._kidx()}]", f"{em.A(self.out)}_V[{self._kidx()}]"
+
+    def _init_value(self):
+        return self.em.lit(reduction_init(self.op, self.dt), self.dt)
+
+    def emit_setup(self, refill=False):
+        em = self.em
+        if not refill and self.out.aval.shape and (self.level is None or self.level > 0):
+            em.alloc(self.out)
+        if self.level is None:
+            if self.arg:
+                em.line(f"{em.A(self.out)}_V = {em.helper('empty_c')}("
+                        f"{shape_str(self.out.aval.shape)}, {dtype_str(self.dt)})")
+                em.line(f"{em.A(self.out)}_V[...] = {self._init_value()}")
+                em.line(f"{em.A(self.out)}[...] = 0")
+            else:
+                em.line(f"{em.A(self.out)}[...] = {self._init_value()}")
+
+    def emit_init(self):
+        acc, accv = self._names()
+        if self.arg:
+            self.em.line(f"{accv} = {self._init_value()}")
+            self.em.line(f"{acc} = {self.em.lit(0, self.out.aval.dtype)}")
+        else:
+            self.em.line(f"{acc} = {self._init_value()}")
+
+    def emit_store(self):
+        if self.level and self.out.aval.shape:
+            acc, _ = self._names()
+            self.em.line(f"{self.em.A(self.out)}[{self._kidx()}] = {acc}")
+
+    def emit_partials(self, P, nch):
+        """Arrays of the per-chunk partials of a scalar reduction (level 0)."""
+        em = self.em
+        em.line(f"{P} = {em.helper('empty_c')}({nch}, {dtype_str(self.out.aval.dtype)})")
+        if self.arg:
+            em.line(f"{P}_v = {em.helper('empty_c')}({nch}, {dtype_str(self.dt)})")
+
+    def emit_partial_store(self, P, c):
+        acc, accv = self._names()
+        self.em.line(f"{P}[{c}] = {acc}")
+        if self.arg:
+            self.em.line(f"{P}_v[{c}] = {accv}")
+
+    def emit_combine(self, P, c):
+        """Fold partial `c` into the accumulator (chunks in order: an arg reduction keeps
+        the first index among equal values, and the first NaN)."""
+        if not self.arg:
+            self.emit_update(f"{P}[{c}]")
+            return
+        em, (acc, accv) = self.em, self._names()
+        x = f"{P}_v[{c}]"
+        cond = f"{x} {'>' if self.op == 'argmax' else '<'} {accv}"
+        if self.dt.kind == "f":
+            cond += f" or ({x} != {x} and {accv} == {accv})"
+        with em.block(f"if {cond}:"):
+            em.line(f"{accv} = {x}")
+            em.line(f"{acc} = {P}[{c}]")
+
+    def assign_op(self):
+        """The augmented assignment of a staged sum or product."""
+        return "+=" if self.op == "sum" else "*="
+
+    def emit_update(self, x):
+        em, op = self.em, self.op
+        if self.stage:
+            em.line(f"{self.stage}[k0] = {x}")
+            return
+        acc, accv = self._names()
+        if self.arg:
+            cmp = ">" if op == "argmax" else "<"
+            cond = f"{x} {cmp} {accv}"
+            if self.dt.kind == "f":
+                cond += f" or ({x} != {x} and {accv} == {accv})"     # the first NaN wins
+            with em.block(f"if {cond}:"):
+                em.line(f"{accv} = {x}")
+                em.line(f"{acc} = {_cast_index(self.idx[self.axes[0]], self.out.aval.dtype)}")
+            return
+        if op == "sum":
+            em.line(f"{acc} += {x}")
+        elif op == "prod":
+            em.line(f"{acc} *= {x}")
+        elif op == "and":
+            em.line(f"{acc} = {acc} and {x}")
+        elif op == "or":
+            em.line(f"{acc} = {acc} or {x}")
+        elif op in ("max", "min"):
+            cmp = ">=" if op == "max" else "<="
+            t = em.fresh("t")
+            em.line(f"{t} = {acc}")
+            if self.dt.kind == "f":
+                em.line(f"{acc} = {t} if {t} {cmp} {x} or {t} != {t} else {x}")
+            else:
+                em.line(f"{acc} = {op}({t}, {x})")
+        else:
+            raise unsupported(self.eqn)
+
+
+def _cast_index(expr, dtype):
+    dt = np.dtype(dtype)
+    return expr if dt == np.int64 else f"np.{dt.name}({expr})"
