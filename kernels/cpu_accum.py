@@ -5,11 +5,17 @@ partials combined in chunk order; the staged sums' buffer.
 
     s = 0.0                     # Reduction.emit_init (a sum to a scalar, level 0)
     s += a                      # emit_update, in the loop body
+
+The accumulator statements are loop IR (`Init`, `Fold` of an `Accum`), printed by the
+printer core (kernels/loop_print.py) as on CUDA; this file decides where they live.
 """
 import numpy as np
 
 from .codegen import dtype_str, shape_str
 from .cpu_scalar import unsupported
+from .loop_cpu import CpuPrinter
+from .loop_ir import Accum, Fold, Init, Name, Spelling
+from .loop_print import MONOIDS
 from .scalar_rules import reduction_init, reduction_monoid
 
 
@@ -21,6 +27,8 @@ class Reduction:
     def __init__(self, em, eqn, n, idx):
         self.em, self.eqn, self.idx = em, eqn, idx
         self.op, self.arg, axes = reduction_monoid(eqn)
+        if self.op not in MONOIDS:
+            raise unsupported(eqn)
         self.axes = axes
         self.kept = [d for d in range(n) if d not in axes]
         self.level = len(self.kept) if self.kept == list(range(len(self.kept))) else None
@@ -55,13 +63,18 @@ class Reduction:
             else:
                 em.line(f"{em.A(self.out)}[...] = {self._init_value()}")
 
-    def emit_init(self):
+    def accum(self, value=None):
+        """This reduction's accumulator in the loop IR: where it is now (`_names`), or
+        the register `value` (a staged sum's lane)."""
+        if value is not None:
+            return Accum(self.op, self.dt, Name(value))
         acc, accv = self._names()
         if self.arg:
-            self.em.line(f"{accv} = {self._init_value()}")
-            self.em.line(f"{acc} = {self.em.lit(0, self.out.aval.dtype)}")
-        else:
-            self.em.line(f"{acc} = {self._init_value()}")
+            return Accum(self.op, self.dt, Name(accv), Name(acc), self.out.aval.dtype)
+        return Accum(self.op, self.dt, Name(acc))
+
+    def emit_init(self):
+        print_acc(self.em, Init(self.accum()))
 
     def emit_store(self):
         if self.level and self.out.aval.shape:
@@ -87,52 +100,25 @@ class Reduction:
         if not self.arg:
             self.emit_update(f"{P}[{c}]")
             return
-        em, (acc, accv) = self.em, self._names()
-        x = f"{P}_v[{c}]"
-        cond = f"{x} {'>' if self.op == 'argmax' else '<'} {accv}"
-        if self.dt.kind == "f":
-            cond += f" or ({x} != {x} and {accv} == {accv})"
-        with em.block(f"if {cond}:"):
-            em.line(f"{accv} = {x}")
-            em.line(f"{acc} = {P}[{c}]")
-
-    def assign_op(self):
-        """The augmented assignment of a staged sum or product."""
-        return "+=" if self.op == "sum" else "*="
+        print_acc(self.em, Fold(self.accum(), Name(f"{P}_v[{c}]"), Name(f"{P}[{c}]")))
 
     def emit_update(self, x):
-        em, op = self.em, self.op
+        """Fold the value text `x` in (at this loop index, for an arg reduction); a staged
+        sum stores it into its buffer instead."""
         if self.stage:
-            em.line(f"{self.stage}[k0] = {x}")
+            self.em.line(f"{self.stage}[k0] = {x}")
             return
-        acc, accv = self._names()
-        if self.arg:
-            cmp = ">" if op == "argmax" else "<"
-            cond = f"{x} {cmp} {accv}"
-            if self.dt.kind == "f":
-                cond += f" or ({x} != {x} and {accv} == {accv})"     # the first NaN wins
-            with em.block(f"if {cond}:"):
-                em.line(f"{accv} = {x}")
-                em.line(f"{acc} = {_cast_index(self.idx[self.axes[0]], self.out.aval.dtype)}")
-            return
-        if op == "sum":
-            em.line(f"{acc} += {x}")
-        elif op == "prod":
-            em.line(f"{acc} *= {x}")
-        elif op == "and":
-            em.line(f"{acc} = {acc} and {x}")
-        elif op == "or":
-            em.line(f"{acc} = {acc} or {x}")
-        elif op in ("max", "min"):
-            cmp = ">=" if op == "max" else "<="
-            t = em.fresh("t")
-            em.line(f"{t} = {acc}")
-            if self.dt.kind == "f":
-                em.line(f"{acc} = {t} if {t} {cmp} {x} or {t} != {t} else {x}")
-            else:
-                em.line(f"{acc} = {op}({t}, {x})")
-        else:
-            raise unsupported(self.eqn)
+        i = (Name(_cast_index(self.idx[self.axes[0]], self.out.aval.dtype)) if self.arg
+             else None)
+        print_acc(self.em, Fold(self.accum(), Name(x), i))
+
+
+def print_acc(em, *stmts):
+    """Print accumulator statements (`Init`, `Fold`) through the printer core."""
+    CpuPrinter(em).print_acc(_TEXT, stmts)
+
+
+_TEXT = Spelling()      # (accumulator statements hold only names: nothing to bind)
 
 
 def _cast_index(expr, dtype):

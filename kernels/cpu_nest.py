@@ -2,7 +2,7 @@
 kernels/lower_loops.py): plain nested counted loops, or chunks of axis 0 (under prange
 when the function may use threads) with per-chunk partials of its scalar reductions,
 staged sums, stencil axes peeled into a plain middle loop, and the bounded-trig redo.
-The body itself is printed by `loop_cpu.print_body`; accumulators are kernels/cpu_accum.py.
+The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are kernels/cpu_accum.py.
 
     nch = (n + 255) // 256                # chunked: a reduction's partials combined in order
     for ch in prange(nch):
@@ -13,10 +13,11 @@ import numpy as np
 
 from . import cpu_scalar
 from .codegen import dtype_str
-from .cpu_accum import Reduction
+from .cpu_accum import Reduction, print_acc
 from .cpu_scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from .fusion import REDUCTIONS
-from .loop_cpu import LoopSpelling, print_body
+from .loop_cpu import CpuPrinter, LoopSpelling
+from .loop_ir import Fold, Init, Name
 from .lower_loops import lower_loop
 from .shape_symbols import is_symbolic
 
@@ -169,7 +170,7 @@ class Nest:
             if r.level == level:
                 r.emit_init()
         if level == n:
-            print_body(em, self.sp, self.nest.body, self.reds, self.vsize, guard)
+            CpuPrinter(em, self.reds, self.vsize, guard).print_body(self.sp, self.nest.body)
         elif shape[level] == 1:
             self._level(level + 1, guard)
         elif level == self.peel_axis:
@@ -275,7 +276,7 @@ class Nest:
         for r in top:
             em.line(f"{bufs[r]} = {em.helper('empty_c')}({B}, {dtype_str(r.dt)})")
             for lane in lanes[r]:
-                em.line(f"{lane} = {r._init_value()}")
+                print_acc(em, Init(r.accum(lane)))
         with em.block("while i0 < e0:"):
             # LLVM loses the chunk start's mask (`_chunked`) across the block loop: without
             # it here, the shifted reads of a stencil (x[i + 1]) compile to gathers
@@ -291,14 +292,14 @@ class Nest:
             with em.block(f"while k1 < k0 - {L - 1}:"):
                 for r in top:
                     for j, lane in enumerate(lanes[r]):
-                        em.line(f"{lane} {r.assign_op()} {bufs[r]}[k1 + {j}]")
+                        print_acc(em, Fold(r.accum(lane), Name(f"{bufs[r]}[k1 + {j}]")))
                 em.line(f"k1 += {L}")
             with em.block("while k1 < k0:"):
                 for r in top:
-                    em.line(f"{lanes[r][0]} {r.assign_op()} {bufs[r]}[k1]")
+                    print_acc(em, Fold(r.accum(lanes[r][0]), Name(f"{bufs[r]}[k1]")))
                 em.line("k1 += 1")
         for r in top:
-            r.emit_update(_pairwise(lanes[r], r.assign_op()[0]))
+            r.emit_update(_pairwise(lanes[r], "+" if r.op == "sum" else "*"))
 
 
 def _pairwise(terms, op):

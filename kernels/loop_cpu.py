@@ -2,16 +2,18 @@
 through the emitter `em` (kernels/emit_cpu.py).  A nest that copies or fills a whole region
 (one plain store, indices `base + step * i` in the loops' order) is printed as one NumPy
 slice statement (short source, as the CPU emitter always spelled these ops); other nests
-become counted loops.  The body of a fused loop (kernels/lower_loops.py) is printed by
-`print_body` inside the loops that emit_cpu's `_Nest` shapes (chunks, peeling, prange).
+become counted loops.  The body of a fused loop (kernels/lower_loops.py) is printed by the
+printer core (kernels/loop_print.py) through `CpuPrinter`, inside the loops that
+kernels/cpu_nest.py shapes (chunks, peeling, prange).
 
     OUT[...] = X[s1:s1 + 3, 0:2]          # dynamic_slice
     N[b1, r3] = E[g2, r3]                 # gather, inside loops over b1 and r3
 """
 import numpy as np
 
-from .loop_ir import (Alloc, Eval, Forward, Let, Load, Nest, Reduce, Refused, Region, Scalar,
-                      Spelling, Store, affine)
+from .loop_ir import (Alloc, Forward, Let, Load, Nest, Refused, Region, Scalar, Spelling, Store,
+                      affine)
+from .loop_print import Printer
 
 
 class _Spell(Spelling):
@@ -31,33 +33,29 @@ class LoopSpelling(_Spell):
         self.names.update(zip(syms, names))
 
 
-def print_body(em, sp, body, reds, size, guard=None):
-    """Print a fused loop's body (`Eval`, `Reduce`, `Store`) at the innermost loop: `reds`
-    maps a reduction to its accumulator (emit_cpu's `_Reduction`), `size` is the loop's
+class CpuPrinter(Printer):
+    """The printer core's CPU hooks (kernels/loop_print.py), writing through emitter `em`:
+    `reds` maps a reduction to its accumulator (kernels/cpu_accum.py), `size` is the loop's
     element count (large loops call vectorised math), `guard` the nan flag a bounded trig
-    function sets (see `Emitter.emit_loop`)."""
-    idx = None
-    for st in body:
-        if isinstance(st, Eval):
-            eqn = st.eqn
-            em.check_dtypes(eqn)
-            em.comment(eqn)
-            args = [sp.expr(a) for a in st.args]
-            idx = idx or [sp.expr(i) for i in st.index]     # (one loop: the same index)
-            expr, trig = em.scalar_value(eqn, args, idx, size)
-            out = em.s(eqn.outvars[0])
-            em.line(f"{out} = {expr}")
-            if trig:
-                em.line(f"{guard} |= {out} != {out}")
-        elif isinstance(st, Reduce):
-            em.check_dtypes(st.eqn)
-            em.comment(st.eqn)
-            reds[st.eqn].emit_update(sp.expr(st.value))
-        elif isinstance(st, Store):
-            if st.var.aval.shape:           # a rank-0 value is its own result
-                _store(em, sp, st)
-        else:
-            raise TypeError(f"not a fused loop statement: {st!r}")
+    function sets (kernels/cpu_nest.py)."""
+
+    scalar_stores = False           # a rank-0 loop value is its own result
+
+    def __init__(self, em, reds=None, size=0, guard=None):
+        self.em, self.reds, self.size, self.guard, self._trig = em, reds, size, guard, False
+        self.line, self.block, self.fresh, self.lit = em.line, em.block, em.fresh, em.lit
+        self.comment, self.check, self.name = em.comment, em.check_dtypes, em.s
+
+    def value(self, eqn, args, idx):
+        expr, self._trig = self.em.scalar_value(eqn, args, idx, self.size)
+        return expr
+
+    def evaluated(self, name):
+        if self._trig:
+            self.line(f"{self.guard} |= {name} != {name}")
+
+    def reduce(self, sp, st):
+        self.reds[st.eqn].emit_update(sp.expr(st.value))
 
 
 def print_cpu(em, stmts):

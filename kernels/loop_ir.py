@@ -23,11 +23,22 @@ Statements:
   argument expressions `args`, named after its output (read back as `Value(var)`); `index`:
   the loop index expression per loop axis (iota and user rules ask for it).  Each printer
   spells it with its target's scalar rules (kernels/scalar_rules.py).
-- `Reduce(eqn, value)`: fold `value` into reduction `eqn`'s accumulator; the printers own
-  the accumulators (scalar registers, chunk partials, trees).
+- `Reduce(eqn, value)`: fold `value` into reduction `eqn`'s accumulator (each printer maps
+  it to a `Fold` into the accumulator it placed: a register, a partial, a staged buffer).
+
+Accumulators: `Accum(op, dt, value, index=None, index_dt=None)` is a running value of
+reduction monoid `op` (kernels/scalar_rules.reduction_monoid: sum prod max min and or argmax
+argmin) over values of dtype `dt`, stored at expression `value` (argmax/argmin: also the
+running index, of dtype `index_dt`, at `index`).  `Init(acc, start=0)` sets it to the
+monoid's identity (the index to the int `start`); `Fold(acc, x, x_index=None, ordered=True)` folds `x` into it: `ordered` when `x`
+comes after everything folded so far (a sequential loop, chunks in order: ties keep the
+accumulator), else ties go to the smaller index (a tree, combining in any order).  The
+printers print them alike (kernels/loop_print.py); where the accumulators live (registers,
+chunk partials, staged lanes, shared memory) is each backend's choice, named by `Name`.
 
 Expressions: `Sym` (a loop index or a `Let`; printers name it), `Const` (an int),
-`Scalar(atom)` (a rank-0 operand), `Load(var, index)`, `Bin(op, a, b)`, `Clamp(e, lo, hi)`
+`Scalar(atom)` (a rank-0 operand), `Name(text)` (storage a printer named: printed as it is),
+`Load(var, index)`, `Bin(op, a, b)`, `Clamp(e, lo, hi)`
 (an int64 index in [lo, hi], as the NumPy rules clamp gathers and dynamic slices; a None
 bound is not clamped), `Value(var)` (an `Eval`'s result), `Guarded(e, guards, fill)` (a
 padded read: `e` where `lo <= i < hi` for every (i, lo, hi), else the literal `fill`; i
@@ -57,6 +68,11 @@ class Const:
 @dataclass(eq=False, slots=True)
 class Scalar:
     atom: object
+
+
+@dataclass(eq=False, slots=True)
+class Name:
+    text: str
 
 
 @dataclass(eq=False, slots=True)
@@ -102,6 +118,29 @@ class Eval:
 class Reduce:
     eqn: object
     value: object
+
+
+@dataclass(eq=False, slots=True)
+class Accum:
+    op: str
+    dt: object
+    value: object
+    index: object = None
+    index_dt: object = None
+
+
+@dataclass(eq=False, slots=True)
+class Init:
+    acc: Accum
+    start: int = 0
+
+
+@dataclass(eq=False, slots=True)
+class Fold:
+    acc: Accum
+    x: object
+    x_index: object = None
+    ordered: bool = True
 
 
 @dataclass(eq=False)
@@ -254,4 +293,4 @@ class Spelling:
 _SPELL = {Sym: lambda sp, e: sp.names[e], Value: lambda sp, e: sp.value(e.var),
           Const: lambda sp, e: str(e.value), Scalar: lambda sp, e: sp.scalar(e.atom),
           Load: Spelling._load, Bin: Spelling._bin, Guarded: Spelling.guarded,
-          Clamp: Spelling._clamp}
+          Clamp: Spelling._clamp, Name: lambda sp, e: e.text}
