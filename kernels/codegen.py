@@ -138,3 +138,27 @@ def eqn_comment(eqn, em, width, squeeze=False):
     info = eqn.source_info
     where = f"  {os.path.basename(info.file)}:{info.line} ({info.function})" if info else ""
     return text + where
+
+
+def size_product(xs):
+    """The product of sizes as a Python int (a symbolic size, kernels/shape_symbols.py,
+    multiplies as its value)."""
+    p = 1
+    for x in xs:
+        p = p * (x if isinstance(x, int) else int(x))
+    return p
+
+
+def dot_dims(eqn):
+    """(xf, yf, (B, M, K, N)) of a dot_general equation: the free dims of each operand and
+    the batch, row, contraction and column sizes, for both backends.
+
+        x f64[2,5,3] . y f64[2,3,4] (batch 0/0, contract 2/1) -> ([1], [2], (2, 5, 3, 4))"""
+    x, y = eqn.invars
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    xs, ys = x.aval.shape, y.aval.shape
+    xf = [d for d in range(len(xs)) if d not in lc and d not in lb]
+    yf = [d for d in range(len(ys)) if d not in rc and d not in rb]
+    sizes = (size_product([xs[d] for d in lb]), size_product([xs[d] for d in xf]),
+             size_product([xs[d] for d in lc]), size_product([ys[d] for d in yf]))
+    return xf, yf, sizes

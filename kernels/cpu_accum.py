@@ -14,7 +14,7 @@ import numpy as np
 from .codegen import dtype_str, shape_str
 from .cpu_scalar import unsupported
 from .loop_cpu import CpuPrinter
-from .loop_ir import Accum, Fold, Init, Name, Spelling
+from .loop_ir import Accum, Fold, Init, Name
 from .loop_print import MONOIDS
 from .scalar_rules import reduction_init, reduction_monoid
 
@@ -115,10 +115,7 @@ class Reduction:
 
 def print_acc(em, *stmts):
     """Print accumulator statements (`Init`, `Fold`) through the printer core."""
-    CpuPrinter(em).print_acc(_TEXT, stmts)
-
-
-_TEXT = Spelling()      # (accumulator statements hold only names: nothing to bind)
+    CpuPrinter(em).print_acc(*stmts)
 
 
 def _cast_index(expr, dtype):

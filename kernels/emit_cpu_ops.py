@@ -10,7 +10,7 @@ when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer i
 """
 import numpy as np
 
-from .codegen import dtype_str, lit, shape_str
+from .codegen import dot_dims, dtype_str, lit, shape_str
 from .shape_symbols import is_one
 from .emit_cpu import OP_RULES, _unsupported
 from .loop_cpu import cpu_rule
@@ -19,13 +19,6 @@ from .lower_indexing import LOWERINGS
 _BLAS_DTYPES = frozenset(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
 # below this many multiply-adds a loop beats the BLAS call's overhead
 BLAS_MIN_FLOPS = 512
-
-
-def _prod(xs):
-    p = 1                  # (Python ints: a symbolic size's product prints its expression)
-    for x in xs:
-        p = p * (x if isinstance(x, int) else int(x))
-    return p
 
 
 def _symbolic(*sizes):
@@ -71,10 +64,7 @@ def _dot_general(em, eqn):
     out = eqn.outvars[0]
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     xs, ys = x.aval.shape, y.aval.shape
-    xf = [d for d in range(len(xs)) if d not in lc and d not in lb]
-    yf = [d for d in range(len(ys)) if d not in rc and d not in rb]
-    B, M = _prod([xs[d] for d in lb]), _prod([xs[d] for d in xf])
-    K, N = _prod([xs[d] for d in lc]), _prod([ys[d] for d in yf])
+    xf, yf, (B, M, K, N) = dot_dims(eqn)
     blas = (np.dtype(out.aval.dtype) in _BLAS_DTYPES and xs and ys
             and (B * M * N * K >= BLAS_MIN_FLOPS or _symbolic(B, M, N, K)) and M * N > 0)
     if not blas:

@@ -13,7 +13,7 @@ a `Reduce` folds into.
       #     v = x
       #     k = i
 """
-from .loop_ir import Eval, Fold, Init, Reduce, Store
+from .loop_ir import Eval, Fold, Init, Reduce, Spelling, Store
 from .scalar_rules import reduction_init
 
 # the reduction monoids an accumulator folds (kernels/scalar_rules.reduction_monoid)
@@ -104,10 +104,15 @@ class Printer:
         else:
             raise ValueError(f"no accumulator for the reduction monoid {op!r}")
 
-    def print_acc(self, sp, stmts):
-        """Print accumulator statements (`Init`, `Fold`)."""
+    def print_acc(self, *stmts, sp=None):
+        """Print accumulator statements (`Init`, `Fold`); `sp`: the spelling of their
+        expressions (none needed when they hold only `Name`s and constants)."""
+        sp = sp or _NAMES
         for st in stmts:
             (self.init if type(st) is Init else self.fold)(sp, st)
+
+
+_NAMES = Spelling()
 
 
 def _arg_wins(op, acc, x, sp, st, floating):

@@ -13,7 +13,7 @@ from xforms.avals import ShapedArray
 from xforms.ir import Eqn, Var
 from xforms.registry import lookup
 
-from ..codegen import lit
+from ..codegen import dot_dims, lit
 from ..fusion import IndexMap, Loop, Read
 from ..lower_indexing import LOWERINGS
 from .emit_cuda import (OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name,
@@ -78,11 +78,7 @@ def _dot_general(em, eqn):
     x, y = eqn.invars
     out = eqn.outvars[0]
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    xs, ys = x.aval.shape, y.aval.shape
-    xf = [d for d in range(len(xs)) if d not in lc and d not in lb]
-    yf = [d for d in range(len(ys)) if d not in rc and d not in rb]
-    B, M = _prod([xs[d] for d in lb]), _prod([xs[d] for d in xf])
-    K, N = _prod([xs[d] for d in lc]), _prod([ys[d] for d in yf])
+    xf, yf, (B, M, K, N) = dot_dims(eqn)
     if not (em.is_dev(x) and x.aval.shape) or not (em.is_dev(y) and y.aval.shape) \
             or min(M, N) == 1 or K == 0:
         return _dot_as_reduction(em, eqn, xf, yf)

@@ -22,13 +22,13 @@ import numpy as np
 
 from xforms.ir import Var
 
-from ..codegen import lit
-from ..loop_ir import Reduce
+from ..loop_ir import Accum, Fold, Init, Name, Reduce
+from ..loop_print import MONOIDS
 from ..lower_loops import lower_loop
-from ..scalar_rules import reduction_init, reduction_monoid
+from ..scalar_rules import reduction_monoid
 from .kernel_builder import (KernelBuilder, cdiv, decompose, nbt_name, pow2_at_least,
                              unsupported)
-from .loop_cuda import loop_spelling, print_body
+from .loop_cuda import CudaPrinter, loop_spelling
 
 
 def reduction_kernel(em, step, shape, axes, reds, with_writes):
@@ -85,7 +85,7 @@ def reduction_kernel(em, step, shape, axes, reds, with_writes):
                 decompose(kb, "_j", [shape[d] for d in axes], [idx[d] for d in axes])
                 body = [st for st in loop.body       # (other axes' reductions: other kernels)
                         if not isinstance(st, Reduce) or id(st.eqn) in red_ids]
-                print_body(em, kb, sp, body, need, bool(writes), reduce)
+                CudaPrinter(em, kb, reduce).print_body(sp, body, need, bool(writes))
         for a in accs:
             a.to_shared()
         kb.line("cuda.syncthreads()")
@@ -128,19 +128,30 @@ def _arg_axis(eqn):
 
 class _Acc:
     """One reduction's accumulator: a register per thread, a shared-memory array per block,
-    partial results per row when blocks split a row."""
+    partial results per row when blocks split a row.  Its statements are loop IR (`Init`,
+    `Fold`: kernels/loop_print.py prints them, as on the CPU); the folds are tree folds
+    (ties go to the smaller index), since threads and blocks combine in any order."""
 
     def __init__(self, em, kb, eqn, k, T):
         self.em, self.kb, self.eqn, self.k, self.T = em, kb, eqn, k, T
         self.out = eqn.outvars[0]
         self.dt = np.dtype(eqn.invars[0].aval.dtype)
         self.op, self.arg, _ = reduction_monoid(eqn)
+        if self.op not in MONOIDS:
+            raise unsupported(eqn)
         self.acc, self.idx = f"_acc{k}", f"_ai{k}"
         self.sh, self.shi = f"_sh{k}", f"_shi{k}"
         self.part = self.parti = None
 
-    def _init_value(self):
-        return lit(reduction_init(self.op, self.dt), self.dt)
+    def _accum(self, value, index):
+        """The accumulator held in registers `value` (and `index`)."""
+        return Accum(self.op, self.dt, Name(value), Name(index) if self.arg else None,
+                     np.int64)
+
+    def _fold(self, kb, acc, idx, x, xi):
+        """acc (, idx) <- combine(acc, x) as statements."""
+        CudaPrinter(self.em, kb).print_acc(
+            Fold(self._accum(acc, idx), Name(x), Name(xi) if self.arg else None, False))
 
     def declare(self):
         self.kb.line(f"{self.sh} = cuda.shared.array({self.T}, {nbt_name(self.dt)})")
@@ -148,47 +159,15 @@ class _Acc:
             self.kb.line(f"{self.shi} = cuda.shared.array({self.T}, nbt.int64)")
 
     def init(self):
-        self.kb.line(f"{self.acc} = {self._init_value()}")
-        if self.arg:
-            self.kb.line(f"{self.idx} = {_BIG_INDEX}")
-
-    def _combine(self, kb, acc, idx, x, xi):
-        """acc (, idx) <- combine(acc, x) as statements."""
-        op = self.op
-        if self.arg:
-            cmp = ">" if op == "argmax" else "<"
-            cond = f"{x} {cmp} {acc} or ({x} == {acc} and {xi} < {idx})"
-            if self.dt.kind == "f":     # the first NaN wins
-                cond = (f"({acc} != {acc} and {x} != {x} and {xi} < {idx}) or "
-                        f"({acc} == {acc} and ({x} != {x} or {cond}))")
-            with kb.block(f"if {cond}:"):
-                kb.line(f"{acc} = {x}")
-                kb.line(f"{idx} = {xi}")
-            return
-        if op == "sum":
-            kb.line(f"{acc} = {_cast(f'{acc} + {x}', self.dt)}")
-        elif op == "prod":
-            kb.line(f"{acc} = {_cast(f'{acc} * {x}', self.dt)}")
-        elif op == "and":
-            kb.line(f"{acc} = {acc} and {x}")
-        elif op == "or":
-            kb.line(f"{acc} = {acc} or {x}")
-        elif op in ("max", "min"):
-            cmp = ">=" if op == "max" else "<="
-            if self.dt.kind == "f":
-                kb.line(f"{acc} = {acc} if {acc} {cmp} {x} or {acc} != {acc} else {x}")
-            else:
-                kb.line(f"{acc} = {op}({acc}, {x})")
-        else:
-            raise unsupported(self.eqn)
+        CudaPrinter(self.em, self.kb).print_acc(Init(self._accum(self.acc, self.idx),
+                                                     _BIG_INDEX))
 
     def update(self, x, xi):
         if self.arg:
             v = self.em.fresh("v")
             self.kb.line(f"{v} = {x}")
-            self._combine(self.kb, self.acc, self.idx, v, xi)
-        else:
-            self._combine(self.kb, self.acc, self.idx, x, None)
+            x = v
+        self._fold(self.kb, self.acc, self.idx, x, xi)
 
     def to_shared(self):
         self.kb.line(f"{self.sh}[_tid] = {self.acc}")
@@ -204,10 +183,10 @@ class _Acc:
             ai, bi = self.em.fresh("ai"), self.em.fresh("bi")
             kb.line(f"{ai} = {self.shi}[_tid]")
             kb.line(f"{bi} = {self.shi}[_tid + {off}]")
-            self._combine(kb, a, ai, b, bi)
+            self._fold(kb, a, ai, b, bi)
             kb.line(f"{self.shi}[_tid] = {ai}")
         else:
-            self._combine(kb, a, None, b, None)
+            self._fold(kb, a, None, b, None)
         kb.line(f"{self.sh}[_tid] = {a}")
 
     def store(self, GY, R):
@@ -241,7 +220,7 @@ class _Acc:
             if self.arg:
                 xi = em.fresh("xi")
                 kb.line(f"{xi} = {pi}[_g * {R} + _r]")
-            self._combine(kb, acc, idx, x, xi)
+            self._fold(kb, acc, idx, x, xi)
         out = kb.arr(self.out)
         if self.arg:
             kb.line(f"{out}[_r] = {_cast_index(idx, self.out.aval.dtype)}")
@@ -250,11 +229,6 @@ class _Acc:
 
 
 _BIG_INDEX = 2 ** 62           # "no element yet": loses every tie on the index
-
-
-def _cast(expr, dt):
-    dt = np.dtype(dt)
-    return f"np.{dt.name}({expr})" if dt in (np.dtype(np.int32), np.dtype(np.float32)) else expr
 
 
 def _cast_index(expr, dtype):

@@ -3,7 +3,8 @@ threads stride over the flattened index space of each of its nests, with a nest 
 only `Let`s and one inner nest flattened into one loop with it; buffers are flat, so loads
 and stores index with linear offsets.  Accumulating stores are atomic adds.  A fused loop
 (kernels/lower_loops.py) is one grid-stride kernel over its shape (`loop_kernel`), or
-the body of emit_cuda_reduce's trees (`print_body`).
+the body of emit_cuda_reduce's trees; its body is printed by the printer core
+(kernels/loop_print.py, the CPU's too) through `CudaPrinter`.
 
     def k3(E, M, N):                      # gather f64[3,4] along axes (0,)
         for _t in range(cuda.grid(1), 24, cuda.gridsize(1)):
@@ -15,8 +16,9 @@ the body of emit_cuda_reduce's trees (`print_body`).
 """
 import numpy as np
 
-from ..loop_ir import (Alloc, Const, Eval, Forward, Let, Nest, Reduce, Refused, Region,
-                       Spelling, Store, affine)
+from ..codegen import lit
+from ..loop_ir import Alloc, Const, Forward, Let, Nest, Refused, Region, Spelling, Store, affine
+from ..loop_print import Printer
 from ..lower_loops import lower_loop
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
 
@@ -193,7 +195,7 @@ def loop_kernel(em, step):
     with kb.block(hdr):
         decompose(kb, flat, shape, [sp.names[s] for s in loop.syms])
         sp.flat = (loop.syms, shape, flat)
-        print_body(em, kb, sp, loop.body)
+        CudaPrinter(em, kb).print_body(sp, loop.body)
     if size > 1:
         T = em.spec.block
         kb.launch(min(cdiv(size, T), em.spec.max_blocks), T)
@@ -208,28 +210,29 @@ def loop_spelling(kb, loop):
     return sp
 
 
-def print_body(em, kb, sp, body, keep=None, stores=True, reduce=None):
-    """Print a fused loop's body: the `Eval`s of the equations in `keep` (ids; all when
-    None), its stores when `stores`, and each `Reduce` through `reduce(stmt, value)`."""
-    for st in body:
-        if isinstance(st, Eval):
-            if keep is not None and id(st.eqn) not in keep:
-                continue
-            eqn = st.eqn
-            em.check_dtypes(eqn)
-            kb.comment(eqn)
-            args = [sp.expr(a) for a in st.args]
-            expr = em.scalar_value(eqn, args, [sp.expr(i) for i in st.index])
-            kb.line(f"{em.s(eqn.outvars[0])} = {expr}")
-        elif isinstance(st, Store):
-            if stores:
-                kb.line(f"{kb.arr(st.var)}[{sp.index(st.var, st.index)}] = {sp.expr(st.value)}")
-        elif isinstance(st, Reduce):
-            em.check_dtypes(st.eqn)
-            kb.comment(st.eqn)
-            reduce(st, sp.expr(st.value))
-        else:
-            raise TypeError(f"not a fused loop statement: {st!r}")
+class CudaPrinter(Printer):
+    """The printer core's CUDA hooks (kernels/loop_print.py), writing into kernel `kb`:
+    `reduce(stmt, value)` folds a `Reduce` into the accumulator that emit_cuda_reduce's
+    trees placed."""
+
+    def __init__(self, em, kb, reduce=None):
+        self.em, self.kb, self._reduce = em, kb, reduce
+        self.line, self.block, self.comment = kb.line, kb.block, kb.comment
+        self.fresh, self.check, self.name = em.fresh, em.check_dtypes, em.s
+        self.value = em.scalar_value
+
+    def lit(self, v, dt):
+        return lit(v, dt)
+
+    def reduce(self, sp, st):
+        self._reduce(st, sp.expr(st.value))
+
+    def accumulate(self, acc, op, x, dt):
+        # (cast back to a 32-bit accumulator's dtype: Numba computes int32 sums in int64)
+        text = f"{acc} {op} {x}"
+        if np.dtype(dt) in (np.dtype(np.int32), np.dtype(np.float32)):
+            text = f"np.{np.dtype(dt).name}({text})"
+        return f"{acc} = {text}"
 
 
 def cuda_rule(lowering):
