@@ -9,10 +9,11 @@ kernels/cpu_nest.py shapes (chunks, peeling, prange).
     OUT[...] = X[s1:s1 + 3, 0:2]          # dynamic_slice
     N[b1, r3] = E[g2, r3]                 # gather, inside loops over b1 and r3
 """
+from contextlib import ExitStack, contextmanager
+
 import numpy as np
 
-from .loop_ir import (Alloc, Forward, Let, Load, Nest, Refused, Region, Scalar, Spelling, Store,
-                      affine)
+from .loop_ir import Alloc, Forward, Load, Nest, Refused, Region, Scalar, Spelling, Store, affine
 from .loop_print import Printer
 
 
@@ -23,6 +24,9 @@ class _Spell(Spelling):
 
     def load(self, var, index):
         return f"{self.em.A(var)}[{', '.join(self.expr(i) for i in index)}]"
+
+    def target(self, var, index):
+        return self.load(var, index) if var.aval.shape else self.em.s(var)   # (rank 0: a scalar)
 
 
 class LoopSpelling(_Spell):
@@ -57,10 +61,26 @@ class CpuPrinter(Printer):
     def reduce(self, sp, st):
         self.reds[st.eqn].emit_update(sp.expr(st.value))
 
+    @contextmanager
+    def loops(self, sp, names, dims):
+        with ExitStack() as stack:
+            for n, d in zip(names, dims):
+                stack.enter_context(self.em.counted_loop(n, d))
+            yield
+
+    def add_into(self, sp, st, val):
+        target = sp.target(st.var, st.index)
+        if not st.var.aval.shape:
+            self.line(f"{target} = {val}")
+        elif np.dtype(st.var.aval.dtype).kind == "b":
+            self.line(f"{target} = {target} or {val}")
+        else:
+            self.line(f"{target} += {val}")
+
 
 def print_cpu(em, stmts):
     """Write `stmts` (one lowered equation) through the CPU emitter `em`."""
-    sp = _Spell(em)
+    sp, p = _Spell(em), CpuPrinter(em)
     for st in stmts:
         if isinstance(st, Alloc):
             v, x = st.var, st.copy_of
@@ -74,42 +94,9 @@ def print_cpu(em, stmts):
             for s in st.body:
                 if isinstance(s, Nest) and _slices(em, sp, s):
                     continue
-                _stmt(em, sp, s)
+                p.print_stmt(sp, s)
         else:
-            _stmt(em, sp, st)
-
-
-def _stmt(em, sp, st):
-    if isinstance(st, Let):
-        em.line(f"{sp.bind(st.sym)} = {sp.expr(st.expr)}")
-    elif isinstance(st, Nest):
-        names = [sp.bind(s) for s in st.syms]
-        cms = [em.counted_loop(n, d) for n, d in zip(names, st.dims)]
-        for cm in cms:
-            cm.__enter__()
-        for s in st.body:
-            _stmt(em, sp, s)
-        for cm in reversed(cms):
-            cm.__exit__(None, None, None)
-    elif isinstance(st, Store):
-        _store(em, sp, st)
-    else:
-        raise TypeError(f"not a loop IR statement here: {st!r}")
-
-
-def _store(em, sp, st):
-    val = sp.expr(st.value)
-    out = st.var
-    if not out.aval.shape:
-        em.line(f"{em.s(out)} = {val}")
-        return
-    target = sp.load(out, st.index)
-    if not st.accumulate:
-        em.line(f"{target} = {val}")
-    elif np.dtype(out.aval.dtype).kind == "b":
-        em.line(f"{target} = {target} or {val}")
-    else:
-        em.line(f"{target} += {val}")
+            p.print_stmt(sp, st)
 
 
 # ---- whole-region copies as slice statements ---------------------------------------------------

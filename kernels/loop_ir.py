@@ -255,6 +255,10 @@ class Spelling:
     def expr(self, e):
         return _SPELL[type(e)](self, e)
 
+    def target(self, var, index):
+        """What a `Store` to `var[index]` assigns to."""
+        return self.load(var, index)
+
     def _bin(self, e):
         a, b = self.expr(e.a), self.expr(e.b)
         if type(e.a) is Bin and e.op != "+" and e.a.op in "+-":

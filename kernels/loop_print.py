@@ -13,7 +13,7 @@ a `Reduce` folds into.
       #     v = x
       #     k = i
 """
-from .loop_ir import Eval, Fold, Init, Reduce, Spelling, Store
+from .loop_ir import Eval, Fold, Init, Let, Nest, Reduce, Spelling, Store
 from .scalar_rules import reduction_init
 
 # the reduction monoids an accumulator folds (kernels/scalar_rules.reduction_monoid)
@@ -30,6 +30,8 @@ class Printer:
       texts (`idx`: the loop's index texts), and `evaluated(name)` after it is assigned;
     - `reduce(sp, st)`: print `Reduce` `st` (usually a `Fold` into its accumulator);
     - `accumulate(acc, op, x, dt)`: the statement `acc = acc op x` of a sum or product;
+    - `loops(sp, names, dims)`: a context of nested loops over range(dims);
+    - `add_into(sp, store, value)`: an accumulating `Store` (`+=`, or an atomic add);
     - `scalar_stores`: whether a rank-0 `Store` is printed (the CPU keeps rank-0 loop
       values in scalars, which are their results)."""
 
@@ -67,9 +69,33 @@ class Printer:
                 self.reduce(sp, st)
             elif kind is Store:
                 if stores and (self.scalar_stores or st.var.aval.shape):
-                    self.line(f"{sp.load(st.var, st.index)} = {sp.expr(st.value)}")
+                    self.store(sp, st)
             else:
                 raise TypeError(f"not a fused loop statement: {st!r}")
+
+    # ---- the statements of a lowered equation (kernels/lower_indexing.py) ------------------
+    def print_stmt(self, sp, st):
+        """Print a `Let`, a `Store` or a `Nest` (its loops opened by `loops`)."""
+        kind = type(st)
+        if kind is Let:
+            self.line(f"{sp.bind(st.sym)} = {sp.expr(st.expr)}")
+        elif kind is Store:
+            self.store(sp, st)
+        elif kind is Nest:
+            names = [sp.bind(s) for s in st.syms]
+            with self.loops(sp, names, st.dims):
+                for s in st.body:
+                    self.print_stmt(sp, s)
+        else:
+            raise TypeError(f"not a loop IR statement here: {st!r}")
+
+    def store(self, sp, st):
+        """`target = value`, or an accumulating store through `add_into`."""
+        val = sp.expr(st.value)
+        if st.accumulate:
+            self.add_into(sp, st, val)
+        else:
+            self.line(f"{sp.target(st.var, st.index)} = {val}")
 
     # ---- accumulators ----------------------------------------------------------------------
     def init(self, sp, st: Init):

@@ -14,10 +14,12 @@ the body of emit_cuda_reduce's trees; its body is printed by the printer core
             g2 = min(max(M[b0], 0), 2)
             N[_t] = E[(g2) * 4 + r1]
 """
+from contextlib import ExitStack, contextmanager
+
 import numpy as np
 
 from ..codegen import lit
-from ..loop_ir import Alloc, Const, Forward, Let, Nest, Refused, Region, Spelling, Store, affine
+from ..loop_ir import Alloc, Const, Forward, Let, Nest, Refused, Region, Spelling, affine
 from ..loop_print import Printer
 from ..lower_loops import lower_loop
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
@@ -122,11 +124,11 @@ def _flatten(nest):
 
 def _kernel(em, eqn, region):
     kb = KernelBuilder(em, region.note)
-    sp = _Spell(kb)
+    sp, p = _Spell(kb), CudaPrinter(em, kb, eqn=eqn)
     size = 0
     for st in region.body:
         if isinstance(st, Let):
-            _stmt(em, eqn, kb, sp, st)
+            p.print_stmt(sp, st)
             continue
         syms, dims, lets, body = _flatten(st)
         n = int(np.prod(dims, dtype=np.int64))
@@ -138,46 +140,11 @@ def _kernel(em, eqn, region):
             decompose(kb, "_t", dims, names)
             sp.flat = (syms, dims, "_t")
             for s in lets + body:
-                _stmt(em, eqn, kb, sp, s)
+                p.print_stmt(sp, s)
             sp.flat = None
     if size:
         T = em.spec.block
         kb.launch(max(1, min(cdiv(size, T), em.spec.max_blocks)), T)
-
-
-def _stmt(em, eqn, kb, sp, st):
-    if isinstance(st, Let):
-        kb.line(f"{sp.bind(st.sym)} = {sp.expr(st.expr)}")
-    elif isinstance(st, Store):
-        _store(em, eqn, kb, sp, st)
-    elif isinstance(st, Nest):          # sequential loops inside one thread
-        flat, sp.flat = sp.flat, None
-        blocks = [kb.block(f"for {sp.bind(s)} in range({d}):") for s, d in zip(st.syms, st.dims)]
-        for b in blocks:
-            b.__enter__()
-        for s in st.body:
-            _stmt(em, eqn, kb, sp, s)
-        for b in reversed(blocks):
-            b.__exit__(None, None, None)
-        sp.flat = flat
-    else:
-        raise TypeError(f"not a loop IR statement here: {st!r}")
-
-
-def _store(em, eqn, kb, sp, st):
-    out = st.var
-    val = sp.expr(st.value)
-    off = sp.index(out, st.index)
-    if not st.accumulate:
-        kb.line(f"{kb.arr(out)}[{off}] = {val}")
-        return
-    dt = np.dtype(out.aval.dtype)
-    if dt.kind in "bc":
-        raise unsupported(eqn, f"{eqn.prim.name} of {dt.name} has no CUDA atomic add")
-    if dt == np.float64 and tuple(em.spec.cc) < (6, 0):
-        raise unsupported(eqn, f"float64 atomic add needs compute capability 6.0, the "
-                               f"target has {em.spec.cc[0]}.{em.spec.cc[1]}")
-    kb.line(f"cuda.atomic.add({kb.arr(out)}, {off}, {val})")
 
 
 # ---- fused loops --------------------------------------------------------------------------------
@@ -215,8 +182,8 @@ class CudaPrinter(Printer):
     `reduce(stmt, value)` folds a `Reduce` into the accumulator that emit_cuda_reduce's
     trees placed."""
 
-    def __init__(self, em, kb, reduce=None):
-        self.em, self.kb, self._reduce = em, kb, reduce
+    def __init__(self, em, kb, reduce=None, eqn=None):
+        self.em, self.kb, self._reduce, self.eqn = em, kb, reduce, eqn
         self.line, self.block, self.comment = kb.line, kb.block, kb.comment
         self.fresh, self.check, self.name = em.fresh, em.check_dtypes, em.s
         self.value = em.scalar_value
@@ -226,6 +193,27 @@ class CudaPrinter(Printer):
 
     def reduce(self, sp, st):
         self._reduce(st, sp.expr(st.value))
+
+    @contextmanager
+    def loops(self, sp, names, dims):
+        """Sequential loops inside one thread."""
+        flat, sp.flat = sp.flat, None
+        with ExitStack() as stack:
+            for n, d in zip(names, dims):
+                stack.enter_context(self.kb.block(f"for {n} in range({d}):"))
+            yield
+        sp.flat = flat
+
+    def add_into(self, sp, st, val):
+        em, eqn, out = self.em, self.eqn, st.var
+        off = sp.index(out, st.index)
+        dt = np.dtype(out.aval.dtype)
+        if dt.kind in "bc":
+            raise unsupported(eqn, f"{eqn.prim.name} of {dt.name} has no CUDA atomic add")
+        if dt == np.float64 and tuple(em.spec.cc) < (6, 0):
+            raise unsupported(eqn, f"float64 atomic add needs compute capability 6.0, the "
+                                   f"target has {em.spec.cc[0]}.{em.spec.cc[1]}")
+        self.line(f"cuda.atomic.add({self.kb.arr(out)}, {off}, {val})")
 
     def accumulate(self, acc, op, x, dt):
         # (cast back to a 32-bit accumulator's dtype: Numba computes int32 sums in int64)
