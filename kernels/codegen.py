@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from xforms.errors import LoweringError
 from xforms.ir import Literal, Names, Var, fmt_literal, pp_eqn
 
 
@@ -162,3 +163,13 @@ def dot_dims(eqn):
     sizes = (size_product([xs[d] for d in lb]), size_product([xs[d] for d in xf]),
              size_product([xs[d] for d in lc]), size_product([ys[d] for d in yf]))
     return xf, yf, sizes
+
+
+def lowering_error(eqn, backend, why="", advice=""):
+    """The LoweringError of a backend (`"CPU"`, `"CUDA"`) that cannot lower `eqn`: the
+    primitive, its operand types, the user's line, why, and what to do."""
+    info = eqn.source_info
+    where = f" at {info.location} ({info.function})" if info else ""
+    avals = ", ".join(a.aval.str_short() for a in eqn.invars)
+    return LoweringError(f"the {backend} backend cannot lower primitive '{eqn.prim.name}' on "
+                         f"({avals}){where}{': ' + why if why else ''}{advice}")

@@ -35,7 +35,7 @@ class Reduction:
         self.out = eqn.outvars[0]
         self.dt = np.dtype(eqn.invars[0].aval.dtype)
         self.suffix = ""             # "_c": the per-chunk accumulator of a chunked nest
-        self.stage = None            # buffer name: updates store into it (cpu_nest.Nest._staged_rows)
+        self.stage = None            # buffer name: updates store into it (cpu_nest.py)
 
     def _kidx(self):
         return ", ".join(self.idx[d] for d in self.kept)

@@ -8,9 +8,9 @@ CPU backend's error for what it cannot print.
 import numpy as np
 
 from xforms import config
-from xforms.errors import LoweringError
 from xforms.registry import ALL_PRIMITIVES, RuleTable
 
+from .codegen import lowering_error
 from .scalar_rules import ScalarCtx, math_name
 
 # Loops of at least this many elements call kernels.vecmath (vectorisable, inlined) instead
@@ -70,8 +70,4 @@ class CpuCtx(ScalarCtx):
 
 def unsupported(eqn, why=""):
     """The CPU backend's LoweringError for `eqn`, naming the user's line."""
-    info = eqn.source_info
-    where = f" at {info.location} ({info.function})" if info else ""
-    avals = ", ".join(a.aval.str_short() for a in eqn.invars)
-    return LoweringError(f"the CPU backend cannot lower primitive '{eqn.prim.name}' "
-                         f"on ({avals}){where}{': ' + why if why else ''}")
+    return lowering_error(eqn, "CPU", why)

@@ -6,10 +6,9 @@ control emitters).
 """
 import numpy as np
 
-from xforms.errors import LoweringError
 from xforms.ir import Literal
 
-from ..codegen import SourceBuilder, eqn_comment, lit
+from ..codegen import SourceBuilder, eqn_comment, lit, lowering_error
 
 
 def nbt_name(dt):
@@ -39,12 +38,7 @@ def c_strides(shape):
 
 def unsupported(eqn, why=""):
     """LoweringError naming the primitive, its operand types, the user's line and the target."""
-    info = eqn.source_info
-    where = f" at {info.location} ({info.function})" if info else ""
-    avals = ", ".join(a.aval.str_short() for a in eqn.invars)
-    return LoweringError(f"the CUDA backend cannot lower primitive '{eqn.prim.name}' on "
-                         f"({avals}){where}{': ' + why if why else ''}; use backend='cpu' "
-                         "for this function")
+    return lowering_error(eqn, "CUDA", why, "; use backend='cpu' for this function")
 
 
 # ---- one kernel under construction ----------------------------------------------------------
