@@ -1,5 +1,6 @@
 """The one printer core of the loop IR (kernels/loop_ir.py) that both backends share: a
-fused loop's body (`Eval`, `Reduce`, `Store`: kernels/lower_loops.py) and the accumulator
+fused loop's body (`Eval`, `Reduce`, `Store`: kernels/lower_loops.py), the statements of a
+lowered equation (`Let`, `Store`, `Nest`: kernels/lower_indexing.py) and the accumulator
 statements (`Init`, `Fold`) of every reduction, spelled once for every monoid.  A backend
 subclasses `Printer` and fills in its hooks: where lines go, fresh names, typed literals,
 how an equation's scalar value is spelled, how a sum is accumulated, and which accumulator
@@ -24,7 +25,7 @@ class Printer:
     """Prints loop IR bodies and accumulators through a backend's hooks:
 
     - `line(text)`, `block(header)` (a context manager), `fresh(hint)`;
-    - `lit(value, dtype)`: a literal typed exactly as `dtype`;
+    - `lit(value, dtype)`: a literal typed exactly as `dtype`; `name(var)`: a scalar's name;
     - `comment(eqn)`, `check(eqn)` (raise the backend's LoweringError for a refused dtype);
     - `value(eqn, args, idx)`: the expression of elementwise equation `eqn` on argument
       texts (`idx`: the loop's index texts), and `evaluated(name)` after it is assigned;
