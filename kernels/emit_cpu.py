@@ -31,9 +31,8 @@ from .cpu_buffers import Buffer
 from .cpu_nest import emit_loop
 from .cpu_scalar import (VECMATH, VECMATH_F32, VECMATH_MIN_ELEMENTS, CpuCtx,  # noqa: F401
                          TRIG_BOUNDED, unsupported as _unsupported)
-from .fusion import acts_as_view
 from .shape_symbols import SymbolTable
-from .scalar_rules import dtype_refused, get_scalar_rule
+from .scalar_rules import dtype_refused
 
 OP_RULES = RuleTable()          # prim (or its name) -> rule(emitter, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(emitter, control_step)
@@ -195,22 +194,6 @@ class Emitter(Naming):
     # ---- fused loops -------------------------------------------------------------------------
     def emit_loop(self, step):
         emit_loop(self, step)
-
-    def scalar_value(self, eqn, args, idx, size):
-        """(expression, bounded trig?) of elementwise or view equation `eqn` on argument
-        texts `args` in a loop of `size` elements (`idx`: the loop's index texts)."""
-        if acts_as_view(eqn):
-            return args[0], False
-        if user_prims.is_elementwise(eqn):
-            return user_prims.scalar_call(self, eqn, args, "cpu"), False
-        rule = get_scalar_rule(eqn.prim, "cpu")
-        if rule is None:
-            raise _unsupported(eqn)
-        ctx = CpuCtx(self, eqn, size, idx)
-        try:
-            return rule(ctx, *args), ctx.guard
-        except (KeyError, TypeError, ValueError) as e:
-            raise _unsupported(eqn, f"{type(e).__name__}: {e}") from None
 
     def check_dtypes(self, eqn):
         why = dtype_refused(eqn, "cpu")

@@ -14,7 +14,9 @@ from contextlib import ExitStack, contextmanager
 import numpy as np
 
 from .loop_ir import Alloc, Forward, Load, Nest, Refused, Region, Scalar, Spelling, Store, affine
+from .cpu_scalar import CpuCtx, unsupported
 from .loop_print import Printer
+from .scalar_rules import rule_expr
 
 
 class _Spell(Spelling):
@@ -44,6 +46,7 @@ class CpuPrinter(Printer):
     function sets (kernels/cpu_nest.py)."""
 
     scalar_stores = False           # a rank-0 loop value is its own result
+    target = "cpu"
 
     def __init__(self, em, reds=None, size=0, guard=None):
         self.em, self.reds, self.size, self.guard, self._trig = em, reds, size, guard, False
@@ -51,7 +54,9 @@ class CpuPrinter(Printer):
         self.comment, self.check, self.name = em.comment, em.check_dtypes, em.s
 
     def value(self, eqn, args, idx):
-        expr, self._trig = self.em.scalar_value(eqn, args, idx, self.size)
+        ctx = CpuCtx(self.em, eqn, self.size, idx)
+        expr = rule_expr(eqn, "cpu", ctx, args, unsupported)
+        self._trig = ctx.guard           # a bounded trig function: flag its nans
         return expr
 
     def evaluated(self, name):

@@ -14,6 +14,8 @@ a `Reduce` folds into.
       #     v = x
       #     k = i
 """
+from . import user_prims
+from .fusion import acts_as_view
 from .loop_ir import Eval, Fold, Init, Let, Nest, Reduce, Spelling, Store
 from .scalar_rules import reduction_init
 
@@ -27,8 +29,10 @@ class Printer:
     - `line(text)`, `block(header)` (a context manager), `fresh(hint)`;
     - `lit(value, dtype)`: a literal typed exactly as `dtype`; `name(var)`: a scalar's name;
     - `comment(eqn)`, `check(eqn)` (raise the backend's LoweringError for a refused dtype);
-    - `value(eqn, args, idx)`: the expression of elementwise equation `eqn` on argument
-      texts (`idx`: the loop's index texts), and `evaluated(name)` after it is assigned;
+    - `target` ("cpu", "cuda") and `em` (the emitter: user primitives' calls);
+    - `value(eqn, args, idx)`: the expression of elementwise equation `eqn` by the target's
+      scalar rules on argument texts (`idx`: the loop's index texts), and `evaluated(name)`
+      after it is assigned (views and user primitives are spelled here);
     - `reduce(sp, st)`: print `Reduce` `st` (usually a `Fold` into its accumulator);
     - `accumulate(acc, op, x, dt)`: the statement `acc = acc op x` of a sum or product;
     - `loops(sp, names, dims)`: a context of nested loops over range(dims);
@@ -60,10 +64,16 @@ class Printer:
                 self.comment(eqn)
                 args = [sp.expr(a) for a in st.args]
                 idx = idx or [sp.expr(i) for i in st.index]     # (one loop: one index)
-                expr = self.value(eqn, args, idx)
+                if acts_as_view(eqn):
+                    expr, ruled = args[0], False
+                elif user_prims.is_elementwise(eqn):    # its function, compiled for the target
+                    expr, ruled = user_prims.scalar_call(self.em, eqn, args, self.target), False
+                else:
+                    expr, ruled = self.value(eqn, args, idx), True
                 out = self.name(eqn.outvars[0])
                 self.line(f"{out} = {expr}")
-                self.evaluated(out)
+                if ruled:
+                    self.evaluated(out)
             elif kind is Reduce:
                 self.check(st.eqn)
                 self.comment(st.eqn)

@@ -46,6 +46,21 @@ def get_scalar_rule(prim, target="cpu"):
     return rule
 
 
+def rule_expr(eqn, target, ctx, args, refuse):
+    """The expression the scalar rule of `eqn` on `target` prints in context `ctx` on
+    argument texts `args`; `refuse(eqn, why)` makes the backend's LoweringError when there is
+    no rule or the rule rejects these operands.
+
+        rule_expr(sin_eqn, "cpu", ctx, ["a"], unsupported)   # -> "math_sin(a)" """
+    rule = get_scalar_rule(eqn.prim, target)
+    if rule is None:
+        raise refuse(eqn)
+    try:
+        return rule(ctx, *args)
+    except (KeyError, TypeError, ValueError) as e:
+        raise refuse(eqn, f"{type(e).__name__}: {e}") from None
+
+
 class ScalarCtx:
     """What a scalar rule may ask about its equation (see the module docstring); each
     backend adds `fn` (its math functions) and may spell literals its own way (`lit`).

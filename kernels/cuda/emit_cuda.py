@@ -41,8 +41,8 @@ from xforms.registry import EXEMPT, RuleTable
 
 from .. import user_prims
 from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit
-from ..fusion import REDUCTIONS, acts_as_view
-from ..scalar_rules import ScalarCtx, dtype_refused, get_scalar_rule, math_name, reduction_monoid
+from ..fusion import REDUCTIONS
+from ..scalar_rules import ScalarCtx, dtype_refused, math_name, reduction_monoid, rule_expr
 from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
 from .emit_cuda_pack import Packing
 from .kernel_builder import (Kernel, KernelBuilder, c_strides, cdiv,  # noqa: F401
@@ -200,11 +200,7 @@ class CudaEmitter(Packing, Naming):
 
     # ---- fused loops -----------------------------------------------------------------------
     def scalar_value(self, eqn, args, idx):
-        """Expression of elementwise or view equation `eqn` on argument texts `args`."""
-        if acts_as_view(eqn):
-            return args[0]
-        if user_prims.is_elementwise(eqn):      # a device function (kernels/user_prims.py)
-            return user_prims.scalar_call(self, eqn, args, TARGET)
+        """Expression of elementwise equation `eqn` by the CUDA scalar rules."""
         return scalar_expr(eqn, args, idx)
 
     def emit_loop(self, step):
@@ -245,13 +241,7 @@ def red_axes(eqn):
 
 def scalar_expr(eqn, args, idx):
     """The scalar expression of an elementwise equation (scalar_rules with CUDA overrides)."""
-    rule = get_scalar_rule(eqn.prim, TARGET)
-    if rule is None:
-        raise unsupported(eqn)
-    try:
-        return rule(Ctx(eqn, idx), *args)
-    except (KeyError, TypeError, ValueError) as e:
-        raise unsupported(eqn, f"{type(e).__name__}: {e}") from None
+    return rule_expr(eqn, TARGET, Ctx(eqn, idx), args, unsupported)
 
 
 def _host_comment(em, eqn):

@@ -188,6 +188,8 @@ class CudaPrinter(Printer):
         self.fresh, self.check, self.name = em.fresh, em.check_dtypes, em.s
         self.value = em.scalar_value
 
+    target = "cuda"
+
     def lit(self, v, dt):
         return lit(v, dt)
 
