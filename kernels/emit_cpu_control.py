@@ -1,5 +1,6 @@
 """CPU rules for control flow: real `if`/`elif`, `while` and `for` statements around the
-inlined code of the sub-programs (never unrolled).  Semantics: xforms/primitives/control_flow.py.
+inlined code of the sub-programs (never unrolled; the skeleton, shared with CUDA's host
+code, is kernels/control_print.py).  Semantics: xforms/primitives/control_flow.py.
 
     # b:f64[] = while[...] a
     B = a                               # the loop owns its carry (arrays are copied in)
@@ -18,9 +19,9 @@ two carries never share a buffer.
 """
 import numpy as np
 
+from .control_print import ControlPrinter, register
 from .emit_cpu import CONTROL_RULES
 from .emit_cpu_module import add_consts, output_exprs, param_name
-from .fusion import split as _split, subplans as _subplans
 
 
 def emit_sub(em, plan, args, kind):
@@ -55,70 +56,42 @@ def _assign(em, outs, exprs):
         em.line(f"{em.atom(v)} = {e if v.aval.shape else _scalar(e, v.aval.dtype)}")
 
 
-def _cond(em, step):
-    index, *ops = step.eqn.invars
-    branches = [p for _, p in sorted(_subplans(step).items(), key=lambda kv: kv[0][1])]
-    if len(branches) == 1:
-        _assign(em, step.eqn.outvars, emit_sub(em, branches[0], [em.atom(o) for o in ops], "c"))
-        return
-    k = em.fresh("k")
-    em.line(f"{k} = min(max(np.int64({em.atom(index)}), 0), {len(branches) - 1})")
-    for b, plan in enumerate(branches):
-        head = "else:" if b == len(branches) - 1 and b > 0 else \
-            f"{'if' if b == 0 else 'elif'} {k} == {b}:"
-        with em.block(head):
-            exprs = emit_sub(em, plan, [em.atom(o) for o in ops], "c")
-            _assign(em, step.eqn.outvars, exprs)
+class _CpuControl(ControlPrinter):
+    """The control skeleton (kernels/control_print.py) inside the CPU kernel."""
+
+    def sub(self, plan, args, kind):
+        return emit_sub(self.em, plan, args, kind)
+
+    def arg(self, a):
+        return self.em.atom(a)
+
+    def assign(self, outs, exprs):
+        _assign(self.em, outs, exprs)
+
+    def init_carry(self, outs, inits):
+        _init_carry(self.em, outs, inits)
+
+    def index(self, a):
+        return f"np.int64({self.em.atom(a)})"
+
+    def truth(self, c):
+        return c
+
+    def bounds(self, n):
+        # the counter is not "i": fused loop nests inside the body use i0, i1, ...
+        return self.em.fresh("it"), self.em.atom(n)
+
+    def counter(self, i):
+        return f"np.int64({i})"
+
+    def scan_counter(self):
+        return self.em.fresh("it")
+
+    def row(self, x, i):
+        return f"{self.em.A(x)}[{i}]"
+
+    def store_row(self, y, i, e):
+        self.em.line(f"{self.em.A(y)}[{i}] = {e}")
 
 
-def _while(em, step):
-    p = step.eqn.params
-    cc, bc, carry = _split(step.eqn.invars, p["cond_nconsts"], p["body_nconsts"])
-    subs = _subplans(step)
-    outs = step.eqn.outvars
-    _init_carry(em, outs, carry)
-    with em.block("while True:"):
-        (c,) = emit_sub(em, subs["cond_jaxpr"], [em.atom(a) for a in cc + outs], "w")
-        with em.block(f"if not {c}:"):
-            em.line("break")
-        exprs = emit_sub(em, subs["body_jaxpr"], [em.atom(a) for a in bc + outs], "w")
-        _assign(em, outs, exprs)
-
-
-def _for_loop(em, step):
-    p = step.eqn.params
-    n, consts, carry = _split(step.eqn.invars, 1, p["num_consts"])
-    outs = step.eqn.outvars
-    _init_carry(em, outs, carry)
-    i = em.fresh("it")       # not "i": fused loop nests inside the body use i0, i1, ...
-    stop = em.atom(n[0])
-    rng = f"range({stop} - 1, -1, -1)" if p["reverse"] else f"range({stop})"
-    with em.block(f"for {i} in {rng}:"):
-        exprs = emit_sub(em, _subplans(step)["body_jaxpr"],
-                         [f"np.int64({i})"] + [em.atom(a) for a in consts + outs], "f")
-        _assign(em, outs, exprs)
-
-
-def _scan(em, step):
-    p = step.eqn.params
-    consts, carry, xs = _split(step.eqn.invars, p["num_consts"], p["num_carry"])
-    outs = step.eqn.outvars
-    c_outs, ys = outs[:p["num_carry"]], outs[p["num_carry"]:]
-    _init_carry(em, c_outs, carry)
-    for y in ys:
-        em.alloc(y)
-    i = em.fresh("it")       # not "i": fused loop nests inside the body use i0, i1, ...
-    n = p["length"]
-    rng = f"range({n - 1}, -1, -1)" if p["reverse"] else f"range({n})"
-    with em.block(f"for {i} in {rng}:"):
-        args = [em.atom(a) for a in consts + c_outs] + [f"{em.A(x)}[{i}]" for x in xs]
-        exprs = emit_sub(em, _subplans(step)["jaxpr"], args, "s")
-        _assign(em, c_outs, exprs[:len(c_outs)])
-        for y, e in zip(ys, exprs[len(c_outs):]):
-            em.line(f"{em.A(y)}[{i}] = {e}")
-
-
-CONTROL_RULES["cond"] = _cond
-CONTROL_RULES["while"] = _while
-CONTROL_RULES["for_loop"] = _for_loop
-CONTROL_RULES["scan"] = _scan
+register(CONTROL_RULES, _CpuControl)

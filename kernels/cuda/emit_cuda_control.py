@@ -29,7 +29,8 @@ from xforms.ir import Literal, Var
 
 from ..codegen import dtype_str, lit
 from .. import user_prims
-from ..fusion import VIEWS, is_elementwise, split as _split, subjaxprs, subplans as _subplans
+from ..control_print import ControlPrinter, register
+from ..fusion import VIEWS, is_elementwise, split as _split, subjaxprs
 from .emit_cuda import (CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose,
                         scalar_expr)
 
@@ -482,73 +483,54 @@ def _host_value(em, a, conv):
     return f"{conv}({em.host_atom(a)})"
 
 
-def _host_cond(em, step):
-    index, *ops = step.eqn.invars
-    subs = _subplans(step)
-    branches = [subs[k] for k in sorted(subs, key=lambda k: k[1])]
-    outs = step.eqn.outvars
-    if len(branches) == 1:
-        _assign(em, outs, emit_sub(em, branches[0], [_arg(em, o) for o in ops], "c"))
-        return
-    k = em.fresh("k")
-    em.line(f"{k} = min(max({_host_value(em, index, 'int')}, 0), {len(branches) - 1})")
-    for b, plan in enumerate(branches):
-        head = "else:" if b == len(branches) - 1 else \
-            f"{'if' if b == 0 else 'elif'} {k} == {b}:"
-        with em.block(head):
-            _assign(em, outs, emit_sub(em, plan, [_arg(em, o) for o in ops], "c"))
+class _HostControl(ControlPrinter):
+    """The control skeleton (kernels/control_print.py) in the host code: values are
+    (expression, on the device?) pairs; a branch index or trip count is fetched to the host."""
 
+    def sub(self, plan, args, kind):
+        return emit_sub(self.em, plan, args, kind)
 
-def _host_while(em, step):
-    p = step.eqn.params
-    cc, bc, carry = _split(step.eqn.invars, p["cond_nconsts"], p["body_nconsts"])
-    subs = _subplans(step)
-    outs = step.eqn.outvars
-    _init_carry(em, outs, carry)
-    em.note("host loop: the predicate is computed on the device and copied back")
-    with em.block("while True:"):
-        ((c, dev),) = emit_sub(em, subs["cond_jaxpr"], [_arg(em, a) for a in cc + outs], "w")
-        with em.block(f"if not {'_rt.fetch(' + c + ')' if dev else c}:"):
-            em.line("break")
-        exprs = emit_sub(em, subs["body_jaxpr"], [_arg(em, a) for a in bc + outs], "w")
-        _assign(em, outs, exprs)
+    def arg(self, a):
+        return _arg(self.em, a)
 
+    def assign(self, outs, exprs):
+        _assign(self.em, outs, exprs)
 
-def _host_for(em, step):
-    p = step.eqn.params
-    n, consts, carry = _split(step.eqn.invars, 1, p["num_consts"])
-    outs = step.eqn.outvars
-    _init_carry(em, outs, carry)
-    i, cnt = em.fresh("i"), em.fresh("n")
-    em.line(f"{cnt} = {_host_value(em, n[0], 'int')}")
-    rng = f"range({cnt} - 1, -1, -1)" if p["reverse"] else f"range({cnt})"
-    with em.block(f"for {i} in {rng}:"):
-        exprs = emit_sub(em, _subplans(step)["body_jaxpr"],
-                         [(f"np.int64({i})", False)] + [_arg(em, a) for a in consts + outs], "f")
-        _assign(em, outs, exprs)
+    def init_carry(self, outs, inits):
+        _init_carry(self.em, outs, inits)
 
+    def index(self, a):
+        return _host_value(self.em, a, "int")
 
-def _host_scan(em, step):
-    p = step.eqn.params
-    consts, carry, xs = _split(step.eqn.invars, p["num_consts"], p["num_carry"])
-    outs = step.eqn.outvars
-    c_outs, ys = outs[:p["num_carry"]], outs[p["num_carry"]:]
-    _init_carry(em, c_outs, carry)
-    for y in ys:
-        em.alloc(y)
-    i = em.fresh("i")
-    n = p["length"]
-    rng = f"range({n - 1}, -1, -1)" if p["reverse"] else f"range({n})"
+    def host_loop(self):
+        self.em.note("host loop: the predicate is computed on the device and copied back")
 
-    def sl(a, i):
+    def truth(self, c):
+        c, dev = c
+        return f"_rt.fetch({c})" if dev else c
+
+    def bounds(self, n):
+        em = self.em
+        i, cnt = em.fresh("i"), em.fresh("n")
+        em.line(f"{cnt} = {_host_value(em, n, 'int')}")
+        return i, cnt
+
+    def counter(self, i):
+        return (f"np.int64({i})", False)
+
+    def scan_counter(self):
+        return self.em.fresh("i")
+
+    def _rows(self, a, i):
         sz = int(np.prod(a.aval.shape[1:], dtype=np.int64))
-        return f"{em.A(a)}[{i} * {sz}:({i} + 1) * {sz}]"
-    with em.block(f"for {i} in {rng}:"):
-        args = [_arg(em, a) for a in consts + c_outs] + [(sl(x, i), True) for x in xs]
-        exprs = emit_sub(em, _subplans(step)["jaxpr"], args, "s")
-        _assign(em, c_outs, exprs[:len(c_outs)])
-        for y, (e, dev) in zip(ys, exprs[len(c_outs):]):
-            em.line(f"_rt.copy_into({sl(y, i)}, {_to_dev(e, dev, y.aval.dtype)})")
+        return f"{self.em.A(a)}[{i} * {sz}:({i} + 1) * {sz}]"
+
+    def row(self, x, i):
+        return (self._rows(x, i), True)
+
+    def store_row(self, y, i, e):
+        e, dev = e
+        self.em.line(f"_rt.copy_into({self._rows(y, i)}, {_to_dev(e, dev, y.aval.dtype)})")
 
 
 def _rule(host_rule):
@@ -561,9 +543,6 @@ def _rule(host_rule):
     return rule
 
 
-CONTROL_RULES["cond"] = _rule(_host_cond)
-CONTROL_RULES["while"] = _rule(_host_while)
-CONTROL_RULES["for_loop"] = _rule(_host_for)
-CONTROL_RULES["scan"] = _rule(_host_scan)
+register(CONTROL_RULES, _HostControl, _rule)
 
 __all__ = ["lane_shape", "emit_sub"]
