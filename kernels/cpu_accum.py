@@ -36,6 +36,7 @@ class Reduction:
         self.dt = np.dtype(eqn.invars[0].aval.dtype)
         self.suffix = ""             # "_c": the per-chunk accumulator of a chunked nest
         self.stage = None            # buffer name: updates store into it (cpu_nest.py)
+        self.print = CpuPrinter(em).print_acc     # its Init/Fold statements, printed
 
     def _kidx(self):
         return ", ".join(self.idx[d] for d in self.kept)
@@ -74,7 +75,7 @@ class Reduction:
         return Accum(self.op, self.dt, Name(acc))
 
     def emit_init(self):
-        print_acc(self.em, Init(self.accum()))
+        self.print(Init(self.accum()))
 
     def emit_store(self):
         if self.level and self.out.aval.shape:
@@ -100,7 +101,7 @@ class Reduction:
         if not self.arg:
             self.emit_update(f"{P}[{c}]")
             return
-        print_acc(self.em, Fold(self.accum(), Name(f"{P}_v[{c}]"), Name(f"{P}[{c}]")))
+        self.print(Fold(self.accum(), Name(f"{P}_v[{c}]"), Name(f"{P}[{c}]")))
 
     def emit_update(self, x):
         """Fold the value text `x` in (at this loop index, for an arg reduction); a staged
@@ -110,12 +111,9 @@ class Reduction:
             return
         i = (Name(_cast_index(self.idx[self.axes[0]], self.out.aval.dtype)) if self.arg
              else None)
-        print_acc(self.em, Fold(self.accum(), Name(x), i))
+        self.print(Fold(self.accum(), Name(x), i))
 
 
-def print_acc(em, *stmts):
-    """Print accumulator statements (`Init`, `Fold`) through the printer core."""
-    CpuPrinter(em).print_acc(*stmts)
 
 
 def _cast_index(expr, dtype):

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import cpu_scalar
 from .codegen import dtype_str
-from .cpu_accum import Reduction, print_acc
+from .cpu_accum import Reduction
 from .cpu_scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from .fusion import REDUCTIONS
 from .loop_cpu import CpuPrinter, LoopSpelling
@@ -152,6 +152,7 @@ class Nest:
         self.reds, self.size, self.rows, self.staged = reds, size, rows, staged
         self.vsize = size if vsize is None else vsize   # the size the vector math sees
         self.sp = LoopSpelling(em, nest.syms, [f"i{d}" for d in range(len(self.shape))])
+        self.printer = CpuPrinter(em, reds, self.vsize)
         # a peeled axis 0 of a chunked nest is peeled inside each chunk (`_rows`)
         self.peel_axis, self.peel = _peeling(step, self.shape)
 
@@ -170,7 +171,8 @@ class Nest:
             if r.level == level:
                 r.emit_init()
         if level == n:
-            CpuPrinter(em, self.reds, self.vsize, guard).print_body(self.sp, self.nest.body)
+            self.printer.guard = guard
+            self.printer.print_body(self.sp, self.nest.body)
         elif shape[level] == 1:
             self._level(level + 1, guard)
         elif level == self.peel_axis:
@@ -276,7 +278,7 @@ class Nest:
         for r in top:
             em.line(f"{bufs[r]} = {em.helper('empty_c')}({B}, {dtype_str(r.dt)})")
             for lane in lanes[r]:
-                print_acc(em, Init(r.accum(lane)))
+                r.print(Init(r.accum(lane)))
         with em.block("while i0 < e0:"):
             # LLVM loses the chunk start's mask (`_chunked`) across the block loop: without
             # it here, the shifted reads of a stencil (x[i + 1]) compile to gathers
@@ -292,11 +294,11 @@ class Nest:
             with em.block(f"while k1 < k0 - {L - 1}:"):
                 for r in top:
                     for j, lane in enumerate(lanes[r]):
-                        print_acc(em, Fold(r.accum(lane), Name(f"{bufs[r]}[k1 + {j}]")))
+                        r.print(Fold(r.accum(lane), Name(f"{bufs[r]}[k1 + {j}]")))
                 em.line(f"k1 += {L}")
             with em.block("while k1 < k0:"):
                 for r in top:
-                    print_acc(em, Fold(r.accum(lanes[r][0]), Name(f"{bufs[r]}[k1]")))
+                    r.print(Fold(r.accum(lanes[r][0]), Name(f"{bufs[r]}[k1]")))
                 em.line("k1 += 1")
         for r in top:
             r.emit_update(_pairwise(lanes[r], "+" if r.op == "sum" else "*"))
