@@ -19,7 +19,7 @@ from .fusion import REDUCTIONS
 from .loop_cpu import CpuPrinter, LoopSpelling
 from .loop_ir import Fold, Init, Name
 from .lower_loops import lower_loop
-from .shape_symbols import is_symbolic
+from .shape_symbols import is_one, is_symbolic
 
 # A loop nest of at least this many elements is cut into chunks that run under prange (when
 # the function may use threads at all: numba.config.NUMBA_NUM_THREADS > 1; see `Nest`).
@@ -37,7 +37,7 @@ def emit_loop(em, step):
     """Print fused loop `step`: its output buffers, its reductions' accumulators and its
     loops (`Nest`), twice when the body calls a bounded trig function (below)."""
     shape, n = tuple(step.shape), len(step.shape)
-    idx = [f"i{d}" if shape[d] != 1 else "0" for d in range(n)]   # no loop over size-1 dims
+    idx = [f"i{d}" if not is_one(shape[d]) else "0" for d in range(n)]  # no loop over 1s
     size = int(np.prod(shape, dtype=np.int64))
     # a symbolic loop's size varies between calls: the vector math of large loops
     vsize = max(size, cpu_scalar.VECMATH_MIN_ELEMENTS) if is_symbolic(shape) else size
@@ -173,7 +173,7 @@ class Nest:
         if level == n:
             self.printer.guard = guard
             self.printer.print_body(self.sp, self.nest.body)
-        elif shape[level] == 1:
+        elif is_one(shape[level]):
             self._level(level + 1, guard)
         elif level == self.peel_axis:
             # guarded/clamped reads (stencils, pads) only near the ends: the middle loop
