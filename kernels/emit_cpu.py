@@ -48,6 +48,15 @@ CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(emitter, control_st
 # per call.  Compiling with parallel=True also costs 2-4 s more per kernel (Numba's parfor
 # passes), so the threshold is conservative: 2**18 elements.
 PARALLEL_MIN_ELEMENTS = 1 << 18
+# ... and in a kernel whose matrix products OpenBLAS may run on several threads (more than
+# OPENBLAS_THREADED_FLOPS multiply-adds), only from this many: after a prange loop Numba's
+# OpenMP worker keeps spinning for milliseconds, on the core that the next product's second
+# BLAS thread needs, and OpenBLAS splits a product statically, so the product waits for its
+# slowed half.  Measured 2026-11-24 (load 5-6): a 32x784x512 float64 product on two BLAS
+# threads, 0.30 ms alone, 0.49 ms (best of 300; median 0.43 vs 108 ms) right after a
+# 784x512 prange update loop -- which itself gains 0.07 ms from the second thread.
+PARALLEL_MIN_ELEMENTS_BLAS = 1 << 22
+OPENBLAS_THREADED_FLOPS = 1 << 18     # OpenBLAS runs smaller products on one thread
 # Loops of at least this many elements call kernels.vecmath (vectorisable, inlined) instead
 # of libm; smaller loops and straight-line code call libm, which compiles faster.
 VECMATH_MIN_ELEMENTS = 64
@@ -128,10 +137,12 @@ class Emitter(Naming):
         self.plan = None
         self.top_plan = None         # the program's own plan (emit_module sets it)
         self.buffers = []            # top-level buffers that may come from Python
+        self.hoisted = None          # a loop's buffers allocated before it (`loop_scope`)
         self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
         self._fresh = 0
         self._scopes = 0
         self.symbols = SymbolTable([])   # sizes printed as names (kernels/shape_symbols.py)
+        self.parallel_min = PARALLEL_MIN_ELEMENTS    # (emit_module: `parallel_threshold`)
 
     # Numba compiles each statement separately (types it, lowers it), so the generated code
     # avoids statements that do no work: a typed literal such as `np.float32(0.5)` is three
@@ -210,6 +221,10 @@ class Emitter(Naming):
         else:
             expr = f"np.empty({shape_str(shape)}, {dtype_str(v.aval.dtype)})"
             st = self.plan.storage.get(v)
+            if (self.hoisted is not None and st is not None and not st.external
+                    and not st.is_output and v.aval.size > 0):
+                self.hoisted.append((self.A(v), expr, tuple(shape), np.dtype(v.aval.dtype), st))
+                return
             # a buffer allocated once per call (top level, outside any loop or branch) may
             # come from Python and be reused across calls: emit_module decides and rewrites
             # this line (see kernels/cpu_buffers.py)
@@ -221,11 +236,52 @@ class Emitter(Naming):
                 expr = self.helper("advise_huge") + f"({expr})"
         self.line(f"{self.A(v)} = {expr}")
 
+    @contextmanager
+    def loop_scope(self):
+        """Around the emission of a loop (while, for, scan): the buffers its iterations use
+        only for themselves (a body's intermediates that are no output of the body, at any
+        nesting) are allocated once, before the outermost loop, instead of in every
+        iteration -- glibc returns freed blocks of a few MiB to the system, so a fresh one
+        faults every page again (the VAE training step of benchmarks/workloads/
+        real_programs.py spent 3 ms of 11 in page faults).  Before a top-level loop they
+        come from the caller's workspace like the program's own intermediates
+        (kernels/cpu_buffers.py).  Iterations run one after the other and an intermediate
+        dies within its iteration, so one buffer serves them all."""
+        if self.hoisted is not None:
+            yield
+            return
+        at, depth = len(self.sb.lines), self.sb.depth
+        top = self.plan is self.top_plan and depth == 0
+        self.hoisted = hoisted = []
+        try:
+            yield
+        finally:
+            self.hoisted = None
+        n = len(hoisted)
+        if not n:
+            return
+        for b in self.buffers:
+            if b.line >= at:
+                b.line += n
+        self.line_info = {(k + n if k >= at else k): e for k, e in self.line_info.items()}
+        lines = []
+        for j, (name, expr, shape, dt, st) in enumerate(hoisted):
+            if top:
+                self.buffers.append(Buffer(at + j, name, shape, dt, st))
+            elif self.huge_bytes(int(np.prod(shape, dtype=np.int64)) * dt.itemsize):
+                expr = self.helper("advise_huge") + f"({expr})"
+            lines.append("    " * depth + f"{name} = {expr}")
+        self.sb.lines[at:at] = lines
+
     def huge(self, aval):
         """Is an array of `aval` one that Numba's allocator should put on huge pages?
         (kernels/hugepages.py: NumPy does so for its own arrays of 4 MiB or more.)"""
-        return hugepages.ENABLED and (int(np.prod(aval.shape, dtype=np.int64))
-                                      * np.dtype(aval.dtype).itemsize >= hugepages.HUGE_MIN_BYTES)
+        return self.huge_bytes(int(np.prod(aval.shape, dtype=np.int64))
+                               * np.dtype(aval.dtype).itemsize)
+
+    @staticmethod
+    def huge_bytes(nbytes):
+        return hugepages.ENABLED and nbytes >= hugepages.HUGE_MIN_BYTES
 
     def helper(self, name):
         """The name of kernels.cpu_runtime's helper `name`, imported by the module."""
@@ -451,7 +507,7 @@ class _Nest:
         guard = f"{em.trig_guard}_c" if flags else None
         if flags:
             em.line(f"{flags} = np.empty({nch}, np.bool_)")
-        par = (em.allow_parallel and self.size >= PARALLEL_MIN_ELEMENTS
+        par = (em.allow_parallel and self.size >= em.parallel_min
                and -(-int(n0) // rows) >= 2)
         em.uses_prange |= par
         header = f"for ch in prange({nch}):" if par else f"for ch in range({nch}):"
@@ -542,6 +598,24 @@ class _Nest:
                 em.line("k1 += 1")
         for r in top:
             r.emit_update(_pairwise(lanes[r], r.assign_op()[0]))
+
+
+def parallel_threshold(plan):
+    """The fewest elements of a prange loop in the kernel of `plan`: PARALLEL_MIN_ELEMENTS,
+    or PARALLEL_MIN_ELEMENTS_BLAS when a matrix product in it (sub-programs included) is
+    large enough for OpenBLAS to thread."""
+    for step in plan.steps:
+        if step.kind == "control":
+            if any(parallel_threshold(p) == PARALLEL_MIN_ELEMENTS_BLAS for p in step.subplans):
+                return PARALLEL_MIN_ELEMENTS_BLAS
+        elif step.kind == "op" and step.eqn.prim.name == "dot_general":
+            x, y = step.eqn.invars
+            (_, rc), (_, rb) = step.eqn.params["dimension_numbers"]
+            free = [n for d, n in enumerate(y.aval.shape) if d not in rc and d not in rb]
+            flops = int(np.prod(x.aval.shape, dtype=np.int64)) * int(np.prod(free, dtype=np.int64))
+            if flops > OPENBLAS_THREADED_FLOPS or is_symbolic(x.aval.shape + y.aval.shape):
+                return PARALLEL_MIN_ELEMENTS_BLAS
+    return PARALLEL_MIN_ELEMENTS
 
 
 def _pairwise(terms, op):

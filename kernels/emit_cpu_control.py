@@ -14,7 +14,8 @@ inlined code of the sub-programs (never unrolled).  Semantics: xforms/primitives
 
 A body may update its carry buffers in place once they are dead (the plan marks loop
 carries as owned); outputs that alias the body's constants or each other are copied, so
-two carries never share a buffer.
+two carries never share a buffer.  The intermediates of a body are allocated once, before
+the loop (`Emitter.loop_scope`).
 """
 import numpy as np
 
@@ -77,7 +78,7 @@ def _while(em, step):
     subs = _subplans(step)
     outs = step.eqn.outvars
     _init_carry(em, outs, carry)
-    with em.block("while True:"):
+    with em.loop_scope(), em.block("while True:"):
         (c,) = emit_sub(em, subs["cond_jaxpr"], [em.atom(a) for a in cc + outs], "w")
         with em.block(f"if not {c}:"):
             em.line("break")
@@ -93,7 +94,7 @@ def _for_loop(em, step):
     i = em.fresh("it")       # not "i": fused loop nests inside the body use i0, i1, ...
     stop = em.atom(n[0])
     rng = f"range({stop} - 1, -1, -1)" if p["reverse"] else f"range({stop})"
-    with em.block(f"for {i} in {rng}:"):
+    with em.loop_scope(), em.block(f"for {i} in {rng}:"):
         exprs = emit_sub(em, _subplans(step)["body_jaxpr"],
                          [f"np.int64({i})"] + [em.atom(a) for a in consts + outs], "f")
         _assign(em, outs, exprs)
@@ -110,7 +111,7 @@ def _scan(em, step):
     i = em.fresh("it")       # not "i": fused loop nests inside the body use i0, i1, ...
     n = p["length"]
     rng = f"range({n - 1}, -1, -1)" if p["reverse"] else f"range({n})"
-    with em.block(f"for {i} in {rng}:"):
+    with em.loop_scope(), em.block(f"for {i} in {rng}:"):
         args = [em.atom(a) for a in consts + c_outs] + [f"{em.A(x)}[{i}]" for x in xs]
         exprs = emit_sub(em, _subplans(step)["jaxpr"], args, "s")
         _assign(em, c_outs, exprs[:len(c_outs)])
