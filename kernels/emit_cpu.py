@@ -32,8 +32,8 @@ from .fusion import REDUCTIONS, acts_as_view
 from .loop_cpu import LoopSpelling, print_body
 from .lower_loops import lower_loop
 from .shape_symbols import SymbolTable, is_one, is_symbolic
-from .scalar_rules import (ScalarCtx, dtype_refused, get_scalar_rule, math_name, reduction_init,
-                           reduction_monoid)
+from .scalar_rules import (ScalarCtx, dtype_refused, get_scalar_rule, has_target_rule, math_name,
+                           reduction_init, reduction_monoid)
 
 OP_RULES = RuleTable()          # prim (or its name) -> rule(emitter, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(emitter, control_step)
@@ -354,7 +354,9 @@ class Emitter(Naming):
         texts `args` in a loop of `size` elements (`idx`: the loop's index texts)."""
         if acts_as_view(eqn):
             return args[0], False
-        if user_prims.is_elementwise(eqn):
+        # a rule of this target's own (a vectorisable special function) wins over the
+        # elementwise Numba implementation
+        if user_prims.is_elementwise(eqn) and not has_target_rule(eqn.prim, "cpu"):
             return user_prims.scalar_call(self, eqn, args, "cpu"), False
         rule = get_scalar_rule(eqn.prim, "cpu")
         if rule is None:
