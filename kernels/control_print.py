@@ -19,6 +19,8 @@ name, trip count) of a `for_loop`), `counter(i)` (the counter as a value), `scan
 `row(x, i)` / `store_row(y, i, value)` (row i of a scanned array), `host_loop()` (said before
 a `while`).
 """
+import contextlib
+
 from .fusion import split, subplans
 
 
@@ -28,6 +30,10 @@ class ControlPrinter:
 
     def host_loop(self):
         pass
+
+    def loop_scope(self):
+        """Around a loop's emission (the CPU allocates the body's buffers before it)."""
+        return contextlib.nullcontext()
 
     def cond(self, step):
         em = self.em
@@ -53,7 +59,7 @@ class ControlPrinter:
         outs = step.eqn.outvars
         self.init_carry(outs, carry)
         self.host_loop()
-        with em.block("while True:"):
+        with self.loop_scope(), em.block("while True:"):
             (c,) = self.sub(subs["cond_jaxpr"], [self.arg(a) for a in cc + outs], "w")
             with em.block(f"if not {self.truth(c)}:"):
                 em.line("break")
@@ -67,7 +73,7 @@ class ControlPrinter:
         self.init_carry(outs, carry)
         i, stop = self.bounds(n[0])
         rng = f"range({stop} - 1, -1, -1)" if p["reverse"] else f"range({stop})"
-        with em.block(f"for {i} in {rng}:"):
+        with self.loop_scope(), em.block(f"for {i} in {rng}:"):
             exprs = self.sub(subplans(step)["body_jaxpr"],
                              [self.counter(i)] + [self.arg(a) for a in consts + outs], "f")
             self.assign(outs, exprs)
@@ -83,7 +89,7 @@ class ControlPrinter:
         i = self.scan_counter()
         n = p["length"]
         rng = f"range({n - 1}, -1, -1)" if p["reverse"] else f"range({n})"
-        with em.block(f"for {i} in {rng}:"):
+        with self.loop_scope(), em.block(f"for {i} in {rng}:"):
             args = [self.arg(a) for a in consts + c_outs] + [self.row(x, i) for x in xs]
             exprs = self.sub(subplans(step)["jaxpr"], args, "s")
             self.assign(c_outs, exprs[:len(c_outs)])

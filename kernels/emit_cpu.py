@@ -28,7 +28,7 @@ from xforms.registry import RuleTable
 from . import hugepages, user_prims
 from .codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
-from .cpu_nest import emit_loop
+from .cpu_nest import PARALLEL_MIN_ELEMENTS, emit_loop, parallel_threshold  # noqa: F401
 from .cpu_scalar import (VECMATH, VECMATH_F32, VECMATH_MIN_ELEMENTS, CpuCtx,  # noqa: F401
                          TRIG_BOUNDED, unsupported as _unsupported)
 from .shape_symbols import SymbolTable
@@ -63,10 +63,12 @@ class Emitter(Naming):
         self.plan = None
         self.top_plan = None         # the program's own plan (emit_module sets it)
         self.buffers = []            # top-level buffers that may come from Python
+        self.hoisted = None          # a loop's buffers allocated before it (`loop_scope`)
         self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
         self._fresh = 0
         self._scopes = 0
         self.symbols = SymbolTable([])   # sizes printed as names (kernels/shape_symbols.py)
+        self.parallel_min = PARALLEL_MIN_ELEMENTS    # (emit_module: `parallel_threshold`)
 
     # Numba compiles each statement separately (types it, lowers it), so the generated code
     # avoids statements that do no work: a typed literal such as `np.float32(0.5)` is three
@@ -146,6 +148,10 @@ class Emitter(Naming):
         else:
             expr = f"{self.helper('empty_c')}({shape_str(shape)}, {dtype_str(v.aval.dtype)})"
             st = self.plan.storage.get(v)
+            if (self.hoisted is not None and st is not None and not st.external
+                    and not st.is_output and v.aval.size > 0):
+                self.hoisted.append((self.A(v), expr, tuple(shape), np.dtype(v.aval.dtype), st))
+                return
             # a buffer allocated once per call (top level, outside any loop or branch) may
             # come from Python and be reused across calls: emit_module decides and rewrites
             # this line (see kernels/cpu_buffers.py)
@@ -157,11 +163,53 @@ class Emitter(Naming):
                 expr = self.helper("advise_huge") + f"({expr})"
         self.line(f"{self.A(v)} = {expr}")
 
+    @contextmanager
+    def loop_scope(self):
+        """Around the emission of a loop (while, for, scan): the buffers its iterations use
+        only for themselves (a body's intermediates that are no output of the body, at any
+        nesting) are allocated once, before the outermost loop, instead of in every
+        iteration -- glibc returns freed blocks of a few MiB to the system, so a fresh one
+        faults every page again (the VAE training step of benchmarks/workloads/
+        real_programs.py took 1378 page faults and 3-4 ms of system time per step, now
+        ~230 and 0.7 ms, as JAX; measured under load).  Before a top-level loop they
+        come from the caller's workspace like the program's own intermediates
+        (kernels/cpu_buffers.py).  Iterations run one after the other and an intermediate
+        dies within its iteration, so one buffer serves them all."""
+        if self.hoisted is not None:
+            yield
+            return
+        at, depth = len(self.sb.lines), self.sb.depth
+        top = self.plan is self.top_plan and depth == 0
+        self.hoisted = hoisted = []
+        try:
+            yield
+        finally:
+            self.hoisted = None
+        n = len(hoisted)
+        if not n:
+            return
+        for b in self.buffers:
+            if b.line >= at:
+                b.line += n
+        self.line_info = {(k + n if k >= at else k): e for k, e in self.line_info.items()}
+        lines = []
+        for j, (name, expr, shape, dt, st) in enumerate(hoisted):
+            if top:
+                self.buffers.append(Buffer(at + j, name, shape, dt, st))
+            elif self.huge_bytes(int(np.prod(shape, dtype=np.int64)) * dt.itemsize):
+                expr = self.helper("advise_huge") + f"({expr})"
+            lines.append("    " * depth + f"{name} = {expr}")
+        self.sb.lines[at:at] = lines
+
     def huge(self, aval):
         """Is an array of `aval` one that Numba's allocator should put on huge pages?
         (kernels/hugepages.py: NumPy does so for its own arrays of 4 MiB or more.)"""
-        return hugepages.ENABLED and (int(np.prod(aval.shape, dtype=np.int64))
-                                      * np.dtype(aval.dtype).itemsize >= hugepages.HUGE_MIN_BYTES)
+        return self.huge_bytes(int(np.prod(aval.shape, dtype=np.int64))
+                               * np.dtype(aval.dtype).itemsize)
+
+    @staticmethod
+    def huge_bytes(nbytes):
+        return hugepages.ENABLED and nbytes >= hugepages.HUGE_MIN_BYTES
 
     def helper(self, name):
         """The name of kernels.cpu_runtime's helper `name`, imported by the module."""

@@ -15,7 +15,8 @@ code, is kernels/control_print.py).  Semantics: xforms/primitives/control_flow.p
 
 A body may update its carry buffers in place once they are dead (the plan marks loop
 carries as owned); outputs that alias the body's constants or each other are copied, so
-two carries never share a buffer.
+two carries never share a buffer.  The intermediates of a body are allocated once, before
+the loop (`Emitter.loop_scope`).
 """
 import numpy as np
 
@@ -61,6 +62,9 @@ class _CpuControl(ControlPrinter):
 
     def sub(self, plan, args, kind):
         return emit_sub(self.em, plan, args, kind)
+
+    def loop_scope(self):
+        return self.em.loop_scope()
 
     def arg(self, a):
         return self.em.atom(a)

@@ -780,15 +780,25 @@ def assign_storage(plan, owned=()):
         live_until[s] = max(live_until.get(s, k), k)
         pending.setdefault(live_until[s], []).append(s)
 
+    carried = set()
     for v in list(jaxpr.constvars) + list(jaxpr.invars):
         if v.aval.shape:
             ext = v not in owned
             storage[v] = s = Storage(v.aval.dtype, v.aval.size, next(ids), v, v in outs, ext)
             if not ext:
                 extend(s, last.get(v, -1))
+                carried.add(s)
     for k, st in enumerate(steps):
+        inplace = _inplace_sources(st, storage, live_until, k, carried)
         for v in _step_defs(st):
             if v not in plan.materialized or not v.aval.shape:
+                continue
+            s = inplace.pop(v, None)
+            if s is not None:                       # an elementwise update in place
+                reuse[v], s.owner = s.owner, v
+                storage[v] = s
+                s.is_output = s.is_output or v in outs
+                extend(s, last.get(v, k))
                 continue
             s, src = None, st.eqn.invars[0] if st.kind == "op" else None
             f = st.eqn.prim.facts if st.kind == "op" else None
@@ -831,6 +841,56 @@ def _pool_key(aval):
     for d in aval.shape:
         n = n * d
     return aval.dtype, int(n), str(n)
+
+
+# a fused loop that computes these redoes its body on some backends (CPU: the bounded sin/cos/
+# tan of kernels/vecmath.py, redone with libm on a nan), re-reading its inputs: never in place
+_REDONE = ("sin", "cos", "tan")
+
+
+def _inplace_sources(step, storage, live_until, k, carried):
+    """{written Var: Storage of an input it may overwrite} for a fused loop: an input that
+    dies at this step and is read only at the loop index (identity maps), and only by
+    equations up to the one computing the written value, so each element is read before
+    it is overwritten -- as XLA's buffer assignment shares an elementwise fusion's operand
+    with its output.  Memory traffic drops (the store finds its line in cache) and a loop
+    carry updated elementwise (an optimizer's parameters) stays in its own buffer.  Loop
+    carries (`carried`) are preferred, then the operand read first.
+
+        c = a * b + 1      # a dies here: C takes over A's buffer (reuse[c] is a)
+    """
+    if step.kind != "loop" or any(e.prim.name in _REDONE for e, _ in step.body):
+        return {}
+    # reductions over different axes are separate passes on CUDA (emit_cuda_reduce.py),
+    # each re-reading the inputs
+    axes = {tuple(e.params["axes"]) if "axes" in e.params else (e.params.get("axis"),)
+            for e, _ in step.body if e.prim in REDUCTIONS}
+    if len(axes) > 1:
+        return {}
+    ndim = len(step.shape)
+    last_read, bad = {}, set()
+    for p, (eqn, reads) in enumerate(step.body):
+        for r in reads:
+            s = storage.get(r.atom) if isinstance(r.atom, Var) and r.imap is not None else None
+            if s is None:
+                continue
+            if (not r.imap.is_identity(ndim) or s.external or s.is_output
+                    or live_until.get(s) != k or s.dtype != r.atom.aval.dtype):
+                bad.add(s)
+            last_read[s] = p
+    cands = sorted((s for s in last_read if s not in bad),
+                   key=lambda s: (s not in carried, last_read[s], s.id))
+    out, writes = {}, set(step.writes)
+    for q, (eqn, _) in enumerate(step.body):
+        v = eqn.outvars[0]
+        if v not in writes:
+            continue
+        for s in cands:
+            if last_read[s] <= q and _pool_key(s.owner.aval) == _pool_key(v.aval):
+                out[v] = s
+                cands.remove(s)
+                break
+    return out
 
 
 def subplans(step):

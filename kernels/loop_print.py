@@ -17,7 +17,7 @@ a `Reduce` folds into.
 from . import user_prims
 from .fusion import acts_as_view
 from .loop_ir import Eval, Fold, Init, Let, Nest, Reduce, Spelling, Store
-from .scalar_rules import reduction_init
+from .scalar_rules import has_target_rule, reduction_init
 
 # the reduction monoids an accumulator folds (kernels/scalar_rules.reduction_monoid)
 MONOIDS = ("sum", "prod", "and", "or", "max", "min", "argmax", "argmin")
@@ -66,7 +66,10 @@ class Printer:
                 idx = idx or [sp.expr(i) for i in st.index]     # (one loop: one index)
                 if acts_as_view(eqn):
                     expr, ruled = args[0], False
-                elif user_prims.is_elementwise(eqn):    # its function, compiled for the target
+                elif user_prims.is_elementwise(eqn) and not has_target_rule(eqn.prim,
+                                                                            self.target):
+                    # its function, compiled for the target (a rule of the target's own,
+                    # e.g. a vectorisable special function, wins)
                     expr, ruled = user_prims.scalar_call(self.em, eqn, args, self.target), False
                 else:
                     expr, ruled = self.value(eqn, args, idx), True

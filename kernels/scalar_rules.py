@@ -255,6 +255,18 @@ def _logistic(ctx, x):
 scalar_rules["logistic"] = _logistic
 
 
+def _logaddexp(ctx, x, y):
+    """log(e^x + e^y) = max + log1p(exp(-|x - y|)) without branches, so that a large loop
+    vectorises with kernels/vecmath's exp and log1p (the special-function implementation,
+    kernels/special_math.py, calls libm one element at a time: 6% of the VAE training step).
+    Ties, infinite ones too, give max + log 2; a NaN operand gives NaN (as np.logaddexp)."""
+    d = f"({ctx.lit(0, ctx.dtype)} if {x} == {y} else -abs({x} - {y}))"
+    return f"(({x} if {x} > {y} else {y}) + {ctx.fn('log1p')}({ctx.fn('exp')}({d})))"
+
+
+register_scalar_rule("logaddexp", _logaddexp, "cpu")
+
+
 def _max(ctx, x, y):
     k = _kind(ctx.dtype)
     if k == "f":      # np.maximum: NaN in either operand gives NaN

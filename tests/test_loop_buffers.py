@@ -1,0 +1,138 @@
+"""Buffers of fused loops and loop bodies (kernels/fusion.py `_inplace_sources`,
+kernels/emit_cpu.py `Emitter.loop_scope`, cpu_nest.py `parallel_threshold`): an elementwise loop writes
+over an operand that dies in it only where every element is read before it is written; a
+loop body allocates nothing per iteration (its intermediates are allocated before the loop,
+its elementwise-updated carries stay in their buffers); a kernel whose products OpenBLAS
+threads runs its loops without prange below PARALLEL_MIN_ELEMENTS_BLAS elements."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+
+from kernels import cpu_nest, emit_cpu, fusion
+
+RNG = np.random.default_rng(3)
+A, B = RNG.standard_normal((6, 5)), RNG.standard_normal((5, 5)) / 3.0
+
+
+def plan_of(f, *args):
+    return fusion.plan_program(xf.make_jaxpr(f)(*args))
+
+
+def test_elementwise_output_takes_the_dying_operand():
+    plan = plan_of(lambda a, b: xnp.tanh(a @ b) * 2.0 + 1.0, A, B)
+    (dot,) = [s.eqn.outvars[0] for s in plan.steps if s.kind == "op"]
+    (out,) = plan.jaxpr.outvars
+    assert plan.reuse.get(out) is dot
+    got = xf.jit(lambda a, b: xnp.tanh(a @ b) * 2.0 + 1.0)(A, B)
+    np.testing.assert_allclose(got, np.tanh(A @ B) * 2.0 + 1.0, rtol=1e-13)
+
+
+def two_writes(a, b):
+    x = a @ b                 # dies in the loop below
+    y = x * 2.0               # written before x's last read (by z): not in x's buffer
+    z = y + x
+    return y, z
+
+
+def test_no_write_before_the_last_read():
+    plan = plan_of(two_writes, A, B)
+    (x,) = [s.eqn.outvars[0] for s in plan.steps if s.kind == "op"]
+    y, z = plan.jaxpr.outvars
+    assert plan.reuse.get(y) is not x and plan.reuse.get(z) is x
+    gy, gz = xf.jit(two_writes)(A, B)
+    np.testing.assert_allclose(gy, 2.0 * (A @ B), rtol=1e-13)
+    np.testing.assert_allclose(gz, 3.0 * (A @ B), rtol=1e-13)
+
+
+def test_no_write_over_an_operand_read_elsewhere_or_transposed():
+    f = lambda a, b: (a @ b) + (a @ b).T                       # noqa: E731  (square)
+    sq = RNG.standard_normal((5, 5))
+    plan = plan_of(f, sq, B)
+    assert not plan.reuse
+    np.testing.assert_allclose(xf.jit(f)(sq, B), sq @ B + (sq @ B).T, rtol=1e-13)
+
+
+def momentum(params, x, n):
+    """SGD with momentum in a fori_loop: the carry updated elementwise, a gradient and
+    activations as the body's intermediates."""
+    def body(i, state):
+        w, v = state
+        h = xnp.tanh(x @ w)
+        g = x.T @ (h * (1.0 - h * h)) * 0.1
+        v = 0.9 * v + g
+        return w - 0.01 * v, v
+    return lax.fori_loop(0, n, body, (params, xnp.zeros_like(params)))
+
+
+def momentum_ref(w, x, n):
+    v = np.zeros_like(w)
+    for _ in range(n):
+        h = np.tanh(x @ w)
+        v = 0.9 * v + x.T @ (h * (1.0 - h * h)) * 0.1
+        w = w - 0.01 * v
+    return w, v
+
+
+def loop_lines(src):
+    """The kernel's lines inside its `for` loop."""
+    lines = src.split("\n")
+    start = next(k for k, ln in enumerate(lines) if ln.lstrip().startswith("for it"))
+    depth = len(lines[start]) - len(lines[start].lstrip())
+    out = []
+    for ln in lines[start + 1:]:
+        if ln.strip() and len(ln) - len(ln.lstrip()) <= depth:
+            break
+        out.append(ln)
+    return out
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_loop_body_allocates_nothing(dt):
+    w0, x = (RNG.standard_normal((5, 4)) / 2).astype(dt), RNG.standard_normal((7, 5)).astype(dt)
+    f = xf.jit(momentum, static_argnums=2)
+    src = f.lower(w0, x, 6).as_text()
+    body = loop_lines(src)
+    assert body and not any("np.empty" in ln or ".copy()" in ln for ln in body), src
+    w, v = f(w0, x, 6)
+    rw, rv = momentum_ref(w0, x, 6)
+    tol = 1e-12 if dt == np.float64 else 2e-5
+    np.testing.assert_allclose(w, rw, rtol=tol, atol=tol)
+    np.testing.assert_allclose(v, rv, rtol=tol, atol=tol)
+    w, v = f(w0 * 2, x, 6)                    # the workspace is reused: same results
+    rw, rv = momentum_ref(w0 * 2, x, 6)
+    np.testing.assert_allclose(w, rw, rtol=tol, atol=tol)
+
+
+def test_scan_and_nested_loops():
+    def f(x):
+        def outer(c, xi):
+            inner = lax.fori_loop(0, 3, lambda i, u: xnp.tanh(u @ B) + u * 0.5, c + xi)
+            return inner * 0.5, xnp.sum(inner * inner)
+        return lax.scan(outer, xnp.zeros((6, 5)), x)
+
+    def ref(x):
+        c, ys = np.zeros((6, 5)), []
+        for xi in x:
+            u = c + xi
+            for _ in range(3):
+                u = np.tanh(u @ B) + u * 0.5
+            c = u * 0.5
+            ys.append(np.sum(u * u))
+        return c, np.array(ys)
+    x = RNG.standard_normal((4, 6, 5))
+    for got, want in zip(xf.jit(f)(x), ref(x)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_parallel_threshold_follows_threaded_products():
+    big, small = RNG.standard_normal((80, 80)), RNG.standard_normal((8, 8))
+    assert cpu_nest.parallel_threshold(plan_of(lambda a: xnp.tanh(a @ a), big)) \
+        == cpu_nest.PARALLEL_MIN_ELEMENTS_BLAS
+    assert cpu_nest.parallel_threshold(plan_of(lambda a: xnp.tanh(a @ a), small)) \
+        == cpu_nest.PARALLEL_MIN_ELEMENTS
+    in_loop = lambda a: lax.fori_loop(0, 2, lambda i, u: u @ u, a)        # noqa: E731
+    assert cpu_nest.parallel_threshold(plan_of(in_loop, big)) \
+        == cpu_nest.PARALLEL_MIN_ELEMENTS_BLAS
