@@ -41,8 +41,10 @@ from numba.extending import intrinsic, overload
 
 from .helper_cache import CACHE as _CACHE
 
-# windows of at most this many elements run as direct loops (see the module docstring)
+# windows of at most this many elements take the transposed, run-wise im2col (`_small`)
 DIRECT_MAX_WINDOW = 16
+# output rows of one of its blocks (its matrix and product stay in cache)
+SMALL_BLOCK_ROWS = 2048
 # elements of one im2col block (rows x K): the block and its product stay in cache
 BLOCK_ELEMENTS = 1 << 18
 # at least this many rows per im2col block (a long window's block outgrows the cache
@@ -160,51 +162,79 @@ def in_place(wsh, wst, groups, features_major):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
-def _direct(x, xsh, xst, wp, kdims, out, osh, ost, geo):
-    """Direct loops, one output line (n, od, oh) at a time: for each window element and
-    input feature, line[ow, :] += x[.., ow's input, c] * wp[g, (k, c), :] -- the innermost
-    loop runs along the contiguous output features of a line that stays in L1."""
+def _small(x, xsh, xst, wp, kdims, out, osh, ost, geo, features_major):
+    """Few-element windows (a first layer's 3x3x1): the im2col matrix transposed,
+    T[(kd, kh, kw, c), (line, ow)], for blocks of output lines, each row a strided copy of
+    one input row; then out_block = T.T @ wp by BLAS, written straight into a channels-last
+    output.  The copies are runs along output positions and the product's inner dimension
+    is tiny, which BLAS still runs near peak (measured for 32 28x28 images, 3x3x1 -> 32:
+    0.25 ms, against 1.0 ms for direct loops over each line's features and 2.9 ms for a
+    row-wise im2col of 9 columns)."""
     D, H, W = xsh[2], xsh[3], xsh[4]
     nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
     KD, KH, KW = kdims
     groups, K, op = wp.shape
     G = geo[12]
-    I = K // (KD * KH * KW)
-    line = np.empty((OW, op), wp.dtype)
+    nk = KD * KH * KW
+    I = K // nk
+    lines = nb * OD * OH
+    per = max(1, min(lines, SMALL_BLOCK_ROWS // OW))
+    direct = _rows_contiguous(groups, op, osh, ost)
+    t_buf = np.empty(K * per * OW, wp.dtype)
+    res_buf = np.empty(0 if direct else per * OW * op, wp.dtype)
+    sx = geo[2] * xst[4]
     for g in range(groups):
         x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
-        o0 = g * op * ost[1]
-        for n in range(nb):
-            for od in range(OD):
-                for oh in range(OH):
-                    line[:, :] = 0
-                    for kd in range(KD):
-                        id_ = od * geo[0] - geo[3] + kd * geo[9]
-                        if id_ < 0 or id_ >= D:
-                            continue
-                        for kh in range(KH):
-                            ih = oh * geo[1] - geo[4] + kh * geo[10]
-                            if ih < 0 or ih >= H:
-                                continue
-                            src = x0 + n * xst[0] + id_ * xst[2] + ih * xst[3]
-                            for kw in range(KW):
-                                row = ((kd * KH + kh) * KW + kw) * I
-                                # the output positions whose input is inside: ow0 <= ow < ow1
-                                off = kw * geo[11] - geo[5]
-                                ow0 = max(0, (-off + geo[2] - 1) // geo[2])
-                                ow1 = min(OW, (W - 1 - off) // geo[2] + 1) if W - 1 - off >= 0 else 0
-                                for c in range(I):
-                                    wr = wp[g, row + c]
-                                    xc = src + c * xst[1]
+        for line0 in range(0, lines, per):
+            nl = min(per, lines - line0)
+            rows = nl * OW
+            t = t_buf[:K * rows].reshape((K, rows))
+            for li in range(nl):
+                line = line0 + li
+                oh = line % OH
+                od = (line // OH) % OD
+                n = line // (OH * OD)
+                col0 = li * OW
+                for kd in range(KD):
+                    id_ = od * geo[0] - geo[3] + kd * geo[9]
+                    for kh in range(KH):
+                        ih = oh * geo[1] - geo[4] + kh * geo[10]
+                        inside = 0 <= id_ < D and 0 <= ih < H
+                        for kw in range(KW):
+                            # the output positions whose input is inside: ow0 <= ow < ow1
+                            off = kw * geo[11] - geo[5]
+                            ow0 = min(OW, max(0, (-off + geo[2] - 1) // geo[2]))
+                            ow1 = min(OW, (W - 1 - off) // geo[2] + 1) if W - 1 - off >= 0 else 0
+                            if not inside or ow1 < ow0:
+                                ow0, ow1 = 0, 0
+                            src = x0 + n * xst[0] + id_ * xst[2] + ih * xst[3] + off * xst[4]
+                            k = (kd * KH + kh) * KW + kw
+                            for c in range(I):
+                                tr = t[c * nk + k if features_major else k * I + c]
+                                xc = src + c * xst[1]
+                                tr[col0:col0 + ow0] = 0
+                                if sx == 1:             # slices: vectorised copies
+                                    tr[col0 + ow0:col0 + ow1] = x[xc + ow0:xc + ow1]
+                                else:
                                     for ow in range(ow0, ow1):
-                                        v = x[xc + (ow * geo[2] + off) * xst[4]]
-                                        lr = line[ow]
-                                        for o in range(op):
-                                            lr[o] += v * wr[o]
-                    dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3]
-                    for ow in range(OW):
-                        for o in range(op):
-                            out[dst + ow * ost[4] + o * ost[1]] = line[ow, o]
+                                        tr[col0 + ow] = x[xc + ow * sx]
+                                tr[col0 + max(ow0, ow1):col0 + OW] = 0
+            if direct:
+                r0 = line0 * OW * op
+                gemm_tn(t, wp[g], out[r0:r0 + rows * op].reshape((rows, op)))
+            else:
+                res = res_buf[:rows * op].reshape((rows, op))
+                gemm_tn(t, wp[g], res)
+                _write_rows(res, out, g * op * ost[1], line0, nl, osh, ost)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _rows_contiguous(groups, op, osh, ost):
+    """Do the output rows (n, od, oh, ow) follow each other at stride op, with features at
+    stride 1 (a channels-last output, one group): a block's product can go straight in."""
+    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
+    return (groups == 1 and ost[1] == 1 and ost[4] == op and (OH == 1 or ost[3] == OW * op)
+            and (OD == 1 or ost[2] == OH * OW * op) and (nb == 1 or ost[0] == OD * OH * OW * op))
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -216,6 +246,8 @@ def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols, featu
     OD, OH, OW = osh[2], osh[3], osh[4]
     KD, KH, KW = kdims
     nk = KD * KH * KW
+    # channels-last x, no rhs dilation along w: a window row is contiguous in x
+    run = xst[1] == 1 and xst[4] == I and geo[11] == 1
     row = 0
     for line in range(line0, line0 + nlines):
         oh = line % OH
@@ -237,19 +269,25 @@ def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols, featu
                 for kh in range(KH):
                     ih = oh * geo[1] - geo[4] + kh * geo[10]
                     okh = okd and 0 <= ih < H
+                    iw0 = ow * geo[2] - geo[5]
+                    if run and okh and iw0 >= 0 and iw0 + KW <= W:
+                        # the window row is one run of KW * I elements of x: one flat copy
+                        src = xn + id_ * xst[2] + ih * xst[3] + iw0 * I
+                        # (a slice copy: indexed element loops are not vectorised)
+                        cols[row, col:col + KW * I] = x[src:src + KW * I]
+                        col += KW * I
+                        continue
                     for kw in range(KW):
                         iw = ow * geo[2] - geo[5] + kw * geo[11]
                         if okh and 0 <= iw < W:
                             src = xn + id_ * xst[2] + ih * xst[3] + iw * xst[4]
                             if xst[1] == 1:           # channels-last: a vectorised copy
-                                for c in range(I):
-                                    cr[col + c] = x[src + c]
+                                cr[col:col + I] = x[src:src + I]
                             else:
                                 for c in range(I):
                                     cr[col + c] = x[src + c * xst[1]]
                         else:
-                            for c in range(I):
-                                cr[col + c] = 0
+                            cr[col:col + I] = 0
                         col += I
             row += 1
 
@@ -268,15 +306,13 @@ def _window_run(x, src0, xsh, xst, od, oh, ow, kdims, geo, dst):
                 src = src0 + id_ * xst[2] + ih * xst[3]
                 iw0 = ow * geo[2] - geo[5]
                 if geo[11] == 1 and xst[4] == 1 and iw0 >= 0 and iw0 + KW <= W:
-                    for kw in range(KW):               # a contiguous run
-                        dst[col + kw] = x[src + iw0 + kw]
+                    dst[col:col + KW] = x[src + iw0:src + iw0 + KW]  # a contiguous run
                 else:
                     for kw in range(KW):
                         iw = iw0 + kw * geo[11]
                         dst[col + kw] = x[src + iw * xst[4]] if 0 <= iw < W else 0
             else:
-                for kw in range(KW):
-                    dst[col + kw] = 0
+                dst[col:col + KW] = 0
             col += KW
 
 
@@ -307,9 +343,7 @@ def _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo, features_major):
     I = K // (kdims[0] * kdims[1] * kdims[2])
     lines = nb * OD * OH
     per = max(1, min(lines, max(BLOCK_ELEMENTS // max(1, OW * K), MIN_BLOCK_ROWS // OW)))
-    # rows (n, od, oh, ow) of `out` follow each other at stride op, features at stride 1
-    direct = (groups == 1 and ost[1] == 1 and ost[4] == op and (OH == 1 or ost[3] == OW * op)
-              and (OD == 1 or ost[2] == OH * OW * op) and (nb == 1 or ost[0] == OD * OH * OW * op))
+    direct = _rows_contiguous(groups, op, osh, ost)
     cols_buf = np.empty(per * OW * K, wp.dtype)
     res_buf = np.empty(0 if direct else per * OW * op, wp.dtype)
     for g in range(groups):
@@ -365,11 +399,13 @@ def _im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo):
                             iw = ow * geo[2] - geo[5] + kw * geo[11]
                             if 0 <= id_ < D and 0 <= ih < H and 0 <= iw < W:
                                 src = xc + id_ * xst[2] + ih * xst[3] + iw * xst[4]
-                                for n in range(nb):
-                                    t[r, col + n] = x[src + n * xst[0]]
+                                if xst[0] == 1:      # slices: vectorised copies
+                                    t[r, col:col + nb] = x[src:src + nb]
+                                else:
+                                    for n in range(nb):
+                                        t[r, col + n] = x[src + n * xst[0]]
                             else:
-                                for n in range(nb):
-                                    t[r, col + n] = 0
+                                t[r, col:col + nb] = 0
                             col += nb
             gemm_tn(t, wp[g, r0:r0 + nr], part)
             res += part
@@ -488,6 +524,6 @@ def conv_run(x, w, out, plan):
     elif transposed:
         _im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo)
     elif K <= DIRECT_MAX_WINDOW:
-        _direct(x, xsh, xst, wp, kdims, out, osh, ost, geo)
+        _small(x, xsh, xst, wp, kdims, out, osh, ost, geo, fm)
     else:
         _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo, fm)
