@@ -16,11 +16,15 @@ then feature_group_count and batch_group_count.
              N, O, 1, OH, OW, OH * OW * O, 1, 0, OW * O, O,        # NHWC
              1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)))
 
+Copies run as slice assignments: Numba vectorises an element loop `a[i + j] = b[k + j]`
+with gather/scatter instructions (the index might wrap around), 3x slower than a slice.
+
 Methods, chosen per call from the sizes:
 - windows of few elements (K = window x input features per group <= DIRECT_MAX_WINDOW, a
-  first layer's 3x3x1) run as direct loops, one output line at a time: each input element
-  times a row of kernel weights is added along the line's contiguous output features (an
-  im2col matrix of K = 9 columns costs more to build than its product);
+  first layer's 3x3x1) build the im2col matrix transposed, (K, rows), each of its rows a
+  copy of an input row along the output positions, and one BLAS product per block (a
+  row-wise im2col of K = 9 columns costs more to build than its product, and direct loops
+  over each line's features ran at ~10 GF/s);
 - otherwise im2col + matrix product in blocks of output rows: a block's receptive fields are
   copied into a (rows, K) matrix that stays in cache, one product (BLAS for floats) gives the
   block's outputs, written straight into a channels-last output.  When the kernel is stored

@@ -104,7 +104,7 @@ def test_conv_vmap_matches_loop(case, in_axes):
 
 def test_jit_matches_eager_and_grad():
     """The compiled kernel (one program holding several layouts and groups, on both paths:
-    im2col + BLAS for windows of many elements, direct loops for small ones)."""
+    im2col + BLAS for windows of many elements, a transposed im2col of runs for small ones)."""
     def prog(x, w, xg, wg, xb, wb, x1, w1, x2, w2, xh, wh):
         a = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=NHWC)
         b = _conv(CASES[2])(x2, w2)
@@ -150,10 +150,11 @@ def test_jit_integer_and_float32():
 
 @pytest.mark.parametrize("method", ["direct", "im2col", "transposed", "scatter", "groups",
                                     "im2col_nhwc", "features_major",
-                                    "features_major_unpadded"])
+                                    "features_major_unpadded", "small_unit_stride",
+                                    "small_groups", "small_features_major"])
 def test_jit_each_cpu_method_matches_loop(method):
-    """kernels/conv_runtime.py picks a method from the sizes: direct loops (window x
-    features <= 16), im2col blocks, transposed im2col (a weight gradient: the operand's
+    """kernels/conv_runtime.py picks a method from the sizes: a transposed im2col of
+    runs (window x features <= 16), im2col blocks, transposed im2col (a weight gradient: the operand's
     batch axis contiguous and >= 8 long), col2im (lhs dilation); each against the loop."""
     rng = np.random.default_rng(7)
     # (x NCHW shape, w OIHW shape, strides, padding, lhs_dil, G, dimension numbers)
@@ -178,6 +179,14 @@ def test_jit_each_cpu_method_matches_loop(method):
                            ("NHWC", "IHWO", "NHWC")),
         "features_major_unpadded": ((2, 3, 7, 6), (4, 3, 3, 2), (1, 1), ((0, 0), (0, 0)),
                                     (1, 1), 1, ("NCHW", "IHWO", "NHWC")),
+        # small windows: unit stride (input rows copied as slices), depthwise groups (the
+        # product goes through a buffer), a kernel stored features-outermost
+        "small_unit_stride": ((2, 1, 6, 5), (4, 1, 3, 3), (1, 1), ((1, 1), (2, 0)), (1, 1), 1,
+                              ("NHWC", "HWIO", "NHWC")),
+        "small_groups": ((2, 4, 5, 6), (4, 1, 3, 3), (1, 1), ((1, 0), (0, 1)), (1, 1), 4,
+                         ("NHWC", "HWIO", "NHWC")),
+        "small_features_major": ((2, 3, 6, 5), (4, 3, 2, 2), (1, 1), ((0, 1), (1, 1)), (1, 1),
+                                 1, ("NHWC", "IHWO", "NCHW")),
     }[method]
     x, w = rng.normal(size=x_shape), rng.normal(size=w_shape)
     want = conv_loop(x, w, strides, padding, lhs_dil, (1, 1), G)
@@ -193,7 +202,7 @@ def test_jit_each_cpu_method_matches_loop(method):
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 def test_jit_direct_loops_strides_dilation_padding(dt):
-    """The direct loops' range of output positions per window element (strides, rhs
+    """The small-window method's range of output positions per window element (strides, rhs
     dilation, padding on both sides, an input narrower than the dilated window)."""
     rng = np.random.default_rng(11)
     f = xf.jit(lambda a, b, s, p, rd: lax.conv_general_dilated(
