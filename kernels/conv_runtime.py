@@ -332,8 +332,11 @@ def _write_rows(res, out, o0, line0, nlines, osh, ost):
         n = line // (OH * OD)
         for ow in range(OW):
             dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3] + ow * ost[4]
-            for o in range(op):
-                out[dst + o * ost[1]] = res[row, o]
+            if ost[1] == 1:
+                out[dst:dst + op] = res[row]
+            else:
+                for o in range(op):
+                    out[dst + o * ost[1]] = res[row, o]
             row += 1
 
 
