@@ -153,9 +153,10 @@ def test_jit_integer_and_float32():
                                     "features_major_unpadded", "small_unit_stride",
                                     "small_groups", "small_features_major"])
 def test_jit_each_cpu_method_matches_loop(method):
-    """kernels/conv_runtime.py picks a method from the sizes: a transposed im2col of
-    runs (window x features <= 16), im2col blocks, transposed im2col (a weight gradient: the operand's
-    batch axis contiguous and >= 8 long), col2im (lhs dilation); each against the loop."""
+    """kernels/conv_runtime.py picks a method from the sizes: a transposed im2col of runs
+    (window x features <= 16), im2col blocks, transposed im2col (a weight gradient: the
+    operand's batch axis contiguous and >= 8 long), col2im (lhs dilation); each against the
+    loop."""
     rng = np.random.default_rng(7)
     # (x NCHW shape, w OIHW shape, strides, padding, lhs_dil, G, dimension numbers)
     x_shape, w_shape, strides, padding, lhs_dil, G, dn = {
