@@ -36,7 +36,9 @@ Methods, chosen per call from the sizes:
   those runs, and accumulates out += T.T @ w block by block;
 - with lhs dilation (the gradient of a strided convolution) an im2col matrix would be mostly
   zeros: z = x @ w over the input's own elements, then each row of z is added into the
-  outputs it reaches (col2im).
+  outputs it reaches (col2im).  The same when the input has fewer positions than the
+  output (an input gradient's "full" padding): the product skips the padding's zeros
+  (measured 2.7 against 3.2 ms for 32 11x11x64 cotangents -> 13x13x32).
 """
 import numba
 import numpy as np
@@ -452,8 +454,11 @@ def _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo):
                 for i1 in range(H):
                     for i2 in range(W):
                         src = x0 + n * xst[0] + i0 * xst[2] + i1 * xst[3] + i2 * xst[4]
-                        for c in range(I):
-                            xg[row, c] = x[src + c * xst[1]]
+                        if xst[1] == 1:
+                            xg[row] = x[src:src + I]
+                        else:
+                            for c in range(I):
+                                xg[row, c] = x[src + c * xst[1]]
                         row += 1
         for k in range(nk):                       # wt[c, (k, o)] = wp[g, (k, c), o]
             for c in range(I):
@@ -480,11 +485,16 @@ def _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo):
                                     q2 = t2 // geo[2]
                                     if ok1 and t2 >= 0 and t2 % geo[2] == 0 and q2 < OW:
                                         r = ((n * OD + q0) * OH + q1) * OW + q2
-                                        for o in range(op):
-                                            acc[r, o] += z[row, col + o]
+                                        acc[r] += z[row, col:col + op]
                                     col += op
                         row += 1
         _write_rows(acc, out, g * op * ost[1], 0, nb * OD * OH, osh, ost)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _fewer_inputs(xsh, osh):
+    """Fewer input positions than output positions (an input gradient's "full" padding)."""
+    return xsh[0] * xsh[2] * xsh[3] * xsh[4] < osh[0] * osh[2] * osh[3] * osh[4]
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -526,7 +536,7 @@ def conv_run(x, w, out, plan):
     fm = transposed or (not dilated and not in_place(wsh, wst, groups, False)
                         and in_place(wsh, wst, groups, True))
     wp = packed(w, wsh, wst, groups, fm)
-    if dilated:
+    if dilated or (K > DIRECT_MAX_WINDOW and _fewer_inputs(xsh, osh)):
         _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo)
     elif transposed:
         _im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo)

@@ -151,7 +151,8 @@ def test_jit_integer_and_float32():
 @pytest.mark.parametrize("method", ["direct", "im2col", "transposed", "scatter", "groups",
                                     "im2col_nhwc", "features_major",
                                     "features_major_unpadded", "small_unit_stride",
-                                    "small_groups", "small_features_major"])
+                                    "small_groups", "small_features_major",
+                                    "scatter_full_padding"])
 def test_jit_each_cpu_method_matches_loop(method):
     """kernels/conv_runtime.py picks a method from the sizes: a transposed im2col of runs
     (window x features <= 16), im2col blocks, transposed im2col (a weight gradient: the
@@ -188,6 +189,9 @@ def test_jit_each_cpu_method_matches_loop(method):
                          ("NHWC", "HWIO", "NHWC")),
         "small_features_major": ((2, 3, 6, 5), (4, 3, 2, 2), (1, 1), ((0, 1), (1, 1)), (1, 1),
                                  1, ("NHWC", "IHWO", "NCHW")),
+        # more output positions than input ones (an input gradient): col2im, no lhs dilation
+        "scatter_full_padding": ((2, 3, 4, 5), (5, 3, 3, 3), (1, 2), ((2, 2), (2, 3)), (1, 1),
+                                 1, ("NHWC", "HWIO", "NCHW")),
     }[method]
     x, w = rng.normal(size=x_shape), rng.normal(size=w_shape)
     want = conv_loop(x, w, strides, padding, lhs_dil, (1, 1), G)
