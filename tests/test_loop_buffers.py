@@ -11,7 +11,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 
-from kernels import cpu_nest, emit_cpu, fusion
+from kernels import cpu_nest, fusion
 
 RNG = np.random.default_rng(3)
 A, B = RNG.standard_normal((6, 5)), RNG.standard_normal((5, 5)) / 3.0
