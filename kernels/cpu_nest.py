@@ -31,33 +31,10 @@ from .shape_symbols import is_one, is_symbolic
 # per call.  Compiling with parallel=True also costs 2-4 s more per kernel (Numba's parfor
 # passes), so the threshold is conservative: 2**18 elements.
 PARALLEL_MIN_ELEMENTS = 1 << 18
-# ... and in a kernel whose matrix products OpenBLAS may run on several threads (more than
-# OPENBLAS_THREADED_FLOPS multiply-adds), only from this many: after a prange loop Numba's
-# OpenMP worker keeps spinning for milliseconds, on the core that the next product's second
-# BLAS thread needs, and OpenBLAS splits a product statically, so the product waits for its
-# slowed half.  Measured 2026-11-24 (load 5-6): a 32x784x512 float64 product on two BLAS
-# threads, 0.30 ms alone, 0.49 ms (best of 300; median 0.43 vs 108 ms) right after a
-# 784x512 prange update loop -- which itself gains 0.07 ms from the second thread.
-PARALLEL_MIN_ELEMENTS_BLAS = 1 << 22
-OPENBLAS_THREADED_FLOPS = 1 << 18     # OpenBLAS runs smaller products on one thread
-
-
-def parallel_threshold(plan):
-    """The fewest elements of a prange loop in the kernel of `plan`: PARALLEL_MIN_ELEMENTS,
-    or PARALLEL_MIN_ELEMENTS_BLAS when a matrix product in it (sub-programs included) is
-    large enough for OpenBLAS to thread."""
-    for step in plan.steps:
-        if step.kind == "control":
-            if any(parallel_threshold(p) == PARALLEL_MIN_ELEMENTS_BLAS for p in step.subplans):
-                return PARALLEL_MIN_ELEMENTS_BLAS
-        elif step.kind == "op" and step.eqn.prim.name == "dot_general":
-            x, y = step.eqn.invars
-            (_, rc), (_, rb) = step.eqn.params["dimension_numbers"]
-            free = [n for d, n in enumerate(y.aval.shape) if d not in rc and d not in rb]
-            flops = int(np.prod(x.aval.shape, dtype=np.int64)) * int(np.prod(free, dtype=np.int64))
-            if flops > OPENBLAS_THREADED_FLOPS or is_symbolic(x.aval.shape + y.aval.shape):
-                return PARALLEL_MIN_ELEMENTS_BLAS
-    return PARALLEL_MIN_ELEMENTS
+# (A higher threshold in kernels whose products OpenBLAS threads -- against Numba's OpenMP
+# worker spinning after a prange loop on the core the second BLAS thread needs -- helped under
+# heavy load but cost 10-25% on the MLP at batch 256/1024 on a quiet machine, 2026-11-24
+# 23:40 UTC, three interleaved runs, with MNIST and the VAE step unchanged: not kept.)
 
 
 def emit_loop(em, step):
@@ -238,7 +215,7 @@ class Nest:
         guard = f"{em.trig_guard}_c" if flags else None
         if flags:
             em.line(f"{flags} = {em.helper('empty_c')}({nch}, np.bool_)")
-        par = (em.allow_parallel and self.size >= em.parallel_min
+        par = (em.allow_parallel and self.size >= PARALLEL_MIN_ELEMENTS
                and -(-int(n0) // rows) >= 2)
         em.uses_prange |= par
         header = f"for ch in prange({nch}):" if par else f"for ch in range({nch}):"

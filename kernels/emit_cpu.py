@@ -28,7 +28,7 @@ from xforms.registry import RuleTable
 from . import hugepages, user_prims
 from .codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .cpu_buffers import Buffer
-from .cpu_nest import PARALLEL_MIN_ELEMENTS, emit_loop, parallel_threshold  # noqa: F401
+from .cpu_nest import PARALLEL_MIN_ELEMENTS, emit_loop  # noqa: F401
 from .cpu_scalar import (VECMATH, VECMATH_F32, VECMATH_MIN_ELEMENTS, CpuCtx,  # noqa: F401
                          TRIG_BOUNDED, unsupported as _unsupported)
 from .shape_symbols import SymbolTable
@@ -68,7 +68,6 @@ class Emitter(Naming):
         self._fresh = 0
         self._scopes = 0
         self.symbols = SymbolTable([])   # sizes printed as names (kernels/shape_symbols.py)
-        self.parallel_min = PARALLEL_MIN_ELEMENTS    # (emit_module: `parallel_threshold`)
 
     # Numba compiles each statement separately (types it, lowers it), so the generated code
     # avoids statements that do no work: a typed literal such as `np.float32(0.5)` is three

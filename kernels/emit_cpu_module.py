@@ -7,7 +7,7 @@ from xforms.ir import Literal, Var
 
 from . import user_prims
 from .cpu_buffers import place_buffers
-from .emit_cpu import Emitter, parallel_threshold
+from .emit_cpu import Emitter
 
 
 def param_name(em, v):
@@ -52,7 +52,6 @@ def emit_module(plan, label="function", allow_parallel=True, caller_buffers=Fals
     if symbols is not None:
         em.symbols = symbols
     em.top_plan = plan
-    em.parallel_min = parallel_threshold(plan)
     jaxpr = plan.jaxpr
     em.bind_names(jaxpr)
     add_consts(em, plan)

@@ -1,9 +1,8 @@
 """Buffers of fused loops and loop bodies (kernels/fusion.py `_inplace_sources`,
-kernels/emit_cpu.py `Emitter.loop_scope`, cpu_nest.py `parallel_threshold`): an elementwise loop writes
-over an operand that dies in it only where every element is read before it is written; a
-loop body allocates nothing per iteration (its intermediates are allocated before the loop,
-its elementwise-updated carries stay in their buffers); a kernel whose products OpenBLAS
-threads runs its loops without prange below PARALLEL_MIN_ELEMENTS_BLAS elements."""
+kernels/emit_cpu.py `Emitter.loop_scope`): an elementwise loop writes over an operand that
+dies in it only where every element is read before it is written; a loop body allocates
+nothing per iteration (its intermediates are allocated before the loop, its
+elementwise-updated carries stay in their buffers)."""
 import numpy as np
 import pytest
 
@@ -11,7 +10,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 
-from kernels import cpu_nest, fusion
+from kernels import fusion
 
 RNG = np.random.default_rng(3)
 A, B = RNG.standard_normal((6, 5)), RNG.standard_normal((5, 5)) / 3.0
@@ -125,14 +124,3 @@ def test_scan_and_nested_loops():
     x = RNG.standard_normal((4, 6, 5))
     for got, want in zip(xf.jit(f)(x), ref(x)):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-
-
-def test_parallel_threshold_follows_threaded_products():
-    big, small = RNG.standard_normal((80, 80)), RNG.standard_normal((8, 8))
-    assert cpu_nest.parallel_threshold(plan_of(lambda a: xnp.tanh(a @ a), big)) \
-        == cpu_nest.PARALLEL_MIN_ELEMENTS_BLAS
-    assert cpu_nest.parallel_threshold(plan_of(lambda a: xnp.tanh(a @ a), small)) \
-        == cpu_nest.PARALLEL_MIN_ELEMENTS
-    in_loop = lambda a: lax.fori_loop(0, 2, lambda i, u: u @ u, a)        # noqa: E731
-    assert cpu_nest.parallel_threshold(plan_of(in_loop, big)) \
-        == cpu_nest.PARALLEL_MIN_ELEMENTS_BLAS
