@@ -2,7 +2,10 @@
 
 Layers, in processing order (each a pure function of the previous one's output):
   passes.py        Jaxpr -> Jaxpr: inline custom/checkpoint calls, fold transposes into dots, DCE
-  fusion.py        Jaxpr -> Plan (loops, ops, control flow, buffer reuse); backend-neutral
+  fusion.py        Jaxpr -> Plan (loops, ops, control flow); backend-neutral, with
+                   plan.py (the Plan's steps), fusion_classes.py (what fuses, from facts),
+                   index_maps.py (views as index maps), fusion_groups.py (legal merges,
+                   schedule), stencil.py (shifted reads recomputed), storage.py (buffer reuse)
   scalar_rules.py  per-primitive scalar expressions used inside fused loops
   user_prims.py    user-defined primitives (xforms.extend): calls of their Numba functions
   emit_cpu*.py     Plan -> Python module source for Numba (loops, BLAS/indexing ops, control flow;

@@ -21,7 +21,9 @@ a `while`).
 """
 import contextlib
 
-from .fusion import split, subplans
+from xforms.ir import split
+
+from .plan import subplans
 
 
 class ControlPrinter:

@@ -15,7 +15,7 @@ from . import cpu_scalar
 from .codegen import dtype_str
 from .cpu_accum import Reduction
 from .cpu_scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
-from .fusion import REDUCTIONS
+from .fusion_classes import REDUCTIONS
 from .loop_cpu import CpuPrinter, LoopSpelling
 from .loop_ir import Fold, Init, Name
 from .lower_loops import lower_loop
@@ -63,7 +63,7 @@ def emit_loop(em, step):
     # sin/cos/tan: branch-free bounded functions (vectorised) while counting the nans
     # they return; a nan (an argument beyond the reduction's range, inf or nan) redoes
     # the whole loop with libm.  Loop outputs never share a buffer with loop inputs
-    # (kernels/fusion.py frees a buffer after its last reader), so the redo is safe.
+    # (kernels/storage.py frees a buffer after its last reader), so the redo is safe.
     em.trig_guard = flag = em.fresh("trig_nan")
     loop.emit()
     em.trig_guard = None

@@ -15,7 +15,7 @@ a `Reduce` folds into.
       #     k = i
 """
 from . import user_prims
-from .fusion import acts_as_view
+from .index_maps import acts_as_view
 from .loop_ir import Eval, Fold, Init, Let, Nest, Reduce, Spelling, Store
 from .scalar_rules import has_target_rule, reduction_init
 

@@ -15,7 +15,7 @@ How the nest is printed (chunks, peeling, threads) is each printer's choice.
 """
 from xforms.ir import Literal
 
-from .fusion import REDUCTIONS
+from .fusion_classes import REDUCTIONS
 from .loop_ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value, nest
 from .shape_symbols import is_one
 

@@ -12,7 +12,7 @@ psum/pmax/pmin of several operands of one dtype travel in one packed message whe
 small (JAX users pass whole gradient pytrees to `pmean`).  A large operand is reduced in
 place (MPI_IN_PLACE, kernels/mpi_calls.py) when the buffer planner handed its buffer to
 the result: the operand is the kernel's own intermediate and nothing reads it afterwards
-(the facts declare `inplace="each"`, kernels/fusion.py checks lifetimes).  Otherwise (a
+(the facts declare `inplace="each"`, kernels/storage.py checks lifetimes).  Otherwise (a
 kernel input, a value still live, an operand sharing its buffer with another operand) it is
 reduced from its buffer into a fresh one: a functional program never sees an input
 change.  Every call checks the MPI status.

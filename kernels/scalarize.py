@@ -38,7 +38,7 @@ from xforms.primitives.loops import for_loop_p, while_p
 from xforms.primitives.scan import scan_p
 from xforms.transforms.simplify import dce
 
-from .fusion import is_elementwise
+from .fusion_classes import is_elementwise
 from .shape_symbols import is_symbolic
 
 MAX_ELEMENTS = 32          # arrays up to this many elements become scalars

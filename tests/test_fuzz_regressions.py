@@ -110,7 +110,7 @@ def test_jit_of_grad_and_jvp_of_sigmoid_of_batched_matmul():
     """jit of (grad, jvp) of sigmoid(g @ h) failed in the fusion planner: "fusion produced a
     cyclic schedule".  `_can_merge` skipped groups whose first node came after the consumer
     group, but sibling-merged groups span index ranges, so a path back into the consumer
-    went unseen.  Fixed in kernels/fusion.py `_can_merge` (no such pruning)."""
+    went unseen.  Fixed in kernels/fusion_groups.py `can_merge` (no such pruning)."""
     rng = np.random.default_rng(0)
     g, h = rng.standard_normal((1, 3, 1)), rng.standard_normal((1, 3))
     w = rng.standard_normal((1, 3, 3))

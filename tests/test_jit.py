@@ -230,7 +230,7 @@ def test_dot_general_integers():
 def test_every_primitive_has_a_cpu_lowering():
     # the full check (both backends, every dtype) is tests/test_rule_coverage.py
     from kernels.emit_cpu import CONTROL_RULES, OP_RULES
-    from kernels.fusion import VIEW_MAPS
+    from kernels.index_maps import VIEW_MAPS
     from kernels.scalar_rules import get_scalar_rule
     from xforms import facts
     from xforms.extend import numba_impls

@@ -1,4 +1,4 @@
-"""Buffers of fused loops and loop bodies (kernels/fusion.py `_inplace_sources`,
+"""Buffers of fused loops and loop bodies (kernels/storage.py `_inplace_sources`,
 kernels/emit_cpu.py `Emitter.loop_scope`): an elementwise loop writes over an operand that
 dies in it only where every element is read before it is written; a loop body allocates
 nothing per iteration (its intermediates are allocated before the loop, its

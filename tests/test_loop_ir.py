@@ -122,7 +122,7 @@ def test_pad_with_cropping_and_interior_padding(cfg):
     (p,), src = _jit_src(lambda x: lax.pad(x, 7.0, cfg), X)
     want = _numpy_pad(X, 7.0, cfg)
     np.testing.assert_array_equal(p, want)
-    if any(interior for _, _, interior in cfg):   # else a guarded view (kernels/fusion.py)
+    if any(interior for _, _, interior in cfg):   # else a guarded view (kernels/index_maps.py)
         assert "[...] = " in src
 
 

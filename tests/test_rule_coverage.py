@@ -18,7 +18,7 @@ import kernels.cuda.lower_cumulative_cuda  # noqa: F401
 import kernels.cuda.lower_sort_cuda  # noqa: F401
 import kernels.cuda.lower_fft_cuda  # noqa: F401
 import kernels.cuda.lower_linalg_cuda  # noqa: F401
-from kernels import emit_cpu, fusion, scalar_rules as sr, vecmath
+from kernels import emit_cpu, index_maps, scalar_rules as sr, vecmath
 from kernels.cuda import emit_cuda
 from xforms import facts
 from xforms.avals import ShapedArray
@@ -148,7 +148,7 @@ def _lowered_by(prim, target):
     elif kind == facts.REDUCTION:
         pass                           # the monoid is checked in test_lowering_facts
     elif kind == facts.VIEW:
-        assert prim in fusion.VIEW_MAPS, f"{prim}: no index map in kernels/fusion.VIEW_MAPS"
+        assert prim in index_maps.VIEW_MAPS, f"{prim}: no index map in kernels/index_maps.VIEW_MAPS"
         if prim.facts.aliases is None:
             return
         assert prim in op_rules, f"{prim}: a view that is not an index map needs an op rule"
@@ -182,7 +182,7 @@ def test_scalar_rules_are_keyed_by_primitive():
         [k for k in sr.scalar_rules if isinstance(k, str)]
     assert all(not isinstance(k, str) for k in emit_cpu.OP_RULES)
     assert all(not isinstance(k, str) for k in emit_cuda.OP_RULES)
-    assert all(not isinstance(k, str) for k in fusion.VIEW_MAPS)
+    assert all(not isinstance(k, str) for k in index_maps.VIEW_MAPS)
     assert all(not isinstance(k, str) for k in emit_cpu.VECMATH)
 
 

@@ -1,4 +1,4 @@
-"""Stencil fusion (kernels/fusion.py): pads are guarded reads, shifted reads of cheap
+"""Stencil fusion (kernels/stencil.py): pads are guarded reads, shifted reads of cheap
 elementwise values recompute them; values agree with NumPy, plans have no pad buffers."""
 import numpy as np
 import pytest

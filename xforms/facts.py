@@ -13,7 +13,7 @@ Fusion classes (`Facts.kind`):
     ELEMENTWISE     one scalar formula per element; fuses into loops (a scalar rule in
                     kernels/scalar_rules.py, keyed by the primitive)
     REDUCTION       a monoid over static axes (`reduce_op`, `reduce_init`); fuses too
-    VIEW            an index map of its operand (kernels/fusion.py `VIEW_MAPS`)
+    VIEW            an index map of its operand (kernels/index_maps.py `VIEW_MAPS`)
     CONTRACTION     dot_general: an op rule per backend
     GATHER_SCATTER  indexing ops with computed indices: an op rule per backend
     CONTROL         cond / while / for_loop / scan: a control rule per backend

@@ -25,12 +25,13 @@ xforms/primitives/control_flow.py).  Two lowerings, chosen per equation:
 import numpy as np
 
 from xforms.facts import CONTROL
-from xforms.ir import Literal, Var
+from xforms.ir import Literal, Var, split as _split
 
 from ..codegen import dtype_str, lit
 from .. import user_prims
 from ..control_print import ControlPrinter, register
-from ..fusion import VIEWS, is_elementwise, split as _split, subjaxprs
+from ..fusion_classes import VIEWS, is_elementwise
+from ..plan import subjaxprs
 from .emit_cuda import (CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose,
                         scalar_expr)
 

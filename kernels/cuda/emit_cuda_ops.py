@@ -14,7 +14,8 @@ from xforms.ir import Eqn, Var
 from xforms.registry import lookup
 
 from ..codegen import dot_dims, lit
-from ..fusion import IndexMap, Loop, Read
+from ..index_maps import IndexMap
+from ..plan import Loop, Read
 from ..lower_indexing import LOWERINGS
 from .emit_cuda import (OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name,
                         unsupported)
