@@ -1,6 +1,7 @@
 """Every primitive has every rule, or is exempt with a written reason: abstract evaluation,
 NumPy implementation, jvp, transpose (where linear), batching, lowering facts, CPU lowering,
-and CUDA lowering (or a declared CUDA exemption).
+and CUDA lowering (or a declared CUDA exemption); the eager evaluator's ufunc facts agree
+with the impls.
 
 The lowering checks read the rule tables and the primitives' facts (xforms/facts.py) and
 run each elementwise scalar rule on every dtype its abstract evaluation accepts, for both
@@ -25,6 +26,7 @@ from xforms.avals import ShapedArray
 from xforms.core import abstract_eval_rules, impl_rules
 from xforms.extend import numba_impls
 from xforms.ir import Eqn, Var
+from xforms.primitives.eager_plan import eager_ufuncs
 from xforms.registry import ALL_PRIMITIVES, EXEMPT, lookup
 from xforms.transforms.jvp import jvp_rules, linear_primitives
 from xforms.transforms.transpose import transpose_rules
@@ -89,6 +91,40 @@ def test_lowering_facts(prim):
         assert callable(getattr(vecmath, f.vec, None)), f"{prim}: no kernels.vecmath.{f.vec}"
     assert f.simplify in (None, "unary", "binary")
     assert set(f.math) <= set(facts.MATH_TARGETS)
+
+
+@pytest.mark.parametrize("prim", ALL_PRIMITIVES, ids=IDS)
+def test_eager_reuse_facts(prim):
+    """The eager evaluator (xforms/eager_reuse.py) computes a primitive declaring `ufunc`
+    with that ufunc into a dying buffer and with its impl otherwise: both must give the
+    same values in the same dtype, on every dtype abstract evaluation accepts (within
+    `ufunc_kinds`).  An elementwise primitive whose NumPy function is a ufunc declares it."""
+    f = prim.facts
+    if eager_ufuncs.get(prim) is not None and isinstance(eager_ufuncs[prim], np.ufunc):
+        assert f.ufunc is not None, f"{prim}: its impl is a ufunc: declare ufunc=..."
+    assert f.ufunc_kinds is None or f.ufunc is not None, f"{prim}: ufunc_kinds without ufunc"
+    assert f.into is None or callable(f.into)
+    if f.ufunc is None:
+        return
+    assert f.kind == facts.ELEMENTWISE and isinstance(f.ufunc, np.ufunc), prim
+    rng = np.random.default_rng(0)
+    checked = 0
+    for dt in DTYPES:
+        got = _avals(prim, dt)
+        if got is None or dt.kind not in (f.ufunc_kinds or dt.kind) or got[2]:
+            continue
+        xs = [(rng.integers(1, 4, 8) if dt.kind != "b" else rng.integers(0, 2, 8)).astype(dt)
+              for _ in got[0]]
+        with np.errstate(all="ignore"):
+            try:
+                want, = impl_rules[prim](*xs)
+            except TypeError:
+                continue        # the impl refuses it too (rem, cbrt of complex): no reuse
+            out = f.ufunc(*xs)
+        assert out.dtype == want.dtype and np.array_equal(out, want, equal_nan=True), (
+            f"{prim} on {dt}: its ufunc {f.ufunc.__name__} and its impl differ")
+        checked += 1
+    assert checked, f"{prim}: no dtype checked"
 
 
 def _avals(prim, dt):

@@ -11,7 +11,7 @@ traffic, not dispatch.  Two rewrites of a plan's steps remove most of the tempor
   with slices adds one per tap.)
 
 A buffer may be overwritten at equation `k` only if no live value can see it.  Values are
-grouped by the buffer they may share: a primitive registered here as *fresh* returns memory
+grouped by the buffer they may share: a primitive whose facts say *fresh* returns memory
 of its own; every other primitive's outputs are assumed to alias all its inputs (a reshape,
 slice or transpose is a view; a control-flow primitive may return an input).  A buffer is
 writable at `k` when its group holds no jaxpr input, constant or output, every other member
@@ -20,8 +20,11 @@ primitive.  At run time the buffer must also be a writable ndarray of the output
 dtype, else the step computes as before.  Results are the same ufuncs on the same values
 (the pad fold: `a + 0` is `a`, except that `-0.0 + 0.0` stays `-0.0`).
 
-    >>> def_ufunc(add_p, np.add)         # registered by xforms/primitives/elementwise.py
-    >>> fresh_prims.add(dot_general_p)   # its impl returns a new array
+What this module needs to know about a primitive are facts declared in its rule block
+(xforms/facts.py: `ufunc`, `ufunc_kinds`, `fresh`, `into`, `pad_fold`), read here:
+
+    >>> declare(add_p, ELEMENTWISE, ufunc=np.add)           # xforms/primitives/elementwise.py
+    >>> declare(dot_general_p, CONTRACTION, fresh=True, into=_dot_general_into)
 """
 import math
 
@@ -30,22 +33,22 @@ import numpy as np
 from .facts import VIEW
 from .ir import Literal
 
-ufunc_prims = {}     # primitive -> np.ufunc computing it (no params)
-into_rules = {}      # primitive -> fn(out, *xs, **params) -> [out]: its impl, into `out`
-ufunc_kinds = {}     # primitive -> the dtype kinds its ufunc computes (others: the impl)
-fresh_prims = set()  # primitives whose impl returns memory no other value shares
-pad_prims = set()    # the pad primitive (its fold into add/sub)
 MIN_SIZE = 4096      # smaller arrays: allocation is cheaper than the checks
 
 
-def def_ufunc(p, ufunc, kinds=None):
-    """Register elementwise primitive `p`, computed by `ufunc` (for dtypes of the NumPy
-    `kinds` given, e.g. "fc"; all if None): fresh, and computable into a given buffer."""
-    ufunc_prims[p] = ufunc
-    into_rules[p] = lambda out, *xs: [ufunc(*xs, out=out)]
-    fresh_prims.add(p)
-    if kinds is not None:
-        ufunc_kinds[p] = kinds
+def is_fresh(p):
+    """Does p's impl return memory no other value shares?"""
+    f = p.facts
+    return f.fresh or f.ufunc is not None
+
+
+def into_rule(p):
+    """fn(out, *xs, **params) -> [out]: p's impl written into `out`, or None."""
+    f = p.facts
+    if f.into is not None:
+        return f.into
+    u = f.ufunc
+    return None if u is None else (lambda out, *xs: [u(*xs, out=out)])
 
 
 def rewrite(jaxpr, steps, slot):
@@ -82,7 +85,7 @@ def rewrite(jaxpr, steps, slot):
     pool = {}           # (size, dtype) -> dead variables whose buffers are free
 
     def fresh(v):
-        return v in made and made[v].prim in fresh_prims
+        return v in made and is_fresh(made[v].prim)
 
     def own(v):
         """Does v hold a buffer of its own (fresh, large, not handed on)?"""
@@ -138,7 +141,7 @@ def _pad_folds(eqns):
     made = {v: k for k, e in enumerate(eqns) for v in e.outvars}
     folds = {}
     for k, e in enumerate(eqns):
-        if e.prim.name not in ("add", "sub") or e.prim not in ufunc_prims or e.params:
+        if e.prim.name not in ("add", "sub") or e.prim.facts.ufunc is None or e.params:
             continue
         out = e.outvars[0].aval
         if _size(out) < MIN_SIZE:
@@ -148,7 +151,7 @@ def _pad_folds(eqns):
             if isinstance(p, Literal) or uses.get(p) != [k] or p not in made:
                 continue
             pe = eqns[made[p]]
-            if pe.prim in pad_prims and _zero_pad(pe) and (
+            if pe.prim.facts.pad_fold and _zero_pad(pe) and (
                     p.aval.shape == out.shape and p.aval.dtype == out.dtype
                     and e.invars[1 - side].aval.shape == out.shape
                     and e.invars[1 - side].aval.dtype == out.dtype):
@@ -189,7 +192,7 @@ def _alias_groups(jaxpr, eqns, operands, dropped):
     for k, e in enumerate(eqns):
         for v in e.outvars:
             parent.setdefault(v, v)
-        if k in dropped or e.prim in fresh_prims:
+        if k in dropped or is_fresh(e.prim):
             continue
         for v in e.outvars:
             for a in operands[k]:
@@ -203,15 +206,15 @@ def _alias_groups(jaxpr, eqns, operands, dropped):
 def _into_step(e, step, writable, k, pool, slot, take, fresh):
     """Equation e computed into a dying operand's buffer, or a dead value's from the pool."""
     fn, ins, params, out_slots = step
-    into = into_rules.get(e.prim)
+    into = into_rule(e.prim)
     if into is None or len(e.outvars) != 1:
         return step
     v = e.outvars[0]
     aval = v.aval
     if _size(aval) < MIN_SIZE:
         return step
-    contiguous = e.prim not in ufunc_prims
-    if aval.dtype.kind not in ufunc_kinds.get(e.prim, aval.dtype.kind):
+    contiguous = e.prim.facts.ufunc is None
+    if aval.dtype.kind not in (e.prim.facts.ufunc_kinds or aval.dtype.kind):
         return step
     if any(a.aval.dtype != aval.dtype for a in e.invars):
         return step       # a ufunc's out= would cast differently from the impl's result
@@ -268,7 +271,7 @@ def _fold_step(eqns, k, fold, step, slot, writable, take, fresh):
     if reuse:
         take(a)
     strict = not fresh(a)
-    ufunc = ufunc_prims[e.prim]
+    ufunc = e.prim.facts.ufunc
 
     def folded(base, y):
         base = np.asarray(base)

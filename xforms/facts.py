@@ -58,6 +58,8 @@ Converting code written against the old name tables (before issue #19):
     scalar_rules REDUCTION_INIT                           reduce_op=..., reduce_init=fn(dtype)
     fusion INPLACE_OPS / ALIAS_OPS                        inplace=0 / aliases=k
     passes _IDENTITIES; custom.inline_jaxpr               lowers_to_identity=True; inline=fn
+    eager_reuse def_ufunc(p, u, kinds), fresh_prims,      ufunc=u, ufunc_kinds=kinds,
+      into_rules[p], pad_prims                            fresh=True, into=fn, pad_fold=True
     xforms.primitives ALL_PRIMITIVES, EXEMPT, primitive   xforms.registry (still re-exported)
     xforms.ir _Names, _fmt_literal                        xforms.ir Names, fmt_literal
 `register_scalar_rule(name_or_prim, ...)`, `OP_RULES[name_or_prim] = ...` and
@@ -105,6 +107,18 @@ class Facts:
     lowers_to_identity: an identity once no transform follows (stop_gradient)
     dtypes:      {backend: frozenset of dtype kinds ("biufc")} the lowering supports, when
                  narrower than what abstract evaluation accepts
+
+    Eager buffer reuse (xforms/eager_reuse.py: the NumPy evaluator writes a result into a
+    dying temporary instead of a new array):
+    ufunc:       the NumPy ufunc an elementwise primitive computes (no params): its result
+                 is fresh and computable into a given buffer (`ufunc(*xs, out=buf)`);
+                 ufunc_kinds: the dtype kinds it computes ("fc"; None: all; other kinds
+                 go through the impl)
+    fresh:       the impl returns memory no other value shares (implied by `ufunc`);
+                 the outputs of other primitives may alias their operands
+    into:        fn(out, *xs, **params) -> [out]: the impl, written into `out` (implied
+                 by `ufunc`)
+    pad_fold:    a pad: add(a, pad(y, 0)) folds into `out[window] += y`
     """
     kind: str = OP
     math: dict = field(default_factory=dict)
@@ -121,6 +135,11 @@ class Facts:
     carries: Optional[Callable] = None
     lowers_to_identity: bool = False
     dtypes: dict = field(default_factory=dict)
+    ufunc: Optional[Callable] = None
+    ufunc_kinds: Optional[str] = None
+    fresh: bool = False
+    into: Optional[Callable] = None
+    pad_fold: bool = False
 
 
 def declare(prim, kind=None, **facts):

@@ -5,7 +5,7 @@ batch dims, then lhs free dims, then rhs free dims, as in JAX.
 """
 import numpy as np
 
-from .. import core, eager_reuse
+from .. import core
 from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import defjvp, Zero
@@ -16,7 +16,6 @@ from ..registry import primitive
 from .structural import transpose
 
 dot_general_p = primitive("dot_general")
-declare(dot_general_p, CONTRACTION)
 
 
 def _free(nd, contract, batch):
@@ -65,8 +64,8 @@ def _dot_general_into(out, x, y, *, dimension_numbers):
 
 abstract_eval_rules[dot_general_p] = _dot_general_aval
 impl_rules[dot_general_p] = _dot_general_impl
-eager_reuse.fresh_prims.add(dot_general_p)     # the impl returns a new array
-eager_reuse.into_rules[dot_general_p] = _dot_general_into
+declare(dot_general_p, CONTRACTION,
+        fresh=True, into=_dot_general_into)   # the impl returns a new array, or fills one
 
 
 def dot_general(x, y, dimension_numbers):

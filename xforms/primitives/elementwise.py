@@ -6,7 +6,7 @@ semantics, so that `xnp` matches NumPy and the generated Numba code matches both
 """
 import numpy as np
 
-from .. import core, eager_reuse
+from .. import core
 from ..avals import ShapedArray, is_inexact, is_integer, is_complex
 from ..core import abstract_eval_rules, impl_rules
 from ..facts import ELEMENTWISE, declare, math_names
@@ -44,14 +44,14 @@ def _def(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
     p = name if isinstance(name, core.Primitive) else primitive(name)
     name = p.name
     facts.setdefault("simplify", "unary" if nargs == 1 else "binary")
+    if isinstance(impl, np.ufunc):     # a fresh result, computable into a dying input
+        facts.setdefault("ufunc", impl)
     declare(p, ELEMENTWISE, **facts)
     abstract_eval_rules[p] = lambda *avals, **params: _elementwise_aval(
         name, avals, out_dtype if out_dtype is None or not callable(out_dtype)
         else out_dtype(avals[0].dtype), accept)
     impl_rules[p] = lambda *xs, **params: [impl(*xs, **params)]
     eager_ufuncs[p] = impl
-    if isinstance(impl, np.ufunc):     # a fresh result, computable into a dying input
-        eager_reuse.def_ufunc(p, impl)
     (defvectorized if nargs == 1 else defbroadcasting)(p)
     return p
 
@@ -125,8 +125,8 @@ def _div_impl(x, y):
     return np.true_divide(x, y)
 
 
-div_p = _def("div", _div_impl, 2, identity=(None, 1))
-eager_reuse.def_ufunc(div_p, np.true_divide, kinds="fc")   # inexact: true division
+div_p = _def("div", _div_impl, 2, identity=(None, 1),
+             ufunc=np.true_divide, ufunc_kinds="fc")    # inexact: true division
 div = _bind2(div_p)
 defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(ans, y))), ans))

@@ -2,7 +2,7 @@
 concatenate, iota.  All are linear; each has its transpose and batching rule beside it."""
 import numpy as np
 
-from .. import core, eager_reuse
+from .. import core
 from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, Zero
@@ -227,7 +227,8 @@ vmap_rules[slice_p] = _slice_vmap
 
 # --- pad(x, padding_value): (lo, hi, interior) per dimension; negative lo/hi crop -------------
 pad_p = primitive("pad")
-declare(pad_p, OP)
+declare(pad_p, OP, fresh=True,   # eager: a new array (or a crop of one), and
+        pad_fold=True)           # add(a, pad(y, 0)) folds to out[window] += y
 
 
 def _pad_aval(x, v, *, padding_config):
@@ -255,8 +256,6 @@ def _pad_impl(x, v, *, padding_config):
 
 abstract_eval_rules[pad_p] = _pad_aval
 impl_rules[pad_p] = _pad_impl
-eager_reuse.fresh_prims.add(pad_p)     # a new array (or a crop of one)
-eager_reuse.pad_prims.add(pad_p)       # add(a, pad(y, 0)) folds to out[window] += y
 
 
 def pad(x, padding_value, padding_config):
