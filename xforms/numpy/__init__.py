@@ -11,14 +11,14 @@ import numpy as _np
 from .scalar_types import (bool_, complex64, complex128, float32, float64, int32, int64, uint32,
                            uint64)
 from .creation import (arange, array, asarray, astype, empty, eye, full, full_like, identity,
-                       linspace, ones, ones_like, tri, zeros, zeros_like)
+                       ones, ones_like, tri, zeros, zeros_like)
 from .indexing import take
 from .linalg_ops import dot, einsum, inner, matmul, outer, tensordot, vdot
 from .reductions import (all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum,
                          var)
 from .manipulation import (broadcast_arrays, broadcast_to, concatenate,
                            expand_dims, flip, fliplr, flipud, hstack, moveaxis, ndim, ravel,
-                           repeat, reshape, shape, size, split, squeeze, stack, swapaxes, tile,
+                           reshape, shape, size, split, squeeze, stack, swapaxes, tile,
                            transpose, vstack)
 from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
                      arctanh, around, bitwise_and, bitwise_not, bitwise_or, cbrt, ceil, clip,
@@ -70,12 +70,12 @@ from .array_api import (acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_in
 from .windows import bartlett, blackman, hamming, hanning, kaiser
 from .functional import apply_along_axis, apply_over_axes, fromfunction, vectorize
 from .filling import fill_diagonal, place, put
-from .joining import block, resize, trim_zeros
+from .joining import block, repeat, resize, trim_zeros
 from .selection import choose
 from .cumulative import gradient, unwrap
 from .statistics import histogram_bin_edges
 from .setops import intersect1d, setdiff1d, setxor1d
-from .ranges import geomspace, logspace, mask_indices
+from .ranges import geomspace, linspace, logspace, mask_indices
 from .host import (ComplexWarning, array_repr, array_str, einsum_path, from_dlpack, frombuffer,
                    fromfile, fromiter, fromstring, get_printoptions, load, printoptions, save,
                    savez, set_printoptions)

@@ -1,4 +1,9 @@
-"""Shared helpers of `xforms.numpy`: turning inputs into IR operands with JAX's promotion."""
+"""Shared helpers of `xforms.numpy`: turning inputs into IR operands with JAX's promotion,
+and `asarray` itself (every operand may be a nested list holding traced values, which
+becomes one stacked array: the bottom of the numpy layer, so it imports none of its modules).
+
+    >>> asarray_operand([x, 2.0 * x])      # traced x of shape (3,): one traced (2, 3) array
+"""
 import builtins
 import functools
 
@@ -47,7 +52,6 @@ def asarray_operand(x):
     if isinstance(x, Tracer) or is_python_scalar(x):
         return x
     if isinstance(x, (list, tuple)) and has_tracer(x):
-        from .creation import asarray
         return asarray(x)
     return core.canonical_value(x)
 
@@ -194,6 +198,53 @@ def returns_arrays(fn):
 
 def dtype_arg(dtype):
     return None if dtype is None else canonicalize_dtype(dtype)
+
+
+def promote_keep_shapes(arrays):
+    """Operands promoted to one dtype, shapes kept (xnp.concatenate, xnp.stack)."""
+    arrays = [asarray_operand(a) for a in arrays]
+    dtype, _ = promote_types(*((aval(a).dtype, aval(a).weak_type) for a in arrays))
+    return [convert(a, dtype) for a in arrays]
+
+
+def stack_new_axis(arrays, ax):
+    """Arrays of one shape and dtype stacked along a new axis `ax` (xnp.stack; xnp.asarray
+    of a nested sequence holding traced values)."""
+    expanded = [st.expand_dims(a, (ax,)) for a in arrays]
+    return expanded[0] if len(expanded) == 1 else st.concatenate(expanded, ax)
+
+
+def asarray(a, dtype=None, copy=None):
+    """Convert to an array (traced values pass through).  >>> xnp.asarray([1.0, 2.0])"""
+    if isinstance(a, Tracer):
+        return convert(a, dtype_arg(dtype)) if dtype is not None else a
+    if isinstance(a, (list, tuple)) and any(isinstance(x, Tracer) for x in _leaves(a)):
+        rows = [asarray(x) for x in a]
+        if len({aval(r).shape for r in rows}) > 1:
+            raise TypeError("ragged nested sequence: xforms accepts rectangular arrays, got "
+                            f"rows of shapes {[aval(r).shape for r in rows]}")
+        out = stack_new_axis(promote_keep_shapes(rows), 0)
+        return convert(out, dtype_arg(dtype)) if dtype is not None else out
+    if is_python_scalar(a) and dtype is None:
+        return wrap_result(a)                    # weakly typed, as in JAX
+    if type(a) is core.Array and not copy and (dtype is None or dtype_arg(dtype) == a.dtype):
+        return a                                 # no copy, keeps weak_type
+    val = core.canonical_value(a)
+    arr = np.array(val, copy=True) if copy else np.asarray(val)
+    if dtype is not None:
+        arr = arr.astype(dtype_arg(dtype))
+    if arr.dtype not in (np.dtype(t) for t in ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64",
+                                               "complex64", "complex128")):
+        arr = arr.astype(canonicalize_dtype(arr.dtype))
+    return wrap_result(arr)
+
+
+def _leaves(seq):
+    for x in seq:
+        if isinstance(x, (list, tuple)):
+            yield from _leaves(x)
+        else:
+            yield x
 
 
 __all__ = ["promote", "convert", "aval", "broadcast_to", "float_of", "canon_axes", "ShapedArray"]

@@ -9,7 +9,8 @@ import numpy as np
 from ..core import Tracer
 from . import manipulation as man
 from ._util import aval, asarray_operand, broadcast_to, wrap_result
-from .creation import arange, asarray, linspace
+from .creation import arange, asarray
+from .ranges import linspace
 
 
 def _slice_to_array(s):

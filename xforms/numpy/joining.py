@@ -1,6 +1,6 @@
 """Joining, splitting and inserting of `xforms.numpy`: append insert delete array_split
 vsplit hsplit dsplit column_stack row_stack dstack atleast_1d/2d/3d (any number of
-arguments) rollaxis.
+arguments) rollaxis block resize trim_zeros repeat.
 
 Positions are static (insert/delete need concrete indices, as in JAX): the result is
 computed as a gather from the operands, with the gather map found by running NumPy on
@@ -11,6 +11,7 @@ position numbers.
 import numpy as np
 
 from .. import core
+from ..primitives import structural as st
 from . import manipulation as man
 from ._util import aval, asarray_operand, canon_axis, convert
 from .indexing import take
@@ -212,3 +213,23 @@ def trim_zeros(filt, trim="fb", axis=None):
     lo = nz[0] if "f" in t else 0
     hi = nz[-1] + 1 if "b" in t else val.shape[0]
     return man.split(man.split(asarray_operand(filt), [int(hi)], 0)[0], [int(lo)], 0)[1]
+
+
+def repeat(a, repeats, axis=None):
+    """Each element `repeats` times along `axis` (per-element counts: a gather).
+    >>> xnp.repeat(xnp.arange(2), 2)    # [0, 0, 1, 1]"""
+    a = asarray_operand(a)
+    if axis is None:
+        a, axis = man.ravel(a), 0
+    shape = aval(a).shape
+    ax = canon_axis(axis, len(shape))
+    if not isinstance(repeats, (int, np.integer)):
+        if isinstance(repeats, core.Tracer):
+            raise TypeError("repeat: per-element counts must be concrete (a list or NumPy "
+                            "array): the result shape depends on them")
+        counts = np.broadcast_to(np.asarray(repeats, dtype=np.int64), (shape[ax],))
+        return take(a, np.repeat(np.arange(shape[ax]), counts), axis=ax)
+    big = shape[:ax + 1] + (int(repeats),) + shape[ax + 1:]
+    dims = tuple(i if i <= ax else i + 1 for i in range(len(shape)))
+    b = st.broadcast_in_dim(a, big, dims)
+    return man.reshape(b, shape[:ax] + (shape[ax] * int(repeats),) + shape[ax + 1:])

@@ -4,7 +4,8 @@ import builtins
 import numpy as np
 
 from ..primitives import structural as st
-from ._util import aval, asarray_operand, broadcast_to, canon_axis
+from ._util import (aval, asarray_operand, broadcast_to, canon_axis, promote_keep_shapes,
+                    stack_new_axis)
 
 
 def reshape(a, newshape=None, order="C", shape=None):
@@ -105,7 +106,7 @@ def concatenate(arrays, axis=0):
         raise ValueError("need at least one array to concatenate")
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
-    arrays = _promote_keep_shapes(arrays, "concatenate")
+    arrays = promote_keep_shapes(arrays)
     if builtins.any(aval(a).ndim == 0 for a in arrays):
         raise ValueError("zero-dimensional arrays cannot be concatenated")
     nd = aval(arrays[0]).ndim
@@ -114,24 +115,13 @@ def concatenate(arrays, axis=0):
     return st.concatenate(arrays, canon_axis(axis, nd))
 
 
-def _promote_keep_shapes(arrays, name):
-    from ..avals import promote_types
-    from ._util import convert
-    arrays = [asarray_operand(a) for a in arrays]
-    dtype, _ = promote_types(*((aval(a).dtype, aval(a).weak_type) for a in arrays))
-    return [convert(a, dtype) for a in arrays]
-
-
 def stack(arrays, axis=0):
-    arrays = _promote_keep_shapes(list(arrays), "stack")
+    arrays = promote_keep_shapes(list(arrays))
     shapes = {aval(a).shape for a in arrays}
     if len(shapes) != 1:
         raise ValueError(f"all input arrays must have the same shape, got {sorted(shapes)}")
     nd = aval(arrays[0]).ndim + 1
-    ax = canon_axis(axis, nd)
-    expanded = [st.expand_dims(a if not isinstance(a, (int, float)) else a, (ax,))
-                for a in arrays]
-    return expanded[0] if len(expanded) == 1 else st.concatenate(expanded, ax)
+    return stack_new_axis(arrays, canon_axis(axis, nd))
 
 
 def vstack(arrays):
@@ -178,26 +168,6 @@ def tile(a, reps):
         big += [r, s]
     b = st.broadcast_in_dim(a, tuple(big), tuple(range(1, 2 * nd, 2)))
     return reshape(b, tuple(r * s for r, s in zip(reps, shape)))
-
-
-def repeat(a, repeats, axis=None):
-    a = asarray_operand(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    shape = aval(a).shape
-    ax = canon_axis(axis, len(shape))
-    if not isinstance(repeats, (int, np.integer)):
-        from ..core import Tracer
-        if isinstance(repeats, Tracer):
-            raise TypeError("repeat: per-element counts must be concrete (a list or NumPy "
-                            "array): the result shape depends on them")
-        counts = np.broadcast_to(np.asarray(repeats, dtype=np.int64), (shape[ax],))
-        from .indexing import take
-        return take(a, np.repeat(np.arange(shape[ax]), counts), axis=ax)
-    big = shape[:ax + 1] + (int(repeats),) + shape[ax + 1:]
-    dims = tuple(i if i <= ax else i + 1 for i in range(len(shape)))
-    b = st.broadcast_in_dim(a, big, dims)
-    return reshape(b, shape[:ax] + (shape[ax] * int(repeats),) + shape[ax + 1:])
 
 
 def flip(m, axis=None):

@@ -1,5 +1,5 @@
-"""Log-spaced ranges and index masks of `xforms.numpy`: logspace geomspace (endpoints may
-be traced) mask_indices.
+"""Ranges and index masks of `xforms.numpy`: linspace logspace geomspace (endpoints may be
+traced) mask_indices.
 
     >>> xnp.logspace(0.0, 2.0, 3)        # [1, 10, 100]
 """
@@ -8,12 +8,21 @@ import numpy as np
 from ..core import Tracer
 from . import manipulation as man
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, convert, dtype_arg, wrap_result
-from .creation import linspace
+from ._util import asarray, aval, asarray_operand, convert, dtype_arg, wrap_result
 
 
 def _move(out, axis):
     return out if axis == 0 or aval(out).ndim < 2 else man.moveaxis(out, 0, axis)
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None):
+    """`num` evenly spaced values from start to stop (endpoints may be traced)."""
+    if isinstance(start, Tracer) or isinstance(stop, Tracer):
+        n = num - 1 if endpoint else num
+        t = asarray(np.arange(num, dtype=np.float64) / max(n, 1))
+        out = uf.add(start, uf.multiply(uf.subtract(stop, start), t))
+        return convert(out, dtype_arg(dtype)) if dtype is not None else out
+    return asarray(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype_arg(dtype)))
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):

@@ -256,7 +256,7 @@ def _edges(a, bins, range_, name):
             lo, hi = red.min(a), red.max(a)
         else:
             lo, hi = range_
-        from .creation import linspace
+        from .ranges import linspace
         lo = convert(lo, aval(a).dtype) if not isinstance(lo, Tracer) else lo
         hi = convert(hi, aval(a).dtype) if not isinstance(hi, Tracer) else hi
         same = uf.equal(lo, hi)
