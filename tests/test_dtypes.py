@@ -361,3 +361,14 @@ def test_astype_and_dtype_arguments_under_tracing():
     closed = xf.make_jaxpr(f)(np.ones(3))
     assert [a.dtype for a in closed.out_avals] == [np.dtype(t) for t in (
         np.float32, np.int32, np.complex64, np.float32, bool)]
+
+
+@pytest.mark.parametrize("f", [xnp.cbrt, lambda a: xnp.remainder(a, a)], ids=["cbrt", "rem"])
+def test_complex_refused_where_numpy_has_no_complex_rule(f):
+    """NumPy (and JAX) define neither cbrt nor remainder on complex numbers: the abstract
+    evaluation refuses them with an error naming the primitive and the caller's line, eagerly
+    and under jit (they reached NumPy's raw ufunc TypeError before)."""
+    z = np.array([1 + 1j, 2.0])
+    for g in (f, xf.jit(f)):
+        with pytest.raises(TypeError, match=r"(cbrt|rem): unsupported dtype complex128.*test_dtypes"):
+            g(z)

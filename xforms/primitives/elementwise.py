@@ -72,6 +72,7 @@ _real_out = lambda dt: np.dtype(np.float32) if dt == np.complex64 else (
     np.dtype(np.float64) if dt == np.complex128 else dt)
 _float = is_inexact
 _real = lambda dt: dt.kind == "f"
+_not_complex = lambda dt: dt.kind != "c"   # NumPy has no complex remainder or cbrt
 _not_bool = lambda dt: dt.kind != "b"      # NumPy and JAX refuse -x, x - y, sign(x) of bools
 
 # --- neg, add, sub: linear ----------------------------------------------------------------
@@ -133,7 +134,7 @@ defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
 transpose_rules[div_p] = lambda ct, x, y: [
     None if isinstance(ct, Zero) else unbroadcast(div(ct, y), x.aval), None]
 
-rem_p = _def("rem", np.remainder, 2)
+rem_p = _def("rem", np.remainder, 2, accept=_not_complex)
 rem = _bind2(rem_p)
 defjvp(rem_p, lambda t, ans, x, y: _bcast_to(t, ans),
        lambda t, ans, x, y: _bcast_to(mul(neg(t), floor(div(x, y))), ans))
@@ -174,7 +175,7 @@ rsqrt_p = _def("rsqrt", lambda x: 1 / np.sqrt(x), accept=_float)
 rsqrt = _bind1(rsqrt_p)
 defjvp(rsqrt_p, lambda t, ans, x: mul(t, mul(_like(-0.5, ans), div(ans, x))))
 
-cbrt_p = _def("cbrt", np.cbrt, accept=_float)
+cbrt_p = _def("cbrt", np.cbrt, accept=_real)
 cbrt = _bind1(cbrt_p)
 defjvp(cbrt_p, lambda t, ans, x: mul(t, mul(_like(1 / 3, ans), integer_pow(ans, -2))))
 
