@@ -2,7 +2,9 @@
 program stages four programs (the loss, its jvp, the transposed linear part, and jit's
 composition of the primal and transposed programs) and simplifies each once.  Counted with
 the pass counters of xforms/pass_counts.py (no timing), so a transform that re-traces or
-re-simplifies shows up here."""
+re-simplifies shows up here.  (The transposed program stays staged: its own simplification
+is the one that sees the cotangent as a variable; transposing straight onto jit's trace
+gives longer programs, docs/DESIGN-proposed.md "Passes".)"""
 import numpy as np
 
 import xforms as xf

@@ -144,6 +144,52 @@ def merge_static(statics, dyn, n):
     return [pos[i] if i in pos else next(it) for i in range(n)]
 
 
+def split_call(fun, args, kwargs, nums, names):
+    """A call of `fun` split by its static arguments (jit: positions `nums` from
+    `resolve_static`, keywords `names`) -> (StaticCall, dynamic args, dynamic kwargs).
+    Negative positions count from this call's end; static values must be hashable.
+
+    >>> call, dyn, dkw = split_call(f, (x, "relu"), {}, (1,), ())
+    >>> call(dyn, dkw)                       # f(x, "relu")
+    """
+    if any(i < 0 for i in nums):
+        nums = tuple(i % len(args) if -len(args) <= i < 0 else i for i in nums)
+    statics, dyn = split_static(args, nums)
+    skw = tuple(sorted((k, v) for k, v in kwargs.items() if k in names))
+    dkw = {k: v for k, v in kwargs.items() if k not in names}
+    for _, v in statics + skw:
+        try:
+            hash(v)
+        except TypeError:
+            raise TypeError(f"static argument {v!r} of {describe_function(fun)} "
+                            "must be hashable") from None
+    return StaticCall(fun, statics, skw, len(args)), dyn, dkw
+
+
+class StaticCall:
+    """`fun` with its static arguments bound, called with the dynamic ones `(dyn, dkw)`.
+    Equal when built from the same function and static values, so a trace keyed on it is
+    shared by the calls that agree on them (jit traces once per static values)."""
+    __slots__ = ("fun", "statics", "skw", "n", "_hash")
+
+    def __init__(self, fun, statics, skw, n):
+        self.fun, self.statics, self.skw, self.n = fun, statics, skw, n
+        self._hash = hash((fun, statics, skw, n))
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return (isinstance(other, StaticCall) and self.fun is other.fun and
+                self.statics == other.statics and self.skw == other.skw and self.n == other.n)
+
+    def __call__(self, dyn, dkw):
+        return self.fun(*merge_static(self.statics, dyn, self.n), **dkw, **dict(self.skw))
+
+    __code__ = property(lambda self: getattr(self.fun, "__code__", None))
+    __name__ = property(lambda self: getattr(self.fun, "__qualname__", repr(self.fun)))
+
+
 # ---- differentiated arguments --------------------------------------------------------------
 class DiffArgs:
     """The arguments of one call of a differentiating transform, split for tracing.

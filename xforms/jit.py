@@ -19,7 +19,7 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 
 from . import config, core, exe_cache, gc_pause, tiered
-from .argnums import resolve_static, split_static
+from .argnums import resolve_static, split_call
 from .errors import BackendError
 from .source_info import describe_function
 from .tracing import abstract_signature, flatten_args, trace_flat
@@ -176,28 +176,25 @@ class Jitted:
         self._fast_call = None       # the generated fast path of the latest signature
         functools.update_wrapper(self, fun, updated=())   # never copy fun.__dict__ over ours
 
-    def _split(self, args, kwargs):
-        nums = self.static_argnums
-        if any(i < 0 for i in nums):     # fun(*args): negatives count from this call's end
-            nums = tuple(i % len(args) if -len(args) <= i < 0 else i for i in nums)
-        statics, dyn = split_static(args, nums)
-        skw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
-        dkw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
-        for _, v in statics + skw:
-            try:
-                hash(v)
-            except TypeError:
-                raise TypeError(f"static argument {v!r} of {describe_function(self.fun)} "
-                                "must be hashable") from None
-        return statics, skw, dyn, dkw
-
     def _trace(self, args, kwargs, with_values=False):
-        statics, skw, dyn, dkw = self._split(args, kwargs)
+        call, dyn, dkw = split_call(self.fun, args, kwargs, self.static_argnums,
+                                    self.static_argnames)
         flat, in_tree = flatten_args((dyn, dkw), self.fun)
-        call = _StaticCall(self.fun, statics, skw, len(args))
         closed, out_tree, _ = trace_flat(call, flat, in_tree, key_extra=("jit",),
                                          with_values=with_values)
         return closed, out_tree, flat, in_tree
+
+    def _key(self, args, kwargs):
+        """-> (this call's signature key, the argument leaves it was read from): the
+        pytree structure and each leaf's type or (shape, dtype), and the static values.
+        TypeError where the arguments cannot form a key (unhashable statics)."""
+        if not kwargs and not self.static_argnums:
+            leaves, in_tree = tree_flatten(args)
+            return (in_tree, tuple(map(_leaf_key, leaves))), leaves
+        call, dyn, dkw = split_call(self.fun, args, kwargs, self.static_argnums,
+                                    self.static_argnames)
+        leaves, in_tree = tree_flatten((dyn, dkw))
+        return ("static", call.statics, call.skw, in_tree, tuple(map(_leaf_key, leaves))), leaves
 
     def _executable(self, closed, background=False):
         backend = self.backend or default_backend()
@@ -262,17 +259,10 @@ class Jitted:
         if core.current_trace() is not core.eval_trace:
             closed, out_tree, flat, _ = self._trace(args, kwargs)
             return tree_unflatten(out_tree, core.eval_jaxpr(closed, *flat))
-        flat_key = not kwargs
         try:
-            if flat_key and not self.static_argnums:
-                leaves, in_tree = tree_flatten(args)
-                key = (in_tree, tuple(map(_leaf_key, leaves)))
-            else:        # static arguments (or keywords): they are part of the key
-                statics, skw, dyn, dkw = self._split(args, kwargs)
-                leaves, in_tree = tree_flatten((dyn, dkw))
-                key = ("static", statics, skw, in_tree, tuple(map(_leaf_key, leaves)))
+            key, leaves = self._key(args, kwargs)
             hit = self._fast.get(key)
-        except TypeError:
+        except TypeError:        # (unhashable: traced below, which says why, or uncached)
             key = hit = None
         if hit is not None:
             exe, out_tree, fast = hit
@@ -309,57 +299,18 @@ class Jitted:
                       "Make custom pytree nodes' aux data hashable (a tuple, not a list or "
                       "dict).", RuntimeWarning, stacklevel=3)
 
-    def _key(self, args, kwargs):
-        """This call's signature key (as __call__ computes it), or None."""
-        try:
-            if not kwargs and not self.static_argnums:
-                leaves, in_tree = tree_flatten(args)
-                return (in_tree, tuple(map(_leaf_key, leaves)))
-            statics, skw, dyn, dkw = self._split(args, kwargs)
-            leaves, in_tree = tree_flatten((dyn, dkw))
-            key = ("static", statics, skw, in_tree, tuple(map(_leaf_key, leaves)))
-            hash(key)
-            return key
-        except TypeError:
-            return None
-
     def lower(self, *args, **kwargs):
         """Trace and compile synchronously (never the fast tier)."""
         with gc_pause.paused():
             closed, out_tree, flat, in_tree = self._trace(args, kwargs)
             lowered = Lowered(self, self._executable(closed), in_tree, out_tree)
-        lowered._key = self._key(args, kwargs)
+        try:
+            key = self._key(args, kwargs)[0]
+            hash(key)
+        except TypeError:
+            key = None
+        lowered._key = key
         return lowered
-
-
-class _StaticCall:
-    """f with static arguments bound; hashable so traces are cached per static values."""
-    __slots__ = ("fun", "statics", "skw", "n", "_hash")
-
-    def __init__(self, fun, statics, skw, n):
-        self.fun, self.statics, self.skw, self.n = fun, statics, skw, n
-        self._hash = hash((fun, statics, skw, n))
-
-    def __hash__(self):
-        return self._hash
-
-    def __eq__(self, other):
-        return (isinstance(other, _StaticCall) and self.fun is other.fun and
-                self.statics == other.statics and self.skw == other.skw and self.n == other.n)
-
-    def __call__(self, dyn, dkw):
-        pos = dict(self.statics)
-        it = iter(dyn)
-        full = [pos[i] if i in pos else next(it) for i in range(self.n)]
-        return self.fun(*full, **dkw, **dict(self.skw))
-
-    @property
-    def __code__(self):
-        return getattr(self.fun, "__code__", None)
-
-    @property
-    def __name__(self):
-        return getattr(self.fun, "__qualname__", repr(self.fun))
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None, donate_argnums=(),

@@ -106,7 +106,10 @@ _NEG_ALGEBRA = frozenset({"neg", "mul", "div", "add", "sub"})   # the rewrites b
 
 
 def _atom_order(a):
-    return (1, repr(a)) if isinstance(a, tuple) else (0, a.id)
+    """Commutative operands in canonical order: variables by creation, then literals (not
+    ordered among themselves: an equation of literals alone has been folded; none left
+    unordered makes a wrong key, at worst a missed common subexpression)."""
+    return (1, 0) if isinstance(a, tuple) else (0, a.id)
 
 
 def _producer(a, name, producers):

@@ -101,7 +101,6 @@ def transpose_jaxpr(closed, linear):
     """jaxpr(nonlinear ins, linear ins) -> jaxpr(nonlinear ins, cts_out) -> cts of linear ins."""
     in_avals = closed.in_avals
     nonlin_avals = [a for a, l in zip(in_avals, linear) if not l]
-    lin_avals = [a for a, l in zip(in_avals, linear) if l]
     out_avals = closed.out_avals
 
     def fun(*args):
@@ -111,7 +110,6 @@ def transpose_jaxpr(closed, linear):
         return [instantiate(Zero(a) if c is None else c) for c, a, l in
                 zip(res, in_avals, linear) if l]
 
-    del lin_avals
     return stage(fun, nonlin_avals + [a.strip_weak() for a in out_avals])[0]
 
 
