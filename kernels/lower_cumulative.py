@@ -13,18 +13,21 @@ the end.  max/min propagate NaN as lax.max/min do.
 """
 import numpy as np
 
+from xforms.registry import ALL_PRIMITIVES
+
 from .emit_cpu import OP_RULES
 from .emit_cpu_ops import _Nest
 
+# a cumulative primitive's monoid (its facts: `cumulative`) -> the combine step, printed
 _OPS = {
-    "cumsum": lambda a, b, kind: f"{a} + {b}",
-    "cumprod": lambda a, b, kind: f"{a} * {b}",
+    "sum": lambda a, b, kind: f"{a} + {b}",
+    "prod": lambda a, b, kind: f"{a} * {b}",
     # the NaN test keeps a NaN once it is seen (a > NaN and NaN > b are both false)
-    "cummax": lambda a, b, kind: (f"{b} if ({b} > {a} or {b} != {b}) else {a}" if kind == "f"
-                                  else f"max({a}, {b})"),
-    "cummin": lambda a, b, kind: (f"{b} if ({b} < {a} or {b} != {b}) else {a}" if kind == "f"
-                                  else f"min({a}, {b})"),
-    "cumlogsumexp": lambda a, b, kind: (
+    "max": lambda a, b, kind: (f"{b} if ({b} > {a} or {b} != {b}) else {a}" if kind == "f"
+                               else f"max({a}, {b})"),
+    "min": lambda a, b, kind: (f"{b} if ({b} < {a} or {b} != {b}) else {a}" if kind == "f"
+                               else f"min({a}, {b})"),
+    "logaddexp": lambda a, b, kind: (
         f"{a} if {b} == -math.inf else ({b} if {a} == -math.inf else "
         f"max({a}, {b}) + math.log1p(math.exp(-abs({a} - {b}))))"),
 }
@@ -43,7 +46,7 @@ def _cumulative(em, eqn):
     if n == 0 or 0 in shape:
         return
     X, O = em.atom(x), em.A(out)
-    op = _OPS[eqn.prim.name]
+    op = _OPS[eqn.prim.facts.cumulative]
     kind = np.dtype(out.aval.dtype).kind
     cast = (lambda e: f"np.{out.aval.dtype.name}({e})") if out.aval.dtype in (
         np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.complex64)) else (lambda e: e)
@@ -66,5 +69,6 @@ def _cumulative(em, eqn):
                 em.line(f"{O}[{_index(oi, kk, ii)}] = {cast(op(a, b, kind))}")
 
 
-for _name in _OPS:
-    OP_RULES[_name] = _cumulative
+for _p in ALL_PRIMITIVES:
+    if _p.facts.cumulative in _OPS:
+        OP_RULES[_p] = _cumulative

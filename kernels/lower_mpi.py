@@ -25,15 +25,17 @@ change.  Every call checks the MPI status.
 """
 import numpy as np
 
+from xforms.facts import OP
 from xforms.ir import Var
 from xforms.primitives import collectives as C
+from xforms.registry import ALL_PRIMITIVES
 
 from . import mpi_calls
 from .emit_cpu import OP_RULES, _unsupported, dtype_str
 from .user_prims import NO_DISK_CACHE
 
 PACK_MAX_ELEMENTS = 1 << 16      # operands this small are packed into one message
-_OPS = {C.psum_p: "SUM", C.pmax_p: "MAX", C.pmin_p: "MIN"}
+_OPS = {"sum": "SUM", "max": "MAX", "min": "MIN"}     # a collective's monoid (reduce_op)
 _DTYPES = ("float64", "float32", "int64", "int32", "uint8")
 
 
@@ -110,7 +112,7 @@ def _out_buffer(em, v, eqn=None):
 
 def _reduce(em, eqn):
     comm = _start(em, eqn, any_comm=True)
-    name = _OPS[eqn.prim]
+    name = _OPS[eqn.prim.facts.reduce_op]
     if comm.is_world:
         nm_op, nm_allreduce = em._global(f"_nm.Operator.{name}", "nm_op_"), _fn(em, "allreduce")
         call = lambda src, dst: f"{nm_allreduce}({src}, {dst}, {nm_op})"   # noqa: E731
@@ -274,8 +276,9 @@ def _axis_index(em, eqn):
     em.line(f"{em.s(eqn.outvars[0])} = np.int32({_fn(em, 'rank')}())")
 
 
-for _p in _OPS:
-    OP_RULES[_p.name] = _reduce
+for _p in ALL_PRIMITIVES:           # the reducing collectives: psum, pmax, pmin
+    if _p.facts.kind == OP and _p.facts.reduce_op in _OPS:
+        OP_RULES[_p] = _reduce
 OP_RULES[C.all_gather_p.name] = _all_gather
 OP_RULES[C.psum_scatter_p.name] = _psum_scatter
 OP_RULES[C.ppermute_p.name] = _ppermute

@@ -165,18 +165,22 @@ def _binary(op):
     return rule
 
 
-for _n, _op in (("add", "+"), ("sub", "-"), ("mul", "*")):
-    scalar_rules[_n] = _binary(_op)
+def _prefix(op):
+    def rule(ctx, x):
+        if _kind(ctx.dtype) == "b":    # NumPy's bool negative is logical
+            return f"(not {x})"
+        return ctx.cast(f"{op}{x}", ctx.dtype)
+    return rule
 
 
-def _cpu_arith(name):
+def _cpu_arith(prim):
     """On the CPU, Numba computes float32 (complex64) arithmetic of float32 operands in
     float32, and every operand expression here already has the equation's dtype (equal
     input dtypes, typed literals), so the `np.float32(...)` wrapper is dropped: each one is
     a call Numba must type and lower, a measurable share of compile time.  Integers keep
     it (Numba widens int32 arithmetic to int64)."""
     def rule(ctx, *args):
-        expr = scalar_rules[name](ctx, *args)      # looked up now: overrides still apply
+        expr = scalar_rules[prim](ctx, *args)      # looked up now: overrides still apply
         prefix = f"np.{np.dtype(ctx.dtype).name}("
         if _kind(ctx.dtype) in "fc" and expr.startswith(prefix) and _closes_at_end(
                 expr, len(prefix) - 1):
@@ -195,8 +199,17 @@ def _closes_at_end(expr, start):
     return False
 
 
-for _n in ("add", "sub", "mul"):
-    register_scalar_rule(_n, _cpu_arith(_n), "cpu")
+def _operators():
+    """The Python operators the elementwise primitives declare (`Facts.operator`: add, sub,
+    mul, neg): the shared rule prints the operator, the CPU one drops float wrappers."""
+    for p in ALL_PRIMITIVES:
+        if p.facts.operator is not None:
+            unary = p.facts.simplify == "unary"
+            scalar_rules[p] = (_prefix if unary else _binary)(p.facts.operator)
+            register_scalar_rule(p, _cpu_arith(p), "cpu")
+
+
+_operators()
 
 
 def _div(ctx, x, y):
@@ -211,9 +224,6 @@ def _rem(ctx, x, y):
 
 scalar_rules["div"] = _div
 scalar_rules["rem"] = _rem
-scalar_rules["neg"] = lambda ctx, x: (f"(not {x})" if _kind(ctx.dtype) == "b"
-                                      else ctx.cast(f"-{x}", ctx.dtype))
-register_scalar_rule("neg", _cpu_arith("neg"), "cpu")
 scalar_rules["pow"] = lambda ctx, x, y: f"{x} ** {y}"
 
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from xforms import config, core, source_info
 from xforms.ir import ClosedJaxpr, Literal
+from xforms.registry import RuleTable
 from xforms.primitives import elementwise as E
 from xforms.primitives import reductions as R
 from xforms.primitives import structural as S
@@ -38,7 +39,7 @@ from xforms.primitives.loops import for_loop_p, while_p
 from xforms.primitives.scan import scan_p
 from xforms.transforms.simplify import dce
 
-from .fusion_classes import is_elementwise
+from .fusion_classes import REDUCTIONS, is_elementwise
 from .shape_symbols import is_symbolic
 
 MAX_ELEMENTS = 32          # arrays up to this many elements become scalars
@@ -145,7 +146,7 @@ def _worth_it(jaxpr, in_loop=False):
             return True
         for p in e.params.values():
             if isinstance(p, ClosedJaxpr) and _worth_it(
-                    p.jaxpr, in_loop or e.prim.name in CONTROL):
+                    p.jaxpr, in_loop or e.prim in CONTROL):
                 return True
     return False
 
@@ -168,7 +169,7 @@ def run(jaxpr, env, in_loop=True):
 
 
 def _rewrite(eqn, ins, in_loop):
-    rule = RULES.get(eqn.prim.name) if in_loop else None
+    rule = RULES.get(eqn.prim) if in_loop else None
     if in_loop and is_elementwise(eqn) and eqn.prim.name != "iota":
         rule = _elementwise
     if rule is not None and all(small(v.aval) or not v.aval.shape for v in eqn.outvars) \
@@ -177,7 +178,7 @@ def _rewrite(eqn, ins, in_loop):
         outs = rule(eqn, ins)
         if outs is not None:
             return [Val(v.aval, elems=o) for v, o in zip(eqn.outvars, outs)]
-    ctrl = CONTROL.get(eqn.prim.name)
+    ctrl = CONTROL.get(eqn.prim)
     if ctrl is not None:
         outs = ctrl(eqn, ins)
         if outs is not None:
@@ -271,12 +272,12 @@ def _iota(eqn, ins):
              for idx in np.ndindex(*p["shape"])]]
 
 
-_FOLD = {"reduce_sum": E.add, "reduce_max": E.max, "reduce_min": E.min,
-         "reduce_prod": E.mul, "reduce_and": E.and_, "reduce_or": E.or_}
+# a reduction's monoid (its facts' `reduce_op`) -> the elementwise function that folds it
+_FOLD = {"sum": E.add, "max": E.max, "min": E.min, "prod": E.mul, "and": E.and_, "or": E.or_}
 
 
 def _reduce(eqn, ins):
-    op = _FOLD[eqn.prim.name]
+    op = _FOLD[eqn.prim.facts.reduce_op]
     xs, axes = ins[0].aval.shape, eqn.params["axes"]
     x = ins[0].elements()
     kept = [d for d in range(len(xs)) if d not in axes]
@@ -328,10 +329,10 @@ def _dot(eqn, ins):
     return [out]
 
 
-RULES = {
+RULES = RuleTable({
     "broadcast_in_dim": _broadcast, "reshape": _same_order, "squeeze": _same_order,
     "transpose": _transpose, "rev": _rev, "slice": _slice, "concatenate": _concatenate,
     "pad": _pad, "iota": _iota, "dot_general": _dot,
-    **{name: _reduce for name in _FOLD},
-}
-CONTROL = {}     # loop rules, registered by kernels/scalarize_loops.py (they call `run`)
+    **{p: _reduce for p in REDUCTIONS if p.facts.reduce_op in _FOLD},
+})
+CONTROL = RuleTable()     # loop rules, registered by kernels/scalarize_loops.py (they call `run`)

@@ -18,12 +18,6 @@ from .index_maps import IndexMap
 from .plan import Read
 
 
-# elementwise primitives a stencil recomputes: cheap arithmetic (a transcendental read at
-# k shifts would be evaluated k times; iota reads the loop index itself)
-_RECOMPUTED = frozenset({
-    "add", "sub", "mul", "neg", "div", "integer_pow", "square", "max", "min", "abs", "sign",
-    "select_n", "convert_element_type", "eq", "ne", "lt", "le", "gt", "ge", "and", "or",
-    "not", "real", "imag", "conj", "complex", "floor", "ceil", "round", "clamp"})
 STENCIL_BUDGET = 24      # equations recomputed per shifted read
 
 
@@ -34,8 +28,10 @@ class Stencil:
     of a write and a shifted read).  The recomputed equations become nodes of the reader's
     shape, just before it, whose reads of buffers are the composed maps clamped into range;
     a padded read ends in select_n(guard, fill, value).  A producer is recomputed when it
-    is cheap arithmetic (`_RECOMPUTED`) costing at most STENCIL_BUDGET equations, its own
-    recomputed producers included; anything else is read from its buffer."""
+    is cheap arithmetic (declared `cheap` in its facts, xforms/facts.py: a transcendental
+    read at k shifts would be evaluated k times; iota reads the loop index itself) costing
+    at most STENCIL_BUDGET equations, its own recomputed producers included; anything else
+    is read from its buffer."""
 
     def __init__(self, nodes, producer):
         self.nodes, self.producer, self._costs = nodes, producer, {}
@@ -51,7 +47,7 @@ class Stencil:
         node = self.producer.get(v)
         return (node is not None and node.kind == "loop" and node.eqn.prim in ELEMENTWISE
                 and node.eqn.prim not in REDUCTIONS and len(node.eqn.outvars) == 1
-                and node.eqn.prim.name in _RECOMPUTED)
+                and node.eqn.prim.facts.cheap)
 
     def _cost(self, v):
         """Equations that recomputing v takes (STENCIL_BUDGET + 1 when over budget)."""

@@ -131,11 +131,6 @@ def _pool_key(aval):
     return aval.dtype, int(n), str(n)
 
 
-# a fused loop that computes these redoes its body on some backends (CPU: the bounded sin/cos/
-# tan of kernels/vecmath.py, redone with libm on a nan), re-reading its inputs: never in place
-_REDONE = ("sin", "cos", "tan")
-
-
 def _inplace_sources(step, storage, live_until, k, carried):
     """{written Var: Storage of an input it may overwrite} for a fused loop: an input that
     dies at this step and is read only at the loop index (identity maps), and only by
@@ -147,7 +142,9 @@ def _inplace_sources(step, storage, live_until, k, carried):
 
         c = a * b + 1      # a dies here: C takes over A's buffer (reuse[c] is a)
     """
-    if step.kind != "loop" or any(e.prim.name in _REDONE for e, _ in step.body):
+    # a loop computing a `guarded` primitive (facts: the bounded sin/cos/tan of kernels/vecmath.py)
+    # is redone with libm on a nan on the CPU, re-reading its inputs: never in place
+    if step.kind != "loop" or any(e.prim.facts.guarded for e, _ in step.body):
         return {}
     # reductions over different axes are separate passes on CUDA (emit_cuda_reduce.py),
     # each re-reading the inputs

@@ -26,7 +26,6 @@ from xforms.avals import ShapedArray
 from xforms.core import abstract_eval_rules, impl_rules
 from xforms.extend import numba_impls
 from xforms.ir import Eqn, Var
-from xforms.primitives.eager_plan import eager_ufuncs
 from xforms.registry import ALL_PRIMITIVES, EXEMPT, lookup
 from xforms.transforms.jvp import jvp_rules, linear_primitives
 from xforms.transforms.transpose import transpose_rules
@@ -100,7 +99,7 @@ def test_eager_reuse_facts(prim):
     same values in the same dtype, on every dtype abstract evaluation accepts (within
     `ufunc_kinds`).  An elementwise primitive whose NumPy function is a ufunc declares it."""
     f = prim.facts
-    if eager_ufuncs.get(prim) is not None and isinstance(eager_ufuncs[prim], np.ufunc):
+    if isinstance(f.numpy_fn, np.ufunc):
         assert f.ufunc is not None, f"{prim}: its impl is a ufunc: declare ufunc=..."
     assert f.ufunc_kinds is None or f.ufunc is not None, f"{prim}: ufunc_kinds without ufunc"
     assert f.into is None or callable(f.into)

@@ -60,6 +60,11 @@ Converting code written against the old name tables (before issue #19):
     passes _IDENTITIES; custom.inline_jaxpr               lowers_to_identity=True; inline=fn
     eager_reuse def_ufunc(p, u, kinds), fresh_prims,      ufunc=u, ufunc_kinds=kinds,
       into_rules[p], pad_prims                            fresh=True, into=fn, pad_fold=True
+    eager_plan eager_ufuncs[p], _OPERATORS;               numpy_fn=impl, operator="+"
+      scalar_rules' add/sub/mul/neg loops
+    stencil _RECOMPUTED; storage _REDONE                  cheap=True; guarded=True
+    scalarize _FOLD; lower_mpi _OPS                       reduce_op= (the backend spells
+    lower_cumulative(_cuda) _OPS                          cumulative=    the monoid)
     xforms.primitives ALL_PRIMITIVES, EXEMPT, primitive   xforms.registry (still re-exported)
     xforms.ir _Names, _fmt_literal                        xforms.ir Names, fmt_literal
 `register_scalar_rule(name_or_prim, ...)`, `OP_RULES[name_or_prim] = ...` and
@@ -96,7 +101,9 @@ class Facts:
                  for div: `x op identity` forwards to x
     noop:        fn(eqn) -> bool: the equation returns its first operand unchanged
     reduce_op:   the monoid of a REDUCTION ("sum", "prod", "max", "min", "and", "or",
-                 "argmax", "argmin"); reduce_init: fn(dtype) -> initial accumulator
+                 "argmax", "argmin"), or of an OP reducing across programs (psum: "sum",
+                 which kernels/lower_mpi.py spells "SUM"); reduce_init: fn(dtype) ->
+                 initial accumulator (REDUCTION only)
     inplace:     operand index an op may update in place when that operand dies; "each":
                  result i may take operand i's buffer (an n-ary op with n results of
                  their operands' shapes, e.g. psum of a tuple)
@@ -107,6 +114,17 @@ class Facts:
     lowers_to_identity: an identity once no transform follows (stop_gradient)
     dtypes:      {backend: frozenset of dtype kinds ("biufc")} the lowering supports, when
                  narrower than what abstract evaluation accepts
+    operator:    the Python operator an ELEMENTWISE primitive is ("+", "-", "*"; unary "-"
+                 for neg): the scalar rules print it (kernels/scalar_rules.py) and the eager
+                 loop evaluator uses it on floats (xforms/primitives/eager_plan.py)
+    cheap:       cheap ELEMENTWISE arithmetic: a stencil recomputes it at a shifted index
+                 rather than reading a buffer of it (kernels/stencil.py)
+    guarded:     its `vec` function is bounded (nan beyond its range): a CPU loop calling
+                 it is redone with libm on a nan, re-reading its inputs, so the loop never
+                 writes in place (kernels/storage.py, kernels/cpu_nest.py)
+    cumulative:  the monoid of a prefix-scan OP ("sum" for cumsum, "prod", "max", "min",
+                 "logaddexp"): each backend prints its combine step and lowers every
+                 primitive declaring one (kernels/lower_cumulative.py, kernels/cuda/)
 
     Eager buffer reuse (xforms/eager_reuse.py: the NumPy evaluator writes a result into a
     dying temporary instead of a new array):
@@ -119,6 +137,9 @@ class Facts:
     into:        fn(out, *xs, **params) -> [out]: the impl, written into `out` (implied
                  by `ufunc`)
     pad_fold:    a pad: add(a, pad(y, 0)) folds into `out[window] += y`
+    numpy_fn:    fn(*xs) -> array: the NumPy function an ELEMENTWISE primitive computes
+                 when it has no params (its impl, unwrapped): the eager loop evaluator
+                 calls it directly (xforms/primitives/eager_plan.py)
     """
     kind: str = OP
     math: dict = field(default_factory=dict)
@@ -140,6 +161,11 @@ class Facts:
     fresh: bool = False
     into: Optional[Callable] = None
     pad_fold: bool = False
+    numpy_fn: Optional[Callable] = None
+    operator: Optional[str] = None
+    cheap: bool = False
+    guarded: bool = False
+    cumulative: Optional[str] = None
 
 
 def declare(prim, kind=None, **facts):

@@ -8,15 +8,18 @@ addresses.  `sort` has no CUDA kernel: it raises LoweringError naming it.
 """
 import numpy as np
 
+from xforms.registry import ALL_PRIMITIVES
+
 from .emit_cuda import OP_RULES, KernelBuilder
 from .emit_cuda_ops import _OutLoop
 
+# a cumulative primitive's monoid (its facts: `cumulative`) -> the combine step, printed
 _OPS = {
-    "cumsum": lambda a, b: f"{a} + {b}",
-    "cumprod": lambda a, b: f"{a} * {b}",
-    "cummax": lambda a, b: f"{b} if ({b} > {a} or {b} != {b}) else {a}",
-    "cummin": lambda a, b: f"{b} if ({b} < {a} or {b} != {b}) else {a}",
-    "cumlogsumexp": lambda a, b: (
+    "sum": lambda a, b: f"{a} + {b}",
+    "prod": lambda a, b: f"{a} * {b}",
+    "max": lambda a, b: f"{b} if ({b} > {a} or {b} != {b}) else {a}",
+    "min": lambda a, b: f"{b} if ({b} < {a} or {b} != {b}) else {a}",
+    "logaddexp": lambda a, b: (
         f"{a} if {b} == -math.inf else ({b} if {a} == -math.inf else "
         f"max({a}, {b}) + math.log1p(math.exp(-abs({a} - {b}))))"),
 }
@@ -35,7 +38,7 @@ def _cumulative(em, eqn):
         return
     kb = KernelBuilder(em, f"{eqn.prim.name} along axis {axis} of {x.aval.str_short()}")
     X, O = kb.arr(x), kb.arr(out)
-    op = _OPS[eqn.prim.name]
+    op = _OPS[eqn.prim.facts.cumulative]
     loop = _OutLoop(em, kb, (outer, inner))
     with loop as (o, i):
         kb.line(f"_base = {o} * {n * inner} + {i}")
@@ -50,5 +53,6 @@ def _cumulative(em, eqn):
     loop.launch()
 
 
-for _name in _OPS:
-    OP_RULES[_name] = _cumulative
+for _p in ALL_PRIMITIVES:
+    if _p.facts.cumulative in _OPS:
+        OP_RULES[_p] = _cumulative

@@ -50,7 +50,7 @@ def _rest(axes, name):
 
 
 # ---- psum / pmax / pmin: n operands, n results of the same shapes ----------------------------
-def _def_reducer(name, reduce, scale):
+def _def_reducer(name, reduce, scale, monoid):
     p = primitive(name, multiple_results=True)
     abstract_eval_rules[p] = lambda *avals, axes, comm: list(avals)
     _no_axis(p)
@@ -73,7 +73,7 @@ def _def_reducer(name, reduce, scale):
     vmap_rules[p] = other_axis
     # result i may take operand i's buffer when the operand dies here: compiled code then
     # reduces in place (kernels/lower_mpi.py)
-    declare(p, OP, inplace="each")
+    declare(p, OP, inplace="each", reduce_op=monoid)   # MPI spells the monoid
     return p
 
 
@@ -82,9 +82,9 @@ def _times(x, n):
     return x if dt == np.bool_ else mul(x, np.asarray(n, dt)[()])
 
 
-psum_p = _def_reducer("psum", reduce_sum, _times)
-pmax_p = _def_reducer("pmax", reduce_max, lambda x, n: x)
-pmin_p = _def_reducer("pmin", reduce_min, lambda x, n: x)
+psum_p = _def_reducer("psum", reduce_sum, _times, "sum")
+pmax_p = _def_reducer("pmax", reduce_max, lambda x, n: x, "max")
+pmin_p = _def_reducer("pmin", reduce_min, lambda x, n: x, "min")
 deflinear(psum_p)
 transpose_rules[psum_p] = lambda cts, *xs, axes, comm: [
     None if isinstance(c, Zero) else c for c in

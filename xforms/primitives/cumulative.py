@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import core
 from ..core import abstract_eval_rules, impl_rules
+from ..facts import OP, declare
 from ..transforms.jvp import deflinear, defjvp
 from ..transforms.transpose import deflinear_transpose
 from ..transforms.vmap import vmap_rules, moveaxis
@@ -56,11 +57,12 @@ def _vmap(p):
     return rule
 
 
-def _def(name, ufunc):
+def _def(name, ufunc, monoid):
     p = primitive(name)
     abstract_eval_rules[p] = _aval(name)
     impl_rules[p] = _np_impl(ufunc)
     vmap_rules[p] = _vmap(p)
+    declare(p, OP, cumulative=monoid)   # each backend prints the monoid's combine step
     return p
 
 
@@ -71,11 +73,11 @@ def _bind(p):
     return f
 
 
-cumsum_p = _def("cumsum", np.add)
-cumprod_p = _def("cumprod", np.multiply)
-cummax_p = _def("cummax", np.maximum)    # NaN propagates, as in lax.max
-cummin_p = _def("cummin", np.minimum)
-cumlogsumexp_p = _def("cumlogsumexp", np.logaddexp)
+cumsum_p = _def("cumsum", np.add, "sum")
+cumprod_p = _def("cumprod", np.multiply, "prod")
+cummax_p = _def("cummax", np.maximum, "max")    # NaN propagates, as in lax.max
+cummin_p = _def("cummin", np.minimum, "min")
+cumlogsumexp_p = _def("cumlogsumexp", np.logaddexp, "logaddexp")
 cumsum, cumprod, cummax, cummin, cumlogsumexp = (
     _bind(cumsum_p), _bind(cumprod_p), _bind(cummax_p), _bind(cummin_p), _bind(cumlogsumexp_p))
 

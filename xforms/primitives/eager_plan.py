@@ -24,11 +24,6 @@ import numpy as np
 from .. import core
 from ..ir import Literal
 
-# primitive -> its elementwise NumPy function (filled by elementwise.py's `_def`)
-eager_ufuncs = {}
-
-_OPERATORS = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
-              "neg": "(-{0})"}
 # inputs converted on entry: Python scalars (to their IR dtype), eager Arrays (to plain
 # ndarrays: Array's Python-level __getitem__ costs ~4x NumPy's on every slice)
 _FIX = frozenset((bool, int, float, complex, core.Array))
@@ -103,21 +98,27 @@ class _Builder:
                           f"{name} = _cast({name}, {dt})")
 
 
+def _operator(op, ins):
+    """`op` (a primitive's `operator` fact) applied to the operand names, as Python source."""
+    return f"({ins[0]} {op} {ins[1]})" if len(ins) == 2 else f"({op}{ins[0]})"
+
+
 def _special(b, e, ins):
     """A specialised expression for one-output equation `e`, or None (call the impl)."""
     if len(e.outvars) != 1:
         return None
     name, p, out = e.prim.name, e.params, e.outvars[0].aval
     in_avals = [a.aval for a in e.invars]
-    if e.prim in eager_ufuncs and not p:
+    facts = e.prim.facts                 # numpy_fn, operator: declared by elementwise._def
+    if facts.numpy_fn is not None and not p:
         same = all(a.dtype == out.dtype and a.shape == out.shape or a.shape == ()
                    for a in in_avals) and all(a.dtype == out.dtype for a in in_avals)
         var_in = any(not isinstance(a, Literal) for a in e.invars)
         # floats only: NumPy's scalar complex multiply rounds differently from its ufunc,
         # and its scalar integer arithmetic warns on overflow (the ufunc wraps silently)
-        if name in _OPERATORS and same and var_in and out.dtype.kind == "f":
-            return _OPERATORS[name].format(*ins)
-        b.lines.append(f"_t = {b.const(eager_ufuncs[e.prim], '_u')}({', '.join(ins)})")
+        if facts.operator and same and var_in and out.dtype.kind == "f":
+            return _operator(facts.operator, ins)
+        b.lines.append(f"_t = {b.const(facts.numpy_fn, '_u')}({', '.join(ins)})")
         b._check("_t", out.dtype)
         return "_t"
     x = ins[0] if ins else None

@@ -18,7 +18,6 @@ from ..engine_prims import convert_element_type, like as _like
 from ..engine_prims import broadcast_to_aval, full
 from ..registry import exempt, primitive
 from ..tree_util import tree_map
-from .eager_plan import eager_ufuncs
 
 
 def _elementwise_aval(name, avals, out_dtype=None, accept=None):
@@ -46,12 +45,12 @@ def _def(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
     facts.setdefault("simplify", "unary" if nargs == 1 else "binary")
     if isinstance(impl, np.ufunc):     # a fresh result, computable into a dying input
         facts.setdefault("ufunc", impl)
+    facts.setdefault("numpy_fn", impl)  # called directly by the eager loop evaluator
     declare(p, ELEMENTWISE, **facts)
     abstract_eval_rules[p] = lambda *avals, **params: _elementwise_aval(
         name, avals, out_dtype if out_dtype is None or not callable(out_dtype)
         else out_dtype(avals[0].dtype), accept)
     impl_rules[p] = lambda *xs, **params: [impl(*xs, **params)]
-    eager_ufuncs[p] = impl
     (defvectorized if nargs == 1 else defbroadcasting)(p)
     return p
 
@@ -76,14 +75,16 @@ _not_complex = lambda dt: dt.kind != "c"   # NumPy has no complex remainder or c
 _not_bool = lambda dt: dt.kind != "b"      # NumPy and JAX refuse -x, x - y, sign(x) of bools
 
 # --- neg, add, sub: linear ----------------------------------------------------------------
-neg_p = _def("neg", np.negative, accept=_not_bool)
+neg_p = _def("neg", np.negative, accept=_not_bool, operator="-", cheap=True)
 neg = _bind1(neg_p)
 deflinear(neg_p)
 transpose_rules[neg_p] = lambda ct, x: [None if isinstance(ct, Zero) else neg(ct)]
 
-add_p = _def(engine_prims.add_p, np.add, 2, commutative=True, identity=(0, 0))
+add_p = _def(engine_prims.add_p, np.add, 2, commutative=True, identity=(0, 0), operator="+",
+             cheap=True)
 add = _bind2(add_p)
-sub_p = _def("sub", np.subtract, 2, accept=_not_bool, identity=(None, 0))
+sub_p = _def("sub", np.subtract, 2, accept=_not_bool, identity=(None, 0), operator="-",
+             cheap=True)
 sub = _bind2(sub_p)
 
 
@@ -101,7 +102,8 @@ transpose_rules[sub_p] = lambda ct, x, y: [
     unbroadcast(neg(ct), y.aval) if is_undefined(y) and not isinstance(ct, Zero) else None]
 
 # --- mul, div: bilinear / linear in the numerator ----------------------------------------------
-mul_p = _def("mul", np.multiply, 2, commutative=True, identity=(1, 1))
+mul_p = _def("mul", np.multiply, 2, commutative=True, identity=(1, 1), operator="*",
+             cheap=True)
 mul = _bind2(mul_p)
 defjvp(mul_p, lambda t, ans, x, y: _bcast_to(mul(t, y), ans),
        lambda t, ans, x, y: _bcast_to(mul(x, t), ans))
@@ -126,7 +128,7 @@ def _div_impl(x, y):
     return np.true_divide(x, y)
 
 
-div_p = _def("div", _div_impl, 2, identity=(None, 1),
+div_p = _def("div", _div_impl, 2, identity=(None, 1), cheap=True,
              ufunc=np.true_divide, ufunc_kinds="fc")    # inexact: true division
 div = _bind2(div_p)
 defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
@@ -162,7 +164,8 @@ impl_rules[integer_pow_p] = lambda x, *, y: [np.power(x, y) if y >= 0 else
                                              1 / np.power(x, -y)]
 integer_pow = lambda x, y: integer_pow_p.bind(x, y=int(y))
 defvectorized(integer_pow_p)
-declare(integer_pow_p, ELEMENTWISE, simplify="unary", noop=lambda eqn: eqn.params["y"] == 1)
+declare(integer_pow_p, ELEMENTWISE, simplify="unary", noop=lambda eqn: eqn.params["y"] == 1,
+        cheap=True)
 defjvp(integer_pow_p, lambda t, ans, x, *, y: (
     t if y == 1 else mul(t, mul(_like(y, x), x if y == 2 else integer_pow(x, y - 1)))
     if y != 0 else full_like_scalar(0, t)))
@@ -216,17 +219,17 @@ logistic = _bind1(logistic_p)
 defjvp(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(_like(1, ans), ans))))
 
 # --- trigonometric and hyperbolic ---------------------------------------------------------
-sin_p = _def("sin", np.sin, accept=_float, vec="vm_sin",     # guarded: kernels/emit_cpu.py
+sin_p = _def("sin", np.sin, accept=_float, vec="vm_sin", guarded=True,   # kernels/cpu_nest.py
             math=math_names("sin", cuda_complex=False))
 sin = _bind1(sin_p)
 defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
 
-cos_p = _def("cos", np.cos, accept=_float, vec="vm_cos",     # guarded: kernels/emit_cpu.py
+cos_p = _def("cos", np.cos, accept=_float, vec="vm_cos", guarded=True,   # kernels/cpu_nest.py
             math=math_names("cos", cuda_complex=False))
 cos = _bind1(cos_p)
 defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
 
-tan_p = _def("tan", np.tan, accept=_float, vec="vm_tan",     # guarded: kernels/emit_cpu.py
+tan_p = _def("tan", np.tan, accept=_float, vec="vm_tan", guarded=True,   # kernels/cpu_nest.py
             math=math_names("tan", cuda_complex=False))
 tan = _bind1(tan_p)
 defjvp(tan_p, lambda t, ans, x: mul(t, add(_like(1, ans), mul(ans, ans))))
@@ -284,9 +287,9 @@ defjvp(atan2_p,
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(x, add(mul(x, x), mul(y, y))))), ans))
 
 # --- max and min: ties split the tangent evenly, as in JAX --------------------------------------
-max_p = _def("max", np.maximum, 2, commutative=True)
+max_p = _def("max", np.maximum, 2, commutative=True, cheap=True)
 max = _bind2(max_p)
-min_p = _def("min", np.minimum, 2, commutative=True)
+min_p = _def("min", np.minimum, 2, commutative=True, cheap=True)
 min = _bind2(min_p)
 
 
@@ -304,9 +307,9 @@ defjvp(min_p, lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(x, y, lt, ans
        lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(y, x, lt, ans)), ans))
 
 # --- piecewise constant: zero derivative -----------------------------------------------------
-abs_p = _def("abs", np.abs, out_dtype=_real_out)
+abs_p = _def("abs", np.abs, out_dtype=_real_out, cheap=True)
 abs = _bind1(abs_p)
-sign_p = _def("sign", np.sign, accept=_not_bool)
+sign_p = _def("sign", np.sign, accept=_not_bool, cheap=True)
 sign = _bind1(sign_p)
 # real x: the derivative at 0 is +1 (JAX's convention: x >= 0 takes the tangent unchanged);
 # complex x: Re(conj(x) t) / |x|, and 0 at x = 0 (JAX divides by |x| with 0 replaced by 1)
@@ -315,11 +318,12 @@ defjvp(abs_p, lambda t, ans, x: select_n(ge(x, _like(0, x)), neg(t), t)
        div(real(mul(conj(x), t)), select_n(eq(ans, _like(0, ans)), ans, _like(1, ans))))
 defjvp_zero(sign_p)
 
-floor_p = _def("floor", np.floor, accept=_real)
+floor_p = _def("floor", np.floor, accept=_real, cheap=True)
 floor = _bind1(floor_p)
-ceil_p = _def("ceil", np.ceil, accept=_real)
+ceil_p = _def("ceil", np.ceil, accept=_real, cheap=True)
 ceil = _bind1(ceil_p)
-round_p = _def("round", np.round, accept=_float)   # half to even, as NumPy and JAX's xnp.round
+# half to even, as NumPy and JAX's xnp.round
+round_p = _def("round", np.round, accept=_float, cheap=True)
 round = _bind1(round_p)
 for _p in (floor_p, ceil_p, round_p):
     defjvp_zero(_p)
@@ -327,16 +331,17 @@ for _p in (floor_p, ceil_p, round_p):
 # --- comparisons and logic (boolean outputs: tangents are always zero) -------------------------
 _bool = np.dtype(np.bool_)
 eq_p, ne_p, lt_p, le_p, gt_p, ge_p = (
-    _def(n, f, 2, out_dtype=lambda dt: _bool, commutative=n in ("eq", "ne")) for n, f in
+    _def(n, f, 2, out_dtype=lambda dt: _bool, commutative=n in ("eq", "ne"), cheap=True)
+    for n, f in
     (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
      ("gt", np.greater), ("ge", np.greater_equal)))
 eq, ne, lt, le, gt, ge = map(_bind2, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
 _intlike = lambda dt: dt.kind in "biu"
-and_p = _def("and", np.bitwise_and, 2, accept=_intlike, commutative=True)
-or_p = _def("or", np.bitwise_or, 2, accept=_intlike, commutative=True)
+and_p = _def("and", np.bitwise_and, 2, accept=_intlike, commutative=True, cheap=True)
+or_p = _def("or", np.bitwise_or, 2, accept=_intlike, commutative=True, cheap=True)
 xor_p = _def("xor", np.bitwise_xor, 2, accept=_intlike, commutative=True)
 not_p = _def("not", lambda x: np.logical_not(x) if np.result_type(x) == _bool else np.invert(x),
-             accept=_intlike)
+             accept=_intlike, cheap=True)
 and_, or_, xor = map(_bind2, (and_p, or_p, xor_p))
 not_ = _bind1(not_p)
 is_finite_p = _def("is_finite", np.isfinite, out_dtype=lambda dt: _bool, accept=_float)
@@ -362,7 +367,7 @@ impl_rules[select_n_p] = lambda which, *cases: [np.choose(np.asarray(which, np.i
                                                 if len(cases) > 2 else
                                                 np.where(which, cases[1], cases[0])]
 select_n = lambda which, *cases: select_n_p.bind(which, *cases)
-declare(select_n_p, ELEMENTWISE)
+declare(select_n_p, ELEMENTWISE, cheap=True)
 
 
 def _select_n_vmap(args, dims):
@@ -414,7 +419,7 @@ impl_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=False: [
 
 
 defvectorized(convert_element_type_p)
-declare(convert_element_type_p, ELEMENTWISE, simplify="unary",
+declare(convert_element_type_p, ELEMENTWISE, simplify="unary", cheap=True,
         noop=lambda eqn: eqn.invars[0].aval.dtype == eqn.outvars[0].aval.dtype)
 
 
@@ -431,13 +436,13 @@ transpose_rules[convert_element_type_p] = lambda ct, x, *, new_dtype, weak_type=
     None if isinstance(ct, Zero) else convert_element_type(ct, x.aval.dtype)]
 
 # --- complex parts ------------------------------------------------------------------------
-real_p = _def("real", np.real, out_dtype=_real_out)
+real_p = _def("real", np.real, out_dtype=_real_out, cheap=True)
 real = _bind1(real_p)
-imag_p = _def("imag", np.imag, out_dtype=_real_out)
+imag_p = _def("imag", np.imag, out_dtype=_real_out, cheap=True)
 imag = _bind1(imag_p)
-conj_p = _def("conj", np.conj)
+conj_p = _def("conj", np.conj, cheap=True)
 conj = _bind1(conj_p)
-complex_p = _def("complex", lambda x, y: x + 1j * y, 2,
+complex_p = _def("complex", lambda x, y: x + 1j * y, 2, cheap=True,
                  out_dtype=lambda dt: np.dtype(np.complex64) if dt == np.float32
                  else np.dtype(np.complex128), accept=lambda dt: dt.kind == "f")
 complex = _bind2(complex_p)
