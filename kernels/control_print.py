@@ -102,6 +102,9 @@ class ControlPrinter:
 def register(rules, printer, wrap=lambda rule: rule):
     """Register the four control rules of `printer` (a ControlPrinter subclass) in `rules`;
     `wrap(rule)` may route a step elsewhere first (CUDA's lane-local kernels)."""
-    for name, method in (("cond", "cond"), ("while", "while_loop"), ("for_loop", "for_loop"),
-                         ("scan", "scan")):
+    for name, method in _METHODS.items():
         rules[name] = wrap(lambda em, step, m=method: getattr(printer(em), m)(step))
+
+
+# control primitive -> the ControlPrinter method that prints it
+_METHODS = {"cond": "cond", "while": "while_loop", "for_loop": "for_loop", "scan": "scan"}

@@ -167,7 +167,7 @@ def _binary(op):
 
 def _prefix(op):
     def rule(ctx, x):
-        if _kind(ctx.dtype) == "b":    # NumPy's bool negative is logical
+        if _kind(ctx.dtype) == "b":    # NumPy's bool negative and invert are logical
             return f"(not {x})"
         return ctx.cast(f"{op}{x}", ctx.dtype)
     return rule
@@ -199,17 +199,6 @@ def _closes_at_end(expr, start):
     return False
 
 
-def _operators():
-    """The Python operators the elementwise primitives declare (`Facts.operator`: add, sub,
-    mul, neg): the shared rule prints the operator, the CPU one drops float wrappers."""
-    for p in ALL_PRIMITIVES:
-        if p.facts.operator is not None:
-            unary = p.facts.simplify == "unary"
-            scalar_rules[p] = (_prefix if unary else _binary)(p.facts.operator)
-            register_scalar_rule(p, _cpu_arith(p), "cpu")
-
-
-_operators()
 
 
 def _div(ctx, x, y):
@@ -323,9 +312,6 @@ scalar_rules["floor"] = lambda ctx, x: f"np.floor({x})"
 scalar_rules["ceil"] = lambda ctx, x: f"np.ceil({x})"
 scalar_rules["round"] = lambda ctx, x: f"np.rint({x})"   # half to even, as np.round
 
-for _n, _op in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"),
-                ("ge", ">=")):
-    scalar_rules[_n] = _fmt(None, "({0} " + _op + " {1})")
 
 
 def _bitwise(op, logical):
@@ -336,11 +322,32 @@ def _bitwise(op, logical):
     return rule
 
 
-scalar_rules["and"] = _bitwise("&", "and")
-scalar_rules["or"] = _bitwise("|", "or")
-scalar_rules["xor"] = _bitwise("^", "!=")
-scalar_rules["not"] = lambda ctx, x: (f"(not {x})" if _kind(ctx.dtype) == "b"
-                                      else ctx.cast(f"~{x}", ctx.dtype))
+_COMPARE = ("==", "!=", "<", "<=", ">", ">=")
+_LOGICAL = {"&": "and", "|": "or", "^": "!="}     # a bitwise operator's spelling on bools
+
+
+def _operators():
+    """The rules of the primitives that are Python operators (`Facts.operator`, declared in
+    their rule blocks: add sub mul neg, eq ne lt le gt ge, and or xor not): arithmetic casts
+    to the equation's dtype (the CPU rule drops float wrappers), comparisons print bare,
+    bitwise operators are logical on bools."""
+    for p in ALL_PRIMITIVES:
+        op = p.facts.operator
+        if op is None:
+            continue
+        if p.facts.simplify == "unary":
+            scalar_rules[p] = _prefix(op)
+        elif op in _COMPARE:
+            scalar_rules[p] = _fmt(None, "({0} " + op + " {1})")
+        elif op in _LOGICAL:
+            scalar_rules[p] = _bitwise(op, _LOGICAL[op])
+        else:
+            scalar_rules[p] = _binary(op)
+        if op in ("+", "-", "*"):
+            register_scalar_rule(p, _cpu_arith(p), "cpu")
+
+
+_operators()
 scalar_rules["is_finite"] = lambda ctx, x: f"np.isfinite({x})"
 
 

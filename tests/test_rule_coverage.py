@@ -19,14 +19,17 @@ import kernels.cuda.lower_cumulative_cuda  # noqa: F401
 import kernels.cuda.lower_sort_cuda  # noqa: F401
 import kernels.cuda.lower_fft_cuda  # noqa: F401
 import kernels.cuda.lower_linalg_cuda  # noqa: F401
-from kernels import emit_cpu, index_maps, scalar_rules as sr, vecmath
-from kernels.cuda import emit_cuda
+from kernels import emit_cpu, index_maps, lower_cumulative, lower_indexing, lower_mpi
+from kernels import scalar_rules as sr, scalarize, vecmath
+from kernels.cuda import emit_cuda, lower_cumulative_cuda
+from xforms.primitives import eager_plan
 from xforms import facts
 from xforms.avals import ShapedArray
 from xforms.core import abstract_eval_rules, impl_rules
 from xforms.extend import numba_impls
 from xforms.ir import Eqn, Var
 from xforms.registry import ALL_PRIMITIVES, EXEMPT, lookup
+from xforms.transforms import identity_basis, simplify
 from xforms.transforms.jvp import jvp_rules, linear_primitives
 from xforms.transforms.transpose import transpose_rules
 from xforms.transforms.vmap import vmap_rules
@@ -78,9 +81,24 @@ def test_lowering_facts(prim):
     f = prim.facts
     assert f.kind in facts.KINDS, f"{prim}: unknown fusion class {f.kind!r}"
     if f.kind != facts.ELEMENTWISE:
-        assert not (f.math or f.vec or f.simplify), f"{prim}: elementwise facts on a {f.kind}"
+        assert not (f.math or f.vec or f.simplify or f.operator or f.cheap or f.guarded
+                    or f.numpy_fn), f"{prim}: elementwise facts on a {f.kind}"
     if f.kind != facts.REDUCTION:
-        assert f.reduce_op is None and f.reduce_init is None, f"{prim}: reduction facts"
+        assert f.reduce_init is None, f"{prim}: reduce_init on a {f.kind}"
+        assert f.reduce_op is None or f.kind == facts.OP, f"{prim}: reduce_op on a {f.kind}"
+    if f.cumulative is not None:       # each backend spells the monoid's combine step
+        assert f.kind == facts.OP, f"{prim}: a cumulative op fuses as nothing else"
+        assert f.cumulative in lower_cumulative._OPS, f"{prim}: no CPU combine step"
+        assert f.cumulative in lower_cumulative_cuda._OPS, f"{prim}: no CUDA combine step"
+    if f.kind == facts.OP and f.reduce_op is not None:     # a reducing collective
+        assert f.reduce_op in lower_mpi._OPS, f"{prim}: MPI has no {f.reduce_op!r} op"
+    if f.operator is not None:
+        assert f.numpy_fn is not None, f"{prim}: an operator needs numpy_fn"
+    if f.guarded:
+        assert f.vec in vecmath.TRIG_BOUNDED, f"{prim}: guarded, but its vec is not bounded"
+    elif f.vec is not None:
+        assert f.vec not in vecmath.TRIG_BOUNDED, (
+            f"{prim}: vec={f.vec} is redone on a nan: declare guarded=True")
     if f.kind == facts.REDUCTION:
         assert f.reduce_op in sr.REDUCE_OPS, f"{prim}: reduction monoid {f.reduce_op!r}"
         assert f.reduce_op in ("argmax", "argmin") or f.reduce_init is not None
@@ -121,6 +139,30 @@ def test_eager_reuse_facts(prim):
             f"{prim} on {dt}: its ufunc {f.ufunc.__name__} and its impl differ")
         checked += 1
     assert checked, f"{prim}: no dtype checked"
+
+
+@pytest.mark.parametrize("prim", [p for p in ALL_PRIMITIVES if p.facts.operator],
+                         ids=lambda p: p.name)
+def test_operator_facts(prim):
+    """A primitive declaring `operator` is that Python operator: the scalar rules print it
+    (kernels/scalar_rules.py) and the eager loop evaluator computes float operands with it
+    (xforms/primitives/eager_plan.py), so it must agree with the primitive's NumPy function
+    on every dtype abstract evaluation accepts."""
+    f, rng = prim.facts, np.random.default_rng(1)
+    checked = 0
+    for dt in DTYPES:
+        got = _avals(prim, dt)
+        if got is None:
+            continue
+        xs = [(rng.normal(size=5) * 3 if dt.kind in "fc" else rng.integers(0, 2 if
+               dt.kind == "b" else 9, 5)).astype(dt) for _ in got[0]]
+        names = [f"x{i}" for i in range(len(xs))]
+        out = eval(eager_plan._operator(f.operator, names), dict(zip(names, xs)))
+        want = f.numpy_fn(*xs)
+        assert out.dtype == want.dtype and np.array_equal(out, want), (prim, dt)
+        checked += 1
+    assert checked
+    assert any(f.operator in e for e in _scalar_exprs(prim, "cuda"))    # (bools: or/and)
 
 
 def _avals(prim, dt):
@@ -209,13 +251,52 @@ def test_cuda_lowering_or_exemption(prim):
     _lowered_by(prim, "cuda")
 
 
-def test_scalar_rules_are_keyed_by_primitive():
-    assert all(not isinstance(k, str) for k in sr.scalar_rules), \
-        [k for k in sr.scalar_rules if isinstance(k, str)]
-    assert all(not isinstance(k, str) for k in emit_cpu.OP_RULES)
-    assert all(not isinstance(k, str) for k in emit_cuda.OP_RULES)
-    assert all(not isinstance(k, str) for k in index_maps.VIEW_MAPS)
-    assert all(not isinstance(k, str) for k in emit_cpu.VECMATH)
+def _registries():
+    """Every code registry keyed by primitive: {name: table}."""
+    tables = {"scalar_rules": sr.scalar_rules, "cpu OP_RULES": emit_cpu.OP_RULES,
+              "cuda OP_RULES": emit_cuda.OP_RULES, "cpu CONTROL_RULES": emit_cpu.CONTROL_RULES,
+              "cuda CONTROL_RULES": emit_cuda.CONTROL_RULES, "VIEW_MAPS": index_maps.VIEW_MAPS,
+              "VECMATH": emit_cpu.VECMATH, "scalarize RULES": scalarize.RULES,
+              "scalarize CONTROL": scalarize.CONTROL, "LOWERINGS": lower_indexing.LOWERINGS,
+              "abstract_eval_rules": abstract_eval_rules, "impl_rules": impl_rules,
+              "jvp_rules": jvp_rules, "vmap_rules": vmap_rules,
+              "transpose_rules": transpose_rules}
+    tables.update({f"{t} scalar rules": r for t, r in sr._target_rules.items()})
+    tables.update({f"EXEMPT {k}": v for k, v in EXEMPT.items()})
+    return tables
+
+
+@pytest.mark.parametrize("table", sorted(_registries()))
+def test_registries_name_known_primitives(table):
+    """A rule registered under a name no primitive has (a typo, a primitive since renamed)
+    stays a string key and is never used; one keyed by a primitive of a built-in's name that
+    is not that primitive (a stale copy) is never used either."""
+    t = _registries()[table]
+    unknown = sorted(k for k in t if isinstance(k, str))
+    assert not unknown, f"{table} names unknown primitives {unknown}"
+    stale = sorted(k.name for k in t if lookup(k.name) not in (None, k))
+    assert not stale, f"{table} holds stale copies of primitives {stale}"
+
+
+def test_an_unknown_name_is_reported():
+    """The check above fails on a rule registered under a name no primitive has."""
+    emit_cpu.OP_RULES["toy_not_a_primitive"] = lambda em, eqn: None
+    try:
+        with pytest.raises(AssertionError, match="toy_not_a_primitive"):
+            test_registries_name_known_primitives("cpu OP_RULES")
+    finally:
+        del emit_cpu.OP_RULES["toy_not_a_primitive"]
+
+
+_TOOLKIT_TABLES = {    # tables in the IR toolkit that name primitives: each name must exist
+    "identity_basis._RULES": identity_basis._RULES, "simplify._NEG_ALGEBRA":
+    simplify._NEG_ALGEBRA}
+
+
+@pytest.mark.parametrize("table", sorted(_TOOLKIT_TABLES))
+def test_toolkit_tables_name_known_primitives(table):
+    unknown = sorted(n for n in _TOOLKIT_TABLES[table] if lookup(n) is None)
+    assert not unknown, f"{table} names unknown primitives {unknown}"
 
 
 def test_declared_dtype_support_is_enforced():
@@ -280,3 +361,97 @@ def test_an_elementwise_primitive_needs_no_kernel_code():
         assert all("math.erf(a)" in e for e in _scalar_exprs(p, "cuda"))
     finally:
         del abstract_eval_rules[p], impl_rules[p], vmap_rules[p]
+
+
+# ---- no per-primitive table outside the declaration blocks ----------------------------------
+# Monoid names ("max", "and", ...) are also primitive names; tables keyed by a monoid are the
+# backends' spellings of a declared `reduce_op` / `cumulative`, not per-primitive tables.
+_MONOIDS = frozenset(sr.REDUCE_OPS | {"logaddexp"})
+_SCANNED = ("kernels", "xforms/transforms", "xforms/eager_reuse.py", "xforms/tiered.py",
+            "xforms/primitives/eager_plan.py", "xforms/jit.py", "xforms/custom.py")
+# the tables naming primitives that stay where they are, and why
+_KEPT = {
+    ("kernels/scalarize.py", "broadcast_in_dim"):
+        "code registry (RuleTable keyed by the primitive): scalarisation rules",
+    ("kernels/scalarize_loops.py", "scan"):
+        "code registry (RuleTable keyed by the primitive): scalarisation of loops",
+    ("kernels/control_print.py", "cond"):
+        "code: which ControlPrinter method prints each control primitive",
+    ("kernels/cuda/emit_cuda_ops.py", "mul"): "the primitives fetched to build equations",
+    ("kernels/cuda/complex_cuda.py", "sin"): "backend printers: CUDA's complex formulas, "
+        "registered by primitive (a None cuda_complex math slot says an override spells it)",
+    ("kernels/vecmath.py", "exp"): "kernels.vecmath's own catalogue of its functions (tests)",
+    ("kernels/vecmath.py", "sin"): "kernels.vecmath's own catalogue of its functions (tests)",
+    ("kernels/vecmath_f32.py", "exp"): "measured error bounds of vecmath's functions (tests)",
+    ("xforms/transforms/identity_basis.py", "dot_general"):
+        "code: rewrite rules for the products of a Jacobian seed (the IR toolkit)",
+    ("xforms/transforms/simplify.py", "neg"):
+        "the primitives the negation rewrites below it handle (code, not facts)",
+    ("xforms/transforms/simplify.py", "dot_general"):
+        "code: the products with a Jacobian seed (identity_basis.py rewrites them)",
+    ("xforms/eager_reuse.py", "add"): "code: add/sub of a pad fold as out[window] +=/-= y",
+    ("xforms/primitives/eager_plan.py", "squeeze"):
+        "code: the eager evaluator's statements for structural primitives (a printer)",
+}
+
+
+def _name_tables(path, names):
+    """[(first name, line)] of the literals in `path` that tabulate primitives: a dict with
+    two or more primitive-name (or `*_p`) keys, or pairs whose first items are; a tuple,
+    list or set of strings at least half of which, and two or more, are primitive names."""
+    import ast
+
+    def key(e):
+        if isinstance(e, ast.Tuple) and e.elts and isinstance(e.ctx, ast.Load):
+            e = e.elts[0]                          # (name, value) pairs: keyed by the name
+        if isinstance(e, ast.Constant) and isinstance(e.value, str):
+            return e.value
+        p = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else ""
+        return p if p.endswith("_p") else None
+
+    found = []
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.Dict):
+            keys, whole = [key(k) for k in node.keys if k is not None], False
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and not isinstance(
+                getattr(node, "ctx", None), ast.Store):
+            keys, whole = [key(e) for e in node.elts], True
+        else:
+            continue
+        named = [k for k in keys if k is not None and (k in names or k.endswith("_p"))]
+        prims = [n for n in named if n not in _MONOIDS]
+        if len(prims) >= 2 and (not whole or None not in keys and 2 * len(named) >= len(keys)):
+            found.append((prims[0], node.lineno))
+    return found
+
+
+def test_no_primitive_tables_outside_declarations():
+    """Whatever the lowering and the eager evaluator need about a primitive is a fact in its
+    rule block (xforms/facts.py); a new table of primitive names in kernels/ or the IR
+    toolkit fails here (declare a fact and derive the table, or say here why it stays)."""
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    names = {p.name for p in ALL_PRIMITIVES}
+    paths = []
+    for s in _SCANNED:
+        full = os.path.join(root, s)
+        if os.path.isfile(full):
+            paths.append(s)
+        for d, _, fs in os.walk(full):
+            paths += [os.path.relpath(os.path.join(d, f), root) for f in fs if f.endswith(".py")]
+    found = {(p, n): line for p in paths for n, line in _name_tables(os.path.join(root, p),
+                                                                    names)}
+    new = sorted(f"{p}:{line} ({n}, ...)" for (p, n), line in found.items()
+                 if (p, n) not in _KEPT)
+    assert not new, f"tables of primitive names outside the declaration blocks: {new}"
+    gone = sorted(k for k in _KEPT if k not in found)
+    assert not gone, f"kept tables no longer there (drop them from _KEPT): {gone}"
+
+
+def test_a_new_name_table_is_reported(tmp_path):
+    """The scan above finds a table of primitive names, but not one of monoids."""
+    f = tmp_path / "m.py"
+    f.write_text('_CHEAP = ("sin", "cos")\n_SPELL = {"sum": "+", "max": "max"}\n'
+                 'if p.name in ("exp", "log"): pass\n')
+    names = {p.name for p in ALL_PRIMITIVES}
+    assert [n for n, _ in _name_tables(str(f), names)] == ["sin", "exp"]

@@ -61,7 +61,7 @@ Converting code written against the old name tables (before issue #19):
     eager_reuse def_ufunc(p, u, kinds), fresh_prims,      ufunc=u, ufunc_kinds=kinds,
       into_rules[p], pad_prims                            fresh=True, into=fn, pad_fold=True
     eager_plan eager_ufuncs[p], _OPERATORS;               numpy_fn=impl, operator="+"
-      scalar_rules' add/sub/mul/neg loops
+      scalar_rules' add/sub/mul, eq..ge loops               (and "==", "&", "~", ...)
     stencil _RECOMPUTED; storage _REDONE                  cheap=True; guarded=True
     scalarize _FOLD; lower_mpi _OPS                       reduce_op= (the backend spells
     lower_cumulative(_cuda) _OPS                          cumulative=    the monoid)
@@ -114,9 +114,10 @@ class Facts:
     lowers_to_identity: an identity once no transform follows (stop_gradient)
     dtypes:      {backend: frozenset of dtype kinds ("biufc")} the lowering supports, when
                  narrower than what abstract evaluation accepts
-    operator:    the Python operator an ELEMENTWISE primitive is ("+", "-", "*"; unary "-"
-                 for neg): the scalar rules print it (kernels/scalar_rules.py) and the eager
-                 loop evaluator uses it on floats (xforms/primitives/eager_plan.py)
+    operator:    the Python operator an ELEMENTWISE primitive is ("+", "-", "*", "==", "<",
+                 "&", ...; unary "-" for neg, "~" for not): the scalar rules print it
+                 (kernels/scalar_rules.py) and the eager loop evaluator computes floats
+                 with it (xforms/primitives/eager_plan.py)
     cheap:       cheap ELEMENTWISE arithmetic: a stencil recomputes it at a shifted index
                  rather than reading a buffer of it (kernels/stencil.py)
     guarded:     its `vec` function is bounded (nan beyond its range): a CPU loop calling

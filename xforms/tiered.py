@@ -35,6 +35,7 @@ import threading
 import warnings
 
 from . import config, core
+from .facts import CONTROL
 
 
 # The fast tier evaluates one primitive at a time in Python (~10 us each for small arrays;
@@ -53,7 +54,6 @@ EAGER_PER_EQN = 1000
 # 10: 1.6-3.8 us per loop equation for states of 1-100 elements)
 LOOP_WEIGHT = 0.25
 _UNKNOWN_TRIPS = 100          # a while loop's guess (its trip count is data)
-_LOOPS = ("scan", "for_loop", "while")
 # ~50 ns per element of an equation's output (measured: random.normal of 10^5 and 10^6
 # elements, 188 equations, 0.53 s and 13.6 s eagerly under load; select_n, integer hashing)
 # against ~10 us per equation: an equation of 400 elements counts as two
@@ -96,9 +96,10 @@ def _cost(jaxpr, limit):
             costs = [_cost(b, limit) for b in subs]
             size += sum(c[1] for c in costs)
             inner = [c[0] for c in costs]
-            inner = max(inner) if eqn.prim.name == "cond" else sum(inner)
+            branches = eqn.prim.facts.kind == CONTROL and not _is_loop(eqn.prim)   # cond
+            inner = max(inner) if branches else sum(inner)
             trips = _trips(eqn)
-            executed += trips * inner * (LOOP_WEIGHT if eqn.prim.name in _LOOPS else 1)
+            executed += trips * inner * (LOOP_WEIGHT if _is_loop(eqn.prim) else 1)
         if limit is not None and executed > limit:
             break
     return executed, size
@@ -123,13 +124,19 @@ def _size(aval):
     return n
 
 
+def _is_loop(prim):
+    """A control primitive whose sub-program carries values (its facts' `carries`): while,
+    for_loop, scan; cond has none."""
+    return prim.facts.kind == CONTROL and prim.facts.carries is not None
+
+
 def _trips(eqn):
     name = eqn.prim.name
     if "length" in eqn.params:
         return int(eqn.params["length"])
     if name == "for_loop" and eqn.invars and hasattr(eqn.invars[0], "val"):
         return max(int(eqn.invars[0].val), 1)
-    if name in ("while", "for_loop"):
+    if _is_loop(eqn.prim):      # a while loop, a for_loop of a traced count
         return _UNKNOWN_TRIPS
     return 1                     # cond branches, custom rules, calls: once
 

@@ -331,17 +331,19 @@ for _p in (floor_p, ceil_p, round_p):
 # --- comparisons and logic (boolean outputs: tangents are always zero) -------------------------
 _bool = np.dtype(np.bool_)
 eq_p, ne_p, lt_p, le_p, gt_p, ge_p = (
-    _def(n, f, 2, out_dtype=lambda dt: _bool, commutative=n in ("eq", "ne"), cheap=True)
-    for n, f in
-    (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
-     ("gt", np.greater), ("ge", np.greater_equal)))
+    _def(n, f, 2, out_dtype=lambda dt: _bool, commutative=n in ("eq", "ne"), cheap=True,
+         operator=op) for n, f, op in
+    (("eq", np.equal, "=="), ("ne", np.not_equal, "!="), ("lt", np.less, "<"),
+     ("le", np.less_equal, "<="), ("gt", np.greater, ">"), ("ge", np.greater_equal, ">=")))
 eq, ne, lt, le, gt, ge = map(_bind2, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
 _intlike = lambda dt: dt.kind in "biu"
-and_p = _def("and", np.bitwise_and, 2, accept=_intlike, commutative=True, cheap=True)
-or_p = _def("or", np.bitwise_or, 2, accept=_intlike, commutative=True, cheap=True)
-xor_p = _def("xor", np.bitwise_xor, 2, accept=_intlike, commutative=True)
+and_p = _def("and", np.bitwise_and, 2, accept=_intlike, commutative=True, cheap=True,
+             operator="&")
+or_p = _def("or", np.bitwise_or, 2, accept=_intlike, commutative=True, cheap=True,
+            operator="|")
+xor_p = _def("xor", np.bitwise_xor, 2, accept=_intlike, commutative=True, operator="^")
 not_p = _def("not", lambda x: np.logical_not(x) if np.result_type(x) == _bool else np.invert(x),
-             accept=_intlike, cheap=True)
+             accept=_intlike, cheap=True, operator="~")
 and_, or_, xor = map(_bind2, (and_p, or_p, xor_p))
 not_ = _bind1(not_p)
 is_finite_p = _def("is_finite", np.isfinite, out_dtype=lambda dt: _bool, accept=_float)
