@@ -27,9 +27,13 @@ _MAX_INTERVAL = 1024
 # on PAUSE for GOMP_SPINCOUNT = 300000 iterations before it sleeps: 4-6 ms of CPU measured
 # here after every prange loop.  In a kernel whose next statement is an OpenBLAS product on
 # two threads (an MLP layer: bias + tanh under prange, then the next layer's product), the
-# second BLAS thread shares its core with that spinning worker for the whole product.  A
-# spin of 10000 iterations (~0.2 ms) still keeps the worker awake across back-to-back
-# loops and calls; a user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+# second BLAS thread shares its core with that spinning worker for the whole product: the
+# MLP gradient of benchmarks/workloads/mlp.py (f64, batch 1024, 2 BLAS threads, 2026-11-25,
+# own autogroup at nice -20 on a loaded machine) took 54/59/67 ms per step with its prange
+# loops on two threads against 40/43/46 ms on one -- AdaptiveThreads then keeps one --
+# and 40/44/46 against 36/44/45 with the shorter spin.  A spin of 10000 iterations
+# (~0.2 ms) still keeps the worker awake across back-to-back loops and calls; a user's own
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
 GOMP_SPINCOUNT = "10000"
 
 
