@@ -58,6 +58,13 @@ MAX_KEPT_ENTRIES = 4           # per function: more concurrent calls get transie
 # instead of 550).
 WORKSPACE_MIN_BYTES = 16 << 10
 POOLED_OUTPUT_MIN_BYTES = 32 << 20
+# The copy of a top-level loop's initial carry that leaves as an output (an optimizer state
+# updated by a fori_loop) is pooled from this size: such a program returns, and its caller
+# drops, the whole state at once -- more than glibc keeps in the heap -- so each call faulted
+# every page of it afresh: JAX's MNIST VAE epoch (benchmarks/workloads/real_programs.py),
+# 322 faults per training step, 8.8 -> 8.0/8.2 ms per step with none (one thread, two
+# interleaved pairs, own autogroup at nice -20 on the loaded machine, 2026-11-25).
+POOLED_CARRY_MIN_BYTES = 1 << 20
 
 _getrefcount = sys.getrefcount
 
@@ -202,12 +209,28 @@ def _give_back(kept):
 # ---- emission: which buffers come from the caller -------------------------------------------
 class Buffer:
     """A top-level buffer the kernel allocates once per call, at body line `line`
-    (recorded by `emit_cpu.Emitter.alloc`)."""
+    (recorded by `emit_cpu.Emitter.alloc`); `carry`: a loop's initial carry is copied in."""
 
-    def __init__(self, line, name, shape, dtype, storage):
+    def __init__(self, line, name, shape, dtype, storage, carry=False):
         self.line, self.name, self.shape, self.dtype = line, name, shape, dtype
-        self.storage = storage
+        self.storage, self.carry = storage, carry
         self.nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+
+    def pooled(self):
+        """Whether this output buffer comes from the caller's pool."""
+        return self.storage.is_output and self.nbytes >= (
+            POOLED_CARRY_MIN_BYTES if self.carry else POOLED_OUTPUT_MIN_BYTES)
+
+
+def pooled_carry(em, v):
+    """Whether carry `v` of a loop being emitted gets a pooled output buffer: a top-level
+    loop's array carry of static shape and at least POOLED_CARRY_MIN_BYTES that leaves as
+    a program output in its own buffer (no buffer taken over from another Var)."""
+    st = em.plan.storage.get(v)
+    return (em.plan is em.top_plan and em.sb.depth == 0 and em.hoisted is None
+            and st is not None and st.is_output and not st.external
+            and em.plan.reuse.get(v) is None and not is_symbolic(v.aval.shape)
+            and v.aval.size * np.dtype(v.aval.dtype).itemsize >= POOLED_CARRY_MIN_BYTES)
 
 
 def place_buffers(em):
@@ -217,8 +240,7 @@ def place_buffers(em):
     its own buffer, so that a caller who keeps one result pins only that one.  A buffer of
     a storage that ever holds an output (`reuse` chains included) is never workspace."""
     work = [b for b in em.buffers if not b.storage.is_output]
-    outs = [b for b in em.buffers
-            if b.storage.is_output and b.nbytes >= POOLED_OUTPUT_MIN_BYTES]
+    outs = [b for b in em.buffers if b.pooled()]
     # with symbolic sizes (kernels/shape_symbols.py) the text must not depend on the
     # batch size: the workspace whatever its size, the kernel reading the offsets (which
     # vary between calls) from a constant array argument

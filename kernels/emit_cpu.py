@@ -136,8 +136,9 @@ class Emitter(Naming):
         self.line_info[len(self.sb.lines)] = eqn
 
     # ---- buffers ----------------------------------------------------------------------------
-    def alloc(self, v):
-        """Bind the array of materialized Var v: reuse a dead buffer or allocate."""
+    def alloc(self, v, carry=False):
+        """Bind the array of materialized Var v: reuse a dead buffer or allocate (`carry`:
+        for a copy of a loop's initial carry, kernels/cpu_buffers.py)."""
         prev = self.plan.reuse.get(v)
         shape = v.aval.shape
         if prev is not None:
@@ -157,7 +158,7 @@ class Emitter(Naming):
             if (self.plan is self.top_plan and self.sb.depth == 0 and st is not None
                     and not st.external and v.aval.size > 0):
                 self.buffers.append(Buffer(len(self.sb.lines), self.A(v), tuple(shape),
-                                           np.dtype(v.aval.dtype), st))
+                                           np.dtype(v.aval.dtype), st, carry))
             elif self.huge(v.aval):
                 expr = self.helper("advise_huge") + f"({expr})"
         self.line(f"{self.A(v)} = {expr}")

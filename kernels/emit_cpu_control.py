@@ -21,6 +21,7 @@ the loop (`Emitter.loop_scope`).
 import numpy as np
 
 from .control_print import ControlPrinter, register
+from .cpu_buffers import pooled_carry
 from .emit_cpu import CONTROL_RULES
 from .emit_cpu_module import add_consts, output_exprs, param_name
 
@@ -42,9 +43,14 @@ def _scalar(expr, dtype):
 
 
 def _init_carry(em, outs, inits):
-    """Bind the carry variables (the loop's outputs) to copies of the initial values."""
+    """Bind the carry variables (the loop's outputs) to copies of the initial values.  A
+    large carry of a top-level loop that leaves as a program output is copied into a
+    buffer the caller keeps across calls (`cpu_buffers.pooled_carry`)."""
     for v, a in zip(outs, inits):
-        if v.aval.shape:
+        if v.aval.shape and pooled_carry(em, v):
+            em.alloc(v, carry=True)
+            em.line(f"{em.A(v)}[...] = {em.atom(a)}")
+        elif v.aval.shape:
             copy = (f"{em.helper('huge_copy')}({em.atom(a)})" if em.huge(v.aval)
                     else f"{em.atom(a)}.copy()")
             em.line(f"{em.A(v)} = {copy}")

@@ -15,12 +15,45 @@ reductions combine fixed per-chunk partials in order (kernels/emit_cpu.py)::
     kernel = AdaptiveThreads(numba_dispatcher)   # what kernels/cpu.py does for prange kernels
     out = kernel(x, y)                           # same arguments, same result
 """
+import os
 import time
 
 import numba
 
 _FIRST_PROBE = 8
 _MAX_INTERVAL = 1024
+
+# After a parallel loop, libgomp (Numba's "omp" threading layer) keeps its worker spinning
+# on PAUSE for GOMP_SPINCOUNT = 300000 iterations before it sleeps: 4-6 ms of CPU measured
+# here after every prange loop.  In a kernel whose next statement is an OpenBLAS product on
+# two threads (an MLP layer: bias + tanh under prange, then the next layer's product), the
+# second BLAS thread shares its core with that spinning worker for the whole product: the
+# MLP gradient of benchmarks/workloads/mlp.py (f64, batch 1024, 2 BLAS threads, 2026-11-25,
+# own autogroup at nice -20 on a loaded machine) took 54/59/67 ms per step with its prange
+# loops on two threads against 40/43/46 ms on one -- AdaptiveThreads then keeps one --
+# and 40/44/46 against 36/44/45 with the shorter spin.  A spin of 10000 iterations
+# (~0.2 ms) still keeps the worker awake across back-to-back loops and calls; a user's own
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+GOMP_SPINCOUNT = "10000"
+
+
+def calm_openmp_spin(environ=os.environ):
+    """Set GOMP_SPINCOUNT (read once, when libgomp loads: Numba loads it at the first
+    parallel launch, after this module is imported) unless the user chose a wait policy.
+
+        >>> env = {}
+        >>> calm_openmp_spin(env), env
+        (True, {'GOMP_SPINCOUNT': '10000'})
+        >>> calm_openmp_spin({"OMP_WAIT_POLICY": "active"})
+        False
+    """
+    if "OMP_WAIT_POLICY" in environ or "GOMP_SPINCOUNT" in environ:
+        return False
+    environ["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT
+    return True
+
+
+calm_openmp_spin()
 
 
 class AdaptiveThreads:

@@ -162,6 +162,30 @@ def test_adaptive_threads_picks_the_faster_setting():
     assert one(0.0, 0.0) == numba.get_num_threads()
 
 
+def test_openmp_workers_spin_briefly_unless_the_user_chose():
+    """kernels/threads.py shortens libgomp's spin after a parallel loop (its default keeps
+    the worker spinning for ms on the core the next threaded BLAS product needs) by
+    setting GOMP_SPINCOUNT before Numba loads libgomp; a user's own setting is kept."""
+    import os
+    import subprocess
+    import sys
+    from kernels.threads import GOMP_SPINCOUNT, calm_openmp_spin
+    env = {}
+    assert calm_openmp_spin(env) and env == {"GOMP_SPINCOUNT": GOMP_SPINCOUNT}
+    for mine in ({"OMP_WAIT_POLICY": "active"}, {"GOMP_SPINCOUNT": "300000"}):
+        env = dict(mine)
+        assert not calm_openmp_spin(env) and env == mine
+    code = ("import os, sys; sys.path.insert(0, os.getcwd()); import kernels.threads; "
+            "print(os.environ.get('GOMP_SPINCOUNT'))")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    for extra, want in (({}, GOMP_SPINCOUNT), ({"GOMP_SPINCOUNT": "5"}, "5")):
+        out = subprocess.run([sys.executable, "-c", code], env={**base, **extra}, cwd=root,
+                             capture_output=True, text=True, check=True).stdout.strip()
+        assert out == want
+
+
 def test_chunked_loops_with_a_varying_batch_size(small_chunks, monkeypatch):
     """A batch size that varies between calls (kernels/shape_symbols.py) reuses the kernel:
     the chunk count is computed at run time, so every size is summed in full."""
