@@ -196,7 +196,6 @@ def _vecmath_functions():
 
 VECMATH_FUNCS = _vecmath_functions()
 globals().update(VECMATH_FUNCS)
-from .fft_runtime import fft_c2c, fft_c2r, fft_r2c  # noqa: E402,F401  (kernels/lower_fft.py)
 from .hugepages import advise_huge, huge_copy  # noqa: E402,F401  (large kernel-made arrays)
 
 
@@ -228,10 +227,14 @@ def vdot(a, b):
 
 def __getattr__(name):
     """The factorisations' helpers (`la_*`: LAPACK/BLAS through SciPy's Cython bindings,
-    kernels/linalg_runtime.py), loaded when a kernel first imports one: loading SciPy's
-    LAPACK costs every other program nothing."""
+    kernels/linalg_runtime.py) and the FFT helpers (`fft_*`, kernels/fft_runtime.py:
+    rocket-fft, whose import loads scipy.fft and scipy.special, ~0.3 s), loaded when a
+    kernel first imports one: every other program pays nothing for them."""
     if name.startswith("la_"):
         from . import linalg_runtime
         return getattr(linalg_runtime, name)
+    if name.startswith("fft_"):
+        from . import fft_runtime
+        return getattr(fft_runtime, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 from .sort_runtime import argsort_stable, argsort_stable_after  # noqa: E402,F401  (sort lowering)

@@ -4,7 +4,8 @@ logaddexp (a primitive for its derivative rule at infinite operands, JAX's).
 
 Each is an elementwise primitive on real floating operands of one dtype (xforms.scipy.special
 broadcasts and promotes first) with its rules in one block: abstract evaluation, a NumPy
-implementation (scipy.special), the jvp from the known derivative, batching, lowering facts.
+implementation (scipy.special, imported on the first eager call: importing it costs more than the
+rest of xforms), the jvp from the known derivative, batching, lowering facts.
 lgamma, erf and erfc lower to libm's (their math names).  The others' compiled implementation
 is a scalar function of kernels/special_math.py or kernels/bessel_math.py (plain Python on
 `math`), which
@@ -21,7 +22,6 @@ is xforms/igamma_grad.py); zeta's s and betainc's a and b raise NotImplementedEr
 import math
 
 import numpy as np
-from scipy import special as sp
 
 from ..igamma_grad import igamma_grad_a as _igamma_grad_a_scalar
 
@@ -34,8 +34,30 @@ _real = lambda dt: dt.kind == "f"
 SCALAR_IMPLS = {}            # primitive -> name of its scalar function in kernels/special_math
 
 
+def _scipy_special():
+    """scipy.special, imported when first needed (its import pulls in scipy's array-API
+    layer and numpy.f2py: ~0.15 s, more than all of xforms' own modules)."""
+    from scipy import special
+    return special
+
+
+def _ufunc(name):
+    """scipy.special's ufunc `name`, looked up on the first call.
+
+    >>> _ufunc("erf")(np.array([0.0]))      # imports scipy.special here, not at import
+    """
+    def fn(*xs):
+        return getattr(_scipy_special(), name)(*xs)
+    fn.__name__ = name
+    return fn
+
+
 def _sp(fn):
-    """A scipy.special ufunc as the NumPy implementation (the result keeps the dtype)."""
+    """A scipy.special ufunc (or its name, resolved on first use) as the NumPy
+    implementation (the result keeps the dtype)."""
+    if isinstance(fn, str):
+        fn = _ufunc(fn)
+
     def impl(*xs):
         dt = np.result_type(*xs)
         with np.errstate(all="ignore"):
@@ -67,9 +89,9 @@ def _no_grad(prim, arg):
 
 
 # ---- gamma family ----------------------------------------------------------------------------
-lgamma_p = _prim("lgamma", sp.gammaln, math="lgamma")
-digamma_p = _prim("digamma", sp.psi)
-zeta_p = _prim("zeta", sp.zeta, 2)
+lgamma_p = _prim("lgamma", "gammaln", math="lgamma")
+digamma_p = _prim("digamma", "psi")
+zeta_p = _prim("zeta", "zeta", 2)
 
 
 def lgamma(x):
@@ -103,10 +125,10 @@ defjvp(zeta_p, _no_grad("zeta", "s"),
        lambda t, ans, s, q: ew.mul(t, ew.neg(ew.mul(s, zeta(ew.add(s, _c(1.0, s)), q)))))
 
 # ---- error functions -------------------------------------------------------------------------
-erf_p = _prim("erf", sp.erf, math="erf")
-erfc_p = _prim("erfc", sp.erfc, math="erfc")
-erf_inv_p = _prim("erf_inv", sp.erfinv, scalar="erfinv")
-erfc_inv_p = _prim("erfc_inv", sp.erfcinv, scalar="erfcinv")
+erf_p = _prim("erf", "erf", math="erf")
+erfc_p = _prim("erfc", "erfc", math="erfc")
+erf_inv_p = _prim("erf_inv", "erfinv", scalar="erfinv")
+erfc_inv_p = _prim("erfc_inv", "erfcinv", scalar="erfcinv")
 
 
 def erf(x):
@@ -140,11 +162,11 @@ defjvp(erfc_inv_p, lambda t, ans, y: ew.mul(t, ew.mul(_c(-math.sqrt(math.pi) / 2
                                                       ew.exp(ew.mul(ans, ans)))))
 
 # ---- regularized incomplete gamma and beta ------------------------------------------------------
-igamma_p = _prim("igamma", sp.gammainc, 2, scalar="gammainc")
-igammac_p = _prim("igammac", sp.gammaincc, 2, scalar="gammaincc")
+igamma_p = _prim("igamma", "gammainc", 2, scalar="gammainc")
+igammac_p = _prim("igammac", "gammaincc", 2, scalar="gammaincc")
 igamma_grad_a_p = _prim("igamma_grad_a", np.vectorize(_igamma_grad_a_scalar, otypes=[float]),
                         2)
-betainc_p = _prim("betainc", sp.betainc, 3)
+betainc_p = _prim("betainc", "betainc", 3)
 
 
 def igamma(a, x):
@@ -192,8 +214,8 @@ defjvp(betainc_p, _no_grad("betainc", "a"), _no_grad("betainc", "b"),
        lambda t, ans, a, b, x: ew.mul(t, _betainc_dx(a, b, x)))
 
 # ---- exponentially scaled modified Bessel functions ---------------------------------------------
-bessel_i0e_p = _prim("bessel_i0e", sp.i0e, scalar="i0e")
-bessel_i1e_p = _prim("bessel_i1e", sp.i1e, scalar="i1e")
+bessel_i0e_p = _prim("bessel_i0e", "i0e", scalar="i0e")
+bessel_i1e_p = _prim("bessel_i1e", "i1e", scalar="i1e")
 
 
 def bessel_i0e(x):
@@ -219,13 +241,14 @@ defjvp(bessel_i1e_p, lambda t, ans, x: ew.mul(t, _i1e_dx(ans, x)))
 # ---- Bessel functions of integer order (J, Y) and real order (I) ----------------------------------
 def _jn_ref(n, x):
     """scipy's jv at integer orders, nan elsewhere (the kernel's domain)."""
-    return np.where(n == np.floor(n), sp.jv(n, x), np.nan)
+    return np.where(n == np.floor(n), _scipy_special().jv(n, x), np.nan)
 
 
 bessel_jn_p = _prim("bessel_jn", _jn_ref, 2, scalar="jn")
-bessel_yn_p = _prim("bessel_yn", lambda n, x: sp.yn(np.trunc(n), x), 2, scalar="yn")
-bessel_iv_p = _prim("bessel_iv", sp.iv, 2, scalar="iv")
-bessel_ive_p = _prim("bessel_ive", sp.ive, 2, scalar="ive")
+bessel_yn_p = _prim("bessel_yn", lambda n, x: _scipy_special().yn(np.trunc(n), x), 2,
+                    scalar="yn")
+bessel_iv_p = _prim("bessel_iv", "iv", 2, scalar="iv")
+bessel_ive_p = _prim("bessel_ive", "ive", 2, scalar="ive")
 
 
 def _order_args(n, x):

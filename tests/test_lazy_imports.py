@@ -1,0 +1,64 @@
+"""What `import xforms` and `import kernels` leave unimported until first used (issue #17's
+time to first result): scipy.special (0.1-0.2 s: scipy's array-API layer pulls in
+numpy.f2py) is imported by the special functions' first eager call, rocket-fft (and with it
+scipy.fft) by the first kernel that calls an FFT helper.  Each check runs in a fresh
+interpreter; no timings are asserted.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WATCHED = ("scipy.special", "scipy.fft", "rocket_fft", "numpy.f2py")
+
+
+def _modules_after(code):
+    """The watched modules loaded after running `code` in a fresh interpreter."""
+    probe = (f"{code}\nimport json, sys\n"
+             f"print(json.dumps([m for m in {WATCHED!r} if m in sys.modules]))")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=ROOT, check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_import_xforms_leaves_scipy_special_unimported():
+    assert _modules_after("import xforms, xforms.numpy, xforms.scipy.special") == []
+
+
+def test_import_kernels_leaves_fft_runtime_unimported():
+    loaded = _modules_after("import xforms, kernels, kernels.cpu_runtime")
+    assert "rocket_fft" not in loaded and "scipy.special" not in loaded, loaded
+
+
+def test_first_eager_special_call_imports_scipy_special():
+    loaded = _modules_after("import numpy as np, xforms.scipy.special as xsp\n"
+                            "assert abs(float(xsp.gammaln(np.float64(4.0))) - np.log(6)) < 1e-12")
+    assert "scipy.special" in loaded
+
+
+def test_lazy_special_impls_match_scipy():
+    """The lazily resolved NumPy implementations compute scipy.special's values, keeping the
+    operand dtype (float32 stays float32)."""
+    from scipy import special as sp
+
+    from xforms.primitives import special as ps
+    x = np.array([0.25, 1.5, 3.0])
+    for prim, ref, arg in [(ps.lgamma, sp.gammaln, x), (ps.digamma, sp.psi, x),
+                           (ps.erf, sp.erf, x), (ps.erfc, sp.erfc, x),
+                           (ps.erf_inv, sp.erfinv, x / 4), (ps.bessel_i0e, sp.i0e, x),
+                           (ps.bessel_i1e, sp.i1e, x)]:
+        for dt in (np.float32, np.float64):
+            got = np.asarray(prim(arg.astype(dt)))
+            assert got.dtype == dt
+            np.testing.assert_allclose(got, ref(arg.astype(dt)),
+                                       rtol=1e-6 if dt == np.float32 else 1e-14)
+    np.testing.assert_allclose(np.asarray(ps.bessel_jn(np.array([1.0, 2.0]), x[:2])),
+                               sp.jv([1.0, 2.0], x[:2]), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(ps.bessel_yn(np.array([0.0, 1.0]), x[1:])),
+                               sp.yn([0, 1], x[1:]), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(ps.igamma(np.array([2.0]), np.array([1.5]))),
+                               sp.gammainc(2.0, 1.5), rtol=1e-14)
