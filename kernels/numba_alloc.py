@@ -80,15 +80,16 @@ def install():
     """Replace `_empty_nd_impl` in numba.np.arrayobj and in the Numba modules that imported
     it by name (if Numba's code still looks as assumed)."""
     global ORIGINAL
-    import inspect
     import sys
 
     from numba.np import arrayobj
+
+    from .numba_source import source_of
     if ORIGINAL is not None:
         return
     original = arrayobj._empty_nd_impl
     try:
-        if not _check(inspect.getsource(original)):
+        if not _check(source_of(original)):
             return
     except (OSError, TypeError):
         return

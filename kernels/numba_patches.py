@@ -178,10 +178,10 @@ def _has_loc_memoised(original):
 def _install(owner, name, check, make):
     """Replace `owner.name` by `make(original)` if `check(source of original)`; the original
     is kept in ORIGINALS (tests compare against it)."""
-    import inspect
+    from .numba_source import source_of
     try:
         original = getattr(owner, name)
-        if check(inspect.getsource(original)):
+        if check(source_of(original)):
             setattr(owner, name, make(original))
             ORIGINALS[(owner, name)] = original
     except Exception:          # a different Numba: keep its own implementation
@@ -240,8 +240,7 @@ def apply():
     global _PATCHED
     if _PATCHED:
         return
-    import inspect
-
+    from .numba_source import source_of
     from numba.core import base, ir, lowering
     from numba.core.types import functions
     _install(lowering.Lower, "_find_singly_assigned_variable",
@@ -254,9 +253,9 @@ def apply():
     _install(ir.Inst, "_rec_list_vars",
              lambda src: (all(f"isinstance(val, {t})" in src for t in ("Var", "Inst", "dict"))
                           and "val.list_vars()" in src
-                          and "_rec_list_vars(self.__dict__)" in inspect.getsource(
+                          and "_rec_list_vars(self.__dict__)" in source_of(
                               ir.Stmt.list_vars)
-                          and "_rec_list_vars(self._kws)" in inspect.getsource(
+                          and "_rec_list_vars(self._kws)" in source_of(
                               ir.Expr.list_vars)),
              lambda original: _fast_rec_list_vars())
     _install(lowering, "_lit_or_omitted",
@@ -273,7 +272,7 @@ def apply():
                           and "_fix_ssa_vars(blocks, varname, defmap, cfg, df_plus" in src
                           # the method's source, not the class's (a class's is found by
                           # parsing its whole module: 40 ms of every process's import)
-                          and all(w in inspect.getsource(ssa._FixSSAVars._stmt_index) for w in
+                          and all(w in source_of(ssa._FixSSAVars._stmt_index) for w in
                                   ("def _stmt_index(self, defstmt, block, stop=-1)",
                                    "range(len(block.body))[:stop]"))),
              lambda original: numba_ssa.make_run_ssa(ssa))

@@ -62,3 +62,21 @@ def test_lazy_special_impls_match_scipy():
                                sp.yn([0, 1], x[1:]), rtol=1e-14)
     np.testing.assert_allclose(np.asarray(ps.igamma(np.array([2.0]), np.array([1.5]))),
                                sp.gammainc(2.0, 1.5), rtol=1e-14)
+
+
+def test_numba_patch_checks_read_what_getsource_reads():
+    """kernels/numba_source.py's source_of (the patches' checks, without tokenizing) gives
+    inspect.getsource's text for every Numba function a patch replaced or inspected."""
+    import inspect
+
+    import kernels  # noqa: F401  (applies the patches)
+    from kernels import numba_alloc, numba_patches
+    from kernels.numba_source import source_of
+    from numba.core import ir, ssa
+    fns = list(numba_patches.ORIGINALS.values()) + [
+        ir.Stmt.list_vars, ir.Expr.list_vars, ssa._FixSSAVars._stmt_index]
+    if numba_alloc.ORIGINAL is not None:
+        fns.append(numba_alloc.ORIGINAL)
+    assert len(fns) > 3
+    for fn in fns:
+        assert source_of(fn) == inspect.getsource(fn), fn

@@ -3,6 +3,7 @@ kinks (relu'(0) = 0, leaky_relu'(0) = 1, relu6'(0) = relu6'(6) = 0, hard_tanh'(+
 
     >>> xf.nn.relu(xnp.array([-1.0, 2.0]))
 """
+import functools
 import math
 
 import numpy as np
@@ -119,18 +120,26 @@ def _erfcx(z):
 # accurate at the seam), and for z >= 0, with Weideman's mapping t = (3 - z) / (3 + z),
 # erfc(z) = exp(-z^2) * 2 / (1 + 2z) * G(t).  P and G are smooth on their intervals, so values
 # and derivatives are accurate to about 1e-14 relative in float64, erfc's tail included.
-_ERF_SMALL = _cheb_fit(lambda u: math.erf(math.sqrt(u)) / math.sqrt(u), 0.0, 0.5, 14)
-_ERFC_G = _cheb_fit(lambda t: _erfcx(3 * (1 - t) / (1 + t)) * (1 + 6 * (1 - t) / (1 + t)) / 2,
-                    -1.0, 1.0, 20)
+# Both are fitted on first use (numpy.polynomial's import and the fits: ~10 ms of every
+# `import xforms` otherwise).
+@functools.cache
+def _erf_small():
+    return _cheb_fit(lambda u: math.erf(math.sqrt(u)) / math.sqrt(u), 0.0, 0.5, 14)
+
+
+@functools.cache
+def _erfc_g():
+    return _cheb_fit(lambda t: _erfcx(3 * (1 - t) / (1 + t)) * (1 + 6 * (1 - t) / (1 + t)) / 2,
+                     -1.0, 1.0, 20)
 
 
 def _erfc_nonneg(a):
     a = xnp.minimum(a, 30.0)                     # erfc(30) underflows; keeps t finite at inf
-    return xnp.exp(-(a * a)) * (2 / (1 + 2 * a)) * _clenshaw(_ERFC_G, (3 - a) / (3 + a))
+    return xnp.exp(-(a * a)) * (2 / (1 + 2 * a)) * _clenshaw(_erfc_g(), (3 - a) / (3 + a))
 
 
 def _erf(z):
-    small = z * _clenshaw(_ERF_SMALL, xnp.minimum(z * z, 0.25))
+    small = z * _clenshaw(_erf_small(), xnp.minimum(z * z, 0.25))
     return xnp.where(xnp.abs(z) < 0.5, small, xnp.sign(z) * (1 - _erfc_nonneg(xnp.abs(z))))
 
 

@@ -1,5 +1,20 @@
 """`xforms.scipy`: JAX's jax.scipy namespaces (`linalg`, `signal`, `special`, `stats`).
 
     >>> import xforms.scipy.special as xsp
+
+Each namespace is imported on first access (`xforms.scipy.stats.norm` after `import xforms`
+works), as jax.scipy's are: a program that uses none of them does not pay for them.
 """
-from . import linalg, signal, special, stats  # noqa: F401
+import importlib
+
+_SUBMODULES = ("linalg", "signal", "special", "stats")
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES))
