@@ -10,6 +10,7 @@ of the patches' share of `import kernels`.  The code object already knows its la
 import inspect
 import linecache
 import types
+from operator import itemgetter
 
 
 def source_of(fn):
@@ -26,7 +27,7 @@ def source_of(fn):
 
 def _last_line(code):
     """The last source line of a code object, nested functions' included."""
-    last = max((ln for _, _, ln in code.co_lines() if ln is not None),
+    last = max(filter(None, map(itemgetter(2), code.co_lines())),
                default=code.co_firstlineno)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
