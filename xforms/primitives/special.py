@@ -45,6 +45,7 @@ def _ufunc(name):
     """scipy.special's ufunc `name`, looked up on the first call.
 
     >>> _ufunc("erf")(np.array([0.0]))      # imports scipy.special here, not at import
+    array([0.])
     """
     def fn(*xs):
         return getattr(_scipy_special(), name)(*xs)
