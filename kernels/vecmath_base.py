@@ -7,8 +7,9 @@ float64: ``_as_bits``/``_from_bits`` (bitcast), ``_like`` (round to the argument
 type), ``_div`` (bare fdiv: no ZeroDivisionError branch), ``_mad`` (llvm.fmuladd).
 float32 (``*f``): ``_madf``, ``_divf``, ``_rintf`` (round half even), ``_absf``,
 ``_copysignf``, ``_pow2f(k)`` (2**k from an integral float32), ``_bitf(k, b)`` (bit b of
-the integer k), ``_exponentf``/``_mantissaf`` (IEEE fields).  Every float32 intrinsic
-takes and returns float32, so Numba never widens the computation to float64::
+the integer k), ``_log2_kf``/``_log2_mf`` (x = 2**k * m, m in [sqrt(1/2), sqrt(2))).
+Every float32 intrinsic takes and returns float32, so Numba never widens the computation
+to float64::
 
     @_vm
     def f(x):                   # x float32
@@ -238,30 +239,39 @@ def _bitf(typingctx, k, b):
     return _nbtypes.boolean(k, b), codegen
 
 
+# x = 2**k * m with m in [sqrt(1/2), sqrt(2)) for a positive normal float32 x, read from the
+# bits without a compare: subtracting the bits of sqrt(1/2) carries into the exponent field
+# exactly when the significand is at least sqrt(1/2)'s (the reduction of musl's logf).
+_SQRT_HALF_BITS = 0x3F3504F3
+
+
+def _reduce_log2f(builder, x):
+    bits = builder.bitcast(x, _I32)
+    k = builder.ashr(builder.sub(bits, _I32(_SQRT_HALF_BITS)), _I32(23))
+    return bits, k
+
+
 @intrinsic
-def _exponentf(typingctx, x):
-    """Unbiased exponent field of a float32 as float32 (x normal: floor(log2(x)))."""
+def _log2_kf(typingctx, x):
+    """k of x = 2**k * m, m in [sqrt(1/2), sqrt(2)), as float32 (x positive normal)."""
     if x != _nbtypes.float32:
         return None
 
     def codegen(context, builder, sig, args):
-        bits = builder.bitcast(args[0], _I32)
-        e = builder.and_(builder.lshr(bits, _I32(23)), _I32(0xFF))
-        return builder.sitofp(builder.sub(e, _I32(127)), _F32)
+        return builder.sitofp(_reduce_log2f(builder, args[0])[1], _F32)
 
     return _nbtypes.float32(x), codegen
 
 
 @intrinsic
-def _mantissaf(typingctx, x):
-    """The significand of a float32 as a float32 in [1, 2) (x normal)."""
+def _log2_mf(typingctx, x):
+    """m of x = 2**k * m, m in [sqrt(1/2), sqrt(2)) (x positive normal; exact)."""
     if x != _nbtypes.float32:
         return None
 
     def codegen(context, builder, sig, args):
-        bits = builder.bitcast(args[0], _I32)
-        m = builder.or_(builder.and_(bits, _I32(0x7FFFFF)), _I32(0x3F800000))
-        return builder.bitcast(m, _F32)
+        bits, k = _reduce_log2f(builder, args[0])
+        return builder.bitcast(builder.sub(bits, builder.shl(k, _I32(23))), _F32)
 
     return _nbtypes.float32(x), codegen
 

@@ -15,9 +15,10 @@ Algorithms (k integral float32, r the reduced argument):
 exp   k = rint(x/ln2), r = x - k*ln2 (ln2 in 15 + 24 bits: k*hi exact), exp(r) = 1 + r +
       r^2*P4(r), times 2**k in two exact steps (subnormal results rounded once).
       x clipped to [-104, 89]: overflow to inf, underflow to 0, nan kept.
-log   mantissa/exponent fields (subnormals scaled by 2**23 first), m in [sqrt(.5), sqrt(2)),
-      f = m - 1, s = f/(2+f), log(1+f) = f - f^2/2 + s*(f^2/2 + z*R2(z)), z = s^2, plus
-      k*ln2 in two parts.  log(0) = -inf, log(<0) = nan, log(inf) = inf.
+log   x = 2**k * m, m in [sqrt(.5), sqrt(2)) from the bits (subnormals scaled by 2**23
+      first), f = m - 1, log(1+f) = f - f^2/2 + f^3*P7(f) (no division: a float32 vdivps
+      cost a fifth of the loop), plus k*ln2 in two parts; k*ln2_lo joins the f^3 term so the
+      small part rounds once.  log(0) = -inf, log(<0) = nan, log(inf) = inf.
 tanh  |x| < 0.625: x + x^3*P4(x^2); else 1 - 2/(exp(2|x|) + 1) (|x| clipped at 9.5, where
       tanh rounds to 1); sign restored, -0 kept.
 sin/cos/tan  k = rint(x*2/pi), r = x - k*pi/2 with pi/2 in five parts (12+12+12+12+24
@@ -35,7 +36,7 @@ import math
 
 import numpy as np
 
-from .vecmath_base import (_absf, _bitf, _copysignf, _divf, _exponentf, _madf, _mantissaf,
+from .vecmath_base import (_absf, _bitf, _copysignf, _divf, _log2_kf, _log2_mf, _madf,
                            _pow2f, _rintf, _vm, f32)
 
 __all__ = ["ERROR_BOUNDS_ULP_F32", "TRIG_MAX_ARG_F32", "VECMATH_F32", "vmf_cos",
@@ -51,7 +52,6 @@ _FNAN = f32(np.nan)
 _FLOG2E = f32(1.4426950408889634)
 _FLN2_HI = f32(0.693145751953125)        # 15 significant bits: k*hi exact for |k| < 512
 _FLN2_LO = f32(1.428606765330187e-06)
-_FSQRT2 = f32(1.4142135623730951)
 _FTINY = f32(1.1754943508222875e-38)     # smallest normal float32
 _FTWO23 = f32(8388608.0)
 _F23 = f32(23.0)
@@ -65,10 +65,17 @@ _FE2 = f32(0.04166838899254799)
 _FE3 = f32(0.008368715643882751)
 _FE4 = f32(0.0013814592966809869)
 
-# log: R(z)/z on z = s^2 <= 0.0295 (error of the fit 8e-10 relative to log(1+f))
-_FL0 = f32(0.6666677594184875)
-_FL1 = f32(0.39977574348449707)
-_FL2 = f32(0.29870954155921936)
+# log(1+f) = f - f^2/2 + f^3*P(f) on sqrt(.5)-1 <= f < sqrt(2)-1 (P's coefficients rounded to
+# float32: relative error of the fit 8e-9 of log(1+f), 0.1 ulp)
+_FL0 = f32(0.3333333134651184)
+_FL1 = f32(-0.250008225440979)
+_FL2 = f32(0.20001226663589478)
+_FL3 = f32(-0.16623356938362122)
+_FL4 = f32(0.14201761782169342)
+_FL5 = f32(-0.1316019594669342)
+_FL6 = f32(0.1276155263185501)
+_FL7 = f32(-0.0763443186879158)
+_FMHALF = f32(-0.5)
 
 # tanh(x) = x + x^3*P(x^2) on |x| <= 0.625 (relative error 4e-9)
 _FT0 = f32(-0.3333328068256378)
@@ -128,19 +135,14 @@ def vmf_log(x):
     xs = x if ok else _F1
     sub = xs < _FTINY
     xs = xs * _FTWO23 if sub else xs
-    e = _exponentf(xs) - (_F23 if sub else _F0)
-    m = _mantissaf(xs)
-    big = m > _FSQRT2
-    m = m * _FHALF if big else m
-    e = e + _F1 if big else e
-    f = m - _F1
-    s = _divf(f, _F2 + f)
-    z = s * s
-    rr = z * _madf(z, _madf(z, _FL2, _FL1), _FL0)
-    hfsq = _FHALF * f * f
-    y = e * _FLN2_HI - ((hfsq - (s * (hfsq + rr) + e * _FLN2_LO)) - f)
-    y = y if ok else (-_FINF if x == _F0 else (_FINF if x == _FINF else _FNAN))
-    return y
+    k = _log2_kf(xs) - (_F23 if sub else _F0)
+    f = _log2_mf(xs) - _F1
+    z = f * f
+    p = _madf(f, _madf(f, _madf(f, _madf(f, _madf(f, _madf(f, _madf(f, _FL7, _FL6), _FL5),
+                                                         _FL4), _FL3), _FL2), _FL1), _FL0)
+    r = _madf(_FMHALF, z, _madf(z * f, p, k * _FLN2_LO))     # -f^2/2 + f^3 P + k ln2_lo
+    y = _madf(k, _FLN2_HI, f + r)
+    return y if ok else (-_FINF if x == _F0 else (_FINF if x == _FINF else _FNAN))
 
 
 @_vm
@@ -277,8 +279,10 @@ VECMATH_F32 = {
 #: Maximum error in float32 ulps for normal results, asserted by tests/test_vecmath.py.
 #: Observed maxima over 600 000 points per function (whole float32 domain, dense core, every
 #: float32 nearest to k*pi/2 up to the bound and its neighbours), 2026-11-24: exp 0.95,
-#: log 0.78, tanh 1.30, sin 0.82, cos 0.81, tan 2.15 (a quotient of two kernels); bounds
-#: rounded up.  Measurements, not proofs.  Subnormal results: <= 1 subnormal ulp.
+#: tanh 1.30, sin 0.82, cos 0.81, tan 2.15 (a quotient of two kernels); log 0.87 over every
+#: non-negative float32 (subnormals, 0, inf; 2026-11-25, against float64 log; every negative
+#: float32 gives nan); bounds rounded up.  Measurements, not proofs (log's is exhaustive).
+#: Subnormal results: <= 1 subnormal ulp.
 ERROR_BOUNDS_ULP_F32 = {
     "exp": 1.0,
     "log": 1.0,
