@@ -16,6 +16,7 @@ from .codegen import dtype_str
 from .cpu_accum import Reduction
 from .cpu_scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from .fusion_classes import REDUCTIONS
+from .loop_cost import element_ns
 from .loop_cpu import CpuPrinter, LoopSpelling
 from .loop_ir import Fold, Init, Name
 from .lower_loops import lower_loop
@@ -35,6 +36,14 @@ PARALLEL_MIN_ELEMENTS = 1 << 18
 # worker spinning after a prange loop on the core the second BLAS thread needs -- helped under
 # heavy load but cost 10-25% on the MLP at batch 256/1024 on a quiet machine, 2026-11-24
 # 23:40 UTC, three interleaved runs, with MNIST and the VAE step unchanged: not kept.)
+# A smaller nest is threaded too when its estimated serial time (elements x
+# kernels/loop_cost.py's ns per element) is at least PARALLEL_MIN_WORK_NS: two threads then
+# win even with the 12-25 us they cost (sin*exp gained 1.8x from 65536 elements above).
+# Such a nest is cut into at least WORK_CHUNKS chunks (of no fewer than MIN_CHUNK_ELEMENTS)
+# so that the threads' shares stay even: random.normal at 1e5 in chunks of 2^14 split 4:3.
+PARALLEL_MIN_WORK_NS = 150_000
+WORK_CHUNKS = 16
+MIN_CHUNK_ELEMENTS = 2048
 
 
 def emit_loop(em, step):
@@ -53,10 +62,11 @@ def emit_loop(em, step):
         if eqn.prim in REDUCTIONS:
             reds[eqn] = Reduction(em, eqn, n, idx)
     staged = _staged(shape, size, reds)
-    rows = _chunk_rows(shape, size, reds, em.allow_parallel, staged)
+    pays, chunk = _threads_pay(size, element_ns(step))
+    rows = _chunk_rows(shape, size, reds, em.allow_parallel, staged, chunk, pays)
     for r in reds.values():
         r.emit_setup()
-    loop = Nest(em, step, lower_loop(step)[0], reds, size, rows, staged, vsize)
+    loop = Nest(em, step, lower_loop(step)[0], reds, size, rows, staged, vsize, pays)
     if not _has_bounded_trig(step, vsize, reds, staged):
         loop.emit()
         return
@@ -106,20 +116,34 @@ def _staged(shape, size, reds):
                     and r.dt.kind == "f" for r in reds.values()))
 
 
-def _chunk_rows(shape, size, reds, parallel, staged=False):
-    """Rows of axis 0 per chunk, or None when the nest is not cut into chunks: small, one
-    chunk, a reduction that accumulates into an array across axis 0, or no threads and no
-    scalar reduction (chunks only pay for threads, or keep a sum the same with and without
-    them).  A staged loop is always chunked."""
+def _threads_pay(size, ns):
+    """(whether threads pay for a nest of `size` elements at `ns` each, the elements of
+    one of its chunks): from PARALLEL_MIN_ELEMENTS, or PARALLEL_MIN_WORK_NS of work."""
+    if size >= PARALLEL_MIN_ELEMENTS:
+        return True, CHUNK_ELEMENTS
+    if size * ns < PARALLEL_MIN_WORK_NS:
+        return False, CHUNK_ELEMENTS
+    return True, min(CHUNK_ELEMENTS, max(MIN_CHUNK_ELEMENTS, size // WORK_CHUNKS))
+
+
+def _chunk_rows(shape, size, reds, parallel, staged=False, chunk=None, pays=None):
+    """Rows of axis 0 per chunk (of about `chunk` elements), or None when the nest is not
+    cut into chunks: threads would not pay (`pays`, default: from PARALLEL_MIN_ELEMENTS),
+    one chunk, a reduction that accumulates into an array across axis 0, or no threads
+    (`parallel`) and no scalar reduction (chunks only pay for threads, or keep a sum the
+    same with and without them).  A staged loop is always chunked.  The rows depend on
+    the program and the shape alone, never on the threads."""
+    chunk = CHUNK_ELEMENTS if chunk is None else chunk
+    pays = size >= PARALLEL_MIN_ELEMENTS if pays is None else pays
     if staged:
-        return CHUNK_ELEMENTS
-    if not shape or size < PARALLEL_MIN_ELEMENTS or shape[0] < 2:
+        return chunk
+    if not shape or not pays or shape[0] < 2:
         return None
     if any(r.level is None for r in reds.values()):
         return None
     if not parallel and not any(r.level == 0 for r in reds.values()):
         return None
-    rows = max(1, CHUNK_ELEMENTS // max(1, size // shape[0]))
+    rows = max(1, chunk // max(1, size // shape[0]))
     return rows if -(-shape[0] // rows) >= 2 else None
 
 
@@ -151,10 +175,14 @@ class Nest:
     innermost axis with guarded or clamped reads is peeled (a plain middle loop); when that
     is a chunked axis 0, inside each chunk."""
 
-    def __init__(self, em, step, nest, reds, size, rows, staged=False, vsize=None):
+    def __init__(self, em, step, nest, reds, size, rows, staged=False, vsize=None,
+                 pays=None):
         self.em, self.step, self.shape, self.nest = em, step, tuple(step.shape), nest
         self.reds, self.size, self.rows, self.staged = reds, size, rows, staged
         self.vsize = size if vsize is None else vsize   # the size the vector math sees
+        # prange over the chunks: threads may run and pay (kernels/loop_cost.py)
+        self.threaded = em.allow_parallel and (size >= PARALLEL_MIN_ELEMENTS
+                                               if pays is None else pays)
         self.sp = LoopSpelling(em, nest.syms, [f"i{d}" for d in range(len(self.shape))])
         self.printer = CpuPrinter(em, reds, self.vsize)
         # a peeled axis 0 of a chunked nest is peeled inside each chunk (`_rows`)
@@ -215,8 +243,7 @@ class Nest:
         guard = f"{em.trig_guard}_c" if flags else None
         if flags:
             em.line(f"{flags} = {em.helper('empty_c')}({nch}, np.bool_)")
-        par = (em.allow_parallel and self.size >= PARALLEL_MIN_ELEMENTS
-               and -(-int(n0) // rows) >= 2)
+        par = self.threaded and -(-int(n0) // rows) >= 2
         em.uses_prange |= par
         header = f"for ch in prange({nch}):" if par else f"for ch in range({nch}):"
         with em.block(header):

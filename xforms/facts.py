@@ -94,6 +94,9 @@ class Facts:
     math:        {slot: "module.function" or None} for slots of MATH_TARGETS, read by
                  `ctx.fn(prim)` in scalar rules; None = a target override spells it
     vec:         name of a vectorisable kernels.vecmath replacement of math[cpu], or None
+    cost:        ns per element of its CPU scalar code in a fused loop (serial), where the
+                 other facts do not tell (a scalar function: pow, special functions, a hash);
+                 None: kernels/loop_cost.py derives it.  Decides threaded loops by work
     simplify:    "unary" / "binary": elementwise ops of splat constants fold, a binary op
                  takes a broadcast scalar operand directly (transforms/simplify.py)
     commutative: operands may be reordered (common-subexpression elimination)
@@ -145,6 +148,7 @@ class Facts:
     kind: str = OP
     math: dict = field(default_factory=dict)
     vec: Optional[str] = None
+    cost: Optional[float] = None
     simplify: Optional[str] = None
     commutative: bool = False
     identity: Optional[tuple] = None

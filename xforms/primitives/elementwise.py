@@ -136,13 +136,13 @@ defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
 transpose_rules[div_p] = lambda ct, x, y: [
     None if isinstance(ct, Zero) else unbroadcast(div(ct, y), x.aval), None]
 
-rem_p = _def("rem", np.remainder, 2, accept=_not_complex)
+rem_p = _def("rem", np.remainder, 2, accept=_not_complex, cost=5.5)  # ns: loop_cost.py
 rem = _bind2(rem_p)
 defjvp(rem_p, lambda t, ans, x, y: _bcast_to(t, ans),
        lambda t, ans, x, y: _bcast_to(mul(neg(t), floor(div(x, y))), ans))
 
 # --- powers ---------------------------------------------------------------------------------
-pow_p = _def("pow", np.power, 2, accept=_float)
+pow_p = _def("pow", np.power, 2, accept=_float, cost=10.0)
 pow = _bind2(pow_p)
 
 
@@ -178,7 +178,7 @@ rsqrt_p = _def("rsqrt", lambda x: 1 / np.sqrt(x), accept=_float)
 rsqrt = _bind1(rsqrt_p)
 defjvp(rsqrt_p, lambda t, ans, x: mul(t, mul(_like(-0.5, ans), div(ans, x))))
 
-cbrt_p = _def("cbrt", np.cbrt, accept=_real)
+cbrt_p = _def("cbrt", np.cbrt, accept=_real, cost=14.0)
 cbrt = _bind1(cbrt_p)
 defjvp(cbrt_p, lambda t, ans, x: mul(t, mul(_like(1 / 3, ans), integer_pow(ans, -2))))
 
@@ -189,7 +189,7 @@ defjvp(exp_p, lambda t, ans, x: mul(t, ans))
 
 exp2_p = _def("exp2", np.exp2, accept=_float,   # CUDA: kernels/cuda/{scalar,complex}_cuda.py
               math={"cpu": "np.exp2", "cpu_complex": "np.exp2", "cuda": None,
-                    "cuda_complex": None})
+                    "cuda_complex": None}, cost=2.5)
 exp2 = _bind1(exp2_p)
 defjvp(exp2_p, lambda t, ans, x: mul(t, mul(ans, _like(np.log(2.0), ans))))
 
