@@ -41,6 +41,12 @@ PARALLEL_MIN_ELEMENTS = 1 << 18
 # win even with the 12-25 us they cost (sin*exp gained 1.8x from 65536 elements above).
 # Such a nest is cut into at least WORK_CHUNKS chunks (of no fewer than MIN_CHUNK_ELEMENTS)
 # so that the threads' shares stay even: random.normal at 1e5 in chunks of 2^14 split 4:3.
+# Not measured on a quiet machine yet.  Under load 4-5 (2026-11-25, old and new rule called
+# alternately in one process, 1e5 elements) two threads lost (33-41 ns per element for
+# normal, uniform and the elementwise gradient: the helper waits for a time slice), so
+# kernels/threads.py kept one thread; the chunked kernel on one thread then ran 3% (normal)
+# to 20% (grad of sum(sin*cos + exp): LLVM vectorises the plain loop with its nan flag
+# better; hand-written, an unchunked loop without the flag was as slow) behind the plain loop.
 PARALLEL_MIN_WORK_NS = 150_000
 WORK_CHUNKS = 16
 MIN_CHUNK_ELEMENTS = 2048
