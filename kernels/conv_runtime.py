@@ -45,6 +45,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import intrinsic, overload
 
+from .blas_serial import serial_begin, serial_end
 from .helper_cache import CACHE as _CACHE
 
 # windows of at most this many elements take the transposed, run-wise im2col (`_small`)
@@ -61,6 +62,8 @@ T_MAX_ROWS = 4096
 # ... and when x's runs along its batch axis are at least this long (else the plain im2col
 # is faster: measured 0.7 vs 10 ms for a one-channel first layer's weight gradient)
 T_MIN_RUN = 8
+# elements of one block's product in the col2im method (`_scatter`): it stays in cache
+SCATTER_BLOCK = 1 << 17
 
 
 @intrinsic
@@ -433,7 +436,10 @@ def _im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo):
 @numba.njit(cache=_CACHE, nogil=True)
 def _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo):
     """Lhs-dilated convolution: z = x @ w over the input's own elements (one row per input
-    position), then out[position reached] += z[row, (k, o)] (col2im)."""
+    position), then out[position reached] += z[row, (k, o)] (col2im), a few images at a
+    time so that z stays in cache (rather than 4.4 MB for 32 11x11x64 cotangents).  A
+    channels-last x is read in place, a channels-last output accumulated in place, and the
+    adds are element loops (measured, CPU time for that case: 2.54 against 2.77 ms)."""
     N, D, H, W = xsh[0], xsh[2], xsh[3], xsh[4]
     nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
     KD, KH, KW = kdims
@@ -441,54 +447,90 @@ def _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo):
     G = geo[12]
     nk = KD * KH * KW
     I = K // nk
-    m_in = nb * D * H * W
-    xg = np.empty((m_in, I), wp.dtype)
+    per_in, per_out = D * H * W, OD * OH * OW
+    cn = max(1, min(nb, SCATTER_BLOCK // max(1, per_in * nk * op)))   # images per block
+    rows_in_x = (xst[1] == 1 and (W == 1 or xst[4] == I) and (H == 1 or xst[3] == W * I)
+                 and (D == 1 or xst[2] == H * W * I) and (nb == 1 or xst[0] == per_in * I))
+    direct = _rows_contiguous(groups, op, osh, ost)
+    xg_buf = np.empty(0 if rows_in_x else cn * per_in * I, wp.dtype)
+    z_buf = np.empty(cn * per_in * nk * op, wp.dtype)
+    acc_buf = np.empty(0 if direct else cn * per_out * op, wp.dtype)
     wt = np.empty((I, nk * op), wp.dtype)
-    z = np.empty((m_in, nk * op), wp.dtype)
-    acc = np.zeros((nb * OD * OH * OW, op), wp.dtype)
     for g in range(groups):
         x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
-        row = 0
-        for n in range(nb):
-            for i0 in range(D):
-                for i1 in range(H):
-                    for i2 in range(W):
-                        src = x0 + n * xst[0] + i0 * xst[2] + i1 * xst[3] + i2 * xst[4]
-                        if xst[1] == 1:
-                            xg[row] = x[src:src + I]
-                        else:
-                            for c in range(I):
-                                xg[row, c] = x[src + c * xst[1]]
-                        row += 1
         for k in range(nk):                       # wt[c, (k, o)] = wp[g, (k, c), o]
             for c in range(I):
-                for o in range(op):
-                    wt[c, k * op + o] = wp[g, k * I + c, o]
-        gemm(xg, wt, z)
-        acc[:, :] = 0
-        row = 0
-        for n in range(nb):
-            for i0 in range(D):
-                for i1 in range(H):
-                    for i2 in range(W):
-                        col = 0
-                        for k0 in range(KD):
-                            t0 = i0 * geo[6] + geo[3] - k0 * geo[9]
-                            q0 = t0 // geo[0]
-                            ok0 = t0 >= 0 and t0 % geo[0] == 0 and q0 < OD
-                            for k1 in range(KH):
-                                t1 = i1 * geo[7] + geo[4] - k1 * geo[10]
-                                q1 = t1 // geo[1]
-                                ok1 = ok0 and t1 >= 0 and t1 % geo[1] == 0 and q1 < OH
-                                for k2 in range(KW):
-                                    t2 = i2 * geo[8] + geo[5] - k2 * geo[11]
-                                    q2 = t2 // geo[2]
-                                    if ok1 and t2 >= 0 and t2 % geo[2] == 0 and q2 < OW:
-                                        r = ((n * OD + q0) * OH + q1) * OW + q2
-                                        acc[r] += z[row, col:col + op]
-                                    col += op
-                        row += 1
-        _write_rows(acc, out, g * op * ost[1], 0, nb * OD * OH, osh, ost)
+                wt[c, k * op:(k + 1) * op] = wp[g, k * I + c]
+        for n0 in range(0, nb, cn):
+            m = min(cn, nb - n0)
+            rows = m * per_in
+            if rows_in_x:
+                xs = x0 + n0 * xst[0]
+                xg = x[xs:xs + rows * I].reshape((rows, I))
+            else:
+                xg = xg_buf[:rows * I].reshape((rows, I))
+                _gather_rows(x, x0, xsh, xst, n0, m, I, xg)
+            z = z_buf[:rows * nk * op].reshape((rows, nk * op))
+            gemm(xg, wt, z)
+            if direct:
+                acc = out[n0 * per_out * op:(n0 + m) * per_out * op].reshape((m * per_out, op))
+            else:
+                acc = acc_buf[:m * per_out * op].reshape((m * per_out, op))
+            acc[:, :] = 0
+            _col2im(z, acc, m, xsh, kdims, osh, geo, op)
+            if not direct:
+                _write_rows(acc, out, g * op * ost[1], n0 * OD * OH, m * OD * OH, osh, ost)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _gather_rows(x, x0, xsh, xst, n0, m, I, xg):
+    """xg[(n, i0, i1, i2), c] = x's features at each position of images n0 .. n0 + m - 1."""
+    D, H, W = xsh[2], xsh[3], xsh[4]
+    row = 0
+    for n in range(n0, n0 + m):
+        for i0 in range(D):
+            for i1 in range(H):
+                for i2 in range(W):
+                    src = x0 + n * xst[0] + i0 * xst[2] + i1 * xst[3] + i2 * xst[4]
+                    if xst[1] == 1:
+                        xg[row] = x[src:src + I]
+                    else:
+                        for c in range(I):
+                            xg[row, c] = x[src + c * xst[1]]
+                    row += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _col2im(z, acc, m, xsh, kdims, osh, geo, op):
+    """acc[(n, q0, q1, q2)] += z[(n, i0, i1, i2), (k, o)] for each window tap k that takes
+    input position i to output position q, over m images."""
+    D, H, W = xsh[2], xsh[3], xsh[4]
+    OD, OH, OW = osh[2], osh[3], osh[4]
+    KD, KH, KW = kdims
+    row = 0
+    for n in range(m):
+        for i0 in range(D):
+            for i1 in range(H):
+                for i2 in range(W):
+                    col = 0
+                    zr = z[row]
+                    for k0 in range(KD):
+                        t0 = i0 * geo[6] + geo[3] - k0 * geo[9]
+                        q0 = t0 // geo[0]
+                        ok0 = t0 >= 0 and t0 % geo[0] == 0 and q0 < OD
+                        for k1 in range(KH):
+                            t1 = i1 * geo[7] + geo[4] - k1 * geo[10]
+                            q1 = t1 // geo[1]
+                            ok1 = ok0 and t1 >= 0 and t1 % geo[1] == 0 and q1 < OH
+                            for k2 in range(KW):
+                                t2 = i2 * geo[8] + geo[5] - k2 * geo[11]
+                                q2 = t2 // geo[2]
+                                if ok1 and t2 >= 0 and t2 % geo[2] == 0 and q2 < OW:
+                                    ar = acc[((n * OD + q0) * OH + q1) * OW + q2]
+                                    for o in range(op):     # (not `+=` on slices: a ufunc
+                                        ar[o] += zr[col + o]    # call each, 3x slower)
+                                col += op
+                    row += 1
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -536,6 +578,7 @@ def conv_run(x, w, out, plan):
     fm = transposed or (not dilated and not in_place(wsh, wst, groups, False)
                         and in_place(wsh, wst, groups, True))
     wp = packed(w, wsh, wst, groups, fm)
+    prev = serial_begin()        # blocks of a few hundred rows: one BLAS thread each
     if dilated or (K > DIRECT_MAX_WINDOW and _fewer_inputs(xsh, osh)):
         _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo)
     elif transposed:
@@ -544,3 +587,4 @@ def conv_run(x, w, out, plan):
         _small(x, xsh, xst, wp, kdims, out, osh, ost, geo, fm)
     else:
         _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo, fm)
+    serial_end(prev)

@@ -152,7 +152,7 @@ def test_jit_integer_and_float32():
                                     "im2col_nhwc", "features_major",
                                     "features_major_unpadded", "small_unit_stride",
                                     "small_groups", "small_features_major",
-                                    "scatter_full_padding"])
+                                    "scatter_full_padding", "scatter_blocks"])
 def test_jit_each_cpu_method_matches_loop(method):
     """kernels/conv_runtime.py picks a method from the sizes: a transposed im2col of runs
     (window x features <= 16), im2col blocks, transposed im2col (a weight gradient: the
@@ -192,6 +192,10 @@ def test_jit_each_cpu_method_matches_loop(method):
         # more output positions than input ones (an input gradient): col2im, no lhs dilation
         "scatter_full_padding": ((2, 3, 4, 5), (5, 3, 3, 3), (1, 2), ((2, 2), (2, 3)), (1, 1),
                                  1, ("NHWC", "HWIO", "NCHW")),
+        # col2im a few images at a time (here one: 16 x 16 x 9 x 64 > SCATTER_BLOCK / 2), x
+        # gathered from channels-first rows, accumulated straight into an NHWC output
+        "scatter_blocks": ((3, 3, 16, 16), (64, 3, 3, 3), (1, 1), ((2, 2), (2, 2)), (1, 1),
+                           1, ("NCHW", "HWIO", "NHWC")),
     }[method]
     x, w = rng.normal(size=x_shape), rng.normal(size=w_shape)
     want = conv_loop(x, w, strides, padding, lhs_dil, (1, 1), G)
