@@ -174,6 +174,9 @@ def compile_kernel(mod, h, signature, parallel=False):
         opts = dict(cache=cache, error_model="numpy", nogil=True, parallel=parallel,
                     no_rewrites=not parallel)
         try:
+            _compile_nests(mod, dict(opts, parallel=parallel, no_rewrites=not parallel))
+            if getattr(mod, "__xforms_nests__", ()):   # the kernel's prange nests live there
+                opts.update(parallel=False, no_rewrites=True)
             disp = numba.njit(signature, **opts)(mod.kernel)
         except NumbaError:
             raise
@@ -181,10 +184,20 @@ def compile_kernel(mod, h, signature, parallel=False):
             if not cache:
                 raise
             _purge_numba_cache(mod.__file__)   # e.g. a truncated or foreign cache file
+            _compile_nests(mod, dict(opts, parallel=parallel, no_rewrites=not parallel))
             disp = numba.njit(signature, **opts)(mod.kernel)
         _dispatchers[key] = disp
         stats["made"] += 1
         return disp
+
+
+def _compile_nests(mod, opts):
+    """The module's outlined prange nests (kernels/outline_prange.py) as Numba functions
+    with the kernel's `parallel` flag, in the module's globals where the kernel calls them
+    (typed and compiled when the kernel is)."""
+    for name in getattr(mod, "__xforms_nests__", ()):
+        fn = getattr(mod, name)
+        setattr(mod, name, numba.njit(**opts)(getattr(fn, "py_func", fn)))
 
 
 def compiled(h, sig_spec, parallel=False):

@@ -38,6 +38,7 @@ from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line
 from .fusion import plan_program
 from .passes import prepare
 from . import scalarize_loops  # noqa: F401  (registers the loop rules)
+from . import outline_prange
 from . import shape_roles, user_prims
 from .scalarize import scalarize
 from .shape_symbols import SymbolTable, choose_symbols, symbolic_copy
@@ -188,6 +189,11 @@ def _prepare(closed, options, symbolic=True):
     plan = plan_program(scalarize(sym), prepared=True)
     source, em = emit_module(plan, label, allow_parallel=_threads_available(),
                              caller_buffers=True, symbols=symbols)
+    if em.uses_prange and _parfor_cost(source) > PARFOR_MAX_COST:
+        source, nests = outline_prange.outline(source)
+        if nests:                 # codecache.compile_kernel compiles these with `parallel`
+            cost = max(_parfor_cost(t) for t in outline_prange.texts(source, nests))
+            source += f"\n__xforms_nests__ = {tuple(nests)!r}\n__xforms_nest_cost__ = {cost}\n"
     mod, path, h = codecache.load_module(source)
     if config.DUMP:
         print(f"[xforms] {label}: {path}\n{plan.dump()}")
@@ -265,12 +271,19 @@ def prewarm():
 PARFOR_MAX_COST = 10000
 
 
+def _parfor_cost(text):
+    return text.count("\n") * (1 + text.count(" if "))
+
+
 def _parallel(prep):
-    """Whether to compile `prep`'s kernel with Numba's parallel=True (prange loops threaded)."""
+    """Whether to compile `prep`'s kernel with Numba's parallel=True (prange loops threaded).
+    A large kernel's prange nests are functions of their own (kernels/outline_prange.py):
+    only they go through parfors, so their cost decides."""
     if not prep.em.uses_prange:
         return False
-    src = prep.source
-    return src.count("\n") * (1 + src.count(" if ")) <= PARFOR_MAX_COST
+    if getattr(prep.mod, "__xforms_nests__", ()):
+        return prep.mod.__xforms_nest_cost__ <= PARFOR_MAX_COST
+    return _parfor_cost(prep.source) <= PARFOR_MAX_COST
 
 
 def _worker_imports(source):

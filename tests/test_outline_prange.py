@@ -1,0 +1,84 @@
+"""kernels/outline_prange.py: a large kernel's prange nests move into functions of their own
+(only they go through Numba's parfors passes); the results do not change."""
+import numpy as np
+import pytest
+
+from kernels import cpu, outline_prange
+
+
+KERNEL = '''def kernel(A, B, C):
+    n = A.shape[0]
+    # a comment stays where it was
+    for ch in prange(n):
+        i0 = ch
+        B[i0] = A[i0] * 2.0
+    s = 0.0
+    for ch in prange(n):
+        s += A[ch]
+    C[0] = s
+    for ch in prange(n):
+        t = A[ch]
+    C[1] = t
+    return B
+'''
+
+
+def test_moves_a_nest_and_passes_what_it_reads():
+    out, names = outline_prange.outline(KERNEL)
+    assert names == ["_xf_nest0"]
+    assert "def _xf_nest0(A, B, n):\n    for ch in prange(n):" in out
+    assert "    _xf_nest0(A, B, n)\n" in out
+    assert "    # a comment stays where it was\n" in out
+    # the second nest's reduction is `s += ...` on a name assigned before it: passed in,
+    # but its result is read later, so that nest stays
+    assert "    s = 0.0\n    for ch in prange(n):\n        s += A[ch]" in out
+    # a nest writing `t` that the kernel reads afterwards stays too
+    assert "    for ch in prange(n):\n        t = A[ch]\n    C[1] = t" in out
+    [text] = outline_prange.texts(out, ["_xf_nest0"])
+    assert text.startswith("def _xf_nest0(") and "B[i0] = A[i0] * 2.0" in text
+
+
+def test_runs_like_the_original():
+    ns = {"prange": range}
+    out, _ = outline_prange.outline(KERNEL)
+    exec(compile(out, "<outlined>", "exec"), ns)
+    ref = {"prange": range}
+    exec(compile(KERNEL, "<orig>", "exec"), ref)
+    a = np.arange(5.0)
+    b1, c1, b2, c2 = np.zeros(5), np.zeros(2), np.zeros(5), np.zeros(2)
+    ns["kernel"](a, b1, c1)
+    ref["kernel"](a, b2, c2)
+    np.testing.assert_array_equal(b1, b2)
+    np.testing.assert_array_equal(c1, c2)
+
+
+def test_no_prange_no_change():
+    src = "def kernel(A):\n    for i in range(3):\n        A[i] = 1.0\n    return A\n"
+    assert outline_prange.outline(src) == (src, [])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_jitted_kernel_outlined_same_result(monkeypatch, dtype):
+    import xforms as xf
+    import xforms.numpy as xnp
+    if not cpu._threads_available():
+        pytest.skip("one thread: no prange loops are emitted")
+    x = np.linspace(-2, 2, 1 << 20).astype(dtype)
+
+    def f(x):
+        return xnp.sin(x) * xnp.cos(x) + xnp.exp(-x * x)
+
+    closed = xf.jit(f)._trace((x,), {})[0]
+    ref = np.asarray(xf.jit(f)(x))
+    assert "_xf_nest" not in cpu._prepare(closed, {}).source
+    monkeypatch.setattr(cpu, "PARFOR_MAX_COST", 10)   # every prange kernel is "large"
+    prep = cpu._prepare(closed, {})
+    assert "_xf_nest0(" in prep.source and "__xforms_nests__" in prep.source
+    from kernels import codecache
+    got = np.asarray(xf.jit(lambda x: f(x) + 0.0)(x))  # another function: a fresh compile
+    nested = [m for m in codecache._modules.values() if getattr(m, "__xforms_nests__", ())]
+    assert nested and all(hasattr(getattr(m, "_xf_nest0"), "py_func") for m in nested)
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+    np.testing.assert_allclose(got, np.sin(x) * np.cos(x) + np.exp(-x * x), rtol=10 * tol,
+                               atol=10 * tol)
