@@ -175,7 +175,7 @@ def compile_kernel(mod, h, signature, parallel=False):
                     no_rewrites=not parallel)
         try:
             _compile_nests(mod, dict(opts, parallel=parallel, no_rewrites=not parallel))
-            if getattr(mod, "__xforms_nests__", ()):   # the kernel's prange nests live there
+            if getattr(mod, "__xforms_nests__", ()):   # the kernel's prange nests are there
                 opts.update(parallel=False, no_rewrites=True)
             disp = numba.njit(signature, **opts)(mod.kernel)
         except NumbaError:
@@ -193,11 +193,14 @@ def compile_kernel(mod, h, signature, parallel=False):
 
 def _compile_nests(mod, opts):
     """The module's outlined prange nests (kernels/outline_prange.py) as Numba functions
-    with the kernel's `parallel` flag, in the module's globals where the kernel calls them
-    (typed and compiled when the kernel is)."""
-    for name in getattr(mod, "__xforms_nests__", ()):
-        fn = getattr(mod, name)
-        setattr(mod, name, numba.njit(**opts)(getattr(fn, "py_func", fn)))
+    with the kernel's `parallel` flag and its other outlined loops as serial ones, in the
+    module's globals where the kernel calls them (compiled when the kernel is typed)."""
+    serial = dict(opts, parallel=False, no_rewrites=True)
+    for names, o in ((getattr(mod, "__xforms_nests__", ()), opts),
+                     (getattr(mod, "__xforms_parts__", ()), serial)):
+        for name in names:
+            fn = getattr(mod, name)
+            setattr(mod, name, numba.njit(**o)(getattr(fn, "py_func", fn)))
 
 
 def compiled(h, sig_spec, parallel=False):

@@ -189,11 +189,7 @@ def _prepare(closed, options, symbolic=True):
     plan = plan_program(scalarize(sym), prepared=True)
     source, em = emit_module(plan, label, allow_parallel=_threads_available(),
                              caller_buffers=True, symbols=symbols)
-    if em.uses_prange and _parfor_cost(source) > PARFOR_MAX_COST:
-        source, nests = outline_prange.outline(source)
-        if nests:                 # codecache.compile_kernel compiles these with `parallel`
-            cost = max(_parfor_cost(t) for t in outline_prange.texts(source, nests))
-            source += f"\n__xforms_nests__ = {tuple(nests)!r}\n__xforms_nest_cost__ = {cost}\n"
+    source = _outlined(source, em)
     mod, path, h = codecache.load_module(source)
     if config.DUMP:
         print(f"[xforms] {label}: {path}\n{plan.dump()}")
@@ -269,6 +265,30 @@ def prewarm():
 # (threads gain at most the core count, 2x here, and often nothing under load); the compile
 # worker then compiles the threaded variant, swapped in when ready (`_threads_later`).
 PARFOR_MAX_COST = 10000
+
+
+# A kernel of more lines is split: its top-level loops become functions of their own
+# (kernels/outline_prange.py), since LLVM's mem2reg costs a function's blocks x variables
+# (the full-size DP-SGD kernel, 4,000 lines: minutes in one function).
+SPLIT_LINES = 2000
+
+
+def _outlined(source, em):
+    """`source` with a large kernel's prange nests (and, above SPLIT_LINES, its other
+    loops) moved into functions; codecache.compile_kernel compiles the nests with the
+    kernel's `parallel` flag, the parts serially."""
+    split = source.count("\n") > SPLIT_LINES
+    if not (split or em.uses_prange and _parfor_cost(source) > PARFOR_MAX_COST):
+        return source
+    source, names = outline_prange.outline(source, loops=split)
+    nests = [n for n in names if n.startswith("_xf_nest")]
+    if nests:
+        cost = max(_parfor_cost(t) for t in outline_prange.texts(source, nests))
+        source += f"\n__xforms_nests__ = {tuple(nests)!r}\n__xforms_nest_cost__ = {cost}\n"
+    parts = [n for n in names if n.startswith("_xf_part")]
+    if parts:
+        source += f"\n__xforms_parts__ = {tuple(parts)!r}\n"
+    return source
 
 
 def _parfor_cost(text):

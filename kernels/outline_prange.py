@@ -108,47 +108,80 @@ def _is_prange_nest(s):
             and isinstance(s.iter.func, ast.Name) and s.iter.func.id == "prange")
 
 
-def outline(source, kernel="kernel"):
-    """(new source, names of the outlined functions) -- `source` unchanged and [] when
-    the kernel has no prange nest that can move."""
+def _loop(s):
+    return isinstance(s, (ast.For, ast.While)) and not any(
+        isinstance(n, (ast.Return, ast.Yield)) for n in ast.walk(s))
+
+
+def _groups(body, params, loops, max_lines):
+    """[(k, m, kind)]: runs body[k:m] of loops to move, each as one function; kind
+    "nest" (prange nests) or "part" (other loops, moved only with `loops`)."""
+    local = params | _writes(body)
+    n = len(body)
+    reads_of = [_reads([s]) for s in body]
+    sure = [_Reads().block([s], set()) for s in body]     # names s surely assigns
+    after = [set() for _ in range(n + 1)]                # read before written in body[k:]
+    for k in range(n - 1, -1, -1):
+        after[k] = reads_of[k] | (after[k + 1] - sure[k])
+    before = [set(params)]                               # surely assigned before body[k]
+    for k in range(n):
+        before.append(before[k] | sure[k])
+
+    def movable(k, m):
+        writes = _writes(body[k:m])
+        reads = _reads(body[k:m]) & local
+        return not (writes & after[m]) and not (reads - before[k] - writes)
+
+    out, k = [], 0
+    while k < n:
+        kind = "nest" if _is_prange_nest(body[k]) else "part" if loops else None
+        if kind is None or not _loop(body[k]) or not movable(k, k + 1):
+            k += 1
+            continue
+        m = k + 1
+        while (kind == "part" and m < n and _loop(body[m]) and not _is_prange_nest(body[m])
+               and body[m].end_lineno - body[k].lineno < max_lines and movable(k, m + 1)):
+            m += 1
+        out.append((k, m, kind))
+        k = m
+    return out, before, local
+
+
+def outline(source, kernel="kernel", loops=False, max_lines=400):
+    """(new source, names of the functions made) -- `source` unchanged and [] when
+    nothing can move.  Each top-level prange nest of `kernel` becomes `_xf_nest<k>`;
+    with `loops`, runs of its other top-level loops (up to `max_lines`) become
+    `_xf_part<k>`, so that no one Numba function is huge (LLVM's mem2reg costs a
+    function's blocks x variables)."""
     tree = ast.parse(source)
     fn = next((s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == kernel),
               None)
     if fn is None:
         return source, []
     body = fn.body
-    params = {a.arg for a in fn.args.args}
-    local = params | _writes(body)
-    lines = source.split("\n")
-    moves = []                               # (first line, last line, name, args) 1-based
-    defined = set(params)                    # definitely assigned before statement k
-    for k, s in enumerate(body):
-        before, defined = defined, _Reads().block(body[k:k + 1], defined)
-        if not _is_prange_nest(s) or any(isinstance(n, (ast.Return, ast.Yield))
-                                         for n in ast.walk(s)):
-            continue
-        if _writes([s]) & _reads(body[k + 1:]):
-            continue                         # the rest of the kernel reads what it writes
-        reads = _reads([s]) & local
-        if reads - before - _writes([s]):
-            continue                         # reads a name not surely assigned yet
-        args = sorted(reads & before)
-        moves.append((s.lineno, s.end_lineno, f"_xf_nest{len(moves)}", args))
-    if not moves:
+    groups, before, local = _groups(body, {a.arg for a in fn.args.args}, loops, max_lines)
+    if not groups:
         return source, []
-    indent = lines[fn.body[0].lineno - 1][:fn.body[0].col_offset]
-    defs, out, at = [], [], 0
+    lines = source.split("\n")
+    indent = lines[body[0].lineno - 1][:body[0].col_offset]
+    defs, out, at, names = [], [], 0, []
     start = (fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno) - 1
-    for first, last, name, args in moves:
-        defs.append(f"def {name}({', '.join(args)}):")
+    count = {"nest": 0, "part": 0}
+    for k, m, kind in groups:
+        name = f"_xf_{kind}{count[kind]}"
+        count[kind] += 1
+        names.append(name)
+        args = ", ".join(sorted(_reads(body[k:m]) & local & before[k]))
+        first, last = body[k].lineno, body[m - 1].end_lineno
+        defs.append(f"def {name}({args}):")
         defs.extend(lines[first - 1:last])
         defs.append("")
         out.extend(lines[at:first - 1])
-        out.append(f"{indent}{name}({', '.join(args)})")
+        out.append(f"{indent}{name}({args})")
         at = last
     out.extend(lines[at:])
     out[start:start] = defs
-    return "\n".join(out), [m[2] for m in moves]
+    return "\n".join(out), names
 
 
 def texts(source, names):

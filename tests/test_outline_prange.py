@@ -82,3 +82,49 @@ def test_jitted_kernel_outlined_same_result(monkeypatch, dtype):
     np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
     np.testing.assert_allclose(got, np.sin(x) * np.cos(x) + np.exp(-x * x), rtol=10 * tol,
                                atol=10 * tol)
+
+
+SERIAL = '''def kernel(A, B):
+    n = A.shape[0]
+    i = 0
+    while i < n:
+        B[i] = A[i] + 1.0
+        i += 1
+    for j in range(n):
+        B[j] *= 2.0
+    s = 0.0
+    for j in range(n):
+        s += B[j]
+    B[0] = s
+    return B
+'''
+
+
+def test_loops_split_into_parts():
+    out, names = outline_prange.outline(SERIAL, loops=True)
+    # the two first loops are one part; the sum's result is read later: it stays
+    assert names == ["_xf_part0"]
+    assert "def _xf_part0(A, B, i, n):" in out and "    _xf_part0(A, B, i, n)\n" in out
+    assert "    for j in range(n):\n        s += B[j]" in out.split("def kernel")[1]
+    ns, ref = {}, {}
+    exec(compile(out, "<split>", "exec"), ns)
+    exec(compile(SERIAL, "<orig>", "exec"), ref)
+    a = np.arange(4.0)
+    np.testing.assert_array_equal(ns["kernel"](a, np.zeros(4)), ref["kernel"](a, np.zeros(4)))
+
+
+def test_jitted_kernel_split_same_result(monkeypatch):
+    import xforms as xf
+    import xforms.numpy as xnp
+    from xforms import nn
+    a = np.random.default_rng(0).normal(size=(30, 20))
+
+    def f(a):
+        return nn.softmax(xnp.tanh(a), axis=1) * xnp.sum(a ** 2, axis=0)
+
+    ref = np.asarray(xf.jit(f)(a))
+    monkeypatch.setattr(cpu, "SPLIT_LINES", 10)
+    closed = xf.jit(f)._trace((a,), {})[0]
+    assert "__xforms_parts__" in cpu._prepare(closed, {}).source
+    got = np.asarray(xf.jit(lambda a: f(a) * 1.5)(a)) / 1.5
+    np.testing.assert_allclose(got, ref, rtol=1e-14, atol=1e-14)
