@@ -313,9 +313,9 @@ FULL_DPSGD = "XFORMS_BENCH_FULL_DPSGD"
 def _system(ctx, program, system):
     def setup(_data):
         if program == "dpsgd" and not ctx.quick and os.environ.get(FULL_DPSGD) != "1":
-            # the full 8x8 + 4x4 program's 80 slice taps compile for ~2.6 min CPU (~8 before
-            # kernels were split, kernels/outline_prange.py; issue 17): still too long for
-            # the default full run
+            # the full 8x8 + 4x4 program's 80 slice taps compile for ~2 min CPU (minutes
+            # more before kernels were split, kernels/outline_prange.py; issue 17): still
+            # too long for the default full run
             raise peers.Skip(f"full-size DP-SGD compiles for minutes: set {FULL_DPSGD}=1")
         ns = namespace(system, ctx.backend if system == "xforms" else "cpu")
         ctx.peer(system)
