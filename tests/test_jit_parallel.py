@@ -15,6 +15,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 import kernels.cpu as kcpu
+from thread_runs import assert_same_on_every_thread_count, compile_with_threads
 import kernels.cpu_nest as ec
 from kernels.threads import AdaptiveThreads
 
@@ -27,13 +28,7 @@ def small_chunks(monkeypatch):
     monkeypatch.setattr(ec, "CHUNK_ELEMENTS", 256)
 
 
-def _compile(f, x, parallel, monkeypatch):
-    """jit(f) compiled (and called once) with or without threads."""
-    monkeypatch.setattr(kcpu, "_threads_available", lambda: parallel)
-    monkeypatch.setattr(kcpu, "_exes", type(kcpu._exes)())   # no reuse by program
-    g = xf.jit(lambda v: f(v))
-    g(x)
-    return g, g.lower(x).as_text()
+_compile = compile_with_threads
 
 
 def _reductions(x):
@@ -51,21 +46,10 @@ def test_reductions_do_not_depend_on_threads(small_chunks, monkeypatch, dt):
     gs, src_serial = _compile(_reductions, x, False, monkeypatch)
     assert "for ch in prange(" in src
     assert "for ch in range(" in src_serial and "prange(" not in src_serial
-    results = []
-    for threads in (1, numba.config.NUMBA_NUM_THREADS):
-        prev = numba.get_num_threads()
-        numba.set_num_threads(threads)
-        try:
-            results.append(gp(x))
-        finally:
-            numba.set_num_threads(prev)
-    results.append(gs(x))
-    for r in results[1:]:
-        for a, b in zip(results[0], r):
-            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    first = assert_same_on_every_thread_count(gp, gs, x)
     want = _reductions(x)
     tol = 1e-12 if dt == np.float64 else 2e-5
-    for a, b in zip(results[0], want):
+    for a, b in zip(first, want):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
         assert np.asarray(a).dtype == np.asarray(b).dtype
 
@@ -295,22 +279,11 @@ def test_stencil_chunks_are_peeled_and_do_not_depend_on_threads(small_chunks, mo
     assert "A[-1 + i0]" in src and "A[1 + i0]" in src
     # ... and its guarded rows keep the clamps
     assert "A[max(-1 + i0, 0)]" in src
-    results = []
-    for threads in (1, numba.config.NUMBA_NUM_THREADS):
-        prev = numba.get_num_threads()
-        numba.set_num_threads(threads)
-        try:
-            results.append(gp(x, v))
-        finally:
-            numba.set_num_threads(prev)
-    results.append(gs(x, v))
-    for r in results[1:]:
-        for a, b in zip(results[0], r):
-            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    first = assert_same_on_every_thread_count(gp, gs, x, v)
     eager = _stencils(x, v)
     want = _stencils_np(x.astype(np.float64), v.astype(np.float64))
     tol = 1e-12 if dt == np.float64 else 2e-4
-    for k, (a, e, w) in enumerate(zip(results[0], eager, want)):
+    for k, (a, e, w) in enumerate(zip(first, eager, want)):
         a, e = np.asarray(a), np.asarray(e)
         assert a.dtype == e.dtype
         if k == 4:                                     # argmax

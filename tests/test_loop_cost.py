@@ -2,7 +2,6 @@
 expensive loop body runs under prange from far fewer elements than PARALLEL_MIN_ELEMENTS,
 in chunks fixed by the program and the shape (sums bitwise the same with and without
 threads); a cheap loop of the same size stays serial."""
-import numba
 import numpy as np
 import pytest
 
@@ -10,6 +9,7 @@ import xforms as xf
 import xforms.numpy as xnp
 import xforms.scipy.special as xsp
 import kernels.cpu as kcpu
+from thread_runs import assert_same_on_every_thread_count, compile_with_threads
 import kernels.cpu_nest as cn
 from kernels import loop_cost
 from xforms import random as xr
@@ -76,12 +76,7 @@ def test_threads_pay_by_work():
     assert pays and chunk == cn.MIN_CHUNK_ELEMENTS
 
 
-def _compile(f, x, parallel, monkeypatch):
-    monkeypatch.setattr(kcpu, "_threads_available", lambda: parallel)
-    monkeypatch.setattr(kcpu, "_exes", type(kcpu._exes)())   # no reuse by program
-    g = xf.jit(lambda v: f(v))
-    g(x)
-    return g, g.lower(x).as_text()
+_compile = compile_with_threads
 
 
 def _program(v):
@@ -100,20 +95,9 @@ def test_expensive_loops_thread_below_the_element_threshold(monkeypatch):
     assert f"// {cn.MIN_CHUNK_ELEMENTS}" in src and f"// {cn.MIN_CHUNK_ELEMENTS}" in src_serial
     cheap = cpu_source(lambda v: v * 3.0 + 1.0, (x,))
     assert "prange(" not in cheap and "nch" not in cheap
-    results = []
-    for threads in (1, numba.config.NUMBA_NUM_THREADS):
-        prev = numba.get_num_threads()
-        numba.set_num_threads(threads)
-        try:
-            results.append(gp(x))
-        finally:
-            numba.set_num_threads(prev)
-    results.append(gs(x))
-    for r in results[1:]:
-        for a, b in zip(results[0], r):
-            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    first = assert_same_on_every_thread_count(gp, gs, x)
     want = _program(x)
-    for a, b in zip(results[0], want):
+    for a, b in zip(first, want):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
 
 
