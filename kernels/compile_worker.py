@@ -57,7 +57,10 @@ def main(ppid):
             reply = {"id": job["id"], "ok": True}
         except BaseException as e:          # reported; the parent decides what to do
             reply = {"id": job["id"], "ok": False, "error": f"{type(e).__name__}: {e}"[:4000]}
-        send(stdout, reply)
+        try:
+            send(stdout, reply)
+        except (BrokenPipeError, ConnectionResetError):
+            return                          # the parent exited mid-compile: nobody to tell
 
 
 if __name__ == "__main__":
