@@ -193,13 +193,11 @@ def compile_kernel(mod, h, signature, parallel=False):
 
 def _compile_nests(mod, opts):
     """The module's outlined prange nests (kernels/outline_prange.py) as Numba functions
-    with the kernel's `parallel` flag and its other outlined loops and prange bodies
-    (kernels/outline_chunks.py) as serial ones, in the
+    with the kernel's `parallel` flag and its other outlined loops as serial ones, in the
     module's globals where the kernel calls them (compiled when the kernel is typed)."""
     serial = dict(opts, parallel=False, no_rewrites=True)
     for names, o in ((getattr(mod, "__xforms_nests__", ()), opts),
-                     (getattr(mod, "__xforms_parts__", ()), serial),
-                     (getattr(mod, "__xforms_chunks__", ()), serial)):
+                     (getattr(mod, "__xforms_parts__", ()), serial)):
         for name in names:
             fn = getattr(mod, name)
             setattr(mod, name, numba.njit(**o)(getattr(fn, "py_func", fn)))

@@ -38,7 +38,7 @@ from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line
 from .fusion import plan_program
 from .passes import prepare
 from . import scalarize_loops  # noqa: F401  (registers the loop rules)
-from . import outline_chunks, outline_prange
+from . import outline_prange
 from . import shape_roles, user_prims
 from .scalarize import scalarize
 from .shape_symbols import SymbolTable, choose_symbols, symbolic_copy
@@ -277,10 +277,6 @@ def _outlined(source, em):
     """`source` with a large kernel's prange nests (and, above SPLIT_LINES, its other
     loops) moved into functions; codecache.compile_kernel compiles the nests with the
     kernel's `parallel` flag, the parts serially."""
-    if em.uses_prange:        # prange bodies as serial functions: vectorised (outline_chunks)
-        source, chunks = outline_chunks.outline_chunks(source)
-        if chunks:
-            source += f"\n__xforms_chunks__ = {tuple(chunks)!r}\n"
     split = source.count("\n") > SPLIT_LINES
     if not (split or em.uses_prange and _parfor_cost(source) > PARFOR_MAX_COST):
         return source
@@ -296,10 +292,6 @@ def _outlined(source, em):
 
 
 def _parfor_cost(text):
-    """Lines x (1 + ifs) of what parfors rewrites: the kernel function itself (its prange
-    bodies and other loops moved out are compiled serially)."""
-    at = text.find("\ndef kernel(")
-    text = text if at < 0 else text[at:]
     return text.count("\n") * (1 + text.count(" if "))
 
 

@@ -35,7 +35,7 @@ LAYERS = [
                      "kernels.cpu_runtime", "kernels.sort_runtime", "kernels.threads",
                      "kernels.conv_runtime",
                      "kernels.shape_symbols", "kernels.shape_roles", "kernels.codegen", "kernels.scalar_rules",
-                     "kernels.outline_prange", "kernels.outline_chunks",
+                     "kernels.outline_prange",
                      "kernels.cuda.scalar_cuda",
                      "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool",
                      "kernels.linalg_runtime", "kernels.mpi_calls"]),
