@@ -26,7 +26,7 @@ LAYERS = [
     ("primitives", ["xforms.primitives"]),
     ("ad", ["xforms.ad", "xforms.extend"]),
     ("wrappers", ["xforms.numpy", "xforms.lax"]),
-    ("api", ["xforms.api", "xforms.batching_api", "xforms.custom", "xforms.nn",
+    ("api", ["xforms.api", "xforms.batching_api", "xforms.custom", "xforms.nn", "xforms.eager_cost",
              "xforms.test_util"]),
     ("jit", ["xforms.jit", "xforms.device", "xforms.pmap", "xforms.mpi"]),
     ("package", ["xforms"]),

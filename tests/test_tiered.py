@@ -400,13 +400,14 @@ def test_long_loops_compile_on_the_first_call(monkeypatch):
 
 def test_large_arrays_compile_on_the_first_call(monkeypatch):
     from xforms import random, tiered
+    from xforms import eager_cost
     cost = {n: tiered.eager_cost(xf.make_jaxpr(lambda k: random.normal(k, (n,)))(
-        random.PRNGKey(0))) for n in (10 ** 4, 10 ** 6)}
-    (small, size), (big, size2) = cost[10 ** 4], cost[10 ** 6]
+        random.PRNGKey(0))) for n in (10 ** 4, 10 ** 7)}
+    (small, size), (big, size2) = cost[10 ** 4], cost[10 ** 7]
     assert size == size2 and big > 50 * small          # elements count, not just equations
     assert big > tiered.EAGER_BASE + tiered.EAGER_PER_EQN * size          # compile first
     assert small <= tiered.EAGER_BASE + tiered.EAGER_PER_EQN * size       # fast tier
-    monkeypatch.setattr(tiered, "ELEMENTS_PER_EQN", 1)
+    monkeypatch.setattr(eager_cost, "ELEMENT_NS", 10 ** 6)
     jf = xf.jit(lambda x: xnp.sin(x) * 2.0, tiered=True)
     x = np.linspace(0, 1, 10 ** 5)
     np.testing.assert_allclose(np.asarray(jf(x)), np.sin(x) * 2.0, rtol=1e-14)

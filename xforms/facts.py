@@ -97,6 +97,9 @@ class Facts:
     cost:        ns per element of its CPU scalar code in a fused loop (serial), where the
                  other facts do not tell (a scalar function: pow, special functions, a hash);
                  None: kernels/loop_cost.py derives it.  Decides threaded loops by work
+    eager_ns:    ns per element of its NumPy impl, where the fast tier's cost model
+                 (xforms/eager_cost.py) would misjudge it from the other facts (the
+                 Threefry hash: 2.5 compiled, 60-160 eagerly); None: derived
     simplify:    "unary" / "binary": elementwise ops of splat constants fold, a binary op
                  takes a broadcast scalar operand directly (transforms/simplify.py)
     commutative: operands may be reordered (common-subexpression elimination)
@@ -149,6 +152,7 @@ class Facts:
     math: dict = field(default_factory=dict)
     vec: Optional[str] = None
     cost: Optional[float] = None
+    eager_ns: Optional[float] = None
     simplify: Optional[str] = None
     commutative: bool = False
     identity: Optional[tuple] = None

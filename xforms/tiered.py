@@ -35,118 +35,26 @@ import threading
 import warnings
 
 from . import config, core
-from .facts import CONTROL
+from .eager_cost import (EAGER_BASE, EAGER_PER_EQN, LOOP_WEIGHT,   # noqa: F401 (re-exported)
+                         compile_limit, eager_cost)
 
 
-# The fast tier evaluates one primitive at a time in Python (~10 us each for small arrays;
-# loop bodies run as generated Python, xforms/primitives/eager_plan.py: ~1-3 us per
-# equation and iteration, LOOP_WEIGHT of one), while the compile costs ~0.6 s (Numba's
-# set-up in a fresh process) plus 3-13 ms per equation of the program (loop bodies counted
-# once; measured: a 700-equation scalar chain, RK4 under grad).  A program starts on the
-# fast tier when one eager evaluation should not take longer than its compile: at most
-# EAGER_BASE + EAGER_PER_EQN x (its equations) equation executions (1000 RK4 steps under
-# grad: 242 equations, 234k executions in loops, weighing 58k: fast tier; a 4-equation loop
-# run 3x10^5 times: compiled on the first call).
-# XFORMS_TIERED_MAX_EAGER sets a fixed limit instead.
-EAGER_BASE = 60000
-EAGER_PER_EQN = 1000
-# an equation executed in a loop body, against one at the top level (measured under load
-# 10: 1.6-3.8 us per loop equation for states of 1-100 elements)
-LOOP_WEIGHT = 0.25
-_UNKNOWN_TRIPS = 100          # a while loop's guess (its trip count is data)
-# ~50 ns per element of an equation's output (measured: random.normal of 10^5 and 10^6
-# elements, 188 equations, 0.53 s and 13.6 s eagerly under load; select_n, integer hashing)
-# against ~10 us per equation: an equation of 400 elements counts as two
-ELEMENTS_PER_EQN = 200
 # The background compile waits for the first fast-tier call to return, at most this long
 # (s; the worker process starts at once, as it needs no GIL).
 FIRST_CALL_HEAD_START = 1.0
 
 
-def eager_cost(jaxpr, limit=None):
-    """(equations one eager evaluation of `jaxpr` executes, equations in it), loops
-    multiplied out in the first (scan by its length, for_loop by a literal trip count,
-    while by a guess), an equation on more than ELEMENTS_PER_EQN elements counted once per
-    ELEMENTS_PER_EQN of them, and counted once in the second; the first stops counting past
-    `limit` and is infinite if a primitive has no NumPy implementation.  Equations in loop
-    bodies count LOOP_WEIGHT each.
-
-    >>> eager_cost(xf.make_jaxpr(lambda x: lax.fori_loop(0, 50, lambda i, v: v * 2., x))(1.))
-    (13, 2)
-    """
-    executed, size = _cost(jaxpr, limit)
-    return (executed if executed == float("inf") else int(executed)), size
-
-
-def _cost(jaxpr, limit):
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    executed = size = 0
-    for eqn in jaxpr.eqns:
-        # no NumPy implementation, or an MPI collective (every rank must run the same tier:
-        # eager and compiled code send different messages, e.g. unpacked vs packed): compile
-        if eqn.prim not in core.impl_rules or not eqn.prim.trace_time_eval:
-            return float("inf"), size
-        executed += _units(eqn)
-        size += 1
-        subs = [v for v in eqn.params.values() if hasattr(v, "eqns") or hasattr(v, "jaxpr")]
-        for v in eqn.params.values():
-            if isinstance(v, (list, tuple)):
-                subs += [b for b in v if hasattr(b, "eqns") or hasattr(b, "jaxpr")]
-        if subs:
-            costs = [_cost(b, limit) for b in subs]
-            size += sum(c[1] for c in costs)
-            inner = [c[0] for c in costs]
-            branches = eqn.prim.facts.kind == CONTROL and not _is_loop(eqn.prim)   # cond
-            inner = max(inner) if branches else sum(inner)
-            trips = _trips(eqn)
-            executed += trips * inner * (LOOP_WEIGHT if _is_loop(eqn.prim) else 1)
-        if limit is not None and executed > limit:
-            break
-    return executed, size
-
-
-def _units(eqn):
-    """One equation's eager cost in equation executions: NumPy's per-element time counts
-    beside its per-call overhead (random.normal of 10^7 elements: 188 equations, 36 s
-    eagerly, so compiled on the first call).
-
-    >>> _units(xf.make_jaxpr(lambda x: x * 2.0)(np.ones(1000)).jaxpr.eqns[0])
-    5
-    """
-    n = max((_size(v.aval) for v in eqn.outvars), default=1)
-    return max(1, n // ELEMENTS_PER_EQN)
-
-
-def _size(aval):
-    n = 1
-    for d in getattr(aval, "shape", ()):
-        n *= int(d)
-    return n
-
-
-def _is_loop(prim):
-    """A control primitive whose sub-program carries values (its facts' `carries`): while,
-    for_loop, scan; cond has none."""
-    return prim.facts.kind == CONTROL and prim.facts.carries is not None
-
-
-def _trips(eqn):
-    name = eqn.prim.name
-    if "length" in eqn.params:
-        return int(eqn.params["length"])
-    if name == "for_loop" and eqn.invars and hasattr(eqn.invars[0], "val"):
-        return max(int(eqn.invars[0].val), 1)
-    if _is_loop(eqn.prim):      # a while loop, a for_loop of a traced count
-        return _UNKNOWN_TRIPS
-    return 1                     # cond branches, custom rules, calls: once
-
-
 def worthwhile(closed):
-    """Whether the fast tier is cheap enough for `closed` (see EAGER_BASE)."""
+    """Whether the fast tier is cheap enough for `closed`: one eager evaluation should not
+    take longer than its compile (xforms/eager_cost.py).
+
+    >>> worthwhile(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(np.ones(10 ** 6)))
+    True
+    """
     fixed = config.tiered_max_eager()
     limit = fixed if fixed is not None else EAGER_BASE + EAGER_PER_EQN * 10 ** 5
     executed, size = eager_cost(closed, limit)
-    return executed <= (fixed if fixed is not None else EAGER_BASE + EAGER_PER_EQN * size)
+    return executed <= compile_limit(size, fixed)
 
 
 def enabled(flag=None):

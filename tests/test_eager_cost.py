@@ -1,0 +1,139 @@
+"""The fast tier's cost model (xforms/eager_cost.py): which tier the first call of a program
+takes.  Issue #16/#20's cliff: the CNN's `jit(grad)` at batch 128 compiled synchronously on
+its first call (7-17 s) where batch 32 answered on the fast tier in 0.2 s, because every
+element of every equation was priced at ~50 ns (NumPy's elementwise ops take 1-5).  No
+timings here: the tests assert the tier a program gets and how the estimate scales with
+each equation's work, on traced programs (nothing is evaluated but one jit call)."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import eager_cost, lax, nn, random, tiered
+import xforms.scipy.linalg as xsl
+
+DN = ("NHWC", "HWIO", "NHWC")
+
+
+def cnn_loss(p, x, y):
+    """The benchmark suite's CNN (benchmarks/workloads/cnn.py): conv-relu-pool twice, dense."""
+    h = lax.conv_general_dilated(x, p["c1"], (1, 1), "VALID", dimension_numbers=DN)
+    h = lax.reduce_window(xnp.maximum(h + p["b1"], 0.0), -np.inf, lax.max,
+                          (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    h = lax.conv_general_dilated(h, p["c2"], (1, 1), "VALID", dimension_numbers=DN)
+    h = lax.reduce_window(xnp.maximum(h + p["b2"], 0.0), -np.inf, lax.max,
+                          (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    logits = h.reshape(h.shape[0], -1) @ p["w"] + p["b"]
+    return -xnp.mean(xnp.sum(y * nn.log_softmax(logits), axis=-1))
+
+
+def cnn_args(batch):
+    f32 = np.float32
+    p = {"c1": np.ones((3, 3, 1, 32), f32), "b1": np.ones(32, f32),
+         "c2": np.ones((3, 3, 32, 64), f32), "b2": np.ones(64, f32),
+         "w": np.ones((5 * 5 * 64, 10), f32), "b": np.ones(10, f32)}
+    return p, np.ones((batch, 28, 28, 1), f32), np.ones((batch, 10), f32)
+
+
+def gp_loss(theta, d2, y):
+    """The suite's GP negative log-likelihood (benchmarks/workloads/gp_nll.py)."""
+    k = xnp.exp(theta[1]) * xnp.exp(-0.5 * d2 / xnp.exp(2 * theta[0])) \
+        + (xnp.exp(theta[2]) + 1e-6) * xnp.eye(y.shape[0])
+    c = xnp.linalg.cholesky(k)
+    a = xsl.solve_triangular(c, y, lower=True)
+    return 0.5 * xnp.sum(a * a) + xnp.sum(xnp.log(xnp.linalg.diagonal(c)))
+
+
+def big(shape, dtype=np.float64):
+    """An input of `shape` that allocates nothing (tracing reads shapes only)."""
+    return np.broadcast_to(np.zeros((), dtype), shape)
+
+
+def estimate(fn, *args):
+    """(estimated eager seconds, fast tier?) of `fn` at `args`."""
+    closed = xf.make_jaxpr(fn)(*args)
+    executed, _ = eager_cost.eager_cost(closed)
+    return executed * eager_cost.EQN_NS * 1e-9, tiered.worthwhile(closed)
+
+
+LARGE = {   # measured eagerly: CNN 0.63 s (compile 6-7 s), GP 1.0 s (3.8 s), sin 0.25 s
+    "cnn_grad_b128": lambda: estimate(xf.grad(cnn_loss), *cnn_args(128)),
+    "cnn_forward_b128": lambda: estimate(cnn_loss, *cnn_args(128)),
+    "gp_grad_n2000": lambda: estimate(xf.grad(gp_loss), np.zeros(3), big((2000, 2000)),
+                                      big((2000,))),
+    "elementwise_grad_1e7": lambda: estimate(
+        xf.grad(lambda x: xnp.sum(xnp.sin(x) * xnp.cos(x) + xnp.exp(-x ** 2))), big((10 ** 7,))),
+    "normal_1e6": lambda: estimate(lambda k: random.normal(k, (10 ** 6,)), random.PRNGKey(0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LARGE))
+def test_large_array_programs_start_on_the_fast_tier(name):
+    seconds, fast = LARGE[name]()
+    assert fast, f"{name}: estimated {seconds:.2f} s eagerly, compiled first"
+    assert 0.05 < seconds < 1.5                  # within ~2x of the measured eager time
+
+
+def test_the_cnn_estimate_grows_with_the_batch_like_its_work():
+    small, _ = estimate(xf.grad(cnn_loss), *cnn_args(32))
+    large, _ = estimate(xf.grad(cnn_loss), *cnn_args(128))
+    assert 3.5 < large / small < 4.1             # linear in the batch (plus fixed overhead)
+
+
+@pytest.mark.parametrize("n", [10 ** 7])
+def test_programs_slower_eagerly_than_compiled_compile_first(n):
+    seconds, fast = estimate(lambda k: random.normal(k, (n,)), random.PRNGKey(0))
+    assert not fast and seconds > 2.0            # 5.6 s eagerly; compile + run ~1.2 s
+    _, fast = estimate(lambda k: random.uniform(k, (n,)), random.PRNGKey(0))
+    assert not fast                              # 1.9 s eagerly (the hash: 164 ns/element)
+
+
+def eqn_of(fn, *args, prim):
+    """The first equation of primitive `prim` in `fn`'s program."""
+    return next(e for e in xf.make_jaxpr(fn)(*args).jaxpr.eqns if e.prim.name == prim)
+
+
+def test_work_by_fusion_class():
+    n = 10 ** 6
+    mul = eager_cost.work_ns(eqn_of(lambda x: x * 3.0, big((n,)), prim="mul"))
+    sin = eager_cost.work_ns(eqn_of(xnp.sin, big((n,)), prim="sin"))
+    view = eager_cost.work_ns(eqn_of(lambda x: x.reshape(1000, 1000), big((n,)),
+                                     prim="reshape"))
+    total = eager_cost.work_ns(eqn_of(xnp.sum, big((n,)), prim="reduce_sum"))
+    assert view < mul < sin                      # a view is free, a transcendental is not
+    assert total == mul                          # a reduction reads its input's elements
+    assert mul == n * eager_cost.ELEMENT_NS
+
+
+def test_contractions_count_multiply_adds():
+    dot = lambda k: eager_cost.work_ns(eqn_of(                      # noqa: E731
+        lambda a, b: a @ b, big((100, k)), big((k, 100)), prim="dot_general"))
+    assert dot(1000) > 5 * dot(100)              # the contracted size counts, not the output
+    conv = lambda cin: eager_cost.work_ns(eqn_of(                  # noqa: E731
+        lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=DN),
+        big((8, 28, 28, cin), np.float32), big((3, 3, cin, 16), np.float32),
+        prim="conv_general_dilated"))
+    assert conv(32) > 10 * conv(1)               # window x input features per output
+    chol = lambda n: eager_cost.work_ns(eqn_of(                    # noqa: E731
+        xnp.linalg.cholesky, big((n, n)), prim="cholesky"))
+    assert 6 < chol(400) / chol(200) < 10        # cubic in the order
+
+
+def test_declared_eager_cost_overrides_the_class_default():
+    from xforms.random.threefry import threefry2x32_p
+    assert threefry2x32_p.facts.eager_ns is not None
+    e = eqn_of(lambda k: random.bits(k, (1000,)), random.PRNGKey(0), prim="threefry2x32")
+    assert eager_cost.work_ns(e) == 1000 * threefry2x32_p.facts.eager_ns
+
+
+def test_jit_answers_the_large_cnn_from_the_fast_tier(monkeypatch):
+    """The jit path itself: the first call of the batch-128 CNN gradient runs eagerly (the
+    background compile is not started here: `_submit` is stubbed)."""
+    monkeypatch.setattr(tiered, "_submit", lambda exe: None)
+    g = xf.jit(xf.grad(cnn_loss), tiered=True)
+    p, x, y = cnn_args(128)
+    out = g(p, x, y)
+    (exe, _, _), = g._fast.values()
+    assert type(exe) is tiered.TieredExecutable and exe.fast_calls == 1
+    assert exe.compiled is None                  # nothing was compiled for the first call
+    assert out["c2"].shape == (3, 3, 32, 64) and np.isfinite(np.asarray(out["w"])).all()
