@@ -295,11 +295,18 @@ def _parfor_cost(text):
     return text.count("\n") * (1 + text.count(" if "))
 
 
+# Each prange loop is a gufunc of its own, which parfors compiles through Numba's whole
+# pipeline and LLVM: ~1.4 s per loop (the CNN's jit(grad) at batch 128, 7 prange loops:
+# 18 s threaded, 6.9 s serial, unloaded).  A kernel of more of them compiles serially
+# first and threaded in the compile worker (`_threads_later`), as a costly one does.
+PARFOR_MAX_LOOPS = 2
+
+
 def _parallel(prep):
     """Whether to compile `prep`'s kernel with Numba's parallel=True (prange loops threaded).
     A large kernel's prange nests are functions of their own (kernels/outline_prange.py):
     only they go through parfors, so their cost decides."""
-    if not prep.em.uses_prange:
+    if not prep.em.uses_prange or prep.source.count("prange(") > PARFOR_MAX_LOOPS:
         return False
     if getattr(prep.mod, "__xforms_nests__", ()):
         return prep.mod.__xforms_nest_cost__ <= PARFOR_MAX_COST

@@ -222,6 +222,26 @@ def test_kernels_costly_for_parfors_compile_serially(small_chunks, monkeypatch):
     assert float(h(x)) == float(h(x)) and float(h(x)) == float(exe(x)[0])
 
 
+def test_kernels_of_many_prange_loops_compile_serially_first(small_chunks, monkeypatch):
+    """Each prange loop is a gufunc that parfors compiles on its own (~1.4 s): beyond
+    PARFOR_MAX_LOOPS of them the kernel compiles as plain loops, then threaded in the
+    compile worker (the CNN's jit(grad) at batch 128: 7 loops, 18 s threaded, 7 s serial)."""
+    f = lambda v: xnp.sum(xnp.exp(v) * 2.0)                           # noqa: E731
+    x = np.linspace(-1, 1, N)
+    g, src = _compile(f, x, True, monkeypatch)
+    assert src.count("prange(") == 1
+    monkeypatch.setattr(kcpu, "PARFOR_MAX_LOOPS", 0)       # (after _compile, which sets it)
+    monkeypatch.setattr(kcpu, "_exes", type(kcpu._exes)())
+    h = xf.jit(lambda v: f(v))
+    h(x)
+    exe = h._fast[next(iter(h._fast))][0]
+    serial = exe.kernel.kernel
+    assert exe.kernel.all == 1 and exe.threads_ready is not None          # serial first
+    np.testing.assert_allclose(float(h(x)), float(g(x)), rtol=1e-12)
+    assert h.wait_compiled(timeout=300) and exe.kernel.kernel is not serial
+    assert exe.kernel.all == numba.config.NUMBA_NUM_THREADS
+
+
 # ---- stencils: guarded/clamped reads, peeled inside each chunk (cpu_nest.Nest._rows) ----
 
 def _rosen(x):
