@@ -137,3 +137,14 @@ def test_jit_answers_the_large_cnn_from_the_fast_tier(monkeypatch):
     assert type(exe) is tiered.TieredExecutable and exe.fast_calls == 1
     assert exe.compiled is None                  # nothing was compiled for the first call
     assert out["c2"].shape == (3, 3, 32, 64) and np.isfinite(np.asarray(out["w"])).all()
+
+
+def test_a_user_primitive_evaluated_by_np_vectorize_is_priced_as_python_calls():
+    from xforms import extend
+    p = extend.Primitive("eager_cost_huber", elementwise=True)
+    p.def_numba(lambda x: x * x if abs(x) < 1.0 else abs(x), elementwise=True)
+    p.def_abstract_eval(lambda x: x)
+    e = eqn_of(p.bind, big((10 ** 6,)), prim="eager_cost_huber")
+    assert eager_cost.work_ns(e) == 10 ** 6 * extend.VECTORIZE_NS     # 0.3 s, not 2 ms
+    p.def_impl(lambda x: np.where(np.abs(x) < 1.0, x * x, np.abs(x)))  # a NumPy impl now
+    assert eager_cost.work_ns(e) == 10 ** 6 * eager_cost.ELEMENT_NS

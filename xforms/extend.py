@@ -73,6 +73,7 @@ from . import core
 from .avals import ShapedArray
 from .core import abstract_eval_rules, impl_rules
 from .errors import MissingRuleError
+from .facts import declare
 from .transforms.jvp import Zero, instantiate, jvp_rules
 from .transforms.transpose import UndefinedPrimal, is_undefined, transpose_rules
 from .transforms.vmap import defbroadcasting, vmap_rules
@@ -85,6 +86,9 @@ class NumbaImpl(NamedTuple):
 
 
 numba_impls = {}     # Primitive -> NumbaImpl
+
+
+VECTORIZE_NS = 300.0     # ns per element of np.vectorize calling a scalar function
 
 
 class Primitive(core.Primitive):
@@ -117,6 +121,9 @@ class Primitive(core.Primitive):
 
     def def_impl(self, fn):
         """`fn(*np_arrays, **params) -> array` (a sequence for multiple_results)."""
+        if getattr(self, "_vectorized", False):      # replaces def_numba's np.vectorize
+            self._vectorized = False
+            declare(self, eager_ns=None)
         impl_rules[self] = lambda *xs, **params: [np.asarray(o) for o in
                                                   self._as_list(fn(*xs, **params))]
         return fn
@@ -150,6 +157,10 @@ class Primitive(core.Primitive):
                     vec = np.vectorize(lambda *s: fn(*s, **params))
                     return np.asarray(vec(*xs), dtype=np.result_type(*xs))
                 self.def_impl(impl)
+                # a Python call per element eagerly (~220 ns measured): the fast tier's
+                # cost model (xforms/eager_cost.py) must not take it for a NumPy ufunc
+                declare(self, eager_ns=VECTORIZE_NS)
+                self._vectorized = True
             else:
                 self.def_impl(fn)
         return fn
