@@ -148,3 +148,12 @@ def test_a_user_primitive_evaluated_by_np_vectorize_is_priced_as_python_calls():
     assert eager_cost.work_ns(e) == 10 ** 6 * extend.VECTORIZE_NS     # 0.3 s, not 2 ms
     p.def_impl(lambda x: np.where(np.abs(x) < 1.0, x * x, np.abs(x)))  # a NumPy impl now
     assert eager_cost.work_ns(e) == 10 ** 6 * eager_cost.ELEMENT_NS
+
+
+def test_gathers_price_the_elements_moved_not_the_array_read():
+    n = 10 ** 6
+    window = eager_cost.work_ns(eqn_of(lambda x, i: lax.dynamic_slice(x, (i,), (10,)),
+                                       big((n,)), 3, prim="dynamic_slice"))
+    gather = eager_cost.work_ns(eqn_of(lambda x, i: x[i], big((n,)),
+                                       big((n,), np.int32), prim="gather"))
+    assert window < 1000 < n * eager_cost.GATHER_NS <= gather

@@ -22,11 +22,13 @@ first three on the synchronous compile, 5-50x slower to the first result than th
 tier: NumPy's elementwise ops take 1-5 ns per element (select_n, mul and add of a
 10^6-element random.normal: 1.3 ns on average with buffer reuse), views ~0, and the
 expensive equations are few and countable (the CNN's 5 convolutions: 0.53 s of its 0.63).
+Also measured at 10^6 elements (eagerly / estimated): sort 0.136 / 0.140 s, gather 8 / 12 ms,
+scatter-add 11 / 10 ms, cumsum 3 / 2 ms.
 """
 import math
 
 from . import core
-from .facts import CONTRACTION, CONTROL, CALL, ELEMENTWISE, VIEW
+from .facts import CALL, CONTRACTION, CONTROL, ELEMENTWISE, GATHER_SCATTER, VIEW
 
 # The fast tier evaluates one primitive at a time in Python (~10 us each for small arrays;
 # loop bodies run as generated Python, xforms/primitives/eager_plan.py: ~1-3 us per
@@ -58,7 +60,9 @@ DOT_MAC_NS = 0.05       # dot_general per multiply-add, BLAS (0.016 float32 meas
 CONV_MAC_NS = 0.5       # conv_general_dilated's NumPy impl per multiply-add (0.52)
 LINALG_MAC_NS = 0.05    # factorisations and solves, per output element x matrix size
                         # (cholesky 0.015, its cotangent 0.1 at n = 2000)
-SORT_NS = 3.0           # sort and FFT, per element x log2(length)
+SORT_NS = 7.0           # sort and FFT, per element x log2(length) (sort of 10^6: 6.7)
+GATHER_NS = 8.0         # per element gathered or scattered at computed indices (8, 11
+                        # measured for 10^6 random ones)
 _LINALG = frozenset({"cholesky", "cholesky_cotangent", "triangular_solve", "lu", "qr",
                      "eigh", "svd", "eig", "sqrtm"})
 _N_LOG_N = frozenset({"sort", "fft"})
@@ -115,6 +119,8 @@ def work_ns(eqn):
     if facts.kind == VIEW:
         return out * VIEW_NS
     elements = max([out] + [_size(v.aval) for v in eqn.invars])
+    if facts.eager_ns is not None:          # declared by the primitive
+        return elements * float(facts.eager_ns)
     name = eqn.prim.name
     if facts.kind == CONTRACTION:
         return elements * ELEMENT_NS + out * _contracted(eqn) * DOT_MAC_NS
@@ -122,13 +128,14 @@ def work_ns(eqn):
         return elements * ELEMENT_NS + out * _conv_window(eqn) * CONV_MAC_NS
     if name in _LINALG:
         return elements * ELEMENT_NS + out * _matrix_size(eqn) * LINALG_MAC_NS
+    if facts.kind == GATHER_SCATTER:        # a copy of the result, then the indexed part
+        moved = max([1] + [_size(v.aval) for v in eqn.invars[1:]])
+        return out * ELEMENT_NS + min(out, moved) * GATHER_NS
     if name in _N_LOG_N:
         n = (_shape(eqn.invars[0].aval) or (2,))[-1]
         return elements * SORT_NS * math.log2(max(2, n))
     ns = ELEMENT_NS
-    if facts.eager_ns is not None:
-        ns = float(facts.eager_ns)
-    elif facts.kind == ELEMENTWISE:
+    if facts.kind == ELEMENTWISE:
         if facts.cost is not None:
             ns += COST_FACTOR * float(facts.cost)
         elif facts.math:
