@@ -8,47 +8,43 @@ and element strides along five logical axes: (batch, feature, *spatial) for lhs 
 (out-feature, in-feature, *spatial) for the kernel; 1-d and 2-d convolutions have unit
 leading spatial axes.  Strides stand in for dimension numbers, so any layout is read and
 written in place.  `geo` = (strides, low paddings, lhs dilations, rhs dilations) three each,
-then feature_group_count and batch_group_count.
+then feature_group_count and batch_group_count; last, the number of parts (0: chosen here).
 
     conv_run(x.reshape(-1), w.reshape(-1), out.reshape(-1), ints((
              N, C, 1, H, W, H * W * C, 1, 0, W * C, C,             # NHWC
              O, I, 1, KH, KW, 1, O, 0, KW * I * O, I * O,          # HWIO
              N, O, 1, OH, OW, OH * OW * O, 1, 0, OW * O, O,        # NHWC
-             1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)))
+             1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0)))
 
-Copies run as slice assignments: Numba vectorises an element loop `a[i + j] = b[k + j]`
-with gather/scatter instructions (the index might wrap around), 3x slower than a slice.
-
-Methods, chosen per call from the sizes:
-- windows of few elements (K = window x input features per group <= DIRECT_MAX_WINDOW, a
-  first layer's 3x3x1) build the im2col matrix transposed, (K, rows), each of its rows a
-  copy of an input row along the output positions, and one BLAS product per block (a
-  row-wise im2col of K = 9 columns costs more to build than its product, and direct loops
-  over each line's features ran at ~10 GF/s);
-- otherwise im2col + matrix product in blocks of output rows: a block's receptive fields are
-  copied into a (rows, K) matrix that stays in cache, one product (BLAS for floats) gives the
-  block's outputs, written straight into a channels-last output.  When the kernel is stored
-  features-outermost (a first layer's weight gradient, whose "kernel" is the NHWC
-  cotangent) the columns take its (feature, window) order, so that it is read in place
-  rather than repacked, and the copies run along the input's rows;
-- a weight gradient (few output rows, long sums, the operand's batch axis its contiguous
-  channels) builds the im2col matrix transposed, in blocks of window rows, reading x along
-  those runs, and accumulates out += T.T @ w block by block;
-- with lhs dilation (the gradient of a strided convolution) an im2col matrix would be mostly
-  zeros: z = x @ w over the input's own elements, then each row of z is added into the
-  outputs it reaches (col2im).  The same when the input has fewer positions than the
-  output (an input gradient's "full" padding): the product skips the padding's zeros
-  (measured 2.7 against 3.2 ms for 32 11x11x64 cotangents -> 13x13x32).
+The method (kernels/conv_blocks.py) is chosen from the sizes, and with it a block size, so
+that the blocks are fixed by the sizes alone; a convolution of PARALLEL_MIN_MACS or more
+runs ranges of its blocks on both threads ("parts"), each with its own buffers and one BLAS
+thread, and its results are bitwise the same on any number of threads: blocks write
+disjoint outputs, and the weight gradient's per-block partial sums (im2col_t) are added in
+block order.  Measured, the small CNN's gradient (benchmarks/workloads/cnn.py, float32,
+2-core VM, quiet): its five convolutions at batch 32 took 7.4 ms on one thread, 4.1 ms in
+two parts; at batch 1 (0.3 ms for all five) a parallel region's hand-off would cost more
+than it saves.  One compiled function, parallel, holds it all: each further dispatcher
+level re-optimises the whole call tree linked into it (+8 s of cold compile each).
 """
 import numba
 import numpy as np
 from numba.core import types
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
+from numba.np.ufunc.parallel import _launch_threads
 
+from . import threads as _threads  # noqa: F401 (GOMP_SPINCOUNT, set before libgomp loads)
 from .blas_serial import serial_begin, serial_end
+from .conv_blocks import im2col, im2col_t, scatter, scatter_kernel, small, t_sums
 from .helper_cache import CACHE as _CACHE
 
-# windows of at most this many elements take the transposed, run-wise im2col (`_small`)
+# Numba's threading layer, loaded now: it registers its `get_num_threads` with LLVM, which
+# `threads_for` calls by that name (numba.get_num_threads() holds a ctypes pointer, and
+# Numba does not cache code holding one)
+_launch_threads()
+_numba_threads = types.ExternalFunction("get_num_threads", types.intc())
+
+# windows of at most this many elements take the transposed, run-wise im2col (`small`)
 DIRECT_MAX_WINDOW = 16
 # output rows of one of its blocks (its matrix and product stay in cache)
 SMALL_BLOCK_ROWS = 2048
@@ -62,8 +58,11 @@ T_MAX_ROWS = 4096
 # ... and when x's runs along its batch axis are at least this long (else the plain im2col
 # is faster: measured 0.7 vs 10 ms for a one-channel first layer's weight gradient)
 T_MIN_RUN = 8
-# elements of one block's product in the col2im method (`_scatter`): it stays in cache
+# elements of one block's product in the col2im method (`scatter`): it stays in cache
 SCATTER_BLOCK = 1 << 17
+# a convolution of at least this many multiply-adds splits its blocks over threads
+PARALLEL_MIN_MACS = 1 << 22
+SMALL, IM2COL, TRANSPOSED, SCATTER = 0, 1, 2, 3          # the methods
 
 
 @intrinsic
@@ -81,48 +80,6 @@ def ints(typingctx, t):
                 for i, e in enumerate(sig.args[0])]
         return context.make_tuple(builder, ret, vals)
     return ret(t), codegen
-
-
-def gemm(a, b, o):
-    """o = a @ b for C-contiguous 2-D arrays: BLAS for floats and complex, loops otherwise."""
-
-
-@overload(gemm, jit_options={"nogil": True})
-def _gemm(a, b, o):
-    if isinstance(a.dtype, (numba.types.Float, numba.types.Complex)):
-        def blas(a, b, o):
-            np.dot(a, b, o)
-        return blas
-
-    def loops(a, b, o):
-        o[:, :] = 0
-        for i in range(a.shape[0]):
-            for k in range(a.shape[1]):
-                v = a[i, k]
-                for j in range(b.shape[1]):
-                    o[i, j] += v * b[k, j]
-    return loops
-
-
-def gemm_tn(a, b, o):
-    """o = a.T @ b for C-contiguous 2-D arrays (BLAS for floats and complex)."""
-
-
-@overload(gemm_tn, jit_options={"nogil": True})
-def _gemm_tn(a, b, o):
-    if isinstance(a.dtype, (numba.types.Float, numba.types.Complex)):
-        def blas(a, b, o):
-            np.dot(a.T, b, o)
-        return blas
-
-    def loops(a, b, o):
-        o[:, :] = 0
-        for k in range(a.shape[0]):
-            for i in range(a.shape[1]):
-                v = a[k, i]
-                for j in range(b.shape[1]):
-                    o[i, j] += v * b[k, j]
-    return loops
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -171,414 +128,35 @@ def in_place(wsh, wst, groups, features_major):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
-def _small(x, xsh, xst, wp, kdims, out, osh, ost, geo, features_major):
-    """Few-element windows (a first layer's 3x3x1): the im2col matrix transposed,
-    T[(kd, kh, kw, c), (line, ow)], for blocks of output lines, each row a strided copy of
-    one input row; then out_block = T.T @ wp by BLAS, written straight into a channels-last
-    output.  The copies are runs along output positions and the product's inner dimension
-    is tiny, which BLAS still runs near peak (measured for 32 28x28 images, 3x3x1 -> 32:
-    0.25 ms, against 1.0 ms for direct loops over each line's features and 2.9 ms for a
-    row-wise im2col of 9 columns)."""
-    D, H, W = xsh[2], xsh[3], xsh[4]
-    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
-    KD, KH, KW = kdims
-    groups, K, op = wp.shape
-    G = geo[12]
-    nk = KD * KH * KW
-    I = K // nk
-    lines = nb * OD * OH
-    per = max(1, min(lines, SMALL_BLOCK_ROWS // OW))
-    direct = _rows_contiguous(groups, op, osh, ost)
-    t_buf = np.empty(K * per * OW, wp.dtype)
-    res_buf = np.empty(0 if direct else per * OW * op, wp.dtype)
-    sx = geo[2] * xst[4]
-    for g in range(groups):
-        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
-        for line0 in range(0, lines, per):
-            nl = min(per, lines - line0)
-            rows = nl * OW
-            t = t_buf[:K * rows].reshape((K, rows))
-            for li in range(nl):
-                line = line0 + li
-                oh = line % OH
-                od = (line // OH) % OD
-                n = line // (OH * OD)
-                col0 = li * OW
-                for kd in range(KD):
-                    id_ = od * geo[0] - geo[3] + kd * geo[9]
-                    for kh in range(KH):
-                        ih = oh * geo[1] - geo[4] + kh * geo[10]
-                        inside = 0 <= id_ < D and 0 <= ih < H
-                        for kw in range(KW):
-                            # the output positions whose input is inside: ow0 <= ow < ow1
-                            off = kw * geo[11] - geo[5]
-                            ow0 = min(OW, max(0, (-off + geo[2] - 1) // geo[2]))
-                            ow1 = min(OW, (W - 1 - off) // geo[2] + 1) if W - 1 - off >= 0 else 0
-                            if not inside or ow1 < ow0:
-                                ow0, ow1 = 0, 0
-                            src = x0 + n * xst[0] + id_ * xst[2] + ih * xst[3] + off * xst[4]
-                            k = (kd * KH + kh) * KW + kw
-                            for c in range(I):
-                                tr = t[c * nk + k if features_major else k * I + c]
-                                xc = src + c * xst[1]
-                                tr[col0:col0 + ow0] = 0
-                                if sx == 1:             # slices: vectorised copies
-                                    tr[col0 + ow0:col0 + ow1] = x[xc + ow0:xc + ow1]
-                                else:
-                                    for ow in range(ow0, ow1):
-                                        tr[col0 + ow] = x[xc + ow * sx]
-                                tr[col0 + max(ow0, ow1):col0 + OW] = 0
-            if direct:
-                r0 = line0 * OW * op
-                gemm_tn(t, wp[g], out[r0:r0 + rows * op].reshape((rows, op)))
-            else:
-                res = res_buf[:rows * op].reshape((rows, op))
-                gemm_tn(t, wp[g], res)
-                _write_rows(res, out, g * op * ost[1], line0, nl, osh, ost)
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _rows_contiguous(groups, op, osh, ost):
-    """Do the output rows (n, od, oh, ow) follow each other at stride op, with features at
-    stride 1 (a channels-last output, one group): a block's product can go straight in."""
-    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
-    return (groups == 1 and ost[1] == 1 and ost[4] == op and (OH == 1 or ost[3] == OW * op)
-            and (OD == 1 or ost[2] == OH * OW * op) and (nb == 1 or ost[0] == OD * OH * OW * op))
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _im2col_rows(x, xsh, xst, x0, line0, nlines, kdims, I, osh, geo, cols, features_major):
-    """cols[(line, ow), (kd, kh, kw, c)] -- or (c, kd, kh, kw) when `features_major` -- for
-    output lines line0 .. line0 + nlines - 1, a line being one (n, od, oh) with its OW
-    positions; zeros where the window leaves the input."""
-    D, H, W = xsh[2], xsh[3], xsh[4]
-    OD, OH, OW = osh[2], osh[3], osh[4]
-    KD, KH, KW = kdims
-    nk = KD * KH * KW
-    # channels-last x, no rhs dilation along w: a window row is contiguous in x
-    run = xst[1] == 1 and xst[4] == I and geo[11] == 1
-    row = 0
-    for line in range(line0, line0 + nlines):
-        oh = line % OH
-        od = (line // OH) % OD
-        n = line // (OH * OD)
-        xn = x0 + n * xst[0]
-        for ow in range(OW):
-            cr = cols[row]
-            if features_major:             # runs along kw (a weight gradient's first layer)
-                for c in range(I):
-                    _window_run(x, xn + c * xst[1], xsh, xst, od, oh, ow, kdims, geo,
-                                cr[c * nk:(c + 1) * nk])
-                row += 1
-                continue
-            col = 0
-            for kd in range(KD):
-                id_ = od * geo[0] - geo[3] + kd * geo[9]
-                okd = 0 <= id_ < D
-                for kh in range(KH):
-                    ih = oh * geo[1] - geo[4] + kh * geo[10]
-                    okh = okd and 0 <= ih < H
-                    iw0 = ow * geo[2] - geo[5]
-                    if run and okh and iw0 >= 0 and iw0 + KW <= W:
-                        # the window row is one run of KW * I elements of x: one flat copy
-                        src = xn + id_ * xst[2] + ih * xst[3] + iw0 * I
-                        # (a slice copy: indexed element loops are not vectorised)
-                        cols[row, col:col + KW * I] = x[src:src + KW * I]
-                        col += KW * I
-                        continue
-                    for kw in range(KW):
-                        iw = ow * geo[2] - geo[5] + kw * geo[11]
-                        if okh and 0 <= iw < W:
-                            src = xn + id_ * xst[2] + ih * xst[3] + iw * xst[4]
-                            if xst[1] == 1:           # channels-last: a vectorised copy
-                                cr[col:col + I] = x[src:src + I]
-                            else:
-                                for c in range(I):
-                                    cr[col + c] = x[src + c * xst[1]]
-                        else:
-                            cr[col:col + I] = 0
-                        col += I
-            row += 1
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _window_run(x, src0, xsh, xst, od, oh, ow, kdims, geo, dst):
-    """dst[(kd, kh, kw)] = one input feature's window at output position (od, oh, ow)."""
-    D, H, W = xsh[2], xsh[3], xsh[4]
-    KD, KH, KW = kdims
-    col = 0
-    for kd in range(KD):
-        id_ = od * geo[0] - geo[3] + kd * geo[9]
-        for kh in range(KH):
-            ih = oh * geo[1] - geo[4] + kh * geo[10]
-            if 0 <= id_ < D and 0 <= ih < H:
-                src = src0 + id_ * xst[2] + ih * xst[3]
-                iw0 = ow * geo[2] - geo[5]
-                if geo[11] == 1 and xst[4] == 1 and iw0 >= 0 and iw0 + KW <= W:
-                    dst[col:col + KW] = x[src + iw0:src + iw0 + KW]  # a contiguous run
-                else:
-                    for kw in range(KW):
-                        iw = iw0 + kw * geo[11]
-                        dst[col + kw] = x[src + iw * xst[4]] if 0 <= iw < W else 0
-            else:
-                dst[col:col + KW] = 0
-            col += KW
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _write_rows(res, out, o0, line0, nlines, osh, ost):
-    """out[n, o0 + o, od, oh, ow] = res[(line, ow), o] for the block's lines."""
-    OD, OH, OW = osh[2], osh[3], osh[4]
-    op = res.shape[1]
-    row = 0
-    for line in range(line0, line0 + nlines):
-        oh = line % OH
-        od = (line // OH) % OD
-        n = line // (OH * OD)
-        for ow in range(OW):
-            dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3] + ow * ost[4]
-            if ost[1] == 1:
-                out[dst:dst + op] = res[row]
-            else:
-                for o in range(op):
-                    out[dst + o * ost[1]] = res[row, o]
-            row += 1
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo, features_major):
-    """im2col + matrix product in blocks of whole output lines; the product goes straight
-    into `out` where a block's outputs are one contiguous (rows, features) matrix there."""
-    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
-    groups, K, op = wp.shape
-    G = geo[12]
-    I = K // (kdims[0] * kdims[1] * kdims[2])
-    lines = nb * OD * OH
-    per = max(1, min(lines, max(BLOCK_ELEMENTS // max(1, OW * K), MIN_BLOCK_ROWS // OW)))
-    direct = _rows_contiguous(groups, op, osh, ost)
-    cols_buf = np.empty(per * OW * K, wp.dtype)
-    res_buf = np.empty(0 if direct else per * OW * op, wp.dtype)
-    for g in range(groups):
-        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
-        for line0 in range(0, lines, per):
-            nl = min(per, lines - line0)
-            rows = nl * OW
-            cols = cols_buf[:rows * K].reshape((rows, K))
-            _im2col_rows(x, xsh, xst, x0, line0, nl, kdims, I, osh, geo, cols, features_major)
-            if direct:
-                r0 = line0 * OW * op
-                gemm(cols, wp[g], out[r0:r0 + rows * op].reshape((rows, op)))
-            else:
-                res = res_buf[:rows * op].reshape((rows, op))
-                gemm(cols, wp[g], res)
-                _write_rows(res, out, g * op * ost[1], line0, nl, osh, ost)
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo):
-    """im2col transposed, for few output rows and long sums (a weight gradient, whose batch
-    axis is the input's contiguous channel axis): T[(c, kd, kh, kw), (position, n)] in
-    blocks of rows, out += T.T @ wp block by block.  Reads run along x's batch axis."""
-    D, H, W = xsh[2], xsh[3], xsh[4]
-    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
-    KD, KH, KW = kdims
-    groups, K, op = wp.shape
-    G = geo[12]
-    nk = KD * KH * KW
-    I = K // nk
-    P = OD * OH * OW
-    M = P * nb
-    per = min(K, max(32, BLOCK_ELEMENTS // M))
-    # unit stride and x's positions along w one batch run apart: an output line's inputs are
-    # one run (3 copies of 96 elements instead of 9 of 32 per row for the CNN's conv2)
-    line_run = geo[2] == 1 and xst[0] == 1 and (OW == 1 or xst[4] == nb)
-    t_buf = np.empty(per * M, wp.dtype)
-    res = np.empty((M, op), wp.dtype)
-    part = np.empty((M, op), wp.dtype)
-    for g in range(groups):
-        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
-        res[:, :] = 0
-        for r0 in range(0, K, per):
-            nr = min(per, K - r0)
-            t = t_buf[:nr * M].reshape((nr, M))
-            for r in range(nr):
-                c, k = (r0 + r) // nk, (r0 + r) % nk
-                kd, kh, kw = k // (KH * KW), (k // KW) % KH, k % KW
-                xc = x0 + c * xst[1]
-                col = 0
-                for od in range(OD):
-                    id_ = od * geo[0] - geo[3] + kd * geo[9]
-                    for oh in range(OH):
-                        ih = oh * geo[1] - geo[4] + kh * geo[10]
-                        iw0 = kw * geo[11] - geo[5]
-                        if (line_run and 0 <= id_ < D and 0 <= ih < H and iw0 >= 0
-                                and iw0 + OW <= W):      # the whole output line: one copy
-                            src = xc + id_ * xst[2] + ih * xst[3] + iw0 * xst[4]
-                            t[r, col:col + OW * nb] = x[src:src + OW * nb]
-                            col += OW * nb
-                            continue
-                        for ow in range(OW):
-                            iw = ow * geo[2] - geo[5] + kw * geo[11]
-                            if 0 <= id_ < D and 0 <= ih < H and 0 <= iw < W:
-                                src = xc + id_ * xst[2] + ih * xst[3] + iw * xst[4]
-                                if xst[0] == 1:      # slices: vectorised copies
-                                    t[r, col:col + nb] = x[src:src + nb]
-                                else:
-                                    for n in range(nb):
-                                        t[r, col + n] = x[src + n * xst[0]]
-                            else:
-                                t[r, col:col + nb] = 0
-                            col += nb
-            gemm_tn(t, wp[g, r0:r0 + nr], part)
-            res += part
-        o0 = g * op * ost[1]
-        row = 0
-        for od in range(OD):
-            for oh in range(OH):
-                for ow in range(OW):
-                    for n in range(nb):
-                        dst = o0 + n * ost[0] + od * ost[2] + oh * ost[3] + ow * ost[4]
-                        for o in range(op):
-                            out[dst + o * ost[1]] = res[row, o]
-                        row += 1
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo):
-    """Lhs-dilated convolution: z = x @ w over the input's own elements (one row per input
-    position), then out[position reached] += z[row, (k, o)] (col2im), a few images at a
-    time so that z stays in cache (rather than 4.4 MB for 32 11x11x64 cotangents).  A
-    channels-last x is read in place, a channels-last output accumulated in place, and the
-    adds are element loops (measured, CPU time for that case: 2.54 against 2.77 ms)."""
-    N, D, H, W = xsh[0], xsh[2], xsh[3], xsh[4]
-    nb, OD, OH, OW = osh[0], osh[2], osh[3], osh[4]
-    KD, KH, KW = kdims
-    groups, K, op = wp.shape
-    G = geo[12]
-    nk = KD * KH * KW
-    I = K // nk
-    per_in, per_out = D * H * W, OD * OH * OW
-    cn = max(1, min(nb, SCATTER_BLOCK // max(1, per_in * nk * op)))   # images per block
-    rows_in_x = (xst[1] == 1 and (W == 1 or xst[4] == I) and (H == 1 or xst[3] == W * I)
-                 and (D == 1 or xst[2] == H * W * I) and (nb == 1 or xst[0] == per_in * I))
-    direct = _rows_contiguous(groups, op, osh, ost)
-    xg_buf = np.empty(0 if rows_in_x else cn * per_in * I, wp.dtype)
-    z_buf = np.empty(cn * per_in * nk * op, wp.dtype)
-    acc_buf = np.empty(0 if direct else cn * per_out * op, wp.dtype)
-    wt = np.empty((I, nk * op), wp.dtype)
-    for g in range(groups):
-        x0 = (g // G) * nb * xst[0] + (g % G) * I * xst[1]
-        for k in range(nk):                       # wt[c, (k, o)] = wp[g, (k, c), o]
-            for c in range(I):
-                wt[c, k * op:(k + 1) * op] = wp[g, k * I + c]
-        for n0 in range(0, nb, cn):
-            m = min(cn, nb - n0)
-            rows = m * per_in
-            if rows_in_x:
-                xs = x0 + n0 * xst[0]
-                xg = x[xs:xs + rows * I].reshape((rows, I))
-            else:
-                xg = xg_buf[:rows * I].reshape((rows, I))
-                _gather_rows(x, x0, xsh, xst, n0, m, I, xg)
-            z = z_buf[:rows * nk * op].reshape((rows, nk * op))
-            gemm(xg, wt, z)
-            if direct:
-                acc = out[n0 * per_out * op:(n0 + m) * per_out * op].reshape((m * per_out, op))
-            else:
-                acc = acc_buf[:m * per_out * op].reshape((m * per_out, op))
-            acc[:, :] = 0
-            _col2im(z, acc, m, xsh, kdims, osh, geo, op)
-            if not direct:
-                _write_rows(acc, out, g * op * ost[1], n0 * OD * OH, m * OD * OH, osh, ost)
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _gather_rows(x, x0, xsh, xst, n0, m, I, xg):
-    """xg[(n, i0, i1, i2), c] = x's features at each position of images n0 .. n0 + m - 1."""
-    D, H, W = xsh[2], xsh[3], xsh[4]
-    row = 0
-    for n in range(n0, n0 + m):
-        for i0 in range(D):
-            for i1 in range(H):
-                for i2 in range(W):
-                    src = x0 + n * xst[0] + i0 * xst[2] + i1 * xst[3] + i2 * xst[4]
-                    if xst[1] == 1:
-                        xg[row] = x[src:src + I]
-                    else:
-                        for c in range(I):
-                            xg[row, c] = x[src + c * xst[1]]
-                    row += 1
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _col2im(z, acc, m, xsh, kdims, osh, geo, op):
-    """acc[(n, q0, q1, q2)] += z[(n, i0, i1, i2), (k, o)] for each window tap k that takes
-    input position i to output position q, over m images."""
-    D, H, W = xsh[2], xsh[3], xsh[4]
-    OD, OH, OW = osh[2], osh[3], osh[4]
-    KD, KH, KW = kdims
-    row = 0
-    for n in range(m):
-        for i0 in range(D):
-            for i1 in range(H):
-                for i2 in range(W):
-                    col = 0
-                    zr = z[row]
-                    for k0 in range(KD):
-                        t0 = i0 * geo[6] + geo[3] - k0 * geo[9]
-                        q0 = t0 // geo[0]
-                        ok0 = t0 >= 0 and t0 % geo[0] == 0 and q0 < OD
-                        for k1 in range(KH):
-                            t1 = i1 * geo[7] + geo[4] - k1 * geo[10]
-                            q1 = t1 // geo[1]
-                            ok1 = ok0 and t1 >= 0 and t1 % geo[1] == 0 and q1 < OH
-                            for k2 in range(KW):
-                                t2 = i2 * geo[8] + geo[5] - k2 * geo[11]
-                                q2 = t2 // geo[2]
-                                if ok1 and t2 >= 0 and t2 % geo[2] == 0 and q2 < OW:
-                                    ar = acc[((n * OD + q0) * OH + q1) * OW + q2]
-                                    for o in range(op):     # (not `+=` on slices: a ufunc
-                                        ar[o] += zr[col + o]    # call each, 3x slower)
-                                col += op
-                    row += 1
-
-
-@numba.njit(cache=_CACHE, nogil=True)
 def _fewer_inputs(xsh, osh):
     """Fewer input positions than output positions (an input gradient's "full" padding)."""
     return xsh[0] * xsh[2] * xsh[3] * xsh[4] < osh[0] * osh[2] * osh[3] * osh[4]
 
 
+@numba.njit(nogil=True, inline="always")
+def _decode(plan):
+    """(xsh, xst, wsh, wst, osh, ost, geo) of a plan."""
+    return ((plan[0], plan[1], plan[2], plan[3], plan[4]),
+            (plan[5], plan[6], plan[7], plan[8], plan[9]),
+            (plan[10], plan[11], plan[12], plan[13], plan[14]),
+            (plan[15], plan[16], plan[17], plan[18], plan[19]),
+            (plan[20], plan[21], plan[22], plan[23], plan[24]),
+            (plan[25], plan[26], plan[27], plan[28], plan[29]),
+            (plan[30], plan[31], plan[32], plan[33], plan[34], plan[35], plan[36], plan[37],
+             plan[38], plan[39], plan[40], plan[41], plan[42], plan[43]))
+
+
 @numba.njit(cache=_CACHE, nogil=True)
-def conv_run(x, w, out, plan):
-    """out = conv_general_dilated(x, w), all three flat; `plan` (44 ints, from `ints`) holds
-    the sizes and strides of x, w and out (five each, see the module docstring) and `geo`."""
-    xsh, xst = (plan[0], plan[1], plan[2], plan[3], plan[4]), (plan[5], plan[6], plan[7],
-                                                               plan[8], plan[9])
-    wsh, wst = (plan[10], plan[11], plan[12], plan[13], plan[14]), (plan[15], plan[16],
-                                                                     plan[17], plan[18],
-                                                                     plan[19])
-    osh, ost = (plan[20], plan[21], plan[22], plan[23], plan[24]), (plan[25], plan[26],
-                                                                     plan[27], plan[28],
-                                                                     plan[29])
-    geo = (plan[30], plan[31], plan[32], plan[33], plan[34], plan[35], plan[36], plan[37],
-           plan[38], plan[39], plan[40], plan[41], plan[42], plan[43])
+def choose(plan):
+    """(method, block size, blocks per group, features_major) for a plan's convolution."""
+    xsh, xst, wsh, wst, osh, ost, geo = _decode(plan)
     groups = geo[12] * geo[13]
     nb, O, OD, OH, OW = osh
-    if nb * O * OD * OH * OW == 0:
-        return
-    kdims = (wsh[2], wsh[3], wsh[4])
-    if wsh[1] * kdims[0] * kdims[1] * kdims[2] == 0:  # an empty window: zeros
-        for n in range(nb):
-            for o in range(O):
-                for od in range(OD):
-                    for oh in range(OH):
-                        for ow in range(OW):
-                            out[n * ost[0] + o * ost[1] + od * ost[2] + oh * ost[3]
-                                + ow * ost[4]] = 0
-        return
+    nk = wsh[2] * wsh[3] * wsh[4]
     dilated = geo[6] > 1 or geo[7] > 1 or geo[8] > 1
-    K = wsh[1] * kdims[0] * kdims[1] * kdims[2]
+    K = wsh[1] * nk
+    op = O // groups
+    lines = nb * OD * OH
     # x's batch axis more contiguous than its features (a weight gradient's operand) and
     # few output rows: the transposed im2col reads x along runs
     transposed = (not dilated and K > DIRECT_MAX_WINDOW and xst[0] < xst[1]
@@ -587,14 +165,117 @@ def conv_run(x, w, out, plan):
     # (a weight gradient's cotangent, features outermost) and the standard one does not
     fm = transposed or (not dilated and not in_place(wsh, wst, groups, False)
                         and in_place(wsh, wst, groups, True))
-    wp = packed(w, wsh, wst, groups, fm)
-    prev = serial_begin()        # blocks of a few hundred rows: one BLAS thread each
     if dilated or (K > DIRECT_MAX_WINDOW and _fewer_inputs(xsh, osh)):
-        _scatter(x, xsh, xst, wp, kdims, out, osh, ost, geo)
-    elif transposed:
-        _im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo)
-    elif K <= DIRECT_MAX_WINDOW:
-        _small(x, xsh, xst, wp, kdims, out, osh, ost, geo, fm)
+        per_in = xsh[2] * xsh[3] * xsh[4]
+        per = _balanced(nb, max(1, min(nb, SCATTER_BLOCK // max(1, per_in * nk * op))))
+        return SCATTER, per, (nb + per - 1) // per, fm
+    if transposed:
+        per = _balanced(K, min(K, max(32, BLOCK_ELEMENTS // (nb * OD * OH * OW))))
+        return TRANSPOSED, per, (K + per - 1) // per, fm
+    if K <= DIRECT_MAX_WINDOW:
+        per = _balanced(lines, max(1, min(lines, SMALL_BLOCK_ROWS // OW)))
+        return SMALL, per, (lines + per - 1) // per, fm
+    per = _balanced(lines, max(1, min(lines, max(BLOCK_ELEMENTS // max(1, OW * K),
+                                                 MIN_BLOCK_ROWS // OW))))
+    return IM2COL, per, (lines + per - 1) // per, fm
+
+
+@numba.njit(cache=_CACHE, nogil=True, parallel=True)
+def conv_run(x, w, out, plan):
+    """out = conv_general_dilated(x, w), all three flat; `plan` (45 ints, from `ints`) holds
+    the sizes and strides of x, w and out (five each, see the module docstring), `geo` and
+    the number of parts (0: as many as `threads_for` gives; results do not depend on it).
+    One part runs here, with no parallel region.  (The buffers are allocated in the
+    methods, where Numba cannot hoist them out of the parallel loop.)"""
+    # (tuples built here, not unpacked from a call: Numba's parallel array analysis takes
+    # a tuple of int tuples for a shape and fails)
+    xsh = (plan[0], plan[1], plan[2], plan[3], plan[4])
+    wsh = (plan[10], plan[11], plan[12], plan[13], plan[14])
+    osh, ost = (plan[20], plan[21], plan[22], plan[23], plan[24]), (plan[25], plan[26],
+                                                                     plan[27], plan[28],
+                                                                     plan[29])
+    xst, wst = (plan[5], plan[6], plan[7], plan[8], plan[9]), (plan[15], plan[16], plan[17],
+                                                               plan[18], plan[19])
+    geo = (plan[30], plan[31], plan[32], plan[33], plan[34], plan[35], plan[36], plan[37],
+           plan[38], plan[39], plan[40], plan[41], plan[42], plan[43])
+    groups = geo[12] * geo[13]
+    nb, O, OD, OH, OW = osh
+    if nb * O * OD * OH * OW == 0:
+        return
+    kdims = (wsh[2], wsh[3], wsh[4])
+    K = wsh[1] * kdims[0] * kdims[1] * kdims[2]
+    if K == 0:                                   # an empty window: zeros
+        for n in range(nb):
+            for o in range(O):
+                for od in range(OD):
+                    for oh in range(OH):
+                        for ow in range(OW):
+                            out[n * ost[0] + o * ost[1] + od * ost[2] + oh * ost[3]
+                                + ow * ost[4]] = 0
+        return
+    method, per, blocks, fm = choose(plan)
+    wp = packed(w, wsh, wst, groups, fm)
+    units = groups * blocks
+    prev = serial_begin()        # blocks of a few hundred rows: one BLAS thread each
+    parts = plan[44] if plan[44] > 0 else threads_for(nb * OD * OH * OW * K * O, prev)
+    parts = min(parts, units)
+    running = parts == 1
+    extra = _extra(method, wp, kdims, units, running, nb * OD * OH * OW)
+    if running:
+        _units(method, x, xsh, xst, wp, kdims, out, osh, ost, geo, fm, per, units - units,
+               units, extra, running)
     else:
-        _im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo, fm)
+        for p in numba.prange(parts):
+            _units(method, x, xsh, xst, wp, kdims, out, osh, ost, geo, fm, per,
+                   p * units // parts, (p + 1) * units // parts, extra, running)
+        if method == TRANSPOSED:
+            t_sums(extra, out, groups, osh, ost)
     serial_end(prev)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _extra(method, wp, kdims, units, running, rows):
+    """The scatter method's kernel; the transposed method's per-block partial sums (or, one
+    part, the running sum and a block's product); else nothing."""
+    if method == SCATTER:
+        return scatter_kernel(wp, kdims[0] * kdims[1] * kdims[2])
+    if method == TRANSPOSED:
+        return np.empty((2 if running else units, rows, wp.shape[2]), wp.dtype)
+    return np.empty((0, 0, 0), wp.dtype)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def threads_for(macs, blas_threads):
+    """Threads for a convolution of `macs` multiply-adds: one below PARALLEL_MIN_MACS, else
+    those both BLAS (kernels/blas_threads.py lowers it when other processes load the cores)
+    and Numba (numba.set_num_threads: kernels/threads.py measures a kernel's calls on one
+    and on all threads) allow."""
+    if macs < PARALLEL_MIN_MACS:
+        return 1
+    return max(1, min(blas_threads, _numba_threads()))
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _balanced(n, per):
+    """The size of blocks of at most `per` of n items, as equal as can be and their count
+    even where there are several (halves for two threads).  Fixed by the sizes alone: never
+    by the thread count, so that results do not depend on it."""
+    blocks = (n + per - 1) // per
+    if blocks > 1 and blocks % 2 == 1:
+        blocks += 1
+    return (n + blocks - 1) // blocks
+
+
+@numba.njit(nogil=True, inline="always")
+def _units(method, x, xsh, xst, wp, kdims, out, osh, ost, geo, fm, per, u0, u1, extra,
+           running):
+    """Units u0 .. u1 - 1 of the method's blocks (`extra`: the scatter method's kernel, the
+    transposed method's partial sums)."""
+    if method == SCATTER:
+        scatter(x, xsh, xst, extra, kdims, out, osh, ost, geo, per, u0, u1)
+    elif method == TRANSPOSED:
+        im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo, per, u0, u1, extra, running)
+    elif method == SMALL:
+        small(x, xsh, xst, wp, kdims, out, osh, ost, geo, fm, per, u0, u1)
+    else:
+        im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo, fm, per, u0, u1)

@@ -4,7 +4,7 @@
 The generated code passes the operands and the output as flat views of their buffers, in
 their own layouts, with each one's sizes and element strides along the logical axes
 ((batch, feature, *spatial) and (out-feature, in-feature, *spatial), spatial padded in front
-to three axes), and the convolution's geometry.  Nothing about a convolution is compiled
+to three axes), the convolution's geometry and 0 (conv_run picks its threads).  Nothing about a convolution is compiled
 per call site: the helper is compiled once per dtype and kept in Numba's disk cache.
 Sizes pass through `ints`, so they are not literal types to Numba.
 (An earlier lowering emitted transposes, reshapes and copy loops around per-call helpers;
@@ -14,7 +14,7 @@ was most of a small CNN's 20-40 s compile.)
     # c:f32[8,11,11,64] = conv_general_dilated[...] a b        model.py:12 (conv2)
     _conv_runtime_conv_run(A.reshape(-1), B.reshape(-1), C.reshape(-1), _conv_runtime_ints((
         8, 32, 1, 13, 13, 5408, 1, 0, 416, 32, 64, 32, 1, 3, 3, 1, 64, 0, 6144, 2048,
-        8, 64, 1, 11, 11, 7744, 1, 0, 704, 64, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)))
+        8, 64, 1, 11, 11, 7744, 1, 0, 704, 64, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0)))
 """
 import numpy as np
 
@@ -71,7 +71,8 @@ def _conv(em, eqn):
     em.globals.setdefault("_conv_runtime", "__import__('kernels.conv_runtime').conv_runtime")
     run = em.global_name("_conv_runtime.conv_run")
     ints = em.global_name("_conv_runtime.ints")
-    em.line(f"{run}({', '.join(flat)}, {ints}({_text(plan + geometry(p))}))")
+    # last, the number of parts: 0, conv_run chooses per call (kernels/conv_runtime.py)
+    em.line(f"{run}({', '.join(flat)}, {ints}({_text(plan + geometry(p) + (0,))}))")
 
 
 OP_RULES["conv_general_dilated"] = _conv

@@ -55,6 +55,32 @@ def calm_openmp_spin(environ=os.environ):
 
 calm_openmp_spin()
 
+# OpenBLAS's idle workers do the same for 2^OPENBLAS_THREAD_TIMEOUT cycles (default 2^28,
+# ~0.1 s: forever, for a program calling it every few ms), read when the library loads
+# (SciPy's, Numba's np.dot: at the first compile, after this module is imported).  One
+# product large enough for two BLAS threads (the small CNN's dense layer at batch 128,
+# 128 x 1600 x 10) left a worker spinning on the second core through every convolution
+# split over both threads (kernels/conv_runtime.py): the CNN gradient took 47 ms per call
+# on two threads against 41 on one; with 2^16 cycles (~25 us) 23 ms (2^20: 23.5, 2^23:
+# 30; 2026-11-25, quiet 2-core VM).  A user's own setting wins.
+OPENBLAS_THREAD_TIMEOUT = "16"
+
+
+def calm_openblas_spin(environ=os.environ):
+    """Set OPENBLAS_THREAD_TIMEOUT unless the user chose one (as `calm_openmp_spin`).
+
+        >>> env = {}
+        >>> calm_openblas_spin(env), env
+        (True, {'OPENBLAS_THREAD_TIMEOUT': '16'})
+    """
+    if "OPENBLAS_THREAD_TIMEOUT" in environ:
+        return False
+    environ["OPENBLAS_THREAD_TIMEOUT"] = OPENBLAS_THREAD_TIMEOUT
+    return True
+
+
+calm_openblas_spin()
+
 
 class AdaptiveThreads:
     """Call `kernel` with numba.set_num_threads(all or 1), the one measured faster."""
@@ -67,6 +93,10 @@ class AdaptiveThreads:
         self.calls = 0
         self.interval = _FIRST_PROBE
         self.next_probe = 2             # measure both settings early
+        # the first call of a kernel is not timed: it touches its buffers for the first time
+        # (a 40 ms CNN gradient's took 86 ms on two threads; timed, it made one thread look
+        # faster until the next probe, 8 calls later)
+        self.warm = False
 
     def __getattr__(self, name):        # .stats, .signatures ... of the dispatcher
         return getattr(self.kernel, name)
@@ -78,6 +108,7 @@ class AdaptiveThreads:
         self.all = self.mode = max(1, threads or numba.config.NUMBA_NUM_THREADS)
         self.times, self.interval = {}, _FIRST_PROBE
         self.next_probe = self.calls + 2
+        self.warm = False
 
     def _other(self):
         return 1 if self.mode == self.all else self.all
@@ -86,7 +117,7 @@ class AdaptiveThreads:
         if self.all == 1:
             return self.kernel(*args)
         self.calls += 1
-        probe = self.calls >= self.next_probe
+        probe = self.warm and self.calls >= self.next_probe
         k = self._other() if probe else self.mode
         prev = numba.get_num_threads()
         numba.set_num_threads(k)
@@ -95,7 +126,10 @@ class AdaptiveThreads:
             r = self.kernel(*args)
         finally:
             numba.set_num_threads(prev)
-        self._record(k, time.perf_counter() - t0, probe)
+        if self.warm:
+            self._record(k, time.perf_counter() - t0, probe)
+        else:
+            self.warm, self.next_probe = True, self.calls + 2
         return r
 
     def _record(self, k, dt, probe):

@@ -170,6 +170,46 @@ def test_openmp_workers_spin_briefly_unless_the_user_chose():
         assert out == want
 
 
+def test_adaptive_threads_does_not_time_the_first_call():
+    """A kernel's first call (its buffers touched for the first time) is not timed: a slow
+    first call on all threads does not make one thread look faster."""
+    seen = []
+
+    def kernel(first):
+        seen.append(numba.get_num_threads())
+        time.sleep(0.02 if first else (0.001 if seen[-1] > 1 else 0.004))
+
+    ad = AdaptiveThreads(kernel, threads=2)
+    ad(True)
+    for _ in range(10):
+        ad(False)
+    assert ad.mode == 2 and 1 in ad.times and seen.count(1) == 1
+    assert seen[:3] == [2, 2, 1]          # warm-up, all threads, then one probe of one
+
+
+def test_openblas_workers_spin_briefly_unless_the_user_chose():
+    """kernels/threads.py shortens OpenBLAS's idle-worker spin (2^28 cycles by default: a
+    worker spinning on the core a parallel loop needs) by setting OPENBLAS_THREAD_TIMEOUT
+    before SciPy's OpenBLAS loads; a user's own setting is kept."""
+    import os
+    import subprocess
+    import sys
+    from kernels.threads import OPENBLAS_THREAD_TIMEOUT, calm_openblas_spin
+    env = {}
+    assert calm_openblas_spin(env) and env == {"OPENBLAS_THREAD_TIMEOUT": "16"}
+    env = {"OPENBLAS_THREAD_TIMEOUT": "28"}
+    assert not calm_openblas_spin(env) and env == {"OPENBLAS_THREAD_TIMEOUT": "28"}
+    code = ("import os, sys; sys.path.insert(0, os.getcwd()); import xforms, kernels; "
+            "maps = open('/proc/self/maps').read(); "
+            "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'), 'scipy.libs' in maps)")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    base = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    for extra, want in (({}, OPENBLAS_THREAD_TIMEOUT), ({"OPENBLAS_THREAD_TIMEOUT": "5"}, "5")):
+        out = subprocess.run([sys.executable, "-c", code], env={**base, **extra}, cwd=root,
+                             capture_output=True, text=True, check=True).stdout.split()
+        assert out == [want, "False"]     # set, and SciPy's OpenBLAS not yet loaded
+
+
 def test_chunked_loops_with_a_varying_batch_size(small_chunks, monkeypatch):
     """A batch size that varies between calls (kernels/shape_symbols.py) reuses the kernel:
     the chunk count is computed at run time, so every size is summed in full."""

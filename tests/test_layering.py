@@ -33,7 +33,7 @@ LAYERS = [
     ("kernel_base", ["kernels.numba_patches", "kernels.numba_source", "kernels.numba_ssa", "kernels.numba_liveness", "kernels.numba_alloc", "kernels.blas_threads", "kernels.blas_serial", "kernels.hugepages", "kernels.helper_cache", "kernels.vecmath_base",
                      "kernels.vecmath_trig", "kernels.vecmath_f32", "kernels.vecmath", "kernels.fft_runtime",
                      "kernels.cpu_runtime", "kernels.sort_runtime", "kernels.threads",
-                     "kernels.conv_runtime",
+                     "kernels.conv_blocks", "kernels.conv_runtime",
                      "kernels.shape_symbols", "kernels.shape_roles", "kernels.codegen", "kernels.scalar_rules",
                      "kernels.outline_prange",
                      "kernels.cuda.scalar_cuda",
