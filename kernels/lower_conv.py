@@ -4,8 +4,9 @@
 The generated code passes the operands and the output as flat views of their buffers, in
 their own layouts, with each one's sizes and element strides along the logical axes
 ((batch, feature, *spatial) and (out-feature, in-feature, *spatial), spatial padded in front
-to three axes), the convolution's geometry and 0 (conv_run picks its threads).  Nothing about a convolution is compiled
-per call site: the helper is compiled once per dtype and kept in Numba's disk cache.
+to three axes), the convolution's geometry and 0 (conv_run picks its threads).  Nothing
+about a convolution is compiled per call site: the helper is compiled once per dtype and
+kept in Numba's disk cache.
 Sizes pass through `ints`, so they are not literal types to Numba.
 (An earlier lowering emitted transposes, reshapes and copy loops around per-call helpers;
 Numba compiling those -- np.transpose alone pulls in its string-formatting error paths --

@@ -61,9 +61,10 @@ calm_openmp_spin()
 # product large enough for two BLAS threads (the small CNN's dense layer at batch 128,
 # 128 x 1600 x 10) left a worker spinning on the second core through every convolution
 # split over both threads (kernels/conv_runtime.py): the CNN gradient took 47 ms per call
-# on two threads against 41 on one; with 2^16 cycles (~25 us) 23 ms (2^20: 23.5, 2^23:
-# 30; 2026-11-25, quiet 2-core VM).  A user's own setting wins.
-OPENBLAS_THREAD_TIMEOUT = "16"
+# on two threads against 41 on one; 23 ms with 2^16 cycles (~25 us), 23.5 with 2^20, 30
+# with 2^23 (2026-11-25, quiet 2-core VM).  2^20 (~0.4 ms) keeps a worker awake across
+# products separated by short loops (an MLP step's) as it was.  A user's own setting wins.
+OPENBLAS_THREAD_TIMEOUT = "20"
 
 
 def calm_openblas_spin(environ=os.environ):
@@ -71,7 +72,7 @@ def calm_openblas_spin(environ=os.environ):
 
         >>> env = {}
         >>> calm_openblas_spin(env), env
-        (True, {'OPENBLAS_THREAD_TIMEOUT': '16'})
+        (True, {'OPENBLAS_THREAD_TIMEOUT': '20'})
     """
     if "OPENBLAS_THREAD_TIMEOUT" in environ:
         return False
