@@ -11,20 +11,11 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import eager_cost, lax, nn, random, tiered
 import xforms.scipy.linalg as xsl
-
-DN = ("NHWC", "HWIO", "NHWC")
-
+from benchmarks.workloads import cnn as cnn_workload
 
 def cnn_loss(p, x, y):
     """The benchmark suite's CNN (benchmarks/workloads/cnn.py): conv-relu-pool twice, dense."""
-    h = lax.conv_general_dilated(x, p["c1"], (1, 1), "VALID", dimension_numbers=DN)
-    h = lax.reduce_window(xnp.maximum(h + p["b1"], 0.0), -np.inf, lax.max,
-                          (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-    h = lax.conv_general_dilated(h, p["c2"], (1, 1), "VALID", dimension_numbers=DN)
-    h = lax.reduce_window(xnp.maximum(h + p["b2"], 0.0), -np.inf, lax.max,
-                          (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-    logits = h.reshape(h.shape[0], -1) @ p["w"] + p["b"]
-    return -xnp.mean(xnp.sum(y * nn.log_softmax(logits), axis=-1))
+    return cnn_workload.loss(p, x, y, xnp, lax, nn.log_softmax)
 
 
 def cnn_args(batch):
@@ -110,7 +101,7 @@ def test_contractions_count_multiply_adds():
         lambda a, b: a @ b, big((100, k)), big((k, 100)), prim="dot_general"))
     assert dot(1000) > 5 * dot(100)              # the contracted size counts, not the output
     conv = lambda cin: eager_cost.work_ns(eqn_of(                  # noqa: E731
-        lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=DN),
+        lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=cnn_workload.DN),
         big((8, 28, 28, cin), np.float32), big((3, 3, cin, 16), np.float32),
         prim="conv_general_dilated"))
     assert conv(32) > 10 * conv(1)               # window x input features per output
