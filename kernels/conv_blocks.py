@@ -38,7 +38,8 @@ from .helper_cache import CACHE as _CACHE
 
 
 def gemm(a, b, o):
-    """o = a @ b for C-contiguous 2-D arrays: BLAS for floats and complex, loops otherwise."""
+    """o = a @ b for 2-D arrays (a may be a transposed view: `gemm(t.T, w, o)`): BLAS for
+    floats and complex, loops otherwise (integer convolutions)."""
 
 
 @overload(gemm, jit_options={"nogil": True})
@@ -53,27 +54,6 @@ def _gemm(a, b, o):
         for i in range(a.shape[0]):
             for k in range(a.shape[1]):
                 v = a[i, k]
-                for j in range(b.shape[1]):
-                    o[i, j] += v * b[k, j]
-    return loops
-
-
-def gemm_tn(a, b, o):
-    """o = a.T @ b for C-contiguous 2-D arrays (BLAS for floats and complex)."""
-
-
-@overload(gemm_tn, jit_options={"nogil": True})
-def _gemm_tn(a, b, o):
-    if isinstance(a.dtype, (numba.types.Float, numba.types.Complex)):
-        def blas(a, b, o):
-            np.dot(a.T, b, o)
-        return blas
-
-    def loops(a, b, o):
-        o[:, :] = 0
-        for k in range(a.shape[0]):
-            for i in range(a.shape[1]):
-                v = a[k, i]
                 for j in range(b.shape[1]):
                     o[i, j] += v * b[k, j]
     return loops
@@ -140,10 +120,10 @@ def small(x, xsh, xst, wp, kdims, out, osh, ost, geo, features_major, per, u0, u
                             tr[col0 + max(ow0, ow1):col0 + OW] = 0
         if direct:
             r0 = line0 * OW * op
-            gemm_tn(t, wp[g], out[r0:r0 + rows * op].reshape((rows, op)))
+            gemm(t.T, wp[g], out[r0:r0 + rows * op].reshape((rows, op)))
         else:
             res = res_buf[:rows * op].reshape((rows, op))
-            gemm_tn(t, wp[g], res)
+            gemm(t.T, wp[g], res)
             _write_rows(res, out, g * op * ost[1], line0, nl, osh, ost)
 
 
@@ -342,11 +322,11 @@ def im2col_t(x, xsh, xst, wp, kdims, out, osh, ost, geo, per, u0, u1, parts, run
                             t[r, col:col + nb] = 0
                         col += nb
         if not running:
-            gemm_tn(t, wp[g, r0:r0 + nr], parts[u])
+            gemm(t.T, wp[g, r0:r0 + nr], parts[u])
             continue
         if r0 == 0:
             parts[0][:, :] = 0
-        gemm_tn(t, wp[g, r0:r0 + nr], parts[1])
+        gemm(t.T, wp[g, r0:r0 + nr], parts[1])
         parts[0] += parts[1]
         if r0 + nr == K:
             _t_write(parts[0], out, g * op * ost[1], osh, ost)

@@ -146,6 +146,12 @@ def test_jit_integer_and_float32():
     got32 = f(x.astype(np.float32), w.astype(np.float32))
     assert got32.dtype == np.float32
     np.testing.assert_allclose(got32, want, rtol=1e-6)
+    # one input channel: a 9-element window takes the few-element method (a transposed
+    # im2col and a product with its transpose: the integer loops of kernels/conv_blocks.gemm)
+    x1, w1 = x[..., :1], w[:, :, :1]
+    want1 = conv_loop(x1.transpose(0, 3, 1, 2), w1.transpose(3, 2, 0, 1), (1, 1),
+                      ((0, 0), (0, 0)), (1, 1), (1, 1)).transpose(0, 2, 3, 1)
+    np.testing.assert_array_equal(f(x1, w1), want1)
 
 
 @pytest.mark.parametrize("method", ["direct", "im2col", "transposed", "scatter", "groups",
