@@ -151,7 +151,7 @@ import math
 import sys
 
 from . import vecmath_base, vecmath_f32, vecmath_trig
-from .vecmath_base import _as_bits, _div, _from_bits, _leaf, _like, _mad, _vm
+from .vecmath_base import _as_bits, _div, _finite_nonneg, _from_bits, _leaf, _like, _mad, _vm
 from .vecmath_f32 import (ERROR_BOUNDS_ULP_F32, TRIG_MAX_ARG_F32, VECMATH_F32,  # noqa: F401
                           vmf_cos, vmf_cos_bounded, vmf_exp, vmf_log, vmf_sin,
                           vmf_sin_bounded, vmf_tan, vmf_tan_bounded, vmf_tanh)
@@ -366,10 +366,10 @@ def vm_expm1(x):
 def vm_log(x):
     """Natural logarithm."""
     xd = x * 1.0
-    ok = (xd > 0.0) & (xd < _INF)
+    ok = _finite_nonneg(xd)        # +0.0 too (not `x > 0`: see _finite_nonneg); fixed below
     y = _log_f64(xd if ok else 1.0, 0.0)
-    y = y if ok else (-_INF if xd == 0.0 else (_INF if xd == _INF else _NAN))
-    return _like(y, x)
+    y = y if ok else (_INF if xd == _INF else _NAN)
+    return _like(-_INF if xd == 0.0 else y, x)
 
 
 @_vm

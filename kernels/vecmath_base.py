@@ -95,6 +95,32 @@ def _like(typingctx, r, x):
     return sig, codegen
 
 
+# Whether x is +0 or a positive finite float: its bits, unsigned, below +inf's.  A log's
+# `(x > 0) & (x < inf)` is folded by LLVM into llvm.is.fpclass, lowered as
+# `(bits - 1) u< C`; the -1 is an all-ones vector, which on AVX-512 under register pressure
+# LLVM rematerialises inside the loop with `vpternlogd $0xff` into a register holding the
+# previous iteration's result -- not a dependency-breaking idiom (Zen 4, Intel), so every
+# iteration waited for the one before (LLVM issue 202086).  Measured 2026-11-25, 2^16
+# elements, one thread: float32 log 1.25 -> 0.46 ns, float64 3.09 -> 1.45 ns per element.
+_FINITE_NONNEG_BITS = {_nbtypes.float32: (32, 0x7F800000), _nbtypes.float64: (64, 0x7FF << 52)}
+
+
+@intrinsic
+def _finite_nonneg(typingctx, x):
+    """x is +0.0 or positive and finite (not -0.0, inf or nan): one unsigned compare of
+    the bits against +inf's (no all-ones constant; see above)."""
+    if x not in _FINITE_NONNEG_BITS:
+        return None
+    width, inf_bits = _FINITE_NONNEG_BITS[x]
+
+    def codegen(context, builder, sig, args):
+        ity = llvmir.IntType(width)
+        bits = builder.bitcast(args[0], ity)
+        return builder.icmp_unsigned("<", bits, ity(inf_bits))
+
+    return _nbtypes.boolean(x), codegen
+
+
 def _f64_args(context, builder, sig, args):
     return [context.cast(builder, v, t, _nbtypes.float64) for v, t in zip(args, sig.args)]
 

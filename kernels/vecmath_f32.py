@@ -36,8 +36,8 @@ import math
 
 import numpy as np
 
-from .vecmath_base import (_absf, _bitf, _copysignf, _divf, _log2_kf, _log2_mf, _madf,
-                           _pow2f, _rintf, _vm, f32)
+from .vecmath_base import (_absf, _bitf, _copysignf, _divf, _finite_nonneg, _log2_kf,
+                           _log2_mf, _madf, _pow2f, _rintf, _vm, f32)
 
 __all__ = ["ERROR_BOUNDS_ULP_F32", "TRIG_MAX_ARG_F32", "VECMATH_F32", "vmf_cos",
            "vmf_cos_bounded", "vmf_exp", "vmf_log", "vmf_sin", "vmf_sin_bounded", "vmf_tan",
@@ -131,7 +131,7 @@ def vmf_exp(x):
 @_vm
 def vmf_log(x):
     """Natural logarithm in float32."""
-    ok = (x > _F0) & (x < _FINF)
+    ok = _finite_nonneg(x)         # +0.0 too (not `x > 0`: see _finite_nonneg); fixed below
     xs = x if ok else _F1
     sub = xs < _FTINY
     xs = xs * _FTWO23 if sub else xs
@@ -142,7 +142,8 @@ def vmf_log(x):
                                                          _FL4), _FL3), _FL2), _FL1), _FL0)
     r = _madf(_FMHALF, z, _madf(z * f, p, k * _FLN2_LO))     # -f^2/2 + f^3 P + k ln2_lo
     y = _madf(k, _FLN2_HI, f + r)
-    return y if ok else (-_FINF if x == _F0 else (_FINF if x == _FINF else _FNAN))
+    y = y if ok else (_FINF if x == _FINF else _FNAN)
+    return -_FINF if x == _F0 else y
 
 
 @_vm
