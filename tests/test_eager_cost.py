@@ -12,6 +12,7 @@ import xforms.numpy as xnp
 from xforms import eager_cost, lax, nn, random, tiered
 import xforms.scipy.linalg as xsl
 from benchmarks.workloads import cnn as cnn_workload
+from xforms.registry import lookup
 
 def cnn_loss(p, x, y):
     """The benchmark suite's CNN (benchmarks/workloads/cnn.py): conv-relu-pool twice, dense."""
@@ -108,6 +109,17 @@ def test_contractions_count_multiply_adds():
     chol = lambda n: eager_cost.work_ns(eqn_of(                    # noqa: E731
         xnp.linalg.cholesky, big((n, n)), prim="cholesky"))
     assert 6 < chol(400) / chol(200) < 10        # cubic in the order
+
+
+def test_sort_and_fft_priced_n_log_n_from_their_facts():
+    from xforms.facts import declare
+    srt = lambda n: eager_cost.work_ns(eqn_of(                     # noqa: E731
+        lambda x: xnp.sort(x), big((n,)), prim="sort"))
+    assert 1.8 < srt(4096) / srt(64) * 64 / 4096 < 2.2      # log2 4096 / log2 64 = 2
+    for name in ("sort", "fft", "cholesky", "qr", "svd", "conv_general_dilated"):
+        assert lookup(name).facts.eager_work in ("n_log_n", "matrix", "window"), name
+    with pytest.raises(ValueError, match="eager_work"):
+        declare(lookup("sort"), eager_work="cubic")
 
 
 def test_declared_eager_cost_overrides_the_class_default():

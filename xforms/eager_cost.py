@@ -63,10 +63,6 @@ LINALG_MAC_NS = 0.05    # factorisations and solves, per output element x matrix
 SORT_NS = 7.0           # sort and FFT, per element x log2(length) (sort of 10^6: 6.7)
 GATHER_NS = 8.0         # per element gathered or scattered at computed indices (8, 11
                         # measured for 10^6 random ones)
-_LINALG = frozenset({"cholesky", "cholesky_cotangent", "triangular_solve", "lu", "qr",
-                     "eigh", "svd", "eig", "sqrtm"})
-_N_LOG_N = frozenset({"sort", "fft"})
-
 
 def eager_cost(jaxpr, limit=None):
     """(equation executions one eager evaluation of `jaxpr` should take, equations in it):
@@ -121,17 +117,16 @@ def work_ns(eqn):
     elements = max([out] + [_size(v.aval) for v in eqn.invars])
     if facts.eager_ns is not None:          # declared by the primitive
         return elements * float(facts.eager_ns)
-    name = eqn.prim.name
     if facts.kind == CONTRACTION:
         return elements * ELEMENT_NS + out * _contracted(eqn) * DOT_MAC_NS
-    if name == "conv_general_dilated":
+    if facts.eager_work == "window":
         return elements * ELEMENT_NS + out * _conv_window(eqn) * CONV_MAC_NS
-    if name in _LINALG:
+    if facts.eager_work == "matrix":
         return elements * ELEMENT_NS + out * _matrix_size(eqn) * LINALG_MAC_NS
     if facts.kind == GATHER_SCATTER:        # a copy of the result, then the indexed part
         moved = max([1] + [_size(v.aval) for v in eqn.invars[1:]])
         return out * ELEMENT_NS + min(out, moved) * GATHER_NS
-    if name in _N_LOG_N:
+    if facts.eager_work == "n_log_n":
         n = (_shape(eqn.invars[0].aval) or (2,))[-1]
         return elements * SORT_NS * math.log2(max(2, n))
     ns = ELEMENT_NS

@@ -83,6 +83,9 @@ CALL = "call"
 OP = "op"
 KINDS = (ELEMENTWISE, REDUCTION, VIEW, CONTRACTION, GATHER_SCATTER, CONTROL, CALL, OP)
 
+#: the values of `Facts.eager_work` (xforms/eager_cost.py prices each)
+EAGER_WORK = (None, "matrix", "n_log_n", "window")
+
 #: the math-function slots of `Facts.math`, per backend and real/complex operands
 MATH_TARGETS = ("cpu", "cpu_complex", "cuda", "cuda_complex")
 
@@ -100,6 +103,11 @@ class Facts:
     eager_ns:    ns per element of its NumPy impl, where the fast tier's cost model
                  (xforms/eager_cost.py) would misjudge it from the other facts (the
                  Threefry hash: 2.5 compiled, 60-160 eagerly); None: derived
+    eager_work:  how that cost model prices its NumPy impl when the kind does not tell:
+                 "matrix" (a dense factorisation or solve: each output element costs the
+                 matrix size in multiply-adds), "n_log_n" (sort, fft: log2 of the last
+                 axis per element), "window" (a convolution: the window's multiply-adds
+                 per output element); None: from the kind
     simplify:    "unary" / "binary": elementwise ops of splat constants fold, a binary op
                  takes a broadcast scalar operand directly (transforms/simplify.py)
     commutative: operands may be reordered (common-subexpression elimination)
@@ -153,6 +161,7 @@ class Facts:
     vec: Optional[str] = None
     cost: Optional[float] = None
     eager_ns: Optional[float] = None
+    eager_work: Optional[str] = None
     simplify: Optional[str] = None
     commutative: bool = False
     identity: Optional[tuple] = None
@@ -182,6 +191,9 @@ def declare(prim, kind=None, **facts):
 
     >>> declare(sin_p, ELEMENTWISE, math=math_names("sin"), simplify="unary")
     """
+    if facts.get("eager_work") not in EAGER_WORK:
+        raise ValueError(f"unknown eager_work {facts['eager_work']!r} for {prim}; one of "
+                         f"{EAGER_WORK}")
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown fusion class {kind!r} for {prim}; one of {KINDS}")
     bad = set(facts.get("math", {})) - set(MATH_TARGETS)

@@ -35,10 +35,11 @@ from ..transforms.jvp import deflinear, Zero
 from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import moveaxis, vmap_rules
 from . import elementwise as ew
+from ..facts import declare
 from ..registry import primitive
 from . import structural as st
 
-fft_p = primitive("fft")
+fft_p = declare(primitive("fft"), eager_work="n_log_n")
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
                np.dtype(np.float64): np.dtype(np.complex128)}

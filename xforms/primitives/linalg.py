@@ -20,6 +20,7 @@ from ..transforms.jvp import Zero, jvp_rules, linear_primitives, tangent_aval
 from ..transforms.transpose import is_undefined, transpose_rules
 from ..transforms.vmap import bdim_to_front, vmap_rules
 from . import elementwise as ew
+from ..facts import declare
 from ..registry import exempt, primitive
 from .linalg_util import (check_matrix, const_like, eye_like, h, mm, mT, conj, shape, to_dtype,
                           tril, triu)
@@ -42,7 +43,7 @@ def def_batched_vmap(prim):
 
 
 # ---- cholesky ------------------------------------------------------------------------------
-cholesky_p = primitive("cholesky")
+cholesky_p = declare(primitive("cholesky"), eager_work="matrix")
 
 
 def _cholesky_aval(a):
@@ -77,7 +78,7 @@ def_batched_vmap(cholesky_p)
 
 
 # ---- triangular_solve (left side; the right side is a transpose of it) -----------------------
-triangular_solve_p = primitive("triangular_solve")
+triangular_solve_p = declare(primitive("triangular_solve"), eager_work="matrix")
 
 
 def _tri_aval(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
@@ -166,7 +167,7 @@ def_batched_vmap(triangular_solve_p)
 
 
 # ---- lu: P a = L U with partial pivoting (square matrices) ---------------------------------
-lu_p = primitive("lu", multiple_results=True)
+lu_p = declare(primitive("lu", multiple_results=True), eager_work="matrix")
 
 
 def _lu_aval(a):

@@ -36,7 +36,7 @@ from .linalg import _tri_impl, cholesky, cholesky_p, def_batched_vmap, triangula
 from .linalg_util import conj, const_like, dtype, h, mm, mT, shape, tril
 
 cholesky_tangent_p = primitive("cholesky_tangent")
-cholesky_cotangent_p = primitive("cholesky_cotangent")
+cholesky_cotangent_p = declare(primitive("cholesky_cotangent"), eager_work="matrix")
 
 
 # ---- the maps, composed of primitives (tangent's lowering; both jvps) -----------------------

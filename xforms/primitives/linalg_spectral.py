@@ -15,6 +15,7 @@ from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import Zero, jvp_rules, tangent_aval
 from . import elementwise as ew
+from ..facts import declare
 from ..registry import exempt, primitive
 from .linalg import _NO_CUDA, def_batched_vmap, solve, triangular_solve
 from .reductions import reduce_sum
@@ -47,7 +48,7 @@ def _nan_on_failure(fn, a, nout):
 
 
 # ---- qr -------------------------------------------------------------------------------------
-qr_p = primitive("qr", multiple_results=True)
+qr_p = declare(primitive("qr", multiple_results=True), eager_work="matrix")
 
 
 def _qr_aval(a, *, full_matrices):
@@ -94,7 +95,7 @@ def_batched_vmap(qr_p)
 
 
 # ---- eigh: a = v diag(w) v^H, eigenvalues ascending -------------------------------------------
-eigh_p = primitive("eigh", multiple_results=True)
+eigh_p = declare(primitive("eigh", multiple_results=True), eager_work="matrix")
 
 
 def _eigh_aval(a, *, lower):
@@ -138,7 +139,7 @@ def_batched_vmap(eigh_p)
 
 
 # ---- svd: a = u diag(s) vt, singular values descending -----------------------------------
-svd_p = primitive("svd", multiple_results=True)
+svd_p = declare(primitive("svd", multiple_results=True), eager_work="matrix")
 
 
 def _svd_aval(a, *, full_matrices, compute_uv):
@@ -212,7 +213,7 @@ def_batched_vmap(svd_p)
 
 
 # ---- eig: general (non-Hermitian) eigendecomposition, complex results, CPU only -------------
-eig_p = primitive("eig", multiple_results=True)
+eig_p = declare(primitive("eig", multiple_results=True), eager_work="matrix")
 
 
 def _complex_dtype(dt):

@@ -19,6 +19,7 @@ import numpy as np
 from .. import core
 from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
+from ..facts import declare
 from ..registry import exempt, primitive
 from ..transforms.jvp import jvp_rules
 from .linalg import _NO_CUDA, def_batched_vmap, solve
@@ -26,7 +27,7 @@ from .linalg_util import check_matrix, const_like, mT, shape, to_dtype
 from .structural import broadcast_in_dim, reshape
 from . import elementwise as ew
 
-sqrtm_p = primitive("sqrtm")
+sqrtm_p = declare(primitive("sqrtm"), eager_work="matrix")
 
 
 def _complex_dtype(dt):

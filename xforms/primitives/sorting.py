@@ -14,11 +14,12 @@ from ..avals import ShapedArray
 from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import jvp_rules, Zero, tangent_aval
 from ..transforms.vmap import vmap_rules, bdim_to_front
+from ..facts import declare
 from ..registry import primitive
 from .cumulative import take_along
 from .structural import iota
 
-sort_p = primitive("sort", multiple_results=True)
+sort_p = declare(primitive("sort", multiple_results=True), eager_work="n_log_n")
 
 
 def _sort_aval(*xs, dimension, is_stable, num_keys):
