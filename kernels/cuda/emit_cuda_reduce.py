@@ -51,10 +51,13 @@ def reduction_kernel(em, step, shape, axes, reds, with_writes):
     if GX < 2 * spec.sms:
         GY = max(1, min(spec.max_split, cdiv(L, BY * spec_min_per_thread(spec)),
                         spec.max_blocks // GX))
-    roots = [e.invars[0] for e in reds if isinstance(e.invars[0], Var)]
+    # (the atoms the body reads, not the equations' invars: a stencil's slice reads a
+    # producer recomputed at the shifted index, a Var of its own)
+    red_ids = {id(e) for e in reds}
+    roots = [r.atom for e, reads in step.body if id(e) in red_ids
+             for r in reads[:1] if isinstance(r.atom, Var)]
     writes = [v for v in step.writes] if with_writes else []
     need = em._needed(step, roots + writes)
-    red_ids = {id(e) for e in reds}
     prims = " ".join(e.prim.name for e, _ in step.body if id(e) in need or id(e) in red_ids)
     split = f", {GY} blocks per row" if GY > 1 else ""
     what = (f"loop {shape}: {prims}; reduce axes {tuple(axes)} of {L} into {R} rows "

@@ -328,6 +328,30 @@ def conv_loss(x, w):
     return xnp.sum(xnp.tanh(y) ** 2)
 
 
+def stencil_sums(x):
+    """Shifted slices of a fused producer, reduced: each slice reads the producer recomputed
+    at its offset (a Var of its own, not the slice's), the reduction kernel must compute it."""
+    be = x * 2.0 + 1.0
+    return (xnp.sum(be[2:3]) * 3.0 + xnp.sum(be[1:2]) * 2.0 + xnp.sum(be[0:1]),
+            xnp.sum(be[1:] - be[:-1] ** 2))
+
+
+def rk4_array(s, p):
+    """The benchmarks' array-state RK4 (stack of three expressions, s[0] indexing), 3 steps."""
+    def field(s):
+        return xnp.stack([p[0] * (s[1] - s[0]), s[0] * (p[1] - s[2]) - s[1],
+                          s[0] * s[1] - p[2] * s[2]])
+
+    def step(i, s):
+        k1 = field(s)
+        k2 = field(s + 0.005 * k1)
+        k3 = field(s + 0.005 * k2)
+        k4 = field(s + 0.01 * k3)
+        return s + 0.01 / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    s = lax.fori_loop(0, 3, step, s)
+    return xnp.sum(s * s)
+
+
 PROGRAMS = {
     "float64": (float_ops, (X, Y, P, 1.5), 1e-12),
     "ints": (int_ops, (np.array([[5, -7, 3], [0, 9, -2]]), np.array([[2, 3, -4], [5, 1, 7]]),
@@ -353,6 +377,9 @@ PROGRAMS = {
     "grad_cond": (xf.grad(piecewise, argnums=(0, 1)), (0.7, 1.3), 1e-12),
     "switch": (lambda x: (switch3(0, x), switch3(2, x), switch3(7, x)), (X,), 1e-12),
     "while_scalar": (newton_sqrt, (2.0,), 1e-12),
+    "stencil_sums": (stencil_sums, (np.array([1.0, 2.0, 3.0, 0.5]),), 1e-12),
+    "grad_rk4_array": (xf.grad(rk4_array, argnums=(0, 1)),
+                       (np.array([1.0, 1.0, 1.0]), np.array([10.0, 28.0, 8 / 3])), 1e-12),
     "vmap_while": (xf.vmap(collatz_steps), (np.array([6.0, 7.0, 1.0, 27.0, 3.0]),), 0),
     "fori_pow": (pow_loop, (np.array([1.5, -0.5, 2.0]), 5), 1e-12),
     "grad_fori_pow": (xf.grad(lambda x: xnp.sum(pow_loop(x, 4))), (np.array([1.5, -0.5]),),
