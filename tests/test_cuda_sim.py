@@ -69,3 +69,23 @@ def test_cpu_use_does_not_import_numba_cuda():
             "assert 'numba.cuda' not in sys.modules, 'numba.cuda was imported'\n")
     r = _run([sys.executable, "-c", code], sim=False)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+@needs_numba_cuda
+def test_a_numpy_numba_cuda_does_not_support_gets_a_clear_error():
+    # (seen on a real GPU: numba-cuda 0.30.4 with NumPy 2.5 failed inside the first kernel's
+    # compile with "module 'numpy' has no attribute 'row_stack'"; here its NumPy-support
+    # module is made to fail the same way, in a process of its own)
+    code = ("import sys\n"
+            "sys.modules['numba.cuda.np.arrayobj'] = None\n"
+            "import kernels.cuda as kc\n"
+            "from xforms.errors import BackendError\n"
+            "try:\n"
+            "    kc._check_numpy_support()\n"
+            "except BackendError as e:\n"
+            "    print(e)\n"
+            "else:\n"
+            "    raise SystemExit('no BackendError')\n")
+    r = _run([sys.executable, "-c", code], sim=False)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    assert "does not support NumPy" in r.stdout and "pip install 'numpy<2.5'" in r.stdout

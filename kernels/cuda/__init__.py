@@ -33,7 +33,26 @@ def _backend():
         from .runtime import HOW_TO
         raise BackendError(f"backend 'cuda' needs numba-cuda, which failed to import ({e}): "
                            f"{HOW_TO}") from None
+    if not config.cuda_simulator():
+        _check_numpy_support()
     return backend
+
+
+def _check_numpy_support():
+    """numba-cuda registers its NumPy overloads when the first kernel compiles, naming
+    NumPy functions as it goes; a NumPy newer than it knows fails there, deep inside that
+    compile (numba-cuda 0.30.4 names np.row_stack, which NumPy 2.5 removed).  Importing
+    that module now turns the failure into an error that says what to install."""
+    try:
+        import numba.cuda.np.arrayobj  # noqa: F401, PLC0415 - for its import-time overloads
+    except (AttributeError, ImportError) as e:
+        import numba_cuda
+        import numpy as np
+        raise BackendError(
+            f"backend 'cuda': numba-cuda {getattr(numba_cuda, '__version__', '?')} does not "
+            f"support NumPy {np.__version__} ({type(e).__name__}: {e}); install a NumPy it "
+            "supports (pip install 'numpy<2.5') or a numba-cuda release that supports this "
+            "NumPy") from None
 
 
 def compile_cuda(closed, options=None):
