@@ -25,6 +25,7 @@ readability) for nothing.
 The pass is an interpreter run under a Builder, like the transforms: `scalarize(closed)`
 returns a new ClosedJaxpr computing the same values.  `XFORMS_SCALARIZE=0` turns it off.
 """
+import contextvars
 import itertools
 
 import numpy as np
@@ -122,10 +123,28 @@ def _join_cols(cols, aval):
 
 
 # ---- the interpreter ---------------------------------------------------------------------
-def scalarize(closed):
-    """-> an equivalent ClosedJaxpr in which small arrays are scalars (see module doc)."""
+# the backend's `keep(eqn)`: True leaves that loop's small arrays as arrays
+_KEEP = contextvars.ContextVar("scalarize_keep", default=None)
+
+
+def scalarize(closed, keep=None):
+    """-> an equivalent ClosedJaxpr in which small arrays are scalars (see module doc).
+    `keep(eqn)`, when given, names loops a backend runs well as they are: the CUDA backend
+    keeps the loops it runs lane-local (one thread per element), which scalar carries would
+    serialise into one thread.
+
+        scalarize(closed, keep=lambda e: e.prim.name == "while")   # rewrite scans only
+    """
     if not ENABLED or not _worth_it(closed.jaxpr):
         return closed
+    token = _KEEP.set(keep)
+    try:
+        return _scalarize(closed)
+    finally:
+        _KEEP.reset(token)
+
+
+def _scalarize(closed):
     jaxpr = closed.jaxpr
 
     def fun(*args):
@@ -179,7 +198,8 @@ def _rewrite(eqn, ins, in_loop):
         if outs is not None:
             return [Val(v.aval, elems=o) for v, o in zip(eqn.outvars, outs)]
     ctrl = CONTROL.get(eqn.prim)
-    if ctrl is not None:
+    keep = _KEEP.get()
+    if ctrl is not None and not (keep is not None and keep(eqn)):
         outs = ctrl(eqn, ins)
         if outs is not None:
             return outs

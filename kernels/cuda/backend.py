@@ -22,9 +22,11 @@ from xforms.errors import LoweringError
 from xforms.ir import Literal
 from xforms.memo import Memo
 
-from .. import codecache, user_prims
+from .. import codecache, scalarize_loops, user_prims  # noqa: F401  (loop rules)
 from ..codegen import dtype_str
 from ..fusion import plan_program
+from ..passes import prepare
+from ..scalarize import scalarize
 from . import runtime as rt
 from . import scalar_cuda  # noqa: F401  (CUDA scalar rules)
 from . import complex_cuda  # noqa: F401  (complex scalar rules; after scalar_cuda)
@@ -33,7 +35,7 @@ from . import lower_conv_cuda, lower_cumulative_cuda, lower_fft_cuda  # noqa: F4
 from . import lower_linalg_cuda, lower_sort_cuda  # noqa: F401  (register rules)
 from .emit_cuda import CudaEmitter
 from .emit_cuda_pack import drop_unused_views, pack_inputs, pack_outputs
-from .emit_cuda_control import add_consts
+from .emit_cuda_control import add_consts, is_lane_local
 
 _exes = Memo(size=config.jit_cache_size)     # ClosedJaxpr -> executable (xforms/memo.py)
 _lock = threading.RLock()
@@ -74,7 +76,10 @@ def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
     """ClosedJaxpr -> Program (source text; nothing compiled, no device needed).
     `dev_scalars`: positions of rank-0 inputs passed as one-element device buffers (a
     DeviceArray from an earlier call) rather than by value."""
-    plan = plan_program(closed)
+    # small arrays in loop bodies as scalar carries (kernels/scalarize.py), as on the CPU:
+    # an array-state ODE loop (stack, s[0]) then runs whole in one kernel, not as kernels
+    # per iteration; a loop that is lane-local already keeps a thread per element
+    plan = plan_program(scalarize(prepare(closed), keep=is_lane_local), prepared=True)
     em = CudaEmitter(spec, label)
     jaxpr = plan.jaxpr
     em.bind_names(jaxpr)

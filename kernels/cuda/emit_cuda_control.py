@@ -151,6 +151,15 @@ def lane_shape(step):
     return chk.S or ()
 
 
+def is_lane_local(eqn):
+    """Can control equation `eqn` (sub-programs as traced) run inside one kernel?"""
+    try:
+        _LaneCheck().control(eqn, top=True)
+    except _NotLocal:
+        return False
+    return True
+
+
 def _prepared(step):
     """The control equation with its sub-jaxprs replaced by the planned (prepared) ones,
     whose custom rules are inlined and dead code removed."""

@@ -85,16 +85,25 @@ def test_lane_local_loops_run_in_one_kernel():
 
 
 def test_loops_with_matmuls_run_on_the_host():
+    g = np.random.default_rng(1)
+    w, h0, xs = g.normal(size=(6, 6)) * 0.3, g.normal(size=6), g.normal(size=(4, 6))
+    exe = _exe(rnn, w, h0, xs)        # (a 6x6 matrix: more than scalarize.MAX_ELEMENTS)
+    assert "for _i" in exe.source.split("def host")[1]   # a host loop around launches
+    np.testing.assert_allclose(np.asarray(exe(w, h0, xs)[1]), xf.jit(rnn)(w, h0, xs)[1],
+                               rtol=1e-12)
+    # a 3x3 one is small: its scan carries scalars (kernels/scalarize.py), one kernel
     f, args, _ = PROGRAMS["scan_rnn"]
     exe = _exe(f, *args)
-    assert "for _i" in exe.source.split("def host")[1]   # a host loop around launches
+    assert "for _i" not in exe.source.split("def host")[1]
+    assert exe.count_launches(*args) == exe.launch_sites      # none per iteration
 
     def not_frozen(x):        # a batched predicate whose body does not freeze lanes
         return lax.while_loop(lambda c: xnp.any(c < 5.0), lambda c: c + 1.0, x)
-    exe = _exe(not_frozen, np.array([1.0, 3.0]))
+    x = np.concatenate([[1.0, 3.0], np.full(38, 6.0)])      # (40: not scalarised)
+    exe = _exe(not_frozen, x)
     assert "_rt.fetch" in exe.source and "lane-local" not in exe.source
-    np.testing.assert_array_equal(np.asarray(exe(np.array([1.0, 3.0]))[0]), [5.0, 7.0])
-    assert exe.count_launches(np.array([1.0, 3.0])) > 4 * exe.launch_sites // 2 > 0
+    np.testing.assert_array_equal(np.asarray(exe(x)[0]), x + 4.0)
+    assert exe.count_launches(x) > 4 * exe.launch_sites // 2 > 0
 
 
 def test_device_scalars_are_passed_without_a_host_wait(monkeypatch):
