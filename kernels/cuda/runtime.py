@@ -202,9 +202,53 @@ def copy_into(dst, src):
     dst.copy_to_device(src, stream=stream())
 
 
+def copy_range(dst, doff, src, soff, n):
+    """Elements [soff, soff + n) of flat buffer `src` into [doff, doff + n) of `dst`.  On a
+    GPU one cuMemcpyDtoDAsync on the two addresses: slicing numba device arrays costs tens
+    of microseconds of host time (on the H100 host: packing two device inputs through
+    sliced views took ~390 us per call, the kernel after it ~5 us)."""
+    if n <= 0:
+        return
+    fast = _fast_path()
+    if not fast:
+        copy_into(view(dst, doff, n), view(src, soff, n))
+        return
+    raw_copy, address, _ = fast
+    k = dst.dtype.itemsize
+    raw_copy(address(dst) + doff * k, address(src) + soff * k, n * k)
+
+
 def view(base, off, size):
     """Elements [off, off + size) of flat buffer `base`, as a buffer (no copy)."""
-    return base[off:off + max(int(size), 1)]
+    size = max(int(size), 1)
+    fast = _fast_path()
+    if not fast:
+        return base[off:off + size]
+    k = base.dtype.itemsize           # (a new array over a window of the same memory)
+    return fast[2]((size,), (k,), base.dtype, stream=stream(),
+                   gpu_data=base.gpu_data.view(off * k, (off + size) * k))
+
+
+_fast = None
+
+
+def _fast_path():
+    """(raw_copy, address, DeviceNDArray) through numba-cuda's driver binding on a GPU;
+    () on the simulator or where that binding differs (then views slice).  Resolved at
+    first use: touching the driver initialises CUDA."""
+    global _fast
+    if _fast is None:
+        _fast = ()
+        if cuda is not None and not simulating():
+            try:
+                from numba.cuda.cudadrv import driver as drv
+                from numba.cuda.cudadrv.devicearray import DeviceNDArray
+                fn, handle = drv.driver.cuMemcpyDtoDAsync, drv._stream_handle
+                _fast = (lambda d, s, nbytes: fn(d, s, nbytes, handle(stream())),
+                         drv.device_pointer, DeviceNDArray)
+            except Exception:          # noqa: BLE001 - no driver, another numba-cuda: slice
+                _fast = ()
+    return _fast
 
 
 def fetch(buf):
@@ -281,7 +325,7 @@ def pack(args, dtype, members, total):
         extend = True
     buf = to_device(host) if host is not None else empty(total, dtype)
     for off, sbase, soff, n in runs:
-        copy_into(view(buf, off, n), view(sbase, soff, n))
+        copy_range(buf, off, sbase, soff, n)
     return buf
 
 
