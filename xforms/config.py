@@ -102,6 +102,13 @@ def cuda_pool_bytes():
     return int(float(v) * (1 << 20)) if v else None
 
 
+def cuda_fast_launch():
+    """XFORMS_CUDA_FAST_LAUNCH=1: launch CUDA kernels through kernels/cuda/launch.py's direct
+    launcher instead of numba-cuda's dispatcher.  Off by default until it has been measured
+    and checked on a real GPU (it is written against numba-cuda 0.30's kernel ABI)."""
+    return os.environ.get("XFORMS_CUDA_FAST_LAUNCH", "0").strip() in ("1", "true", "yes")
+
+
 def buffer_cache_bytes():
     """XFORMS_BUFFER_CACHE_MB (default 1024): memory that compiled CPU functions may keep
     between calls for their intermediates and large outputs (kernels/cpu_buffers.py); 0

@@ -34,6 +34,7 @@ from . import emit_cuda_control, emit_cuda_ops  # noqa: F401  (register rules)
 from . import lower_conv_cuda, lower_cumulative_cuda, lower_fft_cuda  # noqa: F401  (rules)
 from . import lower_linalg_cuda, lower_sort_cuda  # noqa: F401  (register rules)
 from .emit_cuda import CudaEmitter
+from .launch import launcher
 from .emit_cuda_pack import drop_unused_views, pack_inputs, pack_outputs
 from .emit_cuda_control import add_consts, is_lane_local
 
@@ -153,8 +154,7 @@ class CudaExecutable:
         self._scalar_pos = [i for i, a in enumerate(program.in_avals) if not a.shape]
         self._variants = {}
         self.in_avals, self.out_avals = program.in_avals, program.out_avals
-        s = rt.stream()
-        self._K = [kernels[name][grid, block, s] for name, grid, block in program.launches]
+        self._K = [launcher(kernels[name], grid, block) for name, grid, block in program.launches]
         self._host = module.host
         self._M = self._W = self._consts = None
         self._direct = [(i, i in dev_scalars) for i in program.direct]

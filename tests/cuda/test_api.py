@@ -235,3 +235,16 @@ def test_max_pooling_and_its_gradient_match_the_cpu():
     g = xf.grad(lambda v: xnp.sum(pool(v) ** 2))
     np.testing.assert_array_equal(np.asarray(xf.jit(pool, backend="cuda")(x)), pool(x))
     np.testing.assert_array_equal(np.asarray(xf.jit(g, backend="cuda")(x)), g(x))
+
+
+def test_launches_skip_the_dispatcher_on_a_gpu(monkeypatch):
+    """With XFORMS_CUDA_FAST_LAUNCH=1, on a GPU each launch site is a direct launcher
+    (kernels/cuda/launch.py) and computes what the dispatcher does; on the simulator the
+    configured numba-cuda dispatcher."""
+    monkeypatch.setenv("XFORMS_CUDA_FAST_LAUNCH", "1")
+    x = np.arange(5.0)
+    exe = _exe(lambda x, s: xnp.sum(x * s + 1.0) * (x > 1.0), x, np.float64(2.0))
+    direct = [getattr(k, "direct", False) for k in exe._K]
+    assert not any(direct) if rt.simulating() else all(direct)
+    np.testing.assert_allclose(np.asarray(exe(x, np.float64(2.0))[0]),
+                               np.sum(x * 2.0 + 1.0) * (x > 1.0), rtol=1e-15)
