@@ -70,6 +70,8 @@ def emit_loop(em, step):
     staged = _staged(shape, size, reds)
     pays, chunk = _threads_pay(size, element_ns(step))
     rows = _chunk_rows(shape, size, reds, em.allow_parallel, staged, chunk, pays)
+    if step.products:           # blocks of rows, each computing its rows of the products
+        rows = product_rows(step)
     for r in reds.values():
         r.emit_setup()
     loop = Nest(em, step, lower_loop(step)[0], reds, size, rows, staged, vsize, pays)
@@ -151,6 +153,24 @@ def _chunk_rows(shape, size, reds, parallel, staged=False, chunk=None, pays=None
         return None
     rows = max(1, chunk // max(1, size // shape[0]))
     return rows if -(-shape[0] // rows) >= 2 else None
+
+
+# A block of a product loop (kernels/fusion_products.py) has at least CHUNK_ELEMENTS elements
+# and at least as many rows as the products' contraction (each block's BLAS call repacks the
+# other operand, k x n: fewer rows than k and that copy outweighs the block's multiply-adds),
+# up to PRODUCT_BLOCK_ELEMENTS (the block stays in L2).  Measured 2026-11-28 (2-core Xeon VM,
+# weight gradients + momentum, ms): k = 32, n = 512/784, rows 16/32/64/128: 1.87/2.28/2.01/
+# 2.03 (product then loop: 3.2-3.5); k = 128, n = 1024: 7.60/6.06/5.61/5.18, 256 rows 5.71
+# (product then loop: 6.1-6.5).
+PRODUCT_BLOCK_ELEMENTS = 1 << 17
+
+
+def product_rows(step):
+    """Rows per block of a loop that computes products (see PRODUCT_BLOCK_ELEMENTS)."""
+    n = step.shape[1]
+    k = max(int(e.invars[0].aval.shape[e.params["dimension_numbers"][0][0][0]])
+            for e, _ in step.products)
+    return max(1, CHUNK_ELEMENTS // n, min(k, PRODUCT_BLOCK_ELEMENTS // n))
 
 
 def _has_bounded_trig(step, size, reds, staged=False):
@@ -252,6 +272,9 @@ class Nest:
         par = self.threaded and -(-int(n0) // rows) >= 2
         em.uses_prange |= par
         header = f"for ch in prange({nch}):" if par else f"for ch in range({nch}):"
+        blas = em.fresh("nb") if par and self.step.products else None
+        if blas:                # each thread's blocks of the products: one BLAS thread
+            em.line(f"{blas} = {em.helper('serial_begin')}()")
         with em.block(header):
             for r in top:
                 r.suffix = "_c"
@@ -263,6 +286,7 @@ class Nest:
             # the loop vectorises (4x faster; `max(.., 0)` did not fold in serial code)
             em.line(f"i0 = (ch * {rows}) & 0x3FFFFFFFFFFFFFFF")
             em.line(f"e0 = min(i0 + {rows}, {n0})")
+            self._products()
             if self.staged:
                 self._staged_rows(top, guard)
             else:
@@ -272,12 +296,34 @@ class Nest:
                 r.suffix = ""
             if guard:
                 em.line(f"{flags}[ch] = {guard}")
+        if blas:
+            em.line(f"{em.helper('serial_end')}({blas})")
         if flags:
             em.line(f"{em.trig_guard} = {flags}.any()")
         for r in top:           # partials combined in chunk order: deterministic
             r.emit_init()
             with em.counted_loop("ch", nch):
                 r.emit_combine(part[r], "ch")
+
+    def _products(self):
+        """This chunk's rows i0 .. e0 - 1 of each product the loop computes
+        (kernels/fusion_products.py), into a block buffer the body reads from row c0."""
+        em = self.em
+        if not self.step.products:
+            return
+        em.line("c0 = i0")
+        for eqn, _ in self.step.products:
+            x, y = eqn.invars
+            g = eqn.outvars[0]
+            (lc, rc), _ = eqn.params["dimension_numbers"]
+            dt = np.dtype(g.aval.dtype)
+            block = em.fresh("BK")
+            em.comment(eqn)
+            em.line(f"{block} = {em.helper('empty_c')}(({self.rows}, {g.aval.shape[1]}), "
+                    f"{dtype_str(dt)})")
+            em.line(f"{em.helper('la_mm_rows')}({em.A(x)}, {em.A(y)}, {block}, i0, e0, "
+                    f"{lc[0] == 0}, {rc[0] == 1}, {'fdFD'.index(dt.char)})")
+            self.sp.blocks[g] = block
 
     def _rows(self, end, body):
         """`while i0 < end:` body (rows of a chunk).  When axis 0 is peeled (a 1-D stencil:

@@ -227,7 +227,7 @@ def vdot(a, b):
 
 def __getattr__(name):
     """The factorisations' helpers (`la_*`: LAPACK/BLAS through SciPy's Cython bindings,
-    kernels/linalg_runtime.py) and the FFT helpers (`fft_*`, kernels/fft_runtime.py:
+    kernels/linalg_runtime.py), blas_serial's switch to one BLAS thread, and the FFT helpers (`fft_*`, kernels/fft_runtime.py:
     rocket-fft, whose import loads scipy.fft and scipy.special, ~0.3 s), loaded when a
     kernel first imports one: every other program pays nothing for them."""
     if name.startswith("la_"):
@@ -236,5 +236,8 @@ def __getattr__(name):
     if name.startswith("fft_"):
         from . import fft_runtime
         return getattr(fft_runtime, name)
+    if name in ("serial_begin", "serial_end"):     # one BLAS thread around a parallel loop
+        from . import blas_serial
+        return getattr(blas_serial, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 from .sort_runtime import argsort_stable, argsort_stable_after  # noqa: E402,F401  (sort lowering)

@@ -15,7 +15,9 @@ materialized) when it is a program output, is read by another node, or is read t
 non-identity map.  Views are index maps folded into their readers (kernels/index_maps.py);
 a shifted read of cheap arithmetic recomputes it (kernels/stencil.py); buffers are then
 assigned by liveness (kernels/storage.py).  Sub-programs of control flow are planned
-recursively (`plan_program`).
+recursively (`plan_program`).  In CPU plans a short matrix product read only by one
+elementwise loop moves into that loop, computed there a block of rows at a time
+(kernels/fusion_products.py).
 
     >>> plan = plan_program(make_jaxpr(lambda x: xnp.sum(xnp.exp(x) * 2.0))(a))
     >>> print(plan.dump())
@@ -25,6 +27,7 @@ from xforms.ir import Literal, Var
 
 from .fusion_classes import REDUCTIONS, VIEWS, is_elementwise
 from .fusion_groups import Groups, Node, drop_dead, toposort
+from .fusion_products import move_products
 from .index_maps import IndexMap, acts_as_view, view_map
 from .plan import Control, Loop, Op, Plan, Read, subjaxprs
 from .stencil import Stencil
@@ -37,14 +40,15 @@ def _iter_shape(eqn):
     return eqn.outvars[0].aval.shape
 
 
-def plan_program(closed, owned=(), prepared=False):
+def plan_program(closed, owned=(), prepared=False, products=False):
     """Prepare (passes.prepare, unless `prepared` says the caller did) and plan a
     ClosedJaxpr.  `owned`: indices of inputs that the program may overwrite once dead (a
-    loop body's carry)."""
+    loop body's carry).  `products`: move short products into their consumer loops
+    (kernels/fusion_products.py; the CPU backend's plans)."""
     from .passes import prepare
     c = closed if prepared else prepare(closed)
     owned_vars = {v for k, v in enumerate(c.jaxpr.invars) if k in set(owned)}
-    return plan_jaxpr(c.jaxpr, c.consts, owned_vars)
+    return plan_jaxpr(c.jaxpr, c.consts, owned_vars, products)
 
 
 def owned_inputs(eqn, param, closed):
@@ -56,7 +60,7 @@ def owned_inputs(eqn, param, closed):
     return set(carries(eqn.params, param, len(closed.jaxpr.invars)))
 
 
-def plan_jaxpr(jaxpr, consts=(), owned=()):
+def plan_jaxpr(jaxpr, consts=(), owned=(), products=False):
     """Partition `jaxpr` (with constant values `consts`) into a `Plan`."""
     outset = {v for v in jaxpr.outvars if isinstance(v, Var)}
 
@@ -208,8 +212,11 @@ def plan_jaxpr(jaxpr, consts=(), owned=()):
         elif head.kind == "op":
             steps.append(Op(head.eqn))
         else:
-            steps.append(Control(head.eqn, [plan_program(c, owned_inputs(head.eqn, k, c))
+            steps.append(Control(head.eqn, [plan_program(c, owned_inputs(head.eqn, k, c),
+                                                         products=products)
                                             for k, _, c in subjaxprs(head.eqn)]))
+    if products:
+        move_products(steps, materialized, outset)
     plan = Plan(jaxpr, steps, materialized, outputs=list(jaxpr.outvars), consts=list(consts))
     assign_storage(plan, set(owned))
     return plan

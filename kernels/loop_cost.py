@@ -16,7 +16,8 @@ Per equation of the body, the first that applies:
 - anything else (arithmetic, compares, selects, conversions, bit operations, a reduction's
   update): ARITH_NS, vectorised;
 
-plus BASE_NS for the loads, stores and loop.  Serial times measured 2026-11-25 on the
+plus BASE_NS for the loads, stores and loop, and MAC_NS per multiply-add of each product
+the loop computes in blocks (kernels/fusion_products.py: k of them per element).  Serial times measured 2026-11-25 on the
 project's 2-core AMD EPYC (Zen 4, AVX-512; load 3, best of 15 thread-CPU times, 1e6
 elements, float64 unless noted): a*b+1 0.23, sqrt(|x|) 0.55, exp 1.02, sin 2.12, log f32
 0.40, Threefry bits 2.9, uniform 3.2, normal 11.3, pow 10.9, atan2 13.7, erf 17.4.  An
@@ -34,6 +35,8 @@ INSTRUCTION_NS = 0.3
 VEC_NS = {np.dtype(np.float32): 0.3, np.dtype(np.float64): 1.2}
 LIBM_NS = 12.0
 USER_NS = 3.0
+# one thread's BLAS on a block of a short product (32 x 512 x 32), 2026-11-28 Xeon VM
+MAC_NS = 0.03
 
 # math functions that compile to an instruction or two (LLVM intrinsics), not a libm call
 _INSTRUCTIONS = frozenset({"sqrt", "fabs", "floor", "ceil", "trunc", "copysign", "isnan",
@@ -42,7 +45,9 @@ _INSTRUCTIONS = frozenset({"sqrt", "fabs", "floor", "ceil", "trunc", "copysign",
 
 def element_ns(step):
     """Estimated serial ns per element of fused loop `step` (its body's equations)."""
-    return BASE_NS + sum(eqn_ns(eqn) for eqn, _ in step.body)
+    macs = sum(int(e.invars[0].aval.shape[e.params["dimension_numbers"][0][0][0]])
+               for e, _ in step.products)
+    return BASE_NS + MAC_NS * macs + sum(eqn_ns(eqn) for eqn, _ in step.body)
 
 
 def eqn_ns(eqn):

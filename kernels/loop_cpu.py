@@ -32,11 +32,20 @@ class _Spell(Spelling):
 
 
 class LoopSpelling(_Spell):
-    """The spelling of a fused loop's body: its syms named `names` (the loops' counters)."""
+    """The spelling of a fused loop's body: its syms named `names` (the loops' counters).
+    `blocks` maps a product computed in blocks of rows (kernels/fusion_products.py) to the
+    block's buffer, whose row 0 is the loop's row `c0`."""
 
     def __init__(self, em, syms, names):
         super().__init__(em)
         self.names.update(zip(syms, names))
+        self.blocks = {}
+
+    def load(self, var, index):
+        if var not in self.blocks:
+            return super().load(var, index)
+        rest = "".join(f", {self.expr(i)}" for i in index[1:])
+        return f"{self.blocks[var]}[{self.expr(index[0])} - c0{rest}]"
 
 
 class CpuPrinter(Printer):

@@ -13,7 +13,10 @@ Data structures (all read-only once built):
   acting as copies (their one read carries the view's map), and reductions (their operand
   has the loop's shape; their output, of the kept axes, is written when the reduction
   completes).  `writes` lists the Vars of the loop's shape that leave the loop (stored at
-  the loop index).  A rank-0 `Loop` is straight-line scalar code.
+  the loop index).  A rank-0 `Loop` is straight-line scalar code.  `products`: matrix
+  products `(eqn, reads)` of the loop's shape that the body reads at the loop index and
+  that are computed inside the loop, a block of rows at a time, never stored whole
+  (kernels/fusion_products.py; CPU plans only).
 - `Op(eqn)`: one equation emitted by a per-primitive rule: dot_general, gather, scatter,
   scatter_add, dynamic_slice, dynamic_update_slice, pad, concatenate, general reshape.
   Its operands and outputs are materialized.
@@ -57,6 +60,7 @@ class Loop:
     shape: tuple
     body: list              # [(eqn, [Read, ...]), ...]
     writes: list            # Vars written out at the loop index
+    products: list = field(default_factory=list)    # [(dot_general eqn, [Read, ...]), ...]
 
     kind = "loop"
 
@@ -89,7 +93,8 @@ class Plan:
         lines = []
         for k, st in enumerate(self.steps):
             if st.kind == "loop":
-                prims = " ".join(e.prim.name for e, _ in st.body)
+                prims = " ".join([f"[{e.prim.name}]" for e, _ in st.products]
+                                 + [e.prim.name for e, _ in st.body])
                 lines.append(f"step {k}: loop {st.shape}: {prims} -> {len(st.writes)} writes")
             elif st.kind == "op":
                 lines.append(f"step {k}: op {st.eqn.prim.name}")

@@ -39,13 +39,14 @@ class Storage:
 
 def _step_reads(step):
     if step.kind == "loop":
-        return [r.atom for _, reads in step.body for r in reads if isinstance(r.atom, Var)]
+        return [r.atom for _, reads in step.products + step.body for r in reads
+                if isinstance(r.atom, Var)]
     return [a for a in step.eqn.invars if isinstance(a, Var)]
 
 
 def _step_defs(step):
     if step.kind == "loop":
-        return [v for e, _ in step.body for v in e.outvars]
+        return [v for e, _ in step.products + step.body for v in e.outvars]
     return list(step.eqn.outvars)
 
 
@@ -154,6 +155,9 @@ def _inplace_sources(step, storage, live_until, k, carried):
         return {}
     ndim = len(step.shape)
     last_read, bad = {}, set()
+    # a product's operands are read whole, block after block (kernels/fusion_products.py)
+    bad.update(storage[r.atom] for _, reads in step.products for r in reads
+               if r.atom in storage)
     for p, (eqn, reads) in enumerate(step.body):
         for r in reads:
             s = storage.get(r.atom) if isinstance(r.atom, Var) and r.imap is not None else None

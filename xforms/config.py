@@ -102,6 +102,13 @@ def cuda_pool_bytes():
     return int(float(v) * (1 << 20)) if v else None
 
 
+def product_blocks():
+    """XFORMS_PRODUCT_BLOCKS=0: keep every matrix product a step of its own in CPU kernels
+    instead of computing a short product inside its elementwise consumer loop, a block of
+    rows at a time (kernels/fusion_products.py; default on)."""
+    return os.environ.get("XFORMS_PRODUCT_BLOCKS", "1").strip() not in ("0", "false", "no")
+
+
 def cuda_fast_launch():
     """XFORMS_CUDA_FAST_LAUNCH=1: launch CUDA kernels through kernels/cuda/launch.py's direct
     launcher instead of numba-cuda's dispatcher.  Off by default until it has been measured
