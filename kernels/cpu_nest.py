@@ -163,6 +163,7 @@ def _chunk_rows(shape, size, reds, parallel, staged=False, chunk=None, pays=None
 # 2.03 (product then loop: 3.2-3.5); k = 128, n = 1024: 7.60/6.06/5.61/5.18, 256 rows 5.71
 # (product then loop: 6.1-6.5).
 PRODUCT_BLOCK_ELEMENTS = 1 << 17
+PRODUCT_MIN_BLOCK_ELEMENTS = CHUNK_ELEMENTS
 
 
 def product_rows(step):
@@ -170,7 +171,7 @@ def product_rows(step):
     n = step.shape[1]
     k = max(int(e.invars[0].aval.shape[e.params["dimension_numbers"][0][0][0]])
             for e, _ in step.products)
-    return max(1, CHUNK_ELEMENTS // n, min(k, PRODUCT_BLOCK_ELEMENTS // n))
+    return max(1, PRODUCT_MIN_BLOCK_ELEMENTS // n, min(k, PRODUCT_BLOCK_ELEMENTS // n))
 
 
 def _has_bounded_trig(step, size, reds, staged=False):

@@ -41,6 +41,7 @@ LAYERS = [
                      "kernels.linalg_runtime", "kernels.mpi_calls"]),
     ("planning", ["kernels.user_prims", "kernels.passes", "kernels.fusion_classes",
                   "kernels.index_maps", "kernels.plan", "kernels.fusion_groups",
+                  "kernels.fusion_products",
                   "kernels.stencil", "kernels.storage", "kernels.fusion", "kernels.loop_ir",
                   "kernels.lower_indexing", "kernels.lower_loops",
                   "kernels.scalarize", "kernels.scalarize_loops"]),

@@ -3,6 +3,7 @@
 values of every operand layout, dtype, ragged last block and batch size against NumPy."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import xforms as xf
 import xforms.numpy as xnp
@@ -111,3 +112,39 @@ def test_gradient_step_under_jit_matches_eager():
         return w - 0.5 * xf.grad(loss)(w, x, t)
     got = np.asarray(xf.jit(step, tiered=False)(w0, x, t))
     np.testing.assert_allclose(got, np.asarray(step(w0, x, t)), rtol=1e-12, atol=1e-14)
+
+
+# ---- the class, fuzzed: tiny products with the thresholds lowered (one row a block) --------
+CONSUMERS = {
+    "sgd": (lambda p, w: w - 0.1 * p, lambda p, w: w - 0.1 * p),
+    "tanh": (lambda p, w: xnp.tanh(p + w), lambda p, w: np.tanh(p + w)),
+    "leaky": (lambda p, w: xnp.where(p > 0, p, 0.1 * p) * w,
+              lambda p, w: np.where(p > 0, p, 0.1 * p) * w),
+    "momentum": (lambda p, w: (0.9 * w + p, w - 0.01 * (0.9 * w + p)),
+                 lambda p, w: (0.9 * w + p, w - 0.01 * (0.9 * w + p))),
+}
+
+
+@settings(max_examples=min(settings.default.max_examples, 12), deadline=None)
+@given(m=st.integers(2, 9), n=st.integers(1, 7), k=st.integers(0, 5),
+       layout=st.sampled_from(["tn", "nn", "nt", "tt"]), consumer=st.sampled_from(sorted(CONSUMERS)),
+       dtype=st.sampled_from([np.float64, np.float32]), seed=st.integers(0, 2 ** 16))
+def test_tiny_blocked_products_match_numpy(m, n, k, layout, consumer, dtype, seed):
+    from fuzz.checks import small_array_paths
+    r = np.random.default_rng(seed)
+    a = r.standard_normal((k, m) if layout[0] == "t" else (m, k)).astype(dtype)
+    b = r.standard_normal((n, k) if layout[1] == "t" else (k, n)).astype(dtype)
+    w = r.standard_normal((m, n)).astype(dtype)
+    opa = (lambda a: a.T) if layout[0] == "t" else (lambda a: a)
+    opb = (lambda b: b.T) if layout[1] == "t" else (lambda b: b)
+    ours, theirs = CONSUMERS[consumer]
+
+    def f(a, b, w):
+        return ours(opa(a) @ opb(b), w)
+    with small_array_paths():
+        assert k == 0 or _plan(f, a, b, w).steps[-1].products
+        got = xf.jit(f, tiered=False)(a, b, w)
+    want = theirs(opa(a) @ opb(b), w)
+    tol = 1e-12 if dtype == np.float64 else 1e-4
+    for x, y in zip(*(o if isinstance(o, tuple) else (o,) for o in (got, want))):
+        np.testing.assert_allclose(np.asarray(x), y, rtol=tol, atol=tol)

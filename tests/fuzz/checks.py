@@ -364,11 +364,15 @@ def check_ir(case, in_axes):
 @contextlib.contextmanager
 def small_array_paths():
     """The CPU compiler takes some paths only for large arrays: vectorised exp/tanh
-    (kernels/vecmath.py) and buffers kept between calls (kernels/cpu_buffers.py).  Fuzz
-    arrays are tiny, so this lowers those thresholds to 0 while a function compiles."""
+    (kernels/vecmath.py), buffers kept between calls (kernels/cpu_buffers.py) and products
+    computed inside their consumer loop in blocks of rows (kernels/fusion_products.py; one
+    row a block here).  Fuzz arrays are tiny, so this lowers those thresholds while a
+    function compiles."""
     import importlib
-    mods = [importlib.import_module(m) for m in ("kernels.cpu_scalar", "kernels.cpu_buffers")]
-    low = {"VECMATH_MIN_ELEMENTS": 1, "WORKSPACE_MIN_BYTES": 0, "POOLED_OUTPUT_MIN_BYTES": 0}
+    mods = [importlib.import_module(m) for m in ("kernels.cpu_scalar", "kernels.cpu_buffers",
+                                                 "kernels.fusion_products", "kernels.cpu_nest")]
+    low = {"VECMATH_MIN_ELEMENTS": 1, "WORKSPACE_MIN_BYTES": 0, "POOLED_OUTPUT_MIN_BYTES": 0,
+           "MIN_ELEMENTS": 1, "PRODUCT_BLOCK_ELEMENTS": 1, "PRODUCT_MIN_BLOCK_ELEMENTS": 1}
     saved = []
     for k, v in low.items():
         homes = [m for m in mods if hasattr(m, k)]
