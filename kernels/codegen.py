@@ -150,6 +150,13 @@ def size_product(xs):
     return p
 
 
+# BLAS/LAPACK type of each dtype, as kernels/linalg_runtime.py numbers its s/d/c/z routines
+# (kept here, not imported from there: that module loads SciPy's LAPACK, which only programs
+# that use it should pay for)
+BLAS_CODES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.complex64): 2,
+              np.dtype(np.complex128): 3}
+
+
 def dot_dims(eqn):
     """(xf, yf, (B, M, K, N)) of a dot_general equation: the free dims of each operand and
     the batch, row, contraction and column sizes, for both backends.

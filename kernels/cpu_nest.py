@@ -12,10 +12,11 @@ The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are kernels/cp
 import numpy as np
 
 from . import cpu_scalar
-from .codegen import dtype_str
+from .codegen import BLAS_CODES, dtype_str
 from .cpu_accum import Reduction
 from .cpu_scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from .fusion_classes import REDUCTIONS
+from .fusion_products import contraction
 from .loop_cost import element_ns
 from .loop_cpu import CpuPrinter, LoopSpelling
 from .loop_ir import Fold, Init, Name
@@ -169,8 +170,7 @@ PRODUCT_MIN_BLOCK_ELEMENTS = CHUNK_ELEMENTS
 def product_rows(step):
     """Rows per block of a loop that computes products (see PRODUCT_BLOCK_ELEMENTS)."""
     n = step.shape[1]
-    k = max(int(e.invars[0].aval.shape[e.params["dimension_numbers"][0][0][0]])
-            for e, _ in step.products)
+    k = max(contraction(e) for e, _ in step.products)
     return max(1, PRODUCT_MIN_BLOCK_ELEMENTS // n, min(k, PRODUCT_BLOCK_ELEMENTS // n))
 
 
@@ -323,7 +323,7 @@ class Nest:
             em.line(f"{block} = {em.helper('empty_c')}(({self.rows}, {g.aval.shape[1]}), "
                     f"{dtype_str(dt)})")
             em.line(f"{em.helper('la_mm_rows')}({em.A(x)}, {em.A(y)}, {block}, i0, e0, "
-                    f"{lc[0] == 0}, {rc[0] == 1}, {'fdFD'.index(dt.char)})")
+                    f"{lc[0] == 0}, {rc[0] == 1}, {BLAS_CODES[dt]})")
             self.sp.blocks[g] = block
 
     def _rows(self, end, body):

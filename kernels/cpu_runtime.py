@@ -227,7 +227,8 @@ def vdot(a, b):
 
 def __getattr__(name):
     """The factorisations' helpers (`la_*`: LAPACK/BLAS through SciPy's Cython bindings,
-    kernels/linalg_runtime.py), blas_serial's switch to one BLAS thread, and the FFT helpers (`fft_*`, kernels/fft_runtime.py:
+    kernels/linalg_runtime.py), blas_serial's switch to one BLAS thread, and the FFT
+    helpers (`fft_*`, kernels/fft_runtime.py:
     rocket-fft, whose import loads scipy.fft and scipy.special, ~0.3 s), loaded when a
     kernel first imports one: every other program pays nothing for them."""
     if name.startswith("la_"):

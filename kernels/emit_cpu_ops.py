@@ -10,13 +10,13 @@ when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer i
 """
 import numpy as np
 
-from .codegen import dot_dims, dtype_str, lit, shape_str
+from .codegen import BLAS_CODES, dot_dims, dtype_str, lit, shape_str
 from .shape_symbols import is_one
 from .emit_cpu import OP_RULES, _unsupported
 from .loop_cpu import cpu_rule
 from .lower_indexing import LOWERINGS
 
-_BLAS_DTYPES = frozenset(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
+_BLAS_DTYPES = frozenset(BLAS_CODES)
 # below this many multiply-adds a loop beats the BLAS call's overhead
 BLAS_MIN_FLOPS = 512
 

@@ -36,12 +36,17 @@ import numpy as np
 
 from xforms.ir import Var
 
+from .codegen import BLAS_CODES, dot_dims
 from .fusion_classes import REDUCTIONS
 from .plan import Read
 
 MIN_ELEMENTS = 1 << 16
 MAX_CONTRACTION = 64
-_BLAS = frozenset(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
+
+
+def contraction(eqn):
+    """The contraction length k of a product `eqn` (its value in this call)."""
+    return int(dot_dims(eqn)[2][2])
 
 
 def blockable(eqn):
@@ -58,13 +63,12 @@ def blockable(eqn):
     if not all(isinstance(a, Var) for a in (x, y)):
         return False
     dts = {np.dtype(a.aval.dtype) for a in (x, y, out)}
-    if len(dts) != 1 or dts.pop() not in _BLAS:
+    if len(dts) != 1 or dts.pop() not in BLAS_CODES:
         return False
     m, n = out.aval.shape
-    k = x.aval.shape[lc[0]]
     # the row length prints as a constant: the rows of a block are chosen from it
     return (type(n) is int and int(m) >= 2 and int(m) * n >= MIN_ELEMENTS
-            and 0 < int(k) <= MAX_CONTRACTION)
+            and 0 < contraction(eqn) <= MAX_CONTRACTION)
 
 
 def move_products(steps, materialized, outset):

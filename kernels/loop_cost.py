@@ -17,7 +17,8 @@ Per equation of the body, the first that applies:
   update): ARITH_NS, vectorised;
 
 plus BASE_NS for the loads, stores and loop, and MAC_NS per multiply-add of each product
-the loop computes in blocks (kernels/fusion_products.py: k of them per element).  Serial times measured 2026-11-25 on the
+the loop computes in blocks (kernels/fusion_products.py: k of them per element).  Serial
+times measured 2026-11-25 on the
 project's 2-core AMD EPYC (Zen 4, AVX-512; load 3, best of 15 thread-CPU times, 1e6
 elements, float64 unless noted): a*b+1 0.23, sqrt(|x|) 0.55, exp 1.02, sin 2.12, log f32
 0.40, Threefry bits 2.9, uniform 3.2, normal 11.3, pow 10.9, atan2 13.7, erf 17.4.  An
@@ -27,6 +28,7 @@ against all per call.
 import numpy as np
 
 from .cpu_scalar import VECMATH
+from .fusion_products import contraction
 from .user_prims import is_user
 
 BASE_NS = 0.25
@@ -45,8 +47,7 @@ _INSTRUCTIONS = frozenset({"sqrt", "fabs", "floor", "ceil", "trunc", "copysign",
 
 def element_ns(step):
     """Estimated serial ns per element of fused loop `step` (its body's equations)."""
-    macs = sum(int(e.invars[0].aval.shape[e.params["dimension_numbers"][0][0][0]])
-               for e, _ in step.products)
+    macs = sum(contraction(e) for e, _ in step.products)
     return BASE_NS + MAC_NS * macs + sum(eqn_ns(eqn) for eqn, _ in step.body)
 
 

@@ -10,12 +10,8 @@ kernels/cuda/lower_linalg_cuda.py; the others raise a LoweringError naming the p
 """
 import numpy as np
 
+from .codegen import BLAS_CODES as CODES      # LAPACK type of each dtype
 from .emit_cpu import OP_RULES
-
-# LAPACK type of each dtype, as kernels/linalg_runtime.py numbers them (not imported from
-# there: that module loads SciPy's LAPACK, which only programs that use it should pay for)
-CODES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.complex64): 2,
-         np.dtype(np.complex128): 3}
 
 
 def _prod(xs):

@@ -127,7 +127,8 @@ CONSUMERS = {
 
 @settings(max_examples=min(settings.default.max_examples, 12), deadline=None)
 @given(m=st.integers(2, 9), n=st.integers(1, 7), k=st.integers(0, 5),
-       layout=st.sampled_from(["tn", "nn", "nt", "tt"]), consumer=st.sampled_from(sorted(CONSUMERS)),
+       layout=st.sampled_from(["tn", "nn", "nt", "tt"]),
+       consumer=st.sampled_from(sorted(CONSUMERS)),
        dtype=st.sampled_from([np.float64, np.float32]), seed=st.integers(0, 2 ** 16))
 def test_tiny_blocked_products_match_numpy(m, n, k, layout, consumer, dtype, seed):
     from fuzz.checks import small_array_paths

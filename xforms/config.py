@@ -106,14 +106,14 @@ def product_blocks():
     """XFORMS_PRODUCT_BLOCKS=0: keep every matrix product a step of its own in CPU kernels
     instead of computing a short product inside its elementwise consumer loop, a block of
     rows at a time (kernels/fusion_products.py; default on)."""
-    return os.environ.get("XFORMS_PRODUCT_BLOCKS", "1").strip() not in ("0", "false", "no")
+    return _flag("XFORMS_PRODUCT_BLOCKS", "1")
 
 
 def cuda_fast_launch():
     """XFORMS_CUDA_FAST_LAUNCH=1: launch CUDA kernels through kernels/cuda/launch.py's direct
     launcher instead of numba-cuda's dispatcher.  Off by default until it has been measured
     and checked on a real GPU (it is written against numba-cuda 0.30's kernel ABI)."""
-    return os.environ.get("XFORMS_CUDA_FAST_LAUNCH", "0").strip() in ("1", "true", "yes")
+    return _flag("XFORMS_CUDA_FAST_LAUNCH")
 
 
 def buffer_cache_bytes():

@@ -27,6 +27,12 @@ from xforms import config
 from . import runtime as rt
 
 
+class _Unprepared(Exception):
+    """A kernel or argument this launcher does not lay out itself (cooperative or debug
+    kernels, launch callbacks, arrays that are not flat and C-contiguous): `launcher` then
+    keeps numba-cuda's dispatcher, which prepares every case."""
+
+
 def configured(dispatcher, grid, block):
     """`dispatcher[grid, block, stream]`, without numba-cuda's low-occupancy warning: the
     grids here are sized on purpose (a one-block reduction tree, a one-thread loop)."""
@@ -43,7 +49,9 @@ def launcher(dispatcher, grid, block):
         return cfg
     try:
         return _direct(dispatcher, cfg)
-    except Exception:          # noqa: BLE001 - another numba-cuda: its own launch path
+    except _Unprepared:
+        return cfg
+    except (ImportError, AttributeError, TypeError, ValueError):   # another numba-cuda
         return cfg
 
 
@@ -51,7 +59,7 @@ def _direct(dispatcher, cfg):
     from numba.cuda import dispatcher as nd   # (launch, LaunchConfig: cuda.core's)
     (kernel,) = dispatcher.overloads.values()
     if kernel.cooperative or kernel.debug or cfg.pre_launch_callbacks:
-        raise NotImplementedError("a launch numba-cuda must prepare itself")
+        raise _Unprepared("cooperative, debug or with launch callbacks")
     flag = "is_cooperative" if nd.CUDA_CORE_GE_1_0 else "cooperative_launch"
     config = nd.LaunchConfig(grid=cfg.griddim, block=cfg.blockdim, shmem_size=cfg.sharedmem,
                              **{flag: False})
@@ -74,7 +82,7 @@ def _layout(ty):
     from numba.core import types
     if isinstance(ty, types.Array):
         if ty.ndim != 1 or ty.layout != "C":
-            raise NotImplementedError(ty)
+            raise _Unprepared(ty)
         k = np.dtype(str(ty.dtype)).itemsize
 
         def array(flat, a):      # meminfo, parent, nitems, itemsize, data, shape, strides
@@ -94,4 +102,4 @@ def _layout(ty):
         def cplx(flat, v):
             flat += (c(v.real), c(v.imag))
         return cplx
-    raise NotImplementedError(ty)
+    raise _Unprepared(ty)
