@@ -158,6 +158,29 @@ def _mad(typingctx, a, b, c):
     return sig, codegen
 
 
+#: 1.5 * 2**52: ``fl(y + _SHIFTER) - _SHIFTER`` is y rounded to the nearest integer (ties to
+#: even) for |y| < 2**51, and the bits of ``t = fl(y + _SHIFTER)`` are _SHIFTER_BITS + k:
+#: two additions instead of floor, float->int and int->float conversions.
+_SHIFTER = 6755399441055744.0
+_SHIFTER_BITS = 0x4338000000000000
+
+
+@intrinsic
+def _pow2_shifted(typingctx, t):
+    """2.0**k for t = fl(k + _SHIFTER), -1022 <= k <= 1023: the low bits of t's pattern hold k
+    and _SHIFTER's low 12 bits are zero, so (bits << 52) + (1023 << 52) is 2**k's pattern
+    (two integer instructions, no conversion; a nan t gives some float, never poison)."""
+    if t != _nbtypes.float64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        i64 = llvmir.IntType(64)
+        bits = builder.shl(builder.bitcast(args[0], i64), i64(52))
+        return builder.bitcast(builder.add(bits, i64(1023 << 52)), llvmir.DoubleType())
+
+    return _nbtypes.float64(t), codegen
+
+
 # ---------------------------------------------------------------------------
 # float32 intrinsics.  Arguments of other numeric types are converted to float32 first
 # (exact for the float32 constants and values the callers pass).
