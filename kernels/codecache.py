@@ -33,6 +33,7 @@ from numba.core.errors import NumbaError
 import xforms
 from xforms import config
 
+from . import vector_width
 from .user_prims import NO_DISK_CACHE
 
 _lock = threading.RLock()
@@ -58,7 +59,7 @@ def fingerprint(here=os.path.dirname(os.path.abspath(__file__))):
 
 VERSION_KEY = (f"xforms {xforms.__version__}; numba {numba.__version__}; numpy "
                f"{np.__version__}; python {sys.version_info[0]}.{sys.version_info[1]}; "
-               f"kernels {fingerprint()}")
+               f"kernels {fingerprint()}; vector width {vector_width.WIDTH}")
 
 
 def cache_enabled():
@@ -174,18 +175,20 @@ def compile_kernel(mod, h, signature, parallel=False):
         opts = dict(cache=cache, error_model="numpy", nogil=True, parallel=parallel,
                     no_rewrites=not parallel)
         try:
-            _compile_nests(mod, dict(opts, parallel=parallel, no_rewrites=not parallel))
-            if getattr(mod, "__xforms_nests__", ()):   # the kernel's prange nests are there
-                opts.update(parallel=False, no_rewrites=True)
-            disp = numba.njit(signature, **opts)(mod.kernel)
+            with vector_width.compiling():
+                _compile_nests(mod, dict(opts, parallel=parallel, no_rewrites=not parallel))
+                if getattr(mod, "__xforms_nests__", ()):   # the kernel's prange nests are there
+                    opts.update(parallel=False, no_rewrites=True)
+                disp = numba.njit(signature, **opts)(mod.kernel)
         except NumbaError:
             raise
         except Exception:
             if not cache:
                 raise
             _purge_numba_cache(mod.__file__)   # e.g. a truncated or foreign cache file
-            _compile_nests(mod, dict(opts, parallel=parallel, no_rewrites=not parallel))
-            disp = numba.njit(signature, **opts)(mod.kernel)
+            with vector_width.compiling():
+                _compile_nests(mod, dict(opts, parallel=parallel, no_rewrites=not parallel))
+                disp = numba.njit(signature, **opts)(mod.kernel)
         _dispatchers[key] = disp
         stats["made"] += 1
         return disp

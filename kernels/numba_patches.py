@@ -27,6 +27,8 @@
    the blocks share one or a few scopes, and each scope is now walked once.
 7. Every array a kernel allocates reached the allocator through a trampoline compiled per
    array type in each process (kernels/numba_alloc.py calls the NRT allocator directly).
+8. Not a fix but a choice: modules built while xforms compiles a kernel ask LLVM for
+   512-bit vectors where the CPU has them (kernels/vector_width.py).
 Each patch is installed only if Numba's code still looks like the code it replaces (same
 names, same attributes used); otherwise Numba is left untouched.
 """
@@ -278,6 +280,7 @@ def apply():
              lambda original: numba_ssa.make_run_ssa(ssa))
     _install_liveness()
     _install_scope_fixup()
-    from . import numba_alloc
+    from . import numba_alloc, vector_width
     numba_alloc.install()
+    vector_width.install()
     _PATCHED = True

@@ -6,6 +6,7 @@ precision (``np.longdouble``), in ulps of the output dtype.  No timing
 assertions.
 """
 
+import contextlib
 import re
 import warnings
 import zlib
@@ -417,14 +418,17 @@ def _store_loop(f):
 
 @pytest.mark.skipif("+avx512f" not in llvm_binding.get_host_cpu_features().flatten(),
                     reason="512-bit loops only on AVX-512 hosts")
+@pytest.mark.parametrize("kernel_width", [False, True])
 @pytest.mark.parametrize("fname", ["vm_log", "vmf_log"])
-def test_log_loop_carries_no_false_dependency(fname):
+def test_log_loop_carries_no_false_dependency(fname, kernel_width):
     """The log's vectorised loop has no all-ones `vpternlogd $255` (a false dependency of
     each iteration on the one before: 2.5x slower on Zen 4), compiled as generated kernels
-    call it (kernels.cpu_runtime's copies)."""
-    from kernels import cpu_runtime
+    call it (kernels.cpu_runtime's copies), at LLVM's width and at the kernels' width
+    (kernels/vector_width.py: 512 bits on this kind of host)."""
+    from kernels import cpu_runtime, vector_width
     x = np.ones(64, np.float32 if fname.startswith("vmf_") else np.float64)
     loop = _store_loop(getattr(cpu_runtime, fname))
-    loop(x, np.empty_like(x))
+    with vector_width.compiling() if kernel_width else contextlib.nullcontext():
+        loop(x, np.empty_like(x))
     hot = _hot_vector_loop(loop.inspect_asm(loop.signatures[0]))
     assert hot and not re.search(r"vpternlogd\s+\$(255|0xff)", hot)

@@ -109,6 +109,15 @@ def product_blocks():
     return _flag("XFORMS_PRODUCT_BLOCKS", "1")
 
 
+def vector_width():
+    """XFORMS_VECTOR_WIDTH: "auto" (default: 512-bit vectors in compiled CPU kernels where
+    the CPU has AVX-512, kernels/vector_width.py), a width in bits (128, 256, 512), or
+    "native" (LLVM's own choice; it prefers 256 bits on Intel's AVX-512 cores).  Read when
+    kernels is imported."""
+    v = os.environ.get("XFORMS_VECTOR_WIDTH", "auto").strip().lower() or "auto"
+    return v if v in ("auto", "native") or v in ("128", "256", "512") else "auto"
+
+
 def cuda_fast_launch():
     """XFORMS_CUDA_FAST_LAUNCH=1: launch CUDA kernels through kernels/cuda/launch.py's direct
     launcher instead of numba-cuda's dispatcher.  Off by default until it has been measured

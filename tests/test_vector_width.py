@@ -1,0 +1,77 @@
+"""kernels/vector_width.py: xforms' kernels ask LLVM for 512-bit vectors where the CPU has
+AVX-512; a user's own @njit code is compiled as Numba would; XFORMS_VECTOR_WIDTH chooses."""
+import os
+import re
+import subprocess
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from kernels import codecache, vector_width
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ATTR = '"prefer-vector-width"='
+
+
+def _loop():
+    @numba.njit
+    def scale(a, out):
+        for i in range(a.shape[0]):
+            out[i] = 2.5 * a[i] + 1.0
+    return scale
+
+
+def _attributes_of(dispatcher, name):
+    """The attribute text of the LLVM function `name` (not its Python wrapper) as compiled."""
+    text = dispatcher.inspect_llvm(dispatcher.signatures[0])
+    define = next(line for line in text.splitlines() if line.startswith("define")
+                  and name in line and "cpython" not in line and "cfunc" not in line)
+    groups = re.findall(r"#(\d+)", define.split("{")[0])
+    inline = define.split(")")[-1]
+    return inline + " ".join(re.search(rf"^attributes #{g} = (.*)$", text, re.M).group(1)
+                             for g in groups)
+
+
+def _avx512():
+    return "+avx512f" in numba.core.codegen.get_host_cpu_features().split(",")
+
+
+@pytest.mark.skipif(vector_width.WIDTH is None, reason="kernels use LLVM's own width here")
+def test_modules_built_while_compiling_a_kernel_get_the_width():
+    inside, outside = _loop(), _loop()
+    x = np.arange(64.0)
+    with vector_width.compiling():
+        inside(x, np.empty_like(x))
+    outside(x, np.empty_like(x))
+    assert f'{ATTR}"{vector_width.WIDTH}"' in _attributes_of(inside, "scale")
+    assert ATTR not in _attributes_of(outside, "scale")     # the user's own code
+    if vector_width.WIDTH == 512 and _avx512():
+        assert "zmm" in inside.inspect_asm(inside.signatures[0])
+
+
+@pytest.mark.skipif(vector_width.WIDTH is None, reason="kernels use LLVM's own width here")
+def test_a_jitted_function_kernel_has_the_width(monkeypatch):
+    monkeypatch.setenv("XFORMS_DISABLE_CACHE", "1")     # compiled here: its LLVM IR is kept
+    f = xf.jit(lambda a: xnp.tanh(a) * 2.0 + 1.375)
+    x = np.linspace(-3.0, 3.0, 1000)
+    np.testing.assert_allclose(f(x), np.tanh(x) * 2.0 + 1.375, rtol=1e-13)
+    kernels = [d for d in list(codecache._dispatchers.values()) if d.signatures]
+    assert any(f'{ATTR}"{vector_width.WIDTH}"' in d.inspect_llvm(d.signatures[0])
+               for d in kernels)
+
+
+@pytest.mark.parametrize("setting,width", [("native", "None"), ("256", "256"),
+                                           ("bogus", None)])
+def test_the_environment_chooses(setting, width):
+    env = dict(os.environ, XFORMS_VECTOR_WIDTH=setting)
+    out = subprocess.run([sys.executable, "-c", "import kernels.vector_width as v; "
+                          "print(v.WIDTH)"], env=env, cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    if width is None:                       # an unknown value means "auto"
+        width = str(vector_width.WIDTH) if os.environ.get(
+            "XFORMS_VECTOR_WIDTH", "auto") == "auto" else out
+    assert out == width
