@@ -1,7 +1,8 @@
 """``python -m benchmarks [--quick] [--backend cpu|cuda] [--only NAME[,NAME]] [--out DIR]``.
 
 Runs the selected workloads for every system side by side, prints a table,
-and writes ``<date>_<machine>[_quick].json`` plus one PNG per workload.
+and writes ``<date>_<machine>[_quick].json`` plus one PNG per workload.  Each workload
+runs in a child process of its own unless ``--in-process`` is given.
 Exit status: 0 when the harness ran (systems that failed are reported in the
 table), 1 when the harness itself broke, 2 on a usage error or when
 ``--backend cuda`` is asked for without a CUDA GPU.
@@ -9,9 +10,11 @@ table), 1 when the harness itself broke, 2 on a usage error or when
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +37,10 @@ def parse_args(argv):
                     help="threads for BLAS/XLA/OpenMP (default 1: every system single-threaded; "
                          "0: leave the libraries' defaults)")
     ap.add_argument("--list", action="store_true", help="list the workloads and exit")
+    ap.add_argument("--in-process", action="store_true",
+                    help="run every workload in this process (default: each workload in a "
+                         "child process of its own, so that no figure depends on what ran before)")
+    ap.add_argument("--rows-out", default=None, help=argparse.SUPPRESS)   # a child's rows go here
     args = ap.parse_args(argv)
     args.names = [n.strip() for n in args.only.split(",") if n.strip()] or list(REGISTRY)
     unknown = [n for n in args.names if n not in REGISTRY]
@@ -80,16 +87,9 @@ def pin_threads(n: int) -> None:
     os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {xla}".strip()
 
 
-def run(args) -> int:
-    pin_threads(args.threads)
-    # JAX runs where xforms runs: CPU, or its default device (a GPU if jax has one) under --backend cuda.
-    if args.backend == "cpu":
-        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+def _measure_here(args):
+    """Run the selected workloads in this process -> (rows, wall, errors, meta)."""
     from .harness import Context, run_case
-    started = time.perf_counter()
-    # A private, empty xforms compile cache: first-call times are cold, the user's cache untouched.
-    os.environ["XFORMS_CACHE_DIR"] = tempfile.mkdtemp(prefix="xforms-cache-")
-    load_before = _loadavg()
     quick = args.quick
     ctx = Context(quick=quick, backend=args.backend, repeats=args.repeats or (3 if quick else 7),
                   target=0.005 if quick else 0.02, budget=0.3 if quick else 2.0,
@@ -113,6 +113,66 @@ def run(args) -> int:
                 harness_errors.append(f"{name} {case.task} {case.params}\n{traceback.format_exc()}")
         wall[name] = round(time.perf_counter() - t0, 2)
     progress.close()
+    shutil.rmtree(ctx.tmpdir, ignore_errors=True)
+    return rows, wall, harness_errors, ctx.meta
+
+
+def _measure_isolated(args):
+    """Each workload in a child process of its own (`--rows-out`), sharing the compile cache:
+    a long process's state (its allocator, its libraries' thread pools) shifted some rows by
+    up to 60% depending on the workloads run before them (README, "Benchmarks")."""
+    rows, wall, errors, meta = [], {}, [], {}
+    for name in args.names:
+        fd, path = tempfile.mkstemp(prefix=f"bench-{name}-", suffix=".json")
+        os.close(fd)
+        cmd = [sys.executable, "-m", "benchmarks", "--only", name, "--rows-out", path,
+               "--backend", args.backend, "--threads", str(args.threads)]
+        cmd += ["--quick"] if args.quick else []
+        cmd += ["--repeats", str(args.repeats)] if args.repeats else []
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        wall[name] = round(time.perf_counter() - t0, 2)
+        try:
+            with open(path) as fh:
+                child = json.load(fh)
+            rows += child["rows"]
+            errors += child["errors"]
+            meta.update(child["meta"])
+        except (OSError, ValueError, KeyError):
+            errors.append(f"{name}: its process exited with status {proc.returncode} "
+                          "and wrote no rows")
+        finally:
+            os.unlink(path)
+    return rows, wall, errors, meta
+
+
+def run(args) -> int:
+    isolated = not args.in_process and not args.rows_out and len(args.names) > 1
+    if not isolated:
+        pin_threads(args.threads)
+    # JAX runs where xforms runs: CPU, or its default device (a GPU if jax has one) under --backend cuda.
+    if args.backend == "cpu":
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    started = time.perf_counter()
+    # A private, empty xforms compile cache: first-call times are cold, the user's cache
+    # untouched (a child process of an isolated run uses its parent's).
+    own_cache = not args.rows_out
+    if own_cache:
+        os.environ["XFORMS_CACHE_DIR"] = tempfile.mkdtemp(prefix="xforms-cache-")
+    load_before = _loadavg()
+    quick = args.quick
+    rows, wall, harness_errors, ctx_meta = (_measure_isolated if isolated else _measure_here)(args)
+    if args.rows_out:
+        with open(args.rows_out, "w") as fh:
+            json.dump({"rows": rows, "errors": harness_errors, "meta": ctx_meta}, fh,
+                      default=lambda v: v.item() if hasattr(v, "item") else str(v))
+        return 1 if harness_errors else 0
+    plan = []
+    for name in args.names:          # for the plots (a module that fails is reported above)
+        try:
+            plan.append((name, load(name)))
+        except Exception:
+            pass
 
     report.add_ratios(rows)
     print(report.table(rows))
@@ -122,12 +182,14 @@ def run(args) -> int:
             "cpu": report.cpu_model(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
             "python": sys.version.split()[0], "argv": sys.argv[1:], "quick": quick,
             "backend": args.backend, "workloads": args.names, "peers": peers.versions(),
-            "repeats": ctx.repeats, "threads": args.threads or "library defaults",
+            "repeats": args.repeats or (3 if quick else 7),
+            "threads": args.threads or "library defaults",
+            "workloads_in": "one process each" if isolated else "one process",
             "xforms_cache_dir": os.environ["XFORMS_CACHE_DIR"],
             "workload_wall_s": wall, "loadavg_before": load_before, "loadavg_after": _loadavg(),
-            **ctx.meta, "harness_errors": harness_errors}
+            **ctx_meta, "harness_errors": harness_errors}
     written = []
-    for name, module, _ in plan:
+    for name, module in plan:
         path = os.path.join(args.out, f"{stem}_{name}.png")
         try:
             if report.plot_workload(path, name, module, [r for r in rows if r["workload"] == name]):
@@ -146,8 +208,7 @@ def run(args) -> int:
               "timings are noisy")
     for err in harness_errors:
         print(f"\nHARNESS ERROR in {err}", file=sys.stderr)
-    for tmp in (ctx.tmpdir, os.environ["XFORMS_CACHE_DIR"]):
-        shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(os.environ["XFORMS_CACHE_DIR"], ignore_errors=True)
     return 1 if harness_errors else 0
 
 
