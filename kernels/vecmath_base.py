@@ -4,7 +4,8 @@ target) and tiny typed LLVM intrinsics, each zero or one instruction, that LLVM'
 vectoriser turns into packed code.
 
 float64: ``_as_bits``/``_from_bits`` (bitcast), ``_like`` (round to the argument's float
-type), ``_div`` (bare fdiv: no ZeroDivisionError branch), ``_mad`` (llvm.fmuladd).
+type), ``_div`` (bare fdiv: no ZeroDivisionError branch), ``_mad`` (llvm.fmuladd),
+``_pow2_shifted(t)`` (2**k from t = k + _SHIFTER, the shifter rounding of the exp family).
 float32 (``*f``): ``_madf``, ``_divf``, ``_rintf`` (round half even), ``_absf``,
 ``_copysignf``, ``_pow2f(k)`` (2**k from an integral float32), ``_bitf(k, b)`` (bit b of
 the integer k), ``_log2_kf``/``_log2_mf`` (x = 2**k * m, m in [sqrt(1/2), sqrt(2))).

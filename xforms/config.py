@@ -115,7 +115,7 @@ def vector_width():
     "native" (LLVM's own choice; it prefers 256 bits on Intel's AVX-512 cores).  Read when
     kernels is imported."""
     v = os.environ.get("XFORMS_VECTOR_WIDTH", "auto").strip().lower() or "auto"
-    return v if v in ("auto", "native") or v in ("128", "256", "512") else "auto"
+    return v if v in ("auto", "native", "128", "256", "512") else "auto"
 
 
 def cuda_fast_launch():
