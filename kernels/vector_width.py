@@ -73,17 +73,15 @@ def _tag(ir_module):
 
 def install():
     """Wrap Numba's CPU `add_ir_module`, the one door of every lowered module into a code
-    library, to tag modules built inside `compiling()`.  Nothing is wrapped when the width
-    is LLVM's choice or Numba's code no longer has that door."""
-    if _ATTRIBUTE is None:
-        return
+    library, to tag modules built inside `compiling()` (none while the width is LLVM's
+    choice, `_ATTRIBUTE` None).  Nothing is wrapped if Numba's code no longer has that door."""
     from numba.core import codegen
     original = getattr(codegen.CPUCodeLibrary, "add_ir_module", None)
     if original is None or getattr(original, "_xforms_width", False):
         return
 
     def add_ir_module(self, ir_module):
-        if getattr(_state, "depth", 0):
+        if _ATTRIBUTE is not None and getattr(_state, "depth", 0):
             _tag(ir_module)
         return original(self, ir_module)
 
