@@ -1,7 +1,9 @@
 """The accumulators of the reductions in a fused CPU loop (kernels/cpu_nest.py): a scalar
 register at the loop depth where the kept axes end (vectorisable, private under prange),
 or the output array itself when a reduced axis comes before a kept one; per-chunk
-partials combined in chunk order; the staged sums' buffer.
+partials combined in chunk order (a scalar's, or a whole array's when chunks of axis 0
+all fold into the same output elements: a bias gradient's column sums); the staged sums'
+buffer.
 
     s = 0.0                     # Reduction.emit_init (a sum to a scalar, level 0)
     s += a                      # emit_update, in the loop body
@@ -9,6 +11,8 @@ partials combined in chunk order; the staged sums' buffer.
 The accumulator statements are loop IR (`Init`, `Fold` of an `Accum`), printed by the
 printer core (kernels/loop_print.py) as on CUDA; this file decides where they live.
 """
+from contextlib import ExitStack
+
 import numpy as np
 
 from .codegen import dtype_str, shape_str
@@ -36,6 +40,7 @@ class Reduction:
         self.dt = np.dtype(eqn.invars[0].aval.dtype)
         self.suffix = ""             # "_c": the per-chunk accumulator of a chunked nest
         self.stage = None            # buffer name: updates store into it (cpu_nest.py)
+        self.part = None             # array partials' name: chunk `ch` folds into row ch
         self.print = CpuPrinter(em).print_acc     # its Init/Fold statements, printed
 
     def _kidx(self):
@@ -46,6 +51,8 @@ class Reduction:
         if self.level is not None:
             base = em.s(self.out) + self.suffix
             return base, f"{base}_v"
+        if self.part:
+            return f"{self.part}[ch, {self._kidx()}]", None
         return f"{em.A(self.out)}[{self._kidx()}]", f"{em.A(self.out)}_V[{self._kidx()}]"
 
     def _init_value(self):
@@ -94,6 +101,32 @@ class Reduction:
         self.em.line(f"{P}[{c}] = {acc}")
         if self.arg:
             self.em.line(f"{P}_v[{c}] = {accv}")
+
+    def crosses_chunks(self):
+        """Whether chunks of axis 0 all fold into the same output elements (an array
+        reduction over axis 0): a chunked nest then gives each chunk partials of its own."""
+        return self.level is None and 0 in self.axes
+
+    def emit_array_partials(self, P, nch):
+        """The per-chunk partials of an array reduction: row `ch` for chunk ch, filled
+        with the reduction's identity by the chunk itself (`emit_array_fill`)."""
+        em, inner = self.em, shape_str(self.out.aval.shape)[1:-1].rstrip(",")
+        em.line(f"{P} = {em.helper('empty_c')}(({nch}, {inner}), "
+                f"{dtype_str(self.out.aval.dtype)})")
+
+    def emit_array_fill(self, P):
+        self.em.line(f"{P}[ch] = {self._init_value()}")
+
+    def emit_array_combine(self, P, nch):
+        """Fold the partials into the output, chunk by chunk in order (deterministic: the
+        order depends on the shape alone, never on the threads)."""
+        em, shape = self.em, self.out.aval.shape      # the kept axes' sizes, in order
+        with ExitStack() as stack:
+            stack.enter_context(em.counted_loop("ch", nch))
+            for j, d in enumerate(self.kept):
+                if self.idx[d] != "0":
+                    stack.enter_context(em.counted_loop(self.idx[d], shape[j]))
+            self.print(Fold(self.accum(), Name(f"{P}[ch, {self._kidx()}]")))
 
     def emit_combine(self, P, c):
         """Fold partial `c` into the accumulator (chunks in order: an arg reduction keeps

@@ -54,6 +54,48 @@ def test_reductions_do_not_depend_on_threads(small_chunks, monkeypatch, dt):
         assert np.asarray(a).dtype == np.asarray(b).dtype
 
 
+def _column_reductions(x):
+    y = xnp.tanh(x) * 2.0 + 1.0
+    z = y.reshape(12, 10, 50)
+    return (xnp.sum(y, axis=0), xnp.mean(y * y, axis=0), xnp.max(y, axis=0),
+            xnp.prod(1.0 + y * 1e-3, axis=0), xnp.min(z, axis=(0, 2)), xnp.sum(z, axis=1))
+
+
+def _column_argmax(x):
+    return xnp.argmax(xnp.tanh(x), axis=0), xnp.sum(x, axis=0)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_array_reductions_over_axis_0_run_in_chunks(small_chunks, monkeypatch, dt):
+    """Column sums (a bias gradient) and their kin: each chunk of rows folds into a row of
+    partials, combined in chunk order -- bitwise the same on 1 or 2 threads and without
+    threads, close to NumPy, a NaN in one chunk still wins the max.  A reduction over
+    axis 1 (each chunk writes its own rows) needs no partials; an arg reduction over
+    axis 0 keeps its loop unchunked."""
+    from kernels.cpu_nest import ARRAY_PARTIAL_MIN_ROWS
+    x = np.random.default_rng(2).uniform(-2, 2, (120, 50)).astype(dt)
+    gp, src = _compile(_column_reductions, x, True, monkeypatch)
+    gs, src_serial = _compile(_column_reductions, x, False, monkeypatch)
+    assert src.count("for ch in prange(") == 2 and "[ch, i1] += " in src
+    assert f" + {ARRAY_PARTIAL_MIN_ROWS - 1}) // {ARRAY_PARTIAL_MIN_ROWS}" in src  # 8-row chunks
+    assert "prange(" not in src_serial and "[ch, i1] += " in src_serial  # same order
+    first = assert_same_on_every_thread_count(gp, gs, x)
+    want = _column_reductions(x)
+    tol = 1e-12 if dt == np.float64 else 2e-5
+    for a, b in zip(first, want):
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+    y = x.copy()
+    y[100, 7] = np.nan
+    got = gp(y)
+    assert np.isnan(np.asarray(got[2])[7]) and np.isnan(np.asarray(got[0])[7])
+    assert np.isfinite(np.delete(np.asarray(got[2]), 7)).all()
+    ga, src = _compile(_column_argmax, x, True, monkeypatch)
+    assert "prange(" not in src
+    for a, b in zip(ga(y), _column_argmax(y)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
 def _sums(x):
     y = xnp.sin(x) * xnp.cos(x) + xnp.exp(-x * x)
     return xnp.sum(y), xnp.prod(1.0 + y * 1e-3)
