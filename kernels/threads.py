@@ -7,10 +7,16 @@ thread may wait a whole scheduler time slice: on the project's 2-core VM at load
 cliff" of issue 20).  On an idle machine two threads are 1.5-2x faster.  No threshold fixed
 at code-generation time is right for both, so `AdaptiveThreads` measures: it runs the
 kernel with all threads (NUMBA_NUM_THREADS) or with one, whichever has recently been
-faster, and now and then tries the other (after 8 calls, then with exponential backoff up
-to 1024 calls while the other stays slower).  A call that becomes 2x slower than the other
-setting's last time triggers a new try at once.  Results do not depend on the choice:
-reductions combine fixed per-chunk partials in order (kernels/emit_cpu.py)::
+faster (the best of its last 4 calls: a single call stalled by the machine is no load), and
+now and then tries the other (after 8 calls, then with exponential backoff up to 1024
+calls while the other stays slower).  A call that becomes 2x slower than the other
+setting's last time triggers a new try at once.  A call on all threads right after one on
+a single thread is not timed (a try of all threads then spans two calls): it wakes the
+sleeping workers -- a 1e5-element prange loop, 0.057 ms on one thread and 0.031 on two,
+took 0.087 ms on its first call on two (measured 2026-11-28) -- and timing it kept a
+kernel on one thread for good once a moment of load had put it there.  Results do not
+depend on the choice: reductions combine fixed per-chunk partials in order
+(kernels/cpu_nest.py)::
 
     kernel = AdaptiveThreads(numba_dispatcher)   # what kernels/cpu.py does for prange kernels
     out = kernel(x, y)                           # same arguments, same result
@@ -22,6 +28,7 @@ import numba
 
 _FIRST_PROBE = 8
 _MAX_INTERVAL = 1024
+_RECENT = 4
 
 # After a parallel loop, libgomp (Numba's "omp" threading layer) keeps its worker spinning
 # on PAUSE for GOMP_SPINCOUNT = 300000 iterations before it sleeps: 4-6 ms of CPU measured
@@ -90,7 +97,8 @@ class AdaptiveThreads:
         self.kernel = kernel
         self.all = max(1, threads or numba.config.NUMBA_NUM_THREADS)
         self.mode = self.all
-        self.times = {}                 # threads -> smoothed wall time of a call (s)
+        self.times = {}                 # threads -> wall time of a call (s), of `recent`
+        self.recent = {}                # threads -> the last _RECENT calls' times
         self.calls = 0
         self.interval = _FIRST_PROBE
         self.next_probe = 2             # measure both settings early
@@ -98,6 +106,7 @@ class AdaptiveThreads:
         # (a 40 ms CNN gradient's took 86 ms on two threads; timed, it made one thread look
         # faster until the next probe, 8 calls later)
         self.warm = False
+        self.last = self.all            # the threads of the previous call
 
     def __getattr__(self, name):        # .stats, .signatures ... of the dispatcher
         return getattr(self.kernel, name)
@@ -107,7 +116,7 @@ class AdaptiveThreads:
         measuring all threads against one as at the start."""
         self.kernel = kernel
         self.all = self.mode = max(1, threads or numba.config.NUMBA_NUM_THREADS)
-        self.times, self.interval = {}, _FIRST_PROBE
+        self.times, self.recent, self.interval = {}, {}, _FIRST_PROBE
         self.next_probe = self.calls + 2
         self.warm = False
 
@@ -127,16 +136,22 @@ class AdaptiveThreads:
             r = self.kernel(*args)
         finally:
             numba.set_num_threads(prev)
-        if self.warm:
+        waking, self.last = k > self.last, k      # it woke the workers: not timed
+        if self.warm and not waking:
             self._record(k, time.perf_counter() - t0, probe)
-        else:
+        elif not self.warm:
             self.warm, self.next_probe = True, self.calls + 2
         return r
 
     def _record(self, k, dt, probe):
-        old = self.times.get(k)
-        # a probe's setting was last measured long ago: its new time replaces the old one
-        self.times[k] = dt if (old is None or probe) else 0.5 * (old + dt)
+        recent = self.recent.setdefault(k, [])
+        if probe:           # the setting was last measured long ago: start afresh
+            recent.clear()
+        recent.append(dt)
+        del recent[:-_RECENT]
+        # the best of the last few calls: one call stalled by the machine (a 2x spike on
+        # the VM) does not make the setting look slow, a lasting load shows in all of them
+        self.times[k] = min(recent)
         if probe:
             mine, other = self.times[k], self.times.get(self.mode)
             if other is None or mine < other:

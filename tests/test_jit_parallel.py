@@ -188,6 +188,52 @@ def test_adaptive_threads_picks_the_faster_setting():
     assert one(0.0, 0.0) == numba.get_num_threads()
 
 
+def test_adaptive_threads_returns_to_all_threads_despite_the_wake_up():
+    """After a moment of load has put a kernel on one thread, its try of all threads spans
+    two calls and times the second: the first pays for waking the sleeping workers
+    (slower than one thread, as a short loop's first parallel call is), the second shows
+    all threads faster, and the kernel goes back to them."""
+    seen = []
+    load = [True]
+
+    def kernel():
+        k = numba.get_num_threads()
+        woke = k > 1 and seen and seen[-1] == 1
+        seen.append(k)
+        if load[0]:
+            time.sleep(0.008 if k > 1 else 0.002)
+        else:
+            time.sleep(0.006 if woke else (0.001 if k > 1 else 0.002))
+
+    ad = AdaptiveThreads(kernel, threads=2)
+    for _ in range(30):
+        ad()
+    assert ad.mode == 1
+    load[0] = False
+    for _ in range(600):
+        ad()
+    assert ad.mode == 2 and seen[-50:].count(1) <= 2
+
+
+def test_adaptive_threads_ignores_a_single_stalled_call():
+    """A single call stalled by the machine (3x, once in 50) triggers one try of one
+    thread, which loses against the best of the recent calls on all threads: the
+    kernel stays on all threads instead of spending 8 calls on one after each stall."""
+    seen = []
+
+    def kernel():
+        k = numba.get_num_threads()
+        seen.append(k)
+        stall = k > 1 and len(seen) % 50 == 0
+        time.sleep(0.006 if stall else (0.001 if k > 1 else 0.002))
+
+    ad = AdaptiveThreads(kernel, threads=2)
+    for _ in range(400):
+        ad()
+    assert ad.mode == 2
+    assert seen[50:].count(1) <= 20          # the tries alone (8 stalls, backoff probes)
+
+
 def test_openmp_workers_spin_briefly_unless_the_user_chose():
     """kernels/threads.py shortens libgomp's spin after a parallel loop (its default keeps
     the worker spinning for ms on the core the next threaded BLAS product needs) by
