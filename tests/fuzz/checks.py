@@ -364,15 +364,20 @@ def check_ir(case, in_axes):
 @contextlib.contextmanager
 def small_array_paths():
     """The CPU compiler takes some paths only for large arrays: vectorised exp/tanh
-    (kernels/vecmath.py), buffers kept between calls (kernels/cpu_buffers.py) and products
+    (kernels/vecmath.py), buffers kept between calls (kernels/cpu_buffers.py), products
     computed inside their consumer loop in blocks of rows (kernels/fusion_products.py; one
-    row a block here).  Fuzz arrays are tiny, so this lowers those thresholds while a
-    function compiles."""
+    row a block here) and reductions in chunks of rows with per-chunk partials combined in
+    order (kernels/cpu_nest.py; one row a chunk here, without threads: Numba's parallel
+    compile would cost seconds per program).  Fuzz arrays are tiny, so this lowers those
+    thresholds while a function compiles."""
     import importlib
     mods = [importlib.import_module(m) for m in ("kernels.cpu_scalar", "kernels.cpu_buffers",
-                                                 "kernels.fusion_products", "kernels.cpu_nest")]
+                                                 "kernels.fusion_products", "kernels.cpu_nest",
+                                                 "kernels.cpu")]
     low = {"VECMATH_MIN_ELEMENTS": 1, "WORKSPACE_MIN_BYTES": 0, "POOLED_OUTPUT_MIN_BYTES": 0,
-           "MIN_ELEMENTS": 1, "PRODUCT_BLOCK_ELEMENTS": 1, "PRODUCT_MIN_BLOCK_ELEMENTS": 1}
+           "MIN_ELEMENTS": 1, "PRODUCT_BLOCK_ELEMENTS": 1, "PRODUCT_MIN_BLOCK_ELEMENTS": 1,
+           "PARALLEL_MIN_ELEMENTS": 2, "CHUNK_ELEMENTS": 1, "ARRAY_PARTIAL_MIN_ROWS": 1,
+           "_threads_available": lambda: False}
     saved = []
     for k, v in low.items():
         homes = [m for m in mods if hasattr(m, k)]
