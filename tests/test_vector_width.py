@@ -41,16 +41,13 @@ def _avx512():
 
 
 @pytest.fixture
-def width():
+def width(monkeypatch):
     """The width this host's kernels use; on a host where that is LLVM's own choice (no
     AVX-512) the tests ask for 256 bits instead, so the mechanism is checked everywhere."""
     if vector_width.WIDTH is not None:
-        yield vector_width.WIDTH
-        return
-    mp = pytest.MonkeyPatch()
-    mp.setattr(vector_width, "_ATTRIBUTE", f'{ATTR}"256"')
-    yield 256
-    mp.undo()
+        return vector_width.WIDTH
+    monkeypatch.setattr(vector_width, "_ATTRIBUTE", f'{ATTR}"256"')
+    return 256
 
 
 def test_modules_built_while_compiling_a_kernel_get_the_width(width):
