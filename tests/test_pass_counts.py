@@ -35,7 +35,9 @@ def test_jit_grad_first_call_traces_and_simplifies_each_program_once():
     assert counts["dce"] <= counts["simplify"] + 2, counts
     np.testing.assert_allclose(g, xf.grad(loss)(W, X, Y), rtol=1e-12)
     counts, _ = _first_call(xf.jit(xf.grad(loss), tiered=False), W, X, Y)
-    assert counts["trace"] == 1 and counts["simplify"] == 1, counts   # grad's trace cached
+    # a new jitted function traces again, and grad runs `loss` inside it (as JAX does); the
+    # derived programs are found by the traced program's structure (xforms/intern.py)
+    assert counts["trace"] == 2 and counts["simplify"] == 1, counts
 
 
 def test_second_call_runs_no_pass():

@@ -40,8 +40,7 @@ def make_jaxpr(fun, static_argnums=()):
         flat, in_tree = flatten_args((tuple(dyn), kwargs), fun)
         call = lambda a, k: f(*a, **k)
         call.__wrapped__ = fun                  # so errors name the user's function
-        closed, _, _ = trace_flat(call, flat, in_tree, key_extra=("make_jaxpr",),
-                                  with_values=False)
+        closed, _, _ = trace_flat(call, flat, in_tree, with_values=False)
         return closed
     return wrapped
 
@@ -73,15 +72,15 @@ def jvp(fun, primals, tangents, has_aux=False):
     p_flat, p_tree = flatten_args(tuple(primals))
     t_flat, t_tree = flatten_args(tuple(tangents))
     _check_tangents(p_flat, t_flat, p_tree, t_tree)
-    closed, ys = argnums_mod.trace_outputs(fun, fun, p_flat, p_tree, has_aux, (fun, "jvp", has_aux))
+    closed, ys = argnums_mod.trace_outputs(fun, fun, p_flat, p_tree, has_aux)
     n_out = ys.n_main
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
-    jv, out_nz = jvp_jaxpr(closed, diff, instantiate_out=[True] * n_out +
+    jv, out_nz = jvp_jaxpr(closed, ys.mask(diff), instantiate_out=[True] * n_out +
                            [False] * (len(closed.out_avals) - n_out))
     from .primitives.custom import check_forward_mode
     check_forward_mode(jv)   # a custom_vjp function has no forward mode
     t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
-    outs = core.eval_jaxpr(jv, *p_flat, *t_in)
+    outs = core.eval_jaxpr(jv, *ys.args(p_flat), *t_in)
     p_out, t_out = outs[:len(closed.out_avals)], outs[len(closed.out_avals):]
     if has_aux:
         return ys.main(p_out), ys.main(t_out), ys.aux(p_out)
@@ -99,13 +98,13 @@ def _cast_tangent(t, p):
 def linearize(fun, *primals, has_aux=False):
     """-> (fun(*primals), f_jvp[, aux]) where f_jvp(*tangents) is linear and reusable."""
     p_flat, p_tree = flatten_args(primals)
-    closed, ys = argnums_mod.trace_outputs(fun, fun, p_flat, p_tree, has_aux, (fun, "lin", has_aux))
+    closed, ys = argnums_mod.trace_outputs(fun, fun, p_flat, p_tree, has_aux)
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
     n_all = ys.n_all
-    primal, linear, n_res = linearize_jaxpr(closed, diff, ys.n_main)
+    primal, linear, n_res = linearize_jaxpr(closed, ys.mask(diff), ys.n_main)
     from .primitives.custom import check_forward_mode
     check_forward_mode(linear)   # a custom_vjp function has no forward mode
-    outs = core.eval_jaxpr(primal, *p_flat)
+    outs = core.eval_jaxpr(primal, *ys.args(p_flat))
     p_out, res = outs[:n_all], outs[n_all:]
 
     def f_jvp(*tangents):
@@ -119,10 +118,10 @@ def linearize(fun, *primals, has_aux=False):
 
 
 # ---- reverse mode ---------------------------------------------------------------------
-def _vjp_flat(fun, call, args_flat, in_tree, diff_mask, has_aux, tag):
-    closed, ys = argnums_mod.trace_outputs(fun, call, args_flat, in_tree, has_aux, (tag, has_aux))
-    primal, transposed, n_res = vjp_jaxprs(closed, diff_mask, ys.n_main)
-    outs = core.eval_jaxpr(primal, *args_flat)
+def _vjp_flat(fun, call, args_flat, in_tree, diff_mask, has_aux):
+    closed, ys = argnums_mod.trace_outputs(fun, call, args_flat, in_tree, has_aux)
+    primal, transposed, n_res = vjp_jaxprs(closed, ys.mask(diff_mask), ys.n_main)
+    outs = core.eval_jaxpr(primal, *ys.args(args_flat))
     return outs[:ys.n_all], outs[ys.n_all:], transposed, ys
 
 
@@ -134,7 +133,7 @@ def vjp(fun, *primals, has_aux=False):
     """
     p_flat, p_tree = flatten_args(primals)
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
-    outs, res, transposed, ys = _vjp_flat(fun, fun, p_flat, p_tree, diff, has_aux, (fun, "vjp"))
+    outs, res, transposed, ys = _vjp_flat(fun, fun, p_flat, p_tree, diff, has_aux)
     main_tree, n_out = ys.main_tree, ys.n_main
     out_avals = [core.get_aval(o) for o in outs[:n_out]]
 
@@ -223,8 +222,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         d = argnums_mod.DiffArgs("grad", fun, args, kwargs, argnums, check)
         flat = d.flat
         diff = [m and is_inexact(core.get_aval(x).dtype) for x, m in zip(flat, d.diff)]
-        outs, res, transposed, ys = _vjp_flat(
-            fun, d.call, flat, d.in_tree, diff, has_aux, (fun, "grad", d.positions))
+        outs, res, transposed, ys = _vjp_flat(fun, d.call, flat, d.in_tree, diff, has_aux)
         y = outs[0]
         ya = core.get_aval(y)
         n_main = ys.n_main

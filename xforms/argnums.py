@@ -21,7 +21,7 @@ import numpy as np
 from . import core
 from .core import Tracer
 from .source_info import describe_function
-from .tracing import trace_flat
+from .tracing import trace_program
 from .tree_util import tree_flatten, tree_unflatten
 
 
@@ -314,15 +314,26 @@ def aux_splitter(has_aux, fun):
 
 class Outputs:
     """The flat outputs of a traced function split by `has_aux`: the main output (what is
-    differentiated, first) and the aux tree (carried along).
+    differentiated, first) and the aux tree (carried along); and the trace's constants,
+    which the interned program takes as its leading inputs (xforms/intern.py).
 
-    >>> closed, o = trace_outputs(fun, call, flat, in_tree, has_aux=True, key_extra=k)
+    >>> closed, o = trace_outputs(fun, call, flat, in_tree, has_aux=True)
+    >>> core.eval_jaxpr(closed, *o.args(flat))  # the constants, then the arguments
     >>> o.with_aux(jacobian, flat_outs)          # (jacobian, aux) with has_aux, else jacobian
     """
 
-    def __init__(self, has_aux, out_tree, aux, n_all):
+    def __init__(self, has_aux, out_tree, aux, n_all, consts=()):
         self.has_aux, self.tree, self.n_all = has_aux, out_tree, n_all
         self.main_tree, self.n_main = aux if has_aux else (out_tree, n_all)
+        self.consts = list(consts)
+
+    def args(self, flat):
+        """The program's inputs: the constants, then the arguments' leaves."""
+        return self.consts + list(flat)
+
+    def mask(self, diff):
+        """A per-argument mask extended over the constants (never differentiated)."""
+        return [False] * len(self.consts) + list(diff)
 
     def main(self, flat):
         return tree_unflatten(self.main_tree, list(flat[:self.n_main]))
@@ -334,10 +345,10 @@ class Outputs:
         return (result, self.aux(flat)) if self.has_aux else result
 
 
-def trace_outputs(fun, call, flat, in_tree, has_aux, key_extra):
-    """Trace `call` (the user's `fun`, maybe with bound arguments) at `flat`, through the one
-    tracing entry; -> (simplified ClosedJaxpr, Outputs).  With has_aux, `fun` must return
-    (output, aux); the error names `fun`."""
-    closed, out_tree, aux = trace_flat(call, flat, in_tree, key_extra=key_extra,
-                                       post=aux_splitter(has_aux, fun))
-    return closed, Outputs(has_aux, out_tree, aux, len(closed.out_avals))
+def trace_outputs(fun, call, flat, in_tree, has_aux):
+    """Trace `call` (the user's `fun`, maybe with bound arguments) at `flat` now, through the
+    one tracing entry; -> (interned ClosedJaxpr taking `Outputs.args(flat)`, Outputs).  With
+    has_aux, `fun` must return (output, aux); the error names `fun`."""
+    closed, consts, out_tree, aux = trace_program(call, flat, in_tree,
+                                                  post=aux_splitter(has_aux, fun))
+    return closed, Outputs(has_aux, out_tree, aux, len(closed.out_avals), consts)

@@ -27,7 +27,7 @@ from .memo import derived
 from .primitives.elementwise import add, eq
 from .primitives.structural import iota, reshape, slice as lax_slice
 from .source_info import describe_function
-from .tracing import flatten_args, trace_flat
+from .tracing import flatten_args, trace_program
 from .transforms.jvp import Zero, instantiate, jvp_eval, tangent_aval
 from .transforms.stage import stage
 from .transforms.vmap import BatchedOutputError, vmap_jaxpr
@@ -199,17 +199,17 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                          a.update(shape=a.shape[:d] + a.shape[d + 1:]))
         # mapped leaves are traced abstractly; unmapped ones keep their known values
         known = [x if d is None else None for x, d in zip(flat, dims)]
-        with _bind(axis_name, size):
-            closed, out_tree, _ = trace_flat(f, known, in_tree, key_extra=("vmap",),
-                                             in_avals=avals)
+        with _bind(axis_name, size):       # traced on every call (JAX's rule), interned
+            closed, consts, out_tree, _ = trace_program(f, known, in_tree, in_avals=avals)
         out_dims, out_names = _resolve_out_dims(fun, out_axes, out_tree, closed.out_avals)
         try:
-            batched_jaxpr = vmap_jaxpr(closed, dims, size, out_dims, axis_name=axis_name)
+            batched_jaxpr = vmap_jaxpr(closed, [None] * len(consts) + dims, size, out_dims,
+                                       axis_name=axis_name)
         except BatchedOutputError as e:
             raise ValueError(f"vmap of {describe_function(fun)}: out_axes={out_axes!r} asks "
                              f"for {out_names[e.index]} to be unmapped (None), but it depends "
                              "on a mapped input; give it an integer out_axes") from None
-        outs = core.eval_jaxpr(batched_jaxpr, *flat)
+        outs = core.eval_jaxpr(batched_jaxpr, *consts, *flat)
         return tree_unflatten(out_tree, [_as_result(o) for o in outs])
     return batched
 
@@ -339,14 +339,13 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     def jacfun(*args, **kwargs):
         d = _diff_args("jacfwd", fun, args, kwargs, argnums, holomorphic)
         flat, diff, groups = d.flat, d.diff, d.groups
-        closed, ys = argnums_mod.trace_outputs(fun, d.call, flat, d.in_tree, has_aux,
-                                              ("jacfwd", has_aux))
+        closed, ys = argnums_mod.trace_outputs(fun, d.call, flat, d.in_tree, has_aux)
         n_all, n_main = ys.n_all, ys.n_main
         diff_pos = [p for p, d in enumerate(diff) if d]
         in_avals = [core.get_aval(flat[p]) for p in diff_pos]
         n = sum(a.size for a in in_avals)
-        batched = _jacfwd_jaxpr(closed, diff, n_main, n)
-        outs = core.eval_jaxpr(batched, *flat)
+        batched = _jacfwd_jaxpr(closed, ys.mask(diff), n_main, n)
+        outs = core.eval_jaxpr(batched, *ys.args(flat))
         tangents = outs[n_all:]
         offs = np.cumsum([0] + [a.size for a in in_avals])
         blocks = []
@@ -382,8 +381,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
     def jacfun(*args, **kwargs):
         d = _diff_args("jacrev", fun, args, kwargs, argnums, holomorphic)
         flat, diff, groups = d.flat, d.diff, d.groups
-        closed, ys = argnums_mod.trace_outputs(fun, d.call, flat, d.in_tree, has_aux,
-                                              ("jacrev", has_aux))
+        closed, ys = argnums_mod.trace_outputs(fun, d.call, flat, d.in_tree, has_aux)
         n_all, n_main = ys.n_all, ys.n_main
         out_avals = closed.out_avals[:n_main]
         for a in out_avals:
@@ -394,8 +392,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
                     f"but {describe_function(fun)} returned {a.str_short()}"
                     + ("" if holomorphic or not is_complex(a.dtype) else
                        "; pass holomorphic=True for holomorphic functions or use xf.vjp"))
-        primal, transposed, n_res = vjp_jaxprs(closed, diff, n_main)
-        outs = core.eval_jaxpr(primal, *flat)
+        primal, transposed, n_res = vjp_jaxprs(closed, ys.mask(diff), n_main)
+        outs = core.eval_jaxpr(primal, *ys.args(flat))
         m = sum(a.size for a in out_avals)
         batched = _jacrev_jaxpr(transposed, n_res, n_main, m)
         cts = core.eval_jaxpr(batched, *outs[n_all:])

@@ -37,17 +37,17 @@ from .transforms.jvp import tangent_aval
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 # ---- tracing helpers ------------------------------------------------------------------------
-def _trace(fn, in_avals, in_vals, key, who):
+def _trace(fn, in_avals, in_vals, who):
     """Trace flat `fn(*xs) -> (leaves, extra)` -> (ClosedJaxpr, extra), through the one
-    tracing entry (cached by `key` unless value-dependent or closing over traced values)."""
+    tracing entry, on every use: JAX traces a custom function or rule each time it is
+    applied, so its side effects run each time."""
     store = {}
 
     def flat(*xs):
         leaves, store["extra"] = fn(*xs)
         return leaves
 
-    return trace_cached(None if key is None else ("custom",) + tuple(key), flat, in_avals,
-                        in_vals, who, lambda: store["extra"])
+    return trace_cached(None, flat, in_avals, in_vals, who, lambda: store["extra"])
 
 
 def _hoist(closeds):
@@ -222,13 +222,12 @@ class custom_jvp:
         return _bind_custom_jvp(self, args)
 
 
-def _trace_primal(fun, static, dyn_flat, in_tree, n, tag):
+def _trace_primal(fun, static, dyn_flat, in_tree, n):
     def fn(*xs):
         out = fun(*_merge(static, tree_unflatten(in_tree, xs), n))
         leaves, tree = tree_flatten(out)
         return leaves, tree
-    return _trace(fn, _leaf_avals(dyn_flat), [core.known_value(x) for x in dyn_flat],
-                  (fun, tag, in_tree, tuple(_leaf_avals(dyn_flat)), static), fun)
+    return _trace(fn, _leaf_avals(dyn_flat), [core.known_value(x) for x in dyn_flat], fun)
 
 
 def _bind_custom_jvp(cj, args):
@@ -236,7 +235,7 @@ def _bind_custom_jvp(cj, args):
     static, dyn = _split_static(args, cj.nondiff_argnums, cj.fun)
     flat, in_tree = flatten_args(dyn)
     n, m = len(args), len(flat)
-    call, out_tree = _trace_primal(cj.fun, static, flat, in_tree, n, "custom_jvp_call")
+    call, out_tree = _trace_primal(cj.fun, static, flat, in_tree, n)
     out_avals = call.out_avals
     t_out_avals = [tangent_aval(a) for a in out_avals]
     in_avals = _leaf_avals(flat)
@@ -265,8 +264,7 @@ def _bind_custom_jvp(cj, args):
         return p_leaves + t_leaves, None
 
     def make_jvp(vals):
-        return _trace(jvp_fn, in_avals + [tangent_aval(a) for a in in_avals], vals,
-                      (cj.jvp, "custom_jvp_rule", in_tree, tuple(in_avals), static), cj.jvp)[0]
+        return _trace(jvp_fn, in_avals + [tangent_aval(a) for a in in_avals], vals, cj.jvp)[0]
 
     label = f"jvp rule {rname}"
     if id(cj) in _active:     # called from its own rule: trace the rule when it is needed
@@ -324,7 +322,7 @@ def _bind_custom_vjp(cv, args):
     flat, in_tree = flatten_args(dyn)
     n = len(args)
     in_avals = _leaf_avals(flat)
-    call, out_tree = _trace_primal(cv.fun, static, flat, in_tree, n, "custom_vjp_call")
+    call, out_tree = _trace_primal(cv.fun, static, flat, in_tree, n)
     out_avals = call.out_avals
     fwd_lead = f"custom_vjp fwd rule {fwd_name} for {fname} returned"
 
@@ -345,8 +343,7 @@ def _bind_custom_vjp(cv, args):
         return o_leaves + list(r_leaves), r_tree
 
     def make_fwd(vals):
-        return _trace(fwd_fn, in_avals, vals,
-                      (cv.fwd, "custom_vjp_fwd", in_tree, tuple(in_avals), static), cv.fwd)
+        return _trace(fwd_fn, in_avals, vals, cv.fwd)
 
     arg_trees = in_tree.children
     bwd_lead = f"custom_vjp bwd rule {bwd_name} for {fname} returned"
@@ -385,8 +382,7 @@ def _bind_custom_vjp(cv, args):
             return leaves, None
 
         bwd_in = list(res_avals) + [tangent_aval(a) for a in out_avals]
-        return _trace(bwd_fn, bwd_in, None, (cv.bwd, "custom_vjp_bwd", res_tree, out_tree,
-                                             tuple(bwd_in), static, in_tree), cv.bwd)[0]
+        return _trace(bwd_fn, bwd_in, None, cv.bwd)[0]
 
     fwd_label, bwd_label = f"fwd rule {fwd_name}", f"bwd rule {bwd_name}"
     if id(cv) in _active:     # called from its own rule: trace the rules when needed
@@ -471,8 +467,7 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
             return leaves, tree
 
         avals = _leaf_avals(flat)
-        closed, out_tree = _trace(fn, avals, [core.known_value(x) for x in flat],
-                                  (fun, "checkpoint", in_tree, tuple(avals), static), fun)
+        closed, out_tree = _trace(fn, avals, [core.known_value(x) for x in flat], fun)
         (closed,), consts = _hoist([closed])
         outs = checkpoint_p.bind(*consts, *flat, jaxpr=closed, policy=policy,
                                  prevent_cse=bool(prevent_cse))
@@ -513,7 +508,7 @@ def hook(f, x):
                             "structure of the hooked value) was expected")
         return _conform(o_leaves, ct_avals, fname, "cotangents", lead), None
 
-    closed, _ = _trace(ct_fn, ct_avals, None, (f, "hook", tree, tuple(ct_avals)), f)
+    closed, _ = _trace(ct_fn, ct_avals, None, f)
     if any(isinstance(c, Tracer) for c in closed.consts):
         raise TypeError(f"hook function {fname} uses a traced value from outside it; a hook "
                         "may only close over constants")

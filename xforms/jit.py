@@ -180,8 +180,9 @@ class Jitted:
         call, dyn, dkw = split_call(self.fun, args, kwargs, self.static_argnums,
                                     self.static_argnames)
         flat, in_tree = flatten_args((dyn, dkw), self.fun)
-        closed, out_tree, _ = trace_flat(call, flat, in_tree, key_extra=("jit",),
-                                         with_values=with_values)
+        # traced once per signature while the jitted function lives (JAX's rule)
+        closed, out_tree, _ = trace_flat(call, flat, in_tree, with_values=with_values,
+                                         key=(self.fun, ("jit", call.statics, call.skw, call.n)))
         return closed, out_tree, flat, in_tree
 
     def _key(self, args, kwargs):

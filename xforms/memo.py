@@ -5,10 +5,11 @@ Every in-memory cache of traced or transformed programs is one of these two:
 * `LRU(size)`: values by an explicit hashable key (tracing.py: a function and its
   abstract signature -> its simplified ClosedJaxpr);
 * `Memo(size)`: values computed from an object compared by *identity* (a ClosedJaxpr, which
-  has no structural equality) and a hashable key, e.g. the jvp of one jaxpr for one set of
-  nonzero tangents.  The object is held weakly: its entries go when it dies, so a memo
-  never keeps a program alive (a value that refers back to its jaxpr is still released,
-  by the bound).
+  has no structural equality; a jitted user function) and a hashable key, e.g. the jvp of
+  one jaxpr for one set of nonzero tangents.  The object is held weakly: its entries go
+  when it dies, so a memo never keeps a program or a dropped function alive (a value that
+  refers back to its object is still released, by the bound; an object that cannot be
+  weakly referenced, a builtin function, is held).
 
 Both hold at most `size()` entries (read on each insertion; 0 or less: no bound),
 `config.ir_cache_size` (XFORMS_IR_CACHE_SIZE, default 4096) unless told otherwise (the
@@ -76,6 +77,27 @@ class _Ref(weakref.ref):
     __slots__ = ("ident",)
 
 
+class _Strong:
+    """For an object that cannot be weakly referenced (a builtin such as numpy.sum, which
+    lives as long as its module): held, with the interface of `_Ref`."""
+    __slots__ = ("obj", "ident")
+
+    def __init__(self, obj):
+        self.obj, self.ident = obj, id(obj)
+
+    def __call__(self):
+        return self.obj
+
+
+def _ref(obj, callback):
+    try:
+        ref = _Ref(obj, callback)
+    except TypeError:
+        ref = _Strong(obj)
+    ref.ident = id(obj)
+    return ref
+
+
 class Memo:
     """Values keyed by (an object's identity, a hashable key); the object is held weakly."""
 
@@ -99,8 +121,7 @@ class Memo:
         with self._lock:
             ref, keys = self._refs.get(id(obj), (None, None))
             if ref is None or ref() is not obj:
-                ref = _Ref(obj, self._died)
-                ref.ident = id(obj)
+                ref = _ref(obj, self._died)
                 keys = set()
                 self._refs[id(obj)] = ref, keys
             keys.add(key)
@@ -141,6 +162,6 @@ class Memo:
 
 
 # ---- the caches ------------------------------------------------------------------------------
-traces = LRU()          # tracing.trace_cached: (key, axis env) -> (simplified ClosedJaxpr, extra)
+traces = Memo()         # tracing.trace_cached: (anchor, key and axis env) -> (ClosedJaxpr, extra)
 derived = Memo()        # (jaxpr, (transform, its arguments)) -> derived jaxpr(s)
 plans = Memo()          # (Jaxpr, "eager") -> its evaluation plan (core.eval_eager)

@@ -23,7 +23,7 @@ def _map0(f, *xs):
     size = aval(flat[0]).shape[0]
     avals = [aval(x).update(shape=aval(x).shape[1:]) for x in flat]
     closed, out_tree, _ = trace_flat(lambda a, k: f(*a), [None] * len(flat), in_tree,
-                                     key_extra=("xnp-map",), in_avals=avals)
+                                     in_avals=avals)
     batched = vmap_jaxpr(closed, [0] * len(flat), size, [0] * len(closed.out_avals))
     return tree_unflatten(out_tree, list(core.eval_jaxpr(batched, *flat)))
 

@@ -209,7 +209,7 @@ def _inline_tangent(eqn):
     """The tangent map's jaxpr (triangular solves and a product), inlined by the lowering."""
     from ..tracing import trace_cached
     avals = [v.aval for v in eqn.invars]
-    closed, _ = trace_cached(("cholesky_tangent",) + tuple(avals),
+    closed, _ = trace_cached((cholesky_tangent_p, tuple(avals)),
                              lambda L, x: [tangent_composite(L, x)], avals)
     return closed
 

@@ -1,0 +1,125 @@
+"""Transforms without jit run the user's Python on every call, as in JAX (issue #32).
+
+A function that draws its noise inside the objective (black-box variational inference) must
+get fresh noise on every call of grad, vmap, jacrev, ...; a Python scalar argument is a value,
+never a key that brings back an earlier call's trace.  Only `jit` caches traces, and runs side
+effects once per signature (JAX's documented rule).  What the transforms derive from a trace
+is still cached, by the traced program's structure (xforms/intern.py).
+"""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import intern, memo
+
+
+def _noisy(seed=0):
+    """f(x, t) = sum(sin(x) * noise) with fresh noise per call; `draws` records the noise."""
+    rs = np.random.RandomState(seed)
+    draws = []
+
+    def f(x, t=0):
+        z = rs.randn(*np.shape(x))
+        draws.append(z)
+        return xnp.sum(xnp.sin(x) * z) + 0.0 * t
+    return f, draws
+
+
+X = np.array([0.3, -0.7, 1.1])
+
+
+def _grad_ref(x, z):
+    return np.cos(x) * z
+
+
+# each: (name, build the transformed call of f, the reference from x and the call's noise)
+CASES = [
+    ("grad", lambda f: lambda x: xf.grad(f)(x), _grad_ref),
+    ("value_and_grad", lambda f: lambda x: xf.value_and_grad(f)(x)[1], _grad_ref),
+    ("vjp", lambda f: lambda x: xf.vjp(f, x)[1](1.0)[0], _grad_ref),
+    ("jvp", lambda f: lambda x: xf.jvp(f, (x,), (np.ones(3),))[1],
+     lambda x, z: np.sum(np.cos(x) * z)),
+    ("linearize", lambda f: lambda x: xf.linearize(f, x)[1](np.ones(3)),
+     lambda x, z: np.sum(np.cos(x) * z)),
+    ("jacfwd", lambda f: lambda x: xf.jacfwd(f)(x), _grad_ref),
+    ("jacrev", lambda f: lambda x: xf.jacrev(f)(x), _grad_ref),
+    ("hessian", lambda f: lambda x: xf.hessian(f)(x), lambda x, z: np.diag(-np.sin(x) * z)),
+    ("hvp", lambda f: lambda x: xf.hvp(f, (x,), (np.ones(3),))[0],
+     lambda x, z: -np.sin(x) * z),
+    ("vmap", lambda f: lambda x: xf.vmap(f)(np.stack([x, x])),
+     lambda x, z: np.full(2, np.sum(np.sin(x) * z))),
+]
+
+
+@pytest.mark.parametrize("name,build,ref", CASES, ids=[c[0] for c in CASES])
+def test_every_call_runs_the_function(name, build, ref):
+    f, draws = _noisy()
+    call = build(f)
+    for _ in range(3):
+        n = len(draws)
+        got = call(X)
+        assert len(draws) > n, f"{name}: the user's function did not run"
+        z = draws[-1]                   # hessian/hvp: the inner trace draws last, same noise
+        np.testing.assert_allclose(got, ref(X, z), rtol=1e-12, atol=1e-14,
+                                   err_msg=f"{name} used noise of another call")
+
+
+def test_python_scalar_arguments_are_values_not_keys():
+    """The issue's example: g(x, 0); g(x, 1); g(x, 0) gave the first call's noise again."""
+    f, draws = _noisy()
+    g = xf.grad(f)
+    for x, t in ((X, 0), (X, 1), (X, 0), (2 * X, 1)):
+        got = g(x, t)
+        np.testing.assert_allclose(got, _grad_ref(x, draws[-1]), rtol=1e-12)
+    assert len(draws) == 4
+
+
+def test_derived_programs_are_shared_by_equal_traces():
+    """Same program, other constants (the noise): one interned program, derived once."""
+    f, _ = _noisy()
+    g = xf.grad(f)
+    g(X)
+    before = len(intern._programs)
+    for _ in range(3):
+        g(X)
+    assert len(intern._programs) == before
+
+
+def test_jit_still_traces_once_per_signature():
+    """Under jit the trace is cached (JAX's rule: side effects run once per signature)."""
+    f, draws = _noisy()
+    jf = xf.jit(xf.grad(f))
+    a, b = jf(X), jf(X)
+    assert len(draws) == 1
+    np.testing.assert_array_equal(a, b)
+
+
+def test_value_dependent_python_control_flow_each_call():
+    def f(x):
+        return x ** 2 if x > 0 else -x ** 3
+    g = xf.grad(f)
+    assert [float(g(v)) for v in (3.0, -3.0, 2.0, -1.0)] == [6.0, -27.0, 4.0, -3.0]
+
+
+def test_dropped_jitted_closures_release_their_arrays():
+    """Issue #31 item 4: 300 jitted closures over 1 MB arrays kept +252 MB.  The traces are
+    held while the jitted function lives (xforms/memo.py `traces`, weakly)."""
+    x = np.ones(4)
+
+    def make(k):
+        big = np.full(131072, float(k))             # 1 MB
+        f = xf.jit(lambda v: v * big[:4].sum() + xnp.sum(big))
+        np.testing.assert_allclose(f(x), 4 * k * x + 131072.0 * k)
+        return weakref.ref(big)
+    refs = [make(k) for k in range(300)]
+    del make
+    gc.collect()
+    xf.jit(lambda v: v + 1.0)(x)                    # the next trace purges dead entries
+    len(memo.traces)
+    gc.collect()
+    alive = sum(r() is not None for r in refs)
+    assert alive == 0, f"{alive} of 300 closed-over arrays are still referenced"
