@@ -22,7 +22,7 @@ LAYERS = [
     ("core", ["xforms.core"]),
     ("registry", ["xforms.registry", "xforms.engine_prims"]),
     ("transforms", ["xforms.transforms"]),
-    ("tracing", ["xforms.tracing"]),
+    ("tracing", ["xforms.intern", "xforms.tracing"]),
     ("primitives", ["xforms.primitives"]),
     ("ad", ["xforms.ad", "xforms.extend"]),
     ("wrappers", ["xforms.numpy", "xforms.lax"]),
