@@ -165,14 +165,36 @@ def set_current_trace(trace):
 
 
 # ---- staging into a jaxpr ------------------------------------------------------------
+_PENDING = object()     # a known value not computed yet (Builder.value_of computes it)
+
+
 class Tracer:
-    """A value being staged into a jaxpr: an abstract value plus, maybe, a known value."""
-    __slots__ = ("_trace", "_var", "_val")
+    """A value being staged into a jaxpr: an abstract value plus, maybe, a known value.
+
+    A known value is computed only when something asks for it (`_val`: Python control flow
+    on it, a shape that depends on it): un-jitted transforms trace with known values on
+    every call, and most traces never look at one, so the primal is not evaluated twice."""
+    __slots__ = ("_trace", "_var", "_v")
     __array_ufunc__ = None          # make NumPy defer to our reflected operators
     __array_priority__ = 1000
 
     def __init__(self, trace, var, val=None):
-        self._trace, self._var, self._val = trace, var, val
+        self._trace, self._var, self._v = trace, var, val
+
+    @property
+    def _val(self):
+        """The known value (None: unknown), computed on first use."""
+        v = self._v
+        if v is _PENDING:
+            v = self._trace.value_of(self)
+        elif type(v) is Tracer:          # an enclosing trace's value, passed in as known
+            v = self._v = v._val
+        return v
+
+    def has_value(self):
+        """Whether the value is known (maybe not computed yet), without computing it."""
+        v = self._v
+        return v is not None and (type(v) is not Tracer or v.has_value())
 
     aval = property(lambda self: self._var.aval)
     shape = property(lambda self: self._var.aval.shape)
@@ -233,8 +255,11 @@ class Builder:
         self.constvars, self.consts, self._const_ids = [], [], {}
         self.value_dependent = False
         self.dead = False
+        self._pending = {}      # Var -> (eqn number, args, output tracers) not yet computed
 
     def new_arg(self, aval, val=None):
+        """An input; `val` its known value, or a tracer of an enclosing trace whose value
+        (computed when asked for) it is."""
         v = Var(aval)
         self.invars.append(v)
         return Tracer(self, v, val if self.with_values else None)
@@ -256,7 +281,7 @@ class Builder:
                 raise UnexpectedTracerError(
                     f"a traced value {x.aval.str_short()} escaped the transformation that "
                     "created it (stored in a global or closure?). Pass it as an argument instead.")
-            return self._const(x, x.aval, x._val)
+            return self._const(x, x.aval)
         if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.ndarray):
             return Literal(x, aval_of_value(x))
         if isinstance(x, np.generic):
@@ -267,9 +292,9 @@ class Builder:
         x = canonical_value(x)
         if isinstance(x, np.ndarray) and x.ndim == 0:
             return Literal(x[()], aval_of_value(x))
-        return self._const(x, aval_of_value(x), x)
+        return self._const(x, aval_of_value(x))
 
-    def _const(self, x, aval, val):
+    def _const(self, x, aval):
         key = id(x)
         if key in self._const_ids:
             return self._const_ids[key][0]
@@ -294,14 +319,37 @@ class Builder:
         out_avals = abstract_eval(prim, [v.aval for v in invars], params)
         outvars = [Var(a) for a in out_avals]
         self.eqns.append(Eqn(prim, invars, outvars, params, source_info.current()))
-        vals = [None] * len(outvars)
-        if self.with_values and prim.trace_time_eval:
-            invals = [self._known_val(a, v) for a, v in zip(args, invars)]
-            if all(v is not None for v in invals):
-                with set_current_trace(eval_trace):
-                    outs = impl_rules[prim](*invals, **params)
-                vals = [_fix_dtype(o, a) for o, a in zip(outs, out_avals)]
-        return [Tracer(self, v, val) for v, val in zip(outvars, vals)]
+        known = (self.with_values and prim.trace_time_eval and
+                 all(a.has_value() for a in args if isinstance(a, Tracer)))
+        outs = [Tracer(self, v, _PENDING if known else None) for v in outvars]
+        if known:
+            record = (len(self.eqns) - 1, args, outs)
+            for v in outvars:
+                self._pending[v] = record
+        return outs
+
+    def value_of(self, tracer):
+        """Compute `tracer`'s known value: evaluate, in program order, the equations it
+        depends on whose values nobody has asked for yet (iteratively: a chain of
+        thousands of equations needs no deep recursion)."""
+        records, stack, seen = [], [tracer], set()
+        while stack:
+            t = stack.pop()
+            if t._v is not _PENDING or id(t) in seen:
+                continue
+            rec = self._pending[t._var]
+            seen.update(id(o) for o in rec[2])
+            records.append(rec)
+            stack.extend(a for a in rec[1] if type(a) is Tracer and a._trace is self)
+        for k, args, outs in sorted(records, key=lambda r: r[0]):
+            eqn = self.eqns[k]
+            invals = [self._known_val(a, v) for a, v in zip(args, eqn.invars)]
+            with set_current_trace(eval_trace):
+                vals = impl_rules[eqn.prim](*invals, **eqn.params)
+            for o, val, v in zip(outs, vals, eqn.outvars):
+                o._v = _fix_dtype(val, v.aval)
+                self._pending.pop(v, None)
+        return tracer._v
 
     def _known_val(self, arg, atom):
         if isinstance(arg, Tracer):
@@ -365,6 +413,17 @@ def known_value(x):
     """The concrete value of `x` if it is available (eager value or known tracer), else None."""
     if isinstance(x, Tracer):
         return x._val
+    return x
+
+
+def deferred_value(x):
+    """What a nested trace's input `x` is known to be, without computing it: `x` itself (a
+    value, or a tracer whose known value the nested trace computes only if it asks), or
+    None (unknown).
+
+    >>> trace_to_jaxpr(f, avals, [deferred_value(x) for x in args])"""
+    if isinstance(x, Tracer):
+        return x if x.has_value() else None
     return x
 
 

@@ -83,7 +83,7 @@ def trace_flat(f, args_flat, in_tree, key=None, with_values=True, post=None, in_
     entries are None, i.e. values unknown).
     """
     avals = abstract_signature(args_flat) if in_avals is None else tuple(in_avals)
-    vals = [core.known_value(x) for x in args_flat] if with_values else None
+    vals = [core.deferred_value(x) for x in args_flat] if with_values else None
     store = {}
     if key is not None:
         key = (key[0], (key[1], in_tree, avals))
@@ -103,7 +103,7 @@ def trace_program(f, args_flat, in_tree, post=None, in_avals=None):
     >>> core.eval_jaxpr(closed, *consts, *flat)
     """
     avals = abstract_signature(args_flat) if in_avals is None else tuple(in_avals)
-    vals = [core.known_value(x) for x in args_flat]
+    vals = [core.deferred_value(x) for x in args_flat]
     if all(v is None for v in vals):
         vals = None
     store = {}
