@@ -124,3 +124,45 @@ def test_dropped_jitted_closures_release_their_arrays():
     gc.collect()
     alive = sum(r() is not None for r in refs)
     assert alive == 0, f"{alive} of 30 closed-over arrays are still referenced"
+
+
+def test_integer_arrays_as_shapes():
+    """zeros/ones/full take a 0-d integer array as the shape (NumPy and JAX do), and an
+    un-jitted transform's integer argument by its value."""
+    assert xnp.zeros(np.array(3)).shape == (3,)
+    assert xnp.ones(np.array([2, 1])).shape == (2, 1)
+    np.testing.assert_array_equal(xnp.full(np.array(2), 7.0), [7.0, 7.0])
+    with pytest.raises(TypeError):
+        xnp.zeros(2.0)                              # as NumPy: not an integer
+
+    def h(x, n):
+        return xnp.sum(xnp.zeros(n) + x)
+    assert float(xf.grad(h)(1.0, np.array(3))) == 3.0
+    with pytest.raises(xf.errors.ConcretizationError, match="dynamic_slice"):
+        xf.jit(h)(1.0, np.array(3))
+
+
+DATA = np.arange(40.0).reshape(8, 5)
+
+
+def test_numpy_array_indexed_by_a_traced_integer():
+    """Un-jitted: a NumPy array indexed with an integer argument works (as in JAX, whose
+    integer arguments stay concrete).  Under jit the error says how to write it, and the
+    written form compiles once for every batch number."""
+    def f(w, i):
+        return xnp.sum(w * DATA[i])
+    for i in (1, np.int64(3), np.array(5)):
+        np.testing.assert_array_equal(xf.grad(f)(np.ones(5), i), DATA[int(i)])
+    with pytest.raises(xf.errors.ConcretizationError, match=r"xnp.asarray\(data\)\[i\]"):
+        xf.jit(f)(np.ones(5), 1)
+
+    traces = []
+
+    def batch_loss(w, i):
+        traces.append(1)
+        b = xf.lax.dynamic_slice(xnp.asarray(DATA), (i * 2, 0), (2, 5))
+        return xnp.sum(w * b)
+    step = xf.jit(xf.grad(batch_loss))
+    for i in range(4):
+        np.testing.assert_array_equal(step(np.ones(5), i), DATA[2 * i:2 * i + 2].sum(0))
+    assert len(traces) == 1

@@ -246,6 +246,17 @@ class Tracer:
                         "static_argnums if it must be used as a dict key")
 
 
+_CONTROL_HINT = ("Use lax.cond / lax.switch for branches, lax.while_loop / lax.fori_loop for "
+                 "loops, xnp.where for elementwise choice, or mark the argument static with "
+                 "static_argnums.")
+# A batch number passed to a jitted step: static_argnums would compile once per value
+_INDEX_HINT = ("A traced integer cannot index a NumPy array or bound a Python slice: index an "
+               "xforms array instead (xnp.asarray(data)[i]), take a fixed-size window with "
+               "lax.dynamic_slice(x, (i * size, 0), (size, x.shape[1])); loop with "
+               "lax.fori_loop / lax.while_loop, branch with lax.cond. Marking the argument "
+               "static (static_argnums) also works but compiles once per value.")
+
+
 class Builder:
     """Stages primitives into a jaxpr.  Values from parent traces become constvars."""
 
@@ -370,9 +381,8 @@ class Builder:
         raise ConcretizationError(
             f"{what} was called on an abstract traced value {tracer.aval.str_short()} in {fun}"
             f"{' at ' + info.location if info else ''}. Under jit/make_jaxpr the values of "
-            "arguments are not known while tracing. Use lax.cond / lax.switch for branches, "
-            "lax.while_loop / lax.fori_loop for loops, xnp.where for elementwise choice, or "
-            "mark the argument static with static_argnums.")
+            "arguments are not known while tracing. " + (_INDEX_HINT if what == "an index"
+                                                          else _CONTROL_HINT))
 
     def array_conversion_error(self, tracer):
         info = source_info.current()
@@ -382,7 +392,8 @@ class Builder:
             f"through a NumPy function, or on a list holding it) in {fun}"
             f"{' at ' + info.location if info else ''}. NumPy cannot follow transformations: "
             "the result would lose its derivative or batch axis. Use xforms.numpy (xnp.asarray, "
-            "xnp.sum, ...) on traced values, or compute constants outside the function.")
+            "xnp.sum, ...) on traced values, or compute constants outside the function; to "
+            "index a NumPy array `data` with a traced integer, write xnp.asarray(data)[i].")
 
     def build(self, outs):
         outvars = [self.to_var(o) for o in outs]

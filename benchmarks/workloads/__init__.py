@@ -21,6 +21,7 @@ REGISTRY = {
     "random": "random",
     "cnn": "cnn",
     "real_programs": "real_programs",
+    "eager": "eager",
 }
 
 

@@ -1,5 +1,7 @@
 """Array creation in `xforms.numpy`.  Outside a trace these are NumPy arrays; inside one,
 constants (they are folded into the IR as literals or broadcasts, never traced inputs)."""
+import operator
+
 import numpy as np
 
 from .. import core
@@ -13,7 +15,15 @@ def array(a, dtype=None, copy=True):
 
 
 def _shape(shape):
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    """A shape argument as a tuple of ints: an int, a sequence of them, or an integer array
+    of rank 0 or 1 (NumPy and JAX accept `zeros(np.array(3))`); a traced integer gives its
+    known value (an un-jitted transform's integer argument) or a ConcretizationError.
+
+    >>> _shape(np.array(3)), _shape([2, np.int64(3)])
+    ((3,), (2, 3))"""
+    if np.ndim(shape) == 0 if not isinstance(shape, Tracer) else shape.ndim == 0:
+        return (operator.index(shape),)
+    return tuple(operator.index(s) for s in shape)
 
 
 def zeros(shape, dtype=None):
