@@ -140,7 +140,9 @@ def _dir_problem(d):
         return f"cache directory {d} cannot be created ({e.strerror})"
     if not os.access(numba_dir, os.W_OK):
         return f"cache directory {numba_dir} is not writable"
-    return untrusted_dir(numba_dir, own=3)
+    # NUMBA_CACHE_DIR: Numba keeps its index files there instead
+    return untrusted_dir(numba_dir, own=3) or (
+        numba.config.CACHE_DIR and untrusted_dir(numba.config.CACHE_DIR)) or None
 
 
 def _makedirs_private(path):
@@ -168,6 +170,8 @@ def untrusted_dir(path, own=1):
     >>> untrusted_dir("/tmp") is None        # root's, sticky
     True
     """
+    if not hasattr(os, "geteuid"):
+        return None                           # no POSIX owners and modes (Windows)
     uid, home = os.geteuid(), os.path.realpath(os.path.expanduser("~"))
     for p in (os.path.abspath(path), os.path.realpath(path)):
         for depth, folder in enumerate(_self_and_parents(p, home)):

@@ -343,3 +343,18 @@ def test_numba_cache_write_fails(fresh_codecache, monkeypatch, tmp_path):
     monkeypatch.setattr(caching.IndexDataCacheFile, "_save_data", _no_space)
     path = _compile_one(fresh_codecache, lambda np, x: np.arcsinh(x) * 0.625 + np.exp(x))
     assert path.startswith(str(tmp_path / "cache"))
+
+
+def test_numba_cache_dir_is_checked_too(fresh_codecache, monkeypatch, tmp_path):
+    """NUMBA_CACHE_DIR moves Numba's pickled index files: it must be safe as well."""
+    import numba
+    shared = tmp_path / "numba_cache"
+    shared.mkdir()
+    os.chmod(tmp_path, 0o700)
+    os.chmod(shared, 0o777)
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(shared))
+    with pytest.warns(fresh_codecache.CacheWarning, match=f"{shared} is writable by group"):
+        d = fresh_codecache.kernel_dir()
+    assert not d.startswith(str(tmp_path))
+    os.chmod(shared, 0o700)
+    assert fresh_codecache.kernel_dir() == str(tmp_path / "cache" / "cpu")
