@@ -32,6 +32,7 @@ import glob
 import hashlib
 import linecache
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -135,6 +136,8 @@ def _dir_problem(d):
     compile cache, or None; creates the missing folders, 0700."""
     numba_dir = os.path.join(d, "__pycache__")
     try:
+        if os.path.isfile(numba_dir) and not untrusted_dir(d, own=2):
+            _remove(numba_dir)                 # a damaged entry (not a folder): replaced
         _makedirs_private(numba_dir)
     except OSError as e:
         return f"cache directory {d} cannot be created ({e.strerror})"
@@ -242,9 +245,17 @@ def _purge_numba_cache(path):
     stem = os.path.splitext(os.path.basename(path))[0]
     for f in glob.glob(os.path.join(os.path.dirname(path), "__pycache__", stem + ".*")):
         try:
-            os.unlink(f)
+            _remove(f)
         except OSError:
             pass
+
+
+def _remove(path):
+    """Delete a damaged cache entry, a file or (where a file belongs) a folder."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
 
 
 def code_of(source):
@@ -281,6 +292,8 @@ def _place(name, source, code, private):
         try:
             if os.path.lexists(path):
                 _purge_numba_cache(path)       # its compiled code belongs to other text
+                if os.path.isdir(path) and not os.path.islink(path):
+                    _remove(path)              # (a file replaces a file atomically)
             return path, _write_atomic(path, source), shared
         except OSError as e:                   # a full disk, a read-only folder, ...
             if not shared:

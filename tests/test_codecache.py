@@ -255,20 +255,68 @@ def test_created_folders_are_private(tmp_path):
         assert os.stat(d).st_mode & 0o777 == 0o700, d
 
 
-def test_module_not_utf8_is_healed(tmp_path):
+def _damage(kind, module):
+    """Damage the cache entry of `module` (its file and Numba's files next to it)."""
+    numba_dir = os.path.join(os.path.dirname(module), "__pycache__")
+    stem = os.path.join(numba_dir, os.path.basename(module)[:-3])
+    index, data = stem + ".kernel-*.nbi", stem + ".kernel-*.nbc"    # (patterns)
+    if kind == "module not utf-8":
+        with open(module, "rb") as f:
+            head = f.read(40)
+        with open(module, "wb") as f:
+            f.write(b"\xff\xfe\x00garbage " + head)
+    elif kind == "module is a folder":
+        os.unlink(module)
+        os.makedirs(os.path.join(module, "sub"))
+    elif kind == "index is a folder":
+        index, = glob.glob(index)
+        os.unlink(index)
+        os.mkdir(index)
+    elif kind == "index damaged after its version":
+        import io
+        import pickle
+        index, = glob.glob(index)
+        with open(index, "rb") as f:
+            blob = f.read()
+        stream = io.BytesIO(blob)
+        pickle.load(stream)
+        with open(index, "wb") as f:
+            f.write(blob[:stream.tell()] + b"garbage\x00\xff")
+    elif kind == "code truncated":
+        data, = glob.glob(data)
+        with open(data, "rb") as f:
+            head = f.read(100)
+        with open(data, "wb") as f:
+            f.write(head)
+    elif kind == "__pycache__ is a file" and os.path.isdir(numba_dir):
+        shutil.rmtree(numba_dir)
+        open(numba_dir, "w").close()
+
+
+@pytest.mark.parametrize("kind", ["module not utf-8", "module is a folder",
+                                  "index is a folder", "index damaged after its version",
+                                  "code truncated", "__pycache__ is a file"])
+def test_damaged_entries_are_replaced(tmp_path, kind):
+    """Each kind of damage: the next process computes right and replaces the entry, so the
+    one after it finds a healthy cache (no warning, the same files)."""
     cache = tmp_path / "cache"
     paths, _ = _sync_child(tmp_path, cache)
     good = {}
     for p in paths:
         with open(p, "rb") as f:
             good[p] = f.read()
-        with open(p, "wb") as f:
-            f.write(b"\xff\xfe\x00garbage " + good[p][:40])
-    paths2, err = _sync_child(tmp_path, cache)              # recompiled, right results
-    assert paths2 == paths
-    for p in paths:                                          # and the files replaced
+    for p in paths:
+        _damage(kind, p)
+    assert _sync_child(tmp_path, cache)[0] == paths         # recompiled, right results
+    paths2, err = _sync_child(tmp_path, cache)
+    assert paths2 == paths and not _warnings(err), err
+    for p in paths:                                          # the entries replaced
         with open(p, "rb") as f:
             assert f.read() == good[p]
+        numba_dir = os.path.join(os.path.dirname(p), "__pycache__")
+        stem = os.path.basename(p)[:-3]
+        assert all(os.path.isfile(f) for f in glob.glob(os.path.join(numba_dir, stem + "*")))
+        assert glob.glob(os.path.join(numba_dir, stem + "*.nbi"))
 
 
 def _tmpfs(path, size_kb):
