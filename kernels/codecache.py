@@ -58,7 +58,7 @@ _modules = {}            # hash -> module
 _dispatchers = weakref.WeakValueDictionary()
 _private_dir = None
 _broken = set()          # cache folders that failed to take a write in this process
-warned = set()           # CacheWarning texts given (each is given once per process)
+_warned = set()          # CacheWarning texts given (each is given once per process)
 _TRUST = "set XFORMS_CACHE_DIR to a directory you own"
 _SPACE = "free disk space, or set XFORMS_CACHE_DIR elsewhere or XFORMS_DISABLE_CACHE=1"
 # kernels made (Numba compiled them, or loaded them from its disk cache) and kernels found
@@ -97,14 +97,15 @@ def _warn(message, advice=_TRUST):
     """One line, once per process (Python's own once-only registry is reset whenever a
     warnings filter changes, as tiered.py's replay of the fast tier's warnings does)."""
     text = f"xforms: {message}; compiling without the disk cache ({advice})"
-    if text not in warned:
-        warned.add(text)
+    if text not in _warned:
+        _warned.add(text)
         warnings.warn(text, CacheWarning, stacklevel=3)
 
 
 def kernel_dir(private=False):
-    """The directory generated modules go to (created on demand); `private`: this
-    process's own temporary directory, whatever the cache settings."""
+    """The directory generated modules go to (created on demand; None when not even a
+    private one can be made); `private`: this process's own temporary directory, whatever
+    the cache settings."""
     return _module_dir(private)[0]
 
 

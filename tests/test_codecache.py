@@ -358,7 +358,7 @@ def fresh_codecache(monkeypatch, tmp_path):
     from kernels import codecache
     monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("XFORMS_DISABLE_CACHE", raising=False)
-    for name, value in (("_modules", {}), ("_broken", set()), ("warned", set()),
+    for name, value in (("_modules", {}), ("_broken", set()), ("_warned", set()),
                         ("_private_dir", None)):
         monkeypatch.setattr(codecache, name, value)
     return codecache
