@@ -164,22 +164,31 @@ def test_untrusted_dir_owners(tmp_path):
         f"{link} is a symbolic link owned by another user (uid {other})")
 
 
-def _second_user():
-    """A second local user's (name, uid): created with useradd when we are root and can;
-    else (None, an unused uid) when root; else None."""
+@pytest.fixture
+def second_user():
+    """A second local user's (name, uid): one made with useradd (and removed afterwards)
+    when we are root and can; else (None, an unused uid) when root; else the test skips."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return None
-    import pwd
+        pytest.skip("a second user needs root")
     name = "xforms_cache_test"
+    existed = _uid_of(name) is not None
+    if not existed and shutil.which("useradd"):
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                       capture_output=True)
+    uid = _uid_of(name)
     try:
-        return name, pwd.getpwnam(name).pw_uid
+        yield (name, uid) if uid is not None else (None, 4321)
+    finally:
+        if uid is not None and not existed:
+            subprocess.run(["userdel", name], capture_output=True)
+
+
+def _uid_of(name):
+    import pwd
+    try:
+        return pwd.getpwnam(name).pw_uid
     except KeyError:
-        pass
-    if shutil.which("useradd") and subprocess.run(
-            ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-            capture_output=True).returncode == 0:
-        return name, pwd.getpwnam(name).pw_uid
-    return None, 4321
+        return None
 
 
 class _Planted:
@@ -207,14 +216,11 @@ def _plant(cache, marker, user=None):
 
 
 @pytest.mark.parametrize("who", ["others", "second user"])
-def test_planted_pickle_is_not_loaded(tmp_path, who):
+def test_planted_pickle_is_not_loaded(tmp_path, who, request):
     """Another user who can write into the cache plants a pickle in Numba's index: xforms
     refuses the cache with one warning, loads nothing from it, and computes right."""
     if who == "second user":
-        found = _second_user()
-        if found is None:
-            pytest.skip("a second user needs root")
-        name, uid = found
+        name, uid = request.getfixturevalue("second_user")
         base = tempfile.mkdtemp()             # under /tmp, where the other user can reach
         os.chmod(base, 0o755)
     else:
