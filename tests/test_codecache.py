@@ -354,6 +354,22 @@ def test_full_disk_compiles_without_cache(tmp_path, free_kb):
         subprocess.run(["umount", str(mnt)], check=True)
 
 
+def test_read_only_cache_compiles_without_it(tmp_path):
+    """A cache on a filesystem mounted read-only (Numba could not write its index there,
+    and would look for it elsewhere): one warning, every compile works."""
+    mnt = tmp_path / "ro"
+    _tmpfs(mnt, 1024)
+    try:
+        _sync_child(tmp_path, mnt / "xforms")               # fill it, then read-only
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        paths, err = _sync_child(tmp_path, mnt / "xforms")
+        warned = _warnings(err)
+        assert len(warned) == 1 and "is not writable" in warned[0], err
+        assert not any(p.startswith(str(mnt)) for p in paths)
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
 def _no_space(*args, **kwargs):
     raise OSError(errno.ENOSPC, "No space left on device")
 
