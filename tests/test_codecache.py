@@ -99,7 +99,7 @@ SYNC_CHILD = textwrap.dedent("""
 """)
 
 
-def _sync_child(tmp_path, cache_dir, user=None):
+def _sync_child(tmp_path, cache_dir):
     """Run SYNC_CHILD (two synchronous compiles) with the cache in `cache_dir`;
     -> (paths of its kernel modules, stderr)."""
     script = tmp_path / "sync_child.py"
