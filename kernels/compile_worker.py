@@ -17,6 +17,7 @@ index and code to temporary files renamed into place.
 import os
 import sys
 import threading
+import warnings
 
 from xforms import gc_pause
 from xforms.compile_worker import recv, send
@@ -42,6 +43,9 @@ def main(ppid):
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr                 # stray prints must not break the protocol
     from . import codecache, user_prims
+    # a cache the worker cannot use is the parent's too: the parent, which then compiles
+    # the kernel itself, says so once
+    warnings.simplefilter("ignore", codecache.CacheWarning)
     _warm_up()
     while True:
         job = recv(stdin)

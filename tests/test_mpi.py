@@ -11,7 +11,10 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MPIEXEC = shutil.which("mpiexec") or shutil.which("mpirun")
+# the pip `mpich` wheel puts mpiexec next to the venv's python, on PATH only when the
+# venv is activated
+_PATH = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+MPIEXEC = shutil.which("mpiexec", path=_PATH) or shutil.which("mpirun", path=_PATH)
 HAVE_MPI = MPIEXEC is not None and all(importlib.util.find_spec(m) is not None
                                        for m in ("mpi4py", "numba_mpi"))
 pytestmark = pytest.mark.skipif(not HAVE_MPI, reason="MPI not installed: pip install -e '.[mpi]'")
@@ -54,3 +57,11 @@ def test_data_parallel_training_equals_serial_training():
     assert r.returncode == 0, f"{r.stdout[-3000:]}\n{r.stderr[-6000:]}"
     assert "parameters identical on all ranks: True" in r.stdout, r.stdout
     assert "max |parallel - serial|" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("case", ["static_differs", "static_same"])
+def test_static_arguments_are_compared_across_ranks(case):
+    # on main, static_differs hung or aborted with "MPI_Allreduce failed" and no reason
+    r = mpirun("tests/mpi_static.py", case, timeout=180)
+    assert r.returncode == 0, f"{case} failed:\n{r.stdout[-4000:]}\n{r.stderr[-6000:]}"
+    assert r.stdout.count(f"ok {case}") == 2, r.stdout

@@ -153,6 +153,7 @@ class WorkerClient:
             lost = [(j, f) for j, (f, p) in self._pending.items() if p is proc]
             for j, _ in lost:
                 del self._pending[j]
+            _close_pipes(proc)             # (under the lock: submit writes to stdin)
         for _, f in lost:
             f.set_exception(WorkerError(f"the compile worker (pid {proc.pid}) exited with "
                                         f"status {proc.returncode}"))
@@ -164,6 +165,15 @@ class WorkerClient:
         if p is not None and p.poll() is None:
             p.kill()
             p.wait()
+
+
+def _close_pipes(proc):
+    """Close a finished worker's pipes (else each leaks two files and a ResourceWarning)."""
+    for stream in (proc.stdin, proc.stdout):
+        try:
+            stream.close()
+        except OSError:                    # unsent bytes to a dead process: nothing to do
+            pass
 
 
 _client = None

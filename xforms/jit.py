@@ -13,6 +13,7 @@ outer IR, which is itself compiled when the outermost `jit` runs.
 """
 import functools
 import os
+import sys
 import warnings
 from typing import Callable, NamedTuple, Optional
 
@@ -52,10 +53,17 @@ _import_error = []
 
 def _load_backends():
     if "cpu" not in _backends and not _import_error:
+        before = set(sys.modules)
         try:
             import kernels  # noqa: F401  (registers its backends)
         except ImportError as e:   # Numba missing: make_jaxpr and eager transforms still work
             _import_error.append(e)
+        except BaseException:      # Ctrl-C: forget the half-imported compiler (its modules
+            # hold a broken `numba`), so that the next call imports it afresh
+            for name in set(sys.modules) - before:
+                if name.partition(".")[0] in ("kernels", "numba", "llvmlite"):
+                    del sys.modules[name]
+            raise
 
 
 def default_backend():

@@ -13,14 +13,16 @@ eagerly through mpi4py for other communicators or with `jit=False`.
 
 Safety, because a mistake on one rank must not hang the others:
 - before each call the ranks compare the structure, shapes and dtypes of their arguments
-  (one small allreduce); a mismatch raises a ValueError on every rank listing each rank's
-  signature (`check_inputs=False` skips it);
+  and the values of their static arguments (one small allreduce); a mismatch raises a
+  ValueError on every rank naming each rank that differs, with what it passed, and listing
+  each rank's signature (`check_inputs=False` skips it);
 - an exception on one rank (bad input, a bug) prints the rank and its error and aborts
   every rank (`MPI_Abort`), so nothing waits forever for a collective that never comes
   (`abort_on_error=False` re-raises instead, for interactive use).
 """
 import functools
 import os
+import re
 import sys
 import traceback
 import zlib
@@ -82,32 +84,59 @@ class Pmapped:
 
 
 def _signature(tree, static):
+    """This rank's call as texts that must agree on every rank: the structure, each array
+    argument's dtype and shape, and each static argument's value (each selects the traced
+    program: ranks that differ in one run different collectives, and hang)."""
     args, kwargs = tree
-    args = [a for i, a in enumerate(args) if i not in static]
-    leaves, treedef = tree_flatten((args, kwargs))
-    parts = [str(treedef)]
-    for x in leaves:
-        shape, dtype = np.shape(x), getattr(x, "dtype", type(x).__name__)
-        parts.append(f"{dtype}{list(shape)}")
-    return "; ".join(parts)
+    static = sorted({i % len(args) for i in static if -len(args) <= i < len(args)})
+    dynamic = [a for i, a in enumerate(args) if i not in static]
+    leaves, treedef = tree_flatten((dynamic, kwargs))
+    parts = [f"structure {treedef}"]
+    parts += [f"{getattr(x, 'dtype', type(x).__name__)}{list(np.shape(x))}" for x in leaves]
+    parts += [f"static argument {i} = {_static_text(args[i])}" for i in static]
+    return parts
+
+
+def _static_text(value):
+    """A static argument as text that is the same on every rank for the same value: its
+    repr without memory addresses, a function by its name and where it is defined."""
+    code = getattr(value, "__code__", None)
+    if code is not None:
+        name = getattr(value, "__qualname__", type(value).__name__)
+        return f"{name} ({code.co_filename}:{code.co_firstlineno})"
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
 
 
 def check_same_signature(comm, tree, static, fun):
-    """Raise ValueError on every rank unless all ranks pass the same structure, shapes and
-    dtypes (one 16-byte allreduce when they do)."""
-    sig = _signature(tree, static)
-    h = np.int64(zlib.crc32(sig.encode()))
+    """Raise ValueError on every rank unless all ranks pass the same structure, shapes,
+    dtypes and static argument values (one 16-byte allreduce when they do); the error
+    names each rank that differs from rank 0 and what it passed."""
+    parts = _signature(tree, static)
+    h = np.int64(zlib.crc32("\n".join(parts).encode()))
     MPI = __import__("mpi4py.MPI", fromlist=["MPI"])
     lo_hi = np.array([h, -h], np.int64)
     out = np.empty_like(lo_hi)
     comm.comm.Allreduce(lo_hi, out, op=MPI.MAX)
     if out[0] == -out[1]:
         return
-    sigs = comm.comm.allgather(sig)
-    lines = "\n".join(f"  rank {r}: {s}" for r, s in enumerate(sigs))
-    raise ValueError(f"pmap of {describe_function(fun)}: the ranks passed arguments of "
-                     f"different structure, shapes or dtypes (a collective over them would "
-                     f"be wrong or hang):\n{lines}")
+    sigs = comm.comm.allgather(parts)
+    raise ValueError(f"pmap of {describe_function(fun)}: the ranks passed different static "
+                     f"arguments or arguments of different structure, shapes or dtypes (a "
+                     f"collective over them would be wrong or hang): "
+                     f"{'; '.join(_differences(sigs))}\n"
+                     + "\n".join(f"  rank {r}: {'; '.join(s)}" for r, s in enumerate(sigs)))
+
+
+def _differences(sigs):
+    """'rank r passed X where rank 0 passed Y' for each rank's first difference."""
+    out = []
+    for r, sig in enumerate(sigs[1:], 1):
+        diff = next(((a, b) for a, b in zip(sigs[0], sig) if a != b), None)
+        if diff is None and len(sig) != len(sigs[0]):
+            diff = ("; ".join(sigs[0]), "; ".join(sig))
+        if diff is not None:
+            out.append(f"rank {r} passed {diff[1]} where rank 0 passed {diff[0]}")
+    return out
 
 
 def abort_all(comm, exc, fun):
