@@ -1,8 +1,9 @@
 """The public transforms: jvp, linearize, vjp, grad, value_and_grad, hvp, make_jaxpr,
 stop_gradient.  (vmap and the Jacobians are in `batching_api.py`, jit in `jit.py`.)
 
-Each traces the user function to a cached IR, transforms and simplifies it, and evaluates
-the result on the current trace, so transforms nest:
+Each traces the user function on every call (its side effects run each time, as in JAX),
+transforms and simplifies the program -- once per program structure, xforms/intern.py -- and
+evaluates the result on the current trace, so transforms nest:
 
     >>> xf.grad(xf.grad(lambda x: x ** 3))(2.0)
     Array(12.)
@@ -175,8 +176,8 @@ def _traced_zeros(p):
 
 class _Transformed:
     """A transformed function such as grad(f).  Two built from the same function and options
-    are equal, so traces keyed on them are shared: `grad(grad(f))(x)` built afresh in a loop
-    re-traces nothing."""
+    compare equal (as static arguments and pytree leaves they are the same function); each
+    call runs `f` (JAX's rule without jit)."""
 
     def __init__(self, impl, key, fun):
         functools.update_wrapper(self, fun)
@@ -275,7 +276,7 @@ def hvp(fun, primals, tangents):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("hvp: primals and tangents must be tuples of positional arguments, as "
                         f"in jvp, got {type(primals).__name__} and {type(tangents).__name__}")
-    g = grad(fun, argnums=tuple(range(len(primals))))   # equal across calls: jvp's trace is cached
+    g = grad(fun, argnums=tuple(range(len(primals))))
     return jvp(g, tuple(primals), tuple(tangents))[1]
 
 
