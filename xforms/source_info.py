@@ -46,15 +46,23 @@ def _is_internal(filename):
     return filename.startswith(_PKG_DIRS) or filename.startswith("<frozen")
 
 
+_internal_code = {}     # code object -> whether it is xforms' own (every bind asks: cached)
+
+
 def current() -> Optional[SourceInfo]:
     """The innermost user frame (or the override set by a transform)."""
     if _state.info is not None:
         return _state.info
     frame = sys._getframe(1)
     while frame is not None:
-        fname = frame.f_code.co_filename
-        if not _is_internal(fname):
-            return SourceInfo(fname, frame.f_lineno, frame.f_code.co_name)
+        code = frame.f_code
+        internal = _internal_code.get(code)
+        if internal is None:
+            if len(_internal_code) > 20000:      # generated code (exec) makes new objects
+                _internal_code.clear()
+            internal = _internal_code[code] = _is_internal(code.co_filename)
+        if not internal:
+            return SourceInfo(code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return None
 
