@@ -52,6 +52,17 @@ def tiered():
                                                                         "off")
 
 
+def tiered_wait():
+    """XFORMS_TIERED_WAIT: seconds a later call of a signature waits for its background
+    compile when the fast tier is much slower than compiled code (xforms/tiered.py);
+    default 120, 0: never wait."""
+    v = os.environ.get("XFORMS_TIERED_WAIT", "").strip()
+    try:
+        return float(v) if v else 120.0
+    except ValueError:
+        raise ValueError(f"XFORMS_TIERED_WAIT must be a number of seconds, got {v!r}") from None
+
+
 def tiered_max_eager():
     """XFORMS_TIERED_MAX_EAGER: a fixed limit on the equations one eager evaluation may
     execute for a program to start on the fast tier, or None (tiered.py's cost model)."""
