@@ -1,0 +1,269 @@
+"""The small jax.lax helpers (xforms/lax/helpers.py, lax.map's batch_size): values against
+JAX's, recorded here as literals with jax 0.10.2 (jax_enable_x64) because CI has no jax,
+or against NumPy; derivatives by check_grads (forward and reverse, second order); jit on
+the compiled tier and vmap."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.lax as lax
+import xforms.numpy as xnp
+from xforms.test_util import check_grads
+
+
+def _close(a, b, rtol=1e-13, atol=0.0):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
+
+
+# ---- shapes --------------------------------------------------------------------------------
+X = np.arange(24.0).reshape(2, 3, 4)
+
+
+def test_shape_helpers_match_numpy():
+    assert lax.broadcast(X, (5, 1)).shape == (5, 1, 2, 3, 4)
+    _close(lax.broadcast(X, (2,))[1], X)
+    _close(lax.broadcast_to_rank(np.ones(3), 3), np.ones((1, 1, 3)))
+    assert lax.broadcast_shapes((2, 1), (3,)) == (2, 3)
+    _close(lax.collapse(X, 1), X.reshape(2, 12))
+    _close(lax.collapse(X, 0, 2), X.reshape(6, 4))
+    _close(lax.collapse(X, -2, -1), X)                   # one dimension: unchanged
+    _close(lax.slice_in_dim(X, -2, None, axis=2), X[:, :, -2:])
+    _close(lax.slice_in_dim(X, 0, -1, 2, axis=1), X[:, 0:-1:2])
+    _close(lax.index_in_dim(X, -1, 1), X[:, -1:])
+    _close(lax.index_in_dim(X, 2, 2, keepdims=False), X[:, :, 2])
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 3"):
+        lax.index_in_dim(X, 3, 1)
+    a, b = lax.split(X, (1, 3), axis=2)
+    _close(a, X[:, :, :1]), _close(b, X[:, :, 1:])
+    with pytest.raises(ValueError, match="sum to the size"):
+        lax.split(X, (1, 1), axis=2)
+    _close(lax.stack([X, 2 * X], 1), np.stack([X, 2 * X], 1))
+    us = lax.unstack(X, 2)
+    assert len(us) == 4 and all(np.array_equal(u, X[:, :, k]) for k, u in enumerate(us))
+    _close(lax.tile(X, (2, 1, 3)), np.tile(X, (2, 1, 3)))
+    with pytest.raises(TypeError, match="reps length"):
+        lax.tile(X, (2,))
+    f = lax.full_like(X, 7, np.int32)
+    assert f.dtype == np.int32 and f.shape == X.shape and (np.asarray(f) == 7).all()
+    assert lax.full_like(X, 1.5, shape=(2,)).shape == (2,)
+    e = lax.empty((2, 3), np.float32)
+    assert e.shape == (2, 3) and e.dtype == np.float32
+    _close(lax.broadcast_like(np.arange(4.0), X), np.broadcast_to(np.arange(4.0), X.shape))
+    m = np.arange(12.0).reshape(2, 2, 3)
+    _close(lax.batch_matmul(m, m.transpose(0, 2, 1)), m @ m.transpose(0, 2, 1))
+    assert lax.optimization_barrier((X, 1)) [0] is X
+
+
+def test_dynamic_index_in_dim_negative_and_clamped():
+    v = np.arange(5.0)
+    f = xf.jit(lambda i: lax.dynamic_index_in_dim(v, i, keepdims=False), tiered=False)
+    # JAX: -1 counts from the end; out-of-range indices clamp (dynamic_slice)
+    assert [float(f(i)) for i in (-1, 2, 7, -9)] == [4.0, 2.0, 4.0, 0.0]
+    out = lax.dynamic_index_in_dim(X, np.int32(-2), axis=1)
+    _close(out, X[:, 1:2])
+    g = lax.dynamic_update_index_in_dim(np.zeros((3, 2)), np.array([5.0, 6.0]), -1, 0)
+    _close(g, [[0, 0], [0, 0], [5, 6]])
+    h = xf.vmap(lambda i: lax.dynamic_index_in_dim(v, i, keepdims=False))(np.array([0, -1, 3]))
+    _close(h, [0.0, 4.0, 3.0])
+
+
+def test_shape_helper_gradients():
+    x = np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4)
+
+    def f(x):
+        y = lax.collapse(lax.broadcast(x, (2,)), 0, 2)
+        z = lax.slice_in_dim(y, 1, None, 2, 1) * lax.index_in_dim(y, 0, 2)
+        w = lax.dynamic_update_index_in_dim(z, lax.dynamic_index_in_dim(z, 1, 0), 0, 0)
+        return lax.tile(w, (1, 2, 1)) ** 2
+    check_grads(f, (x,), order=2)
+
+
+# ---- bits ----------------------------------------------------------------------------------
+# JAX 0.10.2: lax.population_count / lax.clz of these values
+BITS = [
+    (np.int32, [0, 1, 7, 255, 2**31 - 1, -1, -8], [0, 1, 3, 8, 31, 32, 29],
+     [32, 31, 29, 24, 1, 0, 0]),
+    (np.uint32, [0, 1, 7, 255, 2**31], [0, 1, 3, 8, 1], [32, 31, 29, 24, 0]),
+    (np.int64, [0, 1, 7, 255, 2**31 - 1, -1, -8], [0, 1, 3, 8, 31, 64, 61],
+     [64, 63, 61, 56, 33, 0, 0]),
+    (np.uint64, [0, 1, 7, 255, 2**31], [0, 1, 3, 8, 1], [64, 63, 61, 56, 32]),
+]
+
+
+@pytest.mark.parametrize("dt,x,pop,lz", BITS, ids=lambda v: getattr(v, "__name__", ""))
+def test_population_count_and_clz(dt, x, pop, lz):
+    x = np.array(x, dt)
+    for fn, want in ((lax.population_count, pop), (lax.clz, lz)):
+        for run in (fn, xf.jit(fn, tiered=False)):
+            out = run(x)
+            assert out.dtype == dt and np.asarray(out).tolist() == want
+    with pytest.raises(TypeError, match="population_count: expected an integer"):
+        lax.population_count(np.ones(2))
+
+
+def test_bitcast_convert_type_same_width_integers():
+    out = lax.bitcast_convert_type(np.array([-1, 5], np.int32), np.uint32)
+    assert out.dtype == np.uint32 and np.asarray(out).tolist() == [2**32 - 1, 5]
+    with pytest.raises(NotImplementedError, match="float64 -> int64 is not supported"):
+        lax.bitcast_convert_type(np.ones(2), np.int64)
+
+
+# ---- reduce_precision ----------------------------------------------------------------------
+RP_IN = np.array([1.1, 1e-40, -1e-40, 1e39, -1e39, 3.0000001, np.nan, -np.inf, 0.0, -0.0,
+                  2.0**128 - 2.0**103, 2.0**128 - 2.0**104, 2.0**-126 - 2.0**-151,
+                  2.0**-126 - 2.0**-150, -(2.0**-126 - 2.0**-151)])
+# JAX 0.10.2: lax.reduce_precision(RP_IN, 8, 23)
+RP_OUT = np.array([1.1000000238418579e+00, 0.0, -0.0, np.inf, -np.inf, 3.0, np.nan, -np.inf,
+                   0.0, -0.0, np.inf, 3.4028234663852886e+38, 1.1754943508222875e-38, 0.0,
+                   -1.1754943508222875e-38])
+
+
+def test_reduce_precision_float32_format():
+    for run in (lambda x: lax.reduce_precision(x, 8, 23),
+                xf.jit(lambda x: lax.reduce_precision(x, 8, 23), tiered=False)):
+        out = np.asarray(run(RP_IN))
+        np.testing.assert_array_equal(out, RP_OUT)
+        np.testing.assert_array_equal(np.signbit(out), np.signbit(RP_OUT))
+    assert lax.reduce_precision(RP_IN, 11, 52) is RP_IN
+    with pytest.raises(NotImplementedError, match="exponent_bits=8, mantissa_bits=7"):
+        lax.reduce_precision(RP_IN, 8, 7)
+    g = xf.grad(lambda x: lax.reduce_precision(x, 8, 23) * 3.0)(1.1)
+    assert float(g) == 3.0
+
+
+# ---- special functions ---------------------------------------------------------------------
+XS = np.array([0.3, 1.5, 4.2])
+# JAX 0.10.2 values (float64)
+SPECIAL = [
+    ("lgamma", (XS,), [1.0957979948180747, -0.12078223763524498, 2.0485556369605913]),
+    ("digamma", (XS,), [-3.5025242222001336, 0.03648997397857712, 1.3113388912865995]),
+    ("igamma", (XS, XS[::-1]), [9.9839110481551052e-01, 6.0837482372891083e-01,
+                                1.5354961288823642e-04]),
+    ("igammac", (XS, XS[::-1]), [0.0016088951844894677, 0.3916251762710883,
+                                 0.9998464503871117]),
+    ("igamma_grad_a", (XS, XS[::-1]), [-0.008232444268316933, -0.34397175775634076,
+                                       -0.0004245423999397963]),
+    ("erf", (XS,), [0.3286267594591274, 0.9661051464753108, 0.9999999971445058]),
+    ("erfc", (XS,), [6.7137324054087255e-01, 3.3894853524689274e-02, 2.8554941795921872e-09]),
+    ("erf_inv", (np.array([-0.7, 0.1, 0.95]),), [-0.7328690779592166, 0.08885599049425769,
+                                                 1.385903824349678]),
+    ("bessel_i0e", (np.array([-2.0, 0.5, 7.0]),), [0.308508322553671, 0.6450352704491501,
+                                                   0.15373774467288123]),
+    ("bessel_i1e", (np.array([-2.0, 0.5, 7.0]),), [-0.2152692892489377, 0.15642080318487173,
+                                                   0.1422892347095986]),
+    ("betainc", (np.array([0.5, 2.0, 3.0]), np.array([1.5, 2.5, 0.7]), np.array([0.2, 0.5, 0.9])),
+     [0.5498151442478985, 0.6022524355825669, 0.578610575390146]),
+    ("polygamma", (np.array([0., 1., 2., 3.]), np.array([0.7, 1.5, 2.5, 4.0])),
+     [-1.2200235536979354, 0.9348022005446794, -0.2362040516417271, 0.044865328192755106]),
+    ("zeta", (np.array([2.0, 3.5, 1.5]), np.array([1.0, 0.5, 2.0])),
+     [1.6449340668482264, 11.620804663441897, 1.6123753486854884]),
+    ("random_gamma_grad", (np.array([0.5, 2.0, 5.0]), np.array([0.3, 1.5, 6.0])),
+     [1.0098019459488552, 0.936639067877217, 1.1310631121136387]),
+]
+
+
+@pytest.mark.parametrize("name,args,want", SPECIAL, ids=[c[0] for c in SPECIAL])
+def test_special_functions_match_jax(name, args, want):
+    fn = getattr(lax, name)
+    _close(fn(*args), want, rtol=1e-12)
+    out32 = fn(*[a.astype(np.float32) for a in args])
+    assert out32.dtype == np.float32
+    _close(out32, want, rtol=2e-5, atol=1e-6)
+    _close(xf.vmap(fn)(*args), want, rtol=1e-12)
+
+
+def test_special_functions_jit_and_errors():
+    f = xf.jit(lambda a, x: lax.random_gamma_grad(a, x) + lax.lgamma(x) + lax.erf_inv(x / 9),
+               tiered=False)
+    a, x = np.array([0.5, 2.0, 5.0]), np.array([0.3, 1.5, 6.0])
+    want = (np.array([1.0098019459488552, 0.936639067877217, 1.1310631121136387])
+            + lax.lgamma(x) + lax.erf_inv(x / 9))
+    _close(f(a, x), want, rtol=1e-12)
+    with pytest.raises(TypeError, match="lgamma: expected float operands"):
+        lax.lgamma(np.array([1, 2]))
+    with pytest.raises(TypeError, match="igamma: expected float operands of one dtype"):
+        lax.igamma(np.ones(2, np.float32), np.ones(2))
+
+
+def test_special_function_gradients():
+    x = np.array([0.7, 1.9, 3.1])
+    check_grads(lambda x: lax.lgamma(x) * lax.bessel_i1e(x) + lax.erf_inv(x / 4), (x,),
+                order=2)
+    check_grads(lambda x: lax.igamma(2.5, x) + lax.betainc(2.0, 3.0, x / 4), (x,), order=2)
+    check_grads(lambda x: lax.polygamma(1.0, x) + lax.zeta(3.0, x), (x,), order=1)
+
+
+# ---- associative_scan ------------------------------------------------------------------------
+def _compose(f, g):         # the affine map x -> a x + b after f, then g: not commutative
+    return g[0] * f[0], g[0] * f[1] + g[1]
+
+
+A = np.array([0.5, -1.2, 2.0, 0.3, 1.1, -0.7, 0.9])
+B = np.array([1.0, 0.2, -0.5, 2.0, 0.1, 0.4, -1.0])
+# JAX 0.10.2: lax.associative_scan(_compose, (A, B), reverse=...)
+ASCAN = {
+    False: ([0.5, -0.6, -1.2, -0.36, -0.396, 0.2772, 0.24948],
+            [1.0, -1.0, -2.5, 1.25, 1.475, -0.6325000000000001, -1.56925]),
+    True: ([0.24947999999999998, 0.49895999999999996, -0.4158, -0.2079, -0.6930000000000001,
+            -0.63, 0.9],
+           [-1.4715999999999996, -4.943199999999999, 4.286, 2.393, 1.3100000000000003, 1.1,
+            -1.0]),
+}
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_associative_scan_matches_jax(reverse):
+    for n in range(1, 8):      # every length: odd and even at each level of the recursion
+        a, b = lax.associative_scan(_compose, (A[:n], B[:n]), reverse=reverse)
+        seq = list(zip(A[:n], B[:n]))     # reverse: out[k] = fn(fn(e[n-1], ...), e[k])
+        acc, want = None, []
+        for f in (seq if not reverse else seq[::-1]):
+            acc = f if acc is None else _compose(acc, f)
+            want.append(acc)
+        want = want if not reverse else want[::-1]
+        _close(a, [w[0] for w in want], 1e-14), _close(b, [w[1] for w in want], 1e-14)
+    a, b = lax.associative_scan(_compose, (A, B), reverse=reverse)
+    _close(a, ASCAN[reverse][0], 1e-15), _close(b, ASCAN[reverse][1], 1e-15)
+
+
+def test_associative_scan_axis_bool_jit_vmap_grad():
+    m = np.arange(30.0).reshape(2, 5, 3) / 10
+    _close(lax.associative_scan(xnp.multiply, m, axis=1), np.cumprod(m, axis=1))
+    flags = np.array([False, False, True, False, True])
+    assert np.asarray(lax.associative_scan(xnp.logical_or, flags)).tolist() == \
+        [False, False, True, True, True]           # JAX 0.10.2
+    f = xf.jit(lambda x: lax.associative_scan(lax.add, x), tiered=False)
+    _close(f(np.arange(9.0)), np.cumsum(np.arange(9.0)))
+    _close(xf.vmap(lambda x: lax.associative_scan(lax.add, x))(m[0]), np.cumsum(m[0], 1))
+    check_grads(lambda a, b: lax.associative_scan(_compose, (a, b), reverse=True),
+                (A[:6], B[:6]), order=2)
+    with pytest.raises(ValueError, match="one length along axis 0"):
+        lax.associative_scan(_compose, (A, B[:3]))
+
+
+# ---- map with batch_size -------------------------------------------------------------------
+MAP_XS = np.arange(14.0).reshape(7, 2)
+# JAX 0.10.2: lax.map(lambda v: jnp.sin(v) * v.sum(), MAP_XS, batch_size=3)
+MAP_OUT = [[0.0, 0.8414709848078965], [4.546487134128409, 0.7056000402993361],
+           [-6.811222457771354, -8.630318471968247], [-3.632401476586036, 8.540825783344257],
+           [16.81909019259749, 7.006014249109862], [-11.424443328676766, -20.999794337564772],
+           [-13.414322950010874, 10.504175920666023]]
+
+
+@pytest.mark.parametrize("bs", [1, 3, 7, 10])
+def test_map_batch_size(bs):
+    f = lambda v: xnp.sin(v) * v.sum()          # noqa: E731
+    _close(lax.map(f, MAP_XS, batch_size=bs), MAP_OUT, 1e-15)
+    tree = lax.map(lambda t: {"s": t[0] * 2, "p": t[1]}, (MAP_XS[:, 0], MAP_XS), batch_size=bs)
+    _close(tree["s"], MAP_XS[:, 0] * 2), _close(tree["p"], MAP_XS)
+
+
+def test_map_batch_size_jit_grad_and_errors():
+    w = np.array([0.3, -0.2])
+    loss = lambda w, xs: lax.map(lambda v: xnp.tanh(v @ w), xs, batch_size=3).sum()  # noqa
+    g = xf.jit(xf.grad(loss), tiered=False)(w, MAP_XS / 10)
+    _close(g, xf.grad(lambda w, xs: lax.map(lambda v: xnp.tanh(v @ w), xs).sum())(
+        w, MAP_XS / 10), 1e-13)
+    check_grads(lambda w: loss(w, MAP_XS / 10), (w,), order=2)
+    with pytest.raises(ValueError, match="batch_size must be a positive integer"):
+        lax.map(xnp.sin, MAP_XS, batch_size=0)
