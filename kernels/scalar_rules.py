@@ -389,6 +389,7 @@ scalar_rules["conj"] = lambda ctx, x: (f"{x}.conjugate()" if _kind(ctx.in_dtypes
                                        else x)
 scalar_rules["complex"] = lambda ctx, x, y: f"np.{np.dtype(ctx.dtype).name}(complex({x}, {y}))"
 scalar_rules["stop_gradient"] = lambda ctx, x: x
+scalar_rules["name"] = lambda ctx, x: x        # checkpoint_name: identity once lowered
 scalar_rules["iota"] = lambda ctx: convert(ctx, ctx.index(ctx.params["dimension"]), np.int64,
                                            ctx.params["dtype"])
 
