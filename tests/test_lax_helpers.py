@@ -267,3 +267,62 @@ def test_map_batch_size_jit_grad_and_errors():
     check_grads(lambda w: loss(w, MAP_XS / 10), (w,), order=2)
     with pytest.raises(ValueError, match="batch_size must be a positive integer"):
         lax.map(xnp.sin, MAP_XS, batch_size=0)
+
+
+# ---- approx_max_k / approx_min_k, dtype, reduce_xor, mulhi ---------------------------------
+def test_approx_top_k_exact_on_cpu():
+    x = np.array([[3., 1., 4., 1., 5., 9., 2., 6.], [2., 7., 1., 8., 2., 8., 1., 8.]])
+    # JAX 0.10.2 (CPU: exact; ties by the lower index)
+    v, i = lax.approx_max_k(x, 3)
+    assert np.asarray(v).tolist() == [[9, 6, 5], [8, 8, 8]]
+    assert np.asarray(i).tolist() == [[5, 7, 4], [3, 5, 7]] and i.dtype == np.int32
+    v, i = lax.approx_min_k(x, 3)
+    assert np.asarray(v).tolist() == [[1, 1, 2], [1, 1, 2]]
+    assert np.asarray(i).tolist() == [[1, 3, 6], [2, 6, 0]]
+    v, i = lax.approx_max_k(x, 1, reduction_dimension=0)
+    assert np.asarray(v).tolist() == [[3, 7, 4, 8, 5, 9, 2, 8]]
+    assert np.asarray(i).tolist() == [[0, 1, 0, 1, 0, 0, 0, 1]]
+    g = xf.grad(lambda x: lax.approx_max_k(x, 2)[0].sum())(x[0])
+    assert np.asarray(g).tolist() == [0, 0, 0, 0, 0, 1, 0, 1]
+
+
+def test_dtype():
+    assert lax.dtype(1.0) == np.float64 and lax.dtype(True) == np.bool_
+    assert lax.dtype(np.int32(1)) == np.int32 and lax.dtype("int64") == np.int64
+    assert lax.dtype(np.ones(2, np.float32)) == np.float32
+    assert lax.dtype(xnp.arange(3)) == np.int64
+
+
+def test_reduce_xor():
+    m = np.array([[1, 2, 4], [3, 5, 7]], np.int32)
+    assert np.asarray(lax.reduce_xor(m, (0,))).tolist() == [2, 7, 3]        # JAX 0.10.2
+    assert int(lax.reduce_xor(m, (0, 1))) == 6
+    assert bool(lax.reduce_xor(np.array([True, True, False]), (0,))) is False
+    u = np.arange(14, dtype=np.uint32).reshape(2, 7)
+    for run in (lambda a: lax.reduce_xor(a, (1,)),
+                xf.jit(lambda a: lax.reduce_xor(a, (1,)), tiered=False)):
+        assert np.asarray(run(u)).tolist() == np.bitwise_xor.reduce(u, axis=1).tolist()
+    with pytest.raises(TypeError, match="reduce_xor: expected an integer"):
+        lax.reduce_xor(np.ones(3), (0,))
+
+
+def test_mulhi():
+    a = np.array([-7, 2**31 - 1, -2**31, 123456789], np.int32)
+    b = np.array([3, 2**31 - 1, -2**31, -987654321], np.int32)
+    a64 = np.array([-7, 2**63 - 1, -2**63, 123456789123456789], np.int64)
+    b64 = np.array([3, 2**63 - 1, -2**63, -987654321987654321], np.int64)
+    # JAX 0.10.2
+    want = {
+        np.int32: [-1, 1073741823, 1073741824, -28389653],
+        np.uint32: [2, 1073741823, 1073741824, 95067136],
+        np.int64: [-1, 4611686018427387903, 4611686018427387904, -6609981190679601],
+        np.uint64: [2, 4611686018427387903, 4611686018427387904, 116846807932777188],
+    }
+    for dt, (x, y) in ((np.int32, (a, b)), (np.uint32, (a, b)), (np.int64, (a64, b64)),
+                       (np.uint64, (a64, b64))):
+        x, y = x.astype(dt), y.astype(dt)
+        for run in (lax.mulhi, xf.jit(lax.mulhi, tiered=False)):
+            out = run(x, y)
+            assert out.dtype == dt and np.asarray(out).tolist() == want[dt], dt
+    with pytest.raises(TypeError, match="mulhi: operands must have one dtype"):
+        lax.mulhi(a, a64)

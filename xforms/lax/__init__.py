@@ -44,7 +44,8 @@ from ..source_info import describe_function
 from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_flatten, tree_map, tree_unflatten
 from .sorting import sort, sort_key_val, top_k  # noqa: F401
-from .helpers import (associative_scan, batch_matmul, bessel_i0e, bessel_i1e,  # noqa: F401
+from .helpers import (approx_max_k, approx_min_k, dtype, mulhi, reduce_xor,  # noqa: F401
+                      associative_scan, batch_matmul, bessel_i0e, bessel_i1e,  # noqa: F401
                       betainc, bitcast_convert_type, broadcast, broadcast_like,
                       broadcast_shapes, broadcast_to_rank, clz, collapse, digamma,
                       dynamic_index_in_dim, dynamic_update_index_in_dim, empty, erf, erf_inv,
@@ -476,5 +477,6 @@ __all__ = [
     "dynamic_update_index_in_dim", "empty", "erf", "erf_inv", "erfc", "full_like", "igamma",
     "igamma_grad_a", "igammac", "index_in_dim", "lgamma", "optimization_barrier", "polygamma",
     "population_count", "random_gamma_grad", "reduce_precision", "slice_in_dim", "split",
-    "stack", "tile", "unstack", "zeta",
+    "stack", "tile", "unstack", "zeta", "approx_max_k", "approx_min_k", "dtype", "mulhi",
+    "reduce_xor",
 ]

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .. import core
+from ..avals import aval_of_value, canonicalize_dtype
 from ..numpy.bitwise_ops import bitwise_count as _bitwise_count
 from ..primitives import bitwise as bw
 from ..primitives import elementwise as ew
@@ -22,6 +23,7 @@ from ..primitives import structural as st
 from ..primitives.contraction import dot_general
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice
 from ..tree_util import tree_flatten, tree_unflatten
+from .sorting import top_k
 
 _UNSIGNED = {4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 
@@ -489,3 +491,105 @@ def _interleave(a, b, axis):
     zero = a_av.dtype.type(0)
     pa, pb = st.pad(a, zero, cfg_a), st.pad(b, zero, cfg_b)
     return ew.or_(pa, pb) if a_av.dtype == np.bool_ else ew.add(pa, pb)
+
+
+# ---- more small helpers ---------------------------------------------------------------------
+def dtype(x):
+    """The (xforms-canonical) dtype of an array, scalar or dtype-like: float64 for a Python
+    float, as in JAX's 64-bit mode; float16 -> float32, as xforms holds it."""
+    if isinstance(x, (type, str, np.dtype)):
+        return canonicalize_dtype(x)
+    if isinstance(x, (bool, int, float, complex)):
+        return aval_of_value(x).dtype
+    return canonicalize_dtype(x.dtype)
+
+
+def _top_k_along(operand, k, dim, largest):
+    a = _aval(operand)
+    dim = _axis(dim, a.ndim, "approx_max_k" if largest else "approx_min_k")
+    last = a.ndim - 1
+    perm = list(range(a.ndim))
+    perm[dim], perm[last] = last, dim
+    x = st.transpose(operand, perm) if dim != last else operand
+    vals, idx = top_k(x if largest else ew.neg(x), k)
+    vals = vals if largest else ew.neg(vals)
+    return (vals, idx) if dim == last else (st.transpose(vals, perm), st.transpose(idx, perm))
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """The k largest entries along reduction_dimension and their int32 indices.  Exact
+    (recall 1), as JAX's is on CPUs; ties go to the lower index.
+
+    >>> lax.approx_max_k(xnp.array([3.0, 9.0, 4.0]), 2)       # ([9, 4], [1, 2])
+    """
+    return _top_k_along(operand, k, reduction_dimension, True)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """The k smallest entries along reduction_dimension and their int32 indices (exact)."""
+    return _top_k_along(operand, k, reduction_dimension, False)
+
+
+def reduce_xor(operand, axes):
+    """Bitwise xor of the entries over `axes` (integers or booleans), folding halves
+    together: log2(n) elementwise xors per axis.
+
+    >>> lax.reduce_xor(xnp.array([1, 2, 4], xnp.int32), (0,))    # 7
+    """
+    a = _aval(operand)
+    if a.dtype.kind not in "biu":
+        raise TypeError(f"reduce_xor: expected an integer or boolean array, got "
+                        f"{a.str_short()}")
+    axes = sorted({_axis(ax, a.ndim, "reduce_xor") for ax in axes})
+    x, zero = operand, a.dtype.type(0)
+    for ax in axes:
+        n = _aval(x).shape[ax]
+        if n == 0:
+            x = st.full(_aval(x).shape[:ax] + (1,) + _aval(x).shape[ax + 1:], zero, a.dtype)
+        while _aval(x).shape[ax] > 1:
+            n = _aval(x).shape[ax]
+            if n % 2:                    # an odd length gets one 0, xor's identity
+                cfg = [(0, 0, 0)] * a.ndim
+                cfg[ax] = (0, 1, 0)
+                x, n = st.pad(x, zero, cfg), n + 1
+            x = ew.xor(slice_in_dim(x, 0, n // 2, 1, ax), slice_in_dim(x, n // 2, n, 1, ax))
+    return st.squeeze(x, tuple(axes)) if axes else x
+
+
+def mulhi(x, y):
+    """The high half of the double-width product of two integers of one dtype (signed
+    or unsigned, 32 or 64 bits), as XLA's.
+
+    >>> lax.mulhi(xnp.array([2**31 - 1], xnp.int32), xnp.array([2**31 - 1], xnp.int32))
+    """
+    dt = _int_operand(x, "mulhi")
+    if _aval(y).dtype != dt:
+        raise TypeError(f"mulhi: operands must have one dtype, got {dt} and "
+                        f"{_aval(y).dtype}")
+    if dt.itemsize == 4:      # the full product fits 64 bits
+        wide = np.dtype(np.int64 if dt.kind == "i" else np.uint64)
+        p = ew.mul(ew.convert_element_type(x, wide), ew.convert_element_type(y, wide))
+        shift = bw.shift_right_arithmetic if dt.kind == "i" else bw.shift_right_logical
+        return ew.convert_element_type(shift(p, wide.type(32)), dt)
+    u = np.dtype(np.uint64)
+    ux, uy = ew.convert_element_type(x, u), ew.convert_element_type(y, u)
+    hi = _mulhi_u64(ux, uy)
+    if dt.kind == "i":        # two's complement: subtract y where x < 0 and x where y < 0
+        zero = _full_like(ux, 0)
+        hi = ew.sub(hi, ew.select_n(ew.lt(x, dt.type(0)), zero, uy))
+        hi = ew.sub(hi, ew.select_n(ew.lt(y, dt.type(0)), zero, ux))
+    return ew.convert_element_type(hi, dt)
+
+
+def _mulhi_u64(x, y):
+    """High 64 bits of the 128-bit product, from 32-bit halves (no partial sum overflows)."""
+    u = np.uint64
+    lo_mask, s32 = u(0xFFFFFFFF), u(32)
+    xl, xh = ew.and_(x, lo_mask), bw.shift_right_logical(x, s32)
+    yl, yh = ew.and_(y, lo_mask), bw.shift_right_logical(y, s32)
+    ll, hl, lh, hh = ew.mul(xl, yl), ew.mul(xh, yl), ew.mul(xl, yh), ew.mul(xh, yh)
+    mid = ew.add(ew.add(bw.shift_right_logical(ll, s32), ew.and_(hl, lo_mask)), lh)
+    return ew.add(ew.add(hh, bw.shift_right_logical(hl, s32)),
+                  bw.shift_right_logical(mid, s32))
