@@ -326,3 +326,35 @@ def test_mulhi():
             assert out.dtype == dt and np.asarray(out).tolist() == want[dt], dt
     with pytest.raises(TypeError, match="mulhi: operands must have one dtype"):
         lax.mulhi(a, a64)
+
+
+# ---- fft, Precision, dot_general's keywords ------------------------------------------------
+def test_fft_with_fft_type_names():
+    x = np.arange(8.0).reshape(2, 4)
+    # JAX 0.10.2: lax.fft(x, 'fft' | 'FFT', (4,))[0], lax.fft(x, FftType.RFFT, (4,))
+    for kind in ("fft", "FFT", lax.FftType.FFT, 0):
+        _close(lax.fft(x.astype(complex), kind, (4,))[0], [6, -2 + 2j, -2, -2 - 2j])
+    _close(lax.fft(x, lax.FftType.RFFT, (4,)), [[6, -2 + 2j, -2], [22, -2 + 2j, -2]])
+    _close(lax.fft(lax.fft(x, "rfft", (4,)), "irfft", (4,)), x)
+    assert int(lax.FftType.IRFFT) == 3
+    with pytest.raises(ValueError, match="unknown fft_type 'dct'"):
+        lax.fft(x, "dct", (4,))
+
+
+def test_dot_general_precision_and_preferred_element_type():
+    dn = (((1,), (0,)), ((), ()))
+    a, b = np.arange(6).reshape(2, 3).astype(np.int32), np.ones((3, 2), np.int32)
+    out = lax.dot_general(a, b, dn, preferred_element_type=np.float64)   # JAX: float64
+    assert out.dtype == np.float64 and np.asarray(out).tolist() == [[3, 3], [12, 12]]
+    out = lax.dot_general(a * 1.0, b * 1.0, dn, precision=lax.Precision.HIGHEST,
+                          preferred_element_type=np.float32)           # JAX: float32
+    assert out.dtype == np.float32
+    assert lax.Precision("highest") is lax.Precision.HIGHEST
+    assert lax.Precision("tensorfloat32") is lax.Precision.HIGH
+    _close(lax.dot_general(a * 1.0, b * 1.0, dn, precision=("high", "default")),
+           [[3, 3], [12, 12]])
+    with pytest.raises(ValueError, match="unknown precision 'fast'"):
+        lax.dot_general(a, b, dn, precision="fast")
+    g = xf.grad(lambda x: lax.dot_general(x, b * 1.0, dn,
+                                          preferred_element_type=np.float64).sum())(a * 1.0)
+    _close(g, np.full((2, 3), 2.0))

@@ -19,7 +19,6 @@ from ..avals import ShapedArray, promote_types
 from ..core import Tracer
 from ..primitives import control_flow as cf
 from ..primitives.cond import bind_cond
-from ..primitives.contraction import dot_general
 from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
                                       cbrt, ceil, complex, conj, convert_element_type, cos, cosh,
                                       div, eq, exp, exp2, expm1, floor, ge, gt, imag,
@@ -45,6 +44,7 @@ from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_flatten, tree_map, tree_unflatten
 from .sorting import sort, sort_key_val, top_k  # noqa: F401
 from .helpers import (approx_max_k, approx_min_k, dtype, mulhi, reduce_xor,  # noqa: F401
+                      dot_general, fft, FftType, Precision,
                       associative_scan, batch_matmul, bessel_i0e, bessel_i1e,  # noqa: F401
                       betainc, bitcast_convert_type, broadcast, broadcast_like,
                       broadcast_shapes, broadcast_to_rank, clz, collapse, digamma,
@@ -478,5 +478,5 @@ __all__ = [
     "igamma_grad_a", "igammac", "index_in_dim", "lgamma", "optimization_barrier", "polygamma",
     "population_count", "random_gamma_grad", "reduce_precision", "slice_in_dim", "split",
     "stack", "tile", "unstack", "zeta", "approx_max_k", "approx_min_k", "dtype", "mulhi",
-    "reduce_xor",
+    "reduce_xor", "fft", "FftType", "Precision",
 ]

@@ -9,6 +9,7 @@ each differentiates and batches without rules of its own.
     >>> lax.collapse(xnp.zeros((2, 3, 4)), 1).shape        # (2, 12)
     >>> lax.population_count(xnp.array([7, -1], xnp.int32))  # [3, 32]
 """
+import enum
 import math
 
 import numpy as np
@@ -20,12 +21,14 @@ from ..primitives import bitwise as bw
 from ..primitives import elementwise as ew
 from ..primitives import special as ps
 from ..primitives import structural as st
-from ..primitives.contraction import dot_general
+from ..primitives.contraction import dot_general as _dot_general
+from ..primitives.fft import fft as _fft
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice
 from ..tree_util import tree_flatten, tree_unflatten
 from .sorting import top_k
 
-_UNSIGNED = {4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+_UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+             8: np.dtype(np.uint64)}
 
 
 def _aval(x):
@@ -226,7 +229,7 @@ def batch_matmul(lhs, rhs, precision=None):
                         f"dimensions, got {la.str_short()} and {ra.str_short()}")
     nb = la.ndim - 2
     batch = tuple(range(nb))
-    return dot_general(lhs, rhs, (((nb + 1,), (nb,)), (batch, batch)))
+    return _dot_general(lhs, rhs, (((nb + 1,), (nb,)), (batch, batch)))
 
 
 def optimization_barrier(operand):
@@ -568,6 +571,9 @@ def mulhi(x, y):
     if _aval(y).dtype != dt:
         raise TypeError(f"mulhi: operands must have one dtype, got {dt} and "
                         f"{_aval(y).dtype}")
+    if dt.itemsize not in (4, 8):
+        raise NotImplementedError(f"mulhi: {dt} operands are not supported; xforms supports "
+                                  "32- and 64-bit integers")
     if dt.itemsize == 4:      # the full product fits 64 bits
         wide = np.dtype(np.int64 if dt.kind == "i" else np.uint64)
         p = ew.mul(ew.convert_element_type(x, wide), ew.convert_element_type(y, wide))
@@ -593,3 +599,72 @@ def _mulhi_u64(x, y):
     mid = ew.add(ew.add(bw.shift_right_logical(ll, s32), ew.and_(hl, lo_mask)), lh)
     return ew.add(ew.add(hh, bw.shift_right_logical(hl, s32)),
                   bw.shift_right_logical(mid, s32))
+
+
+# ---- precision, dot_general with JAX's keywords, fft ----------------------------------------
+class Precision(enum.Enum):
+    """JAX's matmul/convolution precision settings.  xforms computes every product at its
+    operands' full precision (HIGHEST), which is also what each setting gives on a CPU."""
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        names = {"default": "DEFAULT", "bfloat16": "DEFAULT", "fastest": "DEFAULT",
+                 "high": "HIGH", "bfloat16_3x": "HIGH", "tensorfloat32": "HIGH",
+                 "highest": "HIGHEST", "float32": "HIGHEST"}
+        name = names.get(str(value).lower()) if isinstance(value, str) else None
+        return None if name is None else cls[name]
+
+    def __str__(self):
+        return self.name
+
+
+def _check_precision(precision, name):
+    for p in precision if isinstance(precision, (tuple, list)) else (precision,):
+        if p is not None and not isinstance(p, Precision):
+            try:
+                Precision(p)
+            except ValueError:
+                raise ValueError(f"{name}: unknown precision {p!r}; use None, a "
+                                 "lax.Precision or one of 'default', 'high', 'highest'") from None
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """The general tensor contraction ((lhs contracting, rhs contracting), (lhs batch,
+    rhs batch)), with JAX's keywords: `precision` is accepted (see Precision) and
+    `preferred_element_type` sets the result's dtype (the product is formed in the wider
+    of it and the operands' dtype).
+
+    >>> lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=xnp.float64)
+    """
+    _check_precision(precision, "dot_general")
+    if preferred_element_type is None:
+        return _dot_general(lhs, rhs, dimension_numbers)
+    want = canonicalize_dtype(preferred_element_type)
+    work = np.promote_types(np.promote_types(_aval(lhs).dtype, _aval(rhs).dtype), want)
+    lhs, rhs = (ew.convert_element_type(v, work) for v in (lhs, rhs))
+    return ew.convert_element_type(_dot_general(lhs, rhs, dimension_numbers), want)
+
+
+class FftType(enum.IntEnum):
+    """The kinds of lax.fft (JAX's numbering)."""
+    FFT = 0
+    IFFT = 1
+    RFFT = 2
+    IRFFT = 3
+
+
+def fft(x, fft_type, fft_lengths):
+    """The transform `fft_type` (a FftType or its name, any case) over the last
+    len(fft_lengths) axes, as jax.lax.fft.
+
+    >>> lax.fft(xnp.ones(4), "rfft", (4,))                   # [4, 0, 0]
+    """
+    if isinstance(fft_type, str):
+        if fft_type.upper() not in FftType.__members__:
+            raise ValueError(f"fft: unknown fft_type {fft_type!r}; use one of "
+                             f"{list(FftType.__members__)}")
+        fft_type = FftType[fft_type.upper()]
+    return _fft(x, FftType(fft_type).name, fft_lengths)
