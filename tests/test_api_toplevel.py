@@ -68,6 +68,18 @@ def test_block_until_ready_and_devices():
         xf.devices("tpu")
     with pytest.raises(ValueError, match="one process"):
         xf.local_devices(process_index=1)
+    assert isinstance(cpu[0], xf.Device) and cpu[0].device_kind == "cpu"
+    assert (xf.process_index(), xf.process_count(), cpu[0].process_index) == (0, 1, 0)  # JAX
+
+
+def test_typeof():
+    a = xf.typeof(xnp.ones((2, 3), np.float32))
+    assert (a.shape, a.dtype, a.weak_type) == ((2, 3), np.float32, False)
+    w = xf.typeof(1.0)                        # JAX: a weakly typed scalar
+    assert (w.shape, w.weak_type) == ((), True)
+    seen = []
+    xf.jit(lambda x: seen.append(xf.typeof(x)) or x)(np.ones(4, np.int32))
+    assert seen[0].shape == (4,) and seen[0].dtype == np.int32
 
 
 # ---- disable_jit, clear_caches -------------------------------------------------------------

@@ -358,3 +358,37 @@ def test_dot_general_precision_and_preferred_element_type():
     g = xf.grad(lambda x: lax.dot_general(x, b * 1.0, dn,
                                           preferred_element_type=np.float64).sum())(a * 1.0)
     _close(g, np.full((2, 3), 2.0))
+
+
+# ---- conv / reduce_window output shapes ----------------------------------------------------
+def test_shape_tuples_match_jax():
+    dn, to_nchw = ("NHWC", "HWIO", "NHWC"), ("NHWC", "HWIO", "NCHW")
+    # JAX 0.10.2 values
+    assert lax.conv_shape_tuple((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), ((1, 1), (0, 2))) == \
+        (2, 4, 5, 9)
+    assert lax.conv_shape_tuple((6, 3, 9, 8), (4, 3, 3, 2), (2, 1), ((1, 1), (0, 2)),
+                                batch_group_count=2) == (3, 4, 5, 9)
+    assert lax.conv_shape_tuple((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), "SAME") == (2, 4, 5, 8)
+    assert lax.conv_shape_tuple((2, 3, 2, 8), (4, 3, 3, 2), (1, 1), ((0, 0), (0, 0))) == \
+        (2, 4, 0, 7)
+    assert lax.conv_general_shape_tuple((2, 9, 8, 3), (3, 2, 3, 4), (2, 1),
+                                        ((1, 1), (0, 2)), dn) == (2, 5, 9, 4)
+    assert lax.conv_general_shape_tuple((2, 9, 8, 3), (3, 2, 3, 4), (2, 1), "SAME",
+                                        to_nchw) == (2, 4, 5, 8)
+    assert lax.conv_transpose_shape_tuple((2, 9, 8, 3), (3, 2, 3, 4), (2, 1),
+                                          ((1, 1), (0, 2)), dn) == (2, 17, 9, 4)
+    assert lax.conv_transpose_shape_tuple((2, 9, 8, 3), (3, 2, 3, 4), (2, 1), "SAME",
+                                          dn) == (2, 18, 8, 4)
+    assert lax.conv_transpose_shape_tuple((2, 9, 8, 3), (3, 2, 3, 4), (2, 1), "VALID",
+                                          to_nchw) == (2, 4, 19, 9)
+    assert lax.conv_general_permutations(to_nchw) == ((0, 3, 1, 2), (3, 2, 0, 1),
+                                                      (0, 1, 2, 3))
+    pads = ((0, 0), (1, 1), (0, 2))
+    assert lax.reduce_window_shape_tuple((4, 9, 8), (1, 3, 2), (1, 2, 1), pads) == (4, 5, 9)
+    assert lax.reduce_window_shape_tuple((4, 9, 8), (1, 3, 2), (1, 2, 1), pads,
+                                         base_dilation=(1, 2, 1),
+                                         window_dilation=(1, 1, 2)) == (4, 9, 8)
+    # and what the operations themselves produce
+    x, k = np.ones((2, 9, 8, 3)), np.ones((3, 2, 3, 4))
+    assert lax.conv_general_dilated(x, k, (2, 1), "SAME", dimension_numbers=to_nchw).shape == \
+        lax.conv_general_shape_tuple(x.shape, k.shape, (2, 1), "SAME", to_nchw)

@@ -18,10 +18,10 @@ from .device import device_get, device_put
 from .pmap import pmap
 from .api_extras import (ShapeDtypeStruct, closure_convert, custom_gradient, enable_x64,
                          ensure_compile_time_eval, eval_shape, linear_transpose, named_call,
-                         named_scope)
+                         named_scope, typeof)
 from .jit_switch import disable_jit
-from .runtime import (block_until_ready, clear_caches, device_count, devices,
-                      local_device_count, local_devices)
+from .runtime import (Device, block_until_ready, clear_caches, device_count, devices,
+                      local_device_count, local_devices, process_count, process_index)
 from . import ad_checkpoint
 from . import nn
 from . import lax

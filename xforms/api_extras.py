@@ -99,6 +99,14 @@ def eval_shape(fun, *args, **kwargs):
                                      for a in closed.out_avals])
 
 
+def typeof(x):
+    """The abstract value (shape, dtype, weak type) of an array, scalar or tracer.
+
+    >>> xf.typeof(xnp.ones((2, 3), xnp.float32))             # ShapedArray(f32[2,3])
+    """
+    return _leaf_aval(x)
+
+
 # ---- linear_transpose ------------------------------------------------------------------------
 def linear_transpose(fun, *primals, reduce_axes=()):
     """The transpose of the linear function `fun`, at the shapes and dtypes of `primals`
@@ -309,6 +317,6 @@ def enable_x64(new_val=True):
     yield
 
 
-__all__ = ["ShapeDtypeStruct", "eval_shape", "linear_transpose", "closure_convert",
+__all__ = ["ShapeDtypeStruct", "eval_shape", "typeof", "linear_transpose", "closure_convert",
            "custom_gradient", "named_scope", "named_call", "ensure_compile_time_eval",
            "enable_x64"]

@@ -1,6 +1,6 @@
 """JAX's runtime queries and cache control at the top level of xforms: `devices`,
-`local_devices`, `device_count`, `local_device_count`, `block_until_ready`,
-`clear_caches`.
+`local_devices`, `device_count`, `local_device_count`, `process_index`, `process_count`,
+`block_until_ready`, `clear_caches`; `Device`.
 
 xforms runs in one process on one device per backend: the host ("cpu") and, where a CUDA
 GPU is present, its first GPU ("cuda"; JAX's platform name "gpu").
@@ -86,3 +86,15 @@ def clear_caches():
     """
     memo.traces.clear()
     exe_cache.clear()
+
+
+def process_index():
+    """This process's index among the processes of a JAX-style multi-process run: 0
+    (xforms runs one process; its MPI support is `xforms.mpi` and `pmap`, not JAX's
+    distributed runtime)."""
+    return 0
+
+
+def process_count():
+    """The number of processes of a JAX-style multi-process run: 1 (see process_index)."""
+    return 1

@@ -451,6 +451,9 @@ from .convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  #
                           conv_general_dilated, conv_transpose, conv_with_general_padding,
                           padtype_to_pads)
 from .windowed import reduce_window  # noqa: E402
+from .convolution import conv_general_permutations  # noqa: E402,F401
+from .shapes import (conv_general_shape_tuple, conv_shape_tuple,  # noqa: E402,F401
+                     conv_transpose_shape_tuple, reduce_window_shape_tuple)
 
 __all__ = [
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "pshuffle",
@@ -478,5 +481,7 @@ __all__ = [
     "igamma_grad_a", "igammac", "index_in_dim", "lgamma", "optimization_barrier", "polygamma",
     "population_count", "random_gamma_grad", "reduce_precision", "slice_in_dim", "split",
     "stack", "tile", "unstack", "zeta", "approx_max_k", "approx_min_k", "dtype", "mulhi",
-    "reduce_xor", "fft", "FftType", "Precision",
+    "reduce_xor", "fft", "FftType", "Precision", "conv_general_permutations",
+    "conv_shape_tuple", "conv_general_shape_tuple", "conv_transpose_shape_tuple",
+    "reduce_window_shape_tuple",
 ]

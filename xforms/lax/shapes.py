@@ -1,0 +1,84 @@
+"""The output-shape helpers of jax.lax for convolutions and windowed reductions:
+`conv_shape_tuple`, `conv_general_shape_tuple`, `conv_transpose_shape_tuple`,
+`reduce_window_shape_tuple` (plain Python on shapes; they trace nothing).
+
+    >>> lax.conv_shape_tuple((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), ((1, 1), (0, 2)))
+    (2, 4, 5, 9)
+"""
+import numpy as np
+
+from .convolution import _conv_transpose_padding, conv_general_permutations, padtype_to_pads
+
+
+def _window_out(size, window, stride):
+    """Positions of a window sliding over `size` entries: max(0, (size - window) // s + 1)."""
+    return max(0, (size - window) // stride + 1)
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
+    """Output shape of a convolution of NC... lhs with OI... rhs; pads: (lo, hi) pairs
+    or 'SAME' / 'SAME_LOWER' / 'VALID'.
+
+    >>> lax.conv_shape_tuple((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), "SAME")     # (2, 4, 5, 8)
+    """
+    lhs, rhs = tuple(lhs_shape), tuple(rhs_shape)
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs[2:], rhs[2:], strides, pads)
+    if len(pads) != len(lhs) - 2:
+        raise TypeError(f"conv_shape_tuple: expected {len(lhs) - 2} (lo, hi) padding pairs, "
+                        f"got {len(pads)}")
+    space = tuple(_window_out(n + lo + hi, k, s)
+                  for n, k, s, (lo, hi) in zip(lhs[2:], rhs[2:], strides, pads))
+    return (lhs[0] // batch_group_count, rhs[0]) + space
+
+
+def _permuted(shape, perm):
+    return tuple(int(shape[i]) for i in perm)
+
+
+def _unpermute(shape, perm):
+    return tuple(shape[i] for i in np.argsort(perm))
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                             dimension_numbers):
+    """Output shape of conv_general_dilated for string dimension_numbers such as
+    ('NHWC', 'HWIO', 'NHWC').
+
+    >>> lax.conv_general_shape_tuple((2, 9, 8, 3), (3, 2, 3, 4), (2, 1), "SAME",
+    ...                              ("NHWC", "HWIO", "NHWC"))              # (2, 5, 8, 4)
+    """
+    lp, rp, op = conv_general_permutations(dimension_numbers)
+    out = conv_shape_tuple(_permuted(lhs_shape, lp), _permuted(rhs_shape, rp), window_strides,
+                           padding)
+    return _unpermute(out, op)
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                               dimension_numbers):
+    """Output shape of conv_transpose for string dimension_numbers; padding 'SAME',
+    'VALID' or (lo, hi) pairs of the transposed convolution."""
+    lp, rp, op = conv_general_permutations(dimension_numbers)
+    lhs, rhs = _permuted(lhs_shape, lp), _permuted(rhs_shape, rp)
+    if isinstance(padding, str):
+        padding = [_conv_transpose_padding(k, s, padding)
+                   for k, s in zip(rhs[2:], window_strides)]
+    space = tuple((n - 1) * s - k + 2 + sum(p)
+                  for n, k, s, p in zip(lhs[2:], rhs[2:], window_strides, padding))
+    return _unpermute((lhs[0], rhs[0]) + space, op)
+
+
+def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
+                              base_dilation=None, window_dilation=None):
+    """Output shape of reduce_window: the operand dilated by base_dilation and padded by
+    the (lo, hi) pairs, the window dilated by window_dilation.
+
+    >>> lax.reduce_window_shape_tuple((4, 9, 8), (1, 3, 2), (1, 2, 1),
+    ...                               ((0, 0), (1, 1), (0, 2)))             # (4, 5, 9)
+    """
+    nd = len(operand_shape)
+    base = base_dilation or (1,) * nd
+    wdil = window_dilation or (1,) * nd
+    return tuple(_window_out((n - 1) * b + 1 + lo + hi, (w - 1) * d + 1, s)
+                 for n, w, s, (lo, hi), b, d in zip(operand_shape, window_dimensions,
+                                                     window_strides, padding, base, wdil))
