@@ -392,3 +392,46 @@ def test_shape_tuples_match_jax():
     x, k = np.ones((2, 9, 8, 3)), np.ones((3, 2, 3, 4))
     assert lax.conv_general_dilated(x, k, (2, 1), "SAME", dimension_numbers=to_nchw).shape == \
         lax.conv_general_shape_tuple(x.shape, k.shape, (2, 1), "SAME", to_nchw)
+
+
+# ---- reduce with a computation -------------------------------------------------------------
+def _argmax_pair(a, b):
+    (av, ai), (bv, bi) = a, b
+    pick = (av > bv) | ((av == bv) & (ai < bi))
+    return xnp.where(pick, av, bv), xnp.where(pick, ai, bi)
+
+
+def test_reduce_matches_jax():
+    x = np.arange(6.0).reshape(2, 3)
+    # JAX 0.10.2 values
+    _close(lax.reduce(x, 0.0, lax.add, (1,)), [3.0, 12.0])
+    _close(lax.reduce(x, 2.0, lax.add, (1,)), [5.0, 14.0])          # init counted once
+    _close(lax.reduce(x, 1.0, lambda a, b: a * b, (0,)), [0.0, 4.0, 10.0])
+    assert float(lax.reduce(x, -np.inf, lax.max, (0, 1))) == 5.0
+    _close(lax.reduce(np.zeros((0, 3)), 5.0, lax.add, (0,)), [5.0, 5.0, 5.0])
+    _close(lax.reduce(np.zeros((0, 3)), 5.0, lambda a, b: a + b + 0.0, (0,)), [5.0] * 3)
+    b = lax.reduce(np.array([[True, False], [True, True]]), True, lax.bitwise_and, (1,))
+    assert np.asarray(b).tolist() == [False, True]
+    i = lax.reduce(np.array([[6, 3], [12, 5]]), np.int64(-1), lax.bitwise_and, (1,))
+    assert np.asarray(i).tolist() == [2, 4]
+    vals = np.array([[3., 9., 2., 9., 1.], [5., 1., 7., 0., 7.]])
+    idx = np.broadcast_to(np.arange(5), (2, 5)).astype(np.int64)
+    run = lambda v, i: lax.reduce((v, i), (-np.inf, np.int64(0)), _argmax_pair, (1,))  # noqa
+    for f in (run, xf.jit(run, tiered=False)):
+        v, k = f(vals, idx)
+        assert np.asarray(v).tolist() == [9.0, 7.0] and np.asarray(k).tolist() == [1, 2]
+    # one monoid operation becomes that reduction primitive
+    assert "reduce_sum" in str(xf.make_jaxpr(lambda x: lax.reduce(x, 0.0, lax.add, (1,)))(x))
+
+
+def test_reduce_grad_vmap_and_errors():
+    x = np.arange(6.0).reshape(2, 3)
+    g = xf.grad(lambda x: lax.reduce(x, 0.0, lambda a, b: xnp.maximum(a, b) + 0.0,
+                                     (0, 1)))(x)
+    _close(g, [[0, 0, 0], [0, 0, 1]])                                # JAX 0.10.2
+    check_grads(lambda x: lax.reduce(x, 1.0, lambda a, b: a * b * 1.0, (1,)), (x + 1,),
+                order=2)
+    _close(xf.vmap(lambda v: lax.reduce(v, 0.0, lambda a, b: a + b * 1.0, (0,)))(x),
+           [3.0, 12.0])
+    with pytest.raises(TypeError, match="same structure"):
+        lax.reduce((x, x), 0.0, lax.add, (0,))

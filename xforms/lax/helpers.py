@@ -18,12 +18,15 @@ from .. import core
 from ..avals import aval_of_value, canonicalize_dtype
 from ..numpy.bitwise_ops import bitwise_count as _bitwise_count
 from ..primitives import bitwise as bw
+from ..primitives import control_flow as cf
+from ..primitives import reductions
 from ..primitives import elementwise as ew
 from ..primitives import special as ps
 from ..primitives import structural as st
 from ..primitives.contraction import dot_general as _dot_general
 from ..primitives.fft import fft as _fft
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice
+from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_flatten, tree_unflatten
 from .sorting import top_k
 
@@ -668,3 +671,89 @@ def fft(x, fft_type, fft_lengths):
                              f"{list(FftType.__members__)}")
         fft_type = FftType[fft_type.upper()]
     return _fft(x, FftType(fft_type).name, fft_lengths)
+
+
+# ---- reduce with a user computation ---------------------------------------------------------
+_MONOIDS = {"add": "reduce_sum", "mul": "reduce_prod", "max": "reduce_max",
+            "min": "reduce_min", "and": "reduce_and", "or": "reduce_or"}
+
+
+def reduce(operands, init_values, computation, dimensions):
+    """Reduce the operands (a pytree of arrays of one shape) over `dimensions` with the
+    associative, commutative `computation(x, y)` on pytrees of scalars like init_values;
+    -> computation(init, reduction).  A computation that is one add, mul, max, min (or
+    and/or on booleans) is that reduction primitive; any other is folded in halves.
+
+    >>> lax.reduce(xnp.arange(6.0).reshape(2, 3), 0.0, lax.add, (1,))      # [3, 12]
+    """
+    leaves, tree = tree_flatten(operands)
+    inits, init_tree = tree_flatten(init_values)
+    if init_tree != tree:
+        raise TypeError(f"reduce: operands {tree} and init_values {init_tree} must have the "
+                        "same structure")
+    shapes = {_aval(x).shape for x in leaves}
+    if len(shapes) != 1:
+        raise TypeError(f"reduce: the operands must have one shape, got {sorted(shapes)}")
+    shape = shapes.pop()
+    dims = tuple(sorted({_axis(d, len(shape), "reduce") for d in dimensions}))
+    avals = [_aval(x).update(shape=(), weak_type=False) for x in leaves]
+    inits = [ew.convert_element_type(i, a.dtype) for i, a in zip(inits, avals)]
+    j, consts = cf.trace(lambda *xs: tree_flatten(computation(
+        tree_unflatten(tree, xs[:len(xs) // 2]), tree_unflatten(tree, xs[len(xs) // 2:])))[0],
+        avals + avals)
+    monoid = _monoid(j, avals) if not consts else None
+    if monoid is not None:
+        folded = [getattr(reductions, monoid)(leaves[0], dims)]
+    else:
+        folded = _fold(lambda a, b: _apply(j, consts, a + b), leaves, dims, inits)
+    out_shape = tuple(n for k, n in enumerate(shape) if k not in dims)
+    full_inits = [st.broadcast_in_dim(i, out_shape, ()) for i in inits]
+    return tree_unflatten(tree, _apply(j, consts, full_inits + folded))
+
+
+def _monoid(closed, avals):
+    """The reduction primitive's name if the computation is one monoid operation."""
+    jx = closed.jaxpr
+    if len(jx.eqns) != 1 or len(avals) != 1:
+        return None
+    e = jx.eqns[0]
+    name = _MONOIDS.get(e.prim.name)
+    if name is None or set(e.invars) != set(jx.invars) or len(set(e.invars)) != 2 or \
+            list(jx.outvars) != list(e.outvars):
+        return None
+    if e.prim.name in ("and", "or") and avals[0].dtype != np.bool_:
+        return None                   # reduce_and/or are logical: only booleans
+    return name
+
+
+def _apply(closed, consts, args):
+    """The scalar computation applied elementwise to arrays of one shape."""
+    shape = _aval(args[0]).shape
+    if not shape:
+        return cf.call(closed, *consts, *args)
+    n = math.prod(shape)
+    flat = [st.reshape(a, (n,)) for a in args]
+    jb = vmap_jaxpr(closed, [None] * len(consts) + [0] * len(args), n)
+    return [st.reshape(o, shape) for o in cf.call(jb, *consts, *flat)]
+
+
+def _fold(combine, xs, dims, inits):
+    """Reduce each of `dims` of the arrays xs by combining halves (log2 n steps)."""
+    for ax in reversed(dims):
+        n = _aval(xs[0]).shape[ax]
+        if n == 0:        # nothing to combine: the identity of an empty reduction is init
+            shape = _aval(xs[0]).shape
+            xs = [st.broadcast_in_dim(i, shape[:ax] + (1,) + shape[ax + 1:], ())
+                  for i in inits]
+        while n > 1:
+            half = n // 2
+            head = combine([slice_in_dim(x, 0, half, 1, ax) for x in xs],
+                           [slice_in_dim(x, half, 2 * half, 1, ax) for x in xs])
+            if n % 2:     # the odd one out joins the first entry
+                first = combine([slice_in_dim(h, 0, 1, 1, ax) for h in head],
+                                [slice_in_dim(x, n - 1, n, 1, ax) for x in xs])
+                head = [st.concatenate([f, slice_in_dim(h, 1, None, 1, ax)], ax)
+                        for f, h in zip(first, head)]
+            xs, n = head, half
+        xs = [st.squeeze(x, (ax,)) for x in xs]
+    return xs
