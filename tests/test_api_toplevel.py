@@ -187,6 +187,13 @@ def test_custom_gradient():
         xf.grad(bad)(1.0)
 
 
+def test_custom_derivatives_namespace():
+    from xforms import custom_derivatives as cd
+    assert (cd.custom_jvp, cd.custom_vjp, cd.custom_gradient, cd.closure_convert) == (
+        xf.custom_jvp, xf.custom_vjp, xf.custom_gradient, xf.closure_convert)
+    assert cd.custom_vjp_call_p.name == "custom_vjp_call"
+
+
 def test_closure_convert_lifts_traced_values():
     c1 = np.array([1.0, 2.0])
     counts = []

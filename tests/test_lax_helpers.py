@@ -435,3 +435,25 @@ def test_reduce_grad_vmap_and_errors():
            [3.0, 12.0])
     with pytest.raises(TypeError, match="same structure"):
         lax.reduce((x, x), 0.0, lax.add, (0,))
+
+
+def test_conv_general_dilated_patches():
+    x = np.arange(2 * 2 * 4 * 5, dtype=float).reshape(2, 2, 4, 5)
+    p = lax.conv_general_dilated_patches(x, (2, 3), (1, 2), "VALID")
+    # JAX 0.10.2
+    assert p.shape == (2, 12, 3, 2)
+    _close(p[0, :, 0, 0], [0, 1, 2, 5, 6, 7, 20, 21, 22, 25, 26, 27])
+    _close(p[1, :, 2, 1], [52, 53, 54, 57, 58, 59, 72, 73, 74, 77, 78, 79])
+    nhwc = x.transpose(0, 2, 3, 1)
+    for dn in (("NHWC", "OIHW", "NHWC"), ("NHWC", "HWIO", "NHWC")):
+        p2 = lax.conv_general_dilated_patches(nhwc, (2, 3), (1, 1), "SAME",
+                                              dimension_numbers=dn)
+        assert p2.shape == (2, 4, 5, 12)
+        _close(p2[0, 1, 1], [5, 6, 7, 10, 11, 12, 25, 26, 27, 30, 31, 32])
+    p3 = lax.conv_general_dilated_patches(x, (2, 2), (1, 1), ((1, 0), (0, 1)),
+                                          rhs_dilation=(1, 2))
+    assert p3.shape == (2, 8, 4, 4) and float(p3.sum()) == 7560.0
+    f = lambda x: lax.conv_general_dilated_patches(x, (2, 2), (1, 1), "SAME")  # noqa: E731
+    _close(xf.jit(f, tiered=False)(x), f(x))
+    _close(xf.vmap(f)(x[:, :1, None]), f(x[:, :1])[:, None])      # each example alone
+    check_grads(f, (x[:1] / 10,), order=1)

@@ -452,8 +452,8 @@ from .convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  #
                           padtype_to_pads)
 from .windowed import reduce_window  # noqa: E402
 from .convolution import conv_general_permutations  # noqa: E402,F401
-from .shapes import (conv_general_shape_tuple, conv_shape_tuple,  # noqa: E402,F401
-                     conv_transpose_shape_tuple, reduce_window_shape_tuple)
+from .shapes import (conv_general_dilated_patches, conv_general_shape_tuple,  # noqa: E402,F401
+                     conv_shape_tuple, conv_transpose_shape_tuple, reduce_window_shape_tuple)
 
 __all__ = [
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "pshuffle",
@@ -483,5 +483,5 @@ __all__ = [
     "stack", "tile", "unstack", "zeta", "approx_max_k", "approx_min_k", "dtype", "mulhi",
     "reduce_xor", "fft", "FftType", "Precision", "conv_general_permutations",
     "conv_shape_tuple", "conv_general_shape_tuple", "conv_transpose_shape_tuple",
-    "reduce_window_shape_tuple", "reduce",
+    "reduce_window_shape_tuple", "reduce", "conv_general_dilated_patches",
 ]

@@ -1,13 +1,15 @@
 """The output-shape helpers of jax.lax for convolutions and windowed reductions:
 `conv_shape_tuple`, `conv_general_shape_tuple`, `conv_transpose_shape_tuple`,
-`reduce_window_shape_tuple` (plain Python on shapes; they trace nothing).
+`reduce_window_shape_tuple` (plain Python on shapes; they trace nothing); and
+`conv_general_dilated_patches`, a convolution with a kernel built from those shapes.
 
     >>> lax.conv_shape_tuple((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), ((1, 1), (0, 2)))
     (2, 4, 5, 9)
 """
 import numpy as np
 
-from .convolution import _conv_transpose_padding, conv_general_permutations, padtype_to_pads
+from .convolution import (_conv_transpose_padding, conv_dimension_numbers, conv_general_dilated,
+                          conv_general_permutations, padtype_to_pads)
 
 
 def _window_out(size, window, stride):
@@ -82,3 +84,28 @@ def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, 
     return tuple(_window_out((n - 1) * b + 1 + lo + hi, (w - 1) * d + 1, s)
                  for n, w, s, (lo, hi), b, d in zip(operand_shape, window_dimensions,
                                                      window_strides, padding, base, wdil))
+
+
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
+                                 lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
+                                 precision=None, preferred_element_type=None):
+    """The patches a convolution with a `filter_shape` window sees, as output features:
+    feature c * prod(filter_shape) + k holds input channel c at window position k (row
+    major).  A grouped convolution with a 0/1 kernel, as in JAX, so it differentiates and
+    batches like one.
+
+    >>> lax.conv_general_dilated_patches(x, (2, 3), (1, 1), "VALID").shape  # x: (N, C, H, W)
+    """
+    filter_shape = tuple(int(k) for k in filter_shape)
+    lhs_shape = np.shape(lhs) if not hasattr(lhs, "shape") else tuple(lhs.shape)
+    dn = conv_dimension_numbers(lhs_shape, (1, 1) + filter_shape, dimension_numbers)
+    channels, size = lhs_shape[dn.lhs_spec[1]], int(np.prod(filter_shape))
+    dtype = np.result_type(getattr(lhs, "dtype", np.float64))
+    # (O = C * size, I = 1, *window): a one where output feature c * size + k looks
+    kernel = np.tile(np.eye(size, dtype=dtype).reshape((size, 1) + filter_shape),
+                     (channels, 1) + (1,) * len(filter_shape))
+    kernel = kernel.transpose(np.argsort(dn.rhs_spec))      # into the rhs layout asked for
+    return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation,
+                                rhs_dilation, dn, feature_group_count=channels,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)
