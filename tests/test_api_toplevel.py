@@ -36,6 +36,12 @@ def test_eval_shape_returns_shape_dtype_structs():
     loop = xf.eval_shape(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2, x[:, :1]),
                          xf.ShapeDtypeStruct((5, 4), np.int32))
     assert loop == xf.ShapeDtypeStruct((5, 1), np.int32)
+    with pytest.raises(TypeError, match=r"unsupported input str.*in the arguments of"):
+        xf.eval_shape(lambda s: s, "abc")
+    # inside jit: traced arguments give their shapes
+    shapes = []
+    xf.jit(lambda x: shapes.append(xf.eval_shape(lambda y: y[:2] * 2, x)) or x)(np.ones(5))
+    assert shapes == [xf.ShapeDtypeStruct((2,), np.float64)]
 
 
 def test_eval_shape_traces_without_computing():

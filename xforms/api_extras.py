@@ -17,6 +17,7 @@ from .custom import custom_vjp
 from .ir import ClosedJaxpr
 from .source_info import describe_function
 from .primitives import control_flow as cf
+from .primitives.elementwise import convert_element_type
 from .transforms.jvp import jvp_jaxpr
 from .transforms.transpose import transpose_jaxpr
 from .tree_util import tree_flatten, tree_unflatten
@@ -75,7 +76,10 @@ def _leaf_aval(x):
 def _trace_abstract(fun, args, kwargs):
     """Trace fun(*args, **kwargs) on abstract values only -> (ClosedJaxpr, out treedef)."""
     leaves, in_tree = tree_flatten((args, kwargs))
-    avals = [_leaf_aval(x) for x in leaves]
+    try:
+        avals = [_leaf_aval(x) for x in leaves]
+    except TypeError as e:
+        raise TypeError(f"{e} (in the arguments of {describe_function(fun)})") from None
     store = {}
 
     def flat(*xs):
@@ -125,7 +129,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     if not all(is_inexact(a.dtype) for a in in_avals):
         raise TypeError(f"linear_transpose: {fname} must take float or complex inputs, got "
                         f"{[a.str_short() for a in in_avals]}")
-    closed, out_tree = _trace_abstract(lambda *p: fun(*p), primals, {})
+    closed, out_tree = _trace_abstract(fun, primals, {})
     _check_linear(closed, fname)
     transposed = transpose_jaxpr(closed, [True] * len(in_avals))
     out_avals = closed.out_avals
@@ -141,8 +145,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
             if ca.shape != a.shape:
                 raise TypeError(f"linear_transpose of {fname}: cotangent of shape "
                                 f"{ca.shape} for an output of shape {a.shape}")
-            cts.append(c if ca.dtype == a.dtype else np.asarray(c, a.dtype)
-                       if not isinstance(c, Tracer) else c.astype(a.dtype))
+            cts.append(convert_element_type(c, a.dtype) if ca.dtype != a.dtype else c)
         return tuple(tree_unflatten(in_tree, core.eval_jaxpr(transposed, *cts)))
     return transpose_fun
 
