@@ -457,3 +457,31 @@ def test_conv_general_dilated_patches():
     _close(xf.jit(f, tiered=False)(x), f(x))
     _close(xf.vmap(f)(x[:, :1, None]), f(x[:, :1])[:, None])      # each example alone
     check_grads(f, (x[:1] / 10,), order=1)
+
+
+# ---- nextafter -----------------------------------------------------------------------------
+NA_X = np.array([1.0, -1.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, 5e-324,
+                 np.finfo(np.float64).max, 2.0])
+NA_Y = np.array([2.0, 0.0, 1.0, -1.0, 0.0, 0.0, 1.0, np.nan, 0.0, np.inf, 2.0])
+
+
+def test_nextafter_matches_jax():
+    # JAX 0.10.2 (the values np.nextafter gives too: subnormals kept)
+    f64 = [1.0000000000000002, -0.9999999999999999, 5e-324, -5e-324, 1.7976931348623157e308,
+           -1.7976931348623157e308, np.nan, np.nan, 0.0, np.inf, 2.0]
+    f32 = [1.0000001192092896, -0.9999999403953552, 1.401298464324817e-45,
+           -1.401298464324817e-45, 3.4028234663852886e38, -3.4028234663852886e38, np.nan,
+           np.nan, 0.0, np.inf, 2.0]
+    for dt, want in ((np.float64, f64), (np.float32, f32)):
+        x, y = np.where(np.isfinite(NA_X) & (NA_X > 3), np.finfo(dt).max, NA_X).astype(dt), \
+            NA_Y.astype(dt)
+        for run in (lax.nextafter, xf.jit(lax.nextafter, tiered=False)):
+            out = run(x, y)
+            assert out.dtype == dt
+            np.testing.assert_array_equal(np.asarray(out, np.float64), want)
+    _close(xf.vmap(lax.nextafter)(NA_X[:4], NA_Y[:4]), f64[:4], rtol=0)
+    assert float(lax.nextafter(1.0, 2.0)) == 1.0000000000000002
+    with pytest.raises(NotImplementedError, match="Differentiation rule for 'nextafter'"):
+        xf.grad(lambda x: lax.nextafter(x, 2.0))(1.0)
+    with pytest.raises(TypeError, match="nextafter: expected float operands of one dtype"):
+        lax.nextafter(np.float32(1.0), np.ones(1))

@@ -21,6 +21,7 @@ from ..primitives import bitwise as bw
 from ..primitives import control_flow as cf
 from ..primitives import reductions
 from ..primitives import elementwise as ew
+from ..primitives import float_bits as fb
 from ..primitives import special as ps
 from ..primitives import structural as st
 from ..primitives.contraction import dot_general as _dot_general
@@ -423,6 +424,15 @@ def polygamma(m, x):
     sign = ew.sub(ew.mul(ew._like(2.0, x), odd), one)        # (-1)^(m + 1)
     higher = ew.mul(ew.mul(sign, ew.exp(ps.lgamma(m1))), ps.zeta(m1, x))
     return ew.select_n(ew.eq(m, ew._like(0.0, x)), higher, ps.digamma(x))
+
+
+def nextafter(x1, x2):
+    """The float next to x1 in the direction of x2, elementwise (operands of one float
+    dtype; Python scalars take the other operand's).  Not differentiable, as in JAX.
+
+    >>> lax.nextafter(xnp.array([1.0, 0.0]), xnp.array([2.0, -1.0]))   # [1 + 2^-52, -5e-324]
+    """
+    return fb.nextafter(*_floats("nextafter", x1, x2))
 
 
 def random_gamma_grad(a, x):

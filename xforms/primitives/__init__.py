@@ -17,3 +17,4 @@ from . import linalg_cholesky_ad  # noqa: E402,F401  (cholesky's derivative maps
 from . import conv  # noqa: E402,F401
 from . import cumulative, sorting  # noqa: E402,F401
 from . import names  # noqa: E402,F401  (checkpoint_name's label)
+from . import float_bits  # noqa: E402,F401  (nextafter)
