@@ -101,11 +101,32 @@ def test_population_count_and_clz(dt, x, pop, lz):
         lax.population_count(np.ones(2))
 
 
-def test_bitcast_convert_type_same_width_integers():
+def test_bitcast_convert_type_same_width():
     out = lax.bitcast_convert_type(np.array([-1, 5], np.int32), np.uint32)
     assert out.dtype == np.uint32 and np.asarray(out).tolist() == [2**32 - 1, 5]
-    with pytest.raises(NotImplementedError, match="float64 -> int64 is not supported"):
-        lax.bitcast_convert_type(np.ones(2), np.int64)
+    x = np.array([1.0, -2.5, np.inf, -0.0])
+    # JAX 0.10.2: bitcast_convert_type(x, int64), of float32 1.0 to uint32, and back
+    bits = [4607182418800017408, -4610560118520545280, 9218868437227405312,
+            -9223372036854775808]
+    for run in (lax.bitcast_convert_type, xf.jit(lax.bitcast_convert_type, static_argnums=1,
+                                                 tiered=False)):
+        out = run(x, np.int64)
+        assert out.dtype == np.int64 and np.asarray(out).tolist() == bits
+        assert np.asarray(run(np.array([1.0], np.float32), np.uint32)).tolist() == \
+            [1065353216]
+        back = run(np.array(bits), np.float64)
+        np.testing.assert_array_equal(back, x)
+        assert np.signbit(back[3])
+    # the next float up, through the bits (compiled: the LLVM bitcast)
+    up = xf.jit(lambda v: lax.bitcast_convert_type(
+        lax.bitcast_convert_type(v, np.uint32) + np.uint32(1), np.float32), tiered=False)
+    np.testing.assert_array_equal(up(np.array([1.0, 2.0], np.float32)),
+                                  np.nextafter(np.float32([1.0, 2.0]), np.float32(3)))
+    assert np.asarray(xf.vmap(lambda v: lax.bitcast_convert_type(v, np.int64))(x)).tolist() \
+        == bits
+    _close(xf.grad(lambda v: lax.bitcast_convert_type(v, np.float64).sum())(x[:2]), [0, 0])
+    with pytest.raises(NotImplementedError, match="float64 -> int32 changes the width"):
+        lax.bitcast_convert_type(np.ones(2), np.int32)
 
 
 # ---- reduce_precision ----------------------------------------------------------------------

@@ -277,18 +277,21 @@ def clz(x):
 
 
 def bitcast_convert_type(operand, new_dtype):
-    """The bits of each element reinterpreted as `new_dtype`.  Supported: integer dtypes
-    of the same width (int32 <-> uint32, int64 <-> uint64) and the identity; a float <->
-    integer bitcast raises NotImplementedError (xforms has no bit-reinterpreting
-    primitive yet)."""
-    a, new = _aval(operand), np.dtype(new_dtype)
-    if new == a.dtype:
-        return operand
-    if a.dtype.kind in "iu" and new.kind in "iu" and a.dtype.itemsize == new.itemsize:
-        return ew.convert_element_type(operand, new)     # two's complement: same bits
-    raise NotImplementedError(
-        f"bitcast_convert_type: {a.dtype} -> {new} is not supported; xforms bitcasts only "
-        "between integer dtypes of the same width (int32 <-> uint32, int64 <-> uint64)")
+    """The bits of each element reinterpreted as `new_dtype`, of the same width: integers
+    of either signedness and floats (float64 <-> int64/uint64, float32 <-> int32/uint32).
+    JAX's width-changing bitcasts (which add or drop a trailing axis) are not supported.
+    Float bitcasts compile for the CPU only.
+
+    >>> lax.bitcast_convert_type(xnp.array([1.0]), xnp.int64)     # [4607182418800017408]
+    """
+    a, new = _aval(operand), canonicalize_dtype(new_dtype)
+    if a.dtype.itemsize != new.itemsize:
+        raise NotImplementedError(
+            f"bitcast_convert_type: {a.dtype} -> {new} changes the width; xforms bitcasts "
+            "only between dtypes of the same width (e.g. float64 <-> int64, int32 <-> uint32)")
+    if a.dtype.kind in "iu" and new.kind in "iu":      # two's complement: same bits
+        return operand if new == a.dtype else ew.convert_element_type(operand, new)
+    return fb.bitcast_convert_type(operand, new)      # (zero derivative even float -> same)
 
 
 # ---- precision ------------------------------------------------------------------------------
