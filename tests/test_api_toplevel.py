@@ -277,6 +277,22 @@ def test_checkpoint_name_policies_choose_what_is_saved():
     assert both["sin"] == 0 and both["dot_general"] == 2
 
 
+def test_offload_policies_and_policy_answers():
+    from xforms import ad_checkpoint as ac
+    P = xf.checkpoint_policies
+    # one memory: offloading saves, as saving does
+    assert _recomputed(P.save_and_offload_only_these_names(
+        names_which_can_be_saved=["h"], names_which_can_be_offloaded=["g"],
+        offload_src="device", offload_dst="pinned_host")) == \
+        _recomputed(P.save_only_these_names("h", "g"))
+    assert P.offload_dot_with_no_batch_dims("device", "pinned_host") is \
+        P.dots_with_no_batch_dims_saveable
+    answers = {"h": ac.Saveable, "g": ac.Offloadable("device", "pinned_host")}
+    custom = lambda prim, *a, **p: answers.get(p.get("name"), ac.Recompute)  # noqa: E731
+    assert _recomputed(custom) == _recomputed(P.save_only_these_names("h", "g"))
+    assert _recomputed(lambda *a, **p: ac.Recompute) == _recomputed(P.nothing_saveable)
+
+
 def test_checkpoint_name_values_and_gradients():
     w, x = np.full((3, 3), 0.1), np.arange(6.0).reshape(2, 3) / 5
     want = xf.grad(_layer)(w, x)

@@ -5,9 +5,25 @@
     >>> policy = xf.checkpoint_policies.save_only_these_names("h")
     >>> layer = checkpoint(lambda w, x: xnp.sin(checkpoint_name(x @ w, "h")), policy=policy)
 """
+from typing import NamedTuple
+
 from .custom import checkpoint, checkpoint_policies, remat  # noqa: F401
 from .primitives import names as _names
 from .tree_util import tree_map
+
+
+# What a policy may return (JAX's names): save the value, recompute it, or offload it to
+# another memory -- which xforms, with one memory, does by saving it.
+Saveable, Recompute = True, False
+
+
+class Offloadable(NamedTuple):
+    """A policy's answer "keep it in memory `dst`" (saved, in xforms: one memory)."""
+    src: str
+    dst: str
+
+    def __bool__(self):
+        return True
 
 
 def checkpoint_name(x, name):
@@ -23,4 +39,5 @@ def checkpoint_name(x, name):
     return tree_map(lambda v: _names.name(v, name), x)
 
 
-__all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "remat"]
+__all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "remat", "Saveable",
+           "Recompute", "Offloadable"]

@@ -474,6 +474,20 @@ def save_anything_except_these_names(*names):
     return policy
 
 
+def save_and_offload_only_these_names(*, names_which_can_be_saved,
+                                      names_which_can_be_offloaded, offload_src="device",
+                                      offload_dst="pinned_host"):
+    """Save the values with these names.  JAX keeps the offloaded ones in host memory;
+    xforms has one memory, so offloading is saving (the same values, the same numbers)."""
+    return save_only_these_names(*names_which_can_be_saved, *names_which_can_be_offloaded)
+
+
+def offload_dot_with_no_batch_dims(offload_src="device", offload_dst="pinned_host"):
+    """Save dot_generals without batch dimensions (JAX offloads them to host memory;
+    xforms has one memory)."""
+    return dots_with_no_batch_dims_saveable
+
+
 def save_from_both_policies(policy_1, policy_2):
     """Save what either policy saves."""
     def policy(prim, *avals, **params):
@@ -489,7 +503,9 @@ checkpoint_policies = SimpleNamespace(
     save_only_these_names=save_only_these_names,
     save_any_names_but_these=save_any_names_but_these,
     save_anything_except_these_names=save_anything_except_these_names,
-    save_from_both_policies=save_from_both_policies)
+    save_from_both_policies=save_from_both_policies,
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims)
 
 
 def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
