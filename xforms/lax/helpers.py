@@ -1,10 +1,12 @@
-"""The small `jax.lax` helpers, written on the lax-level primitives: shape helpers
-(broadcast, collapse, index_in_dim, slice_in_dim, split, ...), bit counting
-(population_count, clz), the special functions under their lax names, reduce_precision and
-bitcast_convert_type (the cases plain conversions express exactly).
+"""The small `jax.lax` helpers: shape helpers (broadcast, collapse, index_in_dim,
+slice_in_dim, split, stack, tile, ...), bits (population_count, clz, mulhi, reduce_xor,
+bitcast_convert_type, nextafter), the special functions under their lax names,
+reduce_precision, associative_scan, reduce with a user computation, approx_max_k/min_k,
+dot_general's keywords (Precision, preferred_element_type) and fft's FftType.
 
-Each is a composition of primitives that already have jvp, transpose and vmap rules, so
-each differentiates and batches without rules of its own.
+Almost all are compositions of primitives that already have jvp, transpose and vmap rules,
+so they differentiate and batch without rules of their own (nextafter and
+bitcast_convert_type are primitives: xforms/primitives/float_bits.py).
 
     >>> lax.collapse(xnp.zeros((2, 3, 4)), 1).shape        # (2, 12)
     >>> lax.population_count(xnp.array([7, -1], xnp.int32))  # [3, 32]
@@ -19,9 +21,9 @@ from ..avals import aval_of_value, canonicalize_dtype
 from ..numpy.bitwise_ops import bitwise_count as _bitwise_count
 from ..primitives import bitwise as bw
 from ..primitives import control_flow as cf
-from ..primitives import reductions
 from ..primitives import elementwise as ew
 from ..primitives import float_bits as fb
+from ..primitives import reductions
 from ..primitives import special as ps
 from ..primitives import structural as st
 from ..primitives.contraction import dot_general as _dot_general
@@ -78,7 +80,6 @@ def collapse(operand, start_dimension, stop_dimension=None):
     lo, hi, _ = slice(start_dimension, stop_dimension).indices(len(shape))
     size = math.prod(shape[lo:hi])
     return st.reshape(operand, shape[:lo] + (size,) + shape[hi:])
-
 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
