@@ -67,6 +67,20 @@ def test_dynamic_index_in_dim_negative_and_clamped():
     _close(h, [0.0, 4.0, 3.0])
 
 
+def test_shape_helpers_jit_and_vmap():
+    def f(x):                                    # x: (3, 4)
+        a, b = lax.split(lax.collapse(lax.broadcast(x, (2,)), 0, 2), (2, 4), axis=0)
+        t = lax.tile(lax.index_in_dim(a, 1, 0), (2, 1))
+        return lax.stack(lax.unstack(b, 1)[:2], 0) + lax.slice_in_dim(t, -4, None, 1, 1)
+    x = np.arange(12.0).reshape(3, 4)
+    want = f(x)
+    _close(xf.jit(f, tiered=False)(x), want)
+    xs = np.stack([x, -x, 2 * x])
+    _close(xf.vmap(f)(xs), np.stack([want, f(-x), f(2 * x)]))
+    batched = xf.vmap(lambda v: lax.map(xnp.sin, v, batch_size=2))(xs)
+    _close(batched, np.sin(xs))
+
+
 def test_shape_helper_gradients():
     x = np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4)
 

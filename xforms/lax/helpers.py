@@ -304,6 +304,8 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     mantissa bits: overflow gives inf, results below the format's smallest normal number
     flush to zero (XLA's rule).  Supported: formats at least as wide as operand's (the
     identity) and float32's (8, 23) from float64; others raise NotImplementedError.
+    The derivative rounds the tangent to float32 (JAX: reduce_precision of the tangent),
+    except where the value overflows or flushes to zero: there it is 0.
 
     >>> lax.reduce_precision(xnp.array([1.1]), 8, 23)       # float32(1.1) as float64
     """
