@@ -109,6 +109,8 @@ def test_attention_3d_residual_float32_and_errors():
         nn.dot_product_attention(Q[:, :, :3], KEY, V)
     with pytest.raises(ValueError, match="mask dtype should be bool"):
         nn.dot_product_attention(Q, KEY, V, mask=MASK.astype(np.float64))
+    with pytest.raises(ValueError, match="bias has 2 heads; it must have 1 or the query's 4"):
+        nn.dot_product_attention(Q, KEY, V, bias=BIAS[:, :2])
     with pytest.raises(ValueError, match="query_seq_lengths dtype should be int32"):
         nn.dot_product_attention(Q, KEY, V, query_seq_lengths=QL.astype(np.int64))
 

@@ -34,15 +34,18 @@ def _check(t, shape, dtype, name):
                          f"(-1: any), but got {t.shape}")
 
 
-def _grouped(t, K, G):
+def _grouped(t, K, G, name):
     """A (b, n, T, S) bias or mask, n in {1, N}, as (b, K | 1, G | 1, T, S)."""
     b, n, T, S = t.shape
+    if n not in (1, K * G):
+        raise ValueError(f"dot_product_attention: {name} has {n} heads; it must have 1 or "
+                         f"the query's {K * G}")
     return xnp.reshape(t, (b, 1, 1, T, S) if n == 1 else (b, K, G, T, S))
 
 
 def _combined_mask(mask, is_causal, window, q_len, kv_len, T, S, K, G):
     """The positions that may attend, broadcastable to (B, K, G, T, S), or None."""
-    parts = [] if mask is None else [_grouped(mask, K, G)]
+    parts = [] if mask is None else [_grouped(mask, K, G, "mask")]
     t, s = np.arange(T)[:, None], np.arange(S)[None, :]
     if is_causal:
         parts.append(t >= s)                          # JAX: tril of a (T, S) block
@@ -108,7 +111,7 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     logits = xnp.einsum("btkgh,bskh->bkgts", qg, k.astype(logits_dtype))
     logits = logits * xnp.asarray(scale, logits_dtype)
     if bias is not None:
-        logits = (logits + _grouped(bias, K, G)).astype(logits_dtype)
+        logits = (logits + _grouped(bias, K, G, "bias")).astype(logits_dtype)
     keep = _combined_mask(mask, is_causal, window, q_len, kv_len, T, S, K, G)
     if keep is not None:
         big = min(np.finfo(logits_dtype).max, np.finfo(np.float32).max)
