@@ -520,3 +520,23 @@ def test_nextafter_matches_jax():
         xf.grad(lambda x: lax.nextafter(x, 2.0))(1.0)
     with pytest.raises(TypeError, match="nextafter: expected float operands of one dtype"):
         lax.nextafter(np.float32(1.0), np.ones(1))
+
+
+# ---- round: JAX's default breaks ties away from zero ---------------------------------------
+def test_round_rounding_methods():
+    x = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.49999999999999994, -0.3, 2.0**53 + 1, np.inf,
+                  -np.inf, np.nan, 1e300, 2.4999999999999996])
+    # JAX 0.10.2: lax.round(x) and lax.round(x, RoundingMethod.TO_NEAREST_EVEN)
+    away = [1.0, 2.0, 3.0, -1.0, -3.0, 0.0, -0.0, 2.0**53, np.inf, -np.inf, np.nan, 1e300, 2.0]
+    even = [0.0, 2.0, 2.0, -0.0, -2.0, 0.0, -0.0, 2.0**53, np.inf, -np.inf, np.nan, 1e300, 2.0]
+    for run in (lax.round, xf.jit(lax.round, tiered=False)):
+        out = np.asarray(run(x))
+        np.testing.assert_array_equal(out, away)
+        np.testing.assert_array_equal(np.signbit(out), np.signbit(away))
+    np.testing.assert_array_equal(lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), even)
+    np.testing.assert_array_equal(lax.round(x, 1), even)
+    assert lax.round(np.float32([2.5])).dtype == np.float32
+    assert float(xf.grad(lambda v: lax.round(v * 3))(0.7)) == 0.0
+    _close(xf.vmap(lax.round)(x[:5]), away[:5])
+    with pytest.raises(TypeError, match="round: expected a float operand"):
+        lax.round(np.array([1, 2]))

@@ -45,6 +45,7 @@ from ..tree_util import tree_flatten, tree_map, tree_unflatten
 from .sorting import sort, sort_key_val, top_k  # noqa: F401
 from .helpers import (approx_max_k, approx_min_k, dtype, mulhi, reduce_xor,  # noqa: F401
                       dot_general, fft, FftType, Precision, reduce, nextafter,
+                      round, RoundingMethod,     # (JAX's lax.round: ties away from zero)
                       associative_scan, batch_matmul, bessel_i0e, bessel_i1e,  # noqa: F401
                       betainc, bitcast_convert_type, broadcast, broadcast_like,
                       broadcast_shapes, broadcast_to_rank, clz, collapse, digamma,
@@ -484,4 +485,5 @@ __all__ = [
     "reduce_xor", "fft", "FftType", "Precision", "conv_general_permutations",
     "conv_shape_tuple", "conv_general_shape_tuple", "conv_transpose_shape_tuple",
     "reduce_window_shape_tuple", "reduce", "conv_general_dilated_patches", "nextafter",
+    "RoundingMethod",
 ]
