@@ -385,6 +385,8 @@ def test_dot_general_precision_and_preferred_element_type():
                           preferred_element_type=np.float32)           # JAX: float32
     assert out.dtype == np.float32
     assert lax.Precision("highest") is lax.Precision.HIGHEST
+    assert lax.Precision in lax.PrecisionLike.__args__     # the annotations JAX exports
+    assert lax.ConvDimensionNumbers in lax.ConvGeneralDilatedDimensionNumbers.__args__
     assert lax.Precision("tensorfloat32") is lax.Precision.HIGH
     _close(lax.dot_general(a * 1.0, b * 1.0, dn, precision=("high", "default")),
            [[3, 3], [12, 12]])

@@ -46,6 +46,7 @@ from .sorting import sort, sort_key_val, top_k  # noqa: F401
 from .helpers import (approx_max_k, approx_min_k, dtype, mulhi, reduce_xor,  # noqa: F401
                       dot_general, fft, FftType, Precision, reduce, nextafter,
                       round, RoundingMethod,     # (JAX's lax.round: ties away from zero)
+                      DotDimensionNumbers, PrecisionLike,
                       associative_scan, batch_matmul, bessel_i0e, bessel_i1e,  # noqa: F401
                       betainc, bitcast_convert_type, broadcast, broadcast_like,
                       broadcast_shapes, broadcast_to_rank, clz, collapse, digamma,
@@ -453,7 +454,8 @@ from .convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  #
                           padtype_to_pads)
 from .windowed import reduce_window  # noqa: E402
 from .convolution import conv_general_permutations  # noqa: E402,F401
-from .shapes import (conv_general_dilated_patches, conv_general_shape_tuple,  # noqa: E402,F401
+from .shapes import (ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401
+                     conv_general_dilated_patches, conv_general_shape_tuple,
                      conv_shape_tuple, conv_transpose_shape_tuple, reduce_window_shape_tuple)
 
 __all__ = [

@@ -13,6 +13,7 @@ bitcast_convert_type are primitives: xforms/primitives/float_bits.py).
 """
 import enum
 import math
+from typing import Sequence, Tuple, Union
 
 import numpy as np
 
@@ -638,6 +639,12 @@ class Precision(enum.Enum):
 
     def __str__(self):
         return self.name
+
+
+# The type annotations JAX's lax exports for these arguments
+DotDimensionNumbers = Tuple[Tuple[Sequence[int], Sequence[int]],
+                            Tuple[Sequence[int], Sequence[int]]]
+PrecisionLike = Union[None, str, Precision, Tuple[str, str], Tuple[Precision, Precision]]
 
 
 def _check_precision(precision, name):

@@ -6,10 +6,15 @@
     >>> lax.conv_shape_tuple((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), ((1, 1), (0, 2)))
     (2, 4, 5, 9)
 """
+from typing import Optional, Tuple, Union
+
 import numpy as np
 
-from .convolution import (_conv_transpose_padding, conv_dimension_numbers, conv_general_dilated,
-                          conv_general_permutations, padtype_to_pads)
+from .convolution import (ConvDimensionNumbers, _conv_transpose_padding, conv_dimension_numbers,
+                          conv_general_dilated, conv_general_permutations, padtype_to_pads)
+
+# JAX's annotation of conv dimension_numbers: string specs, axis tuples or None
+ConvGeneralDilatedDimensionNumbers = Optional[Union[Tuple[str, str, str], ConvDimensionNumbers]]
 
 
 def _window_out(size, window, stride):
