@@ -141,6 +141,8 @@ def test_linear_transpose():
         xf.linear_transpose(lambda x: x * x, 1.0)
     with pytest.raises(TypeError, match="must take float or complex inputs"):
         xf.linear_transpose(lambda x: x, np.arange(3))
+    with pytest.raises(TypeError, match="must return float or complex values"):
+        xf.linear_transpose(lambda x: (x, (x > 0).astype(np.int32)), np.ones(3))
     with pytest.raises(TypeError, match="cotangent must have the output's structure"):
         t2(np.ones(3))
 

@@ -128,8 +128,12 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     in_avals = [_leaf_aval(x) for x in leaves]
     if not all(is_inexact(a.dtype) for a in in_avals):
         raise TypeError(f"linear_transpose: {fname} must take float or complex inputs, got "
-                        f"{[a.str_short() for a in in_avals]}")
+                        f"{[a.str_short() for a in in_avals]} (JAX also transposes integer -> "
+                        "integer functions; xforms does not)")
     closed, out_tree = _trace_abstract(fun, primals, {})
+    if not all(is_inexact(a.dtype) for a in closed.out_avals):
+        raise TypeError(f"linear_transpose: {fname} must return float or complex values, got "
+                        f"{[a.str_short() for a in closed.out_avals]}")
     _check_linear(closed, fname)
     transposed = transpose_jaxpr(closed, [True] * len(in_avals))
     out_avals = closed.out_avals
