@@ -242,3 +242,23 @@ def __getattr__(name):
         return getattr(blas_serial, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 from .sort_runtime import argsort_stable, argsort_stable_after  # noqa: E402,F401  (sort lowering)
+
+
+@intrinsic
+def _bitcast(typingctx, x, dtype):
+    """bitcast(x, np.int64): the bits of the scalar x read as the (same-width) dtype."""
+    to = getattr(dtype, "instance_type", None) or getattr(dtype, "dtype", None)
+    if not isinstance(x, types.Number) or not isinstance(to, types.Number) or \
+            getattr(x, "bitwidth", 0) != getattr(to, "bitwidth", -1):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(sig.return_type))
+    return to(x, dtype), codegen
+
+
+def _py_bitcast(x, dtype):
+    return np.array(x).view(dtype)[()]
+
+
+bitcast = _py_bitcast if config.DISABLE_JIT else _bitcast      # bitcast_convert_type's rule

@@ -389,6 +389,10 @@ scalar_rules["conj"] = lambda ctx, x: (f"{x}.conjugate()" if _kind(ctx.in_dtypes
                                        else x)
 scalar_rules["complex"] = lambda ctx, x, y: f"np.{np.dtype(ctx.dtype).name}(complex({x}, {y}))"
 scalar_rules["stop_gradient"] = lambda ctx, x: x
+scalar_rules["name"] = lambda ctx, x: x        # checkpoint_name: identity once lowered
+# bitcast_convert_type: an LLVM bitcast (kernels/cpu_runtime.bitcast; CUDA is exempt)
+register_scalar_rule("bitcast_convert_type", lambda ctx, x: (
+    f"{ctx.em.helper('bitcast')}({x}, np.{np.dtype(ctx.dtype).name})"), target="cpu")
 scalar_rules["iota"] = lambda ctx: convert(ctx, ctx.index(ctx.params["dimension"]), np.int64,
                                            ctx.params["dtype"])
 

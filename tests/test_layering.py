@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = [
     ("base", ["xforms.errors", "xforms.config", "xforms.memo", "xforms.pass_counts", "xforms.gc_pause", "xforms.source_info", "xforms.avals",
               "xforms.tree_util", "xforms.tree_keys", "xforms.facts", "xforms.axis_env", "xforms.igamma_grad",
-              "xforms.mpi_comm"]),
+              "xforms.mpi_comm", "xforms.jit_switch"]),
     ("ir", ["xforms.ir", "xforms.eager_reuse"]),
     ("core", ["xforms.core"]),
     ("registry", ["xforms.registry", "xforms.engine_prims"]),
@@ -28,7 +28,7 @@ LAYERS = [
     ("wrappers", ["xforms.numpy", "xforms.lax"]),
     ("api", ["xforms.api", "xforms.batching_api", "xforms.custom", "xforms.nn", "xforms.eager_cost",
              "xforms.test_util"]),
-    ("jit", ["xforms.jit", "xforms.device", "xforms.pmap", "xforms.mpi"]),
+    ("jit", ["xforms.jit", "xforms.device", "xforms.pmap", "xforms.mpi", "xforms.runtime"]),
     ("package", ["xforms"]),
     ("kernel_base", ["kernels.numba_patches", "kernels.vector_width", "kernels.numba_source", "kernels.numba_ssa", "kernels.numba_liveness", "kernels.numba_alloc", "kernels.blas_threads", "kernels.blas_serial", "kernels.hugepages", "kernels.helper_cache", "kernels.vecmath_base",
                      "kernels.vecmath_trig", "kernels.vecmath_f32", "kernels.vecmath", "kernels.fft_runtime",

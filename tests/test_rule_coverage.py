@@ -41,7 +41,8 @@ DTYPES = [np.dtype(d) for d in ("bool", "int32", "int64", "float32", "float64", 
 PARAMS = {"integer_pow": lambda dt: {"y": 3},
           "convert_element_type": lambda dt: {"new_dtype": np.dtype(np.float64),
                                               "weak_type": False},
-          "iota": lambda dt: {"dtype": dt, "shape": (4,), "dimension": 0}}
+          "iota": lambda dt: {"dtype": dt, "shape": (4,), "dimension": 0},
+          "bitcast_convert_type": lambda dt: {"new_dtype": dt}}
 NARGS = {"select_n": 3, "iota": 0}
 
 

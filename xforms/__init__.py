@@ -9,12 +9,20 @@ from . import numpy, tree_util, tree, flatten_util, scipy
 from . import primitives as _primitives  # noqa: F401  (fills the rule tables)
 from .api import (grad, hvp, jvp, linearize, make_jaxpr, stop_gradient, value_and_grad, vjp)
 from .batching_api import hessian, jacfwd, jacrev, vmap
+from .batching_api import jacrev as jacobian    # JAX's alias
 from .core import Array
 from .custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, hook, remat
 from .errors import ConcretizationError, UnexpectedTracerError
 from .jit import default_backend, jit
 from .device import device_get, device_put
 from .pmap import pmap
+from .api_extras import (ShapeDtypeStruct, closure_convert, custom_gradient, enable_x64,
+                         ensure_compile_time_eval, eval_shape, linear_transpose, named_call,
+                         named_scope, typeof)
+from .jit_switch import disable_jit
+from .runtime import (Device, block_until_ready, clear_caches, device_count, devices,
+                      local_device_count, local_devices, process_count, process_index)
+from . import ad_checkpoint, custom_derivatives
 from . import nn
 from . import lax
 from .lax import linalg as _lax_linalg  # noqa: F401  (lax.linalg, as jax.lax.linalg)

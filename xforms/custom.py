@@ -31,6 +31,7 @@ from .core import Tracer
 from .ir import ClosedJaxpr, Jaxpr, Var
 from .primitives.custom import (LazyJaxpr, checkpoint_p, custom_jvp_call_p, custom_vjp_call_p,
                                 hook_p)
+from .primitives.names import name_p
 from .source_info import describe_function
 from .tracing import flatten_args, trace_cached
 from .transforms.jvp import tangent_aval
@@ -433,11 +434,74 @@ def dots_with_no_batch_dims_saveable(prim, *avals, **params):
     return _dot(prim) and not params["dimension_numbers"][1][0]
 
 
+# ---- policies by the names `xforms.ad_checkpoint.checkpoint_name` gives values --------------
+def _named(prim, params):
+    return params["name"] if prim is name_p else None
+
+
+def save_only_these_names(*names):
+    """Save the values named (by checkpoint_name) one of `names`; recompute the rest.
+
+    >>> policy = xf.checkpoint_policies.save_only_these_names("hidden")
+    """
+    names = frozenset(names)
+
+    def policy(prim, *avals, **params):
+        return _named(prim, params) in names
+    return policy
+
+
+def save_any_names_but_these(*names):
+    """Save every named value except those named one of `names`; recompute the rest."""
+    names = frozenset(names)
+
+    def policy(prim, *avals, **params):
+        n = _named(prim, params)
+        return n is not None and n not in names
+    return policy
+
+
+def save_anything_except_these_names(*names):
+    """Save every value except those named one of `names`."""
+    names = frozenset(names)
+
+    def policy(prim, *avals, **params):
+        return _named(prim, params) not in names
+    return policy
+
+
+def save_and_offload_only_these_names(*, names_which_can_be_saved,
+                                      names_which_can_be_offloaded, offload_src="device",
+                                      offload_dst="pinned_host"):
+    """Save the values with these names.  JAX keeps the offloaded ones in host memory;
+    xforms has one memory, so offloading is saving (the same values, the same numbers)."""
+    return save_only_these_names(*names_which_can_be_saved, *names_which_can_be_offloaded)
+
+
+def offload_dot_with_no_batch_dims(offload_src="device", offload_dst="pinned_host"):
+    """Save dot_generals without batch dimensions (JAX offloads them to host memory;
+    xforms has one memory)."""
+    return dots_with_no_batch_dims_saveable
+
+
+def save_from_both_policies(policy_1, policy_2):
+    """Save what either policy saves."""
+    def policy(prim, *avals, **params):
+        return policy_1(prim, *avals, **params) or policy_2(prim, *avals, **params)
+    return policy
+
+
 checkpoint_policies = SimpleNamespace(
     nothing_saveable=nothing_saveable, everything_saveable=everything_saveable,
     dots_saveable=dots_saveable, checkpoint_dots=dots_saveable,
     dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
-    checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable)
+    checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable,
+    save_only_these_names=save_only_these_names,
+    save_any_names_but_these=save_any_names_but_these,
+    save_anything_except_these_names=save_anything_except_these_names,
+    save_from_both_policies=save_from_both_policies,
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims)
 
 
 def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):

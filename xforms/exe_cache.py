@@ -79,3 +79,14 @@ def forget(jitted):
     with _lock:
         for jk in [jk for jk in _lru if jk[0] == id(jitted)]:
             del _lru[jk]
+
+
+def clear():
+    """Drop every kept executable of every live jitted function (`xforms.clear_caches`):
+    each retraces and reloads on its next call."""
+    with _lock:
+        owners = {id(o): o for o in (r() for r in _lru.values()) if o is not None}
+        _lru.clear()
+    for owner in owners.values():
+        owner._fast.clear()
+        owner._fast_call = None

@@ -19,7 +19,6 @@ from ..avals import ShapedArray, promote_types
 from ..core import Tracer
 from ..primitives import control_flow as cf
 from ..primitives.cond import bind_cond
-from ..primitives.contraction import dot_general
 from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
                                       cbrt, ceil, complex, conj, convert_element_type, cos, cosh,
                                       div, eq, exp, exp2, expm1, floor, ge, gt, imag,
@@ -41,8 +40,20 @@ from ..primitives.structural import (broadcast_in_dim, concatenate, expand_dims,
                                      rev, slice, squeeze, transpose)
 from ..primitives.structural import full as _full, iota as _iota
 from ..source_info import describe_function
-from ..tree_util import tree_flatten, tree_unflatten
+from ..transforms.vmap import vmap_jaxpr
+from ..tree_util import tree_flatten, tree_map, tree_unflatten
 from .sorting import sort, sort_key_val, top_k  # noqa: F401
+from .helpers import (approx_max_k, approx_min_k, dtype, mulhi, reduce_xor,  # noqa: F401
+                      dot_general, fft, FftType, Precision, reduce, nextafter,
+                      round, RoundingMethod,     # (JAX's lax.round: ties away from zero)
+                      DotDimensionNumbers, PrecisionLike,
+                      associative_scan, batch_matmul, bessel_i0e, bessel_i1e,  # noqa: F401
+                      betainc, bitcast_convert_type, broadcast, broadcast_like,
+                      broadcast_shapes, broadcast_to_rank, clz, collapse, digamma,
+                      dynamic_index_in_dim, dynamic_update_index_in_dim, empty, erf, erf_inv,
+                      erfc, full_like, igamma, igamma_grad_a, igammac, index_in_dim, lgamma,
+                      optimization_barrier, polygamma, population_count, random_gamma_grad,
+                      reduce_precision, slice_in_dim, split, stack, tile, unstack, zeta)
 
 _i64 = ShapedArray((), np.int64)
 
@@ -339,13 +350,45 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     return tree_unflatten(c_tree, outs[:nc]), tree_unflatten(y_tree, outs[nc:])
 
 
-def map(f, xs):
+def map(f, xs, *, batch_size=None):
     """`f` applied to each slice of xs along the leading axis (a scan): stacked results.
+    With `batch_size`, the scan runs over batches of that many slices, each batch
+    vectorised (vmap) as in JAX; a remainder batch runs after it.
 
     >>> lax.map(lambda x: x ** 2, xnp.arange(3.0))
     Array([0., 1., 4.])
     """
-    return scan(lambda c, x: (c, f(x)), (), xs)[1]
+    if batch_size is None:
+        return scan(lambda c, x: (c, f(x)), (), xs)[1]
+    leaves, tree = _flatten(xs)
+    n, b = core.get_aval(leaves[0]).shape[0], int(batch_size)
+    if b < 1:
+        raise ValueError(f"map: batch_size must be a positive integer, got {batch_size}")
+    full_n = n - n % b
+    parts = []
+    if full_n:
+        batches = [reshape(slice_in_dim(x, 0, full_n), (full_n // b, b) +
+                           core.get_aval(x).shape[1:]) for x in leaves]
+        ys = scan(lambda c, x: (c, _vmapped(f, x)), (), tree_unflatten(tree, batches))[1]
+        parts.append(tree_map(lambda y: collapse(y, 0, 2), ys))
+    if n % b:
+        rest = tree_unflatten(tree, [slice_in_dim(x, full_n, n) for x in leaves])
+        parts.append(_vmapped(f, rest))
+    if len(parts) == 1:
+        return parts[0]
+    return tree_map(lambda y, z: concatenate([y, z], 0), *parts)
+
+
+def _vmapped(f, xs):
+    """vmap(f)(xs) over the leading axis, built from vmap's IR transform (the `vmap` API
+    sits above lax)."""
+    leaves, tree = _flatten(xs)
+    avals = [core.get_aval(x) for x in leaves]
+    size = avals[0].shape[0]
+    per = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in avals]
+    j, consts, out_tree = _trace(f, per, lambda a: f(tree_unflatten(tree, a)))
+    jb = vmap_jaxpr(j, [None] * len(consts) + [0] * len(leaves), size)
+    return tree_unflatten(out_tree, cf.call(jb, *consts, *leaves))
 
 
 # ---- elementwise extras with JAX's signatures --------------------------------------------
@@ -410,6 +453,10 @@ from .convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  #
                           conv_general_dilated, conv_transpose, conv_with_general_padding,
                           padtype_to_pads)
 from .windowed import reduce_window  # noqa: E402
+from .convolution import conv_general_permutations  # noqa: E402,F401
+from .shapes import (ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401
+                     conv_general_dilated_patches, conv_general_shape_tuple,
+                     conv_shape_tuple, conv_transpose_shape_tuple, reduce_window_shape_tuple)
 
 __all__ = [
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "pshuffle",
@@ -429,4 +476,16 @@ __all__ = [
     "reduce_sum", "broadcast_in_dim", "concatenate", "expand_dims", "pad", "reshape", "rev",
     "slice", "squeeze", "transpose", "dot_general",
     "shift_left", "shift_right_logical", "shift_right_arithmetic",
+    "sort", "sort_key_val", "top_k",
+    "associative_scan", "batch_matmul", "bessel_i0e", "bessel_i1e", "betainc",
+    "bitcast_convert_type", "broadcast", "broadcast_like", "broadcast_shapes",
+    "broadcast_to_rank", "clz", "collapse", "digamma", "dynamic_index_in_dim",
+    "dynamic_update_index_in_dim", "empty", "erf", "erf_inv", "erfc", "full_like", "igamma",
+    "igamma_grad_a", "igammac", "index_in_dim", "lgamma", "optimization_barrier", "polygamma",
+    "population_count", "random_gamma_grad", "reduce_precision", "slice_in_dim", "split",
+    "stack", "tile", "unstack", "zeta", "approx_max_k", "approx_min_k", "dtype", "mulhi",
+    "reduce_xor", "fft", "FftType", "Precision", "conv_general_permutations",
+    "conv_shape_tuple", "conv_general_shape_tuple", "conv_transpose_shape_tuple",
+    "reduce_window_shape_tuple", "reduce", "conv_general_dilated_patches", "nextafter",
+    "RoundingMethod",
 ]

@@ -1,5 +1,6 @@
 """`xforms.nn`: JAX's `jax.nn` activation functions (functions.py: relu, sigmoid, softplus,
-softmax, log_softmax, logsumexp, gelu; activations.py: the others).
+softmax, log_softmax, logsumexp, gelu; activations.py: the others; attention.py:
+dot_product_attention, logmeanexp).
 
     >>> import xforms.nn as nn
     >>> nn.relu(xnp.array([-1.0, 2.0]))
@@ -10,9 +11,6 @@ from .activations import (celu, elu, glu, hard_sigmoid, hard_silu, hard_swish,  
                           hard_tanh, identity, leaky_relu, log1mexp, log_sigmoid, mish,
                           one_hot, relu6, selu, silu, soft_sign, sparse_plus, sparse_sigmoid,
                           squareplus, standardize, swish, tanh)
-
-
-def dot_product_attention(*args, **kwargs):
-    raise NotImplementedError("xforms.nn.dot_product_attention is not implemented yet")
+from .attention import dot_product_attention, logmeanexp  # noqa: F401
 
 from . import initializers  # noqa: E402,F401  (xforms.nn.initializers)

@@ -16,3 +16,5 @@ from . import linalg, linalg_spectral, linalg_sqrtm  # noqa: E402,F401  (factori
 from . import linalg_cholesky_ad  # noqa: E402,F401  (cholesky's derivative maps)
 from . import conv  # noqa: E402,F401
 from . import cumulative, sorting  # noqa: E402,F401
+from . import names  # noqa: E402,F401  (checkpoint_name's label)
+from . import float_bits  # noqa: E402,F401  (nextafter)

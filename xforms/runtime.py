@@ -1,0 +1,100 @@
+"""JAX's runtime queries and cache control at the top level of xforms: `devices`,
+`local_devices`, `device_count`, `local_device_count`, `process_index`, `process_count`,
+`block_until_ready`, `clear_caches`; `Device`.
+
+xforms runs in one process on one device per backend: the host ("cpu") and, where a CUDA
+GPU is present, its first GPU ("cuda"; JAX's platform name "gpu").
+
+    >>> xf.devices()                   # [CpuDevice(id=0)] on a machine without a GPU
+    >>> xf.device_count("cpu")         # 1
+"""
+from typing import NamedTuple
+
+from . import exe_cache, memo
+from .errors import BackendError
+from .jit import default_backend, get_backend
+
+_PLATFORMS = {"cpu": "cpu", "cuda": "gpu", "gpu": "gpu"}
+
+
+class Device(NamedTuple):
+    """One device: `id`, `platform` ("cpu" or "gpu", as JAX names them),
+    `device_kind`, `process_index` (always 0: one process)."""
+    id: int
+    platform: str
+    device_kind: str
+    process_index: int = 0
+
+    def __repr__(self):
+        return f"{'Cpu' if self.platform == 'cpu' else 'Cuda'}Device(id={self.id})"
+
+
+def devices(backend=None):
+    """The devices of `backend` ("cpu", "cuda" or "gpu"; default: `default_backend()`).
+
+    >>> xf.devices("cpu")              # [CpuDevice(id=0)]
+    """
+    name = default_backend() if backend is None else str(backend).lower()
+    if name not in _PLATFORMS:
+        raise BackendError(f"devices: unknown backend {backend!r}; xforms has 'cpu' and "
+                           "'cuda' (also called 'gpu')")
+    if _PLATFORMS[name] == "gpu":
+        cuda = get_backend("cuda")
+        if cuda is None or not cuda.available():
+            raise BackendError(f"devices: backend {backend!r} is not available here (no "
+                               "CUDA GPU found); use 'cpu'")
+        return [Device(0, "gpu", "cuda")]
+    return [Device(0, "cpu", "cpu")]
+
+
+def local_devices(process_index=None, backend=None, host_id=None):
+    """The devices of this process (all of them: xforms runs in one process)."""
+    index = process_index if process_index is not None else host_id
+    if index not in (None, 0):
+        raise ValueError(f"local_devices: process {index} does not exist; xforms runs in "
+                         "one process (index 0)")
+    return devices(backend)
+
+
+def device_count(backend=None):
+    """The number of devices of `backend` (default: `default_backend()`)."""
+    return len(devices(backend))
+
+
+def local_device_count(backend=None):
+    """The number of devices of this process (all: one process)."""
+    return len(devices(backend))
+
+
+def block_until_ready(x):
+    """`x` itself (any pytree).  xforms computes synchronously and its results are host
+    NumPy arrays, so there is nothing to wait for.  It does not wait for a background
+    compile of the tiered `jit` (`Jitted.wait_compiled` does that); that compile never
+    delays or changes a result.
+
+    >>> y = xf.block_until_ready(xf.jit(f)(x))
+    """
+    return x
+
+
+def clear_caches():
+    """Forget every cached trace and every compiled executable of every jitted function:
+    each retraces (and reloads its kernel, from the disk cache where it is there) on its
+    next call.  Transformed programs derived from the cleared traces go with them.
+
+    >>> xf.clear_caches()
+    """
+    memo.traces.clear()
+    exe_cache.clear()
+
+
+def process_index():
+    """This process's index among the processes of a JAX-style multi-process run: 0
+    (xforms runs one process; its MPI support is `xforms.mpi` and `pmap`, not JAX's
+    distributed runtime)."""
+    return 0
+
+
+def process_count():
+    """The number of processes of a JAX-style multi-process run: 1 (see process_index)."""
+    return 1
