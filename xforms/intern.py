@@ -63,6 +63,11 @@ def intern(raw):
     return found, list(raw.consts)
 
 
+def clear():
+    """Forget every interned program (xforms.clear_caches)."""
+    _programs.clear()
+
+
 def program_key(jaxpr, consts=()):
     """A hashable key equal for two jaxprs (with these constants) that compute the same way.
 

@@ -151,6 +151,12 @@ class Memo:
                     for k in keys:
                         self._lru.pop((ref.ident, k))
 
+    def clear(self):
+        with self._lock:
+            self._lru.clear()
+            self._refs.clear()
+            self._dead = []
+
     def values(self):
         """The values of live objects, least recently used first."""
         self._purge()

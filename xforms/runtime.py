@@ -10,7 +10,7 @@ GPU is present, its first GPU ("cuda"; JAX's platform name "gpu").
 """
 from typing import NamedTuple
 
-from . import exe_cache, memo
+from . import exe_cache, intern, memo
 from .errors import BackendError
 from .jit import default_backend, get_backend
 
@@ -85,6 +85,8 @@ def clear_caches():
     >>> xf.clear_caches()
     """
     memo.traces.clear()
+    memo.derived.clear()
+    intern.clear()
     exe_cache.clear()
 
 
