@@ -118,6 +118,10 @@ class Memo:
     def put(self, obj, key, value):
         if self._dead:
             self._purge()
+        try:
+            hash(key)
+        except TypeError:               # unhashable key: not cached
+            return
         with self._lock:
             ref, keys = self._refs.get(id(obj), (None, None))
             if ref is None or ref() is not obj:
