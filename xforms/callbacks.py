@@ -58,7 +58,8 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
     order; `ordered=True` also refuses vmap (as JAX).  Not differentiable.
 
     >>> log = []
-    >>> f = lambda x: io_callback(lambda v: log.append(v) or v, xf.ShapeDtypeStruct((), np.float64), x)
+    >>> f = lambda x: io_callback(lambda v: log.append(v) or v,
+    ...                           xf.ShapeDtypeStruct((), np.float64), x)
     >>> xf.jit(f)(2.0); log
     [array(2.)]
     """
