@@ -2,6 +2,7 @@
 (issue #36): eagerly, on jit's fast tier and in compiled CPU kernels, inside loop bodies,
 under vmap and grad.  The expected printed lines are what JAX 0.10.2 printed for the same
 programs here (jax_enable_x64; JAX is not installed in CI, so they are literals)."""
+import builtins
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from kernels.user_prims import NO_DISK_CACHE
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
@@ -35,6 +37,8 @@ def _fast_then_compiled(fn, *args):
     (exe, _, _), = jf._fast.values()
     assert type(exe) is TieredExecutable
     assert jf.wait_compiled(timeout=300) and exe.compiled is not None
+    # the user's function is not in the kernel's source: never in the shared disk cache
+    assert NO_DISK_CACHE in exe.compiled.source
     return first, jf(*args)
 
 
@@ -115,11 +119,35 @@ def test_print_under_grad_prints_primal_values(capsys):
         assert _lines(capsys) == ["x=[0. 1.] y=[0. 2.]"]      # once, primal, as JAX
 
 
-def test_print_format_errors_name_the_placeholder():
-    with pytest.raises(ValueError, match=r"'y'.*not among the arguments"):
+def test_print_format_errors_name_the_argument():
+    # JAX 0.10.2 checks the format when the print is traced: missing -> KeyError /
+    # IndexError, unused -> ValueError ("Unused positional arguments ...")
+    with pytest.raises(KeyError, match=r"'y'.*not among the arguments"):
         xf.debug.print("{x} {y}", x=1.0)
-    with pytest.raises(ValueError, match=r"refers to 1"):
+    with pytest.raises(IndexError, match=r"refers to 1"):
         xf.jit(lambda x: xf.debug.print("{} {}", x))(1.0)
+    with pytest.raises(ValueError, match=r"Unused positional arguments.*2"):
+        xf.debug.print("{}", 1.0, 2)
+    with pytest.raises(ValueError, match=r"Unused keyword arguments.*'z'"):
+        xf.debug.print("{x}", x=1.0, z=2.0)
+
+
+def test_print_static_arguments_two_call_form_and_printoptions(capsys):
+    # JAX 0.10.2: jax.debug.print("{} {}", "hello", 3) prints "hello 3" (non-array
+    # arguments are passed as they are); debug.print(ordered=True)(fmt, ...) is the
+    # two-call form; the NumPy print options of the trace apply
+    f = lambda x: xf.debug.print("{} {a}", "hello", a=x)
+    for run in (f, xf.jit(f, tiered=False)):
+        run(3)
+        assert _lines(capsys) == ["hello 3"]
+    xf.jit(lambda x: xf.debug.print(ordered=True)("two-call {}", x), tiered=False)(1.0)
+    xf.debug.callback(ordered=True)(lambda v: builtins.print("cb", v), 2)
+    assert _lines(capsys) == ["two-call 1.0", "cb 2"]
+    with np.printoptions(precision=2):
+        g = xf.jit(lambda x: xf.debug.print("{}", x), tiered=False)
+        g(xnp.asarray([1 / 3]))
+    g(xnp.asarray([1 / 3]))                    # traced once, under precision=2
+    assert _lines(capsys) == ["[0.33]", "[0.33]"]
 
 
 def _sin_callback(x):

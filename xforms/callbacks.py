@@ -4,8 +4,11 @@
 (kernels/lower_callbacks.py); the primitives and their rules are in
 xforms/primitives/callbacks.py.
 """
+import numpy as np
+
 from .avals import ShapedArray, canonicalize_dtype
-from .primitives.callbacks import Callback, io_callback_p, pure_callback_p
+from .core import Tracer
+from .primitives.callbacks import ById, Callback, io_callback_p, pure_callback_p
 from .tree_util import tree_flatten, tree_unflatten
 
 
@@ -22,11 +25,28 @@ def _result_avals(result_shape_dtypes, what):
     return tuple(avals), tree
 
 
+_ARRAYS = (Tracer, np.ndarray, np.generic, bool, int, float, complex)
+
+
+def _static(x):
+    try:
+        hash(x)
+        return x
+    except TypeError:
+        return ById(x)
+
+
 def call(prim, fn, args, kwargs, results=True, result_avals=(), **params):
-    """Bind `prim` calling fn(*args, **kwargs) on the arrays of the (pytree) arguments;
-    -> the flat results."""
-    flat, in_tree = tree_flatten((tuple(args), dict(kwargs)))
-    return prim.bind(*flat, callback=Callback(fn, in_tree, results),
+    """Bind `prim` calling fn(*args, **kwargs) with the arrays of the (pytree) arguments
+    as NumPy arrays (other leaves, such as strings, are passed as they are); -> the flat
+    results."""
+    if not callable(fn):
+        raise TypeError(f"{prim.name}: the callback must be callable, not "
+                        f"{type(fn).__name__}")
+    leaves, in_tree = tree_flatten((tuple(args), dict(kwargs)))
+    dyn = [x for x in leaves if isinstance(x, _ARRAYS)]
+    static = tuple((k, _static(x)) for k, x in enumerate(leaves) if not isinstance(x, _ARRAYS))
+    return prim.bind(*dyn, callback=Callback(fn, in_tree, static, results),
                      result_avals=tuple(result_avals), **params)
 
 

@@ -49,16 +49,22 @@ VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_a
 # ---- the functions the primitives call ------------------------------------------------------
 @dataclass(frozen=True)
 class Callback:
-    """The user's `fn`, called as fn(*args, **kwargs) rebuilt from the flat operands by
-    `in_tree`; -> the flat leaves of its result (none when `results` is False: a debug
-    callback's return value is ignored).  Compared by value, so two traces of one program
-    record equal params (a print's `Format` is equal across calls)."""
+    """The user's `fn`, called as fn(*args, **kwargs) rebuilt by `in_tree` from the flat
+    operands and the `static` leaves ((position, value): leaves that are no arrays, such
+    as strings, as JAX passes them); -> the flat leaves of its result (none when `results`
+    is False: a debug callback's return value is ignored).  Compared by value, so two
+    traces of one program record equal params (a print's format is equal across calls)."""
     fn: object
     in_tree: object
+    static: tuple = ()
     results: bool = True
 
     def __call__(self, *flat):
-        args, kwargs = tree_unflatten(self.in_tree, list(flat))
+        leaves, dyn = [], iter(flat)
+        static = dict((k, getattr(v, "value", v)) for k, v in self.static)
+        for k in range(len(flat) + len(static)):
+            leaves.append(static[k] if k in static else next(dyn))
+        args, kwargs = tree_unflatten(self.in_tree, leaves)
         out = self.fn(*args, **kwargs)
         return tree_flatten(out)[0] if self.results else []
 
@@ -94,6 +100,20 @@ class Batched:
 
     name = property(lambda self: self.inner.name)
     __name__ = property(lambda self: self.inner.__name__)
+
+
+class ById:
+    """A static leaf without a hash (compared by identity, so params stay hashable)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        return id(self.value)
+
+    def __eq__(self, other):
+        return isinstance(other, ById) and other.value is self.value
 
 
 def _check(prim, callback, outs, result_avals):
@@ -176,8 +196,7 @@ for _p in CALLBACK_PRIMITIVES:
     abstract_eval_rules[_p] = _aval
     impl_rules[_p] = _impl(_p)
     vmap_rules[_p] = _vmap(_p)
-    exempt(_p, "cuda", "a callback into Python cannot run inside a CUDA kernel: use "
-                       "backend='cpu' for this function")
+    exempt(_p, "cuda", "a callback into Python cannot run inside a CUDA kernel")
 jvp_rules[debug_callback_p] = _debug_jvp
 jvp_rules[pure_callback_p] = _no_jvp("Pure")
 jvp_rules[io_callback_p] = _no_jvp("IO")
