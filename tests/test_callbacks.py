@@ -3,6 +3,7 @@
 under vmap and grad.  The expected printed lines are what JAX 0.10.2 printed for the same
 programs here (jax_enable_x64; JAX is not installed in CI, so they are literals)."""
 import builtins
+import logging
 import os
 import subprocess
 import sys
@@ -303,3 +304,14 @@ def test_print_in_a_vmapped_scan_body(capsys):
     for run in (f, xf.jit(f, tiered=False)):
         np.testing.assert_array_equal(run(xs), [2.0, 12.0])
         assert _lines(capsys) == want
+
+
+def test_log_goes_through_logging_with_the_users_line(caplog):
+    # jax.debug.log (JAX 0.10.2): a logging record at INFO with the caller's file and line
+    f = lambda x: xf.debug.log("v={}", x)
+    with caplog.at_level(logging.INFO, logger="xforms.debug"):
+        for run in (f, xf.jit(f, tiered=False)):
+            run(1.5)
+    assert [r.getMessage() for r in caplog.records] == ["v=1.5", "v=1.5"]
+    assert all(r.levelno == logging.INFO and r.filename == "test_callbacks.py"
+               for r in caplog.records)

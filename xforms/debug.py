@@ -8,13 +8,17 @@ in program order (`ordered=` is accepted; every callback is ordered).
 """
 import builtins
 import functools
+import logging
 import string
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import source_info
 from .callbacks import call
 from .primitives.callbacks import debug_callback_p
+
+logger = logging.getLogger(__name__)
 
 
 def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
@@ -36,21 +40,28 @@ _debug_callback = callback       # (the parameter `callback` hides the function'
 
 @dataclass(frozen=True)
 class _Format:
-    """Prints `fmt.format(*args, **kwargs)` under the NumPy print options of the trace
-    (a value, so every trace of one print records an equal callback)."""
+    """Prints `fmt.format(*args, **kwargs)` under the NumPy print options of the trace, or
+    logs it at INFO as from `log_at` ((file, line) of the user's call; debug.log).  A
+    value, so every trace of one print records an equal callback."""
     fmt: str
     printoptions: tuple
+    log_at: tuple = None
 
     def __call__(self, *args, **kwargs):
         with np.printoptions(**dict(self.printoptions)):
-            builtins.print(self.fmt.format(*args, **kwargs))
+            msg = self.fmt.format(*args, **kwargs)
+        if self.log_at is None:
+            builtins.print(msg)
+        else:
+            logger.handle(logger.makeRecord(logger.name, logging.INFO, *self.log_at, msg,
+                                            (), None))
 
     def __repr__(self):                       # (error messages name the print)
         return f"debug.print({self.fmt!r})"
 
 
 def print(fmt=None, *args, ordered=False, partitioned=False,  # noqa: A001
-          skip_format_check=False, **kwargs):
+          skip_format_check=False, _use_logging=False, **kwargs):
     """Print `fmt.format(*args, **kwargs)` with the arrays' values when the program runs
     (str.format placeholders, positional or by name; every argument must be used).
     Without `fmt`: the function taking it (JAX's two-call form).
@@ -60,12 +71,27 @@ def print(fmt=None, *args, ordered=False, partitioned=False,  # noqa: A001
     """
     if fmt is None:
         _no_arguments("debug.print", args, kwargs)
-        return functools.partial(print, ordered=ordered,
-                                 skip_format_check=skip_format_check)
+        return functools.partial(print, ordered=ordered, skip_format_check=skip_format_check,
+                                 _use_logging=_use_logging)
     if not skip_format_check:
         _FormatCheck().format(fmt, *args, **kwargs)
     options = tuple(sorted(np.get_printoptions().items()))
-    callback(_Format(fmt, options), *args, ordered=ordered, **kwargs)
+    where = None
+    if _use_logging:
+        info = source_info.current()
+        where = (info.file, info.line) if info else ("(unknown file)", 0)
+    callback(_Format(fmt, options, where), *args, ordered=ordered, **kwargs)
+
+
+def log(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False,
+        **kwargs):
+    """`print`, but through `logging` (logger "xforms.debug", level INFO, the record
+    naming the user's file and line), as jax.debug.log.
+
+    >>> xf.jit(lambda x: xf.debug.log("x={}", x))(2.0)      # logs "x=2.0"
+    """
+    return print(fmt, *args, ordered=ordered, partitioned=partitioned,
+                 skip_format_check=skip_format_check, _use_logging=True, **kwargs)
 
 
 class _FormatCheck(string.Formatter):
@@ -100,4 +126,4 @@ def _no_arguments(what, args, kwargs):
                         f"args={args} kwargs={kwargs}")
 
 
-__all__ = ["print", "callback"]
+__all__ = ["print", "log", "callback"]
