@@ -141,6 +141,10 @@ def test_print_static_arguments_two_call_form_and_printoptions(capsys):
     for run in (f, xf.jit(f, tiered=False)):
         run(3)
         assert _lines(capsys) == ["hello 3"]
+    unhashable = {3, 1}                        # static, kept by identity in the params
+    g = lambda x: xf.debug.callback(lambda v, s: builtins.print(v, sorted(s)), x, unhashable)
+    xf.jit(g, tiered=False)(1.0)
+    assert _lines(capsys) == ["1.0 [1, 3]"]
     xf.jit(lambda x: xf.debug.print(ordered=True)("two-call {}", x), tiered=False)(1.0)
     xf.debug.callback(ordered=True)(lambda v: builtins.print("cb", v), 2)
     assert _lines(capsys) == ["two-call 1.0", "cb 2"]

@@ -47,6 +47,20 @@ VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_a
 
 
 # ---- the functions the primitives call ------------------------------------------------------
+class ById:
+    """A static leaf without a hash (compared by identity, so params stay hashable)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        return id(self.value)
+
+    def __eq__(self, other):
+        return isinstance(other, ById) and other.value is self.value
+
+
 @dataclass(frozen=True)
 class Callback:
     """The user's `fn`, called as fn(*args, **kwargs) rebuilt by `in_tree` from the flat
@@ -61,7 +75,7 @@ class Callback:
 
     def __call__(self, *flat):
         leaves, dyn = [], iter(flat)
-        static = dict((k, getattr(v, "value", v)) for k, v in self.static)
+        static = {k: v.value if isinstance(v, ById) else v for k, v in self.static}
         for k in range(len(flat) + len(static)):
             leaves.append(static[k] if k in static else next(dyn))
         args, kwargs = tree_unflatten(self.in_tree, leaves)
@@ -100,20 +114,6 @@ class Batched:
 
     name = property(lambda self: self.inner.name)
     __name__ = property(lambda self: self.inner.__name__)
-
-
-class ById:
-    """A static leaf without a hash (compared by identity, so params stay hashable)."""
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __hash__(self):
-        return id(self.value)
-
-    def __eq__(self, other):
-        return isinstance(other, ById) and other.value is self.value
 
 
 def _check(prim, callback, outs, result_avals):
