@@ -19,6 +19,8 @@ from xforms import lax
 from xforms.tiered import TieredExecutable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# a kernel calling back into Python is compiled nogil; Numba says its objmode block is not
+pytestmark = pytest.mark.filterwarnings("ignore:Code running in object mode")
 
 
 def _lines(capsys):
@@ -319,3 +321,20 @@ def test_log_goes_through_logging_with_the_users_line(caplog):
     assert [r.getMessage() for r in caplog.records] == ["v=1.5", "v=1.5"]
     assert all(r.levelno == logging.INFO and r.filename == "test_callbacks.py"
                for r in caplog.records)
+
+
+def test_print_in_cond_checkpoint_and_vmapped_cond_as_jax(capsys):
+    """JAX 0.10.2 printed exactly these lines (checkpoint's recomputation prints again;
+    a vmapped cond runs both branches, so the branch's print sees every element)."""
+    f = lambda x: lax.cond(x > 0, lambda x: (xf.debug.print("pos {}", x), x * x)[1],
+                           lambda x: x, x)
+    g = xf.checkpoint(lambda x: (xf.debug.print("ck {}", x), xnp.sin(x))[1])
+    for grad in (xf.grad, lambda h: xf.jit(xf.grad(h), tiered=False)):
+        assert float(grad(f)(3.0)) == 6.0
+        assert _lines(capsys) == ["pos 3.0"]
+        np.testing.assert_allclose(grad(g)(1.0), np.cos(1.0))
+        assert _lines(capsys) == ["ck 1.0", "ck 1.0"]
+    h = xf.vmap(lambda y: lax.cond(y > 1, lambda y: (xf.debug.print("v {}", y), y)[1],
+                                   lambda y: y * 2, y))
+    np.testing.assert_array_equal(h(xnp.arange(3.0)), [0.0, 2.0, 2.0])
+    assert _lines(capsys) == ["v 0.0", "v 1.0", "v 2.0"]
