@@ -28,6 +28,7 @@ from . import numba_patches
 from . import lower_bitwise  # noqa: F401  (scalar rules of the bit shifts)
 from .cpu import CpuExecutable, compile_cpu
 from . import lower_fft, lower_special  # noqa: F401  (fft's op rule; special functions' impls)
+from . import lower_callbacks  # noqa: F401  (debug.print, pure_callback, io_callback)
 
 numba_patches.apply()        # faster typing and lowering of long generated kernels
 

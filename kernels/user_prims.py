@@ -408,14 +408,20 @@ def emit_cpu_op(em, eqn):
             em.line(f"raise ValueError(\"the Numba implementation of primitive "
                     f"'{eqn.prim.name}' returned {which} of the wrong shape (expected "
                     f"{tuple(v.aval.shape)}, as its abstract evaluation rule says)\")")
-        em.alloc(v)
-        # an element loop, not `A[...] = r`: Numba compiles that broadcasting setitem ~5x
-        # slower (seconds, the first time in a process); the loop also takes any layout
-        idx = [em.fresh("j") for _ in v.aval.shape]
-        with contextlib.ExitStack() as loops:
-            for j, n in zip(idx, v.aval.shape):
-                loops.enter_context(em.block(f"for {j} in range({n}):"))
-            em.line(f"{em.A(v)}[{', '.join(idx)}] = {val}[{', '.join(idx)}]")
+        copy_into(em, v, val)
+
+
+def copy_into(em, v, val):
+    """Bind the materialized result Var `v` to a copy of the array named `val` (of v's
+    shape): the program's buffers are its own (kernels/lower_callbacks.py uses it too)."""
+    em.alloc(v)
+    # an element loop, not `A[...] = r`: Numba compiles that broadcasting setitem ~5x
+    # slower (seconds, the first time in a process); the loop also takes any layout
+    idx = [em.fresh("j") for _ in v.aval.shape]
+    with contextlib.ExitStack() as loops:
+        for j, n in zip(idx, v.aval.shape):
+            loops.enter_context(em.block(f"for {j} in range({n}):"))
+        em.line(f"{em.A(v)}[{', '.join(idx)}] = {val}[{', '.join(idx)}]")
 
 
 def op_rule(eqn, target):

@@ -140,6 +140,9 @@ class Facts:
     cumulative:  the monoid of a prefix-scan OP ("sum" for cumsum, "prod", "max", "min",
                  "logaddexp"): each backend prints its combine step and lowers every
                  primitive declaring one (kernels/lower_cumulative.py, kernels/cuda/)
+    effect:      the primitive acts beyond its results (a callback into Python that
+                 prints or does I/O): the simplifier never drops it or merges two of them,
+                 also inside a control-flow body (transforms/simplify.py `has_effect`)
 
     Eager buffer reuse (xforms/eager_reuse.py: the NumPy evaluator writes a result into a
     dying temporary instead of a new array):
@@ -184,6 +187,7 @@ class Facts:
     cheap: bool = False
     guarded: bool = False
     cumulative: Optional[str] = None
+    effect: bool = False
 
 
 def declare(prim, kind=None, **facts):

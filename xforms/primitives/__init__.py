@@ -18,3 +18,4 @@ from . import conv  # noqa: E402,F401
 from . import cumulative, sorting  # noqa: E402,F401
 from . import names  # noqa: E402,F401  (checkpoint_name's label)
 from . import float_bits  # noqa: E402,F401  (nextafter)
+from . import callbacks  # noqa: E402,F401  (debug.print, pure_callback, io_callback)

@@ -82,7 +82,7 @@ from ..ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split  # noqa: F401  (lo
 from ..transforms.partial_eval import partial_eval_jaxpr
 from ..tracing import trace_cached
 from .eager_plan import compile_body
-from ..transforms.simplify import dce
+from ..transforms.simplify import dce, has_effect
 
 
 # ---- tracing Python functions into const-free sub-jaxprs --------------------------------------
@@ -154,6 +154,26 @@ def prune(closed, keep_out, keep_in=None):
             assert k or v not in used, "prune: dropped input is still used"
         invars = [v for v, k in zip(j.invars, keep_in) if k]
     return ClosedJaxpr(Jaxpr(jj.constvars, invars, jj.eqns, jj.outvars), closed.consts)
+
+
+def drop_effects(closed):
+    """`closed` without its result-less effects (debug prints and callbacks), also in its
+    sub-programs: for a transpose rule that recomputes primal values the forward loop
+    already computed -- and printed.  (An io_callback has results the recomputation may
+    need: it stays, and runs again.)"""
+    if not any(has_effect(e) for e in closed.jaxpr.eqns):
+        return closed
+    eqns = []
+    for e in closed.jaxpr.eqns:
+        if e.prim.facts.effect and not e.outvars:
+            continue
+        params = {k: (drop_effects(v) if isinstance(v, ClosedJaxpr) else
+                      tuple(map(drop_effects, v)) if isinstance(v, tuple) and v and
+                      all(isinstance(x, ClosedJaxpr) for x in v) else v)
+                  for k, v in e.params.items()}
+        eqns.append(e.replace(params=params))
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, eqns, j.outvars), closed.consts)
 
 
 def used_inputs(closed):

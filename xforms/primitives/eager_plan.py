@@ -87,8 +87,9 @@ class _Builder:
         fn = self.const(core.impl_rules[e.prim], "_f")
         kw = self.const(dict(e.params), "_p")
         outs = [self.bind(v) for v in e.outvars]
-        self.lines.append(f"{', '.join(outs)}, = {fn}({', '.join(ins)}, **{kw})"
-                          if ins else f"{', '.join(outs)}, = {fn}(**{kw})")
+        lhs = f"{', '.join(outs)}, = " if outs else ""     # (a debug callback has none)
+        self.lines.append(f"{lhs}{fn}({', '.join(ins)}, **{kw})" if ins
+                          else f"{lhs}{fn}(**{kw})")
         for v, o in zip(e.outvars, outs):
             self._check(o, v.aval.dtype)
 

@@ -22,8 +22,9 @@ from ..facts import CONTROL, OP, declare
 from ..engine_prims import broadcast_in_dim, convert_element_type, full, zeros
 from ..registry import exempt, primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
-                           hoist_consts, insert_invars, new_eqn, permute_invars, prune,
-                           select_lanes, split, to_front, trace, used_inputs)
+                           drop_effects, hoist_consts, insert_invars, new_eqn,
+                           permute_invars, prune, select_lanes, split, to_front, trace,
+                           used_inputs)
 
 # Memory of the checkpointed reverse sweep (see control_flow.py): at most CHECKPOINT_SLOTS
 # stored carries and SEGMENT_STEPS stored per-step residual sets, fewer when a buffer would
@@ -482,6 +483,7 @@ def _plain_transpose(n, consts, c_lin, ct_x, body, reverse):
     nx, nlc = len(ct_x), sum(c_lin)
     known, unknown, _, nres = partial_eval_jaxpr(body, [False] + c_lin + [True] * nx,
                                                  instantiate=[True] * nx)
+    known = drop_effects(known)          # a recomputation: the forward loop printed
     t_body = transpose_jaxpr(unknown, [False] * nres + [True] * (nlc + nx))
     nl = [c for c, l in zip(consts, c_lin) if not l]
 
@@ -505,6 +507,7 @@ def _checkpointed_transpose(n, consts, carry, c_lin, x_lin, ct_x, body, reverse)
     known, unknown, out_unk, nres = partial_eval_jaxpr(body, [False] + c_lin + x_lin,
                                                        instantiate=x_lin)
     assert out_unk == x_lin
+    known = drop_effects(known)          # a recomputation: the forward loop printed
     # known: (i, nl consts, nl carries) -> (nl carries, residuals)
     dep = depends_on(known, [True] + [False] * n_nlc + [True] * n_nlx)[n_nlx:]
     inv_j = prune(known, [False] * n_nlx + [not d for d in dep],

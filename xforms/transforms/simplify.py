@@ -330,7 +330,7 @@ def _simplify_jaxpr(jaxpr, producers):
                 hash(key)
             except TypeError:
                 key = None
-        if key is not None and key in seen:
+        if key is not None and key in seen and not has_effect(eqn):
             for old, new in zip(eqn.outvars, seen[key]):
                 subst[old] = new
             return
@@ -358,14 +358,28 @@ def _merge_broadcasts(eqn, producers):
                        params=dict(eqn.params, broadcast_dimensions=dims))
 
 
+def has_effect(eqn):
+    """Does `eqn` act beyond its results (a primitive declared `effect`: a callback that
+    prints or does I/O), itself or in a sub-program (a loop body)?  DCE keeps such an
+    equation, CSE never merges two."""
+    if eqn.prim.facts.effect:
+        return True
+    for v in eqn.params.values():
+        for sub in (v if isinstance(v, tuple) else (v,)):
+            sub = getattr(sub, "jaxpr", sub)          # ClosedJaxpr -> Jaxpr
+            if isinstance(sub, Jaxpr) and any(has_effect(e) for e in sub.eqns):
+                return True
+    return False
+
+
 def dce(jaxpr):
-    """Drop equations whose outputs are never used."""
+    """Drop equations whose outputs are never used (unless they have effects)."""
     pass_counts.local.dce += 1
     live = {a for a in jaxpr.outvars if not isinstance(a, Literal)}
     kept = []
     for eqn in reversed(jaxpr.eqns):
         used = [v in live for v in eqn.outvars]
-        if not any(used):
+        if not any(used) and not has_effect(eqn):
             continue
         rule = dce_rules.get(eqn.prim)
         if rule is not None:
