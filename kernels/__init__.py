@@ -20,10 +20,9 @@ Layers, in processing order (each a pure function of the previous one's output):
                    float32, vecmath_base.py intrinsics and the registry)
   numba_patches.py compile-time fixes for Numba (quadratic lowering, per-statement typing)
 
-Importing this package registers the "cpu" backend with `xforms.jit`.
+`BACKENDS` lists the backends this package provides; `xforms.jit` reads it when it first
+compiles (this package imports nothing from `xforms.jit`: no import cycle).
 """
-from xforms.jit import register_backend
-
 from . import numba_patches
 from . import lower_bitwise  # noqa: F401  (scalar rules of the bit shifts)
 from .cpu import CpuExecutable, compile_cpu
@@ -31,7 +30,9 @@ from . import lower_fft, lower_special  # noqa: F401  (fft's op rule; special fu
 
 numba_patches.apply()        # faster typing and lowering of long generated kernels
 
-register_backend("cpu", compile_cpu)
-from . import cuda as _cuda  # noqa: E402,F401  (registers "cuda"; numba.cuda loads lazily)
+from . import cuda as _cuda  # noqa: E402  (numba.cuda loads lazily)
 
-__all__ = ["compile_cpu", "CpuExecutable"]
+#: name -> keyword arguments of `xforms.jit.register_backend`, read by `xforms.jit`
+BACKENDS = {"cpu": {"compile_fn": compile_cpu}, "cuda": _cuda.BACKEND}
+
+__all__ = ["BACKENDS", "compile_cpu", "CpuExecutable"]

@@ -21,4 +21,4 @@ from .lax import linalg as _lax_linalg  # noqa: F401  (lax.linalg, as jax.lax.li
 from . import mpi  # noqa: F401  (imports mpi4py only when used)
 from . import random
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401
