@@ -10,7 +10,8 @@ kept on disk).  For plain `types.Array` -- whose `_allocate` is Numba's default,
 allocator -- the replacement below calls `NRT_MemInfo_alloc_safe_aligned` directly: the same
 call the trampoline ends in, the same size, alignment, overflow check and error, so the
 same machine code once inlined.  Other array types (whose class may overload `_allocate`)
-keep Numba's path.
+keep Numba's path.  (No upstream issue found; the behaviour is Numba's `_empty_nd_impl` in
+numba/np/arrayobj.py.)
 
     >>> from kernels import numba_alloc
     >>> numba_alloc.install()      # done by kernels.numba_patches.apply()

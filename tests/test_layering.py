@@ -30,7 +30,7 @@ LAYERS = [
              "xforms.test_util"]),
     ("jit", ["xforms.jit", "xforms.device", "xforms.pmap", "xforms.mpi"]),
     ("package", ["xforms"]),
-    ("kernel_base", ["kernels.numba_patches", "kernels.vector_width", "kernels.numba_source", "kernels.numba_ssa", "kernels.numba_liveness", "kernels.numba_alloc", "kernels.blas_threads", "kernels.blas_serial", "kernels.hugepages", "kernels.helper_cache", "kernels.vecmath_base",
+    ("kernel_base", ["kernels.numba_patches", "kernels.vector_width", "kernels.numba_source", "kernels.numba_ssa", "kernels.numba_liveness", "kernels.numba_alloc", "kernels.numba_registry", "kernels.blas_threads", "kernels.blas_serial", "kernels.hugepages", "kernels.helper_cache", "kernels.vecmath_base",
                      "kernels.vecmath_trig", "kernels.vecmath_f32", "kernels.vecmath", "kernels.fft_runtime",
                      "kernels.cpu_runtime", "kernels.sort_runtime", "kernels.threads",
                      "kernels.conv_blocks", "kernels.conv_runtime",
