@@ -33,10 +33,6 @@ class Patch(NamedTuple):
 
 
 PATCHES = (
-    Patch("singly-assigned", "numba.core.lowering:Lower._find_singly_assigned_variable",
-          "quadratic rescan of a block per variable defined in it (fixed upstream in 0.68;"
-          " the replacement computes the same set)",
-          "numba/numba#10387", "64279ab677bd"),
     Patch("call-type-memo", "numba.core.types.functions:BaseFunction.get_call_type",
           "every call of a built-in function re-resolved from all templates (~1.5 ms a"
           " statement, at typing and at lowering)", "", "6559c167bfc0"),
