@@ -18,7 +18,9 @@ Layers, in processing order (each a pure function of the previous one's output):
   cpu_runtime.py   helpers imported by generated modules; vecmath*.py: vectorisable math
                    (float64 family, vecmath_trig.py sin/cos/tan, vecmath_f32.py float32 in
                    float32, vecmath_base.py intrinsics and the registry)
-  numba_patches.py compile-time fixes for Numba (per-statement typing, SSA, liveness)
+  numba_patches.py compile-time fixes for Numba (per-statement typing, SSA, liveness);
+                   numba_registry.py lists every patched Numba internal (checked by
+                   tests/test_numba_registry.py and tools/check_numba_upgrade.py)
 
 `BACKENDS` lists the backends this package provides; `xforms.jit` reads it when it first
 compiles (this package imports nothing from `xforms.jit`: no import cycle).
