@@ -81,10 +81,9 @@ def install():
     """Replace `_empty_nd_impl` in numba.np.arrayobj and in the Numba modules that imported
     it by name (if Numba's code still looks as assumed)."""
     global ORIGINAL
-    import sys
-
     from numba.np import arrayobj
 
+    from .numba_registry import replace_aliases
     from .numba_source import source_of
     if ORIGINAL is not None:
         return
@@ -96,6 +95,5 @@ def install():
         return
     replacement = _make(original)
     ORIGINAL = original
-    for name, mod in list(sys.modules.items()):
-        if name.startswith("numba") and getattr(mod, "_empty_nd_impl", None) is original:
-            mod._empty_nd_impl = replacement
+    arrayobj._empty_nd_impl = replacement
+    replace_aliases("_empty_nd_impl", original, replacement)

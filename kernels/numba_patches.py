@@ -148,8 +148,10 @@ def _has_loc_memoised(original):
 
 
 def _install(owner, name, check, make):
-    """Replace `owner.name` by `make(original)` if `check(source of original)`; the original
-    is kept in ORIGINALS (tests compare against it)."""
+    """Replace `owner.name` by `make(original)` if `check(source of original)`, in the Numba
+    modules that imported it by name too; the original is kept in ORIGINALS (tests compare
+    against it)."""
+    from .numba_registry import replace_aliases
     from .numba_source import source_of
     try:
         original = getattr(owner, name)
@@ -157,6 +159,7 @@ def _install(owner, name, check, make):
             replacement = make(original)
             replacement.__wrapped__ = original    # kernels/numba_registry.py reads it
             setattr(owner, name, replacement)
+            replace_aliases(name, original, replacement)
             ORIGINALS[(owner, name)] = original
     except Exception:          # a different Numba: keep its own implementation
         pass
@@ -182,20 +185,14 @@ def _fixup_var_define_in_scope(blocks):
 
 
 def _install_scope_fixup():
-    from numba.core import ir_utils, untyped_passes
+    from numba.core import ir_utils
     check = lambda src: ("for var, inst in used_var.items()" in src  # noqa: E731
                          and "scope.localvars.define(var.name, var)" in src)
     _install(ir_utils, "fixup_var_define_in_scope", check,
              lambda original: _fixup_var_define_in_scope)
-    if ORIGINALS.get((ir_utils, "fixup_var_define_in_scope")) is getattr(
-            untyped_passes, "fixup_var_define_in_scope", None):
-        untyped_passes.fixup_var_define_in_scope = _fixup_var_define_in_scope
 
 
 def _install_liveness():
-    """compute_live_map, also where modules imported it by name (ir_utils, parfor)."""
-    import sys
-
     from numba.core import analysis
 
     from . import numba_liveness
@@ -203,11 +200,6 @@ def _install_liveness():
              lambda src: all(w in src for w in ("def def_reach(dct)", "def liveness(dct)",
                                                 "fix_point(def_reach, def_reach_map)")),
              numba_liveness.make_compute_live_map)
-    original = ORIGINALS.get((analysis, "compute_live_map"))
-    for name in ("numba.core.ir_utils", "numba.parfors.parfor"):
-        mod = sys.modules.get(name)
-        if original is not None and getattr(mod, "compute_live_map", None) is original:
-            mod.compute_live_map = analysis.compute_live_map
 
 
 def apply():

@@ -18,6 +18,7 @@ trusting it.  The hashes are those of Numba 0.68.1 (the range pinned in pyprojec
 """
 import hashlib
 import importlib
+import sys
 from typing import NamedTuple, Tuple
 
 
@@ -53,10 +54,10 @@ PATCHES = (
           module="kernels.numba_liveness"),
     Patch("scope-fixup", "numba.core.ir_utils:fixup_var_define_in_scope",
           "every used name walked once per block (blocks x names)", "", "c03c25da13de",
-          aliases=("numba.core.untyped_passes",)),
+          aliases=("numba.core.untyped_passes", "numba.parfors.parfor_lowering")),
     Patch("alloc", "numba.np.arrayobj:_empty_nd_impl",
           "an allocator trampoline compiled per array type in every process", "",
-          "009ebfa261e3", aliases=("numba.np.linalg",), module="kernels.numba_alloc"),
+          "009ebfa261e3", aliases=("numba.np.linalg", "numba.np.arraymath"), module="kernels.numba_alloc"),
     Patch("vector-width", "numba.core.codegen:CPUCodeLibrary.add_ir_module",
           "LLVM's 256-bit preference on AVX-512 CPUs (tags xforms' kernels 512-bit)",
           "numba/numba#5757", "fb6dd665f0f6", module="kernels.vector_width"),
@@ -75,16 +76,33 @@ def resolve(target):
     return obj
 
 
+def replace_aliases(name, original, replacement):
+    """Point every loaded Numba module that imported `original` by `name` at `replacement`
+    (modules imported later import the replacement from its home)."""
+    for mod in _numba_modules():
+        if vars(mod).get(name) is original:
+            setattr(mod, name, replacement)
+
+
+def _numba_modules():
+    return [m for n, m in list(sys.modules.items())
+            if n.partition(".")[0] == "numba" and hasattr(m, "__dict__")]
+
+
 def _is_ours(fn, patch):
     return getattr(fn, "__module__", None) == patch.module and hasattr(fn, "__wrapped__")
 
 
 def installed(patch):
-    """Whether `patch` replaces its target and every alias of it."""
+    """Whether `patch` replaces its target, its listed aliases, and every other name by which
+    a loaded Numba module still holds Numba's own function."""
     fn = resolve(patch.target)
+    if not _is_ours(fn, patch):
+        return False
     attr = patch.target.partition(":")[2].rpartition(".")[2]
     aliases = [resolve(f"{m}:{attr}") for m in patch.aliases]
-    return _is_ours(fn, patch) and all(a is fn for a in aliases)
+    left = [m for m in _numba_modules() if vars(m).get(attr) is fn.__wrapped__]
+    return all(a is fn for a in aliases) and not left
 
 
 def source_hash(fn):

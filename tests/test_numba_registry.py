@@ -66,6 +66,21 @@ def test_status_names_what_broke():
                                                       "numba.core.controlflow")))
 
 
+def test_a_module_left_with_numbas_own_function_is_caught(monkeypatch):
+    # (numba.parfors.parfor_lowering kept Numba's fixup_var_define_in_scope until the
+    # patches replaced every alias: parallel kernels were lowered with the slow one)
+    from numba.parfors import parfor_lowering
+    scope = next(p for p in PATCHES if p.name == "scope-fixup")
+    assert installed(scope)
+    original = parfor_lowering.fixup_var_define_in_scope.__wrapped__
+    monkeypatch.setattr(parfor_lowering, "fixup_var_define_in_scope", original)
+    assert not installed(scope)
+    monkeypatch.undo()
+    monkeypatch.setattr(sys.modules["numba.core.config"], "fixup_var_define_in_scope",
+                        original, raising=False)
+    assert not installed(scope)      # an alias nobody listed
+
+
 def test_upgrade_check_reports_this_numba(capsys):
     assert _tool().main(["--python", sys.executable]) == 0
     out = capsys.readouterr().out
