@@ -6,13 +6,18 @@ and compiles get slower again (multi-second compiles of long generated kernels).
 lets a test (tests/test_numba_registry.py) and the upgrade check (tools/check_numba_upgrade.py)
 say which patches hold on a given Numba.
 
-A patch is *installed* when the attribute it names (and every module-level alias of it) is a
-function of this package whose `__wrapped__` is Numba's own.  Numba's own source is hashed
-(`source_hash`; `kernels.numba_source.source_of` follows `__wrapped__`, so the hash is the same
-before and after patching): a hash other than the one recorded here says that Numba changed
-the code a patch replaces, even where the patch still installs -- read the new code before
-trusting it.  The hashes are those of Numba 0.68.1 (the range pinned in pyproject.toml).
+A patch is *installed* when the attribute it names is a function of this package whose
+`__wrapped__` is Numba's own, and no loaded Numba module still holds Numba's own under that
+name (`aliases` lists the modules known to import it by name; they are imported to check).
 
+Numba's own source is hashed (`source_hash`; `kernels.numba_source.source_of` follows
+`__wrapped__`, so the hash is the same before and after patching): a hash other than the one
+recorded here says that Numba changed the code a patch replaces, even where the patch still
+installs -- read the new code before trusting it.  The hashes are those of Numba 0.68.1
+(the range pinned in pyproject.toml).
+
+    >>> import kernels                     # applies the patches
+    >>> from kernels.numba_registry import PATCHES, status
     >>> [p.name for p in PATCHES if status(p) != "ok"]      # on the pinned Numba
     []
 """
@@ -57,7 +62,8 @@ PATCHES = (
           aliases=("numba.core.untyped_passes", "numba.parfors.parfor_lowering")),
     Patch("alloc", "numba.np.arrayobj:_empty_nd_impl",
           "an allocator trampoline compiled per array type in every process", "",
-          "009ebfa261e3", aliases=("numba.np.linalg", "numba.np.arraymath"), module="kernels.numba_alloc"),
+          "009ebfa261e3", aliases=("numba.np.linalg", "numba.np.arraymath"),
+          module="kernels.numba_alloc"),
     Patch("vector-width", "numba.core.codegen:CPUCodeLibrary.add_ir_module",
           "LLVM's 256-bit preference on AVX-512 CPUs (tags xforms' kernels 512-bit)",
           "numba/numba#5757", "fb6dd665f0f6", module="kernels.vector_width"),
