@@ -18,12 +18,13 @@ Layers, in processing order (each a pure function of the previous one's output):
   cpu_runtime.py   helpers imported by generated modules; vecmath*.py: vectorisable math
                    (float64 family, vecmath_trig.py sin/cos/tan, vecmath_f32.py float32 in
                    float32, vecmath_base.py intrinsics and the registry)
-  numba_patches.py compile-time fixes for Numba (quadratic lowering, per-statement typing)
+  numba_patches.py compile-time fixes for Numba (per-statement typing, SSA, liveness);
+                   numba_registry.py lists every patched Numba internal (checked by
+                   tests/test_numba_registry.py and tools/check_numba_upgrade.py)
 
-Importing this package registers the "cpu" backend with `xforms.jit`.
+`BACKENDS` lists the backends this package provides; `xforms.jit` reads it when it first
+compiles (this package imports nothing from `xforms.jit`: no import cycle).
 """
-from xforms.jit import register_backend
-
 from . import numba_patches
 from . import lower_bitwise  # noqa: F401  (scalar rules of the bit shifts)
 from .cpu import CpuExecutable, compile_cpu
@@ -32,7 +33,9 @@ from . import lower_callbacks  # noqa: F401  (debug.print, pure_callback, io_cal
 
 numba_patches.apply()        # faster typing and lowering of long generated kernels
 
-register_backend("cpu", compile_cpu)
-from . import cuda as _cuda  # noqa: E402,F401  (registers "cuda"; numba.cuda loads lazily)
+from . import cuda as _cuda  # noqa: E402  (numba.cuda loads lazily)
 
-__all__ = ["compile_cpu", "CpuExecutable"]
+#: name -> keyword arguments of `xforms.jit.register_backend`, read by `xforms.jit`
+BACKENDS = {"cpu": {"compile_fn": compile_cpu}, "cuda": _cuda.BACKEND}
+
+__all__ = ["BACKENDS", "compile_cpu", "CpuExecutable"]

@@ -45,8 +45,8 @@ import numba
 import numpy as np
 from numba.core.errors import NumbaError
 
-import xforms
 from xforms import config
+from xforms.version import __version__ as XFORMS_VERSION
 
 from . import vector_width
 from .user_prims import NO_DISK_CACHE
@@ -76,7 +76,7 @@ def fingerprint(here=os.path.dirname(os.path.abspath(__file__))):
     return h.hexdigest()[:16]
 
 
-VERSION_KEY = (f"xforms {xforms.__version__}; numba {numba.__version__}; numpy "
+VERSION_KEY = (f"xforms {XFORMS_VERSION}; numba {numba.__version__}; numpy "
                f"{np.__version__}; python {sys.version_info[0]}.{sys.version_info[1]}; "
                f"kernels {fingerprint()}; vector width {vector_width.WIDTH}")
 

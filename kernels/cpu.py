@@ -136,7 +136,7 @@ class CpuExecutable:
 
 
 def compile_cpu(closed, options=None):
-    """Backend entry point registered with `xforms.jit.register_backend("cpu", ...)`.
+    """Backend entry point listed as "cpu" in `kernels.BACKENDS` (read by `xforms.jit`).
 
     With `options["background"]` (the compiled tier of xforms/tiered.py, called off the
     main thread) the Numba compile runs in the compile worker process, which fills the disk

@@ -10,7 +10,8 @@ kept on disk).  For plain `types.Array` -- whose `_allocate` is Numba's default,
 allocator -- the replacement below calls `NRT_MemInfo_alloc_safe_aligned` directly: the same
 call the trampoline ends in, the same size, alignment, overflow check and error, so the
 same machine code once inlined.  Other array types (whose class may overload `_allocate`)
-keep Numba's path.
+keep Numba's path.  (No upstream issue found; the behaviour is Numba's `_empty_nd_impl` in
+numba/np/arrayobj.py.)
 
     >>> from kernels import numba_alloc
     >>> numba_alloc.install()      # done by kernels.numba_patches.apply()
@@ -80,10 +81,9 @@ def install():
     """Replace `_empty_nd_impl` in numba.np.arrayobj and in the Numba modules that imported
     it by name (if Numba's code still looks as assumed)."""
     global ORIGINAL
-    import sys
-
     from numba.np import arrayobj
 
+    from .numba_registry import replace_aliases
     from .numba_source import source_of
     if ORIGINAL is not None:
         return
@@ -95,6 +95,5 @@ def install():
         return
     replacement = _make(original)
     ORIGINAL = original
-    for name, mod in list(sys.modules.items()):
-        if name.startswith("numba") and getattr(mod, "_empty_nd_impl", None) is original:
-            mod._empty_nd_impl = replacement
+    arrayobj._empty_nd_impl = replacement
+    replace_aliases("_empty_nd_impl", original, replacement)

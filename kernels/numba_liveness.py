@@ -6,7 +6,9 @@ each of its thousands of blocks ends up holding most of its tens of thousands of
 so the pass costs blocks x variables in time and memory (6 GB and minutes for the
 DP-SGD example's per-example-gradient kernel; Numba runs it again after every rewrite
 pass).  Here each name is a bit of a Python int, so a union is a few hundred machine
-words; the result (live names at each block's entry) is the same sets.
+words; the result (live names at each block's entry) is the same sets.  Upstream:
+numba/numba#10616 iterates the fix points in topological order (fewer rounds), which
+leaves the size of the sets as it was.
 
     >>> from numba.core import analysis
     >>> analysis.compute_live_map = make_compute_live_map(analysis.compute_live_map)

@@ -1,73 +1,43 @@
 """Compile-time fixes for Numba, applied when `kernels` is imported.
 
-1. Numba's `Lower._find_singly_assigned_variable` rescans a block's whole body for every
-   variable defined in it, so lowering a long straight-line function (the gradient of a
-   long scalar program: a thousand statements in one block) takes time quadratic in its
-   length -- 13 of 17 seconds for 1200 statements here.  The replacement below computes the
-   same set with one pass per block.
-2. Numba resolves the signature of every call to a built-in function (`a * b`, `math.sin`,
+1. Numba resolves the signature of every call to a built-in function (`a * b`, `math.sin`,
    `A[i, j]`) from scratch: it tries each registered template in turn, the NumPy ufunc
    ones included, about 1.5 ms per statement -- at typing and again at lowering.  Typing
    is a pure function of the argument types, so `get_call_type` is memoised per function
    type for arguments that are plain numbers, arrays and tuples of them (never literal
    types, whose templates may look at values; failures are not memoised).  This halves the
-   Numba compile of a long scalar gradient.
-3. Smaller per-statement costs of the same kind: `Inst._rec_list_vars` (every analysis
+   Numba compile of a long scalar gradient.  (No upstream issue found.)
+2. Smaller per-statement costs of the same kind: `Inst._rec_list_vars` (every analysis
    pass lists each statement's variables; the recursive isinstance chain was a fifth of
    the compile of a long straight-line kernel) dispatches on the value's type instead;
    lowering a binary operation no longer builds and discards a typing exception to find
    that its operands are not constants; whether an implementation takes `loc` is looked
-   up once per implementation rather than once per statement.
-4. Numba's SSA reconstruction makes two passes over the whole function per reassigned
+   up once per implementation rather than once per statement.  (No upstream issue found.)
+3. Numba's SSA reconstruction makes two passes over the whole function per reassigned
    name (kernels/numba_ssa.py): minutes for a kernel of 5,000 statements and 259 such
-   names; the replacement visits only the blocks that name each one.
-5. Numba's block liveness builds, for every block, the set of every name defined upstream:
-   blocks x names in time and memory (kernels/numba_liveness.py computes it on bit sets).
-6. `fixup_var_define_in_scope` walks every used name once per block (blocks x names);
-   the blocks share one or a few scopes, and each scope is now walked once.
-7. Every array a kernel allocates reached the allocator through a trampoline compiled per
+   names; the replacement visits only the blocks that name each one (upstream: the SSA pass's
+   compile time, numba/numba#6133).
+4. Numba's block liveness builds, for every block, the set of every name defined upstream:
+   blocks x names in time and memory (kernels/numba_liveness.py computes it on bit sets;
+   upstream numba/numba#10616 cut the number of fix-point rounds, not the sets' size).
+5. `fixup_var_define_in_scope` walks every used name once per block (blocks x names);
+   the blocks share one or a few scopes, and each scope is now walked once.  (No upstream
+   issue found.)
+6. Every array a kernel allocates reached the allocator through a trampoline compiled per
    array type in each process (kernels/numba_alloc.py calls the NRT allocator directly).
-8. Not a fix but a choice: modules built while xforms compiles a kernel ask LLVM for
+7. Not a fix but a choice: modules built while xforms compiles a kernel ask LLVM for
    512-bit vectors where the CPU has them (kernels/vector_width.py).
 Each patch is installed only if Numba's code still looks like the code it replaces (same
-names, same attributes used); otherwise Numba is left untouched.
+names, same attributes used); otherwise Numba is left untouched.  kernels/numba_registry.py
+lists them all (target, what it works around, the hash of the Numba code it was written
+for); tests/test_numba_registry.py fails where one is not installed, and
+tools/check_numba_upgrade.py says which still apply to a newer Numba.  (Lowering's
+`_find_singly_assigned_variable`, once quadratic in a block's length, was replaced here too
+until Numba's own became one pass per block: numba/numba#10387, in 0.67 and 0.68.)
 """
-from collections import Counter, defaultdict
 
 _PATCHED = False
 ORIGINALS = {}     # (owner, name) -> Numba's own function, for each patch installed
-
-
-def _find_singly_assigned_variable(self):
-    from numba.core import ir
-    from numba.core.analysis import compute_use_defs, must_use_alloca
-    blocks = self.func_ir.blocks
-    sav = set()
-    if not self.func_ir.func_id.is_generator:
-        use_defs = compute_use_defs(blocks)
-        alloca_vars = must_use_alloca(blocks)
-        var_assign_map = defaultdict(set)
-        for blk, vl in use_defs.defmap.items():
-            for var in vl:
-                var_assign_map[var].add(blk)
-        var_use_map = defaultdict(set)
-        for blk, vl in use_defs.usemap.items():
-            for var in vl:
-                var_use_map[var].add(blk)
-        assign_counts = {}
-        for var, defblks in var_assign_map.items():
-            if var in alloca_vars or len(defblks) != 1 or var_use_map[var]:
-                continue
-            [defblk] = defblks
-            counts = assign_counts.get(defblk)
-            if counts is None:        # how often each name is assigned in the block
-                counts = Counter(stmt.target.name
-                                 for stmt in self.blocks[defblk].find_insts(ir.Assign))
-                assign_counts[defblk] = counts
-            if counts[var] == 1:
-                sav.add(var)
-    self._singly_assigned_vars = sav
-    self._blk_local_varmap = {}
 
 
 def _memoised_get_call_type(original):
@@ -178,13 +148,18 @@ def _has_loc_memoised(original):
 
 
 def _install(owner, name, check, make):
-    """Replace `owner.name` by `make(original)` if `check(source of original)`; the original
-    is kept in ORIGINALS (tests compare against it)."""
+    """Replace `owner.name` by `make(original)` if `check(source of original)`, in the Numba
+    modules that imported it by name too; the original is kept in ORIGINALS (tests compare
+    against it)."""
+    from .numba_registry import replace_aliases
     from .numba_source import source_of
     try:
         original = getattr(owner, name)
         if check(source_of(original)):
-            setattr(owner, name, make(original))
+            replacement = make(original)
+            replacement.__wrapped__ = original    # kernels/numba_registry.py reads it
+            setattr(owner, name, replacement)
+            replace_aliases(name, original, replacement)
             ORIGINALS[(owner, name)] = original
     except Exception:          # a different Numba: keep its own implementation
         pass
@@ -210,20 +185,14 @@ def _fixup_var_define_in_scope(blocks):
 
 
 def _install_scope_fixup():
-    from numba.core import ir_utils, untyped_passes
+    from numba.core import ir_utils
     check = lambda src: ("for var, inst in used_var.items()" in src  # noqa: E731
                          and "scope.localvars.define(var.name, var)" in src)
     _install(ir_utils, "fixup_var_define_in_scope", check,
              lambda original: _fixup_var_define_in_scope)
-    if ORIGINALS.get((ir_utils, "fixup_var_define_in_scope")) is getattr(
-            untyped_passes, "fixup_var_define_in_scope", None):
-        untyped_passes.fixup_var_define_in_scope = _fixup_var_define_in_scope
 
 
 def _install_liveness():
-    """compute_live_map, also where modules imported it by name (ir_utils, parfor)."""
-    import sys
-
     from numba.core import analysis
 
     from . import numba_liveness
@@ -231,11 +200,6 @@ def _install_liveness():
              lambda src: all(w in src for w in ("def def_reach(dct)", "def liveness(dct)",
                                                 "fix_point(def_reach, def_reach_map)")),
              numba_liveness.make_compute_live_map)
-    original = ORIGINALS.get((analysis, "compute_live_map"))
-    for name in ("numba.core.ir_utils", "numba.parfors.parfor"):
-        mod = sys.modules.get(name)
-        if original is not None and getattr(mod, "compute_live_map", None) is original:
-            mod.compute_live_map = analysis.compute_live_map
 
 
 def apply():
@@ -245,9 +209,6 @@ def apply():
     from .numba_source import source_of
     from numba.core import base, ir, lowering
     from numba.core.types import functions
-    _install(lowering.Lower, "_find_singly_assigned_variable",
-             lambda src: "find_insts(ir.Assign)" in src and "_singly_assigned_vars" in src,
-             lambda original: _find_singly_assigned_variable)
     _install(functions.BaseFunction, "get_call_type",
              lambda src: ("self.templates" in src and "self._impl_keys[sig.args]" in src
                           and "def get_call_type(self, context, args, kws)" in src),

@@ -6,7 +6,8 @@ generated kernel is a long stream of arithmetic (the polynomials of kernels/vecm
 where twice the lanes per instruction pays.  Measured 2026-11-28 on the project's 2-core
 Xeon VM (AVX-512, LLVM names it rocketlake), one thread, 4096 elements in L1, ns per element,
 256 -> 512 bits: float64 tanh 0.86 -> 0.67, exp 0.90 -> 0.61, log 1.32 -> 0.92; float32
-tanh 0.26 -> 0.21, exp 0.44 -> 0.30.
+tanh 0.26 -> 0.21, exp 0.44 -> 0.30.  Upstream: Numba leaves LLVM's choice (its own tests
+ask for `-prefer-256-bit` off to see zmm registers, numba/numba#5757).
 
 How: while xforms compiles a kernel (`compiling()`: the kernel, its prange bodies and the
 runtime helpers first compiled for it), every function of each LLVM module Numba builds gets
@@ -86,4 +87,5 @@ def install():
         return original(self, ir_module)
 
     add_ir_module._xforms_width = True
+    add_ir_module.__wrapped__ = original       # kernels/numba_registry.py reads it
     codegen.CPUCodeLibrary.add_ir_module = add_ir_module

@@ -38,7 +38,7 @@ W1, W2, X = rng.normal(size=(4, 6)), rng.normal(size=(6, 3)), rng.normal(size=(5
 
 def test_every_patch_applies_to_this_numba():
     names = {name for _, name in numba_patches.ORIGINALS}
-    assert names == {"_find_singly_assigned_variable", "get_call_type", "_rec_list_vars",
+    assert names == {"get_call_type", "_rec_list_vars",
                      "_lit_or_omitted", "_has_loc", "_run_ssa", "compute_live_map",
                      "fixup_var_define_in_scope"}
 

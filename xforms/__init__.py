@@ -31,4 +31,4 @@ from . import random
 from . import debug, experimental
 from .callbacks import pure_callback
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401

@@ -5,8 +5,10 @@ available=None)`: `compile_fn(closed_jaxpr, options) -> Executable`, where an Ex
 `__call__(*flat_args) -> list` and `.source` (the generated code, for `as_text()`);
 `device_put(pytree)` copies arrays to the backend's memory (`xforms.device_put`);
 `available()` says whether the backend can run here (`default_backend` asks "cuda").
-`kernels` registers "cpu" and "cuda" when imported; `jit` imports it lazily: this import is
-the one place the xforms core reaches up into kernels (tests/test_layering.py names it).
+`jit` imports `kernels` lazily, when a function is first compiled, and registers the
+backends of its table `kernels.BACKENDS` ("cpu", "cuda"): this import is the one place the
+xforms core reaches up into kernels (tests/test_layering.py names it), and `kernels`
+imports nothing from `jit` (no import cycle).
 
 Under another transform (`grad(jit(f))`), a jitted function is traced inline into the
 outer IR, which is itself compiled when the outermost `jit` runs.
@@ -40,7 +42,11 @@ _backends = {}     # name -> Backend
 
 def register_backend(name, compile_fn, device_put=None, available=None):
     """Register backend `name` (see the module docstring)."""
-    _backends[name] = Backend(compile_fn, device_put, available or (lambda: True))
+    _backends[name] = _backend(compile_fn, device_put, available)
+
+
+def _backend(compile_fn, device_put=None, available=None):
+    return Backend(compile_fn, device_put, available or (lambda: True))
 
 
 def get_backend(name):
@@ -56,7 +62,7 @@ def _load_backends():
     if "cpu" not in _backends and not _import_error:
         before = set(sys.modules)
         try:
-            import kernels  # noqa: F401  (registers its backends)
+            import kernels
         except ImportError as e:   # Numba missing: make_jaxpr and eager transforms still work
             _import_error.append(e)
         except BaseException:      # Ctrl-C: forget the half-imported compiler (its modules
@@ -65,6 +71,9 @@ def _load_backends():
                 if name.partition(".")[0] in ("kernels", "numba", "llvmlite"):
                     del sys.modules[name]
             raise
+        else:      # all at once: a thread that finds "cpu" finds every backend
+            _backends.update({name: _backend(**entry)
+                              for name, entry in kernels.BACKENDS.items()})
 
 
 def default_backend():

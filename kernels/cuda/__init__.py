@@ -13,9 +13,9 @@ host function, device arrays that stay on the GPU between calls.
     pool.py               the device buffer pool (memory reused across calls)
     backend.py            compile_cuda -> CudaExecutable; compile_ptx (tests, no GPU needed)
 
-Importing this package registers the "cuda" backend with `xforms.jit` (compile, device_put
-and the `cuda_available` probe), and imports nothing from numba.cuda: that happens when the
-backend is first used.
+`BACKEND` is the "cuda" entry of `kernels.BACKENDS` (compile, device_put and the
+`cuda_available` probe); importing this package imports nothing from numba.cuda: that
+happens when the backend is first used.
 """
 import ctypes.util
 import os
@@ -23,7 +23,6 @@ import sys
 
 from xforms import config
 from xforms.errors import BackendError
-from xforms.jit import register_backend
 
 
 def _backend():
@@ -90,4 +89,5 @@ def _detect():
         return False
 
 
-register_backend("cuda", compile_cuda, device_put=device_put, available=cuda_available)
+#: the "cuda" entry of `kernels.BACKENDS` (keyword arguments of `xforms.jit.register_backend`)
+BACKEND = {"compile_fn": compile_cuda, "device_put": device_put, "available": cuda_available}

@@ -266,7 +266,7 @@ class CudaExecutable:
 
 
 def compile_cuda(closed, options=None):
-    """Backend entry point registered with `xforms.jit.register_backend("cuda", ...)`."""
+    """Backend entry point listed as "cuda" in `kernels.BACKENDS` (read by `xforms.jit`)."""
     rt.ensure_available()
     options = options or {}
     with _lock:

@@ -1,0 +1,95 @@
+"""kernels/numba_registry.py: on the Numba pinned in pyproject.toml every patch is installed over
+the Numba code it was written for; the registry names every Numba attribute that xforms
+replaced; tools/check_numba_upgrade.py reports the same for an interpreter it is pointed at."""
+import importlib.util
+import inspect
+import os
+import sys
+
+import numba
+import pytest
+
+import kernels  # noqa: F401  (applies the patches)
+from kernels.numba_registry import PATCHES, Patch, installed, status
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _tool():
+    path = os.path.join(ROOT, "tools", "check_numba_upgrade.py")
+    spec = importlib.util.spec_from_file_location("check_numba_upgrade", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("patch", PATCHES, ids=[p.name for p in PATCHES])
+def test_every_patch_is_installed_on_the_pinned_numba(patch):
+    # no skip: a Numba outside the pinned range that refuses a patch fails here
+    assert installed(patch), f"{patch.target} is Numba's own: the patch did not apply"
+    assert status(patch) == "ok", f"Numba's {patch.target} is not the code the patch replaced"
+
+
+def _replaced_attributes():
+    """Targets ("module:Class.attr" or "module:attr") of the loaded Numba modules and of
+    their classes whose value is a function of kernels (what a patch leaves behind)."""
+    found = set()
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith(("numba.", "llvmlite.")) or mod is None:
+            continue
+        owners = [("", mod)] + [(f"{v.__qualname__}.", v) for v in vars(mod).values()
+                                if inspect.isclass(v) and v.__module__ == name]
+        for prefix, owner in owners:
+            for attr, value in list(vars(owner).items()):
+                if inspect.isfunction(value) and value.__module__.startswith("kernels."):
+                    found.add(f"{name}:{prefix}{attr}")
+    return found
+
+
+def test_the_registry_names_every_replaced_numba_attribute():
+    from numba.np import linalg  # noqa: F401  (an alias of the allocation patch)
+    registered = {p.target for p in PATCHES} | {
+        f"{m}:{p.target.rpartition(':')[2]}" for p in PATCHES for m in p.aliases}
+    replaced = _replaced_attributes()
+    assert len(replaced) >= len(PATCHES)       # the scan sees the patches
+    assert replaced <= registered, "patched but not in kernels/numba_registry.py"
+
+
+def test_status_names_what_broke():
+    ours = next(p for p in PATCHES if p.name == "ssa")
+    assert status(ours._replace(numba_sha="0" * 12)) == "changed"
+    assert status(ours._replace(target="numba.core.ssa:_no_such_function")) == "missing"
+    numba_own = Patch("x", "numba.core.ssa:_find_defs_violators", "", "", "")
+    assert not installed(numba_own) and status(numba_own) == "not installed"
+    alias_left = next(p for p in PATCHES if p.name == "liveness")
+    assert not installed(alias_left._replace(aliases=("numba.core.analysis",
+                                                      "numba.core.controlflow")))
+
+
+def test_a_module_left_with_numbas_own_function_is_caught(monkeypatch):
+    # (numba.parfors.parfor_lowering kept Numba's fixup_var_define_in_scope until the
+    # patches replaced every alias: parallel kernels were lowered with the slow one)
+    from numba.parfors import parfor_lowering
+    scope = next(p for p in PATCHES if p.name == "scope-fixup")
+    assert installed(scope)
+    original = parfor_lowering.fixup_var_define_in_scope.__wrapped__
+    monkeypatch.setattr(parfor_lowering, "fixup_var_define_in_scope", original)
+    assert not installed(scope)
+    monkeypatch.undo()
+    monkeypatch.setattr(sys.modules["numba.core.config"], "fixup_var_define_in_scope",
+                        original, raising=False)
+    assert not installed(scope)      # an alias nobody listed
+
+
+def test_upgrade_check_reports_this_numba(capsys):
+    assert _tool().main(["--python", sys.executable]) == 0
+    out = capsys.readouterr().out
+    assert f"numba {numba.__version__}," in out
+    assert out.count(" ok\n") == len(PATCHES)
+
+
+def test_upgrade_check_report_merges_both_probes():
+    before = {"a": "ok", "b": "changed", "c": "missing", "d": "ok", "versions": "numba 9"}
+    after = {"a": True, "b": True, "c": False, "d": False}
+    assert _tool().report(before, after) == {"a": "ok", "b": "changed", "c": "missing",
+                                             "d": "not installed"}
