@@ -18,6 +18,8 @@ Statements:
 - `Nest(syms, dims, body)`: body for every index (syms < dims, row-major); iterations are
   independent, except that accumulating stores add atomically.
 - `Let(sym, expr)`; `Store(var, index, value, accumulate=False)` (`+=`; `or` for bool).
+- `When(bounds, body)`: body only where `0 <= e < n` for every (e, n) in bounds (a scatter
+  drops its updates with an index out of bounds).
 
 - `Eval(eqn, args, index)`: the scalar value of elementwise (or view) equation `eqn` on
   argument expressions `args`, named after its output (read back as `Value(var)`); `index`:
@@ -38,9 +40,10 @@ chunk partials, staged lanes, shared memory) is each backend's choice, named by 
 
 Expressions: `Sym` (a loop index or a `Let`; printers name it), `Const` (an int),
 `Scalar(atom)` (a rank-0 operand), `Name(text)` (storage a printer named: printed as it is),
-`Load(var, index)`, `Bin(op, a, b)`, `Clamp(e, lo, hi)`
+`Load(var, index)`, `Bin(op, a, b)`, `Clamp(e, lo, hi, wrap=None)`
 (an int64 index in [lo, hi], as the NumPy rules clamp gathers and dynamic slices; a None
-bound is not clamped), `Value(var)` (an `Eval`'s result), `Guarded(e, guards, fill)` (a
+bound is not clamped; `wrap`: added first to a negative index, as a dynamic slice counts a
+negative start from the end), `Value(var)` (an `Eval`'s result), `Guarded(e, guards, fill)` (a
 padded read: `e` where `lo <= i < hi` for every (i, lo, hi), else the literal `fill`; i
 None: never).
 
@@ -93,6 +96,7 @@ class Clamp:
     expr: object
     lo: int
     hi: int
+    wrap: int = None
 
 
 @dataclass(eq=False, slots=True)
@@ -167,6 +171,12 @@ class Store:
     index: tuple
     value: object
     accumulate: bool = False
+
+
+@dataclass(eq=False)
+class When:
+    bounds: tuple
+    body: list = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -277,9 +287,15 @@ class Spelling:
         src = e.expr.atom if isinstance(e.expr, Scalar) else getattr(e.expr, "var", None)
         if src is not None and np.dtype(src.aval.dtype) != np.int64:
             inner = f"np.int64({inner})"
+        if e.wrap is not None:
+            inner = f"({inner} + {e.wrap} if {inner} < 0 else {inner})"
         if e.lo is not None:
             inner = f"max({inner}, {e.lo})"
         return inner if e.hi is None else f"min({inner}, {e.hi})"
+
+    def bounds(self, bounds):
+        """The condition that every (e, n) in `bounds` has 0 <= e < n."""
+        return " and ".join(f"0 <= {self.expr(i)} < {n}" for i, n in bounds)
 
     def guarded(self, e):
         expr = self.expr(e.expr)

@@ -16,7 +16,7 @@ a `Reduce` folds into.
 """
 from . import user_prims
 from .index_maps import acts_as_view
-from .loop_ir import Eval, Fold, Init, Let, Nest, Reduce, Spelling, Store
+from .loop_ir import Eval, Fold, Init, Let, Nest, Reduce, Spelling, Store, When
 from .scalar_rules import has_target_rule, reduction_init
 
 # the reduction monoids an accumulator folds (kernels/scalar_rules.reduction_monoid)
@@ -89,12 +89,16 @@ class Printer:
 
     # ---- the statements of a lowered equation (kernels/lower_indexing.py) ------------------
     def print_stmt(self, sp, st):
-        """Print a `Let`, a `Store` or a `Nest` (its loops opened by `loops`)."""
+        """Print a `Let`, a `Store`, a `When` or a `Nest` (its loops opened by `loops`)."""
         kind = type(st)
         if kind is Let:
             self.line(f"{sp.bind(st.sym)} = {sp.expr(st.expr)}")
         elif kind is Store:
             self.store(sp, st)
+        elif kind is When:
+            with self.block(f"if {sp.bounds(st.bounds)}:"):
+                for s in st.body:
+                    self.print_stmt(sp, s)
         elif kind is Nest:
             names = [sp.bind(s) for s in st.syms]
             with self.loops(sp, names, st.dims):

@@ -1,7 +1,8 @@
 """The indexing ops lowered once, to the loop IR (kernels/loop_ir.py), for both backends:
 gather, scatter, scatter_add, dynamic_slice, dynamic_update_slice, pad, concatenate.
-Indices are clamped into bounds as the NumPy rules do (gathers and scatters per index,
-dynamic slices so that the whole slice fits).
+Indices are taken as the NumPy rules take them: gathers clamp each index, scatters clamp it
+or (mode "drop") skip the update, dynamic slices count a negative start from the end, then
+clamp it so that the whole slice fits.
 
     LOWERINGS[prim](eqn) -> [statement, ...]
 
@@ -13,7 +14,7 @@ from xforms.ir import Literal
 from xforms.registry import RuleTable
 
 from .loop_ir import (Alloc, Clamp, Const, Forward, Let, Load, Refused, Region, Scalar, Store,
-                      Sym, add, mul, nest)
+                      Sym, When, add, mul, nest)
 
 LOWERINGS = RuleTable()          # prim (or its name) -> lowering(eqn) -> [statements]
 
@@ -27,29 +28,31 @@ def _at(n, pairs):
 
 
 # ---- gather / scatter ------------------------------------------------------------------------
-def _indexed(x, ids, axes, hint):
+def _indexed(x, ids, axes, clamp=True):
     """The loops of a gather or scatter: an outer nest over the index arrays' shape binding
-    the clamped indices, an inner nest over x's other axes; -> (outer, inner, index of x,
-    loop index)."""
+    the indices (clamped when `clamp`), an inner nest over x's other axes; -> (outer, inner,
+    index of x, loop index, [(index, axis length)])."""
     bshape = ids[0].aval.shape if ids else ()
     rest = [d for d in range(x.aval.ndim) if d not in axes]
     outer, bi = nest(bshape, "b")
-    gs = []
+    gs, bounds = [], []
     for a, ax in zip(ids, axes):
-        g = Sym("g")
-        outer.body.append(Let(g, Clamp(Load(a, bi), 0, x.aval.shape[ax] - 1)))
+        g, n = Sym("g"), x.aval.shape[ax]
+        outer.body.append(Let(g, Clamp(Load(a, bi), 0, n - 1) if clamp else
+                              Clamp(Load(a, bi), None, None)))          # (as an int64)
         gs.append(g)
+        bounds.append((g, n))
     inner, ri = nest([x.aval.shape[d] for d in rest], "r")
     outer.body.append(inner)
     xi = _at(x.aval.ndim, list(zip(axes, gs)) + list(zip(rest, ri)))
-    return outer, inner, xi, bi + ri
+    return outer, inner, xi, bi + ri, tuple(bounds)
 
 
 def _gather(eqn):
     x, *ids = eqn.invars
     axes = eqn.params["axes"]
     out = eqn.outvars[0]
-    outer, inner, xi, oi = _indexed(x, ids, axes, "b")
+    outer, inner, xi, oi, _ = _indexed(x, ids, axes)
     inner.body.append(Store(out, oi, Load(x, xi)))
     return [Alloc(out), Region(f"gather {x.aval.str_short()} along axes {tuple(axes)}",
                                [outer])]
@@ -62,8 +65,11 @@ def _scatter(accumulate):
         out = eqn.outvars[0]
         if not out.aval.shape:
             raise Refused("scatter into a 0-d array")
-        outer, inner, xi, ui = _indexed(x, ids, axes, "b")
-        inner.body.append(Store(out, xi, Load(u, ui), accumulate))
+        drop = eqn.params["mode"] == "drop"
+        outer, inner, xi, ui, bounds = _indexed(x, ids, axes, clamp=not drop)
+        store = Store(out, xi, Load(u, ui), accumulate)
+        # (checked per element, inside the inner nest, so that CUDA still flattens the nests)
+        inner.body.append(When(bounds, [store]) if drop else store)
         return [Alloc(out, copy_of=x),
                 Region(f"{eqn.prim.name} into {x.aval.str_short()} along axes {tuple(axes)}",
                        [outer])]
@@ -77,16 +83,18 @@ LOWERINGS["scatter"] = _scatter(False)
 
 # ---- dynamic slices --------------------------------------------------------------------------
 def _starts(starts, shape, sizes):
-    """Start of each axis clamped so that the slice fits: -> (lets, start expressions);
-    literal starts are clamped here."""
+    """Start of each axis, a negative one counted from the end, then clamped so that the
+    slice fits: -> (lets, start expressions); literal starts are done here."""
     lets, exprs = [], []
     for s, n, k in zip(starts, shape, sizes):
         hi = n - k
         if isinstance(s, Literal):
-            exprs.append(Const(min(max(int(s.val), 0), hi)))
+            v = int(s.val)
+            exprs.append(Const(min(max(v + n if v < 0 else v, 0), hi)))
             continue
         t = Sym("s")
-        lets.append(Let(t, Clamp(Scalar(s), 0, hi)))
+        signed = s.aval.dtype.kind == "i"
+        lets.append(Let(t, Clamp(Scalar(s), 0, hi, wrap=n if signed else None)))
         exprs.append(t)
     return lets, exprs
 

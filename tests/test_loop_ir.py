@@ -77,11 +77,14 @@ def test_dynamic_slices_clamp_the_start_and_print_as_slices():
     def f(x, k):
         return (lax.dynamic_slice(x, (k, 1), (2, 3)), lax.dynamic_slice(x, (0, k), (3, 2)),
                 lax.dynamic_update_slice(x, -np.ones((2, 2)), (k, k)))
-    for k in (-3, 0, 1, 5):
+
+    def start(k, n, size):              # JAX: a negative start counts from the end, then clamps
+        return min(max(k + n if k < 0 else k, 0), n - size)
+    for k in (-5, -3, -1, 0, 1, 5):
         (a, b, c), src = _jit_src(f, X, np.int64(k))
-        r = min(max(k, 0), 1)
+        r = start(k, 3, 2)
         np.testing.assert_array_equal(a, X[r:r + 2, 1:4])
-        cb = min(max(k, 0), 2)
+        cb = start(k, 4, 2)
         np.testing.assert_array_equal(b, X[:, cb:cb + 2])
         want = X.copy()
         want[r:r + 2, cb:cb + 2] = -1.0

@@ -83,6 +83,17 @@ def indexing(x, idx, v):
             xnp.concatenate([x, x[:1]], axis=0), x.reshape(4, 3) * 2, xnp.flip(x, axis=1))
 
 
+def index_modes(x, idx, v, s):
+    """JAX's index semantics (idx holds indices out of bounds both ways, s a negative start):
+    gathers clamp or fill, scatters drop (or clamp), dynamic slices count from the end."""
+    x, v = xnp.asarray(x), xnp.asarray(v)          # (eagerly: JAX's indexing, not NumPy's)
+    return (x[idx], x[:, idx], v.at[idx].get(mode="fill", fill_value=-1.0), xnp.take(v, idx),
+            x.at[idx].add(1.5), v.at[idx].set(2.0), v.at[idx].add(1.0, mode="clip"),
+            v.at[idx].max(5.0), x.at[idx, idx].set(0.0), x.at[5].set(7.0),
+            lax.dynamic_slice(x, (s, s), (2, 2)),
+            lax.dynamic_update_slice(x, xnp.ones((2, 2)), (s, -3)))
+
+
 W = rng.normal(size=(2, 3))
 
 
@@ -367,6 +378,7 @@ PROGRAMS = {
     "big_reductions": (big_reductions, (rng.normal(size=(64, 40)),), 1e-12),
     "while_arrays": (while_arrays, (np.arange(1.0, 4.0),), 1e-12),
     "indexing": (indexing, (X, IDX, np.arange(6.0)), 1e-12),
+    "index_modes": (index_modes, (X, np.array([9, -9, -3, 2, 3, -4]), V, np.int64(-1)), 1e-12),
     "mlp_grad": (xf.grad(mlp_loss), (MLP, MX, MY), 1e-12),
     "rosen_hvp": (lambda x, v: xf.hvp(rosen, (x,), (v,)), (np.linspace(-1, 1, 5),
                                                             np.linspace(1, 2, 5)), 1e-12),

@@ -106,8 +106,13 @@ OPS = {
     "split": ("xnp.split({a}, {p0}, axis={p1})[{p2}]", "np.split({a}, {p0}, axis={p1})[{p2}]"),
     "ravel": ("xnp.ravel({a})", "np.ravel({a})"),
     # indexing and functional updates: p0 is the index expression
+    # (getitem's indices are in bounds: out of bounds, x[i] clamps but its cotangent is
+    # dropped, as JAX's; .at[].get(mode=...) and take are drawn out of bounds too)
     "getitem": ("{a}[{p0}]", "{a}[{p0}]"),
-    "take": ("xnp.take({a}, {p0}, axis={p1})", "np.take({a}, {p0}, axis={p1})"),
+    "at_get_clip": ("{a}.at[{p0}].get(mode='clip')", "R.getitem({a}, np.s_[{p0}])"),
+    "at_get_fill": ("{a}.at[{p0}].get(mode='fill', fill_value={p1})",
+                    "R.getitem({a}, np.s_[{p0}], {p1})"),
+    "take": ("xnp.take({a}, {p0}, axis={p1}, fill_value={p2})", "R.take({a}, {p0}, {p1}, {p2})"),
     "at_set": ("{a}.at[{p0}].set({b})", "R.at_set({a}, np.s_[{p0}], {b})"),
     "at_add": ("{a}.at[{p0}].add({b})", "R.at_add({a}, np.s_[{p0}], {b})"),
     "at_mul": ("{a}.at[{p0}].mul({b})", "R.at_mul({a}, np.s_[{p0}], {b})"),
@@ -115,10 +120,12 @@ OPS = {
     "at_max": ("{a}.at[{p0}].max({b})", "R.at_max({a}, np.s_[{p0}], {b})"),
     # inside a fori_loop body: {i} is the (traced) loop index, p0 the length of axis 0
     "dyn_index": ("{a}[{i} % {p0}]", "{a}[{i} % {p0}]"),
-    "dyn_add": ("{a}.at[{i} % {p0}].add({b})", "R.at_add({a}, {i} % {p0}, {b})"),
-    "dyn_set": ("{a}.at[{i} % {p0}].set({b})", "R.at_set({a}, {i} % {p0}, {b})"),
-    "dyn_slice": ("lax.dynamic_slice_in_dim({a}, {i} % {p0}, {p1}, 0)",
-                  "R.dynamic_slice_in_dim({a}, {i} % {p0}, {p1})"),
+    # (p1 of dyn_add/dyn_set, p2 of dyn_slice: an offset making the index negative or out of
+    # bounds below -n)
+    "dyn_add": ("{a}.at[{i} % {p0} - {p1}].add({b})", "R.at_add({a}, {i} % {p0} - {p1}, {b})"),
+    "dyn_set": ("{a}.at[{i} % {p0} - {p1}].set({b})", "R.at_set({a}, {i} % {p0} - {p1}, {b})"),
+    "dyn_slice": ("lax.dynamic_slice_in_dim({a}, {i} % {p0} - {p2}, {p1}, 0)",
+                  "R.dynamic_slice_in_dim({a}, {i} % {p0} - {p2}, {p1})"),
     "iscale": ("{a} * (1.0 + 0.25 * {i})", "{a} * (1.0 + 0.25 * {i})"),
     # along an axis (p0), spectral, convolution and factorisations (kernels of their own on
     # both backends: cumulative loops, sort, FFT, convolution, LU/Cholesky)

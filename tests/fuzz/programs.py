@@ -19,6 +19,7 @@ import itertools
 import numpy as np
 from hypothesis import strategies as st
 
+from . import reference as R
 from .program_ast import (Block, Call, Cond, Fori, Leaf, Op, Program, Scan, While, _tuple,
                           out_shape)
 
@@ -296,9 +297,10 @@ class _Gen:
             dims[self.integer(0, rank - 1)] = -1
         return tuple(dims)
 
-    def index_expr(self, shape, unique):
+    def index_expr(self, shape, unique, oob=False):
         """Source of a NumPy index into an array of `shape` selecting a non-empty part:
-        ints, slices (negative steps too), None, and integer-list (gather) entries."""
+        ints, slices (negative steps too), None, and integer-list (gather) entries; `oob`:
+        list entries may be out of bounds either way (below -n too: JAX's semantics)."""
         entries, adv_len = [], None
         for d in shape:
             how = self.integer(0, 4)
@@ -315,7 +317,8 @@ class _Gen:
             else:
                 if adv_len is None:
                     adv_len = self.integer(1, 3)
-                idx = self.draw(st.lists(st.integers(0, d - 1), min_size=adv_len,
+                lo, hi = (-d - 2, d + 1) if oob and self.flag() else (0, d - 1)
+                idx = self.draw(st.lists(st.integers(lo, hi), min_size=adv_len,
                                          max_size=adv_len, unique=unique and adv_len <= d))
                 if len(idx) < adv_len:
                     idx = idx + [idx[0]] * (adv_len - len(idx))
@@ -327,7 +330,8 @@ class _Gen:
                 entries.pop()
         src = ", ".join(entries) if entries else "..."
         if unique:   # .at[].set/min/max with repeated positions would be order-dependent
-            pos = np.arange(int(np.prod(shape))).reshape(shape)[eval(f"np.s_[{src}]")]
+            pos = R.jax_positions(shape, eval(f"np.s_[{src}]"), drop=True)
+            pos = pos[pos >= 0]
             if len(np.unique(pos)) != np.size(pos):
                 return ":"
         return src
@@ -343,19 +347,28 @@ class _Gen:
 
     def gen_index(self, scope, depth):
         a, sa = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))
-        if self.integer(0, 3) == 0:
+        how = self.integer(0, 5)
+        if how == 0:
             ax = self.integer(-len(sa), len(sa) - 1) if self.integer(0, 4) else None
             d = sa[ax] if ax is not None else int(np.prod(sa))
-            idx = [self.integer(-d, d - 1) for _ in range(self.integer(1, 3))]
-            return self.emit(scope, self.fresh(), "take", (a,), (repr(idx), str(ax)))
+            lo, hi = (-d - 2, d + 1) if self.flag() else (-d, d - 1)    # out of bounds too
+            idx = [self.integer(lo, hi) for _ in range(self.integer(1, 3))]
+            return self.emit(scope, self.fresh(), "take", (a,),
+                             (repr(idx), str(ax), self.choice(["0.5", "-2.0"])))
+        if how == 1:
+            return self.emit(scope, self.fresh(), "at_get_clip", (a,),
+                             (self.index_expr(sa, unique=False, oob=True),))
+        if how == 2:
+            return self.emit(scope, self.fresh(), "at_get_fill", (a,),
+                             (self.index_expr(sa, unique=False, oob=True), "0.5"))
         return self.emit(scope, self.fresh(), "getitem", (a,),
                          (self.index_expr(sa, unique=False),))
 
     def gen_scatter(self, scope, depth):
         a, sa = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))
         kind = self.choice(SCATTER)
-        idx = self.index_expr(sa, unique=kind in ("at_set", "at_min", "at_max"))
-        target = np.empty(sa)[eval(f"np.s_[{idx}]")].shape
+        idx = self.index_expr(sa, unique=kind in ("at_set", "at_min", "at_max"), oob=True)
+        target = R.jax_positions(sa, eval(f"np.s_[{idx}]"), drop=True).shape
         b = self.pick_exact(scope, self.bcast_to_shape(target))
         return self.emit(scope, self.fresh(), kind, (a, b), (idx,))
 
@@ -365,12 +378,16 @@ class _Gen:
         i, n = scope.index, sa[0]
         if kind == "iscale":
             return self.emit(scope, self.fresh(), kind, (a,), index=i)
+        # (an offset up to 2n: the index or start is negative, or below -n, where JAX clamps
+        # a start and drops an update)
+        off = str(self.integer(0, 2 * n) if self.flag() else 0)
         if kind == "dyn_slice":
-            return self.emit(scope, self.fresh(), kind, (a,), (str(n), str(self.integer(1, n))),
-                             index=i)
-        args = (a,) if kind == "dyn_index" else (a, self.pick_exact(
-            scope, self.bcast_to_shape(sa[1:])))
-        return self.emit(scope, self.fresh(), kind, args, (str(n),), index=i)
+            return self.emit(scope, self.fresh(), kind, (a,),
+                             (str(n), str(self.integer(1, n)), off), index=i)
+        if kind == "dyn_index":
+            return self.emit(scope, self.fresh(), kind, (a,), (str(n),), index=i)
+        b = self.pick_exact(scope, self.bcast_to_shape(sa[1:]))
+        return self.emit(scope, self.fresh(), kind, (a, b), (str(n), off), index=i)
 
     # ---- control flow ------------------------------------------------------------------------------
     def block(self, scope, depth, in_vars, out_shapes, index=None):

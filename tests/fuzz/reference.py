@@ -155,32 +155,86 @@ def log_softmax(a, axis=-1):
 
 
 def dynamic_slice_in_dim(a, start, size):
-    """lax.dynamic_slice_in_dim along axis 0: the start is clamped so the slice fits."""
-    start = int(np.clip(start, 0, a.shape[0] - size))
+    """lax.dynamic_slice_in_dim along axis 0: a negative start counts from the end, then the
+    start is clamped so the slice fits (JAX's)."""
+    n = a.shape[0]
+    start = int(np.clip(start + n if start < 0 else start, 0, n - size))
     return a[start:start + size]
 
 
-# ---- functional updates x.at[idx].op(v) ----------------------------------------------------------
+# ---- JAX's index semantics -----------------------------------------------------------------------
+def _entries(idx, ndim):
+    """The entries of index `idx`, Ellipsis expanded to slices, one per axis (plus Nones)."""
+    idx = list(idx) if isinstance(idx, tuple) else [idx]
+    used = sum(e is not None and e is not Ellipsis for e in idx)
+    ell = [k for k, e in enumerate(idx) if e is Ellipsis]
+    if ell:
+        idx[ell[0]:ell[0] + 1] = [slice(None)] * (ndim - used)
+        return idx
+    return idx + [slice(None)] * (ndim - used)
+
+
+def jax_positions(shape, idx, drop):
+    """Flat positions that a[idx] reads (drop=False) or a.at[idx] writes (drop=True), with
+    JAX's reading of integer indices (arrays and ints): a negative one counts from the end
+    (once), then one out of bounds is clamped, or (drop) gives position -1."""
+    entries, padded, dim = [], list(shape), 0
+    for e in _entries(idx, len(shape)):
+        if e is not None and not isinstance(e, slice):
+            n = shape[dim]
+            k = np.asarray(e, np.int64)
+            k = np.where(k < 0, k + n, k)
+            e = np.where((k >= 0) & (k < n), k, n) if drop else np.clip(k, 0, n - 1)
+            padded[dim] = n + 1             # (position n of this axis: -1, "dropped")
+        dim += e is not None
+        entries.append(e)
+    pos = np.full(padded, -1)
+    pos[tuple(slice(0, n) for n in shape)] = np.arange(int(np.prod(shape))).reshape(shape)
+    return pos[tuple(entries)]
+
+
+def getitem(a, idx, fill=None):
+    """a.at[idx].get(mode='clip') or, with `fill`, mode='fill'."""
+    pos = jax_positions(np.shape(a), idx, fill is not None)
+    got = np.ravel(a)[np.maximum(pos, 0)]
+    return got if fill is None else np.where(pos >= 0, got, fill)
+
+
+def take(a, idx, axis, fill):
+    """xnp.take(a, idx, axis, fill_value=fill): JAX's mode 'fill'."""
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    return getitem(a, (slice(None),) * (axis % np.ndim(a)) + (np.asarray(idx),), fill)
+
+
+# ---- functional updates x.at[idx].op(v) (updates out of bounds are dropped) ----------------------
 def _positions(a, idx):
-    return np.arange(np.size(a)).reshape(np.shape(a))[idx]
+    return jax_positions(np.shape(a), idx, True)
+
+
+def _update(ufunc, a, idx, v):
+    out = np.array(a, dtype=float, copy=True)
+    pos = _positions(a, idx)
+    keep = pos >= 0
+    v = np.broadcast_to(v, pos.shape)[keep]
+    flat = out.reshape(-1)
+    if ufunc is None:
+        flat[pos[keep]] = v
+    else:
+        ufunc.at(flat, pos[keep], v)
+    return out
 
 
 def at_set(a, idx, v):
-    out = np.array(a, dtype=float, copy=True)
-    out[idx] = v
-    return out
+    return _update(None, a, idx, v)
 
 
 def at_add(a, idx, v):
-    out = np.array(a, dtype=float, copy=True)
-    np.add.at(out, idx, v)
-    return out
+    return _update(np.add, a, idx, v)
 
 
 def at_mul(a, idx, v):
-    out = np.array(a, dtype=float, copy=True)
-    np.multiply.at(out, idx, v)
-    return out
+    return _update(np.multiply, a, idx, v)
 
 
 def _extremum_margin(a, idx, v, sign):
@@ -189,7 +243,8 @@ def _extremum_margin(a, idx, v, sign):
     v = np.broadcast_to(v, pos.shape)
     cands = {}
     for p, x in zip(pos.ravel(), v.ravel()):
-        cands.setdefault(int(p), [np.ravel(a)[int(p)]]).append(x)
+        if p >= 0:
+            cands.setdefault(int(p), [np.ravel(a)[int(p)]]).append(x)
     for vals in cands.values():
         s = np.sort(sign * np.asarray(vals, float))
         note(s[-1] - s[-2], np.abs(s[-1]) + np.abs(s[-2]))
@@ -197,16 +252,12 @@ def _extremum_margin(a, idx, v, sign):
 
 def at_min(a, idx, v):
     _extremum_margin(a, idx, v, -1.0)
-    out = np.array(a, dtype=float, copy=True)
-    np.minimum.at(out, idx, v)
-    return out
+    return _update(np.minimum, a, idx, v)
 
 
 def at_max(a, idx, v):
     _extremum_margin(a, idx, v, 1.0)
-    out = np.array(a, dtype=float, copy=True)
-    np.maximum.at(out, idx, v)
-    return out
+    return _update(np.maximum, a, idx, v)
 
 
 # ---- control flow --------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """take_along_axis / put_along_axis of `xforms.numpy`: per-position indices along one axis,
-as a gather (scatter) over all axes.  Indices are clamped into bounds (negative ones wrap
-once), as the gather primitive does.
+as a gather (scatter) over all axes.  A negative index counts from the end (once); then an
+out-of-bounds one is taken as JAX takes it: `take_along_axis` gives `fill_value` (NaN, ...)
+by default or clamps (mode "clip", "promise_in_bounds"), `put_along_axis` drops the update
+by default or clamps (mode "clip").
 
     >>> a = xnp.array([[3.0, 1.0], [0.0, 2.0]])
     >>> xnp.take_along_axis(a, xnp.argsort(a, axis=1), axis=1)      # rows sorted
@@ -12,6 +14,7 @@ from ..primitives import indexing as pix
 from ..primitives import structural as st
 from . import manipulation as man
 from . import ufuncs as uf
+from .indexing import _SCATTER_MODES, _mode, gather
 from ._util import aval, asarray_operand, broadcast_to, canon_axis, convert
 
 
@@ -44,9 +47,11 @@ def _index_arrays(arr, indices, axis, name):
 
 
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
-    """arr[..., indices, ...] position by position along axis."""
+    """arr[..., indices, ...] position by position along axis; mode "fill" (the default),
+    "drop", "clip" or "promise_in_bounds" for out-of-bounds indices, as JAX's."""
     arr, ids, _ = _index_arrays(arr, indices, axis, "take_along_axis")
-    return pix.gather(arr, ids, tuple(range(len(ids))))
+    return gather(arr, ids, tuple(range(len(ids))), "fill" if mode is None else mode,
+                  fill_value)
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
@@ -57,4 +62,4 @@ def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
     if aval(arr2).shape != aval(asarray_operand(arr)).shape:
         raise ValueError("put_along_axis: indices must not broadcast arr")
     v = broadcast_to(convert(asarray_operand(values), aval(arr2).dtype), out_shape)
-    return pix.scatter(arr2, v, ids, tuple(range(len(ids))))
+    return pix.scatter(arr2, v, ids, tuple(range(len(ids))), _mode(_SCATTER_MODES, mode))

@@ -1,10 +1,21 @@
 """NumPy indexing on traced and eager arrays: `x[idx]` and functional updates `x.at[idx]`.
 
 Static indices (ints, slices, None, Ellipsis) lower to slice/rev/squeeze/reshape; integer
-arrays (traced or concrete) and concrete boolean masks lower to one `gather`, with NumPy's
-placement of the broadcast index dimensions.  `x.at[idx].op(v)` finds the flat positions
-`arange(x.size).reshape(x.shape)[idx]` (constant-folded when idx is static) and scatters
-into the flattened array, so every index form `x[idx]` accepts works for updates too.
+arrays (traced or concrete), out-of-bounds ints and concrete boolean masks lower to one
+`gather`, with NumPy's placement of the broadcast index dimensions.  `x.at[idx].op(v)` finds
+the flat positions `arange(x.size).reshape(x.shape)[idx]` (constant-folded when idx is
+static; -1 where an index is out of bounds) and scatters into the flattened array, so every
+index form `x[idx]` accepts works for updates too.
+
+Index semantics are JAX's: a negative index counts from the end (once: below -n it is out of
+bounds); then `mode` decides what an out-of-bounds index does.  Reads: "promise_in_bounds"
+(the default of `x[i]`; clamps) and "clip" clamp, "fill" (and "drop") give `fill_value`.
+Updates: "drop" (the default; also "fill" and "promise_in_bounds") skip the update, "clip"
+clamps the index.
+
+    >>> x = xnp.arange(5.0)
+    >>> x.at[np.array([7, -1])].get(mode="fill", fill_value=-1.0)     # [-1., 4.]
+    >>> x.at[np.array([7, -1])].add(1.0)                              # [0, 1, 2, 3, 5]
 """
 import numpy as np
 
@@ -66,17 +77,68 @@ def _expand(idx, ndim):
     return out
 
 
-def getitem(x, idx):
+_GATHER_MODES = {None: "promise_in_bounds", "promise_in_bounds": "promise_in_bounds",
+                 "clip": "clip", "fill": "fill", "drop": "fill"}
+_SCATTER_MODES = {None: "drop", "drop": "drop", "fill": "drop", "promise_in_bounds": "drop",
+                  "clip": "clip"}
+
+
+def _mode(table, mode):
+    if mode not in table:
+        raise ValueError(f"unknown index mode {mode!r}: use one of "
+                         f"{', '.join(repr(m) for m in table if m)}")
+    return table[mode]
+
+
+def default_fill(dtype):
+    """JAX's fill for out-of-bounds reads: NaN, the most negative signed int, the largest
+    unsigned int, True."""
+    dt = np.dtype(dtype)
+    if dt.kind in "fc":
+        return np.nan
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return info.min if dt.kind == "i" else info.max
+    return True
+
+
+def gather(x, idxs, axes, mode=None, fill_value=None):
+    """`x`'s elements at index arrays `idxs` (counted from the end where negative) along
+    `axes`, an out-of-bounds index taken as `mode` says (see the module docstring)."""
+    mode = _mode(_GATHER_MODES, mode)
+    if mode != "fill":
+        return ix.gather(x, idxs, axes, mode)
+    dt = aval(x).dtype
+    fill = default_fill(dt) if fill_value is None else fill_value
+    return ix.gather_fill(x, idxs, axes, np.asarray(fill).astype(dt)[()])
+
+
+def _oob_ints_as_arrays(entries, shape):
+    """Out-of-bounds integers as 0-d index arrays: JAX gathers them (clamped or filled)
+    rather than raising."""
+    out, dim = [], 0
+    for e in entries:
+        if e is not None and e is not Ellipsis:
+            if _is_int_scalar(e) and not -shape[dim] <= e < shape[dim]:
+                e = np.asarray(e, np.int64)
+            dim += 1
+        out.append(e)
+    return out
+
+
+def getitem(x, idx, mode=None, fill_value=None):
+    """x[idx], out-of-bounds indices taken as `mode` says (JAX's `x.at[idx].get`)."""
     x = asarray_operand(x)
     shape = aval(x).shape
-    entries = _expand(idx, len(shape))
+    entries = _oob_ints_as_arrays(_expand(idx, len(shape)), shape)
     advanced = any(_is_array_index(e) for e in entries)
     if advanced and any(e is None for e in entries):
         # NumPy reads each None as a new length-1 axis indexed by `:` (which also decides
         # whether the array indices are adjacent): insert the axes, then index without None
         it = iter(shape)
         x = st.reshape(x, tuple(1 if e is None else next(it) for e in entries))
-        return getitem(x, tuple(slice(None) if e is None else e for e in entries))
+        return getitem(x, tuple(slice(None) if e is None else e for e in entries), mode,
+                       fill_value)
     # 1. basic slicing on every dimension (ints kept as size-1 slices unless advanced)
     starts, limits, strides, flips, squeeze_dims, adv = [], [], [], [], [], []
     dim, none_pos, out_pos = 0, [], 0
@@ -104,10 +166,7 @@ def getitem(x, idx):
             strides.append(st_)
             out_pos += 1
         elif _is_int_scalar(e) and not advanced:
-            i = int(e)
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
-            i %= n
+            i = int(e) % n                  # (in bounds: _oob_ints_as_arrays)
             starts.append(i)
             limits.append(i + 1)
             strides.append(1)
@@ -128,13 +187,13 @@ def getitem(x, idx):
     if adv:
         if none_pos:
             raise IndexError("combining None with integer-array indexing is not supported")
-        x = _gather(x, adv, entries)
+        x = _gather(x, adv, entries, mode, fill_value)
     elif none_pos:
         x = st.expand_dims(x, tuple(none_pos))
     return x
 
 
-def _gather(x, adv, entries):
+def _gather(x, adv, entries, mode, fill_value):
     shape = aval(x).shape
     axes = [d for d, _ in adv]
     idxs = []
@@ -142,10 +201,6 @@ def _gather(x, adv, entries):
         e = asarray_operand(e)
         if not isinstance(e, Tracer):
             e = np.asarray(e, dtype=np.int64)
-            bad = (e < -shape[d]) | (e >= shape[d])
-            if bad.any():
-                raise IndexError(f"index {e[bad].ravel()[0]} is out of bounds for axis {d} "
-                                 f"with size {shape[d]}")
             e = np.where(e < 0, e + shape[d], e)
         else:
             e = convert(e, np.int64)
@@ -155,7 +210,7 @@ def _gather(x, adv, entries):
     bshape = broadcast_shapes(*(aval(i).shape for i in idxs), op="indexing")
     idxs = [broadcast_to(i, bshape) if aval(i).shape != bshape else i for i in idxs]
     idxs = [core.as_array(i) if isinstance(i, np.ndarray) else i for i in idxs]
-    out = ix.gather(x, idxs, axes)
+    out = gather(x, idxs, axes, mode, fill_value)
     # NumPy: contiguous advanced axes put the index dims where the first one was
     positions = [k for k, e in enumerate(e for e in entries if e is not None)
                  if _is_array_index(e) or (_is_int_scalar(e))]
@@ -177,14 +232,39 @@ def nonzero(x):
     return tuple(wrap_result(i) for i in np.nonzero(np.asarray(val)))
 
 
-def take(a, indices, axis=None):
+def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False,
+         indices_are_sorted=False):
+    """Elements of `a` at `indices` along `axis` (flattened when None), as JAX's `take`:
+    mode "fill" (the default) gives `fill_value` (NaN, ...) for an out-of-bounds index,
+    "clip" clamps the index as given (-1 is 0), "wrap" takes it modulo the length; a
+    negative index otherwise counts from the end.
+
+    >>> xnp.take(xnp.arange(3.0), np.array([-1, 5]))                  # [2., nan]
+    """
+    from .manipulation import ravel
     a = asarray_operand(a)
     if axis is None:
-        from .manipulation import ravel
         a, axis = ravel(a), 0
     nd = aval(a).ndim
     axis %= nd
-    return getitem(a, (slice(None),) * axis + (indices,))
+    n = aval(a).shape[axis]
+    if mode == "raise":
+        raise NotImplementedError("take: mode 'raise' needs the indices' values (JAX has no "
+                                  "such mode either); use 'fill', 'clip' or 'wrap'")
+    if mode in ("clip", "wrap"):
+        indices = _clip_or_wrap(convert(asarray_operand(indices), np.int64), n, mode)
+    elif mode not in (None, "fill"):
+        raise ValueError(f"take: invalid mode {mode!r}; use 'fill', 'clip' or 'wrap'")
+    return getitem(a, (slice(None),) * axis + (indices,),
+                   "clip" if mode in ("clip", "wrap") else "fill", fill_value)
+
+
+def _clip_or_wrap(i, n, mode):
+    """Indices i (int64) clamped into [0, n) or taken modulo n."""
+    if mode == "clip":
+        return ew.min(ew.max(i, np.int64(0)), np.int64(n - 1))
+    r = ew.rem(i, np.int64(n))          # (the sign of r is i's or n's, by rem's convention)
+    return ew.select_n(ew.lt(r, np.int64(0)), r, ew.add(r, np.int64(n)))
 
 
 # ---- functional updates ---------------------------------------------------------------------
@@ -206,24 +286,29 @@ class _IndexUpdateRef:
         self.x, self.idx = x, idx
 
     @locate_errors
-    def get(self):
-        return getitem(self.x, self.idx)
+    def get(self, *, mode=None, fill_value=None, indices_are_sorted=False,
+            unique_indices=False):
+        """x[idx]; `mode`: "promise_in_bounds" (default) and "clip" clamp an out-of-bounds
+        index, "fill" and "drop" give `fill_value` (NaN, the lowest int, ...) there."""
+        return getitem(self.x, self.idx, mode, fill_value)
 
-    def _positions(self):
-        """Flat positions `arange(x.size).reshape(x.shape)[idx]`: a NumPy array when the index
-        holds no traced value (computed now, so duplicates are known), else traced."""
+    def _positions(self, mode):
+        """Flat positions `arange(x.size).reshape(x.shape)[idx]`, -1 where an index is out
+        of bounds ("drop"), clamped ("clip"): a NumPy array when the index holds no traced
+        value (computed now, so duplicates are known), else traced."""
         a = aval(self.x)
-        pos = np.arange(a.size, dtype=np.int64).reshape(a.shape)
+        pos = core.as_array(np.arange(a.size, dtype=np.int64).reshape(a.shape))
+        get = "fill" if mode == "drop" else "clip"
         parts = self.idx if isinstance(self.idx, tuple) else (self.idx,)
         if not any(isinstance(p, Tracer) for p in parts):
-            _expand(self.idx, a.ndim)                 # xforms' checks and messages
-            return np.asarray(pos[self.idx])
-        return getitem(core.as_array(pos), self.idx)
+            with core.set_current_trace(core.eval_trace):
+                return np.asarray(getitem(pos, self.idx, get, -1))
+        return getitem(pos, self.idx, get, -1)
 
-    def _scatter(self, v, mode):
+    def _scatter(self, v, op, mode=None):
         x = asarray_operand(self.x)
         a = aval(x)
-        sel = self._positions()
+        sel = self._positions(_mode(_SCATTER_MODES, mode))
         v = convert(asarray_operand(v), a.dtype)
         v = broadcast_to(v, aval(sel).shape)
         n = aval(sel).size
@@ -231,37 +316,40 @@ class _IndexUpdateRef:
         fsel = np.reshape(sel, (n,)) if isinstance(sel, np.ndarray) else (
             st.reshape(sel, (n,)) if aval(sel).ndim != 1 else sel)
         fv = st.reshape(v, (n,)) if aval(v).ndim != 1 else v
-        if mode == "add":
-            out = ix.scatter_add(flat, fv, [_const(fsel)], (0,))
-        elif mode == "set":
-            out = ix.scatter(flat, fv, [_const(fsel)], (0,))
+        # (position -1: an update to drop; clamped positions are all in bounds)
+        if op == "add":
+            out = ix.scatter_add(flat, fv, [_const(fsel)], (0,), "drop")
+        elif op == "set":
+            out = ix.scatter(flat, fv, [_const(fsel)], (0,), "drop")
         elif isinstance(fsel, np.ndarray):
-            out = _combine_static(flat, fv, fsel, _COMBINE[mode])
+            out = _combine_static(flat, fv, fsel, _COMBINE[op])
         else:
-            out = _combine_traced(flat, fv, fsel, mode)
+            out = _combine_traced(flat, fv, fsel, op)
         return st.reshape(out, a.shape) if a.shape != (a.size,) else out
 
+    # JAX's update methods: `mode` "drop" (default), "fill", "promise_in_bounds" skip an
+    # update whose index is out of bounds, "clip" clamps it; the other keywords are hints
     @locate_errors
-    def set(self, v):
-        return wrap_result(self._scatter(v, "set"))
+    def set(self, v, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return wrap_result(self._scatter(v, "set", mode))
 
     @locate_errors
-    def add(self, v):
-        return wrap_result(self._scatter(v, "add"))
+    def add(self, v, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return wrap_result(self._scatter(v, "add", mode))
 
     @locate_errors
-    def mul(self, v):
-        return wrap_result(self._scatter(v, "mul"))
+    def mul(self, v, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return wrap_result(self._scatter(v, "mul", mode))
 
     multiply = mul
 
     @locate_errors
-    def min(self, v):
-        return wrap_result(self._scatter(v, "min"))
+    def min(self, v, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return wrap_result(self._scatter(v, "min", mode))
 
     @locate_errors
-    def max(self, v):
-        return wrap_result(self._scatter(v, "max"))
+    def max(self, v, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return wrap_result(self._scatter(v, "max", mode))
 
 
 _COMBINE = {"mul": ew.mul, "min": ew.min, "max": ew.max}
@@ -282,7 +370,7 @@ def _combine_static(flat, fv, fsel, op):
         which = np.flatnonzero(rank == r)
         pos = core.as_array(fsel[which])
         u = fv if len(which) == len(fsel) else ix.gather(fv, [core.as_array(which)], (0,))
-        flat = ix.scatter(flat, op(ix.gather(flat, [pos], (0,)), u), [pos], (0,))
+        flat = ix.scatter(flat, op(ix.gather(flat, [pos], (0,)), u), [pos], (0,), "drop")
     return flat
 
 

@@ -110,7 +110,11 @@ def _array_getitem(self, idx):
     if isinstance(idx, Tracer) or (type(idx) is tuple and
                                    any(isinstance(i, Tracer) for i in idx)):
         return indexing.getitem(self, idx)
-    return np.ndarray.__getitem__(self, idx)
+    try:
+        return np.ndarray.__getitem__(self, idx)
+    except IndexError:
+        # out of bounds: clamped as jax.Array does (xforms' getitem raises the other errors)
+        return indexing.getitem(self, idx)
 
 
 Array.__getitem__ = _array_getitem

@@ -1,11 +1,17 @@
 """Indexing primitives: gather, scatter_add, scatter, dynamic_slice, dynamic_update_slice.
 
-`gather(operand, *indices, axes)`: integer index arrays of one common shape B select along
-the operand `axes`; the result has shape B + (operand shape without those axes).  Indices
-are clamped into bounds (JAX's default for gathers; scatters clamp the same way so that
-gather and scatter_add stay exact transposes).  `xforms.numpy` normalises negative indices
-and moves result axes to where NumPy puts them.  Scatters with duplicate indices: `add`
+`gather(operand, *indices, axes, mode)`: integer index arrays of one common shape B select
+along the operand `axes`; the result has shape B + (operand shape without those axes).
+Gathers clamp indices into bounds; `mode` only picks the transpose: "clip" scatters the
+cotangent back to the clamped positions, "promise_in_bounds" (JAX's default for `x[i]`)
+drops the cotangents of out-of-bounds indices, as JAX's does.  `gather_fill` gives `fill`
+where an index is out of bounds (JAX's mode "fill").  Scatters take `mode` "clip" (clamp
+each index) or "drop" (skip updates with an index out of bounds, JAX's default).  Indices
+here are taken as they are: `xforms.numpy` counts negative ones from the end first, and
+moves result axes to where NumPy puts them.  Scatters with duplicate indices: `add`
 accumulates; `set` keeps one of the values (unspecified which, as in JAX).
+
+    >>> gather_fill(np.arange(3.), [np.array([2, 5])], (0,), np.nan)    # [2., nan]
 """
 import numpy as np
 
@@ -17,11 +23,17 @@ from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, bdim_to_front
 from ..facts import GATHER_SCATTER, declare
 from ..registry import exempt, primitive
-from .elementwise import add, max as lax_max, min as lax_min, convert_element_type
-from .structural import broadcast_in_dim, iota, zeros
+from .elementwise import (add, and_, convert_element_type, ge, lt, max as lax_max,
+                          min as lax_min, select_n)
+from .structural import broadcast_in_dim, full, iota, zeros
+
+GATHER_MODES = ("clip", "promise_in_bounds")
+SCATTER_MODES = ("clip", "drop")
 
 
-def _gather_aval(x, *idx, axes):
+def _gather_aval(x, *idx, axes, mode="clip"):
+    if mode not in GATHER_MODES:
+        raise TypeError(f"gather: mode must be one of {GATHER_MODES}, got {mode!r}")
     shapes = {i.shape for i in idx}
     if len(shapes) != 1 or any(i.dtype.kind not in "iu" for i in idx) or len(idx) != len(axes):
         raise TypeError(f"gather: need {len(axes)} integer index arrays of one shape, got "
@@ -38,26 +50,66 @@ def _clip(x, idx, axes):
     return tuple(np.clip(np.asarray(i, np.int64), 0, x.shape[a] - 1) for i, a in zip(idx, axes))
 
 
+def _in_bounds_np(shape, idx, axes):
+    """Where every index lies in [0, n) (a bool array of the index shape)."""
+    ok = np.ones(np.shape(idx[0]) if idx else (), bool)
+    for i, a in zip(idx, axes):
+        i = np.asarray(i, np.int64)
+        ok &= (i >= 0) & (i < shape[a])
+    return ok
+
+
+def in_bounds(shape, idx, axes):
+    """Traced `_in_bounds_np`: where every index array in `idx` lies in [0, shape[axis])."""
+    ok = None
+    for i, a in zip(idx, axes):
+        i = convert_element_type(i, np.int64)
+        hit = and_(ge(i, np.int64(0)), lt(i, np.int64(shape[a])))
+        ok = hit if ok is None else and_(ok, hit)
+    return ok
+
+
+def gather_fill(x, indices, axes, fill):
+    """A gather that gives `fill` (a scalar) where an index is out of bounds (JAX's mode
+    "fill"); its derivatives there are zero.
+
+    >>> gather_fill(np.arange(3.), [np.array([2, -1])], (0,), 0.0)      # [2., 0.]
+    """
+    got = gather(x, indices, axes)
+    out = core.get_aval(got)
+    nb = core.get_aval(indices[0]).ndim
+    ok = broadcast_in_dim(in_bounds(core.get_aval(x).shape, indices, axes), out.shape,
+                          tuple(range(nb)))
+    return select_n(ok, full(out.shape, fill, out.dtype), got)
+
+
 # --- gather --------------------------------------------------------------------------------
 gather_p = primitive("gather")
 declare(gather_p, GATHER_SCATTER)
-abstract_eval_rules[gather_p] = lambda x, *idx, axes: [_gather_aval(x, *idx, axes=axes)]
-impl_rules[gather_p] = lambda x, *idx, axes: [
+abstract_eval_rules[gather_p] = lambda x, *idx, axes, mode: [
+    _gather_aval(x, *idx, axes=axes, mode=mode)]
+impl_rules[gather_p] = lambda x, *idx, axes, mode: [
     _front(np.asarray(x), axes)[_clip(np.asarray(x), idx, axes)]]
-gather = lambda x, indices, axes: gather_p.bind(x, *indices, axes=tuple(int(a) for a in axes))
 
 
-def _gather_jvp(primals, tangents, *, axes):
+def gather(x, indices, axes, mode="clip"):
+    return gather_p.bind(x, *indices, axes=tuple(int(a) for a in axes), mode=mode)
+
+
+def _gather_jvp(primals, tangents, *, axes, mode):
     x, *idx = primals
-    ans = gather(x, idx, axes)
+    ans = gather(x, idx, axes, mode)
     if isinstance(tangents[0], Zero):
         return [ans], [Zero(core.get_aval(ans).strip_weak())]
-    return [ans], [gather(tangents[0], idx, axes)]
+    return [ans], [gather(tangents[0], idx, axes, mode)]
 
 
+# the cotangent goes back where the values came from, or (a promise broken) nowhere
+_GATHER_TRANSPOSE_MODE = {"clip": "clip", "promise_in_bounds": "drop"}
 jvp_rules[gather_p] = _gather_jvp
-transpose_rules[gather_p] = lambda ct, x, *idx, axes: [
-    None if isinstance(ct, Zero) else scatter_add(zeros(x.aval.shape, x.aval.dtype), ct, idx, axes)
+transpose_rules[gather_p] = lambda ct, x, *idx, axes, mode: [
+    None if isinstance(ct, Zero) else scatter_add(zeros(x.aval.shape, x.aval.dtype), ct, idx, axes,
+                                                  _GATHER_TRANSPOSE_MODE[mode])
 ] + [None] * len(idx)
 
 
@@ -69,10 +121,10 @@ def _batch_all(args, dims, n_idx_from):
     return args, iota(np.int64, idx_shape, 0), size
 
 
-def _gather_vmap(args, dims, *, axes):
+def _gather_vmap(args, dims, *, axes, mode):
     args, bidx, _ = _batch_all(args, dims, 1)
     x, *idx = args
-    return [gather(x, [bidx] + idx, (0,) + tuple(a + 1 for a in axes))], [0]
+    return [gather(x, [bidx] + idx, (0,) + tuple(a + 1 for a in axes), mode)], [0]
 
 
 vmap_rules[gather_p] = _gather_vmap
@@ -80,7 +132,9 @@ vmap_rules[gather_p] = _gather_vmap
 
 # --- scatter_add and scatter (set) -------------------------------------------------------------
 def _scatter_aval(name):
-    def rule(x, u, *idx, axes):
+    def rule(x, u, *idx, axes, mode):
+        if mode not in SCATTER_MODES:
+            raise TypeError(f"{name}: mode must be one of {SCATTER_MODES}, got {mode!r}")
         expect = _gather_aval(x, *idx, axes=axes)
         if u.shape != expect.shape or u.dtype != x.dtype:
             raise TypeError(f"{name}: updates {u.str_short()} do not match "
@@ -89,12 +143,15 @@ def _scatter_aval(name):
     return rule
 
 
-def _scatter_impl(mode):
-    def impl(x, u, *idx, axes):
+def _scatter_impl(op):
+    def impl(x, u, *idx, axes, mode):
         out = np.array(x, copy=True)
         view = _front(out, axes)
+        if mode == "drop":
+            keep = _in_bounds_np(out.shape, idx, axes)
+            idx, u = [np.asarray(i)[keep] for i in idx], np.asarray(u)[keep]
         where = _clip(out, idx, axes)
-        if mode == "add":
+        if op == "add":
             np.add.at(view, where, u)
         else:
             view[where] = u
@@ -106,25 +163,25 @@ scatter_add_p = primitive("scatter_add")
 declare(scatter_add_p, GATHER_SCATTER, inplace=0)
 abstract_eval_rules[scatter_add_p] = _scatter_aval("scatter_add")
 impl_rules[scatter_add_p] = _scatter_impl("add")
-scatter_add = lambda x, u, indices, axes: scatter_add_p.bind(
-    x, u, *indices, axes=tuple(int(a) for a in axes))
+scatter_add = lambda x, u, indices, axes, mode="clip": scatter_add_p.bind(
+    x, u, *indices, axes=tuple(int(a) for a in axes), mode=mode)
 
 scatter_p = primitive("scatter")
 declare(scatter_p, GATHER_SCATTER, inplace=0)
 abstract_eval_rules[scatter_p] = _scatter_aval("scatter")
 impl_rules[scatter_p] = _scatter_impl("set")
-scatter = lambda x, u, indices, axes: scatter_p.bind(
-    x, u, *indices, axes=tuple(int(a) for a in axes))
+scatter = lambda x, u, indices, axes, mode="clip": scatter_p.bind(
+    x, u, *indices, axes=tuple(int(a) for a in axes), mode=mode)
 
 
 def _scatter_jvp(prim):
-    def rule(primals, tangents, *, axes):
+    def rule(primals, tangents, *, axes, mode):
         x, u, *idx = primals
-        ans = prim.bind(x, u, *idx, axes=axes)
+        ans = prim.bind(x, u, *idx, axes=axes, mode=mode)
         tx, tu = tangents[0], tangents[1]
         if isinstance(tx, Zero) and isinstance(tu, Zero):
             return [ans], [Zero(core.get_aval(ans).strip_weak())]
-        return [ans], [prim.bind(instantiate(tx), instantiate(tu), *idx, axes=axes)]
+        return [ans], [prim.bind(instantiate(tx), instantiate(tu), *idx, axes=axes, mode=mode)]
     return rule
 
 
@@ -132,21 +189,28 @@ jvp_rules[scatter_add_p] = _scatter_jvp(scatter_add_p)
 jvp_rules[scatter_p] = _scatter_jvp(scatter_p)
 
 
-def _scatter_add_transpose(ct, x, u, *idx, axes):
+def _updates_ct(ct, idx, axes, mode):
+    """The cotangent of a scatter's updates: read back where they went; a dropped update
+    went nowhere (zero)."""
+    return gather(ct, idx, axes) if mode == "clip" else gather_fill(ct, idx, axes, 0)
+
+
+def _scatter_add_transpose(ct, x, u, *idx, axes, mode):
     if isinstance(ct, Zero):
         return [None] * (2 + len(idx))
     return [ct if is_undefined(x) else None,
-            gather(ct, idx, axes) if is_undefined(u) else None] + [None] * len(idx)
+            _updates_ct(ct, idx, axes, mode) if is_undefined(u) else None] + [None] * len(idx)
 
 
-def _scatter_transpose(ct, x, u, *idx, axes):
+def _scatter_transpose(ct, x, u, *idx, axes, mode):
     if isinstance(ct, Zero):
         return [None] * (2 + len(idx))
     ct_x = None
     if is_undefined(x):
         uz = zeros(u.aval.shape if is_undefined(u) else core.get_aval(u).shape, x.aval.dtype)
-        ct_x = scatter(ct, uz, idx, axes)
-    return [ct_x, gather(ct, idx, axes) if is_undefined(u) else None] + [None] * len(idx)
+        ct_x = scatter(ct, uz, idx, axes, mode)
+    return [ct_x, _updates_ct(ct, idx, axes, mode) if is_undefined(u) else None] + \
+        [None] * len(idx)
 
 
 transpose_rules[scatter_add_p] = _scatter_add_transpose
@@ -154,10 +218,11 @@ transpose_rules[scatter_p] = _scatter_transpose
 
 
 def _scatter_vmap(prim):
-    def rule(args, dims, *, axes):
+    def rule(args, dims, *, axes, mode):
         args, bidx, _ = _batch_all(args, dims, 2)
         x, u, *idx = args
-        return [prim.bind(x, u, bidx, *idx, axes=(0,) + tuple(a + 1 for a in axes))], [0]
+        return [prim.bind(x, u, bidx, *idx, axes=(0,) + tuple(a + 1 for a in axes),
+                          mode=mode)], [0]
     return rule
 
 
@@ -165,9 +230,12 @@ vmap_rules[scatter_add_p] = _scatter_vmap(scatter_add_p)
 vmap_rules[scatter_p] = _scatter_vmap(scatter_p)
 
 
-# --- dynamic_slice / dynamic_update_slice: traced start indices, clamped like JAX --------------
+# --- dynamic_slice / dynamic_update_slice: traced start indices, as JAX takes them ----------
 def _clamped_starts(shape, sizes, starts):
-    return [int(np.clip(int(s), 0, n - k)) for s, n, k in zip(starts, shape, sizes)]
+    """JAX's starts: a negative one counts from the end, then each is clamped so that the
+    slice fits (start -3 of 10 is 7; -11 is -1, clamped to 0)."""
+    return [int(np.clip(int(s) + n if int(s) < 0 else int(s), 0, n - k))
+            for s, n, k in zip(starts, shape, sizes)]
 
 
 dynamic_slice_p = primitive("dynamic_slice")
@@ -213,7 +281,8 @@ def _full_indices(shape, sizes, starts, size):
     out = []
     for d, (n, k, s) in enumerate(zip(shape, sizes, starts)):
         s = convert_element_type(s, np.int64)
-        s = lax_min(lax_max(s, np.int64(0)), np.int64(n - k))     # clamp like dynamic_slice
+        s = select_n(lt(s, np.int64(0)), s, add(s, np.int64(n)))    # as _clamped_starts
+        s = lax_min(lax_max(s, np.int64(0)), np.int64(n - k))
         s = broadcast_in_dim(s, (size,) + tuple(sizes), (0,))
         out.append(add(s, iota(np.int64, (size,) + tuple(sizes), d + 1)))
     return out
