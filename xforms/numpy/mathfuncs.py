@@ -165,12 +165,10 @@ def trunc(x):
 
 
 def fmod(x1, x2):
-    """C-style remainder: the sign of the dividend (NumPy's fmod)."""
+    """C-style remainder: the sign of the dividend (lax.rem; fmod(x, 0) of integers is 0,
+    as in NumPy and jax.numpy)."""
     x, y = promote(x1, x2, name="fmod")
-    r = uf.remainder(x, y)
-    fixup = uf.logical_and(ew.ne(r, ew._like(0, r)),
-                           ew.ne(ew.lt(r, ew._like(0, r)), ew.lt(x, ew._like(0, x))))
-    return uf.where(fixup, ew.sub(r, y), r)
+    return ew.rem(x, uf.nonzero_divisor(y))
 
 
 def modf(x):

@@ -1,0 +1,97 @@
+"""Numbers that must be JAX's (issue #31, items 8 and 11): lax's C division and remainder,
+float -> int conversions at NaN, inf and out of range, and the wrong values, derivatives and
+dtypes a check of every public name against JAX found.  Each value is checked eagerly, on
+jit's fast tier (the NumPy implementations) and on its compiled tier.
+
+JAX is absent in CI: the expected values below were computed with jax 0.10.2 on CPU
+(`jax_enable_x64` on, xforms' dtype mode) and are written here as literals.
+"""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax, tiered
+
+
+@pytest.fixture
+def tiers(monkeypatch):
+    """`tiers(f, *args)` -> [eager, jit fast tier, jit compiled tier] results of f."""
+    submitted = []
+    monkeypatch.setattr(tiered, "_submit", submitted.append)    # no background compile
+
+    def run(f, *args):
+        fast = xf.jit(f, tiered=True)(*args)
+        assert submitted and submitted[-1].fast_calls == 1, "the fast tier did not run"
+        return [f(*args), fast, xf.jit(f, tiered=False)(*args)]
+    return run
+
+
+def _same(results, want, dtype=None):
+    for r in results:
+        r = np.asarray(r)
+        np.testing.assert_array_equal(r, np.asarray(want))
+        if dtype is not None:
+            assert r.dtype == np.dtype(dtype), r.dtype
+
+
+# ---- lax.div / lax.rem: C semantics; xnp's // and % keep NumPy's floor semantics ----------
+INTS = [np.int32, np.int64]
+
+
+def test_lax_rem_is_c_fmod_on_floats(tiers):
+    x, y = np.array([-7.5, 7.5, 5.5, 1.0]), np.array([2.0, -2.0, 2.0, 0.0])
+    _same(tiers(lax.rem, x, y), [-1.5, 1.5, 1.5, np.nan])       # JAX: fmod, nan for y == 0
+
+
+@pytest.mark.parametrize("dt", INTS)
+def test_lax_div_rem_of_integers_truncate(tiers, dt):
+    x = np.array([-7, 7, -7, 7, 6], dt)
+    y = np.array([4, -4, -4, 4, 3], dt)
+    _same(tiers(lax.div, x, y), [-1, -1, 1, 1, 2], dt)          # jax: [-1 -1 1 1 2]
+    _same(tiers(lax.rem, x, y), [-3, 3, -3, 3, 0], dt)          # jax: [-3 3 -3 3 0]
+
+
+@pytest.mark.parametrize("dt", INTS + [np.uint32, np.uint64])
+def test_integer_division_by_zero_and_min_by_minus_one(tiers, dt):
+    info = np.iinfo(dt)
+    x = np.array([0, 7, info.max] + ([-7, info.min] if info.min else []), dt)
+    z = np.zeros_like(x)
+    every_bit = info.max if info.min == 0 else -1
+    # XLA's (so JAX's) values: x / 0 sets every bit, x % 0 == x; jnp's // and % on top
+    _same(tiers(lax.div, x, z), [every_bit] * len(x), dt)
+    _same(tiers(lax.rem, x, z), x, dt)
+    floor = [every_bit] * len(x) if info.min == 0 else [-1, -2, -2, -2, -2]
+    _same(tiers(xnp.floor_divide, x, z), floor, dt)
+    _same(tiers(xnp.remainder, x, z), [0] * len(x), dt)
+    _same(tiers(xnp.fmod, x, z), [0] * len(x), dt)
+    if info.min:
+        m, n = np.array([info.min], dt), np.array([-1], dt)    # wraps, no trap
+        _same(tiers(lax.div, m, n), [info.min], dt)
+        _same(tiers(lax.rem, m, n), [0], dt)
+
+
+@pytest.mark.parametrize("dt", INTS + [np.float64])
+def test_numpy_floor_division_and_remainder_unchanged(tiers, dt):
+    x = np.array([-7, 7, -7, 7, 6], dt)
+    y = np.array([4, -4, -4, 4, 3], dt)
+    _same(tiers(xnp.floor_divide, x, y), np.floor_divide(x, y), dt)
+    _same(tiers(lambda a, b: a // b, x, y), np.floor_divide(x, y), dt)
+    _same(tiers(xnp.remainder, x, y), np.remainder(x, y), dt)
+    _same(tiers(lambda a, b: a % b, x, y), np.remainder(x, y), dt)
+    _same(tiers(xnp.fmod, x, y), np.fmod(x, y), dt)
+
+
+def test_lax_rem_derivatives_and_vmap(tiers):
+    # jax.grad(lax.rem, (0, 1)) at (-7.5, 2), (7.5, -2), (5.5, 2): (1, 3), (1, 3), (1, -2)
+    g = xf.grad(lambda x, y: lax.rem(x, y).sum(), argnums=(0, 1))
+    x, y = np.array([-7.5, 7.5, 5.5]), np.array([2.0, -2.0, 2.0])
+    for gx, gy in tiers(g, x, y):
+        _same([gx], [1.0, 1.0, 1.0])
+        _same([gy], [3.0, 3.0, -2.0])
+    # jnp.remainder's y-derivative is -floor(x / y): 4 at (-7.5, 2) and (7.5, -2)
+    gm = xf.grad(lambda x, y: xnp.remainder(x, y).sum(), argnums=1)
+    _same(tiers(gm, x[:2], y[:2]), [4.0, 4.0])
+    # jax.vmap(lax.rem)([-7, 7, -7], [2, -2, -2]) -> [-1, 1, -1]
+    v = xf.vmap(lax.rem)
+    _same(tiers(v, np.array([-7, 7, -7]), np.array([2, -2, -2])), [-1, 1, -1])
