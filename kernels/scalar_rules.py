@@ -19,7 +19,7 @@ import numpy as np
 from xforms.facts import REDUCTION
 from xforms.registry import ALL_PRIMITIVES, RuleTable, lookup
 
-from xforms.primitives.elementwise import int_div_by_zero
+from xforms.primitives.elementwise import int_div_by_zero, int_saturation
 
 from .codegen import lit
 
@@ -393,7 +393,8 @@ scalar_rules["select_n"] = _select_n
 
 
 def convert(ctx, x, src, dst):
-    """Expression converting `x` from dtype src to dst with NumPy's astype semantics."""
+    """Expression converting `x` from dtype src to dst with NumPy's astype semantics, except
+    float -> int, which saturates as XLA's does (NaN -> 0)."""
     src, dst = np.dtype(src), np.dtype(dst)
     if src == dst:
         return x
@@ -404,6 +405,11 @@ def convert(ctx, x, src, dst):
         x = f"{x}.real"
     if ks == "b" and kd in "iuf":
         return f"np.{dst.name}(1 if {x} else 0)"
+    if ks in "fc" and kd in "iu":      # saturating, as XLA: elementwise.int_saturation
+        lo, hi = int_saturation(dst)
+        info = np.iinfo(dst)
+        return (f"({lit(0, dst)} if {x} != {x} else ({lit(info.max, dst)} if {x} >= {hi!r} "
+                f"else ({lit(info.min, dst)} if {x} < {lo!r} else np.{dst.name}({x}))))")
     return f"np.{dst.name}({x})"
 
 

@@ -95,3 +95,40 @@ def test_lax_rem_derivatives_and_vmap(tiers):
     # jax.vmap(lax.rem)([-7, 7, -7], [2, -2, -2]) -> [-1, 1, -1]
     v = xf.vmap(lax.rem)
     _same(tiers(v, np.array([-7, 7, -7]), np.array([2, -2, -2])), [-1, 1, -1])
+
+
+# ---- float -> int conversions saturate, NaN -> 0 (XLA's, so JAX's, values) ----------------
+SPECIAL = [np.nan, np.inf, -np.inf, 3e10, -3e10, 1e20, -1.0, -0.5, 4294967295.5, 2.5,
+           2147483647.5, -2147483648.7, 2147483520.0]
+I32, I64 = (2 ** 31 - 1, -2 ** 31), (2 ** 63 - 1, -2 ** 63)
+U32, U64 = 2 ** 32 - 1, 2 ** 64 - 1
+# jnp.asarray(SPECIAL).astype(dtype) (float64 source; the float32 source differs only where
+# float32 rounds the value: 3e10 -> 30000001024, 4294967295.5 -> 2**32, 2147483647.5 -> 2**31)
+CONVERTED = {
+    np.int32: [0, I32[0], I32[1], I32[0], I32[1], I32[0], -1, 0, I32[0], 2, I32[0], I32[1],
+               2147483520],
+    np.int64: [0, I64[0], I64[1], 30000000000, -30000000000, I64[0], -1, 0, 4294967295, 2,
+               2147483647, -2147483648, 2147483520],
+    np.uint32: [0, U32, 0, U32, 0, U32, 0, 0, U32, 2, 2147483647, 0, 2147483520],
+    np.uint64: [0, U64, 0, 30000000000, 0, U64, 0, 0, 4294967295, 2, 2147483647, 0, 2147483520],
+}
+CONVERTED_F32 = {    # jnp.asarray(SPECIAL, float32).astype(dtype), where it differs
+    np.int64: {3: 30000001024, 4: -30000001024, 8: 4294967296, 10: 2147483648},
+    np.uint32: {10: 2147483648},
+    np.uint64: {3: 30000001024, 8: 4294967296, 10: 2147483648},
+}
+
+
+@pytest.mark.parametrize("dt", sorted(CONVERTED, key=str))
+@pytest.mark.parametrize("src", [np.float64, np.float32, np.complex128])
+def test_float_to_int_conversion_saturates(tiers, dt, src):
+    x = np.array(SPECIAL, src)
+    want = list(CONVERTED[dt])
+    if src == np.float32:
+        for k, v in CONVERTED_F32.get(dt, {}).items():
+            want[k] = v
+    want = np.array(want, dt)
+    _same(tiers(lambda a: xnp.asarray(a).astype(dt), x), want, dt)
+    _same(tiers(lambda a: xnp.astype(a, dt), x), want, dt)
+    _same(tiers(lambda a: lax.convert_element_type(a, dt), x), want, dt)
+    _same([x.view(type(xnp.zeros(1))).astype(dt)], want, dt)     # an eager Array's method

@@ -73,7 +73,7 @@ def convert(x, dtype, weak=False):
     if a.dtype == dtype:
         return x
     if isinstance(x, np.generic):
-        return x.astype(dtype)
+        return ew.convert_value(x, dtype)[()]
     return ew.convert_element_type(x, dtype, weak)
 
 

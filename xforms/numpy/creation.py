@@ -4,6 +4,7 @@ import numpy as np
 
 from .. import core
 from ..core import Tracer
+from ..primitives import elementwise as ew
 from ..primitives import structural as st
 from ._util import asarray, aval, asarray_operand, convert, dtype_arg, wrap_result
 
@@ -92,4 +93,4 @@ def astype(x, dtype):
     dt = dtype_arg(dtype)
     if isinstance(x, Tracer):
         return convert(x, dt)
-    return wrap_result(np.asarray(x).astype(dt))
+    return wrap_result(ew.convert_value(x, dt))

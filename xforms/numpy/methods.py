@@ -104,6 +104,18 @@ Tracer.at = property(lambda self: indexing._IndexUpdateHelper(self))
 Array.at = property(lambda self: indexing._IndexUpdateHelper(self))
 
 
+def _array_astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    # an eager result converts as traced code does (float -> int saturates, as in JAX), so
+    # that eager, fast-tier and compiled values agree; NumPy's astype leaves NaN and
+    # out-of-range floats to the platform
+    if order != "K" or casting != "unsafe" or not subok or not copy:
+        return np.ndarray.astype(self, dtype, order, casting, subok, copy)
+    return creation.astype(self, dtype)
+
+
+Array.astype = _array_astype
+
+
 def _array_getitem(self, idx):
     # a traced index (a loop counter inside lax.fori_loop) gives a traced gather, as a
     # jax.Array does; NumPy's own indexing would demand the index's value

@@ -448,9 +448,48 @@ transpose_rules[select_n_p] = _select_n_transpose
 convert_element_type_p = engine_prims.convert_element_type_p
 abstract_eval_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=False: [
     ShapedArray(x.shape, new_dtype, weak_type)]
-impl_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=False: [
-    np.asarray(np.real(x) if is_complex(np.result_type(x)) and not is_complex(new_dtype)
-               and new_dtype != _bool else x).astype(new_dtype)]   # complex -> bool: x != 0
+
+
+def int_saturation(dtype):
+    """(lo, hi) for converting floats to integer `dtype` as XLA (so JAX) does: NaN -> 0,
+    x >= hi -> the dtype's max, x < lo -> its min, else truncation.  Both are powers of two
+    (or 0), exact in every float dtype.  kernels/scalar_rules.py prints the same rule.
+
+        int_saturation(np.int32) -> (-2147483648.0, 2147483648.0)
+    """
+    info = np.iinfo(dtype)
+    return float(info.min), float(info.max) + 1.0
+
+
+def _float_to_int(x, dtype):
+    lo, hi = int_saturation(dtype)
+    info = np.iinfo(dtype)
+    over, under = x >= hi, x < lo
+    out = np.asarray(np.where(over | under | np.isnan(x), 0, x).astype(dtype))
+    out[over] = info.max
+    out[under] = info.min
+    return out
+
+
+def convert_value(x, dtype):
+    """A concrete value converted as convert_element_type converts it (JAX's semantics:
+    complex -> real drops the imaginary part, float -> int saturates); both tiers.
+
+        convert_value(np.array([np.nan, 1e10, -2.5]), np.int32) -> [0, 2147483647, -2]
+    """
+    x, dtype = np.asarray(x), np.dtype(dtype)
+    if is_complex(x.dtype) and not is_complex(dtype) and dtype != _bool:
+        x = np.real(x)                                      # complex -> bool: x != 0
+    if x.dtype.kind == "f" and dtype.kind in "iu":
+        return _float_to_int(x, dtype)
+    return x.astype(dtype)
+
+
+def _convert_impl(x, *, new_dtype, weak_type=False):
+    return [convert_value(x, new_dtype)]
+
+
+impl_rules[convert_element_type_p] = _convert_impl
 
 
 defvectorized(convert_element_type_p)
