@@ -132,3 +132,42 @@ def test_float_to_int_conversion_saturates(tiers, dt, src):
     _same(tiers(lambda a: xnp.astype(a, dt), x), want, dt)
     _same(tiers(lambda a: lax.convert_element_type(a, dt), x), want, dt)
     _same([x.view(type(xnp.zeros(1))).astype(dt)], want, dt)     # an eager Array's method
+
+
+# ---- item 11: wrong values -----------------------------------------------------------------
+def test_reshape_and_ravel_order_f(tiers):
+    a = np.arange(6).reshape(2, 3)
+    # jnp.reshape(arange(6).reshape(2, 3), (3, 2), order="F") -> [[0, 4], [3, 2], [1, 5]]
+    want = [[0, 4], [3, 2], [1, 5]]
+    _same(tiers(lambda a: xnp.reshape(a, (3, 2), order="F"), a), want)
+    _same(tiers(lambda a: xnp.asarray(a).reshape(3, -1, order="F"), a), want)
+    _same(tiers(lambda a: xnp.ravel(a, order="F"), a), [0, 3, 1, 4, 2, 5])   # jnp.ravel
+    with pytest.raises(NotImplementedError, match="order='A'"):
+        xnp.reshape(a, (3, 2), order="A")
+
+
+def test_grad_of_lax_full_reaches_the_fill_value(tiers):
+    # jax.grad(lambda v: (lax.full((3,), v) * jnp.arange(3.)).sum())(2.0) -> 3.0
+    g = xf.grad(lambda v: (lax.full((3,), v) * xnp.arange(3.0)).sum())
+    _same(tiers(g, 2.0), 3.0)
+    _same(tiers(xf.grad(lambda v: lax.full((), v, np.float32).astype(float) * 2.0), 2.0), 2.0)
+
+
+def test_scipy_softmax_defaults_to_all_elements(tiers):
+    import xforms.scipy.special as sp
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    # jax.scipy.special.softmax(x) / log_softmax(x): over every element (axis=None)
+    want = [[0.00426978, 0.01160646, 0.03154963], [0.08576079, 0.23312201, 0.63369132]]
+    for r in tiers(sp.softmax, x):
+        np.testing.assert_allclose(r, want, rtol=1e-6)
+    want_log = [[-5.45619332, -4.45619332, -3.45619332], [-2.45619332, -1.45619332, -0.45619332]]
+    for r in tiers(sp.log_softmax, x):
+        np.testing.assert_allclose(r, want_log, rtol=1e-8)
+    # jax.nn.softmax(x): the last axis
+    for r in tiers(xf.nn.softmax, x):
+        np.testing.assert_allclose(r, [[0.09003057, 0.24472847, 0.66524096]] * 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt, want", [(np.float64, np.complex128), (np.float32, np.complex64)])
+def test_lax_conj_of_real_is_complex(tiers, dt, want):
+    _same(tiers(lax.conj, np.array([1.0, -2.0], dt)), [1.0, -2.0], want)   # as jax's lax.conj

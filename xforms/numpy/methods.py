@@ -86,7 +86,7 @@ for _name, _fn in _METHODS.items():
 
 
 def _reshape(self, *shape, order="C"):
-    return shape_mod.reshape(self, shape[0] if len(shape) == 1 else shape)
+    return shape_mod.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
 
 
 def _transpose(self, *axes):

@@ -19,7 +19,8 @@ import math
 import numpy as np
 
 from .. import numpy as xnp
-from ..nn import log_softmax, logsumexp, softmax  # noqa: F401  (jax.scipy.special names)
+from .. import nn as _nn
+from ..nn import logsumexp  # noqa: F401  (jax.scipy.special names)
 from ..numpy._util import aval, promote, returns_arrays
 from ..primitives import elementwise as ew
 from ..primitives import special as ps
@@ -239,6 +240,18 @@ def logit(x):
 
 
 @returns_arrays
+def softmax(x, *, axis=None):
+    """exp(x) / sum(exp(x)) over `axis`: by default over all elements, as
+    jax.scipy.special.softmax (jax.nn.softmax's default is the last axis).
+    >>> softmax(np.array([[1.0, 2.0], [3.0, 4.0]])).sum() -> 1.0"""
+    return _nn.softmax(x, axis=axis)
+
+
+def log_softmax(x, *, axis=None):
+    """x - logsumexp(x) over `axis`, by default all elements (jax.scipy.special)."""
+    return _nn.log_softmax(x, axis=axis)
+
+
 def xlogy(x, y):
     """x log(y), 0 where x == 0 (even for y == 0)."""
     x, y = _floats(x, y, name="xlogy")
