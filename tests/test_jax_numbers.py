@@ -171,3 +171,42 @@ def test_scipy_softmax_defaults_to_all_elements(tiers):
 @pytest.mark.parametrize("dt, want", [(np.float64, np.complex128), (np.float32, np.complex64)])
 def test_lax_conj_of_real_is_complex(tiers, dt, want):
     _same(tiers(lax.conj, np.array([1.0, -2.0], dt)), [1.0, -2.0], want)   # as jax's lax.conj
+
+
+# ---- item 11: dtypes (jax with x64, xforms' mode) ------------------------------------------
+def test_dtypes_of_rint_angle_float_power_tri_argpartition(tiers):
+    i = np.array([-1, 2], np.int32)
+    _same(tiers(xnp.rint, i), [-1.0, 2.0], np.float64)             # jnp.rint: float64
+    _same(tiers(xnp.round, i), [-1, 2], np.int32)                  # jnp.round keeps int32
+    for r in tiers(xnp.angle, i):                                  # jnp.angle: float64
+        np.testing.assert_allclose(r, [np.pi, 0.0])
+        assert r.dtype == np.float64
+    f32 = np.array([2.0, 3.0], np.float32)
+    _same(tiers(lambda x: xnp.float_power(x, np.float32(3)), f32), [8.0, 27.0], np.float32)
+    _same([xnp.tri(3, 2)], [[1, 0], [1, 1], [1, 1]], np.float32)   # jnp.tri: float32
+    _same(tiers(lambda x: xnp.argpartition(x, 1), np.array([3.0, 1.0, 2.0])), [1, 2, 0],
+          np.int32)
+
+
+def test_histogram_counts_are_integers(tiers):
+    x = np.array([1.0, 2.0, 2.0])
+    _same(tiers(lambda x: xnp.histogram2d(x, x, bins=2)[0], x), [[1, 0], [0, 2]], np.int64)
+    s = np.array([[1.0, 1.0], [2.0, 2.0], [2.0, 1.0]])
+    _same(tiers(lambda s: xnp.histogramdd(s, bins=2)[0], s), [[1, 0], [1, 1]], np.int64)
+    w = np.array([1.0, 2.0, 3.0])      # weights and density stay float64
+    _same(tiers(lambda x, w: xnp.histogram2d(x, x, bins=2, weights=w)[0], x, w),
+          [[1.0, 0.0], [0.0, 5.0]], np.float64)
+    for r in tiers(lambda x: xnp.histogram2d(x, x, bins=2, density=True)[0], x):
+        np.testing.assert_allclose(r, [[4 / 3, 0.0], [0.0, 8 / 3]])
+        assert r.dtype == np.float64
+
+
+def test_norm_ppf_isf_of_float32_are_float64(tiers):
+    from xforms.scipy.stats import norm
+    q = np.array([0.3, 0.9], np.float32)
+    # jax.scipy.stats.norm.ppf/isf of float32 q: float64 values of the float32 computation
+    for f, want in ((norm.ppf, [-0.5244004726409912, 1.2815512418746948]),
+                    (norm.isf, [0.5244004726409912, -1.2815512418746948])):
+        for r in tiers(f, q):
+            np.testing.assert_allclose(r, want, rtol=1e-6)      # float32 ndtri's rounding
+            assert r.dtype == np.float64

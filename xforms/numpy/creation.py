@@ -85,7 +85,8 @@ def identity(n, dtype=None):
 
 
 def tri(N, M=None, k=0, dtype=None):
-    return asarray(np.tri(N, M, k, dtype=dtype_arg(dtype) or np.float64))
+    """Ones on and below diagonal k; float32 by default, as jax.numpy.tri (even in x64)."""
+    return asarray(np.tri(N, M, k, dtype=dtype_arg(dtype) or np.float32))
 
 
 def astype(x, dtype):

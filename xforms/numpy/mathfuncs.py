@@ -39,8 +39,8 @@ def angle(z, deg=False):
     z = asarray_operand(z)
     if aval(z).dtype.kind == "c":
         re, im = ew.real(z), ew.imag(z)
-    else:
-        re = float_of(z)
+    else:      # integers become the default float, float64 (jnp.angle), not float_of's
+        re = convert(z, np.float64) if aval(z).dtype.kind in "biu" else z
         from .creation import zeros_like
         im = zeros_like(re)
     out = ew.atan2(im, re)
@@ -149,10 +149,9 @@ def heaviside(x1, x2):
 
 
 def float_power(x1, x2):
-    """x1 ** x2 in the widest float (complex) dtype, as NumPy's float_power."""
+    """x1 ** x2 in the operands' inexact dtype: jax.numpy keeps float32 (NumPy widens)."""
     x, y = promote(x1, x2, name="float_power", inexact=True)
-    dt = np.complex128 if aval(x).dtype.kind == "c" else np.float64
-    return uf.power(convert(x, dt), convert(y, dt))
+    return uf.power(x, y)
 
 
 def trunc(x):
