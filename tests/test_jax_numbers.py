@@ -210,3 +210,47 @@ def test_norm_ppf_isf_of_float32_are_float64(tiers):
         for r in tiers(f, q):
             np.testing.assert_allclose(r, want, rtol=1e-6)      # float32 ndtri's rounding
             assert r.dtype == np.float64
+
+
+# ---- item 11: derivatives at the edge of a domain -------------------------------------------
+def test_xlogy_xlog1py_derivatives_as_jax(tiers):
+    import xforms.scipy.special as sp
+    gy = xf.grad(lambda x, y: sp.xlogy(x, y).sum(), argnums=(0, 1))
+    g1 = xf.grad(lambda x, y: sp.xlog1py(x, y).sum(), argnums=(0, 1))
+    # jax.grad(xlogy, (0, 1)) at (0, 0): (-inf, nan); at (2, 4): (log 4, 0.5)
+    x, y = np.array([0.0, 2.0]), np.array([0.0, 4.0])
+    for dx, dy in tiers(gy, x, y):
+        _same([dx], [-np.inf, np.log(4.0)])
+        _same([dy], [np.nan, 0.5])
+    # jax.grad(xlog1py, (0, 1)) at (0, -1): (-inf, nan); at (0, 0): (0, 0); at (2, 3): (log 4, 0.5)
+    x, y = np.array([0.0, 0.0, 2.0]), np.array([-1.0, 0.0, 3.0])
+    for dx, dy in tiers(g1, x, y):
+        _same([dx], [-np.inf, 0.0, np.log(4.0)])
+        _same([dy], [np.nan, 0.0, 0.5])
+
+
+@pytest.mark.parametrize("law, method, shape, inside", [
+    # jax.grad(stats.<law>.<method>, (0, 2, 3))(1.0, shape, 0.0, 1.0): (d/dx, d/dloc, d/dscale)
+    ("chi2", "logcdf", 3.0, (1.21747475, -1.21747475, -1.21747475)),
+    ("gamma", "logcdf", 2.0, (1.39221119, -1.39221119, -1.39221119)),
+])
+def test_log_cdf_sf_derivatives_outside_the_support_are_zero(tiers, law, method, shape, inside):
+    from xforms.scipy import stats
+    f = getattr(getattr(stats, law), method)
+    g = xf.grad(lambda x, loc, scale: f(x, shape, loc, scale).sum(), argnums=(0, 1, 2))
+    x = np.array([-1.0, 0.0, 1.0])        # JAX: 0 outside the support (x <= 0), not nan
+    for r in tiers(g, x, np.zeros(3), np.ones(3)):
+        for got, want in zip(r, inside):
+            np.testing.assert_allclose(got, [0.0, 0.0, want], rtol=1e-7)
+
+
+def test_pareto_logpdf_derivatives_outside_the_support_are_zero(tiers):
+    from xforms.scipy import stats
+    g = xf.grad(lambda x, b, loc, scale: stats.pareto.logpdf(x, b, loc, scale).sum(),
+                argnums=(0, 1, 2, 3))
+    # jax.grad(stats.pareto.logpdf, (0, 1, 2, 3)) at x = 0.5, 1, 2 (b = 3, loc 0, scale 1)
+    want = [[0.0, -4.0, -2.0], [0.0, 0.33333333, -0.35981385], [0.0, 4.0, 2.0],
+            [0.0, 3.0, 3.0]]
+    for r in tiers(g, np.array([0.5, 1.0, 2.0]), np.full(3, 3.0), np.zeros(3), np.ones(3)):
+        for got, w in zip(r, want):
+            np.testing.assert_allclose(got, w, rtol=1e-7)
