@@ -254,3 +254,30 @@ def test_pareto_logpdf_derivatives_outside_the_support_are_zero(tiers):
     for r in tiers(g, np.array([0.5, 1.0, 2.0]), np.full(3, 3.0), np.zeros(3), np.ones(3)):
         for got, w in zip(r, want):
             np.testing.assert_allclose(got, w, rtol=1e-7)
+
+
+# ---- item 11: programs that failed under jit only ------------------------------------------
+def test_spacing_nextafter_compile_at_4x10(tiers):
+    # a subnormal literal (nextafter(0, 1)) once overflowed the size-symbol matcher
+    x = np.linspace(-3.0, 3.0, 40).reshape(4, 10)
+    _same(tiers(xnp.spacing, x), np.spacing(x))
+    _same(tiers(lambda a: xnp.nextafter(a, a + 1.0), x), np.nextafter(x, x + 1.0))
+
+
+def test_dirichlet_of_a_batch_of_alphas_compiles(tiers):
+    # a uint64 literal equal to a size (40) re-traced as int64 inside the sampler's loop
+    alpha = np.linspace(0.5, 3.0, 40).reshape(4, 10)
+    eager, fast, compiled = tiers(lambda k, a: xf.random.dirichlet(k, a), xf.random.PRNGKey(0),
+                                  alpha)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-12)
+    np.testing.assert_allclose(fast, eager, rtol=1e-12)
+    np.testing.assert_allclose(np.sum(compiled, -1), 1.0, rtol=1e-12)
+
+
+def test_float32_size_literal_next_to_a_small_loop():
+    def f(x):                # 1/n (float32) beside a loop over a 2-vector
+        s = lax.fori_loop(0, 3, lambda i, c: c * 0.5 + xnp.stack([c[1], c[0]]),
+                          xnp.ones(2, np.float32))
+        return x.mean(0) * s.sum()
+    x = np.ones((40, 3), np.float32)
+    _same([xf.jit(f, tiered=False)(x)], f(x), np.float32)
