@@ -281,3 +281,62 @@ def test_float32_size_literal_next_to_a_small_loop():
         return x.mean(0) * s.sum()
     x = np.ones((40, 3), np.float32)
     _same([xf.jit(f, tiered=False)(x)], f(x), np.float32)
+
+
+# ---- item 11: keywords jax.numpy accepts --------------------------------------------------
+X = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+M = np.array([[True, False, True], [False, False, True]])
+
+
+@pytest.mark.parametrize("name, f, want", [
+    # jnp.<name>(X, ..., where=M) (recorded)
+    ("sum", lambda x, m: xnp.sum(x, where=m), 10.0),
+    ("sum1", lambda x, m: xnp.sum(x, axis=1, where=m), [4.0, 6.0]),
+    ("prod", lambda x, m: xnp.prod(x, axis=0, where=m), [1.0, 1.0, 18.0]),
+    ("max", lambda x, m: xnp.max(x, axis=1, where=m, initial=-10.0), [3.0, 6.0]),
+    ("min", lambda x, m: xnp.min(x, where=m, initial=100.0), 1.0),
+    ("mean", lambda x, m: xnp.mean(x, axis=1, where=m), [2.0, 6.0]),
+    ("mean_row", lambda x, m: xnp.mean(x, where=m[0]), 3.5),
+    ("var", lambda x, m: xnp.var(x, axis=1, where=m), [1.0, 0.0]),
+    ("std", lambda x, m: xnp.std(x, where=m, ddof=1), 2.5166114784235836),
+    ("all", lambda x, m: xnp.all(x > 1.5, where=m, axis=1), [False, True]),
+    ("any", lambda x, m: xnp.any(x > 5.5, where=m, axis=0), [False, False, True]),
+    ("method", lambda x, m: xnp.asarray(x).sum(0, where=m), [1.0, 0.0, 9.0]),
+    ("int_max", lambda x, m: xnp.max(x.astype(np.int64), 0, where=m, initial=-1), [1, -1, 6]),
+])
+def test_reductions_take_where(tiers, name, f, want):
+    for r in tiers(f, X, M):
+        np.testing.assert_allclose(r, want, rtol=1e-14)
+    with pytest.raises(ValueError, match="initial"):
+        xnp.max(X, where=M)          # as jax.numpy: a where mask needs an identity
+
+
+def test_masked_sum_gradient(tiers):
+    g = xf.grad(lambda x, m: xnp.mean(x, where=m))
+    _same(tiers(g, X, M), M / 3.0)
+
+
+def test_linspace_axis_retstep_and_traced_endpoints(tiers):
+    s, e = np.array([0.0, 1.0]), np.array([1.0, 3.0])
+    # jnp.linspace(s, e, 3, axis=1, retstep=True) -> ([[0, .5, 1], [1, 2, 3]], [.5, 1])
+    for out, step in tiers(lambda s, e: xnp.linspace(s, e, 3, axis=1, retstep=True), s, e):
+        _same([out], [[0.0, 0.5, 1.0], [1.0, 2.0, 3.0]])
+        _same([step], [0.5, 1.0])
+    out, step = xnp.linspace(0.0, 1.0, 5, retstep=True)
+    _same([out], [0.0, 0.25, 0.5, 0.75, 1.0])
+    assert float(step) == 0.25
+
+
+def test_array_ndmin_size_axis_repeat_total_length(tiers):
+    assert xnp.array([1, 2], ndmin=3).shape == (1, 1, 2)       # jnp.array(ndmin=3)
+    assert xnp.array(5.0, ndmin=2).shape == (1, 1)
+    assert xnp.size(np.ones((2, 3)), 1) == 3 and xnp.size(np.ones((2, 3, 4)), (0, 2)) == 8
+    a = np.array([1, 2, 3])
+    # jnp.repeat(a, r, total_repeat_length=L): cut, or padded with the last element
+    for r, length, want in (([1, 2, 0], 5, [1, 2, 2, 3, 3]), ([1, 2, 3], 4, [1, 2, 2, 3]),
+                            (2, 8, [1, 1, 2, 2, 3, 3, 3, 3])):
+        _same(tiers(lambda a, r: xnp.repeat(a, r, total_repeat_length=length), a,
+                    np.asarray(r)), want)
+    two = np.arange(4).reshape(2, 2)
+    _same(tiers(lambda a: xnp.repeat(a, np.array([2, 1]), axis=0, total_repeat_length=4),
+                two), [[0, 1], [0, 1], [2, 3], [2, 3]])

@@ -9,8 +9,18 @@ from ..primitives import structural as st
 from ._util import asarray, aval, asarray_operand, convert, dtype_arg, wrap_result
 
 
-def array(a, dtype=None, copy=True):
-    return asarray(a, dtype=dtype, copy=copy)
+def array(a, dtype=None, copy=True, order="K", ndmin=0):
+    """An array of `a`, with leading axes of length 1 up to `ndmin` dimensions.
+    >>> xnp.array([1, 2], ndmin=3).shape   # (1, 1, 2)"""
+    if order not in (None, "K"):
+        raise NotImplementedError(f"array: order={order!r} is not supported; only 'K' (as "
+                                  "jax.numpy)")
+    out = asarray(a, dtype=dtype, copy=copy)
+    nd = aval(out).ndim
+    if ndmin > nd:
+        from .manipulation import reshape
+        out = reshape(out, (1,) * (ndmin - nd) + aval(out).shape)
+    return out
 
 
 def _shape(shape):

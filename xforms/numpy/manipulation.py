@@ -207,5 +207,11 @@ def ndim(a):
     return aval(a).ndim
 
 
-def size(a):
-    return aval(a).size
+def size(a, axis=None):
+    """The number of elements, or along `axis` (an int or a tuple of them: the product).
+    >>> xnp.size(xnp.ones((2, 3)), 1)   # 3"""
+    shape = aval(asarray_operand(a)).shape
+    if axis is None:
+        return int(np.prod(shape, dtype=np.int64))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return int(np.prod([shape[canon_axis(ax, len(shape))] for ax in axes], dtype=np.int64))
