@@ -340,3 +340,35 @@ def test_array_ndmin_size_axis_repeat_total_length(tiers):
     two = np.arange(4).reshape(2, 2)
     _same(tiers(lambda a: xnp.repeat(a, np.array([2, 1]), axis=0, total_repeat_length=4),
                 two), [[0, 1], [0, 1], [2, 3], [2, 3]])
+
+
+# ---- item 8: Python ints beyond int64, big-endian inputs --------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda: xnp.add(np.arange(3), 2 ** 70),
+    lambda: xnp.add(np.arange(3.0), 2 ** 70),            # jax: even next to floats
+    lambda: xnp.multiply(np.arange(3, dtype=np.uint64), 2 ** 64),
+    lambda: xf.jit(lambda x: x + 2 ** 70, tiered=False)(np.arange(3)),
+    lambda: xf.jit(lambda x: x * 2 ** 70)(np.arange(3.0)),
+    lambda: xnp.asarray(2 ** 70),
+    lambda: xnp.array([1, 2 ** 65]),
+    lambda: xnp.full(3, -2 ** 63 - 1),
+])
+def test_python_ints_beyond_int64_overflow(make):
+    # jax: OverflowError (a weakly typed Python int is an int64)
+    with pytest.raises(OverflowError, match="too large to convert to int64"):
+        make()
+
+
+def test_python_ints_at_the_int64_limits_are_accepted(tiers):
+    _same(tiers(lambda x: x + (2 ** 63 - 1), np.zeros(2, np.int64)), [2 ** 63 - 1] * 2, np.int64)
+    _same(tiers(lambda x: x + (-2 ** 63), np.zeros(2, np.int64)), [-2 ** 63] * 2, np.int64)
+
+
+@pytest.mark.parametrize("dt", [">f8", ">f4", ">i4", ">i8", ">u4", ">c16"])
+def test_big_endian_inputs_are_converted(tiers, dt):
+    x = np.arange(1, 4).astype(dt)
+    native = x.astype(np.dtype(dt).newbyteorder("="))
+    _same(tiers(lambda a: a * 2, x), native * 2, native.dtype)
+    _same([xnp.asarray(x)], native, native.dtype)
+    if np.dtype(dt).kind == "f":
+        _same(tiers(xf.grad(lambda a: (a * a).sum()), x), 2 * native, native.dtype)
