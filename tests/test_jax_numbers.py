@@ -372,3 +372,17 @@ def test_big_endian_inputs_are_converted(tiers, dt):
     _same([xnp.asarray(x)], native, native.dtype)
     if np.dtype(dt).kind == "f":
         _same(tiers(xf.grad(lambda a: (a * a).sum()), x), 2 * native, native.dtype)
+
+
+@pytest.mark.parametrize("law, method, shape, at_one", [
+    # jax.grad(jax.grad(stats.<law>.<method>))(x, shape) at x = -1, 0, 1: 0, 0, at_one
+    ("chi2", "logsf", 3.0, -0.09119845),
+    ("chi2", "logcdf", 3.0, -1.48224477),
+    ("gamma", "logcdf", 2.0, -1.938252),
+])
+def test_second_derivatives_outside_the_support_are_zero(tiers, law, method, shape, at_one):
+    from xforms.scipy import stats
+    f = getattr(getattr(stats, law), method)
+    g2 = xf.grad(lambda x: xf.grad(lambda v: f(v, shape).sum())(x).sum())
+    for r in tiers(g2, np.array([-1.0, 0.0, 1.0])):
+        np.testing.assert_allclose(r, [0.0, 0.0, at_one], rtol=1e-6)

@@ -31,6 +31,14 @@ def log_prob(p, q):
     return xnp.where(big, xnp.log1p(-xnp.where(big, q, 0.0)), small)
 
 
+def on_support(y, fn, outside):
+    """fn(y) where y > 0, else `outside`.  fn sees 1.0 off the support, so that no
+    derivative of any order leaks from there as 0 * inf (a clamp at 0 gave NaN second
+    derivatives: gammainc's at 0); JAX's are 0 there."""
+    pos = y > 0
+    return xnp.where(pos, fn(xnp.where(pos, y, 1.0)), outside)
+
+
 def _loc_scale(args, kwargs, nshape, name):
     """(shape parameters, loc, scale) from f(x, *shape, loc=0, scale=1)'s arguments."""
     if len(args) > nshape + 2:
