@@ -386,3 +386,12 @@ def test_second_derivatives_outside_the_support_are_zero(tiers, law, method, sha
     g2 = xf.grad(lambda x: xf.grad(lambda v: f(v, shape).sum())(x).sum())
     for r in tiers(g2, np.array([-1.0, 0.0, 1.0])):
         np.testing.assert_allclose(r, [0.0, 0.0, at_one], rtol=1e-6)
+
+
+def test_float_floor_division_as_divmod(tiers):
+    x = np.array([1.0, 0.7, -1.0, 5.0, -7.5, 7.5, 1.0, -1.0])
+    y = np.array([0.1, 0.1, 0.1, np.inf, 2.0, -2.0, 0.0, 0.0])
+    # jnp.floor_divide(x, y): CPython's float_divmod (1.0 // 0.1 == 9, as NumPy)
+    want = [9.0, 6.0, -10.0, 0.0, -4.0, -4.0, np.inf, -np.inf]
+    _same(tiers(xnp.floor_divide, x, y), want, np.float64)
+    _same(tiers(lambda a, b: a // b, x, y), want, np.float64)

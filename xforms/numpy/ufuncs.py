@@ -139,7 +139,17 @@ def floor_divide(x, y):
         q = ew.div(x, y)
         step = logical_and(ew.ne(ew.sign(x), ew.sign(y)), ew.ne(ew.rem(x, y), ew._like(0, x)))
         return where(step, ew.sub(q, ew._like(1, q)), q)
-    return ew.floor(ew.div(x, y))
+    return _float_floor_divide(x, y)
+
+
+def _float_floor_divide(x, y):
+    """(x - fmod(x, y)) / y, one less where the remainder's sign differs from y's, rounded
+    (CPython's float_divmod, as jax.numpy and NumPy: 1.0 // 0.1 is 9, not floor(1 / 0.1))."""
+    mod = ew.rem(x, y)
+    zero = ew._like(0, mod)
+    q = ew.div(where(ew.eq(y, ew._like(0, y)), x, ew.sub(x, mod)), y)
+    step = logical_and(ew.ne(mod, zero), ew.ne(ew.sign(y), ew.sign(mod)))
+    return ew.round(where(step, ew.sub(q, ew._like(1, q)), q))
 
 
 def nonzero_divisor(y):
