@@ -9,15 +9,17 @@ function of a transcendental: the name the primitive declares for the target in 
 `register_scalar_rule(prim_or_name, rule, target=None)` adds or overrides a rule, per target.
 The tables are keyed by the `Primitive` (a name is resolved through xforms.registry).
 
-Semantics follow the NumPy implementations: integer `//` and `%` floor (Numba's Python
-semantics), `max`/`min` propagate NaN like `np.maximum`, `round` is half-to-even (`np.rint`),
-`sign(nan)` is nan and `sign(-0.0)` is 0.0, int32 results are cast back to int32 (Numba
+Semantics follow the NumPy implementations: integer `div` truncates and `rem` takes the
+dividend's sign (lax's C semantics, with XLA's values for a zero divisor), `max`/`min`
+propagate NaN like `np.maximum`, `round` is half-to-even (`np.rint`), `sign(nan)` is nan and `sign(-0.0)` is 0.0, int32 results are cast back to int32 (Numba
 computes small integers in int64).
 """
 import numpy as np
 
 from xforms.facts import REDUCTION
 from xforms.registry import ALL_PRIMITIVES, RuleTable, lookup
+
+from xforms.primitives.elementwise import int_div_by_zero, int_saturation
 
 from .codegen import lit
 
@@ -201,18 +203,43 @@ def _closes_at_end(expr, start):
 
 
 
+def _c_int_div(ctx, x, y):
+    """Truncating integer division with XLA's edge cases (xforms/primitives/elementwise.py
+    `int_div_by_zero`: x / 0 has every bit set, MIN / -1 wraps to MIN).  Numba's `//`
+    floors, so a quotient of operands of different signs with a remainder steps up by one;
+    x / -1 is spelled -x because a machine division of MIN by -1 traps."""
+    dt = ctx.dtype
+    trunc = (f"{x} // {y} + (1 if {x} % {y} != 0 and ({x} < 0) != ({y} < 0) else 0)"
+             if _kind(dt) == "i" else f"{x} // {y}")
+    if _kind(dt) == "i":
+        trunc = f"(-{x} if {y} == -1 else {trunc})"
+    return f"({ctx.lit(int_div_by_zero(dt), dt)} if {y} == 0 else {ctx.cast(trunc, dt)})"
+
+
 def _div(ctx, x, y):
     if _kind(ctx.dtype) in "iu":
-        return ctx.cast(f"{x} // {y}", ctx.dtype)     # floor division, x // 0 == 0
+        return _c_int_div(ctx, x, y)
     return f"{x} / {y}"
 
 
-def _rem(ctx, x, y):
-    return ctx.cast(f"{x} % {y}", ctx.dtype)          # Python/NumPy sign-of-divisor remainder
+def _rem(ctx, x, y, fmod="np.fmod"):
+    """C's remainder (the dividend's sign; lax.rem): x % 0 == x and MIN % -1 == 0 for
+    integers (XLA's values), fmod for floats (Numba's CPU types np.fmod, CUDA math.fmod)."""
+    dt = ctx.dtype
+    if _kind(dt) == "f":
+        return ctx.cast(f"{fmod}({x}, {y})", dt)
+    r = f"{x} % {y}"
+    if _kind(dt) == "i":     # Numba's % takes the divisor's sign: move back by y
+        r = f"({r} - {y} if {x} % {y} != 0 and ({x} < 0) != ({y} < 0) else {r})"
+        r = f"({ctx.lit(0, dt)} if {y} == -1 else {ctx.cast(r, dt)})"
+    else:
+        r = ctx.cast(r, dt)
+    return f"({x} if {y} == 0 else {r})"
 
 
 scalar_rules["div"] = _div
 scalar_rules["rem"] = _rem
+register_scalar_rule("rem", lambda ctx, x, y: _rem(ctx, x, y, "math.fmod"), "cuda")
 scalar_rules["pow"] = lambda ctx, x, y: f"{x} ** {y}"
 
 
@@ -366,7 +393,8 @@ scalar_rules["select_n"] = _select_n
 
 
 def convert(ctx, x, src, dst):
-    """Expression converting `x` from dtype src to dst with NumPy's astype semantics."""
+    """Expression converting `x` from dtype src to dst with NumPy's astype semantics, except
+    float -> int, which saturates as XLA's does (NaN -> 0)."""
     src, dst = np.dtype(src), np.dtype(dst)
     if src == dst:
         return x
@@ -377,6 +405,11 @@ def convert(ctx, x, src, dst):
         x = f"{x}.real"
     if ks == "b" and kd in "iuf":
         return f"np.{dst.name}(1 if {x} else 0)"
+    if ks in "fc" and kd in "iu":      # saturating, as XLA: elementwise.int_saturation
+        lo, hi = int_saturation(dst)
+        info = np.iinfo(dst)
+        return (f"({lit(0, dst)} if {x} != {x} else ({lit(info.max, dst)} if {x} >= {hi!r} "
+                f"else ({lit(info.min, dst)} if {x} < {lo!r} else np.{dst.name}({x}))))")
     return f"np.{dst.name}({x})"
 
 

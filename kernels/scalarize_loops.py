@@ -15,7 +15,7 @@ from xforms.primitives.control_flow import permute_invars, trace
 from xforms.primitives.loops import for_loop_p, while_p
 from xforms.primitives.scan import scan_p
 
-from .scalarize import CONTROL, Val, _worth_it, run, small
+from .scalarize import CONTROL, Val, _worth_it, literal_val, run, small
 
 
 class _Layout:
@@ -75,8 +75,7 @@ def _body_fn(closed, in_layouts, out_layouts):
         for v, c in zip(jaxpr.constvars, closed.consts):
             env[v] = Val(v.aval, arr=c)
         run(jaxpr, env)
-        outs = [env[a] if a in env else Val(a.aval, arr=a.val, elems=[a.val])
-                for a in jaxpr.outvars]
+        outs = [env[a] if a in env else literal_val(a) for a in jaxpr.outvars]
         res, k = [], 0
         for lay in out_layouts:
             n = len(lay.avals)

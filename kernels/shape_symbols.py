@@ -281,7 +281,8 @@ class SymbolTable:
         k = x / v
         if k >= 1 and k == int(k) and k < 2 ** 31:
             yield int(k), False
-        if floating and 0 < x and x * v <= 1.0 + 1e-6:      # (x rounded to float32)
+        # (x rounded to float32); below 2**-31 no k fits, and a subnormal x * v would be 0
+        if floating and 2.0 ** -31 <= x * v <= 1.0 + 1e-6:
             k = round(1.0 / (x * v))
             if 1 <= k < 2 ** 31:
                 yield k, True

@@ -105,6 +105,8 @@ def aval_of_value(x):
     if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
         return ShapedArray((), bool_)
     if isinstance(x, int) and not isinstance(x, np.integer):
+        if not -2 ** 63 <= x < 2 ** 63:      # a weak int is an int64, whatever it meets (JAX)
+            raise OverflowError(f"Python int {x} too large to convert to int64")
         return ShapedArray((), int64, weak_type=True)
     if isinstance(x, float) and not isinstance(x, np.generic):    # np.float64 is a float
         return ShapedArray((), float64, weak_type=True)

@@ -87,6 +87,8 @@ def canonical_value(x):
     if isinstance(x, np.ndarray):
         if x.dtype in _OK_DTYPES:
             return x
+        if not x.dtype.isnative:          # big-endian data (from a file): native byte order
+            return canonical_value(x.astype(x.dtype.newbyteorder("=")))
         aval = aval_of_value(x)
         return x.astype(aval.dtype)
     if isinstance(x, (bool, int, float, complex, np.generic)):
@@ -99,6 +101,9 @@ def canonical_value(x):
             raise TypeError("ragged nested sequence: xforms accepts rectangular arrays; "
                             "convert with np.asarray and check the shapes") from None
         if arr.dtype == object:
+            for v in arr.flat:             # ints beyond int64 (NumPy keeps them as objects)
+                if isinstance(v, int) and not isinstance(v, bool):
+                    aval_of_value(v)       # OverflowError, as JAX
             raise TypeError("ragged or object sequence: xforms accepts rectangular numeric arrays")
         return canonical_value(arr)
     if hasattr(x, "__array__") and not isinstance(x, Tracer):

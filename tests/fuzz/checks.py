@@ -10,6 +10,7 @@ The reference is the program's plain-NumPy rendering; derivative checks compare 
 the function is differentiable along that direction across the stencil (see `fd`).
 """
 import contextlib
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -392,12 +393,33 @@ def small_array_paths():
             setattr(m, k, v)
 
 
+@contextlib.contextmanager
+def fast_tier_only():
+    """jit(tiered=True) answers from its fast tier: every program is cheap enough for it,
+    and no background compile starts (asserted: a call that did not run there fails)."""
+    from xforms import tiered
+    saved, submitted = tiered._submit, []
+    limit = os.environ.get("XFORMS_TIERED_MAX_EAGER")
+    os.environ["XFORMS_TIERED_MAX_EAGER"] = str(10 ** 9)
+    tiered._submit = submitted.append
+    try:
+        yield
+    finally:
+        tiered._submit = saved
+        if limit is None:
+            del os.environ["XFORMS_TIERED_MAX_EAGER"]
+        else:
+            os.environ["XFORMS_TIERED_MAX_EAGER"] = limit
+    assert submitted and all(e.fast_calls for e in submitted), "the fast tier did not run"
+
+
 def check_jit_group(group, backend=None, derivatives=True, small=False):
     """One jitted function runs every program of the group (one compile for many programs),
     with derivatives also its gradient and a jvp; each must equal its eager counterpart.
     A second call with other inputs must agree too and leave the first call's results as
     they were (compiled code may keep buffers between calls).  `small`: compile under
-    `small_array_paths`."""
+    `small_array_paths`.  On the CPU the group also runs on jit's fast tier (the NumPy
+    implementations of the traced program), which must agree as well."""
     fns, grads, dirs, eager = [], [], [], []
     derivatives = derivatives and all(reference(c)[1] >= 0 for c in group)   # (see fd)
     for case in group:
@@ -428,6 +450,10 @@ def check_jit_group(group, backend=None, derivatives=True, small=False):
             for w, a, e in zip(what, out, exp):
                 assert_close(tmap(np.asarray, a), e, f"{name} program {k}: {w}{label}")
     compare(got, "")
+    if backend in (None, "cpu"):
+        with fast_tier_only():
+            fast = xf.jit(everything, backend=backend, tiered=True)
+            compare(fast([c.xargs() for c in group], dirs), " (fast tier)")
     rng = np.random.default_rng(11)
     args2 = [random_args(c.prog, rng) for c in group]
     got2 = jitted([tmap(xnp.asarray, a) for a in args2], dirs)

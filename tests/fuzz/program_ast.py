@@ -158,6 +158,12 @@ OPS = {
     "tstep": ("{a} + 0.5 + 0.25 * xnp.tanh(xnp.sum({b}))",
               "{a} + 0.5 + 0.25 * np.tanh(np.sum({b}))"),
     "fit": ("xnp.broadcast_to(xnp.mean({a}), {p0})", "np.broadcast_to(np.mean({a}), {p0})"),
+    # float -> int conversion of special values (p0: nan, inf, out of range; p1 the integer
+    # dtype), brought back to small floats through an integer remainder
+    "to_int": ("(xnp.where({a} > 0.5, {p0}, {a} * {p2}).astype(xnp.{p1}) % 1000)"
+               ".astype(xnp.float64) * 0.001",
+               "(R.to_int(np.where(R.gt({a}, 0.5), {p0}, {a} * {p2}), np.{p1}) % 1000)"
+               ".astype(np.float64) * 0.001"),
 }
 
 

@@ -39,7 +39,10 @@ ALONG = ["cumsum", "cumprod_s", "sort", "spectrum", "fft_filter", "fft_c", "conv
 CONTROL = ["cond", "fori", "scan", "while_count", "call", "switch", "while_thresh",
            "fori_traced"]
 FAMILIES = ["unary", "binary", "unary", "binary", "reduce", "dot", "struct", "index",
-            "scatter", "along"]
+            "scatter", "along", "convert"]
+SPECIAL = ["float('nan')", "float('inf')", "-float('inf')", "3e10", "-3e10", "1e20",
+           "4294967295.5", "-0.5"]      # drawn into float -> int conversions
+INT_DTYPES = ["int32", "int64", "uint32", "uint64"]
 MAX_SIZE = 36           # elements per intermediate array (keeps evaluation cheap)
 MAX_RANK = 4
 
@@ -174,6 +177,12 @@ class _Gen:
             return self.emit(scope, self.fresh(), kind, (a,))
         return self.emit(scope, self.fresh(), kind, (a,), (str(self.integer(-len(sa),
                                                                           len(sa) - 1)),))
+
+    def gen_convert(self, scope, depth):
+        """A float -> int conversion where some elements are a special value."""
+        a, _ = self.pick(scope)
+        params = (self.choice(SPECIAL), self.choice(INT_DTYPES), self.choice(["3.0", "1e9"]))
+        return self.emit(scope, self.fresh(), "to_int", (a,), params)
 
     def gen_binary(self, scope, depth):
         a, sa = self.pick(scope)

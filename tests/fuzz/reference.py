@@ -87,6 +87,24 @@ def clip(x, lo, hi):
     return np.clip(x, lo, hi)
 
 
+def to_int(x, dtype):
+    """Float -> integer `dtype` as XLA (so JAX) converts: truncation, saturating at the
+    dtype's limits, NaN -> 0; computed on Python ints, independently of xforms' rule."""
+    info = np.iinfo(dtype)
+    x = np.asarray(x, float)
+    # a jump at every integer of values scaled up to 1e9: no finite difference stands for
+    # the (zero) derivative, so derivative checks skip the program (as at a singular point)
+    note(0.0, 0.0, singular=True)
+
+    def one(v):
+        if np.isnan(v):
+            return 0
+        if np.isinf(v):
+            return info.max if v > 0 else info.min
+        return builtins.max(info.min, builtins.min(info.max, int(v)))
+    return np.array([one(v) for v in x.flat], dtype).reshape(x.shape)
+
+
 def floor(x):
     note(x - np.round(x), x)
     return np.floor(x)

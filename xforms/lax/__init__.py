@@ -20,12 +20,13 @@ from ..core import Tracer
 from ..primitives import control_flow as cf
 from ..primitives.cond import bind_cond
 from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
-                                      cbrt, ceil, complex, conj, convert_element_type, cos, cosh,
+                                      cbrt, ceil, complex, convert_element_type, cos, cosh,
                                       div, eq, exp, exp2, expm1, floor, ge, gt, imag,
                                       integer_pow, is_finite, le, log, log1p, logistic, lt, max,
                                       min, mul, ne, neg, pow, real, rem, round, rsqrt, select_n,
                                       sign, sin, sinh, sqrt, sub, tan, tanh)
 from ..primitives.elementwise import stop_gradient  # noqa: F401  (lax.stop_gradient)
+from ..primitives.elementwise import conj as _conj
 from ..primitives.elementwise import and_ as bitwise_and, not_ as bitwise_not, \
     or_ as bitwise_or, xor as bitwise_xor
 from ..primitives.bitwise import (shift_left, shift_right_arithmetic,  # noqa: F401
@@ -421,8 +422,24 @@ def broadcasted_iota(dtype, shape, dimension):
 
 
 def full(shape, fill_value, dtype=None):
+    """`shape` filled with the scalar `fill_value`; a traced value keeps its derivative.
+    >>> lax.full((2, 3), 1.5)"""
     dtype = np.dtype(dtype) if dtype is not None else core.get_aval(fill_value).dtype
+    if isinstance(fill_value, Tracer):
+        v = convert_element_type(fill_value, dtype)
+        return broadcast_in_dim(v, tuple(shape), ()) if tuple(shape) else v
     return _full(shape, fill_value, dtype)
+
+
+def conj(x):
+    """The complex conjugate; a real operand becomes complex first, as in JAX (lax.conj of
+    float32 is complex64).  >>> lax.conj(np.array([1.0, 2.0]))"""
+    dt = core.get_aval(x).dtype
+    if dt.kind == "f":
+        x = convert_element_type(x, np.result_type(dt, np.complex64))
+    elif dt.kind != "c":
+        raise TypeError(f"lax.conj: needs a float or complex operand, got {dt}")
+    return _conj(x)
 
 
 def dot(lhs, rhs):

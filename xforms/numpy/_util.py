@@ -73,7 +73,7 @@ def convert(x, dtype, weak=False):
     if a.dtype == dtype:
         return x
     if isinstance(x, np.generic):
-        return x.astype(dtype)
+        return ew.convert_value(x, dtype)[()]
     return ew.convert_element_type(x, dtype, weak)
 
 
@@ -226,6 +226,7 @@ def asarray(a, dtype=None, copy=None):
         out = stack_new_axis(promote_keep_shapes(rows), 0)
         return convert(out, dtype_arg(dtype)) if dtype is not None else out
     if is_python_scalar(a) and dtype is None:
+        core.aval_of_value(a)                    # OverflowError beyond int64, as JAX
         return wrap_result(a)                    # weakly typed, as in JAX
     if type(a) is core.Array and not copy and (dtype is None or dtype_arg(dtype) == a.dtype):
         return a                                 # no copy, keeps weak_type

@@ -16,12 +16,18 @@ from . import linalg_ops as lo
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, canon_axis, promote
+from ._util import aval, asarray_operand, canon_axis, convert, promote
 
 acos, acosh, asin, asinh = uf.arccos, uf.arccosh, uf.arcsin, uf.arcsinh
 atan, atanh, atan2, pow = uf.arctan, uf.arctanh, uf.arctan2, uf.power
 bitwise_invert = uf.bitwise_not
-rint = uf.round
+
+
+def rint(x):
+    """Round half to even; integers and bools become the default float, float64 (as
+    jnp.rint; xnp.round keeps them)."""
+    x = asarray_operand(x)
+    return uf.round(convert(x, np.float64) if aval(x).dtype.kind in "biu" else x)
 
 
 def bitwise_xor(x1, x2):

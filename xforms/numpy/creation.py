@@ -6,12 +6,23 @@ import numpy as np
 
 from .. import core
 from ..core import Tracer
+from ..primitives import elementwise as ew
 from ..primitives import structural as st
 from ._util import asarray, aval, asarray_operand, convert, dtype_arg, wrap_result
 
 
-def array(a, dtype=None, copy=True):
-    return asarray(a, dtype=dtype, copy=copy)
+def array(a, dtype=None, copy=True, order="K", ndmin=0):
+    """An array of `a`, with leading axes of length 1 up to `ndmin` dimensions.
+    >>> xnp.array([1, 2], ndmin=3).shape   # (1, 1, 2)"""
+    if order not in (None, "K"):
+        raise NotImplementedError(f"array: order={order!r} is not supported; only 'K' (as "
+                                  "jax.numpy)")
+    out = asarray(a, dtype=dtype, copy=copy)
+    nd = aval(out).ndim
+    if ndmin > nd:
+        from .manipulation import reshape
+        out = reshape(out, (1,) * (ndmin - nd) + aval(out).shape)
+    return out
 
 
 def _shape(shape):
@@ -94,7 +105,8 @@ def identity(n, dtype=None):
 
 
 def tri(N, M=None, k=0, dtype=None):
-    return asarray(np.tri(N, M, k, dtype=dtype_arg(dtype) or np.float64))
+    """Ones on and below diagonal k; float32 by default, as jax.numpy.tri (even in x64)."""
+    return asarray(np.tri(N, M, k, dtype=dtype_arg(dtype) or np.float32))
 
 
 def astype(x, dtype):
@@ -102,4 +114,4 @@ def astype(x, dtype):
     dt = dtype_arg(dtype)
     if isinstance(x, Tracer):
         return convert(x, dt)
-    return wrap_result(np.asarray(x).astype(dt))
+    return wrap_result(ew.convert_value(x, dt))

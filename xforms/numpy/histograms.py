@@ -45,11 +45,12 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
         inside = ok if inside is None else uf.logical_and(inside, ok)
         edges.append(e)
         sizes.append(nb)
-    w = np.float64(1) if weights is None else float_of(man.ravel(asarray_operand(weights)))
-    w = uf.where(inside, broadcast_to(w, (n,)), 0.0)
+    # without weights the counts are integers (int64), as jax.numpy's
+    w = np.int64(1) if weights is None else float_of(man.ravel(asarray_operand(weights)))
+    w = uf.where(inside, broadcast_to(w, (n,)), 0)
     total = int(np.prod(sizes))
     onehot = uf.equal(man.expand_dims(flat, -1), np.arange(total, dtype=np.int32))
-    counts = red.sum(uf.where(onehot, man.expand_dims(w, -1), 0.0), axis=0)
+    counts = red.sum(uf.where(onehot, man.expand_dims(w, -1), 0), axis=0)
     h = man.reshape(counts, tuple(sizes))
     if density:
         vol = None

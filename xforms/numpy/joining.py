@@ -13,7 +13,7 @@ import numpy as np
 from .. import core
 from ..primitives import structural as st
 from . import manipulation as man
-from ._util import aval, asarray_operand, canon_axis, convert
+from ._util import aval, asarray_operand, broadcast_to, canon_axis, convert
 from .indexing import take
 
 
@@ -215,14 +215,31 @@ def trim_zeros(filt, trim="fb", axis=None):
     return man.split(man.split(asarray_operand(filt), [int(hi)], 0)[0], [int(lo)], 0)[1]
 
 
-def repeat(a, repeats, axis=None):
-    """Each element `repeats` times along `axis` (per-element counts: a gather).
+def _repeat_index(repeats, n, length):
+    """The source index of each of `length` outputs: j comes from the first element whose
+    running count exceeds j, the last element past the total."""
+    from .cumulative import cumsum
+    from .sorting import searchsorted
+    from .ufuncs import minimum
+    counts = convert(asarray_operand(repeats), np.int64)
+    if aval(counts).shape != (n,):
+        counts = broadcast_to(counts, (n,))
+    ends = cumsum(counts)
+    return minimum(searchsorted(ends, np.arange(length), side="right"), np.int64(n - 1))
+
+
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """Each element `repeats` times along `axis` (per-element counts: a gather).  With
+    `total_repeat_length` the result has that length (cut, or padded with the last
+    element, as jax.numpy's) and the counts may be traced.
     >>> xnp.repeat(xnp.arange(2), 2)    # [0, 0, 1, 1]"""
     a = asarray_operand(a)
     if axis is None:
         a, axis = man.ravel(a), 0
     shape = aval(a).shape
     ax = canon_axis(axis, len(shape))
+    if total_repeat_length is not None:
+        return take(a, _repeat_index(repeats, shape[ax], int(total_repeat_length)), axis=ax)
     if not isinstance(repeats, (int, np.integer)):
         if isinstance(repeats, core.Tracer):
             raise TypeError("repeat: per-element counts must be concrete (a list or NumPy "

@@ -9,13 +9,24 @@ from ._util import (aval, asarray_operand, broadcast_to, canon_axis, promote_kee
 
 
 def reshape(a, newshape=None, order="C", shape=None):
-    """Reshape with NumPy's -1 inference.  >>> xnp.reshape(xnp.arange(6), (2, -1))"""
+    """Reshape with NumPy's -1 inference, reading and writing elements in row-major ("C")
+    or column-major ("F") order.  >>> xnp.reshape(xnp.arange(6), (2, -1), order="F")"""
     newshape = shape if newshape is None else newshape
     a = asarray_operand(a)
     if isinstance(newshape, (int, np.integer)):
         newshape = (int(newshape),)
-    newshape = [int(d) for d in newshape]
-    size = aval(a).size
+    newshape = _infer_shape([int(d) for d in newshape], aval(a).size)
+    if order == "F":     # column-major: reverse the axes on both sides of a C reshape
+        return transpose(reshape(transpose(a), newshape[::-1]))
+    if order != "C":
+        raise NotImplementedError(f"reshape: order={order!r} is not supported; use 'C' or "
+                                  "'F' (as jax.numpy)")
+    if newshape == aval(a).shape:
+        return a
+    return st.reshape(a, newshape)
+
+
+def _infer_shape(newshape, size):
     if newshape.count(-1) > 1:
         raise ValueError("can only specify one unknown dimension")
     if -1 in newshape:
@@ -25,13 +36,15 @@ def reshape(a, newshape=None, order="C", shape=None):
         newshape[newshape.index(-1)] = size // known
     if int(np.prod(newshape, dtype=np.int64)) != size:
         raise ValueError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
-    if tuple(newshape) == aval(a).shape:
-        return a
-    return st.reshape(a, tuple(newshape))
+    return tuple(newshape)
 
 
-def ravel(a):
-    return reshape(a, (-1,))
+def ravel(a, order="C"):
+    """The elements as a vector, in row-major ("C") or column-major ("F") order."""
+    if order not in ("C", "F"):
+        raise NotImplementedError(f"ravel: order={order!r} is not supported; use 'C' or 'F' "
+                                  "(as jax.numpy)")
+    return reshape(a, (-1,), order=order)
 
 
 def transpose(a, axes=None):
@@ -194,5 +207,11 @@ def ndim(a):
     return aval(a).ndim
 
 
-def size(a):
-    return aval(a).size
+def size(a, axis=None):
+    """The number of elements, or along `axis` (an int or a tuple of them: the product).
+    >>> xnp.size(xnp.ones((2, 3)), 1)   # 3"""
+    shape = aval(asarray_operand(a)).shape
+    if axis is None:
+        return int(np.prod(shape, dtype=np.int64))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return int(np.prod([shape[canon_axis(ax, len(shape))] for ax in axes], dtype=np.int64))

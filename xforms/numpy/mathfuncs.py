@@ -39,8 +39,8 @@ def angle(z, deg=False):
     z = asarray_operand(z)
     if aval(z).dtype.kind == "c":
         re, im = ew.real(z), ew.imag(z)
-    else:
-        re = float_of(z)
+    else:      # integers become the default float, float64 (jnp.angle), not float_of's
+        re = convert(z, np.float64) if aval(z).dtype.kind in "biu" else z
         from .creation import zeros_like
         im = zeros_like(re)
     out = ew.atan2(im, re)
@@ -149,10 +149,9 @@ def heaviside(x1, x2):
 
 
 def float_power(x1, x2):
-    """x1 ** x2 in the widest float (complex) dtype, as NumPy's float_power."""
+    """x1 ** x2 in the operands' inexact dtype: jax.numpy keeps float32 (NumPy widens)."""
     x, y = promote(x1, x2, name="float_power", inexact=True)
-    dt = np.complex128 if aval(x).dtype.kind == "c" else np.float64
-    return uf.power(convert(x, dt), convert(y, dt))
+    return uf.power(x, y)
 
 
 def trunc(x):
@@ -165,12 +164,10 @@ def trunc(x):
 
 
 def fmod(x1, x2):
-    """C-style remainder: the sign of the dividend (NumPy's fmod)."""
+    """C-style remainder: the sign of the dividend (lax.rem; fmod(x, 0) of integers is 0,
+    as in NumPy and jax.numpy)."""
     x, y = promote(x1, x2, name="fmod")
-    r = uf.remainder(x, y)
-    fixup = uf.logical_and(ew.ne(r, ew._like(0, r)),
-                           ew.ne(ew.lt(r, ew._like(0, r)), ew.lt(x, ew._like(0, x))))
-    return uf.where(fixup, ew.sub(r, y), r)
+    return ew.rem(x, uf.nonzero_divisor(y))
 
 
 def modf(x):

@@ -86,7 +86,7 @@ for _name, _fn in _METHODS.items():
 
 
 def _reshape(self, *shape, order="C"):
-    return shape_mod.reshape(self, shape[0] if len(shape) == 1 else shape)
+    return shape_mod.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
 
 
 def _transpose(self, *axes):
@@ -102,6 +102,18 @@ Tracer.real = property(ufuncs.real)
 Tracer.imag = property(ufuncs.imag)
 Tracer.at = property(lambda self: indexing._IndexUpdateHelper(self))
 Array.at = property(lambda self: indexing._IndexUpdateHelper(self))
+
+
+def _array_astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    # an eager result converts as traced code does (float -> int saturates, as in JAX), so
+    # that eager, fast-tier and compiled values agree; NumPy's astype leaves NaN and
+    # out-of-range floats to the platform
+    if order != "K" or casting != "unsafe" or not subok or not copy:
+        return np.ndarray.astype(self, dtype, order, casting, subok, copy)
+    return creation.astype(self, dtype)
+
+
+Array.astype = _array_astype
 
 
 def _array_getitem(self, idx):

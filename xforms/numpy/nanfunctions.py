@@ -28,13 +28,13 @@ def _fill(a, value):
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _unsupported("nansum", initial=initial, where=where)
-    return red.sum(_fill(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+    _unsupported("nansum", initial=initial)
+    return red.sum(_fill(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _unsupported("nanprod", initial=initial, where=where)
-    return red.prod(_fill(a, 1), axis=axis, dtype=dtype, keepdims=keepdims)
+    _unsupported("nanprod", initial=initial)
+    return red.prod(_fill(a, 1), axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 def _nan_extremum(fn, fill, name):

@@ -15,14 +15,23 @@ def _move(out, axis):
     return out if axis == 0 or aval(out).ndim < 2 else man.moveaxis(out, 0, axis)
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype=None):
-    """`num` evenly spaced values from start to stop (endpoints may be traced)."""
-    if isinstance(start, Tracer) or isinstance(stop, Tracer):
-        n = num - 1 if endpoint else num
-        t = asarray(np.arange(num, dtype=np.float64) / max(n, 1))
-        out = uf.add(start, uf.multiply(uf.subtract(stop, start), t))
-        return convert(out, dtype_arg(dtype)) if dtype is not None else out
-    return asarray(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype_arg(dtype)))
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """`num` evenly spaced values from start to stop (endpoints may be traced, and arrays:
+    the samples then run along the new axis `axis`); with `retstep`, (samples, step).
+    >>> xnp.linspace(0.0, 1.0, 5, retstep=True)   # ([0, .25, .5, .75, 1], 0.25)"""
+    if not (isinstance(start, Tracer) or isinstance(stop, Tracer)):
+        out = np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
+                          dtype=dtype_arg(dtype), axis=axis)
+        return (asarray(out[0]), asarray(out[1])) if retstep else asarray(out)
+    start, stop = asarray_operand(start), asarray_operand(stop)
+    n = num - 1 if endpoint else num
+    delta = uf.subtract(stop, start)
+    nd = aval(delta).ndim
+    t = asarray(np.arange(num, dtype=np.float64).reshape((num,) + (1,) * nd) / max(n, 1))
+    out = uf.add(start, uf.multiply(delta, t))
+    out = convert(out, dtype_arg(dtype)) if dtype is not None else out
+    out = man.moveaxis(out, 0, axis) if nd else out
+    return (out, uf.divide(delta, float(n) if n else np.nan)) if retstep else out
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):

@@ -16,8 +16,26 @@ def _keep(x, out, axes, keepdims):
     return st.reshape(out, shape)
 
 
-def _reducer(prim_fn, name, int_to=None):
-    def f(a, axis=None, dtype=None, keepdims=False):
+def _masked(a, where, fill):
+    """`a` with the elements outside `where` (broadcast to a's shape) replaced by `fill`,
+    the reduction's identity (jax.numpy's `where=`)."""
+    if where is None:
+        return a
+    from .ufuncs import where as select
+    w = _bcast(convert(asarray_operand(where), np.bool_), aval(a).shape)
+    return select(w, a, ew._like(fill, a))
+
+
+def _lowest(dt, highest=False):
+    if dt.kind == "b":
+        return not highest
+    if dt.kind in "iu":
+        return np.iinfo(dt).max if highest else np.iinfo(dt).min
+    return np.inf if highest else -np.inf
+
+
+def _reducer(prim_fn, name, identity, int_to=None):
+    def f(a, axis=None, dtype=None, keepdims=False, where=None):
         a = asarray_operand(a)
         dt = aval(a).dtype
         if dtype is not None:
@@ -26,6 +44,7 @@ def _reducer(prim_fn, name, int_to=None):
             a = convert(a, int_to)
         elif dt == np.int32 and int_to is not None:
             a = convert(a, np.int64)
+        a = _masked(a, where, identity)
         axes = canon_axes(axis, aval(a).ndim)
         return _keep(a, prim_fn(a, axes) if axes else a, axes, keepdims)
     f.__name__ = name
@@ -34,13 +53,18 @@ def _reducer(prim_fn, name, int_to=None):
     return f
 
 
-sum = _reducer(red.reduce_sum, "sum", int_to=np.int64)
-prod = _reducer(red.reduce_prod, "prod", int_to=np.int64)
+sum = _reducer(red.reduce_sum, "sum", 0, int_to=np.int64)
+prod = _reducer(red.reduce_prod, "prod", 1, int_to=np.int64)
 
 
 def _extremum(prim_fn, name):
-    def f(a, axis=None, keepdims=False, initial=None):
+    def f(a, axis=None, keepdims=False, initial=None, where=None):
         a = asarray_operand(a)
+        if where is not None:
+            if initial is None:
+                raise ValueError(f"reduction operation {name} does not have an identity, so "
+                                 "to use a where mask one has to specify 'initial'")
+            a = _masked(a, where, _lowest(aval(a).dtype, highest=name == "min"))
         axes = canon_axes(axis, aval(a).ndim)
         if builtins.any(aval(a).shape[i] == 0 for i in axes) and initial is None:
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
@@ -58,14 +82,14 @@ min = _extremum(red.reduce_min, "min")
 amax, amin = max, min
 
 
-def all(a, axis=None, keepdims=False):
-    a = convert(asarray_operand(a), np.bool_)
+def all(a, axis=None, keepdims=False, where=None):
+    a = _masked(convert(asarray_operand(a), np.bool_), where, True)
     axes = canon_axes(axis, aval(a).ndim)
     return _keep(a, red.reduce_and(a, axes) if axes else a, axes, keepdims)
 
 
-def any(a, axis=None, keepdims=False):
-    a = convert(asarray_operand(a), np.bool_)
+def any(a, axis=None, keepdims=False, where=None):
+    a = _masked(convert(asarray_operand(a), np.bool_), where, False)
     axes = canon_axes(axis, aval(a).ndim)
     return _keep(a, red.reduce_or(a, axes) if axes else a, axes, keepdims)
 
@@ -77,38 +101,48 @@ def _count(a, axes):
     return n
 
 
-def mean(a, axis=None, dtype=None, keepdims=False):
-    """Arithmetic mean; integer inputs give floats as in JAX (int64 -> float64, int32/bool ->
-    float32).  >>> xnp.mean(xnp.arange(4))"""
+def _inexact(a, dtype):
     a = asarray_operand(a)
     if dtype is not None:
-        a = convert(a, dtype_arg(dtype))
-    elif aval(a).dtype.kind in "biu":
-        a = convert(a, inexact_dtype(aval(a).dtype))
-    axes = canon_axes(axis, aval(a).ndim)
-    s = sum(a, axis=axis, keepdims=keepdims)
-    return ew.div(s, ew._like(_count(a, axes), s))
+        return convert(a, dtype_arg(dtype))
+    if aval(a).dtype.kind in "biu":
+        return convert(a, inexact_dtype(aval(a).dtype))
+    return a
 
 
-def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    a = asarray_operand(a)
-    if dtype is not None:
-        a = convert(a, dtype_arg(dtype))
-    elif aval(a).dtype.kind in "biu":
-        a = convert(a, inexact_dtype(aval(a).dtype))
-    axes = canon_axes(axis, aval(a).ndim)
-    m = mean(a, axis=axis, keepdims=True)
+def _norm(a, axis, keepdims, where, like, minus=0):
+    """The element count of the reduction (over `where` when given), less `minus`, in the
+    dtype of `like` (a real dtype for complex `a`'s variance)."""
+    dt = aval(like).dtype
+    if where is None:
+        return ew._like(_count(a, canon_axes(axis, aval(a).ndim)) - minus, like)
+    w = convert(_bcast(convert(asarray_operand(where), np.bool_), aval(a).shape), dt)
+    n = sum(w, axis=axis, keepdims=keepdims)
+    return ew.sub(n, ew._like(minus, n)) if minus else n
+
+
+def mean(a, axis=None, dtype=None, keepdims=False, where=None):
+    """Arithmetic mean (over `where`); integer inputs give floats as in JAX (int64 ->
+    float64, int32/bool -> float32).  >>> xnp.mean(xnp.arange(4))"""
+    a = _inexact(a, dtype)
+    s = sum(a, axis=axis, keepdims=keepdims, where=where)
+    return ew.div(s, _norm(a, axis, keepdims, where, s))
+
+
+def var(a, axis=None, dtype=None, ddof=0, keepdims=False, where=None):
+    a = _inexact(a, dtype)
+    m = mean(a, axis=axis, keepdims=True, where=where)
     d = ew.sub(a, _bcast(m, aval(a).shape))
     if aval(d).dtype.kind == "c":
         sq = ew.real(ew.mul(d, ew.conj(d)))
     else:
         sq = ew.mul(d, d)
-    s = sum(sq, axis=axis, keepdims=keepdims)
-    return ew.div(s, ew._like(_count(a, axes) - ddof, s))
+    s = sum(sq, axis=axis, keepdims=keepdims, where=where)
+    return ew.div(s, _norm(a, axis, keepdims, where, s, ddof))
 
 
-def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    return ew.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+def std(a, axis=None, dtype=None, ddof=0, keepdims=False, where=None):
+    return ew.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where))
 
 
 def _bcast(x, shape):

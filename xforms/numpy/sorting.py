@@ -83,7 +83,7 @@ def partition(a, kth, axis=-1):
 def argpartition(a, kth, axis=-1):
     a, ax = _axis(a, axis)
     _kth(a, kth, ax)
-    return argsort(a, ax)
+    return convert(argsort(a, ax), np.int32)     # int32 indices, as jax.numpy (top_k's)
 
 
 def _kth(a, kth, ax):

@@ -128,15 +128,49 @@ greater, greater_equal = _binary(ew.gt, "greater"), _binary(ew.ge, "greater_equa
 
 
 def floor_divide(x, y):
+    """NumPy's floor division (`//`), built on lax's truncating `div` as jax.numpy builds
+    it: an integer quotient steps down by one where the signs differ and the division is
+    inexact (so x // 0 is JAX's -1, or -2 for x != 0; unsigned: the maximum)."""
     x, y = map(_numeric, promote(x, y, name="floor_divide"))
-    if aval(x).dtype.kind in "iu":
+    kind = aval(x).dtype.kind
+    if kind == "u":
         return ew.div(x, y)
-    return ew.floor(ew.div(x, y))
+    if kind == "i":
+        q = ew.div(x, y)
+        step = logical_and(ew.ne(ew.sign(x), ew.sign(y)), ew.ne(ew.rem(x, y), ew._like(0, x)))
+        return where(step, ew.sub(q, ew._like(1, q)), q)
+    return _float_floor_divide(x, y)
+
+
+def _float_floor_divide(x, y):
+    """(x - fmod(x, y)) / y, one less where the remainder's sign differs from y's, rounded
+    (CPython's float_divmod, as jax.numpy and NumPy: 1.0 // 0.1 is 9, not floor(1 / 0.1))."""
+    mod = ew.rem(x, y)
+    zero = ew._like(0, mod)
+    q = ew.div(where(ew.eq(y, ew._like(0, y)), x, ew.sub(x, mod)), y)
+    step = logical_and(ew.ne(mod, zero), ew.ne(ew.sign(y), ew.sign(mod)))
+    return ew.round(where(step, ew.sub(q, ew._like(1, q)), q))
+
+
+def nonzero_divisor(y):
+    """An integer divisor with its zeros replaced by 1, so that x % 0 and fmod(x, 0) are 0
+    (NumPy's and jax.numpy's value; lax.rem(x, 0) is x)."""
+    if aval(y).dtype.kind not in "iu":
+        return y
+    return where(ew.eq(y, ew._like(0, y)), ew._like(1, y), y)
 
 
 def remainder(x, y):
+    """NumPy's remainder (`%`, the divisor's sign), built on lax's C `rem` as jax.numpy
+    builds it: a non-zero remainder whose sign differs from the divisor's moves up by y."""
     x, y = map(_numeric, promote(x, y, name="remainder"))
-    return ew.rem(x, y)
+    y = nonzero_divisor(y)
+    r = ew.rem(x, y)
+    if aval(r).dtype.kind == "u":
+        return r
+    zero = ew._like(0, r)
+    up = logical_and(ew.ne(ew.lt(r, zero), ew.lt(y, zero)), ew.ne(r, zero))
+    return where(up, ew.add(r, y), r)
 
 
 mod = remainder

@@ -1,8 +1,11 @@
 """Elementwise primitives.  Operands have equal shapes, or are rank-0 (scalars broadcast
 implicitly), and equal dtypes; `xforms.numpy` inserts broadcasts and conversions first.
 
-Integer `div` and `rem` follow Python/NumPy floor semantics (`//`, `%`), unlike lax's C
-semantics, so that `xnp` matches NumPy and the generated Numba code matches both.
+`div` and `rem` have lax's C semantics (integer division truncates, the remainder takes the
+dividend's sign, as C's `/`, `%` and `fmod`); `xforms.numpy` builds NumPy's floor `//` and `%`
+from them as jax.numpy does.  Their edge cases and those of float -> int conversion are
+defined once here (`int_div_by_zero`, `int_conversion_bounds`) and printed by the compiled
+tier's scalar rules (kernels/scalar_rules.py), so that the two tiers cannot drift.
 """
 import numpy as np
 
@@ -122,13 +125,35 @@ def _mul_transpose(ct, x, y):
 transpose_rules[mul_p] = _mul_transpose
 
 
-def _div_impl(x, y):
-    if is_integer(np.result_type(x, y)):
-        return np.floor_divide(x, y)
-    return np.true_divide(x, y)
+# Integer division and remainder by zero, and MIN / -1, are what XLA (and so JAX) gives:
+# x / 0 has every bit set (-1 signed, the maximum unsigned), x % 0 == x, MIN / -1 wraps to
+# MIN and MIN % -1 == 0.  Floats follow IEEE (x / 0 is +-inf or nan, fmod(x, 0) is nan).
+def int_div_by_zero(dtype):
+    """x / 0 for an integer dtype (every bit set): int_div_by_zero(np.uint8) -> 255."""
+    return np.iinfo(dtype).max if np.dtype(dtype).kind == "u" else -1
 
 
-div_p = _def("div", _div_impl, 2, identity=(None, 1), cheap=True,
+def _c_rem_impl(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    if not is_integer(np.result_type(x, y)):
+        return np.fmod(x, y)
+    zero = y == 0
+    return np.where(zero, x, np.fmod(x, np.where(zero, 1, y).astype(y.dtype)))
+
+
+def _c_div_impl(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    dt = np.result_type(x, y)
+    if not is_integer(dt):
+        return np.true_divide(x, y)
+    zero = y == 0
+    safe = np.where(zero, 1, y).astype(dt)
+    with np.errstate(over="ignore"):      # MIN / -1 wraps, as in XLA
+        q = np.floor_divide(x - np.fmod(x, safe), safe)   # exact: truncation
+    return np.where(zero, dt.type(int_div_by_zero(dt)), q).astype(dt)
+
+
+div_p = _def("div", _c_div_impl, 2, identity=(None, 1), cheap=True,
              ufunc=np.true_divide, ufunc_kinds="fc")    # inexact: true division
 div = _bind2(div_p)
 defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
@@ -136,10 +161,18 @@ defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
 transpose_rules[div_p] = lambda ct, x, y: [
     None if isinstance(ct, Zero) else unbroadcast(div(ct, y), x.aval), None]
 
-rem_p = _def("rem", np.remainder, 2, accept=_not_complex, cost=5.5)  # ns: loop_cost.py
+rem_p = _def("rem", _c_rem_impl, 2, accept=_not_complex, cost=5.5,  # ns: loop_cost.py
+             ufunc=np.fmod, ufunc_kinds="f")
 rem = _bind2(rem_p)
+
+
+def _trunc(x):
+    return mul(sign(x), floor(abs(x)))
+
+
+# d rem(x, y)/dy = -trunc(x / y) (as JAX)
 defjvp(rem_p, lambda t, ans, x, y: _bcast_to(t, ans),
-       lambda t, ans, x, y: _bcast_to(mul(neg(t), floor(div(x, y))), ans))
+       lambda t, ans, x, y: _bcast_to(mul(neg(t), _trunc(div(x, y))), ans))
 
 # --- powers ---------------------------------------------------------------------------------
 pow_p = _def("pow", np.power, 2, accept=_float, cost=10.0)
@@ -415,9 +448,48 @@ transpose_rules[select_n_p] = _select_n_transpose
 convert_element_type_p = engine_prims.convert_element_type_p
 abstract_eval_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=False: [
     ShapedArray(x.shape, new_dtype, weak_type)]
-impl_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=False: [
-    np.asarray(np.real(x) if is_complex(np.result_type(x)) and not is_complex(new_dtype)
-               and new_dtype != _bool else x).astype(new_dtype)]   # complex -> bool: x != 0
+
+
+def int_saturation(dtype):
+    """(lo, hi) for converting floats to integer `dtype` as XLA (so JAX) does: NaN -> 0,
+    x >= hi -> the dtype's max, x < lo -> its min, else truncation.  Both are powers of two
+    (or 0), exact in every float dtype.  kernels/scalar_rules.py prints the same rule.
+
+        int_saturation(np.int32) -> (-2147483648.0, 2147483648.0)
+    """
+    info = np.iinfo(dtype)
+    return float(info.min), float(info.max) + 1.0
+
+
+def _float_to_int(x, dtype):
+    lo, hi = int_saturation(dtype)
+    info = np.iinfo(dtype)
+    over, under = x >= hi, x < lo
+    out = np.asarray(np.where(over | under | np.isnan(x), 0, x).astype(dtype))
+    out[over] = info.max
+    out[under] = info.min
+    return out
+
+
+def convert_value(x, dtype):
+    """A concrete value converted as convert_element_type converts it (JAX's semantics:
+    complex -> real drops the imaginary part, float -> int saturates); both tiers.
+
+        convert_value(np.array([np.nan, 1e10, -2.5]), np.int32) -> [0, 2147483647, -2]
+    """
+    x, dtype = np.asarray(x), np.dtype(dtype)
+    if is_complex(x.dtype) and not is_complex(dtype) and dtype != _bool:
+        x = np.real(x)                                      # complex -> bool: x != 0
+    if x.dtype.kind == "f" and dtype.kind in "iu":
+        return _float_to_int(x, dtype)
+    return x.astype(dtype)
+
+
+def _convert_impl(x, *, new_dtype, weak_type=False):
+    return [convert_value(x, new_dtype)]
+
+
+impl_rules[convert_element_type_p] = _convert_impl
 
 
 defvectorized(convert_element_type_p)

@@ -19,7 +19,9 @@ import math
 import numpy as np
 
 from .. import numpy as xnp
-from ..nn import log_softmax, logsumexp, softmax  # noqa: F401  (jax.scipy.special names)
+from .. import nn as _nn
+from ..custom import custom_jvp
+from ..nn import logsumexp  # noqa: F401  (jax.scipy.special names)
 from ..numpy._util import aval, promote, returns_arrays
 from ..primitives import elementwise as ew
 from ..primitives import special as ps
@@ -239,19 +241,47 @@ def logit(x):
 
 
 @returns_arrays
+def softmax(x, *, axis=None):
+    """exp(x) / sum(exp(x)) over `axis`: by default over all elements, as
+    jax.scipy.special.softmax (jax.nn.softmax's default is the last axis).
+    >>> softmax(np.array([[1.0, 2.0], [3.0, 4.0]])).sum() -> 1.0"""
+    return _nn.softmax(x, axis=axis)
+
+
+def log_softmax(x, *, axis=None):
+    """x - logsumexp(x) over `axis`, by default all elements (jax.scipy.special)."""
+    return _nn.log_softmax(x, axis=axis)
+
+
+def _x_times(log, safe_y, dlog):
+    """x log(y), 0 where x == 0 whatever log(y) is, with jax.scipy.special's derivatives:
+    log(y) dx + x dlog(y) dy, taken as written (at x == 0 and the pole of log they are
+    -inf and nan, as JAX's; a select would make them 0)."""
+    @custom_jvp
+    def f(x, y):
+        zero = x == 0
+        return xnp.where(zero, 0.0, x * log(xnp.where(zero, safe_y, y)))
+
+    @f.defjvp
+    def _(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return f(x, y), tx * log(y) + ty * x * dlog(y)
+    return f
+
+
+_xlogy = _x_times(xnp.log, 1.0, lambda y: 1.0 / y)
+_xlog1py = _x_times(xnp.log1p, 0.0, lambda y: 1.0 / (1.0 + y))
+
+
 def xlogy(x, y):
-    """x log(y), 0 where x == 0 (even for y == 0)."""
-    x, y = _floats(x, y, name="xlogy")
-    zero = x == 0
-    return xnp.where(zero, 0.0, x * xnp.log(xnp.where(zero, 1.0, y)))
+    """x log(y), 0 where x == 0 (even for y == 0).  >>> xlogy(0.0, 0.0) -> 0.0"""
+    return _xlogy(*_floats(x, y, name="xlogy"))
 
 
 @returns_arrays
 def xlog1py(x, y):
-    """x log1p(y), 0 where x == 0."""
-    x, y = _floats(x, y, name="xlog1py")
-    zero = x == 0
-    return xnp.where(zero, 0.0, x * xnp.log1p(xnp.where(zero, 0.0, y)))
+    """x log1p(y), 0 where x == 0.  >>> xlog1py(0.0, -1.0) -> 0.0"""
+    return _xlog1py(*_floats(x, y, name="xlog1py"))
 
 
 @returns_arrays

@@ -26,7 +26,17 @@ def log_prob(p, q):
     """log(p) given p and q = 1 - p, each computed directly: log1p(-q) where p > 1/2
     (there q is the accurate one)."""
     big = p > 0.5
-    return xnp.where(big, xnp.log1p(-xnp.where(big, q, 0.0)), xnp.log(xnp.where(big, 1.0, p)))
+    zero = p == 0      # outside the support: -inf with a zero derivative (JAX's), not 0 * inf
+    small = xnp.where(zero, -xnp.inf, xnp.log(xnp.where(big | zero, 1.0, p)))
+    return xnp.where(big, xnp.log1p(-xnp.where(big, q, 0.0)), small)
+
+
+def on_support(y, fn, outside):
+    """fn(y) where y > 0, else `outside`.  fn sees 1.0 off the support, so that no
+    derivative of any order leaks from there as 0 * inf (a clamp at 0 gave NaN second
+    derivatives: gammainc's at 0); JAX's are 0 there."""
+    pos = y > 0
+    return xnp.where(pos, fn(xnp.where(pos, y, 1.0)), outside)
 
 
 def _loc_scale(args, kwargs, nshape, name):
@@ -57,7 +67,10 @@ def standardized(dist, method, fn, *, nshape=0, density=False, reflect=False):
         x, *shape, loc, scale = floats(x, *shape, loc, scale, name=name)
         z = (loc - x) / scale if reflect else (x - loc) / scale
         out = fn(z, *shape)
-        return out - xnp.log(scale) if density else out
+        if not density:
+            return out
+        # a zero density stays -inf with a zero derivative in scale too (as JAX's laws)
+        return xnp.where(out == -xnp.inf, out, out - xnp.log(scale))
     f.__name__, f.__qualname__ = method, name
     f.__doc__ = f"{name}(x, {'shape, ' * nshape}loc=0, scale=1) (jax.scipy.stats)"
     return returns_arrays(f)

@@ -3,7 +3,7 @@ import math
 
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats, log_prob
+from ._util import api, exp_of, floats, log_prob, on_support
 
 
 @api
@@ -24,8 +24,7 @@ pdf = exp_of(logpdf)
 @api
 def cdf(x, df, loc=0, scale=1):
     x, df, loc, scale = floats(x, df, loc, scale, name="chi2.cdf")
-    y = xnp.maximum((x - loc) / scale, 0.0)
-    return sp.gammainc(0.5 * df, 0.5 * y)
+    return on_support((x - loc) / scale, lambda y: sp.gammainc(0.5 * df, 0.5 * y), 0.0)
 
 
 @api
@@ -36,8 +35,7 @@ def logcdf(x, df, loc=0, scale=1):
 @api
 def sf(x, df, loc=0, scale=1):
     x, df, loc, scale = floats(x, df, loc, scale, name="chi2.sf")
-    y = xnp.maximum((x - loc) / scale, 0.0)
-    return sp.gammaincc(0.5 * df, 0.5 * y)
+    return on_support((x - loc) / scale, lambda y: sp.gammaincc(0.5 * df, 0.5 * y), 1.0)
 
 
 @api

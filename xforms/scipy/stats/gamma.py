@@ -1,7 +1,7 @@
 """Gamma distribution: jax.scipy.stats.gamma (shape a, loc, scale)."""
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats, log_prob
+from ._util import api, exp_of, floats, log_prob, on_support
 
 
 @api
@@ -19,7 +19,7 @@ pdf = exp_of(logpdf)
 @api
 def cdf(x, a, loc=0, scale=1):
     x, a, loc, scale = floats(x, a, loc, scale, name="gamma.cdf")
-    return sp.gammainc(a, xnp.maximum((x - loc) / scale, 0.0))
+    return on_support((x - loc) / scale, lambda y: sp.gammainc(a, y), 0.0)
 
 
 @api
@@ -30,7 +30,7 @@ def logcdf(x, a, loc=0, scale=1):
 @api
 def sf(x, a, loc=0, scale=1):
     x, a, loc, scale = floats(x, a, loc, scale, name="gamma.sf")
-    return sp.gammaincc(a, xnp.maximum((x - loc) / scale, 0.0))
+    return on_support((x - loc) / scale, lambda y: sp.gammaincc(a, y), 1.0)
 
 
 @api

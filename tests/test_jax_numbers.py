@@ -1,0 +1,397 @@
+"""Numbers that must be JAX's (issue #31, items 8 and 11): lax's C division and remainder,
+float -> int conversions at NaN, inf and out of range, and the wrong values, derivatives and
+dtypes a check of every public name against JAX found.  Each value is checked eagerly, on
+jit's fast tier (the NumPy implementations) and on its compiled tier.
+
+JAX is absent in CI: the expected values below were computed with jax 0.10.2 on CPU
+(`jax_enable_x64` on, xforms' dtype mode) and are written here as literals.
+"""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax, tiered
+
+
+@pytest.fixture
+def tiers(monkeypatch):
+    """`tiers(f, *args)` -> [eager, jit fast tier, jit compiled tier] results of f."""
+    submitted = []
+    monkeypatch.setattr(tiered, "_submit", submitted.append)    # no background compile
+
+    def run(f, *args):
+        fast = xf.jit(f, tiered=True)(*args)
+        assert submitted and submitted[-1].fast_calls == 1, "the fast tier did not run"
+        return [f(*args), fast, xf.jit(f, tiered=False)(*args)]
+    return run
+
+
+def _same(results, want, dtype=None):
+    for r in results:
+        r = np.asarray(r)
+        np.testing.assert_array_equal(r, np.asarray(want))
+        if dtype is not None:
+            assert r.dtype == np.dtype(dtype), r.dtype
+
+
+# ---- lax.div / lax.rem: C semantics; xnp's // and % keep NumPy's floor semantics ----------
+INTS = [np.int32, np.int64]
+
+
+def test_lax_rem_is_c_fmod_on_floats(tiers):
+    x, y = np.array([-7.5, 7.5, 5.5, 1.0]), np.array([2.0, -2.0, 2.0, 0.0])
+    _same(tiers(lax.rem, x, y), [-1.5, 1.5, 1.5, np.nan])       # JAX: fmod, nan for y == 0
+
+
+@pytest.mark.parametrize("dt", INTS)
+def test_lax_div_rem_of_integers_truncate(tiers, dt):
+    x = np.array([-7, 7, -7, 7, 6], dt)
+    y = np.array([4, -4, -4, 4, 3], dt)
+    _same(tiers(lax.div, x, y), [-1, -1, 1, 1, 2], dt)          # jax: [-1 -1 1 1 2]
+    _same(tiers(lax.rem, x, y), [-3, 3, -3, 3, 0], dt)          # jax: [-3 3 -3 3 0]
+
+
+@pytest.mark.parametrize("dt", INTS + [np.uint32, np.uint64])
+def test_integer_division_by_zero_and_min_by_minus_one(tiers, dt):
+    info = np.iinfo(dt)
+    x = np.array([0, 7, info.max] + ([-7, info.min] if info.min else []), dt)
+    z = np.zeros_like(x)
+    every_bit = info.max if info.min == 0 else -1
+    # XLA's (so JAX's) values: x / 0 sets every bit, x % 0 == x; jnp's // and % on top
+    _same(tiers(lax.div, x, z), [every_bit] * len(x), dt)
+    _same(tiers(lax.rem, x, z), x, dt)
+    floor = [every_bit] * len(x) if info.min == 0 else [-1, -2, -2, -2, -2]
+    _same(tiers(xnp.floor_divide, x, z), floor, dt)
+    _same(tiers(xnp.remainder, x, z), [0] * len(x), dt)
+    _same(tiers(xnp.fmod, x, z), [0] * len(x), dt)
+    if info.min:
+        m, n = np.array([info.min], dt), np.array([-1], dt)    # wraps, no trap
+        _same(tiers(lax.div, m, n), [info.min], dt)
+        _same(tiers(lax.rem, m, n), [0], dt)
+
+
+@pytest.mark.parametrize("dt", INTS + [np.float64])
+def test_numpy_floor_division_and_remainder_unchanged(tiers, dt):
+    x = np.array([-7, 7, -7, 7, 6], dt)
+    y = np.array([4, -4, -4, 4, 3], dt)
+    _same(tiers(xnp.floor_divide, x, y), np.floor_divide(x, y), dt)
+    _same(tiers(lambda a, b: a // b, x, y), np.floor_divide(x, y), dt)
+    _same(tiers(xnp.remainder, x, y), np.remainder(x, y), dt)
+    _same(tiers(lambda a, b: a % b, x, y), np.remainder(x, y), dt)
+    _same(tiers(xnp.fmod, x, y), np.fmod(x, y), dt)
+
+
+def test_lax_rem_derivatives_and_vmap(tiers):
+    # jax.grad(lax.rem, (0, 1)) at (-7.5, 2), (7.5, -2), (5.5, 2): (1, 3), (1, 3), (1, -2)
+    g = xf.grad(lambda x, y: lax.rem(x, y).sum(), argnums=(0, 1))
+    x, y = np.array([-7.5, 7.5, 5.5]), np.array([2.0, -2.0, 2.0])
+    for gx, gy in tiers(g, x, y):
+        _same([gx], [1.0, 1.0, 1.0])
+        _same([gy], [3.0, 3.0, -2.0])
+    # jnp.remainder's y-derivative is -floor(x / y): 4 at (-7.5, 2) and (7.5, -2)
+    gm = xf.grad(lambda x, y: xnp.remainder(x, y).sum(), argnums=1)
+    _same(tiers(gm, x[:2], y[:2]), [4.0, 4.0])
+    # jax.vmap(lax.rem)([-7, 7, -7], [2, -2, -2]) -> [-1, 1, -1]
+    v = xf.vmap(lax.rem)
+    _same(tiers(v, np.array([-7, 7, -7]), np.array([2, -2, -2])), [-1, 1, -1])
+
+
+# ---- float -> int conversions saturate, NaN -> 0 (XLA's, so JAX's, values) ----------------
+SPECIAL = [np.nan, np.inf, -np.inf, 3e10, -3e10, 1e20, -1.0, -0.5, 4294967295.5, 2.5,
+           2147483647.5, -2147483648.7, 2147483520.0]
+I32, I64 = (2 ** 31 - 1, -2 ** 31), (2 ** 63 - 1, -2 ** 63)
+U32, U64 = 2 ** 32 - 1, 2 ** 64 - 1
+# jnp.asarray(SPECIAL).astype(dtype) (float64 source; the float32 source differs only where
+# float32 rounds the value: 3e10 -> 30000001024, 4294967295.5 -> 2**32, 2147483647.5 -> 2**31)
+CONVERTED = {
+    np.int32: [0, I32[0], I32[1], I32[0], I32[1], I32[0], -1, 0, I32[0], 2, I32[0], I32[1],
+               2147483520],
+    np.int64: [0, I64[0], I64[1], 30000000000, -30000000000, I64[0], -1, 0, 4294967295, 2,
+               2147483647, -2147483648, 2147483520],
+    np.uint32: [0, U32, 0, U32, 0, U32, 0, 0, U32, 2, 2147483647, 0, 2147483520],
+    np.uint64: [0, U64, 0, 30000000000, 0, U64, 0, 0, 4294967295, 2, 2147483647, 0, 2147483520],
+}
+CONVERTED_F32 = {    # jnp.asarray(SPECIAL, float32).astype(dtype), where it differs
+    np.int64: {3: 30000001024, 4: -30000001024, 8: 4294967296, 10: 2147483648},
+    np.uint32: {10: 2147483648},
+    np.uint64: {3: 30000001024, 8: 4294967296, 10: 2147483648},
+}
+
+
+@pytest.mark.parametrize("dt", sorted(CONVERTED, key=str))
+@pytest.mark.parametrize("src", [np.float64, np.float32, np.complex128])
+def test_float_to_int_conversion_saturates(tiers, dt, src):
+    x = np.array(SPECIAL, src)
+    want = list(CONVERTED[dt])
+    if src == np.float32:
+        for k, v in CONVERTED_F32.get(dt, {}).items():
+            want[k] = v
+    want = np.array(want, dt)
+    _same(tiers(lambda a: xnp.asarray(a).astype(dt), x), want, dt)
+    _same(tiers(lambda a: xnp.astype(a, dt), x), want, dt)
+    _same(tiers(lambda a: lax.convert_element_type(a, dt), x), want, dt)
+    _same([x.view(type(xnp.zeros(1))).astype(dt)], want, dt)     # an eager Array's method
+
+
+# ---- item 11: wrong values -----------------------------------------------------------------
+def test_reshape_and_ravel_order_f(tiers):
+    a = np.arange(6).reshape(2, 3)
+    # jnp.reshape(arange(6).reshape(2, 3), (3, 2), order="F") -> [[0, 4], [3, 2], [1, 5]]
+    want = [[0, 4], [3, 2], [1, 5]]
+    _same(tiers(lambda a: xnp.reshape(a, (3, 2), order="F"), a), want)
+    _same(tiers(lambda a: xnp.asarray(a).reshape(3, -1, order="F"), a), want)
+    _same(tiers(lambda a: xnp.ravel(a, order="F"), a), [0, 3, 1, 4, 2, 5])   # jnp.ravel
+    with pytest.raises(NotImplementedError, match="order='A'"):
+        xnp.reshape(a, (3, 2), order="A")
+
+
+def test_grad_of_lax_full_reaches_the_fill_value(tiers):
+    # jax.grad(lambda v: (lax.full((3,), v) * jnp.arange(3.)).sum())(2.0) -> 3.0
+    g = xf.grad(lambda v: (lax.full((3,), v) * xnp.arange(3.0)).sum())
+    _same(tiers(g, 2.0), 3.0)
+    _same(tiers(xf.grad(lambda v: lax.full((), v, np.float32).astype(float) * 2.0), 2.0), 2.0)
+
+
+def test_scipy_softmax_defaults_to_all_elements(tiers):
+    import xforms.scipy.special as sp
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    # jax.scipy.special.softmax(x) / log_softmax(x): over every element (axis=None)
+    want = [[0.00426978, 0.01160646, 0.03154963], [0.08576079, 0.23312201, 0.63369132]]
+    for r in tiers(sp.softmax, x):
+        np.testing.assert_allclose(r, want, rtol=1e-6)
+    want_log = [[-5.45619332, -4.45619332, -3.45619332], [-2.45619332, -1.45619332, -0.45619332]]
+    for r in tiers(sp.log_softmax, x):
+        np.testing.assert_allclose(r, want_log, rtol=1e-8)
+    # jax.nn.softmax(x): the last axis
+    for r in tiers(xf.nn.softmax, x):
+        np.testing.assert_allclose(r, [[0.09003057, 0.24472847, 0.66524096]] * 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt, want", [(np.float64, np.complex128), (np.float32, np.complex64)])
+def test_lax_conj_of_real_is_complex(tiers, dt, want):
+    _same(tiers(lax.conj, np.array([1.0, -2.0], dt)), [1.0, -2.0], want)   # as jax's lax.conj
+
+
+# ---- item 11: dtypes (jax with x64, xforms' mode) ------------------------------------------
+def test_dtypes_of_rint_angle_float_power_tri_argpartition(tiers):
+    i = np.array([-1, 2], np.int32)
+    _same(tiers(xnp.rint, i), [-1.0, 2.0], np.float64)             # jnp.rint: float64
+    _same(tiers(xnp.round, i), [-1, 2], np.int32)                  # jnp.round keeps int32
+    for r in tiers(xnp.angle, i):                                  # jnp.angle: float64
+        np.testing.assert_allclose(r, [np.pi, 0.0])
+        assert r.dtype == np.float64
+    f32 = np.array([2.0, 3.0], np.float32)
+    _same(tiers(lambda x: xnp.float_power(x, np.float32(3)), f32), [8.0, 27.0], np.float32)
+    _same([xnp.tri(3, 2)], [[1, 0], [1, 1], [1, 1]], np.float32)   # jnp.tri: float32
+    _same(tiers(lambda x: xnp.argpartition(x, 1), np.array([3.0, 1.0, 2.0])), [1, 2, 0],
+          np.int32)
+
+
+def test_histogram_counts_are_integers(tiers):
+    x = np.array([1.0, 2.0, 2.0])
+    _same(tiers(lambda x: xnp.histogram2d(x, x, bins=2)[0], x), [[1, 0], [0, 2]], np.int64)
+    s = np.array([[1.0, 1.0], [2.0, 2.0], [2.0, 1.0]])
+    _same(tiers(lambda s: xnp.histogramdd(s, bins=2)[0], s), [[1, 0], [1, 1]], np.int64)
+    w = np.array([1.0, 2.0, 3.0])      # weights and density stay float64
+    _same(tiers(lambda x, w: xnp.histogram2d(x, x, bins=2, weights=w)[0], x, w),
+          [[1.0, 0.0], [0.0, 5.0]], np.float64)
+    for r in tiers(lambda x: xnp.histogram2d(x, x, bins=2, density=True)[0], x):
+        np.testing.assert_allclose(r, [[4 / 3, 0.0], [0.0, 8 / 3]])
+        assert r.dtype == np.float64
+
+
+def test_norm_ppf_isf_of_float32_are_float64(tiers):
+    from xforms.scipy.stats import norm
+    q = np.array([0.3, 0.9], np.float32)
+    # jax.scipy.stats.norm.ppf/isf of float32 q: float64 values of the float32 computation
+    for f, want in ((norm.ppf, [-0.5244004726409912, 1.2815512418746948]),
+                    (norm.isf, [0.5244004726409912, -1.2815512418746948])):
+        for r in tiers(f, q):
+            np.testing.assert_allclose(r, want, rtol=1e-6)      # float32 ndtri's rounding
+            assert r.dtype == np.float64
+
+
+# ---- item 11: derivatives at the edge of a domain -------------------------------------------
+def test_xlogy_xlog1py_derivatives_as_jax(tiers):
+    import xforms.scipy.special as sp
+    gy = xf.grad(lambda x, y: sp.xlogy(x, y).sum(), argnums=(0, 1))
+    g1 = xf.grad(lambda x, y: sp.xlog1py(x, y).sum(), argnums=(0, 1))
+    # jax.grad(xlogy, (0, 1)) at (0, 0): (-inf, nan); at (2, 4): (log 4, 0.5)
+    x, y = np.array([0.0, 2.0]), np.array([0.0, 4.0])
+    for dx, dy in tiers(gy, x, y):
+        _same([dx], [-np.inf, np.log(4.0)])
+        _same([dy], [np.nan, 0.5])
+    # jax.grad(xlog1py, (0, 1)) at (0, -1): (-inf, nan); at (0, 0): (0, 0); at (2, 3): (log 4, 0.5)
+    x, y = np.array([0.0, 0.0, 2.0]), np.array([-1.0, 0.0, 3.0])
+    for dx, dy in tiers(g1, x, y):
+        _same([dx], [-np.inf, 0.0, np.log(4.0)])
+        _same([dy], [np.nan, 0.0, 0.5])
+
+
+@pytest.mark.parametrize("law, method, shape, inside", [
+    # jax.grad(stats.<law>.<method>, (0, 2, 3))(1.0, shape, 0.0, 1.0): (d/dx, d/dloc, d/dscale)
+    ("chi2", "logcdf", 3.0, (1.21747475, -1.21747475, -1.21747475)),
+    ("gamma", "logcdf", 2.0, (1.39221119, -1.39221119, -1.39221119)),
+])
+def test_log_cdf_sf_derivatives_outside_the_support_are_zero(tiers, law, method, shape, inside):
+    from xforms.scipy import stats
+    f = getattr(getattr(stats, law), method)
+    g = xf.grad(lambda x, loc, scale: f(x, shape, loc, scale).sum(), argnums=(0, 1, 2))
+    x = np.array([-1.0, 0.0, 1.0])        # JAX: 0 outside the support (x <= 0), not nan
+    for r in tiers(g, x, np.zeros(3), np.ones(3)):
+        for got, want in zip(r, inside):
+            np.testing.assert_allclose(got, [0.0, 0.0, want], rtol=1e-7)
+
+
+def test_pareto_logpdf_derivatives_outside_the_support_are_zero(tiers):
+    from xforms.scipy import stats
+    g = xf.grad(lambda x, b, loc, scale: stats.pareto.logpdf(x, b, loc, scale).sum(),
+                argnums=(0, 1, 2, 3))
+    # jax.grad(stats.pareto.logpdf, (0, 1, 2, 3)) at x = 0.5, 1, 2 (b = 3, loc 0, scale 1)
+    want = [[0.0, -4.0, -2.0], [0.0, 0.33333333, -0.35981385], [0.0, 4.0, 2.0],
+            [0.0, 3.0, 3.0]]
+    for r in tiers(g, np.array([0.5, 1.0, 2.0]), np.full(3, 3.0), np.zeros(3), np.ones(3)):
+        for got, w in zip(r, want):
+            np.testing.assert_allclose(got, w, rtol=1e-7)
+
+
+# ---- item 11: programs that failed under jit only ------------------------------------------
+def test_spacing_nextafter_compile_at_4x10(tiers):
+    # a subnormal literal (nextafter(0, 1)) once overflowed the size-symbol matcher
+    x = np.linspace(-3.0, 3.0, 40).reshape(4, 10)
+    _same(tiers(xnp.spacing, x), np.spacing(x))
+    _same(tiers(lambda a: xnp.nextafter(a, a + 1.0), x), np.nextafter(x, x + 1.0))
+
+
+def test_dirichlet_of_a_batch_of_alphas_compiles(tiers):
+    # a uint64 literal equal to a size (40) re-traced as int64 inside the sampler's loop
+    alpha = np.linspace(0.5, 3.0, 40).reshape(4, 10)
+    eager, fast, compiled = tiers(lambda k, a: xf.random.dirichlet(k, a), xf.random.PRNGKey(0),
+                                  alpha)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-12)
+    np.testing.assert_allclose(fast, eager, rtol=1e-12)
+    np.testing.assert_allclose(np.sum(compiled, -1), 1.0, rtol=1e-12)
+
+
+def test_float32_size_literal_next_to_a_small_loop():
+    def f(x):                # 1/n (float32) beside a loop over a 2-vector
+        s = lax.fori_loop(0, 3, lambda i, c: c * 0.5 + xnp.stack([c[1], c[0]]),
+                          xnp.ones(2, np.float32))
+        return x.mean(0) * s.sum()
+    x = np.ones((40, 3), np.float32)
+    _same([xf.jit(f, tiered=False)(x)], f(x), np.float32)
+
+
+# ---- item 11: keywords jax.numpy accepts --------------------------------------------------
+X = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+M = np.array([[True, False, True], [False, False, True]])
+
+
+@pytest.mark.parametrize("name, f, want", [
+    # jnp.<name>(X, ..., where=M) (recorded)
+    ("sum", lambda x, m: xnp.sum(x, where=m), 10.0),
+    ("sum1", lambda x, m: xnp.sum(x, axis=1, where=m), [4.0, 6.0]),
+    ("prod", lambda x, m: xnp.prod(x, axis=0, where=m), [1.0, 1.0, 18.0]),
+    ("max", lambda x, m: xnp.max(x, axis=1, where=m, initial=-10.0), [3.0, 6.0]),
+    ("min", lambda x, m: xnp.min(x, where=m, initial=100.0), 1.0),
+    ("mean", lambda x, m: xnp.mean(x, axis=1, where=m), [2.0, 6.0]),
+    ("mean_row", lambda x, m: xnp.mean(x, where=m[0]), 3.5),
+    ("var", lambda x, m: xnp.var(x, axis=1, where=m), [1.0, 0.0]),
+    ("std", lambda x, m: xnp.std(x, where=m, ddof=1), 2.5166114784235836),
+    ("all", lambda x, m: xnp.all(x > 1.5, where=m, axis=1), [False, True]),
+    ("any", lambda x, m: xnp.any(x > 5.5, where=m, axis=0), [False, False, True]),
+    ("method", lambda x, m: xnp.asarray(x).sum(0, where=m), [1.0, 0.0, 9.0]),
+    ("int_max", lambda x, m: xnp.max(x.astype(np.int64), 0, where=m, initial=-1), [1, -1, 6]),
+])
+def test_reductions_take_where(tiers, name, f, want):
+    for r in tiers(f, X, M):
+        np.testing.assert_allclose(r, want, rtol=1e-14)
+    with pytest.raises(ValueError, match="initial"):
+        xnp.max(X, where=M)          # as jax.numpy: a where mask needs an identity
+
+
+def test_masked_sum_gradient(tiers):
+    g = xf.grad(lambda x, m: xnp.mean(x, where=m))
+    _same(tiers(g, X, M), M / 3.0)
+
+
+def test_linspace_axis_retstep_and_traced_endpoints(tiers):
+    s, e = np.array([0.0, 1.0]), np.array([1.0, 3.0])
+    # jnp.linspace(s, e, 3, axis=1, retstep=True) -> ([[0, .5, 1], [1, 2, 3]], [.5, 1])
+    for out, step in tiers(lambda s, e: xnp.linspace(s, e, 3, axis=1, retstep=True), s, e):
+        _same([out], [[0.0, 0.5, 1.0], [1.0, 2.0, 3.0]])
+        _same([step], [0.5, 1.0])
+    out, step = xnp.linspace(0.0, 1.0, 5, retstep=True)
+    _same([out], [0.0, 0.25, 0.5, 0.75, 1.0])
+    assert float(step) == 0.25
+
+
+def test_array_ndmin_size_axis_repeat_total_length(tiers):
+    assert xnp.array([1, 2], ndmin=3).shape == (1, 1, 2)       # jnp.array(ndmin=3)
+    assert xnp.array(5.0, ndmin=2).shape == (1, 1)
+    assert xnp.size(np.ones((2, 3)), 1) == 3 and xnp.size(np.ones((2, 3, 4)), (0, 2)) == 8
+    a = np.array([1, 2, 3])
+    # jnp.repeat(a, r, total_repeat_length=L): cut, or padded with the last element
+    for r, length, want in (([1, 2, 0], 5, [1, 2, 2, 3, 3]), ([1, 2, 3], 4, [1, 2, 2, 3]),
+                            (2, 8, [1, 1, 2, 2, 3, 3, 3, 3])):
+        _same(tiers(lambda a, r: xnp.repeat(a, r, total_repeat_length=length), a,
+                    np.asarray(r)), want)
+    two = np.arange(4).reshape(2, 2)
+    _same(tiers(lambda a: xnp.repeat(a, np.array([2, 1]), axis=0, total_repeat_length=4),
+                two), [[0, 1], [0, 1], [2, 3], [2, 3]])
+
+
+# ---- item 8: Python ints beyond int64, big-endian inputs --------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda: xnp.add(np.arange(3), 2 ** 70),
+    lambda: xnp.add(np.arange(3.0), 2 ** 70),            # jax: even next to floats
+    lambda: xnp.multiply(np.arange(3, dtype=np.uint64), 2 ** 64),
+    lambda: xf.jit(lambda x: x + 2 ** 70, tiered=False)(np.arange(3)),
+    lambda: xf.jit(lambda x: x * 2 ** 70)(np.arange(3.0)),
+    lambda: xnp.asarray(2 ** 70),
+    lambda: xnp.array([1, 2 ** 65]),
+    lambda: xnp.full(3, -2 ** 63 - 1),
+])
+def test_python_ints_beyond_int64_overflow(make):
+    # jax: OverflowError (a weakly typed Python int is an int64)
+    with pytest.raises(OverflowError, match="too large to convert to int64"):
+        make()
+
+
+def test_python_ints_at_the_int64_limits_are_accepted(tiers):
+    _same(tiers(lambda x: x + (2 ** 63 - 1), np.zeros(2, np.int64)), [2 ** 63 - 1] * 2, np.int64)
+    _same(tiers(lambda x: x + (-2 ** 63), np.zeros(2, np.int64)), [-2 ** 63] * 2, np.int64)
+
+
+@pytest.mark.parametrize("dt", [">f8", ">f4", ">i4", ">i8", ">u4", ">c16"])
+def test_big_endian_inputs_are_converted(tiers, dt):
+    x = np.arange(1, 4).astype(dt)
+    native = x.astype(np.dtype(dt).newbyteorder("="))
+    _same(tiers(lambda a: a * 2, x), native * 2, native.dtype)
+    _same([xnp.asarray(x)], native, native.dtype)
+    if np.dtype(dt).kind == "f":
+        _same(tiers(xf.grad(lambda a: (a * a).sum()), x), 2 * native, native.dtype)
+
+
+@pytest.mark.parametrize("law, method, shape, at_one", [
+    # jax.grad(jax.grad(stats.<law>.<method>))(x, shape) at x = -1, 0, 1: 0, 0, at_one
+    ("chi2", "logsf", 3.0, -0.09119845),
+    ("chi2", "logcdf", 3.0, -1.48224477),
+    ("gamma", "logcdf", 2.0, -1.938252),
+])
+def test_second_derivatives_outside_the_support_are_zero(tiers, law, method, shape, at_one):
+    from xforms.scipy import stats
+    f = getattr(getattr(stats, law), method)
+    g2 = xf.grad(lambda x: xf.grad(lambda v: f(v, shape).sum())(x).sum())
+    for r in tiers(g2, np.array([-1.0, 0.0, 1.0])):
+        np.testing.assert_allclose(r, [0.0, 0.0, at_one], rtol=1e-6)
+
+
+def test_float_floor_division_as_divmod(tiers):
+    x = np.array([1.0, 0.7, -1.0, 5.0, -7.5, 7.5, 1.0, -1.0])
+    y = np.array([0.1, 0.1, 0.1, np.inf, 2.0, -2.0, 0.0, 0.0])
+    # jnp.floor_divide(x, y): CPython's float_divmod (1.0 // 0.1 == 9, as NumPy)
+    want = [9.0, 6.0, -10.0, 0.0, -4.0, -4.0, np.inf, -np.inf]
+    _same(tiers(xnp.floor_divide, x, y), want, np.float64)
+    _same(tiers(lambda a, b: a // b, x, y), want, np.float64)
