@@ -16,26 +16,39 @@ def _keep(x, out, axes, keepdims):
     return st.reshape(out, shape)
 
 
-def _reducer(prim_fn, name, int_to=None):
+def _accumulated(dtype):
+    """JAX's result dtype of sum/prod (x64 mode): bool and signed integers narrower than 64
+    bits give int64, narrower unsigned ones uint64."""
+    if dtype.kind == "b" or (dtype.kind == "i" and dtype.itemsize < 8):
+        return np.dtype(np.int64)
+    return np.dtype(np.uint64) if dtype.kind == "u" and dtype.itemsize < 8 else dtype
+
+
+def _upcast_f16(a):
+    """(a, was_f16): float16 is accumulated in float32 as in JAX; `_back` rounds the result."""
+    f16 = aval(a).dtype == np.float16
+    return (convert(a, np.float32) if f16 else a), f16
+
+
+def _back(out, f16):
+    return convert(out, np.float16) if f16 else out
+
+
+def _reducer(prim_fn, name):
     def f(a, axis=None, dtype=None, keepdims=False):
         a = asarray_operand(a)
-        dt = aval(a).dtype
-        if dtype is not None:
-            a = convert(a, dtype_arg(dtype))
-        elif dt.kind == "b" and int_to is not None:
-            a = convert(a, int_to)
-        elif dt == np.int32 and int_to is not None:
-            a = convert(a, np.int64)
+        out_dt = dtype_arg(dtype) if dtype is not None else _accumulated(aval(a).dtype)
+        a, f16 = _upcast_f16(convert(a, out_dt))
         axes = canon_axes(axis, aval(a).ndim)
-        return _keep(a, prim_fn(a, axes) if axes else a, axes, keepdims)
+        return _back(_keep(a, prim_fn(a, axes) if axes else a, axes, keepdims), f16)
     f.__name__ = name
     f.__doc__ = (f"{name} over `axis` (None: all axes).\n\n"
                  f"    >>> xnp.{name}(xnp.ones((2, 3)), axis=1)")
     return f
 
 
-sum = _reducer(red.reduce_sum, "sum", int_to=np.int64)
-prod = _reducer(red.reduce_prod, "prod", int_to=np.int64)
+sum = _reducer(red.reduce_sum, "sum")
+prod = _reducer(red.reduce_prod, "prod")
 
 
 def _extremum(prim_fn, name):
@@ -78,16 +91,17 @@ def _count(a, axes):
 
 
 def mean(a, axis=None, dtype=None, keepdims=False):
-    """Arithmetic mean; integer inputs give floats as in JAX (int64 -> float64, int32/bool ->
-    float32).  >>> xnp.mean(xnp.arange(4))"""
+    """Arithmetic mean; integer inputs give floats as in JAX (int64 -> float64, narrower
+    ones and bool -> float32; float16 is computed in float32).  >>> xnp.mean(xnp.arange(4))"""
     a = asarray_operand(a)
     if dtype is not None:
         a = convert(a, dtype_arg(dtype))
     elif aval(a).dtype.kind in "biu":
         a = convert(a, inexact_dtype(aval(a).dtype))
+    a, f16 = _upcast_f16(a)
     axes = canon_axes(axis, aval(a).ndim)
     s = sum(a, axis=axis, keepdims=keepdims)
-    return ew.div(s, ew._like(_count(a, axes), s))
+    return _back(ew.div(s, ew._like(_count(a, axes), s)), f16)
 
 
 def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
@@ -96,6 +110,7 @@ def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
         a = convert(a, dtype_arg(dtype))
     elif aval(a).dtype.kind in "biu":
         a = convert(a, inexact_dtype(aval(a).dtype))
+    a, f16 = _upcast_f16(a)
     axes = canon_axes(axis, aval(a).ndim)
     m = mean(a, axis=axis, keepdims=True)
     d = ew.sub(a, _bcast(m, aval(a).shape))
@@ -104,7 +119,7 @@ def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
     else:
         sq = ew.mul(d, d)
     s = sum(sq, axis=axis, keepdims=keepdims)
-    return ew.div(s, ew._like(_count(a, axes) - ddof, s))
+    return _back(ew.div(s, ew._like(_count(a, axes) - ddof, s)), f16)
 
 
 def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
