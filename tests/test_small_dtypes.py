@@ -1,0 +1,236 @@
+"""int8, uint8, int16, uint16 and float16 are real dtypes (issue #31): stored and computed at
+their width on both tiers (the NumPy fast tier, the first call of `jit`, and the compiled
+Numba tier, `tiered=False`), promoted by JAX's lattice, wrapping on overflow as XLA does.
+
+Every expected value below was computed with the installed jax 0.10.2 (x64 mode) on the
+machine that wrote this file and pasted here as a literal: CI has no jax.  float16 results
+that JAX gets from XLA's reciprocal rewrite (x / 7 as x * (1/7)) are checked against NumPy's
+correctly rounded float16 instead.
+"""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+from xforms.avals import promote_types
+
+TIERS = [pytest.param(True, id="fast"), pytest.param(False, id="compiled")]
+
+# jnp.promote_types(a, b) for every pair (rows a, columns b in `dts` order), and the result
+# dtype of `x + 1`, `x + 1.0`, `x + 1j` for an array x of each dtype (weak Python scalars)
+dts = ['bool', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'float16', 'float32', 'float64', 'complex64', 'complex128']
+T = {
+    'bool': ['bool', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'float16', 'float32', 'float64', 'complex64', 'complex128'],
+    'int8': ['int8', 'int8', 'int16', 'int16', 'int32', 'int32', 'int64', 'int64', 'float64', 'float16', 'float32', 'float64', 'complex64', 'complex128'],
+    'uint8': ['uint8', 'int16', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'float16', 'float32', 'float64', 'complex64', 'complex128'],
+    'int16': ['int16', 'int16', 'int16', 'int16', 'int32', 'int32', 'int64', 'int64', 'float64', 'float16', 'float32', 'float64', 'complex64', 'complex128'],
+    'uint16': ['uint16', 'int32', 'uint16', 'int32', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'float16', 'float32', 'float64', 'complex64', 'complex128'],
+    'int32': ['int32', 'int32', 'int32', 'int32', 'int32', 'int32', 'int64', 'int64', 'float64', 'float16', 'float32', 'float64', 'complex64', 'complex128'],
+    'uint32': ['uint32', 'int64', 'uint32', 'int64', 'uint32', 'int64', 'uint32', 'int64', 'uint64', 'float16', 'float32', 'float64', 'complex64', 'complex128'],
+    'int64': ['int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'float64', 'float16', 'float32', 'float64', 'complex64', 'complex128'],
+    'uint64': ['uint64', 'float64', 'uint64', 'float64', 'uint64', 'float64', 'uint64', 'float64', 'uint64', 'float16', 'float32', 'float64', 'complex64', 'complex128'],
+    'float16': ['float16', 'float16', 'float16', 'float16', 'float16', 'float16', 'float16', 'float16', 'float16', 'float16', 'float32', 'float64', 'complex64', 'complex128'],
+    'float32': ['float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float64', 'complex64', 'complex128'],
+    'float64': ['float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'complex128', 'complex128'],
+    'complex64': ['complex64', 'complex64', 'complex64', 'complex64', 'complex64', 'complex64', 'complex64', 'complex64', 'complex64', 'complex64', 'complex64', 'complex128', 'complex64', 'complex128'],
+    'complex128': ['complex128', 'complex128', 'complex128', 'complex128', 'complex128', 'complex128', 'complex128', 'complex128', 'complex128', 'complex128', 'complex128', 'complex128', 'complex128', 'complex128'],
+}
+W = {
+    'bool': ('int64', 'float64', 'complex128'),
+    'int8': ('int8', 'float64', 'complex128'),
+    'uint8': ('uint8', 'float64', 'complex128'),
+    'int16': ('int16', 'float64', 'complex128'),
+    'uint16': ('uint16', 'float64', 'complex128'),
+    'int32': ('int32', 'float64', 'complex128'),
+    'uint32': ('uint32', 'float64', 'complex128'),
+    'int64': ('int64', 'float64', 'complex128'),
+    'uint64': ('uint64', 'float64', 'complex128'),
+    'float16': ('float16', 'float16', 'complex64'),
+    'float32': ('float32', 'float32', 'complex64'),
+    'float64': ('float64', 'float64', 'complex128'),
+    'complex64': ('complex64', 'complex64', 'complex64'),
+    'complex128': ('complex128', 'complex128', 'complex128'),
+}
+
+
+def test_promotion_table_is_jax_s():
+    for a, row in T.items():
+        for b, want in zip(dts, row):
+            got, _ = promote_types((np.dtype(a), False), (np.dtype(b), False))
+            assert got == np.dtype(want), (a, b, got, want)
+
+
+@pytest.mark.parametrize("tiered", TIERS)
+def test_weak_python_scalars_keep_the_array_dtype(tiered):
+    f = xf.jit(lambda x: (x + 1, x + 1.0, x + 1j), tiered=tiered)
+    for a, want in W.items():
+        got = f(np.zeros(2, a))
+        assert tuple(str(g.dtype) for g in got) == want, (a, [g.dtype for g in got])
+
+
+def _both(f, *args):
+    """f's result on the fast tier, checked equal (values and dtype) to the compiled one."""
+    fast = xf.jit(f)(*args)
+    compiled = xf.jit(f, tiered=False)(*args)
+    assert fast.dtype == compiled.dtype, (fast.dtype, compiled.dtype)
+    np.testing.assert_array_equal(np.asarray(fast), np.asarray(compiled))
+    return fast
+
+
+U8 = np.array([1, 200, 255], np.uint8)
+I8 = np.array([-128, 100, 7], np.int8)
+
+# (name, function, arguments, JAX's values, JAX's dtype)
+CASES = [
+    ("invert", xnp.invert, (np.array([1, 200], np.uint8),), [254, 55], "uint8"),
+    ("left_shift", lambda a: xnp.left_shift(a, 1), (np.array([200, 3], np.uint8),), [144, 6],
+     "uint8"),
+    ("left_shift arrays", xnp.left_shift, (np.array([200, 3], np.uint8),
+                                          np.array([1, 1], np.uint8)), [144, 6], "uint8"),
+    ("u8 + 1", lambda a: a + 1, (U8,), [2, 201, 0], "uint8"),
+    ("i8 + u8", lambda a, b: a + b, (I8, U8), [-127, 300, 262], "int16"),
+    ("f16 + i32", lambda a, b: a + b, (np.array([1.5, 2.0], np.float16),
+                                        np.array([1, 2], np.int32)), [2.5, 4.0], "float16"),
+    ("u8 (a*a)>>4", lambda a: (a * a) >> 4, (U8,), [0, 4, 0], "uint8"),
+    ("i8 neg", lambda a: -a, (I8,), [-128, -100, -7], "int8"),
+    ("i8 abs", xnp.abs, (I8,), [-128, 100, 7], "int8"),
+    ("u16 mul", lambda a: a * a, (np.array([1, 60000, 65535], np.uint16),), [1, 41984, 1],
+     "uint16"),
+    ("i16 mul", lambda a: a * 3, (np.array([-32768, 30000, 7], np.int16),), [-32768, 24464, 21],
+     "int16"),
+    ("u16 + 1", lambda a: a + 1, (np.array([65535], np.uint16),), [0], "uint16"),
+    ("i8 * int8(3)", lambda a: a * xnp.int8(3), (np.array([100, 27], np.int8),), [44, 81],
+     "int8"),
+    ("i8 pow", lambda a: a ** 3, (I8,), [0, 64, 87], "int8"),
+    ("i8 floordiv", lambda a: a // 3, (I8,), [-43, 33, 2], "int8"),
+    ("i8 mod", lambda a: a % 3, (I8,), [1, 1, 1], "int8"),
+    ("and", lambda a: xnp.bitwise_and(a, 0x0F), (np.array([1, 200], np.uint8),), [1, 8],
+     "uint8"),
+    ("or", lambda a: xnp.bitwise_or(a, 3), (np.array([1, 200], np.uint8),), [3, 203], "uint8"),
+    ("xor", lambda a: xnp.bitwise_xor(a, xnp.uint8(255)), (np.array([1, 200], np.uint8),),
+     [254, 55], "uint8"),
+    ("i8 right_shift", lambda a: xnp.right_shift(a, 3), (np.array([-128, 100], np.int8),),
+     [-16, 12], "int8"),
+    ("u8 right_shift", lambda a: xnp.right_shift(a, 3), (np.array([1, 200], np.uint8),),
+     [0, 25], "uint8"),
+    ("i8 invert", xnp.invert, (I8,), [127, -101, -8], "int8"),
+    ("bitwise_count", xnp.bitwise_count, (U8,), [1, 3, 8], "uint8"),
+    ("packbits", xnp.packbits, (np.array([1, 0, 1, 1, 0, 0, 0, 1, 1], np.uint8),), [177, 128],
+     "uint8"),
+    ("packbits axis little", lambda a: xnp.packbits(a, axis=1, bitorder="little"),
+     (np.array([[1, 0, 1], [0, 1, 1]], np.int8),), [[5], [6]], "uint8"),
+    ("unpackbits", xnp.unpackbits, (np.array([160, 3], np.uint8),),
+     [1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1], "uint8"),
+    ("unpackbits count", lambda a: xnp.unpackbits(a, axis=1, count=-3, bitorder="little"),
+     (np.array([[160, 3]], np.uint8),), [[0, 0, 0, 0, 0, 1, 0, 1, 1, 1, 0, 0, 0]], "uint8"),
+    ("astype u8 wraps", lambda a: a.astype(xnp.uint8), (np.array([1, 300, -1]),), [1, 44, 255],
+     "uint8"),
+    ("astype i8 wraps", lambda a: a.astype(xnp.int8), (np.array([1, 200], np.uint8),), [1, -56],
+     "int8"),
+    ("astype u16", lambda a: a.astype(xnp.uint16), (np.array([-1, -300, 70000], np.int32),),
+     [65535, 65236, 4464], "uint16"),
+    ("astype i16", lambda a: a.astype(xnp.int16), (np.array([-1, -300, 70000], np.int32),),
+     [-1, -300, 4464], "int16"),
+    ("u8 round trip", lambda a: a.astype(xnp.float32).astype(xnp.uint8), (U8,), [1, 200, 255],
+     "uint8"),
+    ("sum u8", xnp.sum, (np.array([200, 255, 3], np.uint8),), 458, "uint64"),
+    ("sum i8", xnp.sum, (I8,), -21, "int64"),
+    ("sum i8 dtype", lambda a: xnp.sum(a, dtype=xnp.int8), (I8,), -21, "int8"),
+    ("prod i8", xnp.prod, (I8,), -89600, "int64"),
+    ("cumsum u8", xnp.cumsum, (np.array([200, 255, 3], np.uint8),), [200, 199, 202], "uint8"),
+    ("cumprod u8", xnp.cumprod, (U8,), [1, 200, 56], "uint8"),
+    ("max i8", xnp.max, (np.array([-5, 3], np.int8),), 3, "int8"),
+    ("argmax u8", xnp.argmax, (U8,), 2, "int64"),
+    ("mean u8", xnp.mean, (U8,), 152.0, "float32"),
+    ("dot u8", lambda a: a @ a, (U8,), 66, "uint8"),
+    ("sort u8", xnp.sort, (np.array([255, 1, 200], np.uint8),), [1, 200, 255], "uint8"),
+    ("where u8", lambda a: xnp.where(a > 100, a, 0), (U8,), [0, 200, 255], "uint8"),
+    ("scatter-add u8", lambda a: a.at[1].add(100), (U8,), [1, 44, 255], "uint8"),
+    ("arange u8", lambda a: a + xnp.arange(3, dtype=xnp.uint8), (U8,), [1, 201, 1], "uint8"),
+    ("f16 sin*x", lambda a: xnp.sin(a) * a, (np.array([1.5, 2.0, 3.0, 1e-6, 6e4], np.float16),),
+     [1.49609375, 1.818359375, 0.42333984375, 0.0, 57440.0], "float16"),
+    ("f16 overflow", lambda a: a + a, (np.array([1e-6, 6e4], np.float16),),
+     [2.0265579223632812e-06, np.inf], "float16"),
+    ("f16 sum", xnp.sum, (np.array([1.5, 2.0, 3.0, 1e-6, 6e4], np.float16),), 60000.0,
+     "float16"),
+    ("f16 mean", xnp.mean, (np.array([1.5, 2.0, 3.0, 1e-6, 6e4], np.float16),), 12000.0,
+     "float16"),
+    ("f16 mean of many", xnp.mean, (np.full(5000, 0.1, np.float16),), 0.0999755859375,
+     "float16"),     # summed in float32 as in JAX: a float16 sum would stall at 256
+    ("f16 var", xnp.var, (np.array([1.5, 2.0, 3.0], np.float16),), 0.388916015625, "float16"),
+    ("f16 dot", lambda a: a @ a, (np.array([1.5, 2.0, 3.0], np.float16),), 15.25, "float16"),
+    ("f16 cumsum", xnp.cumsum, (np.array([1.5, 2.0, 3.0], np.float16),), [1.5, 3.5, 6.5],
+     "float16"),
+    ("f16 to u8", lambda a: a.astype(xnp.uint8), (np.array([1.5, 2.0, 3.0], np.float16),),
+     [1, 2, 3], "uint8"),
+    ("f16 fori_loop", lambda a: lax.fori_loop(0, 3, lambda i, c: c * a + 1, a),
+     (np.array([1.5, 2.0, 3.0], np.float16),), [9.8125, 23.0, 94.0], "float16"),
+    ("f16 cond", lambda a: lax.cond(a[0] > 1, lambda x: x / 3, lambda x: x * 3, a),
+     (np.array([1.5, 2.0, 3.0], np.float16),), [0.5, 0.66650390625, 1.0], "float16"),
+]
+
+
+@pytest.mark.parametrize("name,f,args,want,dtype", CASES, ids=[c[0] for c in CASES])
+def test_values_and_dtypes_match_jax_on_both_tiers(name, f, args, want, dtype):
+    got = _both(f, *args)
+    assert str(got.dtype) == dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want, dtype))
+
+
+def test_float16_division_is_correctly_rounded():
+    # 200 / 7 = 28.571...: the nearest float16 is 28.578125 (NumPy's); JAX's 28.5625 comes
+    # from XLA computing x * float16(1/7)
+    got = _both(lambda a: a.astype(xnp.float16) / 7, np.array([1, 200, 255], np.uint8))
+    want = (np.array([1, 200, 255], np.float16) / np.float16(7)).astype(np.float16)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_float16_rounding_of_the_compiled_tier_is_numpy_s():
+    """The compiled tier's float32 -> float16 rounding (kernels/float16.py), over normal,
+    subnormal, overflowing and special values, equals NumPy's astype bit for bit."""
+    from xforms.primitives.bitwise import round_to_float16_p
+    rng = np.random.RandomState(0)
+    x = np.concatenate([rng.randn(500).astype(np.float32) * s for s in
+                        (1e-8, 1e-6, 1e-4, 1.0, 100.0, 7e4)]
+                       + [np.float32([np.nan, np.inf, -np.inf, 0.0, -0.0, 65504, 65519.99,
+                                      65520, 2.0**-25, 1.5 * 2.0**-24, 2.5 * 2.0**-24])])
+    got = xf.jit(lambda v: round_to_float16_p.bind(v), tiered=False)(x)
+    with np.errstate(over="ignore"):
+        want = x.astype(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("tiered", TIERS)
+def test_vmap_keeps_small_dtypes(tiered):
+    x = np.array([[1, 200], [3, 128]], np.uint8)
+    f = xf.jit(xf.vmap(lambda r: (xnp.left_shift(r, 1), xnp.invert(r), xnp.sum(r))),
+               tiered=tiered)
+    sh, inv, s = f(x)
+    assert (sh.dtype, inv.dtype, s.dtype) == (np.uint8, np.uint8, np.uint64)
+    np.testing.assert_array_equal(sh, [[2, 144], [6, 0]])
+    np.testing.assert_array_equal(inv, [[254, 55], [252, 127]])
+    np.testing.assert_array_equal(s, [201, 131])
+
+
+@pytest.mark.parametrize("tiered", TIERS)
+def test_grad_of_a_float16_function_is_float16(tiered):
+    g = xf.jit(xf.grad(lambda x: xnp.sum(xnp.sin(x) * x)), tiered=tiered)
+    got = g(np.array([1.5, 2.0, 3.0], np.float16))
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, np.array([1.103515625, 0.07666015625, -2.830078125],
+                                                np.float16))      # jax.grad's values
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16"])
+def test_grad_refuses_small_integer_inputs_as_jax_does(dtype):
+    with pytest.raises(TypeError, match=f"got {dtype}.*Integer inputs are not differentiable"):
+        xf.grad(lambda x: xnp.sum(x * 2))(np.array([1, 2], dtype))
+
+
+def test_promote_types_and_result_type_of_the_public_api():
+    assert xnp.promote_types(xnp.uint8, xnp.int8) == np.int16
+    assert xnp.promote_types("float16", "int32") == np.float16
+    assert xnp.result_type(np.zeros(2, np.uint8), 1) == np.uint8
