@@ -234,3 +234,18 @@ def test_promote_types_and_result_type_of_the_public_api():
     assert xnp.promote_types(xnp.uint8, xnp.int8) == np.int16
     assert xnp.promote_types("float16", "int32") == np.float16
     assert xnp.result_type(np.zeros(2, np.uint8), 1) == np.uint8
+
+
+@pytest.mark.parametrize("tiered", TIERS)
+def test_python_ints_wrap_into_the_array_dtype_as_in_jax(tiered):
+    # jax 0.10.2: uint8 [1] + 300 -> [45], uint8 [1, 200] + (-1) -> [0, 199],
+    # int8 [1] + (-129) -> [-128], int32 [1] + 2**40 -> [1]; 2**63 raises OverflowError
+    for x, v, want in [(np.array([1], np.uint8), 300, [45]),
+                       (np.array([1, 200], np.uint8), -1, [0, 199]),
+                       (np.array([1], np.int8), -129, [-128]),
+                       (np.array([1], np.int32), 2**40, [1])]:
+        got = xf.jit(lambda a: a + v, tiered=tiered)(x)
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(OverflowError, match="does not fit in int64"):
+        xf.jit(lambda a: a + 2**63, tiered=tiered)(np.array([1], np.int8))

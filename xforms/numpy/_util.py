@@ -69,6 +69,13 @@ def convert(x, dtype, weak=False):
     if isinstance(x, (list, tuple)):
         x = asarray_operand(x)
     if is_python_scalar(x):
+        if dtype.kind in "iu" and isinstance(x, int) and not isinstance(x, bool):
+            # as in JAX: an int64 (OverflowError outside it) that wraps into the dtype, so
+            # uint8_array + 300 adds 44
+            if not -2**63 <= x < 2**63:
+                raise OverflowError(f"Python int {x} does not fit in int64, the type of a "
+                                    f"Python int operand; pass np.{dtype.name}({x}) or an array")
+            return np.array(x, np.int64).astype(dtype)[()]
         return dtype.type(x) if dtype.kind != "b" else np.bool_(x)
     a = aval(x)
     if a.dtype == dtype:
