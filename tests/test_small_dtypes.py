@@ -12,7 +12,7 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import lax
+from xforms import core, lax
 from xforms.avals import promote_types
 
 TIERS = [pytest.param(True, id="fast"), pytest.param(False, id="compiled")]
@@ -70,8 +70,10 @@ def test_weak_python_scalars_keep_the_array_dtype(tiered):
 
 
 def _both(f, *args):
-    """f's result on the fast tier, checked equal (values and dtype) to the compiled one."""
-    fast = xf.jit(f)(*args)
+    """f's result on the fast tier (its traced program run by `core.eval_jaxpr` on the NumPy
+    implementations, as jit's first call does; tests/conftest.py turns tiering off), checked
+    equal in values and dtype to the compiled tier's."""
+    fast, = core.eval_jaxpr(xf.make_jaxpr(f)(*args), *args)
     compiled = xf.jit(f, tiered=False)(*args)
     assert fast.dtype == compiled.dtype, (fast.dtype, compiled.dtype)
     np.testing.assert_array_equal(np.asarray(fast), np.asarray(compiled))
@@ -249,3 +251,16 @@ def test_python_ints_wrap_into_the_array_dtype_as_in_jax(tiered):
         np.testing.assert_array_equal(got, want)
     with pytest.raises(OverflowError, match="does not fit in int64"):
         xf.jit(lambda a: a + 2**63, tiered=tiered)(np.array([1], np.int8))
+
+
+def test_float16_primitives_accumulate_in_float32_on_both_tiers():
+    # NumPy alone sums float16 columns with a float16 running sum (3000 * 0.1 -> 256); both
+    # tiers accumulate in float32 and round once (jnp.sum gives 300 too)
+    x = np.full((3000, 3), 0.1, np.float16)
+    want = x.astype(np.float32).sum(0).astype(np.float16)
+    assert _both(lambda a: xnp.sum(a, axis=0), x).tolist() == want.tolist() == [300.0] * 3
+    assert _both(lambda a: lax.reduce_sum(a, (0,)), x).tolist() == want.tolist()
+    assert _both(lambda a: xnp.cumsum(a, axis=0)[-1], x).tolist() == want.tolist()
+    np.testing.assert_array_equal(_both(lambda a: (a.T @ a)[0], x),
+                                  (x.T.astype(np.float32) @ x.astype(np.float32))[0]
+                                  .astype(np.float16))

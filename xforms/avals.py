@@ -89,6 +89,17 @@ def is_integer(dtype):
     return np.dtype(dtype).kind in "iu"
 
 
+def accumulation_dtype(dtype):
+    """The dtype the sum, product, cumulative and dot primitives accumulate `dtype` in:
+    float16 in float32, rounded once at the end, on both tiers (NumPy alone rounds every
+    partial sum: 3000 * 0.1 gives 256); every other dtype in itself.  jnp.sum and jnp.mean
+    upcast float16 the same way; XLA's own float16 reductions sum partials in an order of
+    their own, so a raw lax reduction of float16 can differ from JAX's in the last bits.
+
+        >>> accumulation_dtype(float16)     # float32"""
+    return float32 if np.dtype(dtype) == float16 else np.dtype(dtype)
+
+
 def canonicalize_dtype(dtype):
     """The supported dtype `dtype` names; TypeError otherwise."""
     dt = np.dtype(dtype)
