@@ -13,6 +13,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import core, lax
+from xforms import random as xr
 from xforms.avals import promote_types
 
 TIERS = [pytest.param(True, id="fast"), pytest.param(False, id="compiled")]
@@ -264,3 +265,35 @@ def test_float16_primitives_accumulate_in_float32_on_both_tiers():
     np.testing.assert_array_equal(_both(lambda a: (a.T @ a)[0], x),
                                   (x.T.astype(np.float32) @ x.astype(np.float32))[0]
                                   .astype(np.float16))
+
+
+# jax.random's values (jax 0.10.2, x64): 8/16-bit bits are the low bits of the 32-bit words,
+# randint of 8/16-bit integers draws int32 within the dtype's range, float16 samplers compute
+# erf/erf_inv in float32 and round each multiply and add of uniform's scaling
+RANDOM = [
+    ("bits u8", lambda k: xr.bits(k, (3,), xnp.uint8), 0, [167, 146, 40], "uint8"),
+    ("bits u16", lambda k: xr.bits(k, (3,), xnp.uint16), 0, [20391, 13970, 3624], "uint16"),
+    ("randint i8", lambda k: xr.randint(k, (5,), -300, 300, dtype=xnp.int8), 0,
+     [-27, -48, 72, -67, -125], "int8"),
+    ("randint u8", lambda k: xr.randint(k, (5,), 0, 256, dtype=xnp.uint8), 0,
+     [101, 80, 200, 61, 3], "uint8"),
+    ("randint i16", lambda k: xr.randint(k, (5,), 3.7, 9, dtype=xnp.int16), 0,
+     [4, 3, 5, 4, 8], "int16"),
+    ("randint u16", lambda k: xr.randint(k, (4,), 0, 60000, dtype=xnp.uint16), 0,
+     [46789, 30000, 28712, 45373], "uint16"),
+    ("uniform f16", lambda k: xr.uniform(k, (6,), xnp.float16, -0.683, 0.9545), 1,
+     [-0.32177734375, -0.6318359375, 0.47607421875, 0.54345703125, 0.26025390625,
+      -0.5390625], "float16"),
+    ("normal f16", lambda k: xr.normal(k, (6,), xnp.float16), 1,
+     [-0.76904296875, -1.8583984375, 0.54833984375, 0.67236328125, 0.192626953125,
+      -1.3515625], "float16"),
+    ("truncated_normal f16", lambda k: xr.truncated_normal(k, -1., 2., (4,), xnp.float16), 1,
+     [-0.414306640625, -0.89892578125, 0.63818359375, 0.74365234375], "float16"),
+]
+
+
+@pytest.mark.parametrize("name,f,seed,want,dtype", RANDOM, ids=[c[0] for c in RANDOM])
+def test_random_small_dtypes_match_jax_on_both_tiers(name, f, seed, want, dtype):
+    got = _both(f, xr.PRNGKey(seed))
+    assert str(got.dtype) == dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want, dtype))
