@@ -297,3 +297,31 @@ def test_random_small_dtypes_match_jax_on_both_tiers(name, f, seed, want, dtype)
     got = _both(f, xr.PRNGKey(seed))
     assert str(got.dtype) == dtype
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want, dtype))
+
+
+def test_image_and_quantised_data_round_trip():
+    """uint8 images through float arithmetic and back, int8 quantisation with a scale: the
+    same bytes as NumPy (every value stays in range, so no conversion is
+    implementation-defined), uint8 in and out on both tiers."""
+    img = np.random.RandomState(0).randint(0, 256, (4, 5, 3)).astype(np.uint8)
+
+    def brighten(im):
+        f = im.astype(xnp.float32) / 255.0
+        return xnp.clip(xnp.round(f * 1.2 * 255.0), 0, 255).astype(xnp.uint8)
+
+    want = np.clip(np.round(img.astype(np.float32) / np.float32(255) * np.float32(1.2)
+                            * np.float32(255)), 0, 255).astype(np.uint8)
+    got = _both(brighten, img)
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, want)
+    back = _both(lambda im: im.astype(xnp.float32).astype(xnp.uint8), img)
+    assert back.dtype == np.uint8 and back.tolist() == img.tolist()
+
+    w = np.random.RandomState(1).randn(6).astype(np.float32)
+    quant = lambda v: xnp.clip(xnp.round(v / 0.05), -128, 127).astype(xnp.int8)
+    q = _both(quant, w)
+    assert q.dtype == np.int8
+    np.testing.assert_array_equal(q, np.clip(np.round(w / np.float32(0.05)), -128, 127)
+                                  .astype(np.int8))
+    np.testing.assert_array_equal(_both(lambda v: v.astype(xnp.float32) * 0.05, q),
+                                  q.astype(np.float32) * np.float32(0.05))
