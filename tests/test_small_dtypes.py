@@ -161,6 +161,8 @@ CASES = [
      "float16"),
     ("f16 mean of many", xnp.mean, (np.full(5000, 0.1, np.float16),), 0.0999755859375,
      "float16"),     # summed in float32 as in JAX: a float16 sum would stall at 256
+    ("f16 nanmean", xnp.nanmean, (np.array([1.5, np.nan, 2.25], np.float16),), 1.875,
+     "float16"),
     ("f16 var", xnp.var, (np.array([1.5, 2.0, 3.0], np.float16),), 0.388916015625, "float16"),
     ("f16 dot", lambda a: a @ a, (np.array([1.5, 2.0, 3.0], np.float16),), 15.25, "float16"),
     ("f16 cumsum", xnp.cumsum, (np.array([1.5, 2.0, 3.0], np.float16),), [1.5, 3.5, 6.5],
