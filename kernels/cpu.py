@@ -30,8 +30,8 @@ from xforms.exe_cache import max_size
 from xforms.memo import Memo
 from xforms.tiered import step, warn
 
-from . import (blas_threads, codecache, emit_cpu_control, emit_cpu_ops, float16, lower_conv,  # noqa: F401 (rules)
-               lower_cumulative, lower_linalg, lower_mpi, lower_sorting)
+from . import (blas_threads, codecache, emit_cpu_control, emit_cpu_ops,  # noqa: F401 (rules)
+               float16, lower_conv, lower_cumulative, lower_linalg, lower_mpi, lower_sorting)
 from .cpu_buffers import BufferPool
 from .dispatch import make_fast_call
 from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line

@@ -10,7 +10,8 @@ import functools
 import numpy as np
 
 from .. import core, source_info
-from ..avals import SUPPORTED_DTYPES, ShapedArray, broadcast_shapes, canonicalize_dtype, promote_types
+from ..avals import (SUPPORTED_DTYPES, ShapedArray, broadcast_shapes, canonicalize_dtype,
+                     promote_types)
 from ..core import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import structural as st

@@ -1,8 +1,8 @@
 """Bit-shift primitives (lax.shift_left, shift_right_logical, shift_right_arithmetic), as
 XLA defines them: the shift count is read as unsigned, and a count of at least the bit width
 gives 0 (or, for an arithmetic right shift, the sign fill); and `round_to_float16`, the
-rounding the compiled tier puts after each float16 result it computes in float32.  The PRNG hash (Threefry-2x32,
-`xforms.random`) rotates uint32 words with them.
+rounding the compiled tier puts after each float16 result it computes in float32.  The PRNG
+hash (Threefry-2x32, `xforms.random`) rotates uint32 words with the shifts.
 
     >>> shift_left(xnp.uint32(3), xnp.uint32(4))        # 48
 """
