@@ -30,8 +30,8 @@ from xforms.exe_cache import max_size
 from xforms.memo import Memo
 from xforms.tiered import step, warn
 
-from . import (blas_threads, codecache, emit_cpu_control, emit_cpu_ops, lower_conv,  # noqa: F401 (rules)
-               lower_cumulative, lower_linalg, lower_mpi, lower_sorting)
+from . import (blas_threads, codecache, emit_cpu_control, emit_cpu_ops,  # noqa: F401 (rules)
+               float16, lower_conv, lower_cumulative, lower_linalg, lower_mpi, lower_sorting)
 from .cpu_buffers import BufferPool
 from .dispatch import make_fast_call
 from .emit_cpu_module import OUT_GROUP, emit_module, eqn_at_line
@@ -147,6 +147,12 @@ def compile_cpu(closed, options=None):
         exe = _cached(closed)
         if exe is not None:
             return exe
+    if float16.has_float16(closed):     # Numba has no float16: computed in float32, rounded
+        exe = float16.Float16Executable(compile_cpu(float16.widen(closed), options),
+                                        closed.out_avals)
+        with _lock:
+            _exes.put(closed, "cpu", exe)
+        return exe
     with step(), _lock:                 # (planning and emitting share memo tables)
         prep = _prepare(closed, options)
     if options.get("background") and not codecache.compiled(prep.h, prep.sig_spec,

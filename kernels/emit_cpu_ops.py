@@ -166,8 +166,9 @@ def _dot_loops(em, eqn, xf, yf):
                 em.line(f"{acc} += {prod}")
         if out.aval.shape:
             em.line(f"{em.A(out)}[{', '.join(oi)}] = {acc}")
-        else:
-            em.line(f"{em.s(out)} = {acc}")
+        else:       # Numba sums narrow integers in int64: the cast wraps as XLA's sum does
+            narrow = np.dtype(dt).kind in "iu" and np.dtype(dt).itemsize < 8
+            em.line(f"{em.s(out)} = {f'np.{np.dtype(dt).name}({acc})' if narrow else acc}")
 
 
 OP_RULES["dot_general"] = _dot_general

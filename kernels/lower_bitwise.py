@@ -35,3 +35,15 @@ def _shift_right_arithmetic(ctx, x, y):
 register_scalar_rule("shift_left", _shift_left)
 register_scalar_rule("shift_right_logical", _shift_right_logical)
 register_scalar_rule("shift_right_arithmetic", _shift_right_arithmetic)
+
+
+def _round_to_float16(ctx, x):
+    """The nearest float16 of float32 `x`, in float32: `x` rounded half to even at float16's
+    ulp, 2**(exponent - 10), or 2**-24 below float16's normal range (its subnormals), and
+    overflow past float16's largest value (65504) to inf; NaN and inf pass (inf * inf)."""
+    k = f"max(math.frexp({x})[1] - 11, -24)"
+    r = f"np.float32(math.ldexp(np.rint(math.ldexp({x}, -{k})), {k}))"
+    return f"({r} if abs({r}) <= {ctx.lit(65504.0)} else {r} * {ctx.lit(np.inf)})"
+
+
+register_scalar_rule("round_to_float16", _round_to_float16)

@@ -48,7 +48,9 @@ def _sort(em, eqn):
         with em.counted_loop(j, n):
             for k, x, part, kdt in keys:
                 val = f"{em.atom(x)}[{_at(oi, dim, j)}]{part}"
-                em.line(f"{k}[{j}] = {'np.uint8(' + val + ')' if kdt.kind == 'u' else val}")
+                if x.aval.dtype.kind == "b":      # a bool key sorts as uint8
+                    val = f"np.uint8({val})"
+                em.line(f"{k}[{j}] = {val}")
         p = em.fresh("p")
         em.line(f"{p} = argsort_stable({keys[-1][0]})")
         for k, *_ in reversed(keys[:-1]):

@@ -11,7 +11,8 @@ The tables are keyed by the `Primitive` (a name is resolved through xforms.regis
 
 Semantics follow the NumPy implementations: integer `div` truncates and `rem` takes the
 dividend's sign (lax's C semantics, with XLA's values for a zero divisor), `max`/`min`
-propagate NaN like `np.maximum`, `round` is half-to-even (`np.rint`), `sign(nan)` is nan and `sign(-0.0)` is 0.0, int32 results are cast back to int32 (Numba
+propagate NaN like `np.maximum`, `round` is half-to-even (`np.rint`), `sign(nan)` is nan and
+`sign(-0.0)` is 0.0, int8..int32 (and unsigned) results are cast back to their dtype (Numba
 computes small integers in int64).
 """
 import numpy as np
@@ -79,11 +80,12 @@ class ScalarCtx:
         return lit(v, self.dtype if dtype is None else dtype)
 
     def cast(self, expr, dtype):
+        """`expr` at `dtype`: Numba computes narrower numbers in its 64-bit types, and the
+        cast back wraps integers (uint8 200 + 100 is 44, as in XLA)."""
         dt = np.dtype(dtype)
-        if dt in (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32),
-                  np.dtype(np.complex64)):
-            return f"np.{dt.name}({expr})"
-        return expr
+        if dt.kind == "b" or dt.itemsize == 8 and dt.kind != "c" or dt.itemsize == 16:
+            return expr
+        return f"np.{dt.name}({expr})"
 
     def index(self, d):
         """The loop index of loop axis `d` (iota)."""

@@ -235,7 +235,8 @@ def test_other_shape_errors():
 
 
 # ---- unsupported inputs ------------------------------------------------------------------------
-ACCEPTED_DTYPES = "bool, int32, int64, uint32, uint64, float32, float64, complex64, complex128"
+ACCEPTED_DTYPES = ("bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, "
+                   "float32, float64, complex64, complex128")
 
 BAD_INPUTS = [
     ("ragged list", [[1.0, 2.0], [3.0]], "ragged"),
@@ -281,9 +282,9 @@ def test_ragged_values_inside_traced_functions():
         xf.make_jaxpr(lambda x: xnp.asarray([x, [x, x]]))(1.0)
     with pytest.raises(TypeError, match="not supported: xforms accepts"):
         xnp.zeros(3, dtype=np.clongdouble)
-    # accepted and converted: small ints -> int32, float16 -> float32 (documented)
-    assert xnp.asarray(np.ones(2, np.int16)).dtype == np.int32
-    assert xf.make_jaxpr(lambda x: x)(np.ones(2, np.float16)).in_avals[0].dtype == np.float32
+    # small ints and float16 are kept at their width (tests/test_small_dtypes.py)
+    assert xnp.asarray(np.ones(2, np.int16)).dtype == np.int16
+    assert xf.make_jaxpr(lambda x: x)(np.ones(2, np.float16)).in_avals[0].dtype == np.float16
 
 
 def test_numpy_functions_on_traced_values():

@@ -40,7 +40,7 @@ LAYERS = [
                      "kernels.cuda.scalar_cuda",
                      "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool",
                      "kernels.linalg_runtime", "kernels.mpi_calls"]),
-    ("planning", ["kernels.user_prims", "kernels.passes", "kernels.fusion_classes",
+    ("planning", ["kernels.user_prims", "kernels.passes", "kernels.float16", "kernels.fusion_classes",
                   "kernels.index_maps", "kernels.plan", "kernels.fusion_groups",
                   "kernels.fusion_products",
                   "kernels.stencil", "kernels.storage", "kernels.fusion", "kernels.loop_ir",

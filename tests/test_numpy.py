@@ -391,8 +391,8 @@ def test_creation():
         (xnp.array([1.0, 2.0]), np.array([1.0, 2.0])), (xnp.asarray([[1, 2]]), np.array([[1, 2]])),
         (xnp.asarray(3.0), np.asarray(3.0)), (xnp.array(True), np.array(True)),
         (xnp.asarray([1, 2], dtype=xnp.float32), np.array([1, 2], np.float32)),
-        (xnp.asarray(np.arange(3, dtype=np.int8)), np.arange(3, dtype=np.int32)),
-        (xnp.asarray(np.ones(2, np.float16)), np.ones(2, np.float32)),
+        (xnp.asarray(np.arange(3, dtype=np.int8)), np.arange(3, dtype=np.int8)),
+        (xnp.asarray(np.ones(2, np.float16)), np.ones(2, np.float16)),
     ]
     for got, want in cases:
         assert isinstance(got, core.Array)

@@ -210,7 +210,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         dt = core.get_aval(x).dtype
         if not is_inexact(dt) and not allow_int:
             raise TypeError(
-                f"grad requires real- or complex-valued inputs (float32, float64, "
+                f"grad requires real- or complex-valued inputs (float16, float32, float64, "
                 f"complex64, complex128), but got {dt.name} in {describe_function(fun)}. "
                 "Integer inputs are not differentiable: convert them with .astype(float), "
                 "leave them out of argnums, use vjp, or pass allow_int=True (their "

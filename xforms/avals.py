@@ -3,17 +3,23 @@
 Python scalars are *weakly typed*: `float32_array * 2.0` stays float32.  Promotion is
 the least upper bound in the lattice below, as in JAX's type promotion design:
 
-    bool -> i* -> int32 -> int64 -> f* -> float32 -> float64 -> complex128
-                i* -> uint32 -> int64;  uint32 -> uint64 -> f*
-                                     f* -> c* -> complex64 -> complex128
-                                     float32 -> complex64
-where i*, f*, c* are the weak (Python scalar) types.
+    bool -> i* -> int8 -> int16 -> int32 -> int64 -> f* -> float16 -> float32 -> float64
+          i* -> uint8 -> uint16 -> uint32 -> uint64 -> f*
+          uint8 -> int16,  uint16 -> int32,  uint32 -> int64
+          f* -> c* -> complex64 -> complex128;  float32 -> complex64;  float64 -> complex128
+where i*, f*, c* are the weak (Python scalar) types: `uint8_array + 1` stays uint8,
+`int8 + uint8` is int16, `float16 + int32` is float16, `uint64 + int8` is float64.
 """
 import numpy as np
 
 from .errors import XformsError
 
 bool_ = np.dtype(np.bool_)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
+uint8 = np.dtype(np.uint8)
+uint16 = np.dtype(np.uint16)
+float16 = np.dtype(np.float16)   # stored at its width; computed in float32 and rounded, as XLA does
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 float32 = np.dtype(np.float32)
@@ -22,12 +28,8 @@ complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
 uint32 = np.dtype(np.uint32)      # PRNG keys and random bits (xforms.random), bitwise work
 uint64 = np.dtype(np.uint64)
-SUPPORTED_DTYPES = (bool_, int32, int64, uint32, uint64, float32, float64, complex64,
-                    complex128)
-_CANONICAL = {  # dtypes we accept and map to a supported one
-    np.dtype(np.int8): int32, np.dtype(np.int16): int32, np.dtype(np.uint8): int32,
-    np.dtype(np.uint16): int32, np.dtype(np.float16): float32,
-}
+SUPPORTED_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16,
+                    float32, float64, complex64, complex128)
 
 
 class ShapedArray:
@@ -67,9 +69,8 @@ class ShapedArray:
 
 
 def short_dtype(dtype):
-    return {"bool": "bool", "int32": "i32", "int64": "i64", "uint32": "u32", "uint64": "u64",
-            "float32": "f32", "float64": "f64", "complex64": "c64",
-            "complex128": "c128"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
+    dt = np.dtype(dtype)
+    return dt.name if dt.kind == "b" else f"{dt.kind}{dt.itemsize * 8}"
 
 
 def is_float(dtype):
@@ -88,16 +89,24 @@ def is_integer(dtype):
     return np.dtype(dtype).kind in "iu"
 
 
+def accumulation_dtype(dtype):
+    """The dtype the sum, product, cumulative and dot primitives accumulate `dtype` in:
+    float16 in float32, rounded once at the end, on both tiers (NumPy alone rounds every
+    partial sum: 3000 * 0.1 gives 256); every other dtype in itself.  jnp.sum and jnp.mean
+    upcast float16 the same way; XLA's own float16 reductions sum partials in an order of
+    their own, so a raw lax reduction of float16 can differ from JAX's in the last bits.
+
+        >>> accumulation_dtype(float16)     # float32"""
+    return float32 if np.dtype(dtype) == float16 else np.dtype(dtype)
+
+
 def canonicalize_dtype(dtype):
-    """Map any accepted NumPy dtype to a supported one; TypeError otherwise."""
+    """The supported dtype `dtype` names; TypeError otherwise."""
     dt = np.dtype(dtype)
     if dt in SUPPORTED_DTYPES:
         return dt
-    if dt in _CANONICAL:
-        return _CANONICAL[dt]
     raise TypeError(f"dtype {dt} is not supported: xforms accepts "
-                    f"{', '.join(d.name for d in SUPPORTED_DTYPES)} (and converts int8, int16, "
-                    "uint8, uint16 to int32, float16 to float32)")
+                    f"{', '.join(d.name for d in SUPPORTED_DTYPES)}")
 
 
 def aval_of_value(x):
@@ -115,8 +124,7 @@ def aval_of_value(x):
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype == object or x.dtype.kind in "USV":
             raise TypeError(f"unsupported input of dtype {x.dtype}: xforms accepts arrays of "
-                            "bool, int32, int64, uint32, uint64, float32, float64, complex64, "
-                            "complex128")
+                            f"{', '.join(d.name for d in SUPPORTED_DTYPES)}")
         return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype),
                            getattr(x, "weak_type", False) is True)
     raise TypeError(f"unsupported input {type(x).__name__}: xforms accepts NumPy arrays, Python "
@@ -124,12 +132,11 @@ def aval_of_value(x):
 
 
 # ---- promotion lattice -------------------------------------------------------------------
-_UP = {"b": ["i*"], "i*": ["i4", "u4"], "i4": ["i8"], "u4": ["i8", "u8"], "u8": ["f*"],
-       "i8": ["f*"], "f*": ["f4", "c*"],
-       "f4": ["f8", "c8"], "f8": ["c16"], "c*": ["c8"], "c8": ["c16"], "c16": []}
-_CODE = {bool_: "b", int32: "i4", int64: "i8", uint32: "u4", uint64: "u8", float32: "f4",
-         float64: "f8",
-         complex64: "c8", complex128: "c16"}
+_UP = {"b": ["i*"], "i*": ["i1", "u1"], "i1": ["i2"], "i2": ["i4"], "i4": ["i8"],
+       "u1": ["i2", "u2"], "u2": ["i4", "u4"], "u4": ["i8", "u8"], "u8": ["f*"], "i8": ["f*"],
+       "f*": ["f2", "c*"], "f2": ["f4"], "f4": ["f8", "c8"], "f8": ["c16"], "c*": ["c8"],
+       "c8": ["c16"], "c16": []}
+_CODE = {dt: "b" if dt.kind == "b" else f"{dt.kind}{dt.itemsize}" for dt in SUPPORTED_DTYPES}
 _DT = {v: k for k, v in _CODE.items()}
 _WEAK_DEFAULT = {"i*": int64, "f*": float64, "c*": complex128}
 

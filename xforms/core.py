@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import eager_reuse, ir, memo, pass_counts, source_info
-from .avals import ShapedArray, aval_of_value
+from .avals import SUPPORTED_DTYPES, ShapedArray, aval_of_value
 from .errors import ConcretizationError, MissingRuleError, UnexpectedTracerError
 from .facts import Facts
 from .ir import ClosedJaxpr, Eqn, IRTypeError, Jaxpr, Literal, Names, Var, pp_eqn
@@ -112,9 +112,7 @@ def canonical_value(x):
     return x
 
 
-_OK_DTYPES = frozenset(np.dtype(d) for d in
-                       ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64", "complex64",
-                        "complex128"))
+_OK_DTYPES = frozenset(SUPPORTED_DTYPES)
 
 
 def get_aval(x):

@@ -52,7 +52,9 @@ from .loop_cuda import loop_kernel
 OP_RULES = RuleTable()          # prim (or its name) -> rule(em, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(em, control_step)
 TARGET = "cuda"
-SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in ("bool", "int32", "int64", "uint32", "uint64",
+# float16 is not: the CPU backend computes it in float32 (kernels/float16.py); here it is refused
+SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in ("bool", "int8", "int16", "int32", "int64",
+                                                    "uint8", "uint16", "uint32", "uint64",
                                                     "float32", "float64", "complex64",
                                                     "complex128"))
 _RESERVED = {"np", "math", "cuda", "nbt", "range", "min", "max", "abs", "int", "float",
@@ -194,9 +196,9 @@ class CudaEmitter(Packing, Naming):
             raise unsupported(eqn, why)
         for a in list(eqn.invars) + list(eqn.outvars):
             if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES:
+                ok = ", ".join(sorted(d.name for d in SUPPORTED_DTYPES))
                 raise unsupported(eqn, f"dtype {np.dtype(a.aval.dtype).name} is not supported "
-                                       "on CUDA (bool, int32, int64, uint32, uint64, float32, "
-                                       "float64, complex64, complex128 are)")
+                                       f"on CUDA ({ok} are; convert with .astype(float32))")
 
     # ---- fused loops -----------------------------------------------------------------------
     def scalar_value(self, eqn, args, idx):

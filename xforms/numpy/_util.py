@@ -10,7 +10,8 @@ import functools
 import numpy as np
 
 from .. import core, source_info
-from ..avals import ShapedArray, broadcast_shapes, canonicalize_dtype, promote_types
+from ..avals import (SUPPORTED_DTYPES, ShapedArray, broadcast_shapes, canonicalize_dtype,
+                     promote_types)
 from ..core import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
@@ -23,10 +24,11 @@ def is_python_scalar(x):
     return isinstance(x, _SCALARS) and not isinstance(x, (np.ndarray, np.generic))
 
 
-# JAX's to_inexact_dtype: what integer/bool operands of float functions become (x64 mode)
-_INEXACT = {np.dtype(np.bool_): np.dtype(np.float32), np.dtype(np.int32): np.dtype(np.float32),
-            np.dtype(np.int64): np.dtype(np.float64), np.dtype(np.uint32): np.dtype(np.float32),
-            np.dtype(np.uint64): np.dtype(np.float64)}
+# JAX's to_inexact_dtype: what integer/bool operands of float functions become (x64 mode):
+# 64-bit integers float64, narrower ones (int8 too) and bool float32
+_INEXACT = {np.dtype(d): np.dtype(np.float64 if np.dtype(d).itemsize == 8 else np.float32)
+            for d in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                      "uint64")}
 
 
 def inexact_dtype(dtype):
@@ -68,6 +70,13 @@ def convert(x, dtype, weak=False):
     if isinstance(x, (list, tuple)):
         x = asarray_operand(x)
     if is_python_scalar(x):
+        if dtype.kind in "iu" and isinstance(x, int) and not isinstance(x, bool):
+            # as in JAX: an int64 (OverflowError outside it) that wraps into the dtype, so
+            # uint8_array + 300 adds 44
+            if not -2**63 <= x < 2**63:
+                raise OverflowError(f"Python int {x} does not fit in int64, the type of a "
+                                    f"Python int operand; pass np.{dtype.name}({x}) or an array")
+            return np.array(x, np.int64).astype(dtype)[()]
         return dtype.type(x) if dtype.kind != "b" else np.bool_(x)
     a = aval(x)
     if a.dtype == dtype:
@@ -234,8 +243,7 @@ def asarray(a, dtype=None, copy=None):
     arr = np.array(val, copy=True) if copy else np.asarray(val)
     if dtype is not None:
         arr = arr.astype(dtype_arg(dtype))
-    if arr.dtype not in (np.dtype(t) for t in ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64",
-                                               "complex64", "complex128")):
+    if arr.dtype not in SUPPORTED_DTYPES:
         arr = arr.astype(canonicalize_dtype(arr.dtype))
     return wrap_result(arr)
 

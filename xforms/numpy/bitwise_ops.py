@@ -1,7 +1,6 @@
 """`xnp.bitwise_xor`, `left_shift`, `right_shift` and the `^ << >>` operators of traced
 values (shifts follow XLA: a count of at least the bit width gives 0, or the sign fill);
-`bitwise_count`, `packbits`, `unpackbits` (their uint8 results are held as int32, as every
-8-bit array is: xforms/avals.py).
+`bitwise_count`, `packbits`, `unpackbits` (uint8 results, as in JAX).
 
     >>> xnp.right_shift(xnp.uint32(48), 4)            # 3
 """
@@ -52,7 +51,7 @@ def bitwise_count(x):
     x = asarray_operand(x)
     dt = aval(x).dtype
     if dt.kind == "b":
-        return convert(x, np.int32)
+        return convert(x, np.uint8)
     if dt.kind not in "iu":
         raise TypeError(f"bitwise_count: expected an integer or boolean array, got {dt}")
     u = _UNSIGNED[dt.itemsize]
@@ -66,7 +65,7 @@ def bitwise_count(x):
     while shift < w:                     # add the byte counts together
         v = ew.add(v, bw.shift_right_logical(v, u(shift)))
         shift *= 2
-    return convert(ew.and_(v, u(0xFF)), np.int32)           # uint8 is held as int32
+    return convert(ew.and_(v, u(0xFF)), np.uint8)
 
 
 def _bit_weights(bitorder, name):
@@ -92,13 +91,13 @@ def packbits(a, axis=None, bitorder="big"):
         a, axis = ravel(a), 0
     a = moveaxis(a, axis, -1)
     n = aval(a).shape[-1]
-    bits = convert(ew.ne(a, convert(0, aval(a).dtype)), np.int32)    # uint8 is held as int32
+    bits = convert(ew.ne(a, convert(0, aval(a).dtype)), np.uint8)
     bits = pad(bits, [(0, 0)] * (aval(bits).ndim - 1) + [(0, -n % 8)])
     bits = reshape(bits, aval(bits).shape[:-1] + (aval(bits).shape[-1] // 8, 8))
     from .reductions import sum as _sum
-    packed = convert(_sum(bw.shift_left(bits, broadcast_to(shifts.astype(np.int32),
-                                                           aval(bits).shape)), axis=-1),
-                     np.int32)
+    # distinct bits: their sum is their `or`, below 256 (summed in uint64, as JAX's sum)
+    packed = convert(_sum(bw.shift_left(bits, broadcast_to(shifts, aval(bits).shape)), axis=-1),
+                     np.uint8)
     return moveaxis(packed, -1, axis)
 
 
@@ -110,8 +109,9 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     """
     from .manipulation import moveaxis, ravel, reshape
     a = asarray_operand(a)
-    if aval(a).dtype.kind not in "iu":        # uint8 arrays are held as int32 (avals.py)
-        raise TypeError(f"unpackbits: expected a uint8 array, got {aval(a).dtype}")
+    if aval(a).dtype != np.uint8:
+        raise TypeError(f"unpackbits: expected a uint8 array, got {aval(a).dtype}; convert "
+                        "with .astype(xnp.uint8)")
     shifts = _bit_weights(bitorder, "unpackbits").astype(aval(a).dtype)
     if axis is None:
         a, axis = ravel(a), 0

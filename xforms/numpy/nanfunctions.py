@@ -66,7 +66,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
         return red.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
     dt = dtype or inexact_dtype(aval(a).dtype)
     s = red.sum(_fill(a, 0), axis=axis, dtype=dt, keepdims=keepdims)
-    real = np.float32 if np.dtype(dt) in (np.float32, np.complex64) else np.float64
+    real = np.finfo(dt).dtype                 # the count in s's real dtype, as JAX's
     return uf.divide(s, _count(a, axis, keepdims, real))
 
 

@@ -34,27 +34,40 @@ def _lowest(dt, highest=False):
     return np.inf if highest else -np.inf
 
 
-def _reducer(prim_fn, name, identity, int_to=None):
+def _accumulated(dtype):
+    """JAX's result dtype of sum/prod (x64 mode): bool and signed integers narrower than 64
+    bits give int64, narrower unsigned ones uint64."""
+    if dtype.kind == "b" or (dtype.kind == "i" and dtype.itemsize < 8):
+        return np.dtype(np.int64)
+    return np.dtype(np.uint64) if dtype.kind == "u" and dtype.itemsize < 8 else dtype
+
+
+def _upcast_f16(a):
+    """(a, was_f16): float16 is accumulated in float32 as in JAX; `_back` rounds the result."""
+    f16 = aval(a).dtype == np.float16
+    return (convert(a, np.float32) if f16 else a), f16
+
+
+def _back(out, f16):
+    return convert(out, np.float16) if f16 else out
+
+
+def _reducer(prim_fn, name, identity):
     def f(a, axis=None, dtype=None, keepdims=False, where=None):
         a = asarray_operand(a)
-        dt = aval(a).dtype
-        if dtype is not None:
-            a = convert(a, dtype_arg(dtype))
-        elif dt.kind == "b" and int_to is not None:
-            a = convert(a, int_to)
-        elif dt == np.int32 and int_to is not None:
-            a = convert(a, np.int64)
+        out_dt = dtype_arg(dtype) if dtype is not None else _accumulated(aval(a).dtype)
+        a, f16 = _upcast_f16(convert(a, out_dt))
         a = _masked(a, where, identity)
         axes = canon_axes(axis, aval(a).ndim)
-        return _keep(a, prim_fn(a, axes) if axes else a, axes, keepdims)
+        return _back(_keep(a, prim_fn(a, axes) if axes else a, axes, keepdims), f16)
     f.__name__ = name
     f.__doc__ = (f"{name} over `axis` (None: all axes).\n\n"
                  f"    >>> xnp.{name}(xnp.ones((2, 3)), axis=1)")
     return f
 
 
-sum = _reducer(red.reduce_sum, "sum", 0, int_to=np.int64)
-prod = _reducer(red.reduce_prod, "prod", 1, int_to=np.int64)
+sum = _reducer(red.reduce_sum, "sum", 0)
+prod = _reducer(red.reduce_prod, "prod", 1)
 
 
 def _extremum(prim_fn, name):
@@ -123,14 +136,15 @@ def _norm(a, axis, keepdims, where, like, minus=0):
 
 def mean(a, axis=None, dtype=None, keepdims=False, where=None):
     """Arithmetic mean (over `where`); integer inputs give floats as in JAX (int64 ->
-    float64, int32/bool -> float32).  >>> xnp.mean(xnp.arange(4))"""
-    a = _inexact(a, dtype)
+    float64, narrower ones and bool -> float32; float16 is computed in float32).
+    >>> xnp.mean(xnp.arange(4))"""
+    a, f16 = _upcast_f16(_inexact(a, dtype))
     s = sum(a, axis=axis, keepdims=keepdims, where=where)
-    return ew.div(s, _norm(a, axis, keepdims, where, s))
+    return _back(ew.div(s, _norm(a, axis, keepdims, where, s)), f16)
 
 
 def var(a, axis=None, dtype=None, ddof=0, keepdims=False, where=None):
-    a = _inexact(a, dtype)
+    a, f16 = _upcast_f16(_inexact(a, dtype))
     m = mean(a, axis=axis, keepdims=True, where=where)
     d = ew.sub(a, _bcast(m, aval(a).shape))
     if aval(d).dtype.kind == "c":
@@ -138,7 +152,7 @@ def var(a, axis=None, dtype=None, ddof=0, keepdims=False, where=None):
     else:
         sq = ew.mul(d, d)
     s = sum(sq, axis=axis, keepdims=keepdims, where=where)
-    return ew.div(s, _norm(a, axis, keepdims, where, s, ddof))
+    return _back(ew.div(s, _norm(a, axis, keepdims, where, s, ddof)), f16)
 
 
 def std(a, axis=None, dtype=None, ddof=0, keepdims=False, where=None):

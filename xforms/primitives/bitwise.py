@@ -1,7 +1,8 @@
 """Bit-shift primitives (lax.shift_left, shift_right_logical, shift_right_arithmetic), as
 XLA defines them: the shift count is read as unsigned, and a count of at least the bit width
-gives 0 (or, for an arithmetic right shift, the sign fill).  The PRNG hash (Threefry-2x32,
-`xforms.random`) rotates uint32 words with them.
+gives 0 (or, for an arithmetic right shift, the sign fill); and `round_to_float16`, the
+rounding the compiled tier puts after each float16 result it computes in float32.  The PRNG
+hash (Threefry-2x32, `xforms.random`) rotates uint32 words with the shifts.
 
     >>> shift_left(xnp.uint32(3), xnp.uint32(4))        # 48
 """
@@ -9,7 +10,8 @@ import numpy as np
 
 from ..core import abstract_eval_rules, impl_rules
 from ..facts import ELEMENTWISE, declare
-from ..transforms.vmap import defbroadcasting
+from ..transforms.jvp import defjvp
+from ..transforms.vmap import defbroadcasting, defvectorized
 from ..registry import exempt, primitive
 from .elementwise import _bind2, _elementwise_aval
 
@@ -72,3 +74,24 @@ shift_right_arithmetic_p = _def("shift_right_arithmetic", _shift_right_arithmeti
 shift_left = _bind2(shift_left_p)
 shift_right_logical = _bind2(shift_right_logical_p)
 shift_right_arithmetic = _bind2(shift_right_arithmetic_p)
+
+
+# ---- float16 precision, for the compiled tier (kernels/float16.py) ---------------------------
+def _check_float32(x):
+    if x.dtype != np.float32:
+        raise TypeError(f"round_to_float16: expected float32, got {x.dtype}")
+    return [x]
+
+
+def _round_to_float16(x):
+    """float32 -> float32 holding the nearest float16 (half to even, subnormals kept,
+    overflow to inf): what a float16 result of a float32 computation is, as XLA on a CPU."""
+    return np.asarray(x).astype(np.float16).astype(np.float32)
+
+
+round_to_float16_p = primitive("round_to_float16")
+abstract_eval_rules[round_to_float16_p] = _check_float32
+impl_rules[round_to_float16_p] = lambda x: [_round_to_float16(x)]
+defvectorized(round_to_float16_p)
+defjvp(round_to_float16_p, lambda t, ans, x: round_to_float16_p.bind(t))
+declare(round_to_float16_p, ELEMENTWISE, simplify="unary")   # scalar rule: kernels/lower_bitwise.py

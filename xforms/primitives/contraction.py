@@ -6,7 +6,7 @@ batch dims, then lhs free dims, then rhs free dims, as in JAX.
 import numpy as np
 
 from .. import core
-from ..avals import ShapedArray
+from ..avals import ShapedArray, accumulation_dtype
 from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import defjvp, Zero
 from ..transforms.transpose import transpose_rules, is_undefined
@@ -41,6 +41,14 @@ def _dot_general_impl(x, y, *, dimension_numbers, out=None):
     C-contiguous array of the result's shape and dtype to write into (xforms/eager_reuse.py)."""
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = np.asarray(x), np.asarray(y)
+    if accumulation_dtype(x.dtype) != x.dtype:       # float16: summed in float32
+        res = _dot_general_impl(x.astype(accumulation_dtype(x.dtype)),
+                                y.astype(accumulation_dtype(y.dtype)),
+                                dimension_numbers=dimension_numbers)[0].astype(x.dtype)
+        if out is None:
+            return [res]
+        np.copyto(out, res)
+        return [out]
     xf, yf = _free(x.ndim, lc, lb), _free(y.ndim, rc, rb)
     xt = np.transpose(x, list(lb) + xf + list(lc))
     yt = np.transpose(y, list(rb) + list(rc) + yf)

@@ -14,6 +14,7 @@ cumulative sum.
 import numpy as np
 
 from .. import core
+from ..avals import accumulation_dtype
 from ..core import abstract_eval_rules, impl_rules
 from ..facts import OP, declare
 from ..transforms.jvp import deflinear, defjvp
@@ -45,7 +46,8 @@ def _np_impl(ufunc):
         if reverse:
             x = np.flip(x, axis)
         with np.errstate(invalid="ignore", over="ignore"):
-            out = ufunc.accumulate(x, axis=axis, dtype=x.dtype)
+            out = ufunc.accumulate(x, axis=axis, dtype=accumulation_dtype(x.dtype))
+        out = out.astype(x.dtype, copy=False)
         return [np.flip(out, axis) if reverse else out]
     return impl
 

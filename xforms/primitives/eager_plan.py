@@ -145,7 +145,8 @@ def _special(b, e, ins):
             return f"_padt({x}, {b.const(tmpl, '_z')}, {b.const(idx, '_i')})"
         return (f"_pad({x}, {ins[1]}, {b.const(tuple(out.shape), '_s')}, "
                 f"{b.const(idx, '_i')}, {b.const(out.dtype, '_dt')})")
-    if name == "reduce_sum" and x_aval.dtype == out.dtype and out.dtype.kind in "fc":
+    if (name == "reduce_sum" and x_aval.dtype == out.dtype and out.dtype.kind in "fc"
+            and out.dtype != np.float16):      # float16 accumulates in float32 (its impl)
         if x_aval.size == 1 and out.shape == ():
             return f"{x}[{b.const((0,) * x_aval.ndim, '_i')}]"
         return f"_np.add.reduce({x}, {b.const(tuple(p['axes']), '_a')})"

@@ -3,7 +3,7 @@ reduce_or, argmax, argmin.  Output drops the reduced axes (keepdims is an xnp re
 import numpy as np
 
 from .. import core
-from ..avals import ShapedArray
+from ..avals import ShapedArray, accumulation_dtype
 from ..core import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, defjvp, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules
@@ -51,7 +51,15 @@ def _expand_back(y, x_aval, axes):
 
 
 # --- sum ---------------------------------------------------------------------------------
-reduce_sum_p = _def_reducer(engine_prims.reduce_sum_p, np.sum, lambda dt: 0)
+def _accumulating(np_fn):
+    """np.sum / np.prod accumulating in `accumulation_dtype` (float16 in float32)."""
+    def f(x, axis):
+        x = np.asarray(x)
+        return np_fn(x, axis=axis, dtype=accumulation_dtype(x.dtype)).astype(x.dtype)
+    return f
+
+
+reduce_sum_p = _def_reducer(engine_prims.reduce_sum_p, _accumulating(np.sum), lambda dt: 0)
 deflinear(reduce_sum_p)
 transpose_rules[reduce_sum_p] = lambda ct, x, *, axes: [
     None if isinstance(ct, Zero) else _expand_back(ct, x.aval, axes)]
@@ -87,7 +95,7 @@ defjvp(reduce_min_p, _chooser_jvp)
 # --- prod: the tangent sum_i t_i prod_{j != i} x_j, without dividing by x_i (zeros in x are
 # fine, to every order, as in JAX).  The reduced axes are flattened into one, and pairs are
 # multiplied as dual numbers, (a, a') (b, b') = (ab, ab' + a'b), halving it log2(n) times.
-reduce_prod_p = _def_reducer("reduce_prod", np.prod, lambda dt: 1)
+reduce_prod_p = _def_reducer("reduce_prod", _accumulating(np.prod), lambda dt: 1)
 reduce_prod = lambda x, axes: reduce_prod_p.bind(x, axes=_axes(axes))
 
 

@@ -102,8 +102,9 @@ def _scale_shift(a, b, c, pow2=False):
     is a power of two the product is exact and plain arithmetic is already that; otherwise
     float32 works in float64 (the product is exact there) and float64 in double-double
     (Dekker's exact product, Knuth's exact sum): the same bits except in ties that need
-    more than twice the precision, which no test has met."""
-    if pow2:
+    more than twice the precision, which no test has met.  float16 rounds the product and
+    the sum each (XLA computes them as two float32 operations rounded to float16)."""
+    if pow2 or a.dtype == np.float16:
         return a * b + c
     if a.dtype == np.float32:
         f64 = np.dtype(np.float64)
@@ -268,6 +269,13 @@ def randint(key, shape, minval, maxval, dtype=np.int64):
     dtype = canonicalize_dtype(np.dtype(dtype))
     if dtype.kind not in "iu":
         raise TypeError(f"random.randint only accepts integer dtypes, got {dtype}")
+    if dtype.itemsize < 4:
+        # as JAX: 8- and 16-bit integers are drawn as int32 within the dtype's range (maxval
+        # up to its largest value + 1), then converted
+        info = np.iinfo(dtype)
+        lo = xnp.clip(xnp.asarray(minval), info.min, info.max)
+        hi = xnp.clip(xnp.asarray(maxval), info.min, info.max + 1)
+        return randint(key, shape, lo, hi, np.int32).astype(dtype)
     shape = canonical_shape(shape, "randint")
     _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
     minval, maxval = xnp.asarray(minval), xnp.asarray(maxval)

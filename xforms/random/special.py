@@ -45,6 +45,17 @@ _ERFINV64_C = (-2.7109920616438573243e-11, -2.5556418169965252055e-10,
                -0.00013871931833623122026, 1.0103004648645343977, 4.8499064014085844221)
 
 
+def _float32_for_float16(fn):
+    """fn computed in float32 for a float16 operand and rounded back, as XLA's CPU emitter
+    computes float16 erf_inv, erf and lgamma (float16 coefficients would lose digits)."""
+    def f(x):
+        if x.dtype == np.float16:
+            return fn(x.astype(np.float32)).astype(np.float16)
+        return fn(x)
+    f.__name__, f.__doc__ = fn.__name__, fn.__doc__
+    return f
+
+
 def _const(x, c):
     return np.asarray(c, x.dtype)[()]
 
@@ -66,6 +77,7 @@ def log1p64(x):
     return xnp.where(xnp.abs(x) < 0.41421356237309504880, small, xnp.log(x + 1.0))
 
 
+@_float32_for_float16
 def erf_inv(x):
     """Inverse error function on (-1, 1); +-inf at +-1."""
     w = -(log1p64(-x * x) if x.dtype == np.float64 else xnp.log1p(-x * x))
@@ -129,6 +141,7 @@ _ERFC64_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539
              1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
 
 
+@_float32_for_float16
 def erf(x):
     """The error function (float32: a rational approximation on [-3.744, 3.744]; float64:
     Cephes' erf for |x| < 1, 1 - erfc beyond)."""
@@ -157,6 +170,7 @@ _LANCZOS = (676.520368121885098567009190444019, -1259.13921672240287047156078755
             9.984369578019570859563e-6, 1.50563273514931155834e-7)
 
 
+@_float32_for_float16
 def lgamma(x):
     """log|Gamma(x)| by Lanczos' approximation with reflection below 1/2."""
     k = lambda c: _const(x, c)

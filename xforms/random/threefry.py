@@ -124,7 +124,8 @@ def _as_u32(x):
 
 
 def random_bits(key, bit_width, shape):
-    """Uniform random bits: uint32 (bit_width 32) or uint64 (64), of `shape`."""
+    """Uniform random bits: uint8, uint16, uint32 or uint64 (bit_width 8 ... 64), of `shape`;
+    8 and 16 bits are the low bits of the 32-bit words (JAX's partitionable Threefry)."""
     shape = tuple(shape)
     b1, b2 = _hash_shape(key, shape)
     if bit_width == 32:
@@ -134,8 +135,7 @@ def random_bits(key, bit_width, shape):
         hi = bw.shift_left(ew.convert_element_type(b1, u64), np.uint64(32))
         return ew.or_(hi, ew.convert_element_type(b2, u64))
     if bit_width in (8, 16):
-        dt = np.dtype(f"uint{bit_width}")
-        raise NotImplementedError(f"random bits of {dt}: xforms has no {dt} dtype")
+        return ew.convert_element_type(ew.xor(b1, b2), np.dtype(f"uint{bit_width}"))
     raise TypeError(f"random bits of width {bit_width}: use 32 or 64")
 
 
