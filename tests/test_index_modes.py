@@ -78,11 +78,6 @@ def test_fill_values_by_dtype_and_axes():
         [-1.0, -1.0, -1.0, -1.0]])
 
 
-def test_out_of_bounds_static_ints_clamp_on_eager_arrays():
-    np.testing.assert_array_equal(xnp.asarray(M)[7], M[2])
-    np.testing.assert_array_equal(xnp.asarray(X)[np.array([100, -11])], [9.0, 0.0])
-
-
 # ---- updates --------------------------------------------------------------------------------
 def test_scatters_drop_out_of_bounds_updates():
     def f(x, i):
