@@ -110,7 +110,13 @@ def gather(x, idxs, axes, mode=None, fill_value=None):
         return ix.gather(x, idxs, axes, mode)
     dt = aval(x).dtype
     fill = default_fill(dt) if fill_value is None else fill_value
-    return ix.gather_fill(x, idxs, axes, np.asarray(fill).astype(dt)[()])
+    if isinstance(fill, Tracer):
+        if fill.ndim:
+            raise ValueError(f"fill_value must be a scalar, got {fill.aval.str_short()}")
+        fill = convert(fill, dt)
+    else:
+        fill = np.asarray(fill).astype(dt)[()]
+    return ix.gather_fill(x, idxs, axes, fill)
 
 
 def _oob_ints_as_arrays(entries, shape):

@@ -122,10 +122,14 @@ def _array_getitem(self, idx):
     if isinstance(idx, Tracer) or (type(idx) is tuple and
                                    any(isinstance(i, Tracer) for i in idx)):
         return indexing.getitem(self, idx)
+    if isinstance(idx, (int, np.integer)):
+        # NumPy's: iterating an Array stops at its IndexError
+        return np.ndarray.__getitem__(self, idx)
     try:
         return np.ndarray.__getitem__(self, idx)
     except IndexError:
-        # out of bounds: clamped as jax.Array does (xforms' getitem raises the other errors)
+        # an index array out of bounds: clamped, as by a jax.Array (xforms' getitem raises
+        # the other errors)
         return indexing.getitem(self, idx)
 
 

@@ -70,8 +70,8 @@ def in_bounds(shape, idx, axes):
 
 
 def gather_fill(x, indices, axes, fill):
-    """A gather that gives `fill` (a scalar) where an index is out of bounds (JAX's mode
-    "fill"); its derivatives there are zero.
+    """A gather that gives `fill` (a scalar of x's dtype: a Python or NumPy one, or a traced
+    rank-0 value) where an index is out of bounds (JAX's mode "fill").
 
     >>> gather_fill(np.arange(3.), [np.array([2, -1])], (0,), 0.0)      # [2., 0.]
     """
@@ -80,7 +80,9 @@ def gather_fill(x, indices, axes, fill):
     nb = core.get_aval(indices[0]).ndim
     ok = broadcast_in_dim(in_bounds(core.get_aval(x).shape, indices, axes), out.shape,
                           tuple(range(nb)))
-    return select_n(ok, full(out.shape, fill, out.dtype), got)
+    filled = broadcast_in_dim(fill, out.shape, ()) if isinstance(fill, core.Tracer) else \
+        full(out.shape, fill, out.dtype)
+    return select_n(ok, filled, got)
 
 
 # --- gather --------------------------------------------------------------------------------
