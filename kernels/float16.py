@@ -56,7 +56,7 @@ def _wide_param(v):
         return widen(v) if has_float16(v) else v
     if isinstance(v, Jaxpr):
         return widen(ClosedJaxpr(v, [])).jaxpr if has_float16(v) else v
-    if isinstance(v, (np.dtype, type)) and not isinstance(v, bool) and _is_f16(v):
+    if isinstance(v, (np.dtype, type)) and _is_f16(v):     # convert_element_type, iota, ...
         return F32
     return v
 
