@@ -421,7 +421,7 @@ PROGRAMS = {
                                     rng.normal(size=(6, 2, 3, 2)), rng.normal(size=(3, 2, 7))),
                      1e-5),
     "sorting": (lambda x, z: (lax.sort((x, -x), num_keys=2, dimension=0), lax.sort(z),
-                              xnp.argsort(x[0]), lax.sort(x.astype(np.int32), dimension=0)),
+                              xnp.argsort(x[0]), lax.sort(xnp.astype(x, np.int32), dimension=0)),
                 (np.array([[1.0, np.nan, 0.5], [1.0, -2.0, np.nan]]), ZC), 0),
     "fft": (lambda x, z: (xnp.fft.rfft2(x), xnp.fft.ifft(z), xnp.fft.irfft(z, n=4),
                           xnp.fft.fft(z.astype(np.complex64))),
