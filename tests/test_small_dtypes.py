@@ -265,7 +265,7 @@ def test_python_ints_wrap_into_the_array_dtype_as_in_jax(tiered):
         got = xf.jit(lambda a: a + v, tiered=tiered)(x)
         assert got.dtype == x.dtype
         np.testing.assert_array_equal(got, want)
-    with pytest.raises(OverflowError, match="does not fit in int64"):
+    with pytest.raises(OverflowError, match="int64"):
         xf.jit(lambda a: a + 2**63, tiered=tiered)(np.array([1], np.int8))
 
 
