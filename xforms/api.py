@@ -140,13 +140,7 @@ def vjp(fun, *primals, has_aux=False):
 
     def f_vjp(ct):
         ct_flat = treedef_flatten_up_to(main_tree, ct) if main_tree.node is not None else [ct]
-        cts = []
-        for c, a in zip(ct_flat, out_avals):
-            ca = core.get_aval(c)
-            if ca.shape != a.shape:
-                raise TypeError(f"vjp: cotangent of shape {ca.shape} does not match the "
-                                f"output's shape {a.shape}")
-            cts.append(_cast_like(c, a))
+        cts = conform_cotangents(ct_flat, out_avals, "vjp")
         g = iter(core.eval_jaxpr(transposed, *res, *cts))
         flat = [next(g) if d else _zero_cotangent(p) for p, d in zip(p_flat, diff)]
         return tuple(tree_unflatten(p_tree, flat))
@@ -154,6 +148,19 @@ def vjp(fun, *primals, has_aux=False):
     if has_aux:
         return ys.main(outs), f_vjp, ys.aux(outs)
     return ys.main(outs), f_vjp
+
+
+def conform_cotangents(cts, out_avals, who):
+    """Each cotangent checked against its output's shape and cast to its dtype (vjp's
+    f_vjp, linear_transpose)."""
+    out = []
+    for c, a in zip(cts, out_avals):
+        ca = core.get_aval(c)
+        if ca.shape != a.shape:
+            raise TypeError(f"{who}: cotangent of shape {ca.shape} does not match the "
+                            f"output's shape {a.shape}")
+        out.append(_cast_like(c, a))
+    return out
 
 
 def _cast_like(c, aval):

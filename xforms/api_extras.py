@@ -11,13 +11,13 @@ import functools
 import numpy as np
 
 from . import core
+from .api import conform_cotangents
 from .avals import ShapedArray, aval_of_value, canonicalize_dtype, is_inexact
 from .core import Tracer
 from .custom import custom_vjp
 from .ir import ClosedJaxpr
 from .source_info import describe_function
 from .primitives import control_flow as cf
-from .primitives.elementwise import convert_element_type
 from .transforms.jvp import jvp_jaxpr
 from .transforms.transpose import transpose_jaxpr
 from .tree_util import tree_flatten, tree_unflatten
@@ -143,13 +143,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         if ct_tree != out_tree:
             raise TypeError(f"linear_transpose of {fname}: the cotangent must have the "
                             f"output's structure {out_tree}, got {ct_tree}")
-        cts = []
-        for c, a in zip(ct_leaves, out_avals):
-            ca = core.get_aval(c)
-            if ca.shape != a.shape:
-                raise TypeError(f"linear_transpose of {fname}: cotangent of shape "
-                                f"{ca.shape} for an output of shape {a.shape}")
-            cts.append(convert_element_type(c, a.dtype) if ca.dtype != a.dtype else c)
+        cts = conform_cotangents(ct_leaves, out_avals, f"linear_transpose of {fname}")
         return tuple(tree_unflatten(in_tree, core.eval_jaxpr(transposed, *cts)))
     return transpose_fun
 
