@@ -90,11 +90,19 @@ def test_broadcasting_and_closed_over_constant():
 def test_literal_outputs_integer_ops_and_many_names():
     closed = xf.make_jaxpr(lambda x, n: (x[:2] // 2, True, 3, -1.5, n))(
         np.ones(3, np.int32), np.int64(3))
+    # integer // is lax.div (truncating) with jax.numpy's floor fix-up
     assert_listing(closed, """
         { lambda ; a:i32[3] b:i64[]. let
             c:i32[2] = slice[start_indices=(0,) limit_indices=(2,) strides=(1,)] a
             d:i32[2] = div c 2
-          in (d, True, 3, -1.5, b) }""")
+            e:i32[2] = sign c
+            f:bool[2] = ne e 1
+            g:i32[2] = rem c 2
+            h:bool[2] = ne g 0
+            i:bool[2] = and f h
+            j:i32[2] = sub d 1
+            k:i32[2] = select_n i d j
+          in (k, True, 3, -1.5, b) }""")
 
     def chain(x):
         for _ in range(14):

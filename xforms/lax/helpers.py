@@ -117,11 +117,10 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
 
 
 def _dynamic_start(index, n, allow_negative):
-    """A traced index as int64, counted from the end when negative (if allowed)."""
-    i = ew.convert_element_type(index, np.int64)
-    if allow_negative:
-        i = ew.select_n(ew.lt(i, np.int64(0)), i, ew.add(i, np.int64(n)))
-    return i
+    """A traced index as int64.  dynamic_slice counts a negative start from the end itself
+    (JAX's rule), so it is not shifted here (twice, -9 of 5 would become 1, not 0).
+    With allow_negative=False the caller promises a start >= 0 (as in JAX)."""
+    return ew.convert_element_type(index, np.int64)
 
 
 def _starts(ndim, axis, index):
