@@ -109,13 +109,21 @@ def canonicalize_dtype(dtype):
                     f"{', '.join(d.name for d in SUPPORTED_DTYPES)}")
 
 
+def check_python_int(x):
+    """A Python int operand is a weak int64 whatever it meets (JAX): OverflowError outside
+    int64's range (the one check, for avals and for conversions into narrower dtypes)."""
+    if not -2 ** 63 <= x < 2 ** 63:
+        raise OverflowError(f"Python int {x} too large to convert to int64 (the type of a "
+                            "Python int operand); pass an array of the dtype you want")
+    return x
+
+
 def aval_of_value(x):
     """The abstract value of a concrete input (Python scalar or NumPy array)."""
     if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
         return ShapedArray((), bool_)
     if isinstance(x, int) and not isinstance(x, np.integer):
-        if not -2 ** 63 <= x < 2 ** 63:      # a weak int is an int64, whatever it meets (JAX)
-            raise OverflowError(f"Python int {x} too large to convert to int64")
+        check_python_int(x)
         return ShapedArray((), int64, weak_type=True)
     if isinstance(x, float) and not isinstance(x, np.generic):    # np.float64 is a float
         return ShapedArray((), float64, weak_type=True)

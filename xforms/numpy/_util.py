@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import core, source_info
 from ..avals import (SUPPORTED_DTYPES, ShapedArray, broadcast_shapes, canonicalize_dtype,
-                     promote_types)
+                     check_python_int, promote_types)
 from ..core import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
@@ -73,10 +73,7 @@ def convert(x, dtype, weak=False):
         if dtype.kind in "iu" and isinstance(x, int) and not isinstance(x, bool):
             # as in JAX: an int64 (OverflowError outside it) that wraps into the dtype, so
             # uint8_array + 300 adds 44
-            if not -2**63 <= x < 2**63:
-                raise OverflowError(f"Python int {x} does not fit in int64, the type of a "
-                                    f"Python int operand; pass np.{dtype.name}({x}) or an array")
-            return np.array(x, np.int64).astype(dtype)[()]
+            return np.array(check_python_int(x), np.int64).astype(dtype)[()]
         return dtype.type(x) if dtype.kind != "b" else np.bool_(x)
     a = aval(x)
     if a.dtype == dtype:
