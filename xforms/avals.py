@@ -10,6 +10,8 @@ the least upper bound in the lattice below, as in JAX's type promotion design:
 where i*, f*, c* are the weak (Python scalar) types: `uint8_array + 1` stays uint8,
 `int8 + uint8` is int16, `float16 + int32` is float16, `uint64 + int8` is float64.
 """
+import functools
+
 import numpy as np
 
 from .errors import XformsError
@@ -109,6 +111,12 @@ def canonicalize_dtype(dtype):
                     f"{', '.join(d.name for d in SUPPORTED_DTYPES)}")
 
 
+_WEAK_FLOAT = ShapedArray((), float64, weak_type=True)     # (avals are immutable: shared)
+_WEAK_INT = ShapedArray((), int64, weak_type=True)
+_WEAK_COMPLEX = ShapedArray((), complex128, weak_type=True)
+_BOOL_SCALAR = ShapedArray((), bool_)
+
+
 def check_python_int(x):
     """A Python int operand is a weak int64 whatever it meets (JAX): OverflowError outside
     int64's range (the one check, for avals and for conversions into narrower dtypes)."""
@@ -120,15 +128,18 @@ def check_python_int(x):
 
 def aval_of_value(x):
     """The abstract value of a concrete input (Python scalar or NumPy array)."""
+    t = type(x)
+    if t is float:                      # (first: every Python float operand comes here)
+        return _WEAK_FLOAT
     if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
-        return ShapedArray((), bool_)
+        return _BOOL_SCALAR
     if isinstance(x, int) and not isinstance(x, np.integer):
         check_python_int(x)
-        return ShapedArray((), int64, weak_type=True)
+        return _WEAK_INT
     if isinstance(x, float) and not isinstance(x, np.generic):    # np.float64 is a float
-        return ShapedArray((), float64, weak_type=True)
+        return _WEAK_FLOAT
     if isinstance(x, complex) and not isinstance(x, np.generic):
-        return ShapedArray((), complex128, weak_type=True)
+        return _WEAK_COMPLEX
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype == object or x.dtype.kind in "USV":
             raise TypeError(f"unsupported input of dtype {x.dtype}: xforms accepts arrays of "
@@ -167,6 +178,11 @@ def _node(dtype, weak):
 
 def promote_types(*pairs):
     """Least upper bound of (dtype, weak_type) pairs -> (dtype, weak_type)."""
+    return _promote(pairs)
+
+
+@functools.lru_cache(maxsize=4096)      # every binary xnp operation asks; few distinct pairs
+def _promote(pairs):
     nodes = {_node(d, w) for d, w in pairs}
     common = frozenset.intersection(*(_ancestors(n) for n in nodes))
     lub = [n for n in common if all(m in _ancestors(n) for m in common)][0]
@@ -182,6 +198,9 @@ def result_type(*avals):
 
 
 def broadcast_shapes(*shapes, op="broadcast", where=""):
+    ranked = [s for s in shapes if len(s)]
+    if all(s == ranked[0] for s in ranked[1:]):         # the common case: equal or scalars
+        return tuple(ranked[0]) if ranked else ()
     nd = max(len(s) for s in shapes)
     out = []
     for dims in zip(*((1,) * (nd - len(s)) + tuple(s) for s in shapes)):
