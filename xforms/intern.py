@@ -101,8 +101,15 @@ def _params_key(params):
     return tuple((k, _value_key(params[k])) for k in sorted(params))
 
 
+_PLAIN = frozenset((int, str, bool, type(None), np.dtype))
+
+
 def _value_key(v):
     t = type(v)
+    if t in _PLAIN or isinstance(v, np.dtype):      # most params: sizes, axes, dtypes
+        return (t, v)
+    if t is tuple and all(type(x) is int for x in v):
+        return v
     if t is ClosedJaxpr:
         return ("closed", program_key(v.jaxpr, v.consts))
     if t is Jaxpr:
