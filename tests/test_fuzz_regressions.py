@@ -248,3 +248,17 @@ def test_abs_of_a_zero_fft_bin():
     z = np.array([0.0j, 3 - 4j])
     t = np.array([1 + 1j, 1j])
     np.testing.assert_allclose(xf.jvp(xnp.abs, (z,), (t,))[1], [0.0, -0.8])
+
+
+def test_scatter_into_a_transposed_einsum_result():
+    """The reference's .at[].add wrote into a reshaped copy of an einsum result laid out
+    transposed ('a,yx->axy'), so the update was lost and the eager check failed against a
+    wrong reference (tests/fuzz/reference.py `_update` now copies in C order)."""
+    def f(x4, x5, x14):
+        v = xnp.sin(xnp.einsum('a,yx->axy', x4, x5))
+        return xnp.sin(v.at[0, :, :].add(x14))
+
+    def f_ref(x4, x5, x14):
+        v = np.sin(np.einsum('a,yx->axy', x4, x5))
+        return np.sin(R.at_add(v, (0, slice(None), slice(None)), x14))
+    _all_checks(Case.of(f, f_ref, _args((1,), (2, 2), (2, 2))))
