@@ -5,6 +5,7 @@ kernels/threads.py).
 The thresholds are lowered here so that small arrays take the parallel paths (the real ones
 are in kernels/cpu_nest.py: PARALLEL_MIN_ELEMENTS, CHUNK_ELEMENTS).
 """
+import threading
 import time
 
 import numba
@@ -361,12 +362,18 @@ def test_kernels_of_many_prange_loops_compile_serially_first(small_chunks, monke
     assert src.count("prange(") == 1
     monkeypatch.setattr(kcpu, "PARFOR_MAX_LOOPS", 0)       # (after _compile, which sets it)
     monkeypatch.setattr(kcpu, "_exes", type(kcpu._exes)())
+    # the threaded variant may already be in the disk cache: hold its swap until the serial
+    # kernel has been seen (the swap runs on the background compile thread)
+    gate, upgrade = threading.Event(), AdaptiveThreads.upgrade
+    monkeypatch.setattr(AdaptiveThreads, "upgrade",
+                        lambda self, *a, **k: (gate.wait(300), upgrade(self, *a, **k))[1])
     h = xf.jit(lambda v: f(v))
     h(x)
     exe = h._fast[next(iter(h._fast))][0]
     serial = exe.kernel.kernel
     assert exe.kernel.all == 1 and exe.threads_ready is not None          # serial first
     np.testing.assert_allclose(float(h(x)), float(g(x)), rtol=1e-12)
+    gate.set()
     assert h.wait_compiled(timeout=300) and exe.kernel.kernel is not serial
     assert exe.kernel.all == numba.config.NUMBA_NUM_THREADS
 
