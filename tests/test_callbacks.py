@@ -338,3 +338,9 @@ def test_print_in_cond_checkpoint_and_vmapped_cond_as_jax(capsys):
                                    lambda y: y * 2, y))
     np.testing.assert_array_equal(h(xnp.arange(3.0)), [0.0, 2.0, 2.0])
     assert _lines(capsys) == ["v 0.0", "v 1.0", "v 2.0"]
+
+
+def test_breakpoint_is_a_clear_gap():
+    """jax.debug.breakpoint has no xforms counterpart: a NotImplementedError says what to use."""
+    with pytest.raises(NotImplementedError, match="debug.print"):
+        xf.debug.breakpoint()

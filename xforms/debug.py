@@ -126,4 +126,13 @@ def _no_arguments(what, args, kwargs):
                         f"args={args} kwargs={kwargs}")
 
 
-__all__ = ["print", "log", "callback"]
+def breakpoint(*args, **kwargs):  # noqa: A001  (jax.debug.breakpoint's name)
+    """jax.debug.breakpoint is not supported: compiled kernels cannot stop in a Python
+    debugger.  Raises NotImplementedError saying what to use instead."""
+    raise NotImplementedError(
+        "xforms.debug.breakpoint is not supported: call the function without jit (un-jitted "
+        "transforms run your Python, where breakpoint() works), or inspect values with "
+        "xforms.debug.print / xforms.debug.callback")
+
+
+__all__ = ["print", "log", "callback", "breakpoint"]

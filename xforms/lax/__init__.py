@@ -23,7 +23,7 @@ from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, 
                                       cbrt, ceil, complex, convert_element_type, cos, cosh,
                                       div, eq, exp, exp2, expm1, floor, ge, gt, imag,
                                       integer_pow, is_finite, le, log, log1p, logistic, lt, max,
-                                      min, mul, ne, neg, pow, real, rem, round, rsqrt, select_n,
+                                      min, mul, ne, neg, pow, real, rem, rsqrt, select_n,
                                       sign, sin, sinh, sqrt, sub, tan, tanh)
 from ..primitives.elementwise import stop_gradient  # noqa: F401  (lax.stop_gradient)
 from ..primitives.elementwise import conj as _conj
