@@ -24,7 +24,7 @@ import numpy as np
 from . import config, core, exe_cache, gc_pause, tiered
 from .argnums import resolve_static, split_call
 from .errors import BackendError
-from .jit_switch import jit_disabled
+from . import jit_switch
 from .source_info import describe_function
 from .tracing import abstract_signature, flatten_args, trace_flat
 from .tree_util import tree_flatten, tree_unflatten
@@ -269,7 +269,7 @@ class Jitted:
         return ok
 
     def __call__(self, *args, **kwargs):
-        if jit_disabled():                  # xforms.disable_jit(): the user's Python
+        if jit_switch.active and jit_switch.jit_disabled():   # xforms.disable_jit()
             return self.fun(*args, **kwargs)
         fast = self._fast_call
         if fast is not None and core._state.current is core.eval_trace:

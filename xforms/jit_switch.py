@@ -9,10 +9,14 @@ import contextlib
 import threading
 
 _state = threading.local()
+# how many disable_jit blocks are open in any thread: jit's per-call check reads this module
+# global first (the dispatch hot path), and the thread-local only while one is open
+active = 0
+_count_lock = threading.Lock()
 
 
 def jit_disabled():
-    return getattr(_state, "disabled", False)
+    return active > 0 and getattr(_state, "disabled", False)
 
 
 @contextlib.contextmanager
@@ -25,9 +29,14 @@ def disable_jit(disable=True):
     >>> with xf.disable_jit():
     ...     xf.jit(lambda x: print(x) or x * 2)(3.0)     # prints 3.0, a concrete value
     """
-    old = jit_disabled()
+    global active
+    old = getattr(_state, "disabled", False)
     _state.disabled = bool(disable)
+    with _count_lock:
+        active += 1
     try:
         yield
     finally:
+        with _count_lock:
+            active -= 1
         _state.disabled = old
