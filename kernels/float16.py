@@ -11,6 +11,7 @@ float32 and round each result).
 import numpy as np
 
 from xforms import core
+from xforms.errors import LoweringError
 from xforms.facts import VIEW
 from xforms.ir import ClosedJaxpr, Jaxpr, Literal
 from xforms.primitives.bitwise import round_to_float16_p
@@ -74,6 +75,13 @@ def _eval(closed, args):
     env.update(zip(j.invars, args))
     read = lambda a: _wide_value(a.val) if isinstance(a, Literal) else env[a]  # noqa: E731
     for eqn in j.eqns:
+        if "callback" in eqn.params and any(
+                v.aval.dtype == F16 for v in list(eqn.invars) + list(eqn.outvars)):
+            # the user's function would see float32 where the program has float16
+            raise LoweringError(
+                f"{eqn.prim.name} with float16 values cannot be compiled (the compiled tier "
+                "computes float16 in float32): pass float32 values to the callback, or call "
+                "the function without jit")
         params = {k: _wide_param(v) for k, v in eqn.params.items()}
         outs = eqn.prim.bind(*map(read, eqn.invars), **params)
         outs = outs if eqn.prim.multiple_results else [outs]

@@ -33,6 +33,7 @@ from .user_prims import NO_DISK_CACHE, copy_into
 _lock = threading.Lock()
 _registry = {}              # key -> the function a module calls
 _serial = itertools.count(1)
+_keys = {}                  # (primitive, params, operand dtypes) -> its registry key
 
 
 def fetch(key):
@@ -54,9 +55,20 @@ def _runner(eqn):
 
 
 def _register(eqn):
+    """The registry key of `eqn`'s runner: one per distinct callback equation (params are
+    hashable and a Callback compares by value), so recompiling a kernel adds no entry."""
+    ident = (eqn.prim, tuple(sorted(eqn.params.items())),
+             tuple(str(v.aval.dtype) for v in eqn.invars))
     with _lock:
-        key = f"{eqn.prim.name}-{next(_serial)}"
-        _registry[key] = _runner(eqn)
+        try:
+            key = _keys.get(ident)
+        except TypeError:                 # (unhashable params: a fresh entry)
+            ident, key = None, None
+        if key is None:
+            key = f"{eqn.prim.name}-{next(_serial)}"
+            _registry[key] = _runner(eqn)
+            if ident is not None:
+                _keys[ident] = key
     return key
 
 

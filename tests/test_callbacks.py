@@ -344,3 +344,25 @@ def test_breakpoint_is_a_clear_gap():
     """jax.debug.breakpoint has no xforms counterpart: a NotImplementedError says what to use."""
     with pytest.raises(NotImplementedError, match="debug.print"):
         xf.debug.breakpoint()
+
+
+@pytest.mark.parametrize("method", ["sequential", "expand_dims", "broadcast_all"])
+def test_pure_callback_under_nested_vmap_and_an_empty_batch(method):
+    """Each vmap layer's axis comes after its outer layers' (expand_dims and broadcast_all
+    swapped them); an empty sequential batch gives empty results of the declared shape."""
+    def f(a, b):
+        return xf.pure_callback(lambda a, b: np.asarray(a + b),
+                                xf.ShapeDtypeStruct((), np.float64), a, b, vmap_method=method)
+    a, b = np.arange(2.0), 10 * np.arange(3.0)
+    out = xf.vmap(xf.vmap(f, (None, 0)), (0, None))(a, b)
+    np.testing.assert_array_equal(out, a[:, None] + b[None, :])
+    assert xf.vmap(f, (0, None))(np.ones(0), 1.0).shape == (0,)
+
+
+def test_float16_callback_under_jit_is_refused_by_name():
+    """The compiled tier holds float16 as float32, which the callback would see: refused."""
+    h = xf.jit(lambda x: xf.pure_callback(lambda v: np.asarray(v) * 2,
+                                          xf.ShapeDtypeStruct((2,), np.float16), x),
+               tiered=False)
+    with pytest.raises(xf.errors.LoweringError, match="float16"):
+        h(np.ones(2, np.float16))

@@ -24,7 +24,7 @@ LOWER: CPU: a call back into Python from the kernel (kernels/lower_callbacks.py,
 objmode); such a kernel is kept out of the disk cache (the function is not in its
 source).  CUDA: exempt (a LoweringError saying to use backend="cpu").
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -94,21 +94,39 @@ class Callback:
 @dataclass(frozen=True)
 class Batched:
     """`inner` under vmap: operands flagged in `batched` carry the batch (of `size`) on
-    axis 0; `method` says how the function sees the batch (the module docstring)."""
+    axis `lead` (after the `lead` batch axes of enclosing vmaps that keep theirs: a nested
+    vmap's axis comes after its outer ones); `method` says how the function sees the batch
+    (the module docstring); `results` are one example's result avals (an empty batch)."""
     inner: object
     batched: tuple
     size: int
     method: str
+    results: tuple = ()
+    lead: int = 0
+
+    def keeps_axis(self):
+        return self.method not in ("sequential", "sequential_unrolled")
+
+    def shifted(self):
+        """This layer under one more enclosing vmap that keeps its axis."""
+        inner = self.inner.shifted() if type(self.inner) is Batched else self.inner
+        return replace(self, inner=inner, lead=self.lead + 1)
 
     def __call__(self, *xs):
-        if self.method in ("sequential", "sequential_unrolled"):
-            outs = [self.inner(*[x[i] if b else x for x, b in zip(xs, self.batched)])
+        k = self.lead
+        if not self.keeps_axis():
+            if self.size == 0:
+                return [np.zeros(np.shape(x)[:k] + (0,) + tuple(a.shape), a.dtype)
+                        for x, a in zip(xs[:1] * len(self.results), self.results)]
+            outs = [self.inner(*[np.take(x, i, axis=k) if b else x
+                                 for x, b in zip(xs, self.batched)])
                     for i in range(self.size)]
-            return [np.stack(rs) for rs in zip(*outs)] if outs and outs[0] else []
+            return [np.stack(rs, axis=k) for rs in zip(*outs)] if outs and outs[0] else []
         if self.method == "expand_dims":
-            xs = [x if b else np.expand_dims(x, 0) for x, b in zip(xs, self.batched)]
+            xs = [x if b else np.expand_dims(x, k) for x, b in zip(xs, self.batched)]
         elif self.method == "broadcast_all":
-            xs = [x if b else np.broadcast_to(x, (self.size,) + np.shape(x))
+            xs = [x if b else np.broadcast_to(np.expand_dims(x, k), np.shape(x)[:k] +
+                                              (self.size,) + np.shape(x)[k:])
                   for x, b in zip(xs, self.batched)]
         return self.inner(*xs)
 
@@ -183,8 +201,11 @@ def _vmap(prim):
         method = _vmap_method(prim, params)
         size = next(get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
         args = [x if d is None else moveaxis(x, d, 0) for x, d in zip(args, dims)]
-        callback = Batched(params["callback"], tuple(d is not None for d in dims), size,
-                           method)
+        inner = params["callback"]
+        if type(inner) is Batched and method not in ("sequential", "sequential_unrolled"):
+            inner = inner.shifted()      # this vmap's axis stays in front of the inner one's
+        callback = Batched(inner, tuple(d is not None for d in dims), size, method,
+                           tuple(params["result_avals"]))
         avals = tuple(ShapedArray((size,) + tuple(a.shape), a.dtype)
                       for a in params["result_avals"])
         outs = prim.bind(*args, **dict(params, callback=callback, result_avals=avals))

@@ -4,7 +4,7 @@ implicitly), and equal dtypes; `xforms.numpy` inserts broadcasts and conversions
 `div` and `rem` have lax's C semantics (integer division truncates, the remainder takes the
 dividend's sign, as C's `/`, `%` and `fmod`); `xforms.numpy` builds NumPy's floor `//` and `%`
 from them as jax.numpy does.  Their edge cases and those of float -> int conversion are
-defined once here (`int_div_by_zero`, `int_conversion_bounds`) and printed by the compiled
+defined once here (`int_div_by_zero`, `int_saturation`) and printed by the compiled
 tier's scalar rules (kernels/scalar_rules.py), so that the two tiers cannot drift.
 """
 import numpy as np
