@@ -171,8 +171,10 @@ def untrusted_dir(path, own=1):
     `own` innermost folders (the cache's own).  A symbolic link on the way must be this
     user's or root's.
 
-    >>> untrusted_dir("/tmp") is None        # root's, sticky
+    >>> untrusted_dir("/tmp", own=0) is None     # root's, sticky: fine as a parent
     True
+    >>> untrusted_dir("/tmp")                    # but not as the cache's own folder
+    'cache directory /tmp is writable by group and others'
     """
     if not hasattr(os, "geteuid"):
         return None                           # no POSIX owners and modes (Windows)

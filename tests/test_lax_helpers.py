@@ -542,3 +542,23 @@ def test_round_rounding_methods():
     _close(xf.vmap(lax.round)(x[:5]), away[:5])
     with pytest.raises(TypeError, match="round: expected a float operand"):
         lax.round(np.array([1, 2]))
+
+
+def test_review_fixes_full_like_traced_fill_and_empty_map():
+    """full_like with a traced fill value keeps its derivative (it gave 0 un-jitted and a
+    ConcretizationError under jit); lax.map(batch_size=) of an empty input is empty."""
+    f = lambda c: xnp.sum(lax.full_like(xnp.ones(3), c) * xnp.arange(3.0))   # noqa: E731
+    assert float(xf.grad(f)(2.0)) == 3.0 and float(xf.jit(xf.grad(f))(2.0)) == 3.0
+    check_grads(f, (2.0,), order=2)
+    out = lax.map(lambda x: x * 2.0, np.ones((0, 2)), batch_size=3)
+    assert out.shape == (0, 2)
+
+
+def test_checkpoint_name_is_an_identity_with_every_rule():
+    from xforms.ad_checkpoint import checkpoint_name
+    f = lambda x: checkpoint_name(xnp.sin(x), "a") * x                     # noqa: E731
+    x = np.array([0.3, -0.7])
+    check_grads(f, (x,), order=2)
+    np.testing.assert_allclose(xf.jit(f, tiered=False)(x), np.sin(x) * x)
+    np.testing.assert_allclose(xf.vmap(f)(np.stack([x, 2 * x])),
+                               np.sin(np.stack([x, 2 * x])) * np.stack([x, 2 * x]))

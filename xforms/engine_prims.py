@@ -72,7 +72,11 @@ def broadcast_to_aval(x, aval):
 
 
 def full(shape, value, dtype):
-    """An array of `value` (a broadcast scalar literal; free inside fused loops)."""
+    """An array of `value` (a broadcast scalar literal; free inside fused loops).  A traced
+    `value` is converted and broadcast, keeping its derivative (lax.full, full_like)."""
+    if isinstance(value, core.Tracer):
+        v = convert_element_type(value, np.dtype(dtype))
+        return broadcast_in_dim(v, tuple(shape), ()) if tuple(shape) else v
     lit = np.dtype(dtype).type(value)
     if tuple(shape) == ():
         return convert_scalar(lit)

@@ -99,11 +99,15 @@ def _signature(tree, static):
 
 def _static_text(value):
     """A static argument as text that is the same on every rank for the same value: its
-    repr without memory addresses, a function by its name and where it is defined."""
+    repr without memory addresses (a set's elements sorted: each rank hashes strings with
+    its own seed), a function by its name and where it is defined (two closures of one line
+    that capture different values are not told apart)."""
     code = getattr(value, "__code__", None)
     if code is not None:
         name = getattr(value, "__qualname__", type(value).__name__)
         return f"{name} ({code.co_filename}:{code.co_firstlineno})"
+    if isinstance(value, (set, frozenset)):
+        return f"{type(value).__name__}({sorted(map(_static_text, value))})"
     return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
 
 

@@ -359,10 +359,13 @@ def map(f, xs, *, batch_size=None):
     >>> lax.map(lambda x: x ** 2, xnp.arange(3.0))
     Array([0., 1., 4.])
     """
-    if batch_size is None:
-        return scan(lambda c, x: (c, f(x)), (), xs)[1]
     leaves, tree = _flatten(xs)
-    n, b = core.get_aval(leaves[0]).shape[0], int(batch_size)
+    n = core.get_aval(leaves[0]).shape[0] if leaves else 0
+    if batch_size is None or n == 0:      # (an empty xs: the scan gives empty results)
+        if batch_size is not None and int(batch_size) < 1:
+            raise ValueError(f"map: batch_size must be a positive integer, got {batch_size}")
+        return scan(lambda c, x: (c, f(x)), (), xs)[1]
+    b = int(batch_size)
     if b < 1:
         raise ValueError(f"map: batch_size must be a positive integer, got {batch_size}")
     full_n = n - n % b
@@ -425,9 +428,6 @@ def full(shape, fill_value, dtype=None):
     """`shape` filled with the scalar `fill_value`; a traced value keeps its derivative.
     >>> lax.full((2, 3), 1.5)"""
     dtype = np.dtype(dtype) if dtype is not None else core.get_aval(fill_value).dtype
-    if isinstance(fill_value, Tracer):
-        v = convert_element_type(fill_value, dtype)
-        return broadcast_in_dim(v, tuple(shape), ()) if tuple(shape) else v
     return _full(shape, fill_value, dtype)
 
 
