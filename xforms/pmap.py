@@ -24,6 +24,7 @@ import functools
 import os
 import re
 import sys
+import time
 import traceback
 import zlib
 
@@ -151,5 +152,8 @@ def abort_all(comm, exc, fun):
                      f"{describe_function(fun)}: {exc}\n{text}"
                      f"[xforms.pmap rank {rank}] aborting all ranks (MPI_Abort)\n")
     sys.stderr.flush()
+    # MPICH's process manager drops a rank's unread output when it handles the abort first
+    # (CI lost the whole message once); a moment lets it forward the text before the kill
+    time.sleep(1.0)
     comm.comm.Abort(1)
     os._exit(1)          # MPI_Abort may return before the process manager ends this rank
