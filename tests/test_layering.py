@@ -1,13 +1,11 @@
-"""The layers import only downward: an import graph of xforms/ and kernels/ built with `ast`
-(imports inside functions included) has no edge from a lower layer to a higher one, except
-the one backend hook, `xforms.jit` importing `kernels` when a function is first compiled.
+"""The layers import only downward: an import graph of xforms/ built with `ast` (imports
+inside functions included) has no edge from a lower layer to a higher one, and no cycle.
 
-Layers, bottom to top (README "Layers").  A module not listed sits in the layer of its
-package (a new `xforms/primitives/<family>.py` with the primitives); a new top-level xforms
-module or package with the API functions ("api"), a new kernels module with the emitters
-("emitters": e.g. kernels/lower_<family>.py, registering rules that kernels/cpu.py or
-kernels/cuda/backend.py import).  The package `__init__`s of xforms, kernels and
-kernels.cuda are the top of their trees.
+Layers, bottom to top (docs/DESIGN.md has the map).  Each entry is a package or a module; a
+module belongs to the longest entry it starts with, so a new module sits in its folder's layer
+(a new `xforms/primitives/<family>.py` with the primitives, a new `xforms/kernels/ops/<family>.py`
+with the op families).  A module of the xforms root not listed here is API ("api": above the
+compilers, which `xforms.jit` reaches through the table `xforms.kernels.BACKENDS`).
 """
 import ast
 import os
@@ -15,64 +13,33 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LAYERS = [
-    ("base", ["xforms.version", "xforms.errors", "xforms.config", "xforms.memo", "xforms.pass_counts", "xforms.gc_pause", "xforms.source_info", "xforms.avals",
-              "xforms.tree_util", "xforms.tree_keys", "xforms.facts", "xforms.axis_env", "xforms.igamma_grad",
-              "xforms.mpi_comm", "xforms.jit_switch"]),
-    ("ir", ["xforms.ir", "xforms.eager_reuse"]),
+    ("base", ["xforms.version", "xforms.errors", "xforms.config", "xforms.tree_util",
+              "xforms.tree_keys"]),
     ("core", ["xforms.core"]),
-    ("registry", ["xforms.registry", "xforms.engine_prims"]),
     ("transforms", ["xforms.transforms"]),
-    ("tracing", ["xforms.intern", "xforms.tracing"]),
     ("primitives", ["xforms.primitives"]),
-    ("ad", ["xforms.ad", "xforms.extend"]),
-    ("wrappers", ["xforms.numpy", "xforms.lax"]),
-    ("api", ["xforms.api", "xforms.batching_api", "xforms.callbacks", "xforms.debug",
-             "xforms.experimental", "xforms.custom", "xforms.nn", "xforms.eager_cost",
-             "xforms.test_util"]),
-    ("jit", ["xforms.jit", "xforms.device", "xforms.pmap", "xforms.mpi", "xforms.runtime"]),
+    ("wrappers", ["xforms.extend", "xforms.numpy", "xforms.lax"]),
+    ("exec", ["xforms.exec"]),
+    ("kernel_base", ["xforms.kernels.numba_fixes", "xforms.kernels.libm", "xforms.kernels.runtime"]),
+    ("kernel_shared", ["xforms.kernels.codegen", "xforms.kernels.user_prims",
+                       "xforms.kernels.fusion_classes"]),
+    ("prepare", ["xforms.kernels.prepare"]),
+    ("plan", ["xforms.kernels.plan"]),
+    ("loops", ["xforms.kernels.loops"]),
+    ("build", ["xforms.kernels.build"]),
+    ("printers", ["xforms.kernels.cpu", "xforms.kernels.cuda"]),
+    ("ops", ["xforms.kernels.ops"]),
+    ("kernels", ["xforms.kernels"]),
+    ("api", []),
     ("package", ["xforms"]),
-    ("kernel_base", ["kernels.numba_patches", "kernels.vector_width", "kernels.numba_source", "kernels.numba_ssa", "kernels.numba_liveness", "kernels.numba_alloc", "kernels.numba_registry", "kernels.blas_threads", "kernels.blas_serial", "kernels.hugepages", "kernels.helper_cache", "kernels.vecmath_base",
-                     "kernels.vecmath_trig", "kernels.vecmath_f32", "kernels.vecmath", "kernels.fft_runtime",
-                     "kernels.cpu_runtime", "kernels.sort_runtime", "kernels.threads",
-                     "kernels.conv_blocks", "kernels.conv_runtime",
-                     "kernels.shape_symbols", "kernels.shape_roles", "kernels.codegen", "kernels.scalar_rules",
-                     "kernels.outline_prange",
-                     "kernels.cuda.scalar_cuda",
-                     "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool",
-                     "kernels.linalg_runtime", "kernels.mpi_calls"]),
-    ("planning", ["kernels.user_prims", "kernels.passes", "kernels.float16", "kernels.fusion_classes",
-                  "kernels.index_maps", "kernels.plan", "kernels.fusion_groups",
-                  "kernels.fusion_products",
-                  "kernels.stencil", "kernels.storage", "kernels.fusion", "kernels.loop_ir",
-                  "kernels.lower_indexing", "kernels.lower_loops",
-                  "kernels.scalarize", "kernels.scalarize_loops"]),
-    ("emitters", ["kernels.cpu_buffers", "kernels.loop_print", "kernels.control_print",
-                  "kernels.loop_cpu",
-                  "kernels.cuda.loop_cuda",
-                  "kernels.cpu_scalar", "kernels.loop_cost", "kernels.cpu_accum",
-                  "kernels.cpu_nest",
-                  "kernels.emit_cpu", "kernels.emit_cpu_ops",
-                  "kernels.lower_mpi", "kernels.lower_conv", "kernels.lower_callbacks",
-                  "kernels.emit_cpu_control", "kernels.emit_cpu_module",
-                  "kernels.cuda.kernel_builder", "kernels.cuda.emit_cuda_pack",
-                  "kernels.cuda.emit_cuda", "kernels.cuda.emit_cuda_reduce",
-                  "kernels.cuda.emit_cuda_ops", "kernels.cuda.emit_cuda_control",
-                  "kernels.lower_linalg", "kernels.lower_cumulative", "kernels.lower_sorting",
-                  "kernels.cuda.lower_cumulative_cuda", "kernels.cuda.lower_conv_cuda",
-                  "kernels.cuda.lower_sort_cuda", "kernels.cuda.lower_fft_cuda",
-                  "kernels.cuda.lower_linalg_cuda"]),
-    ("backends", ["kernels.codecache", "kernels.dispatch", "kernels.cpu",
-                  "kernels.cuda.backend", "kernels.compile_worker"]),
-    ("kernels", ["kernels", "kernels.cuda"]),
 ]
-PACKAGES = {"xforms": "package", "kernels": "kernels", "kernels.cuda": "kernels"}
-DEFAULTS = {"xforms": "api", "kernels": "emitters"}    # unlisted modules of these trees
-HOOK = ("xforms.jit", "kernels")     # the backend hook (xforms/jit.py `_load_backends`)
+PACKAGES = {"xforms": "package"}     # a package __init__ that is not in its folder's layer
+DEFAULTS = {"xforms": "api"}         # unlisted modules
 
 
 def _modules():
     out = {}
-    for pkg in ("xforms", "kernels"):
+    for pkg in ("xforms",):
         for d, _, files in os.walk(os.path.join(ROOT, pkg)):
             for f in files:
                 if f.endswith(".py"):
@@ -104,7 +71,7 @@ def _targets(mod, path, node, mods):
 
 
 def import_graph():
-    """{module: {imported module: line}} over xforms/ and kernels/, function bodies too."""
+    """{module: {imported module: line}} over xforms/, function bodies too."""
     mods = _modules()
     graph = {}
     for mod, path in mods.items():
@@ -135,7 +102,7 @@ def layer_of(mod):
 
 def upward_edges(graph):
     return sorted((a, b, line) for a, es in graph.items() for b, line in es.items()
-                  if layer_of(b) > layer_of(a) and (a, b) != HOOK)
+                  if layer_of(b) > layer_of(a))
 
 
 def cycles(graph):
@@ -177,24 +144,50 @@ def test_no_upward_imports():
         for a, b, n in bad)
 
 
-def test_the_backend_hook_is_the_only_way_up():
+def test_the_compilers_are_reached_only_through_jit():
+    # xforms.jit reads the table xforms.kernels.BACKENDS; nothing else above imports kernels
     graph = import_graph()
-    assert HOOK[1] in graph[HOOK[0]], "the hook moved: update HOOK"
-    into_kernels = [a for a, es in graph.items() if not a.startswith("kernels")
-                    and any(b.startswith("kernels") for b in es)]
-    assert into_kernels == [HOOK[0]]
+    into_kernels = sorted(a for a, es in graph.items() if not a.startswith("xforms.kernels")
+                          and any(b.startswith("xforms.kernels") for b in es))
+    assert into_kernels == ["xforms.jit"]
+
+
+def test_no_folder_is_a_drawer():
+    # a folder of more than 15 modules becomes subpackages (not suffixed siblings), except the
+    # namespaces that mirror JAX's; a file over 600 lines becomes a subpackage too
+    mirrors = {"xforms", "xforms/numpy", "xforms/scipy/stats", "xforms/random", "xforms/lax",
+               "xforms/primitives"}
+    big, long = [], []
+    for d, dirs, files in os.walk(os.path.join(ROOT, "xforms")):
+        dirs[:] = [x for x in dirs if x != "__pycache__"]
+        rel = os.path.relpath(d, ROOT)
+        mods = [f for f in files if f.endswith(".py") and f != "__init__.py"]
+        if len(mods) > 15 and rel not in mirrors:
+            big.append(f"{rel} ({len(mods)})")
+        for f in mods:
+            with open(os.path.join(d, f)) as fh:
+                n = sum(1 for _ in fh)
+            if n > 600:
+                long.append(f"{rel}/{f} ({n})")
+    assert not big, f"folders over 15 modules: {big}"
+    assert not long, f"files over 600 lines: {long}"
+
+
+def test_the_layer_table_names_packages():
+    assert sum(len(names) for _, names in LAYERS) <= 30
 
 
 def test_no_import_cycles():
-    # function-level imports included, the backend hook too: kernels finds nothing of
-    # xforms.jit (jit reads the table kernels.BACKENDS) nor of the xforms package
+    # function-level imports included: the compilers find nothing of xforms.jit (jit reads
+    # the table xforms.kernels.BACKENDS) nor of the xforms package
     assert cycles(import_graph()) == []
 
 
-def test_the_cycle_checker_finds_a_cycle_through_the_hook():
-    graph = {"xforms.jit": {"kernels": 1}, "kernels": {"kernels.cpu": 2},
-             "kernels.cpu": {"xforms.jit": 3}, "xforms.core": {}}
-    assert cycles(graph) == [["kernels", "kernels.cpu", "xforms.jit"]]
+def test_the_cycle_checker_finds_a_cycle_through_a_backend_hook():
+    graph = {"xforms.jit": {"xforms.kernels": 1},
+             "xforms.kernels": {"xforms.kernels.cpu.backend": 2},
+             "xforms.kernels.cpu.backend": {"xforms.jit": 3}, "xforms.core.trace": {}}
+    assert cycles(graph) == [["xforms.jit", "xforms.kernels", "xforms.kernels.cpu.backend"]]
 
 
 def test_the_checker_sees_function_level_imports(tmp_path):
@@ -204,10 +197,10 @@ def test_the_checker_sees_function_level_imports(tmp_path):
     mods = {"xforms.primitives": "", "xforms.primitives.elementwise": "", "m": ""}
     node = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)][0]
     assert list(_targets("m", str(src), node, mods)) == ["xforms.primitives.elementwise"]
-    assert upward_edges({"xforms.core": {"xforms.primitives.elementwise": 3}}) == [
-        ("xforms.core", "xforms.primitives.elementwise", 3)]
+    assert upward_edges({"xforms.core.trace": {"xforms.primitives.elementwise": 3}}) == [
+        ("xforms.core.trace", "xforms.primitives.elementwise", 3)]
     # where modules other sessions add land
     assert layer_of("xforms.primitives.linalg") == layer_of("xforms.primitives.elementwise")
-    assert layer_of("kernels.lower_linalg") < layer_of("kernels.cpu")
-    assert layer_of("kernels.cuda.lower_linalg") < layer_of("kernels.cuda.backend")
-    assert layer_of("xforms.random") == layer_of("xforms.api") < layer_of("xforms.jit")
+    assert layer_of("xforms.kernels.ops.newfamily") == layer_of("xforms.kernels.ops.linalg")
+    assert layer_of("xforms.kernels.ops.linalg") > layer_of("xforms.kernels.cpu.emit")
+    assert layer_of("xforms.random") == layer_of("xforms.jit") > layer_of("xforms.kernels")

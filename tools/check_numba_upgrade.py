@@ -1,4 +1,4 @@
-"""Which of xforms' Numba patches (kernels/numba_registry.py) still apply to another Numba.
+"""Which of xforms' Numba patches (xforms/kernels/numba_fixes/registry.py) still apply to another Numba.
 
 Installs the given Numba (default: the newest on the package index) with xforms' other
 dependencies into a temporary venv -- or uses an interpreter you point it at -- and, with this
@@ -24,21 +24,22 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Run by the checked interpreter.  "numba" mode loads kernels/numba_registry.py without
-# running kernels/__init__ (nothing patched yet: Numba's own code); "kernels" mode imports
-# kernels, which applies the patches, and asks whether each one holds.
+# Run by the checked interpreter.  "numba" mode loads xforms/kernels/numba_fixes/registry.py
+# without running the packages' __init__s (nothing patched yet: Numba's own code); "kernels"
+# mode imports xforms.kernels, which applies the patches, and asks whether each one holds.
 PROBE = r"""
 import json, os, sys, types
 mode, root = sys.argv[1], sys.argv[2]
-if mode == "numba":
-    stub = types.ModuleType("kernels")
-    stub.__path__ = [os.path.join(root, "kernels")]
-    sys.modules["kernels"] = stub
-    from kernels import numba_registry as r
+if mode == "numba":     # empty packages: their __init__s (which apply the patches) do not run
+    for pkg in ("xforms", "xforms.kernels", "xforms.kernels.numba_fixes"):
+        stub = types.ModuleType(pkg)
+        stub.__path__ = [os.path.join(root, *pkg.split("."))]
+        sys.modules[pkg] = stub
+    from xforms.kernels.numba_fixes import registry as r
     out = {p.name: r.status(p, check_installed=False) for p in r.PATCHES}
 else:
-    import kernels
-    from kernels import numba_registry as r
+    from xforms import kernels  # noqa: F401  (applies the patches)
+    from xforms.kernels.numba_fixes import registry as r
     out = {p.name: r.installed(p) for p in r.PATCHES}
 import numba, llvmlite
 out["versions"] = f"numba {numba.__version__}, llvmlite {llvmlite.__version__}"
@@ -90,7 +91,7 @@ def check(python):
     """Print each patch's status for `python`'s Numba; 0 when all are ok."""
     before, after = probe(python, "numba"), probe(python, "kernels")
     if "error" in before:
-        print("could not load kernels/numba_registry.py:", *before["error"])
+        print("could not load xforms/kernels/numba_fixes/registry.py:", *before["error"])
         return 2
     print(before["versions"])
     if "error" in after:

@@ -1,0 +1,7 @@
+"""The rules of the op families that are not fused loops (cumulative, sorting, fft, linalg,
+conv, mpi, callbacks, special functions).
+
+Importing this package registers every family's rules (`xforms.kernels` does, before any
+compile): the one list of them.
+"""
+from . import callbacks, conv, cumulative, fft, linalg, mpi, sorting, special  # noqa: F401

@@ -1,0 +1,74 @@
+"""CPU rules for the cumulative primitives (cumsum, cumprod, cummax, cummin, cumlogsumexp):
+loops writing the output in place of an accumulator.
+
+For an operand of shape outer + (n,) + inner the generated code is
+
+    for o in outer:                      # (nested counted loops)
+        for i in inner: OUT[o, 0, i] = X[o, 0, i]
+        for k in 1..n-1:
+            for i in inner: OUT[o, k, i] = OUT[o, k - 1, i] (op) X[o, k, i]
+
+so the innermost loop runs over contiguous memory and vectorises; `reverse` runs k from
+the end.  max/min propagate NaN as lax.max/min do.
+"""
+import numpy as np
+
+from xforms.core.registry import ALL_PRIMITIVES
+
+from ..cpu.emit import OP_RULES
+from ..cpu.ops import _Nest
+
+# a cumulative primitive's monoid (its facts: `cumulative`) -> the combine step, printed
+_OPS = {
+    "sum": lambda a, b, kind: f"{a} + {b}",
+    "prod": lambda a, b, kind: f"{a} * {b}",
+    # the NaN test keeps a NaN once it is seen (a > NaN and NaN > b are both false)
+    "max": lambda a, b, kind: (f"{b} if ({b} > {a} or {b} != {b}) else {a}" if kind == "f"
+                               else f"max({a}, {b})"),
+    "min": lambda a, b, kind: (f"{b} if ({b} < {a} or {b} != {b}) else {a}" if kind == "f"
+                               else f"min({a}, {b})"),
+    "logaddexp": lambda a, b, kind: (
+        f"{a} if {b} == -math.inf else ({b} if {a} == -math.inf else "
+        f"max({a}, {b}) + math.log1p(math.exp(-abs({a} - {b}))))"),
+}
+
+
+def _index(outer, k, inner):
+    return ", ".join(list(outer) + [k] + list(inner))
+
+
+def _cumulative(em, eqn):
+    x, out = eqn.invars[0], eqn.outvars[0]
+    axis, reverse = eqn.params["axis"], eqn.params["reverse"]
+    shape = x.aval.shape
+    n = shape[axis]
+    em.alloc(out)
+    if n == 0 or 0 in shape:
+        return
+    X, O = em.atom(x), em.A(out)
+    op = _OPS[eqn.prim.facts.cumulative]
+    kind = np.dtype(out.aval.dtype).kind
+    cast = (lambda e: f"np.{out.aval.dtype.name}({e})") if out.aval.dtype in (
+        np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.complex64)) else (lambda e: e)
+    first = str(n - 1) if reverse else "0"
+    with _Nest(em, shape[:axis], "o") as oi:
+        with _Nest(em, shape[axis + 1:], "i") as ii:
+            em.line(f"{O}[{_index(oi, first, ii)}] = {X}[{_index(oi, first, ii)}]")
+        k, kk, kp = em.fresh("k"), em.fresh("kk"), em.fresh("kp")
+        with em.counted_loop(k, n - 1):
+            if reverse:
+                em.line(f"{kk} = {n - 2} - {k}")
+                em.line(f"{kp} = {kk} + 1")
+            else:
+                em.line(f"{kk} = {k} + 1")
+                em.line(f"{kp} = {k}")
+            with _Nest(em, shape[axis + 1:], "i") as ii:
+                a, b = em.fresh("a"), em.fresh("b")
+                em.line(f"{a} = {O}[{_index(oi, kp, ii)}]")
+                em.line(f"{b} = {X}[{_index(oi, kk, ii)}]")
+                em.line(f"{O}[{_index(oi, kk, ii)}] = {cast(op(a, b, kind))}")
+
+
+for _p in ALL_PRIMITIVES:
+    if _p.facts.cumulative in _OPS:
+        OP_RULES[_p] = _cumulative
