@@ -213,7 +213,7 @@ def test_scalar_reshaped_from_a_buffer_the_plan_reuses():
 
 
 def test_convolution_kernel_with_batch_groups_and_every_dilation():
-    """One thread per output element (xforms/kernels/cuda/lower_conv_cuda.py), against the CPU
+    """One thread per output element (xforms/kernels/ops/conv.py), against the CPU
     backend's convolution helper: batch groups, lhs and rhs dilation, negative padding."""
     rng = np.random.default_rng(3)
     x, w = rng.normal(size=(4, 3, 7, 6)), rng.normal(size=(4, 3, 2, 3))

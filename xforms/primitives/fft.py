@@ -22,7 +22,7 @@ same transform to the tangent.  Transposes, with JAX's pairing <a, b> = Re(sum(a
 
 Both are checked by the dot-product test (tests/test_fft.py).  On the CPU the transform runs
 inside the compiled kernel (xforms/kernels/ops/fft.py, through rocket-fft's nopython np.fft); on
-CUDA it is a direct DFT (xforms/kernels/cuda/lower_fft_cuda.py: small transforms).
+CUDA it is a direct DFT (xforms/kernels/ops/fft.py: small transforms).
 
     >>> fft(x, "RFFT", (8,))          # x: f64[3, 8] -> c128[3, 5]
 """

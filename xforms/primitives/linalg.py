@@ -288,7 +288,7 @@ def_batched_vmap(lu_pivots_to_permutation_p)
 exempt(lu_pivots_to_permutation_p, "jvp", "integer output: tangent is a symbolic zero")
 
 # cholesky, triangular_solve, lu, lu_pivots_to_permutation: CUDA rules in
-# xforms/kernels/cuda/lower_linalg_cuda.py; the spectral ones (linalg_spectral.py, sqrtm) have none
+# xforms/kernels/ops/linalg.py; the spectral ones (linalg_spectral.py, sqrtm) have none
 _NO_CUDA = ("a LAPACK factorisation run on the CPU only (jit with backend='cpu'); the CUDA "
             "backend raises a LoweringError naming it")
 

@@ -33,8 +33,6 @@ from . import runtime as rt
 from . import scalar_cuda  # noqa: F401  (CUDA scalar rules)
 from . import complex_cuda  # noqa: F401  (complex scalar rules; after scalar_cuda)
 from . import emit_cuda_control, emit_cuda_ops  # noqa: F401  (register rules)
-from . import lower_conv_cuda, lower_cumulative_cuda, lower_fft_cuda  # noqa: F401  (rules)
-from . import lower_linalg_cuda, lower_sort_cuda  # noqa: F401  (register rules)
 from .emit_cuda import CudaEmitter
 from .launch import launcher
 from .emit_cuda_pack import drop_unused_views, pack_inputs, pack_outputs

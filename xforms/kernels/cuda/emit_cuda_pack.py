@@ -17,7 +17,29 @@ import numpy as np
 
 from xforms.core.ir import Var
 
-from .runtime import _ALIGN, PACK_BYTES, pack_layout, packable
+# ---- the layout of a packed buffer (runtime.pack fills one; no numba.cuda needed here) ---------
+PACK_BYTES = 1 << 20          # arrays up to this size are packed
+_ALIGN = 128                  # bytes: every packed array starts on a cache line
+
+
+def pack_layout(sizes, itemsize):
+    """Offsets (in elements) of arrays of `sizes` packed in order, and the total size.
+
+    >>> pack_layout([3, 1, 20], 8)
+    ([0, 16, 32], 52)
+    """
+    step = max(_ALIGN // int(itemsize), 1)
+    offs, at = [], 0
+    for n in sizes:
+        offs.append(at)
+        at += -(-max(int(n), 1) // step) * step
+    last = offs[-1] + max(int(sizes[-1]), 1) if offs else 0
+    return offs, last
+
+
+def packable(shape, dtype):
+    size = int(np.prod(shape, dtype=np.int64))
+    return bool(shape) and size * np.dtype(dtype).itemsize <= PACK_BYTES
 
 
 class Home:

@@ -27,6 +27,8 @@ import numpy as np
 from xforms import config
 from xforms.errors import BackendError
 
+from .emit_cuda_pack import _ALIGN, PACK_BYTES, pack_layout, packable  # noqa: F401
+
 try:
     from numba import cuda
     from numba.core import config as _numba_config
@@ -269,31 +271,8 @@ def host_copy(buf, shape):
 # ---- packing: many small arrays in one buffer ------------------------------------------------
 # Each array argument of a kernel launch costs microseconds of host time in numba-cuda, and
 # each transfer or allocation a driver call: small arrays of one dtype (pytree leaves,
-# outputs, temporaries) share one buffer, and kernels take the buffer and slice it.
-PACK_BYTES = 1 << 20          # arrays up to this size are packed
-_ALIGN = 128                  # bytes: every packed array starts on a cache line
-
-
-def pack_layout(sizes, itemsize):
-    """Offsets (in elements) of arrays of `sizes` packed in order, and the total size.
-
-    >>> pack_layout([3, 1, 20], 8)
-    ([0, 16, 32], 52)
-    """
-    step = max(_ALIGN // int(itemsize), 1)
-    offs, at = [], 0
-    for n in sizes:
-        offs.append(at)
-        at += -(-max(int(n), 1) // step) * step
-    last = offs[-1] + max(int(sizes[-1]), 1) if offs else 0
-    return offs, last
-
-
-def packable(shape, dtype):
-    size = int(np.prod(shape, dtype=np.int64))
-    return bool(shape) and size * np.dtype(dtype).itemsize <= PACK_BYTES
-
-
+# outputs, temporaries) share one buffer, and kernels take the buffer and slice it.  The
+# layout is the emitter's (emit_cuda_pack.py), which needs no numba.cuda.
 def pack(args, dtype, members, total):
     """One buffer holding the arrays `args[i]` at offsets `off` (`members`: (i, off, size)
     triples).  Arrays already packed at those offsets in one buffer (the outputs of a

@@ -10,15 +10,28 @@ For an operand of shape outer + (n,) + inner the generated code is
 
 so the innermost loop runs over contiguous memory and vectorises; `reverse` runs k from
 the end.  max/min propagate NaN as lax.max/min do.
+
+CUDA rule for the cumulative primitives (cumsum, cumprod, cummax, cummin,
+cumlogsumexp): one thread per line along the axis (a grid-stride loop over the
+outer x inner positions), accumulating in a register and writing each prefix.
+
+Lines of the flat buffer: element (o, k, i) of shape outer + (n,) + inner sits at
+o * n * inner + k * inner + i, so neighbouring threads (consecutive i) read neighbouring
+addresses.
 """
 import numpy as np
 
 from xforms.core.registry import ALL_PRIMITIVES
 
-from ..cpu.emit import OP_RULES
+from ..cpu.emit import OP_RULES as CPU_RULES
 from ..cpu.ops import _Nest
+from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.emit_cuda_ops import _OutLoop
 
-# a cumulative primitive's monoid (its facts: `cumulative`) -> the combine step, printed
+
+# a cumulative primitive's monoid (its facts: `cumulative`) -> the combine step, printed for
+# both backends (kind: the dtype's kind).  The family's contract: the first output is the first
+# input (combine(identity, x) == x), which both backends' loops and NumPy's accumulate assume.
 _OPS = {
     "sum": lambda a, b, kind: f"{a} + {b}",
     "prod": lambda a, b, kind: f"{a} * {b}",
@@ -69,6 +82,38 @@ def _cumulative(em, eqn):
                 em.line(f"{O}[{_index(oi, kk, ii)}] = {cast(op(a, b, kind))}")
 
 
+# ---- CUDA ------------------------------------------------------------------------------------
+
+def _cumulative_cuda(em, eqn):
+    em.check_dtypes(eqn)
+    x, out = eqn.invars[0], eqn.outvars[0]
+    axis, reverse = eqn.params["axis"], eqn.params["reverse"]
+    shape = tuple(x.aval.shape)
+    n = shape[axis]
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    em.alloc(out)
+    if n == 0 or outer * inner == 0:
+        return
+    kb = KernelBuilder(em, f"{eqn.prim.name} along axis {axis} of {x.aval.str_short()}")
+    X, O = kb.arr(x), kb.arr(out)
+    op, kind = _OPS[eqn.prim.facts.cumulative], np.dtype(out.aval.dtype).kind
+    loop = _OutLoop(em, kb, (outer, inner))
+    with loop as (o, i):
+        kb.line(f"_base = {o} * {n * inner} + {i}")
+        first = (n - 1) * inner if reverse else 0
+        kb.line(f"_acc = {X}[_base + {first}]")
+        kb.line(f"{O}[_base + {first}] = _acc")
+        with kb.block(f"for _k in range(1, {n}):"):
+            kb.line(f"_kk = {n - 1} - _k" if reverse else "_kk = _k")
+            kb.line(f"_b = {X}[_base + _kk * {inner}]")
+            kb.line(f"_acc = {op('_acc', '_b', kind)}")
+            kb.line(f"{O}[_base + _kk * {inner}] = _acc")
+    loop.launch()
+
+
+# both backends' rule for every primitive whose monoid has a combine step above
 for _p in ALL_PRIMITIVES:
     if _p.facts.cumulative in _OPS:
-        OP_RULES[_p] = _cumulative
+        CPU_RULES[_p] = _cumulative
+        CUDA_RULES[_p] = _cumulative_cuda
