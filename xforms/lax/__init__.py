@@ -44,17 +44,18 @@ from ..core.source_info import describe_function
 from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_flatten, tree_map, tree_unflatten
 from .sorting import sort, sort_key_val, top_k  # noqa: F401
-from .helpers import (approx_max_k, approx_min_k, dtype, mulhi, reduce_xor,  # noqa: F401
-                      dot_general, fft, FftType, Precision, reduce, nextafter,
-                      round, RoundingMethod,     # (JAX's lax.round: ties away from zero)
-                      DotDimensionNumbers, PrecisionLike,
-                      associative_scan, batch_matmul, bessel_i0e, bessel_i1e,  # noqa: F401
-                      betainc, bitcast_convert_type, broadcast, broadcast_like,
-                      broadcast_shapes, broadcast_to_rank, clz, collapse, digamma,
-                      dynamic_index_in_dim, dynamic_update_index_in_dim, empty, erf, erf_inv,
-                      erfc, full_like, igamma, igamma_grad_a, igammac, index_in_dim, lgamma,
-                      optimization_barrier, polygamma, population_count, random_gamma_grad,
-                      reduce_precision, slice_in_dim, split, stack, tile, unstack, zeta)
+from .bits import (bitcast_convert_type, clz, mulhi, population_count, reduce_precision,
+                   reduce_xor)  # noqa: F401
+from .helpers import (approx_max_k, approx_min_k, batch_matmul, broadcast, broadcast_like,
+                      broadcast_shapes, broadcast_to_rank, collapse, dot_general,
+                      DotDimensionNumbers, dtype, dynamic_index_in_dim,
+                      dynamic_update_index_in_dim, empty, fft, FftType, full_like, index_in_dim,
+                      optimization_barrier, Precision, PrecisionLike, round, RoundingMethod,
+                      slice_in_dim, split, stack, tile, unstack)  # noqa: F401
+from .scans import associative_scan, reduce  # noqa: F401
+from .special import (bessel_i0e, bessel_i1e, betainc, digamma, erf, erf_inv, erfc, igamma,
+                      igamma_grad_a, igammac, lgamma, nextafter, polygamma, random_gamma_grad,
+                      zeta)  # noqa: F401
 
 _i64 = ShapedArray((), np.int64)
 

@@ -1,0 +1,168 @@
+"""A user's combining function over axes: `associative_scan` (a parallel prefix scan of
+any associative function) and `reduce` (a fold with a user computation and init values).
+
+    >>> lax.associative_scan(lax.add, xnp.arange(4.0))        # [0., 1., 3., 6.]
+"""
+import math
+
+import numpy as np
+
+from ..primitives import control_flow as cf
+from ..primitives import elementwise as ew
+from ..primitives import reductions
+from ..primitives import structural as st
+from ..transforms.vmap import vmap_jaxpr
+from ..tree_util import tree_flatten, tree_unflatten
+
+from .helpers import _aval, _axis, slice_in_dim
+
+
+# ---- associative_scan -----------------------------------------------------------------------
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """All prefix combinations of `elems` (a pytree of arrays of one length along `axis`)
+    under the associative `fn`: out[k] = fn(...fn(fn(e[0], e[1]), e[2])..., e[k]).  `fn`
+    takes and returns pytrees like `elems` of slices along `axis` of any common length.
+
+    Work-efficient parallel prefix (combine neighbouring pairs, recurse on the half, fill
+    in the rest) made of slices, pads and concatenations, so it differentiates and vmaps.
+    With reverse=True the prefixes run from the end: out[k] combines e[k:] (as JAX).
+
+    >>> lax.associative_scan(lax.add, xnp.arange(5.0))       # [0, 1, 3, 6, 10]
+    """
+    leaves, tree = tree_flatten(elems)
+    if not leaves:
+        return elems
+    ndims = {_aval(x).ndim for x in leaves}
+    axis = _axis(axis, min(ndims), "associative_scan")
+    lengths = {_aval(x).shape[axis] for x in leaves}
+    if len(lengths) != 1:
+        raise ValueError(f"associative_scan: the elems must have one length along axis "
+                         f"{axis}, got {sorted(lengths)}")
+
+    def combine(a, b):
+        out, out_tree = tree_flatten(fn(tree_unflatten(tree, a), tree_unflatten(tree, b)))
+        if out_tree != tree:
+            raise TypeError(f"associative_scan: fn must return a pytree like elems "
+                            f"({tree}), got {out_tree}")
+        return out
+
+    if reverse:
+        leaves = [st.rev(x, (axis,)) for x in leaves]
+    out = _prefix_scan(combine, leaves, axis)
+    if reverse:
+        out = [st.rev(x, (axis,)) for x in out]
+    return tree_unflatten(tree, out)
+
+
+def _prefix_scan(combine, xs, axis):
+    n = _aval(xs[0]).shape[axis]
+    if n < 2:
+        return xs
+    cut = lambda vs, lo, hi, step: [slice_in_dim(v, lo, hi, step, axis) for v in vs]  # noqa
+    odd = _prefix_scan(combine, combine(cut(xs, 0, n - 1, 2), cut(xs, 1, None, 2)), axis)
+    even = cut(xs, 0, 1, 1)
+    if n > 2:       # prefix k (k = 2, 4, ...) is prefix k - 1 combined with element k
+        heads = odd if n % 2 else cut(odd, 0, -1, 1)
+        rest = combine(heads, cut(xs, 2, None, 2))
+        even = [st.concatenate([e, r], axis) for e, r in zip(even, rest)]
+    return [_interleave(e, o, axis) for e, o in zip(even, odd)]
+
+
+def _interleave(a, b, axis):
+    """[a0, b0, a1, b1, ...] along axis (len(a) == len(b) or len(b) + 1): each spread
+    out with zeros between its entries by pad, then the two added."""
+    a_av = _aval(a)
+    extra = a_av.shape[axis] - _aval(b).shape[axis]
+    cfg_a = [(0, 0, 0)] * a_av.ndim
+    cfg_b = list(cfg_a)
+    cfg_a[axis], cfg_b[axis] = (0, 1 - extra, 1), (1, extra, 1)
+    zero = a_av.dtype.type(0)
+    pa, pb = st.pad(a, zero, cfg_a), st.pad(b, zero, cfg_b)
+    return ew.or_(pa, pb) if a_av.dtype == np.bool_ else ew.add(pa, pb)
+
+
+
+# ---- reduce with a user computation ---------------------------------------------------------
+_MONOIDS = {"add": "reduce_sum", "mul": "reduce_prod", "max": "reduce_max",
+            "min": "reduce_min", "and": "reduce_and", "or": "reduce_or"}
+
+
+def reduce(operands, init_values, computation, dimensions):
+    """Reduce the operands (a pytree of arrays of one shape) over `dimensions` with the
+    associative, commutative `computation(x, y)` on pytrees of scalars like init_values;
+    -> computation(init, reduction).  A computation that is one add, mul, max, min (or
+    and/or on booleans) is that reduction primitive; any other is folded in halves.
+
+    >>> lax.reduce(xnp.arange(6.0).reshape(2, 3), 0.0, lax.add, (1,))      # [3, 12]
+    """
+    leaves, tree = tree_flatten(operands)
+    inits, init_tree = tree_flatten(init_values)
+    if init_tree != tree:
+        raise TypeError(f"reduce: operands {tree} and init_values {init_tree} must have the "
+                        "same structure")
+    shapes = {_aval(x).shape for x in leaves}
+    if len(shapes) != 1:
+        raise TypeError(f"reduce: the operands must have one shape, got {sorted(shapes)}")
+    shape = shapes.pop()
+    dims = tuple(sorted({_axis(d, len(shape), "reduce") for d in dimensions}))
+    avals = [_aval(x).update(shape=(), weak_type=False) for x in leaves]
+    inits = [ew.convert_element_type(i, a.dtype) for i, a in zip(inits, avals)]
+    j, consts = cf.trace(lambda *xs: tree_flatten(computation(
+        tree_unflatten(tree, xs[:len(xs) // 2]), tree_unflatten(tree, xs[len(xs) // 2:])))[0],
+        avals + avals)
+    monoid = _monoid(j, avals) if not consts else None
+    if monoid is not None:
+        folded = [getattr(reductions, monoid)(leaves[0], dims)]
+    else:
+        folded = _fold(lambda a, b: _apply(j, consts, a + b), leaves, dims, inits)
+    out_shape = tuple(n for k, n in enumerate(shape) if k not in dims)
+    full_inits = [st.broadcast_in_dim(i, out_shape, ()) for i in inits]
+    return tree_unflatten(tree, _apply(j, consts, full_inits + folded))
+
+
+def _monoid(closed, avals):
+    """The reduction primitive's name if the computation is one monoid operation."""
+    jx = closed.jaxpr
+    if len(jx.eqns) != 1 or len(avals) != 1:
+        return None
+    e = jx.eqns[0]
+    name = _MONOIDS.get(e.prim.name)
+    if name is None or set(e.invars) != set(jx.invars) or len(set(e.invars)) != 2 or \
+            list(jx.outvars) != list(e.outvars):
+        return None
+    if e.prim.name in ("and", "or") and avals[0].dtype != np.bool_:
+        return None                   # reduce_and/or are logical: only booleans
+    return name
+
+
+def _apply(closed, consts, args):
+    """The scalar computation applied elementwise to arrays of one shape."""
+    shape = _aval(args[0]).shape
+    if not shape:
+        return cf.call(closed, *consts, *args)
+    n = math.prod(shape)
+    flat = [st.reshape(a, (n,)) for a in args]
+    jb = vmap_jaxpr(closed, [None] * len(consts) + [0] * len(args), n)
+    return [st.reshape(o, shape) for o in cf.call(jb, *consts, *flat)]
+
+
+def _fold(combine, xs, dims, inits):
+    """Reduce each of `dims` of the arrays xs by combining halves (log2 n steps)."""
+    for ax in reversed(dims):
+        n = _aval(xs[0]).shape[ax]
+        if n == 0:        # nothing to combine: the identity of an empty reduction is init
+            shape = _aval(xs[0]).shape
+            xs = [st.broadcast_in_dim(i, shape[:ax] + (1,) + shape[ax + 1:], ())
+                  for i in inits]
+        while n > 1:
+            half = n // 2
+            head = combine([slice_in_dim(x, 0, half, 1, ax) for x in xs],
+                           [slice_in_dim(x, half, 2 * half, 1, ax) for x in xs])
+            if n % 2:     # the odd one out joins the first entry
+                first = combine([slice_in_dim(h, 0, 1, 1, ax) for h in head],
+                                [slice_in_dim(x, n - 1, n, 1, ax) for x in xs])
+                head = [st.concatenate([f, slice_in_dim(h, 1, None, 1, ax)], ax)
+                        for f, h in zip(first, head)]
+            xs, n = head, half
+        xs = [st.squeeze(x, (ax,)) for x in xs]
+    return xs
