@@ -41,32 +41,20 @@ math=math_names("erf", cmath=None))` does all but the jvp in one call).
 A formula rather than a function name goes in kernels/ (code), keyed by the primitive or
 its name: `register_scalar_rule(erf_p, lambda ctx, x: f"...{x}...")`, with `target="cuda"`
 for a CUDA-only spelling; a `None` math slot says such an override spells it.  An op that
-is not elementwise registers `OP_RULES[prim] = rule` in xforms/kernels/cpu/emit.py's and
-xforms/kernels/cuda/emit_cuda.py's tables, or is exempted from CUDA with a reason:
+is not elementwise has its op family's module, xforms/kernels/ops/<family>.py, holding both
+backends' rules (`CPU_RULES[prim] = rule`, `CUDA_RULES[prim] = rule`; listed once in
+xforms/kernels/ops/__init__.py), or is exempted from CUDA with a reason:
 `exempt(prim, "cuda", "...")` (the CUDA backend then raises a LoweringError naming it).
+
+A new member of an op family is a fact, not code: e.g. a cumulative primitive is one `_def`
+line in xforms/primitives/cumulative.py (its ufunc, monoid and accepted dtype kinds), a
+combine step in the one table of xforms/kernels/ops/cumulative.py if its monoid is new, the
+lax/xnp wrapper and a test.  The family's contract (the first output is the first input)
+is written beside that table.
 tests/test_rule_coverage.py walks every primitive through every layer (abstract eval, impl,
 jvp, transpose where linear, batching, facts, CPU lowering, CUDA lowering or exemption) and
 names what is missing; it reads tables and runs scalar rules, so it needs no GPU.
 
-Converting code written against the old name tables (before issue #19):
-
-    xforms/kernels/plan/fusion.py ELEMENTWISE / VIEWS / REDUCTIONS    declare(p, ELEMENTWISE | VIEW | REDUCTION)
-    scalar_rules MATH_FUNCS, CMATH_FUNCS; cuda CUDA_MATH,   math={"cpu": ..., "cpu_complex": ...,
-      complex_cuda INLINE_CMATH                             "cuda": ..., "cuda_complex": ...}
-    vecmath VECMATH entry (which loops use it)            vec="vm_..." (keep the vecmath entry)
-    simplify _UNARY / _BINARY / _COMMUTATIVE              simplify="unary"/"binary", commutative=
-    scalar_rules REDUCTION_INIT                           reduce_op=..., reduce_init=fn(dtype)
-    fusion INPLACE_OPS / ALIAS_OPS                        inplace=0 / aliases=k
-    passes _IDENTITIES; custom.inline_jaxpr               lowers_to_identity=True; inline=fn
-    eager_reuse def_ufunc(p, u, kinds), fresh_prims,      ufunc=u, ufunc_kinds=kinds,
-      into_rules[p], pad_prims                            fresh=True, into=fn, pad_fold=True
-    eager_plan eager_ufuncs[p], _OPERATORS;               numpy_fn=impl, operator="+"
-      scalar_rules' add/sub/mul, eq..ge loops               (and "==", "&", "~", ...)
-    stencil _RECOMPUTED; storage _REDONE                  cheap=True; guarded=True
-    scalarize _FOLD; lower_mpi _OPS                       reduce_op= (the backend spells
-    lower_cumulative(_cuda) _OPS                          cumulative=    the monoid)
-    xforms.primitives ALL_PRIMITIVES, EXEMPT, primitive   xforms.core.registry (still re-exported)
-    xforms.core.ir _Names, _fmt_literal                        xforms.core.ir Names, fmt_literal
 `register_scalar_rule(name_or_prim, ...)`, `OP_RULES[name_or_prim] = ...` and
 `CONTROL_RULES[...]` work as before (keyed by the primitive; names are resolved).
 """

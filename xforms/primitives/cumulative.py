@@ -28,14 +28,13 @@ from .structural import broadcast_in_dim, iota, pad, rev
 from .structural import slice as slice_
 
 
-def _aval(name):
+def _aval(name, kinds):
     def rule(x, *, axis, reverse):
         if not 0 <= axis < x.ndim:
             raise TypeError(f"{name}: axis {axis} is out of range for {x.str_short()}")
-        if name in ("cummax", "cummin", "cumlogsumexp") and x.dtype.kind == "c":
-            raise TypeError(f"{name}: complex operands are not supported ({x.str_short()})")
-        if name == "cumlogsumexp" and x.dtype.kind != "f":
-            raise TypeError(f"cumlogsumexp: needs a floating operand, got {x.str_short()}")
+        if x.dtype.kind not in kinds:
+            what = "a floating operand" if kinds == "f" else "a real operand"
+            raise TypeError(f"{name}: needs {what}, got {x.str_short()}")
         return [x]
     return rule
 
@@ -59,9 +58,11 @@ def _vmap(p):
     return rule
 
 
-def _def(name, ufunc, monoid):
+def _def(name, ufunc, monoid, kinds="biufc"):
+    """A member of the family: its NumPy ufunc, its monoid (each backend prints the combine
+    step of xforms/kernels/ops/cumulative.py) and the dtype kinds it accepts."""
     p = primitive(name)
-    abstract_eval_rules[p] = _aval(name)
+    abstract_eval_rules[p] = _aval(name, kinds)
     impl_rules[p] = _np_impl(ufunc)
     vmap_rules[p] = _vmap(p)
     declare(p, OP, cumulative=monoid)   # each backend prints the monoid's combine step
@@ -77,9 +78,9 @@ def _bind(p):
 
 cumsum_p = _def("cumsum", np.add, "sum")
 cumprod_p = _def("cumprod", np.multiply, "prod")
-cummax_p = _def("cummax", np.maximum, "max")    # NaN propagates, as in lax.max
-cummin_p = _def("cummin", np.minimum, "min")
-cumlogsumexp_p = _def("cumlogsumexp", np.logaddexp, "logaddexp")
+cummax_p = _def("cummax", np.maximum, "max", "biuf")    # NaN propagates, as in lax.max
+cummin_p = _def("cummin", np.minimum, "min", "biuf")
+cumlogsumexp_p = _def("cumlogsumexp", np.logaddexp, "logaddexp", "f")
 cumsum, cumprod, cummax, cummin, cumlogsumexp = (
     _bind(cumsum_p), _bind(cumprod_p), _bind(cummax_p), _bind(cummin_p), _bind(cumlogsumexp_p))
 
