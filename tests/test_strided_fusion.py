@@ -175,6 +175,10 @@ def test_transposed_strided_slice_is_not_zeros_plus_add():
         assert not pads and not temps
         assert [s.kind for s in plan.steps] == ["loop"]
         assert len(plan.steps[0].writes) == 1
+    # negative steps: the gradient ends in a rev of the sum of pads, recomputed in one loop
+    neg = xf.grad(lambda x: xnp.sum(x[::-2] * x[-2::-2] ** 2))
+    plan, temps, pads = _pads_and_temps(xf.make_jaxpr(neg)(x))
+    assert not pads and not temps and [s.kind for s in plan.steps] == ["loop"]
     src = xf.jit(xf.grad(rosen), tiered=False).lower(x).as_text()
     body = src.split("def kernel")[1]
     assert "= 0.0\n" not in body and "[...]" not in body     # no zero fill
