@@ -186,3 +186,18 @@ def test_transposed_strided_slice_is_not_zeros_plus_add():
     assert " % " not in middle and " if " not in middle.replace("if True", "").replace(
         "if False", "")
     assert "[2 * q1] = " in middle and "[2 * q1 + 1] = " in middle
+
+
+def test_chunked_and_reducing_loops():
+    """A loop of 2^18 elements and more is cut into chunks (under prange with threads),
+    each unrolled by the stride in its middle; a loop that also reduces keeps its guards'
+    `%` tests at run time (its accumulators are per element)."""
+    x = rng.uniform(-1.5, 1.5, (1 << 18) + 6)
+    g = xf.jit(xf.grad(rosen), tiered=False)
+    np.testing.assert_allclose(g(x), rosen_grad_np(x), rtol=1e-13, atol=1e-12)
+    assert "while q" in g.lower(x).as_text()
+    for n in (2000, x.size):
+        s = xf.jit(lambda x: xnp.sum(xf.grad(rosen)(x) ** 2), tiered=False)
+        np.testing.assert_allclose(s(x[:n]), np.sum(rosen_grad_np(x[:n]) ** 2), rtol=1e-12)
+        src = s.lower(x[:n]).as_text()
+        assert "% 2 == 0" in src and "while q" not in src
