@@ -24,7 +24,7 @@ from .loop_cost import element_ns
 from .loop_cpu import CpuPrinter, LoopSpelling
 from .loop_ir import Fold, Init, Name
 from .lower_loops import lower_loop
-from .shape_symbols import is_one, is_symbolic
+from .shape_symbols import Dim, is_one, is_symbolic
 
 # A loop nest of at least this many elements is cut into chunks that run under prange (when
 # the function may use threads at all: numba.config.NUMBA_NUM_THREADS > 1; see `Nest`).
@@ -486,11 +486,11 @@ def _peeling(step, shape, phased=True):
     if s == 1:      # (sizes stay symbols: kernels/shape_symbols.py)
         lo, hi = max([0] + [g[0] for g in ranges]), min([n] + [g[1] for g in ranges])
         return (d, (lo, hi), 1) if lo < hi else (None, None, 1)
-    lo, hi = 0, n // s
+    lo, hi = 0, _div(n, s)
     for g_lo, g_hi, g_step in ranges:
         for ph in range(s):
             if (ph - g_lo) % g_step == 0:     # blocks q with g_lo <= s*q + ph < g_hi
-                lo, hi = max(lo, -((ph - g_lo) // s)), min(hi, (g_hi - 1 - ph) // s + 1)
+                lo, hi = max(lo, -_div(ph - g_lo, s)), min(hi, _div(g_hi - 1 - ph, s) + 1)
     return (d, (s * lo, s * hi), s) if lo < hi else (None, None, 1)
 
 
@@ -505,5 +505,8 @@ def _clamp_range(st, off, size):
 
 
 def _div(a, s):
-    """a / s for a multiple of s: an int, or the text of a run-time one."""
+    """a // s: an int, a size symbol's expression (the text then fits every size:
+    kernels/shape_symbols.py), or the text of a run-time value's."""
+    if isinstance(a, Dim):
+        return Dim(int(a) // s, f"({a} // {s})")
     return a // s if isinstance(a, int) else f"{a} // {s}"

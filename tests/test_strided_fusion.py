@@ -201,3 +201,18 @@ def test_chunked_and_reducing_loops():
         np.testing.assert_allclose(s(x[:n]), np.sum(rosen_grad_np(x[:n]) ** 2), rtol=1e-12)
         src = s.lower(x[:n]).as_text()
         assert "% 2 == 0" in src and "while q" not in src
+
+
+def test_new_even_sizes_reuse_the_kernel():
+    """The unrolled middle's bounds print from the size symbol (kernels/shape_symbols.py):
+    a new even size reuses the compiled gradient and hvp."""
+    from kernels import codecache
+    grad = xf.jit(xf.grad(rosen), tiered=False)
+    hvp = xf.jit(_hvp(rosen), tiered=False)
+    made = []
+    for n in (1000, 2002, 1004):
+        x, v = rng.uniform(-1.5, 1.5, n), rng.standard_normal(n)
+        np.testing.assert_allclose(grad(x), rosen_grad_np(x), rtol=1e-13, atol=1e-12)
+        np.testing.assert_allclose(hvp(x, v), rosen_hvp_np(x, v), rtol=1e-13, atol=1e-12)
+        made.append(codecache.stats["made"])
+    assert made[1:] == made[:1] * 2
