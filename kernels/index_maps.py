@@ -19,8 +19,7 @@ is whole again).  Pure Python, no Numba.
 """
 from dataclasses import dataclass
 from fractions import Fraction
-from math import gcd
-
+from math import gcd, lcm
 
 import numpy as np
 
@@ -100,8 +99,7 @@ def _pull_guard(expr, lo, hi, step=1):
         ilo, ihi = (off - hi) // -st + 1, (off - lo) // -st + 1
     # v - lo a multiple of step: with L the common denominator, P * i = L*lo - A modulo
     # L*step (P = L*st, A = L*off): i = c modulo M, or never
-    den = Fraction(st).denominator * Fraction(off).denominator // gcd(
-        Fraction(st).denominator, Fraction(off).denominator)
+    den = lcm(Fraction(st).denominator, Fraction(off).denominator)
     p, rhs, mod = int(st * den), int(den * lo - off * den), den * step
     g = gcd(p, mod)
     if rhs % g:

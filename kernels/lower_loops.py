@@ -14,6 +14,7 @@ a symbolic size that is 1 in this call keeps its loop (`shape_symbols.is_one`).
 How the nest is printed (chunks, peeling, threads) is each printer's choice.
 """
 from fractions import Fraction
+from math import floor, lcm
 
 from xforms.ir import Literal
 
@@ -62,9 +63,9 @@ def _affine(ax, st, off, index):
     """The index `off + st * i` of one source dim, spelled as the emitters always did; with
     a fractional stride or offset (an interior pad's map) `(A + P * i) // L`, whole
     wherever the read's guards hold (elsewhere the floor, in range, is discarded)."""
-    if ax is None:
-        return Const(off)
-    den = Fraction(st).denominator * Fraction(off).denominator
+    if ax is None:          # (a fractional one lies where a guard never holds: its floor)
+        return Const(off if isinstance(off, int) else floor(off))
+    den = lcm(Fraction(st).denominator, Fraction(off).denominator)
     if den > 1:
         return Bin("//", _affine(ax, int(st * den), int(off * den), index), Const(den))
     i = index[ax]

@@ -97,6 +97,9 @@ def _cases():
            lambda x: [(t, np.exp(x[t]) * x[4:41:4]), (slice(4, 41, 4), np.exp(x[t]))], (45,))
     yield (lambda x: xnp.sum(x[::2][:10] * x[::3][:10]),           # overlapping reads
            lambda x: [(slice(0, 20, 2), x[0:30:3]), (slice(0, 30, 3), x[0:20:2])], (40,))
+    w, w3 = slice(None, None, 10), slice(3, None, 10)          # a step above MAX_PHASES
+    yield (lambda x: xnp.sum(x[w] * x[w3] ** 3),
+           lambda x: [(w, x[w3] ** 3), (w3, 3 * x[w] * x[w3] ** 2)], (60,))
     yield (lambda x: xnp.sum(x[::-1] * xnp.tanh(x)),               # reverse
            lambda x: [(slice(None, None, -1), np.tanh(x)),
                       (slice(None), x[::-1] * (1 - np.tanh(x) ** 2))], (37,))
@@ -148,6 +151,8 @@ def test_interior_pads_values():
         lambda x: lax.pad(x[::2, ::-3], 0.5, ((0, 0, 1), (3, 0, 4))) ** 2,
         lambda x: lax.pad(x[:, :1], 0.0, ((0, 0, 2), (1, 1, 5))) - 3.0,
         lambda x: lax.pad(x * 2.0, 0.0, ((0, 0, 1), (0, 0, 0)))[1::2],     # back to x * 2
+        lambda x: lax.pad(x, 0.0, ((1, 1, 1), (0, 0, 0)))[2] * 2.0 + x[0],  # a row of fill
+        lambda x: lax.pad(x, 0.0, ((1, 1, 1), (0, 0, 0)))[3] * 2.0 + x[0],  # a row of x
     ]
     for f in cases:
         want = np.asarray(xf.jit(f, backend="interpret")(x))
