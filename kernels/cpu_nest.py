@@ -22,7 +22,7 @@ from .fusion_classes import REDUCTIONS
 from .fusion_products import contraction
 from .loop_cost import element_ns
 from .loop_cpu import CpuPrinter, LoopSpelling
-from .loop_ir import Fold, Init, Name
+from .loop_ir import Fold, Init, Name, Store
 from .lower_loops import lower_loop
 from .shape_symbols import Dim, is_one, is_symbolic
 
@@ -232,6 +232,7 @@ class Nest:
         # middle is unrolled by `phases` when guards test i % phases (not with reductions:
         # their accumulators are per loop level, and staged ones per element)
         self.peel_axis, self.peel, self.phases = _peeling(step, self.shape, not reds)
+        self.stores = None      # a phased middle's stores, printed after all its phases
 
     def emit(self):
         em = self.em
@@ -249,7 +250,12 @@ class Nest:
                 r.emit_init()
         if level == n:
             self.printer.guard = guard
-            self.printer.print_body(self.sp, self.nest.body)
+            self.printer.print_body(self.sp, self.nest.body, stores=self.stores is None)
+            for st in self.nest.body if self.stores is not None else ():
+                if type(st) is Store:
+                    t = em.fresh("w")
+                    em.line(f"{t} = {self.sp.expr(st.value)}")
+                    self.stores.append(f"{self.sp.target(st.var, st.index)} = {t}")
         elif is_one(shape[level]):
             self._level(level + 1, guard)
         elif level == self.peel_axis:
@@ -290,9 +296,15 @@ class Nest:
         q = em.fresh("q")
         self._interior(self.peel_axis)
         with em.counted_loop(q, (_div(start, s), _div(stop, s))):
+            # the stores after every phase's values: no store between two phases' reads
+            # of the same elements, so LLVM shares them (it cannot tell the arrays apart)
+            self.stores = []
             for r in range(s):
                 self.sp.phase = {sym: (s, r, q)}
                 body()
+            for line in self.stores:
+                em.line(line)
+            self.stores = None
         self._interior(None)
 
     def _chunked(self):
