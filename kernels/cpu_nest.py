@@ -1,7 +1,8 @@
 """The loops of one fused CPU step (a `fusion.Loop` lowered to the loop IR by
 kernels/lower_loops.py): plain nested counted loops, or chunks of axis 0 (under prange
 when the function may use threads) with per-chunk partials of its reductions across them,
-staged sums, stencil axes peeled into a plain middle loop, and the bounded-trig redo.
+staged sums, stencil axes peeled into a plain middle loop (unrolled by the step of
+interior pads' guards: the transposes of strided slices), and the bounded-trig redo.
 The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are kernels/cpu_accum.py.
 
     nch = (n + 255) // 256                # chunked: a reduction's partials combined in order

@@ -2,6 +2,8 @@
 there instead of reading a buffer of it.  Pure Python, no Numba.
 
     d = x[1:] - x[:-1]             # with x = a * b: d[i] = a[i+1]*b[i+1] - a[i]*b[i]
+    g = pad(u, 0, ((1, 0, 1),))    # u = x[::2] * 2 (a strided slice's transpose):
+                                   # g[i] = x[i - 1] * 2 at odd i, else 0
 
 `Stencil.inline(read, shape)` is called by kernels/fusion.py for each read of a new loop
 node; it returns the read itself, or a read of nodes that recompute the value at the
