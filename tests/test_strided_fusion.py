@@ -1,8 +1,8 @@
 """Strided slices and their transposes fuse (issue #37): x[::2], x[1::2], x[::-1], steps on
 any axis fold into the loop that reads them, and the transpose of a strided slice, a pad
-with interior padding, is a guarded read (kernels/index_maps.py) that the consumer loop
+with interior padding, is a guarded read (xforms/kernels/plan/index_maps.py) that the consumer loop
 recomputes at the reader's index, unrolled by the stride on the CPU
-(kernels/cpu_nest.py): no zero array, no pad Op, no separate add.  Values agree with
+(xforms/kernels/cpu/nest.py): no zero array, no pad Op, no separate add.  Values agree with
 NumPy (hand-written derivatives, or a scatter-add of the local derivatives) on every tier:
 un-jitted (the primitives' NumPy rules), the interpreter backend and the compiled tier."""
 import numpy as np
@@ -11,7 +11,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
-from kernels.fusion import plan_program
+from xforms.kernels.plan.fusion import plan_program
 
 rng = np.random.default_rng(0)
 
@@ -209,9 +209,9 @@ def test_chunked_and_reducing_loops():
 
 
 def test_new_even_sizes_reuse_the_kernel():
-    """The unrolled middle's bounds print from the size symbol (kernels/shape_symbols.py):
+    """The unrolled middle's bounds print from the size symbol (xforms/kernels/prepare/shape_symbols.py):
     a new even size reuses the compiled gradient and hvp."""
-    from kernels import codecache
+    from xforms.kernels.build import codecache
     grad = xf.jit(xf.grad(rosen), tiered=False)
     hvp = xf.jit(_hvp(rosen), tiered=False)
     made = []
@@ -241,7 +241,7 @@ def _apply(m, x, out_shape):
 def test_composed_interior_pad_maps_by_definition():
     """Chains of pads (interior, cropping), strided slices and revs fold into one
     IndexMap (fusion's view folding) that reads x where, and only where, the chain does."""
-    from kernels.index_maps import view_map
+    from xforms.kernels.plan.index_maps import view_map
     r = np.random.default_rng(7)
     for _ in range(60):
         n = int(r.integers(2, 7))
