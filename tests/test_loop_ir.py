@@ -123,10 +123,15 @@ def _numpy_pad(x, value, cfg):
 @pytest.mark.parametrize("cfg", [((1, 2, 0), (0, 0, 1)), ((-1, 1, 1), (2, -2, 0)),
                                  ((-2, -1, 2), (-3, 0, 0)), ((0, 0, 0), (-4, 0, 0))])
 def test_pad_with_cropping_and_interior_padding(cfg):
-    (p,), src = _jit_src(lambda x: lax.pad(x, 7.0, cfg), X)
+    """A pad by a literal is a guarded view (xforms/kernels/plan/index_maps.py), interior padding
+    included; by a traced value, an Op that fills and copies."""
     want = _numpy_pad(X, 7.0, cfg)
+    (p,), src = _jit_src(lambda x: lax.pad(x, 7.0, cfg), X)
     np.testing.assert_array_equal(p, want)
-    if any(interior for _, _, interior in cfg):   # else a guarded view (xforms/kernels/plan/index_maps.py)
+    assert "[...] = " not in src
+    (p,), src = _jit_src(lambda x, v: lax.pad(x, v, cfg), X, np.float64(7.0))
+    np.testing.assert_array_equal(p, want)
+    if any(interior for _, _, interior in cfg):
         assert "[...] = " in src
 
 
@@ -156,8 +161,10 @@ def test_cuda_printer_writes_one_grid_stride_kernel_per_region():
     from xforms.primitives.indexing import gather
     spec = rt.spec_for((8, 0))
     i = np.array([2, 0, 1], np.int32)
-    closed = xf.make_jaxpr(lambda x, i: (gather(x, [i], (0,)) * 2.0, xnp.concatenate([x, x[:1]]),
-                                         lax.pad(x, 0.0, ((1, 0, 1), (0, 1, 0)))))(X, i)
+    closed = xf.make_jaxpr(lambda x, i, v: (gather(x, [i], (0,)) * 2.0,
+                                            xnp.concatenate([x, x[:1]]),
+                                            lax.pad(x, v, ((1, 0, 1), (0, 1, 0)))))(
+        X, i, np.float64(0.0))
     src = emit_program(closed, spec, "t").source
     assert '"""gather f64[3,4] along axes (0,)"""' in src
     assert "min(max(np.int64(" in src                      # int32 indices cast

@@ -8,6 +8,11 @@ reverse); PyTensor ``grad(grad(f) . v)``.  The Hessian is tridiagonal, so the
 hand-written limits (NumPy slices, one Numba loop) cost a few flops per
 element.  grad: ``jit(grad(f))`` against JAX and hand-written NumPy / Numba gradients.
 ``f`` is the Numba forward.
+
+grad_strided, hvp_strided: the same for the form with strided slices (issue #37),
+f(x) = sum(100*(a*a - b)**2 + (a - 1)**2) with a = x[0::2], b = x[1::2], n even: its
+gradient scatters two half-length terms back to every other element (the transpose of
+a strided slice is a pad with interior padding); the Hessian is 2x2 block diagonal.
 """
 from __future__ import annotations
 
@@ -23,6 +28,11 @@ SWEEP = "n"
 
 def rosen(x, np_):
     return np_.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def rosen_strided(x, np_):
+    a, b = x[0::2], x[1::2]
+    return np_.sum(100.0 * (a * a - b) ** 2 + (a - 1.0) ** 2)
 
 
 def numpy_hvp(x, v):
@@ -41,6 +51,25 @@ def numpy_grad(x):
     out = np.zeros_like(x)
     out[:-1] = -400.0 * t * a - 2.0 * (1.0 - a)
     out[1:] += 200.0 * t
+    return out
+
+
+def numpy_grad_strided(x):
+    """The strided form's gradient by hand."""
+    a, b = x[0::2], x[1::2]
+    t = a * a - b
+    out = np.empty_like(x)
+    out[0::2] = 400.0 * t * a + 2.0 * (a - 1.0)
+    out[1::2] = -200.0 * t
+    return out
+
+
+def numpy_hvp_strided(x, v):
+    """The strided form's 2x2-block Hessian times v, by hand."""
+    a, b, va, vb = x[0::2], x[1::2], v[0::2], v[1::2]
+    out = np.empty_like(x)
+    out[0::2] = (1200.0 * a * a - 400.0 * b + 2.0) * va - 400.0 * a * vb
+    out[1::2] = 200.0 * vb - 400.0 * a * va
     return out
 
 
@@ -81,49 +110,93 @@ def _numba_kernels():
     return forward, hvp, grad
 
 
-def _systems(ctx):
+@functools.lru_cache(maxsize=None)
+def _numba_strided_kernels():
+    from ..peers import load
+    njit = load("numba").njit
+
+    @njit
+    def forward(x):
+        s = 0.0
+        for i in range(x.size // 2):
+            a, b = x[2 * i], x[2 * i + 1]
+            s += 100.0 * (a * a - b) ** 2 + (a - 1.0) ** 2
+        return s
+
+    @njit
+    def hvp(x, v):
+        out = np.empty_like(x)
+        for i in range(x.size // 2):
+            a, b, va, vb = x[2 * i], x[2 * i + 1], v[2 * i], v[2 * i + 1]
+            out[2 * i] = (1200.0 * a * a - 400.0 * b + 2.0) * va - 400.0 * a * vb
+            out[2 * i + 1] = 200.0 * vb - 400.0 * a * va
+        return out
+
+    @njit
+    def grad(x):
+        out = np.empty_like(x)
+        for i in range(x.size // 2):
+            a = x[2 * i]
+            t = a * a - x[2 * i + 1]
+            out[2 * i] = 400.0 * t * a + 2.0 * (a - 1.0)
+            out[2 * i + 1] = -200.0 * t
+        return out
+    return forward, hvp, grad
+
+
+# the two forms: f(x, np_), NumPy hvp, NumPy grad, Numba kernels (forward, hvp, grad)
+FORMS = {"": (rosen, numpy_hvp, numpy_grad, _numba_kernels),
+         "_strided": (rosen_strided, numpy_hvp_strided, numpy_grad_strided,
+                      _numba_strided_kernels)}
+
+
+def _systems(ctx, form):
+    fun, np_hvp, _, kernels = FORMS[form]
+
     def xforms(d):
         p = ctx.peer("xforms")
-        f = lambda x: rosen(x, p.xnp)  # noqa: E731
+        f = lambda x: fun(x, p.xnp)  # noqa: E731
         return ctx.xjit(lambda x, v: p.xf.hvp(f, (x,), (v,))), ctx.xput(*d)
 
     def jax(d):
         p = ctx.peer("jax")
-        f = lambda x: rosen(x, p.jnp)  # noqa: E731
+        f = lambda x: fun(x, p.jnp)  # noqa: E731
         return ctx.jax_call(lambda x, v: p.jax.jvp(p.jax.grad(f), (x,), (v,))[1]), d
 
     def pytensor(d):
         p = ctx.peer("pytensor")
         X, V = p.pt.vector("x", dtype="float64"), p.pt.vector("v", dtype="float64")
-        g = p.pytensor.grad(rosen(X, p.pt), X)
+        g = p.pytensor.grad(fun(X, p.pt), X)
         return p.pytensor.function([X, V], p.pytensor.grad(p.pt.sum(g * V), X)), d
 
     def autograd(d):
         p = ctx.peer("autograd")
-        return p.ag.hessian_vector_product(lambda x: rosen(x, p.anp)), d
+        return p.ag.hessian_vector_product(lambda x: fun(x, p.anp)), d
 
     def numba(d):
-        return _numba_kernels()[1], d
+        return kernels()[1], d
 
     def f(d):
-        return _numba_kernels()[0], d[:1]
+        return kernels()[0], d[:1]
 
     return dict(xforms=xforms, jax=jax, pytensor=pytensor, autograd=autograd,
-                numpy=lambda d: (numpy_hvp, d), numba=numba, f=f)
+                numpy=lambda d: (np_hvp, d), numba=numba, f=f)
 
 
-def _grad_systems(ctx):
+def _grad_systems(ctx, form):
+    fun, _, np_grad, kernels = FORMS[form]
+
     def xforms(d):
         p = ctx.peer("xforms")
-        return ctx.xjit(p.xf.grad(lambda x: rosen(x, p.xnp))), ctx.xput(*d[:1])
+        return ctx.xjit(p.xf.grad(lambda x: fun(x, p.xnp))), ctx.xput(*d[:1])
 
     def jax(d):
         p = ctx.peer("jax")
-        return ctx.jax_call(p.jax.grad(lambda x: rosen(x, p.jnp))), d[:1]
+        return ctx.jax_call(p.jax.grad(lambda x: fun(x, p.jnp))), d[:1]
 
-    return dict(xforms=xforms, jax=jax, numpy=lambda d: (numpy_grad, d[:1]),
-                numba=lambda d: (_numba_kernels()[2], d[:1]),
-                f=lambda d: (_numba_kernels()[0], d[:1]))
+    return dict(xforms=xforms, jax=jax, numpy=lambda d: (np_grad, d[:1]),
+                numba=lambda d: (kernels()[2], d[:1]),
+                f=lambda d: (kernels()[0], d[:1]))
 
 
 def _make(n, seed):
@@ -135,6 +208,7 @@ def _make(n, seed):
 
 def cases(ctx):
     sizes = [10 ** 3] if ctx.quick else [10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6]
-    return [Case(task, {"n": n}, systems(ctx), make=_make(n, ctx.seed),
+    return [Case(task + form, {"n": n}, systems(ctx, form), make=_make(n, ctx.seed),
                  unit="ns/elem", per=n, limit="numba", rtol=1e-9)
+            for form in FORMS
             for task, systems in (("hvp", _systems), ("grad", _grad_systems)) for n in sizes]

@@ -131,6 +131,13 @@ def rosen(x):
     return xnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
+def strided(x, y):
+    """Strided slices and their transposes (interior pads read as guarded maps, issue #37)."""
+    a, b = x[0::2], x[1::2]
+    return xnp.sum(100.0 * (a * a - b) ** 2 + (a - 1.0) ** 2) + xnp.sum(
+        y[::2, 1::3] ** 2 * y[1::2, ::-3])
+
+
 def piecewise(x, y):
     return lax.cond(x > 0, lambda a, b: xnp.sin(a) * b, lambda a, b: a * a - b, x, y)
 
@@ -382,6 +389,11 @@ PROGRAMS = {
     "mlp_grad": (xf.grad(mlp_loss), (MLP, MX, MY), 1e-12),
     "rosen_hvp": (lambda x, v: xf.hvp(rosen, (x,), (v,)), (np.linspace(-1, 1, 5),
                                                             np.linspace(1, 2, 5)), 1e-12),
+    "strided_grads": (lambda x, y, v: (xf.grad(strided, argnums=(0, 1))(x, y),
+                                       xf.hvp(lambda x: strided(x, y), (x,), (v,))),
+                      (np.linspace(-1, 1, 40), np.sin(np.arange(72.0)).reshape(8, 9),
+                       np.linspace(1, 2, 40)),
+                      1e-12),
     "vmap_matvec": (xf.vmap(lambda m, v: xnp.tanh(m @ v), in_axes=(None, 0)), (A, X[:, :3]),
                     1e-12),
     "jacrev": (xf.jacrev(lambda x: xnp.sin(x) * xnp.sum(x ** 2)), (V,), 1e-12),

@@ -1,7 +1,8 @@
 """The loops of one fused CPU step (a `fusion.Loop` lowered to the loop IR by
 xforms/kernels/loops/lower_loops.py): plain nested counted loops, or chunks of axis 0 (under prange
 when the function may use threads) with per-chunk partials of its reductions across them,
-staged sums, stencil axes peeled into a plain middle loop, and the bounded-trig redo.
+staged sums, stencil axes peeled into a plain middle loop (unrolled by the step of
+interior pads' guards: the transposes of strided slices), and the bounded-trig redo.
 The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are xforms/kernels/cpu/accum.py.
 
     nch = (n + 255) // 256                # chunked: a reduction's partials combined in order
@@ -9,6 +10,9 @@ The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are xforms/ker
         i0 = (ch * 256) & 0x3FFFFFFFFFFFFFFF
         ...
 """
+from fractions import Fraction
+from math import ceil, floor, gcd
+
 import numpy as np
 
 from . import scalar as cpu_scalar
@@ -19,9 +23,9 @@ from ..fusion_classes import REDUCTIONS
 from ..plan.products import contraction
 from .loop_cost import element_ns
 from .printer import CpuPrinter, LoopSpelling
-from ..loops.ir import Fold, Init, Name
+from ..loops.ir import Fold, Init, Name, Store
 from ..loops.lower_loops import lower_loop
-from ..prepare.shape_symbols import is_one, is_symbolic
+from ..prepare.shape_symbols import Dim, is_one, is_symbolic
 
 # A loop nest of at least this many elements is cut into chunks that run under prange (when
 # the function may use threads at all: numba.config.NUMBA_NUM_THREADS > 1; see `Nest`).
@@ -225,8 +229,11 @@ class Nest:
                                                if pays is None else pays)
         self.sp = LoopSpelling(em, nest.syms, [f"i{d}" for d in range(len(self.shape))])
         self.printer = CpuPrinter(em, reds, self.vsize)
-        # a peeled axis 0 of a chunked nest is peeled inside each chunk (`_rows`)
-        self.peel_axis, self.peel = _peeling(step, self.shape)
+        # a peeled axis 0 of a chunked nest is peeled inside each chunk (`_rows`); its
+        # middle is unrolled by `phases` when guards test i % phases (not with reductions:
+        # their accumulators are per loop level, and staged ones per element)
+        self.peel_axis, self.peel, self.phases = _peeling(step, self.shape, not reds)
+        self.stores = None      # a phased middle's stores, printed after all its phases
 
     def emit(self):
         em = self.em
@@ -244,7 +251,12 @@ class Nest:
                 r.emit_init()
         if level == n:
             self.printer.guard = guard
-            self.printer.print_body(self.sp, self.nest.body)
+            self.printer.print_body(self.sp, self.nest.body, stores=self.stores is None)
+            for st in self.nest.body if self.stores is not None else ():
+                if type(st) is Store:
+                    t = em.fresh("w")
+                    em.line(f"{t} = {self.sp.expr(st.value)}")
+                    self.stores.append(f"{self.sp.target(st.var, st.index)} = {t}")
         elif is_one(shape[level]):
             self._level(level + 1, guard)
         elif level == self.peel_axis:
@@ -252,10 +264,14 @@ class Nest:
             # reads plainly, so LLVM vectorises it
             lo, hi = self.peel
             for a, b, inside in ((0, lo, None), (lo, hi, level), (hi, shape[level], None)):
-                if b > a:
-                    self._interior(inside)
-                    with em.counted_loop(f"i{level}", (a, b)):
-                        self._level(level + 1, guard)
+                if b <= a:
+                    continue
+                if inside is not None and self.phases > 1:
+                    self._phased(a, b, lambda: self._level(level + 1, guard))
+                    continue
+                self._interior(inside)
+                with em.counted_loop(f"i{level}", (a, b)):
+                    self._level(level + 1, guard)
             self._interior(None)
         else:
             with em.counted_loop(f"i{level}", shape[level]):
@@ -268,6 +284,29 @@ class Nest:
         """Print reads as inside the peeled middle of loop `axis` (its guards and clamps
         hold), or everywhere guarded (None)."""
         self.sp.hold = () if axis is None else (self.nest.syms[axis],)
+        self.sp.phase = {}
+
+    def _phased(self, start, stop, body):
+        """The peeled middle [start, stop) (multiples of `phases`) of a loop whose guards
+        test i % s (interior pads: the transpose of strided slices): a counter q over
+        blocks of s elements, the body printed once per phase r with i = s * q + r, each
+        guard's `%` test decided there and its index arithmetic folded (xforms/kernels/loops/ir.py
+        `Spelling.phase`).  The strided Rosenbrock's gradient becomes the hand-written
+        loop: out[2q] = ...; out[2q + 1] = ... from x[2q], x[2q + 1]."""
+        em, s, sym = self.em, self.phases, self.nest.syms[self.peel_axis]
+        q = em.fresh("q")
+        self._interior(self.peel_axis)
+        with em.counted_loop(q, (_div(start, s), _div(stop, s))):
+            # the stores after every phase's values: no store between two phases' reads
+            # of the same elements, so LLVM shares them (it cannot tell the arrays apart)
+            self.stores = []
+            for r in range(s):
+                self.sp.phase = {sym: (s, r, q)}
+                body()
+            for line in self.stores:
+                em.line(line)
+            self.stores = None
+        self._interior(None)
 
     def _chunked(self):
         em, rows, n0 = self.em, self.rows, self.shape[0]
@@ -361,11 +400,17 @@ class Nest:
                 body()
                 em.line("i0 += 1")
             return
-        (lo, hi), m0, m1 = self.peel, em.fresh("m"), em.fresh("m")
-        em.line(f"{m0} = max(i0, {lo})")
-        em.line(f"{m1} = min({end}, {hi})")
+        (lo, hi), m0, m1, s = self.peel, em.fresh("m"), em.fresh("m"), self.phases
+        # (a phased middle starts and ends on a multiple of s)
+        em.line(f"{m0} = max(i0, {lo})" if s == 1 else
+                f"{m0} = (max(i0, {lo}) + {s - 1}) // {s} * {s}")
+        em.line(f"{m1} = min({end}, {hi})" if s == 1 else
+                f"{m1} = min({end}, {hi}) // {s} * {s}")
         for start, stop, inside in ((None, f"min({m0}, {end})", None), (m0, m1, 0),
                                     (f"max({m0}, {m1})", end, None)):
+            if inside is not None and s > 1:
+                self._phased(m0, m1, body)
+                continue
             self._interior(inside)
             if start:
                 em.line(f"i0 = {start}")
@@ -419,29 +464,62 @@ def _pairwise(terms, op):
     return terms[0]
 
 
-def _peeling(step, shape):
-    """(axis, (lo, hi)) when the innermost loop axis has guarded or clamped reads that all
-    hold plainly for lo <= i < hi (a non-empty middle), else (None, None)."""
+# The most phases a peeled middle is unrolled by (the lcm of its guards' steps; beyond it
+# the guards test i % step at run time).
+MAX_PHASES = 8
+
+
+def _peeling(step, shape, phased=True):
+    """(axis, (lo, hi), phases) when the innermost loop axis has guarded or clamped reads
+    that all hold plainly for lo <= i < hi (a non-empty middle), else (None, None, 1).
+    Guards testing i % step (interior pads) make `phases` their lcm when `phased` and at
+    most MAX_PHASES: the middle is then whole blocks of that many elements, in each of which
+    every phase passing a guard's `%` test lies in the guard's range."""
     axes = [d for d in range(len(shape)) if shape[d] != 1]
     if not axes:
-        return None, None
+        return None, None, 1
     d, n = axes[-1], shape[axes[-1]]
-    lo, hi, any_ = 0, n, False
+    ranges, phases = [], 1       # (lo, hi, step): i in [lo, hi) at every phase i = lo mod step
     for _, reads in step.body:
         for r in reads:
             m = r.imap
             if m is None:
                 continue
-            for ax, g_lo, g_hi in m.guards:
+            for ax, g_lo, g_hi, g_step in m.guards:
                 if ax == d:
-                    lo, hi, any_ = max(lo, g_lo), min(hi, g_hi), True
+                    ranges.append((g_lo, g_hi, g_step))
+                    phases = phases * g_step // gcd(phases, g_step)
             for dim, low, high in m.clamp:
                 ax, st, off = m.exprs[dim]
-                if ax != d or st == 0:
-                    continue
-                size = r.atom.aval.shape[dim]
-                # 0 <= off + st * i <= size - 1
-                a, b = (-off, size - 1 - off) if st > 0 else (off - size + 1, off)
-                s_ = abs(st)
-                lo, hi, any_ = max(lo, -(-a // s_)), min(hi, b // s_ + 1), True
-    return (d, (lo, hi)) if any_ and lo < hi else (None, None)
+                if ax == d and st != 0:
+                    ranges.append(_clamp_range(st, off, r.atom.aval.shape[dim]) + (1,))
+    if not ranges:
+        return None, None, 1
+    s = phases if phased and phases <= MAX_PHASES else 1
+    if s == 1:      # (sizes stay symbols: xforms/kernels/prepare/shape_symbols.py)
+        lo, hi = max([0] + [g[0] for g in ranges]), min([n] + [g[1] for g in ranges])
+        return (d, (lo, hi), 1) if lo < hi else (None, None, 1)
+    lo, hi = 0, _div(n, s)
+    for g_lo, g_hi, g_step in ranges:
+        for ph in range(s):
+            if (ph - g_lo) % g_step == 0:     # blocks q with g_lo <= s*q + ph < g_hi
+                lo, hi = max(lo, -_div(ph - g_lo, s)), min(hi, _div(g_hi - 1 - ph, s) + 1)
+    return (d, (s * lo, s * hi), s) if lo < hi else (None, None, 1)
+
+
+def _clamp_range(st, off, size):
+    """[lo, hi): the loop indices i at which a clamped source index floor(off + st * i)
+    lies in [0, size) (st, off maybe Fractions)."""
+    if isinstance(st, int) and isinstance(off, int):
+        a, b = (-off, size - 1 - off) if st > 0 else (off - size + 1, off)
+        return -(-a // abs(st)), b // abs(st) + 1
+    a, b = Fraction(-off) / st, Fraction(size - off) / st      # 0 <= off + st*i < size
+    return (ceil(a), ceil(b)) if st > 0 else (floor(b) + 1, floor(a) + 1)
+
+
+def _div(a, s):
+    """a // s: an int, a size symbol's expression (the text then fits every size:
+    xforms/kernels/prepare/shape_symbols.py), or the text of a run-time value's."""
+    if isinstance(a, Dim):
+        return Dim(int(a) // s, f"({a} // {s})")
+    return a // s if isinstance(a, int) else f"{a} // {s}"

@@ -250,10 +250,15 @@ def _uses(e, loops):
 class Spelling:
     """Prints expressions; a backend says how to name a sym (`fresh`), spell a rank-0
     operand (`scalar`), an array element (`load(var, index)`) and an `Eval`'s value
-    (`value(var)`).  `hold`: syms known to lie where every guard and clamp on them holds
-    (the peeled middle of a CPU loop): their guards and clamps are not printed."""
+    (`value(var)`).  `hold`: syms known to lie where the range of every guard and every
+    clamp on them holds (the peeled middle of a CPU loop): their range checks and clamps
+    are not printed.  `phase` maps a sym to (s, r, q): it is s * q + r with q a counter
+    named q (a middle loop unrolled s times, xforms/kernels/cpu/nest.py); index arithmetic on it
+    is printed folded (`(A + P * i) // L` as `c * q + d`), and a guard's `% step` test
+    with step dividing s is decided here."""
 
     hold = ()
+    phase = {}
 
     def __init__(self):
         self.names = {}
@@ -263,6 +268,10 @@ class Spelling:
         return name
 
     def expr(self, e):
+        if self.phase and (type(e) is Bin or type(e) is Sym):
+            f = _fold(e, self.phase)
+            if f is not None and f[2] is not None:
+                return _affine_text(*f)
         return _SPELL[type(e)](self, e)
 
     def target(self, var, index):
@@ -298,15 +307,56 @@ class Spelling:
         return " and ".join(f"0 <= {self.expr(i)} < {n}" for i, n in bounds)
 
     def guarded(self, e):
+        conds = []
+        for i, lo, hi, step in e.guards:
+            if i is None:
+                conds = ["False"]
+                break
+            if i not in self.hold:
+                conds.append(f"{lo} <= {self.expr(i)} < {hi}")
+            if step == 1:
+                continue
+            ph = self.phase.get(i)
+            if ph is None or ph[0] % step:
+                at = (self.expr(i) if lo == 0 else f"({self.expr(i)} - {lo})" if lo > 0
+                      else f"({self.expr(i)} + {-lo})")
+                conds.append(f"{at} % {step} == 0")
+            elif (ph[1] - lo) % step:
+                return self.expr(e.fill)        # never at this phase
         expr = self.expr(e.expr)
-        guards = [g for g in e.guards if g[0] is None or g[0] not in self.hold]
-        if not guards:
-            return expr
-        if any(i is None for i, _, _ in guards):
-            cond = "False"
-        else:
-            cond = " and ".join(f"{lo} <= {self.expr(i)} < {hi}" for i, lo, hi in guards)
-        return f"({expr} if {cond} else {self.expr(e.fill)})"
+        return f"({expr} if {' and '.join(conds)} else {self.expr(e.fill)})" if conds else expr
+
+
+def _fold(e, phase):
+    """(c, d, q) when index expression e is c * q + d for the counter q of a phased sym
+    (q None: e uses none), else None.  A floor division folds only when exact in q."""
+    t = type(e)
+    if t is Const:
+        return 0, e.value, None
+    if t is Sym:
+        ph = phase.get(e)
+        return None if ph is None else (ph[0], ph[1], ph[2])
+    if t is not Bin:
+        return None
+    a = _fold(e.a, phase)
+    b = _fold(e.b, phase) if a is not None else None
+    if b is None or a[2] is not None and b[2] is not None and a[2] != b[2]:
+        return None
+    q = a[2] or b[2]
+    if e.op == "+":
+        return a[0] + b[0], a[1] + b[1], q
+    if e.op == "-":
+        return a[0] - b[0], a[1] - b[1], q
+    if e.op == "*" and (a[0] == 0 or b[0] == 0):
+        return a[0] * b[1] + b[0] * a[1], a[1] * b[1], q
+    if e.op == "//" and b[0] == 0 and b[1] > 0 and a[0] % b[1] == 0:
+        return a[0] // b[1], a[1] // b[1], q
+    return None
+
+
+def _affine_text(c, d, q):
+    text = q if c == 1 else f"{c} * {q}"
+    return text if d == 0 else f"{text} + {d}" if d > 0 else f"{text} - {-d}"
 
 
 # how each expression node prints (a table: printing is a hot path of every compile)

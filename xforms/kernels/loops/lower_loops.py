@@ -13,6 +13,9 @@ Size-1 loop axes get no loop: their index is `Const(0)` (the printers print no l
 a symbolic size that is 1 in this call keeps its loop (`shape_symbols.is_one`).
 How the nest is printed (chunks, peeling, threads) is each printer's choice.
 """
+from fractions import Fraction
+from math import floor, lcm
+
 from xforms.core.ir import Literal
 
 from ..fusion_classes import REDUCTIONS
@@ -51,14 +54,20 @@ def _read(r, index, local):
                           for d, (ax, st, off) in enumerate(m.exprs)))
     if m is None or not m.guards:
         return e
-    guards = tuple((None if ax is None else index[ax], lo, hi) for ax, lo, hi in m.guards)
+    guards = tuple((None if ax is None else index[ax], lo, hi, step)
+                   for ax, lo, hi, step in m.guards)
     return Guarded(e, guards, Scalar(m.fill))
 
 
 def _affine(ax, st, off, index):
-    """The index `off + st * i` of one source dim, spelled as the emitters always did."""
-    if ax is None:
-        return Const(off)
+    """The index `off + st * i` of one source dim, spelled as the emitters always did; with
+    a fractional stride or offset (an interior pad's map) `(A + P * i) // L`, whole
+    wherever the read's guards hold (elsewhere the floor, in range, is discarded)."""
+    if ax is None:          # (a fractional one lies where a guard never holds: its floor)
+        return Const(off if isinstance(off, int) else floor(off))
+    den = lcm(Fraction(st).denominator, Fraction(off).denominator)
+    if den > 1:
+        return Bin("//", _affine(ax, int(st * den), int(off * den), index), Const(den))
     i = index[ax]
     if st == 1:
         return i if off == 0 else Bin("+", Const(off), i)

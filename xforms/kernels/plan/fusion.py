@@ -109,7 +109,9 @@ def plan_jaxpr(jaxpr, consts=(), owned=(), products=False):
             if eqn.outvars[0] not in needed_views:
                 continue
             node = Node(len(nodes), eqn, "loop", eqn.outvars[0].aval.shape)
-            node.reads = [fused_read(eqn.outvars[0])]     # a copy of the view's root
+            # a copy of the view's root; cheap arithmetic behind it is recomputed at the
+            # copy's index (the rev closing a gradient of x[::-2] fuses into its loop)
+            node.reads = [stencil.inline(fused_read(eqn.outvars[0]), eqn.outvars[0].aval.shape)]
         elif is_elementwise(eqn) or prim in REDUCTIONS:
             shape = _iter_shape(eqn)
             reads = [stencil.inline(r, shape) for r in map(fused_read, eqn.invars)]

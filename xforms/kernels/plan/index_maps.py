@@ -5,13 +5,21 @@ is `offset + stride * i[axis]`, or just `offset` when `axis` is None (`i` = the 
 broadcast_in_dim, transpose, squeeze, rev, static slice and reshapes that only add or drop
 size-1 dims are such maps ("views", `VIEW_MAPS`): they never become loops or buffers of
 their own unless something outside a loop needs them.  A pad by a literal is a *guarded*
-map: valid where every guard holds, the literal elsewhere.  Maps compose, so a chain of
-views folds onto its root.  Pure Python, no Numba.
+map: valid where every guard holds, the literal elsewhere.  With interior padding (the
+transpose of a strided slice) the map divides: out[i] = x[(i - lo) / s], valid where
+i - lo is a multiple of s, so strides and offsets may be `Fraction`s, and a guard
+`(axis, lo, hi, step)` holds where lo <= i[axis] < hi and (i[axis] - lo) % step == 0.  Maps
+compose, so a chain of views folds onto its root (a strided slice's map times its pad's
+is whole again).  Pure Python, no Numba.
 
     x[::-1].T   # of a 2x3 x: rev then transpose fold into one map, out[i, j] = x[1 - j, i]:
     IndexMap(exprs=((1, -1, 1), (0, 1, 0)))     # x's dim 0 <- 1 - i[1]; dim 1 <- i[0]
+    pad(x, 0.0, ((1, 0, 1),))   # x of 4 -> out of 8: out[i] = x[(i - 1) / 2] at odd i, else 0
+    IndexMap(((0, Fraction(1, 2), Fraction(-1, 2)),), ((0, 1, 8, 2),), Literal(0.0))
 """
 from dataclasses import dataclass
+from fractions import Fraction
+from math import gcd, lcm
 
 import numpy as np
 
@@ -25,8 +33,9 @@ from ..prepare.shape_symbols import is_one, same_size
 @dataclass(frozen=True)
 class IndexMap:
     exprs: tuple          # per source dim: (axis or None, stride, offset)
-    # a padded read: valid only where lo <= i[axis] < hi for every (axis, lo, hi) (axis None:
-    # never valid); elsewhere the read is `fill` (a Literal).  Empty for plain views.
+    # a padded read: valid only where lo <= i[axis] < hi and (i[axis] - lo) % step == 0 for
+    # every (axis, lo, hi, step) (axis None: never valid); elsewhere the read is `fill` (a
+    # Literal).  Empty for plain views.
     guards: tuple = ()
     fill: object = None
     # (source dim, clamp below 0?, clamp above n - 1?): reads of a stencil's recomputed
@@ -52,11 +61,12 @@ class IndexMap:
                 out.append((None, 0, off))
                 continue
             iax, ist, ioff = inner.exprs[ax]
-            out.append((iax, st * ist if iax is not None else 0, off + st * ioff))
+            out.append((iax, _whole(st * ist) if iax is not None else 0,
+                        _whole(off + st * ioff)))
         guards = list(inner.guards)
-        for ax, lo, hi in self.guards:
-            g = _pull_guard(inner.exprs[ax] if ax is not None else None, lo, hi)
-            if g is not True:
+        for ax, lo, hi, step in self.guards:
+            g = _pull_guard(inner.exprs[ax] if ax is not None else None, lo, hi, step)
+            if g is not True and g not in guards:
                 guards.append(g)
         return IndexMap(tuple(out), tuple(guards), self.fill if self.guards else inner.fill)
 
@@ -66,25 +76,45 @@ def _same_fill(a, b):
             and np.signbit(a.val) == np.signbit(b.val))
 
 
-def _pull_guard(expr, lo, hi):
-    """The guard lo <= v < hi on a view index v = off + st * i[axis] (expr = (axis, st, off);
-    None: a guard that never holds) as a guard on i[axis]: (axis, lo', hi'), or True when it
-    always holds."""
+def _whole(q):
+    """A Fraction that is whole as an int (maps print and compare as before)."""
+    return int(q) if isinstance(q, Fraction) and q.denominator == 1 else q
+
+
+NEVER = (None, 0, 0, 1)          # a guard that never holds
+
+
+def _pull_guard(expr, lo, hi, step=1):
+    """The guard lo <= v < hi, (v - lo) % step == 0 on a view index v = off + st * i[axis]
+    (expr = (axis, st, off), st and off maybe Fractions; None: a guard that never holds) as
+    a guard on i[axis]: (axis, lo', hi', step'), or True when it always holds."""
     if expr is None:
-        return (None, 0, 0)
+        return NEVER
     ax, st, off = expr
     if ax is None or st == 0:
-        return True if lo <= off < hi else (None, 0, 0)
+        return True if lo <= off < hi and (off - lo) % step == 0 else NEVER
     if st > 0:                    # i in [ceil((lo - off) / st), ceil((hi - off) / st))
-        return (ax, -((off - lo) // st), -((off - hi) // st))
-    s = -st                       # lo <= off - s*i < hi  <=>  (off - hi) / s < i <= (off - lo) / s
-    return (ax, (off - hi) // s + 1, (off - lo) // s + 1)
+        ilo, ihi = -((off - lo) // st), -((off - hi) // st)
+    else:                         # lo <= off - s*i < hi  <=>  (off - hi) / s < i <= (off - lo) / s
+        ilo, ihi = (off - hi) // -st + 1, (off - lo) // -st + 1
+    # v - lo a multiple of step: with L the common denominator, P * i = L*lo - A modulo
+    # L*step (P = L*st, A = L*off): i = c modulo M, or never
+    den = lcm(Fraction(st).denominator, Fraction(off).denominator)
+    p, rhs, mod = int(st * den), int(den * lo - off * den), den * step
+    g = gcd(p, mod)
+    if rhs % g:
+        return NEVER
+    m = mod // g
+    if m == 1:
+        return (ax, ilo, ihi, 1)
+    c = rhs // g * pow(p // g, -1, m) % m
+    return (ax, ilo + (c - ilo) % m, ihi, m)
 
 
 def view_map(eqn):
     """IndexMap of a view equation (output index -> operand index), or None if the
     equation is not a pure index map (e.g. a reshape that merges dimensions).  A pad by a
-    literal without interior padding is a guarded map (`is_guarded_view`)."""
+    literal is a guarded map (`is_guarded_view`)."""
     if eqn.prim.name == "pad":
         return _pad_map(eqn)
     rule = VIEW_MAPS.get(eqn.prim)
@@ -138,24 +168,27 @@ def _reshape_map(src, dst, p):
 
 
 def _pad_map(eqn):
-    """pad(x, literal) without interior padding: out[i] = x[i - lo] where 0 <= i - lo < n,
-    else the literal.  Guards that always hold are left out."""
+    """pad(x, literal): out[i] = x[(i - lo) / s] (s = interior + 1) where 0 <= (i - lo) / s < n
+    is whole, else the literal.  Guards that always hold are left out."""
     x, fill = eqn.invars
     cfg = eqn.params["padding_config"]
-    if not isinstance(fill, Literal) or any(interior for _, _, interior in cfg):
+    if not isinstance(fill, Literal):
         return None
     out_shape = eqn.outvars[0].aval.shape
     exprs, guards = [], []
-    for d, ((lo, _, _), n) in enumerate(zip(cfg, x.aval.shape)):
-        exprs.append((d, 1, -lo))
-        if lo > 0 or lo + n < out_shape[d]:
-            guards.append((d, lo, lo + n))
+    for d, ((lo, _, interior), n) in enumerate(zip(cfg, x.aval.shape)):
+        s = interior + 1 if n > 1 else 1         # (one element: no interior)
+        exprs.append((d, _whole(Fraction(1, s)), _whole(Fraction(-lo, s))))
+        if n == 0:
+            guards.append(NEVER)
+        elif lo > 0 or lo + (n - 1) * s + 1 < out_shape[d] or s > 1:
+            guards.append((d, lo, lo + (n - 1) * s + 1, s))
     return IndexMap(tuple(exprs), tuple(guards), fill)
 
 
 def is_guarded_view(eqn):
-    """A pad that the planner reads through a guarded IndexMap (never a buffer of its own
-    unless something outside a loop needs it)."""
+    """A pad by a literal, which the planner reads through a guarded IndexMap (never a
+    buffer of its own unless something outside a loop needs it)."""
     return eqn.prim.name == "pad" and _pad_map(eqn) is not None
 
 

@@ -18,7 +18,8 @@ Data structures (all read-only once built):
   that are computed inside the loop, a block of rows at a time, never stored whole
   (xforms/kernels/plan/products.py; CPU plans only).
 - `Op(eqn)`: one equation emitted by a per-primitive rule: dot_general, gather, scatter,
-  scatter_add, dynamic_slice, dynamic_update_slice, pad, concatenate, general reshape.
+  scatter_add, dynamic_slice, dynamic_update_slice, pad (by a traced value: a pad by a
+  literal is a guarded read), concatenate, general reshape.
   Its operands and outputs are materialized.
 - `Control(eqn, subplans)`: a higher-order primitive (cond, switch, while, scan, ...)
   with one sub-`Plan` per ClosedJaxpr in its params, in the order of `subjaxprs(eqn)`.

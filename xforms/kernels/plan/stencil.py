@@ -2,11 +2,15 @@
 there instead of reading a buffer of it.  Pure Python, no Numba.
 
     d = x[1:] - x[:-1]             # with x = a * b: d[i] = a[i+1]*b[i+1] - a[i]*b[i]
+    g = pad(u, 0, ((1, 0, 1),))    # u = x[::2] * 2 (a strided slice's transpose):
+                                   # g[i] = x[i - 1] * 2 at odd i, else 0
 
 `Stencil.inline(read, shape)` is called by xforms/kernels/plan/fusion.py for each read of a new loop
 node; it returns the read itself, or a read of nodes that recompute the value at the
 reader's index (added to the planner's node list just before the reader).
 """
+import math
+
 import numpy as np
 
 from xforms.core.ir import Eqn, Literal, Var
@@ -110,15 +114,19 @@ def _bool_aval(v):
     return v.aval.update(shape=(), dtype=np.dtype(np.bool_), weak_type=False)
 
 
+def _floor(q):
+    return q if isinstance(q, int) else math.floor(q)
+
+
 def _clamped(m, src_shape, loop_shape):
     """m with every source index that can leave [0, n) over the loop clamped into it."""
     dims = []
     for d, (ax, st, off) in enumerate(m.exprs):
         if ax is None:
             lo = hi = off
-        else:
+        else:           # (a fractional map, an interior pad's, reads at the floor)
             ends = (off, off + st * (loop_shape[ax] - 1))
-            lo, hi = min(ends), max(ends)
+            lo, hi = _floor(min(ends)), _floor(max(ends))
         if lo < 0 or hi >= src_shape[d]:
             dims.append((d, lo < 0, hi >= src_shape[d]))
     return IndexMap(m.exprs, m.guards, m.fill, tuple(dims))
