@@ -204,23 +204,32 @@ def _bind_root(fname, n, jaxprs, consts, guess):
     f_nonzero = [is_inexact(a.dtype) for a in p_avals[:lengths[0]]]
     f_dp, _ = jvp_jaxpr(f_j, f_nonzero + [False] * n, instantiate_out=True)
 
+    name = f"custom_root({fname})"
+
+    def bind(*args):
+        return custom_jvp_call_p.bind(*args, call_jaxpr=call, jvp_jaxpr_thunk=thunk,
+                                      num_consts=0, name=name)
+
     def rule(*args):
         ps, guess_ = args[:k], args[k:k + len(guess)]
         dps = args[k + len(guess):2 * k + len(guess)]
-        fp, sp, lp = split(ps)
-        outs = cf.call(s_j, *sp, *guess_)
+        fp, _, lp = split(ps)
+        outs = bind(*ps, *guess_)     # the root again, so higher derivatives use this rule
         x = outs[:n]
         ts = [t for t, nz in zip(dps[:lengths[0]], f_nonzero) if nz]
         rhs = cf.call(f_dp, *fp, *x, *ts)[n:]           # d_p f(p, x*) . dp
         dx = [neg(v) for v in cf.call(ls_j, *lp, *x, *rhs)]
         aux_t = [_zeros_like(a) for a in outs[n:]]
         return list(outs) + dx + aux_t
-    t_avals = [tangent_aval(a) for a in in_avals]
-    jvp_closed, c2 = cf.trace(rule, in_avals + t_avals)
-    assert not c1 and not c2, "custom_root's programs take every value as an operand"
-    thunk = LazyJaxpr.ready(jvp_closed, f"custom_root rule for {fname}")
-    return custom_jvp_call_p.bind(*params, *guess, call_jaxpr=call, jvp_jaxpr_thunk=thunk,
-                                  num_consts=0, name=f"custom_root({fname})")
+
+    def make_rule():
+        t_avals = [tangent_aval(a) for a in in_avals]
+        closed, c2 = cf.trace(rule, in_avals + t_avals)
+        assert not c2, "custom_root's rule takes every value as an operand"
+        return closed
+    assert not c1, "custom_root's programs take every value as an operand"
+    thunk = LazyJaxpr(make_rule, f"custom_root rule for {fname}")
+    return bind(*params, *guess)
 
 
 def _zeros_like(x):
