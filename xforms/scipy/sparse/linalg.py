@@ -174,4 +174,90 @@ def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
     return _solve(_bicgstab_iterate, A, b, x0, tol, atol, maxiter, M, symmetric=False), None
 
 
-__all__ = ["cg", "bicgstab"]
+# ---- GMRES ----------------------------------------------------------------------------------
+def _unit(x, floor=None):
+    """x / norm(x) and norm(x); both zero when the norm is at most `floor` (default: eps)."""
+    n = _norm(x)
+    floor = np.finfo(np.dtype(n.dtype)).eps if floor is None else floor
+    ok = n > floor
+    safe = xnp.where(ok, n, 1.0)
+    return tree_map(lambda v: xnp.where(ok, v / safe.astype(v.dtype), 0), x), \
+        xnp.where(ok, n, 0.0)
+
+
+def _gmres_cycle(A, M, b, x, u, beta, restart, dt):
+    """One restart: `restart` Arnoldi steps on M A from the unit residual u (classical
+    Gram-Schmidt, applied twice), then the least-squares minimizer of |beta e1 - H y|.
+    H is kept transposed (row k holds column k of the Hessenberg matrix) and starts as the
+    identity, so rows never reached after a breakdown keep the normal equations regular."""
+    V = tree_map(lambda v: xnp.zeros(v.shape + (restart + 1,), dt).at[..., 0].set(v), u)
+    H = xnp.eye(restart, restart + 1, dtype=dt)
+
+    def going(state):
+        return (state[2] < restart) & ~state[3]
+
+    def step(state):
+        V, H, k, _ = state
+        w = M(A(tree_map(lambda X: X[..., k], V)))
+        w_norm = _norm(w)
+        h = xnp.zeros(restart + 1, dt)
+        for _ in range(2):      # once more against the rounding of the first pass
+            c = sum(xnp.einsum("...n,...->n", xnp.conj(X), v)
+                    for X, v in zip(tree_leaves(V), tree_leaves(w)))
+            w = tree_map(lambda X, v: v - xnp.einsum("...n,n->...", X, c), V, w)
+            h = h + c
+        w, w_norm2 = _unit(w, np.finfo(np.dtype(w_norm.dtype)).eps * w_norm)
+        V = tree_map(lambda X, v: X.at[..., k + 1].set(v), V, w)
+        H = H.at[k, :].set(h.at[k + 1].set(w_norm2.astype(dt)))
+        return V, H, k + 1, w_norm2 == 0
+    V, H, _, _ = lax.while_loop(going, step, (V, H, 0, False))
+    e1 = xnp.zeros(restart + 1, dt).at[0].set(beta.astype(dt))
+    Ht = H.T                                  # the (restart + 1, restart) Hessenberg matrix
+    y = xnp.linalg.solve(xnp.conj(Ht.T) @ Ht, xnp.conj(Ht.T) @ e1)
+    x = _add(x, tree_map(lambda X: X[..., :-1] @ y, V))
+    u, beta = _unit(M(_sub(b, A(x))))
+    return x, u, beta
+
+
+def _gmres_iterate(A, b, x0, *, atol, restart, maxiter, M):
+    dt = _result_dtype(b)
+    u, beta = _unit(M(_sub(b, A(x0))))
+
+    def going(state):
+        return (state[1] < maxiter) & (state[3] > atol)
+
+    def step(state):
+        x, k, u, beta = state
+        x, u, beta = _gmres_cycle(A, M, b, x, u, beta, restart, dt)
+        return x, k + 1, u, beta
+    return lax.while_loop(going, step, (x0, 0, u, beta))[0]
+
+
+def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None,
+          solve_method="batched"):
+    """Solve `A x = b` by restarted GMRES (Krylov spaces of dimension `restart`, at most
+    `maxiter` restarts); -> (x, info) with info -1 when x holds NaN, else 0, as in JAX.
+    Only JAX's default `solve_method="batched"` (the least-squares problem solved once per
+    restart) is implemented.
+
+    >>> x, info = gmres(xnp.array([[4.0, 1.0], [2.0, 3.0]]), xnp.ones(2), tol=1e-10)
+    """
+    if solve_method == "incremental":
+        raise NotImplementedError("gmres: solve_method='incremental' (Givens rotations "
+                                  "with early exit inside a restart) is not implemented; "
+                                  "use the default solve_method='batched'")
+    if solve_method != "batched":
+        raise ValueError(f"gmres: invalid solve_method {solve_method}, must be either "
+                         "'incremental' or 'batched'")
+    A, b, x0, M, maxiter, size = _prepare("gmres", A, b, x0, M, maxiter)
+    restart = min(restart, size)
+    atol = xnp.maximum(tol * _norm(b), atol)
+
+    def solve(matvec, rhs):
+        return _gmres_iterate(matvec, rhs, x0, atol=atol, restart=restart, maxiter=maxiter,
+                              M=M)
+    x = lax.custom_linear_solve(A, b, solve=solve, transpose_solve=solve)
+    return x, xnp.where(xnp.isnan(_norm(x)), -1, 0)
+
+
+__all__ = ["cg", "bicgstab", "gmres"]
