@@ -10,7 +10,7 @@ become floating).  Accuracy: see kernels/special_math.py (errors against scipy.s
     >>> xsp.gammaln(xnp.array([0.5, 10.0]))
 
 Not provided: hyp1f1, hyp2f1, expi, expn,
-exp1, dawsn, erfcx, fresnel, owens_t, poch, sici, spence, sph_harm_y, wofz, boxcox.
+exp1, dawsn, erfcx, fresnel, owens_t, sici, spence, sph_harm_y, wofz.
 Derivatives in shape parameters (zeta's s, gammainc's a, betainc's a and b) raise
 NotImplementedError.
 """
@@ -408,8 +408,82 @@ def bessel_jn(z, *, v, n_iter=50):
     return xnp.stack([ps.bessel_jn(_c(k, z), z) for k in range(int(v) + 1)])
 
 
+# ---- Pochhammer, Box-Cox, Bernoulli numbers ----------------------------------------------------
+@custom_jvp
+def _poch(z, m):
+    return xnp.where(m == 0.0, xnp.ones_like(z), gamma(z + m) / gamma(z))
+
+
+_poch.defjvps(lambda dz, ans, z, m: (digamma(z + m) - digamma(z)) * ans * dz,
+              lambda dm, ans, z, m: digamma(z + m) * ans * dm)
+
+
+@returns_arrays
+def poch(z, m):
+    """The rising factorial (z)_m = Gamma(z + m) / Gamma(z), 1 where m == 0 (real only, as
+    in JAX); derivatives by digamma in both arguments.
+
+        >>> poch(xnp.array([2.0, 3.0]), 2.0)     # [6, 12]
+    """
+    z, m = _floats(z, m, name="poch")
+    if aval(z).dtype.kind == "c":
+        raise ValueError("poch does not support complex-valued inputs")
+    return _poch(z, m)
+
+
+def _boxcox(log_term, lmbda):
+    """(exp(lmbda t) - 1) / lmbda, t where lmbda == 0 (t = log x or log1p x)."""
+    zero = lmbda == 0
+    safe = xnp.where(zero, xnp.ones_like(lmbda), lmbda)
+    return xnp.where(zero, log_term, xnp.expm1(safe * log_term) / safe)
+
+
+@returns_arrays
+def boxcox(x, lmbda):
+    """The Box-Cox transform (x ** lmbda - 1) / lmbda, log(x) at lmbda == 0; nan for x <= 0.
+
+        >>> boxcox(xnp.array([1.0, 4.0]), 0.5)    # [0, 2]
+    """
+    x, lmbda = _floats(x, lmbda, name="boxcox")
+    return _boxcox(xnp.log(x), lmbda)
+
+
+@returns_arrays
+def boxcox1p(x, lmbda):
+    """boxcox(1 + x, lmbda), accurate for small x; nan for x <= -1.
+
+        >>> boxcox1p(xnp.array([0.0, 3.0]), 0.5)  # [0, 2]
+    """
+    x, lmbda = _floats(x, lmbda, name="boxcox1p")
+    return _boxcox(xnp.log1p(x), lmbda)
+
+
+def bernoulli(n):
+    """The Bernoulli numbers B_0 ... B_n (float64; B_1 = -1/2, the odd ones beyond are 0),
+    as jax.scipy.special.bernoulli.  n must be a concrete non-negative integer.  Even ones
+    from B_m = (-1)^(m/2 + 1) 2 m! zeta(m) / (2 pi)^m (inf once they overflow).
+
+        >>> bernoulli(4)     # [1, -1/2, 1/6, 0, -1/30]
+    """
+    import operator
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError("n must be a non-negative integer.")
+    out = np.zeros(n + 1)
+    out[:3] = [1.0, -0.5, 1.0 / 6.0][:n + 1]
+    m = np.arange(4, n + 1, 2)
+    if m.size:
+        zeta_m = np.asarray(zeta(m.astype(float)))
+        log_mag = np.array([math.lgamma(v + 1) for v in m]) - m * math.log(2 * math.pi)
+        with np.errstate(over="ignore"):
+            mag = 2 * np.exp(log_mag) * zeta_m
+        out[4::2] = np.where(m % 4 == 0, -mag, mag)
+    return xnp.asarray(out)
+
+
 __all__ = ["bessel_jn", "iv", "ive", "j0", "j1", "jn", "y0", "y1", "yn", "beta", "betainc", "betaln", "comb", "digamma", "entr", "erf", "erfc", "erfcinv",
            "erfinv", "expit", "factorial", "gamma", "gammainc", "gammaincc", "gammaln",
            "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "logit",
            "loggamma", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
-           "rel_entr", "softmax", "xlog1py", "xlogy", "zeta"]
+           "rel_entr", "softmax", "xlog1py", "xlogy", "zeta", "poch", "boxcox", "boxcox1p",
+           "bernoulli"]
