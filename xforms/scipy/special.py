@@ -9,8 +9,7 @@ become floating).  Accuracy: see kernels/special_math.py (errors against scipy.s
     >>> import xforms.scipy.special as xsp
     >>> xsp.gammaln(xnp.array([0.5, 10.0]))
 
-Not provided: hyp1f1, hyp2f1, expi, expn,
-exp1, dawsn, erfcx, fresnel, owens_t, sici, spence, sph_harm_y, wofz.
+Not provided: hyp1f1, hyp2f1, expn, dawsn, fresnel, owens_t, sici, spence, sph_harm_y, wofz.
 Derivatives in shape parameters (zeta's s, gammainc's a, betainc's a and b) raise
 NotImplementedError.
 """
@@ -18,6 +17,7 @@ import math
 
 import numpy as np
 
+from .. import lax
 from .. import numpy as xnp
 from .. import nn as _nn
 from ..custom import custom_jvp
@@ -481,9 +481,142 @@ def bernoulli(n):
     return xnp.asarray(out)
 
 
+# ---- erfcx and the exponential integrals -------------------------------------------------------
+_EULER = 0.57721566490153286061
+_SQRT_PI = math.sqrt(math.pi)
+
+
+def _erfcx_pos(x):
+    """exp(x^2) erfc(x) for x >= 0: the product below the point where erfc underflows
+    (exp(x^2) from an exact square xh^2 and a small correction), the asymptotic series
+    1/(x sqrt(pi)) sum (-1)^k (2k-1)!! / (2x^2)^k above it."""
+    f64 = aval(x).dtype == np.float64
+    big, grid = (26.0, 4096.0) if f64 else (9.0, 64.0)
+    small = xnp.where(x < big, x, 0.0)
+    xh = xnp.floor(small * grid) / grid          # few enough bits that xh^2 is exact
+    e = xnp.exp(xh * xh) * xnp.exp((small - xh) * (small + xh))
+    near = e * ps.erfc(small)
+    large = xnp.where(x < big, big, x)
+    u = 0.5 / large / large
+    series, term = xnp.ones_like(large), xnp.ones_like(large)
+    for k in range(1, 10):
+        term = -term * (2 * k - 1) * u
+        series = series + term
+    return xnp.where(x < big, near, series / (large * _SQRT_PI))
+
+
+@custom_jvp
+def _erfcx(x):
+    neg = x < 0
+    pos = _erfcx_pos(xnp.abs(x))
+    with np.errstate(over="ignore"):
+        return xnp.where(neg, 2.0 * xnp.exp(x * x) - pos, pos)
+
+
+_erfcx.defjvps(lambda t, ans, x: (2.0 * x * ans - 2.0 / _SQRT_PI) * t)
+
+
+@returns_arrays
+def erfcx(x):
+    """The scaled complementary error function exp(x^2) erfc(x), accurate where erfc
+    underflows; inf for x < -26.6 (float64).
+
+        >>> erfcx(xnp.array([0.0, 30.0]))       # [1, 0.018795888861416751]
+    """
+    (x,) = _floats(x, name="erfcx")
+    return _erfcx(x)
+
+
+def _e1_pos(x):
+    """E1(x) for x > 0: its power series up to 2, a continued fraction (modified Lentz,
+    a fixed number of steps: enough from x = 2 on) beyond."""
+    small = xnp.where(x <= 2.0, x, 2.0)
+    term, total = xnp.ones_like(small), xnp.zeros_like(small)
+    for k in range(1, 41):
+        term = -term * small / k
+        total = total - term / k
+    series = -_EULER - xnp.log(small) + total
+    large = xnp.where(x > 2.0, x, 3.0)
+    b = large + 1.0
+    tiny = np.finfo(aval(x).dtype).tiny
+
+    def step(i, state):
+        b, c, d, h = state
+        an = -(i * i).astype(b.dtype)
+        b = b + 2.0
+        d = 1.0 / (an * d + b)
+        c = b + an / c
+        return b, c, d, h * (c * d)
+    d = 1.0 / b
+    _, _, _, h = lax.fori_loop(1, 60, step, (b, xnp.full_like(b, 1.0 / tiny), d, d))
+    return xnp.where(x <= 2.0, series, h * xnp.exp(-large))
+
+
+@custom_jvp
+def _exp1(x):
+    out = _e1_pos(xnp.where(x > 0, x, 1.0))
+    return xnp.where(x > 0, out, xnp.where(x == 0, xnp.inf, xnp.nan))
+
+
+_exp1.defjvps(lambda t, ans, x: -xnp.exp(-x) / x * t)
+
+
+@returns_arrays
+def exp1(x):
+    """The exponential integral E1(x) = int_x^inf exp(-t) / t dt, x > 0 (inf at 0, nan
+    below, as JAX and SciPy).
+
+        >>> exp1(xnp.array([0.5, 2.0]))
+    """
+    (x,) = _floats(x, name="exp1")
+    return _exp1(x)
+
+
+def _ei_pos(x):
+    """Ei(x) for x > 0: the power series (positive terms) up to 40, the asymptotic series
+    exp(x)/x sum k!/x^k beyond (its smallest term there is below double precision)."""
+    small = xnp.where(x <= 40.0, x, 1.0)
+
+    def step(k, state):
+        term, total = state
+        kf = k.astype(small.dtype)
+        term = term * small / kf
+        return term, total + term / kf
+    _, total = lax.fori_loop(1, 140, step, (xnp.ones_like(small), xnp.zeros_like(small)))
+    series = _EULER + xnp.log(small) + total
+    large = xnp.where(x > 40.0, x, 41.0)
+    term, asym = xnp.ones_like(large), xnp.ones_like(large)
+    for k in range(1, 40):
+        term = term * k / large
+        asym = asym + term
+    with np.errstate(over="ignore"):
+        return xnp.where(x <= 40.0, series, xnp.exp(large) / large * asym)
+
+
+@custom_jvp
+def _expi(x):
+    pos = _ei_pos(xnp.where(x > 0, x, 1.0))
+    neg = -_e1_pos(xnp.where(x < 0, -x, 1.0))
+    return xnp.where(x > 0, pos, xnp.where(x < 0, neg, xnp.nan))
+
+
+_expi.defjvps(lambda t, ans, x: xnp.exp(x) / x * t)
+
+
+@returns_arrays
+def expi(x):
+    """The exponential integral Ei(x) = -PV int_-x^inf exp(-t) / t dt; Ei(x) = -E1(-x) for
+    x < 0.  NaN at 0, as JAX gives (SciPy: -inf).
+
+        >>> expi(xnp.array([-1.0, 1.0]))
+    """
+    (x,) = _floats(x, name="expi")
+    return _expi(x)
+
+
 __all__ = ["bessel_jn", "iv", "ive", "j0", "j1", "jn", "y0", "y1", "yn", "beta", "betainc", "betaln", "comb", "digamma", "entr", "erf", "erfc", "erfcinv",
            "erfinv", "expit", "factorial", "gamma", "gammainc", "gammaincc", "gammaln",
            "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "logit",
            "loggamma", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
            "rel_entr", "softmax", "xlog1py", "xlogy", "zeta", "poch", "boxcox", "boxcox1p",
-           "bernoulli"]
+           "bernoulli", "erfcx", "exp1", "expi"]
