@@ -41,12 +41,10 @@ def _flatten(tree):
 def _as_tree(tree, avals, who):
     """A Python function taking a pytree like the operand, for a flat leaf list."""
     def conform(x, a):
-        if not isinstance(x, Tracer):
-            x = core.canonical_value(x)
-        xa = core.get_aval(x)
-        if xa.shape != a.shape:
-            raise ValueError(f"{who}: got an argument of shape {xa.shape}, expected {a.shape}")
-        return x if xa.dtype == a.dtype else convert_element_type(x, a.dtype)
+        if np.shape(x) != a.shape:
+            raise ValueError(f"{who}: got an argument of shape {np.shape(x)}, expected "
+                             f"{a.shape}")
+        return _cast(x, a)
 
     def to_flat(value):
         leaves, t = tree_flatten(value)
