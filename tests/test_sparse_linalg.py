@@ -39,6 +39,37 @@ def test_partial_iterates_match_jax():
     assert int(info) == 0
 
 
+# gmres(N, B, **kw) from JAX for both solve methods: the incremental one stops inside a
+# restart once its residual estimate is below tolerance, so with tol set they differ
+GMRES = [
+    (dict(restart=4, maxiter=1, tol=0.05),
+     [0.23661641254722257, -0.4871153473167421, -0.0797080020362307, 1.7311927200660187],
+     [0.24497908443019384, -0.4954817653953413, -0.09581250757810496, 1.7277574198068089]),
+    (dict(restart=3, maxiter=2, tol=1e-3),
+     [0.24647223114301012, -0.4948340024063494, -0.09554107575844978, 1.7284874628609919],
+     [0.2450055047934444, -0.4954275932835575, -0.0957406535926413, 1.7273824787737533]),
+    (dict(restart=4, maxiter=1, tol=0.05, M=np.diag(1 / np.diag(N))),
+     [0.2559181181443966, -0.49624970270941554, -0.09251084841505493, 1.7445867086217297],
+     [0.24497908443019384, -0.4954817653953413, -0.09581250757810496, 1.7277574198068089]),
+]
+
+
+@pytest.mark.parametrize("kw,incremental,batched", GMRES)
+def test_gmres_methods_match_jax(kw, incremental, batched):
+    np.testing.assert_allclose(gmres(N, B, solve_method="incremental", **kw)[0], incremental,
+                               rtol=1e-12)
+    np.testing.assert_allclose(gmres(N, B, solve_method="batched", **kw)[0], batched,
+                               rtol=1e-12)
+
+
+def test_gmres_incremental_converges_jit_and_grad():
+    f = lambda b: gmres(N, b, tol=1e-12, solve_method="incremental")[0]
+    np.testing.assert_allclose(f(B), np.linalg.solve(N, B), rtol=1e-10)
+    np.testing.assert_allclose(xf.jit(f, tiered=False)(B), np.linalg.solve(N, B), rtol=1e-10)
+    np.testing.assert_allclose(xf.grad(lambda b: xnp.sum(f(b) * W))(B),
+                               np.linalg.solve(N.T, W), rtol=1e-10)
+
+
 @pytest.mark.parametrize("solver,A", [(cg, S), (bicgstab, N), (gmres, N)])
 def test_converged_solutions_match_numpy(solver, A):
     x, _ = solver(lambda v: A @ v, B, tol=1e-12)
@@ -103,5 +134,5 @@ def test_errors():
         cg(np.ones((4, 3)), B)
     with pytest.raises(ValueError, match="tree structure"):
         cg(S, B, x0=(B,))
-    with pytest.raises(NotImplementedError, match="incremental"):
-        gmres(N, B, solve_method="incremental")
+    with pytest.raises(ValueError, match="solve_method"):
+        gmres(N, B, solve_method="qr")

@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import lax
 from ... import numpy as xnp
+from .. import linalg as _sl
 from ...tree_util import tree_leaves, tree_map, tree_structure
 
 
@@ -185,41 +186,90 @@ def _unit(x, floor=None):
         xnp.where(ok, n, 0.0)
 
 
-def _gmres_cycle(A, M, b, x, u, beta, restart, dt):
-    """One restart: `restart` Arnoldi steps on M A from the unit residual u (classical
-    Gram-Schmidt, applied twice), then the least-squares minimizer of |beta e1 - H y|.
-    H is kept transposed (row k holds column k of the Hessenberg matrix) and starts as the
-    identity, so rows never reached after a breakdown keep the normal equations regular."""
-    V = tree_map(lambda v: xnp.zeros(v.shape + (restart + 1,), dt).at[..., 0].set(v), u)
-    H = xnp.eye(restart, restart + 1, dtype=dt)
+def _arnoldi_step(A, M, V, k, dt, restart):
+    """The k-th Arnoldi step on M A: the next Krylov vector orthonormalized against V's
+    columns (classical Gram-Schmidt, applied twice) into column k + 1, and its overlaps
+    h (length restart + 1, h[k + 1] its norm: 0 on a breakdown)."""
+    w = M(A(tree_map(lambda X: X[..., k], V)))
+    w_norm = _norm(w)
+    h = xnp.zeros(restart + 1, dt)
+    for _ in range(2):      # once more against the rounding of the first pass
+        c = sum(xnp.einsum("...n,...->n", xnp.conj(X), v)
+                for X, v in zip(tree_leaves(V), tree_leaves(w)))
+        w = tree_map(lambda X, v: v - xnp.einsum("...n,n->...", X, c), V, w)
+        h = h + c
+    w, w_norm2 = _unit(w, np.finfo(np.dtype(w_norm.dtype)).eps * w_norm)
+    V = tree_map(lambda X, v: X.at[..., k + 1].set(v), V, w)
+    return V, h.at[k + 1].set(w_norm2.astype(dt)), w_norm2 == 0
+
+
+def _krylov_start(u, restart, dt):
+    return tree_map(lambda v: xnp.zeros(v.shape + (restart + 1,), dt).at[..., 0].set(v), u)
+
+
+def _gmres_batched(A, M, b, x, u, beta, restart, ptol, dt):
+    """One restart: up to `restart` Arnoldi steps, then the least-squares minimizer of
+    |beta e1 - H y| by its normal equations.  H is kept transposed (row k holds column k
+    of the Hessenberg matrix) and starts as the identity, so rows never reached after a
+    breakdown keep the normal equations regular."""
+    V, H = _krylov_start(u, restart, dt), xnp.eye(restart, restart + 1, dtype=dt)
 
     def going(state):
         return (state[2] < restart) & ~state[3]
 
     def step(state):
         V, H, k, _ = state
-        w = M(A(tree_map(lambda X: X[..., k], V)))
-        w_norm = _norm(w)
-        h = xnp.zeros(restart + 1, dt)
-        for _ in range(2):      # once more against the rounding of the first pass
-            c = sum(xnp.einsum("...n,...->n", xnp.conj(X), v)
-                    for X, v in zip(tree_leaves(V), tree_leaves(w)))
-            w = tree_map(lambda X, v: v - xnp.einsum("...n,n->...", X, c), V, w)
-            h = h + c
-        w, w_norm2 = _unit(w, np.finfo(np.dtype(w_norm.dtype)).eps * w_norm)
-        V = tree_map(lambda X, v: X.at[..., k + 1].set(v), V, w)
-        H = H.at[k, :].set(h.at[k + 1].set(w_norm2.astype(dt)))
-        return V, H, k + 1, w_norm2 == 0
+        V, h, broke = _arnoldi_step(A, M, V, k, dt, restart)
+        return V, H.at[k, :].set(h), k + 1, broke
     V, H, _, _ = lax.while_loop(going, step, (V, H, 0, False))
     e1 = xnp.zeros(restart + 1, dt).at[0].set(beta.astype(dt))
     Ht = H.T                                  # the (restart + 1, restart) Hessenberg matrix
     y = xnp.linalg.solve(xnp.conj(Ht.T) @ Ht, xnp.conj(Ht.T) @ e1)
-    x = _add(x, tree_map(lambda X: X[..., :-1] @ y, V))
-    u, beta = _unit(M(_sub(b, A(x))))
-    return x, u, beta
+    return tree_map(lambda X: X[..., :-1] @ y, V)
 
 
-def _gmres_iterate(A, b, x0, *, atol, restart, maxiter, M):
+def _rotate(v, i, cs, sn):
+    """Apply the Givens rotation (cs, sn) to entries i, i + 1 of v."""
+    a, c = v[i], v[i + 1]
+    return v.at[i].set(xnp.conj(cs) * a - xnp.conj(sn) * c).at[i + 1].set(sn * a + cs * c)
+
+
+def _givens(a, c):
+    """(cs, sn) whose rotation zeroes c against a."""
+    small_a = xnp.abs(a) < xnp.abs(c)
+    safe_c = xnp.where(c == 0, 1, c)
+    t = -xnp.where(small_a, a, c) / xnp.where(small_a, safe_c, xnp.where(a == 0, 1, a))
+    r = (1 / xnp.sqrt(1 + xnp.abs(t) ** 2)).astype(t.dtype)
+    zero = xnp.abs(c) == 0
+    return (xnp.where(zero, 1, xnp.where(small_a, r * t, r)),
+            xnp.where(zero, 0, xnp.where(small_a, r, r * t)))
+
+
+def _gmres_incremental(A, M, b, x, u, beta, restart, ptol, dt):
+    """One restart with the QR factorization of H kept up to date by Givens rotations, so
+    the residual norm is known after every step and the restart ends once it is below
+    ptol.  The triangular solve runs on the full (identity-padded) factor, as JAX's."""
+    V, R = _krylov_start(u, restart, dt), xnp.eye(restart, restart + 1, dtype=dt)
+    rots = xnp.zeros((restart, 2), dt)
+    g = xnp.zeros(restart + 1, dt).at[0].set(beta.astype(dt))
+
+    def going(state):
+        return (state[0] < restart) & (state[1] > ptol)
+
+    def step(state):
+        k, _, V, R, g, rots = state
+        V, h, _ = _arnoldi_step(A, M, V, k, dt, restart)
+        h = lax.fori_loop(0, k, lambda i, h: _rotate(h, i, rots[i, 0], rots[i, 1]), h)
+        cs, sn = _givens(h[k], h[k + 1])
+        rots = rots.at[k, :].set(xnp.stack([cs, sn]))
+        g = _rotate(g, k, cs, sn)
+        return k + 1, xnp.abs(g[k + 1]), V, R.at[k, :].set(_rotate(h, k, cs, sn)), g, rots
+    _, _, V, R, g, _ = lax.while_loop(going, step, (0, beta, V, R, g, rots))
+    y = _sl.solve_triangular(R[:, :-1].T, g[:-1])
+    return tree_map(lambda X: X[..., :-1] @ y, V)
+
+
+def _gmres_iterate(A, b, x0, *, atol, ptol, restart, maxiter, M, cycle):
     dt = _result_dtype(b)
     u, beta = _unit(M(_sub(b, A(x0))))
 
@@ -228,7 +278,8 @@ def _gmres_iterate(A, b, x0, *, atol, restart, maxiter, M):
 
     def step(state):
         x, k, u, beta = state
-        x, u, beta = _gmres_cycle(A, M, b, x, u, beta, restart, dt)
+        x = _add(x, cycle(A, M, b, x, u, beta, restart, ptol, dt))
+        u, beta = _unit(M(_sub(b, A(x))))
         return x, k + 1, u, beta
     return lax.while_loop(going, step, (x0, 0, u, beta))[0]
 
@@ -237,25 +288,24 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
           solve_method="batched"):
     """Solve `A x = b` by restarted GMRES (Krylov spaces of dimension `restart`, at most
     `maxiter` restarts); -> (x, info) with info -1 when x holds NaN, else 0, as in JAX.
-    Only JAX's default `solve_method="batched"` (the least-squares problem solved once per
-    restart) is implemented.
+    `solve_method`: "batched" (default: the least-squares problem solved once per restart)
+    or "incremental" (Givens rotations, stopping inside a restart once converged).
 
     >>> x, info = gmres(xnp.array([[4.0, 1.0], [2.0, 3.0]]), xnp.ones(2), tol=1e-10)
     """
-    if solve_method == "incremental":
-        raise NotImplementedError("gmres: solve_method='incremental' (Givens rotations "
-                                  "with early exit inside a restart) is not implemented; "
-                                  "use the default solve_method='batched'")
-    if solve_method != "batched":
+    cycle = {"batched": _gmres_batched, "incremental": _gmres_incremental}.get(solve_method)
+    if cycle is None:
         raise ValueError(f"gmres: invalid solve_method {solve_method}, must be either "
                          "'incremental' or 'batched'")
     A, b, x0, M, maxiter, size = _prepare("gmres", A, b, x0, M, maxiter)
     restart = min(restart, size)
-    atol = xnp.maximum(tol * _norm(b), atol)
+    b_norm = _norm(b)
+    atol = xnp.maximum(tol * b_norm, atol)
+    ptol = _norm(M(b)) * xnp.minimum(1.0, atol / b_norm)   # (incremental's inner test)
 
     def solve(matvec, rhs):
-        return _gmres_iterate(matvec, rhs, x0, atol=atol, restart=restart, maxiter=maxiter,
-                              M=M)
+        return _gmres_iterate(matvec, rhs, x0, atol=atol, ptol=ptol, restart=restart,
+                              maxiter=maxiter, M=M, cycle=cycle)
     x = lax.custom_linear_solve(A, b, solve=solve, transpose_solve=solve)
     return x, xnp.where(xnp.isnan(_norm(x)), -1, 0)
 
