@@ -58,6 +58,7 @@ CASES = {
     "exp1": ((np.concatenate([10.0 ** _u(-6, 0.3, 32), _u(1.5, 600, 32)]),), sp.exp1, 1e-14),
     # (Ei has a root at 0.3725: keep away from it, where a relative error means nothing)
     "expi": ((np.concatenate([_u(-600, -0.05, 32), _u(0.6, 600, 32)]),), sp.expi, 1e-13),
+    "spence": ((np.concatenate([_u(0, 5, 48), 10.0 ** _u(-300, 300, 16)]),), sp.spence, 1e-14),
 }
 
 
@@ -137,6 +138,7 @@ GRADS = {
     "polygamma1": (lambda x: xsp.polygamma(1, x), _u(0.5, 4, 4)),
     "erfcx": (lambda x: xsp.erfcx(x), np.array([-1.5, 0.3, 4.0, 40.0])),
     "exp1_expi": (lambda x: xsp.exp1(x) + xsp.expi(x) + xsp.expi(-x), _u(0.5, 5, 4)),
+    "spence": (lambda x: xsp.spence(x), np.array([0.3, 0.9, 1.7, 4.0])),
 }
 
 
@@ -215,8 +217,8 @@ def test_scalar_kernel_accuracy():
 
 
 # jax.scipy.special names xforms does not provide (also listed in the README)
-MISSING = {"dawsn", "expn", "fresnel", "hyp1f1", "hyp2f1", "owens_t", "sici", "spence",
-           "sph_harm_y", "wofz"}
+MISSING = {"dawsn", "expn", "fresnel", "hyp1f1", "hyp2f1", "owens_t", "sici", "sph_harm_y",
+           "wofz"}
 
 
 def test_namespace_coverage():

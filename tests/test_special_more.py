@@ -1,6 +1,6 @@
 """scipy.special names added for issue #36: bernoulli against exact rationals, poch's
-derivatives against JAX's and by check_grads, boxcox/boxcox1p edge values (their values
-against SciPy are in tests/test_special.py's CASES)."""
+derivatives against JAX's and by check_grads, boxcox/boxcox1p and spence edge values (their
+values against SciPy are in tests/test_special.py's CASES)."""
 from fractions import Fraction
 from math import comb
 
@@ -57,3 +57,14 @@ def test_boxcox_edges_and_grads():
     jitted = xf.jit(lambda x, l: xsp.boxcox1p(x, l), tiered=False)
     x, l = np.array([0.5, 2.0]), np.array([0.0, 1.5])
     np.testing.assert_allclose(jitted(x, l), sp.boxcox1p(x, l), rtol=1e-14)
+
+
+def test_spence_at_one_and_edges():
+    # Li2(1 - x): derivative log(x) / (1 - x) -> -1 at x = 1 (JAX's piecewise gives 0)
+    np.testing.assert_allclose(xf.grad(xsp.spence)(1.0), -1.0, rtol=1e-15)
+    np.testing.assert_allclose(xf.grad(xsp.spence)(2.5), -0.6108604879161039, rtol=1e-13)
+    got = xsp.spence(np.array([0.0, 1.0, 2.0, -1.0, np.inf]))
+    np.testing.assert_allclose(got, [np.pi ** 2 / 6, 0.0, -np.pi ** 2 / 12, np.nan, np.nan],
+                               rtol=1e-15)
+    with pytest.raises(TypeError, match="not supported"):
+        xsp.spence(np.array([1, 2]))

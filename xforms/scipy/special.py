@@ -9,7 +9,7 @@ become floating).  Accuracy: see kernels/special_math.py (errors against scipy.s
     >>> import xforms.scipy.special as xsp
     >>> xsp.gammaln(xnp.array([0.5, 10.0]))
 
-Not provided: hyp1f1, hyp2f1, expn, dawsn, fresnel, owens_t, sici, spence, sph_harm_y, wofz.
+Not provided: hyp1f1, hyp2f1, expn, dawsn, fresnel, owens_t, sici, sph_harm_y, wofz.
 Derivatives in shape parameters (zeta's s, gammainc's a, betainc's a and b) raise
 NotImplementedError.
 """
@@ -614,9 +614,66 @@ def expi(x):
     return _expi(x)
 
 
+# ---- Spence's function (the dilogarithm) --------------------------------------------------------
+def _li2_coefficients(count=32):
+    """B_n / (n + 1)! for n < count (exact rationals, then floats): the series of Li2 in
+    u = -log(1 - t), which converges like (u / 2 pi)^n."""
+    from fractions import Fraction
+    b = [Fraction(1)]
+    for m in range(1, count):
+        b.append(-sum(math.comb(m + 1, k) * b[k] for k in range(m)) / (m + 1))
+    return [float(b[n] / math.factorial(n + 1)) for n in range(count)]
+
+
+_LI2 = _li2_coefficients()
+
+
+def _li2_near(t):
+    """Li2(t) for -1 <= t <= 1/2 (|u| <= log 2)."""
+    u = -xnp.log1p(-t)
+    acc = xnp.zeros_like(u)
+    for c in reversed(_LI2):
+        acc = acc * u + c
+    return acc * u
+
+
+@custom_jvp
+def _spence(x):
+    inner = (x >= 0.5) & (x <= 2.0)
+    # each branch reads a value that keeps its own formula in range
+    xa = xnp.where(inner, x, 1.0)
+    xb = xnp.where(x < 0.5, xnp.maximum(x, 0.0), 0.25)
+    xc = xnp.where(x > 2.0, x, 3.0)
+    a = _li2_near(1.0 - xa)                                    # Li2(1 - x) directly
+    b = math.pi ** 2 / 6 - xnp.log1p(-xb) * xnp.log(xnp.where(xb > 0, xb, 1.0)) - \
+        _li2_near(xb)                                          # reflection
+    c = -math.pi ** 2 / 6 - 0.5 * xnp.log(xc - 1.0) ** 2 - _li2_near(1.0 / (1.0 - xc))
+    out = xnp.where(inner, a, xnp.where(x < 0.5, b, c))
+    return xnp.where((x < 0) | xnp.isinf(x) | xnp.isnan(x), xnp.nan, out)
+
+
+_spence.defjvps(lambda t, ans, x: xnp.where(
+    x == 1.0, -1.0, xnp.log(x) / xnp.where(x == 1.0, 0.5, 1.0 - x)) * t)
+
+
+@returns_arrays
+def spence(x):
+    """Spence's function int_1^x log(t) / (1 - t) dt = Li2(1 - x) for x >= 0 (nan below
+    and at inf, as JAX and SciPy); float32 or float64.  Its derivative log(x) / (1 - x)
+    is -1 at x = 1 (JAX's piecewise definition gives 0 there).
+
+        >>> spence(xnp.array([0.0, 1.0, 2.0]))     # [pi^2/6, 0, -pi^2/12]
+    """
+    x = xnp.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x.dtype={x.dtype} is not supported, see docstring for supported "
+                        "types.")
+    return _spence(x)
+
+
 __all__ = ["bessel_jn", "iv", "ive", "j0", "j1", "jn", "y0", "y1", "yn", "beta", "betainc", "betaln", "comb", "digamma", "entr", "erf", "erfc", "erfcinv",
            "erfinv", "expit", "factorial", "gamma", "gammainc", "gammaincc", "gammaln",
            "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "logit",
            "loggamma", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
            "rel_entr", "softmax", "xlog1py", "xlogy", "zeta", "poch", "boxcox", "boxcox1p",
-           "bernoulli", "erfcx", "exp1", "expi"]
+           "bernoulli", "erfcx", "exp1", "expi", "spence"]
