@@ -616,20 +616,20 @@ def expi(x):
 
 # ---- Spence's function (the dilogarithm) --------------------------------------------------------
 def _li2_coefficients(count=32):
-    """B_n / (n + 1)! for n < count (exact rationals, then floats): the series of Li2 in
-    u = -log(1 - t), which converges like (u / 2 pi)^n."""
-    from fractions import Fraction
-    b = [Fraction(1)]
-    for m in range(1, count):
-        b.append(-sum(math.comb(m + 1, k) * b[k] for k in range(m)) / (m + 1))
-    return [float(b[n] / math.factorial(n + 1)) for n in range(count)]
+    """B_n / (n + 1)! for n < count: the series of Li2 in u = -log(1 - t), which converges
+    like (u / 2 pi)^n."""
+    b = np.asarray(bernoulli(count - 1))
+    return [float(b[n]) / math.factorial(n + 1) for n in range(count)]
 
 
-_LI2 = _li2_coefficients()
+_LI2 = None
 
 
 def _li2_near(t):
     """Li2(t) for -1 <= t <= 1/2 (|u| <= log 2)."""
+    global _LI2
+    if _LI2 is None:       # (built on first use: importing the module stays cheap)
+        _LI2 = _li2_coefficients()
     u = -xnp.log1p(-t)
     acc = xnp.zeros_like(u)
     for c in reversed(_LI2):
