@@ -14,9 +14,9 @@ import builtins
 
 import numpy as np
 
-from .. import core, source_info
-from ..avals import ShapedArray, promote_types
-from ..core import Tracer
+from ..core import trace as core, source_info
+from ..core.avals import ShapedArray, promote_types
+from ..core.trace import Tracer
 from ..primitives import control_flow as cf
 from ..primitives.cond import bind_cond
 from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
@@ -40,7 +40,7 @@ from ..primitives.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsu
 from ..primitives.structural import (broadcast_in_dim, concatenate, expand_dims, pad, reshape,
                                      rev, slice, squeeze, transpose)
 from ..primitives.structural import full as _full, iota as _iota
-from ..source_info import describe_function
+from ..core.source_info import describe_function
 from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_flatten, tree_map, tree_unflatten
 from .sorting import sort, sort_key_val, top_k  # noqa: F401

@@ -15,14 +15,14 @@ transpose solves with `transpose_solve` and the transposed operator.
 """
 import numpy as np
 
-from .. import core, source_info
-from ..avals import is_inexact
-from ..core import Tracer
+from ..core import trace as core, source_info
+from ..core.avals import is_inexact
+from ..core.trace import Tracer
 from ..primitives import control_flow as cf
 from ..primitives.custom import LazyJaxpr, custom_jvp_call_p, linear_solve_p
 from ..primitives.elementwise import convert_element_type, neg
 from ..primitives.structural import zeros
-from ..source_info import describe_function
+from ..core.source_info import describe_function
 from ..transforms.jvp import jvp_jaxpr, tangent_aval
 from ..transforms.transpose import transpose_jaxpr
 from ..tree_util import tree_flatten, tree_unflatten

@@ -10,7 +10,7 @@ from ..primitives import elementwise as ew
 from ..primitives import linalg as pl
 from ..primitives import linalg_spectral as ps
 from ..primitives.linalg_util import diagonal, h, mT
-from ..avals import broadcast_shapes, promote_types
+from ..core.avals import broadcast_shapes, promote_types
 from . import reductions as red
 from . import ufuncs
 from ._util import asarray_operand, aval, broadcast_to, convert, float_of, returns_arrays

@@ -1,11 +1,11 @@
 """Primitive families.  Each primitive registers all its rules in one block in its family file:
 abstract evaluation, NumPy implementation, jvp, transpose where linear, batching, and its
-lowering facts (`xforms/facts.py`, which also says how to add a primitive).
+lowering facts (`xforms/core/facts.py`, which also says how to add a primitive).
 
-The registry (`ALL_PRIMITIVES`, `EXEMPT`, `primitive`, `exempt`) lives in xforms/registry.py
+The registry (`ALL_PRIMITIVES`, `EXEMPT`, `primitive`, `exempt`) lives in xforms/core/registry.py
 and is re-exported here for the family modules and older code.
 """
-from ..registry import ALL_PRIMITIVES, EXEMPT, exempt, lookup, primitive  # noqa: F401
+from ..core.registry import ALL_PRIMITIVES, EXEMPT, exempt, lookup, primitive  # noqa: F401
 
 from . import elementwise, structural, reductions, contraction, indexing  # noqa: E402,F401
 from . import fft, special  # noqa: E402,F401  (Fourier transforms; lgamma, erf, igamma, ...)

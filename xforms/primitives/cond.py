@@ -8,17 +8,17 @@ branch).
 """
 import numpy as np
 
-from .. import core
-from ..core import abstract_eval_rules, impl_rules
-from ..ir import Var
+from ..core import trace as core
+from ..core.trace import abstract_eval_rules, impl_rules
+from ..core.ir import Var
 from ..transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules, tangent_aval
 from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from ..transforms.simplify import dce_rules
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import bdim_to_front, vmap_eval, vmap_rules
-from ..facts import CONTROL, declare
-from ..engine_prims import convert_element_type
-from ..registry import primitive
+from ..core.facts import CONTROL, declare
+from ..core.engine_prims import convert_element_type
+from ..core.registry import primitive
 from .structural import zeros
 from .control_flow import (batch_jaxpr, batch_size, call, depends_on, hoist_consts,
                            join_consts, new_eqn, prune, to_front, trace, used_inputs)

@@ -75,12 +75,12 @@ residuals as stacked ys instead, JAX-style, hoisting loop-invariant ones out of 
 Eagerly, sub-jaxprs run through `call`, which evaluates loop bodies as generated Python
 (eager_plan.py, cached in memo.plans): loops pay no interpretive overhead per equation.
 """
-from .. import core, memo
-from ..avals import ShapedArray
-from ..ir import inline as ir_inline
-from ..ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split  # noqa: F401  (loops.py reads split here)
+from ..core import trace as core, memo
+from ..core.avals import ShapedArray
+from ..core.ir import inline as ir_inline
+from ..core.ir import (ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split)  # noqa: F401  (loops.py reads split here)
 from ..transforms.partial_eval import partial_eval_jaxpr
-from ..tracing import trace_cached
+from ..transforms.tracing import trace_cached
 from .eager_plan import compile_body
 from ..transforms.simplify import dce, has_effect
 

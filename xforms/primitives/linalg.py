@@ -5,7 +5,7 @@ mapped axis to the front.  Spectral ones (qr, eigh, svd) are in linalg_spectral.
 Semantics follow JAX's lax.linalg: `cholesky` reads the lower triangle and gives NaNs (no
 exception) where the matrix is not positive definite; `triangular_solve` reads one triangle
 of `a`; `lu` returns (lu, pivots, permutation) with zero-based int32 pivots.  The CPU
-lowering is kernels/lower_linalg.py (LAPACK/BLAS called from Numba); CUDA has none.
+lowering is xforms/kernels/ops/linalg.py (LAPACK/BLAS called from Numba); CUDA has none.
 
     >>> L = cholesky(a); x = triangular_solve(L, b, left_side=True, lower=True)
 """
@@ -13,15 +13,15 @@ import warnings
 
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules, impl_rules
+from ..core import trace as core
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import Zero, jvp_rules, linear_primitives, tangent_aval
 from ..transforms.transpose import is_undefined, transpose_rules
 from ..transforms.vmap import bdim_to_front, vmap_rules
 from . import elementwise as ew
-from ..facts import declare
-from ..registry import exempt, primitive
+from ..core.facts import declare
+from ..core.registry import exempt, primitive
 from .linalg_util import (check_matrix, const_like, eye_like, h, mm, mT, conj, shape, to_dtype,
                           tril, triu)
 
@@ -288,7 +288,7 @@ def_batched_vmap(lu_pivots_to_permutation_p)
 exempt(lu_pivots_to_permutation_p, "jvp", "integer output: tangent is a symbolic zero")
 
 # cholesky, triangular_solve, lu, lu_pivots_to_permutation: CUDA rules in
-# kernels/cuda/lower_linalg_cuda.py; the spectral ones (linalg_spectral.py, sqrtm) have none
+# xforms/kernels/cuda/lower_linalg_cuda.py; the spectral ones (linalg_spectral.py, sqrtm) have none
 _NO_CUDA = ("a LAPACK factorisation run on the CPU only (jit with backend='cpu'); the CUDA "
             "backend raises a LoweringError naming it")
 

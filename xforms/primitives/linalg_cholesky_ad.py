@@ -14,7 +14,7 @@ JAX's rule L Phi(L^-1 dA L^-H).  Its transpose is the second primitive,
 
 and each is the other's transpose.  Written with two triangular solves and a product, as the
 tangent map is lowered (it is inlined), the cotangent costs 4 n^3 flops; the CPU kernel
-(kernels/linalg_runtime.py `la_cholesky_rev`) runs instead the reverse of a blocked Cholesky
+(xforms/kernels/runtime/linalg.py `la_cholesky_rev`) runs instead the reverse of a blocked Cholesky
 factorisation (I. Murray, "Differentiation of the Cholesky decomposition", 2016): 2/3 n^3
 flops in BLAS-3 calls, so `grad` of a Gaussian-process likelihood costs one Cholesky and
 twice its flops, less than the one Cholesky and an inverse of a hand-written gradient.
@@ -24,14 +24,14 @@ Both read the lower triangle of L (a Cholesky factor) only, and act on batches (
 """
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules, impl_rules
-from ..facts import CALL, declare
+from ..core import trace as core
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules, impl_rules
+from ..core.facts import CALL, declare
 from ..transforms.jvp import Zero, add_tangents, jvp_rules, linear_primitives
 from ..transforms.transpose import is_undefined, transpose_rules
 from . import elementwise as ew
-from ..registry import primitive
+from ..core.registry import primitive
 from .linalg import _tri_impl, cholesky, cholesky_p, def_batched_vmap, triangular_solve
 from .linalg_util import conj, const_like, dtype, h, mm, mT, shape, tril
 
@@ -207,7 +207,7 @@ def _cholesky_jvp(primals, tangents):
 
 def _inline_tangent(eqn):
     """The tangent map's jaxpr (triangular solves and a product), inlined by the lowering."""
-    from ..tracing import trace_cached
+    from ..transforms.tracing import trace_cached
     avals = [v.aval for v in eqn.invars]
     closed, _ = trace_cached((cholesky_tangent_p, tuple(avals)),
                              lambda L, x: [tangent_composite(L, x)], avals)
@@ -226,7 +226,7 @@ for _p, _impl, _jvp, _other in ((cholesky_tangent_p, _tangent_impl, _tangent_jvp
     def_batched_vmap(_p)
 jvp_rules[cholesky_p] = _cholesky_jvp
 # the tangent map is lowered as what it is made of; the cotangent has kernels of its own
-# (kernels/lower_linalg.py, kernels/cuda/lower_linalg_cuda.py)
+# (xforms/kernels/ops/linalg.py, xforms/kernels/cuda/lower_linalg_cuda.py)
 declare(cholesky_tangent_p, CALL, inline=_inline_tangent)
 
 __all__ = ["cholesky_tangent", "cholesky_cotangent", "tangent_composite",

@@ -16,11 +16,11 @@ of size n^2 (O(n^6): small matrices); reverse mode transposes it.
 """
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules, impl_rules
-from ..facts import declare
-from ..registry import exempt, primitive
+from ..core import trace as core
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules, impl_rules
+from ..core.facts import declare
+from ..core.registry import exempt, primitive
 from ..transforms.jvp import jvp_rules
 from .linalg import _NO_CUDA, def_batched_vmap, solve
 from .linalg_util import check_matrix, const_like, mT, shape, to_dtype

@@ -6,7 +6,7 @@ primitives so that every rule stays differentiable, transposable and batchable.
 """
 import numpy as np
 
-from .. import core
+from ..core import trace as core
 from . import elementwise as ew
 from .contraction import dot_general
 from .reductions import reduce_sum

@@ -9,18 +9,18 @@ for_loop: the same rules, and transpose: a plain reverse loop when the carry is 
 """
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules, impl_rules
-from ..ir import Literal, Var
+from ..core import trace as core
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules, impl_rules
+from ..core.ir import Literal, Var
 from ..transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
 from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from ..transforms.simplify import dce_rules
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import vmap_rules
-from ..facts import CONTROL, OP, declare
-from ..engine_prims import broadcast_in_dim, convert_element_type, full, zeros
-from ..registry import exempt, primitive
+from ..core.facts import CONTROL, OP, declare
+from ..core.engine_prims import broadcast_in_dim, convert_element_type, full, zeros
+from ..core.registry import exempt, primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
                            drop_effects, hoist_consts, insert_invars, new_eqn,
                            permute_invars, prune, select_lanes, split, to_front, trace,

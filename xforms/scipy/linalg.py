@@ -17,7 +17,7 @@ from ..primitives import linalg as _pl
 from ..primitives import elementwise as _ew
 from ..primitives.linalg_util import eye_like as _eye_like, h as _h, mT as _mT, tril as _tril
 from ..primitives.linalg_util import triu as _triu
-from ..avals import broadcast_shapes as _bshapes
+from ..core.avals import broadcast_shapes as _bshapes
 from .linalg_functions import block_diag, expm, solve_sylvester, sqrtm
 
 _TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}

@@ -118,7 +118,7 @@ def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
 
 
 def _same_dtype(*xs):
-    from ..avals import promote_types
+    from ..core.avals import promote_types
     from ..numpy._util import convert
     dt, _ = promote_types(*((aval(x).dtype, False) for x in xs))
     return [convert(x, dt) for x in xs]
