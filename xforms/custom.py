@@ -204,7 +204,7 @@ class custom_jvp:
         fun = self.fun
 
         def jvp(primals, tangents):
-            ans = fun(*primals)
+            ans = self(*primals)    # (as JAX: higher derivatives use the rules again)
             parts = [fn(t, ans, *primals) for fn, t in zip(tangent_fns, tangents)
                      if fn is not None]
             if not parts:

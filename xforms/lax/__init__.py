@@ -471,6 +471,7 @@ from .convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  #
                           conv_general_dilated, conv_transpose, conv_with_general_padding,
                           padtype_to_pads)
 from .windowed import reduce_window  # noqa: E402
+from .solves import custom_linear_solve, custom_root  # noqa: E402
 from .convolution import conv_general_permutations  # noqa: E402,F401
 from .shapes import (ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401
                      conv_general_dilated_patches, conv_general_shape_tuple,
@@ -505,5 +506,5 @@ __all__ = [
     "reduce_xor", "fft", "FftType", "Precision", "conv_general_permutations",
     "conv_shape_tuple", "conv_general_shape_tuple", "conv_transpose_shape_tuple",
     "reduce_window_shape_tuple", "reduce", "conv_general_dilated_patches", "nextafter",
-    "RoundingMethod",
+    "RoundingMethod", "custom_linear_solve", "custom_root",
 ]

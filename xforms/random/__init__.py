@@ -17,8 +17,9 @@ from .samplers import (bernoulli, cauchy, exponential, gumbel, laplace, logistic
 from .samplers import canonical_shape
 from .discrete import categorical, choice, permutation, shuffle
 from .matrices import multivariate_normal, orthogonal
-from .derived import (double_sided_maxwell, f, geometric, lognormal, maxwell, pareto, rayleigh,
-                      triangular, wald, weibull_min)
+from .derived import (ball, double_sided_maxwell, f, generalized_normal, geometric, lognormal,
+                      maxwell, pareto, rayleigh, triangular, wald, weibull_min)
+from .binomial import binomial, multinomial
 from .gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson, t
 
 
@@ -109,9 +110,10 @@ __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "key_data", "wrap_key_d
            "multivariate_normal", "orthogonal", "categorical", "choice", "permutation",
            "shuffle", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "poisson",
            "pareto", "lognormal", "weibull_min", "rayleigh", "maxwell", "double_sided_maxwell",
-           "wald", "geometric", "triangular", "f"]
+           "wald", "geometric", "triangular", "f", "binomial", "multinomial", "ball",
+           "generalized_normal"]
 
-_NOT_YET = ("binomial", "multinomial", "ball", "generalized_normal", "bits_like", "key_dtype_like")
+_NOT_YET = ("bits_like", "key_dtype_like")
 
 
 def __getattr__(name):

@@ -1,16 +1,19 @@
 """Samplers that are simple transforms of others, with JAX's formulas (so the same key gives
 JAX's numbers to rounding): pareto, lognormal, weibull_min, rayleigh, maxwell,
-double_sided_maxwell, wald, geometric, triangular and the F distribution.
+double_sided_maxwell, wald, geometric, triangular, the F distribution, generalized_normal
+and ball.
 
     >>> random.pareto(random.PRNGKey(0), 3.0, (2,))
 """
+import operator
+
 import numpy as np
 
 from .. import numpy as xnp
-from .gamma import chisquare
+from .gamma import chisquare, raw_gamma
 from .keys import check_key
-from .samplers import (_check_shape, _log1p, _param, canonical_shape, float_dtype, rademacher,
-                       raw_normal, raw_uniform, split2)
+from .samplers import (_check_shape, _log1p, _param, canonical_shape, exponential,
+                       float_dtype, rademacher, raw_normal, raw_uniform, split2)
 
 
 def _setup(name, key, shape, dtype, *params):
@@ -109,3 +112,33 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
     num = chisquare(k_num, dfnum, shape, dtype) / dfnum
     den = chisquare(k_den, dfden, shape, dtype) / dfden
     return num / den
+
+
+def generalized_normal(key, p, shape=(), dtype=None):
+    """Samples of density proportional to exp(-|x| ** p): a random sign times
+    Gamma(1/p) ** (1/p), as JAX draws them.
+
+    >>> random.generalized_normal(random.PRNGKey(0), 1.5, (3,))
+    """
+    key, _ = check_key("generalized_normal", key)
+    dtype = float_dtype(dtype, "generalized_normal")
+    shape = canonical_shape(shape, "generalized_normal")
+    kg, ks = split2(key)
+    g = raw_gamma(kg, 1 / p, shape, dtype)
+    return rademacher(ks, shape, dtype) * g ** (1 / p)
+
+
+def ball(key, d, p=2, shape=(), dtype=None):
+    """Uniform samples from the unit Lp ball in d dimensions, shape (*shape, d)
+    (Barthe, Guedon, Mendelson and Naor; JAX's draws).
+
+    >>> random.ball(random.PRNGKey(0), 3, shape=(2,))
+    """
+    key, _ = check_key("ball", key)
+    dtype = float_dtype(dtype, "ball")
+    shape = canonical_shape(shape, "ball")
+    d = operator.index(d)
+    kg, ke = split2(key)
+    g = generalized_normal(kg, p, (*shape, d), dtype)
+    e = exponential(ke, shape, dtype)
+    return g / ((xnp.sum(xnp.abs(g) ** p, axis=-1) + e) ** (1 / p))[..., None]

@@ -47,7 +47,10 @@ def _param(x, dtype):
 
 def _check_shape(name, shape, *param_shapes):
     if param_shapes:
-        got = np.broadcast_shapes(shape, *param_shapes)
+        try:
+            got = np.broadcast_shapes(shape, *param_shapes)
+        except ValueError:
+            got = None
         if got != tuple(shape):
             raise ValueError(f"random.{name}: shape {tuple(shape)} is not broadcast-compatible "
                              f"with its parameters' shapes {param_shapes}")

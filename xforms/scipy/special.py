@@ -9,8 +9,7 @@ become floating).  Accuracy: see xforms/kernels/libm/special.py (errors against 
     >>> import xforms.scipy.special as xsp
     >>> xsp.gammaln(xnp.array([0.5, 10.0]))
 
-Not provided: hyp1f1, hyp2f1, expi, expn,
-exp1, dawsn, erfcx, fresnel, owens_t, poch, sici, spence, sph_harm_y, wofz, boxcox.
+Not provided: hyp1f1, hyp2f1, expn, dawsn, fresnel, owens_t, sici, sph_harm_y, wofz.
 Derivatives in shape parameters (zeta's s, gammainc's a, betainc's a and b) raise
 NotImplementedError.
 """
@@ -18,6 +17,7 @@ import math
 
 import numpy as np
 
+from .. import lax
 from .. import numpy as xnp
 from .. import nn as _nn
 from ..custom import custom_jvp
@@ -408,8 +408,272 @@ def bessel_jn(z, *, v, n_iter=50):
     return xnp.stack([ps.bessel_jn(_c(k, z), z) for k in range(int(v) + 1)])
 
 
+# ---- Pochhammer, Box-Cox, Bernoulli numbers ----------------------------------------------------
+@custom_jvp
+def _poch(z, m):
+    return xnp.where(m == 0.0, xnp.ones_like(z), gamma(z + m) / gamma(z))
+
+
+_poch.defjvps(lambda dz, ans, z, m: (digamma(z + m) - digamma(z)) * ans * dz,
+              lambda dm, ans, z, m: digamma(z + m) * ans * dm)
+
+
+@returns_arrays
+def poch(z, m):
+    """The rising factorial (z)_m = Gamma(z + m) / Gamma(z), 1 where m == 0 (real only, as
+    in JAX); derivatives by digamma in both arguments.
+
+        >>> poch(xnp.array([2.0, 3.0]), 2.0)     # [6, 12]
+    """
+    z, m = _floats(z, m, name="poch")
+    if aval(z).dtype.kind == "c":
+        raise ValueError("poch does not support complex-valued inputs")
+    return _poch(z, m)
+
+
+def _boxcox(log_term, lmbda):
+    """(exp(lmbda t) - 1) / lmbda, t where lmbda == 0 (t = log x or log1p x)."""
+    zero = lmbda == 0
+    safe = xnp.where(zero, xnp.ones_like(lmbda), lmbda)
+    return xnp.where(zero, log_term, xnp.expm1(safe * log_term) / safe)
+
+
+@returns_arrays
+def boxcox(x, lmbda):
+    """The Box-Cox transform (x ** lmbda - 1) / lmbda, log(x) at lmbda == 0; nan for x <= 0.
+
+        >>> boxcox(xnp.array([1.0, 4.0]), 0.5)    # [0, 2]
+    """
+    x, lmbda = _floats(x, lmbda, name="boxcox")
+    return _boxcox(xnp.log(x), lmbda)
+
+
+@returns_arrays
+def boxcox1p(x, lmbda):
+    """boxcox(1 + x, lmbda), accurate for small x; nan for x <= -1.
+
+        >>> boxcox1p(xnp.array([0.0, 3.0]), 0.5)  # [0, 2]
+    """
+    x, lmbda = _floats(x, lmbda, name="boxcox1p")
+    return _boxcox(xnp.log1p(x), lmbda)
+
+
+def bernoulli(n):
+    """The Bernoulli numbers B_0 ... B_n (float64; B_1 = -1/2, the odd ones beyond are 0),
+    as jax.scipy.special.bernoulli.  n must be a concrete non-negative integer.  Even ones
+    from B_m = (-1)^(m/2 + 1) 2 m! zeta(m) / (2 pi)^m (inf once they overflow).
+
+        >>> bernoulli(4)     # [1, -1/2, 1/6, 0, -1/30]
+    """
+    import operator
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError("n must be a non-negative integer.")
+    out = np.zeros(n + 1)
+    out[:3] = [1.0, -0.5, 1.0 / 6.0][:n + 1]
+    m = np.arange(4, n + 1, 2)
+    if m.size:
+        zeta_m = np.asarray(zeta(m.astype(float)))
+        log_mag = np.array([math.lgamma(v + 1) for v in m]) - m * math.log(2 * math.pi)
+        with np.errstate(over="ignore"):
+            mag = 2 * np.exp(log_mag) * zeta_m
+        out[4::2] = np.where(m % 4 == 0, -mag, mag)
+    return xnp.asarray(out)
+
+
+# ---- erfcx and the exponential integrals -------------------------------------------------------
+_EULER = 0.57721566490153286061
+_SQRT_PI = math.sqrt(math.pi)
+
+
+def _erfcx_pos(x):
+    """exp(x^2) erfc(x) for x >= 0: the product below the point where erfc underflows
+    (exp(x^2) from an exact square xh^2 and a small correction), the asymptotic series
+    1/(x sqrt(pi)) sum (-1)^k (2k-1)!! / (2x^2)^k above it."""
+    f64 = aval(x).dtype == np.float64
+    big, grid = (26.0, 4096.0) if f64 else (9.0, 64.0)
+    small = xnp.where(x < big, x, 0.0)
+    xh = xnp.floor(small * grid) / grid          # few enough bits that xh^2 is exact
+    e = xnp.exp(xh * xh) * xnp.exp((small - xh) * (small + xh))
+    near = e * ps.erfc(small)
+    large = xnp.where(x < big, big, x)
+    u = 0.5 / large / large
+    series, term = xnp.ones_like(large), xnp.ones_like(large)
+    for k in range(1, 10):
+        term = -term * (2 * k - 1) * u
+        series = series + term
+    return xnp.where(x < big, near, series / (large * _SQRT_PI))
+
+
+@custom_jvp
+def _erfcx(x):
+    neg = x < 0
+    pos = _erfcx_pos(xnp.abs(x))
+    with np.errstate(over="ignore"):
+        return xnp.where(neg, 2.0 * xnp.exp(x * x) - pos, pos)
+
+
+_erfcx.defjvps(lambda t, ans, x: (2.0 * x * ans - 2.0 / _SQRT_PI) * t)
+
+
+@returns_arrays
+def erfcx(x):
+    """The scaled complementary error function exp(x^2) erfc(x), accurate where erfc
+    underflows; inf for x < -26.6 (float64).
+
+        >>> erfcx(xnp.array([0.0, 30.0]))       # [1, 0.018795888861416751]
+    """
+    (x,) = _floats(x, name="erfcx")
+    return _erfcx(x)
+
+
+def _e1_pos(x):
+    """E1(x) for x > 0: its power series up to 2, a continued fraction (modified Lentz,
+    a fixed number of steps: enough from x = 2 on) beyond."""
+    small = xnp.where(x <= 2.0, x, 2.0)
+    term, total = xnp.ones_like(small), xnp.zeros_like(small)
+    for k in range(1, 41):
+        term = -term * small / k
+        total = total - term / k
+    series = -_EULER - xnp.log(small) + total
+    large = xnp.where(x > 2.0, x, 3.0)
+    b = large + 1.0
+    tiny = np.finfo(aval(x).dtype).tiny
+
+    def step(i, state):
+        b, c, d, h = state
+        an = -(i * i).astype(b.dtype)
+        b = b + 2.0
+        d = 1.0 / (an * d + b)
+        c = b + an / c
+        return b, c, d, h * (c * d)
+    d = 1.0 / b
+    _, _, _, h = lax.fori_loop(1, 60, step, (b, xnp.full_like(b, 1.0 / tiny), d, d))
+    return xnp.where(x <= 2.0, series, h * xnp.exp(-large))
+
+
+@custom_jvp
+def _exp1(x):
+    out = _e1_pos(xnp.where(x > 0, x, 1.0))
+    return xnp.where(x > 0, out, xnp.where(x == 0, xnp.inf, xnp.nan))
+
+
+_exp1.defjvps(lambda t, ans, x: -xnp.exp(-x) / x * t)
+
+
+@returns_arrays
+def exp1(x):
+    """The exponential integral E1(x) = int_x^inf exp(-t) / t dt, x > 0 (inf at 0, nan
+    below, as JAX and SciPy).
+
+        >>> exp1(xnp.array([0.5, 2.0]))
+    """
+    (x,) = _floats(x, name="exp1")
+    return _exp1(x)
+
+
+def _ei_pos(x):
+    """Ei(x) for x > 0: the power series (positive terms) up to 40, the asymptotic series
+    exp(x)/x sum k!/x^k beyond (its smallest term there is below double precision)."""
+    small = xnp.where(x <= 40.0, x, 1.0)
+
+    def step(k, state):
+        term, total = state
+        kf = k.astype(small.dtype)
+        term = term * small / kf
+        return term, total + term / kf
+    _, total = lax.fori_loop(1, 140, step, (xnp.ones_like(small), xnp.zeros_like(small)))
+    series = _EULER + xnp.log(small) + total
+    large = xnp.where(x > 40.0, x, 41.0)
+    term, asym = xnp.ones_like(large), xnp.ones_like(large)
+    for k in range(1, 40):
+        term = term * k / large
+        asym = asym + term
+    with np.errstate(over="ignore"):
+        return xnp.where(x <= 40.0, series, xnp.exp(large) / large * asym)
+
+
+@custom_jvp
+def _expi(x):
+    pos = _ei_pos(xnp.where(x > 0, x, 1.0))
+    neg = -_e1_pos(xnp.where(x < 0, -x, 1.0))
+    return xnp.where(x > 0, pos, xnp.where(x < 0, neg, xnp.nan))
+
+
+_expi.defjvps(lambda t, ans, x: xnp.exp(x) / x * t)
+
+
+@returns_arrays
+def expi(x):
+    """The exponential integral Ei(x) = -PV int_-x^inf exp(-t) / t dt; Ei(x) = -E1(-x) for
+    x < 0.  NaN at 0, as JAX gives (SciPy: -inf).
+
+        >>> expi(xnp.array([-1.0, 1.0]))
+    """
+    (x,) = _floats(x, name="expi")
+    return _expi(x)
+
+
+# ---- Spence's function (the dilogarithm) --------------------------------------------------------
+def _li2_coefficients(count=32):
+    """B_n / (n + 1)! for n < count: the series of Li2 in u = -log(1 - t), which converges
+    like (u / 2 pi)^n."""
+    b = np.asarray(bernoulli(count - 1))
+    return [float(b[n]) / math.factorial(n + 1) for n in range(count)]
+
+
+_LI2 = None
+
+
+def _li2_near(t):
+    """Li2(t) for -1 <= t <= 1/2 (|u| <= log 2)."""
+    global _LI2
+    if _LI2 is None:       # (built on first use: importing the module stays cheap)
+        _LI2 = _li2_coefficients()
+    u = -xnp.log1p(-t)
+    acc = xnp.zeros_like(u)
+    for c in reversed(_LI2):
+        acc = acc * u + c
+    return acc * u
+
+
+@custom_jvp
+def _spence(x):
+    inner = (x >= 0.5) & (x <= 2.0)
+    # each branch reads a value that keeps its own formula in range
+    xa = xnp.where(inner, x, 1.0)
+    xb = xnp.where(x < 0.5, xnp.maximum(x, 0.0), 0.25)
+    xc = xnp.where(x > 2.0, x, 3.0)
+    a = _li2_near(1.0 - xa)                                    # Li2(1 - x) directly
+    b = math.pi ** 2 / 6 - xnp.log1p(-xb) * xnp.log(xnp.where(xb > 0, xb, 1.0)) - \
+        _li2_near(xb)                                          # reflection
+    c = -math.pi ** 2 / 6 - 0.5 * xnp.log(xc - 1.0) ** 2 - _li2_near(1.0 / (1.0 - xc))
+    out = xnp.where(inner, a, xnp.where(x < 0.5, b, c))
+    return xnp.where((x < 0) | xnp.isinf(x) | xnp.isnan(x), xnp.nan, out)
+
+
+_spence.defjvps(lambda t, ans, x: xnp.where(
+    x == 1.0, -1.0, xnp.log(x) / xnp.where(x == 1.0, 0.5, 1.0 - x)) * t)
+
+
+@returns_arrays
+def spence(x):
+    """Spence's function int_1^x log(t) / (1 - t) dt = Li2(1 - x) for x >= 0 (nan below
+    and at inf, as JAX and SciPy); float32 or float64.  Its derivative log(x) / (1 - x)
+    is -1 at x = 1 (JAX's piecewise definition gives 0 there).
+
+        >>> spence(xnp.array([0.0, 1.0, 2.0]))     # [pi^2/6, 0, -pi^2/12]
+    """
+    x = xnp.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x.dtype={x.dtype} is not supported, see docstring for supported "
+                        "types.")
+    return _spence(x)
+
+
 __all__ = ["bessel_jn", "iv", "ive", "j0", "j1", "jn", "y0", "y1", "yn", "beta", "betainc", "betaln", "comb", "digamma", "entr", "erf", "erfc", "erfcinv",
            "erfinv", "expit", "factorial", "gamma", "gammainc", "gammaincc", "gammaln",
            "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "logit",
            "loggamma", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
-           "rel_entr", "softmax", "xlog1py", "xlogy", "zeta"]
+           "rel_entr", "softmax", "xlog1py", "xlogy", "zeta", "poch", "boxcox", "boxcox1p",
+           "bernoulli", "erfcx", "exp1", "expi", "spence"]
