@@ -1,0 +1,11 @@
+"""Helpers of xforms.scipy.special's modules: float operands, constants like an operand."""
+from ...numpy._util import promote
+from ...primitives import elementwise as ew
+
+
+def _floats(*xs, name):
+    return promote(*xs, name=name, inexact=True)
+
+
+def _c(v, like):
+    return ew._like(float(v), like)

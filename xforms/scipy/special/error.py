@@ -1,0 +1,117 @@
+"""The error functions and the normal distribution: erf, erfc, erfinv, erfcinv, erfcx, ndtr,
+ndtri, log_ndtr.
+"""
+import math
+
+import numpy as np
+
+from ... import numpy as xnp
+from ...custom import custom_jvp
+from ...numpy._util import aval, returns_arrays
+from ...primitives import special as ps
+from ._util import _c, _floats
+
+
+# ---- error functions and the normal distribution -------------------------------------------------
+@returns_arrays
+def erf(x):
+    (x,) = _floats(x, name="erf")
+    return ps.erf(x)
+
+
+@returns_arrays
+def erfc(x):
+    (x,) = _floats(x, name="erfc")
+    return ps.erfc(x)
+
+
+@returns_arrays
+def erfinv(x):
+    (x,) = _floats(x, name="erfinv")
+    return ps.erf_inv(x)
+
+
+@returns_arrays
+def erfcinv(x):
+    (x,) = _floats(x, name="erfcinv")
+    return ps.erfc_inv(x)
+
+
+_SQRT1_2 = 1 / math.sqrt(2)
+
+
+@returns_arrays
+def ndtr(x):
+    """Standard normal cdf: erfc(-x / sqrt(2)) / 2."""
+    (x,) = _floats(x, name="ndtr")
+    return _c(0.5, x) * ps.erfc(x * _c(-_SQRT1_2, x))
+
+
+@returns_arrays
+def ndtri(p):
+    """Inverse of ndtr: -sqrt(2) erfcinv(2p) (full relative precision in both tails)."""
+    (p,) = _floats(p, name="ndtri")
+    return _c(-math.sqrt(2), p) * ps.erfc_inv(p * _c(2.0, p))
+
+
+@returns_arrays
+def log_ndtr(x):
+    """log(ndtr(x)), accurate in both tails: log1p(-ndtr(-x)) for x > 0, the asymptotic
+    series -x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 + 3/x^4 - 15/x^6 + 105/x^8) for
+    x < -20 (-10 in float32; ndtr underflows further out), log(ndtr(x)) between."""
+    (x,) = _floats(x, name="log_ndtr")
+    lo = -10.0 if aval(x).dtype == np.float32 else -20.0
+    tail = x < lo
+    xt = xnp.where(tail, x, lo)                  # each branch sees safe arguments
+    r = 1.0 / (xt * xt)
+    series = 1.0 - r * (1.0 - r * (3.0 - r * (15.0 - r * 105.0)))
+    asym = -0.5 * xt * xt - xnp.log(-xt) - 0.5 * math.log(2 * math.pi) + xnp.log(series)
+    xm = xnp.where(tail, lo, x)
+    pos = xm > 0
+    mid = xnp.where(pos, xnp.log1p(-ndtr(xnp.where(pos, -xm, 0.0))),
+                    xnp.log(ndtr(xnp.where(pos, 0.0, xm))))
+    return xnp.where(tail, asym, mid)
+
+
+_SQRT_PI = math.sqrt(math.pi)
+
+
+def _erfcx_pos(x):
+    """exp(x^2) erfc(x) for x >= 0: the product below the point where erfc underflows
+    (exp(x^2) from an exact square xh^2 and a small correction), the asymptotic series
+    1/(x sqrt(pi)) sum (-1)^k (2k-1)!! / (2x^2)^k above it."""
+    f64 = aval(x).dtype == np.float64
+    big, grid = (26.0, 4096.0) if f64 else (9.0, 64.0)
+    small = xnp.where(x < big, x, 0.0)
+    xh = xnp.floor(small * grid) / grid          # few enough bits that xh^2 is exact
+    e = xnp.exp(xh * xh) * xnp.exp((small - xh) * (small + xh))
+    near = e * ps.erfc(small)
+    large = xnp.where(x < big, big, x)
+    u = 0.5 / large / large
+    series, term = xnp.ones_like(large), xnp.ones_like(large)
+    for k in range(1, 10):
+        term = -term * (2 * k - 1) * u
+        series = series + term
+    return xnp.where(x < big, near, series / (large * _SQRT_PI))
+
+
+@custom_jvp
+def _erfcx(x):
+    neg = x < 0
+    pos = _erfcx_pos(xnp.abs(x))
+    with np.errstate(over="ignore"):
+        return xnp.where(neg, 2.0 * xnp.exp(x * x) - pos, pos)
+
+
+_erfcx.defjvps(lambda t, ans, x: (2.0 * x * ans - 2.0 / _SQRT_PI) * t)
+
+
+@returns_arrays
+def erfcx(x):
+    """The scaled complementary error function exp(x^2) erfc(x), accurate where erfc
+    underflows; inf for x < -26.6 (float64).
+
+        >>> erfcx(xnp.array([0.0, 30.0]))       # [1, 0.018795888861416751]
+    """
+    (x,) = _floats(x, name="erfcx")
+    return _erfcx(x)

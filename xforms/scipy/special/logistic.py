@@ -1,0 +1,124 @@
+"""Logistic functions, logs and entropies: expit, logit, xlogy, xlog1py, entr, rel_entr,
+kl_div, softmax, log_softmax, boxcox, boxcox1p.
+"""
+
+
+from ... import numpy as xnp
+from ... import nn as _nn
+from ...custom import custom_jvp
+from ...numpy._util import returns_arrays
+from ...primitives import elementwise as ew
+from ._util import _floats
+
+
+# ---- logistic, logs and entropies --------------------------------------------------------------
+@returns_arrays
+def expit(x):
+    """1 / (1 + exp(-x))."""
+    (x,) = _floats(x, name="expit")
+    return ew.logistic(x)
+
+
+@returns_arrays
+def logit(x):
+    """log(x / (1 - x))."""
+    (x,) = _floats(x, name="logit")
+    return xnp.log(x / (1 - x))
+
+
+@returns_arrays
+def softmax(x, *, axis=None):
+    """exp(x) / sum(exp(x)) over `axis`: by default over all elements, as
+    jax.scipy.special.softmax (jax.nn.softmax's default is the last axis).
+    >>> softmax(np.array([[1.0, 2.0], [3.0, 4.0]])).sum() -> 1.0"""
+    return _nn.softmax(x, axis=axis)
+
+
+def log_softmax(x, *, axis=None):
+    """x - logsumexp(x) over `axis`, by default all elements (jax.scipy.special)."""
+    return _nn.log_softmax(x, axis=axis)
+
+
+def _x_times(log, safe_y, dlog):
+    """x log(y), 0 where x == 0 whatever log(y) is, with jax.scipy.special's derivatives:
+    log(y) dx + x dlog(y) dy, taken as written (at x == 0 and the pole of log they are
+    -inf and nan, as JAX's; a select would make them 0)."""
+    @custom_jvp
+    def f(x, y):
+        zero = x == 0
+        return xnp.where(zero, 0.0, x * log(xnp.where(zero, safe_y, y)))
+
+    @f.defjvp
+    def _(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return f(x, y), tx * log(y) + ty * x * dlog(y)
+    return f
+
+
+_xlogy = _x_times(xnp.log, 1.0, lambda y: 1.0 / y)
+_xlog1py = _x_times(xnp.log1p, 0.0, lambda y: 1.0 / (1.0 + y))
+
+
+def xlogy(x, y):
+    """x log(y), 0 where x == 0 (even for y == 0).  >>> xlogy(0.0, 0.0) -> 0.0"""
+    return _xlogy(*_floats(x, y, name="xlogy"))
+
+
+@returns_arrays
+def xlog1py(x, y):
+    """x log1p(y), 0 where x == 0.  >>> xlog1py(0.0, -1.0) -> 0.0"""
+    return _xlog1py(*_floats(x, y, name="xlog1py"))
+
+
+@returns_arrays
+def entr(x):
+    """-x log(x) for x > 0, 0 at 0, -inf for x < 0."""
+    (x,) = _floats(x, name="entr")
+    pos = x > 0
+    v = -x * xnp.log(xnp.where(pos, x, 1.0))
+    return xnp.where(pos, v, xnp.where(x == 0, 0.0, -xnp.inf))
+
+
+@returns_arrays
+def rel_entr(x, y):
+    """x log(x / y) for x, y > 0; 0 at x == 0, y >= 0; inf otherwise."""
+    x, y = _floats(x, y, name="rel_entr")
+    both = (x > 0) & (y > 0)
+    v = x * xnp.log(xnp.where(both, x, 1.0) / xnp.where(both, y, 1.0))
+    return xnp.where(both, v, xnp.where((x == 0) & (y >= 0), 0.0, xnp.inf))
+
+
+@returns_arrays
+def kl_div(x, y):
+    """x log(x / y) - x + y for x, y > 0; y at x == 0, y >= 0; inf otherwise."""
+    x, y = _floats(x, y, name="kl_div")
+    both = (x > 0) & (y > 0)
+    v = x * xnp.log(xnp.where(both, x, 1.0) / xnp.where(both, y, 1.0)) - x + y
+    return xnp.where(both, v, xnp.where((x == 0) & (y >= 0), y, xnp.inf))
+
+
+def _boxcox(log_term, lmbda):
+    """(exp(lmbda t) - 1) / lmbda, t where lmbda == 0 (t = log x or log1p x)."""
+    zero = lmbda == 0
+    safe = xnp.where(zero, xnp.ones_like(lmbda), lmbda)
+    return xnp.where(zero, log_term, xnp.expm1(safe * log_term) / safe)
+
+
+@returns_arrays
+def boxcox(x, lmbda):
+    """The Box-Cox transform (x ** lmbda - 1) / lmbda, log(x) at lmbda == 0; nan for x <= 0.
+
+        >>> boxcox(xnp.array([1.0, 4.0]), 0.5)    # [0, 2]
+    """
+    x, lmbda = _floats(x, lmbda, name="boxcox")
+    return _boxcox(xnp.log(x), lmbda)
+
+
+@returns_arrays
+def boxcox1p(x, lmbda):
+    """boxcox(1 + x, lmbda), accurate for small x; nan for x <= -1.
+
+        >>> boxcox1p(xnp.array([0.0, 3.0]), 0.5)  # [0, 2]
+    """
+    x, lmbda = _floats(x, lmbda, name="boxcox1p")
+    return _boxcox(xnp.log1p(x), lmbda)
