@@ -1,4 +1,4 @@
-"""Cholesky's derivative maps (xforms/primitives/linalg_cholesky_ad.py): cholesky_tangent and
+"""Cholesky's derivative maps (xforms/primitives/linalg/cholesky_ad.py): cholesky_tangent and
 cholesky_cotangent are each other's transposes, the cotangent's kernels (the CPU's blocked
 reverse Cholesky, xforms/kernels/runtime/linalg.py) agree with its composite definition across
 block boundaries and dtypes, derivatives through a Cholesky to second order, and the
@@ -12,7 +12,7 @@ import xforms.numpy as xnp
 import xforms.scipy.linalg as xsl
 from xforms.kernels.runtime import linalg as linalg_runtime
 from xforms import lax
-from xforms.primitives.linalg_cholesky_ad import (cholesky_cotangent, cholesky_tangent,
+from xforms.primitives.linalg.cholesky_ad import (cholesky_cotangent, cholesky_tangent,
                                                   cotangent_composite, tangent_composite)
 from xforms.test_util import check_grads
 

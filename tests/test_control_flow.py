@@ -9,7 +9,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 from xforms.errors import BackendError, ConcretizationError
-from xforms.primitives import loops
+from xforms.primitives.control import loops
 from xforms.test_util import check_grads
 
 def run(mode, f, *args, **kw):

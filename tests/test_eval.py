@@ -10,7 +10,7 @@ from xforms.core import memo
 from xforms.core.avals import ShapedArray
 from xforms.core.trace import Array
 from xforms.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from xforms.primitives.control_flow import call
+from xforms.primitives.control.control_flow import call
 from xforms.core.registry import lookup
 
 F64 = ShapedArray((), np.dtype("float64"))

@@ -47,7 +47,7 @@ def test_scan_inside_while_body_reading_an_outer_value():
     a value closed over from outside the loop: the tangent for_loop's body mixed the primal
     and tangent carries of the inner scan, and the for_loop transpose (plain path) transposed
     it as is: "scan transpose: the carry mixes linear and non-linear values".  Fixed in
-    xforms/primitives/loops.py `_plain_transpose` (partially evaluates the body first)."""
+    xforms/primitives/control/loops.py `_plain_transpose` (partially evaluates the body first)."""
     def f(x0):
         def body(c):
             t, a = c

@@ -17,7 +17,7 @@ from .core.trace import Tracer
 from .custom import custom_vjp
 from .core.ir import ClosedJaxpr
 from .core.source_info import describe_function
-from .primitives import control_flow as cf
+from .primitives.control import control_flow as cf
 from .transforms.jvp import jvp_jaxpr
 from .transforms.transpose import transpose_jaxpr
 from .tree_util import tree_flatten, tree_unflatten

@@ -308,7 +308,7 @@ def check_grads2(case):
 def loop_segments(steps):
     """Reverse-mode loops checkpoint every `steps` iterations (normally thousands), so the
     short loops of fuzz programs run the multi-segment recompute-and-sweep path."""
-    from xforms.primitives import loops
+    from xforms.primitives.control import loops
     saved = loops.SEGMENT_STEPS
     loops.SEGMENT_STEPS = steps
     try:

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..primitives import control_flow as cf
+from ..primitives.control import control_flow as cf
 from ..primitives import elementwise as ew
 from ..primitives import reductions
 from ..primitives import structural as st

@@ -18,7 +18,7 @@ import numpy as np
 from ..core import trace as core, source_info
 from ..core.avals import is_inexact
 from ..core.trace import Tracer
-from ..primitives import control_flow as cf
+from ..primitives.control import control_flow as cf
 from ..primitives.custom import LazyJaxpr, custom_jvp_call_p, linear_solve_p
 from ..primitives.elementwise import convert_element_type, neg
 from ..primitives.structural import zeros

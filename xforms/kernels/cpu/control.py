@@ -1,6 +1,6 @@
 """CPU rules for control flow: real `if`/`elif`, `while` and `for` statements around the
 inlined code of the sub-programs (never unrolled; the skeleton, shared with CUDA's host
-code, is xforms/kernels/loops/control_print.py).  Semantics: xforms/primitives/control_flow.py.
+code, is xforms/kernels/loops/control_print.py).  Semantics: xforms/primitives/control/control_flow.py.
 
     # b:f64[] = while[...] a
     B = a                               # the loop owns its carry (arrays are copied in)

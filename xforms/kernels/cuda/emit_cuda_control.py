@@ -1,5 +1,5 @@
 """CUDA rules for control flow (cond, while, for_loop, scan; semantics in
-xforms/primitives/control_flow.py).  Two lowerings, chosen per equation:
+xforms/primitives/control/control_flow.py).  Two lowerings, chosen per equation:
 
 1. **Inside one kernel** when the control flow is *lane-local*: every array in its
    sub-programs has one shape S (the lanes) and every equation is elementwise over S (or

@@ -2,7 +2,7 @@
 print them around the inlined code of their sub-programs: the CPU inside its kernel
 (xforms/kernels/cpu/control.py), CUDA in its host code (xforms/kernels/cuda/emit_cuda_control.py).
 The skeleton is written once; a backend subclasses `ControlPrinter` with hooks for how its
-values are read and bound.  Semantics: xforms/primitives/control_flow.py.
+values are read and bound.  Semantics: xforms/primitives/control/control_flow.py.
 
     k = min(max(np.int64(a), 0), 2)         # cond with three branches
     if k == 0:

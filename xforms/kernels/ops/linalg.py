@@ -8,7 +8,7 @@ its operands and outputs as batches of matrices (B, m, n).
 CUDA: cholesky, triangular_solve, lu and lu_pivots_to_permutation have rules in
 xforms/kernels/ops/linalg.py; the others raise a LoweringError naming the primitive.
 
-CUDA rules for the LU-family factorisations (xforms/primitives/linalg.py): cholesky,
+CUDA rules for the LU-family factorisations (xforms/primitives/linalg/factor.py): cholesky,
 triangular_solve, lu and lu_pivots_to_permutation, so solve, inv, det, slogdet, cho_solve,
 lu_solve and the Gaussian-process likelihood run under jit(backend="cuda"); and
 cholesky_cotangent (reverse mode through a Cholesky, linalg_cholesky_ad.py).
@@ -375,7 +375,7 @@ def _triangular_solve_cuda(em, eqn):
 
 def _cholesky_cotangent_cuda(em, eqn):
     """Reverse of the Cholesky, column by column from the last (Murray's level-2 algorithm,
-    xforms/primitives/linalg_cholesky_ad.py): per column a pivot adjoint (thread 0), then
+    xforms/primitives/linalg/cholesky_ad.py): per column a pivot adjoint (thread 0), then
     the column, its row and the block left of it below, one barrier apart."""
     em.check_dtypes(eqn)
     (l, g), out = eqn.invars, eqn.outvars[0]

@@ -37,8 +37,8 @@ from xforms.core.registry import RuleTable
 from xforms.primitives import elementwise as E
 from xforms.primitives import reductions as R
 from xforms.primitives import structural as S
-from xforms.primitives.loops import for_loop_p, while_p
-from xforms.primitives.scan import scan_p
+from xforms.primitives.control.loops import for_loop_p, while_p
+from xforms.primitives.control.scan import scan_p
 from xforms.transforms.simplify import dce
 
 from ..fusion_classes import REDUCTIONS, is_elementwise

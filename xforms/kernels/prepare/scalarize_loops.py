@@ -11,9 +11,9 @@ scalars, and returns the split carries as separate scalars too.
 """
 import numpy as np
 
-from xforms.primitives.control_flow import permute_invars, trace
-from xforms.primitives.loops import for_loop_p, while_p
-from xforms.primitives.scan import scan_p
+from xforms.primitives.control.control_flow import permute_invars, trace
+from xforms.primitives.control.loops import for_loop_p, while_p
+from xforms.primitives.control.scan import scan_p
 
 from .scalarize import CONTROL, Val, _worth_it, literal_val, run, small
 

@@ -262,7 +262,7 @@ def _chol_rev(code, l, g, nb_max):
 
 @numba.njit(cache=_CACHE, nogil=True, error_model="numpy")
 def la_cholesky_rev(l, ct, out, code):
-    """out[i] = cholesky_cotangent(l[i], ct[i]) (xforms/primitives/linalg_cholesky_ad.py):
+    """out[i] = cholesky_cotangent(l[i], ct[i]) (xforms/primitives/linalg/cholesky_ad.py):
     the cotangent of the lower triangle of a[i] from ct[i], that of its Cholesky factor
     l[i]; lower triangular.  Complex: JAX's transpose convention, the conjugate of the
     gradient Murray's algorithm computes from the conjugate cotangent."""

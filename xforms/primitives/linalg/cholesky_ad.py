@@ -24,16 +24,16 @@ Both read the lower triangle of L (a Cholesky factor) only, and act on batches (
 """
 import numpy as np
 
-from ..core import trace as core
-from ..core.avals import ShapedArray
-from ..core.trace import abstract_eval_rules, impl_rules
-from ..core.facts import CALL, declare
-from ..transforms.jvp import Zero, add_tangents, jvp_rules, linear_primitives
-from ..transforms.transpose import is_undefined, transpose_rules
-from . import elementwise as ew
-from ..core.registry import primitive
-from .linalg import _tri_impl, cholesky, cholesky_p, def_batched_vmap, triangular_solve
-from .linalg_util import conj, const_like, dtype, h, mm, mT, shape, tril
+from ...core import trace as core
+from ...core.avals import ShapedArray
+from ...core.trace import abstract_eval_rules, impl_rules
+from ...core.facts import CALL, declare
+from ...transforms.jvp import Zero, add_tangents, jvp_rules, linear_primitives
+from ...transforms.transpose import is_undefined, transpose_rules
+from .. import elementwise as ew
+from ...core.registry import primitive
+from .factor import _tri_impl, cholesky, cholesky_p, def_batched_vmap, triangular_solve
+from .batched import conj, const_like, dtype, h, mm, mT, shape, tril
 
 cholesky_tangent_p = primitive("cholesky_tangent")
 cholesky_cotangent_p = declare(primitive("cholesky_cotangent"), eager_work="matrix")
@@ -207,7 +207,7 @@ def _cholesky_jvp(primals, tangents):
 
 def _inline_tangent(eqn):
     """The tangent map's jaxpr (triangular solves and a product), inlined by the lowering."""
-    from ..transforms.tracing import trace_cached
+    from ...transforms.tracing import trace_cached
     avals = [v.aval for v in eqn.invars]
     closed, _ = trace_cached((cholesky_tangent_p, tuple(avals)),
                              lambda L, x: [tangent_composite(L, x)], avals)

@@ -75,14 +75,14 @@ residuals as stacked ys instead, JAX-style, hoisting loop-invariant ones out of 
 Eagerly, sub-jaxprs run through `call`, which evaluates loop bodies as generated Python
 (eager_plan.py, cached in memo.plans): loops pay no interpretive overhead per equation.
 """
-from ..core import trace as core, memo
-from ..core.avals import ShapedArray
-from ..core.ir import inline as ir_inline
-from ..core.ir import (ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split)  # noqa: F401  (loops.py reads split here)
-from ..transforms.partial_eval import partial_eval_jaxpr
-from ..transforms.tracing import trace_cached
-from .eager_plan import compile_body
-from ..transforms.simplify import dce, has_effect
+from ...core import trace as core, memo
+from ...core.avals import ShapedArray
+from ...core.ir import inline as ir_inline
+from ...core.ir import (ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split)  # noqa: F401  (loops.py reads split here)
+from ...transforms.partial_eval import partial_eval_jaxpr
+from ...transforms.tracing import trace_cached
+from ..eager_plan import compile_body
+from ...transforms.simplify import dce, has_effect
 
 
 # ---- tracing Python functions into const-free sub-jaxprs --------------------------------------
@@ -229,7 +229,7 @@ def batch_jaxpr(closed, in_batched, size, force_out):
     """Batch a sub-jaxpr: flagged inputs carry a leading batch axis of `size`.  Outputs come out
     batched (axis 0) when they depend on batched inputs or are forced.
     -> (const-free jaxpr taking (*consts, *args), consts, out_batched)."""
-    from ..transforms.vmap import bdim_to_front, vmap_eval
+    from ...transforms.vmap import bdim_to_front, vmap_eval
     avals = [batched_aval(a, size) if b else a
              for a, b in zip(closed.in_avals, in_batched, strict=True)]
     out_b = []
@@ -258,20 +258,20 @@ def batch_size(args, dims):
 
 def to_front(args, dims):
     """Move each batched operand's batch axis to 0; -> (args, batched flags)."""
-    from ..transforms.vmap import moveaxis
+    from ...transforms.vmap import moveaxis
     return ([a if d is None else moveaxis(a, d, 0) for a, d in zip(args, dims)],
             [d is not None for d in dims])
 
 
 def broadcast_batch(x, size):
-    from ..transforms.vmap import bdim_to_front
+    from ...transforms.vmap import bdim_to_front
     return bdim_to_front(x, None, size)
 
 
 def select_lanes(pred, new, old):
     """Per batch lane: new where pred (shape (size,)) else old (both batched at axis 0)."""
-    from .elementwise import select_n
-    from .structural import broadcast_in_dim
+    from ..elementwise import select_n
+    from ..structural import broadcast_in_dim
     shape = core.get_aval(new).shape
     p = pred if len(shape) == 1 else broadcast_in_dim(pred, shape, (0,))
     return select_n(p, old, new)

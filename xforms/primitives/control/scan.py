@@ -10,18 +10,18 @@ accumulating the cotangents of linear consts in the carry), DCE.
 """
 import numpy as np
 
-from ..core import trace as core
-from ..core.avals import ShapedArray
-from ..core.trace import abstract_eval_rules, impl_rules
-from ..core.ir import ClosedJaxpr, Jaxpr, Var
-from ..transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
-from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
-from ..transforms.simplify import dce_rules
-from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
-from ..transforms.vmap import moveaxis, vmap_rules
-from ..core.facts import CONTROL, declare
-from ..core.engine_prims import zeros
-from ..core.registry import primitive
+from ...core import trace as core
+from ...core.avals import ShapedArray
+from ...core.trace import abstract_eval_rules, impl_rules
+from ...core.ir import ClosedJaxpr, Jaxpr, Var
+from ...transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
+from ...transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
+from ...transforms.simplify import dce_rules
+from ...transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
+from ...transforms.vmap import moveaxis, vmap_rules
+from ...core.facts import CONTROL, declare
+from ...core.engine_prims import zeros
+from ...core.registry import primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
                            hoist_consts, inline, new_eqn, permute_invars, prune, split, trace,
                            used_inputs)
@@ -211,7 +211,7 @@ def _aval(x):
 
 
 def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry):
-    from .elementwise import add
+    from ..elementwise import add
     nc, nx = num_consts, num_carry
     consts, carry, xs = split(args, nc, nx)
     c_lin, s_lin = [is_undefined(c) for c in consts], [is_undefined(x) for x in xs]

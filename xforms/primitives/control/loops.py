@@ -9,22 +9,21 @@ for_loop: the same rules, and transpose: a plain reverse loop when the carry is 
 """
 import numpy as np
 
-from ..core import trace as core
-from ..core.avals import ShapedArray
-from ..core.trace import abstract_eval_rules, impl_rules
-from ..core.ir import Literal, Var
-from ..transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
-from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
-from ..transforms.simplify import dce_rules
-from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
-from ..transforms.vmap import vmap_rules
-from ..core.facts import CONTROL, OP, declare
-from ..core.engine_prims import broadcast_in_dim, convert_element_type, full, zeros
-from ..core.registry import exempt, primitive
+from ...core import trace as core
+from ...core.avals import ShapedArray
+from ...core.trace import abstract_eval_rules, impl_rules
+from ...core.ir import Literal, Var
+from ...transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
+from ...transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
+from ...transforms.simplify import dce_rules
+from ...transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
+from ...transforms.vmap import vmap_rules
+from ...core.facts import CONTROL, OP, declare
+from ...core.engine_prims import broadcast_in_dim, convert_element_type, full, zeros
+from ...core.registry import exempt, primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
-                           drop_effects, hoist_consts, insert_invars, new_eqn,
-                           permute_invars, prune, select_lanes, split, to_front, trace,
-                           used_inputs)
+                           drop_effects, hoist_consts, insert_invars, new_eqn, permute_invars,
+                           prune, select_lanes, split, to_front, trace, used_inputs)
 
 # Memory of the checkpointed reverse sweep (see control_flow.py): at most CHECKPOINT_SLOTS
 # stored carries and SEGMENT_STEPS stored per-step residual sets, fewer when a buffer would
@@ -79,7 +78,7 @@ def runtime_check(pred, x, message):
 
 
 def _check_vmap(args, dims, *, message):
-    from .reductions import reduce_and
+    from ..reductions import reduce_and
     pred, x = args
     if dims[0] is not None:
         pred = reduce_and(pred, (dims[0],))
@@ -226,7 +225,7 @@ def _while_partial_eval(eqn, unknowns):
 
 
 def _while_vmap(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    from .reductions import reduce_or
+    from ..reductions import reduce_or
     size = batch_size(args, dims)
     args, batched = to_front(args, dims)
     cc, bc, carry = split(args, cond_nconsts, body_nconsts)
@@ -371,8 +370,8 @@ def _for_partial_eval(eqn, unknowns):
 
 
 def _for_vmap(args, dims, *, body_jaxpr, num_consts, reverse):
-    from .elementwise import lt
-    from .reductions import reduce_max
+    from ..elementwise import lt
+    from ..reductions import reduce_max
     size = batch_size(args, dims)
     orig_b = [d is not None for d in dims]
     args, batched = to_front(args, dims)
@@ -423,13 +422,13 @@ def _for_dce(eqn, used_outs):
 # ---- for_loop transpose ------------------------------------------------------------------------
 def _stack_write(buf, x, t):
     """buf[t] = x (a scatter with a scalar index: no temporary of rank buf.ndim)."""
-    from .indexing import scatter
+    from ..indexing import scatter
     return scatter(buf, x, [t], (0,))
 
 
 def _stack_read(buf, t):
     """buf[t]."""
-    from .indexing import gather
+    from ..indexing import gather
     return gather(buf, [t], (0,))
 
 
@@ -479,7 +478,7 @@ def _plain_transpose(n, consts, c_lin, ct_x, body, reverse):
     compute on non-linear consts inside an equation that mixes them with linear values (an
     inner scan carrying a primal beside its tangent), so it is partially evaluated first
     and each step recomputes its residuals from (i, non-linear consts)."""
-    from .elementwise import add
+    from ..elementwise import add
     nx, nlc = len(ct_x), sum(c_lin)
     known, unknown, _, nres = partial_eval_jaxpr(body, [False] + c_lin + [True] * nx,
                                                  instantiate=[True] * nx)
@@ -498,8 +497,8 @@ def _plain_transpose(n, consts, c_lin, ct_x, body, reverse):
 def _checkpointed_transpose(n, consts, carry, c_lin, x_lin, ct_x, body, reverse):
     """Non-linear (primal) carries: checkpoint them every s steps, recompute each segment's
     residuals into a stack, and sweep it backwards (design in control_flow.py)."""
-    from .elementwise import add, convert_element_type, le, max as lax_max, min as lax_min, \
-        mul, sub, div
+    from ..elementwise import (add, convert_element_type, le, max as lax_max, min as lax_min, mul,
+                               sub, div)
     nl_c = [c for c, l in zip(consts, c_lin) if not l]
     x0 = [x for x, l in zip(carry, x_lin) if not l]
     n_nlc, n_nlx, n_lc = len(nl_c), len(x0), sum(c_lin)
@@ -523,7 +522,7 @@ def _checkpointed_transpose(n, consts, carry, c_lin, x_lin, ct_x, body, reverse)
                                                CHECKPOINT_BYTES // _nbytes(r_avals)))
     msg = (f"reverse-mode while_loop/fori_loop: the loop ran more than {C * S} iterations, the "
            f"most the checkpoint buffers allow ({C} checkpoints x {S} steps). Raise "
-           "xforms.primitives.loops.CHECKPOINT_SLOTS / SEGMENT_STEPS / CHECKPOINT_BYTES.")
+           "xforms.primitives.control.loops.CHECKPOINT_SLOTS / SEGMENT_STEPS / CHECKPOINT_BYTES.")
     n = lax_max(convert_element_type(n, np.int64), np.int64(0))
     s = lax_min(lax_max(n, np.int64(1)), np.int64(S))          # segment length
     nseg = div(add(n, sub(s, np.int64(1))), s)

@@ -8,20 +8,20 @@ branch).
 """
 import numpy as np
 
-from ..core import trace as core
-from ..core.trace import abstract_eval_rules, impl_rules
-from ..core.ir import Var
-from ..transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules, tangent_aval
-from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
-from ..transforms.simplify import dce_rules
-from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
-from ..transforms.vmap import bdim_to_front, vmap_eval, vmap_rules
-from ..core.facts import CONTROL, declare
-from ..core.engine_prims import convert_element_type
-from ..core.registry import primitive
-from .structural import zeros
-from .control_flow import (batch_jaxpr, batch_size, call, depends_on, hoist_consts,
-                           join_consts, new_eqn, prune, to_front, trace, used_inputs)
+from ...core import trace as core
+from ...core.trace import abstract_eval_rules, impl_rules
+from ...core.ir import Var
+from ...transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules, tangent_aval
+from ...transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
+from ...transforms.simplify import dce_rules
+from ...transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
+from ...transforms.vmap import bdim_to_front, vmap_eval, vmap_rules
+from ...core.facts import CONTROL, declare
+from ...core.engine_prims import convert_element_type
+from ...core.registry import primitive
+from ..structural import zeros
+from .control_flow import (batch_jaxpr, batch_size, call, depends_on, hoist_consts, join_consts,
+                           new_eqn, prune, to_front, trace, used_inputs)
 
 cond_p = primitive("cond", multiple_results=True)
 declare(cond_p, CONTROL)
@@ -162,8 +162,8 @@ def _cond_transpose(cts, index, *ops, branches):
 
 # ---- vmap ----------------------------------------------------------------------------------
 def _cond_vmap(args, dims, *, branches):
-    from .elementwise import max as lax_max, min as lax_min, select_n
-    from .structural import broadcast_in_dim
+    from ..elementwise import max as lax_max, min as lax_min, select_n
+    from ..structural import broadcast_in_dim
     size = batch_size(args, dims)
     args, batched = to_front(args, dims)
     index, ops = args[0], args[1:]

@@ -13,17 +13,17 @@ import warnings
 
 import numpy as np
 
-from ..core import trace as core
-from ..core.avals import ShapedArray
-from ..core.trace import abstract_eval_rules, impl_rules
-from ..transforms.jvp import Zero, jvp_rules, linear_primitives, tangent_aval
-from ..transforms.transpose import is_undefined, transpose_rules
-from ..transforms.vmap import bdim_to_front, vmap_rules
-from . import elementwise as ew
-from ..core.facts import declare
-from ..core.registry import exempt, primitive
-from .linalg_util import (check_matrix, const_like, eye_like, h, mm, mT, conj, shape, to_dtype,
-                          tril, triu)
+from ...core import trace as core
+from ...core.avals import ShapedArray
+from ...core.trace import abstract_eval_rules, impl_rules
+from ...transforms.jvp import Zero, jvp_rules, linear_primitives, tangent_aval
+from ...transforms.transpose import is_undefined, transpose_rules
+from ...transforms.vmap import bdim_to_front, vmap_rules
+from .. import elementwise as ew
+from ...core.facts import declare
+from ...core.registry import exempt, primitive
+from .batched import (check_matrix, const_like, eye_like, h, mm, mT, conj, shape, to_dtype, tril,
+                      triu)
 
 
 def batch_to_front(args, dims):
@@ -210,7 +210,7 @@ def lu(a):
 
 def permutation_matrix(perm, dt):
     """One-hot rows: P[..., i, j] = (perm[..., i] == j), so P @ a = a[..., perm, :]."""
-    from .structural import broadcast_in_dim, iota
+    from ..structural import broadcast_in_dim, iota
     sh = shape(perm)
     n = sh[-1]
     full = sh + (n,)
@@ -222,8 +222,8 @@ def permutation_matrix(perm, dt):
 def permute_rows(x, perm):
     """x[..., perm, :] (batched: row i of matrix b is x[b][perm[b, i]]), a gather: O(n k)
     where a permutation matrix product costs O(n^2 k)."""
-    from .indexing import gather
-    from .structural import iota
+    from ..indexing import gather
+    from ..structural import iota
     sh = shape(x)
     nb = len(sh) - 2
     rows = tuple(shape(perm))

@@ -10,17 +10,17 @@ values alone is always finite.  qr's derivative needs m >= n (reduced) or a squa
 """
 import numpy as np
 
-from ..core import trace as core
-from ..core.avals import ShapedArray
-from ..core.trace import abstract_eval_rules, impl_rules
-from ..transforms.jvp import Zero, jvp_rules, tangent_aval
-from . import elementwise as ew
-from ..core.facts import declare
-from ..core.registry import exempt, primitive
-from .linalg import _NO_CUDA, def_batched_vmap, solve, triangular_solve
-from .reductions import reduce_sum
-from .linalg_util import (check_matrix, col, const_like, diag_embed, diagonal, eye_like, h, mm,
-                          row, row_to, shape, to_dtype, tril)
+from ...core import trace as core
+from ...core.avals import ShapedArray
+from ...core.trace import abstract_eval_rules, impl_rules
+from ...transforms.jvp import Zero, jvp_rules, tangent_aval
+from .. import elementwise as ew
+from ...core.facts import declare
+from ...core.registry import exempt, primitive
+from .factor import _NO_CUDA, def_batched_vmap, solve, triangular_solve
+from ..reductions import reduce_sum
+from .batched import (check_matrix, col, const_like, diag_embed, diagonal, eye_like, h, mm, row,
+                      row_to, shape, to_dtype, tril)
 
 
 def _real_dtype(dt):

@@ -16,16 +16,16 @@ of size n^2 (O(n^6): small matrices); reverse mode transposes it.
 """
 import numpy as np
 
-from ..core import trace as core
-from ..core.avals import ShapedArray
-from ..core.trace import abstract_eval_rules, impl_rules
-from ..core.facts import declare
-from ..core.registry import exempt, primitive
-from ..transforms.jvp import jvp_rules
-from .linalg import _NO_CUDA, def_batched_vmap, solve
-from .linalg_util import check_matrix, const_like, mT, shape, to_dtype
-from .structural import broadcast_in_dim, reshape
-from . import elementwise as ew
+from ...core import trace as core
+from ...core.avals import ShapedArray
+from ...core.trace import abstract_eval_rules, impl_rules
+from ...core.facts import declare
+from ...core.registry import exempt, primitive
+from ...transforms.jvp import jvp_rules
+from .factor import _NO_CUDA, def_batched_vmap, solve
+from .batched import check_matrix, const_like, mT, shape, to_dtype
+from ..structural import broadcast_in_dim, reshape
+from .. import elementwise as ew
 
 sqrtm_p = declare(primitive("sqrtm"), eager_work="matrix")
 

@@ -6,11 +6,11 @@ primitives so that every rule stays differentiable, transposable and batchable.
 """
 import numpy as np
 
-from ..core import trace as core
-from . import elementwise as ew
-from .contraction import dot_general
-from .reductions import reduce_sum
-from .structural import broadcast_in_dim, transpose
+from ...core import trace as core
+from .. import elementwise as ew
+from ..contraction import dot_general
+from ..reductions import reduce_sum
+from ..structural import broadcast_in_dim, transpose
 
 
 def shape(x):
