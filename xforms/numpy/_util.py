@@ -17,6 +17,7 @@ from ..primitives import elementwise as ew
 from ..primitives import structural as st
 
 _SCALARS = (bool, int, float, builtins.complex)
+_SUPPORTED = frozenset(SUPPORTED_DTYPES)
 
 
 def is_python_scalar(x):
@@ -88,6 +89,9 @@ def promote(*xs, name="op", inexact=False):
 
     `inexact`: integer/bool results become floating (JAX's promote_dtypes_inexact).
     """
+    fast = _promote_same_float(xs)
+    if fast is not None:
+        return fast
     xs = [asarray_operand(x) for x in xs]
     avals = [aval(x) for x in xs]
     dtype, weak = promote_types(*((a.dtype, a.weak_type) for a in avals))
@@ -102,6 +106,39 @@ def promote(*xs, name="op", inexact=False):
             x = broadcast_to(x, shape)
         out.append(x)
     return out
+
+
+_ARRAYS = (Tracer, core.Array, np.ndarray)
+_INT64_RANGE = range(-2 ** 63, 2 ** 63)
+
+
+def _promote_same_float(xs):
+    """`promote`'s result for its common case, or None: traced or NumPy arrays of one
+    floating dtype, not weakly typed, of one shape or rank 0, with Python floats and ints
+    (which become scalars of that dtype).  Every other case (weak types, mixed dtypes,
+    broadcasting, integers with their wrapping rules) takes the general path."""
+    dtype = shape = None
+    for x in xs:
+        t = type(x)
+        if t in _ARRAYS:
+            if t is Tracer:
+                a = x.aval
+            elif x.dtype in _SUPPORTED:
+                a = core.aval_of_value(x)
+            else:
+                return None
+            if a.weak_type or (dtype is not None and a.dtype != dtype):
+                return None
+            dtype = a.dtype
+            if a.shape:
+                if shape is not None and a.shape != shape:
+                    return None
+                shape = a.shape
+        elif t is not float and (t is not int or x not in _INT64_RANGE):
+            return None
+    if dtype is None or dtype.kind not in "fc":
+        return None
+    return [x if type(x) in _ARRAYS else dtype.type(x) for x in xs]
 
 
 def broadcast_to(x, shape):
