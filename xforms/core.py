@@ -474,11 +474,11 @@ def eval_open_jaxpr(jaxpr, consts, args):
     return [a.val if isinstance(a, Literal) else env[a] for a in jaxpr.outvars]
 
 
-def eval_eager(jaxpr, consts, args, as_arrays=True):
-    """Run `jaxpr`'s NumPy implementations from its cached plan.  `as_arrays`: every value
-    becomes an `Array` of its aval's dtype and weak type (what eager code sees); without it
-    values stay as the implementations return them, cast only where the dtype differs (loop
-    bodies, run many times by the control-flow primitives)."""
+def eval_eager(jaxpr, consts, args):
+    """Run `jaxpr`'s NumPy implementations from its cached plan.  The results are `Array`s of
+    their avals' dtypes and weak types (what eager code sees); values between equations stay
+    as the implementations return them, cast only where the dtype differs (an `Array` would
+    cost a subclass wrap in every ufunc and a Python-level `__getitem__` in every slice)."""
     n_slots, n_in, steps, outs = memo.plans.lookup(jaxpr, "eager", _plan, jaxpr)
     if len(consts) + len(args) != n_in:
         raise ValueError(f"eval_jaxpr: {len(consts)} constants and {len(args)} arguments "
@@ -488,18 +488,9 @@ def eval_eager(jaxpr, consts, args, as_arrays=True):
     env[len(consts):n_in] = args
     for fn, ins, params, out_slots in steps:
         res = fn(*[v if lit else env[v] for lit, v in ins], **params)
-        if as_arrays:
-            for (s, aval), o in zip(out_slots, res):
-                env[s] = _fix_dtype(o, aval)
-        else:
-            for (s, aval), o in zip(out_slots, res):
-                dt = aval.dtype
-                env[s] = o if getattr(o, "dtype", None) == dt else np.asarray(o).astype(dt)
-    vals = [v if lit else env[v] for lit, v, _ in outs]
-    if not as_arrays:
-        return vals
-    # eager results are Arrays, also a literal (a zero derivative) or an input
-    return [x if isinstance(x, Array) else _fix_dtype(x, o[2]) for x, o in zip(vals, outs)]
+        for (s, dt), o in zip(out_slots, res):
+            env[s] = o if getattr(o, "dtype", None) == dt else np.asarray(o).astype(dt)
+    return [_fix_dtype(v if lit else env[v], aval) for lit, v, aval in outs]
 
 
 # in-place ufuncs and pads folded into adds (xforms/eager_reuse.py); off: each equation
@@ -518,7 +509,7 @@ def _plan(jaxpr):
         for v in e.outvars:
             slot[v], n = n, n + 1
         steps.append((impl_rules[e.prim], ins, e.params,
-                      tuple((slot[v], v.aval) for v in e.outvars)))
+                      tuple((slot[v], v.aval.dtype) for v in e.outvars)))
     if reuse_buffers:
         steps = eager_reuse.rewrite(jaxpr, steps, slot)
     outs = tuple((True, a.val, a.aval) if isinstance(a, Literal) else (False, slot[a], a.aval)
