@@ -37,7 +37,7 @@ SUPPORTED_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uin
 
 class ShapedArray:
     """The abstract value of an array: shape, dtype and whether it is weakly typed."""
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "key", "_hash")
 
     def __init__(self, shape, dtype, weak_type=False):
         # an int subclass stays: the CPU backend's symbolic sizes (kernels/shape_symbols.py)
@@ -45,7 +45,8 @@ class ShapedArray:
                            else int(d) for d in shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        self.key = (self.shape, self.dtype, self.weak_type)    # (for keys compared in C)
+        self._hash = hash(self.key)
 
     @classmethod
     def of(cls, shape, dtype, weak_type=False):
@@ -55,7 +56,8 @@ class ShapedArray:
         >>> ShapedArray.of((2, 3), float64)"""
         self = object.__new__(cls)
         self.shape, self.dtype, self.weak_type = shape, dtype, weak_type
-        self._hash = hash((shape, dtype, weak_type))
+        self.key = (shape, dtype, weak_type)
+        self._hash = hash(self.key)
         return self
 
     ndim = property(lambda self: len(self.shape))
