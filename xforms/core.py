@@ -329,17 +329,24 @@ class Builder:
         return None
 
     def process(self, prim, args, params):
-        invars = [self.to_var(a) for a in args]
-        out_avals = abstract_eval(prim, [v.aval for v in invars], params)
-        outvars = [Var(a) for a in out_avals]
-        self.eqns.append(Eqn(prim, invars, outvars, params, source_info.current()))
-        known = (self.with_values and prim.trace_time_eval and
-                 all(a.has_value() for a in args if isinstance(a, Tracer)))
-        outs = [Tracer(self, v, _PENDING if known else None) for v in outvars]
+        # (every traced operation comes here: own tracers are read without a call)
+        invars = [a._var if type(a) is Tracer and a._trace is self else self.to_var(a)
+                  for a in args]
+        outvars = [Var(a) for a in abstract_eval(prim, [v.aval for v in invars], params)]
+        eqns = self.eqns
+        eqns.append(Eqn(prim, invars, outvars, params, source_info.current()))
+        known = self.with_values and prim.trace_time_eval
         if known:
-            record = (len(self.eqns) - 1, args, outs)
-            for v in outvars:
-                self._pending[v] = record
+            for a in args:
+                if type(a) is Tracer and not a.has_value():
+                    known = False
+                    break
+        if not known:
+            return [Tracer(self, v, None) for v in outvars]
+        outs = [Tracer(self, v, _PENDING) for v in outvars]
+        record = (len(eqns) - 1, args, outs)
+        for v in outvars:
+            self._pending[v] = record
         return outs
 
     def value_of(self, tracer):

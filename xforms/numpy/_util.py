@@ -89,7 +89,7 @@ def promote(*xs, name="op", inexact=False):
 
     `inexact`: integer/bool results become floating (JAX's promote_dtypes_inexact).
     """
-    fast = _promote_same_float(xs)
+    fast = _promote_same_float(xs, name)
     if fast is not None:
         return fast
     xs = [asarray_operand(x) for x in xs]
@@ -112,33 +112,39 @@ _ARRAYS = (Tracer, core.Array, np.ndarray)
 _INT64_RANGE = range(-2 ** 63, 2 ** 63)
 
 
-def _promote_same_float(xs):
-    """`promote`'s result for its common case, or None: traced or NumPy arrays of one
-    floating dtype, not weakly typed, of one shape or rank 0, with Python floats and ints
-    (which become scalars of that dtype).  Every other case (weak types, mixed dtypes,
-    broadcasting, integers with their wrapping rules) takes the general path."""
+def _promote_same_float(xs, name):
+    """`promote`'s result for its common case, or None: traced or NumPy arrays and NumPy
+    scalars of one floating dtype, none weakly typed, with Python floats and ints (which
+    become scalars of that dtype).  Every other case (weak types, mixed dtypes, integers
+    with their wrapping rules) takes the general path."""
     dtype = shape = None
+    mixed = False                 # shapes differ: broadcast
     for x in xs:
         t = type(x)
-        if t in _ARRAYS:
-            if t is Tracer:
-                a = x.aval
-            elif x.dtype in _SUPPORTED:
-                a = core.aval_of_value(x)
-            else:
+        if t is Tracer:
+            a = x.aval
+        elif t is float or t is int:
+            if t is int and x not in _INT64_RANGE:
                 return None
-            if a.weak_type or (dtype is not None and a.dtype != dtype):
-                return None
-            dtype = a.dtype
-            if a.shape:
-                if shape is not None and a.shape != shape:
-                    return None
-                shape = a.shape
-        elif t is not float and (t is not int or x not in _INT64_RANGE):
+            continue
+        elif (t is np.ndarray or t is core.Array or isinstance(x, np.generic)) \
+                and x.dtype in _SUPPORTED:
+            a = core.aval_of_value(x)
+        else:
             return None
+        if a.weak_type or (dtype is not None and a.dtype != dtype):
+            return None
+        dtype = a.dtype
+        if a.shape:
+            mixed = mixed or (shape is not None and a.shape != shape)
+            shape = a.shape
     if dtype is None or dtype.kind not in "fc":
         return None
-    return [x if type(x) in _ARRAYS else dtype.type(x) for x in xs]
+    out = [dtype.type(x) if type(x) is float or type(x) is int else x for x in xs]
+    if mixed:
+        shape = broadcast_shapes(*(aval(x).shape for x in out), op=name)
+        out = [x if aval(x).shape in ((), shape) else broadcast_to(x, shape) for x in out]
+    return out
 
 
 def broadcast_to(x, shape):
