@@ -41,8 +41,10 @@ class ShapedArray:
 
     def __init__(self, shape, dtype, weak_type=False):
         # an int subclass stays: the CPU backend's symbolic sizes (kernels/shape_symbols.py)
-        self.shape = tuple(d if type(d) is int or (isinstance(d, int) and type(d) is not bool)
-                           else int(d) for d in shape)
+        if type(shape) is not tuple or not all([type(d) is int for d in shape]):
+            shape = tuple(d if type(d) is int or (isinstance(d, int) and type(d) is not bool)
+                          else int(d) for d in shape)
+        self.shape = shape
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
         self.key = (self.shape, self.dtype, self.weak_type)    # (for keys compared in C)

@@ -37,8 +37,8 @@ def inexact_dtype(dtype):
 
 
 def aval(x):
-    if isinstance(x, Tracer):
-        return x.aval
+    if type(x) is Tracer:
+        return x._var.aval
     if is_python_scalar(x) or isinstance(x, (np.ndarray, np.generic)):
         return core.aval_of_value(x)
     return aval(asarray_operand(x))
@@ -156,8 +156,7 @@ def broadcast_to(x, shape):
     nd = len(shape)
     if len(a.shape) > nd:
         raise ValueError(f"cannot broadcast {a.shape} to {shape}")
-    broadcast_shapes(a.shape, shape, op="broadcast_to")
-    if tuple(s for s in broadcast_shapes(a.shape, shape)) != shape:
+    if broadcast_shapes(a.shape, shape, op="broadcast_to") != shape:
         raise ValueError(f"cannot broadcast {a.shape} to {shape}")
     dims = tuple(range(nd - len(a.shape), nd))
     return st.broadcast_in_dim(x, shape, dims)
