@@ -11,6 +11,7 @@ with them), so Python `if x > 0:` works under `grad` as in JAX; a trace that use
 marked value-dependent and never cached.
 """
 import keyword
+import math
 import threading
 from contextlib import contextmanager
 
@@ -262,20 +263,33 @@ _INDEX_HINT = ("A traced integer cannot index a NumPy array or bound a Python sl
 
 
 class Builder:
-    """Stages primitives into a jaxpr.  Values from parent traces become constvars."""
+    """Stages primitives into a jaxpr.  Values from parent traces become constvars.
 
-    def __init__(self, parent, with_values=False, fun=None):
+    A `guide` (the jaxpr of an earlier trace of the same function) makes tracing cheaper
+    where the function records the same program again, as un-jitted transforms do on every
+    call: while each bind repeats the guide's next equation (same primitive, parameters,
+    operands and source line), that equation and its variables are taken as they are (no
+    abstract evaluation, no new objects), and a trace that repeats the whole guide builds
+    the guide itself.  At the first difference the trace goes on as without a guide."""
+
+    def __init__(self, parent, with_values=False, fun=None, guide=None):
         self.parent, self.with_values, self.fun = parent, with_values, fun
         self.invars, self.eqns = [], []
         self.constvars, self.consts, self._const_ids = [], [], {}
         self.value_dependent = False
         self.dead = False
         self._pending = {}      # Var -> (eqn number, args, output tracers) not yet computed
+        self.guide = guide
+        self._adoptable = set(guide.constvars) if guide is not None else ()
 
     def new_arg(self, aval, val=None):
         """An input; `val` its known value, or a tracer of an enclosing trace whose value
         (computed when asked for) it is."""
-        v = Var(aval)
+        g, k = self.guide, len(self.invars)
+        if g is not None and k < len(g.invars) and g.invars[k].aval == aval:
+            v = g.invars[k]
+        else:
+            self.guide, v = None, Var(aval)
         self.invars.append(v)
         return Tracer(self, v, val if self.with_values else None)
 
@@ -287,8 +301,9 @@ class Builder:
             t = getattr(t, "parent", None)
         return False
 
-    def to_var(self, x):
-        """The IR atom for `x`: own tracer -> var, scalar -> literal, anything else -> constvar."""
+    def to_var(self, x, expect=None):
+        """The IR atom for `x`: own tracer -> var, scalar -> literal, anything else -> constvar
+        (the guide's constvar `expect`, if it takes this new constant's place)."""
         if isinstance(x, Tracer):
             if x._trace is self:
                 return x._var
@@ -296,7 +311,7 @@ class Builder:
                 raise UnexpectedTracerError(
                     f"a traced value {x.aval.str_short()} escaped the transformation that "
                     "created it (stored in a global or closure?). Pass it as an argument instead.")
-            return self._const(x, x.aval)
+            return self._const(x, x.aval, expect)
         if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.ndarray):
             return Literal(x, aval_of_value(x))
         if isinstance(x, np.generic):
@@ -307,13 +322,17 @@ class Builder:
         x = canonical_value(x)
         if isinstance(x, np.ndarray) and x.ndim == 0:
             return Literal(x[()], aval_of_value(x))
-        return self._const(x, aval_of_value(x))
+        return self._const(x, aval_of_value(x), expect)
 
-    def _const(self, x, aval):
+    def _const(self, x, aval, expect=None):
         key = id(x)
         if key in self._const_ids:
             return self._const_ids[key][0]
-        v = Var(aval)
+        if expect in self._adoptable and expect.aval == aval:
+            self._adoptable.discard(expect)      # (each guide constvar stands for one value)
+            v = expect
+        else:
+            v = Var(aval)
         self._const_ids[key] = (v, x)        # keep x alive so its id stays unique
         self.constvars.append(v)
         self.consts.append(x)
@@ -331,11 +350,40 @@ class Builder:
 
     def process(self, prim, args, params):
         # (every traced operation comes here: own tracers are read without a call)
+        info = source_info.current()
+        if self.guide is not None:
+            e = self._repeated(prim, args, params, info)
+            if e is not None:
+                self.eqns.append(e)
+                return self._outputs(prim, args, e.outvars)
+            self.guide = None
         invars = [a._var if type(a) is Tracer and a._trace is self else self.to_var(a)
                   for a in args]
         outvars = [Var(a) for a in abstract_eval(prim, [v.aval for v in invars], params)]
+        self.eqns.append(Eqn(prim, invars, outvars, params, info))
+        return self._outputs(prim, args, outvars)
+
+    def _repeated(self, prim, args, params, info):
+        """The guide's next equation if this bind repeats it, else None."""
+        eqns, k = self.guide.eqns, len(self.eqns)
+        if k >= len(eqns):
+            return None
+        e = eqns[k]
+        if (e.prim is not prim or len(e.invars) != len(args) or e.source_info != info
+                or not _same_params(e.params, params)):
+            return None
+        for a, g in zip(args, e.invars):
+            if type(a) is Tracer and a._trace is self:
+                if a._var is not g:
+                    return None
+            elif not _same_atom(self.to_var(a, g), g):
+                return None
+        return e
+
+    def _outputs(self, prim, args, outvars):
+        """Tracers of `outvars`, the equation just recorded; their values pending (computed
+        when asked for) when every operand's value is known."""
         eqns = self.eqns
-        eqns.append(Eqn(prim, invars, outvars, params, source_info.current()))
         known = self.with_values and prim.trace_time_eval
         if known:
             for a in args:
@@ -408,18 +456,67 @@ class Builder:
 
     def build(self, outs):
         outvars = [self.to_var(o) for o in outs]
+        g = self.guide
+        if (g is not None and len(self.eqns) == len(g.eqns) and self.constvars == g.constvars
+                and self.invars == g.invars and len(outvars) == len(g.outvars)
+                and all(_same_atom(a, b) for a, b in zip(outvars, g.outvars))):
+            return ClosedJaxpr(g, self.consts)      # the guide again: the same program
         jaxpr = Jaxpr(self.constvars, self.invars, self.eqns, outvars)
         return ClosedJaxpr(jaxpr, self.consts)
 
 
-def trace_to_jaxpr(fun, in_avals, in_vals=None, fun_for_errors=None):
+def _same_atom(a, b):
+    """Are IR atoms `a` and `b` the same: one variable, or literals of one type, abstract
+    value and value (-0.0 is not 0.0; NaN matches nothing)?"""
+    if a is b:
+        return True
+    if type(a) is not Literal or type(b) is not Literal:
+        return False
+    v, w = a.val, b.val
+    return (type(v) is type(w) and a.aval == b.aval and isinstance(v, _REAL_SCALARS)
+            and v == w and (v != 0 or math.copysign(1.0, v) == math.copysign(1.0, w)))
+
+
+_REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+_PLAIN_PARAMS = frozenset((int, str, bool, type(None))) | frozenset(
+    type(d) for d in SUPPORTED_DTYPES)
+
+
+def _same_params(p, q):
+    """Are two equations' params the same?  Only ints, strings, bools, None, dtypes and
+    tuples of ints compare by value (exactly: 1 is not True or 1.0); anything else must be
+    the same object."""
+    if len(p) != len(q):
+        return False
+    for k, v in p.items():
+        w = q.get(k, _MISSING_PARAM)
+        if v is w:
+            continue
+        t = type(v)
+        if t is not type(w) or not (t in _PLAIN_PARAMS or (t is tuple and is_int_tree(v)
+                                                          and is_int_tree(w))) or v != w:
+            return False
+    return True
+
+
+def is_int_tree(v):
+    """Is `v` a tuple of ints and such tuples (sizes, axes, dimension numbers)?"""
+    return all([type(x) is int or (type(x) is tuple and is_int_tree(x)) for x in v])
+
+
+_MISSING_PARAM = object()
+
+
+def trace_to_jaxpr(fun, in_avals, in_vals=None, fun_for_errors=None, guide=None):
     """Trace flat `fun(*tracers) -> list` to a ClosedJaxpr.
 
     Returns (closed_jaxpr, value_dependent).  With `in_vals` the tracers carry known values.
+    `guide`: a jaxpr an earlier trace of `fun` built; if this trace records the same program,
+    the result's jaxpr is `guide` itself (see `Builder`).
     """
     pass_counts.local.trace += 1
     builder = Builder(_state.current, with_values=in_vals is not None,
-                      fun=fun_for_errors or fun)
+                      fun=fun_for_errors or fun, guide=guide)
     vals = in_vals if in_vals is not None else [None] * len(in_avals)
     args = [builder.new_arg(a, v) for a, v in zip(in_avals, vals, strict=True)]
     try:

@@ -21,6 +21,7 @@ import weakref
 import numpy as np
 
 from .avals import SUPPORTED_DTYPES
+from .core import is_int_tree
 from .ir import ClosedJaxpr, Jaxpr, Literal
 from .memo import LRU
 from .transforms.simplify import simplify
@@ -131,7 +132,7 @@ def _value_key(v):
     t = type(v)
     if t in _PLAIN or isinstance(v, np.dtype):      # most params: sizes, axes, dtypes
         return (t, v)
-    if t is tuple and _int_tree(v):       # sizes, axes, dimension numbers
+    if t is tuple and is_int_tree(v):     # its own key: no other key holds only ints
         return v
     if t is ClosedJaxpr:
         return ("closed", program_key(v.jaxpr, v.consts))
@@ -145,6 +146,10 @@ def _value_key(v):
         if v.size <= _SMALL:
             return ("array", v.dtype.str, v.shape, v.tobytes())
         return _weak(v)
+    if t is float:                        # hex: -0.0 is not 0.0; every NaN keyed alike
+        return ("float", v.hex())
+    if t is complex:
+        return ("complex", v.real.hex(), v.imag.hex())
     if isinstance(v, float) and v != v:
         return ("nan", t)                 # NaN != NaN: key every NaN of a type alike
     if isinstance(v, np.generic):
@@ -156,11 +161,6 @@ def _value_key(v):
     except TypeError:
         raise _Unkeyable(v) from None
     return (t, v)
-
-
-def _int_tree(v):
-    """Is `v` a tuple of ints and such tuples?  (Its own key: no other key holds only ints.)"""
-    return all([type(x) is int or (type(x) is tuple and _int_tree(x)) for x in v])
 
 
 def _weak(obj):
