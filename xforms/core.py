@@ -501,7 +501,10 @@ def _same_params(p, q):
 
 def is_int_tree(v):
     """Is `v` a tuple of ints and such tuples (sizes, axes, dimension numbers)?"""
-    return all([type(x) is int or (type(x) is tuple and is_int_tree(x)) for x in v])
+    for x in v:
+        if type(x) is not int and (type(x) is not tuple or not is_int_tree(x)):
+            return False
+    return True
 
 
 _MISSING_PARAM = object()
