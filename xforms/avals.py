@@ -228,14 +228,16 @@ def broadcast_shapes(*shapes, op="broadcast", where=""):
     ranked = [s for s in shapes if len(s)]
     if all(s == ranked[0] for s in ranked[1:]):         # the common case: equal or scalars
         return tuple(ranked[0]) if ranked else ()
-    nd = max(len(s) for s in shapes)
-    out = []
-    for dims in zip(*((1,) * (nd - len(s)) + tuple(s) for s in shapes)):
-        sizes = {d for d in dims if d != 1}
-        if len(sizes) > 1:
-            raise TypeError(f"{op}: incompatible shapes for broadcasting: "
-                            f"{', '.join(str(tuple(s)) for s in shapes)}{where}")
-        out.append(sizes.pop() if sizes else 1)
+    nd = max(map(len, shapes))
+    out = [1] * nd
+    for s in shapes:
+        for i, d in enumerate(s, nd - len(s)):      # (aligned at the trailing dimension)
+            o = out[i]
+            if d != o and d != 1:
+                if o != 1:
+                    raise TypeError(f"{op}: incompatible shapes for broadcasting: "
+                                    f"{', '.join(str(tuple(s)) for s in shapes)}{where}")
+                out[i] = d
     return tuple(out)
 
 

@@ -142,8 +142,10 @@ def _promote_same_float(xs, name):
         return None
     out = [dtype.type(x) if type(x) is float or type(x) is int else x for x in xs]
     if mixed:
-        shape = broadcast_shapes(*(aval(x).shape for x in out), op=name)
-        out = [x if aval(x).shape in ((), shape) else broadcast_to(x, shape) for x in out]
+        avals = [aval(x) for x in out]
+        shape = broadcast_shapes(*(a.shape for a in avals), op=name)
+        out = [x if a.shape in ((), shape) else _broadcast_checked(x, a.shape, shape)
+               for x, a in zip(out, avals)]
     return out
 
 
@@ -158,8 +160,13 @@ def broadcast_to(x, shape):
         raise ValueError(f"cannot broadcast {a.shape} to {shape}")
     if broadcast_shapes(a.shape, shape, op="broadcast_to") != shape:
         raise ValueError(f"cannot broadcast {a.shape} to {shape}")
-    dims = tuple(range(nd - len(a.shape), nd))
-    return st.broadcast_in_dim(x, shape, dims)
+    return _broadcast_checked(x, a.shape, shape)
+
+
+def _broadcast_checked(x, x_shape, shape):
+    """x (of shape `x_shape`, which broadcasts to `shape`) broadcast to `shape`."""
+    nd = len(shape)
+    return st.broadcast_in_dim(x, shape, tuple(range(nd - len(x_shape), nd)))
 
 
 def float_of(x):

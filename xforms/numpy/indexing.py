@@ -154,8 +154,8 @@ def getitem(x, idx, mode=None, fill_value=None):
     x = asarray_operand(x)
     shape = aval(x).shape
     entries = _plain_entries(idx, shape)
-    advanced = False
-    if entries is None:
+    advanced, plain = False, entries is not None
+    if not plain:
         entries = _oob_ints_as_arrays(_expand(idx, len(shape)), shape)
         advanced = any(_is_array_index(e) for e in entries)
     if advanced and any(e is None for e in entries):
@@ -175,7 +175,7 @@ def getitem(x, idx, mode=None, fill_value=None):
             continue
         n = shape[dim]
         if isinstance(e, slice):
-            if any(isinstance(v, Tracer) for v in (e.start, e.stop, e.step)):
+            if not plain and any(isinstance(v, Tracer) for v in (e.start, e.stop, e.step)):
                 raise IndexError("slice bounds must be static Python ints; for a traced start "
                                  "use lax.dynamic_slice")
             s, l, st_ = e.indices(n)
