@@ -522,11 +522,12 @@ def trace_to_jaxpr(fun, in_avals, in_vals=None, fun_for_errors=None, guide=None)
                       fun=fun_for_errors or fun, guide=guide)
     vals = in_vals if in_vals is not None else [None] * len(in_avals)
     args = [builder.new_arg(a, v) for a, v in zip(in_avals, vals, strict=True)]
+    prev, _state.current = _state.current, builder     # (set_current_trace, inline)
     try:
-        with set_current_trace(builder):
-            outs = fun(*args)
-            closed = builder.build(outs)
+        outs = fun(*args)
+        closed = builder.build(outs)
     finally:
+        _state.current = prev
         builder.dead = True
     return closed, builder.value_dependent
 
