@@ -20,7 +20,8 @@ def _reduced_aval(name, x, axes, dtype=None):
     if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
         raise TypeError(f"{name}: invalid axes {axes} for {x.str_short()}")
     return ShapedArray.of(tuple([s for i, s in enumerate(x.shape) if i not in axes]),
-                          dtype or x.dtype, x.weak_type if dtype is None else False)
+                          x.dtype if dtype is None else np.dtype(dtype),
+                          x.weak_type if dtype is None else False)
 
 
 def _def_reducer(name, np_fn, init, bool_out=False):
