@@ -641,9 +641,13 @@ def _generate(plan):
             args += [f"{k}={const('p', v)}" for k, v in params.items()]
         elif params:
             args.append(f"**{const('p', params)}")
-        call = f"{const('f', fn)}({', '.join(args)})"
-        lines.append(f"    {''.join(f's{s}, ' for s, _ in out_slots)}= {call}" if out_slots
-                     else f"    {call}")
+        single = getattr(fn, "single_result", None)    # (an impl `[single(*xs)]`)
+        if single is not None and len(out_slots) == 1:
+            lines.append(f"    s{out_slots[0][0]} = {const('f', single)}({', '.join(args)})")
+        else:
+            call = f"{const('f', fn)}({', '.join(args)})"
+            lines.append(f"    {''.join(f's{s}, ' for s, _ in out_slots)}= {call}"
+                         if out_slots else f"    {call}")
         for s, dt in out_slots:
             d = const("d", dt)
             lines.append(f"    if s{s}.__class__ is not _nd or s{s}.dtype is not {d}: "

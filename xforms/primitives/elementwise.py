@@ -62,9 +62,17 @@ def _def(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
     abstract_eval_rules[p] = lambda *avals, **params: _elementwise_aval(
         name, avals, out_dtype if out_dtype is None or not callable(out_dtype)
         else out_dtype(avals[0].dtype), accept)
-    impl_rules[p] = lambda *xs, **params: [impl(*xs, **params)]
+    impl_rules[p] = _one_result(impl)
     (defvectorized if nargs == 1 else defbroadcasting)(p)
     return p
+
+
+def _one_result(impl):
+    """The impl rule of a primitive computed by `impl` (one result), which it keeps as
+    `single_result`: core's generated plans call that directly."""
+    rule = lambda *xs, **params: [impl(*xs, **params)]   # noqa: E731
+    rule.single_result = impl
+    return rule
 
 
 def _bind1(p):
@@ -152,6 +160,8 @@ def _c_rem_impl(x, y):
 
 def _c_div_impl(x, y):
     x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind in "fc" and y.dtype == x.dtype:       # (the common case, no lattice)
+        return np.true_divide(x, y)
     dt = np.result_type(x, y)
     if not is_integer(dt):
         return np.true_divide(x, y)
