@@ -9,6 +9,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms.core import trace as core
 from xforms import lax
+from xforms.core import memo
 
 N = 64          # 64 x 64 = 4096 elements: eager_reuse.MIN_SIZE
 
@@ -27,7 +28,7 @@ def reference(closed, *args):
 
 def kinds(closed):
     """The names of the rewritten steps in closed's plan."""
-    steps = core._plan(closed.jaxpr)[2]
+    steps = core._plan(closed.jaxpr).steps
     return [fn.__qualname__.split(".")[0] for fn, *_ in steps
             if fn.__qualname__.startswith(("_into", "_fold_step"))]
 
@@ -38,6 +39,10 @@ def check(f, *args, expect):
     got = core.eval_jaxpr(closed, *args)
     want = reference(closed, *saved)
     for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    # the plan's generated function (what a plan run many times uses) computes the same
+    generated = core._generate(memo.plans.get(closed.jaxpr, "eager"))
+    for g, w in zip(generated(*closed.consts, *args), want, strict=True):
         np.testing.assert_array_equal(np.asarray(g), w)
     for a, s in zip(args, saved):                      # inputs are never overwritten
         np.testing.assert_array_equal(a, s)

@@ -40,6 +40,29 @@ def test_plan_made_once_per_jaxpr():
     assert plan is not None and memo.plans.get(prog.jaxpr, "eager") is plan
 
 
+def test_a_plan_run_again_and_again_runs_generated_code_with_the_same_results():
+    prog = _sin_prog()
+    first = core.eval_jaxpr(prog, 0.1, 0.2)
+    plan = memo.plans.get(prog.jaxpr, "eager")
+    for _ in range(core._GENERATE_AFTER):
+        assert plan.run is None
+        core.eval_jaxpr(prog, 0.1, 0.2)
+    assert plan.run is not None                         # generated on the last of these
+    again = core.eval_jaxpr(prog, 0.1, 0.2)
+    assert all(type(o) is Array for o in again)
+    assert [float(o) for o in again] == [float(o) for o in first]
+    # a multiple-results primitive, a dtype-changing impl and a literal operand, generated
+    f = lambda x: (lambda q: (q[0] * 2.0, (x > 0.5).astype(np.float32)))(  # noqa: E731
+        xnp.linalg.qr(x))
+    closed = xf.make_jaxpr(f)(np.eye(3) + 0.25)
+    want = core.eval_jaxpr(closed, np.eye(3) + 0.25)
+    got = core._generate(memo.plans.get(closed.jaxpr, "eager"))(*closed.consts,
+                                                                  np.eye(3) + 0.25)
+    for g, w in zip(got, want, strict=True):
+        assert np.asarray(g).dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
 def test_under_a_trace_the_program_is_inlined():
     inner = xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(1.0)
     outer = xf.make_jaxpr(lambda x: core.eval_jaxpr(inner, x)[0] + 1.0)(1.0)

@@ -90,6 +90,57 @@ def test_derived_programs_are_shared_by_equal_traces():
     assert len(intern._programs) == before
 
 
+def test_a_repeated_trace_is_its_guide(monkeypatch):
+    """A function that records the same program again (here with new noise: new constants)
+    gets the earlier trace's program back, neither built nor interned again (core.Builder's
+    guide), and its values are this call's."""
+    from xforms.transforms import tracing
+    f, draws = _noisy()
+    g = xf.grad(f)
+    g(X)
+    guide, interned = memo.guides.get(f, "program")
+    interned_now = []
+    monkeypatch.setattr(tracing, "intern", lambda raw: interned_now.append(raw) or
+                        intern.intern(raw))
+    for _ in range(3):
+        np.testing.assert_allclose(g(X), _grad_ref(X, draws[-1]), rtol=1e-12)
+    assert interned_now == [] and memo.guides.get(f, "program")[0] is guide
+
+
+def test_a_trace_that_departs_from_its_guide():
+    """Python branching on a global: the program changes from the third equation on, at the
+    first difference the trace goes on without its guide."""
+    mode = {"k": 0}
+
+    def f(x):
+        y = xnp.sin(x) * 2.0
+        y = y * 3.0 if mode["k"] == 0 else xnp.cos(y)
+        return xnp.sum(y)
+    g = xf.grad(f)
+    for k in (0, 1, 1, 0, 1):
+        mode["k"] = k
+        want = 6.0 * np.cos(X) if k == 0 else -np.sin(2.0 * np.sin(X)) * 2.0 * np.cos(X)
+        np.testing.assert_allclose(g(X), want, rtol=1e-12)
+
+
+def test_a_guide_matches_literals_and_params_exactly():
+    """0.0 and -0.0 are other programs (the gradient of x * c is c, sign included), as are
+    other axes; Python and NumPy scalar literals alike."""
+    c, ax = {"v": 0.0}, {"a": 0}
+    g_array = xf.grad(lambda x: xnp.sum(x * c["v"]))           # a float64 literal
+    g_scalar = xf.grad(lambda x: x * c["v"])                   # a weak Python float literal
+    for v in (0.0, -0.0, 0.0, -0.0):
+        c["v"] = v
+        assert np.all(np.signbit(g_array(X)) == np.signbit(v))
+        assert np.signbit(g_scalar(1.5)) == np.signbit(v)
+    m = np.arange(6.0).reshape(2, 3)
+    h = xf.grad(lambda x: xnp.sum(xnp.sum(x, axis=ax["a"]) ** 2))
+    for a in (0, 1, 0):
+        ax["a"] = a
+        np.testing.assert_allclose(h(m), 2 * np.broadcast_to(
+            m.sum(axis=a, keepdims=True), m.shape), rtol=1e-12)
+
+
 def test_jit_still_traces_once_per_signature():
     """Under jit the trace is cached (JAX's rule: side effects run once per signature)."""
     f, draws = _noisy()

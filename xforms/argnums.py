@@ -22,7 +22,7 @@ from .core import trace as core
 from .core.trace import Tracer
 from .core.source_info import describe_function
 from .transforms.tracing import trace_program
-from .tree_util import tree_flatten, tree_unflatten
+from .tree_util import tree_flatten, tree_unflatten, tuple_of_leaves
 
 
 # ---- reading the parameters ----------------------------------------------------------------
@@ -227,7 +227,7 @@ class DiffArgs:
             else:
                 kept.append((k, v))
         self.flat = [v for _, v in kept]
-        self.in_tree = tree_flatten(tuple(self.flat))[1]
+        self.in_tree = tuple_of_leaves(len(self.flat))
         self.call = BoundCall(fun, tree, tuple(bound), len(leaves))
         index = {k: j for j, (k, _) in enumerate(kept)}
         self.diff = [False] * len(self.flat)
@@ -265,10 +265,7 @@ class BoundCall:
         self.fun, self.tree, self.bound, self.n = fun, tree, bound, n
         # the bound values' types too: 1.0, 1 and True trace differently
         self._k = (fun, tree, tuple((k, type(v), v) for k, v in bound))
-        try:
-            self._h = hash(self._k)
-        except TypeError:
-            self._h = None               # unhashable bound values: traces are not cached
+        self._h = None                   # computed when asked (un-jitted calls never ask)
 
     def __call__(self, *arrays):
         it, fixed = iter(arrays), dict(self.bound)
@@ -281,7 +278,10 @@ class BoundCall:
 
     def __hash__(self):
         if self._h is None:
-            raise TypeError("unhashable bound arguments")
+            try:
+                self._h = hash(self._k)
+            except TypeError:            # unhashable bound values: traces are not cached
+                raise TypeError("unhashable bound arguments") from None
         return self._h
 
     __code__ = property(lambda self: getattr(self.fun, "__code__", None))

@@ -88,6 +88,7 @@ def clear_caches():
     """
     memo.traces.clear()
     memo.derived.clear()
+    memo.guides.clear()
     intern.clear()
     exe_cache.clear()
 

@@ -149,6 +149,12 @@ def tree_unflatten(treedef, leaves):
     return _unflatten(treedef, iter(leaves))
 
 
+@functools.lru_cache(maxsize=256)
+def tuple_of_leaves(n):
+    """The structure of a tuple of `n` leaves: `tree_flatten(tuple(leaves))[1]`, made once."""
+    return tree_flatten(tuple(range(n)))[1]
+
+
 def tree_leaves(tree, is_leaf=None):
     return tree_flatten(tree, is_leaf)[0]
 

@@ -11,6 +11,7 @@ where i*, f*, c* are the weak (Python scalar) types: `uint8_array + 1` stays uin
 `int8 + uint8` is int16, `float16 + int32` is float16, `uint64 + int8` is float64.
 """
 import functools
+import math
 
 import numpy as np
 
@@ -36,22 +37,38 @@ SUPPORTED_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uin
 
 class ShapedArray:
     """The abstract value of an array: shape, dtype and whether it is weakly typed."""
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "key", "_hash")
 
     def __init__(self, shape, dtype, weak_type=False):
         # an int subclass stays: the CPU backend's symbolic sizes (xforms/kernels/prepare/shape_symbols.py)
-        self.shape = tuple(d if type(d) is int or (isinstance(d, int) and type(d) is not bool)
-                           else int(d) for d in shape)
+        if type(shape) is not tuple or not all([type(d) is int for d in shape]):
+            shape = tuple(d if type(d) is int or (isinstance(d, int) and type(d) is not bool)
+                          else int(d) for d in shape)
+        self.shape = shape
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        self.key = (self.shape, self.dtype, self.weak_type)    # (for keys compared in C)
+        self._hash = hash(self.key)
+
+    @classmethod
+    def of(cls, shape, dtype, weak_type=False):
+        """The constructor without its checks, for callers that hold a tuple of ints, a
+        supported `np.dtype` and a bool (tracing builds one per equation).
+
+        >>> ShapedArray.of((2, 3), float64)"""
+        self = object.__new__(cls)
+        self.shape, self.dtype, self.weak_type = shape, dtype, weak_type
+        self.key = (shape, dtype, weak_type)
+        self._hash = hash(self.key)
+        return self
 
     ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    size = property(lambda self: math.prod(self.shape))
 
     def __eq__(self, other):
-        return (isinstance(other, ShapedArray) and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+        return other is self or (
+            type(other) is ShapedArray and self._hash == other._hash and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
 
     def __hash__(self):
         return self._hash
@@ -115,6 +132,8 @@ _WEAK_FLOAT = ShapedArray((), float64, weak_type=True)     # (avals are immutabl
 _WEAK_INT = ShapedArray((), int64, weak_type=True)
 _WEAK_COMPLEX = ShapedArray((), complex128, weak_type=True)
 _BOOL_SCALAR = ShapedArray((), bool_)
+_SUPPORTED = frozenset(SUPPORTED_DTYPES)
+_SCALAR_AVALS = {dt: ShapedArray((), dt) for dt in SUPPORTED_DTYPES}   # NumPy scalars' avals
 
 
 def check_python_int(x):
@@ -131,6 +150,14 @@ def aval_of_value(x):
     t = type(x)
     if t is float:                      # (first: every Python float operand comes here)
         return _WEAK_FLOAT
+    if isinstance(x, np.ndarray):
+        dt = x.dtype
+        if dt in _SUPPORTED:             # (the common case: no conversion, no check)
+            return ShapedArray.of(x.shape, dt, getattr(x, "weak_type", False) is True)
+    elif isinstance(x, np.generic):
+        hit = _SCALAR_AVALS.get(x.dtype)
+        if hit is not None:
+            return hit
     if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
         return _BOOL_SCALAR
     if isinstance(x, int) and not isinstance(x, np.integer):
@@ -201,14 +228,16 @@ def broadcast_shapes(*shapes, op="broadcast", where=""):
     ranked = [s for s in shapes if len(s)]
     if all(s == ranked[0] for s in ranked[1:]):         # the common case: equal or scalars
         return tuple(ranked[0]) if ranked else ()
-    nd = max(len(s) for s in shapes)
-    out = []
-    for dims in zip(*((1,) * (nd - len(s)) + tuple(s) for s in shapes)):
-        sizes = {d for d in dims if d != 1}
-        if len(sizes) > 1:
-            raise TypeError(f"{op}: incompatible shapes for broadcasting: "
-                            f"{', '.join(str(tuple(s)) for s in shapes)}{where}")
-        out.append(sizes.pop() if sizes else 1)
+    nd = max(map(len, shapes))
+    out = [1] * nd
+    for s in shapes:
+        for i, d in enumerate(s, nd - len(s)):      # (aligned at the trailing dimension)
+            o = out[i]
+            if d != o and d != 1:
+                if o != 1:
+                    raise TypeError(f"{op}: incompatible shapes for broadcasting: "
+                                    f"{', '.join(str(tuple(s)) for s in shapes)}{where}")
+                out[i] = d
     return tuple(out)
 
 

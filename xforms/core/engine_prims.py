@@ -27,12 +27,18 @@ reduce_sum_p = primitive("reduce_sum")
 def ints(x):
     """A tuple of Python ints (hashable params; an int subclass stays: the CPU backend's
     symbolic sizes, xforms/kernels/prepare/shape_symbols.py)."""
-    return tuple(i if type(i) is int or (isinstance(i, int) and type(i) is not bool)
-                 else int(i) for i in x)
+    t = tuple(x)
+    for i in t:
+        if type(i) is not int:           # (rare: NumPy ints, symbolic sizes)
+            return tuple(i if type(i) is int or (isinstance(i, int) and type(i) is not bool)
+                         else int(i) for i in t)
+    return t
 
 
 def like(c, other):
     """A Python scalar operand becomes a literal of the other operand's dtype."""
+    if type(c) is core.Tracer:
+        return c
     scalars = (int, float, builtins.complex, bool)
     if isinstance(c, scalars) and not isinstance(c, np.ndarray):
         dt = core.get_aval(other).dtype if not isinstance(other, scalars) \

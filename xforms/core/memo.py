@@ -175,3 +175,5 @@ class Memo:
 traces = Memo()         # tracing.trace_cached: (anchor, key and axis env) -> (ClosedJaxpr, extra)
 derived = Memo()        # (jaxpr, (transform, its arguments)) -> derived jaxpr(s)
 plans = Memo()          # (Jaxpr, "eager") -> its evaluation plan (core.eval_eager)
+guides = Memo()         # tracing.trace_program: (function, "program") -> (its last raw Jaxpr,
+#                         that program interned): the guide of its next trace (core.Builder)

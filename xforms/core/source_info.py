@@ -45,6 +45,7 @@ def _is_internal(filename):
 
 
 _internal_code = {}     # code object -> whether it is xforms' own (every bind asks: cached)
+_infos = {}             # (code object, instruction offset) -> its SourceInfo
 
 
 def current() -> Optional[SourceInfo]:
@@ -60,7 +61,15 @@ def current() -> Optional[SourceInfo]:
                 _internal_code.clear()
             internal = _internal_code[code] = _is_internal(code.co_filename)
         if not internal:
-            return SourceInfo(code.co_filename, frame.f_lineno, code.co_name)
+            # one object per instruction reached (f_lineno and a new tuple cost more than
+            # the lookup; equal lines are then mostly the same object)
+            key = (code, frame.f_lasti)
+            info = _infos.get(key)
+            if info is None:
+                if len(_infos) > 20000:
+                    _infos.clear()
+                info = _infos[key] = SourceInfo(code.co_filename, frame.f_lineno, code.co_name)
+            return info
         frame = frame.f_back
     return None
 

@@ -10,6 +10,8 @@ A `Builder` may carry *known values* beside abstract values (un-jitted transform
 with them), so Python `if x > 0:` works under `grad` as in JAX; a trace that used one is
 marked value-dependent and never cached.
 """
+import keyword
+import math
 import threading
 from contextlib import contextmanager
 
@@ -261,20 +263,33 @@ _INDEX_HINT = ("A traced integer cannot index a NumPy array or bound a Python sl
 
 
 class Builder:
-    """Stages primitives into a jaxpr.  Values from parent traces become constvars."""
+    """Stages primitives into a jaxpr.  Values from parent traces become constvars.
 
-    def __init__(self, parent, with_values=False, fun=None):
+    A `guide` (the jaxpr of an earlier trace of the same function) makes tracing cheaper
+    where the function records the same program again, as un-jitted transforms do on every
+    call: while each bind repeats the guide's next equation (same primitive, parameters,
+    operands and source line), that equation and its variables are taken as they are (no
+    abstract evaluation, no new objects), and a trace that repeats the whole guide builds
+    the guide itself.  At the first difference the trace goes on as without a guide."""
+
+    def __init__(self, parent, with_values=False, fun=None, guide=None):
         self.parent, self.with_values, self.fun = parent, with_values, fun
         self.invars, self.eqns = [], []
         self.constvars, self.consts, self._const_ids = [], [], {}
         self.value_dependent = False
         self.dead = False
         self._pending = {}      # Var -> (eqn number, args, output tracers) not yet computed
+        self.guide = guide
+        self._adoptable = set(guide.constvars) if guide is not None else ()
 
     def new_arg(self, aval, val=None):
         """An input; `val` its known value, or a tracer of an enclosing trace whose value
         (computed when asked for) it is."""
-        v = Var(aval)
+        g, k = self.guide, len(self.invars)
+        if g is not None and k < len(g.invars) and g.invars[k].aval == aval:
+            v = g.invars[k]
+        else:
+            self.guide, v = None, Var(aval)
         self.invars.append(v)
         return Tracer(self, v, val if self.with_values else None)
 
@@ -286,8 +301,9 @@ class Builder:
             t = getattr(t, "parent", None)
         return False
 
-    def to_var(self, x):
-        """The IR atom for `x`: own tracer -> var, scalar -> literal, anything else -> constvar."""
+    def to_var(self, x, expect=None):
+        """The IR atom for `x`: own tracer -> var, scalar -> literal, anything else -> constvar
+        (the guide's constvar `expect`, if it takes this new constant's place)."""
         if isinstance(x, Tracer):
             if x._trace is self:
                 return x._var
@@ -295,7 +311,7 @@ class Builder:
                 raise UnexpectedTracerError(
                     f"a traced value {x.aval.str_short()} escaped the transformation that "
                     "created it (stored in a global or closure?). Pass it as an argument instead.")
-            return self._const(x, x.aval)
+            return self._const(x, x.aval, expect)
         if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.ndarray):
             return Literal(x, aval_of_value(x))
         if isinstance(x, np.generic):
@@ -306,13 +322,17 @@ class Builder:
         x = canonical_value(x)
         if isinstance(x, np.ndarray) and x.ndim == 0:
             return Literal(x[()], aval_of_value(x))
-        return self._const(x, aval_of_value(x))
+        return self._const(x, aval_of_value(x), expect)
 
-    def _const(self, x, aval):
+    def _const(self, x, aval, expect=None):
         key = id(x)
         if key in self._const_ids:
             return self._const_ids[key][0]
-        v = Var(aval)
+        if expect in self._adoptable and expect.aval == aval:
+            self._adoptable.discard(expect)      # (each guide constvar stands for one value)
+            v = expect
+        else:
+            v = Var(aval)
         self._const_ids[key] = (v, x)        # keep x alive so its id stays unique
         self.constvars.append(v)
         self.consts.append(x)
@@ -329,17 +349,53 @@ class Builder:
         return None
 
     def process(self, prim, args, params):
-        invars = [self.to_var(a) for a in args]
-        out_avals = abstract_eval(prim, [v.aval for v in invars], params)
-        outvars = [Var(a) for a in out_avals]
-        self.eqns.append(Eqn(prim, invars, outvars, params, source_info.current()))
-        known = (self.with_values and prim.trace_time_eval and
-                 all(a.has_value() for a in args if isinstance(a, Tracer)))
-        outs = [Tracer(self, v, _PENDING if known else None) for v in outvars]
+        # (every traced operation comes here: own tracers are read without a call)
+        info = source_info.current()
+        if self.guide is not None:
+            e = self._repeated(prim, args, params, info)
+            if e is not None:
+                self.eqns.append(e)
+                return self._outputs(prim, args, e.outvars)
+            self.guide = None
+        invars = [a._var if type(a) is Tracer and a._trace is self else self.to_var(a)
+                  for a in args]
+        outvars = [Var(a) for a in abstract_eval(prim, [v.aval for v in invars], params)]
+        self.eqns.append(Eqn(prim, invars, outvars, params, info))
+        return self._outputs(prim, args, outvars)
+
+    def _repeated(self, prim, args, params, info):
+        """The guide's next equation if this bind repeats it, else None."""
+        eqns, k = self.guide.eqns, len(self.eqns)
+        if k >= len(eqns):
+            return None
+        e = eqns[k]
+        if (e.prim is not prim or len(e.invars) != len(args) or e.source_info != info
+                or not _same_params(e.params, params)):
+            return None
+        for a, g in zip(args, e.invars):
+            if type(a) is Tracer and a._trace is self:
+                if a._var is not g:
+                    return None
+            elif not _same_atom(self.to_var(a, g), g):
+                return None
+        return e
+
+    def _outputs(self, prim, args, outvars):
+        """Tracers of `outvars`, the equation just recorded; their values pending (computed
+        when asked for) when every operand's value is known."""
+        eqns = self.eqns
+        known = self.with_values and prim.trace_time_eval
         if known:
-            record = (len(self.eqns) - 1, args, outs)
-            for v in outvars:
-                self._pending[v] = record
+            for a in args:
+                if type(a) is Tracer and not a.has_value():
+                    known = False
+                    break
+        if not known:
+            return [Tracer(self, v, None) for v in outvars]
+        outs = [Tracer(self, v, _PENDING) for v in outvars]
+        record = (len(eqns) - 1, args, outs)
+        for v in outvars:
+            self._pending[v] = record
         return outs
 
     def value_of(self, tracer):
@@ -400,25 +456,78 @@ class Builder:
 
     def build(self, outs):
         outvars = [self.to_var(o) for o in outs]
+        g = self.guide
+        if (g is not None and len(self.eqns) == len(g.eqns) and self.constvars == g.constvars
+                and self.invars == g.invars and len(outvars) == len(g.outvars)
+                and all(_same_atom(a, b) for a, b in zip(outvars, g.outvars))):
+            return ClosedJaxpr(g, self.consts)      # the guide again: the same program
         jaxpr = Jaxpr(self.constvars, self.invars, self.eqns, outvars)
         return ClosedJaxpr(jaxpr, self.consts)
 
 
-def trace_to_jaxpr(fun, in_avals, in_vals=None, fun_for_errors=None):
+def _same_atom(a, b):
+    """Are IR atoms `a` and `b` the same: one variable, or literals of one type, abstract
+    value and value (-0.0 is not 0.0; NaN matches nothing)?"""
+    if a is b:
+        return True
+    if type(a) is not Literal or type(b) is not Literal:
+        return False
+    v, w = a.val, b.val
+    return (type(v) is type(w) and a.aval == b.aval and isinstance(v, _REAL_SCALARS)
+            and v == w and (v != 0 or math.copysign(1.0, v) == math.copysign(1.0, w)))
+
+
+_REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+_PLAIN_PARAMS = frozenset((int, str, bool, type(None))) | frozenset(
+    type(d) for d in SUPPORTED_DTYPES)
+
+
+def _same_params(p, q):
+    """Are two equations' params the same?  Only ints, strings, bools, None, dtypes and
+    tuples of ints compare by value (exactly: 1 is not True or 1.0); anything else must be
+    the same object."""
+    if len(p) != len(q):
+        return False
+    for k, v in p.items():
+        w = q.get(k, _MISSING_PARAM)
+        if v is w:
+            continue
+        t = type(v)
+        if t is not type(w) or not (t in _PLAIN_PARAMS or (t is tuple and is_int_tree(v)
+                                                          and is_int_tree(w))) or v != w:
+            return False
+    return True
+
+
+def is_int_tree(v):
+    """Is `v` a tuple of ints and such tuples (sizes, axes, dimension numbers)?"""
+    for x in v:
+        if type(x) is not int and (type(x) is not tuple or not is_int_tree(x)):
+            return False
+    return True
+
+
+_MISSING_PARAM = object()
+
+
+def trace_to_jaxpr(fun, in_avals, in_vals=None, fun_for_errors=None, guide=None):
     """Trace flat `fun(*tracers) -> list` to a ClosedJaxpr.
 
     Returns (closed_jaxpr, value_dependent).  With `in_vals` the tracers carry known values.
+    `guide`: a jaxpr an earlier trace of `fun` built; if this trace records the same program,
+    the result's jaxpr is `guide` itself (see `Builder`).
     """
     pass_counts.local.trace += 1
     builder = Builder(_state.current, with_values=in_vals is not None,
-                      fun=fun_for_errors or fun)
+                      fun=fun_for_errors or fun, guide=guide)
     vals = in_vals if in_vals is not None else [None] * len(in_avals)
     args = [builder.new_arg(a, v) for a, v in zip(in_avals, vals, strict=True)]
+    prev, _state.current = _state.current, builder     # (set_current_trace, inline)
     try:
-        with set_current_trace(builder):
-            outs = fun(*args)
-            closed = builder.build(outs)
+        outs = fun(*args)
+        closed = builder.build(outs)
     finally:
+        _state.current = prev
         builder.dead = True
     return closed, builder.value_dependent
 
@@ -474,37 +583,94 @@ def eval_open_jaxpr(jaxpr, consts, args):
     return [a.val if isinstance(a, Literal) else env[a] for a in jaxpr.outvars]
 
 
-def eval_eager(jaxpr, consts, args, as_arrays=True):
-    """Run `jaxpr`'s NumPy implementations from its cached plan.  `as_arrays`: every value
-    becomes an `Array` of its aval's dtype and weak type (what eager code sees); without it
-    values stay as the implementations return them, cast only where the dtype differs (loop
-    bodies, run many times by the control-flow primitives)."""
-    n_slots, n_in, steps, outs = memo.plans.lookup(jaxpr, "eager", _plan, jaxpr)
-    if len(consts) + len(args) != n_in:
+def eval_eager(jaxpr, consts, args):
+    """Run `jaxpr`'s NumPy implementations from its cached plan.  The results are `Array`s of
+    their avals' dtypes and weak types (what eager code sees); values between equations stay
+    as the implementations return them, cast only where the dtype differs (an `Array` would
+    cost a subclass wrap in every ufunc and a Python-level `__getitem__` in every slice)."""
+    plan = memo.plans.lookup(jaxpr, "eager", _plan, jaxpr)
+    if len(consts) + len(args) != plan.n_in:
         raise ValueError(f"eval_jaxpr: {len(consts)} constants and {len(args)} arguments "
-                         f"for a jaxpr taking {n_in}")
-    env = [None] * n_slots
+                         f"for a jaxpr taking {plan.n_in}")
+    if plan.run is None:
+        plan.calls += 1
+        if plan.calls > _GENERATE_AFTER:    # run again and again: worth generated code
+            plan.run = _generate(plan)
+    if plan.run is not None:
+        vals = plan.run(*consts, *args)
+    else:
+        vals = _interpret(plan, consts, args)
+    return [_fix_dtype(v, o[2]) for v, o in zip(vals, plan.outs)]
+
+
+def _interpret(plan, consts, args):
+    env = [None] * plan.n_slots
     env[:len(consts)] = consts
-    env[len(consts):n_in] = args
-    for fn, ins, params, out_slots in steps:
+    env[len(consts):plan.n_in] = args
+    for fn, ins, params, out_slots in plan.steps:
         res = fn(*[v if lit else env[v] for lit, v in ins], **params)
-        if as_arrays:
-            for (s, aval), o in zip(out_slots, res):
-                env[s] = _fix_dtype(o, aval)
+        for (s, dt), o in zip(out_slots, res):
+            env[s] = _cast(o, dt)
+    return [v if lit else env[v] for lit, v, _ in plan.outs]
+
+
+def _cast(x, dtype):
+    return x if getattr(x, "dtype", None) == dtype else np.asarray(x).astype(dtype)
+
+
+_GENERATE_AFTER = 8     # calls of a plan interpreted before its function is generated
+
+
+def _generate(plan):
+    """The plan's steps as one generated Python function of the inputs, a line per step
+    (`s7, = f3(s2, s5, axes=p3)`): no list building, zips or keyword dicts per step, ~1 us
+    less per equation than `_interpret`.  Generating costs ~30 us per equation, so a plan
+    is interpreted on its first `_GENERATE_AFTER` calls (a program run a few times, as the
+    fast tier's first calls, never pays it; an un-jitted training loop's does at once)."""
+    glob = {"_cast": _cast, "_nd": np.ndarray}
+    lines = [f"def run({', '.join(f's{k}' for k in range(plan.n_in))}):"]
+
+    def const(stem, value):
+        name = f"{stem}{len(glob)}"
+        glob[name] = value
+        return name
+
+    for fn, ins, params, out_slots in plan.steps:
+        args = [const("c", v) if lit else f"s{v}" for lit, v in ins]
+        if all(k.isidentifier() and not keyword.iskeyword(k) for k in params):
+            args += [f"{k}={const('p', v)}" for k, v in params.items()]
+        elif params:
+            args.append(f"**{const('p', params)}")
+        single = getattr(fn, "single_result", None)    # (an impl `[single(*xs)]`)
+        if single is not None and len(out_slots) == 1:
+            lines.append(f"    s{out_slots[0][0]} = {const('f', single)}({', '.join(args)})")
         else:
-            for (s, aval), o in zip(out_slots, res):
-                dt = aval.dtype
-                env[s] = o if getattr(o, "dtype", None) == dt else np.asarray(o).astype(dt)
-    vals = [v if lit else env[v] for lit, v, _ in outs]
-    if not as_arrays:
-        return vals
-    # eager results are Arrays, also a literal (a zero derivative) or an input
-    return [x if isinstance(x, Array) else _fix_dtype(x, o[2]) for x, o in zip(vals, outs)]
+            call = f"{const('f', fn)}({', '.join(args)})"
+            lines.append(f"    {''.join(f's{s}, ' for s, _ in out_slots)}= {call}"
+                         if out_slots else f"    {call}")
+        for s, dt in out_slots:
+            d = const("d", dt)
+            lines.append(f"    if s{s}.__class__ is not _nd or s{s}.dtype is not {d}: "
+                         f"s{s} = _cast(s{s}, {d})")
+    outs = ", ".join(const("c", v) if lit else f"s{v}" for lit, v, _ in plan.outs)
+    lines.append(f"    return [{outs}]")
+    exec(compile("\n".join(lines) + "\n", "<xforms eager plan>", "exec"), glob)
+    return glob["run"]
 
 
 # in-place ufuncs and pads folded into adds (xforms/core/eager_reuse.py); off: each equation
 # allocates its result, as the impl rules do (tests compare the two)
 reuse_buffers = True
+
+
+class _Plan:
+    """How `eval_eager` runs a jaxpr: `steps` (fn, ins, params, out_slots) over `n_slots`
+    value slots, the first `n_in` the inputs; `outs` (is literal, value or slot, aval)."""
+    __slots__ = ("n_slots", "n_in", "steps", "outs", "calls", "run")
+
+    def __init__(self, n_slots, n_in, steps, outs):
+        self.n_slots, self.n_in, self.steps, self.outs = n_slots, n_in, steps, outs
+        self.calls, self.run = 0, None
 
 
 def _plan(jaxpr):
@@ -518,12 +684,12 @@ def _plan(jaxpr):
         for v in e.outvars:
             slot[v], n = n, n + 1
         steps.append((impl_rules[e.prim], ins, e.params,
-                      tuple((slot[v], v.aval) for v in e.outvars)))
+                      tuple((slot[v], v.aval.dtype) for v in e.outvars)))
     if reuse_buffers:
         steps = eager_reuse.rewrite(jaxpr, steps, slot)
     outs = tuple((True, a.val, a.aval) if isinstance(a, Literal) else (False, slot[a], a.aval)
                  for a in jaxpr.outvars)
-    return n, n_in, steps, outs
+    return _Plan(n, n_in, steps, outs)
 
 
 def jaxpr_as_fun(closed):

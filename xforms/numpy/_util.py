@@ -17,6 +17,7 @@ from ..primitives import elementwise as ew
 from ..primitives import structural as st
 
 _SCALARS = (bool, int, float, builtins.complex)
+_SUPPORTED = frozenset(SUPPORTED_DTYPES)
 
 
 def is_python_scalar(x):
@@ -36,8 +37,8 @@ def inexact_dtype(dtype):
 
 
 def aval(x):
-    if isinstance(x, Tracer):
-        return x.aval
+    if type(x) is Tracer:
+        return x._var.aval
     if is_python_scalar(x) or isinstance(x, (np.ndarray, np.generic)):
         return core.aval_of_value(x)
     return aval(asarray_operand(x))
@@ -88,6 +89,9 @@ def promote(*xs, name="op", inexact=False):
 
     `inexact`: integer/bool results become floating (JAX's promote_dtypes_inexact).
     """
+    fast = _promote_same_float(xs, name)
+    if fast is not None:
+        return fast
     xs = [asarray_operand(x) for x in xs]
     avals = [aval(x) for x in xs]
     dtype, weak = promote_types(*((a.dtype, a.weak_type) for a in avals))
@@ -104,6 +108,47 @@ def promote(*xs, name="op", inexact=False):
     return out
 
 
+_ARRAYS = (Tracer, core.Array, np.ndarray)
+_INT64_RANGE = range(-2 ** 63, 2 ** 63)
+
+
+def _promote_same_float(xs, name):
+    """`promote`'s result for its common case, or None: traced or NumPy arrays and NumPy
+    scalars of one floating dtype, none weakly typed, with Python floats and ints (which
+    become scalars of that dtype).  Every other case (weak types, mixed dtypes, integers
+    with their wrapping rules) takes the general path."""
+    dtype = shape = None
+    mixed = False                 # shapes differ: broadcast
+    for x in xs:
+        t = type(x)
+        if t is Tracer:
+            a = x.aval
+        elif t is float or t is int:
+            if t is int and x not in _INT64_RANGE:
+                return None
+            continue
+        elif (t is np.ndarray or t is core.Array or isinstance(x, np.generic)) \
+                and x.dtype in _SUPPORTED:
+            a = core.aval_of_value(x)
+        else:
+            return None
+        if a.weak_type or (dtype is not None and a.dtype != dtype):
+            return None
+        dtype = a.dtype
+        if a.shape:
+            mixed = mixed or (shape is not None and a.shape != shape)
+            shape = a.shape
+    if dtype is None or dtype.kind not in "fc":
+        return None
+    out = [dtype.type(x) if type(x) is float or type(x) is int else x for x in xs]
+    if mixed:
+        avals = [aval(x) for x in out]
+        shape = broadcast_shapes(*(a.shape for a in avals), op=name)
+        out = [x if a.shape in ((), shape) else _broadcast_checked(x, a.shape, shape)
+               for x, a in zip(out, avals)]
+    return out
+
+
 def broadcast_to(x, shape):
     x = asarray_operand(x)
     a = aval(x)
@@ -113,11 +158,15 @@ def broadcast_to(x, shape):
     nd = len(shape)
     if len(a.shape) > nd:
         raise ValueError(f"cannot broadcast {a.shape} to {shape}")
-    broadcast_shapes(a.shape, shape, op="broadcast_to")
-    if tuple(s for s in broadcast_shapes(a.shape, shape)) != shape:
+    if broadcast_shapes(a.shape, shape, op="broadcast_to") != shape:
         raise ValueError(f"cannot broadcast {a.shape} to {shape}")
-    dims = tuple(range(nd - len(a.shape), nd))
-    return st.broadcast_in_dim(x, shape, dims)
+    return _broadcast_checked(x, a.shape, shape)
+
+
+def _broadcast_checked(x, x_shape, shape):
+    """x (of shape `x_shape`, which broadcasts to `shape`) broadcast to `shape`."""
+    nd = len(shape)
+    return st.broadcast_in_dim(x, shape, tuple(range(nd - len(x_shape), nd)))
 
 
 def float_of(x):

@@ -132,12 +132,32 @@ def _oob_ints_as_arrays(entries, shape):
     return out
 
 
+def _plain_entries(idx, shape):
+    """The common index (`x[t]`, `x[:, 0]`, `x[:2]`): ints in bounds and slices of int or
+    None bounds, at most one per dimension, as `_expand` would give them; else None."""
+    entries = list(idx) if type(idx) is tuple else [idx]
+    if len(entries) > len(shape):
+        return None
+    for e, n in zip(entries, shape):
+        t = type(e)
+        if t is int:
+            if not -n <= e < n:
+                return None
+        elif t is not slice or not all([type(v) is int or v is None
+                                        for v in (e.start, e.stop, e.step)]):
+            return None
+    return entries + [slice(None)] * (len(shape) - len(entries))
+
+
 def getitem(x, idx, mode=None, fill_value=None):
     """x[idx], out-of-bounds indices taken as `mode` says (JAX's `x.at[idx].get`)."""
     x = asarray_operand(x)
     shape = aval(x).shape
-    entries = _oob_ints_as_arrays(_expand(idx, len(shape)), shape)
-    advanced = any(_is_array_index(e) for e in entries)
+    entries = _plain_entries(idx, shape)
+    advanced, plain = False, entries is not None
+    if not plain:
+        entries = _oob_ints_as_arrays(_expand(idx, len(shape)), shape)
+        advanced = any(_is_array_index(e) for e in entries)
     if advanced and any(e is None for e in entries):
         # NumPy reads each None as a new length-1 axis indexed by `:` (which also decides
         # whether the array indices are adjacent): insert the axes, then index without None
@@ -155,7 +175,7 @@ def getitem(x, idx, mode=None, fill_value=None):
             continue
         n = shape[dim]
         if isinstance(e, slice):
-            if any(isinstance(v, Tracer) for v in (e.start, e.stop, e.step)):
+            if not plain and any(isinstance(v, Tracer) for v in (e.start, e.stop, e.step)):
                 raise IndexError("slice bounds must be static Python ints; for a traced start "
                                  "use lax.dynamic_slice")
             s, l, st_ = e.indices(n)

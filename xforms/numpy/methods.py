@@ -5,6 +5,7 @@ NumPy ufuncs called on traced values (`np.sin(x)`, `ndarray + x`) run the `xform
 function of the same name; other NumPy functions that need the data raise an error that says
 to use `xforms.numpy`.
 """
+import functools
 import inspect
 
 import numpy as np
@@ -143,17 +144,24 @@ _UFUNC_ALIASES = {"divide": "true_divide", "conjugate": "conj"}
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """`np.<ufunc>(..., traced, ...)`: the `xnp` function of the same name, if there is one."""
-    name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
-    fn = (getattr(ufuncs, name, None) or getattr(linalg_ops, name, None)
-          or getattr(mathfuncs, name, None))
+    fn = _ufunc_fn(ufunc.__name__)
     if method == "__call__" and not kwargs and fn is not None:
-        return locate_errors(fn)(*inputs)
+        return fn(*inputs)
     info = source_info.current()
     what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     raise TypeError(
         f"{what}{' with ' + ', '.join(kwargs) if kwargs else ''} cannot be applied to a traced "
         f"value {self.aval.str_short()}{' at ' + str(info) if info else ''}: NumPy functions "
         "need concrete data. Use the xforms.numpy (xnp) equivalent, without out=/where=.")
+
+
+@functools.lru_cache(maxsize=None)     # (a few dozen ufunc names)
+def _ufunc_fn(ufunc_name):
+    """The `xnp` function standing for NumPy's ufunc `ufunc_name`, errors located; or None."""
+    name = _UFUNC_ALIASES.get(ufunc_name, ufunc_name)
+    fn = (getattr(ufuncs, name, None) or getattr(linalg_ops, name, None)
+          or getattr(mathfuncs, name, None))
+    return None if fn is None else locate_errors(fn)
 
 
 Tracer.__array_ufunc__ = _array_ufunc

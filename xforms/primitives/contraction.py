@@ -3,6 +3,8 @@
 dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)); the output is
 batch dims, then lhs free dims, then rhs free dims, as in JAX.
 """
+import math
+
 import numpy as np
 
 from ..core import trace as core
@@ -49,13 +51,17 @@ def _dot_general_impl(x, y, *, dimension_numbers, out=None):
             return [res]
         np.copyto(out, res)
         return [out]
+    if not lb and x.ndim == y.ndim == 2 == len(lc) * 2 and out is None \
+            and x.shape[lc[0]] != 1:
+        # a matrix product (the common case): the same matmul, the transposes are views
+        return [np.matmul(x.T if lc[0] == 0 else x, y.T if rc[0] == 1 else y)]
     xf, yf = _free(x.ndim, lc, lb), _free(y.ndim, rc, rb)
     xt = np.transpose(x, list(lb) + xf + list(lc))
     yt = np.transpose(y, list(rb) + list(rc) + yf)
     bshape = xt.shape[:len(lb)]
-    m = int(np.prod(xt.shape[len(lb):len(lb) + len(xf)], dtype=np.int64))
-    k = int(np.prod(xt.shape[len(lb) + len(xf):], dtype=np.int64))
-    n = int(np.prod(yt.shape[len(rb) + len(rc):], dtype=np.int64))
+    m = math.prod(xt.shape[len(lb):len(lb) + len(xf)])
+    k = math.prod(xt.shape[len(lb) + len(xf):])
+    n = math.prod(yt.shape[len(rb) + len(rc):])
     dest = None if out is None else np.asarray(out).reshape(bshape + (m, n))
     if k == 1:    # an outer product: NumPy's matmul is ~2x slower than the broadcast multiply
         res = np.multiply(xt.reshape(bshape + (m, 1)), yt.reshape(bshape + (1, n)), out=dest)

@@ -24,6 +24,13 @@ from ..tree_util import tree_map
 
 
 def _elementwise_aval(name, avals, out_dtype=None, accept=None):
+    a0 = avals[0]
+    if len(avals) <= 2:              # the common cases, checked without building sets
+        a1 = avals[-1]
+        if a0.dtype == a1.dtype and (a0.shape == a1.shape or not a1.shape or not a0.shape) \
+                and (accept is None or accept(a0.dtype)):
+            return [ShapedArray.of(a0.shape or a1.shape, out_dtype or a0.dtype,
+                                   a0.weak_type and a1.weak_type)]
     shapes = {a.shape for a in avals if a.shape != ()}
     if len(shapes) > 1:
         raise TypeError(f"{name}: operands must have equal shapes (or be scalars), got "
@@ -50,12 +57,22 @@ def _def(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
         facts.setdefault("ufunc", impl)
     facts.setdefault("numpy_fn", impl)  # called directly by the eager loop evaluator
     declare(p, ELEMENTWISE, **facts)
+    if out_dtype is not None and not callable(out_dtype):
+        out_dtype = np.dtype(out_dtype)       # (the abstract eval's fast path needs a dtype)
     abstract_eval_rules[p] = lambda *avals, **params: _elementwise_aval(
         name, avals, out_dtype if out_dtype is None or not callable(out_dtype)
         else out_dtype(avals[0].dtype), accept)
-    impl_rules[p] = lambda *xs, **params: [impl(*xs, **params)]
+    impl_rules[p] = _one_result(impl)
     (defvectorized if nargs == 1 else defbroadcasting)(p)
     return p
+
+
+def _one_result(impl):
+    """The impl rule of a primitive computed by `impl` (one result), which it keeps as
+    `single_result`: core's generated plans call that directly."""
+    rule = lambda *xs, **params: [impl(*xs, **params)]   # noqa: E731
+    rule.single_result = impl
+    return rule
 
 
 def _bind1(p):
@@ -143,6 +160,8 @@ def _c_rem_impl(x, y):
 
 def _c_div_impl(x, y):
     x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind in "fc" and y.dtype == x.dtype:       # (the common case, no lattice)
+        return np.true_divide(x, y)
     dt = np.result_type(x, y)
     if not is_integer(dt):
         return np.true_divide(x, y)

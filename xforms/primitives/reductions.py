@@ -19,8 +19,9 @@ from .structural import broadcast_in_dim, full
 def _reduced_aval(name, x, axes, dtype=None):
     if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
         raise TypeError(f"{name}: invalid axes {axes} for {x.str_short()}")
-    return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in axes),
-                       dtype or x.dtype, x.weak_type if dtype is None else False)
+    return ShapedArray.of(tuple([s for i, s in enumerate(x.shape) if i not in axes]),
+                          x.dtype if dtype is None else np.dtype(dtype),
+                          x.weak_type if dtype is None else False)
 
 
 def _def_reducer(name, np_fn, init, bool_out=False):
@@ -51,15 +52,17 @@ def _expand_back(y, x_aval, axes):
 
 
 # --- sum ---------------------------------------------------------------------------------
-def _accumulating(np_fn):
-    """np.sum / np.prod accumulating in `accumulation_dtype` (float16 in float32)."""
+def _accumulating(ufunc):
+    """np.sum / np.prod (their ufunc's reduce: np.sum's Python wrapper costs more than
+    summing a small array) accumulating in `accumulation_dtype` (float16 in float32)."""
     def f(x, axis):
         x = np.asarray(x)
-        return np_fn(x, axis=axis, dtype=accumulation_dtype(x.dtype)).astype(x.dtype)
+        return ufunc.reduce(x, axis=axis, dtype=accumulation_dtype(x.dtype)).astype(
+            x.dtype, copy=False)
     return f
 
 
-reduce_sum_p = _def_reducer(engine_prims.reduce_sum_p, _accumulating(np.sum), lambda dt: 0)
+reduce_sum_p = _def_reducer(engine_prims.reduce_sum_p, _accumulating(np.add), lambda dt: 0)
 deflinear(reduce_sum_p)
 transpose_rules[reduce_sum_p] = lambda ct, x, *, axes: [
     None if isinstance(ct, Zero) else _expand_back(ct, x.aval, axes)]
@@ -75,9 +78,9 @@ def _highest(dt):
     return np.inf if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
 
 
-reduce_max_p = _def_reducer("reduce_max", np.max, _lowest)
+reduce_max_p = _def_reducer("reduce_max", np.maximum.reduce, _lowest)   # (np.max)
 reduce_max = lambda x, axes: reduce_max_p.bind(x, axes=_axes(axes))
-reduce_min_p = _def_reducer("reduce_min", np.min, _highest)
+reduce_min_p = _def_reducer("reduce_min", np.minimum.reduce, _highest)   # (np.min)
 reduce_min = lambda x, axes: reduce_min_p.bind(x, axes=_axes(axes))
 
 
@@ -95,7 +98,7 @@ defjvp(reduce_min_p, _chooser_jvp)
 # --- prod: the tangent sum_i t_i prod_{j != i} x_j, without dividing by x_i (zeros in x are
 # fine, to every order, as in JAX).  The reduced axes are flattened into one, and pairs are
 # multiplied as dual numbers, (a, a') (b, b') = (ab, ab' + a'b), halving it log2(n) times.
-reduce_prod_p = _def_reducer("reduce_prod", _accumulating(np.prod), lambda dt: 1)
+reduce_prod_p = _def_reducer("reduce_prod", _accumulating(np.multiply), lambda dt: 1)
 reduce_prod = lambda x, axes: reduce_prod_p.bind(x, axes=_axes(axes))
 
 

@@ -20,6 +20,8 @@ import weakref
 
 import numpy as np
 
+from ..core.avals import SUPPORTED_DTYPES
+from ..core.trace import is_int_tree
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal
 from ..core.memo import LRU
 from .simplify import simplify
@@ -53,7 +55,7 @@ def intern(raw):
     j = raw.jaxpr
     hoisted = Jaxpr([], j.constvars + j.invars, j.eqns, j.outvars)
     try:
-        key = program_key(hoisted)
+        key = _Key(program_key(hoisted))
     except _Unkeyable:
         return simplify(ClosedJaxpr(hoisted, [])), list(raw.consts)
     found = _programs.get(key)
@@ -63,6 +65,21 @@ def intern(raw):
     return found, list(raw.consts)
 
 
+class _Key:
+    """A program key with its hash computed once (the cache hashes a key on every lookup,
+    and a key has a part per equation)."""
+    __slots__ = ("parts", "hash")
+
+    def __init__(self, parts):
+        self.parts, self.hash = parts, hash(parts)
+
+    def __hash__(self):
+        return self.hash
+
+    def __eq__(self, other):
+        return type(other) is _Key and other.hash == self.hash and other.parts == self.parts
+
+
 def clear():
     """Forget every interned program (xforms.clear_caches)."""
     _programs.clear()
@@ -70,45 +87,52 @@ def clear():
 
 def program_key(jaxpr, consts=()):
     """A hashable key equal for two jaxprs (with these constants) that compute the same way.
+    Abstract values enter as (shape, dtype, weak_type) tuples, compared in C.
 
     >>> program_key(make_jaxpr(f)(x).jaxpr) == program_key(make_jaxpr(f)(x).jaxpr)
     True
     """
     names = {}
-
-    def name(v):
-        if type(v) is Literal:
-            return ("L", _value_key(v.val), v.aval)
-        n = names.get(v)
-        if n is None:
-            raise _Unkeyable(v)           # (a free variable: never in a well-formed jaxpr)
-        return n
-
-    for v in list(jaxpr.constvars) + list(jaxpr.invars):
+    for v in jaxpr.constvars:
         names[v] = len(names)
-    parts = [tuple(v.aval for v in jaxpr.constvars), tuple(v.aval for v in jaxpr.invars),
-             tuple(_value_key(c) for c in consts)]
-    for e in jaxpr.eqns:
-        parts.append((e.prim, _params_key(e.params), tuple(map(name, e.invars)),
-                      tuple(v.aval for v in e.outvars)))
-        for v in e.outvars:
-            names[v] = len(names)
-    parts.append(tuple(map(name, jaxpr.outvars)))
+    for v in jaxpr.invars:
+        names[v] = len(names)
+    parts = [tuple([v.aval.key for v in jaxpr.constvars]),
+             tuple([v.aval.key for v in jaxpr.invars]),
+             tuple([_value_key(c) for c in consts])]
+    try:
+        for e in jaxpr.eqns:
+            params = e.params
+            parts.append((e.prim, _params_key(params) if params else (),
+                          tuple([names[a] if type(a) is not Literal else _literal_key(a)
+                                 for a in e.invars]),
+                          tuple([v.aval.key for v in e.outvars])))
+            for v in e.outvars:
+                names[v] = len(names)
+        parts.append(tuple([names[a] if type(a) is not Literal else _literal_key(a)
+                            for a in jaxpr.outvars]))
+    except KeyError as e:
+        raise _Unkeyable(e.args[0]) from None     # (a free variable: never in a well-formed jaxpr)
     return tuple(parts)
 
 
+def _literal_key(a):
+    return ("L", _value_key(a.val), a.aval.key)
+
+
 def _params_key(params):
-    return tuple((k, _value_key(params[k])) for k in sorted(params))
+    # (in the dict's order: two binds that spell params in another order only miss the cache)
+    return tuple([(k, _value_key(v)) for k, v in params.items()])
 
 
-_PLAIN = frozenset((int, str, bool, type(None), np.dtype))
+_PLAIN = frozenset((int, str, bool, type(None))) | frozenset(type(d) for d in SUPPORTED_DTYPES)
 
 
 def _value_key(v):
     t = type(v)
     if t in _PLAIN or isinstance(v, np.dtype):      # most params: sizes, axes, dtypes
         return (t, v)
-    if t is tuple and all(type(x) is int for x in v):
+    if t is tuple and is_int_tree(v):     # its own key: no other key holds only ints
         return v
     if t is ClosedJaxpr:
         return ("closed", program_key(v.jaxpr, v.consts))
@@ -122,6 +146,10 @@ def _value_key(v):
         if v.size <= _SMALL:
             return ("array", v.dtype.str, v.shape, v.tobytes())
         return _weak(v)
+    if t is float:                        # hex: -0.0 is not 0.0; every NaN keyed alike
+        return ("float", v.hex())
+    if t is complex:
+        return ("complex", v.real.hex(), v.imag.hex())
     if isinstance(v, float) and v != v:
         return ("nan", t)                 # NaN != NaN: key every NaN of a type alike
     if isinstance(v, np.generic):

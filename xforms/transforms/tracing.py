@@ -13,7 +13,7 @@ traced without caching.
 """
 from ..core import axis_env, trace as core
 from .intern import intern
-from ..core.memo import traces as _cache
+from ..core.memo import guides as _guides, traces as _cache
 from ..core.trace import Tracer
 from .stage import stage
 from ..tree_util import tree_flatten, tree_unflatten
@@ -107,7 +107,15 @@ def trace_program(f, args_flat, in_tree, post=None, in_avals=None):
     if all(v is None for v in vals):
         vals = None
     store = {}
+    # the last program traced from this function guides the trace (core.Builder): a
+    # function that records the same program again gets it without building or interning
+    anchor = getattr(f, "__wrapped__", f)
+    guide, interned = _guides.get(anchor, "program", (None, None))
     raw, _ = core.trace_to_jaxpr(_flat_fun(f, in_tree, post, store), list(avals), vals,
-                                 fun_for_errors=f)
-    closed, consts = intern(raw)
+                                 fun_for_errors=f, guide=guide)
+    if guide is not None and raw.jaxpr is guide:
+        closed, consts = interned, list(raw.consts)
+    else:
+        closed, consts = intern(raw)
+        _guides.put(anchor, "program", (raw.jaxpr, closed))
     return closed, consts, store["out_tree"], store["extra"]
