@@ -357,14 +357,14 @@ def test_transformed_ir_derived_once_per_program(monkeypatch):
     g = xf.grad(f)
     g(x), g(x + 1.0)
     assert n[0] == 2
-    from xforms.core import trace as core
+    from xforms.core import staging
     traces = [0]
-    real = core.trace_to_jaxpr
+    real = staging.trace_to_jaxpr
 
     def counting(*args, **kwargs):
         traces[0] += 1
         return real(*args, **kwargs)
-    monkeypatch.setattr(core, "trace_to_jaxpr", counting)
+    monkeypatch.setattr(staging, "trace_to_jaxpr", counting)
     # each: a call, and how many user-level functions it traces (f; or grad(f) and f)
     calls = ((lambda: g(x), 1), (lambda: xf.value_and_grad(f)(x), 1),
              (lambda: xf.jvp(f, (x,), (x,)), 1), (lambda: xf.vjp(f, x), 1),

@@ -92,7 +92,7 @@ def test_derived_programs_are_shared_by_equal_traces():
 
 def test_a_repeated_trace_is_its_guide(monkeypatch):
     """A function that records the same program again (here with new noise: new constants)
-    gets the earlier trace's program back, neither built nor interned again (core.Builder's
+    gets the earlier trace's program back, neither built nor interned again (staging.Builder's
     guide), and its values are this call's."""
     from xforms.transforms import tracing
     f, draws = _noisy()

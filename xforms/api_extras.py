@@ -11,6 +11,7 @@ import functools
 import numpy as np
 
 from .core import trace as core
+from .core import staging
 from .api import conform_cotangents
 from .core.avals import ShapedArray, aval_of_value, canonicalize_dtype, is_inexact
 from .core.trace import Tracer
@@ -86,7 +87,7 @@ def _trace_abstract(fun, args, kwargs):
         a, k = tree_unflatten(in_tree, xs)
         out, store["tree"] = tree_flatten(fun(*a, **k))
         return out
-    closed, _ = core.trace_to_jaxpr(flat, avals, fun_for_errors=fun)
+    closed, _ = staging.trace_to_jaxpr(flat, avals, fun_for_errors=fun)
     return closed, store["tree"]
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import argnums as argnums_mod
 from .core import trace as core
+from .core import staging
 from .core.avals import is_inexact
 from .core.trace import Tracer
 from .core.ir import ClosedJaxpr, Jaxpr, Var
@@ -228,7 +229,7 @@ def _trace_primal(fun, static, dyn_flat, in_tree, n):
         out = fun(*_merge(static, tree_unflatten(in_tree, xs), n))
         leaves, tree = tree_flatten(out)
         return leaves, tree
-    return _trace(fn, _leaf_avals(dyn_flat), [core.deferred_value(x) for x in dyn_flat], fun)
+    return _trace(fn, _leaf_avals(dyn_flat), [staging.deferred_value(x) for x in dyn_flat], fun)
 
 
 def _bind_custom_jvp(cj, args):
@@ -273,7 +274,7 @@ def _bind_custom_jvp(cj, args):
         const_avals = [c.aval for c in consts]
         thunk = LazyJaxpr(lambda: _prepend_invars(make_jvp(None), const_avals), label)
     else:
-        jvp_closed = make_jvp([core.deferred_value(x) for x in flat] + [None] * m)
+        jvp_closed = make_jvp([staging.deferred_value(x) for x in flat] + [None] * m)
         (call, jvp_closed), consts = _hoist([call, jvp_closed])
         thunk = LazyJaxpr.ready(jvp_closed, label)
     outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=call, jvp_jaxpr_thunk=thunk,
@@ -399,7 +400,7 @@ def _bind_custom_vjp(cv, args):
         bwd_thunk = LazyJaxpr(lambda: _prepend_invars(make_bwd(*fwd_once()), const_avals),
                               bwd_label)
     else:
-        fwd, res_tree = make_fwd([core.deferred_value(x) for x in flat])
+        fwd, res_tree = make_fwd([staging.deferred_value(x) for x in flat])
         bwd = make_bwd(fwd, res_tree)
         (call, fwd, bwd), consts = _hoist([call, fwd, bwd])
         fwd_thunk, bwd_thunk = LazyJaxpr.ready(fwd, fwd_label), LazyJaxpr.ready(bwd, bwd_label)
@@ -531,7 +532,7 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
             return leaves, tree
 
         avals = _leaf_avals(flat)
-        closed, out_tree = _trace(fn, avals, [core.deferred_value(x) for x in flat], fun)
+        closed, out_tree = _trace(fn, avals, [staging.deferred_value(x) for x in flat], fun)
         (closed,), consts = _hoist([closed])
         outs = checkpoint_p.bind(*consts, *flat, jaxpr=closed, policy=policy,
                                  prevent_cse=bool(prevent_cse))

@@ -176,4 +176,4 @@ traces = Memo()         # tracing.trace_cached: (anchor, key and axis env) -> (C
 derived = Memo()        # (jaxpr, (transform, its arguments)) -> derived jaxpr(s)
 plans = Memo()          # (Jaxpr, "eager") -> its evaluation plan (core.eval_eager)
 guides = Memo()         # tracing.trace_program: (function, "program") -> (its last raw Jaxpr,
-#                         that program interned): the guide of its next trace (core.Builder)
+#                         that program interned): the guide of its next trace (staging.Builder)

@@ -20,6 +20,7 @@ clamps the index.
 import numpy as np
 
 from ..core import trace as core
+from ..core import staging
 from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
@@ -251,7 +252,7 @@ def _gather(x, adv, entries, mode, fill_value):
 
 
 def nonzero(x):
-    val = core.known_value(x)
+    val = staging.known_value(x)
     if val is None:
         raise core.ConcretizationError("nonzero/where(cond) needs a concrete array: its result "
                                        "shape depends on the values")

@@ -11,6 +11,7 @@ position numbers.
 import numpy as np
 
 from ..core import trace as core
+from ..core import staging
 from ..primitives import structural as st
 from . import manipulation as man
 from ._util import aval, asarray_operand, broadcast_to, canon_axis, convert
@@ -19,7 +20,7 @@ from .indexing import take
 
 def _static(x, name):
     if isinstance(x, core.Tracer):
-        val = core.known_value(x)
+        val = staging.known_value(x)
         if val is None:
             raise core.ConcretizationError(
                 f"{name}: the indices must be concrete (a list or NumPy array): the result "

@@ -11,6 +11,7 @@ concrete.
 import numpy as np
 
 from ..core import trace as core
+from ..core import staging
 from ..core.trace import Tracer
 from . import manipulation as man
 from . import reductions as red
@@ -84,7 +85,7 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     if aval(cond).shape[0] > n:
         raise ValueError("compress: condition is longer than the axis")
     if size is None:
-        val = core.known_value(cond) if isinstance(cond, Tracer) else np.asarray(cond)
+        val = staging.known_value(cond) if isinstance(cond, Tracer) else np.asarray(cond)
         if val is None:
             raise core.ConcretizationError("compress: pass size= under a transform")
         return take(a, np.nonzero(np.asarray(val))[0], axis=axis)
@@ -121,7 +122,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
     idx = [convert(asarray_operand(i), np.int64) for i in multi_index]
     if mode == "raise":
         for i, d in zip(idx, dims):
-            val = core.known_value(i) if isinstance(i, Tracer) else np.asarray(i)
+            val = staging.known_value(i) if isinstance(i, Tracer) else np.asarray(i)
             if val is None:
                 raise core.ConcretizationError("ravel_multi_index: mode='raise' needs concrete "
                                                "indices; use mode='clip' or 'wrap'")

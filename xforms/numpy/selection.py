@@ -56,13 +56,14 @@ def choose(a, choices, out=None, mode="raise"):
     """choices[a[i]][i] with a, choices broadcast (mode 'clip' or 'wrap'; 'raise' needs a
     concrete a)."""
     from ..core import trace as core
+    from ..core import staging
     from . import manipulation as man
     from .along_axis import take_along_axis
     a = asarray_operand(a)
     choices = [asarray_operand(c) for c in choices]
     n = len(choices)
     if mode == "raise":
-        val = core.known_value(a) if isinstance(a, core.Tracer) else np.asarray(a)
+        val = staging.known_value(a) if isinstance(a, core.Tracer) else np.asarray(a)
         if val is None:
             raise core.ConcretizationError("choose: mode='raise' needs a concrete index "
                                            "array; use mode='clip' or 'wrap'")

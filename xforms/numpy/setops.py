@@ -12,6 +12,7 @@ Eagerly without `size` the NumPy result is returned.
 import numpy as np
 
 from ..core import trace as core
+from ..core import staging
 from ..core.trace import Tracer
 from ..primitives import sorting as sp
 from ..primitives import structural as st
@@ -77,13 +78,13 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
            equal_nan=True, size=None, fill_value=None, sorted=True):
     """Sorted unique elements, with first indices, inverse map and counts on request."""
     ar = asarray_operand(ar)
-    traced = isinstance(ar, Tracer) and core.known_value(ar) is None
+    traced = isinstance(ar, Tracer) and staging.known_value(ar) is None
     if size is None:
         if traced:
             raise core.ConcretizationError(
                 "unique: under a transform pass a static size= (the number of unique "
                 "elements depends on the values), e.g. xnp.unique(x, size=x.size)")
-        val = np.asarray(core.known_value(ar) if isinstance(ar, Tracer) else ar)
+        val = np.asarray(staging.known_value(ar) if isinstance(ar, Tracer) else ar)
         out = _eager(val, return_index, return_inverse, return_counts, axis, equal_nan)
     else:
         if axis is not None:
@@ -127,7 +128,7 @@ def _concrete_or_none(*xs):
     vals = []
     for x in xs:
         x = asarray_operand(x)
-        v = core.known_value(x) if isinstance(x, Tracer) else np.asarray(x)
+        v = staging.known_value(x) if isinstance(x, Tracer) else np.asarray(x)
         if v is None:
             return None
         vals.append(np.asarray(v))

@@ -228,7 +228,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     if length is None:
         if isinstance(x, Tracer):
             from ..core import trace as core
-            val = core.known_value(x)
+            from ..core import staging
+            val = staging.known_value(x)
             if val is None:
                 raise core.ConcretizationError(
                     "bincount: under a transform pass length= (the output size depends on "

@@ -49,6 +49,7 @@ linear_solve(*matvec_consts, *vecmat_consts, *solve_consts, *transpose_solve_con
 import numpy as np
 
 from ..core import trace as core
+from ..core import staging
 from ..core.avals import is_inexact
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var
@@ -403,7 +404,7 @@ def _natural_batched(closed, dims, size):
         outs, out_dims = vmap_eval(closed.jaxpr, closed.consts, args, dims, size)
         found.append([d is not None for d in out_dims])
         return outs
-    core.trace_to_jaxpr(fun, avals)
+    staging.trace_to_jaxpr(fun, avals)
     return found[0]
 
 

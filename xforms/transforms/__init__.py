@@ -1,5 +1,5 @@
 """IR-to-IR transforms: jvp, partial evaluation (linearize), transpose, vmap, simplification.
 
-Each is an interpreter over a jaxpr that runs under a `core.Builder`, so its output is a
+Each is an interpreter over a jaxpr that runs under a `staging.Builder`, so its output is a
 new jaxpr.  Each owns one rule table, filled by the primitive families in `primitives/`.
 """

@@ -21,7 +21,7 @@ import weakref
 import numpy as np
 
 from ..core.avals import SUPPORTED_DTYPES
-from ..core.trace import is_int_tree
+from ..core.staging import is_int_tree
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal
 from ..core.memo import LRU
 from .simplify import simplify

@@ -11,7 +11,7 @@ Two ways, as in JAX:
 xforms/custom.py's rules and the control-flow bodies (`primitives/control_flow.trace`) are
 traced without caching.
 """
-from ..core import axis_env, trace as core
+from ..core import axis_env, staging, trace as core
 from .intern import intern
 from ..core.memo import guides as _guides, traces as _cache
 from ..core.trace import Tracer
@@ -83,7 +83,7 @@ def trace_flat(f, args_flat, in_tree, key=None, with_values=True, post=None, in_
     entries are None, i.e. values unknown).
     """
     avals = abstract_signature(args_flat) if in_avals is None else tuple(in_avals)
-    vals = [core.deferred_value(x) for x in args_flat] if with_values else None
+    vals = [staging.deferred_value(x) for x in args_flat] if with_values else None
     store = {}
     if key is not None:
         key = (key[0], (key[1], in_tree, avals))
@@ -103,15 +103,15 @@ def trace_program(f, args_flat, in_tree, post=None, in_avals=None):
     >>> core.eval_jaxpr(closed, *consts, *flat)
     """
     avals = abstract_signature(args_flat) if in_avals is None else tuple(in_avals)
-    vals = [core.deferred_value(x) for x in args_flat]
+    vals = [staging.deferred_value(x) for x in args_flat]
     if all(v is None for v in vals):
         vals = None
     store = {}
-    # the last program traced from this function guides the trace (core.Builder): a
+    # the last program traced from this function guides the trace (staging.Builder): a
     # function that records the same program again gets it without building or interning
     anchor = getattr(f, "__wrapped__", f)
     guide, interned = _guides.get(anchor, "program", (None, None))
-    raw, _ = core.trace_to_jaxpr(_flat_fun(f, in_tree, post, store), list(avals), vals,
+    raw, _ = staging.trace_to_jaxpr(_flat_fun(f, in_tree, post, store), list(avals), vals,
                                  fun_for_errors=f, guide=guide)
     if guide is not None and raw.jaxpr is guide:
         closed, consts = interned, list(raw.consts)

@@ -11,6 +11,7 @@ float32 and round each result).
 import numpy as np
 
 from xforms.core import trace as core
+from xforms.core import staging
 from xforms.errors import LoweringError
 from xforms.core.facts import VIEW
 from xforms.core.ir import ClosedJaxpr, Jaxpr, Literal
@@ -38,7 +39,7 @@ def _subprograms(params):
 def widen(closed):
     """The program with float16 held as float32, each float16 result rounded to float16."""
     in_avals = [_wide_aval(a) for a in closed.in_avals]
-    out, _ = core.trace_to_jaxpr(lambda *args: _eval(closed, args), in_avals)
+    out, _ = staging.trace_to_jaxpr(lambda *args: _eval(closed, args), in_avals)
     return out
 
 

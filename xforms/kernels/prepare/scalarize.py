@@ -32,6 +32,7 @@ import numpy as np
 
 from xforms import config
 from xforms.core import trace as core, source_info
+from xforms.core import staging
 from xforms.core.ir import ClosedJaxpr, Literal
 from xforms.core.registry import RuleTable
 from xforms.primitives import elementwise as E
@@ -155,7 +156,7 @@ def _scalarize(closed):
         run(jaxpr, env, in_loop=False)
         return [_read(env, a).array() for a in jaxpr.outvars]
 
-    new, _ = core.trace_to_jaxpr(fun, [v.aval for v in jaxpr.invars])
+    new, _ = staging.trace_to_jaxpr(fun, [v.aval for v in jaxpr.invars])
     return ClosedJaxpr(dce(new.jaxpr), new.consts)
 
 
