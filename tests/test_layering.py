@@ -2,7 +2,7 @@
 (imports inside functions included) has no edge from a lower layer to a higher one, except
 the one backend hook, `xforms.jit` importing `kernels` when a function is first compiled.
 
-Layers, bottom to top (README "Layers").  A module not listed sits in the layer of its
+Layers, bottom to top (docs/DESIGN.md "The layer map").  A module not listed sits in the layer of its
 package (a new `xforms/primitives/<family>.py` with the primitives); a new top-level xforms
 module or package with the API functions ("api"), a new kernels module with the emitters
 ("emitters": e.g. kernels/lower_<family>.py, registering rules that kernels/cpu.py or
