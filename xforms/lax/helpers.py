@@ -17,11 +17,11 @@ from typing import Sequence, Tuple, Union
 
 import numpy as np
 
-from .. import core
-from ..avals import aval_of_value, canonicalize_dtype
+from ..core import trace as core
+from ..core.avals import aval_of_value, canonicalize_dtype
 from ..numpy.bitwise_ops import bitwise_count as _bitwise_count
 from ..primitives import bitwise as bw
-from ..primitives import control_flow as cf
+from ..primitives.control import control_flow as cf
 from ..primitives import elementwise as ew
 from ..primitives import float_bits as fb
 from ..primitives import reductions

@@ -6,7 +6,7 @@ values (shifts follow XLA: a count of at least the bit width gives 0, or the sig
 """
 import numpy as np
 
-from ..core import Tracer
+from ..core.trace import Tracer
 from ..primitives import bitwise as bw, elementwise as ew
 from ._util import asarray_operand, aval, broadcast_to, convert, locate_errors, promote
 

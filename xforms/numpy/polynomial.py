@@ -185,7 +185,7 @@ def roots(p, *, strip_zeros=True):
 
     >>> xnp.roots(xnp.array([1.0, -3.0, 2.0]))              # [2, 1]
     """
-    from ..core import Tracer
+    from ..core.trace import Tracer
     from .creation import zeros
     from .linalg import eigvals
     p = float_of(_vec(p, "roots"))

@@ -254,7 +254,7 @@ def where(condition, x=None, y=None):
     c = convert(asarray_operand(condition), np.bool_)
     x, y = promote(x, y, name="where")
     from ._util import broadcast_to
-    from ..avals import broadcast_shapes
+    from ..core.avals import broadcast_shapes
     shape = broadcast_shapes(aval(c).shape, aval(x).shape, aval(y).shape, op="where")
     c, x, y = (broadcast_to(v, shape) if aval(v).shape not in ((), shape) else v for v in (c, x, y))
     if shape != () and aval(x).shape == () and aval(y).shape == ():

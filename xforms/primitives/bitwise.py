@@ -8,11 +8,11 @@ hash (Threefry-2x32, `xforms.random`) rotates uint32 words with the shifts.
 """
 import numpy as np
 
-from ..core import abstract_eval_rules, impl_rules
-from ..facts import ELEMENTWISE, declare
+from ..core.trace import abstract_eval_rules, impl_rules
+from ..core.facts import ELEMENTWISE, declare
 from ..transforms.jvp import defjvp
 from ..transforms.vmap import defbroadcasting, defvectorized
-from ..registry import exempt, primitive
+from ..core.registry import exempt, primitive
 from .elementwise import _bind2, _elementwise_aval
 
 _intlike = lambda dt: dt.kind in "iu"
@@ -64,7 +64,7 @@ def _def(name, impl):
     impl_rules[p] = lambda x, y: [np.asarray(impl(x, y))]
     defbroadcasting(p)
     exempt(p, "jvp", "integer output: tangent is a symbolic zero")
-    declare(p, ELEMENTWISE, simplify="binary")       # scalar rules: kernels/lower_bitwise.py
+    declare(p, ELEMENTWISE, simplify="binary")       # scalar rules: xforms/kernels/loops/lower_bitwise.py
     return p
 
 
@@ -76,7 +76,7 @@ shift_right_logical = _bind2(shift_right_logical_p)
 shift_right_arithmetic = _bind2(shift_right_arithmetic_p)
 
 
-# ---- float16 precision, for the compiled tier (kernels/float16.py) ---------------------------
+# ---- float16 precision, for the compiled tier (xforms/kernels/cpu/float16.py) ---------------------------
 def _check_float32(x):
     if x.dtype != np.float32:
         raise TypeError(f"round_to_float16: expected float32, got {x.dtype}")
@@ -94,4 +94,4 @@ abstract_eval_rules[round_to_float16_p] = _check_float32
 impl_rules[round_to_float16_p] = lambda x: [_round_to_float16(x)]
 defvectorized(round_to_float16_p)
 defjvp(round_to_float16_p, lambda t, ans, x: round_to_float16_p.bind(t))
-declare(round_to_float16_p, ELEMENTWISE, simplify="unary")   # scalar rule: kernels/lower_bitwise.py
+declare(round_to_float16_p, ELEMENTWISE, simplify="unary")   # scalar rule: xforms/kernels/loops/lower_bitwise.py

@@ -7,14 +7,14 @@ nextafter(x1, x2) -> the float next to x1 in the direction of x2 (x2 when they a
 
 bitcast_convert_type(x; new_dtype) -> x's bits read as new_dtype (integer and float dtypes
     of one width).  Zero derivative, as in JAX.  LOWER: CPU the `bitcast` helper of
-    kernels/cpu_runtime.py (an LLVM bitcast) per element; CUDA: exempt.
+    xforms/kernels/runtime/cpu_runtime.py (an LLVM bitcast) per element; CUDA: exempt.
 """
 import numpy as np
 
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules
-from ..facts import math_names
-from ..registry import exempt
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules
+from ..core.facts import math_names
+from ..core.registry import exempt
 from ..transforms.jvp import defjvp, defjvp_zero
 from .elementwise import _def, _like
 

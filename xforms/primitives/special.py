@@ -7,15 +7,15 @@ broadcasts and promotes first) with its rules in one block: abstract evaluation,
 implementation (scipy.special, imported on the first eager call: importing it costs more than the
 rest of xforms), the jvp from the known derivative, batching, lowering facts.
 lgamma, erf and erfc lower to libm's (their math names).  The others' compiled implementation
-is a scalar function of kernels/special_math.py or kernels/bessel_math.py (plain Python on
+is a scalar function of xforms/kernels/libm/special.py or xforms/kernels/libm/bessel.py (plain Python on
 `math`), which
-kernels/lower_special.py registers as the primitive's elementwise Numba implementation (the
-kernels/user_prims.py path, which both emitters take before scalar rules): fused into loops
+xforms/kernels/ops/special.py registers as the primitive's elementwise Numba implementation (the
+xforms/kernels/user_prims.py path, which both emitters take before scalar rules): fused into loops
 on the CPU, an inlined device function on CUDA.  `SCALAR_IMPLS` names it per primitive.
 
 Derivatives with respect to shape parameters: igamma's and igammac's a through the
 `igamma_grad_a` primitive (as JAX; its own a-derivative raises, as JAX's does; the scalar code
-is xforms/igamma_grad.py); zeta's s and betainc's a and b raise NotImplementedError, as in JAX.
+is xforms/primitives/igamma_grad.py); zeta's s and betainc's a and b raise NotImplementedError, as in JAX.
 
     >>> lgamma(np.array([0.5, 3.0]))          # [log(sqrt(pi)), log(2)]
 """
@@ -23,9 +23,9 @@ import math
 
 import numpy as np
 
-from ..igamma_grad import igamma_grad_a as _igamma_grad_a_scalar
+from .igamma_grad import igamma_grad_a as _igamma_grad_a_scalar
 
-from ..facts import math_names
+from ..core.facts import math_names
 from ..transforms.jvp import defjvp
 from . import elementwise as ew
 from .elementwise import _def
@@ -68,8 +68,8 @@ def _sp(fn):
 
 def _prim(name, fn, nargs=1, scalar=None, math=None, cost=40.0):
     """An elementwise primitive: lowered through its libm name (`math`, a lowering fact)
-    or else through the scalar function `scalar` of kernels/special_math.py, of about
-    `cost` ns per element (kernels/loop_cost.py; erf_inv 56, digamma 38 measured)."""
+    or else through the scalar function `scalar` of xforms/kernels/libm/special.py, of about
+    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; erf_inv 56, digamma 38 measured)."""
     if math is not None:
         return _def(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None))
     p = _def(name, _sp(fn), nargs, accept=_real, cost=cost)
