@@ -120,7 +120,7 @@ def _measure_here(args):
 def _measure_isolated(args):
     """Each workload in a child process of its own (`--rows-out`), sharing the compile cache:
     a long process's state (its allocator, its libraries' thread pools) shifted some rows by
-    up to 60% depending on the workloads run before them (README, "Benchmarks")."""
+    up to 60% depending on the workloads run before them (benchmarks/README.md)."""
     rows, wall, errors, meta = [], {}, [], {}
     for name in args.names:
         fd, path = tempfile.mkstemp(prefix=f"bench-{name}-", suffix=".json")

@@ -4,7 +4,7 @@ composition of the primal and transposed programs) and simplifies each once.  Co
 the pass counters of xforms/core/pass_counts.py (no timing), so a transform that re-traces or
 re-simplifies shows up here.  (The transposed program stays staged: its own simplification
 is the one that sees the cotangent as a variable; transposing straight onto jit's trace
-gives longer programs, docs/DESIGN-proposed.md "Passes".)"""
+gives longer programs, docs/DESIGN.md "Passes".)"""
 import numpy as np
 
 import xforms as xf

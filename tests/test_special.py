@@ -216,7 +216,7 @@ def test_scalar_kernel_accuracy():
     assert rel(sm.i1e, sp.i1e, _u(-700, 700, 300)) < 1e-14
 
 
-# jax.scipy.special names xforms does not provide (also listed in the README)
+# jax.scipy.special names xforms does not provide (also listed in docs/sharp-bits.md)
 MISSING = {"dawsn", "expn", "fresnel", "hyp1f1", "hyp2f1", "owens_t", "sici", "sph_harm_y",
            "wofz"}
 

@@ -1,4 +1,4 @@
-"""Every environment flag xforms and kernels read, in one place (documented in README.md).
+"""Every environment flag xforms and kernels read, in one place (documented in docs/flags.md).
 
 Flags read at import are constants; the functions read the environment on each call, so a
 running program (or a test's monkeypatch) may change them.

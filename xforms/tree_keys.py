@@ -56,8 +56,8 @@ def _simple(k):
 
 
 def keystr(keys, *, simple=False, separator=""):
-    """A readable string for a key path: "['a'][0].x", or with simple=True and
-    separator="/": "a/0/x"."""
+    """A readable string for a key path: `"['a'][0].x"`, or with `simple=True` and
+    `separator="/"`: `"a/0/x"`."""
     return separator.join(_simple(k) if simple else str(k) for k in keys)
 
 

@@ -71,7 +71,7 @@ def _reducer(prim, what):
                   for v in leaves]
         outs = prim.bind(*leaves, axes=names, comm=comm) if leaves else []
         return tree_unflatten(tree, outs)
-    collective.__name__ = what
+    collective.__name__ = collective.__qualname__ = what
     return collective
 
 

@@ -165,7 +165,7 @@ def _missing(name):
     def f(*args, **kwargs):
         raise NotImplementedError(f"lax.linalg.{name} is not supported by xforms (no "
                                   "primitive for this factorisation yet)")
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     return f
 
 

@@ -54,7 +54,7 @@ def _cumulative(prim_fn, identity, name):
             from .creation import full
             out = man.concatenate([full(shape, identity, aval(out).dtype), out], ax)
         return out
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     return f
 
 

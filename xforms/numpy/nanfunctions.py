@@ -46,7 +46,7 @@ def _nan_extremum(fn, fill, name):
         out = fn(_fill(a, fill), axis=axis, keepdims=keepdims, initial=initial)
         all_nan = red.all(uf.isnan(a), axis=axis, keepdims=keepdims)
         return uf.where(all_nan, convert(np.nan, aval(out).dtype), out)
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     return f
 
 
@@ -98,7 +98,7 @@ def _nan_arg(fn, fill, name):
         res = fn(_fill(a, fill), axis=axis, keepdims=keepdims)
         all_nan = red.all(uf.isnan(a), axis=axis, keepdims=keepdims)
         return uf.where(all_nan, np.int64(-1), res)
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     return f
 
 

@@ -60,7 +60,7 @@ def _reducer(prim_fn, name, identity):
         a = _masked(a, where, identity)
         axes = canon_axes(axis, aval(a).ndim)
         return _back(_keep(a, prim_fn(a, axes) if axes else a, axes, keepdims), f16)
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = (f"{name} over `axis` (None: all axes).\n\n"
                  f"    >>> xnp.{name}(xnp.ones((2, 3)), axis=1)")
     return f
@@ -86,7 +86,7 @@ def _extremum(prim_fn, name):
             from .ufuncs import maximum, minimum
             out = (maximum if name == "max" else minimum)(out, initial)
         return out
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     return f
 
 
@@ -175,7 +175,7 @@ def _arg(prim_fn, name):
         ax = canon_axis(axis, aval(a).ndim)
         out = prim_fn(a, ax)
         return _keep(a, out, (ax,), keepdims)
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     return f
 
 

@@ -53,8 +53,8 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 
 def choose(a, choices, out=None, mode="raise"):
-    """choices[a[i]][i] with a, choices broadcast (mode 'clip' or 'wrap'; 'raise' needs a
-    concrete a)."""
+    """`choices[a[i]][i]` with `a`, `choices` broadcast (mode 'clip' or 'wrap'; 'raise' needs a
+    concrete `a`)."""
     from ..core import trace as core
     from ..core import staging
     from . import manipulation as man

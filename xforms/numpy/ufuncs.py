@@ -14,7 +14,7 @@ def _numeric(x):
 def _unary_float(prim_fn, name):
     def f(x):
         return prim_fn(float_of(x))
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Elementwise {name}; integer inputs promote to float64.\n\n    >>> xnp.{name}(1.0)"
     return f
 
@@ -23,7 +23,7 @@ def _binary(prim_fn, name):
     def f(x, y):
         x, y = promote(x, y, name=name)
         return prim_fn(x, y)
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Elementwise {name} with broadcasting.\n\n    >>> xnp.{name}(xnp.ones(3), 2.0)"
     return f
 
@@ -32,7 +32,7 @@ def _binary_float(prim_fn, name):
     def f(x, y):
         x, y = promote(x, y, name=name, inexact=True)
         return prim_fn(x, y)
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     return f
 
 
@@ -54,7 +54,7 @@ def _rounding(prim_fn, name):
     def f(x):
         x = asarray_operand(x)
         return x if aval(x).dtype.kind in "biu" else prim_fn(x)   # integers are already whole
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = (f"Elementwise {name}; integer inputs are returned unchanged.\n\n"
                  f"    >>> xnp.{name}(1.5)")
     return f
@@ -200,7 +200,7 @@ def _logical(fn, name):
     def f(x, y):
         x, y = promote(convert(x, np.bool_), convert(y, np.bool_), name=name)
         return fn(x, y)
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     return f
 
 

@@ -72,7 +72,7 @@ def _def(name, ufunc, monoid, kinds="biufc"):
 def _bind(p):
     def f(x, axis=0, reverse=False):
         return p.bind(x, axis=int(axis), reverse=bool(reverse))
-    f.__name__ = p.name
+    f.__name__ = f.__qualname__ = p.name
     return f
 
 

@@ -76,14 +76,17 @@ def _one_result(impl):
 
 
 def _bind1(p):
-    return lambda x: p.bind(x)
+    def f(x):
+        return p.bind(x)
+    f.__name__ = f.__qualname__ = p.name
+    return f
 
 
 def _bind2(p):
     def f(x, y):
         x, y = _like(x, y), _like(y, x)
         return p.bind(x, y)
-    f.__name__ = p.name
+    f.__name__ = f.__qualname__ = p.name
     return f
 
 
