@@ -91,7 +91,7 @@ def _split_nd(name, axis, min_nd):
             raise ValueError(f"{name} only works on arrays of {min_nd} or more dimensions")
         ax = 0 if (name == "hsplit" and aval(ary).ndim == 1) else axis
         return man.split(ary, indices_or_sections, ax)
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     return f
 
 
@@ -104,7 +104,7 @@ def _atleast(fn):
     def f(*arys):
         out = [fn(asarray_operand(a)) for a in arys]
         return out[0] if len(out) == 1 else out
-    f.__name__ = fn.__name__
+    f.__name__ = f.__qualname__ = fn.__name__
     f.__doc__ = fn.__doc__
     return f
 
