@@ -209,7 +209,7 @@ def test_float16_division_is_correctly_rounded():
 def test_float16_rounding_of_the_compiled_tier_is_numpy_s():
     """The compiled tier's float32 -> float16 rounding (xforms/kernels/cpu/float16.py), over normal,
     subnormal, overflowing and special values, equals NumPy's astype bit for bit."""
-    from xforms.primitives.bitwise import round_to_float16_p
+    from xforms.primitives.bits.shifts import round_to_float16_p
     rng = np.random.RandomState(0)
     x = np.concatenate([rng.randn(500).astype(np.float32) * s for s in
                         (1e-8, 1e-6, 1e-4, 1.0, 100.0, 7e4)]

@@ -29,8 +29,7 @@ from ..primitives.elementwise import stop_gradient  # noqa: F401  (lax.stop_grad
 from ..primitives.elementwise import conj as _conj
 from ..primitives.elementwise import and_ as bitwise_and, not_ as bitwise_not, \
     or_ as bitwise_or, xor as bitwise_xor
-from ..primitives.bitwise import (shift_left, shift_right_arithmetic,  # noqa: F401
-                                  shift_right_logical)
+from ..primitives.bits.shifts import shift_left, shift_right_arithmetic, shift_right_logical
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice
 from ..primitives.control.loops import for_loop_p, while_p
 from ..primitives.reductions import (argmax, argmin, reduce_and, reduce_max, reduce_min,

@@ -8,9 +8,9 @@ import numpy as np
 
 from ..core.avals import canonicalize_dtype
 from ..numpy.bitwise_ops import bitwise_count as _bitwise_count
-from ..primitives import bitwise as bw
+from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
-from ..primitives import float_bits as fb
+from ..primitives.bits import float_bits as fb
 from ..primitives import structural as st
 
 from .helpers import _UNSIGNED, _aval, _axis, _full_like, slice_in_dim

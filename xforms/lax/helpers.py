@@ -5,7 +5,7 @@ bits.py, the special functions in special.py, associative_scan and reduce in sca
 
 Almost all are compositions of primitives that already have jvp, transpose and vmap rules,
 so they differentiate and batch without rules of their own (nextafter and
-bitcast_convert_type are primitives: xforms/primitives/float_bits.py).
+bitcast_convert_type are primitives: xforms/primitives/bits/float_bits.py).
 
     >>> lax.collapse(xnp.zeros((2, 3, 4)), 1).shape        # (2, 12)
 """

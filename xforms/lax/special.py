@@ -1,6 +1,6 @@
 """The special functions under their `jax.lax` names (lgamma, digamma, erf, igamma,
 betainc, bessel_i0e, zeta, polygamma, nextafter, random_gamma_grad, ...): float operands
-checked by name, then the primitives of xforms/primitives/special.py.
+checked by name, then the primitives of xforms/primitives/special/functions.py.
 
     >>> lax.erf(xnp.array([0.0, 1.0]))        # [0., 0.8427...]
 """
@@ -8,8 +8,8 @@ checked by name, then the primitives of xforms/primitives/special.py.
 import numpy as np
 
 from ..primitives import elementwise as ew
-from ..primitives import float_bits as fb
-from ..primitives import special as ps
+from ..primitives.bits import float_bits as fb
+from ..primitives.special import functions as ps
 
 from .helpers import _aval
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..primitives import elementwise as ew
-from ..primitives import special
+from ..primitives.special import functions as special
 from ._util import aval, asarray_operand, convert, float_of, promote
 
 
@@ -280,7 +280,7 @@ def logaddexp(x, y):
     if aval(x).dtype.kind == "c":
         raise TypeError("logaddexp: complex inputs are not supported; use "
                         "xnp.log(xnp.exp(x) + xnp.exp(y))")
-    # one primitive (xforms/primitives/special.py) for JAX's derivative rule: d/dx = exp(x - out)
+    # one primitive (xforms/primitives/special/functions.py) for JAX's derivative rule: d/dx = exp(x - out)
     # (1/2, then 1/4 at a tie) and finite where an operand is +inf
     return special.logaddexp(x, y)
 

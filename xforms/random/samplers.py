@@ -10,7 +10,7 @@ from .. import lax
 from .. import numpy as xnp
 from ..core.avals import canonicalize_dtype
 from ..numpy import _util
-from ..primitives import bitwise as bw
+from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
 from . import special
 from .keys import check_key

@@ -21,7 +21,7 @@ from .. import extend, lax
 from ..core.avals import ShapedArray
 from ..core.facts import declare
 from ..numpy import _util
-from ..primitives import bitwise as bw
+from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
 
 _U32 = np.dtype(np.uint32)

@@ -1,7 +1,7 @@
 """float16 on the compiled tier: Numba 0.68 has no float16 on the CPU (an njit function
 that reads, writes or allocates a float16 array raises NotImplementedError: float16), so a
 program with float16 values is compiled as float32 with every float16 result rounded to
-float16 (`round_to_float16`, xforms/primitives/bitwise.py), which is how XLA computes float16
+float16 (`round_to_float16`, xforms/primitives/bits/shifts.py), which is how XLA computes float16
 on CPUs; the executable converts float16 inputs to float32 and its outputs back, so callers
 see float16 and the same values as the fast tier (NumPy's float16 loops also compute in
 float32 and round each result).
@@ -15,7 +15,7 @@ from xforms.core import staging
 from xforms.errors import LoweringError
 from xforms.core.facts import VIEW
 from xforms.core.ir import ClosedJaxpr, Jaxpr, Literal
-from xforms.primitives.bitwise import round_to_float16_p
+from xforms.primitives.bits.shifts import round_to_float16_p
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
 

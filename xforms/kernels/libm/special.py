@@ -203,7 +203,7 @@ gammainc = _make_igamma(False)
 gammaincc = _make_igamma(True)
 gammainc.__name__, gammaincc.__name__ = "gammainc", "gammaincc"
 # dP/da: one scalar function, also the NumPy implementation of its primitive
-from xforms.primitives.igamma_grad import igamma_grad_a  # noqa: E402,F401
+from xforms.primitives.special.igamma_grad import igamma_grad_a  # noqa: E402,F401
 
 
 # ---- regularized incomplete beta -------------------------------------------------------------

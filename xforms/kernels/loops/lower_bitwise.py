@@ -1,4 +1,4 @@
-"""Scalar lowering of the bit shifts (xforms/primitives/bitwise.py) inside fused loops, for
+"""Scalar lowering of the bit shifts (xforms/primitives/bits/shifts.py) inside fused loops, for
 Numba on the CPU and numba-cuda alike.  Shifts happen on the unsigned reading of the operand
 (Numba computes uint32 in uint64; the cast back truncates, so words wrap as in XLA); a count
 of at least the bit width gives 0 (arithmetic shift: the sign fill), never LLVM's poison.

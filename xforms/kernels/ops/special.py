@@ -1,4 +1,4 @@
-"""Compiled implementations of the special-function primitives (xforms/primitives/special.py):
+"""Compiled implementations of the special-function primitives (xforms/primitives/special/functions.py):
 each gets its xforms/kernels/libm/special.py (or bessel_math.py) scalar function as an elementwise Numba implementation,
 the mechanism of xforms/kernels/user_prims.py, so the CPU fuses it into loops (an `njit` function
 LLVM inlines) and CUDA calls it as an inlined device function, with no per-primitive tables.
@@ -7,7 +7,7 @@ LLVM inlines) and CUDA calls it as an inlined device function, with no per-primi
     b[j] = np.float64(impl_lgamma(a[j]))
 """
 from xforms.extend import NumbaImpl, numba_impls
-from xforms.primitives.special import SCALAR_IMPLS
+from xforms.primitives.special.functions import SCALAR_IMPLS
 
 from ..libm import bessel as bessel_math, special as special_math
 

@@ -1,6 +1,6 @@
 """`xforms.scipy.special`: jax.scipy.special's functions (plus scipy's erfcinv).
 
-Primitives (xforms/primitives/special.py, compiled from xforms/kernels/libm/special.py on the CPU and
+Primitives (xforms/primitives/special/functions.py, compiled from xforms/kernels/libm/special.py on the CPU and
 on CUDA): gammaln, digamma, zeta, erf, erfc, erfinv, erfcinv, gammainc, gammaincc, betainc,
 i0e, i1e, bessel_jn, bessel_yn, bessel_iv, bessel_ive.  Everything else is composed from them and the elementwise primitives, so it fuses
 and differentiates like user code.  Arguments broadcast and promote as in JAX (integers

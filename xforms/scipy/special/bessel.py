@@ -6,7 +6,7 @@ import numpy as np
 
 from ... import numpy as xnp
 from ...numpy._util import returns_arrays
-from ...primitives import special as ps
+from ...primitives.special import functions as ps
 from ._util import _c, _floats
 
 

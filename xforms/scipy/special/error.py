@@ -8,7 +8,7 @@ import numpy as np
 from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import aval, returns_arrays
-from ...primitives import special as ps
+from ...primitives.special import functions as ps
 from ._util import _c, _floats
 
 

@@ -15,7 +15,7 @@ on the CPU, an inlined device function on CUDA.  `SCALAR_IMPLS` names it per pri
 
 Derivatives with respect to shape parameters: igamma's and igammac's a through the
 `igamma_grad_a` primitive (as JAX; its own a-derivative raises, as JAX's does; the scalar code
-is xforms/primitives/igamma_grad.py); zeta's s and betainc's a and b raise NotImplementedError, as in JAX.
+is xforms/primitives/special/igamma_grad.py); zeta's s and betainc's a and b raise NotImplementedError, as in JAX.
 
     >>> lgamma(np.array([0.5, 3.0]))          # [log(sqrt(pi)), log(2)]
 """
@@ -25,10 +25,10 @@ import numpy as np
 
 from .igamma_grad import igamma_grad_a as _igamma_grad_a_scalar
 
-from ..core.facts import math_names
-from ..transforms.jvp import defjvp
-from . import elementwise as ew
-from .elementwise import _def
+from ...core.facts import math_names
+from ...transforms.jvp import defjvp
+from .. import elementwise as ew
+from ..elementwise import _def
 
 _real = lambda dt: dt.kind == "f"
 SCALAR_IMPLS = {}            # primitive -> name of its scalar function in kernels/special_math

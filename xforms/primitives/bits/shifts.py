@@ -8,12 +8,12 @@ hash (Threefry-2x32, `xforms.random`) rotates uint32 words with the shifts.
 """
 import numpy as np
 
-from ..core.trace import abstract_eval_rules, impl_rules
-from ..core.facts import ELEMENTWISE, declare
-from ..transforms.jvp import defjvp
-from ..transforms.vmap import defbroadcasting, defvectorized
-from ..core.registry import exempt, primitive
-from .elementwise import _bind2, _elementwise_aval
+from ...core.trace import abstract_eval_rules, impl_rules
+from ...core.facts import ELEMENTWISE, declare
+from ...transforms.jvp import defjvp
+from ...transforms.vmap import defbroadcasting, defvectorized
+from ...core.registry import exempt, primitive
+from ..elementwise import _bind2, _elementwise_aval
 
 _intlike = lambda dt: dt.kind in "iu"
 

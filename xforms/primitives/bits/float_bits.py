@@ -11,12 +11,12 @@ bitcast_convert_type(x; new_dtype) -> x's bits read as new_dtype (integer and fl
 """
 import numpy as np
 
-from ..core.avals import ShapedArray
-from ..core.trace import abstract_eval_rules
-from ..core.facts import math_names
-from ..core.registry import exempt
-from ..transforms.jvp import defjvp, defjvp_zero
-from .elementwise import _def, _like
+from ...core.avals import ShapedArray
+from ...core.trace import abstract_eval_rules
+from ...core.facts import math_names
+from ...core.registry import exempt
+from ...transforms.jvp import defjvp, defjvp_zero
+from ..elementwise import _def, _like
 
 def _numpy_nextafter(x1, x2):
     with np.errstate(over="ignore"):          # max -> inf is the answer, not an error
