@@ -359,6 +359,40 @@ def test_python_ints_beyond_int64_overflow(make):
         make()
 
 
+@pytest.mark.parametrize("make, want, dtype", [
+    # jax: a Python int with an explicit float/complex dtype converts straight into it,
+    # however large (jnp.asarray(2**70, jnp.float32) -> 1.1805916e+21)
+    (lambda: xnp.asarray(2 ** 70, dtype=np.float32), 2.0 ** 70, np.float32),
+    (lambda: xnp.array([2 ** 70, 1], dtype=np.float64), [2.0 ** 70, 1.0], np.float64),
+    (lambda: xnp.asarray(2 ** 70, dtype=np.complex64), 2.0 ** 70, np.complex64),
+    (lambda: xnp.float32(-2 ** 70), -2.0 ** 70, np.float32),
+    (lambda: xnp.asarray(2 ** 64 - 1, dtype=np.uint64), 2 ** 64 - 1, np.uint64),
+    (lambda: xnp.full(2, 2 ** 70, dtype=np.float64), [2.0 ** 70] * 2, np.float64),
+    (lambda: xnp.full(2, 300, dtype=np.uint8), [44, 44], np.uint8),    # jax: full wraps
+    # jax: [2**70, 1.5] is float64 (a float among the Python numbers)
+    (lambda: xnp.asarray([2 ** 70, 1.5]), [2.0 ** 70, 1.5], np.float64),
+    (lambda: xf.jit(lambda x: x + xnp.float32(2 ** 70), tiered=False)(np.zeros(2, np.float32)),
+     [2.0 ** 70] * 2, np.float32),
+])
+def test_python_ints_with_an_explicit_dtype_convert_into_it(make, want, dtype):
+    _same([make()], want, dtype)
+
+
+@pytest.mark.parametrize("make", [
+    # jax (NumPy's conversion): OverflowError "Python integer 300 out of bounds for uint8",
+    # where xforms wrapped silently to 44 (and 2**40 as int32 to 0)
+    lambda: xnp.asarray(300, dtype=np.uint8),
+    lambda: xnp.asarray([300, 1], dtype=np.uint8),
+    lambda: xnp.asarray(-1, dtype=np.uint32),
+    lambda: xnp.asarray(2 ** 40, dtype=np.int32),
+    lambda: xnp.uint8(300),
+    lambda: xnp.asarray(2 ** 70, dtype=np.int64),
+])
+def test_python_ints_out_of_an_explicit_int_dtype_overflow(make):
+    with pytest.raises(OverflowError):
+        make()
+
+
 def test_python_ints_at_the_int64_limits_are_accepted(tiers):
     _same(tiers(lambda x: x + (2 ** 63 - 1), np.zeros(2, np.int64)), [2 ** 63 - 1] * 2, np.int64)
     _same(tiers(lambda x: x + (-2 ** 63), np.zeros(2, np.int64)), [-2 ** 63] * 2, np.int64)
