@@ -422,6 +422,37 @@ def test_second_derivatives_outside_the_support_are_zero(tiers, law, method, sha
         np.testing.assert_allclose(r, [0.0, 0.0, at_one], rtol=1e-6)
 
 
+@pytest.mark.parametrize("law, shape, at_one", [
+    # jax.grad(stats.<law>.logcdf, argnums=1)(x, shape) at x = -1, 0, 1: nan, nan, at_one
+    # (log(cdf): d cdf/d shape / cdf = 0/0 off the support); d/dx stays 0 there
+    ("chi2", 3.0, -0.7398782044661709),
+    ("gamma", 2.0, -1.04524249727566),
+])
+def test_logcdf_shape_derivative_outside_the_support_is_nan(tiers, law, shape, at_one):
+    from xforms.scipy import stats
+    f = getattr(stats, law).logcdf
+    x = np.array([-1.0, 0.0, 1.0])
+    for r in tiers(xf.grad(lambda s, x: f(x, s).sum()), shape, x):
+        assert np.isnan(r)
+    for r in tiers(xf.vmap(xf.grad(f, argnums=1), in_axes=(0, None)), x, shape):
+        np.testing.assert_allclose(r, [np.nan, np.nan, at_one], rtol=1e-9)
+    for r in tiers(xf.vmap(xf.grad(f)), x, np.full(3, shape)):
+        assert np.all(r[:2] == 0)                       # jax: 0, 0 in x
+    _, tangent = xf.jvp(lambda s: f(x, s), (shape,), (1.0,))
+    np.testing.assert_allclose(tangent, [np.nan, np.nan, at_one], rtol=1e-9)
+
+
+def test_truncnorm_derivatives_below_and_above_the_bounds(tiers):
+    from xforms.scipy.stats import truncnorm
+    # jax.grad of truncnorm.logcdf / cdf in (x, a, b, loc, scale) at x = -2 (a = -1, b = 1):
+    # all 0 (xforms gave NaN in every one: log of the empty mass between a and a)
+    for f in (truncnorm.logcdf, truncnorm.cdf, truncnorm.logsf, truncnorm.sf):
+        g = xf.grad(lambda x, a, b, l, s: f(x, a, b, l, s).sum(), argnums=(0, 1, 2, 3, 4))
+        for x in (-2.0, 2.0):
+            for r in tiers(g, x, -1.0, 1.0, 0.0, 1.0):
+                np.testing.assert_array_equal(np.asarray(r, float), 0.0)
+
+
 def test_float_floor_division_as_divmod(tiers):
     x = np.array([1.0, 0.7, -1.0, 5.0, -7.5, 7.5, 1.0, -1.0])
     y = np.array([0.1, 0.1, 0.1, np.inf, 2.0, -2.0, 0.0, 0.0])
