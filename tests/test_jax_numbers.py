@@ -460,3 +460,27 @@ def test_float_floor_division_as_divmod(tiers):
     want = [9.0, 6.0, -10.0, 0.0, -4.0, -4.0, np.inf, -np.inf]
     _same(tiers(xnp.floor_divide, x, y), want, np.float64)
     _same(tiers(lambda a, b: a // b, x, y), want, np.float64)
+
+
+# ---- found by tools/jax_sweep.py ---------------------------------------------------------------
+@pytest.mark.parametrize("name, want", [
+    # jax.nn.<name>([nan, -inf, -1, 0, 2, inf]) (xforms sent NaN to 0: x > 0 was the test)
+    ("relu", [np.nan, 0.0, 0.0, 0.0, 2.0, np.inf]),
+    ("relu6", [np.nan, 0.0, 0.0, 0.0, 2.0, 6.0]),
+    ("hard_sigmoid", [np.nan, 0.0, 1 / 3, 0.5, 5 / 6, 1.0]),
+])
+def test_relu_family_keeps_nan(tiers, name, want):
+    f = getattr(xf.nn, name)
+    x = np.array([np.nan, -np.inf, -1.0, 0.0, 2.0, np.inf])
+    for r in tiers(f, x):
+        np.testing.assert_allclose(r, want, rtol=1e-15)
+    for r in tiers(f, x.astype(np.float32)):
+        assert r.dtype == np.float32
+
+
+def test_relu_kinks_and_bool(tiers):
+    # jax: vmap(grad(relu))([0, 1, -1]) = [0, 1, 0]; vmap(grad(relu6))([0, 6, 3]) = [0, 0, 1];
+    # relu([True, False]) = [1, 0] int64 (maximum(x, 0) with a weak int)
+    _same(tiers(xf.vmap(xf.grad(xf.nn.relu)), np.array([0.0, 1.0, -1.0])), [0.0, 1.0, 0.0])
+    _same(tiers(xf.vmap(xf.grad(xf.nn.relu6)), np.array([0.0, 6.0, 3.0])), [0.0, 0.0, 1.0])
+    _same(tiers(xf.nn.relu, np.array([True, False])), [1, 0], np.int64)

@@ -26,10 +26,11 @@ def tanh(x):
 
 
 def relu6(x):
-    """min(max(x, 0), 6); the derivative is 0 at 0 and at 6 (as JAX's custom jvp)."""
+    """min(max(x, 0), 6); the derivative is 0 at 0 and at 6 (as JAX's custom jvp); NaN
+    stays NaN (the conditions are the ones NaN fails)."""
     x = xnp.asarray(x)
-    inner = xnp.where(x > 0, x, xnp.zeros_like(x))
-    return xnp.where(inner < 6, inner, 6.0)
+    inner = xnp.where(x <= 0, xnp.zeros_like(x), x)
+    return xnp.where(inner >= 6, 6.0, inner)
 
 
 def hard_sigmoid(x):

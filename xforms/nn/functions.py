@@ -14,9 +14,10 @@ from ..primitives import elementwise as ew
 
 
 def relu(x):
-    """max(x, 0); integer inputs stay integers.  The derivative at 0 is 0, as in JAX."""
+    """max(x, 0): NaN stays NaN, integer inputs stay integers (bool becomes int64, as
+    JAX's maximum(x, 0)).  The derivative at 0 is 0, as in JAX."""
     x = xnp.asarray(x) if not hasattr(x, "dtype") else x
-    return xnp.where(x > 0, x, xnp.zeros_like(x))
+    return xnp.where(x <= 0, 0, x)         # (x > 0 would send NaN to 0)
 
 
 def sigmoid(x):
