@@ -484,3 +484,29 @@ def test_relu_kinks_and_bool(tiers):
     _same(tiers(xf.vmap(xf.grad(xf.nn.relu)), np.array([0.0, 1.0, -1.0])), [0.0, 1.0, 0.0])
     _same(tiers(xf.vmap(xf.grad(xf.nn.relu6)), np.array([0.0, 6.0, 3.0])), [0.0, 0.0, 1.0])
     _same(tiers(xf.nn.relu, np.array([True, False])), [1, 0], np.int64)
+
+
+@pytest.mark.parametrize("name, int32_dtype, bool_dtype, at_ints", [
+    # jax.nn.<name>(int32 [-2, 0, 3]) and (bool [True, False]): the dtypes JAX's definitions
+    # give (a weak Python float makes int32 float64; jnp.logaddexp(x, 0) keeps int32's
+    # float32); xforms made every integer input float32 (logmeanexp: float64)
+    ("elu", np.float64, np.float64, [-0.8646647167633873, 0.0, 3.0]),
+    ("celu", np.float64, np.float64, [-0.8646647167633873, 0.0, 3.0]),
+    ("selu", np.float64, np.float64, [-1.520166468595695, 0.0, 3.1521029620664414]),
+    ("leaky_relu", np.float64, np.float64, [-0.02, 0.0, 3.0]),
+    ("hard_tanh", np.int32, np.int64, [-1, 0, 1]),
+    ("sparse_plus", np.float64, np.float64, [0.0, 0.25, 3.0]),
+    ("sparse_sigmoid", np.float64, np.float64, [0.0, 0.5, 1.0]),
+    ("soft_sign", np.float32, np.float64, [-0.6666666865348816, 0.0, 0.75]),
+    ("softplus", np.float32, np.float64, [0.12692800164222717, 0.6931471824645996,
+                                          3.0485873222351074]),
+    ("mish", np.float32, np.float64, [-0.2525014579296112, 0.0, 2.9865355491638184]),
+    ("logmeanexp", np.float32, np.float32, 1.9563729763031006),
+])
+def test_nn_dtypes_of_integer_and_bool_inputs(tiers, name, int32_dtype, bool_dtype, at_ints):
+    f = getattr(xf.nn, name)
+    for r in tiers(f, np.array([-2, 0, 3], np.int32)):
+        assert r.dtype == int32_dtype
+        np.testing.assert_allclose(r, at_ints, rtol=1e-6)
+    for r in tiers(f, np.array([True, False])):
+        assert r.dtype == bool_dtype

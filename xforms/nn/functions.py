@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import numpy as xnp
-from ..numpy._util import float_of
+from ..numpy._util import float_of, promote
 from ..primitives import elementwise as ew
 
 
@@ -26,8 +26,9 @@ def sigmoid(x):
 
 def softplus(x):
     """log(1 + exp(x)), as two smooth branches (each fed only its own side's inputs, so no
-    overflow reaches a gradient); exact second derivative 1/4 at 0, as in JAX."""
-    x = float_of(x)
+    overflow reaches a gradient); exact second derivative 1/4 at 0, as in JAX.  Its dtype
+    is jax's logaddexp(x, 0)'s (a bool meets a weak int: int64, so float64)."""
+    x = float_of(promote(x, 0)[0])
     pos = x > 0
     xp, xn = xnp.where(pos, x, 0.0), xnp.where(pos, 0.0, x)
     return xnp.where(pos, xp + xnp.log1p(xnp.exp(-xp)), xnp.log1p(xnp.exp(xn)))
