@@ -510,3 +510,50 @@ def test_nn_dtypes_of_integer_and_bool_inputs(tiers, name, int32_dtype, bool_dty
         np.testing.assert_allclose(r, at_ints, rtol=1e-6)
     for r in tiers(f, np.array([True, False])):
         assert r.dtype == bool_dtype
+
+
+def test_complex_places_infinite_parts(tiers):
+    # jax: lax.complex([-inf, 1, nan], [-inf, inf, 2]) = [-inf-infj, 1+infj, nan+2j]
+    # (the fast tier computed x + 1j * y: nan-infj first, as the compiled tier did not)
+    a, b = np.array([-np.inf, 1.0, np.nan]), np.array([-np.inf, np.inf, 2.0])
+    for r in tiers(lax.complex, a, b):
+        np.testing.assert_array_equal(r.real, [-np.inf, 1.0, np.nan])
+        np.testing.assert_array_equal(r.imag, [-np.inf, np.inf, 2.0])
+    for r in tiers(lax.complex, a.astype(np.float32), b.astype(np.float32)):
+        assert r.dtype == np.complex64
+
+
+def test_lgamma_at_minus_inf_and_heaviside_of_nan(tiers):
+    from xforms.scipy import special
+    # jax: lax.lgamma([-inf, -1, 0]) = [inf, inf, inf] (scipy's gammaln(-inf) is -inf, which
+    # the fast tier gave while the compiled one, libm's, gave inf)
+    for f in (lax.lgamma, special.gammaln):
+        _same(tiers(f, np.array([-np.inf, -1.0, 0.0])), [np.inf] * 3, np.float64)
+    # jax: jnp.heaviside([nan, -1, 0, 2], 0.5) = [nan, 0, 0.5, 1] (xforms gave 0.5 at NaN)
+    _same(tiers(xnp.heaviside, np.array([np.nan, -1.0, 0.0, 2.0]), 0.5), [np.nan, 0.0, 0.5, 1.0])
+
+
+def test_special_functions_at_poles_signed_zeros_and_nan(tiers):
+    from xforms.scipy import special
+    x = np.array([0.0, -0.0, -1.5, -2.0, np.nan, np.inf, -np.inf, 0.5])
+    nan, inf = np.nan, np.inf
+    # jax.scipy.special.<name>(x), jax 0.10.2; xforms gave gammasgn(nan) = -1, gammasgn(0) =
+    # nan (so gamma(0) = nan), loggamma = gammaln (log|Gamma|, finite for x < 0), entr(nan)
+    # = -inf, digamma(0) = -inf (scipy's)
+    want = {
+        "gammasgn": [1.0, -1.0, 1.0, nan, nan, 1.0, nan, 1.0],
+        "gamma": [inf, -inf, 2.3632718012073535, nan, nan, inf, nan, 1.7724538509055165],
+        "loggamma": [nan, nan, nan, nan, nan, inf, nan, 0.5723649429247004],
+        "entr": [-0.0, -0.0, -inf, -inf, nan, -inf, -inf, 0.34657359027997264],
+        "digamma": [nan, nan, 0.703156640645244, nan, nan, inf, nan, -1.9635100260214255],
+    }
+    for name, w in want.items():
+        for r in tiers(getattr(special, name), x):
+            np.testing.assert_allclose(r, w, rtol=1e-12, err_msg=name)
+    # jax: kl_div([nan, -inf, 0, 2], [0, -inf, 3, 1]) = [nan, nan, 3, 0.386...] (xforms: inf)
+    for r in tiers(special.kl_div, np.array([nan, -inf, 0.0, 2.0]), np.array([0.0, -inf, 3.0, 1.0])):
+        np.testing.assert_allclose(r, [nan, nan, 3.0, 0.3862943611198906], rtol=1e-12)
+    _same(tiers(special.beta, np.array([0.0]), np.array([1.0])), [inf])
+    # jax: lax.polygamma([1, -1, 0.5, 0], [1, 1, 1, 0]) = [pi^2/6, nan, nan, nan]
+    for r in tiers(lax.polygamma, np.array([1.0, -1.0, 0.5, 0.0]), np.array([1.0, 1.0, 1.0, 0.0])):
+        np.testing.assert_allclose(r, [1.6449340668482264, nan, nan, nan], rtol=1e-12)

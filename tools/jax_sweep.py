@@ -12,7 +12,8 @@ takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fas
 Needs jax installed (not a CI dependency: run by hand; the regression tests of what it found
 carry JAX's values as literals).  A case counts as
 
-    same        both return, same dtype, shape and values (to the dtype's rounding)
+    same        both return, same dtype, shape and values (to the dtype's rounding); a
+                jitted xforms call may instead match jax.jit's answer
     both raise  jax and xforms refuse the input (nothing to compare)
     DIFF        a different value, dtype or shape: a silent wrong number, to be fixed or
                 allow-listed below with a reason
@@ -140,7 +141,8 @@ def compare(want, got):
             return f"dtype {g.dtype}, jax {w.dtype}"
         if w.dtype.kind in "fc":
             rtol = 2e-5 if w.dtype in (np.float32, np.complex64) else 1e-9
-            tiny = np.finfo(w.dtype).tiny * 1e3
+            tiny = 16 * np.finfo(w.dtype).eps     # near a zero of the function, an
+            # absolute error of a few ulps of 1 (jax's float32 gammaln(1) is 4.8e-7)
             if not np.allclose(g, w, rtol=rtol, atol=tiny, equal_nan=True):
                 bad = ~np.isclose(g, w, rtol=rtol, atol=tiny, equal_nan=True)
                 return f"values {g[bad][:3]}, jax {w[bad][:3]}"
@@ -192,6 +194,14 @@ def sweep(args):
                             x = call(wrap(lambda *a, f=getattr(xmod, name): f(*a, **kw)),
                                      operands, {})
                             kind, what = classify(j, x)
+                            if kind == "DIFF" and label != "eager":
+                                # jax itself differs under jit at some edges (jnp.int32 of
+                                # a NumPy array is NumPy's cast eagerly, XLA's convert under
+                                # jit): a jitted xforms call answers to jax.jit
+                                jj = call(jax.jit(lambda *a, f=getattr(jmod, name):
+                                                  f(*a, **kw)), operands, {})
+                                if classify(jj, x)[0] == "same":
+                                    kind = "same"
                             counts[kind] += 1
                             allowed = (ALLOWED.get((mod_key, name, dt))
                                        or ALLOWED.get((mod_key, name)))

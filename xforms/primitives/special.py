@@ -91,8 +91,19 @@ def _no_grad(prim, arg):
 
 
 # ---- gamma family ----------------------------------------------------------------------------
-lgamma_p = _prim("lgamma", "gammaln", math="lgamma")
-digamma_p = _prim("digamma", "psi")
+def _lgamma(x):
+    """scipy's gammaln, but inf at -inf as JAX's and libm's lgamma (the compiled tier's)
+    give: scipy's -inf there made the two tiers disagree."""
+    return np.where(np.isneginf(x), np.inf, _ufunc("gammaln")(x))
+
+
+lgamma_p = _prim("lgamma", _lgamma, math="lgamma")
+def _digamma(x):
+    """scipy's psi, but NaN at 0 as at the other poles (JAX's; scipy gives -inf there)."""
+    return np.where(x == 0, np.nan, _ufunc("psi")(x))
+
+
+digamma_p = _prim("digamma", _digamma)
 zeta_p = _prim("zeta", "zeta", 2)
 
 
