@@ -557,3 +557,20 @@ def test_special_functions_at_poles_signed_zeros_and_nan(tiers):
     # jax: lax.polygamma([1, -1, 0.5, 0], [1, 1, 1, 0]) = [pi^2/6, nan, nan, nan]
     for r in tiers(lax.polygamma, np.array([1.0, -1.0, 0.5, 0.0]), np.array([1.0, 1.0, 1.0, 0.0])):
         np.testing.assert_allclose(r, [1.6449340668482264, nan, nan, nan], rtol=1e-12)
+
+
+def test_cumulative_sum_vecdot_dtypes_and_take_of_bool_indices(tiers):
+    i = np.array([0, -3, 2], np.int32)
+    # jax: cumulative_sum widens as sum does (int32 -> int64, uint8 -> uint64), cumsum and
+    # cumulative_prod keep int32; xforms kept int32 in cumulative_sum
+    _same(tiers(xnp.cumulative_sum, i), [0, -3, -1], np.int64)
+    _same(tiers(xnp.cumulative_sum, i.astype(np.uint8)), [0, 253, 255], np.uint64)
+    _same(tiers(xnp.cumulative_prod, i), [0, 0, 0], np.int32)
+    # jax: vecdot(int32, int32) is int32 (a dot product), xforms summed into int64
+    _same(tiers(xnp.vecdot, i, i), 13, np.int32)
+    _same(tiers(xnp.linalg.vecdot, i, i), 13, np.int32)
+    # jax: take(x, [True, False, True]) reads indices 1, 0, 1 (xforms used them as a mask)
+    _same(tiers(lambda a, b: xnp.take(a, b), np.arange(7.0), np.array([True, False, True])),
+          [1.0, 0.0, 1.0])
+    _same(tiers(lambda a, b: xnp.take(a, b, axis=0), np.arange(4.0).reshape(2, 2),
+                np.array([True, False])), [[2.0, 3.0], [0.0, 1.0]])
