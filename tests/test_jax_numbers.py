@@ -574,3 +574,16 @@ def test_cumulative_sum_vecdot_dtypes_and_take_of_bool_indices(tiers):
           [1.0, 0.0, 1.0])
     _same(tiers(lambda a, b: xnp.take(a, b, axis=0), np.arange(4.0).reshape(2, 2),
                 np.array([True, False])), [[2.0, 3.0], [0.0, 1.0]])
+
+
+def test_polynomial_and_unravel_index_dtypes(tiers):
+    p = np.array([3, 2, 1], np.int32)
+    # jax: polyder(int32) = [6, 2] float32 (xforms: int64), polyint(float32) = [1, 1, 1, 0]
+    # float32 (xforms: float64), unravel_index(int32 [1, -1, 9], (2, 3)) = ([0, 1, 1],
+    # [1, 2, 2]) int32 (xforms: int64)
+    _same(tiers(xnp.polyder, p), [6.0, 2.0], np.float32)
+    _same(tiers(xnp.polyint, p.astype(np.float32)), [1.0, 1.0, 1.0, 0.0], np.float32)
+    rows = tiers(lambda i: xnp.unravel_index(i, (2, 3))[0], np.array([1, -1, 9], np.int32))
+    cols = tiers(lambda i: xnp.unravel_index(i, (2, 3))[1], np.array([1, -1, 9], np.int32))
+    _same(rows, [0, 1, 1], np.int32)
+    _same(cols, [1, 2, 2], np.int32)
