@@ -587,3 +587,13 @@ def test_polynomial_and_unravel_index_dtypes(tiers):
     cols = tiers(lambda i: xnp.unravel_index(i, (2, 3))[1], np.array([1, -1, 9], np.int32))
     _same(rows, [0, 1, 1], np.int32)
     _same(cols, [1, 2, 2], np.int32)
+
+
+def test_zeta_and_igamma_nan_edges_agree_on_both_tiers(tiers):
+    # jax: lax.zeta([nan, 2], [0, 0]) = [nan, inf]; lax.igamma/igammac(inf, 3) = nan (the
+    # fast tier had scipy's inf, 0 and 1 while the compiled tier gave jax's)
+    for r in tiers(lax.zeta, np.array([np.nan, 2.0]), np.array([0.0, 0.0])):
+        np.testing.assert_array_equal(r, [np.nan, np.inf])
+    for f in (lax.igamma, lax.igammac):
+        for r in tiers(f, np.array([np.inf, 2.0]), np.array([3.0, 0.0])):
+            np.testing.assert_array_equal(r, [np.nan, 0.0 if f is lax.igamma else 1.0])
