@@ -56,6 +56,11 @@ SKIP = {"numpy": {"save", "load", "savez", "printoptions", "set_printoptions", "
 
 # (module, name) or (module, name, dtype) -> why the difference is intended.
 ALLOWED = {
+    ("lax", "Precision"): "an enum, not a number: xforms' and jax's are different classes",
+    ("lax", "select", "int32"): "jax reads an int predicate as select_n's case index; the "
+                                "sweep's -3 is out of range, undefined there",
+    ("numpy", "roots", "bool"): "a double root (-1): jax's companion-matrix eigenvalues split "
+                                "it by sqrt(eps) (-0.9999997 +- 3e-4j); xforms' is exact",
 }
 
 SEC = 60          # per call, seconds (a hang is reported as an error, not waited for)

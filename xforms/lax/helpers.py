@@ -423,7 +423,7 @@ def polygamma(m, x):
     """The m-th derivative of digamma: psi(x) for m = 0, else
     (-1)^(m+1) m! zeta(m + 1, x); NaN for an m that is negative or not an integer (JAX's).
 
-        >>> lax.polygamma(np.array([1.0, -1.0, 0.5]), np.array([1.0, 1.0, 1.0]))  # [pi^2/6, nan, nan]
+        >>> lax.polygamma(np.array([1.0, -1.0, 0.5]), np.ones(3))    # [pi^2/6, nan, nan]
     """
     m, x = _floats("polygamma", m, x)
     one = ew._like(1.0, x)
