@@ -1,4 +1,4 @@
-"""Measure kernels.vecmath against math.* and NumPy, and check vectorisation.
+"""Measure xforms.kernels.libm.vecmath against math.* and NumPy, and check vectorisation.
 
 Plain script (not a test):
 
@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from kernels import vecmath as vm
+from xforms.kernels.libm import vecmath as vm
 
 
 def _logistic_np(a, out):

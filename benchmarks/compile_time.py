@@ -30,7 +30,7 @@ batch 32, float32) -- the models of the ``compile`` workload -- each figure come
 fresh child process (``workloads/compile_child.py`` with ``"detail": true``):
 
 * cold: ``XFORMS_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` on an empty temporary directory, so
-  nothing compiled before is reused (the runtime helpers of ``kernels/cpu_runtime.py``
+  nothing compiled before is reused (the runtime helpers of ``xforms/kernels/runtime/cpu_runtime.py``
   are compiled too: what the very first program after installing pays);
 * new: ``XFORMS_CACHE_DIR`` empty but Numba's own cache left where it is, so the runtime
   helpers come from disk as they do once any program has run (after one warm-up

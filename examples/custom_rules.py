@@ -16,7 +16,7 @@ import numpy as np
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import extend
-from xforms.ad import vjp_jaxprs
+from xforms.transforms.ad import vjp_jaxprs
 
 
 # ---- 1. custom_jvp ----------------------------------------------------------------------------

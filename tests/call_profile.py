@@ -43,7 +43,7 @@ def profile(imported=False):
     w, x, y = rng.normal(size=(3, 2)), rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
     f = xf.jit(xf.grad(loss))
     if imported:
-        import kernels.cpu  # noqa: F401
+        import xforms.kernels.cpu.backend  # noqa: F401
     prof = cProfile.Profile()
     prof.enable()
     f(w, x, y)

@@ -2,8 +2,8 @@
 import numpy as np
 
 import xforms as xf
-from xforms import core
-from xforms.core import check_jaxpr
+from xforms.core import trace as core
+from xforms.core.trace import check_jaxpr
 from xforms.tree_util import tree_leaves, tree_map
 
 R = np.random.default_rng(0)

@@ -8,8 +8,8 @@ refactor of the emitters leaves the generated source byte-identical:
 Programs: the CUDA test matrix (tests/cuda/programs.py) and large-shape programs that take
 the CPU emitter's other paths (chunked and parallel loops, peeled stencils, staged sums,
 bounded-trig loops, array accumulators, arg reductions, symbolic sizes).  Nothing is
-compiled by Numba: the source is planned and emitted only (`kernels.cpu._prepare`,
-`kernels.cuda.backend.emit_program`), so a run takes seconds.
+compiled by Numba: the source is planned and emitted only (`xforms.kernels.cpu.backend._prepare`,
+`xforms.kernels.cuda.backend.emit_program`), so a run takes seconds.
 """
 import os
 import sys
@@ -68,7 +68,7 @@ def _large_programs():
 
 def cpu_source(f, args):
     import xforms as xf
-    from kernels import cpu
+    from xforms.kernels.cpu import backend as cpu
     jitted = xf.jit(f)
     closed = jitted._trace(args, {})[0]
     return cpu._prepare(closed, {}).source
@@ -76,8 +76,8 @@ def cpu_source(f, args):
 
 def cuda_source(f, args):
     import xforms as xf
-    from kernels.cuda import runtime as rt
-    from kernels.cuda.backend import emit_program
+    from xforms.kernels.cuda import runtime as rt
+    from xforms.kernels.cuda.backend import emit_program
     closed = xf.make_jaxpr(f)(*args)
     return emit_program(closed, rt.spec_for((8, 0), sms=132), "program").source
 

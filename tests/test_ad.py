@@ -350,14 +350,14 @@ def test_python_if_under_grad_specialises_per_value():
 def test_transformed_ir_derived_once_per_program(monkeypatch):
     """Without jit the user's function runs on every call (JAX's rule), but what a transform
     derives from its trace (linearize, transpose, jvp, ...) is cached by the traced program's
-    structure (xforms/intern.py): a repeated call traces only the user's code."""
+    structure (xforms/transforms/intern.py): a repeated call traces only the user's code."""
     n = [0]
     f = _counted(n, lambda x: xnp.sum(xnp.sin(x) ** 2))
     x = np.array([0.3, 0.4])
     g = xf.grad(f)
     g(x), g(x + 1.0)
     assert n[0] == 2
-    from xforms import core
+    from xforms.core import trace as core
     traces = [0]
     real = core.trace_to_jaxpr
 

@@ -10,7 +10,7 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms.core import Array
+from xforms.core.trace import Array
 
 f2 = lambda a, b: a + 2.0 * b
 

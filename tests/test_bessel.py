@@ -1,7 +1,7 @@
 """Bessel functions of xforms.scipy.special (jn j0 j1 yn y0 y1 iv ive bessel_jn) against
 scipy.special (float32/float64, eager and jit), JAX's bessel_jn (recorded values; live when
 jax is installed), derivatives to second order, vmap against a loop, jit against eager, and
-the scalar kernels' accuracy (kernels/bessel_math.py)."""
+the scalar kernels' accuracy (xforms/kernels/libm/bessel.py)."""
 import numpy as np
 import pytest
 import scipy.special as sp
@@ -9,7 +9,7 @@ import scipy.special as sp
 import xforms as xf
 import xforms.numpy as xnp
 import xforms.scipy.special as xsp
-from kernels import bessel_math as bm
+from xforms.kernels.libm import bessel as bm
 from xforms.test_util import check_grads
 
 RNG = np.random.default_rng(7)
@@ -157,7 +157,7 @@ def test_vmap_and_jit():
 
 
 def test_scalar_kernel_accuracy():
-    """The kernels' own bounds (the table in kernels/bessel_math.py)."""
+    """The kernels' own bounds (the table in xforms/kernels/libm/bessel.py)."""
     def err(ours, ref, a, x, env):
         got = np.array([ours(*v) for v in zip(a, x)])
         want = ref(a, x)

@@ -1,4 +1,4 @@
-"""Buffers kept across calls of a compiled CPU function (kernels/cpu_buffers.py): results are
+"""Buffers kept across calls of a compiled CPU function (xforms/kernels/cpu/buffers.py): results are
 unchanged, what a call returned is never overwritten by a later call, concurrent calls from
 two threads get their own buffers, the memory budget is honoured; and the keyword-argument
 fast call path."""
@@ -10,9 +10,9 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
-from xforms.core import Array
+from xforms.core.trace import Array
 
-from kernels import cpu_buffers
+from xforms.kernels.cpu import buffers as cpu_buffers
 
 
 def prog(x, w):
@@ -204,7 +204,7 @@ def test_keyword_arguments_take_the_fast_path():
 
 def momentum_epoch(params, vel, x, n):
     """A training epoch in a fori_loop: the optimizer state is the loop's carry and the
-    program's output (kernels/cpu_buffers.py POOLED_CARRY_MIN_BYTES)."""
+    program's output (xforms/kernels/cpu/buffers.py POOLED_CARRY_MIN_BYTES)."""
     def body(i, state):
         p, v = state
         g = xnp.tanh(x @ p) * (1.0 + i)

@@ -12,11 +12,11 @@ import textwrap
 import numpy as np
 import pytest
 
-from kernels.user_prims import NO_DISK_CACHE
+from xforms.kernels.user_prims import NO_DISK_CACHE
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
-from xforms.tiered import TieredExecutable
+from xforms.exec.tiered import TieredExecutable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # a kernel calling back into Python is compiled nogil; Numba says its objmode block is not

@@ -1,6 +1,6 @@
-"""Cholesky's derivative maps (xforms/primitives/linalg_cholesky_ad.py): cholesky_tangent and
+"""Cholesky's derivative maps (xforms/primitives/linalg/cholesky_ad.py): cholesky_tangent and
 cholesky_cotangent are each other's transposes, the cotangent's kernels (the CPU's blocked
-reverse Cholesky, kernels/linalg_runtime.py) agree with its composite definition across
+reverse Cholesky, xforms/kernels/runtime/linalg.py) agree with its composite definition across
 block boundaries and dtypes, derivatives through a Cholesky to second order, and the
 structure of `grad` of a Gaussian-process likelihood: one Cholesky and one reverse Cholesky,
 no other O(n^3) operation (no inverse through two triangular solves, no n x n products)."""
@@ -10,9 +10,9 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 import xforms.scipy.linalg as xsl
-from kernels import linalg_runtime
+from xforms.kernels.runtime import linalg as linalg_runtime
 from xforms import lax
-from xforms.primitives.linalg_cholesky_ad import (cholesky_cotangent, cholesky_tangent,
+from xforms.primitives.linalg.cholesky_ad import (cholesky_cotangent, cholesky_tangent,
                                                   cotangent_composite, tangent_composite)
 from xforms.test_util import check_grads
 

@@ -19,7 +19,7 @@ CHILD = textwrap.dedent("""
     f = xf.jit(lambda x: xnp.sin(x) * 2.0 + 1.0)
     x = np.arange(3.0)
     np.testing.assert_allclose(f(x), np.sin(x) * 2.0 + 1.0)
-    import kernels.cpu as cpu
+    import xforms.kernels.cpu.backend as cpu
     exe, = cpu._exes.values()
     st = exe.kernel.stats
     print("RESULT", sum(st.cache_hits.values()), sum(st.cache_misses.values()), exe.path)
@@ -94,7 +94,7 @@ SYNC_CHILD = textwrap.dedent("""
     g = xf.jit(lambda x: xnp.cos(x) * 3.0 - 1.0)
     g.lower(x).compile()
     np.testing.assert_allclose(g(x), np.cos(x) * 3.0 - 1.0)
-    import kernels.cpu as cpu
+    import xforms.kernels.cpu.backend as cpu
     print("PATHS", *sorted(e.path for e in cpu._exes.values()))
 """)
 
@@ -118,7 +118,7 @@ def _warnings(err):
 
 
 def test_untrusted_dir_modes(tmp_path):
-    from kernels.codecache import untrusted_dir
+    from xforms.kernels.build.codecache import untrusted_dir
     top = tmp_path / "top"
     own = top / "cache"
     own.mkdir(parents=True)
@@ -146,7 +146,7 @@ def test_untrusted_dir_modes(tmp_path):
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                     reason="chown to another user needs root")
 def test_untrusted_dir_owners(tmp_path):
-    from kernels.codecache import untrusted_dir
+    from xforms.kernels.build.codecache import untrusted_dir
     other = 4321
     own = tmp_path / "cache"
     own.mkdir()
@@ -377,7 +377,7 @@ def _no_space(*args, **kwargs):
 @pytest.fixture
 def fresh_codecache(monkeypatch, tmp_path):
     """codecache with no modules, warnings or broken folders yet, the cache in tmp_path."""
-    from kernels import codecache
+    from xforms.kernels.build import codecache
     monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("XFORMS_DISABLE_CACHE", raising=False)
     for name, value in (("_modules", {}), ("_broken", set()), ("_warned", set()),

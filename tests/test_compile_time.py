@@ -1,5 +1,5 @@
 """The compile-time measures of the CPU compiler keep results exact: Numba patches
-(kernels/numba_patches.py) agree with the Numba code they replace, the generated source's
+(xforms/kernels/numba_fixes/patches.py) agree with the Numba code they replace, the generated source's
 shape (counted `while` loops, module-level typed constants and math aliases) computes the
 same values in the same dtypes, and fusion's frontier-based merge check plans exactly as a
 full search would.  (Compile times themselves: benchmarks/compile_time.py.)"""
@@ -14,11 +14,11 @@ from numba.core.errors import TypingError
 from numba.core.registry import cpu_target
 from numba.core.types.functions import BaseFunction
 
-import kernels.fusion as fusion
+import xforms.kernels.plan.fusion as fusion
 import xforms as xf
 import xforms.numpy as xnp
-from kernels import numba_patches
-from kernels.codecache import load_module
+from xforms.kernels.numba_fixes import patches as numba_patches
+from xforms.kernels.build.codecache import load_module
 from xforms import nn
 
 

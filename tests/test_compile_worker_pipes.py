@@ -9,7 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPT = textwrap.dedent("""
     import gc, os, signal, threading, time
-    from xforms.compile_worker import WorkerClient, WorkerError
+    from xforms.exec.worker_client import WorkerClient, WorkerError
 
     def readers():
         return {t for t in threading.enumerate() if t.name == "xforms-compile-worker-reader"}

@@ -9,7 +9,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 from xforms.errors import BackendError, ConcretizationError
-from xforms.primitives import loops
+from xforms.primitives.control import loops
 from xforms.test_util import check_grads
 
 def run(mode, f, *args, **kw):
@@ -317,7 +317,7 @@ def test_scan_hoists_loop_invariant_residuals():
         return lax.scan(lambda c, x: (c * xnp.sin(w) + x * xnp.cos(w), None), 1.0, xs)[0]
     xs = np.arange(1.0, 6.0)
     check_grads(f, (0.3, xs), order=1)
-    from xforms.ad import linearize_jaxpr
+    from xforms.transforms.ad import linearize_jaxpr
     closed = xf.make_jaxpr(f)(0.3, xs)
     primal, _, _ = linearize_jaxpr(closed, [True, True], 1)
     scans = [e for e in primal.eqns if e.prim.name == "scan"]

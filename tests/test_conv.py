@@ -160,7 +160,7 @@ def test_jit_integer_and_float32():
                                     "small_groups", "small_features_major",
                                     "scatter_full_padding", "scatter_blocks"])
 def test_jit_each_cpu_method_matches_loop(method):
-    """kernels/conv_runtime.py picks a method from the sizes: a transposed im2col of runs
+    """xforms/kernels/runtime/conv.py picks a method from the sizes: a transposed im2col of runs
     (window x features <= 16), im2col blocks, transposed im2col (a weight gradient: the
     operand's batch axis contiguous and >= 8 long), col2im (lhs dilation); each against the
     loop."""

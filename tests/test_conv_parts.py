@@ -1,4 +1,4 @@
-"""kernels/conv_runtime.py splits a convolution's blocks over threads: each method gives
+"""xforms/kernels/runtime/conv.py splits a convolution's blocks over threads: each method gives
 bitwise the same result in 1, 2 or 3 parts, on one or on all of Numba's threads (its blocks
 are fixed by the sizes alone; the transposed method's per-block products are added in block
 order), and the values of the NumPy definition.  Shapes are just large enough for several
@@ -7,8 +7,8 @@ import numba
 import numpy as np
 import pytest
 
-from kernels import conv_runtime as cr
-from kernels.lower_conv import geometry, logical
+from xforms.kernels.runtime import conv as cr
+from xforms.kernels.ops.conv import geometry, logical
 from xforms.primitives.conv import _conv_impl
 
 # name: (lhs NCHW shape, rhs OIHW shape, padding, lhs dilation, groups, layouts, method)

@@ -52,7 +52,7 @@ def test_every_matrix_kernel_compiles_to_ptx():
 def test_cuda_without_a_gpu_raises_a_clear_error():
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         pytest.skip("this process runs on the simulator")
-    from kernels.cuda import cuda_available
+    from xforms.kernels.cuda import cuda_available
     if cuda_available():
         pytest.skip("a GPU is present")
     assert xf.default_backend() == "cpu" or os.environ.get("XFORMS_BACKEND")
@@ -78,7 +78,7 @@ def test_a_numpy_numba_cuda_does_not_support_gets_a_clear_error():
     # module is made to fail the same way, in a process of its own)
     code = ("import sys\n"
             "sys.modules['numba.cuda.np.arrayobj'] = None\n"
-            "import kernels.cuda as kc\n"
+            "import xforms.kernels.cuda as kc\n"
             "from xforms.errors import BackendError\n"
             "try:\n"
             "    kc._check_numpy_support()\n"

@@ -7,9 +7,9 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import extend
-from xforms.ad import vjp_jaxprs
+from xforms.transforms.ad import vjp_jaxprs
 from xforms.errors import BackendError, MissingRuleError
-from xforms.ir import ClosedJaxpr
+from xforms.core.ir import ClosedJaxpr
 from xforms.test_util import check_grads
 
 

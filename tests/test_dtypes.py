@@ -13,7 +13,8 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import core, nn
+from xforms.core import trace as core
+from xforms import nn
 
 KINDS = {"b": np.array([True, False]), "i4": np.array([1, 2], np.int32), "i8": np.array([3, 1]),
          "f4": np.array([0.5, 1.5], np.float32), "f8": np.array([0.25, 0.75]),

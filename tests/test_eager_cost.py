@@ -1,4 +1,4 @@
-"""The fast tier's cost model (xforms/eager_cost.py): which tier the first call of a program
+"""The fast tier's cost model (xforms/exec/eager_cost.py): which tier the first call of a program
 takes.  Issue #16/#20's cliff: the CNN's `jit(grad)` at batch 128 compiled synchronously on
 its first call (7-17 s) where batch 32 answered on the fast tier in 0.2 s, because every
 element of every equation was priced at ~50 ns (NumPy's elementwise ops take 1-5).  No
@@ -9,10 +9,12 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import eager_cost, lax, nn, random, tiered
+from xforms.exec import eager_cost
+from xforms import lax, nn, random
+from xforms.exec import tiered
 import xforms.scipy.linalg as xsl
 from benchmarks.workloads import cnn as cnn_workload
-from xforms.registry import lookup
+from xforms.core.registry import lookup
 
 def cnn_loss(p, x, y):
     """The benchmark suite's CNN (benchmarks/workloads/cnn.py): conv-relu-pool twice, dense."""
@@ -112,7 +114,7 @@ def test_contractions_count_multiply_adds():
 
 
 def test_sort_and_fft_priced_n_log_n_from_their_facts():
-    from xforms.facts import declare
+    from xforms.core.facts import declare
     srt = lambda n: eager_cost.work_ns(eqn_of(                     # noqa: E731
         lambda x: xnp.sort(x), big((n,)), prim="sort"))
     assert 1.8 < srt(4096) / srt(64) * 64 / 4096 < 2.2      # log2 4096 / log2 64 = 2

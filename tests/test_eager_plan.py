@@ -9,7 +9,8 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import core, lax
+from xforms.core import trace as core
+from xforms import lax
 from xforms.primitives.eager_plan import compile_body
 
 

@@ -1,4 +1,4 @@
-"""Buffer reuse in the eager plan (xforms/eager_reuse.py): ufuncs computed into dying
+"""Buffer reuse in the eager plan (xforms/core/eager_reuse.py): ufuncs computed into dying
 temporaries, dead buffers recycled, add(a, pad(y, 0)) folded.  Every case checks that the
 rewrite happened (so the test can fail), that the values equal an equation-by-equation
 evaluation through the impl rules, and that no input and no live view was overwritten."""
@@ -7,7 +7,8 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import core, lax
+from xforms.core import trace as core
+from xforms import lax
 
 N = 64          # 64 x 64 = 4096 elements: eager_reuse.MIN_SIZE
 

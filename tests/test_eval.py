@@ -4,12 +4,14 @@ import numpy as np
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import core, lax, memo
-from xforms.avals import ShapedArray
-from xforms.core import Array
-from xforms.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from xforms.primitives.control_flow import call
-from xforms.registry import lookup
+from xforms.core import trace as core
+from xforms import lax
+from xforms.core import memo
+from xforms.core.avals import ShapedArray
+from xforms.core.trace import Array
+from xforms.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from xforms.primitives.control.control_flow import call
+from xforms.core.registry import lookup
 
 F64 = ShapedArray((), np.dtype("float64"))
 

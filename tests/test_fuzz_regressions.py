@@ -47,7 +47,7 @@ def test_scan_inside_while_body_reading_an_outer_value():
     a value closed over from outside the loop: the tangent for_loop's body mixed the primal
     and tangent carries of the inner scan, and the for_loop transpose (plain path) transposed
     it as is: "scan transpose: the carry mixes linear and non-linear values".  Fixed in
-    xforms/primitives/loops.py `_plain_transpose` (partially evaluates the body first)."""
+    xforms/primitives/control/loops.py `_plain_transpose` (partially evaluates the body first)."""
     def f(x0):
         def body(c):
             t, a = c
@@ -67,7 +67,7 @@ def test_scan_inside_while_body_reading_an_outer_value():
 def test_concrete_array_indexed_by_a_traced_loop_index():
     """`xs[i]` with `xs` a concrete xforms Array closed over by a fori_loop/scan body and `i`
     the traced loop index raised ConcretizationError (NumPy's ndarray indexing asked for the
-    index's value).  Fixed in xforms/core.py `Array.__getitem__` (traced index -> gather)."""
+    index's value).  Fixed in xforms/core/trace.py `Array.__getitem__` (traced index -> gather)."""
     def f(x0, x1):
         def body(i, c):
             a, = c
@@ -110,7 +110,7 @@ def test_jit_of_grad_and_jvp_of_sigmoid_of_batched_matmul():
     """jit of (grad, jvp) of sigmoid(g @ h) failed in the fusion planner: "fusion produced a
     cyclic schedule".  `_can_merge` skipped groups whose first node came after the consumer
     group, but sibling-merged groups span index ranges, so a path back into the consumer
-    went unseen.  Fixed in kernels/fusion_groups.py `can_merge` (no such pruning)."""
+    went unseen.  Fixed in xforms/kernels/plan/groups.py `can_merge` (no such pruning)."""
     rng = np.random.default_rng(0)
     g, h = rng.standard_normal((1, 3, 1)), rng.standard_normal((1, 3))
     w = rng.standard_normal((1, 3, 3))
@@ -131,7 +131,7 @@ def test_jit_closing_over_a_read_only_eager_array():
     """A jitted function closing over an eager `xnp.expand_dims` result (a read-only NumPy
     view, C-contiguous with a zero stride) failed with Numba's "No matching definition for
     argument type(s) ..., readonly array(float64, 2d, C)": constants were passed as they
-    were while the kernel's signature says writeable.  Fixed in kernels/cpu.py
+    were while the kernel's signature says writeable.  Fixed in xforms/kernels/cpu/backend.py
     `_const_value` (copies read-only constants)."""
     x = xnp.expand_dims(xnp.asarray(np.array([0.3, 0.8])), -1)
     f = xf.jit(lambda a: a * x)
@@ -143,7 +143,7 @@ def test_jit_scan_over_a_matrix_carry_stacking_it():
     a fused loop nest over a rank-2 array: the scan's counter was named `i1`, as was the
     nest's second loop index, so `ys[i1] = ...` after the nest wrote the wrong row.  Found
     through an inner `xf.jit` in an eagerly run program.  Fixed in
-    kernels/emit_cpu_control.py (`_scan`, `_for_loop` name their counter `it<n>`)."""
+    xforms/kernels/cpu/control.py (`_scan`, `_for_loop` name their counter `it<n>`)."""
     def f(b):
         def step(v, x):
             v2 = v + x[0] * 0.5
@@ -186,7 +186,7 @@ def test_cuda_backend_error_names_the_compiler_import_failure(monkeypatch):
     monkeypatch.setattr(jit_module, "_backends",
                         {k: v for k, v in jit_module._backends.items() if k != "cuda"})
     monkeypatch.setattr(jit_module, "_import_error", [ImportError("no module named kernels.x")])
-    with pytest.raises(BackendError, match="kernels' failed to import .no module named kernels.x"):
+    with pytest.raises(BackendError, match="xforms.kernels' failed to import .no module named kernels.x"):
         xf.jit(lambda x: x * 2.0, backend="cuda")(1.0)
 
 

@@ -1,5 +1,5 @@
 """jit pauses CPython's cyclic collector while it traces and compiles a new signature
-(xforms/gc_pause.py) and always restores it: after the call, after an error, when nested or
+(xforms/exec/gc_pause.py) and always restores it: after the call, after an error, when nested or
 concurrent, and never turns on a collector the user turned off."""
 import gc
 import threading
@@ -9,7 +9,7 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import gc_pause
+from xforms.exec import gc_pause
 
 
 def _probe(seen):

@@ -1,5 +1,5 @@
 """Large arrays a compiled kernel allocates itself are advised onto transparent huge pages
-(kernels/hugepages.py), as NumPy's own large arrays are; the values never change."""
+(xforms/kernels/runtime/hugepages.py), as NumPy's own large arrays are; the values never change."""
 import sys
 
 import numba
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import xforms as xf
-from kernels import hugepages
+from xforms.kernels.runtime import hugepages
 from xforms import lax
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="MADV_HUGEPAGE is Linux's")

@@ -12,7 +12,8 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import core, lax
+from xforms.core import trace as core
+from xforms import lax
 from xforms.test_util import check_grads
 from xforms.tree_util import tree_leaves
 

@@ -1,12 +1,12 @@
-"""The one inliner (xforms/ir.py `inline`): a body copied with fresh variables, call-like
+"""The one inliner (xforms/core/ir.py `inline`): a body copied with fresh variables, call-like
 equations expanded recursively with their constants hoisted, identities forwarded."""
 import numpy as np
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import core
-from xforms.ir import IDENTITY, ClosedJaxpr, Jaxpr, Var, inline
-from kernels.passes import prepare
+from xforms.core import trace as core
+from xforms.core.ir import IDENTITY, ClosedJaxpr, Jaxpr, Var, inline
+from xforms.kernels.prepare.passes import prepare
 
 
 def _jaxpr(f, *args):

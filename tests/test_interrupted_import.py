@@ -42,7 +42,7 @@ SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("where", ["llvmlite.binding.ffi", "numba.core.typing",
-                                   "numba.np.ufunc", "kernels.cpu", "kernels.cuda"])
+                                   "numba.np.ufunc", "xforms.kernels.cpu.backend", "xforms.kernels.cuda"])
 def test_interrupted_first_compile(tmp_path, where):
     env = dict(os.environ, PYTHONPATH=ROOT, XFORMS_CACHE_DIR=str(tmp_path / "cache"))
     p = subprocess.run([sys.executable, "-c", SCRIPT, where], env=env, capture_output=True,

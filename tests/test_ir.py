@@ -7,10 +7,10 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import core
-from xforms.avals import ShapedArray
-from xforms.core import check_jaxpr
-from xforms.ir import ClosedJaxpr, Eqn, IRTypeError, Jaxpr, Literal, Var
+from xforms.core import trace as core
+from xforms.core.avals import ShapedArray
+from xforms.core.trace import check_jaxpr
+from xforms.core.ir import ClosedJaxpr, Eqn, IRTypeError, Jaxpr, Literal, Var
 from xforms.primitives import elementwise as ew
 
 
@@ -195,7 +195,7 @@ def test_trace_state_is_per_thread():
     """A tiered background compile traces beside the caller: axis bindings, the source
     override and the vmap axis name set on one thread are invisible on another."""
     import threading
-    from xforms import axis_env, source_info
+    from xforms.core import axis_env, source_info
     seen = {}
 
     def other():

@@ -11,7 +11,8 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import lax, tiered
+from xforms import lax
+from xforms.exec import tiered
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
-from xforms.core import Array
+from xforms.core.trace import Array
 from xforms.primitives import elementwise as ew
 from xforms.primitives import reductions as red
 from xforms.primitives import structural as st
@@ -72,7 +72,7 @@ def test_elementwise_float32_stays_float32():
 
 
 def test_transcendentals_in_large_loops_use_vecmath():
-    from kernels.emit_cpu import VECMATH, VECMATH_MIN_ELEMENTS
+    from xforms.kernels.cpu.emit import VECMATH, VECMATH_MIN_ELEMENTS
     x = np.linspace(-3.0, 3.0, max(VECMATH_MIN_ELEMENTS, 128))
     f = lambda x: (xnp.exp(x), xnp.log(x * x + 0.5), xnp.tanh(x), ew.logistic(x),
                    xnp.expm1(x), xnp.log1p(x * x), xnp.sinh(x), xnp.cosh(x), xnp.arctan(x),
@@ -229,10 +229,10 @@ def test_dot_general_integers():
 # ---- coverage and the fusion plan (no compilation) -------------------------------------------
 def test_every_primitive_has_a_cpu_lowering():
     # the full check (both backends, every dtype) is tests/test_rule_coverage.py
-    from kernels.emit_cpu import CONTROL_RULES, OP_RULES
-    from kernels.index_maps import VIEW_MAPS
-    from kernels.scalar_rules import get_scalar_rule
-    from xforms import facts
+    from xforms.kernels.cpu.emit import CONTROL_RULES, OP_RULES
+    from xforms.kernels.plan.index_maps import VIEW_MAPS
+    from xforms.kernels.loops.scalar_rules import get_scalar_rule
+    from xforms.core import facts
     from xforms.extend import numba_impls
     from xforms.primitives import ALL_PRIMITIVES
     covered = {facts.VIEW: VIEW_MAPS, facts.CONTROL: CONTROL_RULES}
@@ -245,7 +245,7 @@ def test_every_primitive_has_a_cpu_lowering():
 
 
 def test_fusion_plan_fuses_views_and_reuses_buffers():
-    from kernels.fusion import plan_program
+    from xforms.kernels.plan.fusion import plan_program
 
     def loss(w1, b1, w2, x):
         h = xnp.tanh(x @ w1 + b1)

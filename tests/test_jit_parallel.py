@@ -1,9 +1,9 @@
 """Parallel loops of the CPU backend: chunked nests under prange, deterministic reductions,
-the guarded sin/cos/tan loops and the per-call thread choice (kernels/cpu_nest.py,
-kernels/threads.py).
+the guarded sin/cos/tan loops and the per-call thread choice (xforms/kernels/cpu/nest.py,
+xforms/kernels/runtime/threads.py).
 
 The thresholds are lowered here so that small arrays take the parallel paths (the real ones
-are in kernels/cpu_nest.py: PARALLEL_MIN_ELEMENTS, CHUNK_ELEMENTS).
+are in xforms/kernels/cpu/nest.py: PARALLEL_MIN_ELEMENTS, CHUNK_ELEMENTS).
 """
 import threading
 import time
@@ -15,10 +15,10 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
-import kernels.cpu as kcpu
+import xforms.kernels.cpu.backend as kcpu
 from thread_runs import assert_same_on_every_thread_count, compile_with_threads
-import kernels.cpu_nest as ec
-from kernels.threads import AdaptiveThreads
+import xforms.kernels.cpu.nest as ec
+from xforms.kernels.runtime.threads import AdaptiveThreads
 
 N = 5000          # 20 chunks of 256 elements (the last one short)
 
@@ -73,7 +73,7 @@ def test_array_reductions_over_axis_0_run_in_chunks(small_chunks, monkeypatch, d
     threads, close to NumPy, a NaN in one chunk still wins the max.  A reduction over
     axis 1 (each chunk writes its own rows) needs no partials; an arg reduction over
     axis 0 keeps its loop unchunked."""
-    from kernels.cpu_nest import ARRAY_PARTIAL_MIN_ROWS
+    from xforms.kernels.cpu.nest import ARRAY_PARTIAL_MIN_ROWS
     x = np.random.default_rng(2).uniform(-2, 2, (120, 50)).astype(dt)
     gp, src = _compile(_column_reductions, x, True, monkeypatch)
     gs, src_serial = _compile(_column_reductions, x, False, monkeypatch)
@@ -236,19 +236,19 @@ def test_adaptive_threads_ignores_a_single_stalled_call():
 
 
 def test_openmp_workers_spin_briefly_unless_the_user_chose():
-    """kernels/threads.py shortens libgomp's spin after a parallel loop (its default keeps
+    """xforms/kernels/runtime/threads.py shortens libgomp's spin after a parallel loop (its default keeps
     the worker spinning for ms on the core the next threaded BLAS product needs) by
     setting GOMP_SPINCOUNT before Numba loads libgomp; a user's own setting is kept."""
     import os
     import subprocess
     import sys
-    from kernels.threads import GOMP_SPINCOUNT, calm_openmp_spin
+    from xforms.kernels.runtime.threads import GOMP_SPINCOUNT, calm_openmp_spin
     env = {}
     assert calm_openmp_spin(env) and env == {"GOMP_SPINCOUNT": GOMP_SPINCOUNT}
     for mine in ({"OMP_WAIT_POLICY": "active"}, {"GOMP_SPINCOUNT": "300000"}):
         env = dict(mine)
         assert not calm_openmp_spin(env) and env == mine
-    code = ("import os, sys; sys.path.insert(0, os.getcwd()); import kernels.threads; "
+    code = ("import os, sys; sys.path.insert(0, os.getcwd()); import xforms.kernels.runtime.threads; "
             "print(os.environ.get('GOMP_SPINCOUNT'))")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     base = {k: v for k, v in os.environ.items()
@@ -277,19 +277,19 @@ def test_adaptive_threads_does_not_time_the_first_call():
 
 
 def test_openblas_workers_spin_briefly_unless_the_user_chose():
-    """kernels/threads.py shortens OpenBLAS's idle-worker spin (2^28 cycles by default: a
+    """xforms/kernels/runtime/threads.py shortens OpenBLAS's idle-worker spin (2^28 cycles by default: a
     worker spinning on the core a parallel loop needs) by setting OPENBLAS_THREAD_TIMEOUT
     before SciPy's OpenBLAS loads; a user's own setting is kept."""
     import os
     import subprocess
     import sys
-    from kernels.threads import OPENBLAS_THREAD_TIMEOUT, calm_openblas_spin
+    from xforms.kernels.runtime.threads import OPENBLAS_THREAD_TIMEOUT, calm_openblas_spin
     env = {}
     assert calm_openblas_spin(env)
     assert env == {"OPENBLAS_THREAD_TIMEOUT": OPENBLAS_THREAD_TIMEOUT}
     env = {"OPENBLAS_THREAD_TIMEOUT": "28"}
     assert not calm_openblas_spin(env) and env == {"OPENBLAS_THREAD_TIMEOUT": "28"}
-    code = ("import os, sys; sys.path.insert(0, os.getcwd()); import xforms, kernels; "
+    code = ("import os, sys; sys.path.insert(0, os.getcwd()); import xforms, xforms.kernels; "
             "maps = open('/proc/self/maps').read(); "
             "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'), 'scipy.libs' in maps)")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -301,9 +301,9 @@ def test_openblas_workers_spin_briefly_unless_the_user_chose():
 
 
 def test_chunked_loops_with_a_varying_batch_size(small_chunks, monkeypatch):
-    """A batch size that varies between calls (kernels/shape_symbols.py) reuses the kernel:
+    """A batch size that varies between calls (xforms/kernels/prepare/shape_symbols.py) reuses the kernel:
     the chunk count is computed at run time, so every size is summed in full."""
-    from kernels import codecache
+    from xforms.kernels.build import codecache
     monkeypatch.setattr(kcpu, "_threads_available", lambda: True)
     f = lambda v: (xnp.sum(xnp.sin(v) * xnp.exp(-v * v)), xnp.tanh(v) * 2.0)
     jf = xf.jit(f)
@@ -331,7 +331,7 @@ def test_a_value_named_like_the_chunk_index(small_chunks, monkeypatch):
 
 def test_kernels_costly_for_parfors_compile_serially(small_chunks, monkeypatch):
     """Above PARFOR_MAX_COST (lines x branches) the prange nests move into functions of
-    their own (kernels/outline_prange.py); above it for them too, they compile as plain
+    their own (xforms/kernels/cpu/outline_prange.py); above it for them too, they compile as plain
     loops (same results), then threaded in the compile worker."""
     f = lambda v: xnp.sum(xnp.where(v > 0, xnp.exp(v), v * 2.0))      # noqa: E731
     x = np.linspace(-1, 1, N)

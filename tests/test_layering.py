@@ -5,9 +5,9 @@ the one backend hook, `xforms.jit` importing `kernels` when a function is first 
 Layers, bottom to top (README "Layers").  A module not listed sits in the layer of its
 package (a new `xforms/primitives/<family>.py` with the primitives); a new top-level xforms
 module or package with the API functions ("api"), a new kernels module with the emitters
-("emitters": e.g. kernels/lower_<family>.py, registering rules that kernels/cpu.py or
-kernels/cuda/backend.py import).  The package `__init__`s of xforms, kernels and
-kernels.cuda are the top of their trees.
+("emitters": e.g. kernels/lower_<family>.py, registering rules that xforms/kernels/cpu/backend.py or
+xforms/kernels/cuda/backend.py import).  The package `__init__`s of xforms, kernels and
+xforms.kernels.cuda are the top of their trees.
 """
 import ast
 import os
@@ -15,57 +15,57 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LAYERS = [
-    ("base", ["xforms.version", "xforms.errors", "xforms.config", "xforms.memo", "xforms.pass_counts", "xforms.gc_pause", "xforms.source_info", "xforms.avals",
-              "xforms.tree_util", "xforms.tree_keys", "xforms.facts", "xforms.axis_env", "xforms.igamma_grad",
-              "xforms.mpi_comm", "xforms.jit_switch"]),
-    ("ir", ["xforms.ir", "xforms.eager_reuse"]),
-    ("core", ["xforms.core"]),
-    ("registry", ["xforms.registry", "xforms.engine_prims"]),
+    ("base", ["xforms.version", "xforms.errors", "xforms.config", "xforms.core.memo", "xforms.core.pass_counts", "xforms.exec.gc_pause", "xforms.core.source_info", "xforms.core.avals",
+              "xforms.tree_util", "xforms.tree_keys", "xforms.core.facts", "xforms.core.axis_env", "xforms.primitives.special.igamma_grad",
+              "xforms.core.mpi_comm", "xforms.core.jit_switch"]),
+    ("ir", ["xforms.core.ir", "xforms.core.eager_reuse"]),
+    ("core", ["xforms.core.trace"]),
+    ("registry", ["xforms.core.registry", "xforms.core.engine_prims"]),
     ("transforms", ["xforms.transforms"]),
-    ("tracing", ["xforms.intern", "xforms.tracing"]),
+    ("tracing", ["xforms.transforms.intern", "xforms.transforms.tracing"]),
     ("primitives", ["xforms.primitives"]),
-    ("ad", ["xforms.ad", "xforms.extend"]),
+    ("ad", ["xforms.transforms.ad", "xforms.extend"]),
     ("wrappers", ["xforms.numpy", "xforms.lax"]),
     ("api", ["xforms.api", "xforms.batching_api", "xforms.callbacks", "xforms.debug",
-             "xforms.experimental", "xforms.custom", "xforms.nn", "xforms.eager_cost",
+             "xforms.experimental", "xforms.custom", "xforms.nn", "xforms.exec.eager_cost",
              "xforms.test_util"]),
     ("jit", ["xforms.jit", "xforms.device", "xforms.pmap", "xforms.mpi", "xforms.runtime"]),
     ("package", ["xforms"]),
-    ("kernel_base", ["kernels.numba_patches", "kernels.vector_width", "kernels.numba_source", "kernels.numba_ssa", "kernels.numba_liveness", "kernels.numba_alloc", "kernels.numba_registry", "kernels.blas_threads", "kernels.blas_serial", "kernels.hugepages", "kernels.helper_cache", "kernels.vecmath_base",
-                     "kernels.vecmath_trig", "kernels.vecmath_f32", "kernels.vecmath", "kernels.fft_runtime",
-                     "kernels.cpu_runtime", "kernels.sort_runtime", "kernels.threads",
-                     "kernels.conv_blocks", "kernels.conv_runtime",
-                     "kernels.shape_symbols", "kernels.shape_roles", "kernels.codegen", "kernels.scalar_rules",
-                     "kernels.outline_prange",
-                     "kernels.cuda.scalar_cuda",
-                     "kernels.cuda.complex_cuda", "kernels.cuda.runtime", "kernels.cuda.pool",
-                     "kernels.linalg_runtime", "kernels.mpi_calls"]),
-    ("planning", ["kernels.user_prims", "kernels.passes", "kernels.float16", "kernels.fusion_classes",
-                  "kernels.index_maps", "kernels.plan", "kernels.fusion_groups",
-                  "kernels.fusion_products",
-                  "kernels.stencil", "kernels.storage", "kernels.fusion", "kernels.loop_ir",
-                  "kernels.lower_indexing", "kernels.lower_loops",
-                  "kernels.scalarize", "kernels.scalarize_loops"]),
-    ("emitters", ["kernels.cpu_buffers", "kernels.loop_print", "kernels.control_print",
-                  "kernels.loop_cpu",
-                  "kernels.cuda.loop_cuda",
-                  "kernels.cpu_scalar", "kernels.loop_cost", "kernels.cpu_accum",
-                  "kernels.cpu_nest",
-                  "kernels.emit_cpu", "kernels.emit_cpu_ops",
-                  "kernels.lower_mpi", "kernels.lower_conv", "kernels.lower_callbacks",
-                  "kernels.emit_cpu_control", "kernels.emit_cpu_module",
-                  "kernels.cuda.kernel_builder", "kernels.cuda.emit_cuda_pack",
-                  "kernels.cuda.emit_cuda", "kernels.cuda.emit_cuda_reduce",
-                  "kernels.cuda.emit_cuda_ops", "kernels.cuda.emit_cuda_control",
-                  "kernels.lower_linalg", "kernels.lower_cumulative", "kernels.lower_sorting",
-                  "kernels.cuda.lower_cumulative_cuda", "kernels.cuda.lower_conv_cuda",
-                  "kernels.cuda.lower_sort_cuda", "kernels.cuda.lower_fft_cuda",
-                  "kernels.cuda.lower_linalg_cuda"]),
-    ("backends", ["kernels.codecache", "kernels.dispatch", "kernels.cpu",
-                  "kernels.cuda.backend", "kernels.compile_worker"]),
-    ("kernels", ["kernels", "kernels.cuda"]),
+    ("kernel_base", ["xforms.kernels.numba_fixes.patches", "xforms.kernels.numba_fixes.vector_width", "xforms.kernels.numba_fixes.source", "xforms.kernels.numba_fixes.ssa", "xforms.kernels.numba_fixes.liveness", "xforms.kernels.numba_fixes.alloc", "xforms.kernels.numba_fixes.registry", "xforms.kernels.runtime.blas_threads", "xforms.kernels.runtime.blas_serial", "xforms.kernels.runtime.hugepages", "xforms.kernels.runtime.helper_cache", "xforms.kernels.libm.vecmath_base",
+                     "xforms.kernels.libm.vecmath_trig", "xforms.kernels.libm.vecmath_f32", "xforms.kernels.libm.vecmath", "xforms.kernels.runtime.fft",
+                     "xforms.kernels.runtime.cpu_runtime", "xforms.kernels.runtime.sort", "xforms.kernels.runtime.threads",
+                     "xforms.kernels.runtime.conv_blocks", "xforms.kernels.runtime.conv",
+                     "xforms.kernels.prepare.shape_symbols", "xforms.kernels.prepare.shape_roles", "xforms.kernels.codegen", "xforms.kernels.loops.scalar_rules",
+                     "xforms.kernels.cpu.outline_prange",
+                     "xforms.kernels.cuda.scalar_cuda",
+                     "xforms.kernels.cuda.complex_cuda", "xforms.kernels.cuda.runtime", "xforms.kernels.cuda.pool",
+                     "xforms.kernels.runtime.linalg", "xforms.kernels.runtime.mpi_calls"]),
+    ("planning", ["xforms.kernels.user_prims", "xforms.kernels.prepare.passes", "xforms.kernels.cpu.float16", "xforms.kernels.fusion_classes",
+                  "xforms.kernels.plan.index_maps", "xforms.kernels.plan.plan", "xforms.kernels.plan.groups",
+                  "xforms.kernels.plan.products",
+                  "xforms.kernels.plan.stencil", "xforms.kernels.plan.storage", "xforms.kernels.plan.fusion", "xforms.kernels.loops.ir",
+                  "xforms.kernels.loops.lower_indexing", "xforms.kernels.loops.lower_loops",
+                  "xforms.kernels.prepare.scalarize", "xforms.kernels.prepare.scalarize_loops"]),
+    ("emitters", ["xforms.kernels.cpu.buffers", "xforms.kernels.loops.loop_print", "xforms.kernels.loops.control_print",
+                  "xforms.kernels.cpu.printer",
+                  "xforms.kernels.cuda.loop_cuda",
+                  "xforms.kernels.cpu.scalar", "xforms.kernels.cpu.loop_cost", "xforms.kernels.cpu.accum",
+                  "xforms.kernels.cpu.nest",
+                  "xforms.kernels.cpu.emit", "xforms.kernels.cpu.ops",
+                  "xforms.kernels.ops.mpi", "xforms.kernels.ops.conv", "xforms.kernels.ops.callbacks",
+                  "xforms.kernels.cpu.control", "xforms.kernels.cpu.module",
+                  "xforms.kernels.cuda.kernel_builder", "xforms.kernels.cuda.emit_cuda_pack",
+                  "xforms.kernels.cuda.emit_cuda", "xforms.kernels.cuda.emit_cuda_reduce",
+                  "xforms.kernels.cuda.emit_cuda_ops", "xforms.kernels.cuda.emit_cuda_control",
+                  "xforms.kernels.ops.linalg", "xforms.kernels.ops.cumulative", "xforms.kernels.ops.sorting",
+                  "xforms.kernels.cuda.lower_cumulative_cuda", "xforms.kernels.cuda.lower_conv_cuda",
+                  "xforms.kernels.cuda.lower_sort_cuda", "xforms.kernels.cuda.lower_fft_cuda",
+                  "xforms.kernels.cuda.lower_linalg_cuda"]),
+    ("backends", ["xforms.kernels.build.codecache", "xforms.kernels.cpu.dispatch", "xforms.kernels.cpu.backend",
+                  "xforms.kernels.cuda.backend", "xforms.kernels.build.worker"]),
+    ("kernels", ["kernels", "xforms.kernels.cuda"]),
 ]
-PACKAGES = {"xforms": "package", "kernels": "kernels", "kernels.cuda": "kernels"}
+PACKAGES = {"xforms": "package", "kernels": "kernels", "xforms.kernels.cuda": "kernels"}
 DEFAULTS = {"xforms": "api", "kernels": "emitters"}    # unlisted modules of these trees
 HOOK = ("xforms.jit", "kernels")     # the backend hook (xforms/jit.py `_load_backends`)
 
@@ -192,9 +192,9 @@ def test_no_import_cycles():
 
 
 def test_the_cycle_checker_finds_a_cycle_through_the_hook():
-    graph = {"xforms.jit": {"kernels": 1}, "kernels": {"kernels.cpu": 2},
-             "kernels.cpu": {"xforms.jit": 3}, "xforms.core": {}}
-    assert cycles(graph) == [["kernels", "kernels.cpu", "xforms.jit"]]
+    graph = {"xforms.jit": {"kernels": 1}, "kernels": {"xforms.kernels.cpu.backend": 2},
+             "xforms.kernels.cpu.backend": {"xforms.jit": 3}, "xforms.core.trace": {}}
+    assert cycles(graph) == [["kernels", "xforms.kernels.cpu.backend", "xforms.jit"]]
 
 
 def test_the_checker_sees_function_level_imports(tmp_path):
@@ -204,10 +204,10 @@ def test_the_checker_sees_function_level_imports(tmp_path):
     mods = {"xforms.primitives": "", "xforms.primitives.elementwise": "", "m": ""}
     node = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)][0]
     assert list(_targets("m", str(src), node, mods)) == ["xforms.primitives.elementwise"]
-    assert upward_edges({"xforms.core": {"xforms.primitives.elementwise": 3}}) == [
-        ("xforms.core", "xforms.primitives.elementwise", 3)]
+    assert upward_edges({"xforms.core.trace": {"xforms.primitives.elementwise": 3}}) == [
+        ("xforms.core.trace", "xforms.primitives.elementwise", 3)]
     # where modules other sessions add land
-    assert layer_of("xforms.primitives.linalg") == layer_of("xforms.primitives.elementwise")
-    assert layer_of("kernels.lower_linalg") < layer_of("kernels.cpu")
-    assert layer_of("kernels.cuda.lower_linalg") < layer_of("kernels.cuda.backend")
+    assert layer_of("xforms.primitives.linalg.factor") == layer_of("xforms.primitives.elementwise")
+    assert layer_of("xforms.kernels.ops.linalg") < layer_of("xforms.kernels.cpu.backend")
+    assert layer_of("xforms.kernels.cuda.lower_linalg") < layer_of("xforms.kernels.cuda.backend")
     assert layer_of("xforms.random") == layer_of("xforms.api") < layer_of("xforms.jit")

@@ -30,7 +30,7 @@ def test_import_xforms_leaves_scipy_special_unimported():
 
 
 def test_import_kernels_leaves_fft_runtime_unimported():
-    loaded = _modules_after("import xforms, kernels, kernels.cpu_runtime")
+    loaded = _modules_after("import xforms, xforms.kernels, xforms.kernels.runtime.cpu_runtime")
     assert "rocket_fft" not in loaded and "scipy.special" not in loaded, loaded
 
 
@@ -45,7 +45,7 @@ def test_lazy_special_impls_match_scipy():
     operand dtype (float32 stays float32)."""
     from scipy import special as sp
 
-    from xforms.primitives import special as ps
+    from xforms.primitives.special import functions as ps
     x = np.array([0.25, 1.5, 3.0])
     for prim, ref, arg in [(ps.lgamma, sp.gammaln, x), (ps.digamma, sp.psi, x),
                            (ps.erf, sp.erf, x), (ps.erfc, sp.erfc, x),
@@ -65,13 +65,13 @@ def test_lazy_special_impls_match_scipy():
 
 
 def test_numba_patch_checks_read_what_getsource_reads():
-    """kernels/numba_source.py's source_of (the patches' checks, without tokenizing) gives
+    """xforms/kernels/numba_fixes/source.py's source_of (the patches' checks, without tokenizing) gives
     inspect.getsource's text for every Numba function a patch replaced or inspected."""
     import inspect
 
-    import kernels  # noqa: F401  (applies the patches)
-    from kernels import numba_alloc, numba_patches
-    from kernels.numba_source import source_of
+    from xforms import kernels  # noqa: F401  (applies the patches)
+    from xforms.kernels.numba_fixes import alloc as numba_alloc, patches as numba_patches
+    from xforms.kernels.numba_fixes.source import source_of
     from numba.core import ir, ssa
     fns = list(numba_patches.ORIGINALS.values()) + [
         ir.Stmt.list_vars, ir.Expr.list_vars, ssa._FixSSAVars._stmt_index]

@@ -211,7 +211,7 @@ def test_jit_grad_gp_nll_and_singular_inputs():
 
 
 def test_eig_jit_and_vector_derivatives():
-    from xforms.primitives import linalg_spectral as ps
+    from xforms.primitives.linalg import spectral as ps
     a = rand(2, 4, 4)
     w, v = L.eig(a)
     wj, vj = xf.jit(L.eig)(a)

@@ -1,5 +1,5 @@
-"""Buffers of fused loops and loop bodies (kernels/storage.py `_inplace_sources`,
-kernels/emit_cpu.py `Emitter.loop_scope`): an elementwise loop writes over an operand that
+"""Buffers of fused loops and loop bodies (xforms/kernels/plan/storage.py `_inplace_sources`,
+xforms/kernels/cpu/emit.py `Emitter.loop_scope`): an elementwise loop writes over an operand that
 dies in it only where every element is read before it is written; a loop body allocates
 nothing per iteration (its intermediates are allocated before the loop, its
 elementwise-updated carries stay in their buffers)."""
@@ -10,7 +10,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 
-from kernels import fusion
+from xforms.kernels.plan import fusion
 
 RNG = np.random.default_rng(3)
 A, B = RNG.standard_normal((6, 5)), RNG.standard_normal((5, 5)) / 3.0

@@ -1,4 +1,4 @@
-"""Threaded loops decided by estimated work (kernels/loop_cost.py, kernels/cpu_nest.py): an
+"""Threaded loops decided by estimated work (xforms/kernels/cpu/loop_cost.py, xforms/kernels/cpu/nest.py): an
 expensive loop body runs under prange from far fewer elements than PARALLEL_MIN_ELEMENTS,
 in chunks fixed by the program and the shape (sums bitwise the same with and without
 threads); a cheap loop of the same size stays serial."""
@@ -8,10 +8,10 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 import xforms.scipy.special as xsp
-import kernels.cpu as kcpu
+import xforms.kernels.cpu.backend as kcpu
 from thread_runs import assert_same_on_every_thread_count, compile_with_threads
-import kernels.cpu_nest as cn
-from kernels import loop_cost
+import xforms.kernels.cpu.nest as cn
+from xforms.kernels.cpu import loop_cost
 from xforms import random as xr
 from xforms.extend import Primitive
 
@@ -60,7 +60,7 @@ def test_user_scalar_function_and_declared_cost():
     x = np.ones(N)
     (_, ns), = _steps(p.bind, x)
     assert ns == pytest.approx(loop_cost.BASE_NS + loop_cost.USER_NS)
-    from xforms.facts import declare
+    from xforms.core.facts import declare
     declare(p, cost=0.1)
     (_, ns), = _steps(p.bind, x)
     assert ns == pytest.approx(loop_cost.BASE_NS + 0.1)

@@ -1,5 +1,5 @@
-"""The loop IR (kernels/loop_ir.py) and the indexing ops lowered once to it
-(kernels/lower_indexing.py): values on the CPU against NumPy for the edge cases each
+"""The loop IR (xforms/kernels/loops/ir.py) and the indexing ops lowered once to it
+(xforms/kernels/loops/lower_indexing.py): values on the CPU against NumPy for the edge cases each
 lowering decides (clamping, cropping and interior padding, empty pieces, index dtypes,
 rank 0), the CPU printer's slice statements, and the CUDA printer's kernels as source (no
 GPU, no simulator: emit_program only writes text)."""
@@ -9,14 +9,15 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
-from kernels.loop_ir import Bin, Clamp, Const, Load, Nest, Store, Sym, add, affine, mul, nest
+from xforms.kernels.loops.ir import (Bin, Clamp, Const, Load, Nest, Store, Sym, add, affine, mul,
+                                     nest)
 
 X = np.arange(12.0).reshape(3, 4)
 
 
 def _jit_src(f, *args):
     """(result, generated CPU source) of jit(f)(*args)."""
-    from kernels.cpu import compile_cpu
+    from xforms.kernels.cpu.backend import compile_cpu
     closed = xf.make_jaxpr(f)(*args)
     exe = compile_cpu(closed, {"name": "t"})
     flat = [np.asarray(a) for a in args]
@@ -125,7 +126,7 @@ def test_pad_with_cropping_and_interior_padding(cfg):
     (p,), src = _jit_src(lambda x: lax.pad(x, 7.0, cfg), X)
     want = _numpy_pad(X, 7.0, cfg)
     np.testing.assert_array_equal(p, want)
-    if any(interior for _, _, interior in cfg):   # else a guarded view (kernels/index_maps.py)
+    if any(interior for _, _, interior in cfg):   # else a guarded view (xforms/kernels/plan/index_maps.py)
         assert "[...] = " in src
 
 
@@ -150,8 +151,8 @@ def test_rank0_operands():
 
 def test_cuda_printer_writes_one_grid_stride_kernel_per_region():
     pytest.importorskip("numba_cuda")
-    from kernels.cuda import runtime as rt
-    from kernels.cuda.backend import emit_program
+    from xforms.kernels.cuda import runtime as rt
+    from xforms.kernels.cuda.backend import emit_program
     from xforms.primitives.indexing import gather
     spec = rt.spec_for((8, 0))
     i = np.array([2, 0, 1], np.int32)
@@ -167,15 +168,15 @@ def test_cuda_printer_writes_one_grid_stride_kernel_per_region():
     assert kern.count("for _t in range(cuda.grid(1)") == 2
 
 
-# ---- fused loops (kernels/lower_loops.py), printed by both backends ---------------------------
+# ---- fused loops (xforms/kernels/loops/lower_loops.py), printed by both backends ---------------------------
 def _loop_steps(f, *args):
-    from kernels.fusion import plan_program
+    from xforms.kernels.plan.fusion import plan_program
     return [s for s in plan_program(xf.make_jaxpr(f)(*args)).steps if s.kind == "loop"]
 
 
 def test_a_fused_loop_lowers_to_evals_stores_reductions_and_guarded_loads():
-    from kernels.loop_ir import Eval, Guarded, Reduce, Scalar, Value
-    from kernels.lower_loops import lower_loop
+    from xforms.kernels.loops.ir import Eval, Guarded, Reduce, Scalar, Value
+    from xforms.kernels.loops.lower_loops import lower_loop
     v = np.arange(5.0)
     (step,) = _loop_steps(lambda x, r: (xnp.tanh(x * r) + lax.pad(v, 0.0, ((0, 0, 0),)),
                                        xnp.sum(x * r, axis=1)), np.ones((5, 1)) * v, v[None])
@@ -196,8 +197,8 @@ def test_a_fused_loop_lowers_to_evals_stores_reductions_and_guarded_loads():
 
 def test_guarded_reads_are_peeled_on_the_cpu_and_checked_per_element_on_cuda():
     pytest.importorskip("numba_cuda")
-    from kernels.cuda import runtime as rt
-    from kernels.cuda.backend import emit_program
+    from xforms.kernels.cuda import runtime as rt
+    from xforms.kernels.cuda.backend import emit_program
 
     def f(x):
         xp = lax.pad(x, 0.0, ((1, 1, 0),))
@@ -216,8 +217,8 @@ def test_guarded_reads_are_peeled_on_the_cpu_and_checked_per_element_on_cuda():
 
 def test_cuda_fused_loops_index_with_linear_offsets():
     pytest.importorskip("numba_cuda")
-    from kernels.cuda import runtime as rt
-    from kernels.cuda.backend import emit_program
+    from xforms.kernels.cuda import runtime as rt
+    from xforms.kernels.cuda.backend import emit_program
     x = np.ones((3, 4))
     src = emit_program(xf.make_jaxpr(lambda a, b: a * 2.0 + b.T[::-1])(x, x.T),
                        rt.spec_for((8, 0)), "t").source

@@ -1,4 +1,4 @@
-"""The printer core (kernels/loop_print.py): accumulator statements (`Init`, `Fold`) of every
+"""The printer core (xforms/kernels/loops/loop_print.py): accumulator statements (`Init`, `Fold`) of every
 reduction monoid, printed once for both backends, run as Python against NumPy -- sequential
 (ordered) folds and tree folds combining in any order, with NaNs and ties -- and the CPU and
 CUDA printers' hooks on the same accumulators."""
@@ -7,9 +7,9 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 
-from kernels.codegen import lit
-from kernels.loop_ir import Accum, Fold, Init, Name
-from kernels.loop_print import Printer
+from xforms.kernels.codegen import lit
+from xforms.kernels.loops.ir import Accum, Fold, Init, Name
+from xforms.kernels.loops.loop_print import Printer
 
 
 class _Py(Printer):
@@ -108,8 +108,8 @@ def test_argmax_index_starts_at_the_index_dtype():
 
 
 def test_cpu_and_cuda_print_a_sum_their_way():
-    from kernels.cuda.loop_cuda import CudaPrinter
-    from kernels.loop_cpu import CpuPrinter
+    from xforms.kernels.cuda.loop_cuda import CudaPrinter
+    from xforms.kernels.cpu.printer import CpuPrinter
 
     class _Em:
         def __init__(self):

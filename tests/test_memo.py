@@ -1,13 +1,13 @@
-"""The one cache policy (xforms/memo.py): bounded LRU, jaxprs held weakly, sizes from config."""
+"""The one cache policy (xforms/core/memo.py): bounded LRU, jaxprs held weakly, sizes from config."""
 import gc
 
 import numpy as np
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import memo
-from xforms.ad import vjp_jaxprs
-from xforms.ir import ClosedJaxpr
+from xforms.core import memo
+from xforms.transforms.ad import vjp_jaxprs
+from xforms.core.ir import ClosedJaxpr
 
 
 class Obj:

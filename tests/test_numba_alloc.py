@@ -1,5 +1,5 @@
 """Allocation and reshape in compiled kernels without per-process Numba compiles:
-kernels/numba_alloc.py (Numba's array allocation calling the NRT allocator directly) and
+xforms/kernels/numba_fixes/alloc.py (Numba's array allocation calling the NRT allocator directly) and
 cpu_runtime's `empty_c` / `reshape_c` intrinsics give what NumPy and Numba's own give, and
 a generated MLP gradient kernel compiles with no nested Numba compile (no @overload, no
 `compile_internal` subroutine)."""
@@ -10,8 +10,8 @@ from numba.core import base, event
 
 import xforms as xf
 import xforms.numpy as xnp
-from kernels import numba_alloc
-from kernels.cpu_runtime import empty_c, reshape_c
+from xforms.kernels.numba_fixes import alloc as numba_alloc
+from xforms.kernels.runtime.cpu_runtime import empty_c, reshape_c
 from xforms import nn
 
 
@@ -51,7 +51,7 @@ class _Nested:
 
 def _require_patch():
     # the patch installs only where Numba's allocator source is the one it was written
-    # against (kernels/numba_alloc.py `_check`); elsewhere Numba's own allocator runs
+    # against (xforms/kernels/numba_fixes/alloc.py `_check`); elsewhere Numba's own allocator runs
     if numba_alloc.ORIGINAL is None:
         pytest.skip("the allocation patch is not installed on this Numba")
 
@@ -118,7 +118,7 @@ def test_generated_mlp_gradient_compiles_no_nested_numba_function():
     with _Nested() as nested:
         got = g(w1.astype(np.float32), w2.astype(np.float32), x.astype(np.float32))
     # runtime helpers (kernels.*) may compile on a cold Numba cache; Numba's own must not
-    assert not [n for n in nested.names if not n.startswith("kernels.")], nested.names
+    assert not [n for n in nested.names if not n.startswith("xforms.kernels.")], nested.names
     want = xf.grad(loss, argnums=(0, 1))(w1.astype(np.float32), w2.astype(np.float32),
                                         x.astype(np.float32))
     for a, b in zip(got, want):

@@ -1,4 +1,4 @@
-"""kernels/numba_ssa.py and numba_liveness.py: the SSA reconstruction and block liveness
+"""xforms/kernels/numba_fixes/ssa.py and numba_liveness.py: the SSA reconstruction and block liveness
 installed in Numba give what Numba's own give (statement for statement, name for name), and
 the SSA pass is much faster on a long kernel with many reassigned names (the shape of a
 peeled, fused kernel)."""
@@ -10,7 +10,7 @@ from numba import njit
 from numba.core import ssa
 from numba.core.compiler import run_frontend
 
-from kernels import numba_patches, numba_ssa
+from xforms.kernels.numba_fixes import patches as numba_patches, ssa as numba_ssa
 
 
 def _loops(a, n):
@@ -113,7 +113,7 @@ def test_faster_on_a_long_kernel():
     assert times[1] < times[0] / 3, times
 
 
-# ---- kernels/numba_liveness.py ---------------------------------------------------------------
+# ---- xforms/kernels/numba_fixes/liveness.py ---------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", [_loops, _branches, _big_source(6)])
 def test_live_map_same_as_numba(fn):

@@ -1,4 +1,4 @@
-"""kernels/numba_registry.py: on the Numba pinned in pyproject.toml every patch is installed over
+"""xforms/kernels/numba_fixes/registry.py: on the Numba pinned in pyproject.toml every patch is installed over
 the Numba code it was written for; the registry names every Numba attribute that xforms
 replaced; tools/check_numba_upgrade.py reports the same for an interpreter it is pointed at."""
 import importlib.util
@@ -9,8 +9,8 @@ import sys
 import numba
 import pytest
 
-import kernels  # noqa: F401  (applies the patches)
-from kernels.numba_registry import PATCHES, Patch, installed, status
+from xforms import kernels  # noqa: F401  (applies the patches)
+from xforms.kernels.numba_fixes.registry import PATCHES, Patch, installed, status
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -41,7 +41,7 @@ def _replaced_attributes():
                                 if inspect.isclass(v) and v.__module__ == name]
         for prefix, owner in owners:
             for attr, value in list(vars(owner).items()):
-                if inspect.isfunction(value) and value.__module__.startswith("kernels."):
+                if inspect.isfunction(value) and value.__module__.startswith("xforms.kernels."):
                     found.add(f"{name}:{prefix}{attr}")
     return found
 
@@ -52,7 +52,7 @@ def test_the_registry_names_every_replaced_numba_attribute():
         f"{m}:{p.target.rpartition(':')[2]}" for p in PATCHES for m in p.aliases}
     replaced = _replaced_attributes()
     assert len(replaced) >= len(PATCHES)       # the scan sees the patches
-    assert replaced <= registered, "patched but not in kernels/numba_registry.py"
+    assert replaced <= registered, "patched but not in xforms/kernels/numba_fixes/registry.py"
 
 
 def test_status_names_what_broke():

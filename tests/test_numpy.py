@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import xforms.numpy as xnp
-from xforms import core, nn
+from xforms.core import trace as core
+from xforms import nn
 from numpy_check import B, C128, F32, F64, I32, I64, POS, UNIT, X3, both
 
 R = np.random.default_rng(1)

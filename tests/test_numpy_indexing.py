@@ -5,7 +5,7 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import core
+from xforms.core import trace as core
 from numpy_check import I64, X3, both
 
 

@@ -1,9 +1,9 @@
-"""kernels/outline_prange.py: a large kernel's prange nests move into functions of their own
+"""xforms/kernels/cpu/outline_prange.py: a large kernel's prange nests move into functions of their own
 (only they go through Numba's parfors passes); the results do not change."""
 import numpy as np
 import pytest
 
-from kernels import cpu, outline_prange
+from xforms.kernels.cpu import backend as cpu, outline_prange
 
 
 KERNEL = '''def kernel(A, B, C):
@@ -74,7 +74,7 @@ def test_jitted_kernel_outlined_same_result(monkeypatch, dtype):
     monkeypatch.setattr(cpu, "PARFOR_MAX_COST", 10)   # every prange kernel is "large"
     prep = cpu._prepare(closed, {})
     assert "_xf_nest0(" in prep.source and "__xforms_nests__" in prep.source
-    from kernels import codecache
+    from xforms.kernels.build import codecache
     got = np.asarray(xf.jit(lambda x: f(x) * 1.5)(x)) / 1.5   # a fresh compile
     nested = [m for m in codecache._modules.values() if getattr(m, "__xforms_nests__", ())]
     assert any(hasattr(getattr(m, "_xf_nest0"), "py_func") for m in nested)  # compiled

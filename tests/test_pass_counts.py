@@ -1,7 +1,7 @@
 """Each IR is built once and simplified once: the first `jit(grad(loss))` call of the README
 program stages four programs (the loss, its jvp, the transposed linear part, and jit's
 composition of the primal and transposed programs) and simplifies each once.  Counted with
-the pass counters of xforms/pass_counts.py (no timing), so a transform that re-traces or
+the pass counters of xforms/core/pass_counts.py (no timing), so a transform that re-traces or
 re-simplifies shows up here.  (The transposed program stays staged: its own simplification
 is the one that sees the cotangent as a variable; transposing straight onto jit's trace
 gives longer programs, docs/DESIGN-proposed.md "Passes".)"""
@@ -9,7 +9,7 @@ import numpy as np
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import pass_counts
+from xforms.core import pass_counts
 
 rng = np.random.default_rng(0)
 W, X, Y = rng.normal(size=(6, 3)), rng.normal(size=(5, 6)), rng.normal(size=(5, 3))
@@ -31,12 +31,12 @@ def test_jit_grad_first_call_traces_and_simplifies_each_program_once():
     counts, g = _first_call(xf.jit(xf.grad(loss), tiered=False), W, X, Y)
     assert counts["trace"] == 4, counts
     assert counts["simplify"] == 4, counts       # was 6: linearize re-simplified both halves
-    # one DCE per simplification, plus the compiler's own clean-up (kernels/passes.py)
+    # one DCE per simplification, plus the compiler's own clean-up (xforms/kernels/prepare/passes.py)
     assert counts["dce"] <= counts["simplify"] + 2, counts
     np.testing.assert_allclose(g, xf.grad(loss)(W, X, Y), rtol=1e-12)
     counts, _ = _first_call(xf.jit(xf.grad(loss), tiered=False), W, X, Y)
     # a new jitted function traces again, and grad runs `loss` inside it (as JAX does); the
-    # derived programs are found by the traced program's structure (xforms/intern.py)
+    # derived programs are found by the traced program's structure (xforms/transforms/intern.py)
     assert counts["trace"] == 2 and counts["simplify"] == 1, counts
 
 

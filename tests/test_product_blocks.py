@@ -1,5 +1,5 @@
 """Short matrix products computed inside their consumer loop, a block of rows at a time
-(kernels/fusion_products.py, kernels/cpu_nest.py): which products the plan moves, and the
+(xforms/kernels/plan/products.py, xforms/kernels/cpu/nest.py): which products the plan moves, and the
 values of every operand layout, dtype, ragged last block and batch size against NumPy."""
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import xforms as xf
 import xforms.numpy as xnp
-from kernels.fusion import plan_program
+from xforms.kernels.plan.fusion import plan_program
 
 rng = np.random.default_rng(0)
 M, N, K = 300, 256, 32        # 76800 output elements: above MIN_ELEMENTS; 300 rows: ragged

@@ -3,7 +3,7 @@ NumPy implementation, jvp, transpose (where linear), batching, lowering facts, C
 and CUDA lowering (or a declared CUDA exemption); the eager evaluator's ufunc facts agree
 with the impls.
 
-The lowering checks read the rule tables and the primitives' facts (xforms/facts.py) and
+The lowering checks read the rule tables and the primitives' facts (xforms/core/facts.py) and
 run each elementwise scalar rule on every dtype its abstract evaluation accepts, for both
 targets, producing source text only: no Numba compilation, no GPU.
 """
@@ -11,24 +11,30 @@ import numpy as np
 import pytest
 
 import xforms  # noqa: F401  (registers all primitives)
-import kernels.cpu  # noqa: F401  (registers the CPU op and control rules)
-import kernels.cuda.emit_cuda_control  # noqa: F401  (registers the CUDA rules; no GPU needed)
-import kernels.cuda.emit_cuda_ops  # noqa: F401
-import kernels.cuda.lower_conv_cuda  # noqa: F401
-import kernels.cuda.lower_cumulative_cuda  # noqa: F401
-import kernels.cuda.lower_sort_cuda  # noqa: F401
-import kernels.cuda.lower_fft_cuda  # noqa: F401
-import kernels.cuda.lower_linalg_cuda  # noqa: F401
-from kernels import emit_cpu, index_maps, lower_cumulative, lower_indexing, lower_mpi
-from kernels import scalar_rules as sr, scalarize, vecmath
-from kernels.cuda import emit_cuda, lower_cumulative_cuda
+import xforms.kernels.cpu.backend  # noqa: F401  (registers the CPU op and control rules)
+import xforms.kernels.cuda.emit_cuda_control  # noqa: F401  (registers the CUDA rules; no GPU needed)
+import xforms.kernels.cuda.emit_cuda_ops  # noqa: F401
+import xforms.kernels.cuda.lower_conv_cuda  # noqa: F401
+import xforms.kernels.cuda.lower_cumulative_cuda  # noqa: F401
+import xforms.kernels.cuda.lower_sort_cuda  # noqa: F401
+import xforms.kernels.cuda.lower_fft_cuda  # noqa: F401
+import xforms.kernels.cuda.lower_linalg_cuda  # noqa: F401
+from xforms.kernels.cpu import emit as emit_cpu
+from xforms.kernels.plan import index_maps
+from xforms.kernels.ops import cumulative as lower_cumulative
+from xforms.kernels.loops import lower_indexing
+from xforms.kernels.ops import mpi as lower_mpi
+from xforms.kernels.loops import scalar_rules as sr
+from xforms.kernels.prepare import scalarize
+from xforms.kernels.libm import vecmath
+from xforms.kernels.cuda import emit_cuda, lower_cumulative_cuda
 from xforms.primitives import eager_plan
-from xforms import facts
-from xforms.avals import ShapedArray
-from xforms.core import abstract_eval_rules, impl_rules
+from xforms.core import facts
+from xforms.core.avals import ShapedArray
+from xforms.core.trace import abstract_eval_rules, impl_rules
 from xforms.extend import numba_impls
-from xforms.ir import Eqn, Var
-from xforms.registry import ALL_PRIMITIVES, EXEMPT, lookup
+from xforms.core.ir import Eqn, Var
+from xforms.core.registry import ALL_PRIMITIVES, EXEMPT, lookup
 from xforms.transforms import identity_basis, simplify
 from xforms.transforms.jvp import jvp_rules, linear_primitives
 from xforms.transforms.transpose import transpose_rules
@@ -106,14 +112,14 @@ def test_lowering_facts(prim):
     if f.kind == facts.CALL:
         assert callable(f.inline), f"{prim}: a CALL primitive needs inline(eqn)"
     if f.vec is not None:
-        assert callable(getattr(vecmath, f.vec, None)), f"{prim}: no kernels.vecmath.{f.vec}"
+        assert callable(getattr(vecmath, f.vec, None)), f"{prim}: no xforms.kernels.libm.vecmath.{f.vec}"
     assert f.simplify in (None, "unary", "binary")
     assert set(f.math) <= set(facts.MATH_TARGETS)
 
 
 @pytest.mark.parametrize("prim", ALL_PRIMITIVES, ids=IDS)
 def test_eager_reuse_facts(prim):
-    """The eager evaluator (xforms/eager_reuse.py) computes a primitive declaring `ufunc`
+    """The eager evaluator (xforms/core/eager_reuse.py) computes a primitive declaring `ufunc`
     with that ufunc into a dying buffer and with its impl otherwise: both must give the
     same values in the same dtype, on every dtype abstract evaluation accepts (within
     `ufunc_kinds`).  An elementwise primitive whose NumPy function is a ufunc declares it."""
@@ -146,7 +152,7 @@ def test_eager_reuse_facts(prim):
                          ids=lambda p: p.name)
 def test_operator_facts(prim):
     """A primitive declaring `operator` is that Python operator: the scalar rules print it
-    (kernels/scalar_rules.py) and the eager loop evaluator computes float operands with it
+    (xforms/kernels/loops/scalar_rules.py) and the eager loop evaluator computes float operands with it
     (xforms/primitives/eager_plan.py), so it must agree with the primitive's NumPy function
     on every dtype abstract evaluation accepts."""
     f, rng = prim.facts, np.random.default_rng(1)
@@ -194,8 +200,8 @@ def _scalar_exprs(prim, target):
         rule = sr.get_scalar_rule(prim, target)
         assert rule is not None, (
             f"{prim} has no {target} scalar rule: declare its math names "
-            f"(declare(p, math=math_names(...)), xforms/facts.py) or register one "
-            f"(register_scalar_rule(p, rule, target=None), kernels/scalar_rules.py)")
+            f"(declare(p, math=math_names(...)), xforms/core/facts.py) or register one "
+            f"(register_scalar_rule(p, rule, target=None), xforms/kernels/loops/scalar_rules.py)")
         if target == "cpu":
             ctx = emit_cpu._Ctx(emit_cpu.Emitter(), eqn, 4, ("i0",))
         else:
@@ -215,7 +221,7 @@ def _lowered_by(prim, target):
     kind = prim.facts.kind
     impl = numba_impls.get(prim)
     if kind == facts.ELEMENTWISE and impl is not None:
-        # lowered like a user primitive on both targets (kernels/user_prims.py, which the
+        # lowered like a user primitive on both targets (xforms/kernels/user_prims.py, which the
         # emitters consult before scalar rules): a scalar Numba function per element
         assert impl.elementwise and callable(impl.fn), f"{prim}: not a scalar implementation"
     elif kind == facts.ELEMENTWISE:
@@ -236,7 +242,7 @@ def _lowered_by(prim, target):
             f"{prim} has no {target} op rule (OP_RULES[p] = rule)"
             + ("" if target == "cpu" else ", nor a CUDA exemption (exempt(p, 'cuda', why))")
             + f"; if it is elementwise, declare it so: declare(p, ELEMENTWISE, ...) "
-              f"(xforms/facts.py, 'How to add a primitive')")
+              f"(xforms/core/facts.py, 'How to add a primitive')")
 
 
 @pytest.mark.parametrize("prim", ALL_PRIMITIVES, ids=IDS)
@@ -319,12 +325,12 @@ def test_scalar_rules_belong_to_elementwise_primitives():
     bad = {getattr(p, "name", p) for t in tables for p in t
            if facts.kind_of(p) != facts.ELEMENTWISE}
     assert not bad, f"scalar rules for non-elementwise primitives {sorted(bad)}: " \
-        "declare(p, ELEMENTWISE, ...) in their rule blocks (xforms/facts.py)"
+        "declare(p, ELEMENTWISE, ...) in their rule blocks (xforms/core/facts.py)"
 
 
 def test_missing_math_name_is_reported():
     """A transcendental declared without math names fails the check above."""
-    p = facts.declare(xforms.core.Primitive("toy_erf"), facts.ELEMENTWISE, simplify="unary")
+    p = facts.declare(xforms.core.trace.Primitive("toy_erf"), facts.ELEMENTWISE, simplify="unary")
     abstract_eval_rules[p] = lambda x: [x]
     sr.register_scalar_rule(p, lambda ctx, x: f"{ctx.fn(p)}({x})")
     try:
@@ -351,7 +357,7 @@ def test_an_elementwise_primitive_needs_no_kernel_code():
             raise TypeError("toy_erf: floats only")
         return [x]
 
-    p = facts.declare(xforms.core.Primitive("toy_erf"), facts.ELEMENTWISE, simplify="unary",
+    p = facts.declare(xforms.core.trace.Primitive("toy_erf"), facts.ELEMENTWISE, simplify="unary",
                       math=facts.math_names("erf", cmath=None))
     abstract_eval_rules[p], impl_rules[p] = aval, lambda x: [np.vectorize(math.erf)(x)]
     defvectorized(p)
@@ -368,29 +374,29 @@ def test_an_elementwise_primitive_needs_no_kernel_code():
 # Monoid names ("max", "and", ...) are also primitive names; tables keyed by a monoid are the
 # backends' spellings of a declared `reduce_op` / `cumulative`, not per-primitive tables.
 _MONOIDS = frozenset(sr.REDUCE_OPS | {"logaddexp"})
-_SCANNED = ("kernels", "xforms/transforms", "xforms/eager_reuse.py", "xforms/tiered.py",
+_SCANNED = ("xforms/kernels", "xforms/transforms", "xforms/core/eager_reuse.py", "xforms/exec/tiered.py",
             "xforms/primitives/eager_plan.py", "xforms/jit.py", "xforms/custom.py")
 # the tables naming primitives that stay where they are, and why
 _KEPT = {
-    ("kernels/scalarize.py", "broadcast_in_dim"):
+    ("xforms/kernels/prepare/scalarize.py", "broadcast_in_dim"):
         "code registry (RuleTable keyed by the primitive): scalarisation rules",
-    ("kernels/scalarize_loops.py", "scan"):
+    ("xforms/kernels/prepare/scalarize_loops.py", "scan"):
         "code registry (RuleTable keyed by the primitive): scalarisation of loops",
-    ("kernels/control_print.py", "cond"):
+    ("xforms/kernels/loops/control_print.py", "cond"):
         "code: which ControlPrinter method prints each control primitive",
-    ("kernels/cuda/emit_cuda_ops.py", "mul"): "the primitives fetched to build equations",
-    ("kernels/cuda/complex_cuda.py", "sin"): "backend printers: CUDA's complex formulas, "
+    ("xforms/kernels/cuda/emit_cuda_ops.py", "mul"): "the primitives fetched to build equations",
+    ("xforms/kernels/cuda/complex_cuda.py", "sin"): "backend printers: CUDA's complex formulas, "
         "registered by primitive (a None cuda_complex math slot says an override spells it)",
-    ("kernels/vecmath.py", "exp"): "kernels.vecmath's own catalogue of its functions (tests)",
-    ("kernels/vecmath.py", "sin"): "kernels.vecmath's own catalogue of its functions (tests)",
-    ("kernels/vecmath_f32.py", "exp"): "measured error bounds of vecmath's functions (tests)",
+    ("xforms/kernels/libm/vecmath.py", "exp"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests)",
+    ("xforms/kernels/libm/vecmath.py", "sin"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests)",
+    ("xforms/kernels/libm/vecmath_f32.py", "exp"): "measured error bounds of vecmath's functions (tests)",
     ("xforms/transforms/identity_basis.py", "dot_general"):
         "code: rewrite rules for the products of a Jacobian seed (the IR toolkit)",
     ("xforms/transforms/simplify.py", "neg"):
         "the primitives the negation rewrites below it handle (code, not facts)",
     ("xforms/transforms/simplify.py", "dot_general"):
         "code: the products with a Jacobian seed (identity_basis.py rewrites them)",
-    ("xforms/eager_reuse.py", "add"): "code: add/sub of a pad fold as out[window] +=/-= y",
+    ("xforms/core/eager_reuse.py", "add"): "code: add/sub of a pad fold as out[window] +=/-= y",
     ("xforms/primitives/eager_plan.py", "squeeze"):
         "code: the eager evaluator's statements for structural primitives (a printer)",
 }
@@ -428,7 +434,7 @@ def _name_tables(path, names):
 
 def test_no_primitive_tables_outside_declarations():
     """Whatever the lowering and the eager evaluator need about a primitive is a fact in its
-    rule block (xforms/facts.py); a new table of primitive names in kernels/ or the IR
+    rule block (xforms/core/facts.py); a new table of primitive names in kernels/ or the IR
     toolkit fails here (declare a fact and derive the table, or say here why it stays)."""
     import os
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

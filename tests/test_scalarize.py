@@ -1,4 +1,4 @@
-"""kernels/scalarize.py: small arrays become scalar locals in compiled CPU code.  Each
+"""xforms/kernels/prepare/scalarize.py: small arrays become scalar locals in compiled CPU code.  Each
 program is compiled once with the pass (the default) and compared with eager evaluation;
 the loop programs also check the generated source allocates nothing inside the loop."""
 import re
@@ -116,7 +116,7 @@ def test_while_for_and_scan_carries():
 
 
 def test_scalarize_off_gives_the_same_numbers(monkeypatch):
-    from kernels import scalarize
+    from xforms.kernels.prepare import scalarize
     monkeypatch.setattr(scalarize, "ENABLED", False)
     f = xf.jit(in_loop(lambda a, m: views_and_reductions(a, m)[:2]))
     same(f(A, M), views_and_reductions(A, M)[:2])

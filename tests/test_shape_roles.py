@@ -1,5 +1,5 @@
-"""kernels/shape_roles.py: after a first compile, a batch size of 1 or equal to an inner size
-(which the value-based symbols of kernels/shape_symbols.py cannot tell from that size)
+"""xforms/kernels/prepare/shape_roles.py: after a first compile, a batch size of 1 or equal to an inner size
+(which the value-based symbols of xforms/kernels/prepare/shape_symbols.py cannot tell from that size)
 reuses the compiled CPU kernel, and every result stays that of eager evaluation.  Reuse is
 asserted with `codecache.stats` (kernels made), never with timings."""
 import numpy as np
@@ -7,10 +7,11 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from kernels import codecache, shape_roles
-from kernels.shape_symbols import Dim, choose_symbols, is_one, same_size
-from xforms.avals import ShapedArray
-from xforms.ir import Var
+from xforms.kernels.build import codecache
+from xforms.kernels.prepare import shape_roles
+from xforms.kernels.prepare.shape_symbols import Dim, choose_symbols, is_one, same_size
+from xforms.core.avals import ShapedArray
+from xforms.core.ir import Var
 
 RNG = np.random.default_rng(7)
 W = RNG.normal(size=(12, 5))            # inner sizes 12 and 5: batches 12 and 5 collide

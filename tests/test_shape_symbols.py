@@ -1,4 +1,4 @@
-"""kernels/shape_symbols.py: a new batch size reuses the compiled CPU kernel (its source reads
+"""xforms/kernels/prepare/shape_symbols.py: a new batch size reuses the compiled CPU kernel (its source reads
 the batch size at run time), and the results stay those of eager evaluation at every size,
 1 and odd sizes included.  Reuse is asserted with `codecache.stats` (kernels made), never
 with timings."""
@@ -6,11 +6,11 @@ import numpy as np
 
 import xforms as xf
 import xforms.numpy as xnp
-from kernels import codecache
-from kernels.shape_symbols import Dim, NamedFloat, choose_symbols
+from xforms.kernels.build import codecache
+from xforms.kernels.prepare.shape_symbols import Dim, NamedFloat, choose_symbols
 from xforms import lax
-from xforms.ir import Var
-from xforms.avals import ShapedArray
+from xforms.core.ir import Var
+from xforms.core.avals import ShapedArray
 
 RNG = np.random.default_rng(0)
 
@@ -189,7 +189,7 @@ def test_switch_turns_symbols_off(monkeypatch):
 
 
 def test_a_kernel_numba_refuses_with_symbols_falls_back_to_constants(monkeypatch):
-    from kernels import cpu
+    from xforms.kernels.cpu import backend as cpu
     from xforms.errors import LoweringError
     finish = cpu._finish
 

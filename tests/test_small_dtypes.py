@@ -12,9 +12,10 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import core, lax
+from xforms.core import trace as core
+from xforms import lax
 from xforms import random as xr
-from xforms.avals import promote_types
+from xforms.core.avals import promote_types
 
 TIERS = [pytest.param(True, id="fast"), pytest.param(False, id="compiled")]
 
@@ -206,9 +207,9 @@ def test_float16_division_is_correctly_rounded():
 
 
 def test_float16_rounding_of_the_compiled_tier_is_numpy_s():
-    """The compiled tier's float32 -> float16 rounding (kernels/float16.py), over normal,
+    """The compiled tier's float32 -> float16 rounding (xforms/kernels/cpu/float16.py), over normal,
     subnormal, overflowing and special values, equals NumPy's astype bit for bit."""
-    from xforms.primitives.bitwise import round_to_float16_p
+    from xforms.primitives.bits.shifts import round_to_float16_p
     rng = np.random.RandomState(0)
     x = np.concatenate([rng.randn(500).astype(np.float32) * s for s in
                         (1e-8, 1e-6, 1e-4, 1.0, 100.0, 7e4)]

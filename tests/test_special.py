@@ -1,6 +1,6 @@
 """xforms.scipy.special against scipy.special (float32 and float64, eager and jit, wide
 ranges), derivatives to second order (check_grads, forward and reverse), vmap against a loop,
-and the scalar kernels' accuracy (kernels/special_math.py)."""
+and the scalar kernels' accuracy (xforms/kernels/libm/special.py)."""
 import numpy as np
 import pytest
 import scipy.special as sp
@@ -8,7 +8,7 @@ import scipy.special as sp
 import xforms as xf
 import xforms.numpy as xnp
 import xforms.scipy.special as xsp
-from kernels import special_math as sm
+from xforms.kernels.libm import special as sm
 from xforms.test_util import check_grads
 
 RNG = np.random.default_rng(1)
@@ -193,7 +193,7 @@ def test_vmap_and_jit_grad():
 
 
 def test_scalar_kernel_accuracy():
-    """The kernels' own bounds (the table in kernels/special_math.py)."""
+    """The kernels' own bounds (the table in xforms/kernels/libm/special.py)."""
     def rel(ours, ref, *args):
         got = np.array([ours(*v) for v in zip(*args)])
         want = ref(*args)

@@ -1,4 +1,4 @@
-"""xforms.scipy.linalg.sqrtm (xforms/primitives/linalg_sqrtm.py, kernels/linalg_runtime.py
+"""xforms.scipy.linalg.sqrtm (xforms/primitives/linalg/sqrtm.py, xforms/kernels/runtime/linalg.py
 la_sqrtm) against SciPy and JAX (recorded values), float32/float64/complex, batched, eager
 and jit; its derivative (JAX has none) by check_grads to second order; vmap against a loop."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""Stencil fusion (kernels/stencil.py): pads are guarded reads, shifted reads of cheap
+"""Stencil fusion (xforms/kernels/plan/stencil.py): pads are guarded reads, shifted reads of cheap
 elementwise values recompute them; values agree with NumPy, plans have no pad buffers."""
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
-from kernels.fusion import plan_program
+from xforms.kernels.plan.fusion import plan_program
 
 rng = np.random.default_rng(0)
 

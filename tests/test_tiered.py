@@ -1,9 +1,9 @@
-"""Tiered execution (xforms/tiered.py): a new signature's first calls evaluate the traced IR
-while the compile worker (kernels/compile_worker.py) fills the disk cache; the compiled tier
+"""Tiered execution (xforms/exec/tiered.py): a new signature's first calls evaluate the traced IR
+while the compile worker (xforms/kernels/build/worker.py) fills the disk cache; the compiled tier
 is swapped in and agrees with the fast tier to rounding.  Also: XFORMS_TIERED=0 and
 jit(tiered=False) compile synchronously, a dead worker or a failed compile falls back with a
 warning, the worker dies with its parent, and the bound on kept executables
-(xforms/exe_cache.py)."""
+(xforms/exec/exe_cache.py)."""
 import collections
 import gc
 import os
@@ -17,13 +17,14 @@ import weakref
 import numpy as np
 import pytest
 
-import kernels.cpu
+import xforms.kernels.cpu.backend
 import xforms as xf
-import xforms.compile_worker as client_mod
+import xforms.exec.worker_client as client_mod
 import xforms.numpy as xnp
-from xforms import exe_cache, lax
+from xforms.exec import exe_cache
+from xforms import lax
 from xforms.errors import LoweringError
-from xforms.tiered import TieredExecutable
+from xforms.exec.tiered import TieredExecutable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 rng = np.random.default_rng(0)
@@ -85,7 +86,7 @@ def test_fast_tier_agrees_with_compiled_tier(name):
     assert type(exe) is TieredExecutable and fp is None
     assert jf.wait_compiled(timeout=300)
     exe2, fp2 = entry(jf)
-    assert type(exe2) is kernels.cpu.CpuExecutable and fp2 is not None
+    assert type(exe2) is xforms.kernels.cpu.backend.CpuExecutable and fp2 is not None
     assert jf._fast_call is fp2 and exe.compiled is exe2
     compiled = jf(*args)
     flat_f, tree_f = xf.tree_util.tree_flatten(fast)
@@ -108,7 +109,7 @@ def test_a_later_call_waits_for_the_compile():
     np.testing.assert_allclose(jf(x), want)                 # waits, then runs compiled code
     assert exe.fast_calls == 1 and exe.compiled is not None
     np.testing.assert_allclose(jf(x), want)
-    assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable  # the swap is installed
+    assert type(entry(jf)[0]) is xforms.kernels.cpu.backend.CpuExecutable  # the swap is installed
 
 
 def _held_compile():
@@ -154,7 +155,8 @@ def test_the_wait_is_bounded_and_explained(monkeypatch):
 def test_background_compile_waits_for_the_first_call(monkeypatch):
     """The in-process part of the compile holds the GIL: it starts once the first fast-tier
     call has returned (or after FIRST_CALL_HEAD_START without a call)."""
-    from xforms import core, tiered
+    from xforms.core import trace as core
+    from xforms.exec import tiered
     order = []
     closed = xf.make_jaxpr(lambda x: x * 2.0)(1.0)
     evaluate = core.eval_jaxpr
@@ -191,11 +193,11 @@ def test_synchronous_when_turned_off(monkeypatch):
     monkeypatch.setenv("XFORMS_TIERED", "1")
     jf = xf.jit(lambda x: xnp.sinh(x) - 2.0, tiered=False)
     jf(np.ones(3))
-    assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable and entry(jf)[1] is not None
+    assert type(entry(jf)[0]) is xforms.kernels.cpu.backend.CpuExecutable and entry(jf)[1] is not None
     monkeypatch.setenv("XFORMS_TIERED", "0")
     jg = xf.jit(lambda x: xnp.cosh(x) - 2.0)
     jg(np.ones(3))
-    assert type(entry(jg)[0]) is kernels.cpu.CpuExecutable
+    assert type(entry(jg)[0]) is xforms.kernels.cpu.backend.CpuExecutable
     monkeypatch.setenv("XFORMS_TIERED", "1")
     jh = xf.jit(lambda x: xnp.tanh(x) - 2.0)
     jh(np.ones(3))
@@ -209,7 +211,7 @@ def test_lower_and_compile_are_synchronous():
     assert "def kernel" in jf.lower(x).as_text()
     comp = jf.lower(x).compile()
     np.testing.assert_allclose(comp(x), np.arctan(x) * 0.5)
-    assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable
+    assert type(entry(jf)[0]) is xforms.kernels.cpu.backend.CpuExecutable
 
 
 @pytest.fixture
@@ -229,17 +231,17 @@ def test_dead_worker_falls_back_to_compiling_here(fresh_worker, monkeypatch):
     np.testing.assert_allclose(jf(x), np.expm1(x) * 0.25)
     with pytest.warns(RuntimeWarning, match="background compile .* failed"):
         assert jf.wait_compiled(timeout=300)
-    assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable
+    assert type(entry(jf)[0]) is xforms.kernels.cpu.backend.CpuExecutable
     np.testing.assert_allclose(jf(x), np.expm1(x) * 0.25)
 
 
 def test_the_worker_compiles_programs_with_user_primitives(fresh_worker):
     """random draws call the Threefry user primitive: the worker imports its function by
-    name (kernels/user_prims.py `importable`); one it cannot import (a lambda) is compiled
+    name (xforms/kernels/user_prims.py `importable`); one it cannot import (a lambda) is compiled
     here, without a warning either way."""
     import warnings
     from xforms import extend, random
-    from kernels import user_prims
+    from xforms.kernels import user_prims
     from xforms.random.threefry import threefry2x32_p
     key, _ = user_prims.register(threefry2x32_p)
     assert user_prims.importable(key) == ("xforms.random.threefry", "threefry_scalar")
@@ -259,7 +261,7 @@ def test_the_worker_compiles_programs_with_user_primitives(fresh_worker):
         for jf, arg in fns:
             fast = np.asarray(jf(arg))
             assert jf.wait_compiled(timeout=300)
-            assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable
+            assert type(entry(jf)[0]) is xforms.kernels.cpu.backend.CpuExecutable
             np.testing.assert_allclose(np.asarray(jf(arg)), fast, rtol=1e-13)
     assert fresh_worker._next_id == jobs + 1          # the lambda's kernel: compiled here
 
@@ -305,7 +307,7 @@ def test_without_disk_cache_the_compile_runs_here(fresh_worker, monkeypatch):
 def test_failed_compile_stays_on_fast_tier_with_a_warning(monkeypatch):
     def refuse(prep):
         raise LoweringError("Numba could not compile primitive 'sin' (test)")
-    monkeypatch.setattr(kernels.cpu, "_finish", refuse)
+    monkeypatch.setattr(xforms.kernels.cpu.backend, "_finish", refuse)
     jf = xf.jit(lambda x: xnp.sin(x) + 0.125, tiered=True)
     x = np.arange(3.0)
     np.testing.assert_allclose(jf(x), np.sin(x) + 0.125)
@@ -320,7 +322,7 @@ def test_failed_compile_stays_on_fast_tier_with_a_warning(monkeypatch):
 
 CHILD = textwrap.dedent("""
     import numpy as np, xforms as xf, xforms.numpy as xnp
-    import xforms.compile_worker as cw
+    import xforms.exec.worker_client as cw
     def chain(x):
         for i in range(120):
             x = xnp.sin(x) * (0.5 + 0.001 * i) + x
@@ -418,7 +420,7 @@ def test_current_signature_of_each_function_is_kept(monkeypatch):
 
 
 def test_long_loops_compile_on_the_first_call(monkeypatch):
-    from xforms import tiered
+    from xforms.exec import tiered
     body = lambda i, v: xnp.sin(v) * 0.5 + v                      # noqa: E731
     long = xf.jit(lambda x: lax.fori_loop(0, 300000, body, x), tiered=True)
     closed = xf.make_jaxpr(lambda x: lax.fori_loop(0, 300000, body, x))(1.0)
@@ -426,7 +428,7 @@ def test_long_loops_compile_on_the_first_call(monkeypatch):
     assert (executed, size) == (1 + int(300000 * 3 * tiered.LOOP_WEIGHT), 4)
     assert executed > tiered.EAGER_BASE + tiered.EAGER_PER_EQN * size
     long(1.0)
-    assert type(entry(long)[0]) is kernels.cpu.CpuExecutable     # eager would be slower
+    assert type(entry(long)[0]) is xforms.kernels.cpu.backend.CpuExecutable     # eager would be slower
     # a tenth of the trips: the loop body's generated Python beats the compile
     short = xf.make_jaxpr(lambda x: lax.fori_loop(0, 30000, body, x))(1.0)
     assert tiered.worthwhile(short)
@@ -438,8 +440,9 @@ def test_long_loops_compile_on_the_first_call(monkeypatch):
 
 
 def test_large_arrays_compile_on_the_first_call(monkeypatch):
-    from xforms import random, tiered
-    from xforms import eager_cost
+    from xforms import random
+    from xforms.exec import tiered
+    from xforms.exec import eager_cost
     cost = {n: tiered.eager_cost(xf.make_jaxpr(lambda k: random.normal(k, (n,)))(
         random.PRNGKey(0))) for n in (10 ** 4, 10 ** 7)}
     (small, size), (big, size2) = cost[10 ** 4], cost[10 ** 7]
@@ -450,7 +453,7 @@ def test_large_arrays_compile_on_the_first_call(monkeypatch):
     jf = xf.jit(lambda x: xnp.sin(x) * 2.0, tiered=True)
     x = np.linspace(0, 1, 10 ** 5)
     np.testing.assert_allclose(np.asarray(jf(x)), np.sin(x) * 2.0, rtol=1e-14)
-    assert type(entry(jf)[0]) is kernels.cpu.CpuExecutable
+    assert type(entry(jf)[0]) is xforms.kernels.cpu.backend.CpuExecutable
 
 
 def test_jit_written_inline_reuses_the_executable():

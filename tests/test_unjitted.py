@@ -4,7 +4,7 @@ A function that draws its noise inside the objective (black-box variational infe
 get fresh noise on every call of grad, vmap, jacrev, ...; a Python scalar argument is a value,
 never a key that brings back an earlier call's trace.  Only `jit` caches traces, and runs side
 effects once per signature (JAX's documented rule).  What the transforms derive from a trace
-is still cached, by the traced program's structure (xforms/intern.py).
+is still cached, by the traced program's structure (xforms/transforms/intern.py).
 """
 import gc
 import weakref
@@ -14,7 +14,8 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms import intern, memo
+from xforms.transforms import intern
+from xforms.core import memo
 
 
 def _noisy(seed=0):
@@ -107,7 +108,7 @@ def test_value_dependent_python_control_flow_each_call():
 
 def test_dropped_jitted_closures_release_their_arrays():
     """Issue #31 item 4: 300 jitted closures over 1 MB arrays kept +252 MB.  The traces are
-    held while the jitted function lives (xforms/memo.py `traces`, weakly).  (30 closures:
+    held while the jitted function lives (xforms/core/memo.py `traces`, weakly).  (30 closures:
     each compiles, and the old cache kept every one of them.)"""
     x = np.ones(4)
 

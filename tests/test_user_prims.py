@@ -1,4 +1,4 @@
-"""User-defined primitives (xforms.extend) compiled by the CPU backend (kernels/user_prims.py):
+"""User-defined primitives (xforms.extend) compiled by the CPU backend (xforms/kernels/user_prims.py):
 an elementwise scalar Numba implementation fused into loops (also in loop bodies), an array
 implementation as its own step, both under grad, vmap and jit together; the errors for a missing implementation or
 rule; the compile-cache key.  The CUDA side runs on the simulator and is compiled to PTX:
@@ -10,7 +10,8 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from kernels import codecache, user_prims
+from xforms.kernels.build import codecache
+from xforms.kernels import user_prims
 from xforms import extend, lax
 from xforms.errors import LoweringError, MissingRuleError
 
@@ -291,7 +292,7 @@ def test_digest_does_not_depend_on_reference_counts():
     """marshal (version 3+) flags objects by their reference counts, so a function's digest
     changed as the process ran and the compile worker refused the parent's key (found as a
     flaky tests/test_tiered.py in a full run)."""
-    from kernels import user_prims
+    from xforms.kernels import user_prims
     from xforms.random.threefry import threefry_scalar as f
     before = user_prims.digest(f)
     held = [f.__code__.co_consts, f.__code__.co_names] * 100      # more references

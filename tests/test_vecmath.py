@@ -1,4 +1,4 @@
-"""Accuracy and special-value tests for kernels.vecmath.
+"""Accuracy and special-value tests for xforms.kernels.libm.vecmath.
 
 Every function is compiled into an ``@njit`` element-wise loop (the way the
 generated kernels call it) and compared against NumPy evaluated in extended
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from llvmlite import binding as llvm_binding
 
-from kernels import vecmath as vm
+from xforms.kernels.libm import vecmath as vm
 
 LD = np.longdouble
 # the float64 ulp measurements need a reference with >= 64 mantissa bits
@@ -399,7 +399,7 @@ CARRIED_CASES = [(f, np.float64) for f in sorted(set(vm.VECMATH_BOUNDED.values()
 def test_no_class_test_fold(fname, dt):
     """No float range test may fold into llvm.is.fpclass: LLVM lowers the positive-finite
     class as `(bits - 1) u< C`, whose all-ones vector it rematerialises in the loop with a
-    non-dependency-breaking `vpternlogd` (kernels/vecmath_base.py `_finite_nonneg`; the
+    non-dependency-breaking `vpternlogd` (xforms/kernels/libm/vecmath_base.py `_finite_nonneg`; the
     float64 log ran at 3.1 instead of 1.3 ns per element)."""
     _run(fname, np.ones(8, dt))
     loop = _loop(fname)
@@ -423,9 +423,10 @@ def _store_loop(f):
 def test_log_loop_carries_no_false_dependency(fname, kernel_width):
     """The log's vectorised loop has no all-ones `vpternlogd $255` (a false dependency of
     each iteration on the one before: 2.5x slower on Zen 4), compiled as generated kernels
-    call it (kernels.cpu_runtime's copies), at LLVM's width and at the kernels' width
-    (kernels/vector_width.py: 512 bits on this kind of host)."""
-    from kernels import cpu_runtime, vector_width
+    call it (xforms.kernels.runtime.cpu_runtime's copies), at LLVM's width and at the kernels' width
+    (xforms/kernels/numba_fixes/vector_width.py: 512 bits on this kind of host)."""
+    from xforms.kernels.runtime import cpu_runtime
+    from xforms.kernels.numba_fixes import vector_width
     x = np.ones(64, np.float32 if fname.startswith("vmf_") else np.float64)
     loop = _store_loop(getattr(cpu_runtime, fname))
     with vector_width.compiling() if kernel_width else contextlib.nullcontext():

@@ -1,4 +1,4 @@
-"""kernels/vector_width.py: xforms' kernels ask LLVM for 512-bit vectors where the CPU has
+"""xforms/kernels/numba_fixes/vector_width.py: xforms' kernels ask LLVM for 512-bit vectors where the CPU has
 AVX-512; a user's own @njit code is compiled as Numba would; XFORMS_VECTOR_WIDTH chooses."""
 import os
 import re
@@ -11,7 +11,8 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from kernels import codecache, vector_width
+from xforms.kernels.build import codecache
+from xforms.kernels.numba_fixes import vector_width
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ATTR = '"prefer-vector-width"='
@@ -75,7 +76,7 @@ def test_a_jitted_function_kernel_has_the_width(width, monkeypatch):
                                            ("bogus", None)])
 def test_the_environment_chooses(setting, width):
     env = dict(os.environ, XFORMS_VECTOR_WIDTH=setting)
-    out = subprocess.run([sys.executable, "-c", "import kernels.vector_width as v; "
+    out = subprocess.run([sys.executable, "-c", "import xforms.kernels.numba_fixes.vector_width as v; "
                           "print(v.WIDTH)"], env=env, cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.strip()
     if width is None:                       # an unknown value means "auto"

@@ -14,13 +14,13 @@ import xforms.numpy as xnp
 from xforms import lax
 from xforms.errors import BackendError
 from xforms.primitives import EXEMPT
-from xforms.primitives import cond as cond_family
+from xforms.primitives.control import cond as cond_family
 from xforms.primitives import contraction as con
 from xforms.primitives import elementwise as ew
 from xforms.primitives import indexing as ix
-from xforms.primitives import loops
+from xforms.primitives.control import loops
 from xforms.primitives import reductions as red
-from xforms.primitives import scan as scan_family
+from xforms.primitives.control import scan as scan_family
 from xforms.primitives import structural as st
 from xforms.tree_util import tree_flatten
 

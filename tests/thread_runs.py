@@ -8,13 +8,13 @@ import numba
 import numpy as np
 
 import xforms as xf
-import kernels.cpu as kcpu
+import xforms.kernels.cpu.backend as kcpu
 
 
 def compile_with_threads(f, x, parallel, monkeypatch):
     """jit(f) compiled (and called once) with or without threads; its CPU source."""
     monkeypatch.setattr(kcpu, "_threads_available", lambda: parallel)
-    # threaded at once however many prange loops (kernels/cpu.py defers threads beyond
+    # threaded at once however many prange loops (xforms/kernels/cpu/backend.py defers threads beyond
     # PARFOR_MAX_LOOPS to the compile worker): these tests run the threaded code
     monkeypatch.setattr(kcpu, "PARFOR_MAX_LOOPS", 10 ** 6)
     monkeypatch.setattr(kcpu, "_exes", type(kcpu._exes)())   # no reuse by program

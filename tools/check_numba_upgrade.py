@@ -1,4 +1,4 @@
-"""Which of xforms' Numba patches (kernels/numba_registry.py) still apply to another Numba.
+"""Which of xforms' Numba patches (xforms/kernels/numba_fixes/registry.py) still apply to another Numba.
 
 Installs the given Numba (default: the newest on the package index) with xforms' other
 dependencies into a temporary venv -- or uses an interpreter you point it at -- and, with this
@@ -24,7 +24,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Run by the checked interpreter.  "numba" mode loads kernels/numba_registry.py without
+# Run by the checked interpreter.  "numba" mode loads xforms/kernels/numba_fixes/registry.py without
 # running kernels/__init__ (nothing patched yet: Numba's own code); "kernels" mode imports
 # kernels, which applies the patches, and asks whether each one holds.
 PROBE = r"""
@@ -90,7 +90,7 @@ def check(python):
     """Print each patch's status for `python`'s Numba; 0 when all are ok."""
     before, after = probe(python, "numba"), probe(python, "kernels")
     if "error" in before:
-        print("could not load kernels/numba_registry.py:", *before["error"])
+        print("could not load xforms/kernels/numba_fixes/registry.py:", *before["error"])
         return 2
     print(before["versions"])
     if "error" in after:

@@ -172,7 +172,7 @@ def sweep(args):
     import jax
     jax.config.update("jax_enable_x64", True)
     import xforms as xf
-    from xforms import tiered
+    from xforms.exec import tiered
     tiered._submit = lambda exe: None          # the fast tier only: no background compiles
     signal.signal(signal.SIGALRM, _alarm)
     counts, diffs, notes = collections.Counter(), [], []

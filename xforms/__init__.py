@@ -10,7 +10,7 @@ from . import primitives as _primitives  # noqa: F401  (fills the rule tables)
 from .api import (grad, hvp, jvp, linearize, make_jaxpr, stop_gradient, value_and_grad, vjp)
 from .batching_api import hessian, jacfwd, jacrev, vmap
 from .batching_api import jacrev as jacobian    # JAX's alias
-from .core import Array
+from .core.trace import Array
 from .custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, hook, remat
 from .errors import ConcretizationError, UnexpectedTracerError
 from .jit import default_backend, jit
@@ -19,7 +19,7 @@ from .pmap import pmap
 from .api_extras import (ShapeDtypeStruct, closure_convert, custom_gradient, enable_x64,
                          ensure_compile_time_eval, eval_shape, linear_transpose, named_call,
                          named_scope, typeof)
-from .jit_switch import disable_jit
+from .core.jit_switch import disable_jit
 from .runtime import (Device, block_until_ready, clear_caches, device_count, devices,
                       local_device_count, local_devices, process_count, process_index)
 from . import ad_checkpoint, custom_derivatives

@@ -2,7 +2,7 @@
 stop_gradient.  (vmap and the Jacobians are in `batching_api.py`, jit in `jit.py`.)
 
 Each traces the user function on every call (its side effects run each time, as in JAX),
-transforms and simplifies the program -- once per program structure, xforms/intern.py -- and
+transforms and simplifies the program -- once per program structure, xforms/transforms/intern.py -- and
 evaluates the result on the current trace, so transforms nest:
 
     >>> xf.grad(xf.grad(lambda x: x ** 3))(2.0)
@@ -13,12 +13,12 @@ import functools
 import numpy as np
 
 from . import argnums as argnums_mod
-from . import core
-from .ad import linearize_jaxpr, vjp_jaxprs
-from .avals import is_complex, is_float, is_inexact
+from .core import trace as core
+from .transforms.ad import linearize_jaxpr, vjp_jaxprs
+from .core.avals import is_complex, is_float, is_inexact
 from .primitives.elementwise import stop_gradient  # noqa: F401  (public: xforms.stop_gradient)
-from .source_info import describe_function
-from .tracing import flatten_args, trace_flat
+from .core.source_info import describe_function
+from .transforms.tracing import flatten_args, trace_flat
 from .transforms.jvp import jvp_jaxpr, tangent_aval
 from .tree_util import tree_unflatten, treedef_flatten_up_to
 

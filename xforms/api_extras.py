@@ -10,14 +10,14 @@ import functools
 
 import numpy as np
 
-from . import core
+from .core import trace as core
 from .api import conform_cotangents
-from .avals import ShapedArray, aval_of_value, canonicalize_dtype, is_inexact
-from .core import Tracer
+from .core.avals import ShapedArray, aval_of_value, canonicalize_dtype, is_inexact
+from .core.trace import Tracer
 from .custom import custom_vjp
-from .ir import ClosedJaxpr
-from .source_info import describe_function
-from .primitives import control_flow as cf
+from .core.ir import ClosedJaxpr
+from .core.source_info import describe_function
+from .primitives.control import control_flow as cf
 from .transforms.jvp import jvp_jaxpr
 from .transforms.transpose import transpose_jaxpr
 from .tree_util import tree_flatten, tree_unflatten

@@ -18,10 +18,10 @@ import operator
 
 import numpy as np
 
-from . import core
-from .core import Tracer
-from .source_info import describe_function
-from .tracing import trace_program
+from .core import trace as core
+from .core.trace import Tracer
+from .core.source_info import describe_function
+from .transforms.tracing import trace_program
 from .tree_util import tree_flatten, tree_unflatten
 
 
@@ -315,7 +315,7 @@ def aux_splitter(has_aux, fun):
 class Outputs:
     """The flat outputs of a traced function split by `has_aux`: the main output (what is
     differentiated, first) and the aux tree (carried along); and the trace's constants,
-    which the interned program takes as its leading inputs (xforms/intern.py).
+    which the interned program takes as its leading inputs (xforms/transforms/intern.py).
 
     >>> closed, o = trace_outputs(fun, call, flat, in_tree, has_aux=True)
     >>> core.eval_jaxpr(closed, *o.args(flat))  # the constants, then the arguments

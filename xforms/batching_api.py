@@ -19,15 +19,15 @@ import inspect
 import numpy as np
 
 from . import argnums as argnums_mod
-from . import axis_env, core
-from .ad import vjp_jaxprs
-from .avals import is_complex, is_float
-from .engine_prims import broadcast_in_dim, convert_element_type
-from .memo import derived
+from .core import axis_env, trace as core
+from .transforms.ad import vjp_jaxprs
+from .core.avals import is_complex, is_float
+from .core.engine_prims import broadcast_in_dim, convert_element_type
+from .core.memo import derived
 from .primitives.elementwise import add, eq
 from .primitives.structural import iota, reshape, slice as lax_slice
-from .source_info import describe_function
-from .tracing import flatten_args, trace_program
+from .core.source_info import describe_function
+from .transforms.tracing import flatten_args, trace_program
 from .transforms.jvp import Zero, instantiate, jvp_eval, tangent_aval
 from .transforms.stage import stage
 from .transforms.vmap import BatchedOutputError, vmap_jaxpr

@@ -1,13 +1,13 @@
 """Calling Python from traced code, as JAX's `pure_callback` and `io_callback`
 (`xforms.pure_callback`, `xforms.experimental.io_callback`; `xforms.debug` builds on
 `call`).  The function runs eagerly, on the fast tier and inside compiled CPU kernels
-(kernels/lower_callbacks.py); the primitives and their rules are in
+(xforms/kernels/ops/callbacks.py); the primitives and their rules are in
 xforms/primitives/callbacks.py.
 """
 import numpy as np
 
-from .avals import ShapedArray, canonicalize_dtype
-from .core import Tracer
+from .core.avals import ShapedArray, canonicalize_dtype
+from .core.trace import Tracer
 from .primitives.callbacks import ById, Callback, io_callback_p, pure_callback_p
 from .tree_util import tree_flatten, tree_unflatten
 

@@ -14,17 +14,17 @@ ENABLE_CHECKS = _flag("XFORMS_ENABLE_CHECKS")      # type-check every IR a trans
 DUMP = _flag("XFORMS_DUMP")                        # print fusion plans and generated file paths
 DISABLE_JIT = _flag("XFORMS_DISABLE_JIT")          # run generated modules as plain Python
 DISABLE_CACHE = _flag("XFORMS_DISABLE_CACHE")      # no on-disk compile cache
-# XFORMS_SCALARIZE=0: keep small arrays as arrays in compiled CPU code (kernels/scalarize.py)
+# XFORMS_SCALARIZE=0: keep small arrays as arrays in compiled CPU code (xforms/kernels/prepare/scalarize.py)
 SCALARIZE = os.environ.get("XFORMS_SCALARIZE", "1").strip().lower() not in (
     "0", "false", "no", "off")
-# XFORMS_VECMATH=0: libm instead of kernels/vecmath.py in fused CPU loops (read at import)
+# XFORMS_VECMATH=0: libm instead of xforms/kernels/libm/vecmath.py in fused CPU loops (read at import)
 VECMATH = os.environ.get("XFORMS_VECMATH", "1").strip().lower() not in ("0", "false", "no",
                                                                          "off")
 
 
 def gc_pause():
     """XFORMS_GC_PAUSE=0: keep Python's cyclic garbage collector running while jit traces
-    and compiles (xforms/gc_pause.py); read at each new signature."""
+    and compiles (xforms/exec/gc_pause.py); read at each new signature."""
     return os.environ.get("XFORMS_GC_PAUSE", "1").strip().lower() not in ("0", "false", "no",
                                                                           "off")
 
@@ -47,14 +47,14 @@ def cache_disabled():
 
 def tiered():
     """XFORMS_TIERED (default on): a CPU jit function's new signature starts on the fast
-    tier while a background process compiles it (xforms/tiered.py)."""
+    tier while a background process compiles it (xforms/exec/tiered.py)."""
     return os.environ.get("XFORMS_TIERED", "1").strip().lower() not in ("0", "false", "no",
                                                                         "off")
 
 
 def tiered_wait():
     """XFORMS_TIERED_WAIT: seconds a later call of a signature waits for its background
-    compile when the fast tier is much slower than compiled code (xforms/tiered.py);
+    compile when the fast tier is much slower than compiled code (xforms/exec/tiered.py);
     default 120, 0: never wait."""
     v = os.environ.get("XFORMS_TIERED_WAIT", "").strip()
     try:
@@ -77,7 +77,7 @@ def blas_threads():
     """BLAS threads for products in compiled CPU code -> (fixed, count).  XFORMS_BLAS_THREADS
     (a positive number) fixes the count; OPENBLAS_NUM_THREADS or OMP_NUM_THREADS leave
     OpenBLAS its own setting (count None); otherwise (False, None): the count follows the
-    machine's load (kernels/blas_threads.py)."""
+    machine's load (xforms/kernels/runtime/blas_threads.py)."""
     v = os.environ.get("XFORMS_BLAS_THREADS", "").strip()
     if v.isdigit() and int(v) > 0:
         return True, int(v)
@@ -89,7 +89,7 @@ def blas_threads():
 
 def shape_symbols():
     """XFORMS_SHAPE_SYMBOLS: "batch" (default: a CPU kernel reads its inputs' leading sizes
-    at run time, so a new batch size reuses the compiled code; kernels/shape_symbols.py),
+    at run time, so a new batch size reuses the compiled code; xforms/kernels/prepare/shape_symbols.py),
     "all" (every input size), or "off" (0/false/no/off: sizes are constants)."""
     v = os.environ.get("XFORMS_SHAPE_SYMBOLS", "batch").strip().lower()
     if v in ("0", "false", "no", "off", ""):
@@ -99,7 +99,7 @@ def shape_symbols():
 
 def jit_cache_size(default=256):
     """XFORMS_JIT_CACHE_SIZE: compiled executables jit keeps in memory (0 or less: no
-    bound; xforms/exe_cache.py)."""
+    bound; xforms/exec/exe_cache.py)."""
     v = os.environ.get("XFORMS_JIT_CACHE_SIZE", "").strip()
     try:
         return int(v) if v else default
@@ -116,13 +116,13 @@ def cuda_pool_bytes():
 def product_blocks():
     """XFORMS_PRODUCT_BLOCKS=0: keep every matrix product a step of its own in CPU kernels
     instead of computing a short product inside its elementwise consumer loop, a block of
-    rows at a time (kernels/fusion_products.py; default on)."""
+    rows at a time (xforms/kernels/plan/products.py; default on)."""
     return _flag("XFORMS_PRODUCT_BLOCKS", "1")
 
 
 def vector_width():
     """XFORMS_VECTOR_WIDTH: "auto" (default: 512-bit vectors in compiled CPU kernels where
-    the CPU has AVX-512, kernels/vector_width.py), a width in bits (128, 256, 512), or
+    the CPU has AVX-512, xforms/kernels/numba_fixes/vector_width.py), a width in bits (128, 256, 512), or
     "native" (LLVM's own choice; it prefers 256 bits on Intel's AVX-512 cores).  Read when
     kernels is imported."""
     v = os.environ.get("XFORMS_VECTOR_WIDTH", "auto").strip().lower() or "auto"
@@ -130,7 +130,7 @@ def vector_width():
 
 
 def cuda_fast_launch():
-    """XFORMS_CUDA_FAST_LAUNCH=1: launch CUDA kernels through kernels/cuda/launch.py's direct
+    """XFORMS_CUDA_FAST_LAUNCH=1: launch CUDA kernels through xforms/kernels/cuda/launch.py's direct
     launcher instead of numba-cuda's dispatcher.  Off by default until it has been measured
     and checked on a real GPU (it is written against numba-cuda 0.30's kernel ABI)."""
     return _flag("XFORMS_CUDA_FAST_LAUNCH")
@@ -138,7 +138,7 @@ def cuda_fast_launch():
 
 def buffer_cache_bytes():
     """XFORMS_BUFFER_CACHE_MB (default 1024): memory that compiled CPU functions may keep
-    between calls for their intermediates and large outputs (kernels/cpu_buffers.py); 0
+    between calls for their intermediates and large outputs (xforms/kernels/cpu/buffers.py); 0
     keeps none.  Read on each new buffer set, so a running program may change it."""
     v = os.environ.get("XFORMS_BUFFER_CACHE_MB", "").strip()
     try:
@@ -158,7 +158,7 @@ def cache_dir():
 
 def ir_cache_size(default=4096):
     """XFORMS_IR_CACHE_SIZE: traced and transformed programs each in-memory cache of the IR
-    toolkit keeps (0 or less: no bound; xforms/memo.py)."""
+    toolkit keeps (0 or less: no bound; xforms/core/memo.py)."""
     v = os.environ.get("XFORMS_IR_CACHE_SIZE", "").strip()
     try:
         return int(v) if v else default

@@ -25,15 +25,15 @@ from types import SimpleNamespace
 import numpy as np
 
 from . import argnums as argnums_mod
-from . import core
-from .avals import is_inexact
-from .core import Tracer
-from .ir import ClosedJaxpr, Jaxpr, Var
+from .core import trace as core
+from .core.avals import is_inexact
+from .core.trace import Tracer
+from .core.ir import ClosedJaxpr, Jaxpr, Var
 from .primitives.custom import (LazyJaxpr, checkpoint_p, custom_jvp_call_p, custom_vjp_call_p,
                                 hook_p)
 from .primitives.names import name_p
-from .source_info import describe_function
-from .tracing import flatten_args, trace_cached
+from .core.source_info import describe_function
+from .transforms.tracing import flatten_args, trace_cached
 from .transforms.jvp import tangent_aval
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 

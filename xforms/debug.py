@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import source_info
+from .core import source_info
 from .callbacks import call
 from .primitives.callbacks import debug_callback_p
 

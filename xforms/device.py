@@ -9,7 +9,7 @@ object of a backend with `__array__`) into a NumPy array and leaves other leaves
 """
 import numpy as np
 
-from . import core
+from .core import trace as core
 from .errors import BackendError
 from .jit import default_backend, get_backend
 from .tree_util import tree_map

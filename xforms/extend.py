@@ -55,7 +55,7 @@ the operands being transposed are `UndefinedPrimal`s (test with `is_undefined(x)
 `.aval` has the shape and dtype).  Rules call primitives through ordinary functions (xnp,
 lax, your own), so they are traced and transformed like user code.
 
-For the compilers (kernels/user_prims.py): `numba_impls[prim]` is a `NumbaImpl(fn,
+For the compilers (xforms/kernels/user_prims.py): `numba_impls[prim]` is a `NumbaImpl(fn,
 elementwise)`.  Under `jit`, a primitive without one raises `MissingRuleError` naming it and
 saying to call `def_numba`; on CUDA an array implementation raises `LoweringError` (declare an
 elementwise one, or use `backend="cpu"`).  The compile caches key on the function's code, its
@@ -69,11 +69,11 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from . import core
-from .avals import ShapedArray
-from .core import abstract_eval_rules, impl_rules
+from .core import trace as core
+from .core.avals import ShapedArray
+from .core.trace import abstract_eval_rules, impl_rules
 from .errors import MissingRuleError
-from .facts import declare
+from .core.facts import declare
 from .transforms.jvp import Zero, instantiate, jvp_rules
 from .transforms.transpose import UndefinedPrimal, is_undefined, transpose_rules
 from .transforms.vmap import defbroadcasting, vmap_rules
@@ -158,7 +158,7 @@ class Primitive(core.Primitive):
                     return np.asarray(vec(*xs), dtype=np.result_type(*xs))
                 self.def_impl(impl)
                 # a Python call per element eagerly (~220 ns measured): the fast tier's
-                # cost model (xforms/eager_cost.py) must not take it for a NumPy ufunc
+                # cost model (xforms/exec/eager_cost.py) must not take it for a NumPy ufunc
                 declare(self, eager_ns=VECTORIZE_NS)
                 self._vectorized = True
             else:
@@ -173,7 +173,7 @@ class Primitive(core.Primitive):
                 if not isinstance(o, ShapedArray):
                     raise TypeError(f"abstract evaluation rule of primitive '{self.name}' "
                                     f"returned {type(o).__name__}; expected ShapedArray "
-                                    "(e.g. xforms.ir.ShapedArray(shape, dtype))")
+                                    "(e.g. xforms.core.ir.ShapedArray(shape, dtype))")
             return outs
         abstract_eval_rules[self] = rule
         return fn

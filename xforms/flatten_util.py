@@ -12,7 +12,7 @@ back its own shape and dtype.  Both work on traced values (inside jit, grad, vma
 import numpy as np
 
 from . import numpy as xnp
-from .avals import promote_types
+from .core.avals import promote_types
 from .numpy._util import aval
 from .tree_util import tree_flatten, tree_unflatten
 

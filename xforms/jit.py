@@ -21,12 +21,14 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
-from . import config, core, exe_cache, gc_pause, tiered
+from . import config
+from .core import trace as core
+from .exec import exe_cache, gc_pause, tiered
 from .argnums import resolve_static, split_call
 from .errors import BackendError
-from . import jit_switch
-from .source_info import describe_function
-from .tracing import abstract_signature, flatten_args, trace_flat
+from .core import jit_switch
+from .core.source_info import describe_function
+from .transforms.tracing import abstract_signature, flatten_args, trace_flat
 from .tree_util import tree_flatten, tree_unflatten
 
 
@@ -62,13 +64,14 @@ def _load_backends():
     if "cpu" not in _backends and not _import_error:
         before = set(sys.modules)
         try:
-            import kernels
+            from xforms import kernels
         except ImportError as e:   # Numba missing: make_jaxpr and eager transforms still work
             _import_error.append(e)
         except BaseException:      # Ctrl-C: forget the half-imported compiler (its modules
             # hold a broken `numba`), so that the next call imports it afresh
             for name in set(sys.modules) - before:
-                if name.partition(".")[0] in ("kernels", "numba", "llvmlite"):
+                if (name.startswith("xforms.kernels")
+                        or name.partition(".")[0] in ("numba", "llvmlite")):
                     del sys.modules[name]
             raise
         else:      # all at once: a thread that finds "cpu" finds every backend
@@ -154,7 +157,7 @@ def _make_fast_call(exe, key, out_tree):
 
 
 # what a fast path raises when the arguments are not its signature's (LookupError covers
-# the generated checks' own exception, kernels.dispatch.Miss)
+# the generated checks' own exception, xforms.kernels.cpu.dispatch.Miss)
 _FAST_MISSES = (TypeError, AttributeError, LookupError, ValueError)
 
 
@@ -189,7 +192,7 @@ class Jitted:
             raise BackendError(f"unknown backend {backend!r}: use 'cpu' or 'cuda'")
         self.backend = backend
         self.donate_argnums = donate_argnums
-        self.tiered = tiered             # None: XFORMS_TIERED decides (xforms/tiered.py)
+        self.tiered = tiered             # None: XFORMS_TIERED decides (xforms/exec/tiered.py)
         self._fast = {}
         self._fast_call = None       # the generated fast path of the latest signature
         functools.update_wrapper(self, fun, updated=())   # never copy fun.__dict__ over ours
@@ -224,7 +227,7 @@ class Jitted:
                     "backend 'cuda' is not available: install the CUDA extra "
                     "(pip install 'xforms[cuda]') on a machine with an NVIDIA GPU, or run on "
                     "Numba's CUDA simulator with NUMBA_ENABLE_CUDASIM=1")
-            why = (f": the compiler package 'kernels' failed to import ({_import_error[0]}); "
+            why = (f": the compiler package 'xforms.kernels' failed to import ({_import_error[0]}); "
                    "reinstall with `pip install -e .`" if _import_error else "")
             raise BackendError(f"backend {backend!r} is not available{why}")
         return found.compile(closed, {"donate_argnums": self.donate_argnums,
@@ -251,7 +254,7 @@ class Jitted:
 
     def wait_compiled(self, timeout=None):
         """Block until every signature called so far runs compiled code (tiered execution,
-        xforms/tiered.py) and threaded code where that compile was deferred (kernels/cpu.py
+        xforms/exec/tiered.py) and threaded code where that compile was deferred (xforms/kernels/cpu/backend.py
         `_threads_later`); -> True if they all run compiled code."""
         ok = True
         for key, (exe, out_tree, _) in list(self._fast.items()):
@@ -339,7 +342,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None, donate
     """Compile `fun` with Numba (CPU by default).  Usable as a decorator.
 
     On the CPU backend the first calls of each new signature run the traced IR eagerly
-    while the compile runs in a background process (xforms/tiered.py); `tiered=False` (or
+    while the compile runs in a background process (xforms/exec/tiered.py); `tiered=False` (or
     XFORMS_TIERED=0) compiles on the first call instead; `f.wait_compiled()` waits for it.
 
     >>> f = xf.jit(lambda x: xnp.sin(x) * 2.0)

@@ -17,8 +17,8 @@ calls them with its own values.
 """
 import numpy as np
 
-from . import core
-from .mpi_comm import MpiComm, mpi4py_MPI
+from .core import trace as core
+from .core.mpi_comm import MpiComm, mpi4py_MPI
 from .primitives import collectives as C
 from .primitives.elementwise import eq, select_n
 from .primitives.structural import full

@@ -3,7 +3,7 @@
 Each rank of the communicator is one member of the named axis: it calls the pmapped
 function with ITS OWN shard (no leading device axis, unlike JAX's single-process pmap) and
 gets its own result.  Collectives over the axis name (`lax.psum(g, "batch")` ...) become
-MPI collectives: inside compiled code on COMM_WORLD (numba-mpi, kernels/lower_mpi.py),
+MPI collectives: inside compiled code on COMM_WORLD (numba-mpi, xforms/kernels/ops/mpi.py),
 eagerly through mpi4py for other communicators or with `jit=False`.
 
     # mpiexec -n 4 python train.py
@@ -30,10 +30,10 @@ import zlib
 
 import numpy as np
 
-from . import axis_env
+from .core import axis_env
 from .jit import jit as _jit
-from .mpi_comm import MpiComm
-from .source_info import describe_function
+from .core.mpi_comm import MpiComm
+from .core.source_info import describe_function
 from .tree_util import tree_flatten
 
 

@@ -10,7 +10,9 @@ GPU is present, its first GPU ("cuda"; JAX's platform name "gpu").
 """
 from typing import NamedTuple
 
-from . import exe_cache, intern, memo
+from .exec import exe_cache
+from .transforms import intern
+from .core import memo
 from .errors import BackendError
 from .jit import default_backend, get_backend
 

@@ -110,8 +110,8 @@ class _Phases:
 def _xforms_detail(phases, extra):
     """Import the compiler package (timed) and wrap its phases; Numba's own split of the
     kernel compile goes to `extra`."""
-    phases.timed("import kernels", lambda: __import__("kernels.cpu"))()
-    import kernels.cpu as kc
+    phases.timed("import kernels", lambda: __import__("xforms.kernels.cpu.backend"))()
+    import xforms.kernels.cpu.backend as kc
     from numba.core import event
     kc.plan_program = phases.timed("plan", kc.plan_program)
     kc.emit_module = phases.timed("emit", kc.emit_module)

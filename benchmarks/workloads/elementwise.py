@@ -95,7 +95,7 @@ def _systems(ctx, grad):
 
         def bandwidth(x):
             if ctx.backend == "cuda":
-                from kernels.cuda.runtime import peak_bandwidth
+                from xforms.kernels.cuda.runtime import peak_bandwidth
                 bw = peak_bandwidth()
                 if not bw:
                     raise peers.Skip("the device does not report its peak memory bandwidth")

@@ -8,13 +8,13 @@ synchronous compile phase by phase, each timed in wall and CPU seconds:
 
 * ``trace``: tracing and transforming to the simplified IR (``Jitted._trace``);
 * ``plan``: the compiler's own Python passes -- prepare, scalarise, fusion planning,
-  emitting source and loading the module (``kernels.cpu._prepare``);
-* ``numba``: the Numba compile of the kernel (``kernels.cpu._finish``), after Numba's
+  emitting source and loading the module (``xforms.kernels.cpu.backend._prepare``);
+* ``numba``: the Numba compile of the kernel (``xforms.kernels.cpu.backend._finish``), after Numba's
   once-per-process set-up, which is timed apart first (``numba_setup``); with
   ``"numba": false`` it is skipped (a quick run of a large program).
 
 The three phases run with the cyclic GC paused, as a jit call's first trace and compile do
-(xforms/gc_pause.py; ``XFORMS_GC_PAUSE=0`` to measure them with it running).
+(xforms/exec/gc_pause.py; ``XFORMS_GC_PAUSE=0`` to measure them with it running).
 
 One JSON line on stdout: the phases, ``eqns`` (equations of the IR handed to the compiler)
 and ``statements`` (Python statements in the generated module); then ``os._exit``.
@@ -57,8 +57,8 @@ def main():
     spec = json.loads(sys.argv[1])
     import xforms as xf
     import xforms.numpy as xnp
-    import kernels.cpu as kc
-    from xforms import gc_pause
+    import xforms.kernels.cpu.backend as kc
+    from xforms.exec import gc_pause
 
     n = spec["eqns"]
     f = lambda x: chain(x, xnp, n)  # noqa: E731

@@ -11,7 +11,7 @@ on the fast tier (``fast_call_s``, median) and the moment the compiled tier is r
 the previous one is compiled (``batches``: size -> first-call seconds, ``batches_cpu`` the
 same in CPU seconds, steadier on a loaded machine; ``batch_compiles``: the kernels xforms
 compiled for them, 0 when the sizes reuse the first size's kernel,
-kernels/shape_symbols.py; ``batch_compiles_each``: the same per size).
+xforms/kernels/prepare/shape_symbols.py; ``batch_compiles_each``: the same per size).
 One JSON line on stdout; the process leaves with ``os._exit``.
 """
 import time
@@ -117,7 +117,7 @@ def _block(r):
 
 
 def _tiered_exe(fn):
-    from xforms.tiered import TieredExecutable
+    from xforms.exec.tiered import TieredExecutable
     exes = [e for e, _, _ in fn._fast.values() if type(e) is TieredExecutable]
     return exes[-1] if exes else None
 
@@ -144,7 +144,7 @@ def _until_compiled(fn, args, t_start, out):
 def _kernels_made(spec):
     if spec["system"] != "xforms":
         return None
-    from kernels import codecache
+    from xforms.kernels.build import codecache
     return codecache.stats["made"]
 
 

@@ -448,7 +448,7 @@ PROGRAMS = {
 
 
 def special_functions(x, a):
-    """The special-function primitives' device functions (kernels/special_math.py)."""
+    """The special-function primitives' device functions (xforms/kernels/libm/special.py)."""
     import xforms.scipy.special as xsp
     return (xsp.gammaln(x) + xsp.digamma(x) + xsp.zeta(a + 1.0, x) + xsp.erf(x) + xsp.erfc(x)
             + xsp.erfinv(x / 20) + xsp.erfcinv(x / 10) + xsp.gammainc(a, x)

@@ -56,9 +56,9 @@ def main(names=None):
         print("ptx_check: NUMBA_ENABLE_CUDASIM=1 is set; unset it to compile real PTX")
         return 2
     import xforms as xf
-    from kernels import codecache
-    from kernels.cuda import runtime as rt
-    from kernels.cuda.backend import emit_program, lowering_error
+    from xforms.kernels.build import codecache
+    from xforms.kernels.cuda import runtime as rt
+    from xforms.kernels.cuda.backend import emit_program, lowering_error
     from programs import PROGRAMS
 
     reason = _toolchain_missing()

@@ -6,9 +6,9 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from kernels.cuda import runtime as rt
-from kernels.cuda.backend import emit_program
-from kernels.cuda.runtime import DeviceArray
+from xforms.kernels.cuda import runtime as rt
+from xforms.kernels.cuda.backend import emit_program
+from xforms.kernels.cuda.runtime import DeviceArray
 from xforms import lax
 from xforms.errors import LoweringError
 
@@ -91,7 +91,7 @@ def test_loops_with_matmuls_run_on_the_host():
     assert "for _i" in exe.source.split("def host")[1]   # a host loop around launches
     np.testing.assert_allclose(np.asarray(exe(w, h0, xs)[1]), xf.jit(rnn)(w, h0, xs)[1],
                                rtol=1e-12)
-    # a 3x3 one is small: its scan carries scalars (kernels/scalarize.py), one kernel
+    # a 3x3 one is small: its scan carries scalars (xforms/kernels/prepare/scalarize.py), one kernel
     f, args, _ = PROGRAMS["scan_rnn"]
     exe = _exe(f, *args)
     assert "for _i" not in exe.source.split("def host")[1]
@@ -181,8 +181,8 @@ def test_launch_failures_name_the_kernel():
 def test_control_equations_sharing_a_subprogram():
     """Two conds holding the same branch jaxprs (as transforms can produce) plan to plans
     sharing Vars; each must still be emitted (and allocate) in its own place."""
-    from kernels.cuda.backend import compile_cuda
-    from xforms.ir import ClosedJaxpr, Jaxpr
+    from xforms.kernels.cuda.backend import compile_cuda
+    from xforms.core.ir import ClosedJaxpr, Jaxpr
 
     def f(p, x):
         g1 = lambda v: xnp.dot(v, v) * v
@@ -213,7 +213,7 @@ def test_scalar_reshaped_from_a_buffer_the_plan_reuses():
 
 
 def test_convolution_kernel_with_batch_groups_and_every_dilation():
-    """One thread per output element (kernels/cuda/lower_conv_cuda.py), against the CPU
+    """One thread per output element (xforms/kernels/cuda/lower_conv_cuda.py), against the CPU
     backend's convolution helper: batch groups, lhs and rhs dilation, negative padding."""
     rng = np.random.default_rng(3)
     x, w = rng.normal(size=(4, 3, 7, 6)), rng.normal(size=(4, 3, 2, 3))
@@ -239,7 +239,7 @@ def test_max_pooling_and_its_gradient_match_the_cpu():
 
 def test_launches_skip_the_dispatcher_on_a_gpu(monkeypatch):
     """With XFORMS_CUDA_FAST_LAUNCH=1, on a GPU each launch site is a direct launcher
-    (kernels/cuda/launch.py) and computes what the dispatcher does; on the simulator the
+    (xforms/kernels/cuda/launch.py) and computes what the dispatcher does; on the simulator the
     configured numba-cuda dispatcher."""
     monkeypatch.setenv("XFORMS_CUDA_FAST_LAUNCH", "1")
     x = np.arange(5.0)

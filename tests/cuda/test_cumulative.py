@@ -38,7 +38,7 @@ def test_cumsum_grad_on_cuda():
 
 
 def test_sort_kernel_orders_like_the_cpu():
-    """Rank sort (kernels/cuda/lower_sort_cuda.py): NaN last, ties stable, two keys, complex
+    """Rank sort (xforms/kernels/cuda/lower_sort_cuda.py): NaN last, ties stable, two keys, complex
     keys by (real, imag), other axes, and what is built on sort (argsort, median, top_k)."""
     x = np.array([[3.0, np.nan, 1.0, 3.0, -0.5, 1.0], [2.0, 2.0, np.nan, np.nan, -1.0, 0.0]])
     z = np.array([1 + 2j, 1 - 1j, -3 + 0j, 1 - 1j, 2 + 0j])

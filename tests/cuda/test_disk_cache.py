@@ -11,8 +11,8 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from kernels import codecache
-from kernels.cuda import backend
+from xforms.kernels.build import codecache
+from xforms.kernels.cuda import backend
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The LU-family factorisations on the CUDA simulator (kernels/cuda/lower_linalg_cuda.py):
+"""The LU-family factorisations on the CUDA simulator (xforms/kernels/cuda/lower_linalg_cuda.py):
 cholesky, triangular_solve, lu and what is built on them, against the CPU's values; eigh and
 the other spectral factorisations still raise a LoweringError naming themselves."""
 import numpy as np

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import xforms as xf
-from kernels.cuda.runtime import DeviceArray
+from xforms.kernels.cuda.runtime import DeviceArray
 from xforms.tree_util import tree_leaves, tree_structure
 
 from programs import PROGRAMS

@@ -7,9 +7,9 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from kernels.cuda import runtime as rt
-from kernels.cuda.pool import BufferPool, size_class
-from kernels.cuda.runtime import DeviceArray
+from xforms.kernels.cuda import runtime as rt
+from xforms.kernels.cuda.pool import BufferPool, size_class
+from xforms.kernels.cuda.runtime import DeviceArray
 
 rng = np.random.default_rng(1)
 PARAMS = {"w": [rng.normal(size=(2, 2)) for _ in range(3)],

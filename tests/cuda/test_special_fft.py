@@ -1,6 +1,6 @@
 """Special functions and the FFT on the CUDA backend (simulator): the special-function
 primitives' scalar kernels run as device functions inside the fused kernels; `fft` is a direct
-DFT kernel (kernels/cuda/lower_fft_cuda.py), checked against NumPy."""
+DFT kernel (xforms/kernels/cuda/lower_fft_cuda.py), checked against NumPy."""
 import numpy as np
 import pytest
 import scipy.special as sp

@@ -18,7 +18,7 @@ from hypothesis import reject, strategies as st
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms.core import check_jaxpr
+from xforms.core.trace import check_jaxpr
 from xforms.transforms.simplify import simplify
 
 from . import reference as R
@@ -308,7 +308,7 @@ def check_grads2(case):
 def loop_segments(steps):
     """Reverse-mode loops checkpoint every `steps` iterations (normally thousands), so the
     short loops of fuzz programs run the multi-segment recompute-and-sweep path."""
-    from xforms.primitives import loops
+    from xforms.primitives.control import loops
     saved = loops.SEGMENT_STEPS
     loops.SEGMENT_STEPS = steps
     try:
@@ -365,16 +365,16 @@ def check_ir(case, in_axes):
 @contextlib.contextmanager
 def small_array_paths():
     """The CPU compiler takes some paths only for large arrays: vectorised exp/tanh
-    (kernels/vecmath.py), buffers kept between calls (kernels/cpu_buffers.py), products
-    computed inside their consumer loop in blocks of rows (kernels/fusion_products.py; one
+    (xforms/kernels/libm/vecmath.py), buffers kept between calls (xforms/kernels/cpu/buffers.py), products
+    computed inside their consumer loop in blocks of rows (xforms/kernels/plan/products.py; one
     row a block here) and reductions in chunks of rows with per-chunk partials combined in
-    order (kernels/cpu_nest.py; one row a chunk here, without threads: Numba's parallel
+    order (xforms/kernels/cpu/nest.py; one row a chunk here, without threads: Numba's parallel
     compile would cost seconds per program).  Fuzz arrays are tiny, so this lowers those
     thresholds while a function compiles."""
     import importlib
-    mods = [importlib.import_module(m) for m in ("kernels.cpu_scalar", "kernels.cpu_buffers",
-                                                 "kernels.fusion_products", "kernels.cpu_nest",
-                                                 "kernels.cpu")]
+    mods = [importlib.import_module(m) for m in ("xforms.kernels.cpu.scalar", "xforms.kernels.cpu.buffers",
+                                                 "xforms.kernels.plan.products", "xforms.kernels.cpu.nest",
+                                                 "xforms.kernels.cpu.backend")]
     low = {"VECMATH_MIN_ELEMENTS": 1, "WORKSPACE_MIN_BYTES": 0, "POOLED_OUTPUT_MIN_BYTES": 0,
            "MIN_ELEMENTS": 1, "PRODUCT_BLOCK_ELEMENTS": 1, "PRODUCT_MIN_BLOCK_ELEMENTS": 1,
            "PARALLEL_MIN_ELEMENTS": 2, "CHUNK_ELEMENTS": 1, "ARRAY_PARTIAL_MIN_ROWS": 1,
@@ -397,7 +397,7 @@ def small_array_paths():
 def fast_tier_only():
     """jit(tiered=True) answers from its fast tier: every program is cheap enough for it,
     and no background compile starts (asserted: a call that did not run there fails)."""
-    from xforms import tiered
+    from xforms.exec import tiered
     saved, submitted = tiered._submit, []
     limit = os.environ.get("XFORMS_TIERED_MAX_EAGER")
     os.environ["XFORMS_TIERED_MAX_EAGER"] = str(10 ** 9)

@@ -1,7 +1,7 @@
 """`xforms.lax`: structured control flow and the lax-level operations (JAX's names).
 
 Branch and body functions are traced once, with abstract values, into sub-programs of the
-`cond`, `while`, `for_loop` and `scan` primitives (xforms/primitives/control_flow.py), so
+`cond`, `while`, `for_loop` and `scan` primitives (xforms/primitives/control/control_flow.py), so
 each becomes one real branch or loop in compiled code.  Every construct supports jvp, vmap
 and reverse mode -- `while_loop` too, with a data-dependent trip count:
 
@@ -14,11 +14,11 @@ import builtins
 
 import numpy as np
 
-from .. import core, source_info
-from ..avals import ShapedArray, promote_types
-from ..core import Tracer
-from ..primitives import control_flow as cf
-from ..primitives.cond import bind_cond
+from ..core import trace as core, source_info
+from ..core.avals import ShapedArray, promote_types
+from ..core.trace import Tracer
+from ..primitives.control import control_flow as cf
+from ..primitives.control.cond import bind_cond
 from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
                                       cbrt, ceil, complex, convert_element_type, cos, cosh,
                                       div, eq, exp, exp2, expm1, floor, ge, gt, imag,
@@ -29,18 +29,17 @@ from ..primitives.elementwise import stop_gradient  # noqa: F401  (lax.stop_grad
 from ..primitives.elementwise import conj as _conj
 from ..primitives.elementwise import and_ as bitwise_and, not_ as bitwise_not, \
     or_ as bitwise_or, xor as bitwise_xor
-from ..primitives.bitwise import (shift_left, shift_right_arithmetic,  # noqa: F401
-                                  shift_right_logical)
+from ..primitives.bits.shifts import shift_left, shift_right_arithmetic, shift_right_logical
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice
-from ..primitives.loops import for_loop_p, while_p
+from ..primitives.control.loops import for_loop_p, while_p
 from ..primitives.reductions import (argmax, argmin, reduce_and, reduce_max, reduce_min,
                                      reduce_or, reduce_prod, reduce_sum)
-from ..primitives.scan import scan_p
+from ..primitives.control.scan import scan_p
 from ..primitives.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: F401
 from ..primitives.structural import (broadcast_in_dim, concatenate, expand_dims, pad, reshape,
                                      rev, slice, squeeze, transpose)
 from ..primitives.structural import full as _full, iota as _iota
-from ..source_info import describe_function
+from ..core.source_info import describe_function
 from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_flatten, tree_map, tree_unflatten
 from .sorting import sort, sort_key_val, top_k  # noqa: F401
@@ -237,7 +236,7 @@ def while_loop(cond_fun, body_fun, init_val):
     """`while cond_fun(val): val = body_fun(val)` as one loop in the IR.
 
     Differentiable in both modes (reverse mode records the trip count and recomputes what
-    the backward sweep needs; see xforms/primitives/control_flow.py).
+    the backward sweep needs; see xforms/primitives/control/control_flow.py).
 
     >>> lax.while_loop(lambda x: x < 10.0, lambda x: x * 2.0, 1.0)
     Array(16.)

@@ -1,6 +1,6 @@
 """Named-axis collectives (JAX's `lax.psum` family) for `vmap(axis_name=...)` and `pmap`.
 
-Each wrapper resolves its axis names in the axis environment (xforms/axis_env.py), moves
+Each wrapper resolves its axis names in the axis environment (xforms/core/axis_env.py), moves
 and reshapes axes so the primitive sees its canonical form (xforms/primitives/
 collectives.py), and applies to every leaf of a pytree operand.
 
@@ -9,7 +9,7 @@ collectives.py), and applies to every leaf of a pytree operand.
 """
 import numpy as np
 
-from .. import axis_env, core
+from ..core import axis_env, trace as core
 from ..primitives import collectives as C
 from ..primitives.elementwise import convert_element_type, div
 from ..primitives.structural import reshape

@@ -6,7 +6,7 @@ dot_general's keywords (Precision, preferred_element_type) and fft's FftType.
 
 Almost all are compositions of primitives that already have jvp, transpose and vmap rules,
 so they differentiate and batch without rules of their own (nextafter and
-bitcast_convert_type are primitives: xforms/primitives/float_bits.py).
+bitcast_convert_type are primitives: xforms/primitives/bits/float_bits.py).
 
     >>> lax.collapse(xnp.zeros((2, 3, 4)), 1).shape        # (2, 12)
     >>> lax.population_count(xnp.array([7, -1], xnp.int32))  # [3, 32]
@@ -17,15 +17,15 @@ from typing import Sequence, Tuple, Union
 
 import numpy as np
 
-from .. import core
-from ..avals import aval_of_value, canonicalize_dtype
+from ..core import trace as core
+from ..core.avals import aval_of_value, canonicalize_dtype
 from ..numpy.bitwise_ops import bitwise_count as _bitwise_count
-from ..primitives import bitwise as bw
-from ..primitives import control_flow as cf
+from ..primitives.bits import shifts as bw
+from ..primitives.control import control_flow as cf
 from ..primitives import elementwise as ew
-from ..primitives import float_bits as fb
+from ..primitives.bits import float_bits as fb
 from ..primitives import reductions
-from ..primitives import special as ps
+from ..primitives.special import functions as ps
 from ..primitives import structural as st
 from ..primitives.contraction import dot_general as _dot_general
 from ..primitives.fft import fft as _fft

@@ -12,9 +12,9 @@ hessenberg, tridiagonal, qdwh).
 from ..numpy import (creation as _cr, linalg_norm as _ln, linalg_ops as _lo,
                      linalg_solve as _ls, manipulation as _ma, matrices as _mx,
                      reductions as _rd, ufuncs as _uf, _util)
-from ..primitives import linalg as _pl
-from ..primitives import linalg_spectral as _ps
-from ..primitives.linalg_util import h
+from ..primitives.linalg import factor as _pl
+from ..primitives.linalg import spectral as _ps
+from ..primitives.linalg.batched import h
 from ..numpy._util import aval
 from ..numpy import linalg_decomp as _decomp
 from ..numpy.linalg_decomp import matrix_operand, symmetrize

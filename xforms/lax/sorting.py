@@ -5,7 +5,7 @@
 """
 import numpy as np
 
-from .. import core
+from ..core import trace as core
 from ..primitives import sorting as sp
 from ..primitives import structural as st
 

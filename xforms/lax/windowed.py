@@ -21,7 +21,7 @@ import itertools
 
 import numpy as np
 
-from .. import core
+from ..core import trace as core
 from ..numpy import ufuncs as uf
 from ..numpy._util import asarray_operand, convert
 from ..primitives import elementwise as ew

@@ -3,7 +3,7 @@
     >>> import xforms.numpy as xnp
     >>> xnp.sum(xnp.sin(xnp.arange(3.0)) ** 2)
 
-Eager results are NumPy arrays (`xforms.core.Array`, with `.at`); under a transform the same
+Eager results are NumPy arrays (`xforms.core.trace.Array`, with `.at`); under a transform the same
 calls stage primitives into the IR.  Dtypes follow JAX with 64-bit mode on.
 """
 import numpy as _np

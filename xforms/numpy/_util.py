@@ -9,10 +9,10 @@ import functools
 
 import numpy as np
 
-from .. import core, source_info
-from ..avals import (SUPPORTED_DTYPES, ShapedArray, broadcast_shapes, canonicalize_dtype,
-                     check_python_int, promote_types)
-from ..core import Tracer
+from ..core import trace as core, source_info
+from ..core.avals import (SUPPORTED_DTYPES, ShapedArray, broadcast_shapes, canonicalize_dtype,
+                          check_python_int, promote_types)
+from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
 

@@ -9,7 +9,7 @@ by default or clamps (mode "clip").
 """
 import numpy as np
 
-from ..avals import broadcast_shapes
+from ..core.avals import broadcast_shapes
 from ..primitives import indexing as pix
 from ..primitives import structural as st
 from . import manipulation as man

@@ -8,9 +8,9 @@ iterable, broadcast_shapes).
 """
 import numpy as np
 
-from ..avals import broadcast_shapes as _bshapes
-from ..avals import promote_types as _promote
-from ..core import Tracer
+from ..core.avals import broadcast_shapes as _bshapes
+from ..core.avals import promote_types as _promote
+from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from . import linalg_ops as lo
 from . import manipulation as man

@@ -6,8 +6,9 @@ values (shifts follow XLA: a count of at least the bit width gives 0, or the sig
 """
 import numpy as np
 
-from ..core import Tracer
-from ..primitives import bitwise as bw, elementwise as ew
+from ..core.trace import Tracer
+from ..primitives.bits import shifts as bw
+from ..primitives import elementwise as ew
 from ._util import asarray_operand, aval, broadcast_to, convert, locate_errors, promote
 
 

@@ -4,8 +4,8 @@ import operator
 
 import numpy as np
 
-from .. import core
-from ..core import Tracer
+from ..core import trace as core
+from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
 from ._util import asarray, aval, asarray_operand, convert, dtype_arg, wrap_result

@@ -13,7 +13,7 @@ appear exactly once, sorted, as NumPy does; `...` stands for broadcast leading d
 """
 import numpy as np
 
-from ..avals import promote_types
+from ..core.avals import promote_types
 from ..primitives import contraction as con
 from ..primitives import reductions as red
 from ..primitives import structural as st

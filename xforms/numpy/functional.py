@@ -9,8 +9,8 @@ import functools
 
 import numpy as np
 
-from .. import core
-from ..tracing import flatten_args, trace_flat
+from ..core import trace as core
+from ..transforms.tracing import flatten_args, trace_flat
 from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_unflatten
 from . import manipulation as man

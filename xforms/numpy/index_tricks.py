@@ -6,7 +6,7 @@ the arrays they join may be traced).
 """
 import numpy as np
 
-from ..core import Tracer
+from ..core.trace import Tracer
 from . import manipulation as man
 from ._util import aval, asarray_operand, broadcast_to, wrap_result
 from .creation import arange, asarray

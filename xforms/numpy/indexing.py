@@ -19,8 +19,8 @@ clamps the index.
 """
 import numpy as np
 
-from .. import core
-from ..core import Tracer
+from ..core import trace as core
+from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import reductions as red
@@ -212,7 +212,7 @@ def _gather(x, adv, entries, mode, fill_value):
             e = convert(e, np.int64)
             e = ew.select_n(ew.lt(e, np.int64(0)), e, ew.add(e, np.int64(shape[d])))
         idxs.append(e)
-    from ..avals import broadcast_shapes
+    from ..core.avals import broadcast_shapes
     bshape = broadcast_shapes(*(aval(i).shape for i in idxs), op="indexing")
     idxs = [broadcast_to(i, bshape) if aval(i).shape != bshape else i for i in idxs]
     idxs = [core.as_array(i) if isinstance(i, np.ndarray) else i for i in idxs]

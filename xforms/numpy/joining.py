@@ -10,7 +10,7 @@ position numbers.
 """
 import numpy as np
 
-from .. import core
+from ..core import trace as core
 from ..primitives import structural as st
 from . import manipulation as man
 from ._util import aval, asarray_operand, broadcast_to, canon_axis, convert

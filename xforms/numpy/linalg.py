@@ -7,7 +7,7 @@ Everything is batched over leading dims and differentiable; see the modules for 
 """
 import numpy as np
 
-from ..primitives.linalg_util import diagonal as _diag
+from ..primitives.linalg.batched import diagonal as _diag
 from . import reductions as _red
 from . import ufuncs as _uf
 from ._util import asarray_operand as _operand, aval as _aval, promote as _promote

@@ -9,9 +9,9 @@ or singular values repeat, as in JAX; the values' derivatives are always defined
 from typing import NamedTuple
 
 from ..primitives import elementwise as ew
-from ..primitives import linalg as pl
-from ..primitives import linalg_spectral as ps
-from ..primitives.linalg_util import h
+from ..primitives.linalg import factor as pl
+from ..primitives.linalg import spectral as ps
+from ..primitives.linalg.batched import h
 from ._util import asarray_operand, aval, float_of, returns_arrays
 
 

@@ -2,7 +2,7 @@
 from ..primitives import contraction as con
 from ..primitives import elementwise as ew
 from ._util import aval, asarray_operand, broadcast_to, promote
-from ..avals import promote_types
+from ..core.avals import promote_types
 from ._util import convert
 
 
@@ -32,7 +32,7 @@ def matmul(a, b):
         out = con.dot_general(a, b, (((0,), (len(sb) - 2,)), ((), ())))
         return out   # batch dims of b come first, then b's last dim: matches NumPy
     _check(sa[-1], sb[-2], sa, sb)
-    from ..avals import broadcast_shapes
+    from ..core.avals import broadcast_shapes
     batch = broadcast_shapes(sa[:-2], sb[:-2], op="matmul")
     if not batch:
         return con.dot_general(a, b, (((1,), (0,)), ((), ())))

@@ -7,10 +7,10 @@ Batched over leading dims as in JAX; singular matrices give inf/NaN, never an ex
 import numpy as np
 
 from ..primitives import elementwise as ew
-from ..primitives import linalg as pl
-from ..primitives import linalg_spectral as ps
-from ..primitives.linalg_util import diagonal, h, mT
-from ..avals import broadcast_shapes, promote_types
+from ..primitives.linalg import factor as pl
+from ..primitives.linalg import spectral as ps
+from ..primitives.linalg.batched import diagonal, h, mT
+from ..core.avals import broadcast_shapes, promote_types
 from . import reductions as red
 from . import ufuncs
 from ._util import asarray_operand, aval, broadcast_to, convert, float_of, returns_arrays

@@ -96,7 +96,7 @@ def squeeze(a, axis=None):
 
 
 def broadcast_arrays(*args):
-    from ..avals import broadcast_shapes
+    from ..core.avals import broadcast_shapes
     shape = broadcast_shapes(*(aval(a).shape for a in args))
     return [broadcast_to(asarray_operand(a), shape) for a in args]
 

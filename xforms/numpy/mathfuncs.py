@@ -9,7 +9,7 @@ array_equal array_equiv.
 import numpy as np
 
 from ..primitives import elementwise as ew
-from ..primitives import special
+from ..primitives.special import functions as special
 from . import reductions as red
 from . import ufuncs as uf
 from ._util import aval, asarray_operand, convert, float_of, promote
@@ -305,7 +305,7 @@ def array_equiv(a1, a2):
 
 def i0(x):
     """The modified Bessel function I_0 (jnp.i0): exp(|x|) i0e(x), i0e a primitive
-    (xforms/primitives/special.py) with derivative I_1.
+    (xforms/primitives/special/functions.py) with derivative I_1.
 
         >>> xnp.i0(0.0)        # 1.0
     """

@@ -8,7 +8,7 @@ masked select: linear, differentiable and batchable through those primitives.
 """
 import numpy as np
 
-from ..core import Tracer
+from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import indexing as pix
 from ..primitives import structural as st

@@ -9,8 +9,8 @@ import inspect
 
 import numpy as np
 
-from .. import source_info
-from ..core import Array, Tracer
+from ..core import source_info
+from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
 from . import cumulative, mathfuncs, matrices, sorting
 from . import manipulation as shape

@@ -16,7 +16,7 @@ Pad widths are static.  Axis by axis (as NumPy does, so corners see earlier axes
 """
 import numpy as np
 
-from ..core import Tracer
+from ..core.trace import Tracer
 from ..primitives import structural as st
 from . import manipulation as man
 from . import reductions as red

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import manipulation as man
 from . import ufuncs as uf
-from ..avals import promote_types
+from ..core.avals import promote_types
 from ._util import aval, asarray_operand, convert, float_of, inexact_dtype
 
 
@@ -189,7 +189,7 @@ def roots(p, *, strip_zeros=True):
 
     >>> xnp.roots(xnp.array([1.0, -3.0, 2.0]))              # [2, 1]
     """
-    from ..core import Tracer
+    from ..core.trace import Tracer
     from .creation import zeros
     from .linalg import eigvals
     p = float_of(_vec(p, "roots"))

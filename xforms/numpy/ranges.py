@@ -5,7 +5,7 @@ traced) mask_indices.
 """
 import numpy as np
 
-from ..core import Tracer
+from ..core.trace import Tracer
 from . import manipulation as man
 from . import ufuncs as uf
 from ._util import asarray, aval, asarray_operand, convert, dtype_arg, wrap_result

@@ -10,8 +10,8 @@ concrete.
 """
 import numpy as np
 
-from .. import core
-from ..core import Tracer
+from ..core import trace as core
+from ..core.trace import Tracer
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf

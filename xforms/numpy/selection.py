@@ -55,7 +55,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
 def choose(a, choices, out=None, mode="raise"):
     """choices[a[i]][i] with a, choices broadcast (mode 'clip' or 'wrap'; 'raise' needs a
     concrete a)."""
-    from .. import core
+    from ..core import trace as core
     from . import manipulation as man
     from .along_axis import take_along_axis
     a = asarray_operand(a)

@@ -11,8 +11,8 @@ Eagerly without `size` the NumPy result is returned.
 """
 import numpy as np
 
-from .. import core
-from ..core import Tracer
+from ..core import trace as core
+from ..core.trace import Tracer
 from ..primitives import sorting as sp
 from ..primitives import structural as st
 from . import manipulation as man

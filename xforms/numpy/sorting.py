@@ -181,6 +181,6 @@ def _searchsorted_by_sort(a, v, side):
 
 
 def _promote_keep(a, v):
-    from ..avals import promote_types
+    from ..core.avals import promote_types
     dt, _ = promote_types((aval(a).dtype, aval(a).weak_type), (aval(v).dtype, aval(v).weak_type))
     return convert(a, dt), convert(v, dt)

@@ -10,7 +10,7 @@ sort permutation (and flows into q through the interpolation weight).
 """
 import numpy as np
 
-from ..core import Tracer
+from ..core.trace import Tracer
 from . import manipulation as man
 from . import reductions as red
 from . import sorting as srt
@@ -227,7 +227,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         raise ValueError("bincount: x must be a 1-D array of non-negative integers")
     if length is None:
         if isinstance(x, Tracer):
-            from .. import core
+            from ..core import trace as core
             val = core.known_value(x)
             if val is None:
                 raise core.ConcretizationError(

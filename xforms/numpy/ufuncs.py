@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..primitives import elementwise as ew
-from ..primitives import special
+from ..primitives.special import functions as special
 from ._util import aval, asarray_operand, convert, float_of, promote
 
 
@@ -254,7 +254,7 @@ def where(condition, x=None, y=None):
     c = convert(asarray_operand(condition), np.bool_)
     x, y = promote(x, y, name="where")
     from ._util import broadcast_to
-    from ..avals import broadcast_shapes
+    from ..core.avals import broadcast_shapes
     shape = broadcast_shapes(aval(c).shape, aval(x).shape, aval(y).shape, op="where")
     c, x, y = (broadcast_to(v, shape) if aval(v).shape not in ((), shape) else v for v in (c, x, y))
     if shape != () and aval(x).shape == () and aval(y).shape == ():
@@ -280,7 +280,7 @@ def logaddexp(x, y):
     if aval(x).dtype.kind == "c":
         raise TypeError("logaddexp: complex inputs are not supported; use "
                         "xnp.log(xnp.exp(x) + xnp.exp(y))")
-    # one primitive (xforms/primitives/special.py) for JAX's derivative rule: d/dx = exp(x - out)
+    # one primitive (xforms/primitives/special/functions.py) for JAX's derivative rule: d/dx = exp(x - out)
     # (1/2, then 1/4 at a tie) and finite where an operand is +inf
     return special.logaddexp(x, y)
 

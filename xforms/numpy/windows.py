@@ -5,7 +5,7 @@ hamming hanning kaiser.
 """
 import numpy as np
 
-from ..core import Tracer
+from ..core.trace import Tracer
 from ._util import wrap_result
 
 

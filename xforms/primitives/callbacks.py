@@ -20,7 +20,7 @@ pure_callback(*args; callback, result_avals, vmap_method) -> results
 io_callback(*args; callback, result_avals, ordered) -> results
     An effect.  jvp / grad: ValueError.  vmap: sequential; ordered=True raises (JAX).
 
-LOWER: CPU: a call back into Python from the kernel (kernels/lower_callbacks.py, Numba's
+LOWER: CPU: a call back into Python from the kernel (xforms/kernels/ops/callbacks.py, Numba's
 objmode); such a kernel is kept out of the disk cache (the function is not in its
 source).  CUDA: exempt (a LoweringError saying to use backend="cpu").
 """
@@ -28,11 +28,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules, get_aval, impl_rules
-from ..facts import OP, declare
-from ..registry import exempt, primitive
-from ..source_info import describe_function
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules, get_aval, impl_rules
+from ..core.facts import OP, declare
+from ..core.registry import exempt, primitive
+from ..core.source_info import describe_function
 from ..transforms.jvp import jvp_rules
 from ..transforms.vmap import moveaxis, vmap_rules
 from ..tree_util import tree_flatten, tree_unflatten

@@ -6,7 +6,7 @@ when the axis is bound by `pmap` to MPI ranks, None when `vmap(axis_name=...)` b
 A vmap axis never reaches evaluation: the vmap interpreter calls the primitive's *named*
 batching rule (`named_vmap_rules`), which rewrites the collective into ordinary array
 operations over the batch axis.  An MPI axis is evaluated by mpi4py eagerly and by
-numba-mpi inside compiled CPU code (kernels/lower_mpi.py).
+numba-mpi inside compiled CPU code (xforms/kernels/ops/mpi.py).
 
 The primitive forms are canonical (gather and scatter along axis 0, untiled); the lax
 wrappers move axes and reshape around them, so lowering and AD rules stay small.
@@ -22,14 +22,14 @@ reduce_max.
 """
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules, impl_rules
-from ..facts import OP, declare
+from ..core import trace as core
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules, impl_rules
+from ..core.facts import OP, declare
 from ..transforms.jvp import Zero, deflinear, defjvp_zero, jvp_rules, instantiate
 from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import moveaxis, named_vmap_rules, vmap_rules
-from ..registry import exempt, primitive
+from ..core.registry import exempt, primitive
 from .elementwise import convert_element_type, div, eq, mul, select_n
 from .reductions import reduce_max, reduce_min, reduce_sum
 from .structural import broadcast_in_dim, concatenate, full, reshape, slice as lax_slice
@@ -72,7 +72,7 @@ def _def_reducer(name, reduce, scale, monoid):
         return p.bind(*args, axes=axes, comm=comm), list(dims)
     vmap_rules[p] = other_axis
     # result i may take operand i's buffer when the operand dies here: compiled code then
-    # reduces in place (kernels/lower_mpi.py)
+    # reduces in place (xforms/kernels/ops/mpi.py)
     declare(p, OP, inplace="each", reduce_op=monoid)   # MPI spells the monoid
     return p
 
@@ -288,7 +288,7 @@ def _mpi_sendrecv(comm, x, source, dest):
     return [out]
 
 
-# ---- MPI implementations (eager; compiled code uses kernels/lower_mpi.py) ------------------
+# ---- MPI implementations (eager; compiled code uses xforms/kernels/ops/mpi.py) ------------------
 def _mpi_reduce(op_name):
     def impl(comm, *xs):
         MPI = __import__("mpi4py.MPI", fromlist=["MPI"])

@@ -5,14 +5,14 @@ batch dims, then lhs free dims, then rhs free dims, as in JAX.
 """
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray, accumulation_dtype
-from ..core import abstract_eval_rules, impl_rules
+from ..core import trace as core
+from ..core.avals import ShapedArray, accumulation_dtype
+from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import defjvp, Zero
 from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, moveaxis
-from ..facts import CONTRACTION, declare
-from ..registry import primitive
+from ..core.facts import CONTRACTION, declare
+from ..core.registry import primitive
 from .structural import transpose
 
 dot_general_p = primitive("dot_general")
@@ -38,7 +38,7 @@ def _dot_general_aval(x, y, *, dimension_numbers):
 
 def _dot_general_impl(x, y, *, dimension_numbers, out=None):
     """NumPy's matmul on the operands transposed to (batch, free, contracting); `out`: a
-    C-contiguous array of the result's shape and dtype to write into (xforms/eager_reuse.py)."""
+    C-contiguous array of the result's shape and dtype to write into (xforms/core/eager_reuse.py)."""
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = np.asarray(x), np.asarray(y)
     if accumulation_dtype(x.dtype) != x.dtype:       # float16: summed in float32

@@ -14,18 +14,18 @@ import itertools
 
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules, impl_rules
+from ..core import trace as core
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import defjvp, Zero
 from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, moveaxis
-from ..facts import OP, declare
-from ..registry import primitive
+from ..core.facts import OP, declare
+from ..core.registry import primitive
 from .structural import reshape, rev
 
 conv_general_dilated_p = primitive("conv_general_dilated")
-declare(conv_general_dilated_p, OP, eager_work="window")   # op rules: kernels/lower_conv.py, cuda/lower_conv_cuda.py
+declare(conv_general_dilated_p, OP, eager_work="window")   # op rules: xforms/kernels/ops/conv.py, cuda/lower_conv_cuda.py
 
 
 def dilate_dim(n, d):

@@ -13,15 +13,15 @@ cumulative sum.
 """
 import numpy as np
 
-from .. import core
-from ..avals import accumulation_dtype
-from ..core import abstract_eval_rules, impl_rules
-from ..facts import OP, declare
+from ..core import trace as core
+from ..core.avals import accumulation_dtype
+from ..core.trace import abstract_eval_rules, impl_rules
+from ..core.facts import OP, declare
 from ..transforms.jvp import deflinear, defjvp
 from ..transforms.transpose import deflinear_transpose
 from ..transforms.vmap import vmap_rules, moveaxis
 from . import elementwise as ew
-from ..registry import primitive
+from ..core.registry import primitive
 from .indexing import gather
 from .reductions import reduce_max
 from .structural import broadcast_in_dim, iota, pad, rev

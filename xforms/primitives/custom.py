@@ -39,18 +39,18 @@ hook(*xs; ct_jaxpr, name) -> xs
 """
 import numpy as np
 
-from .. import core
-from ..avals import is_inexact
-from ..core import abstract_eval_rules, impl_rules
-from ..ir import ClosedJaxpr, Jaxpr, Literal, Var
+from ..core import trace as core
+from ..core.avals import is_inexact
+from ..core.trace import abstract_eval_rules, impl_rules
+from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ..transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules, tangent_aval
 from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from ..transforms.simplify import dce, dce_rules, simplify
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import bdim_to_front, vmap_jaxpr, vmap_rules
-from ..facts import CALL, declare
-from ..engine_prims import convert_element_type
-from ..registry import exempt, primitive
+from ..core.facts import CALL, declare
+from ..core.engine_prims import convert_element_type
+from ..core.registry import exempt, primitive
 
 
 class LazyJaxpr:

@@ -5,21 +5,21 @@ implicitly), and equal dtypes; `xforms.numpy` inserts broadcasts and conversions
 dividend's sign, as C's `/`, `%` and `fmod`); `xforms.numpy` builds NumPy's floor `//` and `%`
 from them as jax.numpy does.  Their edge cases and those of float -> int conversion are
 defined once here (`int_div_by_zero`, `int_saturation`) and printed by the compiled
-tier's scalar rules (kernels/scalar_rules.py), so that the two tiers cannot drift.
+tier's scalar rules (xforms/kernels/loops/scalar_rules.py), so that the two tiers cannot drift.
 """
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray, is_inexact, is_integer, is_complex
-from ..core import abstract_eval_rules, impl_rules
-from ..facts import ELEMENTWISE, declare, math_names
+from ..core import trace as core
+from ..core.avals import ShapedArray, is_inexact, is_integer, is_complex
+from ..core.trace import abstract_eval_rules, impl_rules
+from ..core.facts import ELEMENTWISE, declare, math_names
 from ..transforms.jvp import defjvp, deflinear, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules, unbroadcast, is_undefined
 from ..transforms.vmap import defvectorized, defbroadcasting, align_batched, vmap_rules
-from .. import engine_prims
-from ..engine_prims import convert_element_type, like as _like
-from ..engine_prims import broadcast_to_aval, full
-from ..registry import exempt, primitive
+from ..core import engine_prims
+from ..core.engine_prims import convert_element_type, like as _like
+from ..core.engine_prims import broadcast_to_aval, full
+from ..core.registry import exempt, primitive
 from ..tree_util import tree_map
 
 
@@ -40,9 +40,9 @@ def _elementwise_aval(name, avals, out_dtype=None, accept=None):
 
 
 def _def(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
-    """An elementwise primitive (or the engines' one, xforms/engine_prims.py, given as
+    """An elementwise primitive (or the engines' one, xforms/core/engine_prims.py, given as
     `name`) with its abstract eval, impl, batching and lowering facts (`facts`: see
-    xforms/facts.py; the simplifier class defaults to the arity)."""
+    xforms/core/facts.py; the simplifier class defaults to the arity)."""
     p = name if isinstance(name, core.Primitive) else primitive(name)
     name = p.name
     facts.setdefault("simplify", "unary" if nargs == 1 else "binary")
@@ -220,7 +220,7 @@ exp_p = _def("exp", np.exp, accept=_float, math=math_names("exp"), vec="vm_exp")
 exp = _bind1(exp_p)
 defjvp(exp_p, lambda t, ans, x: mul(t, ans))
 
-exp2_p = _def("exp2", np.exp2, accept=_float,   # CUDA: kernels/cuda/{scalar,complex}_cuda.py
+exp2_p = _def("exp2", np.exp2, accept=_float,   # CUDA: xforms/kernels/cuda/{scalar,complex}_cuda.py
               math={"cpu": "np.exp2", "cpu_complex": "np.exp2", "cuda": None,
                     "cuda_complex": None}, cost=2.5)
 exp2 = _bind1(exp2_p)
@@ -252,17 +252,17 @@ logistic = _bind1(logistic_p)
 defjvp(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(_like(1, ans), ans))))
 
 # --- trigonometric and hyperbolic ---------------------------------------------------------
-sin_p = _def("sin", np.sin, accept=_float, vec="vm_sin", guarded=True,   # kernels/cpu_nest.py
+sin_p = _def("sin", np.sin, accept=_float, vec="vm_sin", guarded=True,   # xforms/kernels/cpu/nest.py
             math=math_names("sin", cuda_complex=False))
 sin = _bind1(sin_p)
 defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
 
-cos_p = _def("cos", np.cos, accept=_float, vec="vm_cos", guarded=True,   # kernels/cpu_nest.py
+cos_p = _def("cos", np.cos, accept=_float, vec="vm_cos", guarded=True,   # xforms/kernels/cpu/nest.py
             math=math_names("cos", cuda_complex=False))
 cos = _bind1(cos_p)
 defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
 
-tan_p = _def("tan", np.tan, accept=_float, vec="vm_tan", guarded=True,   # kernels/cpu_nest.py
+tan_p = _def("tan", np.tan, accept=_float, vec="vm_tan", guarded=True,   # xforms/kernels/cpu/nest.py
             math=math_names("tan", cuda_complex=False))
 tan = _bind1(tan_p)
 defjvp(tan_p, lambda t, ans, x: mul(t, add(_like(1, ans), mul(ans, ans))))
@@ -453,7 +453,7 @@ abstract_eval_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=
 def int_saturation(dtype):
     """(lo, hi) for converting floats to integer `dtype` as XLA (so JAX) does: NaN -> 0,
     x >= hi -> the dtype's max, x < lo -> its min, else truncation.  Both are powers of two
-    (or 0), exact in every float dtype.  kernels/scalar_rules.py prints the same rule.
+    (or 0), exact in every float dtype.  xforms/kernels/loops/scalar_rules.py prints the same rule.
 
         int_saturation(np.int32) -> (-2147483648.0, 2147483648.0)
     """

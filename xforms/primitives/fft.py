@@ -21,22 +21,22 @@ same transform to the tangent.  Transposes, with JAX's pairing <a, b> = Re(sum(a
                so T(ct)_k = (c_k / N) conj(RFFT(ct)_k).
 
 Both are checked by the dot-product test (tests/test_fft.py).  On the CPU the transform runs
-inside the compiled kernel (kernels/lower_fft.py, through rocket-fft's nopython np.fft); on
-CUDA it is a direct DFT (kernels/cuda/lower_fft_cuda.py: small transforms).
+inside the compiled kernel (xforms/kernels/ops/fft.py, through rocket-fft's nopython np.fft); on
+CUDA it is a direct DFT (xforms/kernels/cuda/lower_fft_cuda.py: small transforms).
 
     >>> fft(x, "RFFT", (8,))          # x: f64[3, 8] -> c128[3, 5]
 """
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules, impl_rules
+from ..core import trace as core
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, Zero
 from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import moveaxis, vmap_rules
 from . import elementwise as ew
-from ..facts import declare
-from ..registry import primitive
+from ..core.facts import declare
+from ..core.registry import primitive
 from . import structural as st
 
 fft_p = declare(primitive("fft"), eager_work="n_log_n")

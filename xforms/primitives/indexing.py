@@ -15,14 +15,14 @@ accumulates; `set` keeps one of the values (unspecified which, as in JAX).
 """
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules, impl_rules
+from ..core import trace as core
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, jvp_rules, Zero, instantiate
 from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, bdim_to_front
-from ..facts import GATHER_SCATTER, declare
-from ..registry import exempt, primitive
+from ..core.facts import GATHER_SCATTER, declare
+from ..core.registry import exempt, primitive
 from .elementwise import (add, and_, convert_element_type, ge, lt, max as lax_max,
                           min as lax_min, select_n)
 from .structural import broadcast_in_dim, full, iota, zeros

@@ -2,16 +2,16 @@
 reduce_or, argmax, argmin.  Output drops the reduced axes (keepdims is an xnp reshape)."""
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray, accumulation_dtype
-from ..core import abstract_eval_rules, impl_rules
+from ..core import trace as core
+from ..core.avals import ShapedArray, accumulation_dtype
+from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, defjvp, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import vmap_rules, moveaxis
-from ..facts import REDUCTION, declare
-from .. import engine_prims
-from ..engine_prims import reduce_sum
-from ..registry import exempt, primitive
+from ..core.facts import REDUCTION, declare
+from ..core import engine_prims
+from ..core.engine_prims import reduce_sum
+from ..core.registry import exempt, primitive
 from .elementwise import convert_element_type, div, eq, mul, select_n
 from .structural import broadcast_in_dim, full
 

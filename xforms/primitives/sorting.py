@@ -9,13 +9,13 @@ operand follows the permutation (found by sorting an extra iota operand along).
 """
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules, impl_rules
+from ..core import trace as core
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import jvp_rules, Zero, tangent_aval
 from ..transforms.vmap import vmap_rules, bdim_to_front
-from ..facts import declare
-from ..registry import primitive
+from ..core.facts import declare
+from ..core.registry import primitive
 from .cumulative import take_along
 from .structural import iota
 

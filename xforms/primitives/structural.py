@@ -2,17 +2,17 @@
 concatenate, iota.  All are linear; each has its transpose and batching rule beside it."""
 import numpy as np
 
-from .. import core
-from ..avals import ShapedArray
-from ..core import abstract_eval_rules, impl_rules
+from ..core import trace as core
+from ..core.avals import ShapedArray
+from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, Zero
 from ..transforms.transpose import transpose_rules, deflinear_transpose, is_undefined
 from ..transforms.vmap import vmap_rules, moveaxis, bdim_to_front
-from .. import engine_prims
-from ..engine_prims import (broadcast_in_dim, broadcast_to_aval, convert_scalar,  # noqa: F401
-                            full, ints, reduce_sum, transpose, zeros)
-from ..facts import ELEMENTWISE, OP, VIEW, declare
-from ..registry import exempt, primitive
+from ..core import engine_prims
+from ..core.engine_prims import (broadcast_in_dim, broadcast_to_aval, convert_scalar, full, ints,
+                                 reduce_sum, transpose, zeros)
+from ..core.facts import ELEMENTWISE, OP, VIEW, declare
+from ..core.registry import exempt, primitive
 
 
 _t = ints

@@ -10,7 +10,7 @@ data does; `tree_leaves(k)` gives the data; arithmetic on it is refused, as in J
 """
 import numpy as np
 
-from ..core import Tracer
+from ..core.trace import Tracer
 from ..numpy import _util
 from ..tree_util import register_pytree_node
 

@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as xnp
-from ..avals import canonicalize_dtype
+from ..core.avals import canonicalize_dtype
 from ..numpy import _util
-from ..primitives import bitwise as bw
+from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
 from . import special
 from .keys import check_key
@@ -90,7 +90,7 @@ def raw_uniform(key, shape, dtype, minval=0., maxval=1.):
 
 def _span_is_power_of_two(minval, maxval, dtype):
     """Whether maxval - minval (in dtype) is known now to be a power of two everywhere."""
-    from ..core import Tracer
+    from ..core.trace import Tracer
     if isinstance(minval, Tracer) or isinstance(maxval, Tracer):
         return False
     span = np.asarray(maxval).astype(dtype) - np.asarray(minval).astype(dtype)
@@ -167,7 +167,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
 
 def _nextafter(x, to):
     """np.nextafter for concrete bounds; traced bounds clip at the bound itself."""
-    from ..core import Tracer
+    from ..core.trace import Tracer
     if isinstance(x, Tracer):
         return lax.stop_gradient(x)
     return np.nextafter(np.asarray(x), np.asarray(to, np.asarray(x).dtype))

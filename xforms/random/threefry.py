@@ -18,10 +18,10 @@ import math
 import numpy as np
 
 from .. import extend, lax
-from ..avals import ShapedArray
-from ..facts import declare
+from ..core.avals import ShapedArray
+from ..core.facts import declare
 from ..numpy import _util
-from ..primitives import bitwise as bw
+from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
 
 _U32 = np.dtype(np.uint32)
@@ -64,9 +64,9 @@ threefry2x32_p.def_impl(lambda *xs: np.asarray(threefry_scalar(*np.broadcast_arr
 threefry2x32_p.def_numba(threefry_scalar, elementwise=True)
 threefry2x32_p.def_abstract_eval(_threefry_aval)
 # ~2.5 ns per element in a CPU loop (vectorised 64-bit integer rounds): the parallel-loop
-# decision reads it (kernels/loop_cost.py), so a loop of random numbers is threaded from
+# decision reads it (xforms/kernels/cpu/loop_cost.py), so a loop of random numbers is threaded from
 # far fewer elements than a cheap one.  Its NumPy impl runs the rounds on whole uint32
-# arrays: 62 ns per element at 10^6, 164 at 10^7 (xforms/eager_cost.py reads it)
+# arrays: 62 ns per element at 10^6, 164 at 10^7 (xforms/exec/eager_cost.py reads it)
 declare(threefry2x32_p, cost=2.5, eager_ns=100.0)
 
 

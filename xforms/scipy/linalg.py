@@ -13,11 +13,11 @@ from ..numpy.linalg_decomp import matrix_operand as _matrix
 from ..numpy.linalg_ops import matmul as _matmul
 from ..numpy.linalg_solve import _promote_keep, lu_solve_core as _lu_solve_core
 from ..numpy.manipulation import expand_dims as _expand, squeeze as _squeeze
-from ..primitives import linalg as _pl
+from ..primitives.linalg import factor as _pl
 from ..primitives import elementwise as _ew
-from ..primitives.linalg_util import eye_like as _eye_like, h as _h, mT as _mT, tril as _tril
-from ..primitives.linalg_util import triu as _triu
-from ..avals import broadcast_shapes as _bshapes
+from ..primitives.linalg.batched import eye_like as _eye_like, h as _h, mT as _mT, tril as _tril
+from ..primitives.linalg.batched import triu as _triu
+from ..core.avals import broadcast_shapes as _bshapes
 from .linalg_functions import block_diag, expm, solve_sylvester, sqrtm
 
 _TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}

@@ -1,6 +1,6 @@
 """Matrix functions of `xforms.scipy.linalg`: expm (Pade 13 with scaling and squaring),
 solve_sylvester (a Kronecker-product solve: small matrices), block_diag, sqrtm (Schur, CPU;
-xforms/primitives/linalg_sqrtm.py).
+xforms/primitives/linalg/sqrtm.py).
 
     >>> xsl.expm(xnp.zeros((2, 2)))       # the identity
 """
@@ -16,7 +16,7 @@ from ..numpy.linalg_ops import matmul
 from ..numpy.manipulation import concatenate, expand_dims, reshape
 from ..numpy.padding import pad
 from ..api import stop_gradient
-from ..primitives.linalg_sqrtm import sqrtm as _sqrtm
+from ..primitives.linalg.sqrtm import sqrtm as _sqrtm
 
 # Pade (13, 13) coefficients of exp, and the largest 1-norm for which it is accurate to
 # double precision without scaling (Higham 2005, "The scaling and squaring method for the
@@ -118,7 +118,7 @@ def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
 
 
 def _same_dtype(*xs):
-    from ..avals import promote_types
+    from ..core.avals import promote_types
     from ..numpy._util import convert
     dt, _ = promote_types(*((aval(x).dtype, False) for x in xs))
     return [convert(x, dt) for x in xs]

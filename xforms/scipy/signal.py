@@ -5,7 +5,7 @@ semantics ('full'/'same'/'valid'; method 'auto' and 'direct' run `lax.conv_gener
     Array([[4., 4.],
            [4., 4.]])
 """
-from ..avals import promote_types
+from ..core.avals import promote_types
 from ..numpy._util import aval, asarray_operand, convert, inexact_dtype
 
 

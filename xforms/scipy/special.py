@@ -1,10 +1,10 @@
 """`xforms.scipy.special`: jax.scipy.special's functions (plus scipy's erfcinv).
 
-Primitives (xforms/primitives/special.py, compiled from kernels/special_math.py on the CPU and
+Primitives (xforms/primitives/special/functions.py, compiled from xforms/kernels/libm/special.py on the CPU and
 on CUDA): gammaln, digamma, zeta, erf, erfc, erfinv, erfcinv, gammainc, gammaincc, betainc,
 i0e, i1e, bessel_jn, bessel_yn, bessel_iv, bessel_ive.  Everything else is composed from them and the elementwise primitives, so it fuses
 and differentiates like user code.  Arguments broadcast and promote as in JAX (integers
-become floating).  Accuracy: see kernels/special_math.py (errors against scipy.special).
+become floating).  Accuracy: see xforms/kernels/libm/special.py (errors against scipy.special).
 
     >>> import xforms.scipy.special as xsp
     >>> xsp.gammaln(xnp.array([0.5, 10.0]))
@@ -24,7 +24,7 @@ from ..custom import custom_jvp
 from ..nn import logsumexp  # noqa: F401  (jax.scipy.special names)
 from ..numpy._util import aval, promote, returns_arrays
 from ..primitives import elementwise as ew
-from ..primitives import special as ps
+from ..primitives.special import functions as ps
 
 
 def _floats(*xs, name):

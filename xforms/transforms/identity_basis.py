@@ -21,8 +21,8 @@ Seeds of matrix inputs (a reshaped block) are not rewritten.
 """
 import numpy as np
 
-from ..ir import Literal, Var
-from ..registry import lookup
+from ..core.ir import Literal, Var
+from ..core.registry import lookup
 
 
 def _producer(a, producers):

@@ -4,12 +4,12 @@ Rule table `jvp_rules[prim](primals, tangents, **params) -> (primals_out, tangen
 Tangents may be the symbolic `Zero(aval)`, which costs nothing and is never materialised
 inside a transform; integer and boolean values always have `Zero` tangents.
 """
-from .. import core, source_info
-from ..avals import is_inexact
+from ..core import trace as core, source_info
+from ..core.avals import is_inexact
 from ..errors import MissingRuleError
-from ..engine_prims import add, zeros
-from ..ir import ClosedJaxpr, Literal
-from ..memo import derived
+from ..core.engine_prims import add, zeros
+from ..core.ir import ClosedJaxpr, Literal
+from ..core.memo import derived
 from .stage import stage
 
 jvp_rules = {}

@@ -6,7 +6,7 @@ Rule table `partial_eval_rules[prim](eqn, unknowns) -> (known_eqns, unknown_eqns
 vars)` for higher-order primitives that can be split; others are wholly unknown as soon as
 one input is.
 """
-from ..ir import ClosedJaxpr, Jaxpr, Literal
+from ..core.ir import ClosedJaxpr, Jaxpr, Literal
 
 partial_eval_rules = {}
 

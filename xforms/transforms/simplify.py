@@ -9,16 +9,17 @@ only): a simplified program computes identical values, up to the sign of a zero 
 `dce_rules[prim](eqn, used_outs) -> eqn or None` lets higher-order primitives prune their
 sub-jaxprs; `forward_rules[prim](eqn) -> atom or None` declares an equation a no-op.  The
 per-primitive facts the rewrites read (`simplify` class, `commutative`, `identity`, `noop`)
-are declared with each primitive (xforms/facts.py).
+are declared with each primitive (xforms/core/facts.py).
 """
 import threading
 
 import numpy as np
 
-from .. import config, pass_counts
-from ..core import check_jaxpr, impl_rules
-from ..ir import ClosedJaxpr, Jaxpr, Literal, Var
-from ..registry import lookup
+from .. import config
+from ..core import pass_counts
+from ..core.trace import check_jaxpr, impl_rules
+from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var
+from ..core.registry import lookup
 from . import identity_basis
 
 dce_rules = {}
@@ -72,7 +73,7 @@ def _forward(eqn):
 
 def forwards_to(eqn):
     """The atom that `eqn` returns unchanged if it is a no-op (x / 1.0, a reshape to its
-    own shape), else None; asked outside a simplification (kernels/shape_roles.py), so no
+    own shape), else None; asked outside a simplification (xforms/kernels/prepare/shape_roles.py), so no
     producer is known.
 
     >>> forwards_to(div_by_one_eqn) is div_by_one_eqn.invars[0]

@@ -4,10 +4,10 @@ Rule table `transpose_rules[prim](ct, *invals, **params) -> list[ct_in or None]`
 the rule transposes with respect to are `UndefinedPrimal(aval)`; the others are values.
 `ct` is a list for multiple-result primitives and may be a symbolic `Zero`.
 """
-from .. import core, source_info
+from ..core import trace as core, source_info
 from ..errors import MissingRuleError
-from ..engine_prims import convert_element_type, reduce_sum
-from ..ir import Literal
+from ..core.engine_prims import convert_element_type, reduce_sum
+from ..core.ir import Literal
 from .jvp import Zero, add_tangents, instantiate
 from .stage import stage
 

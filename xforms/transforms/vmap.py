@@ -12,11 +12,11 @@ control flow, custom rules) inherit the name.
 """
 import threading
 
-from .. import core, source_info
+from ..core import trace as core, source_info
 from ..errors import MissingRuleError
-from ..engine_prims import broadcast_in_dim, transpose
-from ..ir import Literal
-from ..memo import derived
+from ..core.engine_prims import broadcast_in_dim, transpose
+from ..core.ir import Literal
+from ..core.memo import derived
 from .stage import stage
 
 vmap_rules = {}

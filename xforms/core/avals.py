@@ -1,0 +1,216 @@
+"""Abstract values (shape, dtype, weak type) and JAX's dtype promotion lattice (64-bit mode).
+
+Python scalars are *weakly typed*: `float32_array * 2.0` stays float32.  Promotion is
+the least upper bound in the lattice below, as in JAX's type promotion design:
+
+    bool -> i* -> int8 -> int16 -> int32 -> int64 -> f* -> float16 -> float32 -> float64
+          i* -> uint8 -> uint16 -> uint32 -> uint64 -> f*
+          uint8 -> int16,  uint16 -> int32,  uint32 -> int64
+          f* -> c* -> complex64 -> complex128;  float32 -> complex64;  float64 -> complex128
+where i*, f*, c* are the weak (Python scalar) types: `uint8_array + 1` stays uint8,
+`int8 + uint8` is int16, `float16 + int32` is float16, `uint64 + int8` is float64.
+"""
+import functools
+
+import numpy as np
+
+from ..errors import XformsError
+
+bool_ = np.dtype(np.bool_)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
+uint8 = np.dtype(np.uint8)
+uint16 = np.dtype(np.uint16)
+float16 = np.dtype(np.float16)   # stored at its width; computed in float32 and rounded, as XLA does
+int32 = np.dtype(np.int32)
+int64 = np.dtype(np.int64)
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)
+uint32 = np.dtype(np.uint32)      # PRNG keys and random bits (xforms.random), bitwise work
+uint64 = np.dtype(np.uint64)
+SUPPORTED_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16,
+                    float32, float64, complex64, complex128)
+
+
+class ShapedArray:
+    """The abstract value of an array: shape, dtype and whether it is weakly typed."""
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        # an int subclass stays: the CPU backend's symbolic sizes (xforms/kernels/prepare/shape_symbols.py)
+        self.shape = tuple(d if type(d) is int or (isinstance(d, int) and type(d) is not bool)
+                           else int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapedArray) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return self._hash
+
+    def strip_weak(self):
+        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def str_short(self):
+        return f"{short_dtype(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    __repr__ = lambda self: f"ShapedArray({self.str_short()}{', weak' if self.weak_type else ''})"
+
+
+def short_dtype(dtype):
+    dt = np.dtype(dtype)
+    return dt.name if dt.kind == "b" else f"{dt.kind}{dt.itemsize * 8}"
+
+
+def is_float(dtype):
+    return np.dtype(dtype).kind == "f"
+
+
+def is_complex(dtype):
+    return np.dtype(dtype).kind == "c"
+
+
+def is_inexact(dtype):
+    return np.dtype(dtype).kind in "fc"
+
+
+def is_integer(dtype):
+    return np.dtype(dtype).kind in "iu"
+
+
+def accumulation_dtype(dtype):
+    """The dtype the sum, product, cumulative and dot primitives accumulate `dtype` in:
+    float16 in float32, rounded once at the end, on both tiers (NumPy alone rounds every
+    partial sum: 3000 * 0.1 gives 256); every other dtype in itself.  jnp.sum and jnp.mean
+    upcast float16 the same way; XLA's own float16 reductions sum partials in an order of
+    their own, so a raw lax reduction of float16 can differ from JAX's in the last bits.
+
+        >>> accumulation_dtype(float16)     # float32"""
+    return float32 if np.dtype(dtype) == float16 else np.dtype(dtype)
+
+
+def canonicalize_dtype(dtype):
+    """The supported dtype `dtype` names; TypeError otherwise."""
+    dt = np.dtype(dtype)
+    if dt in SUPPORTED_DTYPES:
+        return dt
+    raise TypeError(f"dtype {dt} is not supported: xforms accepts "
+                    f"{', '.join(d.name for d in SUPPORTED_DTYPES)}")
+
+
+_WEAK_FLOAT = ShapedArray((), float64, weak_type=True)     # (avals are immutable: shared)
+_WEAK_INT = ShapedArray((), int64, weak_type=True)
+_WEAK_COMPLEX = ShapedArray((), complex128, weak_type=True)
+_BOOL_SCALAR = ShapedArray((), bool_)
+
+
+def check_python_int(x):
+    """A Python int operand is a weak int64 whatever it meets (JAX): OverflowError outside
+    int64's range (the one check, for avals and for conversions into narrower dtypes)."""
+    if not -2 ** 63 <= x < 2 ** 63:
+        raise OverflowError(f"Python int {x} too large to convert to int64 (the type of a "
+                            "Python int operand); pass an array of the dtype you want")
+    return x
+
+
+def aval_of_value(x):
+    """The abstract value of a concrete input (Python scalar or NumPy array)."""
+    t = type(x)
+    if t is float:                      # (first: every Python float operand comes here)
+        return _WEAK_FLOAT
+    if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
+        return _BOOL_SCALAR
+    if isinstance(x, int) and not isinstance(x, np.integer):
+        check_python_int(x)
+        return _WEAK_INT
+    if isinstance(x, float) and not isinstance(x, np.generic):    # np.float64 is a float
+        return _WEAK_FLOAT
+    if isinstance(x, complex) and not isinstance(x, np.generic):
+        return _WEAK_COMPLEX
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype == object or x.dtype.kind in "USV":
+            raise TypeError(f"unsupported input of dtype {x.dtype}: xforms accepts arrays of "
+                            f"{', '.join(d.name for d in SUPPORTED_DTYPES)}")
+        return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype),
+                           getattr(x, "weak_type", False) is True)
+    raise TypeError(f"unsupported input {type(x).__name__}: xforms accepts NumPy arrays, Python "
+                    "scalars and xforms arrays (nested in tuples, lists and dicts)")
+
+
+# ---- promotion lattice -------------------------------------------------------------------
+_UP = {"b": ["i*"], "i*": ["i1", "u1"], "i1": ["i2"], "i2": ["i4"], "i4": ["i8"],
+       "u1": ["i2", "u2"], "u2": ["i4", "u4"], "u4": ["i8", "u8"], "u8": ["f*"], "i8": ["f*"],
+       "f*": ["f2", "c*"], "f2": ["f4"], "f4": ["f8", "c8"], "f8": ["c16"], "c*": ["c8"],
+       "c8": ["c16"], "c16": []}
+_CODE = {dt: "b" if dt.kind == "b" else f"{dt.kind}{dt.itemsize}" for dt in SUPPORTED_DTYPES}
+_DT = {v: k for k, v in _CODE.items()}
+_WEAK_DEFAULT = {"i*": int64, "f*": float64, "c*": complex128}
+
+
+def _ancestors(node, memo={}):
+    if node not in memo:
+        out = {node}
+        for up in _UP[node]:
+            out |= _ancestors(up)
+        memo[node] = frozenset(out)
+    return memo[node]
+
+
+def _node(dtype, weak):
+    code = _CODE[np.dtype(dtype)]
+    if weak and code != "b":
+        return "i*" if code[0] == "u" else code[0] + "*"
+    return code
+
+
+def promote_types(*pairs):
+    """Least upper bound of (dtype, weak_type) pairs -> (dtype, weak_type)."""
+    return _promote(pairs)
+
+
+@functools.lru_cache(maxsize=4096)      # every binary xnp operation asks; few distinct pairs
+def _promote(pairs):
+    nodes = {_node(d, w) for d, w in pairs}
+    common = frozenset.intersection(*(_ancestors(n) for n in nodes))
+    lub = [n for n in common if all(m in _ancestors(n) for m in common)][0]
+    if lub in _WEAK_DEFAULT:
+        # a weak result keeps the widest concrete dtype among its weak inputs of that kind
+        kinds = [np.dtype(d) for d, w in pairs if w and _node(d, w) == lub]
+        return (max(kinds, key=lambda d: d.itemsize) if kinds else _WEAK_DEFAULT[lub]), True
+    return _DT[lub], False
+
+
+def result_type(*avals):
+    return promote_types(*((a.dtype, a.weak_type) for a in avals))
+
+
+def broadcast_shapes(*shapes, op="broadcast", where=""):
+    ranked = [s for s in shapes if len(s)]
+    if all(s == ranked[0] for s in ranked[1:]):         # the common case: equal or scalars
+        return tuple(ranked[0]) if ranked else ()
+    nd = max(len(s) for s in shapes)
+    out = []
+    for dims in zip(*((1,) * (nd - len(s)) + tuple(s) for s in shapes)):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise TypeError(f"{op}: incompatible shapes for broadcasting: "
+                            f"{', '.join(str(tuple(s)) for s in shapes)}{where}")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+class InvalidInputError(TypeError, XformsError):
+    pass

@@ -1,0 +1,91 @@
+"""The few primitives the transform engines build with, below the engines.
+
+jvp sums tangents (`add`) and makes zeros, transpose sums cotangents down to a broadcast
+operand (`reduce_sum`, `convert_element_type`), vmap moves and adds batch axes
+(`transpose`, `broadcast_in_dim`).  Their objects and bind wrappers live here so that
+`transforms/` imports them from below (JAX keeps `add_jaxvals` and `zeros_like` in
+`ad_util` below `ad` for the same reason); everything else about them (abstract eval,
+impl, jvp, transpose, vmap, lowering facts) is declared in their family blocks in
+xforms/primitives/, which take these objects instead of making their own.
+
+>>> zeros((2,), np.float32)            # eager: Array([0., 0.], dtype=float32)
+"""
+import builtins
+
+import numpy as np
+
+from . import trace as core
+from .registry import primitive
+
+add_p = primitive("add")
+convert_element_type_p = primitive("convert_element_type")
+broadcast_in_dim_p = primitive("broadcast_in_dim")
+transpose_p = primitive("transpose")
+reduce_sum_p = primitive("reduce_sum")
+
+
+def ints(x):
+    """A tuple of Python ints (hashable params; an int subclass stays: the CPU backend's
+    symbolic sizes, xforms/kernels/prepare/shape_symbols.py)."""
+    return tuple(i if type(i) is int or (isinstance(i, int) and type(i) is not bool)
+                 else int(i) for i in x)
+
+
+def like(c, other):
+    """A Python scalar operand becomes a literal of the other operand's dtype."""
+    scalars = (int, float, builtins.complex, bool)
+    if isinstance(c, scalars) and not isinstance(c, np.ndarray):
+        dt = core.get_aval(other).dtype if not isinstance(other, scalars) \
+            else np.result_type(type(other))
+        return dt.type(c)
+    return c
+
+
+def add(x, y):
+    x, y = like(x, y), like(y, x)
+    return add_p.bind(x, y)
+
+
+def convert_element_type(x, new_dtype, weak_type=False):
+    return convert_element_type_p.bind(x, new_dtype=np.dtype(new_dtype), weak_type=weak_type)
+
+
+def broadcast_in_dim(x, shape, broadcast_dimensions):
+    return broadcast_in_dim_p.bind(x, shape=ints(shape),
+                                   broadcast_dimensions=ints(broadcast_dimensions))
+
+
+def transpose(x, permutation):
+    return transpose_p.bind(x, permutation=ints(permutation))
+
+
+def reduce_sum(x, axes):
+    return reduce_sum_p.bind(x, axes=tuple(sorted(int(a) for a in axes)))
+
+
+def broadcast_to_aval(x, aval):
+    """Broadcast rank-0 `x` to aval's shape (no-op when shapes already agree)."""
+    xa = core.get_aval(x)
+    if xa.shape == aval.shape:
+        return x
+    return broadcast_in_dim(x, aval.shape, ())
+
+
+def full(shape, value, dtype):
+    """An array of `value` (a broadcast scalar literal; free inside fused loops).  A traced
+    `value` is converted and broadcast, keeping its derivative (lax.full, full_like)."""
+    if isinstance(value, core.Tracer):
+        v = convert_element_type(value, np.dtype(dtype))
+        return broadcast_in_dim(v, tuple(shape), ()) if tuple(shape) else v
+    lit = np.dtype(dtype).type(value)
+    if tuple(shape) == ():
+        return convert_scalar(lit)
+    return broadcast_in_dim(lit, tuple(shape), ())
+
+
+def convert_scalar(lit):
+    return convert_element_type(lit, lit.dtype)
+
+
+def zeros(shape, dtype):
+    return full(shape, 0, dtype)

@@ -1,0 +1,99 @@
+"""The registry of built-in primitives: every one, by object and by name, and the rules each
+deliberately lacks (with the reason).
+
+Family modules (xforms/primitives/*.py) create their primitives with `primitive(name)` and
+record a missing rule with `exempt(prim, kind, reason)`; tests/test_rule_coverage.py walks
+`ALL_PRIMITIVES` through every layer and reads `EXEMPT`.  Kinds of exemption: "jvp",
+"transpose", "vmap" (transforms) and "cuda" (no CUDA lowering: the CUDA backend raises a
+`LoweringError` naming the primitive).
+
+>>> p = primitive("my_op"); lookup("my_op") is p
+True
+"""
+from .trace import Primitive
+
+ALL_PRIMITIVES = []
+EXEMPT = {"jvp": {}, "transpose": {}, "vmap": {}, "cuda": {}}
+_BY_NAME = {}
+
+
+def primitive(name, multiple_results=False):
+    """A new built-in primitive, registered under its (unique) name."""
+    p = Primitive(name, multiple_results)
+    ALL_PRIMITIVES.append(p)
+    _BY_NAME.setdefault(name, p)
+    return p
+
+
+def exempt(prim, kind, reason):
+    """Record that `prim` deliberately has no rule of `kind`, and why."""
+    if not reason:
+        raise ValueError(f"exempting {prim} from {kind} needs a reason")
+    EXEMPT[kind][prim] = reason
+
+
+def lookup(name):
+    """The built-in primitive called `name`, or None."""
+    return _BY_NAME.get(name)
+
+
+class RuleTable(dict):
+    """A registry of lowering code keyed by `Primitive`, which also accepts a primitive's
+    name (resolved through xforms/core/registry.py), so `OP_RULES["pad"] = rule` and
+    `OP_RULES[pad_p] = rule` are the same entry.  A name no built-in primitive has (yet)
+    is kept as a string and still found by name.
+
+    >>> t = RuleTable(); t["add"] = "r"; t[lookup("add")]
+    'r'
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.update(*args, **kwargs)
+
+    def update(self, *args, **kwargs):
+        for k, v in dict(*args, **kwargs).items():
+            self[k] = v
+
+    @staticmethod
+    def _key(k):
+        if isinstance(k, str):
+            return lookup(k) or k
+        return k
+
+    def __setitem__(self, k, v):
+        super().__setitem__(self._key(k), v)
+
+    def __getitem__(self, k):
+        k = self._key(k)
+        if dict.__contains__(self, k):
+            return dict.__getitem__(self, k)
+        name = getattr(k, "name", None)
+        if name is not None and dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        raise KeyError(k)
+
+    def __contains__(self, k):
+        try:
+            self[k]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, k, default=None):
+        try:
+            return self[k]
+        except KeyError:
+            return default
+
+    def setdefault(self, k, default=None):
+        if k not in self:
+            self[k] = default
+        return self[k]
+
+    def __delitem__(self, k):
+        k = self._key(k)
+        super().__delitem__(k if dict.__contains__(self, k) else getattr(k, "name", k))
+
+    def pop(self, k, *default):
+        return super().pop(self._key(k), *default)

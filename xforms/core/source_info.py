@@ -1,0 +1,88 @@
+"""Where in the user's code an equation came from.
+
+Captured at bind time by walking up the Python stack past frames that belong to
+xforms/kernels themselves.  Transforms re-binding an existing equation install its
+source info with `user_frame_override` so the derived equations point at the same line.
+"""
+import os
+import sys
+import threading
+from contextlib import contextmanager
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+# frames in these files are not the user's: xforms' own (its compilers included), and NumPy's (np.sum of
+# a traced value calls its .sum method from inside NumPy)
+_PKG_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,   # xforms/
+             os.path.dirname(os.path.abspath(np.__file__)) + os.sep)
+
+
+class SourceInfo(NamedTuple):
+    file: str
+    line: int
+    function: str
+
+    def __str__(self):
+        return f"{os.path.basename(self.file)}:{self.line} ({self.function})"
+
+    @property
+    def location(self):
+        return f"{self.file}:{self.line}"
+
+
+class _Override(threading.local):
+    """The source info a transform stamps on derived equations, per thread (a tiered
+    background compile traces while the main thread evaluates)."""
+    info: Optional[SourceInfo] = None
+
+
+_state = _Override()
+
+
+def _is_internal(filename):
+    return filename.startswith(_PKG_DIRS) or filename.startswith("<frozen")
+
+
+_internal_code = {}     # code object -> whether it is xforms' own (every bind asks: cached)
+
+
+def current() -> Optional[SourceInfo]:
+    """The innermost user frame (or the override set by a transform)."""
+    if _state.info is not None:
+        return _state.info
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        internal = _internal_code.get(code)
+        if internal is None:
+            if len(_internal_code) > 20000:      # generated code (exec) makes new objects
+                _internal_code.clear()
+            internal = _internal_code[code] = _is_internal(code.co_filename)
+        if not internal:
+            return SourceInfo(code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back
+    return None
+
+
+@contextmanager
+def user_frame_override(info):
+    prev = _state.info
+    _state.info = info if info is not None else prev
+    try:
+        yield
+    finally:
+        _state.info = prev
+
+
+def describe_function(fun) -> str:
+    """'name (file:line)' for a user function, for error messages."""
+    # past xforms' own wrappers (code in xforms' files, or no code) to the user's function
+    while getattr(fun, "__wrapped__", None) is not None and (
+            getattr(fun, "__code__", None) is None or _is_internal(fun.__code__.co_filename)):
+        fun = fun.__wrapped__
+    name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or repr(fun)
+    code = getattr(fun, "__code__", None)
+    if code is not None:
+        return f"{name} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+    return name

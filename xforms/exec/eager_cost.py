@@ -1,0 +1,227 @@
+"""The fast tier's cost model: how long one eager evaluation of a program should take,
+against how long its compile should take (xforms/exec/tiered.py decides the tier from it).
+
+The unit is one *equation execution* at the top level, ~EQN_NS (10 us) of Python and
+NumPy call overhead.  An equation costs that plus its work: the elements it reads or
+writes times NumPy's nanoseconds per element for its fusion class (xforms/core/facts.py), or
+its multiply-adds for a contraction, a convolution or a matrix factorisation.
+
+    >>> eager_cost(xf.make_jaxpr(lambda x: lax.fori_loop(0, 50, lambda i, v: v * 2., x))(1.))
+    (13, 2)
+
+Measured eagerly (2026-11-25, the project's 2-core EPYC, one BLAS thread, best of 2):
+
+    program                      equations  eager    estimate  compile (sync, cold)
+    CNN jit(grad), batch 128     117        0.63 s   0.63 s    6.3-7.1 s
+    GP NLL jit(grad), n 2000     62         1.0 s    1.0 s     3.8 s
+    sin*cos+exp grad, 10^7       11         0.25 s   0.33 s    1.2 s
+    random.normal, 10^6 / 10^7   188        0.24 / 5.6 s  0.4 / 4 s  1.1 s
+
+An element count alone (the model before: ~50 ns per element of any equation) put the
+first three on the synchronous compile, 5-50x slower to the first result than the fast
+tier: NumPy's elementwise ops take 1-5 ns per element (select_n, mul and add of a
+10^6-element random.normal: 1.3 ns on average with buffer reuse), views ~0, and the
+expensive equations are few and countable (the CNN's 5 convolutions: 0.53 s of its 0.63).
+Also measured at 10^6 elements (eagerly / estimated): sort 0.136 / 0.140 s, gather 8 / 12 ms,
+scatter-add 11 / 10 ms, cumsum 3 / 2 ms.
+"""
+import math
+
+from ..core import trace as core
+from ..core.facts import CALL, CONTRACTION, CONTROL, ELEMENTWISE, GATHER_SCATTER, VIEW
+
+# The fast tier evaluates one primitive at a time in Python (~10 us each for small arrays;
+# loop bodies run as generated Python, xforms/primitives/eager_plan.py: ~1-3 us per
+# equation and iteration, LOOP_WEIGHT of one), while the compile costs ~0.6 s (Numba's
+# set-up in a fresh process) plus 3-13 ms per equation of the program (loop bodies counted
+# once; measured: a 700-equation scalar chain, RK4 under grad; array programs of many
+# loops and op rules take more: 50 ms per equation for the CNN and GP above, so this
+# errs toward compiling).  A program starts on the fast tier when one eager evaluation
+# should not take longer than its compile: at most EAGER_BASE + EAGER_PER_EQN x (its
+# equations) equation executions (1000 RK4 steps under grad: 242 equations, 234k
+# executions in loops, weighing 58k: fast tier; a 4-equation loop run 3x10^5 times:
+# compiled on the first call).  XFORMS_TIERED_MAX_EAGER sets a fixed limit instead.
+EAGER_BASE = 60000
+EAGER_PER_EQN = 1000
+# an equation executed in a loop body, against one at the top level (measured under load
+# 10: 1.6-3.8 us per loop equation for states of 1-100 elements); its work is not weighed
+LOOP_WEIGHT = 0.25
+_UNKNOWN_TRIPS = 100          # a while loop's guess (its trip count is data)
+
+# ---- an equation's work, in ns (measured, see the module docstring) -------------------
+EQN_NS = 10_000.0       # one top-level equation execution: the unit of the estimate
+ELEMENT_NS = 2.0        # per element read or written: elementwise ops (0.3-5.5 measured,
+                        # more for arrays beyond the caches), reductions, gathers, copies
+VIEW_NS = 0.3           # reshape, broadcast, slice, transpose: views, or a copy at most
+MATH_NS = 5.0           # added for a math function (sin, cos 9; exp 2; log 3; tanh f32 0.4)
+COST_FACTOR = 4.0       # a scalar function declaring `Facts.cost` (its compiled ns) and no
+                        # `Facts.eager_ns`: NumPy's impl is slower (pow ~1.5x, scipy ~2-4x)
+DOT_MAC_NS = 0.05       # dot_general per multiply-add, BLAS (0.016 float32 measured)
+CONV_MAC_NS = 0.5       # conv_general_dilated's NumPy impl per multiply-add (0.52)
+LINALG_MAC_NS = 0.05    # factorisations and solves, per output element x matrix size
+                        # (cholesky 0.015, its cotangent 0.1 at n = 2000)
+SORT_NS = 7.0           # sort and FFT, per element x log2(length) (sort of 10^6: 6.7)
+GATHER_NS = 8.0         # per element gathered or scattered at computed indices (8, 11
+                        # measured for 10^6 random ones)
+
+def eager_cost(jaxpr, limit=None):
+    """(equation executions one eager evaluation of `jaxpr` should take, equations in it):
+    loops multiplied out in the first (scan by its length, for_loop by a literal trip
+    count, while by a guess), each equation's work (`work_ns`) counted in EQN_NS units
+    beside the execution itself; the second counts each equation once.  The first stops
+    counting past `limit` and is infinite if a primitive has no NumPy implementation.
+    Equations in loop bodies count LOOP_WEIGHT each (their work in full)."""
+    executed, size, _ = _cost(jaxpr, limit, 1.0)
+    return (executed if executed == float("inf") else int(executed)), size
+
+
+# Compiled code runs what NumPy runs as one library call (BLAS, convolution windows,
+# factorisations, sorts and FFTs) at the same speed, and the rest fused into loops at about
+# this fraction of NumPy's time (measured: a 10^6-element sin*cos+exp grad, 0.25 s eager vs
+# 0.03 s compiled; elementwise chains 3-10x), with no per-equation overhead.
+FUSED_FRACTION = 0.25
+_LIBRARY = ("window", "matrix", "n_log_n")
+
+
+def fast_tier_slowdown(jaxpr):
+    """Estimated (one eager evaluation) / (one compiled call) of `jaxpr`: how much slower
+    the fast tier should be than the compiled code being built for it (>= 1; infinite if
+    a primitive has no NumPy implementation).  xforms/exec/tiered.py waits for the compile when
+    this is large, and keeps evaluating eagerly when the two are alike (a program of a few
+    large matrix products).
+
+    >>> fast_tier_slowdown(xf.make_jaxpr(lambda a, b: a @ b)(np.ones((500, 500)), np.ones((500, 500))))
+    1.0..."""
+    executed, _, compiled = _cost(jaxpr, None, 1.0)
+    if executed == float("inf"):
+        return executed
+    return max(1.0, executed / max(compiled, 0.5))      # a compiled call: >= ~5 us
+
+
+def _compiled_units(eqn, work):
+    """EQN_NS units of `eqn`'s work in compiled code (see FUSED_FRACTION)."""
+    facts = eqn.prim.facts
+    if facts.kind == CONTRACTION or facts.eager_work in _LIBRARY:
+        return work / EQN_NS
+    return FUSED_FRACTION * work / EQN_NS
+
+
+def _cost(jaxpr, limit, weight):
+    """-> (equation executions, equations, compiled EQN_NS units) of `jaxpr`."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    executed = size = compiled = 0
+    for eqn in jaxpr.eqns:
+        # no NumPy implementation, or an MPI collective (every rank must run the same tier:
+        # eager and compiled code send different messages, e.g. unpacked vs packed): compile
+        if eqn.prim not in core.impl_rules or not eqn.prim.trace_time_eval:
+            return float("inf"), size, compiled
+        work = work_ns(eqn)
+        executed += weight + work // EQN_NS
+        compiled += _compiled_units(eqn, work)
+        size += 1
+        subs = [v for v in eqn.params.values() if hasattr(v, "eqns") or hasattr(v, "jaxpr")]
+        for v in eqn.params.values():
+            if isinstance(v, (list, tuple)):
+                subs += [b for b in v if hasattr(b, "eqns") or hasattr(b, "jaxpr")]
+        if subs:
+            loop = _is_loop(eqn.prim)
+            costs = [_cost(b, limit, weight * LOOP_WEIGHT if loop else weight) for b in subs]
+            size += sum(c[1] for c in costs)
+            branches = eqn.prim.facts.kind == CONTROL and not loop     # cond
+            pick = max if branches else sum
+            executed += _trips(eqn) * pick(c[0] for c in costs)
+            compiled += _trips(eqn) * pick(c[2] for c in costs)
+        if limit is not None and executed > limit:
+            break
+    return executed, size, compiled
+
+
+def work_ns(eqn):
+    """Estimated ns of NumPy work in one eager execution of `eqn`, beyond the call itself.
+
+    >>> work_ns(xf.make_jaxpr(lambda x: x * 2.0)(np.ones(1000)).jaxpr.eqns[0])
+    2000.0
+    """
+    facts = eqn.prim.facts
+    if facts.kind in (CONTROL, CALL):       # their sub-programs are counted instead
+        return 0.0
+    out = max((_size(v.aval) for v in eqn.outvars), default=1)
+    if facts.kind == VIEW:
+        return out * VIEW_NS
+    elements = max([out] + [_size(v.aval) for v in eqn.invars])
+    if facts.eager_ns is not None:          # declared by the primitive
+        return elements * float(facts.eager_ns)
+    if facts.kind == CONTRACTION:
+        return elements * ELEMENT_NS + out * _contracted(eqn) * DOT_MAC_NS
+    if facts.eager_work == "window":
+        return elements * ELEMENT_NS + out * _conv_window(eqn) * CONV_MAC_NS
+    if facts.eager_work == "matrix":
+        return elements * ELEMENT_NS + out * _matrix_size(eqn) * LINALG_MAC_NS
+    if facts.kind == GATHER_SCATTER:        # a copy of the result, then the indexed part
+        moved = max([1] + [_size(v.aval) for v in eqn.invars[1:]])
+        return out * ELEMENT_NS + min(out, moved) * GATHER_NS
+    if facts.eager_work == "n_log_n":
+        n = (_shape(eqn.invars[0].aval) or (2,))[-1]
+        return elements * SORT_NS * math.log2(max(2, n))
+    ns = ELEMENT_NS
+    if facts.kind == ELEMENTWISE:
+        if facts.cost is not None:
+            ns += COST_FACTOR * float(facts.cost)
+        elif facts.math:
+            ns += MATH_NS
+    return elements * ns
+
+
+def _shape(aval):
+    return tuple(int(d) for d in getattr(aval, "shape", ()))
+
+
+def _size(aval):
+    return math.prod(_shape(aval))
+
+
+def _contracted(eqn):
+    """Multiply-adds per output element of a dot_general: its contracted size."""
+    (lc, _), _ = eqn.params["dimension_numbers"]
+    shape = _shape(eqn.invars[0].aval)
+    return math.prod(shape[d] for d in lc)
+
+
+def _conv_window(eqn):
+    """Multiply-adds per output element of a convolution: the kernel's size over its
+    output features (window x input features per group)."""
+    rhs = _shape(eqn.invars[1].aval)
+    out_feature = eqn.params["dimension_numbers"][1][0]
+    return math.prod(rhs) // max(1, rhs[out_feature]) if rhs else 1
+
+
+def _matrix_size(eqn):
+    """The order n of the largest operand's trailing matrix (factorisations cost n per
+    output element)."""
+    shapes = [_shape(v.aval) for v in eqn.invars]
+    big = max(shapes, key=math.prod, default=())
+    return max(big[-2:], default=1)
+
+
+def _is_loop(prim):
+    """A control primitive whose sub-program carries values (its facts' `carries`): while,
+    for_loop, scan; cond has none."""
+    return prim.facts.kind == CONTROL and prim.facts.carries is not None
+
+
+def _trips(eqn):
+    name = eqn.prim.name
+    if "length" in eqn.params:
+        return int(eqn.params["length"])
+    if name == "for_loop" and eqn.invars and hasattr(eqn.invars[0], "val"):
+        return max(int(eqn.invars[0].val), 1)
+    if _is_loop(eqn.prim):      # a while loop, a for_loop of a traced count
+        return _UNKNOWN_TRIPS
+    return 1                     # cond branches, custom rules, calls: once
+
+
+def compile_limit(size, fixed=None):
+    """Equation executions an eager evaluation may take for a program of `size` equations
+    to start on the fast tier: about its compile time (EAGER_BASE + EAGER_PER_EQN x size),
+    or `fixed` (XFORMS_TIERED_MAX_EAGER)."""
+    return fixed if fixed is not None else EAGER_BASE + EAGER_PER_EQN * size

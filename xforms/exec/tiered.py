@@ -1,0 +1,303 @@
+"""Tiered execution: a jitted function's first calls do not wait for the compiler.
+
+On a new signature `jit` traces and simplifies the function as always, then (with tiering
+on, the default outside the test suite) returns a `TieredExecutable`: its calls evaluate
+the IR with the NumPy implementations of the primitives (`core.eval_jaxpr`, no compile at
+all) until the compiled executable is ready, then call that.  The compile runs off the
+main thread: a background thread plans and emits the kernel and hands the Numba compile to
+the backend's compile worker process (xforms/kernels/build/worker.py), then loads the result
+from the disk cache and swaps it in (one attribute read per call checks for it).  That
+thread holds the GIL while it plans, so it starts once the first call has returned (at most
+FIRST_CALL_HEAD_START later); the worker process starts at once.
+
+    f = xf.jit(loss)
+    f(w, x, y)            # ~milliseconds: NumPy evaluation of the traced IR
+    f.wait_compiled()     # block until every signature seen so far runs compiled code
+
+Results of the two tiers agree to rounding, not bit for bit: the compiled kernels fuse
+loops, sum reductions in their own order and use their own vectorised exp/log/tanh
+(xforms/kernels/libm/vecmath.py, within a few ulps of NumPy's).  Like compiled results, fast-tier
+results never share memory with the arguments or the function's constants.
+
+If the background compile fails (the worker died: the kernel is compiled in this process
+instead, with a warning; the compiler rejected the program: a warning, and this signature
+stays on the fast tier, whose results are still right, only slower).
+
+**Only the first call** of a signature answers on the fast tier when the fast tier is much
+slower than the compiled code will be (`eager_cost.fast_tier_slowdown` > WAIT_SLOWDOWN: most
+programs; not one made of a few large matrix products, whose fast tier is as fast): a later
+call waits for the compile, at most XFORMS_TIERED_WAIT seconds (default 120; then it runs on
+the fast tier and says so once).  So the JAX habit -- call once to compile, then time or
+train -- measures and trains on compiled code, and the first result still comes in
+milliseconds.
+
+`XFORMS_TIERED=0` (read at each new signature) or `jit(f, tiered=False)` compiles
+synchronously on the first call, as does `jit(f).lower(...)`; tests/conftest.py sets
+`XFORMS_TIERED=0` so that the suite checks compiled code deterministically.
+"""
+import atexit
+import os
+import queue
+import sys
+import threading
+import warnings
+
+from .. import config
+from ..core import trace as core
+from .eager_cost import (EAGER_BASE, EAGER_PER_EQN, LOOP_WEIGHT, compile_limit, eager_cost,
+                         fast_tier_slowdown)
+
+
+# The background compile waits for the first fast-tier call to return, at most this long
+# (s; the worker process starts at once, as it needs no GIL).
+FIRST_CALL_HEAD_START = 1.0
+# A later call waits for the compile when the fast tier should be more than this many times
+# slower than compiled code (issue #35's bar: one warm-up call, then timing, within 1.2x of
+# the compiled steady state).
+WAIT_SLOWDOWN = 1.2
+
+
+def worthwhile(closed):
+    """Whether the fast tier is cheap enough for `closed`: one eager evaluation should not
+    take longer than its compile (xforms/exec/eager_cost.py).
+
+    >>> worthwhile(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(np.ones(10 ** 6)))
+    True
+    """
+    fixed = config.tiered_max_eager()
+    limit = fixed if fixed is not None else EAGER_BASE + EAGER_PER_EQN * 10 ** 5
+    executed, size = eager_cost(closed, limit)
+    return executed <= compile_limit(size, fixed)
+
+
+def enabled(flag=None):
+    """Whether a new signature starts on the fast tier: `flag` (jit's `tiered=`) if given,
+    else XFORMS_TIERED (default on)."""
+    if flag is not None:
+        return bool(flag)
+    return config.tiered()
+
+
+class TieredExecutable:
+    """An Executable (`exe(*flat_args) -> list`) that evaluates `closed` eagerly until
+    `compile_fn()` (run on the background thread) has produced the compiled one."""
+
+    def __init__(self, closed, compile_fn, label="a jitted function"):
+        self.closed, self.label = closed, label
+        self.compiled = None              # set once, by the background thread
+        self.failed = None                # the exception that kept it on the fast tier
+        self.fast_calls = 0
+        self._compile_fn = compile_fn
+        self._done = threading.Event()
+        self._first_call = threading.Event()
+        self._owned = _roots(closed.consts)
+        self.patient = fast_tier_slowdown(closed) > WAIT_SLOWDOWN   # later calls wait
+        self._warned_wait = False
+        _submit(self)
+
+    @property
+    def source(self):
+        return self.wait().source if self.wait() is not None else str(self.closed)
+
+    def __call__(self, *args):
+        c = self.compiled
+        if c is not None:
+            return c(*args)
+        if self.fast_calls and self.patient:
+            c = self._wait_for_compile()
+            if c is not None:
+                return c(*args)
+        self.fast_calls += 1
+        try:
+            outs = core.eval_jaxpr(self.closed, *args)
+        finally:
+            self._first_call.set()
+        owned = self._owned | _roots(args)
+        return [_fresh(o, owned) for o in outs]
+
+    def wait(self, timeout=None):
+        """Block until the compile is over; -> the compiled executable (None if it failed
+        or the timeout passed)."""
+        self._done.wait(timeout)
+        return self.compiled
+
+    def _wait_for_compile(self):
+        """A later call's wait (bounded by XFORMS_TIERED_WAIT); None: run on the fast tier."""
+        limit = config.tiered_wait()
+        if limit <= 0 or self.done:
+            return self.compiled
+        if not self._done.wait(limit) and not self._warned_wait:
+            self._warned_wait = True
+            warn(f"xforms: {self.label} is still compiling after {limit:g} s; calls run on "
+                 "the uncompiled fast tier until it is done (XFORMS_TIERED_WAIT sets the wait)")
+        return self.compiled
+
+    @property
+    def done(self):
+        return self._done.is_set()
+
+    def _compile(self):
+        # The in-process part of the compile (planning, emitting, loading machine code)
+        # holds the GIL: started beside the first call, it doubled that call's time.
+        self._first_call.wait(FIRST_CALL_HEAD_START)
+        try:
+            self.compiled = self._compile_fn()
+        except Exiting:
+            pass
+        except BaseException as e:
+            self.failed = e
+            warn(f"xforms: {self.label} could not be compiled ({type(e).__name__}: {e}); "
+                 "it keeps running on the uncompiled fast tier (correct but slower). "
+                 "jit(..., tiered=False) raises the error instead.")
+        finally:
+            self._compile_fn = None
+            self._done.set()
+
+
+def _root(a):
+    while getattr(a, "base", None) is not None:
+        a = a.base
+    return id(a)
+
+
+def _roots(arrays):
+    return {_root(a) for a in arrays if hasattr(a, "base")}
+
+
+def _fresh(out, owned):
+    """`out`, copied if it is (a view of) an argument or a constant of the function."""
+    if _root(out) in owned:
+        out = out.copy()
+    if getattr(out, "weak_type", False):   # as compiled results: not weakly typed
+        out.weak_type = False
+    return out
+
+
+# ---- the background compile thread (one per process) ------------------------------------
+_jobs = queue.Queue()
+_pending_warnings = queue.Queue()
+_thread = None
+_thread_lock = threading.Lock()
+_exiting = False
+
+
+def _submit(exe):
+    global _thread
+    with _thread_lock:
+        if _thread is None:
+            _thread = threading.Thread(target=_work, daemon=True, name="xforms-tiered")
+            _thread.start()
+    _jobs.put(exe)
+
+
+class _Later:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def _compile(self):
+        try:
+            self.fn()
+        except Exception:         # (Exiting included) an optional step: nothing depends on it
+            pass
+
+
+def later(fn):
+    """Run `fn()` on the background compile thread, after the jobs queued before it (its
+    in-process compiler work wrapped in `step()`); its exceptions are dropped."""
+    _submit(_Later(fn))
+
+
+_busy = threading.Lock()     # held while compiler code runs in this process (see _at_exit)
+
+
+class Exiting(Exception):
+    """The interpreter is exiting: the background compile stops."""
+
+
+class step:
+    """`with tiered.step():` around the in-process parts of a background compile (planning,
+    loading machine code), so that the interpreter's exit waits for them instead of
+    tearing down Numba under a running thread; waiting for the worker needs no step."""
+
+    def __enter__(self):
+        if threading.current_thread() is not _thread:
+            return self
+        _busy.acquire()
+        if _exiting:
+            _busy.release()
+            raise Exiting()
+        self.held = True
+        return self
+
+    def __exit__(self, *exc):
+        if getattr(self, "held", False):
+            _busy.release()
+        return False
+
+
+def _work():
+    if _worker_useful():       # at once: the worker imports Numba while this process goes on
+        from .worker_client import worker
+        worker().start()
+    while True:
+        exe = _jobs.get()
+        if _exiting:
+            return
+        exe._compile()
+
+
+def _worker_useful():
+    """The worker's compiles reach this process through the disk cache: without one (or
+    without Numba compiling at all) there is nothing for it to do."""
+    return not (config.cache_disabled() or config.DISABLE_JIT)
+
+
+def warn(message, category=RuntimeWarning):
+    """A warning about a background compile: issued by the next call of the function on
+    the main thread (warnings' filters and catch_warnings are not thread-safe)."""
+    if threading.current_thread() is _thread:
+        _pending_warnings.put(warnings.WarningMessage(message, category, __file__, 0))
+    else:
+        warnings.warn(message, category, stacklevel=3)
+
+
+def flush_warnings():
+    """Issue, on the calling (main) thread, the warnings of background compiles."""
+    while True:
+        try:
+            w = _pending_warnings.get_nowait()
+        except queue.Empty:
+            return
+        warnings.warn_explicit(w.message, w.category, w.filename or __file__, w.lineno or 0)
+
+
+def has_pending_warnings():
+    return not _pending_warnings.empty()
+
+
+def _after_fork_in_child():
+    """A forked child has neither the compile thread nor the reader of the parent's worker:
+    it starts its own when it needs them."""
+    global _thread, _jobs, _busy, _thread_lock
+    if _thread is None:
+        return
+    _thread, _jobs = None, queue.Queue()
+    _busy, _thread_lock = threading.Lock(), threading.Lock()
+    client = sys.modules.get(__package__ + ".compile_worker")
+    if client is not None:
+        client._client = None
+        client._client_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+@atexit.register
+def _at_exit():
+    """Start no new compile step at exit, and let a running one finish (a step is short:
+    planning, or loading machine code from the disk cache)."""
+    global _exiting
+    _exiting = True
+    if _busy.acquire(timeout=30):
+        _busy.release()

@@ -1,0 +1,433 @@
+"""Generated source -> imported module -> Numba dispatcher, cached in memory and on disk.
+
+Numba can only disk-cache functions that live in a real source file and close over no
+arrays, so each generated module is written to a content-addressed file
+`<cache_dir>/cpu/xk_<hash>.py` (hash of the source less its comment lines, `code_of`, and
+of the versions of xforms, Numba, NumPy, Python and the `kernels` package sources),
+imported under the name `xforms_kernels.xk_<hash>` (registered in sys.modules, which
+Numba's cache needs), and compiled with `numba.njit(signature, cache=True)`; Numba keeps the
+machine code next to it in `__pycache__`.  A second process finds both and skips the compile.
+
+Safety: files are created atomically (written to a temporary name, then hard-linked into
+place, so a reader never sees a partial file and concurrent writers of the same content do
+not disturb each other); a file whose content does not match its name (or is not text) is
+rewritten, and the text that was checked is the text executed; a Numba cache entry that
+fails to load is deleted and the kernel recompiled.
+
+Trust: Numba's index files are pickles, loaded before anything is compared, so a cache
+another user can write into runs their code as this user.  The cache is used only when it,
+and every folder above it up to the user's home (or /), is owned by this user or root and
+writable by no one else (a parent may be a sticky folder such as /tmp); a symbolic link on
+the way must be this user's or root's.  Folders are created 0700.  Otherwise, and whenever
+the cache fails (a full disk, an unwritable folder, a damaged entry that does not heal),
+one warning (`CacheWarning`) says why and the kernel is compiled without the disk cache:
+a cache problem costs speed, never the result.
+`XFORMS_DISABLE_CACHE=1` writes modules to a private temporary directory and turns Numba's
+cache off; `XFORMS_CACHE_DIR` moves the cache.  So does a module that contains the line
+`user_prims.NO_DISK_CACHE` (it calls a user function whose dependencies cannot be hashed,
+so its text does not determine its code).
+"""
+import errno
+import glob
+import hashlib
+import linecache
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import threading
+import types
+import warnings
+import weakref
+
+import numba
+import numpy as np
+from numba.core.errors import NumbaError
+
+from xforms import config
+from xforms.version import __version__ as XFORMS_VERSION
+
+from ..numba_fixes import vector_width
+from ..user_prims import NO_DISK_CACHE
+
+_lock = threading.RLock()
+_modules = {}            # hash -> module
+# (hash, signature, options) -> dispatcher, while an executable uses it: compiled code of
+# shapes no longer used is released (xforms/exec/exe_cache.py bounds what jit keeps)
+_dispatchers = weakref.WeakValueDictionary()
+_private_dir = None
+_broken = set()          # cache folders that failed to take a write in this process
+_warned = set()          # CacheWarning texts given (each is given once per process)
+_TRUST = "set XFORMS_CACHE_DIR to a directory you own"
+_SPACE = "free disk space, or set XFORMS_CACHE_DIR elsewhere or XFORMS_DISABLE_CACHE=1"
+# kernels made (Numba compiled them, or loaded them from its disk cache) and kernels found
+# already made for the same source (another batch size, xforms/kernels/prepare/shape_symbols.py)
+stats = {"made": 0, "reused": 0}
+
+
+_KERNELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fingerprint(here=_KERNELS, skip=("cuda",)):
+    """Hash of the Python files under folder `here` (xforms/kernels/ by default, less the
+    CUDA backend, which keys its own code by its folder): generated code is keyed by the
+    code generator that wrote it."""
+    h = hashlib.sha256()
+    paths = glob.glob(os.path.join(here, "**", "*.py"), recursive=True)
+    for path in sorted(paths):
+        rel = os.path.relpath(path, here)
+        if rel.split(os.sep)[0] in skip:
+            continue
+        with open(path, "rb") as f:
+            h.update(rel.encode() + f.read())
+    return h.hexdigest()[:16]
+
+
+VERSION_KEY = (f"xforms {XFORMS_VERSION}; numba {numba.__version__}; numpy "
+               f"{np.__version__}; python {sys.version_info[0]}.{sys.version_info[1]}; "
+               f"kernels {fingerprint()}; vector width {vector_width.WIDTH}")
+
+
+def cache_enabled():
+    return not config.cache_disabled()
+
+
+def source_hash(source):
+    return hashlib.sha256((VERSION_KEY + "\n" + source).encode()).hexdigest()[:24]
+
+
+class CacheWarning(RuntimeWarning):
+    """The on-disk compile cache could not be used; the kernel was compiled without it."""
+
+
+def _warn(message, advice=_TRUST):
+    """One line, once per process (Python's own once-only registry is reset whenever a
+    warnings filter changes, as tiered.py's replay of the fast tier's warnings does)."""
+    text = f"xforms: {message}; compiling without the disk cache ({advice})"
+    if text not in _warned:
+        _warned.add(text)
+        warnings.warn(text, CacheWarning, stacklevel=3)
+
+
+def kernel_dir(private=False):
+    """The directory generated modules go to (created on demand; None when not even a
+    private one can be made); `private`: this process's own temporary directory, whatever
+    the cache settings."""
+    return _module_dir(private)[0]
+
+
+def _module_dir(private):
+    """(directory, shared): the disk cache's `cpu` folder where it is on, usable and safe
+    (else a warning), or this process's private temporary directory (None: not even that)."""
+    if cache_enabled() and not private:
+        d = os.path.join(config.cache_dir(), "cpu")
+        if d not in _broken:                  # (a broken one was warned about)
+            why = _dir_problem(d)
+            if why is None:
+                return d, True
+            _warn(why)
+    return _private(), False
+
+
+def _private():
+    global _private_dir
+    if _private_dir is None:
+        try:
+            _private_dir = tempfile.mkdtemp(prefix="xforms_kernels_")   # mode 0700
+        except OSError:
+            return None
+    return _private_dir
+
+
+def _dir_problem(d):
+    """Why folder `d` (with its `__pycache__`, where Numba writes) cannot hold this user's
+    compile cache, or None; creates the missing folders, 0700."""
+    numba_dir = os.path.join(d, "__pycache__")
+    try:
+        if os.path.isfile(numba_dir) and not untrusted_dir(d, own=2):
+            _remove(numba_dir)                 # a damaged entry (not a folder): replaced
+        _makedirs_private(numba_dir)
+    except OSError as e:
+        return f"cache directory {d} cannot be created ({e.strerror})"
+    if not os.access(numba_dir, os.W_OK):
+        return f"cache directory {numba_dir} is not writable"
+    # NUMBA_CACHE_DIR: Numba keeps its index files there instead
+    return untrusted_dir(numba_dir, own=3) or (
+        numba.config.CACHE_DIR and untrusted_dir(numba.config.CACHE_DIR)) or None
+
+
+def _makedirs_private(path):
+    """os.makedirs with mode 0700 for every folder it creates (makedirs gives the parents
+    it creates the default mode)."""
+    parent = os.path.dirname(path)
+    if parent != path and not os.path.isdir(parent):
+        _makedirs_private(parent)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
+
+
+def untrusted_dir(path, own=1):
+    """Why another user could plant files in folder `path`, or None.
+
+    `path` and each folder above it up to the user's home (or /), as written and with
+    links resolved, must be owned by this user or root and writable by neither group nor
+    others; a parent may be writable by all when it is sticky (as /tmp is), but not the
+    `own` innermost folders (the cache's own).  A symbolic link on the way must be this
+    user's or root's.
+
+    >>> untrusted_dir("/tmp", own=0) is None     # root's, sticky: fine as a parent
+    True
+    >>> untrusted_dir("/tmp")                    # but not as the cache's own folder
+    'cache directory /tmp is writable by group and others'
+    """
+    if not hasattr(os, "geteuid"):
+        return None                           # no POSIX owners and modes (Windows)
+    uid, home = os.geteuid(), os.path.realpath(os.path.expanduser("~"))
+    for p in (os.path.abspath(path), os.path.realpath(path)):
+        for depth, folder in enumerate(_self_and_parents(p, home)):
+            why = _unsafe_entry(folder, uid, sticky_ok=depth >= own)
+            if why:
+                return why
+    return None
+
+
+def _self_and_parents(path, stop):
+    while True:
+        yield path
+        parent = os.path.dirname(path)
+        if path == stop or parent == path:
+            return
+        path = parent
+
+
+def _unsafe_entry(path, uid, sticky_ok):
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        return f"cache directory {path} cannot be checked ({e.strerror})"
+    link = stat.S_ISLNK(st.st_mode)
+    if st.st_uid not in (uid, 0):
+        kind = "is a symbolic link owned by" if link else "is owned by"
+        return f"cache directory {path} {kind} another user (uid {st.st_uid})"
+    if link or not st.st_mode & 0o022 or (sticky_ok and st.st_mode & stat.S_ISVTX):
+        return None
+    who = {0o020: "group", 0o002: "others"}.get(st.st_mode & 0o022, "group and others")
+    return f"cache directory {path} is writable by {who}"
+
+
+def _read_text(path):
+    """The file's text, or None when it is missing, unreadable or not UTF-8 (damaged)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _write_atomic(path, text):
+    d = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp_", suffix=".py")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        try:
+            os.link(tmp, path)                 # fails if another process won the race
+        except FileExistsError:
+            found = _read_text(path)
+            if found is None or code_of(found) != code_of(text):   # damaged: replace it
+                os.replace(tmp, path)
+                tmp = None
+            else:
+                text = found
+        except OSError:                        # no hard links here: replace (also atomic)
+            os.replace(tmp, path)
+            tmp = None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+    return text
+
+
+def _purge_numba_cache(path):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    for f in glob.glob(os.path.join(os.path.dirname(path), "__pycache__", stem + ".*")):
+        try:
+            _remove(f)
+        except OSError:
+            pass
+
+
+def _remove(path):
+    """Delete a damaged cache entry, a file or (where a file belongs) a folder."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
+
+
+def code_of(source):
+    """The source without its comment lines: what the cache is keyed by.  The comments
+    name each equation's user line, which differs when the same program is traced from
+    another call site (the backward pass of a library function is attributed to the line
+    that called the jitted function); the module file keeps the first text seen."""
+    return "\n".join(ln for ln in source.split("\n") if not ln.lstrip().startswith("#"))
+
+
+def load_module(source):
+    """Import `source` as a module from its content-addressed file; -> (module, path, hash)."""
+    code = code_of(source)
+    h = source_hash(code)
+    with _lock:
+        mod = _modules.get(h)
+        if mod is None:
+            path, text, shared = _place(f"xk_{h}.py", source, code, NO_DISK_CACHE in source)
+            mod = _import(f"xforms_kernels.xk_{h}", path, text, shared)
+            _modules[h] = mod
+        return mod, mod.__file__, h
+
+
+def _place(name, source, code, private):
+    """-> (path, text, shared): the module's file in the cache (or the private folder, or
+    only in memory when neither takes a write) and the text to execute (the file's own,
+    checked: a file changed after the check is never run)."""
+    d, shared = _module_dir(private)
+    while d is not None:
+        path = os.path.join(d, name)
+        text = _read_text(path)
+        if text is not None and code_of(text) == code:
+            return path, text, shared
+        try:
+            if os.path.lexists(path):
+                _purge_numba_cache(path)       # its compiled code belongs to other text
+                if os.path.isdir(path) and not os.path.islink(path):
+                    _remove(path)              # (a file replaces a file atomically)
+            return path, _write_atomic(path, source), shared
+        except OSError as e:                   # a full disk, a read-only folder, ...
+            if not shared:
+                break
+            _broken.add(d)
+            _warn(f"the compile cache in {d} cannot be written ({e.strerror or e})", _SPACE)
+            d, shared = _private(), False
+    path = f"<xforms kernel {name}>"           # in memory; tracebacks still show the lines
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    return path, source, False
+
+
+def _import(name, path, text, shared):
+    """Execute `text` as module `name` (registered in sys.modules, which Numba's cache
+    needs) with `path` as its file."""
+    mod = types.ModuleType(name)
+    mod.__file__ = path
+    mod.__xforms_disk_cache__ = shared
+    sys.modules[name] = mod
+    try:
+        exec(compile(text, path, "exec"), mod.__dict__)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return mod
+
+
+def compile_kernel(mod, h, signature, parallel=False):
+    """numba.njit the module's `kernel` for one signature; a broken cache entry is deleted
+    and compiled again, and a cache that still fails is done without (`_build_cached`)."""
+    key = (h, signature, parallel)
+    with _lock:
+        disp = _dispatchers.get(key)
+        if disp is not None:
+            stats["reused"] += 1
+            return disp
+        # no_rewrites: Numba's IR rewrite passes (constant folding for dead-branch pruning,
+        # array-expression fusion, ...) find nothing to do in generated scalar loops but
+        # cost a third of the compile of a long kernel; prange kernels keep them (parfors)
+        opts = dict(error_model="numpy", nogil=True, parallel=parallel,
+                    no_rewrites=not parallel)
+
+        def build(cache):
+            o = dict(opts, cache=cache)
+            with vector_width.compiling():
+                _compile_nests(mod, dict(o))
+                if getattr(mod, "__xforms_nests__", ()):   # the kernel's prange nests are there
+                    o.update(parallel=False, no_rewrites=True)
+                return numba.njit(signature, **o)(mod.kernel)
+        disp = build_with_cache(build, mod)
+        _dispatchers[key] = disp
+        stats["made"] += 1
+        return disp
+
+
+def build_with_cache(build, mod, allowed=True):
+    """`build(cache)` (a Numba compile of a function of module `mod`, from load_module) with
+    Numba's disk cache where the module's file is in a usable cache and `allowed`, without
+    it otherwise; every cache failure (a full disk, a read-only folder, a damaged entry)
+    costs the cache, never the result.  The CPU and CUDA backends both compile through it.
+
+        >>> build_with_cache(lambda cache: numba.njit(sig, cache=cache)(mod.kernel), mod)
+    """
+    cache = (allowed and cache_enabled() and getattr(mod, "__xforms_disk_cache__", True)
+             and os.path.dirname(mod.__file__) not in _broken)
+    return _build_cached(build, mod.__file__) if cache else build(False)
+
+
+def _build_cached(build, path):
+    """build(True) (a Numba compile with its disk cache) with every cache failure turned
+    into a compile without the cache: a damaged entry is deleted and built again (which
+    replaces it); a cache that cannot be written (a full disk: Numba writes after it has
+    compiled) or still fails is left alone, with a warning."""
+    try:
+        return build(True)
+    except NumbaError:
+        raise                                  # the kernel's own error, not the cache's
+    except Exception as e:
+        why = e
+    if not _unwritable(why):
+        _purge_numba_cache(path)               # e.g. a truncated or foreign cache file
+        try:
+            return build(True)
+        except Exception as e:
+            why = e
+    disp = build(False)                        # raises the compile's own error, if any
+    if _unwritable(why):
+        _broken.add(os.path.dirname(path))     # later kernels skip the cache at once
+    _warn(f"the compile cache in {os.path.dirname(path)} failed "
+          f"({type(why).__name__}: {str(why).splitlines()[0] if str(why) else ''})", _SPACE)
+    return disp
+
+
+def _unwritable(e):
+    """Whether `e` says the cache's filesystem takes no writes (a retry is pointless)."""
+    return isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS,
+                                                  errno.EACCES, errno.EPERM)
+
+
+def _compile_nests(mod, opts):
+    """The module's outlined prange nests (xforms/kernels/cpu/outline_prange.py) as Numba functions
+    with the kernel's `parallel` flag and its other outlined loops as serial ones, in the
+    module's globals where the kernel calls them (compiled when the kernel is typed)."""
+    serial = dict(opts, parallel=False, no_rewrites=True)
+    for names, o in ((getattr(mod, "__xforms_nests__", ()), opts),
+                     (getattr(mod, "__xforms_parts__", ()), serial)):
+        for name in names:
+            fn = getattr(mod, name)
+            setattr(mod, name, numba.njit(**o)(getattr(fn, "py_func", fn)))
+
+
+def compiled(h, sig_spec, parallel=False):
+    """Whether the kernel of module hash `h` is compiled for this signature in this
+    process (then a background compile has nothing to do)."""
+    with _lock:
+        return (h, signature_of(sig_spec), parallel) in _dispatchers
+
+
+def signature_of(sig_spec):
+    """Numba types of a kernel signature given as (dtype name, ndim) pairs (ndim -1: a
+    scalar)."""
+    import numpy as np
+    from numba.core import types
+    from numba.np.numpy_support import from_dtype
+    return tuple(from_dtype(np.dtype(d)) if nd < 0 else
+                 types.Array(from_dtype(np.dtype(d)), nd, "C") for d, nd in sig_spec)

@@ -1,0 +1,182 @@
+"""Source-text helpers shared by the CPU and CUDA emitters (the bottom of the code
+generator: imports nothing else of kernels/).
+
+>>> lit(0.5, np.float32), dtype_str(np.bool_), shape_str((3,))
+('np.float32(0.5)', 'np.bool_', '(3,)')
+"""
+import keyword
+import math
+import os
+from contextlib import contextmanager
+
+import numpy as np
+
+from xforms.errors import LoweringError
+from xforms.core.ir import Literal, Names, Var, fmt_literal, pp_eqn
+
+
+def shape_str(shape):
+    # ints stay as they are: a symbolic size (kernels/shape_symbols.Dim) prints its name
+    shape = tuple(s if isinstance(s, int) else int(s) for s in shape)
+    return f"({shape[0]},)" if len(shape) == 1 else str(shape)
+
+
+def dtype_str(dt):
+    dt = np.dtype(dt)
+    return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
+
+
+def float_lit(v):
+    """A float as Python source (nan and inf through NumPy)."""
+    v = float(v)
+    if math.isnan(v):
+        return "np.nan"
+    if math.isinf(v):
+        return "np.inf" if v > 0 else "-np.inf"
+    return repr(v)
+
+
+def lit(val, dtype):
+    """A literal that Numba types exactly as `dtype`."""
+    dt = np.dtype(dtype)
+    val = np.asarray(val).astype(dt)[()]
+    if dt.kind == "b":
+        return "True" if val else "False"
+    if dt.kind in "iu":
+        return str(int(val)) if dt == np.int64 else f"np.{dt.name}({int(val)})"
+    if dt.kind == "f":
+        s = float_lit(val)
+        return s if dt == np.float64 else f"np.{dt.name}({s})"
+    return f"np.{dt.name}(complex({float_lit(val.real)}, {float_lit(val.imag)}))"
+
+
+class SourceBuilder:
+    """Lines with an indentation level; `block(header)` opens an indented block."""
+
+    def __init__(self):
+        self.lines, self.depth = [], 0
+
+    def line(self, s=""):
+        self.lines.append(("    " * self.depth + s) if s else "")
+
+    @contextmanager
+    def block(self, header):
+        self.line(header)
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+
+class Naming:
+    """The names an emitter gives Vars: `s(v)` a scalar, `A(v)` an array (upper case), as
+    the IR listing prints them (`bind_names`), prefixed per sub-program (`scope_prefix`);
+    `fresh(base)` a new temporary.  The emitter sets `names`, `_fresh`, `_scopes`;
+    `RESERVED` are names its module uses itself, `FRESH` the spelling of temporaries."""
+
+    RESERVED = frozenset()
+    FRESH = "{}{}"
+
+    def bind_names(self, jaxpr, prefix=""):
+        names = Names()
+        for v in list(jaxpr.constvars) + list(jaxpr.invars):
+            names(v)
+        for e in jaxpr.eqns:
+            for v in e.outvars:
+                names(v)
+            for a in e.invars:
+                names(a)
+        for v, n in names.names.items():
+            if isinstance(v, Var):
+                self.names[v] = prefix + n
+        return names
+
+    def scope_prefix(self, kind):
+        self._scopes += 1
+        return f"{kind}{self._scopes}_"
+
+    def s(self, v):
+        """Scalar name of a Var."""
+        n = self.names.get(v)
+        if n is None:
+            n = self.names[v] = f"u{len(self.names)}_"
+        if keyword.iskeyword(n) or n in self.RESERVED:
+            n += "_"
+        return n
+
+    def A(self, v):
+        """Array name of a materialized Var."""
+        return self.s(v).upper()
+
+    def fresh(self, base="t"):
+        self._fresh += 1
+        return self.FRESH.format(base, self._fresh)
+
+
+class NameView:
+    """Prints variables with an emitter's names (`em.s(v)`), literals as the IR does: the
+    names the generated code's equation comments use."""
+
+    def __init__(self, em):
+        self.em = em
+
+    def __call__(self, v):
+        if isinstance(v, Literal):
+            return fmt_literal(v.val)
+        return self.em.s(v)
+
+
+def eqn_comment(eqn, em, width, squeeze=False):
+    """One equation as a comment line's text (without the `#`): the IR listing with the
+    emitter's names, cut to `width` characters (whitespace runs squeezed to one space when
+    `squeeze`), then the user's file, line and function."""
+    text = pp_eqn(eqn, NameView(em)).replace("\n", " ")
+    if squeeze:
+        text = " ".join(text.split())
+    if len(text) > width:
+        text = text[:width - 3] + "..."
+    info = eqn.source_info
+    where = f"  {os.path.basename(info.file)}:{info.line} ({info.function})" if info else ""
+    return text + where
+
+
+def size_product(xs):
+    """The product of sizes as a Python int (a symbolic size, xforms/kernels/prepare/shape_symbols.py,
+    multiplies as its value)."""
+    p = 1
+    for x in xs:
+        p = p * (x if isinstance(x, int) else int(x))
+    return p
+
+
+# BLAS/LAPACK type of each dtype, as xforms/kernels/runtime/linalg.py numbers its s/d/c/z routines
+# (kept here, not imported from there: that module loads SciPy's LAPACK, which only programs
+# that use it should pay for)
+BLAS_CODES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.complex64): 2,
+              np.dtype(np.complex128): 3}
+
+
+def dot_dims(eqn):
+    """(xf, yf, (B, M, K, N)) of a dot_general equation: the free dims of each operand and
+    the batch, row, contraction and column sizes, for both backends.
+
+        x f64[2,5,3] . y f64[2,3,4] (batch 0/0, contract 2/1) -> ([1], [2], (2, 5, 3, 4))"""
+    x, y = eqn.invars
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    xs, ys = x.aval.shape, y.aval.shape
+    xf = [d for d in range(len(xs)) if d not in lc and d not in lb]
+    yf = [d for d in range(len(ys)) if d not in rc and d not in rb]
+    sizes = (size_product([xs[d] for d in lb]), size_product([xs[d] for d in xf]),
+             size_product([xs[d] for d in lc]), size_product([ys[d] for d in yf]))
+    return xf, yf, sizes
+
+
+def lowering_error(eqn, backend, why="", advice=""):
+    """The LoweringError of a backend (`"CPU"`, `"CUDA"`) that cannot lower `eqn`: the
+    primitive, its operand types, the user's line, why, and what to do."""
+    info = eqn.source_info
+    where = f" at {info.location} ({info.function})" if info else ""
+    avals = ", ".join(a.aval.str_short() for a in eqn.invars)
+    return LoweringError(f"the {backend} backend cannot lower primitive '{eqn.prim.name}' on "
+                         f"({avals}){where}{': ' + why if why else ''}{advice}")

@@ -1,0 +1,425 @@
+"""The CPU backend: ClosedJaxpr -> plan -> Python source -> Numba kernel -> `CpuExecutable`.
+
+    exe = compile_cpu(closed, {"name": "loss"})
+    outs = exe(*flat_args)            # a list of xforms Arrays
+    print(exe.source)                 # the generated module
+
+Compiled programs are cached in memory per ClosedJaxpr while an executable is alive (the
+tracing cache returns the same object for the same function and signature; `jit` bounds
+what it keeps, xforms/exec/exe_cache.py) and per generated source, and on disk by `codecache`.
+`compile_cpu(closed, {"background": True})` (the compiled tier of xforms/exec/tiered.py) has the
+compile worker process (xforms/kernels/build/worker.py) fill the disk cache, then loads from it.
+Numba errors become `LoweringError`s naming the equation, the user's line and the generated
+file.  The kernel reads its inputs' leading sizes at run time (xforms/kernels/prepare/shape_symbols.py), so a
+new batch size emits the same source and reuses the compiled kernel; if Numba refuses a
+symbolic size, the program is emitted again with constants.
+"""
+import os
+import re
+import threading
+import traceback
+
+import numba
+import numpy as np
+from numba.core.errors import NumbaError
+
+from xforms import config
+from xforms.core.trace import Array
+from xforms.errors import LoweringError
+from xforms.exec.exe_cache import max_size
+from xforms.core.memo import Memo
+from xforms.exec.tiered import step, warn
+
+from ..runtime import blas_threads
+from ..build import codecache
+from . import control as emit_cpu_control, ops as emit_cpu_ops, float16
+from ..ops import (conv as lower_conv, cumulative as lower_cumulative, linalg as lower_linalg,
+                   mpi as lower_mpi, sorting as lower_sorting)
+from .buffers import BufferPool
+from .dispatch import make_fast_call
+from .module import OUT_GROUP, emit_module, eqn_at_line
+from ..plan.fusion import plan_program
+from ..prepare.passes import prepare
+from ..prepare import scalarize_loops  # noqa: F401  (registers the loop rules)
+from . import outline_prange
+from ..prepare import shape_roles
+from .. import user_prims
+from ..prepare.scalarize import scalarize
+from ..prepare.shape_symbols import SymbolTable, choose_symbols, symbolic_copy
+from ..runtime.threads import AdaptiveThreads
+
+# ClosedJaxpr -> its executable, the most recently used ones (`xf.jit(f)(x)` written inline
+# makes a new jitted function per call, whose executable must not be compiled again), bounded
+# as jit's own cache is (XFORMS_JIT_CACHE_SIZE, xforms/exec/exe_cache.py); the one cache policy
+# of xforms/core/memo.py (the jaxpr held weakly)
+_exes = Memo(size=max_size)
+_lock = threading.RLock()
+
+
+def _const_value(c):
+    c = np.asarray(c)
+    if c.ndim == 0:
+        return c[()]
+    # the signature says writeable C arrays: a read-only view (an eager broadcast or
+    # expand_dims result closed over by the function) would match no definition
+    return c if c.flags.c_contiguous and c.flags.writeable else np.array(c, order="C")
+
+
+def _threads_available():
+    return numba.config.NUMBA_NUM_THREADS > 1
+
+
+def as_array0(x, dtype):
+    """A 0-d xforms Array holding the scalar x."""
+    return np.array(x, dtype).view(Array)
+
+
+class CpuExecutable:
+    """A compiled program: `exe(*flat_args) -> list of outputs`; `.source`, `.path`.
+
+    `pool` (a `cpu_buffers.BufferPool`, or None) holds the workspace and output buffers
+    that the kernel takes after the constants; `output_slots` are the indices of the
+    outputs that are such a buffer itself (the caller gets a new view of it)."""
+
+    threads_ready = None     # an Event while a threaded variant compiles (_threads_later)
+
+    def __init__(self, kernel, source, path, consts, in_avals, out_avals, plan_text,
+                 pool=None, output_slots=()):
+        self.kernel, self.source, self.path = kernel, source, path
+        self.consts = tuple(consts)
+        self.in_avals, self.out_avals = list(in_avals), list(out_avals)
+        self.plan_text = plan_text
+        self._n_out = len(out_avals)
+        self.pool = pool
+        self.output_slots = frozenset(output_slots)
+
+    def _arg(self, x, aval):
+        if not aval.shape:
+            if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+                x = np.asarray(x)[()]
+            return aval.dtype.type(x) if type(x) is not aval.dtype.type else x
+        if not isinstance(x, np.ndarray):
+            x = np.asarray(x)
+        if x.dtype != aval.dtype:
+            x = x.astype(aval.dtype)
+        if not (x.flags.c_contiguous and x.flags.writeable):
+            x = np.array(x, order="C")
+        return x
+
+    def _run(self, args, extra):
+        try:              # Numba checks dtypes, ranks, layouts; convert only when it refuses
+            return self.kernel(*args, *self.consts, *extra)
+        except TypeError:
+            conv = [self._arg(x, a) for x, a in zip(args, self.in_avals, strict=True)]
+            return self.kernel(*conv, *self.consts, *extra)
+
+    def __call__(self, *args):
+        """Run on flat arguments of this executable's signature (shapes already checked by
+        the caller); returns the flat outputs."""
+        pool = self.pool
+        if pool is None:
+            r = self._run(args, ())
+        else:
+            entry = pool.acquire()
+            try:
+                r = self._run(args, pool.args(entry))
+            finally:
+                pool.release(entry)
+        n = self._n_out
+        flat = [r] if n == 1 else list(r) if n <= OUT_GROUP else [x for g in r for x in g]
+        slots = self.output_slots
+        return [as_array0(x, a.dtype) if not a.shape else x.view(Array) if k in slots else x
+                for k, (x, a) in enumerate(zip(flat, self.out_avals))]
+
+    def make_fast_call(self, in_tree, leaf_kinds, out_tree, statics=None, kw_tree=None,
+                       static_kw=None):
+        return make_fast_call(self.kernel, in_tree, leaf_kinds, self.in_avals, self.consts,
+                              out_tree, self.out_avals, statics, pool=self.pool,
+                              output_slots=self.output_slots, kw_tree=kw_tree,
+                              static_kw=static_kw)
+
+
+def compile_cpu(closed, options=None):
+    """Backend entry point listed as "cpu" in `kernels.BACKENDS` (read by `xforms.jit`).
+
+    With `options["background"]` (the compiled tier of xforms/exec/tiered.py, called off the
+    main thread) the Numba compile runs in the compile worker process, which fills the disk
+    cache that this process then loads from; if the worker fails, a warning says why and
+    the kernel is compiled here instead."""
+    options = options or {}
+    with _lock:
+        exe = _cached(closed)
+        if exe is not None:
+            return exe
+    if float16.has_float16(closed):     # Numba has no float16: computed in float32, rounded
+        exe = float16.Float16Executable(compile_cpu(float16.widen(closed), options),
+                                        closed.out_avals)
+        with _lock:
+            _exes.put(closed, "cpu", exe)
+        return exe
+    with step(), _lock:                 # (planning and emitting share memo tables)
+        prep = _prepare(closed, options)
+    if options.get("background") and not codecache.compiled(prep.h, prep.sig_spec,
+                                                             _parallel(prep)):
+        _compile_in_worker(prep)
+    with step(), _lock:
+        exe = _cached(closed)
+        if exe is None:
+            try:
+                exe = _finish(prep)
+            except LoweringError:
+                if not prep.symbols:
+                    raise
+                # a size Numba needs as a constant was printed as a symbol: constants
+                exe = _finish(_prepare(closed, options, symbolic=False))
+            _exes.put(closed, "cpu", exe)
+        return exe
+
+
+def _cached(closed):
+    return _exes.get(closed, "cpu")
+
+
+class _Prepared:
+    """A program planned and emitted, its module loaded: everything but the Numba compile."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _prepare(closed, options, symbolic=True):
+    """Plan and emit; with `symbolic`, the sizes that vary between calls print as names
+    (xforms/kernels/prepare/shape_symbols.py), so that another batch size emits the same source and finds
+    its compiled kernel in the caches."""
+    label = options.get("name") or "a jitted function"
+    # prepared once: scalarisation re-traces a prepared program into a prepared one, and
+    # the symbolic copy only renames sizes
+    prepared = prepare(closed)
+    sym, symbols = _symbolic(prepared) if symbolic else (prepared, SymbolTable([]))
+    plan = plan_program(scalarize(sym), prepared=True, products=config.product_blocks())
+    source, em = emit_module(plan, label, allow_parallel=_threads_available(),
+                             caller_buffers=True, symbols=symbols)
+    source = _outlined(source, em)
+    mod, path, h = codecache.load_module(source)
+    if config.DUMP:
+        print(f"[xforms] {label}: {path}\n{plan.dump()}")
+    consts = [_const_value(c) for _, c in em.const_params]
+    in_avals = [_concrete(v.aval) for v in plan.jaxpr.invars]
+    spec = [_type_spec(a.dtype, len(a.shape)) for a in in_avals]
+    spec += [_type_spec(np.asarray(c).dtype, np.ndim(c)) for c in consts]
+    if em.workspace_bytes:
+        spec.append(("uint8", 1))
+    spec += [_type_spec(b.dtype, len(b.shape)) for b in em.output_buffers]
+    return _Prepared(closed=closed, plan=plan, source=source, em=em, mod=mod, path=path, h=h,
+                     consts=consts, in_avals=in_avals, sig_spec=spec, symbols=symbols)
+
+
+def _symbolic(prepared):
+    """(symbolic copy, SymbolTable): the symbols of an earlier compile of the same program
+    where they fit (by role, xforms/kernels/prepare/shape_roles.py: batch 1, or a batch equal to an inner
+    size), else those chosen by value (xforms/kernels/prepare/shape_symbols.py), then kept as a reference."""
+    if config.shape_symbols() == "off":
+        return prepared, SymbolTable([])
+    found = shape_roles.guided(prepared)
+    if found is not None:
+        return found
+    symbols = choose_symbols(prepared.jaxpr.invars)
+    sym = symbolic_copy(prepared, symbols)
+    shape_roles.remember(prepared, sym, symbols)
+    return sym, symbols
+
+
+def _concrete(aval):
+    """aval with plain int sizes (the callers' checks print them)."""
+    return aval.update(shape=tuple(map(int, aval.shape))) if hasattr(aval, "update") else aval
+
+
+def _type_spec(dtype, ndim):
+    """(dtype name, ndim) of a kernel parameter; ndim -1: a scalar."""
+    return (np.dtype(dtype).name, ndim if ndim else -1)
+
+
+def _compile_in_worker(prep):
+    """Have the compile worker put this kernel in the disk cache (no-op when the module
+    is not disk-cached: the worker's work could not be reused here)."""
+    if (config.DISABLE_JIT or not codecache.cache_enabled()
+            or not getattr(prep.mod, "__xforms_disk_cache__", True)):
+        return
+    from xforms.exec.worker_client import worker
+    imports = _worker_imports(prep.source)
+    if imports is None:
+        return         # a user primitive the worker cannot import: compiled here, quietly
+    try:
+        fut = worker().submit(prep.source, prep.sig_spec, _parallel(prep), imports)
+        with step():
+            prewarm()
+        fut.result()
+    except Exception as e:
+        warn(f"xforms: the background compile of {prep.path} failed ({e}); "
+             "compiling it in this process instead")
+
+
+def prewarm():
+    """Set up Numba's typing and target contexts (their first use in a process imports
+    Numba's NumPy support and its extensions: 0.3-0.5 s), so that loading a kernel from the
+    disk cache then takes milliseconds; done while the worker compiles."""
+    from numba.core.registry import cpu_target
+    cpu_target.typing_context.refresh()
+    cpu_target.target_context.refresh()
+
+
+# Numba's parfors passes (parallel=True) copy the whole function's IR per pass: their cost
+# grows with lines x branches.  Measured under load 8-10 (first call, parallel vs serial):
+# a 120-op chain (681 lines, 0 ifs) 9.4 vs 4.4 s; random.normal of 1e7 (551 lines, 50 ifs)
+# 31 vs 3.5 s.  Above this lines x (1 + ifs) the prange loops compile as plain loops
+# (threads gain at most the core count, 2x here, and often nothing under load); the compile
+# worker then compiles the threaded variant, swapped in when ready (`_threads_later`).
+PARFOR_MAX_COST = 10000
+
+
+# A kernel of more lines is split: its top-level loops become functions of their own
+# (xforms/kernels/cpu/outline_prange.py), since LLVM's mem2reg costs a function's blocks x variables
+# (the full-size DP-SGD kernel, 4,000 lines: minutes in one function).
+SPLIT_LINES = 2000
+
+
+def _outlined(source, em):
+    """`source` with a large kernel's prange nests (and, above SPLIT_LINES, its other
+    loops) moved into functions; codecache.compile_kernel compiles the nests with the
+    kernel's `parallel` flag, the parts serially."""
+    split = source.count("\n") > SPLIT_LINES
+    if not (split or em.uses_prange and _parfor_cost(source) > PARFOR_MAX_COST):
+        return source
+    source, names = outline_prange.outline(source, loops=split)
+    nests = [n for n in names if n.startswith("_xf_nest")]
+    if nests:
+        cost = max(_parfor_cost(t) for t in outline_prange.texts(source, nests))
+        source += f"\n__xforms_nests__ = {tuple(nests)!r}\n__xforms_nest_cost__ = {cost}\n"
+    parts = [n for n in names if n.startswith("_xf_part")]
+    if parts:
+        source += f"\n__xforms_parts__ = {tuple(parts)!r}\n"
+    return source
+
+
+def _parfor_cost(text):
+    return text.count("\n") * (1 + text.count(" if "))
+
+
+# Each prange loop is a gufunc of its own, which parfors compiles through Numba's whole
+# pipeline and LLVM: ~1.4 s per loop (the CNN's jit(grad) at batch 128, 7 prange loops:
+# 18 s threaded, 6.9 s serial, unloaded).  A kernel of more of them compiles serially
+# first and threaded in the compile worker (`_threads_later`), as a costly one does.
+PARFOR_MAX_LOOPS = 2
+
+
+def _parallel(prep):
+    """Whether to compile `prep`'s kernel with Numba's parallel=True (prange loops threaded).
+    A large kernel's prange nests are functions of their own (xforms/kernels/cpu/outline_prange.py):
+    only they go through parfors, so their cost decides."""
+    if not prep.em.uses_prange or prep.source.count("prange(") > PARFOR_MAX_LOOPS:
+        return False
+    if getattr(prep.mod, "__xforms_nests__", ()):
+        return prep.mod.__xforms_nest_cost__ <= PARFOR_MAX_COST
+    return _parfor_cost(prep.source) <= PARFOR_MAX_COST
+
+
+def _worker_imports(source):
+    """[(key, module, qualname)] of the user primitives `source` calls, for the compile
+    worker; None if it cannot import one of them (a lambda, a local function)."""
+    imports = [(key,) + (user_prims.importable(key) or ()) for key in
+               user_prims.keys_in(source)]
+    return None if any(len(i) == 1 for i in imports) else imports
+
+
+def _threads_later(adaptive, prep, sig):
+    """Have the compile worker compile the threaded (parfors) variant of `prep`'s kernel
+    and swap it into `adaptive` once it is in the disk cache; -> an Event set when that is
+    settled, or None (no worker, no disk cache: the kernel stays serial)."""
+    # another text, so another file: Numba's disk cache does not key on parallel=
+    source = prep.source + "\n__xforms_threaded__ = True\n"
+    imports = _worker_imports(source)
+    if (config.DISABLE_JIT or not codecache.cache_enabled() or not _threads_available()
+            or not getattr(prep.mod, "__xforms_disk_cache__", True) or imports is None):
+        return None
+    from xforms.exec import tiered
+    from xforms.exec.worker_client import worker
+    ready = threading.Event()
+
+    def load():
+        try:
+            with step():
+                mod, _, h = codecache.load_module(source)
+                adaptive.upgrade(codecache.compile_kernel(mod, h, sig, parallel=True))
+        finally:
+            ready.set()
+
+    def compiled(fut):
+        if fut.exception() is not None:
+            ready.set()
+        else:
+            tiered.later(load)
+    try:
+        worker().submit(source, prep.sig_spec, True, imports).add_done_callback(compiled)
+    except Exception:
+        return None
+    return ready
+
+
+def _finish(prep):
+    em, path = prep.em, prep.path
+    threads_ready = None
+    blas_threads.ensure_started()     # BLAS threads follow the machine's load
+    if config.DISABLE_JIT:
+        kernel = prep.mod.kernel
+    else:
+        try:
+            sig = codecache.signature_of(prep.sig_spec)
+            parallel = _parallel(prep)
+            kernel = codecache.compile_kernel(prep.mod, prep.h, sig, parallel=parallel)
+            if parallel:              # all threads or one, per call (xforms/kernels/runtime/threads.py)
+                kernel = AdaptiveThreads(kernel)
+            elif em.uses_prange:      # serial now; threaded once the worker has compiled it
+                kernel = AdaptiveThreads(kernel, threads=1)
+                threads_ready = _threads_later(kernel, prep, sig)
+        except Exception as e:           # never let a raw Numba error reach the user
+            raise _lowering_error(e, em, path) from None
+    pool = None
+    if em.workspace_bytes or em.output_buffers:
+        pool = BufferPool(em.workspace_bytes, [(tuple(map(int, b.shape)), b.dtype)
+                                               for b in em.output_buffers])
+    exe = CpuExecutable(kernel, prep.source, path, prep.consts, prep.in_avals,
+                        [v.aval for v in prep.closed.jaxpr.outvars], prep.plan.dump(), pool,
+                        em.output_slots)
+    exe.threads_ready = threads_ready
+    return exe
+
+
+def _lines_from_traceback(e, path):
+    """Numba sometimes raises plain Python errors during type inference; the frames still
+    hold the IR location (`loc`) being typed."""
+    found = []
+    for frame, _ in traceback.walk_tb(e.__traceback__):
+        for obj in (frame.f_locals.get("self"), frame.f_locals.get("inst")):
+            loc = getattr(obj, "loc", None)
+            if getattr(loc, "filename", None) == path and getattr(loc, "line", None):
+                found.append(loc.line)
+    return found
+
+
+def _lowering_error(e, em, path):
+    msg = f"{type(e).__name__}: {e}" if not isinstance(e, NumbaError) else str(e)
+    lines = [int(m) for m in re.findall(re.escape(os.path.basename(path)) + r'", line (\d+)',
+                                        msg)] or _lines_from_traceback(e, path)
+    eqn = eqn_at_line(em, lines[-1]) if lines else None
+    first = next((ln.strip() for ln in msg.splitlines() if ln.strip()), msg)
+    where = f"{path}:{lines[-1]}" if lines else path
+    if eqn is not None:
+        info = eqn.source_info
+        user = f" (user code: {info.location}, in {info.function})" if info else ""
+        text = (f"Numba could not compile primitive '{eqn.prim.name}'{user}; generated code "
+                f"at {where}: {first}")
+    else:
+        text = f"Numba could not compile the generated kernel {where}: {first}"
+    err = LoweringError(text)
+    err.numba_error = e
+    return err

@@ -1,0 +1,105 @@
+"""float16 on the compiled tier: Numba 0.68 has no float16 on the CPU (an njit function
+that reads, writes or allocates a float16 array raises NotImplementedError: float16), so a
+program with float16 values is compiled as float32 with every float16 result rounded to
+float16 (`round_to_float16`, xforms/primitives/bits/shifts.py), which is how XLA computes float16
+on CPUs; the executable converts float16 inputs to float32 and its outputs back, so callers
+see float16 and the same values as the fast tier (NumPy's float16 loops also compute in
+float32 and round each result).
+
+    exe = compile_cpu(widen(closed), options); Float16Executable(exe, closed.out_avals)
+"""
+import numpy as np
+
+from xforms.core import trace as core
+from xforms.errors import LoweringError
+from xforms.core.facts import VIEW
+from xforms.core.ir import ClosedJaxpr, Jaxpr, Literal
+from xforms.primitives.bits.shifts import round_to_float16_p
+
+F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
+
+
+def has_float16(closed):
+    """Whether a value of the program (its sub-programs too) is float16."""
+    j = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+    avals = [v.aval for v in j.invars + j.constvars + j.outvars]
+    avals += [v.aval for e in j.eqns for v in e.outvars]
+    return (any(a.dtype == F16 for a in avals)
+            or any(has_float16(s) for e in j.eqns for s in _subprograms(e.params)))
+
+
+def _subprograms(params):
+    for v in params.values():
+        for s in (v if isinstance(v, (tuple, list)) else (v,)):
+            if isinstance(s, (ClosedJaxpr, Jaxpr)):
+                yield s
+
+
+def widen(closed):
+    """The program with float16 held as float32, each float16 result rounded to float16."""
+    in_avals = [_wide_aval(a) for a in closed.in_avals]
+    out, _ = core.trace_to_jaxpr(lambda *args: _eval(closed, args), in_avals)
+    return out
+
+
+def _wide_aval(a):
+    return a.update(dtype=F32) if a.dtype == F16 else a
+
+
+def _wide_value(x):
+    return np.asarray(x).astype(F32) if np.asarray(x).dtype == F16 else x
+
+
+def _wide_param(v):
+    if isinstance(v, (tuple, list)):
+        return type(v)(_wide_param(x) for x in v)
+    if isinstance(v, ClosedJaxpr):
+        return widen(v) if has_float16(v) else v
+    if isinstance(v, Jaxpr):
+        return widen(ClosedJaxpr(v, [])).jaxpr if has_float16(v) else v
+    if isinstance(v, (np.dtype, type)) and _is_f16(v):     # convert_element_type, iota, ...
+        return F32
+    return v
+
+
+def _is_f16(v):
+    try:
+        return np.dtype(v) == F16
+    except TypeError:
+        return False
+
+
+def _eval(closed, args):
+    j = closed.jaxpr
+    env = dict(zip(j.constvars, [_wide_value(c) for c in closed.consts]))
+    env.update(zip(j.invars, args))
+    read = lambda a: _wide_value(a.val) if isinstance(a, Literal) else env[a]  # noqa: E731
+    for eqn in j.eqns:
+        if "callback" in eqn.params and any(
+                v.aval.dtype == F16 for v in list(eqn.invars) + list(eqn.outvars)):
+            # the user's function would see float32 where the program has float16
+            raise LoweringError(
+                f"{eqn.prim.name} with float16 values cannot be compiled (the compiled tier "
+                "computes float16 in float32): pass float32 values to the callback, or call "
+                "the function without jit")
+        params = {k: _wide_param(v) for k, v in eqn.params.items()}
+        outs = eqn.prim.bind(*map(read, eqn.invars), **params)
+        outs = outs if eqn.prim.multiple_results else [outs]
+        for v, x in zip(eqn.outvars, outs, strict=True):
+            # a view moves float16 values; anything else computed them in float32
+            rounded = v.aval.dtype == F16 and eqn.prim.facts.kind != VIEW
+            env[v] = round_to_float16_p.bind(x) if rounded else x
+    return [read(a) for a in j.outvars]
+
+
+class Float16Executable:
+    """A float32 executable of a float16 program (`widen`): float16 arguments are converted
+    on the way in, the outputs that are float16 in the program on the way out."""
+
+    def __init__(self, inner, out_avals):
+        self.inner, self.source = inner, inner.source
+        self._f16_out = [a.dtype == F16 for a in out_avals]
+
+    def __call__(self, *args):
+        outs = self.inner(*map(_wide_value, args))
+        return [o.astype(F16) if f else o for o, f in zip(outs, self._f16_out)]

@@ -1,0 +1,447 @@
+"""The loops of one fused CPU step (a `fusion.Loop` lowered to the loop IR by
+xforms/kernels/loops/lower_loops.py): plain nested counted loops, or chunks of axis 0 (under prange
+when the function may use threads) with per-chunk partials of its reductions across them,
+staged sums, stencil axes peeled into a plain middle loop, and the bounded-trig redo.
+The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are xforms/kernels/cpu/accum.py.
+
+    nch = (n + 255) // 256                # chunked: a reduction's partials combined in order
+    for ch in prange(nch):
+        i0 = (ch * 256) & 0x3FFFFFFFFFFFFFFF
+        ...
+"""
+import numpy as np
+
+from . import scalar as cpu_scalar
+from ..codegen import BLAS_CODES, dtype_str
+from .accum import Reduction
+from .scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
+from ..fusion_classes import REDUCTIONS
+from ..plan.products import contraction
+from .loop_cost import element_ns
+from .printer import CpuPrinter, LoopSpelling
+from ..loops.ir import Fold, Init, Name
+from ..loops.lower_loops import lower_loop
+from ..prepare.shape_symbols import is_one, is_symbolic
+
+# A loop nest of at least this many elements is cut into chunks that run under prange (when
+# the function may use threads at all: numba.config.NUMBA_NUM_THREADS > 1; see `Nest`).
+# Measured 2026-11-24 on the 2-core VM (loaded: 8 sessions, load 6-11), hand-written chunked
+# loops, best of many runs: two threads cost 12-25 us per loop on top of the work; a
+# transcendental loop (sin*exp, 3 ns/element) gained 1.8x from 65536 elements, a cheap one
+# (a*b+1, 0.5 ns/element) only from ~10^6; under that load the median of any two-thread run
+# was 10-30 ms (the helper thread waits for a time slice), which xforms/kernels/runtime/threads.py detects
+# per call.  Compiling with parallel=True also costs 2-4 s more per kernel (Numba's parfor
+# passes), so the threshold is conservative: 2**18 elements.
+PARALLEL_MIN_ELEMENTS = 1 << 18
+# (A higher threshold in kernels whose products OpenBLAS threads -- against Numba's OpenMP
+# worker spinning after a prange loop on the core the second BLAS thread needs -- helped under
+# heavy load but cost 10-25% on the MLP at batch 256/1024 on a quiet machine, 2026-11-24
+# 23:40 UTC, three interleaved runs, with MNIST and the VAE step unchanged: not kept.)
+# A smaller nest is threaded too when its estimated serial time (elements x
+# xforms/kernels/cpu/loop_cost.py's ns per element) is at least PARALLEL_MIN_WORK_NS: two threads then
+# win even with the 12-25 us they cost (sin*exp gained 1.8x from 65536 elements above).
+# Such a nest is cut into at least WORK_CHUNKS chunks (of no fewer than MIN_CHUNK_ELEMENTS)
+# so that the threads' shares stay even: random.normal at 1e5 in chunks of 2^14 split 4:3.
+# Not measured on a quiet machine yet.  Under load 4-5 (2026-11-25, old and new rule called
+# alternately in one process, 1e5 elements) two threads lost (33-41 ns per element for
+# normal, uniform and the elementwise gradient: the helper waits for a time slice), so
+# xforms/kernels/runtime/threads.py kept one thread; the chunked kernel on one thread then ran 3% (normal)
+# to 20% (grad of sum(sin*cos + exp): LLVM vectorises the plain loop with its nan flag
+# better; hand-written, an unchunked loop without the flag was as slow) behind the plain loop.
+PARALLEL_MIN_WORK_NS = 150_000
+WORK_CHUNKS = 16
+MIN_CHUNK_ELEMENTS = 2048
+
+
+def emit_loop(em, step):
+    """Print fused loop `step`: its output buffers, its reductions' accumulators and its
+    loops (`Nest`), twice when the body calls a bounded trig function (below)."""
+    shape, n = tuple(step.shape), len(step.shape)
+    idx = [f"i{d}" if not is_one(shape[d]) else "0" for d in range(n)]  # no loop over 1s
+    size = int(np.prod(shape, dtype=np.int64))
+    # a symbolic loop's size varies between calls: the vector math of large loops
+    vsize = max(size, cpu_scalar.VECMATH_MIN_ELEMENTS) if is_symbolic(shape) else size
+    for v in step.writes:
+        if v.aval.shape:
+            em.alloc(v)
+    reds = {}
+    for eqn, reads in step.body:
+        if eqn.prim in REDUCTIONS:
+            reds[eqn] = Reduction(em, eqn, n, idx)
+    staged = _staged(shape, size, reds)
+    pays, chunk = _threads_pay(size, element_ns(step))
+    rows = _chunk_rows(shape, size, reds, em.allow_parallel, staged, chunk, pays)
+    if step.products:           # blocks of rows, each computing its rows of the products
+        rows = product_rows(step)
+    for r in reds.values():
+        r.emit_setup()
+    loop = Nest(em, step, lower_loop(step)[0], reds, size, rows, staged, vsize, pays)
+    if not _has_bounded_trig(step, vsize, reds, staged):
+        loop.emit()
+        return
+    # sin/cos/tan: branch-free bounded functions (vectorised) while counting the nans
+    # they return; a nan (an argument beyond the reduction's range, inf or nan) redoes
+    # the whole loop with libm.  Loop outputs never share a buffer with loop inputs
+    # (xforms/kernels/plan/storage.py frees a buffer after its last reader), so the redo is safe.
+    em.trig_guard = flag = em.fresh("trig_nan")
+    loop.emit()
+    em.trig_guard = None
+    with em.block(f"if {flag}:"):
+        for r in reds.values():
+            r.emit_setup(refill=True)
+        em.libm_only = True
+        try:
+            loop.emit()
+        finally:
+            em.libm_only = False
+
+
+# Parallel loops and reductions.  A nest of at least PARALLEL_MIN_ELEMENTS elements is cut
+# along its first axis into chunks of CHUNK_ELEMENTS elements (whole rows; the count is
+# fixed by the shape alone); with threads the chunks run under prange.  A reduction to a
+# scalar keeps one partial per chunk and combines the partials in chunk order afterwards,
+# so its value depends neither on NUMBA_NUM_THREADS nor on the scheduling.  A 1-D stencil
+# (guarded or clamped reads near the ends) is peeled inside every chunk (`Nest._rows`):
+# Rosenbrock's gradient / hvp at 10^6 went from 8.2 / 9.2 ns per element (chunks of guarded
+# reads, not vectorised) to 2.1 / 2.8 under load 8; with the second core free, two threads
+# run them in 161 / 241 us against 316 / 657 us on one (2026-11-24, best of 300).
+CHUNK_ELEMENTS = 1 << 14
+
+
+# A 1-D loop whose reductions are all floating-point sums or products stages the reduced
+# values through a small buffer: the loop body (no reduction in it) vectorises, and a second
+# loop adds the buffer into STAGE_LANES accumulators in a fixed order.  Such a loop is always
+# chunked (one chunk when small), so its sum does not depend on threads.
+STAGE_ELEMENTS = 512
+# The staged values are added into this many accumulators (independent chains of additions:
+# 6x faster than one chain, 0.87 -> 0.15 ms per 2^20 values measured 2026-11-24, load 11).
+STAGE_LANES = 8
+
+
+# An array reduction over axis 0 (a bias gradient: the column sums of an (n, 512) loop) gives
+# each chunk a row of partials, folded into the output in chunk order afterwards; a chunk has
+# at least this many rows, so the partials take at most 1/8 of the loop's elements (the
+# output is no larger than one row).  Measured 2026-11-28 (2-core Xeon VM, hand-written,
+# mul + column sum, 32-row chunks): (1024, 512) float32 0.257 -> 0.145 ms, float64 0.513 ->
+# 0.294 ms; (256, 512) float64 0.132 -> 0.043 ms.
+ARRAY_PARTIAL_MIN_ROWS = 8
+
+
+def _staged(shape, size, reds):
+    """Whether the loop stages its reductions (see STAGE_ELEMENTS)."""
+    return (len(shape) == 1 and size >= cpu_scalar.VECMATH_MIN_ELEMENTS and bool(reds)
+            and all(r.level == 0 and not r.arg and r.op in ("sum", "prod")
+                    and r.dt.kind == "f" for r in reds.values()))
+
+
+def _threads_pay(size, ns):
+    """(whether threads pay for a nest of `size` elements at `ns` each, the elements of
+    one of its chunks): from PARALLEL_MIN_ELEMENTS, or PARALLEL_MIN_WORK_NS of work."""
+    if size >= PARALLEL_MIN_ELEMENTS:
+        return True, CHUNK_ELEMENTS
+    if size * ns < PARALLEL_MIN_WORK_NS:
+        return False, CHUNK_ELEMENTS
+    return True, min(CHUNK_ELEMENTS, max(MIN_CHUNK_ELEMENTS, size // WORK_CHUNKS))
+
+
+def _chunk_rows(shape, size, reds, parallel, staged=False, chunk=None, pays=None):
+    """Rows of axis 0 per chunk (of about `chunk` elements), or None when the nest is not
+    cut into chunks: threads would not pay (`pays`, default: from PARALLEL_MIN_ELEMENTS),
+    one chunk, an arg reduction into an array, or no threads (`parallel`) and no
+    reduction across chunks (chunks only pay for threads, or keep a sum the same with
+    and without them).  A reduction into an array across axis 0 needs chunks of at least
+    ARRAY_PARTIAL_MIN_ROWS rows.  A staged loop is always chunked.  The rows depend on
+    the program and the shape alone, never on the threads."""
+    chunk = CHUNK_ELEMENTS if chunk is None else chunk
+    pays = size >= PARALLEL_MIN_ELEMENTS if pays is None else pays
+    if staged:
+        return chunk
+    if not shape or not pays or shape[0] < 2:
+        return None
+    if any(r.level is None and r.arg for r in reds.values()):
+        return None
+    cross = any(r.crosses_chunks() for r in reds.values())
+    if not parallel and not cross and not any(r.level == 0 for r in reds.values()):
+        return None
+    rows = max(1, chunk // max(1, size // shape[0]))
+    if cross:
+        rows = max(rows, ARRAY_PARTIAL_MIN_ROWS)
+    return rows if -(-shape[0] // rows) >= 2 else None
+
+
+# A block of a product loop (xforms/kernels/plan/products.py) has at least CHUNK_ELEMENTS elements
+# and at least as many rows as the products' contraction (each block's BLAS call repacks the
+# other operand, k x n: fewer rows than k and that copy outweighs the block's multiply-adds),
+# up to PRODUCT_BLOCK_ELEMENTS (the block stays in L2).  Measured 2026-11-28 (2-core Xeon VM,
+# weight gradients + momentum, ms): k = 32, n = 512/784, rows 16/32/64/128: 1.87/2.28/2.01/
+# 2.03 (product then loop: 3.2-3.5); k = 128, n = 1024: 7.60/6.06/5.61/5.18, 256 rows 5.71
+# (product then loop: 6.1-6.5).
+PRODUCT_BLOCK_ELEMENTS = 1 << 17
+PRODUCT_MIN_BLOCK_ELEMENTS = CHUNK_ELEMENTS
+
+
+def product_rows(step):
+    """Rows per block of a loop that computes products (see PRODUCT_BLOCK_ELEMENTS)."""
+    n = step.shape[1]
+    k = max(contraction(e) for e, _ in step.products)
+    return max(1, PRODUCT_MIN_BLOCK_ELEMENTS // n, min(k, PRODUCT_BLOCK_ELEMENTS // n))
+
+
+def _has_bounded_trig(step, size, reds, staged=False):
+    """Whether the loop body calls sin/cos/tan that `_Ctx.fn` maps to a bounded function.
+    Not in a loop with a floating-point scalar accumulator: that chain of additions keeps
+    LLVM from vectorising the loop, and in scalar code libm's sin is 5x faster than the
+    branch-free one (9 vs 47 ns measured)."""
+    if size < cpu_scalar.VECMATH_MIN_ELEMENTS:
+        return False
+    if not staged and any(r.level is not None and r.dt.kind in "fc" for r in reds.values()):
+        return False
+    for eqn, _ in step.body:
+        name = VECMATH.get(eqn.prim) if eqn.prim in VECMATH else None
+        if name is None or not eqn.invars:
+            continue
+        dt = np.dtype(eqn.invars[0].aval.dtype)
+        if dt.kind != "f":
+            continue
+        name = VECMATH_F32.get(name, name) if dt == np.float32 else name
+        if name in TRIG_BOUNDED:
+            return True
+    return False
+
+
+class Nest:
+    """The loops of one fused step: plain nested loops, or chunks of axis 0 (prange when
+    the emitter may use threads) with per-chunk partials of the scalar reductions.  The
+    innermost axis with guarded or clamped reads is peeled (a plain middle loop); when that
+    is a chunked axis 0, inside each chunk."""
+
+    def __init__(self, em, step, nest, reds, size, rows, staged=False, vsize=None,
+                 pays=None):
+        self.em, self.step, self.shape, self.nest = em, step, tuple(step.shape), nest
+        self.reds, self.size, self.rows, self.staged = reds, size, rows, staged
+        self.vsize = size if vsize is None else vsize   # the size the vector math sees
+        # prange over the chunks: threads may run and pay (xforms/kernels/cpu/loop_cost.py)
+        self.threaded = em.allow_parallel and (size >= PARALLEL_MIN_ELEMENTS
+                                               if pays is None else pays)
+        self.sp = LoopSpelling(em, nest.syms, [f"i{d}" for d in range(len(self.shape))])
+        self.printer = CpuPrinter(em, reds, self.vsize)
+        # a peeled axis 0 of a chunked nest is peeled inside each chunk (`_rows`)
+        self.peel_axis, self.peel = _peeling(step, self.shape)
+
+    def emit(self):
+        em = self.em
+        if self.rows is None:
+            if em.trig_guard:
+                em.line(f"{em.trig_guard} = False")
+            self._level(0, em.trig_guard)
+        else:
+            self._chunked()
+
+    def _level(self, level, guard):
+        em, shape, n = self.em, self.shape, len(self.shape)
+        for r in self.reds.values():
+            if r.level == level:
+                r.emit_init()
+        if level == n:
+            self.printer.guard = guard
+            self.printer.print_body(self.sp, self.nest.body)
+        elif is_one(shape[level]):
+            self._level(level + 1, guard)
+        elif level == self.peel_axis:
+            # guarded/clamped reads (stencils, pads) only near the ends: the middle loop
+            # reads plainly, so LLVM vectorises it
+            lo, hi = self.peel
+            for a, b, inside in ((0, lo, None), (lo, hi, level), (hi, shape[level], None)):
+                if b > a:
+                    self._interior(inside)
+                    with em.counted_loop(f"i{level}", (a, b)):
+                        self._level(level + 1, guard)
+            self._interior(None)
+        else:
+            with em.counted_loop(f"i{level}", shape[level]):
+                self._level(level + 1, guard)
+        for r in self.reds.values():
+            if r.level == level:
+                r.emit_store()
+
+    def _interior(self, axis):
+        """Print reads as inside the peeled middle of loop `axis` (its guards and clamps
+        hold), or everywhere guarded (None)."""
+        self.sp.hold = () if axis is None else (self.nest.syms[axis],)
+
+    def _chunked(self):
+        em, rows, n0 = self.em, self.rows, self.shape[0]
+        # the chunk count is computed at run time: shape[0] may be a size symbol that
+        # prints as a name and varies between calls (xforms/kernels/prepare/shape_symbols.py)
+        nch = em.fresh("nch")
+        em.line(f"{nch} = ({n0} + {rows - 1}) // {rows}")
+        top = [r for r in self.reds.values() if r.level == 0]
+        part = {r: em.fresh("P") for r in top}
+        for r in top:
+            r.emit_partials(part[r], nch)
+        cross = {r: em.fresh("P") for r in self.reds.values() if r.crosses_chunks()}
+        for r, P in cross.items():
+            r.emit_array_partials(P, nch)
+        flags = em.fresh("TG") if em.trig_guard else None
+        guard = f"{em.trig_guard}_c" if flags else None
+        if flags:
+            em.line(f"{flags} = {em.helper('empty_c')}({nch}, np.bool_)")
+        par = self.threaded and -(-int(n0) // rows) >= 2
+        em.uses_prange |= par
+        header = f"for ch in prange({nch}):" if par else f"for ch in range({nch}):"
+        blas = em.fresh("nb") if par and self.step.products else None
+        if blas:                # each thread's blocks of the products: one BLAS thread
+            em.line(f"{blas} = {em.helper('serial_begin')}()")
+        with em.block(header):
+            for r in top:
+                r.suffix = "_c"
+                r.emit_init()
+            for r, P in cross.items():
+                r.emit_array_fill(P)
+                r.part = P
+            if guard:
+                em.line(f"{guard} = False")
+            # the mask lets LLVM prove the index non-negative (the prange index reaches
+            # the loop body opaque): Numba's negative-index wraparound then folds away and
+            # the loop vectorises (4x faster; `max(.., 0)` did not fold in serial code)
+            em.line(f"i0 = (ch * {rows}) & 0x3FFFFFFFFFFFFFFF")
+            em.line(f"e0 = min(i0 + {rows}, {n0})")
+            self._products()
+            if self.staged:
+                self._staged_rows(top, guard)
+            else:
+                self._rows("e0", lambda: self._level(1, guard))
+            for r in top:
+                r.emit_partial_store(part[r], "ch")
+                r.suffix = ""
+            for r in cross:
+                r.part = None
+            if guard:
+                em.line(f"{flags}[ch] = {guard}")
+        if blas:
+            em.line(f"{em.helper('serial_end')}({blas})")
+        if flags:
+            em.line(f"{em.trig_guard} = {flags}.any()")
+        for r in top:           # partials combined in chunk order: deterministic
+            r.emit_init()
+            with em.counted_loop("ch", nch):
+                r.emit_combine(part[r], "ch")
+        for r, P in cross.items():
+            r.emit_array_combine(P, nch)
+
+    def _products(self):
+        """This chunk's rows i0 .. e0 - 1 of each product the loop computes
+        (xforms/kernels/plan/products.py), into a block buffer the body reads from row c0."""
+        em = self.em
+        if not self.step.products:
+            return
+        em.line("c0 = i0")
+        for eqn, _ in self.step.products:
+            x, y = eqn.invars
+            g = eqn.outvars[0]
+            (lc, rc), _ = eqn.params["dimension_numbers"]
+            dt = np.dtype(g.aval.dtype)
+            block = em.fresh("BK")
+            em.comment(eqn)
+            em.line(f"{block} = {em.helper('empty_c')}(({self.rows}, {g.aval.shape[1]}), "
+                    f"{dtype_str(dt)})")
+            em.line(f"{em.helper('la_mm_rows')}({em.A(x)}, {em.A(y)}, {block}, i0, e0, "
+                    f"{lc[0] == 0}, {rc[0] == 1}, {BLAS_CODES[dt]})")
+            self.sp.blocks[g] = block
+
+    def _rows(self, end, body):
+        """`while i0 < end:` body (rows of a chunk).  When axis 0 is peeled (a 1-D stencil:
+        guarded or clamped reads near the ends), three loops: the rows before the plain
+        middle [lo, hi), the middle, where reads are plain and LLVM vectorises, and the
+        rows after it; each chunk clips them to its own rows.  The middle starts at
+        max(i0, lo) >= lo, so LLVM sees its shifted indices non-negative (no wraparound)."""
+        em = self.em
+        if self.peel_axis != 0:
+            with em.block(f"while i0 < {end}:"):
+                body()
+                em.line("i0 += 1")
+            return
+        (lo, hi), m0, m1 = self.peel, em.fresh("m"), em.fresh("m")
+        em.line(f"{m0} = max(i0, {lo})")
+        em.line(f"{m1} = min({end}, {hi})")
+        for start, stop, inside in ((None, f"min({m0}, {end})", None), (m0, m1, 0),
+                                    (f"max({m0}, {m1})", end, None)):
+            self._interior(inside)
+            if start:
+                em.line(f"i0 = {start}")
+            with em.block(f"while i0 < {stop}:"):
+                body()
+                em.line("i0 += 1")
+        self._interior(None)
+
+    def _staged_rows(self, top, guard):
+        """The rows of one chunk in blocks: values into buffers (vectorised), then added
+        into STAGE_LANES accumulators (element k of a block into lane k % STAGE_LANES, a
+        block's odd tail into lane 0), combined pairwise at the end of the chunk.  The
+        order depends on the shape alone."""
+        em, B, L = self.em, STAGE_ELEMENTS, STAGE_LANES
+        bufs = {r: em.fresh("T") for r in top}
+        lanes = {r: [em.fresh("L") for _ in range(L)] for r in top}
+        for r in top:
+            em.line(f"{bufs[r]} = {em.helper('empty_c')}({B}, {dtype_str(r.dt)})")
+            for lane in lanes[r]:
+                r.print(Init(r.accum(lane)))
+        with em.block("while i0 < e0:"):
+            # LLVM loses the chunk start's mask (`_chunked`) across the block loop: without
+            # it here, the shifted reads of a stencil (x[i + 1]) compile to gathers
+            em.line("i0 = i0 & 0x3FFFFFFFFFFFFFFF")
+            em.line(f"b0 = min(i0 + {B}, e0)")
+            em.line("k0 = 0")
+            for r in top:
+                r.stage = bufs[r]
+            self._rows("b0", lambda: (self._level(1, guard), em.line("k0 += 1")))
+            for r in top:
+                r.stage = None
+            em.line("k1 = 0")
+            with em.block(f"while k1 < k0 - {L - 1}:"):
+                for r in top:
+                    for j, lane in enumerate(lanes[r]):
+                        r.print(Fold(r.accum(lane), Name(f"{bufs[r]}[k1 + {j}]")))
+                em.line(f"k1 += {L}")
+            with em.block("while k1 < k0:"):
+                for r in top:
+                    r.print(Fold(r.accum(lanes[r][0]), Name(f"{bufs[r]}[k1]")))
+                em.line("k1 += 1")
+        for r in top:
+            r.emit_update(_pairwise(lanes[r], "+" if r.op == "sum" else "*"))
+
+
+def _pairwise(terms, op):
+    """`((a op b) op (c op d))`: the lanes of a staged reduction combined pairwise."""
+    while len(terms) > 1:
+        terms = [f"({a} {op} {b})" for a, b in zip(terms[::2], terms[1::2])] + (
+            [terms[-1]] if len(terms) % 2 else [])
+    return terms[0]
+
+
+def _peeling(step, shape):
+    """(axis, (lo, hi)) when the innermost loop axis has guarded or clamped reads that all
+    hold plainly for lo <= i < hi (a non-empty middle), else (None, None)."""
+    axes = [d for d in range(len(shape)) if shape[d] != 1]
+    if not axes:
+        return None, None
+    d, n = axes[-1], shape[axes[-1]]
+    lo, hi, any_ = 0, n, False
+    for _, reads in step.body:
+        for r in reads:
+            m = r.imap
+            if m is None:
+                continue
+            for ax, g_lo, g_hi in m.guards:
+                if ax == d:
+                    lo, hi, any_ = max(lo, g_lo), min(hi, g_hi), True
+            for dim, low, high in m.clamp:
+                ax, st, off = m.exprs[dim]
+                if ax != d or st == 0:
+                    continue
+                size = r.atom.aval.shape[dim]
+                # 0 <= off + st * i <= size - 1
+                a, b = (-off, size - 1 - off) if st > 0 else (off - size + 1, off)
+                s_ = abs(st)
+                lo, hi, any_ = max(lo, -(-a // s_)), min(hi, b // s_ + 1), True
+    return (d, (lo, hi)) if any_ and lo < hi else (None, None)

@@ -1,0 +1,205 @@
+"""CPU rules for the equations that are not fused loops: dot_general (BLAS through `np.dot`
+inside nopython code, or loops for integers and tiny sizes), reshape (a view of the same
+buffer), runtime_check, and the indexing ops (gather, scatter, dynamic slices, pad,
+concatenate), which xforms/kernels/loops/lower_indexing.py lowers to the loop IR and xforms/kernels/cpu/printer.py
+prints.
+
+Each rule `rule(em, eqn)` writes statements through the emitter `em` (see emit_cpu.py):
+`em.atom(a)` spells an operand, `em.alloc(v)` binds an output buffer (reusing a dead one
+when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer in place.
+"""
+import numpy as np
+
+from ..codegen import BLAS_CODES, dot_dims, dtype_str, lit, shape_str
+from ..prepare.shape_symbols import is_one
+from .emit import OP_RULES, _unsupported
+from .printer import cpu_rule
+from ..loops.lower_indexing import LOWERINGS
+
+_BLAS_DTYPES = frozenset(BLAS_CODES)
+# below this many multiply-adds a loop beats the BLAS call's overhead
+BLAS_MIN_FLOPS = 512
+
+
+def _symbolic(*sizes):
+    """Whether a size is printed as a symbol (xforms/kernels/prepare/shape_symbols.py): it varies between
+    calls, so the code must not depend on it being small."""
+    return any(type(s) is not int and isinstance(s, int) for s in sizes)
+
+
+def _loops(em, dims, var="j"):
+    """Open nested counted loops over dims; returns (context managers, index names)."""
+    names = [em.fresh(var) for _ in dims]
+    cms = [em.counted_loop(n, d) for n, d in zip(names, dims)]
+    return cms, names
+
+
+class _Nest:
+    """with _Nest(em, dims) as idx: ... -- a loop nest over `dims`."""
+
+    def __init__(self, em, dims, var="j"):
+        self.cms, self.idx = _loops(em, dims, var)
+
+    def __enter__(self):
+        for cm in self.cms:
+            cm.__enter__()
+        return self.idx
+
+    def __exit__(self, *exc):
+        for cm in reversed(self.cms):
+            cm.__exit__(*exc)
+
+
+def _elem(em, a, idx):
+    """Element of atom `a` at index names idx (scalars and literals ignore idx)."""
+    name = em.atom(a)
+    if not a.aval.shape or not idx:
+        return name
+    return f"{name}[{', '.join(idx)}]"
+
+
+# ---- dot_general ---------------------------------------------------------------------------
+def _dot_general(em, eqn):
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    xs, ys = x.aval.shape, y.aval.shape
+    xf, yf, (B, M, K, N) = dot_dims(eqn)
+    blas = (np.dtype(out.aval.dtype) in _BLAS_DTYPES and xs and ys
+            and (B * M * N * K >= BLAS_MIN_FLOPS or _symbolic(B, M, N, K)) and M * N > 0)
+    if not blas:
+        return _dot_loops(em, eqn, xf, yf)
+    X, Y = em.atom(x), em.atom(y)
+    # choose the contraction order so that both operands are (views of) contiguous matrices
+    kx = sorted(lc)
+    ky = [rc[list(lc).index(d)] for d in kx]
+    xl = _layout(len(xs), lb, xf, kx)
+    yl = _layout(len(ys), rb, ky, yf)
+    if yl is None:
+        ky2 = sorted(rc)
+        kx2 = [lc[list(rc).index(d)] for d in ky2]
+        if _layout(len(xs), lb, xf, kx2) is not None and _layout(len(ys), rb, ky2, yf):
+            kx, ky = kx2, ky2
+            xl, yl = _layout(len(xs), lb, xf, kx), _layout(len(ys), rb, ky, yf)
+    xcur, ycur = tuple(xs), tuple(ys)
+    if xl is None:
+        perm = tuple(lb) + tuple(xf) + tuple(kx)
+        X, xl, xcur = _transposed_copy(em, X, perm), "n", tuple(xs[d] for d in perm)
+    if yl is None:
+        perm = tuple(rb) + tuple(ky) + tuple(yf)
+        Y, yl, ycur = _transposed_copy(em, Y, perm), "n", tuple(ys[d] for d in perm)
+    xshape = (M, K) if xl == "n" else (K, M)
+    yshape = (K, N) if yl == "n" else (N, K)
+    fn = f"mm_{'n' if xl == 'n' else 't'}{'n' if yl == 'n' else 't'}"
+    em.runtime_used.update((fn, "reshape_c"))
+    if not out.aval.shape:                       # a full contraction: BLAS dot
+        em.runtime_used.add("vdot")
+        em.line(f"{em.s(out)} = vdot({_as(X, xcur, (K,))}, {_as(Y, ycur, (K,))})")
+        return
+    em.alloc(out)
+    O = em.A(out)
+    if K == 0:
+        em.line(f"{O}[...] = 0")
+        return
+    if is_one(B):
+        em.line(f"{fn}({_as(X, xcur, xshape)}, {_as(Y, ycur, yshape)}, "
+                f"{_as(O, tuple(out.aval.shape), (M, N))})")
+        return
+    x3, y3, o3 = em.fresh("x"), em.fresh("y"), em.fresh("o")
+    em.line(f"{x3} = {_as(X, xcur, (B,) + xshape)}")
+    em.line(f"{y3} = {_as(Y, ycur, (B,) + yshape)}")
+    em.line(f"{o3} = {_as(O, tuple(out.aval.shape), (B, M, N))}")
+    b = em.fresh("b")
+    with em.counted_loop(b, B):
+        em.line(f"{fn}({x3}[{b}], {y3}[{b}], {o3}[{b}])")
+
+
+def _as(expr, cur, want):
+    """expr reshaped to `want` (no call when it already has that shape)."""
+    return expr if tuple(cur) == tuple(want) else f"reshape_c({expr}, {tuple(want)})"
+
+
+def _layout(nd, batch, first, second):
+    """'n' if dims in memory order are batch+first+second, 't' if batch+second+first."""
+    order = list(range(nd))
+    if order == list(batch) + list(first) + list(second):
+        return "n"
+    if order == list(batch) + list(second) + list(first):
+        return "t"
+    return None
+
+
+def _transposed_copy(em, X, perm):
+    t = em.fresh("xt")
+    em.line(f"{t} = np.ascontiguousarray(np.transpose({X}, {perm}))")
+    return t
+
+
+def _dot_loops(em, eqn, xf, yf):
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    xs = x.aval.shape
+    dt = out.aval.dtype
+    out_dims = [xs[d] for d in lb] + [xs[d] for d in xf] + [y.aval.shape[d] for d in yf]
+    if out.aval.shape:
+        em.alloc(out)
+    with _Nest(em, out_dims, "j") as oi:
+        nb, nx = len(lb), len(xf)
+        acc = em.fresh("acc")
+        em.line(f"{acc} = {lit(0, dt)}")
+        with _Nest(em, [xs[d] for d in lc], "k") as ki:
+            xi = [None] * len(xs)
+            yi = [None] * len(y.aval.shape)
+            for k, (a, b) in enumerate(zip(lb, rb)):
+                xi[a] = yi[b] = oi[k]
+            for k, d in enumerate(xf):
+                xi[d] = oi[nb + k]
+            for k, d in enumerate(yf):
+                yi[d] = oi[nb + nx + k]
+            for k, (a, b) in enumerate(zip(lc, rc)):
+                xi[a] = yi[b] = ki[k]
+            prod = f"{_elem(em, x, xi)} * {_elem(em, y, yi)}"
+            if np.dtype(dt).kind == "b":
+                em.line(f"{acc} = {acc} or ({_elem(em, x, xi)} and {_elem(em, y, yi)})")
+            else:
+                em.line(f"{acc} += {prod}")
+        if out.aval.shape:
+            em.line(f"{em.A(out)}[{', '.join(oi)}] = {acc}")
+        else:       # Numba sums narrow integers in int64: the cast wraps as XLA's sum does
+            narrow = np.dtype(dt).kind in "iu" and np.dtype(dt).itemsize < 8
+            em.line(f"{em.s(out)} = {f'np.{np.dtype(dt).name}({acc})' if narrow else acc}")
+
+
+OP_RULES["dot_general"] = _dot_general
+
+
+# ---- the indexing ops: lowered once to the loop IR (xforms/kernels/loops/lower_indexing.py) -------------
+for _prim, _lower in LOWERINGS.items():
+    OP_RULES[_prim] = cpu_rule(_lower, _unsupported)
+
+
+# ---- reshape, runtime_check -------------------------------------------------------------------
+def _reshape(em, eqn):
+    x, out = eqn.invars[0], eqn.outvars[0]
+    if not x.aval.shape:
+        em.line(f"{em.A(out)} = {em.helper('empty_c')}({shape_str(out.aval.shape)}, "
+                f"{dtype_str(out.aval.dtype)})")
+        em.line(f"{em.A(out)}[...] = {em.atom(x)}")
+    elif not out.aval.shape:
+        em.line(f"{em.s(out)} = {em.helper('reshape_c')}({em.A(x)}, ({x.aval.size},))[0]")
+    else:
+        em.line(f"{em.A(out)} = {em.helper('reshape_c')}({em.atom(x)}, "
+                f"{shape_str(out.aval.shape)})")
+
+
+def _runtime_check(em, eqn):
+    pred, x = eqn.invars
+    out = eqn.outvars[0]
+    with em.block(f"if not {em.atom(pred)}:"):
+        em.line(f"raise RuntimeError({eqn.params['message']!r})")
+    em.line(f"{em.atom(out)} = {em.atom(x)}")
+
+
+OP_RULES["reshape"] = _reshape
+OP_RULES["runtime_check"] = _runtime_check

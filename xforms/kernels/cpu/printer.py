@@ -1,0 +1,184 @@
+"""CPU printer of the loop IR (xforms/kernels/loops/ir.py): statements become Numba CPU source
+through the emitter `em` (xforms/kernels/cpu/emit.py).  A nest that copies or fills a whole region
+(one plain store, indices `base + step * i` in the loops' order) is printed as one NumPy
+slice statement (short source, as the CPU emitter always spelled these ops); other nests
+become counted loops.  The body of a fused loop (xforms/kernels/loops/lower_loops.py) is printed by the
+printer core (xforms/kernels/loops/loop_print.py) through `CpuPrinter`, inside the loops that
+xforms/kernels/cpu/nest.py shapes (chunks, peeling, prange).
+
+    OUT[...] = X[s1:s1 + 3, 0:2]          # dynamic_slice
+    N[b1, r3] = E[g2, r3]                 # gather, inside loops over b1 and r3
+"""
+from contextlib import ExitStack, contextmanager
+
+import numpy as np
+
+from ..loops.ir import Alloc, Forward, Load, Nest, Refused, Region, Scalar, Spelling, Store, affine
+from .scalar import CpuCtx, unsupported
+from ..loops.loop_print import Printer
+from ..loops.scalar_rules import rule_expr
+
+
+class _Spell(Spelling):
+    def __init__(self, em):
+        super().__init__()
+        self.em, self.fresh, self.scalar, self.value = em, em.fresh, em.atom, em.s
+
+    def load(self, var, index):
+        return f"{self.em.A(var)}[{', '.join(self.expr(i) for i in index)}]"
+
+    def target(self, var, index):
+        return self.load(var, index) if var.aval.shape else self.em.s(var)   # (rank 0: a scalar)
+
+
+class LoopSpelling(_Spell):
+    """The spelling of a fused loop's body: its syms named `names` (the loops' counters).
+    `blocks` maps a product computed in blocks of rows (xforms/kernels/plan/products.py) to the
+    block's buffer, whose row 0 is the loop's row `c0`."""
+
+    def __init__(self, em, syms, names):
+        super().__init__(em)
+        self.names.update(zip(syms, names))
+        self.blocks = {}
+
+    def load(self, var, index):
+        if var not in self.blocks:
+            return super().load(var, index)
+        rest = "".join(f", {self.expr(i)}" for i in index[1:])
+        return f"{self.blocks[var]}[{self.expr(index[0])} - c0{rest}]"
+
+
+class CpuPrinter(Printer):
+    """The printer core's CPU hooks (xforms/kernels/loops/loop_print.py), writing through emitter `em`:
+    `reds` maps a reduction to its accumulator (xforms/kernels/cpu/accum.py), `size` is the loop's
+    element count (large loops call vectorised math), `guard` the nan flag a bounded trig
+    function sets (xforms/kernels/cpu/nest.py)."""
+
+    scalar_stores = False           # a rank-0 loop value is its own result
+    target = "cpu"
+
+    def __init__(self, em, reds=None, size=0, guard=None):
+        self.em, self.reds, self.size, self.guard, self._trig = em, reds, size, guard, False
+        self.line, self.block, self.fresh, self.lit = em.line, em.block, em.fresh, em.lit
+        self.comment, self.check, self.name = em.comment, em.check_dtypes, em.s
+
+    def value(self, eqn, args, idx):
+        ctx = CpuCtx(self.em, eqn, self.size, idx)
+        expr = rule_expr(eqn, "cpu", ctx, args, unsupported)
+        self._trig = ctx.guard           # a bounded trig function: flag its nans
+        return expr
+
+    def evaluated(self, name):
+        if self._trig:
+            self.line(f"{self.guard} |= {name} != {name}")
+
+    def reduce(self, sp, st):
+        self.reds[st.eqn].emit_update(sp.expr(st.value))
+
+    @contextmanager
+    def loops(self, sp, names, dims):
+        with ExitStack() as stack:
+            for n, d in zip(names, dims):
+                stack.enter_context(self.em.counted_loop(n, d))
+            yield
+
+    def add_into(self, sp, st, val):
+        target = sp.target(st.var, st.index)
+        if not st.var.aval.shape:
+            self.line(f"{target} = {val}")
+        elif np.dtype(st.var.aval.dtype).kind == "b":
+            self.line(f"{target} = {target} or {val}")
+        else:
+            self.line(f"{target} += {val}")
+
+
+def print_cpu(em, stmts):
+    """Write `stmts` (one lowered equation) through the CPU emitter `em`."""
+    sp, p = _Spell(em), CpuPrinter(em)
+    for st in stmts:
+        if isinstance(st, Alloc):
+            v, x = st.var, st.copy_of
+            if v.aval.shape:
+                em.alloc(v)
+                if x is not None and em.plan.reuse.get(v) is not x:
+                    em.line(f"{em.A(v)}[...] = {em.atom(x)}")
+        elif isinstance(st, Forward):
+            em.line(f"{em.s(st.var)} = {em.atom(st.atom)}")
+        elif isinstance(st, Region):
+            for s in st.body:
+                if isinstance(s, Nest) and _slices(em, sp, s):
+                    continue
+                p.print_stmt(sp, s)
+        else:
+            p.print_stmt(sp, st)
+
+
+# ---- whole-region copies as slice statements ---------------------------------------------------
+def _slices(em, sp, nest):
+    """Print `nest` as one slice assignment if it is a region copy or fill; -> done?"""
+    st = nest.body[0] if len(nest.body) == 1 else None
+    if not isinstance(st, Store) or st.accumulate or not st.var.aval.shape:
+        return False
+    extent = dict(zip(nest.syms, nest.dims))
+    dst = _region(sp, st.var, st.index, nest.syms, extent)
+    if dst is None:
+        return False
+    v = st.value
+    if isinstance(v, Load) and v.var.aval.shape:
+        src = _region(sp, v.var, v.index, nest.syms, extent)
+        if src is None:
+            return False
+        val = em.atom(v.var) if src == "..." else f"{em.A(v.var)}[{src}]"
+    elif isinstance(v, (Load, Scalar)):
+        val = sp.expr(v)
+    else:
+        return False
+    if dst == "..." and not isinstance(v, Load):
+        em.line(f"{em.A(st.var)}[...] = {val}")
+    else:
+        em.line(f"{em.A(st.var)}[{dst}] = {val}")
+    return True
+
+
+def _region(sp, var, index, loops, extent):
+    """Slice text of `var[index]` over the loops (each loop index once, in order, step > 0),
+    "..." for the whole array; None when the index is no such region."""
+    parts, order, whole = [], [], True
+    for e, n in zip(index, var.aval.shape):
+        a = affine(e, loops)
+        if a is None:
+            return None
+        base, sym, step = a
+        if sym is None:
+            parts.append(sp.expr(base))
+            whole = False
+            continue
+        if step <= 0:
+            return None
+        order.append(sym)
+        k = extent[sym]
+        b = sp.expr(base)
+        if b == "0" and step == 1 and k == n:
+            parts.append(":")
+            continue
+        whole = False
+        if b.lstrip("-").isdigit():
+            stop = str(int(b) + (k - 1) * step + 1)
+        else:
+            stop = f"{b} + {(k - 1) * step + 1}"
+        parts.append(f"{b}:{stop}" + (f":{step}" if step > 1 else ""))
+    if order != list(loops):
+        return None
+    return "..." if whole else ", ".join(parts)
+
+
+def cpu_rule(lowering, unsupported):
+    """An OP_RULES entry `rule(em, eqn)` printing `lowering(eqn)`; a refused lowering raises
+    `unsupported(eqn, why)`."""
+    def rule(em, eqn):
+        try:
+            stmts = lowering(eqn)
+        except Refused as e:
+            raise unsupported(eqn, str(e)) from None
+        print_cpu(em, stmts)
+    return rule

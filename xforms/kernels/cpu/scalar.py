@@ -1,0 +1,73 @@
+"""The context the scalar rules (xforms/kernels/loops/scalar_rules.py) print CPU expressions in:
+typed literals as module-level names, and per loop size libm or the vectorisable functions
+of xforms/kernels/libm/vecmath.py (the bounded sin/cos/tan in a loop guarded for their nans); and the
+CPU backend's error for what it cannot print.
+
+    ctx = CpuCtx(em, eqn, size=4096)      # rule(ctx, "a") -> "vm_exp(a)"; size 8: "math_exp(a)"
+"""
+import numpy as np
+
+from xforms import config
+from xforms.core.registry import ALL_PRIMITIVES, RuleTable
+
+from ..codegen import lowering_error
+from ..loops.scalar_rules import ScalarCtx, math_name
+
+# Loops of at least this many elements call xforms.kernels.libm.vecmath (vectorisable, inlined) instead
+# of libm; smaller loops and straight-line code call libm, which compiles faster.
+VECMATH_MIN_ELEMENTS = 64
+
+
+def _vecmath_table():
+    """prim -> vectorisable function name, from the primitives' facts (`Facts.vec`), and
+    the float32 and bounded-trig name maps of xforms.kernels.libm.vecmath."""
+    if not config.VECMATH:
+        return RuleTable(), {}, {}
+    try:
+        from ..runtime.cpu_runtime import VECMATH_FUNCS
+        from ..libm.vecmath import TRIG_BOUNDED, VECMATH_F32
+    except Exception:        # the module is optional: fall back to libm
+        return RuleTable(), {}, {}
+    table = RuleTable({p: p.facts.vec for p in ALL_PRIMITIVES if p.facts.vec in VECMATH_FUNCS})
+    return table, VECMATH_F32, TRIG_BOUNDED
+
+
+VECMATH, VECMATH_F32, TRIG_BOUNDED = _vecmath_table()
+
+
+class CpuCtx(ScalarCtx):
+    """A scalar rule's context on the CPU: typed literals as module-level names, libm or
+    vectorised math (xforms.kernels.libm.vecmath) by loop size."""
+
+    def __init__(self, em, eqn, size, idx=()):
+        super().__init__(eqn, idx)
+        self.em, self.size = em, size
+        self.guard = False           # set when `fn` chose a bounded trig function
+
+    def lit(self, v, dtype=None):
+        return self.em.lit(v, self.dtype if dtype is None else dtype)
+
+    def fn(self, prim):
+        """The math function of `prim` (object or name) for these operands (its facts)."""
+        dt = np.dtype(self.in_dtypes[0]) if self.in_dtypes else np.dtype(self.dtype)
+        if dt.kind == "c":
+            return self.em.global_name(math_name(prim, "cpu_complex"))
+        if prim in VECMATH and self.size >= VECMATH_MIN_ELEMENTS and not self.em.libm_only:
+            name = VECMATH[prim]
+            name = VECMATH_F32.get(name, name) if dt == np.float32 else name
+            if name in TRIG_BOUNDED:
+                # sin/cos/tan: the branch-free variant, nan beyond its range, in a loop
+                # that counts nans and is redone with libm when there are any (see
+                # xforms/kernels/cpu/nest.py); libm in that redo or outside a guarded loop
+                if self.em.trig_guard is None:
+                    return self.em.global_name(math_name(prim, "cpu"))
+                name = TRIG_BOUNDED[name]
+                self.guard = True
+            self.em.vecmath_used.add(name)
+            return name
+        return self.em.global_name(math_name(prim, "cpu"))
+
+
+def unsupported(eqn, why=""):
+    """The CPU backend's LoweringError for `eqn`, naming the user's line."""
+    return lowering_error(eqn, "CPU", why)

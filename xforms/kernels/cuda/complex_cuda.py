@@ -1,0 +1,124 @@
+"""complex64 / complex128 inside CUDA kernels: the scalar rules whose CPU spelling numba-cuda
+cannot compile for a real GPU without one.
+
+numba-cuda lowers complex arithmetic and `cmath.exp`, `log`, `sqrt`, `asin`, `acos`,
+`atan`, `asinh`, `atanh` inline, but its `cmath.sin`, `cos`, `tan`, `sinh`, `cosh`,
+`tanh` and `acosh` are device functions compiled for the *current* device (no PTX without
+a GPU), and NumPy's `np.exp2`/`np.expm1`/`np.log1p` do not lower at all.  Those are
+spelled here in real arithmetic on the parts, e.g.
+
+    sin(x + iy) = sin x cosh y + i cos x sinh y
+    tanh(x + iy) = (b r s + i t) / (1 + b s^2),  t = tan y, b = 1 + t^2, s = sinh x,
+                   r = sqrt(1 + s^2)          (Kahan; +-1 + i0 once |x| > 20)
+    expm1(x + iy) = expm1(x) cos y - 2 sin^2(y/2) + i e^x sin y
+    log1p(x + iy) = log1p(x(2 + x) + y^2) / 2 + i atan2(y, 1 + x)
+
+Real operands fall through to the rules already registered for the target.  The inline
+ones are the `cuda_complex` math names the primitives declare (xforms/core/facts.py); the ones
+spelled here declare None there.
+"""
+import math
+
+import numpy as np
+
+from ..loops.scalar_rules import get_scalar_rule, register_scalar_rule
+from . import scalar_cuda  # noqa: F401  (the real rules these fall back to, registered first)
+
+TARGET = "cuda"
+
+
+def _is_complex(ctx):
+    return np.dtype(ctx.in_dtypes[0]).kind == "c"
+
+
+def _parts(x):
+    return f"({x}).real", f"({x}).imag"
+
+
+def _cx(ctx, re, im):
+    return ctx.cast(f"complex({re}, {im})", ctx.dtype)
+
+
+def _tanh_parts(re, im):
+    t, s = f"math.tan({im})", f"math.sinh({re})"
+    b = f"(1.0 + {t} * {t})"
+    den = f"(1.0 + {b} * {s} * {s})"
+    near = (f"{b} * math.sqrt(1.0 + {s} * {s}) * {s} / {den}", f"{t} / {den}")
+    far = (f"math.copysign(1.0, {re})",
+           f"4.0 * math.sin({im}) * math.cos({im}) * math.exp(-2.0 * abs({re}))")
+    cond = f"abs({re}) <= 20.0"
+    return (f"({near[0]} if {cond} else {far[0]})", f"({near[1]} if {cond} else {far[1]})")
+
+
+def _sin(ctx, x):
+    a, b = _parts(x)
+    return _cx(ctx, f"math.sin({a}) * math.cosh({b})", f"math.cos({a}) * math.sinh({b})")
+
+
+def _cos(ctx, x):
+    a, b = _parts(x)
+    return _cx(ctx, f"math.cos({a}) * math.cosh({b})", f"-(math.sin({a}) * math.sinh({b}))")
+
+
+def _sinh(ctx, x):
+    a, b = _parts(x)
+    return _cx(ctx, f"math.sinh({a}) * math.cos({b})", f"math.cosh({a}) * math.sin({b})")
+
+
+def _cosh(ctx, x):
+    a, b = _parts(x)
+    return _cx(ctx, f"math.cosh({a}) * math.cos({b})", f"math.sinh({a}) * math.sin({b})")
+
+
+def _tanh(ctx, x):
+    return _cx(ctx, *_tanh_parts(*_parts(x)))
+
+
+def _tan(ctx, x):
+    a, b = _parts(x)                      # tan z = -i tanh(i z), i z = -b + i a
+    re, im = _tanh_parts(f"(-{b})", a)
+    return _cx(ctx, im, f"-{re}")
+
+
+def _acosh(ctx, x):
+    one = ctx.lit(1, ctx.dtype)           # C99 cacosh: log(z + sqrt(z + 1) sqrt(z - 1))
+    return ctx.cast(f"cmath.log({x} + cmath.sqrt({x} + {one}) * cmath.sqrt({x} - {one}))",
+                    ctx.dtype)
+
+
+def _exp2(ctx, x):
+    return ctx.cast(f"cmath.exp({x} * {ctx.lit(math.log(2.0), ctx.dtype)})", ctx.dtype)
+
+
+def _expm1(ctx, x):
+    a, b = _parts(x)
+    return _cx(ctx, f"math.expm1({a}) * math.cos({b}) - 2.0 * math.sin(0.5 * {b}) ** 2",
+               f"math.exp({a}) * math.sin({b})")
+
+
+def _log1p(ctx, x):
+    a, b = _parts(x)
+    return _cx(ctx, f"0.5 * math.log1p({a} * (2.0 + {a}) + {b} * {b})",
+               f"math.atan2({b}, 1.0 + {a})")
+
+
+def _is_finite(ctx, x):
+    a, b = _parts(x)                  # false for inf and nan (no inf - inf: no warning)
+    big = repr(float(np.finfo(np.dtype(ctx.in_dtypes[0]).type(0).real.dtype).max))
+    return f"(abs({a}) <= {big} and abs({b}) <= {big})"
+
+
+def _with_real_fallback(name, complex_rule):
+    real_rule = get_scalar_rule(name, TARGET)
+
+    def rule(ctx, *args):
+        if _is_complex(ctx):
+            return complex_rule(ctx, *args)
+        return real_rule(ctx, *args)
+    register_scalar_rule(name, rule, target=TARGET)
+
+
+for _name, _rule in (("sin", _sin), ("cos", _cos), ("tan", _tan), ("sinh", _sinh),
+                     ("cosh", _cosh), ("tanh", _tanh), ("acosh", _acosh), ("exp2", _exp2),
+                     ("expm1", _expm1), ("log1p", _log1p), ("is_finite", _is_finite)):
+    _with_real_fallback(_name, _rule)

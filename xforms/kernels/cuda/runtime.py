@@ -1,0 +1,476 @@
+"""CUDA runtime: device arrays, the stream, launch configuration, transfers.
+
+Importing this module imports `numba.cuda` (the CUDA backend asks for it only when used).
+
+    x = device_put(np.ones((3, 4)))       # a DeviceArray: .shape, .dtype, __array__,
+    y = jit(f, backend="cuda")(x)         #   __cuda_array_interface__
+    np.asarray(y), device_get(y)          # copies to the host (waits for the stream)
+
+Every buffer the backend allocates is a flat (1-D, C-contiguous) numba device array from
+the pool (pool.py: memory is reused across calls, never while a returned array holds it); a
+`DeviceArray` adds the logical shape, so reshapes never copy and kernels index with
+static linear offsets.  Small arrays of one dtype are *packed* into one buffer (a compiled
+call's small inputs and outputs, a `device_put` pytree, constants and workspace): a
+`DeviceArray` may be a window (`_base`, `_off`) of such a buffer, and kernels take the
+buffer once and slice it, since each array argument of a launch costs microseconds.
+
+All transfers and launches use one stream per process (`stream()`), so the host waits
+only where a value must come back: `device_get`, `np.asarray`, a `while_loop` predicate or
+a `cond` index computed on the device (a host loop: lane-local loops run in one kernel), a
+`runtime_check`, and a rank-0 DeviceArray passed where the program takes a scalar by value.
+"""
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from xforms import config
+from xforms.errors import BackendError
+
+try:
+    from numba import cuda
+    from numba.core import config as _numba_config
+    _IMPORT_ERROR = None
+except ImportError as e:           # numba-cuda missing: BackendError when CUDA is asked for
+    cuda, _numba_config, _IMPORT_ERROR = None, None, e
+
+HOW_TO = ("install the CUDA extra (pip install 'xforms[cuda]', which brings numba-cuda and "
+          "the NVRTC/NVVM libraries) on a machine with an NVIDIA GPU and driver, or run on "
+          "Numba's CUDA simulator by setting NUMBA_ENABLE_CUDASIM=1 before numba is imported")
+
+
+def simulating():
+    """True under Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 when numba was imported)."""
+    return bool(_numba_config is not None and _numba_config.ENABLE_CUDASIM)
+
+
+_available = None
+
+
+def ensure_available():
+    """Raise BackendError (saying how to get CUDA) unless a GPU or the simulator is usable."""
+    global _available
+    if _available is True:
+        return
+    if cuda is None:
+        raise BackendError(f"backend 'cuda' needs numba-cuda, which failed to import "
+                           f"({_IMPORT_ERROR}): {HOW_TO}")
+    try:
+        ok = bool(cuda.is_available())
+        why = "no CUDA driver or GPU was found"
+    except Exception as e:             # a broken driver install: say what numba said
+        ok, why = False, f"{type(e).__name__}: {e}"
+    if not ok:
+        raise BackendError(f"backend 'cuda' is not available here ({why}): {HOW_TO}")
+    _available = True
+
+
+# ---- device properties -> launch configuration ----------------------------------------------
+@dataclass(frozen=True)
+class DeviceSpec:
+    """What the emitter needs to know about the target device.
+
+    block: threads per block of 1-D kernels (a power of two); tile: side of the square
+    thread block of the matmul kernel; max_blocks: cap on a grid-stride kernel's grid (a
+    few waves of blocks over the multiprocessors); max_split: most blocks that share one
+    reduction output (combined by a second pass); cc: compute capability."""
+    name: str
+    cc: tuple
+    block: int = 256
+    tile: int = 16
+    warp: int = 32
+    max_blocks: int = 1024
+    max_split: int = 64
+    sms: int = 80
+
+    def key(self):
+        return (self.cc, self.block, self.tile, self.warp, self.max_blocks, self.max_split)
+
+
+# Small blocks and grids on the simulator (each simulated thread is a Python thread); still
+# several blocks, so that grid-stride loops and two-pass reductions are exercised.
+SIM_SPEC = DeviceSpec("simulator", (8, 0), block=8, tile=4, warp=4, max_blocks=3,
+                      max_split=3, sms=1)
+
+
+def spec_for(cc, sms=108, name=None):
+    """A DeviceSpec of a real device (for tests that compile PTX without a GPU)."""
+    return DeviceSpec(name or f"sm_{cc[0]}{cc[1]}", tuple(cc), block=256, tile=16, warp=32,
+                      max_blocks=sms * 8, max_split=min(64, sms), sms=sms)
+
+
+_spec = None
+
+
+def device_spec():
+    """The spec of the current device (from its properties), or SIM_SPEC."""
+    global _spec
+    if _spec is None:
+        ensure_available()
+        if simulating():
+            _spec = SIM_SPEC
+        else:
+            dev = cuda.get_current_device()
+            cc = tuple(dev.compute_capability)
+            sms = int(dev.MULTIPROCESSOR_COUNT)
+            block = min(256, int(dev.MAX_THREADS_PER_BLOCK))
+            _spec = DeviceSpec(dev.name.decode() if isinstance(dev.name, bytes) else
+                               str(dev.name), cc, block=block, tile=16,
+                               warp=int(dev.WARP_SIZE), max_blocks=sms * (2048 // block) * 2,
+                               max_split=min(64, sms), sms=sms)
+    return _spec
+
+
+def peak_bandwidth():
+    """The device's theoretical memory bandwidth in bytes/s (double data rate x bus width),
+    or None where the driver does not say (the simulator)."""
+    if simulating():
+        return None
+    try:
+        dev = cuda.get_current_device()
+        return 2.0 * int(dev.MEMORY_CLOCK_RATE) * 1e3 * int(dev.GLOBAL_MEMORY_BUS_WIDTH) / 8
+    except Exception:
+        return None
+
+
+# ---- the stream ------------------------------------------------------------------------------
+_stream = None
+_lock = threading.Lock()
+
+
+def stream():
+    """The one stream every transfer and launch of this backend uses."""
+    global _stream
+    if _stream is None:
+        with _lock:
+            if _stream is None:
+                ensure_available()
+                _stream = cuda.stream()
+    return _stream
+
+
+# ---- buffers ----------------------------------------------------------------------------------
+_pool = None
+
+
+def pool():
+    """The process's device buffer pool (xforms/kernels/cuda/pool.py); at most a quarter of the
+    device's memory (or XFORMS_CUDA_POOL_MB) is kept in free blocks."""
+    global _pool
+    if _pool is None:
+        s = stream()
+        with _lock:
+            if _pool is None:
+                from .pool import numba_pool
+                limit = config.cuda_pool_bytes()
+                if limit is None and simulating():
+                    limit = 64 << 20
+                elif limit is None:
+                    limit = int(cuda.current_context().get_memory_info()[1]) // 4
+                _pool = numba_pool(cuda, simulating(), s, limit)
+    return _pool
+
+
+def empty(size, dtype):
+    """A flat device buffer of `size` elements from the pool (no host wait)."""
+    return pool().take(size, dtype)
+
+
+def to_device(x, dtype=None):
+    """Copy a host array (any shape) to a new flat device buffer."""
+    a = np.ascontiguousarray(x, dtype=dtype)
+    out = empty(a.size, a.dtype)                  # never a 0-byte buffer
+    if a.size:
+        out.copy_to_device(a.reshape(a.size), stream=stream())
+    return out
+
+
+def scalar(value, dtype):
+    """A one-element device buffer holding `value`."""
+    return to_device(np.full(1, value, dtype=dtype))
+
+
+def copy(buf):
+    """A new device buffer with the contents of `buf` (device to device)."""
+    out = empty(buf.size, buf.dtype)
+    out.copy_to_device(buf, stream=stream())
+    return out
+
+
+def copy_into(dst, src):
+    """Device-to-device copy into an existing buffer (or a slice view of one)."""
+    dst.copy_to_device(src, stream=stream())
+
+
+def copy_range(dst, doff, src, soff, n):
+    """Elements [soff, soff + n) of flat buffer `src` into [doff, doff + n) of `dst`.  On a
+    GPU one cuMemcpyDtoDAsync on the two addresses: slicing numba device arrays costs tens
+    of microseconds of host time (on the H100 host: packing two device inputs through
+    sliced views took ~390 us per call, the kernel after it ~5 us)."""
+    if n <= 0:
+        return
+    fast = _fast_path()
+    if not fast:
+        copy_into(view(dst, doff, n), view(src, soff, n))
+        return
+    raw_copy, address, _ = fast
+    k = dst.dtype.itemsize
+    raw_copy(address(dst) + doff * k, address(src) + soff * k, n * k)
+
+
+def view(base, off, size):
+    """Elements [off, off + size) of flat buffer `base`, as a buffer (no copy)."""
+    size = max(int(size), 1)
+    fast = _fast_path()
+    if not fast:
+        return base[off:off + size]
+    k = base.dtype.itemsize           # (a new array over a window of the same memory)
+    return fast[2]((size,), (k,), base.dtype, stream=stream(),
+                   gpu_data=base.gpu_data.view(off * k, (off + size) * k))
+
+
+_fast = None
+
+
+def _fast_path():
+    """(raw_copy, address, DeviceNDArray) through numba-cuda's driver binding on a GPU;
+    () on the simulator or where that binding differs (then views slice).  Resolved at
+    first use: touching the driver initialises CUDA."""
+    global _fast
+    if _fast is None:
+        _fast = ()
+        if cuda is not None and not simulating():
+            try:
+                from numba.cuda.cudadrv import driver as drv
+                from numba.cuda.cudadrv.devicearray import DeviceNDArray
+                fn, handle = drv.driver.cuMemcpyDtoDAsync, drv._stream_handle
+                _fast = (lambda d, s, nbytes: fn(d, s, nbytes, handle(stream())),
+                         drv.device_pointer, DeviceNDArray)
+            except Exception:          # noqa: BLE001 - no driver, another numba-cuda: slice
+                _fast = ()
+    return _fast
+
+
+def fetch(buf):
+    """The value of a one-element device buffer on the host: the host waits here."""
+    s = stream()
+    out = buf.copy_to_host(stream=s)
+    s.synchronize()
+    return out[0]
+
+
+def host_copy(buf, shape):
+    s = stream()
+    out = buf.copy_to_host(stream=s)
+    s.synchronize()
+    return out[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
+
+
+# ---- packing: many small arrays in one buffer ------------------------------------------------
+# Each array argument of a kernel launch costs microseconds of host time in numba-cuda, and
+# each transfer or allocation a driver call: small arrays of one dtype (pytree leaves,
+# outputs, temporaries) share one buffer, and kernels take the buffer and slice it.
+PACK_BYTES = 1 << 20          # arrays up to this size are packed
+_ALIGN = 128                  # bytes: every packed array starts on a cache line
+
+
+def pack_layout(sizes, itemsize):
+    """Offsets (in elements) of arrays of `sizes` packed in order, and the total size.
+
+    >>> pack_layout([3, 1, 20], 8)
+    ([0, 16, 32], 52)
+    """
+    step = max(_ALIGN // int(itemsize), 1)
+    offs, at = [], 0
+    for n in sizes:
+        offs.append(at)
+        at += -(-max(int(n), 1) // step) * step
+    last = offs[-1] + max(int(sizes[-1]), 1) if offs else 0
+    return offs, last
+
+
+def packable(shape, dtype):
+    size = int(np.prod(shape, dtype=np.int64))
+    return bool(shape) and size * np.dtype(dtype).itemsize <= PACK_BYTES
+
+
+def pack(args, dtype, members, total):
+    """One buffer holding the arrays `args[i]` at offsets `off` (`members`: (i, off, size)
+    triples).  Arrays already packed at those offsets in one buffer (the outputs of a
+    compiled call, a `device_put` pytree) are passed as that buffer: no copy.  Otherwise
+    host arrays go up in one transfer and device arrays are copied in, one copy per run of
+    arrays that lie in one buffer as they must lie in the new one."""
+    dtype = np.dtype(dtype)
+    x0 = args[members[0][0]]
+    if type(x0) is DeviceArray and x0._base is not None and x0.dtype == dtype:
+        base = x0._base
+        if all(type(args[i]) is DeviceArray and args[i]._base is base and args[i]._off == off
+               for i, off, _ in members):
+            return base
+    host, runs, extend = None, [], False
+    for i, off, n in members:
+        x = args[i]
+        src = _device_source(x, dtype)
+        if src is None:
+            if host is None:
+                host = np.zeros(total, dtype)
+            host[off:off + n] = np.asarray(x, dtype=dtype).reshape(n)
+            extend = False                  # a run must not copy over this array
+            continue
+        sbase, soff = src
+        if extend and runs[-1][1] is sbase and off - runs[-1][0] == soff - runs[-1][2]:
+            runs[-1][3] = off + n - runs[-1][0]             # extends the previous run
+        else:
+            runs.append([off, sbase, soff, n])
+        extend = True
+    buf = to_device(host) if host is not None else empty(total, dtype)
+    for off, sbase, soff, n in runs:
+        copy_range(buf, off, sbase, soff, n)
+    return buf
+
+
+def _device_source(x, dtype):
+    """(flat device buffer, offset) holding array x, or None when x is on the host."""
+    if type(x) is DeviceArray and x.dtype == dtype:
+        return (x._base, x._off) if x._base is not None else (x._buf, 0)
+    if hasattr(x, "__cuda_array_interface__") and not isinstance(x, (np.ndarray,
+                                                                     DeviceArray)) \
+            and not simulating():
+        buf = cuda.as_cuda_array(x)
+        if buf.is_c_contiguous() and np.dtype(buf.dtype) == dtype:
+            return buf.reshape(buf.size), 0
+    return None
+
+
+# ---- the user-visible array -------------------------------------------------------------------
+class DeviceArray:
+    """An array in CUDA device memory: `.shape`, `.dtype`, `np.asarray(x)` (a copy to the
+    host), `__cuda_array_interface__` (zero-copy to CuPy, PyTorch, Numba) and
+    `xforms.device_get(x)`.
+
+    >>> x = xf.device_put(np.arange(3.0), backend="cuda")
+    >>> x.shape, np.asarray(x)
+    ((3,), array([0., 1., 2.]))
+    """
+    __slots__ = ("_buf", "_base", "_off", "shape", "dtype", "__weakref__")
+    backend = "cuda"
+    __array_priority__ = 100
+
+    def __init__(self, buf, shape, off=None):
+        """`buf`: the array's own flat buffer; or, with `off`, a packed buffer holding the
+        array at element offset `off` (its view is made when first needed)."""
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(buf.dtype)
+        if off is None:
+            self._buf, self._base, self._off = buf, None, 0
+        else:
+            self._buf, self._base, self._off = None, buf, int(off)
+
+    @property
+    def buf(self):
+        """The flat device buffer of this array's elements."""
+        if self._buf is None:
+            self._buf = view(self._base, self._off, self.size)
+        return self._buf
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+
+    def __array__(self, dtype=None, copy=None):
+        out = host_copy(self.buf, self.shape)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def copy_to_host(self):
+        return self.__array__()
+
+    def block_until_ready(self):
+        stream().synchronize()
+        return self
+
+    @property
+    def __cuda_array_interface__(self):
+        """Version 3 of the CUDA Array Interface: this array's logical shape over its buffer,
+        with the stream its producers ran on (consumers must order after it)."""
+        if simulating():   # the simulator's arrays live in host memory: describe that
+            ptr = self.buf._ary.__array_interface__["data"][0]
+            strm = None
+        else:
+            ptr = self.buf.__cuda_array_interface__["data"][0]
+            h = stream().handle
+            strm = int(getattr(h, "value", h) or 0) or None
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (ptr, False),
+                "strides": None, "version": 3, "stream": strm}
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d DeviceArray")
+        return self.shape[0]
+
+    def item(self):
+        return np.asarray(self).item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        return bool(self.item())
+
+    def __index__(self):
+        return int(self.item())
+
+    def __getitem__(self, idx):
+        return np.asarray(self)[idx]
+
+    def __iter__(self):
+        return iter(np.asarray(self))
+
+    def __repr__(self):
+        return f"DeviceArray({np.asarray(self)!r}, backend='cuda')"
+
+    __str__ = lambda self: str(np.asarray(self))
+
+
+def is_device_array(x):
+    return isinstance(x, DeviceArray)
+
+
+def put(x):
+    """One leaf to the device: a DeviceArray (arrays and scalars; DeviceArrays pass)."""
+    if isinstance(x, DeviceArray):
+        return x
+    from xforms.core import trace as core
+    v = core.canonical_value(x)
+    a = np.asarray(v)
+    aval = core.get_aval(v)
+    return DeviceArray(to_device(a, dtype=aval.dtype), a.shape)
+
+
+def put_leaves(leaves):
+    """Leaves to the device, packing the small arrays of each dtype into one buffer (one
+    transfer), in order, as a compiled call packs its inputs: a pytree put once and passed
+    whole needs no copy at all."""
+    from xforms.core import trace as core
+    out, arrays, groups = list(leaves), {}, {}
+    for k, x in enumerate(leaves):
+        if isinstance(x, DeviceArray):
+            continue
+        a = arrays[k] = np.asarray(core.canonical_value(x))
+        if packable(a.shape, a.dtype):
+            groups.setdefault(a.dtype, []).append(k)
+    for dt, ks in groups.items():
+        if len(ks) < 2:
+            continue
+        offs, total = pack_layout([arrays[k].size for k in ks], dt.itemsize)
+        buf = pack(arrays, dt, [(k, o, arrays[k].size) for k, o in zip(ks, offs)], total)
+        for k, o in zip(ks, offs):
+            out[k] = DeviceArray(buf, arrays[k].shape, off=o)
+    return [x if isinstance(x, DeviceArray) else put(x) for x in out]
+
+
+def get(x):
+    """One leaf to the host: a NumPy array for a DeviceArray, anything else unchanged."""
+    return np.asarray(x) if isinstance(x, DeviceArray) else x

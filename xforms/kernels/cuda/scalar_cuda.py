@@ -1,0 +1,53 @@
+"""CUDA overrides of the scalar rules (xforms/kernels/loops/scalar_rules.py) whose CPU spelling uses NumPy
+ufuncs, which do not lower inside numba-cuda kernels.  Each is one expression of
+`math.modf`, `math.remainder`, `math.copysign` and arithmetic, which numba-cuda lowers to
+libdevice and the simulator runs as Python; NumPy's special values are kept:
+
+    floor(-0.5) == -1.0, floor(-0.0) == -0.0      ceil(-0.5) == -0.0
+    round(2.5) == 2.0, round(-0.3) == -0.0         (half to even, as np.rint)
+    cbrt(-8.0) == -2.0                             nan and inf pass through
+
+(Device functions would be neater, but numba-cuda compiles a device function for the
+current device, which `compile_ptx` without a GPU does not have.)
+"""
+import numpy as np
+
+from ..loops.scalar_rules import register_scalar_rule, scalar_rules
+
+_EXACT = "4503599627370496.0"     # 2**52: every float64 at least this large is an integer
+
+
+def _floats_only(make):
+    def rule(ctx, x):
+        if np.dtype(ctx.dtype).kind != "f":
+            return x
+        return ctx.cast(make(x), ctx.dtype)
+    return rule
+
+
+register_scalar_rule("floor", _floats_only(
+    lambda x: f"math.copysign(math.modf({x})[1] - (1.0 if math.modf({x})[0] < 0 else 0.0), {x})"),
+    target="cuda")
+register_scalar_rule("ceil", _floats_only(
+    lambda x: f"math.copysign(math.modf({x})[1] + (1.0 if math.modf({x})[0] > 0 else 0.0), {x})"),
+    target="cuda")
+register_scalar_rule("round", _floats_only(
+    lambda x: f"({x} if abs({x}) >= {_EXACT} else "
+              f"math.copysign({x} - math.remainder({x}, 1.0), {x}))"),
+    target="cuda")
+register_scalar_rule("cbrt", _floats_only(
+    lambda x: f"math.copysign(abs({x}) ** (1.0 / 3.0), {x})"), target="cuda")
+register_scalar_rule("is_finite", lambda ctx, x: (f"({x} - {x} == 0)"
+                                                  if np.dtype(ctx.in_dtypes[0]).kind == "f"
+                                                  else "True"), target="cuda")
+register_scalar_rule("exp2", lambda ctx, x: f"{ctx.lit(2.0)} ** {x}", target="cuda")
+
+
+def _sign(ctx, x):
+    if np.dtype(ctx.dtype).kind in "iu":      # no bool arithmetic (the simulator is NumPy)
+        return ctx.cast(f"(1 if {x} > 0 else (-1 if {x} < 0 else 0))", ctx.dtype)
+    return _cpu_sign(ctx, x)
+
+
+_cpu_sign = scalar_rules["sign"]
+register_scalar_rule("sign", _sign, target="cuda")

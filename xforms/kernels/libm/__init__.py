@@ -1,0 +1,2 @@
+"""Scalar math for generated loops: vectorisable elementary functions and special functions.
+"""

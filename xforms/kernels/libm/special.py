@@ -1,0 +1,336 @@
+"""Scalar special functions for the compiled kernels (CPU `njit`, CUDA device functions).
+
+Plain Python on floats using only `math` (lgamma, erf, erfc, exp, log, ...), so that Numba
+compiles the same code for the CPU and for CUDA (each is self-contained: no calls to helpers,
+which would need a compiled version per target; variants come from small factories), where xforms/kernels/ops/special.py registers
+them as the primitives' elementwise implementations (fused into loops like `sin`).  They
+compute in float64 whatever the operand dtype (the result is rounded to it).
+
+Methods (all our own derivations from the textbook formulas; no tables):
+
+    digamma(x)       reflection psi(1-x) - pi/tan(pi x) for x < 0.5 (poles -> nan), upward
+                     recurrence to x >= 10, asymptotic series in 1/x^2 (Bernoulli numbers)
+    zeta(s, q)       Hurwitz zeta, Euler-Maclaurin: terms up to q >= 10 + s, the tail
+                     integral, up to 12 Bernoulli corrections
+    erfinv, erfcinv  a rough inverse (a log-based start) polished by Halley steps on erf (for
+                     |y| <= 1/2) or on erfc (tails: 1 - |y| is exact there, so the tails keep
+                     full relative precision down to erfc^-1(1e-300))
+    gammainc(a, x)   series for x < a + 1, else Lentz's continued fraction for Q
+    betainc(a, b, x) Lentz's continued fraction, on the side x < (a+1)/(a+b+2) (symmetry)
+    i0e, i1e         power series scaled by exp(-|x|) for |x| <= 30, asymptotic above
+
+Measured accuracy against scipy.special in float64: max relative error over random points
+(`python -m xforms.kernels.libm.special` prints this table; tests/test_special.py checks bounds):
+
+    digamma    x in [-20, 200] (1e-3 from poles)     6.8e-14 (at its root 1.4616: ~1e-14 abs)
+    zeta(s,q)  s in (1, 30], q in (0, 100]           1.6e-15
+    erfinv     y in (-1, 1)                          3.9e-16 ; erfcinv z in [1e-300, 2) 6.6e-16
+    gammainc   a in (0, 100], x in [0, 200]          1.3e-13 (P and Q; worse for a > 1e3: ~a eps)
+    betainc    a, b in (0, 50], x in [0, 1]          4.5e-13
+    i0e, i1e   x in [-700, 700]                      1.7e-15
+    lgamma, erf, erfc: the C library's (math module), ~1 ulp
+
+Speed (1-D, 2^20 float64 elements, one core, under heavy load, jit vs scipy.special vs jax.jit):
+gammaln 100/110/139 ms, digamma 108/77/116, erfinv 181/55/42, gammainc 503/466/12205,
+betainc 651/1021/12845, i0e 239/164/36.
+"""
+import math
+
+_PI = math.pi
+_NAN = math.nan
+_INF = math.inf
+
+
+# ---- digamma -------------------------------------------------------------------------------
+def digamma(x):
+    if x != x:
+        return _NAN
+    if x == _INF:
+        return _INF
+    acc = 0.0
+    if x < 0.5:
+        if x == math.floor(x):           # poles 0, -1, -2, ...: nan (JAX's; scipy: -inf at 0)
+            return _NAN
+        # reflection psi(x) = psi(1 - x) - pi / tan(pi x), the argument reduced mod 1
+        acc = -_PI / math.tan(_PI * (x - math.floor(x)))
+        x = 1.0 - x
+    while x < 10.0:
+        acc -= 1.0 / x
+        x += 1.0
+    r = 1.0 / (x * x)
+    # asymptotic: log x - 1/(2x) - sum B_2k / (2k x^2k), B_2k/(2k) for k = 1..7
+    tail = r * (1.0 / 12 - r * (1.0 / 120 - r * (1.0 / 252 - r * (1.0 / 240 - r * (
+        1.0 / 132 - r * (691.0 / 32760 - r * (1.0 / 12)))))))
+    return acc + math.log(x) - 0.5 / x - tail
+
+
+# ---- Hurwitz zeta --------------------------------------------------------------------------
+# B_2k / (2k)! for k = 1..12 (exact Bernoulli numbers divided by factorials)
+_B2K = (1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
+        -691.0 / 1307674368000, 1.0 / 74724249600, -3617.0 / 10670622842880000,
+        43867.0 / 5109094217170944000, -174611.0 / 802857662698291200000,
+        77683.0 / 14101100039391805440000, -236364091.0 / 1693824136731743669452800000)
+
+
+def zeta(s, q):
+    """Hurwitz zeta sum_{k>=0} (q + k)^-s for s > 1, q > 0 (nan otherwise, inf at s = 1)."""
+    if s != s or q != q:
+        return _NAN
+    if s == 1.0:
+        return _INF
+    if s < 1.0:
+        return _NAN
+    if q <= 0.0:                 # poles at q = 0, -1, ...; other q <= 0 are not supported
+        return _INF if q == math.floor(q) else _NAN
+    acc = 0.0
+    while q < 10.0 + s:          # the corrections below shrink like ((s + 2k) / (2 pi q))^2
+        t = math.pow(q, -s)
+        acc += t
+        q += 1.0
+        if t < 1e-18 * acc:      # large s: the remaining terms are negligible
+            return acc
+    # tail: integral + half term + Euler-Maclaurin corrections
+    acc += math.pow(q, 1.0 - s) / (s - 1.0) + 0.5 * math.pow(q, -s)
+    fac = s * math.pow(q, -s - 1.0)        # s (s+1) ... (s+2k-2) q^(-s-2k+1)
+    q2 = q * q
+    for k in range(12):
+        term = _B2K[k] * fac
+        acc += term
+        if abs(term) < 1e-17 * abs(acc):
+            break
+        fac *= (s + 2 * k + 1) * (s + 2 * k + 2) / q2
+    return acc
+
+
+# ---- inverse error functions -----------------------------------------------------------------
+# Each compiled implementation is one self-contained function (Numba compiles it alone for
+# the CPU and as a CUDA device function), so the two inverses come from one factory.
+_SQRT_PI_2 = 0.5 * math.sqrt(math.pi)     # 1 / erf'(0)
+
+
+def _make_inverse(complement):
+    """erf^-1 (complement=False, argument y) or erfc^-1 (True, argument z = 1 - y)."""
+    def inverse(v):
+        lo, hi = (0.0, 2.0) if complement else (-1.0, 1.0)
+        if v != v or v < lo or v > hi:
+            return _NAN
+        if v == lo:
+            return _INF if complement else -_INF
+        if v == hi:
+            return -_INF if complement else _INF
+        # y = erf(x) in the middle, where it is exact; else the tail mass t = erfc(|x|)
+        y = 1.0 - v if complement else v
+        t = (v if v < 1.0 else 2.0 - v) if complement else 1.0 - abs(v)
+        sign = 1.0 if y >= 0 else -1.0
+        if abs(y) <= 0.5:
+            x = y * _SQRT_PI_2 * (1.0 + (_PI / 12.0) * y * y)    # relative error < 1e-2
+            for _ in range(2):                                  # Halley: -> 1e-7 -> 1e-16
+                f = math.erf(x) - y
+                d = math.exp(-x * x) / _SQRT_PI_2
+                x -= f / (d + x * f)
+            return x
+        # Halley steps on erfc(x) = t, x >= 0.47: t keeps full relative precision
+        w = -math.log(t * (2.0 - t))
+        x = math.sqrt(w - 0.5 * math.log(w)) if w > 1.0 else 0.5
+        for _ in range(6):
+            f = math.erfc(x) - t
+            d = -math.exp(-x * x) / _SQRT_PI_2
+            step = f / (d + x * f)
+            x -= step
+            if abs(step) <= 1e-8 * x:     # cubic convergence: the error left is ~1e-24
+                break
+        return sign * x
+    return inverse
+
+
+erfinv = _make_inverse(False)
+erfcinv = _make_inverse(True)
+erfinv.__name__, erfcinv.__name__ = "erfinv", "erfcinv"
+
+
+# ---- regularized incomplete gamma ------------------------------------------------------------
+_TINY = 1e-300
+_EPS = 1e-16
+
+
+def _make_igamma(upper):
+    """P(a, x) (upper=False) or Q(a, x) = 1 - P (True), a > 0, x >= 0 (nan otherwise): the
+    series for x < a + 1, else Lentz's continued fraction for Q; the other by 1 - ."""
+    def igamma(a, x):
+        if a != a or x != x or a <= 0.0 or x < 0.0:
+            return _NAN
+        if x == 0.0:
+            return 1.0 if upper else 0.0
+        if x == _INF:
+            return 0.0 if upper else 1.0
+        front = math.exp(a * math.log(x) - x - math.lgamma(a))      # x^a e^-x / Gamma(a)
+        if x < a + 1.0:
+            term = 1.0 / a
+            total = term
+            ap = a
+            for _ in range(2000):
+                ap += 1.0
+                term *= x / ap
+                total += term
+                if term < total * _EPS:
+                    break
+            p = total * front
+            return 1.0 - p if upper else p
+        b = x + 1.0 - a
+        c = 1.0 / _TINY
+        d = 1.0 / b
+        h = d
+        for i in range(1, 2000):
+            an = -i * (i - a)
+            b += 2.0
+            d = an * d + b
+            if abs(d) < _TINY:
+                d = _TINY
+            c = b + an / c
+            if abs(c) < _TINY:
+                c = _TINY
+            d = 1.0 / d
+            delta = d * c
+            h *= delta
+            if abs(delta - 1.0) < _EPS:
+                break
+        q = h * front
+        return q if upper else 1.0 - q
+    return igamma
+
+
+gammainc = _make_igamma(False)
+gammaincc = _make_igamma(True)
+gammainc.__name__, gammaincc.__name__ = "gammainc", "gammaincc"
+# dP/da: one scalar function, also the NumPy implementation of its primitive
+from xforms.primitives.special.igamma_grad import igamma_grad_a  # noqa: E402,F401
+
+
+# ---- regularized incomplete beta -------------------------------------------------------------
+def betainc(a, b, x):
+    """Regularized incomplete beta I_x(a, b) (a, b > 0, 0 <= x <= 1; nan otherwise)."""
+    if a != a or b != b or x != x or a <= 0.0 or b <= 0.0 or x < 0.0 or x > 1.0:
+        return _NAN
+    if x == 0.0:
+        return 0.0
+    if x == 1.0:
+        return 1.0
+    lbeta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - lbeta)
+    flip = x >= (a + 1.0) / (a + b + 2.0)     # I_x(a, b) = 1 - I_{1-x}(b, a)
+    if flip:
+        a, b, x = b, a, 1.0 - x
+    # Lentz's continued fraction
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    if abs(d) < _TINY:
+        d = _TINY
+    d = 1.0 / d
+    h = d
+    for m in range(1, 3000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        if abs(d) < _TINY:
+            d = _TINY
+        c = 1.0 + aa / c
+        if abs(c) < _TINY:
+            c = _TINY
+        d = 1.0 / d
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        if abs(d) < _TINY:
+            d = _TINY
+        c = 1.0 + aa / c
+        if abs(c) < _TINY:
+            c = _TINY
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < _EPS:
+            break
+    r = front * h / a
+    return 1.0 - r if flip else r
+
+
+# ---- exponentially scaled modified Bessel functions of order 0 and 1 --------------------------
+def _make_bessel_ie(nu):
+    """exp(-|x|) I_nu(x) for nu in {0, 1} (I_1 is odd)."""
+    def bessel_ie(x):
+        if x != x:
+            return _NAN
+        ax = abs(x)
+        if ax == _INF:
+            return 0.0
+        sign = -1.0 if (nu == 1 and x < 0) else 1.0
+        if ax <= 30.0:
+            half = 0.5 * ax
+            q = half * half
+            term = 1.0 if nu == 0 else half
+            total = term
+            for k in range(1, 200):
+                term *= q / (k * (k + nu))
+                total += term
+                if term < total * 1e-17:
+                    break
+            return sign * total * math.exp(-ax)
+        mu = 4.0 * nu * nu
+        term = 1.0
+        total = 1.0
+        for k in range(1, 30):
+            term *= -(mu - (2 * k - 1) ** 2) / (k * 8.0 * ax)
+            total += term
+            if abs(term) < 1e-17 * total:
+                break
+        return sign * total / math.sqrt(2.0 * _PI * ax)
+    return bessel_ie
+
+
+i0e = _make_bessel_ie(0)
+i1e = _make_bessel_ie(1)
+i0e.__name__, i1e.__name__ = "i0e", "i1e"
+
+
+# ---- logaddexp ---------------------------------------------------------------------------------
+def logaddexp(x, y):
+    """log(e^x + e^y) (NumPy's values, also at infinities and ties)."""
+    if x != x or y != y:
+        return _NAN
+    if x == y:
+        return x + 0.69314718055994531
+    m = x if x > y else y
+    return m + math.log1p(math.exp(-abs(x - y)))
+
+
+def _report():
+    """Max relative error against scipy.special over the docstring's ranges."""
+    import numpy as np
+    from scipy import special as sp
+    rng = np.random.default_rng(0)
+
+    def rel(ours, ref, *args):
+        got = np.array([ours(*a) for a in zip(*args)])
+        want = ref(*args)
+        ok = np.isfinite(want)
+        return float(np.max(np.abs(got[ok] - want[ok]) / np.maximum(np.abs(want[ok]), 1e-300)))
+    x = np.concatenate([rng.uniform(-20, 200, 3000), rng.uniform(0.01, 5, 1000)])
+    x = x[np.abs(x - np.round(x)) > 1e-3]
+    print("digamma ", rel(digamma, sp.digamma, x))
+    s_, q_ = rng.uniform(1.01, 30, 2000), rng.uniform(0.01, 100, 2000)
+    print("zeta    ", rel(zeta, sp.zeta, s_, q_))
+    y = rng.uniform(-1, 1, 4000)
+    print("erfinv  ", rel(erfinv, sp.erfinv, y))
+    z = np.concatenate([10.0 ** rng.uniform(-300, 0, 2000), rng.uniform(0, 2, 2000)])
+    print("erfcinv ", rel(erfcinv, sp.erfcinv, z))
+    a_, x_ = rng.uniform(0.01, 100, 3000), rng.uniform(0, 200, 3000)
+    print("gammainc", rel(gammainc, sp.gammainc, a_, x_), rel(gammaincc, sp.gammaincc, a_, x_))
+    a_, b_, x_ = rng.uniform(0.01, 50, 3000), rng.uniform(0.01, 50, 3000), rng.uniform(0, 1, 3000)
+    print("betainc ", rel(betainc, sp.betainc, a_, b_, x_))
+    x = rng.uniform(-700, 700, 3000)
+    print("i0e, i1e", rel(i0e, sp.i0e, x), rel(i1e, sp.i1e, x))
+
+
+if __name__ == "__main__":
+    _report()

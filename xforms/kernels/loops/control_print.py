@@ -1,0 +1,110 @@
+"""The statements of control flow -- `cond`, `while`, `for_loop`, `scan` -- as both backends
+print them around the inlined code of their sub-programs: the CPU inside its kernel
+(xforms/kernels/cpu/control.py), CUDA in its host code (xforms/kernels/cuda/emit_cuda_control.py).
+The skeleton is written once; a backend subclasses `ControlPrinter` with hooks for how its
+values are read and bound.  Semantics: xforms/primitives/control/control_flow.py.
+
+    k = min(max(np.int64(a), 0), 2)         # cond with three branches
+    if k == 0:
+        ...                                 # branch 0 inlined, outputs bound
+    elif k == 1:
+        ...
+    else:
+        ...
+
+Hooks: `sub(plan, args, kind)` (inline a sub-program on argument values; -> its output
+values), `arg(atom)`, `assign(outs, values)`, `init_carry(outs, inits)`, `index(atom)` (a
+branch index as a host int), `truth(value)` (a loop predicate), `bounds(n)` (-> (counter
+name, trip count) of a `for_loop`), `counter(i)` (the counter as a value), `scan_counter()`,
+`row(x, i)` / `store_row(y, i, value)` (row i of a scanned array), `host_loop()` (said before
+a `while`).
+"""
+import contextlib
+
+from xforms.core.ir import split
+
+from ..plan.plan import subplans
+
+
+class ControlPrinter:
+    def __init__(self, em):
+        self.em = em
+
+    def host_loop(self):
+        pass
+
+    def loop_scope(self):
+        """Around a loop's emission (the CPU allocates the body's buffers before it)."""
+        return contextlib.nullcontext()
+
+    def cond(self, step):
+        em = self.em
+        index, *ops = step.eqn.invars
+        subs = subplans(step)
+        branches = [subs[k] for k in sorted(subs, key=lambda k: k[1])]
+        outs = step.eqn.outvars
+        if len(branches) == 1:
+            self.assign(outs, self.sub(branches[0], [self.arg(o) for o in ops], "c"))
+            return
+        k = em.fresh("k")
+        em.line(f"{k} = min(max({self.index(index)}, 0), {len(branches) - 1})")
+        for b, plan in enumerate(branches):
+            head = "else:" if b == len(branches) - 1 else \
+                f"{'if' if b == 0 else 'elif'} {k} == {b}:"
+            with em.block(head):
+                self.assign(outs, self.sub(plan, [self.arg(o) for o in ops], "c"))
+
+    def while_loop(self, step):
+        em, p = self.em, step.eqn.params
+        cc, bc, carry = split(step.eqn.invars, p["cond_nconsts"], p["body_nconsts"])
+        subs = subplans(step)
+        outs = step.eqn.outvars
+        self.init_carry(outs, carry)
+        self.host_loop()
+        with self.loop_scope(), em.block("while True:"):
+            (c,) = self.sub(subs["cond_jaxpr"], [self.arg(a) for a in cc + outs], "w")
+            with em.block(f"if not {self.truth(c)}:"):
+                em.line("break")
+            self.assign(outs, self.sub(subs["body_jaxpr"], [self.arg(a) for a in bc + outs],
+                                       "w"))
+
+    def for_loop(self, step):
+        em, p = self.em, step.eqn.params
+        n, consts, carry = split(step.eqn.invars, 1, p["num_consts"])
+        outs = step.eqn.outvars
+        self.init_carry(outs, carry)
+        i, stop = self.bounds(n[0])
+        rng = f"range({stop} - 1, -1, -1)" if p["reverse"] else f"range({stop})"
+        with self.loop_scope(), em.block(f"for {i} in {rng}:"):
+            exprs = self.sub(subplans(step)["body_jaxpr"],
+                             [self.counter(i)] + [self.arg(a) for a in consts + outs], "f")
+            self.assign(outs, exprs)
+
+    def scan(self, step):
+        em, p = self.em, step.eqn.params
+        consts, carry, xs = split(step.eqn.invars, p["num_consts"], p["num_carry"])
+        outs = step.eqn.outvars
+        c_outs, ys = outs[:p["num_carry"]], outs[p["num_carry"]:]
+        self.init_carry(c_outs, carry)
+        for y in ys:
+            em.alloc(y)
+        i = self.scan_counter()
+        n = p["length"]
+        rng = f"range({n - 1}, -1, -1)" if p["reverse"] else f"range({n})"
+        with self.loop_scope(), em.block(f"for {i} in {rng}:"):
+            args = [self.arg(a) for a in consts + c_outs] + [self.row(x, i) for x in xs]
+            exprs = self.sub(subplans(step)["jaxpr"], args, "s")
+            self.assign(c_outs, exprs[:len(c_outs)])
+            for y, e in zip(ys, exprs[len(c_outs):]):
+                self.store_row(y, i, e)
+
+
+def register(rules, printer, wrap=lambda rule: rule):
+    """Register the four control rules of `printer` (a ControlPrinter subclass) in `rules`;
+    `wrap(rule)` may route a step elsewhere first (CUDA's lane-local kernels)."""
+    for name, method in _METHODS.items():
+        rules[name] = wrap(lambda em, step, m=method: getattr(printer(em), m)(step))
+
+
+# control primitive -> the ControlPrinter method that prints it
+_METHODS = {"cond": "cond", "while": "while_loop", "for_loop": "for_loop", "scan": "scan"}

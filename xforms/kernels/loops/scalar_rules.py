@@ -1,0 +1,442 @@
+"""Scalar expressions for the equations inside fused loops: one rule per primitive.
+
+`scalar_rules[prim](ctx, *args) -> str` turns argument expressions (names, typed literals or
+array reads) into a Python/Numba expression for one element.  `ctx` gives the equation's
+`prim`, `params`, `in_dtypes`, `dtype` (the output dtype), `lit(value, dtype)` for typed literals
+(Numba would widen float32 arithmetic with a bare `2.0`) and `fn(prim)` for the math
+function of a transcendental: the name the primitive declares for the target in its facts
+(`Facts.math`, xforms/core/facts.py), or a vectorisable `xforms.kernels.libm.vecmath` one (`Facts.vec`).
+`register_scalar_rule(prim_or_name, rule, target=None)` adds or overrides a rule, per target.
+The tables are keyed by the `Primitive` (a name is resolved through xforms.core.registry).
+
+Semantics follow the NumPy implementations: integer `div` truncates and `rem` takes the
+dividend's sign (lax's C semantics, with XLA's values for a zero divisor), `max`/`min`
+propagate NaN like `np.maximum`, `round` is half-to-even (`np.rint`), `sign(nan)` is nan and
+`sign(-0.0)` is 0.0, int8..int32 (and unsigned) results are cast back to their dtype (Numba
+computes small integers in int64).
+"""
+import numpy as np
+
+from xforms.core.facts import REDUCTION
+from xforms.core.registry import ALL_PRIMITIVES, RuleTable, lookup
+
+from xforms.primitives.elementwise import int_div_by_zero, int_saturation
+
+from ..codegen import lit
+
+scalar_rules = RuleTable()          # prim -> rule, every target
+_target_rules = {}                  # target -> RuleTable of overrides
+
+
+def register_scalar_rule(prim, rule, target=None):
+    """Register `rule(ctx, *args) -> str` for a primitive (object or name), for one target
+    ("cpu", "cuda") or all."""
+    if target is None:
+        scalar_rules[prim] = rule
+    else:
+        _target_rules.setdefault(target, RuleTable())[prim] = rule
+
+
+def get_scalar_rule(prim, target="cpu"):
+    """The rule for `prim` (object or name) on `target`: its override, else the shared one,
+    else, for a primitive that declares math names (`Facts.math`), a call of its math
+    function on the operands."""
+    rule = _target_rules.get(target, {}).get(prim) or scalar_rules.get(prim)
+    if rule is None:
+        p = lookup(prim) if isinstance(prim, str) else prim
+        if p is not None and p.facts.math:
+            return _math_call
+    return rule
+
+
+def rule_expr(eqn, target, ctx, args, refuse):
+    """The expression the scalar rule of `eqn` on `target` prints in context `ctx` on
+    argument texts `args`; `refuse(eqn, why)` makes the backend's LoweringError when there is
+    no rule or the rule rejects these operands.
+
+        rule_expr(sin_eqn, "cpu", ctx, ["a"], unsupported)   # -> "math_sin(a)" """
+    rule = get_scalar_rule(eqn.prim, target)
+    if rule is None:
+        raise refuse(eqn)
+    try:
+        return rule(ctx, *args)
+    except (KeyError, TypeError, ValueError) as e:
+        raise refuse(eqn, f"{type(e).__name__}: {e}") from None
+
+
+class ScalarCtx:
+    """What a scalar rule may ask about its equation (see the module docstring); each
+    backend adds `fn` (its math functions) and may spell literals its own way (`lit`).
+
+        ctx = ScalarCtx(eqn, ("i0",)); ctx.lit(0.5) -> "np.float32(0.5)" for float32
+    """
+
+    def __init__(self, eqn, idx=()):
+        self.params, self.prim, self.idx = eqn.params, eqn.prim, idx
+        self.in_dtypes = [a.aval.dtype for a in eqn.invars]
+        self.dtype = eqn.outvars[0].aval.dtype
+
+    def lit(self, v, dtype=None):
+        return lit(v, self.dtype if dtype is None else dtype)
+
+    def cast(self, expr, dtype):
+        """`expr` at `dtype`: Numba computes narrower numbers in its 64-bit types, and the
+        cast back wraps integers (uint8 200 + 100 is 44, as in XLA)."""
+        dt = np.dtype(dtype)
+        if dt.kind == "b" or dt.itemsize == 8 and dt.kind != "c" or dt.itemsize == 16:
+            return expr
+        return f"np.{dt.name}({expr})"
+
+    def index(self, d):
+        """The loop index of loop axis `d` (iota)."""
+        return self.idx[d]
+
+
+def _math_call(ctx, *args):
+    """`fn(x)` / `fn(x, y)` with the math function the primitive declares for the target."""
+    return f"{ctx.fn(ctx.prim)}({', '.join(args)})"
+
+
+def has_target_rule(prim, target):
+    """Whether `target` overrides the shared rule of `prim`."""
+    return prim in _target_rules.get(target, {})
+
+
+def dtype_refused(eqn, target):
+    """Why `target` cannot lower `eqn` for its dtypes (the primitive's `Facts.dtypes`), or
+    None when it can."""
+    kinds = eqn.prim.facts.dtypes.get(target)
+    if kinds is None:
+        return None
+    for a in list(eqn.invars) + list(eqn.outvars):
+        if np.dtype(a.aval.dtype).kind not in kinds:
+            return f"dtype {np.dtype(a.aval.dtype).name} is not supported on {target}"
+    return None
+
+
+def math_name(prim, slot):
+    """The math function `prim` declares for `slot` ("cpu", "cpu_complex", "cuda",
+    "cuda_complex"): a name, or None when a target override spells it.  KeyError when the
+    primitive declares nothing for the slot."""
+    p = lookup(prim) if isinstance(prim, str) else prim
+    if p is None:
+        raise KeyError(prim)
+    return p.facts.math[slot]
+
+
+# the reduction monoids the emitters combine; on bools sum/max are `or`, prod/min `and`
+REDUCE_OPS = frozenset(["sum", "prod", "max", "min", "and", "or", "argmax", "argmin"])
+BOOL_MONOID = {"sum": "or", "prod": "and", "max": "or", "min": "and"}
+
+
+def reduction_monoid(eqn):
+    """(op, is_arg, axes) of a reduction equation: the monoid its facts declare (bool sums
+    and products are or/and), whether it is argmax/argmin, the reduced axes."""
+    op = eqn.prim.facts.reduce_op
+    arg = op in ("argmax", "argmin")
+    if np.dtype(eqn.invars[0].aval.dtype).kind == "b":
+        op = BOOL_MONOID.get(op, op)
+    return op, arg, (eqn.params["axis"],) if arg else tuple(eqn.params["axes"])
+
+
+def reduction_init(op, dtype):
+    """Initial accumulator of the reduction monoid `op` ("sum", "max", ...), from the facts
+    of the reduction primitive that declares it; for "argmax"/"argmin" the initial value
+    compared against (each backend's reductions start from it)."""
+    if op in ("argmax", "argmin"):
+        dt = np.dtype(dtype)
+        k = dt.kind
+        big = np.inf if k == "f" else (True if k == "b" else np.iinfo(dt).max)
+        neg = -np.inf if k == "f" else (False if k == "b" else np.iinfo(dt).min)
+        return neg if op == "argmax" else big
+    return _REDUCTION_INIT[op](dtype)
+
+
+def _kind(dt):
+    return np.dtype(dt).kind
+
+
+def _fmt(x, op):
+    return lambda ctx, *a: op.format(*a)
+
+
+def _binary(op):
+    def rule(ctx, x, y):
+        dt = ctx.dtype
+        if _kind(dt) == "b":    # NumPy's bool arithmetic is logical
+            return {"+": f"({x} or {y})", "*": f"({x} and {y})"}.get(op, f"bool({x} {op} {y})")
+        return ctx.cast(f"{x} {op} {y}", dt)
+    return rule
+
+
+def _prefix(op):
+    def rule(ctx, x):
+        if _kind(ctx.dtype) == "b":    # NumPy's bool negative and invert are logical
+            return f"(not {x})"
+        return ctx.cast(f"{op}{x}", ctx.dtype)
+    return rule
+
+
+def _cpu_arith(prim):
+    """On the CPU, Numba computes float32 (complex64) arithmetic of float32 operands in
+    float32, and every operand expression here already has the equation's dtype (equal
+    input dtypes, typed literals), so the `np.float32(...)` wrapper is dropped: each one is
+    a call Numba must type and lower, a measurable share of compile time.  Integers keep
+    it (Numba widens int32 arithmetic to int64)."""
+    def rule(ctx, *args):
+        expr = scalar_rules[prim](ctx, *args)      # looked up now: overrides still apply
+        prefix = f"np.{np.dtype(ctx.dtype).name}("
+        if _kind(ctx.dtype) in "fc" and expr.startswith(prefix) and _closes_at_end(
+                expr, len(prefix) - 1):
+            return expr[len(prefix):-1]
+        return expr
+    return rule
+
+
+def _closes_at_end(expr, start):
+    """Whether the parenthesis at `start` is closed by the last character."""
+    depth = 0
+    for i in range(start, len(expr)):
+        depth += {"(": 1, ")": -1}.get(expr[i], 0)
+        if depth == 0:
+            return i == len(expr) - 1
+    return False
+
+
+
+
+def _c_int_div(ctx, x, y):
+    """Truncating integer division with XLA's edge cases (xforms/primitives/elementwise.py
+    `int_div_by_zero`: x / 0 has every bit set, MIN / -1 wraps to MIN).  Numba's `//`
+    floors, so a quotient of operands of different signs with a remainder steps up by one;
+    x / -1 is spelled -x because a machine division of MIN by -1 traps."""
+    dt = ctx.dtype
+    trunc = (f"{x} // {y} + (1 if {x} % {y} != 0 and ({x} < 0) != ({y} < 0) else 0)"
+             if _kind(dt) == "i" else f"{x} // {y}")
+    if _kind(dt) == "i":
+        trunc = f"(-{x} if {y} == -1 else {trunc})"
+    return f"({ctx.lit(int_div_by_zero(dt), dt)} if {y} == 0 else {ctx.cast(trunc, dt)})"
+
+
+def _div(ctx, x, y):
+    if _kind(ctx.dtype) in "iu":
+        return _c_int_div(ctx, x, y)
+    return f"{x} / {y}"
+
+
+def _rem(ctx, x, y, fmod="np.fmod"):
+    """C's remainder (the dividend's sign; lax.rem): x % 0 == x and MIN % -1 == 0 for
+    integers (XLA's values), fmod for floats (Numba's CPU types np.fmod, CUDA math.fmod)."""
+    dt = ctx.dtype
+    if _kind(dt) == "f":
+        return ctx.cast(f"{fmod}({x}, {y})", dt)
+    r = f"{x} % {y}"
+    if _kind(dt) == "i":     # Numba's % takes the divisor's sign: move back by y
+        r = f"({r} - {y} if {x} % {y} != 0 and ({x} < 0) != ({y} < 0) else {r})"
+        r = f"({ctx.lit(0, dt)} if {y} == -1 else {ctx.cast(r, dt)})"
+    else:
+        r = ctx.cast(r, dt)
+    return f"({x} if {y} == 0 else {r})"
+
+
+scalar_rules["div"] = _div
+scalar_rules["rem"] = _rem
+register_scalar_rule("rem", lambda ctx, x, y: _rem(ctx, x, y, "math.fmod"), "cuda")
+scalar_rules["pow"] = lambda ctx, x, y: f"{x} ** {y}"
+
+
+def _integer_pow(ctx, x, *, y=None):
+    y = ctx.params["y"]
+    one = ctx.lit(1, ctx.dtype)
+    if y == 0:
+        return one
+    n = abs(y)
+    if n <= 8:
+        e = " * ".join([x] * n)          # what XLA/JAX do: repeated multiplication
+    else:
+        e = f"{x} ** {n}"
+    e = ctx.cast(e, ctx.dtype)
+    if y < 0:
+        if _kind(ctx.dtype) in "iu":
+            return ctx.cast(f"{ctx.lit(1.0, np.float64)} / ({e})", ctx.dtype)
+        return f"{one} / ({e})"
+    return e
+
+
+scalar_rules["integer_pow"] = _integer_pow
+scalar_rules["rsqrt"] = lambda ctx, x: f"{ctx.lit(1, ctx.dtype)} / {ctx.fn('sqrt')}({x})"
+scalar_rules["cbrt"] = lambda ctx, x: f"np.cbrt({x})"
+
+
+# sqrt, exp, sin, atan2 and the other primitives that declare math names need no rule
+# here: `get_scalar_rule` gives them `_math_call`.
+
+
+def _logistic(ctx, x):
+    fn = ctx.fn("logistic")
+    if fn:
+        return f"{fn}({x})"
+    one = ctx.lit(1, ctx.dtype)
+    return f"{one} / ({one} + {ctx.fn('exp')}(-{x}))"
+
+
+scalar_rules["logistic"] = _logistic
+
+
+def _logaddexp(ctx, x, y):
+    """log(e^x + e^y) = max + log1p(exp(-|x - y|)) without branches, so that a large loop
+    vectorises with kernels/vecmath's exp and log1p (the special-function implementation,
+    xforms/kernels/libm/special.py, calls libm one element at a time: 6% of the VAE training step).
+    Ties, infinite ones too, give max + log 2; a NaN operand gives NaN (as np.logaddexp)."""
+    d = f"({ctx.lit(0, ctx.dtype)} if {x} == {y} else -abs({x} - {y}))"
+    return f"(({x} if {x} > {y} else {y}) + {ctx.fn('log1p')}({ctx.fn('exp')}({d})))"
+
+
+register_scalar_rule("logaddexp", _logaddexp, "cpu")
+
+
+def _max(ctx, x, y):
+    k = _kind(ctx.dtype)
+    if k == "f":      # np.maximum: NaN in either operand gives NaN
+        return f"({x} if {x} >= {y} or {x} != {x} else {y})"
+    if k == "b":
+        return f"({x} or {y})"
+    return ctx.cast(f"max({x}, {y})", ctx.dtype)
+
+
+def _min(ctx, x, y):
+    k = _kind(ctx.dtype)
+    if k == "f":
+        return f"({x} if {x} <= {y} or {x} != {x} else {y})"
+    if k == "b":
+        return f"({x} and {y})"
+    return ctx.cast(f"min({x}, {y})", ctx.dtype)
+
+
+scalar_rules["max"] = _max
+scalar_rules["min"] = _min
+
+
+def _abs(ctx, x):
+    if _kind(ctx.in_dtypes[0]) == "b":
+        return x
+    return ctx.cast(f"abs({x})", ctx.dtype)
+
+
+def _sign(ctx, x):
+    k = _kind(ctx.dtype)
+    if k == "f":
+        one, zero = ctx.lit(1, ctx.dtype), ctx.lit(0, ctx.dtype)
+        return f"({one} if {x} > {zero} else (-{one} if {x} < {zero} else ({x} if {x} != {x} else {zero})))"
+    if k == "c":
+        return f"({x} / abs({x}) if {x} != 0 else {ctx.lit(0, ctx.dtype)})"
+    if k == "b":
+        return x
+    return ctx.cast(f"({x} > 0) - ({x} < 0)", ctx.dtype)
+
+
+scalar_rules["abs"] = _abs
+scalar_rules["sign"] = _sign
+scalar_rules["floor"] = lambda ctx, x: f"np.floor({x})"
+scalar_rules["ceil"] = lambda ctx, x: f"np.ceil({x})"
+scalar_rules["round"] = lambda ctx, x: f"np.rint({x})"   # half to even, as np.round
+
+
+
+def _bitwise(op, logical):
+    def rule(ctx, x, y):
+        if _kind(ctx.dtype) == "b":
+            return f"({x} {logical} {y})"
+        return ctx.cast(f"({x} {op} {y})", ctx.dtype)
+    return rule
+
+
+_COMPARE = ("==", "!=", "<", "<=", ">", ">=")
+_LOGICAL = {"&": "and", "|": "or", "^": "!="}     # a bitwise operator's spelling on bools
+
+
+def _operators():
+    """The rules of the primitives that are Python operators (`Facts.operator`, declared in
+    their rule blocks: add sub mul neg, eq ne lt le gt ge, and or xor not): arithmetic casts
+    to the equation's dtype (the CPU rule drops float wrappers), comparisons print bare,
+    bitwise operators are logical on bools."""
+    for p in ALL_PRIMITIVES:
+        op = p.facts.operator
+        if op is None:
+            continue
+        if p.facts.simplify == "unary":
+            scalar_rules[p] = _prefix(op)
+        elif op in _COMPARE:
+            scalar_rules[p] = _fmt(None, "({0} " + op + " {1})")
+        elif op in _LOGICAL:
+            scalar_rules[p] = _bitwise(op, _LOGICAL[op])
+        else:
+            scalar_rules[p] = _binary(op)
+        if op in ("+", "-", "*"):
+            register_scalar_rule(p, _cpu_arith(p), "cpu")
+
+
+_operators()
+scalar_rules["is_finite"] = lambda ctx, x: f"np.isfinite({x})"
+
+
+def _select_n(ctx, which, *cases):
+    if len(cases) == 1:
+        return cases[0]
+    if _kind(ctx.in_dtypes[0]) == "b":
+        return f"({cases[1]} if {which} else {cases[0]})"
+    expr = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        expr = f"({cases[k]} if {which} == {k} else {expr})"
+    return expr
+
+
+scalar_rules["select_n"] = _select_n
+
+
+def convert(ctx, x, src, dst):
+    """Expression converting `x` from dtype src to dst with NumPy's astype semantics, except
+    float -> int, which saturates as XLA's does (NaN -> 0)."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst:
+        return x
+    ks, kd = src.kind, dst.kind
+    if kd == "b":
+        return f"({x} != 0)"
+    if ks == "c" and kd != "c":
+        x = f"{x}.real"
+    if ks == "b" and kd in "iuf":
+        return f"np.{dst.name}(1 if {x} else 0)"
+    if ks in "fc" and kd in "iu":      # saturating, as XLA: elementwise.int_saturation
+        lo, hi = int_saturation(dst)
+        info = np.iinfo(dst)
+        return (f"({lit(0, dst)} if {x} != {x} else ({lit(info.max, dst)} if {x} >= {hi!r} "
+                f"else ({lit(info.min, dst)} if {x} < {lo!r} else np.{dst.name}({x}))))")
+    return f"np.{dst.name}({x})"
+
+
+scalar_rules["convert_element_type"] = lambda ctx, x: convert(ctx, x, ctx.in_dtypes[0],
+                                                              ctx.dtype)
+scalar_rules["real"] = lambda ctx, x: f"{x}.real" if _kind(ctx.in_dtypes[0]) == "c" else x
+scalar_rules["imag"] = lambda ctx, x: (f"{x}.imag" if _kind(ctx.in_dtypes[0]) == "c"
+                                       else ctx.lit(0, ctx.dtype))
+scalar_rules["conj"] = lambda ctx, x: (f"{x}.conjugate()" if _kind(ctx.in_dtypes[0]) == "c"
+                                       else x)
+scalar_rules["complex"] = lambda ctx, x, y: f"np.{np.dtype(ctx.dtype).name}(complex({x}, {y}))"
+scalar_rules["stop_gradient"] = lambda ctx, x: x
+scalar_rules["name"] = lambda ctx, x: x        # checkpoint_name: identity once lowered
+# bitcast_convert_type: an LLVM bitcast (kernels/cpu_runtime.bitcast; CUDA is exempt)
+register_scalar_rule("bitcast_convert_type", lambda ctx, x: (
+    f"{ctx.em.helper('bitcast')}({x}, np.{np.dtype(ctx.dtype).name})"), target="cpu")
+scalar_rules["iota"] = lambda ctx: convert(ctx, ctx.index(ctx.params["dimension"]), np.int64,
+                                           ctx.params["dtype"])
+
+
+
+# ---- derived from the reductions' facts (xforms/core/facts.py: reduce_op, reduce_init) -------
+def _reduction_inits():
+    return {p.facts.reduce_op: p.facts.reduce_init for p in ALL_PRIMITIVES
+            if p.facts.kind == REDUCTION and p.facts.reduce_init is not None}
+
+
+_REDUCTION_INIT = _reduction_inits()

@@ -1,0 +1,91 @@
+"""The vector width of xforms' compiled CPU kernels: 512 bits where the CPU has AVX-512.
+
+Why: LLVM tunes Intel's AVX-512 cores "prefer-256-bit" (Skylake-X lowered its clock for wide
+instructions), so Numba's loops use 256-bit registers although 512-bit ones exist.  A
+generated kernel is a long stream of arithmetic (the polynomials of kernels/vecmath*.py)
+where twice the lanes per instruction pays.  Measured 2026-11-28 on the project's 2-core
+Xeon VM (AVX-512, LLVM names it rocketlake), one thread, 4096 elements in L1, ns per element,
+256 -> 512 bits: float64 tanh 0.86 -> 0.67, exp 0.90 -> 0.61, log 1.32 -> 0.92; float32
+tanh 0.26 -> 0.21, exp 0.44 -> 0.30.  Upstream: Numba leaves LLVM's choice (its own tests
+ask for `-prefer-256-bit` off to see zmm registers, numba/numba#5757).
+
+How: while xforms compiles a kernel (`compiling()`: the kernel, its prange bodies and the
+runtime helpers first compiled for it), every function of each LLVM module Numba builds gets
+the attribute ``"prefer-vector-width"="512"``, which LLVM's X86 backend reads per function.
+A user's own ``@njit`` code is compiled as Numba would.  ``XFORMS_VECTOR_WIDTH`` chooses:
+``auto`` (512 where AVX-512 is usable, else LLVM's choice), a width in bits, or ``native``
+(LLVM's choice everywhere).  The choice is part of the kernel cache key (xforms/kernels/build/codecache.py).
+
+    >>> with compiling():
+    ...     numba.njit("float64(float64[:])")(total)    # its loops may use zmm registers
+"""
+import contextlib
+import threading
+
+from xforms import config
+
+_state = threading.local()
+
+
+def _usable_avx512():
+    """Whether Numba's target (the host, or NUMBA_CPU_FEATURES) has AVX-512F with 512-bit
+    registers enabled."""
+    try:
+        from numba.core import codegen, config as numba_config
+        feats = numba_config.CPU_FEATURES
+        feats = (codegen.get_host_cpu_features() if feats is None else feats).split(",")
+    except Exception:           # another Numba: leave LLVM its choice
+        return False
+    return "+avx512f" in feats and "-evex512" not in feats
+
+
+def _choose():
+    v = config.vector_width()
+    if v == "native":
+        return None
+    if v == "auto":
+        return 512 if _usable_avx512() else None
+    return int(v)
+
+
+#: the width compiled kernels ask for, in bits; None: LLVM's own choice
+WIDTH = _choose()
+_ATTRIBUTE = None if WIDTH is None else f'"prefer-vector-width"="{WIDTH}"'
+
+
+@contextlib.contextmanager
+def compiling():
+    """Numba modules built inside this block (in this thread) get the kernel width."""
+    depth = getattr(_state, "depth", 0)
+    _state.depth = depth + 1
+    try:
+        yield
+    finally:
+        _state.depth = depth
+
+
+def _tag(ir_module):
+    """Give every function defined in `ir_module` the width attribute (llvmlite's attribute
+    set only accepts LLVM's keyword attributes, hence `set.add`; it prints the string as is)."""
+    for fn in ir_module.functions:
+        if not fn.is_declaration:
+            set.add(fn.attributes, _ATTRIBUTE)
+
+
+def install():
+    """Wrap Numba's CPU `add_ir_module`, the one door of every lowered module into a code
+    library, to tag modules built inside `compiling()` (none while the width is LLVM's
+    choice, `_ATTRIBUTE` None).  Nothing is wrapped if Numba's code no longer has that door."""
+    from numba.core import codegen
+    original = getattr(codegen.CPUCodeLibrary, "add_ir_module", None)
+    if original is None or getattr(original, "_xforms_width", False):
+        return
+
+    def add_ir_module(self, ir_module):
+        if _ATTRIBUTE is not None and getattr(_state, "depth", 0):
+            _tag(ir_module)
+        return original(self, ir_module)
+
+    add_ir_module._xforms_width = True
+    add_ir_module.__wrapped__ = original       # xforms/kernels/numba_fixes/registry.py reads it
+    codegen.CPUCodeLibrary.add_ir_module = add_ir_module

@@ -1,0 +1,186 @@
+"""CPU lowering of conv_general_dilated: one call of the precompiled, shape-generic
+`conv_run` (xforms/kernels/runtime/conv.py) per convolution.
+
+The generated code passes the operands and the output as flat views of their buffers, in
+their own layouts, with each one's sizes and element strides along the logical axes
+((batch, feature, *spatial) and (out-feature, in-feature, *spatial), spatial padded in front
+to three axes), the convolution's geometry and 0 (conv_run picks its threads).  Nothing
+about a convolution is compiled per call site: the helper is compiled once per dtype and
+kept in Numba's disk cache.
+Sizes pass through `ints`, so they are not literal types to Numba.
+(An earlier lowering emitted transposes, reshapes and copy loops around per-call helpers;
+Numba compiling those -- np.transpose alone pulls in its string-formatting error paths --
+was most of a small CNN's 20-40 s compile.)
+
+    # c:f32[8,11,11,64] = conv_general_dilated[...] a b        model.py:12 (conv2)
+    _conv_runtime_conv_run(A.reshape(-1), B.reshape(-1), C.reshape(-1), _conv_runtime_ints((
+        8, 32, 1, 13, 13, 5408, 1, 0, 416, 32, 64, 32, 1, 3, 3, 1, 64, 0, 6144, 2048,
+        8, 64, 1, 11, 11, 7744, 1, 0, 704, 64, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0)))
+
+CUDA rule for conv_general_dilated: one thread per output element (a grid-stride loop over
+the output's logical (batch, feature, *spatial) positions), summing input x kernel over the
+window and the group's input features in a register.
+
+Every convolution parameter is handled in the index arithmetic, as JAX defines it: an output
+position `o` along a spatial axis reads the padded, lhs-dilated input at
+``q = o * stride - pad_lo + k * rhs_dilation``; q falls on a real input element when
+``q >= 0``, ``q % lhs_dilation == 0`` and ``q // lhs_dilation < n``, and on an inserted zero
+(a hole or the padding) otherwise, which the loop skips.  Feature groups give output feature
+`f` the input features of its group; batch groups give it a slice of the batch.  Operands
+keep their own layouts (any dimension numbers): the sizes and strides are literals, as the
+CUDA backend specialises every kernel to its shapes.
+
+This is the direct algorithm: each thread reads its window from global memory (cached by
+L1/L2), which suits the small convolutions of a CPU-sized model and every gradient
+convolution (those are convolutions too, with dilations and groups), not a cuDNN-class
+kernel for large images.
+
+    # the kernel for one 3x3 NHWC convolution, abridged:
+    for _t in range(cuda.grid(1), 200, cuda.gridsize(1)):
+        o0 = ...; o1 = ...; o2 = ...; o3 = ...          # batch, feature, row, column
+        _acc = 0.0
+        for _k0 in range(3):
+            _q0 = o2 * 1 - 1 + _k0 * 1
+            if _q0 < 0 or _q0 >= 5: continue
+            ...
+"""
+import numpy as np
+
+from ..cpu.emit import OP_RULES as CPU_RULES, _unsupported
+from ..codegen import lit
+from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.emit_cuda_ops import _OutLoop
+from ..cuda.kernel_builder import c_strides, unsupported
+
+
+def _prod(xs):
+    out = 1
+    for v in xs:
+        out = out * v
+    return out
+
+
+def _pad3(xs, fill):
+    """A spatial tuple padded in front to 3 entries."""
+    return (fill,) * (3 - len(xs)) + tuple(xs)
+
+
+def logical(shape, spec):
+    """(sizes, element strides) of a C-contiguous array of `shape` along the axes `spec`
+    names (two leading axes, then the spatial ones), spatial padded in front to three."""
+    strides = [_prod(shape[d + 1:]) for d in range(len(shape))]
+    sizes = (shape[spec[0]], shape[spec[1]]) + _pad3([shape[d] for d in spec[2:]], 1)
+    st = (strides[spec[0]], strides[spec[1]]) + _pad3([strides[d] for d in spec[2:]], 0)
+    return sizes, st
+
+
+def geometry(p):
+    """The `geo` tuple of conv_run: strides, low paddings, lhs and rhs dilations (three each,
+    padded in front), feature_group_count, batch_group_count."""
+    return (_pad3(p["window_strides"], 1) + _pad3([lo for lo, _ in p["padding"]], 0)
+            + _pad3(p["lhs_dilation"], 1) + _pad3(p["rhs_dilation"], 1)
+            + (p["feature_group_count"], p["batch_group_count"]))
+
+
+def _text(t):
+    return "(" + ", ".join(f"{v}" for v in t) + ")"
+
+
+def _conv(em, eqn):
+    lhs, rhs = eqn.invars
+    out = eqn.outvars[0]
+    p = eqn.params
+    if np.dtype(out.aval.dtype).kind == "b":
+        raise _unsupported(eqn, "boolean convolution; convert the operands to a number type")
+    em.alloc(out)
+    if 0 in tuple(out.aval.shape):
+        return
+    plan = ()
+    for v, spec in zip((lhs, rhs, out), p["dimension_numbers"]):
+        sizes, strides = logical(tuple(v.aval.shape), spec)
+        plan += sizes + strides
+    flat = [f"{em.atom(v) if v is not out else em.A(out)}.reshape(-1)" for v in (lhs, rhs, out)]
+    em.globals.setdefault("_conv_runtime", "__import__('xforms.kernels.runtime.conv', fromlist=['_'])")
+    run = em.global_name("_conv_runtime.conv_run")
+    ints = em.global_name("_conv_runtime.ints")
+    # last, the number of parts: 0, conv_run chooses per call (xforms/kernels/runtime/conv.py)
+    em.line(f"{run}({', '.join(flat)}, {ints}({_text(plan + geometry(p) + (0,))}))")
+
+
+CPU_RULES["conv_general_dilated"] = _conv
+
+
+# ---- CUDA ------------------------------------------------------------------------------------
+
+def _spatial_reads(kb, p, out_idx, ksizes, in_sizes):
+    """Open one loop per spatial kernel axis; -> (the (input index, kernel index) names per
+    axis, the open blocks to close).  Holes and padding `continue` the loop."""
+    idx, blocks = [], []
+    for d, (o, kn, n) in enumerate(zip(out_idx, ksizes, in_sizes)):
+        s, (lo, _), ld, rd = (p["window_strides"][d], p["padding"][d], p["lhs_dilation"][d],
+                              p["rhs_dilation"][d])
+        k, q, i = f"_k{d}", f"_q{d}", f"_i{d}"
+        cm = kb.block(f"for {k} in range({kn}):")
+        cm.__enter__()
+        blocks.append(cm)
+        kb.line(f"{q} = {o} * {s} - {lo} + {k} * {rd}")
+        if ld == 1:
+            kb.line(f"if {q} < 0 or {q} >= {n}:")
+            kb.line("    continue")
+            kb.line(f"{i} = {q}")
+        else:
+            kb.line(f"if {q} < 0 or {q} % {ld} != 0 or {q} // {ld} >= {n}:")
+            kb.line("    continue")
+            kb.line(f"{i} = {q} // {ld}")
+        idx.append((i, k))
+    return idx, blocks
+
+
+def _conv_cuda(em, eqn):
+    em.check_dtypes(eqn)
+    lhs, rhs = eqn.invars
+    out = eqn.outvars[0]
+    dt = np.dtype(out.aval.dtype)
+    if dt.kind == "b":
+        raise unsupported(eqn, "boolean convolution; convert the operands to a number type")
+    p = eqn.params
+    ls, rs, os_ = p["dimension_numbers"]
+    xshape, wshape, oshape = (tuple(v.aval.shape) for v in (lhs, rhs, out))
+    em.alloc(out)
+    if 0 in oshape:
+        return
+    X_sizes = [xshape[d] for d in ls]
+    W_sizes = [wshape[d] for d in rs]
+    O_sizes = [oshape[d] for d in os_]
+    x_st, w_st, o_st = ([c_strides(sh)[d] for d in spec]
+                        for sh, spec in ((xshape, ls), (wshape, rs), (oshape, os_)))
+    G, B = p["feature_group_count"], p["batch_group_count"]
+    I = W_sizes[1]                                   # input features per group
+    per_group = O_sizes[1] // (G * B)                # output features per group
+    kb = KernelBuilder(em, f"conv_general_dilated {lhs.aval.str_short()} * "
+                           f"{rhs.aval.str_short()} -> {out.aval.str_short()}")
+    kb.comment(eqn)
+    Xb, Wb, Ob = kb.arr(lhs), kb.arr(rhs), kb.arr(out)
+    loop = _OutLoop(em, kb, O_sizes)
+    with loop as o:
+        kb.line(f"_g = {o[1]} // {per_group}")
+        n_in = f"_g * {O_sizes[0]} + {o[0]}" if B > 1 else o[0]
+        c0 = f"_g * {I}" if G > 1 else "0"
+        kb.line(f"_xb = ({n_in}) * {x_st[0]} + ({c0}) * {x_st[1]}")
+        kb.line(f"_wb = {o[1]} * {w_st[0]}")
+        kb.line(f"_acc = {lit(0, dt)}")
+        idx, blocks = _spatial_reads(kb, p, o[2:], W_sizes[2:], X_sizes[2:])
+        xs = " + ".join(["_xb"] + [f"{i} * {x_st[2 + d]}" for d, (i, _) in enumerate(idx)])
+        ws = " + ".join(["_wb"] + [f"{k} * {w_st[2 + d]}" for d, (_, k) in enumerate(idx)])
+        kb.line(f"_xs = {xs}")
+        kb.line(f"_ws = {ws}")
+        with kb.block(f"for _c in range({I}):"):
+            kb.line(f"_acc += {Xb}[_xs + _c * {x_st[1]}] * {Wb}[_ws + _c * {w_st[1]}]")
+        for cm in reversed(blocks):
+            cm.__exit__(None, None, None)
+        dst = " + ".join(f"{o[d]} * {o_st[d]}" for d in range(len(o)))
+        kb.line(f"{Ob}[{dst}] = _acc")
+    loop.launch()
+
+
+CUDA_RULES["conv_general_dilated"] = _conv_cuda

@@ -1,0 +1,132 @@
+"""CPU rules for the cumulative primitives (cumsum, cumprod, cummax, cummin, cumlogsumexp):
+loops writing the output in place of an accumulator.
+
+For an operand of shape outer + (n,) + inner the generated code is
+
+    for o in outer:                      # (nested counted loops)
+        for i in inner: OUT[o, 0, i] = X[o, 0, i]
+        for k in 1..n-1:
+            for i in inner: OUT[o, k, i] = OUT[o, k - 1, i] (op) X[o, k, i]
+
+so the innermost loop runs over contiguous memory and vectorises; `reverse` runs k from
+the end.  max/min propagate NaN as lax.max/min do.
+
+CUDA rule for the cumulative primitives (cumsum, cumprod, cummax, cummin,
+cumlogsumexp): one thread per line along the axis (a grid-stride loop over the
+outer x inner positions), accumulating in a register and writing each prefix.
+
+Lines of the flat buffer: element (o, k, i) of shape outer + (n,) + inner sits at
+o * n * inner + k * inner + i, so neighbouring threads (consecutive i) read neighbouring
+addresses.  `sort` has no CUDA kernel: it raises LoweringError naming it.
+"""
+import numpy as np
+
+from xforms.core.registry import ALL_PRIMITIVES
+
+from ..cpu.emit import OP_RULES as CPU_RULES
+from ..cpu.ops import _Nest
+from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.emit_cuda_ops import _OutLoop
+
+
+# a cumulative primitive's monoid (its facts: `cumulative`) -> the combine step, printed
+_OPS = {
+    "sum": lambda a, b, kind: f"{a} + {b}",
+    "prod": lambda a, b, kind: f"{a} * {b}",
+    # the NaN test keeps a NaN once it is seen (a > NaN and NaN > b are both false)
+    "max": lambda a, b, kind: (f"{b} if ({b} > {a} or {b} != {b}) else {a}" if kind == "f"
+                               else f"max({a}, {b})"),
+    "min": lambda a, b, kind: (f"{b} if ({b} < {a} or {b} != {b}) else {a}" if kind == "f"
+                               else f"min({a}, {b})"),
+    "logaddexp": lambda a, b, kind: (
+        f"{a} if {b} == -math.inf else ({b} if {a} == -math.inf else "
+        f"max({a}, {b}) + math.log1p(math.exp(-abs({a} - {b}))))"),
+}
+
+
+def _index(outer, k, inner):
+    return ", ".join(list(outer) + [k] + list(inner))
+
+
+def _cumulative(em, eqn):
+    x, out = eqn.invars[0], eqn.outvars[0]
+    axis, reverse = eqn.params["axis"], eqn.params["reverse"]
+    shape = x.aval.shape
+    n = shape[axis]
+    em.alloc(out)
+    if n == 0 or 0 in shape:
+        return
+    X, O = em.atom(x), em.A(out)
+    op = _OPS[eqn.prim.facts.cumulative]
+    kind = np.dtype(out.aval.dtype).kind
+    cast = (lambda e: f"np.{out.aval.dtype.name}({e})") if out.aval.dtype in (
+        np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.complex64)) else (lambda e: e)
+    first = str(n - 1) if reverse else "0"
+    with _Nest(em, shape[:axis], "o") as oi:
+        with _Nest(em, shape[axis + 1:], "i") as ii:
+            em.line(f"{O}[{_index(oi, first, ii)}] = {X}[{_index(oi, first, ii)}]")
+        k, kk, kp = em.fresh("k"), em.fresh("kk"), em.fresh("kp")
+        with em.counted_loop(k, n - 1):
+            if reverse:
+                em.line(f"{kk} = {n - 2} - {k}")
+                em.line(f"{kp} = {kk} + 1")
+            else:
+                em.line(f"{kk} = {k} + 1")
+                em.line(f"{kp} = {k}")
+            with _Nest(em, shape[axis + 1:], "i") as ii:
+                a, b = em.fresh("a"), em.fresh("b")
+                em.line(f"{a} = {O}[{_index(oi, kp, ii)}]")
+                em.line(f"{b} = {X}[{_index(oi, kk, ii)}]")
+                em.line(f"{O}[{_index(oi, kk, ii)}] = {cast(op(a, b, kind))}")
+
+
+for _p in ALL_PRIMITIVES:
+    if _p.facts.cumulative in _OPS:
+        CPU_RULES[_p] = _cumulative
+
+
+# ---- CUDA ------------------------------------------------------------------------------------
+
+# a cumulative primitive's monoid (its facts: `cumulative`) -> the combine step, printed
+_OPS_cuda = {
+    "sum": lambda a, b: f"{a} + {b}",
+    "prod": lambda a, b: f"{a} * {b}",
+    "max": lambda a, b: f"{b} if ({b} > {a} or {b} != {b}) else {a}",
+    "min": lambda a, b: f"{b} if ({b} < {a} or {b} != {b}) else {a}",
+    "logaddexp": lambda a, b: (
+        f"{a} if {b} == -math.inf else ({b} if {a} == -math.inf else "
+        f"max({a}, {b}) + math.log1p(math.exp(-abs({a} - {b}))))"),
+}
+
+
+def _cumulative_cuda(em, eqn):
+    em.check_dtypes(eqn)
+    x, out = eqn.invars[0], eqn.outvars[0]
+    axis, reverse = eqn.params["axis"], eqn.params["reverse"]
+    shape = tuple(x.aval.shape)
+    n = shape[axis]
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    em.alloc(out)
+    if n == 0 or outer * inner == 0:
+        return
+    kb = KernelBuilder(em, f"{eqn.prim.name} along axis {axis} of {x.aval.str_short()}")
+    X, O = kb.arr(x), kb.arr(out)
+    op = _OPS_cuda[eqn.prim.facts.cumulative]
+    loop = _OutLoop(em, kb, (outer, inner))
+    with loop as (o, i):
+        kb.line(f"_base = {o} * {n * inner} + {i}")
+        first = (n - 1) * inner if reverse else 0
+        kb.line(f"_acc = {X}[_base + {first}]")
+        kb.line(f"{O}[_base + {first}] = _acc")
+        with kb.block(f"for _k in range(1, {n}):"):
+            kb.line(f"_kk = {n - 1} - _k" if reverse else "_kk = _k")
+            kb.line(f"_b = {X}[_base + _kk * {inner}]")
+            kb.line(f"_acc = {op('_acc', '_b')}")
+            kb.line(f"{O}[_base + _kk * {inner}] = _acc")
+    loop.launch()
+
+
+for _p in ALL_PRIMITIVES:
+    if _p.facts.cumulative in _OPS_cuda:
+        CUDA_RULES[_p] = _cumulative_cuda

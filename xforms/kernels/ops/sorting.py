@@ -1,0 +1,157 @@
+"""CPU rule for `sort` (lax.sort: several operands sorted together by their first num_keys).
+
+A loop nest runs over the other dimensions; each slice's keys are copied into contiguous
+buffers.  Per slice, the permutation comes from Numba's stable `np.argsort(kind=
+"mergesort")` (NaN last, as in JAX), one pass per key from the last key to the first
+(stable passes give the lexicographic order); complex keys sort by (real, imag).  Every
+operand's slice is then gathered through the permutation (explicit loops: no transposed
+copies, no fancy indexing, both of which cost Numba seconds of compile time).
+
+CUDA rule for `sort` (lax.sort: several operands sorted together by their first num_keys):
+a rank sort, one thread per element.
+
+The thread of element i of a line counts the elements that come before it -- a smaller key
+in the lexicographic order of the keys, or an equal key at a smaller position (so the sort
+is stable, as on the CPU) -- and writes every operand's element i to that rank.  The order
+is JAX's and the CPU's: NaN after every number (two NaNs equal), complex keys by (real,
+imag).  Each line costs n^2 comparisons spread over n threads: quick for the lines of
+small and medium programs (n up to a few thousand), and correct but slow for one line of
+millions, where backend="cpu" (a merge sort) is the better choice.
+
+    # sorting x:f64[6] (one key, one line), abridged:
+    for _t in range(cuda.grid(1), 6, cuda.gridsize(1)):
+        _b0 = X[_t]
+        _r = 0
+        for _j in range(6):
+            _a = X[_j]
+            _c = -1 if (_a < _b0 or (_a == _a and _b0 != _b0)) else ...
+            if _c < 0 or (_c == 0 and _j < _t): _r += 1
+        OUT[_r] = X[_t]
+"""
+import numpy as np
+
+from ..cpu.emit import OP_RULES as CPU_RULES, dtype_str
+from ..cpu.ops import _Nest
+from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.emit_cuda_ops import _OutLoop
+
+
+def _at(idx, dim, j):
+    """Index text with j at position dim."""
+    parts = list(idx)
+    parts.insert(dim, j)
+    return ", ".join(parts)
+
+
+def _sort(em, eqn):
+    xs, outs = eqn.invars, eqn.outvars
+    dim, num_keys = eqn.params["dimension"], eqn.params["num_keys"]
+    shape = tuple(xs[0].aval.shape)
+    n = shape[dim]
+    outer = shape[:dim] + shape[dim + 1:]
+    for o in outs:
+        em.alloc(o)
+    if int(np.prod(shape, dtype=np.int64)) == 0:
+        return
+    # contiguous copies of one slice of each key (complex: real and imaginary parts)
+    keys = []
+    for x in xs[:num_keys]:
+        dt = np.dtype(x.aval.dtype)
+        parts = (".real", ".imag") if dt.kind == "c" else ("",)
+        kdt = np.dtype(np.uint8) if dt.kind == "b" else (
+            np.empty(0, dt).real.dtype if dt.kind == "c" else dt)
+        for part in parts:
+            k = em.fresh("key")
+            em.line(f"{k} = np.empty({n}, {dtype_str(kdt)})")
+            keys.append((k, x, part, kdt))
+    em.runtime_used.update(("argsort_stable", "argsort_stable_after") if len(keys) > 1
+                           else ("argsort_stable",))
+    with _Nest(em, outer, "o") as oi:
+        j = em.fresh("j")
+        with em.counted_loop(j, n):
+            for k, x, part, kdt in keys:
+                val = f"{em.atom(x)}[{_at(oi, dim, j)}]{part}"
+                if x.aval.dtype.kind == "b":      # a bool key sorts as uint8
+                    val = f"np.uint8({val})"
+                em.line(f"{k}[{j}] = {val}")
+        p = em.fresh("p")
+        em.line(f"{p} = argsort_stable({keys[-1][0]})")
+        for k, *_ in reversed(keys[:-1]):
+            em.line(f"{p} = argsort_stable_after({k}, {p})")
+        j = em.fresh("j")
+        with em.counted_loop(j, n):      # loops: fancy indexing costs seconds to compile
+            pj = em.fresh("pj")
+            em.line(f"{pj} = {p}[{j}]")
+            for x, o in zip(xs, outs):
+                em.line(f"{em.A(o)}[{_at(oi, dim, j)}] = {em.atom(x)}[{_at(oi, dim, pj)}]")
+
+
+CPU_RULES["sort"] = _sort
+
+
+# ---- CUDA ------------------------------------------------------------------------------------
+
+def _lt(a, b):
+    """a before b in JAX's order of real numbers (NaN last)."""
+    return f"({a} < {b} or ({a} == {a} and {b} != {b}))"
+
+
+def _eq(a, b):
+    return f"({a} == {b} or ({a} != {a} and {b} != {b}))"
+
+
+def _cmp(a, b, dtype):
+    """-1, 0 or 1: a before, level with or after b."""
+    kind = np.dtype(dtype).kind
+    if kind == "c":
+        before = (f"({_lt(a + '.real', b + '.real')} or ({_eq(a + '.real', b + '.real')} and "
+                  f"{_lt(a + '.imag', b + '.imag')}))")
+        after = (f"({_lt(b + '.real', a + '.real')} or ({_eq(a + '.real', b + '.real')} and "
+                 f"{_lt(b + '.imag', a + '.imag')}))")
+    elif kind == "f":
+        before, after = _lt(a, b), _lt(b, a)
+    else:
+        before, after = f"{a} < {b}", f"{b} < {a}"
+    return f"-1 if {before} else (1 if {after} else 0)"
+
+
+def _sort_cuda(em, eqn):
+    em.check_dtypes(eqn)
+    xs, outs = eqn.invars, eqn.outvars
+    dim, num_keys = eqn.params["dimension"], eqn.params["num_keys"]
+    shape = tuple(xs[0].aval.shape)
+    n = shape[dim]
+    outer = int(np.prod(shape[:dim], dtype=np.int64))
+    inner = int(np.prod(shape[dim + 1:], dtype=np.int64))
+    for o in outs:
+        em.alloc(o)
+    if outer * n * inner == 0:
+        return
+    kb = KernelBuilder(em, f"sort along axis {dim} of {xs[0].aval.str_short()} "
+                           f"({len(xs)} operand(s), {num_keys} key(s))")
+    kb.comment(eqn)
+    X = [kb.arr(x) for x in xs]
+    O = [kb.arr(o) for o in outs]
+    loop = _OutLoop(em, kb, (outer, n, inner))
+    with loop as (o, i, k):
+        kb.line(f"_base = {o} * {n * inner} + {k}")
+        for q in range(num_keys):
+            kb.line(f"_b{q} = {X[q]}[_base + {i} * {inner}]")
+        kb.line("_r = 0")
+        with kb.block(f"for _j in range({n}):"):
+            for q in range(num_keys):
+                ctx = kb.block("if _c == 0:") if q else None
+                if ctx:
+                    ctx.__enter__()
+                kb.line(f"_a = {X[q]}[_base + _j * {inner}]")
+                kb.line(f"_c = {_cmp('_a', f'_b{q}', xs[q].aval.dtype)}")
+                if ctx:
+                    ctx.__exit__(None, None, None)
+            with kb.block(f"if _c < 0 or (_c == 0 and _j < {i}):"):
+                kb.line("_r += 1")
+        for x_name, o_name in zip(X, O):
+            kb.line(f"{o_name}[_base + _r * {inner}] = {x_name}[_base + {i} * {inner}]")
+    loop.launch()
+
+
+CUDA_RULES["sort"] = _sort_cuda

@@ -1,0 +1,222 @@
+"""Fusion planning: a Jaxpr becomes a backend-neutral `Plan` of steps (xforms/kernels/plan/plan.py).
+Pure Python, no Numba.
+
+Input: a Jaxpr after `passes.prepare` (calls inlined, dead code removed).  Output: a `Plan`
+that the CPU emitter (`emit_cpu.py`) and a CUDA emitter both turn into code.
+
+Partitioning (greedy, in program order, as XLA's loop fusion): every elementwise (built-in,
+or a user primitive with an elementwise Numba implementation: `is_elementwise`) or
+reduction equation starts a node; a node merges into its producer's node when the value
+flows between them at the same index (same iteration shape, identity map), the producer is
+not a reduction, and the merge creates no cycle through other nodes (xforms/kernels/plan/groups.py).
+Then loops of the same shape with no path between them merge too (sibling fusion: one pass
+over memory, and much less code for the backend compiler).  A value leaves its loop (is
+materialized) when it is a program output, is read by another node, or is read through a
+non-identity map.  Views are index maps folded into their readers (xforms/kernels/plan/index_maps.py);
+a shifted read of cheap arithmetic recomputes it (xforms/kernels/plan/stencil.py); buffers are then
+assigned by liveness (xforms/kernels/plan/storage.py).  Sub-programs of control flow are planned
+recursively (`plan_program`).  In CPU plans a short matrix product read only by one
+elementwise loop moves into that loop, computed there a block of rows at a time
+(xforms/kernels/plan/products.py).
+
+    >>> plan = plan_program(make_jaxpr(lambda x: xnp.sum(xnp.exp(x) * 2.0))(a))
+    >>> print(plan.dump())
+    step 0: loop (8,): exp mul reduce_sum -> 0 writes
+"""
+from xforms.core.ir import Literal, Var
+
+from ..fusion_classes import REDUCTIONS, VIEWS, is_elementwise
+from .groups import Groups, Node, drop_dead, toposort
+from .products import move_products
+from .index_maps import IndexMap, acts_as_view, view_map
+from .plan import Control, Loop, Op, Plan, Read, subjaxprs
+from .stencil import Stencil
+from .storage import assign_storage
+
+
+def _iter_shape(eqn):
+    if eqn.prim in REDUCTIONS:
+        return eqn.invars[0].aval.shape
+    return eqn.outvars[0].aval.shape
+
+
+def plan_program(closed, owned=(), prepared=False, products=False):
+    """Prepare (passes.prepare, unless `prepared` says the caller did) and plan a
+    ClosedJaxpr.  `owned`: indices of inputs that the program may overwrite once dead (a
+    loop body's carry).  `products`: move short products into their consumer loops
+    (xforms/kernels/plan/products.py; the CPU backend's plans)."""
+    from ..prepare.passes import prepare
+    c = closed if prepared else prepare(closed)
+    owned_vars = {v for k, v in enumerate(c.jaxpr.invars) if k in set(owned)}
+    return plan_jaxpr(c.jaxpr, c.consts, owned_vars, products)
+
+
+def owned_inputs(eqn, param, closed):
+    """Indices of a sub-program's inputs that are loop carries (owned by the loop), from
+    the control primitive's facts (`Facts.carries`)."""
+    carries = eqn.prim.facts.carries
+    if carries is None:
+        return set()
+    return set(carries(eqn.params, param, len(closed.jaxpr.invars)))
+
+
+def plan_jaxpr(jaxpr, consts=(), owned=(), products=False):
+    """Partition `jaxpr` (with constant values `consts`) into a `Plan`."""
+    outset = {v for v in jaxpr.outvars if isinstance(v, Var)}
+
+    # 1. views: fold chains of index maps onto their root (a Var produced elsewhere, or a
+    #    Literal); a view whose value is needed outside a loop becomes a copy node.
+    views = {}
+    for eqn in jaxpr.eqns:
+        if eqn.prim in VIEWS or eqn.prim.name == "pad":
+            m = view_map(eqn)
+            if m is not None:
+                src = eqn.invars[0]
+                if isinstance(src, Var) and src in views:
+                    root, inner = views[src]
+                    m = inner.compose(m)
+                    if m is not None:
+                        views[eqn.outvars[0]] = (root, m)
+                elif not (isinstance(src, Literal) and m.guards):
+                    views[eqn.outvars[0]] = (src, m)
+
+    def fused_read(atom):
+        if isinstance(atom, Var) and atom in views:
+            root, m = views[atom]
+            return Read(root, None if not m.exprs and not m.guards else m)
+        if isinstance(atom, Literal) or not atom.aval.shape:
+            return Read(atom, None)
+        return Read(atom, IndexMap.identity(len(atom.aval.shape)))
+
+    needed_views = set(v for v in outset if v in views)
+    for eqn in jaxpr.eqns:
+        fusible = is_elementwise(eqn) or eqn.prim in REDUCTIONS or (
+            acts_as_view(eqn) and eqn.outvars[0] in views)
+        if not fusible:
+            needed_views.update(a for a in eqn.invars if isinstance(a, Var) and a in views)
+
+    # 2. nodes and their reads; a shifted read of a cheap elementwise producer recomputes
+    #    it (stencil fusion: new nodes just before the reader)
+    nodes, producer = [], {}
+    stencil = Stencil(nodes, producer)
+    for eqn in jaxpr.eqns:
+        prim = eqn.prim
+        if (prim in VIEWS and prim.facts.aliases == 0 and eqn.outvars[0] in needed_views
+                and isinstance(eqn.invars[0], Var) and eqn.invars[0] not in views):
+            node = Node(len(nodes), eqn, "op", None)      # a view of the same buffer
+            node.reads = [Read(eqn.invars[0])]
+        elif acts_as_view(eqn) and eqn.outvars[0] in views:
+            if eqn.outvars[0] not in needed_views:
+                continue
+            node = Node(len(nodes), eqn, "loop", eqn.outvars[0].aval.shape)
+            node.reads = [fused_read(eqn.outvars[0])]     # a copy of the view's root
+        elif is_elementwise(eqn) or prim in REDUCTIONS:
+            shape = _iter_shape(eqn)
+            reads = [stencil.inline(r, shape) for r in map(fused_read, eqn.invars)]
+            node = Node(len(nodes), eqn, "loop", shape)
+            node.reads = reads
+        elif subjaxprs(eqn):
+            node = Node(len(nodes), eqn, "control", None)
+            node.reads = [Read(a) for a in eqn.invars]
+        else:
+            node = Node(len(nodes), eqn, "op", None)
+            node.reads = [Read(a) for a in eqn.invars]
+        nodes.append(node)
+        for v in eqn.outvars:
+            producer[v] = node
+
+    nodes[:] = drop_dead(nodes, outset)
+
+    # 3. edges between nodes; "local" edges may be fused
+    succs = [set() for _ in nodes]
+    edges = {}     # (producer idx, consumer idx) -> all edges local?
+    for node in nodes:
+        for r in node.reads:
+            if not isinstance(r.atom, Var) or r.atom not in producer:
+                continue
+            p = producer[r.atom]
+            local = (node.kind == "loop" and p.kind == "loop" and p.shape == node.shape
+                     and p.eqn.prim not in REDUCTIONS and r.atom not in views
+                     and (r.imap is None and not node.shape or
+                          r.imap is not None and r.imap.is_identity(len(node.shape))))
+            key = (p.idx, node.idx)
+            edges[key] = edges.get(key, True) and local
+            succs[p.idx].add(node.idx)
+
+    # 4. greedy merging along local edges, refusing merges that would close a cycle
+    groups = Groups(nodes, succs, edges)
+    for node in nodes:
+        groups.reach(node.idx)
+        if node.kind != "loop":
+            continue
+        for r in node.reads:
+            if not isinstance(r.atom, Var) or r.atom not in producer:
+                continue
+            p = producer[r.atom]
+            if p.group is node.group or not edges.get((p.idx, node.idx)):
+                continue
+            if groups.can_merge(p.group, node.group, horizon=node.idx):
+                groups.merge(p.group, node.group)
+
+    # 4b. sibling fusion: loops over the same shape with no path between them share one loop
+    #     nest (fewer passes over memory, and far less code for Numba to compile)
+    by_shape, seen = {}, set()
+    for node in nodes:
+        g = node.group
+        if node.kind != "loop" or id(g) in seen:
+            continue
+        seen.add(id(g))
+        cands = by_shape.setdefault(node.shape, [])
+        for k in range(len(cands) - 1, -1, -1):
+            h = cands[k][0].group
+            if h is g:
+                break
+            if groups.can_merge(h, g) and groups.can_merge(g, h):
+                merged = groups.merge(h, g)
+                cands[k] = merged
+                seen.add(id(merged))
+                break
+        else:
+            cands.append(g)
+
+    # 5. schedule groups topologically (Kahn, earliest first)
+    groups, seen = [], set()
+    for node in nodes:
+        if id(node.group) not in seen:
+            seen.add(id(node.group))
+            groups.append(sorted(node.group, key=lambda n: n.idx))
+    order = toposort(groups, succs, nodes)
+
+    # 6. materialization and steps
+    group_of = {n.idx: id(n.group) for n in nodes}
+    materialized = set(jaxpr.invars) | set(jaxpr.constvars)
+    for node in nodes:
+        for r in node.reads:
+            a = r.atom
+            if isinstance(a, Var) and a in producer:
+                if group_of[producer[a].idx] != group_of[node.idx] or (
+                        r.imap is not None and not r.imap.is_identity(len(node.shape or ()))):
+                    materialized.add(a)
+    materialized |= outset
+    for node in nodes:
+        if node.kind != "loop" or node.eqn.prim in REDUCTIONS:
+            materialized.update(node.eqn.outvars)
+    steps = []
+    for g in order:
+        head = g[0]
+        if head.kind == "loop":
+            body = [(n.eqn, n.reads) for n in g]
+            writes = [v for n in g if n.eqn.prim not in REDUCTIONS
+                      for v in n.eqn.outvars if v in materialized]
+            steps.append(Loop(head.shape, body, writes))
+        elif head.kind == "op":
+            steps.append(Op(head.eqn))
+        else:
+            steps.append(Control(head.eqn, [plan_program(c, owned_inputs(head.eqn, k, c),
+                                                         products=products)
+                                            for k, _, c in subjaxprs(head.eqn)]))
+    if products:
+        move_products(steps, materialized, outset)
+    plan = Plan(jaxpr, steps, materialized, outputs=list(jaxpr.outvars), consts=list(consts))
+    assign_storage(plan, set(owned))
+    return plan

@@ -1,0 +1,124 @@
+"""Stencil fusion: a loop that reads a cheap elementwise value at a shifted index recomputes it
+there instead of reading a buffer of it.  Pure Python, no Numba.
+
+    d = x[1:] - x[:-1]             # with x = a * b: d[i] = a[i+1]*b[i+1] - a[i]*b[i]
+
+`Stencil.inline(read, shape)` is called by xforms/kernels/plan/fusion.py for each read of a new loop
+node; it returns the read itself, or a read of nodes that recompute the value at the
+reader's index (added to the planner's node list just before the reader).
+"""
+import numpy as np
+
+from xforms.core.ir import Eqn, Literal, Var
+from xforms.core.registry import lookup
+
+from ..fusion_classes import ELEMENTWISE, REDUCTIONS
+from .groups import Node
+from .index_maps import IndexMap
+from .plan import Read
+
+
+STENCIL_BUDGET = 24      # equations recomputed per shifted read
+
+
+class Stencil:
+    """Stencil fusion: a loop reading a value v through a shifted, strided or padded map
+    (`x[1:] - x[:-1]`, the pads of its transpose) recomputes v's elementwise producers at
+    the shifted index instead of making v a buffer of its own (one pass over memory instead
+    of a write and a shifted read).  The recomputed equations become nodes of the reader's
+    shape, just before it, whose reads of buffers are the composed maps clamped into range;
+    a padded read ends in select_n(guard, fill, value).  A producer is recomputed when it
+    is cheap arithmetic (declared `cheap` in its facts, xforms/core/facts.py: a transcendental
+    read at k shifts would be evaluated k times; iota reads the loop index itself) costing
+    at most STENCIL_BUDGET equations, its own recomputed producers included; anything else
+    is read from its buffer."""
+
+    def __init__(self, nodes, producer):
+        self.nodes, self.producer, self._costs = nodes, producer, {}
+        self._memo = {}        # (v, map, shape) -> Read: readers of one shifted value share it
+
+    def inline(self, r, shape):
+        if (not shape or r.imap is None or not isinstance(r.atom, Var)
+                or r.imap.is_identity(len(shape)) or not self._recomputed(r.atom)):
+            return r
+        return self._read(r.atom, r.imap, tuple(shape))
+
+    def _kind_ok(self, v):
+        node = self.producer.get(v)
+        return (node is not None and node.kind == "loop" and node.eqn.prim in ELEMENTWISE
+                and node.eqn.prim not in REDUCTIONS and len(node.eqn.outvars) == 1
+                and node.eqn.prim.facts.cheap)
+
+    def _cost(self, v):
+        """Equations that recomputing v takes (STENCIL_BUDGET + 1 when over budget)."""
+        if v not in self._costs:
+            self._costs[v] = STENCIL_BUDGET + 1          # (no cycles: a guard while counting)
+            c = 1
+            for rr in self.producer[v].reads:
+                if isinstance(rr.atom, Var) and rr.imap is not None and self._kind_ok(rr.atom):
+                    sub = self._cost(rr.atom)
+                    c += sub if sub <= STENCIL_BUDGET else 0
+                if c > STENCIL_BUDGET:
+                    break
+            self._costs[v] = min(c, STENCIL_BUDGET + 1)
+        return self._costs[v]
+
+    def _recomputed(self, v):
+        return self._kind_ok(v) and self._cost(v) <= STENCIL_BUDGET
+
+    def _read(self, v, m, shape):
+        """A Read, in the reader's index space `shape`, of v at map m."""
+        key = (v, m, shape)
+        if key not in self._memo:
+            self._memo[key] = self._make_read(v, m, shape)
+        return self._memo[key]
+
+    def _make_read(self, v, m, shape):
+        if m.guards:
+            val = self._read(v, IndexMap(m.exprs), shape)
+            yes = Literal(np.True_, _bool_aval(v))
+            pred = Read(yes, IndexMap((), m.guards, Literal(np.False_, yes.aval)))
+            return self._node(lookup("select_n"), [pred, Read(m.fill), val], {}, v, shape)
+        if not self._recomputed(v):
+            return Read(v, _clamped(m, v.aval.shape, shape))
+        node = self.producer[v]
+        reads = [self._shifted(rr, m, shape) for rr in node.reads]
+        return self._node(node.eqn.prim, reads, node.eqn.params, v, shape)
+
+    def _shifted(self, rr, m, shape):
+        """One read of a recomputed equation, moved to the reader's index space."""
+        if rr.imap is None:                      # a scalar
+            return rr
+        if isinstance(rr.atom, Literal):         # a literal, maybe guarded (a pad's fill)
+            return Read(rr.atom, rr.imap.compose(m)) if rr.imap.guards else rr
+        return self._read(rr.atom, rr.imap.compose(m), shape)
+
+    def _node(self, prim, reads, params, like, shape):
+        """A new node computing prim(reads) over `shape` (dtype and source line of `like`)."""
+        out = Var(like.aval.update(shape=tuple(shape)))
+        src = self.producer.get(like)
+        eqn = Eqn(prim, [r.atom for r in reads], [out], params,
+                  src.eqn.source_info if src is not None else None)
+        node = Node(len(self.nodes), eqn, "loop", tuple(shape))
+        node.reads = list(reads)
+        self.nodes.append(node)
+        self.producer[out] = node
+        return Read(out, IndexMap.identity(len(shape)))
+
+
+def _bool_aval(v):
+    return v.aval.update(shape=(), dtype=np.dtype(np.bool_), weak_type=False)
+
+
+def _clamped(m, src_shape, loop_shape):
+    """m with every source index that can leave [0, n) over the loop clamped into it."""
+    dims = []
+    for d, (ax, st, off) in enumerate(m.exprs):
+        if ax is None:
+            lo = hi = off
+        else:
+            ends = (off, off + st * (loop_shape[ax] - 1))
+            lo, hi = min(ends), max(ends)
+        if lo < 0 or hi >= src_shape[d]:
+            dims.append((d, lo < 0, hi >= src_shape[d]))
+    return IndexMap(m.exprs, m.guards, m.fill, tuple(dims))

@@ -1,0 +1,3 @@
+"""Jaxpr -> Jaxpr before planning, backend-neutral: clean-up passes, small arrays as scalars,
+symbolic sizes.
+"""

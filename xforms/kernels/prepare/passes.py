@@ -1,0 +1,116 @@
+"""Jaxpr -> Jaxpr clean-ups before fusion (backend-neutral).
+
+`prepare(closed)`:
+1. inlines call-like higher-order primitives (custom_jvp_call, custom_vjp_call, checkpoint,
+   hook: the CALL primitives, whose facts give `inline(eqn)`, xforms/core/facts.py) with fresh
+   variables, and forwards the primitives whose facts say `lowers_to_identity`
+   (stop_gradient: an identity once no transform follows);
+2. folds `transpose` into `dot_general`: a transposed operand becomes different dimension
+   numbers, and `transpose(dot_general(x, y))` that swaps the free blocks becomes
+   `dot_general(y, x)` (BLAS reads transposed operands for free);
+3. removes dead equations.
+Sub-jaxprs of control flow are prepared when they are planned.
+"""
+from xforms.core.ir import IDENTITY, ClosedJaxpr, Eqn, Jaxpr, Var, inline
+from xforms.transforms.simplify import dce
+
+
+def _expand(eqn):
+    """How the lowering sees `eqn`: forwarded (an identity once no transform follows), the
+    ClosedJaxpr to inline in place of a CALL equation, or None (kept)."""
+    facts = eqn.prim.facts
+    if facts.lowers_to_identity:
+        return IDENTITY
+    return facts.inline(eqn) if facts.inline is not None else None
+
+
+def prepare(closed):
+    """-> ClosedJaxpr ready for fusion planning."""
+    constvars, consts = list(closed.jaxpr.constvars), list(closed.consts)
+
+    def hoist(v, c):
+        constvars.append(Var(v.aval))
+        consts.append(c)
+        return constvars[-1]
+
+    eqns = []
+    outvars = inline(closed.jaxpr, {}, eqns, fresh=False, expand=_expand, hoist=hoist)
+    jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
+    jaxpr = dce(_fold_dot_transposes(jaxpr))
+    used = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
+    used |= {a for a in jaxpr.outvars if isinstance(a, Var)}
+    keep = [(v, c) for v, c in zip(jaxpr.constvars, consts) if v in used]
+    jaxpr = Jaxpr([v for v, _ in keep], jaxpr.invars, jaxpr.eqns, jaxpr.outvars)
+    return ClosedJaxpr(jaxpr, [c for _, c in keep])
+
+
+# ---- transpose folding ----------------------------------------------------------------------
+def _free(nd, contract, batch):
+    return [i for i in range(nd) if i not in contract and i not in batch]
+
+
+def _fold_dot_transposes(jaxpr):
+    producer = {}
+    uses = {}
+    for e in jaxpr.eqns:
+        for a in e.invars:
+            if isinstance(a, Var):
+                uses[a] = uses.get(a, 0) + 1
+    for a in jaxpr.outvars:
+        if isinstance(a, Var):
+            uses[a] = uses.get(a, 0) + 1
+    eqns = []
+    for e in jaxpr.eqns:
+        if e.prim.name == "dot_general":
+            e = _fold_operand_transposes(e, producer)
+        elif e.prim.name == "transpose":
+            src = producer.get(e.invars[0])
+            if (src is not None and src.prim.name == "dot_general"
+                    and uses.get(e.invars[0]) == 1):
+                swapped = _swap_dot(src, e)
+                if swapped is not None:
+                    e = swapped
+        for v in e.outvars:
+            producer[v] = e
+        eqns.append(e)
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, jaxpr.outvars)
+
+
+def _fold_operand_transposes(e, producer):
+    (lc, rc), (lb, rb) = e.params["dimension_numbers"]
+    x, y = e.invars
+    for side in (0, 1):
+        op = (x, y)[side]
+        t = producer.get(op) if isinstance(op, Var) else None
+        if t is None or t.prim.name != "transpose":
+            continue
+        perm = t.params["permutation"]
+        c, b = (lc, lb) if side == 0 else (rc, rb)
+        free = _free(len(perm), c, b)
+        mapped_free = [perm[d] for d in free]
+        if mapped_free != sorted(mapped_free):
+            continue        # the output's axis order would change
+        c, b = tuple(perm[d] for d in c), tuple(perm[d] for d in b)
+        if side == 0:
+            x, lc, lb = t.invars[0], c, b
+        else:
+            y, rc, rb = t.invars[0], c, b
+    if (x, y) == tuple(e.invars):
+        return e
+    return e.replace(invars=[x, y], params=dict(e.params, dimension_numbers=((lc, rc),
+                                                                             (lb, rb))))
+
+
+def _swap_dot(dot, t):
+    """transpose(dot_general(x, y)) that puts y's free dims first -> dot_general(y, x)."""
+    (lc, rc), (lb, rb) = dot.params["dimension_numbers"]
+    x, y = dot.invars
+    nb = len(lb)
+    fx = len(_free(x.aval.ndim, lc, lb))
+    fy = len(_free(y.aval.ndim, rc, rb))
+    want = (tuple(range(nb)) + tuple(range(nb + fx, nb + fx + fy))
+            + tuple(range(nb, nb + fx)))
+    if t.params["permutation"] != want:
+        return None
+    return Eqn(dot.prim, [y, x], t.outvars,
+               dict(dot.params, dimension_numbers=((rc, lc), (rb, lb))), t.source_info)

@@ -1,0 +1,85 @@
+"""Compiled code's switch to one BLAS thread around a region (a convolution's products):
+`serial_begin()` returns the count in force and sets 1, `serial_end(prev)` puts it back.
+
+A convolution's products are a few hundred rows per block (121 at batch 1): OpenBLAS splits
+each one statically over its threads, so a second thread costs a hand-off per product and,
+when another process holds the second core, a wait for it.  Measured for the small CNN's
+gradient at batch 1 (2-core VM, loaded): 0.52-0.57 ms a call with 2 BLAS threads against
+0.35 ms with one -- the "0.34 or 0.55 ms" from process to process, depending on what the load
+monitor (xforms/kernels/runtime/blas_threads.py) had chosen.  The monitor still sets the count for every
+other product.
+
+The functions are SciPy's OpenBLAS's (the library Numba's `np.dot` calls), registered with
+LLVM under fixed names so that code calling them stays in Numba's disk cache; without an
+OpenBLAS to steer they are no-ops.
+
+    @numba.njit
+    def products(a, b, o):
+        prev = serial_begin()
+        np.dot(a, b, o)
+        serial_end(prev)
+"""
+import ctypes
+import glob
+import os
+
+import llvmlite.binding as ll
+import numba
+from numba.core import types
+
+from .helper_cache import CACHE as _CACHE
+
+_GET, _SET = "xforms_blas_get_threads", "xforms_blas_set_threads"
+_keep = []          # ctypes objects whose addresses LLVM holds
+
+
+def _openblas():
+    """(get, set) of SciPy's OpenBLAS as ctypes functions, or None."""
+    try:
+        pkg = os.path.dirname(__import__("scipy").__file__)
+    except Exception:
+        return None
+    for path in glob.glob(os.path.join(pkg, os.pardir, "scipy.libs", "*openblas*.so*")):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for pre in ("scipy_openblas", "openblas", "scipy_openblas64_", "openblas64_"):
+            get = getattr(lib, f"{pre}_get_num_threads", None)
+            put = getattr(lib, f"{pre}_set_num_threads", None)
+            if get is not None and put is not None:
+                return get, put
+    return None
+
+
+def _register():
+    found = _openblas()
+    if found is None:           # no OpenBLAS: "one thread" already, nothing to set
+        get = ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 1)
+        put = ctypes.CFUNCTYPE(None, ctypes.c_int)(lambda n: None)
+        found = get, put
+    _keep.extend(found)
+    for sym, f in zip((_GET, _SET), found):
+        ll.add_symbol(sym, ctypes.cast(f, ctypes.c_void_p).value)
+
+
+_register()
+_get = types.ExternalFunction(_GET, types.intc())
+_set = types.ExternalFunction(_SET, types.void(types.intc))
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def serial_begin():
+    """Set one BLAS thread; returns the count to give back to `serial_end`."""
+    prev = _get()
+    if prev > 1:
+        _set(1)
+    return prev
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def serial_end(prev):
+    """Give back the count `serial_begin` returned (a concurrent change by the load monitor
+    in between is overwritten until its next change: a matter of speed, never of results)."""
+    if prev > 1:
+        _set(prev)

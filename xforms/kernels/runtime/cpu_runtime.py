@@ -1,0 +1,264 @@
+"""Helpers imported by the generated CPU modules.
+
+Library calls that every program needs (matrix products, the vectorisable math) are
+ordinary `@njit(cache=True)` functions here rather than code in each kernel: Numba compiles
+each once (and keeps it on disk), while a kernel only compiles a call to it; LLVM still
+inlines them into the kernel.
+
+The vectorisable math of `xforms.kernels.libm.vecmath` is re-exported here as ordinary (not
+`inline="always"`) Numba functions: each is compiled once per process instead of being
+re-inlined and re-typed at every call site, and LLVM still inlines and vectorises it inside
+the generated loops (the machine code is identical).
+
+`box(a)` returns a Numba array so that it reaches Python as an `xforms.core.trace.Array` (the
+eager array type, which supports `.at[]`) without a Python-level `.view()` per output: the
+array gets a Numba type whose `box_type` is `Array`.  (0-d outputs are returned as scalars
+and wrapped by the caller, which is cheaper than boxing a 0-d array.)  Every helper can
+also be called from Python, so a generated module runs without Numba
+(`XFORMS_DISABLE_JIT=1`).
+"""
+import numba
+import numpy as np
+from numba.core import types
+from numba.extending import intrinsic, models, register_model
+
+from xforms import config
+from xforms.core.trace import Array
+
+
+from .helper_cache import CACHE as _CACHE  # noqa: E402
+
+
+class ArrayBoxedAsXforms(types.Array):
+    """A Numba array type identical to types.Array except that it boxes to xforms' Array."""
+
+    def __init__(self, dtype, ndim, layout, readonly=False, aligned=True):
+        super().__init__(dtype, ndim, layout, readonly=readonly, aligned=aligned,
+                         name=f"xforms.Array({dtype}, {ndim}d, {layout})")
+
+    @property
+    def box_type(self):
+        return Array
+
+    @property
+    def key(self):
+        return ("xforms.Array",) + super().key
+
+
+register_model(ArrayBoxedAsXforms)(models.ArrayModel)
+
+
+@intrinsic
+def _as_xforms(typingctx, a):
+    if not isinstance(a, types.Array):
+        return None
+    sig = ArrayBoxedAsXforms(a.dtype, a.ndim, a.layout)(a)
+
+    def codegen(context, builder, sig, args):
+        context.nrt.incref(builder, sig.args[0], args[0])
+        return args[0]
+    return sig, codegen
+
+
+def _py_box(a):
+    return np.asarray(a).view(Array)
+
+
+# Mark an array to be returned to Python as an xforms Array: an intrinsic (nothing to compile
+# per type) in compiled kernels, a plain function when they run as Python.
+box = _py_box if config.DISABLE_JIT else _as_xforms
+
+
+@intrinsic
+def _view_as(typingctx, a, offset, shape, dtype):
+    """view_as(a, offset, shape, dtype): a C-contiguous array of `shape` and `dtype` over the
+    memory of the C-contiguous array `a` from byte `offset` (a workspace carved into
+    buffers, see xforms/kernels/cpu/buffers.py, or a dead buffer reused with another shape).
+    Unlike `a[i:j].view(dtype).reshape(shape)`, whose strides come from a runtime helper,
+    the shape and strides are constants LLVM sees, so loops over the view vectorise as they
+    do over `np.empty` arrays (7% of an MLP gradient's time)."""
+    if not (isinstance(a, types.Array) and a.layout == "C" and isinstance(offset, types.Integer)
+            and isinstance(shape, types.BaseTuple)
+            and isinstance(dtype, (types.NumberClass, types.DType))):
+        return None
+    dt = dtype.dtype if isinstance(dtype, types.DType) else dtype.instance_type
+    nd = len(shape)
+    retty = types.Array(dt, nd, "C")
+
+    def codegen(context, builder, sig, args):
+        from numba.core import cgutils
+        from numba.np.arrayobj import make_array, populate_array
+        src = make_array(sig.args[0])(context, builder, args[0])
+        intp = context.get_value_type(types.intp)
+        dims = [context.cast(builder, d, t, types.intp) for d, t in
+                zip(cgutils.unpack_tuple(builder, args[2], nd), sig.args[2])]
+        itemsize = context.get_abi_sizeof(context.get_data_type(dt))
+        strides, acc = [], intp(itemsize)
+        for d in reversed(dims):
+            strides.append(acc)
+            acc = builder.mul(acc, d)
+        off = context.cast(builder, args[1], sig.args[1], types.intp)
+        base = builder.bitcast(src.data, cgutils.voidptr_t)
+        data = builder.bitcast(builder.gep(base, [off]), context.get_data_type(dt).as_pointer())
+        out = make_array(retty)(context, builder)
+        populate_array(out, data=data, shape=dims, strides=strides[::-1],
+                       itemsize=intp(itemsize), meminfo=src.meminfo, parent=None)
+        res = out._getvalue()
+        context.nrt.incref(builder, retty, res)      # the view keeps `a` alive
+        return res
+    return retty(a, offset, shape, dtype), codegen
+
+
+def _py_view_as(a, offset, shape, dtype):
+    n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    return a.reshape(-1).view(np.uint8)[offset:offset + n].view(dtype).reshape(shape)
+
+
+view_as = _py_view_as if config.DISABLE_JIT else _view_as
+
+
+# `np.empty(shape, dtype)` and `a.reshape(shape)` as intrinsics: Numba's own are an
+# @overload (compiled per dtype and rank in every process, ~0.1 s each) and a lowering that
+# compiles its shape normaliser on first use (~0.1 s); these emit the same allocation and
+# view directly (xforms/kernels/numba_fixes/alloc.py allocates without its per-type trampoline).
+@intrinsic
+def _empty_c(typingctx, shape, dtype):
+    """empty_c(shape, dtype): np.empty(shape, dtype), C order."""
+    ints = isinstance(shape, types.Integer) or (
+        isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer) for t in shape))
+    if not ints or not isinstance(dtype, (types.NumberClass, types.DType)):
+        return None
+    dt = dtype.dtype if isinstance(dtype, types.DType) else dtype.instance_type
+    nd = len(shape) if isinstance(shape, types.BaseTuple) else 1
+    retty = types.Array(dt, nd, "C")
+
+    def codegen(context, builder, sig, args):
+        from numba.np import arrayobj
+        dims = arrayobj._parse_shape(context, builder, sig.args[0], args[0])
+        return arrayobj._empty_nd_impl(context, builder, retty, dims)._getvalue()
+    return retty(shape, dtype), codegen
+
+
+@intrinsic
+def _reshape_c(typingctx, a, shape):
+    """reshape_c(a, shape): a.reshape(shape) for a tuple of sizes; a C-contiguous `a` gets a
+    view with constant C strides (ValueError if the sizes differ), any other layout
+    Numba's own reshape."""
+    if not isinstance(a, types.Array) or not isinstance(shape, types.BaseTuple):
+        return None
+    fnty = typingctx.resolve_getattr(a, "reshape")
+    inner = fnty.get_call_type(typingctx, (shape,), {}) if fnty is not None else None
+    if inner is None:
+        return None
+    retty = inner.return_type
+    own = a.layout == "C" and all(isinstance(t, types.Integer) for t in shape)
+
+    def codegen(context, builder, sig, args):
+        if not own:
+            return context.get_function(fnty, inner)(builder, args)
+        from numba.core import cgutils
+        from numba.np.arrayobj import make_array, populate_array
+        src = make_array(sig.args[0])(context, builder, args[0])
+        intp = context.get_value_type(types.intp)
+        dims = [context.cast(builder, d, t, types.intp) for d, t in
+                zip(cgutils.unpack_tuple(builder, args[1], len(shape)), sig.args[1])]
+        n = intp(1)
+        for d in dims:
+            n = builder.mul(n, d)
+        with builder.if_then(builder.icmp_signed("!=", n, src.nitems), likely=False):
+            context.call_conv.return_user_exc(
+                builder, ValueError, ("total size of new array must be unchanged",))
+        strides, acc = [], src.itemsize
+        for d in reversed(dims):
+            strides.append(acc)
+            acc = builder.mul(acc, d)
+        out = make_array(retty)(context, builder)
+        populate_array(out, data=src.data, shape=dims, strides=strides[::-1],
+                       itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
+        res = out._getvalue()
+        context.nrt.incref(builder, retty, res)      # the view keeps `a` alive
+        return res
+    return retty(a, shape), codegen
+
+
+empty_c = np.empty if config.DISABLE_JIT else _empty_c
+reshape_c = (lambda a, shape: a.reshape(shape)) if config.DISABLE_JIT else _reshape_c
+
+
+def _vecmath_functions():
+    try:
+        from ..libm import vecmath
+    except Exception:              # optional: the generator then falls back to libm
+        return {}
+    funcs = vecmath.rebuild_with(lambda f: numba.njit(cache=_CACHE)(f))
+    return {name: funcs[name] for name in vecmath.PUBLIC_FUNCTIONS}
+
+
+VECMATH_FUNCS = _vecmath_functions()
+globals().update(VECMATH_FUNCS)
+from .hugepages import advise_huge, huge_copy  # noqa: E402,F401  (large kernel-made arrays)
+
+
+# ---- matrix products: O = op(A) @ op(B) for C-contiguous 2-D A, B, O (op: identity or .T) --
+@numba.njit(cache=_CACHE, nogil=True)
+def mm_nn(a, b, o):
+    np.dot(a, b, o)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def mm_tn(a, b, o):
+    np.dot(a.T, b, o)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def mm_nt(a, b, o):
+    np.dot(a, b.T, o)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def mm_tt(a, b, o):
+    np.dot(a.T, b.T, o)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def vdot(a, b):
+    return np.dot(a, b)
+
+
+def __getattr__(name):
+    """The factorisations' helpers (`la_*`: LAPACK/BLAS through SciPy's Cython bindings,
+    xforms/kernels/runtime/linalg.py), blas_serial's switch to one BLAS thread, and the FFT
+    helpers (`fft_*`, xforms/kernels/runtime/fft.py:
+    rocket-fft, whose import loads scipy.fft and scipy.special, ~0.3 s), loaded when a
+    kernel first imports one: every other program pays nothing for them."""
+    if name.startswith("la_"):
+        from . import linalg as linalg_runtime
+        return getattr(linalg_runtime, name)
+    if name.startswith("fft_"):
+        from . import fft as fft_runtime
+        return getattr(fft_runtime, name)
+    if name in ("serial_begin", "serial_end"):     # one BLAS thread around a parallel loop
+        from . import blas_serial
+        return getattr(blas_serial, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from .sort import argsort_stable, argsort_stable_after  # noqa: E402,F401  (sort lowering)
+
+
+@intrinsic
+def _bitcast(typingctx, x, dtype):
+    """bitcast(x, np.int64): the bits of the scalar x read as the (same-width) dtype."""
+    to = getattr(dtype, "instance_type", None) or getattr(dtype, "dtype", None)
+    if not isinstance(x, types.Number) or not isinstance(to, types.Number) or \
+            getattr(x, "bitwidth", 0) != getattr(to, "bitwidth", -1):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(sig.return_type))
+    return to(x, dtype), codegen
+
+
+def _py_bitcast(x, dtype):
+    return np.array(x).view(dtype)[()]
+
+
+bitcast = _py_bitcast if config.DISABLE_JIT else _bitcast      # bitcast_convert_type's rule

@@ -1,0 +1,24 @@
+"""Whether Numba can keep xforms' fixed helper libraries on disk: one answer for every
+runtime module (cpu_runtime, fft_runtime, linalg_runtime, sort_runtime).
+
+Numba raises at decoration time when no cache location is writable.  The helpers are fixed
+library code, not user programs, so they are cached even under `XFORMS_DISABLE_CACHE=1`
+(which governs the generated kernels): like a .pyc, the cache only ever saves their
+compile time (several seconds per process).
+
+    >>> from xforms.kernels.runtime.helper_cache import CACHE
+    >>> @numba.njit(cache=CACHE)
+    ... def helper(x): ...
+"""
+import numba
+
+
+def _probe():
+    try:
+        numba.njit(cache=True)(_probe)
+        return True
+    except Exception:
+        return False
+
+
+CACHE = _probe()

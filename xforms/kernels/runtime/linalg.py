@@ -1,0 +1,585 @@
+"""Numba functions behind the factorisation primitives (xforms/primitives/linalg*.py), called
+by the code xforms/kernels/ops/linalg.py generates.  Each takes C-contiguous batches of matrices
+(B, m, n) and writes its preallocated outputs, looping over the batch.
+
+LAPACK and BLAS come from SciPy's Cython modules (`scipy.linalg.cython_lapack/_blas`), the
+ones Numba's own `np.linalg` uses: their addresses are registered with LLVM under fixed
+symbol names, so the compiled functions refer to symbols (not process addresses) and stay in
+Numba's disk cache.  Row-major matrices are column-major transposes, which each wrapper
+accounts for (a lower-triangular row-major matrix is upper-triangular to LAPACK).  qr, eigh
+and svd use Numba's `np.linalg`.  No function raises on bad numbers: a failed factorisation
+(not positive definite, no convergence, NaN input) gives NaNs, as in JAX; a singular matrix
+gives a zero pivot and, in the solves, infinities.
+
+`code` selects the LAPACK type: 0 float32 (s), 1 float64 (d), 2 complex64 (c), 3 complex128 (z).
+
+    >>> la_cholesky(a.reshape(1, n, n), out.reshape(1, n, n), 1)
+"""
+import llvmlite.binding as ll
+import numba
+import numpy as np
+from numba.core import cgutils, types
+from numba.extending import get_cython_function_address, intrinsic
+
+CODES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.complex64): 2,
+         np.dtype(np.complex128): 3}
+
+
+from .helper_cache import CACHE as _CACHE  # noqa: E402
+
+
+def _extern(module, routine, nargs, names=None):
+    """ExternalFunctions s/d/c/z<routine> (or the four `names`) taking `nargs` pointers
+    (Fortran calling style)."""
+    out = []
+    for name in names or [t + routine for t in "sdcz"]:
+        sym = f"xforms_{name}"
+        ll.add_symbol(sym, get_cython_function_address(f"scipy.linalg.cython_{module}", name))
+        out.append(types.ExternalFunction(sym, types.void(*[types.voidptr] * nargs)))
+    return out
+
+
+s_trsm, d_trsm, c_trsm, z_trsm = _extern("blas", "trsm", 11)
+s_gemm, d_gemm, c_gemm, z_gemm = _extern("blas", "gemm", 13)
+s_potrf, d_potrf, c_potrf, z_potrf = _extern("lapack", "potrf", 5)
+s_getrf, d_getrf, c_getrf, z_getrf = _extern("lapack", "getrf", 6)
+s_geqrf, d_geqrf, c_geqrf, z_geqrf = _extern("lapack", "geqrf", 8)
+s_orgqr, d_orgqr, c_ungqr, z_ungqr = _extern("lapack", "orgqr", 9,
+                                             ["sorgqr", "dorgqr", "cungqr", "zungqr"])
+
+
+@intrinsic
+def _ptr(typingctx, a):
+    """The data pointer of an array, as void*."""
+    if not isinstance(a, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        from numba.np.arrayobj import make_array
+        arr = make_array(sig.args[0])(context, builder, args[0])
+        return builder.bitcast(arr.data, cgutils.voidptr_t)
+    return types.voidptr(a), codegen
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _trsm(code, ch, ints, alpha, a, x):
+    """BLAS ?trsm(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb) on arrays."""
+    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(ch[2:3]), _ptr(ch[3:4]), _ptr(ints[0:1]),
+            _ptr(ints[1:2]), _ptr(alpha), _ptr(a), _ptr(ints[2:3]), _ptr(x), _ptr(ints[3:4]))
+    if code == 0:
+        s_trsm(*args)
+    elif code == 1:
+        d_trsm(*args)
+    elif code == 2:
+        c_trsm(*args)
+    else:
+        z_trsm(*args)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_trsm(a, b, out, left, lower, trans, conj, unit, code):
+    """out[i] = op(a[i])^-1 b[i] (left) or b[i] op(a[i])^-1 (op: identity, transpose,
+    conjugate, adjoint)."""
+    nb, r, c = b.shape
+    m = a.shape[1]
+    # row-major x (r, c) is column-major x^T (c, r): op(a) x = b becomes x^T op(a)^T = b^T (a
+    # right-side solve), x op(a) = b becomes op(a)^T x^T = b^T; and the column-major view of
+    # row-major a is a^T, which holds the other triangle
+    ch = np.empty(4, np.uint8)
+    ch[0] = ord("R") if left else ord("L")
+    ch[1] = ord("U") if lower else ord("L")
+    ch[2] = (ord("C") if conj else ord("T")) if trans else ord("N")
+    ch[3] = ord("U") if unit else ord("N")
+    ints = np.empty(4, np.int32)
+    ints[0], ints[1], ints[2], ints[3] = c, r, max(m, 1), max(c, 1)
+    alpha = np.ones(1, out.dtype)
+    for i in range(nb):
+        out[i] = b[i]
+        if r == 0 or c == 0:
+            continue
+        ai = np.conj(a[i]) if conj and not trans else a[i]
+        _trsm(code, ch, ints, alpha, np.ascontiguousarray(ai), out[i])
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _potrf(code, ch, ints, a):
+    args = (_ptr(ch), _ptr(ints[0:1]), _ptr(a), _ptr(ints[1:2]), _ptr(ints[2:3]))
+    if code == 0:
+        s_potrf(*args)
+    elif code == 1:
+        d_potrf(*args)
+    elif code == 2:
+        c_potrf(*args)
+    else:
+        z_potrf(*args)
+    return ints[2]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_cholesky(a, out, code):
+    """out[i] = the lower Cholesky factor of a[i] (its lower triangle), NaN if not PD."""
+    nb, n, _ = a.shape
+    ch = np.empty(1, np.uint8)
+    ch[0] = ord("U")            # column-major upper == row-major lower
+    ints = np.empty(3, np.int32)
+    for i in range(nb):
+        out[i] = a[i]
+        ints[0], ints[1], ints[2] = n, max(n, 1), 0
+        if n and _potrf(code, ch, ints, out[i]) != 0:
+            out[i] = np.nan
+            continue
+        for r in range(n):
+            for c in range(r + 1, n):
+                out[i, r, c] = 0
+
+
+# ---- cholesky's cotangent: the reverse of a blocked Cholesky (Murray 2016) ------------------
+# the diagonal blocks' size: BLAS-3 calls do all but the O(n NB^2) level-2 work inside them;
+# larger blocks mean fewer, larger products (measured single-threaded, ms: n = 500 at NB 16,
+# 32, 64, 128: 2.3, 2.5, 2.8, 3.7; n = 2000 at NB 32, 64, 128, 192: 250, 225, 208, 224)
+CHOL_REV_BLOCK = (32, 128)          # min(max(n // 16, lo), hi)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _gemm(code, ch, ints, alpha, beta, a, b, c):
+    """Row-major c (m x n) = alpha opa(a) opb(b) + beta c on matrix views with row strides
+    lda, ldb, ldc (ch: opa, opb as 'N', 'T' or 'C'; ints: m, n, k, lda, ldb, ldc).  The
+    column-major view of each is its transpose: c^T = opb(b)^T opa(a)^T, the same ops."""
+    args = (_ptr(ch[1:2]), _ptr(ch[0:1]), _ptr(ints[1:2]), _ptr(ints[0:1]), _ptr(ints[2:3]),
+            _ptr(alpha), _ptr(b), _ptr(ints[4:5]), _ptr(a), _ptr(ints[3:4]), _ptr(beta),
+            _ptr(c), _ptr(ints[5:6]))
+    if code == 0:
+        s_gemm(*args)
+    elif code == 1:
+        d_gemm(*args)
+    elif code == 2:
+        c_gemm(*args)
+    else:
+        z_gemm(*args)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_mm_rows(a, b, o, i0, i1, ta, tb, code):
+    """o[:i1 - i0] = rows i0 .. i1 - 1 of op(a) @ op(b), op(a) = a.T when `ta` (a is then
+    (k, m)), op(b) = b.T when `tb` (b is (n, k)): one block of a product computed inside
+    its consumer loop (xforms/kernels/plan/products.py).  BLAS reads the rows in place, a
+    column range of a transposed operand through its leading dimension.
+
+        la_mm_rows(x, dy, block, 64, 96, True, False, 1)    # block[:32] = (x.T @ dy)[64:96]
+    """
+    m, n = i1 - i0, o.shape[1]
+    k = a.shape[0] if ta else a.shape[1]
+    if m <= 0 or n == 0:
+        return
+    if k == 0:
+        o[:m] = 0
+        return
+    ch = np.empty(2, np.uint8)
+    ch[0], ch[1] = ord("T") if ta else ord("N"), ord("T") if tb else ord("N")
+    ints = np.empty(6, np.int32)
+    ints[0], ints[1], ints[2] = m, n, k
+    ints[3], ints[4], ints[5] = max(a.shape[1], 1), max(b.shape[1], 1), max(n, 1)
+    one, zero = np.ones(1, o.dtype), np.zeros(1, o.dtype)
+    _gemm(code, ch, ints, one, zero, a[:, i0:] if ta else a[i0:], b, o)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _mm_update(code, opa, m, n, k, a, b, c, ld, lda, alpha, beta, ch, ints):
+    """c -= opa(a) b (row-major views, row strides lda, ld, ld)."""
+    ch[0], ch[1] = opa, ord("N")
+    ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = m, n, k, lda, ld, ld
+    _gemm(code, ch, ints, alpha, beta, a, b, c)
+
+
+@numba.njit(cache=_CACHE, nogil=True, error_model="numpy")
+def _chol_rev_block(l, g, j, k):
+    """Unblocked reverse of the Cholesky of the diagonal block [j, k): g's lower triangle
+    holds the cotangent of the factor there and becomes that of the block's lower triangle
+    (Murray's level-2 algorithm, with the conjugates complex matrices need)."""
+    for jj in range(k - 1, j - 1, -1):
+        d = l[jj, jj].real
+        s = 0.0
+        for i in range(jj + 1, k):
+            s += (np.conj(l[i, jj]) * g[i, jj]).real
+        dbar = (g[jj, jj].real - s / d) / d
+        for i in range(jj + 1, k):
+            g[i, jj] /= d
+        for c in range(j, jj):
+            g[jj, c] -= dbar * l[jj, c]
+        for i in range(jj + 1, k):
+            cb = g[i, jj]
+            cbc = np.conj(cb)
+            for c in range(j, jj):
+                g[jj, c] -= cbc * l[i, c]
+                g[i, c] -= cb * l[jj, c]
+        g[jj, jj] = 0.5 * dbar
+
+
+@numba.njit(cache=_CACHE, nogil=True, error_model="numpy")
+def _chol_rev(code, l, g, nb_max):
+    """g: the cotangent of the factor l (lower triangle, conjugated for complex) -> that of
+    the lower triangle of the factorised matrix, in place: for each diagonal block, last to
+    first, with C the block's column below it and R its row left of it,
+    Cbar = Cbar D^-1, Bbar -= Cbar R, Dbar -= tril(Cbar^H C), Dbar = rev(D, Dbar),
+    Rbar -= Cbar^H B + (Dbar + Dbar^H) R."""
+    n = l.shape[0]
+    ch = np.empty(4, np.uint8)
+    ints = np.empty(6, np.int32)
+    one = np.ones(1, g.dtype)
+    minus = -one
+    f = np.empty((nb_max, nb_max), g.dtype)
+    k = n
+    while k > 0:
+        j = max(0, k - nb_max)
+        nbk, m = k - j, n - k
+        if m > 0:
+            # Cbar D^-1: column-major, Cbar^T = D^-T Cbar^T and D^T is upper
+            ch[0], ch[1], ch[2], ch[3] = ord("L"), ord("U"), ord("N"), ord("N")
+            ints[0], ints[1], ints[2], ints[3] = nbk, m, n, n
+            _trsm(code, ch, ints, one, l[j:k, j:k], g[k:, j:k])
+            if j > 0:
+                _mm_update(code, ord("N"), m, j, nbk, g[k:, j:k], l[j:k, :j], g[k:, :j], n,
+                           n, minus, one, ch, ints)
+            _mm_update(code, ord("C"), nbk, nbk, m, g[k:, j:k], l[k:, j:k], g[j:k, j:k], n,
+                       n, minus, one, ch, ints)
+        _chol_rev_block(l, g, j, k)
+        for r in range(j, k):
+            for c in range(r + 1, k):
+                g[r, c] = 0
+        if j > 0:
+            if m > 0:
+                _mm_update(code, ord("C"), nbk, j, m, g[k:, j:k], l[k:, :j], g[j:k, :j], n,
+                           n, minus, one, ch, ints)
+            for r in range(nbk):
+                for c in range(r):
+                    f[r, c] = g[j + r, j + c]
+                    f[c, r] = np.conj(g[j + r, j + c])
+                f[r, r] = 2 * g[j + r, j + r]
+            _mm_update(code, ord("N"), nbk, j, nbk, f, l[j:k, :j], g[j:k, :j], n, nb_max,
+                       minus, one, ch, ints)
+        k = j
+
+
+@numba.njit(cache=_CACHE, nogil=True, error_model="numpy")
+def la_cholesky_rev(l, ct, out, code):
+    """out[i] = cholesky_cotangent(l[i], ct[i]) (xforms/primitives/linalg/cholesky_ad.py):
+    the cotangent of the lower triangle of a[i] from ct[i], that of its Cholesky factor
+    l[i]; lower triangular.  Complex: JAX's transpose convention, the conjugate of the
+    gradient Murray's algorithm computes from the conjugate cotangent."""
+    nb, n, _ = l.shape
+    cplx = code >= 2
+    for i in range(nb):
+        g = out[i]
+        for r in range(n):
+            for c in range(r + 1):
+                g[r, c] = np.conj(ct[i, r, c]) if cplx else ct[i, r, c]
+            for c in range(r + 1, n):
+                g[r, c] = 0
+        if n:
+            nb_max = min(max(n // 16, CHOL_REV_BLOCK[0]), CHOL_REV_BLOCK[1])
+            _chol_rev(code, l[i], g, min(n, nb_max))
+        if cplx:
+            for r in range(n):
+                for c in range(r + 1):
+                    g[r, c] = np.conj(g[r, c])
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _getrf(code, ints, a, piv):
+    args = (_ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(a), _ptr(ints[2:3]), _ptr(piv),
+            _ptr(ints[3:4]))
+    if code == 0:
+        s_getrf(*args)
+    elif code == 1:
+        d_getrf(*args)
+    elif code == 2:
+        c_getrf(*args)
+    else:
+        z_getrf(*args)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_lu(a, lu, piv, perm, code):
+    """Partial-pivoting LU of square a[i]: lu[i] packs L (unit, below) and U; piv[i] the
+    zero-based row interchanges; perm[i] the row permutation (a[i][perm[i]] = L U)."""
+    nb, n, _ = a.shape
+    ints = np.empty(4, np.int32)
+    buf = np.empty((n, n), a.dtype)
+    for i in range(nb):
+        buf[:, :] = a[i].T                  # column-major a[i]
+        ints[0], ints[1], ints[2], ints[3] = n, n, max(n, 1), 0
+        if n:
+            _getrf(code, ints, buf, piv[i])
+        lu[i] = buf.T
+        for r in range(n):
+            piv[i, r] -= 1
+            perm[i, r] = r
+        for r in range(n):
+            p = piv[i, r]
+            t = perm[i, r]
+            perm[i, r] = perm[i, p]
+            perm[i, p] = t
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_pivots_to_perm(piv, perm):
+    """perm[i]: the permutation made by the row interchanges piv[i] (zero-based, applied in
+    order; out-of-range pivots are clamped)."""
+    nb, n = perm.shape
+    k = piv.shape[1]
+    for i in range(nb):
+        for r in range(n):
+            perm[i, r] = r
+        for r in range(k):
+            p = min(max(piv[i, r], 0), n - 1)
+            t = perm[i, r]
+            perm[i, r] = perm[i, p]
+            perm[i, p] = t
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _geqrf_orgqr(code, ints, buf, tau, work):
+    """?geqrf on the m x n column-major buf, then ?orgqr/?ungqr forming its first ncols
+    columns of Q (ints: m, n, ncols, lda, lwork, info)."""
+    p = (_ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(ints[2:3]), _ptr(ints[3:4]), _ptr(ints[4:5]),
+         _ptr(ints[5:6]))
+    qr_args = (p[0], p[1], _ptr(buf), p[3], _ptr(tau), _ptr(work), p[4], p[5])
+    q_args = (p[0], p[2], p[1], _ptr(buf), p[3], _ptr(tau), _ptr(work), p[4], p[5])
+    if code == 0:
+        s_geqrf(*qr_args)
+        s_orgqr(*q_args)
+    elif code == 1:
+        d_geqrf(*qr_args)
+        d_orgqr(*q_args)
+    elif code == 2:
+        c_geqrf(*qr_args)
+        c_ungqr(*q_args)
+    else:
+        z_geqrf(*qr_args)
+        z_ungqr(*q_args)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_qr(a, q, r, full, code):
+    """Householder QR of a[i] (reduced, or complete when `full`); NaN on failure."""
+    nb, m, n = a.shape
+    for i in range(nb):
+        try:
+            qi, ri = np.linalg.qr(np.ascontiguousarray(a[i]))
+            if full and m > n:
+                r[i, :n, :] = ri
+                r[i, n:, :] = 0
+            else:
+                q[i] = qi
+                r[i] = ri
+        except Exception:                    # NaN or Inf input
+            q[i] = np.nan
+            r[i] = np.nan
+    if full and m > n:
+        _complete_q(a, q, code)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _complete_q(a, q, code):
+    nb, m, n = a.shape
+    buf = np.zeros((m, m), a.dtype)          # column-major: buf[j] is column j
+    tau = np.zeros(n, a.dtype)
+    work = np.zeros(64 * m, a.dtype)
+    ints = np.empty(6, np.int32)
+    for i in range(nb):
+        buf[:, :] = 0
+        buf[:n, :] = a[i].T
+        ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = m, n, m, m, 64 * m, 0
+        _geqrf_orgqr(code, ints, buf, tau, work)
+        q[i] = buf.T
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_eigh(a, v, w, lower):
+    """Eigenvectors v[i] (columns) and ascending eigenvalues w[i] of Hermitian a[i], read
+    from its lower (or upper) triangle; NaN on failure."""
+    nb = a.shape[0]
+    for i in range(nb):
+        x = a[i] if lower else np.conj(a[i]).T   # the upper triangle is the adjoint's lower
+        try:
+            wi, vi = np.linalg.eigh(np.ascontiguousarray(x))
+            w[i] = wi
+            v[i] = vi
+        except Exception:
+            w[i] = np.nan
+            v[i] = np.nan
+
+
+s_geev, d_geev = _extern("lapack", "geev", 14, ["sgeev", "dgeev"])
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _geev(code, ch, ints, buf, wr, wi, vr, work):
+    """LAPACK ?geev(jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork, info)
+    on the column-major real buf: eigenvalues and right eigenvectors (no left ones)."""
+    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(ints[0:1]), _ptr(buf), _ptr(ints[1:2]),
+            _ptr(wr), _ptr(wi), _ptr(vr), _ptr(ints[2:3]), _ptr(vr), _ptr(ints[1:2]),
+            _ptr(work), _ptr(ints[3:4]), _ptr(ints[4:5]))
+    if code == 0:
+        s_geev(*args)
+    else:
+        d_geev(*args)
+    return ints[4]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _la_eig_real(a, w, v, vectors, code):
+    """eig of real a[i] by real ?geev, as NumPy and JAX do: the same eigenvalue order, and
+    each complex pair's vectors v_j = vr_j + i vr_{j+1}, v_{j+1} = conj(v_j)."""
+    nb, n, _ = a.shape
+    ch = np.empty(2, np.uint8)
+    ch[0], ch[1] = ord("N"), ord("V") if vectors else ord("N")
+    ints = np.empty(5, np.int32)
+    lwork = max(1, 8 * n)
+    buf = np.empty((n, n), a.dtype)
+    wr = np.empty(max(n, 1), a.dtype)
+    wi = np.empty(max(n, 1), a.dtype)
+    vr = np.empty((n, n), a.dtype)
+    work = np.empty(lwork, a.dtype)
+    for i in range(nb):
+        if n == 0:
+            continue
+        buf[:, :] = a[i].T                       # column-major a[i]
+        ints[0], ints[1], ints[2], ints[3], ints[4] = n, n, n, lwork, 0
+        if not np.all(np.isfinite(buf)) or _geev(code, ch, ints, buf, wr, wi, vr, work) != 0:
+            w[i] = np.nan
+            if vectors:
+                v[i] = np.nan
+            continue
+        for j in range(n):
+            w[i, j] = wr[j] + 1j * wi[j]
+        if not vectors:
+            continue
+        vt = vr                 # column-major: row j of the C-order buffer is vector j
+        j = 0
+        while j < n:
+            if wi[j] != 0.0 and j + 1 < n:
+                for r in range(n):
+                    v[i, r, j] = vt[j, r] + 1j * vt[j + 1, r]
+                    v[i, r, j + 1] = vt[j, r] - 1j * vt[j + 1, r]
+                j += 2
+            else:
+                for r in range(n):
+                    v[i, r, j] = vt[j, r]
+                j += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_eig(a, w, v, vectors, code):
+    """Eigenvalues w[i] and unit right eigenvectors v[i] of general a[i]; NaN on failure.
+    Real a: real ?geev (code 0/1: NumPy's and JAX's order); complex a: ?geev on a complex
+    copy.  Without `vectors`, v is scratch."""
+    if code <= 1:
+        _la_eig_real(a, w, v, vectors, code)
+        return
+    nb, n, _ = a.shape
+    x = np.empty((n, n), w.dtype)
+    for i in range(nb):
+        for r in range(n):
+            for c in range(n):
+                x[r, c] = a[i, r, c]
+        try:
+            wi, vi = np.linalg.eig(x)
+            w[i] = wi
+            if vectors:
+                v[i] = vi
+        except Exception:
+            w[i] = np.nan
+            if vectors:
+                v[i] = np.nan
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_svd(a, s, u, vt, full, compute_uv):
+    """Singular values s[i] (descending) and, with compute_uv, u[i] and vt[i]; NaN on
+    failure.  Without compute_uv, u and vt are unused placeholders."""
+    nb = a.shape[0]
+    for i in range(nb):
+        try:
+            ui, si, vti = np.linalg.svd(np.ascontiguousarray(a[i]), full_matrices=full)
+            s[i] = si
+            if compute_uv:
+                u[i] = ui
+                vt[i] = vti
+        except Exception:
+            s[i] = np.nan
+            if compute_uv:
+                u[i] = np.nan
+                vt[i] = np.nan
+
+
+c_gees, z_gees = _extern("lapack", "gees", 15, ["cgees", "zgees"])
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _gees(code, ch, ints, t, w, z, work, rwork, bwork):
+    """LAPACK ?gees(jobvs, sort, select, n, a, lda, sdim, w, vs, ldvs, work, lwork, rwork,
+    bwork, info): complex Schur form, no sorting (select and bwork are not referenced)."""
+    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(bwork), _ptr(ints[0:1]), _ptr(t),
+            _ptr(ints[1:2]), _ptr(ints[2:3]), _ptr(w), _ptr(z), _ptr(ints[3:4]), _ptr(work),
+            _ptr(ints[4:5]), _ptr(rwork), _ptr(bwork), _ptr(ints[5:6]))
+    if code == 2:
+        c_gees(*args)
+    else:
+        z_gees(*args)
+    return ints[5]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_sqrtm(a, out, real_input, code):
+    """out[i] = the principal square root of a[i] (out complex: code 2 or 3): complex Schur
+    form Z T Z^H by ?gees, the triangular root R of T, Z R Z^H; NaN if ?gees fails.  LAPACK
+    sees the row-major a[i] as its transpose, and sqrtm(A^T) = sqrtm(A)^T, so the result's
+    column-major buffer read row-major is already sqrtm(a[i]).  For real a, an eigenvalue
+    the Schur form gives as negative real up to rounding (|imag| <= 100 eps max|T_jj|)
+    takes the root i sqrt(-re): the principal root of the real matrix (SciPy's, from its
+    real Schur form), whatever the sign of the rounding error."""
+    nb, n, _ = a.shape
+    eps = 1.2e-7 if code == 2 else 2.3e-16
+    ch = np.empty(2, np.uint8)
+    ch[0], ch[1] = ord("V"), ord("N")
+    ints = np.empty(6, np.int32)
+    lwork = max(1, 64 * n)
+    t = np.empty((n, n), out.dtype)
+    z = np.empty((n, n), out.dtype)
+    w = np.empty(max(n, 1), out.dtype)
+    work = np.empty(lwork, out.dtype)
+    rwork = np.empty(max(n, 1), np.float64)      # n reals: also big enough for cgees
+    bwork = np.zeros(max(n, 1), np.int32)
+    for i in range(nb):
+        if n == 0:
+            continue
+        for r in range(n):
+            for c in range(n):
+                t[r, c] = a[i, r, c]
+        ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = n, n, 0, n, lwork, 0
+        if not np.all(np.isfinite(t)) or _gees(code, ch, ints, t, w, z, work, rwork,
+                                               bwork) != 0:
+            out[i] = np.nan
+            continue
+        # t and z read row-major are T^T and Z^T of the column-major matrix M = a[i]^T
+        tt = np.ascontiguousarray(t.T)
+        zz = np.ascontiguousarray(z.T)
+        rr = np.zeros((n, n), out.dtype)
+        tol = -1.0
+        if real_input:
+            for j in range(n):
+                tol = max(tol, 100.0 * eps * abs(tt[j, j]))
+        for j in range(n):
+            d = tt[j, j]
+            if d.real < 0.0 and abs(d.imag) <= tol:
+                rr[j, j] = 1j * np.sqrt(-d.real)
+            else:
+                rr[j, j] = np.sqrt(d)
+            for k in range(j - 1, -1, -1):
+                s = tt[k, j]
+                for m in range(k + 1, j):
+                    s -= rr[k, m] * rr[m, j]
+                rr[k, j] = s / (rr[k, k] + rr[j, j])
+        sm = np.dot(np.dot(zz, rr), np.conj(zz.T))        # sqrtm(M) = sqrtm(a[i])^T
+        out[i] = sm.T

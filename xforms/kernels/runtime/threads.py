@@ -1,0 +1,165 @@
+"""How many threads a parallel (prange) kernel runs with, decided per call.
+
+A Numba parallel loop splits its iterations statically over the threads and returns when
+the last thread is done.  On a machine whose cores are busy with other processes that last
+thread may wait a whole scheduler time slice: on the project's 2-core VM at load 8-10, a
+1e6-element loop took 10-30 ms with two threads against 0.6 ms with one (the "threading
+cliff" of issue 20).  On an idle machine two threads are 1.5-2x faster.  No threshold fixed
+at code-generation time is right for both, so `AdaptiveThreads` measures: it runs the
+kernel with all threads (NUMBA_NUM_THREADS) or with one, whichever has recently been
+faster (the best of its last 4 calls: a single call stalled by the machine is no load), and
+now and then tries the other (after 8 calls, then with exponential backoff up to 1024
+calls while the other stays slower).  A call that becomes 2x slower than the other
+setting's last time triggers a new try at once.  A call on all threads right after one on
+a single thread is not timed (a try of all threads then spans two calls): it wakes the
+sleeping workers -- a 1e5-element prange loop, 0.057 ms on one thread and 0.031 on two,
+took 0.087 ms on its first call on two (measured 2026-11-28) -- and timing it kept a
+kernel on one thread for good once a moment of load had put it there.  Results do not
+depend on the choice: reductions combine fixed per-chunk partials in order
+(xforms/kernels/cpu/nest.py)::
+
+    kernel = AdaptiveThreads(numba_dispatcher)   # what xforms/kernels/cpu/backend.py does for prange kernels
+    out = kernel(x, y)                           # same arguments, same result
+"""
+import os
+import time
+
+import numba
+
+_FIRST_PROBE = 8
+_MAX_INTERVAL = 1024
+_RECENT = 4
+
+# After a parallel loop, libgomp (Numba's "omp" threading layer) keeps its worker spinning
+# on PAUSE for GOMP_SPINCOUNT = 300000 iterations before it sleeps: 4-6 ms of CPU measured
+# here after every prange loop.  In a kernel whose next statement is an OpenBLAS product on
+# two threads (an MLP layer: bias + tanh under prange, then the next layer's product), the
+# second BLAS thread shares its core with that spinning worker for the whole product: the
+# MLP gradient of benchmarks/workloads/mlp.py (f64, batch 1024, 2 BLAS threads, 2026-11-25,
+# own autogroup at nice -20 on a loaded machine) took 54/59/67 ms per step with its prange
+# loops on two threads against 40/43/46 ms on one -- AdaptiveThreads then keeps one --
+# and 40/44/46 against 36/44/45 with the shorter spin.  A spin of 10000 iterations
+# (~0.2 ms) still keeps the worker awake across back-to-back loops and calls; a user's own
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+GOMP_SPINCOUNT = "10000"
+
+
+def calm_openmp_spin(environ=os.environ):
+    """Set GOMP_SPINCOUNT (read once, when libgomp loads: Numba loads it at the first
+    parallel launch, after this module is imported) unless the user chose a wait policy.
+
+        >>> env = {}
+        >>> calm_openmp_spin(env), env
+        (True, {'GOMP_SPINCOUNT': '10000'})
+        >>> calm_openmp_spin({"OMP_WAIT_POLICY": "active"})
+        False
+    """
+    if "OMP_WAIT_POLICY" in environ or "GOMP_SPINCOUNT" in environ:
+        return False
+    environ["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT
+    return True
+
+
+calm_openmp_spin()
+
+# OpenBLAS's idle workers do the same for 2^OPENBLAS_THREAD_TIMEOUT cycles (default 2^28,
+# ~0.1 s: forever, for a program calling it every few ms), read when the library loads
+# (SciPy's, Numba's np.dot: at the first compile, after this module is imported).  One
+# product large enough for two BLAS threads (the small CNN's dense layer at batch 128,
+# 128 x 1600 x 10) left a worker spinning on the second core through every convolution
+# split over both threads (xforms/kernels/runtime/conv.py): the CNN gradient took 47 ms per call
+# on two threads against 41 on one; 23 ms with 2^16 cycles (~25 us), 23.5 with 2^20, 30
+# with 2^23 (2026-11-25, quiet 2-core VM).  2^20 (~0.4 ms) keeps a worker awake across
+# products separated by short loops (an MLP step's) as it was.  A user's own setting wins.
+OPENBLAS_THREAD_TIMEOUT = "20"
+
+
+def calm_openblas_spin(environ=os.environ):
+    """Set OPENBLAS_THREAD_TIMEOUT unless the user chose one (as `calm_openmp_spin`).
+
+        >>> env = {}
+        >>> calm_openblas_spin(env), env
+        (True, {'OPENBLAS_THREAD_TIMEOUT': '20'})
+    """
+    if "OPENBLAS_THREAD_TIMEOUT" in environ:
+        return False
+    environ["OPENBLAS_THREAD_TIMEOUT"] = OPENBLAS_THREAD_TIMEOUT
+    return True
+
+
+calm_openblas_spin()
+
+
+class AdaptiveThreads:
+    """Call `kernel` with numba.set_num_threads(all or 1), the one measured faster."""
+
+    def __init__(self, kernel, threads=None):
+        self.kernel = kernel
+        self.all = max(1, threads or numba.config.NUMBA_NUM_THREADS)
+        self.mode = self.all
+        self.times = {}                 # threads -> wall time of a call (s), of `recent`
+        self.recent = {}                # threads -> the last _RECENT calls' times
+        self.calls = 0
+        self.interval = _FIRST_PROBE
+        self.next_probe = 2             # measure both settings early
+        # the first call of a kernel is not timed: it touches its buffers for the first time
+        # (a 40 ms CNN gradient's took 86 ms on two threads; timed, it made one thread look
+        # faster until the next probe, 8 calls later)
+        self.warm = False
+        self.last = self.all            # the threads of the previous call
+
+    def __getattr__(self, name):        # .stats, .signatures ... of the dispatcher
+        return getattr(self.kernel, name)
+
+    def upgrade(self, kernel, threads=None):
+        """Call `kernel` (the threaded variant of the current, serial one) from now on,
+        measuring all threads against one as at the start."""
+        self.kernel = kernel
+        self.all = self.mode = max(1, threads or numba.config.NUMBA_NUM_THREADS)
+        self.times, self.recent, self.interval = {}, {}, _FIRST_PROBE
+        self.next_probe = self.calls + 2
+        self.warm = False
+
+    def _other(self):
+        return 1 if self.mode == self.all else self.all
+
+    def __call__(self, *args):
+        if self.all == 1:
+            return self.kernel(*args)
+        self.calls += 1
+        probe = self.warm and self.calls >= self.next_probe
+        k = self._other() if probe else self.mode
+        prev = numba.get_num_threads()
+        numba.set_num_threads(k)
+        t0 = time.perf_counter()
+        try:
+            r = self.kernel(*args)
+        finally:
+            numba.set_num_threads(prev)
+        waking, self.last = k > self.last, k      # it woke the workers: not timed
+        if self.warm and not waking:
+            self._record(k, time.perf_counter() - t0, probe)
+        elif not self.warm:
+            self.warm, self.next_probe = True, self.calls + 2
+        return r
+
+    def _record(self, k, dt, probe):
+        recent = self.recent.setdefault(k, [])
+        if probe:           # the setting was last measured long ago: start afresh
+            recent.clear()
+        recent.append(dt)
+        del recent[:-_RECENT]
+        # the best of the last few calls: one call stalled by the machine (a 2x spike on
+        # the VM) does not make the setting look slow, a lasting load shows in all of them
+        self.times[k] = min(recent)
+        if probe:
+            mine, other = self.times[k], self.times.get(self.mode)
+            if other is None or mine < other:
+                self.mode, self.interval = k, _FIRST_PROBE
+            else:
+                self.interval = min(2 * self.interval, _MAX_INTERVAL)
+            self.next_probe = self.calls + self.interval
+            return
+        other = self.times.get(self._other())
+        if other is not None and dt > 2.0 * other:      # conditions changed: look again
+            self.next_probe = self.calls + 1

@@ -1,0 +1,343 @@
+"""Elementwise special functions: lgamma, digamma, zeta, erf, erfc, erf_inv, erfc_inv, igamma,
+igammac, betainc, bessel_i0e, bessel_i1e, bessel_jn, bessel_yn, bessel_iv, bessel_ive, and
+logaddexp (a primitive for its derivative rule at infinite operands, JAX's).
+
+Each is an elementwise primitive on real floating operands of one dtype (xforms.scipy.special
+broadcasts and promotes first) with its rules in one block: abstract evaluation, a NumPy
+implementation (scipy.special, imported on the first eager call: importing it costs more than the
+rest of xforms), the jvp from the known derivative, batching, lowering facts.
+lgamma, erf and erfc lower to libm's (their math names).  The others' compiled implementation
+is a scalar function of xforms/kernels/libm/special.py or xforms/kernels/libm/bessel.py (plain Python on
+`math`), which
+xforms/kernels/ops/special.py registers as the primitive's elementwise Numba implementation (the
+xforms/kernels/user_prims.py path, which both emitters take before scalar rules): fused into loops
+on the CPU, an inlined device function on CUDA.  `SCALAR_IMPLS` names it per primitive.
+
+Derivatives with respect to shape parameters: igamma's and igammac's a through the
+`igamma_grad_a` primitive (as JAX; its own a-derivative raises, as JAX's does; the scalar code
+is xforms/primitives/special/igamma_grad.py); zeta's s and betainc's a and b raise NotImplementedError, as in JAX.
+
+    >>> lgamma(np.array([0.5, 3.0]))          # [log(sqrt(pi)), log(2)]
+"""
+import math
+
+import numpy as np
+
+from .igamma_grad import igamma_grad_a as _igamma_grad_a_scalar
+
+from ...core.facts import math_names
+from ...transforms.jvp import defjvp
+from .. import elementwise as ew
+from ..elementwise import _def
+
+_real = lambda dt: dt.kind == "f"
+SCALAR_IMPLS = {}            # primitive -> name of its scalar function in kernels/special_math
+
+
+def _scipy_special():
+    """scipy.special, imported when first needed (its import pulls in scipy's array-API
+    layer and numpy.f2py: ~0.15 s, more than all of xforms' own modules)."""
+    from scipy import special
+    return special
+
+
+def _ufunc(name):
+    """scipy.special's ufunc `name`, looked up on the first call.
+
+    >>> _ufunc("erf")(np.array([0.0]))      # imports scipy.special here, not at import
+    array([0.])
+    """
+    def fn(*xs):
+        return getattr(_scipy_special(), name)(*xs)
+    fn.__name__ = name
+    return fn
+
+
+def _sp(fn):
+    """A scipy.special ufunc (or its name, resolved on first use) as the NumPy
+    implementation (the result keeps the dtype)."""
+    if isinstance(fn, str):
+        fn = _ufunc(fn)
+
+    def impl(*xs):
+        dt = np.result_type(*xs)
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*xs)).astype(dt)
+    return impl
+
+
+def _prim(name, fn, nargs=1, scalar=None, math=None, cost=40.0):
+    """An elementwise primitive: lowered through its libm name (`math`, a lowering fact)
+    or else through the scalar function `scalar` of xforms/kernels/libm/special.py, of about
+    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; erf_inv 56, digamma 38 measured)."""
+    if math is not None:
+        return _def(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None))
+    p = _def(name, _sp(fn), nargs, accept=_real, cost=cost)
+    SCALAR_IMPLS[p] = scalar or name
+    return p
+
+
+def _c(v, like):
+    """The Python float v as a literal of like's dtype (keeps float32 float32)."""
+    return ew._like(float(v), like)
+
+
+def _no_grad(prim, arg):
+    def rule(*a, **k):
+        raise NotImplementedError(f"the derivative of {prim} with respect to {arg} is not "
+                                  "implemented (JAX neither provides it, or xforms not yet); "
+                                  "wrap that argument in stop_gradient if it is a constant")
+    return rule
+
+
+# ---- gamma family ----------------------------------------------------------------------------
+def _lgamma(x):
+    """scipy's gammaln, but inf at -inf as JAX's and libm's lgamma (the compiled tier's)
+    give: scipy's -inf there made the two tiers disagree."""
+    return np.where(np.isneginf(x), np.inf, _ufunc("gammaln")(x))
+
+
+lgamma_p = _prim("lgamma", _lgamma, math="lgamma")
+def _digamma(x):
+    """scipy's psi, but NaN at 0 as at the other poles (JAX's; scipy gives -inf there)."""
+    return np.where(x == 0, np.nan, _ufunc("psi")(x))
+
+
+digamma_p = _prim("digamma", _digamma)
+def _zeta(x, q):
+    """scipy's zeta, but NaN where x or q is NaN (JAX's and the compiled tier's; scipy
+    gives inf for zeta(nan, 0))."""
+    return np.where(np.isnan(x) | np.isnan(q), np.nan, _ufunc("zeta")(x, q))
+
+
+zeta_p = _prim("zeta", _zeta, 2)
+
+
+def lgamma(x):
+    return lgamma_p.bind(x)
+
+
+def digamma(x):
+    return digamma_p.bind(x)
+
+
+def zeta(s, q):
+    """Hurwitz zeta: sum over k >= 0 of (q + k)^-s."""
+    s, q = ew._like(s, q), ew._like(q, s)
+    return zeta_p.bind(s, q)
+
+
+def trigamma(x):
+    """psi'(x) = zeta(2, x) for x > 0; reflection psi'(x) = pi^2/sin^2(pi x) - psi'(1 - x)."""
+    one = _c(1.0, x)
+    neg = ew.lt(x, _c(0.5, x))
+    xr = ew.select_n(neg, x, ew.sub(one, x))
+    z = zeta(_c(2.0, x), xr)
+    s = ew.sin(ew.mul(_c(math.pi, x), x))
+    refl = ew.sub(ew.div(_c(math.pi ** 2, x), ew.mul(s, s)), z)
+    return ew.select_n(neg, z, refl)
+
+
+defjvp(lgamma_p, lambda t, ans, x: ew.mul(t, digamma(x)))
+defjvp(digamma_p, lambda t, ans, x: ew.mul(t, trigamma(x)))
+defjvp(zeta_p, _no_grad("zeta", "s"),
+       lambda t, ans, s, q: ew.mul(t, ew.neg(ew.mul(s, zeta(ew.add(s, _c(1.0, s)), q)))))
+
+# ---- error functions -------------------------------------------------------------------------
+erf_p = _prim("erf", "erf", math="erf")
+erfc_p = _prim("erfc", "erfc", math="erfc")
+erf_inv_p = _prim("erf_inv", "erfinv", scalar="erfinv")
+erfc_inv_p = _prim("erfc_inv", "erfcinv", scalar="erfcinv")
+
+
+def erf(x):
+    return erf_p.bind(x)
+
+
+def erfc(x):
+    return erfc_p.bind(x)
+
+
+def erf_inv(x):
+    return erf_inv_p.bind(x)
+
+
+def erfc_inv(x):
+    return erfc_inv_p.bind(x)
+
+
+def _gauss(x, c):
+    """c * exp(-x^2)."""
+    return ew.mul(_c(c, x), ew.exp(ew.neg(ew.mul(x, x))))
+
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+defjvp(erf_p, lambda t, ans, x: ew.mul(t, _gauss(x, _TWO_OVER_SQRT_PI)))
+defjvp(erfc_p, lambda t, ans, x: ew.mul(t, _gauss(x, -_TWO_OVER_SQRT_PI)))
+# (erf^-1)'(y) = 1 / erf'(x) = sqrt(pi)/2 exp(x^2) at x = erf^-1(y)
+defjvp(erf_inv_p, lambda t, ans, y: ew.mul(t, ew.mul(_c(math.sqrt(math.pi) / 2, ans),
+                                                     ew.exp(ew.mul(ans, ans)))))
+defjvp(erfc_inv_p, lambda t, ans, y: ew.mul(t, ew.mul(_c(-math.sqrt(math.pi) / 2, ans),
+                                                      ew.exp(ew.mul(ans, ans)))))
+
+# ---- regularized incomplete gamma and beta ------------------------------------------------------
+def _nan_at_infinite_a(name):
+    """scipy's gammainc/gammaincc, but NaN where a is +inf and x finite (JAX's and the
+    compiled tier's; scipy gives 0 and 1 there)."""
+    def fn(a, x):
+        return np.where(np.isposinf(a) & ~np.isposinf(x), np.nan, _ufunc(name)(a, x))
+    fn.__name__ = name
+    return fn
+
+
+igamma_p = _prim("igamma", _nan_at_infinite_a("gammainc"), 2, scalar="gammainc")
+igammac_p = _prim("igammac", _nan_at_infinite_a("gammaincc"), 2, scalar="gammaincc")
+igamma_grad_a_p = _prim("igamma_grad_a", np.vectorize(_igamma_grad_a_scalar, otypes=[float]),
+                        2)
+betainc_p = _prim("betainc", "betainc", 3)
+
+
+def igamma(a, x):
+    a, x = ew._like(a, x), ew._like(x, a)
+    return igamma_p.bind(a, x)
+
+
+def igammac(a, x):
+    a, x = ew._like(a, x), ew._like(x, a)
+    return igammac_p.bind(a, x)
+
+
+def betainc(a, b, x):
+    return betainc_p.bind(a, b, x)
+
+
+def igamma_grad_a(a, x):
+    """d/da P(a, x) (JAX's lax.igamma_grad_a)."""
+    a, x = ew._like(a, x), ew._like(x, a)
+    return igamma_grad_a_p.bind(a, x)
+
+
+def _igamma_dx(a, x):
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)."""
+    one = _c(1.0, x)
+    return ew.exp(ew.sub(ew.sub(ew.mul(ew.sub(a, one), ew.log(x)), x), lgamma(a)))
+
+
+def _betainc_dx(a, b, x):
+    """d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b)."""
+    one = _c(1.0, x)
+    lbeta = ew.sub(ew.add(lgamma(a), lgamma(b)), lgamma(ew.add(a, b)))
+    logs = ew.add(ew.mul(ew.sub(a, one), ew.log(x)), ew.mul(ew.sub(b, one), ew.log1p(ew.neg(x))))
+    return ew.exp(ew.sub(logs, lbeta))
+
+
+defjvp(igamma_p, lambda t, ans, a, x: ew.mul(t, igamma_grad_a(a, x)),
+       lambda t, ans, a, x: ew.mul(t, _igamma_dx(a, x)))
+defjvp(igammac_p, lambda t, ans, a, x: ew.neg(ew.mul(t, igamma_grad_a(a, x))),
+       lambda t, ans, a, x: ew.neg(ew.mul(t, _igamma_dx(a, x))))
+# d/dx dP/da = d/da dP/dx = dP/dx (log x - psi(a)); d/da of it is not provided (JAX neither)
+defjvp(igamma_grad_a_p, _no_grad("igamma_grad_a", "a"),
+       lambda t, ans, a, x: ew.mul(t, ew.mul(_igamma_dx(a, x), ew.sub(ew.log(x), digamma(a)))))
+defjvp(betainc_p, _no_grad("betainc", "a"), _no_grad("betainc", "b"),
+       lambda t, ans, a, b, x: ew.mul(t, _betainc_dx(a, b, x)))
+
+# ---- exponentially scaled modified Bessel functions ---------------------------------------------
+bessel_i0e_p = _prim("bessel_i0e", "i0e", scalar="i0e")
+bessel_i1e_p = _prim("bessel_i1e", "i1e", scalar="i1e")
+
+
+def bessel_i0e(x):
+    return bessel_i0e_p.bind(x)
+
+
+def bessel_i1e(x):
+    return bessel_i1e_p.bind(x)
+
+
+def _i1e_dx(ans, x):
+    """i1e'(x) = i0e(x) - i1e(x) (sign(x) + 1/x), and 1/2 at x = 0."""
+    zero = ew.eq(x, _c(0.0, x))
+    safe = ew.select_n(zero, x, _c(1.0, x))
+    d = ew.sub(bessel_i0e(x), ew.mul(ans, ew.add(ew.sign(x), ew.div(_c(1.0, x), safe))))
+    return ew.select_n(zero, d, _c(0.5, x))
+
+
+defjvp(bessel_i0e_p, lambda t, ans, x: ew.mul(t, ew.sub(bessel_i1e(x), ew.mul(ew.sign(x), ans))))
+defjvp(bessel_i1e_p, lambda t, ans, x: ew.mul(t, _i1e_dx(ans, x)))
+
+
+# ---- Bessel functions of integer order (J, Y) and real order (I) ----------------------------------
+def _jn_ref(n, x):
+    """scipy's jv at integer orders, nan elsewhere (the kernel's domain)."""
+    return np.where(n == np.floor(n), _scipy_special().jv(n, x), np.nan)
+
+
+bessel_jn_p = _prim("bessel_jn", _jn_ref, 2, scalar="jn")
+bessel_yn_p = _prim("bessel_yn", lambda n, x: _scipy_special().yn(np.trunc(n), x), 2,
+                    scalar="yn")
+bessel_iv_p = _prim("bessel_iv", "iv", 2, scalar="iv")
+bessel_ive_p = _prim("bessel_ive", "ive", 2, scalar="ive")
+
+
+def _order_args(n, x):
+    return ew._like(n, x), ew._like(x, n)
+
+
+def bessel_jn(n, x):
+    """J_n(x) for integer-valued n (a float operand)."""
+    return bessel_jn_p.bind(*_order_args(n, x))
+
+
+def bessel_yn(n, x):
+    return bessel_yn_p.bind(*_order_args(n, x))
+
+
+def bessel_iv(v, x):
+    return bessel_iv_p.bind(*_order_args(v, x))
+
+
+def bessel_ive(v, x):
+    return bessel_ive_p.bind(*_order_args(v, x))
+
+
+def _neighbours(f, n, x, sign):
+    """(f(n - 1, x) + sign f(n + 1, x)) / 2: the derivative of every Bessel function in x."""
+    one = _c(1.0, n)
+    return ew.mul(_c(0.5, x), ew.add(f(ew.sub(n, one), x), ew.mul(_c(sign, x),
+                                                                 f(ew.add(n, one), x))))
+
+
+# J_n' = (J_{n-1} - J_{n+1}) / 2 (J_0' = -J_1 as J_-1 = -J_1), Y_n likewise,
+# I_v' = (I_{v-1} + I_{v+1}) / 2 and (e^-|x| I_v)' = (ive_{v-1} + ive_{v+1}) / 2 - sign(x) ive_v
+defjvp(bessel_jn_p, _no_grad("jn", "n"),
+       lambda t, ans, n, x: ew.mul(t, _neighbours(bessel_jn, n, x, -1.0)))
+defjvp(bessel_yn_p, _no_grad("yn", "n"),
+       lambda t, ans, n, x: ew.mul(t, _neighbours(bessel_yn, n, x, -1.0)))
+defjvp(bessel_iv_p, _no_grad("iv", "v"),
+       lambda t, ans, v, x: ew.mul(t, _neighbours(bessel_iv, v, x, 1.0)))
+defjvp(bessel_ive_p, _no_grad("ive", "v"),
+       lambda t, ans, v, x: ew.mul(t, ew.sub(_neighbours(bessel_ive, v, x, 1.0),
+                                             ew.mul(ew.sign(x), ans))))
+
+
+# ---- logaddexp: a primitive for JAX's derivative at infinite operands ------------------------------
+# d out = t_x exp(r(x) - r(out)) + t_y exp(r(y) - r(out)), r replacing +inf by 0: JAX's rule,
+# finite where one operand is +inf (a composition cannot carry x's tangent through x = inf).
+logaddexp_p = _prim("logaddexp", np.logaddexp, 2, cost=3.5)
+
+
+def logaddexp(x, y):
+    x, y = ew._like(x, y), ew._like(y, x)
+    return logaddexp_p.bind(x, y)
+
+
+def _no_posinf(z):
+    return ew.select_n(ew.eq(z, _c(math.inf, z)), z, _c(0.0, z))
+
+
+def _logaddexp_weight(z, ans):
+    return ew.exp(ew.sub(_no_posinf(z), _no_posinf(ans)))
+
+
+defjvp(logaddexp_p, lambda t, ans, x, y: ew.mul(t, _logaddexp_weight(x, ans)),
+       lambda t, ans, x, y: ew.mul(t, _logaddexp_weight(y, ans)))
