@@ -360,6 +360,40 @@ def test_python_ints_beyond_int64_overflow(make):
         make()
 
 
+@pytest.mark.parametrize("make, want, dtype", [
+    # jax: a Python int with an explicit float/complex dtype converts straight into it,
+    # however large (jnp.asarray(2**70, jnp.float32) -> 1.1805916e+21)
+    (lambda: xnp.asarray(2 ** 70, dtype=np.float32), 2.0 ** 70, np.float32),
+    (lambda: xnp.array([2 ** 70, 1], dtype=np.float64), [2.0 ** 70, 1.0], np.float64),
+    (lambda: xnp.asarray(2 ** 70, dtype=np.complex64), 2.0 ** 70, np.complex64),
+    (lambda: xnp.float32(-2 ** 70), -2.0 ** 70, np.float32),
+    (lambda: xnp.asarray(2 ** 64 - 1, dtype=np.uint64), 2 ** 64 - 1, np.uint64),
+    (lambda: xnp.full(2, 2 ** 70, dtype=np.float64), [2.0 ** 70] * 2, np.float64),
+    (lambda: xnp.full(2, 300, dtype=np.uint8), [44, 44], np.uint8),    # jax: full wraps
+    # jax: [2**70, 1.5] is float64 (a float among the Python numbers)
+    (lambda: xnp.asarray([2 ** 70, 1.5]), [2.0 ** 70, 1.5], np.float64),
+    (lambda: xf.jit(lambda x: x + xnp.float32(2 ** 70), tiered=False)(np.zeros(2, np.float32)),
+     [2.0 ** 70] * 2, np.float32),
+])
+def test_python_ints_with_an_explicit_dtype_convert_into_it(make, want, dtype):
+    _same([make()], want, dtype)
+
+
+@pytest.mark.parametrize("make", [
+    # jax (NumPy's conversion): OverflowError "Python integer 300 out of bounds for uint8",
+    # where xforms wrapped silently to 44 (and 2**40 as int32 to 0)
+    lambda: xnp.asarray(300, dtype=np.uint8),
+    lambda: xnp.asarray([300, 1], dtype=np.uint8),
+    lambda: xnp.asarray(-1, dtype=np.uint32),
+    lambda: xnp.asarray(2 ** 40, dtype=np.int32),
+    lambda: xnp.uint8(300),
+    lambda: xnp.asarray(2 ** 70, dtype=np.int64),
+])
+def test_python_ints_out_of_an_explicit_int_dtype_overflow(make):
+    with pytest.raises(OverflowError):
+        make()
+
+
 def test_python_ints_at_the_int64_limits_are_accepted(tiers):
     _same(tiers(lambda x: x + (2 ** 63 - 1), np.zeros(2, np.int64)), [2 ** 63 - 1] * 2, np.int64)
     _same(tiers(lambda x: x + (-2 ** 63), np.zeros(2, np.int64)), [-2 ** 63] * 2, np.int64)
@@ -389,6 +423,37 @@ def test_second_derivatives_outside_the_support_are_zero(tiers, law, method, sha
         np.testing.assert_allclose(r, [0.0, 0.0, at_one], rtol=1e-6)
 
 
+@pytest.mark.parametrize("law, shape, at_one", [
+    # jax.grad(stats.<law>.logcdf, argnums=1)(x, shape) at x = -1, 0, 1: nan, nan, at_one
+    # (log(cdf): d cdf/d shape / cdf = 0/0 off the support); d/dx stays 0 there
+    ("chi2", 3.0, -0.7398782044661709),
+    ("gamma", 2.0, -1.04524249727566),
+])
+def test_logcdf_shape_derivative_outside_the_support_is_nan(tiers, law, shape, at_one):
+    from xforms.scipy import stats
+    f = getattr(stats, law).logcdf
+    x = np.array([-1.0, 0.0, 1.0])
+    for r in tiers(xf.grad(lambda s, x: f(x, s).sum()), shape, x):
+        assert np.isnan(r)
+    for r in tiers(xf.vmap(xf.grad(f, argnums=1), in_axes=(0, None)), x, shape):
+        np.testing.assert_allclose(r, [np.nan, np.nan, at_one], rtol=1e-9)
+    for r in tiers(xf.vmap(xf.grad(f)), x, np.full(3, shape)):
+        assert np.all(r[:2] == 0)                       # jax: 0, 0 in x
+    _, tangent = xf.jvp(lambda s: f(x, s), (shape,), (1.0,))
+    np.testing.assert_allclose(tangent, [np.nan, np.nan, at_one], rtol=1e-9)
+
+
+def test_truncnorm_derivatives_below_and_above_the_bounds(tiers):
+    from xforms.scipy.stats import truncnorm
+    # jax.grad of truncnorm.logcdf / cdf in (x, a, b, loc, scale) at x = -2 (a = -1, b = 1):
+    # all 0 (xforms gave NaN in every one: log of the empty mass between a and a)
+    for f in (truncnorm.logcdf, truncnorm.cdf, truncnorm.logsf, truncnorm.sf):
+        g = xf.grad(lambda x, a, b, l, s: f(x, a, b, l, s).sum(), argnums=(0, 1, 2, 3, 4))
+        for x in (-2.0, 2.0):
+            for r in tiers(g, x, -1.0, 1.0, 0.0, 1.0):
+                np.testing.assert_array_equal(np.asarray(r, float), 0.0)
+
+
 def test_float_floor_division_as_divmod(tiers):
     x = np.array([1.0, 0.7, -1.0, 5.0, -7.5, 7.5, 1.0, -1.0])
     y = np.array([0.1, 0.1, 0.1, np.inf, 2.0, -2.0, 0.0, 0.0])
@@ -396,3 +461,141 @@ def test_float_floor_division_as_divmod(tiers):
     want = [9.0, 6.0, -10.0, 0.0, -4.0, -4.0, np.inf, -np.inf]
     _same(tiers(xnp.floor_divide, x, y), want, np.float64)
     _same(tiers(lambda a, b: a // b, x, y), want, np.float64)
+
+
+# ---- found by tools/jax_sweep.py ---------------------------------------------------------------
+@pytest.mark.parametrize("name, want", [
+    # jax.nn.<name>([nan, -inf, -1, 0, 2, inf]) (xforms sent NaN to 0: x > 0 was the test)
+    ("relu", [np.nan, 0.0, 0.0, 0.0, 2.0, np.inf]),
+    ("relu6", [np.nan, 0.0, 0.0, 0.0, 2.0, 6.0]),
+    ("hard_sigmoid", [np.nan, 0.0, 1 / 3, 0.5, 5 / 6, 1.0]),
+])
+def test_relu_family_keeps_nan(tiers, name, want):
+    f = getattr(xf.nn, name)
+    x = np.array([np.nan, -np.inf, -1.0, 0.0, 2.0, np.inf])
+    for r in tiers(f, x):
+        np.testing.assert_allclose(r, want, rtol=1e-15)
+    for r in tiers(f, x.astype(np.float32)):
+        assert r.dtype == np.float32
+
+
+def test_relu_kinks_and_bool(tiers):
+    # jax: vmap(grad(relu))([0, 1, -1]) = [0, 1, 0]; vmap(grad(relu6))([0, 6, 3]) = [0, 0, 1];
+    # relu([True, False]) = [1, 0] int64 (maximum(x, 0) with a weak int)
+    _same(tiers(xf.vmap(xf.grad(xf.nn.relu)), np.array([0.0, 1.0, -1.0])), [0.0, 1.0, 0.0])
+    _same(tiers(xf.vmap(xf.grad(xf.nn.relu6)), np.array([0.0, 6.0, 3.0])), [0.0, 0.0, 1.0])
+    _same(tiers(xf.nn.relu, np.array([True, False])), [1, 0], np.int64)
+
+
+@pytest.mark.parametrize("name, int32_dtype, bool_dtype, at_ints", [
+    # jax.nn.<name>(int32 [-2, 0, 3]) and (bool [True, False]): the dtypes JAX's definitions
+    # give (a weak Python float makes int32 float64; jnp.logaddexp(x, 0) keeps int32's
+    # float32); xforms made every integer input float32 (logmeanexp: float64)
+    ("elu", np.float64, np.float64, [-0.8646647167633873, 0.0, 3.0]),
+    ("celu", np.float64, np.float64, [-0.8646647167633873, 0.0, 3.0]),
+    ("selu", np.float64, np.float64, [-1.520166468595695, 0.0, 3.1521029620664414]),
+    ("leaky_relu", np.float64, np.float64, [-0.02, 0.0, 3.0]),
+    ("hard_tanh", np.int32, np.int64, [-1, 0, 1]),
+    ("sparse_plus", np.float64, np.float64, [0.0, 0.25, 3.0]),
+    ("sparse_sigmoid", np.float64, np.float64, [0.0, 0.5, 1.0]),
+    ("soft_sign", np.float32, np.float64, [-0.6666666865348816, 0.0, 0.75]),
+    ("softplus", np.float32, np.float64, [0.12692800164222717, 0.6931471824645996,
+                                          3.0485873222351074]),
+    ("mish", np.float32, np.float64, [-0.2525014579296112, 0.0, 2.9865355491638184]),
+    ("logmeanexp", np.float32, np.float32, 1.9563729763031006),
+])
+def test_nn_dtypes_of_integer_and_bool_inputs(tiers, name, int32_dtype, bool_dtype, at_ints):
+    f = getattr(xf.nn, name)
+    for r in tiers(f, np.array([-2, 0, 3], np.int32)):
+        assert r.dtype == int32_dtype
+        np.testing.assert_allclose(r, at_ints, rtol=1e-6)
+    for r in tiers(f, np.array([True, False])):
+        assert r.dtype == bool_dtype
+
+
+def test_complex_places_infinite_parts(tiers):
+    # jax: lax.complex([-inf, 1, nan], [-inf, inf, 2]) = [-inf-infj, 1+infj, nan+2j]
+    # (the fast tier computed x + 1j * y: nan-infj first, as the compiled tier did not)
+    a, b = np.array([-np.inf, 1.0, np.nan]), np.array([-np.inf, np.inf, 2.0])
+    for r in tiers(lax.complex, a, b):
+        np.testing.assert_array_equal(r.real, [-np.inf, 1.0, np.nan])
+        np.testing.assert_array_equal(r.imag, [-np.inf, np.inf, 2.0])
+    for r in tiers(lax.complex, a.astype(np.float32), b.astype(np.float32)):
+        assert r.dtype == np.complex64
+
+
+def test_lgamma_at_minus_inf_and_heaviside_of_nan(tiers):
+    from xforms.scipy import special
+    # jax: lax.lgamma([-inf, -1, 0]) = [inf, inf, inf] (scipy's gammaln(-inf) is -inf, which
+    # the fast tier gave while the compiled one, libm's, gave inf)
+    for f in (lax.lgamma, special.gammaln):
+        _same(tiers(f, np.array([-np.inf, -1.0, 0.0])), [np.inf] * 3, np.float64)
+    # jax: jnp.heaviside([nan, -1, 0, 2], 0.5) = [nan, 0, 0.5, 1] (xforms gave 0.5 at NaN)
+    _same(tiers(xnp.heaviside, np.array([np.nan, -1.0, 0.0, 2.0]), 0.5), [np.nan, 0.0, 0.5, 1.0])
+
+
+def test_special_functions_at_poles_signed_zeros_and_nan(tiers):
+    from xforms.scipy import special
+    x = np.array([0.0, -0.0, -1.5, -2.0, np.nan, np.inf, -np.inf, 0.5])
+    nan, inf = np.nan, np.inf
+    # jax.scipy.special.<name>(x), jax 0.10.2; xforms gave gammasgn(nan) = -1, gammasgn(0) =
+    # nan (so gamma(0) = nan), loggamma = gammaln (log|Gamma|, finite for x < 0), entr(nan)
+    # = -inf, digamma(0) = -inf (scipy's)
+    want = {
+        "gammasgn": [1.0, -1.0, 1.0, nan, nan, 1.0, nan, 1.0],
+        "gamma": [inf, -inf, 2.3632718012073535, nan, nan, inf, nan, 1.7724538509055165],
+        "loggamma": [nan, nan, nan, nan, nan, inf, nan, 0.5723649429247004],
+        "entr": [-0.0, -0.0, -inf, -inf, nan, -inf, -inf, 0.34657359027997264],
+        "digamma": [nan, nan, 0.703156640645244, nan, nan, inf, nan, -1.9635100260214255],
+    }
+    for name, w in want.items():
+        for r in tiers(getattr(special, name), x):
+            np.testing.assert_allclose(r, w, rtol=1e-12, err_msg=name)
+    # jax: kl_div([nan, -inf, 0, 2], [0, -inf, 3, 1]) = [nan, nan, 3, 0.386...] (xforms: inf)
+    kx, ky = np.array([nan, -inf, 0.0, 2.0]), np.array([0.0, -inf, 3.0, 1.0])
+    for r in tiers(special.kl_div, kx, ky):
+        np.testing.assert_allclose(r, [nan, nan, 3.0, 0.3862943611198906], rtol=1e-12)
+    _same(tiers(special.beta, np.array([0.0]), np.array([1.0])), [inf])
+    # jax: lax.polygamma([1, -1, 0.5, 0], [1, 1, 1, 0]) = [pi^2/6, nan, nan, nan]
+    for r in tiers(lax.polygamma, np.array([1.0, -1.0, 0.5, 0.0]), np.array([1.0, 1.0, 1.0, 0.0])):
+        np.testing.assert_allclose(r, [1.6449340668482264, nan, nan, nan], rtol=1e-12)
+
+
+def test_cumulative_sum_vecdot_dtypes_and_take_of_bool_indices(tiers):
+    i = np.array([0, -3, 2], np.int32)
+    # jax: cumulative_sum widens as sum does (int32 -> int64, uint8 -> uint64), cumsum and
+    # cumulative_prod keep int32; xforms kept int32 in cumulative_sum
+    _same(tiers(xnp.cumulative_sum, i), [0, -3, -1], np.int64)
+    _same(tiers(xnp.cumulative_sum, i.astype(np.uint8)), [0, 253, 255], np.uint64)
+    _same(tiers(xnp.cumulative_prod, i), [0, 0, 0], np.int32)
+    # jax: vecdot(int32, int32) is int32 (a dot product), xforms summed into int64
+    _same(tiers(xnp.vecdot, i, i), 13, np.int32)
+    _same(tiers(xnp.linalg.vecdot, i, i), 13, np.int32)
+    # jax: take(x, [True, False, True]) reads indices 1, 0, 1 (xforms used them as a mask)
+    _same(tiers(lambda a, b: xnp.take(a, b), np.arange(7.0), np.array([True, False, True])),
+          [1.0, 0.0, 1.0])
+    _same(tiers(lambda a, b: xnp.take(a, b, axis=0), np.arange(4.0).reshape(2, 2),
+                np.array([True, False])), [[2.0, 3.0], [0.0, 1.0]])
+
+
+def test_polynomial_and_unravel_index_dtypes(tiers):
+    p = np.array([3, 2, 1], np.int32)
+    # jax: polyder(int32) = [6, 2] float32 (xforms: int64), polyint(float32) = [1, 1, 1, 0]
+    # float32 (xforms: float64), unravel_index(int32 [1, -1, 9], (2, 3)) = ([0, 1, 1],
+    # [1, 2, 2]) int32 (xforms: int64)
+    _same(tiers(xnp.polyder, p), [6.0, 2.0], np.float32)
+    _same(tiers(xnp.polyint, p.astype(np.float32)), [1.0, 1.0, 1.0, 0.0], np.float32)
+    rows = tiers(lambda i: xnp.unravel_index(i, (2, 3))[0], np.array([1, -1, 9], np.int32))
+    cols = tiers(lambda i: xnp.unravel_index(i, (2, 3))[1], np.array([1, -1, 9], np.int32))
+    _same(rows, [0, 1, 1], np.int32)
+    _same(cols, [1, 2, 2], np.int32)
+
+
+def test_zeta_and_igamma_nan_edges_agree_on_both_tiers(tiers):
+    # jax: lax.zeta([nan, 2], [0, 0]) = [nan, inf]; lax.igamma/igammac(inf, 3) = nan (the
+    # fast tier had scipy's inf, 0 and 1 while the compiled tier gave jax's)
+    for r in tiers(lax.zeta, np.array([np.nan, 2.0]), np.array([0.0, 0.0])):
+        np.testing.assert_array_equal(r, [np.nan, np.inf])
+    for f in (lax.igamma, lax.igammac):
+        for r in tiers(f, np.array([np.inf, 2.0]), np.array([3.0, 0.0])):
+            np.testing.assert_array_equal(r, [np.nan, 0.0 if f is lax.igamma else 1.0])

@@ -103,6 +103,9 @@ def canonical_value(x):
             raise TypeError("ragged nested sequence: xforms accepts rectangular arrays; "
                             "convert with np.asarray and check the shapes") from None
         if arr.dtype == object:
+            inexact = _python_inexact_dtype(arr)
+            if inexact is not None:        # [2**70, 1.5] is float64, as in JAX
+                return canonical_value(np.asarray(x, dtype=inexact))
             for v in arr.flat:             # ints beyond int64 (NumPy keeps them as objects)
                 if isinstance(v, int) and not isinstance(v, bool):
                     aval_of_value(v)       # OverflowError, as JAX
@@ -115,6 +118,17 @@ def canonical_value(x):
 
 
 _OK_DTYPES = frozenset(SUPPORTED_DTYPES)
+
+
+def _python_inexact_dtype(arr):
+    """The dtype JAX gives an object array of Python numbers holding a float or complex
+    (float64 or complex128: the ints in it, however large, become that); None otherwise."""
+    kinds = set()
+    for v in arr.flat:
+        if not isinstance(v, (int, float, complex)):
+            return None
+        kinds.add(complex if isinstance(v, complex) else float if isinstance(v, float) else int)
+    return np.complex128 if complex in kinds else np.float64 if float in kinds else None
 
 
 def get_aval(x):

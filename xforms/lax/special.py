@@ -88,7 +88,10 @@ def zeta(x, q):
 
 def polygamma(m, x):
     """The m-th derivative of digamma: psi(x) for m = 0, else
-    (-1)^(m+1) m! zeta(m + 1, x)."""
+    (-1)^(m+1) m! zeta(m + 1, x); NaN for an m that is negative or not an integer (JAX's).
+
+        >>> lax.polygamma(np.array([1.0, -1.0, 0.5]), np.ones(3))    # [pi^2/6, nan, nan]
+    """
     m, x = _floats("polygamma", m, x)
     one = ew._like(1.0, x)
     m1 = ew.add(m, one)
@@ -96,7 +99,9 @@ def polygamma(m, x):
                                   _aval(x).dtype)
     sign = ew.sub(ew.mul(ew._like(2.0, x), odd), one)        # (-1)^(m + 1)
     higher = ew.mul(ew.mul(sign, ew.exp(ps.lgamma(m1))), ps.zeta(m1, x))
-    return ew.select_n(ew.eq(m, ew._like(0.0, x)), higher, ps.digamma(x))
+    out = ew.select_n(ew.eq(m, ew._like(0.0, x)), higher, ps.digamma(x))
+    bad = ew.or_(ew.lt(m, ew._like(0.0, x)), ew.ne(m, ew.floor(m)))
+    return ew.select_n(bad, out, ew._like(float("nan"), x))
 
 
 def nextafter(x1, x2):

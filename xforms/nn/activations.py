@@ -10,11 +10,20 @@ import math
 import numpy as np
 
 from .. import numpy as xnp
-from ..numpy._util import float_of
+from ..numpy._util import float_of, promote
 from .functions import sigmoid, softplus
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _as_if_with(x, literal):
+    """x in the dtype JAX's definition gives it by combining it with the Python number
+    `literal` (a weak type): an int32 next to 0.0 is float64, a bool next to 1 is int64;
+    so each activation's dtype is jax.nn's for integer and bool inputs too.
+
+        >>> _as_if_with(np.int32(3), 0.0).dtype     # float64"""
+    return promote(x, literal)[0]
 
 
 def identity(x):
@@ -26,10 +35,11 @@ def tanh(x):
 
 
 def relu6(x):
-    """min(max(x, 0), 6); the derivative is 0 at 0 and at 6 (as JAX's custom jvp)."""
+    """min(max(x, 0), 6); the derivative is 0 at 0 and at 6 (as JAX's custom jvp); NaN
+    stays NaN (the conditions are the ones NaN fails)."""
     x = xnp.asarray(x)
-    inner = xnp.where(x > 0, x, xnp.zeros_like(x))
-    return xnp.where(inner < 6, inner, 6.0)
+    inner = xnp.where(x <= 0, xnp.zeros_like(x), x)
+    return xnp.where(inner >= 6, 6.0, inner)
 
 
 def hard_sigmoid(x):
@@ -61,13 +71,13 @@ def log_sigmoid(x):
 
 def soft_sign(x):
     """x / (|x| + 1); |x| has slope 1 at 0 here, as JAX's abs."""
-    x = float_of(x)
+    x = float_of(_as_if_with(x, 1))       # jax: abs(x) + 1 makes bool an int64 -> float64
     return x / (xnp.where(x >= 0, x, -x) + 1)
 
 
 def elu(x, alpha=1.0):
     """x for x > 0, alpha * (exp(x) - 1) otherwise (the exp of x > 0 is never formed)."""
-    x = float_of(x)
+    x = _as_if_with(x, 0.0)
     safe = xnp.where(x > 0, 0.0, x)
     return xnp.where(x > 0, x, alpha * xnp.expm1(safe))
 
@@ -79,20 +89,20 @@ def selu(x):
 
 def celu(x, alpha=1.0):
     """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
-    x = float_of(x)
+    x = _as_if_with(x, 0.0)
     return xnp.maximum(x, 0.0) + alpha * xnp.expm1(xnp.minimum(x, 0.0) / alpha)
 
 
 def leaky_relu(x, negative_slope=0.01):
     """x for x >= 0, negative_slope * x otherwise (slope 1 at 0)."""
-    x = float_of(x)
+    x = _as_if_with(x, negative_slope)
     return xnp.where(x >= 0, x, negative_slope * x)
 
 
 def hard_tanh(x):
-    """x clipped to [-1, 1]; slope 1 at the ends."""
-    x = float_of(x)
-    return xnp.where(x > 1, 1.0, xnp.where(x < -1, -1.0, x))
+    """x clipped to [-1, 1]; slope 1 at the ends; integers stay integers (bool: int64)."""
+    x = _as_if_with(x, 1)
+    return xnp.where(x > 1, 1, xnp.where(x < -1, -1, x))
 
 
 def glu(x, axis=-1):
@@ -107,13 +117,13 @@ def glu(x, axis=-1):
 
 def sparse_plus(x):
     """0 for x <= -1, x for x >= 1, (x + 1)^2 / 4 between."""
-    x = float_of(x)
+    x = _as_if_with(x, 1.0)
     return xnp.where(x <= -1.0, 0.0, xnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
 def sparse_sigmoid(x):
     """clip(x + 1, 0, 2) / 2 (the derivative of sparse_plus)."""
-    return 0.5 * xnp.clip(float_of(x) + 1.0, 0.0, 2.0)
+    return 0.5 * xnp.clip(_as_if_with(x, 1.0) + 1.0, 0.0, 2.0)
 
 
 def squareplus(x, b=4):
@@ -124,7 +134,7 @@ def squareplus(x, b=4):
 
 def mish(x):
     """x * tanh(softplus(x))."""
-    x = float_of(x)
+    x = float_of(_as_if_with(x, 0))      # softplus's dtype (jax: logaddexp(x, 0))
     return x * xnp.tanh(softplus(x))
 
 

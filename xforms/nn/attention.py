@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import numpy as xnp
 from ..api import stop_gradient
+from ..numpy._util import float_of
 from .functions import logsumexp, softmax
 
 
@@ -137,7 +138,7 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
     >>> xf.nn.logmeanexp(xnp.array([0.0, xnp.log(3.0)]))      # log(2)
     """
     x = xnp.asarray(x)
-    x = x if xnp.issubdtype(x.dtype, xnp.inexact) else x.astype(np.float64)
+    x = float_of(x)           # jax's logsumexp's dtype: int32 and bool give float32
     if where is None:
         lse = logsumexp(x, axis=axis, keepdims=keepdims)
         axes = range(x.ndim) if axis is None else np.atleast_1d(axis)

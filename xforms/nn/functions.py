@@ -9,14 +9,15 @@ import math
 import numpy as np
 
 from .. import numpy as xnp
-from ..numpy._util import float_of
+from ..numpy._util import float_of, promote
 from ..primitives import elementwise as ew
 
 
 def relu(x):
-    """max(x, 0); integer inputs stay integers.  The derivative at 0 is 0, as in JAX."""
+    """max(x, 0): NaN stays NaN, integer inputs stay integers (bool becomes int64, as
+    JAX's maximum(x, 0)).  The derivative at 0 is 0, as in JAX."""
     x = xnp.asarray(x) if not hasattr(x, "dtype") else x
-    return xnp.where(x > 0, x, xnp.zeros_like(x))
+    return xnp.where(x <= 0, 0, x)         # (x > 0 would send NaN to 0)
 
 
 def sigmoid(x):
@@ -25,8 +26,9 @@ def sigmoid(x):
 
 def softplus(x):
     """log(1 + exp(x)), as two smooth branches (each fed only its own side's inputs, so no
-    overflow reaches a gradient); exact second derivative 1/4 at 0, as in JAX."""
-    x = float_of(x)
+    overflow reaches a gradient); exact second derivative 1/4 at 0, as in JAX.  Its dtype
+    is jax's logaddexp(x, 0)'s (a bool meets a weak int: int64, so float64)."""
+    x = float_of(promote(x, 0)[0])
     pos = x > 0
     xp, xn = xnp.where(pos, x, 0.0), xnp.where(pos, 0.0, x)
     return xnp.where(pos, xp + xnp.log1p(xnp.exp(-xp)), xnp.log1p(xnp.exp(xn)))

@@ -285,6 +285,8 @@ def asarray(a, dtype=None, copy=None):
         return wrap_result(a)                    # weakly typed, as in JAX
     if type(a) is core.Array and not copy and (dtype is None or dtype_arg(dtype) == a.dtype):
         return a                                 # no copy, keeps weak_type
+    if dtype is not None and (is_python_scalar(a) or isinstance(a, (list, tuple))):
+        return wrap_result(_python_data_as(a, dtype_arg(dtype)))
     val = core.canonical_value(a)
     arr = np.array(val, copy=True) if copy else np.asarray(val)
     if dtype is not None:
@@ -292,6 +294,17 @@ def asarray(a, dtype=None, copy=None):
     if arr.dtype not in SUPPORTED_DTYPES:
         arr = arr.astype(canonicalize_dtype(arr.dtype))
     return wrap_result(arr)
+
+
+def _python_data_as(a, dtype):
+    """Python numbers (or nested lists of them) converted straight into `dtype`, as JAX
+    does for an explicit dtype: 2**70 as float32 is 1.18e21, 300 as uint8 an OverflowError
+    (never a wrapped 44).  Ragged data gets the TypeError that canonical_value gives."""
+    try:
+        return np.array(a, dtype=dtype)
+    except ValueError:
+        core.canonical_value(a)
+        raise
 
 
 def _leaves(seq):

@@ -66,7 +66,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     nd = max(aval(x1).ndim, aval(x2).ndim)
     x1 = man.moveaxis(man.reshape(x1, (1,) * (nd - aval(x1).ndim) + aval(x1).shape), axis, -1)
     x2 = man.moveaxis(man.reshape(x2, (1,) * (nd - aval(x2).ndim) + aval(x2).shape), axis, -1)
-    return red.sum(uf.multiply(uf.conj(x1), x2), axis=-1)
+    prod = uf.multiply(uf.conj(x1), x2)
+    return red.sum(prod, axis=-1, dtype=aval(prod).dtype)     # (jax: int32 stays int32)
 
 
 def matvec(x1, x2, /):

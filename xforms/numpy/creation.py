@@ -51,6 +51,10 @@ def full(shape, fill_value, dtype=None):
         v = convert(fill_value, dtype_arg(dtype)) if dtype is not None else fill_value
         from ._util import broadcast_to
         return broadcast_to(v, shape)
+    if dtype is not None and isinstance(fill_value, (int, float, complex)):
+        # a Python number converts as JAX's lax.full does: 2**70 into float32 is fine, an
+        # int in int64's range wraps into a narrower int dtype (300 as uint8 is 44)
+        return wrap_result(np.full(shape, convert(fill_value, dtype_arg(dtype))))
     fv = np.asarray(core.canonical_value(fill_value))
     dt = dtype_arg(dtype) or core.aval_of_value(core.canonical_value(fill_value)).dtype
     return wrap_result(np.full(shape, fv, dtype=dt))

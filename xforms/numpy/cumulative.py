@@ -38,7 +38,9 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return cp.cumprod(a, ax)
 
 
-def _cumulative(prim_fn, identity, name):
+def _cumulative(prim_fn, identity, name, widen=False):
+    """The array API's cumulative_sum/prod; `widen`: integers accumulate as int64 or
+    uint64 as sum does (JAX's cumulative_sum of int32 is int64; its cumsum keeps int32)."""
     def f(x, /, *, axis=None, dtype=None, include_initial=False):
         x = asarray_operand(x)
         if axis is None:
@@ -46,6 +48,8 @@ def _cumulative(prim_fn, identity, name):
                 raise ValueError(f"{name}: axis must be given for arrays of more than one "
                                  f"dimension")
             axis = 0
+        if widen and dtype is None and aval(x).dtype.kind in "iu":
+            dtype = np.uint64 if aval(x).dtype.kind == "u" else np.int64
         a, ax = _prepare(x, axis, dtype)
         out = prim_fn(a, ax)
         if include_initial:
@@ -58,7 +62,7 @@ def _cumulative(prim_fn, identity, name):
     return f
 
 
-cumulative_sum = _cumulative(cp.cumsum, 0, "cumulative_sum")
+cumulative_sum = _cumulative(cp.cumsum, 0, "cumulative_sum", widen=True)
 cumulative_prod = _cumulative(cp.cumprod, 1, "cumulative_prod")
 
 

@@ -275,6 +275,9 @@ def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False
     nd = aval(a).ndim
     axis %= nd
     n = aval(a).shape[axis]
+    indices = asarray_operand(indices)
+    if aval(indices).dtype == np.bool_:       # jax: True is index 1 (not a mask)
+        indices = convert(indices, np.int64)
     if mode == "raise":
         raise NotImplementedError("take: mode 'raise' needs the indices' values (JAX has no "
                                   "such mode either); use 'fill', 'clip' or 'wrap'")

@@ -50,7 +50,8 @@ def cross(x1, x2, /, *, axis=-1):
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """sum(conj(x1) * x2) along `axis`, broadcasting the other axes."""
     x1, x2 = _promote(x1, x2, name="linalg.vecdot")
-    return _red.sum(_uf.multiply(_uf.conj(x1), x2), axis=axis)
+    prod = _uf.multiply(_uf.conj(x1), x2)
+    return _red.sum(prod, axis=axis, dtype=_aval(prod).dtype)    # (jax: int32 stays int32)
 
 
 @_returns_arrays

@@ -142,10 +142,11 @@ def copysign(x1, x2):
 
 
 def heaviside(x1, x2):
-    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0."""
+    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0, NaN where x1 is NaN (as JAX)."""
     x, h0 = promote(x1, x2, name="heaviside", inexact=True)
-    return uf.where(ew.lt(x, ew._like(0, x)), ew._like(0, x),
-                    uf.where(ew.gt(x, ew._like(0, x)), ew._like(1, x), h0))
+    zero = ew._like(0, x)
+    return uf.where(ew.lt(x, zero), zero,
+                    uf.where(ew.gt(x, zero), ew._like(1, x), uf.where(ew.eq(x, zero), h0, x)))
 
 
 def float_power(x1, x2):

@@ -8,7 +8,8 @@ import numpy as np
 
 from . import manipulation as man
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, convert, float_of
+from ..core.avals import promote_types
+from ._util import aval, asarray_operand, convert, float_of, inexact_dtype
 
 
 def _vec(p, name):
@@ -64,8 +65,8 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
 
 
 def polyder(p, m=1):
-    """Coefficients of the m-th derivative."""
-    p = _vec(p, "polyder")
+    """Coefficients of the m-th derivative (inexact, as JAX's: int32 gives float32)."""
+    p = float_of(_vec(p, "polyder"))
     if m < 0:
         raise ValueError("Order of derivative must be positive")
     for _ in range(m):
@@ -73,19 +74,22 @@ def polyder(p, m=1):
         if n <= 1:
             from .creation import zeros
             return zeros((1,) if n else (0,), aval(p).dtype)
-        p = uf.multiply(p[:-1], np.arange(n - 1, 0, -1, dtype=np.int64))
+        p = uf.multiply(p[:-1], np.arange(n - 1, 0, -1, dtype=aval(p).dtype))
     return p
 
 
 def polyint(p, m=1, k=None):
     """Coefficients of the m-th antiderivative with integration constants k."""
     p = float_of(_vec(p, "polyint"))
+    if k is not None:          # jax promotes p with k (a float64 array k makes float64)
+        dt, _ = promote_types(*((a.dtype, a.weak_type) for a in (aval(p), aval(k))))
+        p = convert(p, inexact_dtype(dt))
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
     ks = np.zeros(m) if k is None else np.broadcast_to(np.asarray(k, dtype=float), (m,))
     for j in range(m):
         n = aval(p).shape[0]
-        p = uf.divide(p, np.arange(n, 0, -1, dtype=np.float64))
+        p = uf.divide(p, np.arange(n, 0, -1, dtype=aval(p).dtype))   # float32 stays
         p = man.concatenate([p, man.reshape(convert(ks[j], aval(p).dtype), (1,))], 0)
     return p
 

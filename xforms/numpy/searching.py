@@ -98,16 +98,18 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
 
 
 def unravel_index(indices, shape):
-    """Tuple of coordinate arrays for flat indices into shape (C order; clamped)."""
-    idx = convert(asarray_operand(indices), np.int64)
+    """Tuple of coordinate arrays for flat indices into shape (C order; clamped), of the
+    indices' integer dtype (JAX's: int32 stays int32; bool becomes int64)."""
+    idx = asarray_operand(indices)
+    if aval(idx).dtype.kind not in "iu":
+        idx = convert(idx, np.int64)
     shape = tuple(int(s) for s in shape)
     size = int(np.prod(shape, dtype=np.int64))
-    idx = uf.clip(uf.where(uf.less(idx, 0), uf.add(idx, np.int64(size)), idx), 0,
-                  max(size - 1, 0))
+    idx = uf.clip(uf.where(uf.less(idx, 0), uf.add(idx, size), idx), 0, max(size - 1, 0))
     out = []
-    for s in reversed(shape):
-        out.append(uf.remainder(idx, np.int64(s)))
-        idx = uf.floor_divide(idx, np.int64(s))
+    for s in reversed(shape):             # (Python ints: weak, the dtype is idx's)
+        out.append(uf.remainder(idx, s))
+        idx = uf.floor_divide(idx, s)
     return tuple(reversed(out))
 
 

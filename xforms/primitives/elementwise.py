@@ -538,7 +538,15 @@ imag_p = _def("imag", np.imag, out_dtype=_real_out, cheap=True)
 imag = _bind1(imag_p)
 conj_p = _def("conj", np.conj, cheap=True)
 conj = _bind1(conj_p)
-complex_p = _def("complex", lambda x, y: x + 1j * y, 2, cheap=True,
+def _complex_of(x, y):
+    """x + i y with the parts placed, not computed: x + 1j * y made 1j * -inf's real part
+    NaN (complex(-inf, -inf) came out nan-infj; JAX's and the compiled tier's -inf-infj)."""
+    out = np.empty(np.broadcast(x, y).shape, np.result_type(x, y, np.complex64))
+    out.real, out.imag = x, y
+    return out
+
+
+complex_p = _def("complex", _complex_of, 2, cheap=True,
                  out_dtype=lambda dt: np.dtype(np.complex64) if dt == np.float32
                  else np.dtype(np.complex128), accept=lambda dt: dt.kind == "f")
 complex = _bind2(complex_p)

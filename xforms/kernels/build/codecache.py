@@ -341,8 +341,6 @@ def compile_kernel(mod, h, signature, parallel=False):
         if disp is not None:
             stats["reused"] += 1
             return disp
-        cache = (cache_enabled() and getattr(mod, "__xforms_disk_cache__", True)
-                 and os.path.dirname(mod.__file__) not in _broken)
         # no_rewrites: Numba's IR rewrite passes (constant folding for dead-branch pruning,
         # array-expression fusion, ...) find nothing to do in generated scalar loops but
         # cost a third of the compile of a long kernel; prange kernels keep them (parfors)
@@ -356,10 +354,23 @@ def compile_kernel(mod, h, signature, parallel=False):
                 if getattr(mod, "__xforms_nests__", ()):   # the kernel's prange nests are there
                     o.update(parallel=False, no_rewrites=True)
                 return numba.njit(signature, **o)(mod.kernel)
-        disp = _build_cached(build, mod.__file__) if cache else build(False)
+        disp = build_with_cache(build, mod)
         _dispatchers[key] = disp
         stats["made"] += 1
         return disp
+
+
+def build_with_cache(build, mod, allowed=True):
+    """`build(cache)` (a Numba compile of a function of module `mod`, from load_module) with
+    Numba's disk cache where the module's file is in a usable cache and `allowed`, without
+    it otherwise; every cache failure (a full disk, a read-only folder, a damaged entry)
+    costs the cache, never the result.  The CPU and CUDA backends both compile through it.
+
+        >>> build_with_cache(lambda cache: numba.njit(sig, cache=cache)(mod.kernel), mod)
+    """
+    cache = (allowed and cache_enabled() and getattr(mod, "__xforms_disk_cache__", True)
+             and os.path.dirname(mod.__file__) not in _broken)
+    return _build_cached(build, mod.__file__) if cache else build(False)
 
 
 def _build_cached(build, path):

@@ -287,12 +287,20 @@ def _compile(closed, options, dev_scalars=frozenset()):
     sigs = program.signatures()
     kernels = {}
     for k in program.kernels:
+        def build(cache, k=k):
+            return cuda.jit(sigs[k.name], cache=cache)(getattr(mod, k.name))
         try:
-            kernels[k.name] = cuda.jit(sigs[k.name], cache=codecache.cache_enabled()
-                                       and not rt.simulating())(getattr(mod, k.name))
+            # a disk problem (numba-cuda saves the cache entry inside cuda.jit) costs the
+            # cache, never the kernel, as on the CPU
+            kernels[k.name] = codecache.build_with_cache(build, mod, allowed=_disk_cache())
         except Exception as e:
             raise lowering_error(e, program, path, k) from None
     return CudaExecutable(program, mod, kernels, path, closed, options, dev_scalars)
+
+
+def _disk_cache():
+    """Whether kernels may use Numba's disk cache (the simulator has none)."""
+    return not rt.simulating()
 
 
 def lowering_error(e, program, path, kernel):

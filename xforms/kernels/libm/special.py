@@ -49,8 +49,8 @@ def digamma(x):
         return _INF
     acc = 0.0
     if x < 0.5:
-        if x == math.floor(x):           # poles: -inf at 0 and nan at -1, -2, ... (scipy)
-            return -_INF if x == 0.0 else _NAN
+        if x == math.floor(x):           # poles 0, -1, -2, ...: nan (JAX's; scipy: -inf at 0)
+            return _NAN
         # reflection psi(x) = psi(1 - x) - pi / tan(pi x), the argument reduced mod 1
         acc = -_PI / math.tan(_PI * (x - math.floor(x)))
         x = 1.0 - x

@@ -91,9 +91,26 @@ def _no_grad(prim, arg):
 
 
 # ---- gamma family ----------------------------------------------------------------------------
-lgamma_p = _prim("lgamma", "gammaln", math="lgamma")
-digamma_p = _prim("digamma", "psi")
-zeta_p = _prim("zeta", "zeta", 2)
+def _lgamma(x):
+    """scipy's gammaln, but inf at -inf as JAX's and libm's lgamma (the compiled tier's)
+    give: scipy's -inf there made the two tiers disagree."""
+    return np.where(np.isneginf(x), np.inf, _ufunc("gammaln")(x))
+
+
+lgamma_p = _prim("lgamma", _lgamma, math="lgamma")
+def _digamma(x):
+    """scipy's psi, but NaN at 0 as at the other poles (JAX's; scipy gives -inf there)."""
+    return np.where(x == 0, np.nan, _ufunc("psi")(x))
+
+
+digamma_p = _prim("digamma", _digamma)
+def _zeta(x, q):
+    """scipy's zeta, but NaN where x or q is NaN (JAX's and the compiled tier's; scipy
+    gives inf for zeta(nan, 0))."""
+    return np.where(np.isnan(x) | np.isnan(q), np.nan, _ufunc("zeta")(x, q))
+
+
+zeta_p = _prim("zeta", _zeta, 2)
 
 
 def lgamma(x):
@@ -164,8 +181,17 @@ defjvp(erfc_inv_p, lambda t, ans, y: ew.mul(t, ew.mul(_c(-math.sqrt(math.pi) / 2
                                                       ew.exp(ew.mul(ans, ans)))))
 
 # ---- regularized incomplete gamma and beta ------------------------------------------------------
-igamma_p = _prim("igamma", "gammainc", 2, scalar="gammainc")
-igammac_p = _prim("igammac", "gammaincc", 2, scalar="gammaincc")
+def _nan_at_infinite_a(name):
+    """scipy's gammainc/gammaincc, but NaN where a is +inf and x finite (JAX's and the
+    compiled tier's; scipy gives 0 and 1 there)."""
+    def fn(a, x):
+        return np.where(np.isposinf(a) & ~np.isposinf(x), np.nan, _ufunc(name)(a, x))
+    fn.__name__ = name
+    return fn
+
+
+igamma_p = _prim("igamma", _nan_at_infinite_a("gammainc"), 2, scalar="gammainc")
+igammac_p = _prim("igammac", _nan_at_infinite_a("gammaincc"), 2, scalar="gammaincc")
 igamma_grad_a_p = _prim("igamma_grad_a", np.vectorize(_igamma_grad_a_scalar, otypes=[float]),
                         2)
 betainc_p = _prim("betainc", "betainc", 3)

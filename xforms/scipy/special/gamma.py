@@ -20,19 +20,24 @@ def gammaln(x):
     return ps.lgamma(x)
 
 
-loggamma = gammaln
+@returns_arrays
+def loggamma(x):
+    """log Gamma(x) for real x > 0; NaN elsewhere (JAX's real loggamma, where gammaln is
+    log|Gamma|)."""
+    (x,) = _floats(x, name="loggamma")
+    return xnp.where(x > 0, ps.lgamma(xnp.where(x > 0, x, 1.0)), xnp.nan)
 
 
 @returns_arrays
 def gammasgn(x):
-    """The sign of Gamma(x): 1 for x > 0, alternating between the poles for x < 0 (nan at
-    the poles 0, -1, ...)."""
+    """The sign of Gamma(x), as JAX's: 1 for x > 0 and at +0, -1 at -0, alternating
+    between the poles for x < 0, NaN at the poles -1, -2, ... and at NaN."""
     (x,) = _floats(x, name="gammasgn")
     fl = xnp.floor(x)
     odd = xnp.remainder(fl, 2.0) != 0          # Gamma < 0 on (-1, 0), (-3, -2), ...
     one = xnp.ones_like(x)
-    out = xnp.where(x > 0, one, xnp.where(odd, -one, one))
-    return xnp.where((x <= 0) & (x == fl), xnp.nan, out)
+    neg = ((x < 0) & odd) | ((x == 0) & xnp.signbit(x))
+    return xnp.where(((x < 0) & (x == fl)) | xnp.isnan(x), xnp.nan, xnp.where(neg, -one, one))
 
 
 @returns_arrays
@@ -64,13 +69,10 @@ def zeta(x, q=None):
 
 @returns_arrays
 def polygamma(n, x):
-    """The n-th derivative of digamma: psi(x) for n = 0, else (-1)^(n+1) n! zeta(n+1, x)."""
+    """The n-th derivative of digamma (lax.polygamma: NaN for n < 0 or not an integer)."""
+    from ... import lax
     n, x = _floats(n, x, name="polygamma")
-    n1 = n + 1
-    one = xnp.ones_like(x)
-    sign = xnp.where(xnp.remainder(n, 2.0) == 0, -one, one)
-    higher = sign * xnp.exp(ps.lgamma(n1)) * ps.zeta(n1, x)
-    return xnp.where(n == 0, ps.digamma(x), higher)
+    return lax.polygamma(n, x)
 
 
 @returns_arrays

@@ -72,11 +72,10 @@ def xlog1py(x, y):
 
 @returns_arrays
 def entr(x):
-    """-x log(x) for x > 0, 0 at 0, -inf for x < 0."""
+    """-x log(x) for x > 0, 0 at 0, -inf for x < 0, NaN at NaN."""
     (x,) = _floats(x, name="entr")
-    pos = x > 0
-    v = -x * xnp.log(xnp.where(pos, x, 1.0))
-    return xnp.where(pos, v, xnp.where(x == 0, 0.0, -xnp.inf))
+    v = -x * xnp.log(xnp.where(x > 0, x, 1.0))
+    return xnp.where(x < 0, -xnp.inf, v)
 
 
 @returns_arrays
@@ -90,11 +89,9 @@ def rel_entr(x, y):
 
 @returns_arrays
 def kl_div(x, y):
-    """x log(x / y) - x + y for x, y > 0; y at x == 0, y >= 0; inf otherwise."""
+    """rel_entr(x, y) - x + y, as JAX's (NaN stays NaN: kl_div(nan, 0) was inf)."""
     x, y = _floats(x, y, name="kl_div")
-    both = (x > 0) & (y > 0)
-    v = x * xnp.log(xnp.where(both, x, 1.0) / xnp.where(both, y, 1.0)) - x + y
-    return xnp.where(both, v, xnp.where((x == 0) & (y >= 0), y, xnp.inf))
+    return rel_entr(x, y) - x + y
 
 
 def _boxcox(log_term, lmbda):

@@ -22,12 +22,17 @@ def exp_of(logf):
 api = returns_arrays
 
 
-def log_prob(p, q):
+def log_prob(p, q, shapes=()):
     """log(p) given p and q = 1 - p, each computed directly: log1p(-q) where p > 1/2
-    (there q is the accurate one)."""
+    (there q is the accurate one).  Where p == 0 (outside the support) it is -inf with a
+    zero derivative in x, loc and scale but a NaN one in each shape parameter of `shapes`,
+    as JAX's log(cdf) gives: d cdf/d shape / cdf = 0/0 (chi2.logcdf's df at x <= 0)."""
     big = p > 0.5
-    zero = p == 0      # outside the support: -inf with a zero derivative (JAX's), not 0 * inf
-    small = xnp.where(zero, -xnp.inf, xnp.log(xnp.where(big | zero, 1.0, p)))
+    zero = p == 0
+    off = -xnp.inf
+    for s in shapes:      # log(0 * s): -inf, derivative 0 * (1/0) in s, only where zero
+        off = off + xnp.log(xnp.where(zero, 0.0 * s, 1.0))
+    small = xnp.where(zero, off, xnp.log(xnp.where(big | zero, 1.0, p)))
     return xnp.where(big, xnp.log1p(-xnp.where(big, q, 0.0)), small)
 
 

@@ -29,7 +29,7 @@ def cdf(x, df, loc=0, scale=1):
 
 @api
 def logcdf(x, df, loc=0, scale=1):
-    return log_prob(cdf(x, df, loc, scale), sf(x, df, loc, scale))
+    return log_prob(cdf(x, df, loc, scale), sf(x, df, loc, scale), shapes=(df,))
 
 
 @api

@@ -24,7 +24,7 @@ def cdf(x, a, loc=0, scale=1):
 
 @api
 def logcdf(x, a, loc=0, scale=1):
-    return log_prob(cdf(x, a, loc, scale), sf(x, a, loc, scale))
+    return log_prob(cdf(x, a, loc, scale), sf(x, a, loc, scale), shapes=(a,))
 
 
 @api

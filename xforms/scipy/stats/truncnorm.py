@@ -27,14 +27,21 @@ def _logpdf(z, a, b):
     return xnp.where(inside, -0.5 * z * z - _HALF_LOG_2PI - _log_mass(a, b), -xnp.inf)
 
 
+def _inside(z, a, b):
+    """z where a < z < b, else a point inside: the masses of an empty interval (log 0) would
+    give every derivative 0 * inf = NaN where JAX's are 0 (x below a for the cdf)."""
+    inside = (z > a) & (z < b)
+    return xnp.where(inside, z, 0.5 * (a + b))
+
+
 def _logcdf(z, a, b):
-    zc = xnp.clip(z, a, b)
+    zc = _inside(z, a, b)
     out = _log_mass(a, zc) - _log_mass(a, b)
     return xnp.where(z <= a, -xnp.inf, xnp.where(z >= b, 0.0, out))
 
 
 def _logsf(z, a, b):
-    zc = xnp.clip(z, a, b)
+    zc = _inside(z, a, b)
     out = _log_mass(zc, b) - _log_mass(a, b)
     return xnp.where(z <= a, 0.0, xnp.where(z >= b, -xnp.inf, out))
 

@@ -1,0 +1,261 @@
+"""Differential sweep of xforms' public surface against JAX (issue #31): every public callable
+of xforms.numpy, xforms.lax, xforms.nn and xforms.scipy.special that jax has under the same
+name is called on small inputs (float32/float64/int32/bool; 0-d, 1-d, 2-d; 0, negatives,
+NaN and inf among the floats), with `axis` and `keepdims` variants where JAX's signature
+takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fast tier; with
+--compiled, the compiled tier too: slow), and the values and dtypes are compared.
+
+    python tools/jax_sweep.py                        # everything, a summary and each difference
+    python tools/jax_sweep.py --names sinc,logaddexp --dtypes float32 --compiled
+    python tools/jax_sweep.py --module nn -v         # -v: also the calls only one side accepts
+
+Needs jax installed (not a CI dependency: run by hand; the regression tests of what it found
+carry JAX's values as literals).  A case counts as
+
+    same        both return, same dtype, shape and values (to the dtype's rounding); a
+                jitted xforms call may instead match jax.jit's answer
+    both raise  jax and xforms refuse the input (nothing to compare)
+    DIFF        a different value, dtype or shape: a silent wrong number, to be fixed or
+                allow-listed below with a reason
+    refused     xforms raises where jax returns (NotImplementedError is the contract's way
+                of saying "not yet"; any other error is reported with -v)
+    accepted    xforms returns where jax raises (reported with -v)
+
+Exit status 1 when a DIFF is not allow-listed.
+"""
+import argparse
+import collections
+import importlib
+import inspect
+import os
+import signal
+import sys
+import warnings
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+MODULES = {"numpy": ("xforms.numpy", "jax.numpy"), "lax": ("xforms.lax", "jax.lax"),
+           "nn": ("xforms.nn", "jax.nn"),
+           "special": ("xforms.scipy.special", "jax.scipy.special")}
+
+# Names not called: they draw random numbers, print, take callables or shapes rather than
+# arrays, or build objects (what the sweep's array inputs cannot exercise).
+SKIP = {"numpy": {"save", "load", "savez", "printoptions", "set_printoptions", "fromfile",
+                  "fromiter", "frompyfunc", "vectorize", "piecewise", "apply_along_axis",
+                  "apply_over_axes", "from_dlpack", "fromfunction", "einsum_path",
+                  "get_printoptions", "show_config", "fromstring", "frombuffer"},
+        "lax": {"cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan",
+                "custom_root", "custom_linear_solve", "reduce", "reduce_window", "sort_key_val",
+                "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
+                "all_to_all", "axis_index", "pshuffle", "pbroadcast", "infeed", "outfeed",
+                "stop_gradient"},
+        "nn": set(), "special": set()}
+
+# (module, name) or (module, name, dtype) -> why the difference is intended.
+ALLOWED = {
+    ("lax", "Precision"): "an enum, not a number: xforms' and jax's are different classes",
+    ("lax", "select", "int32"): "jax reads an int predicate as select_n's case index; the "
+                                "sweep's -3 is out of range, undefined there",
+    ("numpy", "unravel_index", "int32"): "the sweep's second int32 operand is a shape with "
+                                         "zero and negative sizes: no index is valid",
+    ("numpy", "roots", "bool"): "a double root (-1): jax's companion-matrix eigenvalues split "
+                                "it by sqrt(eps) (-0.9999997 +- 3e-4j); xforms' is exact",
+}
+
+SEC = 60          # per call, seconds (a hang is reported as an error, not waited for)
+
+
+def inputs(dtype, ndim, k):
+    """The k-th operand (0, 1, 2) of a call: fixed small values of `dtype`, rank `ndim`."""
+    floats = [[0.0, -1.5, 2.0, np.nan, np.inf, -np.inf, 0.5],
+              [1.0, 2.0, -0.5, 0.0, 3.0, -np.inf, 0.25],
+              [0.5, -2.0, 1.5, 1.0, np.nan, 2.0, -0.75]][k]
+    ints = [[0, -3, 2, 5, -1, 7, 1], [1, 2, -2, 3, 0, 4, -1], [2, 0, 1, -4, 3, 1, 6]][k]
+    vals = {"f": floats, "i": ints, "b": [v > 0 for v in ints]}[np.dtype(dtype).kind]
+    if ndim == 0:
+        return np.asarray(vals[k + 1 if k else 6], dtype)
+    if ndim == 1:
+        return np.asarray(vals, dtype)
+    return np.asarray(vals[1:], dtype).reshape(2, 3)
+
+
+def arity(fn):
+    """How many array operands a call takes (required positional parameters), and the
+    keyword names it accepts; None when there is no signature."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None, set()
+    ps = list(sig.parameters.values())
+    n = sum(1 for p in ps if p.default is p.empty
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    if n == 0 and any(p.kind is p.VAR_POSITIONAL for p in ps):
+        n = 2
+    return n, {p.name for p in ps}
+
+
+def variants(keywords, ndim):
+    """The keyword arguments each call is made with."""
+    out = [{}]
+    if "axis" in keywords and ndim >= 1:
+        out += [{"axis": -1}] + ([{"axis": 0}] if ndim == 2 else [])
+    if "keepdims" in keywords and ndim >= 1:
+        out.append({"keepdims": True})
+    return out
+
+
+class Timeout(Exception):
+    pass
+
+
+def _alarm(*_):
+    raise Timeout(f"no answer in {SEC} s")
+
+
+def call(fn, args, kw):
+    """('ok', leaves) or ('err', exception)."""
+    signal.alarm(SEC)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn(*args, **kw)
+            return "ok", [np.asarray(v) for v in _leaves(out)]
+    except Exception as e:            # (a refusal is data here, not a failure)
+        return "err", e
+    finally:
+        signal.alarm(0)
+
+
+def _leaves(out):
+    if isinstance(out, (tuple, list)):
+        return [v for o in out for v in _leaves(o)]
+    if isinstance(out, dict):
+        return [v for k in sorted(out) for v in _leaves(out[k])]
+    return [out]
+
+
+def compare(want, got):
+    """None when the leaves agree; else what differs."""
+    if len(want) != len(got):
+        return f"{len(got)} results, jax {len(want)}"
+    for w, g in zip(want, got):
+        if w.shape != g.shape:
+            return f"shape {g.shape}, jax {w.shape}"
+        if w.dtype != g.dtype:
+            return f"dtype {g.dtype}, jax {w.dtype}"
+        if w.dtype.kind in "fc":
+            rtol = 2e-5 if w.dtype in (np.float32, np.complex64) else 1e-9
+            tiny = 16 * np.finfo(w.dtype).eps     # near a zero of the function, an
+            # absolute error of a few ulps of 1 (jax's float32 gammaln(1) is 4.8e-7)
+            if not np.allclose(g, w, rtol=rtol, atol=tiny, equal_nan=True):
+                bad = ~np.isclose(g, w, rtol=rtol, atol=tiny, equal_nan=True)
+                return f"values {g[bad][:3]}, jax {w[bad][:3]}"
+        elif not np.array_equal(g, w):
+            return f"values {g.ravel()[:4]}, jax {w.ravel()[:4]}"
+    return None
+
+
+def runners(xf, compiled):
+    """[(label, wrap)]: how xforms is called: eagerly, under jit's fast tier, compiled."""
+    def fast(fn):
+        return xf.jit(fn, tiered=True)
+    out = [("eager", lambda fn: fn), ("jit", fast)]
+    if compiled:
+        out.append(("compiled", lambda fn: xf.jit(fn, tiered=False)))
+    return out
+
+
+def sweep(args):
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import xforms as xf
+    from xforms.exec import tiered
+    tiered._submit = lambda exe: None          # the fast tier only: no background compiles
+    signal.signal(signal.SIGALRM, _alarm)
+    counts, diffs, notes = collections.Counter(), [], []
+    names_checked = 0
+    for mod_key in args.module:
+        xmod, jmod = (importlib.import_module(m) for m in MODULES[mod_key])
+        names = sorted(n for n in dir(xmod) if not n.startswith("_") and hasattr(jmod, n)
+                       and callable(getattr(xmod, n)) and not inspect.ismodule(getattr(xmod, n))
+                       and n not in SKIP[mod_key])
+        if args.names:
+            names = [n for n in names if n in args.names]
+        for name in names:
+            n, keywords = arity(getattr(jmod, name))
+            if not n or n > 3:
+                counts["not exercised (no array signature)"] += 1
+                continue
+            names_checked += 1
+            for dt in args.dtypes:
+                for nd in (0, 1, 2):
+                    operands = [inputs(dt, nd, k) for k in range(n)]
+                    for kw in variants(keywords, nd):
+                        case = f"{mod_key}.{name}({dt}, {nd}-d{', ' if kw else ''}" \
+                               f"{', '.join(f'{k}={v}' for k, v in kw.items())})"
+                        j = call(getattr(jmod, name), operands, kw)
+                        for label, wrap in runners(xf, args.compiled):
+                            x = call(wrap(lambda *a, f=getattr(xmod, name): f(*a, **kw)),
+                                     operands, {})
+                            kind, what = classify(j, x)
+                            if kind == "DIFF" and label != "eager":
+                                # jax itself differs under jit at some edges (jnp.int32 of
+                                # a NumPy array is NumPy's cast eagerly, XLA's convert under
+                                # jit): a jitted xforms call answers to jax.jit
+                                jj = call(jax.jit(lambda *a, f=getattr(jmod, name):
+                                                  f(*a, **kw)), operands, {})
+                                if classify(jj, x)[0] == "same":
+                                    kind = "same"
+                            allowed = (ALLOWED.get((mod_key, name, dt))
+                                       or ALLOWED.get((mod_key, name)))
+                            counts[kind + (" allowed" if kind == "DIFF" and allowed else "")] += 1
+                            if kind == "DIFF":
+                                line = f"{case} [{label}]: {what}"
+                                if allowed:
+                                    line += f"  (allowed: {allowed})"
+                                diffs.append((bool(allowed), line))
+                            elif kind in ("refused", "accepted") and args.verbose:
+                                notes.append(f"{case} [{label}]: {kind}: {what}")
+    return names_checked, counts, diffs, notes
+
+
+def classify(j, x):
+    if j[0] == "err" and x[0] == "err":
+        return "both raise", None
+    if j[0] == "err":
+        return "accepted", f"jax: {type(j[1]).__name__}: {str(j[1])[:100]}"
+    if x[0] == "err":
+        e = x[1]
+        kind = "refused (NotImplementedError)" if isinstance(e, NotImplementedError) \
+            else "refused"
+        return kind, f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+    why = compare(j[1], x[1])
+    return ("same", None) if why is None else ("DIFF", why)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--module", default=",".join(MODULES),
+                    type=lambda s: s.split(","), help="numpy,lax,nn,special")
+    ap.add_argument("--names", type=lambda s: set(s.split(",")), default=None)
+    ap.add_argument("--dtypes", default="float32,float64,int32,bool",
+                    type=lambda s: s.split(","))
+    ap.add_argument("--compiled", action="store_true", help="also jit's compiled tier")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    names_checked, counts, diffs, notes = sweep(args)
+    for line in notes:
+        print("  ", line)
+    for allowed, line in diffs:
+        print("ALLOWED" if allowed else "DIFF   ", line)
+    print(f"\nnames checked: {names_checked}")
+    for k, v in sorted(counts.items()):
+        print(f"  {k}: {v}")
+    return 1 if any(not a for a, _ in diffs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
