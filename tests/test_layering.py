@@ -13,16 +13,14 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LAYERS = [
-    ("base", ["xforms.version", "xforms.errors", "xforms.config", "xforms.tree_util",
-              "xforms.tree_keys"]),
+    ("base", ["xforms.version", "xforms.errors", "xforms.config", "xforms.tree_util"]),
     ("core", ["xforms.core"]),
     ("transforms", ["xforms.transforms"]),
     ("primitives", ["xforms.primitives"]),
     ("wrappers", ["xforms.extend", "xforms.numpy", "xforms.lax"]),
     ("exec", ["xforms.exec"]),
     ("kernel_base", ["xforms.kernels.numba_fixes", "xforms.kernels.libm", "xforms.kernels.runtime"]),
-    ("kernel_shared", ["xforms.kernels.codegen", "xforms.kernels.user_prims",
-                       "xforms.kernels.fusion_classes"]),
+    ("kernel_shared", ["xforms.kernels.codegen", "xforms.kernels.user_prims"]),
     ("prepare", ["xforms.kernels.prepare"]),
     ("plan", ["xforms.kernels.plan"]),
     ("loops", ["xforms.kernels.loops"]),
@@ -180,7 +178,7 @@ def test_no_folder_is_a_drawer():
 
 
 def test_the_layer_table_names_packages():
-    assert sum(len(names) for _, names in LAYERS) <= 30
+    assert sum(len(names) for _, names in LAYERS) <= 25
 
 
 def test_no_import_cycles():

@@ -19,7 +19,7 @@ from . import scalar as cpu_scalar
 from ..codegen import BLAS_CODES, dtype_str
 from .accum import Reduction
 from .scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
-from ..fusion_classes import REDUCTIONS
+from ..prepare.fusion_classes import REDUCTIONS
 from ..plan.products import contraction
 from .loop_cost import element_ns
 from .printer import CpuPrinter, LoopSpelling

@@ -41,7 +41,7 @@ from xforms.core.registry import EXEMPT, RuleTable
 
 from .. import user_prims
 from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit
-from ..fusion_classes import REDUCTIONS
+from ..prepare.fusion_classes import REDUCTIONS
 from ..loops.scalar_rules import ScalarCtx, dtype_refused, math_name, reduction_monoid, rule_expr
 from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
 from .emit_cuda_pack import Packing

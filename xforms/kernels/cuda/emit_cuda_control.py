@@ -30,7 +30,7 @@ from xforms.core.ir import Literal, Var, split as _split
 from ..codegen import dtype_str, lit
 from .. import user_prims
 from ..loops.control_print import ControlPrinter, register
-from ..fusion_classes import VIEWS, is_elementwise
+from ..prepare.fusion_classes import VIEWS, is_elementwise
 from ..plan.plan import subjaxprs
 from .emit_cuda import CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose, scalar_expr
 

@@ -18,7 +18,7 @@ from math import floor, lcm
 
 from xforms.core.ir import Literal
 
-from ..fusion_classes import REDUCTIONS
+from ..prepare.fusion_classes import REDUCTIONS
 from .ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value, nest
 from ..prepare.shape_symbols import is_one
 

@@ -25,7 +25,7 @@ elementwise loop moves into that loop, computed there a block of rows at a time
 """
 from xforms.core.ir import Literal, Var
 
-from ..fusion_classes import REDUCTIONS, VIEWS, is_elementwise
+from ..prepare.fusion_classes import REDUCTIONS, VIEWS, is_elementwise
 from .groups import Groups, Node, drop_dead, toposort
 from .products import move_products
 from .index_maps import IndexMap, acts_as_view, view_map

@@ -26,7 +26,7 @@ import numpy as np
 from xforms.core.ir import Literal
 from xforms.core.registry import RuleTable
 
-from ..fusion_classes import VIEWS
+from ..prepare.fusion_classes import VIEWS
 from ..prepare.shape_symbols import is_one, same_size
 
 

@@ -37,7 +37,7 @@ import numpy as np
 from xforms.core.ir import Var
 
 from ..codegen import BLAS_CODES, dot_dims
-from ..fusion_classes import REDUCTIONS
+from ..prepare.fusion_classes import REDUCTIONS
 from .plan import Read
 
 MIN_ELEMENTS = 1 << 16

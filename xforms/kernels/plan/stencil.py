@@ -16,7 +16,7 @@ import numpy as np
 from xforms.core.ir import Eqn, Literal, Var
 from xforms.core.registry import lookup
 
-from ..fusion_classes import ELEMENTWISE, REDUCTIONS
+from ..prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from .groups import Node
 from .index_maps import IndexMap
 from .plan import Read

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from xforms.core.ir import Var
 
-from ..fusion_classes import REDUCTIONS
+from ..prepare.fusion_classes import REDUCTIONS
 
 
 @dataclass(eq=False)

@@ -42,7 +42,7 @@ from xforms.primitives.control.loops import for_loop_p, while_p
 from xforms.primitives.control.scan import scan_p
 from xforms.transforms.simplify import dce
 
-from ..fusion_classes import REDUCTIONS, is_elementwise
+from .fusion_classes import REDUCTIONS, is_elementwise
 from .shape_symbols import _Named, is_symbolic
 
 MAX_ELEMENTS = 32          # arrays up to this many elements become scalars

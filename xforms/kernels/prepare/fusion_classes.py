@@ -11,7 +11,7 @@ built-in elementwise one does: ask `is_elementwise(eqn)`, not `eqn.prim in ELEME
 from xforms.core import facts
 from xforms.core.registry import ALL_PRIMITIVES, lookup
 
-from . import user_prims
+from .. import user_prims
 
 
 class PrimitiveClass:
