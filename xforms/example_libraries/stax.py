@@ -234,6 +234,11 @@ def _normalize_by_window_size(dims, strides, padding):
 
 
 AvgPool = _pooling_layer(lax.add, 0., _normalize_by_window_size)
+for _n, _what in (("MaxPool", "maximum"), ("SumPool", "sum"), ("AvgPool", "mean")):
+    globals()[_n].__name__ = globals()[_n].__qualname__ = _n
+    globals()[_n].__doc__ = (f"{_n}(window_shape, strides=None, padding='VALID', spec=None): "
+                             f"a layer (init_fun, apply_fun) taking the {_what} over each "
+                             "window of the spatial axes (NHWC unless `spec` says otherwise).")
 
 
 # ---- shape and combinators ------------------------------------------------------------------

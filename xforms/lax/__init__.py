@@ -507,3 +507,44 @@ __all__ = [
     "reduce_window_shape_tuple", "reduce", "conv_general_dilated_patches", "nextafter",
     "RoundingMethod", "custom_linear_solve", "custom_root",
 ]
+
+
+# Docstrings of the jax.lax names bound straight from their primitives (lambdas and binders
+# made by the families' factories), under their lax names: the API reference finds them here.
+_DOCS = {
+    "argmax": "argmax(x, axis, index_dtype): the index of the largest element along `axis` "
+              "(the first of equal ones; NaN counts as the largest).",
+    "argmin": "argmin(x, axis, index_dtype): the index of the smallest element along `axis` "
+              "(the first of equal ones; NaN counts as the smallest).",
+    "bitwise_and": "bitwise_and(x, y): elementwise AND of integers or booleans.",
+    "bitwise_not": "bitwise_not(x): elementwise NOT of integers or booleans.",
+    "bitwise_or": "bitwise_or(x, y): elementwise OR of integers or booleans.",
+    "bitwise_xor": "bitwise_xor(x, y): elementwise XOR of integers or booleans.",
+    "concatenate": "concatenate(xs, dimension): the operands joined along `dimension` (equal "
+                   "shapes elsewhere, one dtype).",
+    "dynamic_slice": "dynamic_slice(x, starts, slice_sizes): the window of static sizes at "
+                     "traced starts, clamped into range; a negative start counts from the end.",
+    "dynamic_update_slice": "dynamic_update_slice(x, u, starts): x with the window at starts "
+                            "(clamped into range) replaced by u.",
+    "integer_pow": "integer_pow(x, y): x ** y for a static Python integer y, by repeated "
+                   "multiplication.",
+    "reduce_and": "reduce_and(x, axes): logical AND over `axes`.",
+    "reduce_max": "reduce_max(x, axes): the maximum over `axes` (NaN propagates).",
+    "reduce_min": "reduce_min(x, axes): the minimum over `axes` (NaN propagates).",
+    "reduce_or": "reduce_or(x, axes): logical OR over `axes`.",
+    "reduce_prod": "reduce_prod(x, axes): the product over `axes`.",
+    "reshape": "reshape(x, new_sizes): the same elements in row-major order with a new shape.",
+    "rev": "rev(x, dimensions): x reversed along each of `dimensions`.",
+    "select_n": "select_n(which, *cases): elementwise cases[which] (which: bool for two "
+                "cases, else an integer index).",
+    "shift_left": "shift_left(x, y): x << y elementwise (0 once y >= the bit width).",
+    "shift_right_arithmetic": "shift_right_arithmetic(x, y): x >> y with the sign bit copied "
+                              "in.",
+    "shift_right_logical": "shift_right_logical(x, y): x >> y with zeros shifted in.",
+    "squeeze": "squeeze(x, dimensions): x without the given axes of size 1.",
+}
+for _name, _doc in _DOCS.items():
+    _f = globals()[_name]
+    _f.__name__ = _f.__qualname__ = _name
+    _f.__module__, _f.__doc__ = __name__, _doc
+del _name, _doc, _f

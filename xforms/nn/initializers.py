@@ -112,9 +112,16 @@ lecun_uniform = _preset(1.0, "fan_in", "uniform")
 lecun_normal = _preset(1.0, "fan_in", "truncated_normal")
 he_uniform = kaiming_uniform = _preset(2.0, "fan_in", "uniform")
 he_normal = kaiming_normal = _preset(2.0, "fan_in", "truncated_normal")
-for _n in ("glorot_uniform", "glorot_normal", "lecun_uniform", "lecun_normal", "he_uniform",
-           "he_normal"):
-    globals()[_n].__name__ = _n
+for _n, _what in (("glorot_uniform", "uniform, variance 1 / mean(fan_in, fan_out)"),
+                  ("glorot_normal", "truncated normal, variance 1 / mean(fan_in, fan_out)"),
+                  ("lecun_uniform", "uniform, variance 1 / fan_in"),
+                  ("lecun_normal", "truncated normal, variance 1 / fan_in"),
+                  ("he_uniform", "uniform, variance 2 / fan_in"),
+                  ("he_normal", "truncated normal, variance 2 / fan_in")):
+    globals()[_n].__name__ = globals()[_n].__qualname__ = _n
+    globals()[_n].__doc__ = (f"{_n}(in_axis=-2, out_axis=-1, batch_axis=(), dtype=None): an "
+                             f"initializer init(key, shape, dtype) drawing {_what} "
+                             "(variance_scaling).")
 
 
 def orthogonal(scale=1.0, column_axis=-1, dtype=None):

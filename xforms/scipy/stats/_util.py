@@ -16,6 +16,9 @@ def exp_of(logf):
     def f(*args, **kwargs):
         return xnp.exp(logf(*args, **kwargs))
     f.__doc__ = f"exp({logf.__name__}(...))"
+    # named as its distribution module binds it (logpdf -> pdf), where the docs look
+    f.__name__ = f.__qualname__ = logf.__name__[3:] if logf.__name__.startswith("log") \
+        else f"exp_{logf.__name__}"
     return returns_arrays(f)
 
 
@@ -76,7 +79,7 @@ def standardized(dist, method, fn, *, nshape=0, density=False, reflect=False):
             return out
         # a zero density stays -inf with a zero derivative in scale too (as JAX's laws)
         return xnp.where(out == -xnp.inf, out, out - xnp.log(scale))
-    f.__name__, f.__qualname__ = method, name
+    _home(f, dist, method)
     f.__doc__ = f"{name}(x, {'shape, ' * nshape}loc=0, scale=1) (jax.scipy.stats)"
     return returns_arrays(f)
 
@@ -91,8 +94,16 @@ def quantile(dist, method, fn, *, nshape=0, reflect=False):
         q, *shape, loc, scale = floats(q, *shape, loc, scale, name=name)
         v = fn(q, *shape) * scale
         return loc - v if reflect else loc + v
-    f.__name__, f.__qualname__ = method, name
+    _home(f, dist, method)
+    f.__doc__ = f"{name}(q, {'shape, ' * nshape}loc=0, scale=1) (jax.scipy.stats)"
     return returns_arrays(f)
+
+
+def _home(f, dist, method):
+    """Name a method made here as its distribution's module binds it (`norm.cdf` is `cdf` of
+    xforms.scipy.stats.norm), so that tracebacks and the API reference find it there."""
+    f.__name__ = f.__qualname__ = method
+    f.__module__ = f"xforms.scipy.stats.{dist}"
 
 
 def log1mexp(a):
