@@ -1,4 +1,4 @@
-"""What `import xforms` and `import kernels` leave unimported until first used (issue #17's
+"""What `import xforms` and `import xforms.kernels` leave unimported until first used (issue #17's
 time to first result): scipy.special (0.1-0.2 s: scipy's array-API layer pulls in
 numpy.f2py) is imported by the special functions' first eager call, rocket-fft (and with it
 scipy.fft) by the first kernel that calls an FFT helper.  Each check runs in a fresh

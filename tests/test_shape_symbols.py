@@ -219,7 +219,7 @@ def test_tiered_new_batch_size_needs_no_compile():
 
 CHILD = """
 import sys, numpy as np, xforms as xf, xforms.numpy as xnp
-from kernels import codecache
+from xforms.kernels.build import codecache
 n = int(sys.argv[1])
 f = xf.jit(lambda x: xnp.tanh(x) * 2.0 + 1.0, tiered=False)
 f(np.ones((n, 4)))

@@ -95,7 +95,7 @@ def check(python):
         return 2
     print(before["versions"])
     if "error" in after:
-        print("import kernels failed:", *after["error"])
+        print("import xforms.kernels failed:", *after["error"])
     from_registry = report(before, after)
     for name, status in from_registry.items():
         print(f"  {name:16} {status}")

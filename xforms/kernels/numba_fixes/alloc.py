@@ -13,7 +13,7 @@ same machine code once inlined.  Other array types (whose class may overload `_a
 keep Numba's path.  (No upstream issue found; the behaviour is Numba's `_empty_nd_impl` in
 numba/np/arrayobj.py.)
 
-    >>> from kernels import numba_alloc
+    >>> from xforms.kernels.numba_fixes import alloc as numba_alloc
     >>> numba_alloc.install()      # done by xforms.kernels.numba_fixes.patches.apply()
 """
 ORIGINAL = None
