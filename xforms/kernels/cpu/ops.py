@@ -15,6 +15,9 @@ from ..prepare.shape_symbols import is_one
 from .emit import OP_RULES, _unsupported
 from .printer import cpu_rule
 from ..loops.lower_indexing import LOWERINGS
+from xforms.primitives.contraction import dot_general_p
+from xforms.primitives.control.loops import runtime_check_p
+from xforms.primitives.structural import reshape_p
 
 _BLAS_DTYPES = frozenset(BLAS_CODES)
 # below this many multiply-adds a loop beats the BLAS call's overhead
@@ -171,7 +174,7 @@ def _dot_loops(em, eqn, xf, yf):
             em.line(f"{em.s(out)} = {f'np.{np.dtype(dt).name}({acc})' if narrow else acc}")
 
 
-OP_RULES["dot_general"] = _dot_general
+OP_RULES[dot_general_p] = _dot_general
 
 
 # ---- the indexing ops: lowered once to the loop IR (xforms/kernels/loops/lower_indexing.py) -------------
@@ -201,5 +204,5 @@ def _runtime_check(em, eqn):
     em.line(f"{em.atom(out)} = {em.atom(x)}")
 
 
-OP_RULES["reshape"] = _reshape
-OP_RULES["runtime_check"] = _runtime_check
+OP_RULES[reshape_p] = _reshape
+OP_RULES[runtime_check_p] = _runtime_check

@@ -19,6 +19,9 @@ from ..plan.plan import Loop, Read
 from ..loops.lower_indexing import LOWERINGS
 from .emit_cuda import OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name, unsupported
 from .loop_cuda import cuda_rule, scalar_out
+from xforms.primitives.contraction import dot_general_p
+from xforms.primitives.control.loops import runtime_check_p
+from xforms.primitives.structural import reshape_p
 
 # primitives of the loop a dot_general becomes when it is lowered as a fused reduction
 and_p, mul_p, reduce_or_p, reduce_sum_p = map(lookup, ("and", "mul", "reduce_or", "reduce_sum"))
@@ -218,7 +221,7 @@ def _dot_as_reduction(em, eqn, xf, yf):
     em.emit_loop(Loop(shape, [(e_mul, [rx, ry]), (e_red, [Read(prod, None)])], []))
 
 
-OP_RULES["dot_general"] = _dot_general
+OP_RULES[dot_general_p] = _dot_general
 
 
 # ---- the indexing ops: lowered once to the loop IR (xforms/kernels/loops/lower_indexing.py) -------------
@@ -261,5 +264,5 @@ def _runtime_check(em, eqn):
         scalar_out(em, out, x)
 
 
-OP_RULES["reshape"] = _reshape
-OP_RULES["runtime_check"] = _runtime_check
+OP_RULES[reshape_p] = _reshape
+OP_RULES[runtime_check_p] = _runtime_check

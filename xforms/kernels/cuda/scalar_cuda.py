@@ -13,6 +13,8 @@ current device, which `compile_ptx` without a GPU does not have.)
 import numpy as np
 
 from ..loops.scalar_rules import register_scalar_rule, scalar_rules
+from xforms.primitives.elementwise import (cbrt_p, ceil_p, exp2_p, floor_p, is_finite_p, round_p,
+                                           sign_p)
 
 _EXACT = "4503599627370496.0"     # 2**52: every float64 at least this large is an integer
 
@@ -25,22 +27,22 @@ def _floats_only(make):
     return rule
 
 
-register_scalar_rule("floor", _floats_only(
+register_scalar_rule(floor_p, _floats_only(
     lambda x: f"math.copysign(math.modf({x})[1] - (1.0 if math.modf({x})[0] < 0 else 0.0), {x})"),
     target="cuda")
-register_scalar_rule("ceil", _floats_only(
+register_scalar_rule(ceil_p, _floats_only(
     lambda x: f"math.copysign(math.modf({x})[1] + (1.0 if math.modf({x})[0] > 0 else 0.0), {x})"),
     target="cuda")
-register_scalar_rule("round", _floats_only(
+register_scalar_rule(round_p, _floats_only(
     lambda x: f"({x} if abs({x}) >= {_EXACT} else "
               f"math.copysign({x} - math.remainder({x}, 1.0), {x}))"),
     target="cuda")
-register_scalar_rule("cbrt", _floats_only(
+register_scalar_rule(cbrt_p, _floats_only(
     lambda x: f"math.copysign(abs({x}) ** (1.0 / 3.0), {x})"), target="cuda")
-register_scalar_rule("is_finite", lambda ctx, x: (f"({x} - {x} == 0)"
+register_scalar_rule(is_finite_p, lambda ctx, x: (f"({x} - {x} == 0)"
                                                   if np.dtype(ctx.in_dtypes[0]).kind == "f"
                                                   else "True"), target="cuda")
-register_scalar_rule("exp2", lambda ctx, x: f"{ctx.lit(2.0)} ** {x}", target="cuda")
+register_scalar_rule(exp2_p, lambda ctx, x: f"{ctx.lit(2.0)} ** {x}", target="cuda")
 
 
 def _sign(ctx, x):
@@ -49,5 +51,5 @@ def _sign(ctx, x):
     return _cpu_sign(ctx, x)
 
 
-_cpu_sign = scalar_rules["sign"]
-register_scalar_rule("sign", _sign, target="cuda")
+_cpu_sign = scalar_rules[sign_p]
+register_scalar_rule(sign_p, _sign, target="cuda")

@@ -6,6 +6,8 @@ of at least the bit width gives 0 (arithmetic shift: the sign fill), never LLVM'
 import numpy as np
 
 from .scalar_rules import register_scalar_rule
+from xforms.primitives.bits.shifts import (round_to_float16_p, shift_left_p,
+                                           shift_right_arithmetic_p, shift_right_logical_p)
 
 
 def _names(ctx):
@@ -32,9 +34,9 @@ def _shift_right_arithmetic(ctx, x, y):
     return f"np.{dt}(np.{s}({x}) >> {count})"
 
 
-register_scalar_rule("shift_left", _shift_left)
-register_scalar_rule("shift_right_logical", _shift_right_logical)
-register_scalar_rule("shift_right_arithmetic", _shift_right_arithmetic)
+register_scalar_rule(shift_left_p, _shift_left)
+register_scalar_rule(shift_right_logical_p, _shift_right_logical)
+register_scalar_rule(shift_right_arithmetic_p, _shift_right_arithmetic)
 
 
 def _round_to_float16(ctx, x):
@@ -46,4 +48,4 @@ def _round_to_float16(ctx, x):
     return f"({r} if abs({r}) <= {ctx.lit(65504.0)} else {r} * {ctx.lit(np.inf)})"
 
 
-register_scalar_rule("round_to_float16", _round_to_float16)
+register_scalar_rule(round_to_float16_p, _round_to_float16)

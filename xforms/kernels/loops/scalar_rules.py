@@ -23,6 +23,15 @@ from xforms.core.registry import ALL_PRIMITIVES, RuleTable, lookup
 from xforms.primitives.elementwise import int_div_by_zero, int_saturation
 
 from ..codegen import lit
+from xforms.primitives.bits.float_bits import bitcast_convert_type_p
+from xforms.primitives.elementwise import (_p, abs_p, cbrt_p, ceil_p, conj_p,
+                                           convert_element_type_p, div_p, floor_p, imag_p,
+                                           integer_pow_p, is_finite_p, logistic_p, max_p, min_p,
+                                           pow_p, real_p, rem_p, round_p, rsqrt_p, select_n_p,
+                                           sign_p, stop_gradient_p)
+from xforms.primitives.names import name_p
+from xforms.primitives.special.functions import logaddexp_p
+from xforms.primitives.structural import iota_p
 
 scalar_rules = RuleTable()          # prim -> rule, every target
 _target_rules = {}                  # target -> RuleTable of overrides
@@ -239,10 +248,10 @@ def _rem(ctx, x, y, fmod="np.fmod"):
     return f"({x} if {y} == 0 else {r})"
 
 
-scalar_rules["div"] = _div
-scalar_rules["rem"] = _rem
-register_scalar_rule("rem", lambda ctx, x, y: _rem(ctx, x, y, "math.fmod"), "cuda")
-scalar_rules["pow"] = lambda ctx, x, y: f"{x} ** {y}"
+scalar_rules[div_p] = _div
+scalar_rules[rem_p] = _rem
+register_scalar_rule(rem_p, lambda ctx, x, y: _rem(ctx, x, y, "math.fmod"), "cuda")
+scalar_rules[pow_p] = lambda ctx, x, y: f"{x} ** {y}"
 
 
 def _integer_pow(ctx, x, *, y=None):
@@ -263,9 +272,9 @@ def _integer_pow(ctx, x, *, y=None):
     return e
 
 
-scalar_rules["integer_pow"] = _integer_pow
-scalar_rules["rsqrt"] = lambda ctx, x: f"{ctx.lit(1, ctx.dtype)} / {ctx.fn('sqrt')}({x})"
-scalar_rules["cbrt"] = lambda ctx, x: f"np.cbrt({x})"
+scalar_rules[integer_pow_p] = _integer_pow
+scalar_rules[rsqrt_p] = lambda ctx, x: f"{ctx.lit(1, ctx.dtype)} / {ctx.fn('sqrt')}({x})"
+scalar_rules[cbrt_p] = lambda ctx, x: f"np.cbrt({x})"
 
 
 # sqrt, exp, sin, atan2 and the other primitives that declare math names need no rule
@@ -280,7 +289,7 @@ def _logistic(ctx, x):
     return f"{one} / ({one} + {ctx.fn('exp')}(-{x}))"
 
 
-scalar_rules["logistic"] = _logistic
+scalar_rules[logistic_p] = _logistic
 
 
 def _logaddexp(ctx, x, y):
@@ -292,7 +301,7 @@ def _logaddexp(ctx, x, y):
     return f"(({x} if {x} > {y} else {y}) + {ctx.fn('log1p')}({ctx.fn('exp')}({d})))"
 
 
-register_scalar_rule("logaddexp", _logaddexp, "cpu")
+register_scalar_rule(logaddexp_p, _logaddexp, "cpu")
 
 
 def _max(ctx, x, y):
@@ -313,8 +322,8 @@ def _min(ctx, x, y):
     return ctx.cast(f"min({x}, {y})", ctx.dtype)
 
 
-scalar_rules["max"] = _max
-scalar_rules["min"] = _min
+scalar_rules[max_p] = _max
+scalar_rules[min_p] = _min
 
 
 def _abs(ctx, x):
@@ -335,11 +344,11 @@ def _sign(ctx, x):
     return ctx.cast(f"({x} > 0) - ({x} < 0)", ctx.dtype)
 
 
-scalar_rules["abs"] = _abs
-scalar_rules["sign"] = _sign
-scalar_rules["floor"] = lambda ctx, x: f"np.floor({x})"
-scalar_rules["ceil"] = lambda ctx, x: f"np.ceil({x})"
-scalar_rules["round"] = lambda ctx, x: f"np.rint({x})"   # half to even, as np.round
+scalar_rules[abs_p] = _abs
+scalar_rules[sign_p] = _sign
+scalar_rules[floor_p] = lambda ctx, x: f"np.floor({x})"
+scalar_rules[ceil_p] = lambda ctx, x: f"np.ceil({x})"
+scalar_rules[round_p] = lambda ctx, x: f"np.rint({x})"   # half to even, as np.round
 
 
 
@@ -377,7 +386,7 @@ def _operators():
 
 
 _operators()
-scalar_rules["is_finite"] = lambda ctx, x: f"np.isfinite({x})"
+scalar_rules[is_finite_p] = lambda ctx, x: f"np.isfinite({x})"
 
 
 def _select_n(ctx, which, *cases):
@@ -391,7 +400,7 @@ def _select_n(ctx, which, *cases):
     return expr
 
 
-scalar_rules["select_n"] = _select_n
+scalar_rules[select_n_p] = _select_n
 
 
 def convert(ctx, x, src, dst):
@@ -415,20 +424,20 @@ def convert(ctx, x, src, dst):
     return f"np.{dst.name}({x})"
 
 
-scalar_rules["convert_element_type"] = lambda ctx, x: convert(ctx, x, ctx.in_dtypes[0],
+scalar_rules[convert_element_type_p] = lambda ctx, x: convert(ctx, x, ctx.in_dtypes[0],
                                                               ctx.dtype)
-scalar_rules["real"] = lambda ctx, x: f"{x}.real" if _kind(ctx.in_dtypes[0]) == "c" else x
-scalar_rules["imag"] = lambda ctx, x: (f"{x}.imag" if _kind(ctx.in_dtypes[0]) == "c"
+scalar_rules[real_p] = lambda ctx, x: f"{x}.real" if _kind(ctx.in_dtypes[0]) == "c" else x
+scalar_rules[imag_p] = lambda ctx, x: (f"{x}.imag" if _kind(ctx.in_dtypes[0]) == "c"
                                        else ctx.lit(0, ctx.dtype))
-scalar_rules["conj"] = lambda ctx, x: (f"{x}.conjugate()" if _kind(ctx.in_dtypes[0]) == "c"
+scalar_rules[conj_p] = lambda ctx, x: (f"{x}.conjugate()" if _kind(ctx.in_dtypes[0]) == "c"
                                        else x)
-scalar_rules["complex"] = lambda ctx, x, y: f"np.{np.dtype(ctx.dtype).name}(complex({x}, {y}))"
-scalar_rules["stop_gradient"] = lambda ctx, x: x
-scalar_rules["name"] = lambda ctx, x: x        # checkpoint_name: identity once lowered
+scalar_rules[_p] = lambda ctx, x, y: f"np.{np.dtype(ctx.dtype).name}(complex({x}, {y}))"
+scalar_rules[stop_gradient_p] = lambda ctx, x: x
+scalar_rules[name_p] = lambda ctx, x: x        # checkpoint_name: identity once lowered
 # bitcast_convert_type: an LLVM bitcast (kernels/cpu_runtime.bitcast; CUDA is exempt)
-register_scalar_rule("bitcast_convert_type", lambda ctx, x: (
+register_scalar_rule(bitcast_convert_type_p, lambda ctx, x: (
     f"{ctx.em.helper('bitcast')}({x}, np.{np.dtype(ctx.dtype).name})"), target="cpu")
-scalar_rules["iota"] = lambda ctx: convert(ctx, ctx.index(ctx.params["dimension"]), np.int64,
+scalar_rules[iota_p] = lambda ctx: convert(ctx, ctx.index(ctx.params["dimension"]), np.int64,
                                            ctx.params["dtype"])
 
 

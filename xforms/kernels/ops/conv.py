@@ -51,6 +51,7 @@ from ..codegen import lit
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
 from ..cuda.kernel_builder import c_strides, unsupported
+from xforms.primitives.conv import conv_general_dilated_p
 
 
 def _prod(xs):
@@ -107,7 +108,7 @@ def _conv(em, eqn):
     em.line(f"{run}({', '.join(flat)}, {ints}({_text(plan + geometry(p) + (0,))}))")
 
 
-CPU_RULES["conv_general_dilated"] = _conv
+CPU_RULES[conv_general_dilated_p] = _conv
 
 
 # ---- CUDA ------------------------------------------------------------------------------------
@@ -183,4 +184,4 @@ def _conv_cuda(em, eqn):
     loop.launch()
 
 
-CUDA_RULES["conv_general_dilated"] = _conv_cuda
+CUDA_RULES[conv_general_dilated_p] = _conv_cuda

@@ -38,6 +38,7 @@ from ..cpu.emit import OP_RULES as CPU_RULES
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
 from ..cuda.kernel_builder import c_strides
+from xforms.primitives.fft import fft_p
 
 
 def _fft(em, eqn):
@@ -57,7 +58,7 @@ def _fft(em, eqn):
     em.line(f"{fn}({X}, {O}, {args})")
 
 
-CPU_RULES["fft"] = _fft
+CPU_RULES[fft_p] = _fft
 
 
 # ---- CUDA ------------------------------------------------------------------------------------
@@ -124,4 +125,4 @@ def _fft_cuda(em, eqn):
     loop.launch()
 
 
-CUDA_RULES["fft"] = _fft_cuda
+CUDA_RULES[fft_p] = _fft_cuda

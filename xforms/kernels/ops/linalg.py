@@ -40,6 +40,10 @@ from ..codegen import BLAS_CODES as CODES  # LAPACK type of each dtype
 from ..cpu.emit import OP_RULES as CPU_RULES
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.kernel_builder import cdiv
+from xforms.primitives.linalg.cholesky_ad import cholesky_cotangent_p, cholesky_p
+from xforms.primitives.linalg.factor import lu_p, lu_pivots_to_permutation_p, triangular_solve_p
+from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p
+from xforms.primitives.linalg.sqrtm import sqrtm_p
 
 
 def _prod(xs):
@@ -153,15 +157,15 @@ def _sqrtm(em, eqn):
     _call(em, "la_sqrtm", [_as3(em, a), _as3(em, out), real, code])
 
 
-CPU_RULES["sqrtm"] = _sqrtm
-CPU_RULES["eig"] = _eig
-CPU_RULES["lu_pivots_to_permutation"] = _pivots_to_permutation
-CPU_RULES["cholesky"] = _cholesky
-CPU_RULES["triangular_solve"] = _triangular_solve
-CPU_RULES["lu"] = _lu
-CPU_RULES["qr"] = _qr
-CPU_RULES["eigh"] = _eigh
-CPU_RULES["svd"] = _svd
+CPU_RULES[sqrtm_p] = _sqrtm
+CPU_RULES[eig_p] = _eig
+CPU_RULES[lu_pivots_to_permutation_p] = _pivots_to_permutation
+CPU_RULES[cholesky_p] = _cholesky
+CPU_RULES[triangular_solve_p] = _triangular_solve
+CPU_RULES[lu_p] = _lu
+CPU_RULES[qr_p] = _qr
+CPU_RULES[eigh_p] = _eigh
+CPU_RULES[svd_p] = _svd
 
 
 def _cholesky_cotangent(em, eqn):
@@ -170,7 +174,7 @@ def _cholesky_cotangent(em, eqn):
     _call(em, "la_cholesky_rev", [_as3(em, L), _as3(em, g), _as3(em, out), _code(eqn)])
 
 
-CPU_RULES["cholesky_cotangent"] = _cholesky_cotangent
+CPU_RULES[cholesky_cotangent_p] = _cholesky_cotangent
 
 
 # ---- CUDA ------------------------------------------------------------------------------------
@@ -427,8 +431,8 @@ def _cholesky_cotangent_cuda(em, eqn):
                            "matrix)", body, batch)
 
 
-CUDA_RULES["cholesky"] = _cholesky_cuda
-CUDA_RULES["cholesky_cotangent"] = _cholesky_cotangent_cuda
-CUDA_RULES["lu"] = _lu_cuda
-CUDA_RULES["lu_pivots_to_permutation"] = _pivots_to_permutation_cuda
-CUDA_RULES["triangular_solve"] = _triangular_solve_cuda
+CUDA_RULES[cholesky_p] = _cholesky_cuda
+CUDA_RULES[cholesky_cotangent_p] = _cholesky_cotangent_cuda
+CUDA_RULES[lu_p] = _lu_cuda
+CUDA_RULES[lu_pivots_to_permutation_p] = _pivots_to_permutation_cuda
+CUDA_RULES[triangular_solve_p] = _triangular_solve_cuda

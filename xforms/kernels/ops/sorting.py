@@ -34,6 +34,7 @@ from ..cpu.emit import OP_RULES as CPU_RULES, dtype_str
 from ..cpu.ops import _Nest
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
+from xforms.primitives.sorting import sort_p
 
 
 def _at(idx, dim, j):
@@ -86,7 +87,7 @@ def _sort(em, eqn):
                 em.line(f"{em.A(o)}[{_at(oi, dim, j)}] = {em.atom(x)}[{_at(oi, dim, pj)}]")
 
 
-CPU_RULES["sort"] = _sort
+CPU_RULES[sort_p] = _sort
 
 
 # ---- CUDA ------------------------------------------------------------------------------------
@@ -154,4 +155,4 @@ def _sort_cuda(em, eqn):
     loop.launch()
 
 
-CUDA_RULES["sort"] = _sort_cuda
+CUDA_RULES[sort_p] = _sort_cuda
