@@ -20,7 +20,7 @@ _MARKER = re.compile(r"^<!-- api: ([\w.]+) -->$", re.M)
 def locatable(obj):
     """Does `obj.__module__` + `obj.__qualname__` name `obj` (or the function it wraps)?"""
     home = getattr(obj, "__module__", None) or ""
-    if home.split(".")[0] not in ("xforms", "kernels"):
+    if home.split(".")[0] != "xforms":
         return False
     found = importlib.import_module(home)
     for part in getattr(obj, "__qualname__", "<>").split("."):

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ... import lax
 from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import aval, returns_arrays
@@ -70,7 +71,6 @@ def zeta(x, q=None):
 @returns_arrays
 def polygamma(n, x):
     """The n-th derivative of digamma (lax.polygamma: NaN for n < 0 or not an integer)."""
-    from ... import lax
     n, x = _floats(n, x, name="polygamma")
     return lax.polygamma(n, x)
 
