@@ -252,6 +252,29 @@ def case_mismatch():
         raise AssertionError("no error for mismatched shapes")
 
 
+def case_shard_map():
+    """shard_map over a mesh of the 2 ranks equals the same shard_map over a mesh of 2
+    members of this process (each rank computes one member's block)."""
+    from xforms.sharding import P
+
+    def loss(w, x):
+        return xnp.mean(xnp.tanh(x @ w) ** 2)
+
+    def body(w, x):
+        return (lax.pmean(xf.grad(loss)(w, x), "b"), x * lax.axis_index("b"),
+                lax.psum(x.sum(), "b"))
+    w = np.linspace(-1.0, 1.0, 6).reshape(3, 2)
+    x = np.arange(12.0).reshape(4, 3) / 7.0
+    # check_vma=False: grad inside the body (JAX's check_vma=True numbers differ: see
+    # tests/test_shard_map.py)
+    specs = dict(in_specs=(P(), P("b")), out_specs=(P(), P("b"), P()), check_vma=False)
+    got = xf.shard_map(body, mesh=mpi.make_mesh("b"), **specs)(w, x)
+    want = xf.shard_map(body, mesh=xf.make_mesh((2,), ("b",)), **specs)(w, x)
+    for g, e in zip(got, want):
+        close(g, e)
+    close(got[0], xf.grad(loss)(w, x))      # equal blocks: the mean gradient is the whole's
+
+
 def case_abort():
     def bad(v):
         if R == 1:

@@ -28,7 +28,7 @@ def mpirun(*args, timeout=420, ranks=2, **env_extra):
 
 
 @pytest.mark.parametrize("case", ["collectives", "grads", "explicit", "mismatch", "inplace",
-                                  "groups"])
+                                  "groups", "shard_map"])
 def test_two_ranks(case):
     r = mpirun("tests/mpi_programs.py", case)
     assert r.returncode == 0, f"{case} failed:\n{r.stdout[-4000:]}\n{r.stderr[-6000:]}"
@@ -50,10 +50,13 @@ def test_an_error_on_one_rank_aborts_every_rank(case):
     assert "should have aborted" not in r.stderr + r.stdout
 
 
-def test_data_parallel_training_equals_serial_training():
+@pytest.mark.parametrize("form", ["pmap", "shard_map"])
+def test_data_parallel_training_equals_serial_training(form):
     # with tiered execution on, as users run it (the suite turns it off elsewhere): pmap
     # must compile before its first step on every rank, or ranks run different collectives
-    r = mpirun("examples/data_parallel.py", "--steps", "20", "--check", XFORMS_TIERED="1")
+    extra = ["--shard-map"] if form == "shard_map" else []
+    r = mpirun("examples/data_parallel.py", "--steps", "20", "--check", *extra,
+               XFORMS_TIERED="1")
     assert r.returncode == 0, f"{r.stdout[-3000:]}\n{r.stderr[-6000:]}"
     assert "parameters identical on all ranks: True" in r.stdout, r.stdout
     assert "max |parallel - serial|" in r.stdout, r.stdout

@@ -20,6 +20,8 @@ from .api_extras import (ShapeDtypeStruct, closure_convert, custom_gradient, ena
                          ensure_compile_time_eval, eval_shape, linear_transpose, named_call,
                          named_scope, typeof)
 from .core.jit_switch import disable_jit
+from .sharding import P, make_mesh  # noqa: F401
+from .shard_map import shard_map  # noqa: F401
 from .runtime import (Device, block_until_ready, clear_caches, device_count, devices,
                       local_device_count, local_devices, process_count, process_index)
 from . import ad_checkpoint, custom_derivatives

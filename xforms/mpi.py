@@ -22,6 +22,8 @@ from .core.mpi_comm import MpiComm, mpi4py_MPI
 from .primitives import collectives as C
 from .primitives.elementwise import eq, select_n
 from .primitives.structural import full
+from .runtime import Device
+from .sharding import Mesh
 
 _MPI_AXES = ("__mpi__",)       # not a name any vmap or pmap binds
 _REDUCERS = {"sum": C.psum_p, "max": C.pmax_p, "min": C.pmin_p}
@@ -37,6 +39,18 @@ def rank(comm=None):
 
 def size(comm=None):
     return _comm(comm).size
+
+
+def make_mesh(axis_name, *, comm=None):
+    """A one-axis mesh whose members are the ranks of `comm` (default COMM_WORLD), for
+    `xf.shard_map`: each rank passes the whole inputs and gets the whole outputs, computing
+    its own block (collectives are MPI calls, inside the compiled code as in `pmap`).
+
+    >>> mesh = mpi.make_mesh("batch")       # mpiexec -n 4: Mesh('batch': 4, MPI ranks)
+    """
+    c = _comm(comm)
+    return Mesh([Device(r, "cpu", "mpi rank", r) for r in range(c.size)], (axis_name,),
+                comm=c)
 
 
 def _op_name(op):

@@ -8,7 +8,7 @@ GPU is present, its first GPU ("cuda"; JAX's platform name "gpu").
     >>> xf.devices()                   # [CpuDevice(id=0)] on a machine without a GPU
     >>> xf.device_count("cpu")         # 1
 """
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from .exec import exe_cache
 from .transforms import intern
@@ -19,16 +19,19 @@ from .jit import default_backend, get_backend
 _PLATFORMS = {"cpu": "cpu", "cuda": "gpu", "gpu": "gpu"}
 
 
-class Device(NamedTuple):
+@dataclass(frozen=True)
+class Device:
     """One device: `id`, `platform` ("cpu" or "gpu", as JAX names them),
-    `device_kind`, `process_index` (always 0: one process)."""
+    `device_kind`, `process_index` (0 but for the ranks of an MPI mesh).  Not a tuple, so
+    that `np.array(xf.devices())` is a one-dimensional array of devices, as in JAX."""
     id: int
     platform: str
     device_kind: str
     process_index: int = 0
 
     def __repr__(self):
-        return f"{'Cpu' if self.platform == 'cpu' else 'Cuda'}Device(id={self.id})"
+        extra = "" if self.device_kind in ("cpu", "cuda") else f", {self.device_kind}"
+        return f"{'Cpu' if self.platform == 'cpu' else 'Cuda'}Device(id={self.id}{extra})"
 
 
 def devices(backend=None):

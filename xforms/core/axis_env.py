@@ -26,16 +26,18 @@ _frames = _Frames()
 
 @dataclass(frozen=True)
 class AxisFrame:
-    """One bound axis.  `comm` is an `MpiComm` for pmap axes, None for vmap axes."""
+    """One bound axis.  `comm` is an `MpiComm` for pmap axes, None for vmap axes; `vma`
+    marks a shard_map body traced with JAX's check_vma=True."""
     name: object
     size: int
     comm: object = None
+    vma: bool = False
 
 
 @contextmanager
-def bind_axis(name, size, comm=None):
+def bind_axis(name, size, comm=None, vma=False):
     """Bind axis `name` of `size` members for the duration of the block."""
-    _frames.stack.append(AxisFrame(name, int(size), comm))
+    _frames.stack.append(AxisFrame(name, int(size), comm, vma))
     try:
         yield _frames.stack[-1]
     finally:
@@ -51,6 +53,11 @@ def lookup(name):
     raise NameError(f"unbound axis name: {name!r} (bound axis names: {bound}). Collectives "
                     "such as lax.psum need an enclosing vmap(..., axis_name=...) or "
                     "pmap(..., axis_name=...) that binds the name.")
+
+
+def vma_axes():
+    """The names bound by shard_map bodies traced with check_vma=True."""
+    return tuple(f.name for f in _frames.stack if f.vma)
 
 
 def key():

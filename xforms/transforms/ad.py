@@ -1,5 +1,6 @@
 """Derived AD machinery on closed jaxprs: linearize (jvp + partial evaluation) and vjp
 (linearize + transpose), each cached per jaxpr so repeated calls never re-transform."""
+from ..core import axis_env
 from ..core.memo import derived
 from .jvp import Zero, instantiate, jvp_eval, tangent_aval
 from .partial_eval import partial_eval_jaxpr, partial_eval_rules
@@ -46,6 +47,16 @@ def _linearize_jaxpr(closed, diff_mask, n_diff_out):
 
 def vjp_jaxprs(closed, diff_mask, n_diff_out):
     """-> (primal jaxpr, transposed jaxpr (residuals, cts) -> cts of diff inputs, n_res)."""
+    names = axis_env.vma_axes()
+    if names:
+        # JAX types each value in such a body as varying or not over the mesh axis and
+        # sums the cotangents of invariant values over it (a psum where an invariant value
+        # meets a varying one); without that typing the numbers would differ from JAX's
+        raise NotImplementedError(
+            f"reverse-mode differentiation (grad, vjp, jacrev) inside shard_map with "
+            f"check_vma=True over mesh axis {names[-1]!r}: JAX's typing of values that vary "
+            "over the axis is not implemented; pass check_vma=False to shard_map (xforms then "
+            "gives JAX's check_vma=False numbers), or differentiate outside the shard_map")
     return derived.lookup(closed, ("vjp", tuple(diff_mask), n_diff_out),
                           _vjp_jaxprs, closed, diff_mask, n_diff_out)
 

@@ -1,0 +1,164 @@
+"""`jax.sharding`'s names that `shard_map` needs: `Mesh`, `PartitionSpec` (also `xf.P`) and
+`make_mesh`; a mesh is one-dimensional.
+
+A mesh's members are either **virtual members of this process** (`xf.make_mesh((4,),
+("i",))`: `shard_map` runs them as `vmap(axis_name="i")`, the way JAX's CPU tests use
+`--xla_force_host_platform_device_count`) or **the ranks of an MPI communicator**
+(`xforms.mpi.make_mesh("i")`: each rank runs one member, collectives are MPI calls, as in
+`pmap`).  The same `shard_map` program gives the same numbers on both.
+
+    >>> mesh = xf.make_mesh((4,), ("i",))
+    >>> mesh.shape
+    OrderedDict([('i', 4)])
+    >>> P("i", None)
+    P('i', None)
+
+Not supported, with an error that says so: meshes of more than one axis, and the device
+placement objects (`NamedSharding`, `SingleDeviceSharding`): xforms keeps one copy of each
+array on the host (or its one GPU), so there is nothing to place.
+"""
+from collections import OrderedDict
+
+import numpy as np
+
+from .runtime import Device, devices as _devices
+
+
+class PartitionSpec:
+    """How an array's axes map onto mesh axes: one entry per leading array axis, each a
+    mesh axis name (that axis is split into the mesh's members), a tuple of names, or None
+    (not split); axes past the last entry are not split.
+
+    >>> PartitionSpec("i")          # axis 0 split over mesh axis "i"
+    P('i',)
+    """
+    __slots__ = ("parts",)
+
+    def __init__(self, *parts):
+        for p in parts:
+            names = p if isinstance(p, tuple) else (p,)
+            if not all(n is None or isinstance(n, str) for n in names):
+                raise TypeError(f"PartitionSpec entries are mesh axis names (str), tuples of "
+                                f"them or None, got {p!r}")
+        self.parts = parts
+
+    def __iter__(self):
+        return iter(self.parts)
+
+    def __len__(self):
+        return len(self.parts)
+
+    def __getitem__(self, i):
+        return self.parts[i]
+
+    def __eq__(self, other):
+        return isinstance(other, PartitionSpec) and self.parts == other.parts
+
+    def __hash__(self):
+        return hash(("PartitionSpec", self.parts))
+
+    def __repr__(self):
+        inner = ", ".join(map(repr, self.parts))
+        return f"P({inner}{',' if len(self.parts) == 1 else ''})"    # JAX's repr
+
+
+P = PartitionSpec
+
+
+class Mesh:
+    """A one-dimensional array of devices with a name for its axis.
+
+    `devices`: a sequence (or 1-d array) of devices, `axis_names`: one name.  Built by
+    `make_mesh` (members of this process) or `xforms.mpi.make_mesh` (MPI ranks: `comm` is
+    their communicator).
+
+    >>> Mesh(np.array(xf.devices()), ("batch",)).size
+    1
+    """
+
+    def __init__(self, devices, axis_names, *, axis_types=None, comm=None):
+        names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        arr = np.asarray(devices, dtype=object)
+        if arr.ndim != len(names):
+            raise ValueError(f"Mesh: {arr.ndim}-dimensional devices need {arr.ndim} axis "
+                             f"names, got {names}")
+        if len(names) != 1:
+            raise NotImplementedError(
+                f"Mesh with axes {names}: xforms supports one-dimensional meshes only (one "
+                "named axis, of this process's members or of MPI ranks); flatten the mesh "
+                "into one axis")
+        if not isinstance(names[0], str):
+            raise TypeError(f"Mesh axis names are strings, got {names[0]!r}")
+        self.devices, self.axis_names, self.comm = arr, names, comm
+        self.axis_types = axis_types
+
+    @property
+    def shape(self):
+        return OrderedDict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def axis_sizes(self):
+        return self.devices.shape
+
+    @property
+    def size(self):
+        return int(self.devices.size)
+
+    @property
+    def shape_tuple(self):
+        return tuple(self.shape.items())
+
+    def __eq__(self, other):
+        return (isinstance(other, Mesh) and self.axis_names == other.axis_names
+                and self.devices.shape == other.devices.shape and self.comm is other.comm
+                and all(a == b for a, b in zip(self.devices.flat, other.devices.flat)))
+
+    def __hash__(self):
+        return hash((self.axis_names, self.devices.shape, tuple(self.devices.flat),
+                     id(self.comm)))
+
+    def __repr__(self):
+        where = "MPI ranks" if self.comm is not None else "this process"
+        return f"Mesh({self.axis_names[0]!r}: {self.size}, members: {where})"
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
+    """A mesh of `axis_shapes` members in this process, named `axis_names` (one axis).
+    Members beyond this process's devices are virtual: `shard_map` runs them one after
+    another as a `vmap`, so a program written for k devices runs, with the same numbers,
+    on one (MPI ranks as members: `xforms.mpi.make_mesh`).
+
+    >>> xf.make_mesh((8,), ("data",))
+    Mesh('data': 8, members: this process)
+    """
+    shapes = tuple(int(s) for s in axis_shapes)
+    names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    if len(shapes) != len(names):
+        raise ValueError(f"make_mesh: {len(shapes)} axis sizes {shapes} but {len(names)} "
+                         f"axis names {names}")
+    if len(shapes) != 1:
+        return Mesh(np.empty(shapes, dtype=object), names)   # the one-axis error
+    if shapes[0] < 1:
+        raise ValueError(f"make_mesh: a mesh axis needs at least one member, got {shapes}")
+    if devices is None:
+        real = _devices()
+        devices = [real[j] if j < len(real) else Device(j, real[0].platform, "virtual")
+                   for j in range(shapes[0])]
+    elif len(devices) != shapes[0]:
+        raise ValueError(f"make_mesh: {len(devices)} devices for a mesh of {shapes[0]}")
+    return Mesh(devices, names, axis_types=axis_types)
+
+
+def _unsupported(name):
+    """A placement class that cannot be honest in xforms: it raises, naming the gap."""
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"{name}: xforms does not place arrays on devices (each array has one copy, on "
+            "the host or its one GPU); to split work over a mesh, pass PartitionSpecs to "
+            "shard_map's in_specs/out_specs")
+    return type(name, (), {"__init__": __init__, "__doc__": f"Not supported: {name} "
+                           "raises NotImplementedError (xforms places no arrays)."})
+
+
+NamedSharding = _unsupported("NamedSharding")
+SingleDeviceSharding = _unsupported("SingleDeviceSharding")
