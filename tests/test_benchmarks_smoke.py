@@ -34,3 +34,20 @@ def test_cuda_suite_without_gpu_exits_nonzero(tmp_path):
     if not has_gpu:
         assert proc.returncode != 0
         assert "GPU" in proc.stdout + proc.stderr or "CUDA" in proc.stdout + proc.stderr
+
+
+def test_cost_model_report_runs_and_judges_the_first_call():
+    """`python -m benchmarks.cost_model` on the README loss (smoke: no timing asserted),
+    and its verdict on made-up rows: the fast tier is wrong only when the synchronous
+    compile would have answered first."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.cost_model", "--programs",
+                           "readme"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "| readme | 9 |" in proc.stdout and "wrong first-call choices" in proc.stdout
+    from benchmarks.cost_model import judge
+    row = dict(program="p", eqns=1, pred_eager_s=0.1, pred_compile_s=1.0, pred_slowdown=2.0,
+               eager_s=5.0, compile_s=1.0, steady_s=0.5)
+    bad = judge(dict(row))
+    assert bad["choice"] == "fast tier" and not bad["right"] and bad["lost_s"] == 3.5
+    good = judge(dict(row, eager_s=0.2))
+    assert good["right"] and good["lost_s"] == 0.0 and good["eager_err"] == 0.5

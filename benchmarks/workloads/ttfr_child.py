@@ -77,6 +77,7 @@ def build(spec):
         import jax
         jax.config.update("jax_enable_x64", True)
         import jax.numpy as tnp
+        import jax.scipy.special  # noqa: F401  (tf.scipy.special for gmm)
         tf, jit, fori, log_softmax = jax, jax.jit, jax.lax.fori_loop, jax.nn.log_softmax
         hvp = lambda f, p, t: jax.jvp(jax.grad(f), p, t)[1]  # noqa: E731
     rng = np.random.default_rng(0)
@@ -97,6 +98,19 @@ def build(spec):
         f = lambda P: loss(P, xb, yb, tnp, log_softmax)  # noqa: E731
         fn = tf.grad(f) if prog == "mlp_grad" else (lambda P: hvp(f, (P,), (v,)))
         return jit(fn), (params,)
+    if prog == "gmm":
+        # a Gaussian mixture's negative log-likelihood gradient, n = 10^5, k = 16, d = 8
+        # (issue #35: 5.3-7 s on its fast-tier first call against JAX's 1.9 s)
+        lse = tf.scipy.special.logsumexp if system == "jax" else _xforms_logsumexp()
+        n, k, d = 10 ** 5, 16, 8
+
+        def nll(params, x):
+            mu, logs, logw = params
+            z = (x[:, None, :] - mu[None]) / tnp.exp(logs)[None]
+            lp = -0.5 * tnp.sum(z ** 2, -1) - tnp.sum(logs, -1) - 0.5 * d * np.log(2 * np.pi)
+            return -tnp.mean(lse(lp + log_softmax(logw), axis=1))
+        params = (rng.normal(size=(k, d)), np.zeros((k, d)), np.zeros(k))
+        return jit(tf.grad(nll)), (params, rng.normal(size=(n, d)))
     if prog == "mlp_training":
         if system != "xforms":
             raise SystemExit("mlp_training: the example is written for xforms")
@@ -106,6 +120,11 @@ def build(spec):
         params = ex.init_params(rng, [2, 64, 64, 3])
         return jit(tf.value_and_grad(ex.loss)), (params, x[:100], y[:100])
     raise SystemExit(f"unknown program {prog!r}")
+
+
+def _xforms_logsumexp():
+    from xforms.scipy.special import logsumexp
+    return logsumexp
 
 
 def _block(r):

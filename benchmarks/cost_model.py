@@ -1,0 +1,135 @@
+"""The fast tier's cost model against measurement: does `jit` pick the faster first path?
+
+``python -m benchmarks.cost_model [--programs readme,rk4,...] [--json F]``
+
+For each program (those of ``workloads/ttfr_child.py``: the README loss, RK4 Lorenz, the
+scalar chain and MLP ``grad``/``hvp``, the training example, the Gaussian-mixture gradient,
+the real JAX programs), a fresh child process with an empty xforms cache traces the jitted
+function and then measures, one after the other:
+
+* **eager**: one evaluation of the traced program by the fast tier (``core.eval_jaxpr``;
+  the best of two when it is short);
+* **compile**: the synchronous compile (``tiered=False``), Numba's once-per-process set-up
+  included, as the model assumes (xforms/exec/eager_cost.py);
+* **steady**: one compiled call (median of three).
+
+beside the model's predictions (xforms/exec/eager_cost.py): eager seconds (equation
+executions x EQN_NS), the compile budget it weighs them against (``compile_limit``), and
+the fast tier's slowdown over compiled code (``fast_tier_slowdown``, which decides whether
+a second call waits for the compile).  A row is **right** when the tier the model picks for
+the first call gives the first result no later than the other would have: the fast tier
+when eager <= compile + steady, else the synchronous compile.  The error columns are
+predicted / measured.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+PROGRAMS = ("readme", "rk4", "chain_grad", "chain_hvp", "mlp_grad", "mlp_hvp", "mlp_training",
+            "gmm", "mnist", "vae_evaluate")
+
+
+def child(program):
+    """Measure one program in this (fresh) process; print one JSON line."""
+    cache = tempfile.mkdtemp(prefix="xf_costmodel_")
+    os.environ["XFORMS_CACHE_DIR"] = cache
+    from benchmarks.workloads import ttfr_child
+    from xforms.core import trace as core
+    from xforms.exec import eager_cost as ec
+    fn, args = ttfr_child.build({"system": "xforms", "program": program, "tiered": False})
+    closed, _, flat, _ = fn._trace(args, {})
+    executed, size = ec.eager_cost(closed)
+    out = {"program": program, "eqns": size,
+           "pred_eager_s": executed * ec.EQN_NS / 1e9,
+           "pred_compile_s": ec.compile_limit(size) * ec.EQN_NS / 1e9,
+           "pred_slowdown": ec.fast_tier_slowdown(closed)}
+    times = []
+    for _ in range(2):
+        t = time.perf_counter()
+        core.eval_jaxpr(closed, *flat)
+        times.append(time.perf_counter() - t)
+        if times[0] > 2.0:
+            break
+    out["eager_s"] = min(times)
+    t = time.perf_counter()
+    exe = fn._executable(closed)
+    out["compile_s"] = time.perf_counter() - t
+    steady = []
+    for _ in range(3):
+        t = time.perf_counter()
+        exe(*flat)
+        steady.append(time.perf_counter() - t)
+    out["steady_s"] = sorted(steady)[1]
+    print(json.dumps(out), flush=True)
+    shutil.rmtree(cache, ignore_errors=True)
+    os._exit(0)
+
+
+def judge(row):
+    """Add the model's choice, the right choice and the errors to a measured row."""
+    fast = row["pred_eager_s"] <= row["pred_compile_s"]
+    fast_right = row["eager_s"] <= row["compile_s"] + row["steady_s"]
+    row["choice"] = "fast tier" if fast else "compile"
+    row["right"] = fast == fast_right
+    first = row["eager_s"] if fast else row["compile_s"] + row["steady_s"]
+    best = min(row["eager_s"], row["compile_s"] + row["steady_s"])
+    row["lost_s"] = first - best
+    row["eager_err"] = row["pred_eager_s"] / row["eager_s"]
+    row["compile_err"] = row["pred_compile_s"] / row["compile_s"]
+    row["slowdown"] = row["eager_s"] / row["steady_s"]
+    row["slowdown_err"] = row["pred_slowdown"] / row["slowdown"]
+    return row
+
+
+def table(rows):
+    head = ("| program | eqns | eager pred / meas (s) | compile budget / meas (s) | "
+            "slowdown pred / meas | first call | right | lost (s) |\n|---|---|---|---|---|---|---|---|")
+    lines = [head]
+    for r in rows:
+        lines.append(
+            f"| {r['program']} | {r['eqns']} | {r['pred_eager_s']:.3g} / {r['eager_s']:.3g} | "
+            f"{r['pred_compile_s']:.3g} / {r['compile_s']:.3g} | {r['pred_slowdown']:.3g} / "
+            f"{r['slowdown']:.3g} | {r['choice']} | {'yes' if r['right'] else 'NO'} | "
+            f"{r['lost_s']:.2f} |")
+    logs = [abs(math.log(r["eager_err"])) for r in rows]
+    lines.append(f"\neager estimate: median |log error| {sorted(logs)[len(logs) // 2]:.2f} "
+                 f"(x{math.exp(sorted(logs)[len(logs) // 2]):.2f}), worst "
+                 f"x{math.exp(max(logs)):.1f}; wrong first-call choices: "
+                 f"{sum(not r['right'] for r in rows)} of {len(rows)}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--programs", default=",".join(PROGRAMS))
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.child:
+        child(a.child)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    rows = []
+    for p in a.programs.split(","):
+        r = subprocess.run([sys.executable, "-m", "benchmarks.cost_model", "--child", p],
+                           cwd=root, capture_output=True, text=True, timeout=900)
+        line = next((x for x in r.stdout.splitlines()[::-1] if x.startswith("{")), None)
+        if line is None:
+            print(f"{p}: failed\n{r.stderr[-2000:]}", file=sys.stderr)
+            continue
+        rows.append(judge(json.loads(line)))
+        print(f"{p}: done", file=sys.stderr, flush=True)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    print(table(rows))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
