@@ -81,6 +81,9 @@ def test_disable_cache_writes_nothing(child, tmp_path):
     hits, misses, path = child(cache, {"XFORMS_DISABLE_CACHE": "1"})
     assert not path.startswith(str(cache)) and hits == 0
     assert not os.path.exists(cache) or not os.listdir(cache)
+    # the process's private kernel folder went with it (660 were left in /tmp before)
+    assert os.path.basename(os.path.dirname(path)).startswith("xforms_kernels_")
+    assert not os.path.exists(os.path.dirname(path))
 
 
 # ---- trust and failures (issue 31): a cache others can write into is refused; a full disk,

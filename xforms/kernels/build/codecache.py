@@ -27,6 +27,7 @@ cache off; `XFORMS_CACHE_DIR` moves the cache.  So does a module that contains t
 `user_prims.NO_DISK_CACHE` (it calls a user function whose dependencies cannot be hashed,
 so its text does not determine its code).
 """
+import atexit
 import errno
 import glob
 import hashlib
@@ -137,7 +138,15 @@ def _private():
             _private_dir = tempfile.mkdtemp(prefix="xforms_kernels_")   # mode 0700
         except OSError:
             return None
+        atexit.register(_remove_private, _private_dir, os.getpid())
     return _private_dir
+
+
+def _remove_private(path, pid):
+    """At exit, this process's private kernel folder goes (a forked child, which inherits
+    the handler, leaves its parent's alone)."""
+    if os.getpid() == pid:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _dir_problem(d):
