@@ -73,7 +73,6 @@ def _make(original):
                        strides=cgutils.pack_array(builder, strides, ty=intp_t),
                        itemsize=itemsize, meminfo=meminfo)
         return ary
-    _empty_nd_impl.__wrapped__ = original
     return _empty_nd_impl
 
 
@@ -83,17 +82,7 @@ def install():
     global ORIGINAL
     from numba.np import arrayobj
 
-    from .registry import replace_aliases
-    from .source import source_of
-    if ORIGINAL is not None:
-        return
-    original = arrayobj._empty_nd_impl
-    try:
-        if not _check(source_of(original)):
-            return
-    except (OSError, TypeError):
-        return
-    replacement = _make(original)
-    ORIGINAL = original
-    arrayobj._empty_nd_impl = replacement
-    replace_aliases("_empty_nd_impl", original, replacement)
+    from .registry import ORIGINALS, install_patch
+    if ORIGINAL is None:
+        install_patch(arrayobj, "_empty_nd_impl", _check, _make)
+        ORIGINAL = ORIGINALS.get((arrayobj, "_empty_nd_impl"))

@@ -36,8 +36,9 @@ tools/check_numba_upgrade.py says which still apply to a newer Numba.  (Lowering
 until Numba's own became one pass per block: numba/numba#10387, in 0.67 and 0.68.)
 """
 
+from .registry import ORIGINALS, install_patch as _install  # noqa: F401  (ORIGINALS: tests)
+
 _PATCHED = False
-ORIGINALS = {}     # (owner, name) -> Numba's own function, for each patch installed
 
 
 def _memoised_get_call_type(original):
@@ -145,24 +146,6 @@ def _has_loc_memoised(original):
             pass
         return r
     return _has_loc
-
-
-def _install(owner, name, check, make):
-    """Replace `owner.name` by `make(original)` if `check(source of original)`, in the Numba
-    modules that imported it by name too; the original is kept in ORIGINALS (tests compare
-    against it)."""
-    from .registry import replace_aliases
-    from .source import source_of
-    try:
-        original = getattr(owner, name)
-        if check(source_of(original)):
-            replacement = make(original)
-            replacement.__wrapped__ = original    # xforms/kernels/numba_fixes/registry.py reads it
-            setattr(owner, name, replacement)
-            replace_aliases(name, original, replacement)
-            ORIGINALS[(owner, name)] = original
-    except Exception:          # a different Numba: keep its own implementation
-        pass
 
 
 def _fixup_var_define_in_scope(blocks):

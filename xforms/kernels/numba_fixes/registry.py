@@ -130,3 +130,23 @@ def status(patch, check_installed=True):
     except (OSError, TypeError):
         same = False
     return "ok" if same else "changed"
+
+
+ORIGINALS = {}     # (owner, name) -> Numba's own function, for each patch installed
+
+
+def install_patch(owner, name, check, make):
+    """Replace `owner.name` by `make(original)` if `check(source of original)`, in the Numba
+    modules that imported it by name too; the original is kept in ORIGINALS (tests compare
+    against it)."""
+    from .source import source_of
+    try:
+        original = getattr(owner, name)
+        if check(source_of(original)):
+            replacement = make(original)
+            replacement.__wrapped__ = original    # `installed` and source_of read it
+            setattr(owner, name, replacement)
+            replace_aliases(name, original, replacement)
+            ORIGINALS[(owner, name)] = original
+    except Exception:          # a different Numba: keep its own implementation
+        pass
