@@ -8,6 +8,8 @@ import xforms.numpy as xnp
 from xforms import lax
 from xforms.kernels.plan.fusion import plan_program
 
+from plan_check import temps_and_pads
+
 rng = np.random.default_rng(0)
 
 
@@ -31,16 +33,6 @@ def rosen_hvp_np(x, v):
     return out
 
 
-def _temps(closed):
-    """Materialized values that are neither inputs nor outputs, and the pad Ops."""
-    plan = plan_program(closed)
-    ins = set(plan.jaxpr.invars) | set(plan.jaxpr.constvars)
-    temps = [v for v in plan.materialized if v not in ins and v not in plan.outputs
-             and v.aval.shape]
-    pads = [s for s in plan.steps if s.kind == "op" and s.eqn.prim.name == "pad"]
-    return plan, temps, pads
-
-
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 def test_rosenbrock_grad_and_hvp_are_one_pass(dt):
     x = rng.uniform(-1.5, 1.5, 11).astype(dt)
@@ -52,7 +44,7 @@ def test_rosenbrock_grad_and_hvp_are_one_pass(dt):
     np.testing.assert_allclose(xf.jit(hvp)(x, v), rosen_hvp_np(x.astype(float), v.astype(float)),
                                rtol=tol, atol=tol)
     for f, args in ((g, (x,)), (hvp, (x, v))):
-        plan, temps, pads = _temps(xf.make_jaxpr(f)(*args))
+        plan, temps, pads = temps_and_pads(xf.make_jaxpr(f)(*args))
         assert not pads and not temps
         assert [s.kind for s in plan.steps] == ["loop"]
 

@@ -13,6 +13,8 @@ import xforms.numpy as xnp
 from xforms import lax
 from xforms.kernels.plan.fusion import plan_program
 
+from plan_check import temps_and_pads
+
 rng = np.random.default_rng(0)
 
 
@@ -159,15 +161,6 @@ def test_interior_pads_values():
         _check("compiled", f, (x,), want, rtol=1e-13, atol=1e-13)
 
 
-def _pads_and_temps(closed):
-    plan = plan_program(closed)
-    ins = set(plan.jaxpr.invars) | set(plan.jaxpr.constvars)
-    temps = [v for v in plan.materialized if v not in ins and v not in plan.outputs
-             and v.aval.shape]
-    pads = [s for s in plan.steps if s.kind == "op" and s.eqn.prim.name == "pad"]
-    return plan, temps, pads
-
-
 def test_transposed_strided_slice_is_not_zeros_plus_add():
     """The gradient and hvp of the strided Rosenbrock are one loop writing only the result:
     no pad Op, no zero-filled buffer, no temporary; on the CPU its middle is unrolled by
@@ -176,13 +169,13 @@ def test_transposed_strided_slice_is_not_zeros_plus_add():
     for f, args in ((xf.grad(rosen), (x,)), (_hvp(rosen), (x, v))):
         jaxpr = xf.make_jaxpr(f)(*args)
         assert "pad" in str(jaxpr)                     # the transpose of the strided slices
-        plan, temps, pads = _pads_and_temps(jaxpr)
+        plan, temps, pads = temps_and_pads(jaxpr)
         assert not pads and not temps
         assert [s.kind for s in plan.steps] == ["loop"]
         assert len(plan.steps[0].writes) == 1
     # negative steps: the gradient ends in a rev of the sum of pads, recomputed in one loop
     neg = xf.grad(lambda x: xnp.sum(x[::-2] * x[-2::-2] ** 2))
-    plan, temps, pads = _pads_and_temps(xf.make_jaxpr(neg)(x))
+    plan, temps, pads = temps_and_pads(xf.make_jaxpr(neg)(x))
     assert not pads and not temps and [s.kind for s in plan.steps] == ["loop"]
     src = xf.jit(xf.grad(rosen), tiered=False).lower(x).as_text()
     body = src.split("def kernel")[1]
