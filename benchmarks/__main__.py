@@ -40,6 +40,10 @@ def parse_args(argv):
     ap.add_argument("--in-process", action="store_true",
                     help="run every workload in this process (default: each workload in a "
                          "child process of its own, so that no figure depends on what ran before)")
+    ap.add_argument("--processes", type=int, default=1,
+                    help="measure each workload in this many fresh processes, one after the "
+                         "other; a row reports the median over them, each process's ratio to "
+                         "JAX and the spread (a row that runs at two speeds shows it)")
     ap.add_argument("--rows-out", default=None, help=argparse.SUPPRESS)   # a child's rows go here
     args = ap.parse_args(argv)
     args.names = [n.strip() for n in args.only.split(",") if n.strip()] or list(REGISTRY)
@@ -122,7 +126,7 @@ def _measure_isolated(args):
     a long process's state (its allocator, its libraries' thread pools) shifted some rows by
     up to 60% depending on the workloads run before them (benchmarks/README.md)."""
     rows, wall, errors, meta = [], {}, [], {}
-    for name in args.names:
+    for name, k in [(n, k) for n in args.names for k in range(max(1, args.processes))]:
         fd, path = tempfile.mkstemp(prefix=f"bench-{name}-", suffix=".json")
         os.close(fd)
         cmd = [sys.executable, "-m", "benchmarks", "--only", name, "--rows-out", path,
@@ -131,11 +135,11 @@ def _measure_isolated(args):
         cmd += ["--repeats", str(args.repeats)] if args.repeats else []
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        wall[name] = round(time.perf_counter() - t0, 2)
+        wall[name] = round(wall.get(name, 0.0) + time.perf_counter() - t0, 2)
         try:
             with open(path) as fh:
                 child = json.load(fh)
-            rows += child["rows"]
+            rows += [dict(r, process=k) for r in child["rows"]]
             errors += child["errors"]
             meta.update(child["meta"])
         except (OSError, ValueError, KeyError):
@@ -147,7 +151,8 @@ def _measure_isolated(args):
 
 
 def run(args) -> int:
-    isolated = not args.in_process and not args.rows_out and len(args.names) > 1
+    isolated = not args.in_process and not args.rows_out and (len(args.names) > 1
+                                                               or args.processes > 1)
     if not isolated:
         pin_threads(args.threads)
     # JAX runs where xforms runs: CPU, or its default device (a GPU if jax has one) under --backend cuda.
@@ -174,6 +179,7 @@ def run(args) -> int:
         except Exception:
             pass
 
+    rows = report.merge_processes(rows)
     report.add_ratios(rows)
     print(report.table(rows))
     os.makedirs(args.out, exist_ok=True)
@@ -183,7 +189,7 @@ def run(args) -> int:
             "python": sys.version.split()[0], "argv": sys.argv[1:], "quick": quick,
             "backend": args.backend, "workloads": args.names, "peers": peers.versions(),
             "repeats": args.repeats or (3 if quick else 7),
-            "threads": args.threads or "library defaults",
+            "threads": args.threads or "library defaults", "processes": args.processes,
             "workloads_in": "one process each" if isolated else "one process",
             "xforms_cache_dir": os.environ["XFORMS_CACHE_DIR"],
             "workload_wall_s": wall, "loadavg_before": load_before, "loadavg_after": _loadavg(),

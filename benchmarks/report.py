@@ -25,6 +25,30 @@ def _key(row) -> tuple:
     return row["workload"], row["task"], json.dumps(row["params"], sort_keys=True)
 
 
+def merge_processes(rows: list[dict]) -> list[dict]:
+    """One row per (case, system) from rows measured in several processes (``process``
+    0, 1, ...): the row of the median process (by ``median_s``), with ``process_median_s``,
+    each process's time in order, and ``spread``, the slowest over the fastest.  Rows of
+    one process pass through unchanged.
+
+    >>> merge_processes([dict(r, process=k, median_s=t) for k, t in enumerate((1., 3., 2.))])
+    [{..., 'median_s': 2.0, 'process_median_s': [1.0, 3.0, 2.0], 'spread': 3.0}]
+    """
+    groups = defaultdict(list)
+    for row in rows:
+        groups[_key(row) + (row["system"],)].append(row)
+    out = []
+    for group in groups.values():
+        if len(group) == 1 or any(r["status"] != "ok" for r in group):
+            out.append(next((r for r in group if r["status"] != "ok"), group[0]))
+            continue
+        group.sort(key=lambda r: r.get("process", 0))
+        times = [r["median_s"] for r in group]
+        mid = sorted(group, key=lambda r: r["median_s"])[len(group) // 2]
+        out.append(dict(mid, process_median_s=times, spread=max(times) / min(times)))
+    return out
+
+
 def add_ratios(rows: list[dict]) -> None:
     """Fill ``value`` (in the case's unit) and ``ratio_jax/limit/f`` (time ÷ that system's)."""
     by_case, peak = defaultdict(dict), {}
@@ -42,6 +66,17 @@ def add_ratios(rows: list[dict]) -> None:
             row[col] = row["median_s"] / ref[system] if ref.get(system) else None
         if row["system"] == "xforms" and _key(row) in peak:
             row["peak_bandwidth_fraction"] = peak[_key(row)] / row["median_s"]
+    _ratios_each_process(rows)
+
+
+def _ratios_each_process(rows):
+    """``ratio_jax_each``: each process's time over JAX's in the same process."""
+    jax = {_key(r): r["process_median_s"] for r in rows
+           if r["system"] == "jax" and "process_median_s" in r}
+    for row in rows:
+        theirs = jax.get(_key(row))
+        if "process_median_s" in row and theirs and len(theirs) == len(row["process_median_s"]):
+            row["ratio_jax_each"] = [a / b for a, b in zip(row["process_median_s"], theirs)]
 
 
 def _num(v, width=9) -> str:
@@ -71,6 +106,11 @@ def table(rows: list[dict], width: int = 170) -> str:
                 note += f"  {row['kernel_launches']} kernel launches/call"
             if row.get("peak_bandwidth_fraction") is not None:
                 note += f"  {row['peak_bandwidth_fraction']:.0%} of peak bandwidth"
+            if row.get("spread") is not None:
+                each = row.get("ratio_jax_each")
+                note += (f"  {len(row['process_median_s'])} processes: spread "
+                         f"{row['spread']:.2f}" + (" ×JAX " + "/".join(f"{r:.2f}" for r in each)
+                                                   if each and row["system"] != "jax" else ""))
             line = (f"{row['system']:<10}{_num(row['value'], 10)} {row['unit']:<8}"
                     f"{_num(row.get('ratio_jax'), 8)}{_num(row.get('ratio_limit'), 8)}"
                     f"{_num(row.get('ratio_f'), 8)}  {note}")

@@ -51,3 +51,18 @@ def test_cost_model_report_runs_and_judges_the_first_call():
     assert bad["choice"] == "fast tier" and not bad["right"] and bad["lost_s"] == 3.5
     good = judge(dict(row, eager_s=0.2))
     assert good["right"] and good["lost_s"] == 0.0 and good["eager_err"] == 0.5
+
+
+def test_rows_of_several_processes_merge_with_their_spread():
+    from benchmarks.report import add_ratios, merge_processes
+    base = dict(workload="w", task="t", params={"n": 1}, status="ok", scale=1.0, limit="jax")
+    rows = [dict(base, system=s, process=k, median_s=t)
+            for s, times in (("xforms", (1.0, 3.0, 2.0)), ("jax", (2.0, 2.0, 4.0)))
+            for k, t in enumerate(times)]
+    merged = merge_processes(rows)
+    add_ratios(merged)
+    xf_row = next(r for r in merged if r["system"] == "xforms")
+    assert len(merged) == 2 and xf_row["median_s"] == 2.0 and xf_row["spread"] == 3.0
+    assert xf_row["process_median_s"] == [1.0, 3.0, 2.0]
+    assert xf_row["ratio_jax_each"] == [0.5, 1.5, 0.5] and xf_row["ratio_jax"] == 1.0
+    assert merge_processes([dict(base, system="jax", median_s=1.0)])[0].get("spread") is None
