@@ -20,8 +20,8 @@ from .api_extras import (ShapeDtypeStruct, closure_convert, custom_gradient, ena
                          ensure_compile_time_eval, eval_shape, linear_transpose, named_call,
                          named_scope, typeof)
 from .core.jit_switch import disable_jit
-from .runtime import (Device, block_until_ready, clear_caches, device_count, devices,
-                      local_device_count, local_devices, process_count, process_index)
+from .runtime import (Device, block_until_ready, clear_caches, default_device, device_count,
+                      devices, local_device_count, local_devices, process_count, process_index)
 from . import ad_checkpoint, custom_batching, custom_derivatives
 from . import nn
 from . import lax
