@@ -296,3 +296,13 @@ def test_bad_dimension_numbers_name_the_function():
         lax.scatter_add(X, np.array([[1]]), np.ones((2, 3)), S((1,), (0,), (0,)))
     with pytest.raises(NotImplementedError, match="ONE_HOT"):
         lax.gather(X, np.array([[1]]), G((1,), (0,), (0,)), (1, 3), mode="one_hot")
+
+
+def test_empty_index_vectors_read_and_write_whole_windows():
+    """No operand dim is indexed (index vectors of length 0): each batch element's window
+    starts at 0 -- JAX's values, recorded."""
+    x, none = np.arange(5.), np.zeros((2, 0), np.int64)
+    _close(lax.gather(x, none, G((1,), (), ()), (3,)), [[0., 1., 2.], [0., 1., 2.]])
+    u = np.arange(10.).reshape(2, 5)
+    _close(lax.scatter_add(x, none, u, S((1,), (), ())), [5., 8., 11., 14., 17.])
+    _close(lax.scatter_max(x, none, u - 3, S((1,), (), ())), [2., 3., 4., 5., 6.])

@@ -135,9 +135,26 @@ def _component(idx, j):
     return ew.convert_element_type(st.reshape(part, a.shape[:-1]), np.int64)
 
 
-def _operand_indices(plan, idx, clip):
-    """One int64 index array of `out_shape` per operand dim, and where each window fits
-    (a bool array of the batch shape; None if there are no start indices)."""
+def _free_dims(plan, full_only):
+    """The window dims no index vector starts (their start is 0), read as trailing dims of
+    the point gather/scatter rather than through index arrays -> (those dims, their
+    positions in the result, the other positions, the plan of the other dims)."""
+    free = tuple(d for d in plan.window_dims if d not in plan.index_map
+                 and (not full_only or plan.sizes[d] == plan.op_shape[d]))
+    free_pos = tuple(plan.window_pos[plan.window_dims.index(d)] for d in free)
+    keep = tuple(p for p in range(len(plan.out_shape)) if p not in free_pos)
+    where = {p: k for k, p in enumerate(keep)}
+    kept = [(d, p) for d, p in zip(plan.window_dims, plan.window_pos) if d not in free]
+    sub = plan._replace(out_shape=tuple(plan.out_shape[p] for p in keep),
+                        batch_pos=tuple(where[p] for p in plan.batch_pos),
+                        window_pos=tuple(where[p] for _, p in kept),
+                        window_dims=tuple(d for d, _ in kept))
+    return free, free_pos, keep, sub
+
+
+def _operand_indices(plan, idx, clip, skip=()):
+    """One int64 index array of `out_shape` per operand dim not in `skip`, and where each
+    window fits (a bool array of the batch shape; None if there are no start indices)."""
     shape, out = plan.out_shape, plan.out_shape
     starts, ok = {}, None
     for j, d in enumerate(plan.index_map):
@@ -146,7 +163,7 @@ def _operand_indices(plan, idx, clip):
         ok = fits if ok is None else ew.and_(ok, fits)
         starts[d] = ew.min(ew.max(s, np.int64(0)), ub) if clip else s
     arrays = []
-    for d in range(len(plan.op_shape)):
+    for d in (d for d in range(len(plan.op_shape)) if d not in skip):
         parts = []
         if d in starts:
             parts.append(st.broadcast_in_dim(starts[d], shape, plan.batch_pos))
@@ -219,13 +236,33 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
                  tuple(dn.start_index_map), tuple(dn.operand_batching_dims),
                  tuple(dn.start_indices_batching_dims), sizes)
     _validate("gather", plan, ia.shape, len(offset), tuple(dn.collapsed_slice_dims))
-    arrays, ok = _operand_indices(plan, idx, clip=True)
-    out = ix.gather(x, arrays, tuple(range(xa.ndim)))
+    out, ok = _point_gather(x, idx, plan)
     if mode is not GatherScatterMode.FILL_OR_DROP or ok is None:
         return out
     fill = _default_fill(xa.dtype) if fill_value is None else fill_value
     fill = st.full(plan.out_shape, np.asarray(fill).astype(xa.dtype)[()], xa.dtype)
     return ew.select_n(st.broadcast_in_dim(ok, plan.out_shape, batch_pos), fill, out)
+
+
+def _point_gather(x, idx, plan):
+    """The gather of `plan` as one point gather over the indexed dims, the free window dims
+    sliced and read whole -> (result, where each window fits)."""
+    free, free_pos, keep, sub = _free_dims(plan, full_only=False)
+    shape = plan.op_shape
+    if any(plan.sizes[d] < shape[d] for d in free):
+        x = st.slice(x, (0,) * len(shape), tuple(plan.sizes[d] if d in free else n
+                                                  for d, n in enumerate(shape)))
+    axes = tuple(d for d in range(len(shape)) if d not in free)
+    if not axes:                       # nothing indexed: every batch element reads it all
+        return st.broadcast_in_dim(x, plan.out_shape, free_pos), None
+    arrays, ok = _operand_indices(sub, idx, clip=True, skip=free)
+    return _permuted(ix.gather(x, arrays, axes), keep + free_pos, inverse=True), ok
+
+
+def _permuted(x, order, inverse=False):
+    """x with dims in `order` (inverse: dim `order[k]` of the result is dim k of x)."""
+    perm = [order.index(p) for p in range(len(order))] if inverse else list(order)
+    return x if perm == sorted(perm) else st.transpose(x, tuple(perm))
 
 
 def _scatter_plan(name, xa, ia, ua, dn):
@@ -259,10 +296,10 @@ def _scatter_operands(name, x, idx, u, dn, mode):
     return x, idx, u, _scatter_plan(name, xa, ia, aval(u), dn), mode
 
 
-def _scatter_indices(plan, idx, mode):
-    """One index array per operand dim, a dropped window's at -1 (the point scatters skip
-    it)."""
-    arrays, ok = _operand_indices(plan, idx, clip=mode is GatherScatterMode.CLIP)
+def _scatter_indices(plan, idx, mode, skip=()):
+    """One index array per operand dim not in `skip`, a dropped window's at -1 (the point
+    scatters skip it)."""
+    arrays, ok = _operand_indices(plan, idx, clip=mode is GatherScatterMode.CLIP, skip=skip)
     if mode is not GatherScatterMode.CLIP and ok is not None:
         ok = st.broadcast_in_dim(ok, plan.out_shape, plan.batch_pos)
         arrays[0] = ew.select_n(ok, st.full(plan.out_shape, np.int64(-1),
@@ -273,8 +310,12 @@ def _scatter_indices(plan, idx, mode):
 def _bind_scatter(name, point_scatter, operand, scatter_indices, updates, dnums, mode):
     x, idx, u, plan, mode = _scatter_operands(name, operand, scatter_indices, updates, dnums,
                                               mode)
-    arrays = _scatter_indices(plan, idx, mode)
-    return point_scatter(x, u, arrays, tuple(range(len(arrays))), "drop")
+    free, free_pos, keep, sub = _free_dims(plan, full_only=True)   # (updates cover them)
+    if len(free) == len(plan.op_shape):
+        free, free_pos, keep, sub = (), (), tuple(range(len(plan.out_shape))), plan
+    arrays = _scatter_indices(sub, idx, mode, skip=free)
+    axes = tuple(d for d in range(len(plan.op_shape)) if d not in free)
+    return point_scatter(x, _permuted(u, keep + free_pos), arrays, axes, "drop")
 
 
 def scatter_add(operand, scatter_indices, updates, dimension_numbers, *,
