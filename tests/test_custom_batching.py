@@ -99,3 +99,14 @@ def test_sequential_vmap_maps_the_function():
     _close(xf.vmap(g, (0, None))(xnp.ones((3, 2)), xnp.arange(2.0)), [1.0, 1.0, 1.0])
     assert (2,) in seen and (3, 2) not in seen              # traced per example, not batched
     _close(xf.jit(xf.vmap(g), tiered=False)(xnp.ones((3, 2)), xnp.ones((3, 2))), [2.0] * 3)
+
+
+def test_keywords_and_defaults_reach_the_rule_as_positional_arguments():
+    @custom_vmap
+    def f(x, y=2.0):
+        return x * y
+
+    f.def_vmap(lambda n, b, x, y: (x * y + 1, b[0] or b[1]))
+    _close(f(1.0, y=3.0), 3.0)
+    _close(xf.vmap(lambda x: f(x, y=3.0))(xnp.ones(2)), [4.0, 4.0])    # JAX's values
+    _close(xf.vmap(f)(xnp.ones(2)), [3.0, 3.0])

@@ -14,6 +14,7 @@ the batched result from the arguments with their batch axis first.  Forward mode
 an error, as in JAX (`grad(lambda x: vmap(f)(x).sum())` differentiates the rule's code).
 """
 import functools
+import inspect
 
 from . import api, lax
 from .core import trace as core
@@ -47,9 +48,7 @@ class custom_vmap:
 
     def __call__(self, *args, **kwargs):
         name = describe_function(self.fun)
-        if kwargs:
-            raise TypeError(f"custom_vmap function {name} takes positional arguments only, "
-                            f"got keywords {sorted(kwargs)}")
+        args = _positional(self.fun, args, kwargs)
         if self.vmap_rule is None:
             raise AttributeError(f"No batching rule defined for custom_vmap function {name} "
                                  "using def_vmap.")
@@ -68,6 +67,23 @@ class custom_vmap:
         outs = custom_vmap_call_p.bind(*consts, *flat, call_jaxpr=closed, rule=rule,
                                        num_consts=len(consts), name=name)
         return tree_unflatten(out_tree, outs)
+
+
+def _positional(fun, args, kwargs):
+    """The arguments as positional ones, keywords and defaults filled in by `fun`'s
+    signature (JAX's rule: the vmap rule sees every argument)."""
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except ValueError:            # (no signature: a builtin)
+        if kwargs:
+            raise TypeError(f"custom_vmap function {describe_function(fun)} has no signature "
+                            "to place keyword arguments by") from None
+        return args
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(f"custom_vmap function {describe_function(fun)}: keyword-only "
+                        f"arguments {sorted(bound.kwargs)} are not supported (as in JAX)")
+    return bound.args
 
 
 class _Rule:
