@@ -1,14 +1,17 @@
 """`lax.gather` and the `lax.scatter*` family with JAX's dimension numbers.
 
 XLA's general gather/scatter is mapped onto the point primitives of
-xforms/primitives/indexing.py: every operand dimension gets one int64 index array of the
-result's (gather) or the updates' (scatter) shape -- the window's start (clamped so that
-the window fits, JAX's rule), plus an iota along the window dimension, or along the batch
-dimension for `operand_batching_dims` -- and one point gather/scatter over all operand axes
-reads or writes them.  So every dimension-number pattern differentiates, batches and
+xforms/primitives/indexing.py: every indexed operand dimension gets one int64 index array of
+the result's (gather) or the updates' (scatter) shape -- the window's start (clamped so
+that the window fits, JAX's rule), plus an iota along the window dimension, or along the
+batch dimension for `operand_batching_dims` -- and one point gather/scatter reads or writes
+them; a window dimension that no index starts is read whole, as a trailing dimension of the
+point gather/scatter.  So every dimension-number pattern differentiates, batches and
 compiles through the existing rules, with no kernel code of its own.  `scatter_mul`,
-`scatter_min`, `scatter_max` and `scatter_apply` combine through flat positions as
-`x.at[i].mul/min/max` does (xforms/numpy/indexing.py), so duplicate indices all apply.
+`scatter_min` and `scatter_max` combine through flat positions as `x.at[i].mul/min/max`
+does with known indices (xforms/numpy/indexing.py), and with traced ones by a sort and a
+segmented scan, so duplicate indices all apply (`scatter_apply`, in lax/__init__.py, loops
+as often as an index repeats).
 
 Out-of-bounds windows (JAX's `GatherScatterMode`): CLIP clamps the start; FILL_OR_DROP
 fills a gathered window with `fill_value` and drops a scattered one; PROMISE_IN_BOUNDS (the
@@ -30,7 +33,9 @@ from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import structural as st
 from ..numpy._util import aval, asarray_operand
-from ..numpy.indexing import _combine_static, _combine_traced
+from ..numpy.indexing import _combine_static
+from .scans import associative_scan
+from .sorting import sort_key_val
 
 
 class GatherScatterMode(enum.Enum):
@@ -386,7 +391,7 @@ def _combining(op):
         flat, fv, pos = flat_positions(name, operand, scatter_indices, updates,
                                        dimension_numbers, mode)
         out = _combine_static(flat, fv, pos, _COMBINE[op]) if isinstance(pos, np.ndarray) \
-            else _combine_traced(flat, fv, pos, op)
+            else _combine_sorted(flat, fv, pos, _COMBINE[op])
         return st.reshape(out, shape)
     scatter_op.__name__ = scatter_op.__qualname__ = f"scatter_{op}"
     scatter_op.__doc__ = (
@@ -394,6 +399,28 @@ def _combining(op):
         f"(duplicates all apply).\n\n    >>> dn = lax.ScatterDimensionNumbers((), (0,), (0,))"
         f"\n    >>> lax.scatter_{op}(xnp.full(3, 2.), xnp.array([[1]]), xnp.full(1, 3.), dn)")
     return scatter_op
+
+
+def _combine_sorted(flat, fv, pos, op):
+    """flat with every update fv[k] combined by `op` into flat[pos[k]] (pos -1: dropped),
+    for traced positions: the updates sorted by position, each run of equal positions
+    reduced by a segmented scan, then one gather-combine-scatter at the runs' ends --
+    O(n log n + size), so duplicates all apply."""
+    n = aval(fv).shape[0]
+    if n == 0:
+        return flat
+    keys, order = sort_key_val(pos, st.iota(np.int64, (n,), 0))
+    vals = ix.gather(fv, [order], (0,))
+    differs = ew.ne(st.slice(keys, (1,), (n,)), st.slice(keys, (0,), (n - 1,)))
+    edge = st.full((1,), True, np.dtype(bool))
+    starts = st.concatenate([edge, differs], 0)
+
+    def segmented(a, b):         # (run starts here, value so far): restarts at a run start
+        return ew.or_(a[0], b[0]), ew.select_n(b[0], op(a[1], b[1]), b[1])
+    _, runs = associative_scan(segmented, (starts, vals))
+    ends = st.concatenate([differs, edge], 0)
+    where = ew.select_n(ends, st.full((n,), np.int64(-1), np.dtype(np.int64)), keys)
+    return ix.scatter(flat, op(ix.gather(flat, [where], (0,)), runs), [where], (0,), "drop")
 
 
 _COMBINE = {"mul": ew.mul, "min": ew.min, "max": ew.max}
