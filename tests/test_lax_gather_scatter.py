@@ -277,6 +277,15 @@ def test_scatter_grads(fn):
     check_grads(lambda x, u: getattr(lax, fn)(x, i, u, dn), (x, u), order=2)
 
 
+@pytest.mark.parametrize("fn", ["scatter_mul", "scatter_min"])
+def test_scatter_grads_traced_indices(fn):
+    """Indices traced (jit arguments): the sorted, segmented combine differentiates."""
+    x, i, u, dn = SCATTERS["points"]
+    i = np.array(i)
+    f = xf.jit(lambda x, u, i: getattr(lax, fn)(x, i, u, dn))
+    check_grads(lambda x, u: f(x, u, i), (x, u + 0.25), order=2)
+
+
 def test_scatter_set_grads_and_apply_grads():
     x, i, u, dn = SCATTERS["windows"]
     i = np.array(i)
