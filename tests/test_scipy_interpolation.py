@@ -123,3 +123,8 @@ def test_regular_grid_interpolator_tuple_points_grads_and_errors():
         RegularGridInterpolator(GRID, V, method="cubic")
     with pytest.raises(ValueError, match="dimension 3"):
         f(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="fill_value must be"):
+        RegularGridInterpolator(GRID, V, fill_value=1j)
+    # integer values interpolate as floats; beyond the grid: extrapolated (JAX's values)
+    g = RegularGridInterpolator((np.array([0., 1.]),), np.array([1, 2]), fill_value=None)
+    _close(g(np.array([[3.], [0.5]])), [4.0, 1.5])

@@ -48,6 +48,10 @@ class RegularGridInterpolator:
         self.values = values.astype(xnp.result_type(values, float))
         self.method, self.bounds_error = method, bounds_error
         self.fill_value = None if fill_value is None else xnp.asarray(fill_value)
+        if self.fill_value is not None and not np.can_cast(
+                self.fill_value.dtype, self.values.dtype, casting="same_kind"):
+            raise ValueError("fill_value must be either 'None' or of a type compatible with "
+                             f"values ({self.values.dtype}), got {self.fill_value.dtype}")
         self.grid = tuple(xnp.asarray(p) for p in points)
 
     def __call__(self, xi, method=None):
