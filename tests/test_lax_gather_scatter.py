@@ -286,6 +286,22 @@ def test_scatter_grads_traced_indices(fn):
     check_grads(lambda x, u: f(x, u, i), (x, u + 0.25), order=2)
 
 
+def test_broken_promise_derivatives_as_jax():
+    """PROMISE_IN_BOUNDS with an out-of-bounds index: the value is the clamped one, reverse
+    mode drops its cotangent, forward mode reads the clamped tangent (JAX's values)."""
+    dn = G((), (0,), (0,))
+    i = np.array([[1], [7]])
+
+    def f(x):
+        return lax.gather(x, i, dn, (1,), mode="promise_in_bounds")
+    _close(f(np.arange(5.)), [1., 4.])
+    _close(xf.grad(lambda x: f(x).sum())(np.arange(5.)), [0., 1., 0., 0., 0.])
+    _close(xf.jvp(f, (np.arange(5.),), (np.ones(5),))[1], [1., 1.])
+    rows = G((1,), (0,), (0,))
+    g = xf.jit(xf.grad(lambda x, i: lax.gather(x, i, rows, (1, 3)).sum()), tiered=False)
+    _close(g(X, np.array([[1], [-2]])), [[0, 0, 0], [1, 1, 1], [0, 0, 0], [0, 0, 0]])
+
+
 def test_scatter_set_grads_and_apply_grads():
     x, i, u, dn = SCATTERS["windows"]
     i = np.array(i)

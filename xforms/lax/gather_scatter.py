@@ -15,7 +15,8 @@ as often as an index repeats).
 
 Out-of-bounds windows (JAX's `GatherScatterMode`): CLIP clamps the start; FILL_OR_DROP
 fills a gathered window with `fill_value` and drops a scattered one; PROMISE_IN_BOUNDS (the
-default of `gather`) clamps a gather, drops a scatter, as JAX on the CPU does.
+default of `gather`) clamps a gather, drops a scatter, as JAX on the CPU does (a broken
+promise's cotangent: see `_point_gather`).
 
     >>> dn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
     ...                                 start_index_map=(0,))
@@ -241,7 +242,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
                  tuple(dn.start_index_map), tuple(dn.operand_batching_dims),
                  tuple(dn.start_indices_batching_dims), sizes)
     _validate("gather", plan, ia.shape, len(offset), tuple(dn.collapsed_slice_dims))
-    out, ok = _point_gather(x, idx, plan)
+    out, ok = _point_gather(x, idx, plan, mode is GatherScatterMode.PROMISE_IN_BOUNDS)
     if mode is not GatherScatterMode.FILL_OR_DROP or ok is None:
         return out
     fill = _default_fill(xa.dtype) if fill_value is None else fill_value
@@ -249,9 +250,15 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     return ew.select_n(st.broadcast_in_dim(ok, plan.out_shape, batch_pos), fill, out)
 
 
-def _point_gather(x, idx, plan):
+def _point_gather(x, idx, plan, promise):
     """The gather of `plan` as one point gather over the indexed dims, the free window dims
-    sliced and read whole -> (result, where each window fits)."""
+    sliced and read whole -> (result, where each window fits).
+
+    A promise (PROMISE_IN_BOUNDS) whose indexed windows are single elements passes the
+    starts unclamped to the point gather's own mode "promise_in_bounds": it clamps the value
+    (the same as clamping the start) and, as JAX, drops a broken promise's cotangent in
+    reverse mode while its jvp reads the clamped tangent.  Wider windows clamp their start
+    (their cotangent goes to the clamped window)."""
     free, free_pos, keep, sub = _free_dims(plan, full_only=False)
     shape = plan.op_shape
     if any(plan.sizes[d] < shape[d] for d in free):
@@ -260,8 +267,10 @@ def _point_gather(x, idx, plan):
     axes = tuple(d for d in range(len(shape)) if d not in free)
     if not axes:                       # nothing indexed: every batch element reads it all
         return st.broadcast_in_dim(x, plan.out_shape, free_pos), None
-    arrays, ok = _operand_indices(sub, idx, clip=True, skip=free)
-    return _permuted(ix.gather(x, arrays, axes), keep + free_pos, inverse=True), ok
+    point = promise and all(plan.sizes[d] == 1 for d in plan.index_map)
+    arrays, ok = _operand_indices(sub, idx, clip=not point, skip=free)
+    out = ix.gather(x, arrays, axes, "promise_in_bounds" if point else "clip")
+    return _permuted(out, keep + free_pos, inverse=True), ok
 
 
 def _permuted(x, order, inverse=False):
