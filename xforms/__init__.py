@@ -22,9 +22,9 @@ from .api_extras import (ShapeDtypeStruct, closure_convert, custom_gradient, ena
 from .core.jit_switch import disable_jit
 from .sharding import P, make_mesh  # noqa: F401
 from .shard_map import shard_map  # noqa: F401
-from .runtime import (Device, block_until_ready, clear_caches, device_count, devices,
-                      local_device_count, local_devices, process_count, process_index)
-from . import ad_checkpoint, custom_derivatives
+from .runtime import (Device, block_until_ready, clear_caches, default_device, device_count,
+                      devices, local_device_count, local_devices, process_count, process_index)
+from . import ad_checkpoint, custom_batching, custom_derivatives
 from . import nn
 from . import lax
 from .lax import linalg as _lax_linalg  # noqa: F401  (lax.linalg, as jax.lax.linalg)

@@ -80,7 +80,11 @@ def _load_backends():
 
 
 def default_backend():
-    """"cuda" when a CUDA GPU (or the simulator) is present, else "cpu"; XFORMS_BACKEND wins."""
+    """"cuda" when a CUDA GPU (or the simulator) is present, else "cpu"; XFORMS_BACKEND wins,
+    and an open `xforms.default_device` block over both."""
+    chosen = jit_switch.default_platform()
+    if chosen is not None:
+        return chosen
     env = config.backend()
     if env:
         if env not in ("cpu", "cuda"):
@@ -100,7 +104,7 @@ def default_backend():
 def _cheap_default():
     """default_backend() without importing the compiler where no GPU can be present (the
     fast tier's first call must not wait for Numba's import)."""
-    if config.backend() or config.cuda_simulator():
+    if config.backend() or config.cuda_simulator() or jit_switch.default_platform():
         return default_backend()
     if not any(os.path.exists(p) for p in ("/proc/driver/nvidia", "/dev/nvidiactl")):
         return "cpu"
@@ -197,6 +201,15 @@ class Jitted:
         self._fast_call = None       # the generated fast path of the latest signature
         functools.update_wrapper(self, fun, updated=())   # never copy fun.__dict__ over ours
 
+    def _on(self, backend):
+        """This function jitted for `backend` (its executables kept apart: the default
+        device is part of the cache key, as in JAX)."""
+        per = self.__dict__.setdefault("_per_backend", {})
+        if backend not in per:
+            per[backend] = Jitted(self.fun, self.static_argnums, self.static_argnames,
+                                  backend, self.donate_argnums, self.tiered)
+        return per[backend]
+
     def _trace(self, args, kwargs, with_values=False):
         call, dyn, dkw = split_call(self.fun, args, kwargs, self.static_argnums,
                                     self.static_argnames)
@@ -272,8 +285,12 @@ class Jitted:
         return ok
 
     def __call__(self, *args, **kwargs):
-        if jit_switch.active and jit_switch.jit_disabled():   # xforms.disable_jit()
-            return self.fun(*args, **kwargs)
+        if jit_switch.active:
+            if jit_switch.jit_disabled():                       # xforms.disable_jit()
+                return self.fun(*args, **kwargs)
+            platform = jit_switch.default_platform()           # xforms.default_device()
+            if platform is not None and self.backend is None:
+                return self._on(platform)(*args, **kwargs)
         fast = self._fast_call
         if fast is not None and core._state.current is core.eval_trace:
             try:

@@ -1,6 +1,6 @@
 """JAX's runtime queries and cache control at the top level of xforms: `devices`,
 `local_devices`, `device_count`, `local_device_count`, `process_index`, `process_count`,
-`block_until_ready`, `clear_caches`; `Device`.
+`block_until_ready`, `clear_caches`, `default_device`; `Device`.
 
 xforms runs in one process on one device per backend: the host ("cpu") and, where a CUDA
 GPU is present, its first GPU ("cuda"; JAX's platform name "gpu").
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .exec import exe_cache
 from .transforms import intern
-from .core import memo
+from .core import jit_switch, memo
 from .errors import BackendError
 from .jit import default_backend, get_backend
 
@@ -50,6 +50,26 @@ def devices(backend=None):
                                "CUDA GPU found); use 'cpu'")
         return [Device(0, "gpu", "cuda")]
     return [Device(0, "cpu", "cpu")]
+
+
+def default_device(device):
+    """A block in which `device` (a Device of `devices()`, or "cpu", "gpu"/"cuda"; None: the
+    system default) is the default device: `jit` without `backend=` compiles for it (each
+    device with executables of its own), `device_put` and `devices()` use it.  JAX's
+    `jax.default_device` context manager.
+
+    >>> with xf.default_device(xf.devices("cpu")[0]):
+    ...     y = f(x)                    # f = xf.jit(g): compiled for the CPU
+    """
+    if device is None:
+        return jit_switch.use_platform(None)
+    name = device.platform if isinstance(device, Device) else device
+    if not isinstance(name, str) or name.lower() not in _PLATFORMS:
+        raise ValueError("default_device must be passed either a Device object (e.g. "
+                         f"`xf.devices('cpu')[0]`) or a platform name string like 'cpu' or "
+                         f"'gpu', got: {device!r}")
+    devices(name)          # a GPU where none is present: a BackendError now, not at use
+    return jit_switch.use_platform("cpu" if _PLATFORMS[name.lower()] == "cpu" else "cuda")
 
 
 def local_devices(process_index=None, backend=None, host_id=None):

@@ -52,6 +52,10 @@ from .helpers import (approx_max_k, approx_min_k, batch_matmul, broadcast, broad
                       optimization_barrier, Precision, PrecisionLike, round, RoundingMethod,
                       slice_in_dim, split, stack, tile, unstack)  # noqa: F401
 from .scans import associative_scan, reduce  # noqa: F401
+from .gather_scatter import (gather, GatherDimensionNumbers, GatherScatterMode, scatter,
+                             scatter_add, scatter_max, scatter_min, scatter_mul, scatter_sub,
+                             ScatterDimensionNumbers)  # noqa: F401
+from . import gather_scatter as _gs
 from .special import (bessel_i0e, bessel_i1e, betainc, digamma, erf, erf_inv, erfc, igamma,
                       igamma_grad_a, igammac, lgamma, nextafter, polygamma, random_gamma_grad,
                       zeta)  # noqa: F401
@@ -306,6 +310,27 @@ def fori_loop(lower, upper, body_fun, init_val):
     outs = for_loop_p.bind(n, *consts, lo, *_promote_leaves(leaves, avals), body_jaxpr=j,
                            num_consts=k + 1, reverse=False)
     return tree_unflatten(tree, outs)
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
+                  indices_are_sorted=False, unique_indices=False, mode=None):
+    """operand with the elementwise `func` applied at each index (as often as the index
+    occurs, as in JAX); `update_shape` is the shape updates would have.
+
+    >>> dn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    >>> lax.scatter_apply(xnp.ones(3), xnp.array([[1], [1]]), lambda v: 2 * v, dn,
+    ...                   update_shape=(2,))                                   # [1, 4, 1]
+    """
+    x = _gs.asarray_operand(operand)
+    shape = core.get_aval(x).shape
+    count = _gs.scatter_add(_full(shape, 0, np.dtype(np.int64)), scatter_indices,
+                            _full(tuple(update_shape), 1, np.dtype(np.int64)),
+                            dimension_numbers, mode=mode)
+    rounds = reduce_max(count, tuple(range(len(shape))))
+    known = rounds if not isinstance(rounds, Tracer) else rounds._val
+    if known is not None:
+        rounds = int(np.asarray(known))
+    return fori_loop(0, rounds, lambda r, y: select_n(gt(count, r), y, func(y)), x)
 
 
 # ---- scan / map ----------------------------------------------------------------------------
