@@ -14,11 +14,12 @@ Derivatives in shape parameters (zeta's s, gammainc's a, betainc's a and b) rais
 NotImplementedError.
 """
 from .bessel import (bessel_jn, i0, i0e, i1, i1e, iv, ive, j0, j1, jn, y0, y1, yn)
-from .error import (erf, erfc, erfcinv, erfcx, erfinv, log_ndtr, ndtr, ndtri)
+from .error import (erf, erfc, erfcinv, erfcx, erfinv, log_ndtr, ndtr, ndtri, owens_t)
+from .faddeeva import dawsn, fresnel, wofz
 from .gamma import (bernoulli, beta, betainc, betaln, comb, digamma, factorial, gamma, gammainc,
                     gammaincc, gammaln, gammasgn, loggamma, multigammaln, poch, polygamma, psi,
                     zeta)
-from .integrals import exp1, expi, spence
+from .integrals import exp1, expi, expn, sici, spence
 from .logistic import (boxcox, boxcox1p, entr, expit, kl_div, log_softmax, logit, rel_entr,
                        softmax, xlog1py, xlogy)
 from ...nn import logsumexp
@@ -29,4 +30,4 @@ __all__ = ["bessel_jn", "iv", "ive", "j0", "j1", "jn", "y0", "y1", "yn", "beta",
            "i1e", "kl_div", "log_ndtr", "log_softmax", "logit", "loggamma", "logsumexp",
            "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "rel_entr", "softmax", "xlog1py",
            "xlogy", "zeta", "poch", "boxcox", "boxcox1p", "bernoulli", "erfcx", "exp1", "expi",
-           "spence"]
+           "spence", "dawsn", "expn", "fresnel", "owens_t", "sici", "wofz"]
