@@ -33,4 +33,5 @@ __all__ = ["bessel_jn", "iv", "ive", "j0", "j1", "jn", "y0", "y1", "yn", "beta",
            "i1e", "kl_div", "log_ndtr", "log_softmax", "logit", "loggamma", "logsumexp",
            "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "rel_entr", "softmax", "xlog1py",
            "xlogy", "zeta", "poch", "boxcox", "boxcox1p", "bernoulli", "erfcx", "exp1", "expi",
-           "spence", "dawsn", "expn", "fresnel", "owens_t", "sici", "wofz", "sph_harm_y", "hyp1f1", "hyp2f1"]
+           "spence", "dawsn", "expn", "fresnel", "owens_t", "sici", "wofz", "sph_harm_y",
+           "hyp1f1", "hyp2f1"]

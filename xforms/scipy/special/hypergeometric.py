@@ -2,10 +2,11 @@
 
 Both sum their power series sum_k t_k, t_{k+1} = t_k prod(p + k) / prod(q + k) x / (k + 1),
 in a while_loop that stops once the terms are below the rounding of the sum and shrinking
-(at most 4000 terms: nan where that is not enough), after a transformation that makes the terms positive or the argument
-small: Kummer's e^x 1F1(b - a; b; -x) for x < 0, and 2F1's linear transformations to
-|x| <= 1/2.  The same loop sums the series' derivatives in the parameters
-(d t_k / dp = t_k sum_{j<k} 1 / (p + j)), which their custom_jvp rules use.
+(at most 4000 terms: nan where that is not enough), after a transformation that makes the
+terms positive or the argument small: Kummer's e^x 1F1(b - a; b; -x) for x < 0, and
+2F1's linear transformations to |w| <= 1/2.  The same loop sums the series' derivatives
+in the parameters (d t_k / dp = t_k sum_{j<k} 1 / (p + j)), which their custom_jvp rules
+use.
 """
 import numpy as np
 
@@ -147,7 +148,8 @@ def _branch(mask, a, b, c, x, x_safe):
 
 
 def _pfaff(a, b, c, x):
-    """x in [-1, -1/2] (and x < -1 where 1/(1 - x) cancels): (1 - x)^-a F(a, c - b; c; x/(x - 1))."""
+    """x in [-1, -1/2] (and x < -1 where 1/(1 - x) cancels):
+    (1 - x)^-a F(a, c - b; c; x/(x - 1))."""
     return (1.0 - x) ** (-a) * _f21(a, c - b, c, x / (x - 1.0))
 
 
