@@ -279,3 +279,25 @@ def test_hyp_where_jax_is_inaccurate():
         ok = np.isfinite(got) & (np.abs(want) > 1e-3)
         assert ok.sum() > 150          # (nan only where the series cannot be summed)
         np.testing.assert_allclose(got[ok], want[ok], rtol=1e-10)
+
+
+def test_new_functions_float32():
+    # float32 in, float32 (complex64) out, to about 300 ulp at most (hyp2f1's transformations)
+    cases = [(xsp.dawsn, (_u(-10, 10),), sp.dawsn), (xsp.fresnel, (_u(-10, 10),), sp.fresnel),
+             (xsp.sici, (_u(0.1, 50),), sp.sici), (xsp.owens_t, (_u(-5, 5), _u(-5, 5)),
+                                                   sp.owens_t),
+             (xsp.expn, (_N[:40] % 10, _u(0.01, 30)), lambda n, x: sp.expn(n.astype(int), x)),
+             (xsp.hyp1f1, (_u(0.1, 3), _u(0.1, 5), _u(-10, 10)), sp.hyp1f1),
+             (xsp.hyp2f1, (_u(-2, 2), _u(-2, 2), _u(0.5, 4), _u(-10, 0.95)), sp.hyp2f1)]
+    for f, args, ref in cases:
+        args = tuple(a.astype(np.float32) for a in args)
+        got = f(*args)
+        want = ref(*(a.astype(np.float64) for a in args))
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert g.dtype == np.float32, f
+            ok = np.abs(w) > 1e-3
+            np.testing.assert_allclose(np.asarray(g)[ok], w[ok], rtol=2e-5, err_msg=str(f))
+    z = (_u(-5, 5) + 1j * _u(-2, 5)).astype(np.complex64)
+    assert xsp.wofz(z).dtype == np.complex64
+    np.testing.assert_allclose(xsp.wofz(z), sp.wofz(z.astype(np.complex128)), rtol=2e-6)

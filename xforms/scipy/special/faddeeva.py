@@ -128,8 +128,8 @@ def _fresnel(x):
     s2, c2 = _fresnel_w(xnp.where(near | xnp.isinf(ax), 2.0, ax))
     s = xnp.where(near, s1, xnp.where(xnp.isinf(ax), 0.5, s2))
     c = xnp.where(near, c1, xnp.where(xnp.isinf(ax), 0.5, c2))
-    sign = xnp.where(x < 0, -1.0, 1.0)          # both are odd
-    return s * sign, c * sign
+    neg = x < 0                                 # both are odd
+    return xnp.where(neg, -s, s), xnp.where(neg, -c, c)
 
 
 @_fresnel.defjvp

@@ -194,7 +194,9 @@ def _e1_times_exp_imag(x):
         return br, cr, ci, dr, di, hr * er - hi * ei, hr * ei + hi * er
     one = xnp.ones_like(x)
     dr, di = div(one, xnp.zeros_like(x), one, x)
-    big = xnp.full_like(x, 1.0 / np.finfo(aval(x).dtype).tiny)
+    # Lentz's "infinite" start, small enough that its square (in the complex division)
+    # does not overflow
+    big = xnp.full_like(x, 1.0 / math.sqrt(np.finfo(aval(x).dtype).tiny))
     state = (one, big, xnp.zeros_like(x), dr, di, dr, di)
     return lax.fori_loop(1, 40, step, state)[5:]
 
