@@ -227,6 +227,11 @@ def test_new_functions_vmap():
                                sp.expn([1, 2, 5], x), rtol=1e-13)
     got = xf.vmap(lambda n, t: xsp.sph_harm_y(n, 1, t, 0.3, n_max=5))(np.array([1, 3, 5]), x / 3)
     np.testing.assert_allclose(got, sp.sph_harm_y([1, 3, 5], 1, x / 3, 0.3), rtol=1e-13)
+    # the series' while_loops batched, compiled
+    both = xf.jit(xf.vmap(lambda a, b, x: (xsp.hyp1f1(a, b, x), xsp.hyp2f1(a, b, 2.5, x - 2.0))),
+                  tiered=False)(a, b, x)
+    np.testing.assert_allclose(both[0], sp.hyp1f1(a, b, x), rtol=1e-13)
+    np.testing.assert_allclose(both[1], sp.hyp2f1(a, b, 2.5, x - 2.0), rtol=1e-12)
 
 
 def test_new_functions_edge_values():
@@ -257,6 +262,9 @@ def test_new_functions_edge_values():
                          np.array([4.0, 3.0, 3.0, 1.5, -1.0]), np.array([1.0, 1.0, 1.5, 7.0, 0.5]))
         np.testing.assert_allclose(got, [3.0, inf, inf, 129.8, inf], rtol=1e-14)
     assert np.asarray(xsp.sph_harm_y(2, 3, 0.5, 0.2)) == 0      # |m| > n, as SciPy
+    # theta outside [0, pi]: sin(theta) taken as |sin(theta)|, as JAX 0.10.2 and SciPy
+    np.testing.assert_allclose(xsp.sph_harm_y(3, 1, np.array([6.0, -0.5]), np.array([-2.0, 0.3])),
+                               [0.13564541 + 0.29639062j, -0.42197067 - 0.13053082j], rtol=1e-7)
     with pytest.raises(ValueError, match="complex"):
         xsp.dawsn(np.array([1j]))
     with pytest.raises(TypeError, match="n_max"):
