@@ -1,6 +1,7 @@
 """`xforms.scipy.linalg` (jax.scipy.linalg): SciPy's signatures over the factorisation
 primitives, batched over leading dims where JAX batches them.  Matrix functions (expm,
-solve_sylvester, block_diag) are in linalg_functions.py.
+solve_sylvester, block_diag) are in linalg_functions.py, the special-matrix constructors
+(toeplitz, hankel, circulant, pascal, ...) in matrices.py.
 
     >>> import xforms.scipy.linalg as xsl
     >>> x = xsl.solve_triangular(L, b, lower=True)
@@ -19,6 +20,9 @@ from ..primitives.linalg.batched import eye_like as _eye_like, h as _h, mT as _m
 from ..primitives.linalg.batched import triu as _triu
 from ..core.avals import broadcast_shapes as _bshapes
 from .linalg_functions import block_diag, expm, solve_sylvester, sqrtm
+from .matrices import (circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion,
+                       hadamard, hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal,
+                       toeplitz)
 
 _TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
 
@@ -206,4 +210,6 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv",
            "lu", "lu_factor", "lu_solve", "qr", "solve", "solve_sylvester",
-           "solve_triangular", "sqrtm", "svd"]
+           "solve_triangular", "sqrtm", "svd", "circulant", "companion", "convolution_matrix",
+           "dft", "fiedler", "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert",
+           "invhilbert", "invpascal", "leslie", "pascal", "toeplitz"]

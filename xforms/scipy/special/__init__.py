@@ -9,16 +9,20 @@ become floating).  Accuracy: see xforms/kernels/libm/special.py (errors against 
     >>> import xforms.scipy.special as xsp
     >>> xsp.gammaln(xnp.array([0.5, 10.0]))
 
-Not provided: hyp1f1, hyp2f1, expn, dawsn, fresnel, owens_t, sici, sph_harm_y, wofz.
+Composed too: wofz (and dawsn, fresnel from it), sici, expn, owens_t, hyp1f1, hyp2f1,
+sph_harm_y -- all 53 of jax.scipy.special's names.
 Derivatives in shape parameters (zeta's s, gammainc's a, betainc's a and b) raise
 NotImplementedError.
 """
 from .bessel import (bessel_jn, i0, i0e, i1, i1e, iv, ive, j0, j1, jn, y0, y1, yn)
-from .error import (erf, erfc, erfcinv, erfcx, erfinv, log_ndtr, ndtr, ndtri)
+from .error import (erf, erfc, erfcinv, erfcx, erfinv, log_ndtr, ndtr, ndtri, owens_t)
+from .faddeeva import dawsn, fresnel, wofz
+from .harmonics import sph_harm_y
+from .hypergeometric import hyp1f1, hyp2f1
 from .gamma import (bernoulli, beta, betainc, betaln, comb, digamma, factorial, gamma, gammainc,
                     gammaincc, gammaln, gammasgn, loggamma, multigammaln, poch, polygamma, psi,
                     zeta)
-from .integrals import exp1, expi, spence
+from .integrals import exp1, expi, expn, sici, spence
 from .logistic import (boxcox, boxcox1p, entr, expit, kl_div, log_softmax, logit, rel_entr,
                        softmax, xlog1py, xlogy)
 from ...nn import logsumexp
@@ -29,4 +33,5 @@ __all__ = ["bessel_jn", "iv", "ive", "j0", "j1", "jn", "y0", "y1", "yn", "beta",
            "i1e", "kl_div", "log_ndtr", "log_softmax", "logit", "loggamma", "logsumexp",
            "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "rel_entr", "softmax", "xlog1py",
            "xlogy", "zeta", "poch", "boxcox", "boxcox1p", "bernoulli", "erfcx", "exp1", "expi",
-           "spence"]
+           "spence", "dawsn", "expn", "fresnel", "owens_t", "sici", "wofz", "sph_harm_y",
+           "hyp1f1", "hyp2f1"]

@@ -9,7 +9,7 @@ from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import aval, returns_arrays
 from ._util import _floats
-from .gamma import bernoulli
+from .gamma import bernoulli, digamma
 
 
 _EULER = 0.57721566490153286061
@@ -157,3 +157,154 @@ def spence(x):
         raise TypeError(f"x.dtype={x.dtype} is not supported, see docstring for supported "
                         "types.")
     return _spence(x)
+
+
+# ---- sine and cosine integrals ---------------------------------------------------------------
+def _sici_series(x):
+    """(Si, Ci - gamma - log x) by their power series, for 0 <= x <= 4 (the alternating
+    terms stay below e^4 times the result: two digits lost at worst)."""
+    x2 = x * x
+    t, u = x, xnp.ones_like(x)      # x^(2k+1) / (2k+1)!, x^(2k) / (2k)!, with sign (-1)^k
+    si, ci = x, xnp.zeros_like(x)
+    for k in range(1, 30):
+        u = -u * x2 / ((2 * k - 1) * (2 * k))
+        ci = ci + u / (2 * k)
+        t = -t * x2 / ((2 * k) * (2 * k + 1))
+        si = si + t / (2 * k + 1)
+    return si, ci
+
+
+def _e1_times_exp_imag(x):
+    """E1(ix) exp(ix) for x >= 4 by its continued fraction (modified Lentz, 40 steps: the
+    error is below 1e-15 there), as (real, imaginary) parts.
+
+    1 / (z + 1 - 1 / (z + 3 - 4 / (z + 5 - ...))), z = ix, kept in real arithmetic."""
+    def div(ar, ai, br, bi):
+        den = br * br + bi * bi
+        return (ar * br + ai * bi) / den, (ai * br - ar * bi) / den
+
+    def step(i, state):
+        br, cr, ci, dr, di, hr, hi = state
+        an = -(i * i).astype(x.dtype)
+        br = br + 2.0
+        dr, di = div(xnp.ones_like(x), xnp.zeros_like(x), an * dr + br, an * di + x)
+        qr, qi = div(an, xnp.zeros_like(x), cr, ci)
+        cr, ci = br + qr, x + qi
+        er, ei = cr * dr - ci * di, cr * di + ci * dr
+        return br, cr, ci, dr, di, hr * er - hi * ei, hr * ei + hi * er
+    one = xnp.ones_like(x)
+    dr, di = div(one, xnp.zeros_like(x), one, x)
+    # Lentz's "infinite" start, small enough that its square (in the complex division)
+    # does not overflow
+    big = xnp.full_like(x, 1.0 / math.sqrt(np.finfo(aval(x).dtype).tiny))
+    state = (one, big, xnp.zeros_like(x), dr, di, dr, di)
+    return lax.fori_loop(1, 40, step, state)[5:]
+
+
+@custom_jvp
+def _sici(x):
+    ax = xnp.abs(x)
+    near = ax <= 4.0
+    xs = xnp.where(near, ax, 1.0)
+    si1, ci1 = _sici_series(xs)
+    ci1 = ci1 + _EULER + xnp.log(xnp.where(near, ax, 1.0))
+    xl = xnp.where(near | xnp.isinf(ax), 5.0, ax)
+    hr, hi = _e1_times_exp_imag(xl)
+    cos, sin = xnp.cos(xl), xnp.sin(xl)
+    # E1(ix) = exp(-ix) h = -Ci(x) + i (Si(x) - pi / 2)
+    si2 = math.pi / 2 + (hi * cos - hr * sin)
+    ci2 = -(hr * cos + hi * sin)
+    si = xnp.where(near, si1, xnp.where(xnp.isinf(ax), math.pi / 2, si2))
+    ci = xnp.where(near, xnp.where(ax == 0, -xnp.inf, ci1), xnp.where(xnp.isinf(ax), 0.0, ci2))
+    ci = xnp.where(x == -xnp.inf, xnp.nan, ci)          # (JAX and SciPy: Ci(-inf) is nan)
+    return xnp.where(x < 0, -si, xnp.where(x == 0, x, si)), ci
+
+
+@_sici.defjvp
+def _sici_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    xs = xnp.where(x == 0, 1.0, x)
+    return _sici(x), (xnp.where(x == 0, 1.0, xnp.sin(xs) / xs) * t, xnp.cos(x) / x * t)
+
+
+@returns_arrays
+def sici(x):
+    """The sine and cosine integrals (Si(x), Ci(x)) = (int_0^x sin(t)/t dt, gamma + log|x| +
+    int_0^x (cos(t) - 1)/t dt) for real x (Ci is even, as JAX and SciPy give it).
+
+        >>> si, ci = sici(xnp.array([1.0, 10.0]))
+    """
+    (x,) = _floats(x, name="sici")
+    return _sici(x)
+
+
+# ---- the generalised exponential integral E_n ------------------------------------------------
+def _expn_series(n, x):
+    """E_n(x) for n >= 1, 0 < x <= 2: (-x)^(n-1)/(n-1)! (psi(n) - log x) -
+    sum_{k != n-1} (-x)^k / ((k - n + 1) k!) (terms past k = 40 are below 2^40/40!)."""
+    psi = digamma(n)
+    lead = psi - xnp.log(x)
+
+    def step(k, state):
+        term, total = state       # term = (-x)^k / k!
+        kf = k.astype(x.dtype)
+        total = total + xnp.where(kf == n - 1, term * lead, -term / xnp.where(
+            kf == n - 1, 1.0, kf - n + 1.0))
+        return -term * x / (kf + 1.0), total
+    return lax.fori_loop(0, 45, step, (xnp.ones_like(x), xnp.zeros_like(x)))[1]
+
+
+def _expn_fraction(n, x):
+    """E_n(x) for x > 2 by its continued fraction (modified Lentz, 60 steps)."""
+    b = x + n
+    tiny = np.finfo(aval(x).dtype).tiny
+
+    def step(i, state):
+        b, c, d, h = state
+        fi = i.astype(x.dtype)
+        an = -fi * (n - 1.0 + fi)
+        b = b + 2.0
+        d = 1.0 / (an * d + b)
+        c = b + an / c
+        return b, c, d, h * (c * d)
+    d = 1.0 / b
+    h = lax.fori_loop(1, 60, step, (b, xnp.full_like(b, 1.0 / tiny), d, d))[3]
+    return h * xnp.exp(-x)
+
+
+@custom_jvp
+def _expn(n, x):
+    good = (n >= 1) & (x > 0) & xnp.isfinite(x)
+    ng = xnp.where(good, n, 1.0)
+    near = x <= 2.0
+    series = _expn_series(ng, xnp.where(good & near, x, 1.0))
+    frac = _expn_fraction(ng, xnp.where(good & ~near, x, 3.0))
+    out = xnp.where(near, series, frac)
+    with np.errstate(divide="ignore"):
+        at_zero = xnp.where(n <= 1, xnp.inf, 1.0 / xnp.where(n <= 1, 1.0, n - 1.0))
+        n0 = xnp.exp(-x) / x
+    out = xnp.where(good, out, xnp.where(x == 0, at_zero, xnp.where(x == xnp.inf, 0.0,
+                                                                    xnp.nan)))
+    out = xnp.where((n == 0) & (x >= 0), n0, out)
+    return xnp.where((n < 0) | (x < 0) | xnp.isnan(x) | xnp.isnan(n), xnp.nan, out)
+
+
+@_expn.defjvp
+def _expn_jvp(primals, tangents):
+    (n, x), (_, t) = primals, tangents
+    # dE_n/dx = -E_{n-1}; E_{-1}(x) = exp(-x) (1 + x) / x^2 (the integral's definition)
+    lower = xnp.where(n == 0, xnp.exp(-x) * (1.0 + x) / (x * x), _expn(xnp.maximum(n - 1.0,
+                                                                                   0.0), x))
+    return _expn(n, x), -lower * t
+
+
+@returns_arrays
+def expn(n, x):
+    """The generalised exponential integral E_n(x) = int_1^inf exp(-x t) / t^n dt for integer
+    n >= 0 and x >= 0 (nan for n < 0, x < 0 or n not an integer; 1/(n - 1) at x = 0 for
+    n > 1 and inf for n <= 1, as SciPy gives).
+
+        >>> expn(2, xnp.array([0.5, 3.0]))
+    """
+    n, x = _floats(n, x, name="expn")
+    return _expn(xnp.where(n == xnp.floor(n), n, xnp.nan), x)
