@@ -214,6 +214,41 @@ def test_lower_and_compile_are_synchronous():
     assert type(entry(jf)[0]) is xforms.kernels.cpu.backend.CpuExecutable
 
 
+def test_prewarm_refreshes_numba_under_its_compiler_lock(monkeypatch):
+    """The background compile's prewarm refreshes Numba's typing registries, which a compile
+    on another thread (jit(tiered=False) beside a background compile) types with; Numba
+    locks its target refresh but not the typing one, so prewarm holds the compiler lock
+    (unlocked, that compile failed at random: "No implementation of function _reshape_c",
+    3 of 3 runs of a dct program here)."""
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+    held = []
+    refresh = cpu_target.typing_context.refresh
+    monkeypatch.setattr(cpu_target.typing_context, "refresh",
+                        lambda: (held.append(global_compiler_lock.is_locked()), refresh()))
+    xforms.kernels.cpu.backend.prewarm()
+    assert held and all(held)
+
+
+RACE = textwrap.dedent("""
+    import numpy as np, xforms as xf
+    from xforms.scipy.fft import dctn
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    xf.jit(lambda x: dctn(x * 3.0 + 1.0), tiered=True)(x)     # its compile runs behind
+    f = lambda x: (dctn(x), dctn(x, s=(3, 5), axes=(0, 2)), dctn(x, s=(2, 2)))
+    for a, b in zip(xf.jit(f, tiered=False)(x), f(x)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    print("ok")
+""")
+
+
+def test_a_synchronous_compile_beside_a_background_one(tmp_path):
+    env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path), XFORMS_TIERED="1")
+    r = subprocess.run([sys.executable, "-c", RACE], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
 @pytest.fixture
 def fresh_worker(monkeypatch, tmp_path):
     """A client of its own (a new worker process, its cache in tmp_path), killed afterwards."""
