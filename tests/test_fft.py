@@ -191,9 +191,6 @@ def test_dct_idct_against_scipy(kind, norm, n_len):
                                    rtol=1e-12, atol=1e-12, err_msg=name)
 
 
-# (compiled first: compiling a program in the foreground while the fast tier's background
-# compile of the same program is in flight failed once in Numba's typing of reshape_c; see
-# the lead's report of branch special)
 @pytest.mark.parametrize("tiered", [False, True], ids=["compiled", "fast"])
 def test_dctn_idctn_jit_against_scipy(tiered):
     import scipy.fft as sf
