@@ -1,7 +1,7 @@
 """The one dtype rule of xforms.scipy.signal: operands promoted to a common inexact dtype,
 shapes kept (JAX's promote_dtypes_inexact).
 
-    >>> promote_inexact(np.arange(3), np.ones(2, np.float32))   # float64 (3,), float64 (2,)
+    >>> promote_inexact(np.arange(3), np.ones(2, np.float32))   # float32 (3,), float32 (2,)
 """
 from ...core.avals import promote_types
 from ...numpy._util import aval, asarray_operand, convert, inexact_dtype
