@@ -217,3 +217,19 @@ def test_jit_both_tiers_and_vmap(name):
 def test_grads(name):
     order = 1 if name == "csd_median" else 2          # a median is piecewise linear
     check_grads(PROGRAMS[name], (sig(24, 0.8),), order=order)
+
+
+def test_where_jax_departs_from_its_documentation_scipy_numbers():
+    """JAX documents SciPy's behaviour but its code differs in three places (raising or a
+    different number); xforms gives SciPy's numbers there (see inverse.py / spectral.py)."""
+    x = _R.normal(size=37)
+    Z = signal.stft(x, nperseg=7)[2]                  # odd nperseg, nfft=None: JAX raises
+    np.testing.assert_allclose(xsig.istft(Z, nperseg=7)[1], signal.istft(Z, nperseg=7)[1],
+                               rtol=1e-10, atol=1e-12)
+    kw = dict(nperseg=8, noverlap=0, window="hamming")  # JAX reads noverlap=0 as nperseg // 2
+    Z = signal.stft(x, **kw)[2]
+    np.testing.assert_allclose(xsig.istft(Z, **kw)[1], signal.istft(Z, **kw)[1],
+                               rtol=1e-10, atol=1e-12)
+    centre = lambda d: d - d.mean(-1, keepdims=True)  # JAX applies it across the segments
+    np.testing.assert_allclose(xsig.welch(x, nperseg=8, detrend=centre)[1],
+                               signal.welch(x, nperseg=8, detrend=centre)[1], rtol=1e-10)
