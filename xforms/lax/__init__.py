@@ -548,3 +548,11 @@ for _name, _doc in _DOCS.items():
     _f.__name__ = _f.__qualname__ = _name
     _f.__module__, _f.__doc__ = __name__, _doc
 del _name, _doc, _f
+
+
+# ---- more jax.lax names (#36): index_take, ragged_dot, the bit generators, the hints --------
+from .helpers import index_take  # noqa: E402
+from .rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: E402
+
+__all__ += ["index_take", "RandomAlgorithm", "rng_bit_generator", "rng_uniform"]
+

@@ -22,6 +22,9 @@ from ..primitives import structural as st
 from ..primitives.contraction import dot_general as _dot_general
 from ..primitives.fft import fft as _fft
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice
+from ..numpy.indexing import getitem as _getitem
+from ..numpy.manipulation import moveaxis as _moveaxis
+from ..numpy.ufuncs import remainder as _remainder
 from .sorting import top_k
 
 _UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
@@ -236,6 +239,24 @@ def optimization_barrier(operand):
     """The operand (any pytree), unchanged: xforms's compilers do not move work across
     program points the way XLA does, so there is nothing to prevent."""
     return operand
+
+
+def index_take(src, idxs, axes):
+    """src's entries at the index vectors `idxs` (one 1-d array per axis in `axes`, indices
+    wrapped modulo the axis size as in JAX): shape (len(idxs[0]), *the other axes of src).
+
+    >>> lax.index_take(xnp.arange(6.0).reshape(2, 3), (xnp.array([1, -1]),), (0,))
+    Array([[3., 4., 5.],
+           [3., 4., 5.]])
+    """
+    axes = tuple(int(a) for a in axes)
+    if list(axes) != sorted(axes):     # JAX's gather keeps collapsed axes in order
+        raise TypeError(f"collapsed_slice_dims in gather op must be sorted; got {axes}")
+    if len(idxs) != len(axes):
+        raise ValueError(f"index_take: {len(idxs)} index arrays for {len(axes)} axes")
+    shape = _aval(src).shape
+    moved = _moveaxis(src, axes, tuple(range(len(axes))))
+    return _getitem(moved, tuple(_remainder(i, shape[a]) for i, a in zip(idxs, axes)))
 
 
 # ---- more small helpers ---------------------------------------------------------------------
