@@ -10,8 +10,11 @@ One product of every row with every group's matrix, masked by the row's group: g
 work of the dense result, but one contraction and one select, so it differentiates in lhs and
 rhs, batches and compiles like any product (group_sizes is integer: no derivative).
 """
-from .. import numpy as xnp
+import numpy as np
+
 from ..numpy._util import aval, asarray_operand
+from ..numpy.cumulative import cumsum
+from ..numpy.reductions import sum as _sum
 from .helpers import dot_general
 
 
@@ -28,8 +31,8 @@ def _check(la, ra, ga):
 
 def _row_groups(group_sizes, m, dtype):
     """(m, g) 0/1 mask: does row r fall in group i (ends = cumsum(group_sizes))."""
-    ends = xnp.cumsum(group_sizes)
-    rows = xnp.arange(m)[:, None]
+    ends = cumsum(group_sizes)
+    rows = np.arange(m)[:, None]
     return ((rows >= (ends - group_sizes)[None, :]) & (rows < ends[None, :])).astype(dtype)
 
 
@@ -49,4 +52,4 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
     each = dot_general(lhs, rhs, (((1,), (1,)), ((), ())), precision=precision,
                        preferred_element_type=preferred_element_type)
     mask = _row_groups(group_sizes, la.shape[0], aval(each).dtype)
-    return xnp.sum(each * mask[:, :, None], axis=1)
+    return _sum(each * mask[:, :, None], axis=1)
