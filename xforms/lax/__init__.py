@@ -551,8 +551,7 @@ del _name, _doc, _f
 
 
 # ---- more jax.lax names (#36): index_take, ragged_dot, the bit generators, the hints --------
-from .helpers import index_take  # noqa: E402
-from .hints import composite, pcast  # noqa: E402
+from .helpers import composite, index_take, pcast  # noqa: E402
 from .ragged import RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general  # noqa: E402
 from .rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: E402
 from .shapes import conv_general_dilated_local  # noqa: E402

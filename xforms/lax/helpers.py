@@ -1,6 +1,7 @@
 """The small `jax.lax` helpers: shape helpers (broadcast, collapse, index_in_dim,
-slice_in_dim, split, stack, tile, ...), approx_max_k/min_k, dot_general's keywords
-(Precision, preferred_element_type), fft's FftType and round's RoundingMethod.  Bits are in
+slice_in_dim, split, stack, tile, ...), index_take, approx_max_k/min_k, dot_general's
+keywords (Precision, preferred_element_type), fft's FftType, round's RoundingMethod, and the
+hints that leave numbers alone (optimization_barrier, composite, pcast).  Bits are in
 bits.py, the special functions in special.py, associative_scan and reduce in scans.py.
 
 Almost all are compositions of primitives that already have jvp, transpose and vmap rules,
@@ -10,12 +11,13 @@ bitcast_convert_type are primitives: xforms/primitives/bits/float_bits.py).
     >>> lax.collapse(xnp.zeros((2, 3, 4)), 1).shape        # (2, 12)
 """
 import enum
+import functools
 import math
 from typing import Sequence, Tuple, Union
 
 import numpy as np
 
-from ..core import trace as core
+from ..core import axis_env, trace as core
 from ..core.avals import aval_of_value, canonicalize_dtype
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
@@ -257,6 +259,65 @@ def index_take(src, idxs, axes):
     shape = _aval(src).shape
     moved = _moveaxis(src, axes, tuple(range(len(axes))))
     return _getitem(moved, tuple(_remainder(i, shape[a]) for i, a in zip(idxs, axes)))
+
+
+# ---- hints: composite (a named decomposition), pcast (shard_map's varying type) -------------
+# They leave the numbers alone.  xforms has no backend that swaps a composite for a fused
+# kernel, so the decomposition is what runs; it differentiates and batches as ordinary code
+# (JAX's composite has neither a jvp nor a batching rule: xforms accepts more programs here,
+# never different numbers).
+_PCAST_TO = ("reduced", "unreduced", "varying")
+
+
+def composite(decomposition, name, version=0):
+    """`decomposition` under a composite `name` (and `version`): calling the result calls
+    `decomposition(*args, **attributes)`.
+
+        >>> lax.composite(lambda x: x * 2.0, name="my.double")(xnp.ones(3))
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"composite: name must be a non-empty string, got {name!r}")
+    if not isinstance(version, int) or version < 0:
+        raise ValueError(f"composite: version must be a non-negative int, got {version!r}")
+
+    @functools.wraps(decomposition)
+    def call(*args, **attributes):
+        return decomposition(*args, **attributes)
+    return call
+
+
+def _shard_map_axes(names):
+    """The names, each bound by an enclosing shard_map (or vmap/pmap with an axis name)."""
+    for n in names:
+        try:
+            axis_env.lookup(n)
+        except NameError:
+            raise ValueError(f"pcast over axis {n!r} should be called under "
+                             "xforms.shard_map (no enclosing map binds that name)") from None
+
+
+def pcast(x, axis_name, *, to):
+    """x (a pytree) cast to vary over `axis_name` inside shard_map: the values are unchanged.
+
+        >>> xf.shard_map(lambda v: lax.pcast(v, "i", to="varying") * 2, mesh=mesh,
+        ...              in_specs=P(), out_specs=P("i"))(x)
+
+    xforms does not type varying values (shard_map's check finds what varies from the
+    program), so the cast is the identity; only to='varying' exists here, as the 'reduced'
+    and 'unreduced' types of JAX have no counterpart.
+    """
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if not axis_name:
+        return x
+    if to not in _PCAST_TO:
+        raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {set(_PCAST_TO)}")
+    if to != "varying":
+        raise NotImplementedError(f"pcast(to={to!r}): xforms has no {to} array type; only "
+                                  "to='varying' (an identity here) is supported")
+    _shard_map_axes(names)
+    return x
 
 
 # ---- more small helpers ---------------------------------------------------------------------
