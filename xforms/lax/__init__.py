@@ -442,10 +442,11 @@ def conj(x):
     return _conj(x)
 
 
-def dot(lhs, rhs):
-    """Vector/matrix product of rank-1 or rank-2 operands."""
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix product of rank-1 or rank-2 operands (dot_general's keywords)."""
     nl = core.get_aval(lhs).ndim
-    return dot_general(lhs, rhs, (((nl - 1,), (0,)), ((), ())))
+    return dot_general(lhs, rhs, (((nl - 1,), (0,)), ((), ())), precision=precision,
+                       preferred_element_type=preferred_element_type)
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
@@ -551,12 +552,14 @@ del _name, _doc, _f
 
 
 # ---- more jax.lax names (#36): index_take, ragged_dot, the bit generators, the hints --------
-from .helpers import composite, index_take, pcast  # noqa: E402
+from .helpers import (composite, DotAlgorithm, DotAlgorithmPreset, index_take,  # noqa: E402
+                      pcast)
 from .ragged import RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general  # noqa: E402
 from .rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: E402
 from .shapes import conv_general_dilated_local  # noqa: E402
 
-__all__ += ["composite", "conv_general_dilated_local", "index_take", "pcast", "ragged_dot",
+__all__ += ["composite", "conv_general_dilated_local", "DotAlgorithm", "DotAlgorithmPreset",
+            "index_take", "pcast", "ragged_dot",
             "ragged_dot_general", "RaggedDotDimensionNumbers", "RandomAlgorithm",
             "rng_bit_generator", "rng_uniform"]
 

@@ -13,7 +13,7 @@ bitcast_convert_type are primitives: xforms/primitives/bits/float_bits.py).
 import enum
 import functools
 import math
-from typing import Sequence, Tuple, Union
+from typing import NamedTuple, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -385,7 +385,74 @@ DotDimensionNumbers = Tuple[Tuple[Sequence[int], Sequence[int]],
 PrecisionLike = Union[None, str, Precision, Tuple[str, str], Tuple[Precision, Precision]]
 
 
+class DotAlgorithmPreset(enum.Enum):
+    """JAX's named dot algorithms (`precision=` of dot_general).  What JAX's CPU backend runs
+    and xforms runs the same way: DEFAULT; F32_F32_F32 and F64_F64_F64 (the product formed in
+    that type, the result in the usual dtype); BF16_BF16_F32, _X3 and _X6 on float32 operands
+    (there the float32 product).  The rest raise JAX's CPU error, or NotImplementedError where
+    JAX rounds through a type xforms lacks (bfloat16 for float64 operands; float16).
+
+        >>> lax.dot_general(a32, b32, (((1,), (0,)), ((), ())),
+        ...                 precision=lax.DotAlgorithmPreset.F64_F64_F64)   # float32 result
+    """
+    DEFAULT = 1
+    ANY_F8_ANY_F8_F32 = 2
+    ANY_F8_ANY_F8_F32_FAST_ACCUM = 3
+    ANY_F8_ANY_F8_ANY = 4
+    ANY_F8_ANY_F8_ANY_FAST_ACCUM = 5
+    F16_F16_F16 = 6
+    F16_F16_F32 = 7
+    BF16_BF16_BF16 = 8
+    BF16_BF16_F32 = 9
+    BF16_BF16_F32_X3 = 10
+    BF16_BF16_F32_X6 = 11
+    BF16_BF16_F32_X9 = 12
+    TF32_TF32_F32 = 13
+    TF32_TF32_F32_X3 = 14
+    F32_F32_F32 = 15
+    F64_F64_F64 = 16
+
+    def __str__(self):
+        return self.name
+
+
+class DotAlgorithm(NamedTuple):
+    """An explicit dot algorithm (JAX's fields).  JAX's CPU backend runs none, and neither
+    does xforms: passing one as `precision=` raises JAX's CPU error."""
+    lhs_precision_type: object
+    rhs_precision_type: object
+    accumulation_type: object
+    lhs_component_count: int = 1
+    rhs_component_count: int = 1
+    num_primitive_operations: int = 1
+    allow_imprecise_accumulation: bool = False
+
+
+_P = DotAlgorithmPreset
+_IN_TYPE = {_P.F32_F32_F32: np.dtype(np.float32), _P.F64_F64_F64: np.dtype(np.float64)}
+_BF16_ON_F32 = (_P.BF16_BF16_F32, _P.BF16_BF16_F32_X3, _P.BF16_BF16_F32_X6)
+
+
+def _algorithm_dtype(precision, dtype, name):
+    """The dtype a dot algorithm forms the product in (None: the operands' own), or the
+    error JAX's CPU backend gives for it."""
+    if not isinstance(precision, (DotAlgorithmPreset, DotAlgorithm)):
+        return None
+    if precision == _P.DEFAULT or (precision in _BF16_ON_F32 and dtype == np.float32):
+        return None
+    if precision in _IN_TYPE and dtype.kind == "f":
+        return _IN_TYPE[precision]
+    if precision in _IN_TYPE or precision in _BF16_ON_F32 or precision == _P.F16_F16_F16:
+        raise NotImplementedError(
+            f"{name}: precision {precision} on {dtype} operands rounds through a type "
+            "xforms does not emulate bit for bit (bfloat16, float16, or a non-float operand); "
+            "use precision=None or cast the operands yourself")
+    raise ValueError(f"The precision '{precision}' is not supported by {name} on CPU")
+
+
 def _check_precision(precision, name):
+    if isinstance(precision, (DotAlgorithmPreset, DotAlgorithm)):
+        return
     for p in precision if isinstance(precision, (tuple, list)) else (precision,):
         if p is not None and not isinstance(p, Precision):
             try:
@@ -404,10 +471,13 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     >>> lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=xnp.float64)
     """
     _check_precision(precision, "dot_general")
-    if preferred_element_type is None:
+    operands = np.promote_types(_aval(lhs).dtype, _aval(rhs).dtype)
+    algorithm = _algorithm_dtype(precision, operands, "dot_general")
+    if preferred_element_type is None and algorithm is None:
         return _dot_general(lhs, rhs, dimension_numbers)
-    want = canonicalize_dtype(preferred_element_type)
-    work = np.promote_types(np.promote_types(_aval(lhs).dtype, _aval(rhs).dtype), want)
+    want = operands if preferred_element_type is None else \
+        canonicalize_dtype(preferred_element_type)
+    work = algorithm or np.promote_types(operands, want)
     lhs, rhs = (ew.convert_element_type(v, work) for v in (lhs, rhs))
     return ew.convert_element_type(_dot_general(lhs, rhs, dimension_numbers), want)
 
