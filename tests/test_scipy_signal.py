@@ -1,7 +1,6 @@
 """xforms.scipy.signal: fftconvolve, convolve2d, correlate2d, detrend, stft, istft, welch, csd
 (and convolve/correlate's method='fft'): values against JAX (recorded below) and SciPy, dtypes,
 JAX's errors, jit on both tiers, vmap against a loop, derivatives by check_grads."""
-import warnings
 
 import numpy as np
 import pytest
