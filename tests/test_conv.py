@@ -473,7 +473,70 @@ def test_scipy_signal_matches_scipy(op):
                 got = getattr(xsig, op)(a, v, mode, method)
                 want = getattr(signal, op)(a, v, mode, method="direct")
                 np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11)
-    with pytest.raises(NotImplementedError, match="fft"):
-        getattr(xsig, op)(a, v, method="fft")
+    with pytest.raises(ValueError, match="method"):
+        getattr(xsig, op)(a, v, method="overlap-add")
     with pytest.raises(ValueError, match="smaller"):
         getattr(xsig, op)(np.ones((3, 2)), np.ones((2, 3)))
+
+
+# ---- lax.conv_general_dilated_local: a kernel per output position --------------------------
+def _local_loop(x, w, fh, fw):
+    """NCHW / OIHW, VALID, unit strides: out[n, o, i, j] = sum over c, window (a, b) of
+    x[n, c, i + a, j + b] * w[o, c * fh * fw + a * fw + b, i, j]."""
+    N, C, H, W = x.shape
+    out = np.zeros((N, w.shape[0], H - fh + 1, W - fw + 1))
+    for n, o, i, j in itertools.product(*map(range, out.shape)):
+        patch = x[n, :, i:i + fh, j:j + fw].reshape(-1)
+        out[n, o, i, j] = patch @ w[o, :, i, j]
+    return out
+
+
+def test_conv_general_dilated_local():
+    sig = lambda n, k, p=0.0: np.sin(np.arange(n) * k + p) + 0.1 * np.arange(n) % 1.3
+    x = sig(80, 0.37).reshape(2, 2, 5, 4)
+    w = sig(288, 0.91, 0.4).reshape(3, 12, 4, 2)
+    f = lambda x, w: lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 3))
+    # jax.lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 3)), jax 0.10.2, x64
+    jax_values = np.array([
+        9.534007892128, 11.046503470914, 5.905770885095, 2.120540866699, -0.781181618354,
+        -0.625784611943, 0.916756377608, -0.168105308022, 10.993542128986, 10.148374171714,
+        9.380310599611, 3.592101192866, 0.271031755882, 0.669436759526, 7.327899218175,
+        1.335317235512, 10.910865810242, 11.405605064251, 9.628148982306, 6.658158783186,
+        -1.051443465328, 1.407372917888, 5.619047593832, 5.876472402092, 3.592452195924,
+        2.887461669775, 4.151354945844, 8.615609448818, 9.343348884894, 11.180739439574,
+        10.49651264227, 10.32586865509, 3.047938240198, 2.389294545167, 1.767331466344,
+        4.603763826703, 8.859340183223, 11.067741555843, 10.77890880611, 11.187704233188,
+        1.984980085926, 2.202578911472, -1.160261771831, 1.817021065796, 7.751581303546,
+        9.714735966972, 9.284198600937, 8.93578651827
+    ]).reshape(2, 3, 4, 2)
+    np.testing.assert_allclose(f(x, w), jax_values, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(f(x, w), _local_loop(x, w, 2, 3), rtol=1e-12, atol=1e-12)
+    for tiered in (False, True):
+        np.testing.assert_allclose(xf.jit(f, tiered=tiered)(x, w), jax_values, rtol=1e-11,
+                                   atol=1e-11)
+    np.testing.assert_allclose(xf.vmap(f, (0, None))(np.stack([x, 2 * x]), w),
+                               np.stack([jax_values, 2 * jax_values]), rtol=1e-11, atol=1e-11)
+    check_grads(f, (x[:1, :, :4, :4], w[:, :, :3, :2]), order=2)
+    # NHWC / HWIO, strides (2, 1), SAME padding: jax 0.10.2's values for the same call
+    g = lambda x, w: lax.conv_general_dilated_local(x, w, (2, 1), "SAME", (2, 3),
+                                                    dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    wh = sig(432, 0.53, 1.1).reshape(3, 4, 12, 3)
+    jax_nhwc = np.array([
+        7.783942218519, 7.825195510854, 6.917400864078, 8.088662985188, 7.447524413845,
+        8.824236296344, 8.556675814201, 9.370413821919, 8.032756037039, 6.396601300631,
+        7.942400619787, 6.543879370413, -1.465787576565, -0.320093240463, 0.147465817807,
+        -1.299775940249, 0.285897176555, 0.641247659212, -0.031465602058, -0.799079417514,
+        -0.962942705438, -1.513305963408, -0.656081498701, 0.233970517379, 3.741571169486,
+        3.155163909771, 2.357672579457, 6.193140555509, 6.760290821545, 7.034587847398,
+        5.23042334268, 6.361292336114, 5.766324699228, 4.689514019672, 5.708116165556,
+        3.598032844354, 1.299411294163, 1.767780675649, 1.838102617773, 0.487740171055,
+        0.736104427912, 0.877621512276, 1.307798637881, 0.898418055962, 0.755353415689,
+        0.564741570202, 0.573515770101, 0.30665964413, 4.130059393587, 4.457062715935,
+        5.560175545935, 7.040078821568, 4.750204589113, 6.215072008116, 8.226019685874,
+        7.705146416332, 8.458846974401, 7.266540468049, 6.675331648547, 8.013145235804,
+        2.715706634362, 3.298268600672, 3.921529219398, 3.086539930501, 4.353681293597,
+        3.657117597404, 1.03443107941, 2.314933528038, 2.160573383254, -1.411308654792,
+        -1.339743177711, 0.045303881149
+    ]).reshape(2, 3, 4, 3)
+    np.testing.assert_allclose(g(np.transpose(x, (0, 2, 3, 1)), wh), jax_nhwc, rtol=1e-11,
+                               atol=1e-11)

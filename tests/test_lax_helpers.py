@@ -562,3 +562,22 @@ def test_checkpoint_name_is_an_identity_with_every_rule():
     np.testing.assert_allclose(xf.jit(f, tiered=False)(x), np.sin(x) * x)
     np.testing.assert_allclose(xf.vmap(f)(np.stack([x, 2 * x])),
                                np.sin(np.stack([x, 2 * x])) * np.stack([x, 2 * x]))
+
+
+# ---- index_take ---------------------------------------------------------------------------
+def test_index_take():
+    src = np.arange(24.0).reshape(2, 3, 4)
+    # jax.lax.index_take(src, idxs, axes) with jax 0.10.2: indices wrap modulo the axis size
+    f = lambda s, i, j: lax.index_take(s, (i, j), (0, 1))
+    i, j = np.array([0, 1, -1]), np.array([2, 1, 4])
+    want = [[8.0, 9.0, 10.0, 11.0], [16.0, 17.0, 18.0, 19.0], [16.0, 17.0, 18.0, 19.0]]
+    _close(f(src, i, j), want)
+    _close(lax.index_take(src, (np.array([1, 0]), np.array([3, -1])), (0, 2)),
+           [[15.0, 19.0, 23.0], [3.0, 7.0, 11.0]])
+    for tiered in (False, True):
+        _close(xf.jit(f, tiered=tiered)(src, i, j), want)
+    _close(xf.vmap(f, (None, 0, None))(src, np.stack([i, i[::-1]]), j),
+           [want, f(src, i[::-1], j)])
+    check_grads(lambda s: f(s, i, j), (src,), order=2)
+    with pytest.raises(TypeError, match="sorted"):
+        lax.index_take(src, (i, j), (1, 0))

@@ -467,10 +467,11 @@ def conj(x):
     return _conj(x)
 
 
-def dot(lhs, rhs):
-    """Vector/matrix product of rank-1 or rank-2 operands."""
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix product of rank-1 or rank-2 operands (dot_general's keywords)."""
     nl = core.get_aval(lhs).ndim
-    return dot_general(lhs, rhs, (((nl - 1,), (0,)), ((), ())))
+    return dot_general(lhs, rhs, (((nl - 1,), (0,)), ((), ())), precision=precision,
+                       preferred_element_type=preferred_element_type)
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
@@ -573,3 +574,17 @@ for _name, _doc in _DOCS.items():
     _f.__name__ = _f.__qualname__ = _name
     _f.__module__, _f.__doc__ = __name__, _doc
 del _name, _doc, _f
+
+
+# ---- more jax.lax names (#36): index_take, ragged_dot, the bit generators, the hints --------
+from .helpers import (composite, DotAlgorithm, DotAlgorithmPreset, index_take,  # noqa: E402
+                      pcast)
+from .ragged import RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general  # noqa: E402
+from .rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: E402
+from .shapes import conv_general_dilated_local  # noqa: E402
+
+__all__ += ["composite", "conv_general_dilated_local", "DotAlgorithm", "DotAlgorithmPreset",
+            "index_take", "pcast", "ragged_dot",
+            "ragged_dot_general", "RaggedDotDimensionNumbers", "RandomAlgorithm",
+            "rng_bit_generator", "rng_uniform"]
+

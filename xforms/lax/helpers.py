@@ -1,6 +1,7 @@
 """The small `jax.lax` helpers: shape helpers (broadcast, collapse, index_in_dim,
-slice_in_dim, split, stack, tile, ...), approx_max_k/min_k, dot_general's keywords
-(Precision, preferred_element_type), fft's FftType and round's RoundingMethod.  Bits are in
+slice_in_dim, split, stack, tile, ...), index_take, approx_max_k/min_k, dot_general's
+keywords (Precision, preferred_element_type), fft's FftType, round's RoundingMethod, and the
+hints that leave numbers alone (optimization_barrier, composite, pcast).  Bits are in
 bits.py, the special functions in special.py, associative_scan and reduce in scans.py.
 
 Almost all are compositions of primitives that already have jvp, transpose and vmap rules,
@@ -10,18 +11,22 @@ bitcast_convert_type are primitives: xforms/primitives/bits/float_bits.py).
     >>> lax.collapse(xnp.zeros((2, 3, 4)), 1).shape        # (2, 12)
 """
 import enum
+import functools
 import math
-from typing import Sequence, Tuple, Union
+from typing import NamedTuple, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..core import trace as core
+from ..core import axis_env, trace as core
 from ..core.avals import aval_of_value, canonicalize_dtype
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
 from ..primitives.contraction import dot_general as _dot_general
 from ..primitives.fft import fft as _fft
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice
+from ..numpy.indexing import getitem as _getitem
+from ..numpy.manipulation import moveaxis as _moveaxis
+from ..numpy.ufuncs import remainder as _remainder
 from .sorting import top_k
 
 _UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
@@ -238,6 +243,83 @@ def optimization_barrier(operand):
     return operand
 
 
+def index_take(src, idxs, axes):
+    """src's entries at the index vectors `idxs` (one 1-d array per axis in `axes`, indices
+    wrapped modulo the axis size as in JAX): shape (len(idxs[0]), *the other axes of src).
+
+    >>> lax.index_take(xnp.arange(6.0).reshape(2, 3), (xnp.array([1, -1]),), (0,))
+    Array([[3., 4., 5.],
+           [3., 4., 5.]])
+    """
+    axes = tuple(int(a) for a in axes)
+    if list(axes) != sorted(axes):     # JAX's gather keeps collapsed axes in order
+        raise TypeError(f"collapsed_slice_dims in gather op must be sorted; got {axes}")
+    if len(idxs) != len(axes):
+        raise ValueError(f"index_take: {len(idxs)} index arrays for {len(axes)} axes")
+    shape = _aval(src).shape
+    moved = _moveaxis(src, axes, tuple(range(len(axes))))
+    return _getitem(moved, tuple(_remainder(i, shape[a]) for i, a in zip(idxs, axes)))
+
+
+# ---- hints: composite (a named decomposition), pcast (shard_map's varying type) -------------
+# They leave the numbers alone.  xforms has no backend that swaps a composite for a fused
+# kernel, so the decomposition is what runs; it differentiates and batches as ordinary code
+# (JAX's composite has neither a jvp nor a batching rule: xforms accepts more programs here,
+# never different numbers).
+_PCAST_TO = ("reduced", "unreduced", "varying")
+
+
+def composite(decomposition, name, version=0):
+    """`decomposition` under a composite `name` (and `version`): calling the result calls
+    `decomposition(*args, **attributes)`.
+
+        >>> lax.composite(lambda x: x * 2.0, name="my.double")(xnp.ones(3))
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"composite: name must be a non-empty string, got {name!r}")
+    if not isinstance(version, int) or version < 0:
+        raise ValueError(f"composite: version must be a non-negative int, got {version!r}")
+
+    @functools.wraps(decomposition)
+    def call(*args, **attributes):
+        return decomposition(*args, **attributes)
+    return call
+
+
+def _shard_map_axes(names):
+    """The names, each bound by an enclosing shard_map (or vmap/pmap with an axis name)."""
+    for n in names:
+        try:
+            axis_env.lookup(n)
+        except NameError:
+            raise ValueError(f"pcast over axis {n!r} should be called under "
+                             "xforms.shard_map (no enclosing map binds that name)") from None
+
+
+def pcast(x, axis_name, *, to):
+    """x (a pytree) cast to vary over `axis_name` inside shard_map: the values are unchanged.
+
+        >>> xf.shard_map(lambda v: lax.pcast(v, "i", to="varying") * 2, mesh=mesh,
+        ...              in_specs=P(), out_specs=P("i"))(x)
+
+    xforms does not type varying values (shard_map's check finds what varies from the
+    program), so the cast is the identity; only to='varying' exists here, as the 'reduced'
+    and 'unreduced' types of JAX have no counterpart.
+    """
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if not axis_name:
+        return x
+    if to not in _PCAST_TO:
+        raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {set(_PCAST_TO)}")
+    if to != "varying":
+        raise NotImplementedError(f"pcast(to={to!r}): xforms has no {to} array type; only "
+                                  "to='varying' (an identity here) is supported")
+    _shard_map_axes(names)
+    return x
+
+
 # ---- more small helpers ---------------------------------------------------------------------
 def dtype(x):
     """The (xforms-canonical) dtype of an array, scalar or dtype-like: float64 for a Python
@@ -303,7 +385,74 @@ DotDimensionNumbers = Tuple[Tuple[Sequence[int], Sequence[int]],
 PrecisionLike = Union[None, str, Precision, Tuple[str, str], Tuple[Precision, Precision]]
 
 
+class DotAlgorithmPreset(enum.Enum):
+    """JAX's named dot algorithms (`precision=` of dot_general).  What JAX's CPU backend runs
+    and xforms runs the same way: DEFAULT; F32_F32_F32 and F64_F64_F64 (the product formed in
+    that type, the result in the usual dtype); BF16_BF16_F32, _X3 and _X6 on float32 operands
+    (there the float32 product).  The rest raise JAX's CPU error, or NotImplementedError where
+    JAX rounds through a type xforms lacks (bfloat16 for float64 operands; float16).
+
+        >>> lax.dot_general(a32, b32, (((1,), (0,)), ((), ())),
+        ...                 precision=lax.DotAlgorithmPreset.F64_F64_F64)   # float32 result
+    """
+    DEFAULT = 1
+    ANY_F8_ANY_F8_F32 = 2
+    ANY_F8_ANY_F8_F32_FAST_ACCUM = 3
+    ANY_F8_ANY_F8_ANY = 4
+    ANY_F8_ANY_F8_ANY_FAST_ACCUM = 5
+    F16_F16_F16 = 6
+    F16_F16_F32 = 7
+    BF16_BF16_BF16 = 8
+    BF16_BF16_F32 = 9
+    BF16_BF16_F32_X3 = 10
+    BF16_BF16_F32_X6 = 11
+    BF16_BF16_F32_X9 = 12
+    TF32_TF32_F32 = 13
+    TF32_TF32_F32_X3 = 14
+    F32_F32_F32 = 15
+    F64_F64_F64 = 16
+
+    def __str__(self):
+        return self.name
+
+
+class DotAlgorithm(NamedTuple):
+    """An explicit dot algorithm (JAX's fields).  JAX's CPU backend runs none, and neither
+    does xforms: passing one as `precision=` raises JAX's CPU error."""
+    lhs_precision_type: object
+    rhs_precision_type: object
+    accumulation_type: object
+    lhs_component_count: int = 1
+    rhs_component_count: int = 1
+    num_primitive_operations: int = 1
+    allow_imprecise_accumulation: bool = False
+
+
+_P = DotAlgorithmPreset
+_IN_TYPE = {_P.F32_F32_F32: np.dtype(np.float32), _P.F64_F64_F64: np.dtype(np.float64)}
+_BF16_ON_F32 = (_P.BF16_BF16_F32, _P.BF16_BF16_F32_X3, _P.BF16_BF16_F32_X6)
+
+
+def _algorithm_dtype(precision, dtype, name):
+    """The dtype a dot algorithm forms the product in (None: the operands' own), or the
+    error JAX's CPU backend gives for it."""
+    if not isinstance(precision, (DotAlgorithmPreset, DotAlgorithm)):
+        return None
+    if precision == _P.DEFAULT or (precision in _BF16_ON_F32 and dtype == np.float32):
+        return None
+    if precision in _IN_TYPE and dtype.kind == "f":
+        return _IN_TYPE[precision]
+    if precision in _IN_TYPE or precision in _BF16_ON_F32 or precision == _P.F16_F16_F16:
+        raise NotImplementedError(
+            f"{name}: precision {precision} on {dtype} operands rounds through a type "
+            "xforms does not emulate bit for bit (bfloat16, float16, or a non-float operand); "
+            "use precision=None or cast the operands yourself")
+    raise ValueError(f"The precision '{precision}' is not supported by {name} on CPU")
+
+
 def _check_precision(precision, name):
+    if isinstance(precision, (DotAlgorithmPreset, DotAlgorithm)):
+        return
     for p in precision if isinstance(precision, (tuple, list)) else (precision,):
         if p is not None and not isinstance(p, Precision):
             try:
@@ -322,10 +471,13 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     >>> lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=xnp.float64)
     """
     _check_precision(precision, "dot_general")
-    if preferred_element_type is None:
+    operands = np.promote_types(_aval(lhs).dtype, _aval(rhs).dtype)
+    algorithm = _algorithm_dtype(precision, operands, "dot_general")
+    if preferred_element_type is None and algorithm is None:
         return _dot_general(lhs, rhs, dimension_numbers)
-    want = canonicalize_dtype(preferred_element_type)
-    work = np.promote_types(np.promote_types(_aval(lhs).dtype, _aval(rhs).dtype), want)
+    want = operands if preferred_element_type is None else \
+        canonicalize_dtype(preferred_element_type)
+    work = algorithm or np.promote_types(operands, want)
     lhs, rhs = (ew.convert_element_type(v, work) for v in (lhs, rhs))
     return ew.convert_element_type(_dot_general(lhs, rhs, dimension_numbers), want)
 

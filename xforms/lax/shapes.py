@@ -1,7 +1,8 @@
 """The output-shape helpers of jax.lax for convolutions and windowed reductions:
 `conv_shape_tuple`, `conv_general_shape_tuple`, `conv_transpose_shape_tuple`,
 `reduce_window_shape_tuple` (plain Python on shapes; they trace nothing); and
-`conv_general_dilated_patches`, a convolution with a kernel built from those shapes.
+`conv_general_dilated_patches`, a convolution with a kernel built from those shapes, and
+`conv_general_dilated_local`, the patches times a kernel per output position.
 
     >>> lax.conv_shape_tuple((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), ((1, 1), (0, 2)))
     (2, 4, 5, 9)
@@ -10,8 +11,10 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 
+from ..numpy.manipulation import moveaxis
 from .convolution import (ConvDimensionNumbers, _conv_transpose_padding, conv_dimension_numbers,
                           conv_general_dilated, conv_general_permutations, padtype_to_pads)
+from .helpers import dot_general
 
 # JAX's annotation of conv dimension_numbers: string specs, axis tuples or None
 ConvGeneralDilatedDimensionNumbers = Optional[Union[Tuple[str, str, str], ConvDimensionNumbers]]
@@ -114,3 +117,31 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
                                 rhs_dilation, dn, feature_group_count=channels,
                                 precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
+                               lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
+                               precision=None):
+    """A locally connected convolution: every output position has its own kernel.  rhs has
+    the output's spatial sizes where a convolution kernel has the window's, and its input
+    feature axis runs over (input channel, window position) as the patches'.
+
+    >>> lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2)).shape
+    ... # x: (N, C, H, W), w: (O, C * 4, H - 1, W - 1) -> (N, O, H - 1, W - 1)
+
+    The patches (conv_general_dilated_patches) contracted with rhs over their features,
+    position by position: one dot_general batched over the spatial axes.
+    """
+    patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
+                                           lhs_dilation, rhs_dilation, dimension_numbers,
+                                           precision=precision)
+    lhs_shape = np.shape(lhs) if not hasattr(lhs, "shape") else tuple(lhs.shape)
+    dn = conv_dimension_numbers(lhs_shape, (1, 1) + tuple(filter_shape), dimension_numbers)
+    out_spatial, rhs_spatial = dn.out_spec[2:], dn.rhs_spec[2:]
+    # batch over the spatial axes in the order they sit in the patches (the output layout)
+    order = sorted(range(len(out_spatial)), key=lambda i: out_spatial[i])
+    batch = ([out_spatial[i] for i in order], [rhs_spatial[i] for i in order])
+    out = dot_general(patches, rhs, (([dn.out_spec[1]], [dn.rhs_spec[1]]), batch),
+                      precision=precision)
+    # dot_general gives (spatial..., N, O): N and O back to where the output spec puts them
+    return moveaxis(out, (-2, -1), (dn.out_spec[0], dn.out_spec[1]))

@@ -7,8 +7,9 @@ PRNG (`jax_threefry_partitionable=True`, the default since JAX 0.5 and in 0.10.2
     random_bits(key, 64)   (b1 << 32) | b2
 
 Every word is uint32 and wraps.  The hash is one elementwise primitive (`threefry2x32`, a
-scalar Numba function fused into CPU loops and CUDA kernels; NumPy eagerly), so the numbers
-are the same under jit, vmap and eagerly and do not depend on the backend.  A raw key is a
+scalar Numba function fused into CPU loops and CUDA kernels; NumPy eagerly; declared in
+xforms/lax/rng.py, which lax.rng_bit_generator also draws from), so the numbers are the same
+under jit, vmap and eagerly and do not depend on the backend.  A raw key is a
 uint32 array (..., 2).
 
     >>> threefry_2x32(np.uint32(0), np.uint32(0), zeros, iota)   # two uint32 arrays
@@ -17,64 +18,13 @@ import math
 
 import numpy as np
 
-from .. import extend, lax
-from ..core.avals import ShapedArray
-from ..core.facts import declare
+from .. import lax
+from ..lax.rng import as_u32, threefry_2x32, threefry2x32_p, threefry_scalar  # noqa: F401
 from ..numpy import _util
 from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
 
 _U32 = np.dtype(np.uint32)
-
-
-def threefry_scalar(k1, k2, x0, x1):
-    """The 20-round Threefry-2x32 block of (x0, x1) under key (k1, k2), packed as the uint64
-    (b1 << 32) | b2.  One element as Numba compiles it (words held in uint64 and masked);
-    NumPy arrays work too (the eager implementation)."""
-    m = np.uint64(0xFFFFFFFF)
-    k1, k2, x0, x1 = np.uint64(k1), np.uint64(k2), np.uint64(x0), np.uint64(x1)
-    ks = (k1, k2, k1 ^ k2 ^ np.uint64(0x1BD11BDA))
-    rot = (13, 15, 26, 6, 17, 29, 16, 24)
-    x0 = (x0 + k1) & m
-    x1 = (x1 + k2) & m
-    for i in range(5):
-        for j in range(4):
-            r = np.uint64(rot[(i % 2) * 4 + j])
-            x0 = (x0 + x1) & m
-            x1 = ((x1 << r) | (x1 >> (np.uint64(32) - r))) & m
-            x1 = x1 ^ x0
-        x0 = (x0 + ks[(i + 1) % 3]) & m
-        x1 = (x1 + ks[(i + 2) % 3] + np.uint64(i + 1)) & m
-    return (x0 << np.uint64(32)) | x1
-
-
-def _threefry_aval(*avals):
-    shapes = {a.shape for a in avals if a.shape}
-    if len(shapes) > 1 or any(a.dtype != _U32 for a in avals):
-        raise TypeError("threefry2x32: operands must be uint32 of one shape (or scalars), got "
-                        + ", ".join(a.str_short() for a in avals))
-    return ShapedArray(shapes.pop() if shapes else (), np.uint64)
-
-
-# One equation per hash (not ~130 elementwise ones): fused loops call the scalar function
-# (CPU: njit, compiled once; CUDA: an inlined device function), so programs that draw random
-# numbers compile quickly.  Integer-valued: no derivative rules are needed.
-threefry2x32_p = extend.Primitive("threefry2x32", elementwise=True)
-threefry2x32_p.def_impl(lambda *xs: np.asarray(threefry_scalar(*np.broadcast_arrays(*xs))))
-threefry2x32_p.def_numba(threefry_scalar, elementwise=True)
-threefry2x32_p.def_abstract_eval(_threefry_aval)
-# ~2.5 ns per element in a CPU loop (vectorised 64-bit integer rounds): the parallel-loop
-# decision reads it (xforms/kernels/cpu/loop_cost.py), so a loop of random numbers is threaded from
-# far fewer elements than a cheap one.  Its NumPy impl runs the rounds on whole uint32
-# arrays: 62 ns per element at 10^6, 164 at 10^7 (xforms/exec/eager_cost.py reads it)
-declare(threefry2x32_p, cost=2.5, eager_ns=100.0)
-
-
-def threefry_2x32(k1, k2, x0, x1):
-    """(b1, b2): the Threefry-2x32 block of uint32 (x0, x1) under key (k1, k2), elementwise."""
-    packed = threefry2x32_p.bind(*(_as_u32(a) for a in (k1, k2, x0, x1)))
-    hi = bw.shift_right_logical(packed, np.uint64(32))
-    return ew.convert_element_type(hi, _U32), ew.convert_element_type(packed, _U32)
 
 
 def _words(key):
@@ -110,17 +60,8 @@ def split(key, shape):
 def fold_in(key, data):
     """The raw key of `key` with the 32-bit integer `data` folded in."""
     k1, k2 = _words(key)
-    b1, b2 = threefry_2x32(k1, k2, np.uint32(0), _as_u32(data))
+    b1, b2 = threefry_2x32(k1, k2, np.uint32(0), as_u32(data))
     return lax.concatenate([lax.expand_dims(b1, (0,)), lax.expand_dims(b2, (0,))], 0)
-
-
-def _as_u32(x):
-    x = _util.asarray_operand(x)
-    if isinstance(x, np.uint32):
-        return x
-    if isinstance(x, int):
-        return np.uint32(x & 0xFFFFFFFF)
-    return ew.convert_element_type(x, _U32) if _util.aval(x).dtype != _U32 else x
 
 
 def random_bits(key, bit_width, shape):
