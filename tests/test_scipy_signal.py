@@ -277,9 +277,6 @@ def test_jit_both_tiers_and_vmap(name):
     f = PROGRAMS[name]
     xs = np.stack([sig(24, 0.8), sig(24, 0.3, 1.0)])
     want = np.stack([np.asarray(f(x)) for x in xs])
-    # compiled tier first: a tiered=False compile racing the tiered call's background compile
-    # of the same program can fail in Numba's typing of reshape_c (seen with conv + reshape,
-    # on main too; reported, not this module's)
     for tiered in (False, True):
         np.testing.assert_allclose(xf.jit(f, tiered=tiered)(xs[0]), want[0],
                                    rtol=1e-10, atol=1e-12)
