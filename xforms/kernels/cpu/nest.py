@@ -489,10 +489,10 @@ class Nest:
 
     def _row_buffers(self):
         """A row's buffer per row-staged reduction, where a thread starts its rows."""
-        em, row = self.em, self.shape[-1]
+        em = self.em
         self.row_bufs = {r: em.fresh("T") for r in self.row_staged}
         for r, buf in self.row_bufs.items():
-            em.line(f"{buf} = {em.helper('empty_c')}({row}, {dtype_str(r.dt)})")
+            em.line(f"{buf} = {em.helper('empty_c')}({self.shape[-1]}, {dtype_str(r.dt)})")
 
     def _staged_row(self, level, guard):
         """The last axis's loop with its row reductions staged (ROW_STAGE_ELEMENTS): the
