@@ -220,6 +220,25 @@ def test_dot_general_float64_and_float32():
     check(lambda a, b: (a @ b, a.T @ a), *args32, rtol=1e-4, atol=1e-4)
 
 
+# batched products whose matrices are strided views: BLAS reads them in place (la_mm_views),
+# no transposed copy; the last spec's matrices are not views (its last axis is a batch axis)
+VIEW_PRODUCTS = [("bqhd,bkhd->bhqk", (2, 5, 3, 4), (2, 6, 3, 4), True),
+                 ("bhqk,bkhd->bhqd", (2, 3, 5, 6), (2, 6, 3, 4), True),
+                 ("qbd,kbd->bqk", (5, 3, 4), (6, 3, 4), True),
+                 ("dqb,kdb->bqk", (4, 5, 3), (6, 4, 3), False)]
+
+
+@pytest.mark.parametrize("spec,xs,ys,views", VIEW_PRODUCTS)
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_batched_products_on_matrix_views(spec, xs, ys, views, dt):
+    a, b = rng.normal(size=xs).astype(dt), rng.normal(size=ys).astype(dt)
+    f = xf.jit(lambda a, b: xnp.einsum(spec, a, b), tiered=False)
+    src = f.lower(a, b).as_text()
+    assert ("la_mm_views(" in src and "ascontiguousarray" not in src) == views, src
+    tol = 1e-12 if dt == np.float64 else 1e-5
+    np.testing.assert_allclose(f(a, b), np.einsum(spec, a, b), rtol=tol, atol=tol)
+
+
 def test_dot_general_integers():
     a = rng.integers(-5, 5, size=(4, 3))
     b = rng.integers(-5, 5, size=(3, 2))

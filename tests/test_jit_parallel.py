@@ -118,6 +118,29 @@ def test_staged_sums_vectorise_and_match(small_chunks, monkeypatch, dt):
         np.testing.assert_allclose(np.asarray(u), np.asarray(w), rtol=tol)
 
 
+def _softmax(s):
+    e = xnp.exp(s - xnp.max(s, axis=-1, keepdims=True))
+    return e / xnp.sum(e, axis=-1, keepdims=True), xnp.prod(1.0 + 1e-3 * s, axis=-1)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_row_sums_are_staged_per_row(small_chunks, monkeypatch, dt):
+    """A sum, product or max along the last axis stages each row through a buffer (the exp
+    before it vectorises) and folds it in lanes: the same bits with and without threads,
+    NumPy's values, a NaN's row NaN; rows of 37 leave a tail after the lanes."""
+    x = np.random.default_rng(2).uniform(-30, 30, (60, 37)).astype(dt)
+    x[3, 5] = np.nan
+    gp, src = _compile(_softmax, x, True, monkeypatch)
+    gs, _ = _compile(_softmax, x, False, monkeypatch)
+    assert "[k0] = " in src and "for ch in prange(" in src, src
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    want = (e / e.sum(axis=-1, keepdims=True), np.prod(1.0 + 1e-3 * x, axis=-1))
+    tol = 1e-12 if dt == np.float64 else 2e-6
+    for u, v, w in zip(gp(x), gs(x), want):
+        np.testing.assert_array_equal(np.asarray(u), np.asarray(v))
+        np.testing.assert_allclose(np.asarray(u), w, rtol=tol, atol=tol)
+
+
 def test_argmax_across_chunks_keeps_first_index_and_nan(small_chunks, monkeypatch):
     x = np.zeros(N)
     x[[300, 900, 4000]] = 7.0          # ties in three chunks: the first index wins

@@ -124,3 +124,40 @@ def test_scan_and_nested_loops():
     x = RNG.standard_normal((4, 6, 5))
     for got, want in zip(xf.jit(f)(x), ref(x)):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def rnn_scan(w, xs):
+    """A scan whose outputs stack body results: `z` and `g` leave only as rows, `h` is
+    also the carry, `c` is the body's input carry (a residual of the gradient's kind)."""
+    def step(c, x):
+        z = x @ w + c
+        h = xnp.tanh(z)
+        g = 1.0 - h * h
+        return h, (z, h, g, c)
+    return lax.scan(step, xnp.zeros((3, 5)), xs)
+
+
+def rnn_scan_ref(w, xs):
+    c, ys = np.zeros((3, 5)), []
+    for x in xs:
+        z = x @ w + c
+        h = np.tanh(z)
+        ys.append((z, h, 1.0 - h * h, c))
+        c = h
+    return (c,) + tuple(np.stack(col) for col in zip(*ys))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_outputs_computed_in_their_rows(reverse):
+    """A body output that leaves only as a row of a stacked output is computed in that row
+    (xforms/kernels/cpu/control.py rows_in_place): no allocation, no store; outputs that
+    are also carries or body inputs are stored, and copied once."""
+    w, xs = RNG.standard_normal((5, 5)) / 2, RNG.standard_normal((4, 3, 5))
+    f = xf.jit(lambda w, xs: rnn_scan(w, xs[::-1] if reverse else xs), tiered=False)
+    body = loop_lines(f.lower(w, xs).as_text())
+    assert sum("empty_c(" in ln for ln in body) == 1, body      # the new carry h only
+    assert not any(".copy()" in ln for ln in body), body
+    assert sum("] = " in ln and "[it" in ln for ln in body) == 2, body   # rows of h and c
+    c, ys = f(w, xs)
+    for got, want in zip((c, *ys), rnn_scan_ref(w, xs[::-1] if reverse else xs), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -22,6 +22,7 @@ REGISTRY = {
     "cnn": "cnn",
     "real_programs": "real_programs",
     "eager": "eager",
+    "cliffs": "cliffs",
 }
 
 

@@ -18,7 +18,12 @@ carries as owned); outputs that alias the body's constants or each other are cop
 two carries never share a buffer.  The intermediates of a body are allocated once, before
 the loop (`Emitter.loop_scope`).
 """
+import contextlib
+from collections import Counter
+
 import numpy as np
+
+from xforms.core.ir import Var
 
 from ..loops.control_print import ControlPrinter, register
 from .buffers import pooled_carry
@@ -101,7 +106,28 @@ class _CpuControl(ControlPrinter):
         return f"{self.em.A(x)}[{i}]"
 
     def store_row(self, y, i, e):
-        self.em.line(f"{self.em.A(y)}[{i}] = {e}")
+        # storing into a row copies already: an output copied to keep it unaliased is not
+        # copied twice
+        self.em.line(f"{self.em.A(y)}[{i}] = {e.removesuffix('.copy()')}")
+
+    @contextlib.contextmanager
+    def rows_in_place(self, body, ys, i):
+        """A body output that leaves only as row `i` of a stacked output (no carry, no other
+        output, not a body input) is computed in that row: the buffer it shares with the
+        body values before it in place (its Storage) is the row, so the iteration neither
+        allocates it nor stores it (`Emitter.alloc`)."""
+        em, outs = self.em, body.jaxpr.outvars
+        stores = [body.storage.get(v) if isinstance(v, Var) else None for v in outs]
+        uses = Counter(st for st in stores if st is not None)
+        written = set()
+        rows = {st: (f"{em.A(y)}[{i}]", y, written)
+                for st, o, y in zip(stores[len(outs) - len(ys):], outs[len(outs) - len(ys):], ys)
+                if st is not None and not st.external and uses[st] == 1 and o.aval.shape}
+        prev, em.row_views = em.row_views, {**em.row_views, **rows}
+        try:
+            yield written
+        finally:
+            em.row_views = prev
 
 
 register(CONTROL_RULES, _CpuControl)

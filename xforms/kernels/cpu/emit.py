@@ -65,6 +65,8 @@ class Emitter(Naming):
         self.top_plan = None         # the program's own plan (emit_module sets it)
         self.buffers = []            # top-level buffers that may come from Python
         self.hoisted = None          # a loop's buffers allocated before it (`loop_scope`)
+        self.row_views = {}          # Storage -> (row expr, stacked Var, set): a scan
+                                     # body's output computed in its stacked output's row
         self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
         self._fresh = 0
         self._scopes = 0
@@ -141,6 +143,8 @@ class Emitter(Naming):
         """Bind the array of materialized Var v: reuse a dead buffer or allocate (`carry`:
         for a copy of a loop's initial carry, xforms/kernels/cpu/buffers.py)."""
         prev = self.plan.reuse.get(v)
+        if prev is None and self._row_buffer(v):
+            return
         shape = v.aval.shape
         if prev is not None:
             src = self.A(prev)
@@ -163,6 +167,20 @@ class Emitter(Naming):
             elif self.huge(v.aval):
                 expr = self.helper("advise_huge") + f"({expr})"
         self.line(f"{self.A(v)} = {expr}")
+
+    def _row_buffer(self, v):
+        """Bind v, the first value of a buffer whose last value is a scan body's output
+        stacked as a row, to that row (cpu/control.py rows_in_place); -> whether it did."""
+        row = self.row_views.get(self.plan.storage.get(v))
+        if row is None:
+            return False
+        expr, stacked, written = row
+        if (tuple(stacked.aval.shape[1:]) != tuple(v.aval.shape)
+                or stacked.aval.dtype != v.aval.dtype):
+            return False
+        written.add(stacked)
+        self.line(f"{self.A(v)} = {expr}")
+        return True
 
     @contextmanager
     def loop_scope(self):

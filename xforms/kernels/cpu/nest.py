@@ -148,6 +148,23 @@ def _threads_pay(size, ns):
     return True, min(CHUNK_ELEMENTS, max(MIN_CHUNK_ELEMENTS, size // WORK_CHUNKS))
 
 
+# A reduction along the last axis only (a row sum or max: softmax's denominator and shift,
+# a mean over features) stages each row the same way when the row has at least ROW_STAGE_ELEMENTS
+# elements: the row's values into a buffer (the loop vectorises: exp in the softmax is a
+# vector polynomial, not a scalar one per element), then added in STAGE_LANES lanes.
+ROW_STAGE_ELEMENTS = 16
+
+
+def _row_staged(shape, reds):
+    """The reductions of a nest (of 2+ axes) that stage their rows (ROW_STAGE_ELEMENTS)."""
+    n = len(shape)
+    if n < 2 or is_one(shape[-1]) or (not is_symbolic(shape[-1:])
+                                       and shape[-1] < ROW_STAGE_ELEMENTS):
+        return []
+    return [r for r in reds.values() if r.level == n - 1 and not r.arg
+            and r.op in ("sum", "prod", "max", "min") and r.dt.kind == "f"]
+
+
 def _chunk_rows(shape, size, reds, parallel, staged=False, chunk=None, pays=None):
     """Rows of axis 0 per chunk (of about `chunk` elements), or None when the nest is not
     cut into chunks: threads would not pay (`pays`, default: from PARALLEL_MIN_ELEMENTS),
@@ -234,12 +251,18 @@ class Nest:
         # their accumulators are per loop level, and staged ones per element)
         self.peel_axis, self.peel, self.phases = _peeling(step, self.shape, not reds)
         self.stores = None      # a phased middle's stores, printed after all its phases
+        # reductions staged per row (`_row_staged`; not across a peeled last axis) and
+        # their buffers, made per chunk (`_row_buffers`)
+        self.row_staged = [] if self.peel_axis == len(self.shape) - 1 else \
+            _row_staged(self.shape, reds)
+        self.row_bufs = {}
 
     def emit(self):
         em = self.em
         if self.rows is None:
             if em.trig_guard:
                 em.line(f"{em.trig_guard} = False")
+            self._row_buffers()
             self._level(0, em.trig_guard)
         else:
             self._chunked()
@@ -259,6 +282,8 @@ class Nest:
                     self.stores.append(f"{self.sp.target(st.var, st.index)} = {t}")
         elif is_one(shape[level]):
             self._level(level + 1, guard)
+        elif level == n - 1 and self.row_bufs:
+            self._staged_row(level, guard)
         elif level == self.peel_axis:
             # guarded/clamped reads (stencils, pads) only near the ends: the middle loop
             # reads plainly, so LLVM vectorises it
@@ -346,6 +371,7 @@ class Nest:
             em.line(f"i0 = (ch * {rows}) & 0x3FFFFFFFFFFFFFFF")
             em.line(f"e0 = min(i0 + {rows}, {n0})")
             self._products()
+            self._row_buffers()
             if self.staged:
                 self._staged_rows(top, guard)
             else:
@@ -442,18 +468,55 @@ class Nest:
             self._rows("b0", lambda: (self._level(1, guard), em.line("k0 += 1")))
             for r in top:
                 r.stage = None
-            em.line("k1 = 0")
-            with em.block(f"while k1 < k0 - {L - 1}:"):
-                for r in top:
-                    for j, lane in enumerate(lanes[r]):
-                        r.print(Fold(r.accum(lane), Name(f"{bufs[r]}[k1 + {j}]")))
-                em.line(f"k1 += {L}")
-            with em.block("while k1 < k0:"):
-                for r in top:
-                    r.print(Fold(r.accum(lanes[r][0]), Name(f"{bufs[r]}[k1]")))
-                em.line("k1 += 1")
+            self._fold_lanes(top, bufs, lanes)
         for r in top:
             r.emit_update(_pairwise(lanes[r], "+" if r.op == "sum" else "*"))
+
+    def _fold_lanes(self, reds, bufs, lanes):
+        """Add each reduction's buffer [0, k0) into its lanes: element k into lane
+        k % STAGE_LANES, the tail into lane 0."""
+        em, L = self.em, STAGE_LANES
+        em.line("k1 = 0")
+        with em.block(f"while k1 < k0 - {L - 1}:"):
+            for r in reds:
+                for j, lane in enumerate(lanes[r]):
+                    r.print(Fold(r.accum(lane), Name(f"{bufs[r]}[k1 + {j}]")))
+            em.line(f"k1 += {L}")
+        with em.block("while k1 < k0:"):
+            for r in reds:
+                r.print(Fold(r.accum(lanes[r][0]), Name(f"{bufs[r]}[k1]")))
+            em.line("k1 += 1")
+
+    def _row_buffers(self):
+        """A row's buffer per row-staged reduction, where a thread starts its rows."""
+        em = self.em
+        self.row_bufs = {r: em.fresh("T") for r in self.row_staged}
+        for r, buf in self.row_bufs.items():
+            em.line(f"{buf} = {em.helper('empty_c')}({self.shape[-1]}, {dtype_str(r.dt)})")
+
+    def _staged_row(self, level, guard):
+        """The last axis's loop with its row reductions staged (ROW_STAGE_ELEMENTS): the
+        values into the row buffers, then folded in lanes into the accumulators (their
+        order depends on the row's length alone)."""
+        em, bufs = self.em, self.row_bufs
+        lanes = {r: [em.fresh("L") for _ in range(STAGE_LANES)] for r in bufs}
+        for r in bufs:
+            r.stage = bufs[r]
+            for lane in lanes[r]:
+                r.print(Init(r.accum(lane)))
+        em.line("k0 = 0")
+        with em.counted_loop(f"i{level}", self.shape[level]):
+            self._level(level + 1, guard)
+            em.line("k0 += 1")
+        for r in bufs:
+            r.stage = None
+        self._fold_lanes(list(bufs), bufs, lanes)
+        for r in bufs:
+            if r.op in ("sum", "prod"):
+                r.emit_update(_pairwise(lanes[r], "+" if r.op == "sum" else "*"))
+            else:                   # max, min: NaN from any lane, as in one chain
+                for lane in lanes[r]:
+                    r.emit_update(lane)
 
 
 def _pairwise(terms, op):

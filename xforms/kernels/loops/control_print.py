@@ -16,8 +16,8 @@ Hooks: `sub(plan, args, kind)` (inline a sub-program on argument values; -> its 
 values), `arg(atom)`, `assign(outs, values)`, `init_carry(outs, inits)`, `index(atom)` (a
 branch index as a host int), `truth(value)` (a loop predicate), `bounds(n)` (-> (counter
 name, trip count) of a `for_loop`), `counter(i)` (the counter as a value), `scan_counter()`,
-`row(x, i)` / `store_row(y, i, value)` (row i of a scanned array), `host_loop()` (said before
-a `while`).
+`row(x, i)` / `store_row(y, i, value)` (row i of a scanned array), `rows_in_place(body, ys, i)`
+(a scan's outputs stacked without a store), `host_loop()` (said before a `while`).
 """
 import contextlib
 
@@ -36,6 +36,12 @@ class ControlPrinter:
     def loop_scope(self):
         """Around a loop's emission (the CPU allocates the body's buffers before it)."""
         return contextlib.nullcontext()
+
+    def rows_in_place(self, body, ys, i):
+        """Around a scan body's emission: -> the set of `ys` whose row `i` the body
+        computed in place (the CPU lets a body output own no buffer but that row), filled
+        once the body is emitted; those rows need no store."""
+        return contextlib.nullcontext(frozenset())
 
     def cond(self, step):
         em = self.em
@@ -91,12 +97,15 @@ class ControlPrinter:
         i = self.scan_counter()
         n = p["length"]
         rng = f"range({n - 1}, -1, -1)" if p["reverse"] else f"range({n})"
+        body = subplans(step)["jaxpr"]
         with self.loop_scope(), em.block(f"for {i} in {rng}:"):
             args = [self.arg(a) for a in consts + c_outs] + [self.row(x, i) for x in xs]
-            exprs = self.sub(subplans(step)["jaxpr"], args, "s")
+            with self.rows_in_place(body, ys, i) as written:
+                exprs = self.sub(body, args, "s")
             self.assign(c_outs, exprs[:len(c_outs)])
             for y, e in zip(ys, exprs[len(c_outs):]):
-                self.store_row(y, i, e)
+                if y not in written:
+                    self.store_row(y, i, e)
 
 
 def register(rules, printer, wrap=lambda rule: rule):

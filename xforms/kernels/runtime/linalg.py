@@ -162,25 +162,40 @@ def _gemm(code, ch, ints, alpha, beta, a, b, c):
 def la_mm_rows(a, b, o, i0, i1, ta, tb, code):
     """o[:i1 - i0] = rows i0 .. i1 - 1 of op(a) @ op(b), op(a) = a.T when `ta` (a is then
     (k, m)), op(b) = b.T when `tb` (b is (n, k)): one block of a product computed inside
-    its consumer loop (xforms/kernels/plan/products.py).  BLAS reads the rows in place, a
-    column range of a transposed operand through its leading dimension.
+    its consumer loop (xforms/kernels/plan/products.py).
 
         la_mm_rows(x, dy, block, 64, 96, True, False, 1)    # block[:32] = (x.T @ dy)[64:96]
     """
-    m, n = i1 - i0, o.shape[1]
-    k = a.shape[0] if ta else a.shape[1]
-    if m <= 0 or n == 0:
+    if i1 > i0:
+        la_mm_views(a[:, i0:i1] if ta else a[i0:i1], b, o[:i1 - i0], ta, tb, code)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _ld(x):       # BLAS's leading dimension of a row-major view (any, if it has one row)
+    return max(x.strides[0] // x.itemsize, x.shape[1], 1)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_mm_views(a, b, o, ta, tb, code):
+    """o = op(a) @ op(b) (op(a) = a.T when `ta`) on 2-D views with adjacent columns and strided
+    rows (a head of q in (batch, seq, heads, dim)): BLAS reads them in place through their
+    leading dimensions, where np.dot would copy each.
+
+        la_mm_views(q[b, :, h], k[b, :, h], s[b, h], False, True, 0)   # s = q_h @ k_h.T
+    """
+    m, n, k = o.shape[0], o.shape[1], a.shape[0] if ta else a.shape[1]
+    if m == 0 or n == 0:
         return
     if k == 0:
-        o[:m] = 0
+        o[...] = 0
         return
     ch = np.empty(2, np.uint8)
     ch[0], ch[1] = ord("T") if ta else ord("N"), ord("T") if tb else ord("N")
     ints = np.empty(6, np.int32)
     ints[0], ints[1], ints[2] = m, n, k
-    ints[3], ints[4], ints[5] = max(a.shape[1], 1), max(b.shape[1], 1), max(n, 1)
+    ints[3], ints[4], ints[5] = _ld(a), _ld(b), _ld(o)
     one, zero = np.ones(1, o.dtype), np.zeros(1, o.dtype)
-    _gemm(code, ch, ints, one, zero, a[:, i0:] if ta else a[i0:], b, o)
+    _gemm(code, ch, ints, one, zero, a, b, o)
 
 
 @numba.njit(cache=_CACHE, nogil=True)
