@@ -36,7 +36,7 @@ batched models; cuSOLVER is not wired in.
 """
 import numpy as np
 
-from ..codegen import BLAS_CODES as CODES  # LAPACK type of each dtype
+from ..codegen import BLAS_CODES as CODES, lowering_error  # CODES: LAPACK type of each dtype
 from ..cpu.emit import OP_RULES as CPU_RULES
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.kernel_builder import cdiv
@@ -44,6 +44,7 @@ from xforms.primitives.linalg.cholesky_ad import cholesky_cotangent_p, cholesky_
 from xforms.primitives.linalg.factor import lu_p, lu_pivots_to_permutation_p, triangular_solve_p
 from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p
 from xforms.primitives.linalg.sqrtm import sqrtm_p
+from xforms.primitives.linalg.schur import hessenberg_p, schur_p
 
 
 def _prod(xs):
@@ -158,6 +159,18 @@ def _sqrtm(em, eqn):
 
 
 CPU_RULES[sqrtm_p] = _sqrtm
+
+
+def _fast_tier_only(em, eqn):
+    """schur and hessenberg have no compiled kernel yet: say so at compile time, never a
+    wrong number.  Under a tiered jit the fast tier keeps answering."""
+    raise lowering_error(eqn, "CPU", f"{eqn.prim.name} has no compiled kernel yet",
+                         "; use jit(f) (tiered, whose fast tier runs it with LAPACK) or call "
+                         "it outside jit")
+
+
+CPU_RULES[schur_p] = _fast_tier_only
+CPU_RULES[hessenberg_p] = _fast_tier_only
 CPU_RULES[eig_p] = _eig
 CPU_RULES[lu_pivots_to_permutation_p] = _pivots_to_permutation
 CPU_RULES[cholesky_p] = _cholesky
