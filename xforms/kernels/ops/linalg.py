@@ -36,7 +36,7 @@ batched models; cuSOLVER is not wired in.
 """
 import numpy as np
 
-from ..codegen import BLAS_CODES as CODES, lowering_error  # CODES: LAPACK type of each dtype
+from ..codegen import BLAS_CODES as CODES  # LAPACK type of each dtype
 from ..cpu.emit import OP_RULES as CPU_RULES
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.kernel_builder import cdiv
@@ -161,16 +161,18 @@ def _sqrtm(em, eqn):
 CPU_RULES[sqrtm_p] = _sqrtm
 
 
-def _fast_tier_only(em, eqn):
-    """schur and hessenberg have no compiled kernel yet: say so at compile time, never a
-    wrong number.  Under a tiered jit the fast tier keeps answering."""
-    raise lowering_error(eqn, "CPU", f"{eqn.prim.name} has no compiled kernel yet",
-                         "; use jit(f) (tiered, whose fast tier runs it with LAPACK) or call "
-                         "it outside jit")
+def _schur_family(fn):
+    """schur and hessenberg: (a) -> two (n, n) factors, by `fn` of runtime/schur.py."""
+    def rule(em, eqn):
+        _alloc_all(em, eqn)
+        (a,), (x, y) = eqn.invars, eqn.outvars
+        code = str(CODES[np.dtype(x.aval.dtype)])
+        _call(em, fn, [_as3(em, a), _as3(em, x), _as3(em, y), code])
+    return rule
 
 
-CPU_RULES[schur_p] = _fast_tier_only
-CPU_RULES[hessenberg_p] = _fast_tier_only
+CPU_RULES[schur_p] = _schur_family("la_schur")
+CPU_RULES[hessenberg_p] = _schur_family("la_hessenberg")
 CPU_RULES[eig_p] = _eig
 CPU_RULES[lu_pivots_to_permutation_p] = _pivots_to_permutation
 CPU_RULES[cholesky_p] = _cholesky

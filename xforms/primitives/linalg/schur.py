@@ -5,8 +5,9 @@ The fast tier runs LAPACK through SciPy: ?gees for schur (output "real": the rea
 quasi-triangular with standardised 2x2 blocks, of a real matrix; output "complex", or any
 complex input: the complex form of the matrix taken as complex, as JAX does, not SciPy's
 rsf2csf of the real form), ?gehrd + ?orghr for hessenberg (Q always: calc_q only drops it).
-The compiled tier has no rule yet: it raises a LoweringError naming the function
-(xforms/kernels/ops/linalg.py).  Neither is differentiable, as in JAX.
+The compiled CPU tier calls the same LAPACK routines from Numba (xforms/kernels/runtime/
+schur.py), so both tiers give the same factors; CUDA raises a LoweringError naming them.
+Neither is differentiable, as in JAX.
 
     >>> t, z = schur(a, output="real")        # a == z @ t @ z.T
 """
