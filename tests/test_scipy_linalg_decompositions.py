@@ -9,6 +9,7 @@ import scipy.linalg as sl
 import xforms as xf
 import xforms.numpy as xnp
 import xforms.scipy.linalg as xsl
+from xforms.errors import LoweringError
 from xforms.test_util import check_grads
 
 R = np.random.default_rng(11)
@@ -255,3 +256,14 @@ def test_schur_family_jit_both_tiers_and_vmap(dt):
     nan = xf.jit(_decompose, tiered=False)(np.array([[1., np.nan, 0.], [0., 1., 0.],
                                                      [0., 0., 1.]], dt))
     assert all(np.all(np.isnan(np.asarray(x))) for x in nan)
+
+
+def test_cuda_backend_says_to_use_cpu():
+    try:
+        xf.jit(xsl.schur, backend="cuda").lower(B).as_text()
+    except LoweringError as e:
+        assert "schur" in str(e) and "backend='cpu'" in str(e)
+    except Exception as e:       # no CUDA backend here at all
+        pytest.skip(f"CUDA backend unavailable: {e}")
+    else:
+        pytest.fail("CUDA lowering of schur should fail (no CUDA kernel)")
