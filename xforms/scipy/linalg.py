@@ -1,6 +1,7 @@
 """`xforms.scipy.linalg` (jax.scipy.linalg): SciPy's signatures over the factorisation
 primitives, batched over leading dims where JAX batches them.  Matrix functions (expm,
-solve_sylvester, block_diag) are in linalg_functions.py, the special-matrix constructors
+solve_sylvester, block_diag) are in linalg_functions.py, polar, schur, funm and the
+other decompositions in linalg_decompositions.py, the special-matrix constructors
 (toeplitz, hankel, circulant, pascal, ...) in matrices.py.
 
     >>> import xforms.scipy.linalg as xsl
@@ -19,6 +20,8 @@ from ..primitives import elementwise as _ew
 from ..primitives.linalg.batched import eye_like as _eye_like, h as _h, mT as _mT, tril as _tril
 from ..primitives.linalg.batched import triu as _triu
 from ..core.avals import broadcast_shapes as _bshapes
+from .linalg_decompositions import (eigh_tridiagonal, expm_frechet, funm, hessenberg, polar,
+                                    qr_multiply, rsf2csf, schur)
 from .linalg_functions import block_diag, expm, solve_sylvester, sqrtm
 from .matrices import (circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion,
                        hadamard, hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal,
@@ -212,4 +215,5 @@ __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "
            "lu", "lu_factor", "lu_solve", "qr", "solve", "solve_sylvester",
            "solve_triangular", "sqrtm", "svd", "circulant", "companion", "convolution_matrix",
            "dft", "fiedler", "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert",
-           "invhilbert", "invpascal", "leslie", "pascal", "toeplitz"]
+           "invhilbert", "invpascal", "leslie", "pascal", "toeplitz", "eigh_tridiagonal",
+           "expm_frechet", "funm", "hessenberg", "polar", "qr_multiply", "rsf2csf", "schur"]

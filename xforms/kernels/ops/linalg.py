@@ -44,6 +44,7 @@ from xforms.primitives.linalg.cholesky_ad import cholesky_cotangent_p, cholesky_
 from xforms.primitives.linalg.factor import lu_p, lu_pivots_to_permutation_p, triangular_solve_p
 from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p
 from xforms.primitives.linalg.sqrtm import sqrtm_p
+from xforms.primitives.linalg.schur import hessenberg_p, schur_p
 
 
 def _prod(xs):
@@ -158,6 +159,20 @@ def _sqrtm(em, eqn):
 
 
 CPU_RULES[sqrtm_p] = _sqrtm
+
+
+def _schur_family(fn):
+    """schur and hessenberg: (a) -> two (n, n) factors, by `fn` of runtime/schur.py."""
+    def rule(em, eqn):
+        _alloc_all(em, eqn)
+        (a,), (x, y) = eqn.invars, eqn.outvars
+        code = str(CODES[np.dtype(x.aval.dtype)])
+        _call(em, fn, [_as3(em, a), _as3(em, x), _as3(em, y), code])
+    return rule
+
+
+CPU_RULES[schur_p] = _schur_family("la_schur")
+CPU_RULES[hessenberg_p] = _schur_family("la_hessenberg")
 CPU_RULES[eig_p] = _eig
 CPU_RULES[lu_pivots_to_permutation_p] = _pivots_to_permutation
 CPU_RULES[cholesky_p] = _cholesky

@@ -227,10 +227,13 @@ def vdot(a, b):
 
 def __getattr__(name):
     """The factorisations' helpers (`la_*`: LAPACK/BLAS through SciPy's Cython bindings,
-    xforms/kernels/runtime/linalg.py), blas_serial's switch to one BLAS thread, and the FFT
+    xforms/kernels/runtime/linalg.py, schur.py), blas_serial's switch to one BLAS thread, and the FFT
     helpers (`fft_*`, xforms/kernels/runtime/fft.py:
     rocket-fft, whose import loads scipy.fft and scipy.special, ~0.3 s), loaded when a
     kernel first imports one: every other program pays nothing for them."""
+    if name in ("la_schur", "la_hessenberg"):
+        from . import schur as schur_runtime
+        return getattr(schur_runtime, name)
     if name.startswith("la_"):
         from . import linalg as linalg_runtime
         return getattr(linalg_runtime, name)

@@ -1,0 +1,102 @@
+"""schur and hessenberg: the Schur form A = Z T Z^H and the Hessenberg form A = Q H Q^H of
+square matrices (..., n, n), as jax.lax.linalg's schur and hessenberg (CPU only in JAX too).
+
+The fast tier runs LAPACK through SciPy: ?gees for schur (output "real": the real Schur form,
+quasi-triangular with standardised 2x2 blocks, of a real matrix; output "complex", or any
+complex input: the complex form of the matrix taken as complex, as JAX does, not SciPy's
+rsf2csf of the real form), ?gehrd + ?orghr for hessenberg (Q always: calc_q only drops it).
+The compiled CPU tier calls the same LAPACK routines from Numba (xforms/kernels/runtime/
+schur.py), so both tiers give the same factors; CUDA raises a LoweringError naming them.
+Neither is differentiable, as in JAX.
+
+    >>> t, z = schur(a, output="real")        # a == z @ t @ z.T
+"""
+import numpy as np
+
+from ...core.avals import ShapedArray
+from ...core.trace import abstract_eval_rules, impl_rules
+from ...core.facts import declare
+from ...core.registry import exempt, primitive
+from ...transforms.jvp import jvp_rules
+from .factor import _NO_CUDA, def_batched_vmap
+from .batched import check_matrix
+
+schur_p = declare(primitive("schur", multiple_results=True), eager_work="matrix")
+hessenberg_p = declare(primitive("hessenberg", multiple_results=True), eager_work="matrix")
+
+
+def _complex_dtype(dt):
+    return np.dtype(np.complex64) if np.dtype(dt) in (np.float32, np.complex64) else \
+        np.dtype(np.complex128)
+
+
+def _schur_dtype(dt, output):
+    return np.dtype(dt) if output == "real" and np.dtype(dt).kind == "f" else _complex_dtype(dt)
+
+
+def _schur_aval(a, *, output):
+    check_matrix("schur", a)
+    out = ShapedArray(a.shape, _schur_dtype(a.dtype, output))
+    return [out, out]
+
+
+def _hessenberg_aval(a):
+    check_matrix("hessenberg", a)
+    return [ShapedArray(a.shape, a.dtype)] * 2
+
+
+def _per_matrix(a, dt, fn):
+    """(fn(x)[0], fn(x)[1]) stacked over the leading dims of a; NaN where x is not finite
+    (LAPACK's answer there is undefined)."""
+    a = np.asarray(a)
+    outs = (np.empty(a.shape, dt), np.empty(a.shape, dt))
+    for idx in np.ndindex(a.shape[:-2]):
+        x = a[idx]
+        if x.shape[-1] == 0 or not np.all(np.isfinite(x)):
+            outs[0][idx] = outs[1][idx] = np.nan
+            continue
+        for out, r in zip(outs, fn(x)):
+            out[idx] = r
+    return list(outs)
+
+
+def _schur_impl(a, *, output):
+    import scipy.linalg as sl
+    dt = _schur_dtype(np.asarray(a).dtype, output)
+    # the complex form of a real matrix by complex ?gees (JAX's), not SciPy's rsf2csf
+    return _per_matrix(a, dt, lambda x: sl.schur(x.astype(dt), output=output))
+
+
+def _hessenberg_impl(a):
+    import scipy.linalg as sl
+    return _per_matrix(a, np.asarray(a).dtype, lambda x: sl.hessenberg(x, calc_q=True))
+
+
+def schur(a, output="real"):
+    """(T, Z) with a = Z T Z^H; output "real" or "complex"."""
+    return schur_p.bind(a, output=output)
+
+
+def hessenberg(a):
+    """(H, Q) with a = Q H Q^H, H zero below the first subdiagonal."""
+    return hessenberg_p.bind(a)
+
+
+def _no_derivative(name):
+    def rule(primals, tangents, **params):
+        raise NotImplementedError(f"{name}: the {name} decomposition is not differentiable "
+                                  f"(as in JAX); differentiate a function of the matrix "
+                                  f"that does not go through {name} (e.g. eigvals, expm)")
+    return rule
+
+
+abstract_eval_rules[schur_p] = _schur_aval
+impl_rules[schur_p] = _schur_impl
+jvp_rules[schur_p] = _no_derivative("schur")
+def_batched_vmap(schur_p)
+exempt(schur_p, "cuda", _NO_CUDA)
+abstract_eval_rules[hessenberg_p] = _hessenberg_aval
+impl_rules[hessenberg_p] = _hessenberg_impl
+jvp_rules[hessenberg_p] = _no_derivative("hessenberg")
+def_batched_vmap(hessenberg_p)
+exempt(hessenberg_p, "cuda", _NO_CUDA)
