@@ -376,7 +376,7 @@ _KEPT = {
         "code registry (RuleTable keyed by the primitive): scalarisation rules",
     ("xforms/kernels/prepare/scalarize_loops.py", "scan"):
         "code registry (RuleTable keyed by the primitive): scalarisation of loops",
-    ("xforms/kernels/prepare/licm.py", "scan"):
+    ("xforms/kernels/prepare/licm.py", "scan_p"):
         "code: the loops whose invariants are hoisted, with where each keeps its body and "
         "constants (a rewrite per loop primitive, as scalarize_loops.py has)",
     ("xforms/kernels/loops/control_print.py", "cond"):
