@@ -251,3 +251,35 @@ def test_a_traced_fill_value():
     with pytest.raises(ValueError, match="fill_value must be a scalar"):
         xf.jit(lambda x, v: x.at[np.array([5])].get(mode="fill", fill_value=v))(
             np.arange(3.0), np.ones(2))
+
+
+@pytest.mark.parametrize("idx", [np.array([3, -1, 0, 3, 9, -7]), (np.array([[1], [-2]]),
+                                                                   np.array([0, 2, 5]))])
+@pytest.mark.parametrize("mode", [None, "clip"])
+def test_row_updates_scatter_whole_rows(idx, mode):
+    """x.at[i].add/set with leading index arrays scatters whole trailing axes (one
+    scatter of the operand, no per-element positions), with NumPy's values, JAX's negative
+    and out-of-bounds rules, derivatives and vmap."""
+    x = xnp.asarray(np.arange(60.0).reshape(4, 3, 5) / 7.0)
+    sel = (idx,) if isinstance(idx, np.ndarray) else idx
+    shape = np.broadcast_shapes(*(i.shape for i in sel)) + x.shape[len(sel):]
+    u = np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape)
+    fix = [np.where(i < 0, i + n, i) for i, n in zip(sel, x.shape)]
+    fix = [np.clip(i, 0, n - 1) if mode == "clip" else i for i, n in zip(fix, x.shape)]
+    keep = np.all([(i >= 0) & (i < n) for i, n in zip(np.broadcast_arrays(*fix), x.shape)], 0)
+    want = np.array(x)
+    np.add.at(want, tuple(i[keep] for i in np.broadcast_arrays(*fix)), u[keep])
+    add = lambda x, u: xnp.asarray(x).at[idx].add(u, mode=mode)
+    np.testing.assert_allclose(add(x, u), want, rtol=1e-14)
+    np.testing.assert_allclose(xf.jit(add, tiered=False)(x, u), want, rtol=1e-14)
+    jaxpr = xf.make_jaxpr(add)(x, u)
+    scatters = [e for e in jaxpr.jaxpr.eqns if e.prim.name == "scatter_add"]
+    assert len(scatters) == 1 and scatters[0].invars[0].aval.shape == x.shape
+    check_grads(add, (x, u), order=2, modes=("fwd", "rev"))
+    batched = xf.vmap(add, in_axes=(None, 0))(x, np.stack([u, 2 * u]))
+    np.testing.assert_allclose(batched[1], add(x, 2 * u), rtol=1e-14)
+    once = np.unique(np.broadcast_arrays(*fix)[0][keep]).size == keep.sum()   # set: no ties
+    if once and len(sel) == 1:
+        got = np.array(x)
+        got[tuple(i[keep] for i in np.broadcast_arrays(*fix))] = u[keep]
+        np.testing.assert_allclose(x.at[idx].set(u, mode=mode), got)

@@ -335,9 +335,26 @@ class _IndexUpdateRef:
                 return np.asarray(getitem(pos, self.idx, get, -1))
         return getitem(pos, self.idx, get, -1)
 
+    def _leading_arrays(self):
+        """The index arrays of `x.at[i]`, `x.at[i, j]`, ... when integer arrays lead the
+        index and only whole axes follow (row updates: embeddings, segment sums), else None."""
+        try:
+            entries = _expand(self.idx, aval(self.x).ndim)
+        except (IndexError, TypeError, core.ConcretizationError):
+            return None                  # (the general path raises with its own message)
+        k = 0
+        while k < len(entries) and _is_array_index(entries[k]):
+            k += 1
+        if k == 0 or any(not (isinstance(e, slice) and e == slice(None)) for e in entries[k:]):
+            return None
+        return entries[:k]
+
     def _scatter(self, v, op, mode=None):
         x = asarray_operand(self.x)
         a = aval(x)
+        arrays = self._leading_arrays() if op in ("add", "set") else None
+        if arrays is not None:
+            return _scatter_rows(x, arrays, v, op, _mode(_SCATTER_MODES, mode))
         sel = self._positions(_mode(_SCATTER_MODES, mode))
         v = convert(asarray_operand(v), a.dtype)
         v = broadcast_to(v, aval(sel).shape)
@@ -383,6 +400,41 @@ class _IndexUpdateRef:
 
 
 _COMBINE = {"mul": ew.mul, "min": ew.min, "max": ew.max}
+
+
+def _scatter_rows(x, arrays, v, op, mode):
+    """`x.at[i, j, ...].add/set(v)` for leading index arrays: one scatter of whole trailing
+    axes at the (negative-normalised, broadcast) indices -- where the flat path would build
+    and scatter a position per element (4x slower for rows of 64 measured).
+
+    >>> _scatter_rows(xnp.zeros((3, 2)), [np.array([2, -1])], 1.0, "add", "drop")  # row 2: 2s
+    """
+    shape = aval(x).shape
+    k = len(arrays)
+    idxs = _normalised(arrays, shape)
+    from ..core.avals import broadcast_shapes
+    bshape = broadcast_shapes(*(aval(i).shape for i in idxs), op="indexing")
+    m = int(np.prod(bshape, dtype=np.int64))
+    idxs = [st.reshape(broadcast_to(i, bshape), (m,)) for i in idxs]
+    idxs = [core.as_array(i) if isinstance(i, np.ndarray) else i for i in idxs]
+    v = broadcast_to(convert(asarray_operand(v), aval(x).dtype), bshape + shape[k:])
+    v = st.reshape(v, (m,) + shape[k:])
+    scatter = ix.scatter_add if op == "add" else ix.scatter
+    return scatter(x, v, idxs, tuple(range(k)), mode)
+
+
+def _normalised(arrays, shape):
+    """Index arrays as int64, a negative index counted from the end of its axis (once)."""
+    out = []
+    for d, e in enumerate(arrays):
+        e = asarray_operand(e)
+        if not isinstance(e, Tracer):
+            e = np.asarray(e, dtype=np.int64)
+            out.append(np.where(e < 0, e + shape[d], e))
+        else:
+            e = convert(e, np.int64)
+            out.append(ew.select_n(ew.lt(e, np.int64(0)), e, ew.add(e, np.int64(shape[d]))))
+    return out
 
 
 def _const(i):
