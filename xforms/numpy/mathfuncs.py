@@ -39,8 +39,10 @@ def angle(z, deg=False):
     z = asarray_operand(z)
     if aval(z).dtype.kind == "c":
         re, im = ew.real(z), ew.imag(z)
-    else:      # integers become the default float, float64 (jnp.angle), not float_of's
-        re = convert(z, np.float64) if aval(z).dtype.kind in "biu" else z
+    else:      # integers, and floats of rank 0, become the default float, float64 (as
+        # jnp.angle does: its rank-0 float32 answer is float64), not float_of's
+        to_default = aval(z).dtype.kind in "biu" or aval(z).ndim == 0
+        re = convert(z, np.float64) if to_default else z
         from .creation import zeros_like
         im = zeros_like(re)
     out = ew.atan2(im, re)
