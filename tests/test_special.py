@@ -11,6 +11,8 @@ import xforms.scipy.special as xsp
 from xforms.kernels.libm import special as sm
 from xforms.test_util import check_grads
 
+from jax_tiers import close, tiers  # noqa: F401 (a fixture)
+
 RNG = np.random.default_rng(1)
 
 
@@ -236,3 +238,25 @@ def test_namespace_coverage():
 
 
 BESSEL = {"bessel_jn", "j0", "j1", "jn", "y0", "y1", "yn", "iv", "ive"}   # tests/test_bessel.py
+
+
+# ---- JAX's edges (issue #31, found by tools/jax_sweep.py) ------------------------------------
+# jax 0.10.2 values (float64; JAX is absent in CI), on both tiers: the fast tier's scipy and
+# the compiled tier's libm gave inf at every pole of zeta, 0 at q = inf, NaN for q < 0
+def test_zeta_polygamma_comb_rel_entr_edges_as_jax(tiers):
+    from xforms import lax
+    inf, nan = np.inf, np.nan
+    s = np.array([1.0, 2.0, 3.0, 0.0, 3.0, 2.5, 2.0, 1.5])
+    q = np.array([0.0, -1.0, -2.0, 0.0, -1.5, -1.5, inf, -inf])
+    close(tiers(lax.zeta, s, q), [inf, inf, nan, inf, 0.11810202582086413, nan, nan, nan])
+    # polygamma(1, -1) = inf; polygamma(2, -2) = NaN (the limit's sign is +-; xforms: -inf)
+    close(tiers(lax.polygamma, np.array([1.0, 2.0, 1.0, 2.0]), np.array([-1.0, -2.0, 0.0, 0.0])),
+          [inf, nan, inf, nan])
+    close(tiers(xsp.comb, np.array([nan, 5.0, 5.0, -1.0]), np.array([0.0, 2.0, nan, 0.0])),
+          [0.0, 10.00000000000002, 0.0, 0.0])           # comb(nan, 0) was NaN
+    close(tiers(lambda n, k: xsp.comb(n, k, repetition=True), np.array([nan, 3.0]),
+                np.array([0.0, 0.0])), [0.0, 1.0])
+    close(tiers(xsp.rel_entr, np.array([inf, 2.0, 0.0, inf]), np.array([3.0, 1.0, 0.0, inf])),
+          [nan, 1.3862943611198906, 0.0, nan])          # x log x - x log y: inf - inf
+    close(tiers(lambda a: xsp.multigammaln(a, 2), np.array(True)), 1.1447298858494004,
+          np.float64)                                  # bool with the int d: float64

@@ -168,8 +168,11 @@ def trunc(x):
 
 def fmod(x1, x2):
     """C-style remainder: the sign of the dividend (lax.rem; fmod(x, 0) of integers is 0,
-    as in NumPy and jax.numpy)."""
+    as in NumPy and jax.numpy; bool operands compute in int32, as jnp.fmod's: there a zero
+    divisor gives lax.rem's x)."""
     x, y = promote(x1, x2, name="fmod")
+    if aval(x).dtype.kind == "b":
+        return ew.rem(convert(x, np.int32), convert(y, np.int32))
     return ew.rem(x, uf.nonzero_divisor(y))
 
 

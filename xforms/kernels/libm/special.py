@@ -73,22 +73,26 @@ _B2K = (1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
 
 
 def zeta(s, q):
-    """Hurwitz zeta sum_{k>=0} (q + k)^-s for s > 1, q > 0 (nan otherwise, inf at s = 1)."""
-    if s != s or q != q:
-        return _NAN
+    """Hurwitz zeta sum_{k>=0} (q + k)^-s for s > 1, q > 0 and, for an integer s, q < 0
+    between the poles; JAX's (XLA's) edges: inf wherever s = 1; at the poles q = 0, -1,
+    ..., -inf, inf for an even integer s, else NaN (the sign of the limit depends on the
+    side); NaN for s < 1, for q < 0 and a non-integer s, and for an infinite s or q = +inf."""
     if s == 1.0:
         return _INF
-    if s < 1.0:
+    if s != s or q != q:
         return _NAN
-    if q <= 0.0:                 # poles at q = 0, -1, ...; other q <= 0 are not supported
-        return _INF if q == math.floor(q) else _NAN
+    if q <= 0.0 and q == math.floor(q):
+        even = abs(s) < _INF and 0.5 * s == math.floor(0.5 * s)
+        return _INF if even else _NAN
+    if s < 1.0 or (q < 0.0 and s != math.floor(s)) or s == _INF or q == _INF:
+        return _NAN
     acc = 0.0
     while q < 10.0 + s:          # the corrections below shrink like ((s + 2k) / (2 pi q))^2
         t = math.pow(q, -s)
         acc += t
         q += 1.0
-        if t < 1e-18 * acc:      # large s: the remaining terms are negligible
-            return acc
+        if q > 1.0 and abs(t) < 1e-18 * abs(acc):   # (terms decrease once q > 0): large
+            return acc                              # s, the remaining ones are negligible
     # tail: integral + half term + Euler-Maclaurin corrections
     acc += math.pow(q, 1.0 - s) / (s - 1.0) + 0.5 * math.pow(q, -s)
     fac = s * math.pow(q, -s - 1.0)        # s (s+1) ... (s+2k-2) q^(-s-2k+1)

@@ -105,9 +105,17 @@ def _digamma(x):
 
 digamma_p = _prim("digamma", _digamma)
 def _zeta(x, q):
-    """scipy's zeta, but NaN where x or q is NaN (JAX's and the compiled tier's; scipy
-    gives inf for zeta(nan, 0))."""
-    return np.where(np.isnan(x) | np.isnan(q), np.nan, _ufunc("zeta")(x, q))
+    """scipy's zeta with JAX's (XLA's) edges, as the compiled tier's libm zeta: NaN where
+    x or q is NaN or infinite (scipy: inf for zeta(nan, 0), 0 at q = inf), NaN for x < 1
+    and for q <= 0 with a non-integer x; at the poles q = 0, -1, ..., -inf, inf only for
+    an even integer x (the limit's sign is +- for the others: NaN); inf wherever x = 1."""
+    with np.errstate(invalid="ignore"):
+        out = np.where(np.isnan(x) | np.isnan(q) | np.isinf(x) | (q == np.inf), np.nan,
+                       _ufunc("zeta")(x, q))
+        out = np.where((x < 1) | ((q <= 0) & (x != np.floor(x))), np.nan, out)
+        even = (np.fmod(x, 2) == 0) & (x == np.floor(x))
+        out = np.where((q <= 0) & (q == np.floor(q)), np.where(even, np.inf, np.nan), out)
+        return np.where(x == 1, np.inf, out)
 
 
 zeta_p = _prim("zeta", _zeta, 2)
