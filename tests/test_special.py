@@ -11,7 +11,7 @@ import xforms.scipy.special as xsp
 from xforms.kernels.libm import special as sm
 from xforms.test_util import check_grads
 
-from jax_tiers import close, tiers  # noqa: F401 (a fixture)
+from jax_tiers import close, same, tiers  # noqa: F401 (a fixture)
 
 RNG = np.random.default_rng(1)
 
@@ -260,3 +260,14 @@ def test_zeta_polygamma_comb_rel_entr_edges_as_jax(tiers):
           [nan, 1.3862943611198906, 0.0, nan])          # x log x - x log y: inf - inf
     close(tiers(lambda a: xsp.multigammaln(a, 2), np.array(True)), 1.1447298858494004,
           np.float64)                                  # bool with the int d: float64
+
+
+def test_igamma_edges_agree_with_jax_on_both_tiers(tiers):
+    from xforms import lax
+    inf, nan = np.inf, np.nan
+    # jax 0.10.2: lax.igamma/igammac at a = inf, a = 0, x = 0 and x = inf (the fast tier gave
+    # NaN at (inf, inf), (inf, 0) and (inf, 0.5), the compiled one NaN at (0, 1), (0, inf))
+    a = np.array([inf, inf, inf, inf, 0.0, 0.0, 0.0, 2.0])
+    x = np.array([inf, 0.0, 0.5, 3.0, 1.0, inf, 0.0, inf])
+    same(tiers(lax.igamma, a, x), [1.0, 0.0, 0.0, nan, 1.0, 1.0, nan, 1.0])
+    same(tiers(lax.igammac, a, x), [0.0, 1.0, 1.0, nan, 0.0, 0.0, nan, 0.0])

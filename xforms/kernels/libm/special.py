@@ -158,14 +158,16 @@ _EPS = 1e-16
 
 
 def _make_igamma(upper):
-    """P(a, x) (upper=False) or Q(a, x) = 1 - P (True), a > 0, x >= 0 (nan otherwise): the
-    series for x < a + 1, else Lentz's continued fraction for Q; the other by 1 - ."""
+    """P(a, x) (upper=False) or Q(a, x) = 1 - P (True), a >= 0, x >= 0, not both 0 (NaN
+    otherwise): the series for x < a + 1, else Lentz's continued fraction for Q; the other
+    by 1 - .  JAX's edges: P = 0 at x = 0, P = 1 at x = inf or a = 0; at a = inf, P = 0
+    for x < 1 (the front factor is 0) and NaN from x = 1 on (inf - inf in it)."""
     def igamma(a, x):
-        if a != a or x != x or a <= 0.0 or x < 0.0:
+        if a != a or x != x or a < 0.0 or x < 0.0 or (a == 0.0 and x == 0.0):
             return _NAN
         if x == 0.0:
             return 1.0 if upper else 0.0
-        if x == _INF:
+        if x == _INF or a == 0.0:
             return 0.0 if upper else 1.0
         front = math.exp(a * math.log(x) - x - math.lgamma(a))      # x^a e^-x / Gamma(a)
         if x < a + 1.0:
