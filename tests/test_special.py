@@ -271,3 +271,14 @@ def test_igamma_edges_agree_with_jax_on_both_tiers(tiers):
     x = np.array([inf, 0.0, 0.5, 3.0, 1.0, inf, 0.0, inf])
     same(tiers(lax.igamma, a, x), [1.0, 0.0, 0.0, nan, 1.0, 1.0, nan, 1.0])
     same(tiers(lax.igammac, a, x), [0.0, 1.0, 1.0, nan, 0.0, 0.0, nan, 0.0])
+
+
+def test_betainc_limits_agree_with_jax_on_both_tiers(tiers):
+    from xforms import lax
+    inf, nan = np.inf, np.nan
+    # jax 0.10.2 (and scipy): lax.betainc at a or b = 0 or inf (the compiled tier gave NaN
+    # for each of these but the last two, and 0 / 1 for a = b = inf at x = 0 / 1)
+    a = np.array([1.0, 0.0, inf, 1.0, 1.0, inf, 0.0, inf])
+    b = np.array([0.0, 1.0, 1.0, inf, 0.0, inf, 0.0, inf])
+    x = np.array([0.5, 0.5, 0.5, 0.5, 1.0, 0.5, 0.5, 0.0])
+    same(tiers(lax.betainc, a, b, x), [0.0, 1.0, 0.0, 1.0, 1.0, nan, nan, nan])

@@ -214,13 +214,22 @@ from xforms.primitives.special.igamma_grad import igamma_grad_a  # noqa: E402,F4
 
 # ---- regularized incomplete beta -------------------------------------------------------------
 def betainc(a, b, x):
-    """Regularized incomplete beta I_x(a, b) (a, b > 0, 0 <= x <= 1; nan otherwise)."""
-    if a != a or b != b or x != x or a <= 0.0 or b <= 0.0 or x < 0.0 or x > 1.0:
+    """Regularized incomplete beta I_x(a, b) (a, b > 0, 0 <= x <= 1; nan otherwise), with
+    JAX's and scipy's limits: I = 0 at x = 0 and 1 at x = 1; inside, 1 where a = 0 or
+    b = inf (the mass sits at 0) and 0 where b = 0 or a = inf; NaN where a = b = 0 or
+    a = b = inf."""
+    if a != a or b != b or x != x or a < 0.0 or b < 0.0 or x < 0.0 or x > 1.0:
+        return _NAN
+    if (a == 0.0 and b == 0.0) or (a == _INF and b == _INF):
         return _NAN
     if x == 0.0:
         return 0.0
     if x == 1.0:
         return 1.0
+    if a == 0.0 or b == _INF:
+        return 1.0
+    if b == 0.0 or a == _INF:
+        return 0.0
     lbeta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
     front = math.exp(a * math.log(x) + b * math.log1p(-x) - lbeta)
     flip = x >= (a + 1.0) / (a + b + 2.0)     # I_x(a, b) = 1 - I_{1-x}(b, a)
