@@ -11,6 +11,8 @@ import xforms.numpy as xnp
 from xforms import lax
 from xforms.test_util import check_grads
 
+from jax_tiers import same, tiers  # noqa: F401 (a fixture)
+
 NHWC = ("NHWC", "HWIO", "NHWC")
 
 
@@ -540,3 +542,28 @@ def test_conv_general_dilated_local():
     ]).reshape(2, 3, 4, 3)
     np.testing.assert_allclose(g(np.transpose(x, (0, 2, 3, 1)), wh), jax_nhwc, rtol=1e-11,
                                atol=1e-11)
+
+
+# ---- an infinite kernel: padding and lhs-dilation holes add nothing (issue #31) ------------
+def test_padding_and_holes_add_nothing_with_an_infinite_kernel(tiers):
+    x, w = np.array([1.0, 2.0, 3.0]), np.array([np.inf, 1.0, 2.0])
+    # jax 0.10.2 (float64; JAX is absent in CI): jnp.convolve(x, w) = [inf, inf, inf, 7, 6],
+    # mode="same" [inf, inf, 7], jnp.correlate(x, w, "full") = [2, 5, inf, inf, inf], and
+    # with lhs_dilation 2, padding (1, 1): [1, inf, 2, inf, 3] (zeros * inf gave NaN)
+    same(tiers(xnp.convolve, x, w), [np.inf, np.inf, np.inf, 7.0, 6.0])
+    same(tiers(lambda a, b: xnp.convolve(a, b, mode="same"), x, w), [np.inf, np.inf, 7.0])
+    same(tiers(lambda a, b: xnp.correlate(a, b, mode="full"), x, w),
+         [2.0, 5.0, np.inf, np.inf, np.inf])
+    same(tiers(lambda a, b: lax.conv_general_dilated(a[None, None], b[None, None], (1,),
+                                                     [(1, 1)], lhs_dilation=(2,))[0, 0], x, w),
+         [1.0, np.inf, 2.0, np.inf, 3.0])
+    # 2-d, feature groups, strides, dilations, a NaN and infinities in the kernel: the
+    # element-by-element definition (which skips padding and holes)
+    strides, pad, ld, rd, G = (2, 1), ((2, 1), (1, 2)), (1, 2), (2, 1), 2
+    x, w = _args(((1, 4, 4, 5), (6, 2, 2, 2)))
+    w[0, 1, 1, 0], w[3, 0, 0, 1], w[5, 1, 1, 1] = np.inf, -np.inf, np.nan
+    want = conv_loop(x, w, strides, pad, ld, rd, G)
+    f = lambda a, b: lax.conv_general_dilated(a, b, strides, pad, ld, rd,
+                                              feature_group_count=G)
+    for r in tiers(f, x, w):
+        np.testing.assert_allclose(r, want, rtol=1e-12)

@@ -262,3 +262,21 @@ def test_scatter_into_a_transposed_einsum_result():
         v = np.sin(np.einsum('a,yx->axy', x4, x5))
         return np.sin(R.at_add(v, (0, slice(None), slice(None)), x14))
     _all_checks(Case.of(f, f_ref, _args((1,), (2, 2), (2, 2))))
+
+
+def test_convolve_with_an_infinite_kernel_element():
+    """np.convolve([a0, a1], [inf, v1]) is [inf, a1 * inf + ...] only where the infinity
+    meets a real element: the padding adds nothing (XLA's float64 convolution skips it too).
+    xforms multiplied its zero padding by the kernel, 0 * inf = NaN, on both tiers
+    (xforms/primitives/conv.py masks the padding; the CPU runtime's `direct` method runs when
+    the kernel is not finite).  The fuzzer draws such kernels since (`convolve_inf`)."""
+    def f(x0, x1):
+        c = xnp.convolve(x0, xnp.where(x1 > 0.5, float('inf'), x1))
+        return xnp.nan_to_num(c, nan=-7.0, posinf=7.0, neginf=-6.0)
+
+    def f_ref(x0, x1):
+        return R.convolve_special(x0, x1, float('inf'))
+    case = Case.of(f, f_ref, (np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.25])))
+    check_eager(case)
+    got = xf.jit(f, tiered=False)(*case.args)
+    np.testing.assert_array_equal(got, f_ref(*case.args))     # [7, -6, 7, 0.5]

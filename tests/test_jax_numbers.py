@@ -12,28 +12,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
-from xforms.exec import tiered
-
-
-@pytest.fixture
-def tiers(monkeypatch):
-    """`tiers(f, *args)` -> [eager, jit fast tier, jit compiled tier] results of f."""
-    submitted = []
-    monkeypatch.setattr(tiered, "_submit", submitted.append)    # no background compile
-
-    def run(f, *args):
-        fast = xf.jit(f, tiered=True)(*args)
-        assert submitted and submitted[-1].fast_calls == 1, "the fast tier did not run"
-        return [f(*args), fast, xf.jit(f, tiered=False)(*args)]
-    return run
-
-
-def _same(results, want, dtype=None):
-    for r in results:
-        r = np.asarray(r)
-        np.testing.assert_array_equal(r, np.asarray(want))
-        if dtype is not None:
-            assert r.dtype == np.dtype(dtype), r.dtype
+from jax_tiers import same as _same, tiers  # noqa: F401 (a fixture)
 
 
 # ---- lax.div / lax.rem: C semantics; xnp's // and % keep NumPy's floor semantics ----------

@@ -8,6 +8,7 @@ import xforms as xf
 import xforms.numpy as xnp
 
 from jax_reference import call   # live JAX, or its recorded values
+from jax_tiers import same, tiers  # noqa: F401 (a fixture)
 
 rng = np.random.default_rng(4)
 
@@ -105,3 +106,34 @@ def test_histogram2d_histogramdd():
         np.testing.assert_allclose(a, b)
     hj = xf.jit(lambda x, y: xnp.histogram2d(x, y, bins=3)[0])(x, y)
     np.testing.assert_allclose(hj, np.histogram2d(x, y, bins=3)[0])
+
+
+# ---- JAX's dtypes and values where NumPy's differ (issue #31, found by tools/jax_sweep.py) ---
+# jax 0.10.2 values (jax_enable_x64 on; JAX is absent in CI), eagerly and on both jit tiers
+def test_histogram_polynomial_trim_zeros_fmod_as_jax(tiers):
+    a = np.array([1, 2, 2, 5], np.int32)
+    # jnp.histogram(int32, bins=2): float32 counts and edges (xforms counted in float64);
+    # float64 weights make both float64
+    for r in tiers(lambda a: xnp.histogram(a, bins=2), a):
+        same([r[0]], [3.0, 1.0], np.float32)
+        same([r[1]], [1.0, 3.0, 5.0], np.float32)
+    for r in tiers(lambda a, w: xnp.histogram(a, bins=2, weights=w), a,
+                   np.array([1.0, 1.0, 1.0, 2.0])):
+        same([r[0]], [3.0, 2.0], np.float64)
+        same([r[1]], [1.0, 3.0, 5.0], np.float64)
+    # polymul/poly of int32 are float32 (a convolution of inexact operands), poly of no
+    # roots is 1.0 of rank 0, polyint(bool) float64 (bool with the default k = 0)
+    same(tiers(xnp.polymul, np.array([1, 2], np.int32), np.array([3, 1], np.int32)),
+         [3.0, 7.0, 2.0], np.float32)
+    same(tiers(xnp.poly, np.array([1, 2], np.int32)), [1.0, -3.0, 2.0], np.float32)
+    same([xnp.poly(np.zeros(0))], 1.0, np.float64)
+    assert np.shape(xnp.poly(np.zeros(0))) == ()
+    same(tiers(xnp.polyint, np.array([True, False])), [0.5, 0.0, 0.0], np.float64)
+    # jnp.fmod of bools computes in int32 (a zero divisor gives lax.rem's x)
+    same(tiers(xnp.fmod, np.array([True, True, False]), np.array([False, True, True])),
+         [1, 0, 0], np.int32)
+    # jnp.trim_zeros of a 2-d array trims every axis (xforms flattened it)
+    m = np.array([[0, 0, 0], [0, 1, 0], [0, 0, 2], [0, 0, 0]])
+    _eq(xnp.trim_zeros(m), [[1, 0], [0, 2]])
+    _eq(xnp.trim_zeros(m, trim="f", axis=1), m[:, 1:])
+    _eq(xnp.trim_zeros(np.array([[True, False, False]])), [[True]])

@@ -11,6 +11,7 @@ import xforms.numpy as xnp
 from xforms.test_util import check_grads
 
 from jax_reference import jax, jnp, reference   # live JAX, or its recorded values without jax
+from jax_tiers import close, same, tiers  # noqa: F401 (a fixture)
 
 R = np.random.default_rng(3)
 A = R.standard_normal((3, 4))
@@ -210,3 +211,30 @@ def test_jit_of_grad_matches_eager():
     f = lambda x: (xnp.sort(x, 0)[0] * xnp.median(x, 1)[:, None] + lax.cummax(x, 1)
                    + xnp.cumprod(x, 1)).sum()
     np.testing.assert_allclose(xf.jit(xf.grad(f))(P), xf.grad(f)(P), rtol=1e-12)
+
+
+# ---- trapezoid, gradient, unwrap: JAX's numbers (issue #31, found by tools/jax_sweep.py) ---
+# JAX is absent in CI: the values below were computed with jax 0.10.2 (jax_enable_x64 on).
+def test_trapezoid_gradient_unwrap_dtypes_and_infinite_ends(tiers):
+    # jnp.trapezoid([inf, 1, 2]) = nan and of [[1, -inf], [2, 3]] on axis 0 = [1.5, nan]:
+    # JAX's dx * (sum(y) - (y[0] + y[-1]) / 2) (NumPy's pairwise sum gave inf, -inf)
+    same(tiers(xnp.trapezoid, np.array([np.inf, 1.0, 2.0])), np.nan, np.float64)
+    same(tiers(lambda y: xnp.trapezoid(y, axis=0), np.array([[1.0, -np.inf], [2.0, 3.0]])),
+         [1.5, np.nan], np.float64)
+    # int32 and bool operands integrate in float32, as jnp.trapezoid (xforms: float64)
+    same(tiers(xnp.trapezoid, np.array([1, 2, 4], np.int32)), 4.5, np.float32)
+    same(tiers(xnp.trapezoid, np.array([True, False, True])), 1.0, np.float32)
+    same(tiers(xnp.trapezoid, np.array([1, 2, 4], np.int32), np.array([0, 1, 3], np.int32)),
+         7.5, np.float32)
+    # jnp.gradient(int32 [1, 2, 4, 7]) is float32; with spacing 0.3, JAX's (f2 - f0) * 0.5 / h
+    same(tiers(xnp.gradient, np.array([1, 2, 4, 7], np.int32)), [1.0, 1.5, 2.5, 3.0],
+         np.float32)
+    close(tiers(lambda f: xnp.gradient(f, 0.3), np.array([1.0, 2.0, 4.0, 7.0])),
+          [3.3333333333333335, 5.0, 8.333333333333334, 10.0], np.float64, rtol=1e-15)
+    # jnp.unwrap(int32 [0, 5, 1]) is float64 (int32 with the float period); with an integer
+    # period the arithmetic stays int32; bool is float64 (xforms: float32 in every case)
+    close(tiers(xnp.unwrap, np.array([0, 5, 1], np.int32)), [0.0, -1.2831853071795862, 1.0],
+          np.float64)
+    same(tiers(lambda p: xnp.unwrap(p, period=6), np.array([0, 5, 10, 2, 9], np.int32)),
+         [0, -1, -2, -4, -3], np.int32)
+    same(tiers(xnp.unwrap, np.array([True, False])), [1.0, 0.0], np.float64)

@@ -11,6 +11,8 @@ import xforms.scipy.special as xsp
 from xforms.kernels.libm import special as sm
 from xforms.test_util import check_grads
 
+from jax_tiers import close, same, tiers  # noqa: F401 (a fixture)
+
 RNG = np.random.default_rng(1)
 
 
@@ -238,3 +240,47 @@ def test_namespace_coverage():
 
 
 BESSEL = {"bessel_jn", "j0", "j1", "jn", "y0", "y1", "yn", "iv", "ive"}   # tests/test_bessel.py
+
+
+# ---- JAX's edges (issue #31, found by tools/jax_sweep.py) ------------------------------------
+# jax 0.10.2 values (float64; JAX is absent in CI), on both tiers: the fast tier's scipy and
+# the compiled tier's libm gave inf at every pole of zeta, 0 at q = inf, NaN for q < 0
+def test_zeta_polygamma_comb_rel_entr_edges_as_jax(tiers):
+    from xforms import lax
+    inf, nan = np.inf, np.nan
+    s = np.array([1.0, 2.0, 3.0, 0.0, 3.0, 2.5, 2.0, 1.5])
+    q = np.array([0.0, -1.0, -2.0, 0.0, -1.5, -1.5, inf, -inf])
+    close(tiers(lax.zeta, s, q), [inf, inf, nan, inf, 0.11810202582086413, nan, nan, nan])
+    # polygamma(1, -1) = inf; polygamma(2, -2) = NaN (the limit's sign is +-; xforms: -inf)
+    close(tiers(lax.polygamma, np.array([1.0, 2.0, 1.0, 2.0]), np.array([-1.0, -2.0, 0.0, 0.0])),
+          [inf, nan, inf, nan])
+    close(tiers(xsp.comb, np.array([nan, 5.0, 5.0, -1.0]), np.array([0.0, 2.0, nan, 0.0])),
+          [0.0, 10.00000000000002, 0.0, 0.0])           # comb(nan, 0) was NaN
+    close(tiers(lambda n, k: xsp.comb(n, k, repetition=True), np.array([nan, 3.0]),
+                np.array([0.0, 0.0])), [0.0, 1.0])
+    close(tiers(xsp.rel_entr, np.array([inf, 2.0, 0.0, inf]), np.array([3.0, 1.0, 0.0, inf])),
+          [nan, 1.3862943611198906, 0.0, nan])          # x log x - x log y: inf - inf
+    close(tiers(lambda a: xsp.multigammaln(a, 2), np.array(True)), 1.1447298858494004,
+          np.float64)                                  # bool with the int d: float64
+
+
+def test_igamma_edges_agree_with_jax_on_both_tiers(tiers):
+    from xforms import lax
+    inf, nan = np.inf, np.nan
+    # jax 0.10.2: lax.igamma/igammac at a = inf, a = 0, x = 0 and x = inf (the fast tier gave
+    # NaN at (inf, inf), (inf, 0) and (inf, 0.5), the compiled one NaN at (0, 1), (0, inf))
+    a = np.array([inf, inf, inf, inf, 0.0, 0.0, 0.0, 2.0])
+    x = np.array([inf, 0.0, 0.5, 3.0, 1.0, inf, 0.0, inf])
+    same(tiers(lax.igamma, a, x), [1.0, 0.0, 0.0, nan, 1.0, 1.0, nan, 1.0])
+    same(tiers(lax.igammac, a, x), [0.0, 1.0, 1.0, nan, 0.0, 0.0, nan, 0.0])
+
+
+def test_betainc_limits_agree_with_jax_on_both_tiers(tiers):
+    from xforms import lax
+    inf, nan = np.inf, np.nan
+    # jax 0.10.2 (and scipy): lax.betainc at a or b = 0 or inf (the compiled tier gave NaN
+    # for each of these but the last two, and 0 / 1 for a = b = inf at x = 0 / 1)
+    a = np.array([1.0, 0.0, inf, 1.0, 1.0, inf, 0.0, inf])
+    b = np.array([0.0, 1.0, 1.0, inf, 0.0, inf, 0.0, inf])
+    x = np.array([0.5, 0.5, 0.5, 0.5, 1.0, 0.5, 0.5, 0.0])
+    same(tiers(lax.betainc, a, b, x), [0.0, 1.0, 0.0, 1.0, 1.0, nan, nan, nan])

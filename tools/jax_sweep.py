@@ -63,6 +63,14 @@ ALLOWED = {
                                          "zero and negative sizes: no index is valid",
     ("numpy", "roots", "bool"): "a double root (-1): jax's companion-matrix eigenvalues split "
                                 "it by sqrt(eps) (-0.9999997 +- 3e-4j); xforms' is exact",
+    ("numpy", "convolve", "float32"): "XLA's float32 convolution multiplies its zero padding "
+                                      "by the kernel (0 * -inf = NaN); its float64 one and "
+                                      "NumPy skip the padding, as xforms does for both",
+    ("numpy", "polymul", "float32"): "a convolution: the float32 convolve entry's reason",
+    ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
+                                      "3.7e-9 (a reciprocal multiply and a fused "
+                                      "multiply-add), so jax bins a 0 below it; xforms' "
+                                      "edge is 0.0 exactly, as NumPy's",
 }
 
 SEC = 60          # per call, seconds (a hang is reported as an error, not waited for)

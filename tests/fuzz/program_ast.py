@@ -140,6 +140,10 @@ OPS = {
     "fft_c": ("xnp.real(xnp.fft.ifftn({a} * (1.0 + 0.5j) + xnp.fft.fftn({a})))",
               "np.real(np.fft.ifftn({a} * (1.0 + 0.5j) + np.fft.fftn({a})))"),
     "convolve": ("xnp.convolve({a}, {b})", "np.convolve({a}, {b})"),
+    # a kernel with infinities (p0) where b > 0.5: padding must add nothing (0 * inf = NaN);
+    # NaN and the infinities of the result come back as -7, 7 and -6
+    "convolve_inf": ("xnp.nan_to_num(xnp.convolve({a}, xnp.where({b} > 0.5, {p0}, {b})), "
+                     "nan=-7.0, posinf=7.0, neginf=-6.0)", "R.convolve_special({a}, {b}, {p0})"),
     "spd_solve": ("xnp.linalg.solve({a} @ xnp.swapaxes({a}, -1, -2) + {p0} * xnp.eye({p0}), {a})",
                   "np.linalg.solve({a} @ np.swapaxes({a}, -1, -2) + {p0} * np.eye({p0}), {a})"),
     "chol_logdet": ("xnp.sum(xnp.log(xnp.diagonal(xnp.linalg.cholesky({a} @ xnp.swapaxes({a}, "

@@ -165,6 +165,9 @@ class _Gen:
         if kind == "convolve":
             a, _ = self.pick(scope, lambda s: len(s) == 1, lambda: self.shape(1, 1))
             b, _ = self.pick(scope, lambda s: len(s) == 1, lambda: self.shape(1, 1))
+            if self.flag():            # infinities in the kernel (padding adds nothing)
+                inf = self.choice(["float('inf')", "-float('inf')"])
+                return self.emit(scope, self.fresh(), "convolve_inf", (a, b), (inf,))
             return self.emit(scope, self.fresh(), kind, (a, b))
         if kind in ("spd_solve", "chol_logdet"):
             a, sa = self.pick(scope, lambda s: len(s) >= 2, lambda: self.shape(2, 3))

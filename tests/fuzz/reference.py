@@ -105,6 +105,15 @@ def to_int(x, dtype):
     return np.array([one(v) for v in x.flat], dtype).reshape(x.shape)
 
 
+def convolve_special(a, v, special):
+    """np.convolve(a, v) with v's elements above 0.5 replaced by `special` (an infinity),
+    NaN, +inf and -inf of the result mapped to -7, 7 and -6.  Derivatives are skipped (the
+    transposed convolution multiplies zero cotangents by the infinities)."""
+    note(0.0, 0.0, singular=True)
+    out = np.convolve(a, np.where(np.asarray(v) > 0.5, special, v))
+    return np.nan_to_num(out, nan=-7.0, posinf=7.0, neginf=-6.0)
+
+
 def floor(x):
     note(x - np.round(x), x)
     return np.floor(x)

@@ -255,10 +255,12 @@ def dtype_arg(dtype):
     return None if dtype is None else canonicalize_dtype(dtype)
 
 
-def promote_keep_shapes(arrays):
-    """Operands promoted to one dtype, shapes kept (xnp.concatenate, xnp.stack)."""
+def promote_keep_shapes(arrays, inexact=False):
+    """Operands promoted to one dtype, shapes kept (xnp.concatenate, xnp.stack); with
+    `inexact`, integer/bool results become floating (JAX's promote_dtypes_inexact)."""
     arrays = [asarray_operand(a) for a in arrays]
     dtype, _ = promote_types(*((aval(a).dtype, aval(a).weak_type) for a in arrays))
+    dtype = inexact_dtype(dtype) if inexact else dtype
     return [convert(a, dtype) for a in arrays]
 
 

@@ -5,6 +5,7 @@ import operator
 import numpy as np
 
 from ..core import trace as core
+from ..core.avals import promote_types
 from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
@@ -96,8 +97,11 @@ def arange(start, stop=None, step=None, dtype=None):
             raise core.ConcretizationError(
                 "xnp.arange needs static (Python) bounds because its result shape depends on "
                 "them; pass them via static_argnums")
-    return asarray(np.arange(start, stop, step, dtype=dtype_arg(dtype)) if stop is not None
-                   or step is not None else np.arange(start, dtype=dtype_arg(dtype)))
+    if dtype is None:       # JAX's result_type of the bounds: a float32 0-d bound stays float32
+        dtype = promote_types(*((aval(v).dtype, aval(v).weak_type)
+                                for v in (start, stop, step) if v is not None))[0]
+    start, stop = (0, start) if stop is None else (start, stop)
+    return asarray(np.arange(start, stop, 1 if step is None else step, dtype=dtype_arg(dtype)))
 
 
 def eye(N, M=None, k=0, dtype=None):

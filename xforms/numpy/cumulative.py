@@ -11,7 +11,7 @@ import numpy as np
 from ..primitives import cumulative as cp
 from . import manipulation as man
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, canon_axis, convert, dtype_arg
+from ._util import aval, asarray_operand, canon_axis, convert, dtype_arg, promote_keep_shapes
 
 
 def _prepare(a, axis, dtype):
@@ -122,24 +122,25 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
-    """Integral by the trapezoid rule along axis."""
+    """Integral by the trapezoid rule along axis, as JAX computes it: with one spacing,
+    dx * (sum(y) - (y[0] + y[-1]) / 2) (an infinite end gives NaN there, as in JAX).
+    >>> xnp.trapezoid(xnp.array([1.0, 2.0, 4.0]))      # 4.5"""
     from . import reductions as red
-    y = asarray_operand(y)
-    ax = canon_axis(axis, aval(y).ndim)
-    n = aval(y).shape[ax]
-    hi, lo = man.split(y, [1], ax)[1], man.split(y, [n - 1], ax)[0]
-    avg = uf.divide(uf.add(hi, lo), 2.0)
     if x is None:
-        return uf.multiply(red.sum(avg, axis=ax), dx)
-    x = asarray_operand(x)
-    if aval(x).ndim == 1:
-        dxs = diff(x)
-        shape = [1] * aval(y).ndim
-        shape[ax] = aval(dxs).shape[0]
-        dxs = man.reshape(dxs, tuple(shape))
+        (y,) = promote_keep_shapes((y,), inexact=True)
+        d = asarray_operand(dx)
+        if aval(d).ndim > 0:
+            d = man.expand_dims(d, tuple(range(aval(y).ndim - aval(d).ndim)))
+            d = man.moveaxis(d, axis, -1)
     else:
-        dxs = diff(x, axis=ax)
-    return red.sum(uf.multiply(avg, dxs), axis=ax)
+        y, x = promote_keep_shapes((y, x), inexact=True)
+        d = diff(x) if aval(x).ndim == 1 else man.moveaxis(diff(x, axis=axis), axis, -1)
+    y = man.moveaxis(y, axis, -1)
+    if aval(d).ndim == 0 or aval(d).shape[-1] == 1:
+        d = d if aval(d).ndim == 0 else d[..., 0]
+        ends = uf.multiply(0.5, uf.add(y[..., 0], y[..., -1]))
+        return uf.multiply(d, uf.subtract(red.sum(y, axis=-1), ends))
+    return uf.multiply(0.5, red.sum(uf.multiply(d, uf.add(y[..., 1:], y[..., :-1])), axis=-1))
 
 
 def gradient(f, *varargs, axis=None, edge_order=None):
@@ -147,7 +148,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
     unit or scalar spacing, or coordinate arrays)."""
     if edge_order not in (None, 1):
         raise NotImplementedError("gradient: edge_order=2 is not supported")
-    f = asarray_operand(f)
+    f, *varargs = promote_keep_shapes((f,) + varargs, inexact=True)    # JAX's dtypes
     nd = aval(f).ndim
     axes = list(range(nd)) if axis is None else [
         canon_axis(a, nd) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
@@ -167,7 +168,8 @@ def gradient(f, *varargs, axis=None, edge_order=None):
                              "least (edge_order + 1) elements are required.")
         sl = lambda lo, hi: man.split(man.split(f, [hi], ax)[0], [lo], ax)[1]
         if np.ndim(h) == 0:
-            mid = uf.divide(uf.subtract(sl(2, n), sl(0, n - 2)), 2.0 * h) if n > 2 else None
+            mid = uf.divide(uf.multiply(uf.subtract(sl(2, n), sl(0, n - 2)), 0.5), h) \
+                if n > 2 else None
             first = uf.divide(uf.subtract(sl(1, 2), sl(0, 1)), h)
             last = uf.divide(uf.subtract(sl(n - 1, n), sl(n - 2, n - 1)), h)
         else:
@@ -195,16 +197,16 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 
 def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     """Remove jumps larger than discont (default period/2) by adding multiples of period."""
-    from ._util import float_of
-    p = float_of(asarray_operand(p))
+    from ._util import promote
+    p, period = promote(p, period, name="unwrap")     # JAX's dtype: int32 p is float64
     ax = canon_axis(axis, aval(p).ndim)
     d = diff(p, axis=ax)
-    half = period / 2
-    discont = half if discont is None else discont
+    half = period // 2 if aval(p).dtype.kind in "iu" else period / 2
+    discont = period / 2 if discont is None else discont
     dd = uf.subtract(uf.remainder(uf.add(d, half), period), half)
     dd = uf.where(uf.logical_and(uf.equal(dd, -half), uf.greater(d, 0)), half, dd)
     corr = uf.subtract(dd, d)
-    corr = uf.where(uf.less(uf.abs(d), discont), 0.0, corr)
+    corr = uf.where(uf.less(uf.abs(d), discont), 0, corr)
     n = aval(p).shape[ax]
     first = man.split(p, [1], ax)[0]
     rest = man.split(p, [1], ax)[1] if n > 1 else None

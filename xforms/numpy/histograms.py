@@ -9,7 +9,7 @@ from . import manipulation as man
 from . import reductions as red
 from . import sorting as srt
 from . import ufuncs as uf
-from ._util import asarray_operand, aval, broadcast_to, float_of
+from ._util import asarray_operand, aval, broadcast_to, float_of, promote_keep_shapes
 from .statistics import _edges
 
 
@@ -28,7 +28,10 @@ def _per_dim(v, d, what):
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     """Counts (or summed weights) of the (N, D) sample over a D-dimensional grid of bins
     -> (H, [edges per dimension]); the last bin of each dimension includes its right edge."""
-    s = float_of(asarray_operand(sample))
+    if weights is None:          # JAX's dtypes: sample and weights promoted, made inexact
+        (s,) = promote_keep_shapes((sample,), inexact=True)
+    else:
+        s, weights = promote_keep_shapes((sample, weights), inexact=True)
     if aval(s).ndim == 1:
         s = man.reshape(s, (-1, 1))
     n, d = aval(s).shape
@@ -46,7 +49,7 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
         edges.append(e)
         sizes.append(nb)
     # without weights the counts are integers (int64), as jax.numpy's
-    w = np.int64(1) if weights is None else float_of(man.ravel(asarray_operand(weights)))
+    w = np.int64(1) if weights is None else man.ravel(weights)
     w = uf.where(inside, broadcast_to(w, (n,)), 0)
     total = int(np.prod(sizes))
     onehot = uf.equal(man.expand_dims(flat, -1), np.arange(total, dtype=np.int32))

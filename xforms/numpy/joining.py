@@ -14,7 +14,7 @@ from ..core import trace as core
 from ..core import staging
 from ..primitives import structural as st
 from . import manipulation as man
-from ._util import aval, asarray_operand, broadcast_to, canon_axis, convert
+from ._util import aval, asarray_operand, broadcast_to, canon_axes, canon_axis, convert
 from .indexing import take
 
 
@@ -205,15 +205,23 @@ def resize(a, new_shape):
 
 
 def trim_zeros(filt, trim="fb", axis=None):
-    """filt without leading ('f') and/or trailing ('b') zeros (concrete input)."""
+    """filt without leading ('f') and/or trailing ('b') zeros along each axis of `axis`
+    (default: all; concrete input).  Along an axis, a slice is trimmed when it is zero
+    across the other axes, as jnp.trim_zeros.  >>> xnp.trim_zeros(xnp.array([0, 1, 0]))"""
     val = _static(filt, "trim_zeros")
     t = trim.lower()
-    nz = np.flatnonzero(val)
-    if nz.size == 0:
-        return man.split(asarray_operand(filt), [0], 0)[0]
-    lo = nz[0] if "f" in t else 0
-    hi = nz[-1] + 1 if "b" in t else val.shape[0]
-    return man.split(man.split(asarray_operand(filt), [int(hi)], 0)[0], [int(lo)], 0)[1]
+    axes = set(canon_axes(axis, val.ndim))
+    if not axes or ("f" not in t and "b" not in t):
+        return asarray_operand(filt)
+
+    def window(ax):
+        if ax not in axes:
+            return slice(None)
+        nz = np.flatnonzero(val.any(axis=tuple(i for i in range(val.ndim) if i != ax)))
+        if nz.size == 0:
+            return slice(0, 0)
+        return slice(int(nz[0]) if "f" in t else None, int(nz[-1]) + 1 if "b" in t else None)
+    return asarray_operand(filt)[tuple(window(ax) for ax in range(val.ndim))]
 
 
 def _repeat_index(repeats, n, length):

@@ -39,8 +39,10 @@ def angle(z, deg=False):
     z = asarray_operand(z)
     if aval(z).dtype.kind == "c":
         re, im = ew.real(z), ew.imag(z)
-    else:      # integers become the default float, float64 (jnp.angle), not float_of's
-        re = convert(z, np.float64) if aval(z).dtype.kind in "biu" else z
+    else:      # integers, and floats of rank 0, become the default float, float64 (as
+        # jnp.angle does: its rank-0 float32 answer is float64), not float_of's
+        to_default = aval(z).dtype.kind in "biu" or aval(z).ndim == 0
+        re = convert(z, np.float64) if to_default else z
         from .creation import zeros_like
         im = zeros_like(re)
     out = ew.atan2(im, re)
@@ -166,8 +168,11 @@ def trunc(x):
 
 def fmod(x1, x2):
     """C-style remainder: the sign of the dividend (lax.rem; fmod(x, 0) of integers is 0,
-    as in NumPy and jax.numpy)."""
+    as in NumPy and jax.numpy; bool operands compute in int32, as jnp.fmod's: there a zero
+    divisor gives lax.rem's x)."""
     x, y = promote(x1, x2, name="fmod")
+    if aval(x).dtype.kind == "b":
+        return ew.rem(convert(x, np.int32), convert(y, np.int32))
     return ew.rem(x, uf.nonzero_divisor(y))
 
 

@@ -8,8 +8,8 @@ import numpy as np
 
 from . import manipulation as man
 from . import ufuncs as uf
-from ..core.avals import promote_types
-from ._util import aval, asarray_operand, convert, float_of, inexact_dtype
+from ._util import (aval, asarray, asarray_operand, broadcast_to, float_of,
+                    promote_keep_shapes)
 
 
 def _vec(p, name):
@@ -51,17 +51,17 @@ def polysub(a1, a2):
 
 
 def polymul(a1, a2, *, trim_leading_zeros=False):
-    """Coefficients of the product (a sum of shifted, scaled copies of a2)."""
+    """Coefficients of the product: the full convolution of the coefficients, made inexact
+    (as JAX's: int32 gives float32).  >>> xnp.polymul(xnp.array([1, 1]), xnp.array([1, -1]))
+    """
     if trim_leading_zeros:
         raise NotImplementedError("polymul: trim_leading_zeros=True is not supported")
-    a1, a2 = _vec(a1, "polymul"), _vec(a2, "polymul")
-    n1, n2 = aval(a1).shape[0], aval(a2).shape[0]
-    from .padding import pad
-    out = None
-    for i in range(n1):
-        term = pad(uf.multiply(a1[i], a2), (i, n1 - 1 - i))
-        out = term if out is None else uf.add(out, term)
-    return out
+    from .convolve import convolve
+    a1, a2 = promote_keep_shapes((_vec(a1, "polymul"), _vec(a2, "polymul")), inexact=True)
+    dt = aval(a1).dtype
+    a1 = a1 if aval(a1).shape[0] else np.zeros(1, dt)
+    a2 = a2 if aval(a2).shape[0] else np.zeros(1, dt)
+    return convolve(a1, a2, mode="full")
 
 
 def polyder(p, m=1):
@@ -79,33 +79,42 @@ def polyder(p, m=1):
 
 
 def polyint(p, m=1, k=None):
-    """Coefficients of the m-th antiderivative with integration constants k."""
-    p = float_of(_vec(p, "polyint"))
-    if k is not None:          # jax promotes p with k (a float64 array k makes float64)
-        dt, _ = promote_types(*((a.dtype, a.weak_type) for a in (aval(p), aval(k))))
-        p = convert(p, inexact_dtype(dt))
+    """Coefficients of the m-th antiderivative with integration constants k (JAX's dtypes:
+    p and k promoted and made inexact, so bool p with the default k = 0 is float64).
+    >>> xnp.polyint(xnp.array([3.0, 2.0, 1.0]))      # [1, 1, 1, 0]"""
+    p, k = promote_keep_shapes((_vec(p, "polyint"), 0 if k is None else k), inexact=True)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
-    ks = np.zeros(m) if k is None else np.broadcast_to(np.asarray(k, dtype=float), (m,))
-    for j in range(m):
-        n = aval(p).shape[0]
-        p = uf.divide(p, np.arange(n, 0, -1, dtype=aval(p).dtype))   # float32 stays
-        p = man.concatenate([p, man.reshape(convert(ks[j], aval(p).dtype), (1,))], 0)
-    return p
+    k = man.ravel(k)
+    k = broadcast_to(k, (m,)) if aval(k).shape == (1,) else k
+    if aval(k).shape != (m,):
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
+    if m == 0:
+        return p
+    # as JAX: one division by the product of the m factors each coefficient is divided by
+    dt = aval(p).dtype
+    real = np.finfo(dt).dtype
+    grid = np.arange(aval(p).shape[0] + m, dtype=real)[None] - np.arange(m, dtype=real)[:, None]
+    coeff = np.maximum(real.type(1), grid).prod(0)[::-1].astype(dt)
+    return uf.divide(man.concatenate([p, k], 0), coeff)
 
 
 def poly(seq_of_zeros):
-    """Coefficients of the monic polynomial with the given roots (a square matrix: its
-    eigenvalues' polynomial is not supported)."""
-    z = asarray_operand(seq_of_zeros)
+    """Coefficients of the monic polynomial with the given roots, inexact as JAX's (a
+    square matrix: its eigenvalues' polynomial is not supported).
+    >>> xnp.poly(xnp.array([1.0, 2.0]))      # [1, -3, 2]"""
+    (z,) = promote_keep_shapes((seq_of_zeros,), inexact=True)
     if aval(z).ndim == 2:
         raise NotImplementedError("poly: matrix input (characteristic polynomial) is not "
                                   "supported; pass the roots")
     z = man.ravel(z)
-    out = np.ones(1, dtype=aval(z).dtype if aval(z).dtype.kind in "fc" else np.float64)
+    dt = aval(z).dtype
+    if aval(z).shape[0] == 0:
+        return asarray(np.ones((), dt))
+    out = np.ones(1, dt)
     for i in range(aval(z).shape[0]):
-        one = np.ones(1, aval(out).dtype)
-        out = polymul(out, man.concatenate([one, man.reshape(uf.negative(z[i]), (1,))], 0))
+        root = man.concatenate([np.ones(1, dt), man.reshape(uf.negative(z[i]), (1,))], 0)
+        out = polymul(out, root)
     return out
 
 

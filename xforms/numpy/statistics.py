@@ -15,7 +15,8 @@ from . import manipulation as man
 from . import reductions as red
 from . import sorting as srt
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, broadcast_to, canon_axes, convert, float_of
+from ._util import (aval, asarray_operand, broadcast_to, canon_axes, convert, float_of,
+                    promote_keep_shapes)
 from .along_axis import take_along_axis
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -270,19 +271,26 @@ def _edges(a, bins, range_, name):
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
-    """Counts per bin (static number of bins; edges may be traced)."""
-    a = man.ravel(float_of(asarray_operand(a)))
+    """Counts per bin (static number of bins; edges may be traced), in the dtype of `a`
+    and `weights` made inexact, as JAX's (int32 samples count in float32).
+    >>> xnp.histogram(xnp.array([1.0, 2.0, 2.5]), bins=2)   # ([1., 2.], [1., 1.75, 2.5])"""
+    if weights is None:
+        (a,) = promote_keep_shapes((a,), inexact=True)
+        w = np.ones((), aval(a).dtype)
+    else:
+        a, w = promote_keep_shapes((a, weights), inexact=True)
+        w = man.ravel(w)
+    a = man.ravel(a)
     edges = _edges(a, bins, range, "histogram")
     nb = aval(edges).shape[0] - 1
     idx = srt.searchsorted(edges, a, side="right")
     idx = uf.where(uf.equal(a, edges[-1]), np.int32(nb), idx)
-    w = np.float64(1) if weights is None else man.ravel(asarray_operand(weights))
     onehot = uf.equal(man.expand_dims(idx, -1), np.arange(1, nb + 1, dtype=np.int32))
     counts = red.sum(uf.where(onehot, man.expand_dims(broadcast_to(w, aval(a).shape), -1),
                               0), axis=0)
-    if density:
+    if density:             # JAX's order of the divisions
         widths = uf.subtract(edges[1:], edges[:-1])
-        counts = uf.divide(uf.divide(counts, red.sum(counts)), widths)
+        counts = uf.divide(uf.divide(counts, widths), red.sum(counts))
     return counts, edges
 
 

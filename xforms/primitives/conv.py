@@ -93,16 +93,22 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     out_sp = conv_out_spatial(x.shape[2:], w.shape[2:], window_strides, padding,
                               lhs_dilation, rhs_dilation)
     xp = _padded_input(x, padding, lhs_dilation)
+    # where a window reads padding or a dilation hole, XLA adds nothing (not 0 * w, which
+    # is NaN for an infinite w): with such a w, a mask of the real positions drops those
+    # products (a finite w adds exact zeros there: no mask, no cost)
+    real = None if np.isfinite(w).all() else _padded_input(
+        np.ones((1, 1) + x.shape[2:], bool), padding, lhs_dilation)[0, 0]
     xp = xp.reshape(B, N // B, G, I, *xp.shape[2:])
     wg = w.reshape(B, G, O // (B * G), I, *w.shape[2:])
     acc = np.zeros((N // B, B, G, O // (B * G), int(np.prod(out_sp, dtype=np.int64))),
                    np.result_type(x.dtype, w.dtype))
     for k in itertools.product(*[range(n) for n in w.shape[2:]]):
-        win = xp[(Ellipsis,) + tuple(
-            slice(kk * rd, kk * rd + (o - 1) * s + 1, s) if o > 0 else slice(0, 0)
-            for kk, rd, o, s in zip(k, rhs_dilation, out_sp, window_strides))]
-        win = win.reshape(B, N // B, G, I, -1)
-        acc += np.einsum("bngcs,bgoc->nbgos", win, wg[(Ellipsis,) + k])
+        sl = tuple(slice(kk * rd, kk * rd + (o - 1) * s + 1, s) if o > 0 else slice(0, 0)
+                   for kk, rd, o, s in zip(k, rhs_dilation, out_sp, window_strides))
+        win = xp[(Ellipsis,) + sl].reshape(B, N // B, G, I, -1)
+        term = np.einsum("bngcs,bgoc->nbgos", win, wg[(Ellipsis,) + k])
+        mask = None if real is None else real[sl].reshape(-1)
+        acc += term if mask is None or mask.all() else np.where(mask, term, 0)
     out = acc.reshape((N // B, O) + out_sp).astype(x.dtype)
     return [np.transpose(out, np.argsort(os_))]
 

@@ -73,22 +73,26 @@ _B2K = (1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
 
 
 def zeta(s, q):
-    """Hurwitz zeta sum_{k>=0} (q + k)^-s for s > 1, q > 0 (nan otherwise, inf at s = 1)."""
-    if s != s or q != q:
-        return _NAN
+    """Hurwitz zeta sum_{k>=0} (q + k)^-s for s > 1, q > 0 and, for an integer s, q < 0
+    between the poles; JAX's (XLA's) edges: inf wherever s = 1; at the poles q = 0, -1,
+    ..., -inf, inf for an even integer s, else NaN (the sign of the limit depends on the
+    side); NaN for s < 1, for q < 0 and a non-integer s, and for an infinite s or q = +inf."""
     if s == 1.0:
         return _INF
-    if s < 1.0:
+    if s != s or q != q:
         return _NAN
-    if q <= 0.0:                 # poles at q = 0, -1, ...; other q <= 0 are not supported
-        return _INF if q == math.floor(q) else _NAN
+    if q <= 0.0 and q == math.floor(q):
+        even = abs(s) < _INF and 0.5 * s == math.floor(0.5 * s)
+        return _INF if even else _NAN
+    if s < 1.0 or (q < 0.0 and s != math.floor(s)) or s == _INF or q == _INF:
+        return _NAN
     acc = 0.0
     while q < 10.0 + s:          # the corrections below shrink like ((s + 2k) / (2 pi q))^2
         t = math.pow(q, -s)
         acc += t
         q += 1.0
-        if t < 1e-18 * acc:      # large s: the remaining terms are negligible
-            return acc
+        if q > 1.0 and abs(t) < 1e-18 * abs(acc):   # (terms decrease once q > 0): large
+            return acc                              # s, the remaining ones are negligible
     # tail: integral + half term + Euler-Maclaurin corrections
     acc += math.pow(q, 1.0 - s) / (s - 1.0) + 0.5 * math.pow(q, -s)
     fac = s * math.pow(q, -s - 1.0)        # s (s+1) ... (s+2k-2) q^(-s-2k+1)
@@ -154,14 +158,16 @@ _EPS = 1e-16
 
 
 def _make_igamma(upper):
-    """P(a, x) (upper=False) or Q(a, x) = 1 - P (True), a > 0, x >= 0 (nan otherwise): the
-    series for x < a + 1, else Lentz's continued fraction for Q; the other by 1 - ."""
+    """P(a, x) (upper=False) or Q(a, x) = 1 - P (True), a >= 0, x >= 0, not both 0 (NaN
+    otherwise): the series for x < a + 1, else Lentz's continued fraction for Q; the other
+    by 1 - .  JAX's edges: P = 0 at x = 0, P = 1 at x = inf or a = 0; at a = inf, P = 0
+    for x < 1 (the front factor is 0) and NaN from x = 1 on (inf - inf in it)."""
     def igamma(a, x):
-        if a != a or x != x or a <= 0.0 or x < 0.0:
+        if a != a or x != x or a < 0.0 or x < 0.0 or (a == 0.0 and x == 0.0):
             return _NAN
         if x == 0.0:
             return 1.0 if upper else 0.0
-        if x == _INF:
+        if x == _INF or a == 0.0:
             return 0.0 if upper else 1.0
         front = math.exp(a * math.log(x) - x - math.lgamma(a))      # x^a e^-x / Gamma(a)
         if x < a + 1.0:
@@ -208,13 +214,22 @@ from xforms.primitives.special.igamma_grad import igamma_grad_a  # noqa: E402,F4
 
 # ---- regularized incomplete beta -------------------------------------------------------------
 def betainc(a, b, x):
-    """Regularized incomplete beta I_x(a, b) (a, b > 0, 0 <= x <= 1; nan otherwise)."""
-    if a != a or b != b or x != x or a <= 0.0 or b <= 0.0 or x < 0.0 or x > 1.0:
+    """Regularized incomplete beta I_x(a, b) (a, b > 0, 0 <= x <= 1; nan otherwise), with
+    JAX's and scipy's limits: I = 0 at x = 0 and 1 at x = 1; inside, 1 where a = 0 or
+    b = inf (the mass sits at 0) and 0 where b = 0 or a = inf; NaN where a = b = 0 or
+    a = b = inf."""
+    if a != a or b != b or x != x or a < 0.0 or b < 0.0 or x < 0.0 or x > 1.0:
+        return _NAN
+    if (a == 0.0 and b == 0.0) or (a == _INF and b == _INF):
         return _NAN
     if x == 0.0:
         return 0.0
     if x == 1.0:
         return 1.0
+    if a == 0.0 or b == _INF:
+        return 1.0
+    if b == 0.0 or a == _INF:
+        return 0.0
     lbeta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
     front = math.exp(a * math.log(x) + b * math.log1p(-x) - lbeta)
     flip = x >= (a + 1.0) / (a + b + 2.0)     # I_x(a, b) = 1 - I_{1-x}(b, a)

@@ -38,7 +38,8 @@ from numba.np.ufunc.parallel import _launch_threads
 
 from . import threads as _threads  # noqa: F401 (GOMP_SPINCOUNT, set before libgomp loads)
 from .blas_serial import serial_begin, serial_end
-from .conv_blocks import im2col, im2col_t, scatter, scatter_kernel, small, t_sums
+from .conv_blocks import (direct, im2col, im2col_t, not_finite, scatter, scatter_kernel, small,
+                          t_sums)
 from .helper_cache import CACHE as _CACHE
 
 # Numba's threading layer, loaded now: it registers its `get_num_threads` with LLVM, which
@@ -215,6 +216,9 @@ def conv_run(x, w, out, plan):
                         for ow in range(OW):
                             out[n * ost[0] + o * ost[1] + od * ost[2] + oh * ost[3]
                                 + ow * ost[4]] = 0
+        return
+    if not_finite(w):       # XLA skips the padding (0 * inf would be NaN): see `direct`
+        direct(x, xsh, xst, w, wsh, wst, out, osh, ost, geo)
         return
     method, per, blocks, fm = choose(plan)
     wp = packed(w, wsh, wst, groups, fm)

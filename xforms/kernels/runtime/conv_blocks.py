@@ -1,6 +1,7 @@
 """The four methods of a CPU convolution (xforms/kernels/runtime/conv.py chooses one per call from
-the sizes), each over a range of its blocks, "units": a unit is one block of one group, and
-units write disjoint outputs, so that conv_runtime runs ranges of them on different threads.
+the sizes; `direct`, below, replaces them when the kernel is not finite), each over a range of
+its blocks, "units": a unit is one block of one group, and units write disjoint outputs, so
+that conv_runtime runs ranges of them on different threads.
 Arguments as conv_runtime's (flat operands, sizes and strides along five logical axes, `geo`),
 `per` the block size it chose from the sizes alone, units u0 .. u1 - 1.
 
@@ -27,6 +28,11 @@ with gather/scatter instructions (the index might wrap around), 3x slower than a
   has fewer positions than the output (an input gradient's "full" padding): the product
   skips the padding's zeros (measured 2.7 against 3.2 ms for 32 11x11x64 cotangents ->
   13x13x32).
+
+- `direct`: loops over each output's window that skip the padding and the holes of lhs
+  dilation, as XLA does: taken when the kernel holds an infinity or a NaN, where the other
+  methods' zeros for the padding would make 0 * inf = NaN (jnp.convolve([1, 2, 3],
+  [inf, 1, 2]) begins [2, 5]).
 
     small(x, xsh, xst, wp, kdims, out, osh, ost, geo, features_major, per, u0, u1)
 """
@@ -467,3 +473,54 @@ def _col2im(z, acc, m, xsh, kdims, osh, geo, op):
                                         ar[o] += zr[col + o]    # call each, 3x slower)
                                 col += op
                     row += 1
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def not_finite(w):
+    """Does w hold an infinity or a NaN?  (v - v is 0 for every finite number, any dtype.)"""
+    for i in range(w.shape[0]):
+        if w[i] - w[i] != 0:
+            return True
+    return False
+
+
+@numba.njit(nogil=True, inline="always")
+def _source(o, k, d, n, geo):
+    """The input index that output position o reads at window position k along spatial
+    axis d (of n inputs), or -1 where that is padding or a hole of the lhs dilation."""
+    q = o * geo[d] - geo[3 + d] + k * geo[9 + d]
+    ld = geo[6 + d]
+    if q < 0 or q % ld != 0 or q // ld >= n:
+        return -1
+    return q // ld
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def direct(x, xsh, xst, w, wsh, wst, out, osh, ost, geo):
+    """out = the convolution, one output at a time over the real input elements of its
+    window (w unpacked, read through its strides wst)."""
+    G, I = geo[12], wsh[1]
+    op = wsh[0] // (G * geo[13])
+    zero = np.zeros(1, out.dtype)[0]
+    for n in range(osh[0]):
+        for o in range(osh[1]):
+            g = o // op
+            x0 = ((g // G) * osh[0] + n) * xst[0] + (g % G) * I * xst[1]
+            for od in range(osh[2]):
+                for oh in range(osh[3]):
+                    for ow in range(osh[4]):
+                        acc = zero
+                        for kd in range(wsh[2]):
+                            i_d = _source(od, kd, 0, xsh[2], geo)
+                            for kh in range(wsh[3] if i_d >= 0 else 0):
+                                i_h = _source(oh, kh, 1, xsh[3], geo)
+                                for kw in range(wsh[4] if i_h >= 0 else 0):
+                                    i_w = _source(ow, kw, 2, xsh[4], geo)
+                                    if i_w < 0:
+                                        continue
+                                    xb = x0 + i_d * xst[2] + i_h * xst[3] + i_w * xst[4]
+                                    wb = o * wst[0] + kd * wst[2] + kh * wst[3] + kw * wst[4]
+                                    for c in range(I):
+                                        acc += x[xb + c * xst[1]] * w[wb + c * wst[1]]
+                        out[n * ost[0] + o * ost[1] + od * ost[2] + oh * ost[3]
+                            + ow * ost[4]] = acc

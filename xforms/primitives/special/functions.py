@@ -105,9 +105,17 @@ def _digamma(x):
 
 digamma_p = _prim("digamma", _digamma)
 def _zeta(x, q):
-    """scipy's zeta, but NaN where x or q is NaN (JAX's and the compiled tier's; scipy
-    gives inf for zeta(nan, 0))."""
-    return np.where(np.isnan(x) | np.isnan(q), np.nan, _ufunc("zeta")(x, q))
+    """scipy's zeta with JAX's (XLA's) edges, as the compiled tier's libm zeta: NaN where
+    x or q is NaN or infinite (scipy: inf for zeta(nan, 0), 0 at q = inf), NaN for x < 1
+    and for q <= 0 with a non-integer x; at the poles q = 0, -1, ..., -inf, inf only for
+    an even integer x (the limit's sign is +- for the others: NaN); inf wherever x = 1."""
+    with np.errstate(invalid="ignore"):
+        out = np.where(np.isnan(x) | np.isnan(q) | np.isinf(x) | (q == np.inf), np.nan,
+                       _ufunc("zeta")(x, q))
+        out = np.where((x < 1) | ((q <= 0) & (x != np.floor(x))), np.nan, out)
+        even = (np.fmod(x, 2) == 0) & (x == np.floor(x))
+        out = np.where((q <= 0) & (q == np.floor(q)), np.where(even, np.inf, np.nan), out)
+        return np.where(x == 1, np.inf, out)
 
 
 zeta_p = _prim("zeta", _zeta, 2)
@@ -181,17 +189,24 @@ defjvp(erfc_inv_p, lambda t, ans, y: ew.mul(t, ew.mul(_c(-math.sqrt(math.pi) / 2
                                                       ew.exp(ew.mul(ans, ans)))))
 
 # ---- regularized incomplete gamma and beta ------------------------------------------------------
-def _nan_at_infinite_a(name):
-    """scipy's gammainc/gammaincc, but NaN where a is +inf and x finite (JAX's and the
-    compiled tier's; scipy gives 0 and 1 there)."""
+def _incomplete_gamma(name, upper):
+    """scipy's gammainc/gammaincc with JAX's edges (as the compiled tier's libm): at x = 0
+    P = 0 and Q = 1 and at x = inf P = 1 and Q = 0, for any a >= 0 (scipy: NaN at
+    a = inf); where a = inf, P = 0 for x < 1 and NaN from x = 1 (a log x - lgamma(a) is
+    inf - inf there; scipy: 0 throughout); NaN for a < 0, x < 0 or a = x = 0."""
     def fn(a, x):
-        return np.where(np.isposinf(a) & ~np.isposinf(x), np.nan, _ufunc(name)(a, x))
+        with np.errstate(invalid="ignore"):
+            at_inf = np.where(x < 1, float(upper), np.nan)
+            out = np.where(np.isposinf(a), at_inf, _ufunc(name)(a, x))
+            out = np.where(x == 0, float(upper), np.where(x == np.inf, float(not upper), out))
+            bad = (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | np.isnan(a) | np.isnan(x)
+            return np.where(bad, np.nan, out)
     fn.__name__ = name
     return fn
 
 
-igamma_p = _prim("igamma", _nan_at_infinite_a("gammainc"), 2, scalar="gammainc")
-igammac_p = _prim("igammac", _nan_at_infinite_a("gammaincc"), 2, scalar="gammaincc")
+igamma_p = _prim("igamma", _incomplete_gamma("gammainc", False), 2, scalar="gammainc")
+igammac_p = _prim("igammac", _incomplete_gamma("gammaincc", True), 2, scalar="gammaincc")
 igamma_grad_a_p = _prim("igamma_grad_a", np.vectorize(_igamma_grad_a_scalar, otypes=[float]),
                         2)
 betainc_p = _prim("betainc", "betainc", 3)

@@ -115,7 +115,7 @@ def gammaincc(a, x):
 def multigammaln(a, d):
     """log of the multivariate gamma function of dimension d (a Python int)."""
     d = int(d)
-    (a,) = _floats(a, name="multigammaln")
+    a, _ = _floats(a, d, name="multigammaln")     # JAX's dtype: bool a with int d is float64
     out = _c(d * (d - 1) / 4 * math.log(math.pi), a)
     for j in range(d):
         out = out + ps.lgamma(a - _c(j / 2, a))
@@ -133,14 +133,17 @@ def factorial(n, exact=False):
 
 @returns_arrays
 def comb(N, k, exact=False, repetition=False):
-    """Binomial coefficient C(N, k) through gammaln; 0 outside 0 <= k <= N."""
+    """Binomial coefficient C(N, k) through gammaln; 0 unless 0 <= k <= N and N >= 0 (so
+    0 where N or k is NaN, as JAX's); with repetition C(N + k - 1, k), 1 at k = 0."""
     if exact:
         raise NotImplementedError("comb(exact=True): use exact=False")
     N, k = _floats(N, k, name="comb")
     if repetition:
-        N = N + k - 1
-    out = xnp.exp(ps.lgamma(N + 1) - ps.lgamma(k + 1) - ps.lgamma(N - k + 1))
-    return xnp.where((k < 0) | (k > N), 0.0, out)
+        return xnp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k))
+    inside = (k <= N) & (N >= 0) & (k >= 0)
+    N, k = xnp.where(inside, N, 0.0), xnp.where(inside, k, 0.0)
+    out = xnp.exp(ps.lgamma(N + 1) - ps.lgamma(k + 1) - ps.lgamma(N + 1 - k))
+    return xnp.where(inside, out, 0.0)
 
 
 @custom_jvp

@@ -80,10 +80,13 @@ def entr(x):
 
 @returns_arrays
 def rel_entr(x, y):
-    """x log(x / y) for x, y > 0; 0 at x == 0, y >= 0; inf otherwise."""
+    """x log(x / y) for x, y > 0 (NaN at x = inf: JAX computes x log x - x log y, inf - inf
+    there; the quotient's form is kept for its accuracy); 0 at x == 0, y >= 0; inf
+    otherwise."""
     x, y = _floats(x, y, name="rel_entr")
     both = (x > 0) & (y > 0)
     v = x * xnp.log(xnp.where(both, x, 1.0) / xnp.where(both, y, 1.0))
+    v = xnp.where(x == xnp.inf, xnp.nan, v)
     return xnp.where(both, v, xnp.where((x == 0) & (y >= 0), 0.0, xnp.inf))
 
 

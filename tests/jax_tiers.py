@@ -1,0 +1,42 @@
+"""The `tiers` fixture of the tests that pin JAX's numbers (issue #31): a function's result
+eagerly, on jit's fast tier (the NumPy implementations) and on its compiled tier, so one
+assertion checks all three.  Import it into a test module: `from jax_tiers import tiers, same`.
+
+    def test_x(tiers):
+        same(tiers(xnp.sin, np.zeros(3)), [0.0, 0.0, 0.0], np.float64)
+"""
+import numpy as np
+import pytest
+
+import xforms as xf
+from xforms.exec import tiered
+
+
+@pytest.fixture
+def tiers(monkeypatch):
+    """`tiers(f, *args)` -> [eager, jit fast tier, jit compiled tier] results of f."""
+    submitted = []
+    monkeypatch.setattr(tiered, "_submit", submitted.append)    # no background compile
+
+    def run(f, *args):
+        fast = xf.jit(f, tiered=True)(*args)
+        assert submitted and submitted[-1].fast_calls == 1, "the fast tier did not run"
+        return [f(*args), fast, xf.jit(f, tiered=False)(*args)]
+    return run
+
+
+def same(results, want, dtype=None):
+    """Every result equals `want` exactly (NaN equals NaN), with `dtype` when given."""
+    for r in results:
+        r = np.asarray(r)
+        np.testing.assert_array_equal(r, np.asarray(want))
+        if dtype is not None:
+            assert r.dtype == np.dtype(dtype), r.dtype
+
+
+def close(results, want, dtype=None, rtol=1e-12):
+    """Every result equals `want` to `rtol` (NaN equals NaN), with `dtype` when given."""
+    for r in results:
+        np.testing.assert_allclose(np.asarray(r), want, rtol=rtol)
+        if dtype is not None:
+            assert np.asarray(r).dtype == np.dtype(dtype), np.asarray(r).dtype
