@@ -175,3 +175,47 @@ def test_size_section_of_the_compile_time_benchmark_runs():
     assert "numba" in res[(10, "f")]
     assert "numba" not in res[(10, "grad")]          # about 2.4x the equations: over 20
     assert "10 grad" in size_table(res)
+
+
+# products whose operands are not matrices in memory order: each such operand is copied
+# into the product's axis order (xforms/kernels/cpu/ops.py) by the precompiled helper
+_PERMUTED_PRODUCTS = {
+    "attention scores": ("bqhd,bkhd->bhqk", (2, 5, 3, 4), (2, 6, 3, 4)),
+    "attention values": ("bhqk,bkhd->bqhd", (2, 3, 5, 6), (2, 6, 3, 4)),
+    "contract a middle axis": ("ikj,kl->ijl", (3, 4, 5), (4, 7)),
+    "batch in the middle": ("ibk,kbj->bij", (6, 3, 4), (4, 3, 5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PERMUTED_PRODUCTS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_transposed_product_operands_match_numpy_without_np_transpose(name, dtype):
+    from xforms.kernels.cpu.backend import compile_cpu
+    spec, sa, sb = _PERMUTED_PRODUCTS[name]
+    a = (rng.normal(size=sa) + (1j * rng.normal(size=sa) if dtype is np.complex128 else 0))
+    b = (rng.normal(size=sb) + (1j * rng.normal(size=sb) if dtype is np.complex128 else 0))
+    a, b = a.astype(dtype), b.astype(dtype)
+    exe = compile_cpu(xf.make_jaxpr(lambda x, y: xnp.einsum(spec, x, y))(a, b), {"name": "t"})
+    # Numba's np.transpose compiles its checks and error formatting in every process (~2 s)
+    assert "transpose_into(" in exe.source and "np.transpose" not in exe.source
+    tol = 1e-5 if dtype is np.float32 else 1e-12
+    np.testing.assert_allclose(np.asarray(exe(a, b)[0]), np.einsum(spec, a, b), rtol=tol,
+                               atol=tol)
+
+
+@pytest.mark.parametrize("shape,perm", [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)),
+                                        ((2, 3, 4), (0, 2, 1)), ((5, 1, 2, 40), (0, 3, 1, 2)),
+                                        ((2, 3, 4, 5, 6), (4, 2, 0, 3, 1)),
+                                        ((3, 0, 4), (2, 1, 0)), ((7,), (0,))])
+def test_transpose_into_is_np_transpose(shape, perm):
+    from xforms.kernels.runtime.cpu_runtime import ints, transpose_into
+    import numba
+
+    @numba.njit
+    def run(x, out):
+        transpose_into(x, ints(perm), out)
+
+    x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    out = np.full(tuple(shape[d] for d in perm), -1, np.int32)
+    run(x, out)
+    np.testing.assert_array_equal(out, np.transpose(x, perm))

@@ -225,6 +225,77 @@ def vdot(a, b):
     return np.dot(a, b)
 
 
+# ---- transposed copies (a product's operand in another axis order) -------------------------
+@intrinsic
+def _ints(typingctx, t):
+    """The tuple t of integers as a UniTuple(int64): a generated kernel passes its constant
+    sizes and axis orders through this, or Numba would type them as literals and compile the
+    helper receiving them again for every value (and keep each copy in its disk cache)."""
+    if not isinstance(t, types.BaseTuple) or not all(
+            isinstance(types.unliteral(e), types.Integer) for e in t):
+        return None
+    ret = types.UniTuple(types.int64, len(t))
+
+    def codegen(context, builder, sig, args):
+        vals = [context.cast(builder, builder.extract_value(args[0], i), e, types.int64)
+                for i, e in enumerate(sig.args[0])]
+        return context.make_tuple(builder, ret, vals)
+    return ret(t), codegen
+
+
+ints = (lambda t: t) if config.DISABLE_JIT else _ints
+
+
+_TILE = 16      # columns of a strided transpose copied together
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def transpose_into(x, perm, out):
+    """out[...] = np.transpose(x, perm) for C-contiguous x and out (out has the permuted
+    shape), e.g. ``transpose_into(x, ints((0, 2, 1, 3)), out)``.  Compiled once per dtype
+    and rank and kept on disk: Numba's own np.transpose compiles its axis checks and their
+    string-formatting error paths in every process (~2 s, half a transformer block's
+    compile).  An odometer over the outer axes, plain loops over the last two."""
+    nd = x.ndim
+    xstride = np.empty(nd, np.int64)
+    acc = 1
+    for d in range(nd - 1, -1, -1):
+        xstride[d] = acc
+        acc *= x.shape[d]
+    step = np.empty(nd, np.int64)
+    for d in range(nd):
+        step[d] = xstride[perm[d]]
+    src, dst = x.reshape(-1), out.reshape(-1)
+    run, inner = out.shape[nd - 1], step[nd - 1]
+    rows, rstep = (out.shape[nd - 2], step[nd - 2]) if nd > 1 else (1, 0)
+    total = dst.size
+    idx = np.zeros(nd, np.int64)
+    k = base = 0
+    while k < total:
+        if inner == 1:                 # rows are contiguous runs: LLVM vectorises the copy
+            for r in range(rows):
+                o, i = dst[k + r * run:k + (r + 1) * run], src[base + r * rstep:]
+                for j in range(run):   # (views indexed from 0: no wraparound tests)
+                    o[j] = i[j]
+        else:                          # a 2-D transpose in column tiles (cache lines reused)
+            for j0 in range(0, run, _TILE):
+                j1 = min(j0 + _TILE, run)
+                for r in range(rows):
+                    q, p = k + r * run, base + r * rstep
+                    for j in range(j0, j1):     # (unsigned: no wraparound tests)
+                        dst[np.uint64(q + j)] = src[np.uint64(p + j * inner)]
+        k += rows * run
+        d = nd - 3
+        while d >= 0:                  # next position of the outer axes
+            idx[d] += 1
+            base += step[d]
+            if idx[d] < out.shape[d]:
+                break
+            base -= step[d] * out.shape[d]
+            idx[d] = 0
+            d -= 1
+
+
 def __getattr__(name):
     """The factorisations' helpers (`la_*`: LAPACK/BLAS through SciPy's Cython bindings,
     xforms/kernels/runtime/linalg.py), blas_serial's switch to one BLAS thread, and the FFT
