@@ -17,6 +17,7 @@ from numba.core.types.functions import BaseFunction
 import xforms.kernels.plan.fusion as fusion
 import xforms as xf
 import xforms.numpy as xnp
+from xforms import lax
 from xforms.kernels.numba_fixes import patches as numba_patches
 from xforms.kernels.build.codecache import load_module
 from xforms import nn
@@ -201,6 +202,50 @@ def test_transposed_product_operands_match_numpy_without_np_transpose(name, dtyp
     tol = 1e-5 if dtype is np.float32 else 1e-12
     np.testing.assert_allclose(np.asarray(exe(a, b)[0]), np.einsum(spec, a, b), rtol=tol,
                                atol=tol)
+
+
+def _scan_rows(c, x):
+    h = xnp.tanh(c * x)                      # (4, 3) rows of a (5, 4, 3) scan output
+    return c + 1.0, h
+
+
+def _shifted(u):
+    return xnp.roll(u, 1, 0) + 2.0 * xnp.roll(u, -2, 1)
+
+
+@pytest.mark.parametrize("name,f,args", [
+    ("scan rows", lambda c, xs: lax.scan(_scan_rows, c, xs),
+     (rng.normal(size=(4, 3)), rng.normal(size=(5, 4, 3)))),
+    ("regions (roll)", _shifted, (rng.normal(size=(6, 7)),)),
+    ("regions, grad", xf.grad(lambda u: xnp.sum(_shifted(u) ** 2)), (rng.normal(size=(6, 7)),)),
+])
+def test_array_copies_use_the_precompiled_helper(name, f, args):
+    from xforms.kernels.cpu.backend import compile_cpu
+    exe = compile_cpu(xf.make_jaxpr(f)(*args), {"name": "t"})
+    # Numba's slice assignment from an array compiles its error formatting in every process
+    assert "copy_into(" in exe.source
+    got = [np.asarray(o) for o in exe(*args)]
+    want = [np.asarray(o) for o in xf.tree_util.tree_leaves(f(*args))]     # (eager)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dst,src", [
+    (lambda a: a, lambda b: b),                                       # whole, contiguous
+    (lambda a: a[1:4, ::2], lambda b: b[3:6, 0:9:2]),                 # strided regions
+    (lambda a: a[1:4, 2], lambda b: b[2, 3:6]),                       # a column, a row
+    (lambda a: a[:, 0:8:2].T, lambda b: b[0:6, 0:4].T),               # strides out of order
+])
+def test_copy_into_is_slice_assignment(dst, src):
+    from xforms.kernels.runtime.cpu_runtime import copy_into
+    import numba
+
+    a, b = np.zeros((6, 9)), rng.normal(size=(6, 9))
+    want = a.copy()
+    dst(want)[...] = src(b)
+    d, s = numba.njit(dst), numba.njit(src)
+    numba.njit(lambda a, b: copy_into(d(a), s(b)))(a, b)
+    np.testing.assert_array_equal(a, want)
 
 
 @pytest.mark.parametrize("shape,perm", [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)),

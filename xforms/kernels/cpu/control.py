@@ -49,7 +49,7 @@ def _init_carry(em, outs, inits):
     for v, a in zip(outs, inits):
         if v.aval.shape and pooled_carry(em, v):
             em.alloc(v, carry=True)
-            em.line(f"{em.A(v)}[...] = {em.atom(a)}")
+            em.line(f"{em.helper('copy_into')}({em.A(v)}, {em.atom(a)})")
         elif v.aval.shape:
             copy = (f"{em.helper('huge_copy')}({em.atom(a)})" if em.huge(v.aval)
                     else f"{em.atom(a)}.copy()")
@@ -101,7 +101,11 @@ class _CpuControl(ControlPrinter):
         return f"{self.em.A(x)}[{i}]"
 
     def store_row(self, y, i, e):
-        self.em.line(f"{self.em.A(y)}[{i}] = {e}")
+        if len(y.aval.shape) > 1:     # an array row (a copy of it need not be made first)
+            src = e[:-len(".copy()")] if e.endswith(".copy()") else e
+            self.em.line(f"{self.em.helper('copy_into')}({self.em.A(y)}[{i}], {src})")
+        else:
+            self.em.line(f"{self.em.A(y)}[{i}] = {e}")
 
 
 register(CONTROL_RULES, _CpuControl)

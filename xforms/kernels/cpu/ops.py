@@ -137,9 +137,8 @@ def _transposed_copy(em, X, v, perm):
     precompiled helper (np.transpose in the kernel costs ~2 s of Numba compile a process)."""
     t = em.fresh("xt")
     shape = tuple(v.aval.shape[d] for d in perm)
-    em.runtime_used.update(("empty_c", "ints", "transpose_into"))
-    em.line(f"{t} = empty_c({shape_str(shape)}, {dtype_str(v.aval.dtype)})")
-    em.line(f"transpose_into({X}, ints({perm}), {t})")
+    em.line(f"{t} = {em.helper('empty_c')}({shape_str(shape)}, {dtype_str(v.aval.dtype)})")
+    em.line(f"{em.helper('transpose_into')}({X}, {em.helper('ints')}({perm}), {t})")
     return t
 
 

@@ -20,6 +20,8 @@ also be called from Python, so a generated module runs without Numba
 import numba
 import numpy as np
 from numba.core import types
+from numba.cpython.unsafe.tuple import tuple_setitem
+from numpy.lib.stride_tricks import as_strided
 from numba.extending import intrinsic, models, register_model
 
 from xforms import config
@@ -246,7 +248,7 @@ def _ints(typingctx, t):
 ints = (lambda t: t) if config.DISABLE_JIT else _ints
 
 
-_TILE = 16      # columns of a strided transpose copied together
+_TILE = 16      # columns of a strided copy taken together (their cache lines reused)
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -255,44 +257,88 @@ def transpose_into(x, perm, out):
     shape), e.g. ``transpose_into(x, ints((0, 2, 1, 3)), out)``.  Compiled once per dtype
     and rank and kept on disk: Numba's own np.transpose compiles its axis checks and their
     string-formatting error paths in every process (~2 s, half a transformer block's
-    compile).  An odometer over the outer axes, plain loops over the last two."""
-    nd = x.ndim
-    xstride = np.empty(nd, np.int64)
+    compile)."""
+    xstep = ostep = out.shape
     acc = 1
-    for d in range(nd - 1, -1, -1):
-        xstride[d] = acc
+    for d in range(x.ndim - 1, -1, -1):
+        xstep = tuple_setitem(xstep, d, acc)       # x's C strides, in elements
         acc *= x.shape[d]
-    step = np.empty(nd, np.int64)
+    acc = 1
+    for d in range(x.ndim - 1, -1, -1):
+        ostep = tuple_setitem(ostep, d, acc)
+        acc *= out.shape[d]
+    step = xstep
+    for d in range(x.ndim):
+        step = tuple_setitem(step, d, xstep[perm[d]])
+    _copy_steps(out.reshape(-1), x.reshape(-1), out.shape, ostep, step)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def copy_into(dst, src):
+    """dst[...] = src for arrays of one shape, any positive strides (whole buffers, rows of
+    a scan's output, regions such as ``copy_into(OUT[0:63, :], X[1:64, :])``).  Numba's
+    own slice assignment compiles its shape-mismatch error, string formatting and all, in
+    every process (1-4 s of an LSTM's or a stencil's compile)."""
+    dstep = sstep = dst.shape
+    dspan = sspan = 1
+    for d in range(dst.ndim):
+        dstep = tuple_setitem(dstep, d, dst.strides[d] // dst.itemsize)
+        sstep = tuple_setitem(sstep, d, src.strides[d] // src.itemsize)
+        dspan += (dst.shape[d] - 1) * dstep[d]
+        sspan += (dst.shape[d] - 1) * sstep[d]
+    if dst.size:                       # the memory each one spans, as a flat array
+        _copy_steps(as_strided(dst, shape=(dspan,), strides=(dst.itemsize,)),
+                    as_strided(src, shape=(sspan,), strides=(src.itemsize,)),
+                    dst.shape, dstep, sstep)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _copy_steps(dst, src, shape, dstep, sstep):
+    """The one copy loop: element (i0, ..., ik) of `shape` goes from flat `src` at
+    sum(i * sstep) to flat `dst` at sum(i * dstep) (steps: tuples, in elements).  A run of
+    both C-contiguous is one loop; else an odometer over the outer axes and plain loops over
+    the last two (contiguous rows vectorise; strided ones go in column tiles)."""
+    nd = len(shape)
+    n, contiguous = 1, True
+    for d in range(nd - 1, -1, -1):
+        contiguous = contiguous and dstep[d] == n and sstep[d] == n
+        n *= shape[d]
+    if n == 0:
+        return
+    if contiguous:                     # (views indexed from 0: no wraparound tests)
+        o, i = dst[:n], src[:n]
+        for j in range(n):
+            o[j] = i[j]
+        return
+    run, din, sin = shape[nd - 1], dstep[nd - 1], sstep[nd - 1]
+    rows, drow, srow = (shape[nd - 2], dstep[nd - 2], sstep[nd - 2]) if nd > 1 else (1, 0, 0)
+    idx = shape
     for d in range(nd):
-        step[d] = xstride[perm[d]]
-    src, dst = x.reshape(-1), out.reshape(-1)
-    run, inner = out.shape[nd - 1], step[nd - 1]
-    rows, rstep = (out.shape[nd - 2], step[nd - 2]) if nd > 1 else (1, 0)
-    total = dst.size
-    idx = np.zeros(nd, np.int64)
-    k = base = 0
-    while k < total:
-        if inner == 1:                 # rows are contiguous runs: LLVM vectorises the copy
+        idx = tuple_setitem(idx, d, 0)
+    dbase = sbase = 0
+    for _ in range(n // (run * rows)):
+        if din == 1 and sin == 1:
             for r in range(rows):
-                o, i = dst[k + r * run:k + (r + 1) * run], src[base + r * rstep:]
-                for j in range(run):   # (views indexed from 0: no wraparound tests)
+                o, i = dst[dbase + r * drow:], src[sbase + r * srow:]
+                for j in range(run):
                     o[j] = i[j]
-        else:                          # a 2-D transpose in column tiles (cache lines reused)
+        else:
             for j0 in range(0, run, _TILE):
                 j1 = min(j0 + _TILE, run)
                 for r in range(rows):
-                    q, p = k + r * run, base + r * rstep
+                    q, p = dbase + r * drow, sbase + r * srow
                     for j in range(j0, j1):     # (unsigned: no wraparound tests)
-                        dst[np.uint64(q + j)] = src[np.uint64(p + j * inner)]
-        k += rows * run
+                        dst[np.uint64(q + j * din)] = src[np.uint64(p + j * sin)]
         d = nd - 3
         while d >= 0:                  # next position of the outer axes
-            idx[d] += 1
-            base += step[d]
-            if idx[d] < out.shape[d]:
+            idx = tuple_setitem(idx, d, idx[d] + 1)
+            dbase += dstep[d]
+            sbase += sstep[d]
+            if idx[d] < shape[d]:
                 break
-            base -= step[d] * out.shape[d]
-            idx[d] = 0
+            dbase -= dstep[d] * shape[d]
+            sbase -= sstep[d] * shape[d]
+            idx = tuple_setitem(idx, d, 0)
             d -= 1
 
 
