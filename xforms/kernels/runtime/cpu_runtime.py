@@ -21,7 +21,6 @@ import numba
 import numpy as np
 from numba.core import types
 from numba.cpython.unsafe.tuple import tuple_setitem
-from numpy.lib.stride_tricks import as_strided
 from numba.extending import intrinsic, models, register_model
 
 from xforms import config
@@ -78,8 +77,9 @@ def _view_as(typingctx, a, offset, shape, dtype):
     buffers, see xforms/kernels/cpu/buffers.py, or a dead buffer reused with another shape).
     Unlike `a[i:j].view(dtype).reshape(shape)`, whose strides come from a runtime helper,
     the shape and strides are constants LLVM sees, so loops over the view vectorise as they
-    do over `np.empty` arrays (7% of an MLP gradient's time)."""
-    if not (isinstance(a, types.Array) and a.layout == "C" and isinstance(offset, types.Integer)
+    do over `np.empty` arrays (7% of an MLP gradient's time).  (`a` of another layout: the
+    memory from its first element, as `copy_into` reads a strided view's span.)"""
+    if not (isinstance(a, types.Array) and isinstance(offset, types.Integer)
             and isinstance(shape, types.BaseTuple)
             and isinstance(dtype, (types.NumberClass, types.DType))):
         return None
@@ -286,9 +286,8 @@ def copy_into(dst, src):
         sstep = tuple_setitem(sstep, d, src.strides[d] // src.itemsize)
         dspan += (dst.shape[d] - 1) * dstep[d]
         sspan += (dst.shape[d] - 1) * sstep[d]
-    if dst.size:                       # the memory each one spans, as a flat array
-        _copy_steps(as_strided(dst, shape=(dspan,), strides=(dst.itemsize,)),
-                    as_strided(src, shape=(sspan,), strides=(src.itemsize,)),
+    if dst.size:                       # the memory each one spans, as a flat C array
+        _copy_steps(_view_as(dst, 0, (dspan,), dst.dtype), _view_as(src, 0, (sspan,), src.dtype),
                     dst.shape, dstep, sstep)
 
 
