@@ -248,6 +248,12 @@ def test_copy_into_is_slice_assignment(dst, src):
     np.testing.assert_array_equal(a, want)
 
 
+def test_copy_into_refuses_another_shape():
+    from xforms.kernels.runtime.cpu_runtime import copy_into
+    with pytest.raises(ValueError, match="shapes differ"):
+        copy_into(np.zeros((3, 4)), np.ones((4, 3)))
+
+
 @pytest.mark.parametrize("shape,perm", [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)),
                                         ((2, 3, 4), (0, 2, 1)), ((5, 1, 2, 40), (0, 3, 1, 2)),
                                         ((2, 3, 4, 5, 6), (4, 2, 0, 3, 1)),

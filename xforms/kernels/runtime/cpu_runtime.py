@@ -227,7 +227,7 @@ def vdot(a, b):
     return np.dot(a, b)
 
 
-# ---- transposed copies (a product's operand in another axis order) -------------------------
+# ---- copies: a product's operand in another axis order, array assignments ------------------
 @intrinsic
 def _ints(typingctx, t):
     """The tuple t of integers as a UniTuple(int64): a generated kernel passes its constant
@@ -279,6 +279,8 @@ def copy_into(dst, src):
     a scan's output, regions such as ``copy_into(OUT[0:63, :], X[1:64, :])``).  Numba's
     own slice assignment compiles its shape-mismatch error, string formatting and all, in
     every process (1-4 s of an LSTM's or a stencil's compile)."""
+    if src.shape != dst.shape:         # (the generated code never differs: a constant text)
+        raise ValueError("copy_into: the shapes differ")
     dstep = sstep = dst.shape
     dspan = sspan = 1
     for d in range(dst.ndim):
@@ -292,11 +294,29 @@ def copy_into(dst, src):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
+def _copy_plane(dst, src, rows, drow, srow, run, din, sin):
+    """The last two axes: `rows` runs of `run` elements (steps drow/srow between runs,
+    din/sin within).  Contiguous runs vectorise; strided ones go in column tiles."""
+    if din == 1 and sin == 1:
+        for r in range(rows):          # (views indexed from 0: no wraparound tests)
+            o, i = dst[r * drow:], src[r * srow:]
+            for j in range(run):
+                o[j] = i[j]
+        return
+    for j0 in range(0, run, _TILE):
+        j1 = min(j0 + _TILE, run)
+        for r in range(rows):
+            q, p = r * drow, r * srow
+            for j in range(j0, j1):    # (unsigned: no wraparound tests)
+                dst[np.uint64(q + j * din)] = src[np.uint64(p + j * sin)]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
 def _copy_steps(dst, src, shape, dstep, sstep):
     """The one copy loop: element (i0, ..., ik) of `shape` goes from flat `src` at
     sum(i * sstep) to flat `dst` at sum(i * dstep) (steps: tuples, in elements).  A run of
-    both C-contiguous is one loop; else an odometer over the outer axes and plain loops over
-    the last two (contiguous rows vectorise; strided ones go in column tiles)."""
+    both C-contiguous is one loop; else an odometer over the outer axes, `_copy_plane` for
+    the last two."""
     nd = len(shape)
     n, contiguous = 1, True
     for d in range(nd - 1, -1, -1):
@@ -316,18 +336,7 @@ def _copy_steps(dst, src, shape, dstep, sstep):
         idx = tuple_setitem(idx, d, 0)
     dbase = sbase = 0
     for _ in range(n // (run * rows)):
-        if din == 1 and sin == 1:
-            for r in range(rows):
-                o, i = dst[dbase + r * drow:], src[sbase + r * srow:]
-                for j in range(run):
-                    o[j] = i[j]
-        else:
-            for j0 in range(0, run, _TILE):
-                j1 = min(j0 + _TILE, run)
-                for r in range(rows):
-                    q, p = dbase + r * drow, sbase + r * srow
-                    for j in range(j0, j1):     # (unsigned: no wraparound tests)
-                        dst[np.uint64(q + j * din)] = src[np.uint64(p + j * sin)]
+        _copy_plane(dst[dbase:], src[sbase:], rows, drow, srow, run, din, sin)
         d = nd - 3
         while d >= 0:                  # next position of the outer axes
             idx = tuple_setitem(idx, d, idx[d] + 1)
