@@ -1,7 +1,7 @@
 """Cold compile time of ``jit(f)``, ``jit(grad(f))`` and ``jit(hvp)``, phase by phase.
 
 ``python -m benchmarks.compile_time [--section phases|ttfr|size|all] [--repeats N] [--ops 300]
-[--only chain,mlp] [--sizes 10,100,1000,10000] [--numba-max-eqns N] [--json F]``
+[--only chain,mlp,block] [--transforms f,grad,hvp] [--sizes 10,100,1000,10000] [--numba-max-eqns N] [--json F]``
 
 Section ``ttfr`` (time to first result, ``workloads/ttfr_child.py``): for the programs of
 issue 17 (the README loss ``jit(grad(mean((tanh(x@w)-y)**2)))``, that function at new batch
@@ -26,8 +26,9 @@ set-up apart), with microseconds per equation so that a super-linear phase stand
 a quick look at a 10,000-equation program).
 
 For the 300-operation scalar chain and the MLP of the ``mlp`` workload (784-512-512-10,
-batch 32, float32) -- the models of the ``compile`` workload -- each figure comes from a
-fresh child process (``workloads/compile_child.py`` with ``"detail": true``):
+batch 32, float32) -- the models of the ``compile`` workload -- and, with ``--only block``,
+a transformer block (``workloads/transformer_block.py``: batch 4, sequence 64, width 128,
+4 heads; its ``grad`` is ``value_and_grad``), each figure comes from a fresh child process (``workloads/compile_child.py`` with ``"detail": true``):
 
 * cold: ``XFORMS_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` on an empty temporary directory, so
   nothing compiled before is reused (the runtime helpers of ``xforms/kernels/runtime/cpu_runtime.py``
@@ -105,13 +106,13 @@ def median(runs: list[dict]) -> dict:
     return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
 
-def measure(models, repeats, systems=("xforms", "jax"), log=print):
+def measure(models, repeats, systems=("xforms", "jax"), log=print, transforms=TRANSFORMS):
     """{(model name, transform, system): {"cold"|"new"|"warm": figures}}."""
     runs, dirs = {}, {}
     tmp = tempfile.mkdtemp(prefix="compile-time-")
     spec = lambda name, tr, system: {"system": system, "transform": tr,  # noqa: E731
                                      "backend": "cpu", "detail": True, **dict(models)[name]}
-    keys = [(name, tr, system) for name, _ in models for tr in TRANSFORMS for system in systems]
+    keys = [(name, tr, system) for name, _ in models for tr in transforms for system in systems]
     try:
         for key in keys:                      # the runtime helpers every program uses, to disk
             if key[2] == "xforms":
@@ -306,7 +307,10 @@ def main(argv=None):
                     help="ttfr: stop at the first result (no swap / steady-state figures)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ops", type=int, default=300, help="operations in the scalar chain")
-    ap.add_argument("--only", default="chain,mlp", help="models: chain, mlp")
+    ap.add_argument("--only", default="chain,mlp", help="models: chain, mlp, block (a "
+                    "transformer block: workloads/transformer_block.py)")
+    ap.add_argument("--transforms", default=",".join(TRANSFORMS),
+                    help="phases section: of f, grad (block: value_and_grad), hvp")
     ap.add_argument("--systems", default="xforms,jax")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)),
                     help="size section: equations of the scalar chains")
@@ -315,7 +319,9 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args(argv)
     models = {"chain": ("chain", {"model": "chain", "ops": args.ops}),
-              "mlp": ("mlp", {"model": "mlp", "batch": 32, "hidden": 512})}
+              "mlp": ("mlp", {"model": "mlp", "batch": 32, "hidden": 512}),
+              "block": ("block", {"model": "block", "batch": 4, "seq": 64, "width": 128,
+                                  "heads": 4})}
     chosen = [models[m.strip()] for m in args.only.split(",") if m.strip()]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
@@ -328,7 +334,8 @@ def main(argv=None):
               "fast tier's cost per call; swap at: compiled tier ready, from the first call)")
         print(ttfr_table(ttfr))
     if args.section in ("phases", "all"):
-        results = measure(chosen, args.repeats, tuple(args.systems.split(",")), log=log)
+        results = measure(chosen, args.repeats, tuple(args.systems.split(",")), log=log,
+                          transforms=tuple(args.transforms.split(",")))
         print(table(results))
     if args.section in ("size", "all"):
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]

@@ -17,6 +17,7 @@ from numba.core.types.functions import BaseFunction
 import xforms.kernels.plan.fusion as fusion
 import xforms as xf
 import xforms.numpy as xnp
+from xforms import lax
 from xforms.kernels.numba_fixes import patches as numba_patches
 from xforms.kernels.build.codecache import load_module
 from xforms import nn
@@ -175,3 +176,97 @@ def test_size_section_of_the_compile_time_benchmark_runs():
     assert "numba" in res[(10, "f")]
     assert "numba" not in res[(10, "grad")]          # about 2.4x the equations: over 20
     assert "10 grad" in size_table(res)
+
+
+# products whose operands are not matrices in memory order: each such operand is copied
+# into the product's axis order (xforms/kernels/cpu/ops.py) by the precompiled helper
+_PERMUTED_PRODUCTS = {
+    "attention scores": ("bqhd,bkhd->bhqk", (2, 5, 3, 4), (2, 6, 3, 4)),
+    "attention values": ("bhqk,bkhd->bqhd", (2, 3, 5, 6), (2, 6, 3, 4)),
+    "contract a middle axis": ("ikj,kl->ijl", (3, 4, 5), (4, 7)),
+    "batch in the middle": ("ibk,kbj->bij", (6, 3, 4), (4, 3, 5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PERMUTED_PRODUCTS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_transposed_product_operands_match_numpy_without_np_transpose(name, dtype):
+    from xforms.kernels.cpu.backend import compile_cpu
+    spec, sa, sb = _PERMUTED_PRODUCTS[name]
+    a = (rng.normal(size=sa) + (1j * rng.normal(size=sa) if dtype is np.complex128 else 0))
+    b = (rng.normal(size=sb) + (1j * rng.normal(size=sb) if dtype is np.complex128 else 0))
+    a, b = a.astype(dtype), b.astype(dtype)
+    exe = compile_cpu(xf.make_jaxpr(lambda x, y: xnp.einsum(spec, x, y))(a, b), {"name": "t"})
+    # Numba's np.transpose compiles its checks and error formatting in every process (~2 s)
+    assert "transpose_into(" in exe.source and "np.transpose" not in exe.source
+    tol = 1e-5 if dtype is np.float32 else 1e-12
+    np.testing.assert_allclose(np.asarray(exe(a, b)[0]), np.einsum(spec, a, b), rtol=tol,
+                               atol=tol)
+
+
+def _scan_rows(c, x):
+    h = xnp.tanh(c * x)                      # (4, 3) rows of a (5, 4, 3) scan output
+    return c + 1.0, h
+
+
+def _shifted(u):
+    return xnp.roll(u, 1, 0) + 2.0 * xnp.roll(u, -2, 1)
+
+
+@pytest.mark.parametrize("name,f,args", [
+    ("scan rows", lambda c, xs: lax.scan(_scan_rows, c, xs),
+     (rng.normal(size=(4, 3)), rng.normal(size=(5, 4, 3)))),
+    ("regions (roll)", _shifted, (rng.normal(size=(6, 7)),)),
+    ("regions, grad", xf.grad(lambda u: xnp.sum(_shifted(u) ** 2)), (rng.normal(size=(6, 7)),)),
+])
+def test_array_copies_use_the_precompiled_helper(name, f, args):
+    from xforms.kernels.cpu.backend import compile_cpu
+    exe = compile_cpu(xf.make_jaxpr(f)(*args), {"name": "t"})
+    # Numba's slice assignment from an array compiles its error formatting in every process
+    assert "copy_into(" in exe.source
+    got = [np.asarray(o) for o in exe(*args)]
+    want = [np.asarray(o) for o in xf.tree_util.tree_leaves(f(*args))]     # (eager)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dst,src", [
+    (lambda a: a, lambda b: b),                                       # whole, contiguous
+    (lambda a: a[1:4, ::2], lambda b: b[3:6, 0:9:2]),                 # strided regions
+    (lambda a: a[1:4, 2], lambda b: b[2, 3:6]),                       # a column, a row
+    (lambda a: a[:, 0:8:2].T, lambda b: b[0:6, 0:4].T),               # strides out of order
+])
+def test_copy_into_is_slice_assignment(dst, src):
+    from xforms.kernels.runtime.cpu_runtime import copy_into
+    import numba
+
+    a, b = np.zeros((6, 9)), rng.normal(size=(6, 9))
+    want = a.copy()
+    dst(want)[...] = src(b)
+    d, s = numba.njit(dst), numba.njit(src)
+    numba.njit(lambda a, b: copy_into(d(a), s(b)))(a, b)
+    np.testing.assert_array_equal(a, want)
+
+
+def test_copy_into_refuses_another_shape():
+    from xforms.kernels.runtime.cpu_runtime import copy_into
+    with pytest.raises(ValueError, match="shapes differ"):
+        copy_into(np.zeros((3, 4)), np.ones((4, 3)))
+
+
+@pytest.mark.parametrize("shape,perm", [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)),
+                                        ((2, 3, 4), (0, 2, 1)), ((5, 1, 2, 40), (0, 3, 1, 2)),
+                                        ((2, 3, 4, 5, 6), (4, 2, 0, 3, 1)),
+                                        ((3, 0, 4), (2, 1, 0)), ((7,), (0,))])
+def test_transpose_into_is_np_transpose(shape, perm):
+    from xforms.kernels.runtime.cpu_runtime import ints, transpose_into
+    import numba
+
+    @numba.njit
+    def run(x, out):
+        transpose_into(x, ints(perm), out)
+
+    x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    out = np.full(tuple(shape[d] for d in perm), -1, np.int32)
+    run(x, out)
+    np.testing.assert_array_equal(out, np.transpose(x, perm))

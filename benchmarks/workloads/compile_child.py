@@ -55,6 +55,10 @@ def build(spec):
         from benchmarks.workloads.mlp import loss, make_data
         params, xb, yb = make_data(spec["batch"], spec["hidden"], "float32")
         v = {k: np.ones_like(a) for k, a in params.items()}
+    if model == "block":
+        from benchmarks.workloads import transformer_block
+        params, xb = transformer_block.make_data(spec["batch"], spec["seq"], spec["width"])
+        v = {k: np.ones_like(a) for k, a in params.items()}
     if system == "numba":
         if model != "chain" or transform == "hvp":
             raise SystemExit("numba: only f and grad of the chain are hand-written")
@@ -72,20 +76,25 @@ def build(spec):
         from xforms import nn
         # the synchronous compile (tiered execution: workloads/ttfr_child.py)
         jit = lambda f: tf.jit(f, backend=spec["backend"], tiered=False)  # noqa: E731
-        log_softmax, block = nn.log_softmax, (lambda r: r)
+        log_softmax, block, nn_ = nn.log_softmax, (lambda r: r), nn
         hvp = tf.hvp
     else:
         import jax
         jax.config.update("jax_enable_x64", True)
         import jax.numpy as tnp
         tf, jit, log_softmax, block = jax, jax.jit, jax.nn.log_softmax, jax.block_until_ready
+        nn_ = jax.nn
         hvp = lambda f, p, t: jax.jvp(jax.grad(f), p, t)[1]  # noqa: E731
     if model == "chain":
         f, args, tangents = (lambda x: chain(x, tnp, spec["ops"])), (0.3,), (1.0,)
+    elif model == "block":        # (jit(value_and_grad), as a training step takes it)
+        f = lambda P: transformer_block.loss(P, xb, spec["heads"], tnp, nn_)  # noqa: E731
+        args, tangents = (params,), (v,)
     else:
         f = lambda P: loss(P, xb, yb, tnp, log_softmax)  # noqa: E731
         args, tangents = (params,), (v,)
-    fn = {"f": f, "grad": tf.grad(f), "hvp": lambda *a: hvp(f, a, tangents)}[transform]
+    grad = tf.value_and_grad(f) if model == "block" else tf.grad(f)
+    fn = {"f": f, "grad": grad, "hvp": lambda *a: hvp(f, a, tangents)}[transform]
     return jit(fn), args, block
 
 

@@ -54,7 +54,7 @@ def _init_carry(em, outs, inits):
     for v, a in zip(outs, inits):
         if v.aval.shape and pooled_carry(em, v):
             em.alloc(v, carry=True)
-            em.line(f"{em.A(v)}[...] = {em.atom(a)}")
+            em.line(f"{em.helper('copy_into')}({em.A(v)}, {em.atom(a)})")
         elif v.aval.shape:
             copy = (f"{em.helper('huge_copy')}({em.atom(a)})" if em.huge(v.aval)
                     else f"{em.atom(a)}.copy()")
@@ -107,8 +107,13 @@ class _CpuControl(ControlPrinter):
 
     def store_row(self, y, i, e):
         # storing into a row copies already: an output copied to keep it unaliased is not
-        # copied twice
-        self.em.line(f"{self.em.A(y)}[{i}] = {e.removesuffix('.copy()')}")
+        # copied twice; an array row goes through the precompiled copy (Numba's slice
+        # assignment from an array compiles its checks again in every process)
+        src = e.removesuffix(".copy()")
+        if len(y.aval.shape) > 1:
+            self.em.line(f"{self.em.helper('copy_into')}({self.em.A(y)}[{i}], {src})")
+        else:
+            self.em.line(f"{self.em.A(y)}[{i}] = {src}")
 
     @contextlib.contextmanager
     def rows_in_place(self, body, ys, i):

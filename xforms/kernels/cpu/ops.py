@@ -90,10 +90,10 @@ def _dot_general(em, eqn):
     xcur, ycur = tuple(xs), tuple(ys)
     if xl is None:
         perm = tuple(lb) + tuple(xf) + tuple(kx)
-        X, xl, xcur = _transposed_copy(em, X, perm), "n", tuple(xs[d] for d in perm)
+        X, xl, xcur = _transposed_copy(em, X, x, perm), "n", tuple(xs[d] for d in perm)
     if yl is None:
         perm = tuple(rb) + tuple(ky) + tuple(yf)
-        Y, yl, ycur = _transposed_copy(em, Y, perm), "n", tuple(ys[d] for d in perm)
+        Y, yl, ycur = _transposed_copy(em, Y, y, perm), "n", tuple(ys[d] for d in perm)
     xshape = (M, K) if xl == "n" else (K, M)
     yshape = (K, N) if yl == "n" else (N, K)
     fn = f"mm_{'n' if xl == 'n' else 't'}{'n' if yl == 'n' else 't'}"
@@ -167,9 +167,13 @@ def _layout(nd, batch, first, second):
     return None
 
 
-def _transposed_copy(em, X, perm):
+def _transposed_copy(em, X, v, perm):
+    """A C-contiguous copy of operand `v` (spelled X) with its axes in order `perm`, by the
+    precompiled helper (np.transpose in the kernel costs ~2 s of Numba compile a process)."""
     t = em.fresh("xt")
-    em.line(f"{t} = np.ascontiguousarray(np.transpose({X}, {perm}))")
+    shape = tuple(v.aval.shape[d] for d in perm)
+    em.line(f"{t} = {em.helper('empty_c')}({shape_str(shape)}, {dtype_str(v.aval.dtype)})")
+    em.line(f"{em.helper('transpose_into')}({X}, {em.helper('ints')}({perm}), {t})")
     return t
 
 

@@ -101,7 +101,7 @@ def print_cpu(em, stmts):
             if v.aval.shape:
                 em.alloc(v)
                 if x is not None and em.plan.reuse.get(v) is not x:
-                    em.line(f"{em.A(v)}[...] = {em.atom(x)}")
+                    em.line(f"{em.helper('copy_into')}({em.A(v)}, {em.atom(x)})")
         elif isinstance(st, Forward):
             em.line(f"{em.s(st.var)} = {em.atom(st.atom)}")
         elif isinstance(st, Region):
@@ -128,16 +128,20 @@ def _slices(em, sp, nest):
         src = _region(sp, v.var, v.index, nest.syms, extent)
         if src is None:
             return False
-        val = em.atom(v.var) if src == "..." else f"{em.A(v.var)}[{src}]"
+        val = em.atom(v.var) if src == "..." else _view(em, v.var, src)
     elif isinstance(v, (Load, Scalar)):
         val = sp.expr(v)
     else:
         return False
-    if dst == "..." and not isinstance(v, Load):
-        em.line(f"{em.A(st.var)}[...] = {val}")
+    if isinstance(v, Load) and v.var.aval.shape and nest.syms:    # an array region
+        em.line(f"{em.helper('copy_into')}({_view(em, st.var, dst)}, {val})")
     else:
         em.line(f"{em.A(st.var)}[{dst}] = {val}")
     return True
+
+
+def _view(em, var, region):
+    return em.A(var) if region == "..." else f"{em.A(var)}[{region}]"
 
 
 def _region(sp, var, index, loops, extent):

@@ -40,6 +40,7 @@ from . import threads as _threads  # noqa: F401 (GOMP_SPINCOUNT, set before libg
 from .blas_serial import serial_begin, serial_end
 from .conv_blocks import (direct, im2col, im2col_t, not_finite, scatter, scatter_kernel, small,
                           t_sums)
+from .cpu_runtime import ints  # noqa: F401  (the generated convolutions call _conv_runtime.ints)
 from .helper_cache import CACHE as _CACHE
 
 # Numba's threading layer, loaded now: it registers its `get_num_threads` with LLVM, which
@@ -67,23 +68,6 @@ SCATTER_BLOCK = 1 << 17
 # a convolution of at least this many multiply-adds splits its blocks over threads
 PARALLEL_MIN_MACS = 1 << 22
 SMALL, IM2COL, TRANSPOSED, SCATTER = 0, 1, 2, 3          # the methods
-
-
-@intrinsic
-def ints(typingctx, t):
-    """The tuple t of integers as a UniTuple(int64): a generated kernel passes its constant
-    sizes through this, or Numba would type them as literals and compile conv_run again for
-    every convolution's sizes (and keep each compiled copy in its disk cache)."""
-    if not isinstance(t, types.BaseTuple) or not all(
-            isinstance(types.unliteral(e), types.Integer) for e in t):
-        return None
-    ret = types.UniTuple(types.int64, len(t))
-
-    def codegen(context, builder, sig, args):
-        vals = [context.cast(builder, builder.extract_value(args[0], i), e, types.int64)
-                for i, e in enumerate(sig.args[0])]
-        return context.make_tuple(builder, ret, vals)
-    return ret(t), codegen
 
 
 @numba.njit(cache=_CACHE, nogil=True)

@@ -20,6 +20,7 @@ also be called from Python, so a generated module runs without Numba
 import numba
 import numpy as np
 from numba.core import types
+from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import intrinsic, models, register_model
 
 from xforms import config
@@ -76,8 +77,9 @@ def _view_as(typingctx, a, offset, shape, dtype):
     buffers, see xforms/kernels/cpu/buffers.py, or a dead buffer reused with another shape).
     Unlike `a[i:j].view(dtype).reshape(shape)`, whose strides come from a runtime helper,
     the shape and strides are constants LLVM sees, so loops over the view vectorise as they
-    do over `np.empty` arrays (7% of an MLP gradient's time)."""
-    if not (isinstance(a, types.Array) and a.layout == "C" and isinstance(offset, types.Integer)
+    do over `np.empty` arrays (7% of an MLP gradient's time).  (`a` of another layout: the
+    memory from its first element, as `copy_into` reads a strided view's span.)"""
+    if not (isinstance(a, types.Array) and isinstance(offset, types.Integer)
             and isinstance(shape, types.BaseTuple)
             and isinstance(dtype, (types.NumberClass, types.DType))):
         return None
@@ -223,6 +225,129 @@ def mm_tt(a, b, o):
 @numba.njit(cache=_CACHE, nogil=True)
 def vdot(a, b):
     return np.dot(a, b)
+
+
+# ---- copies: a product's operand in another axis order, array assignments ------------------
+@intrinsic
+def _ints(typingctx, t):
+    """The tuple t of integers as a UniTuple(int64): a generated kernel passes its constant
+    sizes and axis orders through this, or Numba would type them as literals and compile the
+    helper receiving them again for every value (and keep each copy in its disk cache)."""
+    if not isinstance(t, types.BaseTuple) or not all(
+            isinstance(types.unliteral(e), types.Integer) for e in t):
+        return None
+    ret = types.UniTuple(types.int64, len(t))
+
+    def codegen(context, builder, sig, args):
+        vals = [context.cast(builder, builder.extract_value(args[0], i), e, types.int64)
+                for i, e in enumerate(sig.args[0])]
+        return context.make_tuple(builder, ret, vals)
+    return ret(t), codegen
+
+
+ints = (lambda t: t) if config.DISABLE_JIT else _ints
+
+
+_TILE = 16      # columns of a strided copy taken together (their cache lines reused)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def transpose_into(x, perm, out):
+    """out[...] = np.transpose(x, perm) for C-contiguous x and out (out has the permuted
+    shape), e.g. ``transpose_into(x, ints((0, 2, 1, 3)), out)``.  Compiled once per dtype
+    and rank and kept on disk: Numba's own np.transpose compiles its axis checks and their
+    string-formatting error paths in every process (~2 s, half a transformer block's
+    compile)."""
+    xstep = ostep = out.shape
+    acc = 1
+    for d in range(x.ndim - 1, -1, -1):
+        xstep = tuple_setitem(xstep, d, acc)       # x's C strides, in elements
+        acc *= x.shape[d]
+    acc = 1
+    for d in range(x.ndim - 1, -1, -1):
+        ostep = tuple_setitem(ostep, d, acc)
+        acc *= out.shape[d]
+    step = xstep
+    for d in range(x.ndim):
+        step = tuple_setitem(step, d, xstep[perm[d]])
+    _copy_steps(out.reshape(-1), x.reshape(-1), out.shape, ostep, step)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def copy_into(dst, src):
+    """dst[...] = src for arrays of one shape, any positive strides (whole buffers, rows of
+    a scan's output, regions such as ``copy_into(OUT[0:63, :], X[1:64, :])``).  Numba's
+    own slice assignment compiles its shape-mismatch error, string formatting and all, in
+    every process (1-4 s of an LSTM's or a stencil's compile)."""
+    if src.shape != dst.shape:         # (the generated code never differs: a constant text)
+        raise ValueError("copy_into: the shapes differ")
+    dstep = sstep = dst.shape
+    dspan = sspan = 1
+    for d in range(dst.ndim):
+        dstep = tuple_setitem(dstep, d, dst.strides[d] // dst.itemsize)
+        sstep = tuple_setitem(sstep, d, src.strides[d] // src.itemsize)
+        dspan += (dst.shape[d] - 1) * dstep[d]
+        sspan += (dst.shape[d] - 1) * sstep[d]
+    if dst.size:                       # the memory each one spans, as a flat C array
+        _copy_steps(_view_as(dst, 0, (dspan,), dst.dtype), _view_as(src, 0, (sspan,), src.dtype),
+                    dst.shape, dstep, sstep)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _copy_plane(dst, src, rows, drow, srow, run, din, sin):
+    """The last two axes: `rows` runs of `run` elements (steps drow/srow between runs,
+    din/sin within).  Contiguous runs vectorise; strided ones go in column tiles."""
+    if din == 1 and sin == 1:
+        for r in range(rows):          # (views indexed from 0: no wraparound tests)
+            o, i = dst[r * drow:], src[r * srow:]
+            for j in range(run):
+                o[j] = i[j]
+        return
+    for j0 in range(0, run, _TILE):
+        j1 = min(j0 + _TILE, run)
+        for r in range(rows):
+            q, p = r * drow, r * srow
+            for j in range(j0, j1):    # (unsigned: no wraparound tests)
+                dst[np.uint64(q + j * din)] = src[np.uint64(p + j * sin)]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _copy_steps(dst, src, shape, dstep, sstep):
+    """The one copy loop: element (i0, ..., ik) of `shape` goes from flat `src` at
+    sum(i * sstep) to flat `dst` at sum(i * dstep) (steps: tuples, in elements).  A run of
+    both C-contiguous is one loop; else an odometer over the outer axes, `_copy_plane` for
+    the last two."""
+    nd = len(shape)
+    n, contiguous = 1, True
+    for d in range(nd - 1, -1, -1):
+        contiguous = contiguous and dstep[d] == n and sstep[d] == n
+        n *= shape[d]
+    if n == 0:
+        return
+    if contiguous:                     # (views indexed from 0: no wraparound tests)
+        o, i = dst[:n], src[:n]
+        for j in range(n):
+            o[j] = i[j]
+        return
+    run, din, sin = shape[nd - 1], dstep[nd - 1], sstep[nd - 1]
+    rows, drow, srow = (shape[nd - 2], dstep[nd - 2], sstep[nd - 2]) if nd > 1 else (1, 0, 0)
+    idx = shape
+    for d in range(nd):
+        idx = tuple_setitem(idx, d, 0)
+    dbase = sbase = 0
+    for _ in range(n // (run * rows)):
+        _copy_plane(dst[dbase:], src[sbase:], rows, drow, srow, run, din, sin)
+        d = nd - 3
+        while d >= 0:                  # next position of the outer axes
+            idx = tuple_setitem(idx, d, idx[d] + 1)
+            dbase += dstep[d]
+            sbase += sstep[d]
+            if idx[d] < shape[d]:
+                break
+            dbase -= dstep[d] * shape[d]
+            sbase -= sstep[d] * shape[d]
+            idx = tuple_setitem(idx, d, 0)
+            d -= 1
 
 
 def __getattr__(name):
