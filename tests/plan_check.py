@@ -1,5 +1,6 @@
-"""What a compiled program's fusion plan materialises, for tests that check that a pattern
-fuses (tests/test_stencil_fusion.py, tests/test_strided_fusion.py)."""
+"""What the compiler made of a program, for tests that check a pattern's code: the fusion
+plan's temporaries (tests/test_stencil_fusion.py, tests/test_strided_fusion.py) and a
+kernel's loop body (tests/test_loop_buffers.py, tests/test_loop_invariants.py)."""
 from xforms.kernels.plan.fusion import plan_program
 
 
@@ -15,3 +16,19 @@ def temps_and_pads(closed):
              and v.aval.shape]
     pads = [s for s in plan.steps if s.kind == "op" and s.eqn.prim.name == "pad"]
     return plan, temps, pads
+
+
+def loop_lines(src):
+    """The lines of generated kernel source `src` inside its first `for it...` loop.
+
+    >>> body = loop_lines(xf.jit(f, tiered=False).lower(*args).as_text())
+    """
+    lines = src.split("\n")
+    start = next(k for k, ln in enumerate(lines) if ln.lstrip().startswith("for it"))
+    depth = len(lines[start]) - len(lines[start].lstrip())
+    out = []
+    for ln in lines[start + 1:]:
+        if ln.strip() and len(ln) - len(ln.lstrip()) <= depth:
+            break
+        out.append(ln)
+    return out

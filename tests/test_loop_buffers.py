@@ -12,6 +12,8 @@ from xforms import lax
 
 from xforms.kernels.plan import fusion
 
+from plan_check import loop_lines
+
 RNG = np.random.default_rng(3)
 A, B = RNG.standard_normal((6, 5)), RNG.standard_normal((5, 5)) / 3.0
 
@@ -73,19 +75,6 @@ def momentum_ref(w, x, n):
         v = 0.9 * v + x.T @ (h * (1.0 - h * h)) * 0.1
         w = w - 0.01 * v
     return w, v
-
-
-def loop_lines(src):
-    """The kernel's lines inside its `for` loop."""
-    lines = src.split("\n")
-    start = next(k for k, ln in enumerate(lines) if ln.lstrip().startswith("for it"))
-    depth = len(lines[start]) - len(lines[start].lstrip())
-    out = []
-    for ln in lines[start + 1:]:
-        if ln.strip() and len(ln) - len(ln.lstrip()) <= depth:
-            break
-        out.append(ln)
-    return out
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])

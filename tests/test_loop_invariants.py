@@ -8,22 +8,11 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 
+from plan_check import loop_lines
+
 RNG = np.random.default_rng(5)
 X, W = RNG.standard_normal((40, 6)), RNG.standard_normal(6)
 Y = np.sign(RNG.standard_normal(40))
-
-
-def loop_lines(src):
-    """The kernel's lines inside its first `for` loop."""
-    lines = src.split("\n")
-    start = next(k for k, ln in enumerate(lines) if ln.lstrip().startswith("for it"))
-    depth = len(lines[start]) - len(lines[start].lstrip())
-    out = []
-    for ln in lines[start + 1:]:
-        if ln.strip() and len(ln) - len(ln.lstrip()) <= depth:
-            break
-        out.append(ln)
-    return out
 
 
 def products(lines):
