@@ -23,6 +23,7 @@ REGISTRY = {
     "real_programs": "real_programs",
     "eager": "eager",
     "cliffs": "cliffs",
+    "ode": "ode",
 }
 
 
