@@ -104,6 +104,13 @@ def test_hmax_and_mxstep_bound_the_steps():
                                            [12.32049740813133, 1.0431429931839906]], **VAL)
 
 
+def test_complex_state_with_real_times():
+    # JAX 0.10.2 integrates complex states too (its error norm takes |err|^2)
+    t = np.array([0., 1., 2.])
+    out = odeint(lambda y, s, w: 1j * w * y, np.array([1 + 0j, .5j]), t, 1.3)
+    np.testing.assert_allclose(out, np.exp(1.3j * t)[:, None] * [1, .5j], rtol=1e-7)
+
+
 def test_bad_input_names_the_function():
     with pytest.raises(TypeError, match=r"odeint\(decay\): t must be an array of floats"):
         odeint(decay, 1., np.array([0, 1]), .7)

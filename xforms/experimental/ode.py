@@ -67,7 +67,7 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=math.inf, hmax=m
         dy, _ = tree_flatten(func(unravel(y), s, *args))
         return xnp.concatenate([xnp.ravel(xnp.asarray(d)).astype(dtype) for d in dy])
 
-    ys = _solve(flat_func, flat0, t.astype(dtype), rtol, atol, mxstep, hmax)
+    ys = _solve(flat_func, flat0, t, rtol, atol, mxstep, hmax)
     return tree_unflatten(tree, _split(ys, leaves, lead=ys.shape[:1]))
 
 
@@ -149,7 +149,7 @@ def _rk_step(func, y0, f0, t0, dt):
 def _error_ratio(err, rtol, atol, y0, y1):
     """RMS of the error estimate relative to the tolerance (<= 1 accepts the step)."""
     tol = atol + rtol * xnp.maximum(xnp.abs(y0), xnp.abs(y1))
-    return xnp.sqrt(xnp.mean((err / tol) ** 2))
+    return xnp.sqrt(xnp.mean(xnp.abs(err / tol) ** 2))     # abs: a complex state too
 
 
 def _next_step(last, ratio, safety=0.9, ifactor=10.0, dfactor=0.2, order=5.0):
