@@ -91,6 +91,13 @@ def test_vmap_over_initial_conditions():
                                      [8.611265047406816, 0.17936931698814135]], **VAL)
 
 
+def test_per_example_gradients_by_vmap_of_grad():
+    # the batched reverse-mode while_loop: each lane runs its own number of steps
+    g = xf.vmap(xf.grad(lambda y0: lv_loss(y0, *P_LV)))(np.array([[1., .5], [2., 1.]]))
+    np.testing.assert_allclose(g, [[-30.209128062599405, -75.11715089047105],
+                                   [-17.468535414093914, -25.810370096554266]], **GRAD)
+
+
 def test_hmax_and_mxstep_bound_the_steps():
     # JAX's values with the same bounds: hmax=0.01 takes hundreds of small steps; mxstep=2
     # leaves t short of each output time, which then extrapolates the last step's interpolant
