@@ -50,6 +50,9 @@ def test_exponential_decay_values_and_gradients():
                                [1.0, 0.7046880916767487, 0.49658530384649785], **VAL)
     g = xf.grad(lambda y0, k: odeint(decay, y0, T_DECAY, k)[-1], (0, 1))(1., .7)
     np.testing.assert_allclose(g, [0.49658529979886756, -0.4965853106156551], **GRAD)
+    # a value closed over by func is differentiated too (JAX closure-converts func)
+    g_k = xf.grad(lambda k: odeint(lambda y, t: -k * y, 1., T_DECAY)[-1])(.7)
+    np.testing.assert_allclose(g_k, -0.4965853106156551, **GRAD)
 
 
 def test_gradient_with_respect_to_the_output_times():

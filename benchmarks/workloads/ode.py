@@ -1,7 +1,7 @@
 """ode: gradient of an adaptive ODE solve, ``odeint`` of Lotka-Volterra over ~10^3 steps.
 
 ``odeint`` (Dormand-Prince 5(4), rtol = atol = 1.4e-8) of the Lotka-Volterra system from
-(1, 1) with parameters (1.5, 1, 3, 1) to t = 50 (about 1000 steps; 5 and 100 steps quick),
+(1, 1) with parameters (1.5, 1, 3, 1) to t = 50 (about 1000 steps; quick: t = 5, about 100),
 output at 11 times; the loss is the sum of the squared outputs and the gradient is taken
 w.r.t. the initial state and the parameters (issue #36). JAX differentiates by its adjoint
 ODE (a second adaptive solve, backwards), xforms by reverse mode through the solver's
