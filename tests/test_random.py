@@ -241,7 +241,7 @@ def test_discrete_statistics():
         assert abs(p.mean() - lam) < 4 * np.sqrt(lam / N) and abs(p.var() / lam - 1) < 0.15
     g = np.asarray(random.geometric(KS, 0.3, (N,)))
     assert g.min() >= 1 and abs(g.mean() - 1 / 0.3) < 4 * np.sqrt(0.7 / 0.09 / N)
-    with pytest.raises(NotImplementedError, match="bits_like"):    # still missing
+    with pytest.raises(AttributeError):         # not a jax.random name (jax 0.10.2) either
         random.bits_like
     logits = np.log(np.array([0.2, 0.5, 0.3]))
     c = np.asarray(random.categorical(KS, logits, shape=(N,)))

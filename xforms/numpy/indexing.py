@@ -223,16 +223,7 @@ def getitem(x, idx, mode=None, fill_value=None):
 def _gather(x, adv, entries, mode, fill_value):
     shape = aval(x).shape
     axes = [d for d, _ in adv]
-    idxs = []
-    for d, e in adv:
-        e = asarray_operand(e)
-        if not isinstance(e, Tracer):
-            e = np.asarray(e, dtype=np.int64)
-            e = np.where(e < 0, e + shape[d], e)
-        else:
-            e = convert(e, np.int64)
-            e = ew.select_n(ew.lt(e, np.int64(0)), e, ew.add(e, np.int64(shape[d])))
-        idxs.append(e)
+    idxs = _normalised([e for _, e in adv], [shape[d] for d in axes])
     from ..core.avals import broadcast_shapes
     bshape = broadcast_shapes(*(aval(i).shape for i in idxs), op="indexing")
     idxs = [broadcast_to(i, bshape) if aval(i).shape != bshape else i for i in idxs]
@@ -411,7 +402,7 @@ def _scatter_rows(x, arrays, v, op, mode):
     """
     shape = aval(x).shape
     k = len(arrays)
-    idxs = _normalised(arrays, shape)
+    idxs = _normalised(arrays, shape[:k])
     from ..core.avals import broadcast_shapes
     bshape = broadcast_shapes(*(aval(i).shape for i in idxs), op="indexing")
     m = int(np.prod(bshape, dtype=np.int64))
@@ -423,17 +414,18 @@ def _scatter_rows(x, arrays, v, op, mode):
     return scatter(x, v, idxs, tuple(range(k)), mode)
 
 
-def _normalised(arrays, shape):
-    """Index arrays as int64, a negative index counted from the end of its axis (once)."""
+def _normalised(arrays, sizes):
+    """Index arrays as int64, a negative index counted from the end of its axis (of length
+    `sizes[k]`) once; NumPy arrays stay NumPy (their values known), traced ones traced."""
     out = []
-    for d, e in enumerate(arrays):
+    for e, n in zip(arrays, sizes):
         e = asarray_operand(e)
         if not isinstance(e, Tracer):
             e = np.asarray(e, dtype=np.int64)
-            out.append(np.where(e < 0, e + shape[d], e))
+            out.append(np.where(e < 0, e + n, e))
         else:
             e = convert(e, np.int64)
-            out.append(ew.select_n(ew.lt(e, np.int64(0)), e, ew.add(e, np.int64(shape[d]))))
+            out.append(ew.select_n(ew.lt(e, np.int64(0)), e, ew.add(e, np.int64(n))))
     return out
 
 

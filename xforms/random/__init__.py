@@ -113,11 +113,3 @@ __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "key_data", "wrap_key_d
            "wald", "geometric", "triangular", "f", "binomial", "multinomial", "ball",
            "generalized_normal"]
 
-_NOT_YET = ("bits_like", "key_dtype_like")
-
-
-def __getattr__(name):
-    if name in _NOT_YET:
-        raise NotImplementedError(f"xforms.random.{name} (a jax.random function) is not "
-                                  "implemented in xforms yet")
-    raise AttributeError(f"module 'xforms.random' has no attribute {name!r}")
