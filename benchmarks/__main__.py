@@ -193,7 +193,7 @@ def run(args) -> int:
             "workloads_in": "one process each" if isolated else "one process",
             "xforms_cache_dir": os.environ["XFORMS_CACHE_DIR"],
             "workload_wall_s": wall, "loadavg_before": load_before, "loadavg_after": _loadavg(),
-            **ctx_meta, "harness_errors": harness_errors}
+            "blas_env": _blas_env(), **ctx_meta, "harness_errors": harness_errors}
     written = []
     for name, module in plan:
         path = os.path.join(args.out, f"{stem}_{name}.png")
@@ -212,10 +212,21 @@ def run(args) -> int:
     if busy > (os.cpu_count() or 1) * 0.75:
         print(f"note: load average {busy} on {os.cpu_count()} cores -- other processes were running, "
               "timings are noisy")
+    if "OPENBLAS_CORETYPE" in meta["blas_env"]:
+        print(f"note: OPENBLAS_CORETYPE={meta['blas_env']['OPENBLAS_CORETYPE']} pins OpenBLAS's kernels "
+              "(NumPy's, SciPy's and xforms' products); JAX's XLA ignores it")
     for err in harness_errors:
         print(f"\nHARNESS ERROR in {err}", file=sys.stderr)
     shutil.rmtree(os.environ["XFORMS_CACHE_DIR"], ignore_errors=True)
     return 1 if harness_errors else 0
+
+
+def _blas_env():
+    """The environment settings that pick BLAS kernels, recorded because they move the rows with
+    products: e.g. OPENBLAS_CORETYPE=Haswell runs AVX2 kernels on an AVX-512 CPU, while XLA is
+    unaffected.  `{"OPENBLAS_CORETYPE": "Haswell"}` or `{}`."""
+    names = ("OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE")
+    return {k: os.environ[k] for k in names if k in os.environ}
 
 
 def _loadavg():
