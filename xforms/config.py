@@ -136,6 +136,14 @@ def cuda_fast_launch():
     return _flag("XFORMS_CUDA_FAST_LAUNCH")
 
 
+def cuda_gemm_min_work(default):
+    """XFORMS_CUDA_GEMM_MIN_WORK: the fewest multiply-adds (batch x M x N x K) a CUDA
+    dot_general needs to go to cuBLAS rather than the tile kernel; `default` is the measured
+    rule's value (xforms/kernels/cuda/vendor/__init__.py).  Read at each compile."""
+    v = os.environ.get("XFORMS_CUDA_GEMM_MIN_WORK", "").strip()
+    return int(v) if v.isdigit() else default
+
+
 def buffer_cache_bytes():
     """XFORMS_BUFFER_CACHE_MB (default 1024): memory that compiled CPU functions may keep
     between calls for their intermediates and large outputs (xforms/kernels/cpu/buffers.py); 0

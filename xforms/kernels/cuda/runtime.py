@@ -75,7 +75,8 @@ class DeviceSpec:
     block: threads per block of 1-D kernels (a power of two); tile: side of the square
     thread block of the matmul kernel; max_blocks: cap on a grid-stride kernel's grid (a
     few waves of blocks over the multiprocessors); max_split: most blocks that share one
-    reduction output (combined by a second pass); cc: compute capability."""
+    reduction output (combined by a second pass); cc: compute capability; vendor: whether
+    NVIDIA's libraries may compute (vendor/: never on the simulator or for PTX-only specs)."""
     name: str
     cc: tuple
     block: int = 256
@@ -84,9 +85,11 @@ class DeviceSpec:
     max_blocks: int = 1024
     max_split: int = 64
     sms: int = 80
+    vendor: bool = False
 
     def key(self):
-        return (self.cc, self.block, self.tile, self.warp, self.max_blocks, self.max_split)
+        return (self.cc, self.block, self.tile, self.warp, self.max_blocks, self.max_split,
+                self.vendor)
 
 
 # Small blocks and grids on the simulator (each simulated thread is a Python thread); still
@@ -119,7 +122,7 @@ def device_spec():
             _spec = DeviceSpec(dev.name.decode() if isinstance(dev.name, bytes) else
                                str(dev.name), cc, block=block, tile=16,
                                warp=int(dev.WARP_SIZE), max_blocks=sms * (2048 // block) * 2,
-                               max_split=min(64, sms), sms=sms)
+                               max_split=min(64, sms), sms=sms, vendor=True)
     return _spec
 
 
@@ -218,6 +221,19 @@ def copy_range(dst, doff, src, soff, n):
     raw_copy, address, _ = fast
     k = dst.dtype.itemsize
     raw_copy(address(dst) + doff * k, address(src) + soff * k, n * k)
+
+
+def gemm(g, dtype, compute, x, y, out):
+    """out = dot_general(x, y) by cuBLAS on this backend's stream: the host code's call for
+    a product the emitter mapped to one strided-batched GEMM (vendor/gemm_map.py; cuBLAS's
+    A is y, its B is x).  Pointers come from `__cuda_array_interface__`, no copy."""
+    from .vendor import blas
+    if simulating():   # (tests only: simulated device arrays are host memory, no handles)
+        ptr, context, handle = (lambda a: a.__array_interface__["data"][0]), 0, 0
+    else:
+        ptr = lambda a: a.__cuda_array_interface__["data"][0]            # noqa: E731
+        context, handle = int(cuda.current_context().handle), int(stream().handle)
+    blas().gemm(g, dtype, compute, ptr(y), ptr(x), ptr(out), context, handle)
 
 
 def view(base, off, size):

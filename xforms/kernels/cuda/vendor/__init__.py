@@ -1,0 +1,96 @@
+"""NVIDIA's libraries behind one small interface, loaded lazily; where one is absent (or on
+the simulator) the backend keeps its own kernels.
+
+    gemm_call(spec, xs, ys, dimension_numbers, dtype)   # the host call's arguments, or None
+    blas()                                              # the bound cuBLAS, or None (logged once)
+
+    gemm_map.py   dot_general -> cublas<t>gemmStridedBatched parameters (pure; no GPU)
+    cublas.py     the ctypes binding: handles per context, bound to the backend's stream
+
+Libraries are found by cuda-pathfinder (NVIDIA's pip wheels, a CUDA toolkit), else by the
+dynamic loader's search path, and called through ctypes: nothing to install on a machine
+whose image carries the wheels (nvidia-cublas), and every line here runs without CuPy.
+"""
+import ctypes
+import logging
+
+import numpy as np
+
+from xforms import config
+
+from .gemm_map import DATA_TYPE, compute_type, gemm_for
+
+logger = logging.getLogger(__name__)
+
+# Products with fewer multiply-adds (batch x M x N x K) than this run in the tile kernel,
+# which fuses into the launch sequence without a library call; larger ones go to cuBLAS.
+# The value is an estimate until measured on hardware: benchmarks/gpu_gemm_sweep.py (run by
+# benchmarks/on_gpu.sh) times both paths over a sweep of sizes and prints the crossover.
+# XFORMS_CUDA_GEMM_MIN_WORK overrides it (0: every product GEMM can express).
+GEMM_MIN_WORK = 128 ** 3
+
+_SONAMES = {"cublas": ("libcublas.so.13", "libcublas.so.12", "libcublas.so")}
+_libs = {}
+
+
+def load(name):
+    """The ctypes.CDLL of NVIDIA library `name` ("cublas"), or None when it cannot be found;
+    the first failure is logged once, naming what the backend does instead."""
+    if name not in _libs:
+        _libs[name] = _find(name)
+    return _libs[name]
+
+
+def _find(name):
+    found = _find_pathfinder(name)
+    for path in ((found,) if found else ()) + _SONAMES[name]:
+        try:
+            return ctypes.CDLL(path)
+        except OSError:
+            continue
+    logger.warning("xforms: %s was not found (by cuda-pathfinder, nor as %s on the loader's "
+                   "path); the CUDA backend computes with its own kernels instead", name,
+                   " or ".join(_SONAMES[name]))
+    return None
+
+
+def _find_pathfinder(name):
+    """The file cuda-pathfinder finds for `name` (NVIDIA's wheels, CUDA_HOME), or None."""
+    try:
+        from cuda import pathfinder
+        return pathfinder.load_nvidia_dynamic_lib(name).abs_path
+    except Exception:        # noqa: BLE001 - not installed, or cuda-pathfinder absent
+        return None
+
+
+_blas = []
+
+
+def blas():
+    """The bound cuBLAS (cublas.Cublas), or None where the library is absent."""
+    if not _blas:
+        from .cublas import Cublas
+        lib = load("cublas")
+        _blas.append(None if lib is None else Cublas(lib))
+    return _blas[0]
+
+
+def gemm_call(spec, xs, ys, dimension_numbers, dtype):
+    """(Gemm, dtype name, compute type) for the host code to pass to cuBLAS, or None where
+    the tile kernel computes this product: on the simulator (`spec.vendor` false), for
+    dtypes cuBLAS's GEMM does not take, below GEMM_MIN_WORK, for layouts one GEMM cannot
+    express, or when cuBLAS is absent.
+
+        gemm_call(spec, (64, 256), (256, 512), (((1,), (0,)), ((), ())), np.float32)
+    """
+    dt = np.dtype(dtype)
+    if not spec.vendor or dt not in DATA_TYPE:
+        return None
+    g = gemm_for(xs, ys, dimension_numbers)
+    if g is None or g.batch * g.m * g.n * g.k < config.cuda_gemm_min_work(GEMM_MIN_WORK):
+        return None
+    if blas() is None:
+        return None
+    # the primitive carries no precision yet: xforms computes every product at HIGHEST
+    # (lax.Precision's contract), so cuBLAS does too; JAX's default would be TF32 here
+    return g, dt.name, compute_type(dt, "highest")
