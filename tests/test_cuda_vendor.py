@@ -182,7 +182,12 @@ def test_with_cublas_large_products_become_one_gemm_call(monkeypatch):
     x, y = np.ones((128, 256), np.float32), np.ones((128, 128), np.float32)
     prog = _emit(lambda a, b: (a.T @ b, a[:8, :8] @ b[:8, :8]), x, y)
     g = gemm_for((128, 256), (128, 128), (((0,), (0,)), ((), ())))
-    assert f"_rt.gemm({tuple(g)}, 'float32', {COMPUTE_32F}," in prog.source
+    # JAX's default precision on a GPU: TF32 for float32
+    assert f"_rt.gemm({tuple(g)}, 'float32', {COMPUTE_32F_FAST_TF32}," in prog.source
+    from xforms import lax
+    dn = (((0,), (0,)), ((), ()))
+    highest = _emit(lambda a, b: lax.dot_general(a, b, dn, precision="highest"), x, y)
+    assert f"_rt.gemm({tuple(g)}, 'float32', {COMPUTE_32F}," in highest.source
     # the small product stays a fused tile kernel (below GEMM_MIN_WORK)
     assert [k.what.split(":")[0] for k in prog.kernels].count("dot_general") == 1
     monkeypatch.setenv("XFORMS_CUDA_GEMM_MIN_WORK", "0")

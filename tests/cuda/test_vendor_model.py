@@ -15,7 +15,7 @@ import xforms.numpy as xnp
 from xforms import lax
 from xforms.kernels.cuda import runtime as rt
 from xforms.kernels.cuda import vendor
-from xforms.kernels.cuda.vendor.gemm_map import COMPUTE_32F
+from xforms.kernels.cuda.vendor.gemm_map import COMPUTE_32F_FAST_TF32, COMPUTE_64F
 
 from blas_model import ModelBlas
 
@@ -50,8 +50,8 @@ def test_emitted_gemm_calls_compute_dot_general(model, xs, ys, dn, dtype):
     exe = xf.jit(lambda a, b: lax.dot_general(a, b, dn), backend="cuda").lower(x, y)._exe
     assert exe.source.count("_rt.gemm(") == 1
     got = np.asarray(exe(x, y)[0])
-    assert [c[1:] for c in model.calls] == [(np.dtype(dtype).name, COMPUTE_32F
-                                             if dtype == np.float32 else 70)]
+    assert [c[1:] for c in model.calls] == [(np.dtype(dtype).name, COMPUTE_32F_FAST_TF32
+                                             if dtype == np.float32 else COMPUTE_64F)]
     np.testing.assert_allclose(got, np.asarray(lax.dot_general(x, y, dn)), rtol=1e-5)
 
 

@@ -1,7 +1,7 @@
 """NVIDIA's libraries behind one small interface, loaded lazily; where one is absent (or on
 the simulator) the backend keeps its own kernels.
 
-    gemm_call(spec, xs, ys, dimension_numbers, dtype)   # the host call's arguments, or None
+    gemm_call(spec, xs, ys, dn, dtype, precision)       # the host call's arguments, or None
     blas()                                              # the bound cuBLAS, or None (logged once)
 
     gemm_map.py   dot_general -> cublas<t>gemmStridedBatched parameters (pure; no GPU)
@@ -75,11 +75,12 @@ def blas():
     return _blas[0]
 
 
-def gemm_call(spec, xs, ys, dimension_numbers, dtype):
+def gemm_call(spec, xs, ys, dimension_numbers, dtype, precision=None):
     """(Gemm, dtype name, compute type) for the host code to pass to cuBLAS, or None where
     the tile kernel computes this product: on the simulator (`spec.vendor` false), for
     dtypes cuBLAS's GEMM does not take, below GEMM_MIN_WORK, for layouts one GEMM cannot
-    express, or when cuBLAS is absent.
+    express, or when cuBLAS is absent.  `precision`: dot_general's parameter (None, "high",
+    "highest"), which picks the compute type (TF32 for float32 below "highest", as JAX).
 
         gemm_call(spec, (64, 256), (256, 512), (((1,), (0,)), ((), ())), np.float32)
     """
@@ -91,6 +92,4 @@ def gemm_call(spec, xs, ys, dimension_numbers, dtype):
         return None
     if blas() is None:
         return None
-    # the primitive carries no precision yet: xforms computes every product at HIGHEST
-    # (lax.Precision's contract), so cuBLAS does too; JAX's default would be TF32 here
-    return g, dt.name, compute_type(dt, "highest")
+    return g, dt.name, compute_type(dt, precision)

