@@ -14,12 +14,13 @@ import pytest
 
 from xforms.kernels.cuda import vendor
 from xforms.kernels.cuda.vendor import gemm_map
+from xforms.kernels.cuda.vendor.fft_map import C2R, FftPlan, Z2D, fft_plan
 from xforms.kernels.cuda.vendor.gemm_map import (COMPUTE_32F, COMPUTE_32F_FAST_TF32,
                                                  COMPUTE_64F, OP_N, OP_T, Gemm, compute_type,
                                                  gemm_for)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda"))
-from blas_model import gemm_strided_batched  # noqa: E402  (tests/cuda/blas_model.py)
+from vendor_model import fft_plan_many, gemm_strided_batched  # noqa: E402  (tests/cuda/)
 
 RNG = np.random.default_rng(0)
 DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
@@ -142,6 +143,53 @@ def test_compute_type_follows_jax_precision():
         assert compute_type(dt) == compute_type(dt, "highest") == COMPUTE_64F
 
 
+# ---- fft -> one cuFFT plan ----------------------------------------------------------------------
+FFTS = [(kind, shape, lengths, single) for kind in ("FFT", "IFFT", "RFFT", "IRFFT")
+        for shape, lengths in [((8,), (8,)), ((3, 9), (9,)), ((2, 4, 6), (4, 6)),
+                               ((2, 3, 4, 5), (3, 4, 5)), ((5, 2, 7), (7,))]
+        for single in (True, False)]
+
+
+_KINDS = {(True, "f"): np.float32, (True, "c"): np.complex64,
+          (False, "f"): np.float64, (False, "c"): np.complex128}
+
+
+def _fft_operand(kind, shape, lengths, single):
+    if kind == "IRFFT":                      # the operand holds the last axis' n//2 + 1 bins
+        shape = shape[:-1] + (lengths[-1] // 2 + 1,)
+    x = RNG.standard_normal(shape)
+    if kind != "RFFT":
+        x = x + 1j * RNG.standard_normal(shape)
+    return x.astype(_KINDS[single, x.dtype.kind])
+
+
+@pytest.mark.parametrize("kind, shape, lengths, single", FFTS)
+def test_fft_plans_match_the_cufft_model(kind, shape, lengths, single):
+    """Plan, execution on the flat buffers, then the host's scaling: lax.fft's result."""
+    x = _fft_operand(kind, shape, lengths, single)
+    p = fft_plan(kind, x.shape, x.dtype, lengths)
+    axes = tuple(range(x.ndim - len(lengths), x.ndim))
+    want = {"FFT": lambda: np.fft.fftn(x, axes=axes), "IFFT": lambda: np.fft.ifftn(x, axes=axes),
+            "RFFT": lambda: np.fft.rfftn(x, axes=axes),
+            "IRFFT": lambda: np.fft.irfftn(x, s=lengths, axes=axes)}[kind]()
+    buf = x.ravel().copy()
+    out = np.full(want.size, np.nan, _KINDS[single, want.dtype.kind])
+    fft_plan_many(p, buf, out)
+    np.testing.assert_allclose(out * p.scale, want.ravel(), rtol=1e-4 if single else 1e-11,
+                               atol=1e-4 if single else 1e-11)
+    # the model, like cuFFT, may overwrite a complex-to-real transform's input: only those
+    # plans ask the host code to copy the operand first
+    assert p.copy_input == (p.type in (C2R, Z2D)) == (kind == "IRFFT")
+    assert p.batch == int(np.prod(shape[:len(shape) - len(lengths)]))
+
+
+def test_ffts_cufft_does_not_take_stay_in_the_dft_kernel():
+    assert fft_plan("FFT", (2, 2, 2, 2), np.complex64, (2, 2, 2, 2)) is None   # rank 4
+    assert fft_plan("FFT", (0, 8), np.complex64, (8,)) is None                 # empty
+    assert fft_plan("IFFT", (3, 8), np.complex128, (8,)) == FftPlan(
+        1, (8,), 3, 0x69, 1, 1 / 8, False)
+
+
 # ---- the backend's choice (needs numba-cuda to emit CUDA source; no GPU) -----------------------
 needs_numba_cuda = pytest.mark.skipif(importlib.util.find_spec("numba_cuda") is None,
                                       reason="numba-cuda is not installed")
@@ -156,28 +204,35 @@ def _emit(f, *args, vendor_on=True):
 
 
 @pytest.fixture
-def no_cublas(monkeypatch):
-    monkeypatch.setattr(vendor, "_blas", [])
+def no_libraries(monkeypatch):
+    monkeypatch.setattr(vendor, "_bound", {})
     monkeypatch.setattr(vendor, "_libs", {})
-    monkeypatch.setattr(vendor, "_SONAMES", {"cublas": ("libxforms-no-such-cublas.so",)})
+    monkeypatch.setattr(vendor, "_SONAMES", {n: (f"libxforms-no-such-{n}.so",)
+                                             for n in ("cublas", "cufft")})
     monkeypatch.setattr(vendor, "_find_pathfinder", lambda name: None)
 
 
 @needs_numba_cuda
-def test_without_cublas_products_use_the_tile_kernel_and_log_once(no_cublas, caplog):
+def test_without_the_libraries_the_own_kernels_compute_and_each_absence_is_logged_once(
+        no_libraries, caplog):
+    import xforms.numpy as xnp
     x, y = np.ones((128, 256), np.float32), np.ones((256, 128), np.float32)
+    z = np.ones((8, 1024), np.complex64)
     with caplog.at_level(logging.WARNING, logger=vendor.__name__):
         first = _emit(lambda a, b: (a @ b, b @ a), x, y)
         _emit(lambda a, b: a @ b * 2.0, x, y)
-    assert "_rt.gemm" not in first.source
+        ffts = _emit(lambda z: (xnp.fft.fft(z), xnp.fft.ifft(z)), z)
+    assert "_rt.gemm" not in first.source and "_rt.fft" not in ffts.source
     assert sum("dot_general:" in k.what for k in first.kernels) == 2
+    assert sum("direct DFT" in k.what for k in ffts.kernels) == 2
     logged = [r.getMessage() for r in caplog.records]
-    assert len(logged) == 1 and "cublas was not found" in logged[0], logged
+    assert len(logged) == 2 and "cublas was not found" in logged[0] \
+        and "cufft was not found" in logged[1], logged
 
 
 @needs_numba_cuda
 def test_with_cublas_large_products_become_one_gemm_call(monkeypatch):
-    monkeypatch.setattr(vendor, "_blas", [object()])       # present; nothing is called
+    monkeypatch.setattr(vendor, "_bound", {"cublas": object()})       # present; nothing is called
     monkeypatch.delenv("XFORMS_CUDA_GEMM_MIN_WORK", raising=False)
     x, y = np.ones((128, 256), np.float32), np.ones((128, 128), np.float32)
     prog = _emit(lambda a, b: (a.T @ b, a[:8, :8] @ b[:8, :8]), x, y)
@@ -198,22 +253,44 @@ def test_with_cublas_large_products_become_one_gemm_call(monkeypatch):
     assert "_rt.gemm" not in _emit(lambda a, b: a.T @ b, x, y, vendor_on=False).source
 
 
-def test_the_binding_against_the_installed_cublas():
-    """Where libcublas can be loaded (a CUDA machine, or the nvidia-cublas wheel on the
-    loader's path) its symbols bind with our signatures; without a driver the first call
-    fails as a CublasError naming cuBLAS's status, not a crash."""
+@needs_numba_cuda
+def test_with_cufft_large_transforms_become_one_plan_execution(monkeypatch):
+    import xforms.numpy as xnp
+    monkeypatch.setattr(vendor, "_bound", {"cufft": object()})       # present; nothing is called
+    monkeypatch.delenv("XFORMS_CUDA_FFT_MIN_POINTS", raising=False)
+    z, r = np.ones((8, 1024), np.complex64), np.ones((8, 1024), np.float64)
+    prog = _emit(lambda z, r: (xnp.fft.ifft(z), xnp.fft.irfft(z), xnp.fft.rfft(r),
+                               xnp.fft.fft(z[:2, :8])), z, r)
+    lines = [ln.strip() for ln in prog.source.split("def host(")[1].splitlines()]
+    calls = [ln for ln in lines if ln.startswith("_rt.fft(")]
+    plans = [fft_plan("IFFT", (8, 1024), np.complex64, (1024,)),
+             fft_plan("IRFFT", (8, 1024), np.complex64, (2046,)),
+             fft_plan("RFFT", (8, 1024), np.float64, (1024,))]
+    assert len(calls) == 3 and all(c.startswith(f"_rt.fft({tuple(p)}, ")
+                                   for c, p in zip(calls, plans)), calls
+    # IRFFT's operand is copied first (cuFFT may overwrite it); both inverses are scaled
+    irfft = lines.index(calls[1])
+    assert lines[irfft - 1].startswith("_rt.copy_into(") and "_W[" in calls[1]
+    assert sum(k.what.startswith("scale the cuFFT") for k in prog.kernels) == 2
+    # the 16-point transform stays a direct DFT kernel (below FFT_MIN_POINTS)
+    assert sum("direct DFT" in k.what for k in prog.kernels) == 1
+
+
+def test_the_bindings_against_the_installed_libraries():
+    """Where libcublas and libcufft can be loaded (a CUDA machine, or NVIDIA's wheels on the
+    loader's path) their symbols bind with our signatures; without a driver the first call
+    fails as an error naming the library's status, not a crash."""
     from xforms.kernels.cuda import cuda_available
     from xforms.kernels.cuda.vendor.cublas import Cublas, CublasError
+    from xforms.kernels.cuda.vendor.cufft import Cufft, CufftError
     if cuda_available():
-        pytest.skip("a GPU is present: tests/cuda/test_gpu_vendor.py calls cuBLAS there")
-    lib = vendor._find("cublas")
-    if lib is None:
-        pytest.skip("libcublas is not installed here")
-    blas = Cublas(lib)
+        pytest.skip("a GPU is present: tests/cuda/test_gpu_vendor.py calls the libraries")
+    libs = {name: vendor._find(name) for name in ("cublas", "cufft")}
+    if None in libs.values():
+        pytest.skip(f"not installed here: {[n for n, lib in libs.items() if lib is None]}")
     g = gemm_for((64, 32), (32, 16), (((1,), (0,)), ((), ())))
-    try:
-        blas.gemm(g, np.float64, COMPUTE_64F, 0, 0, 0, context=1, stream=0)
-    except CublasError as e:       # no GPU: cublasCreate cannot initialise
-        assert "cuBLAS cublasCreate failed with status" in str(e)
-    else:
-        pytest.fail("a GEMM on null pointers must not succeed")
+    with pytest.raises(CublasError, match="cuBLAS cublasCreate failed with status"):
+        Cublas(libs["cublas"]).gemm(g, np.float64, COMPUTE_64F, 0, 0, 0, context=1, stream=0)
+    p = fft_plan("RFFT", (4, 64), np.float32, (64,))
+    with pytest.raises(CufftError, match=r"cuFFT cufftPlanMany\(1, \(64,\), 4, 42"):
+        Cufft(libs["cufft"]).run(p, 0, 0, context=1, stream=0)

@@ -1,9 +1,9 @@
-"""dot_general through cuBLAS on a real GPU (xforms/kernels/cuda/vendor/): collected only with
-XFORMS_CUDA_TESTS=gpu (benchmarks/on_gpu.sh), never on the simulator, which keeps the tile
-kernel.  The GEMM threshold is set to 0 so that small products take the library path; each
-result is compared with NumPy in float64/complex128.  What runs without a GPU (the
-parameter mapping against a model of the BLAS contract, the fallback) is in
-tests/test_cuda_vendor.py."""
+"""dot_general through cuBLAS and fft through cuFFT on a real GPU (xforms/kernels/cuda/vendor/):
+collected only with XFORMS_CUDA_TESTS=gpu (benchmarks/on_gpu.sh), never on the simulator,
+which keeps the backend's own kernels.  The size thresholds are set to 0 so that small
+cases take the library path; each result is compared with NumPy in float64/complex128.
+What runs without a GPU (the mappings against models of the libraries' contracts, the
+fallbacks) is in tests/test_cuda_vendor.py and tests/cuda/test_vendor_model.py."""
 import numpy as np
 import pytest
 
@@ -18,10 +18,11 @@ DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
 
 
 @pytest.fixture(autouse=True)
-def every_product_to_cublas(monkeypatch):
+def everything_to_the_libraries(monkeypatch):
     monkeypatch.setenv("XFORMS_CUDA_GEMM_MIN_WORK", "0")
-    if vendor.blas() is None:
-        pytest.fail("cuBLAS was not found on this GPU machine (see the log line above)")
+    monkeypatch.setenv("XFORMS_CUDA_FFT_MIN_POINTS", "0")
+    if vendor.blas() is None or vendor.fft() is None:
+        pytest.fail("cuBLAS or cuFFT was not found on this GPU machine (see the log above)")
 
 
 def _rand(shape, dtype):
@@ -100,3 +101,33 @@ def test_mlp_gradient_through_cublas_matches_the_cpu():
     want = xf.jit(xf.grad(loss, argnums=(0, 1)), backend="cpu")(w1, w2, x)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, np.asarray(b), rtol=1e-11)
+
+
+@pytest.mark.parametrize("single", [True, False])
+@pytest.mark.parametrize("kind, shape, lengths", [
+    ("FFT", (6, 96), (96,)), ("IFFT", (3, 12, 10), (12, 10)), ("RFFT", (5, 90), (90,)),
+    ("IRFFT", (4, 33), (64,)), ("IRFFT", (2, 6, 5, 4), (6, 5, 6)),
+])
+def test_fft_through_cufft(kind, shape, lengths, single):
+    x = RNG.standard_normal(shape)
+    if kind == "IRFFT":      # a real signal's half spectrum (what irfft is defined on)
+        lead = shape[:len(shape) - len(lengths)]
+        x = np.fft.rfftn(RNG.standard_normal(lead + lengths), axes=range(-len(lengths), 0))
+    elif kind != "RFFT":
+        x = x + 1j * RNG.standard_normal(shape)
+    x = x.astype({(True, "f"): np.float32, (True, "c"): np.complex64,
+                  (False, "f"): np.float64, (False, "c"): np.complex128}[single, x.dtype.kind])
+    assert x.shape == shape
+    exe = _exe(lambda v: lax.fft(v, kind, lengths), x)
+    assert exe.source.count("_rt.fft(") == 1, exe.source
+    xd = xf.device_put(x, backend="cuda")
+    got = np.asarray(exe(xd)[0])
+    axes = tuple(range(x.ndim - len(lengths), x.ndim))
+    wide = x.astype(np.complex128 if kind != "RFFT" else np.float64)
+    want = {"FFT": lambda: np.fft.fftn(wide, axes=axes),
+            "IFFT": lambda: np.fft.ifftn(wide, axes=axes),
+            "RFFT": lambda: np.fft.rfftn(wide, axes=axes),
+            "IRFFT": lambda: np.fft.irfftn(wide, s=lengths, axes=axes)}[kind]()
+    tol = 2e-5 if single else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    np.testing.assert_array_equal(np.asarray(xd), x)       # IRFFT transformed a copy

@@ -1,7 +1,7 @@
-"""The host code's cuBLAS calls (xforms/kernels/cuda/vendor/) run end to end on the simulator:
-the device spec is told that a library may compute, and tests/cuda/blas_model.py's NumPy
-model of cublas<t>gemmStridedBatched stands in for cuBLAS, reading and writing the
-simulated device arrays (host memory) at the addresses the generated code passes.  This
+"""The host code's cuBLAS and cuFFT calls (xforms/kernels/cuda/vendor/) run end to end on the
+simulator: the device spec is told that libraries may compute, and tests/cuda/vendor_model.py's
+NumPy models of cublas<t>gemmStridedBatched and cufftPlanMany stand in for them, reading and
+writing the simulated device arrays (host memory) at the addresses the generated code passes.  This
 checks what no GPU-less test of the mapping alone can: the operand order, the pointers of
 packed and reused buffers, and the stream order with the kernels around each call.  On a
 real GPU, tests/cuda/test_gpu_vendor.py runs the same programs through cuBLAS itself."""
@@ -17,7 +17,7 @@ from xforms.kernels.cuda import runtime as rt
 from xforms.kernels.cuda import vendor
 from xforms.kernels.cuda.vendor.gemm_map import COMPUTE_32F_FAST_TF32, COMPUTE_64F
 
-from blas_model import ModelBlas
+from vendor_model import ModelBlas, ModelFft
 
 if not rt.simulating():
     pytest.skip("simulator only (host-memory device arrays)", allow_module_level=True)
@@ -26,12 +26,18 @@ RNG = np.random.default_rng(3)
 
 
 @pytest.fixture
-def model(monkeypatch):
-    blas = ModelBlas()
+def models(monkeypatch):
+    libs = {"cublas": ModelBlas(), "cufft": ModelFft()}
     monkeypatch.setattr(rt, "_spec", dataclasses.replace(rt.device_spec(), vendor=True))
-    monkeypatch.setattr(vendor, "_blas", [blas])
+    monkeypatch.setattr(vendor, "_bound", libs)
     monkeypatch.setenv("XFORMS_CUDA_GEMM_MIN_WORK", "0")
-    return blas
+    monkeypatch.setenv("XFORMS_CUDA_FFT_MIN_POINTS", "0")
+    return libs
+
+
+@pytest.fixture
+def model(models):
+    return models["cublas"]
 
 
 LAYOUTS = [   # shapes unique to this file (the executable cache is keyed by program)
@@ -69,3 +75,30 @@ def test_gemm_between_kernels_and_in_a_gradient(model):
         for a, b in zip(g(w1, w2, x), want):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
     assert len(model.calls) >= 8
+
+
+@pytest.mark.parametrize("single", [True, False])
+@pytest.mark.parametrize("kind, shape, lengths", [
+    ("FFT", (3, 8), (8,)), ("IFFT", (2, 4, 6), (4, 6)), ("RFFT", (5, 9), (9,)),
+    ("IRFFT", (3, 5), (8,)), ("IRFFT", (2, 3, 4), (3, 7)),
+])
+def test_emitted_fft_calls_compute_lax_fft(models, kind, shape, lengths, single):
+    x = RNG.standard_normal(shape)
+    if kind != "RFFT":
+        x = x + 1j * RNG.standard_normal(shape)
+    x = x.astype({(True, "f"): np.float32, (True, "c"): np.complex64,
+                  (False, "f"): np.float64, (False, "c"): np.complex128}[single, x.dtype.kind])
+    exe = xf.jit(lambda v: lax.fft(v, kind, lengths), backend="cuda").lower(x)._exe
+    assert exe.source.count("_rt.fft(") == 1
+    xd = xf.device_put(x, backend="cuda")
+    got = np.asarray(exe(xd)[0])
+    axes = tuple(range(x.ndim - len(lengths), x.ndim))
+    want = {"FFT": lambda: np.fft.fftn(x, axes=axes), "IFFT": lambda: np.fft.ifftn(x, axes=axes),
+            "RFFT": lambda: np.fft.rfftn(x, axes=axes),
+            "IRFFT": lambda: np.fft.irfftn(x, s=lengths, axes=axes)}[kind]()
+    tol = 1e-4 if single else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    assert len(models["cufft"].calls) == 1
+    # the model overwrites a complex-to-real transform's input, as cuFFT may: the operand
+    # the user passed is untouched because the host code transformed a copy
+    np.testing.assert_array_equal(np.asarray(xd), x)

@@ -223,17 +223,31 @@ def copy_range(dst, doff, src, soff, n):
     raw_copy(address(dst) + doff * k, address(src) + soff * k, n * k)
 
 
+def _library_args(*arrays):
+    """The addresses of device buffers `arrays` (`__cuda_array_interface__`, no copy) and the
+    context and stream handles, as the vendor/ bindings take them.  On the simulator (tests
+    only: the emitter calls no library there) the arrays are host memory, with no handles."""
+    if simulating():
+        return [a.__array_interface__["data"][0] for a in arrays], 0, 0
+    return ([a.__cuda_array_interface__["data"][0] for a in arrays],
+            int(cuda.current_context().handle), int(stream().handle))
+
+
 def gemm(g, dtype, compute, x, y, out):
     """out = dot_general(x, y) by cuBLAS on this backend's stream: the host code's call for
     a product the emitter mapped to one strided-batched GEMM (vendor/gemm_map.py; cuBLAS's
-    A is y, its B is x).  Pointers come from `__cuda_array_interface__`, no copy."""
+    A is y, its B is x)."""
     from .vendor import blas
-    if simulating():   # (tests only: simulated device arrays are host memory, no handles)
-        ptr, context, handle = (lambda a: a.__array_interface__["data"][0]), 0, 0
-    else:
-        ptr = lambda a: a.__cuda_array_interface__["data"][0]            # noqa: E731
-        context, handle = int(cuda.current_context().handle), int(stream().handle)
-    blas().gemm(g, dtype, compute, ptr(y), ptr(x), ptr(out), context, handle)
+    (px, py, po), context, handle = _library_args(x, y, out)
+    blas().gemm(g, dtype, compute, py, px, po, context, handle)
+
+
+def fft(plan, x, out):
+    """out = the cuFFT transform `plan` (vendor/fft_map.py) of x, unscaled, on this
+    backend's stream: the host code's call for an fft the emitter mapped to one plan."""
+    from .vendor import fft as cufft
+    (px, po), context, handle = _library_args(x, out)
+    cufft().run(plan, px, po, context, handle)
 
 
 def view(base, off, size):
