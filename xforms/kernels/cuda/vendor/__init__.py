@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 
 # Products with fewer multiply-adds (batch x M x N x K) than this run in the tile kernel,
 # which fuses into the launch sequence without a library call; larger ones go to cuBLAS.
-# The value is an estimate until measured on hardware: benchmarks/gpu_gemm_sweep.py (run by
+# The value is an estimate until measured on hardware: benchmarks/gpu_vendor_sweep.py (run by
 # benchmarks/on_gpu.sh) times both paths over a sweep of sizes and prints the crossover.
 # XFORMS_CUDA_GEMM_MIN_WORK overrides it (0: every product GEMM can express).
 GEMM_MIN_WORK = 128 ** 3
