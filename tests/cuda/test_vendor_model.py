@@ -61,6 +61,20 @@ def test_emitted_gemm_calls_compute_dot_general(model, xs, ys, dn, dtype):
     np.testing.assert_allclose(got, np.asarray(lax.dot_general(x, y, dn)), rtol=1e-5)
 
 
+def test_a_failing_library_call_is_reported_with_its_line_of_host_code(model, monkeypatch):
+    from xforms.kernels.cuda.vendor.cublas import CublasError
+
+    def fail(*args):
+        raise CublasError("cuBLAS cublasGemmStridedBatchedEx failed with status 13 "
+                          "(the GPU program failed to execute)")
+    monkeypatch.setattr(model, "gemm", fail)
+    x = np.ones((6, 5))
+    exe = xf.jit(lambda a: a @ a.T, backend="cuda").lower(x)._exe
+    with pytest.raises(RuntimeError, match=r"the CUDA backend failed running line \d+ of "
+                       r".*\(_rt\.gemm\(.*cuBLAS: \[1\] x \(6 x 5\) @ \(5 x 6\)\).*status 13"):
+        exe(x)
+
+
 def test_gemm_between_kernels_and_in_a_gradient(model):
     """Products between fused kernels, on buffers the plan reuses, and the transposed
     products of reverse mode."""

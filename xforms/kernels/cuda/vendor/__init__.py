@@ -26,6 +26,12 @@ from .gemm_map import DATA_TYPE, compute_type, gemm_for
 
 logger = logging.getLogger(__name__)
 
+
+class LibraryError(RuntimeError):
+    """A library call returned an error status (cublas.CublasError, cufft.CufftError); the
+    executable reports it with the line of host code that made the call."""
+
+
 # Products with fewer multiply-adds (batch x M x N x K) than this run in the tile kernel,
 # which fuses into the launch sequence without a library call; larger ones go to cuBLAS.
 # The value is an estimate until measured on hardware: benchmarks/gpu_vendor_sweep.py (run by

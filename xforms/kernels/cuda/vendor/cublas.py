@@ -13,6 +13,7 @@ from ctypes import POINTER, c_int, c_longlong
 
 import numpy as np
 
+from . import LibraryError
 from .gemm_map import DATA_TYPE
 
 # a pointer or handle (named so: tests/test_rule_coverage.py reads `*_p` names as primitives)
@@ -25,7 +26,7 @@ _GEMM_ARGS = [ADDR, c_int, c_int, c_int, c_int, c_int,     # handle, ops, m, n, 
 _ALGO_DEFAULT = -1                                                     # CUBLAS_GEMM_DEFAULT
 
 
-class CublasError(RuntimeError):
+class CublasError(LibraryError):
     """A cuBLAS call returned an error status."""
 
 

@@ -11,6 +11,7 @@ import ctypes
 import threading
 from ctypes import POINTER, byref, c_int
 
+from . import LibraryError
 from .cublas import ADDR
 from .fft_map import C2C, C2R, D2Z, R2C, Z2D, Z2Z, FftPlan
 
@@ -24,7 +25,7 @@ _STATUS = {1: "CUFFT_INVALID_PLAN", 2: "CUFFT_ALLOC_FAILED", 3: "CUFFT_INVALID_T
            11: "CUFFT_INVALID_DEVICE", 13: "CUFFT_NO_WORKSPACE", 16: "CUFFT_NOT_SUPPORTED"}
 
 
-class CufftError(RuntimeError):
+class CufftError(LibraryError):
     """A cuFFT call returned an error status."""
 
 
