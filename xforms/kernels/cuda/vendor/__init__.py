@@ -9,6 +9,7 @@ the simulator) the backend keeps its own kernels.
     cublas.py     the ctypes binding: handles per context, bound to the backend's stream
     fft_map.py    lax.fft -> a cufftPlanMany and what the host does around it (pure)
     cufft.py      the ctypes binding: plans per context and transform, on the same stream
+    status.py     what the bindings share: LibraryError, the address type
 
 Libraries are found by cuda-pathfinder (NVIDIA's pip wheels, a CUDA toolkit), else by the
 dynamic loader's search path, and called through ctypes: nothing to install on a machine
@@ -23,14 +24,9 @@ from xforms import config
 
 from .fft_map import fft_plan
 from .gemm_map import DATA_TYPE, compute_type, gemm_for
+from .status import LibraryError  # noqa: F401  (what the executable reports by its line)
 
 logger = logging.getLogger(__name__)
-
-
-class LibraryError(RuntimeError):
-    """A library call returned an error status (cublas.CublasError, cufft.CufftError); the
-    executable reports it with the line of host code that made the call."""
-
 
 # Products with fewer multiply-adds (batch x M x N x K) than this run in the tile kernel,
 # which fuses into the launch sequence without a library call; larger ones go to cuBLAS.

@@ -13,11 +13,9 @@ from ctypes import POINTER, c_int, c_longlong
 
 import numpy as np
 
-from . import LibraryError
 from .gemm_map import DATA_TYPE
+from .status import ADDR, LibraryError
 
-# a pointer or handle (named so: tests/test_rule_coverage.py reads `*_p` names as primitives)
-ADDR = ctypes.c_void_p
 _GEMM_ARGS = [ADDR, c_int, c_int, c_int, c_int, c_int,     # handle, ops, m, n, k
               ADDR, ADDR, c_int, c_int, c_longlong,        # alpha, A, type, ld, stride
               ADDR, c_int, c_int, c_longlong,              # B, type, ld, stride

@@ -11,8 +11,7 @@ import ctypes
 import threading
 from ctypes import POINTER, byref, c_int
 
-from . import LibraryError
-from .cublas import ADDR
+from .status import ADDR, LibraryError
 from .fft_map import C2C, C2R, D2Z, R2C, Z2D, Z2Z, FftPlan
 
 # cufftExec* of each cufftType, and whether it takes a direction
