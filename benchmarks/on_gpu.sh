@@ -1,6 +1,8 @@
 #!/bin/bash
-# One lent-GPU call: versions, the CUDA test suite on the device, then the CUDA benchmarks.
-# Usage (device tool, repo root):  bash benchmarks/on_gpu.sh [tests|bench|all] [bench args...]
+# One lent-GPU call: versions, the CUDA test suite on the device, the libraries-vs-own-kernels
+# sweep (benchmarks/gpu_vendor_sweep.py: the measurement behind vendor.GEMM_MIN_WORK and
+# FFT_MIN_POINTS), then the CUDA benchmarks.
+# Usage (device tool, repo root):  bash benchmarks/on_gpu.sh [tests|sweep|bench|all] [bench args...]
 # Logs and the benchmark JSON land in $OUT (the device tool brings them back).
 set -u
 what=${1:-all}; shift || true
@@ -31,6 +33,12 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   XFORMS_CUDA_TESTS=gpu timeout ${TEST_TIMEOUT:-240} python3 -m pytest tests/cuda -q ${PYTEST_ARGS:--p no:xdist} \
     -p no:cacheprovider -rfE --tb=short --durations=15 2>&1 | tee "$OUT/cuda_tests.log" | tail -60
   echo "cuda tests: $(( $(date +%s) - t0 )) s"
+fi
+if [ "$what" = sweep ] || [ "$what" = all ]; then
+  t0=$(date +%s)
+  timeout ${SWEEP_TIMEOUT:-90} python3 -m benchmarks.gpu_vendor_sweep --out "$OUT" \
+    2>&1 | tee "$OUT/vendor_sweep.log" | tail -8
+  echo "vendor sweep: $(( $(date +%s) - t0 )) s"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   t0=$(date +%s)

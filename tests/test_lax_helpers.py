@@ -397,6 +397,28 @@ def test_dot_general_precision_and_preferred_element_type():
     _close(g, np.full((2, 3), 2.0))
 
 
+def test_dot_general_precision_rides_on_the_products_derivatives_make():
+    """JAX 0.10.2 keeps `precision` on dot_general and on every product its jvp, transpose
+    and vmap rules make (jax.make_jaxpr of grad and vmap, checked here); xforms keeps the
+    higher of a pair ("high"/"highest"; DEFAULT leaves no parameter), which CUDA's cuBLAS
+    path turns into TF32 or float32 (xforms/kernels/cuda/vendor/gemm_map.py)."""
+    dn = (((1,), (0,)), ((), ()))
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)
+
+    def levels(closed):
+        return [e.params.get("precision") for e in closed.jaxpr.eqns
+                if e.prim.name == "dot_general"]
+    f = lambda p: lambda a, b: lax.dot_general(a, b, dn, precision=p).sum()   # noqa: E731
+    assert levels(xf.make_jaxpr(xf.grad(f(("high", "default")), argnums=(0, 1)))(a, b)) \
+        == ["high"] * 2
+    assert levels(xf.make_jaxpr(xf.grad(f(None), argnums=(0, 1)))(a, b)) == [None] * 2
+    batched = xf.vmap(lambda a, b: lax.dot(a, b, precision="highest"), in_axes=(0, None))
+    assert levels(xf.make_jaxpr(batched)(np.ones((2, 3, 4), np.float32), b)) == ["highest"]
+    jvp = xf.make_jaxpr(lambda a, t: xf.jvp(lambda a: lax.dot(a, b, precision=lax.Precision.HIGH),
+                                            (a,), (t,)))(a, a)
+    assert levels(jvp) == ["high"] * 2
+
+
 # ---- conv / reduce_window output shapes ----------------------------------------------------
 def test_shape_tuples_match_jax():
     dn, to_nchw = ("NHWC", "HWIO", "NHWC"), ("NHWC", "HWIO", "NCHW")

@@ -6,8 +6,11 @@ code that only the simulator accepts fails here.
 
 Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
 Kernels with the same text are compiled once; each kernel is typed and lowered once and
-its NVVM IR compiled for both architectures.
+its NVVM IR compiled for both architectures.  The VENDOR programs are emitted as for a GPU
+with cuBLAS and cuFFT (xforms/kernels/cuda/vendor/; the libraries are only named, never
+called), so that the kernels around their calls (the inverse FFTs' scaling) compile too.
 """
+import dataclasses
 import os
 import sys
 import time
@@ -51,6 +54,25 @@ def _toolchain_missing():
     return None
 
 
+def _vendor_programs():
+    """{name: (f, args, tol)} of programs whose products and transforms go to the libraries."""
+    import numpy as np
+    import xforms as xf
+    import xforms.numpy as xnp
+    z64, z128 = np.ones((4, 16), np.complex64), np.ones((4, 6, 8), np.complex128)
+    w, x = np.ones((8, 8), np.float32), np.ones((4, 8), np.float32)
+    return {"vendor_fft_c64": (lambda z: (xnp.fft.ifft(z), xnp.fft.irfft(z)), (z64,), 0),
+            "vendor_fft_c128": (lambda z: (xnp.fft.ifft2(z), xnp.fft.irfftn(z)), (z128,), 0),
+            "vendor_mlp_grad": (xf.grad(lambda w, x: xnp.sum(xnp.tanh(x @ w) ** 2)), (w, x), 0)}
+
+
+def _pretend_libraries():
+    """As on a GPU with cuBLAS and cuFFT loaded, every size taken (emission only)."""
+    from xforms.kernels.cuda import vendor
+    os.environ["XFORMS_CUDA_GEMM_MIN_WORK"] = os.environ["XFORMS_CUDA_FFT_MIN_POINTS"] = "0"
+    vendor._bound.update({"cublas": object(), "cufft": object()})
+
+
 def main(names=None):
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         print("ptx_check: NUMBA_ENABLE_CUDASIM=1 is set; unset it to compile real PTX")
@@ -66,12 +88,15 @@ def main(names=None):
         print(f"ptx_check: cannot compile PTX here: {reason}")
         return 3
     spec = rt.spec_for(CCS[0], sms=132)
+    VENDOR = _vendor_programs()
+    _pretend_libraries()
     seen, failures, n_kernels, t0 = set(), 0, 0, time.time()
-    for name in names or list(PROGRAMS):
-        f, args, _ = PROGRAMS[name]
+    for name in names or list(PROGRAMS) + list(VENDOR):
+        f, args, _ = PROGRAMS[name] if name in PROGRAMS else VENDOR[name]
         try:
             closed = xf.make_jaxpr(f)(*args)
-            program = emit_program(closed, spec, name)
+            program = emit_program(closed, dataclasses.replace(spec, vendor=name in VENDOR),
+                                   name)
             mod, path, _ = codecache.load_module(program.source)
             sigs = program.signatures()
             new = 0

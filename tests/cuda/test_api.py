@@ -248,3 +248,18 @@ def test_launches_skip_the_dispatcher_on_a_gpu(monkeypatch):
     assert not any(direct) if rt.simulating() else all(direct)
     np.testing.assert_allclose(np.asarray(exe(x, np.float64(2.0))[0]),
                                np.sum(x * 2.0 + 1.0) * (x > 1.0), rtol=1e-15)
+
+
+def test_products_keep_the_tile_kernel_on_the_simulator(monkeypatch):
+    """The simulator never calls NVIDIA's libraries (xforms/kernels/cuda/vendor/): every product
+    is the tile kernel, and cuBLAS is not even looked for, whatever the size rule says."""
+    if not rt.simulating():
+        pytest.skip("a real GPU: tests/cuda/test_gpu_vendor.py checks the cuBLAS path")
+    from xforms.kernels.cuda import vendor
+    monkeypatch.setenv("XFORMS_CUDA_GEMM_MIN_WORK", "0")
+    a, b = np.arange(30.0).reshape(5, 6), np.arange(42.0).reshape(6, 7) / 7
+    exe = _exe(lambda a, b: a.T @ (a @ b), a, b)
+    assert "_rt.gemm" not in exe.source and not rt.device_spec().vendor
+    assert sum(k.what.startswith("dot_general:") for k in exe.program.kernels) == 2
+    assert not vendor._bound
+    np.testing.assert_allclose(np.asarray(exe(a, b)[0]), a.T @ (a @ b), rtol=1e-13)

@@ -361,8 +361,10 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
 
 # ---- precision, dot_general with JAX's keywords, fft ----------------------------------------
 class Precision(enum.Enum):
-    """JAX's matmul/convolution precision settings.  xforms computes every product at its
-    operands' full precision (HIGHEST), which is also what each setting gives on a CPU."""
+    """JAX's matmul/convolution precision settings.  On the CPU every setting computes at the
+    operands' full precision, as JAX's CPU backend does.  On CUDA, a dot_general that goes to
+    cuBLAS follows JAX's GPU rule: float32 and complex64 in TF32 at DEFAULT (None) and HIGH,
+    in float32 at HIGHEST; the tile kernel of small products computes in float32 always."""
     DEFAULT = 0
     HIGH = 1
     HIGHEST = 2
@@ -450,6 +452,17 @@ def _algorithm_dtype(precision, dtype, name):
     raise ValueError(f"The precision '{precision}' is not supported by {name} on CPU")
 
 
+def _precision_param(precision):
+    """dot_general's `precision` parameter for JAX's setting: None (DEFAULT), "high" or
+    "highest"; a (lhs, rhs) pair counts as its higher, as XLA's GPU backend takes it; the
+    float32/float64 algorithms as "highest"."""
+    if isinstance(precision, (DotAlgorithmPreset, DotAlgorithm)):
+        return "highest" if precision in _IN_TYPE else None
+    pair = precision if isinstance(precision, (tuple, list)) else (precision,)
+    level = max(Precision(p).value if p is not None else 0 for p in pair)
+    return (None, "high", "highest")[level]
+
+
 def _check_precision(precision, name):
     if isinstance(precision, (DotAlgorithmPreset, DotAlgorithm)):
         return
@@ -473,13 +486,14 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     _check_precision(precision, "dot_general")
     operands = np.promote_types(_aval(lhs).dtype, _aval(rhs).dtype)
     algorithm = _algorithm_dtype(precision, operands, "dot_general")
+    level = _precision_param(precision)
     if preferred_element_type is None and algorithm is None:
-        return _dot_general(lhs, rhs, dimension_numbers)
+        return _dot_general(lhs, rhs, dimension_numbers, level)
     want = operands if preferred_element_type is None else \
         canonicalize_dtype(preferred_element_type)
     work = algorithm or np.promote_types(operands, want)
     lhs, rhs = (ew.convert_element_type(v, work) for v in (lhs, rhs))
-    return ew.convert_element_type(_dot_general(lhs, rhs, dimension_numbers), want)
+    return ew.convert_element_type(_dot_general(lhs, rhs, dimension_numbers, level), want)
 
 
 class FftType(enum.IntEnum):

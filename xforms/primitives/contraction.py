@@ -24,7 +24,7 @@ def _free(nd, contract, batch):
     return [i for i in range(nd) if i not in contract and i not in batch]
 
 
-def _dot_general_aval(x, y, *, dimension_numbers):
+def _dot_general_aval(x, y, *, dimension_numbers, precision=None):
     (lc, rc), (lb, rb) = dimension_numbers
     if x.dtype != y.dtype:
         raise TypeError(f"dot_general: operands must have equal dtypes, got {x.str_short()} "
@@ -38,9 +38,10 @@ def _dot_general_aval(x, y, *, dimension_numbers):
     return [ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)]
 
 
-def _dot_general_impl(x, y, *, dimension_numbers, out=None):
+def _dot_general_impl(x, y, *, dimension_numbers, precision=None, out=None):
     """NumPy's matmul on the operands transposed to (batch, free, contracting); `out`: a
-    C-contiguous array of the result's shape and dtype to write into (xforms/core/eager_reuse.py)."""
+    C-contiguous array of the result's shape and dtype to write into (xforms/core/eager_reuse.py).
+    `precision` ("high"/"highest", see `dot_general`) does not change a CPU product, as in JAX."""
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = np.asarray(x), np.asarray(y)
     if accumulation_dtype(x.dtype) != x.dtype:       # float16: summed in float32
@@ -72,7 +73,7 @@ def _dot_general_impl(x, y, *, dimension_numbers, out=None):
     return [res.reshape(bshape + xt.shape[len(lb):len(lb) + len(xf)] + yt.shape[len(rb) + len(rc):])]
 
 
-def _dot_general_into(out, x, y, *, dimension_numbers):
+def _dot_general_into(out, x, y, *, dimension_numbers, precision=None):
     return _dot_general_impl(x, y, dimension_numbers=dimension_numbers, out=out)
 
 
@@ -82,18 +83,27 @@ declare(dot_general_p, CONTRACTION,
         fresh=True, into=_dot_general_into)   # the impl returns a new array, or fills one
 
 
-def dot_general(x, y, dimension_numbers):
+def dot_general(x, y, dimension_numbers, precision=None):
+    """Bind dot_general; `precision`: None (JAX's DEFAULT), "high" or "highest", kept as a
+    parameter only when given, for the backends where it changes the arithmetic (CUDA's
+    cuBLAS: TF32 or float32) and passed on to the products its derivatives make, as JAX does.
+
+        >>> dot_general(a, b, (((1,), (0,)), ((), ())), "highest")
+    """
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
-    return dot_general_p.bind(x, y, dimension_numbers=dn)
+    extra = {} if precision is None else {"precision": precision}
+    return dot_general_p.bind(x, y, dimension_numbers=dn, **extra)
 
 
 defjvp(dot_general_p,
-       lambda t, ans, x, y, *, dimension_numbers: dot_general(t, y, dimension_numbers),
-       lambda t, ans, x, y, *, dimension_numbers: dot_general(x, t, dimension_numbers))
+       lambda t, ans, x, y, *, dimension_numbers, precision=None:
+           dot_general(t, y, dimension_numbers, precision),
+       lambda t, ans, x, y, *, dimension_numbers, precision=None:
+           dot_general(x, t, dimension_numbers, precision))
 
 
-def _transpose_operand(ct, y, x_aval, dimension_numbers, x_is_lhs):
+def _transpose_operand(ct, y, x_aval, dimension_numbers, x_is_lhs, precision):
     """Cotangent of operand x of dot_general(x, y) (or (y, x)): contract ct with y over y's
     free axes.  Of the two operand orders, one whose result already has x's axis order is
     chosen, so no transpose is emitted where none is needed (e.g. both of a matmul's)."""
@@ -108,27 +118,28 @@ def _transpose_operand(ct, y, x_aval, dimension_numbers, x_is_lhs):
     order_a = list(xb) + x_free + xc_by_y            # dot_general(ct, y)
     order_b = list(xb) + xc_by_y + x_free            # dot_general(y, ct)
     if order_b == sorted(order_b) and order_a != sorted(order_a):
-        out, order = dot_general(y, ct, ((tuple(y_free), ct_y), batch[::-1])), order_b
+        out, order = dot_general(y, ct, ((tuple(y_free), ct_y), batch[::-1]), precision), \
+            order_b
     else:
-        out, order = dot_general(ct, y, ((ct_y, tuple(y_free)), batch)), order_a
+        out, order = dot_general(ct, y, ((ct_y, tuple(y_free)), batch), precision), order_a
     perm = tuple(int(p) for p in np.argsort(order))
     return out if perm == tuple(range(x_nd)) else transpose(out, perm)
 
 
-def _dot_general_transpose(ct, x, y, *, dimension_numbers):
+def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision=None):
     if isinstance(ct, Zero):
         return [None, None]
     (lc, rc), (lb, rb) = dimension_numbers
     if is_undefined(x):
-        return [_transpose_operand(ct, y, x.aval, dimension_numbers, True), None]
+        return [_transpose_operand(ct, y, x.aval, dimension_numbers, True, precision), None]
     swapped = ((rc, lc), (rb, lb))
-    return [None, _transpose_operand(ct, x, y.aval, swapped, False)]
+    return [None, _transpose_operand(ct, x, y.aval, swapped, False, precision)]
 
 
 transpose_rules[dot_general_p] = _dot_general_transpose
 
 
-def _dot_general_vmap(args, dims, *, dimension_numbers):
+def _dot_general_vmap(args, dims, *, dimension_numbers, precision=None):
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = args
     dx, dy = dims
@@ -136,15 +147,15 @@ def _dot_general_vmap(args, dims, *, dimension_numbers):
         x, y = moveaxis(x, dx, 0), moveaxis(y, dy, 0)
         sh = lambda t: tuple(i + 1 for i in t)
         dn = ((sh(lc), sh(rc)), ((0,) + sh(lb), (0,) + sh(rb)))
-        return [dot_general(x, y, dn)], [0]
+        return [dot_general(x, y, dn, precision)], [0]
     if dx is not None:                          # batch axis becomes a free lhs dim
         x = moveaxis(x, dx, 0)
         sh = lambda t: tuple(i + 1 for i in t)
-        out = dot_general(x, y, ((sh(lc), rc), (sh(lb), rb)))
+        out = dot_general(x, y, ((sh(lc), rc), (sh(lb), rb)), precision)
         return [out], [len(lb)]
     y = moveaxis(y, dy, 0)
     sh = lambda t: tuple(i + 1 for i in t)
-    out = dot_general(x, y, ((lc, sh(rc)), (lb, sh(rb))))
+    out = dot_general(x, y, ((lc, sh(rc)), (lb, sh(rb))), precision)
     x_free = _free(core.get_aval(x).ndim, lc, lb)
     return [out], [len(lb) + len(x_free)]
 

@@ -3,8 +3,8 @@ host function, device arrays that stay on the GPU between calls.
 
     emit_cuda.py          Plan -> kernels (fused loops) + the host launch sequence
     emit_cuda_reduce.py   reductions as two-level trees (shared memory, then a second pass)
-    emit_cuda_ops.py      dot_general (register-blocked shared-memory tiles), gather/scatter
-                          (atomic adds), dynamic slices, pad, concatenate, reshape
+    emit_cuda_ops.py      dot_general (cuBLAS, or register-blocked shared-memory tiles),
+                          gather/scatter (atomic adds), dynamic slices, pad, concatenate, reshape
     emit_cuda_control.py  control flow: whole loops in one kernel when lane-local, else host
     scalar_cuda.py        CUDA spellings of scalar rules that use NumPy ufuncs on the CPU
     complex_cuda.py       complex64/complex128 rules numba-cuda cannot compile without a GPU
@@ -12,6 +12,8 @@ host function, device arrays that stay on the GPU between calls.
     emit_cuda_pack.py     where buffers live: small ones packed, so launches take few arguments
     pool.py               the device buffer pool (memory reused across calls)
     backend.py            compile_cuda -> CudaExecutable; compile_ptx (tests, no GPU needed)
+    vendor/               NVIDIA's libraries (cuBLAS for large products), loaded lazily; the
+                          tile kernel where one is absent and on the simulator
 
 `BACKEND` is the "cuda" entry of `kernels.BACKENDS` (compile, device_put and the
 `cuda_available` probe); importing this package imports nothing from numba.cuda: that

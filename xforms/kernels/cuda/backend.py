@@ -35,6 +35,7 @@ from . import complex_cuda  # noqa: F401  (complex scalar rules; after scalar_cu
 from . import emit_cuda_control, emit_cuda_ops  # noqa: F401  (register rules)
 from .emit_cuda import CudaEmitter
 from .launch import launcher
+from .vendor import LibraryError
 from .emit_cuda_pack import drop_unused_views, pack_inputs, pack_outputs
 from .emit_cuda_control import add_consts, is_lane_local
 
@@ -257,7 +258,8 @@ class CudaExecutable:
                     self._memory()
                 outs = self._host(rt, self._K, self._M, self._W, *conv, *self._consts)
             except Exception as e:
-                if type(e).__module__.split(".")[0] in ("numba", "numba_cuda", "cuda"):
+                if type(e).__module__.split(".")[0] in ("numba", "numba_cuda", "cuda") \
+                        or isinstance(e, LibraryError):
                     raise launch_error(e, self) from e
                 raise
         DA = rt.DeviceArray

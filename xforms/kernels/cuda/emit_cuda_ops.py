@@ -1,5 +1,6 @@
-"""CUDA rules for the plan's `Op` steps: dot_general (a tiled shared-memory matmul, batched,
-or a two-level reduction when one side is a vector), reshape (free: buffers are flat),
+"""CUDA rules for the plan's `Op` steps: dot_general (one cuBLAS call where vendor/ says so,
+else a tiled shared-memory matmul, batched, or a two-level reduction when one side is a
+vector), reshape (free: buffers are flat),
 runtime_check, and the indexing ops (gather, scatter and scatter_add with atomics, dynamic
 slices, pad, concatenate), which xforms/kernels/loops/lower_indexing.py lowers to the loop IR and
 xforms/kernels/cuda/loop_cuda.py prints.
@@ -19,6 +20,7 @@ from ..plan.plan import Loop, Read
 from ..loops.lower_indexing import LOWERINGS
 from .emit_cuda import OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name, unsupported
 from .loop_cuda import cuda_rule, scalar_out
+from .vendor import gemm_call
 from xforms.primitives.contraction import dot_general_p
 from xforms.primitives.control.loops import runtime_check_p
 from xforms.primitives.structural import reshape_p
@@ -86,7 +88,14 @@ def _dot_general(em, eqn):
             or min(M, N) == 1 or K == 0:
         return _dot_as_reduction(em, eqn, xf, yf)
     em.alloc(out)
-    _matmul_kernel(em, eqn, (B, M, K, N), (lb, xf, lc), (rb, rc, yf))
+    call = gemm_call(em.spec, x.aval.shape, y.aval.shape, eqn.params["dimension_numbers"],
+                     out.aval.dtype, eqn.params.get("precision"))
+    if call is None:
+        _matmul_kernel(em, eqn, (B, M, K, N), (lb, xf, lc), (rb, rc, yf))
+        return
+    g, dtype, compute = call
+    em.line(f"_rt.gemm({tuple(g)}, {dtype!r}, {compute}, {em.A(x)}, {em.A(y)}, {em.A(out)})"
+            f"  # cuBLAS: [{B}] x ({M} x {K}) @ ({K} x {N})")
 
 
 # Register blocking: a TS x TS block of threads computes a (TS*RB) x (TS*RB) tile of the

@@ -75,7 +75,8 @@ class DeviceSpec:
     block: threads per block of 1-D kernels (a power of two); tile: side of the square
     thread block of the matmul kernel; max_blocks: cap on a grid-stride kernel's grid (a
     few waves of blocks over the multiprocessors); max_split: most blocks that share one
-    reduction output (combined by a second pass); cc: compute capability."""
+    reduction output (combined by a second pass); cc: compute capability; vendor: whether
+    NVIDIA's libraries may compute (vendor/: never on the simulator or for PTX-only specs)."""
     name: str
     cc: tuple
     block: int = 256
@@ -84,9 +85,11 @@ class DeviceSpec:
     max_blocks: int = 1024
     max_split: int = 64
     sms: int = 80
+    vendor: bool = False
 
     def key(self):
-        return (self.cc, self.block, self.tile, self.warp, self.max_blocks, self.max_split)
+        return (self.cc, self.block, self.tile, self.warp, self.max_blocks, self.max_split,
+                self.vendor)
 
 
 # Small blocks and grids on the simulator (each simulated thread is a Python thread); still
@@ -119,7 +122,7 @@ def device_spec():
             _spec = DeviceSpec(dev.name.decode() if isinstance(dev.name, bytes) else
                                str(dev.name), cc, block=block, tile=16,
                                warp=int(dev.WARP_SIZE), max_blocks=sms * (2048 // block) * 2,
-                               max_split=min(64, sms), sms=sms)
+                               max_split=min(64, sms), sms=sms, vendor=True)
     return _spec
 
 
@@ -218,6 +221,33 @@ def copy_range(dst, doff, src, soff, n):
     raw_copy, address, _ = fast
     k = dst.dtype.itemsize
     raw_copy(address(dst) + doff * k, address(src) + soff * k, n * k)
+
+
+def _library_args(*arrays):
+    """The addresses of device buffers `arrays` (`__cuda_array_interface__`, no copy) and the
+    context and stream handles, as the vendor/ bindings take them.  On the simulator (tests
+    only: the emitter calls no library there) the arrays are host memory, with no handles."""
+    if simulating():
+        return [a.__array_interface__["data"][0] for a in arrays], 0, 0
+    return ([a.__cuda_array_interface__["data"][0] for a in arrays],
+            int(cuda.current_context().handle), int(stream().handle))
+
+
+def gemm(g, dtype, compute, x, y, out):
+    """out = dot_general(x, y) by cuBLAS on this backend's stream: the host code's call for
+    a product the emitter mapped to one strided-batched GEMM (vendor/gemm_map.py; cuBLAS's
+    A is y, its B is x)."""
+    from .vendor import blas
+    (px, py, po), context, handle = _library_args(x, y, out)
+    blas().gemm(g, dtype, compute, py, px, po, context, handle)
+
+
+def fft(plan, x, out):
+    """out = the cuFFT transform `plan` (vendor/fft_map.py) of x, unscaled, on this
+    backend's stream: the host code's call for an fft the emitter mapped to one plan."""
+    from .vendor import fft as cufft
+    (px, po), context, handle = _library_args(x, out)
+    cufft().run(plan, px, po, context, handle)
 
 
 def view(base, off, size):

@@ -20,8 +20,9 @@ All four kinds are one sum (n = fft_lengths, N = prod(n), w = exp(2 pi i / n) pe
 
 The phase is kept exact: ((j_a * k_a) mod n_a) / n_a per axis, summed in float64, so the
 twiddle factors are as accurate as the library's.  The cost is N^2 multiply-adds per
-transform (no butterflies): right for the small transforms of a CPU-sized program, slow for
-large ones, where cuFFT (not wired in) or backend="cpu" is the answer.
+transform (no butterflies): right for small transforms; larger ones go to cuFFT where it is
+installed (xforms/kernels/cuda/vendor/: one plan per transform, FFT_MIN_POINTS), which
+computes the unnormalised transform, followed here by a scaling kernel for IFFT and IRFFT.
 
     # b:c128[3,8] = fft[FFT, (8,)] a, abridged:
     for _t in range(cuda.grid(1), 24, cuda.gridsize(1)):
@@ -38,6 +39,8 @@ from ..cpu.emit import OP_RULES as CPU_RULES
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
 from ..cuda.kernel_builder import c_strides
+from ..cuda.vendor import fft_call
+from ..codegen import lit
 from xforms.primitives.fft import fft_p
 
 
@@ -74,6 +77,10 @@ def _fft_cuda(em, eqn):
     xshape, oshape = tuple(x.aval.shape), tuple(out.aval.shape)
     em.alloc(out)
     if 0 in oshape:
+        return
+    plan = fft_call(em.spec, kind, xshape, x.aval.dtype, lengths)
+    if plan is not None:
+        _fft_library(em, eqn, plan)
         return
     x_st = c_strides(xshape)
     in_sizes = xshape[-K:]
@@ -122,6 +129,28 @@ def _fft_cuda(em, eqn):
             kb.line(f"{O}[{dst}] = _re * {scale!r}")
         else:
             kb.line(f"{O}[{dst}] = complex(_re * {scale!r}, _im * {scale!r})")
+    loop.launch()
+
+
+def _fft_library(em, eqn, plan):
+    """One cuFFT execution in the host code, then the 1/N of an inverse transform."""
+    x, out = eqn.invars[0], eqn.outvars[0]
+    kind = eqn.params["fft_type"]
+    src = em.A(x)
+    if plan.copy_input:      # cuFFT's complex-to-real transforms may overwrite their input
+        tmp = em.temp(x.aval.size, x.aval.dtype)
+        em.line(f"_rt.copy_into({tmp}, {src})")
+        src = tmp
+    em.line(f"_rt.fft({tuple(plan)}, {src}, {em.A(out)})  # cuFFT: {kind} over the last "
+            f"{plan.rank} axes of {x.aval.str_short()}")
+    if plan.scale == 1.0:
+        return
+    dt = np.dtype(out.aval.dtype)
+    kb = KernelBuilder(em, f"scale the cuFFT {kind} of {x.aval.str_short()} by 1/N")
+    O = kb.arr(out)
+    loop = _OutLoop(em, kb, (out.aval.size,))
+    with loop:
+        kb.line(f"{O}[_t] = {O}[_t] * {lit(plan.scale, np.empty(0, dt).real.dtype)}")
     loop.launch()
 
 

@@ -1,0 +1,143 @@
+"""Where NVIDIA's libraries overtake the CUDA backend's own kernels: the measurement behind
+GEMM_MIN_WORK and FFT_MIN_POINTS in xforms/kernels/cuda/vendor/__init__.py.
+
+    python -m benchmarks.gpu_vendor_sweep --out DIR [--quick]     (benchmarks/on_gpu.sh runs it)
+
+Each case (a product `a @ b` in float32 and float64, square and batched; an FFT over the last
+axis in complex64 and complex128, batched) is compiled twice, once per path (the size
+override XFORMS_CUDA_GEMM_MIN_WORK / XFORMS_CUDA_FFT_MIN_POINTS set past and below it), and
+each is timed per call on device-resident inputs, synchronised (what a user's call costs:
+host launch sequence plus the work), both at JAX's default precision (cuBLAS: TF32 for
+float32; the tile kernel: float32).  JAX on the same GPU is timed beside them where it is
+installed.  Writes DIR/vendor_sweep.json after every case (a run cut short keeps its rows)
+and prints, per family and dtype, the smallest work from which the library is faster at
+every larger size of the sweep: the values for the thresholds.  On the simulator (a dry
+run) there is no library path: only the backend's own kernels are timed.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+from .timing import measure
+
+NEVER, ALWAYS = str(2 ** 62), "0"
+# (family, dtype, case): a product (batch, M, K, N) or a transform (batch, n)
+GEMMS = [(1, n, n, n) for n in (32, 64, 96, 128, 192, 256, 384, 512, 1024, 2048)] + \
+    [(64, 32, 32, 32), (64, 64, 64, 64), (16, 128, 128, 128)]
+FFTS = [(1, 256), (1, 1024), (1, 4096), (64, 64), (64, 256), (16, 1024)]
+CASES = [("gemm", dt, c) for dt in ("float32", "float64") for c in GEMMS] + \
+    [("fft", dt, c) for dt in ("complex64", "complex128") for c in FFTS]
+QUICK = [("gemm", "float32", (1, 8, 8, 8)), ("gemm", "float64", (2, 8, 12, 8)),
+         ("fft", "complex64", (2, 16))]
+OVERRIDE = {"gemm": "XFORMS_CUDA_GEMM_MIN_WORK", "fft": "XFORMS_CUDA_FFT_MIN_POINTS"}
+CALL = {"gemm": "_rt.gemm(", "fft": "_rt.fft("}
+
+
+def _program(family, dtype, case):
+    """(function, operands, work) of one case."""
+    import xforms.numpy as xnp
+    rng = np.random.default_rng(0)
+    if family == "gemm":
+        b, m, k, n = case
+        lead = (b,) if b > 1 else ()
+        args = (rng.standard_normal(lead + (m, k)).astype(dtype),
+                rng.standard_normal(lead + (k, n)).astype(dtype))
+        return (lambda a, c: a @ c), args, b * m * k * n
+    b, n = case
+    z = (rng.standard_normal((b, n)) + 1j * rng.standard_normal((b, n))).astype(dtype)
+    return xnp.fft.fft, (z,), b * n
+
+
+def _timed(call, sync):
+    def once():
+        call()
+        sync()
+    once()
+    return measure(once, repeats=5, target=0.005, budget=0.4).median * 1e6
+
+
+def _jax_us(family, args):
+    try:
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_enable_x64", True)
+        f = jax.jit(jnp.matmul if family == "gemm" else jnp.fft.fft)
+        dev = [jax.device_put(a) for a in args]
+        f(*dev).block_until_ready()
+        return measure(lambda: f(*dev).block_until_ready(), repeats=5, target=0.005,
+                       budget=0.4).median * 1e6
+    except Exception as e:            # noqa: BLE001 - no JAX, or no GPU for it
+        return f"{type(e).__name__}: {e}"[:200]
+
+
+def run_case(family, dtype, case, have_library):
+    import xforms as xf
+    from numba import cuda
+    from xforms.kernels.cuda import backend
+    f, args, work = _program(family, dtype, case)
+    closed = xf.make_jaxpr(f)(*args)
+    dev = xf.device_put(args, backend="cuda")
+    row = {"family": family, "dtype": dtype, "case": list(case), "work": work}
+    outs = {}
+    for path, threshold in (("own", NEVER), ("library", ALWAYS)):
+        if path == "library" and not have_library:
+            row["library_us"] = None
+            continue
+        os.environ[OVERRIDE[family]] = threshold
+        exe = backend._compile(closed, {"name": f"sweep_{path}"})  # fresh: cache is by program
+        assert (CALL[family] in exe.source) == (path == "library"), path
+        row[f"{path}_us"] = _timed(lambda: exe(*dev), cuda.synchronize)
+        outs[path] = np.asarray(exe(*dev)[0])
+    if len(outs) == 2:
+        row["max_rel_diff"] = float(np.max(np.abs(outs["own"] - outs["library"])) /
+                                    max(1e-30, float(np.max(np.abs(outs["own"])))))
+        row["jax_us"] = _jax_us(family, args)
+    return row
+
+
+def crossover(rows, family, dtype):
+    """The smallest work from which the library is faster at every larger size, or None."""
+    mine = sorted((r for r in rows if (r["family"], r["dtype"]) == (family, dtype)
+                   and r.get("library_us")), key=lambda r: r["work"])
+    best = None
+    for r in reversed(mine):
+        if r["library_us"] > r["own_us"]:
+            break
+        best = r["work"]
+    return best
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.gpu_vendor_sweep")
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--quick", action="store_true", help="three tiny cases (a dry run)")
+    args = ap.parse_args(argv)
+    from xforms.kernels.cuda import runtime as rt
+    from xforms.kernels.cuda import vendor
+    t0 = time.time()
+    os.makedirs(args.out, exist_ok=True)
+    spec = rt.device_spec()
+    have = {"gemm": spec.vendor and vendor.blas() is not None,
+            "fft": spec.vendor and vendor.fft() is not None}
+    rows, result = [], {}
+    for family, dtype, case in QUICK if args.quick else CASES:
+        rows.append(run_case(family, dtype, case, have[family]))
+        print(json.dumps(rows[-1]), flush=True)
+        result = {"device": spec.name, "simulator": rt.simulating(), "load": os.getloadavg(),
+                  "seconds": time.time() - t0, "rows": rows,
+                  "thresholds_now": {"gemm": vendor.GEMM_MIN_WORK, "fft": vendor.FFT_MIN_POINTS},
+                  "crossover": {f"{f}/{d}": crossover(rows, f, d) for f, d in
+                                sorted({(r["family"], r["dtype"]) for r in rows})}}
+        with open(os.path.join(args.out, "vendor_sweep.json"), "w") as fh:
+            json.dump(result, fh, indent=1)
+    print(f"crossover (work from which the library wins): {result['crossover']}; now "
+          f"{result['thresholds_now']}; {result['seconds']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

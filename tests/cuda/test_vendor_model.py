@@ -1,0 +1,118 @@
+"""The host code's cuBLAS and cuFFT calls (xforms/kernels/cuda/vendor/) run end to end on the
+simulator: the device spec is told that libraries may compute, and tests/cuda/vendor_model.py's
+NumPy models of cublas<t>gemmStridedBatched and cufftPlanMany stand in for them, reading and
+writing the simulated device arrays (host memory) at the addresses the generated code passes.  This
+checks what no GPU-less test of the mapping alone can: the operand order, the pointers of
+packed and reused buffers, and the stream order with the kernels around each call.  On a
+real GPU, tests/cuda/test_gpu_vendor.py runs the same programs through cuBLAS itself."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+from xforms.kernels.cuda import runtime as rt
+from xforms.kernels.cuda import vendor
+from xforms.kernels.cuda.vendor.gemm_map import COMPUTE_32F_FAST_TF32, COMPUTE_64F
+
+from vendor_model import ModelBlas, ModelFft
+
+if not rt.simulating():
+    pytest.skip("simulator only (host-memory device arrays)", allow_module_level=True)
+
+RNG = np.random.default_rng(3)
+
+
+@pytest.fixture
+def models(monkeypatch):
+    libs = {"cublas": ModelBlas(), "cufft": ModelFft()}
+    monkeypatch.setattr(rt, "_spec", dataclasses.replace(rt.device_spec(), vendor=True))
+    monkeypatch.setattr(vendor, "_bound", libs)
+    monkeypatch.setenv("XFORMS_CUDA_GEMM_MIN_WORK", "0")
+    monkeypatch.setenv("XFORMS_CUDA_FFT_MIN_POINTS", "0")
+    return libs
+
+
+@pytest.fixture
+def model(models):
+    return models["cublas"]
+
+
+LAYOUTS = [   # shapes unique to this file (the executable cache is keyed by program)
+    ((5, 7), (7, 3), (((1,), (0,)), ((), ()))),
+    ((7, 5), (3, 7), (((0,), (1,)), ((), ()))),
+    ((2, 5, 7), (7, 2, 3), (((2,), (0,)), ((0,), (1,)))),
+    ((5, 2, 3), (2, 3, 4), (((1, 2), (0, 1)), ((), ()))),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+@pytest.mark.parametrize("xs, ys, dn", LAYOUTS)
+def test_emitted_gemm_calls_compute_dot_general(model, xs, ys, dn, dtype):
+    x = RNG.standard_normal(xs).astype(dtype)
+    y = (RNG.standard_normal(ys) * (1 - 1j if np.dtype(dtype).kind == "c" else 1)).astype(dtype)
+    exe = xf.jit(lambda a, b: lax.dot_general(a, b, dn), backend="cuda").lower(x, y)._exe
+    assert exe.source.count("_rt.gemm(") == 1
+    got = np.asarray(exe(x, y)[0])
+    assert [c[1:] for c in model.calls] == [(np.dtype(dtype).name, COMPUTE_32F_FAST_TF32
+                                             if dtype == np.float32 else COMPUTE_64F)]
+    np.testing.assert_allclose(got, np.asarray(lax.dot_general(x, y, dn)), rtol=1e-5)
+
+
+def test_a_failing_library_call_is_reported_with_its_line_of_host_code(model, monkeypatch):
+    from xforms.kernels.cuda.vendor.cublas import CublasError
+
+    def fail(*args):
+        raise CublasError("cuBLAS cublasGemmStridedBatchedEx failed with status 13 "
+                          "(the GPU program failed to execute)")
+    monkeypatch.setattr(model, "gemm", fail)
+    x = np.ones((6, 5))
+    exe = xf.jit(lambda a: a @ a.T, backend="cuda").lower(x)._exe
+    with pytest.raises(RuntimeError, match=r"the CUDA backend failed running line \d+ of "
+                       r".*\(_rt\.gemm\(.*cuBLAS: \[1\] x \(6 x 5\) @ \(5 x 6\)\).*status 13"):
+        exe(x)
+
+
+def test_gemm_between_kernels_and_in_a_gradient(model):
+    """Products between fused kernels, on buffers the plan reuses, and the transposed
+    products of reverse mode."""
+    w1, w2, x = (RNG.standard_normal(s) for s in ((6, 9), (9, 4), (11, 6)))
+
+    def loss(w1, w2, x):
+        return xnp.sum(xnp.tanh(xnp.tanh(x * 2.0 @ w1) @ w2) ** 2)
+    g = xf.jit(xf.grad(loss, argnums=(0, 1)), backend="cuda")
+    assert g.lower(w1, w2, x)._exe.source.count("_rt.gemm(") >= 4
+    want = xf.jit(xf.grad(loss, argnums=(0, 1)), backend="cpu")(w1, w2, x)
+    for _ in range(2):             # the second call reuses the workspace
+        for a, b in zip(g(w1, w2, x), want):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+    assert len(model.calls) >= 8
+
+
+@pytest.mark.parametrize("single", [True, False])
+@pytest.mark.parametrize("kind, shape, lengths", [
+    ("FFT", (3, 8), (8,)), ("IFFT", (2, 4, 6), (4, 6)), ("RFFT", (5, 9), (9,)),
+    ("IRFFT", (3, 5), (8,)), ("IRFFT", (2, 3, 4), (3, 7)),
+])
+def test_emitted_fft_calls_compute_lax_fft(models, kind, shape, lengths, single):
+    x = RNG.standard_normal(shape)
+    if kind != "RFFT":
+        x = x + 1j * RNG.standard_normal(shape)
+    x = x.astype({(True, "f"): np.float32, (True, "c"): np.complex64,
+                  (False, "f"): np.float64, (False, "c"): np.complex128}[single, x.dtype.kind])
+    exe = xf.jit(lambda v: lax.fft(v, kind, lengths), backend="cuda").lower(x)._exe
+    assert exe.source.count("_rt.fft(") == 1
+    xd = xf.device_put(x, backend="cuda")
+    got = np.asarray(exe(xd)[0])
+    axes = tuple(range(x.ndim - len(lengths), x.ndim))
+    want = {"FFT": lambda: np.fft.fftn(x, axes=axes), "IFFT": lambda: np.fft.ifftn(x, axes=axes),
+            "RFFT": lambda: np.fft.rfftn(x, axes=axes),
+            "IRFFT": lambda: np.fft.irfftn(x, s=lengths, axes=axes)}[kind]()
+    tol = 1e-4 if single else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    assert len(models["cufft"].calls) == 1
+    # the model overwrites a complex-to-real transform's input, as cuFFT may: the operand
+    # the user passed is untouched because the host code transformed a copy
+    np.testing.assert_array_equal(np.asarray(xd), x)

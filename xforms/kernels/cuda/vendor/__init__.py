@@ -1,0 +1,133 @@
+"""NVIDIA's libraries behind one small interface, loaded lazily; where one is absent (or on
+the simulator) the backend keeps its own kernels.
+
+    gemm_call(spec, xs, ys, dn, dtype, precision)       # the host call's arguments, or None
+    fft_call(spec, kind, xshape, dtype, fft_lengths)    # likewise for lax.fft
+    blas(), fft()                  # the bound cuBLAS / cuFFT, or None (absence logged once)
+
+    gemm_map.py   dot_general -> cublas<t>gemmStridedBatched parameters (pure; no GPU)
+    cublas.py     the ctypes binding: handles per context, bound to the backend's stream
+    fft_map.py    lax.fft -> a cufftPlanMany and what the host does around it (pure)
+    cufft.py      the ctypes binding: plans per context and transform, on the same stream
+    status.py     what the bindings share: LibraryError, the address type
+
+Libraries are found by cuda-pathfinder (NVIDIA's pip wheels, a CUDA toolkit), else by the
+dynamic loader's search path, and called through ctypes: nothing to install on a machine
+whose image carries the wheels (nvidia-cublas, nvidia-cufft), and nothing here needs CuPy.
+"""
+import ctypes
+import logging
+
+import numpy as np
+
+from xforms import config
+
+from .fft_map import fft_plan
+from .gemm_map import DATA_TYPE, compute_type, gemm_for
+from .status import LibraryError  # noqa: F401  (what the executable reports by its line)
+
+logger = logging.getLogger(__name__)
+
+# Products with fewer multiply-adds (batch x M x N x K) than this run in the tile kernel,
+# which fuses into the launch sequence without a library call; larger ones go to cuBLAS.
+# The value is an estimate until measured on hardware: benchmarks/gpu_vendor_sweep.py (run by
+# benchmarks/on_gpu.sh) times both paths over a sweep of sizes and prints the crossover.
+# XFORMS_CUDA_GEMM_MIN_WORK overrides it (0: every product GEMM can express).
+GEMM_MIN_WORK = 128 ** 3
+# Likewise transforms of fewer elements (all of the batch) stay in the direct DFT kernel
+# (N^2 work per transform, no library call); an estimate until the same sweep measures it.
+FFT_MIN_POINTS = 4096
+
+_SONAMES = {"cublas": ("libcublas.so.13", "libcublas.so.12", "libcublas.so"),
+            "cufft": ("libcufft.so.12", "libcufft.so.11", "libcufft.so")}
+_libs = {}
+
+
+def load(name):
+    """The ctypes.CDLL of NVIDIA library `name` ("cublas"), or None when it cannot be found;
+    the first failure is logged once, naming what the backend does instead."""
+    if name not in _libs:
+        _libs[name] = _find(name)
+    return _libs[name]
+
+
+def _find(name):
+    found = _find_pathfinder(name)
+    for path in ((found,) if found else ()) + _SONAMES[name]:
+        try:
+            return ctypes.CDLL(path)
+        except OSError:
+            continue
+    logger.warning("xforms: %s was not found (by cuda-pathfinder, nor as %s on the loader's "
+                   "path); the CUDA backend computes with its own kernels instead", name,
+                   " or ".join(_SONAMES[name]))
+    return None
+
+
+def _find_pathfinder(name):
+    """The file cuda-pathfinder finds for `name` (NVIDIA's wheels, CUDA_HOME), or None."""
+    try:
+        from cuda import pathfinder
+        return pathfinder.load_nvidia_dynamic_lib(name).abs_path
+    except Exception:        # noqa: BLE001 - not installed, or cuda-pathfinder absent
+        return None
+
+
+_bound = {}
+
+
+def _library(name, bind):
+    if name not in _bound:
+        lib = load(name)
+        _bound[name] = None if lib is None else bind(lib)
+    return _bound[name]
+
+
+def blas():
+    """The bound cuBLAS (cublas.Cublas), or None where the library is absent."""
+    from .cublas import Cublas
+    return _library("cublas", Cublas)
+
+
+def fft():
+    """The bound cuFFT (cufft.Cufft), or None where the library is absent."""
+    from .cufft import Cufft
+    return _library("cufft", Cufft)
+
+
+def gemm_call(spec, xs, ys, dimension_numbers, dtype, precision=None):
+    """(Gemm, dtype name, compute type) for the host code to pass to cuBLAS, or None where
+    the tile kernel computes this product: on the simulator (`spec.vendor` false), for
+    dtypes cuBLAS's GEMM does not take, below GEMM_MIN_WORK, for layouts one GEMM cannot
+    express, or when cuBLAS is absent.  `precision`: dot_general's parameter (None, "high",
+    "highest"), which picks the compute type (TF32 for float32 below "highest", as JAX).
+
+        gemm_call(spec, (64, 256), (256, 512), (((1,), (0,)), ((), ())), np.float32)
+    """
+    dt = np.dtype(dtype)
+    if not spec.vendor or dt not in DATA_TYPE:
+        return None
+    g = gemm_for(xs, ys, dimension_numbers)
+    if g is None or g.batch * g.m * g.n * g.k < config.cuda_vendor_threshold(
+            "XFORMS_CUDA_GEMM_MIN_WORK", GEMM_MIN_WORK):
+        return None
+    if blas() is None:
+        return None
+    return g, dt.name, compute_type(dt, precision)
+
+
+def fft_call(spec, kind, xshape, dtype, fft_lengths):
+    """The FftPlan (fft_map.py) for the host code to run through cuFFT, or None where the
+    direct DFT kernel computes this transform: on the simulator, below FFT_MIN_POINTS, for
+    transforms cuFFT does not take, or when cuFFT is absent.
+
+        fft_call(spec, "RFFT", (64, 1024), np.float32, (1024,))
+    """
+    if not spec.vendor:
+        return None
+    p = fft_plan(kind, xshape, dtype, fft_lengths)
+    points = 0 if p is None else p.batch * int(np.prod(p.n))
+    if points < max(1, config.cuda_vendor_threshold("XFORMS_CUDA_FFT_MIN_POINTS",
+                                                    FFT_MIN_POINTS)) or fft() is None:
+        return None
+    return p
