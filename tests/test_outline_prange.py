@@ -102,15 +102,44 @@ SERIAL = '''def kernel(A, B):
 
 def test_loops_split_into_parts():
     out, names = outline_prange.outline(SERIAL, loops=True)
-    # the two first loops are one part; the sum's result is read later: it stays
+    # straight-line statements go with the loops: the whole body is one part
     assert names == ["_xf_part0"]
-    assert "def _xf_part0(A, B, i, n):" in out and "    _xf_part0(A, B, i, n)\n" in out
-    assert "    for j in range(n):\n        s += B[j]" in out.split("def kernel")[1]
+    assert "def _xf_part0(A, B):\n    n = A.shape[0]" in out
+    assert "def kernel(A, B):\n    _xf_part0(A, B)\n    return B" in out
+    # at most 6 lines a part: two parts, the first returning `n`, which the second reads
+    out, names = outline_prange.outline(SERIAL, loops=True, max_lines=6)
+    assert names == ["_xf_part0", "_xf_part1"]
+    assert "        i += 1\n    return n\n" in out
+    assert "    n = _xf_part0(A, B)\n    _xf_part1(B, n)\n    return B" in out
+    for text in (out, outline_prange.outline(SERIAL, loops=True, max_lines=3)[0]):
+        ns, ref = {}, {}
+        exec(compile(text, "<split>", "exec"), ns)
+        exec(compile(SERIAL, "<orig>", "exec"), ref)
+        a = np.arange(4.0)
+        np.testing.assert_array_equal(ns["kernel"](a, np.zeros(4)), ref["kernel"](a, np.zeros(4)))
+
+
+MAYBE = '''def kernel(A, B):
+    t = 1.0
+    for j in range(A.shape[0]):
+        if A[j] > 0:
+            t = A[j]
+    u = t * 2.0
+    for j in range(A.shape[0]):
+        B[j] = u
+    return B
+'''
+
+
+def test_a_name_the_part_may_not_assign_is_passed_in():
+    # `t` may keep its value from before the loop: the part that returns it takes it
+    out, names = outline_prange.outline(MAYBE, loops=True, max_lines=3)
+    assert "def _xf_part0(A, t):" in out and "    t = _xf_part0(A, t)\n" in out
     ns, ref = {}, {}
     exec(compile(out, "<split>", "exec"), ns)
-    exec(compile(SERIAL, "<orig>", "exec"), ref)
-    a = np.arange(4.0)
-    np.testing.assert_array_equal(ns["kernel"](a, np.zeros(4)), ref["kernel"](a, np.zeros(4)))
+    exec(compile(MAYBE, "<orig>", "exec"), ref)
+    for a in (np.array([-1.0, 3.0]), np.array([-1.0, -2.0])):
+        np.testing.assert_array_equal(ns["kernel"](a, np.zeros(2)), ref["kernel"](a, np.zeros(2)))
 
 
 def test_jitted_kernel_split_same_result(monkeypatch):
