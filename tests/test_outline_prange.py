@@ -157,3 +157,24 @@ def test_jitted_kernel_split_same_result(monkeypatch):
     assert "__xforms_parts__" in cpu._prepare(closed, {}).source
     got = np.asarray(xf.jit(lambda a: f(a) * 1.5)(a)) / 1.5
     np.testing.assert_allclose(got, ref, rtol=1e-14, atol=1e-14)
+
+
+def test_kernel_and_parts_carry_no_unused_wrappers(monkeypatch):
+    # the kernel is called through its dispatcher (no C-ABI wrapper needed), the parts only
+    # from the kernel (no Python wrapper either): Numba builds neither
+    import xforms as xf
+    import xforms.numpy as xnp
+    from xforms.kernels.build import codecache
+    monkeypatch.setattr(cpu, "SPLIT_LINES", 10)
+    a = np.random.default_rng(1).normal(size=(7, 5))
+    np.asarray(xf.jit(lambda a: xnp.tanh(a) * 2.5 - xnp.sum(a, axis=0))(a))
+    mod = next(m for m in reversed(list(codecache._modules.values()))
+               if getattr(m, "__xforms_parts__", ()))
+    kernels = [d for d in codecache._dispatchers.values() if d.py_func is mod.kernel]
+    part = getattr(mod, mod.__xforms_parts__[0])
+    for disp, wrappers in [(kernels[0], ("cfunc",)), (part, ("cfunc", "cpython"))]:
+        [cres] = disp.overloads.values()
+        for w in wrappers:
+            name = getattr(cres.fndesc, f"llvm_{w}_wrapper_name")
+            assert cres.library.get_pointer_to_function(name) == 0, (disp, w)
+    assert cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name) != 0
