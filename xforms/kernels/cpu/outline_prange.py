@@ -129,6 +129,12 @@ def _groups(body, params, loops, max_lines):
     for k in range(n):
         before.append(before[k] | sure[k])
 
+    stop = [_is_prange_nest(s) or any(isinstance(x, (ast.Return, ast.Yield))
+                                      for x in ast.walk(s)) for s in body]
+    loop_at = [None] * (n + 1)                           # the first loop in body[k:]
+    for k in range(n - 1, -1, -1):
+        loop_at[k] = k if _loop(body[k]) and not stop[k] else loop_at[k + 1]
+    facts = (reads_of, writes_of, sure, after, before, stop, loop_at)
     out, k = [], 0
     while k < n:
         if _is_prange_nest(body[k]):
@@ -137,8 +143,7 @@ def _groups(body, params, loops, max_lines):
                 out.append((k, k + 1, "nest", []))
             k += 1
             continue
-        m, run = (_part(body, k, max_lines, local, reads_of, writes_of, sure, after, before)
-                  if loops else (k, None))
+        m, run = _part(body, k, max_lines, local, facts) if loops else (k, None)
         if run is None:
             k += 1
             continue
@@ -147,28 +152,30 @@ def _groups(body, params, loops, max_lines):
     return out, before, local
 
 
-def _part(body, k, max_lines, local, reads_of, writes_of, sure, after, before):
+def _part(body, k, max_lines, local, facts):
     """(m, outs) of the longest run body[k:m] (from body[k], up to `max_lines`, no prange
     nest, no return) that can be a function: it reads only names surely assigned before
     it or in it, and every name it writes that later statements read is surely assigned
     by its end (returned).  (k, None) when there is none with a loop in it."""
+    reads_of, writes_of, sure, after, before, stop, loop_at = facts
+    if loop_at[k] is None or body[loop_at[k]].end_lineno - body[k].lineno >= max_lines:
+        return k, None                               # straight-line code stays (no scan)
     reads, writes, assigned = set(), set(), set()
-    best, has_loop = (k, None), False
+    best = (k, None)
     for m in range(k, len(body)):
-        s = body[m]
-        if (_is_prange_nest(s) or any(isinstance(x, (ast.Return, ast.Yield)) for x in ast.walk(s))
-                or s.end_lineno - body[k].lineno >= max_lines):
+        if stop[m] or body[m].end_lineno - body[k].lineno >= max_lines:
             break
         reads |= reads_of[m] - assigned
         writes |= writes_of[m]
         assigned |= sure[m]
-        has_loop = has_loop or _loop(s)
         if (reads & local) - before[k] - writes:
             break                                    # reads a name that may be unassigned
         outs = writes & after[m + 1]
-        if has_loop and not outs - assigned - before[k]:
+        if m >= loop_at[k] and not outs - assigned - before[k]:
             best = (m + 1, sorted(outs))
     return best
+
+
 def outline(source, kernel="kernel", loops=False, max_lines=400):
     """(new source, names of the functions made) -- `source` unchanged and [] when
     nothing can move.  Each top-level prange nest of `kernel` becomes `_xf_nest<k>`;
