@@ -10,7 +10,9 @@ rewritten, so small kernels keep their source byte for byte.
 
 The rewrite is textual: the nest's lines move unchanged (same indentation, comments kept)
 into `def _xf_nest<k>(names it reads):` placed before the kernel, and the kernel calls it.
-A nest whose writes the rest of the kernel may read is left in place.
+A nest whose writes the rest of the kernel may read is left in place.  Above
+`cpu.SPLIT_LINES` lines, runs of the kernel's other statements become `_xf_part<k>`
+functions the same way, returning the names later statements read (`outline(loops=True)`).
 
     >>> src = '''def kernel(A, B):
     ...     n = A.shape[0]
@@ -179,9 +181,11 @@ def _part(body, k, max_lines, local, facts):
 def outline(source, kernel="kernel", loops=False, max_lines=400):
     """(new source, names of the functions made) -- `source` unchanged and [] when
     nothing can move.  Each top-level prange nest of `kernel` becomes `_xf_nest<k>`;
-    with `loops`, runs of its other top-level loops (up to `max_lines`) become
-    `_xf_part<k>`, so that no one Numba function is huge (LLVM's mem2reg costs a
-    function's blocks x variables)."""
+    with `loops`, runs of its other top-level statements (up to `max_lines`, with a loop
+    among them) become `_xf_part<k>`, which return the names later statements read
+    (`a, b = _xf_part0(A, n)`), so that no one Numba function is huge (LLVM's mem2reg
+    costs a function's blocks x variables) and there are few of them (each is a Numba
+    compile of its own, and is compiled again linked into the kernel)."""
     tree = ast.parse(source)
     fn = next((s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == kernel),
               None)
