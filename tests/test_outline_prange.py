@@ -102,15 +102,44 @@ SERIAL = '''def kernel(A, B):
 
 def test_loops_split_into_parts():
     out, names = outline_prange.outline(SERIAL, loops=True)
-    # the two first loops are one part; the sum's result is read later: it stays
+    # straight-line statements go with the loops: the whole body is one part
     assert names == ["_xf_part0"]
-    assert "def _xf_part0(A, B, i, n):" in out and "    _xf_part0(A, B, i, n)\n" in out
-    assert "    for j in range(n):\n        s += B[j]" in out.split("def kernel")[1]
+    assert "def _xf_part0(A, B):\n    n = A.shape[0]" in out
+    assert "def kernel(A, B):\n    _xf_part0(A, B)\n    return B" in out
+    # at most 6 lines a part: two parts, the first returning `n`, which the second reads
+    out, names = outline_prange.outline(SERIAL, loops=True, max_lines=6)
+    assert names == ["_xf_part0", "_xf_part1"]
+    assert "        i += 1\n    return n\n" in out
+    assert "    n = _xf_part0(A, B)\n    _xf_part1(B, n)\n    return B" in out
+    for text in (out, outline_prange.outline(SERIAL, loops=True, max_lines=3)[0]):
+        ns, ref = {}, {}
+        exec(compile(text, "<split>", "exec"), ns)
+        exec(compile(SERIAL, "<orig>", "exec"), ref)
+        a = np.arange(4.0)
+        np.testing.assert_array_equal(ns["kernel"](a, np.zeros(4)), ref["kernel"](a, np.zeros(4)))
+
+
+MAYBE = '''def kernel(A, B):
+    t = 1.0
+    for j in range(A.shape[0]):
+        if A[j] > 0:
+            t = A[j]
+    u = t * 2.0
+    for j in range(A.shape[0]):
+        B[j] = u
+    return B
+'''
+
+
+def test_a_name_the_part_may_not_assign_is_passed_in():
+    # `t` may keep its value from before the loop: the part that returns it takes it
+    out, names = outline_prange.outline(MAYBE, loops=True, max_lines=3)
+    assert "def _xf_part0(A, t):" in out and "    t = _xf_part0(A, t)\n" in out
     ns, ref = {}, {}
     exec(compile(out, "<split>", "exec"), ns)
-    exec(compile(SERIAL, "<orig>", "exec"), ref)
-    a = np.arange(4.0)
-    np.testing.assert_array_equal(ns["kernel"](a, np.zeros(4)), ref["kernel"](a, np.zeros(4)))
+    exec(compile(MAYBE, "<orig>", "exec"), ref)
+    for a in (np.array([-1.0, 3.0]), np.array([-1.0, -2.0])):
+        np.testing.assert_array_equal(ns["kernel"](a, np.zeros(2)), ref["kernel"](a, np.zeros(2)))
 
 
 def test_jitted_kernel_split_same_result(monkeypatch):
@@ -128,3 +157,25 @@ def test_jitted_kernel_split_same_result(monkeypatch):
     assert "__xforms_parts__" in cpu._prepare(closed, {}).source
     got = np.asarray(xf.jit(lambda a: f(a) * 1.5)(a)) / 1.5
     np.testing.assert_allclose(got, ref, rtol=1e-14, atol=1e-14)
+
+
+def test_kernel_and_parts_carry_no_unused_wrappers(monkeypatch):
+    # the kernel is called through its dispatcher (no C-ABI wrapper needed), the parts only
+    # from the kernel (no Python wrapper either): Numba builds neither
+    import xforms as xf
+    import xforms.numpy as xnp
+    from xforms.kernels.build import codecache
+    monkeypatch.setattr(cpu, "SPLIT_LINES", 10)
+    monkeypatch.setattr(codecache, "cache_enabled", lambda: False)   # compiled here, not loaded
+    a = np.random.default_rng(1).normal(size=(7, 5))
+    np.asarray(xf.jit(lambda a: xnp.tanh(a) * 2.71 - xnp.sum(a, axis=0))(a))
+    mod = next(m for m in reversed(list(codecache._modules.values()))
+               if getattr(m, "__xforms_parts__", ()))
+    kernels = [d for d in codecache._dispatchers.values() if d.py_func is mod.kernel]
+    part = getattr(mod, mod.__xforms_parts__[0])
+    for disp, wrappers in [(kernels[0], ("cfunc",)), (part, ("cfunc", "cpython"))]:
+        [cres] = disp.overloads.values()
+        for w in wrappers:
+            name = getattr(cres.fndesc, f"llvm_{w}_wrapper_name")
+            assert cres.library.get_pointer_to_function(name) == 0, (disp, w)
+    assert cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name) != 0

@@ -352,9 +352,11 @@ def compile_kernel(mod, h, signature, parallel=False):
             return disp
         # no_rewrites: Numba's IR rewrite passes (constant folding for dead-branch pruning,
         # array-expression fusion, ...) find nothing to do in generated scalar loops but
-        # cost a third of the compile of a long kernel; prange kernels keep them (parfors)
+        # cost a third of the compile of a long kernel; prange kernels keep them (parfors).
+        # no_cfunc_wrapper: the kernel is called through its dispatcher only, so the C-ABI
+        # wrapper Numba also builds (and LLVM compiles) for every function is never used
         opts = dict(error_model="numpy", nogil=True, parallel=parallel,
-                    no_rewrites=not parallel)
+                    no_rewrites=not parallel, no_cfunc_wrapper=True)
 
         def build(cache):
             o = dict(opts, cache=cache)
@@ -416,7 +418,10 @@ def _unwritable(e):
 def _compile_nests(mod, opts):
     """The module's outlined prange nests (xforms/kernels/cpu/outline_prange.py) as Numba functions
     with the kernel's `parallel` flag and its other outlined loops as serial ones, in the
-    module's globals where the kernel calls them (compiled when the kernel is typed)."""
+    module's globals where the kernel calls them (compiled when the kernel is typed).
+    Only the kernel calls them: no Python wrapper (Numba's boxing and unboxing code per
+    function, 50 ms of lowering and LLVM each, compiled for every part)."""
+    opts = dict(opts, no_cpython_wrapper=True, no_cfunc_wrapper=True)
     serial = dict(opts, parallel=False, no_rewrites=True)
     for names, o in ((getattr(mod, "__xforms_nests__", ()), opts),
                      (getattr(mod, "__xforms_parts__", ()), serial)):

@@ -280,15 +280,18 @@ def prewarm():
 PARFOR_MAX_COST = 10000
 
 
-# A kernel of more lines is split: its top-level loops become functions of their own
-# (xforms/kernels/cpu/outline_prange.py), since LLVM's mem2reg costs a function's blocks x variables
-# (the full-size DP-SGD kernel, 4,000 lines: minutes in one function).
+# A kernel of more lines is split: runs of its statements (up to 400 lines, each with a
+# loop) become functions of their own (xforms/kernels/cpu/outline_prange.py), since LLVM's
+# mem2reg costs a function's blocks x variables (the full-size DP-SGD kernel, 4,000 lines:
+# minutes in one function).  A 20-step heat-equation gradient (5,366 lines): 23 CPU s in
+# one function, 20 in 12 parts; 28 as 121 one-loop parts, each with Python and C wrappers
+# (the split before 2026-11-29).
 SPLIT_LINES = 2000
 
 
 def _outlined(source, em):
-    """`source` with a large kernel's prange nests (and, above SPLIT_LINES, its other
-    loops) moved into functions; codecache.compile_kernel compiles the nests with the
+    """`source` with a large kernel's prange nests (and, above SPLIT_LINES, runs of its
+    other statements) moved into functions; codecache.compile_kernel compiles the nests with the
     kernel's `parallel` flag, the parts serially."""
     split = source.count("\n") > SPLIT_LINES
     if not (split or em.uses_prange and _parfor_cost(source) > PARFOR_MAX_COST):

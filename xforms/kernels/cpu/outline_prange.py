@@ -10,7 +10,9 @@ rewritten, so small kernels keep their source byte for byte.
 
 The rewrite is textual: the nest's lines move unchanged (same indentation, comments kept)
 into `def _xf_nest<k>(names it reads):` placed before the kernel, and the kernel calls it.
-A nest whose writes the rest of the kernel may read is left in place.
+A nest whose writes the rest of the kernel may read is left in place.  Above
+`cpu.SPLIT_LINES` lines, runs of the kernel's other statements become `_xf_part<k>`
+functions the same way, returning the names later statements read (`outline(loops=True)`).
 
     >>> src = '''def kernel(A, B):
     ...     n = A.shape[0]
@@ -114,11 +116,13 @@ def _loop(s):
 
 
 def _groups(body, params, loops, max_lines):
-    """[(k, m, kind)]: runs body[k:m] of loops to move, each as one function; kind
-    "nest" (prange nests) or "part" (other loops, moved only with `loops`)."""
+    """[(k, m, kind, outs)]: runs body[k:m] to move, each as one function returning the
+    names `outs` that later statements read; kind "nest" (one prange nest, no outs) or
+    "part" (with `loops`: any statements up to `max_lines`, at least one loop among them)."""
     local = params | _writes(body)
     n = len(body)
     reads_of = [_reads([s]) for s in body]
+    writes_of = [_writes([s]) for s in body]
     sure = [_Reads().block([s], set()) for s in body]     # names s surely assigns
     after = [set() for _ in range(n + 1)]                # read before written in body[k:]
     for k in range(n - 1, -1, -1):
@@ -127,32 +131,61 @@ def _groups(body, params, loops, max_lines):
     for k in range(n):
         before.append(before[k] | sure[k])
 
-    def movable(k, m):
-        writes = _writes(body[k:m])
-        reads = _reads(body[k:m]) & local
-        return not (writes & after[m]) and not (reads - before[k] - writes)
-
+    stop = [_is_prange_nest(s) or any(isinstance(x, (ast.Return, ast.Yield))
+                                      for x in ast.walk(s)) for s in body]
+    loop_at = [None] * (n + 1)                           # the first loop in body[k:]
+    for k in range(n - 1, -1, -1):
+        loop_at[k] = k if _loop(body[k]) and not stop[k] else loop_at[k + 1]
+    facts = (reads_of, writes_of, sure, after, before, stop, loop_at)
     out, k = [], 0
     while k < n:
-        kind = "nest" if _is_prange_nest(body[k]) else "part" if loops else None
-        if kind is None or not _loop(body[k]) or not movable(k, k + 1):
+        if _is_prange_nest(body[k]):
+            if _loop(body[k]) and not writes_of[k] & after[k + 1] and not (
+                    reads_of[k] & local) - before[k] - writes_of[k]:
+                out.append((k, k + 1, "nest", []))
             k += 1
             continue
-        m = k + 1
-        while (kind == "part" and m < n and _loop(body[m]) and not _is_prange_nest(body[m])
-               and body[m].end_lineno - body[k].lineno < max_lines and movable(k, m + 1)):
-            m += 1
-        out.append((k, m, kind))
+        m, run = _part(body, k, max_lines, local, facts) if loops else (k, None)
+        if run is None:
+            k += 1
+            continue
+        out.append((k, m, "part", run))
         k = m
     return out, before, local
+
+
+def _part(body, k, max_lines, local, facts):
+    """(m, outs) of the longest run body[k:m] (from body[k], up to `max_lines`, no prange
+    nest, no return) that can be a function: it reads only names surely assigned before
+    it or in it, and every name it writes that later statements read is surely assigned
+    by its end (returned).  (k, None) when there is none with a loop in it."""
+    reads_of, writes_of, sure, after, before, stop, loop_at = facts
+    if loop_at[k] is None or body[loop_at[k]].end_lineno - body[k].lineno >= max_lines:
+        return k, None                               # straight-line code stays (no scan)
+    reads, writes, assigned = set(), set(), set()
+    best = (k, None)
+    for m in range(k, len(body)):
+        if stop[m] or body[m].end_lineno - body[k].lineno >= max_lines:
+            break
+        reads |= reads_of[m] - assigned
+        writes |= writes_of[m]
+        assigned |= sure[m]
+        if (reads & local) - before[k] - writes:
+            break                                    # reads a name that may be unassigned
+        outs = writes & after[m + 1]
+        if m >= loop_at[k] and not outs - assigned - before[k]:
+            best = (m + 1, sorted(outs))
+    return best
 
 
 def outline(source, kernel="kernel", loops=False, max_lines=400):
     """(new source, names of the functions made) -- `source` unchanged and [] when
     nothing can move.  Each top-level prange nest of `kernel` becomes `_xf_nest<k>`;
-    with `loops`, runs of its other top-level loops (up to `max_lines`) become
-    `_xf_part<k>`, so that no one Numba function is huge (LLVM's mem2reg costs a
-    function's blocks x variables)."""
+    with `loops`, runs of its other top-level statements (up to `max_lines`, with a loop
+    among them) become `_xf_part<k>`, which return the names later statements read
+    (`a, b = _xf_part0(A, n)`), so that no one Numba function is huge (LLVM's mem2reg
+    costs a function's blocks x variables) and there are few of them (each is a Numba
+    compile of its own, and is compiled again linked into the kernel)."""
     tree = ast.parse(source)
     fn = next((s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == kernel),
               None)
@@ -167,17 +200,22 @@ def outline(source, kernel="kernel", loops=False, max_lines=400):
     defs, out, at, names = [], [], 0, []
     start = (fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno) - 1
     count = {"nest": 0, "part": 0}
-    for k, m, kind in groups:
+    for k, m, kind, outs in groups:
         name = f"_xf_{kind}{count[kind]}"
         count[kind] += 1
         names.append(name)
-        args = ", ".join(sorted(_reads(body[k:m]) & local & before[k]))
+        # a returned name the run may leave unassigned was assigned before: pass it in
+        kept = set(outs) - _Reads().block(body[k:m], set())
+        args = ", ".join(sorted((_reads(body[k:m]) | kept) & local & before[k]))
         first, last = body[k].lineno, body[m - 1].end_lineno
         defs.append(f"def {name}({args}):")
         defs.extend(lines[first - 1:last])
+        result = ", ".join(outs)
+        if outs:
+            defs.append(f"{indent}return {result}")
         defs.append("")
         out.extend(lines[at:first - 1])
-        out.append(f"{indent}{name}({args})")
+        out.append(f"{indent}{result + ' = ' if outs else ''}{name}({args})")
         at = last
     out.extend(lines[at:])
     out[start:start] = defs
