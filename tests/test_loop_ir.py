@@ -232,3 +232,24 @@ def test_cuda_fused_loops_index_with_linear_offsets():
                        rt.spec_for((8, 0)), "t").source
     assert "A[_t]" in src                               # same shape as the loop: the flat index
     assert "B[-i0 + i1 * 3 + 2]" in src                  # transposed and reversed
+
+
+def test_a_row_value_broadcast_along_the_innermost_loop_is_read_once_before_it():
+    """x - max(x) along the last axis: the row's max is read into a scalar before the loop
+    over the row (read inside it, from a buffer LLVM cannot tell apart from the one the
+    loop stores to, it kept the loop from being vectorised: cpu/printer.invariant_reads)."""
+    import re
+    x = np.random.default_rng(0).standard_normal((3, 5, 40)).astype(np.float32)
+
+    def softmax(x):
+        e = xnp.exp(x - xnp.max(x, axis=-1, keepdims=True))
+        return e / xnp.sum(e, axis=-1, keepdims=True)
+    (out,), src = _jit_src(softmax, x)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-6)
+    hoisted = re.findall(r"^\s*(m\d+) = (\w+)\[i0, i1(?:, 0)?\]", src, re.M)
+    assert len(hoisted) >= 2, src            # the max, then the sum
+    for name, arr in hoisted:
+        after = src.split(f"{name} = ")[1].split("\n", 1)[1]
+        assert re.search(rf"\b{arr}\[i0, i1(, 0)?\]", after) is None, src
+

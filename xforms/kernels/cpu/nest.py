@@ -10,6 +10,7 @@ The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are xforms/ker
         i0 = (ch * 256) & 0x3FFFFFFFFFFFFFFF
         ...
 """
+from contextlib import nullcontext
 from fractions import Fraction
 from math import ceil, floor, gcd
 
@@ -299,11 +300,17 @@ class Nest:
                     self._level(level + 1, guard)
             self._interior(None)
         else:
-            with em.counted_loop(f"i{level}", shape[level]):
+            with self._innermost(level), em.counted_loop(f"i{level}", shape[level]):
                 self._level(level + 1, guard)
         for r in self.reds.values():
             if r.level == level:
                 r.emit_store()
+
+    def _innermost(self, level):
+        """Around loop `level`: the invariant reads of the innermost one hoisted before it."""
+        if level != len(self.shape) - 1:
+            return nullcontext()
+        return self.sp.invariant_reads(self.nest.body, self.nest.syms[level], self.shape[level])
 
     def _interior(self, axis):
         """Print reads as inside the peeled middle of loop `axis` (its guards and clamps
@@ -505,7 +512,7 @@ class Nest:
             for lane in lanes[r]:
                 r.print(Init(r.accum(lane)))
         em.line("k0 = 0")
-        with em.counted_loop(f"i{level}", self.shape[level]):
+        with self._innermost(level), em.counted_loop(f"i{level}", self.shape[level]):
             self._level(level + 1, guard)
             em.line("k0 += 1")
         for r in bufs:
