@@ -6,9 +6,11 @@ becomes one stacked array: the bottom of the numpy layer, so it imports none of 
 """
 import builtins
 import functools
+import warnings
 
 import numpy as np
 
+from .. import config
 from ..core import trace as core, source_info
 from ..core.avals import (SUPPORTED_DTYPES, ShapedArray, broadcast_shapes, canonicalize_dtype,
                           check_python_int, promote_types)
@@ -98,6 +100,8 @@ def promote(*xs, name="op", inexact=False):
     if inexact:
         dtype = inexact_dtype(dtype)
     shape = broadcast_shapes(*(a.shape for a in avals), op=name)
+    if any(a.shape != shape for a in avals):
+        check_rank_promotion([a.shape for a in avals], name)
     out = []
     for x, a in zip(xs, avals):
         if not (weak and is_python_scalar(x) and a.dtype == dtype):   # keep weak literals weak
@@ -144,9 +148,28 @@ def _promote_same_float(xs, name):
     if mixed:
         avals = [aval(x) for x in out]
         shape = broadcast_shapes(*(a.shape for a in avals), op=name)
+        check_rank_promotion([a.shape for a in avals], name)
         out = [x if a.shape in ((), shape) else _broadcast_checked(x, a.shape, shape)
                for x, a in zip(out, avals)]
     return out
+
+
+def check_rank_promotion(shapes, name):
+    """xf.numpy_rank_promotion ("warn" or "raise", JAX's jax_numpy_rank_promotion): operands
+    of different ranks, scalars aside, broadcast only with a UserWarning, or not at all."""
+    if len({len(s) for s in shapes if len(s)}) < 2:
+        return
+    mode = config.numpy_rank_promotion.value
+    shapes = " ".join(str(tuple(s)) for s in shapes)
+    if mode == "raise":
+        raise ValueError(f"Operands could not be broadcast together for {name} on shapes "
+                         f"{shapes} and with the config option "
+                         "jax_numpy_rank_promotion='raise': add the missing leading axes "
+                         "explicitly (x[None], xnp.expand_dims) or allow rank promotion")
+    if mode == "warn":
+        warnings.warn(f"Following NumPy automatic rank promotion for {name} on shapes "
+                      f"{shapes}. Set the jax_numpy_rank_promotion config option to 'allow' "
+                      "to disable this warning", UserWarning, stacklevel=4)
 
 
 def broadcast_to(x, shape):
