@@ -36,9 +36,20 @@ def test_dtype_queries_match_jax():
     assert dtypes.finfo(np.float32).eps == np.finfo(np.float32).eps
 
 
-def test_float0_is_jaxs():
+def test_float0_is_jaxs_and_jvp_takes_it_for_integer_primals():
     assert xf.float0 is dtypes.float0
     assert str(dtypes.float0) == "[('float0', 'V')]" and dtypes.float0.itemsize == 0
+    # jax.jvp(lambda x, n: x * n, (2.0, 3), (1.0, np.zeros((), float0))) == (6.0, 3.0)
+    f = lambda x, n: x * n                                      # noqa: E731
+    t0 = np.zeros((), xf.float0)
+    assert tuple(map(float, xf.jvp(f, (2.0, 3), (1.0, t0)))) == (6.0, 3.0)
+    assert tuple(map(float, xf.jit(lambda x, n: xf.jvp(f, (x, n), (1.0, t0)))(2.0, 3))) == \
+        (6.0, 3.0)
+    y, ty = xf.jvp(lambda d: d["x"] * d["n"], ({"x": 2.0, "n": np.arange(2)},),
+                   ({"x": 1.0, "n": np.zeros(2, xf.float0)},))
+    np.testing.assert_array_equal(ty, [0.0, 1.0])
+    with pytest.raises(TypeError, match="float0 tangent"):
+        xf.jvp(f, (2.0, 3), (t0, 0))
 
 
 def test_typing_annotations_accept_what_xforms_numpy_accepts():

@@ -12,10 +12,9 @@ empty structured dtype: no data).  Not here, as xforms has no such dtypes: `bflo
 """
 import numpy as np
 
-from .core.avals import canonicalize_dtype as _canonical
+from .core.avals import canonicalize_dtype as _canonical, float0
 from .numpy.array_api import result_pair as _result_pair
 
-float0 = np.dtype([("float0", np.void, 0)])
 finfo, iinfo = np.finfo, np.iinfo
 
 
