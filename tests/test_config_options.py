@@ -132,6 +132,49 @@ def test_rank_promotion_raise_and_warn():
         np.testing.assert_array_equal(xnp.add(a, b), 2 * np.ones((2, 3)))    # "allow"
 
 
+# ---- numpy_dtype_promotion ---------------------------------------------------------------------
+STRICT_CASES = [   # (operation, the dtype JAX gives, or None: JAX raises TypePromotionError)
+    (lambda: xnp.add(xnp.ones(2, xnp.float32), 1.0), np.float32),
+    (lambda: xnp.add(xnp.ones(2, xnp.float32), 1), np.float32),
+    (lambda: xnp.add(xnp.ones(2, xnp.uint8), 1), np.uint8),
+    (lambda: xnp.add(xnp.ones(2, bool), True), np.bool_),
+    (lambda: xnp.sin(xnp.ones(2, xnp.int32)), np.float32),
+    (lambda: xnp.add(xnp.ones(2, xnp.int32), 1.0), None),
+    (lambda: xnp.add(xnp.ones(2, xnp.float32), xnp.ones(2)), None),
+    (lambda: xnp.add(xnp.ones(2, xnp.int32), xnp.ones(2, xnp.int64)), None),
+    (lambda: xnp.add(xnp.ones(2, bool), 1), None),
+    (lambda: xnp.add(xnp.ones(2, xnp.float32), True), None),
+    (lambda: xnp.multiply(xnp.ones(2), 2j), None),
+    (lambda: xnp.where(True, xnp.ones(2, xnp.float32), xnp.ones(2)), None),
+    (lambda: xnp.concatenate([xnp.ones(2, xnp.float32), xnp.ones(2)]), None),
+    (lambda: xnp.matmul(xnp.ones(2), xnp.ones(2, xnp.float32)), None),
+    (lambda: xnp.einsum("i,i", xnp.ones(2), xnp.ones(2, xnp.float32)), None),
+    (lambda: xnp.linalg.solve(xnp.eye(2), xnp.ones(2, xnp.float32)), None),
+    (lambda: xnp.searchsorted(xnp.ones(2), xnp.ones(2, xnp.float32)), None),
+    (lambda: xf.jit(lambda a, b: a + b)(np.ones(2, np.float32), np.ones(2)), None),
+]
+
+
+@pytest.mark.parametrize("k", range(len(STRICT_CASES)))
+def test_strict_dtype_promotion_matches_jax(k):
+    op, want = STRICT_CASES[k]
+    with xf.numpy_dtype_promotion("strict"):
+        if want is None:
+            with pytest.raises(xf.dtypes.TypePromotionError, match="jax_numpy_dtype_promotion"):
+                op()
+        else:
+            assert op().dtype == want
+    op()                                           # "standard": promotes
+
+
+def test_xforms_own_functions_promote_strictly():
+    a = np.random.default_rng(1).standard_normal((3, 3)).astype(np.float32)
+    with xf.numpy_dtype_promotion("strict"), xf.numpy_rank_promotion("raise"):
+        assert xf.scipy.linalg.expm(a).dtype == np.float32
+        assert xnp.histogram(a)[0].shape == (10,)
+        assert xf.nn.softmax(a).dtype == np.float32
+
+
 # ---- runtime names -----------------------------------------------------------------------------
 def test_single_process_runtime_names():
     assert (xf.process_indices(), xf.host_id(), xf.host_count(), xf.host_ids()) == \

@@ -178,8 +178,9 @@ class State:
         ...     xf.config.debug_nans.value          # True in this thread only
     """
 
-    def __init__(self, name, default, check, doc):
+    def __init__(self, name, default, check, doc, counter=None, on=bool):
         self.name, self._global, self._check = name, default, check
+        self._counter, self._on = counter, on      # (a module global counting "on" settings)
         self._local = threading.local()
         self.__doc__ = doc
         self.__name__ = self.__qualname__ = name[len("jax_"):]   # (found by the API docs)
@@ -191,19 +192,19 @@ class State:
 
     def _set_global(self, value):
         old, self._global = self._global, self._check(self.name, value)
-        _count(self, bool(self._global) - bool(old))
+        _count(self, self._on(self._global) - self._on(old))
 
     @contextlib.contextmanager
     def __call__(self, new_val=True):
         new_val = self._check(self.name, new_val)
         stack = self._local.__dict__.setdefault("stack", [])
         stack.append(new_val)
-        _count(self, bool(new_val))
+        _count(self, self._on(new_val))
         try:
             yield
         finally:
             stack.pop()
-            _count(self, -bool(new_val))
+            _count(self, -self._on(new_val))
 
     def __bool__(self):
         raise TypeError(f"bool() of the option {self.name}: read its setting as "
@@ -228,28 +229,28 @@ def _one_of(*options):
     return check
 
 
-# How many settings turn a float check on (the global one, and each open block in any
-# thread): the hot paths read this module global first, and the states only while it is
-# non-zero (as core/jit_switch.active).
+# How many settings turn a float check (strict dtype promotion) on: the global one and
+# each open block in any thread.  The hot paths read these module globals first, and the
+# states only while one is non-zero (as core/jit_switch.active).
 float_checks = 0
+strict_promotion = 0
 _count_lock = threading.Lock()
 
 
 def _count(state, delta):
-    global float_checks
-    if delta and state.name in ("jax_debug_nans", "jax_debug_infs"):
+    if delta and state._counter is not None:
         with _count_lock:
-            float_checks += delta
+            globals()[state._counter] += delta
 
 
-debug_nans = State("jax_debug_nans", False, _boolean, """\
+debug_nans = State("jax_debug_nans", False, _boolean, counter="float_checks", doc="""\
 Raise FloatingPointError("invalid value (nan) encountered in <primitive>") when a
 computation produces a NaN: checked after every primitive evaluated eagerly (op by op, and
 each equation of a program on jit's fast tier; an equation inside a scan/while/cond body is
 checked through the loop's outputs), and on the outputs of every jitted call, whose program
 is then re-run on the fast tier to name the equation (as JAX re-runs the de-optimized
 version); inputs that are NaN already are not reported.""")
-debug_infs = State("jax_debug_infs", False, _boolean, """\
+debug_infs = State("jax_debug_infs", False, _boolean, counter="float_checks", doc="""\
 As debug_nans, for infinities ("invalid value (inf) encountered in <primitive>").""")
 log_compiles = State("jax_log_compiles", False, _boolean, """\
 Log (logger "xforms.jit", level WARNING; DEBUG while off) each compile jit starts: the
@@ -269,10 +270,21 @@ numpy_rank_promotion = State("jax_numpy_rank_promotion", "allow",
                              _one_of("allow", "warn", "raise"), """\
 What xforms.numpy's broadcasting does when the operands of one operation have different
 ranks (non-scalar): "allow" (NumPy's rule), "warn" (a UserWarning) or "raise" (a
-ValueError), as JAX's jax_numpy_rank_promotion.""")
+ValueError), as JAX's jax_numpy_rank_promotion.  Checked wherever xforms.numpy broadcasts
+operands (its functions, and the operators of traced values under jit, grad or vmap); the
+operators of eager arrays are NumPy's own (xforms' eager arrays are NumPy arrays) and follow
+NumPy's rule.""")
+numpy_dtype_promotion = State(
+    "jax_numpy_dtype_promotion", "standard", _one_of("standard", "strict"),
+    counter="strict_promotion", on=lambda v: v == "strict", doc="""\
+"standard" (JAX's promotion lattice) or "strict": operands of different dtypes raise
+xf.dtypes.TypePromotionError, but for weakly typed Python scalars that fit (an int with any
+number, a float with floats and complexes, a complex with complexes), as JAX's
+jax_numpy_dtype_promotion.  Checked where xforms.numpy promotes operands (its functions and
+the operators of traced values; not eager arrays' operators, which are NumPy's).""")
 
 _STATES = {s.name: s for s in (debug_nans, debug_infs, log_compiles, default_matmul_precision,
-                               numpy_rank_promotion)}
+                               numpy_rank_promotion, numpy_dtype_promotion)}
 
 
 def __getattr__(name):

@@ -13,6 +13,7 @@ empty structured dtype: no data).  Not here, as xforms has no such dtypes: `bflo
 import numpy as np
 
 from .core.avals import canonicalize_dtype as _canonical, float0
+from .errors import TypePromotionError
 from .numpy.array_api import result_pair as _result_pair
 
 finfo, iinfo = np.finfo, np.iinfo
@@ -73,5 +74,5 @@ def itemsize_bits(dtype):
     return dt.itemsize * 8
 
 
-__all__ = ["canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype", "itemsize_bits",
+__all__ = ["TypePromotionError", "canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype", "itemsize_bits",
            "result_type", "scalar_type_of"]
