@@ -16,7 +16,9 @@ SPD = A @ A.T + 4 * np.eye(4)
 B = rng.standard_normal((4, 2))
 DL, D, DU = np.r_[0.0, 1.0, -2.0, 0.5], np.r_[5.0, 6.0, 7.0, 8.0], np.r_[1.0, 0.3, 1.0, 0.0]
 
-CASES = {   # name: (args, kwargs)
+C = A[:, ::-1].copy()
+AC, TC = A[:, :3] + 1j * A[:, 1:], np.array([1.2, 0.5 + 0.1j, 0.3j])
+CASES = {   # name or name/variant: (args, kwargs)
     "cholesky": ((SPD,), {}),
     "lu": ((A,), {}),
     "qr": ((A[:, :3],), {"full_matrices": False}),
@@ -29,12 +31,26 @@ CASES = {   # name: (args, kwargs)
     "symmetric_product": ((A, SPD), {"alpha": 2.0, "beta": 0.5}),
     "cholesky_update": ((np.linalg.cholesky(SPD).T, np.arange(4.0)), {}),
     "householder_product": ((A, np.array([1.2, 0.5, 0.3])), {}),
+    "schur": ((A,), {}),
+    "schur/complex": ((A + 1j * A.T,), {}),
+    "schur/no_vectors": ((A,), {"compute_schur_vectors": False}),
+    "hessenberg": ((A,), {}),
+    "hessenberg/float32": ((A.astype(np.float32),), {}),
+    "hessenberg/complex": ((A - 2j * A.T,), {}),
+    "ormqr": ((A[:, :3], np.array([1.2, 0.5, 0.3]), C), {}),
+    "ormqr/transpose": ((A[:, :3], np.array([1.2, 0.5, 0.3]), C), {"transpose": True}),
+    "ormqr/right": ((A[:, :3], np.array([1.2, 0.5, 0.3]), A[:3]), {"left": False}),
+    "ormqr/right_transpose": ((A[:, :3], np.array([1.2, 0.5, 0.3]), A[:3]),
+                              {"left": False, "transpose": True}),
+    "ormqr/complex_transpose": ((AC, TC, C - 1j * A), {"transpose": True}),
+    "ormqr/complex_right": ((AC, TC, A[:2] + 1j), {"left": False, "transpose": True}),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_values_and_output_order_match_jax(name):
     args, kwargs = CASES[name]
+    name = name.split("/")[0]
     got = getattr(L, name)(*args, **kwargs)
     want = call(f"lax.linalg.{name}", *args, **kwargs)
     got = list(got) if isinstance(got, (tuple, list)) else [got]
@@ -75,8 +91,55 @@ def test_jit_and_vmap():
     np.testing.assert_allclose(np.asarray(v) * np.asarray(w) @ np.asarray(v).T, SPD, atol=1e-12)
 
 
+def test_schur_and_hessenberg_under_jit_and_vmap():
+    """Both tiers and vmap give the eager factors; scipy's hessenberg is formed from lax's
+    packed one (Q by householder_product), which reproduces A."""
+    f = lambda x: (*L.schur(x), *L.hessenberg(x))             # noqa: E731
+    ref = f(A)
+    for g in (xf.jit(f), xf.jit(f, tiered=False)):
+        for _ in range(2):                                    # fast tier, then compiled
+            for x, y in zip(g(A), ref):
+                np.testing.assert_allclose(np.asarray(x), np.asarray(y), atol=1e-13)
+    batch = np.stack([A, 2 * A + 1])
+    got = xf.vmap(f)(batch)
+    for i in range(2):
+        for x, y in zip(got, f(batch[i])):
+            np.testing.assert_allclose(np.asarray(x)[i], np.asarray(y), atol=1e-13)
+    h, q = xf.scipy.linalg.hessenberg(A, calc_q=True)
+    np.testing.assert_allclose(np.asarray(q) @ np.asarray(h) @ np.asarray(q).T, A, atol=1e-13)
+    packed, taus = L.hessenberg(xf.numpy.ones((1, 1)))
+    assert packed.shape == (1, 1) and taus.shape == (0,)
+
+
+def test_ormqr_applies_householder_product_and_checks_its_input():
+    a, taus = A[:, :3], np.array([1.2, 0.5, 0.3])
+    q = np.asarray(L.householder_product(np.c_[a, np.zeros(4)], np.r_[taus, 0.0]))
+    np.testing.assert_allclose(L.ormqr(a, taus, C), q @ C, atol=1e-13)
+    np.testing.assert_allclose(xf.jit(lambda c: L.ormqr(a, taus, c, left=False), tiered=False)
+                               (A[:3]), A[:3] @ q, atol=1e-13)
+    cs = np.stack([C, -C])
+    np.testing.assert_allclose(xf.vmap(lambda c: L.ormqr(a, taus, c, transpose=True))(cs),
+                               np.stack([q.T @ C, -q.T @ C]), atol=1e-13)
+    check_grads(lambda a, c: L.ormqr(a, taus, c, transpose=True), (a, C), order=2)
+    with pytest.raises(ValueError, match="ormqr.*rows"):
+        L.ormqr(a, taus, C[:3])
+    with pytest.raises(TypeError, match="ormqr.*one dtype"):
+        L.ormqr(a, taus, C + 0j)
+
+
+def test_schur_and_hessenberg_are_not_differentiable_and_do_not_sort():
+    for name in ("schur", "hessenberg"):
+        with pytest.raises(NotImplementedError, match="not differentiable"):
+            xf.grad(lambda x: L.__dict__[name](x)[0].sum())(A)
+    with pytest.raises(NotImplementedError, match="sort_eig_vals"):
+        L.schur(A, sort_eig_vals=True)
+    # as in JAX, select_callable matters only with sort_eig_vals
+    t, z = L.schur(A, select_callable=lambda w: w > 0)
+    np.testing.assert_array_equal(t, L.schur(A)[0])
+
+
 def test_what_xforms_lacks_names_itself():
-    for name in ("schur", "hessenberg", "tridiagonal", "qdwh"):
+    for name in ("tridiagonal", "qdwh"):
         with pytest.raises(NotImplementedError, match=name):
             getattr(L, name)(A)
     with pytest.raises(NotImplementedError, match="pivoting"):

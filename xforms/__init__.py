@@ -22,8 +22,14 @@ from .api_extras import (ShapeDtypeStruct, closure_convert, custom_gradient, ena
 from .core.jit_switch import disable_jit
 from .sharding import P, make_mesh  # noqa: F401
 from .shard_map import shard_map  # noqa: F401
-from .runtime import (Device, block_until_ready, clear_caches, default_device, device_count,
-                      devices, local_device_count, local_devices, process_count, process_index)
+from .runtime import (Device, block_until_ready, clear_caches, copy_to_host_async,
+                      default_device, device_count, devices, effects_barrier, host_count,
+                      host_id, host_ids, local_device_count, local_devices,
+                      print_environment_info, process_count, process_index, process_indices)
+from . import config, dtypes, typing  # noqa: F401  (jax.config, jax.dtypes, jax.typing)
+from .config import (debug_infs, debug_nans, default_matmul_precision, log_compiles,
+                     numpy_dtype_promotion, numpy_rank_promotion)
+from .dtypes import float0
 from . import ad_checkpoint, custom_batching, custom_derivatives
 from . import nn
 from . import lax

@@ -15,12 +15,12 @@ import numpy as np
 from . import argnums as argnums_mod
 from .core import trace as core
 from .transforms.ad import linearize_jaxpr, vjp_jaxprs
-from .core.avals import is_complex, is_float, is_inexact
+from .core.avals import float0, is_complex, is_float, is_inexact
 from .primitives.elementwise import stop_gradient  # noqa: F401  (public: xforms.stop_gradient)
 from .core.source_info import describe_function
 from .transforms.tracing import flatten_args, trace_flat
 from .transforms.jvp import jvp_jaxpr, tangent_aval
-from .tree_util import tree_unflatten, treedef_flatten_up_to
+from .tree_util import tree_flatten, tree_unflatten, treedef_flatten_up_to
 
 
 def make_jaxpr(fun, static_argnums=()):
@@ -47,12 +47,32 @@ def make_jaxpr(fun, static_argnums=()):
 
 
 # ---- forward mode ---------------------------------------------------------------------
-def _check_tangents(primals_flat, tangents_flat, p_tree, t_tree):
+def _flat_tangents(p_flat, p_tree, tangents):
+    """The tangent leaves, checked against the primals' (float0 ones as placeholders)."""
+    tangents, was_float0 = _float0_placeholders(tangents)
+    t_flat, t_tree = flatten_args(tangents)
+    _check_tangents(p_flat, t_flat, p_tree, t_tree, was_float0)
+    return t_flat
+
+
+def _float0_placeholders(tangents):
+    """-> (tangents with each float0 leaf -- JAX's tangent of an integer or boolean primal,
+    which jvp never reads -- as a bool array of its shape, which leaves were float0)."""
+    leaves, tree = tree_flatten(tangents)
+    was = [np.dtype(getattr(t, "dtype", np.bool_)) == float0 for t in leaves]
+    leaves = [np.zeros(np.shape(t), np.bool_) if w else t for t, w in zip(leaves, was)]
+    return tree_unflatten(tree, leaves), was
+
+
+def _check_tangents(primals_flat, tangents_flat, p_tree, t_tree, was_float0):
     if p_tree != t_tree:
         raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure; "
                         f"primals have {p_tree}, tangents have {t_tree}")
-    for p, t in zip(primals_flat, tangents_flat):
+    for p, t, f0 in zip(primals_flat, tangents_flat, was_float0):
         pa, ta = core.get_aval(p), core.get_aval(t)
+        if f0 and is_inexact(pa.dtype):
+            raise TypeError(f"jvp: a float0 tangent is the tangent of an integer or boolean "
+                            f"primal, not of {pa.str_short()}: pass a {pa.dtype} tangent")
         if pa.shape != ta.shape:
             raise TypeError(f"jvp: primal and tangent shapes must match: primal "
                             f"{pa.str_short()} vs tangent {ta.str_short()}")
@@ -71,8 +91,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         raise TypeError("jvp: primals and tangents must be tuples of positional arguments, "
                         f"got {type(primals).__name__} and {type(tangents).__name__}")
     p_flat, p_tree = flatten_args(tuple(primals))
-    t_flat, t_tree = flatten_args(tuple(tangents))
-    _check_tangents(p_flat, t_flat, p_tree, t_tree)
+    t_flat = _flat_tangents(p_flat, p_tree, tuple(tangents))
     closed, ys = argnums_mod.trace_outputs(fun, fun, p_flat, p_tree, has_aux)
     n_out = ys.n_main
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
@@ -109,8 +128,7 @@ def linearize(fun, *primals, has_aux=False):
     p_out, res = outs[:n_all], outs[n_all:]
 
     def f_jvp(*tangents):
-        t_flat, t_tree = flatten_args(tangents)
-        _check_tangents(p_flat, t_flat, p_tree, t_tree)
+        t_flat = _flat_tangents(p_flat, p_tree, tangents)
         t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
         return tree_unflatten(ys.main_tree, core.eval_jaxpr(linear, *res, *t_in))
     if has_aux:

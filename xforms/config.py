@@ -3,7 +3,9 @@
 Flags read at import are constants; the functions read the environment on each call, so a
 running program (or a test's monkeypatch) may change them.
 """
+import contextlib
 import os
+import threading
 
 
 def _flag(name, default="0"):
@@ -174,3 +176,147 @@ def ir_cache_size(default=4096):
         return int(v) if v else default
     except ValueError:
         return default
+
+
+# ---- JAX's configuration options (jax.config.update, jax.debug_nans(...), ...) ----------------
+class State:
+    """One of JAX's configuration options: `.value` is its setting in this thread (a `with
+    state(v):` block's, else the global one, which `update(name, v)` sets); calling it
+    gives that block.  Every state listed in `_STATES` is read where its docstring says.
+
+        >>> with xf.debug_nans(True):
+        ...     xf.config.debug_nans.value          # True in this thread only
+    """
+
+    def __init__(self, name, default, check, doc, counter=None, on=bool):
+        self.name, self._global, self._check = name, default, check
+        self._counter, self._on = counter, on      # (a module global counting "on" settings)
+        self._local = threading.local()
+        self.__doc__ = doc
+        self.__name__ = self.__qualname__ = name[len("jax_"):]   # (found by the API docs)
+
+    @property
+    def value(self):
+        stack = getattr(self._local, "stack", None)
+        return stack[-1] if stack else self._global
+
+    def _set_global(self, value):
+        old, self._global = self._global, self._check(self.name, value)
+        _count(self, self._on(self._global) - self._on(old))
+
+    @contextlib.contextmanager
+    def __call__(self, new_val=True):
+        new_val = self._check(self.name, new_val)
+        stack = self._local.__dict__.setdefault("stack", [])
+        stack.append(new_val)
+        _count(self, self._on(new_val))
+        try:
+            yield
+        finally:
+            stack.pop()
+            _count(self, -self._on(new_val))
+
+    def __bool__(self):
+        raise TypeError(f"bool() of the option {self.name}: read its setting as "
+                        f"`.value` (`xf.{self.name[4:]}` is a context manager)")
+
+    def __repr__(self):
+        return f"State({self.name}={self.value!r})"
+
+
+def _boolean(name, v):
+    if not isinstance(v, (bool, int)) or v not in (0, 1):
+        raise ValueError(f"{name} takes True or False, got {v!r}")
+    return bool(v)
+
+
+def _one_of(*options):
+    def check(name, v):
+        v = None if v is None else str(v).lower() if isinstance(v, str) else v
+        if v not in options:
+            raise ValueError(f"{name} takes one of {options}, got {v!r}")
+        return v
+    return check
+
+
+# How many settings turn a float check (strict dtype promotion) on: the global one and
+# each open block in any thread.  The hot paths read these module globals first, and the
+# states only while one is non-zero (as core/jit_switch.active).
+float_checks = 0
+strict_promotion = 0
+_count_lock = threading.Lock()
+
+
+def _count(state, delta):
+    if delta and state._counter is not None:
+        with _count_lock:
+            globals()[state._counter] += delta
+
+
+debug_nans = State("jax_debug_nans", False, _boolean, counter="float_checks", doc="""\
+Raise FloatingPointError("invalid value (nan) encountered in <primitive>") when a
+computation produces a NaN: checked after every primitive evaluated eagerly (op by op, and
+each equation of a program on jit's fast tier; an equation inside a scan/while/cond body is
+checked through the loop's outputs), and on the outputs of every jitted call, whose program
+is then re-run on the fast tier to name the equation (as JAX re-runs the de-optimized
+version); inputs that are NaN already are not reported.""")
+debug_infs = State("jax_debug_infs", False, _boolean, counter="float_checks", doc="""\
+As debug_nans, for infinities ("invalid value (inf) encountered in <primitive>").""")
+log_compiles = State("jax_log_compiles", False, _boolean, """\
+Log (logger "xforms.jit", level WARNING; DEBUG while off) each compile jit starts: the
+function's name, its argument shapes and the backend, on the first call of each signature
+(also for a compile running in the background on the tiered CPU path).""")
+default_matmul_precision = State(
+    "jax_default_matmul_precision", None,
+    _one_of(None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+            "bfloat16_3x", "tensorfloat32_3x", "fastest", "ANY_F8_ANY_F8_F32"),
+    """\
+The precision JAX gives products and convolutions of float32 operands on hardware with
+reduced-precision units (TPUs, tensor cores).  xforms has none: both its backends compute
+every product (BLAS or its own loops) in the full precision of the operands' dtype, which
+is what "highest" asks and what JAX's CPU backend does for every setting; the option is
+validated and readable, and changes no result.""")
+numpy_rank_promotion = State("jax_numpy_rank_promotion", "allow",
+                             _one_of("allow", "warn", "raise"), """\
+What xforms.numpy's broadcasting does when the operands of one operation have different
+ranks (non-scalar): "allow" (NumPy's rule), "warn" (a UserWarning) or "raise" (a
+ValueError), as JAX's jax_numpy_rank_promotion.  Checked wherever xforms.numpy broadcasts
+operands (its functions, and the operators of traced values under jit, grad or vmap); the
+operators of eager arrays are NumPy's own (xforms' eager arrays are NumPy arrays) and follow
+NumPy's rule.""")
+numpy_dtype_promotion = State(
+    "jax_numpy_dtype_promotion", "standard", _one_of("standard", "strict"),
+    counter="strict_promotion", on=lambda v: v == "strict", doc="""\
+"standard" (JAX's promotion lattice) or "strict": operands of different dtypes raise
+xf.dtypes.TypePromotionError, but for weakly typed Python scalars that fit (an int with any
+number, a float with floats and complexes, a complex with complexes), as JAX's
+jax_numpy_dtype_promotion.  Checked where xforms.numpy promotes operands (its functions and
+the operators of traced values; not eager arrays' operators, which are NumPy's).""")
+
+_STATES = {s.name: s for s in (debug_nans, debug_infs, log_compiles, default_matmul_precision,
+                               numpy_rank_promotion, numpy_dtype_promotion)}
+
+
+def __getattr__(name):
+    """`xf.config.jax_debug_nans`: an option's setting in this thread, as `jax.config.X`."""
+    if name in _STATES:
+        return _STATES[name].value
+    raise AttributeError(f"module 'xforms.config' has no attribute {name!r}")
+
+
+def update(name, value):
+    """Set JAX's option `name` ("jax_debug_nans", ...) globally, as `jax.config.update`.
+
+        >>> xf.config.update("jax_debug_nans", True)
+    """
+    if name == "jax_enable_x64":
+        if not value:
+            raise NotImplementedError("jax_enable_x64=False: xforms has no 32-bit mode; it "
+                                      "always follows JAX's 64-bit mode")
+        return
+    state = _STATES.get(name)
+    if state is None:
+        known = ", ".join(sorted(_STATES) + ["jax_enable_x64"])
+        raise AttributeError(f"xforms.config.update: unknown or unsupported option {name!r} "
+                             f"(xforms has: {known})")
+    state._set_global(value)

@@ -30,6 +30,11 @@ class MissingRuleError(NotImplementedError, XformsError):
         super().__init__(msg)
 
 
+class TypePromotionError(ValueError, XformsError):
+    """Operands of different dtypes under xf.numpy_dtype_promotion("strict") (JAX's
+    jax.dtypes.TypePromotionError)."""
+
+
 class LoweringError(XformsError):
     """Compilation of an IR to a backend failed; names the equation and generated source."""
 

@@ -14,6 +14,7 @@ Under another transform (`grad(jit(f))`), a jitted function is traced inline int
 outer IR, which is itself compiled when the outermost `jit` runs.
 """
 import functools
+import logging
 import os
 import sys
 import warnings
@@ -30,6 +31,9 @@ from .core import jit_switch
 from .core.source_info import describe_function
 from .transforms.tracing import abstract_signature, flatten_args, trace_flat
 from .tree_util import tree_flatten, tree_unflatten
+
+
+logger = logging.getLogger(__name__)
 
 
 class Backend(NamedTuple):
@@ -247,14 +251,24 @@ class Jitted:
                                       "backend": backend, "background": background,
                                       "name": describe_function(self.fun)})
 
+    def _log_compile(self, closed, how):
+        """xf.log_compiles: one line per compile (WARNING while on, else DEBUG, as JAX)."""
+        level = logging.WARNING if config.log_compiles.value else logging.DEBUG
+        if logger.isEnabledFor(level):
+            shapes = ", ".join(v.aval.str_short() for v in closed.jaxpr.invars)
+            logger.log(level, "Compiling %s (%s) for backend %r%s", describe_function(self.fun),
+                       shapes, self.backend or default_backend(), how)
+
     def _new_executable(self, closed):
         """The compiled executable, or (tiered) one that runs the IR eagerly while the
         compile runs in the background."""
         if tiered.enabled(self.tiered) and (self.backend or _cheap_default()) == "cpu" \
                 and tiered.worthwhile(closed):
+            self._log_compile(closed, " in the background (the fast tier answers meanwhile)")
             return tiered.TieredExecutable(
                 closed, lambda: self._executable(closed, background=True),
                 describe_function(self.fun))
+        self._log_compile(closed, "")
         return self._executable(closed)
 
     def _install(self, key, exe, out_tree):
@@ -285,12 +299,15 @@ class Jitted:
         return ok
 
     def __call__(self, *args, **kwargs):
-        if jit_switch.active:
+        if jit_switch.active or config.float_checks:
             if jit_switch.jit_disabled():                       # xforms.disable_jit()
                 return self.fun(*args, **kwargs)
             platform = jit_switch.default_platform()           # xforms.default_device()
             if platform is not None and self.backend is None:
                 return self._on(platform)(*args, **kwargs)
+            if config.float_checks and core._state.current is core.eval_trace and \
+                    (config.debug_nans.value or config.debug_infs.value):
+                return self._checked_call(args, kwargs)
         fast = self._fast_call
         if fast is not None and core._state.current is core.eval_trace:
             try:
@@ -325,6 +342,22 @@ class Jitted:
             self._warn_uncached(in_tree)
         return tree_unflatten(out_tree, exe(*flat))
 
+    def _checked_call(self, args, kwargs):
+        """xf.debug_nans / debug_infs: the call's outputs are checked (on either tier
+        alike); a NaN or inf among them re-runs the program on the fast tier, checking each
+        equation, to name the one that made it (JAX re-runs the de-optimized function)."""
+        with config.debug_nans(False), config.debug_infs(False):
+            out = self(*args, **kwargs)
+        kind = core.float_problem(np.asarray(x) for x in tree_flatten(out)[0])
+        if kind is None:
+            return out
+        closed, _, flat, _ = self._trace(args, kwargs)
+        core.eval_jaxpr(closed, *flat)                # raises, naming the equation
+        raise FloatingPointError(
+            f"invalid value ({kind}) in the output of jit({describe_function(self.fun)}); "
+            "re-run equation by equation, no equation produced it: an input passed through "
+            "to the output, or a value computed differently by the compiled code")
+
     def _warn_uncached(self, in_tree):
         """The arguments traced but their structure cannot key the cache: every call
         retraces, silently slow.  Say so once per jitted function."""
@@ -344,6 +377,7 @@ class Jitted:
         """Trace and compile synchronously (never the fast tier)."""
         with gc_pause.paused():
             closed, out_tree, flat, in_tree = self._trace(args, kwargs)
+            self._log_compile(closed, "")
             lowered = Lowered(self, self._executable(closed), in_tree, out_tree)
         try:
             key = self._key(args, kwargs)[0]

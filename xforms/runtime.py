@@ -1,6 +1,7 @@
 """JAX's runtime queries and cache control at the top level of xforms: `devices`,
 `local_devices`, `device_count`, `local_device_count`, `process_index`, `process_count`,
-`block_until_ready`, `clear_caches`, `default_device`; `Device`.
+`process_indices` (and the older host_* names), `block_until_ready`, `copy_to_host_async`,
+`effects_barrier`, `clear_caches`, `default_device`, `print_environment_info`; `Device`.
 
 xforms runs in one process on one device per backend: the host ("cpu") and, where a CUDA
 GPU is present, its first GPU ("cuda"; JAX's platform name "gpu").
@@ -126,3 +127,78 @@ def process_index():
 def process_count():
     """The number of processes of a JAX-style multi-process run: 1 (see process_index)."""
     return 1
+
+
+def process_indices(backend=None):
+    """The indices of the processes of a JAX-style multi-process run: [0] (see
+    process_index)."""
+    return list(range(process_count()))
+
+
+def host_id(backend=None):
+    """JAX's older name of process_index: 0."""
+    return process_index()
+
+
+def host_count(backend=None):
+    """JAX's older name of process_count: 1."""
+    return process_count()
+
+
+def host_ids(backend=None):
+    """JAX's older name of process_indices: [0]."""
+    return process_indices(backend)
+
+
+def effects_barrier():
+    """Wait until the side effects (debug prints, io_callback and other callbacks) of the
+    computations started so far have happened.  In xforms each call runs its callbacks
+    before it returns (on either tier, and from compiled code), so none is ever pending and
+    this returns at once.
+
+    >>> xf.effects_barrier()
+    """
+
+
+def copy_to_host_async(x):
+    """`x` itself, after calling `copy_to_host_async()` on every leaf that has one (JAX's
+    rule).  A hint, never a change of values: xforms' CPU results are host arrays already,
+    and its CUDA device arrays are copied when read (`np.asarray`), so nothing starts early.
+
+    >>> y = xf.copy_to_host_async(xf.jit(f)(x))
+    """
+    from .tree_util import tree_leaves
+    for leaf in tree_leaves(x):
+        start = getattr(leaf, "copy_to_host_async", None)
+        if start is not None:
+            start()
+    return x
+
+
+def print_environment_info(return_string=False):
+    """The versions of xforms and what it runs on (Numba, llvmlite, NumPy, SciPy, Python),
+    the default backend's devices and the platform, printed or returned (JAX's, to paste
+    into a bug report).
+
+    >>> xf.print_environment_info()
+    """
+    import platform
+    import sys
+    import llvmlite
+    import numba
+    import numpy
+    from .version import __version__
+    try:
+        import scipy
+        scipy_version = scipy.__version__
+    except ImportError:
+        scipy_version = "not installed"
+    devs = devices()
+    text = (f"xforms:   {__version__}\nnumba:    {numba.__version__}\n"
+            f"llvmlite: {llvmlite.__version__}\nnumpy:    {numpy.__version__}\n"
+            f"scipy:    {scipy_version}\npython:   {sys.version}\n"
+            f"device info: {devs[0].platform}-{len(devs)}, {len(devs)} local devices\n"
+            f"process_count: {process_count()}\nplatform: {platform.uname()}\n")
+    if return_string:
+        return text
+    print(text)

@@ -119,6 +119,10 @@ def accumulation_dtype(dtype):
     return float32 if np.dtype(dtype) == float16 else np.dtype(dtype)
 
 
+# JAX's dtype of the tangents and cotangents of integer and boolean values: no data
+float0 = np.dtype([("float0", np.void, 0)])
+
+
 def canonicalize_dtype(dtype):
     """The supported dtype `dtype` names; TypeError otherwise."""
     dt = np.dtype(dtype)

@@ -18,6 +18,7 @@ import numpy as np
 
 # (several names below are read through this module, `core.X`, by other modules)
 from . import eager_reuse, ir, memo, pass_counts, source_info  # noqa: F401
+from .. import config
 from .avals import SUPPORTED_DTYPES, ShapedArray, aval_of_value  # noqa: F401
 from ..errors import ConcretizationError, MissingRuleError, UnexpectedTracerError  # noqa: F401
 from .facts import Facts
@@ -145,7 +146,33 @@ class EvalTrace:
         vals = [canonical_value(a) for a in args]
         out_avals = abstract_eval(prim, [aval_of_value(v) for v in vals], params)
         outs = impl_rules[prim](*vals, **params)
-        return [_fix_dtype(o, a) for o, a in zip(outs, out_avals, strict=True)]
+        outs = [_fix_dtype(o, a) for o, a in zip(outs, out_avals, strict=True)]
+        if config.float_checks:                    # xf.debug_nans / debug_infs
+            check_floats(outs, prim.name)
+        return outs
+
+
+def float_problem(values):
+    """"nan" or "inf" if debug_nans / debug_infs (in this thread) finds one among the
+    inexact arrays `values`, else None."""
+    nans, infs = config.debug_nans.value, config.debug_infs.value
+    for v in values if nans or infs else ():
+        a = np.asarray(v)
+        if a.dtype.kind in "fc":
+            if nans and np.isnan(a).any():
+                return "nan"
+            if infs and np.isinf(a).any():
+                return "inf"
+    return None
+
+
+def check_floats(values, where, source=None):
+    """FloatingPointError, JAX's message, if `float_problem(values)`; `where` names the
+    primitive (and `source` the user's line) that produced them."""
+    kind = float_problem(values)
+    if kind is not None:
+        at = f" (at {source})" if source is not None else ""
+        raise FloatingPointError(f"invalid value ({kind}) encountered in {where}{at}")
 
 
 def _fix_dtype(x, aval):
@@ -303,29 +330,44 @@ def eval_eager(jaxpr, consts, args):
     their avals' dtypes and weak types (what eager code sees); values between equations stay
     as the implementations return them, cast only where the dtype differs (an `Array` would
     cost a subclass wrap in every ufunc and a Python-level `__getitem__` in every slice)."""
-    plan = memo.plans.lookup(jaxpr, "eager", _plan, jaxpr)
+    checked = bool(config.float_checks) and _checks_on()
+    plan = memo.plans.lookup(jaxpr, "checked" if checked else "eager", _plan, jaxpr,
+                             not checked)
     if len(consts) + len(args) != plan.n_in:
         raise ValueError(f"eval_jaxpr: {len(consts)} constants and {len(args)} arguments "
                          f"for a jaxpr taking {plan.n_in}")
-    if plan.run is None:
+    if checked:                          # each equation's results, by the interpreter
+        vals = _interpret(plan, consts, args, jaxpr.eqns)
+    elif plan.run is None:
         plan.calls += 1
         if plan.calls > _GENERATE_AFTER:    # run again and again: worth generated code
             plan.run = _generate(plan)
-    if plan.run is not None:
-        vals = plan.run(*consts, *args)
+        if plan.run is not None:
+            vals = plan.run(*consts, *args)
+        else:
+            vals = _interpret(plan, consts, args)
     else:
         vals = _interpret(plan, consts, args)
     return [_fix_dtype(v, o[2]) for v, o in zip(vals, plan.outs)]
 
 
-def _interpret(plan, consts, args):
+def _checks_on():
+    return config.debug_nans.value or config.debug_infs.value
+
+
+def _interpret(plan, consts, args, checked_eqns=None):
+    """Run the plan's steps; with `checked_eqns` (a plan without buffer reuse: a step per
+    equation) each step's results are checked as debug_nans / debug_infs ask."""
     env = [None] * plan.n_slots
     env[:len(consts)] = consts
     env[len(consts):plan.n_in] = args
-    for fn, ins, params, out_slots in plan.steps:
+    for k, (fn, ins, params, out_slots) in enumerate(plan.steps):
         res = fn(*[v if lit else env[v] for lit, v in ins], **params)
         for (s, dt), o in zip(out_slots, res):
             env[s] = _cast(o, dt)
+        if checked_eqns is not None:
+            e = checked_eqns[k]
+            check_floats([env[s] for s, _ in out_slots], e.prim.name, e.source_info)
     return [v if lit else env[v] for lit, v, _ in plan.outs]
 
 
@@ -388,7 +430,7 @@ class _Plan:
         self.calls, self.run = 0, None
 
 
-def _plan(jaxpr):
+def _plan(jaxpr, reuse=True):
     inputs = jaxpr.constvars + jaxpr.invars
     slot = {v: k for k, v in enumerate(inputs)}     # (a variable listed twice: the last)
     n = n_in = len(inputs)
@@ -400,7 +442,7 @@ def _plan(jaxpr):
             slot[v], n = n, n + 1
         steps.append((impl_rules[e.prim], ins, e.params,
                       tuple((slot[v], v.aval.dtype) for v in e.outvars)))
-    if reuse_buffers:
+    if reuse_buffers and reuse:
         steps = eager_reuse.rewrite(jaxpr, steps, slot)
     outs = tuple((True, a.val, a.aval) if isinstance(a, Literal) else (False, slot[a], a.aval)
                  for a in jaxpr.outvars)

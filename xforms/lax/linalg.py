@@ -6,14 +6,15 @@ xforms/primitives/linalg*.py -- so differentiable, batchable and compiled like t
     >>> lu, pivots, perm = lax.linalg.lu(a)
 
 Differences from JAX are NotImplementedErrors naming the option: qr(pivoting=True),
-eigh/svd(subset_by_index), and the factorisations xforms has no primitive for (schur,
-hessenberg, tridiagonal, qdwh).
+eigh/svd(subset_by_index), and the factorisations xforms has no primitive for
+(tridiagonal, qdwh).
 """
 from ..numpy import (creation as _cr, linalg_norm as _ln, linalg_ops as _lo,
                      linalg_solve as _ls, manipulation as _ma, matrices as _mx,
                      reductions as _rd, ufuncs as _uf, _util)
 from ..primitives.linalg import factor as _pl
 from ..primitives.linalg import spectral as _ps
+from ..primitives.linalg import schur as _schur
 from ..primitives.linalg.batched import h
 from ..numpy._util import aval
 from ..numpy import linalg_decomp as _decomp
@@ -148,17 +149,80 @@ def cholesky_update(r_matrix, w_vector):
 
 def householder_product(a, taus):
     """Q = H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^H, v_i the i-th column of `a` below the
-    diagonal with a unit at i (LAPACK's orgqr/ungqr): the (m, n) leading columns of Q."""
+    diagonal with a unit at i (LAPACK's orgqr/ungqr): the (m, n) leading columns of Q.
+
+        >>> q = householder_product(a, taus)      # a (m, n), taus (k,), k <= n <= m
+    """
     a, taus = _cr.asarray(a), _cr.asarray(taus)
+    m, n = aval(a).shape[-2:]
+    eye = _util.broadcast_to(_cr.eye(m, n, dtype=aval(a).dtype), aval(a).shape)
+    return _apply_reflectors(a, taus, eye, adjoint=False)
+
+
+def ormqr(a, taus, c, *, left=True, transpose=False):
+    """Q @ c (left), c @ Q (not left), or with Q^H for transpose (the conjugate transpose for
+    complex types), Q = H_0 ... H_{k-1} from the Householder vectors below the diagonal of a
+    (m, k) and taus (k,) (LAPACK's ormqr/unmqr), without forming Q.
+
+        >>> qc = ormqr(a, taus, c)                # == householder_product(a', taus) @ c
+    """
+    a, taus, c = _cr.asarray(a), _cr.asarray(taus), _cr.asarray(c)
+    m = aval(a).shape[-2]
+    side, rows = ("left", -2) if left else ("right", -1)
+    if aval(c).ndim < 2 or aval(c).shape[rows] != m:
+        raise ValueError(f"lax.linalg.ormqr: with left={left} c must have {m} "
+                         f"{'rows' if left else 'columns'} (the rows of the Householder "
+                         f"matrix a {aval(a).shape}); got c of shape {aval(c).shape} ({side})")
+    dts = [aval(x).dtype for x in (a, taus, c)]
+    if len(set(dts)) > 1:
+        raise TypeError(f"lax.linalg.ormqr: a, taus and c must have one dtype, as in JAX; got "
+                        f"{', '.join(map(str, dts))} (cast them with .astype first)")
+    if left:
+        return _apply_reflectors(a, taus, c, adjoint=transpose)
+    # c Q = (Q^H c^H)^H and c Q^H = (Q c^H)^H
+    return h(_apply_reflectors(a, taus, h(c), adjoint=not transpose))
+
+
+def _apply_reflectors(a, taus, c, *, adjoint):
+    """Q c, or Q^H c with adjoint, Q = H_0 ... H_{k-1} from the columns of `a` below its
+    diagonal (a unit on it) and taus: Q c applies H_{k-1} first, Q^H c applies H_0^H first
+    (H_i^H = I - conj(tau_i) v_i v_i^H)."""
     m, n = aval(a).shape[-2:]
     k = aval(taus).shape[-1]
     v = _mx.tril(a, -1) + _cr.eye(m, n, dtype=aval(a).dtype)
-    q = _util.broadcast_to(_cr.eye(m, n, dtype=aval(a).dtype), aval(a).shape)
-    for i in reversed(range(k)):                     # Q = H_0 (H_1 (... (H_{k-1} I)))
+    t = _uf.conj(taus) if adjoint else taus
+    for i in (range(k) if adjoint else reversed(range(k))):
         vi = v[..., :, i]
-        proj = _rd.sum(_uf.conj(vi)[..., :, None] * q, axis=-2)           # v^H Q
-        q = q - taus[..., i, None, None] * vi[..., :, None] * proj[..., None, :]
-    return q
+        proj = _rd.sum(_uf.conj(vi)[..., :, None] * c, axis=-2)           # v^H c
+        c = c - t[..., i, None, None] * vi[..., :, None] * proj[..., None, :]
+    return c
+
+
+def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable=None):
+    """-> [t, z] (or [t] without compute_schur_vectors), x = z t z^H: the real Schur form of a
+    real x (quasi-triangular, 2x2 blocks for complex pairs), the complex one of a complex x.
+    As in JAX, select_callable only matters with sort_eig_vals, which JAX does not implement
+    either (NotImplementedError); not differentiable.
+
+        >>> t, z = schur(a)
+    """
+    if sort_eig_vals:
+        raise NotImplementedError("lax.linalg.schur: sort_eig_vals=True (LAPACK gees's "
+                                  "sorting) is not implemented, as in JAX")
+    t, z = _schur.schur(matrix_operand("schur", x), output="real")
+    return [t, z] if compute_schur_vectors else [t]
+
+
+def hessenberg(a):
+    """-> [a_out, taus]: LAPACK gehrd's packed Hessenberg reduction a = Q H Q^H: H is a_out on
+    and above its first subdiagonal, Q = H_0 ... H_{n-2} with the Householder vectors below
+    it (householder_product(a_out[..., 1:, :-1], taus), bordered by a unit row and column,
+    as scipy.linalg.hessenberg(calc_q=True) forms it); taus (..., n - 1).  Not
+    differentiable, as in JAX.
+
+        >>> a_out, taus = hessenberg(a)
+    """
+    return list(_schur.hessenberg(matrix_operand("hessenberg", a)))
 
 
 def _missing(name):
@@ -169,7 +233,5 @@ def _missing(name):
     return f
 
 
-schur = _missing("schur")
-hessenberg = _missing("hessenberg")
 tridiagonal = _missing("tridiagonal")
 qdwh = _missing("qdwh")

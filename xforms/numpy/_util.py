@@ -6,13 +6,16 @@ becomes one stacked array: the bottom of the numpy layer, so it imports none of 
 """
 import builtins
 import functools
+import warnings
 
 import numpy as np
 
+from .. import config
 from ..core import trace as core, source_info
 from ..core.avals import (SUPPORTED_DTYPES, ShapedArray, broadcast_shapes, canonicalize_dtype,
                           check_python_int, promote_types)
 from ..core.trace import Tracer
+from ..errors import TypePromotionError
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
 
@@ -94,10 +97,12 @@ def promote(*xs, name="op", inexact=False):
         return fast
     xs = [asarray_operand(x) for x in xs]
     avals = [aval(x) for x in xs]
-    dtype, weak = promote_types(*((a.dtype, a.weak_type) for a in avals))
+    dtype, weak = promote_dtypes(*((a.dtype, a.weak_type) for a in avals))
     if inexact:
         dtype = inexact_dtype(dtype)
     shape = broadcast_shapes(*(a.shape for a in avals), op=name)
+    if any(a.shape != shape for a in avals):
+        check_rank_promotion([a.shape for a in avals], name)
     out = []
     for x, a in zip(xs, avals):
         if not (weak and is_python_scalar(x) and a.dtype == dtype):   # keep weak literals weak
@@ -144,9 +149,53 @@ def _promote_same_float(xs, name):
     if mixed:
         avals = [aval(x) for x in out]
         shape = broadcast_shapes(*(a.shape for a in avals), op=name)
+        check_rank_promotion([a.shape for a in avals], name)
         out = [x if a.shape in ((), shape) else _broadcast_checked(x, a.shape, shape)
                for x, a in zip(out, avals)]
     return out
+
+
+_STRICT_WEAK = {"i": "iufc", "f": "fc", "c": "c"}   # what a weak Python scalar may join
+
+
+def promote_dtypes(*pairs):
+    """JAX's promotion of (dtype, weak_type) pairs, as core.avals.promote_types; under
+    xf.numpy_dtype_promotion("strict") (JAX's strict lattice) a TypePromotionError unless
+    the strong dtypes are one and each weak Python scalar fits it."""
+    if config.strict_promotion and config.numpy_dtype_promotion.value == "strict":
+        strong = {np.dtype(d) for d, w in pairs if not w or np.dtype(d).kind == "b"}
+        weak = {np.dtype(d).kind for d, w in pairs if w and np.dtype(d).kind != "b"}
+        target = next(iter(strong)) if len(strong) == 1 else None
+        if len(strong) > 1 or target is not None and any(target.kind not in _STRICT_WEAK[k]
+                                                          for k in weak):
+            names = ", ".join(repr(np.dtype(d).name) if not w or np.dtype(d).kind == "b" else
+                              repr(str(_PY_TYPE[np.dtype(d).kind])) for d, w in pairs)
+            raise TypePromotionError(
+                f"Input dtypes ({names}) have no available implicit dtype promotion path "
+                "when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the "
+                "desired output type, or set jax_numpy_dtype_promotion=standard.")
+    return promote_types(*pairs)
+
+
+_PY_TYPE = {"i": int, "u": int, "f": float, "c": builtins.complex}
+
+
+def check_rank_promotion(shapes, name):
+    """xf.numpy_rank_promotion ("warn" or "raise", JAX's jax_numpy_rank_promotion): operands
+    of different ranks, scalars aside, broadcast only with a UserWarning, or not at all."""
+    if len({len(s) for s in shapes if len(s)}) < 2:
+        return
+    mode = config.numpy_rank_promotion.value
+    shapes = " ".join(str(tuple(s)) for s in shapes)
+    if mode == "raise":
+        raise ValueError(f"Operands could not be broadcast together for {name} on shapes "
+                         f"{shapes} and with the config option "
+                         "jax_numpy_rank_promotion='raise': add the missing leading axes "
+                         "explicitly (x[None], xnp.expand_dims) or allow rank promotion")
+    if mode == "warn":
+        warnings.warn(f"Following NumPy automatic rank promotion for {name} on shapes "
+                      f"{shapes}. Set the jax_numpy_rank_promotion config option to 'allow' "
+                      "to disable this warning", UserWarning, stacklevel=4)
 
 
 def broadcast_to(x, shape):
@@ -259,7 +308,7 @@ def promote_keep_shapes(arrays, inexact=False):
     """Operands promoted to one dtype, shapes kept (xnp.concatenate, xnp.stack); with
     `inexact`, integer/bool results become floating (JAX's promote_dtypes_inexact)."""
     arrays = [asarray_operand(a) for a in arrays]
-    dtype, _ = promote_types(*((aval(a).dtype, aval(a).weak_type) for a in arrays))
+    dtype, _ = promote_dtypes(*((aval(a).dtype, aval(a).weak_type) for a in arrays))
     dtype = inexact_dtype(dtype) if inexact else dtype
     return [convert(a, dtype) for a in arrays]
 

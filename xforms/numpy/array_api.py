@@ -94,11 +94,17 @@ finfo, iinfo = np.finfo, np.iinfo
 
 
 def result_type(*args):
+    return result_pair(*args)[0]
+
+
+def result_pair(*args):
+    """(dtype, weak_type) that JAX's promotion gives `args` (values, arrays or dtypes)."""
     from ._util import is_python_scalar
-    pairs = [(np.dtype(type(a)) if is_python_scalar(a) else aval(a).dtype
-              if hasattr(a, "shape") or isinstance(a, Tracer) else np.dtype(a),
+    pairs = [(np.dtype(type(a)) if is_python_scalar(a) else
+              np.dtype(a) if isinstance(a, (type, np.dtype, str)) else     # (np.int32.shape)
+              aval(a).dtype if hasattr(a, "shape") or isinstance(a, Tracer) else np.dtype(a),
               is_python_scalar(a)) for a in args]
-    return _promote(*pairs)[0]
+    return _promote(*pairs)
 
 
 def promote_types(a, b):

@@ -5,13 +5,12 @@ computed as `lax.conv_general_dilated`, so every transform applies.
     >>> xnp.convolve(xnp.array([1.0, 2.0, 3.0]), xnp.array([0.0, 1.0, 0.5]))
     Array([0. , 1. , 2.5, 4. , 1.5])
 """
-from ..core.avals import promote_types
-from ._util import aval, asarray_operand, convert, inexact_dtype
+from ._util import aval, asarray_operand, convert, inexact_dtype, promote_dtypes
 
 
 def _operands(x, y, preferred_element_type):
     x, y = asarray_operand(x), asarray_operand(y)
-    dtype, _ = promote_types(*((a.dtype, a.weak_type) for a in map(aval, (x, y))))
+    dtype, _ = promote_dtypes(*((a.dtype, a.weak_type) for a in map(aval, (x, y))))
     if preferred_element_type is None:
         dtype = inexact_dtype(dtype)
     return convert(x, dtype), convert(y, dtype)

@@ -13,11 +13,10 @@ appear exactly once, sorted, as NumPy does; `...` stands for broadcast leading d
 """
 import numpy as np
 
-from ..core.avals import promote_types
 from ..primitives import contraction as con
 from ..primitives import reductions as red
 from ..primitives import structural as st
-from ._util import aval, asarray_operand, convert
+from ._util import aval, asarray_operand, convert, promote_dtypes
 
 # labels for the dimensions '...' stands for: private-use characters, which are not letters,
 # so they never collide with a user's labels
@@ -151,7 +150,7 @@ def einsum(subscripts, *operands, optimize=None):
     if not operands:
         raise ValueError("einsum: at least one operand is needed")
     ops = [asarray_operand(x) for x in operands]
-    dtype, _ = promote_types(*((aval(x).dtype, aval(x).weak_type) for x in ops))
+    dtype, _ = promote_dtypes(*((aval(x).dtype, aval(x).weak_type) for x in ops))
     ops = [convert(x, dtype) for x in ops]
     ops = [np.asarray(x) if isinstance(x, (np.generic, bool, int, float, complex)) else x
            for x in ops]

@@ -2,13 +2,12 @@
 from ..primitives import contraction as con
 from ..primitives import elementwise as ew
 from ._util import aval, asarray_operand, broadcast_to, promote
-from ..core.avals import promote_types
-from ._util import convert
+from ._util import convert, promote_dtypes
 
 
 def _promote_dtypes(a, b):
     a, b = asarray_operand(a), asarray_operand(b)
-    dt, _ = promote_types((aval(a).dtype, aval(a).weak_type), (aval(b).dtype, aval(b).weak_type))
+    dt, _ = promote_dtypes((aval(a).dtype, aval(a).weak_type), (aval(b).dtype, aval(b).weak_type))
     return convert(a, dt), convert(b, dt)
 
 

@@ -10,10 +10,11 @@ from ..primitives import elementwise as ew
 from ..primitives.linalg import factor as pl
 from ..primitives.linalg import spectral as ps
 from ..primitives.linalg.batched import diagonal, h, mT
-from ..core.avals import broadcast_shapes, promote_types
+from ..core.avals import broadcast_shapes
 from . import reductions as red
 from . import ufuncs
-from ._util import asarray_operand, aval, broadcast_to, convert, float_of, returns_arrays
+from ._util import (asarray_operand, aval, broadcast_to, convert, float_of, promote_dtypes,
+                    returns_arrays)
 from .creation import eye
 from .linalg_decomp import SlogdetResult, matrix_operand, svd
 from .linalg_ops import matmul
@@ -60,7 +61,7 @@ def _solve_operands(name, a, b):
 
 def _promote_keep(a, b, name):
     """Both operands in their common dtype, shapes unchanged."""
-    dt, _ = promote_types((aval(a).dtype, False), (aval(b).dtype, False))
+    dt, _ = promote_dtypes((aval(a).dtype, False), (aval(b).dtype, False))
     return convert(a, dt), convert(b, dt)
 
 

@@ -15,7 +15,7 @@ from ..primitives import structural as st
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, canon_axis, convert
+from ._util import aval, asarray_operand, canon_axis, convert, promote_dtypes
 
 
 def _axis(a, axis):
@@ -181,6 +181,5 @@ def _searchsorted_by_sort(a, v, side):
 
 
 def _promote_keep(a, v):
-    from ..core.avals import promote_types
-    dt, _ = promote_types((aval(a).dtype, aval(a).weak_type), (aval(v).dtype, aval(v).weak_type))
+    dt, _ = promote_dtypes((aval(a).dtype, aval(a).weak_type), (aval(v).dtype, aval(v).weak_type))
     return convert(a, dt), convert(v, dt)

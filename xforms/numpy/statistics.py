@@ -285,7 +285,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     nb = aval(edges).shape[0] - 1
     idx = srt.searchsorted(edges, a, side="right")
     idx = uf.where(uf.equal(a, edges[-1]), np.int32(nb), idx)
-    onehot = uf.equal(man.expand_dims(idx, -1), np.arange(1, nb + 1, dtype=np.int32))
+    onehot = uf.equal(man.expand_dims(idx, -1), np.arange(1, nb + 1, dtype=np.int32)[None])
     counts = red.sum(uf.where(onehot, man.expand_dims(broadcast_to(w, aval(a).shape), -1),
                               0), axis=0)
     if density:             # JAX's order of the divisions

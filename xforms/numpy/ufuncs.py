@@ -253,9 +253,11 @@ def where(condition, x=None, y=None):
         return nonzero(condition)
     c = convert(asarray_operand(condition), np.bool_)
     x, y = promote(x, y, name="where")
-    from ._util import broadcast_to
+    from ._util import broadcast_to, check_rank_promotion
     from ..core.avals import broadcast_shapes
     shape = broadcast_shapes(aval(c).shape, aval(x).shape, aval(y).shape, op="where")
+    if aval(c).shape != shape:
+        check_rank_promotion([aval(v).shape for v in (c, x, y)], "where")
     c, x, y = (broadcast_to(v, shape) if aval(v).shape not in ((), shape) else v for v in (c, x, y))
     if shape != () and aval(x).shape == () and aval(y).shape == ():
         x = broadcast_to(x, shape)

@@ -12,6 +12,7 @@ from ..api import jvp
 from ..numpy._util import aval as _aval, float_of as _float_of, returns_arrays as _returns
 from ..numpy._util import asarray_operand as _operand
 from ..numpy.linalg_decomp import matrix_operand as _matrix
+from ..lax import linalg as _lax_linalg
 from ..primitives.linalg import schur as _ps
 from .linalg_functions import expm
 
@@ -147,12 +148,23 @@ def schur(a, output="real"):
 @_returns
 def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     """H, or (H, Q) with calc_q, where a = Q H Q^H and H is zero below the first
-    subdiagonal.  Not differentiable, fast tier only (as schur).
+    subdiagonal: formed from lax.linalg.hessenberg's packed reduction, as JAX forms it.
+    Not differentiable (as in JAX); a matrix with a non-finite entry gives NaNs.
 
         >>> h = hessenberg(xnp.ones((3, 3)))
     """
-    h, q = _ps.hessenberg(_matrix("hessenberg", a))
-    return (h, q) if calc_q else h
+    a = _matrix("hessenberg", a)
+    shape, dt = _aval(a).shape, _aval(a).dtype
+    if shape[-1] == 0:
+        return (xnp.zeros_like(a), xnp.zeros_like(a)) if calc_q else xnp.zeros_like(a)
+    packed, taus = _ps.hessenberg(a)
+    # a 0/1 mask rather than triu, so that a NaN reduction stays all NaN
+    h = packed * xnp.triu(xnp.ones(shape[-2:], dt), -1)
+    if not calc_q:
+        return h
+    q = _lax_linalg.householder_product(packed[..., 1:, :-1], taus)
+    q = xnp.pad(q, [(0, 0)] * (len(shape) - 2) + [(1, 0), (1, 0)])
+    return h, q.at[..., 0, 0].set(1)
 
 
 def _givens_step(t, z, m, eps):

@@ -60,7 +60,7 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     r = _nl.solve(_uf.subtract(v, u), _uf.add(v, u))
     if max_squarings <= 0:
         return r
-    steps = expand_dims(expand_dims(s, -1), -1)
+    steps = expand_dims(expand_dims(s.astype(np.int64), -1), -1)    # (i is an int64)
 
     def square(i, r):
         return _uf.where(_uf.less(i, steps), matmul(r, r), r)

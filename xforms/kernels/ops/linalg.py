@@ -162,12 +162,14 @@ CPU_RULES[sqrtm_p] = _sqrtm
 
 
 def _schur_family(fn):
-    """schur and hessenberg: (a) -> two (n, n) factors, by `fn` of runtime/schur.py."""
+    """schur and hessenberg: (a) -> (n, n) factor and a second (n, n) factor or vector, by
+    `fn` of runtime/schur.py."""
     def rule(em, eqn):
         _alloc_all(em, eqn)
         (a,), (x, y) = eqn.invars, eqn.outvars
         code = str(CODES[np.dtype(x.aval.dtype)])
-        _call(em, fn, [_as3(em, a), _as3(em, x), _as3(em, y), code])
+        second = _as3(em, y) if len(y.aval.shape) == len(x.aval.shape) else _as2(em, y)
+        _call(em, fn, [_as3(em, a), _as3(em, x), second, code])
     return rule
 
 

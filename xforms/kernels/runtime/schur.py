@@ -1,6 +1,6 @@
 """Numba functions behind schur and hessenberg (xforms/primitives/linalg/schur.py), called by
-the code xforms/kernels/ops/linalg.py generates: LAPACK ?gees and ?gehrd + ?orghr/?unghr,
-the routines SciPy's schur and hessenberg call, so both tiers give the same factors.
+the code xforms/kernels/ops/linalg.py generates: LAPACK ?gees and ?gehrd, the routines the
+fast tier calls through SciPy, so both tiers give the same factors.
 
 Each matrix is copied transposed into a column-major work matrix (LAPACK's layout) and its
 factors copied back transposed; a non-finite matrix or a LAPACK failure gives NaNs, as the
@@ -16,8 +16,6 @@ from .linalg import _extern, _gees, _ptr
 
 s_gees, d_gees = _extern("lapack", "gees", 15, ["sgees", "dgees"])
 s_gehrd, d_gehrd, c_gehrd, z_gehrd = _extern("lapack", "gehrd", 9)
-s_orghr, d_orghr, c_unghr, z_unghr = _extern("lapack", "orghr", 9,
-                                             ["sorghr", "dorghr", "cunghr", "zunghr"])
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -79,21 +77,12 @@ def la_schur(a, tout, zout, code):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
-def _hessenberg_call(code, orghr, ints, t, tau, work):
-    """LAPACK ?gehrd (orghr False) or ?orghr/?unghr (True) (n, ilo, ihi, a, lda, tau, work,
-    lwork, info) on the whole matrix (ilo = 1, ihi = n)."""
+def _gehrd(code, ints, t, tau, work):
+    """LAPACK ?gehrd(n, ilo, ihi, a, lda, tau, work, lwork, info) on the whole matrix
+    (ilo = 1, ihi = n)."""
     args = (_ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(ints[2:3]), _ptr(t), _ptr(ints[3:4]),
             _ptr(tau), _ptr(work), _ptr(ints[4:5]), _ptr(ints[5:6]))
-    if orghr:
-        if code == 0:
-            s_orghr(*args)
-        elif code == 1:
-            d_orghr(*args)
-        elif code == 2:
-            c_unghr(*args)
-        else:
-            z_unghr(*args)
-    elif code == 0:
+    if code == 0:
         s_gehrd(*args)
     elif code == 1:
         d_gehrd(*args)
@@ -105,28 +94,22 @@ def _hessenberg_call(code, orghr, ints, t, tau, work):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
-def la_hessenberg(a, hout, qout, code):
-    """hout[i], qout[i] = H, Q with a[i] = Q H Q^H, H zero below the first subdiagonal."""
+def la_hessenberg(a, pout, tauout, code):
+    """pout[i], tauout[i] = ?gehrd's packed Hessenberg form of a[i] and its n - 1 taus."""
     nb, n, _ = a.shape
     ints = np.empty(6, np.int32)
     lwork = max(1, 64 * n)
-    t = np.empty((n, n), hout.dtype)
-    tau = np.empty(max(n - 1, 1), hout.dtype)
-    work = np.empty(lwork, hout.dtype)
+    t = np.empty((n, n), pout.dtype)
+    tau = np.empty(max(n - 1, 1), pout.dtype)
+    work = np.empty(lwork, pout.dtype)
     for i in range(nb):
         if n == 0:
             continue
         ok = _load(a[i], t)
         ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = n, 1, n, n, lwork, 0
-        ok = ok and _hessenberg_call(code, False, ints, t, tau, work) == 0
-        if ok:
-            for r in range(n):
-                for c in range(n):
-                    hout[i, r, c] = t[c, r] if r <= c + 1 else 0
-            ints[5] = 0
-            ok = _hessenberg_call(code, True, ints, t, tau, work) == 0
-        if not ok:
-            hout[i] = np.nan
-            qout[i] = np.nan
-            continue
-        qout[i] = t.T
+        if ok and _gehrd(code, ints, t, tau, work) == 0:
+            pout[i] = t.T
+            tauout[i] = tau[:n - 1]
+        else:
+            pout[i] = np.nan
+            tauout[i] = np.nan

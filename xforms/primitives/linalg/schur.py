@@ -1,15 +1,18 @@
-"""schur and hessenberg: the Schur form A = Z T Z^H and the Hessenberg form A = Q H Q^H of
-square matrices (..., n, n), as jax.lax.linalg's schur and hessenberg (CPU only in JAX too).
+"""schur and hessenberg: the Schur form A = Z T Z^H and the Hessenberg reduction A = Q H Q^H
+of square matrices (..., n, n), as jax.lax.linalg's schur and hessenberg (CPU only in JAX too).
 
 The fast tier runs LAPACK through SciPy: ?gees for schur (output "real": the real Schur form,
 quasi-triangular with standardised 2x2 blocks, of a real matrix; output "complex", or any
 complex input: the complex form of the matrix taken as complex, as JAX does, not SciPy's
-rsf2csf of the real form), ?gehrd + ?orghr for hessenberg (Q always: calc_q only drops it).
+rsf2csf of the real form), ?gehrd for hessenberg, whose output is LAPACK's packed form as
+JAX's: (a, taus), H in and above the first subdiagonal of `a`, the Householder vectors that
+make Q below it (scipy.linalg.hessenberg forms H and Q from them, as JAX's does).
 The compiled CPU tier calls the same LAPACK routines from Numba (xforms/kernels/runtime/
 schur.py), so both tiers give the same factors; CUDA raises a LoweringError naming them.
 Neither is differentiable, as in JAX.
 
     >>> t, z = schur(a, output="real")        # a == z @ t @ z.T
+    >>> packed, taus = hessenberg(a)          # taus: (..., n - 1)
 """
 import numpy as np
 
@@ -42,14 +45,14 @@ def _schur_aval(a, *, output):
 
 def _hessenberg_aval(a):
     check_matrix("hessenberg", a)
-    return [ShapedArray(a.shape, a.dtype)] * 2
+    n = a.shape[-1]
+    return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-2] + (max(n - 1, 0),), a.dtype)]
 
 
-def _per_matrix(a, dt, fn):
-    """(fn(x)[0], fn(x)[1]) stacked over the leading dims of a; NaN where x is not finite
-    (LAPACK's answer there is undefined)."""
+def _per_matrix(a, outs, fn):
+    """(fn(x)[0], fn(x)[1]) stacked over the leading dims of a into the two arrays `outs`;
+    NaN where x is not finite (LAPACK's answer there is undefined)."""
     a = np.asarray(a)
-    outs = (np.empty(a.shape, dt), np.empty(a.shape, dt))
     for idx in np.ndindex(a.shape[:-2]):
         x = a[idx]
         if x.shape[-1] == 0 or not np.all(np.isfinite(x)):
@@ -63,13 +66,24 @@ def _per_matrix(a, dt, fn):
 def _schur_impl(a, *, output):
     import scipy.linalg as sl
     dt = _schur_dtype(np.asarray(a).dtype, output)
+    outs = [np.empty(np.shape(a), dt) for _ in range(2)]
     # the complex form of a real matrix by complex ?gees (JAX's), not SciPy's rsf2csf
-    return _per_matrix(a, dt, lambda x: sl.schur(x.astype(dt), output=output))
+    return _per_matrix(a, outs, lambda x: sl.schur(x.astype(dt), output=output))
+
+
+def _gehrd(x):
+    """LAPACK ?gehrd of one matrix on the whole range (ilo = 1, ihi = n): (packed, taus)."""
+    from scipy.linalg import lapack
+    n = x.shape[-1]
+    gehrd, lwork = lapack.get_lapack_funcs(("gehrd", "gehrd_lwork"), (x,))
+    packed, taus, info = gehrd(x, lo=0, hi=n - 1, lwork=int(lwork(n, lo=0, hi=n - 1)[0].real))
+    return (packed, taus) if info == 0 else (np.nan, np.nan)
 
 
 def _hessenberg_impl(a):
-    import scipy.linalg as sl
-    return _per_matrix(a, np.asarray(a).dtype, lambda x: sl.hessenberg(x, calc_q=True))
+    outs = [np.empty(v.shape, v.dtype) for v in _hessenberg_aval(ShapedArray(np.shape(a),
+                                                                             np.asarray(a).dtype))]
+    return _per_matrix(a, outs, _gehrd)
 
 
 def schur(a, output="real"):
@@ -78,7 +92,8 @@ def schur(a, output="real"):
 
 
 def hessenberg(a):
-    """(H, Q) with a = Q H Q^H, H zero below the first subdiagonal."""
+    """(packed, taus): LAPACK's ?gehrd form of a = Q H Q^H (H on and above the first
+    subdiagonal of `packed`, Q = H_0 ... H_{n-2} from the reflectors below it and taus)."""
     return hessenberg_p.bind(a)
 
 

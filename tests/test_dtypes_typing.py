@@ -1,0 +1,64 @@
+"""`xforms.dtypes` and `xforms.typing` against `jax.dtypes` / `jax.typing` (jax 0.10.2,
+x64): the values below were computed with the installed jax and written in as literals."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import dtypes, typing
+
+
+def test_result_type_matches_jax():
+    # jax.dtypes.result_type on the same arguments (x64 mode)
+    assert dtypes.result_type(np.int32, 1.0) == np.float64
+    assert dtypes.result_type(np.float32, 1.0, return_weak_type_flag=True) == \
+        (np.dtype(np.float32), False)
+    assert dtypes.result_type(1, np.float32(2)) == np.float32
+    assert dtypes.result_type(1.0, return_weak_type_flag=True) == (np.dtype(np.float64), True)
+    assert dtypes.result_type("float32", xnp.ones(2)) == np.float64
+    assert xnp.result_type(np.int32, 1.0) == np.float64       # a scalar type, not a value
+
+
+def test_dtype_queries_match_jax():
+    assert dtypes.canonicalize_dtype(np.uint16) == np.uint16
+    assert dtypes.canonicalize_dtype(float) == np.float64 and \
+        dtypes.canonicalize_dtype(int) == np.int64
+    with pytest.raises(TypeError, match="not supported"):
+        dtypes.canonicalize_dtype(np.longdouble)
+    assert dtypes.issubdtype(np.float32, np.floating)
+    assert not dtypes.issubdtype(dtypes.float0, np.number)
+    assert [dtypes.scalar_type_of(v) for v in (np.float32(1), True, np.uint8(1), 1j)] == \
+        [float, bool, int, complex]
+    assert (dtypes.itemsize_bits(np.bool_), dtypes.itemsize_bits("int8"),
+            dtypes.itemsize_bits(np.float32)) == (8, 8, 32)
+    with pytest.raises(ValueError):
+        dtypes.itemsize_bits(dtypes.float0)
+    assert dtypes.finfo(np.float32).eps == np.finfo(np.float32).eps
+
+
+def test_float0_is_jaxs_and_jvp_takes_it_for_integer_primals():
+    assert xf.float0 is dtypes.float0
+    assert str(dtypes.float0) == "[('float0', 'V')]" and dtypes.float0.itemsize == 0
+    # jax.jvp(lambda x, n: x * n, (2.0, 3), (1.0, np.zeros((), float0))) == (6.0, 3.0)
+    f = lambda x, n: x * n                                      # noqa: E731
+    t0 = np.zeros((), xf.float0)
+    assert tuple(map(float, xf.jvp(f, (2.0, 3), (1.0, t0)))) == (6.0, 3.0)
+    assert tuple(map(float, xf.jit(lambda x, n: xf.jvp(f, (x, n), (1.0, t0)))(2.0, 3))) == \
+        (6.0, 3.0)
+    y, ty = xf.jvp(lambda d: d["x"] * d["n"], ({"x": 2.0, "n": np.arange(2)},),
+                   ({"x": 1.0, "n": np.zeros(2, xf.float0)},))
+    np.testing.assert_array_equal(ty, [0.0, 1.0])
+    with pytest.raises(TypeError, match="float0 tangent"):
+        xf.jvp(f, (2.0, 3), (t0, 0))
+
+
+def test_typing_annotations_accept_what_xforms_numpy_accepts():
+    def takes(x: typing.ArrayLike, dt: typing.DTypeLike = None):
+        return xnp.asarray(x, dtype=dt)
+    assert takes.__annotations__["x"] is typing.ArrayLike
+    for v in (xnp.ones(2), np.ones(2), np.float32(1), 1.0, True, 2, 1j):
+        assert isinstance(v, typing.ArrayLike)
+    assert not isinstance("1.0", typing.ArrayLike)
+    xf.jit(lambda x: isinstance(x, typing.ArrayLike) or 1 / 0)(1.0)   # tracers too
+    assert {str, np.dtype} <= set(typing.DTypeLike.__args__)      # JAX's union
+    assert takes([1, 2], "float32").dtype == np.float32
