@@ -113,6 +113,37 @@ def test_default_matmul_precision_is_validated_and_changes_no_result():
         xf.default_matmul_precision("fp4").__enter__()
 
 
+def test_default_matmul_precision_is_read_when_a_product_is_traced():
+    prod = lambda a, b: a @ b
+    a = np.ones((2, 2))
+    assert "precision" not in str(xf.make_jaxpr(prod)(a, a))
+    for setting, precision in (("float32", "highest"), ("tensorfloat32", "high"),
+                               ("bfloat16", None)):
+        with xf.default_matmul_precision(setting):
+            text = str(xf.make_jaxpr(prod)(a, a))
+        assert (f"precision={precision}" in text) if precision else "precision" not in text
+    text = str(xf.make_jaxpr(lambda a, b: xf.lax.dot(a, b, precision="high"))(a, a))
+    assert "precision=high" in text                      # an explicit precision wins
+
+
+def test_traced_options_are_part_of_jits_cache_key():
+    """A function jitted under one setting is traced again under another (JAX keys jit's
+    caches on them): a cached trace must not skip the rank check, nor answer later calls."""
+    f = xf.jit(lambda x, y: xnp.add(x, y))
+    a, b = np.ones(3), np.ones((2, 3))
+    for _ in range(2):                                    # (the second call: the fast path)
+        np.testing.assert_array_equal(f(a, b), 2 * np.ones((2, 3)))
+    with xf.numpy_rank_promotion("raise"):
+        with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+            f(a, b)
+    g = xf.jit(lambda x, y: x @ y)
+    with xf.default_matmul_precision("highest"):
+        g(a[:2], b[:, :2])
+        assert config.trace_context() == (("jax_default_matmul_precision", "highest"),)
+    assert config.trace_options == 0 and config.trace_context() == ()
+    np.testing.assert_array_equal(f(a, b), 2 * np.ones((2, 3)))    # the defaults' entry again
+
+
 # ---- numpy_rank_promotion ----------------------------------------------------------------------
 def test_rank_promotion_raise_and_warn():
     a, b = xnp.ones(3), xnp.ones((2, 3))

@@ -188,9 +188,11 @@ class State:
         ...     xf.config.debug_nans.value          # True in this thread only
     """
 
-    def __init__(self, name, default, check, doc, counter=None, on=bool):
+    def __init__(self, name, default, check, doc, counter=None, on=bool, traced=False):
         self.name, self._global, self._check = name, default, check
+        self._default = default
         self._counter, self._on = counter, on      # (a module global counting "on" settings)
+        self.traced = traced     # part of a trace's key (`trace_context`), as in JAX's jit
         self._local = threading.local()
         self.__doc__ = doc
         self.__name__ = self.__qualname__ = name[len("jax_"):]   # (found by the API docs)
@@ -203,6 +205,8 @@ class State:
     def _set_global(self, value):
         old, self._global = self._global, self._check(self.name, value)
         _count(self, self._on(self._global) - self._on(old))
+        if self.traced:
+            _count_traced(self, old, self._global)
 
     @contextlib.contextmanager
     def __call__(self, new_val=True):
@@ -210,11 +214,15 @@ class State:
         stack = self._local.__dict__.setdefault("stack", [])
         stack.append(new_val)
         _count(self, self._on(new_val))
+        if self.traced:
+            _count_traced(self, self._default, new_val)
         try:
             yield
         finally:
             stack.pop()
             _count(self, -self._on(new_val))
+            if self.traced:
+                _count_traced(self, new_val, self._default)
 
     def __bool__(self):
         raise TypeError(f"bool() of the option {self.name}: read its setting as "
@@ -244,6 +252,7 @@ def _one_of(*options):
 # states only while one is non-zero (as core/jit_switch.active).
 float_checks = 0
 strict_promotion = 0
+trace_options = 0       # settings of the options that change what a function traces to
 _count_lock = threading.Lock()
 
 
@@ -251,6 +260,30 @@ def _count(state, delta):
     if delta and state._counter is not None:
         with _count_lock:
             globals()[state._counter] += delta
+
+
+def _count_traced(state, old, new):
+    """Keep `trace_options` = how many settings of traced options differ from their default."""
+    delta = (new != state._default) - (old != state._default)
+    if delta:
+        global trace_options
+        with _count_lock:
+            trace_options += delta
+
+
+def trace_context():
+    """The settings of the options that change a trace (rank and dtype promotion, the default
+    matmul precision), as a tuple for trace and executable cache keys: JAX keys jit's caches on
+    them, so a function jitted under one setting is traced again under another.  `()` while
+    every one is at its default (the common case costs one global read).
+
+        >>> with xf.numpy_rank_promotion("raise"):
+        ...     config.trace_context()          # (("jax_numpy_rank_promotion", "raise"),)
+    """
+    if not trace_options:
+        return ()
+    return tuple((s.name, s.value) for s in _STATES.values()
+                 if s.traced and s.value != s._default)
 
 
 debug_nans = State("jax_debug_nans", False, _boolean, counter="float_checks", doc="""\
@@ -270,14 +303,16 @@ default_matmul_precision = State(
     "jax_default_matmul_precision", None,
     _one_of(None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
             "bfloat16_3x", "tensorfloat32_3x", "fastest", "ANY_F8_ANY_F8_F32"),
-    """\
-The precision JAX gives products and convolutions of float32 operands on hardware with
-reduced-precision units (TPUs, tensor cores).  xforms has none: both its backends compute
-every product (BLAS or its own loops) in the full precision of the operands' dtype, which
-is what "highest" asks and what JAX's CPU backend does for every setting; the option is
-validated and readable, and changes no result.""")
+    traced=True, doc="""\
+The precision of products (`dot_general`) that name none, as JAX's: "default"/"bfloat16"/
+"fastest" are DEFAULT, "high"/"tensorfloat32"/"bfloat16_3x" HIGH, "highest"/"float32"/
+"tensorfloat32_3x" HIGHEST.  It is read when a product is traced (jit traces again under
+another setting).  The CPU backend computes every product in the operands' full precision
+whatever it says, as JAX's CPU backend does; on CUDA, float32 and complex64 products that go
+to cuBLAS use TF32 tensor cores at DEFAULT and HIGH and full float32 at HIGHEST (JAX's GPU
+rule).""")
 numpy_rank_promotion = State("jax_numpy_rank_promotion", "allow",
-                             _one_of("allow", "warn", "raise"), """\
+                             _one_of("allow", "warn", "raise"), traced=True, doc="""\
 What xforms.numpy's broadcasting does when the operands of one operation have different
 ranks (non-scalar): "allow" (NumPy's rule), "warn" (a UserWarning) or "raise" (a
 ValueError), as JAX's jax_numpy_rank_promotion.  Checked wherever xforms.numpy broadcasts
@@ -286,7 +321,7 @@ operators of eager arrays are NumPy's own (xforms' eager arrays are NumPy arrays
 NumPy's rule.""")
 numpy_dtype_promotion = State(
     "jax_numpy_dtype_promotion", "standard", _one_of("standard", "strict"),
-    counter="strict_promotion", on=lambda v: v == "strict", doc="""\
+    counter="strict_promotion", on=lambda v: v == "strict", traced=True, doc="""\
 "standard" (JAX's promotion lattice) or "strict": operands of different dtypes raise
 xf.dtypes.TypePromotionError, but for weakly typed Python scalars that fit (an int with any
 number, a float with floats and complexes, a complex with complexes), as JAX's

@@ -225,15 +225,18 @@ class Jitted:
 
     def _key(self, args, kwargs):
         """-> (this call's signature key, the argument leaves it was read from): the
-        pytree structure and each leaf's type or (shape, dtype), and the static values.
-        TypeError where the arguments cannot form a key (unhashable statics)."""
+        pytree structure and each leaf's type or (shape, dtype), the static values, and the
+        settings of the options that change a trace (`config.trace_context`, as JAX keys
+        them).  TypeError where the arguments cannot form a key (unhashable statics)."""
         if not kwargs and not self.static_argnums:
             leaves, in_tree = tree_flatten(args)
-            return (in_tree, tuple(map(_leaf_key, leaves))), leaves
-        call, dyn, dkw = split_call(self.fun, args, kwargs, self.static_argnums,
-                                    self.static_argnames)
-        leaves, in_tree = tree_flatten((dyn, dkw))
-        return ("static", call.statics, call.skw, in_tree, tuple(map(_leaf_key, leaves))), leaves
+            key = (in_tree, tuple(map(_leaf_key, leaves)))
+        else:
+            call, dyn, dkw = split_call(self.fun, args, kwargs, self.static_argnums,
+                                        self.static_argnames)
+            leaves, in_tree = tree_flatten((dyn, dkw))
+            key = ("static", call.statics, call.skw, in_tree, tuple(map(_leaf_key, leaves)))
+        return ((key, config.trace_context()) if config.trace_options else key), leaves
 
     def _executable(self, closed, background=False):
         backend = self.backend or default_backend()
@@ -273,7 +276,9 @@ class Jitted:
 
     def _install(self, key, exe, out_tree):
         """Make `exe` the executable of signature `key` (and its fast path current)."""
-        fast = _make_fast_call(exe, key, out_tree)
+        # (no fast path for a key that carries non-default traced options: it checks the
+        # arguments only, and would answer later calls made under the defaults)
+        fast = None if config.trace_options else _make_fast_call(exe, key, out_tree)
         self._fast_call = fast
         self._fast[key] = (exe, out_tree, fast)
         exe_cache.add(self, key)
@@ -308,8 +313,8 @@ class Jitted:
             if config.float_checks and core._state.current is core.eval_trace and \
                     (config.debug_nans.value or config.debug_infs.value):
                 return self._checked_call(args, kwargs)
-        fast = self._fast_call
-        if fast is not None and core._state.current is core.eval_trace:
+        fast = self._fast_call       # (installed for the default options' signature only)
+        if fast is not None and core._state.current is core.eval_trace and not config.trace_options:
             try:
                 return fast(*args, **kwargs) if kwargs else fast(*args)
             except _FAST_MISSES:       # another signature: take the general path below

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .. import config
 from ..core import trace as core
 from ..core.avals import ShapedArray, accumulation_dtype
 from ..core.trace import abstract_eval_rules, impl_rules
@@ -83,6 +84,11 @@ declare(dot_general_p, CONTRACTION,
         fresh=True, into=_dot_general_into)   # the impl returns a new array, or fills one
 
 
+# xf.default_matmul_precision's settings as the products' precision (JAX's reading of them)
+_CONFIG_PRECISION = {"high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
+                     "highest": "highest", "float32": "highest", "tensorfloat32_3x": "highest"}
+
+
 def dot_general(x, y, dimension_numbers, precision=None):
     """Bind dot_general; `precision`: None (JAX's DEFAULT), "high" or "highest", kept as a
     parameter only when given, for the backends where it changes the arithmetic (CUDA's
@@ -92,6 +98,8 @@ def dot_general(x, y, dimension_numbers, precision=None):
     """
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
+    if precision is None and config.trace_options:
+        precision = _CONFIG_PRECISION.get(config.default_matmul_precision.value)
     extra = {} if precision is None else {"precision": precision}
     return dot_general_p.bind(x, y, dimension_numbers=dn, **extra)
 

@@ -11,6 +11,7 @@ Two ways, as in JAX:
 xforms/custom.py's rules and the control-flow bodies (`primitives/control_flow.trace`) are
 traced without caching.
 """
+from .. import config
 from ..core import axis_env, staging, trace as core
 from .intern import intern
 from ..core.memo import guides as _guides, traces as _cache
@@ -86,7 +87,7 @@ def trace_flat(f, args_flat, in_tree, key=None, with_values=True, post=None, in_
     vals = [staging.deferred_value(x) for x in args_flat] if with_values else None
     store = {}
     if key is not None:
-        key = (key[0], (key[1], in_tree, avals))
+        key = (key[0], (key[1], in_tree, avals, config.trace_context()))
     closed, (out_tree, extra) = trace_cached(
         key, _flat_fun(f, in_tree, post, store), avals, vals, f,
         lambda: (store["out_tree"], store["extra"]))
