@@ -128,3 +128,29 @@ def test_zero_pads_that_tile_become_a_concatenate(pieces, tiles):
     p = prims(prepare(xf.make_jaxpr(f)(*args)))
     assert ("concatenate" in p) == tiles and ("pad" in p) != tiles, p
     np.testing.assert_array_equal(xf.jit(f, tiered=False)(*args), f(*args))
+
+
+def test_products_stay_in_the_loop_above_the_stacking_bound(monkeypatch):
+    from xforms.kernels.prepare import scan_products
+    monkeypatch.setattr(scan_products, "MAX_STACKED", T * B * 4 * H - 1)
+    j = prepare(xf.make_jaxpr(xf.grad(lstm))(PARAMS, XS))
+    fwd, rev = [e.params["jaxpr"] for e in j.jaxpr.eqns if e.prim.name == "scan"]
+    assert prims(fwd).count("dot_general") == 2 and prims(rev).count("dot_general") == 3
+
+
+def test_no_steps():
+    """A scan of no steps: the accumulated products are the carries' initial values."""
+    def f(a0, xs):
+        def step(acc, x):
+            return acc + x.T @ xnp.tanh(x), None
+        return lax.scan(step, a0, xs)[0]
+    a0 = RNG.standard_normal((2, 2))
+    np.testing.assert_array_equal(xf.jit(f, tiered=False)(a0, np.zeros((0, 3, 2))), a0)
+
+
+def test_no_steps_with_small_stacked_outputs():
+    """Small ys become columns in the kernel (prepare/scalarize_loops.py); of no steps too
+    (this divided by the steps' count)."""
+    f = lambda xs: lax.scan(lambda c, x: (c + xnp.sum(x), xnp.tanh(x)), 0.0, xs)  # noqa
+    c, ys = xf.jit(f, tiered=False)(np.zeros((0, 3)))
+    assert float(c) == 0.0 and ys.shape == (0, 3)

@@ -15,8 +15,8 @@ Two rewrites of a scan equation, both moving work out of the loop into one large
   accumulator.
 
 The sums are reassociated (steps summed inside the product), so results differ from the
-per-step loop by rounding only.  A stacked input is kept below `MAX_STACKED` elements: the
-loop then holds a (steps x ...) array where it held one step's.
+per-step loop by rounding only.  A new stacked input or output is kept below `MAX_STACKED`
+elements: the program then holds a (steps x ...) array where it held one step's.
 
     >>> hoist_step_products(jaxpr)    # scan(W; acc; X) { y = X_t @ W; acc + X_t^T @ g }
     ...                               # -> XW = X @ W; scan(; ; X, XW) { ... ys g }; acc + X^T G
@@ -84,7 +84,7 @@ class _Scan:
         for y, outer in self.ys:
             if y is v:
                 return outer
-        if self.producer(v) is None:
+        if self.producer(v) is None or not _fits(v, self.e):
             return None                     # a const, a carry or a literal: not per-step
         outer = Var(ShapedArray((self.e.params["length"],) + v.aval.shape, v.aval.dtype))
         self.ys.append((v, outer))
@@ -108,6 +108,11 @@ def _rewrite(e):
     return before + [s.eqn()] + after
 
 
+def _fits(v, scan):
+    """Whether `v` stacked over the scan's steps stays within MAX_STACKED elements."""
+    return math.prod(v.aval.shape) * scan.params["length"] <= MAX_STACKED
+
+
 def _dims(params):
     (lc, rc), (lb, rb) = params["dimension_numbers"]
     return lc, rc, lb or rb
@@ -121,8 +126,7 @@ def _stacked_input(s, b, const_of):
     lc, rc, batch = _dims(b.params)
     x, w = b.invars
     xs_of = dict(s.xs)
-    if batch or x not in xs_of or w not in const_of \
-            or math.prod(b.outvars[0].aval.shape) * s.e.params["length"] > MAX_STACKED:
+    if batch or x not in xs_of or w not in const_of or not _fits(b.outvars[0], s.e):
         return None
     out = b.outvars[0]
     stacked = Var(ShapedArray((s.e.params["length"],) + out.aval.shape, out.aval.dtype))
