@@ -77,24 +77,26 @@ def test_weight_gradients_are_one_product_after_the_reverse_loop():
 
 
 def test_reverse_scan_accumulation_matches_numpy():
-    """acc + x_t^T y_t and acc + sum(y_t) over a reverse scan, against NumPy's sums."""
-    xs, ws = RNG.standard_normal((6, 3, 2)), RNG.standard_normal((6, 3, 4))
+    """acc + x_t^T y_t and acc + sum(y_t) over a reverse scan, and the input product x_t @ m
+    of all steps before it, against NumPy's sums."""
+    xs, ws, m = RNG.standard_normal((6, 3, 2)), RNG.standard_normal((6, 3, 4)), \
+        RNG.standard_normal((2, 4))
 
-    def f(a0, s0, xs, ws):
+    def f(a0, s0, xs, ws, m):
         def step(c, xw):
             acc, s, h = c
             x, w = xw
-            y = xnp.tanh(w + h)
+            y = xnp.tanh(w + h + x @ m)
             return (acc + x.T @ y, s + xnp.sum(y, axis=0), y), None
         return lax.scan(step, (a0, s0, xnp.zeros((3, 4))), (xs, ws), reverse=True)[0]
     a0, s0 = RNG.standard_normal((2, 4)), RNG.standard_normal(4)
-    acc, s, _ = xf.jit(f, tiered=False)(a0, s0, xs, ws)
+    acc, s, _ = xf.jit(f, tiered=False)(a0, s0, xs, ws, m)
     h, ys = np.zeros((3, 4)), np.zeros((6, 3, 4))
     for t in reversed(range(6)):
-        h = ys[t] = np.tanh(ws[t] + h)
+        h = ys[t] = np.tanh(ws[t] + h + xs[t] @ m)
     np.testing.assert_allclose(acc, a0 + np.einsum("tbi,tbj->ij", xs, ys), rtol=1e-12)
     np.testing.assert_allclose(s, s0 + ys.sum((0, 1)), rtol=1e-12)
-    src = xf.jit(f, tiered=False).lower(a0, s0, xs, ws).as_text()
+    src = xf.jit(f, tiered=False).lower(a0, s0, xs, ws, m).as_text()
     (body,) = loops(src).values()
     assert products(body) == 0, body
 
