@@ -283,3 +283,47 @@ def test_row_updates_scatter_whole_rows(idx, mode):
         got = np.array(x)
         got[tuple(i[keep] for i in np.broadcast_arrays(*fix))] = u[keep]
         np.testing.assert_allclose(x.at[idx].set(u, mode=mode), got)
+
+
+# x.at[i].mul/min/max with traced indices: duplicates all apply, an out-of-bounds update is
+# dropped; values of jax 0.10.2 (x64, jit) as literals.  Combined by sorting the updates
+# by position (xforms/numpy/indexing.py `_combine_traced`, as lax.scatter_mul/min/max),
+# never through an (updates x size) mask.
+AT_X, AT_V = np.array([1.5, -2.0, 3.0, 0.5, 4.0]), np.array([2.0, -1.0, 3.0, 0.25])
+AT_I = np.array([3, 1, 3, 7])
+AT_JAX = {"mul": [1.5, 2.0, 3.0, 3.0, 4.0], "min": [1.5, -2.0, 3.0, 0.5, 4.0],
+          "max": [1.5, -1.0, 3.0, 3.0, 4.0]}
+
+
+@pytest.mark.parametrize("op", ["mul", "min", "max"])
+def test_combining_updates_at_traced_indices(op):
+    f = lambda x, v, i: getattr(x.at[i], op)(v)          # noqa: E731
+    for tiered in (True, False):
+        np.testing.assert_array_equal(xf.jit(f, tiered=tiered)(AT_X, AT_V, AT_I), AT_JAX[op])
+    eqns = xf.make_jaxpr(f)(AT_X, AT_V, AT_I).jaxpr.eqns
+    assert not [e for e in eqns for o in e.outvars if o.aval.shape == (4, 5)], eqns
+    # many duplicates (runs of up to 9 updates, 6 rounds of the segmented scan): NumPy's
+    # unbuffered ufunc.at applies every one
+    rng = np.random.default_rng(3)
+    x, v, i = rng.uniform(0.5, 1.5, 17), rng.uniform(0.5, 1.5, 40), rng.integers(0, 17, 40)
+    want = x.copy()
+    {"mul": np.multiply, "min": np.minimum, "max": np.maximum}[op].at(want, i, v)
+    np.testing.assert_allclose(xf.jit(f, tiered=False)(x, v, i), want, rtol=1e-14)
+
+
+def test_combining_rows_at_traced_indices_and_the_gradient():
+    m = np.arange(12.0).reshape(3, 4) - 5.0
+    i = np.array([2, 0, 2])
+    v = np.array([[1., 9., -7., 2.], [0.5, 0.5, 0.5, 0.5], [3., -9., 8., -1.]])
+    mx = xf.jit(lambda m, i, v: m.at[i].max(v), tiered=False)(m, i, v)
+    mn = xf.jit(lambda m, i, v: m.at[i].min(v), tiered=False)(m, i, v)
+    np.testing.assert_array_equal(mx, [[0.5, 0.5, 0.5, 0.5], [-1.0, 0.0, 1.0, 2.0],
+                                       [3.0, 9.0, 8.0, 6.0]])
+    np.testing.assert_array_equal(mn, [[-5.0, -4.0, -3.0, -2.0], [-1.0, 0.0, 1.0, 2.0],
+                                       [1.0, -9.0, -7.0, -1.0]])
+    g = xf.jit(xf.grad(lambda x, v, i: xnp.sum(xnp.sin(x.at[i].max(v))), argnums=(0, 1)),
+               tiered=False)(AT_X, AT_V, AT_I)
+    np.testing.assert_allclose(g[0], [0.0707372016677029, 0.0, -0.9899924966004454, 0.0,
+                                      -0.6536436208636119], rtol=1e-14)
+    np.testing.assert_allclose(g[1], [0.0, 0.5403023058681398, -0.9899924966004454, 0.0],
+                               rtol=1e-14)

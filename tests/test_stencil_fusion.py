@@ -119,3 +119,19 @@ def test_guarded_loops_are_peeled():
     assert " if " not in middle.replace("if True", "") and "min(" not in middle \
         and "max(" not in middle
     np.testing.assert_allclose(xf.jit(xf.grad(rosen))(x), rosen_grad_np(x), rtol=1e-12)
+
+
+def test_a_leading_slice_recomputes_like_the_others():
+    """All four gates of an LSTM step, (x + y)[:, k*n:(k+1)*n]: the first piece (an identity
+    map over a smaller shape) is recomputed at its index like the three shifted ones, so
+    x + y is never stored."""
+    x, y = rng.standard_normal((3, 8)), rng.standard_normal((3, 8))
+
+    def f(x, y):
+        i, f_, g, o = xnp.split(x + y, 4, axis=1)
+        return xnp.tanh(i) * f_ + g * o
+    plan, temps, _ = temps_and_pads(xf.make_jaxpr(f)(x, y))
+    assert not temps and [s.kind for s in plan.steps] == ["loop"], plan.dump()
+    s = x + y
+    np.testing.assert_allclose(xf.jit(f, tiered=False)(x, y),
+                               np.tanh(s[:, :2]) * s[:, 2:4] + s[:, 4:6] * s[:, 6:], rtol=1e-14)

@@ -83,3 +83,32 @@ def test_the_environment_chooses(setting, width):
         width = str(vector_width.WIDTH) if os.environ.get(
             "XFORMS_VECTOR_WIDTH", "auto") == "auto" else out
     assert out == width
+
+
+def _many_outputs():
+    """A loop that writes 16 arrays and reads 17: a few hundred runtime alias checks."""
+    names = [f"a{i}" for i in range(16)]
+    body = "".join(f"        {a}[i] = {a}[i] * v + {names[(k + 1) % 16]}[i]\n"
+                   for k, a in enumerate(names))
+    src = (f"def many({', '.join(names)}, x):\n    for i in range(x.shape[0]):\n"
+           f"        v = x[i]\n{body}")
+    ns = {}
+    exec(src, ns)
+    return numba.njit(ns["many"])
+
+
+def _packed(dispatcher):
+    asm = dispatcher.inspect_asm(dispatcher.signatures[0])
+    return len(re.findall(r"\tv(?:mul|add|fmadd\w*)pd\s", asm))
+
+
+def test_a_kernel_loop_writing_many_arrays_vectorises():
+    """Inside a kernel compile the loop vectorises (LLVM's own cap of 128 alias checks is
+    raised); a user's loop compiled after it is Numba's as before (the cap restored)."""
+    args = [np.ones(64) for _ in range(17)]
+    inside, outside = _many_outputs(), _many_outputs()
+    with vector_width.compiling():
+        inside(*args)
+    outside(*args)
+    assert _packed(inside) > 0
+    assert _packed(outside) == 0

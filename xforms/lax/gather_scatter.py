@@ -9,8 +9,8 @@ them; a window dimension that no index starts is read whole, as a trailing dimen
 point gather/scatter.  So every dimension-number pattern differentiates, batches and
 compiles through the existing rules, with no kernel code of its own.  `scatter_mul`,
 `scatter_min` and `scatter_max` combine through flat positions as `x.at[i].mul/min/max`
-does with known indices (xforms/numpy/indexing.py), and with traced ones by a sort and a
-segmented scan, so duplicate indices all apply (`scatter_apply`, in lax/__init__.py, loops
+does, with known indices and with traced ones (a sort and a segmented scan,
+xforms/numpy/indexing.py `_combine_traced`), so duplicate indices all apply (`scatter_apply`, in lax/__init__.py, loops
 as often as an index repeats).
 
 Out-of-bounds windows (JAX's `GatherScatterMode`): CLIP clamps the start; FILL_OR_DROP
@@ -34,9 +34,7 @@ from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import structural as st
 from ..numpy._util import aval, asarray_operand
-from ..numpy.indexing import _combine_static
-from .scans import associative_scan
-from .sorting import sort_key_val
+from ..numpy.indexing import _combine_static, _combine_traced
 
 
 class GatherScatterMode(enum.Enum):
@@ -400,7 +398,7 @@ def _combining(op):
         flat, fv, pos = flat_positions(name, operand, scatter_indices, updates,
                                        dimension_numbers, mode)
         out = _combine_static(flat, fv, pos, _COMBINE[op]) if isinstance(pos, np.ndarray) \
-            else _combine_sorted(flat, fv, pos, _COMBINE[op])
+            else _combine_traced(flat, fv, pos, _COMBINE[op])
         return st.reshape(out, shape)
     scatter_op.__name__ = scatter_op.__qualname__ = f"scatter_{op}"
     scatter_op.__doc__ = (
@@ -408,28 +406,6 @@ def _combining(op):
         f"(duplicates all apply).\n\n    >>> dn = lax.ScatterDimensionNumbers((), (0,), (0,))"
         f"\n    >>> lax.scatter_{op}(xnp.full(3, 2.), xnp.array([[1]]), xnp.full(1, 3.), dn)")
     return scatter_op
-
-
-def _combine_sorted(flat, fv, pos, op):
-    """flat with every update fv[k] combined by `op` into flat[pos[k]] (pos -1: dropped),
-    for traced positions: the updates sorted by position, each run of equal positions
-    reduced by a segmented scan, then one gather-combine-scatter at the runs' ends --
-    O(n log n + size), so duplicates all apply."""
-    n = aval(fv).shape[0]
-    if n == 0:
-        return flat
-    keys, order = sort_key_val(pos, st.iota(np.int64, (n,), 0))
-    vals = ix.gather(fv, [order], (0,))
-    differs = ew.ne(st.slice(keys, (1,), (n,)), st.slice(keys, (0,), (n - 1,)))
-    edge = st.full((1,), True, np.dtype(bool))
-    starts = st.concatenate([edge, differs], 0)
-
-    def segmented(a, b):         # (run starts here, value so far): restarts at a run start
-        return ew.or_(a[0], b[0]), ew.select_n(b[0], op(a[1], b[1]), b[1])
-    _, runs = associative_scan(segmented, (starts, vals))
-    ends = st.concatenate([differs, edge], 0)
-    where = ew.select_n(ends, st.full((n,), np.int64(-1), np.dtype(np.int64)), keys)
-    return ix.scatter(flat, op(ix.gather(flat, [where], (0,)), runs), [where], (0,), "drop")
 
 
 _COMBINE = {"mul": ew.mul, "min": ew.min, "max": ew.max}

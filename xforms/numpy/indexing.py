@@ -24,7 +24,7 @@ from ..core import staging
 from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
-from ..primitives import reductions as red
+from ..primitives import sorting
 from ..primitives import structural as st
 from ._util import aval, asarray_operand, broadcast_to, convert, locate_errors, wrap_result
 
@@ -362,7 +362,7 @@ class _IndexUpdateRef:
         elif isinstance(fsel, np.ndarray):
             out = _combine_static(flat, fv, fsel, _COMBINE[op])
         else:
-            out = _combine_traced(flat, fv, fsel, op)
+            out = _combine_traced(flat, fv, fsel, _COMBINE[op])
         return st.reshape(out, a.shape) if a.shape != (a.size,) else out
 
     # JAX's update methods: `mode` "drop" (default), "fill", "promise_in_bounds" skip an
@@ -448,24 +448,39 @@ def _combine_static(flat, fv, fsel, op):
     return flat
 
 
-def _combine_traced(flat, fv, fsel, mode):
-    """x.at[idx].mul/min/max with traced positions: combine every update into every position
-    through a (updates x size) one-hot mask, so duplicates all apply.  Costs O(n * size)."""
-    size, n = aval(flat).shape[0], aval(fv).shape[0]
-    dt = aval(flat).dtype
-    hit = ew.eq(st.broadcast_in_dim(fsel, (n, size), (0,)), st.iota(np.int64, (n, size), 1))
-    if mode == "mul":
-        neutral = dt.type(1)
-    elif dt.kind == "f":
-        neutral = dt.type(np.inf if mode == "min" else -np.inf)
-    elif dt.kind == "b":
-        neutral = np.bool_(mode == "min")
-    else:
-        info = np.iinfo(dt)
-        neutral = dt.type(info.max if mode == "min" else info.min)
-    cand = ew.select_n(hit, st.full((n, size), neutral, dt), st.broadcast_in_dim(fv, (n, size),
-                                                                                   (0,)))
-    if mode == "mul":
-        return ew.mul(flat, red.reduce_prod(cand, (0,)))
-    reduce = red.reduce_min if mode == "min" else red.reduce_max
-    return _COMBINE[mode](flat, reduce(cand, (0,)))
+def _combine_traced(flat, fv, pos, op):
+    """flat with every update fv[k] combined by `op` into flat[pos[k]] (pos -1: dropped),
+    for traced positions (x.at[i].mul/min/max, lax.scatter_mul/min/max): the updates sorted
+    by position, each run of equal positions reduced by a segmented scan, then one
+    gather-combine-scatter at the runs' ends -- O(n log n + size), so duplicates all apply.
+
+    >>> _combine_traced(xnp.ones(3), xnp.array([2., 3.]), xnp.array([1, 1]), ew.mul)
+    Array([1., 6., 1.])
+    """
+    n = aval(fv).shape[0]
+    if n == 0:
+        return flat
+    keys, order = sorting.sort(pos, st.iota(np.int64, (n,), 0))
+    differs = ew.ne(st.slice(keys, (1,), (n,)), st.slice(keys, (0,), (n - 1,)))
+    edge = st.full((1,), True, np.dtype(bool))
+    runs = _segmented_scan(st.concatenate([edge, differs], 0), ix.gather(fv, [order], (0,)), op)
+    where = ew.select_n(st.concatenate([differs, edge], 0),
+                        st.full((n,), np.int64(-1), np.dtype(np.int64)), keys)
+    return ix.scatter(flat, op(ix.gather(flat, [where], (0,)), runs), [where], (0,), "drop")
+
+
+def _segmented_scan(starts, vals, op):
+    """Inclusive scan of `vals` by `op` that restarts where `starts` is True: log2(n) rounds,
+    each combining every element with the one `d` before it unless a run starts between
+    (Hillis and Steele; built from primitives, as this module sits below lax's scans)."""
+    n = aval(vals).shape[0]
+    k, d = st.iota(np.int64, (n,), 0), 1
+    while d < n:
+        behind = ew.ge(k, np.int64(d))
+        prev_v = st.concatenate([st.slice(vals, (0,), (d,)), st.slice(vals, (0,), (n - d,))], 0)
+        prev_s = st.concatenate([st.slice(starts, (0,), (d,)),
+                                 st.slice(starts, (0,), (n - d,))], 0)
+        vals = ew.select_n(ew.and_(behind, ew.not_(starts)), vals, op(prev_v, vals))
+        starts = ew.or_(starts, ew.and_(behind, prev_s))
+        d *= 2
+    return vals

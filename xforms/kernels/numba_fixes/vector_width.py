@@ -16,6 +16,14 @@ A user's own ``@njit`` code is compiled as Numba would.  ``XFORMS_VECTOR_WIDTH``
 ``auto`` (512 where AVX-512 is usable, else LLVM's choice), a width in bits, or ``native``
 (LLVM's choice everywhere).  The choice is part of the kernel cache key (xforms/kernels/build/codecache.py).
 
+Runtime alias checks: a fused loop that writes many arrays (a scan's forward sweep storing
+each step's residuals: 16 outputs, 20 inputs) needs hundreds of pointer-overlap checks
+before LLVM may vectorise it, above LLVM's cap of 128 (`-vectorize-memory-check-threshold`),
+so the LSTM gradient's gate loop ran scalar: exp, tanh and the divisions one lane at a
+time.  While a kernel compiles (`compiling()`, in any thread) the cap is `MEMORY_CHECKS`;
+the checks run once per entry of an inner loop, against its whole trip.  The option is
+LLVM's process-wide state: it is restored when the last kernel compile ends.
+
     >>> with compiling():
     ...     numba.njit("float64(float64[:])")(total)    # its loops may use zmm registers
 """
@@ -53,15 +61,42 @@ WIDTH = _choose()
 _ATTRIBUTE = None if WIDTH is None else f'"prefer-vector-width"="{WIDTH}"'
 
 
+#: LLVM's cap on a loop's runtime alias checks while kernels compile (LLVM's own: 128)
+MEMORY_CHECKS, _LLVM_MEMORY_CHECKS = 1024, 128
+_compiles = {"n": 0}
+_compiles_lock = threading.Lock()
+
+
 @contextlib.contextmanager
 def compiling():
-    """Numba modules built inside this block (in this thread) get the kernel width."""
+    """Numba modules built inside this block (in this thread) get the kernel width; loops
+    of any module built meanwhile may take up to `MEMORY_CHECKS` alias checks."""
     depth = getattr(_state, "depth", 0)
     _state.depth = depth + 1
+    _count_compile(+1)
     try:
         yield
     finally:
         _state.depth = depth
+        _count_compile(-1)
+
+
+def _count_compile(step):
+    """Raise LLVM's alias-check cap when the first kernel compile starts, restore it when
+    the last ends."""
+    with _compiles_lock:
+        before = _compiles["n"]
+        _compiles["n"] = before + step
+        if (before, step) in ((0, 1), (1, -1)):
+            _set_memory_checks(MEMORY_CHECKS if step > 0 else _LLVM_MEMORY_CHECKS)
+
+
+def _set_memory_checks(n):
+    try:
+        import llvmlite.binding as ll
+        ll.set_option("", f"-vectorize-memory-check-threshold={n}")
+    except Exception:           # another LLVM without the option: its own cap stays
+        pass
 
 
 def _tag(ir_module):

@@ -42,8 +42,11 @@ class Stencil:
         self._memo = {}        # (v, map, shape) -> Read: readers of one shifted value share it
 
     def inline(self, r, shape):
+        # an identity map over a smaller shape (a leading slice, x[:, :n]) is a shifted
+        # read too: the producer's loop is larger than the reader's
         if (not shape or r.imap is None or not isinstance(r.atom, Var)
-                or r.imap.is_identity(len(shape)) or not self._recomputed(r.atom)):
+                or r.imap.is_identity(len(shape)) and r.atom.aval.shape == tuple(shape)
+                or not self._recomputed(r.atom)):
             return r
         return self._read(r.atom, r.imap, tuple(shape))
 

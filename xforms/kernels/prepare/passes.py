@@ -8,15 +8,20 @@
 2. folds `transpose` into `dot_general`: a transposed operand becomes different dimension
    numbers, and `transpose(dot_general(x, y))` that swaps the free blocks becomes
    `dot_general(y, x)` (BLAS reads transposed operands for free);
-3. removes dead equations;
+3. replaces sums of zero pads that tile an array by one concatenate (pad_sums.py: the
+   transpose of `split`), then removes dead equations;
 4. moves the loop-invariant equations of scan and for_loop bodies before the loop
-   (licm.py).
+   (licm.py), then a scan's products of scanned inputs with loop constants before it and
+   its products accumulated in a carry after it, as one product over all steps
+   (scan_products.py).
 Sub-jaxprs of control flow are prepared when they are planned.
 """
 from xforms.core.ir import IDENTITY, ClosedJaxpr, Eqn, Jaxpr, Var, inline
 from xforms.transforms.simplify import dce
 
 from .licm import hoist_invariants
+from .pad_sums import concat_pad_sums
+from .scan_products import hoist_step_products
 
 
 def _expand(eqn):
@@ -40,7 +45,7 @@ def prepare(closed):
     eqns = []
     outvars = inline(closed.jaxpr, {}, eqns, fresh=False, expand=_expand, hoist=hoist)
     jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
-    jaxpr = hoist_invariants(dce(_fold_dot_transposes(jaxpr)))
+    jaxpr = hoist_step_products(hoist_invariants(dce(concat_pad_sums(_fold_dot_transposes(jaxpr)))))
     used = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
     used |= {a for a in jaxpr.outvars if isinstance(a, Var)}
     keep = [(v, c) for v, c in zip(jaxpr.constvars, consts) if v in used]

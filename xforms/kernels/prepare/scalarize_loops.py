@@ -18,6 +18,12 @@ from xforms.primitives.control.scan import scan_p
 from .scalarize import CONTROL, Val, _worth_it, literal_val, run, small
 
 
+def _columns(aval, lead):
+    """How many columns of shape `lead` a stacked `aval` splits into (a scan of no steps
+    too: its size is 0, its columns are not)."""
+    return int(np.prod(aval.shape[len(lead):], dtype=np.int64))
+
+
 class _Layout:
     """How a list of operands (avals) is passed: split ones as their elements/columns."""
 
@@ -32,7 +38,7 @@ class _Layout:
             elif lead is None:
                 out += [a.update(shape=())] * a.size
             else:
-                out += [a.update(shape=tuple(lead))] * (a.size // int(np.prod(lead)))
+                out += [a.update(shape=tuple(lead))] * _columns(a, lead)
         return out
 
     def flatten(self, vals, lead=None):
@@ -53,7 +59,7 @@ class _Layout:
             if not s:
                 vals.append(Val(a, arr=next(it)))
             else:
-                n = a.size if lead is None else a.size // int(np.prod(lead, dtype=np.int64))
+                n = a.size if lead is None else _columns(a, lead)
                 parts = [next(it) for _ in range(n)]
                 vals.append(Val(a, elems=parts) if lead is None else Val(a, cols=parts))
         return vals

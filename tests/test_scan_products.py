@@ -1,0 +1,158 @@
+"""A scan's products outside its loop (xforms/kernels/prepare/scan_products.py): the product of
+a scanned input with a loop constant is one product over all steps before the loop, a
+carry that only accumulates products (a reverse sweep's weight gradients) is one product
+after it; sums of zero pads that tile an array (the transpose of `split`) are one
+concatenate (prepare/pad_sums.py).  Results are the fast tier's up to rounding (the steps'
+sums are reassociated)."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+from xforms.kernels.prepare.passes import prepare
+
+RNG = np.random.default_rng(11)
+T, B, I, H = 7, 3, 4, 5
+PARAMS = tuple(a.astype(np.float32) for a in (RNG.standard_normal((I, 4 * H)) / 2,
+                                              RNG.standard_normal((H, 4 * H)) / 2,
+                                              RNG.standard_normal(4 * H) / 10))
+XS = RNG.standard_normal((T, B, I)).astype(np.float32)
+
+
+def lstm(params, xs):
+    wx, wh, b = params
+    sig = lambda u: 1.0 / (1.0 + xnp.exp(-u))   # noqa: E731
+
+    def step(carry, x):
+        h, c = carry
+        i, f, g, o = xnp.split(x @ wx + h @ wh + b, 4, axis=1)
+        c = sig(f) * c + sig(i) * xnp.tanh(g)
+        h = sig(o) * xnp.tanh(c)
+        return (h, c), h
+    h0 = xnp.zeros((xs.shape[1], wh.shape[0]), xs.dtype)
+    return xnp.mean(lax.scan(step, (h0, h0), xs)[1] ** 2)
+
+
+def loops(src):
+    """{line of each `for it...` loop: the lines of its body} of generated kernel source."""
+    lines, out = src.split("\n"), {}
+    for k, ln in enumerate(lines):
+        if ln.lstrip().startswith("for it"):
+            depth, body = len(ln) - len(ln.lstrip()), []
+            for b in lines[k + 1:]:
+                if b.strip() and len(b) - len(b.lstrip()) <= depth:
+                    break
+                if not b.lstrip().startswith("#"):
+                    body.append(b)
+            out[ln.strip()] = body
+    return out
+
+
+def products(lines):
+    return sum("mm_" in ln or "la_mm" in ln for ln in lines)
+
+
+def prims(closed):
+    return [e.prim.name for e in closed.jaxpr.eqns]
+
+
+def test_input_projection_leaves_the_forward_loop():
+    f = xf.jit(lstm, tiered=False)
+    (body,) = loops(f.lower(PARAMS, XS).as_text()).values()
+    assert products(body) == 1, body                  # h @ wh only; x @ wx for all steps before
+    np.testing.assert_allclose(f(PARAMS, XS), xf.jit(lstm, tiered=True)(PARAMS, XS),
+                               rtol=2e-6)
+
+
+def test_weight_gradients_are_one_product_after_the_reverse_loop():
+    g = xf.jit(xf.grad(lstm), tiered=False)
+    src = g.lower(PARAMS, XS).as_text()
+    fwd, rev = loops(src).values()
+    assert products(fwd) == 1 and products(rev) == 1, (fwd, rev)   # the recurrent ones
+    assert "max(" not in "\n".join(rev)               # no clamped reads of the split's pads
+    got, want = g(PARAMS, XS), xf.jit(xf.grad(lstm), tiered=True)(PARAMS, XS)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_reverse_scan_accumulation_matches_numpy():
+    """acc + x_t^T y_t and acc + sum(y_t) over a reverse scan, and the input product x_t @ m
+    of all steps before it, against NumPy's sums."""
+    xs, ws, m = RNG.standard_normal((6, 3, 2)), RNG.standard_normal((6, 3, 4)), \
+        RNG.standard_normal((2, 4))
+
+    def f(a0, s0, xs, ws, m):
+        def step(c, xw):
+            acc, s, h = c
+            x, w = xw
+            y = xnp.tanh(w + h + x @ m)
+            return (acc + x.T @ y, s + xnp.sum(y, axis=0), y), None
+        return lax.scan(step, (a0, s0, xnp.zeros((3, 4))), (xs, ws), reverse=True)[0]
+    a0, s0 = RNG.standard_normal((2, 4)), RNG.standard_normal(4)
+    acc, s, _ = xf.jit(f, tiered=False)(a0, s0, xs, ws, m)
+    h, ys = np.zeros((3, 4)), np.zeros((6, 3, 4))
+    for t in reversed(range(6)):
+        h = ys[t] = np.tanh(ws[t] + h + xs[t] @ m)
+    np.testing.assert_allclose(acc, a0 + np.einsum("tbi,tbj->ij", xs, ys), rtol=1e-12)
+    np.testing.assert_allclose(s, s0 + ys.sum((0, 1)), rtol=1e-12)
+    src = xf.jit(f, tiered=False).lower(a0, s0, xs, ws, m).as_text()
+    (body,) = loops(src).values()
+    assert products(body) == 0, body
+
+
+def test_a_carry_read_in_the_step_keeps_its_products():
+    def f(a0, xs):
+        def step(acc, x):
+            acc = acc + x.T @ xnp.tanh(x @ acc)      # acc read by the step: not a plain sum
+            return acc, None
+        return lax.scan(step, a0, xs)[0]
+    a0, xs = RNG.standard_normal((2, 2)), RNG.standard_normal((5, 3, 2))
+    j = xf.make_jaxpr(f)(a0, xs)
+    (scan,) = [e for e in prepare(j).jaxpr.eqns if e.prim.name == "scan"]
+    assert prims(scan.params["jaxpr"]).count("dot_general") == 2
+    want = a0
+    for x in xs:
+        want = want + x.T @ np.tanh(x @ want)
+    np.testing.assert_allclose(xf.jit(f, tiered=False)(a0, xs), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("pieces, tiles", [(((0, 2), (2, 3), (5, 4)), True),
+                                            (((0, 2), (2, 3), (6, 3)), False)])
+def test_zero_pads_that_tile_become_a_concatenate(pieces, tiles):
+    """The split's transpose (pieces of 2, 3 and 4 of 9 columns) is a concatenate; pieces
+    that leave a gap are left as pads."""
+    def f(*parts):
+        padded = [lax.pad(p, 0.0, ((0, 0, 0), (lo, 9 - lo - n, 0)))
+                  for p, (lo, n) in zip(parts, pieces)]
+        return padded[0] + padded[1] + padded[2]
+    args = [RNG.standard_normal((2, n)) for _, n in pieces]
+    p = prims(prepare(xf.make_jaxpr(f)(*args)))
+    assert ("concatenate" in p) == tiles and ("pad" in p) != tiles, p
+    np.testing.assert_array_equal(xf.jit(f, tiered=False)(*args), f(*args))
+
+
+def test_products_stay_in_the_loop_above_the_stacking_bound(monkeypatch):
+    from xforms.kernels.prepare import scan_products
+    monkeypatch.setattr(scan_products, "MAX_STACKED", T * B * 4 * H - 1)
+    j = prepare(xf.make_jaxpr(xf.grad(lstm))(PARAMS, XS))
+    fwd, rev = [e.params["jaxpr"] for e in j.jaxpr.eqns if e.prim.name == "scan"]
+    assert prims(fwd).count("dot_general") == 2 and prims(rev).count("dot_general") == 3
+
+
+def test_no_steps():
+    """A scan of no steps: the accumulated products are the carries' initial values."""
+    def f(a0, xs):
+        def step(acc, x):
+            return acc + x.T @ xnp.tanh(x), None
+        return lax.scan(step, a0, xs)[0]
+    a0 = RNG.standard_normal((2, 2))
+    np.testing.assert_array_equal(xf.jit(f, tiered=False)(a0, np.zeros((0, 3, 2))), a0)
+
+
+def test_no_steps_with_small_stacked_outputs():
+    """Small ys become columns in the kernel (prepare/scalarize_loops.py); of no steps too
+    (this divided by the steps' count)."""
+    f = lambda xs: lax.scan(lambda c, x: (c + xnp.sum(x), xnp.tanh(x)), 0.0, xs)  # noqa
+    c, ys = xf.jit(f, tiered=False)(np.zeros((0, 3)))
+    assert float(c) == 0.0 and ys.shape == (0, 3)

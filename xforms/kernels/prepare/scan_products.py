@@ -1,0 +1,178 @@
+"""Products of a `scan` that need not be one small product per step.
+
+Two rewrites of a scan equation, both moving work out of the loop into one large product:
+
+* **stacked inputs**: a body product `x_t @ W` of a scanned input `x_t` (an xs) and a loop
+  constant `W` has its value for every step known before the loop: `X @ W` over all steps
+  at once (one (steps * rows) x k product; BLAS runs it faster than `steps` small ones and
+  the loop drops a call), read by the body as a new xs.  An LSTM's input projection.
+* **accumulated products**: a carry `acc` that a step only updates by `acc + a_t . b_t`
+  (or `acc + sum(b_t)`), read by nothing else in the body, is the sum over steps of the
+  products: after the loop, one product that also contracts the steps' axis,
+  `acc0 + A . B`, where the body emits each step's `b_t` as a new ys (`a_t` being an xs,
+  or emitted too).  The weight gradients of a scan's reverse sweep, dW = sum_t x_t^T g_t
+  = X^T G, one product after the loop instead of one per step plus an add of the
+  accumulator.
+
+The sums are reassociated (steps summed inside the product), so results differ from the
+per-step loop by rounding only.  A new stacked input or output is kept below `MAX_STACKED`
+elements: the program then holds a (steps x ...) array where it held one step's.
+
+    >>> hoist_step_products(jaxpr)    # scan(W; acc; X) { y = X_t @ W; acc + X_t^T @ g }
+    ...                               # -> XW = X @ W; scan(; ; X, XW) { ... ys g }; acc + X^T G
+"""
+import math
+
+from xforms.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from xforms.core.avals import ShapedArray
+from xforms.primitives.control.scan import scan_p
+
+MAX_STACKED = 1 << 24        # elements of a hoisted stacked product (64 MiB of float32)
+_DOT, _SUM, _ADD = "dot_general", "reduce_sum", "add"
+
+
+def hoist_step_products(jaxpr):
+    """-> `jaxpr` with each top-level scan's stacked-input and accumulated products moved out
+    of the loop (module docstring)."""
+    eqns = []
+    for e in jaxpr.eqns:
+        if e.prim is scan_p and not e.params["jaxpr"].consts \
+                and not e.params["jaxpr"].jaxpr.constvars:
+            eqns.extend(_rewrite(e))
+        else:
+            eqns.append(e)
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, jaxpr.outvars)
+
+
+class _Scan:
+    """A scan equation taken apart: the body's consts / carry / xs invars, carry outs and ys,
+    with the outer operands and results beside them (edited, then put back by `eqn`)."""
+
+    def __init__(self, e):
+        p, j = e.params, e.params["jaxpr"].jaxpr
+        nc, nx = p["num_consts"], p["num_carry"]
+        self.e, self.eqns = e, list(j.eqns)
+        self.consts = list(zip(j.invars[:nc], e.invars[:nc]))
+        self.carry = list(zip(j.invars[nc:nc + nx], e.invars[nc:nc + nx], j.outvars[:nx],
+                              e.outvars[:nx]))
+        self.xs = list(zip(j.invars[nc + nx:], e.invars[nc + nx:]))
+        self.ys = list(zip(j.outvars[nx:], e.outvars[nx:]))
+
+    def eqn(self):
+        body = Jaxpr([], [v for v, _ in self.consts] + [c[0] for c in self.carry]
+                     + [v for v, _ in self.xs], self.eqns,
+                     [c[2] for c in self.carry] + [v for v, _ in self.ys])
+        params = dict(self.e.params, jaxpr=ClosedJaxpr(body, []),
+                      num_consts=len(self.consts), num_carry=len(self.carry))
+        return self.e.replace(
+            invars=[a for _, a in self.consts] + [c[1] for c in self.carry]
+            + [a for _, a in self.xs],
+            outvars=[c[3] for c in self.carry] + [a for _, a in self.ys], params=params)
+
+    def uses(self, v):
+        n = sum(a is v for b in self.eqns for a in b.invars)
+        return n + sum(c[2] is v for c in self.carry) + sum(y is v for y, _ in self.ys)
+
+    def producer(self, v):
+        return next((b for b in self.eqns if v in b.outvars), None)
+
+    def stacked(self, v):
+        """The outer (steps x ...) array of body value `v`: its xs operand, or a new ys."""
+        for x, outer in self.xs:
+            if x is v:
+                return outer
+        for y, outer in self.ys:
+            if y is v:
+                return outer
+        if self.producer(v) is None or not _fits(v, self.e):
+            return None                     # a const, a carry or a literal: not per-step
+        outer = Var(ShapedArray((self.e.params["length"],) + v.aval.shape, v.aval.dtype))
+        self.ys.append((v, outer))
+        return outer
+
+
+def _rewrite(e):
+    s, before, after = _Scan(e), [], []
+    const_of = {v: outer for v, outer in s.consts}
+    for b in list(s.eqns):
+        moved = _stacked_input(s, b, const_of)
+        if moved is not None:
+            before.append(moved)
+    while True:
+        moved = next((m for c in list(s.carry) for m in [_accumulated(s, c)] if m), None)
+        if moved is None:
+            break
+        after.extend(moved)
+    if not before and not after:
+        return [e]
+    return before + [s.eqn()] + after
+
+
+def _fits(v, scan):
+    """Whether `v` stacked over the scan's steps stays within MAX_STACKED elements."""
+    return math.prod(v.aval.shape) * scan.params["length"] <= MAX_STACKED
+
+
+def _dims(params):
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    return lc, rc, lb or rb
+
+
+def _stacked_input(s, b, const_of):
+    """Body product `x_t . W` (x_t an xs, W a const, no batch axes) -> the outer product over
+    every step, its result read by the body as a new xs; None where it does not apply."""
+    if b.prim.name != _DOT or any(isinstance(a, Literal) for a in b.invars):
+        return None
+    lc, rc, batch = _dims(b.params)
+    x, w = b.invars
+    xs_of = dict(s.xs)
+    if batch or x not in xs_of or w not in const_of or not _fits(b.outvars[0], s.e):
+        return None
+    out = b.outvars[0]
+    stacked = Var(ShapedArray((s.e.params["length"],) + out.aval.shape, out.aval.dtype))
+    dn = ((tuple(a + 1 for a in lc), tuple(rc)), ((), ()))
+    s.eqns.remove(b)
+    s.xs.append((out, stacked))
+    return Eqn(b.prim, [xs_of[x], const_of[w]], [stacked], dict(b.params, dimension_numbers=dn),
+               b.source_info)
+
+
+def _accumulated(s, c):
+    """Carry `c` updated only by `acc + a_t . b_t` or `acc + sum(b_t)` -> [the product over
+    the steps, acc0 + it] after the loop, the carry gone; None where it does not apply."""
+    acc, init, out, final = c
+    add = s.producer(out)
+    if add is None or add.prim.name != _ADD or acc not in add.invars or s.uses(acc) != 1 \
+            or s.uses(out) != 1 or add.invars[0].aval != add.invars[1].aval:
+        return None
+    term = add.invars[1] if add.invars[0] is acc else add.invars[0]
+    prod = s.producer(term) if isinstance(term, Var) else None
+    if prod is None or s.uses(term) != 1 or not _summable(prod):
+        return None
+    ys_before = len(s.ys)
+    operands = [s.stacked(a) for a in prod.invars]
+    if any(o is None for o in operands):
+        del s.ys[ys_before:]
+        return None
+    s.eqns.remove(add)
+    s.eqns.remove(prod)
+    s.carry.remove(c)
+    total = Var(term.aval)
+    return [Eqn(prod.prim, operands, [total], _over_steps(prod), prod.source_info),
+            Eqn(add.prim, [init, total], [final], add.params, add.source_info)]
+
+
+def _summable(prod):
+    if prod.prim.name == _SUM:
+        return True
+    return prod.prim.name == _DOT and not _dims(prod.params)[2] \
+        and not any(isinstance(a, Literal) for a in prod.invars)
+
+
+def _over_steps(prod):
+    """`prod`'s params on stacked operands, contracting (or summing) the steps' axis too."""
+    if prod.prim.name == _SUM:
+        return dict(prod.params, axes=(0,) + tuple(a + 1 for a in prod.params["axes"]))
+    lc, rc, _ = _dims(prod.params)
+    dn = (((0,) + tuple(a + 1 for a in lc), (0,) + tuple(a + 1 for a in rc)), ((), ()))
+    return dict(prod.params, dimension_numbers=dn)
