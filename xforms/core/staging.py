@@ -12,8 +12,8 @@ from . import pass_counts, source_info
 from .avals import SUPPORTED_DTYPES, aval_of_value
 from ..errors import ConcretizationError, UnexpectedTracerError
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from .trace import (abstract_eval, canonical_value, eval_trace, _fix_dtype, impl_rules, _PENDING,
-                    set_current_trace, _state, Tracer)
+from .trace import (abstract_eval, Array, canonical_value, eval_trace, _fix_dtype, impl_rules,
+                    _OK_DTYPES, _PENDING, set_current_trace, _state, Tracer)
 
 
 _CONTROL_HINT = ("Use lax.cond / lax.switch for branches, lax.while_loop / lax.fori_loop for "
@@ -69,6 +69,12 @@ class Builder:
     def to_var(self, x, expect=None):
         """The IR atom for `x`: own tracer -> var, scalar -> literal, anything else -> constvar
         (the guide's constvar `expect`, if it takes this new constant's place)."""
+        if type(x) is np.ndarray or type(x) is Array:     # (a constant: the common case)
+            hit = self._const_ids.get(id(x))
+            if hit is not None:
+                return hit[0]
+            if x.ndim and x.dtype in _OK_DTYPES:
+                return self._const(x, aval_of_value(x), expect)
         if isinstance(x, Tracer):
             if x._trace is self:
                 return x._var
@@ -134,7 +140,8 @@ class Builder:
         if k >= len(eqns):
             return None
         e = eqns[k]
-        if (e.prim is not prim or len(e.invars) != len(args) or e.source_info != info
+        if (e.prim is not prim or len(e.invars) != len(args)
+                or (e.source_info is not info and e.source_info != info)
                 or not _same_params(e.params, params)):
             return None
         for a, g in zip(args, e.invars):
@@ -148,19 +155,23 @@ class Builder:
     def _outputs(self, prim, args, outvars):
         """Tracers of `outvars`, the equation just recorded; their values pending (computed
         when asked for) when every operand's value is known."""
-        eqns = self.eqns
-        known = self.with_values and prim.trace_time_eval
-        if known:
-            for a in args:
-                if type(a) is Tracer and not a.has_value():
-                    known = False
-                    break
-        if not known:
+        if not (self.with_values and prim.trace_time_eval):
             return [Tracer(self, v, None) for v in outvars]
+        for a in args:
+            if type(a) is Tracer:
+                v = a._v                     # (Tracer.has_value, inlined: once per operand)
+                if v is None or (type(v) is Tracer and not v.has_value()):
+                    return [Tracer(self, v, None) for v in outvars]
+        pending = self._pending
+        if len(outvars) == 1:                # (most primitives)
+            v = outvars[0]
+            out = Tracer(self, v, _PENDING)
+            pending[v] = (len(self.eqns) - 1, args, (out,))
+            return [out]
         outs = [Tracer(self, v, _PENDING) for v in outvars]
-        record = (len(eqns) - 1, args, outs)
+        record = (len(self.eqns) - 1, args, outs)
         for v in outvars:
-            self._pending[v] = record
+            pending[v] = record
         return outs
 
     def value_of(self, tracer):
