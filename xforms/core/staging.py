@@ -148,6 +148,9 @@ class Builder:
             if type(a) is Tracer and a._trace is self:
                 if a._var is not g:
                     return None
+            elif type(a) in _REAL_SCALAR_TYPES and type(g) is Literal:
+                if not _same_scalar(a, g.val):      # (no Literal built to compare)
+                    return None
             elif not _same_atom(self.to_var(a, g), g):
                 return None
         return e
@@ -250,10 +253,20 @@ def _same_atom(a, b):
         return False
     v, w = a.val, b.val
     return (type(v) is type(w) and a.aval == b.aval and isinstance(v, _REAL_SCALARS)
-            and v == w and (v != 0 or math.copysign(1.0, v) == math.copysign(1.0, w)))
+            and _same_scalar(v, w))
+
+
+def _same_scalar(v, w):
+    """Are real scalars `v` and `w` one literal: one type (which fixes the abstract value:
+    a Python scalar is weakly typed, a NumPy one has its dtype) and value, -0.0 not 0.0?"""
+    return (type(v) is type(w) and v == w
+            and (v != 0 or math.copysign(1.0, v) == math.copysign(1.0, w)))
 
 
 _REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+# (a Python int equal to the guide's literal is in int64's range, which to_var checks)
+_REAL_SCALAR_TYPES = frozenset([bool, int, float, np.bool_] + [
+    type(d.type(0)) for d in map(np.dtype, SUPPORTED_DTYPES) if d.kind in "iuf"])
 _PLAIN_PARAMS = frozenset((int, str, bool, type(None))) | frozenset(
     type(d) for d in SUPPORTED_DTYPES)
 

@@ -57,8 +57,9 @@ def _accumulating(ufunc):
     summing a small array) accumulating in `accumulation_dtype` (float16 in float32)."""
     def f(x, axis):
         x = np.asarray(x)
-        return ufunc.reduce(x, axis=axis, dtype=accumulation_dtype(x.dtype)).astype(
-            x.dtype, copy=False)
+        acc = accumulation_dtype(x.dtype)
+        r = ufunc.reduce(x, axis=axis, dtype=acc)
+        return r if acc == x.dtype else r.astype(x.dtype, copy=False)
     return f
 
 
