@@ -120,8 +120,10 @@ class Builder:
         return None
 
     def process(self, prim, args, params):
-        # (every traced operation comes here: own tracers are read without a call)
-        info = source_info.current()
+        # (every traced operation comes here: own tracers are read without a call; the user's
+        # frame is looked for above this one and its caller, a primitive's bind or a trace
+        # that wraps this one, both xforms' own)
+        info = source_info.current(3)
         if self.guide is not None:
             e = self._repeated(prim, args, params, info)
             if e is not None:
