@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core import trace as core
 from ..core.avals import ShapedArray, accumulation_dtype
+from ..core.engine_prims import interned
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import defjvp, Zero
 from ..transforms.transpose import transpose_rules, is_undefined
@@ -84,7 +85,8 @@ declare(dot_general_p, CONTRACTION,
 
 def dot_general(x, y, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
-    dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
+    dn = interned(((tuple(map(int, lc)), tuple(map(int, rc))),
+                   (tuple(map(int, lb)), tuple(map(int, rb)))))
     return dot_general_p.bind(x, y, dimension_numbers=dn)
 
 
