@@ -218,3 +218,25 @@ def test_numpy_array_indexed_by_a_traced_integer():
     for i in range(4):
         np.testing.assert_array_equal(step(np.ones(5), i), DATA[2 * i:2 * i + 2].sum(0))
     assert len(traces) == 1
+
+
+def test_eager_gradients_hand_plain_ndarrays_to_numpy(monkeypatch):
+    """No NumPy call of an eager gradient sees an `Array` (an ndarray subclass): its result
+    would be the subclass too, and every later call would pay for the wrap again.  Array
+    arguments and constants are viewed as plain arrays on entry, and the residuals handed
+    from the primal to the transposed program stay plain; the gradient itself is an Array."""
+    from xforms.core import trace as core
+    from xforms.primitives import elementwise as ew
+    seen = []
+    rule = core.impl_rules[ew.mul_p]
+    monkeypatch.setitem(core.impl_rules, ew.mul_p,
+                        lambda *xs, **p: seen.append([type(x) for x in xs]) or rule(*xs, **p))
+    xf.clear_caches()                 # (plans made with the rule above)
+    x, c = xnp.asarray(X) * 1.0, xnp.ones(3) * 3.0       # Arrays
+    g = xf.grad(lambda x: xnp.sum(xnp.sin(x) * c * xnp.tanh(x)))
+    for _ in range(10):               # interpreted plans, then generated ones
+        got = g(x)
+    np.testing.assert_allclose(got, 3.0 * (np.cos(X) * np.tanh(X) + np.sin(X) / np.cosh(X) ** 2),
+                               rtol=1e-13)
+    assert type(got) is core.Array
+    assert seen and all(t is not core.Array for ts in seen for t in ts)

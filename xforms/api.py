@@ -124,7 +124,7 @@ def linearize(fun, *primals, has_aux=False):
     primal, linear, n_res = linearize_jaxpr(closed, ys.mask(diff), ys.n_main)
     from .primitives.custom import check_forward_mode
     check_forward_mode(linear)   # a custom_vjp function has no forward mode
-    outs = core.eval_jaxpr(primal, *ys.args(p_flat))
+    outs = core.eval_with_residuals(primal, n_all, *ys.args(p_flat))
     p_out, res = outs[:n_all], outs[n_all:]
 
     def f_jvp(*tangents):
@@ -140,7 +140,7 @@ def linearize(fun, *primals, has_aux=False):
 def _vjp_flat(fun, call, args_flat, in_tree, diff_mask, has_aux):
     closed, ys = argnums_mod.trace_outputs(fun, call, args_flat, in_tree, has_aux)
     primal, transposed, n_res = vjp_jaxprs(closed, ys.mask(diff_mask), ys.n_main)
-    outs = core.eval_jaxpr(primal, *ys.args(args_flat))
+    outs = core.eval_with_residuals(primal, ys.n_all, *ys.args(args_flat))
     return outs[:ys.n_all], outs[ys.n_all:], transposed, ys
 
 

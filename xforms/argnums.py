@@ -58,7 +58,9 @@ def key(nums):
 
 def resolve(nums, n_args, what, fun, *, allow_empty=False, unique=True, transform=None):
     """-> the selected positions, non-negative, in the order given; errors name `fun`."""
-    t = index_tuple(nums, what)
+    t = (nums,) if type(nums) is int else index_tuple(nums, what)
+    if type(nums) is int and 0 <= nums < n_args:
+        return t                          # (the common case: one argument, no checks left)
     what = f"{transform}: {what}" if transform else what
     if not t and not allow_empty:
         raise ValueError(f"{what} of {describe_function(fun)} must select at least one "
@@ -212,8 +214,9 @@ class DiffArgs:
             owner[starts[i]:starts[i + 1]] = [i] * (starts[i + 1] - starts[i])
         kept, bound = [], []
         for k, x in enumerate(leaves):
-            if isinstance(x, (Tracer, np.ndarray)) and (isinstance(x, Tracer) or
-                                                        x.dtype in core._OK_DTYPES):
+            t = type(x)
+            if t is Tracer or ((t is np.ndarray or t is core.Array)
+                               and x.dtype in core._OK_DTYPES):
                 kept.append((k, x))      # (the common case, without further checks)
                 continue
             v = _as_array_leaf(x)
@@ -229,11 +232,13 @@ class DiffArgs:
         self.flat = [v for _, v in kept]
         self.in_tree = tuple_of_leaves(len(self.flat))
         self.call = BoundCall(fun, tree, tuple(bound), len(leaves))
-        index = {k: j for j, (k, _) in enumerate(kept)}
+        # (every leaf kept, the common case: a leaf's position is its index)
+        index = None if not bound else {k: j for j, (k, _) in enumerate(kept)}
         self.diff = [False] * len(self.flat)
         self.groups = []
         for i in self.positions:
-            pos = [index[k] for k in range(starts[i], starts[i + 1])]
+            pos = (list(range(starts[i], starts[i + 1])) if index is None else
+                   [index[k] for k in range(starts[i], starts[i + 1])])
             for p in pos:
                 check(self.flat[p])
                 self.diff[p] = True

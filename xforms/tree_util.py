@@ -120,7 +120,10 @@ class PyTreeDef:
 
     def __init__(self, node, aux, children):
         self.node, self.aux, self.children = node, aux, tuple(children)
-        self.num_leaves = 1 if node is None else sum(c.num_leaves for c in self.children)
+        n = 1 if node is None else 0
+        for c in self.children:       # (not sum() over a generator: every call flattens)
+            n += c.num_leaves
+        self.num_leaves = n
         self._hash = None             # computed on demand: aux data need not be hashable
 
     def __eq__(self, other):
@@ -171,14 +174,15 @@ def _flatten(x, leaves, is_leaf):
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return _LEAF
-    node = _node_type(x)
-    if node is None:
+    node = type(x)
+    rule = _registry.get(node)            # (`_node_type`, inlined: once per node)
+    if rule is not None:
+        children, aux = rule[0](x)
+    elif isinstance(x, tuple) and hasattr(x, "_fields"):
+        node, children, aux = "namedtuple", list(x), (type(x),)
+    else:
         leaves.append(x)
         return _LEAF
-    if node == "namedtuple":
-        children, aux = list(x), (type(x),)
-    else:
-        children, aux = _registry[node][0](x)
     return PyTreeDef(node, aux, [_flatten(c, leaves, is_leaf) for c in children])
 
 
@@ -192,7 +196,7 @@ def tree_flatten(tree, is_leaf=None):
 def _unflatten(treedef, it):
     if treedef.node is None:
         return next(it)
-    children = [_unflatten(c, it) for c in treedef.children]
+    children = [next(it) if c.node is None else _unflatten(c, it) for c in treedef.children]
     if treedef.node == "namedtuple":
         return treedef.aux[0](*children)
     return _registry[treedef.node][1](treedef.aux, children)

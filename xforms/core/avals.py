@@ -140,6 +140,21 @@ _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 _SCALAR_AVALS = {dt: ShapedArray((), dt) for dt in SUPPORTED_DTYPES}   # NumPy scalars' avals
 
 
+_ARRAY_AVALS = {}        # (shape, dtype, weak_type) -> its ShapedArray, shared
+
+
+def _array_aval(shape, dtype, weak_type):
+    """One ShapedArray per array type seen (tracing asks for a constant's aval several
+    times per operation; a shared one is also equal to itself at once)."""
+    key = (shape, dtype, weak_type)
+    a = _ARRAY_AVALS.get(key)
+    if a is None:
+        if len(_ARRAY_AVALS) > 4096:     # (bounded: a program of many shapes)
+            _ARRAY_AVALS.clear()
+        a = _ARRAY_AVALS[key] = ShapedArray.of(shape, dtype, weak_type)
+    return a
+
+
 def check_python_int(x):
     """A Python int operand is a weak int64 whatever it meets (JAX): OverflowError outside
     int64's range (the one check, for avals and for conversions into narrower dtypes)."""
@@ -157,7 +172,7 @@ def aval_of_value(x):
     if isinstance(x, np.ndarray):
         dt = x.dtype
         if dt in _SUPPORTED:             # (the common case: no conversion, no check)
-            return ShapedArray.of(x.shape, dt, getattr(x, "weak_type", False) is True)
+            return _array_aval(x.shape, dt, getattr(x, "weak_type", False) is True)
     elif isinstance(x, np.generic):
         hit = _SCALAR_AVALS.get(x.dtype)
         if hit is not None:

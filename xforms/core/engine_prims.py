@@ -26,13 +26,32 @@ reduce_sum_p = primitive("reduce_sum")
 
 def ints(x):
     """A tuple of Python ints (hashable params; an int subclass stays: the CPU backend's
-    symbolic sizes, xforms/kernels/prepare/shape_symbols.py)."""
+    symbolic sizes, xforms/kernels/prepare/shape_symbols.py).  One tuple object per value
+    (`interned`), so that a guided trace finds its params equal by identity."""
     t = tuple(x)
     for i in t:
         if type(i) is not int:           # (rare: NumPy ints, symbolic sizes)
             return tuple(i if type(i) is int or (isinstance(i, int) and type(i) is not bool)
                          else int(i) for i in t)
-    return t
+    return interned(t)
+
+
+_INTERNED = {}      # tuple of exact ints (and such tuples) -> the one object of that value
+
+
+def interned(t):
+    """The one object equal to `t`, a tuple of exact Python ints and such tuples (only
+    those: (1,) == (True,) == (1.0,) must never meet here).
+
+    >>> interned((1, 2)) is interned((1, 2))
+    True
+    """
+    hit = _INTERNED.get(t)
+    if hit is None:
+        if len(_INTERNED) > 4096:        # (bounded: a program of many shapes)
+            _INTERNED.clear()
+        hit = _INTERNED[t] = t
+    return hit
 
 
 def like(c, other):

@@ -48,11 +48,16 @@ _internal_code = {}     # code object -> whether it is xforms' own (every bind a
 _infos = {}             # (code object, instruction offset) -> its SourceInfo
 
 
-def current() -> Optional[SourceInfo]:
-    """The innermost user frame (or the override set by a transform)."""
+def current(depth=1) -> Optional[SourceInfo]:
+    """The innermost user frame (or the override set by a transform), looking from the
+    `depth`-th frame up (1: the caller's; more where the caller knows that the frames
+    between are xforms' own: each frame stepped through costs a frame object)."""
     if _state.info is not None:
         return _state.info
-    frame = sys._getframe(1)
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:                   # (a stack shallower than that: no user frame)
+        return None
     while frame is not None:
         code = frame.f_code
         internal = _internal_code.get(code)

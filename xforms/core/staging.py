@@ -12,8 +12,8 @@ from . import pass_counts, source_info
 from .avals import SUPPORTED_DTYPES, aval_of_value
 from ..errors import ConcretizationError, UnexpectedTracerError
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from .trace import (abstract_eval, canonical_value, eval_trace, _fix_dtype, impl_rules, _PENDING,
-                    set_current_trace, _state, Tracer)
+from .trace import (abstract_eval, Array, canonical_value, eval_trace, _fix_dtype, impl_rules,
+                    _OK_DTYPES, _PENDING, set_current_trace, _state, Tracer)
 
 
 _CONTROL_HINT = ("Use lax.cond / lax.switch for branches, lax.while_loop / lax.fori_loop for "
@@ -69,6 +69,12 @@ class Builder:
     def to_var(self, x, expect=None):
         """The IR atom for `x`: own tracer -> var, scalar -> literal, anything else -> constvar
         (the guide's constvar `expect`, if it takes this new constant's place)."""
+        if type(x) is np.ndarray or type(x) is Array:     # (a constant: the common case)
+            hit = self._const_ids.get(id(x))
+            if hit is not None:
+                return hit[0]
+            if x.ndim and x.dtype in _OK_DTYPES:
+                return self._const(x, aval_of_value(x), expect)
         if isinstance(x, Tracer):
             if x._trace is self:
                 return x._var
@@ -114,8 +120,10 @@ class Builder:
         return None
 
     def process(self, prim, args, params):
-        # (every traced operation comes here: own tracers are read without a call)
-        info = source_info.current()
+        # (every traced operation comes here: own tracers are read without a call; the user's
+        # frame is looked for above this one and its caller, a primitive's bind or a trace
+        # that wraps this one, both xforms' own)
+        info = source_info.current(3)
         if self.guide is not None:
             e = self._repeated(prim, args, params, info)
             if e is not None:
@@ -134,12 +142,16 @@ class Builder:
         if k >= len(eqns):
             return None
         e = eqns[k]
-        if (e.prim is not prim or len(e.invars) != len(args) or e.source_info != info
+        if (e.prim is not prim or len(e.invars) != len(args)
+                or (e.source_info is not info and e.source_info != info)
                 or not _same_params(e.params, params)):
             return None
         for a, g in zip(args, e.invars):
             if type(a) is Tracer and a._trace is self:
                 if a._var is not g:
+                    return None
+            elif type(a) in _REAL_SCALAR_TYPES and type(g) is Literal:
+                if not _same_scalar(a, g.val):      # (no Literal built to compare)
                     return None
             elif not _same_atom(self.to_var(a, g), g):
                 return None
@@ -148,19 +160,23 @@ class Builder:
     def _outputs(self, prim, args, outvars):
         """Tracers of `outvars`, the equation just recorded; their values pending (computed
         when asked for) when every operand's value is known."""
-        eqns = self.eqns
-        known = self.with_values and prim.trace_time_eval
-        if known:
-            for a in args:
-                if type(a) is Tracer and not a.has_value():
-                    known = False
-                    break
-        if not known:
+        if not (self.with_values and prim.trace_time_eval):
             return [Tracer(self, v, None) for v in outvars]
+        for a in args:
+            if type(a) is Tracer:
+                v = a._v                     # (Tracer.has_value, inlined: once per operand)
+                if v is None or (type(v) is Tracer and not v.has_value()):
+                    return [Tracer(self, v, None) for v in outvars]
+        pending = self._pending
+        if len(outvars) == 1:                # (most primitives)
+            v = outvars[0]
+            out = Tracer(self, v, _PENDING)
+            pending[v] = (len(self.eqns) - 1, args, (out,))
+            return [out]
         outs = [Tracer(self, v, _PENDING) for v in outvars]
-        record = (len(eqns) - 1, args, outs)
+        record = (len(self.eqns) - 1, args, outs)
         for v in outvars:
-            self._pending[v] = record
+            pending[v] = record
         return outs
 
     def value_of(self, tracer):
@@ -239,10 +255,20 @@ def _same_atom(a, b):
         return False
     v, w = a.val, b.val
     return (type(v) is type(w) and a.aval == b.aval and isinstance(v, _REAL_SCALARS)
-            and v == w and (v != 0 or math.copysign(1.0, v) == math.copysign(1.0, w)))
+            and _same_scalar(v, w))
+
+
+def _same_scalar(v, w):
+    """Are real scalars `v` and `w` one literal: one type (which fixes the abstract value:
+    a Python scalar is weakly typed, a NumPy one has its dtype) and value, -0.0 not 0.0?"""
+    return (type(v) is type(w) and v == w
+            and (v != 0 or math.copysign(1.0, v) == math.copysign(1.0, w)))
 
 
 _REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+# (a Python int equal to the guide's literal is in int64's range, which to_var checks)
+_REAL_SCALAR_TYPES = frozenset([bool, int, float, np.bool_] + [
+    type(d.type(0)) for d in map(np.dtype, SUPPORTED_DTYPES) if d.kind in "iuf"])
 _PLAIN_PARAMS = frozenset((int, str, bool, type(None))) | frozenset(
     type(d) for d in SUPPORTED_DTYPES)
 

@@ -306,6 +306,19 @@ def eval_jaxpr(closed, *args):
     return eval_open_jaxpr(closed.jaxpr, closed.consts, args)
 
 
+def eval_with_residuals(closed, n_out, *args):
+    """`eval_jaxpr` of a linearized primal program whose outputs after the first `n_out` are
+    residuals, read only by the program's linear or transposed half: eagerly those stay
+    plain ndarrays of their avals' dtypes (no `Array` wrap, which would also make every
+    NumPy call of the other half that reads them pay for a subclass result).
+
+    >>> outs = eval_with_residuals(primal, n_out, *args); res = outs[n_out:]
+    """
+    if _state.current is not eval_trace:
+        return eval_jaxpr(closed, *args)
+    return eval_eager(closed.jaxpr, closed.consts, args, n_out)
+
+
 def eval_open_jaxpr(jaxpr, consts, args):
     if _state.current is eval_trace:
         return eval_eager(jaxpr, consts, args)
@@ -325,30 +338,51 @@ def eval_open_jaxpr(jaxpr, consts, args):
     return [a.val if isinstance(a, Literal) else env[a] for a in jaxpr.outvars]
 
 
-def eval_eager(jaxpr, consts, args):
+def eval_eager(jaxpr, consts, args, n_wrapped=None):
     """Run `jaxpr`'s NumPy implementations from its cached plan.  The results are `Array`s of
-    their avals' dtypes and weak types (what eager code sees); values between equations stay
-    as the implementations return them, cast only where the dtype differs (an `Array` would
-    cost a subclass wrap in every ufunc and a Python-level `__getitem__` in every slice)."""
+    their avals' dtypes and weak types (what eager code sees; only the first `n_wrapped`,
+    the rest plain values of their dtypes: `eval_with_residuals`); values between equations
+    are plain ndarrays, cast only where the dtype differs (an `Array` would cost a subclass
+    wrap in every ufunc and a Python-level `__getitem__` in every slice).  Under
+    xf.debug_nans/debug_infs every equation's results are checked, by the interpreter."""
     checked = bool(config.float_checks) and _checks_on()
     plan = memo.plans.lookup(jaxpr, "checked" if checked else "eager", _plan, jaxpr,
                              not checked)
     if len(consts) + len(args) != plan.n_in:
         raise ValueError(f"eval_jaxpr: {len(consts)} constants and {len(args)} arguments "
                          f"for a jaxpr taking {plan.n_in}")
-    if checked:                          # each equation's results, by the interpreter
-        vals = _interpret(plan, consts, args, jaxpr.eqns)
-    elif plan.run is None:
+    if not checked and plan.run is None:
         plan.calls += 1
         if plan.calls > _GENERATE_AFTER:    # run again and again: worth generated code
             plan.run = _generate(plan)
-        if plan.run is not None:
-            vals = plan.run(*consts, *args)
-        else:
-            vals = _interpret(plan, consts, args)
+    consts, args = _unwrapped(consts), _unwrapped(args)
+    if checked:
+        vals = _interpret(plan, consts, args, jaxpr.eqns)
+    elif plan.run is not None:
+        vals = plan.run(*consts, *args)
     else:
         vals = _interpret(plan, consts, args)
-    return [_fix_dtype(v, o[2]) for v, o in zip(vals, plan.outs)]
+    if n_wrapped is None:
+        return [_fix_dtype(v, o[2]) for v, o in zip(vals, plan.outs)]
+    outs = plan.outs
+    return ([_fix_dtype(v, o[2]) for v, o in zip(vals[:n_wrapped], outs)]
+            + [_plain(v, o[2]) for v, o in zip(vals[n_wrapped:], outs[n_wrapped:])])
+
+
+def _unwrapped(xs):
+    """Inputs with every `Array` viewed as a plain ndarray: a NumPy call on a subclass
+    returns the subclass, which every later call would pay for again."""
+    for x in xs:
+        if type(x) is Array:
+            return [x.view(np.ndarray) if type(x) is Array else x for x in xs]
+    return xs
+
+
+def _plain(x, aval):
+    """`x` as a plain ndarray (or NumPy scalar) of `aval`'s dtype."""
+    if type(x) is np.ndarray and x.dtype == aval.dtype:
+        return x
+    return np.asarray(_fix_dtype(x, aval)).view(np.ndarray)
 
 
 def _checks_on():

@@ -40,9 +40,11 @@ def inexact_dtype(dtype):
 
 
 def aval(x):
-    if type(x) is Tracer:
+    t = type(x)
+    if t is Tracer:
         return x._var.aval
-    if is_python_scalar(x) or isinstance(x, (np.ndarray, np.generic)):
+    if t is np.ndarray or t is core.Array or is_python_scalar(x) or isinstance(
+            x, (np.ndarray, np.generic)):
         return core.aval_of_value(x)
     return aval(asarray_operand(x))
 
@@ -308,9 +310,11 @@ def promote_keep_shapes(arrays, inexact=False):
     """Operands promoted to one dtype, shapes kept (xnp.concatenate, xnp.stack); with
     `inexact`, integer/bool results become floating (JAX's promote_dtypes_inexact)."""
     arrays = [asarray_operand(a) for a in arrays]
-    dtype, _ = promote_dtypes(*((aval(a).dtype, aval(a).weak_type) for a in arrays))
+    avals = [aval(a) for a in arrays]
+    dtype, _ = promote_dtypes(*((a.dtype, a.weak_type) for a in avals))
     dtype = inexact_dtype(dtype) if inexact else dtype
-    return [convert(a, dtype) for a in arrays]
+    return [a if av.dtype == dtype and not is_python_scalar(a) else convert(a, dtype)
+            for a, av in zip(arrays, avals)]
 
 
 def stack_new_axis(arrays, ax):

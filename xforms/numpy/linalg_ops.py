@@ -2,12 +2,16 @@
 from ..primitives import contraction as con
 from ..primitives import elementwise as ew
 from ._util import aval, asarray_operand, broadcast_to, promote
+from ..core.avals import broadcast_shapes
 from ._util import convert, promote_dtypes
 
 
 def _promote_dtypes(a, b):
     a, b = asarray_operand(a), asarray_operand(b)
-    dt, _ = promote_dtypes((aval(a).dtype, aval(a).weak_type), (aval(b).dtype, aval(b).weak_type))
+    va, vb = aval(a), aval(b)
+    if va.dtype == vb.dtype and not (va.weak_type or vb.weak_type):
+        return a, b                       # (the common case: nothing to convert)
+    dt, _ = promote_dtypes((va.dtype, va.weak_type), (vb.dtype, vb.weak_type))
     return convert(a, dt), convert(b, dt)
 
 
@@ -31,7 +35,6 @@ def matmul(a, b):
         out = con.dot_general(a, b, (((0,), (len(sb) - 2,)), ((), ())))
         return out   # batch dims of b come first, then b's last dim: matches NumPy
     _check(sa[-1], sb[-2], sa, sb)
-    from ..core.avals import broadcast_shapes
     batch = broadcast_shapes(sa[:-2], sb[:-2], op="matmul")
     if not batch:
         return con.dot_general(a, b, (((1,), (0,)), ((), ())))

@@ -3,6 +3,7 @@ import builtins
 
 import numpy as np
 
+from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import reductions as red
 from ..primitives import structural as st
@@ -54,6 +55,11 @@ def _back(out, f16):
 
 def _reducer(prim_fn, name, identity):
     def f(a, axis=None, dtype=None, keepdims=False, where=None):
+        if type(a) is Tracer and dtype is None and where is None:
+            dt = a._var.aval.dtype
+            if dt.kind in "fc" and dt != np.float16:    # (no conversion: the common case)
+                axes = canon_axes(axis, len(a._var.aval.shape))
+                return _keep(a, prim_fn(a, axes) if axes else a, axes, keepdims)
         a = asarray_operand(a)
         out_dt = dtype_arg(dtype) if dtype is not None else _accumulated(aval(a).dtype)
         a, f16 = _upcast_f16(convert(a, out_dt))

@@ -10,6 +10,7 @@ import numpy as np
 from .. import config
 from ..core import trace as core
 from ..core.avals import ShapedArray, accumulation_dtype
+from ..core.engine_prims import interned
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import defjvp, Zero
 from ..transforms.transpose import transpose_rules, is_undefined
@@ -97,7 +98,8 @@ def dot_general(x, y, dimension_numbers, precision=None):
         >>> dot_general(a, b, (((1,), (0,)), ((), ())), "highest")
     """
     (lc, rc), (lb, rb) = dimension_numbers
-    dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
+    dn = interned(((tuple(map(int, lc)), tuple(map(int, rc))),
+                   (tuple(map(int, lb)), tuple(map(int, rb)))))
     if precision is None and config.trace_options:
         precision = _CONFIG_PRECISION.get(config.default_matmul_precision.value)
     extra = {} if precision is None else {"precision": precision}

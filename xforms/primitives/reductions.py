@@ -10,7 +10,7 @@ from ..transforms.transpose import transpose_rules
 from ..transforms.vmap import vmap_rules, moveaxis
 from ..core.facts import REDUCTION, declare
 from ..core import engine_prims
-from ..core.engine_prims import reduce_sum
+from ..core.engine_prims import interned, reduce_sum
 from ..core.registry import exempt, primitive
 from .elementwise import convert_element_type, div, eq, mul, select_n
 from .structural import broadcast_in_dim, full
@@ -42,7 +42,7 @@ def _def_reducer(name, np_fn, init, bool_out=False):
 
 
 def _axes(axes):
-    return tuple(sorted(int(a) for a in axes))
+    return interned(tuple(sorted(int(a) for a in axes)))
 
 
 def _expand_back(y, x_aval, axes):
@@ -57,8 +57,9 @@ def _accumulating(ufunc):
     summing a small array) accumulating in `accumulation_dtype` (float16 in float32)."""
     def f(x, axis):
         x = np.asarray(x)
-        return ufunc.reduce(x, axis=axis, dtype=accumulation_dtype(x.dtype)).astype(
-            x.dtype, copy=False)
+        acc = accumulation_dtype(x.dtype)
+        r = ufunc.reduce(x, axis=axis, dtype=acc)
+        return r if acc == x.dtype else r.astype(x.dtype, copy=False)
     return f
 
 
