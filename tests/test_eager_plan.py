@@ -128,3 +128,19 @@ def test_integer_overflow_wraps_silently_as_the_ufuncs_do():
         out, = compile_body(body)(np.uint32(4000000000))
     assert out.dtype == np.uint32
     assert int(out) == (4000000000 * 2654435761 + 1) % 2 ** 32
+
+
+def test_a_plan_run_again_and_again_uses_its_generated_function(monkeypatch):
+    """After `_GENERATE_AFTER` calls the eager evaluator runs the plan's generated function,
+    not the interpreter, on every later call (a branch once sent them back to it)."""
+    closed = xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0 + 1.0)(np.ones(3))
+    x = np.linspace(0.0, 1.0, 3)
+    want = np.sin(x) * 2.0 + 1.0
+    for _ in range(core._GENERATE_AFTER + 1):
+        np.testing.assert_array_equal(core.eval_jaxpr(closed, x), [want])
+
+    def no_interpreter(*a, **k):
+        raise AssertionError("interpreted after the plan's function was generated")
+    monkeypatch.setattr(core, "_interpret", no_interpreter)
+    for _ in range(3):
+        np.testing.assert_array_equal(core.eval_jaxpr(closed, x), [want])
