@@ -81,17 +81,18 @@ def test_lu_solve_inv_det(dtype):
     np.testing.assert_allclose(det, np.linalg.det(a.astype(np.complex128)), rtol=_tol(dtype))
 
 
-@pytest.mark.parametrize("full", [False, True])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(2, 40, 25), (25, 40)])
-def test_qr(shape, dtype, full):
+def test_qr(shape, dtype):
     a = _rand(shape, dtype)
-    q, r = _run(lambda x: lax.linalg.qr(x, full_matrices=full), a)
-    wq, wr = np.linalg.qr(a, mode="complete" if full else "reduced")
-    assert q.shape == wq.shape and r.shape == wr.shape
-    np.testing.assert_allclose(q @ r, a, atol=20 * _tol(dtype))
-    _orthonormal(q, 20 * _tol(dtype))
-    assert np.all(np.tril(r, -1) == 0)
+    outs = _run(lambda x: [*lax.linalg.qr(x, full_matrices=False),
+                           *lax.linalg.qr(x, full_matrices=True)], a)
+    for (q, r), mode in zip((outs[:2], outs[2:]), ("reduced", "complete")):
+        wq, wr = np.linalg.qr(a, mode=mode)
+        assert q.shape == wq.shape and r.shape == wr.shape
+        np.testing.assert_allclose(q @ r, a, atol=20 * _tol(dtype))
+        _orthonormal(q, 20 * _tol(dtype))
+        assert np.all(np.tril(r, -1) == 0)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -105,17 +106,19 @@ def test_eigh(dtype):
     _orthonormal(v, 20 * _tol(dtype))
 
 
-@pytest.mark.parametrize("full, uv", [(True, True), (False, True), (False, False)])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(2, 30, 45), (45, 30), (20, 20)])
-def test_svd(shape, dtype, full, uv):
+def test_svd(shape, dtype):
+    """Full, reduced and values only, in one program (one compile per case on the GPU)."""
     a = _rand(shape, dtype)
-    outs = _run(lambda x: lax.linalg.svd(x, full_matrices=full, compute_uv=uv), a)
-    s = outs[1] if uv else outs[0]
-    np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.complex128), compute_uv=False),
-                               rtol=10 * _tol(dtype), atol=10 * _tol(dtype))
-    if uv:
-        u, _, vt = outs
+    outs = _run(lambda x: [*lax.linalg.svd(x), *lax.linalg.svd(x, full_matrices=False),
+                           lax.linalg.svd(x, compute_uv=False)], a)
+    want = np.linalg.svd(a.astype(np.complex128), compute_uv=False)
+    for s in (outs[1], outs[4], outs[6]):
+        np.testing.assert_allclose(s, want, rtol=10 * _tol(dtype), atol=10 * _tol(dtype))
+    for (u, s, vt), full in ((outs[:3], True), (outs[3:6], False)):
+        wu, _, wvt = np.linalg.svd(a, full_matrices=full)
+        assert u.shape == wu.shape and vt.shape == wvt.shape
         k = s.shape[-1]
         np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vt[..., :k, :], a,
                                    atol=50 * _tol(dtype))
