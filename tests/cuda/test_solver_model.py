@@ -155,3 +155,13 @@ def test_without_the_library_qr_and_svd_name_themselves():
     for f, name in ((lambda x: lax.linalg.qr(x), "qr"), (lambda x: lax.linalg.svd(x), "svd")):
         with pytest.raises(LoweringError, match=f"{name}.*cuSOLVER"):
             xf.jit(f, backend="cuda")(np.eye(3))
+
+
+def test_count_launches_counts_the_library_calls(lib):
+    """Kernels plus library routines: one cuSOLVER call per matrix of the batch."""
+    a = _hermitian((3, 5, 5), np.float64)
+    exe = xf.jit(lambda x: lax.linalg.cholesky(x, symmetrize_input=False),
+                 backend="cuda").lower(a)._exe
+    assert exe.launch_sites == 1                 # the kernel after potrf
+    assert exe.count_launches(a) == 1 + 3
+    assert [c[0] for c in lib.calls] == ["potrf"] * 3
