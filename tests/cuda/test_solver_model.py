@@ -165,3 +165,17 @@ def test_count_launches_counts_the_library_calls(lib):
     assert exe.launch_sites == 1                 # the kernel after potrf
     assert exe.count_launches(a) == 1 + 3
     assert [c[0] for c in lib.calls] == ["potrf"] * 3
+
+
+def test_empty_matrices_give_identity_factors_as_in_jax(lib):
+    """JAX 0.10.2 (run here): qr(ones((2, 3, 0)), full_matrices=True) -> (two eye(3), empty),
+    svd(ones((0, 4))) -> (empty u, empty s, eye(4)).  (The CPU backend gives NaN for that vt
+    today: xforms' bug, not this rule's.)"""
+    a, b = np.ones((2, 3, 0)), np.ones((0, 4))
+    q, r, u, s, vt = [np.asarray(o) for o in xf.jit(
+        lambda x, y: [*lax.linalg.qr(x, full_matrices=True),
+                      *lax.linalg.svd(y, full_matrices=True)], backend="cuda")(a, b)]
+    np.testing.assert_array_equal(q, np.broadcast_to(np.eye(3), (2, 3, 3)))
+    np.testing.assert_array_equal(vt, np.eye(4))
+    assert r.shape == (2, 3, 0) and u.shape == (0, 0) and s.shape == (0,)
+    assert lib.calls == []

@@ -142,12 +142,26 @@ def _library_only(rule):
         for v in eqn.outvars:
             em.alloc(v)
         a = eqn.invars[0]
-        if 0 in a.aval.shape:
+        if 0 in a.aval.shape:            # a full Q, U or V^T of an empty matrix: identity
+            for v in eqn.outvars:
+                if v.aval.size:
+                    _eye(em, eqn, v)
             return
         if solver_for(em.spec, a.aval.dtype) is None:
             raise unsupported(eqn, _NO_LIBRARY)
         rule(em, eqn, a, _batch(a.aval.shape), np.dtype(a.aval.dtype))
     return checked
+
+
+def _eye(em, eqn, out):
+    rows, cols = out.aval.shape[-2:]
+    kb = KernelBuilder(em, f"identity {out.aval.str_short()} of an empty matrix's factors")
+    kb.comment(eqn)
+    O = kb.arr(out)
+    loop = _OutLoop(em, kb, (_batch(out.aval.shape), rows, cols))
+    with loop as (_, i, j):
+        kb.line(f"{O}[_t] = 1 if {i} == {j} else 0")
+    loop.launch()
 
 
 @_library_only
