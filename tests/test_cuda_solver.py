@@ -18,8 +18,8 @@ import pytest
 
 from xforms.kernels.cuda import vendor
 from xforms.kernels.cuda.vendor import cusolver
-from xforms.kernels.cuda.vendor.solver_map import (LETTER, ROUTINES, UPPER, SolverCall,
-                                                   buffer_sizes, routine_name)
+from xforms.kernels.cuda.vendor.solver_map import (BATCHED, LETTER, ROUTINES, UPPER,
+                                                   SolverCall, buffer_sizes, routine_name)
 
 DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
 
@@ -59,8 +59,9 @@ class _CheckingLib:
                 if isinstance(a, ctypes._SimpleCData) or type(a).__name__ == "CArgObject":
                     continue
                 t.from_param(a)                  # raises on a wrong type
-            if name.endswith("_bufferSize"):
-                args[-1]._obj.value = 16
+            refs = [a for a in args if type(a).__name__ == "CArgObject"]
+            if refs:                                 # &lwork, or a handle to create
+                refs[0]._obj.value = 16
             self.calls.append((name, args))
             return 0
         fn.__name__ = name
@@ -70,7 +71,8 @@ class _CheckingLib:
 
 CALLS = [SolverCall("potrf", "", 4, 4, 0, 3, 16, UPPER), SolverCall("getrf", "", 4, 4, 0, 3, 16),
          SolverCall("geqrf", "", 5, 3, 0, 3, 25), SolverCall("orgqr", "", 5, 5, 3, 3, 25),
-         SolverCall("syevd", "", 4, 4, 0, 3, 16), SolverCall("gesvd", "", 5, 3, 0, 3, 15, job="S")]
+         SolverCall("syevd", "", 4, 4, 0, 3, 16), SolverCall("gesvd", "", 5, 3, 0, 3, 15, job="S"),
+         SolverCall("syevjBatched", "", 4, 4, 0, 3, 16)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -84,15 +86,17 @@ def test_the_binding_passes_what_its_signatures_declare(call, dtype):
                                lambda n, dt: scratch.append((n, np.dtype(dt))) or 1 << 40,
                                context=5, stream=6)
     name = routine_name(c.routine, dtype)
-    names = [n for n, _ in lib.calls]
-    assert names == ["cusolverDnCreate", "cusolverDnSetStream", name + "_bufferSize"] + \
-        [name] * c.batch
+    batched = c.routine in BATCHED                   # one call, its parameters made first
+    calls = (1 if batched else c.batch)
+    assert [n for n, _ in lib.calls] == ["cusolverDnCreate", "cusolverDnSetStream"] + \
+        ["cusolverDnCreateSyevjInfo"] * batched + [name + "_bufferSize"] + [name] * calls
     # matrix p's A and its info are at their offsets; one workspace of the queried size
     item = np.dtype(dtype).itemsize
-    for p, (_, args) in enumerate(lib.calls[3:]):
+    for p, (_, args) in enumerate(lib.calls[-calls:]):
         assert args[list(cusolver.SIGNATURES[c.routine][1]).index("p") + 1] == \
             (1 << 30) + p * c.stride * item
-        assert args[-1] == bufs["info"] + 4 * p
+        assert args[-3 if batched else -1] == bufs["info"] + 4 * p
+        assert not batched or args[-1] == c.batch
     assert scratch[0] == (16, np.dtype(dtype))
 
 
@@ -113,10 +117,11 @@ def test_the_signatures_match_the_header():
     if path is None:
         pytest.skip("no cusolverDn.h here (a CUDA toolkit or the nvidia-cusolver wheel)")
     text = open(path).read()
-    kind = {"int": "i", "signed char": "c", "cublasFillMode_t": "i", "cusolverEigMode_t": "i"}
+    kind = {"int": "i", "signed char": "c", "cublasFillMode_t": "i", "cusolverEigMode_t": "i",
+            "syevjInfo_t": "p"}
     for routine, (query, call) in cusolver.SIGNATURES.items():
         for dt in DTYPES:
-            for name, want in ((routine_name(routine, dt) + "_bufferSize", query + "w"),
+            for name, want in ((routine_name(routine, dt) + "_bufferSize", query),
                                (routine_name(routine, dt), call)):
                 m = re.search(rf"\b{name}\s*\(([^)]*)\)", text)
                 params = [re.sub(r"\s+", " ", p).strip() for p in m.group(1).split(",")][1:]

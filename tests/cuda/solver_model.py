@@ -31,7 +31,7 @@ def _vector(address, n, dtype):
 
 def _handle_fn(name):
     def fn(*args):
-        if name == "cusolverDnCreate":
+        if name in ("cusolverDnCreate", "cusolverDnCreateSyevjInfo"):
             args[0]._obj.value = 1
         return 0
     return fn
@@ -51,17 +51,19 @@ class ModelSolverLib:
     def __getattr__(self, name):        # a plain function per symbol, as ctypes' are
         if not name.startswith("cusolverDn"):
             raise AttributeError(name)
-        if name in ("cusolverDnCreate", "cusolverDnSetStream"):
+        if name in ("cusolverDnCreate", "cusolverDnSetStream", "cusolverDnCreateSyevjInfo"):
             return _handle_fn(name)
         letter, routine = name[len("cusolverDn")], name[len("cusolverDn") + 1:]
         query = routine.endswith("_bufferSize")
         routine = routine.replace("_bufferSize", "")
-        impl = getattr(self, "_" + {"ungqr": "orgqr", "heevd": "syevd"}.get(routine, routine))
+        impl = getattr(self, "_" + {"ungqr": "orgqr", "heevd": "syevd",
+                                    "heevjBatched": "syevjBatched"}.get(routine, routine))
         dt = DTYPES[letter]
 
         def fn(handle, *args):
-            if query:
-                args[-1]._obj.value = 7 + len(self.calls)   # any size: the binding passes it
+            if query:                    # &lwork: any size (the binding passes it on)
+                next(a for a in args if type(a).__name__ == "CArgObject")._obj.value = \
+                    7 + len(self.calls)
                 return 0
             return impl(letter, dt, *args)
         fn.__name__ = name
@@ -124,6 +126,19 @@ class ModelSolverLib:
         A[...] = vecs
         _vector(w, n, np.empty(0, dt).real.dtype)[:n] = vals
         return self._done(info, status, "syevd", n)
+
+    def _syevjBatched(self, L, dt, jobz, uplo, n, a, lda, w, work, lwork, info, params,
+                      batch):
+        """cuSOLVER's contract: n <= 32, the batch's matrices one every lda * n elements,
+        their values n apart in W, one devInfo each; same results as syevd (ascending)."""
+        if not 1 <= n <= 32 or lda < max(1, n) or params is None:
+            return INVALID_VALUE
+        real = np.empty(0, dt).real.dtype
+        for p in range(batch):
+            self._syevd(L, dt, jobz, uplo, n, a + p * lda * n * np.dtype(dt).itemsize, lda,
+                        w + p * n * real.itemsize, work, lwork, info + 4 * p)
+        self.calls[-batch:] = [("syevjBatched", n, batch)]
+        return 0
 
     def _gesvd(self, L, dt, jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork,
                rwork, info):

@@ -96,8 +96,9 @@ def test_qr(shape, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_eigh(dtype):
-    a = _hermitian((2, 48, 48), dtype)
+@pytest.mark.parametrize("shape", [(2, 48, 48), (5, 12, 12)])      # syevd; syevjBatched
+def test_eigh(dtype, shape):
+    a = _hermitian(shape, dtype)
     v, w = _run(lambda x: lax.linalg.eigh(x), a)
     np.testing.assert_allclose(w, np.linalg.eigvalsh(a.astype(np.complex128)),
                                rtol=10 * _tol(dtype))

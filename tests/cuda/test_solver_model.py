@@ -99,15 +99,17 @@ def test_qr(lib, shape, dtype, full):
 
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
-def test_eigh(lib, dtype, lower):
-    a = _hermitian((2, 4, 4), dtype)
+@pytest.mark.parametrize("shape, routine", [((2, 4, 4), "syevjBatched"), ((4, 4), "syevd")])
+def test_eigh(lib, dtype, lower, shape, routine):
+    a = _hermitian(shape, dtype)
     tri = np.tril(a) if lower else np.triu(a)     # the other triangle is never read
     v, w = _run(lambda x: lax.linalg.eigh(x, lower=lower, symmetrize_input=False), tri)
     np.testing.assert_allclose(w, np.linalg.eigvalsh(a), rtol=1e-10)
     np.testing.assert_allclose(v * w[..., None, :] @ np.swapaxes(v, -1, -2).conj(), a,
                                atol=1e-9)
     np.testing.assert_allclose(np.swapaxes(v, -1, -2).conj() @ v, np.broadcast_to(
-        np.eye(4), (2, 4, 4)), atol=1e-12)
+        np.eye(4), shape), atol=1e-12)
+    assert [c[0] for c in lib.calls] == [routine]
 
 
 @pytest.mark.parametrize("full, uv", [(True, True), (False, True), (False, False)])

@@ -10,8 +10,9 @@ matrix A lies in memory as the column-major A^T, which each rule uses where it c
     cholesky  the operand copied into the output, potrf of the *upper* triangle: the
               column-major upper factor U of A^T = conj(A) is, read row-major, L = U^T with
               L L^H = A -- no transpose.  Then one kernel zeroes the upper triangle.
-    eigh      likewise syevd of the other triangle: the eigenvectors of conj(A) are conj(V),
-              column-major; one kernel transposes and conjugates them into v.
+    eigh      likewise syevd of the other triangle (syevjBatched, one call, for a batch of
+              matrices of order <= 32): the eigenvectors of conj(A) are conj(V), column-major;
+              one kernel transposes and conjugates them into v.
     svd       a wide or square A (n >= m): gesvd (which takes m >= n only) of A^T as it lies,
               n x m, computes U' S V'^H = A^T, so A = conj(V') S U'^T: u is V'^H and vt is U'
               read row-major -- the library writes the outputs directly.  A tall A is copied
@@ -36,7 +37,8 @@ from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
 from ..cuda.kernel_builder import unsupported
 from ..cuda.vendor import solver_for
-from ..cuda.vendor.solver_map import LOWER, UPPER, SolverCall, svd_shape
+from ..cuda.vendor.solver_map import (LOWER, SYEVJ_BATCHED_MAX_N, UPPER, SolverCall,
+                                      svd_shape)
 from .linalg import _cholesky_cuda, _lu_cuda, _perm_lines
 from xforms.primitives.linalg.cholesky_ad import cholesky_p
 from xforms.primitives.linalg.factor import lu_p
@@ -190,8 +192,10 @@ def _eigh(em, eqn, a, batch, dt):
     scratch, info = em.temp(batch * n * n, dt), em.temp(batch, _I32)
     what = f"eigh of {a.aval.str_short()}"
     em.line(f"_rt.copy_into({scratch}, {em.A(a)})")
-    # the row-major lower triangle is the column-major upper one
-    call = SolverCall("syevd", dt.name, n, n, 0, batch, n * n,
+    # the row-major lower triangle is the column-major upper one; a batch of small matrices
+    # is one Jacobi call (syevjBatched) rather than one divide-and-conquer call per matrix
+    routine = "syevjBatched" if batch > 1 and n <= SYEVJ_BATCHED_MAX_N else "syevd"
+    call = SolverCall(routine, dt.name, n, n, 0, batch, n * n,
                       UPPER if eqn.params["lower"] else LOWER)
     _solve(em, call, scratch, em.A(w), info, note=what)
     _copy(em, v, (scratch, dt), eqn, f"{what}: the vectors, transposed and conjugated",

@@ -1,5 +1,6 @@
 """cuSOLVER (dense) through ctypes: one handle per CUDA context, bound to the backend's
-stream, and `run`, which executes one SolverCall (solver_map.py) matrix by matrix.
+stream, and `run`, which executes one SolverCall (solver_map.py) matrix by matrix (or, for a
+batched routine, in one call).
 
     solver = Cusolver(ctypes.CDLL("libcusolver.so.12"))
     solver.run(call, a_ptr, {"info": info_ptr}, scratch, context=ctx, stream=s)
@@ -18,19 +19,22 @@ from ctypes import POINTER, byref, c_byte, c_int
 
 import numpy as np
 
-from .solver_map import ROUTINES, EIG_VECTOR, SolverCall, buffer_sizes, routine_name
+from .solver_map import BATCHED, EIG_VECTOR, ROUTINES, SolverCall, buffer_sizes, routine_name
 from .status import ADDR, LibraryError
 
-_C = {"i": c_int, "p": ADDR, "c": c_byte}
-# routine -> (arguments of its _bufferSize query after the handle, before &lwork; those of
-# the routine itself after the handle), by letter: i int, p pointer, c signed char
-SIGNATURES = {"potrf": ("iipi", "iipipip"),          # uplo n A lda | work lwork info
-              "getrf": ("iipi", "iipippp"),          # m n A lda | work ipiv info
-              "geqrf": ("iipi", "iipippip"),         # m n A lda | tau work lwork info
-              "orgqr": ("iiipip", "iiipippip"),      # m n k A lda tau | work lwork info
-              "syevd": ("iiipip", "iiipippip"),      # jobz uplo n A lda W | work lwork info
-              "gesvd": ("ii", "cciipippipipipp")}    # m n | ... S U ldu VT ldvt work lwork
+_C = {"i": c_int, "p": ADDR, "c": c_byte, "w": POINTER(c_int)}
+# routine -> (arguments of its _bufferSize query after the handle; those of the routine itself
+# after the handle), by letter: i int, p pointer or handle, c signed char, w &lwork
+SIGNATURES = {"potrf": ("iipiw", "iipipip"),         # uplo n A lda | work lwork info
+              "getrf": ("iipiw", "iipippp"),         # m n A lda | work ipiv info
+              "geqrf": ("iipiw", "iipippip"),        # m n A lda | tau work lwork info
+              "orgqr": ("iiipipw", "iiipippip"),     # m n k A lda tau | work lwork info
+              "syevd": ("iiipipw", "iiipippip"),     # jobz uplo n A lda W | work lwork info
+              "syevjBatched": ("iiipipwpi",          # jobz uplo n A lda W lwork params batch
+                               "iiipippippi"),       # ... W work lwork info params batch
+              "gesvd": ("iiw", "cciipippipipipp")}   # m n | ... S U ldu VT ldvt work lwork
 #                                                      rwork info
+_LWORK = object()                  # where a query's &lwork goes
 _STATUS = {1: "NOT_INITIALIZED", 2: "ALLOC_FAILED", 3: "INVALID_VALUE", 4: "ARCH_MISMATCH",
            5: "MAPPING_ERROR", 6: "EXECUTION_FAILED", 7: "INTERNAL_ERROR",
            8: "MATRIX_TYPE_NOT_SUPPORTED", 9: "NOT_SUPPORTED"}
@@ -58,6 +62,7 @@ class Cusolver:
         lib.cusolverDnCreate.argtypes = [POINTER(ADDR)]
         lib.cusolverDnSetStream.argtypes = [ADDR, ADDR]
         self._fns = {}
+        self._syevj = None             # syevjBatched's parameters (host-side: defaults)
         self._handles = {}             # context -> [handle, the stream it is bound to]
         self._lock = threading.Lock()
 
@@ -68,7 +73,7 @@ class Cusolver:
             name = routine_name(routine, dtype)
             query, call = SIGNATURES[routine]
             q, f = getattr(self._lib, name + "_bufferSize"), getattr(self._lib, name)
-            q.argtypes = [ADDR] + [_C[t] for t in query] + [POINTER(c_int)]
+            q.argtypes = [ADDR] + [_C[t] for t in query]
             f.argtypes = [ADDR] + [_C[t] for t in call]
             self._fns[key] = (q, f)
         return self._fns[key]
@@ -93,12 +98,26 @@ class Cusolver:
         with self._lock:               # a handle is bound to one stream at a time
             h = self._handle(context, stream)
             lwork = c_int()
-            _check(q(h, *_query_args(c, a, buffers), byref(lwork)), f"{q.__name__}{tuple(c)}")
+            extra = self._syevj_params() if c.routine in BATCHED else None
+            query = [byref(lwork) if x is _LWORK else x
+                     for x in _query_args(c, a, buffers, extra)]
+            _check(q(h, *query), f"{q.__name__}{tuple(c)}")
             work = scratch(max(1, lwork.value), dt)
             rwork = scratch(max(1, min(c.m, c.n)), _real(dt)) if c.routine == "gesvd" else None
-            for p in range(c.batch):
-                args = _call_args(c, _at(c, a, buffers, p), work, lwork.value, rwork)
+            for p in range(1 if c.routine in BATCHED else c.batch):
+                args = _call_args(c, _at(c, a, buffers, p), work, lwork.value, rwork, extra)
                 _check(f(h, *args), f"{f.__name__}{tuple(c)} (matrix {p})")
+
+    def _syevj_params(self):
+        """syevjBatched's syevjInfo_t, made once: the defaults (tolerance: machine
+        precision, 100 sweeps, eigenvalues sorted ascending)."""
+        if self._syevj is None:
+            fn = self._lib.cusolverDnCreateSyevjInfo
+            fn.argtypes = [POINTER(ADDR)]
+            p = ADDR()
+            _check(fn(byref(p)), "cusolverDnCreateSyevjInfo")
+            self._syevj = p
+        return self._syevj
 
 
 def _at(c, a, buffers, p):
@@ -112,16 +131,19 @@ def _at(c, a, buffers, p):
     return out
 
 
-def _query_args(c, a, buffers):
-    return {"potrf": lambda: (c.uplo, c.n, a, c.m),
-            "getrf": lambda: (c.m, c.n, a, c.m),
-            "geqrf": lambda: (c.m, c.n, a, c.m),
-            "orgqr": lambda: (c.m, c.n, c.k, a, c.m, buffers["tau"]),
-            "syevd": lambda: (EIG_VECTOR, c.uplo, c.n, a, c.m, buffers["w"]),
-            "gesvd": lambda: (c.m, c.n)}[c.routine]()
+def _query_args(c, a, buffers, params):
+    w = _LWORK
+    return {"potrf": lambda: (c.uplo, c.n, a, c.m, w),
+            "getrf": lambda: (c.m, c.n, a, c.m, w),
+            "geqrf": lambda: (c.m, c.n, a, c.m, w),
+            "orgqr": lambda: (c.m, c.n, c.k, a, c.m, buffers["tau"], w),
+            "syevd": lambda: (EIG_VECTOR, c.uplo, c.n, a, c.m, buffers["w"], w),
+            "syevjBatched": lambda: (EIG_VECTOR, c.uplo, c.n, a, c.m, buffers["w"], w, params,
+                                     c.batch),
+            "gesvd": lambda: (c.m, c.n, w)}[c.routine]()
 
 
-def _call_args(c, x, work, lwork, rwork):
+def _call_args(c, x, work, lwork, rwork, params):
     job = ord(c.job)
     ldvt = max(1, min(c.m, c.n) if c.job == "S" else c.n)
     return {"potrf": lambda: (c.uplo, c.n, x["a"], c.m, work, lwork, x["info"]),
@@ -130,5 +152,7 @@ def _call_args(c, x, work, lwork, rwork):
             "orgqr": lambda: (c.m, c.n, c.k, x["a"], c.m, x["tau"], work, lwork, x["info"]),
             "syevd": lambda: (EIG_VECTOR, c.uplo, c.n, x["a"], c.m, x["w"], work, lwork,
                               x["info"]),
+            "syevjBatched": lambda: (EIG_VECTOR, c.uplo, c.n, x["a"], c.m, x["w"], work, lwork,
+                                     x["info"], params, c.batch),
             "gesvd": lambda: (job, job, c.m, c.n, x["a"], c.m, x["s"], x["u"], c.m, x["vt"],
                               ldvt, work, lwork, rwork, x["info"])}[c.routine]()

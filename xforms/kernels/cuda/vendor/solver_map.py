@@ -15,8 +15,10 @@ A `SolverCall` is one routine over a batch of matrices, as the generated host co
     routine_name("potrf", "float64")           # 'cusolverDnDpotrf'
     ROUTINES["potrf"]                          # ('info',)
 
-Batches are one call per matrix (cuSOLVER's batched forms -- potrfBatched, syevjBatched,
-gesvdjBatched -- take device arrays of pointers or cap the size at 32; not wired in).
+Batches are one call per matrix, except eigh of a batch of matrices of order <= 32, which is
+one syevjBatched (Jacobi) call.  cuSOLVER's other batched forms are not wired in: potrfBatched
+takes a device array of pointers (and small Cholesky/LU stay in our block kernels),
+gesvdjBatched returns V rather than V^H and full factors only.
 """
 from typing import NamedTuple
 
@@ -33,11 +35,14 @@ LETTER = {np.dtype(np.float32): "S", np.dtype(np.float64): "D",
 #   info int32[batch], ipiv int32[batch, min(m, n)], tau/values (dtype or real)[batch, k],
 #   u/vt: gesvd's factors (column-major, ld = m and ld = k or n)
 ROUTINES = {"potrf": ("info",), "getrf": ("ipiv", "info"), "geqrf": ("tau", "info"),
-            "orgqr": ("tau", "info"), "syevd": ("w", "info"),
+            "orgqr": ("tau", "info"), "syevd": ("w", "info"), "syevjBatched": ("w", "info"),
             "gesvd": ("s", "u", "vt", "info")}
+# routines that take the whole batch in one call (the others: one call per matrix)
+BATCHED = {"syevjBatched"}
+SYEVJ_BATCHED_MAX_N = 32           # syevjBatched's limit on the order of the matrices
 
 # the complex routines' other names (LAPACK's: Hermitian, unitary)
-_COMPLEX_NAME = {"orgqr": "ungqr", "syevd": "heevd"}
+_COMPLEX_NAME = {"orgqr": "ungqr", "syevd": "heevd", "syevjBatched": "heevjBatched"}
 
 
 class SolverCall(NamedTuple):
