@@ -277,5 +277,4 @@ impl_rules[eig_p] = _eig_impl
 jvp_rules[eig_p] = _eig_jvp
 def_batched_vmap(eig_p)
 
-for _p in (qr_p, eigh_p, svd_p, eig_p):
-    exempt(_p, "cuda", _NO_CUDA)
+exempt(eig_p, "cuda", _NO_CUDA)    # qr, eigh, svd: cuSOLVER (xforms/kernels/ops/solver.py)
