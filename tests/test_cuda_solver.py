@@ -60,8 +60,8 @@ class _CheckingLib:
                     continue
                 t.from_param(a)                  # raises on a wrong type
             refs = [a for a in args if type(a).__name__ == "CArgObject"]
-            if refs:                                 # &lwork, or a handle to create
-                refs[0]._obj.value = 16
+            for r in refs:                           # &lwork (&sizes), a handle to create
+                r._obj.value = 16
             self.calls.append((name, args))
             return 0
         fn.__name__ = name
@@ -72,12 +72,15 @@ class _CheckingLib:
 CALLS = [SolverCall("potrf", "", 4, 4, 0, 3, 16, UPPER), SolverCall("getrf", "", 4, 4, 0, 3, 16),
          SolverCall("geqrf", "", 5, 3, 0, 3, 25), SolverCall("orgqr", "", 5, 5, 3, 3, 25),
          SolverCall("syevd", "", 4, 4, 0, 3, 16), SolverCall("gesvd", "", 5, 3, 0, 3, 15, job="S"),
-         SolverCall("syevjBatched", "", 4, 4, 0, 3, 16)]
+         SolverCall("syevjBatched", "", 4, 4, 0, 3, 16),
+         SolverCall("geev", "", 4, 4, 0, 3, 16, job="V")]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("call", CALLS, ids=[c.routine for c in CALLS])
 def test_the_binding_passes_what_its_signatures_declare(call, dtype):
+    if call.routine == "geev" and np.dtype(dtype).kind != "c":
+        pytest.skip("the rules call geev with complex operands only")
     lib = _CheckingLib()
     c = call._replace(dtype=np.dtype(dtype).name)
     scratch = []
@@ -88,16 +91,18 @@ def test_the_binding_passes_what_its_signatures_declare(call, dtype):
     name = routine_name(c.routine, dtype)
     batched = c.routine in BATCHED                   # one call, its parameters made first
     calls = (1 if batched else c.batch)
+    geev = c.routine == "geev"                       # the 64-bit API: its parameters too
     assert [n for n, _ in lib.calls] == ["cusolverDnCreate", "cusolverDnSetStream"] + \
-        ["cusolverDnCreateSyevjInfo"] * batched + [name + "_bufferSize"] + [name] * calls
+        ["cusolverDnCreateSyevjInfo"] * batched + ["cusolverDnCreateParams"] * geev + \
+        [name + "_bufferSize"] + [name] * calls
     # matrix p's A and its info are at their offsets; one workspace of the queried size
     item = np.dtype(dtype).itemsize
+    a_at = 6 if geev else list(cusolver.SIGNATURES[c.routine][1]).index("p") + 1
     for p, (_, args) in enumerate(lib.calls[-calls:]):
-        assert args[list(cusolver.SIGNATURES[c.routine][1]).index("p") + 1] == \
-            (1 << 30) + p * c.stride * item
+        assert args[a_at] == (1 << 30) + p * c.stride * item
         assert args[-3 if batched else -1] == bufs["info"] + 4 * p
         assert not batched or args[-1] == c.batch
-    assert scratch[0] == (16, np.dtype(dtype))
+    assert scratch[0] == (16, np.dtype(np.uint8 if geev else dtype))
 
 
 def _header():
@@ -118,7 +123,8 @@ def test_the_signatures_match_the_header():
         pytest.skip("no cusolverDn.h here (a CUDA toolkit or the nvidia-cusolver wheel)")
     text = open(path).read()
     kind = {"int": "i", "signed char": "c", "cublasFillMode_t": "i", "cusolverEigMode_t": "i",
-            "syevjInfo_t": "p"}
+            "syevjInfo_t": "p", "cusolverDnParams_t": "p", "int64_t": "l", "cudaDataType": "i",
+            "size_t": "z"}
     for routine, (query, call) in cusolver.SIGNATURES.items():
         for dt in DTYPES:
             for name, want in ((routine_name(routine, dt) + "_bufferSize", query),
@@ -126,7 +132,8 @@ def test_the_signatures_match_the_header():
                 m = re.search(rf"\b{name}\s*\(([^)]*)\)", text)
                 params = [re.sub(r"\s+", " ", p).strip() for p in m.group(1).split(",")][1:]
                 got = "".join("w" if p.startswith("int *") and p.endswith(("Lwork", "lwork"))
-                              and name.endswith("_bufferSize") else "p" if "*" in p
+                              and name.endswith("_bufferSize") else
+                              "s" if p.startswith("size_t*") else "p" if "*" in p
                               else kind[p.rsplit(" ", 1)[0].replace("const ", "")]
                               for p in params)
                 assert got == want, (name, params)
@@ -194,7 +201,7 @@ def test_the_binding_against_the_installed_library():
     if lib is None:
         pytest.skip("libcusolver is not installed here")
     s = cusolver.Cusolver(lib)
-    for routine in ROUTINES:
+    for routine in ROUTINES:                      # (geev: one generic symbol for all)
         for dt in LETTER:
             s.bind(routine, dt)
     with pytest.raises(cusolver.CusolverError, match="cuSOLVER cusolverDnCreate failed"):

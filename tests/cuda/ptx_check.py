@@ -65,7 +65,8 @@ def _vendor_programs():
     tall, wide = np.ones((2, 5, 3), np.complex64), np.ones((3, 5), np.float64)
     linalg = lambda a: (xnp.linalg.cholesky(a), xnp.linalg.qr(a), xnp.linalg.eigh(a),  # noqa
                         xnp.linalg.svd(a), xnp.linalg.solve(a, a))
-    svds = lambda a, b: (xnp.linalg.svd(a), xnp.linalg.svd(b, full_matrices=False))  # noqa
+    svds = lambda a, b: (xnp.linalg.svd(a), xnp.linalg.svd(b, full_matrices=False),  # noqa
+                         xnp.linalg.eig(b[:, :3]), xnp.linalg.eigvals(a[0, :3]))
     return {"vendor_linalg_f32": (linalg, (np.ones((2, 4, 4), np.float32),), 0),
             "vendor_linalg_c128": (linalg, (np.ones((4, 4), np.complex128),), 0),
             "vendor_svd": (svds, (tall, wide), 0),

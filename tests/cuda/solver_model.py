@@ -31,7 +31,7 @@ def _vector(address, n, dtype):
 
 def _handle_fn(name):
     def fn(*args):
-        if name in ("cusolverDnCreate", "cusolverDnCreateSyevjInfo"):
+        if name != "cusolverDnSetStream":
             args[0]._obj.value = 1
         return 0
     return fn
@@ -51,8 +51,11 @@ class ModelSolverLib:
     def __getattr__(self, name):        # a plain function per symbol, as ctypes' are
         if not name.startswith("cusolverDn"):
             raise AttributeError(name)
-        if name in ("cusolverDnCreate", "cusolverDnSetStream", "cusolverDnCreateSyevjInfo"):
+        if name in ("cusolverDnCreate", "cusolverDnSetStream", "cusolverDnCreateSyevjInfo",
+                    "cusolverDnCreateParams"):
             return _handle_fn(name)
+        if name.startswith("cusolverDnXgeev"):
+            return self._xgeev_fn(name)
         letter, routine = name[len("cusolverDn")], name[len("cusolverDn") + 1:]
         query = routine.endswith("_bufferSize")
         routine = routine.replace("_bufferSize", "")
@@ -68,6 +71,34 @@ class ModelSolverLib:
             return impl(letter, dt, *args)
         fn.__name__ = name
         return fn
+
+    def _xgeev_fn(self, name):
+        def fn(handle, *args):
+            if name.endswith("_bufferSize"):             # two &sizes, in bytes
+                dev, host = args[-2:]
+                dev._obj.value, host._obj.value = 64, 32
+                return 0
+            return self._xgeev(*args)
+        fn.__name__ = name
+        return fn
+
+    def _xgeev(self, params, jobvl, jobvr, n, ta, a, lda, tw, w, tvl, vl, ldvl, tvr, vr, ldvr,
+               compute, dwork, dbytes, hwork, hbytes, info):
+        """cusolverDnXgeev with every type complex (CUDA_C_32F = 4, CUDA_C_64F = 5): zgeev's
+        values and unit right eigenvectors (largest component real); A is overwritten."""
+        dt = {4: np.complex64, 5: np.complex128}.get(ta)
+        if dt is None or len({ta, tw, tvr, compute}) != 1 or jobvl != 0 or params is None \
+                or lda < max(1, n) or (jobvr and ldvr < max(1, n)) or hwork is None:
+            return INVALID_VALUE
+        _vector(dwork, dbytes, np.uint8)[:] = 0xFF      # NaN in every float type
+        A = _matrix(a, n, n, lda, dt)
+        vals, _, vecs, status = _lapack("Z" if dt == np.complex128 else "C", "geev")(
+            np.array(A), compute_vl=0, compute_vr=int(jobvr))
+        A[...] = np.nan
+        _vector(w, n, dt)[:n] = vals
+        if jobvr:
+            _matrix(vr, n, n, ldvr, dt)[...] = vecs
+        return self._done(info, status, "geev", n)
 
     def _done(self, info, value, routine, *dims):
         _vector(info, 1, np.int32)[0] = value

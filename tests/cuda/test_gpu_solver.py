@@ -127,6 +127,21 @@ def test_svd(shape, dtype):
         _orthonormal(np.swapaxes(vt, -1, -2), 20 * _tol(dtype))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eig(dtype):
+    """cusolverDnXgeev (CUDA 12.6 and later), a real matrix's values complex."""
+    a = _rand((2, 24, 24), dtype)
+    w, v, vals = _run(lambda x: [*xnp.linalg.eig(x), xnp.linalg.eigvals(x)], a)
+    tol = 20 * _tol(dtype)
+    want = np.linalg.eigvals(a.astype(np.complex128))
+    for p in range(2):                # the same values, in LAPACK's (any) order
+        d = np.abs(w[p][:, None] - want[p][None, :])
+        assert np.all(d.min(axis=1) < tol * np.abs(want[p]).max()), (w[p], want[p])
+    np.testing.assert_allclose(vals, w, rtol=tol, atol=tol)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol * np.abs(w).max())
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, rtol=tol)
+
+
 def test_numpy_and_scipy_linalg_on_the_gpu():
     import xforms.scipy.linalg as xsl
     a, s = _rand((30, 20), np.float64), _hermitian((20, 20), np.float64)

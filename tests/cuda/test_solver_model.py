@@ -153,8 +153,9 @@ def test_small_matrices_stay_in_the_block_kernels(lib, monkeypatch):
     np.testing.assert_allclose(np.asarray(exe(a)[0]), np.linalg.cholesky(a), rtol=1e-12)
 
 
-def test_without_the_library_qr_and_svd_name_themselves():
-    for f, name in ((lambda x: lax.linalg.qr(x), "qr"), (lambda x: lax.linalg.svd(x), "svd")):
+def test_without_the_library_qr_svd_and_eig_name_themselves():
+    for f, name in ((lambda x: lax.linalg.qr(x), "qr"), (lambda x: lax.linalg.svd(x), "svd"),
+                    (lambda x: xnp.linalg.eig(x), "eig")):
         with pytest.raises(LoweringError, match=f"{name}.*cuSOLVER"):
             xf.jit(f, backend="cuda")(np.eye(3))
 
@@ -181,3 +182,17 @@ def test_empty_matrices_give_identity_factors_as_in_jax(lib):
     np.testing.assert_array_equal(vt, np.eye(4))
     assert r.shape == (2, 3, 0) and u.shape == (0, 0) and s.shape == (0,)
     assert lib.calls == []
+
+
+@pytest.mark.parametrize("shape, dtype", [((2, 4, 4), np.float64), ((5, 5), np.complex64)])
+def test_eig(lib, shape, dtype):
+    a = _rand(shape, dtype)
+    w, v, vals = _run(lambda x: [*xnp.linalg.eig(x), xnp.linalg.eigvals(x)], a)
+    tol = 10 * _tol(dtype)
+    key = lambda z: np.sort_complex(np.round(z, 4))      # noqa: E731  (LAPACK's order)
+    np.testing.assert_allclose(key(w), key(np.linalg.eigvals(a)), rtol=tol, atol=tol)
+    np.testing.assert_allclose(vals, w, rtol=tol, atol=tol)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, rtol=tol)
+    assert w.dtype == v.dtype == np.result_type(dtype, np.complex64)
+    assert {c[0] for c in lib.calls} == {"geev"}

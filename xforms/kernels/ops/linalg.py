@@ -6,8 +6,9 @@ its operands and outputs as batches of matrices (B, m, n).
     la_cholesky(B.reshape((1, 3, 3)), C.reshape((1, 3, 3)), 1)
 
 CUDA: cholesky, triangular_solve, lu and lu_pivots_to_permutation have rules below (cholesky
-and lu through ops/solver.py, which hands large matrices to cuSOLVER); qr, eigh and svd run
-through cuSOLVER only (ops/solver.py); the others raise a LoweringError naming the primitive.
+and lu through ops/solver.py, which hands large matrices to cuSOLVER); qr, eigh, svd and eig
+run through cuSOLVER only (ops/solver.py); the others raise a LoweringError naming the
+primitive.
 
 CUDA rules for the LU-family factorisations (xforms/primitives/linalg/factor.py): cholesky,
 triangular_solve, lu and lu_pivots_to_permutation, so solve, inv, det, slogdet, cho_solve,

@@ -1,8 +1,8 @@
 """CUDA rules of the factorisations through cuSOLVER (xforms/kernels/cuda/vendor/): cholesky and
 lu on a GPU where the library is installed and the matrices are not small (vendor.SOLVER_MIN_N;
 else the one-block-per-matrix kernels of ops/linalg.py), and qr, eigh and svd, which have no
-kernel of ours: on the simulator, or without cuSOLVER, they raise a LoweringError naming
-themselves.
+kernel of ours, and eig: on the simulator, or without cuSOLVER, they raise a LoweringError
+naming themselves.
 
 cuSOLVER computes on column-major matrices in place (vendor/solver_map.py).  Our row-major
 matrix A lies in memory as the column-major A^T, which each rule uses where it can:
@@ -19,6 +19,8 @@ matrix A lies in memory as the column-major A^T, which each rule uses where it c
               transposed into scratch, and u, vt transposed back.
     lu, qr    the factors of A^T are not those of A: the operand is copied transposed into
               scratch (getrf, geqrf + orgqr), the factors transposed back.
+    eig       likewise (cusolverDnXgeev, CUDA 12.6 and later), the copy made complex, so
+              that a real matrix's values and vectors come back complex.
 
 A transposing copy is one O(n^2) kernel beside the O(n^3) factorisation; each routine
 overwrites its operand, so a copy is made in every case anyway.  A failure a routine reports
@@ -42,7 +44,7 @@ from ..cuda.vendor.solver_map import (LOWER, SYEVJ_BATCHED_MAX_N, UPPER, SolverC
 from .linalg import _cholesky_cuda, _lu_cuda, _perm_lines
 from xforms.primitives.linalg.cholesky_ad import cholesky_p
 from xforms.primitives.linalg.factor import lu_p
-from xforms.primitives.linalg.spectral import eigh_p, qr_p, svd_p
+from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p
 
 _I32 = np.dtype(np.int32)
 _NO_LIBRARY = ("no CUDA kernel computes it here: it runs through NVIDIA's cuSOLVER, on a GPU "
@@ -238,6 +240,28 @@ def _svd(em, eqn, a, batch, dt):
           _rowmajor(k, k), _rowmajor(k, k), info=info)
 
 
+@_library_only
+def _eig(em, eqn, a, batch, dt):
+    w, vs = eqn.outvars[0], eqn.outvars[1:]
+    n = a.aval.shape[-1]
+    cdt = np.dtype(w.aval.dtype)
+    what = f"eig of {a.aval.str_short()}"
+    scratch, info = em.temp(batch * n * n, cdt), em.temp(batch, _I32)
+    vr = em.temp(batch * n * n, cdt) if vs else scratch
+    # column-major and complex: Xgeev then returns complex values and vectors for a real
+    # matrix too (no LAPACK-packed conjugate pairs to unpack)
+    _copy(em, (scratch, cdt), a, eqn, f"{what}: to column-major, complex", (batch, n, n),
+          _colmajor(n * n, n), _rowmajor(n * n, n))
+    call = SolverCall("geev", cdt.name, n, n, 0, batch, n * n, job="V" if vs else "N")
+    _solve(em, call, scratch, em.A(w), vr, info, note=what)
+    for v in vs:
+        _copy(em, v, (vr, cdt), eqn, f"{what}: the vectors from column-major", (batch, n, n),
+              _rowmajor(n * n, n), _colmajor(n * n, n), info=info)
+    _copy(em, w, w, eqn, f"{what}: NaN values where it failed", (batch, 1, n),
+          _rowmajor(n, n), _rowmajor(n, n), info=info)
+
+
+CUDA_RULES[eig_p] = _eig
 CUDA_RULES[cholesky_p] = _cholesky
 CUDA_RULES[lu_p] = _lu
 CUDA_RULES[qr_p] = _qr

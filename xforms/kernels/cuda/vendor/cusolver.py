@@ -15,14 +15,19 @@ Signatures: cusolverDn.h of the nvidia-cusolver 12.4 wheel (CUDA 13).
 """
 import ctypes
 import threading
-from ctypes import POINTER, byref, c_byte, c_int
+from ctypes import POINTER, byref, c_byte, c_int, c_int64, c_size_t
 
 import numpy as np
 
+from .gemm_map import DATA_TYPE
 from .solver_map import BATCHED, EIG_VECTOR, ROUTINES, SolverCall, buffer_sizes, routine_name
 from .status import ADDR, LibraryError
 
-_C = {"i": c_int, "p": ADDR, "c": c_byte, "w": POINTER(c_int)}
+_C = {"i": c_int, "p": ADDR, "c": c_byte, "w": POINTER(c_int), "l": c_int64, "z": c_size_t,
+      "s": POINTER(c_size_t)}
+# cusolverDnXgeev (64-bit API): params jobvl jobvr n | type A lda | type W | type VL ldvl |
+# type VR ldvr | computeType; then the query's two &sizes, or the call's workspaces and info
+_GEEV = "piil" + "ipl" + "ip" + "ipl" + "ipl" + "i"
 # routine -> (arguments of its _bufferSize query after the handle; those of the routine itself
 # after the handle), by letter: i int, p pointer or handle, c signed char, w &lwork
 SIGNATURES = {"potrf": ("iipiw", "iipipip"),         # uplo n A lda | work lwork info
@@ -32,8 +37,10 @@ SIGNATURES = {"potrf": ("iipiw", "iipipip"),         # uplo n A lda | work lwork
               "syevd": ("iiipipw", "iiipippip"),     # jobz uplo n A lda W | work lwork info
               "syevjBatched": ("iiipipwpi",          # jobz uplo n A lda W lwork params batch
                                "iiipippippi"),       # ... W work lwork info params batch
-              "gesvd": ("iiw", "cciipippipipipp")}   # m n | ... S U ldu VT ldvt work lwork
+              "gesvd": ("iiw", "cciipippipipipp"),   # m n | ... S U ldu VT ldvt work lwork
 #                                                      rwork info
+              "geev": (_GEEV + "ss", _GEEV + "pzpzp")}  # ... device work, bytes, host work,
+#                                                         bytes, info
 _LWORK = object()                  # where a query's &lwork goes
 _STATUS = {1: "NOT_INITIALIZED", 2: "ALLOC_FAILED", 3: "INVALID_VALUE", 4: "ARCH_MISMATCH",
            5: "MAPPING_ERROR", 6: "EXECUTION_FAILED", 7: "INTERNAL_ERROR",
@@ -63,6 +70,8 @@ class Cusolver:
         lib.cusolverDnSetStream.argtypes = [ADDR, ADDR]
         self._fns = {}
         self._syevj = None             # syevjBatched's parameters (host-side: defaults)
+        self._params = None            # the 64-bit API's cusolverDnParams_t (defaults)
+        self._host_work = np.empty(0, np.uint8)     # geev's host workspace, kept
         self._handles = {}             # context -> [handle, the stream it is bound to]
         self._lock = threading.Lock()
 
@@ -97,6 +106,8 @@ class Cusolver:
         q, f = self.bind(c.routine, dt)
         with self._lock:               # a handle is bound to one stream at a time
             h = self._handle(context, stream)
+            if c.routine == "geev":
+                return self._geev(c, q, f, h, a, buffers, scratch)
             lwork = c_int()
             extra = self._syevj_params() if c.routine in BATCHED else None
             query = [byref(lwork) if x is _LWORK else x
@@ -108,15 +119,40 @@ class Cusolver:
                 args = _call_args(c, _at(c, a, buffers, p), work, lwork.value, rwork, extra)
                 _check(f(h, *args), f"{f.__name__}{tuple(c)} (matrix {p})")
 
+    def _geev(self, c, q, f, h, a, buffers, scratch):
+        """cusolverDnXgeev matrix by matrix: right eigenvectors only (jobvl = NOVECTOR), all
+        types the complex dtype; device and host workspaces in bytes."""
+        if self._params is None:
+            self._params = self._create("cusolverDnCreateParams")
+        t = DATA_TYPE[np.dtype(c.dtype)]
+        job = EIG_VECTOR if c.job == "V" else 0
+
+        def head(x):
+            return (self._params, 0, job, c.n, t, x["a"], c.m, t, x["w"], t, None, 1, t, x["vr"],
+                    c.n, t)
+        dev, host = c_size_t(), c_size_t()
+        _check(q(h, *head(_at(c, a, buffers, 0)), byref(dev), byref(host)),
+               f"{q.__name__}{tuple(c)}")
+        work = scratch(max(1, dev.value), np.uint8)
+        if self._host_work.size < host.value:
+            self._host_work = np.empty(host.value, np.uint8)
+        for p in range(c.batch):
+            x = _at(c, a, buffers, p)
+            _check(f(h, *head(x), work, dev.value, self._host_work.ctypes.data, host.value,
+                     x["info"]), f"{f.__name__}{tuple(c)} (matrix {p})")
+
+    def _create(self, name):
+        fn = getattr(self._lib, name)
+        fn.argtypes = [POINTER(ADDR)]
+        p = ADDR()
+        _check(fn(byref(p)), name)
+        return p
+
     def _syevj_params(self):
         """syevjBatched's syevjInfo_t, made once: the defaults (tolerance: machine
         precision, 100 sweeps, eigenvalues sorted ascending)."""
         if self._syevj is None:
-            fn = self._lib.cusolverDnCreateSyevjInfo
-            fn.argtypes = [POINTER(ADDR)]
-            p = ADDR()
-            _check(fn(byref(p)), "cusolverDnCreateSyevjInfo")
-            self._syevj = p
+            self._syevj = self._create("cusolverDnCreateSyevjInfo")
         return self._syevj
 
 
@@ -124,7 +160,8 @@ def _at(c, a, buffers, p):
     """The addresses of matrix p's A and buffers."""
     dt = np.dtype(c.dtype)
     sizes = buffer_sizes(c)
-    item = {"info": 4, "ipiv": 4, "w": _real(dt).itemsize, "s": _real(dt).itemsize}
+    real = _real(dt).itemsize      # eigen- and singular values are real (geev's: complex)
+    item = {"info": 4, "ipiv": 4, "s": real, "w": dt.itemsize if c.routine == "geev" else real}
     out = {"a": a + p * c.stride * dt.itemsize}
     for name in ROUTINES[c.routine]:
         out[name] = buffers[name] + p * sizes[name] * item.get(name, dt.itemsize)

@@ -36,7 +36,7 @@ LETTER = {np.dtype(np.float32): "S", np.dtype(np.float64): "D",
 #   u/vt: gesvd's factors (column-major, ld = m and ld = k or n)
 ROUTINES = {"potrf": ("info",), "getrf": ("ipiv", "info"), "geqrf": ("tau", "info"),
             "orgqr": ("tau", "info"), "syevd": ("w", "info"), "syevjBatched": ("w", "info"),
-            "gesvd": ("s", "u", "vt", "info")}
+            "gesvd": ("s", "u", "vt", "info"), "geev": ("w", "vr", "info")}
 # routines that take the whole batch in one call (the others: one call per matrix)
 BATCHED = {"syevjBatched"}
 SYEVJ_BATCHED_MAX_N = 32           # syevjBatched's limit on the order of the matrices
@@ -58,12 +58,15 @@ class SolverCall(NamedTuple):
     batch: int
     stride: int
     uplo: int = LOWER
-    job: str = "N"
+    job: str = "N"                 # gesvd's jobu = jobvt; geev's jobvr ('V' or 'N')
 
 
 def routine_name(routine, dtype):
     """The C name of `routine` for `dtype`: routine_name("syevd", "complex64") ==
-    'cusolverDnCheevd'."""
+    'cusolverDnCheevd'.  geev exists only in the 64-bit generic API (cusolverDnXgeev, the
+    dtype an argument; CUDA 12.6 and later), which the rules call with complex operands."""
+    if routine == "geev":
+        return "cusolverDnXgeev"
     dt = np.dtype(dtype)
     name = _COMPLEX_NAME.get(routine, routine) if dt.kind == "c" else routine
     return f"cusolverDn{LETTER[dt]}{name}"
@@ -85,7 +88,8 @@ def buffer_sizes(c):
     ucols, vrows = svd_shape(c)
     size = {"info": 1, "ipiv": k, "tau": c.k if c.routine == "orgqr" else k, "w": c.n,
             "s": k, "u": c.m * ucols if c.job != "N" else 1,
-            "vt": vrows * c.n if c.job != "N" else 1}
+            "vt": vrows * c.n if c.job != "N" else 1,
+            "vr": c.n * c.n if c.job == "V" else 1}
     return {b: size[b] for b in ROUTINES[c.routine]}
 
 
