@@ -17,7 +17,8 @@ the simulator) the backend keeps its own kernels.
 
 Libraries are found by cuda-pathfinder (NVIDIA's pip wheels, a CUDA toolkit), else by the
 dynamic loader's search path, and called through ctypes: nothing to install on a machine
-whose image carries the wheels (nvidia-cublas, nvidia-cufft, nvidia-cusolver), and nothing here needs CuPy.
+whose image carries the wheels (nvidia-cublas, nvidia-cufft, nvidia-cusolver), and nothing
+here needs CuPy.
 """
 import ctypes
 import logging
