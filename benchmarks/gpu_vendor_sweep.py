@@ -1,11 +1,13 @@
 """Where NVIDIA's libraries overtake the CUDA backend's own kernels: the measurement behind
-GEMM_MIN_WORK and FFT_MIN_POINTS in xforms/kernels/cuda/vendor/__init__.py.
+GEMM_MIN_WORK, FFT_MIN_POINTS and SOLVER_MIN_N in xforms/kernels/cuda/vendor/__init__.py.
 
     python -m benchmarks.gpu_vendor_sweep --out DIR [--quick]     (benchmarks/on_gpu.sh runs it)
 
 Each case (a product `a @ b` in float32 and float64, square and batched; an FFT over the last
-axis in complex64 and complex128, batched) is compiled twice, once per path (the size
-override XFORMS_CUDA_GEMM_MIN_WORK / XFORMS_CUDA_FFT_MIN_POINTS set past and below it), and
+axis in complex64 and complex128, batched; a Cholesky in float64, its "work" the matrix's
+order: cuSOLVER's potrf against the one-block-per-matrix kernel) is compiled twice, once per
+path (the size override XFORMS_CUDA_GEMM_MIN_WORK / _FFT_MIN_POINTS / _SOLVER_MIN_N set past
+and below it), and
 each is timed per call on device-resident inputs, synchronised (what a user's call costs:
 host launch sequence plus the work), both at JAX's default precision (cuBLAS: TF32 for
 float32; the tile kernel: float32).  JAX on the same GPU is timed beside them where it is
@@ -29,18 +31,26 @@ NEVER, ALWAYS = str(2 ** 62), "0"
 GEMMS = [(1, n, n, n) for n in (32, 64, 96, 128, 192, 256, 384, 512, 1024, 2048)] + \
     [(64, 32, 32, 32), (64, 64, 64, 64), (16, 128, 128, 128)]
 FFTS = [(1, 256), (1, 1024), (1, 4096), (64, 64), (64, 256), (16, 1024)]
+CHOLESKYS = [(1, n) for n in (32, 64, 128, 256, 512)]
 CASES = [("gemm", dt, c) for dt in ("float32", "float64") for c in GEMMS] + \
-    [("fft", dt, c) for dt in ("complex64", "complex128") for c in FFTS]
+    [("fft", dt, c) for dt in ("complex64", "complex128") for c in FFTS] + \
+    [("cholesky", "float64", c) for c in CHOLESKYS]
 QUICK = [("gemm", "float32", (1, 8, 8, 8)), ("gemm", "float64", (2, 8, 12, 8)),
-         ("fft", "complex64", (2, 16))]
-OVERRIDE = {"gemm": "XFORMS_CUDA_GEMM_MIN_WORK", "fft": "XFORMS_CUDA_FFT_MIN_POINTS"}
-CALL = {"gemm": "_rt.gemm(", "fft": "_rt.fft("}
+         ("fft", "complex64", (2, 16)), ("cholesky", "float64", (1, 6))]
+OVERRIDE = {"gemm": "XFORMS_CUDA_GEMM_MIN_WORK", "fft": "XFORMS_CUDA_FFT_MIN_POINTS",
+            "cholesky": "XFORMS_CUDA_SOLVER_MIN_N"}
+CALL = {"gemm": "_rt.gemm(", "fft": "_rt.fft(", "cholesky": "_rt.solve("}
 
 
 def _program(family, dtype, case):
     """(function, operands, work) of one case."""
     import xforms.numpy as xnp
     rng = np.random.default_rng(0)
+    if family == "cholesky":
+        b, n = case
+        x = rng.standard_normal((b, n, n)).astype(dtype)
+        spd = x @ np.swapaxes(x, -1, -2) + n * np.eye(n, dtype=dtype)
+        return xnp.linalg.cholesky, (spd if b > 1 else spd[0],), n
     if family == "gemm":
         b, m, k, n = case
         lead = (b,) if b > 1 else ()
@@ -65,7 +75,8 @@ def _jax_us(family, args):
         import jax
         import jax.numpy as jnp
         jax.config.update("jax_enable_x64", True)
-        f = jax.jit(jnp.matmul if family == "gemm" else jnp.fft.fft)
+        f = jax.jit({"gemm": jnp.matmul, "fft": jnp.fft.fft,
+                     "cholesky": jnp.linalg.cholesky}[family])
         dev = [jax.device_put(a) for a in args]
         f(*dev).block_until_ready()
         return measure(lambda: f(*dev).block_until_ready(), repeats=5, target=0.005,
@@ -122,14 +133,16 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     spec = rt.device_spec()
     have = {"gemm": spec.vendor and vendor.blas() is not None,
-            "fft": spec.vendor and vendor.fft() is not None}
+            "fft": spec.vendor and vendor.fft() is not None,
+            "cholesky": spec.vendor and vendor.solver() is not None}
     rows, result = [], {}
     for family, dtype, case in QUICK if args.quick else CASES:
         rows.append(run_case(family, dtype, case, have[family]))
         print(json.dumps(rows[-1]), flush=True)
         result = {"device": spec.name, "simulator": rt.simulating(), "load": os.getloadavg(),
                   "seconds": time.time() - t0, "rows": rows,
-                  "thresholds_now": {"gemm": vendor.GEMM_MIN_WORK, "fft": vendor.FFT_MIN_POINTS},
+                  "thresholds_now": {"gemm": vendor.GEMM_MIN_WORK, "fft": vendor.FFT_MIN_POINTS,
+                                     "cholesky": vendor.SOLVER_MIN_N},
                   "crossover": {f"{f}/{d}": crossover(rows, f, d) for f, d in
                                 sorted({(r["family"], r["dtype"]) for r in rows})}}
         with open(os.path.join(args.out, "vendor_sweep.json"), "w") as fh:

@@ -142,8 +142,8 @@ def cuda_vendor_threshold(name, default):
     """The size from which the CUDA backend hands an operation to NVIDIA's library rather
     than its own kernel (xforms/kernels/cuda/vendor/__init__.py, where the measured defaults
     live): XFORMS_CUDA_GEMM_MIN_WORK (multiply-adds, batch x M x N x K, of a dot_general) or
-    XFORMS_CUDA_FFT_MIN_POINTS (elements an fft transforms); 0 sends every case the library
-    takes.  Read at each compile."""
+    XFORMS_CUDA_FFT_MIN_POINTS (elements an fft transforms) or XFORMS_CUDA_SOLVER_MIN_N (the
+    order of a Cholesky's or LU's matrices); 0 sends every case the library takes.  Read at each compile."""
     v = os.environ.get(name, "").strip()
     return int(v) if v.isdigit() else default
 

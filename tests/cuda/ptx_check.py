@@ -7,8 +7,9 @@ code that only the simulator accepts fails here.
 Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
 Kernels with the same text are compiled once; each kernel is typed and lowered once and
 its NVVM IR compiled for both architectures.  The VENDOR programs are emitted as for a GPU
-with cuBLAS and cuFFT (xforms/kernels/cuda/vendor/; the libraries are only named, never
-called), so that the kernels around their calls (the inverse FFTs' scaling) compile too.
+with cuBLAS, cuFFT and cuSOLVER (xforms/kernels/cuda/vendor/; the libraries are only named,
+never called), so that the kernels around their calls (the inverse FFTs' scaling, the
+factorisations' transposing copies and devInfo checks) compile too.
 """
 import dataclasses
 import os
@@ -61,16 +62,25 @@ def _vendor_programs():
     import xforms.numpy as xnp
     z64, z128 = np.ones((4, 16), np.complex64), np.ones((4, 6, 8), np.complex128)
     w, x = np.ones((8, 8), np.float32), np.ones((4, 8), np.float32)
-    return {"vendor_fft_c64": (lambda z: (xnp.fft.ifft(z), xnp.fft.irfft(z)), (z64,), 0),
+    tall, wide = np.ones((2, 5, 3), np.complex64), np.ones((3, 5), np.float64)
+    linalg = lambda a: (xnp.linalg.cholesky(a), xnp.linalg.qr(a), xnp.linalg.eigh(a),  # noqa
+                        xnp.linalg.svd(a), xnp.linalg.solve(a, a))
+    svds = lambda a, b: (xnp.linalg.svd(a), xnp.linalg.svd(b, full_matrices=False),  # noqa
+                         xnp.linalg.eig(b[:, :3]), xnp.linalg.eigvals(a[0, :3]))
+    return {"vendor_linalg_f32": (linalg, (np.ones((2, 4, 4), np.float32),), 0),
+            "vendor_linalg_c128": (linalg, (np.ones((4, 4), np.complex128),), 0),
+            "vendor_svd": (svds, (tall, wide), 0),
+            "vendor_fft_c64": (lambda z: (xnp.fft.ifft(z), xnp.fft.irfft(z)), (z64,), 0),
             "vendor_fft_c128": (lambda z: (xnp.fft.ifft2(z), xnp.fft.irfftn(z)), (z128,), 0),
             "vendor_mlp_grad": (xf.grad(lambda w, x: xnp.sum(xnp.tanh(x @ w) ** 2)), (w, x), 0)}
 
 
 def _pretend_libraries():
-    """As on a GPU with cuBLAS and cuFFT loaded, every size taken (emission only)."""
+    """As on a GPU with cuBLAS, cuFFT and cuSOLVER loaded, every size taken (emission only)."""
     from xforms.kernels.cuda import vendor
-    os.environ["XFORMS_CUDA_GEMM_MIN_WORK"] = os.environ["XFORMS_CUDA_FFT_MIN_POINTS"] = "0"
-    vendor._bound.update({"cublas": object(), "cufft": object()})
+    for name in ("GEMM_MIN_WORK", "FFT_MIN_POINTS", "SOLVER_MIN_N"):
+        os.environ[f"XFORMS_CUDA_{name}"] = "0"
+    vendor._bound.update({"cublas": object(), "cufft": object(), "cusolver": object()})
 
 
 def main(names=None):

@@ -1,6 +1,7 @@
 """The LU-family factorisations on the CUDA simulator (xforms/kernels/ops/linalg.py):
 cholesky, triangular_solve, lu and what is built on them, against the CPU's values; eigh and
-the other spectral factorisations still raise a LoweringError naming themselves."""
+the other spectral factorisations raise a LoweringError naming themselves here (the simulator:
+they run through cuSOLVER on a GPU, tests/cuda/test_solver_model.py)."""
 import numpy as np
 import pytest
 

@@ -89,6 +89,8 @@ def test_gemm_between_kernels_and_in_a_gradient(model):
         for a, b in zip(g(w1, w2, x), want):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
     assert len(model.calls) >= 8
+    exe = g.lower(w1, w2, x)._exe              # count_launches: the kernels and each GEMM
+    assert exe.count_launches(w1, w2, x) == exe.launch_sites + exe.source.count("_rt.gemm(")
 
 
 @pytest.mark.parametrize("single", [True, False])

@@ -12,8 +12,8 @@ host function, device arrays that stay on the GPU between calls.
     emit_cuda_pack.py     where buffers live: small ones packed, so launches take few arguments
     pool.py               the device buffer pool (memory reused across calls)
     backend.py            compile_cuda -> CudaExecutable; compile_ptx (tests, no GPU needed)
-    vendor/               NVIDIA's libraries (cuBLAS for large products), loaded lazily; the
-                          tile kernel where one is absent and on the simulator
+    vendor/               NVIDIA's libraries (cuBLAS for large products, cuFFT, cuSOLVER),
+                          loaded lazily; our kernels where one is absent and on the simulator
 
 `BACKEND` is the "cuda" entry of `kernels.BACKENDS` (compile, device_put and the
 `cuda_available` probe); importing this package imports nothing from numba.cuda: that

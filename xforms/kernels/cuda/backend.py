@@ -4,7 +4,8 @@ numba.cuda.jit -> `CudaExecutable`.
     exe = compile_cuda(closed, {"name": "loss"})
     outs = exe(*flat_args)          # DeviceArrays; inputs may be NumPy or DeviceArrays
     print(exe.source)               # the kernels and the host function that launches them
-    exe.count_launches(*flat_args)  # kernels one call launches (host loops: per iteration)
+    exe.count_launches(*flat_args)  # kernels and library calls one call makes (host loops:
+                                    #   per iteration)
 
 Generated modules go through `xforms.kernels.build.codecache` (content-addressed files, so Numba's
 cache works across processes); each kernel is compiled eagerly for its signature (flat
@@ -36,6 +37,7 @@ from . import emit_cuda_control, emit_cuda_ops  # noqa: F401  (register rules)
 from .emit_cuda import CudaEmitter
 from .launch import launcher
 from .vendor import LibraryError
+from .vendor.solver_map import SolverCall
 from .emit_cuda_pack import drop_unused_views, pack_inputs, pack_outputs
 from .emit_cuda_control import add_consts, is_lane_local
 
@@ -142,6 +144,24 @@ def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
 
 
 # ---- executables -----------------------------------------------------------------------------
+class _CountingRuntime:
+    """The runtime module as the host code sees it, with its library calls counted into
+    n[0]: `gemm` and `fft` one each, `solve` (cuSOLVER) one per matrix of its batch."""
+
+    def __init__(self, n):
+        self._n = n
+
+    def __getattr__(self, name):
+        fn = getattr(rt, name)
+        if name not in ("gemm", "fft", "solve"):
+            return fn
+
+        def call(*a):
+            self._n[0] += SolverCall(*a[0]).batch if name == "solve" else 1
+            return fn(*a)
+        return call
+
+
 class CudaExecutable:
     """A compiled program: `exe(*flat_args) -> list of DeviceArrays`; `.source`,
     `.num_kernels`, `.launch_sites`."""
@@ -157,6 +177,7 @@ class CudaExecutable:
         self.in_avals, self.out_avals = program.in_avals, program.out_avals
         self._K = [launcher(kernels[name], grid, block) for name, grid, block in program.launches]
         self._host = module.host
+        self._rt = rt                  # what the host code calls (count_launches wraps it)
         self._M = self._W = self._consts = None
         self._direct = [(i, i in dev_scalars) for i in program.direct]
         self._groups = program.groups
@@ -188,8 +209,10 @@ class CudaExecutable:
         return rt.to_device(np.asarray(x), dtype=aval.dtype)
 
     def count_launches(self, *args):
-        """Run once and return how many kernels that call launched (a host loop launches its
-        body's kernels on every iteration; `launch_sites` counts them once)."""
+        """Run once and return how many kernels that call launched and library routines it
+        called (a host loop launches its body's kernels on every iteration; `launch_sites`
+        counts them once): a cuBLAS or cuFFT call counts one, a cuSOLVER call one per matrix
+        (it runs the routine matrix by matrix)."""
         n = [0]
 
         def counted(k):
@@ -200,10 +223,11 @@ class CudaExecutable:
         exe = self._target(args)
         with exe._lock:
             plain, exe._K = exe._K, [counted(k) for k in exe._K]
+            exe._rt = _CountingRuntime(n)
         try:
             exe(*args)
         finally:
-            exe._K = plain
+            exe._K, exe._rt = plain, rt
         return n[0]
 
     def _memory(self):
@@ -256,7 +280,7 @@ class CudaExecutable:
             try:
                 if self._M is None:
                     self._memory()
-                outs = self._host(rt, self._K, self._M, self._W, *conv, *self._consts)
+                outs = self._host(self._rt, self._K, self._M, self._W, *conv, *self._consts)
             except Exception as e:
                 if type(e).__module__.split(".")[0] in ("numba", "numba_cuda", "cuda") \
                         or isinstance(e, LibraryError):

@@ -250,6 +250,23 @@ def fft(plan, x, out):
     cufft().run(plan, px, po, context, handle)
 
 
+def solve(call, a, *buffers):
+    """Run cuSOLVER's SolverCall `call` (vendor/solver_map.py) in place on the column-major
+    matrices of `a`, with the buffers its routine takes (ROUTINES' order), on this backend's
+    stream: the host code's call for a factorisation (ops/solver.py).  Workspace comes from
+    the pool and goes back when the call returns (blocks are reused in stream order)."""
+    from .vendor import solver
+    from .vendor.solver_map import ROUTINES
+    held = []
+
+    def scratch(count, dtype):
+        held.append(empty(count, dtype))
+        return _library_args(held[-1])[0][0]
+    addrs, context, handle = _library_args(a, *buffers)
+    solver().run(call, addrs[0], dict(zip(ROUTINES[call[0]], addrs[1:])), scratch, context,
+                 handle)
+
+
 def view(base, off, size):
     """Elements [off, off + size) of flat buffer `base`, as a buffer (no copy)."""
     size = max(int(size), 1)

@@ -1,7 +1,7 @@
-"""The rules of the op families that are not fused loops (cumulative, sorting, fft, linalg,
-conv, mpi, callbacks, special functions).
+"""The rules of the op families that are not fused loops (cumulative, sorting, fft, linalg
+and its cuSOLVER rules, conv, mpi, callbacks, special functions).
 
 Importing this package registers every family's rules (`xforms.kernels` does, before any
 compile): the one list of them.
 """
-from . import callbacks, conv, cumulative, fft, linalg, mpi, sorting, special  # noqa: F401
+from . import callbacks, conv, cumulative, fft, linalg, mpi, solver, sorting, special  # noqa: F401

@@ -5,8 +5,10 @@ its operands and outputs as batches of matrices (B, m, n).
     # c:f64[3,3] = cholesky b                           gp.py:12 (nll)
     la_cholesky(B.reshape((1, 3, 3)), C.reshape((1, 3, 3)), 1)
 
-CUDA: cholesky, triangular_solve, lu and lu_pivots_to_permutation have rules in
-xforms/kernels/ops/linalg.py; the others raise a LoweringError naming the primitive.
+CUDA: cholesky, triangular_solve, lu and lu_pivots_to_permutation have rules below (cholesky
+and lu through ops/solver.py, which hands large matrices to cuSOLVER); qr, eigh, svd and eig
+run through cuSOLVER only (ops/solver.py); the others raise a LoweringError naming the
+primitive.
 
 CUDA rules for the LU-family factorisations (xforms/primitives/linalg/factor.py): cholesky,
 triangular_solve, lu and lu_pivots_to_permutation, so solve, inv, det, slogdet, cho_solve,
@@ -25,7 +27,8 @@ block's threads sharing each elimination step's updates, with a barrier between 
 triangular_solve runs one thread per right-hand side (a column of b on the left side, a row
 on the right), forward or backward substitution in place in the output.  All of them are
 O(n) steps of barriers or O(n^2) per thread: right for the small and medium matrices of
-batched models; cuSOLVER is not wired in.
+batched models; on a GPU with cuSOLVER, matrices from vendor.SOLVER_MIN_N up go to the
+library (ops/solver.py, which calls _cholesky_cuda and _lu_cuda below that).
 
     # c:f64[3,3] = cholesky b, abridged:
     for _b in range(cuda.blockIdx.x, 1, cuda.gridDim.x):
@@ -448,8 +451,6 @@ def _cholesky_cotangent_cuda(em, eqn):
                            "matrix)", body, batch)
 
 
-CUDA_RULES[cholesky_p] = _cholesky_cuda
 CUDA_RULES[cholesky_cotangent_p] = _cholesky_cotangent_cuda
-CUDA_RULES[lu_p] = _lu_cuda
 CUDA_RULES[lu_pivots_to_permutation_p] = _pivots_to_permutation_cuda
 CUDA_RULES[triangular_solve_p] = _triangular_solve_cuda

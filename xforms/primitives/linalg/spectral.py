@@ -16,8 +16,8 @@ from ...core.trace import abstract_eval_rules, impl_rules
 from ...transforms.jvp import Zero, jvp_rules, tangent_aval
 from .. import elementwise as ew
 from ...core.facts import declare
-from ...core.registry import exempt, primitive
-from .factor import _NO_CUDA, def_batched_vmap, solve, triangular_solve
+from ...core.registry import primitive
+from .factor import def_batched_vmap, solve, triangular_solve
 from ..reductions import reduce_sum
 from .batched import (check_matrix, col, const_like, diag_embed, diagonal, eye_like, h, mm, row,
                       row_to, shape, to_dtype, tril)
@@ -277,5 +277,3 @@ impl_rules[eig_p] = _eig_impl
 jvp_rules[eig_p] = _eig_jvp
 def_batched_vmap(eig_p)
 
-for _p in (qr_p, eigh_p, svd_p, eig_p):
-    exempt(_p, "cuda", _NO_CUDA)

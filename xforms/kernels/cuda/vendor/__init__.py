@@ -3,17 +3,22 @@ the simulator) the backend keeps its own kernels.
 
     gemm_call(spec, xs, ys, dn, dtype, precision)       # the host call's arguments, or None
     fft_call(spec, kind, xshape, dtype, fft_lengths)    # likewise for lax.fft
-    blas(), fft()                  # the bound cuBLAS / cuFFT, or None (absence logged once)
+    solver_for(spec, dtype)                             # the bound cuSOLVER for this, or None
+    blas(), fft(), solver()        # the bound cuBLAS / cuFFT / cuSOLVER, or None (absence
+                                   # logged once)
 
     gemm_map.py   dot_general -> cublas<t>gemmStridedBatched parameters (pure; no GPU)
     cublas.py     the ctypes binding: handles per context, bound to the backend's stream
     fft_map.py    lax.fft -> a cufftPlanMany and what the host does around it (pure)
     cufft.py      the ctypes binding: plans per context and transform, on the same stream
+    solver_map.py the linear algebra primitives -> cusolverDn routines (pure)
+    cusolver.py   the ctypes binding: handles per context, workspace from the pool
     status.py     what the bindings share: LibraryError, the address type
 
 Libraries are found by cuda-pathfinder (NVIDIA's pip wheels, a CUDA toolkit), else by the
 dynamic loader's search path, and called through ctypes: nothing to install on a machine
-whose image carries the wheels (nvidia-cublas, nvidia-cufft), and nothing here needs CuPy.
+whose image carries the wheels (nvidia-cublas, nvidia-cufft, nvidia-cusolver), and nothing
+here needs CuPy.
 """
 import ctypes
 import logging
@@ -24,6 +29,7 @@ from xforms import config
 
 from .fft_map import fft_plan
 from .gemm_map import DATA_TYPE, compute_type, gemm_for
+from .solver_map import takes
 from .status import LibraryError  # noqa: F401  (what the executable reports by its line)
 
 logger = logging.getLogger(__name__)
@@ -37,9 +43,14 @@ GEMM_MIN_WORK = 128 ** 3
 # Likewise transforms of fewer elements (all of the batch) stay in the direct DFT kernel
 # (N^2 work per transform, no library call); an estimate until the same sweep measures it.
 FFT_MIN_POINTS = 4096
+# Cholesky and LU of matrices of lower order than this stay in the one-block-per-matrix
+# kernels (ops/linalg.py), which take a whole batch in one launch where cuSOLVER is called
+# once per matrix; an estimate until measured on hardware (XFORMS_CUDA_SOLVER_MIN_N).
+SOLVER_MIN_N = 64
 
 _SONAMES = {"cublas": ("libcublas.so.13", "libcublas.so.12", "libcublas.so"),
-            "cufft": ("libcufft.so.12", "libcufft.so.11", "libcufft.so")}
+            "cufft": ("libcufft.so.12", "libcufft.so.11", "libcufft.so"),
+            "cusolver": ("libcusolver.so.12", "libcusolver.so.11", "libcusolver.so")}
 _libs = {}
 
 
@@ -93,6 +104,29 @@ def fft():
     """The bound cuFFT (cufft.Cufft), or None where the library is absent."""
     from .cufft import Cufft
     return _library("cufft", Cufft)
+
+
+def solver():
+    """The bound cuSOLVER (cusolver.Cusolver), or None where the library is absent."""
+    from .cusolver import Cusolver
+    return _library("cusolver", Cusolver)
+
+
+def solver_for(spec, dtype, n=None):
+    """The bound cuSOLVER where it computes a factorisation of `dtype` on this device, else
+    None: on the simulator (`spec.vendor` false), for dtypes it does not take, when the
+    library is absent, or -- for a primitive that has its own kernel, whose matrices' order
+    `n` is given -- below SOLVER_MIN_N.
+
+        solver_for(device_spec(), np.float64)            # qr, eigh, svd: no kernel of ours
+        solver_for(device_spec(), np.float64, n=8)       # cholesky, lu of 8 x 8 matrices
+    """
+    if not spec.vendor or not takes(dtype):
+        return None
+    if n is not None and n < config.cuda_vendor_threshold("XFORMS_CUDA_SOLVER_MIN_N",
+                                                          SOLVER_MIN_N):
+        return None
+    return solver()
 
 
 def gemm_call(spec, xs, ys, dimension_numbers, dtype, precision=None):
