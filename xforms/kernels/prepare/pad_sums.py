@@ -15,7 +15,8 @@ windows are disjoint and cover that axis.
     ...                           # -> c = concatenate(a, b)
 """
 from xforms.core.ir import Eqn, Jaxpr, Literal, Var
-from xforms.primitives.structural import concatenate_p
+from xforms.primitives.elementwise import add_p
+from xforms.primitives.structural import concatenate_p, pad_p
 
 
 def concat_pad_sums(jaxpr):
@@ -32,7 +33,7 @@ def concat_pad_sums(jaxpr):
             uses[a] = uses.get(a, 0) + 1
     eqns = []
     for e in jaxpr.eqns:
-        if e.prim.name == "add":
+        if e.prim is add_p:
             leaves = _leaves(e, producer, uses)
             pieces = _tiling(leaves, e.outvars[0].aval.shape) if leaves else None
             if pieces is not None:
@@ -49,12 +50,12 @@ def _leaves(e, producer, uses):
         src = producer.get(a) if isinstance(a, Var) else None
         if src is None:
             return None
-        if src.prim.name == "add" and uses.get(a) == 1:
+        if src.prim is add_p and uses.get(a) == 1:
             sub = _leaves(src, producer, uses)
             if sub is None:
                 return None
             out.extend(sub)
-        elif src.prim.name == "pad":
+        elif src.prim is pad_p:
             out.append(src)
         else:
             return None

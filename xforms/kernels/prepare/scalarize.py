@@ -36,10 +36,7 @@ from xforms.core import staging
 from xforms.core.ir import ClosedJaxpr, Literal
 from xforms.core.registry import RuleTable
 from xforms.primitives import elementwise as E
-from xforms.primitives import reductions as R
 from xforms.primitives import structural as S
-from xforms.primitives.control.loops import for_loop_p, while_p
-from xforms.primitives.control.scan import scan_p
 from xforms.transforms.simplify import dce
 
 from .fusion_classes import REDUCTIONS, is_elementwise

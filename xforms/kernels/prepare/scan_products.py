@@ -25,10 +25,12 @@ import math
 
 from xforms.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from xforms.core.avals import ShapedArray
+from xforms.primitives.contraction import dot_general_p
 from xforms.primitives.control.scan import scan_p
+from xforms.primitives.elementwise import add_p
+from xforms.primitives.reductions import reduce_sum_p
 
 MAX_STACKED = 1 << 24        # elements of a hoisted stacked product (64 MiB of float32)
-_DOT, _SUM, _ADD = "dot_general", "reduce_sum", "add"
 
 
 def hoist_step_products(jaxpr):
@@ -121,7 +123,7 @@ def _dims(params):
 def _stacked_input(s, b, const_of):
     """Body product `x_t . W` (x_t an xs, W a const, no batch axes) -> the outer product over
     every step, its result read by the body as a new xs; None where it does not apply."""
-    if b.prim.name != _DOT or any(isinstance(a, Literal) for a in b.invars):
+    if b.prim is not dot_general_p or any(isinstance(a, Literal) for a in b.invars):
         return None
     lc, rc, batch = _dims(b.params)
     x, w = b.invars
@@ -142,7 +144,7 @@ def _accumulated(s, c):
     the steps, acc0 + it] after the loop, the carry gone; None where it does not apply."""
     acc, init, out, final = c
     add = s.producer(out)
-    if add is None or add.prim.name != _ADD or acc not in add.invars or s.uses(acc) != 1 \
+    if add is None or add.prim is not add_p or acc not in add.invars or s.uses(acc) != 1 \
             or s.uses(out) != 1 or add.invars[0].aval != add.invars[1].aval:
         return None
     term = add.invars[1] if add.invars[0] is acc else add.invars[0]
@@ -163,15 +165,15 @@ def _accumulated(s, c):
 
 
 def _summable(prod):
-    if prod.prim.name == _SUM:
+    if prod.prim is reduce_sum_p:
         return True
-    return prod.prim.name == _DOT and not _dims(prod.params)[2] \
+    return prod.prim is dot_general_p and not _dims(prod.params)[2] \
         and not any(isinstance(a, Literal) for a in prod.invars)
 
 
 def _over_steps(prod):
     """`prod`'s params on stacked operands, contracting (or summing) the steps' axis too."""
-    if prod.prim.name == _SUM:
+    if prod.prim is reduce_sum_p:
         return dict(prod.params, axes=(0,) + tuple(a + 1 for a in prod.params["axes"]))
     lc, rc, _ = _dims(prod.params)
     dn = (((0,) + tuple(a + 1 for a in lc), (0,) + tuple(a + 1 for a in rc)), ((), ()))
