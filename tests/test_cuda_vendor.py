@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from xforms.kernels.cuda import vendor
-from xforms.kernels.cuda.vendor import gemm_map
 from xforms.kernels.cuda.vendor.fft_map import C2R, FftPlan, Z2D, fft_plan
 from xforms.kernels.cuda.vendor.gemm_map import (COMPUTE_32F, COMPUTE_32F_FAST_TF32,
                                                  COMPUTE_64F, OP_N, OP_T, Gemm, compute_type,

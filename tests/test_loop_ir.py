@@ -183,7 +183,7 @@ def _loop_steps(f, *args):
 
 
 def test_a_fused_loop_lowers_to_evals_stores_reductions_and_guarded_loads():
-    from xforms.kernels.loops.ir import Eval, Guarded, Reduce, Scalar, Value
+    from xforms.kernels.loops.ir import Eval, Reduce, Value
     from xforms.kernels.loops.lower_loops import lower_loop
     v = np.arange(5.0)
     (step,) = _loop_steps(lambda x, r: (xnp.tanh(x * r) + lax.pad(v, 0.0, ((0, 0, 0),)),

@@ -19,7 +19,7 @@ from .core.avals import float0, is_complex, is_float, is_inexact
 from .primitives.elementwise import stop_gradient  # noqa: F401  (public: xforms.stop_gradient)
 from .core.source_info import describe_function
 from .transforms.tracing import flatten_args, trace_flat
-from .transforms.jvp import jvp_jaxpr, tangent_aval
+from .transforms.jvp import jvp_jaxpr
 from .tree_util import tree_flatten, tree_unflatten, treedef_flatten_up_to
 
 

@@ -29,7 +29,7 @@ from .argnums import resolve_static, split_call
 from .errors import BackendError
 from .core import jit_switch
 from .core.source_info import describe_function
-from .transforms.tracing import abstract_signature, flatten_args, trace_flat
+from .transforms.tracing import flatten_args, trace_flat
 from .tree_util import tree_flatten, tree_unflatten
 
 

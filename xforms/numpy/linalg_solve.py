@@ -8,7 +8,6 @@ import numpy as np
 
 from ..primitives import elementwise as ew
 from ..primitives.linalg import factor as pl
-from ..primitives.linalg import spectral as ps
 from ..primitives.linalg.batched import diagonal, h, mT
 from ..core.avals import broadcast_shapes
 from . import reductions as red

@@ -18,7 +18,7 @@ from ..codegen import dot_dims, lit
 from ..plan.index_maps import IndexMap
 from ..plan.plan import Loop, Read
 from ..loops.lower_indexing import LOWERINGS
-from .emit_cuda import OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name, unsupported
+from .emit_cuda import OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name
 from .loop_cuda import cuda_rule, scalar_out
 from .vendor import gemm_call
 from xforms.primitives.contraction import dot_general_p

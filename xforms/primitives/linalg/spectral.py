@@ -13,7 +13,7 @@ import numpy as np
 from ...core import trace as core
 from ...core.avals import ShapedArray
 from ...core.trace import abstract_eval_rules, impl_rules
-from ...transforms.jvp import Zero, jvp_rules, tangent_aval
+from ...transforms.jvp import jvp_rules
 from .. import elementwise as ew
 from ...core.facts import declare
 from ...core.registry import primitive

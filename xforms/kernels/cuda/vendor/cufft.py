@@ -7,7 +7,6 @@ backend's stream, and one execution per `run`.
 Pointers are device addresses (ints); `context` and `stream` the driver's handles as ints.
 A plan holds its work area (cuFFT allocates it) for the life of the process.
 """
-import ctypes
 import threading
 from ctypes import POINTER, byref, c_int
 

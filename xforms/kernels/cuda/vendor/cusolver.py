@@ -13,7 +13,6 @@ matrices' calls run one after another on the stream.  devInfo is written per mat
 the `info` buffer and never read here: the rule's next kernel turns a failure into NaNs.
 Signatures: cusolverDn.h of the nvidia-cusolver 12.4 wheel (CUDA 13).
 """
-import ctypes
 import threading
 from ctypes import POINTER, byref, c_byte, c_int, c_int64, c_size_t
 
