@@ -93,3 +93,30 @@ def test_upgrade_check_report_merges_both_probes():
     after = {"a": True, "b": True, "c": False, "d": False}
     assert _tool().report(before, after) == {"a": "ok", "b": "changed", "c": "missing",
                                              "d": "not installed"}
+
+
+_SETUP_SCRIPT = """
+import sys
+import numpy as np
+import xforms as xf, xforms.numpy as xnp
+assert float(xf.jit(lambda x: xnp.sin(x) * 2.0 + x, tiered=False)(0.5)) == np.sin(0.5) * 2.0 + 0.5
+print(sorted(m for m in ("scipy.linalg", "scipy.fft", "rocket_fft") if m in sys.modules))
+import numba
+@numba.njit
+def user_fft(a):          # a user's own Numba code still gets rocket-fft's overloads
+    return np.fft.fft(a)
+print(user_fft(np.ones(4)).real.tolist())
+"""
+
+
+def test_numba_setup_imports_no_scipy_a_kernel_does_not_use(tmp_path):
+    """xforms/kernels/numba_fixes/extensions.py: a kernel without BLAS or FFT compiles in a
+    process that never imports scipy.linalg (Numba's BLAS check) nor scipy.fft (rocket-fft's
+    entry point); Numba code outside xforms still loads every extension."""
+    import subprocess
+    env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path), NUMBA_CACHE_DIR=str(tmp_path / "nb"),
+               PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", _SETUP_SCRIPT], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[:2] == ["[]", "[4.0, 0.0, 0.0, 0.0]"]

@@ -49,7 +49,7 @@ from numba.core.errors import NumbaError
 from xforms import config
 from xforms.version import __version__ as XFORMS_VERSION
 
-from ..numba_fixes import vector_width
+from ..numba_fixes import extensions, vector_width
 from ..user_prims import NO_DISK_CACHE
 
 _lock = threading.RLock()
@@ -360,7 +360,7 @@ def compile_kernel(mod, h, signature, parallel=False):
 
         def build(cache):
             o = dict(opts, cache=cache)
-            with vector_width.compiling():
+            with vector_width.compiling(), extensions.deferring():
                 _compile_nests(mod, dict(o))
                 if getattr(mod, "__xforms_nests__", ()):   # the kernel's prange nests are there
                     o.update(parallel=False, no_rewrites=True)

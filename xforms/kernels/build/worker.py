@@ -33,9 +33,13 @@ def _watch_parent(ppid):
 
 def _warm_up():
     """Numba's first compile in a process sets up its typing and target contexts (about
-    half a second); do it before the first job arrives."""
+    half a second); do it before the first job arrives.  The worker compiles only xforms'
+    kernels, so without the extensions they import themselves (numba_fixes/extensions.py)."""
     import numba
-    numba.njit("float64(float64)", cache=False)(lambda x: x + 1.0)
+
+    from ..numba_fixes import extensions
+    with extensions.deferring():
+        numba.njit("float64(float64)", cache=False)(lambda x: x + 1.0)
 
 
 def main(ppid):

@@ -259,14 +259,15 @@ def _compile_in_worker(prep):
 
 def prewarm():
     """Set up Numba's typing and target contexts (their first use in a process imports
-    Numba's NumPy support and its extensions: 0.3-0.5 s), so that loading a kernel from the
+    Numba's NumPy support and its extensions: 0.1-0.2 s), so that loading a kernel from the
     disk cache then takes milliseconds; done while the worker compiles.  Under Numba's
     compiler lock: refreshing mutates the registries that a compile on another thread (a
     `tiered=False` jit beside a background compile) is typing with -- unlocked, that compile
     failed at random with "No implementation of function _reshape_c"."""
     from numba.core.compiler_lock import global_compiler_lock
     from numba.core.registry import cpu_target
-    with global_compiler_lock:
+    from ..numba_fixes import extensions
+    with global_compiler_lock, extensions.deferring():   # (no scipy.fft: extensions.py)
         cpu_target.typing_context.refresh()
         cpu_target.target_context.refresh()
 

@@ -192,6 +192,8 @@ def outline(source, kernel="kernel", loops=False, max_lines=400):
     if fn is None:
         return source, []
     body = fn.body
+    if not any(isinstance(s, (ast.For, ast.While)) for s in body):
+        return source, []     # straight-line code (a long scalar gradient): nothing moves
     groups, before, local = _groups(body, {a.arg for a in fn.args.args}, loops, max_lines)
     if not groups:
         return source, []

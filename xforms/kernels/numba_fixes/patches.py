@@ -27,6 +27,9 @@
    array type in each process (xforms/kernels/numba_fixes/alloc.py calls the NRT allocator directly).
 7. Not a fix but a choice: modules built while xforms compiles a kernel ask LLVM for
    512-bit vectors where the CPU has them (xforms/kernels/numba_fixes/vector_width.py).
+8. Numba's first set-up in a process imported `scipy.linalg` (its BLAS check) and, through
+   rocket-fft's entry point, `scipy.fft`: xforms' kernels import them where they use BLAS
+   or an FFT (xforms/kernels/numba_fixes/extensions.py).
 Each patch is installed only if Numba's code still looks like the code it replaces (same
 names, same attributes used); otherwise Numba is left untouched.  xforms/kernels/numba_fixes/registry.py
 lists them all (target, what it works around, the hash of the Numba code it was written
@@ -227,4 +230,6 @@ def apply():
     from . import alloc as numba_alloc, vector_width
     numba_alloc.install()
     vector_width.install()
+    from . import extensions
+    extensions.install(_install)
     _PATCHED = True

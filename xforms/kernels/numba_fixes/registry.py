@@ -67,6 +67,9 @@ PATCHES = (
     Patch("vector-width", "numba.core.codegen:CPUCodeLibrary.add_ir_module",
           "LLVM's 256-bit preference on AVX-512 CPUs (tags xforms' kernels 512-bit)",
           "numba/numba#5757", "fb6dd665f0f6", module="xforms.kernels.numba_fixes.vector_width"),
+    Patch("lazy-extensions", "numba.core.entrypoints:init_all",
+          "rocket-fft's entry point imports scipy.fft and scipy.special in every process",
+          "", "8cad7f8ebbb5", module="xforms.kernels.numba_fixes.extensions"),
 )
 
 
