@@ -4,6 +4,7 @@ shapes and the user's line).  Derivatives, vmap and jit: test_linalg_ad.py."""
 import numpy as np
 import pytest
 
+import xforms as xf
 import xforms.numpy as xnp
 
 L = xnp.linalg
@@ -194,3 +195,17 @@ def test_eig_eigvals(dt):
 def test_not_provided_raise_not_implemented():
     with pytest.raises(NotImplementedError, match="raw"):
         L.qr(np.eye(2), mode="raw")
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (4, 0), (2, 0, 3)])
+@pytest.mark.parametrize("full", [True, False])
+def test_svd_of_an_empty_matrix_has_identity_factors_on_both_tiers(shape, full):
+    """NumPy's and JAX's factors of an empty matrix: identities of the full sizes (the
+    compiled tier gave NaN: Numba's svd refuses empty matrices)."""
+    a = np.ones(shape)
+    want = np.linalg.svd(a, full_matrices=full)
+    f = lambda a: xnp.linalg.svd(a, full_matrices=full)
+    for got in (f(a), xf.jit(f, tiered=False)(a)):
+        for g, w in zip(got, want):
+            assert np.asarray(g).shape == w.shape
+            np.testing.assert_array_equal(np.asarray(g), w)

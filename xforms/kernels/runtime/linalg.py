@@ -514,6 +514,13 @@ def la_svd(a, s, u, vt, full, compute_uv):
     """Singular values s[i] (descending) and, with compute_uv, u[i] and vt[i]; NaN on
     failure.  Without compute_uv, u and vt are unused placeholders."""
     nb = a.shape[0]
+    if a.shape[1] == 0 or a.shape[2] == 0:
+        # (Numba's svd refuses an empty matrix; NumPy and JAX give identity factors)
+        for i in range(nb):
+            if compute_uv and full:
+                u[i] = np.eye(u.shape[1], dtype=u.dtype)
+                vt[i] = np.eye(vt.shape[1], dtype=vt.dtype)
+        return
     for i in range(nb):
         try:
             ui, si, vti = np.linalg.svd(np.ascontiguousarray(a[i]), full_matrices=full)
