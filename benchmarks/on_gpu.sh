@@ -34,19 +34,19 @@ except Exception as e: print("jax", e)
 PY
 if [ "$what" = tests ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-180}) python3 -m pytest tests/cuda -q ${PYTEST_ARGS:--p no:xdist} \
+  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-200}) python3 -m pytest tests/cuda -q ${PYTEST_ARGS:--p no:xdist} \
     -p no:cacheprovider -rfE --tb=short --durations=15 2>&1 | tee "$OUT/cuda_tests.log" | tail -60
   echo "cuda tests: $(( $(date +%s) - t0 )) s"
 fi
 if [ "$what" = sweep ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  timeout $(cap ${SWEEP_TIMEOUT:-60}) python3 -m benchmarks.gpu_vendor_sweep --out "$OUT" \
+  timeout $(cap ${SWEEP_TIMEOUT:-50}) python3 -m benchmarks.gpu_vendor_sweep --out "$OUT" \
     2>&1 | tee "$OUT/vendor_sweep.log" | tail -8
   echo "vendor sweep: $(( $(date +%s) - t0 )) s"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  timeout $(cap ${BENCH_TIMEOUT:-240}) python3 -m benchmarks --backend cuda --out /tmp/bench "$@" \
+  timeout $(cap ${BENCH_TIMEOUT:-200}) python3 -m benchmarks --backend cuda --out /tmp/bench "$@" \
     2>&1 | tee "$OUT/bench${BENCH_TAG:-}.log" | tail -80
   cp /tmp/bench/*.json "$OUT/" 2>/dev/null
   echo "bench: $(( $(date +%s) - t0 )) s"
