@@ -30,6 +30,9 @@ later keeps its operands alive until the loop, which storage then sees):
     >>> print(plan.dump())          # x f64[32,512], dy f64[32,512], w f64[512,512]
     step 0: loop (512, 512): [dot_general] mul sub -> 1 writes
 
+`write_transposed` (same CPU plans): a batched product read only through a transpose
+writes the transposed buffer itself, by BLAS into its strided rows.
+
 Plans for CUDA keep products as their own steps (`plan_program(..., products=False)`).
 """
 import numpy as np
