@@ -172,6 +172,22 @@ def dot_dims(eqn):
     return xf, yf, sizes
 
 
+def view_layouts(eqn, xf, yf):
+    """('n'|'t', 'n'|'t') when each batch index of both operands selects a matrix BLAS reads in
+    place (`la_mm_views`): one free and one contracted axis each, the last axis one of them
+    (its elements adjacent), any axes around them batch axes -- q @ k.T per head of q and
+    k in (batch, seq, heads, dim), which would otherwise be transposed into copies; else None."""
+    (lc, rc), _ = eqn.params["dimension_numbers"]
+    if len(xf) != 1 or len(yf) != 1 or len(lc) != 1:
+        return None
+    layouts = []
+    for a, first, second in ((eqn.invars[0], xf[0], lc[0]), (eqn.invars[1], rc[0], yf[0])):
+        if len(a.aval.shape) - 1 not in (first, second):
+            return None
+        layouts.append("n" if first < second else "t")
+    return tuple(layouts)
+
+
 def lowering_error(eqn, backend, why="", advice=""):
     """The LoweringError of a backend (`"CPU"`, `"CUDA"`) that cannot lower `eqn`: the
     primitive, its operand types, the user's line, why, and what to do."""

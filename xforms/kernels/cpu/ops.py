@@ -10,7 +10,7 @@ when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer i
 """
 import numpy as np
 
-from ..codegen import BLAS_CODES, dot_dims, dtype_str, lit, shape_str
+from ..codegen import BLAS_CODES, dot_dims, dtype_str, lit, shape_str, view_layouts
 from ..prepare.shape_symbols import is_one
 from .emit import OP_RULES, _unsupported
 from .printer import cpu_rule
@@ -68,6 +68,8 @@ def _dot_general(em, eqn):
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     xs, ys = x.aval.shape, y.aval.shape
     xf, yf, (B, M, K, N) = dot_dims(eqn)
+    if "out_permutation" in eqn.params:          # plan/products.write_transposed checked it
+        return _dot_views(em, eqn, em.atom(x), em.atom(y), *view_layouts(eqn, xf, yf))
     blas = (np.dtype(out.aval.dtype) in _BLAS_DTYPES and xs and ys
             and (B * M * N * K >= BLAS_MIN_FLOPS or _symbolic(B, M, N, K)) and M * N > 0)
     if not blas:
@@ -84,7 +86,7 @@ def _dot_general(em, eqn):
         if _layout(len(xs), lb, xf, kx2) is not None and _layout(len(ys), rb, ky2, yf):
             kx, ky = kx2, ky2
             xl, yl = _layout(len(xs), lb, xf, kx), _layout(len(ys), rb, ky, yf)
-    views = (xl is None or yl is None) and _view_layouts(eqn, xf, yf)
+    views = (xl is None or yl is None) and view_layouts(eqn, xf, yf)
     if views:
         return _dot_views(em, eqn, X, Y, *views)
     xcur, ycur = tuple(xs), tuple(ys)
@@ -120,34 +122,22 @@ def _dot_general(em, eqn):
         em.line(f"{fn}({x3}[{b}], {y3}[{b}], {o3}[{b}])")
 
 
-def _view_layouts(eqn, xf, yf):
-    """('n'|'t', 'n'|'t') when each batch index of both operands selects a matrix BLAS reads in
-    place (`la_mm_views`): one free and one contracted axis each, the last axis one of them
-    (its elements adjacent), any axes around them batch axes -- q @ k.T per head of q and
-    k in (batch, seq, heads, dim), which would otherwise be transposed into copies; else None."""
-    (lc, rc), _ = eqn.params["dimension_numbers"]
-    if len(xf) != 1 or len(yf) != 1 or len(lc) != 1:
-        return None
-    layouts = []
-    for a, first, second in ((eqn.invars[0], xf[0], lc[0]), (eqn.invars[1], rc[0], yf[0])):
-        if len(a.aval.shape) - 1 not in (first, second):
-            return None
-        layouts.append("n" if first < second else "t")
-    return tuple(layouts)
-
-
 def _dot_views(em, eqn, X, Y, xl, yl):
     """out[b...] = op(X[b...]) @ op(Y[b...]) by BLAS on the operands' matrix views."""
     x, y = eqn.invars
     out = eqn.outvars[0]
     _, (lb, rb) = eqn.params["dimension_numbers"]
+    # `out_permutation`: `out` holds the product's transpose, whose axis j is the product's
+    # axis perm[j]; each batch index then selects a matrix with strided rows of it
+    perm = eqn.params.get("out_permutation", tuple(range(len(out.aval.shape))))
     em.alloc(out)
     code = BLAS_CODES[np.dtype(out.aval.dtype)]
     with _Nest(em, [x.aval.shape[d] for d in lb], "b") as idx:
         xi, yi = [":"] * len(x.aval.shape), [":"] * len(y.aval.shape)
         for a, b, i in zip(lb, rb, idx):
             xi[a], yi[b] = i, i
-        o = f"{em.A(out)}[{', '.join(idx)}]" if idx else em.A(out)
+        oi = [idx[d] if d < len(idx) else ":" for d in perm]
+        o = f"{em.A(out)}[{', '.join(oi)}]" if idx else em.A(out)
         em.line(f"{em.helper('la_mm_views')}({X}[{', '.join(xi)}], {Y}[{', '.join(yi)}], {o}, "
                 f"{xl == 't'}, {yl == 't'}, {code})")
 

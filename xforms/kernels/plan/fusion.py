@@ -27,7 +27,7 @@ from xforms.core.ir import Literal, Var
 
 from ..prepare.fusion_classes import REDUCTIONS, VIEWS, is_elementwise
 from .groups import Groups, Node, drop_dead, toposort
-from .products import move_products
+from .products import move_products, write_transposed
 from .index_maps import IndexMap, acts_as_view, view_map
 from .plan import Control, Loop, Op, Plan, Read, subjaxprs
 from .stencil import Stencil
@@ -219,6 +219,7 @@ def plan_jaxpr(jaxpr, consts=(), owned=(), products=False):
                                             for k, _, c in subjaxprs(head.eqn)]))
     if products:
         move_products(steps, materialized, outset)
+        write_transposed(steps, materialized, outset)
     plan = Plan(jaxpr, steps, materialized, outputs=list(jaxpr.outvars), consts=list(consts))
     assign_storage(plan, set(owned))
     return plan

@@ -30,15 +30,18 @@ later keeps its operands alive until the loop, which storage then sees):
     >>> print(plan.dump())          # x f64[32,512], dy f64[32,512], w f64[512,512]
     step 0: loop (512, 512): [dot_general] mul sub -> 1 writes
 
+`write_transposed` (same CPU plans): a batched product read only through a transpose
+writes the transposed buffer itself, by BLAS into its strided rows.
+
 Plans for CUDA keep products as their own steps (`plan_program(..., products=False)`).
 """
 import numpy as np
 
 from xforms.core.ir import Var
 
-from ..codegen import BLAS_CODES, dot_dims
+from ..codegen import BLAS_CODES, dot_dims, view_layouts
 from ..prepare.fusion_classes import REDUCTIONS
-from .plan import Read
+from .plan import Op, Read
 
 MIN_ELEMENTS = 1 << 16
 MAX_CONTRACTION = 64
@@ -101,6 +104,62 @@ def move_products(steps, materialized, outset):
         steps[j].products.append((eqn, [Read(a) for a in eqn.invars]))
         materialized.discard(eqn.outvars[0])
     steps[:] = [st for k, st in enumerate(steps) if k not in moved]
+
+
+def write_transposed(steps, materialized, outset):
+    """A batched product whose only reader is a loop that transposes it writes the
+    transpose itself: BLAS stores each batch's matrix into strided rows of the transposed
+    buffer (`out_permutation`, xforms/kernels/cpu/ops.py `_dot_views`) instead of a loop
+    reordering it afterwards -- attention's `einsum("bhqk,bkhd->bqhd", a, v)` is computed
+    (b, h, q, d) and read as (b, q, h, d).  Only where each batch selects a matrix of both
+    operands and of the transpose whose last axis is the product's last (`view_layouts`)."""
+    readers = {}
+    for k, st in enumerate(steps):
+        for a in _reads(st):
+            readers.setdefault(a, set()).add(k)
+    gone = set()
+    for k, st in enumerate(steps):
+        if st.kind != "op" or st.eqn.prim.name != "dot_general":
+            continue
+        v = st.eqn.outvars[0]
+        users = readers.get(v, set())
+        if v in outset or len(users) != 1:
+            continue
+        (j,) = users
+        perm = _transposing(steps[j], v)
+        if perm is None or not _strided_rows(st.eqn, perm):
+            continue
+        w = steps[j].body[0][0].outvars[0]
+        params = dict(st.eqn.params, out_permutation=perm)
+        steps[k] = Op(st.eqn.replace(outvars=[w], params=params))
+        materialized.discard(v)
+        gone.add(j)
+    steps[:] = [st for k, st in enumerate(steps) if k not in gone]
+
+
+def _transposing(step, v):
+    """The permutation of a loop step that only copies `v` transposed into its one write."""
+    if step.kind != "loop" or step.products or len(step.body) != 1:
+        return None
+    eqn, reads = step.body[0]
+    if eqn.prim.name != "transpose" or [r.atom for r in reads] != [v]:
+        return None
+    if list(step.writes) != list(eqn.outvars):
+        return None
+    return tuple(eqn.params["permutation"])
+
+
+def _strided_rows(eqn, perm):
+    """Whether product `eqn`, stored transposed by `perm`, is one BLAS call per batch on
+    matrix views: operands as `view_layouts` accepts, the transpose's last axis the
+    product's last (adjacent columns), its rows axis before it."""
+    xf, yf, _ = dot_dims(eqn)
+    out = eqn.outvars[0]
+    nd = len(out.aval.shape)
+    dts = {np.dtype(a.aval.dtype) for a in (*eqn.invars, out)}
+    return (len(dts) == 1 and dts.pop() in BLAS_CODES and perm[-1] == nd - 1
+            and all(isinstance(a, Var) for a in eqn.invars)
+            and view_layouts(eqn, xf, yf) is not None)
 
 
 def _reads(step):

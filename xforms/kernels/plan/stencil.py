@@ -42,11 +42,12 @@ class Stencil:
         self._memo = {}        # (v, map, shape) -> Read: readers of one shifted value share it
 
     def inline(self, r, shape):
-        # an identity map over a smaller shape (a leading slice, x[:, :n]) is a shifted
-        # read too: the producer's loop is larger than the reader's
+        # an identity map over a smaller loop is a leading block (x[:, :n]; q of a qkv
+        # split): recomputing it spares a pass that would store the columns nobody else reads
+        whole = r.imap is not None and r.imap.is_identity(len(shape)) and (
+            tuple(r.atom.aval.shape) == tuple(shape))
         if (not shape or r.imap is None or not isinstance(r.atom, Var)
-                or r.imap.is_identity(len(shape)) and r.atom.aval.shape == tuple(shape)
-                or not self._recomputed(r.atom)):
+                or whole or not self._recomputed(r.atom)):
             return r
         return self._read(r.atom, r.imap, tuple(shape))
 
