@@ -356,7 +356,7 @@ def __getattr__(name):
     helpers (`fft_*`, xforms/kernels/runtime/fft.py:
     rocket-fft, whose import loads scipy.fft and scipy.special, ~0.3 s), loaded when a
     kernel first imports one: every other program pays nothing for them."""
-    if name in ("la_schur", "la_hessenberg"):
+    if name in ("la_schur", "la_hessenberg", "la_sqrtm"):
         from . import schur as schur_runtime
         return getattr(schur_runtime, name)
     if name.startswith("la_"):

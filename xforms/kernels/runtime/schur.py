@@ -1,6 +1,7 @@
-"""Numba functions behind schur and hessenberg (xforms/primitives/linalg/schur.py), called by
-the code xforms/kernels/ops/linalg.py generates: LAPACK ?gees and ?gehrd, the routines the
-fast tier calls through SciPy, so both tiers give the same factors.
+"""Numba functions behind schur and hessenberg (xforms/primitives/linalg/schur.py) and sqrtm
+(through the complex Schur form), called by the code xforms/kernels/ops/linalg.py generates:
+LAPACK ?gees and ?gehrd, the routines the fast tier calls through SciPy, so both tiers give
+the same factors.
 
 Each matrix is copied transposed into a column-major work matrix (LAPACK's layout) and its
 factors copied back transposed; a non-finite matrix or a LAPACK failure gives NaNs, as the
@@ -12,9 +13,10 @@ import numba
 import numpy as np
 
 from .helper_cache import CACHE as _CACHE
-from .linalg import _extern, _gees, _ptr
+from .linalg import _extern, _ptr
 
 s_gees, d_gees = _extern("lapack", "gees", 15, ["sgees", "dgees"])
+c_gees, z_gees = _extern("lapack", "gees", 15, ["cgees", "zgees"])
 s_gehrd, d_gehrd, c_gehrd, z_gehrd = _extern("lapack", "gehrd", 9)
 
 
@@ -113,3 +115,72 @@ def la_hessenberg(a, pout, tauout, code):
         else:
             pout[i] = np.nan
             tauout[i] = np.nan
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def _gees(code, ch, ints, t, w, z, work, rwork, bwork):
+    """LAPACK ?gees(jobvs, sort, select, n, a, lda, sdim, w, vs, ldvs, work, lwork, rwork,
+    bwork, info): complex Schur form, no sorting (select and bwork are not referenced)."""
+    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(bwork), _ptr(ints[0:1]), _ptr(t),
+            _ptr(ints[1:2]), _ptr(ints[2:3]), _ptr(w), _ptr(z), _ptr(ints[3:4]), _ptr(work),
+            _ptr(ints[4:5]), _ptr(rwork), _ptr(bwork), _ptr(ints[5:6]))
+    if code == 2:
+        c_gees(*args)
+    else:
+        z_gees(*args)
+    return ints[5]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_sqrtm(a, out, real_input, code):
+    """out[i] = the principal square root of a[i] (out complex: code 2 or 3): complex Schur
+    form Z T Z^H by ?gees, the triangular root R of T, Z R Z^H; NaN if ?gees fails.  LAPACK
+    sees the row-major a[i] as its transpose, and sqrtm(A^T) = sqrtm(A)^T, so the result's
+    column-major buffer read row-major is already sqrtm(a[i]).  For real a, an eigenvalue
+    the Schur form gives as negative real up to rounding (|imag| <= 100 eps max|T_jj|)
+    takes the root i sqrt(-re): the principal root of the real matrix (SciPy's, from its
+    real Schur form), whatever the sign of the rounding error."""
+    nb, n, _ = a.shape
+    eps = 1.2e-7 if code == 2 else 2.3e-16
+    ch = np.empty(2, np.uint8)
+    ch[0], ch[1] = ord("V"), ord("N")
+    ints = np.empty(6, np.int32)
+    lwork = max(1, 64 * n)
+    t = np.empty((n, n), out.dtype)
+    z = np.empty((n, n), out.dtype)
+    w = np.empty(max(n, 1), out.dtype)
+    work = np.empty(lwork, out.dtype)
+    rwork = np.empty(max(n, 1), np.float64)      # n reals: also big enough for cgees
+    bwork = np.zeros(max(n, 1), np.int32)
+    for i in range(nb):
+        if n == 0:
+            continue
+        for r in range(n):
+            for c in range(n):
+                t[r, c] = a[i, r, c]
+        ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = n, n, 0, n, lwork, 0
+        if not np.all(np.isfinite(t)) or _gees(code, ch, ints, t, w, z, work, rwork,
+                                               bwork) != 0:
+            out[i] = np.nan
+            continue
+        # t and z read row-major are T^T and Z^T of the column-major matrix M = a[i]^T
+        tt = np.ascontiguousarray(t.T)
+        zz = np.ascontiguousarray(z.T)
+        rr = np.zeros((n, n), out.dtype)
+        tol = -1.0
+        if real_input:
+            for j in range(n):
+                tol = max(tol, 100.0 * eps * abs(tt[j, j]))
+        for j in range(n):
+            d = tt[j, j]
+            if d.real < 0.0 and abs(d.imag) <= tol:
+                rr[j, j] = 1j * np.sqrt(-d.real)
+            else:
+                rr[j, j] = np.sqrt(d)
+            for k in range(j - 1, -1, -1):
+                s = tt[k, j]
+                for m in range(k + 1, j):
+                    s -= rr[k, m] * rr[m, j]
+                rr[k, j] = s / (rr[k, k] + rr[j, j])
+        sm = np.dot(np.dot(zz, rr), np.conj(zz.T))        # sqrtm(M) = sqrtm(a[i])^T
+        out[i] = sm.T
