@@ -46,7 +46,9 @@ def _exp1(x):
     return xnp.where(x > 0, out, xnp.where(x == 0, xnp.inf, xnp.nan))
 
 
-_exp1.defjvps(lambda t, ans, x: -xnp.exp(-x) / x * t)
+# E1' = -exp(-x) / x where E1 is defined; NaN below 0, where E1 is (JAX's derivative,
+# -E0(x), is NaN there too: a finite slope of a NaN value would be a silent wrong number)
+_exp1.defjvps(lambda t, ans, x: -xnp.exp(-x) / xnp.where(x < 0, xnp.nan, x) * t)
 
 
 @returns_arrays
