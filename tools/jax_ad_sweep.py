@@ -35,6 +35,9 @@ EXCLUDED = {}
 
 # (module, name) or (module, name, check) -> why the difference is intended
 ALLOWED = {
+    ("lax", "clamp", "grad"): "only where min > max (the sweep's 2.126 > 1.826 around -0.274): "
+                              "the value is max and xforms' slope follows it (1 for max); "
+                              "jax's clamp rule gives every operand 0 there",
     ("special", "beta"): "where both arguments are negative (the sweep's (-1.085, -0.985)) jax's "
                          "derivative is NaN; xforms' is B(a, b)(psi(a) - psi(a + b)), which "
                          "finite differences of scipy's beta confirm (-347.2, -9260.6)",
