@@ -194,3 +194,21 @@ def test_eig_eigvals(dt):
 def test_not_provided_raise_not_implemented():
     with pytest.raises(NotImplementedError, match="raw"):
         L.qr(np.eye(2), mode="raw")
+
+
+def test_diagonal_and_trace_of_a_batch_with_inf_off_the_diagonal():
+    import xforms as xf
+    inf, nan = np.inf, np.nan
+    b = np.array([[[-1.5, 2.0, nan], [inf, -inf, 0.5]], [[2.0, -0.5, 0.0], [3.0, -inf, 0.25]]])
+    # jax 0.10.2 (found by tools/jax_ad_sweep.py): the batched diagonal was a sum of x times
+    # the identity, NaN (0 * inf) where a row held an inf or NaN off the diagonal
+    want = np.array([[-1.5, -inf], [2.0, -inf]])
+    np.testing.assert_array_equal(L.diagonal(b), want)
+    np.testing.assert_array_equal(xf.vmap(L.diagonal)(b), want)
+    np.testing.assert_array_equal(L.trace(b), [-inf, -inf])
+    # the same helpers' masks: tril/triu and the diagonal embedding keep an inf outside them out
+    from xforms.primitives.linalg.batched import diag_embed, tril, triu
+    m = np.array([[1.0, inf], [-inf, 2.0]])
+    np.testing.assert_array_equal(tril(m), [[1.0, 0.0], [-inf, 2.0]])
+    np.testing.assert_array_equal(triu(m), [[1.0, inf], [0.0, 2.0]])
+    np.testing.assert_array_equal(diag_embed(np.array([inf, 1.0])), [[inf, 0.0], [0.0, 1.0]])
