@@ -212,3 +212,14 @@ def test_diagonal_and_trace_of_a_batch_with_inf_off_the_diagonal():
     np.testing.assert_array_equal(tril(m), [[1.0, 0.0], [-inf, 2.0]])
     np.testing.assert_array_equal(triu(m), [[1.0, inf], [0.0, 2.0]])
     np.testing.assert_array_equal(diag_embed(np.array([inf, 1.0])), [[inf, 0.0], [0.0, 1.0]])
+
+
+def test_lstsq_rank_is_the_default_int():
+    # jax 0.10.2 (x64, as xforms): rank is int64 (it was int32), batched or not
+    import xforms as xf
+    a = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]])
+    b = np.array([1.0, 2.0, 4.0])
+    rank = L.lstsq(a, b)[2]
+    assert np.asarray(rank).dtype == np.int64 and int(rank) == 2
+    ranks = xf.vmap(lambda a, b: L.lstsq(a, b)[2])(np.stack([a, a]), np.stack([b, b]))
+    assert np.asarray(ranks).dtype == np.int64
