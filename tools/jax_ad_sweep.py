@@ -38,6 +38,26 @@ ALLOWED = {
     ("lax", "clamp", "grad"): "only where min > max (the sweep's 2.126 > 1.826 around -0.274): "
                               "the value is max and xforms' slope follows it (1 for max); "
                               "jax's clamp rule gives every operand 0 there",
+    ("numpy", "convolve", "vmap"): "jax's batched convolution multiplies its zero padding by "
+                                   "the kernel (0 * inf = NaN) in float64 too; xforms skips the "
+                                   "padding, as NumPy (jax_sweep's float32 convolve entry)",
+    ("numpy", "poly", "vmap"): "a convolution: the convolve entry's reason",
+    ("numpy", "polymul", "vmap"): "a convolution: the convolve entry's reason",
+    ("numpy", "unravel_index", "grad"): "float indices (NumPy refuses them): jax differentiates "
+                                        "its remainder (slope 1), xforms' index arithmetic is "
+                                        "integer-valued (slope 0)",
+    ("scipy_linalg", "cholesky"): "it reads one triangle: xforms' derivative is that of the "
+                                  "function computed (the Hermitian matrix the triangle stands "
+                                  "for; primitives/linalg/cholesky_ad.py), jax's rule assumes a "
+                                  "Hermitian tangent. Equal along every Hermitian direction "
+                                  "(checked: 0.0 apart), so gradients through A = B B^H agree; "
+                                  "the sweep's raw gradient w.r.t. a non-symmetric A differs",
+    ("scipy_linalg", "eigh"): "cholesky's reason (one triangle read; equal along Hermitian "
+                              "directions, checked to 6e-17)",
+    ("scipy_linalg", "rsf2csf", "grad"): "the sweep's T is not quasi-upper-triangular, outside "
+                                         "rsf2csf's domain: the values already differ there; "
+                                         "xforms' gradient matches finite differences of its "
+                                         "own value",
     ("special", "beta"): "where both arguments are negative (the sweep's (-1.085, -0.985)) jax's "
                          "derivative is NaN; xforms' is B(a, b)(psi(a) - psi(a + b)), which "
                          "finite differences of scipy's beta confirm (-347.2, -9260.6)",
