@@ -1,5 +1,6 @@
 """Differential sweep of xforms' public surface against JAX (issue #31): every public callable
-of xforms.numpy, xforms.lax, xforms.nn and xforms.scipy.special that jax has under the same
+of xforms.numpy, xforms.lax, xforms.nn, xforms.scipy.special, numpy.linalg, numpy.fft,
+scipy.linalg and each scipy.stats distribution (MODULES) that jax has under the same
 name is called on small inputs (float32/float64/int32/bool; 0-d, 1-d, 2-d; 0, negatives,
 NaN and inf among the floats), with `axis` and `keepdims` variants where JAX's signature
 takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fast tier; with
@@ -8,6 +9,9 @@ takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fas
     python tools/jax_sweep.py                        # everything, a summary and each difference
     python tools/jax_sweep.py --names sinc,logaddexp --dtypes float32 --compiled
     python tools/jax_sweep.py --module nn -v         # -v: also the calls only one side accepts
+    python tools/jax_sweep.py --module stats         # every distribution (or stats.norm, ...)
+
+Derivatives (grad, second order) and vmap of the same names: tools/jax_ad_sweep.py.
 
 Needs jax installed (not a CI dependency: run by hand; the regression tests of what it found
 carry JAX's values as literals).  A case counts as
