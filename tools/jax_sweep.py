@@ -81,6 +81,10 @@ ALLOWED = {
                                       "by the kernel (0 * -inf = NaN); its float64 one and "
                                       "NumPy skip the padding, as xforms does for both",
     ("numpy", "polymul", "float32"): "a convolution: the float32 convolve entry's reason",
+    ("scipy_linalg", "toeplitz"): "jax builds it with conv_general_dilated_patches (a "
+                                  "convolution with a one-hot kernel): an inf in c or r "
+                                  "spreads NaN (0 * inf) along its row; xforms gathers, as SciPy",
+    ("scipy_linalg", "hankel"): "toeplitz's reason (jax's one-hot convolution)",
     ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
                                       "3.7e-9 (a reciprocal multiply and a fused "
                                       "multiply-add), so jax bins a 0 below it; xforms' "
