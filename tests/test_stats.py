@@ -216,3 +216,14 @@ def test_nan_in_nan_out(law, method, shapes):
     for run in (fn, xf.jit(fn)):
         out = np.asarray(run(x, *shapes))
         assert np.isnan(out[0]) and not np.isnan(out[1]), out
+
+
+def test_nan_x_where_jax_gives_a_number():
+    # jax 0.10.2 answers these at a NaN x from its support tests: gamma.logpdf -inf,
+    # binom.logpmf and poisson.logpmf -inf, uniform.logpdf -0.0 (the NaN rule above skips them;
+    # xforms gave -0.879 for gamma, a stand-in value's, and -inf for uniform)
+    nan = np.nan
+    assert np.asarray(xst.gamma.logpdf(nan, 1.5)) == -np.inf
+    assert np.asarray(xst.binom.logpmf(nan, 4.0, 0.3)) == -np.inf
+    assert np.asarray(xst.poisson.logpmf(nan, 1.5)) == -np.inf
+    assert np.asarray(xst.uniform.logpdf(nan)) == 0.0
