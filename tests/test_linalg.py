@@ -209,3 +209,32 @@ def test_svd_of_an_empty_matrix_has_identity_factors_on_both_tiers(shape, full):
         for g, w in zip(got, want):
             assert np.asarray(g).shape == w.shape
             np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_diagonal_and_trace_of_a_batch_with_inf_off_the_diagonal():
+    import xforms as xf
+    inf, nan = np.inf, np.nan
+    b = np.array([[[-1.5, 2.0, nan], [inf, -inf, 0.5]], [[2.0, -0.5, 0.0], [3.0, -inf, 0.25]]])
+    # jax 0.10.2 (found by tools/jax_ad_sweep.py): the batched diagonal was a sum of x times
+    # the identity, NaN (0 * inf) where a row held an inf or NaN off the diagonal
+    want = np.array([[-1.5, -inf], [2.0, -inf]])
+    np.testing.assert_array_equal(L.diagonal(b), want)
+    np.testing.assert_array_equal(xf.vmap(L.diagonal)(b), want)
+    np.testing.assert_array_equal(L.trace(b), [-inf, -inf])
+    # the same helpers' masks: tril/triu and the diagonal embedding keep an inf outside them out
+    from xforms.primitives.linalg.batched import diag_embed, tril, triu
+    m = np.array([[1.0, inf], [-inf, 2.0]])
+    np.testing.assert_array_equal(tril(m), [[1.0, 0.0], [-inf, 2.0]])
+    np.testing.assert_array_equal(triu(m), [[1.0, inf], [0.0, 2.0]])
+    np.testing.assert_array_equal(diag_embed(np.array([inf, 1.0])), [[inf, 0.0], [0.0, 1.0]])
+
+
+def test_lstsq_rank_is_the_default_int():
+    # jax 0.10.2 (x64, as xforms): rank is int64 (it was int32), batched or not
+    import xforms as xf
+    a = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]])
+    b = np.array([1.0, 2.0, 4.0])
+    rank = L.lstsq(a, b)[2]
+    assert np.asarray(rank).dtype == np.int64 and int(rank) == 2
+    ranks = xf.vmap(lambda a, b: L.lstsq(a, b)[2])(np.stack([a, a]), np.stack([b, b]))
+    assert np.asarray(ranks).dtype == np.int64

@@ -284,3 +284,23 @@ def test_betainc_limits_agree_with_jax_on_both_tiers(tiers):
     b = np.array([0.0, 1.0, 1.0, inf, 0.0, inf, 0.0, inf])
     x = np.array([0.5, 0.5, 0.5, 0.5, 1.0, 0.5, 0.5, 0.0])
     same(tiers(lax.betainc, a, b, x), [0.0, 1.0, 0.0, 1.0, 1.0, nan, nan, nan])
+
+
+def test_exp1_derivative_is_nan_where_exp1_is():
+    # jax 0.10.2: vmap(grad(exp1)) (E1' = -E0, NaN for x < 0 where E1 itself is NaN); xforms
+    # gave the finite -exp(-x)/x there
+    x = np.array([-1.387, -0.5, 0.0, 0.889, 2.652])
+    want = [np.nan, np.nan, -np.inf, -0.46239214, -0.0265875]
+    np.testing.assert_allclose(xf.vmap(xf.grad(xsp.exp1))(x), want, rtol=1e-7)
+    check_grads(xsp.exp1, (np.array([0.3, 1.7, 45.0]),), order=2)
+
+
+def test_spence_derivative_below_its_domain_is_jaxs_zero():
+    # jax 0.10.2: vmap(grad(spence)) and its second derivative are 0 for x < 0 (spence is
+    # NaN there); xforms gave NaN (log of a negative number)
+    x = np.array([-1.387, -0.5, 0.3])
+    np.testing.assert_allclose(xf.vmap(xf.grad(xsp.spence))(x), [0.0, 0.0, -1.71996115],
+                               rtol=1e-7)
+    np.testing.assert_allclose(xf.vmap(xf.grad(xf.grad(xsp.spence)))(x), [0.0, 0.0, 2.30481741],
+                               rtol=1e-7)
+    check_grads(xsp.spence, (np.array([0.3, 1.7, 4.0]),), order=2)

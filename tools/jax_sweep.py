@@ -1,5 +1,6 @@
 """Differential sweep of xforms' public surface against JAX (issue #31): every public callable
-of xforms.numpy, xforms.lax, xforms.nn and xforms.scipy.special that jax has under the same
+of xforms.numpy, xforms.lax, xforms.nn, xforms.scipy.special, numpy.linalg, numpy.fft,
+scipy.linalg and each scipy.stats distribution (MODULES) that jax has under the same
 name is called on small inputs (float32/float64/int32/bool; 0-d, 1-d, 2-d; 0, negatives,
 NaN and inf among the floats), with `axis` and `keepdims` variants where JAX's signature
 takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fast tier; with
@@ -8,6 +9,9 @@ takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fas
     python tools/jax_sweep.py                        # everything, a summary and each difference
     python tools/jax_sweep.py --names sinc,logaddexp --dtypes float32 --compiled
     python tools/jax_sweep.py --module nn -v         # -v: also the calls only one side accepts
+    python tools/jax_sweep.py --module stats         # every distribution (or stats.norm, ...)
+
+Derivatives (grad, second order) and vmap of the same names: tools/jax_ad_sweep.py.
 
 Needs jax installed (not a CI dependency: run by hand; the regression tests of what it found
 carry JAX's values as literals).  A case counts as
@@ -39,7 +43,17 @@ sys.path.insert(0, ROOT)
 
 MODULES = {"numpy": ("xforms.numpy", "jax.numpy"), "lax": ("xforms.lax", "jax.lax"),
            "nn": ("xforms.nn", "jax.nn"),
-           "special": ("xforms.scipy.special", "jax.scipy.special")}
+           "special": ("xforms.scipy.special", "jax.scipy.special"),
+           "linalg": ("xforms.numpy.linalg", "jax.numpy.linalg"),
+           "fft": ("xforms.numpy.fft", "jax.numpy.fft"),
+           "scipy_linalg": ("xforms.scipy.linalg", "jax.scipy.linalg")}
+# each distribution of scipy.stats is a module of its own: "stats.norm", "stats.gamma", ...
+STATS = ("bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
+         "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
+         "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t",
+         "truncnorm", "uniform", "vonmises", "wrapcauchy")
+MODULES.update({f"stats.{d}": (f"xforms.scipy.stats.{d}", f"jax.scipy.stats.{d}")
+                for d in STATS})
 
 # Names not called: they draw random numbers, print, take callables or shapes rather than
 # arrays, or build objects (what the sweep's array inputs cannot exercise).
@@ -52,7 +66,7 @@ SKIP = {"numpy": {"save", "load", "savez", "printoptions", "set_printoptions", "
                 "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
                 "all_to_all", "axis_index", "pshuffle", "pbroadcast", "infeed", "outfeed",
                 "stop_gradient"},
-        "nn": set(), "special": set()}
+        }
 
 # (module, name) or (module, name, dtype) -> why the difference is intended.
 ALLOWED = {
@@ -67,6 +81,10 @@ ALLOWED = {
                                       "by the kernel (0 * -inf = NaN); its float64 one and "
                                       "NumPy skip the padding, as xforms does for both",
     ("numpy", "polymul", "float32"): "a convolution: the float32 convolve entry's reason",
+    ("scipy_linalg", "toeplitz"): "jax builds it with conv_general_dilated_patches (a "
+                                  "convolution with a one-hot kernel): an inf in c or r "
+                                  "spreads NaN (0 * inf) along its row; xforms gathers, as SciPy",
+    ("scipy_linalg", "hankel"): "toeplitz's reason (jax's one-hot convolution)",
     ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
                                       "3.7e-9 (a reciprocal multiply and a fused "
                                       "multiply-add), so jax bins a 0 below it; xforms' "
@@ -145,8 +163,9 @@ def _leaves(out):
     return [out]
 
 
-def compare(want, got):
-    """None when the leaves agree; else what differs."""
+def compare(want, got, loose=1):
+    """None when the leaves agree; else what differs.  `loose` scales the float tolerances
+    (derivatives, computed by other formulas than jax's, agree to fewer digits)."""
     if len(want) != len(got):
         return f"{len(got)} results, jax {len(want)}"
     for w, g in zip(want, got):
@@ -155,8 +174,8 @@ def compare(want, got):
         if w.dtype != g.dtype:
             return f"dtype {g.dtype}, jax {w.dtype}"
         if w.dtype.kind in "fc":
-            rtol = 2e-5 if w.dtype in (np.float32, np.complex64) else 1e-9
-            tiny = 16 * np.finfo(w.dtype).eps     # near a zero of the function, an
+            rtol = loose * (2e-5 if w.dtype in (np.float32, np.complex64) else 1e-9)
+            tiny = loose * 16 * np.finfo(w.dtype).eps     # near a zero of the function, an
             # absolute error of a few ulps of 1 (jax's float32 gammaln(1) is 4.8e-7)
             if not np.allclose(g, w, rtol=rtol, atol=tiny, equal_nan=True):
                 bad = ~np.isclose(g, w, rtol=rtol, atol=tiny, equal_nan=True)
@@ -176,6 +195,31 @@ def runners(xf, compiled):
     return out
 
 
+def public_names(mod_key, only=None):
+    """[(name, xforms function, jax function)]: the callables of one module that jax has
+    under the same name, less SKIP's (and, given `only`, those named there)."""
+    xmod, jmod = (importlib.import_module(m) for m in MODULES[mod_key])
+    names = sorted(n for n in dir(xmod) if not n.startswith("_") and hasattr(jmod, n)
+                   and callable(getattr(xmod, n)) and not inspect.ismodule(getattr(xmod, n))
+                   and n not in SKIP.get(mod_key, ()) and (not only or n in only))
+    return [(n, getattr(xmod, n), getattr(jmod, n)) for n in names]
+
+
+def case_name(mod_key, name, dt, nd, kw):
+    return f"{mod_key}.{name}({dt}, {nd}-d{', ' if kw else ''}" \
+           f"{', '.join(f'{k}={v}' for k, v in kw.items())})"
+
+
+def module_list(s):
+    """--module's value: keys of MODULES; "stats" stands for every distribution."""
+    keys = [k for m in s.split(",") for k in (
+        [f"stats.{d}" for d in STATS] if m == "stats" else [m])]
+    bad = [k for k in keys if k not in MODULES]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown module(s) {bad}; known: {sorted(MODULES)}")
+    return keys
+
+
 def sweep(args):
     import jax
     jax.config.update("jax_enable_x64", True)
@@ -186,14 +230,8 @@ def sweep(args):
     counts, diffs, notes = collections.Counter(), [], []
     names_checked = 0
     for mod_key in args.module:
-        xmod, jmod = (importlib.import_module(m) for m in MODULES[mod_key])
-        names = sorted(n for n in dir(xmod) if not n.startswith("_") and hasattr(jmod, n)
-                       and callable(getattr(xmod, n)) and not inspect.ismodule(getattr(xmod, n))
-                       and n not in SKIP[mod_key])
-        if args.names:
-            names = [n for n in names if n in args.names]
-        for name in names:
-            n, keywords = arity(getattr(jmod, name))
+        for name, xfn, jfn in public_names(mod_key, args.names):
+            n, keywords = arity(jfn)
             if not n or n > 3:
                 counts["not exercised (no array signature)"] += 1
                 continue
@@ -202,19 +240,18 @@ def sweep(args):
                 for nd in (0, 1, 2):
                     operands = [inputs(dt, nd, k) for k in range(n)]
                     for kw in variants(keywords, nd):
-                        case = f"{mod_key}.{name}({dt}, {nd}-d{', ' if kw else ''}" \
-                               f"{', '.join(f'{k}={v}' for k, v in kw.items())})"
-                        j = call(getattr(jmod, name), operands, kw)
+                        case = case_name(mod_key, name, dt, nd, kw)
+                        j = call(jfn, operands, kw)
                         for label, wrap in runners(xf, args.compiled):
-                            x = call(wrap(lambda *a, f=getattr(xmod, name): f(*a, **kw)),
+                            x = call(wrap(lambda *a, f=xfn: f(*a, **kw)),
                                      operands, {})
                             kind, what = classify(j, x)
                             if kind == "DIFF" and label != "eager":
                                 # jax itself differs under jit at some edges (jnp.int32 of
                                 # a NumPy array is NumPy's cast eagerly, XLA's convert under
                                 # jit): a jitted xforms call answers to jax.jit
-                                jj = call(jax.jit(lambda *a, f=getattr(jmod, name):
-                                                  f(*a, **kw)), operands, {})
+                                jj = call(jax.jit(lambda *a, f=jfn: f(*a, **kw)),
+                                          operands, {})
                                 if classify(jj, x)[0] == "same":
                                     kind = "same"
                             allowed = (ALLOWED.get((mod_key, name, dt))
@@ -230,7 +267,7 @@ def sweep(args):
     return names_checked, counts, diffs, notes
 
 
-def classify(j, x):
+def classify(j, x, loose=1):
     if j[0] == "err" and x[0] == "err":
         return "both raise", None
     if j[0] == "err":
@@ -240,14 +277,14 @@ def classify(j, x):
         kind = "refused (NotImplementedError)" if isinstance(e, NotImplementedError) \
             else "refused"
         return kind, f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
-    why = compare(j[1], x[1])
+    why = compare(j[1], x[1], loose)
     return ("same", None) if why is None else ("DIFF", why)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--module", default=",".join(MODULES),
-                    type=lambda s: s.split(","), help="numpy,lax,nn,special")
+    ap.add_argument("--module", default=",".join(MODULES), type=module_list,
+                    help="numpy,lax,nn,special,linalg,fft,scipy_linalg,stats (or stats.norm)")
     ap.add_argument("--names", type=lambda s: set(s.split(",")), default=None)
     ap.add_argument("--dtypes", default="float32,float64,int32,bool",
                     type=lambda s: s.split(","))

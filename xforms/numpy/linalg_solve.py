@@ -143,7 +143,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
         _finfo_eps(rdt) if rcond < 0 else float(rcond))
     k = aval(s).shape[-1]
     keep = ufuncs.greater_equal(s, ufuncs.multiply(s[..., :1], rc)) if k else s
-    rank = red.sum(keep, axis=-1).astype(np.int32)
+    rank = red.sum(keep, axis=-1).astype(np.int64)   # JAX's default int (x64 mode)
     s_inv = ufuncs.where(keep, ufuncs.divide(1, ufuncs.where(keep, s, 1)), 0)
     uhb = matmul(h(u), bm)
     x = matmul(h(vt), ufuncs.multiply(expand_dims(s_inv, -1).astype(aval(a).dtype), uhb))

@@ -9,8 +9,7 @@ import numpy as np
 from ...core import trace as core
 from .. import elementwise as ew
 from ..contraction import dot_general
-from ..reductions import reduce_sum
-from ..structural import broadcast_in_dim, transpose
+from ..structural import broadcast_in_dim, reshape, slice as slice_, transpose
 
 
 def shape(x):
@@ -43,21 +42,31 @@ def conj(x):
     return ew.conj(x) if dtype(x).kind == "c" else x
 
 
-def const_like(val, x):
-    """A NumPy constant `val` (of the trailing shape) broadcast to x's shape and dtype."""
-    val = np.asarray(val, dtype(x))
+def const_like(val, x, dt=None):
+    """A NumPy constant `val` (of the trailing shape) broadcast to x's shape and dtype (or
+    `dt`)."""
+    val = np.asarray(val, dt or dtype(x))
     sh = shape(x)
     return broadcast_in_dim(val, sh, tuple(range(len(sh) - val.ndim, len(sh))))
 
 
+def masked(x, mask):
+    """x where the NumPy bool `mask` (of the trailing shape) holds, 0 elsewhere: a select, not
+    a product with a 0/1 matrix, which made an inf or NaN outside the mask NaN (0 * inf).
+
+        >>> masked(x, np.tri(3, dtype=bool))      # tril(x), exactly
+    """
+    return ew.select_n(const_like(mask, x, np.bool_), const_like(0, x), x)
+
+
 def tril(x, k=0):
     m, n = shape(x)[-2:]
-    return ew.mul(x, const_like(np.tri(m, n, k), x))
+    return masked(x, np.tri(m, n, k, dtype=bool))
 
 
 def triu(x, k=0):
     m, n = shape(x)[-2:]
-    return ew.mul(x, const_like(1 - np.tri(m, n, k - 1), x))
+    return masked(x, ~np.tri(m, n, k - 1, dtype=bool))
 
 
 def eye_like(x):
@@ -66,18 +75,19 @@ def eye_like(x):
 
 
 def diagonal(x):
-    """(..., n, n) -> (..., n)."""
-    nd = len(shape(x))
-    return reduce_sum(ew.mul(x, eye_like(x)), (nd - 1,))
+    """(..., n, n) -> (..., n): every (n + 1)-th element of each flattened matrix (exact: a
+    sum of x times the identity made the diagonal NaN where a row held an inf)."""
+    sh = shape(x)
+    lead, n = sh[:-2], sh[-1]
+    flat = reshape(x, lead + (n * n,))
+    return slice_(flat, (0,) * len(sh[:-1]), lead + (n * n,), (1,) * len(lead) + (n + 1,))
 
 
 def diag_embed(v, like=None):
     """(..., n) -> (..., n, n) with v on the diagonal (dtype of v)."""
     sh = shape(v)
     n = sh[-1]
-    full = sh + (n,)
-    b = broadcast_in_dim(v, full, tuple(range(len(sh))))
-    return ew.mul(b, const_like(np.eye(n), b))
+    return masked(broadcast_in_dim(v, sh + (n,), tuple(range(len(sh)))), np.eye(n, dtype=bool))
 
 
 def row(v):

@@ -46,7 +46,9 @@ def _exp1(x):
     return xnp.where(x > 0, out, xnp.where(x == 0, xnp.inf, xnp.nan))
 
 
-_exp1.defjvps(lambda t, ans, x: -xnp.exp(-x) / x * t)
+# E1' = -exp(-x) / x where E1 is defined; NaN below 0, where E1 is (JAX's derivative,
+# -E0(x), is NaN there too: a finite slope of a NaN value would be a silent wrong number)
+_exp1.defjvps(lambda t, ans, x: -xnp.exp(-x) / xnp.where(x < 0, xnp.nan, x) * t)
 
 
 @returns_arrays
@@ -140,15 +142,17 @@ def _spence(x):
     return xnp.where((x < 0) | xnp.isinf(x) | xnp.isnan(x), xnp.nan, out)
 
 
-_spence.defjvps(lambda t, ans, x: xnp.where(
-    x == 1.0, -1.0, xnp.log(x) / xnp.where(x == 1.0, 0.5, 1.0 - x)) * t)
+# 0 below the domain (x < 0), where spence is NaN: JAX's piecewise derivative (log of a
+# negative number gave NaN)
+_spence.defjvps(lambda t, ans, x: xnp.where(x < 0, 0.0, xnp.where(
+    x == 1.0, -1.0, xnp.log(xnp.abs(x)) / xnp.where(x == 1.0, 0.5, 1.0 - x))) * t)
 
 
 @returns_arrays
 def spence(x):
     """Spence's function int_1^x log(t) / (1 - t) dt = Li2(1 - x) for x >= 0 (nan below
     and at inf, as JAX and SciPy); float32 or float64.  Its derivative log(x) / (1 - x)
-    is -1 at x = 1 (JAX's piecewise definition gives 0 there).
+    is -1 at x = 1 (JAX's piecewise definition gives 0 there) and 0 below 0 (as JAX's).
 
         >>> spence(xnp.array([0.0, 1.0, 2.0]))     # [pi^2/6, 0, -pi^2/12]
     """

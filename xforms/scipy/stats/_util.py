@@ -22,7 +22,28 @@ def exp_of(logf):
     return returns_arrays(f)
 
 
-api = returns_arrays
+def _nan_at_nan(f):
+    """f(x, ...) with JAX's NaN wherever x (or q) is NaN: the laws' support tests (x > 0,
+    k == floor(k), ...) are False at NaN and picked a constant (0, 1, -inf), or a finite
+    number through the stand-in value that keeps a formula's other branch in range."""
+    @functools.wraps(f)
+    def g(x, *args, **kwargs):
+        return xnp.where(xnp.isnan(x), xnp.nan, f(x, *args, **kwargs))
+    return g
+
+
+def api(f):
+    """A univariate law's method f(x, ...): arrays out, NaN where x is NaN."""
+    return returns_arrays(_nan_at_nan(f))
+
+
+# the methods whose value at a NaN x is a number in JAX too (jax 0.10.2: gamma.logpdf -inf,
+# binom/poisson.logpmf -inf, uniform.logpdf -0.0 and uniform.cdf 0): their support tests
+# decide, as JAX's do (uniform.cdf's clip still gives NaN there)
+api_as_jax_at_nan = returns_arrays
+
+
+multivariate = returns_arrays     # (dirichlet, multinomial, multivariate_normal: x a vector)
 
 
 def log_prob(p, q, shapes=()):
@@ -81,7 +102,7 @@ def standardized(dist, method, fn, *, nshape=0, density=False, reflect=False):
         return xnp.where(out == -xnp.inf, out, out - xnp.log(scale))
     _home(f, dist, method)
     f.__doc__ = f"{name}(x, {'shape, ' * nshape}loc=0, scale=1) (jax.scipy.stats)"
-    return returns_arrays(f)
+    return returns_arrays(_nan_at_nan(f))
 
 
 def quantile(dist, method, fn, *, nshape=0, reflect=False):
@@ -96,7 +117,7 @@ def quantile(dist, method, fn, *, nshape=0, reflect=False):
         return loc - v if reflect else loc + v
     _home(f, dist, method)
     f.__doc__ = f"{name}(q, {'shape, ' * nshape}loc=0, scale=1) (jax.scipy.stats)"
-    return returns_arrays(f)
+    return returns_arrays(_nan_at_nan(f))
 
 
 def _home(f, dist, method):

@@ -1,10 +1,10 @@
 """Binomial distribution: jax.scipy.stats.binom."""
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats
+from ._util import api_as_jax_at_nan, exp_of, floats
 
 
-@api
+@api_as_jax_at_nan
 def logpmf(k, n, p, loc=0):
     k, n, p, loc = floats(k, n, p, loc, name="binom.logpmf")
     x = k - loc

@@ -1,10 +1,10 @@
 """Dirichlet distribution: jax.scipy.stats.dirichlet (x and alpha along the last axis)."""
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats
+from ._util import exp_of, floats, multivariate
 
 
-@api
+@multivariate
 def logpdf(x, alpha):
     """x: (K, ...) points on the simplex along the first axis (or (K-1, ...): the last
     coordinate is 1 - the sum, as in JAX and scipy); alpha: (K,)."""

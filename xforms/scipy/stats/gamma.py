@@ -1,16 +1,16 @@
 """Gamma distribution: jax.scipy.stats.gamma (shape a, loc, scale)."""
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats, log_prob, on_support
+from ._util import api, api_as_jax_at_nan, exp_of, floats, log_prob, on_support
 
 
-@api
+@api_as_jax_at_nan
 def logpdf(x, a, loc=0, scale=1):
     x, a, loc, scale = floats(x, a, loc, scale, name="gamma.logpdf")
     y = (x - loc) / scale
     safe = xnp.where(y >= 0, y, 1.0)
     val = sp.xlogy(a - 1, safe) - safe - sp.gammaln(a) - xnp.log(scale)
-    return xnp.where(y < 0, -xnp.inf, val)
+    return xnp.where(y >= 0, val, -xnp.inf)      # (-inf at a NaN x too, as JAX)
 
 
 pdf = exp_of(logpdf)

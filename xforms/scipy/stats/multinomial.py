@@ -4,10 +4,10 @@ probability 0."""
 from ... import numpy as xnp
 from .. import special as sp
 from ...numpy._util import aval
-from ._util import api, exp_of, floats
+from ._util import exp_of, floats, multivariate
 
 
-@api
+@multivariate
 def logpmf(x, n, p):
     x, n = xnp.asarray(x), xnp.asarray(n)
     if aval(x).dtype.kind not in "iu" or aval(n).dtype.kind not in "iu":

@@ -4,10 +4,10 @@ Cholesky factor: logpdf = -(|L^-1 (x - mean)|^2 + k log 2 pi) / 2 - sum log diag
 import math
 
 from ... import numpy as xnp
-from ._util import api, exp_of, floats
+from ._util import exp_of, floats, multivariate
 
 
-@api
+@multivariate
 def logpdf(x, mean, cov, allow_singular=None):
     if allow_singular is not None:
         raise NotImplementedError("multivariate_normal.logpdf: allow_singular (JAX neither)")

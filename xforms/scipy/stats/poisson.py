@@ -1,10 +1,10 @@
 """Poisson distribution: jax.scipy.stats.poisson (k counts, rate mu, shift loc)."""
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats
+from ._util import api, api_as_jax_at_nan, exp_of, floats
 
 
-@api
+@api_as_jax_at_nan
 def logpmf(k, mu, loc=0):
     k, mu, loc = floats(k, mu, loc, name="poisson.logpmf")
     x = k - loc

@@ -1,19 +1,19 @@
 """Uniform distribution on [loc, loc + scale]: jax.scipy.stats.uniform."""
 from ... import numpy as xnp
-from ._util import api, exp_of, floats
+from ._util import api, api_as_jax_at_nan, exp_of, floats
 
 
-@api
+@api_as_jax_at_nan
 def logpdf(x, loc=0, scale=1):
     x, loc, scale = floats(x, loc, scale, name="uniform.logpdf")
-    inside = (x >= loc) & (x <= loc + scale)
-    return xnp.where(inside, -xnp.log(scale), -xnp.inf)
+    outside = (x < loc) | (x > loc + scale)      # (not outside at a NaN x: JAX's -log(scale))
+    return xnp.where(outside, -xnp.inf, -xnp.log(scale))
 
 
 pdf = exp_of(logpdf)
 
 
-@api
+@api_as_jax_at_nan
 def cdf(x, loc=0, scale=1):
     x, loc, scale = floats(x, loc, scale, name="uniform.cdf")
     return xnp.clip((x - loc) / scale, 0.0, 1.0)

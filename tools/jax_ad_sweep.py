@@ -1,0 +1,220 @@
+"""Derivatives and vmap of xforms' public surface against JAX (issue #31): the companion of
+tools/jax_sweep.py, over the same names (its MODULES, SKIP and signatures) and the same
+calls (its keyword variants), compared by the same rules.  For every case it checks
+
+    grad     grad of  sum(out * w)  (w: fixed random weights per output leaf; the real and
+             imaginary parts of a complex output each get their own) with respect to every
+             operand, at smooth points: the value sweep's float64 operands with NaN and inf
+             replaced and moved off 0, the integers and each other (no kinks, poles or ties)
+    hvp      the second derivative: jvp of that grad along a fixed direction
+    vmap     vmap over a leading batch axis of 2 (the sweep's operand k and k+1, its
+             NaN/inf/0 included), against jax.vmap, for each dtype of --dtypes
+
+    python tools/jax_ad_sweep.py --module nn                 # a summary and each difference
+    python tools/jax_ad_sweep.py --module numpy --names sinc,arctan2 -v
+    python tools/jax_ad_sweep.py --module stats --checks grad,hvp
+
+Cases whose outputs are not floating (or whose operands jax cannot differentiate) count as
+"not differentiable"; names whose derivative is undefined at every point the sweep can draw
+are in EXCLUDED with the reason.  Needs jax (run by hand, as jax_sweep.py).  Exit status 1
+when a DIFF is not allow-listed in ALLOWED.
+"""
+import argparse
+import collections
+import os
+import signal
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jax_sweep as sweep  # noqa: E402  (the value sweep: its tables and comparison)
+
+# (module, name) -> why no derivative is compared (vmap still is)
+EXCLUDED = {}
+
+# (module, name) or (module, name, check) -> why the difference is intended
+ALLOWED = {
+    ("lax", "clamp", "grad"): "only where min > max (the sweep's 2.126 > 1.826 around -0.274): "
+                              "the value is max and xforms' slope follows it (1 for max); "
+                              "jax's clamp rule gives every operand 0 there",
+    ("numpy", "convolve", "vmap"): "jax's batched convolution multiplies its zero padding by "
+                                   "the kernel (0 * inf = NaN) in float64 too; xforms skips the "
+                                   "padding, as NumPy (jax_sweep's float32 convolve entry)",
+    ("numpy", "poly", "vmap"): "a convolution: the convolve entry's reason",
+    ("numpy", "polymul", "vmap"): "a convolution: the convolve entry's reason",
+    ("numpy", "unravel_index", "grad"): "float indices (NumPy refuses them): jax differentiates "
+                                        "its remainder (slope 1), xforms' index arithmetic is "
+                                        "integer-valued (slope 0)",
+    ("scipy_linalg", "cholesky"): "it reads one triangle: xforms' derivative is that of the "
+                                  "function computed (the Hermitian matrix the triangle stands "
+                                  "for; primitives/linalg/cholesky_ad.py), jax's rule assumes a "
+                                  "Hermitian tangent. Equal along every Hermitian direction "
+                                  "(checked: 0.0 apart), so gradients through A = B B^H agree; "
+                                  "the sweep's raw gradient w.r.t. a non-symmetric A differs",
+    ("scipy_linalg", "eigh"): "cholesky's reason (one triangle read; equal along Hermitian "
+                              "directions, checked to 6e-17)",
+    ("scipy_linalg", "rsf2csf", "grad"): "the sweep's T is not quasi-upper-triangular, outside "
+                                         "rsf2csf's domain: the values already differ there; "
+                                         "xforms' gradient matches finite differences of its "
+                                         "own value",
+    ("special", "beta"): "where both arguments are negative (the sweep's (-1.085, -0.985)) jax's "
+                         "derivative is NaN; xforms' is B(a, b)(psi(a) - psi(a + b)), which "
+                         "finite differences of scipy's beta confirm (-347.2, -9260.6)",
+    ("special", "betaln"): "beta's reason: jax NaN, xforms' derivative confirmed by finite "
+                           "differences of scipy's betaln",
+    ("special", "entr"): "for x < 0 entr is the constant -inf: xforms' slope is 0; jax's NaN is "
+                         "its select's untaken branch (0 times the log of a negative number)",
+    ("nn", "dot_product_attention", "hvp"): "the exact value is 0 (a softmax over one key is "
+                                            "constant; finite differences of jax's own grad "
+                                            "give 0, as xforms): jax's is rounding noise, 1e-7",
+}
+
+LOOSE = 1000      # derivatives agree to ~1e-6 relative (float64): other formulas than jax's
+SQUARE = {"linalg", "scipy_linalg"}   # 2-d operands there are square and well conditioned
+
+
+def smooth(nd, k, square=False):
+    """The k-th float64 operand for derivatives: the value sweep's, without NaN/inf, off the
+    kinks of abs/floor/max (0, the integers, ties between elements and operands)."""
+    v = sweep.inputs(np.float64, 1, k)
+    v = np.where(np.isnan(v), 0.75, np.where(np.isposinf(v), 2.5, np.where(np.isneginf(v),
+                                                                           -1.25, v)))
+    v = v + 0.1 * (k + 1) + 0.013 * np.arange(v.size)
+    if nd == 0:
+        return np.asarray(v[(k + 2) % v.size])
+    if nd == 1:
+        return v
+    if square:   # (3, 3), diagonally dominant: invertible, positive eigenvalues
+        m = np.concatenate([v, v[:2]]).reshape(3, 3) / 4
+        return m + 2.0 * np.eye(3)
+    return v[1:].reshape(2, 3)
+
+
+def batched(dt, nd, k):
+    """A batch of 2 along a new leading axis: the sweep's operand k, then operand k+1's
+    values in the same shape."""
+    a = sweep.inputs(dt, nd, k)
+    b = np.resize(sweep.inputs(dt, max(nd, 1), (k + 1) % 3).ravel(), a.shape).astype(dt)
+    return np.stack([a, b])
+
+
+def weights(leaves, rng_key):
+    """Fixed weights per output leaf (a complex leaf gets a real and an imaginary one)."""
+    out = []
+    for i, leaf in enumerate(leaves):       # (arrays or shape structs)
+        r = np.random.default_rng(1000 * rng_key + i)
+        out.append((r.standard_normal(np.shape(leaf)), r.standard_normal(np.shape(leaf))))
+    return out
+
+
+def scalarised(fn, kw, tnp, leaves_of, ws):
+    """sum(out * w) over the float leaves of fn(*a, **kw), in the namespace tnp."""
+    def f(*a):
+        total = 0.0
+        for leaf, (wr, wi) in zip(leaves_of(fn(*a, **kw)), ws):
+            total = total + tnp.sum(tnp.real(leaf) * wr)
+            if tnp.iscomplexobj(leaf):
+                total = total + tnp.sum(tnp.imag(leaf) * wi)
+        return total
+    return f
+
+
+def ad_checks(jax, xf, jfn, xfn, kw, operands):
+    """{check: (jax's call, xforms' call)} for grad and hvp, or None when the outputs are not
+    floating (nothing to differentiate)."""
+    import jax.numpy as jnp
+    import xforms.numpy as xnp
+    try:
+        outs = jax.tree_util.tree_leaves(jax.eval_shape(lambda *a: jfn(*a, **kw), *operands))
+    except Exception:
+        return None
+    if not outs or not all(np.dtype(v.dtype).kind in "fc" for v in outs):
+        return None
+    ws = weights(outs, len(operands))
+    jf = scalarised(jfn, kw, jnp, jax.tree_util.tree_leaves, ws)
+    xf_ = scalarised(xfn, kw, xnp, xf.tree_util.tree_leaves, ws)
+    argnums = tuple(range(len(operands)))
+    dirs = tuple(np.cos(np.arange(np.size(o)) + 1.0).reshape(np.shape(o)) for o in operands)
+
+    def hvp(api, f):
+        return lambda *a: api.jvp(api.grad(f, argnums), a, dirs)[1]
+    # jax under jax.jit: its eager op-by-op dispatch compiles each primitive per shape, 5x
+    # slower here, and its jitted derivatives are the same formulas
+    return {"grad": (jax.jit(jax.grad(jf, argnums)), xf.grad(xf_, argnums)),
+            "hvp": (jax.jit(hvp(jax, jf)), hvp(xf, xf_))}
+
+
+def run(args):
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import xforms as xf
+    signal.signal(signal.SIGALRM, sweep._alarm)
+    counts, diffs, notes = collections.Counter(), [], []
+    names_checked = 0
+
+    def record(mod_key, name, case, check, j, x, loose, dt="float64"):
+        kind, what = sweep.classify(j, x, loose)
+        allowed = ALLOWED.get((mod_key, name, check)) or ALLOWED.get((mod_key, name))
+        if check == "vmap":         # values: the value sweep's reasons hold too
+            allowed = allowed or sweep.ALLOWED.get((mod_key, name, dt)) or \
+                sweep.ALLOWED.get((mod_key, name))
+        counts[f"{check} {kind}" + (" allowed" if kind == "DIFF" and allowed else "")] += 1
+        line = f"{case} [{check}]: {kind}: {what}"
+        if kind == "DIFF":
+            diffs.append((bool(allowed), line + (f"  (allowed: {allowed})" if allowed else "")))
+            print("ALLOWED" if allowed else "DIFF   ", diffs[-1][1], flush=True)
+        elif kind.startswith(("refused", "accepted")) and args.verbose:
+            notes.append(line)
+            print("  ", line, flush=True)
+
+    for mod_key in args.module:
+        for name, xfn, jfn in sweep.public_names(mod_key, args.names):
+            n, keywords = sweep.arity(jfn)
+            if not n or n > 3:
+                counts["not exercised (no array signature)"] += 1
+                continue
+            names_checked += 1
+            for nd in (0, 1, 2):
+                for kw in sweep.variants(keywords, nd):
+                    if {"grad", "hvp"} & set(args.checks) and (mod_key, name) not in EXCLUDED:
+                        ops = [smooth(nd, k, mod_key in SQUARE) for k in range(n)]
+                        case = sweep.case_name(mod_key, name, "float64", nd, kw)
+                        pairs = ad_checks(jax, xf, jfn, xfn, kw, ops)
+                        if pairs is None:
+                            counts["not differentiable"] += 1
+                        for check, (jg, xg) in (pairs or {}).items():
+                            if check in args.checks:
+                                record(mod_key, name, case, check, sweep.call(jg, ops, {}),
+                                       sweep.call(xg, ops, {}), LOOSE)
+                    if "vmap" not in args.checks:
+                        continue
+                    for dt in args.dtypes:
+                        ops = [batched(dt, nd, k) for k in range(n)]
+                        case = sweep.case_name(mod_key, name, dt, nd, kw)
+                        jv = sweep.call(jax.jit(jax.vmap(lambda *a, f=jfn: f(*a, **kw))),
+                                        ops, {})
+                        xv = sweep.call(xf.vmap(lambda *a, f=xfn: f(*a, **kw)), ops, {})
+                        record(mod_key, name, case, "vmap", jv, xv, 1, dt)
+    return names_checked, counts, diffs, notes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--module", default="numpy,lax,nn,special,linalg,fft,scipy_linalg,stats",
+                    type=sweep.module_list)
+    ap.add_argument("--names", type=lambda s: set(s.split(",")), default=None)
+    ap.add_argument("--dtypes", default="float64,int32", type=lambda s: s.split(","),
+                    help="vmap's operand dtypes (derivatives are float64)")
+    ap.add_argument("--checks", default="grad,hvp,vmap", type=lambda s: s.split(","))
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    names_checked, counts, diffs, notes = run(args)     # (each line printed as found)
+    print(f"\nnames checked: {names_checked}")
+    for k, v in sorted(counts.items()):
+        print(f"  {k}: {v}")
+    return 1 if any(not a for a, _ in diffs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
