@@ -280,3 +280,20 @@ def test_convolve_with_an_infinite_kernel_element():
     check_eager(case)
     got = xf.jit(f, tiered=False)(*case.args)
     np.testing.assert_array_equal(got, f_ref(*case.args))     # [7, -6, 7, 0.5]
+
+
+def test_forward_and_reverse_modes_differ_where_an_infinity_meets_a_zero_cotangent():
+    """The deep profile's case (session 16): vmap(jacfwd(checkpoint(f))) against the reverse-
+    mode reference, where f takes nan_to_num of a convolution with an infinite kernel.  Reverse
+    mode sends nan_to_num's zero cotangent through the convolution, 0 * inf = NaN; forward
+    mode's infinite tangent is replaced by 0.  jax 0.10.2 gives the same two answers (grad
+    [nan, nan], jacfwd [0, 0]), so the fuzzer no longer compares modes where the reverse-mode
+    derivative is not finite (tests/fuzz/params.py `check_plan`)."""
+    def f(x):
+        c = xnp.convolve(x, xnp.where(x > 0.5, float('inf'), x))
+        return xnp.sum(xnp.nan_to_num(c, nan=-7.0, posinf=7.0, neginf=-6.0))
+    x = np.array([0.72395654, 1.61877622])
+    np.testing.assert_array_equal(xf.grad(f)(x), [np.nan, np.nan])
+    np.testing.assert_array_equal(xf.jacfwd(f)(x), [0.0, 0.0])
+    np.testing.assert_array_equal(xf.vmap(xf.jacfwd(xf.checkpoint(f)))(np.stack([x, 2 * x])),
+                                  np.zeros((2, 2)))
