@@ -127,6 +127,19 @@ def split(seq, *sizes):
 IDENTITY = "identity"      # `expand` answer: the equation forwards its first operand
 
 
+def use_counts(jaxpr):
+    """-> {Var: how many times the equations and the outputs of `jaxpr` read it} (a rewrite
+    that drops a producer may only do so when its value has one reader).
+
+        >>> use_counts(make_jaxpr(lambda x: x * x + x)(1.0).jaxpr)[x]     # 3
+    """
+    uses = {}
+    for a in [a for e in jaxpr.eqns for a in e.invars] + list(jaxpr.outvars):
+        if isinstance(a, Var):
+            uses[a] = uses.get(a, 0) + 1
+    return uses
+
+
 def inline(jaxpr, env, out, *, fresh=True, expand=None, hoist=None):
     """Append `jaxpr`'s equations to the list `out`, reading each variable through `env`
     (Var -> the atom that stands for it; a variable not in it stands for itself), which is

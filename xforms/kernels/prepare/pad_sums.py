@@ -14,23 +14,15 @@ windows are disjoint and cover that axis.
     >>> concat_pad_sums(jaxpr)    # c = pad(a, lo=0, hi=2) + pad(b, lo=2, hi=0)
     ...                           # -> c = concatenate(a, b)
 """
-from xforms.core.ir import Eqn, Jaxpr, Literal, Var
+from xforms.core.ir import Eqn, Jaxpr, Literal, Var, use_counts
 from xforms.primitives.elementwise import add_p
 from xforms.primitives.structural import concatenate_p, pad_p
 
 
 def concat_pad_sums(jaxpr):
     """-> `jaxpr` with each add-tree of tiling zero pads replaced by one concatenate."""
-    producer, uses = {}, {}
-    for e in jaxpr.eqns:
-        for v in e.outvars:
-            producer[v] = e
-        for a in e.invars:
-            if isinstance(a, Var):
-                uses[a] = uses.get(a, 0) + 1
-    for a in jaxpr.outvars:
-        if isinstance(a, Var):
-            uses[a] = uses.get(a, 0) + 1
+    producer = {v: e for e in jaxpr.eqns for v in e.outvars}
+    uses = use_counts(jaxpr)
     eqns = []
     for e in jaxpr.eqns:
         if e.prim is add_p:

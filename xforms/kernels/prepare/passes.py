@@ -16,7 +16,7 @@
    (scan_products.py).
 Sub-jaxprs of control flow are prepared when they are planned.
 """
-from xforms.core.ir import IDENTITY, ClosedJaxpr, Eqn, Jaxpr, Var, inline
+from xforms.core.ir import IDENTITY, ClosedJaxpr, Eqn, Jaxpr, Var, inline, use_counts
 from xforms.transforms.simplify import dce
 
 from .licm import hoist_invariants
@@ -60,14 +60,7 @@ def _free(nd, contract, batch):
 
 def _fold_dot_transposes(jaxpr):
     producer = {}
-    uses = {}
-    for e in jaxpr.eqns:
-        for a in e.invars:
-            if isinstance(a, Var):
-                uses[a] = uses.get(a, 0) + 1
-    for a in jaxpr.outvars:
-        if isinstance(a, Var):
-            uses[a] = uses.get(a, 0) + 1
+    uses = use_counts(jaxpr)
     eqns = []
     for e in jaxpr.eqns:
         if e.prim.name == "dot_general":
