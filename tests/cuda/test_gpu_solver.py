@@ -11,7 +11,19 @@ import xforms.numpy as xnp
 from xforms import lax
 from xforms.kernels.cuda import vendor
 
+import operands
+
 RNG = np.random.default_rng(13)
+
+
+def _rand(shape, dtype):
+    return operands.rand(RNG, shape, dtype)
+
+
+def _hermitian(shape, dtype):
+    return operands.hermitian(RNG, shape, dtype)
+
+
 DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
 
 
@@ -20,18 +32,6 @@ def everything_to_the_library(monkeypatch):
     monkeypatch.setenv("XFORMS_CUDA_SOLVER_MIN_N", "0")
     if vendor.solver() is None:
         pytest.fail("cuSOLVER was not found on this GPU machine (see the log above)")
-
-
-def _rand(shape, dtype):
-    x = RNG.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * RNG.standard_normal(shape)
-    return x.astype(dtype)
-
-
-def _hermitian(shape, dtype):
-    x = _rand(shape, dtype)
-    return (x @ np.swapaxes(x, -1, -2).conj() + shape[-1] * np.eye(shape[-1])).astype(dtype)
 
 
 def _run(f, *args):

@@ -13,7 +13,15 @@ from xforms import lax
 from xforms.kernels.cuda import runtime as rt
 from xforms.kernels.cuda import vendor
 
+import operands
+
 RNG = np.random.default_rng(7)
+
+
+def _rand(shape, dtype):
+    return operands.rand(RNG, shape, dtype)
+
+
 DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
 
 
@@ -23,13 +31,6 @@ def everything_to_the_libraries(monkeypatch):
     monkeypatch.setenv("XFORMS_CUDA_FFT_MIN_POINTS", "0")
     if vendor.blas() is None or vendor.fft() is None:
         pytest.fail("cuBLAS or cuFFT was not found on this GPU machine (see the log above)")
-
-
-def _rand(shape, dtype):
-    x = RNG.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * RNG.standard_normal(shape)
-    return x.astype(dtype)
 
 
 def _exe(f, *args):

@@ -20,11 +20,20 @@ from xforms.kernels.cuda import vendor
 from xforms.kernels.cuda.vendor.cusolver import Cusolver
 
 from solver_model import ModelSolverLib
+import operands
 
 if not rt.simulating():
     pytest.skip("simulator only (host-memory device arrays)", allow_module_level=True)
 
 RNG = np.random.default_rng(11)
+
+
+def _rand(shape, dtype):
+    return operands.rand(RNG, shape, dtype)
+
+
+def _hermitian(shape, dtype):
+    return operands.hermitian(RNG, shape, dtype)
 
 
 @pytest.fixture
@@ -34,19 +43,6 @@ def lib(monkeypatch):
     monkeypatch.setattr(vendor, "_bound", {"cusolver": Cusolver(model)})
     monkeypatch.setenv("XFORMS_CUDA_SOLVER_MIN_N", "0")
     return model
-
-
-def _rand(shape, dtype):
-    x = RNG.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * RNG.standard_normal(shape)
-    return x.astype(dtype)
-
-
-def _hermitian(shape, dtype):
-    x = _rand(shape, dtype)
-    n = shape[-1]
-    return (x @ np.swapaxes(x, -1, -2).conj() + n * np.eye(n)).astype(dtype)
 
 
 def _run(f, *args):
