@@ -32,6 +32,22 @@ def _load(a, t):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
+def _gees_workspace(n, dtype):
+    """?gees' arguments for an n x n matrix of `dtype`, made once per call of la_schur or
+    la_sqrtm: (ch = jobvs "V", sort "N"; ints; lwork; t, z: the matrix and its Schur
+    vectors; w: eigenvalues (wr for the real routines); wi; work; rwork: n reals, also big
+    enough for cgees; bwork)."""
+    ch = np.empty(2, np.uint8)
+    ch[0], ch[1] = ord("V"), ord("N")
+    ints = np.empty(6, np.int32)
+    lwork = max(1, 64 * n)
+    m = max(n, 1)
+    return (ch, ints, lwork, np.empty((n, n), dtype), np.empty((n, n), dtype),
+            np.empty(m, dtype), np.empty(m, dtype), np.empty(lwork, dtype),
+            np.empty(m, np.float64), np.zeros(m, np.int32))
+
+
+@numba.njit(cache=_CACHE, nogil=True)
 def _real_gees(code, ch, ints, t, wr, wi, z, work, bwork):
     """LAPACK s/dgees(jobvs, sort, select, n, a, lda, sdim, wr, wi, vs, ldvs, work, lwork,
     bwork, info): the real Schur form, no sorting."""
@@ -50,17 +66,7 @@ def la_schur(a, tout, zout, code):
     """tout[i], zout[i] = T, Z with a[i] = Z T Z^H (real form for real outputs, else the
     complex form of a[i] taken as complex)."""
     nb, n, _ = a.shape
-    ch = np.empty(2, np.uint8)
-    ch[0], ch[1] = ord("V"), ord("N")
-    ints = np.empty(6, np.int32)
-    lwork = max(1, 64 * n)
-    t = np.empty((n, n), tout.dtype)
-    z = np.empty((n, n), tout.dtype)
-    wr = np.empty(max(n, 1), tout.dtype)
-    wi = np.empty(max(n, 1), tout.dtype)
-    work = np.empty(lwork, tout.dtype)
-    rwork = np.empty(max(n, 1), np.float64)      # n reals: also big enough for cgees
-    bwork = np.zeros(max(n, 1), np.int32)
+    ch, ints, lwork, t, z, wr, wi, work, rwork, bwork = _gees_workspace(n, tout.dtype)
     for i in range(nb):
         if n == 0:
             continue
@@ -142,16 +148,7 @@ def la_sqrtm(a, out, real_input, code):
     real Schur form), whatever the sign of the rounding error."""
     nb, n, _ = a.shape
     eps = 1.2e-7 if code == 2 else 2.3e-16
-    ch = np.empty(2, np.uint8)
-    ch[0], ch[1] = ord("V"), ord("N")
-    ints = np.empty(6, np.int32)
-    lwork = max(1, 64 * n)
-    t = np.empty((n, n), out.dtype)
-    z = np.empty((n, n), out.dtype)
-    w = np.empty(max(n, 1), out.dtype)
-    work = np.empty(lwork, out.dtype)
-    rwork = np.empty(max(n, 1), np.float64)      # n reals: also big enough for cgees
-    bwork = np.zeros(max(n, 1), np.int32)
+    ch, ints, lwork, t, z, w, _, work, rwork, bwork = _gees_workspace(n, out.dtype)
     for i in range(nb):
         if n == 0:
             continue
