@@ -189,14 +189,10 @@ def _cast_like(c, aval):
 
 
 def _zero_cotangent(p):
-    return core.as_array(np.zeros(core.get_aval(p).shape, dtype=core.get_aval(p).dtype)) \
-        if not isinstance(p, core.Tracer) else _traced_zeros(p)
-
-
-def _traced_zeros(p):
-    from .primitives.structural import zeros
-    a = core.get_aval(p)
-    return zeros(a.shape, a.dtype)
+    """The cotangent of an integer or boolean input, as JAX gives it: float0 zeros. They hold
+    no data, so they are a constant even under a trace (jit returns them through its output
+    tree, xforms/jit.py)."""
+    return np.zeros(core.get_aval(p).shape, float0)
 
 
 class _Transformed:
@@ -239,7 +235,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                 f"complex64, complex128), but got {dt.name} in {describe_function(fun)}. "
                 "Integer inputs are not differentiable: convert them with .astype(float), "
                 "leave them out of argnums, use vjp, or pass allow_int=True (their "
-                "gradient is then zero).")
+                "gradient is then float0 zeros, as in JAX).")
         if holomorphic and not is_complex(dt):   # complex inputs need no flag (JAX)
             raise TypeError("grad with holomorphic=True requires inputs with complex dtype, "
                             f"but got {dt.name} in {describe_function(fun)}")

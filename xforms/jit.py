@@ -30,7 +30,8 @@ from .errors import BackendError
 from .core import jit_switch
 from .core.source_info import describe_function
 from .transforms.tracing import flatten_args, trace_flat
-from .tree_util import tree_flatten, tree_unflatten
+from .core.avals import float0
+from .tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 
 
 logger = logging.getLogger(__name__)
@@ -169,6 +170,23 @@ def _make_fast_call(exe, key, out_tree):
 _FAST_MISSES = (TypeError, AttributeError, LookupError, ValueError)
 
 
+class _Float0:
+    """A float0 output of a jitted function (the gradient of an integer input): it holds no
+    data, so it stays out of the program and its shape rides in the output tree, whose
+    unflattening rebuilds the zeros."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+register_pytree_node(_Float0, lambda z: ((), z.shape), lambda shape, _: np.zeros(shape, float0))
+
+
+def _float0_out_of_program(out):
+    return tree_map(lambda x: _Float0(x.shape) if getattr(x, "dtype", None) == float0 else x,
+                    out), None
+
+
 class Lowered:
     """Result of `jit(f).lower(*args)`: `.as_text()` and `.compile()`."""
 
@@ -220,7 +238,8 @@ class Jitted:
         flat, in_tree = flatten_args((dyn, dkw), self.fun)
         # traced once per signature while the jitted function lives (JAX's rule)
         closed, out_tree, _ = trace_flat(call, flat, in_tree, with_values=with_values,
-                                         key=(self.fun, ("jit", call.statics, call.skw, call.n)))
+                                         key=(self.fun, ("jit", call.statics, call.skw, call.n)),
+                                         post=_float0_out_of_program)
         return closed, out_tree, flat, in_tree
 
     def _key(self, args, kwargs):
