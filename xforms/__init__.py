@@ -17,8 +17,8 @@ from .jit import default_backend, jit
 from .device import device_get, device_put
 from .pmap import pmap
 from .api_extras import (ShapeDtypeStruct, closure_convert, custom_gradient, enable_x64,
-                         ensure_compile_time_eval, eval_shape, linear_transpose, named_call,
-                         named_scope, typeof)
+                         ensure_compile_time_eval, eval_shape, fwd_and_bwd, linear_transpose,
+                         named_call, named_scope, typeof)
 from .core.jit_switch import disable_jit
 from .sharding import P, make_mesh  # noqa: F401
 from .shard_map import shard_map  # noqa: F401
