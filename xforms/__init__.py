@@ -27,8 +27,8 @@ from .runtime import (Device, block_until_ready, clear_caches, copy_to_host_asyn
                       host_id, host_ids, local_device_count, local_devices,
                       print_environment_info, process_count, process_index, process_indices)
 from . import config, dtypes, typing  # noqa: F401  (jax.config, jax.dtypes, jax.typing)
-from .config import (debug_infs, debug_nans, default_matmul_precision, log_compiles,
-                     numpy_dtype_promotion, numpy_rank_promotion)
+from .config import (debug_infs, debug_nans, default_matmul_precision, explain_cache_misses,
+                     log_compiles, numpy_dtype_promotion, numpy_rank_promotion)
 from .dtypes import float0
 from . import ad_checkpoint, custom_batching, custom_derivatives
 from . import nn

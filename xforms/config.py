@@ -328,8 +328,15 @@ number, a float with floats and complexes, a complex with complexes), as JAX's
 jax_numpy_dtype_promotion.  Checked where xforms.numpy promotes operands (its functions and
 the operators of traced values; not eager arrays' operators, which are NumPy's).""")
 
+explain_cache_misses = State("jax_explain_cache_misses", False, _boolean, """\
+Log (logger "xforms.jit", level WARNING) why a jitted function has no executable for a call
+and traces it again: a function never called before, or how the call's signature differs
+from the closest one seen (argument structure, an argument leaf's shape and dtype or Python
+type, static arguments, traced options), as JAX's TRACING CACHE MISS.""")
+
 _STATES = {s.name: s for s in (debug_nans, debug_infs, log_compiles, default_matmul_precision,
-                               numpy_rank_promotion, numpy_dtype_promotion)}
+                               numpy_rank_promotion, numpy_dtype_promotion,
+                               explain_cache_misses)}
 
 
 def __getattr__(name):

@@ -187,6 +187,53 @@ def _float0_out_of_program(out):
                     out), None
 
 
+def _key_parts(key):
+    """A signature key of `Jitted._key` as {part: value}."""
+    options = ()
+    if isinstance(key[0], tuple):        # (key, trace_context) under non-default options
+        key, options = key
+    if isinstance(key[0], str):          # ("static", statics, static keywords, tree, leaves)
+        _, statics, skw, tree, leaves = key
+        return {"tree": tree, "leaves": leaves, "statics": dict(statics) | dict(skw),
+                "options": options}
+    return {"tree": key[0], "leaves": key[1], "statics": {}, "options": options}
+
+
+def _describe_leaf(k):
+    names = {"f": "Python float", "i": "Python int", "b": "Python bool"}
+    if isinstance(k, tuple):
+        return core.ShapedArray(k[0], k[1]).str_short()
+    return names.get(k, getattr(k, "__name__", str(k)))
+
+
+def _key_differences(old, new):
+    """What differs between two signature keys, in words."""
+    a, b = _key_parts(old), _key_parts(new)
+    if a["tree"] != b["tree"]:
+        return [f"different argument structure: now {b['tree']} and before {a['tree']}"]
+    out = [f"argument leaf {i}: now {_describe_leaf(n)} and before {_describe_leaf(o)}"
+           for i, (o, n) in enumerate(zip(a["leaves"], b["leaves"])) if o != n]
+    sa, sb = a["statics"], b["statics"]
+    out += [f"static argument {k!r}: now {sb.get(k)!r} and before {sa.get(k)!r}"
+            for k in sorted(set(sa) | set(sb), key=str) if sa.get(k) != sb.get(k)]
+    if a["options"] != b["options"]:
+        out.append(f"traced options: now {b['options']} and before {a['options']}")
+    return out
+
+
+def _explain_miss(fun, key, seen):
+    """explain_cache_misses: log why this call of `fun` traces again (JAX's wording)."""
+    if key is None:
+        why = "its arguments form no cache key (an unhashable static argument)"
+    elif not seen:
+        why = "never seen function"
+    else:
+        closest = min((_key_differences(k, key) for k in seen), key=len)
+        why = "all previously seen signatures differ; from the closest one:\n  * " + \
+            "\n  * ".join(closest)
+    logger.warning("TRACING CACHE MISS for %s: %s", describe_function(fun), why)
+
+
 class Lowered:
     """Result of `jit(f).lower(*args)`: `.as_text()` and `.compile()`."""
 
@@ -357,6 +404,8 @@ class Jitted:
                 exe_cache.touch(self, key)
             self._fast_call = fast
             return tree_unflatten(out_tree, exe(*leaves))
+        if config.explain_cache_misses.value:
+            _explain_miss(self.fun, key, list(self._fast))
         with gc_pause.paused():          # (the compile's objects live until it ends)
             closed, out_tree, flat, in_tree = self._trace(args, kwargs)
             exe = self._new_executable(closed)
