@@ -249,3 +249,22 @@ def test_explain_cache_misses_says_what_changed(caplog):
     assert "static argument 'k': now 4 and before 3" in msgs[4]
     assert "traced options: now (('jax_numpy_rank_promotion', 'raise'),)" in msgs[5]
     assert xf.config.jax_explain_cache_misses is False
+
+
+def test_no_tracing_refuses_a_new_jit_trace_only():
+    # JAX 0.10.2: RuntimeError "re-tracing function <lambda> at ... for `jit`, but
+    # 'no_tracing' is set" for a new signature; a cached one runs
+    traces = []
+
+    def double(x):
+        traces.append(x.shape)
+        return x * 2
+    f = xf.jit(double)
+    f(np.ones(3))
+    with xf.no_tracing(True):
+        np.testing.assert_array_equal(f(np.ones(3)), [2.0, 2.0, 2.0])
+        np.testing.assert_array_equal(xf.grad(lambda x: xnp.sum(f(x)))(np.ones(3)), [2.0] * 3)
+        with pytest.raises(RuntimeError, match=r"re-tracing function .*double .*'no_tracing'"):
+            f(np.ones(4))
+    assert traces == [(3,)]
+    np.testing.assert_array_equal(f(np.ones(4)), [2.0] * 4)

@@ -28,7 +28,7 @@ from .runtime import (Device, block_until_ready, clear_caches, copy_to_host_asyn
                       print_environment_info, process_count, process_index, process_indices)
 from . import config, dtypes, typing  # noqa: F401  (jax.config, jax.dtypes, jax.typing)
 from .config import (debug_infs, debug_nans, default_matmul_precision, explain_cache_misses,
-                     log_compiles, numpy_dtype_promotion, numpy_rank_promotion)
+                     log_compiles, no_tracing, numpy_dtype_promotion, numpy_rank_promotion)
 from .dtypes import float0
 from . import ad_checkpoint, custom_batching, custom_derivatives
 from . import nn

@@ -334,9 +334,14 @@ and traces it again: a function never called before, or how the call's signature
 from the closest one seen (argument structure, an argument leaf's shape and dtype or Python
 type, static arguments, traced options), as JAX's TRACING CACHE MISS.""")
 
+no_tracing = State("jax_no_tracing", False, _boolean, """\
+Raise RuntimeError when `jit` traces a function (a call whose signature has no trace yet), as
+JAX's: a guard that a loop runs compiled code only. xforms' eager operations are NumPy calls,
+not jitted ones, so they still run (in JAX they are traced too, and raise).""")
+
 _STATES = {s.name: s for s in (debug_nans, debug_infs, log_compiles, default_matmul_precision,
                                numpy_rank_promotion, numpy_dtype_promotion,
-                               explain_cache_misses)}
+                               explain_cache_misses, no_tracing)}
 
 
 def __getattr__(name):

@@ -187,6 +187,15 @@ def _float0_out_of_program(out):
                     out), None
 
 
+def _refuse_tracing(fun):
+    """What jit traces under no_tracing: it may only reuse a trace, so running it raises."""
+    @functools.wraps(fun)
+    def refuse(*args, **kwargs):
+        raise RuntimeError(f"re-tracing function {describe_function(fun)} for `jit`, but "
+                           "'no_tracing' is set")
+    return refuse
+
+
 def _key_parts(key):
     """A signature key of `Jitted._key` as {part: value}."""
     options = ()
@@ -283,8 +292,9 @@ class Jitted:
         call, dyn, dkw = split_call(self.fun, args, kwargs, self.static_argnums,
                                     self.static_argnames)
         flat, in_tree = flatten_args((dyn, dkw), self.fun)
+        traced = _refuse_tracing(self.fun) if config.no_tracing.value else call
         # traced once per signature while the jitted function lives (JAX's rule)
-        closed, out_tree, _ = trace_flat(call, flat, in_tree, with_values=with_values,
+        closed, out_tree, _ = trace_flat(traced, flat, in_tree, with_values=with_values,
                                          key=(self.fun, ("jit", call.statics, call.skw, call.n)),
                                          post=_float0_out_of_program)
         return closed, out_tree, flat, in_tree
