@@ -68,6 +68,18 @@ def test_grad_and_vjp_give_float0_cotangents_for_integer_inputs(tiered):
     assert xf.vjp(f, x, n)[1](1.0)[1].dtype == xf.float0
 
 
+def test_vmap_of_grad_keeps_float0_batched():
+    # jax.vmap(jax.grad(lambda x, n: x * n, (0, 1), allow_int=True), in_axes=(0, None))
+    # (ones(2), 3)[1]: float0 of shape (2,)
+    g = xf.grad(lambda x, n: x * n, (0, 1), allow_int=True)
+    for h in (xf.vmap(g), xf.jit(xf.vmap(g))):
+        gx, gn = h(np.array([1.0, 2.0]), np.array([3, 4]))
+        np.testing.assert_array_equal(gx, [3.0, 4.0])
+        assert gn.dtype == xf.float0 and gn.shape == (2,)
+    gx, gn = xf.vmap(g, in_axes=(0, None))(np.ones(2), 3)
+    assert gn.dtype == xf.float0 and gn.shape == (2,)
+
+
 def test_jacrev_allow_int_gives_zeros_of_the_input_dtype():
     # jax.jacrev(lambda x, n: (x * n, sum(x)), (0, 1), allow_int=True)(ones(2), int32 [3, 4]):
     # ((diag([3., 4.]), int32 zeros (2, 2)), ([1., 1.], int32 zeros (2,))) -- not float0

@@ -21,7 +21,7 @@ import numpy as np
 from . import argnums as argnums_mod
 from .core import axis_env, trace as core
 from .transforms.ad import vjp_jaxprs
-from .core.avals import is_complex, is_float, is_inexact
+from .core.avals import float0, is_complex, is_float, is_inexact
 from .core.engine_prims import broadcast_in_dim, convert_element_type
 from .core.memo import derived
 from .primitives.elementwise import add, eq
@@ -200,7 +200,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         # mapped leaves are traced abstractly; unmapped ones keep their known values
         known = [x if d is None else None for x, d in zip(flat, dims)]
         with _bind(axis_name, size):       # traced on every call (JAX's rule), interned
-            closed, consts, out_tree, _ = trace_program(f, known, in_tree, in_avals=avals)
+            closed, consts, out_tree, float0s = trace_program(f, known, in_tree,
+                                                               post=_float0_placeholders,
+                                                               in_avals=avals)
         out_dims, out_names = _resolve_out_dims(fun, out_axes, out_tree, closed.out_avals)
         try:
             batched_jaxpr = vmap_jaxpr(closed, [None] * len(consts) + dims, size, out_dims,
@@ -210,8 +212,18 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                              f"for {out_names[e.index]} to be unmapped (None), but it depends "
                              "on a mapped input; give it an integer out_axes") from None
         outs = core.eval_jaxpr(batched_jaxpr, *consts, *flat)
-        return tree_unflatten(out_tree, [_as_result(o) for o in outs])
+        return tree_unflatten(out_tree, [np.zeros(core.get_aval(o).shape, float0) if z
+                                         else _as_result(o) for o, z in zip(outs, float0s)])
     return batched
+
+
+def _float0_placeholders(out):
+    """A float0 output (grad's cotangent of an integer input) is traced as a bool array of
+    its shape, batched as any output, and made float0 again after: -> (outputs, which)."""
+    leaves, tree = tree_flatten(out)
+    which = [getattr(x, "dtype", None) == float0 for x in leaves]
+    return tree_unflatten(tree, [np.zeros(x.shape, np.bool_) if z else x
+                                 for x, z in zip(leaves, which)]), which
 
 
 def _bind(axis_name, size):
