@@ -419,7 +419,7 @@ def test_grad_wrt_integer_input():
         xf.grad(lambda i: i * 2.0)(3)
     g = xf.grad(lambda x, i: x * i, argnums=(0, 1), allow_int=True)(2.0, 3)
     close(g[0], 3.0)
-    assert np.asarray(g[1]).shape == () and float(g[1]) == 0.0
+    assert g[1].shape == () and g[1].dtype == xf.float0         # JAX's integer cotangent
 
 
 def test_jvp_tangent_mismatch():

@@ -309,3 +309,48 @@ def test_checkpoint_name_values_and_gradients():
     _close(xf.vmap(lambda v: checkpoint_name(v * 2, "n"))(np.arange(3.0)), [0.0, 2.0, 4.0])
     with pytest.raises(TypeError, match="the name must be a str"):
         checkpoint_name(1.0, 3)
+
+
+# ---- fwd_and_bwd ----------------------------------------------------------------------------
+FB_X = np.array([[0.3, 0.7], [0.5, 0.1]])
+FB_W = np.array([[0.4, 0.2], [0.8, 0.3]])
+
+
+def test_fwd_and_bwd_equal_jax_and_compile_once():
+    # jax.fwd_and_bwd(lambda x, W: tanh(x @ W), argnums=(0, 1)): fwd(x, W) and
+    # bwd(res, ones((2, 2))) under jax 0.10.2
+    fwd, bwd = xf.fwd_and_bwd(lambda x, w: xnp.tanh(x @ w), argnums=(0, 1))
+    y, res = fwd(FB_X, FB_W)
+    _close(y, [[0.5915193954318165, 0.2636248354722033],
+               [0.2729050805631327, 0.12927258360605834]])
+    gx, gw = bwd(res, np.ones((2, 2)))
+    _close(gx, [[0.44614231115564207, 0.7992344276990587],
+                [0.566866846626695, 1.0354048333406085]])
+    _close(gw, [[0.6577928499498085, 0.7707948834005834],
+                [0.5476256450798678, 0.7496802221983592]])
+    for k in range(3):            # the residuals are a pytree: one signature, one compile
+        y, res = fwd(FB_X + k, FB_W)
+        bwd(res, np.ones((2, 2)))
+    assert len(bwd._fast) == 1 and len(fwd._fast) == 1
+
+
+def test_fwd_and_bwd_single_argnum_with_aux_unjitted():
+    # jax.fwd_and_bwd(lambda x, W: (sum(sin(x * W)), x), argnums=1, has_aux=True,
+    # jitted=False): fwd's value and bwd(res, 1.0)
+    fwd, bwd = xf.fwd_and_bwd(lambda x, w: (xnp.sum(xnp.sin(x * w)), x), argnums=1,
+                              has_aux=True, jitted=False)
+    y, res, aux = fwd(FB_X, FB_W)
+    _close(y, 0.6786691644443019)
+    _close(aux, FB_X)
+    _close(bwd(res, 1.0), [[0.2978425907561599, 0.693151197348846],
+                           [0.46053049700144255, 0.09995500337489877]])
+
+
+def test_vjp_function_is_a_pytree_of_residuals():
+    # JAX's vjp returns a pytree (jax.tree_util.Partial): it passes in and out of jit
+    j = xf.jit(lambda x, w: xf.vjp(lambda x: xnp.tanh(x @ w), x))
+    y, f_vjp = j(FB_X, FB_W)
+    assert xf.tree_util.tree_leaves(f_vjp)
+    (gx,) = xf.jit(lambda f, ct: f(ct))(f_vjp, np.ones((2, 2)))
+    _close(gx, [[0.44614231115564207, 0.7992344276990587],
+                [0.566866846626695, 1.0354048333406085]])

@@ -221,3 +221,50 @@ def test_single_process_runtime_names():
     assert xf.copy_to_host_async(tree) is tree and Leaf.started == 1
     text = xf.print_environment_info(return_string=True)
     assert "numba:" in text and "process_count: 1" in text
+
+
+def test_explain_cache_misses_says_what_changed(caplog):
+    # JAX 0.10.2 logs "TRACING CACHE MISS ... never seen function" on a first call, and for a
+    # later miss the difference from the closest previous key ("now f64[4] and before f64[3]")
+    def scale(x, k=2.0):
+        return x * k
+    f = xf.jit(scale)
+    g = xf.jit(scale, static_argnames="k")
+    with caplog.at_level(logging.WARNING, logger="xforms.jit"), xf.explain_cache_misses(True):
+        f(np.ones(3))
+        f(np.ones(3))                   # a hit: nothing logged
+        f(np.ones(4, np.float32))
+        f(np.ones(3), k=3.0)            # a keyword: another argument structure
+        g(np.ones(2), k=3)
+        g(np.ones(2), k=4)
+        with xf.numpy_rank_promotion("raise"):
+            f(np.ones(3))
+    f(np.ones(5))                       # the option is off again
+    msgs = [r.getMessage() for r in caplog.records if "TRACING CACHE MISS" in r.getMessage()]
+    assert len(msgs) == 6, msgs
+    assert all("scale (test_config_options.py" in m for m in msgs)
+    assert "never seen function" in msgs[0] and "never seen function" in msgs[3]
+    assert "argument leaf 0: now f32[4] and before f64[3]" in msgs[1]
+    assert "different argument structure" in msgs[2]
+    assert "static argument 'k': now 4 and before 3" in msgs[4]
+    assert "traced options: now (('jax_numpy_rank_promotion', 'raise'),)" in msgs[5]
+    assert xf.config.jax_explain_cache_misses is False
+
+
+def test_no_tracing_refuses_a_new_jit_trace_only():
+    # JAX 0.10.2: RuntimeError "re-tracing function <lambda> at ... for `jit`, but
+    # 'no_tracing' is set" for a new signature; a cached one runs
+    traces = []
+
+    def double(x):
+        traces.append(x.shape)
+        return x * 2
+    f = xf.jit(double)
+    f(np.ones(3))
+    with xf.no_tracing(True):
+        np.testing.assert_array_equal(f(np.ones(3)), [2.0, 2.0, 2.0])
+        np.testing.assert_array_equal(xf.grad(lambda x: xnp.sum(f(x)))(np.ones(3)), [2.0] * 3)
+        with pytest.raises(RuntimeError, match=r"re-tracing function .*double .*'no_tracing'"):
+            f(np.ones(4))
+    assert traces == [(3,)]
+    np.testing.assert_array_equal(f(np.ones(4)), [2.0] * 4)

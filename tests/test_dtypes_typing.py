@@ -52,6 +52,47 @@ def test_float0_is_jaxs_and_jvp_takes_it_for_integer_primals():
         xf.jvp(f, (2.0, 3), (t0, 0))
 
 
+@pytest.mark.parametrize("tiered", [None, True, False])
+def test_grad_and_vjp_give_float0_cotangents_for_integer_inputs(tiered):
+    # jax.grad(f, (0, 1), allow_int=True)(x, n) == ([3., 4.], float0 zeros of shape (2,)), and
+    # the same under jax.jit; jax.vjp's f_vjp(1.0) too (jax 0.10.2)
+    f = lambda x, n: xnp.sum(x * n)                             # noqa: E731
+    x, n = np.array([1.0, 2.0]), np.array([3, 4])
+    g = xf.grad(f, (0, 1), allow_int=True)
+    gx, gn = g(x, n) if tiered is None else xf.jit(g, tiered=tiered)(x, n)
+    np.testing.assert_array_equal(gx, [3.0, 4.0])
+    assert gn.dtype == xf.float0 and gn.shape == (2,)
+    gb = xf.grad(lambda b: 1.0, allow_int=True)
+    gb = gb(True) if tiered is None else xf.jit(gb, tiered=tiered)(True)
+    assert gb.dtype == xf.float0 and gb.shape == ()
+    assert xf.vjp(f, x, n)[1](1.0)[1].dtype == xf.float0
+
+
+def test_vmap_of_grad_keeps_float0_batched():
+    # jax.vmap(jax.grad(lambda x, n: x * n, (0, 1), allow_int=True), in_axes=(0, None))
+    # (ones(2), 3)[1]: float0 of shape (2,)
+    g = xf.grad(lambda x, n: x * n, (0, 1), allow_int=True)
+    for h in (xf.vmap(g), xf.jit(xf.vmap(g))):
+        gx, gn = h(np.array([1.0, 2.0]), np.array([3, 4]))
+        np.testing.assert_array_equal(gx, [3.0, 4.0])
+        assert gn.dtype == xf.float0 and gn.shape == (2,)
+    gx, gn = xf.vmap(g, in_axes=(0, None))(np.ones(2), 3)
+    assert gn.dtype == xf.float0 and gn.shape == (2,)
+
+
+def test_jacrev_allow_int_gives_zeros_of_the_input_dtype():
+    # jax.jacrev(lambda x, n: (x * n, sum(x)), (0, 1), allow_int=True)(ones(2), int32 [3, 4]):
+    # ((diag([3., 4.]), int32 zeros (2, 2)), ([1., 1.], int32 zeros (2,))) -- not float0
+    n = np.array([3, 4], dtype=np.int32)
+    jac = xf.jacrev(lambda x, n: (x * n, xnp.sum(x)), (0, 1), allow_int=True)
+    for (dx, dn), (wx, shape) in zip(jac(np.ones(2), n), [([[3., 0.], [0., 4.]], (2, 2)),
+                                                          ([1., 1.], (2,))]):
+        np.testing.assert_array_equal(dx, wx)
+        assert dn.dtype == np.int32 and dn.shape == shape and not np.any(dn)
+    with pytest.raises(TypeError, match="int32"):
+        xf.jacrev(lambda n: 2.0 * n)(n)
+
+
 def test_typing_annotations_accept_what_xforms_numpy_accepts():
     def takes(x: typing.ArrayLike, dt: typing.DTypeLike = None):
         return xnp.asarray(x, dtype=dt)

@@ -17,8 +17,8 @@ from .jit import default_backend, jit
 from .device import device_get, device_put
 from .pmap import pmap
 from .api_extras import (ShapeDtypeStruct, closure_convert, custom_gradient, enable_x64,
-                         ensure_compile_time_eval, eval_shape, linear_transpose, named_call,
-                         named_scope, typeof)
+                         ensure_compile_time_eval, eval_shape, fwd_and_bwd, linear_transpose,
+                         named_call, named_scope, typeof)
 from .core.jit_switch import disable_jit
 from .sharding import P, make_mesh  # noqa: F401
 from .shard_map import shard_map  # noqa: F401
@@ -27,8 +27,8 @@ from .runtime import (Device, block_until_ready, clear_caches, copy_to_host_asyn
                       host_id, host_ids, local_device_count, local_devices,
                       print_environment_info, process_count, process_index, process_indices)
 from . import config, dtypes, typing  # noqa: F401  (jax.config, jax.dtypes, jax.typing)
-from .config import (debug_infs, debug_nans, default_matmul_precision, log_compiles,
-                     numpy_dtype_promotion, numpy_rank_promotion)
+from .config import (debug_infs, debug_nans, default_matmul_precision, explain_cache_misses,
+                     log_compiles, no_tracing, numpy_dtype_promotion, numpy_rank_promotion)
 from .dtypes import float0
 from . import ad_checkpoint, custom_batching, custom_derivatives
 from . import nn
@@ -36,7 +36,7 @@ from . import lax
 from .lax import linalg as _lax_linalg  # noqa: F401  (lax.linalg, as jax.lax.linalg)
 from . import mpi  # noqa: F401  (imports mpi4py only when used)
 from . import random
-from . import debug, experimental
+from . import debug, dlpack, experimental, image
 from .callbacks import pure_callback
 
 from .version import __version__  # noqa: F401

@@ -20,7 +20,8 @@ from .primitives.elementwise import stop_gradient  # noqa: F401  (public: xforms
 from .core.source_info import describe_function
 from .transforms.tracing import flatten_args, trace_flat
 from .transforms.jvp import jvp_jaxpr
-from .tree_util import tree_flatten, tree_unflatten, treedef_flatten_up_to
+from .tree_util import (register_pytree_node, tree_flatten, tree_unflatten,
+                        treedef_flatten_up_to)
 
 
 def make_jaxpr(fun, static_argnums=()):
@@ -153,19 +154,33 @@ def vjp(fun, *primals, has_aux=False):
     p_flat, p_tree = flatten_args(primals)
     diff = [is_inexact(core.get_aval(p).dtype) for p in p_flat]
     outs, res, transposed, ys = _vjp_flat(fun, fun, p_flat, p_tree, diff, has_aux)
-    main_tree, n_out = ys.main_tree, ys.n_main
-    out_avals = [core.get_aval(o) for o in outs[:n_out]]
-
-    def f_vjp(ct):
-        ct_flat = treedef_flatten_up_to(main_tree, ct) if main_tree.node is not None else [ct]
-        cts = conform_cotangents(ct_flat, out_avals, "vjp")
-        g = iter(core.eval_jaxpr(transposed, *res, *cts))
-        flat = [next(g) if d else _zero_cotangent(p) for p, d in zip(p_flat, diff)]
-        return tuple(tree_unflatten(p_tree, flat))
-
+    out_avals = tuple(core.get_aval(o) for o in outs[:ys.n_main])
+    f_vjp = VJP(res, (transposed, ys.main_tree, out_avals, p_tree,
+                      tuple(None if d else core.get_aval(p).shape for p, d in zip(p_flat, diff))))
     if has_aux:
         return ys.main(outs), f_vjp, ys.aux(outs)
     return ys.main(outs), f_vjp
+
+
+class VJP:
+    """vjp's backward function, as JAX's: a pytree whose leaves are the residuals, so that it
+    can be returned from a jitted function and passed into one (`fwd_and_bwd`).  `static`:
+    (transposed program, output tree, output avals, input tree, per input leaf None where it
+    is differentiated, else its shape: an integer input's cotangent is float0 zeros)."""
+
+    def __init__(self, residuals, static):
+        self.residuals, self.static = list(residuals), static
+
+    def __call__(self, ct):
+        transposed, main_tree, out_avals, p_tree, fixed = self.static
+        ct_flat = treedef_flatten_up_to(main_tree, ct) if main_tree.node is not None else [ct]
+        cts = conform_cotangents(ct_flat, out_avals, "vjp")
+        g = iter(core.eval_jaxpr(transposed, *self.residuals, *cts))
+        flat = [next(g) if shape is None else _zero_cotangent(shape) for shape in fixed]
+        return tuple(tree_unflatten(p_tree, flat))
+
+
+register_pytree_node(VJP, lambda f: (f.residuals, f.static), lambda st, res: VJP(res, st))
 
 
 def conform_cotangents(cts, out_avals, who):
@@ -188,15 +203,11 @@ def _cast_like(c, aval):
     return c
 
 
-def _zero_cotangent(p):
-    return core.as_array(np.zeros(core.get_aval(p).shape, dtype=core.get_aval(p).dtype)) \
-        if not isinstance(p, core.Tracer) else _traced_zeros(p)
-
-
-def _traced_zeros(p):
-    from .primitives.structural import zeros
-    a = core.get_aval(p)
-    return zeros(a.shape, a.dtype)
+def _zero_cotangent(shape):
+    """The cotangent of an integer or boolean input, as JAX gives it: float0 zeros. They hold
+    no data, so they are a constant even under a trace (jit returns them through its output
+    tree, xforms/jit.py)."""
+    return np.zeros(shape, float0)
 
 
 class _Transformed:
@@ -239,7 +250,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                 f"complex64, complex128), but got {dt.name} in {describe_function(fun)}. "
                 "Integer inputs are not differentiable: convert them with .astype(float), "
                 "leave them out of argnums, use vjp, or pass allow_int=True (their "
-                "gradient is then zero).")
+                "gradient is then float0 zeros, as in JAX).")
         if holomorphic and not is_complex(dt):   # complex inputs need no flag (JAX)
             raise TypeError("grad with holomorphic=True requires inputs with complex dtype, "
                             f"but got {dt.name} in {describe_function(fun)}")
@@ -267,7 +278,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         one = ya.dtype.type(1)
         g = iter(core.eval_jaxpr(transposed, *res, one))
         wanted = {p for _, pos in d.groups for p in pos}
-        gflat = [next(g) if m else _zero_cotangent(x) if k in wanted else None
+        gflat = [next(g) if m else
+                 _zero_cotangent(core.get_aval(x).shape) if k in wanted else None
                  for k, (x, m) in enumerate(zip(flat, diff))]
         grads = argnums_mod.pick(d.groups, gflat, argnums_mod.is_single(argnums))
         return ys.with_aux(y, outs), grads

@@ -21,7 +21,7 @@ import numpy as np
 from . import argnums as argnums_mod
 from .core import axis_env, trace as core
 from .transforms.ad import vjp_jaxprs
-from .core.avals import is_complex, is_float
+from .core.avals import float0, is_complex, is_float, is_inexact
 from .core.engine_prims import broadcast_in_dim, convert_element_type
 from .core.memo import derived
 from .primitives.elementwise import add, eq
@@ -200,7 +200,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         # mapped leaves are traced abstractly; unmapped ones keep their known values
         known = [x if d is None else None for x, d in zip(flat, dims)]
         with _bind(axis_name, size):       # traced on every call (JAX's rule), interned
-            closed, consts, out_tree, _ = trace_program(f, known, in_tree, in_avals=avals)
+            closed, consts, out_tree, float0s = trace_program(f, known, in_tree,
+                                                               post=_float0_placeholders,
+                                                               in_avals=avals)
         out_dims, out_names = _resolve_out_dims(fun, out_axes, out_tree, closed.out_avals)
         try:
             batched_jaxpr = vmap_jaxpr(closed, [None] * len(consts) + dims, size, out_dims,
@@ -210,8 +212,18 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                              f"for {out_names[e.index]} to be unmapped (None), but it depends "
                              "on a mapped input; give it an integer out_axes") from None
         outs = core.eval_jaxpr(batched_jaxpr, *consts, *flat)
-        return tree_unflatten(out_tree, [_as_result(o) for o in outs])
+        return tree_unflatten(out_tree, [np.zeros(core.get_aval(o).shape, float0) if z
+                                         else _as_result(o) for o, z in zip(outs, float0s)])
     return batched
+
+
+def _float0_placeholders(out):
+    """A float0 output (grad's cotangent of an integer input) is traced as a bool array of
+    its shape, batched as any output, and made float0 again after: -> (outputs, which)."""
+    leaves, tree = tree_flatten(out)
+    which = [getattr(x, "dtype", None) == float0 for x in leaves]
+    return tree_unflatten(tree, [np.zeros(x.shape, np.bool_) if z else x
+                                 for x, z in zip(leaves, which)]), which
 
 
 def _bind(axis_name, size):
@@ -224,8 +236,10 @@ def _as_result(x):
 
 
 # ---- Jacobians -------------------------------------------------------------------------
-def _check_input(name, fun, x, holomorphic):
+def _check_input(name, fun, x, holomorphic, allow_int=False):
     dt = core.get_aval(x).dtype
+    if allow_int and not is_inexact(dt):
+        return          # (its Jacobian is zeros of its own dtype, as JAX's jacrev gives)
     if holomorphic:
         if not is_complex(dt):
             raise TypeError(f"{name} with holomorphic=True requires complex inputs, but got "
@@ -237,9 +251,9 @@ def _check_input(name, fun, x, holomorphic):
                         f"{describe_function(fun)}.{hint}")
 
 
-def _diff_args(name, fun, args, kwargs, argnums, holomorphic):
+def _diff_args(name, fun, args, kwargs, argnums, holomorphic, allow_int=False):
     return argnums_mod.DiffArgs(name, fun, args, kwargs, argnums,
-                                lambda x: _check_input(name, fun, x, holomorphic))
+                                lambda x: _check_input(name, fun, x, holomorphic, allow_int))
 
 
 def _seeds(avals):
@@ -367,10 +381,11 @@ def _jacrev_build(transposed, n_res, n_ct, n_basis):
                               [0] * n_out, axis_name=None), n_res)
 
 
-def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """Jacobian by reverse mode: all basis cotangents go through one batched vjp.
 
-    Same output layout as `jacfwd`.
+    Same output layout as `jacfwd`. With `allow_int`, integer and boolean inputs get a
+    Jacobian of zeros of their own dtype (JAX's jacrev; grad gives float0 there).
 
     >>> xf.jacrev(lambda x: xnp.sum(x ** 2))(xnp.arange(3.0))
     Array([0., 2., 4.])
@@ -379,8 +394,10 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
 
     @functools.wraps(fun, updated=())
     def jacfun(*args, **kwargs):
-        d = _diff_args("jacrev", fun, args, kwargs, argnums, holomorphic)
-        flat, diff, groups = d.flat, d.diff, d.groups
+        d = _diff_args("jacrev", fun, args, kwargs, argnums, holomorphic, allow_int)
+        flat, groups = d.flat, d.groups
+        wanted = [p for p, m in enumerate(d.diff) if m]
+        diff = [m and is_inexact(core.get_aval(x).dtype) for x, m in zip(flat, d.diff)]
         closed, ys = argnums_mod.trace_outputs(fun, d.call, flat, d.in_tree, has_aux)
         n_all, n_main = ys.n_all, ys.n_main
         out_avals = closed.out_avals[:n_main]
@@ -402,8 +419,19 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
         offs = np.cumsum([0] + [a.size for a in out_avals])
         blocks = [[_split_block(ct, 0, offs[i], o.size, o.shape, a.shape, flat)
                    for ct, a in zip(cts, in_avals)] for i, o in enumerate(out_avals)]
-        return ys.with_aux(_assemble(ys.main_tree, blocks, groups, argnums, diff_pos), outs)
+        if wanted != diff_pos:          # allow_int: zeros for the integer inputs
+            blocks = [_with_int_zeros(row, o, flat, wanted, diff_pos)
+                      for row, o in zip(blocks, out_avals)]
+        return ys.with_aux(_assemble(ys.main_tree, blocks, groups, argnums, wanted), outs)
     return jacfun
+
+
+def _with_int_zeros(row, out_aval, flat, wanted, diff_pos):
+    """One output's Jacobian blocks for every wanted input: the computed ones, and zeros of
+    shape out + in in the input's dtype for the integer inputs that allow_int let in."""
+    computed = dict(zip(diff_pos, row))
+    zeros = lambda a: core.as_array(np.zeros(out_aval.shape + a.shape, a.dtype))
+    return [computed[p] if p in computed else zeros(core.get_aval(flat[p])) for p in wanted]
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):

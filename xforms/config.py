@@ -328,8 +328,20 @@ number, a float with floats and complexes, a complex with complexes), as JAX's
 jax_numpy_dtype_promotion.  Checked where xforms.numpy promotes operands (its functions and
 the operators of traced values; not eager arrays' operators, which are NumPy's).""")
 
+explain_cache_misses = State("jax_explain_cache_misses", False, _boolean, """\
+Log (logger "xforms.jit", level WARNING) why a jitted function has no executable for a call
+and traces it again: a function never called before, or how the call's signature differs
+from the closest one seen (argument structure, an argument leaf's shape and dtype or Python
+type, static arguments, traced options), as JAX's TRACING CACHE MISS.""")
+
+no_tracing = State("jax_no_tracing", False, _boolean, """\
+Raise RuntimeError when `jit` traces a function (a call whose signature has no trace yet), as
+JAX's: a guard that a loop runs compiled code only. xforms' eager operations are NumPy calls,
+not jitted ones, so they still run (in JAX they are traced too, and raise).""")
+
 _STATES = {s.name: s for s in (debug_nans, debug_infs, log_compiles, default_matmul_precision,
-                               numpy_rank_promotion, numpy_dtype_promotion)}
+                               numpy_rank_promotion, numpy_dtype_promotion,
+                               explain_cache_misses, no_tracing)}
 
 
 def __getattr__(name):

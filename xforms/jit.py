@@ -30,7 +30,8 @@ from .errors import BackendError
 from .core import jit_switch
 from .core.source_info import describe_function
 from .transforms.tracing import flatten_args, trace_flat
-from .tree_util import tree_flatten, tree_unflatten
+from .core.avals import float0
+from .tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 
 
 logger = logging.getLogger(__name__)
@@ -169,6 +170,79 @@ def _make_fast_call(exe, key, out_tree):
 _FAST_MISSES = (TypeError, AttributeError, LookupError, ValueError)
 
 
+class _Float0:
+    """A float0 output of a jitted function (the gradient of an integer input): it holds no
+    data, so it stays out of the program and its shape rides in the output tree, whose
+    unflattening rebuilds the zeros."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+register_pytree_node(_Float0, lambda z: ((), z.shape), lambda shape, _: np.zeros(shape, float0))
+
+
+def _float0_out_of_program(out):
+    return tree_map(lambda x: _Float0(x.shape) if getattr(x, "dtype", None) == float0 else x,
+                    out), None
+
+
+def _refuse_tracing(fun):
+    """What jit traces under no_tracing: it may only reuse a trace, so running it raises."""
+    @functools.wraps(fun)
+    def refuse(*args, **kwargs):
+        raise RuntimeError(f"re-tracing function {describe_function(fun)} for `jit`, but "
+                           "'no_tracing' is set")
+    return refuse
+
+
+def _key_parts(key):
+    """A signature key of `Jitted._key` as {part: value}."""
+    options = ()
+    if isinstance(key[0], tuple):        # (key, trace_context) under non-default options
+        key, options = key
+    if isinstance(key[0], str):          # ("static", statics, static keywords, tree, leaves)
+        _, statics, skw, tree, leaves = key
+        return {"tree": tree, "leaves": leaves, "statics": dict(statics) | dict(skw),
+                "options": options}
+    return {"tree": key[0], "leaves": key[1], "statics": {}, "options": options}
+
+
+def _describe_leaf(k):
+    names = {"f": "Python float", "i": "Python int", "b": "Python bool"}
+    if isinstance(k, tuple):
+        return core.ShapedArray(k[0], k[1]).str_short()
+    return names.get(k, getattr(k, "__name__", str(k)))
+
+
+def _key_differences(old, new):
+    """What differs between two signature keys, in words."""
+    a, b = _key_parts(old), _key_parts(new)
+    if a["tree"] != b["tree"]:
+        return [f"different argument structure: now {b['tree']} and before {a['tree']}"]
+    out = [f"argument leaf {i}: now {_describe_leaf(n)} and before {_describe_leaf(o)}"
+           for i, (o, n) in enumerate(zip(a["leaves"], b["leaves"])) if o != n]
+    sa, sb = a["statics"], b["statics"]
+    out += [f"static argument {k!r}: now {sb.get(k)!r} and before {sa.get(k)!r}"
+            for k in sorted(set(sa) | set(sb), key=str) if sa.get(k) != sb.get(k)]
+    if a["options"] != b["options"]:
+        out.append(f"traced options: now {b['options']} and before {a['options']}")
+    return out
+
+
+def _explain_miss(fun, key, seen):
+    """explain_cache_misses: log why this call of `fun` traces again (JAX's wording)."""
+    if key is None:
+        why = "its arguments form no cache key (an unhashable static argument)"
+    elif not seen:
+        why = "never seen function"
+    else:
+        closest = min((_key_differences(k, key) for k in seen), key=len)
+        why = "all previously seen signatures differ; from the closest one:\n  * " + \
+            "\n  * ".join(closest)
+    logger.warning("TRACING CACHE MISS for %s: %s", describe_function(fun), why)
+
+
 class Lowered:
     """Result of `jit(f).lower(*args)`: `.as_text()` and `.compile()`."""
 
@@ -218,9 +292,11 @@ class Jitted:
         call, dyn, dkw = split_call(self.fun, args, kwargs, self.static_argnums,
                                     self.static_argnames)
         flat, in_tree = flatten_args((dyn, dkw), self.fun)
+        traced = _refuse_tracing(self.fun) if config.no_tracing.value else call
         # traced once per signature while the jitted function lives (JAX's rule)
-        closed, out_tree, _ = trace_flat(call, flat, in_tree, with_values=with_values,
-                                         key=(self.fun, ("jit", call.statics, call.skw, call.n)))
+        closed, out_tree, _ = trace_flat(traced, flat, in_tree, with_values=with_values,
+                                         key=(self.fun, ("jit", call.statics, call.skw, call.n)),
+                                         post=_float0_out_of_program)
         return closed, out_tree, flat, in_tree
 
     def _key(self, args, kwargs):
@@ -338,6 +414,8 @@ class Jitted:
                 exe_cache.touch(self, key)
             self._fast_call = fast
             return tree_unflatten(out_tree, exe(*leaves))
+        if config.explain_cache_misses.value:
+            _explain_miss(self.fun, key, list(self._fast))
         with gc_pause.paused():          # (the compile's objects live until it ends)
             closed, out_tree, flat, in_tree = self._trace(args, kwargs)
             exe = self._new_executable(closed)

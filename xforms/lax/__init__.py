@@ -533,6 +533,9 @@ __all__ = [
     "reduce_window_shape_tuple", "reduce", "conv_general_dilated_patches", "nextafter",
     "RoundingMethod", "custom_linear_solve", "custom_root",
 ]
+from .primitive_objects import *  # noqa: E402,F401,F403  (JAX's primitive objects, lax.add_p)
+from .primitive_objects import __all__ as _primitive_names  # noqa: E402
+__all__ += _primitive_names
 
 
 # Docstrings of the jax.lax names bound straight from their primitives (lambdas and binders
