@@ -272,3 +272,33 @@ def test_transpose_into_is_np_transpose(shape, perm):
     out = np.full(tuple(shape[d] for d in perm), -1, np.int32)
     run(x, out)
     np.testing.assert_array_equal(out, np.transpose(x, perm))
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("m,k,n", [(6, 5, 4), (6, 0, 4), (0, 5, 4), (6, 5, 0)])
+def test_matrix_product_intrinsics_are_np_dot(ta, tb, dtype, m, k, n):
+    from xforms.kernels.runtime import cpu_runtime
+    import numba
+    mm = getattr(cpu_runtime, f"mm_{'tn'[not ta]}{'tn'[not tb]}")
+    a = rng.normal(size=(k, m) if ta else (m, k)).astype(dtype)
+    b = rng.normal(size=(n, k) if tb else (k, n)).astype(dtype)
+    out = np.full((m, n), np.nan, dtype)           # k = 0: zeros, as np.dot writes
+    numba.njit(lambda a, b, o: mm(a, b, o))(a, b, out)
+    want = np.dot(a.T if ta else a, b.T if tb else b)
+    np.testing.assert_allclose(out, want, rtol=1e-5 if dtype is np.float32 else 1e-12)
+
+
+def test_matrix_products_link_no_helper_library():
+    # the BLAS call is emitted at the call site: no helper's LLVM module is linked into the
+    # kernel and optimised again (np.dot's in an @njit helper was, per kernel and process)
+    from xforms.kernels.cpu.backend import compile_cpu
+    w, x = rng.normal(size=(48, 40)), rng.normal(size=(32, 48))
+    f = xf.grad(lambda w, x: xnp.sum(xnp.tanh(x @ w) ** 2))
+    exe = compile_cpu(xf.make_jaxpr(f)(w, x), {"name": "t"})
+    assert "mm_nn(" in exe.source and "mm_tn(" in exe.source
+    kernel = getattr(exe.kernel, "kernel", exe.kernel)
+    linked = [lib.name for sig in kernel.signatures
+              for lib in kernel.overloads[sig].library._linking_libraries]
+    assert not [n for n in linked if n.startswith("mm_")], linked
+    np.testing.assert_allclose(np.asarray(exe(w, x)[0]), np.asarray(f(w, x)), rtol=1e-10)

@@ -1,9 +1,10 @@
 """Helpers imported by the generated CPU modules.
 
-Library calls that every program needs (matrix products, the vectorisable math) are
-ordinary `@njit(cache=True)` functions here rather than code in each kernel: Numba compiles
-each once (and keeps it on disk), while a kernel only compiles a call to it; LLVM still
-inlines them into the kernel.
+Library calls that every program needs (the vectorisable math, array copies) are ordinary
+`@njit(cache=True)` functions here rather than code in each kernel: Numba compiles each once
+(and keeps it on disk), while a kernel only compiles a call to it; LLVM still inlines them
+into the kernel.  The matrix products are intrinsics that emit the BLAS call itself (a
+helper's LLVM module is linked into every kernel that calls it and optimised again there).
 
 The vectorisable math of `xforms.kernels.libm.vecmath` is re-exported here as ordinary (not
 `inline="always"`) Numba functions: each is compiled once per process instead of being
@@ -17,6 +18,8 @@ and wrapped by the caller, which is cheaper than boxing a 0-d array.)  Every hel
 also be called from Python, so a generated module runs without Numba
 (`XFORMS_DISABLE_JIT=1`).
 """
+import importlib.util
+
 import numba
 import numpy as np
 from numba.core import types
@@ -202,24 +205,66 @@ from .hugepages import advise_huge, huge_copy  # noqa: E402,F401  (large kernel-
 
 
 # ---- matrix products: O = op(A) @ op(B) for C-contiguous 2-D A, B, O (op: identity or .T) --
-@numba.njit(cache=_CACHE, nogil=True)
-def mm_nn(a, b, o):
-    np.dot(a, b, o)
+# Intrinsics that emit the BLAS call (Numba's `numba_xxgemm`, the one its np.dot makes) at
+# the call site.  They were @njit helpers calling np.dot: each kernel then linked each
+# helper's LLVM module (np.dot's checks and its empty-case code, ~370 instructions) and LLVM
+# optimised and emitted it again, in every process (MLP gradient: 8 calls, ~15% of its
+# kernel's Numba compile).
+_BLAS_KINDS = (types.float32, types.float64, types.complex64, types.complex128)
 
 
-@numba.njit(cache=_CACHE, nogil=True)
-def mm_tn(a, b, o):
-    np.dot(a.T, b, o)
+def _mm_intrinsic(ta, tb):
+    """An intrinsic mm(a, b, o): o = op(a) @ op(b), op = .T where ta / tb."""
+    def typer(typingctx, a, b, o):
+        arrays = (a, b, o)
+        if not all(isinstance(t, types.Array) and t.ndim == 2 and t.layout == "C"
+                   and t.dtype == o.dtype for t in arrays) or o.dtype not in _BLAS_KINDS:
+            return None
+        if importlib.util.find_spec("scipy") is None:     # numba_xxgemm's BLAS is SciPy's
+            raise ImportError("scipy is required for matrix products")
+        return types.none(a, b, o), _mm_codegen(ta, tb)
+    typer.__name__ = f"mm_{'tn'[not ta]}{'tn'[not tb]}"
+    return intrinsic(typer)
 
 
-@numba.njit(cache=_CACHE, nogil=True)
-def mm_nt(a, b, o):
-    np.dot(a, b.T, o)
+def _mm_codegen(ta, tb):
+    def codegen(context, builder, sig, args):
+        from numba.core import cgutils
+        from numba.np import linalg
+        from numba.np.arrayobj import make_array
+        (x, y, out) = [make_array(t)(context, builder, v) for t, v in zip(sig.args, args)]
+        # a transposed C operand is the F-ordered array of the swapped shape
+        xt = sig.args[0].copy(layout="F") if ta else sig.args[0]
+        yt = sig.args[1].copy(layout="F") if tb else sig.args[1]
+        xs = cgutils.unpack_tuple(builder, x.shape)[::-1 if ta else 1]
+        ys = cgutils.unpack_tuple(builder, y.shape)[::-1 if tb else 1]
+        outs = cgutils.unpack_tuple(builder, out.shape)
+        # (not linalg.check_c_int: it compiles a function of its own in every process)
+        int_max = context.get_constant(types.intp, 2 ** 31 - 1)
+        big = [builder.icmp_signed(">", d, int_max) for d in (xs[0], xs[1], ys[1])]
+        with builder.if_then(builder.or_(builder.or_(*big[:2]), big[2]), likely=False):
+            context.call_conv.return_user_exc(
+                builder, OverflowError, ("array size too large to fit in C int",))
+        zero = context.get_constant(types.intp, 0)
+        with builder.if_else(builder.icmp_signed("==", xs[1], zero), likely=False) as (
+                empty, full):
+            with empty:              # nothing to contract: zeros (BLAS wants lda >= 1)
+                cgutils.memset(builder, out.data, builder.mul(out.itemsize, out.nitems), 0)
+            with full:
+                some = builder.icmp_signed("!=", builder.mul(xs[0], ys[1]), zero)
+                with builder.if_then(some, likely=True):
+                    linalg.call_xxgemm(context, builder, xt, xs, x.data, yt, ys, y.data,
+                                       sig.args[2], outs, out.data)
+        return context.get_dummy_value()
+    return codegen
 
 
-@numba.njit(cache=_CACHE, nogil=True)
-def mm_tt(a, b, o):
-    np.dot(a.T, b.T, o)
+def _py_mm(ta, tb):
+    return lambda a, b, o: np.dot(a.T if ta else a, b.T if tb else b, o)
+
+
+_mm = _py_mm if config.DISABLE_JIT else _mm_intrinsic
+mm_nn, mm_tn, mm_nt, mm_tt = _mm(False, False), _mm(True, False), _mm(False, True), _mm(True, True)
 
 
 @numba.njit(cache=_CACHE, nogil=True)
