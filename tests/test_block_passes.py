@@ -98,3 +98,43 @@ def _np_two_readers(a, v):
 
 NUMPY = {_attention_out: _np_out("bhqk,bkhd->bqhd"), _two_readers: _np_two_readers,
          _head_major: _np_out("bhqk,bkhd->bqdh")}
+
+
+def _layernorm(x, g, b):
+    mu = xnp.mean(x, axis=-1, keepdims=True)
+    var = xnp.mean((x - mu) ** 2, axis=-1, keepdims=True)
+    return (x - mu) / xnp.sqrt(var + 1e-5) * g + b
+
+
+def _residual_layernorm(x, y, g, b):
+    r = x + y * 2.0                     # stored anyway: the output reads it too
+    return _layernorm(r, g, b) + r
+
+
+def _masked_softmax(s):
+    T = s.shape[-1]
+    s = xnp.where(xnp.tril(xnp.ones((T, T), bool)), s * 0.5, -1e9)     # as the block's
+    e = xnp.exp(s - xnp.max(s, axis=-1, keepdims=True))
+    return e / xnp.sum(e, axis=-1, keepdims=True)
+
+
+def test_layernorm_recomputes_x_minus_mean():
+    """`x - mean` is read by the variance loop and by the normalise loop: the normalise
+    loop recomputes it from x and the stored mean (as XLA does), so no loop writes a
+    full-size buffer but the result (plan/stencil.py `stored_between_loops`); a
+    recomputation stops at a value stored anyway (the residual `r`), and a softmax's masked
+    scores, which would read the mask's arrays again, stay stored."""
+    x = rng.normal(size=(6, 8))
+    g, b = rng.normal(size=8), rng.normal(size=8)
+    full = [v for v in _loop_writes(_plan(_layernorm, x, g, b)) if v.aval.shape == x.shape]
+    assert len(full) == 1, full
+    full = [v for v in _loop_writes(_plan(_residual_layernorm, x, x, g, b))
+            if v.aval.shape == x.shape]
+    assert len(full) == 2, full                    # r and the result
+    s = rng.normal(size=(2, 5, 5))
+    full = [v for v in _loop_writes(_plan(_masked_softmax, s)) if v.aval.shape == s.shape]
+    assert len(full) == 3, full                    # masked scores, exp, result
+    for f, args in ((_layernorm, (x, g, b)), (_residual_layernorm, (x, x, g, b)),
+                    (_masked_softmax, (s,))):
+        got = xf.jit(f, tiered=False)(*args)
+        np.testing.assert_allclose(got, f(*args), rtol=1e-12, atol=1e-12)   # the fast tier

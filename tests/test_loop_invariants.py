@@ -67,3 +67,22 @@ def test_effects_and_literals_stay():
     out = xf.jit(f, tiered=False)(x)
     np.testing.assert_allclose(out, 1.0 + 4 * x)
     assert seen == [6.0] * 4
+
+
+def test_broadcast_read_by_the_loop_stays_in_it():
+    """A bias broadcast to the carry's shape (an LSTM's `h @ wh + b`) reads the bias vector
+    in the body's loop; hoisted, it became a (batch, width) buffer written before the loop
+    and read in every iteration.  A broadcast that a moved equation reads still moves."""
+    def f(h0, xs, wh, b):
+        def step(h, x):
+            h = xnp.tanh(h @ wh + b + x * (b * 2.0))       # b * 2.0: an invariant product
+            return h, h
+        return lax.scan(step, h0, xs)
+    h0, xs = RNG.standard_normal((3, 4)), RNG.standard_normal((5, 3, 4))
+    wh, b = RNG.standard_normal((4, 4)), RNG.standard_normal(4)
+    g = xf.jit(f, tiered=False)
+    src = g.lower(h0, xs, wh, b).as_text()
+    before = src[src.index("def kernel"):src.index("for it")]
+    assert "(n1, 4)" not in before, before       # no (batch, width) buffer; b * 2.0 is (4,)
+    for got, want in zip(g(h0, xs, wh, b), f(h0, xs, wh, b)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -194,7 +194,8 @@ def _prepare(closed, options, symbolic=True):
     # the symbolic copy only renames sizes
     prepared = prepare(closed)
     sym, symbols = _symbolic(prepared) if symbolic else (prepared, SymbolTable([]))
-    plan = plan_program(scalarize(sym), prepared=True, products=config.product_blocks())
+    plan = plan_program(scalarize(sym), prepared=True, products=config.product_blocks(),
+                        rows=True)
     source, em = emit_module(plan, label, allow_parallel=_threads_available(),
                              caller_buffers=True, symbols=symbols)
     source = _outlined(source, em)

@@ -26,6 +26,7 @@ import numpy as np
 from xforms.core.ir import Var
 
 from ..loops.control_print import ControlPrinter, register
+from ..plan.fusion import row_carries
 from .buffers import pooled_carry
 from .emit import CONTROL_RULES
 from .module import add_consts, output_exprs, param_name
@@ -116,23 +117,49 @@ class _CpuControl(ControlPrinter):
             self.em.line(f"{self.em.A(y)}[{i}] = {src}")
 
     @contextlib.contextmanager
-    def rows_in_place(self, body, ys, i):
-        """A body output that leaves only as row `i` of a stacked output (no carry, no other
-        output, not a body input) is computed in that row: the buffer it shares with the
-        body values before it in place (its Storage) is the row, so the iteration neither
-        allocates it nor stores it (`Emitter.alloc`)."""
+    def rows_in_place(self, body, nconsts, ys, i):
+        """A body output that leaves only as row `i` of a stacked output (no other output,
+        not a body input) is computed in that row: the buffer it shares with the body values
+        before it in place (its Storage) is the row, so the iteration neither allocates it
+        nor stores it (`Emitter.alloc`).  It may also be carries whose input the body does
+        not own (an LSTM's h, xforms/kernels/plan/fusion.py `owned_inputs`): the next step
+        reads it in that row (`keep_carries`)."""
         em, outs = self.em, body.jaxpr.outvars
         stores = [body.storage.get(v) if isinstance(v, Var) else None for v in outs]
         uses = Counter(st for st in stores if st is not None)
-        written = set()
-        rows = {st: (f"{em.A(y)}[{i}]", y, written)
-                for st, o, y in zip(stores[len(outs) - len(ys):], outs[len(outs) - len(ys):], ys)
-                if st is not None and not st.external and uses[st] == 1 and o.aval.shape}
+        nc, written, rows = len(outs) - len(ys), set(), {}
+        for k, (o, y) in enumerate(zip(outs[nc:], ys)):
+            st = stores[nc + k]
+            carries = [j for j in range(nc) if outs[j] is o]
+            free = all(getattr(body.storage.get(body.jaxpr.invars[nconsts + j]), "external",
+                               False) for j in carries)
+            if (st is not None and not st.external and uses[st] == 1 + len(carries) and free
+                    and outs[nc:].count(o) == 1 and o.aval.shape):
+                rows[st] = (f"{em.A(y)}[{i}]", y, written)
         prev, em.row_views = em.row_views, {**em.row_views, **rows}
         try:
             yield written
         finally:
             em.row_views = prev
+
+    def keep_carries(self, body, c_outs, ys):
+        em, nc = self.em, len(c_outs)
+        kept = []
+        for j in row_carries(body.jaxpr, {"num_carry": nc}):
+            v = c_outs[j]
+            if v.aval.shape:
+                y = ys[body.jaxpr.outvars[nc:].index(body.jaxpr.outvars[j])]
+                kept.append((v, y, em.fresh("K")))
+                em.line(f"{kept[-1][2]} = {em.A(v)}")
+        return kept
+
+    def restore_carries(self, kept, written):
+        # one copy after the loop instead of one a step: the carry must not stay a view
+        # of the stacked output (a later in-place update of either would change the other)
+        for v, y, keep in kept:
+            if y in written:
+                self.em.line(f"{self.em.helper('copy_into')}({keep}, {self.em.A(v)})")
+                self.em.line(f"{self.em.A(v)} = {keep}")
 
 
 register(CONTROL_RULES, _CpuControl)

@@ -16,8 +16,10 @@ Hooks: `sub(plan, args, kind)` (inline a sub-program on argument values; -> its 
 values), `arg(atom)`, `assign(outs, values)`, `init_carry(outs, inits)`, `index(atom)` (a
 branch index as a host int), `truth(value)` (a loop predicate), `bounds(n)` (-> (counter
 name, trip count) of a `for_loop`), `counter(i)` (the counter as a value), `scan_counter()`,
-`row(x, i)` / `store_row(y, i, value)` (row i of a scanned array), `rows_in_place(body, ys, i)`
-(a scan's outputs stacked without a store), `host_loop()` (said before a `while`).
+`row(x, i)` / `store_row(y, i, value)` (row i of a scanned array), `rows_in_place(body,
+nconsts, ys, i)` (a scan's outputs stacked without a store), `keep_carries(body, c_outs, ys)`
+/ `restore_carries(kept, written)` (carries that step from row to row of a stacked output),
+`host_loop()` (said before a `while`).
 """
 import contextlib
 
@@ -37,11 +39,19 @@ class ControlPrinter:
         """Around a loop's emission (the CPU allocates the body's buffers before it)."""
         return contextlib.nullcontext()
 
-    def rows_in_place(self, body, ys, i):
+    def rows_in_place(self, body, nconsts, ys, i):
         """Around a scan body's emission: -> the set of `ys` whose row `i` the body
         computed in place (the CPU lets a body output own no buffer but that row), filled
         once the body is emitted; those rows need no store."""
         return contextlib.nullcontext(frozenset())
+
+    def keep_carries(self, body, c_outs, ys):
+        """Before a scan: note the buffers of carries that may step from row to row of a
+        stacked output (-> what `restore_carries` needs after the loop)."""
+        return ()
+
+    def restore_carries(self, kept, written):
+        """After a scan: carries left in a row of a stacked output get their own buffer."""
 
     def cond(self, step):
         em = self.em
@@ -98,14 +108,16 @@ class ControlPrinter:
         n = p["length"]
         rng = f"range({n - 1}, -1, -1)" if p["reverse"] else f"range({n})"
         body = subplans(step)["jaxpr"]
+        kept = self.keep_carries(body, c_outs, ys)
         with self.loop_scope(), em.block(f"for {i} in {rng}:"):
             args = [self.arg(a) for a in consts + c_outs] + [self.row(x, i) for x in xs]
-            with self.rows_in_place(body, ys, i) as written:
+            with self.rows_in_place(body, p["num_consts"], ys, i) as written:
                 exprs = self.sub(body, args, "s")
             self.assign(c_outs, exprs[:len(c_outs)])
             for y, e in zip(ys, exprs[len(c_outs):]):
                 if y not in written:
                     self.store_row(y, i, e)
+        self.restore_carries(kept, written)
 
 
 def register(rules, printer, wrap=lambda rule: rule):

@@ -40,28 +40,45 @@ def _iter_shape(eqn):
     return eqn.outvars[0].aval.shape
 
 
-def plan_program(closed, owned=(), prepared=False, products=False):
+def plan_program(closed, owned=(), prepared=False, products=False, rows=False):
     """Prepare (passes.prepare, unless `prepared` says the caller did) and plan a
     ClosedJaxpr.  `owned`: indices of inputs that the program may overwrite once dead (a
     loop body's carry).  `products`: move short products into their consumer loops
-    (xforms/kernels/plan/products.py; the CPU backend's plans)."""
+    (xforms/kernels/plan/products.py; the CPU backend's plans).  `rows`: scan carries that
+    are also stacked outputs live in the output's rows (`owned_inputs`; the CPU's plans)."""
     from ..prepare.passes import prepare
     c = closed if prepared else prepare(closed)
     owned_vars = {v for k, v in enumerate(c.jaxpr.invars) if k in set(owned)}
-    return plan_jaxpr(c.jaxpr, c.consts, owned_vars, products)
+    return plan_jaxpr(c.jaxpr, c.consts, owned_vars, products, rows=rows)
 
 
-def owned_inputs(eqn, param, closed):
+def owned_inputs(eqn, param, closed, rows=False):
     """Indices of a sub-program's inputs that are loop carries (owned by the loop), from
-    the control primitive's facts (`Facts.carries`)."""
+    the control primitive's facts (`Facts.carries`).  `rows` (CPU plans): a scan's carry
+    whose new value is also a stacked output is not owned -- the CPU computes that value in
+    the output's row and the next step reads it there (`row_carries`), so no step may
+    update it in place."""
     carries = eqn.prim.facts.carries
     if carries is None:
         return set()
-    return set(carries(eqn.params, param, len(closed.jaxpr.invars)))
+    owned = set(carries(eqn.params, param, len(closed.jaxpr.invars)))
+    if rows and eqn.prim.name == "scan":
+        owned -= {eqn.params["num_consts"] + j for j in row_carries(closed.jaxpr, eqn.params)}
+    return owned
 
 
-def plan_jaxpr(jaxpr, consts=(), owned=(), products=False):
-    """Partition `jaxpr` (with constant values `consts`) into a `Plan`."""
+def row_carries(body, params):
+    """Positions of a scan body's carries whose new value is also one of its stacked
+    outputs (an LSTM's h, returned as the carry and as the step's output)."""
+    nc = params["num_carry"]
+    stacked = {v for v in body.outvars[nc:] if isinstance(v, Var)}
+    return [j for j, v in enumerate(body.outvars[:nc]) if isinstance(v, Var) and v in stacked]
+
+
+def plan_jaxpr(jaxpr, consts=(), owned=(), products=False, recompute=None, rows=False):
+    """Partition `jaxpr` (with constant values `consts`) into a `Plan`; `recompute`: values
+    every reader recomputes, and those it reads stored (`Stencil.stored_between_loops`,
+    chosen by a first planning)."""
     outset = {v for v in jaxpr.outvars if isinstance(v, Var)}
 
     # 1. views: fold chains of index maps onto their root (a Var produced elsewhere, or a
@@ -98,7 +115,7 @@ def plan_jaxpr(jaxpr, consts=(), owned=(), products=False):
     # 2. nodes and their reads; a shifted read of a cheap elementwise producer recomputes
     #    it (stencil fusion: new nodes just before the reader)
     nodes, producer = [], {}
-    stencil = Stencil(nodes, producer)
+    stencil = Stencil(nodes, producer, *([recompute] if recompute else []))
     for eqn in jaxpr.eqns:
         prim = eqn.prim
         if (prim in VIEWS and prim.facts.aliases == 0 and eqn.outvars[0] in needed_views
@@ -181,6 +198,12 @@ def plan_jaxpr(jaxpr, consts=(), owned=(), products=False):
         else:
             cands.append(g)
 
+    # 4c. values stored only between two loops that could recompute them: plan once more
+    if recompute is None:
+        again = stencil.stored_between_loops(outset)
+        if again[0]:
+            return plan_jaxpr(jaxpr, consts, owned, products, again, rows)
+
     # 5. schedule groups topologically (Kahn, earliest first)
     groups, seen = [], set()
     for node in nodes:
@@ -214,8 +237,8 @@ def plan_jaxpr(jaxpr, consts=(), owned=(), products=False):
         elif head.kind == "op":
             steps.append(Op(head.eqn))
         else:
-            steps.append(Control(head.eqn, [plan_program(c, owned_inputs(head.eqn, k, c),
-                                                         products=products)
+            steps.append(Control(head.eqn, [plan_program(c, owned_inputs(head.eqn, k, c, rows),
+                                                         products=products, rows=rows)
                                             for k, _, c in subjaxprs(head.eqn)]))
     if products:
         move_products(steps, materialized, outset)

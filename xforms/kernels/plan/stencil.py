@@ -23,6 +23,7 @@ from .plan import Read
 
 
 STENCIL_BUDGET = 24      # equations recomputed per shifted read
+CARRY_BUDGET = 8         # equations recomputed in place of a buffer between loops
 
 
 class Stencil:
@@ -37,15 +38,26 @@ class Stencil:
     at most STENCIL_BUDGET equations, its own recomputed producers included; anything else
     is read from its buffer."""
 
-    def __init__(self, nodes, producer):
+    def __init__(self, nodes, producer, recompute=(frozenset(), frozenset())):
         self.nodes, self.producer, self._costs = nodes, producer, {}
         self._memo = {}        # (v, map, shape) -> Read: readers of one shifted value share it
+        # values whose readers recompute them even at the same index, and the values such a
+        # recomputation reads from their buffers (`stored_between_loops`)
+        self.recompute, self.stored = recompute
+        self._stop = frozenset()
 
     def inline(self, r, shape):
         # an identity map over a smaller loop is a leading block (x[:, :n]; q of a qkv
         # split): recomputing it spares a pass that would store the columns nobody else reads
         whole = r.imap is not None and r.imap.is_identity(len(shape)) and (
             tuple(r.atom.aval.shape) == tuple(shape))
+        if whole and r.atom in self.recompute:
+            # each reader its own copy (shared, the copy would be stored between the loops)
+            memo, self._memo, self._stop = self._memo, {}, self.stored
+            try:
+                return self._read(r.atom, r.imap, tuple(shape))
+            finally:
+                self._memo, self._stop = memo, frozenset()
         if (not shape or r.imap is None or not isinstance(r.atom, Var)
                 or whole or not self._recomputed(r.atom)):
             return r
@@ -72,7 +84,7 @@ class Stencil:
         return self._costs[v]
 
     def _recomputed(self, v):
-        return self._kind_ok(v) and self._cost(v) <= STENCIL_BUDGET
+        return v not in self._stop and self._kind_ok(v) and self._cost(v) <= STENCIL_BUDGET
 
     def _read(self, v, m, shape):
         """A Read, in the reader's index space `shape`, of v at map m."""
@@ -112,6 +124,55 @@ class Stencil:
         self.nodes.append(node)
         self.producer[out] = node
         return Read(out, IndexMap.identity(len(shape)))
+
+    def stored_between_loops(self, outset):
+        """Values that a first planning stores only to hand them from the loop computing them
+        to other loops reading them at the same index, and that are cheaper to recompute
+        there (as XLA duplicates a cheap producer into each consumer fusion): a layernorm's
+        `x - mean`, written by the variance loop and read by the normalise loop, becomes a
+        second read of x.  Chosen, in program order: cheap arithmetic (at most CARRY_BUDGET
+        equations) whose readers are all loops, one of them in another group, and whose
+        recomputation reads at most two arrays, one of them whole-size (a store and its
+        reread are two memory operations an element; a softmax's masked scores, reading the
+        mask's arrays too, stay stored: recomputed, the mask's select kept the exp loop from
+        vectorising, 2x slower).  A recomputation stops at values stored anyway (read by an
+        op or another group, and not chosen).  -> (chosen, stored): the caller plans again
+        with them (`recompute`)."""
+        readers = {}
+        for node in self.nodes:
+            for r in node.reads:
+                if isinstance(r.atom, Var) and r.atom in self.producer:
+                    readers.setdefault(r.atom, []).append(node)
+        crossing = [v for v, ns in readers.items() if v in outset or any(
+            n.kind != "loop" or n.group is not self.producer[v].group for n in ns)]
+        crossing.sort(key=lambda v: self.producer[v].idx)
+        chosen, stored = set(), set()
+        for v in crossing:
+            p = self.producer[v]
+            if (v not in outset and self._kind_ok(v) and self._cost(v) <= CARRY_BUDGET
+                    and all(n.kind == "loop" for n in readers[v])):
+                self._stop = frozenset(stored)
+                leaves = self._leaves(v, IndexMap.identity(len(p.shape)), len(p.shape))
+                self._stop = frozenset()
+                if len({a for a, _ in leaves}) <= 2 and sum(w for _, w in leaves) <= 1:
+                    chosen.add(v)
+                    continue
+            stored.add(v)
+        return frozenset(chosen), frozenset(stored)
+
+    def _leaves(self, v, m, ndim):
+        """The arrays that recomputing v at map m reads, as (array, read at every index of
+        the ndim loop?) pairs."""
+        out = set()
+        for rr in self.producer[v].reads:
+            if rr.imap is None or isinstance(rr.atom, Literal):
+                continue
+            mm = rr.imap.compose(m)
+            if mm is not None and self._recomputed(rr.atom):
+                out |= self._leaves(rr.atom, mm, ndim)
+            else:
+                out.add((rr.atom, mm is None or {e[0] for e in mm.exprs} >= set(range(ndim))))
+        return out
 
 
 def _bool_aval(v):

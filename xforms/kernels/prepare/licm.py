@@ -11,7 +11,8 @@ Which equations move: those whose operands are the body's constants, literals or
 outputs of equations that move, of a pure kind (elementwise, reduction, view,
 contraction, gather/scatter: no control flow, calls or ops, which may have effects), and
 that read at least one constant array -- an equation of literals alone (a broadcast zero)
-stays, fused into the body's loops where it costs nothing.  A loop of no iterations then
+stays, fused into the body's loops where it costs nothing, and so does a view that the body
+reads (`_views_stay`: a bias broadcast to the batch is an index map there).  A loop of no iterations then
 computes them once for nothing; they cannot fail.  Nested loops move their own invariants
 when their body is prepared (xforms/kernels/plan/fusion.py prepares every sub-program).
 
@@ -80,6 +81,7 @@ def _hoist(e, body_key, nc_key, lead):
             moved.append((b, new))
         else:
             kept.append(b)
+    moved, kept = _views_stay(moved, kept, j.outvars)
     if not moved:
         return [e]
     read = {a for b in kept for a in b.invars} | set(j.outvars)
@@ -89,6 +91,22 @@ def _hoist(e, body_key, nc_key, lead):
     operands = e.invars[:lead + nc] + [outer[v] for v in enter] + e.invars[lead + nc:]
     params = dict(e.params, **{body_key: new_body, nc_key: nc + len(enter)})
     return [new for _, new in moved] + [e.replace(invars=operands, params=params)]
+
+
+def _views_stay(moved, kept, outs):
+    """A moved view that the loop reads stays in it too: in the loop's fused code it is an
+    index map (the LSTM's bias broadcast to (batch, 4 * hidden) reads the bias vector);
+    hoisted, it would be a buffer of its own, read in every iteration.  Its moved copy
+    stays only where other moved equations read it."""
+    read = {a for b in kept for a in b.invars} | set(outs)
+    stay = [b for b, _ in moved if facts.kind_of(b.prim) == facts.VIEW
+            and any(v in read for v in b.outvars)]
+    if not stay:
+        return moved, kept
+    used = {a for b, _ in moved if b not in stay for a in b.invars}
+    moved = [(b, new) for b, new in moved
+             if b not in stay or any(v in used for v in b.outvars)]
+    return moved, stay + kept
 
 
 def _invariant(b, outer):
