@@ -63,6 +63,28 @@ def test_a_plan_run_again_and_again_runs_generated_code_with_the_same_results():
         np.testing.assert_array_equal(g, w)
 
 
+def test_first_calls_run_compact_steps_equal_to_the_generated_function():
+    """A plan's first calls run `_run_steps` (operands by itemgetter, literals in slots of
+    their own); its results are the generated function's, bit for bit and dtype for dtype:
+    several results (qr), a dtype-changing impl, literal operands (one alone: `2.0 * 3.0`
+    folded or not, a broadcast of a literal), one- and two-operand steps."""
+    def f(x):
+        q, r = xnp.linalg.qr(x)
+        return (q * 2.0, (x > 0.5).astype(np.float32), xnp.sin(r) - 1.0,
+                xnp.zeros((2, 3)) + 1.0, xnp.sum(x, axis=0), x @ q)
+    x = np.eye(3) + 0.25
+    closed = xf.make_jaxpr(f)(x)
+    core.eval_jaxpr(closed, x)
+    plan = memo.plans.get(closed.jaxpr, "eager")
+    got = core._run_steps(plan, closed.consts, [x])
+    want = core._generate(plan)(*closed.consts, x)
+    for g, w in zip(got, want, strict=True):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)
+    kinds = {k for k, *_ in plan.compact[1]}
+    assert {1, 3, 4} <= kinds and kinds & {0, 2}         # every branch of the loop ran
+
+
 def test_under_a_trace_the_program_is_inlined():
     inner = xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(1.0)
     outer = xf.make_jaxpr(lambda x: core.eval_jaxpr(inner, x)[0] + 1.0)(1.0)
