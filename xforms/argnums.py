@@ -273,8 +273,10 @@ class BoundCall:
         self._h = None                   # computed when asked (un-jitted calls never ask)
 
     def __call__(self, *arrays):
-        it, fixed = iter(arrays), dict(self.bound)
-        leaves = [fixed[k] if k in fixed else next(it) for k in range(self.n)]
+        leaves = arrays
+        if self.bound:                   # (else every leaf is an array: the common case)
+            it, fixed = iter(arrays), dict(self.bound)
+            leaves = [fixed[k] if k in fixed else next(it) for k in range(self.n)]
         args, kwargs = tree_unflatten(self.tree, leaves)
         return self.fun(*args, **kwargs)
 

@@ -309,12 +309,32 @@ def dtype_arg(dtype):
 def promote_keep_shapes(arrays, inexact=False):
     """Operands promoted to one dtype, shapes kept (xnp.concatenate, xnp.stack); with
     `inexact`, integer/bool results become floating (JAX's promote_dtypes_inexact)."""
+    if _one_strong_dtype(arrays, "fc" if inexact else "biufc"):
+        return list(arrays)              # (the common case: nothing to convert)
     arrays = [asarray_operand(a) for a in arrays]
     avals = [aval(a) for a in arrays]
     dtype, _ = promote_dtypes(*((a.dtype, a.weak_type) for a in avals))
     dtype = inexact_dtype(dtype) if inexact else dtype
     return [a if av.dtype == dtype and not is_python_scalar(a) else convert(a, dtype)
             for a, av in zip(arrays, avals)]
+
+
+def _one_strong_dtype(arrays, kinds):
+    """Are `arrays` all traced or NumPy arrays of one supported dtype of these `kinds`, none
+    weakly typed (what promotion leaves as they are)?"""
+    dtype = None
+    for a in arrays:
+        t = type(a)
+        if t is Tracer:
+            av = a._var.aval
+        elif (t is np.ndarray or t is core.Array) and a.dtype in _SUPPORTED:
+            av = core.aval_of_value(a)
+        else:
+            return False
+        if av.weak_type or (dtype is not None and av.dtype != dtype):
+            return False
+        dtype = av.dtype
+    return dtype is not None and dtype.kind in kinds
 
 
 def stack_new_axis(arrays, ax):

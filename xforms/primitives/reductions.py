@@ -58,9 +58,21 @@ def _accumulating(ufunc):
     def f(x, axis):
         x = np.asarray(x)
         acc = accumulation_dtype(x.dtype)
+        if ufunc is np.add and _slow_column_sum(x, axis, acc):
+            return np.einsum("ij->j", x)
         r = ufunc.reduce(x, axis=axis, dtype=acc)
         return r if acc == x.dtype else r.astype(x.dtype, copy=False)
     return f
+
+
+def _slow_column_sum(x, axes, acc):
+    """Is summing `x` over `axes` a column sum that NumPy's reduce runs a row at a time (~12
+    ns per row): over the rows of a C-contiguous float matrix with few columns -- the
+    transpose of a bias or a scale broadcast over a batch?  `np.einsum("ij->j")` adds the
+    rows in the same order, bit for bit, 3-10x faster there (2000 x 2: ~6 us, not ~21).
+    (One column is a contiguous vector, which NumPy sums pairwise, and fast.)"""
+    return (axes == (0,) and x.ndim == 2 and x.shape[0] >= 64 and 2 <= x.shape[1] <= 32
+            and x.dtype == acc and x.dtype.kind == "f" and x.flags.c_contiguous)
 
 
 reduce_sum_p = _def_reducer(engine_prims.reduce_sum_p, _accumulating(np.add), lambda dt: 0)

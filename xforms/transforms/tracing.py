@@ -17,7 +17,7 @@ from .intern import intern
 from ..core.memo import guides as _guides, traces as _cache
 from ..core.trace import Tracer
 from .stage import stage
-from ..tree_util import tree_flatten, tree_unflatten
+from ..tree_util import tree_flatten, tree_unflatten, tuple_of_leaves
 
 def flatten_args(args, fun=None):
     """Flatten and validate concrete leaves (TypeError on unsupported input, naming `fun`)."""
@@ -63,8 +63,10 @@ def trace_cached(key, fun, avals, vals=None, fun_for_errors=None, extra=lambda: 
 
 
 def _flat_fun(f, in_tree, post, store):
+    flat = in_tree is tuple_of_leaves(in_tree.num_leaves)   # (f takes the leaves as they are)
+
     def flat_fun(*xs):
-        out = f(*tree_unflatten(in_tree, xs))
+        out = f(*xs) if flat else f(*tree_unflatten(in_tree, xs))
         extra = None
         if post is not None:
             out, extra = post(out)
