@@ -59,3 +59,100 @@ def test_sort_gradient_on_cuda():
     loss = lambda x: xnp.sum(lax.sort(x) * np.arange(1.0, 5.0))          # noqa: E731
     g = xf.jit(xf.grad(loss), backend="cuda")(x)
     np.testing.assert_allclose(np.asarray(g), xf.grad(loss)(x), rtol=1e-14)
+
+
+# ---- the bitonic network (ops/bitonic.py) ---------------------------------------------------
+# The simulator's spec has blocks of 8 threads, so its sort tiles hold 32 positions: lines of
+# 33..128 take global merge steps as lines of 1025.. do on a GPU.
+LENGTHS = (2, 7, 31, 32, 33, 64, 100)
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float32", "float64", "complex64", "complex128"]
+
+
+@pytest.fixture
+def bitonic(monkeypatch):
+    """Every line of 2 or more through the bitonic network, none by rank."""
+    from xforms.kernels.ops import sorting
+    monkeypatch.setattr(sorting, "RANK_SORT_MAX_N", 1)
+
+
+def _on_cuda(f, *args):
+    """f(*args) jitted for CUDA, checking that its sorts took the bitonic network."""
+    jf = xf.jit(f, backend="cuda")
+    assert "bitonic tiles" in jf.lower(*args).as_text()
+    return jf(*args)
+
+
+def _values(dtype, n, rng):
+    """Keys of `dtype` with many ties (and NaN, -0.0, extremes for floats)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.integers(0, 2, n).astype(dt)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        x = rng.integers(0, 5, n).astype(dt)
+        x[::5] = info.max
+        x[1::6] = info.min
+        return x
+    x = np.round(rng.normal(size=n), 0).astype(dt)
+    x[::7] = np.nan
+    x[2::9] = -0.0
+    if dt.kind == "c":
+        x = (x + 1j * np.round(rng.normal(size=n), 0)).astype(dt)
+        x[3::8] = complex(np.nan, 1.0)
+    return x
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bitonic_sort_orders_every_dtype_like_the_cpu(bitonic, dtype):
+    """One key with a payload and two keys, lines of every length, along either axis; the
+    eager NumPy implementation (stable, NaN last, complex by (real, imag)) is the reference."""
+    rng = np.random.default_rng(1)
+    xs = [_values(dtype, n, rng) for n in LENGTHS]
+    grid = _values(dtype, 3 * 40, rng).reshape(3, 40)
+
+    def f(grid, *xs):
+        one = [lax.sort((x, xnp.arange(x.shape[0])), num_keys=1) for x in xs]
+        two = [lax.sort((x[::-1], x, -xnp.arange(x.shape[0])), num_keys=2) for x in xs]
+        return one, two, lax.sort(grid, dimension=0), lax.sort((grid.T, grid.T), num_keys=1,
+                                                               dimension=0), lax.sort(grid)
+    got = xf.jit(f, backend="cuda")(grid, *xs)
+    for g, w in zip(xf.tree_util.tree_leaves(got), xf.tree_util.tree_leaves(f(grid, *xs))):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert "bitonic merge 128, stride 64" in xf.jit(f, backend="cuda").lower(grid, *xs).as_text()
+
+
+def test_bitonic_sort_keeps_jaxs_order_of_zeros_and_nans(bitonic):
+    # jax 0.10.2 (x64): jnp.argsort([0., -0., 1., -0., 0., nan, -nan, -1.]) == [7 0 1 3 4 2 5 6]
+    # (-0.0 and 0.0 equal, so in their input order; NaNs of either sign last)
+    x = np.array([0.0, -0.0, 1.0, -0.0, 0.0, np.nan, -np.nan, -1.0])
+    jax_order = np.array([7, 0, 1, 3, 4, 2, 5, 6])
+    long = np.tile(x, 9)                                   # 72: global merge steps too
+    want_long = np.concatenate([np.flatnonzero(long == -1.0), np.flatnonzero(long == 0.0),
+                                np.flatnonzero(long == 1.0), np.flatnonzero(long != long)])
+    got = _on_cuda(lambda a, b: (xnp.argsort(a), xnp.argsort(b)), x, long)
+    np.testing.assert_array_equal(np.asarray(got[0]), jax_order)
+    np.testing.assert_array_equal(np.asarray(got[1]), want_long)
+
+
+@pytest.mark.parametrize("n, launches", [(1, 1), (32, 1), (33, 3), (100, 6), (128, 6)])
+def test_bitonic_sort_launches(bitonic, n, launches):
+    """1 tile launch, then per merge of size k > T: log2(k / T) global steps and a tile launch
+    (T = 32 on the simulator); a line of one is a copy by the rank kernel."""
+    x = np.random.default_rng(2).normal(size=n)
+    f = xf.jit(lambda x, y: lax.sort((x, y), num_keys=1), backend="cuda")
+    exe = f.lower(x, -x)._exe
+    assert exe.count_launches(x, -x) == exe.launch_sites == launches
+    out = f(x, -x)
+    np.testing.assert_array_equal(np.asarray(out[0]), np.sort(x))
+    np.testing.assert_array_equal(np.asarray(out[1]), -np.sort(x))
+
+
+def test_top_k_and_argsort_of_long_lines(bitonic):
+    x = np.round(np.random.default_rng(3).normal(size=(2, 50)), 1)
+    vals, idx = _on_cuda(lambda x: lax.top_k(x, 5), x)
+    want_vals, want_idx = lax.top_k(x, 5)
+    np.testing.assert_array_equal(np.asarray(vals), np.asarray(want_vals))
+    np.testing.assert_array_equal(np.asarray(idx), np.asarray(want_idx))
+    got = _on_cuda(lambda x: xnp.argsort(x, axis=0), x.T)
+    np.testing.assert_array_equal(np.asarray(got), np.argsort(x.T, axis=0, kind="stable"))
