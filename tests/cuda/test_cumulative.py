@@ -156,3 +156,16 @@ def test_top_k_and_argsort_of_long_lines(bitonic):
     np.testing.assert_array_equal(np.asarray(idx), np.asarray(want_idx))
     got = _on_cuda(lambda x: xnp.argsort(x, axis=0), x.T)
     np.testing.assert_array_equal(np.asarray(got), np.argsort(x.T, axis=0, kind="stable"))
+
+
+def test_bitonic_tiles_fit_shared_memory(bitonic, monkeypatch):
+    """Tiles shrink so that positions and keys fit the static shared memory (here made
+    small: 32 positions of an int32 index and two complex128 keys need 1152 bytes)."""
+    from xforms.kernels.ops import bitonic as net
+    monkeypatch.setattr(net, "SHARED_BYTES", 600)
+    z = _values("complex128", 40, np.random.default_rng(4))
+    f = lambda z: lax.sort((z, z.conj(), xnp.arange(40)), num_keys=2)      # noqa: E731
+    got = _on_cuda(f, z)
+    assert "bitonic tiles of 16" in xf.jit(f, backend="cuda").lower(z).as_text()
+    for g, w in zip(got, f(z)):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

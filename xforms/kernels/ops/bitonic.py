@@ -35,6 +35,9 @@ from ..cuda.emit_cuda import KernelBuilder
 from ..cuda.kernel_builder import cdiv, nbt_name, pow2_at_least
 
 
+SHARED_BYTES = 48 * 1024      # static shared memory a block may declare on every CUDA GPU
+
+
 def _lt(a, b):
     """a before b in JAX's order of real numbers (NaN last)."""
     return f"({a} < {b} or ({a} == {a} and {b} != {b}))"
@@ -72,9 +75,13 @@ class _Net:
         self.outer, self.n, self.inner = dims
         self.lines = self.outer * self.inner
         self.N = pow2_at_least(self.n)
-        self.T = min(self.N, 4 * em.spec.block)         # positions a block holds
         self.keys = xs[:eqn.params["num_keys"]]
         self.idx = np.dtype(np.int32 if self.N < 2 ** 31 else np.int64)
+        # positions a block holds, with their keys, in the 48 KiB of static shared memory
+        per = self.idx.itemsize + sum(_key_dtype(x.aval.dtype).itemsize for x in self.keys)
+        self.T = min(self.N, 4 * em.spec.block)
+        while self.T > 2 and self.T * per > SHARED_BYTES:
+            self.T //= 2
         self.perm = em.temp(self.lines * self.N, self.idx) if self.N > self.T else None
 
     def kernel(self, what):
