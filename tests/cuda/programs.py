@@ -486,4 +486,12 @@ PROGRAMS["special32"] = (special_functions, ((np.abs(X) + 0.5).astype(np.float32
 
 # compiled to PTX only (tests/cuda/ptx_check.py), too long for the simulator: lines long enough
 # for a GPU's sort tiles (4 x 256 positions) to need global merge steps
-PTX_ONLY = {"sorting_long_gpu": long_sorts(2100, 1500)}
+PTX_ONLY = {"sorting_long_gpu": long_sorts(2100, 1500),
+            # the parallel scan (ops/prefix_scan.py; chunks of 8 x 256 on a GPU's spec): two
+            # levels for 5000, three for 2^22 + 1 (the sums of the sums)
+            "cumulative_long_gpu": (lambda x, z, y: (
+                lax.cumsum(x), lax.cumprod(x, reverse=True), lax.cummax(x), lax.cummin(x),
+                lax.cumlogsumexp(x.astype(np.float32)), lax.cumsum(x.astype(np.int32)),
+                lax.cumprod(z), lax.cumsum(y, reverse=True)),
+                (np.ones(5000), np.ones(5000, np.complex64), np.ones(2 ** 22 + 1, np.float32)),
+                0)}

@@ -119,7 +119,7 @@ def test_bitonic_sort_orders_every_dtype_like_the_cpu(bitonic, dtype):
     got = xf.jit(f, backend="cuda")(grid, *xs)
     for g, w in zip(xf.tree_util.tree_leaves(got), xf.tree_util.tree_leaves(f(grid, *xs))):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
-    assert "bitonic merge 128, stride 64" in xf.jit(f, backend="cuda").lower(grid, *xs).as_text()
+    assert "merge 128, stride 64" in xf.jit(f, backend="cuda").lower(grid, *xs).as_text()
 
 
 def test_bitonic_sort_keeps_jaxs_order_of_zeros_and_nans(bitonic):
@@ -138,11 +138,14 @@ def test_bitonic_sort_keeps_jaxs_order_of_zeros_and_nans(bitonic):
 @pytest.mark.parametrize("n, launches", [(1, 1), (32, 1), (33, 3), (100, 6), (128, 6)])
 def test_bitonic_sort_launches(bitonic, n, launches):
     """1 tile launch, then per merge of size k > T: log2(k / T) global steps and a tile launch
-    (T = 32 on the simulator); a line of one is a copy by the rank kernel."""
+    (T = 32 on the simulator); a line of one is a copy by the rank kernel.  128: first tiles,
+    a global step (3 launches), a merge's tiles, the last tiles with the gather."""
     x = np.random.default_rng(2).normal(size=n)
     f = xf.jit(lambda x, y: lax.sort((x, y), num_keys=1), backend="cuda")
     exe = f.lower(x, -x)._exe
     assert exe.count_launches(x, -x) == exe.launch_sites == launches
+    # merge sizes and strides are arguments: at most four kernels to compile
+    assert exe.source.count("\ndef k") == min(launches, 4)
     out = f(x, -x)
     np.testing.assert_array_equal(np.asarray(out[0]), np.sort(x))
     np.testing.assert_array_equal(np.asarray(out[1]), -np.sort(x))
@@ -169,3 +172,77 @@ def test_bitonic_tiles_fit_shared_memory(bitonic, monkeypatch):
     assert "bitonic tiles of 16" in xf.jit(f, backend="cuda").lower(z).as_text()
     for g, w in zip(got, f(z)):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+# ---- the parallel scan (ops/prefix_scan.py) --------------------------------------------------
+# Chunks of SCAN_GRAIN x 8 threads (the simulator's block): a grain of 2 makes chunks of 16,
+# so a line of 300 takes three levels (300 -> 19 chunk sums -> 2 -> 1).
+SCAN_OPS = {"i": ("cumsum", "cumprod", "cummax", "cummin"), "u": ("cumsum", "cummax", "cummin"),
+            "f": tuple(NP), "c": ("cumsum", "cumprod")}
+
+
+@pytest.fixture
+def parallel(monkeypatch):
+    from xforms.kernels.ops import cumulative, prefix_scan
+    monkeypatch.setattr(cumulative, "PARALLEL_SCAN_MIN_N", 1)
+    monkeypatch.setattr(prefix_scan, "SCAN_GRAIN", 2)
+
+
+def _scan_values(dtype, shape, rng):
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        return rng.integers(0, 4 if dt.kind == "u" else 3, shape).astype(dt) - (
+            0 if dt.kind == "u" else dt.type(1))
+    x = 1.0 + 0.05 * rng.normal(size=shape)               # products stay near 1
+    if dt.kind == "c":
+        x = x + 0.05j * rng.normal(size=shape)
+    return x.astype(dt)
+
+
+def _scan_tol(dtype):
+    """Sums in another order than NumPy's serial one differ by rounding: a few ulps times the
+    length for float32/complex64, likewise for float64; integers exactly (wrapping alike)."""
+    kind, size = np.dtype(dtype).kind, np.dtype(dtype).itemsize
+    if kind in "iub":
+        return 0
+    return 2e-5 if size == 4 or (kind == "c" and size == 8) else 1e-12
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16",
+                                   "uint32", "uint64", "float32", "float64", "complex64",
+                                   "complex128"])
+def test_parallel_scan_of_every_dtype(parallel, dtype):
+    rng = np.random.default_rng(5)
+    lines = [_scan_values(dtype, n, rng) for n in (1, 17, 300)]
+    grid = _scan_values(dtype, (3, 40, 2), rng)
+    names = SCAN_OPS[np.dtype(dtype).kind]
+
+    def f(grid, *xs):
+        return ([getattr(lax, nm)(x, 0, k % 2 == 1) for nm in names
+                 for k, x in enumerate(xs)],
+                [getattr(lax, nm)(grid, 1, rv) for nm in names for rv in (False, True)])
+    jf = xf.jit(f, backend="cuda")
+    assert "parallel scan of 1 line(s) of 300" in jf.lower(grid, *lines).as_text()
+    got = jf(grid, *lines)
+    want = ([_ref(nm, x, 0, k % 2 == 1) for nm in names for k, x in enumerate(lines)],
+            [_ref(nm, grid, 1, rv) for nm in names for rv in (False, True)])
+    for g, w in zip(xf.tree_util.tree_leaves(got), xf.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=_scan_tol(dtype),
+                                   atol=_scan_tol(dtype))
+
+
+@pytest.mark.parametrize("n, launches", [(2, 1), (16, 1), (17, 3), (256, 3), (257, 5),
+                                         (300, 5)])
+def test_parallel_scan_lengths_and_launches(parallel, n, launches):
+    """2 levels - 1 launches per scan (chunk scans, then each level's sums added); NaN kept
+    by cummax as lax.cummax keeps it; powers of two and not.  Float64 sums in another order
+    than NumPy's: within a few ulps of the sum of magnitudes (atol), else rtol."""
+    x = np.random.default_rng(6).normal(size=n)
+    x[n // 3] = np.nan
+    combos = [(nm, rv) for nm in NP for rv in (False, True)]
+    jf = xf.jit(lambda x: [getattr(lax, nm)(x, 0, rv) for nm, rv in combos], backend="cuda")
+    exe = jf.lower(x)._exe
+    assert exe.count_launches(x) == exe.launch_sites == launches * len(combos)
+    for (nm, rv), got in zip(combos, jf(x)):
+        np.testing.assert_allclose(np.asarray(got), _ref(nm, x, 0, rv), rtol=1e-12,
+                                   atol=1e-12, equal_nan=True, err_msg=f"{nm} reverse={rv}")
