@@ -19,15 +19,17 @@ memory with the keys beside them):
 
 and the last tile kernel gathers every operand through the permutation into the outputs
 (so a sort is log2(N/T) (log2(N/T) + 3) / 2 + 1 launches: 66 for a line of 2^20 and
-T = 1024).
+T = 1024).  Merge size and stride are kernel arguments, so those launches run at most four
+kernels (first tiles, global step, tiles of a merge, the last with the gather): four
+compiles whatever the length.
 
-    # merge step j of size k, lines of n = 5000 (N = 8192), abridged:
+    # a merge step (size _kk, stride _jj), a line of n = 5000 (N = 8192), abridged:
     for _q in range(cuda.grid(1), 4096, cuda.gridsize(1)):
-        _a = 2 * 4096 * (_q // 4096) + _q % 4096          # j = 4096, k = 8192
-        _ia = P[_a]; _ib = P[_a + 4096]
+        _a = 2 * _jj * (_q // _jj) + _q % _jj
+        _ia = P[_a]; _ib = P[_a + _jj]
         _c = 0
         if _ia < 5000 and _ib < 5000: _c = <compare X[_ia], X[_ib]>
-        if (_c < 0 or (_c == 0 and _ia < _ib)) != ((_a & 8192) == 0): <swap>
+        if (_c < 0 or (_c == 0 and _ia < _ib)) != ((_a & _kk) == 0): <swap>
 """
 import numpy as np
 
@@ -146,8 +148,9 @@ def _tile_kernel(net, k, last):
     """One launch sorting tiles in shared memory: all merges up to size T (k None, the
     first launch) or the strides T/2..1 of merge k.  The last one writes the outputs."""
     T, N, n = net.T, net.N, net.n
-    kb = net.kernel(f"bitonic tiles of {T}" + (f", merge {k}" if k else ""))
+    kb = net.kernel(f"bitonic tiles of {T}" + (", a merge's last strides" if k else ""))
     X = [kb.arr(x) for x in net.xs]
+    K = kb.value("_kk", k, np.int64) if k else None     # one kernel serves every merge
     P = kb.buf("_P", net.perm, net.idx) if net.perm else None
     kb.line(f"_si = cuda.shared.array({T}, {nbt_name(net.idx)})")
     SK = [f"_sk{q}" for q in range(len(net.keys))]
@@ -167,8 +170,8 @@ def _tile_kernel(net, k, last):
                 for q, sk in enumerate(SK):
                     kb.line(f"{sk}[_e] = {net.key(X[q], q, '_ix')}")
         kb.line("cuda.syncthreads()")
-        kb.line(f"_k = {k}" if k else "_k = 2")
-        with kb.block(f"while _k <= {k or T}:"):
+        kb.line(f"_k = {K}" if k else "_k = 2")
+        with kb.block(f"while _k <= {K or T}:"):
             kb.line(f"_j = {T // 2 if k else '_k // 2'}")
             with kb.block("while _j > 0:"):
                 _tile_step(kb, net, SK)
@@ -185,31 +188,34 @@ def _tile_kernel(net, k, last):
             else:
                 kb.line(f"{P}[_l * {N} + _s + _e] = _si[_e]")
         kb.line("cuda.syncthreads()            # the tile is written before the next is read")
-    kb.launch(max(1, min(net.lines * tiles, net.em.spec.max_blocks)), T // 2)
+    kb.launch(max(1, min(net.lines * tiles, net.em.spec.max_blocks)), T // 2,
+              f"merge {k}" if k else "")
 
 
 def _global_step(net, k, j):
     """One launch: compare-exchange of the pairs (a, a + j) of merge k, j >= T."""
     N, half = net.N, net.N // 2
-    kb = net.kernel(f"bitonic merge {k}, stride {j}")
+    kb = net.kernel("bitonic merge step")
     X = [kb.arr(x) for x in net.keys]
     P = kb.buf("_P", net.perm, net.idx)
+    # merge size and stride as arguments: one kernel serves every global step
+    K, J = kb.value("_kk", k, np.int64), kb.value("_jj", j, np.int64)
     pairs = net.lines * half
     with kb.block(f"for _q in range(cuda.grid(1), {pairs}, cuda.gridsize(1)):"):
         kb.line(f"_l = _q // {half}")
         kb.line(f"_r = _q % {half}")
-        kb.line(f"_a = {2 * j} * (_r // {j}) + _r % {j}")
+        kb.line(f"_a = 2 * {J} * (_r // {J}) + _r % {J}")
         kb.line(f"_pa = _l * {N} + _a")
         kb.line(f"_ia = {P}[_pa]")
-        kb.line(f"_ib = {P}[_pa + {j}]")
+        kb.line(f"_ib = {P}[_pa + {J}]")
         net.base(kb, "_l")
         _swap_test(kb, net, "_ia", "_ib", lambda q: net.key(X[q], q, "_ia"),
                    lambda q: net.key(X[q], q, "_ib"))
-        with kb.block(f"if _sw == ((_a & {k}) == 0):"):
+        with kb.block(f"if _sw == ((_a & {K}) == 0):"):
             kb.line(f"{P}[_pa] = _ib")
-            kb.line(f"{P}[_pa + {j}] = _ia")
+            kb.line(f"{P}[_pa + {J}] = _ia")
     B = net.em.spec.block
-    kb.launch(max(1, min(cdiv(pairs, B), net.em.spec.max_blocks)), B)
+    kb.launch(max(1, min(cdiv(pairs, B), net.em.spec.max_blocks)), B, f"merge {k}, stride {j}")
 
 
 def bitonic_sort(em, eqn, xs, outs, dims):
