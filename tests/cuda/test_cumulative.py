@@ -6,6 +6,7 @@ import pytest
 import xforms as xf
 from xforms import lax
 import xforms.numpy as xnp
+from xforms.kernels.cuda import runtime as rt
 
 NP = {"cumsum": np.add, "cumprod": np.multiply, "cummax": np.maximum, "cummin": np.minimum,
       "cumlogsumexp": np.logaddexp}
@@ -62,9 +63,10 @@ def test_sort_gradient_on_cuda():
 
 
 # ---- the bitonic network (ops/bitonic.py) ---------------------------------------------------
-# The simulator's spec has blocks of 8 threads, so its sort tiles hold 32 positions: lines of
-# 33..128 take global merge steps as lines of 1025.. do on a GPU.
-LENGTHS = (2, 7, 31, 32, 33, 64, 100)
+# Sort tiles hold T = 4 x spec.block positions: 32 on the simulator (blocks of 8 threads),
+# 1024 on a GPU; lines are sized by T so that both take global merge steps.
+T = 4 * rt.device_spec().block
+LENGTHS = (2, 7, T - 1, T, T + 1, 2 * T, 3 * T + 4)
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float32", "float64", "complex64", "complex128"]
 
@@ -119,7 +121,8 @@ def test_bitonic_sort_orders_every_dtype_like_the_cpu(bitonic, dtype):
     got = xf.jit(f, backend="cuda")(grid, *xs)
     for g, w in zip(xf.tree_util.tree_leaves(got), xf.tree_util.tree_leaves(f(grid, *xs))):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
-    assert "merge 128, stride 64" in xf.jit(f, backend="cuda").lower(grid, *xs).as_text()
+    assert f"merge {4 * T}, stride {2 * T}" in xf.jit(f, backend="cuda").lower(grid,
+                                                                               *xs).as_text()
 
 
 def test_bitonic_sort_keeps_jaxs_order_of_zeros_and_nans(bitonic):
@@ -127,7 +130,7 @@ def test_bitonic_sort_keeps_jaxs_order_of_zeros_and_nans(bitonic):
     # (-0.0 and 0.0 equal, so in their input order; NaNs of either sign last)
     x = np.array([0.0, -0.0, 1.0, -0.0, 0.0, np.nan, -np.nan, -1.0])
     jax_order = np.array([7, 0, 1, 3, 4, 2, 5, 6])
-    long = np.tile(x, 9)                                   # 72: global merge steps too
+    long = np.tile(x, T // 4 + 1)                          # > T: global merge steps too
     want_long = np.concatenate([np.flatnonzero(long == -1.0), np.flatnonzero(long == 0.0),
                                 np.flatnonzero(long == 1.0), np.flatnonzero(long != long)])
     got = _on_cuda(lambda a, b: (xnp.argsort(a), xnp.argsort(b)), x, long)
@@ -135,11 +138,13 @@ def test_bitonic_sort_keeps_jaxs_order_of_zeros_and_nans(bitonic):
     np.testing.assert_array_equal(np.asarray(got[1]), want_long)
 
 
-@pytest.mark.parametrize("n, launches", [(1, 1), (32, 1), (33, 3), (100, 6), (128, 6)])
-def test_bitonic_sort_launches(bitonic, n, launches):
+@pytest.mark.parametrize("tiles, extra, launches", [(0, 1, 1), (1, 0, 1), (1, 1, 3), (3, 4, 6),
+                                                     (4, 0, 6)])
+def test_bitonic_sort_launches(bitonic, tiles, extra, launches):
     """1 tile launch, then per merge of size k > T: log2(k / T) global steps and a tile launch
-    (T = 32 on the simulator); a line of one is a copy by the rank kernel.  128: first tiles,
+    (n = tiles x T + extra); a line of one is a copy by the rank kernel.  4T: first tiles,
     a global step (3 launches), a merge's tiles, the last tiles with the gather."""
+    n = tiles * T + extra
     x = np.random.default_rng(2).normal(size=n)
     f = xf.jit(lambda x, y: lax.sort((x, y), num_keys=1), backend="cuda")
     exe = f.lower(x, -x)._exe
@@ -175,8 +180,9 @@ def test_bitonic_tiles_fit_shared_memory(bitonic, monkeypatch):
 
 
 # ---- the parallel scan (ops/prefix_scan.py) --------------------------------------------------
-# Chunks of SCAN_GRAIN x 8 threads (the simulator's block): a grain of 2 makes chunks of 16,
-# so a line of 300 takes three levels (300 -> 19 chunk sums -> 2 -> 1).
+# Chunks of C = SCAN_GRAIN x spec.block: a grain of 2 makes chunks of 16 on the simulator, so
+# a line of C^2 + C + 3 = 275 takes three levels (275 -> 18 chunk sums -> 2 -> 1); 512 on a GPU.
+C = 2 * rt.device_spec().block
 SCAN_OPS = {"i": ("cumsum", "cumprod", "cummax", "cummin"), "u": ("cumsum", "cummax", "cummin"),
             "f": tuple(NP), "c": ("cumsum", "cumprod")}
 
@@ -213,7 +219,7 @@ def _scan_tol(dtype):
                                    "complex128"])
 def test_parallel_scan_of_every_dtype(parallel, dtype):
     rng = np.random.default_rng(5)
-    lines = [_scan_values(dtype, n, rng) for n in (1, 17, 300)]
+    lines = [_scan_values(dtype, n, rng) for n in (1, C + 1, C * C + C + 3)]
     grid = _scan_values(dtype, (3, 40, 2), rng)
     names = SCAN_OPS[np.dtype(dtype).kind]
 
@@ -222,7 +228,7 @@ def test_parallel_scan_of_every_dtype(parallel, dtype):
                  for k, x in enumerate(xs)],
                 [getattr(lax, nm)(grid, 1, rv) for nm in names for rv in (False, True)])
     jf = xf.jit(f, backend="cuda")
-    assert "parallel scan of 1 line(s) of 300" in jf.lower(grid, *lines).as_text()
+    assert f"parallel scan of 1 line(s) of {C * C + C + 3}" in jf.lower(grid, *lines).as_text()
     got = jf(grid, *lines)
     want = ([_ref(nm, x, 0, k % 2 == 1) for nm in names for k, x in enumerate(lines)],
             [_ref(nm, grid, 1, rv) for nm in names for rv in (False, True)])
@@ -231,12 +237,14 @@ def test_parallel_scan_of_every_dtype(parallel, dtype):
                                    atol=_scan_tol(dtype))
 
 
-@pytest.mark.parametrize("n, launches", [(2, 1), (16, 1), (17, 3), (256, 3), (257, 5),
-                                         (300, 5)])
-def test_parallel_scan_lengths_and_launches(parallel, n, launches):
+@pytest.mark.parametrize("n2, n1, n0, launches", [(0, 0, 2, 1), (0, 1, 0, 1), (0, 1, 1, 3),
+                                                   (1, 0, 0, 3), (1, 0, 1, 5), (1, 2, 28, 5)])
+def test_parallel_scan_lengths_and_launches(parallel, n2, n1, n0, launches):
     """2 levels - 1 launches per scan (chunk scans, then each level's sums added); NaN kept
     by cummax as lax.cummax keeps it; powers of two and not.  Float64 sums in another order
-    than NumPy's: within a few ulps of the sum of magnitudes (atol), else rtol."""
+    than NumPy's: within a few ulps of the sum of magnitudes (atol), else rtol.
+    n = n2 C^2 + n1 C + n0."""
+    n = n2 * C * C + n1 * C + n0
     x = np.random.default_rng(6).normal(size=n)
     x[n // 3] = np.nan
     combos = [(nm, rv) for nm in NP for rv in (False, True)]

@@ -10,8 +10,9 @@ handle and a serial, so that a context made after numba.cuda.close() differs fro
 one even where the driver hands out the same handle).  Objects of a context that calls no
 longer come from are forgotten, not destroyed: the usual cause is numba.cuda.close(), whose
 teardown freed their device memory already, and a library call on a destroyed context is
-undefined.  At exit (the context still current: this module's exit hook is registered after
-numba-cuda's driver is up, so it runs before the driver's teardown) they are destroyed.
+undefined.  At exit they are destroyed, the context still current: numba-cuda frees its
+device objects by weakref.finalize, whose exit hook is registered before this module's (a
+binding is first made after a device array exists), and exit hooks run last-in first-out.
 """
 import atexit
 import logging
