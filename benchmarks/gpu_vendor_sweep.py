@@ -1,5 +1,9 @@
 """Where NVIDIA's libraries overtake the CUDA backend's own kernels: the measurement behind
-GEMM_MIN_WORK, FFT_MIN_POINTS and SOLVER_MIN_N in xforms/kernels/cuda/vendor/__init__.py.
+GEMM_MIN_WORK, FFT_MIN_POINTS and SOLVER_MIN_N in xforms/kernels/cuda/vendor/__init__.py;
+likewise where the long-line kernels overtake the short-line ones, behind
+sorting.RANK_SORT_MAX_N (the bitonic network against the rank sort) and
+cumulative.PARALLEL_SCAN_MIN_N (the parallel scan against a thread per line), whose
+"library" column is the long-line kernel.
 
     python -m benchmarks.gpu_vendor_sweep --out DIR [--quick]     (benchmarks/on_gpu.sh runs it)
 
@@ -32,20 +36,34 @@ GEMMS = [(1, n, n, n) for n in (32, 64, 96, 128, 192, 256, 384, 512, 1024, 2048)
     [(64, 32, 32, 32), (64, 64, 64, 64), (16, 128, 128, 128)]
 FFTS = [(1, 256), (1, 1024), (1, 4096), (64, 64), (64, 256), (16, 1024)]
 CHOLESKYS = [(1, n) for n in (32, 64, 128, 256, 512)]
+# (lines, n): a sort of float32 keys (the rank sort is n^2: no longer lines); a cumsum
+SORTS = [(1, n) for n in (256, 4096, 65536)] + [(64, 4096)]
+SCANS = [(1, n) for n in (2048, 65536, 2 ** 22)] + [(16, 65536)]
 CASES = [("gemm", dt, c) for dt in ("float32", "float64") for c in GEMMS] + \
     [("fft", dt, c) for dt in ("complex64", "complex128") for c in FFTS] + \
-    [("cholesky", "float64", c) for c in CHOLESKYS]
+    [("cholesky", "float64", c) for c in CHOLESKYS] + \
+    [("sort", "float32", c) for c in SORTS] + [("cumsum", "float32", c) for c in SCANS]
 QUICK = [("gemm", "float32", (1, 8, 8, 8)), ("gemm", "float64", (2, 8, 12, 8)),
-         ("fft", "complex64", (2, 16)), ("cholesky", "float64", (1, 6))]
+         ("fft", "complex64", (2, 16)), ("cholesky", "float64", (1, 6)),
+         ("sort", "float32", (2, 40)), ("cumsum", "float32", (1, 300))]
 OVERRIDE = {"gemm": "XFORMS_CUDA_GEMM_MIN_WORK", "fft": "XFORMS_CUDA_FFT_MIN_POINTS",
             "cholesky": "XFORMS_CUDA_SOLVER_MIN_N"}
-CALL = {"gemm": "_rt.gemm(", "fft": "_rt.fft(", "cholesky": "_rt.solve("}
+# the kernels' switches: (module, threshold) set past and below the case's length
+SWITCH = {"sort": ("xforms.kernels.ops.sorting", "RANK_SORT_MAX_N"),
+          "cumsum": ("xforms.kernels.ops.cumulative", "PARALLEL_SCAN_MIN_N")}
+CALL = {"gemm": "_rt.gemm(", "fft": "_rt.fft(", "cholesky": "_rt.solve(", "sort": "bitonic",
+        "cumsum": "parallel scan"}
 
 
 def _program(family, dtype, case):
     """(function, operands, work) of one case."""
     import xforms.numpy as xnp
+    from xforms import lax
     rng = np.random.default_rng(0)
+    if family in SWITCH:
+        b, n = case
+        x = rng.standard_normal((b, n) if b > 1 else (n,)).astype(dtype)
+        return (xnp.sort if family == "sort" else lax.cumsum), (x,), b * n
     if family == "cholesky":
         b, n = case
         x = rng.standard_normal((b, n, n)).astype(dtype)
@@ -75,8 +93,8 @@ def _jax_us(family, args):
         import jax
         import jax.numpy as jnp
         jax.config.update("jax_enable_x64", True)
-        f = jax.jit({"gemm": jnp.matmul, "fft": jnp.fft.fft,
-                     "cholesky": jnp.linalg.cholesky}[family])
+        f = jax.jit({"gemm": jnp.matmul, "fft": jnp.fft.fft, "cholesky": jnp.linalg.cholesky,
+                     "sort": jnp.sort, "cumsum": lambda x: jnp.cumsum(x, -1)}[family])
         dev = [jax.device_put(a) for a in args]
         f(*dev).block_until_ready()
         return measure(lambda: f(*dev).block_until_ready(), repeats=5, target=0.005,
@@ -98,7 +116,7 @@ def run_case(family, dtype, case, have_library):
         if path == "library" and not have_library:
             row["library_us"] = None
             continue
-        os.environ[OVERRIDE[family]] = threshold
+        _switch(family, path, threshold)
         exe = backend._compile(closed, {"name": f"sweep_{path}"})  # fresh: cache is by program
         assert (CALL[family] in exe.source) == (path == "library"), path
         row[f"{path}_us"] = _timed(lambda: exe(*dev), cuda.synchronize)
@@ -108,6 +126,17 @@ def run_case(family, dtype, case, have_library):
                                     max(1e-30, float(np.max(np.abs(outs["own"])))))
         row["jax_us"] = _jax_us(family, args)
     return row
+
+
+def _switch(family, path, threshold):
+    """Send the case to one path: a library's size override, or a kernel's threshold."""
+    if family not in SWITCH:
+        os.environ[OVERRIDE[family]] = threshold
+        return
+    import importlib
+    module, name = SWITCH[family]
+    # the long-line kernel from length 1 ("library"), or never
+    setattr(importlib.import_module(module), name, 1 if path == "library" else 2 ** 62)
 
 
 def crossover(rows, family, dtype):
@@ -134,15 +163,19 @@ def main(argv=None):
     spec = rt.device_spec()
     have = {"gemm": spec.vendor and vendor.blas() is not None,
             "fft": spec.vendor and vendor.fft() is not None,
-            "cholesky": spec.vendor and vendor.solver() is not None}
+            "cholesky": spec.vendor and vendor.solver() is not None, "sort": True,
+            "cumsum": True}
+    from xforms.kernels.ops import cumulative, sorting
+    now = {"gemm": vendor.GEMM_MIN_WORK, "fft": vendor.FFT_MIN_POINTS,
+           "cholesky": vendor.SOLVER_MIN_N, "sort": sorting.RANK_SORT_MAX_N,
+           "cumsum": cumulative.PARALLEL_SCAN_MIN_N}
     rows, result = [], {}
     for family, dtype, case in QUICK if args.quick else CASES:
         rows.append(run_case(family, dtype, case, have[family]))
         print(json.dumps(rows[-1]), flush=True)
         result = {"device": spec.name, "simulator": rt.simulating(), "load": os.getloadavg(),
                   "seconds": time.time() - t0, "rows": rows,
-                  "thresholds_now": {"gemm": vendor.GEMM_MIN_WORK, "fft": vendor.FFT_MIN_POINTS,
-                                     "cholesky": vendor.SOLVER_MIN_N},
+                  "thresholds_now": now,
                   "crossover": {f"{f}/{d}": crossover(rows, f, d) for f, d in
                                 sorted({(r["family"], r["dtype"]) for r in rows})}}
         with open(os.path.join(args.out, "vendor_sweep.json"), "w") as fh:

@@ -1,7 +1,7 @@
 #!/bin/bash
 # One lent-GPU call: versions, the CUDA test suite on the device, the libraries-vs-own-kernels
 # sweep (benchmarks/gpu_vendor_sweep.py: the measurement behind vendor.GEMM_MIN_WORK and
-# FFT_MIN_POINTS), then the CUDA benchmarks.
+# FFT_MIN_POINTS, and the sort's and scan's long-line thresholds), then the CUDA benchmarks.
 # Usage (device tool, repo root):  bash benchmarks/on_gpu.sh [tests|sweep|bench|all] [bench args...]
 # Logs and the benchmark JSON land in $OUT (the device tool brings them back).
 set -u
@@ -40,7 +40,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
 fi
 if [ "$what" = sweep ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  timeout $(cap ${SWEEP_TIMEOUT:-50}) python3 -m benchmarks.gpu_vendor_sweep --out "$OUT" \
+  timeout $(cap ${SWEEP_TIMEOUT:-80}) python3 -m benchmarks.gpu_vendor_sweep --out "$OUT" \
     2>&1 | tee "$OUT/vendor_sweep.log" | tail -8
   echo "vendor sweep: $(( $(date +%s) - t0 )) s"
 fi

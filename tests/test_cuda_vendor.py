@@ -293,3 +293,94 @@ def test_the_bindings_against_the_installed_libraries():
     p = fft_plan("RFFT", (4, 64), np.float32, (64,))
     with pytest.raises(CufftError, match=r"cuFFT cufftPlanMany\(1, \(64,\), 4, 42"):
         Cufft(libs["cufft"]).run(p, 0, 0, context=1, stream=0)
+
+
+# ---- library objects per CUDA context (vendor/contexts.py) ----------------------------------
+class _RecordingLib:
+    """Stands in for libcublas/libcufft/libcusolver: every symbol returns status 0, hands out
+    a new handle where the first argument is a pointer to one, and is recorded by name."""
+
+    def __init__(self):
+        self.calls, self._next = [], 100
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def fn(*args):
+            if args and type(args[0]).__name__ == "CArgObject":
+                self._next += 1
+                args[0]._obj.value = self._next
+            self.calls.append(name)
+            return b"ok" if name.endswith("GetStatusString") else 0
+        setattr(self, name, fn)
+        return fn
+
+    def count(self, name):
+        return self.calls.count(name)
+
+
+def _bindings(lib):
+    from xforms.kernels.cuda.vendor.cublas import Cublas
+    from xforms.kernels.cuda.vendor.cufft import Cufft
+    from xforms.kernels.cuda.vendor.cusolver import Cusolver
+    from xforms.kernels.cuda.vendor.solver_map import SolverCall
+    g = gemm_for((64, 32), (32, 16), (((1,), (0,)), ((), ())))
+    p, q = fft_plan("RFFT", (4, 64), np.float32, (64,)), fft_plan("FFT", (2, 8), np.complex64,
+                                                                   (8,))
+    blas, fft, solver = Cublas(lib), Cufft(lib), Cusolver(lib)
+    potrf = tuple(SolverCall("potrf", "float64", 4, 4, 0, 1, 16, 0))
+
+    def call(context, stream=3):
+        blas.gemm(g, np.float64, COMPUTE_64F, 1, 2, 3, context=context, stream=stream)
+        fft.run(p, 1, 2, context=context, stream=stream)
+        fft.run(q, 1, 2, context=context, stream=stream)
+        solver.run(potrf, 1, {"info": 2}, lambda n, dt: 5, context=context, stream=stream)
+    return call
+
+
+def test_library_objects_live_in_their_context_and_are_destroyed_at_exit():
+    """A handle or plan per context, made once; a new context (numba.cuda.close() and a new
+    one: the same driver handle, a new serial) gets new ones, the old forgotten (their context
+    freed them); at exit (close_all) the current context's are destroyed, once each."""
+    from xforms.kernels.cuda.vendor import contexts
+    lib = _RecordingLib()
+    call = _bindings(lib)
+    made = ("cublasCreate_v2", "cufftPlanMany", "cusolverDnCreate")
+    call((7, 1))
+    call((7, 1))
+    assert [lib.count(m) for m in made] == [1, 2, 1]
+    assert lib.count("cublasSetStream_v2") == lib.count("cusolverDnSetStream") == 1
+    call((7, 1), stream=4)                       # rebinding to a new stream, no new handle
+    assert [lib.count(m) for m in made] == [1, 2, 1]
+    assert lib.count("cublasSetStream_v2") == 2
+    call((7, 2))                                 # the same handle value, a new context
+    assert [lib.count(m) for m in made] == [2, 4, 2]
+    assert lib.count("cublasDestroy_v2") == lib.count("cufftDestroy") == 0
+    contexts.close_all()
+    assert [lib.count(d) for d in ("cublasDestroy_v2", "cufftDestroy", "cusolverDnDestroy")] \
+        == [1, 2, 1]
+    contexts.close_all()                         # nothing left to destroy twice
+    assert lib.count("cufftDestroy") == 2
+    call((7, 2))                                 # and a call after it makes new ones
+    assert [lib.count(m) for m in made] == [3, 6, 3]
+
+
+def test_the_context_key_tells_a_new_context_from_a_closed_one(monkeypatch):
+    """runtime._context_key: numba's Context object decides, not the driver's handle, which
+    the primary context may get again after numba.cuda.close()."""
+    from xforms.kernels.cuda import runtime as rt
+
+    class Ctx:
+        def __init__(self, handle):
+            self.handle = handle
+    now = [Ctx(7)]
+    monkeypatch.setattr(rt, "cuda", type("FakeCuda", (), {
+        "current_context": staticmethod(lambda: now[0])}))
+    first = rt._context_key()
+    assert rt._context_key() == first and first[0] == 7
+    now[0] = Ctx(7)                              # closed and made again, same handle
+    second = rt._context_key()
+    assert second[0] == 7 and second != first
+    now[0] = Ctx(9)
+    assert rt._context_key() not in (first, second)

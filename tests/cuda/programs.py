@@ -370,6 +370,18 @@ def rk4_array(s, p):
     return xnp.sum(s * s)
 
 
+def long_sorts(n, m):
+    """Sorts of lines past sorting.RANK_SORT_MAX_N (the bitonic network, ops/bitonic.py):
+    (function, args, rtol) of a line of n float32 keys with NaNs and ties and an int32
+    payload, and argsort and a two-key sort of 3 lines of m, along either axis."""
+    def f(x, y):
+        return (lax.sort((x, xnp.arange(n, dtype=np.int32)), num_keys=1),
+                xnp.argsort(y, axis=1), lax.sort((y.T, -y.T), num_keys=2))
+    x = np.round(rng.normal(size=n), 1).astype(np.float32)
+    x[::17] = np.nan
+    return f, (x, np.round(rng.normal(size=(3, m)), 1)), 0
+
+
 PROGRAMS = {
     "float64": (float_ops, (X, Y, P, 1.5), 1e-12),
     "ints": (int_ops, (np.array([[5, -7, 3], [0, 9, -2]]), np.array([[2, 3, -4], [5, 1, 7]]),
@@ -435,6 +447,7 @@ PROGRAMS = {
     "sorting": (lambda x, z: (lax.sort((x, -x), num_keys=2, dimension=0), lax.sort(z),
                               xnp.argsort(x[0]), lax.sort(xnp.astype(x, np.int32), dimension=0)),
                 (np.array([[1.0, np.nan, 0.5], [1.0, -2.0, np.nan]]), ZC), 0),
+    "sorting_long": long_sorts(70, 40),
     "fft": (lambda x, z: (xnp.fft.rfft2(x), xnp.fft.ifft(z), xnp.fft.irfft(z, n=4),
                           xnp.fft.fft(z.astype(np.complex64))),
             (X, ZC), 1e-5),
@@ -470,3 +483,15 @@ def special_functions(x, a):
 PROGRAMS["special"] = (special_functions, (np.abs(X) + 0.5, np.abs(Y) + 1.0), 1e-12)
 PROGRAMS["special32"] = (special_functions, ((np.abs(X) + 0.5).astype(np.float32),
                                              (np.abs(Y) + 1.0).astype(np.float32)), 2e-5)
+
+# compiled to PTX only (tests/cuda/ptx_check.py), too long for the simulator: lines long enough
+# for a GPU's sort tiles (4 x 256 positions) to need global merge steps
+PTX_ONLY = {"sorting_long_gpu": long_sorts(2100, 1500),
+            # the parallel scan (ops/prefix_scan.py; chunks of 8 x 256 on a GPU's spec): two
+            # levels for 5000, three for 2^22 + 1 (the sums of the sums)
+            "cumulative_long_gpu": (lambda x, z, y: (
+                lax.cumsum(x), lax.cumprod(x, reverse=True), lax.cummax(x), lax.cummin(x),
+                lax.cumlogsumexp(x.astype(np.float32)), lax.cumsum(x.astype(np.int32)),
+                lax.cumprod(z), lax.cumsum(y, reverse=True)),
+                (np.ones(5000), np.ones(5000, np.complex64), np.ones(2 ** 22 + 1, np.float32)),
+                0)}

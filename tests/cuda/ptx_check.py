@@ -91,7 +91,7 @@ def main(names=None):
     from xforms.kernels.build import codecache
     from xforms.kernels.cuda import runtime as rt
     from xforms.kernels.cuda.backend import emit_program, lowering_error
-    from programs import PROGRAMS
+    from programs import PROGRAMS, PTX_ONLY
 
     reason = _toolchain_missing()
     if reason:
@@ -99,10 +99,11 @@ def main(names=None):
         return 3
     spec = rt.spec_for(CCS[0], sms=132)
     VENDOR = _vendor_programs()
+    EVERY = {**PROGRAMS, **PTX_ONLY, **VENDOR}
     _pretend_libraries()
     seen, failures, n_kernels, t0 = set(), 0, 0, time.time()
-    for name in names or list(PROGRAMS) + list(VENDOR):
-        f, args, _ = PROGRAMS[name] if name in PROGRAMS else VENDOR[name]
+    for name in names or list(EVERY):
+        f, args, _ = EVERY[name]
         try:
             closed = xf.make_jaxpr(f)(*args)
             program = emit_program(closed, dataclasses.replace(spec, vendor=name in VENDOR),

@@ -31,7 +31,7 @@ def _vector(address, n, dtype):
 
 def _handle_fn(name):
     def fn(*args):
-        if name != "cusolverDnSetStream":
+        if name not in ("cusolverDnSetStream", "cusolverDnDestroy"):    # &handle: made
             args[0]._obj.value = 1
         return 0
     return fn
@@ -52,7 +52,7 @@ class ModelSolverLib:
         if not name.startswith("cusolverDn"):
             raise AttributeError(name)
         if name in ("cusolverDnCreate", "cusolverDnSetStream", "cusolverDnCreateSyevjInfo",
-                    "cusolverDnCreateParams"):
+                    "cusolverDnCreateParams", "cusolverDnDestroy"):
             return _handle_fn(name)
         if name.startswith("cusolverDnXgeev"):
             return self._xgeev_fn(name)

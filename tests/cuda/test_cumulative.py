@@ -6,6 +6,7 @@ import pytest
 import xforms as xf
 from xforms import lax
 import xforms.numpy as xnp
+from xforms.kernels.cuda import runtime as rt
 
 NP = {"cumsum": np.add, "cumprod": np.multiply, "cummax": np.maximum, "cummin": np.minimum,
       "cumlogsumexp": np.logaddexp}
@@ -59,3 +60,204 @@ def test_sort_gradient_on_cuda():
     loss = lambda x: xnp.sum(lax.sort(x) * np.arange(1.0, 5.0))          # noqa: E731
     g = xf.jit(xf.grad(loss), backend="cuda")(x)
     np.testing.assert_allclose(np.asarray(g), xf.grad(loss)(x), rtol=1e-14)
+
+
+# ---- the bitonic network (ops/bitonic.py) ---------------------------------------------------
+# Sort tiles hold T = 4 x spec.block positions: 32 on the simulator (blocks of 8 threads),
+# 1024 on a GPU; lines are sized by T so that both take global merge steps.
+T = 4 * rt.device_spec().block
+LENGTHS = (2, 7, T - 1, T, T + 1, 2 * T, 3 * T + 4)
+FULL = ("bool", "int32", "uint64", "float64", "complex64")
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float32", "float64", "complex64", "complex128"]
+
+
+@pytest.fixture
+def bitonic(monkeypatch):
+    """Every line of 2 or more through the bitonic network, none by rank."""
+    from xforms.kernels.ops import sorting
+    monkeypatch.setattr(sorting, "RANK_SORT_MAX_N", 1)
+
+
+def _on_cuda(f, *args):
+    """f(*args) jitted for CUDA, checking that its sorts took the bitonic network."""
+    jf = xf.jit(f, backend="cuda")
+    assert "bitonic tiles" in jf.lower(*args).as_text()
+    return jf(*args)
+
+
+def _values(dtype, n, rng):
+    """Keys of `dtype` with many ties (and NaN, -0.0, extremes for floats)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.integers(0, 2, n).astype(dt)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        x = rng.integers(0, 5, n).astype(dt)
+        x[::5] = info.max
+        x[1::6] = info.min
+        return x
+    x = np.round(rng.normal(size=n), 0).astype(dt)
+    x[::7] = np.nan
+    x[2::9] = -0.0
+    if dt.kind == "c":
+        x = (x + 1j * np.round(rng.normal(size=n), 0)).astype(dt)
+        x[3::8] = complex(np.nan, 1.0)
+    return x
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bitonic_sort_orders_every_dtype_like_the_cpu(bitonic, dtype):
+    """One key with a payload and two keys, lines of every length, along either axis; the
+    eager NumPy implementation (stable, NaN last, complex by (real, imag)) is the reference."""
+    rng = np.random.default_rng(1)
+    # every length for a few dtypes; for the others (the same kernels' text with another
+    # type: the simulator's time is what is saved) one tile, two and several merges
+    lengths = LENGTHS if dtype in FULL else (2, T + 1, 3 * T + 4)
+    xs = [_values(dtype, n, rng) for n in lengths]
+    grid = _values(dtype, 3 * 40, rng).reshape(3, 40)
+
+    def f(grid, *xs):
+        one = [lax.sort((x, xnp.arange(x.shape[0])), num_keys=1) for x in xs]
+        two = [lax.sort((x[::-1], x, -xnp.arange(x.shape[0])), num_keys=2) for x in xs]
+        return one, two, lax.sort(grid, dimension=0), lax.sort((grid.T, grid.T), num_keys=1,
+                                                               dimension=0), lax.sort(grid)
+    got = xf.jit(f, backend="cuda")(grid, *xs)
+    for g, w in zip(xf.tree_util.tree_leaves(got), xf.tree_util.tree_leaves(f(grid, *xs))):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert f"merge {4 * T}, stride {2 * T}" in xf.jit(f, backend="cuda").lower(grid,
+                                                                               *xs).as_text()
+
+
+def test_bitonic_sort_keeps_jaxs_order_of_zeros_and_nans(bitonic):
+    # jax 0.10.2 (x64): jnp.argsort([0., -0., 1., -0., 0., nan, -nan, -1.]) == [7 0 1 3 4 2 5 6]
+    # (-0.0 and 0.0 equal, so in their input order; NaNs of either sign last)
+    x = np.array([0.0, -0.0, 1.0, -0.0, 0.0, np.nan, -np.nan, -1.0])
+    jax_order = np.array([7, 0, 1, 3, 4, 2, 5, 6])
+    long = np.tile(x, T // 4 + 1)                          # > T: global merge steps too
+    want_long = np.concatenate([np.flatnonzero(long == -1.0), np.flatnonzero(long == 0.0),
+                                np.flatnonzero(long == 1.0), np.flatnonzero(long != long)])
+    got = _on_cuda(lambda a, b: (xnp.argsort(a), xnp.argsort(b)), x, long)
+    np.testing.assert_array_equal(np.asarray(got[0]), jax_order)
+    np.testing.assert_array_equal(np.asarray(got[1]), want_long)
+
+
+@pytest.mark.parametrize("tiles, extra, launches", [(0, 1, 1), (1, 0, 1), (1, 1, 3), (3, 4, 6),
+                                                     (4, 0, 6)])
+def test_bitonic_sort_launches(bitonic, tiles, extra, launches):
+    """1 tile launch, then per merge of size k > T: log2(k / T) global steps and a tile launch
+    (n = tiles x T + extra); a line of one is a copy by the rank kernel.  4T: first tiles,
+    a global step (3 launches), a merge's tiles, the last tiles with the gather."""
+    n = tiles * T + extra
+    x = np.random.default_rng(2).normal(size=n)
+    f = xf.jit(lambda x, y: lax.sort((x, y), num_keys=1), backend="cuda")
+    exe = f.lower(x, -x)._exe
+    assert exe.count_launches(x, -x) == exe.launch_sites == launches
+    # merge sizes and strides are arguments: at most four kernels to compile
+    assert exe.source.count("\ndef k") == min(launches, 4)
+    out = f(x, -x)
+    np.testing.assert_array_equal(np.asarray(out[0]), np.sort(x))
+    np.testing.assert_array_equal(np.asarray(out[1]), -np.sort(x))
+
+
+def test_top_k_and_argsort_of_long_lines(bitonic):
+    x = np.round(np.random.default_rng(3).normal(size=(2, 50)), 1)
+    vals, idx = _on_cuda(lambda x: lax.top_k(x, 5), x)
+    want_vals, want_idx = lax.top_k(x, 5)
+    np.testing.assert_array_equal(np.asarray(vals), np.asarray(want_vals))
+    np.testing.assert_array_equal(np.asarray(idx), np.asarray(want_idx))
+    got = _on_cuda(lambda x: xnp.argsort(x, axis=0), x.T)
+    np.testing.assert_array_equal(np.asarray(got), np.argsort(x.T, axis=0, kind="stable"))
+
+
+def test_bitonic_tiles_fit_shared_memory(bitonic, monkeypatch):
+    """Tiles shrink so that positions and keys fit the static shared memory (here made
+    small: 32 positions of an int32 index and two complex128 keys need 1152 bytes)."""
+    from xforms.kernels.ops import bitonic as net
+    monkeypatch.setattr(net, "SHARED_BYTES", 600)
+    z = _values("complex128", 40, np.random.default_rng(4))
+    f = lambda z: lax.sort((z, z.conj(), xnp.arange(40)), num_keys=2)      # noqa: E731
+    got = _on_cuda(f, z)
+    assert "bitonic tiles of 16" in xf.jit(f, backend="cuda").lower(z).as_text()
+    for g, w in zip(got, f(z)):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+# ---- the parallel scan (ops/prefix_scan.py) --------------------------------------------------
+# Chunks of C = SCAN_GRAIN x spec.block: a grain of 2 makes chunks of 16 on the simulator, so
+# a line of C^2 + C + 3 = 275 takes three levels (275 -> 18 chunk sums -> 2 -> 1); 512 on a GPU.
+C = 2 * rt.device_spec().block
+SCAN_OPS = {"i": ("cumsum", "cumprod", "cummax", "cummin"), "u": ("cumsum", "cummax", "cummin"),
+            "f": tuple(NP), "c": ("cumsum", "cumprod")}
+
+
+@pytest.fixture
+def parallel(monkeypatch):
+    from xforms.kernels.ops import cumulative, prefix_scan
+    monkeypatch.setattr(cumulative, "PARALLEL_SCAN_MIN_N", 1)
+    monkeypatch.setattr(prefix_scan, "SCAN_GRAIN", 2)
+
+
+def _scan_values(dtype, shape, rng):
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        return rng.integers(0, 4 if dt.kind == "u" else 3, shape).astype(dt) - (
+            0 if dt.kind == "u" else dt.type(1))
+    x = 1.0 + 0.05 * rng.normal(size=shape)               # products stay near 1
+    if dt.kind == "c":
+        x = x + 0.05j * rng.normal(size=shape)
+    return x.astype(dt)
+
+
+def _scan_tol(dtype):
+    """Sums in another order than NumPy's serial one differ by rounding: a few ulps times the
+    length for float32/complex64, likewise for float64; integers exactly (wrapping alike)."""
+    kind, size = np.dtype(dtype).kind, np.dtype(dtype).itemsize
+    if kind in "iub":
+        return 0
+    return 2e-5 if size == 4 or (kind == "c" and size == 8) else 1e-12
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16",
+                                   "uint32", "uint64", "float32", "float64", "complex64",
+                                   "complex128"])
+def test_parallel_scan_of_every_dtype(parallel, dtype):
+    rng = np.random.default_rng(5)
+    long = C * C + C + 3 if dtype in FULL + ("float32",) else C + 1     # 3 levels, or 2
+    lines = [_scan_values(dtype, n, rng) for n in sorted({1, C + 1, long})]
+    grid = _scan_values(dtype, (3, 40, 2), rng)
+    names = SCAN_OPS[np.dtype(dtype).kind]
+
+    def f(grid, *xs):
+        return ([getattr(lax, nm)(x, 0, k % 2 == 1) for nm in names
+                 for k, x in enumerate(xs)],
+                [getattr(lax, nm)(grid, 1, rv) for nm in names for rv in (False, True)])
+    jf = xf.jit(f, backend="cuda")
+    assert f"parallel scan of 1 line(s) of {long}" in jf.lower(grid, *lines).as_text()
+    got = jf(grid, *lines)
+    want = ([_ref(nm, x, 0, k % 2 == 1) for nm in names for k, x in enumerate(lines)],
+            [_ref(nm, grid, 1, rv) for nm in names for rv in (False, True)])
+    for g, w in zip(xf.tree_util.tree_leaves(got), xf.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=_scan_tol(dtype),
+                                   atol=_scan_tol(dtype))
+
+
+@pytest.mark.parametrize("n2, n1, n0, launches", [(0, 0, 2, 1), (0, 1, 0, 1), (0, 1, 1, 3),
+                                                   (1, 0, 0, 3), (1, 0, 1, 5), (1, 2, 28, 5)])
+def test_parallel_scan_lengths_and_launches(parallel, n2, n1, n0, launches):
+    """2 levels - 1 launches per scan (chunk scans, then each level's sums added); NaN kept
+    by cummax as lax.cummax keeps it; powers of two and not.  Float64 sums in another order
+    than NumPy's: within a few ulps of the sum of magnitudes (atol), else rtol.
+    n = n2 C^2 + n1 C + n0."""
+    n = n2 * C * C + n1 * C + n0
+    x = np.random.default_rng(6).normal(size=n)
+    x[n // 3] = np.nan
+    # every primitive both ways on the longest line; cumsum both ways on the others (the
+    # simulator's time: the launch structure is the same for every primitive)
+    combos = [(nm, rv) for nm in (NP if n0 == 28 else ("cumsum",)) for rv in (False, True)]
+    jf = xf.jit(lambda x: [getattr(lax, nm)(x, 0, rv) for nm, rv in combos], backend="cuda")
+    exe = jf.lower(x)._exe
+    assert exe.count_launches(x) == exe.launch_sites == launches * len(combos)
+    for (nm, rv), got in zip(combos, jf(x)):
+        np.testing.assert_allclose(np.asarray(got), _ref(nm, x, 0, rv), rtol=1e-12,
+                                   atol=1e-12, equal_nan=True, err_msg=f"{nm} reverse={rv}")

@@ -89,6 +89,11 @@ class KernelBuilder:
             return self.view(pname, home)
         return self._param(pname, host, "array", dtype)
 
+    def value(self, pname, host, dtype):
+        """A scalar the host passes by value (`host`: a literal or a host expression): one
+        kernel then serves launches that differ only in it (one compile, not one each)."""
+        return self._param(pname, str(host), "scalar", dtype)
+
     def view(self, name, home):
         """A packed buffer (`Home`): the kernel takes the whole buffer once and slices it."""
         p = self._param(home.pname, home.host, "array", home.dtype)

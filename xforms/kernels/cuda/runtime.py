@@ -20,6 +20,7 @@ a `cond` index computed on the device (a host loop: lane-local loops run in one 
 `runtime_check`, and a rank-0 DeviceArray passed where the program takes a scalar by value.
 """
 import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -229,8 +230,22 @@ def _library_args(*arrays):
     only: the emitter calls no library there) the arrays are host memory, with no handles."""
     if simulating():
         return [a.__array_interface__["data"][0] for a in arrays], 0, 0
-    return ([a.__cuda_array_interface__["data"][0] for a in arrays],
-            int(cuda.current_context().handle), int(stream().handle))
+    return ([a.__cuda_array_interface__["data"][0] for a in arrays], _context_key(),
+            int(stream().handle))
+
+
+_CONTEXT = [None, 0]                   # a weak reference to numba's Context last seen, serial
+
+
+def _context_key():
+    """(handle, serial) of the current CUDA context: the libraries' objects belong to it
+    (vendor/contexts.py).  After numba.cuda.close() the next context is a new Context object,
+    with a new serial, even where the driver gives its primary context the old handle."""
+    ctx = cuda.current_context()
+    ref, serial = _CONTEXT
+    if ref is None or ref() is not ctx:
+        _CONTEXT[:] = [weakref.ref(ctx), serial + 1]
+    return int(ctx.handle), _CONTEXT[1]
 
 
 def gemm(g, dtype, compute, x, y, out):

@@ -13,7 +13,9 @@ the end.  max/min propagate NaN as lax.max/min do.
 
 CUDA rule for the cumulative primitives (cumsum, cumprod, cummax, cummin,
 cumlogsumexp): one thread per line along the axis (a grid-stride loop over the
-outer x inner positions), accumulating in a register and writing each prefix.
+outer x inner positions), accumulating in a register and writing each prefix; few long
+lines (PARALLEL_SCAN_MIN_N, PARALLEL_SCAN_MAX_LINES) by a parallel scan instead
+(ops/prefix_scan.py).
 
 Lines of the flat buffer: element (o, k, i) of shape outer + (n,) + inner sits at
 o * n * inner + k * inner + i, so neighbouring threads (consecutive i) read neighbouring
@@ -27,6 +29,14 @@ from ..cpu.emit import OP_RULES as CPU_RULES
 from ..cpu.ops import _Nest
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
+from .prefix_scan import parallel_scan
+
+# Few long lines scan in parallel (ops/prefix_scan.py: chunks of a block, 2 levels - 1
+# launches), others one thread per line: lines of at least PARALLEL_SCAN_MIN_N elements, at
+# most PARALLEL_SCAN_MAX_LINES of them (more lines fill the device one thread each).  Both
+# unmeasured on hardware: guesses, which benchmarks/gpu_vendor_sweep.py times around.
+PARALLEL_SCAN_MIN_N = 2048
+PARALLEL_SCAN_MAX_LINES = 4096
 
 
 # a cumulative primitive's monoid (its facts: `cumulative`) -> the combine step, printed for
@@ -95,9 +105,12 @@ def _cumulative_cuda(em, eqn):
     em.alloc(out)
     if n == 0 or outer * inner == 0:
         return
+    op, kind = _OPS[eqn.prim.facts.cumulative], np.dtype(out.aval.dtype).kind
+    if n >= PARALLEL_SCAN_MIN_N and outer * inner <= PARALLEL_SCAN_MAX_LINES:
+        parallel_scan(em, eqn, lambda a, b: op(a, b, kind), (outer, n, inner), reverse)
+        return
     kb = KernelBuilder(em, f"{eqn.prim.name} along axis {axis} of {x.aval.str_short()}")
     X, O = kb.arr(x), kb.arr(out)
-    op, kind = _OPS[eqn.prim.facts.cumulative], np.dtype(out.aval.dtype).kind
     loop = _OutLoop(em, kb, (outer, inner))
     with loop as (o, i):
         kb.line(f"_base = {o} * {n * inner} + {i}")

@@ -8,23 +8,23 @@ operand's slice is then gathered through the permutation (explicit loops: no tra
 copies, no fancy indexing, both of which cost Numba seconds of compile time).
 
 CUDA rule for `sort` (lax.sort: several operands sorted together by their first num_keys):
-a rank sort, one thread per element.
+lines up to RANK_SORT_MAX_N long by a rank sort, one thread per element (below); longer ones
+by a bitonic network over a permutation (ops/bitonic.py, O(n log^2 n) work).
 
 The thread of element i of a line counts the elements that come before it -- a smaller key
 in the lexicographic order of the keys, or an equal key at a smaller position (so the sort
 is stable, as on the CPU) -- and writes every operand's element i to that rank.  The order
 is JAX's and the CPU's: NaN after every number (two NaNs equal), complex keys by (real,
-imag).  Each line costs n^2 comparisons spread over n threads: quick for the lines of
-small and medium programs (n up to a few thousand), and correct but slow for one line of
-millions, where backend="cpu" (a merge sort) is the better choice.
+imag).  Each line costs n^2 comparisons spread over n threads: one launch, quick for
+short lines and quadratic for long ones.
 
     # sorting x:f64[6] (one key, one line), abridged:
     for _t in range(cuda.grid(1), 6, cuda.gridsize(1)):
         _b0 = X[_t]
         _r = 0
         for _j in range(6):
-            _a = X[_j]
-            _c = -1 if (_a < _b0 or (_a == _a and _b0 != _b0)) else ...
+            _a0 = X[_j]
+            _c = -1 if (_a0 < _b0 or (_a0 == _a0 and _b0 != _b0)) else ...
             if _c < 0 or (_c == 0 and _j < _t): _r += 1
         OUT[_r] = X[_t]
 """
@@ -35,6 +35,15 @@ from ..cpu.ops import _Nest
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
 from xforms.primitives.sorting import sort_p
+
+from .bitonic import bitonic_sort, order_cmp
+
+# Lines up to this length sort by rank (one launch; each of n threads compares its element
+# with the whole line: n^2 work), longer ones by the bitonic network (ops/bitonic.py:
+# O(n log^2 n) work in O(log^2 n) launches).  Unmeasured on hardware: the value is a guess
+# that one launch of 256 compares per thread beats a network's launches;
+# benchmarks/gpu_vendor_sweep.py times both around it.
+RANK_SORT_MAX_N = 256
 
 
 def _at(idx, dim, j):
@@ -92,44 +101,12 @@ CPU_RULES[sort_p] = _sort
 
 # ---- CUDA ------------------------------------------------------------------------------------
 
-def _lt(a, b):
-    """a before b in JAX's order of real numbers (NaN last)."""
-    return f"({a} < {b} or ({a} == {a} and {b} != {b}))"
-
-
-def _eq(a, b):
-    return f"({a} == {b} or ({a} != {a} and {b} != {b}))"
-
-
-def _cmp(a, b, dtype):
-    """-1, 0 or 1: a before, level with or after b."""
-    kind = np.dtype(dtype).kind
-    if kind == "c":
-        before = (f"({_lt(a + '.real', b + '.real')} or ({_eq(a + '.real', b + '.real')} and "
-                  f"{_lt(a + '.imag', b + '.imag')}))")
-        after = (f"({_lt(b + '.real', a + '.real')} or ({_eq(a + '.real', b + '.real')} and "
-                 f"{_lt(b + '.imag', a + '.imag')}))")
-    elif kind == "f":
-        before, after = _lt(a, b), _lt(b, a)
-    else:
-        before, after = f"{a} < {b}", f"{b} < {a}"
-    return f"-1 if {before} else (1 if {after} else 0)"
-
-
-def _sort_cuda(em, eqn):
-    em.check_dtypes(eqn)
-    xs, outs = eqn.invars, eqn.outvars
-    dim, num_keys = eqn.params["dimension"], eqn.params["num_keys"]
-    shape = tuple(xs[0].aval.shape)
-    n = shape[dim]
-    outer = int(np.prod(shape[:dim], dtype=np.int64))
-    inner = int(np.prod(shape[dim + 1:], dtype=np.int64))
-    for o in outs:
-        em.alloc(o)
-    if outer * n * inner == 0:
-        return
-    kb = KernelBuilder(em, f"sort along axis {dim} of {xs[0].aval.str_short()} "
-                           f"({len(xs)} operand(s), {num_keys} key(s))")
+def _rank_sort(em, eqn, xs, outs, dims):
+    """One launch: each thread ranks one element of its line against the whole line."""
+    (outer, n, inner), num_keys = dims, eqn.params["num_keys"]
+    kb = KernelBuilder(em, f"sort along axis {eqn.params['dimension']} of "
+                           f"{xs[0].aval.str_short()} ({len(xs)} operand(s), {num_keys} "
+                           f"key(s))")
     kb.comment(eqn)
     X = [kb.arr(x) for x in xs]
     O = [kb.arr(o) for o in outs]
@@ -144,8 +121,9 @@ def _sort_cuda(em, eqn):
                 ctx = kb.block("if _c == 0:") if q else None
                 if ctx:
                     ctx.__enter__()
-                kb.line(f"_a = {X[q]}[_base + _j * {inner}]")
-                kb.line(f"_c = {_cmp('_a', f'_b{q}', xs[q].aval.dtype)}")
+                # a name per key: one name for keys of several dtypes is typed as one
+                kb.line(f"_a{q} = {X[q]}[_base + _j * {inner}]")
+                kb.line(f"_c = {order_cmp(f'_a{q}', f'_b{q}', xs[q].aval.dtype)}")
                 if ctx:
                     ctx.__exit__(None, None, None)
             with kb.block(f"if _c < 0 or (_c == 0 and _j < {i}):"):
@@ -153,6 +131,24 @@ def _sort_cuda(em, eqn):
         for x_name, o_name in zip(X, O):
             kb.line(f"{o_name}[_base + _r * {inner}] = {x_name}[_base + {i} * {inner}]")
     loop.launch()
+
+
+def _sort_cuda(em, eqn):
+    em.check_dtypes(eqn)
+    xs, outs = eqn.invars, eqn.outvars
+    dim = eqn.params["dimension"]
+    shape = tuple(xs[0].aval.shape)
+    n = shape[dim]
+    outer = int(np.prod(shape[:dim], dtype=np.int64))
+    inner = int(np.prod(shape[dim + 1:], dtype=np.int64))
+    for o in outs:
+        em.alloc(o)
+    if outer * n * inner == 0:
+        return
+    if n <= max(RANK_SORT_MAX_N, 1):
+        _rank_sort(em, eqn, xs, outs, (outer, n, inner))
+    else:
+        bitonic_sort(em, eqn, xs, outs, (outer, n, inner))
 
 
 CUDA_RULES[sort_p] = _sort_cuda

@@ -14,6 +14,8 @@ the simulator) the backend keeps its own kernels.
     solver_map.py the linear algebra primitives -> cusolverDn routines (pure)
     cusolver.py   the ctypes binding: handles per context, workspace from the pool
     status.py     what the bindings share: LibraryError, the address type
+    contexts.py   what the bindings make, kept per CUDA context: forgotten when the context
+                  changes (numba.cuda.close()), destroyed at exit
 
 Libraries are found by cuda-pathfinder (NVIDIA's pip wheels, a CUDA toolkit), else by the
 dynamic loader's search path, and called through ctypes: nothing to install on a machine

@@ -1,4 +1,4 @@
-"""cuBLAS through ctypes: one handle per CUDA context, bound to the backend's stream, and
+"""cuBLAS through ctypes: one handle per CUDA context (contexts.py), bound to the backend's stream, and
 the one call the backend makes (cublasGemmStridedBatchedEx).
 
     blas = Cublas(ctypes.CDLL("libcublas.so.13"))
@@ -13,6 +13,7 @@ from ctypes import POINTER, c_int, c_longlong
 
 import numpy as np
 
+from .contexts import PerContext
 from .gemm_map import DATA_TYPE
 from .status import ADDR, LibraryError
 
@@ -35,11 +36,14 @@ class Cublas:
         self._lib = lib
         lib.cublasCreate_v2.argtypes = [POINTER(ADDR)]
         lib.cublasSetStream_v2.argtypes = [ADDR, ADDR]
+        lib.cublasDestroy_v2.argtypes = [ADDR]
         lib.cublasGemmStridedBatchedEx.argtypes = _GEMM_ARGS
         lib.cublasGetStatusString.restype = ctypes.c_char_p
         lib.cublasGetStatusString.argtypes = [c_int]
         self._gemm = lib.cublasGemmStridedBatchedEx
-        self._handles = {}             # context -> [handle, the stream it is bound to]
+        # [handle, the stream it is bound to] of the current context
+        self._handles = PerContext(lambda e: self._check(lib.cublasDestroy_v2(e[0]),
+                                                         "cublasDestroy"))
         self._lock = threading.Lock()
         # alpha = 1, beta = 0 in each dtype (host pointer mode: cuBLAS reads them at the call)
         self._scale = {dt: (np.ones(1, dt), np.zeros(1, dt)) for dt in DATA_TYPE}
@@ -49,13 +53,14 @@ class Cublas:
             text = self._lib.cublasGetStatusString(status).decode()
             raise CublasError(f"cuBLAS {what} failed with status {status} ({text})")
 
+    def _create(self):
+        h = ADDR()
+        self._check(self._lib.cublasCreate_v2(ctypes.byref(h)), "cublasCreate")
+        return [h, None]
+
     def _handle(self, context, stream):
         """This context's handle, created on first use and bound to `stream`."""
-        entry = self._handles.get(context)
-        if entry is None:
-            h = ADDR()
-            self._check(self._lib.cublasCreate_v2(ctypes.byref(h)), "cublasCreate")
-            entry = self._handles[context] = [h, None]
+        entry = self._handles.get(context, "handle", self._create)
         if entry[1] != stream:         # rebinding resets cuBLAS's workspace: only on change
             self._check(self._lib.cublasSetStream_v2(entry[0], ADDR(stream)),
                         "cublasSetStream")

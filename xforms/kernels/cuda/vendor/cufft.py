@@ -5,11 +5,13 @@ backend's stream, and one execution per `run`.
     fft.run(plan, x_ptr, out_ptr, context=ctx, stream=s)     # plan: fft_map.FftPlan
 
 Pointers are device addresses (ints); `context` and `stream` the driver's handles as ints.
-A plan holds its work area (cuFFT allocates it) for the life of the process.
+A plan holds its work area (cuFFT allocates it) for the life of its context (contexts.py:
+destroyed at exit, forgotten when the context is closed).
 """
 import threading
 from ctypes import POINTER, byref, c_int
 
+from .contexts import PerContext
 from .status import ADDR, LibraryError
 from .fft_map import C2C, C2R, D2Z, R2C, Z2D, Z2Z, FftPlan
 
@@ -42,23 +44,24 @@ class Cufft:
         lib.cufftPlanMany.argtypes = [ints, c_int, ints, ints, c_int, c_int, ints, c_int,
                                       c_int, c_int, c_int]
         lib.cufftSetStream.argtypes = [c_int, ADDR]
+        lib.cufftDestroy.argtypes = [c_int]
         self._exec = {}
         for t, (name, directed) in _EXEC.items():
             fn = getattr(lib, name)
             fn.argtypes = [c_int, ADDR, ADDR] + ([c_int] if directed else [])
             self._exec[t] = (fn, directed)
-        self._plans = {}               # (context, rank, n, type, batch) -> [handle, stream]
+        # (rank, n, type, batch) -> [handle, stream] in the current context
+        self._plans = PerContext(lambda e: _check(lib.cufftDestroy(e[0]), "cufftDestroy"))
         self._lock = threading.Lock()
 
     def _plan(self, p, context, stream):
-        key = (context, p.rank, p.n, p.type, p.batch)
-        entry = self._plans.get(key)
-        if entry is None:
+        def make():
             h, n = c_int(), (c_int * p.rank)(*p.n)
             # no embeddings: the basic layout, transforms contiguous one after another
             _check(self._lib.cufftPlanMany(byref(h), p.rank, n, None, 1, 0, None, 1, 0,
                                            p.type, p.batch), f"cufftPlanMany{tuple(p)}")
-            entry = self._plans[key] = [h.value, None]
+            return [h.value, None]
+        entry = self._plans.get(context, (p.rank, p.n, p.type, p.batch), make)
         if entry[1] != stream:
             _check(self._lib.cufftSetStream(entry[0], ADDR(stream)), "cufftSetStream")
             entry[1] = stream

@@ -1,4 +1,4 @@
-"""cuSOLVER (dense) through ctypes: one handle per CUDA context, bound to the backend's
+"""cuSOLVER (dense) through ctypes: one handle per CUDA context (contexts.py), bound to the backend's
 stream, and `run`, which executes one SolverCall (solver_map.py) matrix by matrix (or, for a
 batched routine, in one call).
 
@@ -18,6 +18,7 @@ from ctypes import POINTER, byref, c_byte, c_int, c_int64, c_size_t
 
 import numpy as np
 
+from .contexts import PerContext
 from .gemm_map import DATA_TYPE
 from .solver_map import BATCHED, EIG_VECTOR, ROUTINES, SolverCall, buffer_sizes, routine_name
 from .status import ADDR, LibraryError
@@ -67,11 +68,14 @@ class Cusolver:
         self._lib = lib
         lib.cusolverDnCreate.argtypes = [POINTER(ADDR)]
         lib.cusolverDnSetStream.argtypes = [ADDR, ADDR]
+        lib.cusolverDnDestroy.argtypes = [ADDR]
         self._fns = {}
         self._syevj = None             # syevjBatched's parameters (host-side: defaults)
         self._params = None            # the 64-bit API's cusolverDnParams_t (defaults)
         self._host_work = np.empty(0, np.uint8)     # geev's host workspace, kept
-        self._handles = {}             # context -> [handle, the stream it is bound to]
+        # [handle, the stream it is bound to] of the current context
+        self._handles = PerContext(lambda e: _check(lib.cusolverDnDestroy(e[0]),
+                                                    "cusolverDnDestroy"))
         self._lock = threading.Lock()
 
     def bind(self, routine, dtype):
@@ -86,12 +90,13 @@ class Cusolver:
             self._fns[key] = (q, f)
         return self._fns[key]
 
+    def _new_handle(self):
+        h = ADDR()
+        _check(self._lib.cusolverDnCreate(byref(h)), "cusolverDnCreate")
+        return [h, None]
+
     def _handle(self, context, stream):
-        entry = self._handles.get(context)
-        if entry is None:
-            h = ADDR()
-            _check(self._lib.cusolverDnCreate(byref(h)), "cusolverDnCreate")
-            entry = self._handles[context] = [h, None]
+        entry = self._handles.get(context, "handle", self._new_handle)
         if entry[1] != stream:
             _check(self._lib.cusolverDnSetStream(entry[0], ADDR(stream)), "cusolverDnSetStream")
             entry[1] = stream
