@@ -128,3 +128,19 @@ def test_heat_steps_and_their_gradient():
     for f in (loss, g):
         plan, ops, _ = _concats(f, u)
         assert not ops, plan.dump()
+
+
+def test_a_roll_loop_is_peeled():
+    """roll(x, 1) + roll(x, -1) along the innermost axis: no index has every select decided
+    the same way, so the CPU nest peels the longest run where each is decided ([1, n - 1))
+    and reads x[i - 1], x[i + 1] there without guards, clamps or selects."""
+    x = rng.standard_normal((3, 40))
+    f = lambda x: xnp.roll(x, 1, 1) + xnp.roll(x, -1, 1) - 2.0 * x      # noqa: E731
+    src = xf.jit(f, tiered=False).lower(x).as_text().split("def kernel")[1]
+    loops = src.split("while i1 < ")[1:]
+    assert [lp.split(":")[0] for lp in loops] == ["1", "39", "40"]
+    middle = "\n".join(ln for ln in loops[1].split("\n") if not ln.lstrip().startswith("#"))
+    assert " if " not in middle and "min(" not in middle and "max(" not in middle, middle
+    assert "[i0, -1 + i1]" in middle and "[i0, 1 + i1]" in middle
+    np.testing.assert_array_equal(xf.jit(f, tiered=False)(x),
+                                  np.roll(x, 1, 1) + np.roll(x, -1, 1) - 2.0 * x)

@@ -4,8 +4,8 @@ there instead of reading a buffer of it.  Pure Python, no Numba.
     d = x[1:] - x[:-1]             # with x = a * b: d[i] = a[i+1]*b[i+1] - a[i]*b[i]
     g = pad(u, 0, ((1, 0, 1),))    # u = x[::2] * 2 (a strided slice's transpose):
                                    # g[i] = x[i - 1] * 2 at odd i, else 0
-    r = roll(x, 1) + y             # a concatenate read in place (a "join"):
-                                   # r[i] = select(i >= 1, x[clamp(i + n - 1)], x[clamp(i - 1)]) + y[i]
+    r = roll(x, 1) + y             # a concatenate read in place (a "join"), x of n:
+                                   # r[i] = (x[i - 1] if i >= 1 else x[i + n - 1]) + y[i]
 
 `Stencil.inline(read, shape)` is called by xforms/kernels/plan/fusion.py for each read of a new loop
 node; it returns the read itself, or a read of nodes that recompute the value at the
@@ -27,9 +27,9 @@ from .plan import Read
 
 
 STENCIL_BUDGET = 24      # equations recomputed per shifted read
-# operands of a concatenate read in place: each element loads every operand (clamped into
-# range, so the loads need no branch and vectorise) and selects one; beyond a few operands
-# a copy into a buffer is cheaper
+# operands of a concatenate read in place: each element picks its operand by a chain of
+# selects (the CPU nest peels the run where they are decided, xforms/kernels/cpu/nest.py);
+# beyond a few operands one copy into a buffer is cheaper
 JOIN_OPERANDS = 4
 
 
@@ -56,7 +56,7 @@ class Stencil:
         # split): recomputing it spares a pass that would store the columns nobody else reads
         whole = r.imap is not None and r.imap.is_identity(len(shape)) and (
             tuple(r.atom.aval.shape) == tuple(shape))
-        if r.atom in self.joins and shape:
+        if r.atom in self.joins:          # (a rank-0 reader too: scalar code)
             return self._read(r.atom, r.imap, tuple(shape))
         if (not shape or r.imap is None or not isinstance(r.atom, Var)
                 or whole or not self._recomputed(r.atom)):
