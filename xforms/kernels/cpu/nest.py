@@ -571,7 +571,7 @@ def _peeling(step, shape, phased=True):
     s = phases if phased and phases <= MAX_PHASES else 1
     if s == 1:      # (sizes stay symbols: xforms/kernels/prepare/shape_symbols.py)
         lo, hi = max([0] + [g[0] for g in ranges]), min([n] + [g[1] for g in ranges])
-        seg = longest_segment(ranges, n) if lo >= hi and phases == 1 else None
+        seg = longest_segment(ranges, n, len(step.body)) if lo >= hi and phases == 1 else None
         return (d, (lo, hi), 1, False) if lo < hi else (d, seg, 1, True) if seg else (
             None, None, 1, False)
     lo, hi = 0, _div(n, s)

@@ -344,13 +344,22 @@ class Spelling:
         return f"({expr} if {' and '.join(conds)} else {self.expr(e.fill)})" if conds else expr
 
 
-def longest_segment(ranges, n):
+# a peeled loop prints its body three times: beyond this many equations the code Numba
+# compiles costs more than the guarded loop loses (a 20-step heat gradient's fused steps:
+# 101 CPU s to compile peeled against 14 unpeeled)
+SEGMENT_EQNS = 64
+
+
+def longest_segment(ranges, n, eqns=0):
     """[lo, hi): the longest run of 0 <= i < n between the ends of `ranges` ((lo, hi, step)
-    each: guards' ranges, clamps' idle ranges), or None when a size is a symbol.  Over it
-    every guard holds everywhere or nowhere (`Spelling.segment`).
+    each: guards' ranges, clamps' idle ranges), or None when a size is a symbol or the
+    body has more than SEGMENT_EQNS equations.  Over it every guard holds everywhere or
+    nowhere (`Spelling.segment`).
 
     >>> longest_segment([(1, 64, 1), (0, 63, 1)], 64)        # roll(x, 1) + roll(x, -1)
     (1, 63)"""
+    if eqns > SEGMENT_EQNS:
+        return None
     ends = sorted({0, n, *(e for g in ranges for e in g[:2])} if isinstance(n, int) else {0})
     if not all(isinstance(e, int) for e in ends):
         return None
