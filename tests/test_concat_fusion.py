@@ -17,10 +17,12 @@ W = rng.standard_normal((5, 7))
 
 
 def _concats(f, *args):
-    """(plan, the concatenate ops and the temporaries of f's plan)."""
+    """(plan, the concatenate ops and the temporaries of f's plan other than a concatenate's
+    computed operands, which are stored once and read in place, never recomputed)."""
     plan, temps, _ = temps_and_pads(xf.make_jaxpr(f)(*args))
+    joins = [e for e in plan.jaxpr.eqns if e.prim.name == "concatenate"]
     ops = [s for s in plan.steps if s.kind == "op" and s.eqn.prim.name == "concatenate"]
-    return plan, ops, temps
+    return plan, ops, [t for t in temps if not any(t in e.invars for e in joins)]
 
 
 FORWARD = {

@@ -121,7 +121,11 @@ class Stencil:
             if g == NEVER or n == 0:
                 continue
             root = self.resolve(x)
-            val = self._read(root.atom, root.imap.compose(shift.compose(m)), shape)
+            at = root.imap.compose(shift.compose(m))
+            # an operand's producer is read from its buffer, not recomputed: every element
+            # would recompute each operand's (a roll of a stencil step: steps compound)
+            val = (self._read(root.atom, at, shape) if root.atom in self.joins
+                   else Read(root.atom, _clamped(at, root.atom.aval.shape, shape)))
             if out is not None and g is not True:
                 yes = Literal(np.True_, _bool_aval(x))
                 pred = Read(yes, IndexMap((), (g,), Literal(np.False_, yes.aval)))
