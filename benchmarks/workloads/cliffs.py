@@ -11,6 +11,9 @@
 * ``newton_cg``: one Newton-CG step of an L2-regularised logistic regression (10^4 x 100,
   float64): 10 conjugate-gradient iterations in ``lax.fori_loop``, each calling a
   Hessian-vector product (``xf.hvp``; JAX: ``jvp`` of ``grad``).
+* ``heat fori_loop``: 200 explicit steps of a 2-D heat equation (256 x 256, float64) in
+  ``lax.fori_loop``, the Laplacian by four ``roll``s, the border held at zero with
+  ``.at[].set``; the forward.
 
 Each program is written once against a namespace (numpy, lax, grad, value_and_grad, hvp).
 
@@ -157,6 +160,23 @@ def newton_data(seed, n=10_000, d=100):
     return 0.1 * rng.standard_normal(d), X, y
 
 
+# ---- heat equation ----------------------------------------------------------------------------
+def heat(ns, steps=200):
+    """Explicit steps of u' = 0.1 * laplacian(u), the border kept at zero (issue #37's row)."""
+    np_ = ns.np
+
+    def step(i, u):
+        lap = (np_.roll(u, 1, 0) + np_.roll(u, -1, 0) + np_.roll(u, 1, 1) + np_.roll(u, -1, 1)
+               - 4.0 * u)
+        u = u + 0.1 * lap
+        return u.at[0, :].set(0.0).at[-1, :].set(0.0).at[:, 0].set(0.0).at[:, -1].set(0.0)
+    return lambda u: ns.lax.fori_loop(0, steps, step, u)
+
+
+def heat_data(seed, n=256):
+    return (np.random.default_rng(seed).standard_normal((n, n)),)
+
+
 # ---- cases ------------------------------------------------------------------------------------
 def _systems(ctx, program):
     """xforms and JAX, each `ctx.xjit` / `ctx.jax_call` of `program(ns)`."""
@@ -174,6 +194,7 @@ _PROGRAMS = {
     "block forward": lambda ns: lambda P, x: block(ns, P, x),
     "block value_and_grad": lambda ns: ns.value_and_grad(lambda P, x: block_loss(ns, P, x)),
     "newton_cg step": newton_step,
+    "heat fori_loop": heat,
 }
 
 
@@ -195,4 +216,8 @@ def cases(ctx):
                     _systems(ctx, _PROGRAMS["newton_cg step"]),
                     make=lambda: newton_data(ctx.seed, **newton), unit="ms/call",
                     limit="jax", rtol=1e-9))
+    out.append(Case("heat fori_loop", {"dtype": "float64"},
+                    _systems(ctx, _PROGRAMS["heat fori_loop"]),
+                    make=lambda: heat_data(ctx.seed, n=32 if small else 256), unit="ms/call",
+                    limit="jax", rtol=1e-12))
     return out

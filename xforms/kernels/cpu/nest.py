@@ -24,7 +24,7 @@ from ..prepare.fusion_classes import REDUCTIONS
 from ..plan.products import contraction
 from .loop_cost import element_ns
 from .printer import CpuPrinter, LoopSpelling
-from ..loops.ir import Fold, Init, Name, Store
+from ..loops.ir import Fold, Init, Name, Store, longest_segment
 from ..loops.lower_loops import lower_loop
 from ..prepare.shape_symbols import Dim, is_one, is_symbolic
 
@@ -250,7 +250,7 @@ class Nest:
         # a peeled axis 0 of a chunked nest is peeled inside each chunk (`_rows`); its
         # middle is unrolled by `phases` when guards test i % phases (not with reductions:
         # their accumulators are per loop level, and staged ones per element)
-        self.peel_axis, self.peel, self.phases = _peeling(step, self.shape, not reds)
+        self.peel_axis, self.peel, self.phases, self.segment = _peeling(step, self.shape, not reds)
         self.stores = None      # a phased middle's stores, printed after all its phases
         # reductions staged per row (`_row_staged`; not across a peeled last axis) and
         # their buffers, made per chunk (`_row_buffers`)
@@ -315,7 +315,9 @@ class Nest:
     def _interior(self, axis):
         """Print reads as inside the peeled middle of loop `axis` (its guards and clamps
         hold), or everywhere guarded (None)."""
-        self.sp.hold = () if axis is None else (self.nest.syms[axis],)
+        s = axis is not None and self.nest.syms[axis]
+        self.sp.hold = (s,) if s and not self.segment else ()
+        self.sp.segment = {s: self.peel} if s and self.segment else {}      # (see _peeling)
         self.sp.phase = {}
 
     def _phased(self, start, stop, body):
@@ -540,14 +542,15 @@ MAX_PHASES = 8
 
 
 def _peeling(step, shape, phased=True):
-    """(axis, (lo, hi), phases) when the innermost loop axis has guarded or clamped reads
-    that all hold plainly for lo <= i < hi (a non-empty middle), else (None, None, 1).
+    """(axis, (lo, hi), phases, segment): the innermost axis's guarded or clamped reads all
+    hold plainly for lo <= i < hi (with no such i, as in roll(x, 1) + roll(x, -1), `segment`:
+    the longest run deciding each guard, loops/ir.py), else (None, None, 1, False).
     Guards testing i % step (interior pads) make `phases` their lcm when `phased` and at
     most MAX_PHASES: the middle is then whole blocks of that many elements, in each of which
     every phase passing a guard's `%` test lies in the guard's range."""
     axes = [d for d in range(len(shape)) if shape[d] != 1]
     if not axes:
-        return None, None, 1
+        return None, None, 1, False
     d, n = axes[-1], shape[axes[-1]]
     ranges, phases = [], 1       # (lo, hi, step): i in [lo, hi) at every phase i = lo mod step
     for _, reads in step.body:
@@ -564,17 +567,19 @@ def _peeling(step, shape, phased=True):
                 if ax == d and st != 0:
                     ranges.append(_clamp_range(st, off, r.atom.aval.shape[dim]) + (1,))
     if not ranges:
-        return None, None, 1
+        return None, None, 1, False
     s = phases if phased and phases <= MAX_PHASES else 1
     if s == 1:      # (sizes stay symbols: xforms/kernels/prepare/shape_symbols.py)
         lo, hi = max([0] + [g[0] for g in ranges]), min([n] + [g[1] for g in ranges])
-        return (d, (lo, hi), 1) if lo < hi else (None, None, 1)
+        seg = longest_segment(ranges, n, len(step.body)) if lo >= hi and phases == 1 else None
+        return (d, (lo, hi), 1, False) if lo < hi else (d, seg, 1, True) if seg else (
+            None, None, 1, False)
     lo, hi = 0, _div(n, s)
     for g_lo, g_hi, g_step in ranges:
         for ph in range(s):
             if (ph - g_lo) % g_step == 0:     # blocks q with g_lo <= s*q + ph < g_hi
                 lo, hi = max(lo, -_div(ph - g_lo, s)), min(hi, _div(g_hi - 1 - ph, s) + 1)
-    return (d, (s * lo, s * hi), s) if lo < hi else (None, None, 1)
+    return (d, (s * lo, s * hi), s, False) if lo < hi else (None, None, 1, False)
 
 
 def _clamp_range(st, off, size):

@@ -393,6 +393,8 @@ def _select_n(ctx, which, *cases):
     if len(cases) == 1:
         return cases[0]
     if _kind(ctx.in_dtypes[0]) == "b":
+        if which in ("True", "False"):        # decided in a peeled segment (cpu/nest.py)
+            return cases[which == "True"]
         return f"({cases[1]} if {which} else {cases[0]})"
     expr = cases[-1]
     for k in range(len(cases) - 2, -1, -1):

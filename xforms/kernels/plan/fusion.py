@@ -30,7 +30,7 @@ from .groups import Groups, Node, drop_dead, toposort
 from .products import move_products, write_transposed
 from .index_maps import IndexMap, acts_as_view, view_map
 from .plan import Control, Loop, Op, Plan, Read, subjaxprs
-from .stencil import Stencil
+from .stencil import JOIN_OPERANDS, Stencil
 from .storage import assign_storage
 
 
@@ -38,6 +38,52 @@ def _iter_shape(eqn):
     if eqn.prim in REDUCTIONS:
         return eqn.invars[0].aval.shape
     return eqn.outvars[0].aval.shape
+
+
+def fusible_joins(jaxpr, views, needed_views, fused_read):
+    """{output: eqn} of the concatenates that loops can read in place: a few operands of
+    known length along the axis, each a buffer or a plain view of one, and every reader an
+    elementwise equation, a reduction or a view that only loops read (a program output, an
+    op's operand or a view copied out needs the buffer: a concatenate copies faster).
+
+        y = concatenate(x[1:], x[:1]) * 2    # roll(x, -1) * 2: {y's concatenate}"""
+    cands = {}
+    for e in jaxpr.eqns:
+        if e.prim.name == "concatenate" and len(e.invars) <= JOIN_OPERANDS:
+            axis = e.params["dimension"]
+            reads = [fused_read(x) if isinstance(x, Var) else None for x in e.invars]
+            if all(r is not None and isinstance(r.atom, Var) and r.imap is not None
+                   and not r.imap.guards and isinstance(x.aval.shape[axis], int)
+                   for x, r in zip(e.invars, reads)):
+                cands[e.outvars[0]] = e
+    for v in jaxpr.outvars:
+        cands.pop(v, None)
+    # a view read by a concatenate is read in place only while that concatenate is
+    # (nested rolls: the inner one's slices feed the outer one): drop until none changes
+    readers = {}
+    for e in jaxpr.eqns:
+        for a in e.invars:
+            if isinstance(a, Var):
+                readers.setdefault(a, []).append(e)
+    changed = True
+    while changed:
+        changed = False
+        for v in list(cands):
+            if not all(_reads_in_loop(e, cands, views, needed_views, readers)
+                       for e in readers.get(v, ())):
+                del cands[v]
+                changed = True
+    return cands
+
+
+def _reads_in_loop(e, joins, views, needed_views, readers):
+    """Does equation e read its operands inside a loop (or as a concatenate in `joins`)?"""
+    out = e.outvars[0] if e.outvars else None
+    if is_elementwise(e) or e.prim in REDUCTIONS or out in joins:
+        return True
+    return (acts_as_view(e) and out in views and out not in needed_views
+            and all(r.prim.name != "concatenate" or r.outvars[0] in joins
+                    for r in readers.get(out, ())))
 
 
 def plan_program(closed, owned=(), prepared=False, products=False, rows=False):
@@ -105,19 +151,28 @@ def plan_jaxpr(jaxpr, consts=(), owned=(), products=False, recompute=None, rows=
             return Read(atom, None)
         return Read(atom, IndexMap.identity(len(atom.aval.shape)))
 
+    # views needed outside loops; a concatenate's operands only when it is not read in place
     needed_views = set(v for v in outset if v in views)
     for eqn in jaxpr.eqns:
         fusible = is_elementwise(eqn) or eqn.prim in REDUCTIONS or (
             acts_as_view(eqn) and eqn.outvars[0] in views)
-        if not fusible:
+        if not fusible and eqn.prim.name != "concatenate":
+            needed_views.update(a for a in eqn.invars if isinstance(a, Var) and a in views)
+    joins = fusible_joins(jaxpr, views, needed_views, fused_read)
+    for eqn in jaxpr.eqns:
+        if eqn.prim.name == "concatenate" and eqn.outvars[0] not in joins:
             needed_views.update(a for a in eqn.invars if isinstance(a, Var) and a in views)
 
     # 2. nodes and their reads; a shifted read of a cheap elementwise producer recomputes
-    #    it (stencil fusion: new nodes just before the reader)
+    #    it (stencil fusion: new nodes just before the reader), and a concatenate that only
+    #    loops read is read in place by each of them
     nodes, producer = [], {}
-    stencil = Stencil(nodes, producer, *([recompute] if recompute else []))
+    stencil = Stencil(nodes, producer, fused_read, recompute or (frozenset(), frozenset()))
+    stencil.joins = joins
     for eqn in jaxpr.eqns:
         prim = eqn.prim
+        if eqn.outvars and eqn.outvars[0] in stencil.joins:
+            continue
         if (prim in VIEWS and prim.facts.aliases == 0 and eqn.outvars[0] in needed_views
                 and isinstance(eqn.invars[0], Var) and eqn.invars[0] not in views):
             node = Node(len(nodes), eqn, "op", None)      # a view of the same buffer

@@ -65,7 +65,7 @@ class IndexMap:
                         _whole(off + st * ioff)))
         guards = list(inner.guards)
         for ax, lo, hi, step in self.guards:
-            g = _pull_guard(inner.exprs[ax] if ax is not None else None, lo, hi, step)
+            g = pull_guard(inner.exprs[ax] if ax is not None else None, lo, hi, step)
             if g is not True and g not in guards:
                 guards.append(g)
         return IndexMap(tuple(out), tuple(guards), self.fill if self.guards else inner.fill)
@@ -84,7 +84,7 @@ def _whole(q):
 NEVER = (None, 0, 0, 1)          # a guard that never holds
 
 
-def _pull_guard(expr, lo, hi, step=1):
+def pull_guard(expr, lo, hi, step=1):
     """The guard lo <= v < hi, (v - lo) % step == 0 on a view index v = off + st * i[axis]
     (expr = (axis, st, off), st and off maybe Fractions; None: a guard that never holds) as
     a guard on i[axis]: (axis, lo', hi', step'), or True when it always holds."""

@@ -4,10 +4,14 @@ there instead of reading a buffer of it.  Pure Python, no Numba.
     d = x[1:] - x[:-1]             # with x = a * b: d[i] = a[i+1]*b[i+1] - a[i]*b[i]
     g = pad(u, 0, ((1, 0, 1),))    # u = x[::2] * 2 (a strided slice's transpose):
                                    # g[i] = x[i - 1] * 2 at odd i, else 0
+    r = roll(x, 1) + y             # a concatenate read in place (a "join"), x of n:
+                                   # r[i] = (x[i - 1] if i >= 1 else x[i + n - 1]) + y[i]
 
 `Stencil.inline(read, shape)` is called by xforms/kernels/plan/fusion.py for each read of a new loop
 node; it returns the read itself, or a read of nodes that recompute the value at the
-reader's index (added to the planner's node list just before the reader).
+reader's index (added to the planner's node list just before the reader).  A concatenate that
+only loops read (`fusible_joins`) has no node of its own: each reader picks, per element, the
+operand that holds its index (xforms/kernels/plan/fusion.py registers them in `joins`).
 """
 import math
 
@@ -18,12 +22,16 @@ from xforms.core.registry import lookup
 
 from ..prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from .groups import Node
-from .index_maps import IndexMap
+from .index_maps import NEVER, IndexMap, pull_guard
 from .plan import Read
 
 
 STENCIL_BUDGET = 24      # equations recomputed per shifted read
 CARRY_BUDGET = 8         # equations recomputed in place of a buffer between loops
+# operands of a concatenate read in place: each element picks its operand by a chain of
+# selects (the CPU nest peels the run where they are decided, xforms/kernels/cpu/nest.py);
+# beyond a few operands one copy into a buffer is cheaper
+JOIN_OPERANDS = 4
 
 
 class Stencil:
@@ -38,9 +46,11 @@ class Stencil:
     at most STENCIL_BUDGET equations, its own recomputed producers included; anything else
     is read from its buffer."""
 
-    def __init__(self, nodes, producer, recompute=(frozenset(), frozenset())):
+    def __init__(self, nodes, producer, resolve=None, recompute=(frozenset(), frozenset())):
         self.nodes, self.producer, self._costs = nodes, producer, {}
         self._memo = {}        # (v, map, shape) -> Read: readers of one shifted value share it
+        self.joins = {}        # concatenate output -> its equation, read in place (no node)
+        self.resolve = resolve  # atom -> Read of its view's root (the planner's fused_read)
         # values whose readers recompute them even at the same index, and the values such a
         # recomputation reads from their buffers (`stored_between_loops`)
         self.recompute, self.stored = recompute
@@ -51,6 +61,8 @@ class Stencil:
         # split): recomputing it spares a pass that would store the columns nobody else reads
         whole = r.imap is not None and r.imap.is_identity(len(shape)) and (
             tuple(r.atom.aval.shape) == tuple(shape))
+        if r.atom in self.joins:          # (a rank-0 reader too: scalar code)
+            return self._read(r.atom, r.imap, tuple(shape))
         if whole and r.atom in self.recompute:
             # each reader its own copy (shared, the copy would be stored between the loops)
             memo, self._memo, self._stop = self._memo, {}, self.stored
@@ -99,11 +111,40 @@ class Stencil:
             yes = Literal(np.True_, _bool_aval(v))
             pred = Read(yes, IndexMap((), m.guards, Literal(np.False_, yes.aval)))
             return self._node(lookup("select_n"), [pred, Read(m.fill), val], {}, v, shape)
+        if v in self.joins:
+            return self._join_read(self.joins[v], m, shape)
         if not self._recomputed(v):
             return Read(v, _clamped(m, v.aval.shape, shape))
         node = self.producer[v]
         reads = [self._shifted(rr, m, shape) for rr in node.reads]
         return self._node(node.eqn.prim, reads, node.eqn.params, v, shape)
+
+    def _join_read(self, eqn, m, shape):
+        """concatenate(xs) read at map m: the operand whose window holds the index, a
+        select_n per operand that the reads can reach (a roll's two, one for a slice
+        inside one operand)."""
+        axis, out, start = eqn.params["dimension"], None, 0
+        for x in eqn.invars:
+            n = x.aval.shape[axis]
+            g = _in_loop(pull_guard(m.exprs[axis], start, start + n), shape)
+            shift = IndexMap(tuple((d, 1, -start if d == axis else 0)
+                                   for d in range(len(x.aval.shape))))
+            start += n
+            if g == NEVER or n == 0:
+                continue
+            root = self.resolve(x)
+            at = root.imap.compose(shift.compose(m))
+            # an operand's producer is read from its buffer, not recomputed: every element
+            # would recompute each operand's (a roll of a stencil step: steps compound)
+            val = (self._read(root.atom, at, shape) if root.atom in self.joins
+                   else Read(root.atom, _clamped(at, root.atom.aval.shape, shape)))
+            if out is not None and g is not True:
+                yes = Literal(np.True_, _bool_aval(x))
+                pred = Read(yes, IndexMap((), (g,), Literal(np.False_, yes.aval)))
+                val = self._node(lookup("select_n"), [pred, out, val], {}, eqn.outvars[0],
+                                 shape, eqn.source_info)
+            out = val
+        return out
 
     def _shifted(self, rr, m, shape):
         """One read of a recomputed equation, moved to the reader's index space."""
@@ -113,12 +154,12 @@ class Stencil:
             return Read(rr.atom, rr.imap.compose(m)) if rr.imap.guards else rr
         return self._read(rr.atom, rr.imap.compose(m), shape)
 
-    def _node(self, prim, reads, params, like, shape):
+    def _node(self, prim, reads, params, like, shape, source_info=None):
         """A new node computing prim(reads) over `shape` (dtype and source line of `like`)."""
         out = Var(like.aval.update(shape=tuple(shape)))
         src = self.producer.get(like)
         eqn = Eqn(prim, [r.atom for r in reads], [out], params,
-                  src.eqn.source_info if src is not None else None)
+                  src.eqn.source_info if src is not None else source_info)
         node = Node(len(self.nodes), eqn, "loop", tuple(shape))
         node.reads = list(reads)
         self.nodes.append(node)
@@ -173,6 +214,17 @@ class Stencil:
             else:
                 out.add((rr.atom, mm is None or {e[0] for e in mm.exprs} >= set(range(ndim))))
         return out
+
+
+def _in_loop(g, shape):
+    """Guard g over a loop of `shape`: True when it holds everywhere, NEVER when nowhere."""
+    if g is True or g == NEVER:
+        return g
+    ax, lo, hi, step = g
+    n = shape[ax]
+    if not isinstance(n, int) or step != 1:
+        return g
+    return NEVER if hi <= 0 or lo >= n or hi <= lo else True if lo <= 0 and hi >= n else g
 
 
 def _bool_aval(v):
