@@ -93,6 +93,33 @@ def test_jacrev_allow_int_gives_zeros_of_the_input_dtype():
         xf.jacrev(lambda n: 2.0 * n)(n)
 
 
+@pytest.mark.parametrize("tiered", [True, False])
+def test_float0_values_pass_back_into_vjp_and_jit(tiered):
+    # jax 0.10.2: f_vjp of f(x, n) = (2x, n + 1) takes (ones, float0 zeros) -> ([2., 2.],
+    # float0 (2,)), also under jit; jit(lambda a, z: (2a, z)) takes and returns float0 z,
+    # whose shape is part of the signature; jit(tree_map identity) of grad(allow_int)'s output
+    f0 = xf.float0
+    f = lambda x, n: (x * 2.0, n + 1)                          # noqa: E731
+    _, f_vjp = xf.vjp(f, np.array([1.0, 2.0]), np.array([3, 4]))
+    for bwd in (f_vjp, xf.jit(f_vjp, tiered=tiered)):
+        gx, gn = bwd((np.ones(2), np.zeros(2, f0)))
+        np.testing.assert_array_equal(gx, [2.0, 2.0])
+        assert gn.dtype == f0 and gn.shape == (2,)
+    g = xf.jit(lambda a, z: (a * 2.0, z), tiered=tiered)
+    for size in (2, 3, 2):
+        a, z = g(np.ones(size), np.zeros(size, f0))
+        np.testing.assert_array_equal(a, 2.0 * np.ones(size))
+        assert z.dtype == f0 and z.shape == (size,)
+    grads = xf.grad(lambda x, n: xnp.sum(x * n), (0, 1), allow_int=True)(
+        np.array([1.0, 2.0]), np.array([3, 4]))
+    gx, gn = xf.jit(lambda t: xf.tree_util.tree_map(lambda v: v, t), tiered=tiered)(grads)
+    np.testing.assert_array_equal(gx, [3.0, 4.0])
+    assert gn.dtype == f0
+    h = xf.grad(lambda a: xf.jit(lambda a, z: xnp.sum(a * a), tiered=tiered)(
+        a, np.zeros(2, f0)))
+    np.testing.assert_array_equal(h(np.array([1.0, 2.0])), [2.0, 4.0])
+
+
 def test_typing_annotations_accept_what_xforms_numpy_accepts():
     def takes(x: typing.ArrayLike, dt: typing.DTypeLike = None):
         return xnp.asarray(x, dtype=dt)

@@ -188,6 +188,8 @@ def conform_cotangents(cts, out_avals, who):
     f_vjp, linear_transpose)."""
     out = []
     for c, a in zip(cts, out_avals):
+        if getattr(c, "dtype", None) == float0:   # an integer output's, as JAX asks for it
+            c = core.as_array(np.zeros(c.shape, a.dtype))
         ca = core.get_aval(c)
         if ca.shape != a.shape:
             raise TypeError(f"{who}: cotangent of shape {ca.shape} does not match the "

@@ -183,8 +183,15 @@ register_pytree_node(_Float0, lambda z: ((), z.shape), lambda shape, _: np.zeros
 
 
 def _float0_out_of_program(out):
+    return _float0_as_static(out), None
+
+
+def _float0_as_static(tree):
+    """`tree` with its float0 leaves (gradients of integer inputs, passed back in as JAX
+    allows) made _Float0 nodes: their shape joins the signature and the function sees
+    float0 zeros, a constant (they hold no data)."""
     return tree_map(lambda x: _Float0(x.shape) if getattr(x, "dtype", None) == float0 else x,
-                    out), None
+                    tree)
 
 
 def _refuse_tracing(fun):
@@ -395,6 +402,7 @@ class Jitted:
                 return fast(*args, **kwargs) if kwargs else fast(*args)
             except _FAST_MISSES:       # another signature: take the general path below
                 pass
+        args, kwargs = _float0_as_static((args, kwargs))
         if core.current_trace() is not core.eval_trace:
             closed, out_tree, flat, _ = self._trace(args, kwargs)
             return tree_unflatten(out_tree, core.eval_jaxpr(closed, *flat))
