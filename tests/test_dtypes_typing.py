@@ -120,6 +120,22 @@ def test_float0_values_pass_back_into_vjp_and_jit(tiered):
     np.testing.assert_array_equal(h(np.array([1.0, 2.0])), [2.0, 4.0])
 
 
+@pytest.mark.parametrize("tiered", [True, False])
+def test_jvp_and_linearize_give_float0_tangents_for_integer_outputs(tiered):
+    # jax 0.10.2: the tangents of f(y) = (2y, 2n, y > 0) at ones(3) along ones(3) are
+    # ([2., 2., 2.], float0 (3,), float0 (3,)) from jvp, linearize, jit(jvp), and vmap of
+    # jvp gives float0 (2, 3) -- not integer or bool zeros
+    n = np.array([1, 2, 3])
+    f = lambda y: (y * 2.0, n * 2, y > 0)                        # noqa: E731
+    x = np.ones(3)
+    jvp_t = lambda a: xf.jvp(f, (a,), (a,))[1]                   # noqa: E731
+    for got in (jvp_t(x), xf.linearize(f, x)[1](x), xf.jit(jvp_t, tiered=tiered)(x)):
+        np.testing.assert_array_equal(got[0], [2.0, 2.0, 2.0])
+        assert [(t.dtype, t.shape) for t in got[1:]] == [(xf.float0, (3,))] * 2
+    batched = xf.vmap(jvp_t)(np.ones((2, 3)))
+    assert [(t.dtype, t.shape) for t in batched[1:]] == [(xf.float0, (2, 3))] * 2
+
+
 def test_typing_annotations_accept_what_xforms_numpy_accepts():
     def takes(x: typing.ArrayLike, dt: typing.DTypeLike = None):
         return xnp.asarray(x, dtype=dt)

@@ -102,10 +102,17 @@ def jvp(fun, primals, tangents, has_aux=False):
     check_forward_mode(jv)   # a custom_vjp function has no forward mode
     t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
     outs = core.eval_jaxpr(jv, *ys.args(p_flat), *t_in)
-    p_out, t_out = outs[:len(closed.out_avals)], outs[len(closed.out_avals):]
+    p_out = outs[:len(closed.out_avals)]
+    t_out = _float0_tangents(outs[len(closed.out_avals):], closed.out_avals)
     if has_aux:
         return ys.main(p_out), ys.main(t_out), ys.aux(p_out)
     return ys.main(p_out), ys.main(t_out)
+
+
+def _float0_tangents(tangents, out_avals):
+    """An integer or boolean output's tangent is float0 zeros, as JAX gives it."""
+    return [t if is_inexact(a.dtype) else _zero_cotangent(a.shape)
+            for t, a in zip(tangents, out_avals)]
 
 
 def _cast_tangent(t, p):
@@ -131,7 +138,8 @@ def linearize(fun, *primals, has_aux=False):
     def f_jvp(*tangents):
         t_flat = _flat_tangents(p_flat, p_tree, tangents)
         t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
-        return tree_unflatten(ys.main_tree, core.eval_jaxpr(linear, *res, *t_in))
+        t_out = core.eval_jaxpr(linear, *res, *t_in)
+        return tree_unflatten(ys.main_tree, _float0_tangents(t_out, closed.out_avals))
     if has_aux:
         return ys.main(p_out), f_jvp, ys.aux(p_out)
     return ys.main(p_out), f_jvp
