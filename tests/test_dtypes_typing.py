@@ -6,6 +6,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import dtypes, typing
+from xforms.test_util import check_grads
 
 
 def test_result_type_matches_jax():
@@ -134,6 +135,25 @@ def test_jvp_and_linearize_give_float0_tangents_for_integer_outputs(tiered):
         assert [(t.dtype, t.shape) for t in got[1:]] == [(xf.float0, (3,))] * 2
     batched = xf.vmap(jvp_t)(np.ones((2, 3)))
     assert [(t.dtype, t.shape) for t in batched[1:]] == [(xf.float0, (2, 3))] * 2
+
+
+def test_transforms_of_a_function_returning_float0_cotangents():
+    # g = the vjp of sin(x) * n at cotangent ones: (cos(x) * n, float0). jax 0.10.2 at
+    # x = [1, 2], n = [3, 4]: jvp along (ones, float0) -> tangents ([-2.5244.., -3.6371..],
+    # float0); grad of sum(g[0]) the same values; vjp of g takes (ones, float0). (check_grads
+    # of a function with an integer argument runs this at order 2.)
+    x, n = np.array([1.0, 2.0]), np.array([3, 4])
+    f = lambda x, n: xnp.sin(x) * n                              # noqa: E731
+    g = lambda x, n: xf.vjp(f, x, n)[1](np.ones(2))              # noqa: E731
+    want = [-2.5244129544236893, -3.637189707302727]
+    p, t = xf.jvp(g, (x, n), (np.ones(2), np.zeros(2, xf.float0)))
+    np.testing.assert_allclose(p[0], [1.6209069176044193, -1.6645873461885696], rtol=1e-14)
+    np.testing.assert_allclose(t[0], want, rtol=1e-14)
+    assert p[1].dtype == t[1].dtype == xf.float0
+    np.testing.assert_allclose(xf.grad(lambda x: xnp.sum(g(x, n)[0]))(x), want, rtol=1e-14)
+    _, h = xf.vjp(lambda x: g(x, n), x)
+    np.testing.assert_allclose(h((np.ones(2), np.zeros(2, xf.float0)))[0], want, rtol=1e-14)
+    check_grads(lambda x, n: xnp.sin(x) * n, (x, n), order=2)
 
 
 def test_typing_annotations_accept_what_xforms_numpy_accepts():

@@ -18,7 +18,7 @@ from .transforms.ad import linearize_jaxpr, vjp_jaxprs
 from .core.avals import float0, is_complex, is_float, is_inexact
 from .primitives.elementwise import stop_gradient  # noqa: F401  (public: xforms.stop_gradient)
 from .core.source_info import describe_function
-from .transforms.tracing import flatten_args, trace_flat
+from .transforms.tracing import Float0Zeros, flatten_args, float0_as_static, trace_flat
 from .transforms.jvp import jvp_jaxpr
 from .tree_util import (register_pytree_node, tree_flatten, tree_unflatten,
                         treedef_flatten_up_to)
@@ -181,6 +181,7 @@ class VJP:
 
     def __call__(self, ct):
         transposed, main_tree, out_avals, p_tree, fixed = self.static
+        ct = float0_as_static(ct)      # (a float0 output's cotangent: out of the program too)
         ct_flat = treedef_flatten_up_to(main_tree, ct) if main_tree.node is not None else [ct]
         cts = conform_cotangents(ct_flat, out_avals, "vjp")
         g = iter(core.eval_jaxpr(transposed, *self.residuals, *cts))
@@ -196,7 +197,8 @@ def conform_cotangents(cts, out_avals, who):
     f_vjp, linear_transpose)."""
     out = []
     for c, a in zip(cts, out_avals):
-        if getattr(c, "dtype", None) == float0:   # an integer output's, as JAX asks for it
+        if type(c) is Float0Zeros or getattr(c, "dtype", None) == float0:
+            # an integer output's cotangent, as JAX asks for it
             c = core.as_array(np.zeros(c.shape, a.dtype))
         ca = core.get_aval(c)
         if ca.shape != a.shape:

@@ -29,9 +29,8 @@ from .argnums import resolve_static, split_call
 from .errors import BackendError
 from .core import jit_switch
 from .core.source_info import describe_function
-from .transforms.tracing import flatten_args, trace_flat
-from .core.avals import float0
-from .tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
+from .transforms.tracing import flatten_args, float0_as_static, trace_flat
+from .tree_util import tree_flatten, tree_unflatten
 
 
 logger = logging.getLogger(__name__)
@@ -170,28 +169,8 @@ def _make_fast_call(exe, key, out_tree):
 _FAST_MISSES = (TypeError, AttributeError, LookupError, ValueError)
 
 
-class _Float0:
-    """A float0 output of a jitted function (the gradient of an integer input): it holds no
-    data, so it stays out of the program and its shape rides in the output tree, whose
-    unflattening rebuilds the zeros."""
-
-    def __init__(self, shape):
-        self.shape = shape
-
-
-register_pytree_node(_Float0, lambda z: ((), z.shape), lambda shape, _: np.zeros(shape, float0))
-
-
 def _float0_out_of_program(out):
-    return _float0_as_static(out), None
-
-
-def _float0_as_static(tree):
-    """`tree` with its float0 leaves (gradients of integer inputs, passed back in as JAX
-    allows) made _Float0 nodes: their shape joins the signature and the function sees
-    float0 zeros, a constant (they hold no data)."""
-    return tree_map(lambda x: _Float0(x.shape) if getattr(x, "dtype", None) == float0 else x,
-                    tree)
+    return float0_as_static(out), None
 
 
 def _refuse_tracing(fun):
@@ -402,7 +381,7 @@ class Jitted:
                 return fast(*args, **kwargs) if kwargs else fast(*args)
             except _FAST_MISSES:       # another signature: take the general path below
                 pass
-        args, kwargs = _float0_as_static((args, kwargs))
+        args, kwargs = float0_as_static((args, kwargs))
         if core.current_trace() is not core.eval_trace:
             closed, out_tree, flat, _ = self._trace(args, kwargs)
             return tree_unflatten(out_tree, core.eval_jaxpr(closed, *flat))
