@@ -30,6 +30,7 @@ from .errors import BackendError
 from .core import jit_switch
 from .core.source_info import describe_function
 from .transforms.tracing import flatten_args, float0_as_static, trace_flat
+from .core.avals import float0
 from .tree_util import tree_flatten, tree_unflatten
 
 
@@ -182,6 +183,11 @@ def _refuse_tracing(fun):
     return refuse
 
 
+def _key_leaf_kinds(key):
+    """The (shape, dtype) entries of a signature key's argument leaves."""
+    return [k for k in _key_parts(key)["leaves"] if isinstance(k, tuple)]
+
+
 def _key_parts(key):
     """A signature key of `Jitted._key` as {part: value}."""
     options = ()
@@ -300,6 +306,14 @@ class Jitted:
             key = ("static", call.statics, call.skw, in_tree, tuple(map(_leaf_key, leaves)))
         return ((key, config.trace_context()) if config.trace_options else key), leaves
 
+    def _lookup(self, args, kwargs):
+        """-> (signature key, argument leaves, the key's executable entry or None)."""
+        try:
+            key, leaves = self._key(args, kwargs)
+            return key, leaves, self._fast.get(key)
+        except TypeError:        # (unhashable: traced below, which says why, or uncached)
+            return None, None, None
+
     def _executable(self, closed, background=False):
         backend = self.backend or default_backend()
         found = get_backend(backend)
@@ -381,15 +395,16 @@ class Jitted:
                 return fast(*args, **kwargs) if kwargs else fast(*args)
             except _FAST_MISSES:       # another signature: take the general path below
                 pass
-        args, kwargs = float0_as_static((args, kwargs))
         if core.current_trace() is not core.eval_trace:
+            args, kwargs = float0_as_static((args, kwargs))
             closed, out_tree, flat, _ = self._trace(args, kwargs)
             return tree_unflatten(out_tree, core.eval_jaxpr(closed, *flat))
-        try:
-            key, leaves = self._key(args, kwargs)
-            hit = self._fast.get(key)
-        except TypeError:        # (unhashable: traced below, which says why, or uncached)
-            key = hit = None
+        key, leaves, hit = self._lookup(args, kwargs)
+        if hit is None and (key is None or any(k[1] == float0 for k in _key_leaf_kinds(key))):
+            # float0 arguments (as JAX allows) stay out of the program: their shapes join
+            # the key (only here, off the path of calls that hit)
+            args, kwargs = float0_as_static((args, kwargs))
+            key, leaves, hit = self._lookup(args, kwargs)
         if hit is not None:
             exe, out_tree, fast = hit
             if fast is None and type(exe) is tiered.TieredExecutable and exe.done:
