@@ -6,6 +6,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import dtypes, typing
+from xforms.test_util import check_grads
 
 
 def test_result_type_matches_jax():
@@ -91,6 +92,68 @@ def test_jacrev_allow_int_gives_zeros_of_the_input_dtype():
         assert dn.dtype == np.int32 and dn.shape == shape and not np.any(dn)
     with pytest.raises(TypeError, match="int32"):
         xf.jacrev(lambda n: 2.0 * n)(n)
+
+
+@pytest.mark.parametrize("tiered", [True, False])
+def test_float0_values_pass_back_into_vjp_and_jit(tiered):
+    # jax 0.10.2: f_vjp of f(x, n) = (2x, n + 1) takes (ones, float0 zeros) -> ([2., 2.],
+    # float0 (2,)), also under jit; jit(lambda a, z: (2a, z)) takes and returns float0 z,
+    # whose shape is part of the signature; jit(tree_map identity) of grad(allow_int)'s output
+    f0 = xf.float0
+    f = lambda x, n: (x * 2.0, n + 1)                          # noqa: E731
+    _, f_vjp = xf.vjp(f, np.array([1.0, 2.0]), np.array([3, 4]))
+    for bwd in (f_vjp, xf.jit(f_vjp, tiered=tiered)):
+        gx, gn = bwd((np.ones(2), np.zeros(2, f0)))
+        np.testing.assert_array_equal(gx, [2.0, 2.0])
+        assert gn.dtype == f0 and gn.shape == (2,)
+    g = xf.jit(lambda a, z: (a * 2.0, z), tiered=tiered)
+    for size in (2, 3, 2):
+        a, z = g(np.ones(size), np.zeros(size, f0))
+        np.testing.assert_array_equal(a, 2.0 * np.ones(size))
+        assert z.dtype == f0 and z.shape == (size,)
+    grads = xf.grad(lambda x, n: xnp.sum(x * n), (0, 1), allow_int=True)(
+        np.array([1.0, 2.0]), np.array([3, 4]))
+    gx, gn = xf.jit(lambda t: xf.tree_util.tree_map(lambda v: v, t), tiered=tiered)(grads)
+    np.testing.assert_array_equal(gx, [3.0, 4.0])
+    assert gn.dtype == f0
+    h = xf.grad(lambda a: xf.jit(lambda a, z: xnp.sum(a * a), tiered=tiered)(
+        a, np.zeros(2, f0)))
+    np.testing.assert_array_equal(h(np.array([1.0, 2.0])), [2.0, 4.0])
+
+
+@pytest.mark.parametrize("tiered", [True, False])
+def test_jvp_and_linearize_give_float0_tangents_for_integer_outputs(tiered):
+    # jax 0.10.2: the tangents of f(y) = (2y, 2n, y > 0) at ones(3) along ones(3) are
+    # ([2., 2., 2.], float0 (3,), float0 (3,)) from jvp, linearize, jit(jvp), and vmap of
+    # jvp gives float0 (2, 3) -- not integer or bool zeros
+    n = np.array([1, 2, 3])
+    f = lambda y: (y * 2.0, n * 2, y > 0)                        # noqa: E731
+    x = np.ones(3)
+    jvp_t = lambda a: xf.jvp(f, (a,), (a,))[1]                   # noqa: E731
+    for got in (jvp_t(x), xf.linearize(f, x)[1](x), xf.jit(jvp_t, tiered=tiered)(x)):
+        np.testing.assert_array_equal(got[0], [2.0, 2.0, 2.0])
+        assert [(t.dtype, t.shape) for t in got[1:]] == [(xf.float0, (3,))] * 2
+    batched = xf.vmap(jvp_t)(np.ones((2, 3)))
+    assert [(t.dtype, t.shape) for t in batched[1:]] == [(xf.float0, (2, 3))] * 2
+
+
+def test_transforms_of_a_function_returning_float0_cotangents():
+    # g = the vjp of sin(x) * n at cotangent ones: (cos(x) * n, float0). jax 0.10.2 at
+    # x = [1, 2], n = [3, 4]: jvp along (ones, float0) -> tangents ([-2.5244.., -3.6371..],
+    # float0); grad of sum(g[0]) the same values; vjp of g takes (ones, float0). (check_grads
+    # of a function with an integer argument runs this at order 2.)
+    x, n = np.array([1.0, 2.0]), np.array([3, 4])
+    f = lambda x, n: xnp.sin(x) * n                              # noqa: E731
+    g = lambda x, n: xf.vjp(f, x, n)[1](np.ones(2))              # noqa: E731
+    want = [-2.5244129544236893, -3.637189707302727]
+    p, t = xf.jvp(g, (x, n), (np.ones(2), np.zeros(2, xf.float0)))
+    np.testing.assert_allclose(p[0], [1.6209069176044193, -1.6645873461885696], rtol=1e-14)
+    np.testing.assert_allclose(t[0], want, rtol=1e-14)
+    assert p[1].dtype == t[1].dtype == xf.float0
+    np.testing.assert_allclose(xf.grad(lambda x: xnp.sum(g(x, n)[0]))(x), want, rtol=1e-14)
+    _, h = xf.vjp(lambda x: g(x, n), x)
+    np.testing.assert_allclose(h((np.ones(2), np.zeros(2, xf.float0)))[0], want, rtol=1e-14)
+    check_grads(lambda x, n: xnp.sin(x) * n, (x, n), order=2)
 
 
 def test_typing_annotations_accept_what_xforms_numpy_accepts():

@@ -132,3 +132,23 @@ def test_bad_methods_are_named():
         image.scale_and_translate(IMG, (2, 2), (0, 1), S, T, "nearest")
     with pytest.raises(ValueError, match="length equal"):
         image.resize(IMG, (2,), "linear")
+
+
+def test_integer_and_bool_images_resample_in_jax_dtype():
+    # jax 0.10.2 (x64) values: promote_dtypes_inexact makes uint8/int32/bool float32, int64
+    # float64 -- the output is float32 for an 8-bit image, not float64
+    a = np.array([[0, 255], [10, 20]], np.uint8)
+    want = [[0.0, 127.5, 255.0], [5.0, 71.25, 137.5], [10.0, 15.0, 20.0]]
+    got = image.resize(a, (3, 3), "linear")
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(got), want)
+    st = image.scale_and_translate(a, (3, 3), (0, 1), np.array([1.5, 1.5]),
+                                   np.array([0., 0.]), "linear")
+    assert st.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(st), want)
+    wide = image.resize(a.astype(np.int64), (3, 1), "linear")
+    assert wide.dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(wide), [[127.5], [71.25], [15.0]])
+    flags = image.resize(a > 5, (3, 1), "linear")
+    assert flags.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(flags), [[0.5], [0.75], [1.0]])

@@ -190,3 +190,19 @@ def test_bind_under_grad_and_vmap():
     np.testing.assert_allclose(np.asarray(g), y[np.argsort(x, axis=0), [0, 1]], rtol=1e-13)
     v = xf.vmap(lambda r: lax.cumsum_p.bind(r, axis=0, reverse=True))(x)
     _check(v, "cumsum")
+
+
+def test_slice_binds_with_jaxs_default_strides(tiers):
+    # jax.lax.slice binds slice_p with strides=None (its jaxpr shows it); jax 0.10.2 values of
+    # slice_p.bind(X, start_indices=(0, 1), limit_indices=(2, 3), strides=None), its grad of
+    # sum(out ** 2) and its vmap over [X, 2X]
+    X = np.array([[3., -1., 2.], [0.5, 4., -2.]])
+    f = lambda a: lax.slice_p.bind(a, start_indices=(0, 1), limit_indices=(2, 3),  # noqa: E731
+                                   strides=None)
+    for r in (f(X), *tiers(f, X)):
+        np.testing.assert_array_equal(np.asarray(r), [[-1.0, 2.0], [4.0, -2.0]])
+    g = xf.grad(lambda a: xnp.sum(f(a) ** 2))(X)
+    np.testing.assert_array_equal(np.asarray(g), [[0.0, -2.0, 4.0], [0.0, 8.0, -4.0]])
+    v = xf.vmap(f)(np.stack([X, 2 * X]))
+    np.testing.assert_array_equal(np.asarray(v), [[[-1.0, 2.0], [4.0, -2.0]],
+                                                  [[-2.0, 4.0], [8.0, -4.0]]])

@@ -18,7 +18,7 @@ from .transforms.ad import linearize_jaxpr, vjp_jaxprs
 from .core.avals import float0, is_complex, is_float, is_inexact
 from .primitives.elementwise import stop_gradient  # noqa: F401  (public: xforms.stop_gradient)
 from .core.source_info import describe_function
-from .transforms.tracing import flatten_args, trace_flat
+from .transforms.tracing import Float0Zeros, flatten_args, float0_as_static, trace_flat
 from .transforms.jvp import jvp_jaxpr
 from .tree_util import (register_pytree_node, tree_flatten, tree_unflatten,
                         treedef_flatten_up_to)
@@ -102,10 +102,17 @@ def jvp(fun, primals, tangents, has_aux=False):
     check_forward_mode(jv)   # a custom_vjp function has no forward mode
     t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
     outs = core.eval_jaxpr(jv, *ys.args(p_flat), *t_in)
-    p_out, t_out = outs[:len(closed.out_avals)], outs[len(closed.out_avals):]
+    p_out = outs[:len(closed.out_avals)]
+    t_out = _float0_tangents(outs[len(closed.out_avals):], closed.out_avals)
     if has_aux:
         return ys.main(p_out), ys.main(t_out), ys.aux(p_out)
     return ys.main(p_out), ys.main(t_out)
+
+
+def _float0_tangents(tangents, out_avals):
+    """An integer or boolean output's tangent is float0 zeros, as JAX gives it."""
+    return [t if is_inexact(a.dtype) else _zero_cotangent(a.shape)
+            for t, a in zip(tangents, out_avals)]
 
 
 def _cast_tangent(t, p):
@@ -131,7 +138,8 @@ def linearize(fun, *primals, has_aux=False):
     def f_jvp(*tangents):
         t_flat = _flat_tangents(p_flat, p_tree, tangents)
         t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
-        return tree_unflatten(ys.main_tree, core.eval_jaxpr(linear, *res, *t_in))
+        t_out = core.eval_jaxpr(linear, *res, *t_in)
+        return tree_unflatten(ys.main_tree, _float0_tangents(t_out, closed.out_avals))
     if has_aux:
         return ys.main(p_out), f_jvp, ys.aux(p_out)
     return ys.main(p_out), f_jvp
@@ -173,6 +181,7 @@ class VJP:
 
     def __call__(self, ct):
         transposed, main_tree, out_avals, p_tree, fixed = self.static
+        ct = float0_as_static(ct)      # (a float0 output's cotangent: out of the program too)
         ct_flat = treedef_flatten_up_to(main_tree, ct) if main_tree.node is not None else [ct]
         cts = conform_cotangents(ct_flat, out_avals, "vjp")
         g = iter(core.eval_jaxpr(transposed, *self.residuals, *cts))
@@ -188,6 +197,9 @@ def conform_cotangents(cts, out_avals, who):
     f_vjp, linear_transpose)."""
     out = []
     for c, a in zip(cts, out_avals):
+        if type(c) is Float0Zeros or getattr(c, "dtype", None) == float0:
+            # an integer output's cotangent, as JAX asks for it
+            c = core.as_array(np.zeros(c.shape, a.dtype))
         ca = core.get_aval(c)
         if ca.shape != a.shape:
             raise TypeError(f"{who}: cotangent of shape {ca.shape} does not match the "

@@ -21,7 +21,7 @@ import numpy as np
 from .core import trace as core
 from .core.trace import Tracer
 from .core.source_info import describe_function
-from .transforms.tracing import trace_program
+from .transforms.tracing import float0_as_static, trace_program
 from .tree_util import tree_flatten, tree_unflatten, tuple_of_leaves
 
 
@@ -356,6 +356,9 @@ def trace_outputs(fun, call, flat, in_tree, has_aux):
     """Trace `call` (the user's `fun`, maybe with bound arguments) at `flat` now, through the
     one tracing entry; -> (interned ClosedJaxpr taking `Outputs.args(flat)`, Outputs).  With
     has_aux, `fun` must return (output, aux); the error names `fun`."""
-    closed, consts, out_tree, aux = trace_program(call, flat, in_tree,
+    def no_float0(*a, **k):       # a float0 output (a vjp's cotangent) stays out of it
+        return float0_as_static(call(*a, **k))
+    no_float0.__wrapped__ = getattr(call, "__wrapped__", call)   # (errors name `fun`)
+    closed, consts, out_tree, aux = trace_program(no_float0, flat, in_tree,
                                                   post=aux_splitter(has_aux, fun))
     return closed, Outputs(has_aux, out_tree, aux, len(closed.out_avals), consts)

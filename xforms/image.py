@@ -15,6 +15,7 @@ import numpy as np
 
 from . import lax, numpy as xnp
 from .lax import Precision
+from .numpy._util import inexact_dtype
 
 
 class ResizeMethod(enum.Enum):
@@ -143,8 +144,9 @@ def _resample(x, shape, dims, scales, translations, method, antialias, precision
 
 
 def _inexact(x):
+    # JAX's promote_dtypes_inexact: int64 -> float64, narrower integers and bool -> float32
     x = xnp.asarray(x)
-    return x if xnp.issubdtype(x.dtype, xnp.inexact) else x.astype(xnp.result_type(x, float))
+    return x if xnp.issubdtype(x.dtype, xnp.inexact) else x.astype(inexact_dtype(x.dtype))
 
 
 def _resize_nearest(x, shape):

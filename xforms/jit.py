@@ -29,9 +29,9 @@ from .argnums import resolve_static, split_call
 from .errors import BackendError
 from .core import jit_switch
 from .core.source_info import describe_function
-from .transforms.tracing import flatten_args, trace_flat
+from .transforms.tracing import flatten_args, float0_as_static, trace_flat
 from .core.avals import float0
-from .tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
+from .tree_util import tree_flatten, tree_unflatten
 
 
 logger = logging.getLogger(__name__)
@@ -170,21 +170,8 @@ def _make_fast_call(exe, key, out_tree):
 _FAST_MISSES = (TypeError, AttributeError, LookupError, ValueError)
 
 
-class _Float0:
-    """A float0 output of a jitted function (the gradient of an integer input): it holds no
-    data, so it stays out of the program and its shape rides in the output tree, whose
-    unflattening rebuilds the zeros."""
-
-    def __init__(self, shape):
-        self.shape = shape
-
-
-register_pytree_node(_Float0, lambda z: ((), z.shape), lambda shape, _: np.zeros(shape, float0))
-
-
 def _float0_out_of_program(out):
-    return tree_map(lambda x: _Float0(x.shape) if getattr(x, "dtype", None) == float0 else x,
-                    out), None
+    return float0_as_static(out), None
 
 
 def _refuse_tracing(fun):
@@ -194,6 +181,11 @@ def _refuse_tracing(fun):
         raise RuntimeError(f"re-tracing function {describe_function(fun)} for `jit`, but "
                            "'no_tracing' is set")
     return refuse
+
+
+def _key_leaf_kinds(key):
+    """The (shape, dtype) entries of a signature key's argument leaves."""
+    return [k for k in _key_parts(key)["leaves"] if isinstance(k, tuple)]
 
 
 def _key_parts(key):
@@ -314,6 +306,14 @@ class Jitted:
             key = ("static", call.statics, call.skw, in_tree, tuple(map(_leaf_key, leaves)))
         return ((key, config.trace_context()) if config.trace_options else key), leaves
 
+    def _lookup(self, args, kwargs):
+        """-> (signature key, argument leaves, the key's executable entry or None)."""
+        try:
+            key, leaves = self._key(args, kwargs)
+            return key, leaves, self._fast.get(key)
+        except TypeError:        # (unhashable: traced below, which says why, or uncached)
+            return None, None, None
+
     def _executable(self, closed, background=False):
         backend = self.backend or default_backend()
         found = get_backend(backend)
@@ -396,13 +396,15 @@ class Jitted:
             except _FAST_MISSES:       # another signature: take the general path below
                 pass
         if core.current_trace() is not core.eval_trace:
+            args, kwargs = float0_as_static((args, kwargs))
             closed, out_tree, flat, _ = self._trace(args, kwargs)
             return tree_unflatten(out_tree, core.eval_jaxpr(closed, *flat))
-        try:
-            key, leaves = self._key(args, kwargs)
-            hit = self._fast.get(key)
-        except TypeError:        # (unhashable: traced below, which says why, or uncached)
-            key = hit = None
+        key, leaves, hit = self._lookup(args, kwargs)
+        if hit is None and (key is None or any(k[1] == float0 for k in _key_leaf_kinds(key))):
+            # float0 arguments (as JAX allows) stay out of the program: their shapes join
+            # the key (only here, off the path of calls that hit)
+            args, kwargs = float0_as_static((args, kwargs))
+            key, leaves, hit = self._lookup(args, kwargs)
         if hit is not None:
             exe, out_tree, fast = hit
             if fast is None and type(exe) is tiered.TieredExecutable and exe.done:

@@ -75,6 +75,15 @@ def numerical_jvp(f, args, tangents, eps):
                     if _is_inexact(a) else np.zeros_like(np.asarray(a)), hi, lo)
 
 
+def _conj(x):
+    # (integer outputs and float0 cotangents, which hold no data, stay as they are)
+    return np.conj(x) if _is_inexact(x) else x
+
+
+def _abs(x):
+    return np.abs(x) if _is_inexact(x) else x
+
+
 def _inner(xs, ys):
     """sum over inexact leaves of Re <conj(x), y> (JAX's pairing; the dot product for reals)."""
     total = 0.0
@@ -139,15 +148,14 @@ def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=None, err_msg="", f_jvp=
     v = _rand_like(rng, args)
     jv = f_jvp(args, v)[1] if f_jvp is not None else numerical_jvp(f, args, v, eps)
     u = _rand_like(rng, y)
-    vjp_u = vjp_fun(tree_map(np.conj, u))
-    vjp_u = tree_map(np.conj, vjp_u)
+    vjp_u = tree_map(_conj, vjp_fun(tree_map(_conj, u)))
     lhs, rhs = _inner(v, vjp_u), _inner(jv, u)
     if f_jvp is not None:    # no truncation error: only roundoff separates the two sides
         dt = _lowest_precision([args, y_expected])
         atol = _DOT_TOL[dt] if user_atol is None else user_atol
         rtol = _DOT_TOL[dt] if user_rtol is None else user_rtol
     # the sum may cancel: measure the error against the size of its terms
-    terms = _inner(tree_map(np.abs, jv), tree_map(np.abs, u))
+    terms = _inner(tree_map(_abs, jv), tree_map(_abs, u))
     if not abs(lhs - rhs) <= atol * (1 + terms) + rtol * abs(rhs):
         raise AssertionError(f"{err_msg} dot-product test <vjp(u), v> = <u, jvp(v)> failed: "
                              f"{lhs!r} vs {rhs!r} (terms of size {terms:.3g})")

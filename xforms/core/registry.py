@@ -17,9 +17,10 @@ EXEMPT = {"jvp": {}, "transpose": {}, "vmap": {}, "cuda": {}}
 _BY_NAME = {}
 
 
-def primitive(name, multiple_results=False):
-    """A new built-in primitive, registered under its (unique) name."""
-    p = Primitive(name, multiple_results)
+def primitive(name, multiple_results=False, cls=Primitive):
+    """A new built-in primitive, registered under its (unique) name (`cls`: a Primitive
+    subclass whose bind fills in parameters JAX lets a caller omit)."""
+    p = cls(name, multiple_results)
     ALL_PRIMITIVES.append(p)
     _BY_NAME.setdefault(name, p)
     return p

@@ -170,7 +170,16 @@ vmap_rules[rev_p] = lambda args, dims, *, dimensions: (
     [rev(moveaxis(args[0], dims[0], 0), tuple(d + 1 for d in dimensions))], [0])
 
 # --- slice (static start/limit/strides) -----------------------------------------------------
-slice_p = primitive("slice")
+class _SlicePrimitive(core.Primitive):
+    """slice_p binds as JAX's: `strides=None` (what jax.lax.slice binds by default) means
+    unit strides; the rules always see a tuple."""
+
+    def bind(self, x, *, start_indices, limit_indices, strides=None):
+        return super().bind(x, start_indices=start_indices, limit_indices=limit_indices,
+                            strides=strides or (1,) * len(start_indices))
+
+
+slice_p = primitive("slice", cls=_SlicePrimitive)
 declare(slice_p, VIEW)
 
 
@@ -190,9 +199,8 @@ impl_rules[slice_p] = lambda x, *, start_indices, limit_indices, strides: [np.as
 
 
 def slice(x, start_indices, limit_indices, strides=None):
-    strides = strides or (1,) * len(start_indices)
     return slice_p.bind(x, start_indices=_t(start_indices), limit_indices=_t(limit_indices),
-                        strides=_t(strides))
+                        strides=strides and _t(strides))
 
 
 deflinear(slice_p)

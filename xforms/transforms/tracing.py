@@ -11,13 +11,18 @@ Two ways, as in JAX:
 xforms/custom.py's rules and the control-flow bodies (`primitives/control_flow.trace`) are
 traced without caching.
 """
+import numpy as np
+
 from .. import config
 from ..core import axis_env, staging, trace as core
 from .intern import intern
 from ..core.memo import guides as _guides, traces as _cache
 from ..core.trace import Tracer
 from .stage import stage
-from ..tree_util import tree_flatten, tree_unflatten, tuple_of_leaves
+from ..core.avals import float0
+from ..tree_util import (register_pytree_node, tree_flatten, tree_map, tree_unflatten,
+                         tuple_of_leaves)
+
 
 def flatten_args(args, fun=None):
     """Flatten and validate concrete leaves (TypeError on unsupported input, naming `fun`)."""
@@ -60,6 +65,25 @@ def trace_cached(key, fun, avals, vals=None, fun_for_errors=None, extra=lambda: 
     if key is not None and reusable:
         _cache.put(anchor, rest, result)
     return result
+
+
+class Float0Zeros:
+    """A float0 value (the gradient of an integer input) in a traced function's arguments or
+    outputs: it holds no data, so it stays out of the program and its shape rides in the
+    tree, whose unflattening rebuilds the zeros."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+register_pytree_node(Float0Zeros, lambda z: ((), z.shape), lambda shape, _: np.zeros(shape, float0))
+
+
+def float0_as_static(tree):
+    """`tree` with its float0 leaves made Float0Zeros nodes (jit's arguments and outputs, the
+    outputs that grad/jvp/vjp trace): the program sees float0 zeros, a constant."""
+    return tree_map(lambda x: Float0Zeros(x.shape) if getattr(x, "dtype", None) == float0 else x,
+                    tree)
 
 
 def _flat_fun(f, in_tree, post, store):
