@@ -218,9 +218,10 @@ def _scan_tol(dtype):
     return 2e-5 if size == 4 or (kind == "c" and size == 8) else 1e-12
 
 
-@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16",
-                                   "uint32", "uint64", "float32", "float64", "complex64",
-                                   "complex128"])
+# one dtype per kind and width class (the kernels' text differs only in the type: the
+# simulator's minutes go where a dtype can differ -- wrapping, float32 rounding, complex)
+@pytest.mark.parametrize("dtype", ["int8", "int64", "uint32", "float32", "float64",
+                                   "complex64"])
 def test_parallel_scan_of_every_dtype(parallel, dtype):
     rng = np.random.default_rng(5)
     long = C * C + C + 3 if dtype in FULL + ("float32",) else C + 1     # 3 levels, or 2
