@@ -3,7 +3,7 @@ import math
 
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats, log_prob, on_support
+from ._util import api, exp_of, floats, log_prob, nan_where, on_support
 
 
 @api
@@ -24,7 +24,9 @@ pdf = exp_of(logpdf)
 @api
 def cdf(x, df, loc=0, scale=1):
     x, df, loc, scale = floats(x, df, loc, scale, name="chi2.cdf")
-    return on_support((x - loc) / scale, lambda y: sp.gammainc(0.5 * df, 0.5 * y), 0.0)
+    # below the support JAX's gammainc(df / 2, 0): 0, NaN for df <= 0 (as above it)
+    return on_support((x - loc) / scale, lambda y: sp.gammainc(0.5 * df, 0.5 * y),
+                      nan_where(~(df > 0), xnp.zeros_like(df)))
 
 
 @api
@@ -35,7 +37,8 @@ def logcdf(x, df, loc=0, scale=1):
 @api
 def sf(x, df, loc=0, scale=1):
     x, df, loc, scale = floats(x, df, loc, scale, name="chi2.sf")
-    return on_support((x - loc) / scale, lambda y: sp.gammaincc(0.5 * df, 0.5 * y), 1.0)
+    return on_support((x - loc) / scale, lambda y: sp.gammaincc(0.5 * df, 0.5 * y),
+                      nan_where(~(df > 0), xnp.ones_like(df)))
 
 
 @api
