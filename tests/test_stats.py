@@ -306,6 +306,16 @@ def test_outside_domain_compiled():
 
 
 def test_int32_shape_keeps_float32():
-    # jax 0.10.2 promotes int32 operands to float32; log_prob's shape term promoted to float64
+    # jax 0.10.2 promotes int32 operands to float32; log_prob's shape term and dirichlet's
+    # normaliser promoted to float64
     for fn in (xst.chi2.logcdf, xst.gamma.logcdf):
         assert np.asarray(fn(np.int32(2), np.int32(3))).dtype == np.float32
+    got = xst.dirichlet.logpdf(np.array([0, 1, 0], np.int32), np.array([1, 2, 3], np.int32))
+    assert np.asarray(got).dtype == np.float32
+
+
+def test_chi2_logpdf_at_zero_as_jax():
+    # jax 0.10.2: (k - 1) log 0 - gammaln(k) at x = 0 is NaN at df = 0, -2 (gammaln's poles;
+    # xforms gave inf) and inf for other df < 2
+    got = xst.chi2.logpdf(0.0, np.array([0.0, -2.0, 1.0, 3.0]))
+    np.testing.assert_array_equal(np.asarray(got), [nan, nan, inf, -inf])

@@ -14,7 +14,9 @@ def logpdf(x, df, loc=0, scale=1):
     safe = xnp.where(y > 0, y, 1.0)
     val = (sp.xlogy(k - 1, safe) - 0.5 * safe - k * math.log(2) - sp.gammaln(k)
            - xnp.log(scale))
-    at0 = xnp.where(df == 2, -math.log(2) - xnp.log(scale), xnp.where(df < 2, xnp.inf, -xnp.inf))
+    # at 0 JAX's (k - 1) log 0 - gammaln(k): inf below df = 2, NaN at its poles df = 0, -2, ...
+    below = xnp.inf - sp.gammaln(xnp.where(df < 2, k, 1.0))
+    at0 = xnp.where(df == 2, -math.log(2) - xnp.log(scale), xnp.where(df < 2, below, -xnp.inf))
     return xnp.where(y > 0, val, xnp.where(y == 0, at0, -xnp.inf))
 
 
