@@ -253,6 +253,21 @@ def test_expn_fractional_order_as_jax():
     np.testing.assert_allclose(xf.vmap(xf.grad(xsp.expn, 1))(n, x), dwant, rtol=1e-10)
 
 
+def test_hyp1f1_closed_forms_as_jax():
+    # jax 0.10.2 (x64; its values, written here) answers from M(0, b, x) = 1, M(a, a, x) =
+    # exp(x) and b = 0's pole before any NaN or infinite operand: xforms gave NaN for each
+    # (its own unbatched and vmapped calls alike: the vmap sweep found them)
+    inf, nan = np.inf, np.nan
+    a = np.array([nan, 0.0, 0.0, -inf, 1.5, 0.5, 1.5])
+    b = np.array([0.0, nan, 1.0, -inf, 0.0, 0.5, 2.5])
+    x = np.array([1.0, 1.0, nan, 2.0, nan, -1.0, 0.7])
+    want = [inf, 1.0, 1.0, 7.38905609893065, inf, 0.3678794411714423, 1.5471429827329513]
+    loop = [xsp.hyp1f1(*p) for p in zip(a, b, x)]
+    for got in (loop, xf.vmap(xsp.hyp1f1)(a, b, x), xf.jit(xsp.hyp1f1)(a, b, x),
+                xf.jit(xsp.hyp1f1, tiered=False)(a, b, x)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13)
+
+
 def test_new_functions_edge_values():
     inf, nan = np.inf, np.nan
     e = np.array([0.0, -0.0, inf, -inf, nan])

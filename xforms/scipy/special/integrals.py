@@ -302,7 +302,9 @@ def _expn_jvp(primals, tangents):
     (n, x), (_, t) = primals, tangents
     # dE_n/dx = -E_{n-1}; E_{-1}(x) = exp(-x) (1 + x) / x^2 (the integral's definition)
     closed = (n == 0) & (x >= 0)
-    lower = xnp.where(closed, xnp.exp(-x) * (1.0 + x) / (x * x), _expn(n - 1.0, x))
+    # (the other branch at n = 1 where closed: E_{-1}'s NaN at x <= 1 would leak 0 * NaN)
+    lower = xnp.where(closed, xnp.exp(-x) * (1.0 + x) / (x * x),
+                      _expn(xnp.where(closed, 1.0, n - 1.0), x))
     return _expn(n, x), -lower * t
 
 
