@@ -319,3 +319,11 @@ def test_chi2_logpdf_at_zero_as_jax():
     # xforms gave inf) and inf for other df < 2
     got = xst.chi2.logpdf(0.0, np.array([0.0, -2.0, 1.0, 3.0]))
     np.testing.assert_array_equal(np.asarray(got), [nan, nan, inf, -inf])
+
+
+def test_truncnorm_empty_interval_derivative_as_jax():
+    # a >= b: the value is NaN and jax 0.10.2's derivative in a and b is 0 (the empty
+    # interval's log mass leaked NaN derivatives into xforms' where)
+    for fn in (xst.truncnorm.logpdf, xst.truncnorm.logcdf):
+        da, db = xf.grad(fn, (1, 2))(0.1, 1.2, 0.8)
+        assert np.asarray(da) == 0 and np.asarray(db) == 0
