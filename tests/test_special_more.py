@@ -234,6 +234,40 @@ def test_new_functions_vmap():
     np.testing.assert_allclose(both[1], sp.hyp2f1(a, b, 2.5, x - 2.0), rtol=1e-12)
 
 
+def test_expn_fractional_order_as_jax():
+    # jax 0.10.2's expn (x64; computed with the installed jax, written here): above x = 1 its
+    # continued fraction takes any real n, fractional or negative (x + n = 0 included);
+    # at 0 < x <= 1 a fractional n is NaN.  xforms gave NaN for every fractional n.
+    n = np.array([0.5, 1.5, 2.7, -1.5, -1.5, 7.5, 0.5, -2.0])
+    x = np.array([2.0, 1.01, 5.0, 1.5, 30.0, 1.5, 0.5, 2.0])
+    want = [0.057026123992892044, 0.17538483322622686, 0.0009105459352562463,
+            0.3376737526765282, 3.277726060464575e-15, 0.027206108836117467, np.nan,
+            0.16916910404576588]
+    dwant = [-0.08192417261652936, -0.27378867619644537, -0.0010380037818299695,
+             -0.7115430278931674, -3.392351494652106e-15, -0.030860301809110806, np.nan,
+             -0.32142129768695515]
+    loop = [xsp.expn(a, b) for a, b in zip(n, x)]
+    for got in (loop, xf.vmap(xsp.expn)(n, x), xf.jit(xsp.expn)(n, x),
+                xf.jit(xsp.expn, tiered=False)(n, x)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    np.testing.assert_allclose(xf.vmap(xf.grad(xsp.expn, 1))(n, x), dwant, rtol=1e-10)
+
+
+def test_hyp1f1_closed_forms_as_jax():
+    # jax 0.10.2 (x64; its values, written here) answers from M(0, b, x) = 1, M(a, a, x) =
+    # exp(x) and b = 0's pole before any NaN or infinite operand: xforms gave NaN for each
+    # (its own unbatched and vmapped calls alike: the vmap sweep found them)
+    inf, nan = np.inf, np.nan
+    a = np.array([nan, 0.0, 0.0, -inf, 1.5, 0.5, 1.5])
+    b = np.array([0.0, nan, 1.0, -inf, 0.0, 0.5, 2.5])
+    x = np.array([1.0, 1.0, nan, 2.0, nan, -1.0, 0.7])
+    want = [inf, 1.0, 1.0, 7.38905609893065, inf, 0.3678794411714423, 1.5471429827329513]
+    loop = [xsp.hyp1f1(*p) for p in zip(a, b, x)]
+    for got in (loop, xf.vmap(xsp.hyp1f1)(a, b, x), xf.jit(xsp.hyp1f1)(a, b, x),
+                xf.jit(xsp.hyp1f1, tiered=False)(a, b, x)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13)
+
+
 def test_new_functions_edge_values():
     inf, nan = np.inf, np.nan
     e = np.array([0.0, -0.0, inf, -inf, nan])

@@ -93,12 +93,18 @@ def _hyp1f1_jvp(primals, tangents):
 @returns_arrays
 def hyp1f1(a, b, x):
     """Kummer's confluent hypergeometric function 1F1(a; b; x) = sum_k (a)_k / (b)_k x^k / k!
-    (inf where b is a pole 0, -1, ... and the series does not end before it, as SciPy).
+    (inf where b is a pole 0, -1, ... and the series does not end before it, as SciPy;
+    1 for a = 0 and exp(x) for a = b whatever x, inf for b = 0, as JAX).
 
         >>> hyp1f1(1.5, 2.5, xnp.array([-3.0, 0.7]))
     """
     a, b, x = _floats(a, b, x, name="hyp1f1")
-    return _hyp1f1(a, b, x)
+    # JAX's closed forms decide first, whatever the other operands (NaN included):
+    # M(0, b, x) = 1, M(a, a, x) = exp(x), and b = 0 a pole (inf) for any other a; but
+    # a = b = -n stays SciPy's polynomial (its series ends at k = n; JAX's exp(x))
+    same = (a == b) & ~(_nonpos_int(b) & xnp.isfinite(b))
+    return xnp.where(a == 0, 1.0, xnp.where(same, xnp.exp(x), xnp.where(
+        b == 0, xnp.inf, _hyp1f1(a, b, x))))
 
 
 # ---- 2F1 ---------------------------------------------------------------------------------------

@@ -259,7 +259,8 @@ def _expn_series(n, x):
 
 
 def _expn_fraction(n, x):
-    """E_n(x) for x > 2 by its continued fraction (modified Lentz, 60 steps)."""
+    """E_n(x) for x > 2 (any real n for x > 1) by its continued fraction (modified Lentz,
+    60 steps)."""
     b = x + n
     tiny = np.finfo(aval(x).dtype).tiny
 
@@ -271,44 +272,50 @@ def _expn_fraction(n, x):
         d = 1.0 / (an * d + b)
         c = b + an / c
         return b, c, d, h * (c * d)
-    d = 1.0 / b
+    d = 1.0 / xnp.where(b == 0, tiny, b)      # (Lentz's guard: x + n = 0 for a negative n)
     h = lax.fori_loop(1, 60, step, (b, xnp.full_like(b, 1.0 / tiny), d, d))[3]
     return h * xnp.exp(-x)
 
 
 @custom_jvp
 def _expn(n, x):
-    good = (n >= 1) & (x > 0) & xnp.isfinite(x)
-    ng = xnp.where(good, n, 1.0)
-    near = x <= 2.0
-    series = _expn_series(ng, xnp.where(good & near, x, 1.0))
-    frac = _expn_fraction(ng, xnp.where(good & ~near, x, 3.0))
-    out = xnp.where(near, series, frac)
+    whole = (n == xnp.floor(n)) & (n >= 1)
+    # the series needs an integer n >= 1 (0 < x <= 2); the continued fraction converges for
+    # any real n, and JAX uses it for every n above x = 1 (E_p(x) of a fractional or
+    # negative p); between 0 and 1 a fractional n is NaN, as JAX's series gives
+    near = whole & (x <= 2.0)
+    frac = ((x > 2.0) | ((x > 1.0) & ~whole)) & xnp.isfinite(x) & ~xnp.isnan(n)
+    ng = xnp.where(whole | frac, n, 1.0)
+    series = _expn_series(ng, xnp.where(near & (x > 0), x, 1.0))
+    out = xnp.where(frac, _expn_fraction(ng, xnp.where(frac, x, 3.0)), xnp.where(
+        near & (x > 0), series, xnp.nan))
     with np.errstate(divide="ignore"):
-        at_zero = xnp.where(n <= 1, xnp.inf, 1.0 / xnp.where(n <= 1, 1.0, n - 1.0))
+        at_zero = xnp.where(n < 2, xnp.inf, 1.0 / xnp.where(n < 2, 1.0, n - 1.0))
         n0 = xnp.exp(-x) / x
-    out = xnp.where(good, out, xnp.where(x == 0, at_zero, xnp.where(x == xnp.inf, 0.0,
-                                                                    xnp.nan)))
+    out = xnp.where(x == 0, at_zero, xnp.where(x == xnp.inf, 0.0, out))
     out = xnp.where((n == 0) & (x >= 0), n0, out)
-    return xnp.where((n < 0) | (x < 0) | xnp.isnan(x) | xnp.isnan(n), xnp.nan, out)
+    return xnp.where((x < 0) | xnp.isnan(x) | xnp.isnan(n), xnp.nan, out)
 
 
 @_expn.defjvp
 def _expn_jvp(primals, tangents):
     (n, x), (_, t) = primals, tangents
     # dE_n/dx = -E_{n-1}; E_{-1}(x) = exp(-x) (1 + x) / x^2 (the integral's definition)
-    lower = xnp.where(n == 0, xnp.exp(-x) * (1.0 + x) / (x * x), _expn(xnp.maximum(n - 1.0,
-                                                                                   0.0), x))
+    closed = (n == 0) & (x >= 0)
+    # (the other branch at n = 1 where closed: E_{-1}'s NaN at x <= 1 would leak 0 * NaN)
+    lower = xnp.where(closed, xnp.exp(-x) * (1.0 + x) / (x * x),
+                      _expn(xnp.where(closed, 1.0, n - 1.0), x))
     return _expn(n, x), -lower * t
 
 
 @returns_arrays
 def expn(n, x):
-    """The generalised exponential integral E_n(x) = int_1^inf exp(-x t) / t^n dt for integer
-    n >= 0 and x >= 0 (nan for n < 0, x < 0 or n not an integer; 1/(n - 1) at x = 0 for
-    n > 1 and inf for n <= 1, as SciPy gives).
+    """The generalised exponential integral E_n(x) = int_1^inf exp(-x t) / t^n dt for x >= 0:
+    any integer n >= 0, and as JAX any real n where x > 1 (its continued fraction; NaN for a
+    fractional or negative n at 0 < x <= 1, where JAX's series is NaN); NaN for x < 0; at
+    x = 0 inf for n < 2 and 1/(n - 1) above (SciPy's, the integral's; jax 0.10.2 gives 1/n).
 
         >>> expn(2, xnp.array([0.5, 3.0]))
     """
     n, x = _floats(n, x, name="expn")
-    return _expn(xnp.where(n == xnp.floor(n), n, xnp.nan), x)
+    return _expn(n, x)

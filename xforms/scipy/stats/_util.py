@@ -46,16 +46,28 @@ api_as_jax_at_nan = returns_arrays
 multivariate = returns_arrays     # (dirichlet, multinomial, multivariate_normal: x a vector)
 
 
+def nan_where(bad, out):
+    """out, with NaN where `bad`: JAX's laws answer NaN for parameters outside their domain
+    (p outside [0, 1], a shape <= 0, a >= b, ...) where a formula alone gives a number (a
+    support test's constant, a clip, a stand-in value).  `bad` is JAX's own test, so a NaN
+    parameter counts as bad only where JAX's does.
+
+        >>> nan_where((p < 0) | (p > 1), 1 - p)
+    """
+    return xnp.where(bad, xnp.nan, out)
+
+
 def log_prob(p, q, shapes=()):
     """log(p) given p and q = 1 - p, each computed directly: log1p(-q) where p > 1/2
     (there q is the accurate one).  Where p == 0 (outside the support) it is -inf with a
     zero derivative in x, loc and scale but a NaN one in each shape parameter of `shapes`,
     as JAX's log(cdf) gives: d cdf/d shape / cdf = 0/0 (chi2.logcdf's df at x <= 0)."""
-    big = p > 0.5
-    zero = p == 0
+    big = (p > 0.5) & ~xnp.isnan(q)       # (q NaN, p a number: gamma.sf's 1 below the
+    zero = p == 0                          # support at a <= 0, where JAX's log(sf) is 0)
     off = -xnp.inf
     for s in shapes:      # log(0 * s): -inf, derivative 0 * (1/0) in s, only where zero
-        off = off + xnp.log(xnp.where(zero, 0.0 * s, 1.0))
+        # (s in p's dtype: an int32 shape would promote a float32 p to float64)
+        off = off + xnp.log(xnp.where(zero, 0.0 * xnp.asarray(s, p.dtype), 1.0))
     small = xnp.where(zero, off, xnp.log(xnp.where(big | zero, 1.0, p)))
     return xnp.where(big, xnp.log1p(-xnp.where(big, q, 0.0)), small)
 
@@ -81,11 +93,12 @@ def _loc_scale(args, kwargs, nshape, name):
     return list(args[:nshape]), rest[0], rest[1]
 
 
-def standardized(dist, method, fn, *, nshape=0, density=False, reflect=False):
+def standardized(dist, method, fn, *, nshape=0, density=False, reflect=False, at_nan=api):
     """A location-scale method f(x, *shape, loc=0, scale=1) = fn(z, *shape) with
     z = (x - loc) / scale, or (loc - x) / scale with `reflect` (the survival functions of
     symmetric laws); a log-density (`density`) subtracts log(scale).  Arguments promote and
-    broadcast together (floats).
+    broadcast together (floats).  `at_nan=api_as_jax_at_nan` leaves a NaN x to fn, for
+    the methods whose JAX value there is a number.
 
         >>> cdf = standardized("norm", "cdf", special.ndtr)
     """
@@ -102,7 +115,7 @@ def standardized(dist, method, fn, *, nshape=0, density=False, reflect=False):
         return xnp.where(out == -xnp.inf, out, out - xnp.log(scale))
     _home(f, dist, method)
     f.__doc__ = f"{name}(x, {'shape, ' * nshape}loc=0, scale=1) (jax.scipy.stats)"
-    return returns_arrays(_nan_at_nan(f))
+    return at_nan(f)
 
 
 def quantile(dist, method, fn, *, nshape=0, reflect=False):

@@ -1,7 +1,7 @@
 """Beta distribution: jax.scipy.stats.beta (shapes a, b, loc, scale)."""
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats, log_prob
+from ._util import api, exp_of, floats, log_prob, nan_where
 
 
 @api
@@ -12,7 +12,7 @@ def logpdf(x, a, b, loc=0, scale=1):
     safe = xnp.where(inside, y, 0.5)
     val = (sp.xlogy(a - 1, safe) + sp.xlog1py(b - 1, -safe) - sp.betaln(a, b)
            - xnp.log(scale))
-    return xnp.where(inside, val, -xnp.inf)
+    return nan_where((a <= 0) | (b <= 0) | (scale <= 0), xnp.where(inside, val, -xnp.inf))
 
 
 pdf = exp_of(logpdf)

@@ -17,6 +17,7 @@ def logpdf(x, alpha):
         raise ValueError(f"dirichlet.logpdf: x's first axis must have alpha's length "
                          f"{alpha.shape[0]}, got shape {x.shape}")
     x, a = floats(x, alpha.reshape(alpha.shape + (1,) * (x.ndim - 1)), name="dirichlet.logpdf")
+    alpha = xnp.asarray(alpha, x.dtype)    # (an int32 alpha is float32 in JAX, not float64)
     norm = xnp.sum(sp.gammaln(alpha)) - sp.gammaln(xnp.sum(alpha))
     val = xnp.sum(sp.xlogy(a - 1, x), axis=0) - norm
     inside = xnp.all(x > 0, axis=0) & (xnp.abs(xnp.sum(x, axis=0) - 1) < 1e-6)

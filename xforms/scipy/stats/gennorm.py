@@ -4,10 +4,10 @@ import math
 
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats
+from ._util import api, api_as_jax_at_nan, exp_of, floats
 
 
-@api
+@api_as_jax_at_nan       # (NaN at a NaN x from the formula, but -inf at beta = 0, as JAX)
 def logpdf(x, beta):
     x, beta = floats(x, beta, name="gennorm.logpdf")
     return xnp.log(beta) - math.log(2) - sp.gammaln(1 / beta) - xnp.power(xnp.abs(x), beta)

@@ -1,6 +1,6 @@
 """Pareto distribution: jax.scipy.stats.pareto (shape b; support z = (x - loc)/scale >= 1)."""
 from ... import numpy as xnp
-from ._util import exp_of, log1mexp, quantile, standardized
+from ._util import exp_of, log1mexp, nan_where, quantile, standardized
 
 
 def _safe(z):
@@ -21,4 +21,5 @@ logsf = standardized("pareto", "logsf", _logsf, nshape=1)
 sf = exp_of(logsf)
 cdf = standardized("pareto", "cdf", lambda z, b: -xnp.expm1(_logsf(z, b)), nshape=1)
 logcdf = standardized("pareto", "logcdf", lambda z, b: log1mexp(_logsf(z, b)), nshape=1)
-ppf = quantile("pareto", "ppf", lambda q, b: xnp.power(-q + 1.0, -1.0 / b), nshape=1)
+ppf = quantile("pareto", "ppf", lambda q, b: nan_where((q < 0) | (q > 1),
+                                                       xnp.power(-q + 1.0, -1.0 / b)), nshape=1)

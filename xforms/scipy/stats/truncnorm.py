@@ -6,7 +6,7 @@ import math
 
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import exp_of, log1mexp, standardized
+from ._util import api_as_jax_at_nan, exp_of, log1mexp, nan_where, standardized
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -23,8 +23,8 @@ def _log_mass(lo, hi):
 
 
 def _logpdf(z, a, b):
-    inside = (z >= a) & (z <= b)
-    return xnp.where(inside, -0.5 * z * z - _HALF_LOG_2PI - _log_mass(a, b), -xnp.inf)
+    outside = (z < a) | (z > b)         # (JAX's test: a NaN bound gives its formula's NaN)
+    return xnp.where(outside, -xnp.inf, -0.5 * z * z - _HALF_LOG_2PI - _log_mass(a, b))
 
 
 def _inside(z, a, b):
@@ -37,18 +37,36 @@ def _inside(z, a, b):
 def _logcdf(z, a, b):
     zc = _inside(z, a, b)
     out = _log_mass(a, zc) - _log_mass(a, b)
-    return xnp.where(z <= a, -xnp.inf, xnp.where(z >= b, 0.0, out))
+    return _select(z >= b, z <= a, z > a, 0.0, -xnp.inf, out)
 
 
 def _logsf(z, a, b):
     zc = _inside(z, a, b)
     out = _log_mass(zc, b) - _log_mass(a, b)
-    return xnp.where(z <= a, 0.0, xnp.where(z >= b, -xnp.inf, out))
+    return _select(z <= a, z >= b, z < b, 0.0, -xnp.inf, out)
 
 
-logpdf = standardized("truncnorm", "logpdf", _logpdf, nshape=2, density=True)
+def _select(full, empty, between, at_full, at_empty, out):
+    """JAX's select of the log cdf (the log sf is that of the reflected law): 0 past the
+    upper bound, -inf below the lower, the mass between, and 0 where no test holds (a NaN x
+    or bound: jax 0.10.2's truncnorm.cdf(nan, 0, 1) is 1)."""
+    return xnp.where(full, at_full, xnp.where(empty, at_empty, xnp.where(between, out, 0.0)))
+
+
+def _bounded(fn):
+    """fn(z, a, b), NaN where a >= b (JAX's test); fn sees the bounds (-1, 1) there, so that
+    the empty interval's log mass leaks no NaN derivative (JAX's are 0 there)."""
+    def g(z, a, b):
+        bad = a >= b
+        return nan_where(bad, fn(z, xnp.where(bad, -1.0, a), xnp.where(bad, 1.0, b)))
+    return g
+
+
+logpdf = standardized("truncnorm", "logpdf", _bounded(_logpdf), nshape=2, density=True)
 pdf = exp_of(logpdf)
-logcdf = standardized("truncnorm", "logcdf", _logcdf, nshape=2)
+logcdf = standardized("truncnorm", "logcdf", _bounded(_logcdf), nshape=2,
+                      at_nan=api_as_jax_at_nan)
 cdf = exp_of(logcdf)
-logsf = standardized("truncnorm", "logsf", _logsf, nshape=2)
+logsf = standardized("truncnorm", "logsf", _bounded(_logsf), nshape=2,
+                     at_nan=api_as_jax_at_nan)
 sf = exp_of(logsf)

@@ -16,7 +16,11 @@ pdf = exp_of(logpdf)
 @api_as_jax_at_nan
 def cdf(x, loc=0, scale=1):
     x, loc, scale = floats(x, loc, scale, name="uniform.cdf")
-    return xnp.clip((x - loc) / scale, 0.0, 1.0)
+    hi = loc + scale
+    inside = (x >= loc) & (x <= hi)
+    # JAX's select: 0 where no case holds (a NaN x; x above loc + scale < loc gives 1)
+    return xnp.where(x < loc, 0.0, xnp.where(x > hi, 1.0, xnp.where(
+        inside, (x - loc) / scale, 0.0)))
 
 
 @api

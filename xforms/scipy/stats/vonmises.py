@@ -5,13 +5,14 @@ import math
 
 from ... import numpy as xnp
 from .. import special as sp
-from ._util import api, exp_of, floats
+from ._util import api, exp_of, floats, nan_where
 
 
 @api
 def logpdf(x, kappa):
     x, kappa = floats(x, kappa, name="vonmises.logpdf")
-    return kappa * (xnp.cos(x) - 1) - math.log(2 * math.pi) - xnp.log(sp.i0e(kappa))
+    val = kappa * (xnp.cos(x) - 1) - math.log(2 * math.pi) - xnp.log(sp.i0e(kappa))
+    return nan_where(~(kappa > 0), val)
 
 
 pdf = exp_of(logpdf)
