@@ -263,3 +263,25 @@ def test_pinv_of_an_input_with_inf_is_zeros_as_jax():
     p, t = xf.jvp(L.pinv, (b[1],), (np.ones((2, 3)),))
     np.testing.assert_array_equal(np.asarray(p), np.zeros((3, 2)))
     assert np.all(np.isnan(np.asarray(t)))
+
+
+@pytest.mark.parametrize("tiered", [None, True, False], ids=["eager", "fast", "compiled"])
+def test_vector_norm_of_integers_has_jax_dtypes(tiered):
+    # jnp.linalg.vector_norm (jax 0.10.2, x64; found by tools/jax_ad_sweep.py): integers are
+    # not made float first: the Euclidean norm sums x * x in the default int, then is float64;
+    # ord 1 sums to the default int; ord +-inf keep the dtype.  xforms made int32 float32
+    # first (norm, which promotes first, stays float32 as JAX's)
+    run = (lambda f: f) if tiered is None else (lambda f: xf.jit(f, tiered=tiered))
+    x = np.array([[3, 4], [-1, 0]], np.int32)
+    for ord_, want, dt in ((None, 5.0990195135927845, np.float64), (1, 8, np.int64),
+                           (np.inf, 4, np.int32), (-np.inf, 0, np.int32)):
+        got = run(lambda x: L.vector_norm(x, ord=ord_))(x)
+        assert np.asarray(got).dtype == dt and float(got) == want, (ord_, got)
+    b = np.array([True, False, True])
+    assert np.asarray(run(lambda x: L.vector_norm(x, ord=np.inf))(b)).dtype == np.bool_
+    assert np.asarray(run(lambda x: L.vector_norm(x, ord=1))(x.astype(np.uint8))).dtype == \
+        np.uint64
+    got = run(xf.vmap(L.vector_norm))(x)
+    np.testing.assert_array_equal(np.asarray(got), [5.0, 1.0])
+    assert np.asarray(got).dtype == np.float64
+    assert np.asarray(run(L.norm)(x)).dtype == np.float32
