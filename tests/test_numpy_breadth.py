@@ -272,6 +272,18 @@ def test_roll_traced_shift():
 
 
 @pytest.mark.parametrize("tiered", [None, True, False], ids=["eager", "fast", "compiled"])
+def test_select_of_non_bool_conditions_and_take_along_axis_default_axis(tiered):
+    # jax 0.10.2: jnp.select takes conditions of any dtype (true where nonzero, NaN too;
+    # NumPy and xforms refused them), and take_along_axis's axis defaults to -1
+    run = (lambda f: f) if tiered is None else (lambda f: xf.jit(f, tiered=tiered))
+    c = [np.array([1.0, 0.0, np.nan, 0.0]), np.array([0, 3, 0, 0], np.int32)]
+    ch = [np.array([5.0, 6.0, 7.0, 8.0]), np.array([1, 2, 3, 4], np.int32)]
+    np.testing.assert_array_equal(run(xnp.select)(c, ch, 9), [5.0, 2.0, 7.0, 9.0])
+    a, i = np.array([[3, 1], [2, 4]]), np.array([[1, 0], [0, 0]])
+    np.testing.assert_array_equal(run(xnp.take_along_axis)(a, i), [[1, 3], [2, 2]])
+
+
+@pytest.mark.parametrize("tiered", [None, True, False], ids=["eager", "fast", "compiled"])
 def test_roll_float_and_array_shifts_as_jax(tiered):
     # jax 0.10.2 (x64): a float shift truncates to an integer; a 1-d shift (traced or not)
     # broadcasts against the axes and each is applied in turn; the shift's derivative is 0.
