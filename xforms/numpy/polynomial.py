@@ -201,6 +201,9 @@ def roots(p, *, strip_zeros=True):
     from ..core.trace import Tracer
     from .creation import zeros
     from .linalg import eigvals
+    p = asarray_operand(p)
+    if aval(p).ndim == 0:           # one coefficient: no roots (JAX's atleast_1d)
+        p = asarray(p).reshape(1)
     p = float_of(_vec(p, "roots"))
     cdt = np.result_type(aval(p).dtype, np.complex64)
     n = aval(p).shape[0]
