@@ -149,3 +149,18 @@ def test_roots_of_a_zero_d_coefficient_is_empty():
     f = lambda p: xnp.roots(p, strip_zeros=False)
     assert xf.jit(f, tiered=False)(2.5).shape == (0,)
     assert xf.vmap(f)(np.array([1.0, 2.0])).shape == (2, 0)
+
+
+def test_polyval_polyadd_polysub_of_coefficient_columns():
+    # jax 0.10.2: polyval scans p's first axis (further axes: more polynomials, broadcast
+    # against x), polyadd/polysub pad the first axis; xforms refused 2-d coefficients
+    p = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    x = np.array([2.0, 3.0, -1.0])
+    for got in (xnp.polyval(p, x), xf.jit(xnp.polyval, tiered=False)(p, x)):
+        _eq(got, [6.0, 11.0, 3.0])
+    _eq(xnp.polyval(p, 2.0), [6.0, 9.0, 12.0])
+    _eq(xnp.polyadd(p, np.array([[1.0, 1.0, 1.0]])), [[1.0, 2.0, 3.0], [5.0, 6.0, 7.0]])
+    _eq(xnp.polysub(np.array([[1.0, 1.0, 1.0]]), p), [[-1.0, -2.0, -3.0], [-3.0, -4.0, -5.0]])
+    _eq(xf.vmap(xnp.polyval)(p, x[:2]), [xnp.polyval(p[0], 2.0), xnp.polyval(p[1], 3.0)])
+    with pytest.raises(ValueError, match="1-D"):
+        xnp.polyder(p)
