@@ -309,6 +309,10 @@ def test_roll_float_and_array_shifts_as_jax(tiered):
         eq(got, np.stack([np.roll(r, int(np.sum(np.trunc(v)))) for r, v in zip(rows, [s, -s])]))
         with pytest.raises(ValueError, match="1-d"):
             xnp.roll(A, np.ones((2, 2)), 0)
+        # traced non-finite shifts convert as JAX's int32 (NaN 0, inf 2**31 - 1, -inf -2**31)
+        rows, shifts = np.stack([np.arange(7.0)] * 3), np.array([np.nan, np.inf, -np.inf])
+        got = xf.vmap(xnp.roll)(rows, shifts)
+        eq(got, [[0, 1, 2, 3, 4, 5, 6], [6, 0, 1, 2, 3, 4, 5], [2, 3, 4, 5, 6, 0, 1]])
 
 
 def test_errors_name_the_problem():

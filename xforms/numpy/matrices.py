@@ -190,7 +190,7 @@ def _roll1(a, shift, ax):
         return a
     if isinstance(shift, Tracer):
         from ..primitives.elementwise import rem
-        s = convert(shift, np.int64)
+        s = convert(convert(shift, np.int32), np.int64)     # (JAX: an int32 shift)
         start = ew.sub(np.int64(n), rem(ew.add(rem(s, np.int64(n)), np.int64(n)), np.int64(n)))
         doubled = man.concatenate([a, a], axis=ax)
         starts = [np.int64(0)] * aval(a).ndim
