@@ -578,3 +578,19 @@ def test_zeta_and_igamma_nan_edges_agree_on_both_tiers(tiers):
     for f in (lax.igamma, lax.igammac):
         for r in tiers(f, np.array([np.inf, 2.0]), np.array([3.0, 0.0])):
             np.testing.assert_array_equal(r, [np.nan, 0.0 if f is lax.igamma else 1.0])
+
+
+def test_integer_power_wraps_as_jax(tiers):
+    # jnp.power of integer arrays (jax 0.10.2): binary exponentiation over the exponent's low
+    # 6 bits in the dtype's wrapping arithmetic.  xforms went through float64 and converted
+    # back (5 ** 15 saturated in int32; 3 ** -4 was 0)
+    a = np.array([5, 3, 7, -3, 2, 0, 1, -1, 2, 0], np.int32)
+    b = np.array([15, -4, 20, 13, 64, -2, 99, 65, 31, 0], np.int32)
+    want32 = [452807053, -1830685263, -1199696159, -1594323, 1, 0, 1, -1, -2147483648, 1]
+    _same(tiers(xnp.power, a, b), want32, np.int32)
+    _same(tiers(xnp.power, a.astype(np.int64), b.astype(np.int64)),
+          [30517578125, -3535985420588157519, 79792266297612001, -1594323, 1, 0, 1, -1,
+           2147483648, 1], np.int64)
+    _same(tiers(xnp.power, a.astype(np.uint8), b.astype(np.uint8)),
+          [141, 177, 225, 45, 1, 0, 1, 255, 0, 1], np.uint8)
+    _same([xf.vmap(xnp.power)(a.reshape(2, 5), b.reshape(2, 5))], np.reshape(want32, (2, 5)))

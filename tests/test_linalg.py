@@ -238,3 +238,50 @@ def test_lstsq_rank_is_the_default_int():
     assert np.asarray(rank).dtype == np.int64 and int(rank) == 2
     ranks = xf.vmap(lambda a, b: L.lstsq(a, b)[2])(np.stack([a, a]), np.stack([b, b]))
     assert np.asarray(ranks).dtype == np.int64
+
+
+def test_pinv_of_an_input_with_inf_is_zeros_as_jax():
+    # jax 0.10.2 (x64; found by tools/jax_ad_sweep.py): an inf (or NaN) makes every singular
+    # value NaN, none is kept, and the pseudo-inverse is zeros for inf, NaN for NaN (its
+    # singular vectors are NaN); its jvp is NaN.  xforms attached the derivative as
+    # f - stop_gradient(f), which turned the zeros into NaN (inf - inf), batched or not.
+    inf, nan = np.inf, np.nan
+    b = np.array([[[-1.5, 2.0, nan], [inf, -inf, 0.5]], [[2.0, -0.5, 0.0], [3.0, -inf, 0.25]]])
+    want = np.stack([np.full((3, 2), nan), np.zeros((3, 2))])
+    loop = np.stack([np.asarray(L.pinv(m)) for m in b])
+    np.testing.assert_array_equal(loop, want)
+    np.testing.assert_array_equal(L.pinv(np.array([[1.0, 2.0], [3.0, inf]])), np.zeros((2, 2)))
+    for got in (xf.vmap(L.pinv)(b), xf.jit(xf.vmap(L.pinv))(b),
+                xf.jit(xf.vmap(L.pinv), tiered=False)(b), xf.jit(L.pinv, tiered=False)(b)):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    # the compiled SVD (LAPACK's ?gesdd, as NumPy and JAX) of a matrix with an inf: NaN
+    # values, finite factors (Numba's svd refused it: all NaN, and pinv NaN compiled)
+    u, s, vt = xf.jit(lambda a: L.svd(a, full_matrices=False), tiered=False)(b[1])
+    assert np.all(np.isnan(np.asarray(s)))
+    np.testing.assert_array_equal(np.asarray(u), [[0.0, 1.0], [1.0, 0.0]])
+    np.testing.assert_array_equal(np.asarray(vt), [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    p, t = xf.jvp(L.pinv, (b[1],), (np.ones((2, 3)),))
+    np.testing.assert_array_equal(np.asarray(p), np.zeros((3, 2)))
+    assert np.all(np.isnan(np.asarray(t)))
+
+
+@pytest.mark.parametrize("tiered", [None, True, False], ids=["eager", "fast", "compiled"])
+def test_vector_norm_of_integers_has_jax_dtypes(tiered):
+    # jnp.linalg.vector_norm (jax 0.10.2, x64; found by tools/jax_ad_sweep.py): integers are
+    # not made float first: the Euclidean norm sums x * x in the default int, then is float64;
+    # ord 1 sums to the default int; ord +-inf keep the dtype.  xforms made int32 float32
+    # first (norm, which promotes first, stays float32 as JAX's)
+    run = (lambda f: f) if tiered is None else (lambda f: xf.jit(f, tiered=tiered))
+    x = np.array([[3, 4], [-1, 0]], np.int32)
+    for ord_, want, dt in ((None, 5.0990195135927845, np.float64), (1, 8, np.int64),
+                           (np.inf, 4, np.int32), (-np.inf, 0, np.int32)):
+        got = run(lambda x: L.vector_norm(x, ord=ord_))(x)
+        assert np.asarray(got).dtype == dt and float(got) == want, (ord_, got)
+    b = np.array([True, False, True])
+    assert np.asarray(run(lambda x: L.vector_norm(x, ord=np.inf))(b)).dtype == np.bool_
+    assert np.asarray(run(lambda x: L.vector_norm(x, ord=1))(x.astype(np.uint8))).dtype == \
+        np.uint64
+    got = run(xf.vmap(L.vector_norm))(x)
+    np.testing.assert_array_equal(np.asarray(got), [5.0, 1.0])
+    assert np.asarray(got).dtype == np.float64
+    assert np.asarray(run(L.norm)(x)).dtype == np.float32

@@ -271,6 +271,50 @@ def test_roll_traced_shift():
         np.testing.assert_array_equal(f(A, s), np.roll(A, s, 1))
 
 
+@pytest.mark.parametrize("tiered", [None, True, False], ids=["eager", "fast", "compiled"])
+def test_select_of_non_bool_conditions_and_take_along_axis_default_axis(tiered):
+    # jax 0.10.2: jnp.select takes conditions of any dtype (true where nonzero, NaN too;
+    # NumPy and xforms refused them), and take_along_axis's axis defaults to -1
+    run = (lambda f: f) if tiered is None else (lambda f: xf.jit(f, tiered=tiered))
+    c = [np.array([1.0, 0.0, np.nan, 0.0]), np.array([0, 3, 0, 0], np.int32)]
+    ch = [np.array([5.0, 6.0, 7.0, 8.0]), np.array([1, 2, 3, 4], np.int32)]
+    np.testing.assert_array_equal(run(xnp.select)(c, ch, 9), [5.0, 2.0, 7.0, 9.0])
+    a, i = np.array([[3, 1], [2, 4]]), np.array([[1, 0], [0, 0]])
+    np.testing.assert_array_equal(run(xnp.take_along_axis)(a, i), [[1, 3], [2, 2]])
+
+
+@pytest.mark.parametrize("tiered", [None, True, False], ids=["eager", "fast", "compiled"])
+def test_roll_float_and_array_shifts_as_jax(tiered):
+    # jax 0.10.2 (x64): a float shift truncates to an integer; a 1-d shift (traced or not)
+    # broadcasts against the axes and each is applied in turn; the shift's derivative is 0.
+    # xforms refused a 1-d shift ("only 0-dimensional arrays ...", or under grad/jit
+    # "dynamic_slice: need 1 scalar integer start indices")
+    run = (lambda f: f) if tiered is None else (lambda f: xf.jit(f, tiered=tiered))
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    eq = np.testing.assert_array_equal
+    eq(run(xnp.roll)(x, 1.7), [4.0, 1.0, 2.0, 3.0])
+    eq(run(xnp.roll)(x, -0.6), x)
+    eq(run(xnp.roll)(x, np.array([1.7])), [4.0, 1.0, 2.0, 3.0])
+    a = np.array([0.1, -1.387, 2.126, 0.889, 2.652, -1.085, 0.678])
+    s = np.array([1.2, 2.213, -0.274, 0.239, 3.252, -0.985, 0.528])   # sum of int(s): 6
+    eq(run(xnp.roll)(a, s), [-1.387, 2.126, 0.889, 2.652, -1.085, 0.678, 0.1])
+    eq(run(lambda a, s: xnp.roll(a, s, axis=(0, 1)))(A, np.array([1, -2])),
+       np.roll(A, (1, -2), (0, 1)))
+    g = run(xf.grad(lambda a, s: (xnp.roll(a, s) * xnp.arange(7.0)).sum(), (0, 1)))(a, s)
+    eq(g[0], [6.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    eq(g[1], np.zeros(7))
+    if tiered is None:
+        rows = np.stack([a, a[::-1]])
+        got = xf.vmap(xnp.roll)(rows, np.stack([s, -s]))
+        eq(got, np.stack([np.roll(r, int(np.sum(np.trunc(v)))) for r, v in zip(rows, [s, -s])]))
+        with pytest.raises(ValueError, match="1-d"):
+            xnp.roll(A, np.ones((2, 2)), 0)
+        # traced non-finite shifts convert as JAX's int32 (NaN 0, inf 2**31 - 1, -inf -2**31)
+        rows, shifts = np.stack([np.arange(7.0)] * 3), np.array([np.nan, np.inf, -np.inf])
+        got = xf.vmap(xnp.roll)(rows, shifts)
+        eq(got, [[0, 1, 2, 3, 4, 5, 6], [6, 0, 1, 2, 3, 4, 5], [2, 3, 4, 5, 6, 0, 1]])
+
+
 def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="diagonal"):
         xnp.diagonal(V)

@@ -137,3 +137,30 @@ def test_histogram_polynomial_trim_zeros_fmod_as_jax(tiers):
     _eq(xnp.trim_zeros(m), [[1, 0], [0, 2]])
     _eq(xnp.trim_zeros(m, trim="f", axis=1), m[:, 1:])
     _eq(xnp.trim_zeros(np.array([[True, False, False]])), [[True]])
+
+
+def test_roots_of_a_zero_d_coefficient_is_empty():
+    # jax 0.10.2 (x64): jnp.roots of one 0-d coefficient has no roots, complex128 for a
+    # Python float, complex64 for int32 and float32 (xforms refused a 0-d p)
+    for p, dt in ((2.5, np.complex128), (np.int32(3), np.complex64),
+                  (np.array(2.5, np.float32), np.complex64)):
+        got = xnp.roots(p)
+        assert got.shape == (0,) and got.dtype == dt
+    f = lambda p: xnp.roots(p, strip_zeros=False)
+    assert xf.jit(f, tiered=False)(2.5).shape == (0,)
+    assert xf.vmap(f)(np.array([1.0, 2.0])).shape == (2, 0)
+
+
+def test_polyval_polyadd_polysub_of_coefficient_columns():
+    # jax 0.10.2: polyval scans p's first axis (further axes: more polynomials, broadcast
+    # against x), polyadd/polysub pad the first axis; xforms refused 2-d coefficients
+    p = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    x = np.array([2.0, 3.0, -1.0])
+    for got in (xnp.polyval(p, x), xf.jit(xnp.polyval, tiered=False)(p, x)):
+        _eq(got, [6.0, 11.0, 3.0])
+    _eq(xnp.polyval(p, 2.0), [6.0, 9.0, 12.0])
+    _eq(xnp.polyadd(p, np.array([[1.0, 1.0, 1.0]])), [[1.0, 2.0, 3.0], [5.0, 6.0, 7.0]])
+    _eq(xnp.polysub(np.array([[1.0, 1.0, 1.0]]), p), [[-1.0, -2.0, -3.0], [-3.0, -4.0, -5.0]])
+    _eq(xf.vmap(xnp.polyval)(p, x[:2]), [xnp.polyval(p[0], 2.0), xnp.polyval(p[1], 3.0)])
+    with pytest.raises(ValueError, match="1-D"):
+        xnp.polyder(p)

@@ -238,3 +238,15 @@ def test_trapezoid_gradient_unwrap_dtypes_and_infinite_ends(tiers):
     same(tiers(lambda p: xnp.unwrap(p, period=6), np.array([0, 5, 10, 2, 9], np.int32)),
          [0, -1, -2, -4, -3], np.int32)
     same(tiers(xnp.unwrap, np.array([True, False])), [1.0, 0.0], np.float64)
+
+
+def test_lexsort_of_zero_d_keys_and_under_vmap(tiers):
+    # jnp.lexsort (jax 0.10.2, as np.lexsort): a 1-d array is a sequence of 0-d keys, whose
+    # answer is 0 (default int); so vmap of lexsort over a 2-d array is zeros.  xforms refused
+    # both ("axis -1 is out of bounds")
+    same(tiers(xnp.lexsort, np.array([3.0, 1.0, 2.0])), 0, np.int64)
+    rows = np.array([[3.0, 1.0, 2.0], [1.0, 1.0, 0.0]])
+    same([xf.vmap(xnp.lexsort)(rows), xf.jit(xf.vmap(xnp.lexsort), tiered=False)(rows)], [0, 0],
+         np.int64)
+    keys = np.array([[[1, 0, 1], [2, 2, 1]], [[0, 0, 1], [3, 1, 2]]])
+    same([xf.vmap(xnp.lexsort)(keys)], [np.lexsort(k) for k in keys], np.int64)

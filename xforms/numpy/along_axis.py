@@ -46,7 +46,7 @@ def _index_arrays(arr, indices, axis, name):
     return arr, ids, out_shape
 
 
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     """arr[..., indices, ...] position by position along axis; mode "fill" (the default),
     "drop", "clip" or "promise_in_bounds" for out-of-bounds indices, as JAX's."""
     arr, ids, _ = _index_arrays(arr, indices, axis, "take_along_axis")

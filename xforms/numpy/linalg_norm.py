@@ -38,13 +38,13 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 def _euclid(x, axis, keepdims):
     a = ew.abs(x) if aval(x).dtype.kind == "c" else x
-    return ew.sqrt(red.sum(ufuncs.multiply(a, a), axis=axis, keepdims=keepdims))
+    return ew.sqrt(float_of(red.sum(ufuncs.multiply(a, a), axis=axis, keepdims=keepdims)))
 
 
 def _vector_norm(x, ord, axis, keepdims):
     if ord is None or ord == 2:
         return _euclid(x, axis, keepdims)
-    a = ew.abs(x)
+    a = ufuncs.absolute(x)
     if ord == np.inf:
         return red.max(a, axis=axis, keepdims=keepdims)
     if ord == -np.inf:
@@ -85,8 +85,14 @@ def _matrix_norm(x, ord, axes, keepdims):
 
 @returns_arrays
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
-    """Vector norm over `axis` (an int, a tuple of axes taken together, or all axes)."""
-    x = float_of(asarray_operand(x))
+    """Vector norm over `axis` (an int, a tuple of axes taken together, or all axes).
+    Integer and bool input as JAX: the Euclidean norm sums in the integers, then is float64;
+    ord 1 is an integer sum, ord +-inf keeps the dtype (other orders: in floats).
+
+    >>> xnp.linalg.vector_norm(xnp.array([3, 4]), ord=1)     # 7 (int64)"""
+    x = asarray_operand(x)
+    if aval(x).dtype.kind not in "biu" or ord not in (None, 2, 1, np.inf, -np.inf):
+        x = float_of(x)
     nd = aval(x).ndim
     axes = tuple(range(nd)) if axis is None else (
         (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis))

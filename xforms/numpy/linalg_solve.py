@@ -6,7 +6,9 @@ Batched over leading dims as in JAX; singular matrices give inf/NaN, never an ex
 """
 import numpy as np
 
-from ..primitives import elementwise as ew
+from ..core import trace as core
+from ..primitives.control import control_flow as cf
+from ..primitives.custom import LazyJaxpr, custom_jvp_call_p
 from ..primitives.linalg import factor as pl
 from ..primitives.linalg.batched import diagonal, h, mT
 from ..core.avals import broadcast_shapes
@@ -162,44 +164,47 @@ def _pinv_default_rtol(a):
 
 
 def _pinv_svd(a, rtol):
-    """V diag(1/s) U^H over the singular values above rtol * the largest."""
+    """V diag(1/s) U^H over the singular values above rtol * the largest.  A NaN or inf in
+    `a` makes every singular value NaN, none is kept: zeros, as JAX."""
     u, s, vt = svd(a, full_matrices=False)
     keep = ufuncs.greater(s, ufuncs.multiply(s[..., :1], rtol))
     s_inv = ufuncs.where(keep, ufuncs.divide(1, ufuncs.where(keep, s, 1)), 0)
-    p = matmul(h(vt), ufuncs.multiply(expand_dims(s_inv, -1).astype(aval(a).dtype), h(u)))
-    return p, keep
+    return matmul(h(vt), ufuncs.multiply(expand_dims(s_inv, -1).astype(aval(a).dtype), h(u)))
+
+
+def _pinv_tangent(a, p, da):
+    """Golub and Pereyra's derivative of the pseudo-inverse where the rank is locally
+    constant (full rank included): -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P."""
+    dah = h(da)
+    left = matmul(matmul(p, h(p)), dah)
+    right = matmul(dah, matmul(h(p), p))
+    return ufuncs.add(ufuncs.negative(matmul(matmul(p, da), p)),
+                      ufuncs.add(ufuncs.subtract(left, matmul(matmul(left, a), p)),
+                                 ufuncs.subtract(right, matmul(matmul(p, a), right))))
 
 
 def _pinv(a, rtol):
-    """The pseudo-inverse by SVD, differentiable also where singular values repeat (JAX uses
-    a custom rule): at full rank its derivative is that of (A^H A)^-1 A^H (or A^H (A A^H)^-1),
-    which equals the pseudo-inverse there and is smooth (every order); below full rank it is
-    Golub and Pereyra's constant-rank formula dP = -P dA P + P P^H dA^H (I - A P)
-    + (I - P A) dA^H P^H P, to first order.  The full-rank branch reads a regular matrix
-    where it is not taken, so no NaN leaks through the select."""
-    sg = ew.stop_gradient
-    m, n = aval(a).shape[-2:]
-    k = min(m, n)
-    if k == 0:
+    """The pseudo-inverse with a custom derivative rule, as JAX: differentiating the SVD
+    would give NaN where singular values repeat, and the rule's P is this function again, so
+    every order of derivative uses the rule.  (A rule attached as `f - stop_gradient(f)`
+    instead turned the zeros of an input with inf into NaN: inf - inf.)"""
+    if min(aval(a).shape[-2:]) == 0:
         return h(a)
-    a0 = sg(a)
-    p, keep = _pinv_svd(a0, rtol)                   # the value
-    full = expand_dims(expand_dims(red.all(keep, axis=-1), -1), -1)
-    regular = np.zeros((m, n), aval(a).dtype)        # full rank, singular values k..1
-    regular[np.arange(k), np.arange(k)] = np.arange(k, 0, -1)
-    full_a = ufuncs.where(full, a, regular)
-    if m >= n:
-        smooth = solve(matmul(h(full_a), full_a), h(full_a))
-    else:
-        smooth = h(solve(matmul(full_a, h(full_a)), full_a))
-    ah = h(a)
-    rough = ufuncs.add(
-        ufuncs.negative(matmul(matmul(p, a), p)),
-        ufuncs.add(matmul(matmul(p, h(p)), ufuncs.subtract(ah, matmul(matmul(ah, a0), p))),
-                   matmul(ufuncs.subtract(ah, matmul(matmul(p, a0), ah)), matmul(h(p), p))))
-    delta = ufuncs.where(full, ufuncs.subtract(smooth, sg(smooth)),
-                         ufuncs.subtract(rough, sg(rough)))
-    return ufuncs.add(p, delta)
+    if core.current_trace() is core.eval_trace:    # no derivative asked: the value alone
+        return _pinv_svd(a, rtol)
+    in_avals = [core.get_aval(a)]
+    call, consts = cf.trace(lambda x: [_pinv_svd(x, rtol)], in_avals)
+    assert not consts, "pinv's value takes no constants"
+
+    def rule():
+        def jvp(x, dx):
+            p = _pinv(x, rtol)
+            return [p, _pinv_tangent(x, p, dx)]
+        closed, c = cf.trace(jvp, in_avals * 2)
+        assert not c, "pinv's rule takes no constants"
+        return closed
+    return custom_jvp_call_p.bind(a, call_jaxpr=call, jvp_jaxpr_thunk=LazyJaxpr(rule, "pinv"),
+                                  num_consts=0, name="pinv")[0]
 
 
 @returns_arrays

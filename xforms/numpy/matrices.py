@@ -190,7 +190,7 @@ def _roll1(a, shift, ax):
         return a
     if isinstance(shift, Tracer):
         from ..primitives.elementwise import rem
-        s = convert(shift, np.int64)
+        s = convert(convert(shift, np.int32), np.int64)     # (JAX: an int32 shift)
         start = ew.sub(np.int64(n), rem(ew.add(rem(s, np.int64(n)), np.int64(n)), np.int64(n)))
         doubled = man.concatenate([a, a], axis=ax)
         starts = [np.int64(0)] * aval(a).ndim
@@ -204,15 +204,19 @@ def _roll1(a, shift, ax):
 
 
 def roll(a, shift, axis=None):
-    """Shift elements along axes, wrapping around; a traced shift uses a dynamic slice.
+    """Shift elements along axes, wrapping around; a traced shift uses a dynamic slice.  As
+    JAX, shift may be a sequence or a 0-d or 1-d array (traced or not, float shifts truncate
+    to integers), broadcast against the axes and applied in turn.
 
     >>> xnp.roll(xnp.arange(4), 1)     # [3, 0, 1, 2]"""
     a = asarray_operand(a)
     if axis is None:
         return man.reshape(roll(man.ravel(a), shift, 0), aval(a).shape)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
-    if isinstance(shift, (tuple, list)) and not isinstance(axis, (tuple, list)):
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    shifts = _shift_list(shift)
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    elif len(axes) == 1:
         axes = axes * len(shifts)
     if len(shifts) != len(axes):
         raise ValueError("roll: shift and axis must have the same length")
@@ -220,6 +224,17 @@ def roll(a, shift, axis=None):
     for s, ax in zip(shifts, axes):
         a = _roll1(a, s, canon_axis(ax, nd))
     return a
+
+
+def _shift_list(shift):
+    """roll's shifts as a list of scalars (Python numbers or 0-d values)."""
+    if isinstance(shift, (tuple, list)):
+        return list(shift)
+    nd = aval(shift).ndim if isinstance(shift, Tracer) else np.ndim(shift)
+    if nd > 1:
+        raise ValueError("roll: 'shift' and 'axis' must be scalars or 1-d arrays, got a "
+                         f"{nd}-d shift")
+    return [shift] if nd == 0 else [shift[i] for i in range(len(shift))]
 
 
 del st

@@ -12,16 +12,18 @@ from ._util import (aval, asarray, asarray_operand, broadcast_to, float_of,
                     promote_keep_shapes)
 
 
-def _vec(p, name):
+def _vec(p, name, columns=False):
+    """The coefficients along the first axis; with `columns` (polyval, polyadd, polysub, as
+    JAX's) further axes hold more polynomials, broadcast against the other operand."""
     p = asarray_operand(p)
-    if aval(p).ndim != 1:
+    if aval(p).ndim != 1 and not (columns and aval(p).ndim > 1):
         raise ValueError(f"{name}: coefficients must be a 1-D array, got shape {aval(p).shape}")
     return p
 
 
 def polyval(p, x, *, unroll=16):
     """p[0] * x**(n-1) + ... + p[n-1] by Horner's rule."""
-    p = _vec(p, "polyval")
+    p = _vec(p, "polyval", columns=True)
     x = asarray_operand(x)
     n = aval(p).shape[0]
     from .creation import zeros_like
@@ -32,13 +34,16 @@ def polyval(p, x, *, unroll=16):
 
 
 def _align(a1, a2):
-    a1, a2 = _vec(a1, "polyadd"), _vec(a2, "polyadd")
+    a1, a2 = _vec(a1, "polyadd", True), _vec(a2, "polyadd", True)
     n1, n2 = aval(a1).shape[0], aval(a2).shape[0]
     from .padding import pad
+
+    def lead(a, k):                 # k zeros in front along the first axis only
+        return pad(a, [(k, 0)] + [(0, 0)] * (aval(a).ndim - 1))
     if n1 < n2:
-        a1 = pad(a1, (n2 - n1, 0))
+        a1 = lead(a1, n2 - n1)
     elif n2 < n1:
-        a2 = pad(a2, (n1 - n2, 0))
+        a2 = lead(a2, n1 - n2)
     return a1, a2
 
 
@@ -201,6 +206,9 @@ def roots(p, *, strip_zeros=True):
     from ..core.trace import Tracer
     from .creation import zeros
     from .linalg import eigvals
+    p = asarray_operand(p)
+    if aval(p).ndim == 0:           # one coefficient: no roots (JAX's atleast_1d)
+        p = asarray(p).reshape(1)
     p = float_of(_vec(p, "roots"))
     cdt = np.result_type(aval(p).dtype, np.complex64)
     n = aval(p).shape[0]

@@ -18,9 +18,8 @@ def select(condlist, choicelist, default=0):
                          f"{len(choicelist)}")
     if not condlist:
         raise ValueError("select: condlist must be non-empty")
-    for c in condlist:
-        if aval(asarray_operand(c)).dtype != np.bool_:
-            raise TypeError("select: condlist entries must be boolean arrays")
+    # a condition of any dtype is true where nonzero, as JAX (NumPy refuses it)
+    condlist = [convert(asarray_operand(c), np.bool_) for c in condlist]
     out = default
     for c, v in reversed(list(zip(condlist, choicelist))):
         out = uf.where(c, v, out)

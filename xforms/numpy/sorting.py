@@ -66,6 +66,8 @@ def lexsort(keys, axis=-1):
     if len(shapes) != 1:
         raise ValueError("all keys need to be the same shape")
     shape = shapes.pop()
+    if not shape:           # 0-d keys (a 1-d array is a sequence of them): one element, 0
+        return np.int64(0)
     ax = canon_axis(axis, len(shape))
     idx = st.iota(np.int64, shape, ax)
     ks = list(reversed(keys))

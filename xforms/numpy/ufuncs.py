@@ -190,10 +190,19 @@ def power(x, y):
 
 
 def _int_power(x, y):
-    """Integer ** traced integer: exact through float64 for results below 2**53."""
-    dt = aval(x).dtype
-    xf, yf = convert(x, np.float64), convert(y, np.float64)
-    return convert(ew.round(ew.pow(xf, yf)), dt)
+    """Integer ** traced integer as JAX: binary exponentiation over the exponent's low 6 bits
+    (read unsigned), in the dtype's wrapping arithmetic.  So overflow wraps as in a loop of
+    multiplications (5 ** 15 in int32), and a negative exponent gives JAX's numbers
+    (3 ** -4 in int32: -1830685263); |x| <= 1 and exponents below 64 are exact."""
+    from ..primitives.bits.shifts import shift_right_logical
+    one, zero = ew._like(1, y), ew._like(0, y)
+    acc = where(ew.and_(ew.eq(x, ew._like(0, x)), ew.ne(y, zero)), ew._like(0, x),
+                ew._like(1, x))
+    for _ in range(6):                  # a larger exponent overflows for any |x| > 1
+        acc = where(ew.ne(ew.and_(y, one), zero), ew.mul(acc, x), acc)
+        x = ew.mul(x, x)
+        y = shift_right_logical(y, one)
+    return acc
 
 
 def _logical(fn, name):

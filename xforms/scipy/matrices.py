@@ -14,7 +14,7 @@ from math import comb
 import numpy as np
 
 from .. import numpy as xnp
-from ..numpy._util import returns_arrays
+from ..numpy._util import float_of, returns_arrays
 
 __all__ = ["circulant", "companion", "convolution_matrix", "dft", "fiedler",
            "fiedler_companion", "hadamard", "helmert", "hankel", "hilbert", "invhilbert",
@@ -27,9 +27,13 @@ def _gather(values, index, mask=None):
     return out if mask is None else xnp.where(np.asarray(mask), out, xnp.zeros((), out.dtype))
 
 
-def _vector(name, v):
+def _vector(name, v, scalars=True):
+    """v as a vector (batched over leading dimensions); a scalar is one of length 1 where
+    JAX takes it so (its atleast_1d), refused where JAX refuses it (scalars=False)."""
     v = xnp.asarray(v)
     if v.ndim < 1:
+        if scalars:
+            return xnp.reshape(v, (1,))
         raise ValueError(f"{name}: expected an array with at least one dimension, got a scalar")
     return v
 
@@ -64,8 +68,8 @@ def hankel(c, r=None):
 
         >>> hankel(xnp.array([1.0, 2.0, 3.0]))         # [[1, 2, 3], [2, 3, 0], [3, 0, 0]]
     """
-    c = _vector("hankel", c)
-    c, r = _lined_up(c, xnp.zeros_like(c) if r is None else _vector("hankel", r))
+    c = _vector("hankel", c, scalars=False)
+    c, r = _lined_up(c, xnp.zeros_like(c) if r is None else _vector("hankel", r, False))
     m, n = c.shape[-1], r.shape[-1]
     values = xnp.concatenate([c, r[..., 1:]], axis=-1)
     return _gather(values, np.arange(m)[:, None] + np.arange(n)[None, :])
@@ -87,7 +91,7 @@ def _polynomial(name, a):
     if a.shape[-1] < 2:
         raise ValueError(f"{name}: the length of a along the last axis must be at least 2; "
                          f"got shape {a.shape}")
-    a = a.astype(xnp.result_type(a, float))
+    a = float_of(a)                  # (JAX's inexact promotion: int32 -> float32)
     return a / a[..., :1]
 
 
@@ -114,8 +118,8 @@ def fiedler_companion(a):
         >>> fiedler_companion(xnp.array([1.0, 2.0, 3.0]))    # [[-2, -3], [1, 0]]
     """
     a = _vector("fiedler_companion", a)
-    if a.shape[-1] == 1:             # (SciPy and JAX: an empty vector)
-        return xnp.zeros(a.shape[:-1] + (0,), xnp.result_type(a, float))
+    if a.shape[-1] == 1:             # (JAX: an empty (0, 0) matrix; SciPy an empty vector)
+        return xnp.zeros(a.shape[:-1] + (0, 0), float_of(a).dtype)
     a = _polynomial("fiedler_companion", a)
     n = a.shape[-1] - 1
     # an entry is -a[k] (index k), a one (index n + 1) or zero (mask)
@@ -140,7 +144,7 @@ def convolution_matrix(a, n, mode="full"):
 
         >>> convolution_matrix(xnp.array([1.0, 2.0]), 3)      # 4 x 3
     """
-    a = _vector("convolution_matrix", a)
+    a = _vector("convolution_matrix", a, scalars=False)
     m = a.shape[-1]
     if m == 0:
         raise ValueError("convolution_matrix: len(a) must be at least 1")

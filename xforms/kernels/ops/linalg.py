@@ -122,7 +122,7 @@ def _svd(em, eqn):
     if eqn.params["compute_uv"]:
         u, vt = eqn.outvars[1:]
         _call(em, "la_svd", [_as3(em, a), _as2(em, s), _as3(em, u), _as3(em, vt),
-                             str(bool(eqn.params["full_matrices"])), "True"])
+                             str(bool(eqn.params["full_matrices"])), "True", _code(eqn)])
         return
     m, n = a.aval.shape[-2:]
     k = min(m, n)
@@ -131,7 +131,7 @@ def _svd(em, eqn):
     u, vt = em.fresh("U"), em.fresh("VT")     # the values alone: factors are scratch
     em.line(f"{u} = np.empty(({b}, {m}, {k}), {dt})")
     em.line(f"{vt} = np.empty(({b}, {k}, {n}), {dt})")
-    _call(em, "la_svd", [_as3(em, a), _as2(em, s), u, vt, "False", "True"])
+    _call(em, "la_svd", [_as3(em, a), _as2(em, s), u, vt, "False", "False", _code(eqn)])
 
 
 def _pivots_to_permutation(em, eqn):

@@ -509,27 +509,60 @@ def la_eig(a, w, v, vectors, code):
                 v[i] = np.nan
 
 
+s_gesdd, d_gesdd = _extern("lapack", "gesdd", 14, ["sgesdd", "dgesdd"])
+c_gesdd, z_gesdd = _extern("lapack", "gesdd", 15, ["cgesdd", "zgesdd"])
+
+
 @numba.njit(cache=_CACHE, nogil=True)
-def la_svd(a, s, u, vt, full, compute_uv):
-    """Singular values s[i] (descending) and, with compute_uv, u[i] and vt[i]; NaN on
-    failure.  Without compute_uv, u and vt are unused placeholders."""
-    nb = a.shape[0]
-    if a.shape[1] == 0 or a.shape[2] == 0:
-        # (Numba's svd refuses an empty matrix; NumPy and JAX give identity factors)
+def _gesdd(code, ch, ints, buf, s, u, vt, work, rwork, iwork):
+    """LAPACK ?gesdd(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, [rwork,] iwork,
+    info) on the column-major buf (ints: m, n, lda, ldu, ldvt, lwork, info)."""
+    p = (_ptr(ch), _ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(buf), _ptr(ints[2:3]), _ptr(s),
+         _ptr(u), _ptr(ints[3:4]), _ptr(vt), _ptr(ints[4:5]), _ptr(work), _ptr(ints[5:6]))
+    if code == 0:
+        s_gesdd(*p, _ptr(iwork), _ptr(ints[6:7]))
+    elif code == 1:
+        d_gesdd(*p, _ptr(iwork), _ptr(ints[6:7]))
+    elif code == 2:
+        c_gesdd(*p, _ptr(rwork), _ptr(iwork), _ptr(ints[6:7]))
+    else:
+        z_gesdd(*p, _ptr(rwork), _ptr(iwork), _ptr(ints[6:7]))
+    return ints[6]
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def la_svd(a, s, u, vt, full, compute_uv, code):
+    """Singular values s[i] (descending) and, with compute_uv, u[i] and vt[i], by ?gesdd as
+    NumPy and JAX (Numba's svd refuses inf and NaN; LAPACK's answer there is JAX's, e.g. the
+    factors of a matrix with an inf are finite and its values NaN); NaN when LAPACK fails.
+    Without compute_uv, u and vt are unused placeholders."""
+    nb, m, n = a.shape
+    if m == 0 or n == 0:
+        # (LAPACK refuses an empty matrix; NumPy and JAX give identity factors)
         for i in range(nb):
             if compute_uv and full:
                 u[i] = np.eye(u.shape[1], dtype=u.dtype)
                 vt[i] = np.eye(vt.shape[1], dtype=vt.dtype)
         return
+    k, mx = min(m, n), max(m, n)
+    ucol, ldvt = (m, n) if full else (k, k)
+    ch = np.empty(1, np.uint8)
+    ch[0] = ord("N") if not compute_uv else ord("A") if full else ord("S")
+    lwork = 4 * k * k + 7 * k + mx if code <= 1 else k * k + 3 * k + mx   # LAPACK's minima
+    ints = np.empty(7, np.int32)
+    buf = np.empty((n, m), a.dtype)              # column-major a[i]
+    ub, vb = np.empty((ucol, m), a.dtype), np.empty((n, ldvt), a.dtype)
+    work = np.empty(lwork, a.dtype)
+    rwork = np.empty(max(5 * k * k + 7 * k, 2 * mx * k + 2 * k * k + k), s.dtype)
+    iwork = np.empty(8 * k, np.int32)
     for i in range(nb):
-        try:
-            ui, si, vti = np.linalg.svd(np.ascontiguousarray(a[i]), full_matrices=full)
-            s[i] = si
-            if compute_uv:
-                u[i] = ui
-                vt[i] = vti
-        except Exception:
+        buf[:, :] = a[i].T
+        ints[0], ints[1], ints[2], ints[3], ints[4], ints[5], ints[6] = m, n, m, m, ldvt, lwork, 0
+        if _gesdd(code, ch, ints, buf, s[i], ub, vb, work, rwork, iwork) != 0:
             s[i] = np.nan
             if compute_uv:
                 u[i] = np.nan
                 vt[i] = np.nan
+        elif compute_uv:
+            u[i] = ub.T
+            vt[i] = vb.T
