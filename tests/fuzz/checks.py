@@ -370,12 +370,18 @@ def small_array_paths():
     row a block here) and reductions in chunks of rows with per-chunk partials combined in
     order (xforms/kernels/cpu/nest.py; one row a chunk here, without threads: Numba's parallel
     compile would cost seconds per program).  Fuzz arrays are tiny, so this lowers those
-    thresholds while a function compiles."""
+    thresholds while a function compiles, and keeps small arrays arrays (scalarised, as
+    xforms/kernels/prepare/scalarize.py does with arrays of up to 32 elements, nearly every
+    fuzz program would skip the planner's loops, carries and products), with products of
+    any size through BLAS (xforms/kernels/cpu/ops.py `BLAS_MIN_FLOPS`)."""
     import importlib
     mods = [importlib.import_module(m) for m in ("xforms.kernels.cpu.scalar", "xforms.kernels.cpu.buffers",
                                                  "xforms.kernels.plan.products", "xforms.kernels.cpu.nest",
-                                                 "xforms.kernels.cpu.backend")]
-    low = {"VECMATH_MIN_ELEMENTS": 1, "WORKSPACE_MIN_BYTES": 0, "POOLED_OUTPUT_MIN_BYTES": 0,
+                                                 "xforms.kernels.cpu.backend",
+                                                 "xforms.kernels.prepare.scalarize",
+                                                 "xforms.kernels.cpu.ops")]
+    low = {"ENABLED": False, "BLAS_MIN_FLOPS": 1,
+           "VECMATH_MIN_ELEMENTS": 1, "WORKSPACE_MIN_BYTES": 0, "POOLED_OUTPUT_MIN_BYTES": 0,
            "MIN_ELEMENTS": 1, "PRODUCT_BLOCK_ELEMENTS": 1, "PRODUCT_MIN_BLOCK_ELEMENTS": 1,
            "PARALLEL_MIN_ELEMENTS": 2, "CHUNK_ELEMENTS": 1, "ARRAY_PARTIAL_MIN_ROWS": 1,
            "_threads_available": lambda: False}

@@ -315,14 +315,16 @@ class Scan:
     reverse: bool
     body: Block
     shapes: list = field(default_factory=list)
+    steps: int = None        # scan only the first rows of xs (0 or 1: the loop's edges)
 
     def lines(self, d):
         mod = "lax" if d == "xnp" else "R"
         lhs = f"{_tuple(self.outs)}, {_tuple(self.ys) if self.ys else '_'}"
         rev = ", reverse=True" if self.reverse else ""
+        xs = self.xs if self.steps is None else [f"{x}[:{self.steps}]" for x in self.xs]
         return self.body.lines(d) + [
             f"{lhs} = {mod}.scan({self.body.name}, {_tuple(self.operands)}, "
-            f"{_tuple(self.xs)}{rev})"]
+            f"{_tuple(xs)}{rev})"]
 
     def uses(self):
         return set(self.operands) | set(self.xs) | self.body.uses()

@@ -63,6 +63,7 @@ class _Gen:
         self.control, self.block_stmts = control, block_stmts
         self.ids = itertools.count()
         self.inputs = []
+        self.empty_outs = []     # outputs of no elements (a scan of no steps stacks none)
 
     # ---- drawing helpers ----------------------------------------------------------------
     def fresh(self, prefix="v"):
@@ -526,16 +527,23 @@ class _Gen:
             x_vars = [(n, s[1:]) for n, s in x_vars]
             name = self.fresh("step")
             stmts, inner, outs = self.block(scope, depth, in_vars + x_vars, shapes)
-            n_y = self.integer(0, 2)
-            ys = [inner.vars[-1 - self.integer(0, min(2, len(inner.vars) - 1))][0]
-                  for _ in range(n_y)]
-            y_shapes = [(sx[0],) + dict(inner.vars)[y] for y in ys]
+            # a stacked output may be a new carry too (an RNN's h: the CPU steps it from
+            # row to row of that output, xforms/kernels/cpu/control.py `keep_carries`)
+            ys = [self.choice(outs) if self.integer(0, 2) == 2 else
+                  inner.vars[-1 - self.integer(0, min(2, len(inner.vars) - 1))][0]
+                  for _ in range(self.integer(0, 2))]
+            steps = [None, None, None, 1, 0][self.integer(0, 4)]
+            n = sx[0] if steps is None else min(steps, sx[0])
+            y_shapes = [(n,) + dict(inner.vars)[y] for y in ys]
             body = Block(name, ["c", "x"], [f"{_unpack(names)} = c", f"{_unpack(xnames)} = x"],
                          stmts, f"{_tuple(outs)}, {_tuple(ys)}")
-            stmt = Scan([], [], ops, xs, self.flag(), body)
+            stmt = Scan([], [], ops, xs, self.flag(), body, steps=steps)
             self.finish(scope, stmt, shapes)
             stmt.ys = [self.fresh() for _ in ys]
-            scope.vars += list(zip(stmt.ys, y_shapes))
+            if n:
+                scope.vars += list(zip(stmt.ys, y_shapes))
+            elif depth == 0:   # empty rows feed nothing (a max over them has no value):
+                self.empty_outs += stmt.ys       # program outputs only
             return [stmt]
         # call: a nested function, called plainly or through jit / checkpoint
         ops = self.operands(scope, 1, 3)
@@ -557,6 +565,7 @@ class _Gen:
         used = set().union(*(s.uses() for s in stmts))
         sinks = [o for o in defined if o not in used and o != "_"]
         outs = sinks[-3:] if sinks else [defined[-1]]
+        outs += [o for o in self.empty_outs if o not in outs]
         extra = self.integer(0, 9)   # rarely: an output twice, an input returned as is, or
         if extra == 9:               # an input nothing reads (aliasing, zero cotangents)
             outs.append(self.choice(outs))

@@ -323,5 +323,13 @@ def scan(f, init, xs, reverse=False):
         ys.append(y)
     if reverse:
         ys.reverse()
-    n_y = len(ys[0]) if ys else 0
-    return carry, tuple(np.stack([np.asarray(y[j]) for y in ys]) for j in range(n_y))
+    if not ys:       # no steps: the rows' shapes from one step that no margin sees
+        saved = _stack[:]
+        _stack.clear()
+        try:
+            with np.errstate(all="ignore"):
+                _, y = f(init, tuple(np.zeros(np.shape(x)[1:]) for x in xs))
+        finally:
+            _stack[:] = saved
+        return carry, tuple(np.zeros((0,) + np.shape(v)) for v in y)
+    return carry, tuple(np.stack([np.asarray(y[j]) for y in ys]) for j in range(len(ys[0])))
