@@ -230,7 +230,6 @@ def _mm_intrinsic(ta, tb):
 def _mm_codegen(ta, tb):
     def codegen(context, builder, sig, args):
         from numba.core import cgutils
-        from numba.np import linalg
         from numba.np.arrayobj import make_array
         (x, y, out) = [make_array(t)(context, builder, v) for t, v in zip(sig.args, args)]
         # a transposed C operand is the F-ordered array of the swapped shape
@@ -253,10 +252,36 @@ def _mm_codegen(ta, tb):
             with full:
                 some = builder.icmp_signed("!=", builder.mul(xs[0], ys[1]), zero)
                 with builder.if_then(some, likely=True):
-                    linalg.call_xxgemm(context, builder, xt, xs, x.data, yt, ys, y.data,
-                                       sig.args[2], outs, out.data)
+                    _blas_call(context, builder, (xt, xs, x.data), (yt, ys, y.data),
+                               (sig.args[2], outs, out.data))
         return context.get_dummy_value()
     return codegen
+
+
+def _blas_call(context, builder, x, y, out):
+    """The BLAS product np.dot's (Numba's dot_3_mm) would make: dot for a row times a
+    column, gemv where either side is one row or column (gemm with n = 1 runs OpenBLAS's
+    slow, single-threaded path: a Newton-CG step's matrix-vector products took 2.4x longer),
+    gemm otherwise.  Each of x, y, out: (array type, shape, data pointer)."""
+    from numba.np import linalg
+    (xt, xs, xd), (yt, ys, yd), (ot, os_, od) = x, y, out
+    one = context.get_constant(types.intp, 1)
+    left_vec = builder.icmp_signed("==", xs[0], one)
+    with builder.if_else(builder.icmp_signed("==", ys[1], one)) as (right_vec, right_mat):
+        with right_vec:
+            with builder.if_else(left_vec) as (vv, mv):
+                with vv:
+                    linalg.call_xxdot(context, builder, False, ot.dtype, xs[1], xd, yd, od)
+                with mv:
+                    linalg.call_xxgemv(context, builder, xt.layout == ot.layout, xt, xs, xd,
+                                       yd, od)
+        with right_mat:
+            with builder.if_else(left_vec) as (vm, mm):
+                with vm:
+                    linalg.call_xxgemv(context, builder, yt.layout != ot.layout, yt, ys, yd,
+                                       xd, od)
+                with mm:
+                    linalg.call_xxgemm(context, builder, xt, xs, xd, yt, ys, yd, ot, os_, od)
 
 
 def _py_mm(ta, tb):
