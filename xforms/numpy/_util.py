@@ -119,6 +119,17 @@ _ARRAYS = (Tracer, core.Array, np.ndarray)
 _INT64_RANGE = range(-2 ** 63, 2 ** 63)
 
 
+def _array_aval(x):
+    """The abstract value of a traced array, or of a NumPy array or scalar of a supported
+    dtype; None for anything else (Python scalars, lists, unsupported dtypes)."""
+    t = type(x)
+    if t is Tracer:
+        return x._var.aval
+    if (t is np.ndarray or t is core.Array or isinstance(x, np.generic)) and x.dtype in _SUPPORTED:
+        return core.aval_of_value(x)
+    return None
+
+
 def _promote_same_float(xs, name):
     """`promote`'s result for its common case, or None: traced or NumPy arrays and NumPy
     scalars of one floating dtype, none weakly typed, with Python floats and ints (which
@@ -128,18 +139,12 @@ def _promote_same_float(xs, name):
     mixed = False                 # shapes differ: broadcast
     for x in xs:
         t = type(x)
-        if t is Tracer:
-            a = x.aval
-        elif t is float or t is int:
+        if t is float or t is int:
             if t is int and x not in _INT64_RANGE:
                 return None
             continue
-        elif (t is np.ndarray or t is core.Array or isinstance(x, np.generic)) \
-                and x.dtype in _SUPPORTED:
-            a = core.aval_of_value(x)
-        else:
-            return None
-        if a.weak_type or (dtype is not None and a.dtype != dtype):
+        a = _array_aval(x)
+        if a is None or a.weak_type or (dtype is not None and a.dtype != dtype):
             return None
         dtype = a.dtype
         if a.shape:
@@ -320,18 +325,12 @@ def promote_keep_shapes(arrays, inexact=False):
 
 
 def _one_strong_dtype(arrays, kinds):
-    """Are `arrays` all traced or NumPy arrays of one supported dtype of these `kinds`, none
-    weakly typed (what promotion leaves as they are)?"""
+    """Are `arrays` all traced or NumPy arrays (or scalars) of one supported dtype of these
+    `kinds`, none weakly typed (what promotion leaves as they are)?"""
     dtype = None
     for a in arrays:
-        t = type(a)
-        if t is Tracer:
-            av = a._var.aval
-        elif (t is np.ndarray or t is core.Array) and a.dtype in _SUPPORTED:
-            av = core.aval_of_value(a)
-        else:
-            return False
-        if av.weak_type or (dtype is not None and av.dtype != dtype):
+        av = _array_aval(a)
+        if av is None or av.weak_type or (dtype is not None and av.dtype != dtype):
             return False
         dtype = av.dtype
     return dtype is not None and dtype.kind in kinds
