@@ -14,9 +14,9 @@ Each line is cut into chunks of C = SCAN_GRAIN x spec.block elements, one block 
     add           every element of chunk c > 0 combined with the scanned sum of chunk c - 1
 
 so 2 levels - 1 launches.  Only combine(a, b) of the primitive's monoid is needed (no
-identity): nothing past a line's end is read or combined.  `reverse` reads and writes position p of the scan at n - 1 - p of the
-line.  Sums are formed in another order than the serial loop's, so floating-point results
-differ from it (and from NumPy) by rounding.
+identity): nothing past a line's end is read or combined.  `reverse` reads and writes
+position p of the scan at n - 1 - p of the line.  Sums are formed in another order than the
+serial loop's, so floating-point results differ from it (and from NumPy) by rounding.
 """
 import numpy as np
 

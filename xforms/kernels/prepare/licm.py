@@ -12,9 +12,10 @@ outputs of equations that move, of a pure kind (elementwise, reduction, view,
 contraction, gather/scatter: no control flow, calls or ops, which may have effects), and
 that read at least one constant array -- an equation of literals alone (a broadcast zero)
 stays, fused into the body's loops where it costs nothing, and so does a view that the body
-reads (`_views_stay`: a bias broadcast to the batch is an index map there).  A loop of no iterations then
-computes them once for nothing; they cannot fail.  Nested loops move their own invariants
-when their body is prepared (xforms/kernels/plan/fusion.py prepares every sub-program).
+reads (`_views_stay`: a bias broadcast to the batch is an index map there).  A loop of no
+iterations then computes them once for nothing; they cannot fail.  Nested loops move their
+own invariants when their body is prepared (xforms/kernels/plan/fusion.py prepares every
+sub-program).
 
     >>> hoist_invariants(jaxpr)       # scan(X, w; ...) { h = X @ w ... } ->
     ...                               # h = X @ w; scan(X, w, h; ...) { ... }

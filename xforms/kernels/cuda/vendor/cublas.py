@@ -1,5 +1,5 @@
-"""cuBLAS through ctypes: one handle per CUDA context (contexts.py), bound to the backend's stream, and
-the one call the backend makes (cublasGemmStridedBatchedEx).
+"""cuBLAS through ctypes: one handle per CUDA context (contexts.py), bound to the backend's
+stream, and the one call the backend makes (cublasGemmStridedBatchedEx).
 
     blas = Cublas(ctypes.CDLL("libcublas.so.13"))
     blas.gemm(g, np.float32, COMPUTE_32F, a_ptr, b_ptr, c_ptr, context=ctx, stream=s)

@@ -1,6 +1,6 @@
-"""cuSOLVER (dense) through ctypes: one handle per CUDA context (contexts.py), bound to the backend's
-stream, and `run`, which executes one SolverCall (solver_map.py) matrix by matrix (or, for a
-batched routine, in one call).
+"""cuSOLVER (dense) through ctypes: one handle per CUDA context (contexts.py), bound to the
+backend's stream, and `run`, which executes one SolverCall (solver_map.py) matrix by matrix
+(or, for a batched routine, in one call).
 
     solver = Cusolver(ctypes.CDLL("libcusolver.so.12"))
     solver.run(call, a_ptr, {"info": info_ptr}, scratch, context=ctx, stream=s)
