@@ -214,10 +214,7 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     names_checked, counts, diffs, notes = run(args)     # (each line printed as found)
-    print(f"\nnames checked: {names_checked}")
-    for k, v in sorted(counts.items()):
-        print(f"  {k}: {v}")
-    return 1 if any(not a for a, _ in diffs) else 0
+    return sweep.summary(names_checked, counts, diffs)
 
 
 if __name__ == "__main__":

@@ -308,6 +308,11 @@ def main():
         print("  ", line)
     for allowed, line in diffs:
         print("ALLOWED" if allowed else "DIFF   ", line)
+    return summary(names_checked, counts, diffs)
+
+
+def summary(names_checked, counts, diffs):
+    """Print the counts; -> the exit status (1 when a difference is not allow-listed)."""
     print(f"\nnames checked: {names_checked}")
     for k, v in sorted(counts.items()):
         print(f"  {k}: {v}")

@@ -77,10 +77,7 @@ def blockable(eqn):
 def move_products(steps, materialized, outset):
     """Move each product that `blockable` accepts into its one consumer loop (module
     docstring): its Op step leaves `steps`, its output leaves `materialized`."""
-    readers = {}
-    for k, st in enumerate(steps):
-        for a in _reads(st):
-            readers.setdefault(a, set()).add(k)
+    readers = _step_readers(steps)
     moved = {}
     for k, st in enumerate(steps):
         if st.kind != "op" or not blockable(st.eqn):
@@ -113,10 +110,7 @@ def write_transposed(steps, materialized, outset):
     reordering it afterwards -- attention's `einsum("bhqk,bkhd->bqhd", a, v)` is computed
     (b, h, q, d) and read as (b, q, h, d).  Only where each batch selects a matrix of both
     operands and of the transpose whose last axis is the product's last (`view_layouts`)."""
-    readers = {}
-    for k, st in enumerate(steps):
-        for a in _reads(st):
-            readers.setdefault(a, set()).add(k)
+    readers = _step_readers(steps)
     gone = set()
     for k, st in enumerate(steps):
         if st.kind != "op" or st.eqn.prim.name != "dot_general":
@@ -160,6 +154,15 @@ def _strided_rows(eqn, perm):
     return (len(dts) == 1 and dts.pop() in BLAS_CODES and perm[-1] == nd - 1
             and all(isinstance(a, Var) for a in eqn.invars)
             and view_layouts(eqn, xf, yf) is not None)
+
+
+def _step_readers(steps):
+    """{value: indices of the steps that read it}."""
+    readers = {}
+    for k, st in enumerate(steps):
+        for a in _reads(st):
+            readers.setdefault(a, set()).add(k)
+    return readers
 
 
 def _reads(step):
