@@ -2,8 +2,6 @@
 installed in Numba give what Numba's own give (statement for statement, name for name), and
 the SSA pass is much faster on a long kernel with many reassigned names (the shape of a
 peeled, fused kernel)."""
-import time
-
 import numpy as np
 import pytest
 from numba import njit
@@ -100,17 +98,26 @@ def test_compiled_results_unchanged():
     assert njit(_branches)(10, False) == _branches(10, False)
 
 
-def test_faster_on_a_long_kernel():
+def test_less_work_on_a_long_kernel(monkeypatch):
+    """Ours rewrites a fraction of the statements Numba's pass rewrites on a kernel with many
+    reassigned names (counted, not timed: a timing assertion fails on a loaded machine)."""
     original, patched = _both()
     fn = _big_source(30)
-    times = []
+    visited = []
+    block_pass = ssa._run_ssa_block_pass
+
+    def counting(states, blk, handler):
+        visited[-1] += len(blk.body)
+        return block_pass(states, blk, handler)
+
+    monkeypatch.setattr(ssa, "_run_ssa_block_pass", counting)
+    results = []
     for run in (original, patched):
-        blocks = run_frontend(fn).blocks
-        t = time.process_time()
-        run(blocks)
-        times.append(time.process_time() - t)
-    print(f"SSA of a 30-loop kernel: Numba {times[0]:.3f} s, ours {times[1]:.3f} s")
-    assert times[1] < times[0] / 3, times
+        visited.append(0)
+        results.append(_dump(run(run_frontend(fn).blocks)))
+    assert results[0] == results[1]
+    print(f"SSA of a 30-loop kernel: statements rewritten, Numba {visited[0]}, ours {visited[1]}")
+    assert 0 < visited[1] < visited[0] / 10, visited
 
 
 # ---- xforms/kernels/numba_fixes/liveness.py ---------------------------------------------------------------
