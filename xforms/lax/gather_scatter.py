@@ -34,7 +34,7 @@ from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import structural as st
 from ..numpy._util import aval, asarray_operand
-from ..numpy.indexing import _combine_static, _combine_traced
+from ..numpy.indexing import combine
 
 
 class GatherScatterMode(enum.Enum):
@@ -397,8 +397,7 @@ def _combining(op):
         shape = aval(asarray_operand(operand)).shape
         flat, fv, pos = flat_positions(name, operand, scatter_indices, updates,
                                        dimension_numbers, mode)
-        out = _combine_static(flat, fv, pos, _COMBINE[op]) if isinstance(pos, np.ndarray) \
-            else _combine_traced(flat, fv, pos, _COMBINE[op])
+        out = combine(flat, fv, pos, op)
         return st.reshape(out, shape)
     scatter_op.__name__ = scatter_op.__qualname__ = f"scatter_{op}"
     scatter_op.__doc__ = (
@@ -408,7 +407,6 @@ def _combining(op):
     return scatter_op
 
 
-_COMBINE = {"mul": ew.mul, "min": ew.min, "max": ew.max}
 scatter_mul = _combining("mul")
 scatter_min = _combining("min")
 scatter_max = _combining("max")
