@@ -4,7 +4,9 @@
 compiled CPU kernels -- with the values of that run (under jit, not the tracers): once per
 iteration inside `scan` / `fori_loop` / `while_loop` bodies, once per batch element under
 vmap, with the primal values under grad.  The simplifier never drops them and keeps them
-in program order (`ordered=` is accepted; every callback is ordered).
+in program order (`ordered=` is accepted; every callback is ordered).  Their equations
+carry JAX's effects -- `DebugEffect`, or `OrderedDebugEffect` with ordered=True -- which
+`make_jaxpr(f).effects` lists, as JAX's does.
 """
 import builtins
 import functools
@@ -16,7 +18,7 @@ import numpy as np
 
 from .core import source_info
 from .callbacks import call
-from .primitives.callbacks import debug_callback_p
+from .primitives.callbacks import DebugEffect, OrderedDebugEffect, debug_callback_p
 
 logger = logging.getLogger(__name__)
 
@@ -135,4 +137,4 @@ def breakpoint(*args, **kwargs):  # noqa: A001  (jax.debug.breakpoint's name)
         "xforms.debug.print / xforms.debug.callback")
 
 
-__all__ = ["print", "log", "callback", "breakpoint"]
+__all__ = ["print", "log", "callback", "breakpoint", "DebugEffect", "OrderedDebugEffect"]
