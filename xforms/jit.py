@@ -27,8 +27,8 @@ from .core import trace as core
 from .exec import exe_cache, gc_pause, tiered
 from .argnums import resolve_static, split_call
 from .errors import BackendError
-from .core import jit_switch
-from .core.source_info import describe_function
+from .core import jit_switch, monitoring
+from .core.source_info import describe_function, function_name
 from .transforms.tracing import flatten_args, float0_as_static, trace_flat
 from .core.avals import float0
 from .tree_util import tree_flatten, tree_unflatten
@@ -288,7 +288,8 @@ class Jitted:
         # traced once per signature while the jitted function lives (JAX's rule)
         closed, out_tree, _ = trace_flat(traced, flat, in_tree, with_values=with_values,
                                          key=(self.fun, ("jit", call.statics, call.skw, call.n)),
-                                         post=_float0_out_of_program)
+                                         post=_float0_out_of_program,
+                                         fun_name=function_name(self.fun))
         return closed, out_tree, flat, in_tree
 
     def _key(self, args, kwargs):
@@ -326,9 +327,11 @@ class Jitted:
             why = (f": the compiler package 'xforms.kernels' failed to import ({_import_error[0]}); "
                    "reinstall with `pip install -e .`" if _import_error else "")
             raise BackendError(f"backend {backend!r} is not available{why}")
-        return found.compile(closed, {"donate_argnums": self.donate_argnums,
-                                      "backend": backend, "background": background,
-                                      "name": describe_function(self.fun)})
+        with monitoring.timed(monitoring.BACKEND_COMPILE_EVENT,
+                              f"jit({function_name(self.fun)})"):
+            return found.compile(closed, {"donate_argnums": self.donate_argnums,
+                                          "backend": backend, "background": background,
+                                          "name": describe_function(self.fun)})
 
     def _log_compile(self, closed, how):
         """xf.log_compiles: one line per compile (WARNING while on, else DEBUG, as JAX)."""
