@@ -58,7 +58,9 @@ class Eqn:
             for sub in (v if isinstance(v, tuple) else (v,)):
                 sub = getattr(sub, "jaxpr", sub)          # ClosedJaxpr -> Jaxpr
                 if isinstance(sub, Jaxpr):
-                    effects = effects | sub.effects
+                    inner = sub.effects
+                    if inner:
+                        effects = effects | inner
         return effects
 
     def __init__(self, prim, invars, outvars, params, source_info=None):
@@ -89,7 +91,12 @@ class Jaxpr:
         >>> xf.make_jaxpr(lambda x: xf.debug.print("{}", x))(1.0).effects
         frozenset({Debug})
         """
-        return frozenset().union(*(e.effects for e in self.eqns))
+        effects = no_effects
+        for e in self.eqns:
+            inner = e.effects
+            if inner:
+                effects = effects | inner
+        return effects
 
     def __str__(self):
         return pp_jaxpr(self)
