@@ -45,18 +45,22 @@ def record_scalar(event, value, **kwargs):
 
 
 def register_event_listener(callback):
+    """Call `callback` on every `record_event`."""
     _listeners["event"].append(callback)
 
 
 def register_event_duration_secs_listener(callback):
+    """Call `callback` on every `record_event_duration_secs`."""
     _listeners["duration"].append(callback)
 
 
 def register_event_time_span_listener(callback):
+    """Call `callback` on every `record_event_time_span`."""
     _listeners["span"].append(callback)
 
 
 def register_scalar_listener(callback):
+    """Call `callback` on every `record_scalar`."""
     _listeners["scalar"].append(callback)
 
 
@@ -67,18 +71,22 @@ def _unregister(kind, callback):
 
 
 def unregister_event_listener(callback):
+    """Stop calling `callback` (ValueError if it is not registered)."""
     _unregister("event", callback)
 
 
 def unregister_event_duration_listener(callback):
+    """Stop calling `callback` (ValueError if it is not registered)."""
     _unregister("duration", callback)
 
 
 def unregister_event_time_span_listener(callback):
+    """Stop calling `callback` (ValueError if it is not registered)."""
     _unregister("span", callback)
 
 
 def unregister_scalar_listener(callback):
+    """Stop calling `callback` (ValueError if it is not registered)."""
     _unregister("scalar", callback)
 
 
