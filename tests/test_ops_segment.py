@@ -150,5 +150,7 @@ def test_errors_name_the_problem():
         xf.jit(lambda d, i: ops.segment_sum(d, i))(DATA, IDS)
     with pytest.raises(TypeError, match="segment_ids must have an integer dtype"):
         ops.segment_max(DATA, IDS.astype(float), 4)
+    with pytest.raises(ValueError, match="does not match segment_ids"):
+        ops.segment_sum(DATA, IDS[:2], 4)       # (jax: ValueError, incompatible types)
     with pytest.raises(ValueError, match="num_segments must be non-negative"):
         ops.segment_min(DATA, IDS, -1)

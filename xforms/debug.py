@@ -137,7 +137,9 @@ def inspect_array_sharding(value, *, callback):
     signature, as JAX's once per compile; never when a cached program runs).  xforms keeps
     each array on one device, so outside shard_map that is a `SingleDeviceSharding` of the
     default device; inside a shard_map body, `NamedSharding(mesh, P())` (a member's block),
-    and inside a pmap body the same over the mesh of the MPI ranks -- JAX's answers.
+    and inside a pmap body the same over the mesh of the MPI ranks -- JAX's answers.  It
+    runs while tracing, so it leaves no equation in the program (JAX's jaxpr holds an
+    inspect_sharding equation, with DebugEffect, whose callback runs when it is lowered).
 
     >>> xf.debug.inspect_array_sharding(xnp.ones(3), callback=print)
     SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)

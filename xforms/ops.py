@@ -46,6 +46,12 @@ def _num_segments(name, segment_ids, num_segments):
     return num_segments
 
 
+def _broadcasts(src, dst):
+    """Does an array of shape `src` broadcast to `dst` (NumPy's rule, as JAX's)?"""
+    return len(src) <= len(dst) and all(
+        a in (1, b) for a, b in zip(src[::-1], dst[::-1]))
+
+
 _SCATTER = {"sum": lax.scatter_add, "prod": lax.scatter_mul, "max": lax.scatter_max,
             "min": lax.scatter_min}
 _REDUCE = {"sum": xnp.sum, "prod": xnp.prod, "max": xnp.max, "min": xnp.min}
@@ -73,7 +79,12 @@ def _segment(kind, data, segment_ids, num_segments, indices_are_sorted, unique_i
     if 0 in rows:                     # nothing to scatter into (num_segments=0)
         return out
     window = len(rows) - ids.shape[-1]
-    updates = xnp.broadcast_to(data, ids.shape[:-1] + rows[ids.shape[-1]:])
+    shape = ids.shape[:-1] + rows[ids.shape[-1]:]
+    if not _broadcasts(data.shape, shape):
+        raise ValueError(f"{name}: data of shape {data.shape} does not match segment_ids "
+                         f"of shape {segment_ids.shape}: data's leading axis holds one row "
+                         "per segment id")
+    updates = xnp.broadcast_to(data, shape)
     dn = lax.ScatterDimensionNumbers(
         update_window_dims=tuple(range(ids.ndim - 1, ids.ndim - 1 + window)),
         inserted_window_dims=tuple(range(ids.shape[-1])),
