@@ -10,8 +10,9 @@ point gather/scatter.  So every dimension-number pattern differentiates, batches
 compiles through the existing rules, with no kernel code of its own.  `scatter_mul`,
 `scatter_min` and `scatter_max` combine through flat positions as `x.at[i].mul/min/max`
 does, with known indices and with traced ones (a sort and a segmented scan,
-xforms/numpy/indexing.py `_combine_traced`), so duplicate indices all apply (`scatter_apply`, in lax/__init__.py, loops
-as often as an index repeats).
+xforms/numpy/indexing.py `combine`), so duplicate indices all apply (`scatter_apply`, in
+lax/__init__.py, loops as often as an index repeats); tied min/max values share the
+derivative equally, as JAX's (xforms/numpy/_scatter_extremal.py).
 
 Out-of-bounds windows (JAX's `GatherScatterMode`): CLIP clamps the start; FILL_OR_DROP
 fills a gathered window with `fill_value` and drops a scattered one; PROMISE_IN_BOUNDS (the
