@@ -4,7 +4,9 @@
 compiled CPU kernels -- with the values of that run (under jit, not the tracers): once per
 iteration inside `scan` / `fori_loop` / `while_loop` bodies, once per batch element under
 vmap, with the primal values under grad.  The simplifier never drops them and keeps them
-in program order (`ordered=` is accepted; every callback is ordered).
+in program order (`ordered=` is accepted; every callback is ordered).  Their equations
+carry JAX's effects -- `DebugEffect`, or `OrderedDebugEffect` with ordered=True -- which
+`make_jaxpr(f).effects` lists, as JAX's does.
 """
 import builtins
 import functools
@@ -14,9 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import source_info
+from .core import axis_env, source_info
 from .callbacks import call
-from .primitives.callbacks import debug_callback_p
+from .primitives.callbacks import DebugEffect, OrderedDebugEffect, debug_callback_p
+from .runtime import devices
+from .sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
+from .tree_util import tree_leaves
 
 logger = logging.getLogger(__name__)
 
@@ -126,6 +131,38 @@ def _no_arguments(what, args, kwargs):
                         f"args={args} kwargs={kwargs}")
 
 
+def inspect_array_sharding(value, *, callback):
+    """Call `callback` with the sharding of each array of the pytree `value`, as JAX does
+    "as early as possible": eagerly at once, under jit when the function is traced (once per
+    signature, as JAX's once per compile; never when a cached program runs).  xforms keeps
+    each array on one device, so outside shard_map that is a `SingleDeviceSharding` of the
+    default device; inside a shard_map body, `NamedSharding(mesh, P())` (a member's block),
+    and inside a pmap body the same over the mesh of the MPI ranks -- JAX's answers.  It
+    runs while tracing, so it leaves no equation in the program (JAX's jaxpr holds an
+    inspect_sharding equation, with DebugEffect, whose callback runs when it is lowered).
+
+    >>> xf.debug.inspect_array_sharding(xnp.ones(3), callback=print)
+    SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)
+    """
+    if not callable(callback):
+        raise TypeError(f"inspect_array_sharding: callback must be callable, got "
+                        f"{type(callback).__name__}")
+    sharding = _current_sharding()
+    for _ in tree_leaves(value):
+        callback(sharding)
+
+
+def _current_sharding():
+    """What every value traced here has: the innermost shard_map's (or pmap's) mesh,
+    unsplit within a member, else the default device."""
+    for frame in reversed(axis_env.frames()):
+        if frame.mesh is not None or frame.comm is not None:
+            from .mpi import make_mesh as ranks_mesh   # (mpi4py only under pmap)
+            mesh = frame.mesh or ranks_mesh(frame.name, comm=frame.comm)
+            return NamedSharding._of(mesh, PartitionSpec())
+    return SingleDeviceSharding._of(devices()[0])
+
+
 def breakpoint(*args, **kwargs):  # noqa: A001  (jax.debug.breakpoint's name)
     """jax.debug.breakpoint is not supported: compiled kernels cannot stop in a Python
     debugger.  Raises NotImplementedError saying what to use instead."""
@@ -135,4 +172,5 @@ def breakpoint(*args, **kwargs):  # noqa: A001  (jax.debug.breakpoint's name)
         "xforms.debug.print / xforms.debug.callback")
 
 
-__all__ = ["print", "log", "callback", "breakpoint"]
+__all__ = ["print", "log", "callback", "breakpoint", "DebugEffect", "OrderedDebugEffect",
+           "inspect_array_sharding"]

@@ -27,10 +27,11 @@ from .core import trace as core
 from .exec import exe_cache, gc_pause, tiered
 from .argnums import resolve_static, split_call
 from .errors import BackendError
-from .core import jit_switch
-from .core.source_info import describe_function
+from .core import jit_switch, monitoring
+from .core.source_info import describe_function, function_name
 from .transforms.tracing import flatten_args, float0_as_static, trace_flat
 from .core.avals import float0
+from .stages import Traced, Wrapped
 from .tree_util import tree_flatten, tree_unflatten
 
 
@@ -235,27 +236,7 @@ def _explain_miss(fun, key, seen):
     logger.warning("TRACING CACHE MISS for %s: %s", describe_function(fun), why)
 
 
-class Lowered:
-    """Result of `jit(f).lower(*args)`: `.as_text()` and `.compile()`."""
-
-    def __init__(self, jitted, executable, in_tree, out_tree):
-        self._jitted, self._exe = jitted, executable
-        self._in_tree, self._out_tree = in_tree, out_tree
-        self._key = None
-
-    def as_text(self):
-        return self._exe.source
-
-    def compile(self):
-        """A callable running the compiled executable (never the fast tier: `lower`
-        compiled synchronously, and this signature's entry now holds the result)."""
-        jitted = self._jitted
-        if self._key is not None:
-            jitted._install(self._key, self._exe, self._out_tree)
-        return lambda *args, **kwargs: jitted(*args, **kwargs)
-
-
-class Jitted:
+class Jitted(Wrapped):
     def __init__(self, fun, static_argnums=(), static_argnames=(), backend=None,
                  donate_argnums=(), tiered=None):
         self.fun = fun
@@ -288,7 +269,8 @@ class Jitted:
         # traced once per signature while the jitted function lives (JAX's rule)
         closed, out_tree, _ = trace_flat(traced, flat, in_tree, with_values=with_values,
                                          key=(self.fun, ("jit", call.statics, call.skw, call.n)),
-                                         post=_float0_out_of_program)
+                                         post=_float0_out_of_program,
+                                         fun_name=function_name(self.fun))
         return closed, out_tree, flat, in_tree
 
     def _key(self, args, kwargs):
@@ -326,9 +308,11 @@ class Jitted:
             why = (f": the compiler package 'xforms.kernels' failed to import ({_import_error[0]}); "
                    "reinstall with `pip install -e .`" if _import_error else "")
             raise BackendError(f"backend {backend!r} is not available{why}")
-        return found.compile(closed, {"donate_argnums": self.donate_argnums,
-                                      "backend": backend, "background": background,
-                                      "name": describe_function(self.fun)})
+        with monitoring.timed(monitoring.BACKEND_COMPILE_EVENT,
+                              f"jit({function_name(self.fun)})"):
+            return found.compile(closed, {"donate_argnums": self.donate_argnums,
+                                          "backend": backend, "background": background,
+                                          "name": describe_function(self.fun)})
 
     def _log_compile(self, closed, how):
         """xf.log_compiles: one line per compile (WARNING while on, else DEBUG, as JAX)."""
@@ -458,19 +442,28 @@ class Jitted:
                       "Make custom pytree nodes' aux data hashable (a tuple, not a list or "
                       "dict).", RuntimeWarning, stacklevel=3)
 
-    def lower(self, *args, **kwargs):
-        """Trace and compile synchronously (never the fast tier)."""
-        with gc_pause.paused():
-            closed, out_tree, flat, in_tree = self._trace(args, kwargs)
-            self._log_compile(closed, "")
-            lowered = Lowered(self, self._executable(closed), in_tree, out_tree)
+    def _signature(self, args, kwargs):
+        """This call's signature key, or None where the arguments form none."""
         try:
             key = self._key(args, kwargs)[0]
             hash(key)
+            return key
         except TypeError:
-            key = None
-        lowered._key = key
-        return lowered
+            return None
+
+    def trace(self, *args, **kwargs):
+        """The program traced for these arguments' signature (`xforms.stages.Traced`)."""
+        closed, out_tree, _, in_tree = self._trace(args, kwargs)
+        return Traced(self, closed, in_tree, out_tree, self._signature(args, kwargs))
+
+    def _compile_traced(self, closed):
+        with gc_pause.paused():
+            self._log_compile(closed, "")
+            return self._executable(closed)
+
+    def lower(self, *args, **kwargs):
+        """Trace and compile synchronously, never the fast tier (`xforms.stages.Lowered`)."""
+        return self.trace(*args, **kwargs).lower()
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None, donate_argnums=(),

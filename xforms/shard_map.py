@@ -210,7 +210,7 @@ def _run_in_process(f, mesh, in_specs, out_specs, check, args):
     in_axes = _in_axes(f, mesh, in_specs, flat, in_tree)
     known = [x if d is None else None for x, d in zip(flat, in_axes)]
     avals = [_block_aval(x, d, k) for x, d in zip(flat, in_axes)]
-    with axis_env.bind_axis(name, k, vma=check):
+    with axis_env.bind_axis(name, k, vma=check, mesh=mesh):
         closed, consts, out_tree, out_axes = _trace_member(
             f, name, out_specs, check, known, in_tree, avals, [d is not None for d in in_axes])
     # member j's block of a split axis d is x[..., j*b:(j+1)*b, ...]: axis d becomes (k, b)
@@ -251,7 +251,7 @@ def _mpi_runner(f, mesh, in_specs, out_specs, check):
                   lax.dynamic_slice_in_dim(x, r * (core.get_aval(x).shape[d] // k),
                                            core.get_aval(x).shape[d] // k, d)
                   for x, d in zip(flat, in_axes)]
-        with axis_env.bind_axis(name, k, mesh.comm, vma=check):
+        with axis_env.bind_axis(name, k, mesh.comm, vma=check, mesh=mesh):
             closed, consts, out_tree, out_axes = _trace_member(
                 f, name, out_specs, check, [None] * len(blocks), in_tree,
                 [core.get_aval(b) for b in blocks], [d is not None for d in in_axes])

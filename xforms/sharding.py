@@ -13,9 +13,10 @@ A mesh's members are either **virtual members of this process** (`xf.make_mesh((
     >>> P("i", None)
     P('i', None)
 
-Not supported, with an error that says so: meshes of more than one axis, and the device
-placement objects (`NamedSharding`, `SingleDeviceSharding`): xforms keeps one copy of each
-array on the host (or its one GPU), so there is nothing to place.
+Not supported, with an error that says so: meshes of more than one axis, and building the
+device placement objects (`NamedSharding`, `SingleDeviceSharding`): xforms keeps one copy of
+each array on the host (or its one GPU), so there is nothing to place.  Such objects exist
+only as reports: `xforms.debug.inspect_array_sharding` passes the sharding a value has.
 """
 from collections import OrderedDict
 
@@ -149,16 +150,46 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
     return Mesh(devices, names, axis_types=axis_types)
 
 
-def _unsupported(name):
-    """A placement class that cannot be honest in xforms: it raises, naming the gap."""
+class _Reported:
+    """A sharding xforms reports (`debug.inspect_array_sharding`) but does not let a user
+    build: xforms places no arrays, so the constructor raises, naming the gap."""
+
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(
-            f"{name}: xforms does not place arrays on devices (each array has one copy, on "
-            "the host or its one GPU); to split work over a mesh, pass PartitionSpecs to "
-            "shard_map's in_specs/out_specs")
-    return type(name, (), {"__init__": __init__, "__doc__": f"Not supported: {name} "
-                           "raises NotImplementedError (xforms places no arrays)."})
+            f"{type(self).__name__}: xforms does not place arrays on devices (each array has "
+            "one copy, on the host or its one GPU); to split work over a mesh, pass "
+            "PartitionSpecs to shard_map's in_specs/out_specs")
+
+    @classmethod
+    def _of(cls, *fields):
+        obj = object.__new__(cls)
+        obj._fields = fields
+        return obj
+
+    memory_kind = "device"
+    is_fully_addressable = True
+    num_devices = property(lambda self: len(self.device_set))
+    __eq__ = lambda self, other: type(other) is type(self) and other._fields == self._fields
+    __hash__ = lambda self: hash((type(self), self._fields))
 
 
-NamedSharding = _unsupported("NamedSharding")
-SingleDeviceSharding = _unsupported("SingleDeviceSharding")
+class SingleDeviceSharding(_Reported):
+    """The sharding of an array on one device (every xforms array outside a shard_map):
+    `device_set`, `memory_kind`, `is_fully_replicated` as JAX's.  Not constructible."""
+    device_set = property(lambda self: {self._fields[0]})
+    is_fully_replicated = True
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self._fields[0]!r}, memory_kind=device)"
+
+
+class NamedSharding(_Reported):
+    """The sharding of a value inside a shard_map / pmap body: its `mesh` and `spec`, as
+    JAX's.  Not constructible."""
+    mesh = property(lambda self: self._fields[0])
+    spec = property(lambda self: self._fields[1])
+    device_set = property(lambda self: set(self.mesh.devices.flat))
+    is_fully_replicated = property(lambda self: all(p is None for p in self.spec))
+
+    def __repr__(self):
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"

@@ -27,17 +27,19 @@ _frames = _Frames()
 @dataclass(frozen=True)
 class AxisFrame:
     """One bound axis.  `comm` is an `MpiComm` for pmap axes, None for vmap axes; `vma`
-    marks a shard_map body traced with JAX's check_vma=True."""
+    marks a shard_map body traced with JAX's check_vma=True; `mesh` is the shard_map's mesh
+    (an xforms.sharding.Mesh: debug.inspect_array_sharding reports it), None elsewhere."""
     name: object
     size: int
     comm: object = None
     vma: bool = False
+    mesh: object = None
 
 
 @contextmanager
-def bind_axis(name, size, comm=None, vma=False):
+def bind_axis(name, size, comm=None, vma=False, mesh=None):
     """Bind axis `name` of `size` members for the duration of the block."""
-    _frames.stack.append(AxisFrame(name, int(size), comm, vma))
+    _frames.stack.append(AxisFrame(name, int(size), comm, vma, mesh))
     try:
         yield _frames.stack[-1]
     finally:
@@ -53,6 +55,11 @@ def lookup(name):
     raise NameError(f"unbound axis name: {name!r} (bound axis names: {bound}). Collectives "
                     "such as lax.psum need an enclosing vmap(..., axis_name=...) or "
                     "pmap(..., axis_name=...) that binds the name.")
+
+
+def frames():
+    """The bound axes, innermost last."""
+    return tuple(_frames.stack)
 
 
 def vma_axes():

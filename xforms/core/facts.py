@@ -128,9 +128,11 @@ class Facts:
     cumulative:  the monoid of a prefix-scan OP ("sum" for cumsum, "prod", "max", "min",
                  "logaddexp"): each backend prints its combine step and lowers every
                  primitive declaring one (xforms/kernels/ops/cumulative.py, xforms/kernels/cuda/)
-    effect:      the primitive acts beyond its results (a callback into Python that
-                 prints or does I/O): the simplifier never drops it or merges two of them,
-                 also inside a control-flow body (transforms/simplify.py `has_effect`)
+    effect:      fn(params) -> frozenset of `ir.Effect`s: the primitive acts beyond its
+                 results (a callback into Python that prints or does I/O); read through
+                 `Eqn.effects` / `Jaxpr.effects`: the simplifier never drops such an
+                 equation or merges two, also inside a control-flow body
+                 (transforms/simplify.py `has_effect`)
 
     Eager buffer reuse (xforms/core/eager_reuse.py: the NumPy evaluator writes a result into a
     dying temporary instead of a new array):
@@ -175,7 +177,7 @@ class Facts:
     cheap: bool = False
     guarded: bool = False
     cumulative: Optional[str] = None
-    effect: bool = False
+    effect: Optional[Callable] = None
 
 
 def declare(prim, kind=None, **facts):
@@ -186,6 +188,9 @@ def declare(prim, kind=None, **facts):
     if facts.get("eager_work") not in EAGER_WORK:
         raise ValueError(f"unknown eager_work {facts['eager_work']!r} for {prim}; one of "
                          f"{EAGER_WORK}")
+    if not callable(facts.get("effect", len)):
+        raise TypeError(f"the effect fact of {prim} is a function of the params returning "
+                        "its effects (a frozenset of xforms.core.ir.Effect)")
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown fusion class {kind!r} for {prim}; one of {KINDS}")
     bad = set(facts.get("math", {})) - set(MATH_TARGETS)

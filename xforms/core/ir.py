@@ -35,8 +35,33 @@ class Literal:
         return f"Literal({self.val})"
 
 
+class Effect:
+    """A side effect of an equation, as JAX's `jax._src.effects.Effect`: each kind is a
+    subclass (xforms.debug.DebugEffect, OrderedDebugEffect, ...) with one instance, which
+    a primitive's `effect` fact returns for its params (xforms/core/facts.py)."""
+
+
+no_effects = frozenset()
+
+
 class Eqn:
     __slots__ = ("prim", "invars", "outvars", "params", "source_info")
+
+    @property
+    def effects(self):
+        """The equation's effects: its primitive's for these params, and those of the
+        programs in its params (a loop body that prints).  The simplifier reads them: an
+        equation with effects is never dropped or merged (transforms/simplify.py)."""
+        own = self.prim.facts.effect
+        effects = own(self.params) if own is not None else no_effects
+        for v in self.params.values():
+            for sub in (v if isinstance(v, tuple) else (v,)):
+                sub = getattr(sub, "jaxpr", sub)          # ClosedJaxpr -> Jaxpr
+                if isinstance(sub, Jaxpr):
+                    inner = sub.effects
+                    if inner:
+                        effects = effects | inner
+        return effects
 
     def __init__(self, prim, invars, outvars, params, source_info=None):
         self.prim, self.invars, self.outvars = prim, list(invars), list(outvars)
@@ -59,6 +84,20 @@ class Jaxpr:
     in_avals = property(lambda self: [v.aval for v in self.invars])
     out_avals = property(lambda self: [v.aval for v in self.outvars])
 
+    @property
+    def effects(self):
+        """The effects of its equations, sub-programs' included (JAX's `Jaxpr.effects`).
+
+        >>> xf.make_jaxpr(lambda x: xf.debug.print("{}", x))(1.0).effects
+        frozenset({Debug})
+        """
+        effects = no_effects
+        for e in self.eqns:
+            inner = e.effects
+            if inner:
+                effects = effects | inner
+        return effects
+
     def __str__(self):
         return pp_jaxpr(self)
 
@@ -73,6 +112,7 @@ class ClosedJaxpr:
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
+    effects = property(lambda self: self.jaxpr.effects)
 
     def __str__(self):
         return pp_jaxpr(self.jaxpr)

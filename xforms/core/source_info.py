@@ -4,6 +4,7 @@ Captured at bind time by walking up the Python stack past frames that belong to
 xforms/kernels themselves.  Transforms re-binding an existing equation install its
 source info with `user_frame_override` so the derived equations point at the same line.
 """
+import functools
 import os
 import sys
 import threading
@@ -87,6 +88,17 @@ def user_frame_override(info):
         yield
     finally:
         _state.info = prev
+
+
+def function_name(fun) -> str:
+    """A user function's __name__ (a partial's function's), as JAX's events name it.
+
+    >>> function_name(functools.partial(np.add, 1))
+    'add'
+    """
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    return getattr(fun, "__name__", type(fun).__name__)
 
 
 def describe_function(fun) -> str:

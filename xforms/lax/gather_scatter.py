@@ -10,8 +10,9 @@ point gather/scatter.  So every dimension-number pattern differentiates, batches
 compiles through the existing rules, with no kernel code of its own.  `scatter_mul`,
 `scatter_min` and `scatter_max` combine through flat positions as `x.at[i].mul/min/max`
 does, with known indices and with traced ones (a sort and a segmented scan,
-xforms/numpy/indexing.py `_combine_traced`), so duplicate indices all apply (`scatter_apply`, in lax/__init__.py, loops
-as often as an index repeats).
+xforms/numpy/indexing.py `combine`), so duplicate indices all apply (`scatter_apply`, in
+lax/__init__.py, loops as often as an index repeats); tied min/max values share the
+derivative equally, as JAX's (xforms/numpy/_scatter_extremal.py).
 
 Out-of-bounds windows (JAX's `GatherScatterMode`): CLIP clamps the start; FILL_OR_DROP
 fills a gathered window with `fill_value` and drops a scattered one; PROMISE_IN_BOUNDS (the
@@ -34,7 +35,7 @@ from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import structural as st
 from ..numpy._util import aval, asarray_operand
-from ..numpy.indexing import _combine_static, _combine_traced
+from ..numpy.indexing import combine
 
 
 class GatherScatterMode(enum.Enum):
@@ -397,8 +398,7 @@ def _combining(op):
         shape = aval(asarray_operand(operand)).shape
         flat, fv, pos = flat_positions(name, operand, scatter_indices, updates,
                                        dimension_numbers, mode)
-        out = _combine_static(flat, fv, pos, _COMBINE[op]) if isinstance(pos, np.ndarray) \
-            else _combine_traced(flat, fv, pos, _COMBINE[op])
+        out = combine(flat, fv, pos, op)
         return st.reshape(out, shape)
     scatter_op.__name__ = scatter_op.__qualname__ = f"scatter_{op}"
     scatter_op.__doc__ = (
@@ -408,7 +408,6 @@ def _combining(op):
     return scatter_op
 
 
-_COMBINE = {"mul": ew.mul, "min": ew.min, "max": ew.max}
 scatter_mul = _combining("mul")
 scatter_min = _combining("min")
 scatter_max = _combining("max")

@@ -26,6 +26,7 @@ from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import sorting
 from ..primitives import structural as st
+from ._scatter_extremal import with_tie_rule
 from ._util import aval, asarray_operand, broadcast_to, convert, locate_errors, wrap_result
 
 
@@ -359,10 +360,8 @@ class _IndexUpdateRef:
             out = ix.scatter_add(flat, fv, [_const(fsel)], (0,), "drop")
         elif op == "set":
             out = ix.scatter(flat, fv, [_const(fsel)], (0,), "drop")
-        elif isinstance(fsel, np.ndarray):
-            out = _combine_static(flat, fv, fsel, _COMBINE[op])
         else:
-            out = _combine_traced(flat, fv, fsel, _COMBINE[op])
+            out = combine(flat, fv, fsel, op)
         return st.reshape(out, a.shape) if a.shape != (a.size,) else out
 
     # JAX's update methods: `mode` "drop" (default), "fill", "promise_in_bounds" skip an
@@ -431,6 +430,20 @@ def _normalised(arrays, sizes):
 
 def _const(i):
     return core.as_array(i) if isinstance(i, np.ndarray) else i
+
+
+def combine(flat, fv, pos, op):
+    """flat with every update fv[k] combined by `op` ("mul", "min", "max") into
+    flat[pos[k]] (pos -1: dropped), pos known (a NumPy array) or traced; a tie of min/max
+    differentiates as JAX's (equal shares, numpy/_scatter_extremal.py)."""
+    fn = _COMBINE[op]
+
+    def value(f, v, p):
+        return _combine_static(f, v, p, fn) if isinstance(p, np.ndarray) \
+            else _combine_traced(f, v, p, fn)
+    if op == "mul" or aval(flat).dtype.kind not in "fc":
+        return value(flat, fv, pos)
+    return with_tie_rule(value, flat, fv, pos, f"scatter_{op}")
 
 
 def _combine_static(flat, fv, fsel, op):

@@ -31,11 +31,36 @@ import numpy as np
 from ..core.avals import ShapedArray
 from ..core.trace import abstract_eval_rules, get_aval, impl_rules
 from ..core.facts import OP, declare
+from ..core.ir import Effect
 from ..core.registry import exempt, primitive
 from ..core.source_info import describe_function
 from ..transforms.jvp import jvp_rules
 from ..transforms.vmap import moveaxis, vmap_rules
 from ..tree_util import tree_flatten, tree_unflatten
+
+class DebugEffect(Effect):
+    """The effect of debug.print / debug.callback (jax.debug.DebugEffect)."""
+    __str__ = __repr__ = lambda self: "Debug"
+
+
+class OrderedDebugEffect(Effect):
+    """The effect of debug.print / debug.callback with ordered=True."""
+    __str__ = __repr__ = lambda self: "OrderedDebug"
+
+
+class IOEffect(Effect):
+    """The effect of io_callback."""
+    __str__ = __repr__ = lambda self: "IO"
+
+
+class OrderedIOEffect(Effect):
+    """The effect of io_callback with ordered=True."""
+    __str__ = __repr__ = lambda self: "OrderedIO"
+
+
+# one instance of each, as JAX's (jax._src.debugging.debug_effect, ...)
+debug_effect, ordered_debug_effect = DebugEffect(), OrderedDebugEffect()
+io_effect, ordered_io_effect = IOEffect(), OrderedIOEffect()
 
 debug_callback_p = primitive("debug_callback", multiple_results=True)
 pure_callback_p = primitive("pure_callback", multiple_results=True)
@@ -221,6 +246,8 @@ for _p in CALLBACK_PRIMITIVES:
 jvp_rules[debug_callback_p] = _debug_jvp
 jvp_rules[pure_callback_p] = _no_jvp("Pure")
 jvp_rules[io_callback_p] = _no_jvp("IO")
-declare(debug_callback_p, OP, effect=True)
-declare(io_callback_p, OP, effect=True)
+declare(debug_callback_p, OP, effect=lambda params: frozenset(
+    {ordered_debug_effect if params["ordered"] else debug_effect}))
+declare(io_callback_p, OP, effect=lambda params: frozenset(
+    {ordered_io_effect if params["ordered"] else io_effect}))
 declare(pure_callback_p, OP)

@@ -360,17 +360,10 @@ def _merge_broadcasts(eqn, producers):
 
 
 def has_effect(eqn):
-    """Does `eqn` act beyond its results (a primitive declared `effect`: a callback that
-    prints or does I/O), itself or in a sub-program (a loop body)?  DCE keeps such an
-    equation, CSE never merges two."""
-    if eqn.prim.facts.effect:
-        return True
-    for v in eqn.params.values():
-        for sub in (v if isinstance(v, tuple) else (v,)):
-            sub = getattr(sub, "jaxpr", sub)          # ClosedJaxpr -> Jaxpr
-            if isinstance(sub, Jaxpr) and any(has_effect(e) for e in sub.eqns):
-                return True
-    return False
+    """Does `eqn` act beyond its results (`eqn.effects`: a callback that prints or does
+    I/O), itself or in a sub-program (a loop body)?  DCE keeps such an equation, CSE never
+    merges two."""
+    return bool(eqn.effects)
 
 
 def dce(jaxpr):

@@ -11,10 +11,12 @@ Two ways, as in JAX:
 xforms/custom.py's rules and the control-flow bodies (`primitives/control_flow.trace`) are
 traced without caching.
 """
+from contextlib import nullcontext
+
 import numpy as np
 
 from .. import config
-from ..core import axis_env, staging, trace as core
+from ..core import axis_env, monitoring, staging, trace as core
 from .intern import intern
 from ..core.memo import guides as _guides, traces as _cache
 from ..core.trace import Tracer
@@ -40,7 +42,8 @@ def abstract_signature(leaves):
     return tuple(core.get_aval(x) for x in leaves)
 
 
-def trace_cached(key, fun, avals, vals=None, fun_for_errors=None, extra=lambda: None):
+def trace_cached(key, fun, avals, vals=None, fun_for_errors=None, extra=lambda: None,
+                 fun_name=None):
     """-> (ClosedJaxpr, extra()) for flat `fun(*xs) -> leaves` at `avals`; `vals` are known
     input values (None each where unknown), `extra()` what `fun` recorded, cached with it.
 
@@ -48,7 +51,8 @@ def trace_cached(key, fun, avals, vals=None, fun_for_errors=None, extra=lambda: 
     object `anchor` does (held weakly: a dropped jitted function and the arrays it closes
     over are released) and `rest` is hashable (else not cached).  Only `jit` caches traces
     of user functions, as JAX does; the bound axis names are part of the key (collectives
-    record their axis sizes in the trace)."""
+    record their axis sizes in the trace).  With `fun_name` (jit's), a trace that runs is
+    recorded as JAX's "/jax/core/compile/jaxpr_trace_duration" event (core/monitoring.py)."""
     if key is not None and any(type(d) is not int for a in avals
                                for d in getattr(a, "shape", ())):
         key = None      # symbolic sizes of a CPU compile (xforms/kernels/prepare/shape_symbols.py): no cache
@@ -60,7 +64,9 @@ def trace_cached(key, fun, avals, vals=None, fun_for_errors=None, extra=lambda: 
             return hit
     if vals is not None and all(v is None for v in vals):
         vals = None
-    closed, reusable = stage(fun, avals, vals, fun_for_errors=fun_for_errors)
+    with monitoring.timed(monitoring.JAXPR_TRACE_EVENT, fun_name) if fun_name \
+            else nullcontext():
+        closed, reusable = stage(fun, avals, vals, fun_for_errors=fun_for_errors)
     result = (closed, extra())
     if key is not None and reusable:
         _cache.put(anchor, rest, result)
@@ -100,7 +106,8 @@ def _flat_fun(f, in_tree, post, store):
     return flat_fun
 
 
-def trace_flat(f, args_flat, in_tree, key=None, with_values=True, post=None, in_avals=None):
+def trace_flat(f, args_flat, in_tree, key=None, with_values=True, post=None, in_avals=None,
+               fun_name=None):
     """-> (ClosedJaxpr, out_tree, extra) for f(*unflatten(in_tree, args_flat)), traced once
     per `key` (see `trace_cached`; None: traced on every call).
 
@@ -116,7 +123,7 @@ def trace_flat(f, args_flat, in_tree, key=None, with_values=True, post=None, in_
         key = (key[0], (key[1], in_tree, avals, config.trace_context()))
     closed, (out_tree, extra) = trace_cached(
         key, _flat_fun(f, in_tree, post, store), avals, vals, f,
-        lambda: (store["out_tree"], store["extra"]))
+        lambda: (store["out_tree"], store["extra"]), fun_name)
     return closed, out_tree, extra
 
 
