@@ -297,7 +297,9 @@ def _named(fn, nin, identity=None, **methods):
     name = fn.__name__
     call = _public_call(fn, name)
     cls = type(name, (ufunc,), {"__call__": staticmethod(call), "__module__": __name__})
-    return cls(fn, nin, 1, name=name, identity=identity, call=call, **methods)
+    u = cls(fn, nin, 1, name=name, identity=identity, call=call, **methods)
+    u.__qualname__ = name                # (the API reference finds it as ufunc_api.<name>)
+    return u
 
 
 def _initial_like(initial, x):
