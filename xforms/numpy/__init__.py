@@ -97,7 +97,6 @@ del _name
 from .ufunc_api import (add, bitwise_and, bitwise_or, bitwise_xor, frompyfunc, logaddexp,
                         logaddexp2, logical_and, logical_or, logical_xor, maximum, minimum,
                         multiply, negative, subtract, ufunc)
-frompyfunc = _returns_arrays(frompyfunc)
 
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype, ndarray = _np.dtype, _np.ndarray
