@@ -285,6 +285,8 @@ def test_frompyfunc_calls_vectorize_the_python_function():
     d, p = two(np.arange(3))
     np.testing.assert_array_equal(d, [0, 2, 4])
     np.testing.assert_array_equal(p, [1, 2, 3])
+    with pytest.raises(TypeError, match="takes 1 array arguments, got 2"):
+        two(np.ones(2), np.ones(2))
     clip = xnp.frompyfunc(lambda x, lo: xnp.where(x < lo, lo, x), 2, 1)
     np.testing.assert_array_equal(clip(np.arange(4.0), np.array([[1.0], [2.0]])),
                                   [[1, 1, 2, 3], [2, 2, 2, 3]])

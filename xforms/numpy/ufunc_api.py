@@ -61,6 +61,9 @@ class ufunc:
         _no_out_where(self.__name__, out, where)
         if self._call is not None:
             return self._call(*args)
+        if len(args) != self._nin:
+            raise TypeError(f"ufunc {self.__name__!r} ({self._func.__qualname__}) takes "
+                            f"{self._nin} array arguments, got {len(args)}")
         return wrap_result(_vectorize(self._func)(*args))
 
     def _binary(self, method):
