@@ -44,6 +44,10 @@ def test_calls_are_unchanged_and_accept_out_none():
         np.testing.assert_allclose(u(*args), want, rtol=1e-14)
         np.testing.assert_allclose(u(*args, out=None, where=None), want, rtol=1e-14)
         assert isinstance(u(*args), xf.Array)
+    with pytest.raises(TypeError, match=r"incompatible shapes.*test_ufunc.py"):
+        xnp.add(a, np.ones(2))                   # errors still name the user's line
+    with pytest.raises(TypeError, match="positional"):
+        xnp.add(x=a, y=b)                        # positional-only, as JAX's
     with pytest.raises(NotImplementedError, match="where"):
         xnp.add(a, b, where=a > 0)
     with pytest.raises(NotImplementedError, match="out"):
