@@ -20,20 +20,17 @@ from .manipulation import (broadcast_arrays, broadcast_to, concatenate,
                            expand_dims, flip, fliplr, flipud, hstack, moveaxis, ndim, ravel,
                            reshape, shape, size, split, squeeze, stack, swapaxes, tile,
                            transpose, vstack)
-from .ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
-                     arctanh, around, bitwise_and, bitwise_not, bitwise_or, cbrt, ceil, clip,
-                     conj, conjugate, cos, cosh, divide, equal, exp, exp2, expm1, floor,
-                     floor_divide, greater, greater_equal, imag, invert, isfinite, isinf, isnan,
-                     less, less_equal, log, log1p, log2, log10, logaddexp, logical_and,
-                     logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply,
-                     negative, not_equal, positive, power, real, reciprocal, remainder, round,
-                     sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide, where)
-from .bitwise_ops import (bitwise_left_shift, bitwise_right_shift, bitwise_xor, left_shift,
-                          right_shift)
+from .ufuncs import (abs, absolute, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh,
+                     around, bitwise_not, cbrt, ceil, clip, conj, conjugate, cos, cosh, divide,
+                     equal, exp, exp2, expm1, floor, floor_divide, greater, greater_equal, imag,
+                     invert, isfinite, isinf, isnan, less, less_equal, log, log1p, log2, log10,
+                     logical_not, mod, not_equal, positive, power, real, reciprocal, remainder,
+                     round, sign, sin, sinh, sqrt, square, tan, tanh, true_divide, where)
+from .bitwise_ops import bitwise_left_shift, bitwise_right_shift, left_shift, right_shift
 from .mathfuncs import (allclose, angle, array_equal, array_equiv, copysign, deg2rad, degrees,
                         divmod, fabs, float_power, fmax, fmin, fmod, gcd, heaviside, hypot, i0,
                         iscomplex, iscomplexobj, isclose, isneginf, isposinf, isreal, isrealobj,
-                        lcm, ldexp, logaddexp2, modf, nan_to_num, rad2deg, radians, signbit, sinc,
+                        lcm, ldexp, modf, nan_to_num, rad2deg, radians, signbit, sinc,
                         trunc)
 from .matrices import (diag, diag_indices, diag_indices_from, diagflat, diagonal, kron, cross,
                        roll, rot90, trace, tril, tril_indices, tril_indices_from, triu,
@@ -63,7 +60,7 @@ from .bitwise_ops import bitwise_count, packbits, unpackbits
 from .float_parts import frexp, nextafter, spacing
 from .histograms import histogram2d, histogramdd
 from .array_api import (acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_invert,
-                        bitwise_xor, broadcast_shapes, can_cast, concat, copy, empty_like,
+                        broadcast_shapes, can_cast, concat, copy, empty_like,
                         finfo, iinfo, isdtype, isscalar, iterable, matrix_transpose, matvec,
                         permute_dims, pow, promote_types, result_type, rint, unstack, vecdot,
                         vecmat)
@@ -96,6 +93,10 @@ for _name in [n for n, v in list(globals().items()) if callable(v) and not isins
               and n not in ("shape", "ndim", "size")]:
     globals()[_name] = _returns_arrays(globals()[_name])
 del _name
+# JAX's fourteen ufuncs (after the loop above: a ufunc's __call__ is already the public function)
+from .ufunc_api import (add, bitwise_and, bitwise_or, bitwise_xor, frompyfunc, logaddexp,
+                        logaddexp2, logical_and, logical_or, logical_xor, maximum, minimum,
+                        multiply, negative, subtract, ufunc)
 
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype, ndarray = _np.dtype, _np.ndarray
