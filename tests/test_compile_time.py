@@ -41,7 +41,8 @@ def test_every_patch_applies_to_this_numba():
     names = {name for _, name in numba_patches.ORIGINALS}
     assert names == {"get_call_type", "_rec_list_vars",
                      "_lit_or_omitted", "_has_loc", "_run_ssa", "compute_live_map",
-                     "fixup_var_define_in_scope", "_empty_nd_impl", "init_all"}
+                     "fixup_var_define_in_scope", "_empty_nd_impl", "init_all",
+                     "load_additional_registries"}
 
 
 def test_list_vars_matches_numba_on_a_generated_kernel():

@@ -71,3 +71,74 @@ def test_nested_and_concurrent_pauses_share_one_count():
     release.set()
     t.join()
     assert gc.isenabled()
+
+
+class _Cycle:
+    def __init__(self):
+        self.me = self
+
+
+def _collections_during(fn):
+    """Generations of the collections that ran while `fn` ran."""
+    seen = []
+    cb = lambda phase, info: phase == "start" and seen.append(info["generation"])  # noqa: E731
+    gc.callbacks.append(cb)
+    try:
+        fn()
+    finally:
+        gc.callbacks.remove(cb)
+    return seen
+
+
+def _compile_like(n=20_000):
+    """What a compile leaves: many live objects (returned) and a cycle of garbage (its
+    weak reference)."""
+    import weakref
+    live = [[i] for i in range(n)]
+    ref = weakref.ref(_Cycle())
+    return live, ref
+
+
+def test_survivors_skip_the_young_collection_and_garbage_is_not_leaked():
+    thresholds = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
+    gc.collect()                              # the budget starts from a full collection
+    out = {}
+
+    def compile_then_use():
+        with gc_pause.paused():
+            out["live"], out["ref"] = _compile_like()
+        out["after"] = [[i] for i in range(200)]   # the first call's own allocations
+    # before: the first allocation after the pause scanned all 20,000 lists (generation 0)
+    assert _collections_during(compile_then_use) == []
+    assert gc.isenabled() and gc.get_threshold() == thresholds and gc.get_freeze_count() == 0
+    assert out["ref"]() is not None           # the garbage waits for a full collection ...
+    gc.collect()
+    assert out["ref"]() is None               # ... which frees it
+    assert gc_pause._deferred == 0            # and resets the budget
+
+
+def test_beyond_the_budget_the_young_collection_runs(monkeypatch):
+    monkeypatch.setattr(gc_pause, "DEFER_BUDGET", 1_000)
+    gc.collect()
+
+    kept = []
+
+    def compile_then_use():
+        with gc_pause.paused():
+            kept.append(_compile_like())
+        [[i] for i in range(200)]
+    assert 0 in _collections_during(compile_then_use)
+    assert gc.isenabled()
+
+
+def test_user_frozen_objects_stay_frozen():
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_pause.paused():
+            kept = _compile_like(2_000)
+        assert gc.get_freeze_count() == frozen and kept and gc.isenabled()
+    finally:
+        gc.unfreeze()

@@ -100,23 +100,33 @@ import sys
 import numpy as np
 import xforms as xf, xforms.numpy as xnp
 assert float(xf.jit(lambda x: xnp.sin(x) * 2.0 + x, tiered=False)(0.5)) == np.sin(0.5) * 2.0 + 0.5
-print(sorted(m for m in ("scipy.linalg", "scipy.fft", "rocket_fft") if m in sys.modules))
+print(sorted(m for m in ("scipy.linalg", "scipy.fft", "rocket_fft", "numba.typed.dictimpl",
+                         "numba.np.polynomial.polynomial_core",
+                         "numba.np.random.generator_core") if m in sys.modules))
 import numba
 @numba.njit
 def user_fft(a):          # a user's own Numba code still gets rocket-fft's overloads
     return np.fft.fft(a)
 print(user_fft(np.ones(4)).real.tolist())
+@numba.njit
+def user_rest(t, u, rng):  # ... and Numba's datetimes, typed dicts and np.random generators
+    d = {1: t - u}
+    return d[1], rng.random() < 1.0
+print(user_rest(np.datetime64("2026-01-03"), np.datetime64("2026-01-01"),
+                np.random.default_rng(7)))
 """
 
 
 def test_numba_setup_imports_no_scipy_a_kernel_does_not_use(tmp_path):
     """xforms/kernels/numba_fixes/extensions.py: a kernel without BLAS or FFT compiles in a
     process that never imports scipy.linalg (Numba's BLAS check) nor scipy.fft (rocket-fft's
-    entry point); Numba code outside xforms still loads every extension."""
+    entry point), nor Numba's polynomial, np.random generator and typed-dict implementations;
+    Numba code outside xforms still loads every extension and implementation."""
     import subprocess
     env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path), NUMBA_CACHE_DIR=str(tmp_path / "nb"),
                PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
     out = subprocess.run([sys.executable, "-c", _SETUP_SCRIPT], env=env, cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split("\n")[:2] == ["[]", "[4.0, 0.0, 0.0, 0.0]"]
+    assert out.stdout.split("\n")[:3] == ["[]", "[4.0, 0.0, 0.0, 0.0]",
+                                          "(np.timedelta64(2,'D'), True)"]

@@ -56,20 +56,33 @@ def main(ppid):
         job = recv(stdin)
         if job is None:
             return
-        try:
-            with gc_pause.paused():         # as jit does in the parent (xforms/exec/gc_pause.py)
-                for key, module, qualname in job.get("user_impls", ()):
-                    user_prims.register_importable(key, module, qualname)
-                mod, _, h = codecache.load_module(job["source"])
-                codecache.compile_kernel(mod, h, codecache.signature_of(job["sig"]),
-                                         parallel=job["parallel"])
-            reply = {"id": job["id"], "ok": True}
-        except BaseException as e:          # reported; the parent decides what to do
-            reply = {"id": job["id"], "ok": False, "error": f"{type(e).__name__}: {e}"[:4000]}
-        try:
-            send(stdout, reply)
-        except (BrokenPipeError, ConnectionResetError):
-            return                          # the parent exited mid-compile: nobody to tell
+        # as jit does in the parent (xforms/exec/gc_pause.py); the reply goes out before the
+        # collector resumes, so whatever it still does runs while the parent loads the kernel
+        with gc_pause.paused():
+            if not _reply(stdout, _compile(job, codecache, user_prims)):
+                return                      # the parent exited mid-compile: nobody to tell
+
+
+def _compile(job, codecache, user_prims):
+    """Compile one job's kernel into the disk cache; the reply for the parent."""
+    try:
+        for key, module, qualname in job.get("user_impls", ()):
+            user_prims.register_importable(key, module, qualname)
+        mod, _, h = codecache.load_module(job["source"])
+        codecache.compile_kernel(mod, h, codecache.signature_of(job["sig"]),
+                                 parallel=job["parallel"])
+        return {"id": job["id"], "ok": True}
+    except BaseException as e:              # reported; the parent decides what to do
+        return {"id": job["id"], "ok": False, "error": f"{type(e).__name__}: {e}"[:4000]}
+
+
+def _reply(stdout, reply):
+    """Send `reply`; False when the parent is gone."""
+    try:
+        send(stdout, reply)
+        return True
+    except (BrokenPipeError, ConnectionResetError):
+        return False
 
 
 if __name__ == "__main__":

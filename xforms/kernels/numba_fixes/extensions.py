@@ -1,7 +1,7 @@
-"""Numba's first set-up in a process without the SciPy imports no xforms kernel needs.
+"""Numba's first set-up in a process without the imports no xforms kernel needs.
 
 Numba's first compile or cache load in a process runs its target set-up, which did two
-imports that cost more than the rest of it (0.17-0.24 CPU s of every process, cache hits
+SciPy imports that cost more than the rest of it (0.17-0.24 CPU s of every process, cache hits
 included, on a 2-core VM at load 5-14):
 
 * `numba.np.arraymath` checks at import that BLAS exists by importing
@@ -16,6 +16,13 @@ included, on a 2-core VM at load 5-14):
   first uses an FFT, so the entry points in `DEFERRED` are skipped while xforms compiles
   or loads a kernel (`deferring()`, per thread); the first set-up outside it (a user's
   own `numba.njit`) loads them all, as Numba would.
+* The target set-up (`CPUContext.load_additional_registries`) imports and installs Numba's
+  implementations of np.random generators, polynomials, typed containers, cffi and gdb
+  (and jitclass, first-class functions, datetimes, imported by other means anyway), none of
+  which a kernel calls: 0.02-0.03 of the 0.05-0.08 CPU s Numba takes to load a cached
+  kernel, 0.03-0.06 of a compile (load 16-19).  While deferring, `make_load_registries`'
+  version sets up the rest; Numba's own runs at the next set-up outside it (registries
+  install incrementally, as for an extension loaded late).
 
     >>> from xforms.kernels.numba_fixes import extensions
     >>> with extensions.deferring():
@@ -81,14 +88,62 @@ def make_init_all(entrypoints):
     return init_all
 
 
+# what `CPUContext.load_additional_registries` sets up that a kernel needs: modules whose
+# import registers implementations, then modules whose `registry` it installs
+KERNEL_IMPORTS = (
+    "numba.cpython.builtins", "numba.cpython.charseq", "numba.cpython.enumimpl",
+    "numba.cpython.hashing", "numba.cpython.heapq", "numba.cpython.iterators",
+    "numba.cpython.listobj", "numba.cpython.numbers", "numba.cpython.rangeobj",
+    "numba.cpython.setobj", "numba.cpython.slicing", "numba.cpython.tupleobj",
+    "numba.cpython.unicode", "numba.core.optional", "numba.core.inline_closurecall",
+    "numba.misc.literal", "numba.np.linalg", "numba.np.arraymath", "numba.np.arrayobj")
+KERNEL_REGISTRIES = ("numba.cpython.cmathimpl", "numba.cpython.mathimpl", "numba.np.npyimpl",
+                     "numba.cpython.printimpl", "numba.cpython.randomimpl")
+# ... and what it sets up besides (read in its source by the patch's check)
+SKIPPED = ("gdb_hook", "generator_core", "polynomial_core", "typeddict", "typedlist",
+           "typedset", "jitclass", "function_type", "npdatetime", "cffiimpl")
+
+
+def make_load_registries(original):
+    """`load_additional_registries` that, while xforms compiles or loads a kernel, sets up
+    only what kernels use (Numba's own the next time outside)."""
+    def load_additional_registries(self):
+        if not getattr(_local, "on", False):
+            return original(self)
+        from numba.core import entrypoints
+        from numba.core.runtime import rtsys
+        rtsys.initialize(self)
+        for name in KERNEL_IMPORTS:
+            importlib.import_module(name)
+        for name in KERNEL_REGISTRIES:
+            self.install_registry(importlib.import_module(name).registry)
+        entrypoints.init_all()
+        importlib.import_module("numba.np.unsafe.ndarray")      # (Numba's fix for #8940)
+    return load_additional_registries
+
+
+def _registries_as_assumed(src):
+    """Numba's `load_additional_registries` imports and installs what the lean one does,
+    and SKIPPED besides (a new import there would be missed: the registry's hash of it
+    says when Numba's changed)."""
+    words = {w for line in src.splitlines() for w in
+             line.replace(",", " ").replace("(", " ").replace(")", " ").split()}
+    needed = {n.rpartition(".")[2] for n in KERNEL_IMPORTS + KERNEL_REGISTRIES}
+    return ((needed | set(SKIPPED)) <= words and src.count("install_registry(") == 7
+            and "init_all()" in src and "ndarray" in src)
+
+
 def install(install_patch):
-    """Replace `init_all`, then import `numba.np.arraymath` with its BLAS check asking only
-    whether SciPy is installed (Numba's `ensure_blas` is back in place afterwards)."""
-    from numba.core import entrypoints
+    """Replace `init_all` and `load_additional_registries`, then import `numba.np.arraymath`
+    with its BLAS check asking only whether SciPy is installed (Numba's `ensure_blas` is
+    back in place afterwards)."""
+    from numba.core import cpu, entrypoints
     install_patch(entrypoints, "init_all",
                   lambda src: ("_already_initialized = True" in src
                                and 'select(group="numba_extensions", name="init")' in src),
                   lambda original: make_init_all(entrypoints))
+    install_patch(cpu.CPUContext, "load_additional_registries", _registries_as_assumed,
+                  make_load_registries)
     if "numba.np.arraymath" in sys.modules:
         return
     from numba.np import linalg

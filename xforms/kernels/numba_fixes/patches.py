@@ -29,7 +29,9 @@
    512-bit vectors where the CPU has them (xforms/kernels/numba_fixes/vector_width.py).
 8. Numba's first set-up in a process imported `scipy.linalg` (its BLAS check) and, through
    rocket-fft's entry point, `scipy.fft`: xforms' kernels import them where they use BLAS
-   or an FFT (xforms/kernels/numba_fixes/extensions.py).
+   or an FFT, and its target set-up imported implementations no kernel calls (np.random
+   generators, polynomials, typed containers): set up where a user's
+   own Numba code needs them (xforms/kernels/numba_fixes/extensions.py).
 Each patch is installed only if Numba's code still looks like the code it replaces (same
 names, same attributes used); otherwise Numba is left untouched.  xforms/kernels/numba_fixes/registry.py
 lists them all (target, what it works around, the hash of the Numba code it was written
