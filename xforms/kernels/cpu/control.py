@@ -198,22 +198,20 @@ class _CpuControl(ControlPrinter):
             em.row_views = prev
 
     def keep_carries(self, body, c_outs, rows):
-        em, outs, nc = self.em, body.jaxpr.outvars, len(c_outs)
-        kept, seen = [], set()
-        for k, y in rows:
-            for j in range(nc):
-                v = c_outs[j]
-                if outs[j] is outs[k] and v.aval.shape and j not in seen:
-                    seen.add(j)
-                    kept.append((v, y, em.fresh("K")))
-                    em.line(f"{kept[-1][2]} = {em.A(v)}")
+        em, outs = self.em, body.jaxpr.outvars
+        kept = []
+        for j, v in enumerate(c_outs):
+            stacked = {y for k, y in rows if outs[k] is outs[j]}
+            if stacked and v.aval.shape:
+                kept.append((v, stacked, em.fresh("K")))
+                em.line(f"{kept[-1][2]} = {em.A(v)}")
         return kept
 
     def restore_carries(self, kept, written):
         # one copy after the loop instead of one a step: the carry must not stay a view
         # of the stacked output (a later in-place update of either would change the other)
-        for v, y, keep in kept:
-            if y in written:
+        for v, stacked, keep in kept:
+            if stacked & written:
                 self.em.line(f"{self.em.helper('copy_into')}({keep}, {self.em.A(v)})")
                 self.em.line(f"{self.em.A(v)} = {keep}")
 
