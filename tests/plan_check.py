@@ -1,6 +1,7 @@
 """What the compiler made of a program, for tests that check a pattern's code: the fusion
 plan's temporaries (tests/test_stencil_fusion.py, tests/test_strided_fusion.py) and a
-kernel's loop body (tests/test_loop_buffers.py, tests/test_loop_invariants.py)."""
+kernel's loop bodies (tests/test_loop_buffers.py, tests/test_loop_invariants.py,
+tests/test_scan_products.py)."""
 from xforms.kernels.plan.fusion import plan_program
 
 
@@ -31,4 +32,20 @@ def loop_lines(src):
         if ln.strip() and len(ln) - len(ln.lstrip()) <= depth:
             break
         out.append(ln)
+    return out
+
+
+def loop_bodies(src):
+    """{line of each `for it...` loop: the lines of its body, comments left out} of
+    generated kernel source `src` (nested loops appear in their parent's body too)."""
+    lines, out = src.split("\n"), {}
+    for k, ln in enumerate(lines):
+        if ln.lstrip().startswith("for it"):
+            depth, body = len(ln) - len(ln.lstrip()), []
+            for b in lines[k + 1:]:
+                if b.strip() and len(b) - len(b.lstrip()) <= depth:
+                    break
+                if not b.lstrip().startswith("#"):
+                    body.append(b)
+            out[ln.strip()] = body
     return out

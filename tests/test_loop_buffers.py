@@ -152,3 +152,79 @@ def test_scan_outputs_computed_in_their_rows(reverse):
     c, ys = f(w, xs)
     for got, want in zip((c, *ys), rnn_scan_ref(w, xs[::-1] if reverse else xs), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _copies_and_allocations(lines):
+    return sum(any(s in ln for s in ("copy_into(", ".copy()", "empty_c(", "np.empty"))
+               for ln in lines)
+
+
+def test_lstm_gradient_sweeps_allocate_and_copy_nothing_per_step():
+    """The LSTM gradient's forward sweep stacks its input carries `h` and `c` as residuals:
+    each carry steps through the rows of one buffer (xforms/kernels/cpu/control.py
+    `stack_rows`), the new `h` and `c` computed in the next step's rows -- no allocation,
+    no copy a step (there were one allocation and two copies).  The reverse sweep's new
+    carries take the old carries' buffers (plan/storage.py `_take`; there were two
+    allocations a step).  Bit-identical to the fast tier's values is not expected (BLAS
+    sums); within float32 rounding."""
+    import types
+    from benchmarks.workloads import cliffs
+    from plan_check import loop_bodies
+    ns = types.SimpleNamespace(np=xnp, lax=lax)
+    params, xs = cliffs.lstm_data(0, steps=7, batch=3, inputs=4, hidden=5)
+    g = xf.jit(xf.grad(lambda p, xs: cliffs.lstm_loss(ns, p, xs)), tiered=False)
+    fwd, rev = loop_bodies(g.lower(params, xs).as_text()).values()
+    assert _copies_and_allocations(fwd) == 0, fwd
+    assert not any(s in ln for ln in rev for s in ("empty_c(", ".copy()")), rev
+    want = xf.jit(xf.grad(lambda p, xs: cliffs.lstm_loss(ns, p, xs)), tiered=True)
+    for a, b in zip(g(params, xs), want(params, xs), strict=True):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-7)
+
+
+def _residual_scan(w, xs, reverse):
+    """A scan stacking its input carry `c` (whose new value `h` is stacked too) and its
+    input carry `u` (whose new value is not); the stacked values are read by a loop
+    after it, as a gradient's residuals are."""
+    def step(carry, x):
+        c, u = carry
+        h = xnp.tanh(x @ w + c)
+        return (h, u * 0.5 + h), (h, c, u)
+    zero = xnp.zeros((3, 5))
+    (c, u), (hs, cs, us) = lax.scan(step, (zero, zero + 1.0), xs, reverse=reverse)
+    return c, u, xnp.sum(hs * 2.0 + cs * us, axis=0)
+
+
+def _residual_scan_ref(w, xs, reverse):
+    c, u, acc = np.zeros((3, 5)), np.ones((3, 5)), np.zeros((3, 5))
+    for x in (xs[::-1] if reverse else xs):
+        h = np.tanh(x @ w + c)
+        acc += h * 2.0 + c * u
+        c, u = h, u * 0.5 + h
+    return c, u, acc
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("steps", [4, 1, 0])
+def test_stacked_input_carries_step_through_rows(reverse, steps):
+    w, xs = RNG.standard_normal((5, 5)) / 2, RNG.standard_normal((steps, 3, 5))
+    f = xf.jit(lambda w, xs: _residual_scan(w, xs, reverse), tiered=False)
+    body = loop_lines(f.lower(w, xs).as_text())
+    assert _copies_and_allocations(body) == 0, body
+    for got, want in zip(f(w, xs), _residual_scan_ref(w, xs, reverse), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_stacked_input_carries_in_a_loop_body():
+    """The scan inside a fori_loop: its buffer of rows is allocated once, before the
+    outer loop (`Emitter.loop_scope`)."""
+    w, xs = RNG.standard_normal((5, 5)) / 2, RNG.standard_normal((4, 3, 5))
+
+    def f(w, xs):
+        return lax.fori_loop(0, 3, lambda i, a: a + _residual_scan(w * a[0, 0], xs,
+                                                                   False)[2], xnp.ones((3, 5)))
+    a = np.ones((3, 5))
+    for _ in range(3):
+        a = a + _residual_scan_ref(w * a[0, 0], xs, False)[2]
+    src = xf.jit(f, tiered=False).lower(w, xs).as_text()
+    assert not any("empty_c(" in ln for ln in loop_lines(src)), src
+    np.testing.assert_allclose(xf.jit(f, tiered=False)(w, xs), a, rtol=1e-12, atol=1e-12)

@@ -14,6 +14,7 @@ import xforms.numpy as xnp
 from xforms import lax
 from xforms.kernels.prepare.passes import prepare
 from benchmarks.workloads import cliffs
+from plan_check import loop_bodies as loops
 
 _XF = types.SimpleNamespace(np=xnp, lax=lax)
 
@@ -28,21 +29,6 @@ XS = RNG.standard_normal((T, B, I)).astype(np.float32)
 def lstm(params, xs):
     # the cliffs benchmark's LSTM loss (written once, against a namespace)
     return cliffs.lstm_loss(_XF, params, xs)
-
-
-def loops(src):
-    """{line of each `for it...` loop: the lines of its body} of generated kernel source."""
-    lines, out = src.split("\n"), {}
-    for k, ln in enumerate(lines):
-        if ln.lstrip().startswith("for it"):
-            depth, body = len(ln) - len(ln.lstrip()), []
-            for b in lines[k + 1:]:
-                if b.strip() and len(b) - len(b.lstrip()) <= depth:
-                    break
-                if not b.lstrip().startswith("#"):
-                    body.append(b)
-            out[ln.strip()] = body
-    return out
 
 
 def products(lines):

@@ -26,7 +26,7 @@ import numpy as np
 from xforms.core.ir import Var
 
 from ..loops.control_print import ControlPrinter, register
-from ..plan.fusion import row_carries
+from ..plan.fusion import stepped_carries
 from .buffers import pooled_carry
 from .emit import CONTROL_RULES
 from .module import add_consts, output_exprs, param_name
@@ -62,6 +62,13 @@ def _init_carry(em, outs, inits):
             em.line(f"{em.A(v)} = {copy}")
         else:
             em.line(f"{em.s(v)} = {_scalar(em.atom(a), v.aval.dtype)}")
+
+
+def _never_written(st):
+    """Whether a body never writes the buffer of an input of Storage `st`: not owned by
+    the body (external), or a body output too (its stacked row: never updated in place,
+    xforms/kernels/plan/storage.py)."""
+    return getattr(st, "external", False) or getattr(st, "is_output", False)
 
 
 def _assign(em, outs, exprs):
@@ -116,48 +123,95 @@ class _CpuControl(ControlPrinter):
         else:
             self.em.line(f"{self.em.A(y)}[{i}] = {src}")
 
+    def stack_rows(self, body, params, c_outs, ys):
+        """A carry whose input the body also stacks (a gradient's residual: the LSTM's `h`
+        and `c` of the step before) steps through the rows of one buffer of n + 1 rows:
+        the input of step t is its row t (row 0 the initial value), the body computes the
+        new carry in row t + 1 (reverse scans the other way round), and the stacked input
+        is the view of rows 0..n-1 -- no row stored, no buffer allocated a step.  Where the
+        new carry is stacked too, that output is the view of rows 1..n.
+
+            R1 = view_as(_ws, ...)            # (n + 1, 32, 128)
+            K = R1[0:n1]                      # the stacked input carry (a residual)
+            J = R1[1:(n1 + 1)]                # the stacked new carry (h), or unnamed (c)
+            copy_into(R1[0], H)
+        """
+        em, nc, n = self.em, params["num_carry"], params["length"]
+        rows = [(nc + m, y) for m, y in enumerate(ys)]
+        self.num_carry, self.stepped, done = nc, set(), set()
+        for j, a, b in stepped_carries(body.jaxpr, params):
+            y, z = ys[a], (ys[b] if b is not None else None)
+            if ({y, z} & done or not self._own_buffer(y)
+                    or (z is not None and (y, z) not in em.plan.tied)):
+                continue
+            if z is None:                    # the new carry gets rows of its own
+                z = Var(y.aval)
+                rows.append((j, z))
+            buf = em.fresh("R")
+            em.alloc_named(buf, (n + 1,) + tuple(y.aval.shape[1:]), y.aval.dtype,
+                           em.plan.storage[y])
+            first, init = (1, n) if params["reverse"] else (0, 0)
+            em.line(f"{em.A(y)} = {buf}[{first}:{n + first}]")
+            em.line(f"{em.A(z)} = {buf}[{1 - first}:{n + 1 - first}]")
+            em.line(f"{em.helper('copy_into')}({buf}[{init}], {em.A(c_outs[j])})")
+            self.stepped.add(y)
+            done.update((y, z))
+        for y in ys:
+            if y not in done:
+                em.alloc(y)
+        return rows
+
+    def _own_buffer(self, v):
+        """Whether stacked output `v` may be a view of a larger buffer: its storage is no
+        output and no input, and it took over no other value's buffer."""
+        plan = self.em.plan
+        st = plan.storage.get(v)
+        return (st is not None and not st.external and not st.is_output
+                and plan.reuse.get(v) is None)
+
     @contextlib.contextmanager
-    def rows_in_place(self, body, nconsts, ys, i):
+    def rows_in_place(self, body, nconsts, rows, i):
         """A body output that leaves only as row `i` of a stacked output (no other output,
         not a body input) is computed in that row: the buffer it shares with the body values
         before it in place (its Storage) is the row, so the iteration neither allocates it
-        nor stores it (`Emitter.alloc`).  It may also be carries whose input the body does
-        not own (an LSTM's h, xforms/kernels/plan/fusion.py `owned_inputs`): the next step
-        reads it in that row (`keep_carries`)."""
+        nor stores it (`Emitter.alloc`).  It may also be carries whose input the body never
+        writes (an LSTM's h, xforms/kernels/plan/fusion.py `owned_inputs`): the next step
+        reads it in that row (`keep_carries`).  The rows of a stacked input carry hold it
+        already (`stack_rows`)."""
         em, outs = self.em, body.jaxpr.outvars
         stores = [body.storage.get(v) if isinstance(v, Var) else None for v in outs]
         uses = Counter(st for st in stores if st is not None)
-        nc, written, rows = len(outs) - len(ys), set(), {}
-        for k, (o, y) in enumerate(zip(outs[nc:], ys)):
-            st = stores[nc + k]
+        nc, views, written = self.num_carry, {}, set(self.stepped)
+        for k, y in rows:
+            o, st = outs[k], stores[k]
             carries = [j for j in range(nc) if outs[j] is o]
-            free = all(getattr(body.storage.get(body.jaxpr.invars[nconsts + j]), "external",
-                               False) for j in carries)
-            if (st is not None and not st.external and uses[st] == 1 + len(carries) and free
-                    and outs[nc:].count(o) == 1 and o.aval.shape):
-                rows[st] = (f"{em.A(y)}[{i}]", y, written)
-        prev, em.row_views = em.row_views, {**em.row_views, **rows}
+            # the body never writes the input of such a carry: not owned, or stacked too
+            free = all(_never_written(body.storage.get(body.jaxpr.invars[nconsts + j]))
+                       for j in carries)
+            if (st is not None and not st.external and uses[st] == outs.count(o) and free
+                    and outs[nc:].count(o) <= 1 and o.aval.shape):
+                views[st] = (f"{em.A(y)}[{i}]", y, written)
+        prev, em.row_views = em.row_views, {**em.row_views, **views}
         try:
             yield written
         finally:
             em.row_views = prev
 
-    def keep_carries(self, body, c_outs, ys):
-        em, nc = self.em, len(c_outs)
+    def keep_carries(self, body, c_outs, rows):
+        em, outs = self.em, body.jaxpr.outvars
         kept = []
-        for j in row_carries(body.jaxpr, {"num_carry": nc}):
-            v = c_outs[j]
-            if v.aval.shape:
-                y = ys[body.jaxpr.outvars[nc:].index(body.jaxpr.outvars[j])]
-                kept.append((v, y, em.fresh("K")))
+        for j, v in enumerate(c_outs):
+            stacked = {y for k, y in rows if outs[k] is outs[j]}
+            if stacked and v.aval.shape:
+                kept.append((v, stacked, em.fresh("K")))
                 em.line(f"{kept[-1][2]} = {em.A(v)}")
         return kept
 
     def restore_carries(self, kept, written):
         # one copy after the loop instead of one a step: the carry must not stay a view
         # of the stacked output (a later in-place update of either would change the other)
-        for v, y, keep in kept:
-            if y in written:
+        for v, stacked, keep in kept:
+            if stacked & written:
                 self.em.line(f"{self.em.helper('copy_into')}({keep}, {self.em.A(v)})")
                 self.em.line(f"{self.em.A(v)} = {keep}")
 

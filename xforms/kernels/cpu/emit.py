@@ -146,27 +146,38 @@ class Emitter(Naming):
         if prev is None and self._row_buffer(v):
             return
         shape = v.aval.shape
-        if prev is not None:
-            src = self.A(prev)
-            expr = (src if prev.aval.shape == shape
-                    else f"{self.helper('reshape_c')}({src}, {shape_str(shape)})")
-        else:
-            expr = f"{self.helper('empty_c')}({shape_str(shape)}, {dtype_str(v.aval.dtype)})"
-            st = self.plan.storage.get(v)
-            if (self.hoisted is not None and st is not None and not st.external
-                    and not st.is_output and v.aval.size > 0):
-                self.hoisted.append((self.A(v), expr, tuple(shape), np.dtype(v.aval.dtype), st))
-                return
-            # a buffer allocated once per call (top level, outside any loop or branch) may
-            # come from Python and be reused across calls: emit_module decides and rewrites
-            # this line (see xforms/kernels/cpu/buffers.py)
-            if (self.plan is self.top_plan and self.sb.depth == 0 and st is not None
-                    and not st.external and v.aval.size > 0):
-                self.buffers.append(Buffer(len(self.sb.lines), self.A(v), tuple(shape),
-                                           np.dtype(v.aval.dtype), st, carry))
-            elif self.huge(v.aval):
-                expr = self.helper("advise_huge") + f"({expr})"
+        if prev is None:
+            self.alloc_named(self.A(v), shape, v.aval.dtype, self.plan.storage.get(v), carry)
+            return
+        src = self.A(prev)
+        expr = (src if prev.aval.shape == shape
+                else f"{self.helper('reshape_c')}({src}, {shape_str(shape)})")
         self.line(f"{self.A(v)} = {expr}")
+
+    def alloc_named(self, name, shape, dtype, st, carry=False):
+        """Bind `name` to a new C-contiguous buffer of `shape` for Storage `st` (None: the
+        kernel's own): before the loop being emitted when only its iterations use it, from
+        the caller's workspace or pool when allocated once per call, else `empty_c`.
+
+            em.alloc_named("R3", (n + 1, 32, 128), np.float32, st)   # R3 = view_as(_ws, ...)
+        """
+        dtype = np.dtype(dtype)
+        expr = f"{self.helper('empty_c')}({shape_str(shape)}, {dtype_str(dtype)})"
+        size = int(np.prod(shape, dtype=np.int64))
+        if (self.hoisted is not None and st is not None and not st.external
+                and not st.is_output and size > 0):
+            self.hoisted.append((name, expr, tuple(shape), dtype, st))
+            return
+        # a buffer allocated once per call (top level, outside any loop or branch) may
+        # come from Python and be reused across calls: emit_module decides and rewrites
+        # this line (see xforms/kernels/cpu/buffers.py)
+        if (self.plan is self.top_plan and self.sb.depth == 0 and st is not None
+                and not st.external and size > 0):
+            self.buffers.append(Buffer(len(self.sb.lines), name, tuple(shape), dtype, st,
+                                       carry))
+        elif self.huge_bytes(size * dtype.itemsize):
+            expr = self.helper("advise_huge") + f"({expr})"
+        self.line(f"{name} = {expr}")
 
     def _row_buffer(self, v):
         """Bind v, the first value of a buffer whose last value is a scan body's output

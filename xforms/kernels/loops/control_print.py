@@ -16,10 +16,11 @@ Hooks: `sub(plan, args, kind)` (inline a sub-program on argument values; -> its 
 values), `arg(atom)`, `assign(outs, values)`, `init_carry(outs, inits)`, `index(atom)` (a
 branch index as a host int), `truth(value)` (a loop predicate), `bounds(n)` (-> (counter
 name, trip count) of a `for_loop`), `counter(i)` (the counter as a value), `scan_counter()`,
-`row(x, i)` / `store_row(y, i, value)` (row i of a scanned array), `rows_in_place(body,
-nconsts, ys, i)` (a scan's outputs stacked without a store), `keep_carries(body, c_outs, ys)`
-/ `restore_carries(kept, written)` (carries that step from row to row of a stacked output),
-`host_loop()` (said before a `while`).
+`row(x, i)` / `store_row(y, i, value)` (row i of a scanned array), `stack_rows(body,
+params, c_outs, ys)` (allocate a scan's stacked outputs; -> the rows each step fills),
+`rows_in_place(body, nconsts, rows, i)` (a scan's outputs stacked without a store),
+`keep_carries(body, c_outs, rows)` / `restore_carries(kept, written)` (carries that step
+from row to row of a stacked output), `host_loop()` (said before a `while`).
 """
 import contextlib
 
@@ -39,13 +40,21 @@ class ControlPrinter:
         """Around a loop's emission (the CPU allocates the body's buffers before it)."""
         return contextlib.nullcontext()
 
-    def rows_in_place(self, body, nconsts, ys, i):
-        """Around a scan body's emission: -> the set of `ys` whose row `i` the body
-        computed in place (the CPU lets a body output own no buffer but that row), filled
-        once the body is emitted; those rows need no store."""
+    def stack_rows(self, body, params, c_outs, ys):
+        """Before a scan: allocate its stacked outputs `ys`; -> the rows a step fills, as
+        (index of the body output, stacked Var) pairs (the CPU adds carries that step
+        through the rows of a buffer of their own)."""
+        for y in ys:
+            self.em.alloc(y)
+        return [(params["num_carry"] + m, y) for m, y in enumerate(ys)]
+
+    def rows_in_place(self, body, nconsts, rows, i):
+        """Around a scan body's emission: -> the set of stacked Vars of `rows` whose row
+        `i` needs no store (the CPU lets a body output own no buffer but that row), filled
+        once the body is emitted."""
         return contextlib.nullcontext(frozenset())
 
-    def keep_carries(self, body, c_outs, ys):
+    def keep_carries(self, body, c_outs, rows):
         """Before a scan: note the buffers of carries that may step from row to row of a
         stacked output (-> what `restore_carries` needs after the loop)."""
         return ()
@@ -102,21 +111,20 @@ class ControlPrinter:
         outs = step.eqn.outvars
         c_outs, ys = outs[:p["num_carry"]], outs[p["num_carry"]:]
         self.init_carry(c_outs, carry)
-        for y in ys:
-            em.alloc(y)
+        body = subplans(step)["jaxpr"]
+        rows = self.stack_rows(body, p, c_outs, ys)
         i = self.scan_counter()
         n = p["length"]
         rng = f"range({n - 1}, -1, -1)" if p["reverse"] else f"range({n})"
-        body = subplans(step)["jaxpr"]
-        kept = self.keep_carries(body, c_outs, ys)
+        kept = self.keep_carries(body, c_outs, rows)
         with self.loop_scope(), em.block(f"for {i} in {rng}:"):
             args = [self.arg(a) for a in consts + c_outs] + [self.row(x, i) for x in xs]
-            with self.rows_in_place(body, p["num_consts"], ys, i) as written:
+            with self.rows_in_place(body, p["num_consts"], rows, i) as written:
                 exprs = self.sub(body, args, "s")
             self.assign(c_outs, exprs[:len(c_outs)])
-            for y, e in zip(ys, exprs[len(c_outs):]):
+            for k, y in rows:
                 if y not in written:
-                    self.store_row(y, i, e)
+                    self.store_row(y, i, exprs[k])
         self.restore_carries(kept, written)
 
 

@@ -121,6 +121,36 @@ def row_carries(body, params):
     return [j for j, v in enumerate(body.outvars[:nc]) if isinstance(v, Var) and v in stacked]
 
 
+def stepped_carries(body, params):
+    """(position, stacked input, stacked new value or None) of a scan body's carries whose
+    input is also a stacked output -- a gradient's residual, an LSTM's `h` and `c` of the
+    step before -- as indices into the body's stacked outputs (the first where stacked
+    twice).  The CPU steps such a carry through the rows of one buffer of n + 1 rows
+    (xforms/kernels/cpu/control.py `stack_rows`), the two stacked outputs being views of it
+    shifted by a row (`tied_rows`)."""
+    nc, ins = params["num_carry"], body.invars[params["num_consts"]:]
+    ys = [v if isinstance(v, Var) else None for v in body.outvars[nc:]]
+    out = []     # (a Literal new value is never in ys: Var and Literal never compare equal)
+    for j in range(nc):
+        new = body.outvars[j]
+        if ins[j] in ys and ins[j].aval.shape and new is not ins[j]:
+            out.append((j, ys.index(ins[j]), ys.index(new) if new in ys else None))
+    return out
+
+
+def tied_rows(steps):
+    """Pairs of a scan's stacked outputs that the CPU lays out as one buffer's views
+    (`stepped_carries`): storage keeps both alive while either is (plan/storage.py)."""
+    out = []
+    for st in steps:
+        if st.kind == "control" and st.eqn.prim.name == "scan":
+            p, (body,) = st.eqn.params, st.subplans
+            ys = st.eqn.outvars[p["num_carry"]:]
+            out += [(ys[a], ys[b]) for _, a, b in stepped_carries(body.jaxpr, p)
+                    if b is not None and a != b]
+    return out
+
+
 def plan_jaxpr(jaxpr, consts=(), owned=(), products=False, recompute=None, rows=False):
     """Partition `jaxpr` (with constant values `consts`) into a `Plan`; `recompute`: values
     every reader recomputes, and those it reads stored (`Stencil.stored_between_loops`,
@@ -298,6 +328,7 @@ def plan_jaxpr(jaxpr, consts=(), owned=(), products=False, recompute=None, rows=
     if products:
         move_products(steps, materialized, outset)
         write_transposed(steps, materialized, outset)
-    plan = Plan(jaxpr, steps, materialized, outputs=list(jaxpr.outvars), consts=list(consts))
+    plan = Plan(jaxpr, steps, materialized, outputs=list(jaxpr.outvars), consts=list(consts),
+                tied=tied_rows(steps) if rows else [])
     assign_storage(plan, set(owned))
     return plan

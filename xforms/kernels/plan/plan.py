@@ -88,6 +88,8 @@ class Plan:
     reuse: dict = field(default_factory=dict)       # Var -> Var whose buffer it takes over
     outputs: list = field(default_factory=list)     # jaxpr.outvars
     consts: list = field(default_factory=list)      # values of jaxpr.constvars
+    tied: list = field(default_factory=list)        # (Var, Var) views of one buffer, live
+                                                    # together (fusion.stepped_carries)
 
     def dump(self):
         """A readable listing of the plan, for XFORMS_DUMP=1 and tests."""

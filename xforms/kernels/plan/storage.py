@@ -62,6 +62,8 @@ def assign_storage(plan, owned=()):
             last[a] = k
     for a in outs:
         last[a] = len(steps)
+    for a, b in plan.tied:                  # views of one buffer: both live while either is
+        last[a] = last[b] = max(last.get(a, -1), last.get(b, -1))
     storage, reuse, free, ids = plan.storage, plan.reuse, {}, itertools.count()
     live_until, pending, freed = {}, {}, set()
 
@@ -78,7 +80,7 @@ def assign_storage(plan, owned=()):
                 extend(s, last.get(v, -1))
                 carried.add(s)
     for k, st in enumerate(steps):
-        inplace = _inplace_sources(st, storage, live_until, k, carried)
+        inplace = _inplace_sources(st, storage, live_until, k, carried, outs)
         for v in _step_defs(st):
             if v not in plan.materialized or not v.aval.shape:
                 continue
@@ -106,7 +108,7 @@ def assign_storage(plan, owned=()):
                 # a control step's outputs are arrays its sub-programs made: new storage
                 pool = free.get(_pool_key(v.aval)) if st.kind != "control" else None
                 if pool:
-                    s = pool.pop()
+                    s = _take(pool, carried, v in outs)
                     freed.discard(s)
                     reuse[v], s.owner = s.owner, v
                 else:
@@ -132,7 +134,18 @@ def _pool_key(aval):
     return aval.dtype, int(n), str(n)
 
 
-def _inplace_sources(step, storage, live_until, k, carried):
+def _take(pool, carried, is_output):
+    """A dead buffer from `pool` (the last freed): in a loop body, a carry's buffer for a
+    body output and another for a value that dies in the body -- so the new carries take
+    the old ones' buffers and the body allocates nothing per iteration (a body's own
+    buffers are allocated before the loop, xforms/kernels/cpu/emit.py `loop_scope`)."""
+    for j in range(len(pool) - 1, -1, -1):
+        if (pool[j] in carried) == is_output:
+            return pool.pop(j)
+    return pool.pop()
+
+
+def _inplace_sources(step, storage, live_until, k, carried, outs):
     """{written Var: Storage of an input it may overwrite} for a fused loop: an input that
     dies at this step and is read only at the loop index (identity maps), and only by
     equations up to the one computing the written value, so each element is read before
@@ -170,10 +183,11 @@ def _inplace_sources(step, storage, live_until, k, carried):
     cands = sorted((s for s in last_read if s not in bad),
                    key=lambda s: (s not in carried, last_read[s], s.id))
     out, writes = {}, set(step.writes)
-    for q, (eqn, _) in enumerate(step.body):
-        v = eqn.outvars[0]
-        if v not in writes:
-            continue
+    order = [(q, eqn.outvars[0]) for q, (eqn, _) in enumerate(step.body)
+             if eqn.outvars[0] in writes]
+    if carried:          # a loop body: its outputs (new carries) first (`_take`)
+        order.sort(key=lambda qv: qv[1] not in outs)
+    for q, v in order:
         for s in cands:
             if last_read[s] <= q and _pool_key(s.owner.aval) == _pool_key(v.aval):
                 out[v] = s
