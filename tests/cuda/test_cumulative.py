@@ -327,3 +327,22 @@ def test_parallel_scan_reads_neighbouring_addresses(parallel, reverse):
     added = _addresses(src, "for _q in range(", "_b = ", "_q", range(4))
     for got in (tile, added):
         assert got == list(range(got[0], got[0] + 4)), got
+
+
+def test_fuzz_small_array_paths_take_the_long_line_kernels():
+    """The CUDA fuzz's `small_array_paths("cuda")` (tests/fuzz/checks.py) sends tiny arrays
+    through what large ones take: the parallel scan, the bitonic network, inputs unpacked."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from fuzz.checks import small_array_paths
+    x, y = np.arange(12.0).reshape(3, 4), np.array([3.0, 1.0, 2.0])
+
+    def f(x, y):                                       # (a program compiled nowhere else)
+        return lax.cumprod(x, 0, True), xnp.sort(y) - 1.0, x * 3.0 + y[1]
+    jf = xf.jit(f, backend="cuda")
+    with small_array_paths("cuda"):
+        text, got = jf.lower(x, y).as_text(), jf(x, y)
+    assert "parallel scan" in text and "bitonic" in text and "_IN0" not in text
+    for g, w in zip(got, (_ref("cumprod", x, 0, True), np.sort(y) - 1.0, x * 3.0 + y[1])):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-14)
