@@ -44,6 +44,10 @@ def parse_args(argv):
                     help="measure each workload in this many fresh processes, one after the "
                          "other; a row reports the median over them, each process's ratio to "
                          "JAX and the spread (a row that runs at two speeds shows it)")
+    ap.add_argument("--budget-s", type=float, default=None,
+                    help="seconds for all the workloads' processes together: each gets an "
+                         "equal share of what is left, is stopped past it (its rows lost, "
+                         "an error in the table), and the JSON is written in time")
     ap.add_argument("--rows-out", default=None, help=argparse.SUPPRESS)   # a child's rows go here
     args = ap.parse_args(argv)
     args.names = [n.strip() for n in args.only.split(",") if n.strip()] or list(REGISTRY)
@@ -126,7 +130,10 @@ def _measure_isolated(args):
     a long process's state (its allocator, its libraries' thread pools) shifted some rows by
     up to 60% depending on the workloads run before them (benchmarks/README.md)."""
     rows, wall, errors, meta = [], {}, [], {}
-    for name, k in [(n, k) for n in args.names for k in range(max(1, args.processes))]:
+    runs = [(n, k) for n in args.names for k in range(max(1, args.processes))]
+    end = time.perf_counter() + args.budget_s if args.budget_s is not None else None
+    for j, (name, k) in enumerate(runs):
+        cap = None if end is None else (end - time.perf_counter()) / (len(runs) - j)
         fd, path = tempfile.mkstemp(prefix=f"bench-{name}-", suffix=".json")
         os.close(fd)
         cmd = [sys.executable, "-m", "benchmarks", "--only", name, "--rows-out", path,
@@ -134,7 +141,7 @@ def _measure_isolated(args):
         cmd += ["--quick"] if args.quick else []
         cmd += ["--repeats", str(args.repeats)] if args.repeats else []
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        status = _run_child(cmd, cap)
         wall[name] = round(wall.get(name, 0.0) + time.perf_counter() - t0, 2)
         try:
             with open(path) as fh:
@@ -143,16 +150,28 @@ def _measure_isolated(args):
             errors += child["errors"]
             meta.update(child["meta"])
         except (OSError, ValueError, KeyError):
-            errors.append(f"{name}: its process exited with status {proc.returncode} "
-                          "and wrote no rows")
+            errors.append(f"{name}: its process {status} and wrote no rows")
         finally:
             os.unlink(path)
     return rows, wall, errors, meta
 
 
+def _run_child(cmd, cap):
+    """Run a workload's process, stopped after `cap` seconds (None: no cap); -> what became
+    of it, for the error of a process that wrote no rows."""
+    if cap is not None and cap <= 0:
+        return "was not started: --budget-s was spent"
+    try:
+        proc = subprocess.run(cmd, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                              timeout=cap)
+    except subprocess.TimeoutExpired:
+        return f"was stopped after its share of --budget-s ({cap:.1f} s)"
+    return f"exited with status {proc.returncode}"
+
+
 def run(args) -> int:
-    isolated = not args.in_process and not args.rows_out and (len(args.names) > 1
-                                                               or args.processes > 1)
+    isolated = not args.in_process and not args.rows_out and (
+        len(args.names) > 1 or args.processes > 1 or args.budget_s is not None)
     if not isolated:
         pin_threads(args.threads)
     # JAX runs where xforms runs: CPU, or its default device (a GPU if jax has one) under --backend cuda.

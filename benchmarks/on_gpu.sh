@@ -1,16 +1,28 @@
 #!/bin/bash
 # One lent-GPU call: versions, the CUDA test suite on the device, the libraries-vs-own-kernels
 # sweep (benchmarks/gpu_vendor_sweep.py: the measurement behind vendor.GEMM_MIN_WORK and
-# FFT_MIN_POINTS, and the sort's and scan's long-line thresholds), then the CUDA benchmarks.
+# FFT_MIN_POINTS, and the sort's and scan's long-line thresholds), then the GPU table (the
+# CUDA benchmarks of GPU_TABLE beside JAX on the same GPU).
 # Usage (device tool, repo root):  bash benchmarks/on_gpu.sh [tests|sweep|bench|all] [bench args...]
-# Logs and the benchmark JSON land in $OUT (the device tool brings them back).
+# Every log and JSON lands in $OUT itself (the device tool brings back at most 8 files, so the
+# benchmark's plots stay behind): versions.txt, cuda_tests.log, vendor_sweep.log,
+# vendor_sweep.json, bench.log, <date>_<machine>.json.
+# DRY_RUN=1 runs the same steps without a GPU, on Numba's CUDA simulator: the test files
+# collected (not run: the simulator takes an hour over them), the sweep's three tiny cases,
+# the table's workloads at --quick sizes; check it on a CPU machine before spending a lease.
 set -u
 what=${1:-all}; shift || true
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+# The GPU table of issue 34: its fori_loop gradient is pow_loop, its transformer block the
+# `block value_and_grad` rows of cliffs (with issue 37's LSTM, Newton-CG and heat programs)
+GPU_TABLE=${GPU_TABLE:-dispatch,elementwise,mlp,cnn,rk4,pow_loop,gp_nll,fft_conv,random,cliffs}
 # The whole call must fit 8 minutes of device time: each step gets its own cap, clipped to what
-# is left of TOTAL_BUDGET (seconds from here), so the later steps still run when an earlier one is slow.
+# is left of TOTAL_BUDGET (seconds from here), so the later steps still run when an earlier one
+# is slow; the table gets what is left, shared among its workloads (benchmarks --budget-s), so
+# its JSON is written before the step's own cap.
 deadline=$(( $(date +%s) + ${TOTAL_BUDGET:-450} ))
-cap() { local left=$(( deadline - $(date +%s) )); [ "$left" -lt "$1" ] && echo $(( left > 10 ? left : 10 )) || echo "$1"; }
+left() { echo $(( deadline - $(date +%s) )); }
+cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo $(( l > 10 ? l : 10 )) || echo "$1"; }
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
@@ -19,8 +31,16 @@ else
   export PYTHONPATH=$PWD
 fi
 export PYTHONUNBUFFERED=1 XFORMS_CACHE_DIR=/tmp/xc XLA_PYTHON_CLIENT_PREALLOCATE=false
-nvidia-smi -L; nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv
-python3 - <<'PY' 2>&1 | tee "$OUT/versions.txt"
+PY=${PYTHON:-python3}
+dry=${DRY_RUN:-0}
+if [ "$dry" = 1 ]; then
+  export NUMBA_ENABLE_CUDASIM=1
+  collect=--collect-only; quick=--quick
+else
+  collect=; quick=
+  nvidia-smi -L; nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv
+fi
+timeout 60 "$PY" - <<'PY' 2>&1 | tee "$OUT/versions.txt"
 import sys, numpy, numba, llvmlite, scipy
 print("python", sys.version.split()[0], "numpy", numpy.__version__, "numba", numba.__version__,
       "llvmlite", llvmlite.__version__, "scipy", scipy.__version__)
@@ -34,20 +54,26 @@ except Exception as e: print("jax", e)
 PY
 if [ "$what" = tests ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-200}) python3 -m pytest tests/cuda -q ${PYTEST_ARGS:--p no:xdist} \
-    -p no:cacheprovider -rfE --tb=short --durations=15 2>&1 | tee "$OUT/cuda_tests.log" | tail -60
+  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-170}) "$PY" -m pytest tests/cuda -q $collect \
+    ${PYTEST_ARGS:--p no:xdist} -p no:cacheprovider -rfE --tb=short --durations=15 2>&1 \
+    | tee "$OUT/cuda_tests.log" | tail -60
   echo "cuda tests: $(( $(date +%s) - t0 )) s"
 fi
 if [ "$what" = sweep ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  timeout $(cap ${SWEEP_TIMEOUT:-80}) python3 -m benchmarks.gpu_vendor_sweep --out "$OUT" \
+  timeout $(cap ${SWEEP_TIMEOUT:-70}) "$PY" -m benchmarks.gpu_vendor_sweep --out "$OUT" $quick \
     2>&1 | tee "$OUT/vendor_sweep.log" | tail -8
   echo "vendor sweep: $(( $(date +%s) - t0 )) s"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  timeout $(cap ${BENCH_TIMEOUT:-200}) python3 -m benchmarks --backend cuda --out /tmp/bench "$@" \
-    2>&1 | tee "$OUT/bench${BENCH_TAG:-}.log" | tail -80
-  cp /tmp/bench/*.json "$OUT/" 2>/dev/null
+  # the workloads share what is left but 15 s (the harness's table and JSON after them)
+  budget=$(( $(left) - 15 )); [ "$budget" -lt 30 ] && budget=30
+  bench=$(mktemp -d)
+  timeout $(( budget + 15 )) "$PY" -m benchmarks --backend cuda --only "$GPU_TABLE" $quick \
+    --budget-s "$budget" --out "$bench" "$@" 2>&1 | tee "$OUT/bench${BENCH_TAG:-}.log" | tail -80
+  cp "$bench"/*.json "$OUT/" 2>/dev/null
   echo "bench: $(( $(date +%s) - t0 )) s"
 fi
+echo "on_gpu.sh: $(( ${TOTAL_BUDGET:-450} - $(left) )) s of ${TOTAL_BUDGET:-450}; files in $OUT:"
+ls -la "$OUT"

@@ -1,6 +1,7 @@
 """The benchmark suite's quick mode runs end to end (a smoke test: no timing is asserted)."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -66,3 +67,41 @@ def test_rows_of_several_processes_merge_with_their_spread():
     assert xf_row["process_median_s"] == [1.0, 3.0, 2.0]
     assert xf_row["ratio_jax_each"] == [0.5, 1.5, 0.5] and xf_row["ratio_jax"] == 1.0
     assert merge_processes([dict(base, system="jax", median_s=1.0)])[0].get("spread") is None
+
+
+def _errors_under_budget(tmp_path, only, budget):
+    """The harness errors of `python -m benchmarks --quick --only ONLY --budget-s BUDGET`."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--only", only,
+                           "--budget-s", str(budget), "--out", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    [result] = [f for f in os.listdir(tmp_path) if f.endswith(".json")]
+    os.rename(tmp_path / result, tmp_path / f"{result}.seen")
+    return json.loads((tmp_path / f"{result}.seen").read_text())["meta"]["harness_errors"]
+
+
+def test_budget_stops_workloads_and_still_writes_the_json(tmp_path):
+    """--budget-s: each workload's process gets an equal share of what is left (half a
+    second: stopped before it measured anything); with none left none starts; the JSON is
+    written and names them in its errors."""
+    assert _errors_under_budget(tmp_path, "mlp", 0.5) == [
+        "mlp: its process was stopped after its share of --budget-s (0.5 s) and wrote no rows"]
+    assert _errors_under_budget(tmp_path, "mlp,dispatch", 0) == [
+        f"{w}: its process was not started: --budget-s was spent and wrote no rows"
+        for w in ("mlp", "dispatch")]
+
+
+def test_gpu_script_names_registered_workloads_and_caps_every_step():
+    """benchmarks/on_gpu.sh (one lent-GPU call of at most 8 minutes): its table's workloads
+    exist, every Python step runs under `timeout`, and the caps fit the total."""
+    from benchmarks.workloads import REGISTRY
+    text = open(os.path.join(ROOT, "benchmarks", "on_gpu.sh")).read()
+    table = re.search(r"GPU_TABLE=\$\{GPU_TABLE:-([\w,]+)\}", text).group(1).split(",")
+    assert table and not set(table) - set(REGISTRY), set(table) - set(REGISTRY)
+    steps = re.findall(r"^.*\"\$PY\" -m .*$", text, re.M)
+    assert len(steps) == 3 and all("timeout $(" in s for s in steps), steps
+    total = int(re.search(r"TOTAL_BUDGET:-(\d+)", text).group(1))
+    caps = [int(c) for c in re.findall(r"_TIMEOUT:-(\d+)", text)]
+    assert total <= 8 * 60 and sum(caps) < total, (total, caps)
+    assert subprocess.run(["bash", "-n", os.path.join(ROOT, "benchmarks", "on_gpu.sh")]
+                          ).returncode == 0

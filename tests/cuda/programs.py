@@ -494,4 +494,11 @@ PTX_ONLY = {"sorting_long_gpu": long_sorts(2100, 1500),
                 lax.cumlogsumexp(x.astype(np.float32)), lax.cumsum(x.astype(np.int32)),
                 lax.cumprod(z), lax.cumsum(y, reverse=True)),
                 (np.ones(5000), np.ones(5000, np.complex64), np.ones(2 ** 22 + 1, np.float32)),
-                0)}
+                0),
+            # ... along an axis that is not the last: tiles of 32 lines (40 = 32 + 8; chunks of
+            # 64 positions, 79 of them: two levels), of 8 lines (5 of them live)
+            "cumulative_axis_gpu": (lambda x, z: (
+                lax.cumsum(x, 0), lax.cummax(x.astype(np.int64), 0, reverse=True),
+                lax.cumlogsumexp(x.astype(np.float32), 0), lax.cumprod(z, 1),
+                lax.cummin(z.real, 1, reverse=True)),
+                (np.ones((5000, 40)), np.ones((3, 2500, 5), np.complex128)), 0)}

@@ -50,6 +50,25 @@ def test_arrays_cross_backends():
     np.testing.assert_allclose(xnp.sin(d), np.sin(float(d)))      # eager ops copy to host
 
 
+def test_device_arrays_take_pythons_operators():
+    """A jitted function's DeviceArray results combine with operators as JAX arrays do (the
+    CUDA fuzz met `v = jit(g)(x); x / (1.0 + v * v)` eagerly, where cuda is the default
+    backend): computed eagerly by xforms.numpy, with NumPy arrays and scalars on either
+    side; indexing stays DeviceArray's own."""
+    x = np.array([0.5, -1.0, 2.0])
+    v = xf.jit(lambda x: x * 2.0, backend="cuda")(x)
+    m = xf.device_put(np.arange(6.0).reshape(2, 3), backend="cuda")
+    got = [v * v, 1.0 + v, x / (1.0 + v * v), v - x, 2 ** v, v // 1.5, v % 1.5, -v, abs(v),
+           v > 0, v == 2 * x, m @ v, v @ np.arange(6.0).reshape(3, 2), x ** v]
+    want = [4 * x * x, 1 + 2 * x, x / (1 + 4 * x * x), x, 2 ** (2 * x), (2 * x) // 1.5,
+            (2 * x) % 1.5, -2 * x, abs(2 * x), x > 0, np.ones(3, bool),
+            np.arange(6.0).reshape(2, 3) @ (2 * x), (2 * x) @ np.arange(6.0).reshape(3, 2),
+            x ** (2 * x)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)
+    assert isinstance(v[1:], np.ndarray) and float(v[2]) == 4.0
+
+
 def test_default_backend_is_cuda_on_the_simulator(monkeypatch):
     assert xf.default_backend() == "cuda"
     assert isinstance(xf.jit(lambda x: x + 1.0)(np.ones(2)), DeviceArray)

@@ -262,3 +262,87 @@ def test_parallel_scan_lengths_and_launches(parallel, n2, n1, n0, launches):
     for (nm, rv), got in zip(combos, jf(x)):
         np.testing.assert_allclose(np.asarray(got), _ref(nm, x, 0, rv), rtol=1e-12,
                                    atol=1e-12, equal_nan=True, err_msg=f"{nm} reverse={rv}")
+
+
+# ---- the parallel scan along an axis that is not the last ------------------------------------
+# Lines (o, i) of shape outer + (n,) + inner lie `inner` apart: blocks scan tiles of W
+# neighbouring lines (W = 4 here: the simulator's warp), consecutive threads on consecutive
+# lines.  (37, 13) along 0: partial tiles of 13 = 4 + 4 + 4 + 1 lines, chunks of 16 / 4 = 4
+# positions, 2 levels; (2, 70, 3) along 1: 3 of 4 lanes live, 70 -> 18 sums -> 2 -> 1, 3 levels.
+AXIS_CASES = [((0, 5), 0), ((1, 3), 0), ((9, 4), 0), ((37, 13), 0), ((2, 70, 3), 1)]
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint8", "float32", "float64", "complex128"])
+def test_parallel_scan_along_a_non_last_axis(parallel, dtype):
+    rng = np.random.default_rng(7)
+    xs = [_scan_values(dtype, shape, rng) for shape, _ in AXIS_CASES]
+    names = SCAN_OPS[np.dtype(dtype).kind]
+    combos = [(nm, k, rv) for nm in names for k in range(len(xs)) for rv in (False, True)]
+
+    def f(*xs):
+        return [getattr(lax, nm)(xs[k], AXIS_CASES[k][1], rv) for nm, k, rv in combos]
+    jf = xf.jit(f, backend="cuda")
+    assert "tiles of 4 lines" in jf.lower(*xs).as_text()
+    for (nm, k, rv), got in zip(combos, jf(*xs)):
+        np.testing.assert_allclose(np.asarray(got), _ref(nm, xs[k], AXIS_CASES[k][1], rv),
+                                   rtol=_scan_tol(dtype), atol=_scan_tol(dtype),
+                                   err_msg=f"{nm} of {xs[k].shape} reverse={rv}")
+
+
+@pytest.mark.parametrize("shape, axis, launches", [((9, 4), 0, 3), ((4, 4), 0, 1),
+                                                   ((37, 13), 0, 3), ((2, 70, 3), 1, 5)])
+def test_parallel_scan_along_a_non_last_axis_launches(parallel, shape, axis, launches):
+    """2 levels - 1 launches, the levels counted in chunks of C / W positions."""
+    x = np.random.default_rng(8).normal(size=shape)
+    jf = xf.jit(lambda x: lax.cummax(x, axis), backend="cuda")
+    exe = jf.lower(x)._exe
+    assert exe.count_launches(x) == exe.launch_sites == launches
+    np.testing.assert_array_equal(np.asarray(jf(x)), np.maximum.accumulate(x, axis))
+
+
+def _addresses(source, loop, read, var, values):
+    """The global indices read by statement `read...` of the first kernel loop `loop...`
+    of `source` at loop variable or tile element `var` = each of `values` (the loop body's
+    index arithmetic up to that read, executed in Python from its first iteration)."""
+    body = [ln.strip() for ln in source.split(loop, 1)[1].splitlines()[1:]]
+    body = body[:next(k for k, s in enumerate(body) if s.startswith(read)) + 1]
+    index = body[-1].split("= ", 1)[1].split("[", 1)[1].rsplit("]", 1)[0]
+    stmts = [s for s in body[:-1] if "[" not in s and not s.startswith(("for ", "if "))]
+    env, out = {"_g": 0, "_q": 0, "min": min}, []
+    for v in values:
+        env[var] = v
+        for st in stmts:
+            exec(st, env)
+        out.append(eval(index, env))
+    return out
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_parallel_scan_reads_neighbouring_addresses(parallel, reverse):
+    """Consecutive threads of a chunk scan read consecutive elements (a tile's W = 4 lines
+    at one position), and so do those adding the chunk sums -- not `inner` = 13 apart."""
+    x = np.zeros((37, 13))
+    src = xf.jit(lambda x: lax.cumsum(x, 0, reverse), backend="cuda").lower(x)._exe.source
+    tile = _addresses(src, "for _g in range(", "_s[_e] = ", "_e", range(4))
+    added = _addresses(src, "for _q in range(", "_b = ", "_q", range(4))
+    for got in (tile, added):
+        assert got == list(range(got[0], got[0] + 4)), got
+
+
+def test_fuzz_small_array_paths_take_the_long_line_kernels():
+    """The CUDA fuzz's `small_array_paths("cuda")` (tests/fuzz/checks.py) sends tiny arrays
+    through what large ones take: the parallel scan, the bitonic network, inputs unpacked."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from fuzz.checks import small_array_paths
+    x, y = np.arange(12.0).reshape(3, 4), np.array([3.0, 1.0, 2.0])
+
+    def f(x, y):                                       # (a program compiled nowhere else)
+        return lax.cumprod(x, 0, True), xnp.sort(y) - 1.0, x * 3.0 + y[1]
+    jf = xf.jit(f, backend="cuda")
+    with small_array_paths("cuda"):
+        text, got = jf.lower(x, y).as_text(), jf(x, y)
+    assert "parallel scan" in text and "bitonic" in text and "_IN0" not in text
+    for g, w in zip(got, (_ref("cumprod", x, 0, True), np.sort(y) - 1.0, x * 3.0 + y[1])):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-14)

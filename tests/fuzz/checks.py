@@ -362,29 +362,45 @@ def check_ir(case, in_axes):
         check_jaxpr(simplify(j).jaxpr)
 
 
+# per backend: the modules holding the compiler's large-array thresholds, and the values
+# small_array_paths gives them
+_SMALL_PATHS = {
+    "cpu": (("xforms.kernels.cpu.scalar", "xforms.kernels.cpu.buffers",
+             "xforms.kernels.plan.products", "xforms.kernels.cpu.nest",
+             "xforms.kernels.cpu.backend", "xforms.kernels.prepare.scalarize",
+             "xforms.kernels.cpu.ops"),
+            {"ENABLED": False, "BLAS_MIN_FLOPS": 1,
+             "VECMATH_MIN_ELEMENTS": 1, "WORKSPACE_MIN_BYTES": 0, "POOLED_OUTPUT_MIN_BYTES": 0,
+             "MIN_ELEMENTS": 1, "PRODUCT_BLOCK_ELEMENTS": 1, "PRODUCT_MIN_BLOCK_ELEMENTS": 1,
+             "PARALLEL_MIN_ELEMENTS": 2, "CHUNK_ELEMENTS": 1, "ARRAY_PARTIAL_MIN_ROWS": 1,
+             "_threads_available": lambda: False}),
+    "cuda": (("xforms.kernels.prepare.scalarize", "xforms.kernels.cuda.emit_cuda_pack",
+              "xforms.kernels.ops.cumulative", "xforms.kernels.ops.prefix_scan",
+              "xforms.kernels.ops.sorting"),
+             {"ENABLED": False, "PACK_BYTES": 0, "PARALLEL_SCAN_MIN_N": 1, "SCAN_GRAIN": 1,
+              "RANK_SORT_MAX_N": 1}),
+}
+
+
 @contextlib.contextmanager
-def small_array_paths():
-    """The CPU compiler takes some paths only for large arrays: vectorised exp/tanh
+def small_array_paths(backend="cpu"):
+    """The compiler takes some paths only for large arrays.  On the CPU: vectorised exp/tanh
     (xforms/kernels/libm/vecmath.py), buffers kept between calls (xforms/kernels/cpu/buffers.py), products
     computed inside their consumer loop in blocks of rows (xforms/kernels/plan/products.py; one
     row a block here) and reductions in chunks of rows with per-chunk partials combined in
     order (xforms/kernels/cpu/nest.py; one row a chunk here, without threads: Numba's parallel
-    compile would cost seconds per program).  Fuzz arrays are tiny, so this lowers those
-    thresholds while a function compiles, and keeps small arrays arrays (scalarised, as
-    xforms/kernels/prepare/scalarize.py does with arrays of up to 32 elements, nearly every
-    fuzz program would skip the planner's loops, carries and products), with products of
-    any size through BLAS (xforms/kernels/cpu/ops.py `BLAS_MIN_FLOPS`)."""
+    compile would cost seconds per program).  On CUDA: inputs and outputs in buffers of their
+    own, not packed (kernels/cuda/emit_cuda_pack.py), cumulative ops by the parallel scan in
+    chunks of one element a thread (kernels/ops/prefix_scan.py: several levels even for
+    these lines) and sorts by the bitonic network (kernels/ops/bitonic.py).  Fuzz arrays are
+    tiny, so this lowers those thresholds while a function compiles, and keeps small arrays
+    arrays (scalarised, as xforms/kernels/prepare/scalarize.py does with arrays of up to 32
+    elements, nearly every fuzz program would skip the planner's loops, carries and
+    products), with products of any size through BLAS on the CPU
+    (xforms/kernels/cpu/ops.py `BLAS_MIN_FLOPS`)."""
     import importlib
-    mods = [importlib.import_module(m) for m in ("xforms.kernels.cpu.scalar", "xforms.kernels.cpu.buffers",
-                                                 "xforms.kernels.plan.products", "xforms.kernels.cpu.nest",
-                                                 "xforms.kernels.cpu.backend",
-                                                 "xforms.kernels.prepare.scalarize",
-                                                 "xforms.kernels.cpu.ops")]
-    low = {"ENABLED": False, "BLAS_MIN_FLOPS": 1,
-           "VECMATH_MIN_ELEMENTS": 1, "WORKSPACE_MIN_BYTES": 0, "POOLED_OUTPUT_MIN_BYTES": 0,
-           "MIN_ELEMENTS": 1, "PRODUCT_BLOCK_ELEMENTS": 1, "PRODUCT_MIN_BLOCK_ELEMENTS": 1,
-           "PARALLEL_MIN_ELEMENTS": 2, "CHUNK_ELEMENTS": 1, "ARRAY_PARTIAL_MIN_ROWS": 1,
-           "_threads_available": lambda: False}
+    names, low = _SMALL_PATHS[backend]
+    mods = [importlib.import_module(m) for m in names]
     saved = []
     for k, v in low.items():
         homes = [m for m in mods if hasattr(m, k)]
@@ -446,7 +462,7 @@ def check_jit_group(group, backend=None, derivatives=True, small=False):
         return [(f(*a), g(*a), xf.jvp(f, a, d)[1])
                 for f, g, a, d in zip(fns, grads, all_args, all_dirs)]
     jitted = xf.jit(everything, backend=backend)
-    with small_array_paths() if small else contextlib.nullcontext():
+    with small_array_paths(backend or "cpu") if small else contextlib.nullcontext():
         got = jitted([c.xargs() for c in group], dirs)
     what = ["value vs NumPy", "grad vs eager grad", "jvp vs eager jvp"]
     name = f"jit({backend or 'cpu'})"

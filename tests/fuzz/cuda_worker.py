@@ -1,10 +1,11 @@
 """Runs `check_jit_group(..., backend="cuda")` in a process of its own, where Numba's CUDA
 simulator can be switched on before Numba is imported (tests/fuzz/test_fuzz.py starts it):
 
-    NUMBA_ENABLE_CUDASIM=1 python tests/fuzz/cuda_worker.py cases.pickle
+    NUMBA_ENABLE_CUDASIM=1 python tests/fuzz/cuda_worker.py cases.pickle [small]
 
 The pickle holds a list of groups of (Program, args); the exit status is 0 when every group
-agrees with eager evaluation, else the failure is printed and the status is 1.
+agrees with eager evaluation, else the failure is printed and the status is 1.  `small`:
+compile under small_array_paths("cuda") (the kernels large arrays take).
 """
 import os
 import pickle
@@ -16,19 +17,20 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from fuzz.checks import Case, check_jit_group  # noqa: E402
 
 
-def main(path):
+def main(path, small=False):
     with open(path, "rb") as f:
         groups = pickle.load(f)
     for k, group in enumerate(groups):
         cases = [Case(prog, args) for prog, args in group]
         try:
-            check_jit_group(cases, backend="cuda")
+            check_jit_group(cases, backend="cuda", small=small)
         except Exception:
             traceback.print_exc()
-            print(f"CUDA group {k} failed:\n" + "\n".join(repr(c) for c in cases))
+            print(f"CUDA group {k} failed (small={small}):\n"
+                  + "\n".join(repr(c) for c in cases))
             return 1
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], sys.argv[2:] == ["small"]))

@@ -134,16 +134,16 @@ def _cuda_sim_available():
 
 
 @settings(max_examples=share(0.034, cap=20))
-@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3))
-def test_cuda_simulator_matches_eager(group):
+@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3), st.booleans())
+def test_cuda_simulator_matches_eager(group, small):
     if not _cuda_sim_available():
         pytest.skip("jit(backend='cuda') does not run on the CUDA simulator here")
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "cases.pickle")
         with open(path, "wb") as f:
             pickle.dump([[(c.prog, c.args) for c in group]], f)
-        r = subprocess.run([sys.executable, _WORKER, path], env=_sim_env(),
-                           capture_output=True, text=True)
+        r = subprocess.run([sys.executable, _WORKER, path] + ["small"] * small,
+                           env=_sim_env(), capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-6000:]
 
 

@@ -1,5 +1,6 @@
 """The registry of built-in primitives: every one, by object and by name, and the rules each
-deliberately lacks (with the reason).
+deliberately lacks (with the reason); and of the array types of backends that take Python's
+operators from xforms.numpy (`operator_type`).
 
 Family modules (xforms/primitives/*.py) create their primitives with `primitive(name)` and
 record a missing rule with `exempt(prim, kind, reason)`; tests/test_rule_coverage.py walks
@@ -98,3 +99,26 @@ class RuleTable(dict):
 
     def pop(self, k, *default):
         return super().pop(self._key(k), *default)
+
+
+# A backend's own array type (the CUDA backend's DeviceArray) takes Python's operators from
+# xforms.numpy, a higher layer: `operator_type` registers the class, `install_operators`
+# (xforms/numpy/methods.py) the functions, in either order.  x * y is xnp.multiply(x, y)
+# then, computed eagerly, as on a JAX array (the operands' values are read to the host).
+_OPERATOR_TYPES, _OPERATORS = [], {}
+
+
+def operator_type(cls):
+    """Class decorator: `cls` gets the operators of xforms.numpy (+, *, @, <, ...)."""
+    _OPERATOR_TYPES.append(cls)
+    for name, fn in _OPERATORS.items():
+        setattr(cls, name, fn)
+    return cls
+
+
+def install_operators(ops):
+    """Give every `operator_type` class, now and later, the operator functions `ops`."""
+    _OPERATORS.update(ops)
+    for cls in _OPERATOR_TYPES:
+        for name, fn in ops.items():
+            setattr(cls, name, fn)

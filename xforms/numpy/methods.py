@@ -11,6 +11,7 @@ import inspect
 import numpy as np
 
 from ..core import source_info
+from ..core.registry import install_operators
 from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
 from . import cumulative, mathfuncs, matrices, sorting
@@ -40,6 +41,8 @@ _OPS = {
 }
 for _name, _fn in _OPS.items():
     setattr(Tracer, _name, locate_errors(_fn))
+# ... and of a backend's arrays (DeviceArray), which index by their own __getitem__
+install_operators({k: locate_errors(f) for k, f in _OPS.items() if k != "__getitem__"})
 
 _METHODS = {
     "sum": reductions.sum, "mean": reductions.mean, "max": reductions.max, "min": reductions.min,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xforms import config
+from xforms.core.registry import operator_type
 from xforms.errors import BackendError
 
 from .emit_cuda_pack import _ALIGN, PACK_BYTES, pack_layout, packable  # noqa: F401
@@ -384,6 +385,7 @@ def _device_source(x, dtype):
 
 
 # ---- the user-visible array -------------------------------------------------------------------
+@operator_type
 class DeviceArray:
     """An array in CUDA device memory: `.shape`, `.dtype`, `np.asarray(x)` (a copy to the
     host), `__cuda_array_interface__` (zero-copy to CuPy, PyTorch, Numba) and

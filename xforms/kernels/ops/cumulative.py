@@ -19,7 +19,7 @@ lines (PARALLEL_SCAN_MIN_N, PARALLEL_SCAN_MAX_LINES) by a parallel scan instead
 
 Lines of the flat buffer: element (o, k, i) of shape outer + (n,) + inner sits at
 o * n * inner + k * inner + i, so neighbouring threads (consecutive i) read neighbouring
-addresses.
+addresses; the parallel scan keeps that order with tiles of neighbouring lines.
 """
 import numpy as np
 
