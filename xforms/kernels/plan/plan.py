@@ -88,6 +88,7 @@ class Plan:
     reuse: dict = field(default_factory=dict)       # Var -> Var whose buffer it takes over
     outputs: list = field(default_factory=list)     # jaxpr.outvars
     consts: list = field(default_factory=list)      # values of jaxpr.constvars
+    placed: dict = field(default_factory=dict)      # Var -> placement.Slot (CPU plans)
 
     def dump(self):
         """A readable listing of the plan, for XFORMS_DUMP=1 and tests."""
