@@ -10,6 +10,7 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
+from xforms.kernels.cpu import backend as cpu
 
 from source_dump import cpu_source
 
@@ -77,3 +78,24 @@ def test_transformer_block_gradient_joins_dq_dk_dv_without_copies(dtype):
     for g, w in zip(xf.tree_util.tree_leaves(got), xf.tree_util.tree_leaves(want)):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=tol, atol=tol)
     assert _copies(cpu_source(f, (P, x))) == 0
+
+
+def test_two_products_transposed_in_one_loop_write_their_slots():
+    """Two attention-style products, each read transposed, whose transposes fused into one
+    loop of copies (plan/products.py `write_transposed`): each product writes its transpose
+    by BLAS, straight into its slot of the join; no loop, no copy is left."""
+    a = rng.standard_normal((2, 3, 5, 6))
+    v, u = rng.standard_normal((2, 6, 3, 4)), rng.standard_normal((2, 6, 3, 4))
+    w = rng.standard_normal((24, 3))
+
+    def f(a, v, u, w):
+        o = [xnp.einsum("bhqk,bkhd->bqhd", a, t) for t in (v, u)]
+        return xnp.concatenate(o, axis=3).reshape(2, 5, 24) @ w
+    want = np.concatenate([np.einsum("bhqk,bkhd->bqhd", a, t) for t in (v, u)],
+                          axis=3).reshape(2, 5, 24) @ w
+    np.testing.assert_allclose(xf.jit(f, tiered=False)(a, v, u, w), want, rtol=1e-12)
+    closed = xf.jit(f)._trace((a, v, u, w), {})[0]
+    plan = cpu._prepare(closed, {}, symbolic=False).plan
+    assert not [st for st in plan.steps if st.kind == "loop"], plan.dump()
+    assert sum("out_permutation" in st.eqn.params for st in plan.steps if st.kind == "op") == 2
+    assert _copies(cpu_source(f, (a, v, u, w))) == 0
