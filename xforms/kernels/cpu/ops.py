@@ -12,7 +12,7 @@ import numpy as np
 
 from ..codegen import BLAS_CODES, dot_dims, dtype_str, lit, shape_str, view_layouts
 from ..prepare.shape_symbols import is_one
-from ..plan.placement import product_shape
+from ..plan.placement import product_shape, slot_view
 from .emit import OP_RULES, _unsupported
 from .printer import cpu_rule, print_cpu
 from ..loops.lower_indexing import LOWERINGS, concatenate
@@ -88,6 +88,11 @@ def _dot_general(em, eqn):
             kx, ky = kx2, ky2
             xl, yl = _layout(len(xs), lb, xf, kx), _layout(len(ys), rb, ky, yf)
     views = (xl is None or yl is None) and view_layouts(eqn, xf, yf)
+    # an output in a concatenate's slot with no matrix view in the product's shape: by
+    # batches of matrix views (plan/placement.py `_writable` checked that they exist)
+    slot = em.plan.placed.get(out)
+    if slot is not None and slot_view(slot, product_shape(eqn)) is None:
+        views = view_layouts(eqn, xf, yf)
     if views:
         return _dot_views(em, eqn, X, Y, *views)
     xcur, ycur = tuple(xs), tuple(ys)
@@ -110,7 +115,6 @@ def _dot_general(em, eqn):
     if K == 0:
         em.line(f"{O}[...] = 0")
         return
-    slot = em.plan.placed.get(out)
     if slot is not None:               # rows of a concatenate's result: BLAS's leading dim
         _slot_product(em, eqn, slot, (X, xcur, xshape, xl), (Y, ycur, yshape, yl))
         return

@@ -102,19 +102,20 @@ def _chain(x, steps, made, readers, k, outset):
 def _writable(step, v, slot):
     """Whether `step` can write its output `v` as a view of the slot: a fused loop stores
     it element by element; a matrix product needs its matrices as rows with a leading
-    dimension."""
-    if slot_view(slot, v.aval.shape) is None:
+    dimension and adjacent columns, in the product's shape (xforms/kernels/cpu/ops.py
+    `_slot_product`) or as batches of matrix views of `v` (`_dot_views`, the way of a
+    product written transposed)."""
+    view = slot_view(slot, v.aval.shape)
+    if view is None:
         return False
     if step.kind == "loop":
         return v in step.writes
-    if step.kind != "op" or step.eqn.prim.name != "dot_general":
+    if step.kind != "op" or step.eqn.prim.name != "dot_general" or view[1][-1] != 1:
         return False
     xf, yf, _ = dot_dims(step.eqn)
-    if view_layouts(step.eqn, xf, yf) is None:
-        v = slot_view(slot, product_shape(step.eqn))
-    else:
-        v = slot_view(slot, v.aval.shape)
-    return v is not None and v[1][-1] == 1         # (BLAS: adjacent columns)
+    mats = ("out_permutation" not in step.eqn.params
+            and slot_view(slot, product_shape(step.eqn)))
+    return (bool(mats) and mats[1][-1] == 1) or view_layouts(step.eqn, xf, yf) is not None
 
 
 def product_shape(eqn):
