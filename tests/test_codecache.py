@@ -431,3 +431,21 @@ def test_numba_cache_dir_is_checked_too(fresh_codecache, monkeypatch, tmp_path):
     assert not d.startswith(str(tmp_path))
     os.chmod(shared, 0o700)
     assert fresh_codecache.kernel_dir() == str(tmp_path / "cache" / "cpu")
+
+
+def test_code_compiled_for_perf_is_kept_apart(tmp_path):
+    """Under NUMBA_ENABLE_PROFILING=1 (for `perf`) the runtime helpers are not written to
+    Numba's cache, which does not key the setting -- kernels compiled later in other
+    processes linked them and ran slower (26 vs 16 ms, a transformer block's forward) --
+    and kernels get keys of their own."""
+    code = ("import numba, xforms.kernels.build.codecache as c, "
+            "xforms.kernels.runtime.helper_cache as h; print(h.CACHE, c.VERSION_KEY)")
+    out = {}
+    for flag in ("0", "1"):
+        env = dict(os.environ, PYTHONPATH=ROOT, NUMBA_ENABLE_PROFILING=flag)
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-3000:]
+        out[flag] = r.stdout.split(" ", 1)
+    assert out["0"][0] == "True" and out["1"][0] == "False"
+    assert out["0"][1] != out["1"][1]

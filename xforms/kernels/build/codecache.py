@@ -87,7 +87,9 @@ def fingerprint(here=_KERNELS, skip=("cuda",)):
 
 VERSION_KEY = (f"xforms {XFORMS_VERSION}; numba {numba.__version__}; numpy "
                f"{np.__version__}; python {sys.version_info[0]}.{sys.version_info[1]}; "
-               f"kernels {fingerprint()}; vector width {vector_width.WIDTH}")
+               f"kernels {fingerprint()}; vector width {vector_width.WIDTH}"
+               # (a kernel compiled for `perf` links helpers compiled so: kept apart)
+               + ("; profiling" if numba.config.ENABLE_PROFILING else ""))
 
 
 def cache_enabled():

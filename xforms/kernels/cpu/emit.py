@@ -33,6 +33,7 @@ from .nest import PARALLEL_MIN_ELEMENTS, emit_loop  # noqa: F401
 from .scalar import (VECMATH, VECMATH_F32, VECMATH_MIN_ELEMENTS, CpuCtx, TRIG_BOUNDED,
                      unsupported as _unsupported)
 from ..prepare.shape_symbols import SymbolTable
+from ..plan.placement import slot_view
 from ..loops.scalar_rules import dtype_refused
 
 OP_RULES = RuleTable()          # prim (or its name) -> rule(emitter, eqn)
@@ -65,6 +66,7 @@ class Emitter(Naming):
         self.top_plan = None         # the program's own plan (emit_module sets it)
         self.buffers = []            # top-level buffers that may come from Python
         self.hoisted = None          # a loop's buffers allocated before it (`loop_scope`)
+        self.slotted = set()         # concatenate results bound before their operands
         self.row_views = {}          # Storage -> (row expr, stacked Var, set): a scan
                                      # body's output computed in its stacked output's row
         self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
@@ -142,6 +144,8 @@ class Emitter(Naming):
     def alloc(self, v, carry=False):
         """Bind the array of materialized Var v: reuse a dead buffer or allocate (`carry`:
         for a copy of a loop's initial carry, xforms/kernels/cpu/buffers.py)."""
+        if self._in_slot(v):
+            return
         prev = self.plan.reuse.get(v)
         if prev is None and self._row_buffer(v):
             return
@@ -178,6 +182,25 @@ class Emitter(Naming):
         elif self.huge_bytes(size * dtype.itemsize):
             expr = self.helper("advise_huge") + f"({expr})"
         self.line(f"{name} = {expr}")
+
+    def _in_slot(self, v):
+        """Bind v, an operand of a concatenate computed in its slot (xforms/kernels/plan/
+        placement.py), to its view of the result, binding the result first; the result,
+        once bound so, is not bound again.  -> whether it did either."""
+        slot = self.plan.placed.get(v)
+        if slot is None:
+            return v in self.slotted
+        if slot.out not in self.slotted:
+            self.alloc(slot.out)
+            self.slotted.add(slot.out)
+        self.line(f"{self.A(v)} = {self.slot_view(slot, v.aval.shape)}")
+        return True
+
+    def slot_view(self, slot, shape):
+        """The expression of `shape` over the slot's slice of its concatenate's result."""
+        off, steps = slot_view(slot, shape)
+        return (f"{self.helper('strided_view')}({self.A(slot.out)}, {off}, "
+                f"{shape_str(shape)}, {shape_str(steps)})")
 
     def _row_buffer(self, v):
         """Bind v, the first value of a buffer whose last value is a scan body's output

@@ -12,12 +12,13 @@ import numpy as np
 
 from ..codegen import BLAS_CODES, dot_dims, dtype_str, lit, shape_str, view_layouts
 from ..prepare.shape_symbols import is_one
+from ..plan.placement import product_shape, slot_view
 from .emit import OP_RULES, _unsupported
-from .printer import cpu_rule
-from ..loops.lower_indexing import LOWERINGS
+from .printer import cpu_rule, print_cpu
+from ..loops.lower_indexing import LOWERINGS, concatenate
 from xforms.primitives.contraction import dot_general_p
 from xforms.primitives.control.loops import runtime_check_p
-from xforms.primitives.structural import reshape_p
+from xforms.primitives.structural import concatenate_p, reshape_p
 
 _BLAS_DTYPES = frozenset(BLAS_CODES)
 # below this many multiply-adds a loop beats the BLAS call's overhead
@@ -87,6 +88,11 @@ def _dot_general(em, eqn):
             kx, ky = kx2, ky2
             xl, yl = _layout(len(xs), lb, xf, kx), _layout(len(ys), rb, ky, yf)
     views = (xl is None or yl is None) and view_layouts(eqn, xf, yf)
+    # an output in a concatenate's slot with no matrix view in the product's shape: by
+    # batches of matrix views (plan/placement.py `_writable` checked that they exist)
+    slot = em.plan.placed.get(out)
+    if slot is not None and slot_view(slot, product_shape(eqn)) is None:
+        views = view_layouts(eqn, xf, yf)
     if views:
         return _dot_views(em, eqn, X, Y, *views)
     xcur, ycur = tuple(xs), tuple(ys)
@@ -109,6 +115,9 @@ def _dot_general(em, eqn):
     if K == 0:
         em.line(f"{O}[...] = 0")
         return
+    if slot is not None:               # rows of a concatenate's result: BLAS's leading dim
+        _slot_product(em, eqn, slot, (X, xcur, xshape, xl), (Y, ycur, yshape, yl))
+        return
     if is_one(B):
         em.line(f"{fn}({_as(X, xcur, xshape)}, {_as(Y, ycur, yshape)}, "
                 f"{_as(O, tuple(out.aval.shape), (M, N))})")
@@ -120,6 +129,25 @@ def _dot_general(em, eqn):
     b = em.fresh("b")
     with em.counted_loop(b, B):
         em.line(f"{fn}({x3}[{b}], {y3}[{b}], {o3}[{b}])")
+
+
+def _slot_product(em, eqn, slot, x, y):
+    """The product into its strided view of a concatenate's slot (plan/placement.py): one
+    BLAS call a batch, its output rows a leading dimension apart.  x, y: (spelling, shape,
+    matrix shape, layout) of the operands."""
+    shape, code = product_shape(eqn), BLAS_CODES[np.dtype(eqn.outvars[0].aval.dtype)]
+    flags = f"{x[3] == 't'}, {y[3] == 't'}, {code}"
+    if len(shape) == 2:
+        out = eqn.outvars[0]
+        o = em.A(out) if tuple(shape) == tuple(out.aval.shape) else em.slot_view(slot, shape)
+        em.line(f"{em.helper('la_mm_views')}({_as(*x[:3])}, {_as(*y[:3])}, {o}, {flags})")
+        return
+    x3, y3, o3, b = em.fresh("x"), em.fresh("y"), em.fresh("o"), em.fresh("b")
+    em.line(f"{x3} = {_as(x[0], x[1], shape[:1] + x[2])}")
+    em.line(f"{y3} = {_as(y[0], y[1], shape[:1] + y[2])}")
+    em.line(f"{o3} = {em.slot_view(slot, shape)}")
+    with em.counted_loop(b, shape[0]):
+        em.line(f"{em.helper('la_mm_views')}({x3}[{b}], {y3}[{b}], {o3}[{b}], {flags})")
 
 
 def _dot_views(em, eqn, X, Y, xl, yl):
@@ -214,7 +242,9 @@ for _prim, _lower in LOWERINGS.items():
 # ---- reshape, runtime_check -------------------------------------------------------------------
 def _reshape(em, eqn):
     x, out = eqn.invars[0], eqn.outvars[0]
-    if not x.aval.shape:
+    if out in em.plan.placed:          # a view of a concatenate's slot, as x is
+        em.alloc(out)
+    elif not x.aval.shape:
         em.line(f"{em.A(out)} = {em.helper('empty_c')}({shape_str(out.aval.shape)}, "
                 f"{dtype_str(out.aval.dtype)})")
         em.line(f"{em.A(out)}[...] = {em.atom(x)}")
@@ -233,5 +263,12 @@ def _runtime_check(em, eqn):
     em.line(f"{em.atom(out)} = {em.atom(x)}")
 
 
+def _concatenate(em, eqn):
+    placed = [x for x in eqn.invars if em.plan.placed.get(x, None) is not None
+              and em.plan.placed[x].out is eqn.outvars[0]]
+    print_cpu(em, concatenate(eqn, placed))
+
+
 OP_RULES[reshape_p] = _reshape
+OP_RULES[concatenate_p] = _concatenate
 OP_RULES[runtime_check_p] = _runtime_check

@@ -159,13 +159,16 @@ def _pad(eqn):
     return stmts
 
 
-def _concatenate(eqn):
+def concatenate(eqn, placed=()):
+    """Copy each operand into its slice of the result, but those `placed` there already
+    (computed in place: xforms/kernels/plan/placement.py)."""
     out = eqn.outvars[0]
     dim = eqn.params["dimension"]
     body, off = [], 0
     for x in eqn.invars:
         n = x.aval.shape[dim]
-        if n == 0:
+        if n == 0 or x in placed:
+            off += n
             continue
         loops, ci = nest(x.aval.shape, "c")
         oi = tuple(add(c, Const(off)) if d == dim else c for d, c in enumerate(ci))
@@ -176,4 +179,4 @@ def _concatenate(eqn):
 
 
 LOWERINGS["pad"] = _pad
-LOWERINGS["concatenate"] = _concatenate
+LOWERINGS["concatenate"] = concatenate

@@ -90,6 +90,7 @@ class Plan:
     consts: list = field(default_factory=list)      # values of jaxpr.constvars
     tied: list = field(default_factory=list)        # (Var, Var) views of one buffer, live
                                                     # together (fusion.stepped_carries)
+    placed: dict = field(default_factory=dict)      # Var -> placement.Slot (CPU plans)
 
     def dump(self):
         """A readable listing of the plan, for XFORMS_DUMP=1 and tests."""

@@ -104,14 +104,14 @@ def move_products(steps, materialized, outset):
 
 
 def write_transposed(steps, materialized, outset):
-    """A batched product whose only reader is a loop that transposes it writes the
+    """A batched product whose only reader is a transpose in a loop of copies writes the
     transpose itself: BLAS stores each batch's matrix into strided rows of the transposed
     buffer (`out_permutation`, xforms/kernels/cpu/ops.py `_dot_views`) instead of a loop
     reordering it afterwards -- attention's `einsum("bhqk,bkhd->bqhd", a, v)` is computed
-    (b, h, q, d) and read as (b, q, h, d).  Only where each batch selects a matrix of both
-    operands and of the transpose whose last axis is the product's last (`view_layouts`)."""
+    (b, h, q, d) and read as (b, q, h, d); its gradient's dq and dk, transposed side by
+    side in one loop, alike.  Only where each batch selects a matrix of both operands and
+    of the transpose whose last axis is the product's last (`view_layouts`)."""
     readers = _step_readers(steps)
-    gone = set()
     for k, st in enumerate(steps):
         if st.kind != "op" or st.eqn.prim.name != "dot_general":
             continue
@@ -120,27 +120,30 @@ def write_transposed(steps, materialized, outset):
         if v in outset or len(users) != 1:
             continue
         (j,) = users
-        perm = _transposing(steps[j], v)
-        if perm is None or not _strided_rows(st.eqn, perm):
+        q = _transposing(steps[j], v)
+        perm = q is not None and tuple(steps[j].body[q][0].params["permutation"])
+        if q is None or not _strided_rows(st.eqn, perm):
             continue
-        w = steps[j].body[0][0].outvars[0]
+        w = steps[j].body.pop(q)[0].outvars[0]
+        steps[j].writes.remove(w)
         params = dict(st.eqn.params, out_permutation=perm)
         steps[k] = Op(st.eqn.replace(outvars=[w], params=params))
         materialized.discard(v)
-        gone.add(j)
-    steps[:] = [st for k, st in enumerate(steps) if k not in gone]
+    steps[:] = [st for st in steps if st.kind != "loop" or st.body or st.products]
 
 
 def _transposing(step, v):
-    """The permutation of a loop step that only copies `v` transposed into its one write."""
-    if step.kind != "loop" or step.products or len(step.body) != 1:
+    """The position of the transpose of `v` in a loop step of copies only (transposes,
+    each written out, no other reader of `v`), or None."""
+    if step.kind != "loop" or step.products:
         return None
-    eqn, reads = step.body[0]
-    if eqn.prim.name != "transpose" or [r.atom for r in reads] != [v]:
+    if any(e.prim.name != "transpose" or e.outvars[0] not in step.writes
+           for e, _ in step.body):
         return None
-    if list(step.writes) != list(eqn.outvars):
+    found = [q for q, (_, reads) in enumerate(step.body) if any(r.atom is v for r in reads)]
+    if len(found) != 1 or [r.atom for r in step.body[found[0]][1]] != [v]:
         return None
-    return tuple(eqn.params["permutation"])
+    return found[0]
 
 
 def _strided_rows(eqn, perm):

@@ -79,10 +79,22 @@ def assign_storage(plan, owned=()):
             if not ext:
                 extend(s, last.get(v, -1))
                 carried.add(s)
+    # a concatenate whose operands are written in their slots (xforms/kernels/plan/
+    # placement.py) takes its buffer at the step of the first one; they live in it
+    first = {}
+    for k, st in enumerate(steps):
+        for v in _step_defs(st):
+            if v in plan.placed:
+                first.setdefault(plan.placed[v].out, k)
     for k, st in enumerate(steps):
         inplace = _inplace_sources(st, storage, live_until, k, carried, outs)
-        for v in _step_defs(st):
-            if v not in plan.materialized or not v.aval.shape:
+        for v in [c for c, j in first.items() if j == k] + _step_defs(st):
+            if (v not in plan.materialized or not v.aval.shape
+                    or v in first and v in storage):
+                continue
+            if v in plan.placed:
+                storage[v] = storage[plan.placed[v].out]
+                extend(storage[v], last.get(v, k))
                 continue
             s = inplace.pop(v, None)
             if s is not None:                       # an elementwise update in place

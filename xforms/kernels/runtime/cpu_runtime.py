@@ -122,6 +122,47 @@ def _py_view_as(a, offset, shape, dtype):
 view_as = _py_view_as if config.DISABLE_JIT else _view_as
 
 
+@intrinsic
+def _strided_view(typingctx, a, offset, shape, steps):
+    """strided_view(a, offset, shape, steps): the array of `shape` over the memory of the
+    C-contiguous array `a`, element (i0, i1, ...) at flat position offset + sum(i * step)
+    (all in elements): a value computed in its slot of a concatenate's result
+    (xforms/kernels/plan/placement.py), such as the (b, t, h, d) view of columns 64:96 of a
+    (b, t, 96) buffer, which NumPy's reshape of the slice could not give without a copy.
+
+        dq = strided_view(G, 64, (8, 128, 4, 8), (12288, 96, 8, 1))"""
+    if not (isinstance(a, types.Array) and a.layout == "C" and isinstance(offset, types.Integer)
+            and isinstance(shape, types.BaseTuple) and isinstance(steps, types.BaseTuple)
+            and len(shape) == len(steps)):
+        return None
+    nd = len(shape)
+    retty = types.Array(a.dtype, nd, "A")
+
+    def codegen(context, builder, sig, args):
+        from numba.core import cgutils
+        from numba.np.arrayobj import make_array, populate_array
+        src = make_array(sig.args[0])(context, builder, args[0])
+        ints = [[context.cast(builder, d, t, types.intp) for d, t in
+                 zip(cgutils.unpack_tuple(builder, args[k], nd), sig.args[k])] for k in (2, 3)]
+        off = context.cast(builder, args[1], sig.args[1], types.intp)
+        out = make_array(retty)(context, builder)
+        populate_array(out, data=builder.gep(src.data, [off]), shape=ints[0],
+                       strides=[builder.mul(s, src.itemsize) for s in ints[1]],
+                       itemsize=src.itemsize, meminfo=src.meminfo, parent=None)
+        res = out._getvalue()
+        context.nrt.incref(builder, retty, res)      # the view keeps `a` alive
+        return res
+    return retty(a, offset, shape, steps), codegen
+
+
+def _py_strided_view(a, offset, shape, steps):
+    flat = a.reshape(-1)[offset:]
+    return np.lib.stride_tricks.as_strided(flat, shape, [s * a.itemsize for s in steps])
+
+
+strided_view = _py_strided_view if config.DISABLE_JIT else _strided_view
+
+
 # `np.empty(shape, dtype)` and `a.reshape(shape)` as intrinsics: Numba's own are an
 # @overload (compiled per dtype and rank in every process, ~0.1 s each) and a lowering that
 # compiles its shape normaliser on first use (~0.1 s); these emit the same allocation and

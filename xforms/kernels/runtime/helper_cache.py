@@ -14,6 +14,12 @@ import numba
 
 
 def _probe():
+    # code compiled for `perf` (NUMBA_ENABLE_PROFILING=1) must not be kept: Numba's cache
+    # does not key it, and every kernel compiled later links the helpers it finds there --
+    # a transformer block's f32 forward ran 26.2 ms instead of 16-17 in all later processes
+    # (benchmarks/README.md, #37 log of session 18)
+    if numba.config.ENABLE_PROFILING:
+        return False
     try:
         numba.njit(cache=True)(_probe)
         return True
