@@ -112,7 +112,8 @@ def _qr(em, eqn):
 def _eigh(em, eqn):
     _alloc_all(em, eqn)
     (a,), (v, w) = eqn.invars, eqn.outvars
-    _call(em, "la_eigh", [_as3(em, a), _as3(em, v), _as2(em, w), str(bool(eqn.params["lower"]))])
+    _call(em, "la_eigh", [_as3(em, a), _as3(em, v), _as2(em, w), str(bool(eqn.params["lower"])),
+                          _code(eqn)])
 
 
 def _svd(em, eqn):
