@@ -318,6 +318,28 @@ def test_non_finite_matrices_give_jax_values_on_both_tiers(tiered):
             np.testing.assert_array_equal(np.isnan(g.imag), np.isnan(w.imag), err_msg=name)
 
 
+@pytest.mark.parametrize("tiered", [True, False], ids=["fast", "compiled"])
+def test_det_and_slogdet_of_non_finite_matrices_as_jax(tiered):
+    # jax 0.10.2 (x64): det of a 2x2 or 3x3 matrix is its cofactor sum (an inf gives
+    # inf - inf = NaN where LU's product gave inf), and slogdet's real sign counts negative
+    # pivots (a NaN pivot leaves it 1; sign(NaN) made it NaN).  Values recorded here.
+    base = np.array([[4.0, 1, 2], [1, 5, 1], [2, 1, 6]])
+    ai, an = base.copy(), base.copy()
+    ai[1, 1], an[1, 1] = np.inf, np.nan
+    sing = np.array([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]])
+
+    def f(ai, an, sing, m2):
+        return (L.det(ai), L.det(ai[:2, :2]), L.det(m2),
+                L.slogdet(an), L.slogdet(-an), xf.grad(L.det)(sing),
+                xf.vmap(L.det)(xnp.stack([xnp.asarray(base), ai])))
+    with np.errstate(all="ignore"):
+        got = xf.jit(f, tiered=tiered)(ai, an, sing, np.array([[np.inf, np.inf], [1.0, 1.0]]))
+    want = (np.nan, np.inf, np.nan, (1.0, np.nan), (1.0, np.nan),
+            [[4.0, 4.0, -4.0], [-2.0, -2.0, 2.0], [0.0, 0.0, 0.0]], [94.0, np.nan])
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g, dtype=float), np.asarray(w))
+
+
 @pytest.mark.parametrize("tiered", [None, True, False], ids=["eager", "fast", "compiled"])
 def test_vector_norm_of_integers_has_jax_dtypes(tiered):
     # jnp.linalg.vector_norm (jax 0.10.2, x64; found by tools/jax_ad_sweep.py): integers are
