@@ -594,3 +594,22 @@ def test_integer_power_wraps_as_jax(tiers):
     _same(tiers(xnp.power, a.astype(np.uint8), b.astype(np.uint8)),
           [141, 177, 225, 45, 1, 0, 1, 255, 0, 1], np.uint8)
     _same([xf.vmap(xnp.power)(a.reshape(2, 5), b.reshape(2, 5))], np.reshape(want32, (2, 5)))
+
+
+def test_lax_pow_takes_an_integer_exponent_as_jax(tiers):
+    # lax.pow(float, int) (jax 0.10.2, x64): the base's dtype (float32 stays float32 with an
+    # int64 exponent); d/dx = y x**(y-1), 0 where y == 0 (even at x = 0), and its own
+    # derivative at y = 1, x = 0 is 0 * 0**-1 = NaN as JAX's.  xforms raised "operands must
+    # have equal dtypes".
+    x, e = np.array([1.5, -2.0, 0.0, 3.0]), np.array([2, -1, 0, 3], np.int32)
+    _same(tiers(lax.pow, x, e), [2.25, -0.5, 1.0, 27.0], np.float64)
+    _same(tiers(lax.pow, x.astype(np.float32), np.int64(-2)),
+          np.array([0.4444444477558136, 0.25, np.inf, 0.1111111119389534], np.float32),
+          np.float32)
+    _same(tiers(xf.vmap(xf.grad(lax.pow)), x, e), [3.0, -0.25, 0.0, 27.0], np.float64)
+    _same(tiers(xf.grad(lax.pow), 0.0, np.int32(0)), 0.0)
+    _same(tiers(xf.grad(lax.pow), 0.0, np.int32(-1)), -np.inf)
+    _same(tiers(xf.grad(xf.grad(lax.pow)), 0.0, np.int32(1)), np.nan)
+    _same(tiers(xf.vmap(lax.pow, (None, 0)), x, e),
+          [[2.25, 4.0, 0.0, 9.0], [2 / 3, -0.5, np.inf, 1 / 3], [1.0] * 4,
+           [3.375, -8.0, 0.0, 27.0]], np.float64)
