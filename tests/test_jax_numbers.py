@@ -613,3 +613,25 @@ def test_lax_pow_takes_an_integer_exponent_as_jax(tiers):
     _same(tiers(xf.vmap(lax.pow, (None, 0)), x, e),
           [[2.25, 4.0, 0.0, 9.0], [2 / 3, -0.5, np.inf, 1 / 3], [1.0] * 4,
            [3.375, -8.0, 0.0, 27.0]], np.float64)
+
+
+def test_unravel_index_with_traced_sizes_and_insert_at_a_traced_position():
+    # jax 0.10.2 (x64): unravel_index's sizes may be traced (floor divmod; [-size, -1] counts
+    # from the end, beyond either end the nearest corner), and insert takes one traced
+    # integer position (the result's shape does not depend on it), e.g. under vmap; xforms
+    # raised ConcretizationError for both
+    f = lambda i, s: xnp.unravel_index(i, s)                     # noqa: E731
+    i = np.array([5, 7, -1, 100, -100, -12, -13])
+    for g in (xf.jit(f, tiered=True), xf.jit(f, tiered=False)):
+        r, c = g(i, np.array([3, 4]))
+        _same([r], [1, 1, 2, 2, 0, 0, 0], np.int64)
+        _same([c], [1, 3, 3, 3, 0, 0, 0], np.int64)
+    _same([xf.vmap(lambda s: xnp.unravel_index(7, (s, 4))[0])(np.array([2, 3]))], [1, 1])
+    ins = xf.vmap(lambda i: xnp.insert(np.arange(3, dtype=np.int32), i, 9))
+    want = [[0, 1, 9, 2], [9, 0, 1, 2], [0, 1, 2, 9], [9, 0, 1, 2]]
+    idx = np.array([-1, -5, 7, 0], np.int32)
+    _same([ins(idx), xf.jit(ins, tiered=True)(idx), xf.jit(ins, tiered=False)(idx)], want,
+          np.int32)
+    m = np.arange(6, dtype=np.int32).reshape(2, 3)
+    col = xf.jit(lambda i: xnp.insert(m, i, np.array([7, 8], np.int32), axis=1), tiered=False)
+    _same([col(np.int32(1))], [[0, 7, 1, 2], [3, 8, 4, 5]], np.int32)

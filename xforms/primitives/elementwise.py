@@ -197,9 +197,7 @@ defjvp(rem_p, lambda t, ans, x, y: _bcast_to(t, ans),
        lambda t, ans, x, y: _bcast_to(mul(neg(t), _trunc(div(x, y))), ans))
 
 # --- powers ---------------------------------------------------------------------------------
-def _pow_impl(x, y):
-    """np.power at x's dtype: an integer exponent is taken at the base's dtype, as JAX's
-    lax.pow (NumPy would widen float32 ** int32 to float64)."""
+def _pow_impl(x, y):      # an integer y at x's dtype, as JAX (NumPy: f32 ** i32 is f64)
     return np.power(x, y, dtype=np.result_type(x))
 
 
@@ -208,29 +206,21 @@ pow = _bind2(pow_p)
 
 
 def _pow_aval(x, y):
-    """JAX's dtype rule: an inexact base with an integer exponent gives the base's dtype;
-    otherwise the two inexact dtypes must match.
-
-        pow(f32[3], i32[]) -> f32[3]
-    """
+    """JAX's rule: an inexact base and an integer exponent give the base's dtype."""
     if is_inexact(x.dtype) and is_integer(y.dtype):
         y = ShapedArray(y.shape, x.dtype, x.weak_type and y.weak_type)
     return _elementwise_aval("pow", [x, y], None, _float)
 
 
-abstract_eval_rules[pow_p] = _pow_aval
-
-
 def _pow_jvp_x(t, ans, x, y):
-    # d/dx x**y = y x**(y - 1); for an integer y JAX takes it as 0 where y == 0 (x**0 is the
-    # constant 1, even at x = 0, where 0 * 0**-1 would be NaN), computed with y at x's dtype
+    # y x**(y - 1); for an integer y JAX takes 0 where y == 0 (x**0 is the constant 1, even at
+    # x = 0, where 0 * 0**-1 would be NaN), with y at x's dtype
     if not is_integer(core.get_aval(y).dtype):
         return _bcast_to(mul(t, mul(y, pow(x, sub(y, _like(1, y))))), ans)
     yf = convert_element_type(y, core.get_aval(x).dtype)
-    jac = mul(yf, pow(x, sub(yf, _like(1, yf))))
-    jac = select_n(_bcast_to(eq(y, _like(0, y)), ans), _bcast_to(jac, ans),
-                   _bcast_to(_like(0, jac), ans))
-    return _bcast_to(mul(t, jac), ans)
+    jac = _bcast_to(mul(yf, pow(x, sub(yf, _like(1, yf)))), ans)
+    zero = _bcast_to(eq(y, _like(0, y)), ans)
+    return _bcast_to(mul(t, select_n(zero, jac, _bcast_to(_like(0, jac), ans))), ans)
 
 
 def _pow_jvp_y(t, ans, x, y):
@@ -242,6 +232,7 @@ def _pow_jvp_y(t, ans, x, y):
     return _bcast_to(mul(t, mul(log(safe_x), ans)), ans)
 
 
+abstract_eval_rules[pow_p] = _pow_aval
 defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
 
 integer_pow_p = primitive("integer_pow")
