@@ -594,3 +594,44 @@ def test_integer_power_wraps_as_jax(tiers):
     _same(tiers(xnp.power, a.astype(np.uint8), b.astype(np.uint8)),
           [141, 177, 225, 45, 1, 0, 1, 255, 0, 1], np.uint8)
     _same([xf.vmap(xnp.power)(a.reshape(2, 5), b.reshape(2, 5))], np.reshape(want32, (2, 5)))
+
+
+def test_lax_pow_takes_an_integer_exponent_as_jax(tiers):
+    # lax.pow(float, int) (jax 0.10.2, x64): the base's dtype (float32 stays float32 with an
+    # int64 exponent); d/dx = y x**(y-1), 0 where y == 0 (even at x = 0), and its own
+    # derivative at y = 1, x = 0 is 0 * 0**-1 = NaN as JAX's.  xforms raised "operands must
+    # have equal dtypes".
+    x, e = np.array([1.5, -2.0, 0.0, 3.0]), np.array([2, -1, 0, 3], np.int32)
+    _same(tiers(lax.pow, x, e), [2.25, -0.5, 1.0, 27.0], np.float64)
+    _same(tiers(lax.pow, x.astype(np.float32), np.int64(-2)),
+          np.array([0.4444444477558136, 0.25, np.inf, 0.1111111119389534], np.float32),
+          np.float32)
+    _same(tiers(xf.vmap(xf.grad(lax.pow)), x, e), [3.0, -0.25, 0.0, 27.0], np.float64)
+    _same(tiers(xf.grad(lax.pow), 0.0, np.int32(0)), 0.0)
+    _same(tiers(xf.grad(lax.pow), 0.0, np.int32(-1)), -np.inf)
+    _same(tiers(xf.grad(xf.grad(lax.pow)), 0.0, np.int32(1)), np.nan)
+    _same(tiers(xf.vmap(lax.pow, (None, 0)), x, e),
+          [[2.25, 4.0, 0.0, 9.0], [2 / 3, -0.5, np.inf, 1 / 3], [1.0] * 4,
+           [3.375, -8.0, 0.0, 27.0]], np.float64)
+
+
+def test_unravel_index_with_traced_sizes_and_insert_at_a_traced_position():
+    # jax 0.10.2 (x64): unravel_index's sizes may be traced (floor divmod; [-size, -1] counts
+    # from the end, beyond either end the nearest corner), and insert takes one traced
+    # integer position (the result's shape does not depend on it), e.g. under vmap; xforms
+    # raised ConcretizationError for both
+    f = lambda i, s: xnp.unravel_index(i, s)                     # noqa: E731
+    i = np.array([5, 7, -1, 100, -100, -12, -13])
+    for g in (xf.jit(f, tiered=True), xf.jit(f, tiered=False)):
+        r, c = g(i, np.array([3, 4]))
+        _same([r], [1, 1, 2, 2, 0, 0, 0], np.int64)
+        _same([c], [1, 3, 3, 3, 0, 0, 0], np.int64)
+    _same([xf.vmap(lambda s: xnp.unravel_index(7, (s, 4))[0])(np.array([2, 3]))], [1, 1])
+    ins = xf.vmap(lambda i: xnp.insert(np.arange(3, dtype=np.int32), i, 9))
+    want = [[0, 1, 9, 2], [9, 0, 1, 2], [0, 1, 2, 9], [9, 0, 1, 2]]
+    idx = np.array([-1, -5, 7, 0], np.int32)
+    _same([ins(idx), xf.jit(ins, tiered=True)(idx), xf.jit(ins, tiered=False)(idx)], want,
+          np.int32)
+    m = np.arange(6, dtype=np.int32).reshape(2, 3)
+    col = xf.jit(lambda i: xnp.insert(m, i, np.array([7, 8], np.int32), axis=1), tiered=False)
+    _same([col(np.int32(1))], [[0, 7, 1, 2], [3, 8, 4, 5]], np.int32)

@@ -162,5 +162,12 @@ def test_polyval_polyadd_polysub_of_coefficient_columns():
     _eq(xnp.polyadd(p, np.array([[1.0, 1.0, 1.0]])), [[1.0, 2.0, 3.0], [5.0, 6.0, 7.0]])
     _eq(xnp.polysub(np.array([[1.0, 1.0, 1.0]]), p), [[-1.0, -2.0, -3.0], [-3.0, -4.0, -5.0]])
     _eq(xf.vmap(xnp.polyval)(p, x[:2]), [xnp.polyval(p[0], 2.0), xnp.polyval(p[1], 3.0)])
-    with pytest.raises(ValueError, match="1-D"):
-        xnp.polyder(p)
+    # polyder too (jax 0.10.2, as NumPy): p[:-m] times the factors, which broadcast against
+    # the last axis: (2, 3) -> [[1, 2, 3]], a (3, 1) column -> (2, 2); (3, 3) cannot broadcast
+    for f in (xnp.polyder, xf.jit(xnp.polyder, tiered=False)):
+        _eq(f(p), [[1.0, 2.0, 3.0]])
+        _eq(f(np.array([[1.0], [2.0], [3.0]])), [[2.0, 1.0], [4.0, 2.0]])
+    _eq(xnp.polyder(np.array([[1.0], [2.0], [3.0]]), 2), [[2.0]])
+    _eq(xnp.polyder(np.array([5.0])), np.zeros(0))       # JAX: empty (xforms gave [0])
+    with pytest.raises((ValueError, TypeError), match="broadcast"):   # (JAX: ValueError)
+        xnp.polyder(np.ones((3, 3)))

@@ -115,7 +115,8 @@ def test_singular_and_bad_input():
     with np.errstate(all="ignore"):
         x = np.asarray(xsl.solve_triangular(np.zeros((2, 2)), np.ones(2)))
         assert not np.all(np.isfinite(x))
-        assert np.all(np.isnan(xsl.cholesky(-np.eye(2))))
+        # jax 0.10.2: the failed upper factor is NaN on and above the diagonal, 0 below
+        np.testing.assert_array_equal(xsl.cholesky(-np.eye(2)), [[np.nan, np.nan], [0, np.nan]])
         assert not np.all(np.isfinite(xsl.lu_solve(xsl.lu_factor(np.ones((2, 2))), np.ones(2))))
     with pytest.raises(ValueError, match=r"solve_triangular.*\(3, 4\).*test_scipy_linalg.py"):
         xsl.solve_triangular(np.ones((3, 4)), np.ones(3))

@@ -2,9 +2,9 @@
 vsplit hsplit dsplit column_stack row_stack dstack atleast_1d/2d/3d (any number of
 arguments) rollaxis block resize trim_zeros repeat.
 
-Positions are static (insert/delete need concrete indices, as in JAX): the result is
-computed as a gather from the operands, with the gather map found by running NumPy on
-position numbers.
+Positions are static (insert/delete need concrete indices, as in JAX; insert also takes one
+traced integer, as JAX, the result's shape not depending on it): the result is computed as
+a gather from the operands, with the gather map found by running NumPy on position numbers.
 
     >>> xnp.insert(xnp.arange(3.0), 1, 9.0)     # [0, 9, 1, 2]
 """
@@ -14,6 +14,7 @@ from ..core import trace as core
 from ..core import staging
 from ..primitives import structural as st
 from . import manipulation as man
+from . import ufuncs as uf
 from ._util import aval, asarray_operand, broadcast_to, canon_axes, canon_axis, convert
 from .indexing import take
 
@@ -44,17 +45,46 @@ def _gather_by_positions(parts, pos):
 
 
 def insert(arr, obj, values, axis=None):
-    """Insert values before the static positions obj along axis (NumPy's rules)."""
+    """Insert values before the static positions obj along axis (NumPy's rules), or before
+    one traced integer position (JAX's: counted from the end if negative, then clipped).
+
+        >>> xf.vmap(lambda i: xnp.insert(xnp.arange(3), i, 9))(np.array([0, 2]))
+        [[9, 0, 1, 2], [0, 1, 9, 2]]
+    """
     arr, values = asarray_operand(arr), asarray_operand(values)
     if axis is None:
         arr, axis = man.ravel(arr), 0
     dtype = aval(arr).dtype
     values = convert(values, dtype)
+    if isinstance(obj, core.Tracer) and staging.known_value(obj) is None:
+        return _insert_at_traced(arr, obj, values, canon_axis(axis, aval(arr).ndim))
     a, v = aval(arr), aval(values)
     pos = np.arange(a.size, dtype=np.int64).reshape(a.shape)
     vpos = (a.size + np.arange(v.size, dtype=np.int64)).reshape(v.shape)
     out = np.insert(pos, _static(obj, "insert"), vpos, axis=canon_axis(axis, a.ndim))
     return _gather_by_positions([arr, values], out)
+
+
+def _insert_at_traced(arr, idx, values, ax):
+    """insert at one traced position idx: values (at least arr's rank, JAX's first axis moved
+    to `ax`, broadcast over the others) joined after arr, then arr's elements and theirs
+    taken in the inserted order along ax (result position j: arr's j before idx, the
+    values' j - idx from it, arr's j - k after them)."""
+    if aval(idx).ndim != 0 or aval(idx).dtype.kind not in "iu":
+        raise ValueError(f"insert: a traced obj must be one integer position, got "
+                         f"{aval(idx).str_short()}; pass several positions as a list or NumPy "
+                         f"array")
+    a, v = aval(arr), aval(values)
+    values = man.reshape(values, (1,) * (a.ndim - v.ndim) + v.shape)
+    values = man.moveaxis(values, 0, ax)
+    k = aval(values).shape[ax]
+    values = broadcast_to(values, a.shape[:ax] + (k,) + a.shape[ax + 1:])
+    n = a.shape[ax]
+    idx = uf.clip(uf.where(uf.less(idx, 0), uf.add(idx, n), idx), 0, n)
+    j = np.arange(n + k)
+    perm = uf.where(uf.less(j, idx), j, uf.where(uf.less(j, uf.add(idx, k)),
+                                                 uf.subtract(j + n, idx), j - k))
+    return take(man.concatenate([arr, values], ax), perm, axis=ax)
 
 
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):

@@ -97,9 +97,30 @@ def _lu_parts(name, a):
     return a, d, odd
 
 
+def _cofactor_det(a):
+    """The determinant of (..., n, n) a for n = 2 or 3 as a sum of products of its entries
+    (JAX's rule for these sizes: an inf gives NaN, inf - inf, where LU gives inf)."""
+    def e(r, c):
+        return a[..., r, c]
+    if aval(a).shape[-1] == 2:
+        return e(0, 0) * e(1, 1) - e(0, 1) * e(1, 0)
+    terms = [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+    plus = [e(0, i) * e(1, j) * e(2, k) for i, j, k in terms]
+    minus = [e(0, 2) * e(1, 1) * e(2, 0), e(0, 0) * e(1, 2) * e(2, 1),
+             e(0, 1) * e(1, 0) * e(2, 2)]
+    return plus[0] + plus[1] + plus[2] - minus[0] - minus[1] - minus[2]
+
+
 @returns_arrays
 def det(a):
-    """Determinant by LU: the product of U's diagonal, signed by the pivots' parity."""
+    """Determinant: of a 2x2 or 3x3 matrix by cofactors, as JAX; otherwise by LU, the product
+    of U's diagonal signed by the pivots' parity.
+
+        >>> det(np.array([[1.0, 2.0], [3.0, 4.0]]))     # -2.0
+    """
+    a = matrix_operand("det", a)
+    if aval(a).shape[-1] in (2, 3):
+        return _cofactor_det(a)
     a, d, odd = _lu_parts("det", a)
     p = red.prod(d, axis=-1)
     return ufuncs.where(odd, ufuncs.negative(p), p)
@@ -116,8 +137,8 @@ def slogdet(a, *, method=None):
     zero = ufuncs.equal(ad, 0)
     if dt.kind == "c":
         unit = ufuncs.where(zero, 0, ufuncs.divide(d, ufuncs.where(zero, 1, ad).astype(dt)))
-    else:
-        unit = ufuncs.sign(d)
+    else:       # JAX's: -1 per negative pivot, so a NaN pivot leaves the sign +-1
+        unit = ufuncs.where(zero, 0, ufuncs.where(ufuncs.less(d, 0), -1, 1)).astype(dt)
     sign = red.prod(unit, axis=-1)
     sign = ufuncs.where(odd, ufuncs.negative(sign), sign)
     logabs = red.sum(ufuncs.log(ad), axis=-1)

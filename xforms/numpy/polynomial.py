@@ -70,17 +70,23 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
 
 
 def polyder(p, m=1):
-    """Coefficients of the m-th derivative (inexact, as JAX's: int32 gives float32)."""
-    p = float_of(_vec(p, "polyder"))
+    """Coefficients of the m-th derivative (inexact, as JAX's: int32 gives float32).  As in
+    JAX (and NumPy), p's first axis holds the coefficients and the factors broadcast
+    against its last: a 2-D p of shape (n, c) works where c is n - m or 1.
+
+        >>> xnp.polyder(xnp.array([1.0, 2.0, 3.0]))      # [2, 2]
+    """
+    p = float_of(asarray_operand(p))
+    if aval(p).ndim == 0:
+        raise ValueError("polyder: coefficients must be at least 1-D, got a scalar")
     if m < 0:
         raise ValueError("Order of derivative must be positive")
-    for _ in range(m):
-        n = aval(p).shape[0]
-        if n <= 1:
-            from .creation import zeros
-            return zeros((1,) if n else (0,), aval(p).dtype)
-        p = uf.multiply(p[:-1], np.arange(n - 1, 0, -1, dtype=aval(p).dtype))
-    return p
+    n = aval(p).shape[0]
+    if m == 0:
+        return p
+    # the factor of coefficient i (power n - 1 - i): (n-1-i)(n-2-i)...(n-m-i)
+    fac = np.prod(np.arange(m, n)[None, :] - np.arange(m)[:, None], axis=0)[::-1]
+    return uf.multiply(p[:-m], fac.astype(aval(p).dtype))
 
 
 def polyint(p, m=1, k=None):

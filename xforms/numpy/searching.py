@@ -98,19 +98,30 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
 
 
 def unravel_index(indices, shape):
-    """Tuple of coordinate arrays for flat indices into shape (C order; clamped), of the
-    indices' integer dtype (JAX's: int32 stays int32; bool becomes int64)."""
+    """Tuple of coordinate arrays for flat indices into shape (C order), as JAX: the sizes
+    may be traced scalars; an index in [-size, -1] counts from the end, one beyond either
+    end gives the nearest corner.  The dtype is the indices' promoted with the sizes' (a
+    Python int size keeps int32 indices int32; bool indices become int64).
+
+        >>> xnp.unravel_index(np.array([5, -1]), (3, 4))     # ([1, 2], [1, 3])
+    """
     idx = asarray_operand(indices)
     if aval(idx).dtype.kind not in "iu":
         idx = convert(idx, np.int64)
-    shape = tuple(int(s) for s in shape)
-    size = int(np.prod(shape, dtype=np.int64))
-    idx = uf.clip(uf.where(uf.less(idx, 0), uf.add(idx, size), idx), 0, max(size - 1, 0))
-    out = []
-    for s in reversed(shape):             # (Python ints: weak, the dtype is idx's)
-        out.append(uf.remainder(idx, s))
-        idx = uf.floor_divide(idx, s)
-    return tuple(reversed(out))
+    try:
+        shape = list(shape)
+    except TypeError:
+        shape = [shape]
+    if any((aval(s).ndim if isinstance(s, Tracer) else np.ndim(s)) != 0 for s in shape):
+        raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
+    out = [None] * len(shape)
+    for i in reversed(range(len(shape))):     # floor divmod, as JAX
+        out[i] = uf.remainder(idx, shape[i])
+        idx = uf.floor_divide(idx, shape[i])
+    over = uf.greater(idx, 0)                # past the end: the last element
+    under = uf.less(idx, -1) if aval(idx).dtype.kind == "i" else False
+    return tuple(uf.where(over, s - 1, uf.where(under, 0, o))      # (a Python int stays weak)
+                 for s, o in zip(shape, out))
 
 
 def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):

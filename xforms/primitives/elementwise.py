@@ -197,8 +197,30 @@ defjvp(rem_p, lambda t, ans, x, y: _bcast_to(t, ans),
        lambda t, ans, x, y: _bcast_to(mul(neg(t), _trunc(div(x, y))), ans))
 
 # --- powers ---------------------------------------------------------------------------------
-pow_p = _def("pow", np.power, 2, accept=_float, cost=10.0)
+def _pow_impl(x, y):      # an integer y at x's dtype, as JAX (NumPy: f32 ** i32 is f64)
+    return np.power(x, y, dtype=np.result_type(x))
+
+
+pow_p = _def("pow", _pow_impl, 2, accept=_float, cost=10.0)
 pow = _bind2(pow_p)
+
+
+def _pow_aval(x, y):
+    """JAX's rule: an inexact base and an integer exponent give the base's dtype."""
+    if is_inexact(x.dtype) and is_integer(y.dtype):
+        y = ShapedArray(y.shape, x.dtype, x.weak_type and y.weak_type)
+    return _elementwise_aval("pow", [x, y], None, _float)
+
+
+def _pow_jvp_x(t, ans, x, y):
+    # y x**(y - 1); for an integer y JAX takes 0 where y == 0 (x**0 is the constant 1, even at
+    # x = 0, where 0 * 0**-1 would be NaN), with y at x's dtype
+    if not is_integer(core.get_aval(y).dtype):
+        return _bcast_to(mul(t, mul(y, pow(x, sub(y, _like(1, y))))), ans)
+    yf = convert_element_type(y, core.get_aval(x).dtype)
+    jac = _bcast_to(mul(yf, pow(x, sub(yf, _like(1, yf)))), ans)
+    zero = _bcast_to(eq(y, _like(0, y)), ans)
+    return _bcast_to(mul(t, select_n(zero, jac, _bcast_to(_like(0, jac), ans))), ans)
 
 
 def _pow_jvp_y(t, ans, x, y):
@@ -210,8 +232,8 @@ def _pow_jvp_y(t, ans, x, y):
     return _bcast_to(mul(t, mul(log(safe_x), ans)), ans)
 
 
-defjvp(pow_p, lambda t, ans, x, y: _bcast_to(mul(t, mul(y, pow(x, sub(y, _like(1, y))))), ans),
-       _pow_jvp_y)
+abstract_eval_rules[pow_p] = _pow_aval
+defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
 
 integer_pow_p = primitive("integer_pow")
 abstract_eval_rules[integer_pow_p] = lambda x, *, y: [x]

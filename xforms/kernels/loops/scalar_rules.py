@@ -251,7 +251,17 @@ def _rem(ctx, x, y, fmod="np.fmod"):
 scalar_rules[div_p] = _div
 scalar_rules[rem_p] = _rem
 register_scalar_rule(rem_p, lambda ctx, x, y: _rem(ctx, x, y, "math.fmod"), "cuda")
-scalar_rules[pow_p] = lambda ctx, x, y: f"{x} ** {y}"
+
+
+def _pow(ctx, x, y):
+    """x ** y; an integer exponent (lax.pow's, as JAX) is taken at the base's dtype, the
+    fast tier's np.power(x, y, dtype=x.dtype) (Numba's float ** int squares repeatedly)."""
+    if _kind(ctx.in_dtypes[1]) in "iu" and _kind(ctx.dtype) in "fc":
+        y = f"np.{np.dtype(ctx.dtype).name}({y})"
+    return f"{x} ** {y}"
+
+
+scalar_rules[pow_p] = _pow
 
 
 def _integer_pow(ctx, x, *, y=None):

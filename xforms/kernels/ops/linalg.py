@@ -1,6 +1,6 @@
 """CPU rules for the factorisation primitives (xforms/primitives/linalg*.py): each equation is
-one call of a Numba function of xforms/kernels/runtime/linalg.py (LAPACK/BLAS inside) on views of
-its operands and outputs as batches of matrices (B, m, n).
+one call of a Numba function of xforms/kernels/runtime/linalg.py, spectral.py or schur.py
+(LAPACK/BLAS inside) on views of its operands and outputs as batches of matrices (B, m, n).
 
     # c:f64[3,3] = cholesky b                           gp.py:12 (nll)
     la_cholesky(B.reshape((1, 3, 3)), C.reshape((1, 3, 3)), 1)
@@ -112,7 +112,8 @@ def _qr(em, eqn):
 def _eigh(em, eqn):
     _alloc_all(em, eqn)
     (a,), (v, w) = eqn.invars, eqn.outvars
-    _call(em, "la_eigh", [_as3(em, a), _as3(em, v), _as2(em, w), str(bool(eqn.params["lower"]))])
+    _call(em, "la_eigh", [_as3(em, a), _as3(em, v), _as2(em, w), str(bool(eqn.params["lower"])),
+                          _code(eqn)])
 
 
 def _svd(em, eqn):

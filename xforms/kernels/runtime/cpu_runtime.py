@@ -463,13 +463,16 @@ def _copy_steps(dst, src, shape, dstep, sstep):
 
 def __getattr__(name):
     """The factorisations' helpers (`la_*`: LAPACK/BLAS through SciPy's Cython bindings,
-    xforms/kernels/runtime/linalg.py, schur.py), blas_serial's switch to one BLAS thread, and the FFT
-    helpers (`fft_*`, xforms/kernels/runtime/fft.py:
+    xforms/kernels/runtime/linalg.py, spectral.py, schur.py), blas_serial's switch to one
+    BLAS thread, and the FFT helpers (`fft_*`, xforms/kernels/runtime/fft.py:
     rocket-fft, whose import loads scipy.fft and scipy.special, ~0.3 s), loaded when a
     kernel first imports one: every other program pays nothing for them."""
     if name in ("la_schur", "la_hessenberg", "la_sqrtm"):
         from . import schur as schur_runtime
         return getattr(schur_runtime, name)
+    if name in ("la_qr", "la_eigh", "la_eig", "la_svd"):
+        from . import spectral as spectral_runtime
+        return getattr(spectral_runtime, name)
     if name.startswith("la_"):
         from . import linalg as linalg_runtime
         return getattr(linalg_runtime, name)

@@ -6,10 +6,12 @@ LAPACK and BLAS come from SciPy's Cython modules (`scipy.linalg.cython_lapack/_b
 ones Numba's own `np.linalg` uses: their addresses are registered with LLVM under fixed
 symbol names, so the compiled functions refer to symbols (not process addresses) and stay in
 Numba's disk cache.  Row-major matrices are column-major transposes, which each wrapper
-accounts for (a lower-triangular row-major matrix is upper-triangular to LAPACK).  qr, eigh
-and svd use Numba's `np.linalg`.  No function raises on bad numbers: a failed factorisation
-(not positive definite, no convergence, NaN input) gives NaNs, as in JAX; a singular matrix
-gives a zero pivot and, in the solves, infinities.
+accounts for (a lower-triangular row-major matrix is upper-triangular to LAPACK).  Nothing
+goes through Numba's `np.linalg`, which refuses inf and NaN: LAPACK itself sees every matrix,
+as in JAX, so a non-finite matrix gives LAPACK's answer (JAX's, NaN pattern included).  No
+function raises on bad numbers: a failed factorisation (not positive definite, no
+convergence) gives `nan_fill`'s NaNs, as in JAX; a singular matrix gives a zero pivot and, in
+the solves, infinities.  qr, eigh, eig and svd are in spectral.py, schur in schur.py.
 
 `code` selects the LAPACK type: 0 float32 (s), 1 float64 (d), 2 complex64 (c), 3 complex128 (z).
 
@@ -19,7 +21,7 @@ import llvmlite.binding as ll
 import numba
 import numpy as np
 from numba.core import cgutils, types
-from numba.extending import get_cython_function_address, intrinsic
+from numba.extending import get_cython_function_address, intrinsic, overload
 
 CODES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.complex64): 2,
          np.dtype(np.complex128): 3}
@@ -43,9 +45,6 @@ s_trsm, d_trsm, c_trsm, z_trsm = _extern("blas", "trsm", 11)
 s_gemm, d_gemm, c_gemm, z_gemm = _extern("blas", "gemm", 13)
 s_potrf, d_potrf, c_potrf, z_potrf = _extern("lapack", "potrf", 5)
 s_getrf, d_getrf, c_getrf, z_getrf = _extern("lapack", "getrf", 6)
-s_geqrf, d_geqrf, c_geqrf, z_geqrf = _extern("lapack", "geqrf", 8)
-s_orgqr, d_orgqr, c_ungqr, z_ungqr = _extern("lapack", "orgqr", 9,
-                                             ["sorgqr", "dorgqr", "cungqr", "zungqr"])
 
 
 @intrinsic
@@ -59,6 +58,26 @@ def _ptr(typingctx, a):
         arr = make_array(sig.args[0])(context, builder, args[0])
         return builder.bitcast(arr.data, cgutils.voidptr_t)
     return types.voidptr(a), codegen
+
+
+def _nan_of(x):
+    """The NaN of array x's element type (typed in Numba only)."""
+
+
+@overload(_nan_of, jit_options={"nogil": True})
+def _nan_of_impl(x):
+    if isinstance(x.dtype, types.Complex):
+        return lambda x: complex(np.nan, np.nan)
+    return lambda x: np.nan
+
+
+@numba.njit(cache=_CACHE, nogil=True)
+def nan_fill(x):
+    """x[:] = NaN, nan+nanj for complex x: what JAX gives for a factorisation that failed.
+
+        nan_fill(out[i])        # out[i] of complex128 is all nan+nanj
+    """
+    x[:] = _nan_of(x)
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -117,7 +136,8 @@ def _potrf(code, ch, ints, a):
 
 @numba.njit(cache=_CACHE, nogil=True)
 def la_cholesky(a, out, code):
-    """out[i] = the lower Cholesky factor of a[i] (its lower triangle), NaN if not PD."""
+    """out[i] = the lower Cholesky factor of a[i] (its lower triangle), zeros above it; NaN
+    below and on the diagonal if a[i] is not PD (JAX's pattern)."""
     nb, n, _ = a.shape
     ch = np.empty(1, np.uint8)
     ch[0] = ord("U")            # column-major upper == row-major lower
@@ -126,8 +146,7 @@ def la_cholesky(a, out, code):
         out[i] = a[i]
         ints[0], ints[1], ints[2] = n, max(n, 1), 0
         if n and _potrf(code, ch, ints, out[i]) != 0:
-            out[i] = np.nan
-            continue
+            nan_fill(out[i])
         for r in range(n):
             for c in range(r + 1, n):
                 out[i, r, c] = 0
@@ -350,219 +369,3 @@ def la_pivots_to_perm(piv, perm):
             t = perm[i, r]
             perm[i, r] = perm[i, p]
             perm[i, p] = t
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _geqrf_orgqr(code, ints, buf, tau, work):
-    """?geqrf on the m x n column-major buf, then ?orgqr/?ungqr forming its first ncols
-    columns of Q (ints: m, n, ncols, lda, lwork, info)."""
-    p = (_ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(ints[2:3]), _ptr(ints[3:4]), _ptr(ints[4:5]),
-         _ptr(ints[5:6]))
-    qr_args = (p[0], p[1], _ptr(buf), p[3], _ptr(tau), _ptr(work), p[4], p[5])
-    q_args = (p[0], p[2], p[1], _ptr(buf), p[3], _ptr(tau), _ptr(work), p[4], p[5])
-    if code == 0:
-        s_geqrf(*qr_args)
-        s_orgqr(*q_args)
-    elif code == 1:
-        d_geqrf(*qr_args)
-        d_orgqr(*q_args)
-    elif code == 2:
-        c_geqrf(*qr_args)
-        c_ungqr(*q_args)
-    else:
-        z_geqrf(*qr_args)
-        z_ungqr(*q_args)
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def la_qr(a, q, r, full, code):
-    """Householder QR of a[i] (reduced, or complete when `full`); NaN on failure."""
-    nb, m, n = a.shape
-    for i in range(nb):
-        try:
-            qi, ri = np.linalg.qr(np.ascontiguousarray(a[i]))
-            if full and m > n:
-                r[i, :n, :] = ri
-                r[i, n:, :] = 0
-            else:
-                q[i] = qi
-                r[i] = ri
-        except Exception:                    # NaN or Inf input
-            q[i] = np.nan
-            r[i] = np.nan
-    if full and m > n:
-        _complete_q(a, q, code)
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _complete_q(a, q, code):
-    nb, m, n = a.shape
-    buf = np.zeros((m, m), a.dtype)          # column-major: buf[j] is column j
-    tau = np.zeros(n, a.dtype)
-    work = np.zeros(64 * m, a.dtype)
-    ints = np.empty(6, np.int32)
-    for i in range(nb):
-        buf[:, :] = 0
-        buf[:n, :] = a[i].T
-        ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = m, n, m, m, 64 * m, 0
-        _geqrf_orgqr(code, ints, buf, tau, work)
-        q[i] = buf.T
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def la_eigh(a, v, w, lower):
-    """Eigenvectors v[i] (columns) and ascending eigenvalues w[i] of Hermitian a[i], read
-    from its lower (or upper) triangle; NaN on failure."""
-    nb = a.shape[0]
-    for i in range(nb):
-        x = a[i] if lower else np.conj(a[i]).T   # the upper triangle is the adjoint's lower
-        try:
-            wi, vi = np.linalg.eigh(np.ascontiguousarray(x))
-            w[i] = wi
-            v[i] = vi
-        except Exception:
-            w[i] = np.nan
-            v[i] = np.nan
-
-
-s_geev, d_geev = _extern("lapack", "geev", 14, ["sgeev", "dgeev"])
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _geev(code, ch, ints, buf, wr, wi, vr, work):
-    """LAPACK ?geev(jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork, info)
-    on the column-major real buf: eigenvalues and right eigenvectors (no left ones)."""
-    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(ints[0:1]), _ptr(buf), _ptr(ints[1:2]),
-            _ptr(wr), _ptr(wi), _ptr(vr), _ptr(ints[2:3]), _ptr(vr), _ptr(ints[1:2]),
-            _ptr(work), _ptr(ints[3:4]), _ptr(ints[4:5]))
-    if code == 0:
-        s_geev(*args)
-    else:
-        d_geev(*args)
-    return ints[4]
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _la_eig_real(a, w, v, vectors, code):
-    """eig of real a[i] by real ?geev, as NumPy and JAX do: the same eigenvalue order, and
-    each complex pair's vectors v_j = vr_j + i vr_{j+1}, v_{j+1} = conj(v_j)."""
-    nb, n, _ = a.shape
-    ch = np.empty(2, np.uint8)
-    ch[0], ch[1] = ord("N"), ord("V") if vectors else ord("N")
-    ints = np.empty(5, np.int32)
-    lwork = max(1, 8 * n)
-    buf = np.empty((n, n), a.dtype)
-    wr = np.empty(max(n, 1), a.dtype)
-    wi = np.empty(max(n, 1), a.dtype)
-    vr = np.empty((n, n), a.dtype)
-    work = np.empty(lwork, a.dtype)
-    for i in range(nb):
-        if n == 0:
-            continue
-        buf[:, :] = a[i].T                       # column-major a[i]
-        ints[0], ints[1], ints[2], ints[3], ints[4] = n, n, n, lwork, 0
-        if not np.all(np.isfinite(buf)) or _geev(code, ch, ints, buf, wr, wi, vr, work) != 0:
-            w[i] = np.nan
-            if vectors:
-                v[i] = np.nan
-            continue
-        for j in range(n):
-            w[i, j] = wr[j] + 1j * wi[j]
-        if not vectors:
-            continue
-        vt = vr                 # column-major: row j of the C-order buffer is vector j
-        j = 0
-        while j < n:
-            if wi[j] != 0.0 and j + 1 < n:
-                for r in range(n):
-                    v[i, r, j] = vt[j, r] + 1j * vt[j + 1, r]
-                    v[i, r, j + 1] = vt[j, r] - 1j * vt[j + 1, r]
-                j += 2
-            else:
-                for r in range(n):
-                    v[i, r, j] = vt[j, r]
-                j += 1
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def la_eig(a, w, v, vectors, code):
-    """Eigenvalues w[i] and unit right eigenvectors v[i] of general a[i]; NaN on failure.
-    Real a: real ?geev (code 0/1: NumPy's and JAX's order); complex a: ?geev on a complex
-    copy.  Without `vectors`, v is scratch."""
-    if code <= 1:
-        _la_eig_real(a, w, v, vectors, code)
-        return
-    nb, n, _ = a.shape
-    x = np.empty((n, n), w.dtype)
-    for i in range(nb):
-        for r in range(n):
-            for c in range(n):
-                x[r, c] = a[i, r, c]
-        try:
-            wi, vi = np.linalg.eig(x)
-            w[i] = wi
-            if vectors:
-                v[i] = vi
-        except Exception:
-            w[i] = np.nan
-            if vectors:
-                v[i] = np.nan
-
-
-s_gesdd, d_gesdd = _extern("lapack", "gesdd", 14, ["sgesdd", "dgesdd"])
-c_gesdd, z_gesdd = _extern("lapack", "gesdd", 15, ["cgesdd", "zgesdd"])
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def _gesdd(code, ch, ints, buf, s, u, vt, work, rwork, iwork):
-    """LAPACK ?gesdd(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, [rwork,] iwork,
-    info) on the column-major buf (ints: m, n, lda, ldu, ldvt, lwork, info)."""
-    p = (_ptr(ch), _ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(buf), _ptr(ints[2:3]), _ptr(s),
-         _ptr(u), _ptr(ints[3:4]), _ptr(vt), _ptr(ints[4:5]), _ptr(work), _ptr(ints[5:6]))
-    if code == 0:
-        s_gesdd(*p, _ptr(iwork), _ptr(ints[6:7]))
-    elif code == 1:
-        d_gesdd(*p, _ptr(iwork), _ptr(ints[6:7]))
-    elif code == 2:
-        c_gesdd(*p, _ptr(rwork), _ptr(iwork), _ptr(ints[6:7]))
-    else:
-        z_gesdd(*p, _ptr(rwork), _ptr(iwork), _ptr(ints[6:7]))
-    return ints[6]
-
-
-@numba.njit(cache=_CACHE, nogil=True)
-def la_svd(a, s, u, vt, full, compute_uv, code):
-    """Singular values s[i] (descending) and, with compute_uv, u[i] and vt[i], by ?gesdd as
-    NumPy and JAX (Numba's svd refuses inf and NaN; LAPACK's answer there is JAX's, e.g. the
-    factors of a matrix with an inf are finite and its values NaN); NaN when LAPACK fails.
-    Without compute_uv, u and vt are unused placeholders."""
-    nb, m, n = a.shape
-    if m == 0 or n == 0:
-        # (LAPACK refuses an empty matrix; NumPy and JAX give identity factors)
-        for i in range(nb):
-            if compute_uv and full:
-                u[i] = np.eye(u.shape[1], dtype=u.dtype)
-                vt[i] = np.eye(vt.shape[1], dtype=vt.dtype)
-        return
-    k, mx = min(m, n), max(m, n)
-    ucol, ldvt = (m, n) if full else (k, k)
-    ch = np.empty(1, np.uint8)
-    ch[0] = ord("N") if not compute_uv else ord("A") if full else ord("S")
-    lwork = 4 * k * k + 7 * k + mx if code <= 1 else k * k + 3 * k + mx   # LAPACK's minima
-    ints = np.empty(7, np.int32)
-    buf = np.empty((n, m), a.dtype)              # column-major a[i]
-    ub, vb = np.empty((ucol, m), a.dtype), np.empty((n, ldvt), a.dtype)
-    work = np.empty(lwork, a.dtype)
-    rwork = np.empty(max(5 * k * k + 7 * k, 2 * mx * k + 2 * k * k + k), s.dtype)
-    iwork = np.empty(8 * k, np.int32)
-    for i in range(nb):
-        buf[:, :] = a[i].T
-        ints[0], ints[1], ints[2], ints[3], ints[4], ints[5], ints[6] = m, n, m, m, ldvt, lwork, 0
-        if _gesdd(code, ch, ints, buf, s[i], ub, vb, work, rwork, iwork) != 0:
-            s[i] = np.nan
-            if compute_uv:
-                u[i] = np.nan
-                vt[i] = np.nan
-        elif compute_uv:
-            u[i] = ub.T
-            vt[i] = vb.T

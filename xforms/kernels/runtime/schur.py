@@ -4,8 +4,9 @@ LAPACK ?gees and ?gehrd, the routines the fast tier calls through SciPy, so both
 the same factors.
 
 Each matrix is copied transposed into a column-major work matrix (LAPACK's layout) and its
-factors copied back transposed; a non-finite matrix or a LAPACK failure gives NaNs, as the
-fast tier does.  `code` is the LAPACK type of the outputs (0 s, 1 d, 2 c, 3 z).
+factors copied back transposed.  LAPACK sees non-finite matrices too, as in JAX (the Schur
+vectors of a matrix with an inf are the identity); a LAPACK failure gives `nan_fill`'s NaNs,
+as in JAX.  `code` is the LAPACK type of the outputs (0 s, 1 d, 2 c, 3 z).
 
     >>> la_schur(a.reshape(1, n, n), t.reshape(1, n, n), z.reshape(1, n, n), 1)
 """
@@ -13,7 +14,7 @@ import numba
 import numpy as np
 
 from .helper_cache import CACHE as _CACHE
-from .linalg import _extern, _ptr
+from .linalg import _extern, _ptr, nan_fill
 
 s_gees, d_gees = _extern("lapack", "gees", 15, ["sgees", "dgees"])
 c_gees, z_gees = _extern("lapack", "gees", 15, ["cgees", "zgees"])
@@ -22,13 +23,11 @@ s_gehrd, d_gehrd, c_gehrd, z_gehrd = _extern("lapack", "gehrd", 9)
 
 @numba.njit(cache=_CACHE, nogil=True)
 def _load(a, t):
-    """t := a transposed (a row-major matrix as LAPACK's column-major t); False if a has a
-    non-finite entry."""
+    """t := a transposed (a row-major matrix as LAPACK's column-major t)."""
     n = a.shape[0]
     for r in range(n):
         for c in range(n):
             t[c, r] = a[r, c]
-    return np.all(np.isfinite(a))
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -70,15 +69,13 @@ def la_schur(a, tout, zout, code):
     for i in range(nb):
         if n == 0:
             continue
-        ok = _load(a[i], t)
+        _load(a[i], t)
         ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = n, n, 0, n, lwork, 0
-        if ok:
-            info = _real_gees(code, ch, ints, t, wr, wi, z, work, bwork) if code < 2 else \
-                _gees(code, ch, ints, t, wr, z, work, rwork, bwork)
-            ok = info == 0
-        if not ok:
-            tout[i] = np.nan
-            zout[i] = np.nan
+        info = _real_gees(code, ch, ints, t, wr, wi, z, work, bwork) if code < 2 else \
+            _gees(code, ch, ints, t, wr, z, work, rwork, bwork)
+        if info != 0:
+            nan_fill(tout[i])
+            nan_fill(zout[i])
             continue
         tout[i] = t.T
         zout[i] = z.T
@@ -113,14 +110,14 @@ def la_hessenberg(a, pout, tauout, code):
     for i in range(nb):
         if n == 0:
             continue
-        ok = _load(a[i], t)
+        _load(a[i], t)
         ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = n, 1, n, n, lwork, 0
-        if ok and _gehrd(code, ints, t, tau, work) == 0:
+        if _gehrd(code, ints, t, tau, work) == 0:
             pout[i] = t.T
             tauout[i] = tau[:n - 1]
         else:
-            pout[i] = np.nan
-            tauout[i] = np.nan
+            nan_fill(pout[i])
+            nan_fill(tauout[i])
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -158,7 +155,7 @@ def la_sqrtm(a, out, real_input, code):
         ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = n, n, 0, n, lwork, 0
         if not np.all(np.isfinite(t)) or _gees(code, ch, ints, t, w, z, work, rwork,
                                                bwork) != 0:
-            out[i] = np.nan
+            nan_fill(out[i])        # JAX: all NaN for a non-finite matrix
             continue
         # t and z read row-major are T^T and Z^T of the column-major matrix M = a[i]^T
         tt = np.ascontiguousarray(t.T)

@@ -16,6 +16,17 @@ def shape(x):
     return core.get_aval(x).shape
 
 
+def nan_like(x):
+    """A NumPy array like x of NaN, nan+nanj if complex: JAX's value of a failed
+    factorisation (the fast tier's impls; the compiled tier's is runtime/linalg.nan_fill).
+
+        >>> nan_like(np.eye(2, dtype=complex))[0, 0]
+        (nan+nanj)
+    """
+    x = np.asarray(x)
+    return np.full_like(x, complex(np.nan, np.nan) if x.dtype.kind == "c" else np.nan)
+
+
 def dtype(x):
     return core.get_aval(x).dtype
 

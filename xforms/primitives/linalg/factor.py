@@ -22,8 +22,8 @@ from ...transforms.vmap import bdim_to_front, vmap_rules
 from .. import elementwise as ew
 from ...core.facts import declare
 from ...core.registry import exempt, primitive
-from .batched import (check_matrix, const_like, eye_like, h, mm, mT, conj, shape, to_dtype, tril,
-                      triu)
+from .batched import (check_matrix, const_like, eye_like, h, mm, mT, conj, nan_like, shape,
+                      to_dtype, tril, triu)
 
 
 def batch_to_front(args, dims):
@@ -62,8 +62,8 @@ def _cholesky_impl(a):
         for idx in np.ndindex(full.shape[:-2]):
             try:
                 out[idx] = np.linalg.cholesky(full[idx])
-            except np.linalg.LinAlgError:
-                out[idx] = np.nan
+            except np.linalg.LinAlgError:      # JAX: NaN in the lower triangle, zeros above
+                out[idx] = np.tril(nan_like(full[idx]))
         return [out]
 
 

@@ -22,7 +22,7 @@ from ...core.facts import declare
 from ...core.registry import exempt, primitive
 from ...transforms.jvp import jvp_rules
 from .factor import _NO_CUDA, def_batched_vmap
-from .batched import check_matrix
+from .batched import check_matrix, nan_like
 
 schur_p = declare(primitive("schur", multiple_results=True), eager_work="matrix")
 hessenberg_p = declare(primitive("hessenberg", multiple_results=True), eager_work="matrix")
@@ -51,24 +51,30 @@ def _hessenberg_aval(a):
 
 def _per_matrix(a, outs, fn):
     """(fn(x)[0], fn(x)[1]) stacked over the leading dims of a into the two arrays `outs`;
-    NaN where x is not finite (LAPACK's answer there is undefined)."""
+    LAPACK sees non-finite matrices too, as in JAX; NaN where it fails (fn gives None)."""
     a = np.asarray(a)
     for idx in np.ndindex(a.shape[:-2]):
         x = a[idx]
-        if x.shape[-1] == 0 or not np.all(np.isfinite(x)):
-            outs[0][idx] = outs[1][idx] = np.nan
-            continue
-        for out, r in zip(outs, fn(x)):
+        res = fn(x) if x.shape[-1] else None
+        for out, r in zip(outs, res or [nan_like(out[idx]) for out in outs]):
             out[idx] = r
     return list(outs)
 
 
-def _schur_impl(a, *, output):
+def _gees(x, output):
+    """scipy.linalg.schur of one matrix, None where ?gees fails."""
     import scipy.linalg as sl
+    try:
+        return sl.schur(x, output=output, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+
+
+def _schur_impl(a, *, output):
     dt = _schur_dtype(np.asarray(a).dtype, output)
     outs = [np.empty(np.shape(a), dt) for _ in range(2)]
     # the complex form of a real matrix by complex ?gees (JAX's), not SciPy's rsf2csf
-    return _per_matrix(a, outs, lambda x: sl.schur(x.astype(dt), output=output))
+    return _per_matrix(a, outs, lambda x: _gees(x.astype(dt), output))
 
 
 def _gehrd(x):
@@ -77,7 +83,7 @@ def _gehrd(x):
     n = x.shape[-1]
     gehrd, lwork = lapack.get_lapack_funcs(("gehrd", "gehrd_lwork"), (x,))
     packed, taus, info = gehrd(x, lo=0, hi=n - 1, lwork=int(lwork(n, lo=0, hi=n - 1)[0].real))
-    return (packed, taus) if info == 0 else (np.nan, np.nan)
+    return (packed, taus) if info == 0 else None
 
 
 def _hessenberg_impl(a):

@@ -19,8 +19,8 @@ from ...core.facts import declare
 from ...core.registry import primitive
 from .factor import def_batched_vmap, solve, triangular_solve
 from ..reductions import reduce_sum
-from .batched import (check_matrix, col, const_like, diag_embed, diagonal, eye_like, h, mm, row,
-                      row_to, shape, to_dtype, tril)
+from .batched import (check_matrix, col, const_like, diag_embed, diagonal, eye_like, h, mm,
+                      nan_like, row, row_to, shape, to_dtype, tril)
 
 
 def _real_dtype(dt):
@@ -39,7 +39,7 @@ def _nan_on_failure(fn, a, nout):
         try:
             res = fn(a[idx])
         except np.linalg.LinAlgError:
-            res = [np.full_like(o, np.nan) for o in fn(np.eye(*a.shape[-2:], dtype=a.dtype))]
+            res = [nan_like(o) for o in fn(np.eye(*a.shape[-2:], dtype=a.dtype))]
         if outs is None:
             outs = [np.empty(a.shape[:-2] + np.shape(r), np.asarray(r).dtype) for r in res]
         for o, r in zip(outs, res):

@@ -56,7 +56,8 @@ def _series(upper, lower, x):
 
 
 def _nonpos_int(v):
-    return (v <= 0) & (v == xnp.floor(v))
+    """v is 0, -1, -2, ... (not -inf, which no series reaches)."""
+    return (v <= 0) & (v == xnp.floor(v)) & xnp.isfinite(v)
 
 
 # ---- 1F1 ---------------------------------------------------------------------------------------
@@ -66,6 +67,7 @@ def _hyp1f1_parts(a, b, x):
     pole = _nonpos_int(b) & ~(_nonpos_int(a) & (a >= b))
     bad = xnp.isnan(a) | xnp.isnan(b) | xnp.isnan(x)
     skip = pole | bad
+    a0, b0, x0 = a, b, x
     a, b, x = xnp.where(skip, 0.0, a), xnp.where(skip, 1.0, b), xnp.where(skip, 0.0, x)
     kummer = (x < 0) & ~_nonpos_int(a)      # a polynomial stays one (its terms are positive)
     p = xnp.where(kummer, b - a, a)
@@ -73,8 +75,27 @@ def _hyp1f1_parts(a, b, x):
     scale = xnp.where(kummer, xnp.exp(x), 1.0)
     da = xnp.where(kummer, -dp, dp) * scale
     db = xnp.where(kummer, dp + dq, dq) * scale
-    m = xnp.where(pole, xnp.inf, m * scale)
+    m = xnp.where(pole, _pole_value(a0, b0, x0), m * scale)
     return xnp.where(bad, xnp.nan, m), da, db
+
+
+def _pole_value(a, b, x):
+    """M at a pole b = -k as JAX sums it: 1 at x = 0, else the first term that divides by
+    b + k = +0, t_{k+1} = (a)_{k+1} x^{k+1} / ((k+1)! (-1)^k k! (+0)): the one-sided limit
+    b -> -k+ of that term (SciPy: +inf whatever the sign).  (a)_{k+1}'s sign from the gamma
+    signs, or (-1)^(k+1) for an integer a < b."""
+    k, one = -b, xnp.ones_like(x)
+
+    def flip(c):      # -1 where c (at x's dtype)
+        return xnp.where(c, -one, one)
+
+    def odd(n):
+        return xnp.remainder(n, 2.0) == 1.0
+    int_a = _nonpos_int(a)
+    poch = xnp.where(int_a, flip(odd(k + 1.0)), gammasgn(xnp.where(int_a, 0.5, a + k + 1.0)) *
+                     gammasgn(xnp.where(int_a, 0.5, a)))
+    sign = poch * flip(odd(k)) * flip((x < 0) & odd(k + 1.0))
+    return xnp.where(x == 0, 1.0, sign * xnp.inf)
 
 
 @custom_jvp
@@ -93,8 +114,9 @@ def _hyp1f1_jvp(primals, tangents):
 @returns_arrays
 def hyp1f1(a, b, x):
     """Kummer's confluent hypergeometric function 1F1(a; b; x) = sum_k (a)_k / (b)_k x^k / k!
-    (inf where b is a pole 0, -1, ... and the series does not end before it, as SciPy;
-    1 for a = 0 and exp(x) for a = b whatever x, inf for b = 0, as JAX).
+    (at a pole b = 0, -1, ... where the series does not end before it: JAX's signed inf,
+    the limit b -> -k+ of the first divergent term; 1 for a = 0 and exp(x) for a = b
+    whatever x, inf for b = 0, as JAX).
 
         >>> hyp1f1(1.5, 2.5, xnp.array([-3.0, 0.7]))
     """
