@@ -151,6 +151,13 @@ LAX = [
      [((3, 2), (3, 2))]),
     ("scatter", lambda x, u: ix.scatter(x, u, [np.array([2, 0])], (1,)), (A, A),
      [((2, 3), (2, 2))]),
+    # duplicates combine (index 0 twice), an out-of-bounds index (5) is dropped
+    ("scatter_mul", lambda x, u: ix.scatter_mul(x, u, [np.array([0, 2, 0, 5])], (0,), "drop"),
+     (A, "nz"), [((3, 2), (4, 2))]),
+    ("scatter_min", lambda x, u: ix.scatter_min(x, u, [np.array([2, 0, 2])], (1,)), (A, A),
+     [((2, 3), (3, 2))]),
+    ("scatter_max", lambda x, u: ix.scatter_max(x, u, [np.array([0, 2, 0, 5])], (0,), "drop"),
+     (A, A), [((3, 2), (4, 2))]),
     ("dynamic_slice", lambda x: ix.dynamic_slice(x, [np.int64(1), np.int64(2)], (2, 2)),
      (A,), [((3, 3),)]),
     ("dynamic_update_slice", lambda x, u: ix.dynamic_update_slice(

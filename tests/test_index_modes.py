@@ -7,6 +7,8 @@ the NumPy rules) and compiled (`jit(tiered=False)`).
 The expected values are jax 0.10.2's with x64 enabled, computed on the development machine
 and written here as literals (JAX is not installed in CI).
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -286,9 +288,8 @@ def test_row_updates_scatter_whole_rows(idx, mode):
 
 
 # x.at[i].mul/min/max with traced indices: duplicates all apply, an out-of-bounds update is
-# dropped; values of jax 0.10.2 (x64, jit) as literals.  Combined by sorting the updates
-# by position (xforms/numpy/indexing.py `_combine_traced`, as lax.scatter_mul/min/max),
-# never through an (updates x size) mask.
+# dropped; values of jax 0.10.2 (x64, jit) as literals.  One scatter_mul/min/max primitive
+# (a store that combines, as scatter_add's adds), never an (updates x size) mask or a sort.
 AT_X, AT_V = np.array([1.5, -2.0, 3.0, 0.5, 4.0]), np.array([2.0, -1.0, 3.0, 0.25])
 AT_I = np.array([3, 1, 3, 7])
 AT_JAX = {"mul": [1.5, 2.0, 3.0, 3.0, 4.0], "min": [1.5, -2.0, 3.0, 0.5, 4.0],
@@ -309,6 +310,21 @@ def test_combining_updates_at_traced_indices(op):
     want = x.copy()
     {"mul": np.multiply, "min": np.minimum, "max": np.maximum}[op].at(want, i, v)
     np.testing.assert_allclose(xf.jit(f, tiered=False)(x, v, i), want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("op", ["mul", "min", "max"])
+def test_combining_updates_compile_to_one_scatter_without_a_sort(op):
+    """The value and the gradient of x.at[i].op(v) with traced i: one combining scatter
+    each, no sort of the indices (the sort and segmented scan before cost 280x JAX's time);
+    the compiled CPU source combines in the scatter's loop."""
+    f = lambda x, v, i: xnp.sum(xnp.sin(getattr(x.at[i], op)(v)))          # noqa: E731
+    for g in (f, xf.grad(f, argnums=(0, 1))):
+        lowered = xf.jit(g, tiered=False).lower(AT_X, AT_V, AT_I)
+        prims = {e.prim.name for e in xf.make_jaxpr(g)(AT_X, AT_V, AT_I).jaxpr.eqns}
+        assert f"scatter_{op}" in prims and not prims & {"sort", "argsort"}, prims
+        assert not re.search(r"= (arg)?sort\[", lowered.as_text())     # (nor inside calls)
+    src = xf.jit(f, tiered=False).lower(AT_X, AT_V, AT_I).as_text()
+    assert {"mul": "*=", "min": "<=", "max": ">="}[op] in src
 
 
 def test_combining_rows_at_traced_indices_and_the_gradient():

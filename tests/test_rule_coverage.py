@@ -87,7 +87,11 @@ def test_lowering_facts(prim):
                     or f.numpy_fn), f"{prim}: elementwise facts on a {f.kind}"
     if f.kind != facts.REDUCTION:
         assert f.reduce_init is None, f"{prim}: reduce_init on a {f.kind}"
-        assert f.reduce_op is None or f.kind == facts.OP, f"{prim}: reduce_op on a {f.kind}"
+        assert f.reduce_op is None or f.kind in (facts.OP, facts.GATHER_SCATTER), \
+            f"{prim}: reduce_op on a {f.kind}"
+    if f.kind == facts.GATHER_SCATTER and f.reduce_op is not None:     # a combining scatter
+        assert f.reduce_op in ("sum", "prod", "max", "min"), \
+            f"{prim}: no combining store for {f.reduce_op!r} (loops/loop_print.combine_lines)"
     if f.cumulative is not None:       # each backend spells the monoid's combine step
         assert f.kind == facts.OP, f"{prim}: a cumulative op fuses as nothing else"
         assert f.cumulative in lower_cumulative._OPS, f"{prim}: no combine step (both backends)"

@@ -125,6 +125,13 @@ SPECS = [
      [((3, 2), "f"), ((4, 2), "f"), ((4,), "i3")]),
     ("scatter", lambda x, u, i: ix.scatter(x, u, [i], (1,)),
      [((2, 4), "f"), ((2, 2), "f"), ((2,), "P4")]),
+    # (duplicate indices: every update combines in; "drop" skips an index out of bounds)
+    ("scatter_mul", lambda x, u, i: ix.scatter_mul(x, u, [i], (0,)),
+     [((3, 2), "f"), ((4, 2), "f"), ((4,), "i3")]),
+    ("scatter_min", lambda x, u, i: ix.scatter_min(x, u, [i], (1,), "drop"),
+     [((2, 4), "f"), ((3, 2), "f"), ((3,), "s4")]),
+    ("scatter_max", lambda x, u, i: ix.scatter_max(x, u, [i], (0,)),
+     [((3, 2), "f"), ((4, 2), "f"), ((4,), "i3")]),
     # (batched starts: 3 more ops each, as a negative start counts from the end first)
     ("dynamic_slice", lambda x, i, j: ix.dynamic_slice(x, [i, j], (2, 2)),
      [((4, 3), "f"), ((), "s3"), ((), "s2")], 12),

@@ -94,6 +94,19 @@ def index_modes(x, idx, v, s):
             lax.dynamic_update_slice(x, xnp.ones((2, 2)), (s, -3)))
 
 
+def combining_scatters(x, i, v, k):
+    """x.at[i].mul/min/max with duplicate and out-of-bounds indices and a NaN update (it
+    wins max and min): atomic max/min for float64, float32, int32; one thread for products
+    and int8; the gradient's tie shares."""
+    x, v, k = xnp.asarray(x), xnp.asarray(v), xnp.asarray(k)
+    x32, v32 = x.astype(np.float32), v.astype(np.float32)
+    k8 = k.astype(np.int8)
+    return (x.at[i].mul(v), x.at[i].min(v), x.at[i].max(v), x32.at[i].max(v32),
+            x32.at[i].mul(v32), k.at[i].max(k[::-1] * 3), k.at[i].mul(k[::-1]),
+            k8.at[i].min(k8[::-1]),
+            xf.grad(lambda v: xnp.sum(xnp.sin(x.at[i].max(v))))(xnp.nan_to_num(v)))
+
+
 W = rng.normal(size=(2, 3))
 
 
@@ -398,6 +411,10 @@ PROGRAMS = {
     "while_arrays": (while_arrays, (np.arange(1.0, 4.0),), 1e-12),
     "indexing": (indexing, (X, IDX, np.arange(6.0)), 1e-12),
     "index_modes": (index_modes, (X, np.array([9, -9, -3, 2, 3, -4]), V, np.int64(-1)), 1e-12),
+    "combining_scatters": (combining_scatters,
+                           (np.array([1.5, -2.0, 3.0, 0.5, 4.0]), np.array([2, 0, 2, 9, -1, 2]),
+                            np.array([2.0, -1.0, 3.0, 0.25, 5.0, np.nan]),
+                            np.array([3, -2, 7, 1, 5, 2], np.int32)), 1e-6),
     "mlp_grad": (xf.grad(mlp_loss), (MLP, MX, MY), 1e-12),
     "rosen_hvp": (lambda x, v: xf.hvp(rosen, (x,), (v,)), (np.linspace(-1, 1, 5),
                                                             np.linspace(1, 2, 5)), 1e-12),

@@ -103,8 +103,10 @@ class Facts:
                  for div: `x op identity` forwards to x
     noop:        fn(eqn) -> bool: the equation returns its first operand unchanged
     reduce_op:   the monoid of a REDUCTION ("sum", "prod", "max", "min", "and", "or",
-                 "argmax", "argmin"), or of an OP reducing across programs (psum: "sum",
-                 which xforms/kernels/ops/mpi.py spells "SUM"); reduce_init: fn(dtype) ->
+                 "argmax", "argmin"), of an OP reducing across programs (psum: "sum",
+                 which xforms/kernels/ops/mpi.py spells "SUM"), or the one a GATHER_SCATTER
+                 combines its updates in with (scatter_add: "sum", scatter_mul: "prod",
+                 scatter_max, scatter_min); reduce_init: fn(dtype) ->
                  initial accumulator (REDUCTION only)
     inplace:     operand index an op may update in place when that operand dies; "each":
                  result i may take operand i's buffer (an n-ary op with n results of

@@ -8,11 +8,10 @@ batch dimension for `operand_batching_dims` -- and one point gather/scatter read
 them; a window dimension that no index starts is read whole, as a trailing dimension of the
 point gather/scatter.  So every dimension-number pattern differentiates, batches and
 compiles through the existing rules, with no kernel code of its own.  `scatter_mul`,
-`scatter_min` and `scatter_max` combine through flat positions as `x.at[i].mul/min/max`
-does, with known indices and with traced ones (a sort and a segmented scan,
-xforms/numpy/indexing.py `combine`), so duplicate indices all apply (`scatter_apply`, in
-lax/__init__.py, loops as often as an index repeats); tied min/max values share the
-derivative equally, as JAX's (xforms/numpy/_scatter_extremal.py).
+`scatter_min` and `scatter_max` bind the point primitives of the same names, which combine
+every duplicate index in (`scatter_apply`, in lax/__init__.py, loops as often as an index
+repeats); tied min/max values share the derivative equally, as JAX's (their jvp rules in
+xforms/primitives/indexing.py).
 
 Out-of-bounds windows (JAX's `GatherScatterMode`): CLIP clamps the start; FILL_OR_DROP
 fills a gathered window with `fill_value` and drops a scattered one; PROMISE_IN_BOUNDS (the
@@ -29,13 +28,11 @@ from typing import NamedTuple, Tuple
 
 import numpy as np
 
-from ..core import trace as core
 from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import structural as st
 from ..numpy._util import aval, asarray_operand
-from ..numpy.indexing import combine
 
 
 class GatherScatterMode(enum.Enum):
@@ -365,41 +362,13 @@ def scatter(operand, scatter_indices, updates, dimension_numbers, *,
                          dimension_numbers, mode)
 
 
-def flat_positions(name, operand, scatter_indices, updates, dimension_numbers, mode):
-    """(flat operand, flat updates, flat positions: -1 for a dropped update) for the
-    combining scatters; the positions are a NumPy array when the indices are concrete
-    (computed now, so duplicates are known)."""
-    x, idx, u, plan, mode = _scatter_operands(name, operand, scatter_indices, updates,
-                                              dimension_numbers, mode)
-    n = aval(u).size
-    if isinstance(idx, Tracer) and idx._val is None:
-        pos = _positions(plan, idx, mode)
-    else:
-        with core.set_current_trace(core.eval_trace):
-            pos = np.asarray(_positions(plan, core.as_array(np.asarray(
-                idx._val if isinstance(idx, Tracer) else idx)), mode))
-    pos = pos.reshape(n) if isinstance(pos, np.ndarray) else st.reshape(pos, (n,))
-    return st.reshape(x, (aval(x).size,)), st.reshape(u, (n,)), pos
-
-
-def _positions(plan, idx, mode):
-    """Flat operand positions of every update element, -1 where it is dropped."""
-    arrays = _scatter_indices(plan, idx, mode)
-    strides = np.cumprod((1,) + plan.op_shape[::-1])[-2::-1]
-    pos = _sum([ew.mul(a, np.int64(s)) for a, s in zip(arrays, strides)], plan.out_shape)
-    return ew.select_n(ew.lt(arrays[0], np.int64(0)), pos,
-                       st.full(plan.out_shape, np.int64(-1), np.dtype(np.int64)))
-
-
 def _combining(op):
+    point = {"mul": ix.scatter_mul, "min": ix.scatter_min, "max": ix.scatter_max}[op]
+
     def scatter_op(operand, scatter_indices, updates, dimension_numbers, *,
                    indices_are_sorted=False, unique_indices=False, mode=None):
-        name = f"scatter_{op}"
-        shape = aval(asarray_operand(operand)).shape
-        flat, fv, pos = flat_positions(name, operand, scatter_indices, updates,
-                                       dimension_numbers, mode)
-        out = combine(flat, fv, pos, op)
-        return st.reshape(out, shape)
+        return _bind_scatter(f"scatter_{op}", point, operand, scatter_indices, updates,
+                             dimension_numbers, mode)
     scatter_op.__name__ = scatter_op.__qualname__ = f"scatter_{op}"
     scatter_op.__doc__ = (
         f"operand with each updates window combined by {op} at its index vector "

@@ -24,9 +24,7 @@ from ..core import staging
 from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
-from ..primitives import sorting
 from ..primitives import structural as st
-from ._scatter_extremal import with_tie_rule
 from ._util import aval, asarray_operand, broadcast_to, convert, locate_errors, wrap_result
 
 
@@ -344,7 +342,7 @@ class _IndexUpdateRef:
     def _scatter(self, v, op, mode=None):
         x = asarray_operand(self.x)
         a = aval(x)
-        arrays = self._leading_arrays() if op in ("add", "set") else None
+        arrays = self._leading_arrays()
         if arrays is not None:
             return _scatter_rows(x, arrays, v, op, _mode(_SCATTER_MODES, mode))
         sel = self._positions(_mode(_SCATTER_MODES, mode))
@@ -356,12 +354,7 @@ class _IndexUpdateRef:
             st.reshape(sel, (n,)) if aval(sel).ndim != 1 else sel)
         fv = st.reshape(v, (n,)) if aval(v).ndim != 1 else v
         # (position -1: an update to drop; clamped positions are all in bounds)
-        if op == "add":
-            out = ix.scatter_add(flat, fv, [_const(fsel)], (0,), "drop")
-        elif op == "set":
-            out = ix.scatter(flat, fv, [_const(fsel)], (0,), "drop")
-        else:
-            out = combine(flat, fv, fsel, op)
+        out = _SCATTERS[op](flat, fv, [_const(fsel)], (0,), "drop")
         return st.reshape(out, a.shape) if a.shape != (a.size,) else out
 
     # JAX's update methods: `mode` "drop" (default), "fill", "promise_in_bounds" skip an
@@ -389,11 +382,13 @@ class _IndexUpdateRef:
         return wrap_result(self._scatter(v, "max", mode))
 
 
-_COMBINE = {"mul": ew.mul, "min": ew.min, "max": ew.max}
+# one point scatter per update method; duplicates all combine (set: one wins)
+_SCATTERS = {"set": ix.scatter, "add": ix.scatter_add, "mul": ix.scatter_mul,
+             "min": ix.scatter_min, "max": ix.scatter_max}
 
 
 def _scatter_rows(x, arrays, v, op, mode):
-    """`x.at[i, j, ...].add/set(v)` for leading index arrays: one scatter of whole trailing
+    """`x.at[i, j, ...].add/set/...(v)` for leading index arrays: one scatter of whole trailing
     axes at the (negative-normalised, broadcast) indices -- where the flat path would build
     and scatter a position per element (4x slower for rows of 64 measured).
 
@@ -409,8 +404,7 @@ def _scatter_rows(x, arrays, v, op, mode):
     idxs = [core.as_array(i) if isinstance(i, np.ndarray) else i for i in idxs]
     v = broadcast_to(convert(asarray_operand(v), aval(x).dtype), bshape + shape[k:])
     v = st.reshape(v, (m,) + shape[k:])
-    scatter = ix.scatter_add if op == "add" else ix.scatter
-    return scatter(x, v, idxs, tuple(range(k)), mode)
+    return _SCATTERS[op](x, v, idxs, tuple(range(k)), mode)
 
 
 def _normalised(arrays, sizes):
@@ -430,70 +424,3 @@ def _normalised(arrays, sizes):
 
 def _const(i):
     return core.as_array(i) if isinstance(i, np.ndarray) else i
-
-
-def combine(flat, fv, pos, op):
-    """flat with every update fv[k] combined by `op` ("mul", "min", "max") into
-    flat[pos[k]] (pos -1: dropped), pos known (a NumPy array) or traced; a tie of min/max
-    differentiates as JAX's (equal shares, numpy/_scatter_extremal.py)."""
-    fn = _COMBINE[op]
-
-    def value(f, v, p):
-        return _combine_static(f, v, p, fn) if isinstance(p, np.ndarray) \
-            else _combine_traced(f, v, p, fn)
-    if op == "mul" or aval(flat).dtype.kind not in "fc":
-        return value(flat, fv, pos)
-    return with_tie_rule(value, flat, fv, pos, f"scatter_{op}")
-
-
-def _combine_static(flat, fv, fsel, op):
-    """x.at[idx].mul/min/max with known positions: one gather-combine-scatter per round,
-    each round holding at most one update per position, so duplicates all apply (as in JAX)."""
-    order = np.argsort(fsel, kind="stable")
-    first = np.r_[0, np.flatnonzero(np.diff(fsel[order])) + 1]
-    rank = np.empty(len(fsel), np.int64)
-    rank[order] = np.arange(len(fsel)) - np.repeat(first, np.diff(np.r_[first, len(fsel)]))
-    for r in range(int(rank.max(initial=-1)) + 1):
-        which = np.flatnonzero(rank == r)
-        pos = core.as_array(fsel[which])
-        u = fv if len(which) == len(fsel) else ix.gather(fv, [core.as_array(which)], (0,))
-        flat = ix.scatter(flat, op(ix.gather(flat, [pos], (0,)), u), [pos], (0,), "drop")
-    return flat
-
-
-def _combine_traced(flat, fv, pos, op):
-    """flat with every update fv[k] combined by `op` into flat[pos[k]] (pos -1: dropped),
-    for traced positions (x.at[i].mul/min/max, lax.scatter_mul/min/max): the updates sorted
-    by position, each run of equal positions reduced by a segmented scan, then one
-    gather-combine-scatter at the runs' ends -- O(n log n + size), so duplicates all apply.
-
-    >>> _combine_traced(xnp.ones(3), xnp.array([2., 3.]), xnp.array([1, 1]), ew.mul)
-    Array([1., 6., 1.])
-    """
-    n = aval(fv).shape[0]
-    if n == 0:
-        return flat
-    keys, order = sorting.sort(pos, st.iota(np.int64, (n,), 0))
-    differs = ew.ne(st.slice(keys, (1,), (n,)), st.slice(keys, (0,), (n - 1,)))
-    edge = st.full((1,), True, np.dtype(bool))
-    runs = _segmented_scan(st.concatenate([edge, differs], 0), ix.gather(fv, [order], (0,)), op)
-    where = ew.select_n(st.concatenate([differs, edge], 0),
-                        st.full((n,), np.int64(-1), np.dtype(np.int64)), keys)
-    return ix.scatter(flat, op(ix.gather(flat, [where], (0,)), runs), [where], (0,), "drop")
-
-
-def _segmented_scan(starts, vals, op):
-    """Inclusive scan of `vals` by `op` that restarts where `starts` is True: log2(n) rounds,
-    each combining every element with the one `d` before it unless a run starts between
-    (Hillis and Steele; built from primitives, as this module sits below lax's scans)."""
-    n = aval(vals).shape[0]
-    k, d = st.iota(np.int64, (n,), 0), 1
-    while d < n:
-        behind = ew.ge(k, np.int64(d))
-        prev_v = st.concatenate([st.slice(vals, (0,), (d,)), st.slice(vals, (0,), (n - d,))], 0)
-        prev_s = st.concatenate([st.slice(starts, (0,), (d,)),
-                                 st.slice(starts, (0,), (n - d,))], 0)
-        vals = ew.select_n(ew.and_(behind, ew.not_(starts)), vals, op(prev_v, vals))
-        starts = ew.or_(starts, ew.and_(behind, prev_s))
-        d *= 2
-    return vals

@@ -1,4 +1,5 @@
-"""Indexing primitives: gather, scatter_add, scatter, dynamic_slice, dynamic_update_slice.
+"""Indexing primitives: gather, scatter, the combining scatters (scatter_add, scatter_mul,
+scatter_min, scatter_max), dynamic_slice, dynamic_update_slice.
 
 `gather(operand, *indices, axes, mode)`: integer index arrays of one common shape B select
 along the operand `axes`; the result has shape B + (operand shape without those axes).
@@ -8,8 +9,10 @@ drops the cotangents of out-of-bounds indices, as JAX's does.  `gather_fill` giv
 where an index is out of bounds (JAX's mode "fill").  Scatters take `mode` "clip" (clamp
 each index) or "drop" (skip updates with an index out of bounds, JAX's default).  Indices
 here are taken as they are: `xforms.numpy` counts negative ones from the end first, and
-moves result axes to where NumPy puts them.  Scatters with duplicate indices: `add`
-accumulates; `set` keeps one of the values (unspecified which, as in JAX).
+moves result axes to where NumPy puts them.  Scatters with duplicate indices: `add`, `mul`,
+`min`, `max` combine every update in (NaN wins min and max, as in JAX); `set` keeps one of
+the values (unspecified which, as in JAX).  A tie of min/max shares the derivative equally
+among the tied values, as JAX's `_scatter_extremal_jvp`.
 
     >>> gather_fill(np.arange(3.), [np.array([2, 5])], (0,), np.nan)    # [2., nan]
 """
@@ -23,8 +26,8 @@ from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, bdim_to_front
 from ..core.facts import GATHER_SCATTER, declare
 from ..core.registry import exempt, primitive
-from .elementwise import (add, and_, convert_element_type, ge, lt, max as lax_max,
-                          min as lax_min, select_n)
+from .elementwise import (add, and_, convert_element_type, div, eq as ew_eq, ge,
+                          gt as ew_gt, lt, max as lax_max, min as lax_min, mul, select_n)
 from .structural import broadcast_in_dim, full, iota, zeros
 
 GATHER_MODES = ("clip", "promise_in_bounds")
@@ -145,7 +148,9 @@ def _scatter_aval(name):
     return rule
 
 
-def _scatter_impl(op):
+def _scatter_impl(ufunc):
+    """The NumPy impl of a scatter combining by `ufunc` (`ufunc.at`: every duplicate
+    applies), or setting (`ufunc` None)."""
     def impl(x, u, *idx, axes, mode):
         out = np.array(x, copy=True)
         view = _front(out, axes)
@@ -153,25 +158,26 @@ def _scatter_impl(op):
             keep = _in_bounds_np(out.shape, idx, axes)
             idx, u = [np.asarray(i)[keep] for i in idx], np.asarray(u)[keep]
         where = _clip(out, idx, axes)
-        if op == "add":
-            np.add.at(view, where, u)
-        else:
+        if ufunc is None:
             view[where] = u
+        else:
+            with np.errstate(invalid="ignore"):        # (a NaN update: NaN, no warning)
+                ufunc.at(view, where, u)
         return [out]
     return impl
 
 
 scatter_add_p = primitive("scatter_add")
-declare(scatter_add_p, GATHER_SCATTER, inplace=0)
+declare(scatter_add_p, GATHER_SCATTER, inplace=0, reduce_op="sum")
 abstract_eval_rules[scatter_add_p] = _scatter_aval("scatter_add")
-impl_rules[scatter_add_p] = _scatter_impl("add")
+impl_rules[scatter_add_p] = _scatter_impl(np.add)
 scatter_add = lambda x, u, indices, axes, mode="clip": scatter_add_p.bind(
     x, u, *indices, axes=tuple(int(a) for a in axes), mode=mode)
 
 scatter_p = primitive("scatter")
 declare(scatter_p, GATHER_SCATTER, inplace=0)
 abstract_eval_rules[scatter_p] = _scatter_aval("scatter")
-impl_rules[scatter_p] = _scatter_impl("set")
+impl_rules[scatter_p] = _scatter_impl(None)
 scatter = lambda x, u, indices, axes, mode="clip": scatter_p.bind(
     x, u, *indices, axes=tuple(int(a) for a in axes), mode=mode)
 
@@ -230,6 +236,110 @@ def _scatter_vmap(prim):
 
 vmap_rules[scatter_add_p] = _scatter_vmap(scatter_add_p)
 vmap_rules[scatter_p] = _scatter_vmap(scatter_p)
+
+
+# --- scatter_mul, scatter_min, scatter_max: every duplicate combined in ---------------------
+def _combining(name, ufunc, monoid):
+    prim = primitive(name)
+    declare(prim, GATHER_SCATTER, inplace=0, reduce_op=monoid)
+    abstract_eval_rules[prim] = _scatter_aval(name)
+    impl_rules[prim] = _scatter_impl(ufunc)
+    vmap_rules[prim] = _scatter_vmap(prim)
+    return prim, lambda x, u, indices, axes, mode="clip": prim.bind(
+        x, u, *indices, axes=tuple(int(a) for a in axes), mode=mode)
+
+
+scatter_mul_p, scatter_mul = _combining("scatter_mul", np.multiply, "prod")
+scatter_min_p, scatter_min = _combining("scatter_min", np.minimum, "min")
+scatter_max_p, scatter_max = _combining("scatter_max", np.maximum, "max")
+
+
+def _like(a, value):
+    """An array of `a`'s shape and dtype holding `value`."""
+    a = core.get_aval(a)
+    return full(a.shape, a.dtype.type(value), a.dtype)
+
+
+def _reached(x, u, idx, axes, mode):
+    """Where the updates land: (in-bounds mask of the updates, count per operand element)."""
+    ua = core.get_aval(u)
+    ok = broadcast_in_dim(in_bounds(core.get_aval(x).shape, idx, axes), ua.shape,
+                          tuple(range(core.get_aval(idx[0]).ndim))) if mode == "drop" else \
+        full(ua.shape, True, np.dtype(bool))
+    return ok, scatter_add(_like(x, 0), _like(u, 1), idx, axes, mode)
+
+
+def _others(x, u, idx, axes, mode):
+    """Per update, the product of the other updates at its position (no division by a
+    zero update: zeros are counted, the nonzero ones multiplied)."""
+    zero = ew_eq(u, _like(u, 0))
+    nonzero = select_n(zero, u, _like(u, 1))
+    zeros_at = gather(scatter_add(_like(x, 0), select_n(zero, _like(u, 0), _like(u, 1)),
+                                  idx, axes, mode), idx, axes)
+    prod_at = gather(scatter_mul(_like(x, 1), nonzero, idx, axes, mode), idx, axes)
+    none = ew_eq(zeros_at, _like(u, 0))
+    one = ew_eq(zeros_at, _like(u, 1))
+    return select_n(zero, select_n(none, _like(u, 0), div(prod_at, nonzero)),
+                    select_n(one, _like(u, 0), prod_at))
+
+
+def _scatter_mul_jvp(primals, tangents, *, axes, mode):
+    """JAX's rule (x' scattered by the same products; u' times the operand), for duplicate
+    indices too: u[k]' is multiplied by the other updates at its position."""
+    x, u, *idx = primals
+    ans = scatter_mul(x, u, idx, axes, mode)
+    tx, tu = tangents[0], tangents[1]
+    if isinstance(tx, Zero) and isinstance(tu, Zero):
+        return [ans], [Zero(core.get_aval(ans).strip_weak())]
+    out = None if isinstance(tx, Zero) else scatter_mul(tx, u, idx, axes, mode)
+    if not isinstance(tu, Zero):
+        du = scatter_add(_like(x, 0), mul(tu, _others(x, u, idx, axes, mode)), idx, axes, mode)
+        du = mul(x, du)
+        out = du if out is None else add(out, du)
+    return [ans], [out]
+
+
+def _scatter_mul_transpose(ct, x, u, *idx, axes, mode):
+    if is_undefined(u):
+        raise NotImplementedError("scatter_mul is not linear in its updates")
+    ct_x = None if isinstance(ct, Zero) or not is_undefined(x) else \
+        scatter_mul(ct, u, idx, axes, mode)
+    return [ct_x, None] + [None] * len(idx)
+
+
+jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+transpose_rules[scatter_mul_p] = _scatter_mul_transpose
+
+
+def _extremal_jvp(prim):
+    """JAX's `_scatter_extremal_jvp`: where the operand and any number of updates tie for a
+    position's result, each gets an equal share of its tangent.
+
+        out' = x' * (1 if no update reaches p, else [x ties] / (ties at p))
+             + scatter_add(u' * [u ties] / (ties at its p))
+    """
+    def rule(primals, tangents, *, axes, mode):
+        x, u, *idx = primals
+        out = prim.bind(x, u, *idx, axes=axes, mode=mode)
+        tx, tu = tangents[0], tangents[1]
+        if isinstance(tx, Zero) and isinstance(tu, Zero):
+            return [out], [Zero(core.get_aval(out).strip_weak())]
+        ok, count = _reached(x, u, idx, axes, mode)
+        won = and_(ok, ew_eq(u, gather(out, idx, axes)))
+        ties = scatter_add(_like(x, 0), select_n(won, _like(u, 0), _like(u, 1)), idx, axes,
+                           mode)
+        kept = select_n(ew_eq(x, out), _like(x, 0), _like(x, 1))
+        shared = lax_max(add(ties, kept), _like(x, 1))                   # (no 0/0)
+        x_share = select_n(ew_gt(count, _like(x, 0)), _like(x, 1), div(kept, shared))
+        u_share = select_n(won, _like(u, 0), div(_like(u, 1), gather(shared, idx, axes)))
+        dx = mul(instantiate(tx), x_share)
+        du = scatter_add(_like(x, 0), mul(instantiate(tu), u_share), idx, axes, mode)
+        return [out], [add(dx, du)]
+    return rule
+
+
+jvp_rules[scatter_min_p] = _extremal_jvp(scatter_min_p)
+jvp_rules[scatter_max_p] = _extremal_jvp(scatter_max_p)
 
 
 # --- dynamic_slice / dynamic_update_slice: traced start indices, as JAX takes them ----------

@@ -11,8 +11,6 @@ xforms/kernels/cpu/nest.py shapes (chunks, peeling, prange).
 """
 from contextlib import ExitStack, contextmanager
 
-import numpy as np
-
 from ..loops.ir import (Alloc, Bin, Clamp, Const, Forward, Load, Nest, Reduce, Refused, Region,
                        Scalar, Spelling, Store, Sym, affine)
 from .scalar import CpuCtx, unsupported
@@ -161,14 +159,13 @@ class CpuPrinter(Printer):
                 stack.enter_context(self.em.counted_loop(n, d))
             yield
 
-    def add_into(self, sp, st, val):
+    def combine_into(self, sp, st, val):
+        # (the indexing ops' loops are serial on the CPU: no two updates race)
         target = sp.target(st.var, st.index)
         if not st.var.aval.shape:
             self.line(f"{target} = {val}")
-        elif np.dtype(st.var.aval.dtype).kind == "b":
-            self.line(f"{target} = {target} or {val}")
         else:
-            self.line(f"{target} += {val}")
+            self.combine_lines(st.combine, target, val, st.var.aval.dtype)
 
 
 def print_cpu(em, stmts):
@@ -196,7 +193,7 @@ def print_cpu(em, stmts):
 def _slices(em, sp, nest):
     """Print `nest` as one slice assignment if it is a region copy or fill; -> done?"""
     st = nest.body[0] if len(nest.body) == 1 else None
-    if not isinstance(st, Store) or st.accumulate or not st.var.aval.shape:
+    if not isinstance(st, Store) or st.combine or not st.var.aval.shape:
         return False
     extent = dict(zip(nest.syms, nest.dims))
     dst = _region(sp, st.var, st.index, nest.syms, extent)

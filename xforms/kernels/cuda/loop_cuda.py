@@ -1,7 +1,8 @@
 """CUDA printer of the loop IR (xforms/kernels/loops/ir.py): each `Region` becomes one kernel whose
 threads stride over the flattened index space of each of its nests, with a nest holding
 only `Let`s and one inner nest flattened into one loop with it; buffers are flat, so loads
-and stores index with linear offsets.  Accumulating stores are atomic adds.  A fused loop
+and stores index with linear offsets.  Combining stores are atomic (add, max, min), or
+the region runs in one thread where numba.cuda has no atomic for the op and dtype.  A fused loop
 (xforms/kernels/loops/lower_loops.py) is one grid-stride kernel over its shape (`loop_kernel`), or
 the body of emit_cuda_reduce's trees; its body is printed by the printer core
 (xforms/kernels/loops/loop_print.py, the CPU's too) through `CudaPrinter`.
@@ -19,7 +20,8 @@ from contextlib import ExitStack, contextmanager
 import numpy as np
 
 from ..codegen import lit
-from ..loops.ir import Alloc, Const, Forward, Let, Nest, Refused, Region, Spelling, affine
+from ..loops.ir import (Alloc, Const, Forward, Let, Nest, Refused, Region, Spelling, Store,
+                        affine)
 from ..loops.loop_print import Printer
 from ..loops.lower_loops import lower_loop
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
@@ -142,7 +144,9 @@ def _kernel(em, eqn, region):
             for s in lets + body:
                 p.print_stmt(sp, s)
             sp.flat = None
-    if size:
+    if size and one_thread(region):
+        kb.launch(1, 1)
+    elif size:
         T = em.spec.block
         kb.launch(max(1, min(cdiv(size, T), em.spec.max_blocks)), T)
 
@@ -206,16 +210,28 @@ class CudaPrinter(Printer):
             yield
         sp.flat = flat
 
-    def add_into(self, sp, st, val):
-        em, eqn, out = self.em, self.eqn, st.var
-        off = sp.index(out, st.index)
+    def combine_into(self, sp, st, val):
+        """An atomic `out[i] (op)= val`; in a region that runs in one thread (no atomic for
+        the op and dtype: `one_thread`) a plain one."""
+        em, eqn, out, op = self.em, self.eqn, st.var, st.combine
+        arr, off = self.kb.arr(out), sp.index(out, st.index)
         dt = np.dtype(out.aval.dtype)
+        if op != "sum" and not has_atomic(op, dt):
+            return self.combine_lines(op, f"{arr}[{off}]", val, dt)
         if dt.kind in "bc":
             raise unsupported(eqn, f"{eqn.prim.name} of {dt.name} has no CUDA atomic add")
         if dt == np.float64 and tuple(em.spec.cc) < (6, 0):
-            raise unsupported(eqn, f"float64 atomic add needs compute capability 6.0, the "
-                                   f"target has {em.spec.cc[0]}.{em.spec.cc[1]}")
-        self.line(f"cuda.atomic.add({self.kb.arr(out)}, {off}, {val})")
+            raise unsupported(eqn, f"float64 atomic {_ATOMIC[op]} needs compute capability "
+                                   f"6.0, the target has {em.spec.cc[0]}.{em.spec.cc[1]}")
+        if op != "sum" and dt.kind == "f":
+            # numba's float atomic max/min ignore a NaN update (JAX's max/min propagate it):
+            # store it plainly; their compare-and-swap loop then keeps it
+            with self.block(f"if {val} != {val}:"):
+                self.line(f"{arr}[{off}] = {val}")
+            with self.block("else:"):
+                self.line(f"cuda.atomic.{_ATOMIC[op]}({arr}, {off}, {val})")
+            return
+        self.line(f"cuda.atomic.{_ATOMIC[op]}({arr}, {off}, {val})")
 
     def accumulate(self, acc, op, x, dt):
         # (cast back to a 32-bit accumulator's dtype: Numba computes int32 sums in int64)
@@ -223,6 +239,31 @@ class CudaPrinter(Printer):
         if np.dtype(dt) in (np.dtype(np.int32), np.dtype(np.float32)):
             text = f"np.{np.dtype(dt).name}({text})"
         return f"{acc} = {text}"
+
+
+_ATOMIC = {"sum": "add", "max": "max", "min": "min"}
+_MINMAX_DTYPES = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64,
+                                                 np.float32, np.float64))
+
+
+def has_atomic(op, dt):
+    """Does numba.cuda have an atomic `op` (a combining store's monoid) for dtype `dt`?
+    (Adds refuse bool and complex instead: `combine_into`.)"""
+    return op == "sum" or (op in ("max", "min") and np.dtype(dt) in _MINMAX_DTYPES)
+
+
+def one_thread(region):
+    """Does `region` hold a combining store with no CUDA atomic (a product, a max of int8)?
+    Then one thread runs it, its updates in order."""
+    def walk(stmts):
+        for st in stmts:
+            if isinstance(st, Store) and st.combine and not has_atomic(
+                    st.combine, st.var.aval.dtype):
+                return True
+            if walk(getattr(st, "body", ())):
+                return True
+        return False
+    return walk(region.body)
 
 
 def cuda_rule(lowering):

@@ -16,8 +16,11 @@ Statements:
 - `Region(note, body)`: one data-parallel piece of work (one CUDA kernel; `note` is its
   docstring): `Let`s, then `Nest`s that write disjoint elements.
 - `Nest(syms, dims, body)`: body for every index (syms < dims, row-major); iterations are
-  independent, except that accumulating stores add atomically.
-- `Let(sym, expr)`; `Store(var, index, value, accumulate=False)` (`+=`; `or` for bool).
+  independent, except that combining stores combine atomically (or, where the target has
+  no such atomic, the region runs in one thread).
+- `Let(sym, expr)`; `Store(var, index, value, combine=None)`: `var[index] = value`, or with
+  `combine` a reduction monoid ("sum", "prod", "max", "min": scatter_add and its kin)
+  `var[index] = var[index] (op) value`, NaN winning max and min (`or`/`and` for bool).
 - `When(bounds, body)`: body only where `0 <= e < n` for every (e, n) in bounds (a scatter
   drops its updates with an index out of bounds).
 
@@ -170,7 +173,7 @@ class Store:
     var: object
     index: tuple
     value: object
-    accumulate: bool = False
+    combine: object = None
 
 
 @dataclass(eq=False)

@@ -14,6 +14,8 @@ a `Reduce` folds into.
       #     v = x
       #     k = i
 """
+import numpy as np
+
 from .. import user_prims
 from ..plan.index_maps import acts_as_view
 from .ir import Eval, Fold, Init, Let, Nest, Reduce, Spelling, Store, When
@@ -36,7 +38,7 @@ class Printer:
     - `reduce(sp, st)`: print `Reduce` `st` (usually a `Fold` into its accumulator);
     - `accumulate(acc, op, x, dt)`: the statement `acc = acc op x` of a sum or product;
     - `loops(sp, names, dims)`: a context of nested loops over range(dims);
-    - `add_into(sp, store, value)`: an accumulating `Store` (`+=`, or an atomic add);
+    - `combine_into(sp, store, value)`: a combining `Store` (`+=`, an atomic add, ...);
     - `scalar_stores`: whether a rank-0 `Store` is printed (the CPU keeps rank-0 loop
       values in scalars, which are their results)."""
 
@@ -108,10 +110,10 @@ class Printer:
             raise TypeError(f"not a loop IR statement here: {st!r}")
 
     def store(self, sp, st):
-        """`target = value`, or an accumulating store through `add_into`."""
+        """`target = value`, or a combining store through `combine_into`."""
         val = sp.expr(st.value)
-        if st.accumulate:
-            self.add_into(sp, st, val)
+        if st.combine:
+            self.combine_into(sp, st, val)
         else:
             self.line(f"{sp.target(st.var, st.index)} = {val}")
 
@@ -133,14 +135,23 @@ class Printer:
             with self.block(f"if {_arg_wins(op, acc, x, sp, st, floating)}:"):
                 self.line(f"{acc} = {x}")
                 self.line(f"{sp.expr(a.index)} = {sp.expr(st.x_index)}")
-        elif op in ("sum", "prod"):
-            self.line(self.accumulate(acc, "+" if op == "sum" else "*", x, a.dt))
+        else:
+            self.combine_lines(op, acc, x, a.dt)
+
+    def combine_lines(self, op, acc, x, dt):
+        """`acc <- acc (op) x` for monoid `op` (sum prod and or max min; a bool sum is `or`,
+        a bool product `and`): an accumulator's fold, a scatter's combining store."""
+        dt = np.dtype(dt)
+        if dt.kind == "b" and op in ("sum", "prod"):
+            op = "or" if op == "sum" else "and"
+        if op in ("sum", "prod"):
+            self.line(self.accumulate(acc, "+" if op == "sum" else "*", x, dt))
         elif op in ("and", "or"):
             self.line(f"{acc} = {acc} {op} {x}")
         elif op in ("max", "min"):
             t = self.fresh("t")         # (acc may be an array element: read it once)
             self.line(f"{t} = {acc}")
-            if floating:
+            if dt.kind == "f":
                 cmp = ">=" if op == "max" else "<="
                 self.line(f"{acc} = {t} if {t} {cmp} {x} or {t} != {t} else {x}")
             else:

@@ -1,5 +1,6 @@
 """The indexing ops lowered once, to the loop IR (xforms/kernels/loops/ir.py), for both backends:
-gather, scatter, scatter_add, dynamic_slice, dynamic_update_slice, pad, concatenate.
+gather, scatter and the combining scatters (scatter_add, scatter_mul, ...: one store that
+combines by the primitive's monoid), dynamic_slice, dynamic_update_slice, pad, concatenate.
 Indices are taken as the NumPy rules take them: gathers clamp each index, scatters clamp it
 or (mode "drop") skip the update, dynamic slices count a negative start from the end, then
 clamp it so that the whole slice fits.
@@ -11,7 +12,8 @@ NumPy slice assignments, the rest as counted loops), xforms/kernels/cuda/loop_cu
 grid-stride kernels (one per `Region`).
 """
 from xforms.core.ir import Literal
-from xforms.core.registry import RuleTable
+from xforms.core.facts import GATHER_SCATTER
+from xforms.core.registry import ALL_PRIMITIVES, RuleTable
 
 from .ir import (Alloc, Clamp, Const, Forward, Let, Load, Refused, Region, Scalar, Store, Sym,
                  When, add, mul, nest)
@@ -58,27 +60,29 @@ def _gather(eqn):
                                [outer])]
 
 
-def _scatter(accumulate):
-    def lower(eqn):
-        x, u, *ids = eqn.invars
-        axes = eqn.params["axes"]
-        out = eqn.outvars[0]
-        if not out.aval.shape:
-            raise Refused("scatter into a 0-d array")
-        drop = eqn.params["mode"] == "drop"
-        outer, inner, xi, ui, bounds = _indexed(x, ids, axes, clamp=not drop)
-        store = Store(out, xi, Load(u, ui), accumulate)
-        # (checked per element, inside the inner nest, so that CUDA still flattens the nests)
-        inner.body.append(When(bounds, [store]) if drop else store)
-        return [Alloc(out, copy_of=x),
-                Region(f"{eqn.prim.name} into {x.aval.str_short()} along axes {tuple(axes)}",
-                       [outer])]
-    return lower
+def _scatter(eqn):
+    """A scatter: each update stored at its index, combined there by the primitive's monoid
+    (its `reduce_op` fact: scatter_add "sum", scatter_max "max", ...; none: set)."""
+    x, u, *ids = eqn.invars
+    axes = eqn.params["axes"]
+    out = eqn.outvars[0]
+    if not out.aval.shape:
+        raise Refused("scatter into a 0-d array")
+    drop = eqn.params["mode"] == "drop"
+    outer, inner, xi, ui, bounds = _indexed(x, ids, axes, clamp=not drop)
+    store = Store(out, xi, Load(u, ui), eqn.prim.facts.reduce_op)
+    # (checked per element, inside the inner nest, so that CUDA still flattens the nests)
+    inner.body.append(When(bounds, [store]) if drop else store)
+    return [Alloc(out, copy_of=x),
+            Region(f"{eqn.prim.name} into {x.aval.str_short()} along axes {tuple(axes)}",
+                   [outer])]
 
 
 LOWERINGS["gather"] = _gather
-LOWERINGS["scatter_add"] = _scatter(True)
-LOWERINGS["scatter"] = _scatter(False)
+LOWERINGS["scatter"] = _scatter
+for _p in ALL_PRIMITIVES:                   # the combining scatters: scatter_add, scatter_max, ...
+    if _p.facts.kind == GATHER_SCATTER and _p.facts.reduce_op:
+        LOWERINGS[_p] = _scatter
 
 
 # ---- dynamic slices --------------------------------------------------------------------------
