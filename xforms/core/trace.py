@@ -257,9 +257,10 @@ class Tracer:
     def __repr__(self):
         return f"Traced<{self.aval.str_short()}>"
 
-    def _concrete(self, what):
-        val = self._trace.concrete_value(self, what)
-        return val
+    def _concrete(self, what, hint=None):
+        """The value behind this tracer, or a ConcretizationError saying that `what` needs
+        it (`hint`: what to do instead; default, the control-flow advice)."""
+        return self._trace.concrete_value(self, what, hint)
 
     def __bool__(self):
         return bool(self._concrete("bool()"))
