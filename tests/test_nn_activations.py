@@ -60,6 +60,17 @@ def test_parameters(name, kw):
     check_grads(lambda v: getattr(nn, name)(v, **kw), (x + 0.05,), order=2)
 
 
+def test_softmax_of_a_fully_masked_row_is_zero():
+    # values from jax 0.10.2 (x64): jax.nn.softmax(x, where=x > 0) and the gradient of the
+    # masked row's sum; a row with no entry in `where` is all zeros, not nan
+    x = np.array([[1.0, -2.0, 3.0], [-1.0, -2.0, -3.0]])
+    want = np.array([[0.11920292202211755, 0.0, 0.8807970779778823], [0.0, 0.0, 0.0]])
+    for fn in (lambda v: nn.softmax(v, where=v > 0), xf.jit(lambda v: nn.softmax(v, where=v > 0))):
+        np.testing.assert_allclose(fn(x), want, rtol=1e-14, atol=0)
+    g = xf.grad(lambda v: xnp.sum(nn.softmax(v, where=v > 0)[1] * xnp.arange(3.0)))(x)
+    np.testing.assert_array_equal(g, np.zeros((2, 3)))
+
+
 def test_axis_functions_match_jax():
     x = np.random.default_rng(0).normal(size=(3, 4))
     mask = np.array([[True, False, True, True]] * 3)

@@ -37,8 +37,8 @@ def _num_segments(name, segment_ids, num_segments):
     if num_segments is None:
         top = xnp.max(segment_ids) if segment_ids.size else np.int64(-1)
         if isinstance(top, Tracer):
-            top = top._concrete(f"{name}'s default num_segments (max(segment_ids) + 1); "
-                                "pass num_segments (a static int) under jit")
+            top = top._concrete(f"{name} without num_segments (default max(segment_ids) + 1)",
+                                hint="Pass num_segments, a Python int, as JAX requires under jit.")
         num_segments = int(top) + 1
     num_segments = int(num_segments)
     if num_segments < 0:

@@ -209,7 +209,7 @@ class Builder:
             return atom.val
         return canonical_value(arg)
 
-    def concrete_value(self, tracer, what):
+    def concrete_value(self, tracer, what, hint=None):
         if tracer._val is not None:
             t = self
             while isinstance(t, Builder):   # every enclosing trace now depends on this value
@@ -221,8 +221,8 @@ class Builder:
         raise ConcretizationError(
             f"{what} was called on an abstract traced value {tracer.aval.str_short()} in {fun}"
             f"{' at ' + info.location if info else ''}. Under jit/make_jaxpr the values of "
-            "arguments are not known while tracing. " + (_INDEX_HINT if what == "an index"
-                                                          else _CONTROL_HINT))
+            "arguments are not known while tracing. " + (
+                hint or (_INDEX_HINT if what == "an index" else _CONTROL_HINT)))
 
     def array_conversion_error(self, tracer):
         info = source_info.current()

@@ -72,7 +72,9 @@ class Array(np.ndarray):
     with a traced index (both installed by xforms/numpy/methods.py, as Tracer's operators).
 
     `weak_type` is True for results derived only from Python scalars (as in JAX), so
-    `float32_array * xnp.sin(2.0)` stays float32 eagerly as it does under tracing.
+    `xnp.multiply(float32_array, xnp.sin(2.0))` stays float32 eagerly as it does under
+    tracing.  The Python operators of two eager Arrays are NumPy's own (README), which
+    ignore it: `float32_array * xnp.sin(2.0)` is float64, as is `f32_array + i32_array`.
     """
     weak_type = False
 
@@ -257,9 +259,10 @@ class Tracer:
     def __repr__(self):
         return f"Traced<{self.aval.str_short()}>"
 
-    def _concrete(self, what):
-        val = self._trace.concrete_value(self, what)
-        return val
+    def _concrete(self, what, hint=None):
+        """The value behind this tracer, or a ConcretizationError saying that `what` needs
+        it (`hint`: what to do instead; default, the control-flow advice)."""
+        return self._trace.concrete_value(self, what, hint)
 
     def __bool__(self):
         return bool(self._concrete("bool()"))

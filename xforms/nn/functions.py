@@ -81,7 +81,10 @@ def softmax(x, axis=-1, where=None):
     unnormalized = xnp.exp(x - _masked_max(x, axis, where))
     if where is not None:
         unnormalized = xnp.where(where, unnormalized, 0.0)
-    return unnormalized / xnp.sum(unnormalized, axis=axis, keepdims=True)
+    total = xnp.sum(unnormalized, axis=axis, keepdims=True)
+    # only a slice with no entry in `where` sums to 0 (the max entry adds exp(0) = 1):
+    # JAX gives it zeros, not 0/0's nan (nor a nan gradient)
+    return unnormalized / (total if where is None else xnp.where(total > 0, total, 1.0))
 
 
 def gelu(x, approximate=True):
