@@ -56,7 +56,8 @@ def _series(upper, lower, x):
 
 
 def _nonpos_int(v):
-    return (v <= 0) & (v == xnp.floor(v))
+    # (-inf is no integer: floor(-inf) == -inf would make it a pole or an ending polynomial)
+    return (v <= 0) & (v == xnp.floor(v)) & xnp.isfinite(v)
 
 
 # ---- 1F1 ---------------------------------------------------------------------------------------
