@@ -268,6 +268,17 @@ def test_hyp1f1_closed_forms_as_jax():
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13)
 
 
+def test_hyp1f1_infinite_parameter_is_no_integer():
+    # jax 0.10.2 (x64; its values, written here): hyp1f1(-inf, 2, -inf) is NaN and
+    # hyp1f1(0.5, -inf, 1) is 1; xforms counted -inf as a non-positive integer (floor(-inf)
+    # == -inf), so a pole (inf) or an ending polynomial (inf): the vmap sweep found the first
+    inf = np.inf
+    a, b, x = np.array([-inf, 0.5, 1.0]), np.array([2.0, -inf, 2.0]), np.array([-inf, 1.0, -1.5])
+    want = [np.nan, 1.0, 0.5179132265677133]
+    for got in (xsp.hyp1f1(a, b, x), xf.vmap(xsp.hyp1f1)(a, b, x)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
 def test_new_functions_edge_values():
     inf, nan = np.inf, np.nan
     e = np.array([0.0, -0.0, inf, -inf, nan])
