@@ -8,6 +8,7 @@ and is re-exported here for the family modules and older code.
 from ..core.registry import ALL_PRIMITIVES, EXEMPT, exempt, lookup, primitive  # noqa: F401
 
 from . import elementwise, structural, reductions, contraction, indexing  # noqa: E402,F401
+from . import conversion  # noqa: E402,F401  (convert_element_type's rules)
 from . import fft  # noqa: E402,F401  (Fourier transforms; lgamma, erf, igamma, ...)
 from .special import (functions as special)  # noqa: E402,F401  (Fourier transforms; lgamma, erf, igamma, ...)
 from .bits import shifts as bitwise  # noqa: E402,F401  (bit shifts: the PRNG hash)
