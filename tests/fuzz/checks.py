@@ -366,7 +366,7 @@ def check_ir(case, in_axes):
 # small_array_paths gives them
 _SMALL_PATHS = {
     "cpu": (("xforms.kernels.cpu.scalar", "xforms.kernels.cpu.buffers",
-             "xforms.kernels.plan.products", "xforms.kernels.cpu.nest",
+             "xforms.kernels.plan.products", "xforms.kernels.cpu.chunking",
              "xforms.kernels.cpu.backend", "xforms.kernels.prepare.scalarize",
              "xforms.kernels.cpu.ops"),
             {"ENABLED": False, "BLAS_MIN_FLOPS": 1,
