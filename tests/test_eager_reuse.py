@@ -1,4 +1,4 @@
-"""Buffer reuse in the eager plan (xforms/core/eager_reuse.py): ufuncs computed into dying
+"""Buffer reuse in the eager plan (xforms/core/eager/reuse.py): ufuncs computed into dying
 temporaries, dead buffers recycled, add(a, pad(y, 0)) folded.  Every case checks that the
 rewrite happened (so the test can fail), that the values equal an equation-by-equation
 evaluation through the impl rules, and that no input and no live view was overwritten."""
@@ -11,7 +11,7 @@ from xforms.core import trace as core
 from xforms import lax
 from xforms.core import memo
 
-N = 64          # 64 x 64 = 4096 elements: eager_reuse.MIN_SIZE
+N = 64          # 64 x 64 = 4096 elements: eager/reuse.py MIN_SIZE
 
 
 def reference(closed, *args):

@@ -3,7 +3,7 @@ the guarded sin/cos/tan loops and the per-call thread choice (xforms/kernels/cpu
 xforms/kernels/runtime/threads.py).
 
 The thresholds are lowered here so that small arrays take the parallel paths (the real ones
-are in xforms/kernels/cpu/nest.py: PARALLEL_MIN_ELEMENTS, CHUNK_ELEMENTS).
+are in xforms/kernels/cpu/chunking.py: PARALLEL_MIN_ELEMENTS, CHUNK_ELEMENTS).
 """
 import threading
 import time
@@ -17,7 +17,7 @@ import xforms.numpy as xnp
 from xforms import lax
 import xforms.kernels.cpu.backend as kcpu
 from thread_runs import assert_same_on_every_thread_count, compile_with_threads
-import xforms.kernels.cpu.nest as ec
+import xforms.kernels.cpu.chunking as ec
 from xforms.kernels.runtime.threads import AdaptiveThreads
 
 N = 5000          # 20 chunks of 256 elements (the last one short)
@@ -73,7 +73,7 @@ def test_array_reductions_over_axis_0_run_in_chunks(small_chunks, monkeypatch, d
     threads, close to NumPy, a NaN in one chunk still wins the max.  A reduction over
     axis 1 (each chunk writes its own rows) needs no partials; an arg reduction over
     axis 0 keeps its loop unchunked."""
-    from xforms.kernels.cpu.nest import ARRAY_PARTIAL_MIN_ROWS
+    from xforms.kernels.cpu.chunking import ARRAY_PARTIAL_MIN_ROWS
     x = np.random.default_rng(2).uniform(-2, 2, (120, 50)).astype(dt)
     gp, src = _compile(_column_reductions, x, True, monkeypatch)
     gs, src_serial = _compile(_column_reductions, x, False, monkeypatch)

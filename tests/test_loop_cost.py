@@ -1,4 +1,4 @@
-"""Threaded loops decided by estimated work (xforms/kernels/cpu/loop_cost.py, xforms/kernels/cpu/nest.py): an
+"""Threaded loops decided by estimated work (xforms/kernels/cpu/loop_cost.py, xforms/kernels/cpu/chunking.py): an
 expensive loop body runs under prange from far fewer elements than PARALLEL_MIN_ELEMENTS,
 in chunks fixed by the program and the shape (sums bitwise the same with and without
 threads); a cheap loop of the same size stays serial."""
@@ -11,6 +11,7 @@ import xforms.scipy.special as xsp
 import xforms.kernels.cpu.backend as kcpu
 from thread_runs import assert_same_on_every_thread_count, compile_with_threads
 import xforms.kernels.cpu.nest as cn
+import xforms.kernels.cpu.chunking as chunking
 from xforms.kernels.cpu import loop_cost
 from xforms import random as xr
 from xforms.extend import Primitive
@@ -67,13 +68,13 @@ def test_user_scalar_function_and_declared_cost():
 
 
 def test_threads_pay_by_work():
-    pays, chunk = cn._threads_pay(cn.PARALLEL_MIN_ELEMENTS, 0.01)
-    assert pays and chunk == cn.CHUNK_ELEMENTS                   # the element threshold
-    assert cn._threads_pay(100_000, 0.3) == (False, cn.CHUNK_ELEMENTS)
-    pays, chunk = cn._threads_pay(100_000, 11.0)                 # random.normal at 1e5
-    assert pays and 100_000 // chunk >= cn.WORK_CHUNKS
-    pays, chunk = cn._threads_pay(10_000, 40.0)                  # erf_inv: small chunks
-    assert pays and chunk == cn.MIN_CHUNK_ELEMENTS
+    pays, chunk = chunking._threads_pay(chunking.PARALLEL_MIN_ELEMENTS, 0.01)
+    assert pays and chunk == chunking.CHUNK_ELEMENTS                   # the element threshold
+    assert chunking._threads_pay(100_000, 0.3) == (False, chunking.CHUNK_ELEMENTS)
+    pays, chunk = chunking._threads_pay(100_000, 11.0)                 # random.normal at 1e5
+    assert pays and 100_000 // chunk >= chunking.WORK_CHUNKS
+    pays, chunk = chunking._threads_pay(10_000, 40.0)                  # erf_inv: small chunks
+    assert pays and chunk == chunking.MIN_CHUNK_ELEMENTS
 
 
 _compile = compile_with_threads
@@ -92,7 +93,8 @@ def test_expensive_loops_thread_below_the_element_threshold(monkeypatch):
     gp, src = _compile(_program, x, True, monkeypatch)
     gs, src_serial = _compile(_program, x, False, monkeypatch)
     assert src.count("prange(") == 1 and "prange(" not in src_serial
-    assert f"// {cn.MIN_CHUNK_ELEMENTS}" in src and f"// {cn.MIN_CHUNK_ELEMENTS}" in src_serial
+    chunk = f"// {chunking.MIN_CHUNK_ELEMENTS}"
+    assert chunk in src and chunk in src_serial
     cheap = cpu_source(lambda v: v * 3.0 + 1.0, (x,))
     assert "prange(" not in cheap and "nch" not in cheap
     first = assert_same_on_every_thread_count(gp, gs, x)

@@ -117,7 +117,7 @@ def test_lowering_facts(prim):
 
 @pytest.mark.parametrize("prim", ALL_PRIMITIVES, ids=IDS)
 def test_eager_reuse_facts(prim):
-    """The eager evaluator (xforms/core/eager_reuse.py) computes a primitive declaring `ufunc`
+    """The eager evaluator (xforms/core/eager/reuse.py) computes a primitive declaring `ufunc`
     with that ufunc into a dying buffer and with its impl otherwise: both must give the
     same values in the same dtype, on every dtype abstract evaluation accepts (within
     `ufunc_kinds`).  An elementwise primitive whose NumPy function is a ufunc declares it."""
@@ -372,7 +372,7 @@ def test_an_elementwise_primitive_needs_no_kernel_code():
 # Monoid names ("max", "and", ...) are also primitive names; tables keyed by a monoid are the
 # backends' spellings of a declared `reduce_op` / `cumulative`, not per-primitive tables.
 _MONOIDS = frozenset(sr.REDUCE_OPS | {"logaddexp"})
-_SCANNED = ("xforms/kernels", "xforms/transforms", "xforms/core/eager_reuse.py", "xforms/exec/tiered.py",
+_SCANNED = ("xforms/kernels", "xforms/transforms", "xforms/core/eager/reuse.py", "xforms/exec/tiered.py",
             "xforms/primitives/eager_plan.py", "xforms/jit.py", "xforms/custom.py")
 # the tables naming primitives that stay where they are, and why
 _KEPT = {
@@ -388,16 +388,16 @@ _KEPT = {
     ("xforms/kernels/cuda/emit_cuda_ops.py", "mul"): "the primitives fetched to build equations",
     ("xforms/kernels/cuda/complex_cuda.py", "sin"): "backend printers: CUDA's complex formulas, "
         "registered by primitive (a None cuda_complex math slot says an override spells it)",
-    ("xforms/kernels/libm/vecmath.py", "exp"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests)",
-    ("xforms/kernels/libm/vecmath.py", "sin"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests)",
-    ("xforms/kernels/libm/vecmath_f32.py", "exp"): "measured error bounds of vecmath's functions (tests)",
+    ("xforms/kernels/libm/vecmath/__init__.py", "exp"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests)",
+    ("xforms/kernels/libm/vecmath/__init__.py", "sin"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests)",
+    ("xforms/kernels/libm/vecmath/f32.py", "exp"): "measured error bounds of vecmath's functions (tests)",
     ("xforms/transforms/identity_basis.py", "dot_general"):
         "code: rewrite rules for the products of a Jacobian seed (the IR toolkit)",
     ("xforms/transforms/simplify.py", "neg"):
         "the primitives the negation rewrites below it handle (code, not facts)",
     ("xforms/transforms/simplify.py", "dot_general"):
         "code: the products with a Jacobian seed (identity_basis.py rewrites them)",
-    ("xforms/core/eager_reuse.py", "add"): "code: add/sub of a pad fold as out[window] +=/-= y",
+    ("xforms/core/eager/reuse.py", "add"): "code: add/sub of a pad fold as out[window] +=/-= y",
     ("xforms/primitives/eager_plan.py", "squeeze"):
         "code: the eager evaluator's statements for structural primitives (a printer)",
 }

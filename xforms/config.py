@@ -19,7 +19,7 @@ DISABLE_CACHE = _flag("XFORMS_DISABLE_CACHE")      # no on-disk compile cache
 # XFORMS_SCALARIZE=0: keep small arrays as arrays in compiled CPU code (xforms/kernels/prepare/scalarize.py)
 SCALARIZE = os.environ.get("XFORMS_SCALARIZE", "1").strip().lower() not in (
     "0", "false", "no", "off")
-# XFORMS_VECMATH=0: libm instead of xforms/kernels/libm/vecmath.py in fused CPU loops (read at import)
+# XFORMS_VECMATH=0: libm instead of xforms/kernels/libm/vecmath/__init__.py in fused CPU loops (read at import)
 VECMATH = os.environ.get("XFORMS_VECMATH", "1").strip().lower() not in ("0", "false", "no",
                                                                          "off")
 

@@ -1,7 +1,7 @@
 """vecmath: one transcendental over n elements, float32 and float64 (issue 20's math rows).
 
 ``tanh``, ``exp``, ``log`` and ``sin`` of a vector, each jitted alone, at n = 1e6 (1e4
-under ``--quick``).  xforms computes float32 in float32 (xforms/kernels/libm/vecmath_f32.py) and
+under ``--quick``).  xforms computes float32 in float32 (xforms/kernels/libm/vecmath/f32.py) and
 float64 with the vectorised float64 family; sin goes through the branch-free bounded
 reduction with the libm redo for large arguments.  The limit is NumPy's ufunc (its own
 SIMD kernels); the ``threads`` parameter is the thread count each system may use

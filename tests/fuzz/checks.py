@@ -366,7 +366,7 @@ def check_ir(case, in_axes):
 # small_array_paths gives them
 _SMALL_PATHS = {
     "cpu": (("xforms.kernels.cpu.scalar", "xforms.kernels.cpu.buffers",
-             "xforms.kernels.plan.products", "xforms.kernels.cpu.nest",
+             "xforms.kernels.plan.products", "xforms.kernels.cpu.chunking",
              "xforms.kernels.cpu.backend", "xforms.kernels.prepare.scalarize",
              "xforms.kernels.cpu.ops"),
             {"ENABLED": False, "BLAS_MIN_FLOPS": 1,
@@ -385,7 +385,7 @@ _SMALL_PATHS = {
 @contextlib.contextmanager
 def small_array_paths(backend="cpu"):
     """The compiler takes some paths only for large arrays.  On the CPU: vectorised exp/tanh
-    (xforms/kernels/libm/vecmath.py), buffers kept between calls (xforms/kernels/cpu/buffers.py), products
+    (xforms/kernels/libm/vecmath/__init__.py), buffers kept between calls (xforms/kernels/cpu/buffers.py), products
     computed inside their consumer loop in blocks of rows (xforms/kernels/plan/products.py; one
     row a block here) and reductions in chunks of rows with per-chunk partials combined in
     order (xforms/kernels/cpu/nest.py; one row a chunk here, without threads: Numba's parallel

@@ -136,7 +136,7 @@ class Facts:
                  equation or merges two, also inside a control-flow body
                  (transforms/simplify.py `has_effect`)
 
-    Eager buffer reuse (xforms/core/eager_reuse.py: the NumPy evaluator writes a result into a
+    Eager buffer reuse (xforms/core/eager/reuse.py: the NumPy evaluator writes a result into a
     dying temporary instead of a new array):
     ufunc:       the NumPy ufunc an elementwise primitive computes (no params): its result
                  is fresh and computable into a given buffer (`ufunc(*xs, out=buf)`);

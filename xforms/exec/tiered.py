@@ -16,7 +16,7 @@ FIRST_CALL_HEAD_START later); the worker process starts at once.
 
 Results of the two tiers agree to rounding, not bit for bit: the compiled kernels fuse
 loops, sum reductions in their own order and use their own vectorised exp/log/tanh
-(xforms/kernels/libm/vecmath.py, within a few ulps of NumPy's).  Like compiled results, fast-tier
+(xforms/kernels/libm/vecmath/__init__.py, within a few ulps of NumPy's).  Like compiled results, fast-tier
 results never share memory with the arguments or the function's constants.
 
 If the background compile fails (the worker died: the kernel is compiled in this process

@@ -15,9 +15,9 @@ Layers, in processing order (each a pure function of the previous one's output):
   dispatch.py      the per-signature fast call path used by `xforms.jit`
   cpu_buffers.py   workspace and large-output buffers a compiled function keeps across calls
   threads.py       all threads or one per call of a parallel kernel, by measurement
-  cpu_runtime.py   helpers imported by generated modules; vecmath*.py: vectorisable math
-                   (float64 family, vecmath_trig.py sin/cos/tan, vecmath_f32.py float32 in
-                   float32, vecmath_base.py intrinsics and the registry)
+  cpu_runtime.py   helpers imported by generated modules; vecmath/: vectorisable math
+                   (explog.py float64 exp/log family, trig.py sin/cos/tan, f32.py float32 in
+                   float32, base.py intrinsics and the registry; __init__ the tables)
   numba_patches.py compile-time fixes for Numba (per-statement typing, SSA, liveness);
                    numba_registry.py lists every patched Numba internal (checked by
                    tests/test_numba_registry.py and tools/check_numba_upgrade.py)

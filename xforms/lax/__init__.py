@@ -1,24 +1,20 @@
 """`xforms.lax`: structured control flow and the lax-level operations (JAX's names).
 
 Branch and body functions are traced once, with abstract values, into sub-programs of the
-`cond`, `while`, `for_loop` and `scan` primitives (xforms/primitives/control/control_flow.py), so
-each becomes one real branch or loop in compiled code.  Every construct supports jvp, vmap
-and reverse mode -- `while_loop` too, with a data-dependent trip count:
+`cond`, `while`, `for_loop` and `scan` primitives (xforms/primitives/control/control_flow.py;
+the wrappers are in lax/control_flow/), so each becomes one real branch or loop in compiled
+code.  Every construct supports jvp, vmap and reverse mode -- `while_loop` too, with a
+data-dependent trip count:
 
     >>> def pow_loop(x, n):
     ...     return lax.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] * x), (0, 1.0))[1]
     >>> xf.grad(pow_loop)(2.0, 5)         # 5 * 2.0 ** 4
     Array(80.)
 """
-import builtins
-
 import numpy as np
 
-from ..core import trace as core, source_info
-from ..core.avals import ShapedArray, promote_types
+from ..core import trace as core
 from ..core.trace import Tracer
-from ..primitives.control import control_flow as cf
-from ..primitives.control.cond import bind_cond
 from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
                                       cbrt, ceil, complex, convert_element_type, cos, cosh,
                                       div, eq, exp, exp2, expm1, floor, ge, gt, imag,
@@ -31,17 +27,13 @@ from ..primitives.elementwise import and_ as bitwise_and, not_ as bitwise_not, \
     or_ as bitwise_or, xor as bitwise_xor
 from ..primitives.bits.shifts import shift_left, shift_right_arithmetic, shift_right_logical
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice
-from ..primitives.control.loops import for_loop_p, while_p
 from ..primitives.reductions import (argmax, argmin, reduce_and, reduce_max, reduce_min,
                                      reduce_or, reduce_prod, reduce_sum)
-from ..primitives.control.scan import scan_p
 from ..primitives.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: F401
 from ..primitives.structural import (broadcast_in_dim, concatenate, expand_dims, pad, reshape,
                                      rev, slice, squeeze, transpose)
 from ..primitives.structural import full as _full, iota as _iota
-from ..core.source_info import describe_function
-from ..transforms.vmap import vmap_jaxpr
-from ..tree_util import tree_flatten, tree_map, tree_unflatten
+from .control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401
 from .sorting import sort, sort_key_val, top_k  # noqa: F401
 from .bits import (bitcast_convert_type, clz, mulhi, population_count, reduce_precision,
                    reduce_xor)  # noqa: F401
@@ -59,258 +51,6 @@ from . import gather_scatter as _gs
 from .special import (bessel_i0e, bessel_i1e, betainc, digamma, erf, erf_inv, erfc, igamma,
                       igamma_grad_a, igammac, lgamma, nextafter, polygamma, random_gamma_grad,
                       zeta)  # noqa: F401
-
-_i64 = ShapedArray((), np.int64)
-
-
-# ---- helpers: pytrees of operands, tracing user functions, carry type checks ---------------
-def _flatten(tree):
-    leaves, treedef = tree_flatten(tree)
-    return [x if isinstance(x, Tracer) else core.canonical_value(x) for x in leaves], treedef
-
-
-def _where():
-    info = source_info.current()
-    return f" (called at {info})" if info else ""
-
-
-def _trace(fun, in_avals, call):
-    """Trace `call(args) -> pytree` (args: flat tracers); -> (jaxpr, consts, out treedef)."""
-    store = {}
-
-    def flat(*args):
-        leaves, treedef = tree_flatten(call(list(args)))
-        store["tree"] = treedef
-        return leaves
-    j, consts = cf.trace(flat, in_avals, fun_for_errors=fun)
-    return j, consts, store["tree"]
-
-
-def _leaf_names(treedef, base=""):
-    if treedef.node is None:
-        return [base]
-    if treedef.node is dict:
-        keys = [f"[{k!r}]" for k in treedef.aux]
-    elif treedef.node == "namedtuple":
-        keys = [f".{f}" for f in treedef.aux[0]._fields]
-    else:
-        keys = [f"[{i}]" for i in range(len(treedef.children))]
-    return [n for c, k in zip(treedef.children, keys) for n in _leaf_names(c, base + k)]
-
-
-def _join_carry(what, fun, in_tree, out_tree, in_avals, out_avals, where):
-    """Check a body's output carry against its input.  Weakly typed (Python scalar) inputs are
-    promoted to the body's dtype and weakly typed outputs cast to the carry's, as in JAX.
-    -> (promoted input avals or None, per-output dtype casts)."""
-    if in_tree != out_tree:
-        raise TypeError(f"{what}: {describe_function(fun)} must return a carry with the same "
-                        f"structure as its input, but the input is {in_tree} and the output is "
-                        f"{out_tree}{where}")
-    new_in, casts, bad = list(in_avals), [None] * len(in_avals), []
-    for k, (a, b) in enumerate(zip(in_avals, out_avals)):
-        if a.shape != b.shape:
-            bad.append(k)
-        elif a.dtype != b.dtype:
-            if a.weak_type:   # a Python scalar init takes the join of both types, as in JAX
-                dt, weak = promote_types((a.dtype, True), (b.dtype, b.weak_type))
-                if dt != a.dtype:
-                    new_in[k] = ShapedArray(a.shape, dt, weak)
-                    continue
-            if b.weak_type:
-                casts[k] = a.dtype
-            else:
-                bad.append(k)
-    if bad:
-        names = _leaf_names(in_tree, "carry")
-        detail = "; ".join(f"{names[k]} is {in_avals[k].str_short()} on input but "
-                           f"{out_avals[k].str_short()} on output" for k in bad)
-        raise TypeError(f"{what}: {describe_function(fun)} changes the type of its carry: "
-                        f"{detail}{where}. A loop carry must keep its shape and dtype; convert "
-                        "the initial value or the body's result (e.g. with .astype).")
-    return (new_in if new_in != list(in_avals) else None), casts
-
-
-def _cast_outs(j, consts, casts, offset=0):
-    """Append dtype conversions to outputs offset+k where casts[k] is set."""
-    if not any(c is not None for c in casts):
-        return j, consts
-
-    def f(*args):
-        outs = cf.call(j, *args)
-        return [o if k < offset or k - offset >= len(casts) or casts[k - offset] is None
-                else convert_element_type(o, casts[k - offset]) for k, o in enumerate(outs)]
-    j2, c2 = cf.trace(f, j.in_avals)
-    assert not c2
-    return j2, consts
-
-
-def _promote_leaves(leaves, avals):
-    return [x if core.get_aval(x).dtype == a.dtype else convert_element_type(x, a.dtype)
-            for x, a in zip(leaves, avals)]
-
-
-def _trace_carry(what, fun, tree, avals, call, make_in=lambda a: a, offset=0,
-                 subtree=lambda t: t):
-    """Trace a loop body `call(flat args) -> pytree` whose flat output holds the carry at
-    [offset, offset + n) with structure `subtree(out treedef)`; the inputs are make_in(carry
-    avals).  Repeats while weakly typed inputs get promoted.
-    -> (jaxpr, consts, carry avals, out treedef)."""
-    where = _where()
-    n = len(avals)
-    for _ in range(n + 1):
-        j, consts, out_tree = _trace(fun, make_in(list(avals)), call)
-        new_in, casts = _join_carry(what, fun, tree, subtree(out_tree),
-                                    avals, j.out_avals[offset:offset + n], where)
-        if new_in is None:
-            j, consts = _cast_outs(j, consts, casts, offset)
-            return j, consts, avals, out_tree
-        avals = new_in
-    raise AssertionError("carry promotion did not converge")
-
-
-# ---- cond / switch -----------------------------------------------------------------------
-def cond(pred, true_fun, false_fun, *operands):
-    """`true_fun(*operands)` if pred else `false_fun(*operands)`, as one branch in the IR.
-
-    Both branches are traced; they must return the same structure, shapes and dtypes.
-
-    >>> lax.cond(x > 0, lambda x: x * 2.0, lambda x: -x, x)
-    """
-    a = core.get_aval(pred)
-    if a.shape != ():
-        raise TypeError(f"cond: pred must be a scalar, got {a.str_short()}{_where()}; use "
-                        "lax.select or xnp.where for elementwise choice")
-    if a.dtype != np.bool_:
-        pred = ne(pred, a.dtype.type(0))
-    index = convert_element_type(pred, np.int32)
-    return _switch(index, (false_fun, true_fun), operands, "cond")
-
-
-def switch(index, branches, *operands):
-    """`branches[index](*operands)`, the index clamped into range as in JAX.
-
-    >>> lax.switch(i, [lambda x: x, lambda x: x ** 2, lambda x: -x], x)
-    """
-    branches = tuple(branches)
-    if not branches:
-        raise ValueError("switch: branches must be a non-empty sequence of functions")
-    a = core.get_aval(index)
-    if a.shape != () or a.dtype.kind not in "iub":
-        raise TypeError(f"switch: index must be an integer scalar, got {a.str_short()}{_where()}")
-    index = convert_element_type(index, np.int32)
-    index = min(max(index, np.int32(0)), np.int32(len(branches) - 1))
-    if len(branches) == 1:
-        return branches[0](*operands)
-    return _switch(index, branches, operands, "switch")
-
-
-def _switch(index, branches, operands, what):
-    where = _where()
-    leaves, tree = _flatten(tuple(operands))
-    avals = [core.get_aval(x) for x in leaves]
-    traced = [_trace(b, avals, lambda args, b=b: b(*tree_unflatten(tree, args)))
-              for b in branches]
-    tree0 = traced[0][2]
-    for b, (_, _, t) in zip(branches, traced):
-        if t != tree0:
-            raise TypeError(f"{what}: the branches must return the same structure, but "
-                            f"{describe_function(branches[0])} returns {tree0} and "
-                            f"{describe_function(b)} returns {t}{where}")
-    outs_avals = [j.out_avals for j, _, _ in traced]
-    casts = [[None] * len(outs_avals[0]) for _ in branches]
-    for k in range(len(outs_avals[0])):
-        col = [o[k] for o in outs_avals]
-        shapes_ok = all(c.shape == col[0].shape for c in col)
-        dt, _ = promote_types(*((c.dtype, c.weak_type) for c in col)) if shapes_ok else (None, 0)
-        if shapes_ok and all(c.dtype == dt or c.weak_type for c in col):
-            for b, c in enumerate(col):
-                if c.dtype != dt:
-                    casts[b][k] = dt
-            continue
-        name = _leaf_names(tree0, "output")[k]
-        detail = ", ".join(f"{describe_function(b)} gives {c.str_short()}"
-                           for b, c in zip(branches, col))
-        raise TypeError(f"{what}: the branches must return the same shapes and dtypes, but for "
-                        f"{name} {detail}{where}")
-    pairs = [_cast_outs(j, c, cs) for (j, c, _), cs in zip(traced, casts)]
-    return tree_unflatten(tree0, bind_cond(index, leaves, pairs))
-
-
-# ---- while_loop / fori_loop ----------------------------------------------------------------
-def while_loop(cond_fun, body_fun, init_val):
-    """`while cond_fun(val): val = body_fun(val)` as one loop in the IR.
-
-    Differentiable in both modes (reverse mode records the trip count and recomputes what
-    the backward sweep needs; see xforms/primitives/control/control_flow.py).
-
-    >>> lax.while_loop(lambda x: x < 10.0, lambda x: x * 2.0, 1.0)
-    Array(16.)
-    """
-    leaves, tree = _flatten(init_val)
-    avals = [core.get_aval(x) for x in leaves]
-    bj, bc, avals, _ = _trace_carry("while_loop", body_fun, tree, avals,
-                                    lambda a: body_fun(tree_unflatten(tree, a)))
-    leaves = _promote_leaves(leaves, avals)
-    cj, cc, ctree = _trace(cond_fun, avals, lambda a: cond_fun(tree_unflatten(tree, a)))
-    out = cj.out_avals
-    if ctree.num_leaves != 1 or out[0].shape != () or out[0].dtype != np.bool_:
-        raise TypeError(f"while_loop: {describe_function(cond_fun)} must return a boolean "
-                        f"scalar, but it returns {[a.str_short() for a in out]}{_where()}")
-    outs = while_p.bind(*cc, *bc, *leaves, cond_jaxpr=cj, body_jaxpr=bj,
-                        cond_nconsts=len(cc), body_nconsts=len(bc))
-    return tree_unflatten(tree, outs)
-
-
-def _is_static_int(x):
-    return not isinstance(x, Tracer) and (isinstance(x, (int, np.integer)) or (
-        isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu"))
-
-
-def fori_loop(lower, upper, body_fun, init_val):
-    """`for i in range(lower, upper): val = body_fun(i, val)`.
-
-    With static (Python/NumPy integer) bounds it is a `scan`; with traced bounds a loop over a
-    dynamic trip count.  Both are reverse-differentiable.
-
-    >>> lax.fori_loop(0, 5, lambda i, x: x + i, 0)
-    Array(10)
-    """
-    leaves, tree = _flatten(init_val)
-    avals = [core.get_aval(x) for x in leaves]
-    if _is_static_int(lower) and _is_static_int(upper):
-        dt = np.result_type(*[x if isinstance(x, (np.ndarray, np.integer)) else np.int64
-                              for x in (lower, upper)])
-        lo, length = dt.type(lower), builtins.max(int(upper) - int(lower), 0)
-        ia = ShapedArray((), dt)
-
-        def step(a):
-            return [a[0] + dt.type(1), body_fun(a[0], tree_unflatten(tree, a[1:]))]
-        j, consts, avals, _ = _trace_carry("fori_loop", body_fun, tree, avals, step,
-                                           lambda a: [ia] + a, 1, lambda t: t.children[1])
-        outs = scan_p.bind(*consts, lo, *_promote_leaves(leaves, avals), jaxpr=j,
-                           length=length, reverse=False, num_consts=len(consts),
-                           num_carry=1 + len(leaves))
-        return tree_unflatten(tree, outs[1:])
-    from ..numpy._util import promote
-    lo, hi = promote(lower, upper, name="fori_loop")
-    la = core.get_aval(lo)
-    if la.shape != () or la.dtype.kind not in "iu":
-        raise TypeError(f"fori_loop: bounds must be integer scalars, got {la.str_short()}"
-                        f"{_where()}")
-    la = la.strip_weak()
-    n = max(convert_element_type(sub(hi, lo), np.int64), np.int64(0))
-
-    def step(a):
-        i = add(a[1], convert_element_type(a[0], la.dtype))
-        return body_fun(i, tree_unflatten(tree, a[2:]))
-    j, consts, avals, _ = _trace_carry("fori_loop", body_fun, tree, avals, step,
-                                       lambda a: [_i64, la] + a)
-    k = len(consts)
-    j = cf.permute_invars(j, [k] + list(range(k)) + list(range(k + 1, len(j.jaxpr.invars))))
-    outs = for_loop_p.bind(n, *consts, lo, *_promote_leaves(leaves, avals), body_jaxpr=j,
-                           num_consts=k + 1, reverse=False)
-    return tree_unflatten(tree, outs)
-
 
 def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
                   indices_are_sorted=False, unique_indices=False, mode=None):
@@ -331,93 +71,6 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
     if known is not None:
         rounds = int(np.asarray(known))
     return fori_loop(0, rounds, lambda r, y: select_n(gt(count, r), y, func(y)), x)
-
-
-# ---- scan / map ----------------------------------------------------------------------------
-def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
-    """Loop `carry, y = f(carry, x)` over the leading axis of xs; -> (carry, stacked ys).
-
-    >>> lax.scan(lambda c, x: (c + x, c * x), 0.0, xnp.arange(4.0))
-    """
-    c_leaves, c_tree = _flatten(init)
-    x_leaves, x_tree = _flatten(xs)
-    x_avals = [core.get_aval(x) for x in x_leaves]
-    lengths = {a.shape[0] if a.ndim else None for a in x_avals}
-    if None in lengths:
-        raise ValueError(f"scan: xs leaves must be arrays with a leading axis to scan over, got "
-                         f"{[a.str_short() for a in x_avals]}{_where()}")
-    if length is not None:
-        length = int(length)
-        if lengths - {length}:
-            raise ValueError(f"scan: length={length} but xs have leading axes {sorted(lengths)}"
-                             f"{_where()}")
-    elif len(lengths) == 1:
-        length = lengths.pop()
-    else:
-        raise ValueError("scan: xs must all have the same leading axis length, got "
-                         f"{sorted(lengths)}{_where()}" if lengths else
-                         f"scan: give length= when xs is None{_where()}")
-    s_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in x_avals]
-    nc = len(c_leaves)
-
-    def step(a):
-        out = f(tree_unflatten(c_tree, a[:nc]), tree_unflatten(x_tree, a[nc:]))
-        if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            raise TypeError(f"scan: {describe_function(f)} must return a pair (carry, y), got "
-                            f"{type(out).__name__}")
-        return tuple(out)
-    avals = [core.get_aval(x) for x in c_leaves]
-    j, consts, avals, out_tree = _trace_carry("scan", f, c_tree, avals, step,
-                                              lambda a: a + s_avals, 0, lambda t: t.children[0])
-    outs = scan_p.bind(*consts, *_promote_leaves(c_leaves, avals), *x_leaves, jaxpr=j,
-                       length=length, reverse=bool(reverse), num_consts=len(consts),
-                       num_carry=nc)
-    y_tree = out_tree.children[1]
-    return tree_unflatten(c_tree, outs[:nc]), tree_unflatten(y_tree, outs[nc:])
-
-
-def map(f, xs, *, batch_size=None):
-    """`f` applied to each slice of xs along the leading axis (a scan): stacked results.
-    With `batch_size`, the scan runs over batches of that many slices, each batch
-    vectorised (vmap) as in JAX; a remainder batch runs after it.
-
-    >>> lax.map(lambda x: x ** 2, xnp.arange(3.0))
-    Array([0., 1., 4.])
-    """
-    leaves, tree = _flatten(xs)
-    n = core.get_aval(leaves[0]).shape[0] if leaves else 0
-    if batch_size is None or n == 0:      # (an empty xs: the scan gives empty results)
-        if batch_size is not None and int(batch_size) < 1:
-            raise ValueError(f"map: batch_size must be a positive integer, got {batch_size}")
-        return scan(lambda c, x: (c, f(x)), (), xs)[1]
-    b = int(batch_size)
-    if b < 1:
-        raise ValueError(f"map: batch_size must be a positive integer, got {batch_size}")
-    full_n = n - n % b
-    parts = []
-    if full_n:
-        batches = [reshape(slice_in_dim(x, 0, full_n), (full_n // b, b) +
-                           core.get_aval(x).shape[1:]) for x in leaves]
-        ys = scan(lambda c, x: (c, _vmapped(f, x)), (), tree_unflatten(tree, batches))[1]
-        parts.append(tree_map(lambda y: collapse(y, 0, 2), ys))
-    if n % b:
-        rest = tree_unflatten(tree, [slice_in_dim(x, full_n, n) for x in leaves])
-        parts.append(_vmapped(f, rest))
-    if len(parts) == 1:
-        return parts[0]
-    return tree_map(lambda y, z: concatenate([y, z], 0), *parts)
-
-
-def _vmapped(f, xs):
-    """vmap(f)(xs) over the leading axis, built from vmap's IR transform (the `vmap` API
-    sits above lax)."""
-    leaves, tree = _flatten(xs)
-    avals = [core.get_aval(x) for x in leaves]
-    size = avals[0].shape[0]
-    per = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in avals]
-    j, consts, out_tree = _trace(f, per, lambda a: f(tree_unflatten(tree, a)))
-    jb = vmap_jaxpr(j, [None] * len(consts) + [0] * len(leaves), size)
-    return tree_unflatten(out_tree, cf.call(jb, *consts, *leaves))
 
 
 # ---- elementwise extras with JAX's signatures --------------------------------------------

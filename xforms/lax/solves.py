@@ -19,7 +19,8 @@ from ..core import trace as core, source_info
 from ..core.avals import is_inexact
 from ..core.trace import Tracer
 from ..primitives.control import control_flow as cf
-from ..primitives.custom import LazyJaxpr, custom_jvp_call_p, linear_solve_p
+from ..primitives.control.solves import linear_solve_p
+from ..primitives.custom import LazyJaxpr, custom_jvp_call_p
 from ..primitives.elementwise import convert_element_type, neg
 from ..primitives.structural import zeros
 from ..core.source_info import describe_function

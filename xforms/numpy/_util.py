@@ -16,7 +16,7 @@ from ..core.avals import (SUPPORTED_DTYPES, ShapedArray, broadcast_shapes, canon
                           check_python_int, promote_types)
 from ..core.trace import Tracer
 from ..errors import TypePromotionError
-from ..primitives import elementwise as ew
+from ..primitives import conversion, elementwise as ew
 from ..primitives import structural as st
 
 _SCALARS = (bool, int, float, builtins.complex)
@@ -85,7 +85,7 @@ def convert(x, dtype, weak=False):
     if a.dtype == dtype:
         return x
     if isinstance(x, np.generic):
-        return ew.convert_value(x, dtype)[()]
+        return conversion.convert_value(x, dtype)[()]
     return ew.convert_element_type(x, dtype, weak)
 
 

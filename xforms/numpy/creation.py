@@ -7,7 +7,7 @@ import numpy as np
 from ..core import trace as core
 from ..core.avals import promote_types
 from ..core.trace import Tracer
-from ..primitives import elementwise as ew
+from ..primitives import conversion
 from ..primitives import structural as st
 from ._util import asarray, aval, asarray_operand, convert, dtype_arg, wrap_result
 
@@ -122,4 +122,4 @@ def astype(x, dtype):
     dt = dtype_arg(dtype)
     if isinstance(x, Tracer):
         return convert(x, dt)
-    return wrap_result(ew.convert_value(x, dt))
+    return wrap_result(conversion.convert_value(x, dt))

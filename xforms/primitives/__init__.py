@@ -8,10 +8,11 @@ and is re-exported here for the family modules and older code.
 from ..core.registry import ALL_PRIMITIVES, EXEMPT, exempt, lookup, primitive  # noqa: F401
 
 from . import elementwise, structural, reductions, contraction, indexing  # noqa: E402,F401
+from . import conversion  # noqa: E402,F401  (convert_element_type's rules)
 from . import fft  # noqa: E402,F401  (Fourier transforms; lgamma, erf, igamma, ...)
 from .special import (functions as special)  # noqa: E402,F401  (Fourier transforms; lgamma, erf, igamma, ...)
 from .bits import shifts as bitwise  # noqa: E402,F401  (bit shifts: the PRNG hash)
-from .control import (cond, custom_vmap, loops, scan)  # noqa: E402,F401  (control flow; helpers in control_flow.py)
+from .control import (cond, custom_vmap, loops, scan, solves)  # noqa: E402,F401  (control flow; helpers in control_flow.py)
 from . import collectives  # noqa: E402,F401  (named-axis collectives: vmap axes, MPI)
 from .linalg import (factor as linalg, spectral as linalg_spectral, sqrtm as linalg_sqrtm)  # noqa: E402,F401  (factorisations)
 from .linalg import (cholesky_ad as linalg_cholesky_ad)  # noqa: E402,F401  (cholesky's derivative maps)

@@ -42,7 +42,7 @@ def _dot_general_aval(x, y, *, dimension_numbers, precision=None):
 
 def _dot_general_impl(x, y, *, dimension_numbers, precision=None, out=None):
     """NumPy's matmul on the operands transposed to (batch, free, contracting); `out`: a
-    C-contiguous array of the result's shape and dtype to write into (xforms/core/eager_reuse.py).
+    C-contiguous array of the result's shape and dtype to write into (xforms/core/eager/reuse.py).
     `precision` ("high"/"highest", see `dot_general`) does not change a CPU product, as in JAX."""
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = np.asarray(x), np.asarray(y)

@@ -4,8 +4,8 @@ implicitly), and equal dtypes; `xforms.numpy` inserts broadcasts and conversions
 `div` and `rem` have lax's C semantics (integer division truncates, the remainder takes the
 dividend's sign, as C's `/`, `%` and `fmod`); `xforms.numpy` builds NumPy's floor `//` and `%`
 from them as jax.numpy does.  Their edge cases and those of float -> int conversion are
-defined once here (`int_div_by_zero`, `int_saturation`) and printed by the compiled
-tier's scalar rules (xforms/kernels/loops/scalar_rules.py), so that the two tiers cannot drift.
+defined once (`int_div_by_zero` here, `int_saturation` in conversion.py) and printed by the
+compiled tier's scalar rules (xforms/kernels/loops/scalar_rules.py), so that the two tiers cannot drift.
 """
 import numpy as np
 
@@ -487,71 +487,6 @@ def _select_n_transpose(ct, which, *cases):
 
 jvp_rules[select_n_p] = _select_n_jvp
 transpose_rules[select_n_p] = _select_n_transpose
-
-# --- dtype conversion ----------------------------------------------------------------------
-convert_element_type_p = engine_prims.convert_element_type_p
-abstract_eval_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type=False: [
-    ShapedArray(x.shape, new_dtype, weak_type)]
-
-
-def int_saturation(dtype):
-    """(lo, hi) for converting floats to integer `dtype` as XLA (so JAX) does: NaN -> 0,
-    x >= hi -> the dtype's max, x < lo -> its min, else truncation.  Both are powers of two
-    (or 0), exact in every float dtype.  xforms/kernels/loops/scalar_rules.py prints the same rule.
-
-        int_saturation(np.int32) -> (-2147483648.0, 2147483648.0)
-    """
-    info = np.iinfo(dtype)
-    return float(info.min), float(info.max) + 1.0
-
-
-def _float_to_int(x, dtype):
-    lo, hi = int_saturation(dtype)
-    info = np.iinfo(dtype)
-    over, under = x >= hi, x < lo
-    out = np.asarray(np.where(over | under | np.isnan(x), 0, x).astype(dtype))
-    out[over] = info.max
-    out[under] = info.min
-    return out
-
-
-def convert_value(x, dtype):
-    """A concrete value converted as convert_element_type converts it (JAX's semantics:
-    complex -> real drops the imaginary part, float -> int saturates); both tiers.
-
-        convert_value(np.array([np.nan, 1e10, -2.5]), np.int32) -> [0, 2147483647, -2]
-    """
-    x, dtype = np.asarray(x), np.dtype(dtype)
-    if is_complex(x.dtype) and not is_complex(dtype) and dtype != _bool:
-        x = np.real(x)                                      # complex -> bool: x != 0
-    if x.dtype.kind == "f" and dtype.kind in "iu":
-        return _float_to_int(x, dtype)
-    return x.astype(dtype)
-
-
-def _convert_impl(x, *, new_dtype, weak_type=False):
-    return [convert_value(x, new_dtype)]
-
-
-impl_rules[convert_element_type_p] = _convert_impl
-
-
-defvectorized(convert_element_type_p)
-declare(convert_element_type_p, ELEMENTWISE, simplify="unary", cheap=True,
-        noop=lambda eqn: eqn.invars[0].aval.dtype == eqn.outvars[0].aval.dtype)
-
-
-def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
-    (x,), (t,) = primals, tangents
-    ans = convert_element_type(x, new_dtype, weak_type)
-    if isinstance(t, Zero) or not is_inexact(new_dtype):
-        return [ans], [Zero(ShapedArray(core.get_aval(ans).shape, new_dtype))]
-    return [ans], [convert_element_type(t, new_dtype)]
-
-
-jvp_rules[convert_element_type_p] = _convert_jvp
-transpose_rules[convert_element_type_p] = lambda ct, x, *, new_dtype, weak_type=False: [
-    None if isinstance(ct, Zero) else convert_element_type(ct, x.aval.dtype)]
 
 # --- complex parts ------------------------------------------------------------------------
 real_p = _def("real", np.real, out_dtype=_real_out, cheap=True)

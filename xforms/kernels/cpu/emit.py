@@ -29,7 +29,8 @@ from ..runtime import hugepages
 from .. import user_prims
 from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
 from .buffers import Buffer
-from .nest import PARALLEL_MIN_ELEMENTS, emit_loop  # noqa: F401
+from .chunking import PARALLEL_MIN_ELEMENTS  # noqa: F401
+from .nest import emit_loop  # noqa: F401
 from .scalar import (VECMATH, VECMATH_F32, VECMATH_MIN_ELEMENTS, CpuCtx, TRIG_BOUNDED,
                      unsupported as _unsupported)
 from ..prepare.shape_symbols import SymbolTable

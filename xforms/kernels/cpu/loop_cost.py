@@ -12,7 +12,7 @@ Per equation of the body, the first that applies:
   describe: pow, the special functions, the Threefry hash, a user's scalar function);
 - a user primitive's scalar function without one: USER_NS;
 - a math function: one instruction (sqrt, floor, ...: INSTRUCTION_NS), vectorised by
-  xforms/kernels/libm/vecmath.py (`Facts.vec`: VEC_NS by dtype) or a libm call (LIBM_NS; complex too);
+  xforms/kernels/libm/vecmath/__init__.py (`Facts.vec`: VEC_NS by dtype) or a libm call (LIBM_NS; complex too);
 - anything else (arithmetic, compares, selects, conversions, bit operations, a reduction's
   update): ARITH_NS, vectorised;
 

@@ -1,6 +1,6 @@
 """The context the scalar rules (xforms/kernels/loops/scalar_rules.py) print CPU expressions in:
 typed literals as module-level names, and per loop size libm or the vectorisable functions
-of xforms/kernels/libm/vecmath.py (the bounded sin/cos/tan in a loop guarded for their nans); and the
+of xforms/kernels/libm/vecmath/__init__.py (the bounded sin/cos/tan in a loop guarded for their nans); and the
 CPU backend's error for what it cannot print.
 
     ctx = CpuCtx(em, eqn, size=4096)      # rule(ctx, "a") -> "vm_exp(a)"; size 8: "math_exp(a)"

@@ -20,15 +20,15 @@ import numpy as np
 from xforms.core.facts import REDUCTION
 from xforms.core.registry import ALL_PRIMITIVES, RuleTable, lookup
 
-from xforms.primitives.elementwise import int_div_by_zero, int_saturation
+from xforms.primitives.conversion import convert_element_type_p, int_saturation
+from xforms.primitives.elementwise import int_div_by_zero
 
 from ..codegen import lit
 from xforms.primitives.bits.float_bits import bitcast_convert_type_p
-from xforms.primitives.elementwise import (_p, abs_p, cbrt_p, ceil_p, conj_p,
-                                           convert_element_type_p, div_p, floor_p, imag_p,
-                                           integer_pow_p, is_finite_p, logistic_p, max_p, min_p,
-                                           pow_p, real_p, rem_p, round_p, rsqrt_p, select_n_p,
-                                           sign_p, stop_gradient_p)
+from xforms.primitives.elementwise import (_p, abs_p, cbrt_p, ceil_p, conj_p, div_p,
+                                           floor_p, imag_p, integer_pow_p, is_finite_p,
+                                           logistic_p, max_p, min_p, pow_p, real_p, rem_p,
+                                           round_p, rsqrt_p, select_n_p, sign_p, stop_gradient_p)
 from xforms.primitives.names import name_p
 from xforms.primitives.special.functions import logaddexp_p
 from xforms.primitives.structural import iota_p
@@ -428,7 +428,7 @@ def convert(ctx, x, src, dst):
         x = f"{x}.real"
     if ks == "b" and kd in "iuf":
         return f"np.{dst.name}(1 if {x} else 0)"
-    if ks in "fc" and kd in "iu":      # saturating, as XLA: elementwise.int_saturation
+    if ks in "fc" and kd in "iu":      # saturating, as XLA: conversion.int_saturation
         lo, hi = int_saturation(dst)
         info = np.iinfo(dst)
         return (f"({lit(0, dst)} if {x} != {x} else ({lit(info.max, dst)} if {x} >= {hi!r} "

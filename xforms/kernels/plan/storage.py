@@ -168,7 +168,7 @@ def _inplace_sources(step, storage, live_until, k, carried, outs):
 
         c = a * b + 1      # a dies here: C takes over A's buffer (reuse[c] is a)
     """
-    # a loop computing a `guarded` primitive (facts: the bounded sin/cos/tan of xforms/kernels/libm/vecmath.py)
+    # a loop computing a `guarded` primitive (facts: the bounded sin/cos/tan of xforms/kernels/libm/vecmath/__init__.py)
     # is redone with libm on a nan on the CPU, re-reading its inputs: never in place
     if step.kind != "loop" or any(e.prim.facts.guarded for e, _ in step.body):
         return {}

@@ -1,8 +1,8 @@
 """float32 vectorisable math computed in float32 (8 lanes per AVX register, 16 on AVX-512).
 
-The float64 family (xforms/kernels/libm/vecmath.py) widens a float32 argument and rounds once, which is
+The float64 family (xforms/kernels/libm/vecmath/__init__.py) widens a float32 argument and rounds once, which is
 accurate but runs at float64 speed.  These ``vmf_*`` functions keep every operation in
-float32: float32 constants (``f32``), float32 intrinsics (xforms/kernels/libm/vecmath_base.py) and
+float32: float32 constants (``f32``), float32 intrinsics (xforms/kernels/libm/vecmath/base.py) and
 minimax polynomials fitted for float32 (weighted least squares iterated to equal ripple on
 the reduced interval, coefficients rounded to float32).  Branch-free like the float64 family
 (selects only), so LLVM vectorises a loop that calls them::
@@ -27,7 +27,7 @@ sin/cos/tan  k = rint(x*2/pi), r = x - k*pi/2 with pi/2 in five parts (12+12+12+
       cos(r) = 1 - r^2/2 + r^4*Q3(r^2), quadrant by the bits of k; tan = sin/cos of r.
       Accurate for |x| <= TRIG_MAX_ARG_F32 = 6000; the ``*_bounded`` variants return nan
       beyond it (and for inf/nan); ``vmf_sin/cos/tan`` branch to float64 libm there (exact,
-      but the branch keeps LLVM from vectorising: see xforms/kernels/libm/vecmath.py "Trigonometric
+      but the branch keeps LLVM from vectorising: see xforms/kernels/libm/vecmath/__init__.py "Trigonometric
       functions" for how the code generator guards the bounded ones).
 
 Error bounds (ulps of float32, asserted by tests/test_vecmath.py) are in
@@ -37,8 +37,8 @@ import math
 
 import numpy as np
 
-from .vecmath_base import (_absf, _bitf, _copysignf, _divf, _finite_nonneg, _log2_kf, _log2_mf,
-                           _madf, _pow2f, _rintf, _vm, f32)
+from .base import (_absf, _bitf, _copysignf, _divf, _finite_nonneg, _log2_kf, _log2_mf,
+                   _madf, _pow2f, _rintf, _vm, f32)
 
 __all__ = ["ERROR_BOUNDS_ULP_F32", "TRIG_MAX_ARG_F32", "VECMATH_F32", "vmf_cos",
            "vmf_cos_bounded", "vmf_exp", "vmf_log", "vmf_sin", "vmf_sin_bounded", "vmf_tan",

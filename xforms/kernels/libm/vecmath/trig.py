@@ -1,4 +1,4 @@
-"""Vectorisable float64 sin/cos/tan for generated Numba loops (see xforms/kernels/libm/vecmath.py).
+"""Vectorisable float64 sin/cos/tan for generated Numba loops (see xforms/kernels/libm/vecmath/__init__.py).
 
 Trigonometric functions
 -----------------------
@@ -36,7 +36,7 @@ nan)::
 Both kernels are computed and one selected (``c if odd else s``): branch-free,
 and small enough that LLVM inlines the whole function into the caller's loop
 (with the kernels in the two arms of a branch it stayed a call per element,
-5x slower).  float32: xforms/kernels/libm/vecmath_f32.py has the same structure in float32.
+5x slower).  float32: xforms/kernels/libm/vecmath/f32.py has the same structure in float32.
 
 Measured 2026-11-24 (AMD EPYC znver4, loaded machine; ns/element over 2**16
 elements, vectorised loop): sin_bounded 1.96, cos_bounded 1.91, tan_bounded
@@ -45,7 +45,7 @@ elements, vectorised loop): sin_bounded 1.96, cos_bounded 1.91, tan_bounded
 """
 import math
 
-from .vecmath_base import _div, _leaf, _like, _mad, _vm
+from .base import _div, _leaf, _like, _mad, _vm
 
 _NAN = math.nan
 
@@ -154,7 +154,7 @@ def _tan_bounded_f64(x):
 
 
 # public functions: float64 in and out; a float32 argument is widened exactly and the
-# result rounded once (the float32 family is xforms/kernels/libm/vecmath_f32.py)
+# result rounded once (the float32 family is xforms/kernels/libm/vecmath/f32.py)
 
 @_vm
 def vm_sin_bounded(x):

@@ -30,8 +30,8 @@ import math
 
 import numpy as np
 
-from .facts import VIEW
-from .ir import Literal
+from ..facts import VIEW
+from ..ir import Literal
 
 MIN_SIZE = 4096      # smaller arrays: allocation is cheaper than the checks
 
