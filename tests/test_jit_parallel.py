@@ -6,7 +6,6 @@ The thresholds are lowered here so that small arrays take the parallel paths (th
 are in xforms/kernels/cpu/chunking.py: PARALLEL_MIN_ELEMENTS, CHUNK_ELEMENTS).
 """
 import threading
-import time
 
 import numba
 import numpy as np
@@ -189,7 +188,21 @@ def test_float32_math_uses_the_float32_family():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=3e-7, atol=3e-7)
 
 
-def test_adaptive_threads_picks_the_faster_setting():
+@pytest.fixture
+def clock(monkeypatch):
+    """A fake clock for AdaptiveThreads: `clock.sleep(s)` advances the time its kernel
+    measures by exactly s (real sleeps are stretched by a loaded machine: these tests
+    failed under load)."""
+    import types
+    import xforms.kernels.runtime.threads as threads_mod
+    now = [0.0]
+    fake = types.SimpleNamespace(perf_counter=lambda: now[0],
+                                 sleep=lambda s: now.__setitem__(0, now[0] + s))
+    monkeypatch.setattr(threads_mod, "time", fake)
+    return fake
+
+
+def test_adaptive_threads_picks_the_faster_setting(clock):
     """With a fake kernel that is slow on all threads (a busy machine), AdaptiveThreads
     settles on one thread and tries all threads again only rarely."""
     seen = []
@@ -197,7 +210,7 @@ def test_adaptive_threads_picks_the_faster_setting():
     def kernel(t_all, t_one):
         k = numba.get_num_threads()
         seen.append(k)
-        time.sleep(t_all if k > 1 else t_one)
+        clock.sleep(t_all if k > 1 else t_one)
         return k
 
     ad = AdaptiveThreads(kernel, threads=2)
@@ -212,7 +225,7 @@ def test_adaptive_threads_picks_the_faster_setting():
     assert one(0.0, 0.0) == numba.get_num_threads()
 
 
-def test_adaptive_threads_returns_to_all_threads_despite_the_wake_up():
+def test_adaptive_threads_returns_to_all_threads_despite_the_wake_up(clock):
     """After a moment of load has put a kernel on one thread, its try of all threads spans
     two calls and times the second: the first pays for waking the sleeping workers
     (slower than one thread, as a short loop's first parallel call is), the second shows
@@ -225,9 +238,9 @@ def test_adaptive_threads_returns_to_all_threads_despite_the_wake_up():
         woke = k > 1 and seen and seen[-1] == 1
         seen.append(k)
         if load[0]:
-            time.sleep(0.008 if k > 1 else 0.002)
+            clock.sleep(0.008 if k > 1 else 0.002)
         else:
-            time.sleep(0.010 if woke else (0.001 if k > 1 else 0.004))
+            clock.sleep(0.010 if woke else (0.001 if k > 1 else 0.004))
 
     ad = AdaptiveThreads(kernel, threads=2)
     for _ in range(30):
@@ -239,7 +252,7 @@ def test_adaptive_threads_returns_to_all_threads_despite_the_wake_up():
     assert ad.mode == 2 and seen[-50:].count(1) <= 2
 
 
-def test_adaptive_threads_ignores_a_single_stalled_call():
+def test_adaptive_threads_ignores_a_single_stalled_call(clock):
     """A single call stalled by the machine (12x, once in 50) triggers one try of one
     thread, which loses against the best of the recent calls on all threads: the
     kernel stays on all threads instead of spending 8 calls on one after each stall."""
@@ -249,7 +262,7 @@ def test_adaptive_threads_ignores_a_single_stalled_call():
         k = numba.get_num_threads()
         seen.append(k)
         stall = k > 1 and len(seen) % 50 == 0
-        time.sleep(0.012 if stall else (0.001 if k > 1 else 0.004))
+        clock.sleep(0.012 if stall else (0.001 if k > 1 else 0.004))
 
     ad = AdaptiveThreads(kernel, threads=2)
     for _ in range(400):
@@ -282,14 +295,14 @@ def test_openmp_workers_spin_briefly_unless_the_user_chose():
         assert out == want
 
 
-def test_adaptive_threads_does_not_time_the_first_call():
+def test_adaptive_threads_does_not_time_the_first_call(clock):
     """A kernel's first call (its buffers touched for the first time) is not timed: a slow
     first call on all threads does not make one thread look faster."""
     seen = []
 
     def kernel(first):
         seen.append(numba.get_num_threads())
-        time.sleep(0.02 if first else (0.001 if seen[-1] > 1 else 0.004))
+        clock.sleep(0.02 if first else (0.001 if seen[-1] > 1 else 0.004))
 
     ad = AdaptiveThreads(kernel, threads=2)
     ad(True)
