@@ -14,6 +14,7 @@ from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
 from . import special
 from .keys import check_key
+from .programs import program
 from .threefry import random_bits, split as _split_raw
 
 
@@ -76,13 +77,20 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
 def raw_uniform(key, shape, dtype, minval=0., maxval=1.):
     if dtype.kind != "f":
         raise TypeError(f"random.uniform only accepts real floating dtypes, got {dtype}")
+    # (whether the span is a power of two is read here, where minval and maxval may be
+    # known, and is static in the program: it picks the arithmetic, so the bits)
+    pow2 = _span_is_power_of_two(minval, maxval, dtype)
+    return _uniform(key, minval, maxval, tuple(shape), dtype, pow2)
+
+
+@program(static_argnums=(3, 4, 5))
+def _uniform(key, minval, maxval, shape, dtype, pow2):
     finfo = np.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
     bits = random_bits(key, nbits, shape)
     # bitcast((bits >> (nbits - nmant)) | bits(1.0)) - 1.0 == mantissa * 2**-nmant exactly
     mant = bw.shift_right_logical(bits, np.dtype(f"uint{nbits}").type(nbits - nmant))
     floats = ew.mul(ew.convert_element_type(mant, dtype), dtype.type(2.0 ** -nmant))
-    pow2 = _span_is_power_of_two(minval, maxval, dtype)
     lo, hi = _param(minval, dtype), _param(maxval, dtype)
     out = _scale_shift(floats, hi - lo, lo, pow2)
     if tuple(out.shape) != tuple(shape):
@@ -141,6 +149,7 @@ def normal(key, shape=(), dtype=None):
     return raw_normal(key, canonical_shape(shape, "normal"), dtype)
 
 
+@program(static_argnums=(1, 2))
 def raw_normal(key, shape, dtype):
     if dtype.kind == "c":
         kr, ki = split2(key)
@@ -184,14 +193,20 @@ def bernoulli(key, p=np.float64(0.5), shape=None, mode="low"):
     if dtype.kind != "f":
         p, dtype = ew.convert_element_type(p, np.float64), np.dtype(np.float64)
     shape = canonical_shape(shape, "bernoulli")
-    shape = np.shape(p) if shape is None else shape
+    shape = np.shape(p) if shape is None else tuple(shape)
     _check_shape("bernoulli", shape, np.shape(p))
+    if mode not in ("low", "high"):
+        raise ValueError(f"random.bernoulli: mode must be 'low' or 'high', got {mode!r}")
+    return _bernoulli(key, p, shape, mode)
+
+
+@program(static_argnums=(2, 3))
+def _bernoulli(key, p, shape, mode):
+    dtype = _util.aval(p).dtype
     if mode == "high":
         u = raw_uniform(key, (2,) + tuple(shape), dtype)
         u1, u2 = u[0], u[1] * dtype.type(2.0 ** -np.finfo(dtype).nmant)
         return u2 < p - u1
-    if mode != "low":
-        raise ValueError(f"random.bernoulli: mode must be 'low' or 'high', got {mode!r}")
     return raw_uniform(key, shape, dtype) < p
 
 
@@ -242,6 +257,7 @@ def gumbel(key, shape=(), dtype=None, mode="low"):
     return raw_gumbel(key, shape, dtype, mode)
 
 
+@program(static_argnums=(1, 2, 3))
 def raw_gumbel(key, shape, dtype, mode="low"):
     if mode in ("high", "highest"):
         u = raw_uniform(key, (2,) + tuple(shape), dtype)

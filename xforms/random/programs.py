@@ -1,0 +1,31 @@
+"""Samplers called outside any trace run as one jitted program, as JAX jits its samplers
+(`_normal`, `_uniform`, `_threefry_split`, ... with shape, dtype and mode static): an eager
+`random.normal(key, (n,))` is one evaluation of a cached program (the fast tier, then
+compiled code: xforms/exec/tiered.py), not ~90 eager primitive calls.  Under a trace (jit,
+grad, vmap, ...) the function runs as written: its equations join the trace being built,
+as an inlined jit's would, and values known there (a Python minval) stay known.
+
+    >>> @program(static_argnums=(1, 2))
+    ... def _normal(key, shape, dtype): ...
+    >>> _normal(key, (3,), np.dtype(np.float64))     # eager: one jitted program per signature
+"""
+import functools
+
+from ..core import trace as core
+from ..jit import jit
+
+
+def program(static_argnums=()):
+    """Decorator: `fun` through `jit(fun, static_argnums=...)` when called outside any trace,
+    `fun` itself under one.  Arguments are positional (the statics hashable)."""
+    def wrap(fun):
+        jitted = jit(fun, static_argnums=static_argnums)
+
+        @functools.wraps(fun)
+        def call(*args):
+            if core.current_trace() is core.eval_trace:
+                return jitted(*args)
+            return fun(*args)
+        call.jitted = jitted
+        return call
+    return wrap
