@@ -3,6 +3,7 @@ same key gives JAX's numbers: bit for bit for uniform, to rounding for the rest)
 
     >>> random.uniform(random.PRNGKey(0), (3,))
 """
+import functools
 
 import numpy as np
 
@@ -228,26 +229,37 @@ def _unit(name, key, shape, dtype):
     return key, canonical_shape(shape, name), float_dtype(dtype, name)
 
 
-def exponential(key, shape=(), dtype=None):
-    key, shape, dtype = _unit("exponential", key, shape, dtype)
+def _unit_sampler(body):
+    """A sampler of (key, shape=(), dtype=None): arguments checked eagerly, `body(key,
+    shape, dtype)` one program (shape and dtype static, as JAX's `_exponential`, ...)."""
+    name, run = body.__name__, program(static_argnums=(1, 2))(body)
+
+    @functools.wraps(body)
+    def sampler(key, shape=(), dtype=None):
+        return run(*_unit(name, key, shape, dtype))
+    return sampler
+
+
+@_unit_sampler
+def exponential(key, shape, dtype):
     return -_log1p(-raw_uniform(key, shape, dtype))
 
 
-def laplace(key, shape=(), dtype=None):
-    key, shape, dtype = _unit("laplace", key, shape, dtype)
+@_unit_sampler
+def laplace(key, shape, dtype):
     epsneg = np.finfo(dtype).epsneg
     u = raw_uniform(key, shape, dtype, dtype.type(-1. + epsneg), dtype.type(1.))
     return xnp.sign(u) * _log1p(-xnp.abs(u))
 
 
-def logistic(key, shape=(), dtype=None):
-    key, shape, dtype = _unit("logistic", key, shape, dtype)
+@_unit_sampler
+def logistic(key, shape, dtype):
     x = raw_uniform(key, shape, dtype, np.finfo(dtype).tiny, dtype.type(1.))
     return xnp.log(x) - _log1p(-x)
 
 
-def cauchy(key, shape=(), dtype=None):
-    key, shape, dtype = _unit("cauchy", key, shape, dtype)
+@_unit_sampler
+def cauchy(key, shape, dtype):
     u = raw_uniform(key, shape, dtype, np.finfo(dtype).eps, dtype.type(1.))
     return xnp.tan(dtype.type(np.pi) * (u - dtype.type(0.5)))
 
@@ -288,15 +300,20 @@ def randint(key, shape, minval, maxval, dtype=np.int64):
     dtype = canonicalize_dtype(np.dtype(dtype))
     if dtype.kind not in "iu":
         raise TypeError(f"random.randint only accepts integer dtypes, got {dtype}")
+    shape = canonical_shape(shape, "randint")
+    _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
+    return _randint(key, minval, maxval, shape, dtype)
+
+
+@program(static_argnums=(3, 4))
+def _randint(key, minval, maxval, shape, dtype):
     if dtype.itemsize < 4:
         # as JAX: 8- and 16-bit integers are drawn as int32 within the dtype's range (maxval
         # up to its largest value + 1), then converted
         info = np.iinfo(dtype)
         lo = xnp.clip(xnp.asarray(minval), info.min, info.max)
         hi = xnp.clip(xnp.asarray(maxval), info.min, info.max + 1)
-        return randint(key, shape, lo, hi, np.int32).astype(dtype)
-    shape = canonical_shape(shape, "randint")
-    _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
+        return _randint(key, lo, hi, shape, np.dtype(np.int32)).astype(dtype)
     minval, maxval = xnp.asarray(minval), xnp.asarray(maxval)
     if minval.dtype.kind not in "iu":
         minval = minval.astype(np.int64)
