@@ -167,3 +167,11 @@ def test_unjitted_sampler_runs_one_program(name, monkeypatch):
     np.testing.assert_array_equal(got, xf.jit(call)(key))
     names = {e.prim.name for e in xf.make_jaxpr(call)(key).jaxpr.eqns}
     assert not names & {"pjit", "xla_call", "closed_call", "core_call", "call"}, names
+
+
+def test_uniform_bounds_of_another_shape_are_refused_before_tracing():
+    """The sampler's own message (it was NumPy's broadcast error eagerly, and a multiply's
+    inside the program)."""
+    for lo in (np.zeros(4), np.zeros((2, 3))):
+        with pytest.raises(ValueError, match="random.uniform: shape .3,. is not broadcast"):
+            random.uniform(random.PRNGKey(0), (3,), minval=lo)

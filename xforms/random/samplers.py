@@ -81,6 +81,7 @@ def raw_uniform(key, shape, dtype, minval=0., maxval=1.):
     # (whether the span is a power of two is read here, where minval and maxval may be
     # known, and is static in the program: it picks the arithmetic, so the bits)
     pow2 = _span_is_power_of_two(minval, maxval, dtype)
+    _check_shape("uniform", tuple(shape), np.shape(minval), np.shape(maxval))
     return _uniform(key, minval, maxval, tuple(shape), dtype, pow2)
 
 
@@ -93,11 +94,7 @@ def _uniform(key, minval, maxval, shape, dtype, pow2):
     mant = bw.shift_right_logical(bits, np.dtype(f"uint{nbits}").type(nbits - nmant))
     floats = ew.mul(ew.convert_element_type(mant, dtype), dtype.type(2.0 ** -nmant))
     lo, hi = _param(minval, dtype), _param(maxval, dtype)
-    out = _scale_shift(floats, hi - lo, lo, pow2)
-    if tuple(out.shape) != tuple(shape):
-        raise ValueError(f"random.uniform: minval/maxval of shapes {np.shape(lo)}, "
-                         f"{np.shape(hi)} do not broadcast to shape {shape}")
-    return xnp.maximum(lo, out)
+    return xnp.maximum(lo, _scale_shift(floats, hi - lo, lo, pow2))
 
 
 def _span_is_power_of_two(minval, maxval, dtype):
