@@ -1,6 +1,8 @@
 """`xforms.random`: JAX's functional PRNG API with JAX's Threefry-2x32 generator, so that a
 seed gives JAX's numbers: key, PRNGKey, split, fold_in, bits and uniform bit for bit, normal
-and the other samplers to within a few ulp (same algorithms).
+and the other samplers to within a few ulp (same algorithms).  Called outside any trace,
+split, fold_in, bits and the samplers run as one jitted program each, shape, dtype and mode
+static, as JAX jits them (random/programs.py); under a trace they run inline.
 
     >>> from xforms import random
     >>> key = random.PRNGKey(0)
