@@ -60,6 +60,11 @@ def _check_shape(name, shape, *param_shapes):
 
 def split2(key, n=2):
     """n raw keys from one raw key (as a Python list)."""
+    return _split_list(key, n)
+
+
+@program(static_argnums=(1,))
+def _split_list(key, n):
     ks = _split_raw(key, (n,))
     return [ks[i] for i in range(n)]
 
