@@ -12,9 +12,9 @@ more).  A sampler with such math is `exact=False`: its program stays on the fast
 (jit's "interpret" backend), so that a key gives the same numbers on every call, and the
 numbers of eager xforms before programs.
 
-    >>> @program(static_argnums=(1, 2))
-    ... def _normal(key, shape, dtype): ...
-    >>> _normal(key, (3,), np.dtype(np.float64))     # eager: one jitted program per signature
+    >>> @program(static_argnums=(1,))
+    ... def _split(key, shape): ...
+    >>> _split(key, (2,))          # eager: one jitted program per signature (shape static)
 """
 import functools
 
@@ -27,8 +27,10 @@ def program(static_argnums=(), exact=True):
     `fun` itself under one.  Arguments are positional (the statics hashable); `exact`: the
     program's compiled code computes the same bits as its NumPy evaluation (see above)."""
     def wrap(fun):
+        # on the CPU, as eager xforms computed them before (a GPU's fused multiply-adds
+        # would change uniform's exact arithmetic, and its arrays where results live)
         jitted = jit(fun, static_argnums=static_argnums,
-                     backend=None if exact else "interpret")
+                     backend="cpu" if exact else "interpret")
 
         @functools.wraps(fun)
         def call(*args):
