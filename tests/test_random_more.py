@@ -151,8 +151,8 @@ def test_unjitted_sampler_runs_one_program(name, monkeypatch):
     """Outside any trace a sampler traces at most one program on its first call of a
     signature, none later, and binds no primitive eagerly (it ran ~20-190 eager primitives
     each before); the values are those of an evaluation one primitive at a time, bit for
-    bit (samplers with log/exp stay on the fast tier: compiled, 1% of these float32 normals
-    differ by an ulp); under make_jaxpr its equations are inlined, with no call equation."""
+    bit (the programs are never compiled: compiled, 1% of these float32 normals differ by
+    an ulp); under make_jaxpr its equations are inlined, with no call equation."""
     from xforms.core import pass_counts
     from xforms.core import trace as core
     binds = []

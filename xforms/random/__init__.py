@@ -2,8 +2,8 @@
 seed gives JAX's numbers: key, PRNGKey, split, fold_in, bits and uniform bit for bit, normal
 and the other samplers to within a few ulp (same algorithms).  Called outside any trace,
 split, fold_in, bits and the samplers run as one jitted program each, shape, dtype and mode
-static, as JAX jits them (random/programs.py; those with log or exp stay on the fast tier,
-where they keep NumPy's bits); under a trace they run inline.
+static, as JAX jits them (random/programs.py: evaluated by NumPy, never compiled, so they
+keep NumPy's bits and never wait for a compile); under a trace they run inline.
 
     >>> from xforms import random
     >>> key = random.PRNGKey(0)

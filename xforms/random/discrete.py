@@ -130,7 +130,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     return _categorical(key, logits, axis, tuple(shape), bool(replace), mode)
 
 
-@program(static_argnums=(2, 3, 4, 5), exact=False)       # (the Gumbel noise's logs)
+@program(static_argnums=(2, 3, 4, 5))
 def _categorical(key, logits, axis, shape, replace, mode):
     batch_shape = logits.shape[:axis] + logits.shape[axis + 1:]
     prefix = tuple(shape[:len(shape) - len(batch_shape)])

@@ -152,7 +152,7 @@ def normal(key, shape=(), dtype=None):
     return raw_normal(key, canonical_shape(shape, "normal"), dtype)
 
 
-@program(static_argnums=(1, 2), exact=False)
+@program(static_argnums=(1, 2))
 def raw_normal(key, shape, dtype):
     if dtype.kind == "c":
         kr, ki = split2(key)
@@ -235,7 +235,7 @@ def _unit_sampler(body):
     """A sampler of (key, shape=(), dtype=None): arguments checked eagerly, `body(key,
     shape, dtype)` one program (shape and dtype static, as JAX's `_exponential`, ...; its
     log/tan are not NumPy's bits when compiled)."""
-    name, run = body.__name__, program(static_argnums=(1, 2), exact=False)(body)
+    name, run = body.__name__, program(static_argnums=(1, 2))(body)
 
     @functools.wraps(body)
     def sampler(key, shape=(), dtype=None):
@@ -272,7 +272,7 @@ def gumbel(key, shape=(), dtype=None, mode="low"):
     return raw_gumbel(key, shape, dtype, mode)
 
 
-@program(static_argnums=(1, 2, 3), exact=False)
+@program(static_argnums=(1, 2, 3))
 def raw_gumbel(key, shape, dtype, mode="low"):
     if mode in ("high", "highest"):
         u = raw_uniform(key, (2,) + tuple(shape), dtype)
