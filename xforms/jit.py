@@ -58,8 +58,10 @@ def _backend(compile_fn, device_put=None, available=None):
 
 
 def get_backend(name):
-    """The registered Backend `name` (importing kernels first), or None."""
-    _load_backends()
+    """The registered Backend `name` (importing kernels first unless it is registered
+    already, as "interpret" is: it needs no compiler), or None."""
+    if name not in _backends:
+        _load_backends()
     return _backends.get(name)
 
 

@@ -1,6 +1,9 @@
 """`xforms.random`: JAX's functional PRNG API with JAX's Threefry-2x32 generator, so that a
 seed gives JAX's numbers: key, PRNGKey, split, fold_in, bits and uniform bit for bit, normal
-and the other samplers to within a few ulp (same algorithms).
+and the other samplers to within a few ulp (same algorithms).  Called outside any trace,
+split, fold_in, bits and the samplers run as one jitted program each, shape, dtype and mode
+static, as JAX jits them (random/programs.py: evaluated by NumPy, never compiled, so they
+keep NumPy's bits and never wait for a compile); under a trace they run inline.
 
     >>> from xforms import random
     >>> key = random.PRNGKey(0)
@@ -12,6 +15,7 @@ import numpy as np
 from ..numpy import _util
 from . import threefry
 from .keys import KEY_DTYPE, KeyArray, check_key, wrap
+from .programs import program
 from .samplers import (bernoulli, cauchy, exponential, gumbel, laplace, logistic, normal,
                        rademacher, randint, truncated_normal, uniform)
 from .samplers import canonical_shape
@@ -53,7 +57,10 @@ def split(key, num=2):
     """`num` new keys (an int or a shape tuple), stacked along new leading axes."""
     data, typed = check_key("split", key)
     shape = tuple(num) if isinstance(num, (tuple, list)) else (int(num),)
-    return wrap(_util.returns_arrays(threefry.split)(data, shape), typed)
+    return wrap(_split(data, shape), typed)
+
+
+_split = program(static_argnums=(1,))(_util.returns_arrays(threefry.split))
 
 
 def fold_in(key, data):
@@ -62,7 +69,10 @@ def fold_in(key, data):
     if np.ndim(data):
         raise TypeError("fold_in accepts a scalar, but was given an array of "
                         f"shape {np.shape(data)} != (). Use xforms.vmap for batching.")
-    return wrap(_util.returns_arrays(threefry.fold_in)(raw, data), typed)
+    return wrap(_fold_in(raw, threefry.as_u32(data)), typed)
+
+
+_fold_in = program()(_util.returns_arrays(threefry.fold_in))
 
 
 def bits(key, shape=(), dtype=None):
@@ -72,7 +82,10 @@ def bits(key, shape=(), dtype=None):
     if dtype.kind != "u":
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
     shape = canonical_shape(shape, "bits")
-    return threefry.random_bits(raw, dtype.itemsize * 8, shape)
+    return _bits(raw, dtype.itemsize * 8, shape)
+
+
+_bits = program(static_argnums=(1, 2))(threefry.random_bits)
 
 
 def key_data(keys):

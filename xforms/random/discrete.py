@@ -14,6 +14,7 @@ from .. import lax
 from .. import numpy as xnp
 from ..numpy import _util
 from .keys import check_key
+from .programs import program
 from .samplers import (canonical_shape, raw_gumbel, raw_uniform, split2, randint)
 from .threefry import random_bits
 
@@ -126,6 +127,12 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     if tuple(shape[len(shape) - len(batch_shape):]) != tuple(batch_shape):
         raise ValueError(f"categorical: shape {shape} must end with the batch shape "
                          f"{batch_shape} of logits")
+    return _categorical(key, logits, axis, tuple(shape), bool(replace), mode)
+
+
+@program(static_argnums=(2, 3, 4, 5))
+def _categorical(key, logits, axis, shape, replace, mode):
+    batch_shape = logits.shape[:axis] + logits.shape[axis + 1:]
     prefix = tuple(shape[:len(shape) - len(batch_shape)])
     dt = logits.dtype if logits.dtype.kind == "f" else np.dtype(np.float64)
     if replace:

@@ -3,6 +3,7 @@ same key gives JAX's numbers: bit for bit for uniform, to rounding for the rest)
 
     >>> random.uniform(random.PRNGKey(0), (3,))
 """
+import functools
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
 from . import special
 from .keys import check_key
+from .programs import program
 from .threefry import random_bits, split as _split_raw
 
 
@@ -58,6 +60,11 @@ def _check_shape(name, shape, *param_shapes):
 
 def split2(key, n=2):
     """n raw keys from one raw key (as a Python list)."""
+    return _split_list(key, n)
+
+
+@program(static_argnums=(1,))
+def _split_list(key, n):
     ks = _split_raw(key, (n,))
     return [ks[i] for i in range(n)]
 
@@ -76,19 +83,23 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
 def raw_uniform(key, shape, dtype, minval=0., maxval=1.):
     if dtype.kind != "f":
         raise TypeError(f"random.uniform only accepts real floating dtypes, got {dtype}")
+    # (whether the span is a power of two is read here, where minval and maxval may be
+    # known, and is static in the program: it picks the arithmetic, so the bits)
+    pow2 = _span_is_power_of_two(minval, maxval, dtype)
+    _check_shape("uniform", tuple(shape), np.shape(minval), np.shape(maxval))
+    return _uniform(key, minval, maxval, tuple(shape), dtype, pow2)
+
+
+@program(static_argnums=(3, 4, 5))
+def _uniform(key, minval, maxval, shape, dtype, pow2):
     finfo = np.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
     bits = random_bits(key, nbits, shape)
     # bitcast((bits >> (nbits - nmant)) | bits(1.0)) - 1.0 == mantissa * 2**-nmant exactly
     mant = bw.shift_right_logical(bits, np.dtype(f"uint{nbits}").type(nbits - nmant))
     floats = ew.mul(ew.convert_element_type(mant, dtype), dtype.type(2.0 ** -nmant))
-    pow2 = _span_is_power_of_two(minval, maxval, dtype)
     lo, hi = _param(minval, dtype), _param(maxval, dtype)
-    out = _scale_shift(floats, hi - lo, lo, pow2)
-    if tuple(out.shape) != tuple(shape):
-        raise ValueError(f"random.uniform: minval/maxval of shapes {np.shape(lo)}, "
-                         f"{np.shape(hi)} do not broadcast to shape {shape}")
-    return xnp.maximum(lo, out)
+    return xnp.maximum(lo, _scale_shift(floats, hi - lo, lo, pow2))
 
 
 def _span_is_power_of_two(minval, maxval, dtype):
@@ -141,6 +152,7 @@ def normal(key, shape=(), dtype=None):
     return raw_normal(key, canonical_shape(shape, "normal"), dtype)
 
 
+@program(static_argnums=(1, 2))
 def raw_normal(key, shape, dtype):
     if dtype.kind == "c":
         kr, ki = split2(key)
@@ -184,14 +196,20 @@ def bernoulli(key, p=np.float64(0.5), shape=None, mode="low"):
     if dtype.kind != "f":
         p, dtype = ew.convert_element_type(p, np.float64), np.dtype(np.float64)
     shape = canonical_shape(shape, "bernoulli")
-    shape = np.shape(p) if shape is None else shape
+    shape = np.shape(p) if shape is None else tuple(shape)
     _check_shape("bernoulli", shape, np.shape(p))
+    if mode not in ("low", "high"):
+        raise ValueError(f"random.bernoulli: mode must be 'low' or 'high', got {mode!r}")
+    return _bernoulli(key, p, shape, mode)
+
+
+@program(static_argnums=(2, 3))
+def _bernoulli(key, p, shape, mode):
+    dtype = _util.aval(p).dtype
     if mode == "high":
         u = raw_uniform(key, (2,) + tuple(shape), dtype)
         u1, u2 = u[0], u[1] * dtype.type(2.0 ** -np.finfo(dtype).nmant)
         return u2 < p - u1
-    if mode != "low":
-        raise ValueError(f"random.bernoulli: mode must be 'low' or 'high', got {mode!r}")
     return raw_uniform(key, shape, dtype) < p
 
 
@@ -213,26 +231,38 @@ def _unit(name, key, shape, dtype):
     return key, canonical_shape(shape, name), float_dtype(dtype, name)
 
 
-def exponential(key, shape=(), dtype=None):
-    key, shape, dtype = _unit("exponential", key, shape, dtype)
+def _unit_sampler(body):
+    """A sampler of (key, shape=(), dtype=None): arguments checked eagerly, `body(key,
+    shape, dtype)` one program (shape and dtype static, as JAX's `_exponential`, ...; its
+    log/tan are not NumPy's bits when compiled)."""
+    name, run = body.__name__, program(static_argnums=(1, 2))(body)
+
+    @functools.wraps(body)
+    def sampler(key, shape=(), dtype=None):
+        return run(*_unit(name, key, shape, dtype))
+    return sampler
+
+
+@_unit_sampler
+def exponential(key, shape, dtype):
     return -_log1p(-raw_uniform(key, shape, dtype))
 
 
-def laplace(key, shape=(), dtype=None):
-    key, shape, dtype = _unit("laplace", key, shape, dtype)
+@_unit_sampler
+def laplace(key, shape, dtype):
     epsneg = np.finfo(dtype).epsneg
     u = raw_uniform(key, shape, dtype, dtype.type(-1. + epsneg), dtype.type(1.))
     return xnp.sign(u) * _log1p(-xnp.abs(u))
 
 
-def logistic(key, shape=(), dtype=None):
-    key, shape, dtype = _unit("logistic", key, shape, dtype)
+@_unit_sampler
+def logistic(key, shape, dtype):
     x = raw_uniform(key, shape, dtype, np.finfo(dtype).tiny, dtype.type(1.))
     return xnp.log(x) - _log1p(-x)
 
 
-def cauchy(key, shape=(), dtype=None):
-    key, shape, dtype = _unit("cauchy", key, shape, dtype)
+@_unit_sampler
+def cauchy(key, shape, dtype):
     u = raw_uniform(key, shape, dtype, np.finfo(dtype).eps, dtype.type(1.))
     return xnp.tan(dtype.type(np.pi) * (u - dtype.type(0.5)))
 
@@ -242,6 +272,7 @@ def gumbel(key, shape=(), dtype=None, mode="low"):
     return raw_gumbel(key, shape, dtype, mode)
 
 
+@program(static_argnums=(1, 2, 3))
 def raw_gumbel(key, shape, dtype, mode="low"):
     if mode in ("high", "highest"):
         u = raw_uniform(key, (2,) + tuple(shape), dtype)
@@ -272,15 +303,20 @@ def randint(key, shape, minval, maxval, dtype=np.int64):
     dtype = canonicalize_dtype(np.dtype(dtype))
     if dtype.kind not in "iu":
         raise TypeError(f"random.randint only accepts integer dtypes, got {dtype}")
+    shape = canonical_shape(shape, "randint")
+    _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
+    return _randint(key, minval, maxval, shape, dtype)
+
+
+@program(static_argnums=(3, 4))
+def _randint(key, minval, maxval, shape, dtype):
     if dtype.itemsize < 4:
         # as JAX: 8- and 16-bit integers are drawn as int32 within the dtype's range (maxval
         # up to its largest value + 1), then converted
         info = np.iinfo(dtype)
         lo = xnp.clip(xnp.asarray(minval), info.min, info.max)
         hi = xnp.clip(xnp.asarray(maxval), info.min, info.max + 1)
-        return randint(key, shape, lo, hi, np.int32).astype(dtype)
-    shape = canonical_shape(shape, "randint")
-    _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
+        return _randint(key, lo, hi, shape, np.dtype(np.int32)).astype(dtype)
     minval, maxval = xnp.asarray(minval), xnp.asarray(maxval)
     if minval.dtype.kind not in "iu":
         minval = minval.astype(np.int64)
