@@ -5,6 +5,7 @@ same values in the same dtypes, and fusion's frontier-based merge check plans ex
 full search would.  (Compile times themselves: benchmarks/compile_time.py.)"""
 import math
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -216,21 +217,23 @@ def _five_rows(u):
     return xnp.concatenate([u[4:], u[3:4], u[2:3], u[1:2], u[:1]], 0)
 
 
-@pytest.mark.parametrize("name,f,args", [
+@pytest.mark.parametrize("name,f,args,copies", [
     ("scan rows", lambda c, xs: lax.scan(_scan_rows, c, xs),
-     (rng.normal(size=(4, 3)), rng.normal(size=(5, 4, 3)))),
-    # (a roll read only by loops has no copy: its consumers read it in place; as outputs, or
-    # joined from more operands than JOIN_OPERANDS, the regions are copied)
+     (rng.normal(size=(4, 3)), rng.normal(size=(5, 4, 3))), True),
+    # a roll read only by loops has no copy (its consumers read it in place), nor have
+    # concatenates that are outputs or joined from more operands than JOIN_OPERANDS: their
+    # regions are computed in their slots (plan/placement.py)
     ("regions (roll)", lambda u: (xnp.roll(u, 1, 0), xnp.roll(u, -2, 1)),
-     (rng.normal(size=(6, 7)),)),
+     (rng.normal(size=(6, 7)),), False),
     ("regions, grad", xf.grad(lambda u: xnp.sum(xnp.sin(_five_rows(u)) * u)),
-     (rng.normal(size=(6, 7)),)),
+     (rng.normal(size=(6, 7)),), False),
 ])
-def test_array_copies_use_the_precompiled_helper(name, f, args):
+def test_array_copies_use_the_precompiled_helper(name, f, args, copies):
     from xforms.kernels.cpu.backend import compile_cpu
     exe = compile_cpu(xf.make_jaxpr(f)(*args), {"name": "t"})
     # Numba's slice assignment from an array compiles its error formatting in every process
-    assert "copy_into(" in exe.source
+    assert ("copy_into(" in exe.source) == copies
+    assert not re.search(r"^\s*\w+\[[^\]]*:[^\]]*\]\s*=", exe.source, re.M)   # a[.., :] = b
     got = [np.asarray(o) for o in exe(*args)]
     want = [np.asarray(o) for o in xf.tree_util.tree_leaves(f(*args))]     # (eager)
     for g, w in zip(got, want, strict=True):
