@@ -139,6 +139,8 @@ def test_user_frozen_objects_stay_frozen():
         frozen = gc.get_freeze_count()
         with gc_pause.paused():
             kept = _compile_like(2_000)
-        assert gc.get_freeze_count() == frozen and kept and gc.isenabled()
+        # still frozen (an unfreeze would move all of them out; a few frozen objects may die
+        # meanwhile by reference count, which lowers the count without a collection)
+        assert gc.get_freeze_count() > frozen - 100 and kept and gc.isenabled()
     finally:
         gc.unfreeze()
