@@ -225,6 +225,11 @@ def _block_kernel(em, eqn, what, body, batch):
     kb.launch(max(1, min(batch, em.spec.max_blocks)), _THREADS)
 
 
+def _nan(dtype):
+    """The NaN a failed factorisation leaves in an array of `dtype` (nan+nanj if complex)."""
+    return "complex(math.nan, math.nan)" if np.dtype(dtype).kind == "c" else "math.nan"
+
+
 def _cholesky_cuda(em, eqn):
     em.check_dtypes(eqn)
     a, out = eqn.invars[0], eqn.outvars[0]
@@ -262,9 +267,10 @@ def _cholesky_cuda(em, eqn):
                     kb.line(f"{C}[_base + _i * {n} + _j] -= {C}[_base + _i * {n} + _k] * "
                             f"{_conj(dt, f'{C}[_base + _j * {n} + _k]')}")
             kb.line("cuda.syncthreads()")
-        with kb.block("if not _ok:"):
+        with kb.block("if not _ok:"):       # JAX's NaN in the lower triangle, zeros above
             with kb.block(f"for _t in range(_tid, {n * n}, _nt):"):
-                kb.line(f"{C}[_base + _t] = math.nan")
+                with kb.block(f"if _t % {n} <= _t // {n}:"):
+                    kb.line(f"{C}[_base + _t] = {_nan(dt)}")
     _block_kernel(em, eqn, f"cholesky of {a.aval.str_short()} (one block per matrix)", body,
                   batch)
 

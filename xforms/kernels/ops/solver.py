@@ -41,7 +41,7 @@ from ..cuda.kernel_builder import unsupported
 from ..cuda.vendor import solver_for
 from ..cuda.vendor.solver_map import (LOWER, SYEVJ_BATCHED_MAX_N, UPPER, SolverCall,
                                       svd_shape)
-from .linalg import _cholesky_cuda, _lu_cuda, _perm_lines
+from .linalg import _cholesky_cuda, _lu_cuda, _nan, _perm_lines
 from xforms.primitives.linalg.cholesky_ad import cholesky_p
 from xforms.primitives.linalg.factor import lu_p
 from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p
@@ -58,7 +58,7 @@ def _batch(shape):
 def _copy(em, dst, src, eqn, what, shape, dst_at, src_at, *, conj=False, keep=None,
           info=None):
     """One kernel: for each (b, i, j) of `shape`, DST[dst_at] = SRC[src_at] (conjugated, 0
-    where `keep` is false, NaN where INFO[b] != 0).  dst, src: a Var or (host expression,
+    where `keep` is false, else NaN where INFO[b] != 0).  dst, src: a Var or (host expression,
     dtype); *_at(b, i, j) -> index expressions; keep(i, j) -> condition."""
     kb = KernelBuilder(em, what)
     kb.comment(eqn)
@@ -68,10 +68,11 @@ def _copy(em, dst, src, eqn, what, shape, dst_at, src_at, *, conj=False, keep=No
         kb.line(f"_v = {S}[{src_at(b, i, j)}]")
         if conj and _dtype(src).kind == "c":
             kb.line("_v = _v.conjugate()")
-        if keep is not None:
+        if info is not None:        # JAX's NaN (nan+nanj) for a failed factorisation ...
+            kb.line(f"_v = {_nan(_dtype(dst))} if {_param(kb, (info, _I32), '_INFO')}[{b}] != 0 "
+                    "else _v")
+        if keep is not None:        # ... inside the kept triangle only, as the CPU's
             kb.line(f"_v = _v if {keep(i, j)} else 0")
-        if info is not None:
-            kb.line(f"_v = math.nan if {_param(kb, (info, _I32), '_INFO')}[{b}] != 0 else _v")
         kb.line(f"{D}[{dst_at(b, i, j)}] = _v")
     loop.launch()
 
