@@ -62,7 +62,8 @@ def test_cholesky_batched_and_a_failure(dtype):
         np.testing.assert_allclose(c[p] @ c[p].T.conj(), a[p], rtol=_tol(dtype),
                                    atol=70 * _tol(dtype))
         assert np.all(np.triu(c[p], 1) == 0)
-    assert np.isnan(c[1]).all()
+    low = np.tril(np.ones((70, 70), bool))       # JAX's failure: NaN below, zeros above
+    assert np.isnan(c[1][low]).all() and (c[1][~low] == 0).all()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

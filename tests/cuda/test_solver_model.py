@@ -65,7 +65,10 @@ def test_cholesky_and_a_matrix_that_is_not_positive_definite(lib, dtype):
         np.testing.assert_allclose(c[p], np.linalg.cholesky(np.tril(a[p]) + np.tril(
             a[p], -1).T.conj()), rtol=_tol(dtype),
                                    atol=_tol(dtype))
-    assert np.isnan(c[1]).all()
+    low = np.tril(np.ones((4, 4), bool))         # JAX's failure: NaN below, zeros above
+    assert np.isnan(c[1][low]).all() and (c[1][~low] == 0).all()
+    if np.iscomplexobj(c):
+        assert np.isnan(c[1][low].imag).all()    # nan+nanj, as the CPU tier
     assert [call[0] for call in lib.calls] == ["potrf"] * 3
 
 
