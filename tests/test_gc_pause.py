@@ -144,3 +144,17 @@ def test_user_frozen_objects_stay_frozen():
         assert gc.get_freeze_count() > frozen - 100 and kept and gc.isenabled()
     finally:
         gc.unfreeze()
+
+
+def test_the_budget_counts_the_middle_generation(monkeypatch):
+    """`gc.freeze` also moves the middle generation's survivors unscanned: they count."""
+    gc.collect()
+    survivors = [[i] for i in range(3_000)]
+    gc.collect(0)                             # into the middle generation
+    middle = len(gc.get_objects(1))
+    assert middle >= 3_000
+    monkeypatch.setattr(gc_pause, "_deferred", 0)
+    with gc_pause.paused():
+        kept = _compile_like(1_000)
+    assert gc_pause._deferred >= middle + 1_000 and survivors and kept
+    gc.collect()

@@ -51,11 +51,18 @@ def _on_collection(phase, info):
 gc.callbacks.append(_on_collection)
 
 
+def _unscanned_young():
+    """The objects `gc.freeze` would move that the oldest generation does not hold yet: the
+    young generation's count, plus the middle generations' objects (survivors of earlier
+    young collections, a few thousand at most: listing them costs microseconds)."""
+    return gc.get_count()[0] + sum(len(gc.get_objects(g)) for g in range(1, _OLDEST))
+
+
 def _promote_unscanned():
     """The young objects join the oldest generation without a young collection, within
     the budget and unless the user froze objects (`unfreeze` would thaw them)."""
     global _deferred
-    young = gc.get_count()[0]
+    young = _unscanned_young()
     if gc.get_freeze_count() or _deferred + young > DEFER_BUDGET:
         return
     gc.freeze()                 # everything to the permanent generation (counts reset) ...
