@@ -29,6 +29,14 @@ from .runtime import (Device, block_until_ready, clear_caches, copy_to_host_asyn
 from . import config, dtypes, typing  # noqa: F401  (jax.config, jax.dtypes, jax.typing)
 from .config import (debug_infs, debug_nans, default_matmul_precision, explain_cache_misses,
                      log_compiles, no_tracing, numpy_dtype_promotion, numpy_rank_promotion)
+from .config import (allow_f16_reductions, array_garbage_collection_guard, check_tracer_leaks,
+                     checking_leaks, debug_key_reuse, default_prng_impl, enable_checks,
+                     enable_custom_prng, legacy_prng_key,
+                     no_execution, remove_size_one_mesh_axis_from_type, softmax_custom_jvp,
+                     thread_guard, threefry_partitionable, transfer_guard,
+                     transfer_guard_device_to_device, transfer_guard_device_to_host,
+                     transfer_guard_host_to_device)
+from .config import jax2tf_scan_reductions as jax2tf_associative_scan_reductions
 from .dtypes import float0
 from . import ad_checkpoint, custom_batching, custom_derivatives
 from . import nn

@@ -28,5 +28,5 @@ def device_put(x, backend=None):
 
 def device_get(x):
     """Copy the device arrays of pytree `x` to the host as NumPy arrays."""
-    return tree_map(lambda v: np.asarray(v) if getattr(type(v), "backend", None) == "cuda"
-                    else v, x)
+    return tree_map(lambda v: v.copy_to_host() if getattr(type(v), "backend", None) == "cuda"
+                    else v, x)     # (copy_to_host: an explicit copy, for xf.transfer_guard)

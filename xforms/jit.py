@@ -372,6 +372,8 @@ class Jitted(Wrapped):
             platform = jit_switch.default_platform()           # xforms.default_device()
             if platform is not None and self.backend is None:
                 return self._on(platform)(*args, **kwargs)
+            if config.float_checks and core._state.current is core.eval_trace:
+                config.check_execution(f"jit({getattr(self.fun, '__name__', 'fun')})")
             if config.float_checks and core._state.current is core.eval_trace and \
                     (config.debug_nans.value or config.debug_infs.value):
                 return self._checked_call(args, kwargs)
