@@ -44,7 +44,7 @@ from . import lax
 from .lax import linalg as _lax_linalg  # noqa: F401  (lax.linalg, as jax.lax.linalg)
 from . import mpi  # noqa: F401  (imports mpi4py only when used)
 from . import random
-from . import debug, dlpack, experimental, image, monitoring, ops, stages
+from . import debug, dlpack, experimental, image, monitoring, ops, profiler, stages
 from .callbacks import pure_callback
 
 from .version import __version__  # noqa: F401

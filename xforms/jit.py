@@ -372,6 +372,10 @@ class Jitted(Wrapped):
             platform = jit_switch.default_platform()           # xforms.default_device()
             if platform is not None and self.backend is None:
                 return self._on(platform)(*args, **kwargs)
+            rec = jit_switch.recorder                        # xf.profiler.trace
+            if rec is not None and core._state.current is core.eval_trace and rec.idle():
+                with rec.execution(f"jit({getattr(self.fun, '__name__', 'fun')})"):
+                    return self(*args, **kwargs)          # (not idle now: runs as usual)
             if config.float_checks and core._state.current is core.eval_trace:
                 config.check_execution(f"jit({getattr(self.fun, '__name__', 'fun')})")
             if config.float_checks and core._state.current is core.eval_trace and \
