@@ -14,13 +14,14 @@ from .core.trace import Array
 from .custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, hook, remat
 from .errors import ConcretizationError, UnexpectedTracerError
 from .jit import default_backend, jit
-from .device import device_get, device_put
+from .device import (device_get, device_put, live_arrays, make_array_from_callback,
+                     make_array_from_process_local_data, make_array_from_single_device_arrays)
 from .pmap import pmap
 from .api_extras import (ShapeDtypeStruct, closure_convert, custom_gradient, enable_x64,
                          ensure_compile_time_eval, eval_shape, fwd_and_bwd, linear_transpose,
                          named_call, named_scope, typeof)
 from .core.jit_switch import disable_jit
-from .sharding import P, make_mesh  # noqa: F401
+from .sharding import NamedSharding, P, make_mesh  # noqa: F401
 from .shard_map import shard_map  # noqa: F401
 from .runtime import (Device, block_until_ready, clear_caches, copy_to_host_async,
                       default_device, device_count, devices, effects_barrier, host_count,
