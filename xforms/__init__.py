@@ -48,4 +48,6 @@ from . import random
 from . import debug, dlpack, experimental, image, monitoring, ops, profiler, stages
 from .callbacks import pure_callback
 
+from .unsupported import *  # noqa: E402,F401,F403  (JAX's names xforms lacks: each says why)
+
 from .version import __version__  # noqa: F401
