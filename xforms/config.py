@@ -296,7 +296,7 @@ def trace_context():
     """
     if not trace_options:
         return ()
-    return tuple((s.name, s.value) for s in _STATES.values()
+    return tuple((s.name, s.value) for s in (*_STATES.values(), lowering_platform)
                  if s.traced and s.value != s._default)
 
 
@@ -411,6 +411,14 @@ tracing (make_jaxpr, eval_shape, jit(...).lower) still works.""")
 remove_size_one_mesh_axis_from_type = State(
     "jax_remove_size_one_mesh_axis_from_type", False, _boolean, doc="""\
 Accepted; no effect: xforms' array types carry no sharding.""")
+
+# xforms' own (not a JAX option): the platform a trace is for, which lax.platform_dependent
+# reads; jit sets "cuda" while it traces for the CUDA backend (a traced option: such traces
+# are cached apart from the CPU's)
+lowering_platform = State("xforms_lowering_platform", "cpu", _one_of("cpu", "cuda"),
+                          traced=True, doc="""\
+The platform the program being traced will run on: "cpu" (eager code, the fast tier and the
+CPU backend) or "cuda" (set by jit while it traces for the CUDA backend).""")
 
 _GUARD_LEVELS = _one_of(None, "allow", "log", "disallow", "log_explicit", "disallow_explicit")
 _GUARD_DOC = """\
