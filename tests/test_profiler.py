@@ -47,7 +47,9 @@ def test_start_stop_and_annotations_outside_a_trace(tmp_path):
         pass
     with pytest.raises(RuntimeError, match="No profile started"):
         profiler.stop_trace()
-    profiler.start_trace(str(tmp_path))
+    opts = profiler.ProfileOptions()
+    assert (opts.host_tracer_level, opts.python_tracer_level) == (2, 1)   # JAX's defaults
+    profiler.start_trace(str(tmp_path), profiler_options=opts)
     try:
         with pytest.raises(RuntimeError, match="already been started"):
             profiler.start_trace(str(tmp_path))

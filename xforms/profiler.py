@@ -28,6 +28,18 @@ _lock = threading.Lock()
 _session = None
 
 
+class ProfileOptions:
+    """JAX's profiler options, with JAX's defaults; accepted by `trace`/`start_trace` and
+    not read: xforms' trace has one level (its jit, compile and annotation spans)."""
+
+    def __init__(self):
+        self.host_tracer_level, self.python_tracer_level = 2, 1
+        self.enable_hlo_proto, self.include_dataset_ops = True, True
+        self.duration_ms, self.start_timestamp_ns = 0, 0
+        self.raise_error_on_start_failure = False
+        self.repository_path, self.session_id, self.advanced_configuration = "", "", {}
+
+
 class _Session:
     """One running trace: where it goes and the complete ("X") events recorded so far."""
 
