@@ -153,7 +153,8 @@ def test_the_compilers_are_reached_only_through_jit():
 # modules of the xforms root that mirror a JAX module of the same name (jax.tree_util, ...)
 JAX_MODULES = {"ad_checkpoint", "config", "custom_batching", "custom_derivatives", "debug",
                "dlpack", "dtypes", "errors", "extend", "flatten_util", "image", "monitoring",
-               "ops", "stages", "test_util", "tree", "tree_util", "typing", "version"}
+               "ops", "profiler", "stages", "test_util", "tree", "tree_util", "typing",
+               "version"}
 
 
 def test_no_folder_is_a_drawer():

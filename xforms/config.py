@@ -195,7 +195,8 @@ class State:
         self.traced = traced     # part of a trace's key (`trace_context`), as in JAX's jit
         self._local = threading.local()
         self.__doc__ = doc
-        self.__name__ = self.__qualname__ = name[len("jax_"):]   # (found by the API docs)
+        # (found by the API docs; jax2tf_associative_scan_reductions has no "jax_")
+        self.__name__ = self.__qualname__ = name[4:] if name.startswith("jax_") else name
 
     @property
     def value(self):
@@ -238,6 +239,16 @@ def _boolean(name, v):
     return bool(v)
 
 
+def _only(value, why):
+    """A check for an option xforms supports at one setting: `why` says what it lacks."""
+    def check(name, v):
+        v = _boolean(name, v) if isinstance(value, bool) else v
+        if v != value:
+            raise NotImplementedError(f"{name}={v!r}: {why}")
+        return v
+    return check
+
+
 def _one_of(*options):
     def check(name, v):
         v = None if v is None else str(v).lower() if isinstance(v, str) else v
@@ -247,10 +258,13 @@ def _one_of(*options):
     return check
 
 
-# How many settings turn a float check (strict dtype promotion) on: the global one and
+# How many settings turn a float check (strict dtype promotion, ...) on: the global one and
 # each open block in any thread.  The hot paths read these module globals first, and the
-# states only while one is non-zero (as core/jit_switch.active).
+# states only while one is non-zero (as core/jit_switch.active).  `float_checks` also counts
+# no_execution: both are checked where an eager or jitted call runs.
 float_checks = 0
+leak_checks = 0
+key_reuse_checks = 0
 strict_promotion = 0
 trace_options = 0       # settings of the options that change what a function traces to
 _count_lock = threading.Lock()
@@ -282,7 +296,7 @@ def trace_context():
     """
     if not trace_options:
         return ()
-    return tuple((s.name, s.value) for s in _STATES.values()
+    return tuple((s.name, s.value) for s in (*_STATES.values(), lowering_platform)
                  if s.traced and s.value != s._default)
 
 
@@ -339,9 +353,135 @@ Raise RuntimeError when `jit` traces a function (a call whose signature has no t
 JAX's: a guard that a loop runs compiled code only. xforms' eager operations are NumPy calls,
 not jitted ones, so they still run (in JAX they are traced too, and raise).""")
 
-_STATES = {s.name: s for s in (debug_nans, debug_infs, log_compiles, default_matmul_precision,
-                               numpy_rank_promotion, numpy_dtype_promotion,
-                               explain_cache_misses, no_tracing)}
+# ---- JAX's other top-level options: honoured where xforms has the mechanism, else accepted
+# at the settings where JAX computes the same numbers (each doc says which) ----------------
+enable_checks = State("jax_enable_checks", ENABLE_CHECKS, _boolean, doc="""\
+Type-check every program a transform produces (core/trace.check_jaxpr after each simplify:
+every equation's avals re-derived, each variable defined once), as JAX's invariant checks;
+slower.  The default is XFORMS_ENABLE_CHECKS.""")
+check_tracer_leaks = State("jax_check_tracer_leaks", False, _boolean, counter="leak_checks",
+                           doc="""\
+When a trace ends (jit, grad, vmap, make_jaxpr, ...: every trace of a user function), raise
+UnexpectedTracerError("Leaked trace ...") naming the function and what holds its tracers if
+one of them outlived it, as JAX's leak checker (it runs the garbage collector: slow).""")
+debug_key_reuse = State("jax_debug_key_reuse", False, _boolean, counter="key_reuse_checks",
+                        doc="""\
+Raise errors.KeyReuseError when a typed key (random.key) that a random function has consumed
+is passed to one again (or the same element of a key array is sliced out again), eagerly
+and while tracing, as JAX's.  key_data and clone do not consume; raw uint32 keys are not
+tracked (as in JAX).  Unlike JAX, a key passed into a jitted function is not marked
+consumed outside it.""")
+legacy_prng_key = State("jax_legacy_prng_key", "allow", _one_of("allow", "warn", "error"),
+                        doc="""\
+What random functions do with a raw uint32 key (random.PRNGKey's): "allow", "warn" (a
+UserWarning) or "error" (ValueError), with JAX's message.""")
+enable_custom_prng = State("jax_enable_custom_prng", False, _boolean, doc="""\
+random.PRNGKey returns a typed key (as random.key), as in JAX; xforms has no custom PRNG
+implementations to register.""")
+default_prng_impl = State(
+    "jax_default_prng_impl", "threefry2x32",
+    _only("threefry2x32", "xforms has the threefry2x32 PRNG only (rbg, unsafe_rbg, "
+          "threefry4x32 and philox would give other numbers)"), doc="""\
+The PRNG of random.key/PRNGKey: "threefry2x32" only (JAX's default).""")
+threefry_partitionable = State(
+    "jax_threefry_partitionable", True,
+    _only(True, "xforms implements the partitionable Threefry only (JAX's default since 0.5;"
+          " the old one would give other numbers)"), doc="""\
+True only: xforms' Threefry is the partitionable one, JAX's default.""")
+softmax_custom_jvp = State("jax_softmax_custom_jvp", False, _boolean, doc="""\
+Accepted; no effect: xforms.nn.softmax has one derivative rule, equal to both of JAX's
+(they differ in rounding only).""")
+allow_f16_reductions = State("jax_allow_f16_reductions", True, _boolean, doc="""\
+False: reduce_sum of a float16 operand raises ValueError, as JAX's (xnp.sum and xnp.mean
+sum float16 in float32, and are not refused).""")
+jax2tf_scan_reductions = State(          # (xf.jax2tf_associative_scan_reductions)
+    "jax2tf_associative_scan_reductions", False, _boolean, doc="""\
+Accepted; no effect (it chooses jax2tf's lowering of cumulative reductions; xforms has no
+jax2tf).""")
+array_garbage_collection_guard = State(
+    "jax_array_garbage_collection_guard", None, _one_of(None, "allow", "log", "fatal"), doc="""\
+Accepted; no effect: xforms' arrays are NumPy arrays (or CUDA DeviceArrays) freed by
+reference counting; no device buffer waits for the cyclic collector as JAX's may.""")
+thread_guard = State("jax_thread_guard", False, _boolean, doc="""\
+Accepted; no effect: xforms' multi-process operations (pmap over MPI) are not checked for
+the thread that calls them.""")
+no_execution = State("jax_no_execution", False, _boolean, counter="float_checks", doc="""\
+Raise RuntimeError when a jitted function or an eager operation would run, as JAX's;
+tracing (make_jaxpr, eval_shape, jit(...).lower) still works.""")
+remove_size_one_mesh_axis_from_type = State(
+    "jax_remove_size_one_mesh_axis_from_type", False, _boolean, doc="""\
+Accepted; no effect: xforms' array types carry no sharding.""")
+
+# xforms' own (not a JAX option): the platform a trace is for, which lax.platform_dependent
+# reads; jit sets "cuda" while it traces for the CUDA backend (a traced option: such traces
+# are cached apart from the CPU's)
+lowering_platform = State("xforms_lowering_platform", "cpu", _one_of("cpu", "cuda"),
+                          traced=True, doc="""\
+The platform the program being traced will run on: "cpu" (eager code, the fast tier and the
+CPU backend) or "cuda" (set by jit while it traces for the CUDA backend).""")
+
+_GUARD_LEVELS = _one_of(None, "allow", "log", "disallow", "log_explicit", "disallow_explicit")
+_GUARD_DOC = """\
+The transfer guard for {} copies: "allow", "log" (log implicit copies), "disallow"
+(refuse implicit ones), "log_explicit", "disallow_explicit" (all copies); None: the
+overall jax_transfer_guard's.  Honoured by the CUDA backend: implicit copies are a NumPy
+argument of a jitted call and np.asarray/float/repr of a DeviceArray; explicit ones are
+device_put and device_get.  On the CPU backend arrays live in host memory and no copy
+happens."""
+transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device", None,
+                                      _GUARD_LEVELS, doc=_GUARD_DOC.format("host-to-device"))
+transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host", None,
+                                      _GUARD_LEVELS, doc=_GUARD_DOC.format("device-to-host"))
+transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device", None,
+                                        _GUARD_LEVELS,
+                                        doc=_GUARD_DOC.format("device-to-device"))
+_transfer_guard = State("jax_transfer_guard", None, _GUARD_LEVELS, doc=_GUARD_DOC.format("all"))
+
+
+def check_execution(what):
+    """RuntimeError under xf.no_execution(True): `what` ("jit(f)", "jit(sin)") would run."""
+    if no_execution.value:
+        raise RuntimeError(f"xforms tried to execute function {what}, but the no_execution "
+                           "config option is set")
+
+
+def checking_leaks():
+    """`check_tracer_leaks(True)`, as JAX's `jax.checking_leaks()`.
+
+        >>> with xf.checking_leaks():
+        ...     xf.jit(f)(x)
+    """
+    return check_tracer_leaks(True)
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val):
+    """Set the transfer guard of every direction in this block, as `jax.transfer_guard`.
+
+        >>> with xf.transfer_guard("disallow"):
+        ...     y = f_on_cuda(xf.device_put(x, backend="cuda"))   # explicit: allowed
+    """
+    with contextlib.ExitStack() as stack:
+        for state in (transfer_guard_host_to_device, transfer_guard_device_to_device,
+                      transfer_guard_device_to_host, _transfer_guard):
+            stack.enter_context(state(new_val))
+        yield
+
+
+def transfer_level(state):
+    """The guard level in force for one direction's state: its own, else the overall one."""
+    v = state.value
+    return v if v is not None else (_transfer_guard.value or "allow")
+
+
+_STATES = {s.name: s for s in (
+    debug_nans, debug_infs, log_compiles, default_matmul_precision, numpy_rank_promotion,
+    numpy_dtype_promotion, explain_cache_misses, no_tracing, enable_checks,
+    check_tracer_leaks, debug_key_reuse, legacy_prng_key, enable_custom_prng,
+    default_prng_impl, threefry_partitionable, softmax_custom_jvp, allow_f16_reductions,
+    jax2tf_scan_reductions, array_garbage_collection_guard, thread_guard,
+    no_execution, remove_size_one_mesh_axis_from_type, transfer_guard_host_to_device,
+    transfer_guard_device_to_host, transfer_guard_device_to_device, _transfer_guard)}
 
 
 def __getattr__(name):

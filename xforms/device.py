@@ -1,4 +1,6 @@
-"""`device_put` / `device_get`: move pytrees of arrays to and from a backend's memory.
+"""`device_put` / `device_get`: move pytrees of arrays to and from a backend's memory; JAX's
+array constructors from a sharding (`make_array_from_callback`, ...: one process, one
+device) and `live_arrays`.
 
     x = xf.device_put({"w": np.ones(3)}, backend="cuda")   # DeviceArrays on the GPU
     xf.device_get(x)                                       # NumPy arrays again
@@ -7,11 +9,14 @@ On "cpu" the arrays are already where the compiled code runs: `device_put` retur
 xforms Arrays (validated, canonical dtypes).  `device_get` turns every device array (any
 object of a backend with `__array__`) into a NumPy array and leaves other leaves alone.
 """
+import gc
+
 import numpy as np
 
 from .core import trace as core
 from .errors import BackendError
 from .jit import default_backend, get_backend
+from .sharding import NamedSharding, SingleDeviceSharding
 from .tree_util import tree_map
 
 
@@ -28,5 +33,79 @@ def device_put(x, backend=None):
 
 def device_get(x):
     """Copy the device arrays of pytree `x` to the host as NumPy arrays."""
-    return tree_map(lambda v: np.asarray(v) if getattr(type(v), "backend", None) == "cuda"
-                    else v, x)
+    return tree_map(lambda v: v.copy_to_host() if getattr(type(v), "backend", None) == "cuda"
+                    else v, x)     # (copy_to_host: an explicit copy, for xf.transfer_guard)
+
+
+# ---- JAX's constructors of arrays from a sharding: one process, so one shard --------------
+def _place(name, sharding, data, dtype):
+    """`data` as an array on the one device of `sharding`."""
+    if isinstance(sharding, SingleDeviceSharding):
+        device = sharding._fields[0]
+    elif isinstance(sharding, NamedSharding) and sharding.mesh.size == 1:
+        device = sharding.mesh.devices.flat[0]
+    else:
+        raise NotImplementedError(
+            f"{name}: xforms places an array on one device of one process: pass "
+            f"SingleDeviceSharding(xf.devices()[0]) (got {sharding!r})")
+    data = np.asarray(data, dtype=dtype) if dtype is not None else data
+    return device_put(data, backend="cpu" if device.platform == "cpu" else "cuda")
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None):
+    """The array of `shape` whose one shard is `data_callback(index)` (index: a tuple of
+    full slices), as JAX's on one device.
+
+        >>> s = SingleDeviceSharding(xf.devices()[0])
+        >>> xf.make_array_from_callback((2, 3), s, lambda idx: np.ones((2, 3))[idx])
+    """
+    shape = tuple(shape)
+    data = data_callback(tuple(slice(None) for _ in shape))
+    if np.shape(data) != shape:
+        raise ValueError(f"make_array_from_callback: the callback gave a shard of shape "
+                         f"{np.shape(data)}; expected {shape}")
+    return _place("make_array_from_callback", sharding, data, dtype)
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
+    """The array of `shape` made of one device's array (`arrays`: one of them).
+
+        >>> xf.make_array_from_single_device_arrays((3,), s, [xnp.ones(3)])
+    """
+    shape, arrays = tuple(shape), list(arrays)
+    if len(arrays) != 1:
+        raise ValueError(f"make_array_from_single_device_arrays: {len(arrays)} arrays for "
+                         "one device (xforms has one device per process)")
+    if np.shape(arrays[0]) != shape:
+        raise ValueError(f"Expected shard shape {shape} doesn't match the single device "
+                         f"array shape {np.shape(arrays[0])}.")
+    return _place("make_array_from_single_device_arrays", sharding, arrays[0], dtype)
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """This process's data as the global array (one process: the data itself).
+
+        >>> xf.make_array_from_process_local_data(s, np.arange(4.0))
+    """
+    if global_shape is not None and tuple(global_shape) != np.shape(local_data):
+        raise ValueError("When calling `make_array_from_process_local_data` on a single "
+                         "process, global_shape should be None or equal to local_data.shape."
+                         f"Got global_shape={tuple(global_shape)} and "
+                         f"local_data.shape={np.shape(local_data)}.")
+    return _place("make_array_from_process_local_data", sharding, local_data, None)
+
+
+def live_arrays(platform=None):
+    """The arrays alive on `platform`'s device: on "gpu"/"cuda" every CUDA DeviceArray not
+    yet freed.  On "cpu" xforms' arrays are NumPy arrays, which nothing tracks: an error.
+
+        >>> len(xf.live_arrays("gpu"))
+    """
+    platform = platform or default_backend()
+    if platform == "cpu":
+        raise NotImplementedError("live_arrays('cpu'): xforms' CPU arrays are NumPy arrays, "
+                                  "which no registry tracks (freed by reference counting)")
+    if platform not in ("gpu", "cuda"):
+        raise ValueError(f"live_arrays: unknown platform {platform!r}: use 'cpu' or 'gpu'")
+    return [o for o in gc.get_objects() if getattr(type(o), "backend", None) == "cuda"
+            and hasattr(o, "__cuda_array_interface__")]

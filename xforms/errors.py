@@ -19,6 +19,11 @@ class UnexpectedTracerError(XformsError):
     """A traced value escaped the transformation that created it."""
 
 
+class KeyReuseError(TypeError, XformsError):
+    """A consumed typed PRNG key used again under xf.debug_key_reuse(True) (JAX's
+    jax.errors.KeyReuseError)."""
+
+
 class MissingRuleError(NotImplementedError, XformsError):
     """A primitive lacks the rule a transform or backend needs."""
 

@@ -13,6 +13,7 @@ imports nothing from `jit` (no import cycle).
 Under another transform (`grad(jit(f))`), a jitted function is traced inline into the
 outer IR, which is itself compiled when the outermost `jit` runs.
 """
+import contextlib
 import functools
 import logging
 import os
@@ -268,11 +269,15 @@ class Jitted(Wrapped):
                                     self.static_argnames)
         flat, in_tree = flatten_args((dyn, dkw), self.fun)
         traced = _refuse_tracing(self.fun) if config.no_tracing.value else call
+        # (lax.platform_dependent reads the platform the trace is for)
+        platform = (contextlib.nullcontext() if (self.backend or _cheap_default()) != "cuda"
+                    else config.lowering_platform("cuda"))
         # traced once per signature while the jitted function lives (JAX's rule)
-        closed, out_tree, _ = trace_flat(traced, flat, in_tree, with_values=with_values,
-                                         key=(self.fun, ("jit", call.statics, call.skw, call.n)),
-                                         post=_float0_out_of_program,
-                                         fun_name=function_name(self.fun))
+        with platform:
+            closed, out_tree, _ = trace_flat(
+                traced, flat, in_tree, with_values=with_values,
+                key=(self.fun, ("jit", call.statics, call.skw, call.n)),
+                post=_float0_out_of_program, fun_name=function_name(self.fun))
         return closed, out_tree, flat, in_tree
 
     def _key(self, args, kwargs):
@@ -372,6 +377,12 @@ class Jitted(Wrapped):
             platform = jit_switch.default_platform()           # xforms.default_device()
             if platform is not None and self.backend is None:
                 return self._on(platform)(*args, **kwargs)
+            rec = jit_switch.recorder                        # xf.profiler.trace
+            if rec is not None and core._state.current is core.eval_trace and rec.idle():
+                with rec.execution(f"jit({getattr(self.fun, '__name__', 'fun')})"):
+                    return self(*args, **kwargs)          # (not idle now: runs as usual)
+            if config.float_checks and core._state.current is core.eval_trace:
+                config.check_execution(f"jit({getattr(self.fun, '__name__', 'fun')})")
             if config.float_checks and core._state.current is core.eval_trace and \
                     (config.debug_nans.value or config.debug_infs.value):
                 return self._checked_call(args, kwargs)

@@ -13,10 +13,12 @@ A mesh's members are either **virtual members of this process** (`xf.make_mesh((
     >>> P("i", None)
     P('i', None)
 
-Not supported, with an error that says so: meshes of more than one axis, and building the
-device placement objects (`NamedSharding`, `SingleDeviceSharding`): xforms keeps one copy of
-each array on the host (or its one GPU), so there is nothing to place.  Such objects exist
-only as reports: `xforms.debug.inspect_array_sharding` passes the sharding a value has.
+Not supported, with an error that says so: meshes of more than one axis, and building
+`NamedSharding`s: xforms keeps one copy of each array on the host (or its one GPU), so
+there is nothing to place.  Such objects exist only as reports:
+`xforms.debug.inspect_array_sharding` passes the sharding a value has.  A
+`SingleDeviceSharding` of this process's device may be built (it places nothing): the
+sharding argument of `xf.make_array_from_callback` and its kin.
 """
 from collections import OrderedDict
 
@@ -175,7 +177,20 @@ class _Reported:
 
 class SingleDeviceSharding(_Reported):
     """The sharding of an array on one device (every xforms array outside a shard_map):
-    `device_set`, `memory_kind`, `is_fully_replicated` as JAX's.  Not constructible."""
+    `device_set`, `memory_kind`, `is_fully_replicated` as JAX's.  Constructible for a device
+    of this process, as the sharding argument of `xf.make_array_from_callback` and its kin.
+
+        >>> xf.make_array_from_callback((2,), SingleDeviceSharding(xf.devices()[0]), f)
+    """
+    def __init__(self, device, *, memory_kind=None):
+        if not isinstance(device, Device) or device.process_index != 0:
+            raise TypeError(f"SingleDeviceSharding: expected a device of this process "
+                            f"(xf.devices()), got {device!r}")
+        if memory_kind not in (None, "device"):
+            raise NotImplementedError(f"SingleDeviceSharding(memory_kind={memory_kind!r}): "
+                                      "xforms has device memory only")
+        self._fields = (device,)
+
     device_set = property(lambda self: {self._fields[0]})
     is_fully_replicated = True
 

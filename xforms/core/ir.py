@@ -46,6 +46,7 @@ no_effects = frozenset()
 
 class Eqn:
     __slots__ = ("prim", "invars", "outvars", "params", "source_info")
+    primitive = property(lambda self: self.prim)      # JAX's name (eqn.primitive)
 
     @property
     def effects(self):

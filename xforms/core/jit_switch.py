@@ -17,6 +17,19 @@ active = 0
 _count_lock = threading.Lock()
 
 
+# xforms.profiler's running trace (process-wide) or None: jit records each execution in it
+# (`recorder.execution(name)`); counted in `active` so that jit's per-call check sees it
+recorder = None
+
+
+def set_recorder(r):
+    """Install (or, with None, remove) the profiler's recorder of jit executions."""
+    global recorder, active
+    with _count_lock:
+        active += (r is not None) - (recorder is not None)
+        recorder = r
+
+
 def jit_disabled():
     return active > 0 and getattr(_state, "disabled", False)
 

@@ -4,10 +4,13 @@ control flow on values works under un-jitted transforms), and `trace_to_jaxpr`.
 
     >>> closed, _ = trace_to_jaxpr(lambda x: [x * 2.0], [ShapedArray((3,), np.float64)])
 """
+import gc
 import math
+import weakref
 
 import numpy as np
 
+from .. import config
 from . import pass_counts, source_info
 from .avals import SUPPORTED_DTYPES, aval_of_value
 from ..errors import ConcretizationError, UnexpectedTracerError
@@ -320,7 +323,49 @@ def trace_to_jaxpr(fun, in_avals, in_vals=None, fun_for_errors=None, guide=None)
     finally:
         _state.current = prev
         builder.dead = True
-    return closed, builder.value_dependent
+    value_dependent = builder.value_dependent
+    # xf.checking_leaks(): checked when the outermost trace ends (a nested one's tracers
+    # may still be in use by the enclosing trace's frames; a leaked one holds its trace,
+    # whose parent is the outermost)
+    if config.leak_checks and prev is eval_trace and config.check_tracer_leaks.value:
+        ref, name = weakref.ref(builder), _user_name(fun_for_errors or fun)
+        del builder, args, outs
+        check_leaks(ref, name)
+    return closed, value_dependent
+
+
+def check_leaks(ref, name):
+    """UnexpectedTracerError if the ended trace `ref()` is still alive once nothing of the
+    trace itself holds it: a tracer of it outlived the trace (JAX's check_tracer_leaks)."""
+    gc.collect()
+    builder = ref()
+    if builder is None:
+        return
+    leaked, traces = [], [builder]
+    for b in traces:                       # the trace and the nested ones its leak keeps
+        for r in gc.get_referrers(b):
+            if isinstance(r, Tracer):
+                leaked.append(r)
+            elif isinstance(r, Builder) and r.parent is b:
+                traces.append(r)
+    held = [f"{t.aval.str_short()} held by {_holder(t)}" for t in leaked]
+    raise UnexpectedTracerError(
+        f"Leaked trace of {name}: a traced value outlived the trace that made it. Leaked "
+        f"tracer(s): {'; '.join(held) or '(not found)'}. Return "
+        "traced values from the function instead of storing them in a global or a closure.")
+
+
+def _user_name(fun):
+    while hasattr(fun, "__wrapped__"):         # (xforms' wrappers name the user's function)
+        fun = fun.__wrapped__
+    return getattr(fun, "__name__", repr(fun))
+
+
+def _holder(tracer):
+    """What refers to a leaked tracer, as a short description (a list, a dict, an object)."""
+    kinds = [type(r).__name__ for r in gc.get_referrers(tracer)
+             if not isinstance(r, (Builder, type(gc.get_referrers))) and r is not tracer]
+    return f"a {kinds[0]}" if kinds else "an object"
 
 
 def known_value(x):

@@ -147,6 +147,8 @@ class EvalTrace:
     parent = None
 
     def process(self, prim, args, params):
+        if config.float_checks:                    # (also counts xf.no_execution)
+            config.check_execution(f"jit({prim.name})")
         vals = [canonical_value(a) for a in args]
         out_avals = abstract_eval(prim, [aval_of_value(v) for v in vals], params)
         outs = impl_rules[prim](*vals, **params)

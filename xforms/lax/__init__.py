@@ -33,7 +33,8 @@ from ..primitives.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsu
 from ..primitives.structural import (broadcast_in_dim, concatenate, expand_dims, pad, reshape,
                                      rev, slice, squeeze, transpose)
 from ..primitives.structural import full as _full, iota as _iota
-from .control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401
+from .control_flow import (cond, fori_loop, map, platform_dependent, scan, switch,  # noqa: F401
+                           while_loop)
 from .sorting import sort, sort_key_val, top_k  # noqa: F401
 from .bits import (bitcast_convert_type, clz, mulhi, population_count, reduce_precision,
                    reduce_xor)  # noqa: F401

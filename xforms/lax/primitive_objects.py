@@ -15,6 +15,12 @@ transcendental ones (`exp_p`, `sin_p`, `sqrt_p`, ...: JAX's take `accuracy`), `m
 `preferred_element_type`, `out_sharding`), `round_p` (`rounding_method`), and the primitives
 whose parameters are programs or dimension-number objects of another form (`cond_p`,
 `gather_p`, `scatter_p`, `scatter_add_p`, `conv_general_dilated_p`, `fft_p`, the collectives).
+
+Those are exported too (`_XFORMS_PARAMS`), as the same objects xforms' programs hold, so that
+an interpreter of `make_jaxpr` output written for JAX works: `eqn.primitive is lax.exp_p`
+identifies an equation, and `eqn.primitive.bind(*values, **eqn.params)` runs it.  Their
+`bind` takes the parameters xforms' equations carry (`eqn.params`), not JAX's: a JAX-only
+parameter (`accuracy=`, `out_sharding=`, ...) is a TypeError.
 """
 from ..core.registry import lookup
 
@@ -30,6 +36,17 @@ _SAME_BIND = (
     "select_n", "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sinh",
     "slice", "sort", "squeeze", "stop_gradient", "sub", "transpose", "xor", "zeta",
 )
+# the primitives JAX has under these names whose bind takes xforms' own parameters
+# ({JAX's name: xforms' name})
+_XFORMS_PARAMS = {n + "_p": n for n in (
+    "all_gather", "all_to_all", "argmax", "argmin", "axis_index", "broadcast_in_dim", "cbrt",
+    "cond", "conj", "conv_general_dilated", "convert_element_type", "cos", "dot_general",
+    "exp", "exp2", "expm1", "fft", "gather", "iota", "log", "log1p", "logistic", "mul",
+    "pmax", "pmin", "ppermute", "psum", "reduce_sum", "reshape", "round", "rsqrt", "scan",
+    "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul", "sin", "sqrt",
+    "tan", "tanh", "while")}
+_XFORMS_PARAMS["linear_solve_p"] = "custom_linear_solve"
 PRIMITIVES = {name + "_p": lookup(name) for name in _SAME_BIND}
+PRIMITIVES.update({jax_name: lookup(name) for jax_name, name in _XFORMS_PARAMS.items()})
 globals().update(PRIMITIVES)
 __all__ = sorted(PRIMITIVES)

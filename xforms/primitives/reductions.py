@@ -2,6 +2,7 @@
 reduce_or, argmax, argmin.  Output drops the reduced axes (keepdims is an xnp reshape)."""
 import numpy as np
 
+from .. import config
 from ..core import trace as core
 from ..core.avals import ShapedArray, accumulation_dtype
 from ..core.trace import abstract_eval_rules, impl_rules
@@ -76,6 +77,17 @@ def _slow_column_sum(x, axes, acc):
 
 
 reduce_sum_p = _def_reducer(engine_prims.reduce_sum_p, _accumulating(np.add), lambda dt: 0)
+_sum_aval = abstract_eval_rules[reduce_sum_p]
+
+
+def _f16_checked_sum_aval(x, *, axes):
+    if x.dtype == np.float16 and not config.allow_f16_reductions.value:
+        raise ValueError(f"reduce_sum on operand {x.str_short()} is not allowed when "
+                         "jax_allow_f16_reductions=False.")
+    return _sum_aval(x, axes=axes)
+
+
+abstract_eval_rules[reduce_sum_p] = _f16_checked_sum_aval
 deflinear(reduce_sum_p)
 transpose_rules[reduce_sum_p] = lambda ct, x, *, axes: [
     None if isinstance(ct, Zero) else _expand_back(ct, x.aval, axes)]

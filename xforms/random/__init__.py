@@ -12,6 +12,7 @@ keep NumPy's bits and never wait for a compile); under a trace they run inline.
 """
 import numpy as np
 
+from .. import config
 from ..numpy import _util
 from . import threefry
 from .keys import KEY_DTYPE, KeyArray, check_key, wrap
@@ -34,8 +35,11 @@ def key(seed, *, impl=None):
 
 
 def PRNGKey(seed, *, impl=None):
-    """A legacy raw key: a uint32 array [seed >> 32, seed & 0xFFFFFFFF]."""
+    """A legacy raw key: a uint32 array [seed >> 32, seed & 0xFFFFFFFF] (a typed key under
+    xf.enable_custom_prng(True), as in JAX)."""
     _check_impl(impl)
+    if config.enable_custom_prng.value:
+        return key(seed)
     return _util.returns_arrays(lambda: _seed(seed, "PRNGKey"))()
 
 
@@ -114,7 +118,8 @@ def key_dtype(impl=None):
 
 
 def clone(key):
-    return key
+    """`key` itself; a typed key as a new, unconsumed one (xf.debug_key_reuse)."""
+    return KeyArray(key._data) if isinstance(key, KeyArray) else key
 
 
 __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "key_data", "wrap_key_data",

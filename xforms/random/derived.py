@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import numpy as xnp
 from .gamma import chisquare, raw_gamma
-from .keys import check_key
+from .keys import check_key, own as _own
 from .samplers import (_check_shape, _log1p, _param, canonical_shape, exponential,
                        float_dtype, rademacher, raw_normal, raw_uniform, split2)
 
@@ -63,7 +63,7 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     shape = canonical_shape(shape, "double_sided_maxwell") or params
     shape = tuple(shape) + tuple(params)
     km, kr = split2(key)
-    return rademacher(kr, shape, dtype) * maxwell(km, shape, dtype) * _param(scale, dtype) \
+    return rademacher(_own(kr), shape, dtype) * maxwell(_own(km), shape, dtype) * _param(scale, dtype) \
         + _param(loc, dtype)
 
 
@@ -109,8 +109,8 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
     dtype = float_dtype(dtype, "f")
     dfnum, dfden = _param(dfnum, dtype), _param(dfden, dtype)
     k_den, k_num = split2(key)
-    num = chisquare(k_num, dfnum, shape, dtype) / dfnum
-    den = chisquare(k_den, dfden, shape, dtype) / dfden
+    num = chisquare(_own(k_num), dfnum, shape, dtype) / dfnum
+    den = chisquare(_own(k_den), dfden, shape, dtype) / dfden
     return num / den
 
 
@@ -125,7 +125,7 @@ def generalized_normal(key, p, shape=(), dtype=None):
     shape = canonical_shape(shape, "generalized_normal")
     kg, ks = split2(key)
     g = raw_gamma(kg, 1 / p, shape, dtype)
-    return rademacher(ks, shape, dtype) * g ** (1 / p)
+    return rademacher(_own(ks), shape, dtype) * g ** (1 / p)
 
 
 def ball(key, d, p=2, shape=(), dtype=None):
@@ -139,6 +139,6 @@ def ball(key, d, p=2, shape=(), dtype=None):
     shape = canonical_shape(shape, "ball")
     d = operator.index(d)
     kg, ke = split2(key)
-    g = generalized_normal(kg, p, (*shape, d), dtype)
-    e = exponential(ke, shape, dtype)
+    g = generalized_normal(_own(kg), p, (*shape, d), dtype)
+    e = exponential(_own(ke), shape, dtype)
     return g / ((xnp.sum(xnp.abs(g) ** p, axis=-1) + e) ** (1 / p))[..., None]

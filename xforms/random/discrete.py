@@ -13,7 +13,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as xnp
 from ..numpy import _util
-from .keys import check_key
+from .keys import check_key, own
 from .programs import program
 from .samplers import (canonical_shape, raw_gumbel, raw_uniform, split2, randint)
 from .threefry import random_bits
@@ -84,10 +84,10 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
                          f"(size {n_inputs}) when 'replace=False'")
     if p is None:
         if replace:
-            ind = randint(key, shape, 0, n_inputs)
+            ind = randint(own(key), shape, 0, n_inputs)
             result = ind if arr is None else xnp.take(arr, ind, axis=axis)
         else:
-            perm = permutation(key, n_inputs if arr is None else arr, axis)
+            perm = permutation(own(key), n_inputs if arr is None else arr, axis)
             ax = 0 if arr is None else axis
             result = perm[(slice(None),) * ax + (slice(n_draws),)]
     else:

@@ -395,6 +395,6 @@ def simplify(closed):
     keep = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if v in used]
     jaxpr = Jaxpr([v for v, _ in keep], jaxpr.invars, jaxpr.eqns, jaxpr.outvars)
     out = ClosedJaxpr(jaxpr, [c for _, c in keep])
-    if config.ENABLE_CHECKS:
+    if config.enable_checks.value:           # xf.enable_checks / XFORMS_ENABLE_CHECKS
         check_jaxpr(out.jaxpr)
     return out

@@ -190,6 +190,7 @@ class CudaExecutable:
         if dev:                          # a device scalar (see `_variant`)
             if isinstance(x, rt.DeviceArray) and x.dtype == aval.dtype:
                 return x.buf
+            rt.guard("host-to-device", rt.describe(aval))
             return rt.scalar(np.asarray(x), aval.dtype)
         if not aval.shape:
             if isinstance(x, rt.DeviceArray):
@@ -206,6 +207,7 @@ class CudaExecutable:
             buf = rt.cuda.as_cuda_array(x)
             if buf.is_c_contiguous() and np.dtype(buf.dtype) == aval.dtype:
                 return buf.reshape(buf.size)
+        rt.guard("host-to-device", rt.describe(aval))   # a NumPy argument: an implicit copy
         return rt.to_device(np.asarray(x), dtype=aval.dtype)
 
     def count_launches(self, *args):

@@ -19,6 +19,7 @@ only where a value must come back: `device_get`, `np.asarray`, a `while_loop` pr
 a `cond` index computed on the device (a host loop: lane-local loops run in one kernel), a
 `runtime_check`, and a rank-0 DeviceArray passed where the program takes a scalar by value.
 """
+import logging
 import threading
 import weakref
 from dataclasses import dataclass
@@ -336,7 +337,7 @@ def host_copy(buf, shape):
 # each transfer or allocation a driver call: small arrays of one dtype (pytree leaves,
 # outputs, temporaries) share one buffer, and kernels take the buffer and slice it.  The
 # layout is the emitter's (emit_cuda_pack.py), which needs no numba.cuda.
-def pack(args, dtype, members, total):
+def pack(args, dtype, members, total, explicit=False):
     """One buffer holding the arrays `args[i]` at offsets `off` (`members`: (i, off, size)
     triples).  Arrays already packed at those offsets in one buffer (the outputs of a
     compiled call, a `device_put` pytree) are passed as that buffer: no copy.  Otherwise
@@ -354,6 +355,8 @@ def pack(args, dtype, members, total):
         x = args[i]
         src = _device_source(x, dtype)
         if src is None:
+            if not explicit and type(x) is not DeviceArray:   # a NumPy argument of a call
+                guard("host-to-device", describe(np.asarray(x)))
             if host is None:
                 host = np.zeros(total, dtype)
             host[off:off + n] = np.asarray(x, dtype=dtype).reshape(n)
@@ -382,6 +385,31 @@ def _device_source(x, dtype):
         if buf.is_c_contiguous() and np.dtype(buf.dtype) == dtype:
             return buf.reshape(buf.size), 0
     return None
+
+
+# ---- xf.transfer_guard ------------------------------------------------------------------------
+_GUARDS = {"host-to-device": "transfer_guard_host_to_device",
+           "device-to-host": "transfer_guard_device_to_host"}
+_log = logging.getLogger("xforms.transfer_guard")
+
+
+def describe(x):
+    """`x`'s dtype and shape, as the guard's messages name a copied array: float64[3]."""
+    return f"{np.dtype(x.dtype).name}{list(x.shape)}"
+
+
+def guard(direction, what, explicit=False):
+    """Log or refuse one copy as the guard level in force for `direction` says (JAX's
+    transfer guard): "log"/"disallow" act on implicit copies, "log_explicit" and
+    "disallow_explicit" on every copy."""
+    level = config.transfer_level(getattr(config, _GUARDS[direction]))
+    if level == "allow" or (explicit and not level.endswith("_explicit")):
+        return
+    msg = f"{direction} transfer: {what}"
+    if level.startswith("disallow"):
+        raise BackendError(f"Disallowed {msg} (xf.transfer_guard is {level!r}: copy "
+                           "explicitly with xf.device_put / xf.device_get)")
+    _log.warning(msg)
 
 
 # ---- the user-visible array -------------------------------------------------------------------
@@ -421,11 +449,18 @@ class DeviceArray:
     nbytes = property(lambda self: self.size * self.dtype.itemsize)
 
     def __array__(self, dtype=None, copy=None):
+        guard("device-to-host", describe(self))          # implicit: np.asarray, float, repr
+        return self._host(dtype)
+
+    def copy_to_host(self):
+        """An explicit copy to the host (xf.device_get's)."""
+        guard("device-to-host", describe(self), explicit=True)
+        return self._host()
+
+    def _host(self, dtype=None):
         out = host_copy(self.buf, self.shape)
         return out if dtype is None else out.astype(dtype, copy=False)
 
-    def copy_to_host(self):
-        return self.__array__()
 
     def block_until_ready(self):
         stream().synchronize()
@@ -489,6 +524,7 @@ def put(x):
     v = core.canonical_value(x)
     a = np.asarray(v)
     aval = core.get_aval(v)
+    guard("host-to-device", describe(a), explicit=True)
     return DeviceArray(to_device(a, dtype=aval.dtype), a.shape)
 
 
@@ -502,13 +538,15 @@ def put_leaves(leaves):
         if isinstance(x, DeviceArray):
             continue
         a = arrays[k] = np.asarray(core.canonical_value(x))
+        guard("host-to-device", describe(a), explicit=True)
         if packable(a.shape, a.dtype):
             groups.setdefault(a.dtype, []).append(k)
     for dt, ks in groups.items():
         if len(ks) < 2:
             continue
         offs, total = pack_layout([arrays[k].size for k in ks], dt.itemsize)
-        buf = pack(arrays, dt, [(k, o, arrays[k].size) for k, o in zip(ks, offs)], total)
+        buf = pack(arrays, dt, [(k, o, arrays[k].size) for k, o in zip(ks, offs)], total,
+                   explicit=True)
         for k, o in zip(ks, offs):
             out[k] = DeviceArray(buf, arrays[k].shape, off=o)
     return [x if isinstance(x, DeviceArray) else put(x) for x in out]

@@ -1,6 +1,8 @@
-"""`lax.cond` and `lax.switch`: every branch traced into one `cond` primitive."""
+"""`lax.cond`, `lax.switch` and `lax.platform_dependent`: every branch traced into one `cond`
+primitive."""
 import numpy as np
 
+from ... import config
 from ...core import trace as core
 from ...core.avals import promote_types
 from ...core.source_info import describe_function
@@ -75,3 +77,26 @@ def _switch(index, branches, operands, what):
                         f"{name} {detail}{where}")
     pairs = [_cast_outs(j, c, cs) for (j, c, _), cs in zip(traced, casts)]
     return tree_unflatten(tree0, bind_cond(index, leaves, pairs))
+
+
+def platform_dependent(*args, default=None, **per_platform):
+    """`per_platform[p](*args)` for the platform p the program runs on -- "cpu" (eager code,
+    the fast tier, the CPU backend) or "cuda" (a function jitted for the CUDA backend) --
+    else `default(*args)`; every branch is traced (a `switch`), as JAX's.
+
+    >>> lax.platform_dependent(x, cpu=lambda x: x * 2.0, cuda=lambda x: x + x)
+    """
+    if "gpu" in per_platform:
+        raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
+    here = config.lowering_platform.value
+    names = list(per_platform)
+    branches = [per_platform[n] for n in names] + ([default] if default is not None else [])
+    if here in per_platform:
+        index = names.index(here)
+    elif default is not None:
+        index = len(names)
+    else:
+        raise NotImplementedError(
+            f"lax.platform_dependent: no branch for platform {here!r} (branches for "
+            f"{', '.join(names) or 'none'}) and no default")
+    return switch(np.int32(index), branches, *args)
