@@ -24,7 +24,7 @@ LAYERS = [
     ("prepare", ["xforms.kernels.prepare"]),
     ("plan", ["xforms.kernels.plan"]),
     ("loops", ["xforms.kernels.loops"]),
-    ("build", ["xforms.kernels.build", "xforms.kernels.llvm"]),
+    ("build", ["xforms.kernels.build"]),
     ("printers", ["xforms.kernels.cpu", "xforms.kernels.cuda"]),
     ("ops", ["xforms.kernels.ops"]),
     ("kernels", ["xforms.kernels"]),

@@ -32,7 +32,7 @@ from xforms.exec.tiered import step, warn
 
 from ..runtime import blas_threads
 from ..build import codecache
-from ..llvm import engine as llvm_engine, scalar as llvm_scalar
+from .llvm import engine as llvm_engine, scalar as llvm_scalar
 from . import control, ops, float16  # noqa: F401  (control and ops register their rules)
 from .buffers import BufferPool
 from .dispatch import make_fast_call
@@ -210,7 +210,7 @@ def _prepare(closed, options, symbolic=True):
     if em.workspace_bytes:
         spec.append(("uint8", 1))
     spec += [_type_spec(b.dtype, len(b.shape)) for b in em.output_buffers]
-    # a straight-line scalar program skips Numba (xforms/kernels/llvm/): its LLVM IR, or None
+    # a straight-line scalar program skips Numba (xforms/kernels/cpu/llvm/): its LLVM IR, or None
     llvm_ir = (llvm_scalar.lower(plan) if config.llvm_kernels() and not config.DISABLE_JIT
                and not em.workspace_bytes and not em.output_buffers else None)
     return _Prepared(closed=closed, plan=plan, source=source, em=em, mod=mod, path=path, h=h,
@@ -379,7 +379,7 @@ def _threads_later(adaptive, prep, sig):
 
 
 def _llvm_kernel(prep):
-    """`prep`'s kernel compiled from its LLVM IR (xforms/kernels/llvm/), or None: no IR, or
+    """`prep`'s kernel compiled from its LLVM IR (xforms/kernels/cpu/llvm/), or None: no IR, or
     LLVM refused it (a fault of the emitter: Numba compiles the same program instead)."""
     if prep.llvm_ir is None:
         return None

@@ -4,8 +4,8 @@
     fn(0.3)
 
 The module is optimised at -O3 for the host CPU (loop and SLP vectorisation on) and
-compiled by an MCJIT engine of its own, which the returned function keeps alive (as its
-`self`).  CPython's API functions are bound by their addresses in this process; libm
+compiled by an MCJIT engine of its own (with its own target machine, which the engine
+owns), kept alive by the returned function (its `self`): the machine code is freed with it.  CPython's API functions are bound by their addresses in this process; libm
 functions resolve from the process (as Numba's do).
 """
 import ctypes
@@ -16,7 +16,7 @@ from numba.core.compiler_lock import global_compiler_lock
 _METH_FASTCALL = 0x0080
 _PYAPI = ("PyFloat_AsDouble", "PyFloat_FromDouble", "PyErr_Occurred", "PyErr_SetString",
           "PyTuple_New", "PyTuple_SetItem", "Py_DecRef")
-_target = []
+_host = []
 
 
 class _MethodDef(ctypes.Structure):
@@ -37,8 +37,8 @@ class _Owner:
 
 
 def _target_machine():
-    """The host's target machine, made once per process (LLVM set up on first use)."""
-    if not _target:
+    """A target machine for the host (each engine owns one; LLVM set up on first use)."""
+    if not _host:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         for name in _PYAPI:
@@ -46,11 +46,10 @@ def _target_machine():
                                               ctypes.c_void_p).value)
         exc = ctypes.c_void_p.in_dll(ctypes.pythonapi, "PyExc_TypeError")
         llvm.add_symbol("PyExc_TypeError", ctypes.addressof(exc))
-        target = llvm.Target.from_default_triple()
-        _target.append(target.create_target_machine(
-            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-            opt=3, codemodel="jitdefault", jit=True))
-    return _target[0]
+        _host.append((llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()))
+    cpu, features = _host[0]
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=cpu, features=features, opt=3, codemodel="jitdefault", jit=True)
 
 
 def _optimise(module, tm):

@@ -17,7 +17,7 @@ import struct
 
 import numpy as np
 
-from ..cpu.module import OUT_GROUP
+from ..module import OUT_GROUP
 
 WRAPPER = "xf_kernel"
 
