@@ -17,7 +17,7 @@ SPECIAL = [0.3, -0.7, 0.0, -0.0, 1e-30, 3e38, -2.5e10, math.inf, -math.inf, math
 def every_op(x, y):
     """Every primitive the emitter spells, on float operands."""
     a = xnp.exp(x) + xnp.log(y) - xnp.tanh(x) / y
-    b = -xnp.sqrt(y) * xnp.sin(a) + xnp.cos(x) - 2.0
+    b = -xnp.sqrt(y) * xnp.sin(a) + xnp.cos(x) - 0.1
     m = xnp.maximum(a, b) + xnp.minimum(a, b)
     s = xnp.where(a < b, a, b) + xnp.where(a > y, x, b) + xnp.where(a <= b, y, 1.5)
     t = xnp.where(a >= x, b, a) + xnp.where(a == b, 0.25, x) + xnp.where(x != y, y, a)
