@@ -83,8 +83,7 @@ class _Module:
 
     def text(self):
         plan = self.plan
-        self.emit("entry:")
-        self.lines[-1] = "entry:"
+        self.lines.append("entry:")
         self._args(plan.jaxpr.invars)
         for st in plan.steps:
             for eqn, _ in st.body:
@@ -190,8 +189,7 @@ class _Module:
             return
         ty = _ty(out.aval)
         if name == "convert_element_type":
-            self.emit(self._convert(eqn, r, ty))
-            self.names[out] = r
+            self.names[out] = self._convert(eqn, r, ty)
             return
         args = [self.bool_value(x) if name == "select_n" and k == 0 else self.value(x, ty)
                 for k, x in enumerate(eqn.invars)]
@@ -240,10 +238,11 @@ class _Module:
         return f"{r} = select i1 {either}, {ty} {a}, {ty} {b}"
 
     def _convert(self, eqn, r, ty):
+        """-> the converted value's name (`r`, or the operand's own for a same-type cast)."""
         src = eqn.invars[0]
         sty = _ty(src.aval)
         x = self.value(src, sty)
         if sty == ty:
-            return f"{r} = fadd {ty} {x}, -0.0"      # x + -0.0 == x, -0.0 kept
-        op = "fpext" if ty == "double" else "fptrunc"
-        return f"{r} = {op} {sty} {x} to {ty}"
+            return x
+        self.emit(f"{r} = {'fpext' if ty == 'double' else 'fptrunc'} {sty} {x} to {ty}")
+        return r
