@@ -43,7 +43,9 @@ Columns: ``import`` (numpy, the framework and the inputs), ``compile`` (first ca
 a steady call: what ``jit`` adds), ``cpu`` (CPU time of the first call), then the phases
 of the first call: xforms -- ``trace`` (tracing and transforms, the remainder), ``kernels``
 (importing the compiler package and Numba), ``plan+emit`` (fusion, source, module load),
-``numba`` (the Numba compile; ``llvm`` and ``helpers`` are parts of it); JAX -- ``trace``
+``numba`` (the Numba compile; ``llvm`` and ``helpers`` are parts of it), ``llvmlite``
+(a straight-line scalar program's kernel compiled from LLVM IR instead,
+``xforms/kernels/cpu/llvm/``); JAX -- ``trace``
 (``lower``) and ``xla`` (``compile``).  ``total`` is the whole process up to the first result.
 Times are medians over the repeats; the machine's load is printed since wall time on a
 shared machine is noisy (CPU time is steadier).  Threads are pinned to one, as in
@@ -91,12 +93,13 @@ def summarize(r: dict) -> dict:
     out = {"import": r["setup_s"], "compile": r["first_s"] - r["steady_s"],
            "compile_cpu": r["first_cpu_s"], "total": r["setup_s"] + r["first_s"],
            "total_cpu": r["setup_cpu_s"] + r["first_cpu_s"]}
-    if "numba" in ph:
-        known = sum(get(k) for k in ("import kernels", "plan", "emit", "load", "numba"))
+    if "numba" in ph or "llvmlite" in ph:
+        known = sum(get(k) for k in ("import kernels", "plan", "emit", "load", "numba",
+                                     "llvmlite"))
         out.update({"trace": r["first_s"] - r["steady_s"] - known, "kernels": get("import kernels"),
                     "plan+emit": get("plan") + get("emit") + get("load"), "numba": get("numba"),
                     "numba_cpu": get("numba", 1), "llvm": r.get("numba_llvm_s", 0.0),
-                    "helpers": r.get("numba_helpers_s", 0.0)})
+                    "helpers": r.get("numba_helpers_s", 0.0), "llvmlite": get("llvmlite")})
     elif "lower" in ph:
         out.update({"trace": get("lower"), "xla": get("compile")})
     return out
@@ -136,7 +139,7 @@ def measure(models, repeats, systems=("xforms", "jax"), log=print, transforms=TR
 
 def table(results) -> str:
     cols = ["import", "compile", "compile_cpu", "trace", "kernels", "plan+emit", "numba", "llvm",
-            "helpers", "xla", "total"]
+            "helpers", "llvmlite", "xla", "total"]
     head = (f"{'model':<7}{'jit of':<7}{'system':<8}{'cache':<6}"
             + "".join(f"{c.replace('compile_cpu', 'cpu'):>9}" for c in cols) + f"{'×JAX':>7}")
     lines = [head, "-" * len(head)]

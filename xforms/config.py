@@ -122,6 +122,13 @@ def product_blocks():
     return _flag("XFORMS_PRODUCT_BLOCKS", "1")
 
 
+def llvm_kernels():
+    """XFORMS_LLVM_KERNELS=0: compile every CPU kernel with Numba; by default a straight-line
+    scalar program (float32/float64 math only) is lowered to LLVM IR directly and compiled
+    with llvmlite, skipping Numba's front end (xforms/kernels/cpu/llvm/).  Read per compile."""
+    return _flag("XFORMS_LLVM_KERNELS", "1")
+
+
 def vector_width():
     """XFORMS_VECTOR_WIDTH: "auto" (default: 512-bit vectors in compiled CPU kernels where
     the CPU has AVX-512, xforms/kernels/numba_fixes/vector_width.py), a width in bits (128, 256, 512), or

@@ -126,6 +126,7 @@ def _xforms_detail(phases, extra):
     kc.emit_module = phases.timed("emit", kc.emit_module)
     kc.codecache.load_module = phases.timed("load", kc.codecache.load_module)
     compile_kernel = phases.timed("numba", kc.codecache.compile_kernel)
+    kc._llvm_kernel = phases.timed("llvmlite", kc._llvm_kernel)   # scalar programs' direct path
 
     class Nested(event.Listener):          # time compiling dispatchers the kernel calls
         depth, start = 0, 0.0

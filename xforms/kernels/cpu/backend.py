@@ -32,6 +32,7 @@ from xforms.exec.tiered import step, warn
 
 from ..runtime import blas_threads
 from ..build import codecache
+from .llvm import engine as llvm_engine, scalar as llvm_scalar
 from . import control, ops, float16  # noqa: F401  (control and ops register their rules)
 from .buffers import BufferPool
 from .dispatch import make_fast_call
@@ -157,8 +158,8 @@ def compile_cpu(closed, options=None):
         return exe
     with step(), _lock:                 # (planning and emitting share memo tables)
         prep = _prepare(closed, options)
-    if options.get("background") and not codecache.compiled(prep.h, prep.sig_spec,
-                                                             _parallel(prep)):
+    if (options.get("background") and prep.llvm_ir is None
+            and not codecache.compiled(prep.h, prep.sig_spec, _parallel(prep))):
         _compile_in_worker(prep)
     with step(), _lock:
         exe = _cached(closed)
@@ -209,8 +210,12 @@ def _prepare(closed, options, symbolic=True):
     if em.workspace_bytes:
         spec.append(("uint8", 1))
     spec += [_type_spec(b.dtype, len(b.shape)) for b in em.output_buffers]
+    # a straight-line scalar program skips Numba (xforms/kernels/cpu/llvm/): its LLVM IR, or None
+    llvm_ir = (llvm_scalar.lower(plan) if config.llvm_kernels() and not config.DISABLE_JIT
+               and not em.workspace_bytes and not em.output_buffers else None)
     return _Prepared(closed=closed, plan=plan, source=source, em=em, mod=mod, path=path, h=h,
-                     consts=consts, in_avals=in_avals, sig_spec=spec, symbols=symbols)
+                     consts=consts, in_avals=in_avals, sig_spec=spec, symbols=symbols,
+                     llvm_ir=llvm_ir)
 
 
 def _symbolic(prepared):
@@ -373,13 +378,28 @@ def _threads_later(adaptive, prep, sig):
     return ready
 
 
+def _llvm_kernel(prep):
+    """`prep`'s kernel compiled from its LLVM IR (xforms/kernels/cpu/llvm/), or None: no IR, or
+    LLVM refused it (a fault of the emitter: Numba compiles the same program instead)."""
+    if prep.llvm_ir is None:
+        return None
+    try:
+        return llvm_engine.compile_ir(prep.llvm_ir, llvm_scalar.WRAPPER)
+    except Exception as e:
+        warn(f"xforms: the LLVM kernel of {prep.path} did not compile ({e}); "
+             "compiling it with Numba instead")
+        prep.llvm_ir = None
+        return None
+
+
 def _finish(prep):
     em, path = prep.em, prep.path
     threads_ready = None
     blas_threads.ensure_started()     # BLAS threads follow the machine's load
+    kernel = _llvm_kernel(prep)
     if config.DISABLE_JIT:
         kernel = prep.mod.kernel
-    else:
+    elif kernel is None:
         try:
             sig = codecache.signature_of(prep.sig_spec)
             parallel = _parallel(prep)
