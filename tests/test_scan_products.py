@@ -83,6 +83,30 @@ def test_reverse_scan_accumulation_matches_numpy():
     assert products(body) == 0, body
 
 
+def test_zero_accumulators_are_the_products_themselves():
+    """The LSTM gradient's weight and bias sums start at zeros: after the reverse loop each
+    is its product (or sum) over the steps alone, with no `0 + X^T G` pass."""
+    j = prepare(xf.make_jaxpr(xf.grad(lstm))(PARAMS, XS))
+    last = max(k for k, e in enumerate(j.jaxpr.eqns) if e.prim.name == "scan")
+    after = prims(j)[last + 1:]
+    assert "add" not in after and after.count("dot_general") == 2, after
+    assert after.count("reduce_sum") == 1, after
+
+
+@pytest.mark.parametrize("steps", [0, 5])
+def test_zero_accumulator_over_steps(steps):
+    """acc = zeros; acc + x_t^T tanh(x_t) over the steps: the product alone (zeros when there
+    are no steps: BLAS contracts nothing), as NumPy's sum."""
+    def f(xs):
+        def step(acc, x):
+            return acc + x.T @ xnp.tanh(x), None
+        return lax.scan(step, xnp.zeros((2, 2)), xs)[0]
+    xs = RNG.standard_normal((steps, 3, 2))
+    got = xf.jit(f, tiered=False)(xs)
+    np.testing.assert_allclose(got, np.einsum("tbi,tbj->ij", xs, np.tanh(xs)), rtol=1e-12)
+    assert "add" not in prims(prepare(xf.make_jaxpr(f)(xs)))
+
+
 def test_a_carry_read_in_the_step_keeps_its_products():
     def f(a0, xs):
         def step(acc, x):

@@ -12,7 +12,8 @@ Two rewrites of a scan equation, both moving work out of the loop into one large
   `acc0 + A . B`, where the body emits each step's `b_t` as a new ys (`a_t` being an xs,
   or emitted too).  The weight gradients of a scan's reverse sweep, dW = sum_t x_t^T g_t
   = X^T G, one product after the loop instead of one per step plus an add of the
-  accumulator.
+  accumulator.  Where acc0 is zeros (a gradient's accumulators start so) the product is
+  the result: no add pass over it, and the product writes the result's buffer.
 
 The sums are reassociated (steps summed inside the product), so results differ from the
 per-step loop by rounding only.  A new stacked input or output is kept below `MAX_STACKED`
@@ -29,18 +30,21 @@ from xforms.primitives.contraction import dot_general_p
 from xforms.primitives.control.scan import scan_p
 from xforms.primitives.elementwise import add_p
 from xforms.primitives.reductions import reduce_sum_p
+from xforms.primitives.structural import broadcast_in_dim_p
 
 MAX_STACKED = 1 << 24        # elements of a hoisted stacked product (64 MiB of float32)
 
 
-def hoist_step_products(jaxpr):
+def hoist_step_products(jaxpr, zeros=()):
     """-> `jaxpr` with each top-level scan's stacked-input and accumulated products moved out
-    of the loop (module docstring)."""
-    eqns = []
+    of the loop (module docstring); `zeros`: its constvars known to hold zeros only."""
+    eqns, zeros = [], set(zeros)
     for e in jaxpr.eqns:
+        if _zeros(e):
+            zeros.add(e.outvars[0])
         if e.prim is scan_p and not e.params["jaxpr"].consts \
                 and not e.params["jaxpr"].jaxpr.constvars:
-            eqns.extend(_rewrite(e))
+            eqns.extend(_rewrite(e, zeros))
         else:
             eqns.append(e)
     return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, jaxpr.outvars)
@@ -93,7 +97,13 @@ class _Scan:
         return outer
 
 
-def _rewrite(e):
+def _zeros(e):
+    """Whether `e` makes an array of zeros (a broadcast literal 0)."""
+    x = e.invars[0] if e.prim is broadcast_in_dim_p else None
+    return isinstance(x, Literal) and x.val == 0
+
+
+def _rewrite(e, zeros):
     s, before, after = _Scan(e), [], []
     const_of = {v: outer for v, outer in s.consts}
     for b in list(s.eqns):
@@ -101,7 +111,8 @@ def _rewrite(e):
         if moved is not None:
             before.append(moved)
     while True:
-        moved = next((m for c in list(s.carry) for m in [_accumulated(s, c)] if m), None)
+        moved = next((m for c in list(s.carry) for m in [_accumulated(s, c, zeros)] if m),
+                     None)
         if moved is None:
             break
         after.extend(moved)
@@ -139,9 +150,10 @@ def _stacked_input(s, b, const_of):
                b.source_info)
 
 
-def _accumulated(s, c):
+def _accumulated(s, c, zeros):
     """Carry `c` updated only by `acc + a_t . b_t` or `acc + sum(b_t)` -> [the product over
-    the steps, acc0 + it] after the loop, the carry gone; None where it does not apply."""
+    the steps, acc0 + it] after the loop ([the product] where acc0 is in `zeros`), the
+    carry gone; None where it does not apply."""
     acc, init, out, final = c
     add = s.producer(out)
     if add is None or add.prim is not add_p or acc not in add.invars or s.uses(acc) != 1 \
@@ -159,6 +171,8 @@ def _accumulated(s, c):
     s.eqns.remove(add)
     s.eqns.remove(prod)
     s.carry.remove(c)
+    if init in zeros:              # 0 + total is total (but for -0.0, which becomes +0.0)
+        return [Eqn(prod.prim, operands, [final], _over_steps(prod), prod.source_info)]
     total = Var(term.aval)
     return [Eqn(prod.prim, operands, [total], _over_steps(prod), prod.source_info),
             Eqn(add.prim, [init, total], [final], add.params, add.source_info)]
