@@ -12,8 +12,8 @@
    transpose of `split`), then removes dead equations;
 4. moves the loop-invariant equations of scan and for_loop bodies before the loop
    (licm.py), then a scan's products of scanned inputs with loop constants before it and
-   its products accumulated in a carry after it, as one product over all steps
-   (scan_products.py).
+   its products accumulated in a carry after it, as one product over all steps, and the
+   elementwise maps of its stacked inputs into its body (scan_products.py).
 Sub-jaxprs of control flow are prepared when they are planned.
 """
 import numpy as np
@@ -23,7 +23,7 @@ from xforms.transforms.simplify import dce
 
 from .licm import hoist_invariants
 from .pad_sums import concat_pad_sums
-from .scan_products import hoist_step_products
+from .scan_products import hoist_step_products, sink_stacked_maps
 
 
 def _expand(eqn):
@@ -49,6 +49,7 @@ def prepare(closed):
     jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
     jaxpr = hoist_invariants(dce(concat_pad_sums(_fold_dot_transposes(jaxpr))))
     jaxpr = hoist_step_products(jaxpr, [v for v, c in zip(constvars, consts) if _all_zero(c)])
+    jaxpr = sink_stacked_maps(jaxpr)
     used = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
     used |= {a for a in jaxpr.outvars if isinstance(a, Var)}
     keep = [(v, c) for v, c in zip(jaxpr.constvars, consts) if v in used]
