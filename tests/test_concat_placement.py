@@ -57,6 +57,21 @@ def test_operands_are_written_in_their_slots(name):
     assert "strided_view(" in src and _copies(src) == 0, src
 
 
+def test_a_loop_storing_more_than_its_slot_keeps_its_buffer():
+    """sin(y) is joined, cos(y) returned, both stored by one loop: that loop writes its own
+    buffers and the join copies sin(y) (stores through a runtime-strided view beside other
+    stores ran slower: the LSTM gradient's reverse sweep); the product still writes its
+    slot."""
+    f = lambda x, a, y, w: (xnp.concatenate([x @ a, xnp.sin(y)], axis=1) @ w[:, :16].T,  # noqa
+                            xnp.cos(y))
+    g, c = xf.jit(f, tiered=False)(X, A, Y, W)
+    np.testing.assert_allclose(g, np.concatenate([X @ A, np.sin(Y)], axis=1) @ W[:, :16].T,
+                               rtol=1e-12)
+    np.testing.assert_allclose(c, np.cos(Y), rtol=1e-12)
+    src = cpu_source(f, (X, A, Y, W))
+    assert _copies(src) == 1 and src.count("strided_view(") == 1, src
+
+
 def test_an_operand_read_elsewhere_is_still_copied():
     """x @ a is also returned: it keeps its own buffer and the concatenate copies it."""
     f = lambda x, a, y, w: (x @ a, xnp.concatenate([x @ a, y], axis=1) @ w[:, :16].T)  # noqa: E731

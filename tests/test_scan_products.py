@@ -83,6 +83,86 @@ def test_reverse_scan_accumulation_matches_numpy():
     assert products(body) == 0, body
 
 
+def test_zero_accumulators_are_the_products_themselves():
+    """The LSTM gradient's weight and bias sums start at zeros: after the reverse loop each
+    is its product (or sum) over the steps alone, with no `0 + X^T G` pass."""
+    j = prepare(xf.make_jaxpr(xf.grad(lstm))(PARAMS, XS))
+    last = max(k for k, e in enumerate(j.jaxpr.eqns) if e.prim.name == "scan")
+    after = prims(j)[last + 1:]
+    assert "add" not in after and after.count("dot_general") == 2, after
+    assert after.count("reduce_sum") == 1, after
+
+
+@pytest.mark.parametrize("steps", [0, 5])
+def test_zero_accumulator_over_steps(steps):
+    """acc = zeros; acc + x_t^T tanh(x_t) over the steps: the product alone (zeros when there
+    are no steps: BLAS contracts nothing), as NumPy's sum."""
+    def f(xs):
+        def step(acc, x):
+            return acc + x.T @ xnp.tanh(x), None
+        return lax.scan(step, xnp.zeros((2, 2)), xs)[0]
+    xs = RNG.standard_normal((steps, 3, 2))
+    got = xf.jit(f, tiered=False)(xs)
+    np.testing.assert_allclose(got, np.einsum("tbi,tbj->ij", xs, np.tanh(xs)), rtol=1e-12)
+    assert "add" not in prims(prepare(xf.make_jaxpr(f)(xs)))
+
+
+def test_the_loss_cotangent_is_computed_in_the_reverse_loop():
+    """The LSTM gradient's `2 * hs / N`, a map over the stacked hidden states read row by row
+    by the reverse sweep, is computed in that sweep: no top-level pass between the loops."""
+    j = prepare(xf.make_jaxpr(xf.grad(lstm))(PARAMS, XS))
+    at = [k for k, e in enumerate(j.jaxpr.eqns) if e.prim.name == "scan"]
+    assert len(at) == 2 and "mul" not in prims(j)[at[0]:at[1]], prims(j)
+    assert prims(j.jaxpr.eqns[at[1]].params["jaxpr"])[:2] == ["mul", "mul"]
+
+
+def _map_then_scan(inner):
+    def f(xs, ys, m):
+        zs = xnp.exp(xs) * ys + 1.0                  # a map of two stacked arrays
+
+        def step(c, z):
+            return xnp.tanh(c + inner(z, m)), c
+        return lax.scan(step, xnp.ones(3), zs, reverse=True)
+    return f
+
+
+@pytest.mark.parametrize("inner, sunk", [(lambda z, m: 2.0 * z, True),
+                                          (lambda z, m: z @ m, False)])
+def test_stacked_maps_move_into_the_body_of_elementwise_readers(inner, sunk):
+    """A map read in the body by elementwise equations is computed there; one read by a
+    product stays a stacked input (the product would need it stored a step at a time)."""
+    xs, ys, m = RNG.standard_normal((6, 3)), RNG.standard_normal((6, 3)), \
+        RNG.standard_normal((3, 3))
+    f = _map_then_scan(inner)
+    top = prims(prepare(xf.make_jaxpr(f)(xs, ys, m)))
+    assert ("exp" in top) != sunk, top
+    c, want = np.ones(3), np.zeros((6, 3))
+    for t in reversed(range(6)):
+        want[t], c = c, np.tanh(c + inner(np.exp(xs[t]) * ys[t] + 1.0, m))
+    got = xf.jit(f, tiered=False)(xs, ys, m)
+    np.testing.assert_allclose(got[0], c, rtol=1e-12)
+    np.testing.assert_allclose(got[1], want, rtol=1e-12)
+
+
+def test_maps_made_before_two_scans_move_into_each():
+    """exp(xs) and sin(ys) both made before the first scan: each moves into its scan."""
+    def f(xs, ys):
+        a, b = xnp.exp(xs), xnp.sin(ys)
+        step = lambda c, z: (xnp.tanh(c + 2.0 * z), None)       # noqa: E731
+        return lax.scan(step, xnp.ones(3), a)[0], lax.scan(step, xnp.ones(3), b)[0]
+    xs, ys = RNG.standard_normal((4, 3)), RNG.standard_normal((5, 3))
+    top = prims(prepare(xf.make_jaxpr(f)(xs, ys)))
+    assert "exp" not in top and "sin" not in top, top
+    want = []
+    for zs in (np.exp(xs), np.sin(ys)):
+        c = np.ones(3)
+        for z in zs:
+            c = np.tanh(c + 2.0 * z)
+        want.append(c)
+    for got, w in zip(xf.jit(f, tiered=False)(xs, ys), want, strict=True):
+        np.testing.assert_allclose(got, w, rtol=1e-12)
+
+
 def test_a_carry_read_in_the_step_keeps_its_products():
     def f(a0, xs):
         def step(acc, x):

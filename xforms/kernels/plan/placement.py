@@ -7,8 +7,12 @@ nothing but move them.  When an operand is written by a fused loop or a matrix p
 result's slice itself: the result's buffer is bound before the first such producer, the
 operand is a strided view of its slice (`cpu_runtime.strided_view`; a product's matrices are
 rows with a leading dimension, as BLAS takes them), and the concatenate copies only the
-operands left.  Reading in place is the other direction (xforms/kernels/plan/stencil.py's
-joins: a concatenate that only loops read is never stored).
+operands left.  A loop does so only where the slices are all it stores (a roll's regions, a
+transpose): one storing other values beside them (the LSTM gradient's reverse sweep, four
+gate slices among five stores) ran ~3% slower through the views, whose strides are known
+only at run time, than storing its own buffers and copying them.  Reading in place is the
+other direction (xforms/kernels/plan/stencil.py's joins: a concatenate that only loops read
+is never stored).
 
     g = concatenate([x @ a, sin(y)], axis=1)   # the product writes g[:, :n], the loop g[:, n:]
 
@@ -77,7 +81,15 @@ def place_operands(steps, outset):
                 if chain and _writable(steps[made[chain[-1]]], chain[-1], slot):
                     placed.update((v, slot) for v in chain)
             start = start + n
-    return placed
+    return _only_slot_loops(steps, placed)
+
+
+def _only_slot_loops(steps, placed):
+    """`placed` without the slots of loops that store other values too (module docstring):
+    each slot is one operand's, so its reshapes go with it."""
+    dropped = {placed[w] for st in steps if st.kind == "loop"
+               and not all(w in placed for w in st.writes) for w in st.writes if w in placed}
+    return {v: s for v, s in placed.items() if s not in dropped}
 
 
 def _chain(x, steps, made, readers, k, outset):

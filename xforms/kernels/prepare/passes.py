@@ -12,16 +12,18 @@
    transpose of `split`), then removes dead equations;
 4. moves the loop-invariant equations of scan and for_loop bodies before the loop
    (licm.py), then a scan's products of scanned inputs with loop constants before it and
-   its products accumulated in a carry after it, as one product over all steps
-   (scan_products.py).
+   its products accumulated in a carry after it, as one product over all steps, and the
+   elementwise maps of its stacked inputs into its body (scan_products.py).
 Sub-jaxprs of control flow are prepared when they are planned.
 """
+import numpy as np
+
 from xforms.core.ir import IDENTITY, ClosedJaxpr, Eqn, Jaxpr, Var, inline, use_counts
 from xforms.transforms.simplify import dce
 
 from .licm import hoist_invariants
 from .pad_sums import concat_pad_sums
-from .scan_products import hoist_step_products
+from .scan_products import hoist_step_products, sink_stacked_maps
 
 
 def _expand(eqn):
@@ -45,12 +47,20 @@ def prepare(closed):
     eqns = []
     outvars = inline(closed.jaxpr, {}, eqns, fresh=False, expand=_expand, hoist=hoist)
     jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
-    jaxpr = hoist_step_products(hoist_invariants(dce(concat_pad_sums(_fold_dot_transposes(jaxpr)))))
+    jaxpr = hoist_invariants(dce(concat_pad_sums(_fold_dot_transposes(jaxpr))))
+    jaxpr = hoist_step_products(jaxpr, [v for v, c in zip(constvars, consts) if _all_zero(c)])
+    jaxpr = sink_stacked_maps(jaxpr)
     used = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
     used |= {a for a in jaxpr.outvars if isinstance(a, Var)}
     keep = [(v, c) for v, c in zip(jaxpr.constvars, consts) if v in used]
     jaxpr = Jaxpr([v for v, _ in keep], jaxpr.invars, jaxpr.eqns, jaxpr.outvars)
     return ClosedJaxpr(jaxpr, [c for _, c in keep])
+
+
+def _all_zero(c):
+    """Whether the constant `c` holds zeros only (a scan's accumulator `zeros(...)`)."""
+    return isinstance(c, (np.ndarray, np.generic)) and c.dtype.kind in "biufc" \
+        and not c.any()
 
 
 # ---- transpose folding ----------------------------------------------------------------------

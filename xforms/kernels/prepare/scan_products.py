@@ -12,7 +12,16 @@ Two rewrites of a scan equation, both moving work out of the loop into one large
   `acc0 + A . B`, where the body emits each step's `b_t` as a new ys (`a_t` being an xs,
   or emitted too).  The weight gradients of a scan's reverse sweep, dW = sum_t x_t^T g_t
   = X^T G, one product after the loop instead of one per step plus an add of the
-  accumulator.
+  accumulator.  Where acc0 is zeros (a gradient's accumulators start so) the product is
+  the result: no add pass over it, and the product writes the result's buffer.
+
+A third rewrite moves work into the loop instead:
+
+* **maps of stacked inputs**: an xs computed outside the loop by an elementwise equation of
+  arrays of its own shape (and scalars), read by nothing but the scan and inside it only by
+  elementwise equations, is computed in the body from the rows of its operands: its pass
+  over all steps and its stacked buffer are gone, the body's loop fuses the map.  The
+  loss's cotangent `2 * hs / N` read row by row by an LSTM's reverse sweep.
 
 The sums are reassociated (steps summed inside the product), so results differ from the
 per-step loop by rounding only.  A new stacked input or output is kept below `MAX_STACKED`
@@ -23,24 +32,29 @@ elements: the program then holds a (steps x ...) array where it held one step's.
 """
 import math
 
-from xforms.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from xforms.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, use_counts
 from xforms.core.avals import ShapedArray
 from xforms.primitives.contraction import dot_general_p
 from xforms.primitives.control.scan import scan_p
 from xforms.primitives.elementwise import add_p
 from xforms.primitives.reductions import reduce_sum_p
+from xforms.primitives.structural import broadcast_in_dim_p
+
+from .fusion_classes import ELEMENTWISE
 
 MAX_STACKED = 1 << 24        # elements of a hoisted stacked product (64 MiB of float32)
 
 
-def hoist_step_products(jaxpr):
+def hoist_step_products(jaxpr, zeros=()):
     """-> `jaxpr` with each top-level scan's stacked-input and accumulated products moved out
-    of the loop (module docstring)."""
-    eqns = []
+    of the loop (module docstring); `zeros`: its constvars known to hold zeros only."""
+    eqns, zeros = [], set(zeros)
     for e in jaxpr.eqns:
+        if _zeros(e):
+            zeros.add(e.outvars[0])
         if e.prim is scan_p and not e.params["jaxpr"].consts \
                 and not e.params["jaxpr"].jaxpr.constvars:
-            eqns.extend(_rewrite(e))
+            eqns.extend(_rewrite(e, zeros))
         else:
             eqns.append(e)
     return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, jaxpr.outvars)
@@ -93,7 +107,13 @@ class _Scan:
         return outer
 
 
-def _rewrite(e):
+def _zeros(e):
+    """Whether `e` makes an array of zeros (a broadcast literal 0)."""
+    x = e.invars[0] if e.prim is broadcast_in_dim_p else None
+    return isinstance(x, Literal) and x.val == 0
+
+
+def _rewrite(e, zeros):
     s, before, after = _Scan(e), [], []
     const_of = {v: outer for v, outer in s.consts}
     for b in list(s.eqns):
@@ -101,7 +121,8 @@ def _rewrite(e):
         if moved is not None:
             before.append(moved)
     while True:
-        moved = next((m for c in list(s.carry) for m in [_accumulated(s, c)] if m), None)
+        moved = next((m for c in list(s.carry) for m in [_accumulated(s, c, zeros)] if m),
+                     None)
         if moved is None:
             break
         after.extend(moved)
@@ -139,9 +160,10 @@ def _stacked_input(s, b, const_of):
                b.source_info)
 
 
-def _accumulated(s, c):
+def _accumulated(s, c, zeros):
     """Carry `c` updated only by `acc + a_t . b_t` or `acc + sum(b_t)` -> [the product over
-    the steps, acc0 + it] after the loop, the carry gone; None where it does not apply."""
+    the steps, acc0 + it] after the loop ([the product] where acc0 is in `zeros`), the
+    carry gone; None where it does not apply."""
     acc, init, out, final = c
     add = s.producer(out)
     if add is None or add.prim is not add_p or acc not in add.invars or s.uses(acc) != 1 \
@@ -159,6 +181,8 @@ def _accumulated(s, c):
     s.eqns.remove(add)
     s.eqns.remove(prod)
     s.carry.remove(c)
+    if init in zeros:              # 0 + total is total (but for -0.0, which becomes +0.0)
+        return [Eqn(prod.prim, operands, [final], _over_steps(prod), prod.source_info)]
     total = Var(term.aval)
     return [Eqn(prod.prim, operands, [total], _over_steps(prod), prod.source_info),
             Eqn(add.prim, [init, total], [final], add.params, add.source_info)]
@@ -178,3 +202,55 @@ def _over_steps(prod):
     lc, rc, _ = _dims(prod.params)
     dn = (((0,) + tuple(a + 1 for a in lc), (0,) + tuple(a + 1 for a in rc)), ((), ()))
     return dict(prod.params, dimension_numbers=dn)
+
+
+def sink_stacked_maps(jaxpr):
+    """-> `jaxpr` with each top-level scan's xs that is an elementwise map of same-shaped
+    arrays computed in the body instead (module docstring, third rewrite).
+
+    >>> sink_stacked_maps(jaxpr)   # g = 2.0 * hs; scan(...; g) { g_t + ... }
+    ...                            # -> scan(...; hs) { 2.0 * hs_t + ... }"""
+    eqns, uses = list(jaxpr.eqns), use_counts(jaxpr)
+    for e in list(eqns):               # (eqns loses the maps moved)
+        if e.prim is not scan_p or e.params["jaxpr"].consts \
+                or e.params["jaxpr"].jaxpr.constvars:
+            continue
+        s, moved = _Scan(e), False
+        while True:
+            made = {v: p for p in eqns for v in p.outvars}
+            x = next((x for x in s.xs if _sinkable(s, x, made.get(x[1]), uses)), None)
+            if x is None:
+                break
+            _sink(s, x, made[x[1]], eqns, uses)
+            moved = True
+        if moved:
+            eqns[eqns.index(e)] = s.eqn()
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, jaxpr.outvars)
+
+
+def _sinkable(s, x, p, uses):
+    """Whether xs `x` of scan `s`, made by `p` outside, can be made in the body instead."""
+    row, outer = x
+    return (p is not None and p.prim in ELEMENTWISE and len(p.outvars) == 1
+            and uses.get(outer) == 1
+            and all(isinstance(a, Literal) or a.aval.shape == outer.aval.shape
+                    for a in p.invars)
+            and all(b.prim in ELEMENTWISE for b in s.eqns if row in b.invars)
+            and all(row is not c[2] for c in s.carry) and all(row is not y for y, _ in s.ys))
+
+
+def _sink(s, x, p, eqns, uses):
+    """Move the outer map `p` of xs `x` into the body, reading rows of its operands."""
+    row, outer = x
+    rows = dict((o, r) for r, o in s.xs)
+    s.xs.remove(x)
+    args = []
+    for a in p.invars:
+        if isinstance(a, Var) and a not in rows:
+            rows[a] = Var(ShapedArray(a.aval.shape[1:], a.aval.dtype))
+            s.xs.append((rows[a], a))
+        elif isinstance(a, Var):
+            uses[a] -= 1                # an xs already: it loses p as a reader
+        args.append(rows.get(a, a) if isinstance(a, Var) else a)
+    s.eqns.insert(0, p.replace(invars=args, outvars=[row]))
+    eqns.remove(p)
