@@ -3,8 +3,9 @@ vsplit hsplit dsplit column_stack row_stack dstack atleast_1d/2d/3d (any number 
 arguments) rollaxis block resize trim_zeros repeat.
 
 Positions are static (insert/delete need concrete indices, as in JAX; insert also takes
-traced integer positions, as JAX, the result's shape not depending on them): the result is computed as
-a gather from the operands, with the gather map found by running NumPy on position numbers.
+traced integer positions, as JAX, the result's shape not depending on them): the result is
+computed as a gather from the operands, with the gather map found by running NumPy on
+position numbers (or, for traced positions, by comparing them).
 
     >>> xnp.insert(xnp.arange(3.0), 1, 9.0)     # [0, 9, 1, 2]
 """
