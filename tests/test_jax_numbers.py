@@ -13,6 +13,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 from jax_tiers import same as _same, tiers  # noqa: F401 (a fixture)
+from xforms.test_util import check_grads
 
 
 # ---- lax.div / lax.rem: C semantics; xnp's // and % keep NumPy's floor semantics ----------
@@ -635,3 +636,29 @@ def test_unravel_index_with_traced_sizes_and_insert_at_a_traced_position():
     m = np.arange(6, dtype=np.int32).reshape(2, 3)
     col = xf.jit(lambda i: xnp.insert(m, i, np.array([7, 8], np.int32), axis=1), tiered=False)
     _same([col(np.int32(1))], [[0, 7, 1, 2], [3, 8, 4, 5]], np.int32)
+
+
+def test_insert_at_several_traced_positions_as_jax():
+    # jax 0.10.2 (x64; its values, computed with the installed jax and written here): a 1-d
+    # array of traced positions (each counted from the end if negative, then clipped; value i
+    # lands at its position plus its rank among them, ties in order, as NumPy's sorted
+    # insertion); static positions out of range are clipped too.  xforms raised ValueError
+    # for the traced ones (the vmap sweep's two refusals) and IndexError for the static
+    arr, v = np.arange(5, dtype=np.int32), np.array([10, 11, 12, 13, 14, 15], np.int32)
+    idx = np.array([3, 1, 1, -1, 9, -9], np.int32)
+    want = [15, 0, 11, 12, 1, 2, 10, 3, 13, 4, 14]
+    f = lambda i: xnp.insert(arr, i, v)                          # noqa: E731
+    _same([f(idx), xf.jit(f, tiered=True)(idx), xf.jit(f, tiered=False)(idx)], want, np.int32)
+    m = np.arange(6.0).reshape(2, 3)
+    g = xf.jit(lambda i: xnp.insert(m, i, np.array([7.0, 8.0]), axis=1), tiered=False)
+    _same([g(np.array([2, 0], np.int32))], [[8.0, 0, 1, 7, 2], [8.0, 3, 4, 7, 5]], np.float64)
+    ins = xf.vmap(lambda i: xnp.insert(np.arange(4, dtype=np.int32), i,
+                                       np.array([7, 8, 9], np.int32)))
+    ii = np.array([[0, 3, 1], [2, 2, -1]], np.int32)
+    _same([ins(ii), xf.jit(ins, tiered=False)(ii)],
+          [[7, 0, 9, 1, 2, 8, 3], [0, 1, 7, 8, 2, 9, 3]], np.int32)
+    loss = lambda v, i: xnp.sum(xnp.insert(xnp.arange(4.0), i, v) * xnp.arange(1.0, 7.0))  # noqa
+    pos = np.array([3, 0], np.int32)
+    _same([xf.grad(loss)(np.array([1.0, 2.0]), pos),
+           xf.jit(xf.grad(loss), tiered=False)(np.array([1.0, 2.0]), pos)], [5.0, 1.0])
+    check_grads(lambda v: loss(v, pos), (np.array([1.0, 2.0]),), order=2)

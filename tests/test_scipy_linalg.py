@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sl
 
+import xforms as xf
 import xforms.scipy.linalg as xsl
 
 R = np.random.default_rng(5)
@@ -132,3 +133,18 @@ def test_singular_and_bad_input():
         xsl.qr(np.eye(2), pivoting=True)
     with pytest.raises(ValueError, match=r"solve_sylvester"):
         xsl.solve_sylvester(np.eye(2), np.eye(3), np.ones((3, 3)))
+
+
+@pytest.mark.parametrize("tiered", [None, False], ids=["eager", "compiled"])
+def test_lu_permutation_matrix_is_real_as_jax(tiered):
+    # jax.scipy.linalg.lu (jax 0.10.2, x64): P is real, float64 for complex128 and float32
+    # for complex64 (xforms gave it a's complex dtype); L and U keep a's
+    run = (lambda f: f) if tiered is None else (lambda f: xf.jit(f, tiered=tiered))
+    a = np.array([[1 + 2j, 2], [3j, 4]])
+    for dt, real in ((np.complex128, np.float64), (np.complex64, np.float32)):
+        p, l, u = run(xsl.lu)(a.astype(dt))
+        assert [np.asarray(x).dtype for x in (p, l, u)] == [real, dt, dt]
+        np.testing.assert_array_equal(np.asarray(p), np.eye(2))
+        pl_, u2 = run(lambda x: xsl.lu(x, permute_l=True))(a.astype(dt))
+        assert np.asarray(pl_).dtype == dt
+        close(np.asarray(pl_) @ np.asarray(u2), a, dt)

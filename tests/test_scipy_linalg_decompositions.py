@@ -156,6 +156,29 @@ def test_hessenberg_and_schur_match_jax():
     assert [x.dtype for x in xsl.schur(B.astype(np.float32))] == [np.float32] * 2
 
 
+@pytest.mark.parametrize("tiered", [None, False], ids=["eager", "compiled"])
+def test_hessenberg_of_a_complex_matrix_with_nan_as_jax(tiered):
+    # jax 0.10.2 (x64; its values, computed with the installed jax and written here): H is
+    # triu of the packed reduction (zeros below the subdiagonal, the subdiagonal's real NaN
+    # nan+0j), and Q's columns before the first NaN reflector stay finite (LAPACK's orgqr
+    # applies H_i to Q[i:, i:] only).  xforms gave nan+nanj there and an all-NaN Q block
+    run = (lambda f: f) if tiered is None else (lambda f: xf.jit(f, tiered=tiered))
+    nan = np.nan
+    a = np.array([[1 + 1j, 2, 3], [4, nan, 6j], [7, 8, 9]])
+    want_h = [[1 + 1j, -3.597007303087045, nan + nan * 1j],
+              [-8.06225774829855, nan + nan * 1j, nan + nan * 1j],
+              [0j, complex(nan, 0.0), nan + nan * 1j]]
+    want_q = [[1, 0j, 0j], [0j, -0.49613893835683376, nan + nan * 1j],
+              [0j, -0.8682431421244592, nan + nan * 1j]]
+    with np.errstate(all="ignore"):
+        h, q = run(lambda x: xsl.hessenberg(x, calc_q=True))(a)
+        h2 = run(xsl.hessenberg)(a)
+    for got, want in ((h, want_h), (q, want_q), (h2, want_h)):
+        got, want = np.asarray(got), np.asarray(want, dtype=complex)
+        for part in (np.real, np.imag):
+            np.testing.assert_allclose(part(got), part(want), rtol=1e-13, atol=1e-15)
+
+
 def test_rsf2csf_and_funm_match_jax():
     t, z = xsl.rsf2csf(*xsl.schur(B))
     close(t[0], [0.22821125977921214 + 1.616997403233809j, -0.8133012954405219,

@@ -279,6 +279,23 @@ def test_hyp1f1_infinite_parameter_is_no_integer():
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
 
 
+def test_hyp1f1_of_an_infinite_parameter_as_jax():
+    # jax 0.10.2 (x64; its values, computed with the installed jax and written here): with an
+    # infinite a (or b) its series adds the first term a x / b, then stops at an inf / inf
+    # ratio: 1 + that term where infinite, else 1, for |x| < 100; NaN beyond (its asymptotic
+    # sum).  xforms gave NaN for most of these (hyp1f1(-inf, 2, x > 0) among them)
+    inf, nan = np.inf, np.nan
+    a = np.array([-inf, -inf, -inf, inf, inf, -inf, inf, 1.5, nan, -inf, -inf, inf])
+    b = np.array([2.0, 2.0, 2.0, 2.0, -2.0, -0.5, -inf, inf, inf, nan, 2.0, 0.5])
+    x = np.array([0.5, 1e-300, -1.0, 0.0, 1.0, 99.0, 3.0, -1.0, 2.0, 1.0, 150.0, -inf])
+    want = [-inf, -inf, inf, 1.0, -inf, inf, 1.0, 1.0, 1.0, 1.0, nan, nan]
+    with np.errstate(all="ignore"):
+        loop = [xsp.hyp1f1(*p) for p in zip(a, b, x)]
+        for got in (loop, xf.vmap(xsp.hyp1f1)(a, b, x), xf.jit(xsp.hyp1f1)(a, b, x),
+                    xf.jit(xsp.hyp1f1, tiered=False)(a, b, x)):
+            np.testing.assert_array_equal(np.asarray(got, dtype=float), want)
+
+
 def test_new_functions_edge_values():
     inf, nan = np.inf, np.nan
     e = np.array([0.0, -0.0, inf, -inf, nan])

@@ -9,6 +9,8 @@ Differences from JAX are NotImplementedErrors naming the option: qr(pivoting=Tru
 eigh/svd(subset_by_index), and the factorisations xforms has no primitive for
 (tridiagonal, qdwh).
 """
+import numpy as np
+
 from ..numpy import (creation as _cr, linalg_norm as _ln, linalg_ops as _lo,
                      linalg_solve as _ls, manipulation as _ma, matrices as _mx,
                      reductions as _rd, ufuncs as _uf, _util)
@@ -156,7 +158,7 @@ def householder_product(a, taus):
     a, taus = _cr.asarray(a), _cr.asarray(taus)
     m, n = aval(a).shape[-2:]
     eye = _util.broadcast_to(_cr.eye(m, n, dtype=aval(a).dtype), aval(a).shape)
-    return _apply_reflectors(a, taus, eye, adjoint=False)
+    return _apply_reflectors(a, taus, eye, adjoint=False, trailing=True)
 
 
 def ormqr(a, taus, c, *, left=True, transpose=False):
@@ -183,18 +185,22 @@ def ormqr(a, taus, c, *, left=True, transpose=False):
     return h(_apply_reflectors(a, taus, h(c), adjoint=not transpose))
 
 
-def _apply_reflectors(a, taus, c, *, adjoint):
+def _apply_reflectors(a, taus, c, *, adjoint, trailing=False):
     """Q c, or Q^H c with adjoint, Q = H_0 ... H_{k-1} from the columns of `a` below its
     diagonal (a unit on it) and taus: Q c applies H_{k-1} first, Q^H c applies H_0^H first
-    (H_i^H = I - conj(tau_i) v_i v_i^H)."""
+    (H_i^H = I - conj(tau_i) v_i v_i^H).  With `trailing` (c the identity: forming Q), H_i
+    changes only c[i:, i:], as LAPACK's orgqr: elsewhere it is the identity's rows and
+    columns already, and a NaN in a later reflector stays out of the earlier columns."""
     m, n = aval(a).shape[-2:]
     k = aval(taus).shape[-1]
     v = _mx.tril(a, -1) + _cr.eye(m, n, dtype=aval(a).dtype)
     t = _uf.conj(taus) if adjoint else taus
+    rows, cols = np.arange(aval(c).shape[-2])[:, None], np.arange(aval(c).shape[-1])
     for i in (range(k) if adjoint else reversed(range(k))):
         vi = v[..., :, i]
         proj = _rd.sum(_uf.conj(vi)[..., :, None] * c, axis=-2)           # v^H c
-        c = c - t[..., i, None, None] * vi[..., :, None] * proj[..., None, :]
+        new = c - t[..., i, None, None] * vi[..., :, None] * proj[..., None, :]
+        c = _uf.where((rows >= i) & (cols >= i), new, c) if trailing else new
     return c
 
 

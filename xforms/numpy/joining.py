@@ -2,9 +2,10 @@
 vsplit hsplit dsplit column_stack row_stack dstack atleast_1d/2d/3d (any number of
 arguments) rollaxis block resize trim_zeros repeat.
 
-Positions are static (insert/delete need concrete indices, as in JAX; insert also takes one
-traced integer, as JAX, the result's shape not depending on it): the result is computed as
-a gather from the operands, with the gather map found by running NumPy on position numbers.
+Positions are static (insert/delete need concrete indices, as in JAX; insert also takes
+traced integer positions, as JAX, the result's shape not depending on them): the result is
+computed as a gather from the operands, with the gather map found by running NumPy on
+position numbers (or, for traced positions, by comparing them).
 
     >>> xnp.insert(xnp.arange(3.0), 1, 9.0)     # [0, 9, 1, 2]
 """
@@ -14,6 +15,7 @@ from ..core import trace as core
 from ..core import staging
 from ..primitives import structural as st
 from . import manipulation as man
+from . import reductions as red
 from . import ufuncs as uf
 from ._util import aval, asarray_operand, broadcast_to, canon_axes, canon_axis, convert
 from .indexing import take
@@ -46,7 +48,7 @@ def _gather_by_positions(parts, pos):
 
 def insert(arr, obj, values, axis=None):
     """Insert values before the static positions obj along axis (NumPy's rules), or before
-    one traced integer position (JAX's: counted from the end if negative, then clipped).
+    traced integer positions (JAX's: counted from the end if negative, then clipped).
 
         >>> xf.vmap(lambda i: xnp.insert(xnp.arange(3), i, 9))(np.array([0, 2]))
         [[9, 0, 1, 2], [0, 1, 9, 2]]
@@ -59,32 +61,47 @@ def insert(arr, obj, values, axis=None):
     if isinstance(obj, core.Tracer) and staging.known_value(obj) is None:
         return _insert_at_traced(arr, obj, values, canon_axis(axis, aval(arr).ndim))
     a, v = aval(arr), aval(values)
+    ax = canon_axis(axis, a.ndim)
+    obj = _static(obj, "insert")
+    if not isinstance(obj, slice) and obj.dtype.kind in "iu":    # JAX's: clipped, not refused
+        obj = np.clip(np.where(obj < 0, obj + a.shape[ax], obj), 0, a.shape[ax])
     pos = np.arange(a.size, dtype=np.int64).reshape(a.shape)
     vpos = (a.size + np.arange(v.size, dtype=np.int64)).reshape(v.shape)
-    out = np.insert(pos, _static(obj, "insert"), vpos, axis=canon_axis(axis, a.ndim))
-    return _gather_by_positions([arr, values], out)
+    return _gather_by_positions([arr, values], np.insert(pos, obj, vpos, axis=ax))
 
 
 def _insert_at_traced(arr, idx, values, ax):
-    """insert at one traced position idx: values (at least arr's rank, JAX's first axis moved
-    to `ax`, broadcast over the others) joined after arr, then arr's elements and theirs
-    taken in the inserted order along ax (result position j: arr's j before idx, the
-    values' j - idx from it, arr's j - k after them)."""
-    if aval(idx).ndim != 0 or aval(idx).dtype.kind not in "iu":
-        raise ValueError(f"insert: a traced obj must be one integer position, got "
-                         f"{aval(idx).str_short()}; pass several positions as a list or NumPy "
-                         f"array")
+    """insert at traced positions idx (one integer, or a 1-d integer array: JAX's rules):
+    values joined after arr along ax, then taken in the inserted order.  Each position
+    counts from the end if negative, then is clipped; value i lands at idx[i] plus its rank
+    among the positions (ties in order), as NumPy's and JAX's sorted insertion."""
+    if aval(idx).ndim > 1 or aval(idx).dtype.kind not in "iu":
+        raise ValueError(f"insert: a traced obj must be an integer position or a 1-d array "
+                         f"of them, got {aval(idx).str_short()}")
     a, v = aval(arr), aval(values)
     values = man.reshape(values, (1,) * (a.ndim - v.ndim) + v.shape)
-    values = man.moveaxis(values, 0, ax)
-    k = aval(values).shape[ax]
+    if aval(idx).ndim == 0:     # one position: the values' first axis is inserted (JAX's)
+        values = man.moveaxis(values, 0, ax)
+    k = np.broadcast_shapes(aval(idx).shape, (aval(values).shape[ax],))[0]
     values = broadcast_to(values, a.shape[:ax] + (k,) + a.shape[ax + 1:])
     n = a.shape[ax]
+    idx = broadcast_to(man.ravel(idx), (k,))
     idx = uf.clip(uf.where(uf.less(idx, 0), uf.add(idx, n), idx), 0, n)
-    j = np.arange(n + k)
-    perm = uf.where(uf.less(j, idx), j, uf.where(uf.less(j, uf.add(idx, k)),
-                                                 uf.subtract(j + n, idx), j - k))
-    return take(man.concatenate([arr, values], ax), perm, axis=ax)
+    return take(man.concatenate([arr, values], ax), _inserted_order(idx, n), axis=ax)
+
+
+def _inserted_order(idx, n):
+    """For each of the n + k result positions p, what lands there: arr's element (its index
+    p minus the values before p) or value i (n + i), value i landing at idx[i] + rank_i."""
+    i = np.arange(idx.shape[0])
+    before = uf.less(idx[None, :], idx[:, None]) | (uf.equal(idx[None, :], idx[:, None]) &
+                                                      (i[None, :] < i[:, None]))
+    slot = uf.add(idx, red.sum(before, axis=1).astype(idx.dtype))   # (k,): value i's place
+    p = np.arange(n + idx.shape[0])
+    here = uf.equal(slot[:, None], p[None, :])                       # (k, n + k)
+    which = red.sum(uf.where(here, i[:, None] + n, 0), axis=0)
+    earlier = red.sum(uf.less(slot[:, None], p[None, :]), axis=0)
+    return uf.where(red.any(here, axis=0), which, uf.subtract(p, earlier))
 
 
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):

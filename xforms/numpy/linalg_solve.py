@@ -10,7 +10,10 @@ from ..core import trace as core
 from ..primitives.control import control_flow as cf
 from ..primitives.custom import LazyJaxpr, custom_jvp_call_p
 from ..primitives.linalg import factor as pl
+from ..primitives.structural import iota
 from ..primitives.linalg.batched import diagonal, h, mT
+from ..transforms.jvp import instantiate, jvp_eval
+from ..transforms.tracing import trace_cached
 from ..core.avals import broadcast_shapes
 from . import reductions as red
 from . import ufuncs
@@ -92,7 +95,8 @@ def _lu_parts(name, a):
     lu_, piv, _ = pl.lu(a)
     d = diagonal(lu_)
     n = aval(a).shape[-1]
-    swaps = red.sum(ufuncs.not_equal(piv, np.arange(n, dtype=np.int32)), axis=-1)
+    # an iota, not np.arange: det's custom rule traces this and takes no constants
+    swaps = red.sum(ufuncs.not_equal(piv, iota(np.int32, (n,))), axis=-1)
     odd = ufuncs.equal(ufuncs.remainder(swaps, 2), 1)
     return a, d, odd
 
@@ -113,17 +117,50 @@ def _cofactor_det(a):
 
 @returns_arrays
 def det(a):
-    """Determinant: of a 2x2 or 3x3 matrix by cofactors, as JAX; otherwise by LU, the product
-    of U's diagonal signed by the pivots' parity.
+    """Determinant: of a 2x2 or 3x3 matrix by cofactors, as JAX; otherwise JAX's
+    sign * exp(log|det|) from slogdet, so it rounds as JAX does (the LU product of U's
+    diagonal differs in the last bits), with the LU product's derivative.
 
         >>> det(np.array([[1.0, 2.0], [3.0, 4.0]]))     # -2.0
     """
     a = matrix_operand("det", a)
     if aval(a).shape[-1] in (2, 3):
         return _cofactor_det(a)
+    return _det(a)
+
+
+def _det_by_slogdet(a):
+    sign, logabs = slogdet(a)
+    return ufuncs.multiply(sign, ufuncs.exp(logabs).astype(aval(sign).dtype))
+
+
+def _det_lu_product(a):
+    """The product of U's diagonal signed by the pivots' parity: its derivative (product
+    rule) is right at singular matrices too, where log|det|'s is not."""
     a, d, odd = _lu_parts("det", a)
     p = red.prod(d, axis=-1)
     return ufuncs.where(odd, ufuncs.negative(p), p)
+
+
+def _det(a):
+    """det's value by slogdet, its tangent the LU product's; the rule calls _det again, so
+    every order of derivative goes through it."""
+    if core.current_trace() is core.eval_trace:    # no derivative asked: the value alone
+        return _det_by_slogdet(a)
+    in_avals = [core.get_aval(a)]
+    call, consts = cf.trace(lambda x: [_det_by_slogdet(x)], in_avals)
+    assert not consts, "det's value takes no constants"
+
+    def rule():
+        product, _ = trace_cached(None, lambda x: [_det_lu_product(x)], in_avals)
+
+        def jvp(x, dx):
+            _, (t,) = jvp_eval(product.jaxpr, product.consts, [x], [dx])
+            return [_det(x), instantiate(t)]
+        # the LU rules' masks stay closed over (the rule's operands are only (x, dx))
+        return trace_cached(None, jvp, in_avals * 2)[0]
+    return custom_jvp_call_p.bind(a, call_jaxpr=call, jvp_jaxpr_thunk=LazyJaxpr(rule, "det"),
+                                  num_consts=0, name="det")[0]
 
 
 @returns_arrays

@@ -123,7 +123,8 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
     lu_, _, perm = _pl.lu(a)
     l = _ew.add(_tril(lu_, -1), _eye_like(lu_))
     u = _triu(lu_)
-    p = _mT(_pl.permutation_matrix(perm, _aval(a).dtype))
+    # real as JAX's (float64 for complex128): a permutation has no imaginary part
+    p = _mT(_pl.permutation_matrix(perm, np.finfo(_aval(a).dtype).dtype))
     if permute_l:
         return _matmul(p, l), u
     return p, l, u

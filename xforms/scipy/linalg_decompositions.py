@@ -158,8 +158,9 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     if shape[-1] == 0:
         return (xnp.zeros_like(a), xnp.zeros_like(a)) if calc_q else xnp.zeros_like(a)
     packed, taus = _ps.hessenberg(a)
-    # a 0/1 mask rather than triu, so that a NaN reduction stays all NaN
-    h = packed * xnp.triu(xnp.ones(shape[-2:], dt), -1)
+    # triu selects, as JAX: zeros below the subdiagonal whatever the reduction holds there
+    # (a 0/1 mask's product made them NaN, and a complex nan+0j subdiagonal nan+nanj)
+    h = xnp.triu(packed, -1)
     if not calc_q:
         return h
     q = _lax_linalg.householder_product(packed[..., 1:, :-1], taus)

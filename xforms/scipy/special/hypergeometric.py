@@ -116,7 +116,7 @@ def hyp1f1(a, b, x):
     """Kummer's confluent hypergeometric function 1F1(a; b; x) = sum_k (a)_k / (b)_k x^k / k!
     (at a pole b = 0, -1, ... where the series does not end before it: JAX's signed inf,
     the limit b -> -k+ of the first divergent term; 1 for a = 0 and exp(x) for a = b
-    whatever x, inf for b = 0, as JAX).
+    whatever x, inf for b = 0, and JAX's first-term value for an infinite a or b).
 
         >>> hyp1f1(1.5, 2.5, xnp.array([-3.0, 0.7]))
     """
@@ -125,8 +125,17 @@ def hyp1f1(a, b, x):
     # M(0, b, x) = 1, M(a, a, x) = exp(x), and b = 0 a pole (inf) for any other a; but
     # a = b = -n stays SciPy's polynomial (its series ends at k = n; JAX's exp(x))
     same = (a == b) & ~(_nonpos_int(b) & xnp.isfinite(b))
+    infinite = xnp.isinf(a) | xnp.isinf(b)
     return xnp.where(a == 0, 1.0, xnp.where(same, xnp.exp(x), xnp.where(
-        b == 0, xnp.inf, _hyp1f1(a, b, x))))
+        b == 0, xnp.inf, xnp.where(infinite, _infinite_parameter(a, b, x), _hyp1f1(a, b, x)))))
+
+
+def _infinite_parameter(a, b, x):
+    """JAX's value where a or b is infinite (no limit exists): its series loop adds the
+    first term a x / b, then stops at an inf / inf (or NaN) ratio, so 1 + that term where it
+    is infinite, else 1, for |x| < 100; its asymptotic sum (|x| >= 100, NaN x) gives NaN."""
+    t = a / b * x
+    return xnp.where(xnp.abs(x) < 100.0, 1.0 + xnp.where(xnp.isinf(t), t, 0.0), xnp.nan)
 
 
 # ---- 2F1 ---------------------------------------------------------------------------------------
