@@ -16,12 +16,15 @@ for a caller loaded from Numba's disk cache, before its code is loaded (the call
 `reload_init`), so the caller's cached machine code always finds the helper.  Not inlined:
 meant for helpers whose work dwarfs a call.
 
-    >>> @numba.njit(cache=True)
+    >>> import numba, numpy as np
+    >>> @numba.njit
     ... def scale(x, s):
     ...     x *= s
     >>> @numba.njit
     ... def kernel(x):
     ...     unlinked(scale, (x, 2.0))      # scale's code stays in its own library
+    >>> x = np.ones(3); kernel(x); x
+    array([2., 2., 2.])
 """
 import functools
 import hashlib
@@ -32,6 +35,9 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 _bound = set()      # symbol names bound in this process
+# (module, qualified name) -> dispatcher, of the helpers typed in this process (a caller
+# loaded from disk in a new process finds its helper by importing it)
+_known = {}
 
 
 def symbol(disp, argtys):
@@ -44,9 +50,11 @@ def symbol(disp, argtys):
 def bind(module, qualname, argtys):
     """Compile (or load) the dispatcher `module.qualname` for `argtys` and bind its stable
     symbol to the compiled code; -> (the compile result, the symbol)."""
-    disp = importlib.import_module(module)
-    for part in qualname.split("."):
-        disp = getattr(disp, part)
+    disp = _known.get((module, qualname))
+    if disp is None:
+        disp = importlib.import_module(module)
+        for part in qualname.split("."):
+            disp = getattr(disp, part)
     disp.compile(argtys)
     cres = disp.overloads[argtys]
     name = symbol(disp, argtys)
@@ -62,6 +70,7 @@ def unlinked(typingctx, disp, args):
     if not isinstance(disp, types.Dispatcher) or not isinstance(args, types.BaseTuple):
         return None
     py = disp.dispatcher.py_func
+    _known[py.__module__, py.__qualname__] = disp.dispatcher
     argtys = tuple(args.types)
     cres, name = bind(py.__module__, py.__qualname__, argtys)
     restype = cres.signature.return_type
