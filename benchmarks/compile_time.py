@@ -310,8 +310,9 @@ def main(argv=None):
                     help="ttfr: stop at the first result (no swap / steady-state figures)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ops", type=int, default=300, help="operations in the scalar chain")
-    ap.add_argument("--only", default="chain,mlp", help="models: chain, mlp, block (a "
-                    "transformer block: workloads/transformer_block.py)")
+    ap.add_argument("--only", default="chain,mlp,gnn,conv", help="models: chain, mlp, block "
+                    "(a transformer block: workloads/transformer_block.py), gnn, conv (the "
+                    "tryout's graph network and conv net: workloads/tryout_nets.py)")
     ap.add_argument("--transforms", default=",".join(TRANSFORMS),
                     help="phases section: of f, grad (block: value_and_grad), hvp")
     ap.add_argument("--systems", default="xforms,jax")
@@ -324,7 +325,8 @@ def main(argv=None):
     models = {"chain": ("chain", {"model": "chain", "ops": args.ops}),
               "mlp": ("mlp", {"model": "mlp", "batch": 32, "hidden": 512}),
               "block": ("block", {"model": "block", "batch": 4, "seq": 64, "width": 128,
-                                  "heads": 4})}
+                                  "heads": 4}),
+              "gnn": ("gnn", {"model": "gnn"}), "conv": ("conv", {"model": "conv"})}
     chosen = [models[m.strip()] for m in args.only.split(",") if m.strip()]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731

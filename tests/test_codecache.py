@@ -120,6 +120,37 @@ def _warnings(err):
     return [ln for ln in err.splitlines() if "CacheWarning: xforms:" in ln]
 
 
+
+CONV_CHILD = textwrap.dedent("""
+    import numpy as np, xforms as xf, xforms.numpy as xnp
+    from xforms import lax
+    x, w = np.linspace(-1, 1, 2 * 9 * 3).reshape(2, 9, 3), np.linspace(0, 1, 36).reshape(3, 3, 4)
+    f = xf.jit(xf.grad(lambda w, x: xnp.sum(lax.conv_general_dilated(
+        x, w, (1,), "SAME", dimension_numbers=("NWC", "WIO", "NWC")) ** 2)), tiered=False)
+    g = np.asarray(f(w, x))
+    import xforms.kernels.cpu.backend as cpu
+    exe, = cpu._exes.values()
+    st = getattr(exe.kernel, "kernel", exe.kernel).stats
+    print("RESULT", sum(st.cache_hits.values()), sum(st.cache_misses.values()), g.tobytes().hex())
+""")
+
+
+def test_cached_kernel_finds_the_convolution_it_calls_by_symbol(tmp_path):
+    # a kernel calls conv_run by a symbol bound when it compiles (numba_fixes/unlinked.py);
+    # loaded from disk in a new process, the symbol is bound again before its code loads
+    script = tmp_path / "conv_child.py"
+    script.write_text(CONV_CHILD)
+    env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT)
+    env.pop("XFORMS_DISABLE_CACHE", None)
+    runs = []
+    for _ in range(2):
+        p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        runs.append(next(ln for ln in p.stdout.splitlines() if ln.startswith("RESULT")).split())
+    assert runs[0][1:3] == ["0", "1"] and runs[1][1:3] == ["1", "0"]
+    assert runs[0][3] == runs[1][3]
+
 def test_untrusted_dir_modes(tmp_path):
     from xforms.kernels.build.codecache import untrusted_dir
     top = tmp_path / "top"

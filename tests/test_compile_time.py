@@ -312,3 +312,23 @@ def test_matrix_products_link_no_helper_library():
               for lib in kernel.overloads[sig].library._linking_libraries]
     assert not [n for n in linked if n.startswith("mm_")], linked
     np.testing.assert_allclose(np.asarray(exe(w, x)[0]), np.asarray(f(w, x)), rtol=1e-10)
+
+
+def test_convolutions_link_no_runtime_library(monkeypatch, tmp_path):
+    # the kernel calls the precompiled conv_run by a stable symbol (numba_fixes/unlinked.py):
+    # its code (~22,000 lines of LLVM IR with the conv blocks) is not linked into the kernel
+    # and optimised and emitted again there (issue 35: two thirds of a conv net's module).
+    # An empty cache: a kernel loaded from disk has no IR to read
+    monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path))
+    from xforms.kernels.cpu.backend import compile_cpu
+    w, x = rng.normal(size=(3, 3, 4)), rng.normal(size=(2, 9, 3))
+    dn = ("NWC", "WIO", "NWC")
+    f = xf.grad(lambda w, x: xnp.sum(lax.conv_general_dilated(x, w, (1,), "SAME",
+                                                               dimension_numbers=dn) ** 2))
+    exe = compile_cpu(xf.make_jaxpr(f)(w, x), {"name": "t"})
+    kernel = getattr(exe.kernel, "kernel", exe.kernel)
+    ir = "".join(kernel.inspect_llvm(sig) for sig in kernel.signatures)
+    assert re.search(r"^declare .*@\"?xforms_unlinked_xforms_kernels_runtime_conv_conv_run_",
+                     ir, re.M)
+    assert not re.findall(r"^define .*(conv_run|conv_blocks)", ir, re.M)
+    np.testing.assert_allclose(np.asarray(exe(w, x)[0]), np.asarray(f(w, x)), rtol=1e-12)

@@ -59,6 +59,10 @@ def build(spec):
         from benchmarks.workloads import transformer_block
         params, xb = transformer_block.make_data(spec["batch"], spec["seq"], spec["width"])
         v = {k: np.ones_like(a) for k, a in params.items()}
+    if model in ("gnn", "conv"):
+        from benchmarks.workloads import tryout_nets
+        net, data = getattr(tryout_nets, "make_" + model)()
+        v = {k: np.ones_like(a) for k, a in data[0].items()}
     if system == "numba":
         if model != "chain" or transform == "hvp":
             raise SystemExit("numba: only f and grad of the chain are hand-written")
@@ -87,6 +91,9 @@ def build(spec):
         hvp = lambda f, p, t: jax.jvp(jax.grad(f), p, t)[1]  # noqa: E731
     if model == "chain":
         f, args, tangents = (lambda x: chain(x, tnp, spec["ops"])), (0.3,), (1.0,)
+    elif model in ("gnn", "conv"):      # tryout_nets: the parameters are differentiated
+        f = lambda P, *rest: net(P, *rest, tf, tnp)  # noqa: E731
+        args, tangents = data, (v,)
     elif model == "block":        # (jit(value_and_grad), as a training step takes it)
         f = lambda P: transformer_block.loss(P, xb, spec["heads"], tnp, nn_)  # noqa: E731
         args, tangents = (params,), (v,)
@@ -94,7 +101,9 @@ def build(spec):
         f = lambda P: loss(P, xb, yb, tnp, log_softmax)  # noqa: E731
         args, tangents = (params,), (v,)
     grad = tf.value_and_grad(f) if model == "block" else tf.grad(f)
-    fn = {"f": f, "grad": grad, "hvp": lambda *a: hvp(f, a, tangents)}[transform]
+    # hvp: along the first argument (the parameters), the others held
+    fn = {"f": f, "grad": grad, "hvp": lambda p, *rest: hvp(lambda q: f(q, *rest), (p,),
+                                                           tangents)}[transform]
     return jit(fn), args, block
 
 

@@ -13,9 +13,10 @@ Numba compiling those -- np.transpose alone pulls in its string-formatting error
 was most of a small CNN's 20-40 s compile.)
 
     # c:f32[8,11,11,64] = conv_general_dilated[...] a b        model.py:12 (conv2)
-    _conv_runtime_conv_run(A.reshape(-1), B.reshape(-1), C.reshape(-1), _conv_runtime_ints((
+    _conv_runtime_unlinked(_conv_runtime_conv_run, (A.reshape(-1), B.reshape(-1), C.reshape(-1),
+        _conv_runtime_ints((
         8, 32, 1, 13, 13, 5408, 1, 0, 416, 32, 64, 32, 1, 3, 3, 1, 64, 0, 6144, 2048,
-        8, 64, 1, 11, 11, 7744, 1, 0, 704, 64, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0)))
+        8, 64, 1, 11, 11, 7744, 1, 0, 704, 64, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0))))
 
 CUDA rule for conv_general_dilated: one thread per output element (a grid-stride loop over
 the output's logical (batch, feature, *spatial) positions), summing input x kernel over the
@@ -103,9 +104,10 @@ def _conv(em, eqn):
     flat = [f"{em.atom(v) if v is not out else em.A(out)}.reshape(-1)" for v in (lhs, rhs, out)]
     em.globals.setdefault("_conv_runtime", "__import__('xforms.kernels.runtime.conv', fromlist=['_'])")
     run = em.global_name("_conv_runtime.conv_run")
-    ints = em.global_name("_conv_runtime.ints")
-    # last, the number of parts: 0, conv_run chooses per call (xforms/kernels/runtime/conv.py)
-    em.line(f"{run}({', '.join(flat)}, {ints}({_text(plan + geometry(p) + (0,))}))")
+    call, ints = em.global_name("_conv_runtime.unlinked"), em.global_name("_conv_runtime.ints")
+    # last, the number of parts: 0, conv_run chooses per call (xforms/kernels/runtime/conv.py);
+    # called by symbol: its code is not linked into (and optimised again with) the kernel
+    em.line(f"{call}({run}, ({', '.join(flat)}, {ints}({_text(plan + geometry(p) + (0,))})))")
 
 
 CPU_RULES[conv_general_dilated_p] = _conv

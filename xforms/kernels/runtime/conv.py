@@ -26,17 +26,17 @@ block order.  Measured, the small CNN's gradient (benchmarks/workloads/cnn.py, f
 two parts; at batch 1 (0.3 ms for all five) a parallel region's hand-off would cost more
 than it saves.  One compiled function, parallel, holds it all: each further dispatcher
 level re-optimises the whole call tree linked into it (+8 s of cold compile each); its
-parallel loop calls the methods through `unlinked`, so that the loop's gufunc and wrappers
-do not link, optimise and emit them once more (22 -> ~16 s cold for one dtype).
+parallel loop calls the methods through `unlinked` (xforms/kernels/numba_fixes/unlinked.py),
+so that the loop's gufunc and wrappers do not link, optimise and emit them once more (22 ->
+~16 s cold for one dtype); generated kernels call conv_run itself that way.
 """
-import llvmlite.ir as llvm_ir
 import numba
 import numpy as np
-from numba.core import cgutils, types
-from numba.extending import intrinsic
+from numba.core import types
 from numba.np.ufunc.parallel import _launch_threads
 
 from . import threads as _threads  # noqa: F401 (GOMP_SPINCOUNT, set before libgomp loads)
+from ..numba_fixes.unlinked import unlinked  # noqa: F401 (generated kernels call conv_run so)
 from .blas_serial import serial_begin, serial_end
 from .conv_blocks import (direct, im2col, im2col_t, not_finite, scatter, scatter_kernel, small,
                           t_sums)
@@ -270,37 +270,6 @@ def _units(method, x, xsh, xst, wp, kdims, out, osh, ost, geo, fm, per, u0, u1, 
         small(x, xsh, xst, wp, kdims, out, osh, ost, geo, fm, per, u0, u1)
     else:
         im2col(x, xsh, xst, wp, kdims, out, osh, ost, geo, fm, per, u0, u1)
-
-
-@intrinsic
-def unlinked(typingctx, disp, args):
-    """disp(*args) for a jitted function `disp`, called by its symbol without linking its
-    code into the caller.  Inside a parallel loop: Numba compiles the loop's body into a
-    gufunc and two wrappers, three libraries that each link, optimise and emit whatever the
-    body calls (measured: the four methods linked into each, about +6 s of cold compile).
-    conv_run's serial branch links the same functions (with `_units`), so the symbol is
-    defined in conv_run's own compiled (and cached) code; while compiling, the callee's own
-    compiled library defines it."""
-    if not isinstance(disp, types.Dispatcher) or not isinstance(args, types.BaseTuple):
-        return None
-    argtys = tuple(args.types)
-    disp.dispatcher.compile(argtys)
-    cres = disp.dispatcher.overloads[argtys]
-    sig = cres.signature.return_type(disp, args)
-
-    def codegen(context, builder, sig_, llargs):
-        vals = cgutils.unpack_tuple(builder, llargs[1], len(argtys))
-        fn = context.declare_function(builder.module, cres.fndesc)
-        status, res = context.call_conv.call_function(builder, fn, cres.signature.return_type,
-                                                      cres.signature.args, vals)
-        for ins in reversed(builder.block.instructions):
-            if isinstance(ins, llvm_ir.CallInstr) and ins.callee is fn:
-                ins.attributes.add("noinline")    # (not inlined where conv_run links it)
-                break
-        with cgutils.if_unlikely(builder, status.is_error):
-            context.call_conv.return_status_propagate(builder, status)
-        return res
-    return sig, codegen
 
 
 @numba.njit(nogil=True, inline="always")

@@ -1,0 +1,91 @@
+"""Call a jitted runtime helper by a stable symbol, without linking its code into the caller.
+
+Why: Numba links the LLVM module of every jitted function a function calls into the
+caller's own module, then optimises and emits the whole module again.  A generated kernel
+that calls the precompiled convolution (`runtime/conv.py`'s `conv_run`: ~22,000 lines of
+LLVM IR with its blocks) paid for optimising and emitting the convolution code in every
+kernel -- two thirds of a 1-D conv net's `jit(grad)` module (issue 35: its kernel, 13,000
+lines of IR, carried 32,000 of the convolution's; 6.3 CPU s of Numba).
+
+How: `unlinked(disp, args)` compiles (or loads from Numba's disk cache) `disp` for the
+types of `args` and calls its compiled code through an external declaration named
+`xforms_unlinked_<qualified name>_<hash of the signature>`, a name that is the same in
+every process (Numba's own mangled names carry a per-process counter).  The name is bound
+to the compiled code's address (`llvmlite.binding.add_symbol`) when the call is typed and,
+for a caller loaded from Numba's disk cache, before its code is loaded (the caller's
+`reload_init`), so the caller's cached machine code always finds the helper.  Not inlined:
+meant for helpers whose work dwarfs a call.
+
+    >>> import numba, numpy as np
+    >>> @numba.njit
+    ... def scale(x, s):
+    ...     x *= s
+    >>> @numba.njit
+    ... def kernel(x):
+    ...     unlinked(scale, (x, 2.0))      # scale's code stays in its own library
+    >>> x = np.ones(3); kernel(x); x
+    array([2., 2., 2.])
+"""
+import functools
+import hashlib
+import importlib
+
+import llvmlite.binding as llvm
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+_bound = set()      # symbol names bound in this process
+# (module, qualified name) -> dispatcher, of the helpers typed in this process (a caller
+# loaded from disk in a new process finds its helper by importing it)
+_known = {}
+
+
+def symbol(disp, argtys):
+    """The stable symbol of dispatcher `disp` compiled for `argtys`."""
+    py = disp.py_func
+    sig = hashlib.sha256(repr(tuple(str(t) for t in argtys)).encode()).hexdigest()[:16]
+    return f"xforms_unlinked_{py.__module__}.{py.__qualname__}_{sig}".replace(".", "_")
+
+
+def bind(module, qualname, argtys):
+    """Compile (or load) the dispatcher `module.qualname` for `argtys` and bind its stable
+    symbol to the compiled code; -> (the compile result, the symbol)."""
+    disp = _known.get((module, qualname))
+    if disp is None:
+        disp = importlib.import_module(module)
+        for part in qualname.split("."):
+            disp = getattr(disp, part)
+    disp.compile(argtys)
+    cres = disp.overloads[argtys]
+    name = symbol(disp, argtys)
+    if name not in _bound:
+        llvm.add_symbol(name, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
+        _bound.add(name)
+    return cres, name
+
+
+@intrinsic
+def unlinked(typingctx, disp, args):
+    """disp(*args), `disp` a jitted function, its code called by symbol (see the module)."""
+    if not isinstance(disp, types.Dispatcher) or not isinstance(args, types.BaseTuple):
+        return None
+    py = disp.dispatcher.py_func
+    _known[py.__module__, py.__qualname__] = disp.dispatcher
+    argtys = tuple(args.types)
+    cres, name = bind(py.__module__, py.__qualname__, argtys)
+    restype = cres.signature.return_type
+
+    def codegen(context, builder, sig_, llargs):
+        # a cached caller binds the symbol again before its code loads (Numba runs the
+        # library's reload_init first: numba.core.compiler.CompileResult._rebuild)
+        context.active_code_library._reload_init.add(
+            functools.partial(bind, py.__module__, py.__qualname__, argtys))
+        fnty = context.call_conv.get_function_type(restype, cres.signature.args)
+        fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+        vals = cgutils.unpack_tuple(builder, llargs[1], len(argtys))
+        status, res = context.call_conv.call_function(builder, fn, restype,
+                                                      cres.signature.args, vals)
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        return res
+    return restype(disp, args), codegen
