@@ -99,6 +99,9 @@ def _transpose(self, *axes):
 
 
 shape_mod = shape
+# the array methods a traced value has, by name; xforms/device.py gives a backend's arrays
+# (DeviceArray) the same, each run on the array's device
+ARRAY_METHODS = {**_METHODS, "reshape": _reshape, "transpose": _transpose}
 Tracer.reshape = locate_errors(_reshape)
 Tracer.transpose = locate_errors(_transpose)
 Tracer.T = property(lambda self: shape_mod.transpose(self))
