@@ -533,4 +533,10 @@ PTX_ONLY = {"sorting_long_gpu": long_sorts(2100, 1500),
                 lax.cumsum(x, 0), lax.cummax(x.astype(np.int64), 0, reverse=True),
                 lax.cumlogsumexp(x.astype(np.float32), 0), lax.cumprod(z, 1),
                 lax.cummin(z.real, 1, reverse=True)),
-                (np.ones((5000, 40)), np.ones((3, 2500, 5), np.complex128)), 0)}
+                (np.ones((5000, 40)), np.ones((3, 2500, 5), np.complex128)), 0),
+            # ... along the last axis, blocks sized to the line (prefix_scan.block_for): one
+            # warp for 31, 64 threads for 300, 256 and two levels for 5000
+            "cumulative_last_axis_gpu": (lambda x, y, w: (
+                lax.cumsum(x, 1), lax.cummax(x.astype(np.int8), 1, reverse=True),
+                lax.cumprod(y, 1), lax.cumlogsumexp(y, 1), lax.cummin(w, 1)),
+                (np.ones((7, 31)), np.ones((3, 300), np.float32), np.ones((2, 5000))), 0)}
