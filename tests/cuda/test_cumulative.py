@@ -1,5 +1,6 @@
-"""The cumulative kernels on the CUDA simulator (one thread per line along the axis) against
-NumPy, and the sort kernel against eager evaluation."""
+"""The cumulative kernels on the CUDA simulator (the parallel scan along the last axis and for
+few long lines, else one thread per line) against NumPy, and the sort kernel against eager
+evaluation."""
 import numpy as np
 import pytest
 
