@@ -50,3 +50,15 @@ def test_a_bad_method_call_names_the_method():
     x = xf.device_put(A, backend="cuda")
     with pytest.raises((ValueError, TypeError), match="reshape|size|shape"):
         x.reshape(5, 5)
+
+
+def test_numpy_functions_call_the_methods_with_their_defaults():
+    # np.sum(x) calls x.sum(axis=None, dtype=None, out=None): NumPy's defaults are accepted
+    x = xf.device_put(A, backend="cuda")
+    for fn, kw in ((np.sum, {}), (np.mean, {"axis": 0}), (np.max, {"axis": 1}),
+                   (np.transpose, {}), (np.round, {})):
+        got = fn(x, **kw)
+        assert isinstance(got, DeviceArray), fn.__name__
+        np.testing.assert_allclose(np.asarray(got), fn(A, **kw), err_msg=fn.__name__)
+    with pytest.raises(NotImplementedError, match="out="):
+        np.sum(x, out=np.zeros(()))
