@@ -2,8 +2,9 @@
 GEMM_MIN_WORK, FFT_MIN_POINTS and SOLVER_MIN_N in xforms/kernels/cuda/vendor/__init__.py;
 likewise where the long-line kernels overtake the short-line ones, behind
 sorting.RANK_SORT_MAX_N (the bitonic network against the rank sort) and
-cumulative.PARALLEL_SCAN_MIN_N (the parallel scan against a thread per line), whose
-"library" column is the long-line kernel.
+cumulative.PARALLEL_SCAN_MIN_N (the parallel scan against a thread per line, along an axis
+that is not the last: the last axis always scans in parallel), whose "library" column is the
+long-line kernel.
 
     python -m benchmarks.gpu_vendor_sweep --out DIR [--quick]     (benchmarks/on_gpu.sh runs it)
 
@@ -38,14 +39,14 @@ FFTS = [(1, 256), (1, 1024), (1, 4096), (64, 64), (64, 256), (16, 1024)]
 CHOLESKYS = [(1, n) for n in (32, 64, 128, 256, 512)]
 # (lines, n): a sort of float32 keys (the rank sort is n^2: no longer lines); a cumsum
 SORTS = [(1, n) for n in (256, 4096, 65536)] + [(64, 4096)]
-SCANS = [(1, n) for n in (2048, 65536, 2 ** 22)] + [(16, 65536)]
+SCANS = [(2, n) for n in (2048, 65536, 2 ** 22)] + [(16, 65536)]    # (lines, n): x (n, lines)
 CASES = [("gemm", dt, c) for dt in ("float32", "float64") for c in GEMMS] + \
     [("fft", dt, c) for dt in ("complex64", "complex128") for c in FFTS] + \
     [("cholesky", "float64", c) for c in CHOLESKYS] + \
     [("sort", "float32", c) for c in SORTS] + [("cumsum", "float32", c) for c in SCANS]
 QUICK = [("gemm", "float32", (1, 8, 8, 8)), ("gemm", "float64", (2, 8, 12, 8)),
          ("fft", "complex64", (2, 16)), ("cholesky", "float64", (1, 6)),
-         ("sort", "float32", (2, 40)), ("cumsum", "float32", (1, 300))]
+         ("sort", "float32", (2, 40)), ("cumsum", "float32", (2, 300))]
 OVERRIDE = {"gemm": "XFORMS_CUDA_GEMM_MIN_WORK", "fft": "XFORMS_CUDA_FFT_MIN_POINTS",
             "cholesky": "XFORMS_CUDA_SOLVER_MIN_N"}
 # the kernels' switches: (module, threshold) set past and below the case's length
@@ -62,8 +63,10 @@ def _program(family, dtype, case):
     rng = np.random.default_rng(0)
     if family in SWITCH:
         b, n = case
+        if family == "cumsum":      # columns: the lines of the switch (axis 0 of (n, b))
+            return lax.cumsum, (rng.standard_normal((n, b)).astype(dtype),), b * n
         x = rng.standard_normal((b, n) if b > 1 else (n,)).astype(dtype)
-        return (xnp.sort if family == "sort" else lax.cumsum), (x,), b * n
+        return xnp.sort, (x,), b * n
     if family == "cholesky":
         b, n = case
         x = rng.standard_normal((b, n, n)).astype(dtype)

@@ -96,8 +96,8 @@ def index_modes(x, idx, v, s):
 
 def combining_scatters(x, i, v, k):
     """x.at[i].mul/min/max with duplicate and out-of-bounds indices and a NaN update (it
-    wins max and min): atomic max/min for float64, float32, int32; one thread for products
-    and int8; the gradient's tie shares."""
+    wins max and min): atomic max/min for float64, float32, int32; compare-and-swap loops for
+    products and int8; the gradient's tie shares."""
     x, v, k = xnp.asarray(x), xnp.asarray(v), xnp.asarray(k)
     x32, v32 = x.astype(np.float32), v.astype(np.float32)
     k8 = k.astype(np.int8)
@@ -105,6 +105,18 @@ def combining_scatters(x, i, v, k):
             x32.at[i].mul(v32), k.at[i].max(k[::-1] * 3), k.at[i].mul(k[::-1]),
             k8.at[i].min(k8[::-1]),
             xf.grad(lambda v: xnp.sum(xnp.sin(x.at[i].max(v))))(xnp.nan_to_num(v)))
+
+
+def cas_scatters(x, i, k):
+    """Products and 8/16-bit max/min as compare-and-swap loops (kernels/cuda/cas.py): 32/64-bit
+    integers on their own words, floats through bit casts, 8/16-bit elements and bools in
+    their aligned 32-bit word (odd lengths: the last word runs past the array)."""
+    x, k = xnp.asarray(x), xnp.asarray(k)
+    k8, k16, b = k.astype(np.int8), k.astype(np.uint16), k > 0
+    return (k.at[i].mul(k[::-1]), k.astype(np.uint64).at[i].mul(3),
+            x.astype(np.float32).at[i].mul(x[::-1].astype(np.float32)),
+            k8.at[i].mul(k8[::-1]), k8.at[i].max(k8[::-1]), k16.at[i].min(k16[::-1]),
+            k16.at[i].mul(7), b.at[i].mul(b[::-1]), b.at[i].max(b[::-1]))
 
 
 W = rng.normal(size=(2, 3))
@@ -415,6 +427,9 @@ PROGRAMS = {
                            (np.array([1.5, -2.0, 3.0, 0.5, 4.0]), np.array([2, 0, 2, 9, -1, 2]),
                             np.array([2.0, -1.0, 3.0, 0.25, 5.0, np.nan]),
                             np.array([3, -2, 7, 1, 5, 2], np.int32)), 1e-6),
+    "cas_scatters": (cas_scatters,
+                     (np.array([1.5, -2.0, 3.0, 0.5, 4.0, 2.0, -0.5]), np.array([2, 0, 2, 9, -1, 2, 6]),
+                      np.array([3, -2, 7, 1, 5, 2, -3], np.int32)), 0),
     "mlp_grad": (xf.grad(mlp_loss), (MLP, MX, MY), 1e-12),
     "rosen_hvp": (lambda x, v: xf.hvp(rosen, (x,), (v,)), (np.linspace(-1, 1, 5),
                                                             np.linspace(1, 2, 5)), 1e-12),
@@ -518,4 +533,10 @@ PTX_ONLY = {"sorting_long_gpu": long_sorts(2100, 1500),
                 lax.cumsum(x, 0), lax.cummax(x.astype(np.int64), 0, reverse=True),
                 lax.cumlogsumexp(x.astype(np.float32), 0), lax.cumprod(z, 1),
                 lax.cummin(z.real, 1, reverse=True)),
-                (np.ones((5000, 40)), np.ones((3, 2500, 5), np.complex128)), 0)}
+                (np.ones((5000, 40)), np.ones((3, 2500, 5), np.complex128)), 0),
+            # ... along the last axis, blocks sized to the line (prefix_scan.block_for): one
+            # warp for 31, 64 threads for 300, 256 and two levels for 5000
+            "cumulative_last_axis_gpu": (lambda x, y, w: (
+                lax.cumsum(x, 1), lax.cummax(x.astype(np.int8), 1, reverse=True),
+                lax.cumprod(y, 1), lax.cumlogsumexp(y, 1), lax.cummin(w, 1)),
+                (np.ones((7, 31)), np.ones((3, 300), np.float32), np.ones((2, 5000))), 0)}

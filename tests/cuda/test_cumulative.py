@@ -1,5 +1,6 @@
-"""The cumulative kernels on the CUDA simulator (one thread per line along the axis) against
-NumPy, and the sort kernel against eager evaluation."""
+"""The cumulative kernels on the CUDA simulator (the parallel scan along the last axis and for
+few long lines, else one thread per line) against NumPy, and the sort kernel against eager
+evaluation."""
 import numpy as np
 import pytest
 
@@ -346,3 +347,41 @@ def test_fuzz_small_array_paths_take_the_long_line_kernels():
     assert "parallel scan" in text and "bitonic" in text and "_IN0" not in text
     for g, w in zip(got, (_ref("cumprod", x, 0, True), np.sort(y) - 1.0, x * 3.0 + y[1])):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-14)
+
+
+# ---- the last axis: always the parallel scan, a block sized to the line ------------------------
+# (the default grain of 8: on the simulator blocks of 4 threads -- its warp -- for lines of up
+# to 32, of 8 beyond, so chunks of 32 or 64 positions; a line of 1000 takes 16 chunks: 3 launches)
+LAST = [(1, 1), (31, 1), (32, 1), (33, 1), (1000, 3)]       # (n, launches)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int8"])
+def test_last_axis_scans_in_parallel(dtype):
+    rng = np.random.default_rng(9)
+    xs = [_scan_values(dtype, (3 if n < 100 else 2, n), rng) for n, _ in LAST]
+    names = ("cumsum", "cumprod", "cummax") + (("cumlogsumexp",) if dtype[0] == "f" else ())
+    # (reversed lines for cumsum only: the simulator's time; the kernels read `reverse`
+    # alike for every primitive)
+    combos = [(nm, k, rv) for nm in names for k in range(len(xs))
+              for rv in ((False, True) if nm == "cumsum" else (False,))]
+    jf = xf.jit(lambda *xs: [getattr(lax, nm)(xs[k], 1, rv) for nm, k, rv in combos],
+                backend="cuda")
+    text = jf.lower(*xs).as_text()
+    for x in xs[1:]:
+        assert f"parallel scan of {x.shape[0]} line(s) of {x.shape[1]}," in text, x.shape
+    for (nm, k, rv), got in zip(combos, jf(*xs)):
+        np.testing.assert_allclose(np.asarray(got), _ref(nm, xs[k], 1, rv),
+                                   rtol=_scan_tol(dtype), atol=_scan_tol(dtype),
+                                   err_msg=f"{nm} of {xs[k].shape} reverse={rv}")
+
+
+@pytest.mark.parametrize("n, launches", LAST)
+def test_last_axis_scan_launches_and_reads_neighbouring_addresses(n, launches):
+    x = np.random.default_rng(10).normal(size=(5, n))
+    jf = xf.jit(lambda x: lax.cumsum(x, 1, True), backend="cuda")
+    exe = jf.lower(x)._exe
+    assert exe.count_launches(x) == exe.launch_sites == launches
+    np.testing.assert_allclose(np.asarray(jf(x)), _ref("cumsum", x, 1, True), rtol=1e-12)
+    if n > 1:       # consecutive threads load consecutive elements of the line
+        got = _addresses(exe.source, "for _g in range(", "_s[_e] = ", "_e", range(4))
+        assert got == list(range(got[0] - 3, got[0] + 1))[::-1], got

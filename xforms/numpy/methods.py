@@ -94,11 +94,18 @@ def _reshape(self, *shape, order="C"):
 
 
 def _transpose(self, *axes):
+    if axes == (None,):         # (np.transpose(x) calls x.transpose(None))
+        axes = ()
     one = len(axes) == 1 and isinstance(axes[0], (tuple, list))
     return shape_mod.transpose(self, axes[0] if one else (axes or None))
 
 
 shape_mod = shape
+# the array methods a traced value has, by name; xforms/device.py gives a backend's arrays
+# (DeviceArray) the same, each run on the array's device
+# (NumPy's functions call them with its defaults spelled out: np.sum(x) is x.sum(out=None))
+ARRAY_METHODS = {**{k: _ndarray_method(f, k) for k, f in _METHODS.items()},
+                 "reshape": _reshape, "transpose": _transpose}
 Tracer.reshape = locate_errors(_reshape)
 Tracer.transpose = locate_errors(_transpose)
 Tracer.T = property(lambda self: shape_mod.transpose(self))

@@ -34,6 +34,7 @@ from . import runtime as rt
 from . import scalar_cuda  # noqa: F401  (CUDA scalar rules)
 from . import complex_cuda  # noqa: F401  (complex scalar rules; after scalar_cuda)
 from . import emit_cuda_control, emit_cuda_ops  # noqa: F401  (register rules)
+from .cas import MODULE_LINE as CAS_MODULE_LINE
 from .emit_cuda import CudaEmitter
 from .launch import launcher
 from .vendor import LibraryError
@@ -126,7 +127,7 @@ def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
             "_W: workspace buffers reused across calls).", "", listing, '"""',
             f"# xforms.kernels.cuda {FINGERPRINT}",
             "import cmath", "import math", "", "import numpy as np", "from numba import cuda",
-            "from numba import types as nbt"] + user_prims.module_lines(em, "cuda") + ["", ""]
+            "from numba import types as nbt", CAS_MODULE_LINE] + user_prims.module_lines(em, "cuda") + ["", ""]
     lines = list(head)
     for k in em.kernels:
         k.first_line = len(lines) + 1

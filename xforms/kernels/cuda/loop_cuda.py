@@ -1,8 +1,9 @@
 """CUDA printer of the loop IR (xforms/kernels/loops/ir.py): each `Region` becomes one kernel whose
 threads stride over the flattened index space of each of its nests, with a nest holding
 only `Let`s and one inner nest flattened into one loop with it; buffers are flat, so loads
-and stores index with linear offsets.  Combining stores are atomic (add, max, min), or
-the region runs in one thread where numba.cuda has no atomic for the op and dtype.  A fused loop
+and stores index with linear offsets.  Combining stores are atomic (add, max, min), else a
+compare-and-swap loop (cas.py: products, max/min of 8/16-bit integers), or the region runs
+in one thread where neither serves the dtype (float16, complex).  A fused loop
 (xforms/kernels/loops/lower_loops.py) is one grid-stride kernel over its shape (`loop_kernel`), or
 the body of emit_cuda_reduce's trees; its body is printed by the printer core
 (xforms/kernels/loops/loop_print.py, the CPU's too) through `CudaPrinter`.
@@ -24,6 +25,7 @@ from ..loops.ir import (Alloc, Const, Forward, Let, Nest, Refused, Region, Spell
                         affine)
 from ..loops.loop_print import Printer
 from ..loops.lower_loops import lower_loop
+from .cas import cas_combine, has_cas
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
 
 
@@ -211,13 +213,16 @@ class CudaPrinter(Printer):
         sp.flat = flat
 
     def combine_into(self, sp, st, val):
-        """An atomic `out[i] (op)= val`; in a region that runs in one thread (no atomic for
-        the op and dtype: `one_thread`) a plain one."""
+        """An atomic `out[i] (op)= val`: numba.cuda's atomic, else a compare-and-swap loop
+        (cas.py); in a region that runs in one thread (neither: `one_thread`) a plain one."""
         em, eqn, out, op = self.em, self.eqn, st.var, st.combine
-        arr, off = self.kb.arr(out), sp.index(out, st.index)
         dt = np.dtype(out.aval.dtype)
         if op != "sum" and not has_atomic(op, dt):
-            return self.combine_lines(op, f"{arr}[{off}]", val, dt)
+            if has_cas(dt):
+                return cas_combine(self, sp, st, val)
+            return self.combine_lines(op, f"{self.kb.arr(out)}[{sp.index(out, st.index)}]",
+                                      val, dt)
+        arr, off = self.kb.arr(out), sp.index(out, st.index)
         if dt.kind in "bc":
             raise unsupported(eqn, f"{eqn.prim.name} of {dt.name} has no CUDA atomic add")
         if dt == np.float64 and tuple(em.spec.cc) < (6, 0):
@@ -253,12 +258,13 @@ def has_atomic(op, dt):
 
 
 def one_thread(region):
-    """Does `region` hold a combining store with no CUDA atomic (a product, a max of int8)?
-    Then one thread runs it, its updates in order."""
+    """Does `region` hold a combining store with neither a CUDA atomic nor a
+    compare-and-swap loop (a product of float16 or complex)?  Then one thread runs it, its
+    updates in order."""
     def walk(stmts):
         for st in stmts:
             if isinstance(st, Store) and st.combine and not has_atomic(
-                    st.combine, st.var.aval.dtype):
+                    st.combine, st.var.aval.dtype) and not has_cas(st.var.aval.dtype):
                 return True
             if walk(getattr(st, "body", ())):
                 return True

@@ -295,6 +295,29 @@ def view(base, off, size):
                    gpu_data=base.gpu_data.view(off * k, (off + size) * k))
 
 
+def words(buf, bits):
+    """The bytes of flat buffer `buf` as unsigned `bits`-bit words, its last word rounded up
+    (no copy): what a compare-and-swap loop exchanges (kernels/cuda/cas.py).  Every buffer
+    starts on a word boundary and ends inside its allocation's last word: pool blocks are
+    at least 512 bytes in classes of 128 (pool.size_class), packed arrays start on 128-byte
+    lines and allocations are 256-byte aligned.
+
+    >>> words(empty(5, np.int8), 32).shape        # doctest: +SKIP
+    (2,)
+    """
+    k = bits // 8
+    n = -(-buf.size * buf.dtype.itemsize // k)
+    dt = np.dtype(f"uint{bits}")
+    if simulating():
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+        raw = np.lib.stride_tricks.as_strided(buf._ary.view(np.uint8), (n * k,), (1,))
+        return FakeCUDAArray(raw.view(dt), stream=stream())
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+    if buf.device_ctypes_pointer.value % k:
+        raise ValueError(f"a {buf.dtype} buffer at an address not {k}-byte aligned")
+    return DeviceNDArray((n,), (k,), dt, stream=stream(), gpu_data=buf.gpu_data)
+
+
 _fast = None
 
 

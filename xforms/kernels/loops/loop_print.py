@@ -139,11 +139,12 @@ class Printer:
             self.combine_lines(op, acc, x, a.dt)
 
     def combine_lines(self, op, acc, x, dt):
-        """`acc <- acc (op) x` for monoid `op` (sum prod and or max min; a bool sum is `or`,
-        a bool product `and`): an accumulator's fold, a scatter's combining store."""
+        """`acc <- acc (op) x` for monoid `op` (sum prod and or max min; a bool sum or max
+        is `or`, a bool product or min `and`): an accumulator's fold, a scatter's combining
+        store."""
         dt = np.dtype(dt)
-        if dt.kind == "b" and op in ("sum", "prod"):
-            op = "or" if op == "sum" else "and"
+        if dt.kind == "b":      # (numba-cuda's max of bools is a device function: no PTX)
+            op = _BOOL_MONOIDS.get(op, op)
         if op in ("sum", "prod"):
             self.line(self.accumulate(acc, "+" if op == "sum" else "*", x, dt))
         elif op in ("and", "or"):
@@ -168,6 +169,7 @@ class Printer:
 
 
 _NAMES = Spelling()
+_BOOL_MONOIDS = {"sum": "or", "max": "or", "prod": "and", "min": "and"}
 
 
 def _arg_wins(op, acc, x, sp, st, floating):

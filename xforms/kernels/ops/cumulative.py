@@ -12,10 +12,12 @@ so the innermost loop runs over contiguous memory and vectorises; `reverse` runs
 the end.  max/min propagate NaN as lax.max/min do.
 
 CUDA rule for the cumulative primitives (cumsum, cumprod, cummax, cummin,
-cumlogsumexp): one thread per line along the axis (a grid-stride loop over the
-outer x inner positions), accumulating in a register and writing each prefix; few long
-lines (PARALLEL_SCAN_MIN_N, PARALLEL_SCAN_MAX_LINES) by a parallel scan instead
-(ops/prefix_scan.py).
+cumlogsumexp): lines along the last axis by a parallel scan (ops/prefix_scan.py: a block
+of threads per line and chunk, reading and writing consecutive addresses; a thread per
+line would walk its own line, its warp's loads `n` elements apart); along another axis one
+thread per line (a grid-stride loop over the outer x inner positions, neighbouring threads
+on neighbouring addresses), accumulating in a register and writing each prefix, or for few
+long lines (PARALLEL_SCAN_MIN_N, PARALLEL_SCAN_MAX_LINES) the parallel scan too.
 
 Lines of the flat buffer: element (o, k, i) of shape outer + (n,) + inner sits at
 o * n * inner + k * inner + i, so neighbouring threads (consecutive i) read neighbouring
@@ -31,10 +33,11 @@ from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
 from .prefix_scan import parallel_scan
 
-# Few long lines scan in parallel (ops/prefix_scan.py: chunks of a block, 2 levels - 1
-# launches), others one thread per line: lines of at least PARALLEL_SCAN_MIN_N elements, at
-# most PARALLEL_SCAN_MAX_LINES of them (more lines fill the device one thread each).  Both
-# unmeasured on hardware: guesses, which benchmarks/gpu_vendor_sweep.py times around.
+# Along an axis other than the last, few long lines scan in parallel (ops/prefix_scan.py:
+# chunks of a block, 2 levels - 1 launches), others one thread per line: lines of at least
+# PARALLEL_SCAN_MIN_N elements, at most PARALLEL_SCAN_MAX_LINES of them (more lines fill the
+# device one thread each).  Both unmeasured on hardware: guesses, which
+# benchmarks/gpu_vendor_sweep.py times around.
 PARALLEL_SCAN_MIN_N = 2048
 PARALLEL_SCAN_MAX_LINES = 4096
 
@@ -106,7 +109,8 @@ def _cumulative_cuda(em, eqn):
     if n == 0 or outer * inner == 0:
         return
     op, kind = _OPS[eqn.prim.facts.cumulative], np.dtype(out.aval.dtype).kind
-    if n >= PARALLEL_SCAN_MIN_N and outer * inner <= PARALLEL_SCAN_MAX_LINES:
+    if (inner == 1 and n > 1) or (n >= PARALLEL_SCAN_MIN_N and
+                                   outer * inner <= PARALLEL_SCAN_MAX_LINES):
         parallel_scan(em, eqn, lambda a, b: op(a, b, kind), (outer, n, inner), reverse)
         return
     kb = KernelBuilder(em, f"{eqn.prim.name} along axis {axis} of {x.aval.str_short()}")

@@ -1,12 +1,14 @@
-"""CUDA: a parallel inclusive scan of few long lines for the cumulative primitives (cumsum,
-cumprod, cummax, cummin, cumlogsumexp; ops/cumulative.py picks it for lines of at least
-PARALLEL_SCAN_MIN_N and at most PARALLEL_SCAN_MAX_LINES of them).
+"""CUDA: a parallel inclusive scan for the cumulative primitives (cumsum, cumprod, cummax,
+cummin, cumlogsumexp; ops/cumulative.py picks it for every line along the last axis, and
+along another for lines of at least PARALLEL_SCAN_MIN_N and at most PARALLEL_SCAN_MAX_LINES
+of them).
 
 Lines of an operand of shape outer + (n,) + inner: line (o, i) holds position k at
 o * n * inner + k * inner + i, so when the axis is not the last (inner > 1) a line's
 neighbours are W lines apart in memory and its own elements `inner` apart.  Blocks therefore
 take tiles of W = min(warp, block, inner rounded up to a power of two) neighbouring lines
-(W = 1 for the last axis), a chunk of P = SCAN_GRAIN x block / W positions of each:
+(W = 1 for the last axis, whose blocks are sized to the line: `block_for`), a chunk of
+P = SCAN_GRAIN x block / W positions of each:
 
     chunk scan    the block loads its tile into shared memory with consecutive threads on
                   consecutive lines (consecutive addresses: coalesced for any axis); each
@@ -30,7 +32,7 @@ import numpy as np
 from ..cuda.emit_cuda import KernelBuilder
 from ..cuda.kernel_builder import cdiv, nbt_name, pow2_at_least
 
-# Elements each thread scans serially (a chunk is SCAN_GRAIN x spec.block elements); at least
+# Elements each thread scans serially (a chunk is SCAN_GRAIN x block elements); at least
 # log2(block) keeps the block's scan work-efficient.
 SCAN_GRAIN = 8
 
@@ -64,10 +66,10 @@ class _Lines:
 class _Scan:
     """One cumulative equation's facts: the combine step, dtype, chunk size."""
 
-    def __init__(self, em, eqn, op, lines):
+    def __init__(self, em, eqn, op, lines, block):
         self.em, self.eqn, self.op, self.lines = em, eqn, op, lines
         self.dt = np.dtype(eqn.outvars[0].aval.dtype)
-        self.B = em.spec.block
+        self.B = block
         self.C = SCAN_GRAIN * self.B
 
     def kernel(self, what):
@@ -82,10 +84,10 @@ class _Scan:
         return W, P, cdiv(src.n, P)
 
 
-def _each_of_tile(kb, W, what):
+def _each_of_tile(kb, W, B, what):
     """`what(position)`, the statement for tile element `_e` (shared `_s[_e]`), for every
     element of the block's tile, consecutive threads on consecutive lanes (lines)."""
-    with kb.block(f"for _e in range(_t, _m * {W}, {kb.em.spec.block}):"):
+    with kb.block(f"for _e in range(_t, _m * {W}, {B}):"):
         if W == 1:
             kb.line(what("_e"))
             return
@@ -158,10 +160,10 @@ def _chunk_kernel(s, src, dst, sums, level):
     kb.line(f"_r0 = (_t // {W}) * {SCAN_GRAIN}")             # its run's first position
     with kb.block(f"for _g in range(cuda.blockIdx.x, {tiles * nc}, cuda.gridDim.x):"):
         _tile_header(kb, src, W, P, nc)
-        _each_of_tile(kb, W, lambda pos: f"_s[_e] = {S}[{src.at(f'_c0 + {pos}')}]")
+        _each_of_tile(kb, W, s.B, lambda pos: f"_s[_e] = {S}[{src.at(f'_c0 + {pos}')}]")
         kb.line("cuda.syncthreads()")
         _scan_runs(kb, s, W)
-        _each_of_tile(kb, W, lambda pos: f"{D}[{dst.at(f'_c0 + {pos}')}] = _s[_e]")
+        _each_of_tile(kb, W, s.B, lambda pos: f"{D}[{dst.at(f'_c0 + {pos}')}] = _s[_e]")
         if sums:
             with kb.block("if _t < _wv:"):
                 kb.line(f"{T}[(_o * {src.inner} + _i0 + _t) * {nc} + _c] = "
@@ -201,6 +203,20 @@ def _levels(s, src, dst, level):
         _add_kernel(s, dst, sums, level)
 
 
+def block_for(spec, n, inner):
+    """Threads per block: the device's block, or on the last axis (inner == 1: a block per
+    line and chunk) the fewest warps whose runs cover a line of `n`, so that short lines
+    leave few threads idle.
+
+    >>> from xforms.kernels.cuda.runtime import spec_for
+    >>> [block_for(spec_for((9, 0)), n, 1) for n in (31, 300, 1000, 10 ** 6)]
+    [32, 64, 128, 256]
+    """
+    if inner > 1:
+        return spec.block
+    return min(spec.block, max(spec.warp, pow2_at_least(cdiv(n, SCAN_GRAIN))))
+
+
 def parallel_scan(em, eqn, op, dims, reverse):
     """Emit the launches of an inclusive scan by `op(a, b)` (text of the combine step of
     names a, b) along the lines of dims = (outer, n, inner), from the equation's operand
@@ -209,7 +225,7 @@ def parallel_scan(em, eqn, op, dims, reverse):
         parallel_scan(em, eqn, lambda a, b: f"{a} + {b}", (1, 10 ** 6, 1), False)
     """
     outer, n, inner = dims
-    s = _Scan(em, eqn, op, outer * inner)
+    s = _Scan(em, eqn, op, outer * inner, block_for(em.spec, n, inner))
     src = _Lines(outer, n, inner, reverse, var=eqn.invars[0])
     dst = _Lines(outer, n, inner, reverse, var=eqn.outvars[0])
     _levels(s, src, dst, 0)
