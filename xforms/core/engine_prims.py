@@ -55,15 +55,24 @@ def interned(t):
 
 
 def like(c, other):
-    """A Python scalar operand becomes a literal of the other operand's dtype."""
+    """A Python scalar operand becomes a literal of the other operand's dtype; it stays a
+    (weakly typed) Python scalar where the other is weakly typed of the scalar's own dtype,
+    so `t + 1` of a weak int64 `t` is weak, as in JAX."""
     if type(c) is core.Tracer:
         return c
     scalars = (int, float, builtins.complex, bool)
     if isinstance(c, scalars) and not isinstance(c, np.ndarray):
-        dt = core.get_aval(other).dtype if not isinstance(other, scalars) \
-            else np.result_type(type(other))
-        return dt.type(c)
+        if isinstance(other, scalars):
+            return np.result_type(type(other)).type(c)
+        a = core.get_aval(other)
+        if a.weak_type and core.aval_of_value(c) is _weak_aval(a.dtype):
+            return c
+        return a.dtype.type(c)
     return c
+
+
+_WEAK_SCALAR_AVALS = {a.dtype: a for a in map(core.aval_of_value, (0, 0.0, 0j))}
+_weak_aval = _WEAK_SCALAR_AVALS.get
 
 
 def add(x, y):

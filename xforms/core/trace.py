@@ -89,6 +89,18 @@ def as_array(x):
     return np.asarray(x).view(Array)
 
 
+def as_weak(x):
+    """A jitted function's output `x` whose abstract value is weakly typed, as an `Array`
+    that is: a JAX Array keeps `weak_type` across the jit boundary, so that
+    `jit(lambda t: t + 1)(0)` added to an int32 array gives int32 (both tiers mark theirs).
+
+        >>> as_weak(np.array(1)).weak_type      # True"""
+    if type(x) is not Array:
+        x = np.asarray(x).view(Array)
+    x.weak_type = True
+    return x
+
+
 def canonical_value(x):
     """Check a concrete input and return it with a supported dtype (TypeError otherwise)."""
     if isinstance(x, np.ndarray):

@@ -108,7 +108,7 @@ def promote(*xs, name="op", inexact=False):
     out = []
     for x, a in zip(xs, avals):
         if not (weak and is_python_scalar(x) and a.dtype == dtype):   # keep weak literals weak
-            x = convert(x, dtype)
+            x = convert(x, dtype, weak)      # (weak: int8_array + 1.5 is a weak float64, as JAX)
         if a.shape != shape and a.shape != ():
             x = broadcast_to(x, shape)
         out.append(x)
