@@ -70,12 +70,18 @@ def has_tracer(seq):
                         for v in seq)
 
 
+_WEAK_PYTHON = {np.dtype(np.int64): int, np.dtype(np.float64): float,
+                np.dtype(np.complex128): builtins.complex}
+
+
 def convert(x, dtype, weak=False):
     """Convert to dtype; Python scalars become literals of that dtype."""
     dtype = np.dtype(dtype)
     if isinstance(x, (list, tuple)):
         x = asarray_operand(x)
     if is_python_scalar(x):
+        if weak and dtype in _WEAK_PYTHON:       # stays a weakly typed Python scalar
+            return _WEAK_PYTHON[dtype](x)
         if dtype.kind in "iu" and isinstance(x, int) and not isinstance(x, bool):
             # as in JAX: an int64 (OverflowError outside it) that wraps into the dtype, so
             # uint8_array + 300 adds 44
