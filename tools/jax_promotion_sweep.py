@@ -174,7 +174,7 @@ def table(name):
         for b in DTYPES + SCALARS:
             t = jax_type(jfn, a, b) if isinstance(a, str) or isinstance(b, str) else None
             row.append("-" if t is None else t[0][0] + ("*" if t[0][1] else ""))
-        print(f"    {kind_name(a)!r}: {' '.join(row)!r},")
+        print(f"    {a if isinstance(a, str) else repr(a)!r}: {' '.join(row)!r},")
 
 
 def main():

@@ -55,9 +55,9 @@ def interned(t):
 
 
 def like(c, other):
-    """A Python scalar operand becomes a literal of the other operand's dtype; it stays a
-    (weakly typed) Python scalar where the other is weakly typed of the scalar's own dtype,
-    so `t + 1` of a weak int64 `t` is weak, as in JAX."""
+    """A Python scalar operand becomes a literal of the other operand's dtype, weakly typed
+    where the other is (a Python scalar of its own dtype stays one), so that `t + 1` of a
+    weak int64 `t` is weak, as in JAX."""
     if type(c) is core.Tracer:
         return c
     scalars = (int, float, builtins.complex, bool)
@@ -65,8 +65,10 @@ def like(c, other):
         if isinstance(other, scalars):
             return np.result_type(type(other)).type(c)
         a = core.get_aval(other)
-        if a.weak_type and core.aval_of_value(c) is _weak_aval(a.dtype):
-            return c
+        if a.weak_type:
+            if core.aval_of_value(c) is _weak_aval(a.dtype):
+                return c
+            return core.as_weak(np.asarray(a.dtype.type(c)))
         return a.dtype.type(c)
     return c
 

@@ -324,10 +324,11 @@ def promote_keep_shapes(arrays, inexact=False):
         return list(arrays)              # (the common case: nothing to convert)
     arrays = [asarray_operand(a) for a in arrays]
     avals = [aval(a) for a in arrays]
-    dtype, _ = promote_dtypes(*((a.dtype, a.weak_type) for a in avals))
+    dtype, weak = promote_dtypes(*((a.dtype, a.weak_type) for a in avals))
     dtype = inexact_dtype(dtype) if inexact else dtype
-    return [a if av.dtype == dtype and not is_python_scalar(a) else convert(a, dtype)
-            for a, av in zip(arrays, avals)]
+    return [a if av.dtype == dtype and not is_python_scalar(a) else
+            core.as_weak(np.asarray(a, dtype)) if weak and is_python_scalar(a) else
+            convert(a, dtype, weak) for a, av in zip(arrays, avals)]
 
 
 def _one_strong_dtype(arrays, kinds):
