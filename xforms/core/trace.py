@@ -72,10 +72,11 @@ class Array(np.ndarray):
     """An eager result: a NumPy array that also supports `x.at[idx].set(v)`, and indexing
     with a traced index (both installed by xforms/numpy/methods.py, as Tracer's operators).
 
-    `weak_type` is True for results derived only from Python scalars (as in JAX), so
-    `xnp.multiply(float32_array, xnp.sin(2.0))` stays float32 eagerly as it does under
-    tracing.  The Python operators of two eager Arrays are NumPy's own (README), which
-    ignore it: `float32_array * xnp.sin(2.0)` is float64, as is `f32_array + i32_array`.
+    `weak_type` is True for results derived only from Python scalars (as in JAX; jitted
+    functions' outputs too), so `float32_array * xnp.sin(2.0)` stays float32 eagerly as it
+    does under tracing.  The binary operators (xforms/numpy/methods.py) are NumPy's own
+    where NumPy's result dtype is JAX's, else xforms.numpy's: `f32_array + i32_array` is
+    float32, as for a jax.Array.
     """
     weak_type = False
 
