@@ -144,6 +144,9 @@ def test_operators_keep_numpy_where_it_agrees_and_wrap_python_ints():
     i8 = xnp.asarray(np.array([1, -2], np.int8))
     assert (i8 ^ np.array([3, 3], np.uint8)).dtype == np.int16       # JAX: int16
     assert (i8 << np.array([1, 1], np.int32)).dtype == np.int32
+    f32 = xnp.asarray(np.ones(2, np.float32))
+    assert (f32 @ np.ones(2, np.int32)).dtype == np.float32            # JAX: float32
+    assert (np.ones((2, 2), np.int64) @ f32).dtype == np.float32
 
 
 @pytest.mark.parametrize("tier", ["fast", "compiled"])
