@@ -55,15 +55,26 @@ def interned(t):
 
 
 def like(c, other):
-    """A Python scalar operand becomes a literal of the other operand's dtype."""
+    """A Python scalar operand becomes a literal of the other operand's dtype, weakly typed
+    where the other is (a Python scalar of its own dtype stays one), so that `t + 1` of a
+    weak int64 `t` is weak, as in JAX."""
     if type(c) is core.Tracer:
         return c
     scalars = (int, float, builtins.complex, bool)
     if isinstance(c, scalars) and not isinstance(c, np.ndarray):
-        dt = core.get_aval(other).dtype if not isinstance(other, scalars) \
-            else np.result_type(type(other))
-        return dt.type(c)
+        if isinstance(other, scalars):
+            return np.result_type(type(other)).type(c)
+        a = core.get_aval(other)
+        if a.weak_type:
+            if core.aval_of_value(c) is _weak_aval(a.dtype):
+                return c
+            return core.as_weak(np.asarray(a.dtype.type(c)))
+        return a.dtype.type(c)
     return c
+
+
+_WEAK_SCALAR_AVALS = {a.dtype: a for a in map(core.aval_of_value, (0, 0.0, 0j))}
+_weak_aval = _WEAK_SCALAR_AVALS.get
 
 
 def add(x, y):

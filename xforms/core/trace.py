@@ -72,10 +72,11 @@ class Array(np.ndarray):
     """An eager result: a NumPy array that also supports `x.at[idx].set(v)`, and indexing
     with a traced index (both installed by xforms/numpy/methods.py, as Tracer's operators).
 
-    `weak_type` is True for results derived only from Python scalars (as in JAX), so
-    `xnp.multiply(float32_array, xnp.sin(2.0))` stays float32 eagerly as it does under
-    tracing.  The Python operators of two eager Arrays are NumPy's own (README), which
-    ignore it: `float32_array * xnp.sin(2.0)` is float64, as is `f32_array + i32_array`.
+    `weak_type` is True for results derived only from Python scalars (as in JAX; jitted
+    functions' outputs too), so `float32_array * xnp.sin(2.0)` stays float32 eagerly as it
+    does under tracing.  The binary operators (xforms/numpy/methods.py) are NumPy's own
+    where NumPy's result dtype is JAX's, else xforms.numpy's: `f32_array + i32_array` is
+    float32, as for a jax.Array.
     """
     weak_type = False
 
@@ -87,6 +88,18 @@ class Array(np.ndarray):
 def as_array(x):
     """Wrap a NumPy result as an eager `Array` (no copy)."""
     return np.asarray(x).view(Array)
+
+
+def as_weak(x):
+    """A jitted function's output `x` whose abstract value is weakly typed, as an `Array`
+    that is: a JAX Array keeps `weak_type` across the jit boundary, so that
+    `jit(lambda t: t + 1)(0)` added to an int32 array gives int32 (both tiers mark theirs).
+
+        >>> as_weak(np.array(1)).weak_type      # True"""
+    if type(x) is not Array:
+        x = np.asarray(x).view(Array)
+    x.weak_type = True
+    return x
 
 
 def canonical_value(x):

@@ -168,8 +168,6 @@ def _fresh(out, owned):
     """`out`, copied if it is (a view of) an argument or a constant of the function."""
     if _root(out) in owned:
         out = out.copy()
-    if getattr(out, "weak_type", False):   # as compiled results: not weakly typed
-        out.weak_type = False
     return out
 
 

@@ -70,12 +70,18 @@ def has_tracer(seq):
                         for v in seq)
 
 
+_WEAK_PYTHON = {np.dtype(np.int64): int, np.dtype(np.float64): float,
+                np.dtype(np.complex128): builtins.complex}
+
+
 def convert(x, dtype, weak=False):
     """Convert to dtype; Python scalars become literals of that dtype."""
     dtype = np.dtype(dtype)
     if isinstance(x, (list, tuple)):
         x = asarray_operand(x)
     if is_python_scalar(x):
+        if weak and dtype in _WEAK_PYTHON:       # stays a weakly typed Python scalar
+            return _WEAK_PYTHON[dtype](x)
         if dtype.kind in "iu" and isinstance(x, int) and not isinstance(x, bool):
             # as in JAX: an int64 (OverflowError outside it) that wraps into the dtype, so
             # uint8_array + 300 adds 44
@@ -108,7 +114,7 @@ def promote(*xs, name="op", inexact=False):
     out = []
     for x, a in zip(xs, avals):
         if not (weak and is_python_scalar(x) and a.dtype == dtype):   # keep weak literals weak
-            x = convert(x, dtype)
+            x = convert(x, dtype, weak)      # (weak: int8_array + 1.5 is a weak float64, as JAX)
         if a.shape != shape and a.shape != ():
             x = broadcast_to(x, shape)
         out.append(x)
@@ -318,10 +324,11 @@ def promote_keep_shapes(arrays, inexact=False):
         return list(arrays)              # (the common case: nothing to convert)
     arrays = [asarray_operand(a) for a in arrays]
     avals = [aval(a) for a in arrays]
-    dtype, _ = promote_dtypes(*((a.dtype, a.weak_type) for a in avals))
+    dtype, weak = promote_dtypes(*((a.dtype, a.weak_type) for a in avals))
     dtype = inexact_dtype(dtype) if inexact else dtype
-    return [a if av.dtype == dtype and not is_python_scalar(a) else convert(a, dtype)
-            for a, av in zip(arrays, avals)]
+    return [a if av.dtype == dtype and not is_python_scalar(a) else
+            core.as_weak(np.asarray(a, dtype)) if weak and is_python_scalar(a) else
+            convert(a, dtype, weak) for a, av in zip(arrays, avals)]
 
 
 def _one_strong_dtype(arrays, kinds):

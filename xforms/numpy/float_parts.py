@@ -61,8 +61,7 @@ def spacing(x):
 
 def nextafter(x1, x2):
     """The next float after x1 in the direction of x2 (x2 itself when they are equal)."""
-    x1, x2 = promote(float_of(asarray_operand(x1)), float_of(asarray_operand(x2)),
-                     name="nextafter")
+    x1, x2 = promote(x1, x2, name="nextafter", inexact=True)    # jointly, as JAX
     dt = aval(x1).dtype
     p, _ = _bits(dt)
     ax = uf.abs(x1)

@@ -11,8 +11,8 @@ def _promote_dtypes(a, b):
     va, vb = aval(a), aval(b)
     if va.dtype == vb.dtype and not (va.weak_type or vb.weak_type):
         return a, b                       # (the common case: nothing to convert)
-    dt, _ = promote_dtypes((va.dtype, va.weak_type), (vb.dtype, vb.weak_type))
-    return convert(a, dt), convert(b, dt)
+    dt, weak = promote_dtypes((va.dtype, va.weak_type), (vb.dtype, vb.weak_type))
+    return convert(a, dt, weak), convert(b, dt, weak)
 
 
 def matmul(a, b):

@@ -146,9 +146,10 @@ def copysign(x1, x2):
 def heaviside(x1, x2):
     """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0, NaN where x1 is NaN (as JAX)."""
     x, h0 = promote(x1, x2, name="heaviside", inexact=True)
-    zero = ew._like(0, x)
+    dt = aval(x).dtype
+    zero, one = convert(0, dt), convert(1, dt)    # strong constants: a strong result, as JAX's
     return uf.where(ew.lt(x, zero), zero,
-                    uf.where(ew.gt(x, zero), ew._like(1, x), uf.where(ew.eq(x, zero), h0, x)))
+                    uf.where(ew.gt(x, zero), one, uf.where(ew.eq(x, zero), h0, x)))
 
 
 def float_power(x1, x2):

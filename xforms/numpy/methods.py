@@ -11,10 +11,11 @@ import inspect
 import numpy as np
 
 from ..core import source_info
+from ..core import trace as core
 from ..core.registry import install_operators
 from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
-from . import cumulative, mathfuncs, matrices, sorting
+from . import bitwise_ops, cumulative, mathfuncs, matrices, sorting
 from . import manipulation as shape
 from ._util import locate_errors
 
@@ -145,6 +146,75 @@ def _array_getitem(self, idx):
 
 
 Array.__getitem__ = _array_getitem
+
+
+# ---- the binary operators of eager Arrays ----------------------------------------------
+# NumPy's own where NumPy's result type is JAX's (two arrays of one dtype, a float array and
+# a Python float: the common cases, at NumPy's speed); the xnp function otherwise, so that
+# `f32_array + i32_array` is float32 and `jit(lambda t: t + 1)(0) + i32_array` int32, as
+# for jax.Arrays.  Which it is, is decided once per (operator, dtypes) and kept in a table.
+_PY_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}
+_NONE = {}
+
+
+def _operand_key(y):
+    """What decides the result type with `y` as the other operand: its dtype (arrays and
+    NumPy scalars; None for a weakly typed Array) or its Python scalar type; False for
+    anything else (left to NumPy's operator, as before)."""
+    t = type(y)
+    if t in _PY_SAMPLES:
+        return t
+    if t is Array:
+        return None if y.weak_type else y.dtype
+    if t is np.ndarray or isinstance(y, np.generic):
+        return y.dtype
+    return False
+
+
+def _numpy_agrees(np_op, fn, dtype, key):
+    """Does NumPy's operator give JAX's (strong) result dtype for these operand types?  (Or
+    does either raise: then NumPy's operator stays, accepting or refusing as it did.)"""
+    x = np.ones(1, dtype)                  # (rank 1: matmul refuses scalars)
+    y = _PY_SAMPLES[key] if key in _PY_SAMPLES else np.ones(1, key)
+    try:
+        with np.errstate(all="ignore"):
+            mine = np.asarray(np_op(x, y)).dtype
+            jax_like = core.get_aval(fn(x, y))      # (a Tracer's, first met under a trace)
+    except Exception:         # one refuses (bool << bool: xnp does, NumPy did): as before
+        return True
+    return mine == jax_like.dtype and not jax_like.weak_type
+
+
+def _array_operator(name, fn):
+    np_op, numpy_ok = getattr(np.ndarray, name), {}
+
+    def op(x, y):
+        t = type(y)
+        key = y.dtype if t is np.ndarray else _operand_key(y)    # (inline: the common case)
+        if key is False:
+            return np_op(x, y)
+        if key is not None and not x.weak_type:
+            ok = numpy_ok.get(x.dtype, _NONE).get(key)
+            if ok is None:
+                ok = numpy_ok.setdefault(x.dtype, {})[key] = _numpy_agrees(np_op, fn, x.dtype,
+                                                                           key)
+            if ok:
+                try:
+                    return np_op(x, y)
+                except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
+                    pass
+        return fn(x, y)
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+_BITWISE = {"__xor__": bitwise_ops.bitwise_xor, "__rxor__": _swap(bitwise_ops.bitwise_xor),
+            "__lshift__": bitwise_ops.left_shift, "__rlshift__": _swap(bitwise_ops.left_shift),
+            "__rshift__": bitwise_ops.right_shift,
+            "__rrshift__": _swap(bitwise_ops.right_shift)}
+for _name, _fn in {**_OPS, **_BITWISE}.items():
+    if _name not in ("__neg__", "__pos__", "__abs__", "__invert__", "__getitem__"):
+        setattr(Array, _name, _array_operator(_name, locate_errors(_fn)))
 Tracer.item = lambda self: self._concrete("item()").item()
 Tracer.tolist = lambda self: self._concrete("tolist()").tolist()
 

@@ -136,7 +136,7 @@ def polydiv(u, v, *, trim_leading_zeros=False):
     """
     if trim_leading_zeros:
         raise NotImplementedError("polydiv: trim_leading_zeros=True is not supported")
-    u, v = float_of(_vec(u, "polydiv")), float_of(_vec(v, "polydiv"))
+    u, v = promote_keep_shapes((_vec(u, "polydiv"), _vec(v, "polydiv")), inexact=True)
     m, n = aval(u).shape[0], aval(v).shape[0]
     from .creation import zeros
     if m < n:

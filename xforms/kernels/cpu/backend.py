@@ -24,7 +24,7 @@ import numpy as np
 from numba.core.errors import NumbaError
 
 from xforms import config
-from xforms.core.trace import Array
+from xforms.core.trace import Array, as_weak
 from xforms.errors import LoweringError
 from xforms.exec.exe_cache import max_size
 from xforms.core.memo import Memo
@@ -89,6 +89,7 @@ class CpuExecutable:
         self.in_avals, self.out_avals = list(in_avals), list(out_avals)
         self.plan_text = plan_text
         self._n_out = len(out_avals)
+        self._weak_outs = [k for k, a in enumerate(self.out_avals) if a.weak_type]
         self.pool = pool
         self.output_slots = frozenset(output_slots)
 
@@ -127,8 +128,11 @@ class CpuExecutable:
         n = self._n_out
         flat = [r] if n == 1 else list(r) if n <= OUT_GROUP else [x for g in r for x in g]
         slots = self.output_slots
-        return [as_array0(x, a.dtype) if not a.shape else x.view(Array) if k in slots else x
+        outs = [as_array0(x, a.dtype) if not a.shape else x.view(Array) if k in slots else x
                 for k, (x, a) in enumerate(zip(flat, self.out_avals))]
+        for k in self._weak_outs:         # (mostly none: weak results of Python scalars)
+            outs[k] = as_weak(outs[k])
+        return outs
 
     def make_fast_call(self, in_tree, leaf_kinds, out_tree, statics=None, kw_tree=None,
                        static_kw=None):

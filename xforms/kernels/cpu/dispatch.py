@@ -63,8 +63,11 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
             env_outs.append(f"array({acc}{dt}).view(Array)")
         else:
             env_outs.append(f"{acc}.view(Array)" if k in output_slots else acc)
-    from xforms.core.trace import Array
-    lines, env = [], {"kernel": kernel, "Miss": Miss, "array": np.array, "Array": Array}
+        if a.weak_type:        # a weakly typed output stays so (JAX's jit outputs do)
+            env_outs[-1] = f"as_weak({env_outs[-1]})"
+    from xforms.core.trace import Array, as_weak
+    lines, env = [], {"kernel": kernel, "Miss": Miss, "array": np.array, "Array": Array,
+                      "as_weak": as_weak}
     for k, a in enumerate(out_avals):
         env[f"odt{k}"] = a.dtype
     if in_tree.node is not tuple or (kw_tree is not None and kw_tree.node is not dict):

@@ -1,0 +1,189 @@
+"""Dtype promotion against JAX's (issue #31): xnp functions, the operators of eager Arrays,
+and weak types across the jit boundary, eagerly and on both tiers of `jit`.
+
+JAX is not a CI dependency: the tables below are jax 0.10.2's answers (64-bit mode),
+printed by `python tools/jax_promotion_sweep.py --table add` (and `--table true_divide`)
+and pasted here.  Row: the left operand (an array of that dtype, or a Python scalar);
+columns: the right operand in the order of COLUMNS; a trailing '*' marks a weakly typed
+result, '-' a pair the table does not hold (two Python scalars).
+"""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms.core.trace import Array
+from xforms.exec import tiered
+
+COLUMNS = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+           "float16", "float32", "float64", "complex64", "complex128", True, 2, 1.5, 1 + 2j)
+SCALARS = {"True": True, "2": 2, "1.5": 1.5, "(1+2j)": 1 + 2j}
+
+# jax.eval_shape(jnp.add, a, b) with jax_enable_x64 (jax 0.10.2)
+ADD = {
+    'bool': 'bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 float16 float32 float64 complex64 complex128 bool int64* float64* complex128*',
+    'int8': 'int8 int8 int16 int16 int32 int32 int64 int64 float64* float16 float32 float64 complex64 complex128 int8 int8 float64* complex128*',
+    'uint8': 'uint8 int16 uint8 int16 uint16 int32 uint32 int64 uint64 float16 float32 float64 complex64 complex128 uint8 uint8 float64* complex128*',
+    'int16': 'int16 int16 int16 int16 int32 int32 int64 int64 float64* float16 float32 float64 complex64 complex128 int16 int16 float64* complex128*',
+    'uint16': 'uint16 int32 uint16 int32 uint16 int32 uint32 int64 uint64 float16 float32 float64 complex64 complex128 uint16 uint16 float64* complex128*',
+    'int32': 'int32 int32 int32 int32 int32 int32 int64 int64 float64* float16 float32 float64 complex64 complex128 int32 int32 float64* complex128*',
+    'uint32': 'uint32 int64 uint32 int64 uint32 int64 uint32 int64 uint64 float16 float32 float64 complex64 complex128 uint32 uint32 float64* complex128*',
+    'int64': 'int64 int64 int64 int64 int64 int64 int64 int64 float64* float16 float32 float64 complex64 complex128 int64 int64 float64* complex128*',
+    'uint64': 'uint64 float64* uint64 float64* uint64 float64* uint64 float64* uint64 float16 float32 float64 complex64 complex128 uint64 uint64 float64* complex128*',
+    'float16': 'float16 float16 float16 float16 float16 float16 float16 float16 float16 float16 float32 float64 complex64 complex128 float16 float16 float16 complex64',
+    'float32': 'float32 float32 float32 float32 float32 float32 float32 float32 float32 float32 float32 float64 complex64 complex128 float32 float32 float32 complex64',
+    'float64': 'float64 float64 float64 float64 float64 float64 float64 float64 float64 float64 float64 float64 complex128 complex128 float64 float64 float64 complex128',
+    'complex64': 'complex64 complex64 complex64 complex64 complex64 complex64 complex64 complex64 complex64 complex64 complex64 complex128 complex64 complex128 complex64 complex64 complex64 complex64',
+    'complex128': 'complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128',
+    'True': 'bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 float16 float32 float64 complex64 complex128 - - - -',
+    '2': 'int64* int8 uint8 int16 uint16 int32 uint32 int64 uint64 float16 float32 float64 complex64 complex128 - - - -',
+    '1.5': 'float64* float64* float64* float64* float64* float64* float64* float64* float64* float16 float32 float64 complex64 complex128 - - - -',
+    '(1+2j)': 'complex128* complex128* complex128* complex128* complex128* complex128* complex128* complex128* complex128* complex64 complex64 complex128 complex64 complex128 - - - -',
+}
+
+# jax.eval_shape(jnp.true_divide, a, b), as above
+TRUE_DIVIDE = {
+    'bool': 'float32 float32 float32 float32 float32 float32 float32 float64 float64 float16 float32 float64 complex64 complex128 float32 float64* float64* complex128*',
+    'int8': 'float32 float32 float32 float32 float32 float32 float64 float64 float64* float16 float32 float64 complex64 complex128 float32 float32 float64* complex128*',
+    'uint8': 'float32 float32 float32 float32 float32 float32 float32 float64 float64 float16 float32 float64 complex64 complex128 float32 float32 float64* complex128*',
+    'int16': 'float32 float32 float32 float32 float32 float32 float64 float64 float64* float16 float32 float64 complex64 complex128 float32 float32 float64* complex128*',
+    'uint16': 'float32 float32 float32 float32 float32 float32 float32 float64 float64 float16 float32 float64 complex64 complex128 float32 float32 float64* complex128*',
+    'int32': 'float32 float32 float32 float32 float32 float32 float64 float64 float64* float16 float32 float64 complex64 complex128 float32 float32 float64* complex128*',
+    'uint32': 'float32 float64 float32 float64 float32 float64 float32 float64 float64 float16 float32 float64 complex64 complex128 float32 float32 float64* complex128*',
+    'int64': 'float64 float64 float64 float64 float64 float64 float64 float64 float64* float16 float32 float64 complex64 complex128 float64 float64 float64* complex128*',
+    'uint64': 'float64 float64* float64 float64* float64 float64* float64 float64* float64 float16 float32 float64 complex64 complex128 float64 float64 float64* complex128*',
+    'float16': 'float16 float16 float16 float16 float16 float16 float16 float16 float16 float16 float32 float64 complex64 complex128 float16 float16 float16 complex64',
+    'float32': 'float32 float32 float32 float32 float32 float32 float32 float32 float32 float32 float32 float64 complex64 complex128 float32 float32 float32 complex64',
+    'float64': 'float64 float64 float64 float64 float64 float64 float64 float64 float64 float64 float64 float64 complex128 complex128 float64 float64 float64 complex128',
+    'complex64': 'complex64 complex64 complex64 complex64 complex64 complex64 complex64 complex64 complex64 complex64 complex64 complex128 complex64 complex128 complex64 complex64 complex64 complex64',
+    'complex128': 'complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128 complex128',
+    'True': 'float32 float32 float32 float32 float32 float32 float32 float64 float64 float16 float32 float64 complex64 complex128 - - - -',
+    '2': 'float64* float32 float32 float32 float32 float32 float32 float64 float64 float16 float32 float64 complex64 complex128 - - - -',
+    '1.5': 'float64* float64* float64* float64* float64* float64* float64* float64* float64* float16 float32 float64 complex64 complex128 - - - -',
+    '(1+2j)': 'complex128* complex128* complex128* complex128* complex128* complex128* complex128* complex128* complex128* complex64 complex64 complex128 complex64 complex128 - - - -',
+}
+
+
+def _cases(table):
+    """(left operand, right operand, JAX's dtype, weak) for every pair the table holds."""
+    for row, cells in table.items():
+        left = SCALARS.get(row, row)
+        for right, cell in zip(COLUMNS, cells.split(), strict=True):
+            if cell != "-":
+                yield left, right, np.dtype(cell.rstrip("*")), cell.endswith("*")
+
+
+def _operand(kind, wrap=np.asarray):
+    """An array [1, 2, 1] of dtype `kind` (through `wrap`), or the Python scalar itself."""
+    return wrap(np.array([1, 2, 1], kind)) if isinstance(kind, str) else kind
+
+
+def _type(x):
+    return np.asarray(x).dtype, getattr(x, "weak_type", False) is True
+
+
+@pytest.fixture
+def fast_tier_only(monkeypatch):
+    """jit's first calls on the fast tier, and no background compile (one per case)."""
+    monkeypatch.setenv("XFORMS_TIERED", "1")
+    monkeypatch.setenv("XFORMS_TIERED_WAIT", "0")       # (no compile to wait for)
+    monkeypatch.setattr(tiered, "_submit", lambda exe: None)
+
+
+@pytest.mark.parametrize("name, table", [("add", ADD), ("true_divide", TRUE_DIVIDE)])
+def test_xnp_functions_promote_as_jax(name, table, fast_tier_only):
+    fn = getattr(xnp, name)
+    bad = []
+    for a, b, dtype, weak in _cases(table):
+        x, y = _operand(a), _operand(b)
+        for how, got in (("eager", fn(x, y)), ("jit", xf.jit(lambda u, v: fn(u, v))(x, y))):
+            if _type(got) != (dtype, weak):
+                bad.append(f"{name}({a!r}, {b!r}) [{how}]: {_type(got)}, jax {dtype}{'*' * weak}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("op, table", [(lambda u, v: u + v, ADD),
+                                       (lambda u, v: u / v, TRUE_DIVIDE)])
+def test_eager_array_operators_promote_as_jax(op, table):
+    # the operators of xforms Arrays (eager results), as those of jax.Arrays; a plain
+    # NumPy operand on either side (NumPy defers to the Array's reflected operator)
+    bad = []
+    for a, b, dtype, weak in _cases(table):
+        for x, y in ((_operand(a, xnp.asarray), _operand(b, xnp.asarray)),
+                     (_operand(a, xnp.asarray), _operand(b)),
+                     (_operand(a), _operand(b, xnp.asarray))):
+            if type(x) is Array or type(y) is Array:    # (else NumPy's, not ours)
+                got = op(x, y)
+                if _type(got)[0] != dtype:
+                    bad.append(f"{a!r} op {b!r} ({type(x).__name__}, {type(y).__name__}): "
+                               f"{_type(got)}, jax {dtype}")
+    assert not bad, "\n".join(bad)
+
+
+def test_compiled_tier_promotes_as_jax():
+    # one compile for several pairs of the ADD table (values checked too)
+    f = xf.jit(lambda a, b, c, d, e: (a + b, c + d, e + 1.5, xnp.add(b, d), b / c),
+               tiered=False)
+    args = [np.array([1, 2], dt) for dt in ("float32", "int32", "uint8", "int8", "int16")]
+    outs = f(*args)
+    want = [(np.float32, False), (np.int16, False), (np.float64, True), (np.int32, False),
+            (np.float32, False)]     # ADD / TRUE_DIVIDE's cells
+    assert [_type(o) for o in outs] == [(np.dtype(d), w) for d, w in want]
+    np.testing.assert_array_equal(outs[2], [2.5, 3.5])
+
+
+def test_operators_keep_numpy_where_it_agrees_and_wrap_python_ints():
+    x = xnp.asarray(np.array([1.0, 2.0]))
+    assert (x + np.ones(2)).dtype == np.float64 and type(x + x) is type(x)
+    assert (x * 2.0).dtype == np.float64
+    np.testing.assert_array_equal(x == None, [False, False])        # noqa: E711 (NumPy's)
+    u8 = xnp.asarray(np.array([1, 200], np.uint8))
+    # NumPy refuses a Python int outside uint8; JAX's int64 literal wraps: 201 -> 45, 144
+    np.testing.assert_array_equal(u8 + 300, np.array([45, 244], np.uint8))
+    assert (u8 + 300).dtype == np.uint8
+    i8 = xnp.asarray(np.array([1, -2], np.int8))
+    assert (i8 ^ np.array([3, 3], np.uint8)).dtype == np.int16       # JAX: int16
+    assert (i8 << np.array([1, 1], np.int32)).dtype == np.int32
+    f32 = xnp.asarray(np.ones(2, np.float32))
+    assert (f32 @ np.ones(2, np.int32)).dtype == np.float32            # JAX: float32
+    assert (np.ones((2, 2), np.int64) @ f32).dtype == np.float32
+
+
+@pytest.mark.parametrize("tier", ["fast", "compiled"])
+def test_jit_outputs_keep_weak_types(tier, request):
+    # JAX: jit(lambda t: t + 1)(0) is a weakly typed int64 Array, so adding an int32 array
+    # gives int32; jit(lambda t: t * 2.0)(1.0) + float32 array is float32 (jax 0.10.2)
+    if tier == "fast":
+        request.getfixturevalue("fast_tier_only")
+    i32, f32 = np.ones(2, np.int32), np.ones(2, np.float32)
+    inc, dbl = xf.jit(lambda t: t + 1), xf.jit(lambda t: t * 2.0)
+    for _ in range(2):                        # the general path, then the fast call path
+        t, s = inc(0), dbl(1.0)
+        assert (t.dtype, t.weak_type, s.dtype, s.weak_type) == (np.int64, True, np.float64, True)
+        assert int(t) == 1 and float(s) == 2.0
+        assert (t + i32).dtype == np.int32 and (i32 + t).dtype == np.int32
+        assert xnp.add(t, i32).dtype == np.int32 and (s * f32).dtype == np.float32
+    # strong inputs give strong outputs; a weak output of a many-output function too
+    assert not xf.jit(lambda t: t + 1)(np.int64(0)).weak_type
+    a, b = xf.jit(lambda t, w: (t + 1, w * 2))(0, np.ones(3))
+    assert a.weak_type and not b.weak_type
+
+
+def test_weak_scalars_from_asarray_and_reductions_promote_as_jax():
+    # jax 0.10.2: jnp.asarray(3) and asarray(3.0) are weak; sum(float32 array) is a strong
+    # float32; sum(3.0) a strong float64
+    i32, f16 = np.ones(2, np.int32), np.ones(2, np.float16)
+    assert (xnp.asarray(3) + i32).dtype == np.int32
+    assert (xnp.asarray(3.0) + np.ones(2, np.float32)).dtype == np.float32
+    assert (xnp.asarray(1j) + np.ones(2, np.float32)).dtype == np.complex64
+    s = xnp.sum(np.ones(3, np.float32))
+    assert s.dtype == np.float32 and not s.weak_type and (s + f16).dtype == np.float32
+    assert not xnp.sum(3.0).weak_type and (xnp.sum(3.0) + np.ones(2, np.float32)).dtype == np.float64
+
+
+def test_int_array_and_python_float_is_weak_float64():
+    # jax: int8 array + 1.5 is a weak float64, so a later float32 operand wins
+    x = xnp.add(np.ones(2, np.int8), 1.5)
+    assert x.dtype == np.float64 and x.weak_type
+    assert xnp.add(x, np.ones(2, np.float32)).dtype == np.float32
+    assert (xnp.true_divide(np.ones(2, bool), 2) + np.ones(2, np.float32)).dtype == np.float32
