@@ -10,3 +10,7 @@ SIMULATING = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 ON_GPU = os.environ.get("XFORMS_CUDA_TESTS") == "gpu"
 collect_ignore_glob = ([] if ON_GPU else ["test_gpu_*.py"]) if (SIMULATING or ON_GPU) \
     else ["test_*.py"]
+
+if SIMULATING:            # its threads hand the GIL on at once, safely (sim_threads.py: why)
+    import sim_threads
+    sim_threads.tune()

@@ -12,12 +12,16 @@ import pickle
 import sys
 import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, TESTS)
+sys.path.append(os.path.join(TESTS, "cuda"))
 
 from fuzz.checks import Case, check_jit_group  # noqa: E402
+import sim_threads  # noqa: E402
 
 
 def main(path, small=False):
+    sim_threads.tune()                # the simulator's threads, fast (tests/cuda/sim_threads.py)
     with open(path, "rb") as f:
         groups = pickle.load(f)
     for k, group in enumerate(groups):
