@@ -21,7 +21,7 @@ from .eager import reuse as eager_reuse
 from .eager.float_checks import check_floats, float_problem  # noqa: F401  (core.float_problem)
 from .eager.plans import _GENERATE_AFTER, _Plan, _generate, _interpret, _run_steps  # noqa: F401
 from .. import config
-from .avals import SUPPORTED_DTYPES, ShapedArray, aval_of_value  # noqa: F401
+from .avals import SUPPORTED_DTYPES, ShapedArray, aval_of_value, is_device_array  # noqa: F401
 from ..errors import ConcretizationError, MissingRuleError, UnexpectedTracerError  # noqa: F401
 from .facts import Facts
 from .ir import ClosedJaxpr, Eqn, IRTypeError, Jaxpr, Literal, Names, Var, pp_eqn  # noqa: F401
@@ -116,6 +116,9 @@ def canonical_value(x):
                     aval_of_value(v)       # OverflowError, as JAX
             raise TypeError("ragged or object sequence: xforms accepts rectangular numeric arrays")
         return canonical_value(arr)
+    if is_device_array(x):        # its backend reads it where it lives: no host copy
+        aval_of_value(x)
+        return x
     if hasattr(x, "__array__") and not isinstance(x, Tracer):
         return canonical_value(np.asarray(x))
     aval_of_value(x)   # raises a TypeError that says what is accepted
