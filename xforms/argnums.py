@@ -256,7 +256,7 @@ def _as_array_leaf(x):
     if isinstance(x, Tracer):
         return x
     try:
-        return core.canonical_value(x)
+        return core.canonical_arg(x)
     except TypeError:
         return None
 
