@@ -18,6 +18,7 @@ from .transforms.ad import linearize_jaxpr, vjp_jaxprs
 from .core.avals import float0, is_complex, is_float, is_inexact
 from .primitives.elementwise import stop_gradient  # noqa: F401  (public: xforms.stop_gradient)
 from .core.source_info import describe_function
+from .jit import follows_data
 from .transforms.tracing import Float0Zeros, flatten_args, float0_as_static, trace_flat
 from .transforms.jvp import jvp_jaxpr
 from .tree_util import (register_pytree_node, tree_flatten, tree_unflatten,
@@ -229,7 +230,8 @@ class _Transformed:
 
     def __init__(self, impl, key, fun):
         functools.update_wrapper(self, fun)
-        self._impl, self._key = impl, key
+        # (called with DeviceArrays, it runs jitted on their device: xforms/jit.py)
+        self._impl, self._key = follows_data(impl), key
 
     def __call__(self, *args, **kwargs):
         return self._impl(*args, **kwargs)

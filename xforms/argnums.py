@@ -249,14 +249,14 @@ def is_static_leaf(x):
     """A leaf a transform passes through untraced where it is not transformed: anything that
     is not an array (a function, a string, a Python or NumPy scalar).  Scalars stay
     hashable this way, so a jit(static_argnums=...) inside still accepts them."""
-    return not isinstance(x, (Tracer, np.ndarray))
+    return not isinstance(x, (Tracer, np.ndarray)) and not core.is_device_array(x)
 
 
 def _as_array_leaf(x):
     if isinstance(x, Tracer):
         return x
     try:
-        return core.canonical_value(x)
+        return core.canonical_arg(x)
     except TypeError:
         return None
 

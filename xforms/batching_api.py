@@ -27,6 +27,7 @@ from .core.memo import derived
 from .primitives.elementwise import add, eq
 from .primitives.structural import iota, reshape, slice as lax_slice
 from .core.source_info import describe_function
+from .jit import follows_data
 from .transforms.tracing import flatten_args, trace_program
 from .transforms.jvp import Zero, instantiate, jvp_eval, tangent_aval
 from .transforms.stage import stage
@@ -214,7 +215,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         outs = core.eval_jaxpr(batched_jaxpr, *consts, *flat)
         return tree_unflatten(out_tree, [np.zeros(core.get_aval(o).shape, float0) if z
                                          else _as_result(o) for o, z in zip(outs, float0s)])
-    return batched
+    return follows_data(batched)      # (DeviceArrays: jitted on their device, xforms/jit.py)
 
 
 def _float0_placeholders(out):

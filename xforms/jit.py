@@ -31,7 +31,7 @@ from .errors import BackendError
 from .core import jit_switch, monitoring
 from .core.source_info import describe_function, function_name
 from .transforms.tracing import flatten_args, float0_as_static, trace_flat
-from .core.avals import float0
+from .core.avals import DEVICE_ARRAY_TYPES, float0, is_device_array
 from .stages import Traced, Wrapped
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -176,6 +176,16 @@ _FAST_MISSES = (TypeError, AttributeError, LookupError, ValueError)
 
 def _float0_out_of_program(out):
     return float0_as_static(out), None
+
+
+def _data_backend(args):
+    """The backend holding the first device array among `args`' leaves, or None: a jitted
+    function that names no backend runs there (JAX's computation follows committed data:
+    a DeviceArray is never read to the host to run on the CPU by default)."""
+    for x in tree_flatten(args)[0]:
+        if is_device_array(x):
+            return x.backend
+    return None
 
 
 def _refuse_tracing(fun):
@@ -376,7 +386,8 @@ class Jitted(Wrapped):
                 return self.fun(*args, **kwargs)
             platform = jit_switch.default_platform()           # xforms.default_device()
             if platform is not None and self.backend is None:
-                return self._on(platform)(*args, **kwargs)
+                placed = _data_backend((args, kwargs)) if DEVICE_ARRAY_TYPES else None
+                return self._on(placed or platform)(*args, **kwargs)
             rec = jit_switch.recorder                        # xf.profiler.trace
             if rec is not None and core._state.current is core.eval_trace and rec.idle():
                 with rec.execution(f"jit({getattr(self.fun, '__name__', 'fun')})"):
@@ -396,6 +407,10 @@ class Jitted(Wrapped):
             args, kwargs = float0_as_static((args, kwargs))
             closed, out_tree, flat, _ = self._trace(args, kwargs)
             return tree_unflatten(out_tree, core.eval_jaxpr(closed, *flat))
+        if DEVICE_ARRAY_TYPES and self.backend is None:     # (only once a backend made one)
+            placed = _data_backend((args, kwargs))
+            if placed is not None and placed != default_backend():
+                return self._on(placed)(*args, **kwargs)
         key, leaves, hit = self._lookup(args, kwargs)
         if hit is None and (key is None or any(k[1] == float0 for k in _key_leaf_kinds(key))):
             # float0 arguments (as JAX allows) stay out of the program: their shapes join
@@ -477,6 +492,35 @@ class Jitted(Wrapped):
     def lower(self, *args, **kwargs):
         """Trace and compile synchronously, never the fast tier (`xforms.stages.Lowered`)."""
         return self.trace(*args, **kwargs).lower()
+
+
+def follows_data(fun):
+    """`fun` (an eager transform's function: grad's, vmap's) that, called eagerly with
+    device arrays among its array arguments, runs as `jit(fun)` on their backend instead:
+    its NumPy evaluation would copy them to the host and compute there (JAX computes where
+    committed data lives).  Other calls run `fun` itself.
+
+    >>> g = follows_data(grad(loss)); g(xf.device_put(w, backend="cuda"))   # on the GPU
+    """
+    jitted = {}
+
+    @functools.wraps(fun)
+    def call(*args, **kwargs):
+        if DEVICE_ARRAY_TYPES and core._state.current is core.eval_trace:
+            leaves = tree_flatten((args, kwargs))[0]
+            placed = _data_backend(leaves)
+            if placed is not None and all(map(_jit_leaf, leaves)):
+                if placed not in jitted:
+                    jitted[placed] = Jitted(fun, backend=placed)
+                return jitted[placed](*args, **kwargs)
+        return fun(*args, **kwargs)
+    return call
+
+
+def _jit_leaf(x):
+    """Can `x` be a traced argument of a jitted call (else `follows_data` leaves it eager)?"""
+    return isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)) or \
+        is_device_array(x)
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None, donate_argnums=(),

@@ -155,6 +155,17 @@ def _array_aval(shape, dtype, weak_type):
     return a
 
 
+# A backend's own array type (the CUDA backend's DeviceArray; core/registry.operator_type
+# registers it) keeps its data on its device: its abstract value comes from its shape and
+# dtype, so tracing a jitted call with it as an argument copies nothing to the host.
+DEVICE_ARRAY_TYPES = set()
+
+
+def is_device_array(x):
+    """Is `x` an array of a backend's device (whose data reading would copy)?"""
+    return type(x) in DEVICE_ARRAY_TYPES
+
+
 def check_python_int(x):
     """A Python int operand is a weak int64 whatever it meets (JAX): OverflowError outside
     int64's range (the one check, for avals and for conversions into narrower dtypes)."""
@@ -165,7 +176,8 @@ def check_python_int(x):
 
 
 def aval_of_value(x):
-    """The abstract value of a concrete input (Python scalar or NumPy array)."""
+    """The abstract value of a concrete input (Python scalar, NumPy array or a backend's
+    device array)."""
     t = type(x)
     if t is float:                      # (first: every Python float operand comes here)
         return _WEAK_FLOAT
@@ -177,6 +189,8 @@ def aval_of_value(x):
         hit = _SCALAR_AVALS.get(x.dtype)
         if hit is not None:
             return hit
+    elif t in DEVICE_ARRAY_TYPES and x.dtype in _SUPPORTED:
+        return _array_aval(x.shape, x.dtype, False)
     if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
         return _BOOL_SCALAR
     if isinstance(x, int) and not isinstance(x, np.integer):

@@ -11,6 +11,7 @@ record a missing rule with `exempt(prim, kind, reason)`; tests/test_rule_coverag
 >>> p = primitive("my_op"); lookup("my_op") is p
 True
 """
+from .avals import DEVICE_ARRAY_TYPES
 from .trace import Primitive
 
 ALL_PRIMITIVES = []
@@ -109,8 +110,10 @@ _OPERATOR_TYPES, _OPERATORS = [], {}
 
 
 def operator_type(cls):
-    """Class decorator: `cls` gets the operators of xforms.numpy (+, *, @, <, ...)."""
+    """Class decorator: `cls` gets the operators of xforms.numpy (+, *, @, <, ...), and its
+    instances are device arrays (core/avals.is_device_array: avals from shape and dtype)."""
     _OPERATOR_TYPES.append(cls)
+    DEVICE_ARRAY_TYPES.add(cls)
     for name, fn in _OPERATORS.items():
         setattr(cls, name, fn)
     return cls

@@ -21,7 +21,8 @@ from .eager import reuse as eager_reuse
 from .eager.float_checks import check_floats, float_problem  # noqa: F401  (core.float_problem)
 from .eager.plans import _GENERATE_AFTER, _Plan, _generate, _interpret, _run_steps  # noqa: F401
 from .. import config
-from .avals import SUPPORTED_DTYPES, ShapedArray, aval_of_value  # noqa: F401
+from .avals import (DEVICE_ARRAY_TYPES, SUPPORTED_DTYPES, ShapedArray, aval_of_value,  # noqa: F401
+                    is_device_array)
 from ..errors import ConcretizationError, MissingRuleError, UnexpectedTracerError  # noqa: F401
 from .facts import Facts
 from .ir import ClosedJaxpr, Eqn, IRTypeError, Jaxpr, Literal, Names, Var, pp_eqn  # noqa: F401
@@ -133,6 +134,17 @@ def canonical_value(x):
         return canonical_value(np.asarray(x))
     aval_of_value(x)   # raises a TypeError that says what is accepted
     return x
+
+
+def canonical_arg(x):
+    """`canonical_value` of a transformed function's argument, where a backend's device array
+    stays as it is (its abstract value comes from its shape and dtype, and its backend reads
+    its data where it lives: no copy to the host and back).  Elsewhere -- an operand of an
+    eager operation, a trace's constant -- canonical_value reads it to the host.
+
+    >>> canonical_arg(xf.device_put(x, backend="cuda"))       # the DeviceArray itself
+    """
+    return x if is_device_array(x) else canonical_value(x)
 
 
 _OK_DTYPES = frozenset(SUPPORTED_DTYPES)
@@ -368,10 +380,14 @@ def eval_eager(jaxpr, consts, args, n_wrapped=None):
 
 def _unwrapped(xs):
     """Inputs with every `Array` viewed as a plain ndarray: a NumPy call on a subclass
-    returns the subclass, which every later call would pay for again."""
+    returns the subclass, which every later call would pay for again.  A backend's device
+    array is read to the host, where the NumPy implementations compute (an implicit copy,
+    which xf.transfer_guard sees)."""
     for x in xs:
-        if type(x) is Array:
-            return [x.view(np.ndarray) if type(x) is Array else x for x in xs]
+        t = type(x)
+        if t is Array or (DEVICE_ARRAY_TYPES and t in DEVICE_ARRAY_TYPES):
+            return [x.view(np.ndarray) if type(x) is Array else
+                    np.asarray(x) if is_device_array(x) else x for x in xs]
     return xs
 
 

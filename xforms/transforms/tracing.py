@@ -30,7 +30,7 @@ def flatten_args(args, fun=None):
     """Flatten and validate concrete leaves (TypeError on unsupported input, naming `fun`)."""
     leaves, tree = tree_flatten(args)
     try:
-        return [x if isinstance(x, Tracer) else core.canonical_value(x) for x in leaves], tree
+        return [x if isinstance(x, Tracer) else core.canonical_arg(x) for x in leaves], tree
     except TypeError as e:
         if fun is None:
             raise

@@ -1,0 +1,113 @@
+"""DeviceArray arguments of jitted calls stay on the device (simulator or GPU): a new
+signature's abstract values come from the arrays' shapes and dtypes (no copy to the host and
+back), a jitted function that names no backend runs where its device arrays are (JAX's
+computation follows committed data), and grad / vmap called with device arrays run jitted
+on the device rather than on the NumPy evaluator.  Each test calls under
+xf.transfer_guard("disallow") (implicit copies raise) and counts device-to-host copies of
+arrays (kernels/cuda/runtime.host_copy, through which every one goes)."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms.kernels.cuda import runtime as rt
+
+X = np.arange(3.0)
+M = np.arange(6.0).reshape(2, 3)
+
+
+@pytest.fixture
+def no_copies(monkeypatch):
+    """A context in which a device-to-host copy of an array, or an implicit transfer,
+    fails the test."""
+    copies = []
+    real = rt.host_copy
+
+    def counted(buf, shape):
+        copies.append(shape)
+        return real(buf, shape)
+    monkeypatch.setattr(rt, "host_copy", counted)
+
+    class Guard:
+        def __enter__(self):
+            self.g = xf.transfer_guard("disallow")
+            self.g.__enter__()
+
+        def __exit__(self, *exc):
+            self.g.__exit__(*exc)
+            if exc[0] is None:
+                assert copies == [], f"device-to-host copies of arrays of shapes {copies}"
+    return Guard()
+
+
+def _put(x):
+    return xf.device_put(x, backend="cuda")
+
+
+CASES = {
+    "cuda": (lambda: xf.jit(lambda x, y: x * y + 1.0, backend="cuda"),
+             lambda d: (d, d), X * X + 1.0),
+    "default backend": (lambda: xf.jit(lambda x, y: x - y),
+                        lambda d: (d, _put(X * 2.0)), -X),
+    "tiered=False": (lambda: xf.jit(lambda x: xnp.sin(x), tiered=False),
+                     lambda d: (d,), np.sin(X)),
+    "pytree": (lambda: xf.jit(lambda t: t["a"] * t["b"][0], backend="cuda"),
+               lambda d: ({"a": d, "b": [_put(X + 1.0)]},), X * (X + 1.0)),
+    "static": (lambda: xf.jit(lambda x, n: x * n, static_argnums=1, backend="cuda"),
+               lambda d: (d, 3), X * 3),
+    "donated": (lambda: xf.jit(lambda x: x * 2.0, donate_argnums=0, backend="cuda"),
+                lambda d: (_put(X),), X * 2.0),
+    "rank-0": (lambda: xf.jit(lambda x, s: x * s, backend="cuda"),
+               lambda d: (d, _put(np.float64(2.0))), X * 2.0),
+    "jit of grad": (lambda: xf.jit(xf.grad(lambda x: (x * x).sum()), backend="cuda"),
+                    lambda d: (d,), 2.0 * X),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_new_signature_with_device_arrays_copies_nothing(case, no_copies):
+    make, args, want = CASES[case]
+    f, d = make(), _put(X)
+    with no_copies:
+        out = f(*args(d))                # the first call: traced and compiled
+        again = f(*args(d))
+    assert type(out) is rt.DeviceArray and type(again) is rt.DeviceArray
+    np.testing.assert_allclose(np.asarray(out), want)
+    np.testing.assert_allclose(np.asarray(again), want)
+
+
+def test_a_cpu_default_runs_where_the_device_arrays_are(no_copies):
+    d = _put(X)
+    with xf.default_device("cpu"):
+        f = xf.jit(lambda x: xnp.cos(x) + 1.0)
+        host = f(X)                          # the CPU's signature of the same shape
+        with no_copies:
+            out = f(d)
+    assert type(host) is not rt.DeviceArray and type(out) is rt.DeviceArray
+    np.testing.assert_allclose(np.asarray(out), np.cos(X) + 1.0)
+    np.testing.assert_allclose(host, np.cos(X) + 1.0)
+    explicit = xf.jit(lambda x: x * 2.0, backend="cpu")     # computes on the host, as asked:
+    with xf.transfer_guard("disallow"):                    # a copy
+        with pytest.raises(xf.errors.BackendError, match="device-to-host"):
+            explicit(d)
+    out = explicit(d)
+    assert type(out) is not rt.DeviceArray
+    np.testing.assert_allclose(out, X * 2.0)
+
+
+def test_grad_and_vmap_of_jit_with_device_arrays_run_on_the_device(no_copies):
+    loss = xf.jit(lambda x: (xnp.sin(x) * x).sum())
+    dm = _put(M)
+    with no_copies:
+        g = xf.grad(loss)(_put(X))
+        v, gv = xf.value_and_grad(loss)(_put(X))
+        b = xf.vmap(xf.jit(lambda x, y: x * y + 1.0), in_axes=(0, None))(dm, _put(X))
+        bg = xf.vmap(xf.grad(loss))(dm)
+    assert all(type(r) is rt.DeviceArray for r in (g, v, gv, b, bg))
+    dsin = lambda x: np.cos(x) * x + np.sin(x)
+    np.testing.assert_allclose(np.asarray(g), dsin(X))
+    np.testing.assert_allclose(np.asarray(gv), dsin(X))
+    np.testing.assert_allclose(np.asarray(v), (np.sin(X) * X).sum())
+    np.testing.assert_allclose(np.asarray(b), M * X + 1.0)
+    np.testing.assert_allclose(np.asarray(bg), dsin(M))
+
