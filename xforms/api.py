@@ -230,8 +230,10 @@ class _Transformed:
 
     def __init__(self, impl, key, fun):
         functools.update_wrapper(self, fun)
-        # (called with DeviceArrays, it runs jitted on their device: xforms/jit.py)
-        self._impl, self._key = follows_data(impl), key
+        # (called with DeviceArrays, a transform of a jitted function runs jitted on their
+        # device: xforms/jit.py)
+        self._impl, self._key = follows_data(impl, fun), key
+        self._xforms_transform_of = fun
 
     def __call__(self, *args, **kwargs):
         return self._impl(*args, **kwargs)

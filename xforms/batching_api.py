@@ -215,7 +215,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         outs = core.eval_jaxpr(batched_jaxpr, *consts, *flat)
         return tree_unflatten(out_tree, [np.zeros(core.get_aval(o).shape, float0) if z
                                          else _as_result(o) for o, z in zip(outs, float0s)])
-    return follows_data(batched)      # (DeviceArrays: jitted on their device, xforms/jit.py)
+    batched._xforms_transform_of = fun
+    return follows_data(batched, fun)   # (of a jitted fun, with DeviceArrays: on their device)
 
 
 def _float0_placeholders(out):

@@ -494,14 +494,19 @@ class Jitted(Wrapped):
         return self.trace(*args, **kwargs).lower()
 
 
-def follows_data(fun):
-    """`fun` (an eager transform's function: grad's, vmap's) that, called eagerly with
+def follows_data(fun, user_fun):
+    """`fun` (an eager transform of `user_fun`: grad's, vmap's) that, called eagerly with
     device arrays among its array arguments, runs as `jit(fun)` on their backend instead:
     its NumPy evaluation would copy them to the host and compute there (JAX computes where
-    committed data lives).  Other calls run `fun` itself.
+    committed data lives).  Only where `user_fun` is a jitted function (or xforms'
+    transforms of one): its Python already runs once per signature, so jitting the
+    transform skips none of the user's Python; any other function is returned as is, and
+    runs every call (JAX's rule without jit), on the host.
 
-    >>> g = follows_data(grad(loss)); g(xf.device_put(w, backend="cuda"))   # on the GPU
+    >>> g = grad(jit(loss)); g(xf.device_put(w, backend="cuda"))   # on the GPU
     """
+    if not _only_jitted(user_fun):
+        return fun
     jitted = {}
 
     @functools.wraps(fun)
@@ -514,7 +519,20 @@ def follows_data(fun):
                     jitted[placed] = Jitted(fun, backend=placed)
                 return jitted[placed](*args, **kwargs)
         return fun(*args, **kwargs)
+    call._xforms_transform_of = user_fun
     return call
+
+
+def _only_jitted(fun):
+    """Is all of `fun`'s Python inside a jit (a Jitted, or xforms' eager transforms of one:
+    they mark what they transform as `_xforms_transform_of`)?"""
+    for _ in range(64):
+        if isinstance(fun, Jitted):
+            return True
+        fun = getattr(fun, "_xforms_transform_of", None)
+        if fun is None:
+            return False
+    return False
 
 
 def _jit_leaf(x):

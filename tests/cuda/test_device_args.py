@@ -111,3 +111,20 @@ def test_grad_and_vmap_of_jit_with_device_arrays_run_on_the_device(no_copies):
     np.testing.assert_allclose(np.asarray(b), M * X + 1.0)
     np.testing.assert_allclose(np.asarray(bg), dsin(M))
 
+
+
+def test_a_plain_function_runs_its_python_every_call_with_device_arrays():
+    """Only a transform of a jitted function is routed through jit: grad/vmap of a plain
+    function run its Python on every call (JAX's rule without jit), device arrays or not."""
+    calls = []
+
+    def loss(x):
+        calls.append(1)                     # a side effect, as numpy.random noise would be
+        return (xnp.sin(x) * x).sum()
+    d = _put(X)
+    for _ in range(3):
+        g = xf.grad(loss)(d)
+        b = xf.vmap(loss)(_put(M))
+    assert len(calls) == 6
+    np.testing.assert_allclose(np.asarray(g), np.cos(X) * X + np.sin(X))
+    np.testing.assert_allclose(np.asarray(b), (np.sin(M) * M).sum(axis=1))
