@@ -76,3 +76,9 @@ def itemsize_bits(dtype):
 
 __all__ = ["TypePromotionError", "canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype", "itemsize_bits",
            "result_type", "scalar_type_of"]
+
+
+def __getattr__(name):
+    """JAX's narrow dtypes (bfloat16, float8_*, int4, ...) say why they are absent."""
+    from .core.avals import missing_attribute
+    raise missing_attribute("xforms.dtypes", name)

@@ -208,3 +208,20 @@ class NamedSharding(_Reported):
 
     def __repr__(self):
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+
+
+# JAX's explicit-sharding API (abstract meshes, axis types, resharding): xforms places each
+# array on its one device, so these are absent -- with the reason, `hasattr` still False
+_EXPLICIT_SHARDING = frozenset({
+    "AbstractDevice", "AbstractMesh", "AxisType", "ManualAxisType", "Sharding", "auto_axes",
+    "explicit_axes", "get_abstract_mesh", "get_mesh", "make_single_device_sharding",
+    "reshard", "set_mesh", "use_abstract_mesh"})
+
+
+def __getattr__(name):
+    if name in _EXPLICIT_SHARDING:
+        raise AttributeError(
+            f"xforms.sharding.{name}: JAX's explicit sharding is not implemented: xforms places "
+            "each array on its one device; split work with xf.shard_map over a one-dimensional "
+            "mesh (xf.make_mesh, or xforms.mpi's mesh of MPI ranks)")
+    raise AttributeError(f"module 'xforms.sharding' has no attribute {name!r}")

@@ -87,6 +87,27 @@ class ShapedArray:
     __repr__ = lambda self: f"ShapedArray({self.str_short()}{', weak' if self.weak_type else ''})"
 
 
+# JAX's narrow floating and integer types, which xforms has no storage for (Numba has none)
+NARROW_DTYPES = frozenset({
+    "bfloat16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
+    "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz", "float8_e8m0fnu", "int1", "int2", "int4", "uint1", "uint2", "uint4"})
+
+
+def missing_attribute(module, name):
+    """The AttributeError for `module.name`, saying why when `name` is a dtype of JAX's that
+    xforms lacks (so `hasattr` still tells a library it is absent).
+
+        >>> raise missing_attribute("xforms.numpy", "bfloat16")
+        AttributeError: xforms.numpy.bfloat16: xforms has no bfloat16 ...
+    """
+    if name in NARROW_DTYPES:
+        return AttributeError(
+            f"{module}.{name}: xforms has no {name} dtype (its arrays are NumPy's and its "
+            "kernels Numba's, which have no such type): use float16, float32 or int8")
+    return AttributeError(f"module {module!r} has no attribute {name!r}")
+
+
 def short_dtype(dtype):
     dt = np.dtype(dtype)
     return dt.name if dt.kind == "b" else f"{dt.kind}{dt.itemsize * 8}"

@@ -115,3 +115,9 @@ generic, signedinteger, unsignedinteger, character, flexible, object_ = (
     _np.object_)
 euler_gamma = _np.euler_gamma
 s_, index_exp = _np.s_, _np.index_exp
+
+
+def __getattr__(name):
+    """JAX's narrow dtypes (bfloat16, float8_*, int4, ...) say why they are absent."""
+    from ..core.avals import missing_attribute
+    raise missing_attribute("xforms.numpy", name)
