@@ -662,3 +662,15 @@ def test_insert_at_several_traced_positions_as_jax():
     _same([xf.grad(loss)(np.array([1.0, 2.0]), pos),
            xf.jit(xf.grad(loss), tiered=False)(np.array([1.0, 2.0]), pos)], [5.0, 1.0])
     check_grads(lambda v: loss(v, pos), (np.array([1.0, 2.0]),), order=2)
+
+
+def test_shape_and_type_predicates_return_python_values_as_jax():
+    """JAX returns a tuple of ints and bools here (jax 0.10.2); an Array shape compared with
+    a tuple under jit was a traced bool (broadcast_to inside rsf2csf failed to trace)."""
+    assert xnp.broadcast_shapes((2, 3), (1, 3)) == (2, 3)
+    assert all(type(d) is int for d in xnp.broadcast_shapes((2, 3), (1, 3)))
+    for r in (xnp.isscalar(1.0), xnp.iterable(np.ones(2)), xnp.iscomplexobj(np.ones(2)),
+              xnp.isrealobj(np.ones(2)), xnp.can_cast(np.float32, np.float64)):
+        assert type(r) is bool
+    f = xf.jit(lambda a: xnp.broadcast_to(a, xnp.broadcast_shapes(a.shape, (2, 3))))
+    np.testing.assert_array_equal(f(np.ones(3)), np.ones((2, 3)))

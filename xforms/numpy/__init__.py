@@ -86,11 +86,15 @@ from ._util import returns_arrays as _returns_arrays
 from .manipulation import broadcast_to
 
 # Eager results are always `xforms.Array`s, even where a function returns its input unchanged
-# (`xnp.reshape(a, a.shape)`, `xnp.real(x)` of a real x, `xnp.sum(2.0)`).
+# (`xnp.reshape(a, a.shape)`, `xnp.real(x)` of a real x, `xnp.sum(2.0)`) -- but not where JAX
+# returns Python values: shapes are tuples of ints, predicates on types bools (a shape of
+# Arrays compared with a tuple under jit would be a traced bool)
+_NOT_ARRAYS = ("shape", "ndim", "size", "broadcast_shapes", "iterable", "isscalar", "can_cast",
+               "iscomplexobj", "isrealobj")
 for _name in [n for n, v in list(globals().items()) if callable(v) and not isinstance(v, type)
               and not n.startswith("_")
               and getattr(v, "__module__", "").startswith(__name__ + ".")
-              and n not in ("shape", "ndim", "size")]:
+              and n not in _NOT_ARRAYS]:
     globals()[_name] = _returns_arrays(globals()[_name])
 del _name
 # JAX's fourteen ufuncs (after the loop above: a ufunc's __call__ is already the public function)
