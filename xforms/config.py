@@ -405,6 +405,8 @@ jax2tf_scan_reductions = State(          # (xf.jax2tf_associative_scan_reduction
     "jax2tf_associative_scan_reductions", False, _boolean, doc="""\
 Accepted; no effect (it chooses jax2tf's lowering of cumulative reductions; xforms has no
 jax2tf).""")
+# (the API docs find it by this module's name for it: `config.<JAX name>` reads the value)
+jax2tf_scan_reductions.__name__ = jax2tf_scan_reductions.__qualname__ = "jax2tf_scan_reductions"
 array_garbage_collection_guard = State(
     "jax_array_garbage_collection_guard", None, _one_of(None, "allow", "log", "fatal"), doc="""\
 Accepted; no effect: xforms' arrays are NumPy arrays (or CUDA DeviceArrays) freed by
