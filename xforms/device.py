@@ -132,21 +132,41 @@ def _frozen(v):
 _DEVICE_FNS = {**ARRAY_METHODS, "copy": lambda x: x}
 
 
+def _is_array(v):
+    return isinstance(v, np.ndarray) or getattr(type(v), "backend", None) is not None
+
+
 @functools.lru_cache(maxsize=256)
-def _jitted(name, backend, args, kwargs):
-    """`x.name(*args, **kwargs)` compiled for `backend`, `x` its one argument."""
+def _jitted(name, backend, args, kwargs, dynamic):
+    """`x.name(*args, **kwargs)` compiled for `backend`: `x` its first argument, then the
+    array arguments, whose positions (ints) and keywords (strs) `dynamic` names (a new
+    array of the same shape reuses the program; a static argument is part of it)."""
     fn = _DEVICE_FNS[name]
-    return jit(lambda x: fn(x, *args, **dict(kwargs)), backend=backend)
+
+    def call(x, *arrays):
+        a, kw = list(args), dict(kwargs)
+        for where, v in zip(dynamic, arrays):
+            if isinstance(where, int):
+                a[where] = v
+            else:
+                kw[where] = v
+        return fn(x, *a, **kw)
+    return jit(call, backend=backend)
 
 
 def _device_method(name):
     def method(self, *args, **kwargs):
-        key = (name, type(self).backend, _frozen(args), _frozen(kwargs))
+        dynamic = tuple([i for i, v in enumerate(args) if _is_array(v)]
+                        + [k for k, v in kwargs.items() if _is_array(v)])
+        arrays = [args[w] if isinstance(w, int) else kwargs[w] for w in dynamic]
+        static = tuple(None if _is_array(v) else v for v in args)
+        static_kw = {k: v for k, v in kwargs.items() if not _is_array(v)}
+        key = (name, type(self).backend, _frozen(static), _frozen(static_kw), dynamic)
         try:
             hash(key)
-        except TypeError:       # (an array argument: compiled for this call only)
-            return _jitted.__wrapped__(*key)(self)
-        return _jitted(*key)(self)
+        except TypeError:       # (an unhashable static argument: compiled for this call)
+            return _jitted.__wrapped__(*key)(self, *arrays)
+        return _jitted(*key)(self, *arrays)
     method.__name__ = name
     method.__doc__ = f"`xforms.numpy`'s {name} of this array, computed on its device."
     return method

@@ -62,3 +62,19 @@ def test_numpy_functions_call_the_methods_with_their_defaults():
         np.testing.assert_allclose(np.asarray(got), fn(A, **kw), err_msg=fn.__name__)
     with pytest.raises(NotImplementedError, match="out="):
         np.sum(x, out=np.zeros(()))
+
+
+def test_array_arguments_are_inputs_of_one_program(monkeypatch):
+    """x.clip(lo, max=hi) with new bound arrays of the same shape reuses the jitted program
+    (the arrays are its arguments, not constants of a program made per call)."""
+    from xforms import device
+    x = xf.device_put(A, backend="cuda")
+    x.clip(np.zeros(4), max=np.ones(4))
+    made = []
+    monkeypatch.setattr(device, "jit", lambda *a, **k: made.append(a) or xf.jit(*a, **k))
+    for k in range(3):
+        lo, hi = np.full(4, -k - 0.5), xf.device_put(np.full(4, k + 0.5), backend="cuda")
+        got = x.clip(lo, max=hi)
+        assert isinstance(got, DeviceArray)
+        np.testing.assert_array_equal(np.asarray(got), A.clip(-k - 0.5, k + 0.5))
+    assert made == []
