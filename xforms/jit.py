@@ -178,11 +178,11 @@ def _float0_out_of_program(out):
     return float0_as_static(out), None
 
 
-def _data_backend(args):
-    """The backend holding the first device array among `args`' leaves, or None: a jitted
+def _data_backend(leaves):
+    """The backend holding the first device array among `leaves`, or None: a jitted
     function that names no backend runs there (JAX's computation follows committed data:
     a DeviceArray is never read to the host to run on the CPU by default)."""
-    for x in tree_flatten(args)[0]:
+    for x in leaves:
         if is_device_array(x):
             return x.backend
     return None
@@ -273,6 +273,18 @@ class Jitted(Wrapped):
             per[backend] = Jitted(self.fun, self.static_argnums, self.static_argnames,
                                   backend, self.donate_argnums, self.tiered)
         return per[backend]
+
+    def _elsewhere(self, leaves, platform=None):
+        """The Jitted of another backend this call runs on, or None (this one's): the
+        backend of the first device array among argument `leaves` (JAX's computation follows
+        committed data), else `platform`, an open default_device's.  The one place a call
+        looks for device arrays."""
+        placed = _data_backend(leaves) if DEVICE_ARRAY_TYPES else None
+        if platform is not None:
+            return self._on(placed or platform)
+        if placed is not None and placed != default_backend():
+            return self._on(placed)
+        return None
 
     def _trace(self, args, kwargs, with_values=False):
         call, dyn, dkw = split_call(self.fun, args, kwargs, self.static_argnums,
@@ -386,8 +398,8 @@ class Jitted(Wrapped):
                 return self.fun(*args, **kwargs)
             platform = jit_switch.default_platform()           # xforms.default_device()
             if platform is not None and self.backend is None:
-                placed = _data_backend((args, kwargs)) if DEVICE_ARRAY_TYPES else None
-                return self._on(placed or platform)(*args, **kwargs)
+                return self._elsewhere(tree_flatten((args, kwargs))[0],
+                                       platform)(*args, **kwargs)
             rec = jit_switch.recorder                        # xf.profiler.trace
             if rec is not None and core._state.current is core.eval_trace and rec.idle():
                 with rec.execution(f"jit({getattr(self.fun, '__name__', 'fun')})"):
@@ -407,11 +419,12 @@ class Jitted(Wrapped):
             args, kwargs = float0_as_static((args, kwargs))
             closed, out_tree, flat, _ = self._trace(args, kwargs)
             return tree_unflatten(out_tree, core.eval_jaxpr(closed, *flat))
-        if DEVICE_ARRAY_TYPES and self.backend is None:     # (only once a backend made one)
-            placed = _data_backend((args, kwargs))
-            if placed is not None and placed != default_backend():
-                return self._on(placed)(*args, **kwargs)
         key, leaves, hit = self._lookup(args, kwargs)
+        if DEVICE_ARRAY_TYPES and self.backend is None:     # (only once a backend made one)
+            other = self._elsewhere(leaves if leaves is not None else
+                                    tree_flatten((args, kwargs))[0])
+            if other is not None:
+                return other(*args, **kwargs)
         if hit is None and (key is None or any(k[1] == float0 for k in _key_leaf_kinds(key))):
             # float0 arguments (as JAX allows) stay out of the program: their shapes join
             # the key (only here, off the path of calls that hit)
