@@ -10,8 +10,9 @@ xforms Arrays (validated, canonical dtypes).  `device_get` turns every device ar
 object of a backend with `__array__`) into a NumPy array and leaves other leaves alone.
 
 A backend's arrays get the array methods of xforms.numpy (`x.sum(axis=0)`, `x.reshape(2, 3)`,
-`x.astype(np.float32)`, `x.T`, `x.copy()`, ...), each compiled once per method, arguments
-and shape, and run on the array's device: the result is an array there too.
+`x.astype(np.float32)`, `x.T`, `x.copy()`, ...), its operators (`x * 2.0`, `x @ w`, `-x`,
+`x < 0`, `x[1:3]`, `x.at[i].add(v)`), each compiled once per operation, static arguments and
+operand signature, and run on the array's device: the result is an array there too.
 """
 import functools
 import gc
@@ -22,7 +23,8 @@ from .core import trace as core
 from .core.registry import install_operators
 from .errors import BackendError
 from .jit import default_backend, get_backend, jit
-from .numpy.methods import ARRAY_METHODS
+from .numpy._util import locate_errors
+from .numpy.methods import ARRAY_METHODS, OPERATORS
 from .sharding import NamedSharding, SingleDeviceSharding
 from .tree_util import tree_map
 
@@ -118,58 +120,147 @@ def live_arrays(platform=None):
             and hasattr(o, "__cuda_array_interface__")]
 
 
-# ---- a backend's arrays (DeviceArray): the array methods of xforms.numpy, on the device -------
-def _frozen(v):
-    """`v` with lists (and dicts) as tuples: a cache key."""
-    if isinstance(v, (list, tuple)):
-        return tuple(_frozen(x) for x in v)
+# ---- a backend's arrays (DeviceArray): xforms.numpy's methods and operators, on the device ---
+class _Part:
+    """A part of a call's static skeleton that compares by kind as well as value (so that a
+    user's tuple never equals an operand's slot): "slot" (the operand at that position),
+    "list", "slice" (Python 3.11's slices are unhashable), "dict"."""
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind, value):
+        self.kind, self.value = kind, value
+
+    def __hash__(self):
+        return hash((self.kind, self.value))
+
+    def __eq__(self, other):
+        return type(other) is _Part and other.kind == self.kind and other.value == self.value
+
+
+def _split(v, dynamic, operands):
+    """`v` with each value `dynamic(value)` accepts (looked for inside tuples, lists, slices'
+    bounds and dicts) replaced by its slot among `operands`, to which it is appended."""
+    if dynamic(v):
+        operands.append(v)
+        return _Part("slot", len(operands) - 1)
+    if isinstance(v, tuple):
+        return tuple(_split(x, dynamic, operands) for x in v)
+    if isinstance(v, list):
+        return _Part("list", tuple(_split(x, dynamic, operands) for x in v))
+    if isinstance(v, slice):
+        return _Part("slice", _split((v.start, v.stop, v.step), dynamic, operands))
     if isinstance(v, dict):
-        return tuple(sorted((k, _frozen(x)) for k, x in v.items()))
+        return _Part("dict", tuple(sorted((k, _split(x, dynamic, operands))
+                                          for k, x in v.items())))
     return v
 
 
+def _fill(v, operands):
+    """The inverse of `_split`: the skeleton `v` with its slots filled from `operands`."""
+    if type(v) is tuple:
+        return tuple(_fill(x, operands) for x in v)
+    if type(v) is not _Part:
+        return v
+    if v.kind == "slot":
+        return operands[v.value]
+    inner = _fill(v.value, operands)
+    return {"list": list, "slice": lambda t: slice(*t), "dict": dict}[v.kind](inner)
+
+
+def _at(x, idx, method, *args, **kwargs):
+    """`x.at[idx].method(*args, **kwargs)`."""
+    return getattr(x.at[idx], method)(*args, **kwargs)
+
+
 # (a compiled call never returns its input's buffer: the identity is a copy)
-_DEVICE_FNS = {**ARRAY_METHODS, "copy": lambda x: x}
+_DEVICE_FNS = {**ARRAY_METHODS, **OPERATORS, "copy": lambda x: x, "at": _at}
 
 
 def _is_array(v):
     return isinstance(v, np.ndarray) or getattr(type(v), "backend", None) is not None
 
 
+def _is_operand(v):
+    """An operand of an operator: an array, or a Python or NumPy scalar (weakly typed, as
+    a jax.Array's operand: a new scalar reuses the program)."""
+    return _is_array(v) or type(v) in (int, float, complex, bool) or isinstance(v, np.generic)
+
+
 @functools.lru_cache(maxsize=256)
-def _jitted(name, backend, args, kwargs, dynamic):
+def _jitted(name, backend, skeleton):
     """`x.name(*args, **kwargs)` compiled for `backend`: `x` its first argument, then the
-    array arguments, whose positions (ints) and keywords (strs) `dynamic` names (a new
-    array of the same shape reuses the program; a static argument is part of it)."""
+    operands that `skeleton`, (args, kwargs) with the operands' slots, names (a new operand of
+    the same shape and dtype reuses the program; a static argument is part of it)."""
     fn = _DEVICE_FNS[name]
 
-    def call(x, *arrays):
-        a, kw = list(args), dict(kwargs)
-        for where, v in zip(dynamic, arrays):
-            if isinstance(where, int):
-                a[where] = v
-            else:
-                kw[where] = v
-        return fn(x, *a, **kw)
+    def call(x, *operands):
+        args, kwargs = _fill(skeleton, operands)
+        return fn(x, *args, **kwargs)
     return jit(call, backend=backend)
+
+
+def _on_device(name, x, args, kwargs, dynamic=_is_array):
+    """`x.name(*args, **kwargs)` run on `x`'s device by the program `_jitted` keeps for this
+    call's skeleton; the operands `dynamic` picks are its inputs.  Under a trace, or with a
+    traced operand, the xforms.numpy function itself (it stages the device array as a
+    constant, as a jax.Array's method does)."""
+    operands = []
+    skeleton = _split((args, kwargs), lambda v: isinstance(v, core.Tracer) or dynamic(v),
+                      operands)
+    if core._state.current is not core.eval_trace or \
+            any(isinstance(v, core.Tracer) for v in operands):
+        return _DEVICE_FNS[name](x, *args, **kwargs)
+    key = (name, type(x).backend, skeleton)
+    try:
+        hash(key)
+    except TypeError:       # (an unhashable static argument: compiled for this call)
+        return _jitted.__wrapped__(*key)(x, *operands)
+    return _jitted(*key)(x, *operands)
 
 
 def _device_method(name):
     def method(self, *args, **kwargs):
-        dynamic = tuple([i for i, v in enumerate(args) if _is_array(v)]
-                        + [k for k, v in kwargs.items() if _is_array(v)])
-        arrays = [args[w] if isinstance(w, int) else kwargs[w] for w in dynamic]
-        static = tuple(None if _is_array(v) else v for v in args)
-        static_kw = {k: v for k, v in kwargs.items() if not _is_array(v)}
-        key = (name, type(self).backend, _frozen(static), _frozen(static_kw), dynamic)
-        try:
-            hash(key)
-        except TypeError:       # (an unhashable static argument: compiled for this call)
-            return _jitted.__wrapped__(*key)(self, *arrays)
-        return _jitted(*key)(self, *arrays)
+        return _on_device(name, self, args, kwargs)
     method.__name__ = name
     method.__doc__ = f"`xforms.numpy`'s {name} of this array, computed on its device."
     return method
+
+
+def _device_operator(name):
+    def op(self, *args):
+        if name in ("__pow__", "__rpow__") and type(args[0]) is int:
+            # a Python int exponent is static: integer_pow, as jax.Array's `x ** 2`
+            return _on_device(name, self, args, {})
+        return _on_device(name, self, args, {}, _is_operand)
+    op.__name__ = name
+    return op
+
+
+def _getitem(self, idx):
+    """`x[idx]` on the device: integers and slices are static (out-of-bounds integers raise,
+    as for a jax.Array), index arrays are operands."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if not any(_is_array(p) or isinstance(p, core.Tracer) for p in parts):
+        # a static index's errors as NumPy's (a jax.Array's): checked on a view of no memory
+        np.broadcast_to(np.empty((), np.bool_), self.shape)[idx]
+    return _on_device("__getitem__", self, (idx,), {})
+
+
+class _DeviceAt:
+    """`x.at[idx].set(v)` (add, mul, min, max, get, apply, ...) of a device array, run on its
+    device: the index's arrays and the values are operands."""
+    __slots__ = ("x", "idx")
+
+    def __init__(self, x, idx=None):
+        self.x, self.idx = x, idx
+
+    def __getitem__(self, idx):
+        return _DeviceAt(self.x, idx)
+
+    def __getattr__(self, method):
+        def update(*args, **kwargs):
+            return _on_device("at", self.x, (self.idx, method) + args, kwargs, _is_operand)
+        return update
 
 
 def _tolist(self):
@@ -178,5 +269,10 @@ def _tolist(self):
 
 
 # on every operator type (DeviceArray), now or when its module is imported
-install_operators({**{name: _device_method(name) for name in _DEVICE_FNS},
-                   "T": property(lambda self: self.transpose()), "tolist": _tolist})
+install_operators({**{name: _device_method(name) for name in ARRAY_METHODS},
+                   "copy": _device_method("copy"),
+                   **{name: locate_errors(_device_operator(name)) for name in OPERATORS
+                      if name != "__getitem__"},
+                   "__getitem__": locate_errors(_getitem),
+                   "at": property(_DeviceAt), "T": property(lambda self: self.transpose()),
+                   "tolist": _tolist})

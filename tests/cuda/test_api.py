@@ -53,8 +53,8 @@ def test_arrays_cross_backends():
 def test_device_arrays_take_pythons_operators():
     """A jitted function's DeviceArray results combine with operators as JAX arrays do (the
     CUDA fuzz met `v = jit(g)(x); x / (1.0 + v * v)` eagerly, where cuda is the default
-    backend): computed eagerly by xforms.numpy, with NumPy arrays and scalars on either
-    side; indexing stays DeviceArray's own."""
+    backend): each computed on the device by a jitted program (xforms/device.py), with
+    NumPy arrays and scalars on either side; indexing too."""
     x = np.array([0.5, -1.0, 2.0])
     v = xf.jit(lambda x: x * 2.0, backend="cuda")(x)
     m = xf.device_put(np.arange(6.0).reshape(2, 3), backend="cuda")
@@ -66,7 +66,8 @@ def test_device_arrays_take_pythons_operators():
             x ** (2 * x)]
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)
-    assert isinstance(v[1:], np.ndarray) and float(v[2]) == 4.0
+    assert all(type(g) is DeviceArray for g in got)
+    assert type(v[1:]) is DeviceArray and float(v[2]) == 4.0
 
 
 def test_default_backend_is_cuda_on_the_simulator(monkeypatch):

@@ -12,7 +12,6 @@ import numpy as np
 
 from ..core import source_info
 from ..core import trace as core
-from ..core.registry import install_operators
 from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
 from . import bitwise_ops, cumulative, mathfuncs, matrices, sorting
@@ -42,8 +41,6 @@ _OPS = {
 }
 for _name, _fn in _OPS.items():
     setattr(Tracer, _name, locate_errors(_fn))
-# ... and of a backend's arrays (DeviceArray), which index by their own __getitem__
-install_operators({k: locate_errors(f) for k, f in _OPS.items() if k != "__getitem__"})
 
 _METHODS = {
     "sum": reductions.sum, "mean": reductions.mean, "max": reductions.max, "min": reductions.min,
@@ -212,7 +209,10 @@ _BITWISE = {"__xor__": bitwise_ops.bitwise_xor, "__rxor__": _swap(bitwise_ops.bi
             "__lshift__": bitwise_ops.left_shift, "__rlshift__": _swap(bitwise_ops.left_shift),
             "__rshift__": bitwise_ops.right_shift,
             "__rrshift__": _swap(bitwise_ops.right_shift)}
-for _name, _fn in {**_OPS, **_BITWISE}.items():
+# the operators by name (xforms/device.py gives a backend's arrays, DeviceArray, each of
+# them run on the array's device)
+OPERATORS = {**_OPS, **_BITWISE}
+for _name, _fn in OPERATORS.items():
     if _name not in ("__neg__", "__pos__", "__abs__", "__invert__", "__getitem__"):
         setattr(Array, _name, _array_operator(_name, locate_errors(_fn)))
 Tracer.item = lambda self: self._concrete("item()").item()
