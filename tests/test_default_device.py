@@ -51,3 +51,25 @@ def test_default_device_rejects_what_is_not_a_device():
     if not _has_gpu():
         with pytest.raises(BackendError, match="not available"):
             xf.default_device("gpu")
+
+
+def test_the_general_path_flattens_the_arguments_once(monkeypatch):
+    """Once a backend has made a device array type, a call that misses the fast path looks
+    for device arrays among the leaves its signature lookup flattened (one tree_flatten),
+    not in a second flattening of its own."""
+    import sys
+    from xforms.core import avals
+    jit_mod = sys.modules["xforms.jit"]
+
+    class Device:               # (a stand-in device array type: registered, never passed)
+        backend = "other"
+    monkeypatch.setattr(avals, "DEVICE_ARRAY_TYPES", {Device})
+    monkeypatch.setattr(jit_mod, "DEVICE_ARRAY_TYPES", avals.DEVICE_ARRAY_TYPES)
+    f = xf.jit(lambda x: x * 2.0, tiered=False)
+    a, b = np.ones(3), np.ones(4)
+    f(a), f(b)                  # two signatures: the fast path answers b's, a's takes the
+    flattened = []              # general path
+    real = jit_mod.tree_flatten
+    monkeypatch.setattr(jit_mod, "tree_flatten", lambda t: flattened.append(1) or real(t))
+    np.testing.assert_array_equal(f(a), a * 2.0)
+    assert len(flattened) == 1
