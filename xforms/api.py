@@ -18,7 +18,7 @@ from .transforms.ad import linearize_jaxpr, vjp_jaxprs
 from .core.avals import float0, is_complex, is_float, is_inexact
 from .primitives.elementwise import stop_gradient  # noqa: F401  (public: xforms.stop_gradient)
 from .core.source_info import describe_function
-from .jit import follows_data
+from .jit import eval_where_data, follows_data
 from .transforms.tracing import Float0Zeros, flatten_args, float0_as_static, trace_flat
 from .transforms.jvp import jvp_jaxpr
 from .tree_util import (register_pytree_node, tree_flatten, tree_unflatten,
@@ -102,7 +102,7 @@ def jvp(fun, primals, tangents, has_aux=False):
     from .primitives.custom import check_forward_mode
     check_forward_mode(jv)   # a custom_vjp function has no forward mode
     t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
-    outs = core.eval_jaxpr(jv, *ys.args(p_flat), *t_in)
+    outs = eval_where_data(jv, [*ys.args(p_flat), *t_in])
     p_out = outs[:len(closed.out_avals)]
     t_out = _float0_tangents(outs[len(closed.out_avals):], closed.out_avals)
     if has_aux:
@@ -133,13 +133,13 @@ def linearize(fun, *primals, has_aux=False):
     primal, linear, n_res = linearize_jaxpr(closed, ys.mask(diff), ys.n_main)
     from .primitives.custom import check_forward_mode
     check_forward_mode(linear)   # a custom_vjp function has no forward mode
-    outs = core.eval_with_residuals(primal, n_all, *ys.args(p_flat))
+    outs = eval_where_data(primal, ys.args(p_flat), n_all)
     p_out, res = outs[:n_all], outs[n_all:]
 
     def f_jvp(*tangents):
         t_flat = _flat_tangents(p_flat, p_tree, tangents)
         t_in = [_cast_tangent(t, p) for t, p, d in zip(t_flat, p_flat, diff) if d]
-        t_out = core.eval_jaxpr(linear, *res, *t_in)
+        t_out = eval_where_data(linear, [*res, *t_in])
         return tree_unflatten(ys.main_tree, _float0_tangents(t_out, closed.out_avals))
     if has_aux:
         return ys.main(p_out), f_jvp, ys.aux(p_out)
@@ -150,7 +150,7 @@ def linearize(fun, *primals, has_aux=False):
 def _vjp_flat(fun, call, args_flat, in_tree, diff_mask, has_aux):
     closed, ys = argnums_mod.trace_outputs(fun, call, args_flat, in_tree, has_aux)
     primal, transposed, n_res = vjp_jaxprs(closed, ys.mask(diff_mask), ys.n_main)
-    outs = core.eval_with_residuals(primal, ys.n_all, *ys.args(args_flat))
+    outs = eval_where_data(primal, ys.args(args_flat), ys.n_all)
     return outs[:ys.n_all], outs[ys.n_all:], transposed, ys
 
 
@@ -185,7 +185,7 @@ class VJP:
         ct = float0_as_static(ct)      # (a float0 output's cotangent: out of the program too)
         ct_flat = treedef_flatten_up_to(main_tree, ct) if main_tree.node is not None else [ct]
         cts = conform_cotangents(ct_flat, out_avals, "vjp")
-        g = iter(core.eval_jaxpr(transposed, *self.residuals, *cts))
+        g = iter(eval_where_data(transposed, [*self.residuals, *cts]))
         flat = [next(g) if shape is None else _zero_cotangent(shape) for shape in fixed]
         return tuple(tree_unflatten(p_tree, flat))
 
@@ -292,7 +292,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                             f"(shape () float), but it returned {what}. Use jacrev or vjp for "
                             f"non-scalar outputs, or reduce with xnp.sum.{hint}")
         one = ya.dtype.type(1)
-        g = iter(core.eval_jaxpr(transposed, *res, one))
+        g = iter(eval_where_data(transposed, [*res, one]))
         wanted = {p for _, pos in d.groups for p in pos}
         gflat = [next(g) if m else
                  _zero_cotangent(core.get_aval(x).shape) if k in wanted else None

@@ -21,13 +21,13 @@ import numpy as np
 from . import argnums as argnums_mod
 from .core import axis_env, trace as core
 from .transforms.ad import vjp_jaxprs
-from .core.avals import float0, is_complex, is_float, is_inexact
+from .core.avals import float0, is_complex, is_device_array, is_float, is_inexact
 from .core.engine_prims import broadcast_in_dim, convert_element_type
 from .core.memo import derived
 from .primitives.elementwise import add, eq
 from .primitives.structural import iota, reshape, slice as lax_slice
 from .core.source_info import describe_function
-from .jit import follows_data
+from .jit import eval_where_data, follows_data
 from .transforms.tracing import flatten_args, trace_program
 from .transforms.jvp import Zero, instantiate, jvp_eval, tangent_aval
 from .transforms.stage import stage
@@ -212,7 +212,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             raise ValueError(f"vmap of {describe_function(fun)}: out_axes={out_axes!r} asks "
                              f"for {out_names[e.index]} to be unmapped (None), but it depends "
                              "on a mapped input; give it an integer out_axes") from None
-        outs = core.eval_jaxpr(batched_jaxpr, *consts, *flat)
+        outs = eval_where_data(batched_jaxpr, [*consts, *flat])
         return tree_unflatten(out_tree, [np.zeros(core.get_aval(o).shape, float0) if z
                                          else _as_result(o) for o, z in zip(outs, float0s)])
     batched._xforms_transform_of = fun
@@ -234,7 +234,9 @@ def _bind(axis_name, size):
 
 def _as_result(x):
     """Eager outputs are `Array`s even when an output is an input passed straight through."""
-    return x if isinstance(x, (core.Tracer, core.Array)) else core.as_array(np.asarray(x))
+    if isinstance(x, (core.Tracer, core.Array)) or is_device_array(x):   # (stays there)
+        return x
+    return core.as_array(np.asarray(x))
 
 
 # ---- Jacobians -------------------------------------------------------------------------

@@ -554,6 +554,32 @@ def _jit_leaf(x):
         is_device_array(x)
 
 
+def eval_where_data(closed, args, n_out=None):
+    """`core.eval_jaxpr(closed, *args)` (with `n_out`: `eval_with_residuals`), the eager
+    transforms' evaluation of what they derive from a trace; called with device arrays among
+    `args`, the program runs compiled on their backend instead of copying them to the host.
+    One Jitted per program and backend, kept on the program: a transform's derived programs
+    are interned (one per program structure, xforms/transforms/intern.py), so the user's
+    Python still runs on every call (it is traced every call) and only the derived program's
+    compile is reused.
+
+    >>> outs = eval_where_data(transposed, [*res, one])       # on the GPU if res are there
+    """
+    if DEVICE_ARRAY_TYPES and core._state.current is core.eval_trace:
+        placed = _data_backend(args)
+        if placed is not None and all(map(_jit_leaf, args)):
+            per = closed.__dict__.setdefault("_where_data", {})  # (dies with the program)
+            if placed not in per:
+                def program(*a):
+                    return core.eval_jaxpr(closed, *a)
+                program.__name__ = program.__qualname__ = "an eager transform's program"
+                per[placed] = Jitted(program, backend=placed)
+            return per[placed](*args)
+    if n_out is None:
+        return core.eval_jaxpr(closed, *args)
+    return core.eval_with_residuals(closed, n_out, *args)
+
+
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None, donate_argnums=(),
         tiered=None):
     """Compile `fun` with Numba (CPU by default).  Usable as a decorator.

@@ -128,3 +128,38 @@ def test_a_plain_function_runs_its_python_every_call_with_device_arrays():
     assert len(calls) == 6
     np.testing.assert_allclose(np.asarray(g), np.cos(X) * X + np.sin(X))
     np.testing.assert_allclose(np.asarray(b), (np.sin(M) * M).sum(axis=1))
+
+
+def test_eager_transforms_of_a_plain_function_run_on_the_device(no_copies, monkeypatch):
+    """grad / value_and_grad / jvp / vjp / linearize / vmap of a plain function given
+    DeviceArrays trace its Python every call (its side effects each time) and evaluate what
+    they derive from the trace compiled on the device (xforms/jit.py's eval_where_data):
+    DeviceArray results, no copy to the host, one compile per program kept across calls."""
+    calls = []
+
+    def loss(x):
+        calls.append(1)
+        return (xnp.sin(x) * x).sum()
+    d, dm, dt = _put(X), _put(M), _put(np.ones(3))
+    dsin = np.cos(X) * X + np.sin(X)
+    compiles = []
+    for k in range(2):
+        if k:                               # (the second round compiles nothing)
+            monkeypatch.setattr(xf.jit(loss).__class__, "_executable",
+                                lambda *a, **kw: compiles.append(a) or pytest.fail("compiled"))
+        with no_copies:
+            g = xf.grad(loss)(d)
+            v, gv = xf.value_and_grad(loss)(d)
+            y, t = xf.jvp(loss, (d,), (dt,))
+            y2, f_vjp = xf.vjp(loss, d)
+            (ct,) = f_vjp(_put(np.float64(2.0)))
+            y3, f_jvp = xf.linearize(loss, d)
+            t3 = f_jvp(dt)
+            b = xf.vmap(loss)(dm)
+        outs = (g, v, gv, y, t, y2, ct, y3, t3, b)
+        assert all(type(r) is rt.DeviceArray for r in outs), [type(r) for r in outs]
+    for r, w in zip(outs, (dsin, (np.sin(X) * X).sum(), dsin, (np.sin(X) * X).sum(),
+                           dsin.sum(), (np.sin(X) * X).sum(), 2 * dsin,
+                           (np.sin(X) * X).sum(), dsin.sum(), (np.sin(M) * M).sum(1))):
+        np.testing.assert_allclose(np.asarray(r), w)
+    assert len(calls) == 2 * 6          # (grad, value_and_grad, jvp, vjp, linearize, vmap)
