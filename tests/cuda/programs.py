@@ -119,6 +119,16 @@ def cas_scatters(x, i, k):
             k16.at[i].mul(7), b.at[i].mul(b[::-1]), b.at[i].max(b[::-1]))
 
 
+def complex_scatters(z, i, v):
+    """Complex combining stores: complex64 products as a 64-bit compare-and-swap loop (both
+    float32 parts in one word), complex128 products in one thread, sums as two float atomic
+    adds on the parts (cas.complex_add); the gradient of a gather is such a sum."""
+    z, v = xnp.asarray(z), xnp.asarray(v)
+    z64, v64 = z.astype(np.complex64), v.astype(np.complex64)
+    return (z64.at[i].mul(v64), z.at[i].mul(v), z64.at[i].add(v64), z.at[i].add(v),
+            xf.grad(lambda w: xnp.sum(xnp.abs(w[i]) ** 2))(z))
+
+
 W = rng.normal(size=(2, 3))
 
 
@@ -430,6 +440,11 @@ PROGRAMS = {
     "cas_scatters": (cas_scatters,
                      (np.array([1.5, -2.0, 3.0, 0.5, 4.0, 2.0, -0.5]), np.array([2, 0, 2, 9, -1, 2, 6]),
                       np.array([3, -2, 7, 1, 5, 2, -3], np.int32)), 0),
+    "complex_scatters": (complex_scatters,
+                         (np.array([1.5 - 1j, -2.0, 3.0 + 0.5j, 0.5j, 4.0 - 2j]),
+                          np.array([2, 0, 2, 9, -1, 2, 4]),
+                          np.array([2.0 + 1j, -1.0, 0.5 - 0.5j, 3j, 1.0, -2.0 + 1j, 0.5])),
+                         1e-6),
     "mlp_grad": (xf.grad(mlp_loss), (MLP, MX, MY), 1e-12),
     "rosen_hvp": (lambda x, v: xf.hvp(rosen, (x,), (v,)), (np.linspace(-1, 1, 5),
                                                             np.linspace(1, 2, 5)), 1e-12),

@@ -78,3 +78,37 @@ def test_combining_scatters_run_on_many_threads(dt):
     sites = [ln for ln in text.splitlines() if "_K[" in ln and "# k" in ln]
     assert "cuda.atomic.cas(" in text
     assert sites and not any("<<<1, 1>>>" in ln for ln in sites), sites
+
+
+def _complex(dt, a, rng):
+    return (_as(np.float64, a) + 1j * rng.choice(VALUES, size=np.shape(a))).astype(dt)
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [0, 1, 7, 33])
+def test_complex_products_and_sums_match_ufunc_at(dt, n):
+    """complex64 products swap one 64-bit word (many threads), complex128 ones run in one
+    thread; sums are two float atomic adds (before: a LoweringError)."""
+    rng = np.random.default_rng(n + 1)
+    x = _complex(dt, rng.choice(VALUES[VALUES != 0], size=n), rng)
+    i = np.concatenate([rng.integers(-n, n + 3, size=3 * n), [0, 0, n - 1, n + 5, -n]]) \
+        if n else np.zeros(0, np.int64)
+    v = _complex(dt, rng.choice(VALUES, size=i.size), rng)
+    f = xf.jit(lambda x, i, v: (x.at[i].mul(v, mode="drop"), x.at[i].add(v, mode="drop")),
+               backend="cuda", tiered=False)
+    got = f(x, i, v)
+    k = np.where(i < 0, i + n, i)
+    keep = (k >= 0) & (k < n)
+    for g, uf in zip(got, (np.multiply, np.add)):
+        want = x.copy()
+        uf.at(want, k[keep], v[keep])
+        assert np.asarray(g).dtype == dt
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6 if dt == np.complex64
+                                   else 1e-14)
+    text = f.lower(x, i, v).as_text()
+    sites = [ln for ln in text.splitlines() if "_K[" in ln and "# k" in ln]
+    one = [ln for ln in sites if "<<<1, 1>>>" in ln]
+    if n:
+        assert ("cuda.atomic.cas(" in text) == (dt == np.complex64)
+        assert "cuda.atomic.add(" in text
+        assert (len(one) == 1) if dt == np.complex128 else one == [], sites

@@ -12,18 +12,21 @@
             break
         _w = _p
 
-32/64-bit integers swap in their own array; floats and 8/16-bit elements in `W`, the
-buffer's bytes as unsigned words (`runtime.words`: every buffer starts on a 4-byte boundary
-with its last word inside its allocation), float words read and written through libdevice's
-bit casts (here the simulator's NumPy versions of them, which its libdevice lacks).  float16
-and complex have no such loop here: their regions run in one thread (loop_cuda.one_thread).
+32/64-bit integers swap in their own array; floats, complex64 and 8/16-bit elements in
+`W`, the buffer's bytes as unsigned words (`runtime.words`: every buffer starts on a 4-byte
+boundary with its last word inside its allocation; 8-byte words where the element is 8
+bytes), float words read and written through libdevice's bit casts (here the simulator's
+NumPy versions of them, which its libdevice lacks).  A complex64 element is one 64-bit word:
+its real part the low 32 bits, its imaginary part the high ones (little-endian), each cast
+as a float32 word.  float16 and complex128 (16 bytes: no 128-bit compare-and-swap in
+numba.cuda) have no such loop here: their regions run in one thread (loop_cuda.one_thread).
 """
 import numpy as np
 
 # the dtypes a compare-and-swap loop serves: word bits
 _WORD_BITS = {np.dtype(t): (64 if np.dtype(t).itemsize == 8 else 32)
               for t in (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
-                        np.int64, np.uint64, np.float32, np.float64)}
+                        np.int64, np.uint64, np.float32, np.float64, np.complex64)}
 
 
 def has_cas(dt):
@@ -53,15 +56,35 @@ def cas_combine(p, sp, st, val):
         p.line(f"{w} = {prev}")
 
 
+def complex_add(p, sp, st, val):
+    """Print `out[i] += val` of a complex element as two float atomic adds, on the words of
+    its real and imaginary parts (a sum is one per part; numba.cuda has no complex atomic)."""
+    out, dt = st.var, np.dtype(st.var.aval.dtype)
+    part = np.dtype(f"float{dt.itemsize * 4}")
+    F, start = _words(p, out, part)
+    i = p.fresh("_i")
+    p.line(f"{i} = {start // part.itemsize} + 2 * ({sp.index(out, st.index)})")
+    p.line(f"cuda.atomic.add({F}, {i}, {val}.real)")
+    p.line(f"cuda.atomic.add({F}, {i} + 1, {val}.imag)")
+
+
+def _words(p, out, word):
+    """(the bytes of `out`'s buffer as an array of dtype `word`, the byte offset of `out`'s
+    first element in it: not 0 in a packed buffer)."""
+    home = p.em.home.get(out)
+    host, start = (home.host, home.off * home.dtype.itemsize) if home else (p.em.A(out), 0)
+    bits = word.itemsize * 8
+    return p.kb.buf(f"_{word.kind}{bits}_{p.em.A(out)}",
+                    f"_rt.words({host}, {bits}, {word.name!r})", word.name), start
+
+
 def _target(p, out, dt, off):
     """(array, word index, name of the bit shift or None) of the element at flat offset
     `off` of `out`'s buffer."""
     if dt.kind in "iu" and dt.itemsize >= 4:
         return p.kb.arr(out), off, None
     bits = word_bits(dt)
-    home = p.em.home.get(out)       # (a packed buffer: the element's offset in all of it)
-    host, start = (home.host, home.off * home.dtype.itemsize) if home else (p.em.A(out), 0)
-    W = p.kb.buf(f"_u{bits}_{p.em.A(out)}", f"_rt.words({host}, {bits})", f"uint{bits}")
+    W, start = _words(p, out, np.dtype(f"uint{bits}"))
     if dt.itemsize * 8 == bits:
         base = start // dt.itemsize
         return W, (f"{base} + {off}" if base else off), None
@@ -74,7 +97,11 @@ def _target(p, out, dt, off):
 def _decode(p, dt, w, shift, c):
     """`c = ` the element's value in word `w`."""
     if shift is None:
-        if dt.kind == "f":
+        if dt.kind == "c":                  # (complex64: two float32 words in one)
+            half = [f"int_as_float(np.int32(np.uint32((np.int64({w}) >> {s}) & 0xffffffff)))"
+                    for s in (0, 32)]
+            p.line(f"{c} = np.complex64(complex({half[0]}, {half[1]}))")
+        elif dt.kind == "f":
             p.line(f"{c} = " + (f"int_as_float(np.int32({w}))" if dt.itemsize == 4
                                 else f"longlong_as_double(np.int64({w}))"))
         else:
@@ -94,6 +121,10 @@ def _decode(p, dt, w, shift, c):
 def _encode(dt, w, c, shift):
     """Word `w` with the element replaced by value `c`."""
     if shift is None:
+        if dt.kind == "c":
+            re, im = (f"(np.int64(float_as_int(np.float32({c}.{part}))) & 0xffffffff)"
+                      for part in ("real", "imag"))
+            return f"np.uint64({re} | ({im} << 32))"
         if dt.kind == "f":
             return (f"np.uint32(float_as_int({c}))" if dt.itemsize == 4
                     else f"np.uint64(double_as_longlong({c}))")

@@ -25,7 +25,7 @@ from ..loops.ir import (Alloc, Const, Forward, Let, Nest, Refused, Region, Spell
                         affine)
 from ..loops.loop_print import Printer
 from ..loops.lower_loops import lower_loop
-from .cas import cas_combine, has_cas
+from .cas import cas_combine, complex_add, has_cas
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
 
 
@@ -214,7 +214,8 @@ class CudaPrinter(Printer):
 
     def combine_into(self, sp, st, val):
         """An atomic `out[i] (op)= val`: numba.cuda's atomic, else a compare-and-swap loop
-        (cas.py); in a region that runs in one thread (neither: `one_thread`) a plain one."""
+        (cas.py); in a region that runs in one thread (neither: `one_thread`) a plain one.
+        A complex sum is two float atomic adds (cas.complex_add)."""
         em, eqn, out, op = self.em, self.eqn, st.var, st.combine
         dt = np.dtype(out.aval.dtype)
         if op != "sum" and not has_atomic(op, dt):
@@ -222,8 +223,10 @@ class CudaPrinter(Printer):
                 return cas_combine(self, sp, st, val)
             return self.combine_lines(op, f"{self.kb.arr(out)}[{sp.index(out, st.index)}]",
                                       val, dt)
+        if dt.kind == "c":
+            return complex_add(self, sp, st, val)
         arr, off = self.kb.arr(out), sp.index(out, st.index)
-        if dt.kind in "bc":
+        if dt.kind == "b":
             raise unsupported(eqn, f"{eqn.prim.name} of {dt.name} has no CUDA atomic add")
         if dt == np.float64 and tuple(em.spec.cc) < (6, 0):
             raise unsupported(eqn, f"float64 atomic {_ATOMIC[op]} needs compute capability "

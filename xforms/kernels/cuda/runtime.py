@@ -295,9 +295,10 @@ def view(base, off, size):
                    gpu_data=base.gpu_data.view(off * k, (off + size) * k))
 
 
-def words(buf, bits):
-    """The bytes of flat buffer `buf` as unsigned `bits`-bit words, its last word rounded up
-    (no copy): what a compare-and-swap loop exchanges (kernels/cuda/cas.py).  Every buffer
+def words(buf, bits, dtype=None):
+    """The bytes of flat buffer `buf` as unsigned `bits`-bit words (or words of `dtype`, of
+    that size), its last word rounded up (no copy): what a compare-and-swap loop exchanges
+    (kernels/cuda/cas.py; a complex sum adds float words).  Every buffer
     starts on a word boundary and ends inside its allocation's last word: pool blocks are
     at least 512 bytes in classes of 128 (pool.size_class), packed arrays start on 128-byte
     lines and allocations are 256-byte aligned.
@@ -307,7 +308,7 @@ def words(buf, bits):
     """
     k = bits // 8
     n = -(-buf.size * buf.dtype.itemsize // k)
-    dt = np.dtype(f"uint{bits}")
+    dt = np.dtype(dtype or f"uint{bits}")
     if simulating():
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
         raw = np.lib.stride_tricks.as_strided(buf._ary.view(np.uint8), (n * k,), (1,))
