@@ -167,9 +167,9 @@ def _fill(v, operands):
     return {"list": list, "slice": lambda t: slice(*t), "dict": dict}[v.kind](inner)
 
 
-def _at(x, idx, method, *args, **kwargs):
-    """`x.at[idx].method(*args, **kwargs)`."""
-    return getattr(x.at[idx], method)(*args, **kwargs)
+def _at(x, method, *args, at_index, **kwargs):
+    """`x.at[at_index].method(*args, **kwargs)`."""
+    return getattr(x.at[at_index], method)(*args, **kwargs)
 
 
 # (a compiled call never returns its input's buffer: the identity is a copy)
@@ -201,12 +201,14 @@ def _jitted(name, backend, skeleton):
 
 def _on_device(name, x, args, kwargs, dynamic=_is_array):
     """`x.name(*args, **kwargs)` run on `x`'s device by the program `_jitted` keeps for this
-    call's skeleton; the operands `dynamic` picks are its inputs.  Under a trace, or with a
-    traced operand, the xforms.numpy function itself (it stages the device array as a
-    constant, as a jax.Array's method does)."""
+    call's skeleton; its inputs are the operands `dynamic` picks among `args` and the arrays
+    among `kwargs` (keywords are options: axis, dtype, mode, the index of `.at`).  Under a
+    trace, or with a traced operand, the xforms.numpy function itself (it stages the device
+    array as a constant, as a jax.Array's method does)."""
     operands = []
-    skeleton = _split((args, kwargs), lambda v: isinstance(v, core.Tracer) or dynamic(v),
-                      operands)
+    traced = lambda pick: lambda v: isinstance(v, core.Tracer) or pick(v)   # noqa: E731
+    skeleton = (_split(args, traced(dynamic), operands),
+                _split(kwargs, traced(_is_array), operands))
     if core._state.current is not core.eval_trace or \
             any(isinstance(v, core.Tracer) for v in operands):
         return _DEVICE_FNS[name](x, *args, **kwargs)
@@ -259,7 +261,8 @@ class _DeviceAt:
 
     def __getattr__(self, method):
         def update(*args, **kwargs):
-            return _on_device("at", self.x, (self.idx, method) + args, kwargs, _is_operand)
+            return _on_device("at", self.x, (method,) + args, {**kwargs, "at_index": self.idx},
+                              _is_operand)
         return update
 
 

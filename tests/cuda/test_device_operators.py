@@ -64,6 +64,8 @@ OPS = {
     "d[i]": (lambda d, w: d[_index()], lambda a, v: a[[2, 0, 2]]),
     "d.at[0].set(5.0)": (lambda d, w: d.at[0].set(5.0),
                          lambda a, v: np.concatenate([np.full((1, 4), 5.0), a[1:]])),
+    "d.at[5].get(fill)": (lambda d, w: d.at[5].get(mode="fill", fill_value=-1.0),
+                          lambda a, v: np.full(4, -1.0)),
     "d.at[:, 1].add(w)": (lambda d, w: d.at[:, 1].add(w[:3]),
                           lambda a, v: a + np.outer(np.eye(4)[1], v[:3]).T),
 }
