@@ -151,11 +151,14 @@ def test_mlp_gradient_kernel_count():
 
 
 def test_errors_name_the_primitive_dtype_and_target():
-    z, i = np.ones(3, np.complex128), np.array([0, 2, 0])
-    with pytest.raises(LoweringError, match=r"CUDA backend.*'scatter_add'.*complex128.*"
+    z, i = np.ones(3, np.bool_), np.array([0, 2, 0])
+    with pytest.raises(LoweringError, match=r"CUDA backend.*'scatter_add'.*bool.*"
                                             r"atomic.*backend='cpu'"):
         xf.jit(lambda z: xnp.zeros(3, z.dtype).at[i].add(z), backend="cuda")(z)
     old = rt.DeviceSpec("old", (5, 2))
+    closed = xf.make_jaxpr(lambda x, i: x.at[i].add(1j))(np.zeros(4, complex), np.array([1]))
+    with pytest.raises(LoweringError, match=r"scatter_add.*compute capability 6\.0.*5\.2"):
+        emit_program(closed, old)     # (a complex128 sum adds float64 parts)
     closed = xf.make_jaxpr(lambda x, i: x.at[i].add(1.0))(np.zeros(4), np.array([1, 1]))
     with pytest.raises(LoweringError, match=r"scatter_add.*compute capability 6\.0.*5\.2"):
         emit_program(closed, old)

@@ -223,14 +223,14 @@ class CudaPrinter(Printer):
                 return cas_combine(self, sp, st, val)
             return self.combine_lines(op, f"{self.kb.arr(out)}[{sp.index(out, st.index)}]",
                                       val, dt)
-        if dt.kind == "c":
-            return complex_add(self, sp, st, val)
         arr, off = self.kb.arr(out), sp.index(out, st.index)
         if dt.kind == "b":
             raise unsupported(eqn, f"{eqn.prim.name} of {dt.name} has no CUDA atomic add")
-        if dt == np.float64 and tuple(em.spec.cc) < (6, 0):
+        if dt in (np.float64, np.complex128) and tuple(em.spec.cc) < (6, 0):
             raise unsupported(eqn, f"float64 atomic {_ATOMIC[op]} needs compute capability "
                                    f"6.0, the target has {em.spec.cc[0]}.{em.spec.cc[1]}")
+        if dt.kind == "c":
+            return complex_add(self, sp, st, val)
         if op != "sum" and dt.kind == "f":
             # numba's float atomic max/min ignore a NaN update (JAX's max/min propagate it):
             # store it plainly; their compare-and-swap loop then keeps it
