@@ -555,13 +555,10 @@ def _jit_leaf(x):
 
 
 def eval_where_data(closed, args, n_out=None):
-    """`core.eval_jaxpr(closed, *args)` (with `n_out`: `eval_with_residuals`), the eager
-    transforms' evaluation of what they derive from a trace; called with device arrays among
-    `args`, the program runs compiled on their backend instead of copying them to the host.
-    One Jitted per program and backend, kept on the program: a transform's derived programs
-    are interned (one per program structure, xforms/transforms/intern.py), so the user's
-    Python still runs on every call (it is traced every call) and only the derived program's
-    compile is reused.
+    """`core.eval_jaxpr(closed, *args)` (`n_out`: `eval_with_residuals`) for the eager
+    transforms; with device arrays among `args`, compiled for their backend (one Jitted per
+    derived program, which is interned per structure: the user's Python is still traced
+    every call, only the compile is reused) instead of copying them to the host.
 
     >>> outs = eval_where_data(transposed, [*res, one])       # on the GPU if res are there
     """
