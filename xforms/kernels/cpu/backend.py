@@ -234,7 +234,9 @@ class _Prepared:
     def __getattr__(self, name):         # (only for attributes not set yet)
         if name not in _EMITTED or "plan" not in self.__dict__:
             raise AttributeError(name)
-        _emit(self)
+        with _lock:                      # (emitting shares memo tables with planning)
+            if name not in self.__dict__:
+                _emit(self)
         return self.__dict__[name]
 
 
@@ -337,6 +339,7 @@ def prewarm():
     compiler lock: refreshing mutates the registries that a compile on another thread (a
     `tiered=False` jit beside a background compile) is typing with -- unlocked, that compile
     failed at random with "No implementation of function _reshape_c"."""
+    numba_side()                         # (xforms' patches first)
     from numba.core.compiler_lock import global_compiler_lock
     from numba.core.registry import cpu_target
     from ..numba_fixes import extensions
