@@ -69,7 +69,7 @@ def test_numba_patch_checks_read_what_getsource_reads():
     inspect.getsource's text for every Numba function a patch replaced or inspected."""
     import inspect
 
-    from xforms import kernels  # noqa: F401  (applies the patches)
+    from xforms.kernels.build import codecache  # noqa: F401  (applies the patches)
     from xforms.kernels.numba_fixes import alloc as numba_alloc, patches as numba_patches
     from xforms.kernels.numba_fixes.source import source_of
     from numba.core import ir, ssa
@@ -80,3 +80,41 @@ def test_numba_patch_checks_read_what_getsource_reads():
     assert len(fns) > 3
     for fn in fns:
         assert source_of(fn) == inspect.getsource(fn), fn
+
+
+DIRECT_THEN_NUMBA = """
+import sys, numpy as np, xforms as xf, xforms.numpy as xnp
+from xforms.exec import worker_client
+def chain(x):
+    for i in range(30):
+        x = xnp.sin(x) * (0.5 + 0.01 * i) + x
+    return x
+for tiered in (False, True):
+    f = xf.jit(xf.grad(chain), tiered=tiered)
+    f(0.3)
+    assert f.wait_compiled(timeout=300)
+    assert float(f(0.3)) == float(xf.grad(chain)(0.3))
+unloaded = [m for m in ("numba", "scipy", "xforms.kernels.ops", "xforms.kernels.build.codecache")
+            if m not in sys.modules]
+print("UNLOADED", *unloaded, "WORKER", worker_client._client is not None)
+g = xf.jit(lambda x: xnp.cumsum(xnp.sin(x)) @ x, tiered=False)    # Numba compiles this one
+x = np.arange(5.0)
+assert np.allclose(g(x), np.cumsum(np.sin(x)) @ x), g(x)
+from xforms.kernels.numba_fixes import patches
+print("NUMBA", "numba" in sys.modules, patches._PATCHED)
+"""
+
+
+def test_a_direct_llvm_program_imports_no_numba(tmp_path):
+    """A scalar program that the direct LLVM path compiles (xforms/kernels/cpu/llvm/) imports
+    no Numba, no scipy, no op family's rules and no disk cache, and (tiered) starts no compile
+    worker; a program that needs Numba compiles right after, in the same process, patched."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               XFORMS_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", DIRECT_THEN_NUMBA], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = dict(ln.split(" ", 1) for ln in out.stdout.splitlines() if " " in ln)
+    assert lines["UNLOADED"] == ("numba scipy xforms.kernels.ops xforms.kernels.build.codecache"
+                                 " WORKER False"), out.stdout
+    assert lines["NUMBA"] == "True True", out.stdout

@@ -102,6 +102,32 @@ def test_outside_the_class_numba_compiles_it(f, args):
                                   np.asarray(f(*args)))
 
 
+def test_the_python_source_is_emitted_only_when_asked():
+    closed = xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0 + 1.0)(0.3)
+    exe = backend.compile_cpu(closed, {"name": "t"})
+    assert type(exe.kernel).__name__ == "builtin_function_or_method"
+    assert "source" not in exe._text.__dict__           # nothing emitted for the kernel
+    assert float(exe(0.3)[0]) == math.sin(0.3) * 2.0 + 1.0
+    assert "def kernel" in exe.source and exe.path.endswith(".py")   # as_text(): on demand
+    assert "kernel" in xf.jit(lambda x: xnp.cos(x) + 3.0).lower(0.5).as_text()
+
+
+def test_llvm_kernels_are_keyed_by_their_ir():
+    """Two programs share a kernel exactly when their LLVM IR is the same text."""
+    f = lambda x: xnp.sin(x) * 2.0 + 1.0          # noqa: E731
+    weak, strong = xf.make_jaxpr(f)(0.3), xf.make_jaxpr(f)(np.float64(0.3))
+    assert weak is not strong                       # (weak and strong input: two programs)
+    others = [xf.make_jaxpr(g)(0.3) for g in (lambda x: xnp.sin(x) * 2.0 + 1.5,
+                                               lambda x: xnp.cos(x) * 2.0 + 1.0,
+                                               lambda x: xnp.sin(x) * 2.0 - 1.0)]
+    exes = [backend.compile_cpu(c, {"name": "t"}) for c in [weak, strong] + others]
+    assert exes[0].kernel is exes[1].kernel
+    assert len({id(e.kernel) for e in exes}) == 4
+    got = [float(e(0.3)[0]) for e in exes]
+    assert got == [math.sin(0.3) * 2.0 + 1.0] * 2 + [
+        math.sin(0.3) * 2.0 + 1.5, math.cos(0.3) * 2.0 + 1.0, math.sin(0.3) * 2.0 - 1.0]
+
+
 def test_tiered_jit_compiles_in_process():
     f = xf.jit(lambda x: xnp.exp(x) - x * x)
     for _ in range(3):

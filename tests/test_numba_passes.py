@@ -8,6 +8,7 @@ from numba import njit
 from numba.core import ssa
 from numba.core.compiler import run_frontend
 
+from xforms.kernels.build import codecache  # noqa: F401  (applies the patches)
 from xforms.kernels.numba_fixes import patches as numba_patches, ssa as numba_ssa
 
 

@@ -9,7 +9,7 @@ import sys
 import numba
 import pytest
 
-from xforms import kernels  # noqa: F401  (applies the patches)
+from xforms.kernels.build import codecache  # noqa: F401  (applies the patches)
 from xforms.kernels.numba_fixes.registry import PATCHES, Patch, installed, status
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Run by the checked interpreter.  "numba" mode loads xforms/kernels/numba_fixes/registry.py
 # without running the packages' __init__s (nothing patched yet: Numba's own code); "kernels"
-# mode imports xforms.kernels, which applies the patches, and asks whether each one holds.
+# mode imports xforms.kernels.build.codecache, which applies the patches, and asks whether each one holds.
 PROBE = r"""
 import json, os, sys, types
 mode, root = sys.argv[1], sys.argv[2]
@@ -38,7 +38,7 @@ if mode == "numba":     # empty packages: their __init__s (which apply the patch
     from xforms.kernels.numba_fixes import registry as r
     out = {p.name: r.status(p, check_installed=False) for p in r.PATCHES}
 else:
-    from xforms import kernels  # noqa: F401  (applies the patches)
+    from xforms.kernels.build import codecache  # noqa: F401  (applies the patches)
     from xforms.kernels.numba_fixes import registry as r
     out = {p.name: r.installed(p) for p in r.PATCHES}
 import numba, llvmlite

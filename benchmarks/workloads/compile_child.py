@@ -127,15 +127,29 @@ class _Phases:
 
 def _xforms_detail(phases, extra):
     """Import the compiler package (timed) and wrap its phases; Numba's own split of the
-    kernel compile goes to `extra`."""
+    kernel compile goes to `extra`.  Numba is imported (and timed as "import kernels") only
+    when a program needs it (xforms/kernels/cpu/backend.py `numba_side`): the direct LLVM
+    path's programs never import it."""
     phases.timed("import kernels", lambda: __import__("xforms.kernels.cpu.backend"))()
     import xforms.kernels.cpu.backend as kc
-    from numba.core import event
     kc.plan_program = phases.timed("plan", kc.plan_program)
+    kc._llvm_kernel = phases.timed("llvmlite", kc._llvm_kernel)   # scalar programs' direct path
+    numba_side = phases.timed("import kernels", kc.numba_side)
+
+    def numba_side_wrapped():
+        first = kc.AdaptiveThreads is None
+        numba_side()
+        if first:
+            _wrap_numba_side(kc, phases, extra)
+    kc.numba_side = numba_side_wrapped
+
+
+def _wrap_numba_side(kc, phases, extra):
+    """Time the Numba side's phases, once `numba_side` has bound them."""
+    from numba.core import event
     kc.emit_module = phases.timed("emit", kc.emit_module)
     kc.codecache.load_module = phases.timed("load", kc.codecache.load_module)
     compile_kernel = phases.timed("numba", kc.codecache.compile_kernel)
-    kc._llvm_kernel = phases.timed("llvmlite", kc._llvm_kernel)   # scalar programs' direct path
 
     class Nested(event.Listener):          # time compiling dispatchers the kernel calls
         depth, start = 0, 0.0

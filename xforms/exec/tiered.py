@@ -8,7 +8,9 @@ main thread: a background thread plans and emits the kernel and hands the Numba 
 the backend's compile worker process (xforms/kernels/build/worker.py), then loads the result
 from the disk cache and swaps it in (one attribute read per call checks for it).  That
 thread holds the GIL while it plans, so it starts once the first call has returned (at most
-FIRST_CALL_HEAD_START later); the worker process starts at once.
+FIRST_CALL_HEAD_START later); the worker process starts at once, unless the program is one
+that the CPU backend compiles in this process straight from LLVM IR (`in_process`): then
+only if that compile asks for it.
 
     f = xf.jit(loss)
     f(w, x, y)            # ~milliseconds: NumPy evaluation of the traced IR
@@ -41,6 +43,8 @@ import queue
 import sys
 import threading
 import warnings
+
+import numpy as np
 
 from .. import config
 from ..core import trace as core
@@ -93,6 +97,7 @@ class TieredExecutable:
         self._owned = _roots(closed.consts)
         self.patient = fast_tier_slowdown(closed) > WAIT_SLOWDOWN   # later calls wait
         self._warned_wait = False
+        self.uses_worker = not in_process(closed)
         _submit(self)
 
     @property
@@ -189,6 +194,8 @@ def _submit(exe):
 
 
 class _Later:
+    uses_worker = False
+
     def __init__(self, fn):
         self.fn = fn
 
@@ -234,14 +241,32 @@ class step:
 
 
 def _work():
-    if _worker_useful():       # at once: the worker imports Numba while this process goes on
-        from .worker_client import worker
-        worker().start()
     while True:
         exe = _jobs.get()
         if _exiting:
             return
+        if exe.uses_worker and _worker_useful():   # at once: the worker imports Numba
+            from .worker_client import worker     # while this process goes on
+            worker().start()
         exe._compile()
+
+
+_IN_PROCESS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def in_process(closed):
+    """Whether `closed` may be a program that the CPU backend compiles in this process from
+    LLVM IR (xforms/kernels/cpu/llvm/: float32/float64 scalars in and out, no constants), so
+    that starting the compile worker for it would only cost: a cheap necessary test (a
+    program it passes that the backend then gives Numba starts the worker when it asks).
+
+    >>> in_process(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(0.5))
+    True
+    """
+    if closed.consts or closed.jaxpr.constvars:
+        return False
+    return all(not v.aval.shape and np.dtype(v.aval.dtype) in _IN_PROCESS_DTYPES
+               for v in closed.jaxpr.invars + closed.jaxpr.outvars)
 
 
 def _worker_useful():

@@ -196,3 +196,16 @@ def lowering_error(eqn, backend, why="", advice=""):
     avals = ", ".join(a.aval.str_short() for a in eqn.invars)
     return LoweringError(f"the {backend} backend cannot lower primitive '{eqn.prim.name}' on "
                          f"({avals}){where}{': ' + why if why else ''}{advice}")
+
+
+OUT_GROUP = 8     # outputs are returned in nested tuples of this many (Numba compiles a
+                  # flat tuple of n arrays in O(n^2) time; the direct LLVM path takes as many)
+
+
+def output_accessor(k, n):
+    """How the caller reads output k of n from the kernel's return value `r`."""
+    if n == 1:
+        return "r"
+    if n <= OUT_GROUP:
+        return f"r[{k}]"
+    return f"r[{k // OUT_GROUP}][{k % OUT_GROUP}]"

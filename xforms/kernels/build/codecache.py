@@ -49,8 +49,12 @@ from numba.core.errors import NumbaError
 from xforms import config
 from xforms.version import __version__ as XFORMS_VERSION
 
-from ..numba_fixes import extensions, vector_width
+from ..numba_fixes import extensions, patches as numba_patches, vector_width
 from ..user_prims import NO_DISK_CACHE
+
+# every Numba compile of xforms' code goes through this module (the CPU and CUDA backends,
+# the compile worker): importing it installs xforms' fixes to Numba first
+numba_patches.apply()
 
 _lock = threading.RLock()
 _modules = {}            # hash -> module

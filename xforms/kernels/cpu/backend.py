@@ -18,10 +18,9 @@ import os
 import re
 import threading
 import traceback
+import weakref
 
-import numba
 import numpy as np
-from numba.core.errors import NumbaError
 
 from xforms import config
 from xforms.core.trace import Array, as_weak
@@ -31,12 +30,11 @@ from xforms.core.memo import Memo
 from xforms.exec.tiered import step, warn
 
 from ..runtime import blas_threads
-from ..build import codecache
+from ..codegen import OUT_GROUP
 from .llvm import engine as llvm_engine, scalar as llvm_scalar
-from . import control, ops, float16  # noqa: F401  (control and ops register their rules)
+from . import float16
 from .buffers import BufferPool
 from .dispatch import make_fast_call
-from .module import OUT_GROUP, emit_module, eqn_at_line
 from ..plan.fusion import plan_program
 from ..prepare.passes import prepare
 from ..prepare import scalarize_loops  # noqa: F401  (registers the loop rules)
@@ -45,7 +43,37 @@ from ..prepare import shape_roles
 from .. import user_prims
 from ..prepare.scalarize import scalarize
 from ..prepare.shape_symbols import SymbolTable, choose_symbols, symbolic_copy
-from ..runtime.threads import AdaptiveThreads
+
+# The Numba side of this backend, bound by `numba_side()` when a program first needs it: a
+# program that the direct LLVM path compiles (xforms/kernels/cpu/llvm/) never imports Numba,
+# whose import and set-up were most of a process's first compile (issue #35)
+numba = NumbaError = codecache = emit_module = eqn_at_line = AdaptiveThreads = None
+#: called once by `numba_side()`: what the Numba path needs from the layers above this one
+#: (xforms.kernels adds the import of every op family's rules, whose emitters import Numba)
+NUMBA_SETUP = []
+_numba_lock = threading.Lock()
+
+
+def numba_side():
+    """Import the Numba side: Numba (with xforms' patches, applied by `codecache`), the
+    module emitter, the disk cache and every rule it reads.  Idempotent; cheap once done."""
+    global numba, NumbaError, codecache, emit_module, eqn_at_line, AdaptiveThreads
+    if AdaptiveThreads is not None:
+        return
+    with _numba_lock:
+        if AdaptiveThreads is not None:
+            return
+        llvm_engine.numba_lock()     # (Numba loads while no direct-path compile runs)
+        import numba as nb
+        from numba.core.errors import NumbaError as error
+        from ..build import codecache as cc
+        from . import control, ops  # noqa: F401  (control and ops register their rules)
+        from .module import emit_module as emit, eqn_at_line as at_line
+        from ..runtime.threads import AdaptiveThreads as adaptive
+        for setup in NUMBA_SETUP:
+            setup()
+        numba, NumbaError, codecache, emit_module, eqn_at_line = nb, error, cc, emit, at_line
+        AdaptiveThreads = adaptive     # (last: the flag that the rest is bound)
 
 # ClosedJaxpr -> its executable, the most recently used ones (`xf.jit(f)(x)` written inline
 # makes a new jitted function per call, whose executable must not be compiled again), bounded
@@ -76,15 +104,17 @@ def as_array0(x, dtype):
 class CpuExecutable:
     """A compiled program: `exe(*flat_args) -> list of outputs`; `.source`, `.path`.
 
-    `pool` (a `cpu_buffers.BufferPool`, or None) holds the workspace and output buffers
-    that the kernel takes after the constants; `output_slots` are the indices of the
-    outputs that are such a buffer itself (the caller gets a new view of it)."""
+    `text` has the generated module's `source` and `path` (a `_Prepared`: a program of the
+    direct LLVM path emits them only when asked).  `pool` (a `cpu_buffers.BufferPool`, or
+    None) holds the workspace and output buffers that the kernel takes after the constants;
+    `output_slots` are the indices of the outputs that are such a buffer itself (the
+    caller gets a new view of it)."""
 
     threads_ready = None     # an Event while a threaded variant compiles (_threads_later)
 
-    def __init__(self, kernel, source, path, consts, in_avals, out_avals, plan_text,
+    def __init__(self, kernel, text, consts, in_avals, out_avals, plan_text,
                  pool=None, output_slots=()):
-        self.kernel, self.source, self.path = kernel, source, path
+        self.kernel, self._text = kernel, text
         self.consts = tuple(consts)
         self.in_avals, self.out_avals = list(in_avals), list(out_avals)
         self.plan_text = plan_text
@@ -92,6 +122,15 @@ class CpuExecutable:
         self._weak_outs = [k for k, a in enumerate(self.out_avals) if a.weak_type]
         self.pool = pool
         self.output_slots = frozenset(output_slots)
+
+    @property
+    def source(self):
+        """The generated Python module (what Numba compiles, or would: `as_text()`)."""
+        return self._text.source
+
+    @property
+    def path(self):
+        return self._text.path
 
     def _arg(self, x, aval):
         if not aval.shape:
@@ -184,16 +223,31 @@ def _cached(closed):
 
 
 class _Prepared:
-    """A program planned and emitted, its module loaded: everything but the Numba compile."""
+    """A program planned (`plan`, `label`, `symbols`) and, for Numba, emitted and its module
+    loaded: everything but the compile.  The emitted attributes (`source`, `em`, `mod`,
+    `path`, `h`, `consts`, `sig_spec`) of a program that the direct LLVM path compiles are
+    made when first read (`as_text()`): its kernel needs none of them."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
 
+    def __getattr__(self, name):         # (only for attributes not set yet)
+        if name not in _EMITTED or "plan" not in self.__dict__:
+            raise AttributeError(name)
+        with _lock:                      # (emitting shares memo tables with planning)
+            if name not in self.__dict__:
+                _emit(self)
+        return self.__dict__[name]
+
+
+_EMITTED = ("source", "em", "mod", "path", "h", "consts", "sig_spec")
+
 
 def _prepare(closed, options, symbolic=True):
-    """Plan and emit; with `symbolic`, the sizes that vary between calls print as names
-    (xforms/kernels/prepare/shape_symbols.py), so that another batch size emits the same source and finds
-    its compiled kernel in the caches."""
+    """Plan, and emit unless the direct LLVM path takes the plan; with `symbolic`, the sizes
+    that vary between calls print as names (xforms/kernels/prepare/shape_symbols.py), so
+    that another batch size emits the same source and finds its compiled kernel in the
+    caches."""
     label = options.get("name") or "a jitted function"
     # prepared once: scalarisation re-traces a prepared program into a prepared one, and
     # the symbolic copy only renames sizes
@@ -201,25 +255,36 @@ def _prepare(closed, options, symbolic=True):
     sym, symbols = _symbolic(prepared) if symbolic else (prepared, SymbolTable([]))
     plan = plan_program(scalarize(sym), prepared=True, products=config.product_blocks(),
                         rows=True)
-    source, em = emit_module(plan, label, allow_parallel=_threads_available(),
-                             caller_buffers=True, symbols=symbols)
+    # a straight-line scalar program skips Numba (xforms/kernels/cpu/llvm/): its LLVM IR, or None
+    llvm_ir = (llvm_scalar.lower(plan) if config.llvm_kernels() and not config.DISABLE_JIT
+               else None)
+    prep = _Prepared(closed=closed, plan=plan, label=label, symbols=symbols, llvm_ir=llvm_ir,
+                     in_avals=[_concrete(v.aval) for v in plan.jaxpr.invars])
+    if llvm_ir is None:
+        _emit(prep)
+    elif config.DUMP:
+        print(f"[xforms] {label}: compiled from LLVM IR\n{plan.dump()}")
+    return prep
+
+
+def _emit(prep):
+    """Emit `prep`'s plan as a Python module for Numba and load it (the module's content
+    hash keys the disk cache and Numba's dispatchers, xforms/kernels/build/codecache.py)."""
+    numba_side()
+    source, em = emit_module(prep.plan, prep.label, allow_parallel=_threads_available(),
+                             caller_buffers=True, symbols=prep.symbols)
     source = _outlined(source, em)
     mod, path, h = codecache.load_module(source)
-    if config.DUMP:
-        print(f"[xforms] {label}: {path}\n{plan.dump()}")
+    if config.DUMP and prep.llvm_ir is None:
+        print(f"[xforms] {prep.label}: {path}\n{prep.plan.dump()}")
     consts = [_const_value(c) for _, c in em.const_params]
-    in_avals = [_concrete(v.aval) for v in plan.jaxpr.invars]
-    spec = [_type_spec(a.dtype, len(a.shape)) for a in in_avals]
+    spec = [_type_spec(a.dtype, len(a.shape)) for a in prep.in_avals]
     spec += [_type_spec(np.asarray(c).dtype, np.ndim(c)) for c in consts]
     if em.workspace_bytes:
         spec.append(("uint8", 1))
     spec += [_type_spec(b.dtype, len(b.shape)) for b in em.output_buffers]
-    # a straight-line scalar program skips Numba (xforms/kernels/cpu/llvm/): its LLVM IR, or None
-    llvm_ir = (llvm_scalar.lower(plan) if config.llvm_kernels() and not config.DISABLE_JIT
-               and not em.workspace_bytes and not em.output_buffers else None)
-    return _Prepared(closed=closed, plan=plan, source=source, em=em, mod=mod, path=path, h=h,
-                     consts=consts, in_avals=in_avals, sig_spec=spec, symbols=symbols,
-                     llvm_ir=llvm_ir)
+    prep.__dict__.update(source=source, em=em, mod=mod, path=path, h=h, consts=consts,
+                         sig_spec=spec)
 
 
 def _symbolic(prepared):
@@ -274,6 +339,7 @@ def prewarm():
     compiler lock: refreshing mutates the registries that a compile on another thread (a
     `tiered=False` jit beside a background compile) is typing with -- unlocked, that compile
     failed at random with "No implementation of function _reshape_c"."""
+    numba_side()                         # (xforms' patches first)
     from numba.core.compiler_lock import global_compiler_lock
     from numba.core.registry import cpu_target
     from ..numba_fixes import extensions
@@ -382,28 +448,44 @@ def _threads_later(adaptive, prep, sig):
     return ready
 
 
+# LLVM IR text -> its compiled function, while an executable uses it: the IR is a pure
+# function of the plan's content (the program, its dtypes, its constants written out), so
+# the text itself is the key -- two programs share a kernel only when their IR is the same
+_llvm_kernels = weakref.WeakValueDictionary()
+
+
 def _llvm_kernel(prep):
     """`prep`'s kernel compiled from its LLVM IR (xforms/kernels/cpu/llvm/), or None: no IR, or
     LLVM refused it (a fault of the emitter: Numba compiles the same program instead)."""
     if prep.llvm_ir is None:
         return None
+    kernel = _llvm_kernels.get(prep.llvm_ir)
+    if kernel is not None:
+        return kernel
     try:
-        return llvm_engine.compile_ir(prep.llvm_ir, llvm_scalar.WRAPPER)
+        kernel = llvm_engine.compile_ir(prep.llvm_ir, llvm_scalar.WRAPPER)
     except Exception as e:
-        warn(f"xforms: the LLVM kernel of {prep.path} did not compile ({e}); "
+        warn(f"xforms: the LLVM kernel of {prep.label} did not compile ({e}); "
              "compiling it with Numba instead")
         prep.llvm_ir = None
         return None
+    _llvm_kernels[prep.llvm_ir] = kernel
+    return kernel
 
 
 def _finish(prep):
+    out_avals = [v.aval for v in prep.closed.jaxpr.outvars]
+    kernel = _llvm_kernel(prep)
+    if kernel is not None:       # (no consts, buffers or BLAS; its text emitted when asked)
+        text = _Prepared(plan=prep.plan, label=prep.label, symbols=prep.symbols,
+                         in_avals=prep.in_avals, llvm_ir=prep.llvm_ir)
+        return CpuExecutable(kernel, text, (), prep.in_avals, out_avals, prep.plan.dump())
     em, path = prep.em, prep.path
     threads_ready = None
     blas_threads.ensure_started()     # BLAS threads follow the machine's load
-    kernel = _llvm_kernel(prep)
     if config.DISABLE_JIT:
         kernel = prep.mod.kernel
-    elif kernel is None:
+    else:
         try:
             sig = codecache.signature_of(prep.sig_spec)
             parallel = _parallel(prep)
@@ -419,9 +501,8 @@ def _finish(prep):
     if em.workspace_bytes or em.output_buffers:
         pool = BufferPool(em.workspace_bytes, [(tuple(map(int, b.shape)), b.dtype)
                                                for b in em.output_buffers])
-    exe = CpuExecutable(kernel, prep.source, path, prep.consts, prep.in_avals,
-                        [v.aval for v in prep.closed.jaxpr.outvars], prep.plan.dump(), pool,
-                        em.output_slots)
+    exe = CpuExecutable(kernel, _Prepared(source=prep.source, path=path), prep.consts,
+                        prep.in_avals, out_avals, prep.plan.dump(), pool, em.output_slots)
     exe.threads_ready = threads_ready
     return exe
 

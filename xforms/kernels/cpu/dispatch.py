@@ -32,6 +32,8 @@ import sys
 
 import numpy as np
 
+from ..codegen import output_accessor
+
 
 class Miss(LookupError):
     """The arguments do not match the signature the fast path was made for (a LookupError,
@@ -53,7 +55,6 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
     `static_kw` ({name: value}) are static arguments: checked by identity or equality, not
     passed to the kernel.  `pool` (a cpu_buffers.BufferPool) supplies the kernel's trailing
     buffer arguments; outputs in `output_slots` are such buffers, returned as new views."""
-    from .module import output_accessor
     n_out = len(out_avals)
     env_outs = []
     for k, a in enumerate(out_avals):

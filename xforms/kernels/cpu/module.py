@@ -6,6 +6,7 @@ The statements themselves come from `emit_cpu.Emitter`."""
 from xforms.core.ir import Literal, Var
 
 from .. import user_prims
+from ..codegen import OUT_GROUP
 from .buffers import place_buffers
 from .emit import Emitter
 
@@ -91,10 +92,6 @@ def emit_module(plan, label="function", allow_parallel=True, caller_buffers=Fals
     return "\n".join(head + body) + "\n", em
 
 
-OUT_GROUP = 8     # outputs are returned in nested tuples of this many (Numba compiles a
-                  # flat tuple of n arrays in O(n^2) time)
-
-
 def return_expr(outs):
     if len(outs) == 1:
         return outs[0]
@@ -102,15 +99,6 @@ def return_expr(outs):
         return "(" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")"
     groups = [outs[k:k + OUT_GROUP] for k in range(0, len(outs), OUT_GROUP)]
     return "(" + ", ".join("(" + ", ".join(g) + ",)" for g in groups) + ",)"
-
-
-def output_accessor(k, n):
-    """How the caller reads output k of n from the kernel's return value `r`."""
-    if n == 1:
-        return "r"
-    if n <= OUT_GROUP:
-        return f"r[{k}]"
-    return f"r[{k // OUT_GROUP}][{k % OUT_GROUP}]"
 
 
 def eqn_at_line(em, lineno):

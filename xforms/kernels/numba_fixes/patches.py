@@ -1,4 +1,5 @@
-"""Compile-time fixes for Numba, applied when `kernels` is imported.
+"""Compile-time fixes for Numba, applied when `build.codecache` is imported (the first program
+Numba compiles: `kernels` imports no Numba until then).
 
 1. Numba resolves the signature of every call to a built-in function (`a * b`, `math.sin`,
    `A[i, j]`) from scratch: it tries each registered template in turn, the NumPy ufunc

@@ -1,6 +1,6 @@
 """Every Numba internal that xforms replaces, in one table, and whether each replacement holds.
 
-`xforms.kernels.numba_fixes.patches.apply()` (run when `kernels` is imported) installs each patch only
+`xforms.kernels.numba_fixes.patches.apply()` (run when `build.codecache` is imported) installs each patch only
 where Numba's code still reads as the patch assumes; otherwise Numba is left alone, silently,
 and compiles get slower again (multi-second compiles of long generated kernels).  This table
 lets a test (tests/test_numba_registry.py) and the upgrade check (tools/check_numba_upgrade.py)

@@ -9,14 +9,20 @@ owns), kept alive by the returned function (its `self`): the machine code is fre
 functions resolve from the process (as Numba's do).
 """
 import ctypes
+import sys
+import threading
 
 import llvmlite.binding as llvm
-from numba.core.compiler_lock import global_compiler_lock
 
 _METH_FASTCALL = 0x0080
 _PYAPI = ("PyFloat_AsDouble", "PyFloat_FromDouble", "PyErr_Occurred", "PyErr_SetString",
           "PyTuple_New", "PyTuple_SetItem", "Py_DecRef")
 _host = []
+# LLVM's global context is not safe to share between two compiles: this one and a Numba
+# compile on another thread.  Numba is imported only when a program needs it (issue #35):
+# until then this lock alone serialises the compiles; `numba_lock` takes it while Numba
+# loads, so that Numba's lock is always held when Numba can compile.
+_lock = threading.RLock()
 
 
 class _MethodDef(ctypes.Structure):
@@ -60,11 +66,28 @@ def _optimise(module, tm):
     pb.getModulePassManager().run(module, pb)
 
 
+def numba_lock():
+    """Numba's compiler lock, importing Numba (under this module's lock: no compile here
+    runs without Numba's lock once Numba can compile)."""
+    found = sys.modules.get("numba.core.compiler_lock")
+    if found is None or not hasattr(found, "global_compiler_lock"):
+        with _lock:
+            from numba.core import compiler_lock as found
+    return found.global_compiler_lock
+
+
+def _compile_lock():
+    """Numba's compiler lock where Numba is loaded (a user's own import counts), else this
+    module's."""
+    found = sys.modules.get("numba.core.compiler_lock")
+    lock = getattr(found, "global_compiler_lock", None)
+    return lock if lock is not None else _lock
+
+
 def compile_ir(text, name):
-    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin.
-    Under Numba's compiler lock: LLVM's global context is not safe to share between a
-    Numba compile on another thread and this one."""
-    with global_compiler_lock:
+    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin,
+    under the compiler lock (`_compile_lock`)."""
+    with _lock, _compile_lock():
         tm = _target_machine()
         module = llvm.parse_assembly(text)
         module.triple = tm.triple

@@ -17,7 +17,7 @@ import struct
 
 import numpy as np
 
-from ..module import OUT_GROUP
+from ...codegen import OUT_GROUP
 
 WRAPPER = "xf_kernel"
 
