@@ -32,6 +32,7 @@ from xforms.exec.tiered import step, warn
 
 from ..runtime import blas_threads
 from ..build import codecache
+from . import llvm
 from .llvm import engine as llvm_engine, scalar as llvm_scalar
 from . import control, ops, float16  # noqa: F401  (control and ops register their rules)
 from .buffers import BufferPool
@@ -214,8 +215,8 @@ def _prepare(closed, options, symbolic=True):
     if em.workspace_bytes:
         spec.append(("uint8", 1))
     spec += [_type_spec(b.dtype, len(b.shape)) for b in em.output_buffers]
-    # a straight-line scalar program skips Numba (xforms/kernels/cpu/llvm/): its LLVM IR, or None
-    llvm_ir = (llvm_scalar.lower(plan) if config.llvm_kernels() and not config.DISABLE_JIT
+    # straight-line scalar code and elementwise loops skip Numba (xforms/kernels/cpu/llvm/)
+    llvm_ir = (llvm.lower(plan) if config.llvm_kernels() and not config.DISABLE_JIT
                and not em.workspace_bytes and not em.output_buffers else None)
     return _Prepared(closed=closed, plan=plan, source=source, em=em, mod=mod, path=path, h=h,
                      consts=consts, in_avals=in_avals, sig_spec=spec, symbols=symbols,

@@ -2,5 +2,12 @@
 
 `scalar.lower(plan)` writes a whole straight-line scalar program as one LLVM function
 that CPython calls directly (a METH_FASTCALL builtin); `engine.compile_ir` optimises and
-JIT-compiles it.  Programs outside the class return None and go through Numba as before.
+JIT-compiles it; `loops.lower(plan)` does the same for fused elementwise loops over
+float arrays.  Programs outside both classes return None and go through Numba as before.
 """
+from . import loops, scalar
+
+
+def lower(plan):
+    """LLVM IR text of `plan` (a function named `scalar.WRAPPER`), or None."""
+    return scalar.lower(plan) or loops.lower(plan)

@@ -127,16 +127,21 @@ class _Module:
                 self.names[v] = f"%d{k}"
 
     def _outputs(self, outs):
-        boxed = []
-        for v in outs:
-            x, ty = self.value(v, _ty(v.aval)), _ty(v.aval)
-            if ty == "float":
-                d = self.fresh()
-                self.emit(f"{d} = fpext float {x} to double")
-                x = d
-            b = self.fresh()
-            self.emit(f"{b} = call ptr @PyFloat_FromDouble(double {x})")
-            boxed.append(b)
+        self._return([self._box(v) for v in outs])
+
+    def _box(self, v):
+        """A new Python float of rank-0 value `v` (NULL when it could not be made)."""
+        x, ty = self.value(v, _ty(v.aval)), _ty(v.aval)
+        if ty == "float":
+            d = self.fresh()
+            self.emit(f"{d} = fpext float {x} to double")
+            x = d
+        b = self.fresh()
+        self.emit(f"{b} = call ptr @PyFloat_FromDouble(double {x})")
+        return b
+
+    def _return(self, boxed):
+        """Return the one object, or a tuple of them (NULL if any is NULL: none leaks)."""
         if len(boxed) == 1:
             self.emit(f"ret ptr {boxed[0]}")
             return
@@ -162,6 +167,47 @@ class _Module:
         self.emit("ret ptr %tuple")
 
     # -- equations -------------------------------------------------------------------
+    def _eqn(self, eqn):
+        if len(eqn.outvars) != 1:
+            raise Refused(eqn)
+        out = eqn.outvars[0]
+        name = eqn.prim.name
+        r = self.fresh()
+        if name in _CMP:
+            ty = self.operand_ty(eqn)
+            a, b = self.operands(eqn, ty)
+            if np.dtype(out.aval.dtype) != np.dtype(bool):
+                raise Refused(eqn)
+            self.emit(f"{r} = fcmp {_CMP[name]} {ty} {a}, {b}")
+            self.bind(out, r)
+            return
+        ty = self.ty(out.aval)
+        if name == "convert_element_type":
+            self.bind(out, self._convert(eqn, r, ty))
+            return
+        self.emit(self._op(eqn, name, ty, self.operands(eqn, ty), r))
+        self.bind(out, r)
+
+    # -- operands: a scalar program's are its variables (a loop body's: its reads) ----
+    def ty(self, aval):
+        """The LLVM type of a value of `aval` (refused: not a float32/float64 scalar)."""
+        return _ty(aval)
+
+    def bind(self, var, name):
+        self.names[var] = name
+
+    def operands(self, eqn, ty):
+        """The LLVM operands of `eqn`'s inputs (select_n's predicate an i1)."""
+        return [self.bool_value(x) if eqn.prim.name == "select_n" and k == 0
+                else self.value(x, ty) for k, x in enumerate(eqn.invars)]
+
+    def operand_ty(self, eqn):
+        """The one LLVM type of `eqn`'s (non-literal) inputs."""
+        tys = {self.ty(x.aval) for x in eqn.invars if not hasattr(x, "val")}
+        if len(tys) != 1:
+            raise Refused(eqn)
+        return tys.pop()
+
     def value(self, atom, ty):
         """The LLVM operand of `atom` (a Var or a Literal) as type `ty`."""
         if hasattr(atom, "val"):
@@ -173,40 +219,11 @@ class _Module:
             raise Refused(atom)
         return name
 
-    def _eqn(self, eqn):
-        if len(eqn.outvars) != 1:
-            raise Refused(eqn)
-        out = eqn.outvars[0]
-        name = eqn.prim.name
-        r = self.fresh()
-        if name in _CMP:
-            ty = self._operand_ty(eqn.invars)
-            a, b = (self.value(x, ty) for x in eqn.invars)
-            if out.aval.shape or np.dtype(out.aval.dtype) != np.dtype(bool):
-                raise Refused(eqn)
-            self.emit(f"{r} = fcmp {_CMP[name]} {ty} {a}, {b}")
-            self.names[out] = r
-            return
-        ty = _ty(out.aval)
-        if name == "convert_element_type":
-            self.names[out] = self._convert(eqn, r, ty)
-            return
-        args = [self.bool_value(x) if name == "select_n" and k == 0 else self.value(x, ty)
-                for k, x in enumerate(eqn.invars)]
-        self.emit(self._op(eqn, name, ty, args, r))
-        self.names[out] = r
-
     def bool_value(self, atom):
         name = self.names.get(atom)
         if name is None or atom.aval.shape or np.dtype(atom.aval.dtype) != np.dtype(bool):
             raise Refused(atom)
         return name
-
-    def _operand_ty(self, atoms):
-        tys = {_ty(x.aval) for x in atoms if not hasattr(x, "val")}
-        if len(tys) != 1:
-            raise Refused(atoms)
-        return tys.pop()
 
     def _op(self, eqn, name, ty, args, r):
         if name in _ARITH and len(args) == 2:
@@ -239,9 +256,8 @@ class _Module:
 
     def _convert(self, eqn, r, ty):
         """-> the converted value's name (`r`, or the operand's own for a same-type cast)."""
-        src = eqn.invars[0]
-        sty = _ty(src.aval)
-        x = self.value(src, sty)
+        sty = self.operand_ty(eqn)
+        x, = self.operands(eqn, sty)
         if sty == ty:
             return x
         self.emit(f"{r} = {'fpext' if ty == 'double' else 'fptrunc'} {sty} {x} to {ty}")
