@@ -26,6 +26,7 @@ import numpy as np
 
 from ...loops.ir import Bin, Clamp, Const, Eval, Load, Scalar, Store, Value
 from ...loops.lower_loops import lower_loop
+from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import REDUCTIONS
 from ..chunking import _threads_pay
 from ..loop_cost import element_ns
@@ -293,7 +294,10 @@ class _Loops(_Module):
         self.lines.append(f"exit{k}:")
 
     def _stmt(self, stmt):
-        if isinstance(stmt, Eval):
+        if isinstance(stmt, Eval) and acts_as_view(stmt.eqn):    # its read is the value
+            out = stmt.eqn.outvars[0]
+            self.bind(out, self.expr(stmt.args[0], self.ty(out.aval)))
+        elif isinstance(stmt, Eval):
             self.args = stmt.args
             self._eqn(stmt.eqn)
         elif isinstance(stmt, Store) and not stmt.var.aval.shape:

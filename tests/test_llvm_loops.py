@@ -1,0 +1,144 @@
+"""Fused elementwise loops over float arrays compiled from LLVM IR
+(xforms/kernels/cpu/llvm/loops.py) against the Numba kernel of the same program: bit for
+bit on random programs, shapes with 0, 1 and odd sizes, broadcasts, strided slices and
+special values; arguments the kernel refuses are converted by the executable."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms.kernels.build import codecache
+from xforms.kernels.cpu import backend
+from xforms.kernels.cpu.llvm import engine, loops, numpy_abi, scalar
+
+SPECIAL = np.array([0.3, -0.7, 0.0, -0.0, 1e-30, 3e38, -2.5e10, np.inf, -np.inf, np.nan])
+SHAPES = [((0, 3), (3,)), ((1, 5), (1, 5)), ((7,), ()), ((3, 5), (5,)), ((2, 3, 5), (3, 1)),
+          ((9, 7), (9, 1))]
+_BIN = [xnp.add, xnp.subtract, xnp.multiply, xnp.divide, xnp.maximum, xnp.minimum]
+_CMPS = [xnp.less, xnp.greater, xnp.less_equal, xnp.greater_equal, xnp.equal, xnp.not_equal]
+
+
+def _program(rng, n_ops):
+    """A random elementwise program of two arrays: arithmetic, max/min, compares under
+    where, neg/abs/sqrt, a cast round trip and literals."""
+    ops = [(int(rng.integers(0, 7)), int(rng.integers(0, 6)), float(rng.choice(SPECIAL[:7])))
+           for _ in range(n_ops)]
+
+    def f(x, y):
+        vals = [x, y]
+        for kind, k, c in ops:
+            a, b = vals[-1], vals[-2 - k % (len(vals) - 1)]
+            if kind < 3:
+                vals.append(_BIN[k](a, b))
+            elif kind == 3:
+                vals.append(xnp.where(_CMPS[k](a, b), a, b * c))
+            elif kind == 4:
+                vals.append([-a, xnp.abs(a), xnp.sqrt(xnp.abs(a)), a + c, a * c, c - a][k])
+            elif kind == 5:
+                wide = np.float64 if a.dtype == np.float32 else np.float32
+                vals.append(a.astype(wide).astype(a.dtype) / (b + c))
+            else:
+                vals.append(_BIN[k](b, c))
+        return vals[-1], vals[-3] + vals[-2]
+    return f
+
+
+def _both(f, *args):
+    """(LLVM builtin, Numba kernel) of `f`'s program at `args`."""
+    prep = backend._prepare(xf.make_jaxpr(f)(*args), {"name": "t"})
+    assert prep.llvm_ir is not None, "the program should be in the emitter's class"
+    assert "define ptr @xf_kernel" in prep.llvm_ir and "@xf_data" in prep.llvm_ir
+    numba_kernel = codecache.compile_kernel(prep.mod, prep.h,
+                                            codecache.signature_of(prep.sig_spec))
+    return engine.compile_ir(prep.llvm_ir, scalar.WRAPPER), numba_kernel
+
+
+def _values(rng, shape, dt):
+    x = np.array(rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 3, size=shape))
+    mask = rng.random(shape) < 0.3
+    x[mask] = rng.choice(SPECIAL, size=int(mask.sum()))
+    return x.astype(dt) if shape else dt(x[()])
+
+
+def _same(got, want):
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert g.tobytes() == w.tobytes(), (g, w)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("seed", range(3))
+def test_random_programs_match_numba_bit_for_bit(dt, seed):
+    rng = np.random.default_rng(seed)
+    f = _program(rng, 12)
+    for xs, ys in SHAPES[seed::3]:
+        x, y = _values(rng, xs, dt), _values(rng, ys, dt)
+        fn, kernel = _both(f, x, y)
+        for _ in range(3):
+            x, y = _values(rng, xs, dt), _values(rng, ys, dt)
+            _same(fn(x, y), kernel(x, y))
+
+
+def test_views_and_scalars_match_numba():
+    """Slices, reversals and transposes read at affine indices; a rank-0 argument."""
+    def f(x, s):
+        a = x[1:, ::2] * s + x[:-1, -1::-2]
+        return xnp.maximum(a, x[:-1, :3].T.T) - s, (x.T * 2.0).T
+    rng = np.random.default_rng(7)
+    x = _values(rng, (6, 6), np.float64)
+    fn, kernel = _both(f, x, 0.5)
+    for s in (0.5, -0.0, np.inf):
+        _same(fn(x, s), kernel(x, s))
+
+
+def test_jit_runs_the_llvm_kernel_and_converts_arguments(monkeypatch):
+    def f(x, y):
+        return x * y - xnp.abs(y), x + 1.0
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    y = np.linspace(-1, 1, 4, dtype=np.float32)
+    exe = backend.compile_cpu(xf.make_jaxpr(f)(x, y), {"name": "t"})
+    assert type(exe.kernel).__name__ == "builtin_function_or_method"
+    g = xf.jit(f, tiered=False)
+    want = (x * y - np.abs(y), x + np.float32(1.0))
+    for xa in (x, np.asfortranarray(x), x[:, ::-1][:, ::-1], np.array(x, copy=True)[::1],
+               xnp.asarray(x)):       # non-contiguous, another dtype, a DeviceArray
+        outs = g(xa, y)
+        for o, w in zip(outs, want):
+            assert np.asarray(o).dtype == np.float32
+            np.testing.assert_array_equal(np.asarray(o), w)
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
+    exe = backend.compile_cpu(xf.make_jaxpr(lambda x: x * 3.0 - 1.0)(x), {"name": "t"})
+    assert type(exe.kernel).__name__ != "builtin_function_or_method"
+
+
+def test_outside_the_class_is_refused():
+    x = np.ones((16, 8), np.float32)
+    for f in (lambda x: xnp.sum(x, axis=1),                     # a reduction
+              lambda x: xnp.tanh(x) + 1.0,                       # vector math at 128 elements
+              lambda x: (x + 1).astype(np.int32)):               # an integer output
+        prep = backend._prepare(xf.make_jaxpr(f)(x), {"name": "t"})
+        assert loops.lower(prep.plan) is None
+    big = np.ones((1024, 512), np.float64)                       # Numba threads this loop
+    prep = backend._prepare(xf.make_jaxpr(lambda x: x * 2.0 + x)(big), {"name": "t"})
+    assert loops.lower(prep.plan) is None
+    small = np.ones((3, 4), np.float32)                          # libm below 64 elements
+    prep = backend._prepare(xf.make_jaxpr(lambda x: xnp.tanh(x) + 1.0)(small), {"name": "t"})
+    assert loops.lower(prep.plan) is not None
+
+
+def test_numpy_struct_offsets_hold():
+    assert numpy_abi.ok()
+
+
+def test_refused_arguments_raise_type_error():
+    fn, _ = _both(lambda x: x * 2.0, np.ones((2, 3)))
+    for bad in (np.ones((3, 2)), np.ones((2, 3), np.float32), np.ones((2, 3, 1)),
+                np.ones((2, 3)).T.copy().T, np.ones((2, 3)).astype(">f8"), [[1.0] * 3] * 2):
+        with pytest.raises(TypeError):
+            fn(bad)
+    with pytest.raises(TypeError):
+        fn()
