@@ -83,6 +83,32 @@ def test_random_programs_match_numba_bit_for_bit(dt, seed):
             _same(fn(x, y), kernel(x, y))
 
 
+_REDS = [xnp.sum, xnp.max, xnp.min, xnp.prod]
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0, 2), (1, 7), (5, 3, 4), (9, 15), (40, 2)])
+def test_reductions_match_numba_bit_for_bit(dt, shape):
+    """Every subset of axes of sum/max/min/prod, fused with elementwise work before and
+    after (registers where the kept axes lead, the output array where they do not)."""
+    rng = np.random.default_rng(len(shape) * 10 + shape[-1])
+    n = len(shape)
+    picks = [tuple(d for d in range(n) if mask >> d & 1) for mask in range(1, 2 ** n)]
+    reds = _REDS if 0 not in shape else [xnp.sum, xnp.prod] * 2    # (max of nothing: error)
+
+    def f(x, y):
+        outs = []
+        for k, axes in enumerate(picks):
+            v = reds[k % 4](x * y + 0.5 if k % 2 else xnp.abs(x) - y, axis=axes)
+            outs.append(v * 2.0 - 1.0)
+        return tuple(outs[:6])
+    x, y = _values(rng, shape, dt), _values(rng, shape[-1:], dt)
+    fn, kernel = _both(f, x, y)
+    for _ in range(3):
+        x, y = _values(rng, shape, dt), _values(rng, shape[-1:], dt)
+        _same(fn(x, y), kernel(x, y))
+
+
 def test_views_and_scalars_match_numba():
     """Slices, reversals and transposes read at affine indices; a rank-0 argument."""
     def f(x, s):
@@ -117,10 +143,12 @@ def test_jit_runs_the_llvm_kernel_and_converts_arguments(monkeypatch):
 
 def test_outside_the_class_is_refused():
     x = np.ones((16, 8), np.float32)
-    for f in (lambda x: xnp.sum(x, axis=1),                     # a reduction
-              lambda x: xnp.tanh(x) + 1.0,                       # vector math at 128 elements
-              lambda x: (x + 1).astype(np.int32)):               # an integer output
-        prep = backend._prepare(xf.make_jaxpr(f)(x), {"name": "t"})
+    for f, a in ((lambda x: xnp.tanh(x) + 1.0, x),                 # vector math at 128 elements
+                 (lambda x: (x + 1).astype(np.int32), x),           # an integer output
+                 (lambda x: xnp.argmax(x, axis=0), x),              # an arg reduction
+                 (lambda x: xnp.sum(x * 2.0, axis=1), x.T),         # rows of 16: staged
+                 (lambda x: xnp.sum(x * 2.0), x.ravel())):          # a 1-D sum of 128: staged
+        prep = backend._prepare(xf.make_jaxpr(f)(a), {"name": "t"})
         assert loops.lower(prep.plan) is None
     big = np.ones((1024, 512), np.float64)                       # Numba threads this loop
     prep = backend._prepare(xf.make_jaxpr(lambda x: x * 2.0 + x)(big), {"name": "t"})

@@ -24,7 +24,7 @@ vectorisable polynomial there, not libm).
 """
 import numpy as np
 
-from ...loops.ir import Bin, Clamp, Const, Eval, Load, Scalar, Store, Value
+from ...loops.ir import Bin, Clamp, Const, Eval, Load, Reduce, Scalar, Store, Value
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import REDUCTIONS
@@ -32,7 +32,7 @@ from ..chunking import _threads_pay
 from ..loop_cost import element_ns
 from ..module import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS
-from . import numpy_abi
+from . import numpy_abi, reductions
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module, _const
 
 _NPY = {"float": 11, "double": 12}          # NumPy's type numbers (checked in numpy_abi)
@@ -122,6 +122,12 @@ bad:
 """
 
 
+def _arrays_written(step):
+    """The arrays `step` writes: its stores' and its reductions' outputs."""
+    outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]
+    return [v for v in dict.fromkeys([*step.writes, *outs]) if v.aval.shape]
+
+
 class _Loops(_Module):
     """The module of one program: arguments, allocations, each step's loops, outputs."""
 
@@ -139,15 +145,18 @@ class _Loops(_Module):
         self.syms = {}            # loop Sym -> its i64 value
         self.args = ()            # the current Eval's operands
         self.values = {}          # Var -> LLVM value of the current step's Evals
+        self.allocas = []         # the reductions' registers (entry block: promoted)
+        self.accs = {}            # the current step's reductions: eqn -> reductions.Acc
 
     def text(self):
         plan = self.plan
         self.lines.append("entry:")
         self._args(plan.jaxpr.invars)
-        self._allocate([v for st in plan.steps for v in st.writes if v.aval.shape])
+        self._allocate([v for st in plan.steps for v in _arrays_written(st)])
         for st in plan.steps:
             self._step(st)
         self._outputs(plan.outputs)
+        self.lines[1:1] = ["  " + a for a in self.allocas]
         head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs) {{"
         msg = b"wrong number of arguments\x00"
         return "\n".join([_PYAPI, _helpers(), *sorted(self.decls), *self.globals,
@@ -258,20 +267,65 @@ class _Loops(_Module):
     def _step(self, st):
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         for eqn, _ in st.body:
-            if eqn.prim in REDUCTIONS:
-                raise Refused("a reduction")
             if eqn.prim in VECMATH and size >= VECMATH_MIN_ELEMENTS:
                 raise Refused("vector math")    # Numba's path calls the vector polynomial
         if st.shape and _threads_pay(size, element_ns(st))[0]:
             raise Refused("a loop the Numba path threads")
+        self.accs = reductions.accumulators(st)
+        for acc in self.accs.values():
+            self._acc_setup(acc)
         nest, _ = lower_loop(st)
         self.values = {}
+        self.index_of = nest.syms
         self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
 
-    def _nest(self, syms, dims, body):
+    def _acc_setup(self, acc):
+        """A register's slot, or the output array filled with the identity."""
+        ty = self.ty(acc.out.aval)
+        if acc.level is not None:
+            acc.slot = f"%acc{len(self.allocas)}"
+            self.allocas.append(f"{acc.slot} = alloca {ty}")
+            return
+        data, shape = self.arrays[acc.out]
+        self._nest_over(shape, lambda idx: self.emit(
+            f"store {ty} {reductions.identity(acc, ty)}, "
+            f"ptr {self._address(data, shape, idx, ty)}"))
+
+    def _nest_over(self, shape, body):
+        """Counted loops over `shape` around `body(index syms)`."""
+        syms = tuple(object() for _ in shape)
+        self._loops(syms, list(shape), lambda: body(syms))
+
+    def _nest(self, syms, dims, body, level=0):
+        for acc in self.accs.values():
+            if acc.level == level:
+                self.emit(f"store {self.ty(acc.out.aval)} "
+                          f"{reductions.identity(acc, self.ty(acc.out.aval))}, ptr {acc.slot}")
         if not syms:
             for stmt in body:
                 self._stmt(stmt)
+        else:
+            self._loops(syms[:1], dims[:1],
+                        lambda: self._nest(syms[1:], dims[1:], body, level + 1))
+        for acc in self.accs.values():
+            if acc.level == level:
+                self._acc_store(acc)
+
+    def _acc_store(self, acc):
+        ty = self.ty(acc.out.aval)
+        v = self.fresh()
+        self.emit(f"{v} = load {ty}, ptr {acc.slot}")
+        if not acc.out.aval.shape:
+            self.names[acc.out] = v
+            return
+        data, shape = self.arrays[acc.out]
+        idx = [self.index_of[d] for d in acc.kept]
+        self.emit(f"store {ty} {v}, ptr {self._address(data, shape, idx, ty)}")
+
+    def _loops(self, syms, dims, body):
+        """Counted loops over `dims` binding `syms` around `body()`."""
+        if not syms:
+            body()
             return
         sym, n = syms[0], dims[0]
         k = self.fresh()[2:]
@@ -286,15 +340,30 @@ class _Loops(_Module):
         self.emit(f"br i1 %more{k}, label %body{k}, label %exit{k}")
         self.lines.append(f"body{k}:")
         self.syms[sym] = i
-        self._nest(syms[1:], dims[1:], body)
+        self._loops(syms[1:], dims[1:], body)
         self.emit(f"br label %latch{k}")
         self.lines.append(f"latch{k}:")
         self.emit(f"{nxt} = add nuw nsw i64 {i}, 1")
         self.emit(f"br label %head{k}")
         self.lines.append(f"exit{k}:")
 
+    def _reduce(self, stmt):
+        acc = self.accs[stmt.eqn]
+        ty = self.ty(stmt.eqn.invars[0].aval)
+        x = self.expr(stmt.value, ty)
+        if acc.level is not None:
+            where = acc.slot
+        else:
+            data, shape = self.arrays[acc.out]
+            where = self._address(data, shape, [self.index_of[d] for d in acc.kept], ty)
+        t = self.fresh()
+        self.emit(f"{t} = load {ty}, ptr {where}")
+        self.emit(f"store {ty} {reductions.fold(self, acc, t, x, ty)}, ptr {where}")
+
     def _stmt(self, stmt):
-        if isinstance(stmt, Eval) and acts_as_view(stmt.eqn):    # its read is the value
+        if isinstance(stmt, Reduce):
+            self._reduce(stmt)
+        elif isinstance(stmt, Eval) and acts_as_view(stmt.eqn):    # its read is the value
             out = stmt.eqn.outvars[0]
             self.bind(out, self.expr(stmt.args[0], self.ty(out.aval)))
         elif isinstance(stmt, Eval):
