@@ -33,7 +33,7 @@ def _program(rng, n_ops):
             elif kind == 3:
                 vals.append(xnp.where(_CMPS[k](a, b), a, b * c))
             elif kind == 4:
-                vals.append([-a, xnp.abs(a), xnp.sqrt(xnp.abs(a)), a + c, a * c, c - a][k])
+                vals.append([-a, xnp.abs(a), xnp.sqrt(xnp.abs(a)), a ** 3, a ** -2, a ** 1][k])
             elif kind == 5:
                 wide = np.float64 if a.dtype == np.float32 else np.float32
                 vals.append(a.astype(wide).astype(a.dtype) / (b + c))

@@ -239,7 +239,21 @@ class _Module:
             return self._maxmin(r, ty, name, args)
         if name == "select_n" and len(args) == 3:      # pred ? case1 : case0
             return f"{r} = select i1 {args[0]}, {ty} {args[2]}, {ty} {args[1]}"
+        if name == "integer_pow" and 0 < abs(eqn.params["y"]) <= 8:
+            return self._integer_pow(r, ty, args[0], eqn.params["y"])
         raise Refused(eqn)
+
+    def _integer_pow(self, r, ty, x, y):
+        """`x * x * ...` left to right, `1 / (...)` for y < 0: the Numba path's spelling
+        (xforms/kernels/loops/scalar_rules.py `_integer_pow`, as XLA multiplies)."""
+        acc = x
+        for _ in range(abs(y) - 1):
+            t = self.fresh()
+            self.emit(f"{t} = fmul {ty} {acc}, {x}")
+            acc = t
+        if y < 0:
+            return f"{r} = fdiv {ty} {_const(1.0, ty)}, {acc}"
+        return f"{r} = select i1 true, {ty} {acc}, {ty} {acc}"      # (y = 1: x itself)
 
     def _call(self, r, ty, fn, args):
         self.decls.add(f"declare {ty} @{fn}({', '.join([ty] * len(args))})")
