@@ -141,6 +141,20 @@ def test_jit_runs_the_llvm_kernel_and_converts_arguments(monkeypatch):
     assert type(exe.kernel).__name__ != "builtin_function_or_method"
 
 
+def test_another_batch_size_gets_its_own_kernel():
+    """The plan prints sizes that vary between calls as symbols; the LLVM kernel is
+    written for this call's sizes, and another size compiles another one."""
+    def f(x, b):
+        return xnp.sum(x * b, axis=1) + xnp.max(x, axis=0)[0]
+    g = xf.jit(f, tiered=False)
+    for n in (5, 7, 1):
+        x, b = np.arange(n * 3.0).reshape(n, 3) - 4.0, np.array([0.5, -1.0, 2.0])
+        np.testing.assert_array_equal(np.asarray(g(x, b)),
+                                      np.sum(x * b, axis=1) + np.max(x, axis=0)[0])
+        exe = backend.compile_cpu(xf.make_jaxpr(f)(x, b), {"name": "t"})
+        assert type(exe.kernel).__name__ == "builtin_function_or_method"
+
+
 def test_outside_the_class_is_refused():
     x = np.ones((16, 8), np.float32)
     for f, a in ((lambda x: xnp.tanh(x) + 1.0, x),                 # vector math at 128 elements

@@ -136,6 +136,8 @@ class _Loops(_Module):
             raise Refused("consts or outputs")
         if any(st.kind != "loop" or st.products for st in plan.steps):
             raise Refused("not fused loops")
+        if plan.tied or plan.placed:            # (buffers shared: the Numba path's layout)
+            raise Refused("views of one buffer")
         if all(st.shape == () for st in plan.steps):
             raise Refused("scalar code: xforms/kernels/cpu/llvm/scalar.py")
         self.plan, self.lines, self.decls, self.names, self.n = plan, [], set(), {}, 0
