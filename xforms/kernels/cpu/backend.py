@@ -217,7 +217,7 @@ def _prepare(closed, options, symbolic=True):
     spec += [_type_spec(b.dtype, len(b.shape)) for b in em.output_buffers]
     # straight-line scalar code and elementwise loops skip Numba (xforms/kernels/cpu/llvm/)
     llvm_ir = (llvm.lower(plan) if config.llvm_kernels() and not config.DISABLE_JIT
-               and not em.workspace_bytes and not em.output_buffers else None)
+               and not em.output_buffers else None)     # (its own temporaries: no workspace)
     return _Prepared(closed=closed, plan=plan, source=source, em=em, mod=mod, path=path, h=h,
                      consts=consts, in_avals=in_avals, sig_spec=spec, symbols=symbols,
                      llvm_ir=llvm_ir)
@@ -417,10 +417,11 @@ def _finish(prep):
         except Exception as e:           # never let a raw Numba error reach the user
             raise _lowering_error(e, em, path) from None
     pool = None
-    if em.workspace_bytes or em.output_buffers:
+    if (em.workspace_bytes or em.output_buffers) and prep.llvm_ir is None:
         pool = BufferPool(em.workspace_bytes, [(tuple(map(int, b.shape)), b.dtype)
                                                for b in em.output_buffers])
-    exe = CpuExecutable(kernel, prep.source, path, prep.consts, prep.in_avals,
+    consts = prep.consts if prep.llvm_ir is None else ()    # (an LLVM kernel takes none)
+    exe = CpuExecutable(kernel, prep.source, path, consts, prep.in_avals,
                         [v.aval for v in prep.closed.jaxpr.outvars], prep.plan.dump(), pool,
                         em.output_slots)
     exe.threads_ready = threads_ready

@@ -24,7 +24,7 @@ vectorisable polynomial there, not libm).
 """
 import numpy as np
 
-from ...loops.ir import Bin, Clamp, Const, Eval, Load, Reduce, Scalar, Store, Value
+from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import REDUCTIONS
@@ -340,7 +340,7 @@ class _Loops(_Module):
         self.emit(f"{i} = phi i64 [0, %{pre}], [{nxt}, %latch{k}]")
         self.emit(f"%more{k} = icmp slt i64 {i}, {n}")
         self.emit(f"br i1 %more{k}, label %body{k}, label %exit{k}")
-        self.lines.append(f"body{k}:")
+        self.label(f"body{k}")
         self.syms[sym] = i
         self._loops(syms[1:], dims[1:], body)
         self.emit(f"br label %latch{k}")
@@ -386,7 +386,8 @@ class _Loops(_Module):
         self.values[var] = name
 
     def operands(self, eqn, ty):
-        return [self.expr(a, "i1" if eqn.prim.name == "select_n" and k == 0 else ty)
+        return [self.expr(a, "i1" if ty == "i1" or eqn.prim.name == "select_n" and k == 0
+                          else ty)
                 for k, a in enumerate(self.args)]
 
     def operand_ty(self, eqn):
@@ -402,8 +403,13 @@ class _Loops(_Module):
             return self._typed(e.var, self.values.get(e.var), ty)
         if isinstance(e, Scalar):
             if hasattr(e.atom, "val"):
+                if ty == "i1" and np.ndim(e.atom.val) == 0 and isinstance(e.atom.val,
+                                                                          (bool, np.bool_)):
+                    return "true" if e.atom.val else "false"
                 return self.value(e.atom, ty)
             return self._typed(e.atom, self.names.get(e.atom), ty)
+        if isinstance(e, Guarded):
+            return self._guarded(e, ty)
         if isinstance(e, Load):
             data, shape = self.arrays.get(e.var, (None, None))
             if data is None or self.ty(e.var.aval) != ty:
@@ -412,6 +418,43 @@ class _Loops(_Module):
             self.emit(f"{r} = load {ty}, ptr {self._address(data, shape, e.index, ty)}")
             return r
         raise Refused(e)
+
+    def _guarded(self, e, ty):
+        """`e.expr` where every guard holds (read only there: it may lie out of bounds
+        elsewhere), else `e.fill`, as the Numba path's `(x if lo <= i < hi else fill)`."""
+        if any(i is None for i, _, _, _ in e.guards):
+            return self.expr(e.fill, ty)
+        cond = "true"
+        for i, lo, hi, step in e.guards:
+            x = self.index(i)
+            tests = [f"icmp sge i64 {x}, {int(lo)}", f"icmp slt i64 {x}, {int(hi)}"]
+            if step != 1:        # (i - lo) % step == 0: a remainder's sign does not matter
+                d, m = self.fresh(), self.fresh()
+                self.emit(f"{d} = sub i64 {x}, {int(lo)}")
+                self.emit(f"{m} = srem i64 {d}, {int(step)}")
+                tests.append(f"icmp eq i64 {m}, 0")
+            for t in tests:
+                c, both = self.fresh(), self.fresh()
+                self.emit(f"{c} = {t}")
+                self.emit(f"{both} = and i1 {cond}, {c}")
+                cond = both
+        k = self.fresh()[2:]
+        self.emit(f"br i1 {cond}, label %gin{k}, label %gout{k}")
+        self.label(f"gin{k}")
+        inside, came = self.expr(e.expr, ty), self.block
+        self.emit(f"br label %gjoin{k}")
+        self.label(f"gout{k}")
+        fill, came_fill = self.expr(e.fill, ty), self.block
+        self.emit(f"br label %gjoin{k}")
+        self.label(f"gjoin{k}")
+        r = self.fresh()
+        self.emit(f"{r} = phi {ty} [{inside}, %{came}], [{fill}, %{came_fill}]")
+        return r
+
+    def label(self, name):
+        """Start basic block `name` (`self.block`: the block code is emitted into)."""
+        self.lines.append(f"{name}:")
+        self.block = name
 
     def _typed(self, var, name, ty):
         want = "i1" if np.dtype(var.aval.dtype) == np.dtype(bool) else self.ty(var.aval)
@@ -451,9 +494,22 @@ class _Loops(_Module):
             op = {"+": "add", "-": "sub", "*": "mul"}[e.op]
             self.emit(f"{r} = {op} nsw i64 {a}, {b}")
             return r
+        if isinstance(e, Bin) and e.op == "//" and isinstance(e.b, Const) and e.b.value > 0:
+            return self._floordiv(self.index(e.a), int(e.b.value))
         if isinstance(e, Clamp) and e.wrap is None:
             return self._clamp(self.index(e.expr), e.lo, e.hi)
         raise Refused(e)
+
+    def _floordiv(self, a, b):
+        """Python's a // b for b > 0: the truncated quotient, less one below zero."""
+        q, r, neg, down = self.fresh(), self.fresh(), self.fresh(), self.fresh()
+        self.emit(f"{q} = sdiv i64 {a}, {b}")
+        self.emit(f"{r} = srem i64 {a}, {b}")
+        self.emit(f"{neg} = icmp slt i64 {r}, 0")
+        self.emit(f"{down} = zext i1 {neg} to i64")
+        out = self.fresh()
+        self.emit(f"{out} = sub i64 {q}, {down}")
+        return out
 
     def _clamp(self, x, lo, hi):
         for bound, pred in ((lo, "slt"), (hi, "sgt")):

@@ -198,7 +198,7 @@ class _Module:
 
     def operands(self, eqn, ty):
         """The LLVM operands of `eqn`'s inputs (select_n's predicate an i1)."""
-        return [self.bool_value(x) if eqn.prim.name == "select_n" and k == 0
+        return [self.bool_value(x) if ty == "i1" or eqn.prim.name == "select_n" and k == 0
                 else self.value(x, ty) for k, x in enumerate(eqn.invars)]
 
     def operand_ty(self, eqn):
@@ -270,6 +270,11 @@ class _Module:
 
     def _convert(self, eqn, r, ty):
         """-> the converted value's name (`r`, or the operand's own for a same-type cast)."""
+        src = eqn.invars[0]
+        if not hasattr(src, "val") and np.dtype(src.aval.dtype) == np.dtype(bool):
+            x, = self.operands(eqn, "i1")           # (exactly 1.0 or 0.0)
+            self.emit(f"{r} = uitofp i1 {x} to {ty}")
+            return r
         sty = self.operand_ty(eqn)
         x, = self.operands(eqn, sty)
         if sty == ty:
