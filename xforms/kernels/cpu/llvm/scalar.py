@@ -22,12 +22,22 @@ from ..module import OUT_GROUP
 WRAPPER = "xf_kernel"
 
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-_ARITH = {"add": "fadd", "sub": "fsub", "mul": "fmul", "div": "fdiv"}
-_CMP = {"lt": "olt", "gt": "ogt", "le": "ole", "ge": "oge", "eq": "oeq", "ne": "une"}
-# Numba's math module: intrinsics for these (numba/cpython/mathimpl.py), libm for the rest
-_INTRINSIC = {"sin": "llvm.sin", "cos": "llvm.cos", "exp": "llvm.exp", "log": "llvm.log",
-              "abs": "llvm.fabs"}
-_LIBM = {"tanh": "tanh", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt"}
+# How Numba lowers the generated Python's float operators and math functions, keyed by
+# what a primitive declares it prints as (its facts' `operator` and `math["cpu"]`):
+_OPERATOR = {"+": "fadd", "-": "fsub", "*": "fmul"}
+_FCMP = {"<": "olt", ">": "ogt", "<=": "ole", ">=": "oge", "==": "oeq", "!=": "une"}
+# intrinsics for these (numba/cpython/mathimpl.py); libm (named as in Python) for the rest
+_MATH_INTRINSIC = {"math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.exp": "llvm.exp",
+                   "math.log": "llvm.log"}
+_MATH_LIBM = frozenset(["math.tanh", "math.log1p", "math.expm1", "math.sqrt"])
+# primitives no fact names a spelling for (the CPU printer's own rules: `a / b`, `abs(a)`)
+_RULED = {"div": "fdiv", "abs": "llvm.fabs"}
+
+
+def _facts(eqn):
+    """(operator, CPU math function) that `eqn`'s primitive declares (None where not)."""
+    f = eqn.prim.facts
+    return f.operator, (f.math or {}).get("cpu")
 
 _PYAPI = """declare double @PyFloat_AsDouble(ptr)
 declare ptr @PyFloat_FromDouble(double)
@@ -173,12 +183,13 @@ class _Module:
         out = eqn.outvars[0]
         name = eqn.prim.name
         r = self.fresh()
-        if name in _CMP:
+        cmp = _FCMP.get(_facts(eqn)[0])
+        if cmp:
             ty = self.operand_ty(eqn)
             a, b = self.operands(eqn, ty)
             if np.dtype(out.aval.dtype) != np.dtype(bool):
                 raise Refused(eqn)
-            self.emit(f"{r} = fcmp {_CMP[name]} {ty} {a}, {b}")
+            self.emit(f"{r} = fcmp {cmp} {ty} {a}, {b}")
             self.bind(out, r)
             return
         ty = self.ty(out.aval)
@@ -226,15 +237,16 @@ class _Module:
         return name
 
     def _op(self, eqn, name, ty, args, r):
-        if name in _ARITH and len(args) == 2:
-            return f"{r} = {_ARITH[name]} {ty} {args[0]}, {args[1]}"
-        if name == "neg":
+        op, fn = _facts(eqn)
+        if op in _OPERATOR and len(args) == 2 or name == "div" and len(args) == 2:
+            return f"{r} = {_OPERATOR.get(op) or _RULED[name]} {ty} {args[0]}, {args[1]}"
+        if op == "-" and len(args) == 1:
             return f"{r} = fneg {ty} {args[0]}"
-        if name in _INTRINSIC:
-            fn = f"{_INTRINSIC[name]}.{'f32' if ty == 'float' else 'f64'}"
-            return self._call(r, ty, fn, args)
-        if name in _LIBM:
-            return self._call(r, ty, _LIBM[name] + ("f" if ty == "float" else ""), args)
+        if fn in _MATH_INTRINSIC or name == "abs":
+            f = f"{_MATH_INTRINSIC.get(fn) or _RULED[name]}.{'f32' if ty == 'float' else 'f64'}"
+            return self._call(r, ty, f, args)
+        if fn in _MATH_LIBM:
+            return self._call(r, ty, fn[5:] + ("f" if ty == "float" else ""), args)
         if name in ("max", "min"):          # `a if a >= b or a != a else b`: NaN in a wins
             return self._maxmin(r, ty, name, args)
         if name == "select_n" and len(args) == 3:      # pred ? case1 : case0
