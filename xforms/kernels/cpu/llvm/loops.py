@@ -29,6 +29,7 @@ from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import REDUCTIONS
 from ..chunking import _threads_pay
+from ..nest import _peeling
 from ..loop_cost import element_ns
 from ..module import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS
@@ -149,6 +150,7 @@ class _Loops(_Module):
         self.values = {}          # Var -> LLVM value of the current step's Evals
         self.allocas = []         # the reductions' registers (entry block: promoted)
         self.accs = {}            # the current step's reductions: eqn -> reductions.Acc
+        self.peel, self.hold = None, set()     # (sym, lo, hi) of the peeled axis; its sym there
 
     def text(self):
         plan = self.plan
@@ -278,6 +280,10 @@ class _Loops(_Module):
             self._acc_setup(acc)
         nest, _ = lower_loop(st)
         self.values = {}
+        # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/nest.py)
+        axis, span, _, segment = _peeling(st, tuple(int(d) for d in st.shape), False)
+        self.peel = (None if axis is None or segment
+                     else (nest.syms[axis], int(span[0]), int(span[1])))
         self.index_of = nest.syms
         self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
 
@@ -325,11 +331,21 @@ class _Loops(_Module):
         self.emit(f"store {ty} {v}, ptr {self._address(data, shape, idx, ty)}")
 
     def _loops(self, syms, dims, body):
-        """Counted loops over `dims` binding `syms` around `body()`."""
+        """Counted loops over `dims` binding `syms` around `body()`; the peeled axis (see
+        `_step`) as three loops, its middle one reading its guarded loads plainly."""
         if not syms:
             body()
             return
         sym, n = syms[0], dims[0]
+        spans = [(0, n, False)]
+        if self.peel and self.peel[0] is sym:
+            _, lo, hi = self.peel
+            spans = [(a, b, held) for a, b, held in ((0, lo, False), (lo, hi, True), (hi, n, False))
+                     if b > a]
+        for a, b, held in spans:
+            self._counted(sym, a, b, held, lambda: self._loops(syms[1:], dims[1:], body))
+
+    def _counted(self, sym, a, b, held, body):
         k = self.fresh()[2:]
         pre = f"pre{k}"
         self.emit(f"br label %{pre}")
@@ -337,12 +353,15 @@ class _Loops(_Module):
         self.emit(f"br label %head{k}")
         self.lines.append(f"head{k}:")
         i, nxt = f"%i{k}", f"%inext{k}"
-        self.emit(f"{i} = phi i64 [0, %{pre}], [{nxt}, %latch{k}]")
-        self.emit(f"%more{k} = icmp slt i64 {i}, {n}")
+        self.emit(f"{i} = phi i64 [{a}, %{pre}], [{nxt}, %latch{k}]")
+        self.emit(f"%more{k} = icmp slt i64 {i}, {b}")
         self.emit(f"br i1 %more{k}, label %body{k}, label %exit{k}")
         self.label(f"body{k}")
         self.syms[sym] = i
-        self._loops(syms[1:], dims[1:], body)
+        if held:
+            self.hold.add(sym)
+        body()
+        self.hold.discard(sym)
         self.emit(f"br label %latch{k}")
         self.lines.append(f"latch{k}:")
         self.emit(f"{nxt} = add nuw nsw i64 {i}, 1")
@@ -427,7 +446,8 @@ class _Loops(_Module):
         cond = "true"
         for i, lo, hi, step in e.guards:
             x = self.index(i)
-            tests = [f"icmp sge i64 {x}, {int(lo)}", f"icmp slt i64 {x}, {int(hi)}"]
+            tests = ([] if i in self.hold      # (the peeled middle: in range)
+                     else [f"icmp sge i64 {x}, {int(lo)}", f"icmp slt i64 {x}, {int(hi)}"])
             if step != 1:        # (i - lo) % step == 0: a remainder's sign does not matter
                 d, m = self.fresh(), self.fresh()
                 self.emit(f"{d} = sub i64 {x}, {int(lo)}")
@@ -438,6 +458,8 @@ class _Loops(_Module):
                 self.emit(f"{c} = {t}")
                 self.emit(f"{both} = and i1 {cond}, {c}")
                 cond = both
+        if cond == "true":
+            return self.expr(e.expr, ty)
         k = self.fresh()[2:]
         self.emit(f"br i1 {cond}, label %gin{k}, label %gout{k}")
         self.label(f"gin{k}")
