@@ -34,7 +34,7 @@ from ..loop_cost import element_ns
 from ..module import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS
 from . import numpy_abi, reductions
-from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module, _const
+from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY = {"float": 11, "double": 12}          # NumPy's type numbers (checked in numpy_abi)
 _DESCR = {"float": "xf_descr_float32", "double": "xf_descr_float64"}
@@ -181,27 +181,10 @@ class _Loops(_Module):
         return name
 
     # -- arguments, allocations, outputs -----------------------------------------------
-    def _args(self, invars):
-        self.emit(f"%argc = icmp eq i64 %nargs, {len(invars)}")
-        self.emit("br i1 %argc, label %a0, label %badargs")
-        self.lines.append("badargs:")
-        self.emit("%exc = load ptr, ptr @PyExc_TypeError")
-        self.emit("call void @PyErr_SetString(ptr %exc, ptr @msg)")
-        self.emit("ret ptr null")
-        self.lines.append("fail:")
-        self.emit("ret ptr null")
-        for k, v in enumerate(invars):
-            ty = self.ty(v.aval)
-            self.lines.append(f"a{k}:")
-            self.emit(f"%p{k} = getelementptr ptr, ptr %args, i64 {k}")
-            self.emit(f"%o{k} = load ptr, ptr %p{k}")
-            if v.aval.shape:
-                self._array_arg(k, v, ty)
-            else:
-                self._scalar_arg(k, v, ty)
-        self.lines.append(f"a{len(invars)}:")
-
-    def _array_arg(self, k, v, ty):
+    def _arg(self, k, v, ty):
+        if not v.aval.shape:
+            super()._arg(k, v, ty)
+            return
         shape = tuple(int(d) for d in v.aval.shape)
         dims = self._dims_global(shape)
         self.emit(f"%x{k} = call ptr @xf_data(ptr %o{k}, i32 {_NPY[ty]}, i32 {len(shape)}, "
@@ -209,22 +192,6 @@ class _Loops(_Module):
         self.emit(f"%z{k} = icmp eq ptr %x{k}, null")
         self.emit(f"br i1 %z{k}, label %fail, label %a{k + 1}")
         self.arrays[v] = (f"%x{k}", shape)
-
-    def _scalar_arg(self, k, v, ty):
-        self.emit(f"%d{k} = call double @PyFloat_AsDouble(ptr %o{k})")
-        self.emit(f"%m{k} = fcmp oeq double %d{k}, -1.0")
-        self.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
-        self.lines.append(f"e{k}:")         # -1.0 is also what a failed conversion returns
-        self.emit(f"%r{k} = call ptr @PyErr_Occurred()")
-        self.emit(f"%f{k} = icmp ne ptr %r{k}, null")
-        self.emit(f"br i1 %f{k}, label %fail, label %c{k}")
-        self.lines.append(f"c{k}:")
-        name = f"%d{k}"
-        if ty == "float":
-            name = self.fresh()
-            self.emit(f"{name} = fptrunc double %d{k} to float")
-        self.names[v] = name
-        self.emit(f"br label %a{k + 1}")
 
     def _allocate(self, written):
         """Each array the loops write, from PyArray_Empty; a failure releases those made."""
@@ -409,12 +376,6 @@ class _Loops(_Module):
                           else ty)
                 for k, a in enumerate(self.args)]
 
-    def operand_ty(self, eqn):
-        tys = {self.ty(x.aval) for x in eqn.invars if not hasattr(x, "val")}
-        if len(tys) != 1:
-            raise Refused(eqn)
-        return tys.pop()
-
     # -- expressions ---------------------------------------------------------------------
     def expr(self, e, ty):
         """The LLVM value of loop-IR expression `e` as type `ty` (i1: a predicate)."""
@@ -543,5 +504,3 @@ class _Loops(_Module):
             x = r
         return x
 
-
-__all__ = ["lower", "WRAPPER", "_const"]

@@ -117,24 +117,28 @@ class _Module:
         self.lines.append("fail:")
         self.emit("ret ptr null")
         for k, v in enumerate(invars):
-            ty = _ty(v.aval)
+            ty = self.ty(v.aval)
             self.lines.append(f"a{k}:")
             self.emit(f"%p{k} = getelementptr ptr, ptr %args, i64 {k}")
             self.emit(f"%o{k} = load ptr, ptr %p{k}")
-            self.emit(f"%d{k} = call double @PyFloat_AsDouble(ptr %o{k})")
-            self.emit(f"%m{k} = fcmp oeq double %d{k}, -1.0")
-            self.emit(f"br i1 %m{k}, label %e{k}, label %a{k + 1}")
-            self.lines.append(f"e{k}:")         # -1.0 is also what a failed conversion returns
-            self.emit(f"%r{k} = call ptr @PyErr_Occurred()")
-            self.emit(f"%f{k} = icmp ne ptr %r{k}, null")
-            self.emit(f"br i1 %f{k}, label %fail, label %a{k + 1}")
+            self._arg(k, v, ty)
         self.lines.append(f"a{len(invars)}:")
-        for k, v in enumerate(invars):
-            if _ty(v.aval) == "float":
-                self.names[v] = self.fresh()
-                self.emit(f"{self.names[v]} = fptrunc double %d{k} to float")
-            else:
-                self.names[v] = f"%d{k}"
+
+    def _arg(self, k, v, ty):
+        """Read argument `k` (object `%o{k}`) as `v`'s value, then go on to block a{k+1}."""
+        self.emit(f"%d{k} = call double @PyFloat_AsDouble(ptr %o{k})")
+        self.emit(f"%m{k} = fcmp oeq double %d{k}, -1.0")
+        self.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
+        self.lines.append(f"e{k}:")         # -1.0 is also what a failed conversion returns
+        self.emit(f"%r{k} = call ptr @PyErr_Occurred()")
+        self.emit(f"%f{k} = icmp ne ptr %r{k}, null")
+        self.emit(f"br i1 %f{k}, label %fail, label %c{k}")
+        self.lines.append(f"c{k}:")
+        self.names[v] = f"%d{k}"
+        if ty == "float":
+            self.names[v] = self.fresh()
+            self.emit(f"{self.names[v]} = fptrunc double %d{k} to float")
+        self.emit(f"br label %a{k + 1}")
 
     def _outputs(self, outs):
         self._return([self._box(v) for v in outs])
