@@ -161,7 +161,11 @@ class _Module:
             return
         self.emit(f"%tuple = call ptr @PyTuple_New(i64 {len(boxed)})")
         self.emit("%tnull = icmp eq ptr %tuple, null")
-        self.emit("br i1 %tnull, label %fail, label %fill")
+        self.emit("br i1 %tnull, label %notuple, label %fill")
+        self.lines.append("notuple:")          # release the outputs (Py_DecRef takes NULL)
+        for b in boxed:
+            self.emit(f"call void @Py_DecRef(ptr {b})")
+        self.emit("ret ptr null")
         self.lines.append("fill:")
         nulls = []
         for k, b in enumerate(boxed):     # SetItem steals the reference (and takes a NULL)
