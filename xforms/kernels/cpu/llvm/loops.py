@@ -11,8 +11,9 @@ Array arguments are checked (an ndarray or subclass, the rank, the shape, the dt
 number in native byte order, C-contiguous and aligned: else TypeError, which the executable
 answers by converting the arguments, as it does for Numba's dispatcher); their data pointer
 is read from the PyArrayObject struct at offsets checked against real arrays at import
-(`numpy_abi`).  Every array the loops write is allocated with NumPy's `PyArray_Empty`
-(its pointer from NumPy's C-API table); the outputs are returned, the rest released.
+(`numpy_abi`).  Every array the loops write is allocated with NumPy's `PyArray_NewFromDescr`
+(its pointer from NumPy's C-API table), the outputs as xforms Arrays (as Numba's kernels
+return them); the outputs are returned, the rest released.
 
 The class: every step a `Loop` (no products) whose body is `Eval`s and `Store`s of the
 operations xforms/kernels/cpu/llvm/scalar.py spells, reads at affine (or clamped) indices,
@@ -56,8 +57,9 @@ def _helpers():
     off = numpy_abi.OFFSETS
     return f"""declare i32 @PyType_IsSubtype(ptr, ptr)
 declare void @Py_IncRef(ptr)
-declare ptr @xf_PyArray_Empty(i32, ptr, ptr, i32)
+declare ptr @xf_PyArray_NewFromDescr(ptr, ptr, i32, ptr, ptr, ptr, i32, ptr)
 @PyArray_Type = external global i8
+@xf_Array_Type = external global i8
 @xf_descr_float32 = external global i8
 @xf_descr_float64 = external global i8
 @amsg = private constant [35 x i8] c"argument is not the kernel's array\\00"
@@ -194,14 +196,18 @@ class _Loops(_Module):
         self.arrays[v] = (f"%x{k}", shape)
 
     def _allocate(self, written):
-        """Each array the loops write, from PyArray_Empty; a failure releases those made."""
+        """Each array the loops write (an output: an xforms Array), uninitialised; a failure
+        releases those made."""
+        outs = set(self.plan.outputs)
         for k, v in enumerate(written):
             shape = tuple(int(d) for d in v.aval.shape)
             ty, dims = self.ty(v.aval), self._dims_global(shape)
             obj = f"%arr{k}"
-            self.emit(f"call void @Py_IncRef(ptr @{_DESCR[ty]})")    # (Empty steals it)
-            self.emit(f"{obj} = call ptr @xf_PyArray_Empty(i32 {len(shape)}, ptr {dims}, "
-                      f"ptr @{_DESCR[ty]}, i32 0)")
+            kind = "@xf_Array_Type" if v in outs else "@PyArray_Type"
+            self.emit(f"call void @Py_IncRef(ptr @{_DESCR[ty]})")    # (it steals one)
+            self.emit(f"{obj} = call ptr @xf_PyArray_NewFromDescr(ptr {kind}, "
+                      f"ptr @{_DESCR[ty]}, i32 {len(shape)}, ptr {dims}, ptr null, ptr null, "
+                      "i32 0, ptr null)")
             self.emit(f"%anull{k} = icmp eq ptr {obj}, null")
             self.emit(f"br i1 %anull{k}, label %afail{k}, label %alloc{k}")
             self.lines.append(f"afail{k}:")

@@ -5,8 +5,9 @@ arrays at first use (xforms/kernels/cpu/llvm/loops.py reads arrays through them)
 
 `OFFSETS`: bytes from a `PyArrayObject` to its data pointer, rank, shape pointer, descr
 and flags (numpy/ndarraytypes.h `PyArrayObject_fields`), and from a `PyArray_Descr` to
-its byte order and type number.  `PyArray_Empty` is entry 184 of NumPy's C-API table
-(numpy/__multiarray_api.h); it is called once here to check that it is.  Where anything
+its byte order and type number.  `PyArray_NewFromDescr` is entry 94 of NumPy's C-API
+table (numpy/__multiarray_api.h); it is called once here to check that it is (making an
+`xforms` Array: the kernels' outputs are of the eager array type, as Numba's are).  Where anything
 differs the array kernels are refused and Numba compiles the programs instead.
 """
 import ctypes
@@ -16,7 +17,7 @@ import numpy as np
 OFFSETS = {"data": 16, "nd": 24, "dimensions": 32, "descr": 56, "flags": 64,
            "byteorder": 26, "type_num": 28}
 C_ALIGNED = 0x0001 | 0x0100              # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
-_EMPTY_INDEX = 184
+_NEW_INDEX = 94
 _state = []
 
 
@@ -34,7 +35,7 @@ def _read(address, ctype):
     return ctype.from_address(address).value
 
 
-def _empty_function():
+def _new_function():
     from numpy._core import _multiarray_umath as mu
     capsule = ctypes.py_object(mu._ARRAY_API)
     name = ctypes.pythonapi.PyCapsule_GetName
@@ -42,7 +43,7 @@ def _empty_function():
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_void_p]
     table = get(capsule, name(capsule))
-    return _read(table + 8 * _EMPTY_INDEX, ctypes.c_void_p)
+    return _read(table + 8 * _NEW_INDEX, ctypes.c_void_p)
 
 
 def _check():
@@ -61,21 +62,24 @@ def _check():
         if (_read(id(d) + OFFSETS["type_num"], ctypes.c_int) != d.num
                 or _read(id(d) + OFFSETS["byteorder"], ctypes.c_char) != b"="):
             return False
-    return _check_empty(_empty_function())
+    return _check_new(_new_function())
 
 
-def _check_empty(address):
-    """Call the C-API entry taken for PyArray_Empty once; bind the symbols if it is."""
-    empty = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_int, ctypes.POINTER(ctypes.c_int64),
-                              ctypes.c_void_p, ctypes.c_int)(address)
+def _check_new(address):
+    """Call the C-API entry taken for PyArray_NewFromDescr once; bind the symbols if it is."""
+    from xforms.core.trace import Array
+    new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                            ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p, ctypes.c_void_p,
+                            ctypes.c_int, ctypes.c_void_p)(address)
     d = np.dtype(np.float64)
-    ctypes.pythonapi.Py_IncRef(ctypes.py_object(d))       # (PyArray_Empty steals it)
-    made = empty(2, (ctypes.c_int64 * 2)(3, 5), id(d), 0)
-    if not (type(made) is np.ndarray and made.shape == (3, 5) and made.dtype == d
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(d))       # (NewFromDescr steals it)
+    made = new(id(Array), id(d), 2, (ctypes.c_int64 * 2)(3, 5), None, None, 0, None)
+    if not (type(made) is Array and made.shape == (3, 5) and made.dtype == d
             and made.flags.c_contiguous):
         return False
     import llvmlite.binding as llvm
-    for name, addr in (("xf_PyArray_Empty", address), ("PyArray_Type", id(np.ndarray)),
+    for name, addr in (("xf_PyArray_NewFromDescr", address), ("PyArray_Type", id(np.ndarray)),
+                       ("xf_Array_Type", id(Array)),
                        ("xf_descr_float32", id(np.dtype(np.float32))),
                        ("xf_descr_float64", id(np.dtype(np.float64)))):
         llvm.add_symbol(name, addr)
