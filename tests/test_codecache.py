@@ -13,6 +13,9 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# these children's small elementwise programs would take the direct LLVM path, which has no
+# disk cache (xforms/kernels/cpu/llvm/): Numba compiles them, as this file tests its cache
+_NUMBA = {"XFORMS_LLVM_KERNELS": "0"}
 
 CHILD = textwrap.dedent("""
     import numpy as np, xforms as xf, xforms.numpy as xnp
@@ -32,7 +35,7 @@ def child(tmp_path):
     script.write_text(CHILD)
 
     def run(cache_dir, extra_env=None, wait=True):
-        env = dict(os.environ, XFORMS_CACHE_DIR=str(cache_dir), PYTHONPATH=ROOT)
+        env = dict(os.environ, XFORMS_CACHE_DIR=str(cache_dir), PYTHONPATH=ROOT, **_NUMBA)
         env.pop("XFORMS_DISABLE_CACHE", None)
         env.update(extra_env or {})
         p = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE,
@@ -107,7 +110,7 @@ def _sync_child(tmp_path, cache_dir):
     -> (paths of its kernel modules, stderr)."""
     script = tmp_path / "sync_child.py"
     script.write_text(SYNC_CHILD)
-    env = dict(os.environ, XFORMS_CACHE_DIR=str(cache_dir), PYTHONPATH=ROOT)
+    env = dict(os.environ, XFORMS_CACHE_DIR=str(cache_dir), PYTHONPATH=ROOT, **_NUMBA)
     env.pop("XFORMS_DISABLE_CACHE", None)
     p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
                        text=True, timeout=600)

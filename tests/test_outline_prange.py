@@ -167,6 +167,7 @@ def test_kernel_and_parts_carry_no_unused_wrappers(monkeypatch):
     from xforms.kernels.build import codecache
     monkeypatch.setattr(cpu, "SPLIT_LINES", 10)
     monkeypatch.setattr(codecache, "cache_enabled", lambda: False)   # compiled here, not loaded
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")    # (Numba's wrappers: not the LLVM path)
     a = np.random.default_rng(1).normal(size=(7, 5))
     np.asarray(xf.jit(lambda a: xnp.tanh(a) * 2.71 - xnp.sum(a, axis=0))(a))
     mod = next(m for m in reversed(list(codecache._modules.values()))

@@ -12,6 +12,8 @@ import pytest
 
 import xforms  # noqa: F401  (registers all primitives)
 from xforms import kernels  # noqa: F401  (the CPU backend and every op family's rules)
+from xforms.kernels.cpu import backend as cpu_backend
+cpu_backend.numba_side()         # (the CPU control rules register with the Numba side)
 import xforms.kernels.cuda.emit_cuda_control  # noqa: F401  (the CUDA control and structural
 import xforms.kernels.cuda.emit_cuda_ops  # noqa: F401    rules, which need no GPU)
 from xforms.kernels.cpu import emit as emit_cpu
@@ -398,13 +400,9 @@ _KEPT = {
     ("xforms/transforms/simplify.py", "dot_general"):
         "code: the products with a Jacobian seed (identity_basis.py rewrites them)",
     ("xforms/core/eager/reuse.py", "add"): "code: add/sub of a pad fold as out[window] +=/-= y",
-    ("xforms/kernels/cpu/llvm/scalar.py", "add"): "backend printer: LLVM's spelling of the "
-        "arithmetic the direct scalar path covers (as complex_cuda.py's formulas)",
-    ("xforms/kernels/cpu/llvm/scalar.py", "lt"): "backend printer: LLVM's fcmp predicates",
-    ("xforms/kernels/cpu/llvm/scalar.py", "sin"): "backend printer: the LLVM intrinsics Numba's "
-        "math lowering uses (bit-identical results)",
-    ("xforms/kernels/cpu/llvm/scalar.py", "tanh"): "backend printer: the libm functions Numba's "
-        "math lowering calls",
+    ("xforms/kernels/cpu/llvm/scalar.py", "div"): "backend printer: the two float operations "
+        "the CPU printer spells by rules of its own (`a / b`, `abs(a)`: no fact names them); "
+        "the direct LLVM path keys the rest by the facts' `operator` and `math['cpu']`",
     ("xforms/kernels/cpu/llvm/engine.py", "name"): "not primitives: a ctypes structure's fields",
     ("xforms/primitives/eager_plan.py", "squeeze"):
         "code: the eager evaluator's statements for structural primitives (a printer)",

@@ -261,6 +261,8 @@ def fresh_worker(monkeypatch, tmp_path):
 
 def test_dead_worker_falls_back_to_compiling_here(fresh_worker, monkeypatch):
     monkeypatch.setattr(client_mod, "WORKER_MODULE", "xforms_no_such_module")
+    # (the worker compiles for Numba only: this small loop would take the direct LLVM path)
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
     jf = xf.jit(lambda x: xnp.expm1(x) * 0.25, tiered=True)
     x = np.linspace(-1, 1, 4)
     np.testing.assert_allclose(jf(x), np.expm1(x) * 0.25)

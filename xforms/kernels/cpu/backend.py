@@ -31,6 +31,7 @@ from xforms.exec.tiered import step, warn
 
 from ..runtime import blas_threads
 from ..codegen import OUT_GROUP
+from . import llvm
 from .llvm import engine as llvm_engine, scalar as llvm_scalar
 from . import float16
 from .buffers import BufferPool
@@ -255,8 +256,9 @@ def _prepare(closed, options, symbolic=True):
     sym, symbols = _symbolic(prepared) if symbolic else (prepared, SymbolTable([]))
     plan = plan_program(scalarize(sym), prepared=True, products=config.product_blocks(),
                         rows=True)
-    # a straight-line scalar program skips Numba (xforms/kernels/cpu/llvm/): its LLVM IR, or None
-    llvm_ir = (llvm_scalar.lower(plan) if config.llvm_kernels() and not config.DISABLE_JIT
+    # straight-line scalar code and fused elementwise loops skip Numba (xforms/kernels/cpu/
+    # llvm/: its own temporaries, no workspace or consts): its LLVM IR, or None
+    llvm_ir = (llvm.lower(plan) if config.llvm_kernels() and not config.DISABLE_JIT
                else None)
     prep = _Prepared(closed=closed, plan=plan, label=label, symbols=symbols, llvm_ir=llvm_ir,
                      in_avals=[_concrete(v.aval) for v in plan.jaxpr.invars])

@@ -122,9 +122,8 @@ def _encode(dt, w, c, shift):
     """Word `w` with the element replaced by value `c`."""
     if shift is None:
         if dt.kind == "c":
-            re, im = (f"(np.int64(float_as_int(np.float32({c}.{part}))) & 0xffffffff)"
-                      for part in ("real", "imag"))
-            return f"np.uint64({re} | ({im} << 32))"
+            low = "(np.int64(float_as_int(np.float32({}))) & 0xffffffff)"
+            return f"np.uint64({low.format(c + '.real')} | ({low.format(c + '.imag')} << 32))"
         if dt.kind == "f":
             return (f"np.uint32(float_as_int({c}))" if dt.itemsize == 4
                     else f"np.uint64(double_as_longlong({c}))")

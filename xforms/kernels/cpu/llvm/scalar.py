@@ -22,12 +22,22 @@ from ...codegen import OUT_GROUP
 WRAPPER = "xf_kernel"
 
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-_ARITH = {"add": "fadd", "sub": "fsub", "mul": "fmul", "div": "fdiv"}
-_CMP = {"lt": "olt", "gt": "ogt", "le": "ole", "ge": "oge", "eq": "oeq", "ne": "une"}
-# Numba's math module: intrinsics for these (numba/cpython/mathimpl.py), libm for the rest
-_INTRINSIC = {"sin": "llvm.sin", "cos": "llvm.cos", "exp": "llvm.exp", "log": "llvm.log",
-              "abs": "llvm.fabs"}
-_LIBM = {"tanh": "tanh", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt"}
+# How Numba lowers the generated Python's float operators and math functions, keyed by
+# what a primitive declares it prints as (its facts' `operator` and `math["cpu"]`):
+_OPERATOR = {"+": "fadd", "-": "fsub", "*": "fmul"}
+_FCMP = {"<": "olt", ">": "ogt", "<=": "ole", ">=": "oge", "==": "oeq", "!=": "une"}
+# intrinsics for these (numba/cpython/mathimpl.py); libm (named as in Python) for the rest
+_MATH_INTRINSIC = {"math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.exp": "llvm.exp",
+                   "math.log": "llvm.log"}
+_MATH_LIBM = frozenset(["math.tanh", "math.log1p", "math.expm1", "math.sqrt"])
+# primitives no fact names a spelling for (the CPU printer's own rules: `a / b`, `abs(a)`)
+_RULED = {"div": "fdiv", "abs": "llvm.fabs"}
+
+
+def _facts(eqn):
+    """(operator, CPU math function) that `eqn`'s primitive declares (None where not)."""
+    f = eqn.prim.facts
+    return f.operator, (f.math or {}).get("cpu")
 
 _PYAPI = """declare double @PyFloat_AsDouble(ptr)
 declare ptr @PyFloat_FromDouble(double)
@@ -107,42 +117,55 @@ class _Module:
         self.lines.append("fail:")
         self.emit("ret ptr null")
         for k, v in enumerate(invars):
-            ty = _ty(v.aval)
+            ty = self.ty(v.aval)
             self.lines.append(f"a{k}:")
             self.emit(f"%p{k} = getelementptr ptr, ptr %args, i64 {k}")
             self.emit(f"%o{k} = load ptr, ptr %p{k}")
-            self.emit(f"%d{k} = call double @PyFloat_AsDouble(ptr %o{k})")
-            self.emit(f"%m{k} = fcmp oeq double %d{k}, -1.0")
-            self.emit(f"br i1 %m{k}, label %e{k}, label %a{k + 1}")
-            self.lines.append(f"e{k}:")         # -1.0 is also what a failed conversion returns
-            self.emit(f"%r{k} = call ptr @PyErr_Occurred()")
-            self.emit(f"%f{k} = icmp ne ptr %r{k}, null")
-            self.emit(f"br i1 %f{k}, label %fail, label %a{k + 1}")
+            self._arg(k, v, ty)
         self.lines.append(f"a{len(invars)}:")
-        for k, v in enumerate(invars):
-            if _ty(v.aval) == "float":
-                self.names[v] = self.fresh()
-                self.emit(f"{self.names[v]} = fptrunc double %d{k} to float")
-            else:
-                self.names[v] = f"%d{k}"
+
+    def _arg(self, k, v, ty):
+        """Read argument `k` (object `%o{k}`) as `v`'s value, then go on to block a{k+1}."""
+        self.emit(f"%d{k} = call double @PyFloat_AsDouble(ptr %o{k})")
+        self.emit(f"%m{k} = fcmp oeq double %d{k}, -1.0")
+        self.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
+        self.lines.append(f"e{k}:")         # -1.0 is also what a failed conversion returns
+        self.emit(f"%r{k} = call ptr @PyErr_Occurred()")
+        self.emit(f"%f{k} = icmp ne ptr %r{k}, null")
+        self.emit(f"br i1 %f{k}, label %fail, label %c{k}")
+        self.lines.append(f"c{k}:")
+        self.names[v] = f"%d{k}"
+        if ty == "float":
+            self.names[v] = self.fresh()
+            self.emit(f"{self.names[v]} = fptrunc double %d{k} to float")
+        self.emit(f"br label %a{k + 1}")
 
     def _outputs(self, outs):
-        boxed = []
-        for v in outs:
-            x, ty = self.value(v, _ty(v.aval)), _ty(v.aval)
-            if ty == "float":
-                d = self.fresh()
-                self.emit(f"{d} = fpext float {x} to double")
-                x = d
-            b = self.fresh()
-            self.emit(f"{b} = call ptr @PyFloat_FromDouble(double {x})")
-            boxed.append(b)
+        self._return([self._box(v) for v in outs])
+
+    def _box(self, v):
+        """A new Python float of rank-0 value `v` (NULL when it could not be made)."""
+        x, ty = self.value(v, _ty(v.aval)), _ty(v.aval)
+        if ty == "float":
+            d = self.fresh()
+            self.emit(f"{d} = fpext float {x} to double")
+            x = d
+        b = self.fresh()
+        self.emit(f"{b} = call ptr @PyFloat_FromDouble(double {x})")
+        return b
+
+    def _return(self, boxed):
+        """Return the one object, or a tuple of them (NULL if any is NULL: none leaks)."""
         if len(boxed) == 1:
             self.emit(f"ret ptr {boxed[0]}")
             return
         self.emit(f"%tuple = call ptr @PyTuple_New(i64 {len(boxed)})")
         self.emit("%tnull = icmp eq ptr %tuple, null")
-        self.emit("br i1 %tnull, label %fail, label %fill")
+        self.emit("br i1 %tnull, label %notuple, label %fill")
+        self.lines.append("notuple:")          # release the outputs (Py_DecRef takes NULL)
+        for b in boxed:
+            self.emit(f"call void @Py_DecRef(ptr {b})")
+        self.emit("ret ptr null")
         self.lines.append("fill:")
         nulls = []
         for k, b in enumerate(boxed):     # SetItem steals the reference (and takes a NULL)
@@ -162,6 +185,48 @@ class _Module:
         self.emit("ret ptr %tuple")
 
     # -- equations -------------------------------------------------------------------
+    def _eqn(self, eqn):
+        if len(eqn.outvars) != 1:
+            raise Refused(eqn)
+        out = eqn.outvars[0]
+        name = eqn.prim.name
+        r = self.fresh()
+        cmp = _FCMP.get(_facts(eqn)[0])
+        if cmp:
+            ty = self.operand_ty(eqn)
+            a, b = self.operands(eqn, ty)
+            if np.dtype(out.aval.dtype) != np.dtype(bool):
+                raise Refused(eqn)
+            self.emit(f"{r} = fcmp {cmp} {ty} {a}, {b}")
+            self.bind(out, r)
+            return
+        ty = self.ty(out.aval)
+        if name == "convert_element_type":
+            self.bind(out, self._convert(eqn, r, ty))
+            return
+        self.emit(self._op(eqn, name, ty, self.operands(eqn, ty), r))
+        self.bind(out, r)
+
+    # -- operands: a scalar program's are its variables (a loop body's: its reads) ----
+    def ty(self, aval):
+        """The LLVM type of a value of `aval` (refused: not a float32/float64 scalar)."""
+        return _ty(aval)
+
+    def bind(self, var, name):
+        self.names[var] = name
+
+    def operands(self, eqn, ty):
+        """The LLVM operands of `eqn`'s inputs (select_n's predicate an i1)."""
+        return [self.bool_value(x) if ty == "i1" or eqn.prim.name == "select_n" and k == 0
+                else self.value(x, ty) for k, x in enumerate(eqn.invars)]
+
+    def operand_ty(self, eqn):
+        """The one LLVM type of `eqn`'s (non-literal) inputs."""
+        tys = {self.ty(x.aval) for x in eqn.invars if not hasattr(x, "val")}
+        if len(tys) != 1:
+            raise Refused(eqn)
+        return tys.pop()
+
     def value(self, atom, ty):
         """The LLVM operand of `atom` (a Var or a Literal) as type `ty`."""
         if hasattr(atom, "val"):
@@ -173,56 +238,42 @@ class _Module:
             raise Refused(atom)
         return name
 
-    def _eqn(self, eqn):
-        if len(eqn.outvars) != 1:
-            raise Refused(eqn)
-        out = eqn.outvars[0]
-        name = eqn.prim.name
-        r = self.fresh()
-        if name in _CMP:
-            ty = self._operand_ty(eqn.invars)
-            a, b = (self.value(x, ty) for x in eqn.invars)
-            if out.aval.shape or np.dtype(out.aval.dtype) != np.dtype(bool):
-                raise Refused(eqn)
-            self.emit(f"{r} = fcmp {_CMP[name]} {ty} {a}, {b}")
-            self.names[out] = r
-            return
-        ty = _ty(out.aval)
-        if name == "convert_element_type":
-            self.names[out] = self._convert(eqn, r, ty)
-            return
-        args = [self.bool_value(x) if name == "select_n" and k == 0 else self.value(x, ty)
-                for k, x in enumerate(eqn.invars)]
-        self.emit(self._op(eqn, name, ty, args, r))
-        self.names[out] = r
-
     def bool_value(self, atom):
         name = self.names.get(atom)
         if name is None or atom.aval.shape or np.dtype(atom.aval.dtype) != np.dtype(bool):
             raise Refused(atom)
         return name
 
-    def _operand_ty(self, atoms):
-        tys = {_ty(x.aval) for x in atoms if not hasattr(x, "val")}
-        if len(tys) != 1:
-            raise Refused(atoms)
-        return tys.pop()
-
     def _op(self, eqn, name, ty, args, r):
-        if name in _ARITH and len(args) == 2:
-            return f"{r} = {_ARITH[name]} {ty} {args[0]}, {args[1]}"
-        if name == "neg":
+        op, fn = _facts(eqn)
+        if op in _OPERATOR and len(args) == 2 or name == "div" and len(args) == 2:
+            return f"{r} = {_OPERATOR.get(op) or _RULED[name]} {ty} {args[0]}, {args[1]}"
+        if op == "-" and len(args) == 1:
             return f"{r} = fneg {ty} {args[0]}"
-        if name in _INTRINSIC:
-            fn = f"{_INTRINSIC[name]}.{'f32' if ty == 'float' else 'f64'}"
-            return self._call(r, ty, fn, args)
-        if name in _LIBM:
-            return self._call(r, ty, _LIBM[name] + ("f" if ty == "float" else ""), args)
+        if fn in _MATH_INTRINSIC or name == "abs":
+            f = f"{_MATH_INTRINSIC.get(fn) or _RULED[name]}.{'f32' if ty == 'float' else 'f64'}"
+            return self._call(r, ty, f, args)
+        if fn in _MATH_LIBM:
+            return self._call(r, ty, fn[5:] + ("f" if ty == "float" else ""), args)
         if name in ("max", "min"):          # `a if a >= b or a != a else b`: NaN in a wins
             return self._maxmin(r, ty, name, args)
         if name == "select_n" and len(args) == 3:      # pred ? case1 : case0
             return f"{r} = select i1 {args[0]}, {ty} {args[2]}, {ty} {args[1]}"
+        if name == "integer_pow" and 0 < abs(eqn.params["y"]) <= 8:
+            return self._integer_pow(r, ty, args[0], eqn.params["y"])
         raise Refused(eqn)
+
+    def _integer_pow(self, r, ty, x, y):
+        """`x * x * ...` left to right, `1 / (...)` for y < 0: the Numba path's spelling
+        (xforms/kernels/loops/scalar_rules.py `_integer_pow`, as XLA multiplies)."""
+        acc = x
+        for _ in range(abs(y) - 1):
+            t = self.fresh()
+            self.emit(f"{t} = fmul {ty} {acc}, {x}")
+            acc = t
+        if y < 0:
+            return f"{r} = fdiv {ty} {_const(1.0, ty)}, {acc}"
+        return f"{r} = select i1 true, {ty} {acc}, {ty} {acc}"      # (y = 1: x itself)
 
     def _call(self, r, ty, fn, args):
         self.decls.add(f"declare {ty} @{fn}({', '.join([ty] * len(args))})")
@@ -240,8 +291,12 @@ class _Module:
     def _convert(self, eqn, r, ty):
         """-> the converted value's name (`r`, or the operand's own for a same-type cast)."""
         src = eqn.invars[0]
-        sty = _ty(src.aval)
-        x = self.value(src, sty)
+        if not hasattr(src, "val") and np.dtype(src.aval.dtype) == np.dtype(bool):
+            x, = self.operands(eqn, "i1")           # (exactly 1.0 or 0.0)
+            self.emit(f"{r} = uitofp i1 {x} to {ty}")
+            return r
+        sty = self.operand_ty(eqn)
+        x, = self.operands(eqn, sty)
         if sty == ty:
             return x
         self.emit(f"{r} = {'fpext' if ty == 'double' else 'fptrunc'} {sty} {x} to {ty}")

@@ -1,0 +1,512 @@
+"""Fused elementwise loops over float32/float64 arrays as the LLVM IR of one CPython
+METH_FASTCALL function (issue #35): the plan's `Loop` steps, lowered to the loop IR by
+xforms/kernels/loops/lower_loops.py as for Numba, printed as counted loops over C-ordered
+element offsets.
+
+    text = lower(plan)       # None: outside the class, Numba compiles it
+    fn = engine.compile_ir(text, WRAPPER)
+    fn(x, y)                 # x, y: C-contiguous arrays of the program's dtypes and shapes
+
+Array arguments are checked (an ndarray or subclass, the rank, the shape, the dtype's type
+number in native byte order, C-contiguous and aligned: else TypeError, which the executable
+answers by converting the arguments, as it does for Numba's dispatcher); their data pointer
+is read from the PyArrayObject struct at offsets checked against real arrays at import
+(`numpy_abi`).  Every array the loops write is allocated with NumPy's `PyArray_NewFromDescr`
+(its pointer from NumPy's C-API table), the outputs as xforms Arrays (as Numba's kernels
+return them); the outputs are returned, the rest released.
+
+The class: every step a `Loop` (no products) whose body is `Eval`s and `Store`s of the
+operations xforms/kernels/cpu/llvm/scalar.py spells, reads at affine (or clamped) indices,
+no reductions (yet), no consts; refused as well is a loop the Numba path prints otherwise,
+so that the results stay the Numba kernel's bit for bit: a loop that threads would pay for
+(xforms/kernels/cpu/chunking.py: Numba runs it under prange over the thread pool) and a loop
+of 64+ elements calling a function of xforms/kernels/libm/vecmath (Numba calls the
+vectorisable polynomial there, not libm).
+"""
+import numpy as np
+
+from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value
+from ...loops.lower_loops import lower_loop
+from ...plan.index_maps import acts_as_view
+from ...prepare.fusion_classes import REDUCTIONS
+from ..chunking import _threads_pay
+from ..nest import _peeling
+from ..loop_cost import element_ns
+from ...codegen import OUT_GROUP
+from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS
+from . import numpy_abi, reductions
+from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
+
+_NPY = {"float": 11, "double": 12}          # NumPy's type numbers (checked in numpy_abi)
+_DESCR = {"float": "xf_descr_float32", "double": "xf_descr_float64"}
+
+
+def lower(plan):
+    """LLVM IR text of `plan` as the function `WRAPPER`, or None when it is outside the
+    class (see the module's docstring) or NumPy's structs are not the ones expected."""
+    if not numpy_abi.ok():
+        return None
+    try:
+        return _Loops(plan).text()
+    except Refused:
+        return None
+
+
+def _helpers():
+    """IR of `xf_data(obj, typenum, ndim, dims) -> data pointer or NULL (TypeError set)`."""
+    off = numpy_abi.OFFSETS
+    return f"""declare i32 @PyType_IsSubtype(ptr, ptr)
+declare void @Py_IncRef(ptr)
+declare ptr @xf_PyArray_NewFromDescr(ptr, ptr, i32, ptr, ptr, ptr, i32, ptr)
+@PyArray_Type = external global i8
+@xf_Array_Type = external global i8
+@xf_descr_float32 = external global i8
+@xf_descr_float64 = external global i8
+@amsg = private constant [35 x i8] c"argument is not the kernel's array\\00"
+
+define internal ptr @xf_data(ptr %o, i32 %tn, i32 %nd, ptr %dims) {{
+entry:
+  %tp = getelementptr i8, ptr %o, i64 8
+  %t = load ptr, ptr %tp
+  %exact = icmp eq ptr %t, @PyArray_Type
+  br i1 %exact, label %isarr, label %sub
+sub:
+  %s = call i32 @PyType_IsSubtype(ptr %t, ptr @PyArray_Type)
+  %sb = icmp ne i32 %s, 0
+  br i1 %sb, label %isarr, label %bad
+isarr:
+  %ndp = getelementptr i8, ptr %o, i64 {off['nd']}
+  %and = load i32, ptr %ndp
+  %fp = getelementptr i8, ptr %o, i64 {off['flags']}
+  %fl = load i32, ptr %fp
+  %fm = and i32 %fl, {numpy_abi.C_ALIGNED}
+  %dp = getelementptr i8, ptr %o, i64 {off['descr']}
+  %d = load ptr, ptr %dp
+  %tnp = getelementptr i8, ptr %d, i64 {off['type_num']}
+  %atn = load i32, ptr %tnp
+  %bop = getelementptr i8, ptr %d, i64 {off['byteorder']}
+  %bo = load i8, ptr %bop
+  %c1 = icmp eq i32 %and, %nd
+  %c2 = icmp eq i32 %fm, {numpy_abi.C_ALIGNED}
+  %c3 = icmp eq i32 %atn, %tn
+  %c4 = icmp ne i8 %bo, 62
+  %c12 = and i1 %c1, %c2
+  %c34 = and i1 %c3, %c4
+  %c = and i1 %c12, %c34
+  br i1 %c, label %shape, label %bad
+shape:
+  %shp = getelementptr i8, ptr %o, i64 {off['dimensions']}
+  %sh = load ptr, ptr %shp
+  %n = sext i32 %nd to i64
+  br label %dim
+dim:
+  %k = phi i64 [0, %shape], [%k1, %same]
+  %more = icmp slt i64 %k, %n
+  br i1 %more, label %cmp, label %good
+cmp:
+  %ap = getelementptr i64, ptr %sh, i64 %k
+  %a = load i64, ptr %ap
+  %wp = getelementptr i64, ptr %dims, i64 %k
+  %w = load i64, ptr %wp
+  %k1 = add i64 %k, 1
+  %eq = icmp eq i64 %a, %w
+  br i1 %eq, label %same, label %bad
+same:
+  br label %dim
+good:
+  %datap = getelementptr i8, ptr %o, i64 {off['data']}
+  %data = load ptr, ptr %datap
+  ret ptr %data
+bad:
+  %exc = load ptr, ptr @PyExc_TypeError
+  call void @PyErr_SetString(ptr %exc, ptr @amsg)
+  ret ptr null
+}}
+"""
+
+
+def _arrays_written(step):
+    """The arrays `step` writes: its stores' and its reductions' outputs."""
+    outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]
+    return [v for v in dict.fromkeys([*step.writes, *outs]) if v.aval.shape]
+
+
+class _Loops(_Module):
+    """The module of one program: arguments, allocations, each step's loops, outputs."""
+
+    def __init__(self, plan):
+        if plan.consts or plan.jaxpr.constvars or not 1 <= len(plan.outputs) <= OUT_GROUP:
+            raise Refused("consts or outputs")
+        if any(st.kind != "loop" or st.products for st in plan.steps):
+            raise Refused("not fused loops")
+        if plan.tied or plan.placed:            # (buffers shared: the Numba path's layout)
+            raise Refused("views of one buffer")
+        if all(st.shape == () for st in plan.steps):
+            raise Refused("scalar code: xforms/kernels/cpu/llvm/scalar.py")
+        self.plan, self.lines, self.decls, self.names, self.n = plan, [], set(), {}, 0
+        self.arrays = {}          # Var -> (data pointer, concrete shape)
+        self.owned = []           # the arrays allocated here, in order
+        self.globals = []
+        self.syms = {}            # loop Sym -> its i64 value
+        self.args = ()            # the current Eval's operands
+        self.values = {}          # Var -> LLVM value of the current step's Evals
+        self.allocas = []         # the reductions' registers (entry block: promoted)
+        self.accs = {}            # the current step's reductions: eqn -> reductions.Acc
+        self.peel, self.hold = None, set()     # (sym, lo, hi) of the peeled axis; its sym there
+
+    def text(self):
+        plan = self.plan
+        self.lines.append("entry:")
+        self._args(plan.jaxpr.invars)
+        self._allocate([v for st in plan.steps for v in _arrays_written(st)])
+        for st in plan.steps:
+            self._step(st)
+        self._outputs(plan.outputs)
+        self.lines[1:1] = ["  " + a for a in self.allocas]
+        head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs) {{"
+        msg = b"wrong number of arguments\x00"
+        return "\n".join([_PYAPI, _helpers(), *sorted(self.decls), *self.globals,
+                          f'@msg = private constant [{len(msg)} x i8] c"'
+                          + "".join(f"\\{b:02X}" for b in msg) + '"',
+                          head, *self.lines, "}", ""])
+
+    def ty(self, aval):
+        t = _TYPES.get(np.dtype(aval.dtype))
+        if t is None:
+            raise Refused(aval)
+        return t
+
+    def _dims_global(self, shape):
+        name = f"@dims{len(self.globals)}"
+        body = ", ".join(f"i64 {d}" for d in shape)
+        self.globals.append(f"{name} = private constant [{len(shape)} x i64] [{body}]")
+        return name
+
+    # -- arguments, allocations, outputs -----------------------------------------------
+    def _arg(self, k, v, ty):
+        if not v.aval.shape:
+            super()._arg(k, v, ty)
+            return
+        shape = tuple(int(d) for d in v.aval.shape)
+        dims = self._dims_global(shape)
+        self.emit(f"%x{k} = call ptr @xf_data(ptr %o{k}, i32 {_NPY[ty]}, i32 {len(shape)}, "
+                  f"ptr {dims})")
+        self.emit(f"%z{k} = icmp eq ptr %x{k}, null")
+        self.emit(f"br i1 %z{k}, label %fail, label %a{k + 1}")
+        self.arrays[v] = (f"%x{k}", shape)
+
+    def _allocate(self, written):
+        """Each array the loops write (an output: an xforms Array), uninitialised; a failure
+        releases those made."""
+        outs = set(self.plan.outputs)
+        for k, v in enumerate(written):
+            shape = tuple(int(d) for d in v.aval.shape)
+            ty, dims = self.ty(v.aval), self._dims_global(shape)
+            obj = f"%arr{k}"
+            kind = "@xf_Array_Type" if v in outs else "@PyArray_Type"
+            self.emit(f"call void @Py_IncRef(ptr @{_DESCR[ty]})")    # (it steals one)
+            self.emit(f"{obj} = call ptr @xf_PyArray_NewFromDescr(ptr {kind}, "
+                      f"ptr @{_DESCR[ty]}, i32 {len(shape)}, ptr {dims}, ptr null, ptr null, "
+                      "i32 0, ptr null)")
+            self.emit(f"%anull{k} = icmp eq ptr {obj}, null")
+            self.emit(f"br i1 %anull{k}, label %afail{k}, label %alloc{k}")
+            self.lines.append(f"afail{k}:")
+            for prev in self.owned:
+                self.emit(f"call void @Py_DecRef(ptr {prev})")
+            self.emit("ret ptr null")
+            self.lines.append(f"alloc{k}:")
+            self.owned.append(obj)
+            ptr = self.fresh()
+            self.emit(f"{ptr} = getelementptr i8, ptr {obj}, i64 {numpy_abi.OFFSETS['data']}")
+            data = self.fresh()
+            self.emit(f"{data} = load ptr, ptr {ptr}")
+            self.arrays[v] = (data, shape)
+            self.names[v] = obj
+
+    def _outputs(self, outs):
+        """Array outputs are their objects (a new reference each), scalars Python floats;
+        then the arrays allocated here are released (the outputs keep theirs)."""
+        boxed = []
+        for v in outs:
+            if not v.aval.shape:
+                boxed.append(self._box(v))
+                continue
+            obj = self.names.get(v)
+            if v not in self.arrays or obj not in self.owned:
+                raise Refused("an output not written by the loops")
+            self.emit(f"call void @Py_IncRef(ptr {obj})")
+            boxed.append(obj)
+        for obj in self.owned:
+            self.emit(f"call void @Py_DecRef(ptr {obj})")
+        self._return(boxed)
+
+    # -- loops ---------------------------------------------------------------------------
+    def _step(self, st):
+        size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
+        for eqn, _ in st.body:
+            if eqn.prim in VECMATH and size >= VECMATH_MIN_ELEMENTS:
+                raise Refused("vector math")    # Numba's path calls the vector polynomial
+        if st.shape and _threads_pay(size, element_ns(st))[0]:
+            raise Refused("a loop the Numba path threads")
+        self.accs = reductions.accumulators(st)
+        for acc in self.accs.values():
+            self._acc_setup(acc)
+        nest, _ = lower_loop(st)
+        self.values = {}
+        # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/nest.py)
+        axis, span, _, segment = _peeling(st, tuple(int(d) for d in st.shape), False)
+        self.peel = (None if axis is None or segment
+                     else (nest.syms[axis], int(span[0]), int(span[1])))
+        self.index_of = nest.syms
+        self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
+
+    def _acc_setup(self, acc):
+        """A register's slot, or the output array filled with the identity."""
+        ty = self.ty(acc.out.aval)
+        if acc.level is not None:
+            acc.slot = f"%acc{len(self.allocas)}"
+            self.allocas.append(f"{acc.slot} = alloca {ty}")
+            return
+        data, shape = self.arrays[acc.out]
+        self._nest_over(shape, lambda idx: self.emit(
+            f"store {ty} {reductions.identity(acc, ty)}, "
+            f"ptr {self._address(data, shape, idx, ty)}"))
+
+    def _nest_over(self, shape, body):
+        """Counted loops over `shape` around `body(index syms)`."""
+        syms = tuple(object() for _ in shape)
+        self._loops(syms, list(shape), lambda: body(syms))
+
+    def _nest(self, syms, dims, body, level=0):
+        for acc in self.accs.values():
+            if acc.level == level:
+                self.emit(f"store {self.ty(acc.out.aval)} "
+                          f"{reductions.identity(acc, self.ty(acc.out.aval))}, ptr {acc.slot}")
+        if not syms:
+            for stmt in body:
+                self._stmt(stmt)
+        else:
+            self._loops(syms[:1], dims[:1],
+                        lambda: self._nest(syms[1:], dims[1:], body, level + 1))
+        for acc in self.accs.values():
+            if acc.level == level:
+                self._acc_store(acc)
+
+    def _acc_store(self, acc):
+        ty = self.ty(acc.out.aval)
+        v = self.fresh()
+        self.emit(f"{v} = load {ty}, ptr {acc.slot}")
+        if not acc.out.aval.shape:
+            self.names[acc.out] = v
+            return
+        data, shape = self.arrays[acc.out]
+        idx = [self.index_of[d] for d in acc.kept]
+        self.emit(f"store {ty} {v}, ptr {self._address(data, shape, idx, ty)}")
+
+    def _loops(self, syms, dims, body):
+        """Counted loops over `dims` binding `syms` around `body()`; the peeled axis (see
+        `_step`) as three loops, its middle one reading its guarded loads plainly."""
+        if not syms:
+            body()
+            return
+        sym, n = syms[0], dims[0]
+        spans = [(0, n, False)]
+        if self.peel and self.peel[0] is sym:
+            _, lo, hi = self.peel
+            spans = [(a, b, held) for a, b, held in ((0, lo, False), (lo, hi, True), (hi, n, False))
+                     if b > a]
+        for a, b, held in spans:
+            self._counted(sym, a, b, held, lambda: self._loops(syms[1:], dims[1:], body))
+
+    def _counted(self, sym, a, b, held, body):
+        k = self.fresh()[2:]
+        pre = f"pre{k}"
+        self.emit(f"br label %{pre}")
+        self.lines.append(f"{pre}:")
+        self.emit(f"br label %head{k}")
+        self.lines.append(f"head{k}:")
+        i, nxt = f"%i{k}", f"%inext{k}"
+        self.emit(f"{i} = phi i64 [{a}, %{pre}], [{nxt}, %latch{k}]")
+        self.emit(f"%more{k} = icmp slt i64 {i}, {b}")
+        self.emit(f"br i1 %more{k}, label %body{k}, label %exit{k}")
+        self.label(f"body{k}")
+        self.syms[sym] = i
+        if held:
+            self.hold.add(sym)
+        body()
+        self.hold.discard(sym)
+        self.emit(f"br label %latch{k}")
+        self.lines.append(f"latch{k}:")
+        self.emit(f"{nxt} = add nuw nsw i64 {i}, 1")
+        self.emit(f"br label %head{k}")
+        self.lines.append(f"exit{k}:")
+
+    def _reduce(self, stmt):
+        acc = self.accs[stmt.eqn]
+        ty = self.ty(stmt.eqn.invars[0].aval)
+        x = self.expr(stmt.value, ty)
+        if acc.level is not None:
+            where = acc.slot
+        else:
+            data, shape = self.arrays[acc.out]
+            where = self._address(data, shape, [self.index_of[d] for d in acc.kept], ty)
+        t = self.fresh()
+        self.emit(f"{t} = load {ty}, ptr {where}")
+        self.emit(f"store {ty} {reductions.fold(self, acc, t, x, ty)}, ptr {where}")
+
+    def _stmt(self, stmt):
+        if isinstance(stmt, Reduce):
+            self._reduce(stmt)
+        elif isinstance(stmt, Eval) and acts_as_view(stmt.eqn):    # its read is the value
+            out = stmt.eqn.outvars[0]
+            self.bind(out, self.expr(stmt.args[0], self.ty(out.aval)))
+        elif isinstance(stmt, Eval):
+            self.args = stmt.args
+            self._eqn(stmt.eqn)
+        elif isinstance(stmt, Store) and not stmt.var.aval.shape:
+            self.names[stmt.var] = self.expr(stmt.value, self.ty(stmt.var.aval))
+        elif isinstance(stmt, Store) and stmt.combine is None:
+            var = stmt.var
+            data, shape = self.arrays[var]
+            ty = self.ty(var.aval)
+            x = self.expr(stmt.value, ty)
+            self.emit(f"store {ty} {x}, ptr {self._address(data, shape, stmt.index, ty)}")
+        else:
+            raise Refused(stmt)
+
+    def bind(self, var, name):
+        self.values[var] = name
+
+    def operands(self, eqn, ty):
+        return [self.expr(a, "i1" if ty == "i1" or eqn.prim.name == "select_n" and k == 0
+                          else ty)
+                for k, a in enumerate(self.args)]
+
+    # -- expressions ---------------------------------------------------------------------
+    def expr(self, e, ty):
+        """The LLVM value of loop-IR expression `e` as type `ty` (i1: a predicate)."""
+        if isinstance(e, Value):
+            return self._typed(e.var, self.values.get(e.var), ty)
+        if isinstance(e, Scalar):
+            if hasattr(e.atom, "val"):
+                if ty == "i1" and np.ndim(e.atom.val) == 0 and isinstance(e.atom.val,
+                                                                          (bool, np.bool_)):
+                    return "true" if e.atom.val else "false"
+                return self.value(e.atom, ty)
+            return self._typed(e.atom, self.names.get(e.atom), ty)
+        if isinstance(e, Guarded):
+            return self._guarded(e, ty)
+        if isinstance(e, Load):
+            data, shape = self.arrays.get(e.var, (None, None))
+            if data is None or self.ty(e.var.aval) != ty:
+                raise Refused(e)
+            r = self.fresh()
+            self.emit(f"{r} = load {ty}, ptr {self._address(data, shape, e.index, ty)}")
+            return r
+        raise Refused(e)
+
+    def _guarded(self, e, ty):
+        """`e.expr` where every guard holds (read only there: it may lie out of bounds
+        elsewhere), else `e.fill`, as the Numba path's `(x if lo <= i < hi else fill)`."""
+        if any(i is None for i, _, _, _ in e.guards):
+            return self.expr(e.fill, ty)
+        cond = "true"
+        for i, lo, hi, step in e.guards:
+            x = self.index(i)
+            tests = ([] if i in self.hold      # (the peeled middle: in range)
+                     else [f"icmp sge i64 {x}, {int(lo)}", f"icmp slt i64 {x}, {int(hi)}"])
+            if step != 1:        # (i - lo) % step == 0: a remainder's sign does not matter
+                d, m = self.fresh(), self.fresh()
+                self.emit(f"{d} = sub i64 {x}, {int(lo)}")
+                self.emit(f"{m} = srem i64 {d}, {int(step)}")
+                tests.append(f"icmp eq i64 {m}, 0")
+            for t in tests:
+                c, both = self.fresh(), self.fresh()
+                self.emit(f"{c} = {t}")
+                self.emit(f"{both} = and i1 {cond}, {c}")
+                cond = both
+        if cond == "true":
+            return self.expr(e.expr, ty)
+        k = self.fresh()[2:]
+        self.emit(f"br i1 {cond}, label %gin{k}, label %gout{k}")
+        self.label(f"gin{k}")
+        inside, came = self.expr(e.expr, ty), self.block
+        self.emit(f"br label %gjoin{k}")
+        self.label(f"gout{k}")
+        fill, came_fill = self.expr(e.fill, ty), self.block
+        self.emit(f"br label %gjoin{k}")
+        self.label(f"gjoin{k}")
+        r = self.fresh()
+        self.emit(f"{r} = phi {ty} [{inside}, %{came}], [{fill}, %{came_fill}]")
+        return r
+
+    def label(self, name):
+        """Start basic block `name` (`self.block`: the block code is emitted into)."""
+        self.lines.append(f"{name}:")
+        self.block = name
+
+    def _typed(self, var, name, ty):
+        want = "i1" if np.dtype(var.aval.dtype) == np.dtype(bool) else self.ty(var.aval)
+        if name is None or want != ty:
+            raise Refused(var)
+        return name
+
+    def _address(self, data, shape, index, ty):
+        """The element `index` of a C-ordered array of `shape` at `data`."""
+        flat, stride = None, 1
+        for d in reversed(range(len(shape))):
+            term = self.index(index[d])
+            if stride != 1:
+                t = self.fresh()
+                self.emit(f"{t} = mul nsw i64 {term}, {stride}")
+                term = t
+            if flat is None:
+                flat = term
+            else:
+                t = self.fresh()
+                self.emit(f"{t} = add nsw i64 {flat}, {term}")
+                flat = t
+            stride *= shape[d]
+        p = self.fresh()
+        self.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {flat if flat else 0}")
+        return p
+
+    def index(self, e):
+        """The i64 value of an index expression (loop indices, constants, + - *, clamps)."""
+        if isinstance(e, Const):
+            return str(int(e.value))
+        if e in self.syms:
+            return self.syms[e]
+        if isinstance(e, Bin) and e.op in ("+", "-", "*"):
+            a, b = self.index(e.a), self.index(e.b)
+            r = self.fresh()
+            op = {"+": "add", "-": "sub", "*": "mul"}[e.op]
+            self.emit(f"{r} = {op} nsw i64 {a}, {b}")
+            return r
+        if isinstance(e, Bin) and e.op == "//" and isinstance(e.b, Const) and e.b.value > 0:
+            return self._floordiv(self.index(e.a), int(e.b.value))
+        if isinstance(e, Clamp) and e.wrap is None:
+            return self._clamp(self.index(e.expr), e.lo, e.hi)
+        raise Refused(e)
+
+    def _floordiv(self, a, b):
+        """Python's a // b for b > 0: the truncated quotient, less one below zero."""
+        q, r, neg, down = self.fresh(), self.fresh(), self.fresh(), self.fresh()
+        self.emit(f"{q} = sdiv i64 {a}, {b}")
+        self.emit(f"{r} = srem i64 {a}, {b}")
+        self.emit(f"{neg} = icmp slt i64 {r}, 0")
+        self.emit(f"{down} = zext i1 {neg} to i64")
+        out = self.fresh()
+        self.emit(f"{out} = sub i64 {q}, {down}")
+        return out
+
+    def _clamp(self, x, lo, hi):
+        for bound, pred in ((lo, "slt"), (hi, "sgt")):
+            if bound is None:
+                continue
+            c, r = self.fresh(), self.fresh()
+            self.emit(f"{c} = icmp {pred} i64 {x}, {int(bound)}")
+            self.emit(f"{r} = select i1 {c}, i64 {int(bound)}, i64 {x}")
+            x = r
+        return x
+
