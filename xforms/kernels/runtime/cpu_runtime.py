@@ -338,7 +338,7 @@ def _gemm(context, builder, x, y, out):
     with builder.if_else(small_mm.eligible(builder, ot.dtype, xs[0], ys[1], xs[1]),
                          likely=True) as (small, large):
         with small:
-            small_mm.call(builder, ot.dtype, xd, yd, od, xs[0], ys[1], xs[1])
+            small_mm.call(context, builder, ot.dtype, xd, yd, od, xs[0], ys[1], xs[1])
         with large:
             linalg.call_xxgemm(context, builder, xt, xs, xd, yt, ys, yd, ot, os_, od)
 
