@@ -1,5 +1,5 @@
 """Products of moderate size, `C = A @ B`, by a register-tiled loop nest of 512-bit vectors
-emitted as LLVM IR into the calling kernel, in place of a BLAS call.
+(LLVM IR built here, compiled once per dtype as a C function) in place of a BLAS call.
 
 Why: OpenBLAS packs both operands in every call, and under `OPENBLAS_CORETYPE=Haswell` (this
 project's VM) runs AVX2 kernels on an AVX-512 CPU.  For a product of a few rows by a wide
@@ -15,8 +15,7 @@ whole contraction: per k, 2 vectors of B's row k, 8 broadcasts of A[i, k], 16 fu
 multiply-adds (tails: tiles of 4 rows, 1 row, 1 vector).  Tiles run column slab by column
 slab, so a slab of B (k x 2 vectors, 16 KB for k = 128 in float32) stays in the
 first-level cache while every row block reads it.  Nothing is packed.  Each element sums
-its k terms in order (as OpenBLAS's kernels do), so results differ from BLAS's by rounding
-at most.
+its k terms in order, so results differ from BLAS's by rounding at most.
 
 Used where measured to win: an AVX-512 host (Numba compiling for it), float32 or float64,
 all three operands C-contiguous and untransposed, k <= MAX_DEPTH, m * n * k <= MAX_WORK
@@ -37,7 +36,7 @@ from numba.extending import intrinsic
 from .helper_cache import CACHE
 
 MAX_WORK = 1 << 26      # m * n * k: larger products are left to BLAS (its threads, its blocking)
-MAX_DEPTH = 512         # k: B's slab of 4 vectors x k rows stays in the second-level cache
+MAX_DEPTH = 512         # k: B's slab of 2 vectors x k rows stays in the second-level cache
 ROW_BLOCKS, TILE_VECTORS = (8, 4, 1), 2      # tiles: 8 rows x 2 vectors, tails
 _I64 = ir.IntType(64)
 _VECTOR_BYTES = 64
@@ -104,6 +103,7 @@ def _nest(typingctx, a, lda, b, ldb, c, ldc, m, n, k):
     return types.void(a, lda, b, ldb, c, ldc, m, n, k), codegen
 
 
+# (one Python function per dtype: each `numba.cfunc` is cached under its function's name)
 def _nest_f32(a, lda, b, ldb, c, ldc, m, n, k):
     _nest(a, lda, b, ldb, c, ldc, m, n, k)
 
