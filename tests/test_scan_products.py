@@ -107,6 +107,23 @@ def test_zero_accumulator_over_steps(steps):
     assert "add" not in prims(prepare(xf.make_jaxpr(f)(xs)))
 
 
+def test_only_scan_accumulators_are_read_for_zeros(monkeypatch):
+    """Telling a zero accumulator reads the constant whole: only constants that start a
+    scan's carry are read, not every constant of the program (a large table, every compile)."""
+    from xforms.kernels.prepare import passes
+    read = []
+    monkeypatch.setattr(passes, "_all_zero", lambda c: read.append(np.shape(c)) or not np.any(c))
+    table, acc0 = np.zeros(1000), np.zeros((2, 2))
+
+    def f(xs):
+        def step(acc, x):
+            return acc + x.T @ xnp.tanh(x), None
+        return lax.scan(step, acc0, xs)[0] + xnp.sum(xs * table[:2])
+    xs = RNG.standard_normal((5, 3, 2))
+    assert "add" in prims(prepare(xf.make_jaxpr(f)(xs)))     # (+ the table's sum)
+    assert read == [(2, 2)]
+
+
 def test_the_loss_cotangent_is_computed_in_the_reverse_loop():
     """The LSTM gradient's `2 * hs / N`, a map over the stacked hidden states read row by row
     by the reverse sweep, is computed in that sweep: no top-level pass between the loops."""

@@ -19,6 +19,7 @@ Sub-jaxprs of control flow are prepared when they are planned.
 import numpy as np
 
 from xforms.core.ir import IDENTITY, ClosedJaxpr, Eqn, Jaxpr, Var, inline, use_counts
+from xforms.primitives.control.scan import scan_p
 from xforms.transforms.simplify import dce
 
 from .licm import hoist_invariants
@@ -48,13 +49,22 @@ def prepare(closed):
     outvars = inline(closed.jaxpr, {}, eqns, fresh=False, expand=_expand, hoist=hoist)
     jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
     jaxpr = hoist_invariants(dce(concat_pad_sums(_fold_dot_transposes(jaxpr))))
-    jaxpr = hoist_step_products(jaxpr, [v for v, c in zip(constvars, consts) if _all_zero(c)])
+    carried = _scan_carries(jaxpr)      # (only these can be a zero accumulator: a constant
+    # is read whole to tell, 10-50 ms for a large one, in every compile)
+    jaxpr = hoist_step_products(jaxpr, [v for v, c in zip(constvars, consts)
+                                        if v in carried and _all_zero(c)])
     jaxpr = sink_stacked_maps(jaxpr)
     used = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
     used |= {a for a in jaxpr.outvars if isinstance(a, Var)}
     keep = [(v, c) for v, c in zip(jaxpr.constvars, consts) if v in used]
     jaxpr = Jaxpr([v for v, _ in keep], jaxpr.invars, jaxpr.eqns, jaxpr.outvars)
     return ClosedJaxpr(jaxpr, [c for _, c in keep])
+
+
+def _scan_carries(jaxpr):
+    """The operands of the carries of `jaxpr`'s top-level scans."""
+    return {a for e in jaxpr.eqns if e.prim is scan_p
+            for a in e.invars[e.params["num_consts"]:][:e.params["num_carry"]]}
 
 
 def _all_zero(c):
