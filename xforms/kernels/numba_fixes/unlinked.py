@@ -36,6 +36,8 @@ from numba.core import cgutils, types
 from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic
 
+from xforms import config
+
 _bound = set()      # symbol names bound in this process
 # (module, qualified name) -> dispatcher, of the helpers typed in this process (a caller
 # loaded from disk in a new process finds its helper by importing it)
@@ -105,9 +107,10 @@ def unlinked(typingctx, disp, args):
 def by_symbol(disp):
     """`disp` as a function whose jitted callers call its code by symbol (`unlinked`
     without the call-site change: a generated kernel imports its runtime helpers through
-    this).  Anything but a Numba dispatcher (an intrinsic, a Python function, any helper
-    under NUMBA_DISABLE_JIT) is returned as it is.  Literal arguments are passed as their
-    plain types, so the helper compiles once per type, not once per value.
+    this).  Anything but a Numba dispatcher (an intrinsic, a Python function), and every
+    helper under XFORMS_DISABLE_JIT (the module runs as Python), is returned as it is.
+    Literal arguments are passed as their plain types, so the helper compiles once per
+    type, not once per value.
 
     >>> @numba.njit
     ... def twice(x):
@@ -117,7 +120,7 @@ def by_symbol(disp):
     ... def kernel(x):
     ...     twice_(x)                          # twice's code stays in its own library
     """
-    if not isinstance(disp, Dispatcher):
+    if config.DISABLE_JIT or not isinstance(disp, Dispatcher):
         return disp
 
     def typer(typingctx, *args):
