@@ -81,6 +81,14 @@ def emit_module(plan, label="function", allow_parallel=True, caller_buffers=Fals
             ""]
     helpers = sorted({"box"} | em.vecmath_used | em.runtime_used)
     head.append(f"from xforms.kernels.runtime.cpu_runtime import {', '.join(helpers)}")
+    if em.runtime_used:
+        # the runtime's jitted helpers are called by symbol: their code (copy loops, sorts,
+        # LAPACK drivers with their error paths) is not linked into the kernel and optimised
+        # again there (numba_fixes/unlinked.py; intrinsics pass through unchanged)
+        used = sorted(em.runtime_used)
+        head.append("from xforms.kernels.numba_fixes.unlinked import by_symbol")
+        head.append(f"{', '.join(used)}, = "
+                    f"{', '.join(f'by_symbol({h})' for h in used)},")
     head += user_prims.module_lines(em, "cpu")       # user primitives' implementations
     head += [f"{n} = {e}" for n, e in em.globals.items()]   # typed constants, math functions
     head += ["", "", f"def kernel({', '.join(params)}):"]

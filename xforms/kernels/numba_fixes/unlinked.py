@@ -29,10 +29,14 @@ meant for helpers whose work dwarfs a call.
 import functools
 import hashlib
 import importlib
+import inspect
 
 import llvmlite.binding as llvm
 from numba.core import cgutils, types
+from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic
+
+from xforms import config
 
 _bound = set()      # symbol names bound in this process
 # (module, qualified name) -> dispatcher, of the helpers typed in this process (a caller
@@ -64,28 +68,73 @@ def bind(module, qualname, argtys):
     return cres, name
 
 
-@intrinsic
-def unlinked(typingctx, disp, args):
-    """disp(*args), `disp` a jitted function, its code called by symbol (see the module)."""
-    if not isinstance(disp, types.Dispatcher) or not isinstance(args, types.BaseTuple):
-        return None
-    py = disp.dispatcher.py_func
-    _known[py.__module__, py.__qualname__] = disp.dispatcher
-    argtys = tuple(args.types)
+def _call(disp, argtys):
+    """(return type, emit(context, builder, values)) of a call of dispatcher `disp`'s code
+    for `argtys` by its stable symbol."""
+    py = disp.py_func
+    _known[py.__module__, py.__qualname__] = disp
     cres, name = bind(py.__module__, py.__qualname__, argtys)
     restype = cres.signature.return_type
 
-    def codegen(context, builder, sig_, llargs):
+    def emit(context, builder, vals):
         # a cached caller binds the symbol again before its code loads (Numba runs the
         # library's reload_init first: numba.core.compiler.CompileResult._rebuild)
         context.active_code_library._reload_init.add(
             functools.partial(bind, py.__module__, py.__qualname__, argtys))
         fnty = context.call_conv.get_function_type(restype, cres.signature.args)
         fn = cgutils.get_or_insert_function(builder.module, fnty, name)
-        vals = cgutils.unpack_tuple(builder, llargs[1], len(argtys))
         status, res = context.call_conv.call_function(builder, fn, restype,
                                                       cres.signature.args, vals)
         with cgutils.if_unlikely(builder, status.is_error):
             context.call_conv.return_status_propagate(builder, status)
         return res
+    return restype, emit
+
+
+@intrinsic
+def unlinked(typingctx, disp, args):
+    """disp(*args), `disp` a jitted function, its code called by symbol (see the module)."""
+    if not isinstance(disp, types.Dispatcher) or not isinstance(args, types.BaseTuple):
+        return None
+    restype, emit = _call(disp.dispatcher, tuple(args.types))
+
+    def codegen(context, builder, sig_, llargs):
+        return emit(context, builder, cgutils.unpack_tuple(builder, llargs[1], len(args)))
     return restype(disp, args), codegen
+
+
+@functools.cache
+def by_symbol(disp):
+    """`disp` as a function whose jitted callers call its code by symbol (`unlinked`
+    without the call-site change: a generated kernel imports its runtime helpers through
+    this).  Anything but a Numba dispatcher (an intrinsic, a Python function), and every
+    helper under XFORMS_DISABLE_JIT (the module runs as Python), is returned as it is.
+    Literal arguments are passed as their plain types, so the helper compiles once per
+    type, not once per value.
+
+    >>> @numba.njit
+    ... def twice(x):
+    ...     x *= 2.0
+    >>> twice_ = by_symbol(twice)
+    >>> @numba.njit
+    ... def kernel(x):
+    ...     twice_(x)                          # twice's code stays in its own library
+    """
+    if config.DISABLE_JIT or not isinstance(disp, Dispatcher):
+        return disp
+
+    def typer(typingctx, *args):
+        argtys = tuple(types.unliteral(t) for t in args)
+        restype, emit = _call(disp, argtys)
+
+        def codegen(context, builder, sig_, llargs):
+            vals = [context.cast(builder, v, t, u) for v, t, u in zip(llargs, args, argtys)]
+            return emit(context, builder, vals)
+        return restype(*args), codegen
+    typer.__name__ = typer.__qualname__ = f"by_symbol_{disp.py_func.__name__}"
+    # Numba folds a call's arguments by the typer's signature: the helper's own, not *args
+    params = inspect.signature(disp.py_func).parameters.values()
+    typer.__signature__ = inspect.Signature(
+        [inspect.Parameter("typingctx", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [q.replace(default=inspect.Parameter.empty) for q in params])
+    return intrinsic(typer)

@@ -2,9 +2,11 @@
 
 Library calls that every program needs (the vectorisable math, array copies) are ordinary
 `@njit(cache=True)` functions here rather than code in each kernel: Numba compiles each once
-(and keeps it on disk), while a kernel only compiles a call to it; LLVM still inlines them
-into the kernel.  The matrix products are intrinsics that emit the BLAS call itself (a
-helper's LLVM module is linked into every kernel that calls it and optimised again there).
+(and keeps it on disk), while a kernel only compiles a call to it.  The math is inlined into
+the kernel's loops; the other jitted helpers (copies, sorts, FFTs, LAPACK drivers) are
+called by symbol (the generated module rebinds them through `numba_fixes.unlinked.by_symbol`),
+so their code is not linked into every kernel and optimised again there.  The matrix
+products are intrinsics that emit the BLAS call itself.
 
 The vectorisable math of `xforms.kernels.libm.vecmath` is re-exported here as ordinary (not
 `inline="always"`) Numba functions: each is compiled once per process instead of being
