@@ -48,9 +48,9 @@ def test_loop_nest_taken_for_untransposed_float_operands():
     a, b, o = np.ones((32, 128), np.float32), np.ones((128, 512), np.float32), \
         np.empty((32, 512), np.float32)
     _nn(a, b, o)
-    assert "@xforms_small_mm_float32(" in next(iter(_nn.inspect_llvm().values()))
+    assert "small_mm__nest_f32_" in next(iter(_nn.inspect_llvm().values()))
     _tn(a.T.copy(), b, o)           # a transposed operand: BLAS's flag, no loop nest
-    assert "xforms_small_mm" not in next(iter(_tn.inspect_llvm().values()))
+    assert "small_mm__nest" not in next(iter(_tn.inspect_llvm().values()))
     np.testing.assert_array_equal(o, np.full((32, 512), 128.0, np.float32))
 
 

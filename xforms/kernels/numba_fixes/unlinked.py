@@ -68,7 +68,7 @@ def bind(module, qualname, argtys):
     return cres, name
 
 
-def _call(disp, argtys):
+def symbol_call(disp, argtys):
     """(return type, emit(context, builder, values)) of a call of dispatcher `disp`'s code
     for `argtys` by its stable symbol."""
     py = disp.py_func
@@ -96,7 +96,7 @@ def unlinked(typingctx, disp, args):
     """disp(*args), `disp` a jitted function, its code called by symbol (see the module)."""
     if not isinstance(disp, types.Dispatcher) or not isinstance(args, types.BaseTuple):
         return None
-    restype, emit = _call(disp.dispatcher, tuple(args.types))
+    restype, emit = symbol_call(disp.dispatcher, tuple(args.types))
 
     def codegen(context, builder, sig_, llargs):
         return emit(context, builder, cgutils.unpack_tuple(builder, llargs[1], len(args)))
@@ -125,7 +125,7 @@ def by_symbol(disp):
 
     def typer(typingctx, *args):
         argtys = tuple(types.unliteral(t) for t in args)
-        restype, emit = _call(disp, argtys)
+        restype, emit = symbol_call(disp, argtys)
 
         def codegen(context, builder, sig_, llargs):
             vals = [context.cast(builder, v, t, u) for v, t, u in zip(llargs, args, argtys)]

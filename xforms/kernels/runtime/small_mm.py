@@ -1,5 +1,5 @@
 """Products of moderate size, `C = A @ B`, by a register-tiled loop nest of 512-bit vectors
-(LLVM IR built here, compiled once per dtype as a C function) in place of a BLAS call.
+(LLVM IR built here, compiled once per dtype and called by symbol) in place of a BLAS call.
 
 Why: OpenBLAS packs both operands in every call, and under `OPENBLAS_CORETYPE=Haswell` (this
 project's VM) runs AVX2 kernels on an AVX-512 CPU.  For a product of a few rows by a wide
@@ -25,14 +25,13 @@ vector width; `eligible` is the run-time test, `call` the product.
     >>> with builder.if_then(eligible(builder, types.float32, m, n, k)):
     ...     call(context, builder, types.float32, a_data, b_data, c_data, m, n, k)
 """
-import functools
-
 import llvmlite.binding as ll
 import llvmlite.ir as ir
 import numba
-from numba.core import cgutils, types
+from numba.core import types
 from numba.extending import intrinsic
 
+from ..numba_fixes.unlinked import symbol_call
 from .helper_cache import CACHE
 
 MAX_WORK = 1 << 26      # m * n * k: larger products are left to BLAS (its threads, its blocking)
@@ -66,48 +65,32 @@ def eligible(builder, dtype, m, n, k):
 
 def call(context, builder, dtype, a, b, c, m, n, k):
     """C = A @ B for row-major, contiguous A (m x k), B (k x n), C (m x n): data pointers.
-    The loop nest is compiled once (Numba's disk cache) and called by a stable symbol: in
-    the kernel's own module it added ~0.07 CPU s to the compile of every kernel."""
-    bind(str(dtype))
-    # a kernel loaded from Numba's disk cache binds the symbol before its code loads
-    context.active_code_library._reload_init.add(functools.partial(bind, str(dtype)))
-    fnty = _signature(a.type.pointee)
-    fn = cgutils.get_or_insert_function(builder.module, fnty, _SYMBOL + str(dtype))
-    builder.call(fn, [a, k, b, n, c, n, m, n, k])
-
-
-_SYMBOL = "xforms_small_mm_"
-_bound = {}
-
-
-def bind(dtype):
-    """Compile (or load) the loop nest for `dtype` ("float32" / "float64") as a C function
-    and bind its symbol, once per process."""
-    if dtype not in _bound:
-        ft = types.float32 if dtype == "float32" else types.float64
-        p = types.CPointer(ft)
-        nest = numba.cfunc(types.void(p, types.int64, p, types.int64, p, types.int64,
-                                      types.int64, types.int64, types.int64),
-                           cache=CACHE)(_NESTS[dtype])
-        ll.add_symbol(_SYMBOL + dtype, nest.address)
-        _bound[dtype] = nest
-    return _SYMBOL + dtype
+    The loop nest is compiled once (Numba's disk cache) and called by its stable symbol
+    (xforms/kernels/numba_fixes/unlinked.py): in the kernel's own module it added ~0.07 CPU
+    s to the compile of every kernel."""
+    nest = _NESTS[str(dtype)]
+    p = types.CPointer(dtype)
+    _, emit = symbol_call(nest, (p, types.int64, p, types.int64, p, types.int64,
+                                   types.int64, types.int64, types.int64))
+    emit(context, builder, [a, k, b, n, c, n, m, n, k])
 
 
 @intrinsic
 def _nest(typingctx, a, lda, b, ldb, c, ldc, m, n, k):
-    """The loop nest over data pointers (a C function's body, `bind`)."""
+    """The loop nest over data pointers (the body of `_NESTS`' functions)."""
     def codegen(context, builder, sig, args):
         builder.call(define(builder.module, a.dtype), args)
         return context.get_dummy_value()
     return types.void(a, lda, b, ldb, c, ldc, m, n, k), codegen
 
 
-# (one Python function per dtype: each `numba.cfunc` is cached under its function's name)
+# (one jitted function per dtype, each in Numba's disk cache under its own name)
+@numba.njit(cache=CACHE)
 def _nest_f32(a, lda, b, ldb, c, ldc, m, n, k):
     _nest(a, lda, b, ldb, c, ldc, m, n, k)
 
 
+@numba.njit(cache=CACHE)
 def _nest_f64(a, lda, b, ldb, c, ldc, m, n, k):
     _nest(a, lda, b, ldb, c, ldc, m, n, k)
 
