@@ -113,7 +113,10 @@ def promote(*xs, name="op", inexact=False):
         check_rank_promotion([a.shape for a in avals], name)
     out = []
     for x, a in zip(xs, avals):
-        if not (weak and is_python_scalar(x) and a.dtype == dtype):   # keep weak literals weak
+        if a.weak_type and not weak and a.dtype == dtype and not is_python_scalar(x):
+            # a weak traced int64 `t` in `t ** int64_array` joins as a strong int64, as in JAX
+            x = ew.convert_element_type(x, dtype, False)
+        elif not (weak and is_python_scalar(x) and a.dtype == dtype):   # weak literals stay
             x = convert(x, dtype, weak)      # (weak: int8_array + 1.5 is a weak float64, as JAX)
         if a.shape != shape and a.shape != ():
             x = broadcast_to(x, shape)
