@@ -27,7 +27,7 @@ def left_shift(x, y):
 def right_shift(x, y):
     """Arithmetic for signed integers, logical for unsigned ones (as NumPy and JAX)."""
     x, y = _shift_operands(x, y, "right_shift")
-    shift = bw.shift_right_logical if x.dtype.kind == "u" else bw.shift_right_arithmetic
+    shift = bw.shift_right_logical if aval(x).dtype.kind == "u" else bw.shift_right_arithmetic
     return shift(x, y)
 
 

@@ -136,13 +136,15 @@ def _array_getitem(self, idx):
         return indexing.getitem(self, idx)
     if isinstance(idx, (int, np.integer)):
         # NumPy's: iterating an Array stops at its IndexError
-        return np.ndarray.__getitem__(self, idx)
-    try:
-        return np.ndarray.__getitem__(self, idx)
-    except IndexError:
-        # an index array out of bounds: clamped, as by a jax.Array (xforms' getitem raises
-        # the other errors)
-        return indexing.getitem(self, idx)
+        out = np.ndarray.__getitem__(self, idx)
+    else:
+        try:
+            out = np.ndarray.__getitem__(self, idx)
+        except IndexError:
+            # an index array out of bounds: clamped, as by a jax.Array (xforms' getitem
+            # raises the other errors)
+            return indexing.getitem(self, idx)
+    return core.as_weak(out) if self.weak_type else out   # a part of a weak array is weak
 
 
 Array.__getitem__ = _array_getitem
