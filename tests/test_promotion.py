@@ -274,8 +274,8 @@ def test_operator_dtype_probe_stages_nothing_into_a_trace():
     from xforms.numpy import methods
 
     def f(t):
-        methods._numpy_agrees(np.ndarray.__add__, xnp.add, np.dtype(np.float32),
-                              np.dtype(np.int16))
+        methods._operator_plan("__add__", np.ndarray.__add__, xnp.add, np.dtype(np.float32),
+                               np.dtype(np.int16))
         return [t]
     closed, _ = staging.trace_to_jaxpr(f, [ShapedArray((), np.float64)])
     assert closed.jaxpr.eqns == []
@@ -287,3 +287,25 @@ def test_weak_arrays_keep_weak_type_through_indexing_and_lists():
     assert w.weak_type and w[1:].weak_type and w[None, :].weak_type and w[0].weak_type
     both = xf.jit(lambda t: (xnp.asarray([t, t]), xnp.stack([t, t])))(1.5)
     assert [o.weak_type for o in both] == [False, True]
+
+
+def test_mixed_dtype_operators_cast_then_use_numpy():
+    # f32 + i32 is float32, int8 < uint64 compares in float64, bool + 2 is a weak int64,
+    # i32 / i32 float32 (jax 0.10.2): computed by NumPy's operator on operands cast to the
+    # dtype JAX computes in, without the xnp function (the plan says which it is)
+    from xforms.numpy import methods
+    f32 = xnp.asarray(np.array([1.5, 2.0, -3.0], np.float32))
+    i32, u64 = np.array([2, -3, 4], np.int32), np.array([1, 2, 2**63], np.uint64)
+    i8, b = xnp.asarray(np.array([1, 2, 3], np.int8)), xnp.asarray(np.array([True, False, True]))
+    cases = [(f32 + i32, np.float32, False, [3.5, -1.0, 1.0]),
+             (i8 < u64, np.bool_, None, [False, False, True]),
+             (b + 2, np.int64, True, [3, 2, 3]),
+             (xnp.asarray(i32) / i32, np.float32, False, [1.0, 1.0, 1.0]),
+             (i32 - f32, np.float32, False, [0.5, -5.0, 7.0])]
+    for got, dtype, weak, values in cases:
+        assert type(got) is Array and got.dtype == dtype
+        assert weak is None or got.weak_type is weak
+        np.testing.assert_array_equal(got, values)
+    plan = methods._operator_plan("__add__", np.ndarray.__add__, xnp.add, np.dtype(np.float32),
+                                  np.dtype(np.int32))
+    assert plan == (np.dtype(np.float32), False)
