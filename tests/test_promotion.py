@@ -301,7 +301,8 @@ def test_mixed_dtype_operators_cast_then_use_numpy():
              (i8 < u64, np.bool_, None, [False, False, True]),
              (b + 2, np.int64, True, [3, 2, 3]),
              (xnp.asarray(i32) / i32, np.float32, False, [1.0, 1.0, 1.0]),
-             (i32 - f32, np.float32, False, [0.5, -5.0, 7.0])]
+             (i32 - f32, np.float32, False, [0.5, -5.0, 7.0]),
+             (f32 * np.int32(2), np.float32, False, [3.0, 4.0, -6.0])]
     for got, dtype, weak, values in cases:
         assert type(got) is Array and got.dtype == dtype
         assert weak is None or got.weak_type is weak

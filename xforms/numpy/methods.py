@@ -220,7 +220,9 @@ def _cast_candidates(x, y, out_dtype):
 def _cast(y, dtype):
     """An operand cast to `dtype`: a Python scalar stays one (NumPy then keeps `dtype`, as a
     weak scalar joins it in JAX)."""
-    return y if type(y) in _PY_SAMPLES else np.ndarray.astype(y, dtype)
+    if type(y) in _PY_SAMPLES:
+        return y
+    return np.ndarray.astype(y, dtype) if isinstance(y, np.ndarray) else np.asarray(y, dtype)
 
 
 def _array_operator(name, fn):
