@@ -310,3 +310,15 @@ def test_mixed_dtype_operators_cast_then_use_numpy():
     plan = methods._operator_plan("__add__", np.ndarray.__add__, xnp.add, np.dtype(np.float32),
                                   np.dtype(np.int32))
     assert plan == (np.dtype(np.float32), False)
+
+
+def test_float16_programs_keep_weak_outputs_compiled():
+    # jax 0.10.2: jit(lambda x, t: (x * 2, lax._convert_element_type(t, float16,
+    # weak_type=True)))(float16 array, 1.0) gives a strong float16 array and a weak float16;
+    # the compiled tier computes float16 programs in float32 and rounds the outputs
+    from xforms.core.engine_prims import convert_element_type
+    f = xf.jit(lambda x, t: (x * 2, convert_element_type(t, np.float16, True)), tiered=False)
+    for _ in range(2):                        # the general path, then the fast call path
+        a, b = f(np.ones(3, np.float16), 1.0)
+        assert (a.dtype, a.weak_type, b.dtype, b.weak_type) == (np.float16, False,
+                                                                np.float16, True)
