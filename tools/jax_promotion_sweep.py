@@ -65,8 +65,8 @@ _CONCRETE_EXPONENT = (
     "path (bool and a weak int promote to int64); called eagerly with a concrete int, "
     "jnp.power(bool_array, 2) is integer_pow of the bool promoted numeric, int32 -- what "
     "xforms gives (and under jit, where the exponent is traced, int64 as jax's)")
-ALLOWED = {"power(bool, int) [eager]": _CONCRETE_EXPONENT,
-           "__pow__(bool, int) [eager]": _CONCRETE_EXPONENT}
+ALLOWED = {f"{name}(bool, int) [eager]": _CONCRETE_EXPONENT
+           for name in ("power", "pow", "__pow__")}
 
 
 def operand(kind):
