@@ -322,3 +322,22 @@ def test_float16_programs_keep_weak_outputs_compiled():
         a, b = f(np.ones(3, np.float16), 1.0)
         assert (a.dtype, a.weak_type, b.dtype, b.weak_type) == (np.float16, False,
                                                                 np.float16, True)
+
+
+def test_weak_array_operators_evaluate_inside_a_trace():
+    # two concrete operands give a concrete result even while a trace is current (as
+    # NumPy's operator does for strong ones); staged, the simplifier's own comparison of a
+    # weak literal with 0 became a traced bool (truncnorm's gradient under jit raised)
+    from xforms.core import staging
+    from xforms.core.avals import ShapedArray
+    w = xnp.add(np.ones(3, np.int8), 1.5)                     # a weak float64
+    seen = []
+
+    def f(t):
+        seen.append(w + np.ones(3, np.float32))
+        return [t]
+    staging.trace_to_jaxpr(f, [ShapedArray((), np.float64)])
+    assert type(seen[0]) is Array and seen[0].dtype == np.float32
+    from xforms.scipy.stats import truncnorm
+    g = xf.jit(xf.grad(lambda x: truncnorm.logcdf(x, -1.0, 1.0, 0.0, 1.0).sum()))
+    assert float(g(-2.0)) == 0.0

@@ -245,7 +245,10 @@ def _array_operator(name, fn):
                     return _cast_apply(np_op, x, y, plan)
             except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
                 pass
-        return fn(x, y)
+        # (both operands are concrete here -- a traced one makes key False --: evaluated
+        # now, as NumPy's operator would be, not staged into a trace that may be current)
+        with core.set_current_trace(core.eval_trace):
+            return fn(x, y)
     op.__name__ = op.__qualname__ = name
     return op
 
