@@ -152,9 +152,10 @@ Array.__getitem__ = _array_getitem
 
 # ---- the binary operators of eager Arrays ----------------------------------------------
 # NumPy's own where NumPy's result type is JAX's (two arrays of one dtype, a float array and
-# a Python float: the common cases, at NumPy's speed); the xnp function otherwise, so that
-# `f32_array + i32_array` is float32 and `jit(lambda t: t + 1)(0) + i32_array` int32, as
-# for jax.Arrays.  Which it is, is decided once per (operator, dtypes) and kept in a table.
+# a Python float: the common cases, at NumPy's speed); NumPy's on operands cast to the dtype
+# JAX computes in where that gives JAX's type (`f32_array + i32_array` is float32, at about
+# NumPy's speed); the xnp function otherwise (`jit(lambda t: t + 1)(0) + i32_array` is
+# int32, as for jax.Arrays).  Which it is, is decided once per (operator, dtypes) and kept.
 _PY_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}
 _NONE = {}
 
