@@ -228,6 +228,7 @@ def _cast(y, dtype):
 
 def _array_operator(name, fn):
     np_op, plans = getattr(np.ndarray, name), {}
+    numpy_plan, xnp_plan = _NUMPY, _XNP        # (closure cells: read faster than globals)
 
     def op(x, y):
         t = type(y)
@@ -240,9 +241,9 @@ def _array_operator(name, fn):
                 plan = plans.setdefault(x.dtype, {})[key] = _operator_plan(name, np_op, fn,
                                                                            x.dtype, key)
             try:
-                if plan is _NUMPY:
+                if plan is numpy_plan:
                     return np_op(x, y)
-                if plan is not _XNP:
+                if plan is not xnp_plan:
                     return _cast_apply(np_op, x, y, plan)
             except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
                 pass
