@@ -70,6 +70,18 @@ def test_device_arrays_take_pythons_operators():
     assert type(v[1:]) is DeviceArray and float(v[2]) == 4.0
 
 
+def test_device_array_outputs_keep_weak_types():
+    """jax 0.10.2: jit(lambda t, x: (t + 1, x * 2.0))(0, float64 array) gives a weak int64
+    and a strong float64, so the first plus an int32 array is int32 (as on the CPU)."""
+    f = xf.jit(lambda t, x: (t + 1, x * 2.0), backend="cuda")
+    for _ in range(2):
+        a, b = f(0, np.ones(3))
+        assert isinstance(a, DeviceArray) and a.weak_type and not b.weak_type
+        s = a + np.ones(2, np.int32)
+        assert s.dtype == np.int32
+        np.testing.assert_array_equal(np.asarray(s), [2, 2])
+
+
 def test_default_backend_is_cuda_on_the_simulator(monkeypatch):
     assert xf.default_backend() == "cuda"
     assert isinstance(xf.jit(lambda x: x + 1.0)(np.ones(2)), DeviceArray)

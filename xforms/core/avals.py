@@ -211,7 +211,7 @@ def aval_of_value(x):
         if hit is not None:
             return hit
     elif t in DEVICE_ARRAY_TYPES and x.dtype in _SUPPORTED:
-        return _array_aval(x.shape, x.dtype, False)
+        return _array_aval(x.shape, x.dtype, getattr(x, "weak_type", False) is True)
     if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
         return _BOOL_SCALAR
     if isinstance(x, int) and not isinstance(x, np.integer):

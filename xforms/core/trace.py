@@ -131,7 +131,9 @@ def canonical_value(x):
             raise TypeError("ragged or object sequence: xforms accepts rectangular numeric arrays")
         return canonical_value(arr)
     if hasattr(x, "__array__") and not isinstance(x, Tracer):
-        return canonical_value(np.asarray(x))
+        v = canonical_value(np.asarray(x))
+        # (a device array's host copy keeps its weak type: a jit output, as JAX's)
+        return as_weak(v) if getattr(x, "weak_type", False) is True else v
     aval_of_value(x)   # raises a TypeError that says what is accepted
     return x
 

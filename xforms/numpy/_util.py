@@ -95,6 +95,22 @@ def convert(x, dtype, weak=False):
     return ew.convert_element_type(x, dtype, weak)
 
 
+def with_weak(x, weak):
+    """`x` with its weak type set to `weak` (same dtype): the result of a function composed
+    of several primitives takes the weak type JAX's composition gives, not whatever its
+    own inner constants happen to leave.  >>> with_weak(xnp.arange(3.0), True).weak_type"""
+    a = aval(x)
+    return x if a.weak_type == bool(weak) else ew.convert_element_type(x, a.dtype, bool(weak))
+
+
+def const_weak(operands, shape_of):
+    """Is a constant jax makes like `shape_of` (lax._const) weakly typed, where the
+    promoted `operands` give its dtype?  Only when they are all weak and it is a scalar:
+    beside an array such a constant is strong, and so is what it meets -- why
+    jnp.hypot(int8_array, 1.5) is a strong float64 where int8_array + 1.5 is weak."""
+    return not aval(shape_of).shape and all(aval(x).weak_type for x in operands)
+
+
 def promote(*xs, name="op", inexact=False):
     """Promote operands to a common dtype and shape (scalars stay rank 0).
 
@@ -113,7 +129,10 @@ def promote(*xs, name="op", inexact=False):
         check_rank_promotion([a.shape for a in avals], name)
     out = []
     for x, a in zip(xs, avals):
-        if not (weak and is_python_scalar(x) and a.dtype == dtype):   # keep weak literals weak
+        if a.weak_type and not weak and a.dtype == dtype and not is_python_scalar(x):
+            # a weak traced int64 `t` in `t ** int64_array` joins as a strong int64, as in JAX
+            x = ew.convert_element_type(x, dtype, False)
+        elif not (weak and is_python_scalar(x) and a.dtype == dtype):   # weak literals stay
             x = convert(x, dtype, weak)      # (weak: int8_array + 1.5 is a weak float64, as JAX)
         if a.shape != shape and a.shape != ():
             x = broadcast_to(x, shape)
@@ -359,7 +378,8 @@ def asarray(a, dtype=None, copy=None):
         if len({aval(r).shape for r in rows}) > 1:
             raise TypeError("ragged nested sequence: xforms accepts rectangular arrays, got "
                             f"rows of shapes {[aval(r).shape for r in rows]}")
-        out = stack_new_axis(promote_keep_shapes(rows), 0)
+        # strong, as jnp.array's: a sequence is never weakly typed
+        out = with_weak(stack_new_axis(promote_keep_shapes(rows), 0), False)
         return convert(out, dtype_arg(dtype)) if dtype is not None else out
     if is_python_scalar(a) and dtype is None:
         core.aval_of_value(a)                    # OverflowError beyond int64, as JAX

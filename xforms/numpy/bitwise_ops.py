@@ -17,17 +17,30 @@ def bitwise_xor(x, y):
 
 
 def left_shift(x, y):
-    return bw.shift_left(*promote(x, y, name="left_shift"))
+    """x * 2**y in x's integer dtype; bools shift as int32, as jnp's (`True << True` is 2).
+
+    >>> xnp.left_shift(xnp.uint8(200), 1)             # 144
+    """
+    return bw.shift_left(*_shift_operands(x, y, "left_shift"))
 
 
 def right_shift(x, y):
     """Arithmetic for signed integers, logical for unsigned ones (as NumPy and JAX)."""
-    x, y = promote(x, y, name="right_shift")
-    shift = bw.shift_right_logical if x.dtype.kind == "u" else bw.shift_right_arithmetic
+    x, y = _shift_operands(x, y, "right_shift")
+    shift = bw.shift_right_logical if aval(x).dtype.kind == "u" else bw.shift_right_arithmetic
     return shift(x, y)
 
 
 bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+
+
+def _shift_operands(x, y, name):
+    """The operands promoted as jnp's promote_args_numeric: two bools become int32 (the
+    shift primitives have no bool form; NumPy's operator would give int8)."""
+    x, y = promote(x, y, name=name)
+    if aval(x).dtype == np.bool_:
+        x, y = convert(x, np.int32), convert(y, np.int32)
+    return x, y
 
 
 def _swap(f):

@@ -10,10 +10,10 @@ from ._util import aval, asarray_operand, convert, inexact_dtype, promote_dtypes
 
 def _operands(x, y, preferred_element_type):
     x, y = asarray_operand(x), asarray_operand(y)
-    dtype, _ = promote_dtypes(*((a.dtype, a.weak_type) for a in map(aval, (x, y))))
+    dtype, weak = promote_dtypes(*((a.dtype, a.weak_type) for a in map(aval, (x, y))))
     if preferred_element_type is None:
         dtype = inexact_dtype(dtype)
-    return convert(x, dtype), convert(y, dtype)
+    return convert(x, dtype, weak), convert(y, dtype, weak)   # (conv keeps a joint weak type)
 
 
 def _conv1d(x, y, mode, op, precision, preferred_element_type):

@@ -10,7 +10,7 @@ the CPU); the exponent is int32, as JAX's.
 import numpy as np
 
 from . import ufuncs as uf
-from ._util import asarray_operand, aval, float_of, promote
+from ._util import asarray_operand, aval, float_of, promote, with_weak
 from .mathfuncs import copysign, ldexp
 
 
@@ -79,4 +79,5 @@ def nextafter(x1, x2):
                                           copysign(np.finfo(dt).max, x1)), out)
     out = uf.where(uf.equal(x1, x2), x2, out)
     out = uf.where(uf.logical_or(uf.isnan(x1), uf.isnan(x2)), np.nan, out)
-    return out.astype(dt)
+    # jax's nextafter is one primitive: weak exactly when its promoted operands are
+    return with_weak(out.astype(dt), aval(x1).weak_type and aval(x2).weak_type)

@@ -12,7 +12,7 @@ from ..primitives import elementwise as ew
 from ..primitives.special import functions as special
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, convert, float_of, promote
+from ._util import aval, asarray_operand, const_weak, convert, float_of, promote, with_weak
 
 
 def _zeros_like_bool(x):
@@ -31,7 +31,8 @@ def hypot(x1, x2):
     r = ew.div(small, safe)
     out = ew.mul(big, ew.sqrt(ew.add(ew._like(1, r), ew.mul(r, r))))
     out = uf.where(ew.eq(big, ew._like(0, big)), ew._like(0, big), out)
-    return uf.where(uf.logical_or(uf.isinf(x), uf.isinf(y)), ew._like(np.inf, big), out)
+    out = uf.where(uf.logical_or(uf.isinf(x), uf.isinf(y)), ew._like(np.inf, big), out)
+    return with_weak(out, const_weak((x, y), out))       # jnp.hypot's inf is lax._const
 
 
 def angle(z, deg=False):
@@ -102,8 +103,9 @@ def logaddexp2(x1, x2):
     """log2(2**x1 + 2**x2), computed stably."""
     x, y = promote(x1, x2, name="logaddexp2", inexact=True)
     ln2 = np.log(2)
-    return ew.div(uf.logaddexp(ew.mul(x, ew._like(ln2, x)), ew.mul(y, ew._like(ln2, y))),
-                  ew._like(ln2, x))
+    out = ew.div(uf.logaddexp(ew.mul(x, ew._like(ln2, x)), ew.mul(y, ew._like(ln2, y))),
+                 ew._like(ln2, x))
+    return with_weak(out, const_weak((x, y), out))       # its 1/log(2) is lax._const
 
 
 def deg2rad(x):
@@ -147,9 +149,10 @@ def heaviside(x1, x2):
     """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0, NaN where x1 is NaN (as JAX)."""
     x, h0 = promote(x1, x2, name="heaviside", inexact=True)
     dt = aval(x).dtype
-    zero, one = convert(0, dt), convert(1, dt)    # strong constants: a strong result, as JAX's
-    return uf.where(ew.lt(x, zero), zero,
-                    uf.where(ew.gt(x, zero), one, uf.where(ew.eq(x, zero), h0, x)))
+    zero, one = convert(0, dt), convert(1, dt)
+    out = uf.where(ew.lt(x, zero), zero,
+                   uf.where(ew.gt(x, zero), one, uf.where(ew.eq(x, zero), h0, x)))
+    return with_weak(out, const_weak((x, h0), x))     # jnp's 0 and 1 are lax._const(x1, .)
 
 
 def float_power(x1, x2):
@@ -212,7 +215,8 @@ def _euclid(x1, x2, name):
         nz = ew.ne(b, ew._like(0, b))
         safe = uf.where(nz, b, ew._like(1, b))
         return uf.where(nz, b, a), uf.where(nz, uf.remainder(a, safe), b)
-    return lax.while_loop(lambda ab: red.any(ew.ne(ab[1], ew._like(0, ab[1]))), body, (a, b))[0]
+    out = lax.while_loop(lambda ab: red.any(ew.ne(ab[1], ew._like(0, ab[1]))), body, (a, b))[0]
+    return with_weak(out, const_weak((a, b), out))     # jnp's loop body holds lax._const(x2, 0)
 
 
 def gcd(x1, x2):
@@ -224,8 +228,9 @@ def lcm(x1, x2):
     a, b = promote(x1, x2, name="lcm")
     g = gcd(a, b)
     safe = uf.where(ew.eq(g, ew._like(0, g)), ew._like(1, g), g)
-    return uf.where(ew.eq(g, ew._like(0, g)), ew._like(0, g),
-                    uf.abs(ew.mul(uf.floor_divide(a, safe), b)))
+    out = uf.where(ew.eq(g, ew._like(0, g)), ew._like(0, g),
+                   uf.abs(ew.mul(uf.floor_divide(a, safe), b)))
+    return with_weak(out, const_weak((g,), out))
 
 
 # ---- predicates ---------------------------------------------------------------------------

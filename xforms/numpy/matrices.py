@@ -15,7 +15,7 @@ from ..primitives import structural as st
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, canon_axis, convert
+from ._util import aval, asarray, asarray_operand, canon_axis, convert
 from .indexing import _IndexUpdateRef, getitem
 
 
@@ -144,7 +144,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     x = uf.subtract(uf.multiply(a1, b2), uf.multiply(a2, b1))
     y = uf.subtract(uf.multiply(a2, b0), uf.multiply(a0, b2))
     x, y, z = man.broadcast_arrays(x, y, z)
-    return man.moveaxis(man.stack([x, y, z], axis=-1), -1, axisc)
+    return man.moveaxis(asarray([x, y, z]), 0, axisc)     # (strong, as jnp.cross's array)
 
 
 def vander(x, N=None, increasing=False):

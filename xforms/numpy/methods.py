@@ -16,7 +16,7 @@ from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
 from . import bitwise_ops, cumulative, mathfuncs, matrices, sorting
 from . import manipulation as shape
-from ._util import locate_errors
+from ._util import locate_errors, promote_dtypes
 
 
 def _swap(f):
@@ -133,13 +133,15 @@ def _array_getitem(self, idx):
         return indexing.getitem(self, idx)
     if isinstance(idx, (int, np.integer)):
         # NumPy's: iterating an Array stops at its IndexError
-        return np.ndarray.__getitem__(self, idx)
-    try:
-        return np.ndarray.__getitem__(self, idx)
-    except IndexError:
-        # an index array out of bounds: clamped, as by a jax.Array (xforms' getitem raises
-        # the other errors)
-        return indexing.getitem(self, idx)
+        out = np.ndarray.__getitem__(self, idx)
+    else:
+        try:
+            out = np.ndarray.__getitem__(self, idx)
+        except IndexError:
+            # an index array out of bounds: clamped, as by a jax.Array (xforms' getitem
+            # raises the other errors)
+            return indexing.getitem(self, idx)
+    return core.as_weak(out) if self.weak_type else out   # a part of a weak array is weak
 
 
 Array.__getitem__ = _array_getitem
@@ -147,9 +149,10 @@ Array.__getitem__ = _array_getitem
 
 # ---- the binary operators of eager Arrays ----------------------------------------------
 # NumPy's own where NumPy's result type is JAX's (two arrays of one dtype, a float array and
-# a Python float: the common cases, at NumPy's speed); the xnp function otherwise, so that
-# `f32_array + i32_array` is float32 and `jit(lambda t: t + 1)(0) + i32_array` int32, as
-# for jax.Arrays.  Which it is, is decided once per (operator, dtypes) and kept in a table.
+# a Python float: the common cases, at NumPy's speed); NumPy's on operands cast to the dtype
+# JAX computes in where that gives JAX's type (`f32_array + i32_array` is float32, at about
+# NumPy's speed); the xnp function otherwise (`jit(lambda t: t + 1)(0) + i32_array` is
+# int32, as for jax.Arrays).  Which it is, is decided once per (operator, dtypes) and kept.
 _PY_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}
 _NONE = {}
 
@@ -168,22 +171,61 @@ def _operand_key(y):
     return False
 
 
-def _numpy_agrees(np_op, fn, dtype, key):
-    """Does NumPy's operator give JAX's (strong) result dtype for these operand types?  (Or
-    does either raise: then NumPy's operator stays, accepting or refusing as it did.)"""
+# operators whose JAX result is NumPy's operator applied to both operands cast to one dtype
+# (JAX promotes, then computes in that dtype); floor division, remainder, powers and shifts
+# have edge cases of their own (a zero divisor, negative exponents, wide shifts): the xnp
+# function computes those
+_CASTABLE = {f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "matmul", "and", "or",
+                                      "xor") for r in ("", "r")} | {
+    "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"}
+_NUMPY, _XNP = "numpy", "xnp"     # a plan: one of these, or (dtype, weak): cast, then NumPy's
+
+
+def _operator_plan(name, np_op, fn, dtype, key):
+    """How an eager operator computes for these operand types: _NUMPY where NumPy's
+    operator gives JAX's (strong) result dtype, or where either raises (NumPy's operator
+    stays, accepting or refusing as it did); (dtype, weak) where casting both operands to
+    `dtype` first makes it give JAX's, and the result is weak as JAX's (f32 + i32: both
+    cast to float32); _XNP otherwise (the xnp function).
+
+        >>> _operator_plan("__add__", np.ndarray.__add__, xnp.add, np.dtype("f4"), np.dtype("i4"))
+        (dtype('float32'), False)
+    """
     x = np.ones(1, dtype)                  # (rank 1: matmul refuses scalars)
     y = _PY_SAMPLES[key] if key in _PY_SAMPLES else np.ones(1, key)
-    try:
-        with np.errstate(all="ignore"):
+    try:     # evaluated, never staged: the first use may come while a trace is current
+        with np.errstate(all="ignore"), core.set_current_trace(core.eval_trace):
             mine = np.asarray(np_op(x, y)).dtype
-            jax_like = core.get_aval(fn(x, y))      # (a Tracer's, first met under a trace)
-    except Exception:         # one refuses (bool << bool: xnp does, NumPy did): as before
-        return True
-    return mine == jax_like.dtype and not jax_like.weak_type
+            jax_like = core.get_aval(fn(x, y))
+            if mine == jax_like.dtype and not jax_like.weak_type:
+                return _NUMPY
+            if name in _CASTABLE:
+                for c in _cast_candidates(x, y, jax_like.dtype):
+                    if np.asarray(np_op(x.astype(c), _cast(y, c))).dtype == jax_like.dtype:
+                        return c, jax_like.weak_type
+    except Exception:         # one refuses (a float ^ float): as before
+        return _NUMPY
+    return _XNP
+
+
+def _cast_candidates(x, y, out_dtype):
+    """The dtypes JAX computes an operator of x and y in: their promoted dtype (x + y,
+    x < y), or the result's (i32 / i32 computes in float32)."""
+    dt, _ = promote_dtypes(*((a.dtype, a.weak_type) for a in map(core.get_aval, (x, y))))
+    return [np.dtype(dt)] if dt == out_dtype else [np.dtype(dt), out_dtype]
+
+
+def _cast(y, dtype):
+    """An operand cast to `dtype`: a Python scalar stays one (NumPy then keeps `dtype`, as a
+    weak scalar joins it in JAX)."""
+    if type(y) in _PY_SAMPLES:
+        return y
+    return np.ndarray.astype(y, dtype) if isinstance(y, np.ndarray) else np.asarray(y, dtype)
 
 
 def _array_operator(name, fn):
-    np_op, numpy_ok = getattr(np.ndarray, name), {}
+    np_op, plans = getattr(np.ndarray, name), {}
+    numpy_plan, xnp_plan = _NUMPY, _XNP        # (closure cells: read faster than globals)
 
     def op(x, y):
         t = type(y)
@@ -191,18 +233,29 @@ def _array_operator(name, fn):
         if key is False:
             return np_op(x, y)
         if key is not None and not x.weak_type:
-            ok = numpy_ok.get(x.dtype, _NONE).get(key)
-            if ok is None:
-                ok = numpy_ok.setdefault(x.dtype, {})[key] = _numpy_agrees(np_op, fn, x.dtype,
-                                                                           key)
-            if ok:
-                try:
+            plan = plans.get(x.dtype, _NONE).get(key)
+            if plan is None:
+                plan = plans.setdefault(x.dtype, {})[key] = _operator_plan(name, np_op, fn,
+                                                                           x.dtype, key)
+            try:
+                if plan is numpy_plan:
                     return np_op(x, y)
-                except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
-                    pass
-        return fn(x, y)
+                if plan is not xnp_plan:
+                    return _cast_apply(np_op, x, y, plan)
+            except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
+                pass
+        # (both operands are concrete here -- a traced one makes key False --: evaluated
+        # now, as NumPy's operator would be, not staged into a trace that may be current)
+        with core.set_current_trace(core.eval_trace):
+            return fn(x, y)
     op.__name__ = op.__qualname__ = name
     return op
+
+
+def _cast_apply(np_op, x, y, plan):
+    dtype, weak = plan
+    out = np_op(np.ndarray.astype(x, dtype), _cast(y, dtype))
+    return core.as_weak(out) if weak else out
 
 
 _BITWISE = {"__xor__": bitwise_ops.bitwise_xor, "__rxor__": _swap(bitwise_ops.bitwise_xor),

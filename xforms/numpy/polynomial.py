@@ -9,7 +9,7 @@ import numpy as np
 from . import manipulation as man
 from . import ufuncs as uf
 from ._util import (aval, asarray, asarray_operand, broadcast_to, float_of,
-                    promote_keep_shapes)
+                    promote_keep_shapes, with_weak)
 
 
 def _vec(p, name, columns=False):
@@ -149,7 +149,9 @@ def polydiv(u, v, *, trim_leading_zeros=False):
         q.append(man.reshape(c, (1,)))
         from .padding import pad
         r = uf.subtract(r, pad(uf.multiply(c, v), (k, m - n - k)))
-    return man.concatenate(q, 0), r
+    # strong, as the zeros jnp.polydiv writes its quotient into; the remainder keeps the
+    # operands' weak type
+    return with_weak(man.concatenate(q, 0), False), r
 
 
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):

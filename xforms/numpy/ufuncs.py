@@ -3,7 +3,8 @@ import numpy as np
 
 from ..primitives import elementwise as ew
 from ..primitives.special import functions as special
-from ._util import aval, asarray_operand, convert, float_of, promote
+from ._util import (aval, asarray, asarray_operand, broadcast_to, convert, float_of,
+                    is_python_scalar, promote)
 
 
 def _numeric(x):
@@ -157,6 +158,8 @@ def nonzero_divisor(y):
     (NumPy's and jax.numpy's value; lax.rem(x, 0) is x)."""
     if aval(y).dtype.kind not in "iu":
         return y
+    if is_python_scalar(y):              # (stays a weak Python int, as jnp's `_where` keeps it)
+        return y if y != 0 else 1
     return where(ew.eq(y, ew._like(0, y)), ew._like(1, y), y)
 
 
@@ -183,10 +186,20 @@ def power(x, y):
         if aval(x).dtype.kind in "iu" and y < 0:
             raise ValueError("integers to negative integer powers are not allowed")
         return ew.integer_pow(x, y)
-    x, y = map(_numeric, promote(x, y, name="power"))
-    if aval(x).dtype.kind in "biu":
-        return _int_power(x, y)
-    return ew.pow(x, y)
+    x, y = asarray_operand(x), asarray_operand(y)
+    inexact_int = aval(x).dtype.kind in "fc" and aval(y).dtype.kind in "iu"
+    px, py = map(_numeric, promote(x, y, name="power"))
+    if aval(px).dtype.kind in "biu":
+        return _int_power(px, py)
+    if inexact_int:          # lax.pow(x, y) as jnp's: x's dtype, weak only if both are
+        return ew.pow(*_broadcast_pair(asarray(x), y, px, py))
+    return ew.pow(px, py)
+
+
+def _broadcast_pair(x, y, px, py):
+    """x and y (unpromoted) at the shapes promote gave them (px, py)."""
+    return [v if aval(v).shape == aval(p).shape else broadcast_to(v, aval(p).shape)
+            for v, p in ((x, px), (y, py))]
 
 
 def _int_power(x, y):
@@ -196,8 +209,9 @@ def _int_power(x, y):
     (3 ** -4 in int32: -1830685263); |x| <= 1 and exponents below 64 are exact."""
     from ..primitives.bits.shifts import shift_right_logical
     one, zero = ew._like(1, y), ew._like(0, y)
-    acc = where(ew.and_(ew.eq(x, ew._like(0, x)), ew.ne(y, zero)), ew._like(0, x),
-                ew._like(1, x))
+    dt = aval(x).dtype           # (a strong accumulator, as jnp's: the result is strong)
+    acc = where(ew.and_(ew.eq(x, ew._like(0, x)), ew.ne(y, zero)), convert(0, dt),
+                convert(1, dt))
     for _ in range(6):                  # a larger exponent overflows for any |x| > 1
         acc = where(ew.ne(ew.and_(y, one), zero), ew.mul(acc, x), acc)
         x = ew.mul(x, x)

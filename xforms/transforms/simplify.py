@@ -39,10 +39,16 @@ _state = _Producers()
 def _is_lit(a, value):
     """Is `a` the constant `value` (a literal, or a broadcast of one)?"""
     if isinstance(a, Literal):
-        return np.ndim(a.val) == 0 and a.val == value
+        return np.ndim(a.val) == 0 and _plain(a.val) == value
     prod = _state.table.get(a)
     return (prod is not None and prod.prim.name == "broadcast_in_dim"
-            and isinstance(prod.invars[0], Literal) and prod.invars[0].val == value)
+            and isinstance(prod.invars[0], Literal) and _plain(prod.invars[0].val) == value)
+
+
+def _plain(v):
+    """A literal's value compared by NumPy: a weakly typed xforms Array's operator would
+    promote through xforms.numpy, staged into whatever trace is current."""
+    return np.asarray(v) if isinstance(v, np.ndarray) else v
 
 
 def _same_aval(a, b):

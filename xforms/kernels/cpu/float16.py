@@ -100,6 +100,7 @@ class Float16Executable:
     def __init__(self, inner, out_avals):
         self.inner = inner
         self._f16_out = [a.dtype == F16 for a in out_avals]
+        self._weak_f16 = [a.dtype == F16 and a.weak_type for a in out_avals]
 
     @property
     def source(self):
@@ -107,4 +108,6 @@ class Float16Executable:
 
     def __call__(self, *args):
         outs = self.inner(*map(_wide_value, args))
-        return [o.astype(F16) if f else o for o, f in zip(outs, self._f16_out)]
+        # (the rounded copy of a weakly typed float16 output stays weak, as JAX's)
+        return [(core.as_weak(o.astype(F16)) if w else o.astype(F16)) if f else o
+                for o, f, w in zip(outs, self._f16_out, self._weak_f16)]

@@ -290,8 +290,8 @@ class CudaExecutable:
                     raise launch_error(e, self) from e
                 raise
         DA = rt.DeviceArray
-        return [DA(b[0], a.shape, b[1]) if type(b) is tuple else DA(b, a.shape)
-                for b, a in zip(outs, self.out_avals)]
+        return [DA(b[0], a.shape, b[1], a.weak_type) if type(b) is tuple
+                else DA(b, a.shape, None, a.weak_type) for b, a in zip(outs, self.out_avals)]
 
 
 def compile_cuda(closed, options=None):

@@ -447,15 +447,17 @@ class DeviceArray:
     >>> x.shape, np.asarray(x)
     ((3,), array([0., 1., 2.]))
     """
-    __slots__ = ("_buf", "_base", "_off", "shape", "dtype", "__weakref__")
+    __slots__ = ("_buf", "_base", "_off", "shape", "dtype", "weak_type", "__weakref__")
     backend = "cuda"
     __array_priority__ = 100
 
-    def __init__(self, buf, shape, off=None):
+    def __init__(self, buf, shape, off=None, weak_type=False):
         """`buf`: the array's own flat buffer; or, with `off`, a packed buffer holding the
-        array at element offset `off` (its view is made when first needed)."""
+        array at element offset `off` (its view is made when first needed).  `weak_type`:
+        a jitted function's weakly typed output (as a JAX Array keeps it)."""
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(buf.dtype)
+        self.weak_type = weak_type
         if off is None:
             self._buf, self._base, self._off = buf, None, 0
         else:
