@@ -21,6 +21,7 @@ from hypothesis import given, settings, strategies as st
 from .checks import (axes_for, cases, check_eager, check_grad, check_grads2, check_hvp,
                      check_ir, check_jacobians, check_jit_group, check_jvp, check_vjp,
                      check_vmap, loop_segments)
+from .scalar_programs import check_scalar_tiers, scalar_programs
 
 # programs at a singular point (a norm of zeros) make NumPy warn about 0/0 eagerly
 pytestmark = [pytest.mark.fuzz, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
@@ -112,6 +113,14 @@ def test_jit_matches_eager(group, small):
 @given(st.lists(cases(max_stmts=3), min_size=2, max_size=2), st.booleans())
 def test_jit_of_derivatives_matches_eager(group, small):
     check_jit_group(group, derivatives=True, small=small)
+
+
+# straight-line rank-0 float32/float64 programs: the CPU's direct LLVM kernels
+# (xforms/kernels/cpu/llvm/) against the fast tier, with infinities, NaN and signed zeros
+@settings(max_examples=share(0.5))
+@given(scalar_programs())
+def test_scalar_programs_compiled_matches_fast_tier(case):
+    check_scalar_tiers(case)
 
 
 # ---- the CUDA backend on Numba's simulator, in a process of its own -------------------------

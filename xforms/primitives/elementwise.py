@@ -364,9 +364,32 @@ defjvp(atan2_p,
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(x, add(mul(x, x), mul(y, y))))), ans))
 
 # --- max and min: ties split the tangent evenly, as in JAX --------------------------------------
-max_p = _def("max", np.maximum, 2, commutative=True, cheap=True)
+def _ordered_zeros(ufunc, tie):
+    """`ufunc` (np.maximum, np.minimum) with -0.0 < +0.0, as lax.max/min (XLA) order them:
+    `max(-0.0, 0.0)` and `max(0.0, -0.0)` are 0.0, where NumPy returns either operand of a
+    tie.  `tie(x, y)`: the result where both operands are zeros (their sum for max; for min
+    the negated sum of their negations), taken only where a result is zero.
+
+        >>> _ordered_zeros(np.maximum, np.add)(np.float64(0.0), np.float64(-0.0))
+        array(0.)
+    """
+    def into(out, x, y):
+        r = ufunc(x, y, out=out)
+        if r.dtype.kind == "f" and not np.all(r):     # (a zero result: perhaps a tie of zeros)
+            np.copyto(r, tie(x, y), where=(x == 0) & (y == 0))
+        return r
+
+    def impl(x, y):
+        return into(np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)),
+                             np.result_type(x, y)), x, y)
+    return impl, lambda out, x, y: [into(out, x, y)]
+
+
+_max_impl, _max_into = _ordered_zeros(np.maximum, np.add)
+_min_impl, _min_into = _ordered_zeros(np.minimum, lambda x, y: -(-x - y))
+max_p = _def("max", _max_impl, 2, commutative=True, cheap=True, fresh=True, into=_max_into)
 max = _bind2(max_p)
-min_p = _def("min", np.minimum, 2, commutative=True, cheap=True)
+min_p = _def("min", _min_impl, 2, commutative=True, cheap=True, fresh=True, into=_min_into)
 min = _bind2(min_p)
 
 
