@@ -161,6 +161,14 @@ OPS = {
     "limit": ("1.0 + xnp.tanh(xnp.mean({a}))", "1.0 + np.tanh(np.mean({a}))"),
     "tstep": ("{a} + 0.5 + 0.25 * xnp.tanh(xnp.sum({b}))",
               "{a} + 0.5 + 0.25 * np.tanh(np.sum({b}))"),
+    # a loop's accumulator {a} (zeros at first) plus a product of per-step values {b}, {c}:
+    # the scan rewrites of xforms/kernels/prepare/scan_products.py
+    "zeros": ("xnp.zeros({p0})", "np.zeros({p0})"),
+    "acc_outer": ("{a} + xnp.outer({b}, {c})", "{a} + np.outer({b}, {c})"),
+    "acc_dot": ("{a} + {b} @ {c}", "{a} + {b} @ {c}"),
+    "acc_tdot": ("{a} + xnp.tensordot({b}, {c}, axes=(0, 0))",
+                 "{a} + np.tensordot({b}, {c}, axes=(0, 0))"),
+    "acc_sum": ("{a} + xnp.sum({b}, axis=0)", "{a} + np.sum({b}, axis=0)"),
     "fit": ("xnp.broadcast_to(xnp.mean({a}), {p0})", "np.broadcast_to(np.mean({a}), {p0})"),
     # float -> int conversion of special values (p0: nan, inf, out of range; p1 the integer
     # dtype), brought back to small floats through an integer remainder
@@ -190,7 +198,7 @@ class Op:
     index: str = None        # the loop index a dyn_* op reads
 
     def lines(self, d):
-        a = dict(zip("ab", self.args))
+        a = dict(zip("abc", self.args))
         a.update({f"p{k}": p for k, p in enumerate(self.params)})
         return [f"{self.out} = " + OPS[self.kind][d == "np"].format(i=self.index, **a)]
 

@@ -123,6 +123,15 @@ def test_scalar_programs_compiled_matches_fast_tier(case):
     check_scalar_tiers(case)
 
 
+# loops accumulating products (tests/fuzz/accumulate.py), compiled with their gradients: the
+# scan rewrites of xforms/kernels/prepare/scan_products.py and the reverse sweeps' accumulators
+@settings(max_examples=share(0.034, cap=20))
+@given(st.lists(cases(max_stmts=2, control_kinds=("scan_acc", "fori_acc", "scan"),
+                      control_weight=20), min_size=2, max_size=2), st.booleans())
+def test_jit_of_accumulating_loops_matches_eager(group, small):
+    check_jit_group(group, derivatives=True, small=small)
+
+
 # ---- the CUDA backend on Numba's simulator, in a process of its own -------------------------
 _WORKER = os.path.join(os.path.dirname(__file__), "cuda_worker.py")
 _cuda_ok = []
