@@ -21,6 +21,7 @@ from hypothesis import given, settings, strategies as st
 from .checks import (axes_for, cases, check_eager, check_grad, check_grads2, check_hvp,
                      check_ir, check_jacobians, check_jit_group, check_jvp, check_vjp,
                      check_vmap, loop_segments)
+from .promotion import check_promotion, operator_chains
 from .scalar_programs import check_scalar_tiers, scalar_programs
 
 # programs at a singular point (a norm of zeros) make NumPy warn about 0/0 eagerly
@@ -121,6 +122,13 @@ def test_jit_of_derivatives_matches_eager(group, small):
 @given(scalar_programs())
 def test_scalar_programs_compiled_matches_fast_tier(case):
     check_scalar_tiers(case)
+
+
+# eager Array operators on mixed dtypes, Python scalars and weak types: JAX's promotion
+@settings(max_examples=share(1))
+@given(operator_chains())
+def test_eager_operators_promote_as_jax(chain):
+    check_promotion(*chain)
 
 
 # loops accumulating products (tests/fuzz/accumulate.py), compiled with their gradients: the
