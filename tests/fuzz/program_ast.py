@@ -96,6 +96,10 @@ OPS = {
     "broadcast_to": ("xnp.broadcast_to({a}, {p0})", "np.broadcast_to({a}, {p0})"),
     "concatenate": ("xnp.concatenate([{a}, {b}], axis={p0})",
                     "np.concatenate([{a}, {b}], axis={p0})"),
+    # operands made by loops that only the concatenate reads: written in their slot of it
+    # (xforms/kernels/plan/placement.py)
+    "concat_maps": ("xnp.concatenate([xnp.sin({a}), {b} * 2.0], axis={p0})",
+                    "np.concatenate([np.sin({a}), {b} * 2.0], axis={p0})"),
     "stack": ("xnp.stack([{a}, {b}], axis={p0})", "np.stack([{a}, {b}], axis={p0})"),
     "flip": ("xnp.flip({a}, axis={p0})", "np.flip({a}, axis={p0})"),
     "swapaxes": ("xnp.swapaxes({a}, {p0}, {p1})", "np.swapaxes({a}, {p0}, {p1})"),

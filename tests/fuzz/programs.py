@@ -32,7 +32,8 @@ BINARY = ["add", "mul", "sub", "mul_f", "div_s", "maximum", "minimum", "where_gt
 REDUCE = ["sum", "mean", "max", "min", "prod_s", "var", "logsumexp", "norm"]
 DOT = ["matmul", "dot", "einsum", "tensordot", "matmul_op", "inner", "outer"]
 STRUCT = ["reshape", "transpose", "expand_dims", "broadcast_to", "concatenate", "stack",
-          "flip", "squeeze", "swapaxes", "moveaxis", "tile", "repeat", "pad", "split", "ravel"]
+          "flip", "squeeze", "swapaxes", "moveaxis", "tile", "repeat", "pad", "split", "ravel",
+          "concat_maps", "concat_maps"]
 SCATTER = ["at_add", "at_set", "at_mul", "at_min", "at_max"]
 DYN = ["dyn_index", "iscale", "dyn_add", "dyn_set", "dyn_slice"]
 ALONG = ["cumsum", "cumprod_s", "sort", "spectrum", "fft_filter", "fft_c", "convolve",
@@ -254,7 +255,7 @@ class _Gen:
     def gen_struct(self, scope, depth):
         kind = self.choice(STRUCT)
         need = {"transpose": 2, "swapaxes": 2, "moveaxis": 2, "concatenate": 1, "flip": 1,
-                "split": 1, "squeeze": 1}.get(kind, 0)
+                "split": 1, "squeeze": 1, "concat_maps": 1}.get(kind, 0)
         if kind == "squeeze":
             a, sa = self.pick(scope, lambda s: 1 in s, lambda: self.shape(1) + (1,))
         else:
@@ -271,10 +272,10 @@ class _Gen:
         elif kind == "broadcast_to":
             lead = tuple(self.integer(1, 3) for _ in range(self.integer(0, 3 - min(nd, 3))))
             p = (repr(lead + tuple(self.integer(1, 3) if d == 1 else d for d in sa)),)
-        elif kind in ("concatenate", "stack"):
-            ax = self.integer(0, nd - 1) if kind == "concatenate" else self.integer(0, nd)
+        elif kind in ("concatenate", "stack", "concat_maps"):
+            ax = self.integer(0, nd - 1) if kind != "stack" else self.integer(0, nd)
             tb = list(sa)
-            if kind == "concatenate":
+            if kind != "stack":
                 tb[ax] = self.integer(1, 3)
             args = (a, self.pick_exact(scope, tb))
             p = (str(ax - (nd + (kind == "stack")) if self.flag() else ax),)
