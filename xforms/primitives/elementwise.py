@@ -372,24 +372,22 @@ def _ordered_zeros(ufunc, tie):
 
         >>> _ordered_zeros(np.maximum, np.add)(np.float64(0.0), np.float64(-0.0))
         array(0.)
-    """
-    def into(out, x, y):
-        r = ufunc(x, y, out=out)
-        if r.dtype.kind == "f" and not np.all(r):     # (a zero result: perhaps a tie of zeros)
-            np.copyto(r, tie(x, y), where=(x == 0) & (y == 0))
-        return r
 
+    (No `into` rule computing into a dying operand: the tie needs both operands as they
+    were.)"""
     def impl(x, y):
-        return into(np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)),
-                             np.result_type(x, y)), x, y)
-    return impl, lambda out, x, y: [into(out, x, y)]
+        r = ufunc(x, y)
+        if r.dtype.kind == "f" and not np.all(r):     # (a zero result: perhaps a tie of zeros)
+            r = np.where((x == 0) & (y == 0), tie(x, y), r)
+        return r
+    return impl
 
 
-_max_impl, _max_into = _ordered_zeros(np.maximum, np.add)
-_min_impl, _min_into = _ordered_zeros(np.minimum, lambda x, y: -(-x - y))
-max_p = _def("max", _max_impl, 2, commutative=True, cheap=True, fresh=True, into=_max_into)
+max_p = _def("max", _ordered_zeros(np.maximum, np.add), 2, commutative=True, cheap=True,
+             fresh=True)
 max = _bind2(max_p)
-min_p = _def("min", _min_impl, 2, commutative=True, cheap=True, fresh=True, into=_min_into)
+min_p = _def("min", _ordered_zeros(np.minimum, lambda x, y: -(-x - y)), 2, commutative=True,
+             cheap=True, fresh=True)
 min = _bind2(min_p)
 
 
