@@ -375,10 +375,16 @@ def _ordered_zeros(ufunc, tie):
 
     (No `into` rule computing into a dying operand: the tie needs both operands as they
     were.)"""
+    negative = ufunc is np.maximum        # the sign of the zeros that may be wrong
+
     def impl(x, y):
-        r = ufunc(x, y)
-        if r.dtype.kind == "f" and not np.all(r):     # (a zero result: perhaps a tie of zeros)
-            r = np.where((x == 0) & (y == 0), tie(x, y), r)
+        r = np.asarray(ufunc(x, y))
+        if r.dtype.kind == "f":
+            odd = r == 0                  # (relu's zeros are +0.0: two cheap passes)
+            if odd.any():
+                odd &= np.signbit(r) == negative
+                if odd.any():
+                    np.copyto(r, tie(x, y), where=odd & (x == 0) & (y == 0))
         return r
     return impl
 
