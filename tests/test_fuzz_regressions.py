@@ -297,3 +297,22 @@ def test_forward_and_reverse_modes_differ_where_an_infinity_meets_a_zero_cotange
     np.testing.assert_array_equal(xf.jacfwd(f)(x), [0.0, 0.0])
     np.testing.assert_array_equal(xf.vmap(xf.jacfwd(xf.checkpoint(f)))(np.stack([x, 2 * x])),
                                   np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("shape", [(), (40,)])
+def test_max_and_min_order_signed_zeros_as_jax(shape):
+    """The scalar fuzzer's case (session 20): `xnp.maximum(p0, p1)` of 0.0 and -0.0.  NumPy
+    returns either operand of a tie, Numba's and the LLVM kernels' `a if a >= b` the first:
+    the fast tier said max(0.0, -0.0) = -0.0, the compiled tier max(-0.0, 0.0) = -0.0.  JAX
+    (jax 0.10.2, under jit and eagerly) orders -0.0 < +0.0: max of the two is 0.0 and min
+    -0.0, either way round; relu(-0.0) = 0.0."""
+    x = np.broadcast_to(np.array([0.0, -0.0, -0.0, 0.0]), shape + (4,)).copy()
+    y = np.broadcast_to(np.array([-0.0, 0.0, -0.0, 0.0]), shape + (4,)).copy()
+    want_max, want_min = np.array([0.0, 0.0, -0.0, 0.0]), np.array([-0.0, -0.0, -0.0, 0.0])
+    both = lambda a, b: (xnp.maximum(a, b), xnp.minimum(a, b))      # noqa: E731
+    for tier in (both, xf.jit(both, tiered=False)):
+        for dt in ("float32", "float64"):
+            mx, mn = map(np.asarray, tier(x.astype(dt), y.astype(dt)))
+            np.testing.assert_array_equal(np.signbit(mx), np.signbit(want_max + 0 * mx))
+            np.testing.assert_array_equal(np.signbit(mn), np.signbit(want_min + 0 * mn))
+    assert not np.signbit(xf.jit(xf.nn.relu, tiered=False)(np.float64(-0.0)))

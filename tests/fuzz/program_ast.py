@@ -96,6 +96,10 @@ OPS = {
     "broadcast_to": ("xnp.broadcast_to({a}, {p0})", "np.broadcast_to({a}, {p0})"),
     "concatenate": ("xnp.concatenate([{a}, {b}], axis={p0})",
                     "np.concatenate([{a}, {b}], axis={p0})"),
+    # operands made by loops that only the concatenate reads: written in their slot of it
+    # (xforms/kernels/plan/placement.py)
+    "concat_maps": ("xnp.concatenate([xnp.sin({a}), {b} * 2.0], axis={p0})",
+                    "np.concatenate([np.sin({a}), {b} * 2.0], axis={p0})"),
     "stack": ("xnp.stack([{a}, {b}], axis={p0})", "np.stack([{a}, {b}], axis={p0})"),
     "flip": ("xnp.flip({a}, axis={p0})", "np.flip({a}, axis={p0})"),
     "swapaxes": ("xnp.swapaxes({a}, {p0}, {p1})", "np.swapaxes({a}, {p0}, {p1})"),
@@ -161,6 +165,14 @@ OPS = {
     "limit": ("1.0 + xnp.tanh(xnp.mean({a}))", "1.0 + np.tanh(np.mean({a}))"),
     "tstep": ("{a} + 0.5 + 0.25 * xnp.tanh(xnp.sum({b}))",
               "{a} + 0.5 + 0.25 * np.tanh(np.sum({b}))"),
+    # a loop's accumulator {a} (zeros at first) plus a product of per-step values {b}, {c}:
+    # the scan rewrites of xforms/kernels/prepare/scan_products.py
+    "zeros": ("xnp.zeros({p0})", "np.zeros({p0})"),
+    "acc_outer": ("{a} + xnp.outer({b}, {c})", "{a} + np.outer({b}, {c})"),
+    "acc_dot": ("{a} + {b} @ {c}", "{a} + {b} @ {c}"),
+    "acc_tdot": ("{a} + xnp.tensordot({b}, {c}, axes=(0, 0))",
+                 "{a} + np.tensordot({b}, {c}, axes=(0, 0))"),
+    "acc_sum": ("{a} + xnp.sum({b}, axis=0)", "{a} + np.sum({b}, axis=0)"),
     "fit": ("xnp.broadcast_to(xnp.mean({a}), {p0})", "np.broadcast_to(np.mean({a}), {p0})"),
     # float -> int conversion of special values (p0: nan, inf, out of range; p1 the integer
     # dtype), brought back to small floats through an integer remainder
@@ -190,7 +202,7 @@ class Op:
     index: str = None        # the loop index a dyn_* op reads
 
     def lines(self, d):
-        a = dict(zip("ab", self.args))
+        a = dict(zip("abc", self.args))
         a.update({f"p{k}": p for k, p in enumerate(self.params)})
         return [f"{self.out} = " + OPS[self.kind][d == "np"].format(i=self.index, **a)]
 

@@ -20,6 +20,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from . import reference as R
+from .accumulate import gen_accumulate
 from .program_ast import (Block, Call, Cond, Fori, Leaf, Op, Program, Scan, While, _tuple,
                           out_shape)
 
@@ -31,13 +32,14 @@ BINARY = ["add", "mul", "sub", "mul_f", "div_s", "maximum", "minimum", "where_gt
 REDUCE = ["sum", "mean", "max", "min", "prod_s", "var", "logsumexp", "norm"]
 DOT = ["matmul", "dot", "einsum", "tensordot", "matmul_op", "inner", "outer"]
 STRUCT = ["reshape", "transpose", "expand_dims", "broadcast_to", "concatenate", "stack",
-          "flip", "squeeze", "swapaxes", "moveaxis", "tile", "repeat", "pad", "split", "ravel"]
+          "flip", "squeeze", "swapaxes", "moveaxis", "tile", "repeat", "pad", "split", "ravel",
+          "concat_maps", "concat_maps"]
 SCATTER = ["at_add", "at_set", "at_mul", "at_min", "at_max"]
 DYN = ["dyn_index", "iscale", "dyn_add", "dyn_set", "dyn_slice"]
 ALONG = ["cumsum", "cumprod_s", "sort", "spectrum", "fft_filter", "fft_c", "convolve",
          "spd_solve", "chol_logdet"]
 CONTROL = ["cond", "fori", "scan", "while_count", "call", "switch", "while_thresh",
-           "fori_traced"]
+           "fori_traced", "scan_acc", "fori_acc"]
 FAMILIES = ["unary", "binary", "unary", "binary", "reduce", "dot", "struct", "index",
             "scatter", "along", "convert"]
 SPECIAL = ["float('nan')", "float('inf')", "-float('inf')", "3e10", "-3e10", "1e20",
@@ -58,9 +60,11 @@ class Scope:
 
 
 class _Gen:
-    def __init__(self, draw, max_stmts, max_depth, control, block_stmts):
+    def __init__(self, draw, max_stmts, max_depth, control, block_stmts, control_kinds,
+                 control_weight):
         self.draw, self.max_stmts, self.max_depth = draw, max_stmts, max_depth
         self.control, self.block_stmts = control, block_stmts
+        self.control_kinds, self.control_weight = control_kinds, control_weight
         self.ids = itertools.count()
         self.inputs = []
         self.empty_outs = []     # outputs of no elements (a scan of no steps stacks none)
@@ -144,7 +148,7 @@ class _Gen:
     def stmt(self, scope, depth):
         fams = FAMILIES + (["dyn", "dyn"] if scope.index else [])
         if self.control and depth < self.max_depth:
-            fams = fams + ["control", "control"]
+            fams = fams + ["control"] * self.control_weight
         return getattr(self, "gen_" + self.choice(fams))(scope, depth)
 
     def gen_unary(self, scope, depth):
@@ -251,7 +255,7 @@ class _Gen:
     def gen_struct(self, scope, depth):
         kind = self.choice(STRUCT)
         need = {"transpose": 2, "swapaxes": 2, "moveaxis": 2, "concatenate": 1, "flip": 1,
-                "split": 1, "squeeze": 1}.get(kind, 0)
+                "split": 1, "squeeze": 1, "concat_maps": 1}.get(kind, 0)
         if kind == "squeeze":
             a, sa = self.pick(scope, lambda s: 1 in s, lambda: self.shape(1) + (1,))
         else:
@@ -268,10 +272,10 @@ class _Gen:
         elif kind == "broadcast_to":
             lead = tuple(self.integer(1, 3) for _ in range(self.integer(0, 3 - min(nd, 3))))
             p = (repr(lead + tuple(self.integer(1, 3) if d == 1 else d for d in sa)),)
-        elif kind in ("concatenate", "stack"):
-            ax = self.integer(0, nd - 1) if kind == "concatenate" else self.integer(0, nd)
+        elif kind in ("concatenate", "stack", "concat_maps"):
+            ax = self.integer(0, nd - 1) if kind != "stack" else self.integer(0, nd)
             tb = list(sa)
-            if kind == "concatenate":
+            if kind != "stack":
                 tb[ax] = self.integer(1, 3)
             args = (a, self.pick_exact(scope, tb))
             p = (str(ax - (nd + (kind == "stack")) if self.flag() else ax),)
@@ -464,7 +468,9 @@ class _Gen:
         return stmt
 
     def gen_control(self, scope, depth):
-        kind = self.choice(CONTROL)
+        kind = self.choice(self.control_kinds)
+        if kind in ("scan_acc", "fori_acc"):
+            return gen_accumulate(self, scope, depth, kind)
         pre = []
         src = self.pick(scope)[0]
         if kind in ("cond", "switch"):
@@ -626,6 +632,10 @@ def _broadcasts(s, t):
 
 
 @st.composite
-def programs(draw, max_stmts=6, max_depth=2, control=True, block_stmts=3):
-    """A random well-typed `Program` (see the module docstring)."""
-    return _Gen(draw, max_stmts, max_depth, control, block_stmts).program()
+def programs(draw, max_stmts=6, max_depth=2, control=True, block_stmts=3,
+             control_kinds=tuple(CONTROL), control_weight=2):
+    """A random well-typed `Program` (see the module docstring); `control_kinds`: the
+    control flow drawn (`("scan_acc",)`: only accumulating scans), `control_weight` how
+    often (against 11 for the other families)."""
+    return _Gen(draw, max_stmts, max_depth, control, block_stmts, control_kinds,
+                control_weight).program()

@@ -21,6 +21,8 @@ from hypothesis import given, settings, strategies as st
 from .checks import (axes_for, cases, check_eager, check_grad, check_grads2, check_hvp,
                      check_ir, check_jacobians, check_jit_group, check_jvp, check_vjp,
                      check_vmap, loop_segments)
+from .promotion import check_promotion, operator_chains
+from .scalar_programs import check_scalar_tiers, scalar_programs
 
 # programs at a singular point (a norm of zeros) make NumPy warn about 0/0 eagerly
 pytestmark = [pytest.mark.fuzz, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
@@ -111,6 +113,30 @@ def test_jit_matches_eager(group, small):
 @settings(max_examples=share(0.034, cap=20))
 @given(st.lists(cases(max_stmts=3), min_size=2, max_size=2), st.booleans())
 def test_jit_of_derivatives_matches_eager(group, small):
+    check_jit_group(group, derivatives=True, small=small)
+
+
+# straight-line rank-0 float32/float64 programs: the CPU's direct LLVM kernels
+# (xforms/kernels/cpu/llvm/) against the fast tier, with infinities, NaN and signed zeros
+@settings(max_examples=share(0.5))
+@given(scalar_programs())
+def test_scalar_programs_compiled_matches_fast_tier(case):
+    check_scalar_tiers(case)
+
+
+# eager Array operators on mixed dtypes, Python scalars and weak types: JAX's promotion
+@settings(max_examples=share(1))
+@given(operator_chains())
+def test_eager_operators_promote_as_jax(chain):
+    check_promotion(*chain)
+
+
+# loops accumulating products (tests/fuzz/accumulate.py), compiled with their gradients: the
+# scan rewrites of xforms/kernels/prepare/scan_products.py and the reverse sweeps' accumulators
+@settings(max_examples=share(0.034, cap=20))
+@given(st.lists(cases(max_stmts=2, control_kinds=("scan_acc", "fori_acc", "scan"),
+                      control_weight=20), min_size=2, max_size=2), st.booleans())
+def test_jit_of_accumulating_loops_matches_eager(group, small):
     check_jit_group(group, derivatives=True, small=small)
 
 

@@ -364,9 +364,36 @@ defjvp(atan2_p,
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(x, add(mul(x, x), mul(y, y))))), ans))
 
 # --- max and min: ties split the tangent evenly, as in JAX --------------------------------------
-max_p = _def("max", np.maximum, 2, commutative=True, cheap=True)
+def _ordered_zeros(ufunc, tie):
+    """`ufunc` (np.maximum, np.minimum) with -0.0 < +0.0, as lax.max/min (XLA) order them:
+    `max(-0.0, 0.0)` and `max(0.0, -0.0)` are 0.0, where NumPy returns either operand of a
+    tie.  `tie(x, y)`: the result where both operands are zeros (their sum for max; for min
+    the negated sum of their negations), taken only where a result is zero.
+
+        >>> _ordered_zeros(np.maximum, np.add)(np.float64(0.0), np.float64(-0.0))
+        array(0.)
+
+    (No `into` rule computing into a dying operand: the tie needs both operands as they
+    were.)"""
+    negative = ufunc is np.maximum        # the sign of the zeros that may be wrong
+
+    def impl(x, y):
+        r = np.asarray(ufunc(x, y))
+        if r.dtype.kind == "f":
+            odd = r == 0                  # (relu's zeros are +0.0: two cheap passes)
+            if odd.any():
+                odd &= np.signbit(r) == negative
+                if odd.any():
+                    np.copyto(r, tie(x, y), where=odd & (x == 0) & (y == 0))
+        return r
+    return impl
+
+
+max_p = _def("max", _ordered_zeros(np.maximum, np.add), 2, commutative=True, cheap=True,
+             fresh=True)
 max = _bind2(max_p)
-min_p = _def("min", np.minimum, 2, commutative=True, cheap=True)
+min_p = _def("min", _ordered_zeros(np.minimum, lambda x, y: -(-x - y)), 2, commutative=True,
+             cheap=True, fresh=True)
 min = _bind2(min_p)
 
 

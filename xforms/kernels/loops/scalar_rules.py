@@ -316,8 +316,9 @@ register_scalar_rule(logaddexp_p, _logaddexp, "cpu")
 
 def _max(ctx, x, y):
     k = _kind(ctx.dtype)
-    if k == "f":      # np.maximum: NaN in either operand gives NaN
-        return f"({x} if {x} >= {y} or {x} != {x} else {y})"
+    if k == "f":      # NaN in either operand gives NaN; -0.0 < +0.0 (a tie of zeros: x + y)
+        return (f"({x} if {x} > {y} or {x} != {x} else ({y} if {x} < {y} or {y} != {y} "
+                f"or {x} != {ctx.lit(0, ctx.dtype)} else {x} + {y}))")
     if k == "b":
         return f"({x} or {y})"
     return ctx.cast(f"max({x}, {y})", ctx.dtype)
@@ -325,8 +326,9 @@ def _max(ctx, x, y):
 
 def _min(ctx, x, y):
     k = _kind(ctx.dtype)
-    if k == "f":
-        return f"({x} if {x} <= {y} or {x} != {x} else {y})"
+    if k == "f":      # (a tie of zeros: -0.0 if either is, -(-x - y))
+        return (f"({x} if {x} < {y} or {x} != {x} else ({y} if {x} > {y} or {y} != {y} "
+                f"or {x} != {ctx.lit(0, ctx.dtype)} else -(-{x} - {y})))")
     if k == "b":
         return f"({x} and {y})"
     return ctx.cast(f"min({x}, {y})", ctx.dtype)

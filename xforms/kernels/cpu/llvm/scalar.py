@@ -6,8 +6,8 @@ float64 arithmetic and math) as the LLVM IR of one CPython METH_FASTCALL functio
     fn(0.3)                  # -> a Python float (one output) or a tuple of them
 
 Each operation is spelled as Numba spells the generated Python's statement for it
-(xforms/kernels/cpu/printer.py prints `math.sin(a)`, `a * b`, `h if h >= m or h != h else
-m`, ...): the same LLVM intrinsics (`llvm.sin`, `llvm.exp`, `llvm.fabs`) and the same libm
+(xforms/kernels/cpu/printer.py prints `math.sin(a)`, `a * b`, `h if h > m or h != h else
+...`, ...): the same LLVM intrinsics (`llvm.sin`, `llvm.exp`, `llvm.fabs`) and the same libm
 functions (`tanh`, `tanhf`, ...), so the results are the Numba kernel's bit for bit.
 Arguments are read with `PyFloat_AsDouble` (any float-like object, as Numba's dispatcher
 converts one) and rounded to float32 where the parameter is float32; outputs are Python
@@ -255,7 +255,7 @@ class _Module:
             return self._call(r, ty, f, args)
         if fn in _MATH_LIBM:
             return self._call(r, ty, fn[5:] + ("f" if ty == "float" else ""), args)
-        if name in ("max", "min"):          # `a if a >= b or a != a else b`: NaN in a wins
+        if name in ("max", "min"):          # NaN wins; -0.0 < +0.0
             return self._maxmin(r, ty, name, args)
         if name == "select_n" and len(args) == 3:      # pred ? case1 : case0
             return f"{r} = select i1 {args[0]}, {ty} {args[2]}, {ty} {args[1]}"
@@ -280,13 +280,37 @@ class _Module:
         return f"{r} = call {ty} @{fn}({', '.join(f'{ty} {a}' for a in args)})"
 
     def _maxmin(self, r, ty, name, args):
+        """As the scalar rule prints it: `a if a > b or a != a else (b if a < b or b != b or
+        a != 0 else tie)`, the tie of zeros `a + b` (max) or `-(-a - b)` (min)."""
         a, b = args
-        keep, nan = self.fresh(), self.fresh()
-        self.emit(f"{keep} = fcmp {'oge' if name == 'max' else 'ole'} {ty} {a}, {b}")
-        self.emit(f"{nan} = fcmp uno {ty} {a}, {a}")
-        either = self.fresh()
-        self.emit(f"{either} = or i1 {keep}, {nan}")
-        return f"{r} = select i1 {either}, {ty} {a}, {ty} {b}"
+        win, lose = ("ogt", "olt") if name == "max" else ("olt", "ogt")
+        first = self._any([f"fcmp {win} {ty} {a}, {b}", f"fcmp uno {ty} {a}, {a}"])
+        second = self._any([f"fcmp {lose} {ty} {a}, {b}", f"fcmp uno {ty} {b}, {b}",
+                            f"fcmp une {ty} {a}, {_const(0, ty)}"])
+        tie = self.fresh()
+        if name == "max":
+            self.emit(f"{tie} = fadd {ty} {a}, {b}")
+        else:
+            na, d = self.fresh(), self.fresh()
+            self.emit(f"{na} = fneg {ty} {a}")
+            self.emit(f"{d} = fsub {ty} {na}, {b}")
+            self.emit(f"{tie} = fneg {ty} {d}")
+        rest = self.fresh()
+        self.emit(f"{rest} = select i1 {second}, {ty} {b}, {ty} {tie}")
+        return f"{r} = select i1 {first}, {ty} {a}, {ty} {rest}"
+
+    def _any(self, tests):
+        """The `or` of i1 instructions `tests` -> its name."""
+        names = []
+        for t in tests:
+            names.append(self.fresh())
+            self.emit(f"{names[-1]} = {t}")
+        acc = names[0]
+        for n in names[1:]:
+            new = self.fresh()
+            self.emit(f"{new} = or i1 {acc}, {n}")
+            acc = new
+        return acc
 
     def _convert(self, eqn, r, ty):
         """-> the converted value's name (`r`, or the operand's own for a same-type cast)."""

