@@ -150,6 +150,10 @@ def test_prod_with_repeated_ids_is_not_differentiable_as_jax(tiered):
         run(xf.grad(lambda x: ops.segment_prod(x, np.arange(5), 5).sum()))(x)
     g = run(xf.grad(lambda y: xnp.sum(y.at[ids].mul(x))))(np.ones(2))
     np.testing.assert_array_equal(g, [6.0, -2.0])
+    # ints and slices index each position once: jax differentiates the updates (9.0, 5.0)
+    a = xnp.arange(6.0).reshape(3, 2)
+    assert float(run(xf.grad(lambda v: a.at[:, 1].mul(v).sum()))(2.0)) == 9.0
+    assert float(run(xf.grad(lambda v: a.at[1].mul(v).sum()))(2.0)) == 5.0
 
 
 @pytest.mark.parametrize("kind", sorted(FNS))

@@ -342,7 +342,16 @@ class _IndexUpdateRef:
             return None
         return entries[:k]
 
+    def _basic(self):
+        """Ints, slices, None and Ellipsis only: each position is updated once, so the
+        indices are unique without the promise (as JAX's indexer marks them)."""
+        parts = self.idx if isinstance(self.idx, tuple) else (self.idx,)
+        return all(p is None or p is Ellipsis or isinstance(p, slice)
+                   or isinstance(p, (int, np.integer)) and not isinstance(p, bool)
+                   for p in parts)
+
     def _scatter(self, v, op, mode=None, unique=False):
+        unique = unique or (op == "mul" and self._basic())
         x = asarray_operand(self.x)
         a = aval(x)
         arrays = self._leading_arrays()
