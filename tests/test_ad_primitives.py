@@ -151,9 +151,11 @@ LAX = [
      [((3, 2), (3, 2))]),
     ("scatter", lambda x, u: ix.scatter(x, u, [np.array([2, 0])], (1,)), (A, A),
      [((2, 3), (2, 2))]),
-    # duplicates combine (index 0 twice), an out-of-bounds index (5) is dropped
-    ("scatter_mul", lambda x, u: ix.scatter_mul(x, u, [np.array([0, 2, 0, 5])], (0,), "drop"),
-     (A, "nz"), [((3, 2), (4, 2))]),
+    # an out-of-bounds index (5) is dropped; the updates are differentiable where the indices
+    # are unique (JAX's unique_indices=True: test_ops_segment's repeated-id test)
+    ("scatter_mul", lambda x, u: ix.scatter_mul(x, u, [np.array([0, 5, 2])], (0,), "drop",
+                                                unique_indices=True),
+     (A, "nz"), [((3, 2), (3, 2))]),
     ("scatter_min", lambda x, u: ix.scatter_min(x, u, [np.array([2, 0, 2])], (1,)), (A, A),
      [((2, 3), (3, 2))]),
     ("scatter_max", lambda x, u: ix.scatter_max(x, u, [np.array([0, 2, 0, 5])], (0,), "drop"),

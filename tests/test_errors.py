@@ -255,12 +255,15 @@ BAD_INPUTS = [
 def test_unsupported_inputs_to_xnp(name, value, accepted):
     def user_fn():
         return xnp.sin(value)
-    with pytest.raises(TypeError, match="accepts") as info:
+    # (a list in sin is JAX's TypeError before its contents are read; asarray reads them)
+    ragged = name == "ragged list"
+    with pytest.raises(TypeError, match="requires ndarray" if ragged else "accepts") as info:
         user_fn()
-    assert accepted in str(info.value)
+    assert ragged or accepted in str(info.value)
     assert f"{HERE}:{line_of(user_fn)} (user_fn)" in str(info.value)
-    with pytest.raises(TypeError, match="accepts"):
+    with pytest.raises(TypeError, match="accepts") as info:
         xnp.asarray(value)
+    assert accepted in str(info.value)
 
 
 @pytest.mark.parametrize("name,value,accepted", [b for b in BAD_INPUTS if b[0] not in

@@ -215,7 +215,9 @@ def test_check_grads_of_the_modes():
             (lambda x, u: A(x).at[i].add(u, mode="clip") * x, (x, u)),
             # (set: no duplicate index; with one, the vjp and jvp disagree on main too)
             (lambda x, u: A(x).at[np.array([7, -1, 2, -9, 0])].set(u * 2.0), (x, u)),
-            (lambda x, u: A(x).at[i].mul(u), (x, u)),
+            (lambda x: A(x).at[i].mul(u), (x,)),       # (its updates: unique indices only,
+            (lambda x, u: A(x).at[np.array([7, -1, 2, -9, 0])].mul(     # as JAX)
+                u, unique_indices=True), (x, u)),
             (lambda x: lax.dynamic_slice(x ** 2, (-4,), (3,)), (x,)),
             (lambda x, u: lax.dynamic_update_slice(x, u[:2] ** 2, (-1,)), (x, u))]:
         check_grads(f, args, order=2)
@@ -318,7 +320,8 @@ def test_combining_updates_compile_to_one_scatter_without_a_sort(op):
     each, no sort of the indices (the sort and segmented scan before cost 280x JAX's time);
     the compiled CPU source combines in the scatter's loop."""
     f = lambda x, v, i: xnp.sum(xnp.sin(getattr(x.at[i], op)(v)))          # noqa: E731
-    for g in (f, xf.grad(f, argnums=(0, 1))):
+    # (mul: the gradient of the operand; JAX's updates need unique_indices=True)
+    for g in (f, xf.grad(f, argnums=(0,) if op == "mul" else (0, 1))):
         lowered = xf.jit(g, tiered=False).lower(AT_X, AT_V, AT_I)
         prims = {e.prim.name for e in xf.make_jaxpr(g)(AT_X, AT_V, AT_I).jaxpr.eqns}
         assert f"scatter_{op}" in prims and not prims & {"sort", "argsort"}, prims

@@ -378,10 +378,8 @@ def test_det_of_4x4_and_larger_rounds_as_jax(tiered):
     got = np.asarray(run(L.det)(m[[1, 2]].astype(np.float32)))
     assert got.dtype == np.float32
     assert [float(v).hex() for v in got] == ["-0x1.4e53760000000p-2", "-0x1.b9aa040000000p+1"]
-    # the derivative stays the LU product's: right at a singular (rank n - 1) matrix too,
-    # where log|det|'s would be inf * 0 (to first order there: the LU product's second
-    # derivative divides by U's zero pivot, before this change too; JAX's cofactor rule
-    # is not ported)
+    # the derivative is JAX's cofactor rule: right at a singular (rank n - 1) matrix too,
+    # where log|det|'s would be inf * 0 (test_det_derivatives_at_singular_matrices_as_jax)
     sing = m[0, :4, :4].copy()
     sing[3] = sing[0] + 2 * sing[1]
     check_grads(run(L.det), (m[4, :4, :4],), order=2)
@@ -389,3 +387,26 @@ def test_det_of_4x4_and_larger_rounds_as_jax(tiered):
     g = np.asarray(run(xf.grad(L.det))(sing))
     adj = np.linalg.det(sing[:3, :3])    # the cofactor of the corner entry
     assert np.isfinite(g).all() and np.isclose(g[3, 3], adj, rtol=1e-9)
+
+
+@pytest.mark.parametrize("tiered", [None, False], ids=["eager", "compiled"])
+def test_det_derivatives_at_singular_matrices_as_jax(tiered):
+    # jax 0.10.2 (x64) differentiates det by its cofactor rule (adj(a) by LU, a rank n - 1
+    # corner replaced): its gradient is finite at singular matrices; its second derivative
+    # is NaN at rank n - 1 and 0 below (jax's adjugate filter), its values recorded here
+    # (a 3x3 is a polynomial of its entries: every derivative exact, the minors of a)
+    run = (lambda f: f) if tiered is None else (lambda f: xf.jit(f, tiered=tiered))
+    rank3 = np.array([[1., 2, 3, 4], [2, 4, 6, 8], [1, 0, 1, 0], [0, 1, 0, 2]])
+    rank2 = np.array([[1., 2, 3, 4], [2, 4, 6, 8], [3, 6, 9, 12], [0, 1, 0, 2]])
+    g = np.asarray(run(xf.grad(L.det))(rank3))      # (the LU product's rule: NaN here)
+    np.testing.assert_allclose(g, [[0, 8, 0, -4], [0, -4, 0, 2], [0, 0, 0, 0], [0, 0, 0, 0]],
+                               atol=1e-12)
+    assert np.isnan(np.asarray(run(xf.hessian(L.det))(rank3))).all()
+    np.testing.assert_array_equal(run(xf.grad(L.det))(rank2), np.zeros((4, 4)))
+    np.testing.assert_array_equal(run(xf.hessian(L.det))(rank2), np.zeros((4, 4, 4, 4)))
+    a3 = np.array([[1., 2, 3], [4, 5, 6], [7, 8, 9]])
+    h = np.asarray(run(xf.hessian(L.det))(a3))
+    for i, j, k, m in np.ndindex(3, 3, 3, 3):      # d2 det / da_ij da_km: a signed 1x1 minor
+        sign = (-1) ** (i + j + k + m) * (1 if (i < k) == (j < m) else -1)
+        want = 0.0 if i == k or j == m else sign * a3[3 - i - k, 3 - j - m]
+        assert abs(h[i, j, k, m] - want) < 1e-12, (i, j, k, m)

@@ -360,7 +360,8 @@ def test_tile_repeat_flip():
         both(lambda v: xnp.tile(v, reps), x, expected=np.tile(x, reps))
     for axis in [None, 0, 1, -1]:
         both(lambda v: xnp.repeat(v, 2, axis=axis), x, expected=np.repeat(x, 2, axis=axis))
-    both(lambda v: xnp.repeat(v, [1, 0, 3], axis=1), x, expected=np.repeat(x, [1, 0, 3], axis=1))
+    both(lambda v: xnp.repeat(v, np.array([1, 0, 3]), axis=1), x,
+         expected=np.repeat(x, [1, 0, 3], axis=1))
     both(lambda v: xnp.repeat(v, np.array([2, 1])), x[0, :2],
          expected=np.repeat(x[0, :2], [2, 1]))
     for axis in [None, 0, 1, (0, 1), -1]:

@@ -125,10 +125,35 @@ def test_prod_with_unique_ids_differentiates_as_jax():
 
 @pytest.mark.parametrize("kind", sorted(FNS))
 def test_check_grads_second_order(kind):
-    # distinct values (no ties: max/min are smooth there); every id in range but one
+    # distinct values (no ties: max/min are smooth there); every id in range but one (prod:
+    # unique ids, promised, as JAX differentiates it only then)
     x = xnp.array([[0.3, -1.1], [1.7, 0.4], [-0.6, 2.2], [0.9, -0.2], [1.3, 0.8]])
-    sid = xnp.array([1, 0, 1, 2, 7])
-    check_grads(lambda x: FNS[kind](x, sid, 3), (x,), order=2, modes=("fwd", "rev"))
+    sid = xnp.array([1, 0, 4, 2, 7] if kind == "prod" else [1, 0, 1, 2, 7])
+    kw = {"unique_indices": True} if kind == "prod" else {}
+    n = 5 if kind == "prod" else 3
+    check_grads(lambda x: FNS[kind](x, sid, n, **kw), (x,), order=2, modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("tiered", [None, False], ids=["eager", "compiled"])
+def test_prod_with_repeated_ids_is_not_differentiable_as_jax(tiered):
+    # jax 0.10.2: grad of segment_prod (unique_indices=False, ids repeated or not) raises
+    # NotImplementedError "scatter_mul gradients are only implemented if
+    # `unique_indices=True`"; the gradient with respect to x.at[ids].mul's operand is
+    # defined: [6, -2] for ones(2).at[[0, 0, 1, 1, 1]].mul([2, 3, 0.5, 4, -1]).  (xforms
+    # gave a gradient whose second derivative was wrong where an update is 0)
+    run = (lambda f: f) if tiered is None else (lambda f: xf.jit(f, tiered=tiered))
+    ids = np.array([0, 0, 1, 1, 1])
+    x = np.array([2.0, 3.0, 0.5, 4.0, -1.0])
+    with pytest.raises(NotImplementedError, match="only implemented if `unique_indices=True`"):
+        run(xf.grad(lambda x: ops.segment_prod(x, ids, 2).sum()))(x)
+    with pytest.raises(NotImplementedError, match="only implemented if `unique_indices=True`"):
+        run(xf.grad(lambda x: ops.segment_prod(x, np.arange(5), 5).sum()))(x)
+    g = run(xf.grad(lambda y: xnp.sum(y.at[ids].mul(x))))(np.ones(2))
+    np.testing.assert_array_equal(g, [6.0, -2.0])
+    # ints and slices index each position once: jax differentiates the updates (9.0, 5.0)
+    a = xnp.arange(6.0).reshape(3, 2)
+    assert float(run(xf.grad(lambda v: a.at[:, 1].mul(v).sum()))(2.0)) == 9.0
+    assert float(run(xf.grad(lambda v: a.at[1].mul(v).sum()))(2.0)) == 5.0
 
 
 @pytest.mark.parametrize("kind", sorted(FNS))

@@ -116,10 +116,13 @@ OPS = {
     "at_get_clip": ("{a}.at[{p0}].get(mode='clip')", "R.getitem({a}, np.s_[{p0}])"),
     "at_get_fill": ("{a}.at[{p0}].get(mode='fill', fill_value={p1})",
                     "R.getitem({a}, np.s_[{p0}], {p1})"),
-    "take": ("xnp.take({a}, {p0}, axis={p1}, fill_value={p2})", "R.take({a}, {p0}, {p1}, {p2})"),
+    # (the indices an array: JAX refuses a list there)
+    "take": ("xnp.take({a}, np.array({p0}), axis={p1}, fill_value={p2})",
+             "R.take({a}, {p0}, {p1}, {p2})"),
     "at_set": ("{a}.at[{p0}].set({b})", "R.at_set({a}, np.s_[{p0}], {b})"),
     "at_add": ("{a}.at[{p0}].add({b})", "R.at_add({a}, np.s_[{p0}], {b})"),
-    "at_mul": ("{a}.at[{p0}].mul({b})", "R.at_mul({a}, np.s_[{p0}], {b})"),
+    # (unique positions, promised: JAX differentiates the updates only then)
+    "at_mul": ("{a}.at[{p0}].mul({b}, unique_indices=True)", "R.at_mul({a}, np.s_[{p0}], {b})"),
     "at_min": ("{a}.at[{p0}].min({b})", "R.at_min({a}, np.s_[{p0}], {b})"),
     "at_max": ("{a}.at[{p0}].max({b})", "R.at_max({a}, np.s_[{p0}], {b})"),
     # inside a fori_loop body: {i} is the (traced) loop index, p0 the length of axis 0

@@ -384,7 +384,8 @@ class _Gen:
     def gen_scatter(self, scope, depth):
         a, sa = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))
         kind = self.choice(SCATTER)
-        idx = self.index_expr(sa, unique=kind in ("at_set", "at_min", "at_max"), oob=True)
+        idx = self.index_expr(sa, unique=kind in ("at_set", "at_min", "at_max", "at_mul"),
+                               oob=True)
         target = R.jax_positions(sa, eval(f"np.s_[{idx}]"), drop=True).shape
         b = self.pick_exact(scope, self.bcast_to_shape(target))
         return self.emit(scope, self.fresh(), kind, (a, b), (idx,))

@@ -24,6 +24,7 @@ promise's cotangent: see `_point_gather`).
     Array([[4., 5.], [0., 1.]])
 """
 import enum
+import functools
 from typing import NamedTuple, Tuple
 
 import numpy as np
@@ -367,7 +368,8 @@ def _combining(op):
 
     def scatter_op(operand, scatter_indices, updates, dimension_numbers, *,
                    indices_are_sorted=False, unique_indices=False, mode=None):
-        return _bind_scatter(f"scatter_{op}", point, operand, scatter_indices, updates,
+        how = functools.partial(point, unique_indices=unique_indices) if op == "mul" else point
+        return _bind_scatter(f"scatter_{op}", how, operand, scatter_indices, updates,
                              dimension_numbers, mode)
     scatter_op.__name__ = scatter_op.__qualname__ = f"scatter_{op}"
     scatter_op.__doc__ = (

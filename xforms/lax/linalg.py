@@ -45,8 +45,9 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
 
 def lu(x):
     """-> (lu, pivots, permutation): L (unit, strictly below) and U packed in `lu`, LAPACK's
-    zero-based row interchanges and the permutation with x[permutation] = L @ U."""
-    return tuple(_pl.lu(matrix_operand("lu", x)))
+    zero-based row interchanges and the permutation with x[permutation] = L @ U; x is
+    (..., m, n), with min(m, n) pivots."""
+    return tuple(_pl.lu(matrix_operand("lu", x, square=False)))
 
 
 def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):

@@ -1,8 +1,9 @@
-"""Shared helpers of `xforms.numpy`: turning inputs into IR operands with JAX's promotion,
-and `asarray` itself (every operand may be a nested list holding traced values, which
-becomes one stacked array: the bottom of the numpy layer, so it imports none of its modules).
+"""Shared helpers of `xforms.numpy`: turning inputs into IR operands with JAX's promotion
+(a list is refused there, as JAX refuses it), and `asarray` itself (a nested list holding
+traced values becomes one stacked array): the bottom of the numpy layer, so it imports none
+of its modules.
 
-    >>> asarray_operand([x, 2.0 * x])      # traced x of shape (3,): one traced (2, 3) array
+    >>> asarray([x, 2.0 * x])      # traced x of shape (3,): one traced (2, 3) array
 """
 import builtins
 import functools
@@ -51,23 +52,48 @@ def aval(x):
 
 def asarray_operand(x):
     """A Tracer, a NumPy array/scalar or a Python scalar, validated.  Every xnp function
-    takes its array operands through here: a list or tuple holding traced values becomes
-    one traced array (stacked, as `xnp.asarray` does), so its derivative is kept.
+    takes its array operands through here.  A list or tuple is refused, as JAX refuses it
+    (`jnp.sin([1., 2.])` is a TypeError: a list may be ragged or hold traced values, and
+    converting it on every call is slow); `xnp.asarray` and `xnp.array` take lists.
 
-        >>> xf.grad(lambda x: xnp.sum([x, 2.0 * x]))(1.0)
-        Array(3.)
+        >>> asarray_operand([1.0, 2.0])     # ListOperandError; the public function names itself
     """
     if isinstance(x, Tracer) or is_python_scalar(x):
         return x
-    if isinstance(x, (list, tuple)) and has_tracer(x):
-        return asarray(x)
+    if isinstance(x, (list, tuple)):
+        raise ListOperandError(x)
     return core.canonical_value(x)
 
 
-def has_tracer(seq):
-    """Does a (nested) list or tuple hold a traced value?"""
-    return builtins.any(isinstance(v, Tracer) or (isinstance(v, (list, tuple)) and has_tracer(v))
-                        for v in seq)
+def check_arraylike(*values):
+    """JAX's check for arguments that are not operands but must be arrays or scalars all the
+    same (repeat's counts, insert's positions, full's fill value): lists refused."""
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            raise ListOperandError(v)
+
+
+class ListOperandError(TypeError):
+    """A list or tuple where an array operand belongs; `returns_arrays` turns it into JAX's
+    TypeError naming the public function and the argument's position."""
+
+    def __init__(self, value):
+        super().__init__(f"this xforms function requires ndarray or scalar arguments, got "
+                         f"{type(value)}: convert it with xnp.asarray first (as JAX)")
+        self.value = value
+
+
+def _list_error(name, err, args, kwargs):
+    """JAX's message for a list argument of `name`, with the way out."""
+    where = next((f"at position {i}" for i, a in enumerate(args) if a is err.value), None)
+    where = where or next((f"at position {j} of argument {i}" for i, a in enumerate(args)
+                           if isinstance(a, (list, tuple))
+                           for j, v in enumerate(a) if v is err.value), None)
+    where = where or next((f"in argument {k!r}" for k, a in kwargs.items()
+                           if a is err.value), "")
+    return TypeError(f"{name} requires ndarray or scalar arguments, got {type(err.value)} "
+                     f"{where}. Convert it with xnp.asarray (JAX refuses lists and tuples "
+                     "here: they may be ragged or hold traced values)".replace("  ", " "))
 
 
 _WEAK_PYTHON = {np.dtype(np.int64): int, np.dtype(np.float64): float,
@@ -327,9 +353,19 @@ def returns_arrays(fn):
         try:
             return wrap_result(fn(*args, **kwargs))
         except (TypeError, ValueError, IndexError) as e:
-            add_user_location(e)
+            locate_public_error(fn.__name__, e, args, kwargs)
             raise
     return wrapped
+
+
+def locate_public_error(name, err, args, kwargs):
+    """Before a public function `name` re-raises `err`: the user's source line added; a list
+    where an array belongs raised instead as JAX's TypeError naming `name`."""
+    if isinstance(err, ListOperandError):
+        named = _list_error(name, err, args, kwargs)
+        add_user_location(named)
+        raise named from None
+    add_user_location(err)
 
 
 def dtype_arg(dtype):

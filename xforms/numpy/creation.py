@@ -9,7 +9,8 @@ from ..core.avals import promote_types
 from ..core.trace import Tracer
 from ..primitives import conversion
 from ..primitives import structural as st
-from ._util import asarray, aval, asarray_operand, convert, dtype_arg, wrap_result
+from ._util import (asarray, aval, asarray_operand, check_arraylike, convert, dtype_arg,
+                    wrap_result)
 
 
 def array(a, dtype=None, copy=True, order="K", ndmin=0):
@@ -47,6 +48,7 @@ def ones(shape, dtype=None):
 
 
 def full(shape, fill_value, dtype=None):
+    check_arraylike(fill_value)
     shape = _shape(shape)
     if isinstance(fill_value, Tracer):
         v = convert(fill_value, dtype_arg(dtype)) if dtype is not None else fill_value
@@ -84,6 +86,7 @@ def ones_like(a, dtype=None, shape=None):
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
+    check_arraylike(fill_value)
     if isinstance(fill_value, Tracer):
         return full(aval(a).shape if shape is None else shape, fill_value,
                     dtype or aval(a).dtype)

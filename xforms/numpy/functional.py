@@ -14,7 +14,7 @@ from ..transforms.tracing import flatten_args, trace_flat
 from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_unflatten
 from . import manipulation as man
-from ._util import aval, asarray_operand, broadcast_to, canon_axis
+from ._util import aval, asarray, asarray_operand, broadcast_to, canon_axis
 
 
 def _map0(f, *xs):
@@ -38,7 +38,7 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
     def wrapped(*args, **kwargs):
         excl = {i for i in excluded if isinstance(i, int)}
         idx = [i for i in range(len(args)) if i not in excl]
-        arrs = [asarray_operand(args[i]) for i in idx]
+        arrs = [asarray(args[i]) for i in idx]          # (lists too, as JAX)
         shape = tuple(np.broadcast_shapes(*(aval(a).shape for a in arrs))) if arrs else ()
         arrs = [broadcast_to(a, shape) for a in arrs]
 

@@ -17,7 +17,8 @@ from ..primitives import structural as st
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, broadcast_to, canon_axes, canon_axis, convert
+from ._util import (aval, asarray_operand, broadcast_to, canon_axes, canon_axis,
+                    check_arraylike, convert)
 from .indexing import take
 
 
@@ -53,6 +54,7 @@ def insert(arr, obj, values, axis=None):
         >>> xf.vmap(lambda i: xnp.insert(xnp.arange(3), i, 9))(np.array([0, 2]))
         [[9, 0, 1, 2], [0, 1, 9, 2]]
     """
+    check_arraylike(obj)
     arr, values = asarray_operand(arr), asarray_operand(values)
     if axis is None:
         arr, axis = man.ravel(arr), 0
@@ -106,6 +108,7 @@ def _inserted_order(idx, n):
 
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     """arr without the static positions obj along axis."""
+    check_arraylike(obj)
     arr = asarray_operand(arr)
     if axis is None:
         arr, axis = man.ravel(arr), 0
@@ -289,6 +292,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     `total_repeat_length` the result has that length (cut, or padded with the last
     element, as jax.numpy's) and the counts may be traced.
     >>> xnp.repeat(xnp.arange(2), 2)    # [0, 0, 1, 1]"""
+    check_arraylike(repeats)
     a = asarray_operand(a)
     if axis is None:
         a, axis = man.ravel(a), 0

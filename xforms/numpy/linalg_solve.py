@@ -12,7 +12,6 @@ from ..primitives.custom import LazyJaxpr, custom_jvp_call_p
 from ..primitives.linalg import factor as pl
 from ..primitives.structural import iota
 from ..primitives.linalg.batched import diagonal, h, mT
-from ..transforms.jvp import instantiate, jvp_eval
 from ..transforms.tracing import trace_cached
 from ..core.avals import broadcast_shapes
 from . import reductions as red
@@ -20,6 +19,7 @@ from . import ufuncs
 from ._util import (asarray_operand, aval, broadcast_to, convert, float_of, promote_dtypes,
                     returns_arrays)
 from .creation import eye
+from .cumulative import cumprod
 from .linalg_decomp import SlogdetResult, matrix_operand, svd
 from .linalg_ops import matmul
 from .manipulation import expand_dims, moveaxis, reshape, squeeze
@@ -134,17 +134,40 @@ def _det_by_slogdet(a):
     return ufuncs.multiply(sign, ufuncs.exp(logabs).astype(aval(sign).dtype))
 
 
-def _det_lu_product(a):
-    """The product of U's diagonal signed by the pivots' parity: its derivative (product
-    rule) is right at singular matrices too, where log|det|'s is not."""
-    a, d, odd = _lu_parts("det", a)
-    p = red.prod(d, axis=-1)
-    return ufuncs.where(odd, ufuncs.negative(p), p)
+def _cofactor_solve(a, b):
+    """(det(a), adj(a) @ b) by LU, finite where a has rank n - 1 too (JAX's rule for det's
+    derivative): with a[perm] = L U, adj(a) b = det(a) U^-1 L^-1 b[perm], and the last row
+    of that needs det(a) / U[n-1, n-1] = (the product of U's other diagonal entries), so U's
+    corner is replaced by that product's reciprocal and the other rows are scaled by det(a).
+    Below rank n - 1 the adjugate is 0 (JAX's filter: U^-1 is not finite there).
+
+        >>> _cofactor_solve(np.array([[1., 2.], [2., 4.]]), np.eye(2))[1]   # [[4, -2], [-2, 1]]
+    """
+    n = aval(a).shape[-1]
+    lu_, piv, perm = pl.lu(a)
+    swaps = red.sum(ufuncs.not_equal(piv, iota(np.int32, (n,))), axis=-1)
+    sign = ufuncs.subtract(1, ufuncs.multiply(2, ufuncs.remainder(swaps, 2)))
+    partial = ufuncs.multiply(cumprod(diagonal(lu_), axis=-1),
+                              expand_dims(sign.astype(aval(lu_).dtype), -1))
+    det = partial[..., -1]
+    corner = ufuncs.logical_and(ufuncs.equal(iota(np.int32, (n, n), 0), n - 1),
+                                ufuncs.equal(iota(np.int32, (n, n), 1), n - 1))
+    u = ufuncs.where(corner, ufuncs.reciprocal(partial[..., -2])[..., None, None], lu_)
+    ones = broadcast_to(np.ones((n, 1), aval(lu_).dtype), aval(lu_).shape[:-1] + (1,))
+    low_rank = red.any(ufuncs.logical_not(ufuncs.isfinite(pl.triangular_solve(
+        u, ones, left_side=True, lower=False))), axis=(-2, -1))[..., None, None]
+    x = ufuncs.where(low_rank, 0, pl.permute_rows(b, perm))
+    x = pl.triangular_solve(lu_, x, left_side=True, lower=True, unit_diagonal=True)
+    rows = iota(np.int32, (n, 1), 0)
+    x = ufuncs.where(ufuncs.less(rows, n - 1), ufuncs.multiply(x, det[..., None, None]), x)
+    x = pl.triangular_solve(u, x, left_side=True, lower=False)
+    return det, ufuncs.where(low_rank, 0, x)
 
 
 def _det(a):
-    """det's value by slogdet, its tangent the LU product's; the rule calls _det again, so
-    every order of derivative goes through it."""
+    """det's value by slogdet, its tangent tr(adj(a) da) (_cofactor_solve: finite at
+    singular matrices, as JAX's); the rule calls _det again, so every order of derivative
+    goes through it."""
     if core.current_trace() is core.eval_trace:    # no derivative asked: the value alone
         return _det_by_slogdet(a)
     in_avals = [core.get_aval(a)]
@@ -152,12 +175,10 @@ def _det(a):
     assert not consts, "det's value takes no constants"
 
     def rule():
-        product, _ = trace_cached(None, lambda x: [_det_lu_product(x)], in_avals)
-
         def jvp(x, dx):
-            _, (t,) = jvp_eval(product.jaxpr, product.consts, [x], [dx])
-            return [_det(x), instantiate(t)]
-        # the LU rules' masks stay closed over (the rule's operands are only (x, dx))
+            z = _cofactor_solve(x, dx)[1]
+            return [_det(x), red.sum(diagonal(z), axis=-1)]
+        # the rule's masks stay closed over (its operands are only (x, dx))
         return trace_cached(None, jvp, in_avals * 2)[0]
     return custom_jvp_call_p.bind(a, call_jaxpr=call, jvp_jaxpr_thunk=LazyJaxpr(rule, "det"),
                                   num_consts=0, name="det")[0]

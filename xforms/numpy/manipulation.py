@@ -1,10 +1,11 @@
 """Shape functions of `xforms.numpy`."""
 import builtins
+import warnings
 
 import numpy as np
 
 from ..primitives import structural as st
-from ._util import (aval, asarray_operand, broadcast_to, canon_axis, promote_keep_shapes,
+from ._util import (aval, asarray, asarray_operand, broadcast_to, canon_axis, promote_keep_shapes,
                     stack_new_axis)
 
 
@@ -200,17 +201,27 @@ def flipud(m):
 
 
 def shape(a):
-    return aval(a).shape
+    return aval(_deprecated_list("shape", a)).shape
 
 
 def ndim(a):
-    return aval(a).ndim
+    return aval(_deprecated_list("ndim", a)).ndim
+
+
+def _deprecated_list(name, a):
+    """JAX still takes a list in shape/ndim/size, with a DeprecationWarning."""
+    if not isinstance(a, (list, tuple)):
+        return a
+    warnings.warn(f"{name} requires ndarray or scalar arguments, got {type(a)} at position 0. "
+                  "In a future JAX release this will be an error.", DeprecationWarning,
+                  stacklevel=3)
+    return asarray(a)
 
 
 def size(a, axis=None):
     """The number of elements, or along `axis` (an int or a tuple of them: the product).
     >>> xnp.size(xnp.ones((2, 3)), 1)   # 3"""
-    shape = aval(asarray_operand(a)).shape
+    shape = aval(_deprecated_list("size", a)).shape
     if axis is None:
         return int(np.prod(shape, dtype=np.int64))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)

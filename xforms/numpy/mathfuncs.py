@@ -12,7 +12,7 @@ from ..primitives import elementwise as ew
 from ..primitives.special import functions as special
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, const_weak, convert, float_of, promote, with_weak
+from ._util import aval, asarray, asarray_operand, const_weak, convert, float_of, promote, with_weak
 
 
 def _zeros_like_bool(x):
@@ -293,8 +293,9 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def array_equal(a1, a2, equal_nan=False):
-    """Same shape and elements (a Python-level False when the shapes differ, as an array)."""
-    a1, a2 = asarray_operand(a1), asarray_operand(a2)
+    """Same shape and elements (a Python-level False when the shapes differ, as an array);
+    lists are taken, as JAX takes them here."""
+    a1, a2 = asarray(a1), asarray(a2)
     if aval(a1).shape != aval(a2).shape:
         return np.bool_(False)
     eq = uf.equal(a1, a2)
@@ -304,8 +305,8 @@ def array_equal(a1, a2, equal_nan=False):
 
 
 def array_equiv(a1, a2):
-    """Shape-consistent (broadcastable) and equal."""
-    a1, a2 = asarray_operand(a1), asarray_operand(a2)
+    """Shape-consistent (broadcastable) and equal (lists taken, as array_equal)."""
+    a1, a2 = asarray(a1), asarray(a2)
     try:
         np.broadcast_shapes(aval(a1).shape, aval(a2).shape)
     except ValueError:

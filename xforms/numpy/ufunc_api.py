@@ -19,8 +19,8 @@ import numpy as np
 
 from . import cumulative, indexing, joining, manipulation as man, reductions as red
 from . import array_api, mathfuncs, ufuncs as uf
-from ._util import (add_user_location, asarray_operand, aval, canon_axis, canon_axes, convert,
-                    dtype_arg, returns_arrays, wrap_result)
+from ._util import (asarray_operand, aval, canon_axis, canon_axes, convert, dtype_arg,
+                    locate_public_error, returns_arrays, wrap_result)
 
 
 class ufunc:
@@ -292,7 +292,7 @@ def _public_call(fn, name):
         try:
             return wrap_result(fn(x) if y is _UNARY else fn(x, y))
         except (TypeError, ValueError, IndexError) as e:
-            add_user_location(e)
+            locate_public_error(name, e, (x, y), {})
             raise
     call.__name__ = call.__qualname__ = name
     call.__doc__ = fn.__doc__

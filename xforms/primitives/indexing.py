@@ -137,7 +137,7 @@ vmap_rules[gather_p] = _gather_vmap
 
 # --- scatter_add and scatter (set) -------------------------------------------------------------
 def _scatter_aval(name):
-    def rule(x, u, *idx, axes, mode):
+    def rule(x, u, *idx, axes, mode, **flags):
         if mode not in SCATTER_MODES:
             raise TypeError(f"{name}: mode must be one of {SCATTER_MODES}, got {mode!r}")
         expect = _gather_aval(x, *idx, axes=axes)
@@ -151,7 +151,7 @@ def _scatter_aval(name):
 def _scatter_impl(ufunc):
     """The NumPy impl of a scatter combining by `ufunc` (`ufunc.at`: every duplicate
     applies), or setting (`ufunc` None)."""
-    def impl(x, u, *idx, axes, mode):
+    def impl(x, u, *idx, axes, mode, **flags):
         out = np.array(x, copy=True)
         view = _front(out, axes)
         if mode == "drop":
@@ -226,11 +226,11 @@ transpose_rules[scatter_p] = _scatter_transpose
 
 
 def _scatter_vmap(prim):
-    def rule(args, dims, *, axes, mode):
+    def rule(args, dims, *, axes, mode, **flags):
         args, bidx, _ = _batch_all(args, dims, 2)
         x, u, *idx = args
         return [prim.bind(x, u, bidx, *idx, axes=(0,) + tuple(a + 1 for a in axes),
-                          mode=mode)], [0]
+                          mode=mode, **flags)], [0]
     return rule
 
 
@@ -249,7 +249,7 @@ def _combining(name, ufunc, monoid):
         x, u, *indices, axes=tuple(int(a) for a in axes), mode=mode)
 
 
-scatter_mul_p, scatter_mul = _combining("scatter_mul", np.multiply, "prod")
+scatter_mul_p, _ = _combining("scatter_mul", np.multiply, "prod")
 scatter_min_p, scatter_min = _combining("scatter_min", np.minimum, "min")
 scatter_max_p, scatter_max = _combining("scatter_max", np.maximum, "max")
 
@@ -269,41 +269,38 @@ def _reached(x, u, idx, axes, mode):
     return ok, scatter_add(_like(x, 0), _like(u, 1), idx, axes, mode)
 
 
-def _others(x, u, idx, axes, mode):
-    """Per update, the product of the other updates at its position (no division by a
-    zero update: zeros are counted, the nonzero ones multiplied)."""
-    zero = ew_eq(u, _like(u, 0))
-    nonzero = select_n(zero, u, _like(u, 1))
-    zeros_at = gather(scatter_add(_like(x, 0), select_n(zero, _like(u, 0), _like(u, 1)),
-                                  idx, axes, mode), idx, axes)
-    prod_at = gather(scatter_mul(_like(x, 1), nonzero, idx, axes, mode), idx, axes)
-    none = ew_eq(zeros_at, _like(u, 0))
-    one = ew_eq(zeros_at, _like(u, 1))
-    return select_n(zero, select_n(none, _like(u, 0), div(prod_at, nonzero)),
-                    select_n(one, _like(u, 0), prod_at))
+def scatter_mul(x, u, indices, axes, mode="clip", unique_indices=False):
+    """x with the updates multiplied in; `unique_indices` (JAX's flag, a promise that no two
+    updates share a position) is what makes the updates differentiable, as in JAX."""
+    return scatter_mul_p.bind(x, u, *indices, axes=tuple(int(a) for a in axes), mode=mode,
+                              unique_indices=bool(unique_indices))
 
 
-def _scatter_mul_jvp(primals, tangents, *, axes, mode):
-    """JAX's rule (x' scattered by the same products; u' times the operand), for duplicate
-    indices too: u[k]' is multiplied by the other updates at its position."""
+def _scatter_mul_jvp(primals, tangents, *, axes, mode, unique_indices):
+    """JAX's rule: x' scattered by the same products, u' times the operand -- which is the
+    derivative only where no two updates share a position, so without `unique_indices` a
+    tangent of the updates raises JAX's NotImplementedError (the product of the other updates
+    at a position is not differentiable to every order through zeros by a scatter)."""
     x, u, *idx = primals
-    ans = scatter_mul(x, u, idx, axes, mode)
+    ans = scatter_mul(x, u, idx, axes, mode, unique_indices)
     tx, tu = tangents[0], tangents[1]
     if isinstance(tx, Zero) and isinstance(tu, Zero):
         return [ans], [Zero(core.get_aval(ans).strip_weak())]
-    out = None if isinstance(tx, Zero) else scatter_mul(tx, u, idx, axes, mode)
+    out = None if isinstance(tx, Zero) else scatter_mul(tx, u, idx, axes, mode, unique_indices)
     if not isinstance(tu, Zero):
-        du = scatter_add(_like(x, 0), mul(tu, _others(x, u, idx, axes, mode)), idx, axes, mode)
-        du = mul(x, du)
+        if not unique_indices:
+            raise NotImplementedError(
+                "scatter_mul gradients are only implemented if `unique_indices=True`")
+        du = mul(x, scatter_add(_like(x, 0), tu, idx, axes, mode))
         out = du if out is None else add(out, du)
     return [ans], [out]
 
 
-def _scatter_mul_transpose(ct, x, u, *idx, axes, mode):
+def _scatter_mul_transpose(ct, x, u, *idx, axes, mode, unique_indices):
     if is_undefined(u):
         raise NotImplementedError("scatter_mul is not linear in its updates")
     ct_x = None if isinstance(ct, Zero) or not is_undefined(x) else \
-        scatter_mul(ct, u, idx, axes, mode)
+        scatter_mul(ct, u, idx, axes, mode, unique_indices)
     return [ct_x, None] + [None] * len(idx)
 
 

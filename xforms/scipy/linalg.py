@@ -107,22 +107,19 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     return _unvec(x, vec)
 
 
-def _square_lu(name, a):
-    a = _matrix(name, a, square=False)
-    m, n = _aval(a).shape[-2:]
-    if m != n:
-        raise NotImplementedError(f"{name}: LU of non-square matrices (shape {_aval(a).shape}) "
-                                  "is not provided by xforms")
-    return a
-
-
 @_returns
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
-    """(p, l, u) with a = p @ l @ u (or (p @ l, u) with permute_l); square matrices."""
-    a = _square_lu("lu", a)
+    """(p, l, u) with a = p @ l @ u (or (p @ l, u) with permute_l); a is (..., m, n), l is
+    (..., m, k) and u (..., k, n) with k = min(m, n).
+
+    >>> p, l, u = xf.scipy.linalg.lu(np.array([[1., 2., 3.], [4., 5., 6.]]))
+    """
+    a = _matrix("lu", a, square=False)
+    m, n = _aval(a).shape[-2:]
+    k = min(m, n)
     lu_, _, perm = _pl.lu(a)
-    l = _ew.add(_tril(lu_, -1), _eye_like(lu_))
-    u = _triu(lu_)
+    l = _ew.add(_tril(lu_[..., :k], -1), _eye_like(lu_[..., :k]))
+    u = _triu(lu_[..., :k, :])
     # real as JAX's (float64 for complex128): a permutation has no imaginary part
     p = _mT(_pl.permutation_matrix(perm, np.finfo(_aval(a).dtype).dtype))
     if permute_l:
@@ -132,9 +129,9 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
 
 @_returns
 def lu_factor(a, overwrite_a=False, check_finite=True):
-    """(lu, piv): packed L and U, zero-based row interchanges (LAPACK's getrf)."""
-    a = _square_lu("lu_factor", a)
-    lu_, piv, _ = _pl.lu(a)
+    """(lu, piv): packed L and U, zero-based row interchanges (LAPACK's getrf); a is
+    (..., m, n)."""
+    lu_, piv, _ = _pl.lu(_matrix("lu_factor", a, square=False))
     return lu_, piv
 
 

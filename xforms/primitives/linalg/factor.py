@@ -22,7 +22,7 @@ from ...transforms.vmap import bdim_to_front, vmap_rules
 from .. import elementwise as ew
 from ...core.facts import declare
 from ...core.registry import exempt, primitive
-from .batched import (check_matrix, const_like, eye_like, h, mm, mT, conj, nan_like, shape,
+from .batched import (check_matrix, const_like, dtype, eye_like, h, mm, mT, conj, nan_like, shape,
                       to_dtype, tril, triu)
 
 
@@ -204,8 +204,46 @@ def _lu_impl(a):
 
 def lu(a):
     """-> (lu, pivots, permutation): L (unit lower, below the diagonal) and U packed in `lu`,
-    a[permutation] = L @ U."""
-    return lu_p.bind(a)
+    a[permutation] = L @ U.  `a` is (..., m, n): a rectangular one as LAPACK's getrf factors
+    it (min(m, n) pivots, a permutation of m), by the square primitive, so its derivative,
+    batching and both backends are the square one's.
+
+        >>> lu(np.array([[1., 2., 3.], [4., 5., 6.]]))[0]     # [[4, 5, 6], [.25, .75, 1.5]]
+    """
+    m, n = shape(a)[-2:]
+    if m == n:
+        return lu_p.bind(a)
+    return _lu_wide(a) if m < n else _lu_tall(a)
+
+
+def _lu_wide(a):
+    """m < n: the pivots are those of the leading m x m block (a step's pivot is chosen in its
+    own column); U's other columns are L^-1 P of a's."""
+    from ..structural import concatenate, slice as slice_
+    sh = shape(a)
+    m, nd = sh[-2], len(sh)
+    lu_, piv, perm = lu_p.bind(slice_(a, (0,) * nd, sh[:-1] + (m,)))
+    rest = triangular_solve(lu_, permute_rows(slice_(a, (0,) * (nd - 1) + (m,), sh), perm),
+                            left_side=True, lower=True, unit_diagonal=True)
+    return [concatenate([lu_, rest], nd - 1), piv, perm]
+
+
+def _lu_tall(a):
+    """m > n: a with m - n columns appended that leave its n pivot steps as they are and
+    pivot in place after them -- zeros, for the permutation; then, so that U stays
+    invertible for the derivative, the columns whose rows n.. in pivoted order are the
+    identity: [a, E] with E[r, j] = (perm[n + j] == r) factors as [L, (0; I)] (U, 0; 0, I)."""
+    from ..structural import broadcast_in_dim, concatenate, iota, pad, slice as slice_
+    sh = shape(a)
+    m, n, nd = sh[-2], sh[-1], len(sh)
+    zeros = pad(a, np.zeros((), dtype(a)), [(0, 0, 0)] * (nd - 1) + [(0, m - n, 0)])
+    perm = lu_p.bind(zeros)[2]
+    tail = slice_(perm, (0,) * (nd - 2) + (n,), sh[:-1])
+    ext = sh[:-1] + (m - n,)
+    e = ew.eq(broadcast_in_dim(tail, ext, tuple(range(nd - 2)) + (nd - 1,)),
+              iota(np.int32, ext, nd - 2))
+    lu_, piv, perm = lu_p.bind(concatenate([a, to_dtype(e, dtype(a))], nd - 1))
+    return [slice_(lu_, (0,) * nd, sh), slice_(piv, (0,) * (nd - 1), sh[:-2] + (n,)), perm]
 
 
 def permutation_matrix(perm, dt):
