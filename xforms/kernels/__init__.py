@@ -11,6 +11,7 @@ never pays for it.
 `BACKENDS` lists the backends this package provides; `xforms.jit` reads it when it first
 compiles (this package imports nothing from `xforms.jit`: no import cycle).
 """
+from .runtime import threads  # noqa: F401  (its spin settings, before any library loads)
 from .loops import lower_bitwise  # noqa: F401  (scalar rules of the bit shifts)
 from .cpu import backend as _cpu
 from .cpu.backend import CpuExecutable, compile_cpu

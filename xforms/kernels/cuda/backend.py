@@ -26,6 +26,7 @@ from xforms.core.memo import Memo
 from ..build import codecache  # noqa: F401  (loop rules)
 from ..prepare import scalarize_loops  # noqa: F401  (loop rules)
 from .. import user_prims  # noqa: F401  (loop rules)
+from ..cpu.backend import numba_side
 from ..codegen import dtype_str
 from ..plan.fusion import plan_program
 from ..prepare.passes import prepare
@@ -81,6 +82,7 @@ def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
     """ClosedJaxpr -> Program (source text; nothing compiled, no device needed).
     `dev_scalars`: positions of rank-0 inputs passed as one-element device buffers (a
     DeviceArray from an earlier call) rather than by value."""
+    numba_side()         # (the op families' rules register with the Numba side)
     # small arrays in loop bodies as scalar carries (xforms/kernels/prepare/scalarize.py), as on the CPU:
     # an array-state ODE loop (stack, s[0]) then runs whole in one kernel, not as kernels
     # per iteration; a loop that is lane-local already keeps a thread per element

@@ -24,7 +24,11 @@ depend on the choice: reductions combine fixed per-chunk partials in order
 import os
 import time
 
-import numba
+# Numba, imported by the first AdaptiveThreads (`_load_numba`): importing this module must
+# not load it, since xforms.kernels imports it to put the spin settings below into the
+# environment before any library reads them, and a program of the direct LLVM path
+# (xforms/kernels/cpu/llvm/) never loads Numba
+numba = None
 
 _FIRST_PROBE = 8
 _MAX_INTERVAL = 1024
@@ -90,12 +94,20 @@ def calm_openblas_spin(environ=os.environ):
 calm_openblas_spin()
 
 
+def _load_numba():
+    global numba
+    if numba is None:
+        import numba as nb
+        numba = nb
+    return numba
+
+
 class AdaptiveThreads:
     """Call `kernel` with numba.set_num_threads(all or 1), the one measured faster."""
 
     def __init__(self, kernel, threads=None):
         self.kernel = kernel
-        self.all = max(1, threads or numba.config.NUMBA_NUM_THREADS)
+        self.all = max(1, threads or _load_numba().config.NUMBA_NUM_THREADS)
         self.mode = self.all
         self.times = {}                 # threads -> wall time of a call (s), of `recent`
         self.recent = {}                # threads -> the last _RECENT calls' times
@@ -115,7 +127,7 @@ class AdaptiveThreads:
         """Call `kernel` (the threaded variant of the current, serial one) from now on,
         measuring all threads against one as at the start."""
         self.kernel = kernel
-        self.all = self.mode = max(1, threads or numba.config.NUMBA_NUM_THREADS)
+        self.all = self.mode = max(1, threads or _load_numba().config.NUMBA_NUM_THREADS)
         self.times, self.recent, self.interval = {}, {}, _FIRST_PROBE
         self.next_probe = self.calls + 2
         self.warm = False
