@@ -167,16 +167,9 @@ class _Module:
             self.emit(f"call void @Py_DecRef(ptr {b})")
         self.emit("ret ptr null")
         self.lines.append("fill:")
-        nulls = []
         for k, b in enumerate(boxed):     # SetItem steals the reference (and takes a NULL)
             self.emit(f"call i32 @PyTuple_SetItem(ptr %tuple, i64 {k}, ptr {b})")
-            nulls.append(self.fresh())
-            self.emit(f"{nulls[-1]} = icmp eq ptr {b}, null")
-        bad = nulls[0]
-        for z in nulls[1:]:
-            acc = self.fresh()
-            self.emit(f"{acc} = or i1 {bad}, {z}")
-            bad = acc
+        bad = self._any([f"icmp eq ptr {b}, null" for b in boxed])
         self.emit(f"br i1 {bad}, label %drop, label %done")
         self.lines.append("drop:")            # a float could not be made: no half tuple
         self.emit("call void @Py_DecRef(ptr %tuple)")
