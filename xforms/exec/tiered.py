@@ -259,6 +259,8 @@ def in_process(closed):
     LLVM IR (xforms/kernels/cpu/llvm/: float32/float64 scalars in and out, no constants), so
     that starting the compile worker for it would only cost: a cheap necessary test (a
     program it passes that the backend then gives Numba starts the worker when it asks).
+    Array programs always start the worker, those the direct path compiles too (it cannot
+    be told from the jaxpr which of them it takes: the plan decides).
 
     >>> in_process(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(0.5))
     True

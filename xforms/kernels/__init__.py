@@ -1,9 +1,10 @@
 """The compilers: IR -> fusion plan -> a kernel (docs/DESIGN.md, "The layer map").
 
 The CPU backend (cpu/backend.py) plans a program, then compiles it straight from LLVM IR
-where the direct path takes it (cpu/llvm/: straight-line scalar programs) or emits Python
-source that Numba compiles (cpu/module.py, build/codecache.py); the CUDA backend (cuda/)
-always goes through Numba.  Importing this package imports no Numba: the Numba side (Numba
+where the direct path takes it (cpu/llvm/: straight-line scalar programs, fused
+elementwise loops and reductions over float arrays) or emits Python source that Numba
+compiles (cpu/module.py, build/codecache.py); the CUDA backend (cuda/) always goes through
+Numba (its `emit_program` loads the Numba side).  Importing this package imports no Numba: the Numba side (Numba
 and xforms' patches to it, the emitters and every op family's rules) is imported by the
 first program that needs it (`cpu.backend.numba_side`), so a program of the direct path
 never pays for it.
@@ -25,16 +26,7 @@ def _op_rules():
 _cpu.NUMBA_SETUP.append(_op_rules)
 
 
-def _numba_first(compile_fn):
-    """`compile_fn` (a backend that always compiles with Numba) after the Numba side."""
-    def compile(closed, options=None):
-        _cpu.numba_side()
-        return compile_fn(closed, options)
-    return compile
-
-
 #: name -> keyword arguments of `xforms.jit.register_backend`, read by `xforms.jit`
-BACKENDS = {"cpu": {"compile_fn": compile_cpu},
-            "cuda": {**_cuda.BACKEND, "compile_fn": _numba_first(_cuda.BACKEND["compile_fn"])}}
+BACKENDS = {"cpu": {"compile_fn": compile_cpu}, "cuda": _cuda.BACKEND}
 
 __all__ = ["BACKENDS", "compile_cpu", "CpuExecutable"]
