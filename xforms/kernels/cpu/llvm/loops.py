@@ -20,8 +20,9 @@ operations xforms/kernels/cpu/llvm/scalar.py spells, reads at affine (or clamped
 no reductions (yet), no consts; refused as well is a loop the Numba path prints otherwise,
 so that the results stay the Numba kernel's bit for bit: a loop that threads would pay for
 (xforms/kernels/cpu/chunking.py: Numba runs it under prange over the thread pool) and a loop
-of 64+ elements calling a function of xforms/kernels/libm/vecmath (Numba calls the
-vectorisable polynomial there, not libm).
+of 64+ elements calling sin, cos or tan (Numba calls the bounded polynomial there in a loop
+redone with libm on a nan).  A loop of 64+ elements calls the vectorisable polynomial of
+xforms/kernels/libm/vecmath as Numba's does, translated from its source (`vecmath`).
 """
 import numpy as np
 
@@ -29,12 +30,13 @@ from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, 
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import REDUCTIONS
+from ...prepare.shape_symbols import is_symbolic
 from ..chunking import _threads_pay
 from ..nest import _peeling
 from ..loop_cost import element_ns
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS
-from . import numpy_abi, reductions
+from . import numpy_abi, reductions, vecmath
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY = {"float": 11, "double": 12}          # NumPy's type numbers (checked in numpy_abi)
@@ -243,9 +245,9 @@ class _Loops(_Module):
     # -- loops ---------------------------------------------------------------------------
     def _step(self, st):
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
-        for eqn, _ in st.body:
-            if eqn.prim in VECMATH and size >= VECMATH_MIN_ELEMENTS:
-                raise Refused("vector math")    # Numba's path calls the vector polynomial
+        # the vector polynomials where the Numba path calls them: 64+ elements, or a size that
+        # varies between calls (xforms/kernels/cpu/nest.py `vsize`)
+        self.vector_math = size >= VECMATH_MIN_ELEMENTS or is_symbolic(st.shape)
         if st.shape and _threads_pay(size, element_ns(st))[0]:
             raise Refused("a loop the Numba path threads")
         self.accs = reductions.accumulators(st)
@@ -376,6 +378,11 @@ class _Loops(_Module):
 
     def bind(self, var, name):
         self.values[var] = name
+
+    def _op(self, eqn, name, ty, args, r):
+        if self.vector_math and eqn.prim in VECMATH:
+            return vecmath.call(self, eqn.prim, ty, args, r)
+        return super()._op(eqn, name, ty, args, r)
 
     def operands(self, eqn, ty):
         return [self.expr(a, "i1" if ty == "i1" or eqn.prim.name == "select_n" and k == 0

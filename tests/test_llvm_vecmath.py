@@ -1,0 +1,137 @@
+"""Loops calling the vectorisable math of xforms/kernels/libm/vecmath, compiled from LLVM IR
+(xforms/kernels/cpu/llvm/vecmath.py translates each function's Python source) against the
+Numba kernel of the same program: bit for bit over special values, every function's range
+boundaries and random values, float32 and float64, lengths around the 64 elements from
+which both paths call the polynomials (libm below), non-contiguous inputs."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms.kernels.build import codecache
+from xforms.kernels.cpu import backend
+from xforms.kernels.cpu.llvm import engine, loops, scalar, vecmath
+from xforms.kernels.libm.vecmath import PUBLIC_FUNCTIONS, VECMATH, VECMATH_F32
+
+
+def first(x):
+    return xnp.exp(x), xnp.expm1(x), xnp.log(x), xnp.log1p(x), xnp.tanh(x)
+
+
+def second(x):
+    return xnp.sinh(x), xnp.cosh(x), xnp.arctan(x)
+
+
+def sigmoid(x):
+    return xf.nn.sigmoid(x) * 2.0
+
+
+# where each function's algorithm switches (clips, intervals, thresholds): each with its
+# neighbours in the dtype
+_EDGES = [709.782712893384, 709.79, 710.0, 710.4758600739439, 711.0, -708.4, -745.1332191019411,
+          -745.2, -746.0, -45.0, 5.551115123125783e-17, 3.725290298461914e-09, 22.0, 1e300,
+          -1.0, 0.4375, 0.6875, 1.1875, 2.4375, 0.34657359027997264, 0.6931471805599453,
+          1.4142135623730951, 0.7071067811865476, 2.2250738585072014e-308, 89.0, -104.0,
+          88.72283935546875, -103.97207641601562, 9.0, 2.0 ** -12, 2.0 ** -28, 2.0 ** -54,
+          1.1754943508222875e-38]
+
+
+def _pool(dt):
+    """Special values, the range boundaries and their neighbours, random values."""
+    info = np.finfo(dt)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, info.smallest_subnormal,
+               info.smallest_normal - info.smallest_subnormal, info.max, info.tiny, 1.0, 0.5, 2.0]
+    with np.errstate(over="ignore"):
+        edges = np.array(_EDGES + [-e for e in _EDGES], dt)
+    near = np.concatenate([edges, np.nextafter(edges, dt(np.inf)),
+                           np.nextafter(edges, dt(-np.inf))])
+    rng = np.random.default_rng(7)
+    lo = np.log10(float(info.smallest_subnormal))
+    mag = 10.0 ** rng.uniform(lo, np.log10(float(info.max)), 1200)
+    rand = np.concatenate([mag * rng.choice([-1.0, 1.0], 1200), rng.uniform(-12, 12, 600),
+                           rng.uniform(-750, 750, 200)])
+    with np.errstate(over="ignore"):
+        vals = np.concatenate([np.array(special, dt), np.array(special, dt) * -1, near,
+                               rand.astype(dt)])
+    return np.concatenate([vals, vals[::-1]])      # (each value at two offsets)
+
+
+def _same(got, want):
+    """The same bits, NaN for NaN (which NaN: see tests/test_llvm_loops.py)."""
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        nan = np.isnan(w)
+        assert np.array_equal(np.isnan(g), nan)
+        bad = np.flatnonzero((g != w) & ~nan | (np.signbit(g) != np.signbit(w)) & ~nan)
+        assert bad.size == 0, (bad[:5], g[bad[:5]], w[bad[:5]])
+
+
+def _kernels(f, x):
+    prep = backend._prepare(xf.make_jaxpr(f)(x), {"name": "t"})
+    assert prep.llvm_ir is not None, "the program should be in the emitter's class"
+    numba_kernel = codecache.compile_kernel(prep.mod, prep.h,
+                                            codecache.signature_of(prep.sig_spec))
+    return engine.compile_ir(prep.llvm_ir, scalar.WRAPPER), numba_kernel, prep.llvm_ir
+
+
+@pytest.mark.parametrize("f", [first, second, sigmoid])
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 1000])
+def test_vector_math_matches_numba_bit_for_bit(f, dt, n):
+    pool = _pool(dt)
+    if f is sigmoid and n < 2:     # (sizes 0, 1 are no symbols: libm, which lacks logistic)
+        assert backend._prepare(xf.make_jaxpr(f)(pool[:n]), {"name": "t"}).llvm_ir is None
+        return
+    fn, kernel, text = _kernels(f, pool[:n])
+    # 64+ elements: the polynomials; fewer: libm, except where the size is a symbol (a 1-D
+    # batch axis: it varies between calls), as in the Numba path (kernels/cpu/nest.py)
+    assert "@xf_vm" in text or n < 64
+    with np.errstate(all="ignore"):
+        for start in range(0, max(1, len(pool) - n + 1), max(n, 1) if n > 1 else 97):
+            x = pool[start:start + n]
+            _same(fn(x), kernel(x))
+
+
+def test_non_contiguous_inputs_are_converted():
+    x = _pool(np.float32)[:260]
+    g = xf.jit(lambda x: first(x)[4] * 2.0, tiered=False)
+    strided = x[::2]
+    exe = backend.compile_cpu(xf.make_jaxpr(lambda x: first(x)[4] * 2.0)(strided), {"name": "t"})
+    assert type(exe.kernel).__name__ == "builtin_function_or_method"
+    fn, kernel, _ = _kernels(lambda x: first(x)[4] * 2.0, strided)
+    with pytest.raises(TypeError):
+        fn(strided)
+    _same([g(strided)], [kernel(np.ascontiguousarray(strided))])
+
+
+@pytest.mark.parametrize("dt", ["float", "double"])
+def test_every_function_the_loops_call_translates(dt):
+    """Every function a loop of 64+ elements calls (except sin/cos/tan, whose loops the
+    Numba path guards and redoes with libm: refused) translates, and vectorises in a loop."""
+    for name in sorted(set(VECMATH.values())):
+        name = VECMATH_F32.get(name, name) if dt == "float" else name
+        decls, text = vecmath.function_ir(name, dt)
+        assert text.startswith(f'define internal {dt} @"xf_{name}_{dt}"')
+        assert name in PUBLIC_FUNCTIONS
+
+
+def test_vector_math_loops_vectorise():
+    """The optimised module holds packed arithmetic (AVX-512 host: 8/16 floats, 4/8 doubles;
+    SSE2 at least 4 floats / 2 doubles)."""
+    import llvmlite.binding as llvm
+    for dt, lanes in ((np.float32, "x float>"), (np.float64, "x double>")):
+        x = np.ones(1000, dt)
+        prep = backend._prepare(xf.make_jaxpr(lambda x: xnp.tanh(x) * xnp.exp(x))(x),
+                                {"name": "t"})
+        tm = engine._target_machine()
+        mod = llvm.parse_assembly(prep.llvm_ir)
+        mod.triple, mod.data_layout = tm.triple, str(tm.target_data)
+        engine._optimise(mod, tm)
+        assert f"fmul <" in str(mod) and lanes in str(mod), dt
+
+
+def test_trig_loops_stay_refused():
+    x = np.ones(128, np.float64)
+    prep = backend._prepare(xf.make_jaxpr(lambda x: xnp.sin(x) + 1.0)(x), {"name": "t"})
+    assert loops.lower(prep.plan) is None

@@ -1,0 +1,264 @@
+"""The vectorisable math of xforms/kernels/libm/vecmath on the direct LLVM path: each
+function's IR is translated from its Python source, the one the Numba path compiles.
+
+    decls, text = function_ir("vm_tanh", "double")   # `define internal double @xf_vm_tanh_double(double)`
+
+Why a translator and not a second table: the polynomials, their coefficients and the order
+of every operation live once, in libm/vecmath's plain-Python functions; the tiny typed
+intrinsics there (`_mad`, `_as_bits`, `_like`, ...) are called with their own code
+generators.  The translator types values as Numba does (float32 op float64 or int -> float64;
+ints are int64), writes `a if c else b` as a select (Numba branches; LLVM if-converts it: the
+arms are pure) and inlines each helper call.  The Numba runtime compiles every function with
+no fast-math flags (`cpu_runtime._vecmath_functions`), so neither does this: with the same
+operations in the same order and explicit `llvm.fmuladd` only, the bits agree.
+
+Supported: assignments (tuple unpacking too), `return`, + - * >> << & |, compares, `not`,
+unary -, `a if c else b`, `float(i)`, `math.fabs/copysign`, module constants (Python
+float/int, np.float32), the intrinsics and the helpers.  Anything else (`if` statements:
+the libm branch of vm_sin; `math.sin`) raises `Untranslatable`: the caller refuses the loop.
+"""
+import ast
+import inspect
+import math
+import textwrap
+
+import numpy as np
+from llvmlite import ir
+from numba import types as nbt
+from numba.core.extending import _Intrinsic
+
+_F64, _F32, _I64, _BOOL = nbt.float64, nbt.float32, nbt.int64, nbt.boolean
+_LL = {_F64: ir.DoubleType(), _F32: ir.FloatType(), _I64: ir.IntType(64), _BOOL: ir.IntType(1)}
+_BY_NAME = {"double": _F64, "float": _F32}
+_FCMP = {ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_MATH = {"fabs": "llvm.fabs", "copysign": "llvm.copysign"}    # (math.floor: an int64 in Numba)
+_cache = {}
+
+
+class Untranslatable(Exception):
+    """A construct of a vecmath function this translator does not spell."""
+
+
+def function_ir(name, ty):
+    """(declarations, definition) of vecmath function `name` for LLVM type `ty` ("float" or
+    "double") as `define internal <ty> @xf_<name>_<ty>(<ty>)`, cached per process.
+    Declarations are in xforms/kernels/cpu/llvm/scalar.py's spelling (one set dedupes)."""
+    key = (name, ty)
+    if key not in _cache:
+        _cache[key] = _translate(name, _BY_NAME[ty])
+    return _cache[key]
+
+
+def symbol(name, ty):
+    """The LLVM name of `function_ir(name, ty)`'s function."""
+    return f"xf_{name}_{ty}"
+
+
+def _translate(name, t):
+    from ...libm.vecmath import base
+    module = ir.Module()
+    fnty = ir.FunctionType(_LL[t], [_LL[t]])
+    fn = ir.Function(module, fnty, symbol(name, str(_LL[t])))
+    fn.linkage = "internal"
+    fn.attributes.add("alwaysinline")
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    value, rt = _Body(builder, base._PY_FUNCS[name]).run([(fn.args[0], t)])
+    builder.ret(_cast(builder, value, rt, t))
+    decls = frozenset(f"declare {g.return_value.type} @{g.name}("
+                      f"{', '.join(str(a.type) for a in g.args)})"
+                      for g in module.functions if g.is_declaration)
+    return decls, str(fn)
+
+
+def _unify(a, b):
+    """The type Numba gives a binary operation's (or a select's) operands."""
+    if a == b:
+        return a
+    if _F64 in (a, b) or (_F32 in (a, b) and _I64 in (a, b)):
+        return _F64
+    return _F32 if _F32 in (a, b) else _I64
+
+
+def _cast(builder, v, src, dst):
+    if src == dst:
+        return v
+    if isinstance(dst, nbt.Float):
+        if isinstance(src, nbt.Float):
+            return (builder.fpext if dst == _F64 else builder.fptrunc)(v, _LL[dst])
+        return (builder.uitofp if src == _BOOL else builder.sitofp)(v, _LL[dst])
+    if src == _BOOL:
+        return builder.zext(v, _LL[dst])
+    raise Untranslatable(f"cast {src} -> {dst}")
+
+
+class _Ctx:
+    """What the intrinsics' code generators ask of Numba's context."""
+
+    def get_value_type(self, t):
+        return _LL[t]
+
+    def cast(self, builder, v, src, dst):
+        return _cast(builder, v, src, dst)
+
+
+def _const(v):
+    """A module constant -> (ir.Constant, Numba type)."""
+    if isinstance(v, (bool, np.bool_)):
+        return ir.Constant(_LL[_BOOL], int(v)), _BOOL
+    if isinstance(v, np.float32):
+        return ir.Constant(_LL[_F32], float(v)), _F32
+    if isinstance(v, (float, np.float64)):
+        return ir.Constant(_LL[_F64], float(v)), _F64
+    if isinstance(v, (int, np.integer)) and -2 ** 63 <= int(v) < 2 ** 63:
+        return ir.Constant(_LL[_I64], int(v)), _I64
+    raise Untranslatable(repr(v))
+
+
+class _Body:
+    """One Python function's body, inlined at `builder` with the given arguments."""
+
+    def __init__(self, builder, py):
+        self.b, self.py, self.env = builder, py, {}
+        src = textwrap.dedent(inspect.getsource(py))
+        self.tree = ast.parse(src).body[0]
+
+    def run(self, args):
+        """(value, type) -- or a list of them for a tuple -- the function returns."""
+        params = [a.arg for a in self.tree.args.args]
+        if len(params) != len(args):
+            raise Untranslatable(self.py.__name__)
+        self.env = dict(zip(params, args))
+        for st in self.tree.body:
+            if isinstance(st, ast.Return):
+                return self.expr(st.value)
+            if isinstance(st, ast.Assign) and len(st.targets) == 1:
+                self.assign(st.targets[0], self.expr(st.value))
+            elif not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)):
+                raise Untranslatable(ast.dump(st)[:60])       # (a docstring is skipped)
+        raise Untranslatable(f"{self.py.__name__} returns nothing")
+
+    def assign(self, target, val):
+        if isinstance(target, ast.Tuple):
+            if not isinstance(val, list) or len(val) != len(target.elts):
+                raise Untranslatable("unpacking")
+            for t, v in zip(target.elts, val):
+                self.assign(t, v)
+            return
+        old = self.env.get(target.id)
+        if old is not None and old[1] != val[1]:     # (Numba would unify the variable)
+            raise Untranslatable(f"{target.id} changes type")
+        self.env[target.id] = val
+
+    def expr(self, e):
+        kind = type(e).__name__
+        method = getattr(self, "_" + kind, None)
+        if method is None:
+            raise Untranslatable(kind)
+        return method(e)
+
+    def _Tuple(self, e):
+        return [self.expr(x) for x in e.elts]
+
+    def _Constant(self, e):
+        return _const(e.value)
+
+    def _Name(self, e):
+        if e.id in self.env:
+            return self.env[e.id]
+        return _const(self.py.__globals__[e.id])
+
+    def _Attribute(self, e):
+        if isinstance(e.value, ast.Name) and e.value.id == "math":
+            return _const(getattr(math, e.attr))
+        raise Untranslatable(e.attr)
+
+    def _BinOp(self, e):
+        (a, ta), (c, tc) = self.expr(e.left), self.expr(e.right)
+        t = _unify(ta, tc)
+        a, c = _cast(self.b, a, ta, t), _cast(self.b, c, tc, t)
+        op = type(e.op).__name__
+        if isinstance(t, nbt.Float) and op in ("Add", "Sub", "Mult"):
+            return getattr(self.b, {"Add": "fadd", "Sub": "fsub", "Mult": "fmul"}[op])(a, c), t
+        ops = {"Add": "add", "Sub": "sub", "Mult": "mul", "RShift": "ashr", "LShift": "shl",
+               "BitAnd": "and_", "BitOr": "or_"}
+        if t in (_I64, _BOOL) and op in ops:
+            return getattr(self.b, ops[op])(a, c), t
+        raise Untranslatable(op)         # (`/` checks for zero in Numba: vecmath uses _div)
+
+    def _UnaryOp(self, e):
+        v, t = self.expr(e.operand)
+        if isinstance(e.op, ast.Not) and t == _BOOL:
+            return self.b.not_(v), t
+        if isinstance(e.op, ast.USub):
+            return (self.b.fneg(v) if isinstance(t, nbt.Float) else self.b.neg(v)), t
+        raise Untranslatable(type(e.op).__name__)
+
+    def _Compare(self, e):
+        if len(e.ops) != 1:
+            raise Untranslatable("chained compare")
+        (a, ta), (c, tc) = self.expr(e.left), self.expr(e.comparators[0])
+        t = _unify(ta, tc)
+        a, c = _cast(self.b, a, ta, t), _cast(self.b, c, tc, t)
+        op = _FCMP[type(e.ops[0])]
+        if not isinstance(t, nbt.Float):
+            return self.b.icmp_signed(op, a, c), _BOOL
+        cmp = self.b.fcmp_unordered if op == "!=" else self.b.fcmp_ordered
+        return cmp(op, a, c), _BOOL
+
+    def _IfExp(self, e):
+        cond, tc = self.expr(e.test)
+        (a, ta), (c, tb) = self.expr(e.body), self.expr(e.orelse)
+        if tc != _BOOL:
+            raise Untranslatable("condition")
+        t = _unify(ta, tb)
+        return self.b.select(cond, _cast(self.b, a, ta, t), _cast(self.b, c, tb, t)), t
+
+    def _Call(self, e):
+        if e.keywords:
+            raise Untranslatable("keywords")
+        args = [self.expr(a) for a in e.args]
+        f = e.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+                and f.value.id == "math" and f.attr in _MATH:
+            return self._math(_MATH[f.attr], args)
+        if not isinstance(f, ast.Name):
+            raise Untranslatable("call")
+        if f.id == "float" and len(args) == 1:
+            return _cast(self.b, *args[0], _F64), _F64
+        target = self.py.__globals__.get(f.id)
+        if isinstance(target, _Intrinsic):
+            sig, codegen = target._defn(None, *[t for _, t in args])
+            return codegen(_Ctx(), self.b, sig, [v for v, _ in args]), sig.return_type
+        py = getattr(target, "py_func", None)
+        if py is None:
+            raise Untranslatable(f.id)
+        return _Body(self.b, py).run(args)
+
+    def _math(self, name, args):
+        # (Numba types math.* of float32 as float32, of anything else as float64)
+        t = _F32 if all(tv == _F32 for _, tv in args) else _F64
+        vals = [_cast(self.b, v, tv, t) for v, tv in args]
+        fnty = ir.FunctionType(_LL[t], [_LL[t]] * len(vals))
+        full = f"{name}.{'f32' if t == _F32 else 'f64'}"
+        module = self.b.module
+        callee = module.globals.get(full) or ir.Function(module, fnty, full)
+        return self.b.call(callee, vals), t
+
+
+def call(module, prim, ty, args, r):
+    """`r = call` of the function the Numba path calls for `prim` in a loop of 64+ elements
+    (xforms/kernels/cpu/scalar.py `CpuCtx.fn`), its IR added to `module.decls`; raises
+    `Refused` for sin/cos/tan (the Numba path's guarded loop) and what does not translate."""
+    from ..scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
+    from .scalar import Refused
+    name = VECMATH[prim]
+    name = VECMATH_F32.get(name, name) if ty == "float" else name
+    if name in TRIG_BOUNDED or len(args) != 1:
+        raise Refused(prim)
+    try:
+        decls, text = function_ir(name, ty)
+    except Untranslatable as e:
+        raise Refused(prim) from e
+    module.decls.update(decls)
+    module.decls.add(text)
+    return f"{r} = call {ty} @{symbol(name, ty)}({ty} {args[0]})"
