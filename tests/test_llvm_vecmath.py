@@ -11,7 +11,7 @@ import xforms.numpy as xnp
 from xforms.kernels.build import codecache
 from xforms.kernels.cpu import backend
 from xforms.kernels.cpu.llvm import engine, loops, scalar, vecmath
-from xforms.kernels.libm.vecmath import PUBLIC_FUNCTIONS, VECMATH, VECMATH_F32
+from xforms.kernels.libm.vecmath import PUBLIC_FUNCTIONS, VECMATH_BOUNDED, VECMATH_F32
 
 
 def first(x):
@@ -20,6 +20,10 @@ def first(x):
 
 def second(x):
     return xnp.sinh(x), xnp.cosh(x), xnp.arctan(x)
+
+
+def trig(x):
+    return xnp.sin(x), xnp.cos(x), xnp.tan(x)
 
 
 def sigmoid(x):
@@ -75,7 +79,7 @@ def _kernels(f, x):
     return engine.compile_ir(prep.llvm_ir, scalar.WRAPPER), numba_kernel, prep.llvm_ir
 
 
-@pytest.mark.parametrize("f", [first, second, sigmoid])
+@pytest.mark.parametrize("f", [first, second, trig, sigmoid])
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 1000])
 def test_vector_math_matches_numba_bit_for_bit(f, dt, n):
@@ -107,9 +111,9 @@ def test_non_contiguous_inputs_are_converted():
 
 @pytest.mark.parametrize("dt", ["float", "double"])
 def test_every_function_the_loops_call_translates(dt):
-    """Every function a loop of 64+ elements calls (except sin/cos/tan, whose loops the
-    Numba path guards and redoes with libm: refused) translates, and vectorises in a loop."""
-    for name in sorted(set(VECMATH.values())):
+    """Every function a loop of 64+ elements calls translates (sin, cos, tan: the bounded
+    ones, as the Numba path's guarded loops call them)."""
+    for name in sorted(set(VECMATH_BOUNDED.values())):
         name = VECMATH_F32.get(name, name) if dt == "float" else name
         decls, text = vecmath.function_ir(name, dt)
         assert text.startswith(f'define internal {dt} @"xf_{name}_{dt}"')
@@ -131,7 +135,24 @@ def test_vector_math_loops_vectorise():
         assert f"fmul <" in str(mod) and lanes in str(mod), dt
 
 
-def test_trig_loops_stay_refused():
-    x = np.ones(128, np.float64)
-    prep = backend._prepare(xf.make_jaxpr(lambda x: xnp.sin(x) + 1.0)(x), {"name": "t"})
-    assert loops.lower(prep.plan) is None
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_trig_loops_are_redone_with_libm_as_numba_does(dt):
+    """sin/cos/tan: the bounded polynomials, and the whole loop again with libm when one
+    of them returns a nan (an argument beyond its range, inf, nan)."""
+    x = np.random.default_rng(3).uniform(-100, 100, 1000).astype(dt)
+    fn, kernel, text = _kernels(lambda x: (xnp.sin(x) * xnp.exp(x / 50), xnp.tan(x)), x)
+    assert "_bounded_" in text and "@llvm.sin" in text and "_vm" in text
+    for bad in (None, np.inf, np.nan, 1e30, 5999.0, 6001.0, 1e6, 1.1e6):
+        y = x.copy()
+        if bad is not None:
+            y[517] = bad
+        _same(fn(y), kernel(y))
+
+
+def test_trig_beside_a_float_accumulator_calls_libm():
+    """A loop folding into a float register does not vectorise: sin/cos/tan are libm's
+    there (xforms/kernels/cpu/chunking.py `_has_bounded_trig`), in both paths."""
+    x = np.random.default_rng(4).uniform(-4, 4, (100, 8))
+    fn, kernel, text = _kernels(lambda x: xnp.sum(xnp.sin(x) * xnp.cos(x), axis=1), x)
+    assert "_bounded_" not in text and "@llvm.sin.f64" in text
+    _same([fn(x)], [kernel(x)])

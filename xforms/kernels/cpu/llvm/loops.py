@@ -19,10 +19,10 @@ The class: every step a `Loop` (no products) whose body is `Eval`s and `Store`s 
 operations xforms/kernels/cpu/llvm/scalar.py spells, reads at affine (or clamped) indices,
 no reductions (yet), no consts; refused as well is a loop the Numba path prints otherwise,
 so that the results stay the Numba kernel's bit for bit: a loop that threads would pay for
-(xforms/kernels/cpu/chunking.py: Numba runs it under prange over the thread pool) and a loop
-of 64+ elements calling sin, cos or tan (Numba calls the bounded polynomial there in a loop
-redone with libm on a nan).  A loop of 64+ elements calls the vectorisable polynomial of
-xforms/kernels/libm/vecmath as Numba's does, translated from its source (`vecmath`).
+(xforms/kernels/cpu/chunking.py: Numba runs it under prange over the thread pool).  A loop
+of 64+ elements calls the vectorisable polynomials of xforms/kernels/libm/vecmath as
+Numba's does, translated from their source, sin/cos/tan in a loop redone with libm where
+they return a nan (`vecmath`).
 """
 import numpy as np
 
@@ -155,6 +155,7 @@ class _Loops(_Module):
         self.allocas = []         # the reductions' registers (entry block: promoted)
         self.accs = {}            # the current step's reductions: eqn -> reductions.Acc
         self.peel, self.hold = None, set()     # (sym, lo, hi) of the peeled axis; its sym there
+        self.vector_math, self.trig_flag = False, None     # (set per step: `vecmath`)
 
     def text(self):
         plan = self.plan
@@ -247,9 +248,13 @@ class _Loops(_Module):
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         # the vector polynomials where the Numba path calls them: 64+ elements, or a size that
         # varies between calls (xforms/kernels/cpu/nest.py `vsize`)
-        self.vector_math = size >= VECMATH_MIN_ELEMENTS or is_symbolic(st.shape)
+        vsize = max(size, VECMATH_MIN_ELEMENTS) if is_symbolic(st.shape) else size
+        self.vector_math = vsize >= VECMATH_MIN_ELEMENTS
         if st.shape and _threads_pay(size, element_ns(st))[0]:
             raise Refused("a loop the Numba path threads")
+        vecmath.guarded(self, st, vsize, lambda: self._loop(st))
+
+    def _loop(self, st):
         self.accs = reductions.accumulators(st)
         for acc in self.accs.values():
             self._acc_setup(acc)
@@ -380,9 +385,9 @@ class _Loops(_Module):
         self.values[var] = name
 
     def _op(self, eqn, name, ty, args, r):
-        if self.vector_math and eqn.prim in VECMATH:
-            return vecmath.call(self, eqn.prim, ty, args, r)
-        return super()._op(eqn, name, ty, args, r)
+        line = self.vector_math and eqn.prim in VECMATH and vecmath.call(self, eqn.prim, ty,
+                                                                          args, r)
+        return line or super()._op(eqn, name, ty, args, r)
 
     def operands(self, eqn, ty):
         return [self.expr(a, "i1" if ty == "i1" or eqn.prim.name == "select_n" and k == 0

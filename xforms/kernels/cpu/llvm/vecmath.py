@@ -13,7 +13,7 @@ no fast-math flags (`cpu_runtime._vecmath_functions`), so neither does this: wit
 operations in the same order and explicit `llvm.fmuladd` only, the bits agree.
 
 Supported: assignments (tuple unpacking too), `return`, + - * >> << & |, compares, `not`,
-unary -, `a if c else b`, `float(i)`, `math.fabs/copysign`, module constants (Python
+unary -, `a if c else b`, `float(i)`, `math.fabs/copysign/floor`, module constants (Python
 float/int, np.float32), the intrinsics and the helpers.  Anything else (`if` statements:
 the libm branch of vm_sin; `math.sin`) raises `Untranslatable`: the caller refuses the loop.
 """
@@ -31,7 +31,7 @@ _F64, _F32, _I64, _BOOL = nbt.float64, nbt.float32, nbt.int64, nbt.boolean
 _LL = {_F64: ir.DoubleType(), _F32: ir.FloatType(), _I64: ir.IntType(64), _BOOL: ir.IntType(1)}
 _BY_NAME = {"double": _F64, "float": _F32}
 _FCMP = {ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-_MATH = {"fabs": "llvm.fabs", "copysign": "llvm.copysign"}    # (math.floor: an int64 in Numba)
+_MATH = {"fabs": "llvm.fabs", "copysign": "llvm.copysign", "floor": "llvm.floor"}
 _cache = {}
 
 
@@ -220,7 +220,10 @@ class _Body:
         f = e.func
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
                 and f.value.id == "math" and f.attr in _MATH:
-            return self._math(_MATH[f.attr], args)
+            v, t = self._math(_MATH[f.attr], args)
+            if f.attr == "floor":               # (an int64 in Numba, as in Python)
+                return self.b.fptosi(v, _LL[_I64]), _I64
+            return v, t
         if not isinstance(f, ast.Name):
             raise Untranslatable("call")
         if f.id == "float" and len(args) == 1:
@@ -253,7 +256,10 @@ def call(module, prim, ty, args, r):
     from .scalar import Refused
     name = VECMATH[prim]
     name = VECMATH_F32.get(name, name) if ty == "float" else name
-    if name in TRIG_BOUNDED or len(args) != 1:
+    if name in TRIG_BOUNDED and module.trig_flag is None:
+        return None                 # (sin/cos/tan outside a guarded loop: libm)
+    name = TRIG_BOUNDED.get(name, name)
+    if len(args) != 1:
         raise Refused(prim)
     try:
         decls, text = function_ir(name, ty)
@@ -261,4 +267,43 @@ def call(module, prim, ty, args, r):
         raise Refused(prim) from e
     module.decls.update(decls)
     module.decls.add(text)
-    return f"{r} = call {ty} @{symbol(name, ty)}({ty} {args[0]})"
+    call = f"call {ty} @{symbol(name, ty)}({ty} {args[0]})"
+    if name not in TRIG_BOUNDED.values():
+        return f"{r} = {call}"
+    t, nan, old, new = (module.fresh() for _ in range(4))
+    module.emit(f"{t} = {call}")          # the flag |= (t != t), as the Numba path prints it
+    module.emit(f"{nan} = fcmp une {ty} {t}, {t}")
+    module.emit(f"{old} = load i1, ptr {module.trig_flag}")
+    module.emit(f"{new} = or i1 {old}, {nan}")
+    module.emit(f"store i1 {new}, ptr {module.trig_flag}")
+    return f"{r} = select i1 true, {ty} {t}, {ty} {t}"
+
+
+def guarded(module, step, vsize, emit):
+    """Fused loop `step` through `emit()` as the Numba path prints it where the loop calls
+    sin, cos or tan (xforms/kernels/cpu/nest.py): with the bounded polynomials, their nans
+    (an argument beyond the reduction's range, inf or nan) or-ed into a flag, then, when
+    the flag is set, the whole loop again with libm (`module.vector_math` off).  `vsize`:
+    the size the Numba path's vector math sees."""
+    from ..chunking import _has_bounded_trig
+    from .reductions import accumulators
+    from .scalar import Refused
+    module.trig_flag = None
+    if not (module.vector_math and _has_bounded_trig(step, vsize, accumulators(step))):
+        emit()
+        return
+    flag = module.trig_flag = f"%trig{len(module.allocas)}"
+    module.allocas.append(f"{flag} = alloca i1")
+    module.emit(f"store i1 false, ptr {flag}")
+    names = dict(module.names)
+    emit()
+    if module.names != names:          # (a scalar out of a loop that may be redone)
+        raise Refused("a scalar result of a guarded loop")
+    module.trig_flag, module.vector_math = None, False
+    k, v = module.fresh()[2:], module.fresh()
+    module.emit(f"{v} = load i1, ptr {flag}")
+    module.emit(f"br i1 {v}, label %redo{k}, label %done{k}")
+    module.label(f"redo{k}")
+    emit()
+    module.emit(f"br label %done{k}")
+    module.label(f"done{k}")
