@@ -156,3 +156,18 @@ def test_trig_beside_a_float_accumulator_calls_libm():
     fn, kernel, text = _kernels(lambda x: xnp.sum(xnp.sin(x) * xnp.cos(x), axis=1), x)
     assert "_bounded_" not in text and "@llvm.sin.f64" in text
     _same([fn(x)], [kernel(x)])
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_libm_functions_beside_the_polynomials(dt):
+    """The inverse trigonometric and hyperbolic functions are libm's in both paths (no
+    polynomial), at any size, also in a loop that calls the polynomials."""
+    def f(x):
+        return (xnp.arcsin(x) + xnp.arccos(x) * xnp.tanh(x), xnp.arcsinh(x) - xnp.arctanh(x),
+                xnp.arccosh(x + 2.0))
+    pool = _pool(dt)
+    for n in (1, 7, 1000):
+        fn, kernel, _ = _kernels(f, pool[:n])
+        with np.errstate(all="ignore"):
+            for start in range(0, len(pool) - n + 1, max(n, 97)):
+                _same(fn(pool[start:start + n]), kernel(pool[start:start + n]))

@@ -30,7 +30,8 @@ _FCMP = {"<": "olt", ">": "ogt", "<=": "ole", ">=": "oge", "==": "oeq", "!=": "u
 _MATH_INTRINSIC = {"math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.exp": "llvm.exp",
                    "math.log": "llvm.log"}
 _MATH_LIBM = frozenset(["math.tanh", "math.log1p", "math.expm1", "math.sqrt", "math.atan",
-                        "math.sinh", "math.cosh", "math.tan"])
+                        "math.sinh", "math.cosh", "math.tan", "math.asin", "math.acos",
+                        "math.asinh", "math.acosh", "math.atanh"])
 # primitives no fact names a spelling for (the CPU printer's own rules: `a / b`, `abs(a)`)
 _RULED = {"div": "fdiv", "abs": "llvm.fabs"}
 
