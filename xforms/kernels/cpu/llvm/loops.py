@@ -166,7 +166,7 @@ class _Loops(_Module):
             self._step(st)
         self._outputs(plan.outputs)
         self.lines[1:1] = ["  " + a for a in self.allocas]
-        head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs) {{"
+        head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs){vecmath.width()} {{"
         msg = b"wrong number of arguments\x00"
         return "\n".join([_PYAPI, _helpers(), *sorted(self.decls), *self.globals,
                           f'@msg = private constant [{len(msg)} x i8] c"'

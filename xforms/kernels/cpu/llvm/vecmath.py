@@ -2,6 +2,8 @@
 function's IR is translated from its Python source, the one the Numba path compiles.
 
     decls, text = function_ir("vm_tanh", "double")   # `define internal double @xf_vm_tanh_double(double)`
+    line = call(loops_module, tanh_p, "double", ["%x"], "%r")   # "%r = call double @xf_vm_..."
+    guarded(loops_module, step, vsize, emit)      # sin/cos/tan: the Numba path's guarded loop
 
 Why a translator and not a second table: the polynomials, their coefficients and the order
 of every operation live once, in libm/vecmath's plain-Python functions; the tiny typed
@@ -52,6 +54,14 @@ def function_ir(name, ty):
 def symbol(name, ty):
     """The LLVM name of `function_ir(name, ty)`'s function."""
     return f"xf_{name}_{ty}"
+
+
+def width():
+    """The function attribute asking for the vector width the Numba path's kernels get
+    (xforms/kernels/numba_fixes/vector_width.py: 512 bits where AVX-512 is usable, although
+    LLVM tunes some Intel cores for 256), or "" (LLVM's choice)."""
+    from ...numba_fixes.vector_width import WIDTH
+    return f' "prefer-vector-width"="{WIDTH}"' if WIDTH else ""
 
 
 def _translate(name, t):
