@@ -55,7 +55,7 @@ def _loops():
     kernels(lambda x: xnp.tanh(x) * xnp.exp(x) + 0.123, np.ones(100, np.float64))   # warm-up
     kernels(lambda x: xnp.tanh(x) * xnp.exp(x) + 0.123, np.ones(100, np.float32))
     rng = np.random.default_rng(0)
-    for name, fn in (("tanh", xnp.tanh), ("exp", xnp.exp)):
+    for name, fn in (("tanh", xnp.tanh), ("exp", xnp.exp), ("sin", xnp.sin)):
         for dt in (np.float32, np.float64):
             for n in (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6):
                 c = float(rng.uniform(1, 2))
