@@ -29,6 +29,13 @@ from llvmlite import ir
 from numba import types as nbt
 from numba.core.extending import _Intrinsic
 
+from ...libm.vecmath import base
+from ...numba_fixes.vector_width import WIDTH
+from ..chunking import _has_bounded_trig
+from ..scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
+from .reductions import accumulators
+from .scalar import Refused
+
 _F64, _F32, _I64, _BOOL = nbt.float64, nbt.float32, nbt.int64, nbt.boolean
 _LL = {_F64: ir.DoubleType(), _F32: ir.FloatType(), _I64: ir.IntType(64), _BOOL: ir.IntType(1)}
 _BY_NAME = {"double": _F64, "float": _F32}
@@ -60,12 +67,10 @@ def width():
     """The function attribute asking for the vector width the Numba path's kernels get
     (xforms/kernels/numba_fixes/vector_width.py: 512 bits where AVX-512 is usable, although
     LLVM tunes some Intel cores for 256), or "" (LLVM's choice)."""
-    from ...numba_fixes.vector_width import WIDTH
     return f' "prefer-vector-width"="{WIDTH}"' if WIDTH else ""
 
 
 def _translate(name, t):
-    from ...libm.vecmath import base
     module = ir.Module()
     fnty = ir.FunctionType(_LL[t], [_LL[t]])
     fn = ir.Function(module, fnty, symbol(name, str(_LL[t])))
@@ -259,11 +264,11 @@ class _Body:
 
 
 def call(module, prim, ty, args, r):
-    """`r = call` of the function the Numba path calls for `prim` in a loop of 64+ elements
-    (xforms/kernels/cpu/scalar.py `CpuCtx.fn`), its IR added to `module.decls`; raises
-    `Refused` for sin/cos/tan (the Numba path's guarded loop) and what does not translate."""
-    from ..scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
-    from .scalar import Refused
+    """The line `r = call ...` of the function the Numba path calls for `prim` in a loop of
+    64+ elements (xforms/kernels/cpu/scalar.py `CpuCtx.fn`), its IR added to
+    `module.decls`.  sin/cos/tan: the bounded function inside a guarded loop, its nan or-ed
+    into the loop's flag (`guarded`), else None (libm: the caller spells it).  Raises
+    `Refused` where the function does not translate."""
     name = VECMATH[prim]
     name = VECMATH_F32.get(name, name) if ty == "float" else name
     if name in TRIG_BOUNDED and module.trig_flag is None:
@@ -295,9 +300,6 @@ def guarded(module, step, vsize, emit):
     (an argument beyond the reduction's range, inf or nan) or-ed into a flag, then, when
     the flag is set, the whole loop again with libm (`module.vector_math` off).  `vsize`:
     the size the Numba path's vector math sees."""
-    from ..chunking import _has_bounded_trig
-    from .reductions import accumulators
-    from .scalar import Refused
     module.trig_flag = None
     if not (module.vector_math and _has_bounded_trig(step, vsize, accumulators(step))):
         emit()
