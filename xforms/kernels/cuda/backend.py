@@ -26,8 +26,7 @@ from xforms.core.memo import Memo
 from ..build import codecache  # noqa: F401  (loop rules)
 from ..prepare import scalarize_loops  # noqa: F401  (loop rules)
 from .. import user_prims  # noqa: F401  (loop rules)
-from ..cpu.backend import numba_side
-from ..codegen import dtype_str
+from ..codegen import dtype_str, numba_side
 from ..plan.fusion import plan_program
 from ..prepare.passes import prepare
 from ..prepare.scalarize import scalarize
