@@ -286,6 +286,11 @@ class CudaExecutable:
             self._graphs = Graphs(capturer)
         return self._graphs
 
+    def graph_info(self, *args):
+        """`graphs().info()` of the executable that runs `args` (None: graphs never on)."""
+        exe = self._target(args) if args else self
+        return None if exe._graphs is None else exe._graphs.info()
+
     def __call__(self, *args):
         if len(args) != len(self.in_avals):
             raise TypeError(f"expected {len(self.in_avals)} arguments, got {len(args)}")
