@@ -239,13 +239,31 @@ def _device_operator(name):
 
 
 def _getitem(self, idx):
-    """`x[idx]` on the device: integers and slices are static (out-of-bounds integers raise,
-    as for a jax.Array), index arrays are operands."""
+    """`x[idx]` on the device: slices are static, index arrays are operands, and so are
+    integers (checked in bounds here: out-of-bounds raises, as for a jax.Array), as JAX
+    passes them to its dynamic slice: `x[0]`, `x[1]`, ... run one program."""
     parts = idx if isinstance(idx, tuple) else (idx,)
     if not any(_is_array(p) or isinstance(p, core.Tracer) for p in parts):
         # a static index's errors as NumPy's (a jax.Array's): checked on a view of no memory
         np.broadcast_to(np.empty((), np.bool_), self.shape)[idx]
+        parts = tuple(_int_operand(p) for p in parts)
+        idx = parts if isinstance(idx, tuple) else parts[0]
     return _on_device("__getitem__", self, (idx,), {})
+
+
+def _int_operand(p):
+    """An integer index part as a 0-d array (an operand of the program); others as they are."""
+    if isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)):
+        return np.asarray(p)
+    return p
+
+
+def _iter(self):
+    """The rows of `x`, each computed on the device by one program (`x[i]`), as iterating a
+    jax.Array gives its rows as arrays."""
+    if not self.shape:
+        raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.shape[0]))
 
 
 class _DeviceAt:
@@ -276,6 +294,6 @@ install_operators({**{name: _device_method(name) for name in ARRAY_METHODS},
                    "copy": _device_method("copy"),
                    **{name: locate_errors(_device_operator(name)) for name in OPERATORS
                       if name != "__getitem__"},
-                   "__getitem__": locate_errors(_getitem),
+                   "__getitem__": locate_errors(_getitem), "__iter__": _iter,
                    "at": property(_DeviceAt), "T": property(lambda self: self.transpose()),
                    "tolist": _tolist})

@@ -135,3 +135,31 @@ def test_operators_inside_a_trace_stage_the_device_array():
     np.testing.assert_allclose(np.asarray(f(2.0)), (A * 2.0 + A[0]).sum())
     g = xf.grad(lambda x: (d * x).sum())(1.0)
     np.testing.assert_allclose(np.asarray(g), A.sum())
+
+
+def test_integer_indices_are_operands_of_one_program(copies, monkeypatch):
+    d = _put(A)
+    d[0], d[0, 0]
+    made = []
+    monkeypatch.setattr(device, "jit", lambda *a, **k: made.append(a) or xf.jit(*a, **k))
+    del copies[:]
+    for idx in (1, 2, -1, np.int32(2), (1, 3), (-1, -4), (2, 0)):
+        got = d[idx]
+        assert type(got) is DeviceArray and got.shape == A[idx].shape
+        np.testing.assert_array_equal(np.asarray(got), A[idx])
+    assert made == []                     # (each distinct integer compiled its own before)
+    assert [c for c in copies if c[0] == "h2d"] == [], copies
+
+
+def test_iterating_gives_device_rows_without_a_host_copy(copies):
+    d = _put(A)
+    rows = list(d)                        # (compiles d[i] once)
+    del copies[:]
+    rows = list(d)
+    assert [type(r) for r in rows] == [DeviceArray] * 3 and copies == [], copies
+    for r, a in zip(rows, A):
+        np.testing.assert_array_equal(np.asarray(r), a)
+    a, b = _put(V[:2])                    # (unpacking iterates)
+    assert float(a) == V[0] and float(b) == V[1]
+    with pytest.raises(TypeError, match="0-d"):
+        iter(_put(np.float64(1.0)))
