@@ -21,7 +21,7 @@ import numpy as np
 
 from .core import trace as core
 from .core.registry import install_operators
-from .errors import BackendError
+from .errors import BackendError, LoweringError
 from .jit import default_backend, get_backend, jit
 from .numpy._util import locate_errors
 from .numpy.methods import ARRAY_METHODS, OPERATORS
@@ -218,6 +218,43 @@ def _on_device(name, x, args, kwargs, dynamic=_is_array):
     except TypeError:       # (an unhashable static argument: compiled for this call)
         return _jitted.__wrapped__(*key)(x, *operands)
     return _jitted(*key)(x, *operands)
+
+
+@functools.lru_cache(maxsize=512)
+def _prim_program(prim, backend, params):
+    """`prim.bind(*operands, **params)` compiled for `backend` (an eager primitive given
+    device arrays: a new operand of the same signature reuses it)."""
+    def call(*operands):
+        out = prim.bind(*operands, **dict(params))
+        return tuple(out) if prim.multiple_results else out
+    return jit(call, backend=backend)
+
+
+_HOST_ONLY = set()       # (primitive, backend) that a backend cannot compile: evaluated on host
+
+
+def _eval_on_device(prim, args, params):
+    """An eager primitive with a device array among `args`, run on that array's device
+    (core.trace.DEVICE_EVAL); None where the backend has no lowering for it (the host
+    evaluates it then, on copies)."""
+    backend = next(type(a).backend for a in args if core.is_device_array(a))
+    if (prim, backend) in _HOST_ONLY:
+        return None
+    key = tuple(sorted(params.items()))
+    try:
+        hash(key)
+        fn = _prim_program(prim, backend, key)
+    except TypeError:         # (an unhashable parameter: compiled for this call)
+        fn = _prim_program.__wrapped__(prim, backend, key)
+    try:
+        out = fn(*args)
+    except LoweringError:
+        _HOST_ONLY.add((prim, backend))
+        return None
+    return list(out) if prim.multiple_results else [out]
+
+
+core.DEVICE_EVAL[:] = [_eval_on_device]
 
 
 def _device_method(name):
