@@ -203,3 +203,18 @@ def test_stream_capture_uses_the_installed_bindings_signatures():
                          ("cuGraphExecDestroy", "(hGraphExec)"), ("cuGraphDestroy", "(hGraph)")):
         assert (getattr(driver, name).__doc__ or "").startswith(name + params), name
     assert driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+
+
+def test_every_runtime_function_the_host_code_calls_has_a_kind():
+    """A runtime function the generated host code calls but RUNTIME_KINDS does not name
+    would keep every call using it off graphs ("unknown kind")."""
+    import os
+    import re
+    from xforms.kernels.cuda.graph.record import RUNTIME_KINDS
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    called = set()
+    for folder, _, files in os.walk(os.path.join(root, "xforms", "kernels")):
+        for f in files:
+            if f.endswith(".py"):
+                called |= set(re.findall(r"_rt\.([a-z_]+)\(", open(os.path.join(folder, f)).read()))
+    assert called and called - set(RUNTIME_KINDS) == set(), called - set(RUNTIME_KINDS)

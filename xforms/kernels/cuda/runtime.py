@@ -284,6 +284,20 @@ def solve(call, a, *buffers):
                  handle)
 
 
+_locks = []
+
+
+def locks():
+    """The striped lock table of complex128 combining stores (cas.locked_combine): int32
+    words, all 0 between kernels (every lock taken is released before its kernel ends)."""
+    if not _locks:
+        from .cas import LOCKS
+        with _lock:
+            if not _locks:
+                _locks.append(to_device(np.zeros(LOCKS, np.int32)))
+    return _locks[0]
+
+
 def view(base, off, size):
     """Elements [off, off + size) of flat buffer `base`, as a buffer (no copy)."""
     size = max(int(size), 1)

@@ -25,7 +25,7 @@ host memory to the device (a capture cannot take a pageable host copy).
 #:   "library" a library routine that captures only partly: cuSOLVER's matrix-by-matrix
 #:             loop takes workspace per matrix and some routines read results on the host
 RUNTIME_KINDS = {
-    "view": "host", "words": "host", "stream": "host", "simulating": "host",
+    "view": "host", "words": "host", "locks": "host", "stream": "host", "simulating": "host",
     "empty": "alloc",
     "copy": "stream", "copy_into": "stream", "copy_range": "stream",
     "gemm": "stream", "fft": "stream",          # cuBLAS and cuFFT calls capture
