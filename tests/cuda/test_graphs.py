@@ -176,9 +176,19 @@ def test_stream_capture_drives_the_driver(monkeypatch):
     from xforms.kernels.cuda.graph import capture
     drv = _FakeDriver()
     monkeypatch.setattr(capture, "_driver", lambda: drv)
-    cap = capture.StreamCapture(77)
+    deferred = []
+
+    class Defer:         # (numba-cuda's defer_cleanup: no cuMemFree while capturing)
+        def __enter__(self):
+            deferred.append("on")
+
+        def __exit__(self, *exc):
+            deferred.append("off")
+    cap = capture.StreamCapture(77, defer_cleanup=Defer)
     cap.begin()
+    assert deferred == ["on"]
     g = cap.end()
+    assert deferred == ["on", "off"]
     g.launch()
     assert g.nodes() == 5
     g.close()
@@ -189,7 +199,7 @@ def test_stream_capture_drives_the_driver(monkeypatch):
     drv = _FakeDriver(fail=("cuGraphInstantiate",))
     monkeypatch.setattr(capture, "_driver", lambda: drv)
     with pytest.raises(capture.CaptureError, match="cuGraphInstantiate"):
-        capture.StreamCapture(77).end()
+        capture.StreamCapture(77, defer_cleanup=Defer).end()
     assert drv.log[-1] == ("cuGraphDestroy", "graph")
 
 

@@ -10,7 +10,9 @@ graph builder replaces this file only.
     g.close()                               # (also when garbage-collected)
 
 The capture mode is RELAXED: the pool may call cuMemAlloc while a call is captured (a new
-block is host bookkeeping and a driver allocation, neither of them stream work).  Not run
+block is host bookkeeping and a driver allocation, neither of them stream work).  Frees wait
+until the capture ends (numba-cuda's `defer_cleanup`): cuMemFree synchronises the device,
+which would invalidate the capture.  Not run
 by any test without a GPU (the simulator has no driver): tests/cuda/test_graphs.py checks it
 on a GPU (XFORMS_CUDA_TESTS=gpu), and the bookkeeping around it on the simulator.
 """
@@ -40,19 +42,35 @@ class StreamCapture:
 
     defers = False              # the driver records the work: the host code runs as usual
 
-    def __init__(self, stream_handle):
+    def __init__(self, stream_handle, defer_cleanup=None):
         self._stream = _driver().CUstream(int(stream_handle))
+        self._defer_cleanup = defer_cleanup or _numba_defer_cleanup
+        self._deferred = None
 
     def begin(self):
         drv = _driver()
-        _check(drv.cuStreamBeginCapture(
-            self._stream, drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
-            "cuStreamBeginCapture")
+        self._deferred = self._defer_cleanup()
+        self._deferred.__enter__()
+        try:
+            _check(drv.cuStreamBeginCapture(
+                self._stream, drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
+                "cuStreamBeginCapture")
+        except BaseException:
+            self._resume_cleanup()
+            raise
+
+    def _resume_cleanup(self):
+        deferred, self._deferred = self._deferred, None
+        if deferred is not None:
+            deferred.__exit__(None, None, None)
 
     def end(self, recorder=None):
         """The captured work as an instantiated graph (`GraphExec`)."""
         drv = _driver()
-        graph = _check(drv.cuStreamEndCapture(self._stream), "cuStreamEndCapture")
+        try:
+            graph = _check(drv.cuStreamEndCapture(self._stream), "cuStreamEndCapture")
+        finally:
+            self._resume_cleanup()
         try:
             exe = _check(drv.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
         except CaptureError:
@@ -63,9 +81,17 @@ class StreamCapture:
     def abort(self):
         """End a capture that failed half-way and drop what it recorded."""
         drv = _driver()
-        err, graph = drv.cuStreamEndCapture(self._stream)
+        try:
+            err, graph = drv.cuStreamEndCapture(self._stream)
+        finally:
+            self._resume_cleanup()
         if err == drv.CUresult.CUDA_SUCCESS and graph is not None:
             drv.cuGraphDestroy(graph)
+
+
+def _numba_defer_cleanup():
+    from numba import cuda
+    return cuda.defer_cleanup()
 
 
 class GraphExec:
