@@ -126,7 +126,7 @@ def test_complex128_products_contending_for_one_lock():
     f = xf.jit(lambda x, i, v: x.at[i].mul(v), backend="cuda", tiered=False)
     got = f(x, i, v)
     text = f.lower(x, i, v).as_text()
-    assert "_rt.locks()" in text and "<<<1, 1>>>" not in text
+    assert "_rt.locks(4096)" in text and "<<<1, 1>>>" not in text
     want = x.copy()
     np.multiply.at(want, i, v)
     np.testing.assert_array_equal(np.asarray(got), want)

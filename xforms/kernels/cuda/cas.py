@@ -48,7 +48,7 @@ def locked_combine(p, sp, st, val):
     """Print `out[i] (op)= val` of a complex128 combining store under a striped lock."""
     out, dt = st.var, np.dtype(st.var.aval.dtype)
     W, start = _words(p, out, np.dtype("uint64"))
-    L = p.kb.buf("_locks", "_rt.locks()", "int32")
+    L = p.kb.buf("_locks", f"_rt.locks({LOCKS})", "int32")
     off = sp.index(out, st.index)
     k, lock, done, c = p.fresh("_k"), p.fresh("_l"), p.fresh("_d"), p.fresh("_c")
     p.line(f"{k} = {start // 8} + 2 * ({off})")

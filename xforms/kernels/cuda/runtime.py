@@ -284,18 +284,19 @@ def solve(call, a, *buffers):
                  handle)
 
 
-_locks = []
+_locks = {}
 
 
-def locks():
-    """The striped lock table of complex128 combining stores (cas.locked_combine): int32
-    words, all 0 between kernels (every lock taken is released before its kernel ends)."""
-    if not _locks:
-        from .cas import LOCKS
+def locks(n):
+    """A table of `n` int32 locks for complex128 combining stores (cas.locked_combine), made
+    once: all 0 between kernels (every lock taken is released before its kernel ends)."""
+    table = _locks.get(n)
+    if table is None:
         with _lock:
-            if not _locks:
-                _locks.append(to_device(np.zeros(LOCKS, np.int32)))
-    return _locks[0]
+            table = _locks.get(n)
+            if table is None:
+                table = _locks[n] = to_device(np.zeros(n, np.int32))
+    return table
 
 
 def view(base, off, size):
