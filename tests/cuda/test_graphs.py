@@ -94,6 +94,27 @@ def test_a_call_that_waits_for_the_device_is_never_captured(graphs_on):
     assert exe.graphs().captures == 0
 
 
+def test_host_scalar_outputs_are_uploaded_outside_the_capture(graphs_on):
+    """A scalar input returned as it is and a literal output are host values the host code
+    uploads (`_rt.scalar`): in a graph, a buffer filled once after the capture and copied
+    into the output on every replay."""
+    def f(x, s):
+        y = lax.fori_loop(0, 3, lambda i, c: c * 2.0 + xnp.sum(x), s * 1.0)
+        return xnp.sin(x) * y, s, 2.0
+    g = xf.jit(f, backend="cuda")
+    x = np.linspace(0.0, 1.0, 4)
+    assert "_rt.scalar(" in g.lower(x, 1.0).as_text()
+    for s in (1.0, 1.0, 1.0, 2.0, 2.0, 1.0):
+        y = s
+        for _ in range(3):
+            y = y * 2.0 + x.sum()
+        a, b, c = g(x, s)
+        np.testing.assert_allclose(np.asarray(a), np.sin(x) * y, rtol=1e-13)
+        assert (float(b), float(c)) == (s, 2.0)
+    info = _exe(g, x, 1.0).graphs().info()
+    assert info["state"] == "replaying" and info["captures"] == 2 and info["replays"] == 3, info
+
+
 def test_graphs_off_by_default(monkeypatch):
     monkeypatch.delenv("XFORMS_CUDA_GRAPHS", raising=False)
     f = xf.jit(lambda x: xnp.cos(x) + 1.0, backend="cuda")
@@ -133,11 +154,15 @@ def test_recorder_classifies_each_step():
     assert rec.launches() == 1 and rec.verdict() is None and rec.held == [buf]
     rec.replay()
     assert ran == [0.0] and rt_.ran == ["copy_into"]
-    for name, why in (("fetch", "waits for the device"), ("scalar", "copies host memory")):
-        rec = Recorder(rt_, [])
-        getattr(rec.rt, name)(np.ones(1), np.float64) if name == "scalar" \
-            else rec.rt.fetch(np.ones(1))
-        assert why in rec.verdict() and f"_rt.{name}" in rec.verdict()
+    rec = Recorder(rt_, [])
+    rec.rt.fetch(np.ones(1))
+    assert "waits for the device" in rec.verdict() and "_rt.fetch" in rec.verdict()
+    rec = Recorder(rt_, [], deferring=True, capturing=True)
+    one = rec.rt.scalar(1.5, np.float64)      # captured: a device copy of an upload
+    assert rec.verdict() is None and [u[1:] for u in rec.uploads] == [(1.5, np.float64)]
+    rec.uploads[0][0][:] = 1.5                # (the upload, after the capture)
+    rec.replay()
+    assert one[0] == 1.5
 
 
 def test_host_key_bakes_in_host_values_only():

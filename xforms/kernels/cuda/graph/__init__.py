@@ -83,7 +83,7 @@ class Graph:
         slots = [None if isinstance(a, np.generic) else runtime.empty(a.size, a.dtype)
                  for a in args]
         inputs = [a if s is None else s for a, s in zip(args, slots)]
-        rec = Recorder(runtime, kernels, deferring=capturer.defers)
+        rec = Recorder(runtime, kernels, deferring=capturer.defers, capturing=True)
         capturer.begin()
         try:
             outs = run(rec.rt, rec.K, inputs)
@@ -94,6 +94,8 @@ class Graph:
         if rec.verdict() is not None:     # (host code that depends on more than its key)
             exe.close()
             raise ValueError(rec.verdict())
+        for buf, value, dtype in rec.uploads:      # (the host scalars: outside the capture)
+            runtime.copy_into(buf, runtime.scalar(value, dtype))
         return cls(runtime, slots, outs, rec.held, exe, rec.launches())
 
     def __call__(self, args):

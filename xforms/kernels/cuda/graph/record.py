@@ -13,7 +13,11 @@ for a stream capture, in which the driver records launches rather than running t
 A call may become a graph when everything it puts on the stream is a kernel launch, a
 device-to-device copy or a library call that stream capture accepts, and the host never
 waits for the device inside it (a `while_loop` reading its condition back does), nor copies
-host memory to the device (a capture cannot take a pageable host copy).
+host memory to the device (a capture cannot take a pageable host copy) other than a scalar
+(`_rt.scalar`: a host value, fixed by the graph's key).  While capturing, such a scalar
+becomes a buffer uploaded once after the capture (`uploads`, never written by the graph)
+and a captured device copy of it into the buffer the host code uses, which the graph may
+write (a loop's carry): every replay starts from the value again.
 """
 
 #: how each runtime function the host code calls behaves under stream capture:
@@ -21,6 +25,7 @@ host memory to the device (a capture cannot take a pageable host copy).
 #:   "alloc"   a buffer from the pool (host bookkeeping; the graph keeps the buffer alive)
 #:   "stream"  device work queued on the stream: captured as graph nodes
 #:   "sync"    the host waits for the device: a capture cannot contain it
+#:   "const"   a scalar from the host (`_rt.scalar`): uploaded outside the capture
 #:   "upload"  a copy from host memory: a capture cannot contain it
 #:   "library" a library routine that captures only partly: cuSOLVER's matrix-by-matrix
 #:             loop takes workspace per matrix and some routines read results on the host
@@ -30,7 +35,7 @@ RUNTIME_KINDS = {
     "copy": "stream", "copy_into": "stream", "copy_range": "stream",
     "gemm": "stream", "fft": "stream",          # cuBLAS and cuFFT calls capture
     "fetch": "sync", "host_copy": "sync",
-    "scalar": "upload", "to_device": "upload",
+    "scalar": "const", "to_device": "upload",
     "solve": "library",
 }
 
@@ -42,11 +47,12 @@ _REFUSED = {"sync": "the host waits for the device inside the call ({})",
 
 class Recorder:
     """`_rt` and `_K` for one host call, noting each step as (kind, name) in `steps`, the
-    buffers allocated in `held`, and, while `deferring`, the stream work in `thunks`."""
+    buffers allocated in `held`, and, while `deferring`, the stream work in `thunks`;
+    `capturing`: host scalars go to `uploads` (buffer, value, dtype), for after the capture."""
 
-    def __init__(self, runtime, kernels, deferring=False):
-        self.steps, self.held, self.thunks = [], [], []
-        self.deferring = deferring
+    def __init__(self, runtime, kernels, deferring=False, capturing=False):
+        self.steps, self.held, self.thunks, self.uploads = [], [], [], []
+        self.deferring, self.capturing = deferring, capturing
         self.rt = _RecordingRuntime(self, runtime)
         self.K = [self._kernel(i, k) for i, k in enumerate(kernels)]
 
@@ -92,6 +98,17 @@ class _RecordingRuntime:
         # an allocation, then device work: split so that a deferred copy has its buffer now
         out = self.empty(buf.size, buf.dtype)
         self.copy_into(out, buf)
+        return out
+
+    def scalar(self, value, dtype):
+        rec = self._rec
+        if not rec.capturing:
+            rec.steps.append(("const", "scalar"))
+            return self._rt.scalar(value, dtype)
+        src = self.empty(1, dtype)              # (filled once the capture has ended)
+        rec.uploads.append((src, value, dtype))
+        out = self.empty(1, dtype)
+        self.copy_into(out, src)
         return out
 
     def empty(self, size, dtype):
