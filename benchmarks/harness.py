@@ -94,6 +94,28 @@ class Context:
         from xforms.tree_util import tree_leaves
         return g.lower(*args)._exe.count_launches(*tree_leaves(args))
 
+    def host_us(self, fn, args, seconds):
+        """Host microseconds one call of an xforms CUDA function takes before it returns
+        (launches queued, not waited for: the time a graph saves), and its graph state
+        (`XFORMS_CUDA_GRAPHS=1`: "replaying", "refused: why", ...); (None, None) off CUDA."""
+        g = getattr(fn, "jitted", None)
+        if self.backend != "cuda" or g is None:
+            return None, None
+        from numba import cuda
+        calls = max(2, min(20, int(0.2 / max(seconds, 1e-9))))   # (the simulator: seconds)
+        g(*args)
+        cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(calls):
+            g(*args)
+        host = (time.perf_counter() - t) / calls * 1e6
+        cuda.synchronize()
+        from xforms.tree_util import tree_leaves
+        info = g.lower(*args)._exe.graph_info(*tree_leaves(args))
+        state = None if info is None else (
+            info["state"] + (f": {info['reason']}" if info["reason"] else ""))
+        return host, state
+
     def jax_inputs(self, args):
         """JAX's arguments with every NumPy array made a jax Array once, as a JAX program
         keeps its data: jax.jit copies a NumPy argument into a new buffer on every call
@@ -219,6 +241,7 @@ def _setup_check_time(ctx, case, system, data, ref, row):
     row.update(median_s=t.median, min_s=t.min, q1_s=t.q1, q3_s=t.q3, number=t.number, repeats=t.repeats)
     if system == "xforms" and ctx.backend == "cuda":
         row["kernel_launches"] = ctx.kernel_launches(fn, args)
+        row["host_us"], row["graph"] = ctx.host_us(fn, args, t.median)
     return row, (None if system in NO_CHECK else out)
 
 

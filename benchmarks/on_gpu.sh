@@ -14,8 +14,10 @@ set -u
 what=${1:-all}; shift || true
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 # The GPU table of issue 34: its fori_loop gradient is pow_loop, its transformer block the
-# `block value_and_grad` rows of cliffs (with issue 37's LSTM, Newton-CG and heat programs)
-GPU_TABLE=${GPU_TABLE:-dispatch,elementwise,mlp,cnn,rk4,pow_loop,gp_nll,fft_conv,random,cliffs}
+# `block value_and_grad` rows of cliffs (with issue 37's LSTM, Newton-CG and heat programs);
+# cuda_graphs times one small MLP gradient with XFORMS_CUDA_GRAPHS off and on (every CUDA row
+# reports kernel launches and host us per call)
+GPU_TABLE=${GPU_TABLE:-dispatch,cuda_graphs,elementwise,mlp,cnn,rk4,pow_loop,gp_nll,fft_conv,random,cliffs}
 # The whole call must fit 8 minutes of device time: each step gets its own cap, clipped to what
 # is left of TOTAL_BUDGET (seconds from here), so the later steps still run when an earlier one
 # is slow; the table gets what is left, shared among its workloads (benchmarks --budget-s), so

@@ -104,6 +104,10 @@ def table(rows: list[dict], width: int = 170) -> str:
             note = f"first call {row['first_call_s']:.3g} s" if row.get("first_call_s", 0) > 0.5 else ""
             if row.get("kernel_launches") is not None:
                 note += f"  {row['kernel_launches']} kernel launches/call"
+            if row.get("host_us") is not None:
+                note += f"  {row['host_us']:.1f} µs host/call"
+            if row.get("graph"):
+                note += f"  graph {row['graph']}"
             if row.get("peak_bandwidth_fraction") is not None:
                 note += f"  {row['peak_bandwidth_fraction']:.0%} of peak bandwidth"
             if row.get("spread") is not None:

@@ -12,8 +12,8 @@ import pytest
 
 import xforms  # noqa: F401  (registers all primitives)
 from xforms import kernels  # noqa: F401  (the CPU backend and every op family's rules)
-from xforms.kernels.cpu import backend as cpu_backend
-cpu_backend.numba_side()         # (the CPU control rules register with the Numba side)
+from xforms.kernels.codegen import numba_side
+numba_side()         # (the CPU control rules register with the Numba side)
 import xforms.kernels.cuda.emit_cuda_control  # noqa: F401  (the CUDA control and structural
 import xforms.kernels.cuda.emit_cuda_ops  # noqa: F401    rules, which need no GPU)
 from xforms.kernels.cpu import emit as emit_cpu

@@ -145,6 +145,13 @@ def cuda_fast_launch():
     return _flag("XFORMS_CUDA_FAST_LAUNCH")
 
 
+def cuda_graphs():
+    """XFORMS_CUDA_GRAPHS=1: replay a jitted CUDA call's launches as one CUDA graph once it
+    has run (xforms/kernels/cuda/graph/).  Read at every call (a benchmark compares both
+    settings in one process).  Off by default until measured on a real GPU."""
+    return _flag("XFORMS_CUDA_GRAPHS")
+
+
 def cuda_vendor_threshold(name, default):
     """The size from which the CUDA backend hands an operation to NVIDIA's library rather
     than its own kernel (xforms/kernels/cuda/vendor/__init__.py, where the measured defaults

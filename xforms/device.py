@@ -21,7 +21,7 @@ import numpy as np
 
 from .core import trace as core
 from .core.registry import install_operators
-from .errors import BackendError
+from .errors import BackendError, LoweringError
 from .jit import default_backend, get_backend, jit
 from .numpy._util import locate_errors
 from .numpy.methods import ARRAY_METHODS, OPERATORS
@@ -220,6 +220,43 @@ def _on_device(name, x, args, kwargs, dynamic=_is_array):
     return _jitted(*key)(x, *operands)
 
 
+@functools.lru_cache(maxsize=512)
+def _prim_program(prim, backend, params):
+    """`prim.bind(*operands, **params)` compiled for `backend` (an eager primitive given
+    device arrays: a new operand of the same signature reuses it)."""
+    def call(*operands):
+        out = prim.bind(*operands, **dict(params))
+        return tuple(out) if prim.multiple_results else out
+    return jit(call, backend=backend)
+
+
+_HOST_ONLY = set()       # (primitive, backend) that a backend cannot compile: evaluated on host
+
+
+def _eval_on_device(prim, args, params):
+    """An eager primitive with a device array among `args`, run on that array's device
+    (core.trace.DEVICE_EVAL); None where the backend has no lowering for it (the host
+    evaluates it then, on copies)."""
+    backend = next(type(a).backend for a in args if core.is_device_array(a))
+    if (prim, backend) in _HOST_ONLY:
+        return None
+    key = tuple(sorted(params.items()))
+    try:
+        hash(key)
+        fn = _prim_program(prim, backend, key)
+    except TypeError:         # (an unhashable parameter: compiled for this call)
+        fn = _prim_program.__wrapped__(prim, backend, key)
+    try:
+        out = fn(*args)
+    except LoweringError:
+        _HOST_ONLY.add((prim, backend))
+        return None
+    return list(out) if prim.multiple_results else [out]
+
+
+core.DEVICE_EVAL[:] = [_eval_on_device]
+
+
 def _device_method(name):
     def method(self, *args, **kwargs):
         return _on_device(name, self, args, kwargs)
@@ -239,13 +276,31 @@ def _device_operator(name):
 
 
 def _getitem(self, idx):
-    """`x[idx]` on the device: integers and slices are static (out-of-bounds integers raise,
-    as for a jax.Array), index arrays are operands."""
+    """`x[idx]` on the device: slices are static, index arrays are operands, and so are
+    integers (checked in bounds here: out-of-bounds raises, as for a jax.Array), as JAX
+    passes them to its dynamic slice: `x[0]`, `x[1]`, ... run one program."""
     parts = idx if isinstance(idx, tuple) else (idx,)
     if not any(_is_array(p) or isinstance(p, core.Tracer) for p in parts):
         # a static index's errors as NumPy's (a jax.Array's): checked on a view of no memory
         np.broadcast_to(np.empty((), np.bool_), self.shape)[idx]
+        parts = tuple(_int_operand(p) for p in parts)
+        idx = parts if isinstance(idx, tuple) else parts[0]
     return _on_device("__getitem__", self, (idx,), {})
+
+
+def _int_operand(p):
+    """An integer index part as a 0-d array (an operand of the program); others as they are."""
+    if isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)):
+        return np.asarray(p)
+    return p
+
+
+def _iter(self):
+    """The rows of `x`, each computed on the device by one program (`x[i]`), as iterating a
+    jax.Array gives its rows as arrays."""
+    if not self.shape:
+        raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.shape[0]))
 
 
 class _DeviceAt:
@@ -276,6 +331,6 @@ install_operators({**{name: _device_method(name) for name in ARRAY_METHODS},
                    "copy": _device_method("copy"),
                    **{name: locate_errors(_device_operator(name)) for name in OPERATORS
                       if name != "__getitem__"},
-                   "__getitem__": locate_errors(_getitem),
+                   "__getitem__": locate_errors(_getitem), "__iter__": _iter,
                    "at": property(_DeviceAt), "T": property(lambda self: self.transpose()),
                    "tolist": _tolist})

@@ -24,6 +24,7 @@ REGISTRY = {
     "eager": "eager",
     "cliffs": "cliffs",
     "ode": "ode",
+    "cuda_graphs": "cuda_graphs",
 }
 
 

@@ -24,14 +24,14 @@ def loss(params, x, y, np_, log_softmax):
     return -np_.mean(np_.sum(y * log_softmax(logits), axis=-1))
 
 
-def make_data(batch, hidden, dtype, seed=0):
+def make_data(batch, hidden, dtype, seed=0, inputs=784):
     rng = np.random.default_rng(seed)
-    sizes = [784, hidden, hidden, 10]
+    sizes = [inputs, hidden, hidden, 10]
     params = {}
     for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:]), 1):
         params[f"W{i}"] = (rng.standard_normal((a, b)) / np.sqrt(a)).astype(dtype)
         params[f"b{i}"] = (0.1 * rng.standard_normal(b)).astype(dtype)
-    x = rng.standard_normal((batch, 784)).astype(dtype)
+    x = rng.standard_normal((batch, inputs)).astype(dtype)
     y = np.eye(10, dtype=dtype)[rng.integers(0, 10, batch)]
     return params, x, y
 

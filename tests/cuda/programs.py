@@ -121,7 +121,7 @@ def cas_scatters(x, i, k):
 
 def complex_scatters(z, i, v):
     """Complex combining stores: complex64 products as a 64-bit compare-and-swap loop (both
-    float32 parts in one word), complex128 products in one thread, sums as two float atomic
+    float32 parts in one word), complex128 products under a striped lock, sums as two float atomic
     adds on the parts (cas.complex_add); the gradient of a gather is such a sum."""
     z, v = xnp.asarray(z), xnp.asarray(v)
     z64, v64 = z.astype(np.complex64), v.astype(np.complex64)

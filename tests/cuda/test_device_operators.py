@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import xforms as xf
+import xforms.numpy as xnp
 from xforms import device
 from xforms.kernels.cuda import runtime as rt
 from xforms.kernels.cuda.runtime import DeviceArray
@@ -135,3 +136,67 @@ def test_operators_inside_a_trace_stage_the_device_array():
     np.testing.assert_allclose(np.asarray(f(2.0)), (A * 2.0 + A[0]).sum())
     g = xf.grad(lambda x: (d * x).sum())(1.0)
     np.testing.assert_allclose(np.asarray(g), A.sum())
+
+
+def test_integer_indices_are_operands_of_one_program(copies, monkeypatch):
+    d = _put(A)
+    d[0], d[0, 0]
+    made = []
+    monkeypatch.setattr(device, "jit", lambda *a, **k: made.append(a) or xf.jit(*a, **k))
+    del copies[:]
+    for idx in (1, 2, -1, np.int32(2), (1, 3), (-1, -4), (2, 0)):
+        got = d[idx]
+        assert type(got) is DeviceArray and got.shape == A[idx].shape
+        np.testing.assert_array_equal(np.asarray(got), A[idx])
+    assert made == []                     # (each distinct integer compiled its own before)
+    assert [c for c in copies if c[0] == "h2d"] == [], copies
+
+
+def test_iterating_gives_device_rows_without_a_host_copy(copies):
+    d = _put(A)
+    rows = list(d)                        # (compiles d[i] once)
+    del copies[:]
+    rows = list(d)
+    assert [type(r) for r in rows] == [DeviceArray] * 3 and copies == [], copies
+    for r, a in zip(rows, A):
+        np.testing.assert_array_equal(np.asarray(r), a)
+    a, b = _put(V[:2])                    # (unpacking iterates)
+    assert float(a) == V[0] and float(b) == V[1]
+    with pytest.raises(TypeError, match="0-d"):
+        iter(_put(np.float64(1.0)))
+
+
+# eager xforms.numpy functions given a device array: each primitive runs on its device (one
+# cached program per primitive and parameters, core.trace.DEVICE_EVAL), nothing read back
+FUNCS = {
+    "sin": (lambda d: xnp.sin(d), lambda a: np.sin(a)),
+    "sum(axis=0)": (lambda d: xnp.sum(d, axis=0), lambda a: a.sum(axis=0)),
+    "mean": (lambda d: xnp.mean(d), lambda a: np.mean(a)),
+    "where": (lambda d: xnp.where(d > 0, d, 0.5), lambda a: np.where(a > 0, a, 0.5)),
+    "concatenate": (lambda d: xnp.concatenate([d, d * 2.0]), lambda a: np.concatenate([a, a * 2])),
+    "dot": (lambda d: xnp.dot(d, d.T), lambda a: a @ a.T),
+    "sort": (lambda d: xnp.sort(-d, axis=1), lambda a: np.sort(-a, axis=1)),
+    "reshape": (lambda d: xnp.reshape(d, (4, 3)), lambda a: a.reshape(4, 3)),
+    "exp + 1": (lambda d: xnp.exp(d) + 1, lambda a: np.exp(a) + 1),
+}
+
+
+@pytest.mark.parametrize("name", FUNCS)
+def test_eager_numpy_functions_run_on_the_device(name, copies, monkeypatch):
+    f, want = FUNCS[name]
+    d = _put(A)
+    f(d)                                        # (compiles its primitives' programs)
+    made = []
+    monkeypatch.setattr(device, "jit", lambda *a, **k: made.append(a) or xf.jit(*a, **k))
+    del copies[:]
+    got = f(d)
+    assert type(got) is DeviceArray and copies == [] and made == [], (copies, made)
+    ref = want(A)
+    assert got.shape == ref.shape and got.dtype == ref.dtype
+    np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-13)
+
+
+def test_an_eager_primitive_the_backend_cannot_compile_runs_on_the_host():
+    d = _put(np.array([[4.0, 1.0], [1.0, 3.0]]))
+    q, r = xnp.linalg.qr(d)          # (no CUDA rule on the simulator: cuSOLVER's only)
+    np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), np.asarray(d), atol=1e-12)

@@ -87,8 +87,8 @@ def _complex(dt, a, rng):
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [0, 1, 7, 33])
 def test_complex_products_and_sums_match_ufunc_at(dt, n):
-    """complex64 products swap one 64-bit word (many threads), complex128 ones run in one
-    thread; sums are two float atomic adds (before: a LoweringError)."""
+    """complex64 products swap one 64-bit word, complex128 ones take a striped lock (both on
+    many threads); sums are two float atomic adds (before: a LoweringError)."""
     rng = np.random.default_rng(n + 1)
     x = _complex(dt, rng.choice(VALUES[VALUES != 0], size=n), rng)
     i = np.concatenate([rng.integers(-n, n + 3, size=3 * n), [0, 0, n - 1, n + 5, -n]]) \
@@ -109,6 +109,24 @@ def test_complex_products_and_sums_match_ufunc_at(dt, n):
     sites = [ln for ln in text.splitlines() if "_K[" in ln and "# k" in ln]
     one = [ln for ln in sites if "<<<1, 1>>>" in ln]
     if n:
-        assert ("cuda.atomic.cas(" in text) == (dt == np.complex64)
-        assert "cuda.atomic.add(" in text
-        assert (len(one) == 1) if dt == np.complex128 else one == [], sites
+        assert "cuda.atomic.cas(" in text and "cuda.atomic.add(" in text
+        assert ("cuda.atomic.exch(" in text) == (dt == np.complex128)     # (the lock's)
+        assert one == [], sites
+
+
+def test_complex128_products_contending_for_one_lock():
+    """Every update on one element, and elements 4096 apart sharing a lock stripe: the
+    products are exact in any order (powers of 1j, -1 and 2), so order cannot hide a
+    lost update."""
+    rng = np.random.default_rng(3)
+    n = 4096 + 3
+    x = np.ones(n, np.complex128)
+    i = np.concatenate([np.zeros(150, np.int64), np.full(40, 4096), np.full(20, 2)])
+    v = rng.choice(np.array([1j, -1, -1j, 2, 0.5j]), size=i.size)
+    f = xf.jit(lambda x, i, v: x.at[i].mul(v), backend="cuda", tiered=False)
+    got = f(x, i, v)
+    text = f.lower(x, i, v).as_text()
+    assert "_rt.locks(4096)" in text and "<<<1, 1>>>" not in text
+    want = x.copy()
+    np.multiply.at(want, i, v)
+    np.testing.assert_array_equal(np.asarray(got), want)

@@ -169,13 +169,24 @@ def get_aval(x):
     return aval_of_value(x)
 
 
+#: [fn(prim, args, params) -> outputs]: how a primitive given a backend's device arrays is
+#: evaluated where they live (xforms/device.py installs it: one cached program per primitive
+#: and parameters, as JAX dispatches an eager op), instead of on copies read to the host
+DEVICE_EVAL = []
+
+
 class EvalTrace:
-    """Runs each primitive's NumPy implementation immediately."""
+    """Runs each primitive's NumPy implementation immediately (or, given device arrays,
+    `DEVICE_EVAL`'s program on their device)."""
     parent = None
 
     def process(self, prim, args, params):
         if config.float_checks:                    # (also counts xf.no_execution)
             config.check_execution(f"jit({prim.name})")
+        if DEVICE_ARRAY_TYPES and DEVICE_EVAL and not DEVICE_ARRAY_TYPES.isdisjoint(map(type, args)):
+            outs = DEVICE_EVAL[0](prim, args, params)
+            if outs is not None:                   # (None: no program for it there)
+                return outs
         vals = [canonical_value(a) for a in args]
         out_avals = abstract_eval(prim, [aval_of_value(v) for v in vals], params)
         outs = impl_rules[prim](*vals, **params)

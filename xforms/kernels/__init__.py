@@ -6,7 +6,7 @@ elementwise loops and reductions over float arrays) or emits Python source that 
 compiles (cpu/module.py, build/codecache.py); the CUDA backend (cuda/) always goes through
 Numba (its `emit_program` loads the Numba side).  Importing this package imports no Numba: the Numba side (Numba
 and xforms' patches to it, the emitters and every op family's rules) is imported by the
-first program that needs it (`cpu.backend.numba_side`), so a program of the direct path
+first program that needs it (`codegen.numba_side`), so a program of the direct path
 never pays for it.
 
 `BACKENDS` lists the backends this package provides; `xforms.jit` reads it when it first
@@ -17,13 +17,14 @@ from .loops import lower_bitwise  # noqa: F401  (scalar rules of the bit shifts)
 from .cpu import backend as _cpu
 from .cpu.backend import CpuExecutable, compile_cpu
 from . import cuda as _cuda  # (numba.cuda loads lazily)
+from .codegen import NUMBA_SETUP
 
 
 def _op_rules():
     from . import ops  # noqa: F401  (every op family's rules; their emitters import Numba)
 
 
-_cpu.NUMBA_SETUP.append(_op_rules)
+NUMBA_SETUP.append(_op_rules)   # (after the CPU backend's step, which imports Numba)
 
 
 #: name -> keyword arguments of `xforms.jit.register_backend`, read by `xforms.jit`

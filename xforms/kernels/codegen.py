@@ -1,5 +1,5 @@
-"""Source-text helpers shared by the CPU and CUDA emitters (the bottom of the code
-generator: imports nothing else of kernels/).
+"""Source-text helpers shared by the CPU and CUDA emitters, and the hook that loads the Numba
+side for both (the bottom of the code generator: imports nothing else of kernels/).
 
 >>> lit(0.5, np.float32), dtype_str(np.bool_), shape_str((3,))
 ('np.float32(0.5)', 'np.bool_', '(3,)')
@@ -7,12 +7,39 @@ generator: imports nothing else of kernels/).
 import keyword
 import math
 import os
+import threading
 from contextlib import contextmanager
 
 import numpy as np
 
 from xforms.errors import LoweringError
 from xforms.core.ir import Literal, Names, Var, fmt_literal, pp_eqn
+
+
+# ---- the Numba side: loaded by the first program that needs it ------------------------------
+#: set-up steps run once, in order, by `numba_side()`: the CPU backend binds its Numba path
+#: (xforms' patches, its module emitter), xforms.kernels adds every op family's rules.  Here,
+#: below both backends, so that each backend loads the rules without importing the other.
+NUMBA_SETUP = []
+_numba_lock = threading.Lock()
+_numba_loaded = []
+
+
+def numba_side():
+    """Load the Numba side (Numba with xforms' patches, the emitters, every rule they read)
+    by running `NUMBA_SETUP` once.  Idempotent; cheap once done.  A program of the CPU's
+    direct LLVM path never calls it, so it never imports Numba.
+
+        numba_side()      # in an emitter, before it reads a rule the Numba side registers
+    """
+    if _numba_loaded:
+        return
+    with _numba_lock:
+        if _numba_loaded:
+            return
+        for setup in NUMBA_SETUP:
+            setup()
+        _numba_loaded.append(True)       # (last: the flag that every step ran)
 
 
 def shape_str(shape):

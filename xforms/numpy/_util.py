@@ -45,13 +45,13 @@ def aval(x):
     if t is Tracer:
         return x._var.aval
     if t is np.ndarray or t is core.Array or is_python_scalar(x) or isinstance(
-            x, (np.ndarray, np.generic)):
+            x, (np.ndarray, np.generic)) or t in core.DEVICE_ARRAY_TYPES:
         return core.aval_of_value(x)
     return aval(asarray_operand(x))
 
 
 def asarray_operand(x):
-    """A Tracer, a NumPy array/scalar or a Python scalar, validated.  Every xnp function
+    """A Tracer, a NumPy array/scalar, a Python scalar or a backend's device array, validated.  Every xnp function
     takes its array operands through here.  A list or tuple is refused, as JAX refuses it
     (`jnp.sin([1., 2.])` is a TypeError: a list may be ragged or hold traced values, and
     converting it on every call is slow); `xnp.asarray` and `xnp.array` take lists.
@@ -62,6 +62,8 @@ def asarray_operand(x):
         return x
     if isinstance(x, (list, tuple)):
         raise ListOperandError(x)
+    if type(x) in core.DEVICE_ARRAY_TYPES:
+        return x            # (its primitives run on its device: core.trace.DEVICE_EVAL)
     return core.canonical_value(x)
 
 

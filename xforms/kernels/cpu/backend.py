@@ -30,7 +30,7 @@ from xforms.core.memo import Memo
 from xforms.exec.tiered import step, warn
 
 from ..runtime import blas_threads
-from ..codegen import OUT_GROUP
+from ..codegen import NUMBA_SETUP, OUT_GROUP, numba_side
 from . import llvm
 from .llvm import engine as llvm_engine, scalar as llvm_scalar
 from . import float16
@@ -45,36 +45,30 @@ from .. import user_prims
 from ..prepare.scalarize import scalarize
 from ..prepare.shape_symbols import SymbolTable, choose_symbols, symbolic_copy
 
-# The Numba side of this backend, bound by `numba_side()` when a program first needs it: a
-# program that the direct LLVM path compiles (xforms/kernels/cpu/llvm/) never imports Numba,
-# whose import and set-up were most of a process's first compile (issue #35)
+# The Numba side of this backend, bound by `_bind_numba` when a program first needs it
+# (`codegen.numba_side()`): a program that the direct LLVM path compiles
+# (xforms/kernels/cpu/llvm/) never imports Numba, whose import and set-up were most of a
+# process's first compile (issue #35)
 numba = NumbaError = codecache = emit_module = eqn_at_line = AdaptiveThreads = None
-#: called once by `numba_side()`: what the Numba path needs from the layers above this one
-#: (xforms.kernels adds the import of every op family's rules, whose emitters import Numba)
-NUMBA_SETUP = []
-_numba_lock = threading.Lock()
 
 
-def numba_side():
-    """Import the Numba side: Numba (with xforms' patches, applied by `codecache`), the
-    module emitter, the disk cache and every rule it reads.  Idempotent; cheap once done."""
+def _bind_numba():
+    """The CPU backend's step of `codegen.numba_side()`: import Numba (with xforms' patches,
+    applied by `codecache`), the module emitter, the disk cache and the CPU's control and op
+    rules, and bind them here."""
     global numba, NumbaError, codecache, emit_module, eqn_at_line, AdaptiveThreads
-    if AdaptiveThreads is not None:
-        return
-    with _numba_lock:
-        if AdaptiveThreads is not None:
-            return
-        llvm_engine.numba_lock()     # (Numba loads while no direct-path compile runs)
-        import numba as nb
-        from numba.core.errors import NumbaError as error
-        from ..build import codecache as cc
-        from . import control, ops  # noqa: F401  (control and ops register their rules)
-        from .module import emit_module as emit, eqn_at_line as at_line
-        from ..runtime.threads import AdaptiveThreads as adaptive
-        for setup in NUMBA_SETUP:
-            setup()
-        numba, NumbaError, codecache, emit_module, eqn_at_line = nb, error, cc, emit, at_line
-        AdaptiveThreads = adaptive     # (last: the flag that the rest is bound)
+    llvm_engine.numba_lock()     # (Numba loads while no direct-path compile runs)
+    import numba as nb
+    from numba.core.errors import NumbaError as error
+    from ..build import codecache as cc
+    from . import control, ops  # noqa: F401  (control and ops register their rules)
+    from .module import emit_module as emit, eqn_at_line as at_line
+    from ..runtime.threads import AdaptiveThreads as adaptive
+    numba, NumbaError, codecache, emit_module, eqn_at_line = nb, error, cc, emit, at_line
+    AdaptiveThreads = adaptive
+
+
+NUMBA_SETUP.insert(0, _bind_numba)     # (first: the op families' rules import Numba after it)
 
 # ClosedJaxpr -> its executable, the most recently used ones (`xf.jit(f)(x)` written inline
 # makes a new jitted function per call, whose executable must not be compiled again), bounded

@@ -26,8 +26,7 @@ from xforms.core.memo import Memo
 from ..build import codecache  # noqa: F401  (loop rules)
 from ..prepare import scalarize_loops  # noqa: F401  (loop rules)
 from .. import user_prims  # noqa: F401  (loop rules)
-from ..cpu.backend import numba_side
-from ..codegen import dtype_str
+from ..codegen import dtype_str, numba_side
 from ..plan.fusion import plan_program
 from ..prepare.passes import prepare
 from ..prepare.scalarize import scalarize
@@ -38,6 +37,7 @@ from . import emit_cuda_control, emit_cuda_ops  # noqa: F401  (register rules)
 from .cas import MODULE_LINE as CAS_MODULE_LINE
 from .emit_cuda import CudaEmitter
 from .launch import launcher
+from .graph import Graphs, ThunkCapture
 from .vendor import LibraryError
 from .vendor.solver_map import SolverCall
 from .emit_cuda_pack import drop_unused_views, pack_inputs, pack_outputs
@@ -185,6 +185,7 @@ class CudaExecutable:
         self._direct = [(i, i in dev_scalars) for i in program.direct]
         self._groups = program.groups
         self._lock = threading.Lock()
+        self._graphs = None            # made at the first call with XFORMS_CUDA_GRAPHS=1
         self.num_kernels = len(program.kernels)
         self.launch_sites = len(program.launches)
         self.plan_text = ""
@@ -270,6 +271,26 @@ class CudaExecutable:
                 return self._variant(dev)
         return self
 
+    def _run(self, runtime, kernels, conv):
+        return self._host(runtime, kernels, self._M, self._W, *conv, *self._consts)
+
+    def graphs(self):
+        """This executable's CUDA graphs (xforms/kernels/cuda/graph/): `.info()` says
+        whether its calls replay as one graph, and why not."""
+        if self._graphs is None:
+            if rt.simulating():
+                capturer = ThunkCapture()
+            else:
+                from .graph.capture import StreamCapture
+                capturer = StreamCapture(int(rt.stream().handle))
+            self._graphs = Graphs(capturer)
+        return self._graphs
+
+    def graph_info(self, *args):
+        """`graphs().info()` of the executable that runs `args` (None: graphs never on)."""
+        exe = self._target(args) if args else self
+        return None if exe._graphs is None else exe._graphs.info()
+
     def __call__(self, *args):
         if len(args) != len(self.in_avals):
             raise TypeError(f"expected {len(self.in_avals)} arguments, got {len(args)}")
@@ -285,7 +306,10 @@ class CudaExecutable:
             try:
                 if self._M is None:
                     self._memory()
-                outs = self._host(self._rt, self._K, self._M, self._W, *conv, *self._consts)
+                if config.cuda_graphs() and self._rt is rt:     # (not while counting)
+                    outs = self.graphs()(self._run, rt, self._K, conv)
+                else:
+                    outs = self._host(self._rt, self._K, self._M, self._W, *conv, *self._consts)
             except Exception as e:
                 if type(e).__module__.split(".")[0] in ("numba", "numba_cuda", "cuda") \
                         or isinstance(e, LibraryError):

@@ -18,8 +18,14 @@ boundary with its last word inside its allocation; 8-byte words where the elemen
 bytes), float words read and written through libdevice's bit casts (here the simulator's
 NumPy versions of them, which its libdevice lacks).  A complex64 element is one 64-bit word:
 its real part the low 32 bits, its imaginary part the high ones (little-endian), each cast
-as a float32 word.  float16 and complex128 (16 bytes: no 128-bit compare-and-swap in
-numba.cuda) have no such loop here: their regions run in one thread (loop_cuda.one_thread).
+as a float32 word.  A complex128 element is 16 bytes, and numba.cuda has no 128-bit
+compare-and-swap: its product takes a lock from a striped table (`LOCKS` int32 words,
+`runtime.locks()`, all 0 between kernels; the element's flat offset picks one), reads the
+two 64-bit words by compare-and-swap (a coherent read of the current value), combines,
+writes them by atomic exchange, fences and releases (`locked_combine`).  The acquiring
+thread does the work inside the loop that takes the lock, the pattern that does not
+deadlock a warp whose lanes contend.  float16 has neither: its regions run in one thread
+(loop_cuda.one_thread).
 """
 import numpy as np
 
@@ -27,6 +33,39 @@ import numpy as np
 _WORD_BITS = {np.dtype(t): (64 if np.dtype(t).itemsize == 8 else 32)
               for t in (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
                         np.int64, np.uint64, np.float32, np.float64, np.complex64)}
+
+
+LOCKS = 4096              # the striped lock table of `locked_combine` (a power of two)
+_LOCKED = frozenset({np.dtype(np.complex128)})
+
+
+def has_lock(dt):
+    """Is a combining store of dtype `dt` done under a lock (`locked_combine`)?"""
+    return np.dtype(dt) in _LOCKED
+
+
+def locked_combine(p, sp, st, val):
+    """Print `out[i] (op)= val` of a complex128 combining store under a striped lock."""
+    out, dt = st.var, np.dtype(st.var.aval.dtype)
+    W, start = _words(p, out, np.dtype("uint64"))
+    L = p.kb.buf("_locks", f"_rt.locks({LOCKS})", "int32")
+    off = sp.index(out, st.index)
+    k, lock, done, c = p.fresh("_k"), p.fresh("_l"), p.fresh("_d"), p.fresh("_c")
+    p.line(f"{k} = {start // 8} + 2 * ({off})")
+    p.line(f"{lock} = ({off}) & {LOCKS - 1}")
+    p.line(f"{done} = False")
+    with p.block(f"while not {done}:"):
+        with p.block(f"if cuda.atomic.cas({L}, {lock}, np.int32(0), np.int32(1)) == 0:"):
+            part = [f"longlong_as_double(np.int64(cuda.atomic.cas({W}, {k} + {j}, "
+                    f"np.uint64(0), np.uint64(0))))" for j in (0, 1)]
+            p.line(f"{c} = np.complex128(complex({part[0]}, {part[1]}))")
+            p.combine_lines(st.combine, c, val, dt)
+            for j, half in ((0, "real"), (1, "imag")):
+                p.line(f"cuda.atomic.exch({W}, {k} + {j}, "
+                       f"np.uint64(double_as_longlong({c}.{half})))")
+            p.line("cuda.threadfence()")
+            p.line(f"cuda.atomic.exch({L}, {lock}, np.int32(0))")
+            p.line(f"{done} = True")
 
 
 def has_cas(dt):

@@ -2,8 +2,9 @@
 threads stride over the flattened index space of each of its nests, with a nest holding
 only `Let`s and one inner nest flattened into one loop with it; buffers are flat, so loads
 and stores index with linear offsets.  Combining stores are atomic (add, max, min), else a
-compare-and-swap loop (cas.py: products, max/min of 8/16-bit integers), or the region runs
-in one thread where neither serves the dtype (float16, complex).  A fused loop
+compare-and-swap loop (cas.py: products, max/min of 8/16-bit integers), a striped lock
+(cas.py: complex128 products), or the region runs in one thread where none serves the dtype
+(float16).  A fused loop
 (xforms/kernels/loops/lower_loops.py) is one grid-stride kernel over its shape (`loop_kernel`), or
 the body of emit_cuda_reduce's trees; its body is printed by the printer core
 (xforms/kernels/loops/loop_print.py, the CPU's too) through `CudaPrinter`.
@@ -25,7 +26,7 @@ from ..loops.ir import (Alloc, Const, Forward, Let, Nest, Refused, Region, Spell
                         affine)
 from ..loops.loop_print import Printer
 from ..loops.lower_loops import lower_loop
-from .cas import cas_combine, complex_add, has_cas
+from .cas import cas_combine, complex_add, has_cas, has_lock, locked_combine
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
 
 
@@ -221,6 +222,8 @@ class CudaPrinter(Printer):
         if op != "sum" and not has_atomic(op, dt):
             if has_cas(dt):
                 return cas_combine(self, sp, st, val)
+            if has_lock(dt):
+                return locked_combine(self, sp, st, val)
             return self.combine_lines(op, f"{self.kb.arr(out)}[{sp.index(out, st.index)}]",
                                       val, dt)
         arr, off = self.kb.arr(out), sp.index(out, st.index)
@@ -262,12 +265,12 @@ def has_atomic(op, dt):
 
 def one_thread(region):
     """Does `region` hold a combining store with neither a CUDA atomic nor a
-    compare-and-swap loop (a product of float16 or complex)?  Then one thread runs it, its
+    compare-and-swap loop nor a lock (a product of float16)?  Then one thread runs it, its
     updates in order."""
     def walk(stmts):
         for st in stmts:
-            if isinstance(st, Store) and st.combine and not has_atomic(
-                    st.combine, st.var.aval.dtype) and not has_cas(st.var.aval.dtype):
+            dt = isinstance(st, Store) and st.combine and st.var.aval.dtype
+            if dt and not (has_atomic(st.combine, dt) or has_cas(dt) or has_lock(dt)):
                 return True
             if walk(getattr(st, "body", ())):
                 return True

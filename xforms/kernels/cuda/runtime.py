@@ -284,6 +284,21 @@ def solve(call, a, *buffers):
                  handle)
 
 
+_locks = {}
+
+
+def locks(n):
+    """A table of `n` int32 locks for complex128 combining stores (cas.locked_combine), made
+    once: all 0 between kernels (every lock taken is released before its kernel ends)."""
+    table = _locks.get(n)
+    if table is None:
+        with _lock:
+            table = _locks.get(n)
+            if table is None:
+                table = _locks[n] = to_device(np.zeros(n, np.int32))
+    return table
+
+
 def view(base, off, size):
     """Elements [off, off + size) of flat buffer `base`, as a buffer (no copy)."""
     size = max(int(size), 1)

@@ -1,0 +1,49 @@
+"""cuda_graphs: one MLP training gradient with CUDA graphs off and on (XFORMS_CUDA_GRAPHS).
+
+The mlp workload's ``jit(grad)`` at small sizes (784-128-128-10, batch 32, float32), where a
+call is a dozen short kernels and host time per launch decides the figure: the same program
+timed with graphs off (every kernel launched by the host) and on (after the first call the
+launch sequence replays as one CUDA graph, xforms/kernels/cuda/graph/).  The rows report
+kernel launches and host microseconds per call and the graph's state.  CUDA only (no cases
+on the CPU); JAX runs beside the "off" row.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+from ..harness import Case
+from . import mlp
+
+NAME = "cuda_graphs"
+
+
+@contextlib.contextmanager
+def _graphs(on):
+    old = os.environ.get("XFORMS_CUDA_GRAPHS")
+    os.environ["XFORMS_CUDA_GRAPHS"] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("XFORMS_CUDA_GRAPHS")
+        else:
+            os.environ["XFORMS_CUDA_GRAPHS"] = old
+
+
+def cases(ctx):
+    if ctx.backend != "cuda":
+        return []                    # (graphs are a CUDA backend's)
+    # (--quick: the simulator's size, where every thread is a Python thread)
+    batch, inputs, hidden, dt = (4, 16, 8, "float32") if ctx.quick else (32, 784, 128, "float32")
+    out = []
+    for on in (False, True):
+        systems = {"xforms": mlp._xforms(ctx), "numpy": mlp._numpy(ctx)}
+        if not on:
+            systems["jax"] = mlp._jax(ctx)
+        out.append(Case(f"jit(grad) graphs {'on' if on else 'off'}",
+                        {"batch": batch, "dtype": dt, "inputs": inputs, "hidden": hidden},
+                        systems, make=lambda: mlp.make_data(batch, hidden, dt, ctx.seed, inputs),
+                        unit="µs/call", limit="numpy", rtol=2e-3,
+                        background=lambda on=on: _graphs(on)))
+    return out
