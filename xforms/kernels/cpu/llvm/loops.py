@@ -34,7 +34,7 @@ from ..nest import _peeling
 from ..loop_cost import element_ns
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS
-from . import numpy_abi, reductions
+from . import numpy_abi, products, reductions
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY = {"float": 11, "double": 12}          # NumPy's type numbers (checked in numpy_abi)
@@ -126,7 +126,9 @@ bad:
 
 
 def _arrays_written(step):
-    """The arrays `step` writes: its stores' and its reductions' outputs."""
+    """The arrays `step` writes: its stores' and its reductions' outputs (a product's)."""
+    if step.kind == "op":
+        return list(step.eqn.outvars)
     outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]
     return [v for v in dict.fromkeys([*step.writes, *outs]) if v.aval.shape]
 
@@ -137,11 +139,12 @@ class _Loops(_Module):
     def __init__(self, plan):
         if plan.consts or plan.jaxpr.constvars or not 1 <= len(plan.outputs) <= OUT_GROUP:
             raise Refused("consts or outputs")
-        if any(st.kind != "loop" or st.products for st in plan.steps):
-            raise Refused("not fused loops")
+        if any(st.kind != "loop" or st.products for st in plan.steps
+               if st.kind != "op" or st.eqn.prim.name != "dot_general"):
+            raise Refused("not fused loops or products")
         if plan.tied or plan.placed:            # (buffers shared: the Numba path's layout)
             raise Refused("views of one buffer")
-        if all(st.shape == () for st in plan.steps):
+        if all(getattr(st, "shape", None) == () for st in plan.steps):
             raise Refused("scalar code: xforms/kernels/cpu/llvm/scalar.py")
         self.plan, self.lines, self.decls, self.names, self.n = plan, [], set(), {}, 0
         self.arrays = {}          # Var -> (data pointer, concrete shape)
@@ -242,6 +245,10 @@ class _Loops(_Module):
 
     # -- loops ---------------------------------------------------------------------------
     def _step(self, st):
+        if st.kind == "op":          # a matrix product (products.py)
+            out = st.eqn.outvars[0]
+            products.emit(self, products.accepts(st.eqn, self.ty(out.aval)))
+            return
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         for eqn, _ in st.body:
             if eqn.prim in VECMATH and size >= VECMATH_MIN_ELEMENTS:

@@ -1,0 +1,112 @@
+"""Matrix products on the direct LLVM path (xforms/kernels/cpu/llvm/products.py) against the
+Numba kernel of the same program, bit for bit: every layout (x @ y, x @ y.T, x.T @ y,
+x.T @ y.T), float32/float64, batched, each call the Numba kernel chooses (BLAS dot, gemv,
+gemm, small_mm's loop nest), products mixed with fused
+loops and reductions; what the path refuses compiles with Numba as before."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms.kernels.cpu import backend
+from xforms.kernels.runtime import small_mm
+from test_llvm_loops import _both, _same, _values
+
+LAYOUTS = {
+    "nn": (lambda x, y: x @ y, lambda m, k, n: ((m, k), (k, n))),
+    "nt": (lambda x, y: x @ y.T, lambda m, k, n: ((m, k), (n, k))),
+    "tn": (lambda x, y: x.T @ y, lambda m, k, n: ((k, m), (k, n))),
+    "tt": (lambda x, y: x.T @ y.T, lambda m, k, n: ((k, m), (n, k))),
+}
+# (m, k, n): a row times a column (BLAS dot), a column or a row (gemv), small_mm's sizes
+# (n a multiple of 16: both dtypes' vector widths), odd sizes and k past small_mm's depth
+# (gemm), sizes of one, and the MLP's layers
+SIZES = [(1, 600, 1), (9, 64, 1), (1, 64, 9), (32, 512, 512), (33, 17, 48), (7, 100, 33),
+         (64, 600, 64), (2, 300, 3), (32, 784, 10)]
+
+
+def _product_steps(prep):
+    return [st for st in prep.plan.steps if st.kind == "op"]
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("m, k, n", SIZES)
+def test_products_match_numba_bit_for_bit(m, k, n, layout, dt):
+    f, shapes = LAYOUTS[layout]
+    rng = np.random.default_rng(m * 1000 + k + n)
+    xs, ys = shapes(m, k, n)
+    fn, kernel = _both(f, _values(rng, xs, dt), _values(rng, ys, dt))
+    for _ in range(2):
+        x, y = _values(rng, xs, dt), _values(rng, ys, dt)
+        _same(fn(x, y), kernel(x, y))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("spec", ["bij,bjk->bik", "bij,bkj->bik", "bji,bjk->bik",
+                                  "bji,bkj->bik"])
+def test_batched_products_match_numba(spec, dt):
+    rng = np.random.default_rng(7)
+    shapes = {"bij": (3, 5, 40), "bjk": (3, 40, 16), "bkj": (3, 16, 40), "bji": (3, 40, 5)}
+    a, b = spec.split("->")[0].split(",")
+    f = lambda x, y: xnp.einsum(spec, x, y)        # noqa: E731
+    fn, kernel = _both(f, _values(rng, shapes[a], dt), _values(rng, shapes[b], dt))
+    x, y = _values(rng, shapes[a], dt), _values(rng, shapes[b], dt)
+    _same(fn(x, y), kernel(x, y))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_mlp_gradient_matches_numba(dt):
+    """Products, fused loops and reductions in one program: a small tanh MLP's gradient."""
+    def loss(p, x):
+        h = xnp.tanh(x @ p[0] + p[1])
+        z = h @ p[2]
+        return xnp.sum(xnp.log(xnp.sum(xnp.exp(z - xnp.max(z, axis=1, keepdims=True)),
+                                       axis=1)))
+    rng = np.random.default_rng(3)
+    shapes = [(40, 8), (8,), (8, 3)]
+    p = [_values(rng, s, dt) * dt(0.1) for s in shapes]
+    x = rng.standard_normal((4, 40)).astype(dt)
+    g = xf.grad(loss)
+    prep = backend._prepare(xf.make_jaxpr(g)(p, x), {"name": "t"})
+    assert len(_product_steps(prep)) >= 3 and prep.llvm_ir is not None
+    fn, kernel = _both(lambda *a: g(list(a[:3]), a[3]), *p, x)
+    x = rng.standard_normal((4, 40)).astype(dt)
+    _same(fn(*p, x), kernel(*p, x))
+
+
+def test_the_calls_are_the_numba_kernels():
+    """Each size class takes the call `_blas_call` makes there."""
+    def ir(m, k, n, layout="nn", dt=np.float64):
+        f, shapes = LAYOUTS[layout]
+        xs, ys = shapes(m, k, n)
+        prep = backend._prepare(xf.make_jaxpr(f)(np.ones(xs, dt), np.ones(ys, dt)), {})
+        return prep.llvm_ir
+    assert "@xf_blas_ddot" in ir(1, 600, 1)
+    assert "@xf_blas_dgemv" in ir(9, 64, 1) and "@xf_blas_dgemv" in ir(1, 64, 9)
+    assert "@xf_blas_sgemm" in ir(7, 100, 33, "tn", np.float32)
+    big = ir(32, 512, 512)
+    assert ("@xf_small_mm_double" in big) == small_mm.available()
+    assert "@xf_small_mm" not in ir(32, 512, 512, "nt")        # transposed: BLAS
+
+
+@pytest.mark.parametrize("f, args", [
+    (lambda x, y: x @ y, (np.ones((4, 6), np.complex128), np.ones((6, 40), np.complex128))),
+    (lambda x, y: x @ y, (np.ones((2, 3)), np.ones((3, 2)))),       # loops: < 512 flops
+    (lambda x, y: x @ y, (np.ones((0, 40)), np.ones((40, 16)))),    # loops: no output
+    (lambda x, y: xnp.dot(x, y), (np.ones(600), np.ones(600))),     # to a scalar
+    (lambda x, y: x @ y, (np.ones((9, 64), np.int64), np.ones((64, 9), np.int64))),
+])
+def test_refused_products_compile_with_numba(f, args):
+    closed = xf.make_jaxpr(f)(*args)
+    assert backend._prepare(closed, {"name": "t"}).llvm_ir is None
+    np.testing.assert_allclose(np.asarray(xf.jit(f, tiered=False)(*args)),
+                               np.asarray(f(*args)), rtol=1e-6)
+
+
+def test_jit_runs_products_on_the_direct_path():
+    x, y = np.arange(64 * 9.0).reshape(9, 64), np.ones((64, 48))
+    exe = backend.compile_cpu(xf.make_jaxpr(lambda x, y: x @ y)(x, y), {"name": "t"})
+    assert type(exe.kernel).__name__ == "builtin_function_or_method"
+    np.testing.assert_array_equal(np.asarray(xf.jit(lambda x, y: x @ y, tiered=False)(x, y)),
+                                  x @ y)
