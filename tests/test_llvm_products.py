@@ -8,7 +8,7 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms.kernels.cpu import backend
+from xforms.kernels.cpu import backend, llvm
 from xforms.kernels.runtime import small_mm
 from test_llvm_loops import _both, _same, _values
 
@@ -110,3 +110,17 @@ def test_jit_runs_products_on_the_direct_path():
     assert type(exe.kernel).__name__ == "builtin_function_or_method"
     np.testing.assert_array_equal(np.asarray(xf.jit(lambda x, y: x @ y, tiered=False)(x, y)),
                                   x @ y)
+
+
+def test_refusals_name_the_steps_and_why():
+    """`llvm.refusals` lists each step the direct path refuses (here a vector-math loop of
+    64+ elements), and nothing for a program it takes."""
+    def f(x, w):
+        return xnp.sum(xnp.tanh(x @ w))
+    x, w = np.ones((16, 40)), np.ones((40, 16))
+    prep = backend._prepare(xf.make_jaxpr(f)(x, w), {"name": "t"})
+    found = llvm.refusals(prep.plan)
+    assert [(k, why) for k, _, why in found] == [(1, "vector math")]
+    assert "tanh" in found[0][1]
+    prep = backend._prepare(xf.make_jaxpr(lambda x, w: x @ w)(x, w), {"name": "t"})
+    assert llvm.refusals(prep.plan) == []

@@ -133,15 +133,24 @@ def _arrays_written(step):
     return [v for v in dict.fromkeys([*step.writes, *outs]) if v.aval.shape]
 
 
+def _outside(step):
+    """Why `step` is outside the class whatever its content, or None."""
+    if step.kind == "op":
+        return None if step.eqn.prim.name == "dot_general" else "an op other than a product"
+    if step.kind != "loop":
+        return f"a {step.kind} step"
+    return "a loop computing products in blocks of rows" if step.products else None
+
+
 class _Loops(_Module):
     """The module of one program: arguments, allocations, each step's loops, outputs."""
 
     def __init__(self, plan):
         if plan.consts or plan.jaxpr.constvars or not 1 <= len(plan.outputs) <= OUT_GROUP:
             raise Refused("consts or outputs")
-        if any(st.kind != "loop" or st.products for st in plan.steps
-               if st.kind != "op" or st.eqn.prim.name != "dot_general"):
-            raise Refused("not fused loops or products")
+        for st in plan.steps:
+            if _outside(st):
+                raise Refused(_outside(st))
         if plan.tied or plan.placed:            # (buffers shared: the Numba path's layout)
             raise Refused("views of one buffer")
         if all(getattr(st, "shape", None) == () for st in plan.steps):
