@@ -8,7 +8,9 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
+from xforms.kernels.build import codecache
 from xforms.kernels.cpu import backend, llvm
+from xforms.kernels.cpu.llvm import engine, scalar
 from xforms.kernels.runtime import small_mm
 from test_llvm_loops import _both, _same, _values
 
@@ -124,3 +126,24 @@ def test_refusals_name_the_steps_and_why():
     assert "tanh" in found[0][1]
     prep = backend._prepare(xf.make_jaxpr(lambda x, w: x @ w)(x, w), {"name": "t"})
     assert llvm.refusals(prep.plan) == []
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_consts_are_arguments_after_the_inputs(dt):
+    """Closed-over arrays (a layer's weights, its bias, a scalar) are the kernel's last
+    arguments, passed by the executable as to a Numba kernel."""
+    rng = np.random.default_rng(11)
+    w, b, s = _values(rng, (40, 16), dt), _values(rng, (16,), dt), np.asarray(0.5, dt)
+
+    def f(x):
+        return xnp.maximum(x @ w + b, 0.0) * s
+    x = _values(rng, (8, 40), dt)
+    prep = backend._prepare(xf.make_jaxpr(f)(x), {"name": "t"})
+    assert prep.llvm_ir is not None and len(prep.plan.consts) >= 2
+    fn = engine.compile_ir(prep.llvm_ir, scalar.WRAPPER)
+    kernel = codecache.compile_kernel(prep.mod, prep.h, codecache.signature_of(prep.sig_spec))
+    consts = [backend._const_value(c) for c in prep.plan.consts]
+    _same(fn(x, *consts), kernel(x, *prep.consts))
+    exe = backend.compile_cpu(xf.make_jaxpr(f)(x), {"name": "t"})
+    assert type(exe.kernel).__name__ == "builtin_function_or_method"
+    _same(np.asarray(xf.jit(f, tiered=False)(x)), np.asarray(fn(x, *consts)))

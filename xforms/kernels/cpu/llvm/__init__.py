@@ -39,7 +39,7 @@ def refusals(plan):
     except scalar.Refused as e:
         return [(None, "the program", str(e))]
     mod.lines.append("entry:")
-    mod._args(plan.jaxpr.invars)
+    mod._args(loops.arguments(plan))
     mod._allocate([v for st in plan.steps if st.kind in ("loop", "op")
                    for v in loops._arrays_written(st)])
     out = []

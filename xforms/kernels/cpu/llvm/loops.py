@@ -15,9 +15,10 @@ is read from the PyArrayObject struct at offsets checked against real arrays at 
 (its pointer from NumPy's C-API table), the outputs as xforms Arrays (as Numba's kernels
 return them); the outputs are returned, the rest released.
 
-The class: every step a `Loop` (no products) whose body is `Eval`s and `Store`s of the
+The class: every step a `Loop` whose body is `Eval`s, `Store`s and reductions of the
 operations xforms/kernels/cpu/llvm/scalar.py spells, reads at affine (or clamped) indices,
-no reductions (yet), no consts; refused as well is a loop the Numba path prints otherwise,
+or a matrix product (`products.py`); float consts are arguments after the inputs (the
+executable passes them, as to a Numba kernel); refused is a loop the Numba path prints otherwise,
 so that the results stay the Numba kernel's bit for bit: a loop that threads would pay for
 (xforms/kernels/cpu/chunking.py: Numba runs it under prange over the thread pool) and a loop
 of 64+ elements calling a function of xforms/kernels/libm/vecmath (Numba calls the
@@ -125,6 +126,12 @@ bad:
 """
 
 
+def arguments(plan):
+    """The kernel's arguments: the inputs, then the consts (the executable passes their
+    values, `plan.consts`, after the inputs, as it does to a Numba kernel)."""
+    return [*plan.jaxpr.invars, *plan.jaxpr.constvars]
+
+
 def _arrays_written(step):
     """The arrays `step` writes: its stores' and its reductions' outputs (a product's)."""
     if step.kind == "op":
@@ -146,8 +153,8 @@ class _Loops(_Module):
     """The module of one program: arguments, allocations, each step's loops, outputs."""
 
     def __init__(self, plan):
-        if plan.consts or plan.jaxpr.constvars or not 1 <= len(plan.outputs) <= OUT_GROUP:
-            raise Refused("consts or outputs")
+        if not 1 <= len(plan.outputs) <= OUT_GROUP:
+            raise Refused("outputs")
         for st in plan.steps:
             if _outside(st):
                 raise Refused(_outside(st))
@@ -169,7 +176,7 @@ class _Loops(_Module):
     def text(self):
         plan = self.plan
         self.lines.append("entry:")
-        self._args(plan.jaxpr.invars)
+        self._args(arguments(plan))
         self._allocate([v for st in plan.steps for v in _arrays_written(st)])
         for st in plan.steps:
             self._step(st)
