@@ -36,12 +36,12 @@ from .scalar import Refused
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
 _bound = {}                 # BLAS routine name -> address (bound as an LLVM symbol)
-_nests = {}                 # "float"/"double" -> (symbol, engine) of small_mm's loop nest
+_nests = {}                 # "float"/"double" -> the engine holding small_mm's loop nest
 _lock = threading.Lock()
 
 
 class Spec:
-    """A product `accepts` took: its batch, sizes, layouts and arrays."""
+    """A product `accepts` took: its equation, element type, batch, sizes and layouts."""
 
     def __init__(self, eqn, ty, batch, m, k, n, xl, yl):
         self.eqn, self.ty, self.batch = eqn, ty, batch
@@ -100,7 +100,7 @@ def _matrix(mod, spec, xd, yd, od):
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     xt, yt = spec.xl == "t", spec.yl == "t"       # an F-ordered (transposed) operand
     if n == 1 and m == 1:
-        _call(mod, ty, "dot", ["i32", k], [xd, "i32", 1, yd, "i32", 1], out=od)
+        _call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)], out=od)
     elif n == 1:           # x's rows times a column: gemv of x (Numba: do_trans = C order)
         rows, cols, lda = (m, k, m) if xt else (k, m, k)
         _gemv(mod, ty, "n" if xt else "t", rows, cols, xd, lda, yd, od)
@@ -115,33 +115,24 @@ def _matrix(mod, spec, xd, yd, od):
     else:                  # column-major: out.T = op(y).T @ op(x).T
         ta, lda = ("t", k) if yt else ("n", n)
         tb, ldb = ("t", m) if xt else ("n", k)
-        _call(mod, ty, "gemm", ["i8", ord(ta), "i8", ord(tb), "i32", n, "i32", m, "i32", k,
-                                ty, 1.0],
-              [yd, "i32", lda, xd, "i32", ldb, ty, 0.0, od, "i32", n])
+        _call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
+                                ("i32", k), (ty, 1.0), yd, ("i32", lda), xd, ("i32", ldb),
+                                (ty, 0.0), od, ("i32", n)])
 
 
 def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
-    _call(mod, ty, "gemv", ["i8", ord(trans), "i32", rows, "i32", cols, ty, 1.0],
-          [a, "i32", lda, v, "i32", 1, ty, 0.0, out, "i32", 1])
+    _call(mod, ty, "gemv", [("i8", ord(trans)), ("i32", rows), ("i32", cols), (ty, 1.0), a,
+                            ("i32", lda), v, ("i32", 1), (ty, 0.0), out, ("i32", 1)])
 
 
-def _call(mod, ty, routine, *parts, out=None):
-    """Call BLAS `routine` (Fortran style: every argument by pointer).  `parts`: lists of
-    pointers and (type, value) pairs, each pair passed through a private constant."""
-    name = _KIND[ty] + routine
-    sym = _bind(name)
-    args, flat = [], [a for p in parts for a in p]
-    q = 0
-    while q < len(flat):
-        if flat[q] in ("i8", "i32", "float", "double"):
-            args.append(_constant(mod, flat[q], flat[q + 1]))
-            q += 2
-        else:
-            args.append(flat[q])
-            q += 1
+def _call(mod, ty, routine, args, out=None):
+    """Call BLAS `routine` (Fortran style: every argument by pointer); `args`: pointers, and
+    (type, value) pairs passed through private constants; a dot's result stored at `out`."""
+    sym = _bind(_KIND[ty] + routine)
+    ptrs = [_constant(mod, *a) if isinstance(a, tuple) else a for a in args]
     ret = ty if routine == "dot" else "void"
-    mod.decls.add(f"declare {ret} @{sym}({', '.join(['ptr'] * len(args))})")
-    call = f"call {ret} @{sym}({', '.join('ptr ' + a for a in args)})"
+    mod.decls.add(f"declare {ret} @{sym}({', '.join(['ptr'] * len(ptrs))})")
+    call = f"call {ret} @{sym}({', '.join('ptr ' + p for p in ptrs)})"
     if out is None:
         mod.emit(call)
         return
@@ -153,7 +144,7 @@ def _call(mod, ty, routine, *parts, out=None):
 def _constant(mod, ty, value):
     """A private constant global holding `value` (BLAS reads its scalars by pointer)."""
     text = (f"{value:.1f}" if ty in ("float", "double") else str(int(value)))
-    name = f"@k_{ty}_{text.replace('.', '_').replace('-', 'm')}"
+    name = f"@k_{ty}_{text.replace('.', '_')}"
     decl = f"{name} = private unnamed_addr constant {ty} {text}"
     if decl not in mod.globals:
         mod.globals.append(decl)
@@ -169,10 +160,11 @@ def _bind(name):
             import llvmlite.binding as llvm
             from scipy.linalg import cython_blas
             capsule = cython_blas.__pyx_capi__[name]
-            get_name = ctypes.pythonapi.PyCapsule_GetName
-            get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-            get = ctypes.pythonapi.PyCapsule_GetPointer
-            get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+            # (prototypes of our own: ctypes.pythonapi's functions are shared by everyone)
+            get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
+                ("PyCapsule_GetName", ctypes.pythonapi))
+            get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+                ("PyCapsule_GetPointer", ctypes.pythonapi))
             _bound[name] = get(capsule, get_name(capsule))
             llvm.add_symbol(sym, _bound[name])
     return sym
@@ -182,10 +174,8 @@ def _small(m, n, k, ty):
     """Whether the Numba kernel takes small_mm's loop nest for this untransposed product
     (`small_mm.available()` and its `eligible` test, evaluated on the concrete sizes)."""
     from ...runtime import small_mm      # (imports Numba: see _nest_symbol)
-    w = 16 if ty == "float" else 8
-    assert w == small_mm.width(_numba_type(ty))
     return (small_mm.available() and m * n * k <= small_mm.MAX_WORK
-            and k <= small_mm.MAX_DEPTH and n % w == 0)
+            and k <= small_mm.MAX_DEPTH and n % small_mm.width(_numba_type(ty)) == 0)
 
 
 def _numba_type(ty):
