@@ -135,7 +135,7 @@ def arguments(plan):
 def _arrays_written(step):
     """The arrays `step` writes: its stores' and its reductions' outputs (a product's)."""
     if step.kind == "op":
-        return list(step.eqn.outvars)
+        return [v for v in step.eqn.outvars if v.aval.shape]
     outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]
     return [v for v in dict.fromkeys([*step.writes, *outs]) if v.aval.shape]
 

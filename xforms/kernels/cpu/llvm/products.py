@@ -22,8 +22,7 @@ The class: float32/float64 products that the Numba path gives to BLAS on contigu
 (operands in 'n' or 't' layout, batch dims leading, `codegen.matrix_layouts`).  Refused (the
 Numba path keeps them): complex dtypes, mixed dtypes, products it computes by loops (fewer
 than `codegen.BLAS_MIN_FLOPS` multiply-adds), operands it copies into a transposed layout or
-reads by strided views (`la_mm_views`), a full contraction to a scalar, an empty
-contraction, products moved into their consumer loop (plan/products.py), and sizes past a
+reads by strided views (`la_mm_views`), an empty contraction, products moved into their consumer loop (plan/products.py), and sizes past a
 C int.
 """
 import ctypes
@@ -61,8 +60,8 @@ def accepts(eqn, ty):
         raise Refused("a product the Numba path computes by loops")
     xf, yf, (B, M, K, N) = dot_dims(eqn)
     _, _, xl, yl = matrix_layouts(eqn, xf, yf)
-    if xl is None or yl is None or not out.aval.shape:
-        raise Refused("a product of copied or strided operands, or to a scalar")
+    if xl is None or yl is None:
+        raise Refused("a product of copied or strided operands")
     B, M, K, N = (int(d) for d in (B, M, K, N))
     if max(M, K, N) > _INT_MAX or K == 0:
         # (k = 0 is a BLAS product only at sizes that vary, and 0 is never one: the Numba
@@ -76,10 +75,14 @@ def emit(mod, spec):
     `mod.arrays`): one call a matrix of the batch, as the Numba kernel's loop over it."""
     x, y = spec.eqn.invars
     out = spec.eqn.outvars[0]
-    if not all(v in mod.arrays for v in (x, y, out)):
+    if not all(v in mod.arrays for v in (x, y)):
         raise Refused("a product of values that are no arrays of the module")
-    xd, yd, od = (mod.arrays[v][0] for v in (x, y, out))
+    xd, yd = mod.arrays[x][0], mod.arrays[y][0]
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
+    if not out.aval.shape:          # a full contraction: Numba's np.dot of two vectors
+        mod.names[out] = _call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
+        return
+    od = mod.arrays[out][0]
     if spec.batch == 1:
         _matrix(mod, spec, xd, yd, od)
         return
@@ -101,7 +104,8 @@ def _matrix(mod, spec, xd, yd, od):
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     xt, yt = spec.xl == "t", spec.yl == "t"       # an F-ordered (transposed) operand
     if n == 1 and m == 1:
-        _call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)], out=od)
+        r = _call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
+        mod.emit(f"store {ty} {r}, ptr {od}")
     elif n == 1:           # x's rows times a column: gemv of x (Numba: do_trans = C order)
         rows, cols, lda = (m, k, m) if xt else (k, m, k)
         _gemv(mod, ty, "n" if xt else "t", rows, cols, xd, lda, yd, od)
@@ -126,20 +130,20 @@ def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
                             ("i32", lda), v, ("i32", 1), (ty, 0.0), out, ("i32", 1)])
 
 
-def _call(mod, ty, routine, args, out=None):
+def _call(mod, ty, routine, args):
     """Call BLAS `routine` (Fortran style: every argument by pointer); `args`: pointers, and
-    (type, value) pairs passed through private constants; a dot's result stored at `out`."""
+    (type, value) pairs passed through private constants.  -> a dot's value."""
     sym = _bind(_KIND[ty] + routine)
     ptrs = [_constant(mod, *a) if isinstance(a, tuple) else a for a in args]
     ret = ty if routine == "dot" else "void"
     mod.decls.add(f"declare {ret} @{sym}({', '.join(['ptr'] * len(ptrs))})")
     call = f"call {ret} @{sym}({', '.join('ptr ' + p for p in ptrs)})"
-    if out is None:
+    if ret == "void":
         mod.emit(call)
-        return
+        return None
     r = mod.fresh()
     mod.emit(f"{r} = {call}")
-    mod.emit(f"store {ty} {r}, ptr {out}")
+    return r
 
 
 def _constant(mod, ty, value):
