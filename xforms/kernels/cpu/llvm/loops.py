@@ -34,7 +34,8 @@ from ..chunking import _threads_pay
 from ..nest import _peeling
 from ..loop_cost import element_ns
 from ...codegen import OUT_GROUP
-from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS
+from .. import scalar as cpu_scalar
+from ..scalar import VECMATH
 from . import numpy_abi, products, reductions
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
@@ -267,7 +268,9 @@ class _Loops(_Module):
             return
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         for eqn, _ in st.body:
-            if eqn.prim in VECMATH and size >= VECMATH_MIN_ELEMENTS:
+            # (as the Numba path's printer chooses: a symbolic size counts as large)
+            if eqn.prim in VECMATH and (cpu_scalar.vecmath_size(st.shape)
+                                        >= cpu_scalar.VECMATH_MIN_ELEMENTS):
                 raise Refused("vector math")    # Numba's path calls the vector polynomial
         if st.shape and _threads_pay(size, element_ns(st))[0]:
             raise Refused("a loop the Numba path threads")
