@@ -368,7 +368,7 @@ _SMALL_PATHS = {
     "cpu": (("xforms.kernels.cpu.scalar", "xforms.kernels.cpu.buffers",
              "xforms.kernels.plan.products", "xforms.kernels.cpu.chunking",
              "xforms.kernels.cpu.backend", "xforms.kernels.prepare.scalarize",
-             "xforms.kernels.cpu.ops"),
+             "xforms.kernels.codegen"),
             {"ENABLED": False, "BLAS_MIN_FLOPS": 1,
              "VECMATH_MIN_ELEMENTS": 1, "WORKSPACE_MIN_BYTES": 0, "POOLED_OUTPUT_MIN_BYTES": 0,
              "MIN_ELEMENTS": 1, "PRODUCT_BLOCK_ELEMENTS": 1, "PRODUCT_MIN_BLOCK_ELEMENTS": 1,
@@ -397,7 +397,7 @@ def small_array_paths(backend="cpu"):
     arrays (scalarised, as xforms/kernels/prepare/scalarize.py does with arrays of up to 32
     elements, nearly every fuzz program would skip the planner's loops, carries and
     products), with products of any size through BLAS on the CPU
-    (xforms/kernels/cpu/ops.py `BLAS_MIN_FLOPS`)."""
+    (xforms/kernels/codegen.py `BLAS_MIN_FLOPS`)."""
     import importlib
     names, low = _SMALL_PATHS[backend]
     mods = [importlib.import_module(m) for m in names]

@@ -215,6 +215,57 @@ def view_layouts(eqn, xf, yf):
     return tuple(layouts)
 
 
+# below this many multiply-adds a loop beats the BLAS call's overhead (CPU)
+BLAS_MIN_FLOPS = 512
+
+
+def symbolic(*sizes):
+    """Whether a size is printed as a symbol (xforms/kernels/prepare/shape_symbols.py): it
+    varies between calls, so the code must not depend on it being small."""
+    return any(type(s) is not int and isinstance(s, int) for s in sizes)
+
+
+def cpu_blas(eqn):
+    """Whether the CPU backend computes dot_general `eqn` by BLAS (else by loops): a BLAS
+    dtype, no scalar operand, enough multiply-adds (or sizes that vary), some output."""
+    x, y = eqn.invars
+    _, _, (B, M, K, N) = dot_dims(eqn)
+    return bool(np.dtype(eqn.outvars[0].aval.dtype) in BLAS_CODES and x.aval.shape
+                and y.aval.shape and (B * M * N * K >= BLAS_MIN_FLOPS or symbolic(B, M, N, K))
+                and M * N > 0)
+
+
+def matrix_layouts(eqn, xf, yf):
+    """(kx, ky, xl, yl) of a CPU BLAS product: the contraction dims of each operand in the
+    order that makes both (views of) contiguous matrices where one exists, and each
+    operand's layout ('n': batch, free, contracted dims in memory order; 't': batch,
+    contracted, free; None: neither -- it is copied or read by views).
+
+        x f64[5,3] . y f64[4,3] (contract 1/1) -> ([1], [1], 'n', 't')"""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    nx, ny = len(eqn.invars[0].aval.shape), len(eqn.invars[1].aval.shape)
+    kx = sorted(lc)
+    ky = [rc[list(lc).index(d)] for d in kx]
+    xl, yl = _layout(nx, lb, xf, kx), _layout(ny, rb, ky, yf)
+    if yl is None:
+        ky2 = sorted(rc)
+        kx2 = [lc[list(rc).index(d)] for d in ky2]
+        if _layout(nx, lb, xf, kx2) is not None and _layout(ny, rb, ky2, yf):
+            kx, ky = kx2, ky2
+            xl, yl = _layout(nx, lb, xf, kx), _layout(ny, rb, ky, yf)
+    return kx, ky, xl, yl
+
+
+def _layout(nd, batch, first, second):
+    """'n' if dims in memory order are batch+first+second, 't' if batch+second+first."""
+    order = list(range(nd))
+    if order == list(batch) + list(first) + list(second):
+        return "n"
+    if order == list(batch) + list(second) + list(first):
+        return "t"
+    return None
+
+
 def lowering_error(eqn, backend, why="", advice=""):
     """The LoweringError of a backend (`"CPU"`, `"CUDA"`) that cannot lower `eqn`: the
     primitive, its operand types, the user's line, why, and what to do."""

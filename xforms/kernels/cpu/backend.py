@@ -471,14 +471,15 @@ def _llvm_kernel(prep):
 
 def _finish(prep):
     out_avals = [v.aval for v in prep.closed.jaxpr.outvars]
+    blas_threads.ensure_started()     # BLAS threads follow the machine's load
     kernel = _llvm_kernel(prep)
-    if kernel is not None:       # (no consts, buffers or BLAS; its text emitted when asked)
+    if kernel is not None:       # (no buffers; its text emitted when asked)
         text = _Prepared(plan=prep.plan, label=prep.label, symbols=prep.symbols,
                          in_avals=prep.in_avals, llvm_ir=prep.llvm_ir)
-        return CpuExecutable(kernel, text, (), prep.in_avals, out_avals, prep.plan.dump())
+        consts = [_const_value(c) for c in prep.plan.consts]      # (after the inputs)
+        return CpuExecutable(kernel, text, consts, prep.in_avals, out_avals, prep.plan.dump())
     em, path = prep.em, prep.path
     threads_ready = None
-    blas_threads.ensure_started()     # BLAS threads follow the machine's load
     if config.DISABLE_JIT:
         kernel = prep.mod.kernel
     else:

@@ -27,7 +27,7 @@ from .loop_cost import element_ns
 from .printer import CpuPrinter, LoopSpelling
 from ..loops.ir import Fold, Init, Name, Store, longest_segment
 from ..loops.lower_loops import lower_loop
-from ..prepare.shape_symbols import Dim, is_one, is_symbolic
+from ..prepare.shape_symbols import Dim, is_one
 
 
 def emit_loop(em, step):
@@ -36,8 +36,7 @@ def emit_loop(em, step):
     shape, n = tuple(step.shape), len(step.shape)
     idx = [f"i{d}" if not is_one(shape[d]) else "0" for d in range(n)]  # no loop over 1s
     size = int(np.prod(shape, dtype=np.int64))
-    # a symbolic loop's size varies between calls: the vector math of large loops
-    vsize = max(size, cpu_scalar.VECMATH_MIN_ELEMENTS) if is_symbolic(shape) else size
+    vsize = cpu_scalar.vecmath_size(shape)     # (a symbolic loop's counts as large)
     for v in step.writes:
         if v.aval.shape:
             em.alloc(v)

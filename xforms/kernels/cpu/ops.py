@@ -10,7 +10,8 @@ when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer i
 """
 import numpy as np
 
-from ..codegen import BLAS_CODES, dot_dims, dtype_str, lit, shape_str, view_layouts
+from ..codegen import (BLAS_CODES, cpu_blas, dot_dims, dtype_str, lit, matrix_layouts,
+                       shape_str, view_layouts)
 from ..prepare.shape_symbols import is_one
 from ..plan.placement import product_shape, slot_view
 from .emit import OP_RULES, _unsupported
@@ -19,17 +20,6 @@ from ..loops.lower_indexing import LOWERINGS, concatenate
 from xforms.primitives.contraction import dot_general_p
 from xforms.primitives.control.loops import runtime_check_p
 from xforms.primitives.structural import concatenate_p, reshape_p
-
-_BLAS_DTYPES = frozenset(BLAS_CODES)
-# below this many multiply-adds a loop beats the BLAS call's overhead
-BLAS_MIN_FLOPS = 512
-
-
-def _symbolic(*sizes):
-    """Whether a size is printed as a symbol (xforms/kernels/prepare/shape_symbols.py): it varies between
-    calls, so the code must not depend on it being small."""
-    return any(type(s) is not int and isinstance(s, int) for s in sizes)
-
 
 def _loops(em, dims, var="j"):
     """Open nested counted loops over dims; returns (context managers, index names)."""
@@ -71,22 +61,11 @@ def _dot_general(em, eqn):
     xf, yf, (B, M, K, N) = dot_dims(eqn)
     if "out_permutation" in eqn.params:          # plan/products.write_transposed checked it
         return _dot_views(em, eqn, em.atom(x), em.atom(y), *view_layouts(eqn, xf, yf))
-    blas = (np.dtype(out.aval.dtype) in _BLAS_DTYPES and xs and ys
-            and (B * M * N * K >= BLAS_MIN_FLOPS or _symbolic(B, M, N, K)) and M * N > 0)
-    if not blas:
+    if not cpu_blas(eqn):
         return _dot_loops(em, eqn, xf, yf)
     X, Y = em.atom(x), em.atom(y)
-    # choose the contraction order so that both operands are (views of) contiguous matrices
-    kx = sorted(lc)
-    ky = [rc[list(lc).index(d)] for d in kx]
-    xl = _layout(len(xs), lb, xf, kx)
-    yl = _layout(len(ys), rb, ky, yf)
-    if yl is None:
-        ky2 = sorted(rc)
-        kx2 = [lc[list(rc).index(d)] for d in ky2]
-        if _layout(len(xs), lb, xf, kx2) is not None and _layout(len(ys), rb, ky2, yf):
-            kx, ky = kx2, ky2
-            xl, yl = _layout(len(xs), lb, xf, kx), _layout(len(ys), rb, ky, yf)
+    # the contraction order that makes both operands (views of) contiguous matrices
+    kx, ky, xl, yl = matrix_layouts(eqn, xf, yf)
     views = (xl is None or yl is None) and view_layouts(eqn, xf, yf)
     # an output in a concatenate's slot with no matrix view in the product's shape: by
     # batches of matrix views (plan/placement.py `_writable` checked that they exist)
@@ -173,16 +152,6 @@ def _dot_views(em, eqn, X, Y, xl, yl):
 def _as(expr, cur, want):
     """expr reshaped to `want` (no call when it already has that shape)."""
     return expr if tuple(cur) == tuple(want) else f"reshape_c({expr}, {tuple(want)})"
-
-
-def _layout(nd, batch, first, second):
-    """'n' if dims in memory order are batch+first+second, 't' if batch+second+first."""
-    order = list(range(nd))
-    if order == list(batch) + list(first) + list(second):
-        return "n"
-    if order == list(batch) + list(second) + list(first):
-        return "t"
-    return None
 
 
 def _transposed_copy(em, X, v, perm):

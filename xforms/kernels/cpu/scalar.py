@@ -11,11 +11,20 @@ from xforms import config
 from xforms.core.registry import ALL_PRIMITIVES, RuleTable
 
 from ..codegen import lowering_error
+from ..prepare.shape_symbols import is_symbolic
 from ..loops.scalar_rules import ScalarCtx, math_name
 
 # Loops of at least this many elements call xforms.kernels.libm.vecmath (vectorisable, inlined) instead
 # of libm; smaller loops and straight-line code call libm, which compiles faster.
 VECMATH_MIN_ELEMENTS = 64
+
+
+def vecmath_size(shape):
+    """The size a loop over `shape` counts as when choosing vector math or libm: a symbolic
+    size (xforms/kernels/prepare/shape_symbols.py) varies between calls, so it counts as
+    large.  `vecmath_size((Dim n0 = 4, 8))` -> 64, `vecmath_size((4, 8))` -> 32."""
+    size = int(np.prod([int(d) for d in shape], dtype=np.int64))
+    return max(size, VECMATH_MIN_ELEMENTS) if is_symbolic(shape) else size
 
 
 def _vecmath_table():

@@ -84,9 +84,9 @@ def _compile_lock():
     return lock if lock is not None else _lock
 
 
-def compile_ir(text, name):
-    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin,
-    under the compiler lock (`_compile_lock`)."""
+def compile_function(text, name):
+    """(address, owner) of function `name` of LLVM IR `text`, optimised and compiled under
+    the compiler lock (`_compile_lock`); its machine code lives as long as `owner`."""
     with _lock, _compile_lock():
         tm = _target_machine()
         module = llvm.parse_assembly(text)
@@ -96,6 +96,11 @@ def compile_ir(text, name):
         _optimise(module, tm)
         engine = llvm.create_mcjit_compiler(module, tm)
         engine.finalize_object()
-        address = engine.get_function_address(name)
+        return engine.get_function_address(name), engine
+
+
+def compile_ir(text, name):
+    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin."""
+    address, engine = compile_function(text, name)
     md = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
     return _new_function(ctypes.addressof(md), _Owner(engine, md), None)

@@ -15,9 +15,10 @@ is read from the PyArrayObject struct at offsets checked against real arrays at 
 (its pointer from NumPy's C-API table), the outputs as xforms Arrays (as Numba's kernels
 return them); the outputs are returned, the rest released.
 
-The class: every step a `Loop` (no products) whose body is `Eval`s and `Store`s of the
+The class: every step a `Loop` whose body is `Eval`s, `Store`s and reductions of the
 operations xforms/kernels/cpu/llvm/scalar.py spells, reads at affine (or clamped) indices,
-no reductions (yet), no consts; refused as well is a loop the Numba path prints otherwise,
+or a matrix product (`products.py`); float consts are arguments after the inputs (the
+executable passes them, as to a Numba kernel); refused is a loop the Numba path prints otherwise,
 so that the results stay the Numba kernel's bit for bit: a loop that threads would pay for
 (xforms/kernels/cpu/chunking.py: Numba runs it under prange over the thread pool).  A loop
 of 64+ elements calls the vectorisable polynomials of xforms/kernels/libm/vecmath as
@@ -30,13 +31,12 @@ from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, 
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import REDUCTIONS
-from ...prepare.shape_symbols import is_symbolic
 from ..chunking import _threads_pay
 from ..nest import _peeling
 from ..loop_cost import element_ns
 from ...codegen import OUT_GROUP
-from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS
-from . import numpy_abi, reductions, vecmath
+from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
+from . import numpy_abi, products, reductions, vecmath
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY = {"float": 11, "double": 12}          # NumPy's type numbers (checked in numpy_abi)
@@ -127,23 +127,41 @@ bad:
 """
 
 
+def arguments(plan):
+    """The kernel's arguments: the inputs, then the consts (the executable passes their
+    values, `plan.consts`, after the inputs, as it does to a Numba kernel)."""
+    return [*plan.jaxpr.invars, *plan.jaxpr.constvars]
+
+
 def _arrays_written(step):
-    """The arrays `step` writes: its stores' and its reductions' outputs."""
+    """The arrays `step` writes: its stores' and its reductions' outputs (a product's)."""
+    if step.kind == "op":
+        return [v for v in step.eqn.outvars if v.aval.shape]
     outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]
     return [v for v in dict.fromkeys([*step.writes, *outs]) if v.aval.shape]
+
+
+def _outside(step):
+    """Why `step` is outside the class whatever its content, or None."""
+    if step.kind == "op":
+        return None if step.eqn.prim.name == "dot_general" else "an op other than a product"
+    if step.kind != "loop":
+        return f"a {step.kind} step"
+    return "a loop computing products in blocks of rows" if step.products else None
 
 
 class _Loops(_Module):
     """The module of one program: arguments, allocations, each step's loops, outputs."""
 
     def __init__(self, plan):
-        if plan.consts or plan.jaxpr.constvars or not 1 <= len(plan.outputs) <= OUT_GROUP:
-            raise Refused("consts or outputs")
-        if any(st.kind != "loop" or st.products for st in plan.steps):
-            raise Refused("not fused loops")
+        if not 1 <= len(plan.outputs) <= OUT_GROUP:
+            raise Refused("outputs")
+        for st in plan.steps:
+            if _outside(st):
+                raise Refused(_outside(st))
         if plan.tied or plan.placed:            # (buffers shared: the Numba path's layout)
             raise Refused("views of one buffer")
-        if all(st.shape == () for st in plan.steps):
+        if all(getattr(st, "shape", None) == () for st in plan.steps):
             raise Refused("scalar code: xforms/kernels/cpu/llvm/scalar.py")
         self.plan, self.lines, self.decls, self.names, self.n = plan, [], set(), {}, 0
         self.arrays = {}          # Var -> (data pointer, concrete shape)
@@ -160,7 +178,7 @@ class _Loops(_Module):
     def text(self):
         plan = self.plan
         self.lines.append("entry:")
-        self._args(plan.jaxpr.invars)
+        self._args(arguments(plan))
         self._allocate([v for st in plan.steps for v in _arrays_written(st)])
         for st in plan.steps:
             self._step(st)
@@ -245,10 +263,14 @@ class _Loops(_Module):
 
     # -- loops ---------------------------------------------------------------------------
     def _step(self, st):
+        if st.kind == "op":          # a matrix product (products.py)
+            out = st.eqn.outvars[0]
+            products.emit(self, products.accepts(st.eqn, self.ty(out.aval)))
+            return
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         # the vector polynomials where the Numba path calls them: 64+ elements, or a size that
-        # varies between calls (xforms/kernels/cpu/nest.py `vsize`)
-        vsize = max(size, VECMATH_MIN_ELEMENTS) if is_symbolic(st.shape) else size
+        # varies between calls (counts as large: `cpu/scalar.vecmath_size`)
+        vsize = vecmath_size(st.shape)
         self.vector_math = vsize >= VECMATH_MIN_ELEMENTS
         if st.shape and _threads_pay(size, element_ns(st))[0]:
             raise Refused("a loop the Numba path threads")

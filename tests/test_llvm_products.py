@@ -1,0 +1,183 @@
+"""Matrix products on the direct LLVM path (xforms/kernels/cpu/llvm/products.py) against the
+Numba kernel of the same program, bit for bit: every layout (x @ y, x @ y.T, x.T @ y,
+x.T @ y.T), float32/float64, batched, each call the Numba kernel chooses (BLAS dot, gemv,
+gemm, small_mm's loop nest), products mixed with fused loops and reductions, on finite
+values and on values with infinities and NaNs; what the path refuses compiles with Numba as
+before."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms.kernels.build import codecache
+from xforms.kernels.cpu import backend, llvm
+from xforms.kernels.cpu.llvm import engine, scalar
+from xforms.kernels.runtime import small_mm
+from test_llvm_loops import _both, _same, _values
+
+LAYOUTS = {
+    "nn": (lambda x, y: x @ y, lambda m, k, n: ((m, k), (k, n))),
+    "nt": (lambda x, y: x @ y.T, lambda m, k, n: ((m, k), (n, k))),
+    "tn": (lambda x, y: x.T @ y, lambda m, k, n: ((k, m), (k, n))),
+    "tt": (lambda x, y: x.T @ y.T, lambda m, k, n: ((k, m), (n, k))),
+}
+# (m, k, n): a row times a column (BLAS dot), a column or a row (gemv), small_mm's sizes
+# (n a multiple of 16: both dtypes' vector widths), odd sizes and k past small_mm's depth
+# (gemm), sizes of one, and the MLP's layers
+SIZES = [(1, 600, 1), (9, 64, 1), (1, 64, 9), (32, 512, 512), (33, 17, 48), (7, 100, 33),
+         (64, 600, 64), (2, 300, 3), (32, 784, 10)]
+
+
+def _finite(rng, shape, dt):
+    """Finite values of mixed magnitudes (`_values` adds 30% specials: with k in the hundreds
+    nearly every output of a product would be NaN)."""
+    return (rng.standard_normal(shape) * 10.0 ** rng.integers(-2, 2, size=shape)).astype(dt)
+
+
+def _product_steps(prep):
+    return [st for st in prep.plan.steps if st.kind == "op"]
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("m, k, n", SIZES)
+def test_products_match_numba_bit_for_bit(m, k, n, layout, dt):
+    f, shapes = LAYOUTS[layout]
+    rng = np.random.default_rng(m * 1000 + k + n)
+    xs, ys = shapes(m, k, n)
+    fn, kernel = _both(f, _finite(rng, xs, dt), _finite(rng, ys, dt))
+    for values in (_finite, _finite, _values):
+        x, y = values(rng, xs, dt), values(rng, ys, dt)
+        _same(fn(x, y), kernel(x, y))
+        assert values is _values or np.isfinite(np.asarray(fn(x, y))).all()
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("spec", ["bij,bjk->bik", "bij,bkj->bik", "bji,bjk->bik",
+                                  "bji,bkj->bik"])
+def test_batched_products_match_numba(spec, dt):
+    rng = np.random.default_rng(7)
+    shapes = {"bij": (3, 5, 40), "bjk": (3, 40, 16), "bkj": (3, 16, 40), "bji": (3, 40, 5)}
+    a, b = spec.split("->")[0].split(",")
+    f = lambda x, y: xnp.einsum(spec, x, y)        # noqa: E731
+    fn, kernel = _both(f, _finite(rng, shapes[a], dt), _finite(rng, shapes[b], dt))
+    for values in (_finite, _values):
+        x, y = values(rng, shapes[a], dt), values(rng, shapes[b], dt)
+        _same(fn(x, y), kernel(x, y))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(600,), (30, 20), (4, 5, 40)])
+def test_full_contractions_match_numba(shape, dt):
+    """A product to a scalar (Numba's np.dot of two vectors: BLAS dot), read by a loop."""
+    rng = np.random.default_rng(len(shape))
+    axes = tuple(range(len(shape)))
+    f = lambda x, y: xnp.tensordot(x, y, (axes, axes)) * x + 1.0      # noqa: E731
+    fn, kernel = _both(f, _finite(rng, shape, dt), _finite(rng, shape, dt))
+    x, y = _finite(rng, shape, dt), _finite(rng, shape, dt)
+    _same(fn(x, y), kernel(x, y))
+    assert "dot(" in backend._prepare(xf.make_jaxpr(f)(x, y), {}).llvm_ir
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_mlp_gradient_matches_numba(dt):
+    """Products, fused loops and reductions in one program: a small relu MLP's gradient."""
+    def loss(p, x):
+        h = xnp.maximum(x @ p[0] + p[1], 0.0)
+        z = h @ p[2]
+        return xnp.sum((z - xnp.max(z, axis=1, keepdims=True)) ** 2)
+    rng = np.random.default_rng(3)
+    shapes = [(40, 8), (8,), (8, 3)]
+    p = [_finite(rng, s, dt) * dt(0.1) for s in shapes]
+    x = rng.standard_normal((4, 40)).astype(dt)
+    g = xf.grad(loss)
+    prep = backend._prepare(xf.make_jaxpr(g)(p, x), {"name": "t"})
+    assert len(_product_steps(prep)) >= 3 and prep.llvm_ir is not None
+    fn, kernel = _both(lambda *a: g(list(a[:3]), a[3]), *p, x)
+    x = rng.standard_normal((4, 40)).astype(dt)
+    _same(fn(*p, x), kernel(*p, x))
+
+
+def test_a_symbolic_loop_counts_as_large_for_vector_math():
+    """tanh over (n0, 8) = 32 elements: the batch size n0 = 4 is a symbol, so the Numba
+    path's printer calls the vector polynomial (`cpu/scalar.vecmath_size`); the direct path
+    refuses it as it refuses a loop of 64+ (it took it, and its libm tanh differed in the
+    last bit from the kernel's)."""
+    def f(x, w):
+        return xnp.tanh(x @ w)
+    x, w = np.ones((4, 40)), np.ones((40, 8))
+    prep = backend._prepare(xf.make_jaxpr(f)(x, w), {"name": "t"})
+    assert any(type(d) is not int for d in prep.plan.steps[-1].shape)     # (a Dim)
+    assert prep.llvm_ir is None
+    assert [why for _, _, why in llvm.refusals(prep.plan)] == ["vector math"]
+
+
+def test_the_calls_are_the_numba_kernels():
+    """Each size class takes the call `_blas_call` makes there."""
+    def ir(m, k, n, layout="nn", dt=np.float64):
+        f, shapes = LAYOUTS[layout]
+        xs, ys = shapes(m, k, n)
+        prep = backend._prepare(xf.make_jaxpr(f)(np.ones(xs, dt), np.ones(ys, dt)), {})
+        return prep.llvm_ir
+    assert "@xf_blas_ddot" in ir(1, 600, 1)
+    assert "@xf_blas_dgemv" in ir(9, 64, 1) and "@xf_blas_dgemv" in ir(1, 64, 9)
+    assert "@xf_blas_sgemm" in ir(7, 100, 33, "tn", np.float32)
+    big = ir(32, 512, 512)
+    assert ("@xf_small_mm_double" in big) == small_mm.available()
+    assert "@xf_small_mm" not in ir(32, 512, 512, "nt")        # transposed: BLAS
+
+
+@pytest.mark.parametrize("f, args", [
+    (lambda x, y: x @ y, (np.ones((4, 6), np.complex128), np.ones((6, 40), np.complex128))),
+    (lambda x, y: x @ y, (np.ones((2, 3)), np.ones((3, 2)))),       # loops: < 512 flops
+    (lambda x, y: x @ y, (np.ones((0, 40)), np.ones((40, 16)))),    # loops: no output
+    (lambda x, y: x @ y, (np.ones((9, 64), np.int64), np.ones((64, 9), np.int64))),
+])
+def test_refused_products_compile_with_numba(f, args):
+    closed = xf.make_jaxpr(f)(*args)
+    assert backend._prepare(closed, {"name": "t"}).llvm_ir is None
+    np.testing.assert_allclose(np.asarray(xf.jit(f, tiered=False)(*args)),
+                               np.asarray(f(*args)), rtol=1e-6)
+
+
+def test_jit_runs_products_on_the_direct_path():
+    x, y = np.arange(64 * 9.0).reshape(9, 64), np.ones((64, 48))
+    exe = backend.compile_cpu(xf.make_jaxpr(lambda x, y: x @ y)(x, y), {"name": "t"})
+    assert type(exe.kernel).__name__ == "builtin_function_or_method"
+    np.testing.assert_array_equal(np.asarray(xf.jit(lambda x, y: x @ y, tiered=False)(x, y)),
+                                  x @ y)
+
+
+def test_refusals_name_the_steps_and_why():
+    """`llvm.refusals` lists each step the direct path refuses (here a vector-math loop of
+    64+ elements), and nothing for a program it takes."""
+    def f(x, w):
+        return xnp.sum(xnp.tanh(x @ w))
+    x, w = np.ones((16, 40)), np.ones((40, 16))
+    prep = backend._prepare(xf.make_jaxpr(f)(x, w), {"name": "t"})
+    found = llvm.refusals(prep.plan)
+    assert [(k, why) for k, _, why in found] == [(1, "vector math")]
+    assert "tanh" in found[0][1]
+    prep = backend._prepare(xf.make_jaxpr(lambda x, w: x @ w)(x, w), {"name": "t"})
+    assert llvm.refusals(prep.plan) == []
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_consts_are_arguments_after_the_inputs(dt):
+    """Closed-over arrays (a layer's weights, its bias, a scalar) are the kernel's last
+    arguments, passed by the executable as to a Numba kernel."""
+    rng = np.random.default_rng(11)
+    w, b, s = _finite(rng, (40, 16), dt), _finite(rng, (16,), dt), np.asarray(0.5, dt)
+
+    def f(x):
+        return xnp.maximum(x @ w + b, 0.0) * s
+    x = _finite(rng, (8, 40), dt)
+    prep = backend._prepare(xf.make_jaxpr(f)(x), {"name": "t"})
+    assert prep.llvm_ir is not None and len(prep.plan.consts) >= 2
+    fn = engine.compile_ir(prep.llvm_ir, scalar.WRAPPER)
+    kernel = codecache.compile_kernel(prep.mod, prep.h, codecache.signature_of(prep.sig_spec))
+    consts = [backend._const_value(c) for c in prep.plan.consts]
+    _same(fn(x, *consts), kernel(x, *prep.consts))
+    exe = backend.compile_cpu(xf.make_jaxpr(f)(x), {"name": "t"})
+    assert type(exe.kernel).__name__ == "builtin_function_or_method"
+    _same(np.asarray(xf.jit(f, tiered=False)(x)), np.asarray(fn(x, *consts)))

@@ -1,0 +1,208 @@
+"""Matrix products on the direct LLVM path (issue #35): a plan's `Op` step of dot_general
+written as the BLAS calls the Numba kernel makes, so that the results are its bit for bit.
+
+    spec = accepts(step.eqn)        # raises scalar.Refused outside the class
+    emit(module, spec)              # module: the loops.py `_Loops` being written
+
+The Numba kernel spells a product `mm_nn/nt/tn/tt(x, y, out)` (xforms/kernels/cpu/ops.py
+`_dot_general`, xforms/kernels/runtime/cpu_runtime.py `_mm_codegen`): per matrix of the
+batch, SciPy's BLAS as Numba's `np.dot` calls it
+(numba/_lapack.c `numba_xxdot/gemv/gemm`: dot for a row times a column, gemv where one side
+is a single row or column, gemm otherwise, row-major as the column-major product of the
+swapped operands) or, for an untransposed product of moderate size on an AVX-512 host, the
+register-tiled loop nest of xforms/kernels/runtime/small_mm.py.  Here the same calls are
+made from the kernel's own LLVM function: BLAS through the function pointers of
+`scipy.linalg.cython_blas.__pyx_capi__` (the ones Numba's helper library calls), the loop
+nest compiled once per process and dtype in an engine of its own and called by symbol (as
+the Numba kernel calls it).  The thread count is OpenBLAS's own setting, which
+xforms/kernels/runtime/blas_threads.py steers for both paths.  The sizes are the plan's
+(concrete), so the choice between the calls is made here, once.
+
+The class: float32/float64 products that the Numba path gives to BLAS on contiguous matrices
+(operands in 'n' or 't' layout, batch dims leading, `codegen.matrix_layouts`).  Refused (the
+Numba path keeps them): complex dtypes, mixed dtypes, products it computes by loops (fewer
+than `codegen.BLAS_MIN_FLOPS` multiply-adds), operands it copies into a transposed layout or
+reads by strided views (`la_mm_views`), an empty contraction, products moved into their consumer loop (plan/products.py), and sizes past a
+C int.
+"""
+import ctypes
+import threading
+
+import numpy as np
+
+from ...codegen import cpu_blas, dot_dims, matrix_layouts
+from .scalar import Refused
+
+_KIND = {"float": "s", "double": "d"}
+_INT_MAX = 2 ** 31 - 1
+_bound = {}                 # BLAS routine name -> address (bound as an LLVM symbol)
+_nests = {}                 # "float"/"double" -> the engine holding small_mm's loop nest
+_lock = threading.Lock()
+
+
+class Spec:
+    """A product `accepts` took: its equation, element type, batch, sizes and layouts."""
+
+    def __init__(self, eqn, ty, batch, m, k, n, xl, yl):
+        self.eqn, self.ty, self.batch = eqn, ty, batch
+        self.m, self.k, self.n, self.xl, self.yl = m, k, n, xl, yl
+
+
+def accepts(eqn, ty):
+    """The `Spec` of dot_general `eqn` (element type `ty`: "float"/"double"), or Refused."""
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    if eqn.prim.name != "dot_general" or "out_permutation" in eqn.params:
+        raise Refused("not a plain product")
+    if len({np.dtype(a.aval.dtype) for a in (x, y, out)}) != 1 or ty not in _KIND:
+        raise Refused("a product of mixed or non-float dtypes")
+    if not cpu_blas(eqn):
+        raise Refused("a product the Numba path computes by loops")
+    xf, yf, (B, M, K, N) = dot_dims(eqn)
+    _, _, xl, yl = matrix_layouts(eqn, xf, yf)
+    if xl is None or yl is None:
+        raise Refused("a product of copied or strided operands")
+    B, M, K, N = (int(d) for d in (B, M, K, N))
+    if max(M, K, N) > _INT_MAX or K == 0:
+        # (k = 0 is a BLAS product only at sizes that vary, and 0 is never one: the Numba
+        # kernel's zeros for it are not written here)
+        raise Refused("an empty contraction or sizes past a C int")
+    return Spec(eqn, ty, B, M, K, N, xl, yl)
+
+
+def emit(mod, spec):
+    """Write `spec`'s product into module `mod` (its operands' and output's data pointers in
+    `mod.arrays`): one call a matrix of the batch, as the Numba kernel's loop over it."""
+    x, y = spec.eqn.invars
+    out = spec.eqn.outvars[0]
+    if not all(v in mod.arrays for v in (x, y)):
+        raise Refused("a product of values that are no arrays of the module")
+    xd, yd = mod.arrays[x][0], mod.arrays[y][0]
+    m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
+    if not out.aval.shape:          # a full contraction: Numba's np.dot of two vectors
+        mod.names[out] = _call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
+        return
+    od = mod.arrays[out][0]
+    if spec.batch == 1:
+        _matrix(mod, spec, xd, yd, od)
+        return
+
+    def one(syms):
+        b = mod.index(syms[0])
+        ptrs = []
+        for data, size in ((xd, m * k), (yd, k * n), (od, m * n)):
+            at, p = mod.fresh(), mod.fresh()
+            mod.emit(f"{at} = mul nsw i64 {b}, {size}")
+            mod.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {at}")
+            ptrs.append(p)
+        _matrix(mod, spec, *ptrs)
+    mod._nest_over((spec.batch,), one)
+
+
+def _matrix(mod, spec, xd, yd, od):
+    """out = op(x) @ op(y) for one matrix (m x k times k x n), as `_blas_call` chooses."""
+    m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
+    xt, yt = spec.xl == "t", spec.yl == "t"       # an F-ordered (transposed) operand
+    if n == 1 and m == 1:
+        r = _call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
+        mod.emit(f"store {ty} {r}, ptr {od}")
+    elif n == 1:           # x's rows times a column: gemv of x (Numba: do_trans = C order)
+        rows, cols, lda = (m, k, m) if xt else (k, m, k)
+        _gemv(mod, ty, "n" if xt else "t", rows, cols, xd, lda, yd, od)
+    elif m == 1:           # a row times y: gemv of y
+        rows, cols, lda = (k, n, k) if yt else (n, k, n)
+        _gemv(mod, ty, "t" if yt else "n", rows, cols, yd, lda, xd, od)
+    elif not (xt or yt) and _small(m, n, k, ty):
+        mod.decls.add(f"declare void @{_nest_symbol(ty)}(ptr, i64, ptr, i64, ptr, i64, i64, "
+                      "i64, i64)")
+        mod.emit(f"call void @{_nest_symbol(ty)}(ptr {xd}, i64 {k}, ptr {yd}, i64 {n}, "
+                 f"ptr {od}, i64 {n}, i64 {m}, i64 {n}, i64 {k})")
+    else:                  # column-major: out.T = op(y).T @ op(x).T
+        ta, lda = ("t", k) if yt else ("n", n)
+        tb, ldb = ("t", m) if xt else ("n", k)
+        _call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
+                                ("i32", k), (ty, 1.0), yd, ("i32", lda), xd, ("i32", ldb),
+                                (ty, 0.0), od, ("i32", n)])
+
+
+def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
+    _call(mod, ty, "gemv", [("i8", ord(trans)), ("i32", rows), ("i32", cols), (ty, 1.0), a,
+                            ("i32", lda), v, ("i32", 1), (ty, 0.0), out, ("i32", 1)])
+
+
+def _call(mod, ty, routine, args):
+    """Call BLAS `routine` (Fortran style: every argument by pointer); `args`: pointers, and
+    (type, value) pairs passed through private constants.  -> a dot's value."""
+    sym = _bind(_KIND[ty] + routine)
+    ptrs = [_constant(mod, *a) if isinstance(a, tuple) else a for a in args]
+    ret = ty if routine == "dot" else "void"
+    mod.decls.add(f"declare {ret} @{sym}({', '.join(['ptr'] * len(ptrs))})")
+    call = f"call {ret} @{sym}({', '.join('ptr ' + p for p in ptrs)})"
+    if ret == "void":
+        mod.emit(call)
+        return None
+    r = mod.fresh()
+    mod.emit(f"{r} = {call}")
+    return r
+
+
+def _constant(mod, ty, value):
+    """A private constant global holding `value` (BLAS reads its scalars by pointer)."""
+    text = (f"{value:.1f}" if ty in ("float", "double") else str(int(value)))
+    name = f"@k_{ty}_{text.replace('.', '_')}"
+    decl = f"{name} = private unnamed_addr constant {ty} {text}"
+    if decl not in mod.globals:
+        mod.globals.append(decl)
+    return name
+
+
+def _bind(name):
+    """The LLVM symbol of BLAS routine `name` (s/d dot, gemv, gemm), bound on first use to
+    its address in SciPy's `cython_blas` (the pointer Numba's helper library calls)."""
+    sym = f"xf_blas_{name}"
+    with _lock:
+        if name not in _bound:
+            import llvmlite.binding as llvm
+            from scipy.linalg import cython_blas
+            capsule = cython_blas.__pyx_capi__[name]
+            # (prototypes of our own: ctypes.pythonapi's functions are shared by everyone)
+            get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
+                ("PyCapsule_GetName", ctypes.pythonapi))
+            get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+                ("PyCapsule_GetPointer", ctypes.pythonapi))
+            _bound[name] = get(capsule, get_name(capsule))
+            llvm.add_symbol(sym, _bound[name])
+    return sym
+
+
+def _small(m, n, k, ty):
+    """Whether the Numba kernel takes small_mm's loop nest for this untransposed product
+    (`small_mm.available()` and its `eligible` test, evaluated on the concrete sizes)."""
+    from ...runtime import small_mm      # (imports Numba: see _nest_symbol)
+    return (small_mm.available() and m * n * k <= small_mm.MAX_WORK
+            and k <= small_mm.MAX_DEPTH and n % small_mm.width(_numba_type(ty)) == 0)
+
+
+def _numba_type(ty):
+    from numba.core import types
+    return types.float32 if ty == "float" else types.float64
+
+
+def _nest_symbol(ty):
+    """The symbol of small_mm's loop nest for `ty`, compiled once per process by the direct
+    path's engine from the IR small_mm builds (llvmlite.ir: its module imports Numba for its
+    jitted wrappers, not for this IR)."""
+    sym = f"xf_small_mm_{ty}"
+    with _lock:
+        if ty not in _nests:
+            import llvmlite.binding as llvm
+            import llvmlite.ir as ir
+            from ...runtime import small_mm
+            from . import engine
+            module = ir.Module(name=sym)
+            fn = small_mm.define(module, _numba_type(ty))
+            fn.name, fn.linkage = sym, ""           # (exported: called by symbol)
+            address, owner = engine.compile_function(str(module), sym)
+            _nests[ty] = owner
+            llvm.add_symbol(sym, address)
+    return sym
