@@ -49,8 +49,17 @@ def refusals(plan):
                 raise scalar.Refused(loops._outside(st))
             mod._step(st)
         except scalar.Refused as e:
-            out.append((k, _describe(st), str(e)))
+            out.append((k, _describe(st), _reason(e)))
     return out or [(None, "the program", "its outputs")]
+
+
+def _reason(refused):
+    """A refusal's reason in words: the emitters raise `Refused(eqn)` for an equation they
+    have no spelling of, `Refused(aval)` for a dtype outside the class."""
+    what = refused.args[0] if refused.args else ""
+    if hasattr(what, "prim"):
+        return f"no spelling of {what.prim.name}"
+    return what if isinstance(what, str) else f"outside the class: {what}"
 
 
 def _describe(step):
