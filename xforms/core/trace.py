@@ -178,7 +178,10 @@ class EvalTrace:
             config.check_execution(f"jit({prim.name})")
         vals = [canonical_value(a) for a in args]
         out_avals = abstract_eval(prim, [aval_of_value(v) for v in vals], params)
-        outs = impl_rules[prim](*vals, **params)
+        # the impls get plain arrays: NumPy runs an Array (a subclass with its own
+        # __array_ufunc__, xforms/numpy/methods.py) through Python; the results become Arrays
+        outs = impl_rules[prim](*[v.view(np.ndarray) if type(v) is Array else v
+                                  for v in vals], **params)
         outs = [_fix_dtype(o, a) for o, a in zip(outs, out_avals, strict=True)]
         if config.float_checks:                    # xf.debug_nans / debug_infs
             check_floats(outs, prim.name)
