@@ -47,6 +47,9 @@ def _np_impl(ufunc):
         with np.errstate(invalid="ignore", over="ignore"):
             out = ufunc.accumulate(x, axis=axis, dtype=accumulation_dtype(x.dtype))
         out = out.astype(x.dtype, copy=False)
+        if ufunc in (np.maximum, np.minimum):      # -0.0 < +0.0, as lax.cummax orders them
+            out = ew.fix_zero_ties(out, ufunc is np.maximum, lambda winning:
+                                   np.logical_or.accumulate(winning(x), axis=axis))
         return [np.flip(out, axis) if reverse else out]
     return impl
 

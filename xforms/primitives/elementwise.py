@@ -389,6 +389,29 @@ def _ordered_zeros(ufunc, tie):
     return impl
 
 
+def fix_zero_ties(r, maximum, took_part):
+    """A max (`maximum`) or min of many values by NumPy's reduce, accumulate or `.at` (a tie
+    of zeros keeps either) with -0.0 < +0.0, as XLA orders them: a zero result of the sign
+    that may have lost a tie (-0.0 for max, +0.0 for min) takes the other sign where a
+    winning zero took part.  `took_part(winning)`: the operands' mask `winning(x)` (their
+    zeros of the winning sign) combined as the result was (any over the reduced axes).
+    Two cheap passes over `r` when no result is zero.
+
+        >>> fix_zero_ties(np.maximum.reduce(x), True,
+        ...               lambda winning: np.logical_or.reduce(winning(x)))
+    """
+    r = np.asarray(r)
+    if r.dtype.kind != "f":
+        return r
+    odd = r == 0
+    if odd.any():
+        odd &= np.signbit(r) == maximum
+        if odd.any():
+            r = np.where(odd & took_part(lambda x: (x == 0) & (np.signbit(x) != maximum)),
+                         -r, r)
+    return r
+
+
 max_p = _def("max", _ordered_zeros(np.maximum, np.add), 2, commutative=True, cheap=True,
              fresh=True)
 max = _bind2(max_p)
