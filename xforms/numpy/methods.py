@@ -39,8 +39,39 @@ _OPS = {
     "__neg__": ufuncs.negative, "__pos__": ufuncs.positive, "__abs__": ufuncs.abs,
     "__invert__": ufuncs.bitwise_not, "__getitem__": indexing.getitem,
 }
+_OPCHARS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+            "pow": "**", "matmul": "@", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+            "eq": "==", "ne": "!=", "and": "&", "or": "|", "xor": "^", "lshift": "<<",
+            "rshift": ">>"}
+_REFUSED_OPERANDS = (list, tuple, set, dict)
+
+
+def refuse_sequence_operand(name, x, y):
+    """JAX's TypeError for a list, tuple, set or dict operand of the binary operator `name`
+    (`x + [1, 2]`, `[1, 2] + x`): JAX refuses them rather than guess an array.
+
+        >>> refuse_sequence_operand("__radd__", x, [1, 2])  # unsupported ... 'list' and 'Array'
+    """
+    if type(y) in _REFUSED_OPERANDS:
+        base = name.strip("_")
+        swap = base not in _OPCHARS
+        a, b = (y, x) if swap else (x, y)
+        raise TypeError(f"unsupported operand type(s) for {_OPCHARS[base[1:] if swap else base]}"
+                        f": {type(a).__name__!r} and {type(b).__name__!r}")
+
+
+def _refusing_sequences(name, fn):
+    if name.strip("_") not in _OPCHARS and name.strip("_")[1:] not in _OPCHARS:
+        return fn                        # (a unary operator, indexing)
+
+    def op(x, y):
+        refuse_sequence_operand(name, x, y)
+        return fn(x, y)
+    return op
+
+
 for _name, _fn in _OPS.items():
-    setattr(Tracer, _name, locate_errors(_fn))
+    setattr(Tracer, _name, locate_errors(_refusing_sequences(_name, _fn)))
 
 _METHODS = {
     "sum": reductions.sum, "mean": reductions.mean, "max": reductions.max, "min": reductions.min,
@@ -131,6 +162,8 @@ def _array_getitem(self, idx):
     if isinstance(idx, Tracer) or (type(idx) is tuple and
                                    any(isinstance(i, Tracer) for i in idx)):
         return indexing.getitem(self, idx)
+    if type(idx) is list:
+        indexing.check_index(idx)           # (JAX's TypeError)
     if isinstance(idx, (int, np.integer)):
         # NumPy's: iterating an Array stops at its IndexError
         out = np.ndarray.__getitem__(self, idx)
@@ -231,6 +264,7 @@ def _array_operator(name, fn):
         t = type(y)
         key = y.dtype if t is np.ndarray else _operand_key(y)    # (inline: the common case)
         if key is False:
+            refuse_sequence_operand(name, x, y)
             return np_op(x, y)
         if key is not None and not x.weak_type:
             plan = plans.get(x.dtype, _NONE).get(key)
@@ -265,6 +299,8 @@ _BITWISE = {"__xor__": bitwise_ops.bitwise_xor, "__rxor__": _swap(bitwise_ops.bi
 # the operators by name (xforms/device.py gives a backend's arrays, DeviceArray, each of
 # them run on the array's device)
 OPERATORS = {**_OPS, **_BITWISE}
+for _name, _fn in _BITWISE.items():
+    setattr(Tracer, _name, locate_errors(_refusing_sequences(_name, _fn)))
 for _name, _fn in OPERATORS.items():
     if _name not in ("__neg__", "__pos__", "__abs__", "__invert__", "__getitem__"):
         setattr(Array, _name, _array_operator(_name, locate_errors(_fn)))
