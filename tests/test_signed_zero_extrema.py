@@ -89,3 +89,41 @@ def test_running_extrema_order_signed_zeros_as_jax(tier, x, want):
 def test_ties_of_zeros_share_the_gradient_as_jax(x):
     for g in (xf.grad(xnp.max), xf.jit(xf.grad(xnp.max), tiered=False)):
         np.testing.assert_array_equal(g(x), [0.5, 0.5])
+
+
+# jax 0.10.2: cummax's derivative is the derivative of its associative scan under lax.max,
+# so ties (and ties of signed zeros) share the tangent pair by pair up the scan's tree
+_CUMMAX_JACOBIANS = {
+    (3.0, 3.0, 3.0, 3.0, 3.0): [[1, 0, 0, 0, 0], [0.5, 0.5, 0, 0, 0], [0.25, 0.25, 0.5, 0, 0],
+                                [0.25, 0.25, 0.25, 0.25, 0],
+                                [0.125, 0.125, 0.125, 0.125, 0.5]],
+    (2.0, 1.0, 2.0, 2.0, 0.0, 2.0, 5.0): [
+        [1, 0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0], [0.5, 0, 0.5, 0, 0, 0, 0],
+        [0.5, 0, 0.25, 0.25, 0, 0, 0], [0.5, 0, 0.25, 0.25, 0, 0, 0],
+        [0.25, 0, 0.125, 0.125, 0, 0.5, 0], [0, 0, 0, 0, 0, 0, 1]],
+    (-0.0, 0.0): [[1, 0], [0.5, 0.5]]}
+_CUMMAX_REVERSE = {(3.0, 3.0, 3.0, 3.0, 3.0): [
+    [0.5, 0.125, 0.125, 0.125, 0.125], [0, 0.25, 0.25, 0.25, 0.25], [0, 0, 0.5, 0.25, 0.25],
+    [0, 0, 0, 0.5, 0.5], [0, 0, 0, 0, 1]]}
+
+
+@pytest.mark.parametrize("tier", [0, 1], ids=["fast", "compiled"])
+def test_running_extremum_derivative_shares_ties_as_jax(tier):
+    jac = _tiers(xf.jacrev(lax.cummax))[tier]
+    for x, want in _CUMMAX_JACOBIANS.items():
+        np.testing.assert_array_equal(jac(np.array(x)), want)
+    jac = _tiers(xf.jacrev(lambda x: lax.cummax(x, reverse=True)))[tier]
+    for x, want in _CUMMAX_REVERSE.items():
+        np.testing.assert_array_equal(jac(np.array(x)), want)
+
+
+def test_running_minimum_derivative_over_an_axis_and_vmapped_as_jax():
+    m = np.array([[3.0, 3.0, 1.0], [1.0, 2.0, 2.0]])
+    # jax: [[0.5, 0.5, 2.0], [3.0, 0.0, 0.0]] and [[2.0, 1.0, 0.0], [1.0, 1.5, 0.5]]
+    g = xf.grad(lambda m: (lax.cummin(m, axis=1) * np.arange(3.0)).sum())(m)
+    np.testing.assert_array_equal(g, [[0.5, 0.5, 2.0], [3.0, 0.0, 0.0]])
+    g = xf.vmap(xf.grad(lambda v: lax.cummax(v).sum()))(m)
+    np.testing.assert_array_equal(g, [[2.0, 1.0, 0.0], [1.0, 1.5, 0.5]])
+    # jax: grad of cummax(reverse=True).sum() at [0., -0., 0.] is [0.5, 0.75, 1.75]
+    g = xf.grad(lambda v: lax.cummax(v, reverse=True).sum())(np.array([0.0, -0.0, 0.0]))
+    np.testing.assert_array_equal(g, [0.5, 0.75, 1.75])

@@ -420,18 +420,19 @@ min_p = _def("min", _ordered_zeros(np.minimum, lambda x, y: -(-x - y)), 2, commu
 min = _bind2(min_p)
 
 
-def _minmax_weight(x, y, pick, like):
-    # 1 where picked, 1/2 at ties; converts (not select_n of scalars) so a rank-0 operand
-    # next to an array operand works
+def minmax_weight(x, y, pick, like):
+    """max's (min's) derivative's weight of `x` against `y`: 1 where `pick(x, y)`, 1/2 at
+    ties (lax.cummax's rule shares it too).  Converts (not select_n of scalars), so a
+    rank-0 operand next to an array operand works."""
     dt = core.get_aval(like).dtype
     return add(convert_element_type(pick(x, y), dt),
                mul(_like(0.5, like), convert_element_type(eq(x, y), dt)))
 
 
-defjvp(max_p, lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(x, y, gt, ans)), ans),
-       lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(y, x, gt, ans)), ans))
-defjvp(min_p, lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(x, y, lt, ans)), ans),
-       lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(y, x, lt, ans)), ans))
+defjvp(max_p, lambda t, ans, x, y: _bcast_to(mul(t, minmax_weight(x, y, gt, ans)), ans),
+       lambda t, ans, x, y: _bcast_to(mul(t, minmax_weight(y, x, gt, ans)), ans))
+defjvp(min_p, lambda t, ans, x, y: _bcast_to(mul(t, minmax_weight(x, y, lt, ans)), ans),
+       lambda t, ans, x, y: _bcast_to(mul(t, minmax_weight(y, x, lt, ans)), ans))
 
 # --- piecewise constant: zero derivative -----------------------------------------------------
 abs_p = _def("abs", np.abs, out_dtype=_real_out, cheap=True)
