@@ -43,7 +43,7 @@ ADVANCED_INDICES = [
     (np.array([0, 2]), np.array([1, 3])), (np.array([[0], [2]]), np.array([1, 3])),
     (np.array([0, 2]), slice(None), np.array([1, 3])), (1, np.array([0, 3])),
     (np.array([0, 2]), 1), (slice(None), np.array([0, 3]), np.array([1, 4])),
-    (slice(1, None), np.array([[0, 3]])), [0, 2], (slice(None), [1, 1, 0]),
+    (slice(1, None), np.array([[0, 3]])), ([0, 2],), (slice(None), [1, 1, 0]),
     (np.array([0, 1]), slice(None, None, -1), 2), (0, slice(None), np.array([1, 2])),
 ]
 

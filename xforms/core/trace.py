@@ -48,8 +48,23 @@ class Primitive:
         return self.name
 
     def bind(self, *args, **params):
+        for a in args:
+            if type(a) in _SEQUENCES:
+                _refuse_sequence(self, args, a)
         outs = _state.current.process(self, args, params)
         return outs if self.multiple_results else outs[0]
+
+
+_SEQUENCES = (list, tuple)
+
+
+def _refuse_sequence(prim, args, value):
+    """JAX's TypeError for a list or tuple operand of a primitive (`lax.add(x, [1., 2.])`):
+    it may be ragged or hold traced values; the caller converts it (xnp.asarray)."""
+    i = next(i for i, a in enumerate(args) if a is value)
+    raise TypeError(f"Error interpreting argument to {prim.name} as a JAX value. The "
+                    f"problematic value is of type {type(value)} and was passed to "
+                    f"{prim.name} at position {i}: convert it with xnp.asarray (as JAX)")
 
 
 def abstract_eval(prim, avals, params):
@@ -189,7 +204,10 @@ class EvalTrace:
                 return outs
         vals = [canonical_value(a) for a in args]
         out_avals = abstract_eval(prim, [aval_of_value(v) for v in vals], params)
-        outs = impl_rules[prim](*vals, **params)
+        # the impls get plain arrays: NumPy runs an Array (a subclass with its own
+        # __array_ufunc__, xforms/numpy/methods.py) through Python; the results become Arrays
+        outs = impl_rules[prim](*[v.view(np.ndarray) if type(v) is Array else v
+                                  for v in vals], **params)
         outs = [_fix_dtype(o, a) for o, a in zip(outs, out_avals, strict=True)]
         if config.float_checks:                    # xf.debug_nans / debug_infs
             check_floats(outs, prim.name)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..primitives.control import control_flow as cf
 from ..primitives import elementwise as ew
+from ..primitives.cumulative import prefix_scan
 from ..primitives import reductions
 from ..primitives import structural as st
 from ..transforms.vmap import vmap_jaxpr
@@ -48,38 +49,10 @@ def associative_scan(fn, elems, reverse=False, axis=0):
 
     if reverse:
         leaves = [st.rev(x, (axis,)) for x in leaves]
-    out = _prefix_scan(combine, leaves, axis)
+    out = prefix_scan(combine, leaves, axis)
     if reverse:
         out = [st.rev(x, (axis,)) for x in out]
     return tree_unflatten(tree, out)
-
-
-def _prefix_scan(combine, xs, axis):
-    n = _aval(xs[0]).shape[axis]
-    if n < 2:
-        return xs
-    cut = lambda vs, lo, hi, step: [slice_in_dim(v, lo, hi, step, axis) for v in vs]  # noqa
-    odd = _prefix_scan(combine, combine(cut(xs, 0, n - 1, 2), cut(xs, 1, None, 2)), axis)
-    even = cut(xs, 0, 1, 1)
-    if n > 2:       # prefix k (k = 2, 4, ...) is prefix k - 1 combined with element k
-        heads = odd if n % 2 else cut(odd, 0, -1, 1)
-        rest = combine(heads, cut(xs, 2, None, 2))
-        even = [st.concatenate([e, r], axis) for e, r in zip(even, rest)]
-    return [_interleave(e, o, axis) for e, o in zip(even, odd)]
-
-
-def _interleave(a, b, axis):
-    """[a0, b0, a1, b1, ...] along axis (len(a) == len(b) or len(b) + 1): each spread
-    out with zeros between its entries by pad, then the two added."""
-    a_av = _aval(a)
-    extra = a_av.shape[axis] - _aval(b).shape[axis]
-    cfg_a = [(0, 0, 0)] * a_av.ndim
-    cfg_b = list(cfg_a)
-    cfg_a[axis], cfg_b[axis] = (0, 1 - extra, 1), (1, extra, 1)
-    zero = a_av.dtype.type(0)
-    pa, pb = st.pad(a, zero, cfg_a), st.pad(b, zero, cfg_b)
-    return ew.or_(pa, pb) if a_av.dtype == np.bool_ else ew.add(pa, pb)
-
 
 
 # ---- reduce with a user computation ---------------------------------------------------------

@@ -14,3 +14,12 @@ from .activations import (celu, elu, glu, hard_sigmoid, hard_silu, hard_swish,  
 from .attention import dot_product_attention, logmeanexp  # noqa: F401
 
 from . import initializers  # noqa: E402,F401  (xforms.nn.initializers)
+from ..numpy._util import returns_arrays as _returns_arrays  # noqa: E402
+
+# a list or tuple where an array belongs is JAX's TypeError naming the function (one_hot
+# takes lists, as jax.nn.one_hot does); eager results are Arrays
+for _name in [n for n, v in list(globals().items()) if callable(v) and not isinstance(v, type)
+              and not n.startswith("_") and n != "one_hot"
+              and getattr(v, "__module__", "").startswith(__name__ + ".")]:
+    globals()[_name] = _returns_arrays(globals()[_name])
+del _name

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .. import numpy as xnp
-from ..numpy._util import float_of, promote
+from ..numpy._util import asarray_operand, float_of, promote
 from .functions import sigmoid, softplus
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -27,7 +27,7 @@ def _as_if_with(x, literal):
 
 
 def identity(x):
-    return xnp.asarray(x)
+    return xnp.asarray(asarray_operand(x))
 
 
 def tanh(x):
@@ -37,7 +37,7 @@ def tanh(x):
 def relu6(x):
     """min(max(x, 0), 6); the derivative is 0 at 0 and at 6 (as JAX's custom jvp); NaN
     stays NaN (the conditions are the ones NaN fails)."""
-    x = xnp.asarray(x)
+    x = xnp.asarray(asarray_operand(x))
     inner = xnp.where(x <= 0, xnp.zeros_like(x), x)
     return xnp.where(inner >= 6, 6.0, inner)
 
@@ -107,7 +107,7 @@ def hard_tanh(x):
 
 def glu(x, axis=-1):
     """Gated linear unit: the first half of `axis` times sigmoid of the second half."""
-    x = xnp.asarray(x)
+    x = xnp.asarray(asarray_operand(x))
     size = x.shape[axis]
     if size % 2:
         raise AssertionError(f"glu: axis {axis} must have an even size, got {size}")

@@ -12,12 +12,12 @@ import numpy as np
 
 from .. import numpy as xnp
 from ..api import stop_gradient
-from ..numpy._util import float_of
+from ..numpy._util import asarray_operand, float_of
 from .functions import logsumexp, softmax
 
 
 def _to_4d(t):
-    t = xnp.asarray(t)
+    t = xnp.asarray(asarray_operand(t))
     return xnp.reshape(t, (1,) * (4 - t.ndim) + t.shape) if t.ndim < 4 else t
 
 
@@ -137,7 +137,6 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
 
     >>> xf.nn.logmeanexp(xnp.array([0.0, xnp.log(3.0)]))      # log(2)
     """
-    x = xnp.asarray(x)
     x = float_of(x)           # jax's logsumexp's dtype: int32 and bool give float32
     if where is None:
         lse = logsumexp(x, axis=axis, keepdims=keepdims)

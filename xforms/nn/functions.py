@@ -9,14 +9,14 @@ import math
 import numpy as np
 
 from .. import numpy as xnp
-from ..numpy._util import float_of, promote
+from ..numpy._util import asarray_operand, float_of, promote
 from ..primitives import elementwise as ew
 
 
 def relu(x):
     """max(x, 0): NaN stays NaN, integer inputs stay integers (bool becomes int64, as
     JAX's maximum(x, 0)).  The derivative at 0 is 0, as in JAX."""
-    x = xnp.asarray(x) if not hasattr(x, "dtype") else x
+    x = xnp.asarray(asarray_operand(x)) if not hasattr(x, "dtype") else x
     return xnp.where(x <= 0, 0, x)         # (x > 0 would send NaN to 0)
 
 

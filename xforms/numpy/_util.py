@@ -383,9 +383,17 @@ def promote_keep_shapes(arrays, inexact=False):
     avals = [aval(a) for a in arrays]
     dtype, weak = promote_dtypes(*((a.dtype, a.weak_type) for a in avals))
     dtype = inexact_dtype(dtype) if inexact else dtype
-    return [a if av.dtype == dtype and not is_python_scalar(a) else
-            core.as_weak(np.asarray(a, dtype)) if weak and is_python_scalar(a) else
-            convert(a, dtype, weak) for a, av in zip(arrays, avals)]
+    return [_promoted(a, av, dtype, weak) for a, av in zip(arrays, avals)]
+
+
+def _promoted(a, av, dtype, weak):
+    if av.dtype == dtype and not is_python_scalar(a):
+        # (a weak operand becomes strong where the result is: weak bools stacked are bool,
+        # as JAX's promotion never gives a weak bool)
+        return with_weak(a, False) if av.weak_type and not weak else a
+    if weak and is_python_scalar(a):
+        return core.as_weak(np.asarray(a, dtype))
+    return convert(a, dtype, weak)
 
 
 def _one_strong_dtype(arrays, kinds):

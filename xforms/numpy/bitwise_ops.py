@@ -6,7 +6,6 @@ values (shifts follow XLA: a count of at least the bit width gives 0, or the sig
 """
 import numpy as np
 
-from ..core.trace import Tracer
 from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
 from ._util import asarray_operand, aval, broadcast_to, convert, locate_errors, promote
@@ -41,16 +40,6 @@ def _shift_operands(x, y, name):
     if aval(x).dtype == np.bool_:
         x, y = convert(x, np.int32), convert(y, np.int32)
     return x, y
-
-
-def _swap(f):
-    return lambda x, y: f(y, x)
-
-
-for _name, _fn in {"__xor__": bitwise_xor, "__rxor__": _swap(bitwise_xor),
-                   "__lshift__": left_shift, "__rlshift__": _swap(left_shift),
-                   "__rshift__": right_shift, "__rrshift__": _swap(right_shift)}.items():
-    setattr(Tracer, _name, locate_errors(_fn))
 
 
 # ---- counting and packing bits ---------------------------------------------------------------

@@ -10,7 +10,7 @@ from ..core.trace import Tracer
 from ..primitives import conversion
 from ..primitives import structural as st
 from ._util import (asarray, aval, asarray_operand, check_arraylike, convert, dtype_arg,
-                    wrap_result)
+                    with_weak, wrap_result)
 
 
 def array(a, dtype=None, copy=True, order="K", ndmin=0):
@@ -123,6 +123,6 @@ def tri(N, M=None, k=0, dtype=None):
 def astype(x, dtype):
     x = asarray_operand(x)
     dt = dtype_arg(dtype)
-    if isinstance(x, Tracer):
-        return convert(x, dt)
+    if isinstance(x, Tracer):       # (strongly typed, as JAX's astype of a weak x)
+        return with_weak(convert(x, dt), False)
     return wrap_result(conversion.convert_value(x, dt))

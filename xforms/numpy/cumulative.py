@@ -11,7 +11,8 @@ import numpy as np
 from ..primitives import cumulative as cp
 from . import manipulation as man
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, canon_axis, convert, dtype_arg, promote_keep_shapes
+from ._util import (aval, asarray_operand, canon_axis, convert, dtype_arg, promote_keep_shapes,
+                    with_weak)
 
 
 def _prepare(a, axis, dtype):
@@ -24,7 +25,8 @@ def _prepare(a, axis, dtype):
         a = convert(a, np.int64)
     if aval(a).ndim == 0:
         a = man.reshape(a, (1,))
-    return a, canon_axis(axis, aval(a).ndim)
+    # (strongly typed, as jnp.cumsum of a weak x)
+    return with_weak(a, False), canon_axis(axis, aval(a).ndim)
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

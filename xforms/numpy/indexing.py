@@ -152,8 +152,21 @@ def _plain_entries(idx, shape):
     return entries + [slice(None)] * (len(shape) - len(entries))
 
 
+def check_index(idx):
+    """A list index is refused, as JAX refuses it: NumPy once read `x[[0, 1]]` as a tuple
+    of two indices and now as an index array; JAX asks for the array.
+
+        >>> check_index([0, 1])             # TypeError: use x[np.array([0, 1])]
+    """
+    if type(idx) is list:
+        raise TypeError("Using a non-tuple sequence for multidimensional indexing is not "
+                        "allowed; use `arr[array(seq)]` instead of `arr[seq]` (as JAX: "
+                        "see https://github.com/jax-ml/jax/issues/4564)")
+
+
 def getitem(x, idx, mode=None, fill_value=None):
     """x[idx], out-of-bounds indices taken as `mode` says (JAX's `x.at[idx].get`)."""
+    check_index(idx)
     x = asarray_operand(x)
     shape = aval(x).shape
     entries = _plain_entries(idx, shape)
@@ -299,6 +312,7 @@ class _IndexUpdateHelper:
         self.x = x
 
     def __getitem__(self, idx):
+        check_index(idx)
         return _IndexUpdateRef(self.x, idx)
 
 

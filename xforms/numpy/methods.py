@@ -39,8 +39,39 @@ _OPS = {
     "__neg__": ufuncs.negative, "__pos__": ufuncs.positive, "__abs__": ufuncs.abs,
     "__invert__": ufuncs.bitwise_not, "__getitem__": indexing.getitem,
 }
+_OPCHARS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+            "pow": "**", "matmul": "@", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+            "eq": "==", "ne": "!=", "and": "&", "or": "|", "xor": "^", "lshift": "<<",
+            "rshift": ">>"}
+_REFUSED_OPERANDS = (list, tuple, set, dict)
+
+
+def refuse_sequence_operand(name, x, y):
+    """JAX's TypeError for a list, tuple, set or dict operand of the binary operator `name`
+    (`x + [1, 2]`, `[1, 2] + x`): JAX refuses them rather than guess an array.
+
+        >>> refuse_sequence_operand("__radd__", x, [1, 2])  # unsupported ... 'list' and 'Array'
+    """
+    if type(y) in _REFUSED_OPERANDS:
+        base = name.strip("_")
+        swap = base not in _OPCHARS
+        a, b = (y, x) if swap else (x, y)
+        raise TypeError(f"unsupported operand type(s) for {_OPCHARS[base[1:] if swap else base]}"
+                        f": {type(a).__name__!r} and {type(b).__name__!r}")
+
+
+def _refusing_sequences(name, fn):
+    if name.strip("_") not in _OPCHARS and name.strip("_")[1:] not in _OPCHARS:
+        return fn                        # (a unary operator, indexing)
+
+    def op(x, y):
+        refuse_sequence_operand(name, x, y)
+        return fn(x, y)
+    return op
+
+
 for _name, _fn in _OPS.items():
-    setattr(Tracer, _name, locate_errors(_fn))
+    setattr(Tracer, _name, locate_errors(_refusing_sequences(_name, _fn)))
 
 _METHODS = {
     "sum": reductions.sum, "mean": reductions.mean, "max": reductions.max, "min": reductions.min,
@@ -131,6 +162,8 @@ def _array_getitem(self, idx):
     if isinstance(idx, Tracer) or (type(idx) is tuple and
                                    any(isinstance(i, Tracer) for i in idx)):
         return indexing.getitem(self, idx)
+    if type(idx) is list:
+        indexing.check_index(idx)           # (JAX's TypeError)
     if isinstance(idx, (int, np.integer)):
         # NumPy's: iterating an Array stops at its IndexError
         out = np.ndarray.__getitem__(self, idx)
@@ -231,6 +264,7 @@ def _array_operator(name, fn):
         t = type(y)
         key = y.dtype if t is np.ndarray else _operand_key(y)    # (inline: the common case)
         if key is False:
+            refuse_sequence_operand(name, x, y)
             return np_op(x, y)
         if key is not None and not x.weak_type:
             plan = plans.get(x.dtype, _NONE).get(key)
@@ -238,8 +272,8 @@ def _array_operator(name, fn):
                 plan = plans.setdefault(x.dtype, {})[key] = _operator_plan(name, np_op, fn,
                                                                            x.dtype, key)
             try:
-                if plan is numpy_plan:
-                    return np_op(x, y)
+                if plan is numpy_plan:     # (on plain views: NumPy's fastest path)
+                    return _as_arrays(np_op(_plain(x), _plain(y)))
                 if plan is not xnp_plan:
                     return _cast_apply(np_op, x, y, plan)
             except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
@@ -265,6 +299,8 @@ _BITWISE = {"__xor__": bitwise_ops.bitwise_xor, "__rxor__": _swap(bitwise_ops.bi
 # the operators by name (xforms/device.py gives a backend's arrays, DeviceArray, each of
 # them run on the array's device)
 OPERATORS = {**_OPS, **_BITWISE}
+for _name, _fn in _BITWISE.items():
+    setattr(Tracer, _name, locate_errors(_refusing_sequences(_name, _fn)))
 for _name, _fn in OPERATORS.items():
     if _name not in ("__neg__", "__pos__", "__abs__", "__invert__", "__getitem__"):
         setattr(Array, _name, _array_operator(_name, locate_errors(_fn)))
@@ -298,3 +334,50 @@ def _ufunc_fn(ufunc_name):
 
 
 Tracer.__array_ufunc__ = _array_ufunc
+
+
+def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """`np.int32(2) + f32_array`: a NumPy scalar's operator runs first and calls the ufunc,
+    which would promote as NumPy does (float64); a jax.Array makes NumPy defer, and JAX
+    promotes (float32).  A NumPy scalar and an eager Array of another dtype therefore go to
+    the xnp function; everything else is NumPy's ufunc on plain views, at NumPy's speed.
+
+        >>> np.int32(2) + xnp.ones(2, xnp.float32)      # float32, as in JAX
+    """
+    if len(inputs) == 2 and method == "__call__" and not kwargs:
+        a, b = inputs
+        if ((type(b) is Array and isinstance(a, np.generic)
+             or type(a) is Array and isinstance(b, np.generic)) and a.dtype != b.dtype):
+            fn = _ufunc_fn(ufunc.__name__)
+            if fn is not None:     # (evaluated now, never staged into a current trace)
+                with core.set_current_trace(core.eval_trace):
+                    return fn(a, b)
+    plain = [np.ndarray.view(v, np.ndarray) if type(v) is Array else v for v in inputs]
+    if "out" in kwargs:       # (NumPy returns the `out` arrays themselves)
+        outs = kwargs["out"]
+        getattr(ufunc, method)(*plain, **{**kwargs, "out": _plain_out(outs)})
+        return outs[0] if type(outs) is tuple and len(outs) == 1 else outs
+    out = (ufunc(*plain, **kwargs) if method == "__call__"
+           else getattr(ufunc, method)(*plain, **kwargs))
+    return out.view(Array) if type(out) is np.ndarray else _as_arrays(out)
+
+
+def _plain(v):
+    return np.ndarray.view(v, np.ndarray) if type(v) is Array else v
+
+
+def _plain_out(v):
+    return tuple(map(_plain, v)) if type(v) is tuple else _plain(v)
+
+
+def _as_arrays(out):
+    """NumPy's result as NumPy gives it for an ndarray subclass: arrays and scalars both
+    as Arrays (a 0-d one for a scalar)."""
+    if type(out) is np.ndarray:
+        return out.view(Array)
+    if isinstance(out, np.generic):
+        return np.asarray(out).view(Array)
+    return tuple(map(_as_arrays, out)) if type(out) is tuple else out
+
+
+Array.__array_ufunc__ = _eager_array_ufunc

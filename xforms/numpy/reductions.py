@@ -7,10 +7,12 @@ from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import reductions as red
 from ..primitives import structural as st
-from ._util import aval, asarray_operand, canon_axes, canon_axis, convert, dtype_arg, inexact_dtype
+from ._util import (aval, asarray_operand, canon_axes, canon_axis, convert, dtype_arg,
+                    inexact_dtype, with_weak)
 
 
 def _keep(x, out, axes, keepdims):
+    out = with_weak(out, False)      # (a reduction is strongly typed, as jnp.sum of a weak x)
     if not keepdims:
         return out
     shape = tuple(1 if i in axes else s for i, s in enumerate(aval(x).shape))

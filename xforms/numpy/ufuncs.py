@@ -1,6 +1,7 @@
 """Elementwise functions of `xforms.numpy` (NumPy names, JAX dtype rules)."""
 import numpy as np
 
+from ..core import trace as core
 from ..primitives import elementwise as ew
 from ..primitives.special import functions as special
 from ._util import (aval, asarray, asarray_operand, broadcast_to, convert, float_of,
@@ -219,10 +220,19 @@ def _int_power(x, y):
     return acc
 
 
+def _to_bool(x):
+    """x != 0, as JAX's logical functions read an operand (a weak one gives a weak bool)."""
+    if type(x) is bool or isinstance(x, np.generic):    # (a Python bool is strong in JAX)
+        return np.bool_(x != 0)
+    if is_python_scalar(x):
+        return core.as_weak(np.asarray(x != 0))
+    return x if aval(x).dtype == np.bool_ else ew.ne(x, 0)
+
+
 def _logical(fn, name):
-    def f(x, y):
-        x, y = promote(convert(x, np.bool_), convert(y, np.bool_), name=name)
-        return fn(x, y)
+    def f(x, y):      # (promoted first, as JAX: logical_and of weak bool and weak int is weak)
+        x, y = promote(x, y, name=name)
+        return fn(_to_bool(x), _to_bool(y))
     f.__name__ = f.__qualname__ = name
     return f
 
@@ -233,7 +243,7 @@ logical_xor = _logical(ew.xor, "logical_xor")
 
 
 def logical_not(x):
-    return ew.not_(convert(asarray_operand(x), np.bool_))
+    return ew.not_(_to_bool(asarray_operand(x)))
 
 
 def bitwise_not(x):

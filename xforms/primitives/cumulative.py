@@ -24,7 +24,7 @@ from . import elementwise as ew
 from ..core.registry import primitive
 from .indexing import gather
 from .reductions import reduce_max
-from .structural import broadcast_in_dim, iota, pad, rev
+from .structural import broadcast_in_dim, concatenate, iota, pad, rev
 from .structural import slice as slice_
 
 
@@ -47,6 +47,9 @@ def _np_impl(ufunc):
         with np.errstate(invalid="ignore", over="ignore"):
             out = ufunc.accumulate(x, axis=axis, dtype=accumulation_dtype(x.dtype))
         out = out.astype(x.dtype, copy=False)
+        if ufunc in (np.maximum, np.minimum):      # -0.0 < +0.0, as lax.cummax orders them
+            out = ew.fix_zero_ties(out, ufunc is np.maximum, lambda winning:
+                                   np.logical_or.accumulate(winning(x), axis=axis))
         return [np.flip(out, axis) if reverse else out]
     return impl
 
@@ -98,22 +101,69 @@ def take_along(x, idx, axis):
     return gather(x, ids, tuple(range(len(shape))))
 
 
-def _extremum_jvp(t, ans, x, *, axis, reverse):
-    shape = core.get_aval(x).shape
-    n = shape[axis]
-    pos = iota(np.int64, shape, axis)
-    record = ew.eq(x, ans)          # where the running extremum is attained
-    if reverse:
-        idx = cummin(ew.select_n(record, broadcast_in_dim(np.int64(n), shape, ()), pos),
-                     axis, True)
-    else:
-        idx = cummax(ew.select_n(record, broadcast_in_dim(np.int64(-1), shape, ()), pos),
-                     axis, False)
-    return take_along(t, idx, axis)
+def prefix_scan(combine, xs, axis):
+    """All prefix combinations of the arrays `xs` along `axis` under the associative
+    `combine` (lists of arrays in, a list out): work-efficient (combine neighbouring pairs,
+    recurse on the half, fill in the rest), made of slices, pads and concatenations, so it
+    differentiates and vmaps; lax.associative_scan's core, and JAX's tree for cummax's
+    derivative.
+
+        >>> prefix_scan(lambda a, b: [ew.add(a[0], b[0])], [np.arange(4.0)], 0)  # [0, 1, 3, 6]
+    """
+    n = core.get_aval(xs[0]).shape[axis]
+    if n < 2:
+        return xs
+    cut = lambda vs, lo, hi, step: [_slice_in_dim(v, lo, hi, step, axis) for v in vs]  # noqa
+    odd = prefix_scan(combine, combine(cut(xs, 0, n - 1, 2), cut(xs, 1, n, 2)), axis)
+    even = cut(xs, 0, 1, 1)
+    if n > 2:       # prefix k (k = 2, 4, ...) is prefix k - 1 combined with element k
+        heads = odd if n % 2 else cut(odd, 0, core.get_aval(odd[0]).shape[axis] - 1, 1)
+        rest = combine(heads, cut(xs, 2, n, 2))
+        even = [concatenate([e, r], axis) for e, r in zip(even, rest)]
+    return [_interleave(e, o, axis) for e, o in zip(even, odd)]
 
 
-defjvp(cummax_p, _extremum_jvp)
-defjvp(cummin_p, _extremum_jvp)
+def _slice_in_dim(v, lo, hi, step, axis):
+    shape = core.get_aval(v).shape
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = lo, hi, step
+    return slice_(v, starts, limits, strides)
+
+
+def _interleave(a, b, axis):
+    """[a0, b0, a1, b1, ...] along axis (len(a) == len(b) or len(b) + 1): each spread
+    out with zeros between its entries by pad, then the two added."""
+    a_av = core.get_aval(a)
+    extra = a_av.shape[axis] - core.get_aval(b).shape[axis]
+    cfg_a = [(0, 0, 0)] * a_av.ndim
+    cfg_b = list(cfg_a)
+    cfg_a[axis], cfg_b[axis] = (0, 1 - extra, 1), (1, extra, 1)
+    zero = a_av.dtype.type(0)
+    pa, pb = pad(a, zero, cfg_a), pad(b, zero, cfg_b)
+    return ew.or_(pa, pb) if a_av.dtype == np.bool_ else ew.add(pa, pb)
+
+
+def _extremum_jvp(pick):
+    """JAX's rule: the tangent of the running extremum is the derivative of its associative
+    scan under lax.max (min), so a tie shares the tangent as max's derivative does, pair by
+    pair up the scan's tree: cummax'([3., 3., 3.]) has rows [1, 0, 0], [.5, .5, 0],
+    [.25, .25, .5] (as jax 0.10.2)."""
+    op = ew.max if pick is ew.gt else ew.min
+
+    def rule(t, ans, x, *, axis, reverse):
+        def combine(a, b):
+            (va, ta), (vb, tb) = a, b
+            return [op(va, vb), ew.add(ew.mul(ta, ew.minmax_weight(va, vb, pick, va)),
+                                       ew.mul(tb, ew.minmax_weight(vb, va, pick, vb)))]
+        if reverse:
+            x, t = rev(x, (axis,)), rev(t, (axis,))
+        out = prefix_scan(combine, [x, t], axis)[1]
+        return rev(out, (axis,)) if reverse else out
+    return rule
+
+
+defjvp(cummax_p, _extremum_jvp(ew.gt))
+defjvp(cummin_p, _extremum_jvp(ew.lt))
 
 
 # --- cumprod: the product rule through a Hillis-Steele scan of (product, tangent) pairs -----

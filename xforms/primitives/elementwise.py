@@ -389,6 +389,29 @@ def _ordered_zeros(ufunc, tie):
     return impl
 
 
+def fix_zero_ties(r, maximum, took_part):
+    """A max (`maximum`) or min of many values by NumPy's reduce, accumulate or `.at` (a tie
+    of zeros keeps either) with -0.0 < +0.0, as XLA orders them: a zero result of the sign
+    that may have lost a tie (-0.0 for max, +0.0 for min) takes the other sign where a
+    winning zero took part.  `took_part(winning)`: the operands' mask `winning(x)` (their
+    zeros of the winning sign) combined as the result was (any over the reduced axes).
+    Two cheap passes over `r` when no result is zero.
+
+        >>> fix_zero_ties(np.maximum.reduce(x), True,
+        ...               lambda winning: np.logical_or.reduce(winning(x)))
+    """
+    r = np.asarray(r)
+    if r.dtype.kind != "f":
+        return r
+    odd = r == 0
+    if odd.any():
+        odd &= np.signbit(r) == maximum
+        if odd.any():
+            r = np.where(odd & took_part(lambda x: (x == 0) & (np.signbit(x) != maximum)),
+                         -r, r)
+    return r
+
+
 max_p = _def("max", _ordered_zeros(np.maximum, np.add), 2, commutative=True, cheap=True,
              fresh=True)
 max = _bind2(max_p)
@@ -397,18 +420,19 @@ min_p = _def("min", _ordered_zeros(np.minimum, lambda x, y: -(-x - y)), 2, commu
 min = _bind2(min_p)
 
 
-def _minmax_weight(x, y, pick, like):
-    # 1 where picked, 1/2 at ties; converts (not select_n of scalars) so a rank-0 operand
-    # next to an array operand works
+def minmax_weight(x, y, pick, like):
+    """max's (min's) derivative's weight of `x` against `y`: 1 where `pick(x, y)`, 1/2 at
+    ties (lax.cummax's rule shares it too).  Converts (not select_n of scalars), so a
+    rank-0 operand next to an array operand works."""
     dt = core.get_aval(like).dtype
     return add(convert_element_type(pick(x, y), dt),
                mul(_like(0.5, like), convert_element_type(eq(x, y), dt)))
 
 
-defjvp(max_p, lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(x, y, gt, ans)), ans),
-       lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(y, x, gt, ans)), ans))
-defjvp(min_p, lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(x, y, lt, ans)), ans),
-       lambda t, ans, x, y: _bcast_to(mul(t, _minmax_weight(y, x, lt, ans)), ans))
+defjvp(max_p, lambda t, ans, x, y: _bcast_to(mul(t, minmax_weight(x, y, gt, ans)), ans),
+       lambda t, ans, x, y: _bcast_to(mul(t, minmax_weight(y, x, gt, ans)), ans))
+defjvp(min_p, lambda t, ans, x, y: _bcast_to(mul(t, minmax_weight(x, y, lt, ans)), ans),
+       lambda t, ans, x, y: _bcast_to(mul(t, minmax_weight(y, x, lt, ans)), ans))
 
 # --- piecewise constant: zero derivative -----------------------------------------------------
 abs_p = _def("abs", np.abs, out_dtype=_real_out, cheap=True)

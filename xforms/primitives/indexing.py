@@ -26,8 +26,8 @@ from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, bdim_to_front
 from ..core.facts import GATHER_SCATTER, declare
 from ..core.registry import exempt, primitive
-from .elementwise import (add, and_, convert_element_type, div, eq as ew_eq, ge,
-                          gt as ew_gt, lt, max as lax_max, min as lax_min, mul, select_n)
+from .elementwise import (add, and_, convert_element_type, div, eq as ew_eq, fix_zero_ties,
+                          ge, gt as ew_gt, lt, max as lax_max, min as lax_min, mul, select_n)
 from .structural import broadcast_in_dim, full, iota, zeros
 
 GATHER_MODES = ("clip", "promise_in_bounds")
@@ -163,8 +163,18 @@ def _scatter_impl(ufunc):
         else:
             with np.errstate(invalid="ignore"):        # (a NaN update: NaN, no warning)
                 ufunc.at(view, where, u)
+            if ufunc in (np.maximum, np.minimum):      # -0.0 < +0.0, as XLA orders them
+                out = fix_zero_ties(out, ufunc is np.maximum,
+                                    lambda winning: _scattered_any(winning, x, u, where, axes))
         return [out]
     return impl
+
+
+def _scattered_any(winning, x, u, where, axes):
+    """Where `winning` holds for the operand element or an update scattered onto it."""
+    hit = np.array(winning(np.asarray(x)))
+    np.logical_or.at(_front(hit, axes), where, winning(np.asarray(u)))
+    return hit
 
 
 scatter_add_p = primitive("scatter_add")

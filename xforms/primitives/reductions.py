@@ -13,7 +13,7 @@ from ..core.facts import REDUCTION, declare
 from ..core import engine_prims
 from ..core.engine_prims import interned, reduce_sum
 from ..core.registry import exempt, primitive
-from .elementwise import convert_element_type, div, eq, mul, select_n
+from .elementwise import convert_element_type, div, eq, fix_zero_ties, mul, select_n
 from .structural import broadcast_in_dim, full
 
 
@@ -103,9 +103,19 @@ def _highest(dt):
     return np.inf if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
 
 
-reduce_max_p = _def_reducer("reduce_max", np.maximum.reduce, _lowest)   # (np.max)
+def _ordered_zero_reduce(ufunc):
+    """np.max / np.min with -0.0 < +0.0 (lax.reduce_max of [-0.0, 0.0] is 0.0)."""
+    maximum = ufunc is np.maximum
+
+    def f(x, axis):
+        return fix_zero_ties(ufunc.reduce(x, axis=axis), maximum,
+                             lambda winning: np.logical_or.reduce(winning(x), axis=axis))
+    return f
+
+
+reduce_max_p = _def_reducer("reduce_max", _ordered_zero_reduce(np.maximum), _lowest)
 reduce_max = lambda x, axes: reduce_max_p.bind(x, axes=_axes(axes))
-reduce_min_p = _def_reducer("reduce_min", np.minimum.reduce, _highest)   # (np.min)
+reduce_min_p = _def_reducer("reduce_min", _ordered_zero_reduce(np.minimum), _highest)
 reduce_min = lambda x, axes: reduce_min_p.bind(x, axes=_axes(axes))
 
 

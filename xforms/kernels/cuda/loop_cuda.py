@@ -253,8 +253,10 @@ class CudaPrinter(Printer):
 
 
 _ATOMIC = {"sum": "add", "max": "max", "min": "min"}
-_MINMAX_DTYPES = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64,
-                                                 np.float32, np.float64))
+# (float max/min swap their word in a compare-and-swap loop (cas.py) printing the one combine
+# step, which orders -0.0 < +0.0 and lets NaN win as XLA does; numba.cuda's float atomic max
+# is a compare-and-swap loop too, with neither promise)
+_MINMAX_DTYPES = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64))
 
 
 def has_atomic(op, dt):

@@ -153,8 +153,7 @@ class Printer:
             t = self.fresh("t")         # (acc may be an array element: read it once)
             self.line(f"{t} = {acc}")
             if dt.kind == "f":
-                cmp = ">=" if op == "max" else "<="
-                self.line(f"{acc} = {t} if {t} {cmp} {x} or {t} != {t} else {x}")
+                self.line(f"{acc} = {float_maxmin(op, t, x)}")
             else:
                 self.line(f"{acc} = {op}({t}, {x})")
         else:
@@ -166,6 +165,19 @@ class Printer:
         sp = sp or _NAMES
         for st in stmts:
             (self.init if type(st) is Init else self.fold)(sp, st)
+
+
+def float_maxmin(op, a, b):
+    """`a` max (`op` "max") or min `b` of floats as XLA orders them -- NaN wins, -0.0 < +0.0,
+    a tie of zeros is `a + b` (max) or `-(-a - b)` (min) -- as the scalar rule prints it:
+
+        >>> float_maxmin("max", "t", "x")
+        't if t > x or t != t else (x if t < x or x != x or t != 0 else t + x)'
+    """
+    win, lose = (">", "<") if op == "max" else ("<", ">")
+    tie = f"{a} + {b}" if op == "max" else f"-(-{a} - {b})"
+    return (f"{a} if {a} {win} {b} or {a} != {a} else ({b} if {a} {lose} {b} or {b} != {b} "
+            f"or {a} != 0 else {tie})")
 
 
 _NAMES = Spelling()

@@ -31,6 +31,7 @@ from ..cpu.emit import OP_RULES as CPU_RULES
 from ..cpu.ops import _Nest
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
+from ..loops.loop_print import float_maxmin
 from .prefix_scan import parallel_scan
 
 # Along an axis other than the last, few long lines scan in parallel (ops/prefix_scan.py:
@@ -48,10 +49,10 @@ PARALLEL_SCAN_MAX_LINES = 4096
 _OPS = {
     "sum": lambda a, b, kind: f"{a} + {b}",
     "prod": lambda a, b, kind: f"{a} * {b}",
-    # the NaN test keeps a NaN once it is seen (a > NaN and NaN > b are both false)
-    "max": lambda a, b, kind: (f"{b} if ({b} > {a} or {b} != {b}) else {a}" if kind == "f"
+    # a NaN is kept once it is seen; -0.0 < +0.0 (lax.cummax of [-0.0, 0.0] is [-0.0, 0.0])
+    "max": lambda a, b, kind: (f"({float_maxmin('max', a, b)})" if kind == "f"
                                else f"max({a}, {b})"),
-    "min": lambda a, b, kind: (f"{b} if ({b} < {a} or {b} != {b}) else {a}" if kind == "f"
+    "min": lambda a, b, kind: (f"({float_maxmin('min', a, b)})" if kind == "f"
                                else f"min({a}, {b})"),
     "logaddexp": lambda a, b, kind: (
         f"{a} if {b} == -math.inf else ({b} if {a} == -math.inf else "

@@ -1,0 +1,83 @@
+"""A NumPy scalar on the left of an operator with an eager xforms Array (session 21).
+
+`np.int32(2) + f32_array`: NumPy's scalar operator runs first and, for an ndarray subclass,
+calls the ufunc, which promoted as NumPy does (float64).  A jax.Array makes NumPy defer and
+JAX promotes (float32); xforms' Array now sends a NumPy scalar and an Array of another dtype
+to the xnp function (xforms/numpy/methods.py, `_eager_array_ufunc`).
+"""
+import operator
+
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms.core.trace import Array
+
+# jax 0.10.2 with jax_enable_x64 (computed here; JAX is not installed in CI):
+# `scalar OP f32 array` and `f32 array OP scalar` for each NumPy scalar type, and the
+# same against an int32 array (dtype, weak_type of `scalar + i32`)
+_F32_RESULT = {np.int32: "float32", np.int8: "float32", np.bool_: "float32",
+               np.float16: "float32", np.uint64: "float32", np.int64: "float32",
+               np.float32: "float32", np.float64: "float64"}
+_I32_ADD = {np.uint64: ("float64", True), np.int64: ("int64", False),
+            np.float64: ("float64", False), np.uint8: ("int32", False),
+            np.float32: ("float32", False), np.bool_: ("int32", False)}
+_ARITH = [operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+          operator.floordiv, operator.mod]
+
+
+@pytest.mark.parametrize("scalar_type", list(_F32_RESULT))
+@pytest.mark.parametrize("op", _ARITH, ids=lambda o: o.__name__)
+def test_numpy_scalar_operators_with_float32_arrays_as_jax(scalar_type, op):
+    x = xnp.asarray(np.array([1.5, 2.0], np.float32))
+    s = scalar_type(2)
+    want = _F32_RESULT[scalar_type]
+    left, right = op(s, x), op(x, s)
+    assert type(left) is Array and left.dtype == want, (left, want)
+    assert right.dtype == want
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(left, op(np.float64(s), np.float64(x)).astype(want))
+
+
+@pytest.mark.parametrize("op", [operator.lt, operator.le, operator.gt, operator.ge,
+                                operator.eq, operator.ne], ids=lambda o: o.__name__)
+def test_numpy_scalar_comparisons_with_arrays_are_bool(op):
+    x = xnp.asarray(np.array([1.5, 2.0], np.float32))
+    out = op(np.int32(2), x)
+    assert out.dtype == np.bool_
+    np.testing.assert_array_equal(out, op(2, np.array([1.5, 2.0])))
+
+
+@pytest.mark.parametrize("scalar_type", list(_I32_ADD))
+def test_numpy_scalar_plus_int32_array_as_jax(scalar_type):
+    xi = xnp.ones(3, xnp.int32)
+    dtype, weak = _I32_ADD[scalar_type]
+    for out in (scalar_type(3) + xi, xi + scalar_type(3)):
+        assert out.dtype == dtype
+    assert (scalar_type(3) + xi).weak_type == weak
+
+
+def test_numpy_scalar_bitwise_operators_as_jax():
+    xi = xnp.ones(3, xnp.int32)
+    # jax 0.10.2: int32, int64, int32, int64
+    assert (np.int32(3) << xi).dtype == np.int32
+    assert (np.int64(3) & xi).dtype == np.int64
+    assert (np.uint8(3) | xi).dtype == np.int32
+    assert (xi >> np.int64(1)).dtype == np.int64
+
+
+def test_numpy_scalar_and_a_jitted_output():
+    out = xf.jit(lambda t: t * 2, tiered=False)(np.float32(1.5))
+    assert (np.int32(2) + out).dtype == np.float32
+
+
+def test_numpy_functions_on_arrays_keep_numpy_behaviour():
+    """Everything else stays NumPy's ufunc (on plain views), the results Arrays as before."""
+    x = xnp.asarray(np.array([1.0, -2.0]))
+    assert type(np.sin(x)) is Array and type(x + x) is Array
+    assert type(np.add.reduce(x)) is Array and float(x.sum()) == -1.0
+    out = np.empty(2)
+    assert np.add(x, x, out=out) is out
+    q, r = np.divmod(x, 2.0)
+    assert type(q) is Array and q.tolist() == [0.0, -1.0]
