@@ -1,5 +1,5 @@
 """Products taken by the register-tiled loop nest instead of BLAS
-(xforms/kernels/runtime/small_mm.py): the same values as NumPy's product for every tile and
+(xforms/kernels/runtime/products/small_mm.py): the same values as NumPy's product for every tile and
 tail shape, the path actually taken where it applies, BLAS kept where it does not."""
 import numba
 import numpy as np
@@ -8,7 +8,8 @@ import pytest
 import xforms as xf
 import xforms.lax as lax
 import xforms.numpy as xnp
-from xforms.kernels.runtime import cpu_runtime, small_mm
+from xforms.kernels.runtime import cpu_runtime
+from xforms.kernels.runtime.products import small_mm
 
 needs_avx512 = pytest.mark.skipif(not small_mm.available(),
                                   reason="the loop nest is used on AVX-512 hosts only")

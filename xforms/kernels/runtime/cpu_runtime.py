@@ -33,7 +33,7 @@ from xforms.core.trace import Array
 
 
 from .helper_cache import CACHE as _CACHE  # noqa: E402
-from . import small_mm  # noqa: E402  (moderate products: a loop nest, no BLAS)
+from .products import small_mm  # noqa: E402  (moderate products: a loop nest, no BLAS)
 
 
 class ArrayBoxedAsXforms(types.Array):
@@ -501,7 +501,7 @@ def __getattr__(name):
         from . import fft as fft_runtime
         return getattr(fft_runtime, name)
     if name in ("serial_begin", "serial_end"):     # one BLAS thread around a parallel loop
-        from . import blas_serial
+        from .products import blas_serial
         return getattr(blas_serial, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 from .sort import argsort_stable, argsort_stable_after  # noqa: E402,F401  (sort lowering)

@@ -31,8 +31,8 @@ import numba
 from numba.core import types
 from numba.extending import intrinsic
 
-from ..numba_fixes.unlinked import symbol_call
-from .helper_cache import CACHE
+from ...numba_fixes.unlinked import symbol_call
+from ..helper_cache import CACHE
 
 MAX_WORK = 1 << 26      # m * n * k: larger products are left to BLAS (its threads, its blocking)
 MAX_DEPTH = 512         # k: B's slab of 2 vectors x k rows stays in the second-level cache
