@@ -65,6 +65,7 @@ def _register():
 
 _register()
 _get = types.ExternalFunction(_GET, types.intc())
+current_threads = _get      # the BLAS thread count in force (products/split.py's parts)
 _set = types.ExternalFunction(_SET, types.void(types.intc))
 
 

@@ -14,28 +14,39 @@ How: each tile of 8 rows by 2 vectors of C keeps its 16 accumulators in register
 whole contraction: per k, 2 vectors of B's row k, 8 broadcasts of A[i, k], 16 fused
 multiply-adds (tails: tiles of 4 rows, 1 row, 1 vector).  Tiles run column slab by column
 slab, so a slab of B (k x 2 vectors, 16 KB for k = 128 in float32) stays in the
-first-level cache while every row block reads it.  Nothing is packed.  Each element sums
-its k terms in order, so results differ from BLAS's by rounding at most.
+first-level cache while every row block reads it.  A transposed A is read in place; a
+transposed B is packed one slab at a time into a stack buffer (k x 2 vectors, read in
+B^T's row order), nothing else is packed.  Each element sums its k terms in order, one
+rounding each, whatever the tiles or threads, so results differ from BLAS's by rounding
+at most.  Above PARALLEL_MIN_WORK multiply-adds the rows of C are cut into one part per
+thread under a `prange` of Numba's pool (`product`): as many parts as both the BLAS
+thread count in force (blas_threads.py: it follows the machine's load, one inside
+blas_serial's regions) and Numba allow.
 
-Used where measured to win: an AVX-512 host (Numba compiling for it), float32 or float64,
-all three operands C-contiguous and untransposed, k <= MAX_DEPTH, m * n * k <= MAX_WORK
-(larger products keep BLAS: its threads and its cache blocking) and n a multiple of the
-vector width; `eligible` is the run-time test, `call` the product.
+Used where measured to win (benchmarks/README.md, #37 log of session 21: one thread of the
+nest beat OpenBLAS on one and on two threads at every shape of the transformer block, up
+to 1024 x 256 x 1024 and 1024 x 1024 x 256): an AVX-512 host (Numba compiling for it),
+float32 or float64, C-contiguous stored operands (either transposed), k <= MAX_DEPTH,
+m * n * k <= MAX_WORK and n a multiple of the vector width; `eligible` is the run-time
+test, `call` the product.
 
     >>> with builder.if_then(eligible(builder, types.float32, m, n, k)):
-    ...     call(context, builder, types.float32, a_data, b_data, c_data, m, n, k)
+    ...     call(context, builder, types.float32, a_data, b_data, c_data, m, n, k, ta=True)
 """
 import llvmlite.binding as ll
 import llvmlite.ir as ir
 import numba
 from numba.core import types
 from numba.extending import intrinsic
+from numba.np.ufunc.parallel import _launch_threads
 
 from ...numba_fixes.unlinked import symbol_call
 from ..helper_cache import CACHE
+from .blas_serial import current_threads
 
-MAX_WORK = 1 << 26      # m * n * k: larger products are left to BLAS (its threads, its blocking)
-MAX_DEPTH = 512         # k: B's slab of 2 vectors x k rows stays in the second-level cache
+MAX_WORK = 1 << 28      # m * n * k: the largest measured (1024 x 256 x 1024 and 1024 x 1024 x 256)
+MAX_DEPTH = 1024        # k: B's slab of 2 vectors x k rows stays in the second-level cache
+PARALLEL_MIN_WORK = 1 << 22       # m * n * k below which one thread takes the product
 ROW_BLOCKS, TILE_VECTORS = (8, 4, 1), 2      # tiles: 8 rows x 2 vectors, tails
 _I64 = ir.IntType(64)
 _VECTOR_BYTES = 64
@@ -63,28 +74,95 @@ def eligible(builder, dtype, m, n, k):
     return builder.and_(builder.and_(few, shallow), whole)
 
 
-def call(context, builder, dtype, a, b, c, m, n, k):
-    """C = A @ B for row-major, contiguous A (m x k), B (k x n), C (m x n): data pointers.
-    The loop nest is compiled once (Numba's disk cache) and called by its stable symbol
-    (xforms/kernels/numba_fixes/unlinked.py): in the kernel's own module it added ~0.07 CPU
-    s to the compile of every kernel."""
-    nest = _NESTS[str(dtype)]
-    p = types.CPointer(dtype)
-    _, emit = symbol_call(nest, (p, types.int64, p, types.int64, p, types.int64,
-                                   types.int64, types.int64, types.int64))
-    emit(context, builder, [a, k, b, n, c, n, m, n, k])
+def call(context, builder, dtype, a, b, c, m, n, k, ta=False, tb=False):
+    """C = op(A) @ op(B), op = .T where ta / tb, for C-contiguous stored A (m x k, or k x m
+    where ta), B (k x n, or n x k where tb) and C (m x n): data pointers.  Split over threads
+    for large products (`product`).  The nest is compiled once (Numba's disk cache)
+    and called by its stable symbol (xforms/kernels/numba_fixes/unlinked.py): in the
+    kernel's own module it added ~0.07 CPU s to the compile of every kernel."""
+    p, i64 = types.CPointer(dtype), types.int64
+    _, emit = symbol_call(product, (p, i64, p, i64, p, i64, i64, i64, i64, i64))
+    trans = ir.Constant(_I64, int(ta) + 2 * int(tb))
+    emit(context, builder, [a, m if ta else k, b, k if tb else n, c, n, m, n, k, trans])
+
+
+@intrinsic
+def nest(typingctx, a, lda, b, ldb, c, ldc, m, n, k, trans):
+    """C = op(A) @ op(B) by the loop nest over data pointers (lda, ldb: the stored
+    matrices' row lengths), op = .T where bit 0 (A) / bit 1 (B) of the int `trans` is set."""
+    def codegen(context, builder, sig, args):
+        *ptrs, t = args
+        cases = {(ta, tb): 2 * tb + ta for ta in (False, True) for tb in (False, True)}
+        end = builder.append_basic_block("nest.end")
+        switch = builder.switch(t, end)
+        for (ta, tb), code in cases.items():
+            blk = builder.append_basic_block(f"nest.{'nt'[ta]}{'nt'[tb]}")
+            switch.add_case(ir.Constant(t.type, code), blk)
+            builder.position_at_end(blk)
+            builder.call(define(builder.module, a.dtype, ta, tb), ptrs)
+            builder.branch(end)
+        builder.position_at_end(end)
+        return context.get_dummy_value()
+    return types.void(a, lda, b, ldb, c, ldc, m, n, k, trans), codegen
 
 
 @intrinsic
 def _nest(typingctx, a, lda, b, ldb, c, ldc, m, n, k):
-    """The loop nest over data pointers (the body of `_NESTS`' functions)."""
+    """The untransposed loop nest (the body of `_NESTS`' functions)."""
     def codegen(context, builder, sig, args):
         builder.call(define(builder.module, a.dtype), args)
         return context.get_dummy_value()
     return types.void(a, lda, b, ldb, c, ldc, m, n, k), codegen
 
 
-# (one jitted function per dtype, each in Numba's disk cache under its own name)
+# Numba's threading layer, loaded with this module (kernels load it when they compile or
+# load a product): it registers its `get_num_threads` with LLVM, which `parts_for` calls by
+# that name (numba.get_num_threads() holds a ctypes pointer: no disk cache)
+_launch_threads()
+_numba_threads = types.ExternalFunction("get_num_threads", types.intc())
+
+
+@numba.njit(cache=CACHE, nogil=True)
+def rows_per_part(m, parts):
+    """Rows of each part: whole blocks of 8 rows (the nest's tile), parts as equal as can be."""
+    return ((m + parts - 1) // parts + 7) // 8 * 8
+
+
+@numba.njit(cache=CACHE, nogil=True)
+def parts_for(m, n, k):
+    """Threads for the product of m x k by k x n (module docstring)."""
+    if m * n * k < PARALLEL_MIN_WORK:
+        return 1
+    return max(1, min(current_threads(), _numba_threads(), (m + 7) // 8))
+
+
+@intrinsic
+def _at(typingctx, p, i):
+    """p + i for a data pointer p."""
+    def codegen(context, builder, sig, args):
+        return builder.gep(args[0], [args[1]])
+    return p(p, i), codegen
+
+
+@numba.njit(cache=CACHE, nogil=True, parallel=True)
+def product(a, lda, b, ldb, c, ldc, m, n, k, trans):
+    """C = op(A) @ op(B) (small_mm.nest's arguments) split over `parts_for` threads."""
+    parts = parts_for(m, n, k)
+    if parts == 1:
+        nest(a, lda, b, ldb, c, ldc, m, n, k, trans)
+        return
+    rows = rows_per_part(m, parts)
+    for p in numba.prange(parts):
+        i0 = p * rows
+        i1 = min(m, i0 + rows)
+        if i0 < i1:
+            # a transposed A's row i starts at column i of the stored matrix
+            first = i0 if trans & 1 else i0 * lda
+            nest(_at(a, first), lda, b, ldb, _at(c, i0 * ldc), ldc, i1 - i0, n, k, trans)
+
+
+# The untransposed nest alone, one jitted function per dtype (each in Numba's disk cache
+# under its own name): a stable symbol for callers outside the Numba kernels
 @numba.njit(cache=CACHE)
 def _nest_f32(a, lda, b, ldb, c, ldc, m, n, k):
     _nest(a, lda, b, ldb, c, ldc, m, n, k)
@@ -103,10 +181,14 @@ def _signature(ft):
     return ir.FunctionType(ir.VoidType(), [pt, _I64, pt, _I64, pt, _I64, _I64, _I64, _I64])
 
 
-def define(module, dtype):
-    """The loop nest as an internal function of `module` (defined on first use)."""
+def define(module, dtype, ta=False, tb=False):
+    """The loop nest as an internal function of `module` (defined on first use): C = op(A)
+    @ op(B), op = .T where ta / tb.  A transposed A is read in place (A[i, k] is then
+    a[k * lda + i]); a transposed B is packed, a slab of 2 vectors of columns at a time,
+    into a buffer on the stack (k <= MAX_DEPTH) that its tiles read as an untransposed B."""
     ft = ir.FloatType() if dtype == types.float32 else ir.DoubleType()
-    name = f"xforms_small_mm_nest_{dtype}"
+    layout = "" if not (ta or tb) else f"{'nt'[ta]}{'nt'[tb]}_"
+    name = f"xforms_small_mm_nest_{layout}{dtype}"
     fn = module.globals.get(name)
     if fn is not None:
         return fn
@@ -116,24 +198,28 @@ def define(module, dtype):
     # unrolling tripled its IR and its compile time
     fn.attributes.add("noinline")
     fn.attributes.add("optsize")
-    _Body(fn, ft, width(dtype)).emit()
+    _Body(fn, ft, width(dtype), ta, tb).emit()
     return fn
 
 
 class _Body:
     """Emits the tiled loop nest of `fn(a, lda, b, ldb, c, ldc, m, n, k)`."""
 
-    def __init__(self, fn, ft, w):
-        self.fn, self.w = fn, w
+    def __init__(self, fn, ft, w, ta=False, tb=False):
+        self.fn, self.w, self.ft, self.ta, self.tb = fn, w, ft, ta, tb
         self.vt = ir.VectorType(ft, w)
         self.align = 4 if isinstance(ft, ir.FloatType) else 8      # the element's size
         suffix = "f32" if isinstance(ft, ir.FloatType) else "f64"
         self.fma = module_intrinsic(fn.module, f"llvm.fma.v{w}{suffix}",
                                     ir.FunctionType(self.vt, [self.vt] * 3))
+        self.pack = None
 
     def emit(self):
         b = ir.IRBuilder(self.fn.append_basic_block("entry"))
         *_, m, n, _k = self.fn.args
+        if self.tb:         # B^T's slab, packed: k rows of 2 vectors
+            self.pack = b.alloca(self.ft, MAX_DEPTH * TILE_VECTORS * self.w)
+            self.pack.align = _VECTOR_BYTES
         step = self.w * TILE_VECTORS
         jend = _loop(b, ir.Constant(_I64, 0), n, step,
                      lambda b, j0: self._slab(b, j0, TILE_VECTORS))
@@ -142,13 +228,39 @@ class _Body:
 
     def _slab(self, b, j0, v):
         """Every row of the columns j0 .. j0 + v vectors: blocks of 8 rows, 4, then 1."""
+        if self.tb:
+            self._pack(b, j0, v)
         i = ir.Constant(_I64, 0)
         for r in ROW_BLOCKS:
             i = _loop(b, i, self.fn.args[6], r, lambda b, i0, r=r: self._tile(b, i0, j0, r, v))
 
+    def _pack(self, b, j0, v):
+        """pack[kk * v*w + jj] = B[kk, j0 + jj] = bt[(j0 + jj) * ldb + kk]: B^T's rows read
+        in order, once per slab (k * v*w moves for the slab's m * k * v*w multiply-adds)."""
+        _, _, bt, ldb, *_, k = self.fn.args
+        vw = ir.Constant(_I64, v * self.w)
+
+        def column(b, jj):
+            src = b.gep(bt, [b.mul(b.add(j0, jj), ldb)])
+            _loop(b, ir.Constant(_I64, 0), k, 1, lambda b, kk: b.store(
+                b.load(b.gep(src, [kk])), b.gep(self.pack, [b.add(b.mul(kk, vw), jj)])))
+        _loop(b, ir.Constant(_I64, 0), vw, 1, column)
+
+    def _b_row(self, b, kk, j0, v):
+        """Pointer to B[kk, j0] (in the packed slab for a transposed B)."""
+        if self.tb:
+            return b.gep(self.pack, [b.mul(kk, ir.Constant(_I64, v * self.w))])
+        _, _, bm, ldb, *_ = self.fn.args
+        return b.gep(bm, [b.add(b.mul(kk, ldb), j0)])
+
+    def _a_at(self, b, i, kk):
+        """Pointer to A[i, kk] (A^T read in place for a transposed A)."""
+        a, lda = self.fn.args[:2]
+        return b.gep(a, [b.add(b.mul(kk, lda), i) if self.ta else b.add(b.mul(i, lda), kk)])
+
     def _tile(self, b, i0, j0, r, v):
         """C[i0:i0+r, j0:j0+v*w] = A[i0:i0+r, :] @ B[:, j0:j0+v*w], accumulators in phis."""
-        a, lda, bm, ldb, c, ldc, _m, _n, k = self.fn.args
+        _a, _lda, _bm, _ldb, c, ldc, _m, _n, k = self.fn.args
         zero = ir.Constant(self.vt, [0.0] * self.w)
         pre = b.block
         head, body, end = (b.append_basic_block(s) for s in ("k.head", "k.body", "k.end"))
@@ -161,10 +273,10 @@ class _Body:
             p.add_incoming(zero, pre)
         b.cbranch(b.icmp_signed("<", kk, k), body, end)
         b.position_at_end(body)
-        brow = b.gep(bm, [b.add(b.mul(kk, ldb), j0)])
+        brow = self._b_row(b, kk, j0, v)
         bv = [self._load(b, brow, q) for q in range(v)]
         for rr in range(r):
-            x = b.load(b.gep(a, [b.add(b.mul(_add(b, i0, rr), lda), kk)]))
+            x = b.load(self._a_at(b, _add(b, i0, rr), kk))
             xv = self._splat(b, x)
             for q in range(v):
                 accs[rr][q].add_incoming(b.call(self.fma, [xv, bv[q], accs[rr][q]]), body)
