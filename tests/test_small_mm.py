@@ -218,6 +218,27 @@ def test_batched_transposed_products_compiled(dtype):
     np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_head_views(dtype):
+    """Attention's heads as strided views of (batch, seq, heads, dim) (linalg.la_mm_views:
+    rows `heads * dim` apart) through jit: each summed in order by the nest on an AVX-512
+    host (BLAS's blocking before), NumPy's values elsewhere."""
+    rng = np.random.default_rng(6)
+    q, kk, v = (rng.standard_normal((1, 32, 2, 16)).astype(dtype) for _ in range(3))
+
+    def f(q, k, v):
+        s = xnp.einsum("bqhd,bkhd->bhqk", q, k)
+        return xnp.einsum("bhqk,bkhd->bqhd", s, v)
+    got = np.asarray(xf.jit(f, tiered=False)(q, kk, v))
+    if small_mm.available():
+        for h in range(2):
+            s = _in_order(q[0, :, h], kk[0, :, h].T)
+            np.testing.assert_array_equal(got[0, :, h], _in_order(s, v[0, :, h]))
+    ref = np.einsum("bhqk,bkhd->bqhd", np.einsum("bqhd,bkhd->bhqk", q.astype(np.float64), kk), v)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+
+
 def _lstm(params, xs):
     wx, wh, bias = params
 

@@ -161,6 +161,34 @@ def product(a, lda, b, ldb, c, ldc, m, n, k, trans):
             nest(_at(a, first), lda, b, ldb, _at(c, i0 * ldc), ldc, i1 - i0, n, k, trans)
 
 
+_AVAILABLE = available()     # (Numba's disk cache keys code by the host CPU as well)
+
+
+@intrinsic
+def _data(typingctx, a):
+    """An array's data pointer, typed (a CPointer of its dtype)."""
+    if not isinstance(a, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        from numba.np.arrayobj import make_array
+        return make_array(sig.args[0])(context, builder, args[0]).data
+    return types.CPointer(a.dtype)(a), codegen
+
+
+@numba.njit(cache=CACHE, nogil=True)
+def views(a, b, o, ta, tb, lda, ldb, ldo):
+    """o = op(a) @ op(b) by the nest for float 2-D views with adjacent columns and rows
+    lda, ldb, ldo apart (linalg.la_mm_views' heads of attention), where `eligible`'s rule
+    takes them -> whether it did (else the caller calls BLAS)."""
+    m, n, k = o.shape[0], o.shape[1], a.shape[0] if ta else a.shape[1]
+    if not (_AVAILABLE and k <= MAX_DEPTH and m * n * k <= MAX_WORK
+            and n % (_VECTOR_BYTES // o.itemsize) == 0):
+        return False
+    product(_data(a), lda, _data(b), ldb, _data(o), ldo, m, n, k, int(ta) + 2 * int(tb))
+    return True
+
+
 # The untransposed nest alone, one jitted function per dtype (each in Numba's disk cache
 # under its own name): a stable symbol for callers outside the Numba kernels
 @numba.njit(cache=CACHE)
