@@ -2,7 +2,7 @@
 
 Issue #20's "loaded" row: a product that splits its work over every core waits
 for the half whose core another process holds, while a system that notices the
-load (XLA's pool, xforms' BLAS policy in xforms/kernels/runtime/blas_threads.py) degrades
+load (XLA's pool, xforms' BLAS policy in xforms/kernels/runtime/products/blas_threads.py) degrades
 gracefully.  ``with one_core_busy(): ...`` runs the body beside a spinning
 Python process and stops it afterwards::
 

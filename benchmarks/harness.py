@@ -229,7 +229,7 @@ def _setup_check_time(ctx, case, system, data, ref, row):
         wait()
         if background:
             # a background compile just ended: the BLAS thread policy
-            # (xforms/kernels/runtime/blas_threads.py) counted its process as load and adds threads back
+            # (xforms/kernels/runtime/products/blas_threads.py) counted its process as load and adds threads back
             # after 2 s of calm; time the steady state, as JAX's in-process compile allows
             time.sleep(SETTLE_S)
     if system not in NO_CHECK and ref is not None:

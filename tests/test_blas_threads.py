@@ -1,4 +1,4 @@
-"""BLAS thread policy (xforms/kernels/runtime/blas_threads.py): the count follows the other processes' load."""
+"""BLAS thread policy (xforms/kernels/runtime/products/blas_threads.py): the count follows the other processes' load."""
 import glob
 import os
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from xforms.kernels.runtime import blas_threads
+from xforms.kernels.runtime.products import blas_threads
 
 
 def test_choose_threads():

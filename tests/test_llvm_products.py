@@ -12,7 +12,7 @@ import xforms.numpy as xnp
 from xforms.kernels.build import codecache
 from xforms.kernels.cpu import backend, llvm
 from xforms.kernels.cpu.llvm import engine, scalar
-from xforms.kernels.runtime import small_mm
+from xforms.kernels.runtime.products import small_mm
 from test_llvm_loops import _both, _same, _values
 
 LAYOUTS = {
@@ -22,10 +22,11 @@ LAYOUTS = {
     "tt": (lambda x, y: x.T @ y.T, lambda m, k, n: ((k, m), (n, k))),
 }
 # (m, k, n): a row times a column (BLAS dot), a column or a row (gemv), small_mm's sizes
-# (n a multiple of 16: both dtypes' vector widths), odd sizes and k past small_mm's depth
+# (n a multiple of 16: both dtypes' vector widths, below the work it threads), odd sizes and
+# k past small_mm's depth
 # (gemm), sizes of one, and the MLP's layers
-SIZES = [(1, 600, 1), (9, 64, 1), (1, 64, 9), (32, 512, 512), (33, 17, 48), (7, 100, 33),
-         (64, 600, 64), (2, 300, 3), (32, 784, 10)]
+SIZES = [(1, 600, 1), (9, 64, 1), (1, 64, 9), (16, 256, 512), (33, 17, 48), (7, 100, 33),
+         (16, 1100, 64), (2, 300, 3), (32, 784, 10)]
 
 
 def _finite(rng, shape, dt):
@@ -125,9 +126,13 @@ def test_the_calls_are_the_numba_kernels():
     assert "@xf_blas_ddot" in ir(1, 600, 1)
     assert "@xf_blas_dgemv" in ir(9, 64, 1) and "@xf_blas_dgemv" in ir(1, 64, 9)
     assert "@xf_blas_sgemm" in ir(7, 100, 33, "tn", np.float32)
-    big = ir(32, 512, 512)
-    assert ("@xf_small_mm_double" in big) == small_mm.available()
-    assert "@xf_small_mm" not in ir(32, 512, 512, "nt")        # transposed: BLAS
+    assert "@xf_blas_dgemm" in ir(16, 1100, 64)                 # k past the nest's depth
+    for layout in LAYOUTS:                                       # the nest takes every layout
+        nest = f"@xf_small_mm_double_{layout}"
+        assert (nest in ir(16, 256, 512, layout)) == small_mm.available()
+    # above PARALLEL_MIN_WORK the Numba kernel splits the nest's rows over its threads: the
+    # direct path, one thread, leaves such a program to Numba
+    assert (ir(64, 256, 512) is None) == small_mm.available()
 
 
 @pytest.mark.parametrize("f, args", [

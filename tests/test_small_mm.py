@@ -1,14 +1,22 @@
 """Products taken by the register-tiled loop nest instead of BLAS
-(xforms/kernels/runtime/small_mm.py): the same values as NumPy's product for every tile and
-tail shape, the path actually taken where it applies, BLAS kept where it does not."""
+(xforms/kernels/runtime/products/small_mm.py): every element summed in order (bit for bit
+against an exact reference), every layout (transposed A read in place, transposed B
+packed), the rule's boundaries, the split over threads (results independent of it), the
+path actually taken where it applies, BLAS kept where it does not."""
+import ctypes
+from fractions import Fraction
+
 import numba
 import numpy as np
 import pytest
+from numba.core import types
+from numba.extending import intrinsic
 
 import xforms as xf
 import xforms.lax as lax
 import xforms.numpy as xnp
-from xforms.kernels.runtime import cpu_runtime, small_mm
+from xforms.kernels.runtime import cpu_runtime
+from xforms.kernels.runtime.products import blas_serial, small_mm
 
 needs_avx512 = pytest.mark.skipif(not small_mm.available(),
                                   reason="the loop nest is used on AVX-512 hosts only")
@@ -24,48 +32,211 @@ def _tn(a, b, o):
     cpu_runtime.mm_tn(a, b, o)
 
 
+@numba.njit
+def _nt(a, b, o):
+    cpu_runtime.mm_nt(a, b, o)
+
+
+@numba.njit
+def _tt(a, b, o):
+    cpu_runtime.mm_tt(a, b, o)
+
+
+_MM = {"nn": _nn, "tn": _tn, "nt": _nt, "tt": _tt}
+
+
+def _product(layout, A, B):
+    """op(a) @ op(b) through mm_<layout>, the stored operands transposed copies where the
+    layout says so; -> (result, a, b)."""
+    a = np.ascontiguousarray(A.T) if layout[0] == "t" else A
+    b = np.ascontiguousarray(B.T) if layout[1] == "t" else B
+    o = np.full((A.shape[0], B.shape[1]), np.nan, A.dtype)
+    _MM[layout](a, b, o)
+    return o
+
+
+def _round(x, dtype):
+    """The Fraction x rounded to the nearest `dtype` value, ties to even."""
+    near = dtype(float(x))                     # within one step of the answer
+    cands = [np.nextafter(near, dtype(-np.inf)), near, np.nextafter(near, dtype(np.inf))]
+    return min(cands, key=lambda c: (abs(Fraction(float(c)) - x),
+                                     int(np.asarray(c).view(f"u{np.dtype(dtype).itemsize}")) & 1))
+
+
+def _in_order(A, B):
+    """C[i, j] = fma(A[i, k-1], B[k-1, j], ... fma(A[i, 0], B[0, j], 0)): each term added in
+    k's order with one rounding (the nest's order), exact arithmetic in between."""
+    dtype = A.dtype.type
+    out = np.empty((A.shape[0], B.shape[1]), A.dtype)
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            acc = dtype(0)
+            for k in range(A.shape[1]):
+                acc = _round(Fraction(float(acc)) + Fraction(float(A[i, k])) * Fraction(float(B[k, j])),
+                             dtype)
+            out[i, j] = acc
+    return out
+
+
 # rows: 8-row blocks, a 4-row block and single rows; columns: 2-vector slabs and a 1-vector
 # tail (16 float32 / 8 float64 per vector); k = 1 and an odd depth
 SHAPES = [(1, 1, 16), (3, 7, 48), (5, 33, 16), (12, 128, 80), (13, 64, 512), (32, 128, 512),
           (64, 512, 128)]
 
 
+@pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("m, k, n", SHAPES)
-def test_values_match_numpy(m, k, n, dtype):
+def test_values_match_numpy(m, k, n, dtype, layout):
     rng = np.random.default_rng(m * 1000 + k + n)
-    a = rng.standard_normal((m, k)).astype(dtype)
-    b = rng.standard_normal((k, n)).astype(dtype)
-    o = np.full((m, n), np.nan, dtype)
-    _nn(a, b, o)
-    ref = a.astype(np.float64) @ b.astype(np.float64)
+    A = rng.standard_normal((m, k)).astype(dtype)
+    B = rng.standard_normal((k, n)).astype(dtype)
+    ref = A.astype(np.float64) @ B.astype(np.float64)
     tol = 1e-5 if dtype == np.float32 else 1e-13
-    np.testing.assert_allclose(o, ref, rtol=tol, atol=tol * np.sqrt(k))
+    np.testing.assert_allclose(_product(layout, A, B), ref, rtol=tol, atol=tol * np.sqrt(k))
 
 
 @needs_avx512
-def test_loop_nest_taken_for_untransposed_float_operands():
+@pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_each_element_summed_in_order(dtype, layout):
+    """Bit for bit the in-order sum with one rounding per term (BLAS blocks and reorders
+    k; the nest does not), over tiles of 8, 4 and 1 rows and both column slabs."""
+    rng = np.random.default_rng(5)
+    w = small_mm.width(types.float32 if dtype == np.float32 else types.float64)
+    m, k, n = 13, 21, 3 * w
+    A = rng.standard_normal((m, k)).astype(dtype)
+    B = rng.standard_normal((k, n)).astype(dtype)
+    np.testing.assert_array_equal(_product(layout, A, B), _in_order(A, B))
+
+
+@needs_avx512
+def test_loop_nest_taken_for_every_layout():
     a, b, o = np.ones((32, 128), np.float32), np.ones((128, 512), np.float32), \
         np.empty((32, 512), np.float32)
-    _nn(a, b, o)
-    ir = {sig[0].dtype.name: text for sig, text in _nn.inspect_llvm().items()}
-    assert "small_mm__nest_f32_" in ir["float32"]     # (other tests may type _nn first)
-    _tn(a.T.copy(), b, o)           # a transposed operand: BLAS's flag, no loop nest
-    assert "small_mm__nest" not in next(iter(_tn.inspect_llvm().values()))
-    np.testing.assert_array_equal(o, np.full((32, 512), 128.0, np.float32))
+    for fn, x, y in ((_nn, a, b), (_tn, a.T.copy(), b), (_nt, a, b.T.copy())):
+        fn(x, y, o)
+        ir = {sig[0].dtype.name: text for sig, text in fn.inspect_llvm().items()}
+        assert "small_mm_product_" in ir["float32"]      # (other tests may type fn first)
+        np.testing.assert_array_equal(o, np.full((32, 512), 128.0, np.float32))
+
+
+@intrinsic
+def _eligible(typingctx, m, n, k):
+    """small_mm.eligible's i1 for float32, as a bool."""
+    def codegen(context, builder, sig, args):
+        return small_mm.eligible(builder, types.float32, *args)
+    return types.boolean(m, n, k), codegen
+
+
+@numba.njit
+def _eligible_f32(m, n, k):
+    return _eligible(m, n, k)
+
+
+def test_rule_boundaries():
+    """The rule, at its limits: depth, work, n a multiple of the vector width (16 float32)."""
+    d, w = small_mm.MAX_DEPTH, small_mm.MAX_WORK
+    assert _eligible_f32(16, 16, d) and not _eligible_f32(16, 16, d + 1)
+    assert _eligible_f32(w // (256 * d), 256, d)
+    assert not _eligible_f32(w // (256 * d) + 1, 256, d)
+    assert _eligible_f32(1024, 1024, 256) and _eligible_f32(1024, 768, 256)   # the MLP's
+    assert not _eligible_f32(8, 24, 16) and _eligible_f32(8, 32, 16)
 
 
 @needs_avx512
-def test_large_and_ragged_products_keep_blas():
+def test_large_deep_and_ragged_products_keep_blas():
     """n not a multiple of the vector width, k deeper than the limit, and m * n * k above
     it take gemm: same values as NumPy's."""
     rng = np.random.default_rng(0)
-    for m, k, n in ((32, 128, 10), (8, small_mm.MAX_DEPTH + 1, 16), (1024, 256, 512)):
-        a = rng.standard_normal((m, k))
-        b = rng.standard_normal((k, n))
-        o = np.empty((m, n))
-        _nn(a, b, o)
-        np.testing.assert_allclose(o, a @ b, rtol=1e-12, atol=1e-12)
+    w = small_mm.MAX_WORK
+    for m, k, n in ((32, 128, 10), (8, small_mm.MAX_DEPTH + 1, 16),
+                    (w // (256 * 256) + 8, 256, 256)):
+        A = rng.standard_normal((m, k))
+        B = rng.standard_normal((k, n))
+        for layout in ("nn", "nt"):
+            np.testing.assert_allclose(_product(layout, A, B), A @ B, rtol=1e-12, atol=1e-12)
+
+
+@pytest.fixture
+def blas_threads():
+    """set(n): the BLAS thread count in force (the split's parts follow it), put back after."""
+    found = blas_serial._openblas()
+    if found is None:
+        pytest.skip("no OpenBLAS to steer")
+    get, put = found
+    put.argtypes = [ctypes.c_int]
+    prev = get()
+    yield put
+    put(prev)
+
+
+def test_rows_per_part_whole_tiles():
+    assert small_mm.rows_per_part(100, 2) == 56 and small_mm.rows_per_part(16, 2) == 8
+    assert small_mm.rows_per_part(1024, 1) == 1024
+
+
+@needs_avx512
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one Numba thread")
+@pytest.mark.parametrize("layout", ["nn", "tn", "nt"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_split_over_threads_same_bits(blas_threads, layout, dtype):
+    """Above PARALLEL_MIN_WORK the rows are cut into one part per thread (as many as BLAS
+    is allowed): the same bits as one part, rows not a multiple of the parts' tiles."""
+    rng = np.random.default_rng(9)
+    m, k, n = 203, 160, 256               # 8.3e6 multiply-adds
+    assert m * n * k >= small_mm.PARALLEL_MIN_WORK
+    A = rng.standard_normal((m, k)).astype(dtype)
+    B = rng.standard_normal((k, n)).astype(dtype)
+    blas_threads(1)
+    assert small_mm.parts_for(m, n, k) == 1
+    one = _product(layout, A, B)
+    blas_threads(2)
+    assert small_mm.parts_for(m, n, k) == 2 and small_mm.parts_for(64, 64, 64) == 1
+    np.testing.assert_array_equal(_product(layout, A, B), one)
+    np.testing.assert_allclose(one, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batched_transposed_products_compiled(dtype):
+    """Attention's products (q k^T: B transposed; its gradient's s^T q: A transposed),
+    batched, through jit: each summed in order (on an AVX-512 host), NumPy's values
+    elsewhere."""
+    rng = np.random.default_rng(4)
+    q, kk = (rng.standard_normal((2, 32, 16)).astype(dtype) for _ in range(2))
+
+    def f(q, k):
+        s = xnp.einsum("bqd,bkd->bqk", q, k)
+        return xnp.einsum("bqk,bqd->bkd", s, q)
+    got = np.asarray(xf.jit(f, tiered=False)(q, kk))
+    if small_mm.available():
+        s = np.stack([_in_order(q[b], kk[b].T) for b in range(2)])
+        np.testing.assert_array_equal(got, np.stack([_in_order(s[b].T, q[b]) for b in range(2)]))
+    s = np.einsum("bqd,bkd->bqk", q.astype(np.float64), kk)
+    ref = np.einsum("bqk,bqd->bkd", s, q.astype(np.float64))
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_head_views(dtype):
+    """Attention's heads as strided views of (batch, seq, heads, dim) (linalg.la_mm_views:
+    rows `heads * dim` apart) through jit: each summed in order by the nest on an AVX-512
+    host (BLAS's blocking before), NumPy's values elsewhere."""
+    rng = np.random.default_rng(6)
+    q, kk, v = (rng.standard_normal((1, 32, 2, 16)).astype(dtype) for _ in range(3))
+
+    def f(q, k, v):
+        s = xnp.einsum("bqhd,bkhd->bhqk", q, k)
+        return xnp.einsum("bhqk,bkhd->bqhd", s, v)
+    got = np.asarray(xf.jit(f, tiered=False)(q, kk, v))
+    if small_mm.available():
+        for h in range(2):
+            s = _in_order(q[0, :, h], kk[0, :, h].T)
+            np.testing.assert_array_equal(got[0, :, h], _in_order(s, v[0, :, h]))
+    ref = np.einsum("bhqk,bkhd->bqhd", np.einsum("bqhd,bkhd->bhqk", q.astype(np.float64), kk), v)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
 
 
 def _lstm(params, xs):

@@ -79,7 +79,7 @@ def blas_threads():
     """BLAS threads for products in compiled CPU code -> (fixed, count).  XFORMS_BLAS_THREADS
     (a positive number) fixes the count; OPENBLAS_NUM_THREADS or OMP_NUM_THREADS leave
     OpenBLAS its own setting (count None); otherwise (False, None): the count follows the
-    machine's load (xforms/kernels/runtime/blas_threads.py)."""
+    machine's load (xforms/kernels/runtime/products/blas_threads.py)."""
     v = os.environ.get("XFORMS_BLAS_THREADS", "").strip()
     if v.isdigit() and int(v) > 0:
         return True, int(v)

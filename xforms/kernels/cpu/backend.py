@@ -29,7 +29,7 @@ from xforms.exec.exe_cache import max_size
 from xforms.core.memo import Memo
 from xforms.exec.tiered import step, warn
 
-from ..runtime import blas_threads
+from ..runtime.products import blas_threads
 from ..codegen import NUMBA_SETUP, OUT_GROUP, numba_side
 from . import llvm
 from .llvm import engine as llvm_engine, scalar as llvm_scalar

@@ -37,7 +37,7 @@ from numba.np.ufunc.parallel import _launch_threads
 
 from . import threads as _threads  # noqa: F401 (GOMP_SPINCOUNT, set before libgomp loads)
 from ..numba_fixes.unlinked import unlinked  # noqa: F401 (generated kernels call conv_run so)
-from .blas_serial import serial_begin, serial_end
+from .products.blas_serial import serial_begin, serial_end
 from .conv_blocks import (direct, im2col, im2col_t, not_finite, scatter, scatter_kernel, small,
                           t_sums)
 from .cpu_runtime import ints  # noqa: F401  (the generated convolutions call _conv_runtime.ints)
@@ -238,7 +238,7 @@ def _extra(method, wp, kdims, units, running, rows):
 @numba.njit(cache=_CACHE, nogil=True)
 def threads_for(macs, blas_threads):
     """Threads for a convolution of `macs` multiply-adds: one below PARALLEL_MIN_MACS, else
-    those both BLAS (xforms/kernels/runtime/blas_threads.py lowers it when other processes load the cores)
+    those both BLAS (xforms/kernels/runtime/products/blas_threads.py lowers it when other processes load the cores)
     and Numba (numba.set_num_threads: xforms/kernels/runtime/threads.py measures a kernel's calls on one
     and on all threads) allow."""
     if macs < PARALLEL_MIN_MACS:

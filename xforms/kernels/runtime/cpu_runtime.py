@@ -33,7 +33,6 @@ from xforms.core.trace import Array
 
 
 from .helper_cache import CACHE as _CACHE  # noqa: E402
-from . import small_mm  # noqa: E402  (moderate products: a loop nest, no BLAS)
 
 
 class ArrayBoxedAsXforms(types.Array):
@@ -329,19 +328,21 @@ def _blas_call(context, builder, x, y, out):
 
 
 def _gemm(context, builder, x, y, out):
-    """gemm, or for a product of moderate size with untransposed float operands on an
-    AVX-512 host the loop nest of `small_mm` (it packs nothing; measured 1.6-2.2x OpenBLAS's
-    Haswell kernels at such sizes)."""
+    """gemm, or for a float product the rule of `small_mm` takes on an AVX-512 host its
+    loop nest (products/small_mm.py: no packing of A, a slab of a transposed B at a time;
+    measured 1.6-2.2x OpenBLAS's Haswell kernels at such sizes).  An F-layout operand is
+    a transposed C-contiguous one."""
     from numba.np import linalg
+    from .products import small_mm      # (here: it starts Numba's thread pool)
     (xt, xs, xd), (yt, ys, yd), (ot, os_, od) = x, y, out
-    if not (ot.dtype in (types.float32, types.float64) and xt.layout == yt.layout == "C"
-            and small_mm.available()):
+    if not (ot.dtype in (types.float32, types.float64) and small_mm.available()):
         linalg.call_xxgemm(context, builder, xt, xs, xd, yt, ys, yd, ot, os_, od)
         return
     with builder.if_else(small_mm.eligible(builder, ot.dtype, xs[0], ys[1], xs[1]),
                          likely=True) as (small, large):
         with small:
-            small_mm.call(context, builder, ot.dtype, xd, yd, od, xs[0], ys[1], xs[1])
+            small_mm.call(context, builder, ot.dtype, xd, yd, od, xs[0], ys[1], xs[1],
+                          ta=xt.layout == "F", tb=yt.layout == "F")
         with large:
             linalg.call_xxgemm(context, builder, xt, xs, xd, yt, ys, yd, ot, os_, od)
 
@@ -501,7 +502,7 @@ def __getattr__(name):
         from . import fft as fft_runtime
         return getattr(fft_runtime, name)
     if name in ("serial_begin", "serial_end"):     # one BLAS thread around a parallel loop
-        from . import blas_serial
+        from .products import blas_serial
         return getattr(blas_serial, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 from .sort import argsort_stable, argsort_stable_after  # noqa: E402,F401  (sort lowering)

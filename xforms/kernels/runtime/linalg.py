@@ -28,6 +28,7 @@ CODES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.complex64
 
 
 from .helper_cache import CACHE as _CACHE  # noqa: E402
+from .products import small_mm  # noqa: E402  (la_mm_views: the loop nest)
 
 
 def _extern(module, routine, nargs, names=None):
@@ -208,6 +209,8 @@ def la_mm_views(a, b, o, ta, tb, code):
     if k == 0:
         o[...] = 0
         return
+    if code < 2 and small_mm.views(a, b, o, ta, tb, _ld(a), _ld(b), _ld(o)):
+        return                  # float32/64 of moderate size: the loop nest
     ch = np.empty(2, np.uint8)
     ch[0], ch[1] = ord("T") if ta else ord("N"), ord("T") if tb else ord("N")
     ints = np.empty(6, np.int32)

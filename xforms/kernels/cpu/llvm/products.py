@@ -9,13 +9,14 @@ The Numba kernel spells a product `mm_nn/nt/tn/tt(x, y, out)` (xforms/kernels/cp
 batch, SciPy's BLAS as Numba's `np.dot` calls it
 (numba/_lapack.c `numba_xxdot/gemv/gemm`: dot for a row times a column, gemv where one side
 is a single row or column, gemm otherwise, row-major as the column-major product of the
-swapped operands) or, for an untransposed product of moderate size on an AVX-512 host, the
-register-tiled loop nest of xforms/kernels/runtime/small_mm.py.  Here the same calls are
+swapped operands) or, for a product of moderate size on an AVX-512 host, the
+register-tiled loop nest of xforms/kernels/runtime/products/small_mm.py (on one thread:
+a product the Numba kernel splits over its threads is refused).  Here the same calls are
 made from the kernel's own LLVM function: BLAS through the function pointers of
 `scipy.linalg.cython_blas.__pyx_capi__` (the ones Numba's helper library calls), the loop
 nest compiled once per process and dtype in an engine of its own and called by symbol (as
 the Numba kernel calls it).  The thread count is OpenBLAS's own setting, which
-xforms/kernels/runtime/blas_threads.py steers for both paths.  The sizes are the plan's
+xforms/kernels/runtime/products/blas_threads.py steers for both paths.  The sizes are the plan's
 (concrete), so the choice between the calls is made here, once.
 
 The class: float32/float64 products that the Numba path gives to BLAS on contiguous matrices
@@ -112,17 +113,30 @@ def _matrix(mod, spec, xd, yd, od):
     elif m == 1:           # a row times y: gemv of y
         rows, cols, lda = (k, n, k) if yt else (n, k, n)
         _gemv(mod, ty, "t" if yt else "n", rows, cols, yd, lda, xd, od)
-    elif not (xt or yt) and _small(m, n, k, ty):
-        mod.decls.add(f"declare void @{_nest_symbol(ty)}(ptr, i64, ptr, i64, ptr, i64, i64, "
-                      "i64, i64)")
-        mod.emit(f"call void @{_nest_symbol(ty)}(ptr {xd}, i64 {k}, ptr {yd}, i64 {n}, "
-                 f"ptr {od}, i64 {n}, i64 {m}, i64 {n}, i64 {k})")
+    elif _small(m, n, k, ty):
+        _nest(mod, spec, xd, yd, od)
     else:                  # column-major: out.T = op(y).T @ op(x).T
         ta, lda = ("t", k) if yt else ("n", n)
         tb, ldb = ("t", m) if xt else ("n", k)
         _call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
                                 ("i32", k), (ty, 1.0), yd, ("i32", lda), xd, ("i32", ldb),
                                 (ty, 0.0), od, ("i32", n)])
+
+
+def _nest(mod, spec, xd, yd, od):
+    """small_mm's loop nest on one thread, as `small_mm.call` passes it (lda, ldb: the
+    stored matrices' row lengths).  Above `PARALLEL_MIN_WORK` the Numba kernel splits the
+    rows over its thread pool (the same bits): refused here, so a large product keeps its
+    threads."""
+    from ...runtime.products import small_mm
+    m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
+    ta, tb = spec.xl == "t", spec.yl == "t"
+    if m * n * k >= small_mm.PARALLEL_MIN_WORK:
+        raise Refused("a product the Numba path threads")
+    sym = _nest_symbol(ty, ta, tb)
+    mod.decls.add(f"declare void @{sym}(ptr, i64, ptr, i64, ptr, i64, i64, i64, i64)")
+    mod.emit(f"call void @{sym}(ptr {xd}, i64 {m if ta else k}, ptr {yd}, "
+             f"i64 {k if tb else n}, ptr {od}, i64 {n}, i64 {m}, i64 {n}, i64 {k})")
 
 
 def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
@@ -176,9 +190,9 @@ def _bind(name):
 
 
 def _small(m, n, k, ty):
-    """Whether the Numba kernel takes small_mm's loop nest for this untransposed product
+    """Whether the Numba kernel takes small_mm's loop nest for this product, any layout
     (`small_mm.available()` and its `eligible` test, evaluated on the concrete sizes)."""
-    from ...runtime import small_mm      # (imports Numba: see _nest_symbol)
+    from ...runtime.products import small_mm      # (imports Numba: see _nest_symbol)
     return (small_mm.available() and m * n * k <= small_mm.MAX_WORK
             and k <= small_mm.MAX_DEPTH and n % small_mm.width(_numba_type(ty)) == 0)
 
@@ -188,21 +202,22 @@ def _numba_type(ty):
     return types.float32 if ty == "float" else types.float64
 
 
-def _nest_symbol(ty):
-    """The symbol of small_mm's loop nest for `ty`, compiled once per process by the direct
-    path's engine from the IR small_mm builds (llvmlite.ir: its module imports Numba for its
-    jitted wrappers, not for this IR)."""
-    sym = f"xf_small_mm_{ty}"
+def _nest_symbol(ty, ta, tb):
+    """The symbol of small_mm's loop nest for `ty` and the operands' layouts (`ta`, `tb`:
+    transposed), compiled once per process by the direct path's engine from the IR small_mm
+    builds (llvmlite.ir: its module imports Numba for its jitted wrappers, not for this IR)."""
+    key = (ty, ta, tb)
+    sym = f"xf_small_mm_{ty}_{'nt'[ta]}{'nt'[tb]}"
     with _lock:
-        if ty not in _nests:
+        if key not in _nests:
             import llvmlite.binding as llvm
             import llvmlite.ir as ir
-            from ...runtime import small_mm
+            from ...runtime.products import small_mm
             from . import engine
             module = ir.Module(name=sym)
-            fn = small_mm.define(module, _numba_type(ty))
+            fn = small_mm.define(module, _numba_type(ty), ta, tb)
             fn.name, fn.linkage = sym, ""           # (exported: called by symbol)
             address, owner = engine.compile_function(str(module), sym)
-            _nests[ty] = owner
+            _nests[key] = owner
             llvm.add_symbol(sym, address)
     return sym

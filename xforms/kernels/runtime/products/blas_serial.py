@@ -6,7 +6,7 @@ each one statically over its threads, so a second thread costs a hand-off per pr
 when another process holds the second core, a wait for it.  Measured for the small CNN's
 gradient at batch 1 (2-core VM, loaded): 0.52-0.57 ms a call with 2 BLAS threads against
 0.35 ms with one -- the "0.34 or 0.55 ms" from process to process, depending on what the load
-monitor (xforms/kernels/runtime/blas_threads.py) had chosen.  The monitor still sets the count for every
+monitor (xforms/kernels/runtime/products/blas_threads.py) had chosen.  The monitor still sets the count for every
 other product.
 
 The functions are SciPy's OpenBLAS's (the library Numba's `np.dot` calls), registered with
@@ -27,7 +27,7 @@ import llvmlite.binding as ll
 import numba
 from numba.core import types
 
-from .helper_cache import CACHE as _CACHE
+from ..helper_cache import CACHE as _CACHE
 
 _GET, _SET = "xforms_blas_get_threads", "xforms_blas_set_threads"
 _keep = []          # ctypes objects whose addresses LLVM holds
@@ -65,6 +65,7 @@ def _register():
 
 _register()
 _get = types.ExternalFunction(_GET, types.intc())
+current_threads = _get      # the BLAS thread count in force (products/split.py's parts)
 _set = types.ExternalFunction(_SET, types.void(types.intc))
 
 
