@@ -212,8 +212,9 @@ def test_outside_the_class_is_refused():
                  (lambda x: xnp.sum(x * 2.0), x.ravel())):          # a 1-D sum of 128: staged
         prep = backend._prepare(xf.make_jaxpr(f)(a), {"name": "t"})
         assert loops.lower(prep.plan) is None
-    big = np.ones((1024, 512), np.float64)                       # Numba threads this loop
-    prep = backend._prepare(xf.make_jaxpr(lambda x: x * 2.0 + x)(big), {"name": "t"})
+    big = np.ones((1024, 512), np.float64)        # chunks with a row of partials each
+    prep = backend._prepare(xf.make_jaxpr(lambda x: xnp.sum(x * 2.0, axis=0))(big),
+                            {"name": "t"})
     assert loops.lower(prep.plan) is None
     small = np.ones((3, 4), np.float32)                          # libm below 64 elements
     prep = backend._prepare(xf.make_jaxpr(lambda x: xnp.tanh(x) + 1.0)(small), {"name": "t"})

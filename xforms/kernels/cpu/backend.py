@@ -27,12 +27,13 @@ from xforms.core.trace import Array, as_weak
 from xforms.errors import LoweringError
 from xforms.exec.exe_cache import max_size
 from xforms.core.memo import Memo
+from xforms.exec import tiered as _tiered
 from xforms.exec.tiered import step, warn
 
-from ..runtime import blas_threads
+from ..runtime import blas_threads, threads as runtime_threads
 from ..codegen import OUT_GROUP
 from . import llvm
-from .llvm import engine as llvm_engine, scalar as llvm_scalar
+from .llvm import engine as llvm_engine, scalar as llvm_scalar, threaded as llvm_threaded
 from . import float16
 from .buffers import BufferPool
 from .dispatch import make_fast_call
@@ -53,6 +54,8 @@ numba = NumbaError = codecache = emit_module = eqn_at_line = AdaptiveThreads = N
 #: (xforms.kernels adds the import of every op family's rules, whose emitters import Numba)
 NUMBA_SETUP = []
 _numba_lock = threading.Lock()
+# a tiered first call starts no compile worker for a program the direct path may take
+_tiered.IN_PROCESS.append(lambda closed: config.llvm_kernels() and llvm.may_take(closed))
 
 
 def numba_side():
@@ -481,6 +484,10 @@ def _finish(prep):
     if kernel is not None:       # (no consts, buffers or BLAS; its text emitted when asked)
         text = _Prepared(plan=prep.plan, label=prep.label, symbols=prep.symbols,
                          in_avals=prep.in_avals, llvm_ir=prep.llvm_ir)
+        if llvm_threaded.launches(prep.llvm_ir) and llvm_threaded.count() > 1:
+            # all threads or one, per call, as a prange kernel (xforms/kernels/runtime/threads.py)
+            kernel = runtime_threads.AdaptiveThreads(kernel, llvm_threaded.count(),
+                                                     llvm_threaded)
         return CpuExecutable(kernel, text, (), prep.in_avals, out_avals, prep.plan.dump())
     em, path = prep.em, prep.path
     threads_ready = None

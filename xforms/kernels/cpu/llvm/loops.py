@@ -29,12 +29,10 @@ from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, 
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import REDUCTIONS
-from ..chunking import _threads_pay
 from ..nest import _peeling
-from ..loop_cost import element_ns
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS
-from . import numpy_abi, reductions
+from . import numpy_abi, reductions, threaded
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY = {"float": 11, "double": 12}          # NumPy's type numbers (checked in numpy_abi)
@@ -153,6 +151,7 @@ class _Loops(_Module):
         self.allocas = []         # the reductions' registers (entry block: promoted)
         self.accs = {}            # the current step's reductions: eqn -> reductions.Acc
         self.peel, self.hold = None, set()     # (sym, lo, hi) of the peeled axis; its sym there
+        self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
 
     def text(self):
         plan = self.plan
@@ -165,7 +164,8 @@ class _Loops(_Module):
         self.lines[1:1] = ["  " + a for a in self.allocas]
         head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs) {{"
         msg = b"wrong number of arguments\x00"
-        return "\n".join([_PYAPI, _helpers(), *sorted(self.decls), *self.globals,
+        pool = [threaded.HELPERS, *self.functions] if self.threaded else []
+        return "\n".join([_PYAPI, _helpers(), *pool, *sorted(self.decls), *self.globals,
                           f'@msg = private constant [{len(msg)} x i8] c"'
                           + "".join(f"\\{b:02X}" for b in msg) + '"',
                           head, *self.lines, "}", ""])
@@ -246,10 +246,9 @@ class _Loops(_Module):
         for eqn, _ in st.body:
             if eqn.prim in VECMATH and size >= VECMATH_MIN_ELEMENTS:
                 raise Refused("vector math")    # Numba's path calls the vector polynomial
-        if st.shape and _threads_pay(size, element_ns(st))[0]:
-            raise Refused("a loop the Numba path threads")
         self.accs = reductions.accumulators(st)
-        for acc in self.accs.values():
+        rows = threaded.chunk_rows(st, size, self.accs)    # the Numba path's chunks
+        for acc in self.accs.values() if rows is None else ():
             self._acc_setup(acc)
         nest, _ = lower_loop(st)
         self.values = {}
@@ -258,7 +257,10 @@ class _Loops(_Module):
         self.peel = (None if axis is None or segment
                      else (nest.syms[axis], int(span[0]), int(span[1])))
         self.index_of = nest.syms
-        self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
+        if rows is not None:             # (on OpenMP's threads)
+            threaded.emit(self, nest, rows)
+        else:
+            self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
 
     def _acc_setup(self, acc):
         """A register's slot, or the output array filled with the identity."""

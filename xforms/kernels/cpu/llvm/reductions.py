@@ -27,8 +27,13 @@ _FOLD = {"sum": "fadd", "prod": "fmul"}
 
 
 class Acc(SimpleNamespace):
-    """One reduction's accumulator: `op`, `level`, `dt`, `out` (its Var), `kept` (axes),
-    `slot` (the register's alloca, level not None)."""
+    """One reduction's accumulator: `op`, `level`, `dt`, `out` (its Var), `kept` and
+    `axes` (reduced), `slot` (the register's alloca, level not None)."""
+
+    def crosses_chunks(self):
+        """Whether chunks of axis 0 all fold into the same output elements (as the Numba
+        path's `accum.Reduction.crosses_chunks`)."""
+        return self.level is None and 0 in self.axes
 
 
 def accumulators(step):
@@ -45,7 +50,7 @@ def accumulators(step):
         kept = [d for d in range(n) if d not in axes]
         level = len(kept) if kept == list(range(len(kept))) else None
         accs[eqn] = Acc(op=op, arg=False, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
-                        slot=None)
+                        axes=tuple(axes), slot=None)
     size = int(np.prod([int(d) for d in shape], dtype=np.int64))
     if accs and (_staged(shape, size, accs) or _row_staged(shape, accs)):
         raise Refused("sums the Numba path stages")
@@ -63,5 +68,8 @@ def fold(m, acc, t, x, ty):
     if acc.op in _FOLD:
         m.emit(f"{r} = {_FOLD[acc.op]} {ty} {t}, {x}")
         return r
-    m.emit(m._maxmin(r, ty, acc.op, (t, x)))
+    # (not the elementwise max's spelling: a tie of zeros keeps the accumulator's sign)
+    keep = m._any([f"fcmp {'oge' if acc.op == 'max' else 'ole'} {ty} {t}, {x}",
+                   f"fcmp une {ty} {t}, {t}"])
+    m.emit(f"{r} = select i1 {keep}, {ty} {t}, {ty} {x}")
     return r

@@ -1,0 +1,120 @@
+"""Threaded loops of the direct LLVM path (xforms/kernels/cpu/llvm/threaded.py): the chunks
+the Numba path cuts a loop into (xforms/kernels/cpu/chunking.py), run on OpenMP's team, give
+the Numba kernel's bits on one thread and on two, at sizes just under and over the
+threading threshold and with odd last chunks; an array program of the class compiles with
+no Numba and no compile worker in the process."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms.kernels.cpu import backend, chunking
+from xforms.kernels.cpu.llvm import threaded
+
+from test_llvm_loops import _both, _same, _values
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+N = chunking.PARALLEL_MIN_ELEMENTS
+
+
+def _ew(x, y):
+    return x * y + 1.0, xnp.sum(x * x - y), xnp.max(x - y)
+
+
+def _rows(x, y):                      # a register per row (level 1: rows of 7, not staged)
+    return xnp.sum(x * y, axis=1), xnp.min(x + y, axis=1)
+
+
+def _middle(x, y):                    # the output array accumulates (axis 1 of 3)
+    return xnp.sum(x * y, axis=1), xnp.max(x, axis=1)
+
+
+def _heat(u, v):                      # axis 0 peeled in every chunk, then a sum of squares
+    lap = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]
+    w = u[1:-1, 1:-1] + 0.1 * lap * v[1:-1, 1:-1]
+    return w, xnp.sum(w * w)
+
+
+def _pad(x, y):                       # 1-D guarded reads near both ends, peeled per chunk
+    return xnp.pad(x, 3)[:-6] * y + xnp.pad(y, 2)[4:]
+
+
+CASES = [(_ew, (N // 512 - 1, 512)), (_ew, (N // 512, 512)), (_ew, (1001, 263)),
+         (_rows, (N // 7 + 5, 7)), (_middle, (N // 15 + 3, 3, 5)), (_heat, (515, 517)),
+         (_pad, (N + 17,))]
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("f,shape", CASES, ids=[f"{f.__name__}{s}" for f, s in CASES])
+def test_threaded_loops_are_the_numba_kernels_bits(f, shape, dt):
+    rng = np.random.default_rng(sum(shape))
+    x, y = _values(rng, shape, dt), _values(rng, shape, dt)
+    ours, numba_kernel = _both(f, x, y)
+    want = numba_kernel(x, y)
+    size = int(np.prod(shape))
+    prep = backend._prepare(xf.make_jaxpr(f)(x, y), {"name": "t"})
+    assert threaded.launches(prep.llvm_ir) == (size >= N or f is _heat), prep.llvm_ir[-400:]
+    prev = threaded.get_num_threads()
+    try:
+        for k in (1, 2):
+            threaded.set_num_threads(k)
+            _same(ours(x, y), want)
+    finally:
+        threaded.set_num_threads(prev)
+
+
+def test_an_adaptive_kernel_runs_on_the_team_through_jit():
+    x = np.linspace(-2.0, 2.0, 2 * N).reshape(-1, 64)
+    g = xf.jit(lambda x: xnp.sum(x * x + x), tiered=False)
+    for _ in range(12):           # both settings measured (xforms/kernels/runtime/threads.py)
+        assert float(g(x)) == float(g(x))
+    exe = backend.compile_cpu(xf.make_jaxpr(lambda x: xnp.sum(x * x + x))(x), {"name": "t"})
+    if threaded.count() > 1:
+        assert exe.kernel.control is threaded and exe.kernel.all == threaded.count()
+    np.testing.assert_allclose(float(g(x)), np.sum(x * x + x), rtol=1e-12)
+
+
+def test_thread_count_follows_numba_num_threads(monkeypatch):
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "1")
+    assert threaded.count() == 1
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
+    assert threaded.count() == 3
+
+
+ARRAYS_WITHOUT_NUMBA = """
+import sys, numpy as np, xforms as xf, xforms.numpy as xnp
+from xforms.exec import worker_client
+def heat(u):
+    for _ in range(3):
+        u = xnp.pad(u[1:-1, 1:-1] + 0.1 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2]
+                                           + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]), 1)
+    return xnp.sum(u * u)
+u = np.random.default_rng(0).standard_normal((600, 600))
+for tiered in (False, True):
+    for f in (heat, xf.grad(heat)):
+        g = xf.jit(f, tiered=tiered)
+        g(u)
+        assert g.wait_compiled(timeout=300)
+        np.testing.assert_allclose(np.asarray(g(u)), np.asarray(f(u)), rtol=1e-9)
+unloaded = [m for m in ("numba", "scipy", "xforms.kernels.ops", "xforms.kernels.build.codecache")
+            if m not in sys.modules]
+print("UNLOADED", *unloaded, "WORKER", worker_client._client is not None)
+"""
+
+
+def test_a_threaded_array_program_imports_no_numba(tmp_path):
+    """A direct-path array program whose loops thread (and its gradient) compiles, tiered
+    or not, with no Numba, scipy, op family rules or disk cache imported, and no compile
+    worker started."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               XFORMS_CACHE_DIR=str(tmp_path), NUMBA_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", ARRAYS_WITHOUT_NUMBA], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = dict(ln.split(" ", 1) for ln in out.stdout.splitlines() if " " in ln)
+    assert lines["UNLOADED"] == ("numba scipy xforms.kernels.ops xforms.kernels.build.codecache"
+                                 " WORKER False"), out.stdout
