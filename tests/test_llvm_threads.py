@@ -118,3 +118,20 @@ def test_a_threaded_array_program_imports_no_numba(tmp_path):
     lines = dict(ln.split(" ", 1) for ln in out.stdout.splitlines() if " " in ln)
     assert lines["UNLOADED"] == ("numba scipy xforms.kernels.ops xforms.kernels.build.codecache"
                                  " WORKER False"), out.stdout
+
+
+def test_large_outputs_come_from_the_pool():
+    """An output of 32 MiB or more is a buffer of the executable's pool (as the Numba
+    path's, xforms/kernels/cpu/buffers.py), passed in after the arguments; a result the
+    caller still holds is never written by a later call."""
+    side = 2048                                   # 32 MiB of float64: glibc maps it afresh
+    x = np.linspace(0.0, 1.0, side * side).reshape(side, side)
+    f = lambda x, c: (x * c + 1.0, xnp.sum(x * c))
+    exe = backend.compile_cpu(xf.make_jaxpr(f)(x, 2.0), {"name": "t"})
+    assert exe.pool is not None and exe.output_slots == {0}
+    assert type(getattr(exe.kernel, "kernel", exe.kernel)).__name__ == "builtin_function_or_method"
+    first, s = exe(x, 2.0)
+    second, _ = exe(x, 3.0)
+    np.testing.assert_array_equal(first, x * 2.0 + 1.0)
+    np.testing.assert_array_equal(second, x * 3.0 + 1.0)
+    np.testing.assert_allclose(float(s), np.sum(x * 2.0), rtol=1e-12)

@@ -33,7 +33,8 @@ from xforms.exec.tiered import step, warn
 from ..runtime import blas_threads, threads as runtime_threads
 from ..codegen import OUT_GROUP
 from . import llvm
-from .llvm import engine as llvm_engine, scalar as llvm_scalar, threaded as llvm_threaded
+from .llvm import (engine as llvm_engine, loops as llvm_loops, scalar as llvm_scalar,
+                   threaded as llvm_threaded)
 from . import float16
 from .buffers import BufferPool
 from .dispatch import make_fast_call
@@ -488,7 +489,12 @@ def _finish(prep):
             # all threads or one, per call, as a prange kernel (xforms/kernels/runtime/threads.py)
             kernel = runtime_threads.AdaptiveThreads(kernel, llvm_threaded.count(),
                                                      llvm_threaded)
-        return CpuExecutable(kernel, text, (), prep.in_avals, out_avals, prep.plan.dump())
+        pooled = llvm_loops.pooled_outputs(prep.plan)     # (large outputs: buffers.py)
+        pool = BufferPool(0, [(tuple(int(d) for d in v.aval.shape), v.aval.dtype)
+                              for v in pooled]) if pooled else None
+        slots = [k for k, v in enumerate(prep.plan.outputs) if v in pooled]
+        return CpuExecutable(kernel, text, (), prep.in_avals, out_avals, prep.plan.dump(),
+                             pool, slots)
     em, path = prep.em, prep.path
     threads_ready = None
     blas_threads.ensure_started()     # BLAS threads follow the machine's load

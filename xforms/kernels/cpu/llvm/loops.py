@@ -29,6 +29,7 @@ from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, 
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import REDUCTIONS
+from ..buffers import POOLED_OUTPUT_MIN_BYTES
 from ..nest import _peeling
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS
@@ -123,6 +124,19 @@ bad:
 """
 
 
+def pooled_outputs(plan):
+    """The outputs written into buffers the executable's pool passes in after the arguments
+    (xforms/kernels/cpu/buffers.py: from glibc's largest mmap threshold, a fresh array
+    would fault every page in every call), in the order the kernel takes them."""
+    outs = [v for v in plan.outputs if v.aval.shape]
+    return [v for v in dict.fromkeys(outs) if outs.count(v) == 1
+            and v not in plan.jaxpr.invars and _nbytes(v) >= POOLED_OUTPUT_MIN_BYTES]
+
+
+def _nbytes(v):
+    return int(np.prod([int(d) for d in v.aval.shape], dtype=np.int64)) * v.aval.dtype.itemsize
+
+
 def _arrays_written(step):
     """The arrays `step` writes: its stores' and its reductions' outputs."""
     outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]
@@ -156,8 +170,10 @@ class _Loops(_Module):
     def text(self):
         plan = self.plan
         self.lines.append("entry:")
-        self._args(plan.jaxpr.invars)
-        self._allocate([v for st in plan.steps for v in _arrays_written(st)])
+        self.pooled = pooled_outputs(plan)    # (trailing arguments: the executable's pool)
+        self._args([*plan.jaxpr.invars, *self.pooled])
+        self._allocate([v for st in plan.steps for v in _arrays_written(st)
+                        if v not in self.pooled])
         for st in plan.steps:
             self._step(st)
         self._outputs(plan.outputs)
@@ -194,6 +210,7 @@ class _Loops(_Module):
         self.emit(f"%z{k} = icmp eq ptr %x{k}, null")
         self.emit(f"br i1 %z{k}, label %fail, label %a{k + 1}")
         self.arrays[v] = (f"%x{k}", shape)
+        self.names[v] = f"%o{k}"          # (a pooled output is returned as it came)
 
     def _allocate(self, written):
         """Each array the loops write (an output: an xforms Array), uninitialised; a failure
@@ -232,7 +249,7 @@ class _Loops(_Module):
                 boxed.append(self._box(v))
                 continue
             obj = self.names.get(v)
-            if v not in self.arrays or obj not in self.owned:
+            if v not in self.arrays or obj not in self.owned and v not in self.pooled:
                 raise Refused("an output not written by the loops")
             self.emit(f"call void @Py_IncRef(ptr {obj})")
             boxed.append(obj)
