@@ -13,15 +13,17 @@ answers by converting the arguments, as it does for Numba's dispatcher); their d
 is read from the PyArrayObject struct at offsets checked against real arrays at import
 (`numpy_abi`).  Every array the loops write is allocated with NumPy's `PyArray_NewFromDescr`
 (its pointer from NumPy's C-API table), the outputs as xforms Arrays (as Numba's kernels
-return them); the outputs are returned, the rest released.
+return them), except an output of 32 MiB or more (`pooled_outputs`), which the executable's
+pool passes in after the arguments; the outputs are returned, the rest released.
 
 The class: every step a `Loop` (no products) whose body is `Eval`s and `Store`s of the
 operations xforms/kernels/cpu/llvm/scalar.py spells, reads at affine (or clamped) indices,
-no reductions (yet), no consts; refused as well is a loop the Numba path prints otherwise,
-so that the results stay the Numba kernel's bit for bit: a loop that threads would pay for
-(xforms/kernels/cpu/chunking.py: Numba runs it under prange over the thread pool) and a loop
-of 64+ elements calling a function of xforms/kernels/libm/vecmath (Numba calls the
-vectorisable polynomial there, not libm).
+reductions as xforms/kernels/cpu/llvm/reductions.py places them, no consts.  A loop the Numba
+path cuts into chunks (xforms/kernels/cpu/chunking.py: threads pay, or a scalar sum keeps
+per-chunk partials) is cut into the same chunks, run on OpenMP's team
+(xforms/kernels/cpu/llvm/threaded.py).  Refused, so that the results stay the Numba
+kernel's bit for bit: a loop of 64+ elements calling a function of
+xforms/kernels/libm/vecmath (Numba calls the vectorisable polynomial there, not libm).
 """
 import numpy as np
 
@@ -364,6 +366,9 @@ class _Loops(_Module):
         acc = self.accs[stmt.eqn]
         ty = self.ty(stmt.eqn.invars[0].aval)
         x = self.expr(stmt.value, ty)
+        if acc.stage is not None:        # a staged sum: into its block's buffer (threaded.py)
+            threaded.stage(self, acc, x, ty)
+            return
         if acc.level is not None:
             where = acc.slot
         else:

@@ -9,8 +9,9 @@ values are folded in the same order and the results are the same bits:
                                   nest, folded at the innermost loop
 
 Sums, products, max and min of float32/float64 values; refused (Numba compiles the
-program) are arg reductions and the loops whose sums the Numba path stages or cuts into
-chunks (xforms/kernels/cpu/chunking.py decides, and is asked here).
+program) are arg reductions and the loops whose sums the Numba path stages
+(xforms/kernels/cpu/chunking.py decides, and is asked here).  In a loop cut into chunks a
+level-0 register is the chunk's partial (xforms/kernels/cpu/llvm/threaded.py).
 
     accs = accumulators(step)      # eqn -> Acc, or Refused
 """
@@ -20,7 +21,7 @@ import numpy as np
 
 from ...loops.scalar_rules import reduction_init, reduction_monoid
 from ...prepare.fusion_classes import REDUCTIONS
-from ..chunking import _row_staged, _staged
+from ..chunking import _row_staged
 from .scalar import Refused, _const
 
 _FOLD = {"sum": "fadd", "prod": "fmul"}
@@ -50,10 +51,9 @@ def accumulators(step):
         kept = [d for d in range(n) if d not in axes]
         level = len(kept) if kept == list(range(len(kept))) else None
         accs[eqn] = Acc(op=op, arg=False, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
-                        axes=tuple(axes), slot=None)
-    size = int(np.prod([int(d) for d in shape], dtype=np.int64))
-    if accs and (_staged(shape, size, accs) or _row_staged(shape, accs)):
-        raise Refused("sums the Numba path stages")
+                        axes=tuple(axes), slot=None, stage=None)
+    if accs and _row_staged(shape, accs):
+        raise Refused("rows the Numba path stages")
     return accs
 
 
