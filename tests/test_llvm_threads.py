@@ -47,7 +47,14 @@ def _staged(x, y):                    # 1-D sums and products staged in blocks o
     return xnp.sum(x * y - 1.0), xnp.prod(1.0 + 1e-3 * x), xnp.sum(xnp.pad(x, 2)[:-4] * y)
 
 
-CASES = [(_staged, (70,)), (_staged, (16384 + 7,)), (_staged, (N - 1,)), (_staged, (N + 4097,)),
+def _row_staged(x, y):                # rows of 16+ staged per row (layer norm's statistics)
+    m = xnp.mean(x, axis=1, keepdims=True)
+    v = xnp.mean((x - m) ** 2, axis=1, keepdims=True)
+    return (x - m) / xnp.sqrt(v + 1e-5) * y, xnp.max(x - y, axis=-1), xnp.prod(1 + 1e-3 * y, axis=1)
+
+
+CASES = [(_row_staged, (5, 37)), (_row_staged, (N // 512 + 1, 512)),
+         (_staged, (70,)), (_staged, (16384 + 7,)), (_staged, (N - 1,)), (_staged, (N + 4097,)),
          (_ew, (N // 512 - 1, 512)), (_ew, (N // 512, 512)), (_ew, (1001, 263)),
          (_rows, (N // 7 + 5, 7)), (_middle, (N // 15 + 3, 3, 5)), (_heat, (515, 517)),
          (_pad, (N + 17,))]

@@ -86,7 +86,7 @@ class TieredExecutable:
     """An Executable (`exe(*flat_args) -> list`) that evaluates `closed` eagerly until
     `compile_fn()` (run on the background thread) has produced the compiled one."""
 
-    def __init__(self, closed, compile_fn, label="a jitted function"):
+    def __init__(self, closed, compile_fn, label="a jitted function", in_process_test=None):
         self.closed, self.label = closed, label
         self.compiled = None              # set once, by the background thread
         self.failed = None                # the exception that kept it on the fast tier
@@ -97,8 +97,13 @@ class TieredExecutable:
         self._owned = _roots(closed.consts)
         self.patient = fast_tier_slowdown(closed) > WAIT_SLOWDOWN   # later calls wait
         self._warned_wait = False
-        self.uses_worker = not in_process(closed)
+        # (asked on the compile thread: `in_process_test` may import the backends first)
+        self._in_process = in_process_test or in_process
         _submit(self)
+
+    @property
+    def uses_worker(self):
+        return not self._in_process(self.closed)
 
     @property
     def source(self):

@@ -168,6 +168,7 @@ class _Loops(_Module):
         self.accs = {}            # the current step's reductions: eqn -> reductions.Acc
         self.peel, self.hold = None, set()     # (sym, lo, hi) of the peeled axis; its sym there
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
+        self.row_staged = []      # the current step's reductions staged per row
 
     def text(self):
         plan = self.plan
@@ -275,6 +276,9 @@ class _Loops(_Module):
         axis, span, _, segment = _peeling(st, tuple(int(d) for d in st.shape), False)
         self.peel = (None if axis is None or segment
                      else (nest.syms[axis], int(span[0]), int(span[1])))
+        # rows staged unless their axis is the peeled one (the Numba path's `Nest`)
+        self.row_staged = [] if axis == len(st.shape) - 1 else [
+            a for a in self.accs.values() if a.row_staged]
         self.index_of = nest.syms
         if rows is not None:             # (on OpenMP's threads)
             threaded.emit(self, nest, rows)
@@ -306,12 +310,27 @@ class _Loops(_Module):
         if not syms:
             for stmt in body:
                 self._stmt(stmt)
+        elif len(syms) == 1 and self.row_staged:
+            self._staged_row(syms, dims, body, level)
         else:
             self._loops(syms[:1], dims[:1],
                         lambda: self._nest(syms[1:], dims[1:], body, level + 1))
         for acc in self.accs.values():
             if acc.level == level:
                 self._acc_store(acc)
+
+    def _staged_row(self, syms, dims, body, level):
+        """The last axis's loop with its row reductions staged (the Numba path's
+        `Nest._staged_row`): the row's values into a buffer, then folded in lanes."""
+        for acc in self.row_staged:
+            reductions.lanes(self, acc, dims[0])
+            acc.stage = ("0", syms[0])
+        self._loops(syms, dims, lambda: self._nest((), (), body, level + 1))
+        for acc in self.row_staged:
+            acc.stage = None
+        reductions.fold_lanes(self, self.row_staged, "0", str(dims[0]))
+        for acc in self.row_staged:
+            reductions.combine_lanes(self, acc)
 
     def _acc_store(self, acc):
         ty = self.ty(acc.out.aval)
@@ -367,7 +386,7 @@ class _Loops(_Module):
         ty = self.ty(stmt.eqn.invars[0].aval)
         x = self.expr(stmt.value, ty)
         if acc.stage is not None:        # a staged sum: into its block's buffer (threaded.py)
-            threaded.stage(self, acc, x, ty)
+            reductions.stage(self, acc, x, ty)
             return
         if acc.level is not None:
             where = acc.slot

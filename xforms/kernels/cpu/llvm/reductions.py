@@ -21,7 +21,7 @@ import numpy as np
 
 from ...loops.scalar_rules import reduction_init, reduction_monoid
 from ...prepare.fusion_classes import REDUCTIONS
-from ..chunking import _row_staged
+from ..chunking import STAGE_LANES, _row_staged
 from .scalar import Refused, _const
 
 _FOLD = {"sum": "fadd", "prod": "fmul"}
@@ -51,10 +51,103 @@ def accumulators(step):
         kept = [d for d in range(n) if d not in axes]
         level = len(kept) if kept == list(range(len(kept))) else None
         accs[eqn] = Acc(op=op, arg=False, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
-                        axes=tuple(axes), slot=None, stage=None)
-    if accs and _row_staged(shape, accs):
-        raise Refused("rows the Numba path stages")
+                        axes=tuple(axes), slot=None, stage=None,
+                        row_staged=False, buf=None)
+    for acc in _row_staged(shape, accs) if accs else ():
+        acc.row_staged = True            # (`lanes`: its row's buffer and lanes)
+        if shape[-1] > MAX_STAGED_ROW:
+            raise Refused("a staged row too long for the stack")
     return accs
+
+
+# a row-staged reduction's buffer (a row) lives on the kernel's stack: at most this many
+# elements (128 kB of float64)
+MAX_STAGED_ROW = 1 << 14
+
+
+def lanes(m, acc, n):
+    """A staged reduction's buffer of `n` values (`acc.buf`) and its STAGE_LANES lanes
+    (`acc.lanes`), set to the identity here (xforms/kernels/cpu/chunking.py STAGE_LANES)."""
+    ty = m.ty(acc.out.aval)
+    if getattr(acc, "buf", None) is None:
+        acc.buf = f"%stage{len(m.allocas)}"
+        m.allocas.append(f"{acc.buf} = alloca {ty}, i64 {n}")
+        acc.lanes = [f"%lane{len(m.allocas) + j}" for j in range(STAGE_LANES)]
+        m.allocas += [f"{lane} = alloca {ty}" for lane in acc.lanes]
+    for lane in acc.lanes:
+        m.emit(f"store {ty} {identity(acc, ty)}, ptr {lane}")
+
+
+def stage(m, acc, x, ty):
+    """A staged reduction's value `x` into its buffer, at the staged axis's index less the
+    block's start (`acc.stage`: (start, the axis's loop sym))."""
+    start, sym = acc.stage
+    k, p = m.fresh(), m.fresh()
+    m.emit(f"{k} = sub nsw i64 {m.syms[sym]}, {start}")
+    m.emit(f"{p} = getelementptr {ty}, ptr {acc.buf}, i64 {k}")
+    m.emit(f"store {ty} {x}, ptr {p}")
+
+
+def fold_lanes(m, accs, start, stop):
+    """Add each buffer's [0, stop - start) into its lanes: whole groups of STAGE_LANES
+    elements lane by lane, then the tail into lane 0 (the Numba path's `_fold_lanes`)."""
+    n, groups, whole = m.fresh(), m.fresh(), m.fresh()
+    m.emit(f"{n} = sub nsw i64 {stop}, {start}")
+    m.emit(f"{groups} = sdiv i64 {n}, {STAGE_LANES}")
+    m.emit(f"{whole} = mul nsw i64 {groups}, {STAGE_LANES}")
+    g, k = object(), object()
+
+    def group():
+        base = m.fresh()
+        m.emit(f"{base} = mul nsw i64 {m.syms[g]}, {STAGE_LANES}")
+        for acc in accs:
+            for j, lane in enumerate(acc.lanes):
+                _add_into(m, acc, lane, add(m, base, str(j)))
+
+    def tail():
+        for acc in accs:
+            _add_into(m, acc, acc.lanes[0], m.syms[k])
+    m._counted(g, 0, groups, False, group)
+    m._counted(k, whole, n, False, tail)
+
+
+def combine_lanes(m, acc):
+    """Fold the lanes into the register `acc.slot`: sums and products combined pairwise
+    first, max and min lane by lane (NaN from any lane), as the Numba path's."""
+    ty = m.ty(acc.out.aval)
+    vals = [_load(m, ty, lane) for lane in acc.lanes]
+    if acc.op in _FOLD:
+        while len(vals) > 1:
+            pairs = []
+            for a, b in zip(vals[::2], vals[1::2]):
+                r = m.fresh()
+                m.emit(f"{r} = {_FOLD[acc.op]} {ty} {a}, {b}")
+                pairs.append(r)
+            vals = pairs + ([vals[-1]] if len(vals) % 2 else [])
+    for x in vals:
+        t = _load(m, ty, acc.slot)
+        m.emit(f"store {ty} {fold(m, acc, t, x, ty)}, ptr {acc.slot}")
+
+
+def _add_into(m, acc, lane, k):
+    ty = m.ty(acc.out.aval)
+    p = m.fresh()
+    m.emit(f"{p} = getelementptr {ty}, ptr {acc.buf}, i64 {k}")
+    x, t = _load(m, ty, p), _load(m, ty, lane)
+    m.emit(f"store {ty} {fold(m, acc, t, x, ty)}, ptr {lane}")
+
+
+def _load(m, ty, ptr):
+    v = m.fresh()
+    m.emit(f"{v} = load {ty}, ptr {ptr}")
+    return v
+
+
+def add(m, a, b):
+    """Emit the i64 sum a + b; -> its name."""
+    r = m.fresh()
+    m.emit(f"{r} = add nsw i64 {a}, {b}")
+    return r
 
 
 def identity(acc, ty):

@@ -22,7 +22,7 @@ import re
 
 import numpy as np
 
-from ..chunking import STAGE_ELEMENTS, STAGE_LANES, _chunk_rows, _staged, _threads_pay
+from ..chunking import STAGE_ELEMENTS, _chunk_rows, _staged, _threads_pay
 from ..loop_cost import element_ns
 from . import reductions
 from .scalar import Refused
@@ -237,97 +237,28 @@ def _staged_blocks(m, top, sym, i0, e0, row):
     block's odd tail into lane 0); the lanes, combined pairwise, fold into the chunk's
     partial."""
     for acc in top:
-        ty = m.ty(acc.out.aval)
-        acc.buf = f"%stage{len(m.allocas)}"
-        m.allocas.append(f"{acc.buf} = alloca {ty}, i64 {STAGE_ELEMENTS}")
-        acc.lanes = [f"%lane{len(m.allocas) + j}" for j in range(STAGE_LANES)]
-        m.allocas += [f"{lane} = alloca {ty}" for lane in acc.lanes]
-        for lane in acc.lanes:
-            m.emit(f"store {ty} {reductions.identity(acc, ty)}, ptr {lane}")
+        reductions.lanes(m, acc, STAGE_ELEMENTS)
     span = m.fresh()
     m.emit(f"{span} = sub nsw i64 {e0}, {i0}")
     nblk = m.fresh()
-    m.emit(f"{nblk} = sdiv i64 {_add(m, span, str(STAGE_ELEMENTS - 1))}, {STAGE_ELEMENTS}")
+    m.emit(f"{nblk} = sdiv i64 {reductions.add(m, span, str(STAGE_ELEMENTS - 1))}, {STAGE_ELEMENTS}")
     blk = object()
 
     def block():
         b0 = m.fresh()
         m.emit(f"{b0} = mul nsw i64 {m.syms[blk]}, {STAGE_ELEMENTS}")
-        start = _add(m, i0, b0)
-        stop = _select(m, "slt", _add(m, start, str(STAGE_ELEMENTS)), e0)
+        start = reductions.add(m, i0, b0)
+        stop = _select(m, "slt", reductions.add(m, start, str(STAGE_ELEMENTS)), e0)
         for acc in top:
-            acc.stage = (acc.buf, start)
+            acc.stage = (start, sym)
         for a, b, held in _spans(m, sym, start, stop):
             m._counted(sym, a, b, held, row)
         for acc in top:
             acc.stage = None
-        _fold_lanes(m, top, start, stop)
+        reductions.fold_lanes(m, top, start, stop)
     m._counted(blk, 0, nblk, False, block)
     for acc in top:
-        ty = m.ty(acc.out.aval)
-        lanes = [_load(m, ty, lane) for lane in acc.lanes]
-        op = "fadd" if acc.op == "sum" else "fmul"
-        while len(lanes) > 1:
-            pairs = []
-            for a, b in zip(lanes[::2], lanes[1::2]):
-                r = m.fresh()
-                m.emit(f"{r} = {op} {ty} {a}, {b}")
-                pairs.append(r)
-            lanes = pairs + ([lanes[-1]] if len(lanes) % 2 else [])
-        t = _load(m, ty, acc.slot)
-        m.emit(f"store {ty} {reductions.fold(m, acc, t, lanes[0], ty)}, ptr {acc.slot}")
-
-
-def stage(m, acc, x, ty):
-    """A staged reduction's value `x` at the current row into its block's buffer."""
-    buf, start = acc.stage
-    k, p = m.fresh(), m.fresh()
-    m.emit(f"{k} = sub nsw i64 {m.syms[m.index_of[0]]}, {start}")
-    m.emit(f"{p} = getelementptr {ty}, ptr {buf}, i64 {k}")
-    m.emit(f"store {ty} {x}, ptr {p}")
-
-
-def _fold_lanes(m, top, start, stop):
-    """Add each buffer's [0, stop - start) into its lanes: whole groups of STAGE_LANES
-    elements lane by lane, then the tail into lane 0 (the Numba path's `_fold_lanes`)."""
-    n, groups, whole = m.fresh(), m.fresh(), m.fresh()
-    m.emit(f"{n} = sub nsw i64 {stop}, {start}")
-    m.emit(f"{groups} = sdiv i64 {n}, {STAGE_LANES}")
-    m.emit(f"{whole} = mul nsw i64 {groups}, {STAGE_LANES}")
-    g, k = object(), object()
-
-    def group():
-        base = m.fresh()
-        m.emit(f"{base} = mul nsw i64 {m.syms[g]}, {STAGE_LANES}")
-        for acc in top:
-            for j, lane in enumerate(acc.lanes):
-                _add_into(m, acc, lane, _add(m, base, str(j)))
-
-    def tail():
-        for acc in top:
-            _add_into(m, acc, acc.lanes[0], m.syms[k])
-    m._counted(g, 0, groups, False, group)
-    m._counted(k, whole, n, False, tail)
-
-
-def _add_into(m, acc, lane, k):
-    ty = m.ty(acc.out.aval)
-    p = m.fresh()
-    m.emit(f"{p} = getelementptr {ty}, ptr {acc.buf}, i64 {k}")
-    x, t = _load(m, ty, p), _load(m, ty, lane)
-    m.emit(f"store {ty} {reductions.fold(m, acc, t, x, ty)}, ptr {lane}")
-
-
-def _add(m, a, b):
-    r = m.fresh()
-    m.emit(f"{r} = add nsw i64 {a}, {b}")
-    return r
-
-
-def _load(m, ty, ptr):
-    v = m.fresh()
-    m.emit(f"{v} = load {ty}, ptr {ptr}")
-    return v
+        reductions.combine_lanes(m, acc)
 
 
 def _spans(m, sym, i0, e0):
