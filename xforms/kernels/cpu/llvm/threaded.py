@@ -32,7 +32,6 @@ from .scalar import Refused
 MAX_PARTIAL_BYTES = 1 << 16
 
 _lib = []                         # [libgomp] once bound; [None] when it cannot be loaded
-_threads = ctypes.c_int(1)        # the team size a kernel call runs with (`xf_num_threads`)
 
 HELPERS = """declare void @GOMP_parallel(ptr, ptr, i32, i32)
 declare i32 @omp_get_thread_num()
@@ -91,6 +90,10 @@ def count():
         return max(1, os.cpu_count() or 1)
 
 
+# the team size a kernel call runs with (`xf_num_threads`; `set_num_threads`)
+_threads = ctypes.c_int(count())
+
+
 def available():
     """Whether GNU OpenMP's entry points are bound for the kernels (loaded once: the library
     Numba's omp layer links, `libgomp.so.1`); False where it cannot be loaded."""
@@ -108,7 +111,6 @@ def _bind():
     for name in ("GOMP_parallel", "omp_get_thread_num", "omp_get_num_threads"):
         llvm.add_symbol(name, ctypes.cast(getattr(lib, name), ctypes.c_void_p).value)
     llvm.add_symbol("xf_num_threads", ctypes.addressof(_threads))
-    _threads.value = count()
     return lib
 
 
