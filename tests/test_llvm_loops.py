@@ -2,6 +2,8 @@
 (xforms/kernels/cpu/llvm/loops.py) against the Numba kernel of the same program: bit for
 bit on random programs, shapes with 0, 1 and odd sizes, broadcasts, strided slices and
 special values; arguments the kernel refuses are converted by the executable."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ import xforms.numpy as xnp
 from xforms.core.trace import Array
 from xforms.kernels.build import codecache
 from xforms.kernels.cpu import backend
+from xforms.kernels.cpu.buffers import workspace_array
 from xforms.kernels.cpu.llvm import engine, loops, numpy_abi, scalar
 
 SPECIAL = np.array([0.3, -0.7, 0.0, -0.0, 1e-30, 3e38, -2.5e10, np.inf, -np.inf, np.nan])
@@ -51,11 +54,18 @@ def _both(f, *args):
     assert "define ptr @xf_kernel" in prep.llvm_ir and "@xf_data" in prep.llvm_ir
     numba_kernel = codecache.compile_kernel(prep.mod, prep.h,
                                             codecache.signature_of(prep.sig_spec))
+    ours = engine.compile_ir(prep.llvm_ir, scalar.WRAPPER)
+    ws_bytes = loops.workspace(prep.plan)[0]
+    if ws_bytes:                       # (large temporaries: a workspace, as Numba's)
+        ours = functools.partial(_with_workspace, ours, workspace_array(ws_bytes))
     if prep.em.workspace_bytes:        # (Numba's temporaries live in a workspace it is given)
         work = np.empty(prep.em.workspace_bytes, np.uint8)
-        return (engine.compile_ir(prep.llvm_ir, scalar.WRAPPER),
-                lambda *args: numba_kernel(*args, *prep.consts, work))
-    return engine.compile_ir(prep.llvm_ir, scalar.WRAPPER), numba_kernel
+        return ours, lambda *args: numba_kernel(*args, *prep.consts, work)
+    return ours, numba_kernel
+
+
+def _with_workspace(fn, work, *args):
+    return fn(*args, work)
 
 
 def _values(rng, shape, dt):

@@ -490,8 +490,9 @@ def _finish(prep):
             kernel = runtime_threads.AdaptiveThreads(kernel, llvm_threaded.count(),
                                                      llvm_threaded)
         pooled = llvm_loops.pooled_outputs(prep.plan)     # (large outputs: buffers.py)
-        pool = BufferPool(0, [(tuple(int(d) for d in v.aval.shape), v.aval.dtype)
-                              for v in pooled]) if pooled else None
+        ws_nbytes = llvm_loops.workspace(prep.plan)[0] if prep.plan.steps else 0
+        pool = BufferPool(ws_nbytes, [(tuple(int(d) for d in v.aval.shape), v.aval.dtype)
+                                      for v in pooled]) if pooled or ws_nbytes else None
         slots = [k for k, v in enumerate(prep.plan.outputs) if v in pooled]
         return CpuExecutable(kernel, text, (), prep.in_avals, out_avals, prep.plan.dump(),
                              pool, slots)

@@ -25,20 +25,22 @@ per-chunk partials) is cut into the same chunks, run on OpenMP's team
 kernel's bit for bit: a loop of 64+ elements calling a function of
 xforms/kernels/libm/vecmath (Numba calls the vectorisable polynomial there, not libm).
 """
+from types import SimpleNamespace
+
 import numpy as np
 
 from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import REDUCTIONS
-from ..buffers import POOLED_OUTPUT_MIN_BYTES
+from ..buffers import ALIGN, POOLED_OUTPUT_MIN_BYTES, WORKSPACE_MIN_BYTES
 from ..nest import _peeling
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS
 from . import numpy_abi, reductions, threaded
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
-_NPY = {"float": 11, "double": 12}          # NumPy's type numbers (checked in numpy_abi)
+_NPY = {"float": 11, "double": 12, "i8": 2}   # NumPy's type numbers (checked in numpy_abi)
 _DESCR = {"float": "xf_descr_float32", "double": "xf_descr_float64"}
 
 
@@ -135,6 +137,27 @@ def pooled_outputs(plan):
             and v not in plan.jaxpr.invars and _nbytes(v) >= POOLED_OUTPUT_MIN_BYTES]
 
 
+def workspace(plan):
+    """(bytes, {temporary: offset}): the arrays the loops write that are no output, carved
+    at ALIGN-byte offsets from one workspace the executable's pool passes in (as the Numba
+    path's, xforms/kernels/cpu/buffers.py: from WORKSPACE_MIN_BYTES in all; a fresh array a
+    call lets glibc map and unmap, faulting its pages every call), else (0, {})."""
+    outs = set(plan.outputs)
+    temps = [v for st in plan.steps for v in _arrays_written(st) if v not in outs]
+    offsets, off = {}, 0
+    for v in dict.fromkeys(temps):
+        offsets[v] = off
+        off += -(-_nbytes(v) // ALIGN) * ALIGN
+    return (off, offsets) if off >= WORKSPACE_MIN_BYTES else (0, {})
+
+
+class _Workspace:
+    """The workspace argument: a C-contiguous, ALIGN-aligned uint8 array of `nbytes`."""
+
+    def __init__(self, nbytes):
+        self.aval = SimpleNamespace(shape=(nbytes,), dtype=np.dtype(np.uint8))
+
+
 def _nbytes(v):
     return int(np.prod([int(d) for d in v.aval.shape], dtype=np.int64)) * v.aval.dtype.itemsize
 
@@ -174,9 +197,15 @@ class _Loops(_Module):
         plan = self.plan
         self.lines.append("entry:")
         self.pooled = pooled_outputs(plan)    # (trailing arguments: the executable's pool)
-        self._args([*plan.jaxpr.invars, *self.pooled])
+        nbytes, self.offsets = workspace(plan)
+        ws = [_Workspace(nbytes)] if nbytes else []
+        self._args([*plan.jaxpr.invars, *ws, *self.pooled])
         self._allocate([v for st in plan.steps for v in _arrays_written(st)
-                        if v not in self.pooled])
+                        if v not in self.pooled and v not in self.offsets])
+        for v, off in self.offsets.items():        # temporaries: views of the workspace
+            data = self.fresh()
+            self.emit(f"{data} = getelementptr i8, ptr {self.arrays[ws[0]][0]}, i64 {off}")
+            self.arrays[v] = (data, tuple(int(d) for d in v.aval.shape))
         for st in plan.steps:
             self._step(st)
         self._outputs(plan.outputs)
@@ -190,6 +219,8 @@ class _Loops(_Module):
                           head, *self.lines, "}", ""])
 
     def ty(self, aval):
+        if isinstance(aval, SimpleNamespace):      # (the workspace's bytes)
+            return "i8"
         t = _TYPES.get(np.dtype(aval.dtype))
         if t is None:
             raise Refused(aval)
