@@ -390,8 +390,9 @@ _KEPT = {
     ("xforms/kernels/cuda/emit_cuda_ops.py", "mul"): "the primitives fetched to build equations",
     ("xforms/kernels/cuda/complex_cuda.py", "sin"): "backend printers: CUDA's complex formulas, "
         "registered by primitive (a None cuda_complex math slot says an override spells it)",
-    ("xforms/kernels/libm/vecmath/__init__.py", "exp"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests)",
-    ("xforms/kernels/libm/vecmath/__init__.py", "sin"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests)",
+    ("xforms/kernels/libm/vecmath/__init__.py", "exp"): "measured error bounds of vecmath's functions (tests)",
+    ("xforms/kernels/libm/names.py", "exp"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests; kept apart from its Numba code)",
+    ("xforms/kernels/libm/names.py", "sin"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests; kept apart from its Numba code)",
     ("xforms/kernels/libm/vecmath/f32.py", "exp"): "measured error bounds of vecmath's functions (tests)",
     ("xforms/transforms/identity_basis.py", "dot_general"):
         "code: rewrite rules for the products of a Jacobian seed (the IR toolkit)",

@@ -364,9 +364,10 @@ CHILD = textwrap.dedent("""
         for i in range(120):
             x = xnp.sin(x) * (0.5 + 0.001 * i) + x
         return x
-    # (over an array: a scalar program may compile in this process, with no worker)
-    f = xf.jit(xf.grad(lambda x: xnp.sum(chain(x))), tiered=True)
-    print(f(np.full(4, 0.3)))
+    # (a sort: outside the direct LLVM path's class -- it would compile a program in this
+    # process, with no worker)
+    f = xf.jit(xf.grad(lambda x: xnp.sum(xnp.sort(chain(x)))), tiered=True)
+    print(f(np.full(100, 0.3)))
     import time
     while cw.worker().pid is None:          # spawned by the compile thread
         time.sleep(0.01)

@@ -65,6 +65,7 @@ def test_modules_built_while_compiling_a_kernel_get_the_width(width):
 
 def test_a_jitted_function_kernel_has_the_width(width, monkeypatch):
     monkeypatch.setenv("XFORMS_DISABLE_CACHE", "1")     # compiled here: its LLVM IR is kept
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")      # (Numba's kernel, not the direct path's)
     f = xf.jit(lambda a: xnp.tanh(a) * 2.0 + 1.375)
     x = np.linspace(-3.0, 3.0, 1000)
     np.testing.assert_allclose(f(x), np.tanh(x) * 2.0 + 1.375, rtol=1e-13)

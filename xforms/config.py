@@ -123,9 +123,11 @@ def product_blocks():
 
 
 def llvm_kernels():
-    """XFORMS_LLVM_KERNELS=0: compile every CPU kernel with Numba; by default a straight-line
-    scalar program (float32/float64 math only) is lowered to LLVM IR directly and compiled
-    with llvmlite, skipping Numba's front end (xforms/kernels/cpu/llvm/).  Read per compile."""
+    """XFORMS_LLVM_KERNELS=0: compile every CPU kernel with Numba; by default a program in the
+    direct path's class (straight-line float32/float64 scalar code, fused loops, reductions
+    and matrix products over float32/float64 arrays) is lowered to LLVM IR directly and
+    compiled with llvmlite, skipping Numba's front end (xforms/kernels/cpu/llvm/).  Read per
+    compile."""
     return _flag("XFORMS_LLVM_KERNELS", "1")
 
 

@@ -69,6 +69,12 @@ def get_backend(name):
 _import_error = []
 
 
+def _in_process(closed):
+    """tiered.in_process, the backends loaded (asked on the compile thread)."""
+    _load_backends()
+    return tiered.in_process(closed)
+
+
 def _load_backends():
     if "cpu" not in _backends and not _import_error:
         before = set(sys.modules)
@@ -359,7 +365,7 @@ class Jitted(Wrapped):
             self._log_compile(closed, " in the background (the fast tier answers meanwhile)")
             return tiered.TieredExecutable(
                 closed, lambda: self._executable(closed, background=True),
-                describe_function(self.fun))
+                describe_function(self.fun), _in_process)
         self._log_compile(closed, "")
         return self._executable(closed)
 

@@ -86,7 +86,7 @@ class TieredExecutable:
     """An Executable (`exe(*flat_args) -> list`) that evaluates `closed` eagerly until
     `compile_fn()` (run on the background thread) has produced the compiled one."""
 
-    def __init__(self, closed, compile_fn, label="a jitted function"):
+    def __init__(self, closed, compile_fn, label="a jitted function", in_process_test=None):
         self.closed, self.label = closed, label
         self.compiled = None              # set once, by the background thread
         self.failed = None                # the exception that kept it on the fast tier
@@ -97,8 +97,13 @@ class TieredExecutable:
         self._owned = _roots(closed.consts)
         self.patient = fast_tier_slowdown(closed) > WAIT_SLOWDOWN   # later calls wait
         self._warned_wait = False
-        self.uses_worker = not in_process(closed)
+        # (asked on the compile thread: `in_process_test` may import the backends first)
+        self._in_process = in_process_test or in_process
         _submit(self)
+
+    @property
+    def uses_worker(self):
+        return not self._in_process(self.closed)
 
     @property
     def source(self):
@@ -251,24 +256,23 @@ def _work():
         exe._compile()
 
 
-_IN_PROCESS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: cheap necessary tests, filled by the backends: `test(closed)` is True when the backend
+#: may compile `closed` in this process without the compile worker (the CPU backend: its
+#: direct LLVM path, xforms/kernels/cpu/llvm/ `may_take`)
+IN_PROCESS = []
 
 
 def in_process(closed):
-    """Whether `closed` may be a program that the CPU backend compiles in this process from
-    LLVM IR (xforms/kernels/cpu/llvm/: float32/float64 scalars in and out, no constants), so
-    that starting the compile worker for it would only cost: a cheap necessary test (a
-    program it passes that the backend then gives Numba starts the worker when it asks).
-    Array programs always start the worker, those the direct path compiles too (it cannot
-    be told from the jaxpr which of them it takes: the plan decides).
+    """Whether `closed` may be a program that a backend compiles in this process without
+    the compile worker (the CPU backend from LLVM IR, xforms/kernels/cpu/llvm/: float
+    arguments and results, no constants, elementwise, view and reduction equations), so
+    that starting the worker for it would only cost: a cheap necessary test (a program it
+    passes that the backend then gives Numba starts the worker when it asks).
 
     >>> in_process(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(0.5))
     True
     """
-    if closed.consts or closed.jaxpr.constvars:
-        return False
-    return all(not v.aval.shape and np.dtype(v.aval.dtype) in _IN_PROCESS_DTYPES
-               for v in closed.jaxpr.invars + closed.jaxpr.outvars)
+    return any(test(closed) for test in IN_PROCESS)
 
 
 def _worker_useful():

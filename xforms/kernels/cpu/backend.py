@@ -27,12 +27,15 @@ from xforms.core.trace import Array, as_weak
 from xforms.errors import LoweringError
 from xforms.exec.exe_cache import max_size
 from xforms.core.memo import Memo
+from xforms.exec import tiered as _tiered
 from xforms.exec.tiered import step, warn
 
+from ..runtime import threads as runtime_threads
 from ..runtime.products import blas_threads
 from ..codegen import NUMBA_SETUP, OUT_GROUP, numba_side
 from . import llvm
-from .llvm import engine as llvm_engine, scalar as llvm_scalar
+from .llvm import (engine as llvm_engine, loops as llvm_loops, scalar as llvm_scalar,
+                   threaded as llvm_threaded)
 from . import float16
 from .buffers import BufferPool
 from .dispatch import make_fast_call
@@ -50,6 +53,8 @@ from ..prepare.shape_symbols import SymbolTable, choose_symbols, symbolic_copy
 # (xforms/kernels/cpu/llvm/) never imports Numba, whose import and set-up were most of a
 # process's first compile (issue #35)
 numba = NumbaError = codecache = emit_module = eqn_at_line = AdaptiveThreads = None
+# a tiered first call starts no compile worker for a program the direct path may take
+_tiered.IN_PROCESS.append(lambda closed: config.llvm_kernels() and llvm.may_take(closed))
 
 
 def _bind_numba():
@@ -471,13 +476,24 @@ def _llvm_kernel(prep):
 
 def _finish(prep):
     out_avals = [v.aval for v in prep.closed.jaxpr.outvars]
-    blas_threads.ensure_started()     # BLAS threads follow the machine's load
     kernel = _llvm_kernel(prep)
-    if kernel is not None:       # (no buffers; its text emitted when asked)
+    if kernel is None or any(st.kind == "op" for st in prep.plan.steps):
+        blas_threads.ensure_started()     # BLAS threads follow the machine's load
+    if kernel is not None:       # (its text emitted when asked)
         text = _Prepared(plan=prep.plan, label=prep.label, symbols=prep.symbols,
                          in_avals=prep.in_avals, llvm_ir=prep.llvm_ir)
+        if llvm_threaded.launches(prep.llvm_ir) and llvm_threaded.count() > 1:
+            # all threads or one, per call, as a prange kernel (xforms/kernels/runtime/threads.py)
+            kernel = runtime_threads.AdaptiveThreads(kernel, llvm_threaded.count(),
+                                                     llvm_threaded)
+        pooled = llvm_loops.pooled_outputs(prep.plan)     # (large outputs: buffers.py)
+        ws_nbytes = llvm_loops.workspace(prep.plan)[0] if prep.plan.steps else 0
+        pool = BufferPool(ws_nbytes, [(tuple(int(d) for d in v.aval.shape), v.aval.dtype)
+                                      for v in pooled]) if pooled or ws_nbytes else None
+        slots = [k for k, v in enumerate(prep.plan.outputs) if v in pooled]
         consts = [_const_value(c) for c in prep.plan.consts]      # (after the inputs)
-        return CpuExecutable(kernel, text, consts, prep.in_avals, out_avals, prep.plan.dump())
+        return CpuExecutable(kernel, text, consts, prep.in_avals, out_avals, prep.plan.dump(),
+                             pool, slots)
     em, path = prep.em, prep.path
     threads_ready = None
     if config.DISABLE_JIT:

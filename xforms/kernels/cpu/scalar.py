@@ -12,6 +12,8 @@ from xforms.core.registry import ALL_PRIMITIVES, RuleTable
 
 from ..codegen import lowering_error
 from ..prepare.shape_symbols import is_symbolic
+from ..libm.names import (PUBLIC_FUNCTIONS, TRIG_BOUNDED as TRIG_BOUNDED_NAMES,
+                          VECMATH_F32 as VECMATH_F32_NAMES)
 from ..loops.scalar_rules import ScalarCtx, math_name
 
 # Loops of at least this many elements call xforms.kernels.libm.vecmath (vectorisable, inlined) instead
@@ -29,16 +31,12 @@ def vecmath_size(shape):
 
 def _vecmath_table():
     """prim -> vectorisable function name, from the primitives' facts (`Facts.vec`), and
-    the float32 and bounded-trig name maps of xforms.kernels.libm.vecmath."""
+    the float32 and bounded-trig name maps of xforms.kernels.libm.vecmath (their names,
+    xforms/kernels/libm/names.py: no Numba import for the direct LLVM path's cost tables)."""
     if not config.VECMATH:
         return RuleTable(), {}, {}
-    try:
-        from ..runtime.cpu_runtime import VECMATH_FUNCS
-        from ..libm.vecmath import TRIG_BOUNDED, VECMATH_F32
-    except Exception:        # the module is optional: fall back to libm
-        return RuleTable(), {}, {}
-    table = RuleTable({p: p.facts.vec for p in ALL_PRIMITIVES if p.facts.vec in VECMATH_FUNCS})
-    return table, VECMATH_F32, TRIG_BOUNDED
+    table = RuleTable({p: p.facts.vec for p in ALL_PRIMITIVES if p.facts.vec in PUBLIC_FUNCTIONS})
+    return table, VECMATH_F32_NAMES, TRIG_BOUNDED_NAMES
 
 
 VECMATH, VECMATH_F32, TRIG_BOUNDED = _vecmath_table()

@@ -37,13 +37,20 @@ _state = threading.local()
 
 def _usable_avx512():
     """Whether Numba's target (the host, or NUMBA_CPU_FEATURES) has AVX-512F with 512-bit
-    registers enabled."""
+    registers enabled.  Read as Numba reads them (`numba.core.config.CPU_FEATURES`, else
+    the host's through llvmlite) without importing Numba: the direct LLVM path's kernels
+    ask for this width too, and a program it compiles never loads Numba."""
+    import os
+    feats = os.environ.get("NUMBA_CPU_FEATURES")
+    if feats is None and os.environ.get("NUMBA_CPU_NAME", "").lower() == "generic":
+        feats = ""
     try:
-        from numba.core import codegen, config as numba_config
-        feats = numba_config.CPU_FEATURES
-        feats = (codegen.get_host_cpu_features() if feats is None else feats).split(",")
-    except Exception:           # another Numba: leave LLVM its choice
+        if feats is None:
+            import llvmlite.binding as ll
+            feats = ll.get_host_cpu_features().flatten()
+    except Exception:           # no host features from this llvmlite: leave LLVM its choice
         return False
+    feats = feats.split(",")
     return "+avx512f" in feats and "-evex512" not in feats
 
 

@@ -103,10 +103,13 @@ def _load_numba():
 
 
 class AdaptiveThreads:
-    """Call `kernel` with numba.set_num_threads(all or 1), the one measured faster."""
+    """Call `kernel` with numba.set_num_threads(all or 1), the one measured faster; a kernel
+    of the direct LLVM path passes its own `control` (get_num_threads / set_num_threads:
+    xforms/kernels/cpu/llvm/threaded.py) and its `threads`, and Numba stays unloaded."""
 
-    def __init__(self, kernel, threads=None):
+    def __init__(self, kernel, threads=None, control=None):
         self.kernel = kernel
+        self.control = control
         self.all = max(1, threads or _load_numba().config.NUMBA_NUM_THREADS)
         self.mode = self.all
         self.times = {}                 # threads -> wall time of a call (s), of `recent`
@@ -141,13 +144,14 @@ class AdaptiveThreads:
         self.calls += 1
         probe = self.warm and self.calls >= self.next_probe
         k = self._other() if probe else self.mode
-        prev = numba.get_num_threads()
-        numba.set_num_threads(k)
+        control = self.control or numba
+        prev = control.get_num_threads()
+        control.set_num_threads(k)
         t0 = time.perf_counter()
         try:
             r = self.kernel(*args)
         finally:
-            numba.set_num_threads(prev)
+            control.set_num_threads(prev)
         waking, self.last = k > self.last, k      # it woke the workers: not timed
         if self.warm and not waking:
             self._record(k, time.perf_counter() - t0, probe)

@@ -3,23 +3,26 @@
 `scalar.lower(plan)` writes a whole straight-line scalar program as one LLVM function
 that CPython calls directly (a METH_FASTCALL builtin); `engine.compile_ir` optimises and
 JIT-compiles it; `loops.lower(plan)` does the same for fused elementwise loops over
-float arrays and the matrix products between them (`products.py`).  Programs outside both
-classes return None and go through Numba as before; `refusals(plan)` says why.
+float arrays (their chunks threaded on OpenMP's team: `threaded`) and the matrix products
+between them (`products.py`).  Programs outside both classes return None and go through
+Numba as before; `refusals(plan)` says why.  `may_take(closed)` is the cheap necessary test
+a tiered first call asks before it starts the compile worker.
 """
 import dataclasses
 
-from . import scalar
+import numpy as np
+
+from ...plan.index_maps import acts_as_view
+from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
+from . import loops, scalar
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def lower(plan):
     """LLVM IR text of `plan` (a function named `scalar.WRAPPER`), or None."""
     ir = scalar.lower(plan)
-    if ir is None:
-        # (imported here: the loops' cost tables -- cpu/chunking.py, loop_cost.py -- import
-        # Numba, which a straight-line scalar program never needs)
-        from . import loops
-        ir = loops.lower(plan)
-    return ir
+    return ir if ir is not None else loops.lower(plan)
 
 
 def refusals(plan):
@@ -32,7 +35,6 @@ def refusals(plan):
     """
     if lower(plan) is not None:
         return []
-    from . import loops
     inside = [st for st in plan.steps if not loops._outside(st)]
     try:            # (the steps outside the class left out: each step is tried on its own)
         mod = loops._Loops(dataclasses.replace(plan, steps=inside))
@@ -68,3 +70,32 @@ def _describe(step):
             str(tuple(a.aval.shape)) for a in (*step.eqn.invars, *step.eqn.outvars))
     names = " ".join(e.prim.name for e, _ in step.body)
     return f"loop {tuple(int(d) for d in step.shape)}: {names}"
+
+
+def may_take(closed):
+    """Whether the direct path may compile `closed` (its plan decides): float32/float64
+    arguments, constants and results, every equation an elementwise one, a view (a pad
+    too), a reduction to float or bool values or a float matrix product, no sub-programs.
+    Cheap: read from the jaxpr alone.
+
+        >>> import xforms as xf, xforms.numpy as xnp
+        >>> may_take(xf.make_jaxpr(lambda x: xnp.sum(x * x))(np.ones(3)))
+        True
+    """
+    jaxpr = closed.jaxpr
+    if any(np.dtype(np.result_type(c)) not in _FLOATS for c in closed.consts):
+        return False
+    if any(np.dtype(v.aval.dtype) not in _FLOATS for v in jaxpr.invars + jaxpr.outvars):
+        return False
+    return all(_may_take(eqn) for eqn in jaxpr.eqns)
+
+
+def _may_take(eqn):
+    product = eqn.prim.name == "dot_general"
+    if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)):
+        return False
+    for v in eqn.outvars:
+        dt = np.dtype(v.aval.dtype)
+        if dt not in _FLOATS and (product or dt != np.dtype(bool)):
+            return False
+    return True

@@ -13,34 +13,39 @@ answers by converting the arguments, as it does for Numba's dispatcher); their d
 is read from the PyArrayObject struct at offsets checked against real arrays at import
 (`numpy_abi`).  Every array the loops write is allocated with NumPy's `PyArray_NewFromDescr`
 (its pointer from NumPy's C-API table), the outputs as xforms Arrays (as Numba's kernels
-return them); the outputs are returned, the rest released.
+return them), except an output of 32 MiB or more (`pooled_outputs`), which the executable's
+pool passes in after the arguments; the outputs are returned, the rest released.
 
 The class: every step a `Loop` whose body is `Eval`s, `Store`s and reductions of the
 operations xforms/kernels/cpu/llvm/scalar.py spells, reads at affine (or clamped) indices,
-or a matrix product (`products.py`); float consts are arguments after the inputs (the
-executable passes them, as to a Numba kernel); refused is a loop the Numba path prints otherwise,
-so that the results stay the Numba kernel's bit for bit: a loop that threads would pay for
-(xforms/kernels/cpu/chunking.py: Numba runs it under prange over the thread pool).  A loop
-of 64+ elements calls the vectorisable polynomials of xforms/kernels/libm/vecmath as
+reductions as xforms/kernels/cpu/llvm/reductions.py places them, or a matrix product
+(`products.py`); float consts are arguments after the inputs (the executable passes them,
+as to a Numba kernel).  A loop the Numba path cuts into chunks
+(xforms/kernels/cpu/chunking.py: threads pay, or a scalar sum keeps per-chunk partials) is
+cut into the same chunks, run on OpenMP's team (xforms/kernels/cpu/llvm/threaded.py).  A
+loop of 64+ elements calls the vectorisable polynomials of xforms/kernels/libm/vecmath as
 Numba's does, translated from their source, sin/cos/tan in a loop redone with libm where
-they return a nan (`vecmath`).
+they return a nan (`vecmath`; refused in a chunked loop).  Refused otherwise is a loop the
+Numba path prints in a way this module does not, so that the results stay the Numba
+kernel's bit for bit.
 """
+from types import SimpleNamespace
+
 import numpy as np
 
 from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import REDUCTIONS
-from ..chunking import _threads_pay
+from ..buffers import ALIGN, POOLED_OUTPUT_MIN_BYTES, WORKSPACE_MIN_BYTES
 from ..nest import _peeling
-from ..loop_cost import element_ns
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
-from . import numpy_abi, products, reductions, vecmath
+from ...numba_fixes.vector_width import WIDTH
+from . import numpy_abi, products, reductions, threaded
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
-_NPY = {"float": 11, "double": 12}          # NumPy's type numbers (checked in numpy_abi)
-_DESCR = {"float": "xf_descr_float32", "double": "xf_descr_float64"}
+_NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
 
 
 def lower(plan):
@@ -54,83 +59,51 @@ def lower(plan):
         return None
 
 
-def _helpers():
-    """IR of `xf_data(obj, typenum, ndim, dims) -> data pointer or NULL (TypeError set)`."""
-    off = numpy_abi.OFFSETS
-    return f"""declare i32 @PyType_IsSubtype(ptr, ptr)
-declare void @Py_IncRef(ptr)
-declare ptr @xf_PyArray_NewFromDescr(ptr, ptr, i32, ptr, ptr, ptr, i32, ptr)
-@PyArray_Type = external global i8
-@xf_Array_Type = external global i8
-@xf_descr_float32 = external global i8
-@xf_descr_float64 = external global i8
-@amsg = private constant [35 x i8] c"argument is not the kernel's array\\00"
-
-define internal ptr @xf_data(ptr %o, i32 %tn, i32 %nd, ptr %dims) {{
-entry:
-  %tp = getelementptr i8, ptr %o, i64 8
-  %t = load ptr, ptr %tp
-  %exact = icmp eq ptr %t, @PyArray_Type
-  br i1 %exact, label %isarr, label %sub
-sub:
-  %s = call i32 @PyType_IsSubtype(ptr %t, ptr @PyArray_Type)
-  %sb = icmp ne i32 %s, 0
-  br i1 %sb, label %isarr, label %bad
-isarr:
-  %ndp = getelementptr i8, ptr %o, i64 {off['nd']}
-  %and = load i32, ptr %ndp
-  %fp = getelementptr i8, ptr %o, i64 {off['flags']}
-  %fl = load i32, ptr %fp
-  %fm = and i32 %fl, {numpy_abi.C_ALIGNED}
-  %dp = getelementptr i8, ptr %o, i64 {off['descr']}
-  %d = load ptr, ptr %dp
-  %tnp = getelementptr i8, ptr %d, i64 {off['type_num']}
-  %atn = load i32, ptr %tnp
-  %bop = getelementptr i8, ptr %d, i64 {off['byteorder']}
-  %bo = load i8, ptr %bop
-  %c1 = icmp eq i32 %and, %nd
-  %c2 = icmp eq i32 %fm, {numpy_abi.C_ALIGNED}
-  %c3 = icmp eq i32 %atn, %tn
-  %c4 = icmp ne i8 %bo, 62
-  %c12 = and i1 %c1, %c2
-  %c34 = and i1 %c3, %c4
-  %c = and i1 %c12, %c34
-  br i1 %c, label %shape, label %bad
-shape:
-  %shp = getelementptr i8, ptr %o, i64 {off['dimensions']}
-  %sh = load ptr, ptr %shp
-  %n = sext i32 %nd to i64
-  br label %dim
-dim:
-  %k = phi i64 [0, %shape], [%k1, %same]
-  %more = icmp slt i64 %k, %n
-  br i1 %more, label %cmp, label %good
-cmp:
-  %ap = getelementptr i64, ptr %sh, i64 %k
-  %a = load i64, ptr %ap
-  %wp = getelementptr i64, ptr %dims, i64 %k
-  %w = load i64, ptr %wp
-  %k1 = add i64 %k, 1
-  %eq = icmp eq i64 %a, %w
-  br i1 %eq, label %same, label %bad
-same:
-  br label %dim
-good:
-  %datap = getelementptr i8, ptr %o, i64 {off['data']}
-  %data = load ptr, ptr %datap
-  ret ptr %data
-bad:
-  %exc = load ptr, ptr @PyExc_TypeError
-  call void @PyErr_SetString(ptr %exc, ptr @amsg)
-  ret ptr null
-}}
-"""
+def _width():
+    """The kernel's function attribute asking for the vector width the Numba path's kernels
+    get (xforms/kernels/numba_fixes/vector_width.py: 512 bits where AVX-512 is usable,
+    although LLVM tunes some Intel cores for 256), or "" (LLVM's choice)."""
+    return f' "prefer-vector-width"="{WIDTH}"' if WIDTH else ""
 
 
 def arguments(plan):
     """The kernel's arguments: the inputs, then the consts (the executable passes their
     values, `plan.consts`, after the inputs, as it does to a Numba kernel)."""
     return [*plan.jaxpr.invars, *plan.jaxpr.constvars]
+
+
+def pooled_outputs(plan):
+    """The outputs written into buffers the executable's pool passes in after the arguments
+    (xforms/kernels/cpu/buffers.py: from glibc's largest mmap threshold, a fresh array
+    would fault every page in every call), in the order the kernel takes them."""
+    outs = [v for v in plan.outputs if v.aval.shape]
+    return [v for v in dict.fromkeys(outs) if outs.count(v) == 1
+            and v not in plan.jaxpr.invars and _nbytes(v) >= POOLED_OUTPUT_MIN_BYTES]
+
+
+def workspace(plan):
+    """(bytes, {temporary: offset}): the arrays the loops write that are no output, carved
+    at ALIGN-byte offsets from one workspace the executable's pool passes in (as the Numba
+    path's, xforms/kernels/cpu/buffers.py: from WORKSPACE_MIN_BYTES in all; a fresh array a
+    call lets glibc map and unmap, faulting its pages every call), else (0, {})."""
+    outs = set(plan.outputs)
+    temps = [v for st in plan.steps for v in _arrays_written(st) if v not in outs]
+    offsets, off = {}, 0
+    for v in dict.fromkeys(temps):
+        offsets[v] = off
+        off += -(-_nbytes(v) // ALIGN) * ALIGN
+    return (off, offsets) if off >= WORKSPACE_MIN_BYTES else (0, {})
+
+
+class _Workspace:
+    """The workspace argument: a C-contiguous, ALIGN-aligned uint8 array of `nbytes`."""
+
+    def __init__(self, nbytes):
+        self.aval = SimpleNamespace(shape=(nbytes,), dtype=np.dtype(np.uint8))
+
+
+def _nbytes(v):
+    return int(np.prod([int(d) for d in v.aval.shape], dtype=np.int64)) * v.aval.dtype.itemsize
 
 
 def _arrays_written(step):
@@ -174,24 +147,37 @@ class _Loops(_Module):
         self.accs = {}            # the current step's reductions: eqn -> reductions.Acc
         self.peel, self.hold = None, set()     # (sym, lo, hi) of the peeled axis; its sym there
         self.vector_math, self.trig_flag = False, None     # (set per step: `vecmath`)
+        self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
+        self.row_staged = []      # the current step's reductions staged per row
 
     def text(self):
         plan = self.plan
         self.lines.append("entry:")
-        self._args(arguments(plan))
-        self._allocate([v for st in plan.steps for v in _arrays_written(st)])
+        self.pooled = pooled_outputs(plan)    # (trailing arguments: the executable's pool)
+        nbytes, self.offsets = workspace(plan)
+        ws = [_Workspace(nbytes)] if nbytes else []
+        self._args([*arguments(plan), *ws, *self.pooled])
+        self._allocate([v for st in plan.steps for v in _arrays_written(st)
+                        if v not in self.pooled and v not in self.offsets])
+        for v, off in self.offsets.items():        # temporaries: views of the workspace
+            data = self.fresh()
+            self.emit(f"{data} = getelementptr i8, ptr {self.arrays[ws[0]][0]}, i64 {off}")
+            self.arrays[v] = (data, tuple(int(d) for d in v.aval.shape))
         for st in plan.steps:
             self._step(st)
         self._outputs(plan.outputs)
         self.lines[1:1] = ["  " + a for a in self.allocas]
-        head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs){vecmath.width()} {{"
+        head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs){_width()} {{"
         msg = b"wrong number of arguments\x00"
-        return "\n".join([_PYAPI, _helpers(), *sorted(self.decls), *self.globals,
+        pool = [threaded.HELPERS, *self.functions] if self.threaded else []
+        return "\n".join([_PYAPI, numpy_abi.helpers_ir(), *pool, *sorted(self.decls), *self.globals,
                           f'@msg = private constant [{len(msg)} x i8] c"'
                           + "".join(f"\\{b:02X}" for b in msg) + '"',
                           head, *self.lines, "}", ""])
 
     def ty(self, aval):
+        if isinstance(aval, SimpleNamespace):      # (the workspace's bytes)
+            return "i8"
         t = _TYPES.get(np.dtype(aval.dtype))
         if t is None:
             raise Refused(aval)
@@ -215,6 +201,7 @@ class _Loops(_Module):
         self.emit(f"%z{k} = icmp eq ptr %x{k}, null")
         self.emit(f"br i1 %z{k}, label %fail, label %a{k + 1}")
         self.arrays[v] = (f"%x{k}", shape)
+        self.names[v] = f"%o{k}"          # (a pooled output is returned as it came)
 
     def _allocate(self, written):
         """Each array the loops write (an output: an xforms Array), uninitialised; a failure
@@ -253,7 +240,7 @@ class _Loops(_Module):
                 boxed.append(self._box(v))
                 continue
             obj = self.names.get(v)
-            if v not in self.arrays or obj not in self.owned:
+            if v not in self.arrays or obj not in self.owned and v not in self.pooled:
                 raise Refused("an output not written by the loops")
             self.emit(f"call void @Py_IncRef(ptr {obj})")
             boxed.append(obj)
@@ -272,13 +259,21 @@ class _Loops(_Module):
         # varies between calls (counts as large: `cpu/scalar.vecmath_size`)
         vsize = vecmath_size(st.shape)
         self.vector_math = vsize >= VECMATH_MIN_ELEMENTS
-        if st.shape and _threads_pay(size, element_ns(st))[0]:
-            raise Refused("a loop the Numba path threads")
-        vecmath.guarded(self, st, vsize, lambda: self._loop(st))
+        if self.vector_math and any(eqn.prim in VECMATH for eqn, _ in st.body):
+            from . import vecmath    # (imports Numba's types: no loop without vector math does)
+            vecmath.guarded(self, st, vsize, lambda: self._loop(st))
+        else:
+            self.trig_flag = None
+            self._loop(st)
 
     def _loop(self, st):
+        size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         self.accs = reductions.accumulators(st)
-        for acc in self.accs.values():
+        rows = threaded.chunk_rows(st, size, self.accs)    # the Numba path's chunks
+        if rows is not None and self.trig_flag is not None:
+            # (the flag lives in the kernel's frame, the chunks in functions of their own)
+            raise Refused("a chunked loop redone with libm")
+        for acc in self.accs.values() if rows is None else ():
             self._acc_setup(acc)
         nest, _ = lower_loop(st)
         self.values = {}
@@ -286,8 +281,14 @@ class _Loops(_Module):
         axis, span, _, segment = _peeling(st, tuple(int(d) for d in st.shape), False)
         self.peel = (None if axis is None or segment
                      else (nest.syms[axis], int(span[0]), int(span[1])))
+        # rows staged unless their axis is the peeled one (the Numba path's `Nest`)
+        self.row_staged = [] if axis == len(st.shape) - 1 else [
+            a for a in self.accs.values() if a.row_staged]
         self.index_of = nest.syms
-        self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
+        if rows is not None:             # (on OpenMP's threads)
+            threaded.emit(self, nest, rows)
+        else:
+            self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
 
     def _acc_setup(self, acc):
         """A register's slot, or the output array filled with the identity."""
@@ -314,12 +315,27 @@ class _Loops(_Module):
         if not syms:
             for stmt in body:
                 self._stmt(stmt)
+        elif len(syms) == 1 and self.row_staged:
+            self._staged_row(syms, dims, body, level)
         else:
             self._loops(syms[:1], dims[:1],
                         lambda: self._nest(syms[1:], dims[1:], body, level + 1))
         for acc in self.accs.values():
             if acc.level == level:
                 self._acc_store(acc)
+
+    def _staged_row(self, syms, dims, body, level):
+        """The last axis's loop with its row reductions staged (the Numba path's
+        `Nest._staged_row`): the row's values into a buffer, then folded in lanes."""
+        for acc in self.row_staged:
+            reductions.lanes(self, acc, dims[0])
+            acc.stage = ("0", syms[0])
+        self._loops(syms, dims, lambda: self._nest((), (), body, level + 1))
+        for acc in self.row_staged:
+            acc.stage = None
+        reductions.fold_lanes(self, self.row_staged, "0", str(dims[0]))
+        for acc in self.row_staged:
+            reductions.combine_lanes(self, acc)
 
     def _acc_store(self, acc):
         ty = self.ty(acc.out.aval)
@@ -374,6 +390,9 @@ class _Loops(_Module):
         acc = self.accs[stmt.eqn]
         ty = self.ty(stmt.eqn.invars[0].aval)
         x = self.expr(stmt.value, ty)
+        if acc.stage is not None:        # a staged sum: into its block's buffer (threaded.py)
+            reductions.stage(self, acc, x, ty)
+            return
         if acc.level is not None:
             where = acc.slot
         else:
@@ -407,9 +426,12 @@ class _Loops(_Module):
         self.values[var] = name
 
     def _op(self, eqn, name, ty, args, r):
-        line = self.vector_math and eqn.prim in VECMATH and vecmath.call(self, eqn.prim, ty,
-                                                                          args, r)
-        return line or super()._op(eqn, name, ty, args, r)
+        if self.vector_math and eqn.prim in VECMATH:
+            from . import vecmath
+            line = vecmath.call(self, eqn.prim, ty, args, r)
+            if line:
+                return line
+        return super()._op(eqn, name, ty, args, r)
 
     def operands(self, eqn, ty):
         return [self.expr(a, "i1" if ty == "i1" or eqn.prim.name == "select_n" and k == 0

@@ -17,6 +17,8 @@ import numpy as np
 OFFSETS = {"data": 16, "nd": 24, "dimensions": 32, "descr": 56, "flags": 64,
            "byteorder": 26, "type_num": 28}
 C_ALIGNED = 0x0001 | 0x0100              # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
+TYPE_NUMBERS = {"float": 11, "double": 12, "i8": 2}   # NumPy's type numbers (checked below)
+DESCR = {"float": "xf_descr_float32", "double": "xf_descr_float64"}   # their descrs' symbols
 _NEW_INDEX = 94
 _state = []
 
@@ -57,6 +59,9 @@ def _check():
     dims = _read(base + OFFSETS["dimensions"], ctypes.c_void_p)
     if [_read(dims + 8 * k, ctypes.c_int64) for k in range(2)] != [2, 2]:
         return False
+    if TYPE_NUMBERS != {"float": np.dtype(np.float32).num, "double": np.dtype(np.float64).num,
+                        "i8": np.dtype(np.uint8).num}:
+        return False
     for dt in (np.float32, np.float64):
         d = np.dtype(dt)
         if (_read(id(d) + OFFSETS["type_num"], ctypes.c_int) != d.num
@@ -87,3 +92,76 @@ def _check_new(address):
         llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name),
                                           ctypes.c_void_p).value)
     return True
+
+
+def helpers_ir():
+    """IR of `xf_data(obj, typenum, ndim, dims) -> data pointer or NULL (TypeError set)`."""
+    off = OFFSETS
+    return f"""declare i32 @PyType_IsSubtype(ptr, ptr)
+declare void @Py_IncRef(ptr)
+declare ptr @xf_PyArray_NewFromDescr(ptr, ptr, i32, ptr, ptr, ptr, i32, ptr)
+@PyArray_Type = external global i8
+@xf_Array_Type = external global i8
+@xf_descr_float32 = external global i8
+@xf_descr_float64 = external global i8
+@amsg = private constant [35 x i8] c"argument is not the kernel's array\\00"
+
+define internal ptr @xf_data(ptr %o, i32 %tn, i32 %nd, ptr %dims) {{
+entry:
+  %tp = getelementptr i8, ptr %o, i64 8
+  %t = load ptr, ptr %tp
+  %exact = icmp eq ptr %t, @PyArray_Type
+  br i1 %exact, label %isarr, label %sub
+sub:
+  %s = call i32 @PyType_IsSubtype(ptr %t, ptr @PyArray_Type)
+  %sb = icmp ne i32 %s, 0
+  br i1 %sb, label %isarr, label %bad
+isarr:
+  %ndp = getelementptr i8, ptr %o, i64 {off['nd']}
+  %and = load i32, ptr %ndp
+  %fp = getelementptr i8, ptr %o, i64 {off['flags']}
+  %fl = load i32, ptr %fp
+  %fm = and i32 %fl, {C_ALIGNED}
+  %dp = getelementptr i8, ptr %o, i64 {off['descr']}
+  %d = load ptr, ptr %dp
+  %tnp = getelementptr i8, ptr %d, i64 {off['type_num']}
+  %atn = load i32, ptr %tnp
+  %bop = getelementptr i8, ptr %d, i64 {off['byteorder']}
+  %bo = load i8, ptr %bop
+  %c1 = icmp eq i32 %and, %nd
+  %c2 = icmp eq i32 %fm, {C_ALIGNED}
+  %c3 = icmp eq i32 %atn, %tn
+  %c4 = icmp ne i8 %bo, 62
+  %c12 = and i1 %c1, %c2
+  %c34 = and i1 %c3, %c4
+  %c = and i1 %c12, %c34
+  br i1 %c, label %shape, label %bad
+shape:
+  %shp = getelementptr i8, ptr %o, i64 {off['dimensions']}
+  %sh = load ptr, ptr %shp
+  %n = sext i32 %nd to i64
+  br label %dim
+dim:
+  %k = phi i64 [0, %shape], [%k1, %same]
+  %more = icmp slt i64 %k, %n
+  br i1 %more, label %cmp, label %good
+cmp:
+  %ap = getelementptr i64, ptr %sh, i64 %k
+  %a = load i64, ptr %ap
+  %wp = getelementptr i64, ptr %dims, i64 %k
+  %w = load i64, ptr %wp
+  %k1 = add i64 %k, 1
+  %eq = icmp eq i64 %a, %w
+  br i1 %eq, label %same, label %bad
+same:
+  br label %dim
+good:
+  %datap = getelementptr i8, ptr %o, i64 {off['data']}
+  %data = load ptr, ptr %datap
+  ret ptr %data
+bad:
+  %exc = load ptr, ptr @PyExc_TypeError
+  call void @PyErr_SetString(ptr %exc, ptr @amsg)
+  ret ptr null
+}}
+"""

@@ -9,8 +9,9 @@ values are folded in the same order and the results are the same bits:
                                   nest, folded at the innermost loop
 
 Sums, products, max and min of float32/float64 values; refused (Numba compiles the
-program) are arg reductions and the loops whose sums the Numba path stages or cuts into
-chunks (xforms/kernels/cpu/chunking.py decides, and is asked here).
+program) are arg reductions and the loops whose sums the Numba path stages
+(xforms/kernels/cpu/chunking.py decides, and is asked here).  In a loop cut into chunks a
+level-0 register is the chunk's partial (xforms/kernels/cpu/llvm/threaded.py).
 
     accs = accumulators(step)      # eqn -> Acc, or Refused
 """
@@ -20,15 +21,20 @@ import numpy as np
 
 from ...loops.scalar_rules import reduction_init, reduction_monoid
 from ...prepare.fusion_classes import REDUCTIONS
-from ..chunking import _row_staged, _staged
+from ..chunking import STAGE_LANES, _row_staged
 from .scalar import Refused, _const
 
 _FOLD = {"sum": "fadd", "prod": "fmul"}
 
 
 class Acc(SimpleNamespace):
-    """One reduction's accumulator: `op`, `level`, `dt`, `out` (its Var), `kept` (axes),
-    `slot` (the register's alloca, level not None)."""
+    """One reduction's accumulator: `op`, `level`, `dt`, `out` (its Var), `kept` and
+    `axes` (reduced), `slot` (the register's alloca, level not None)."""
+
+    def crosses_chunks(self):
+        """Whether chunks of axis 0 all fold into the same output elements (as the Numba
+        path's `accum.Reduction.crosses_chunks`)."""
+        return self.level is None and 0 in self.axes
 
 
 def accumulators(step):
@@ -45,11 +51,103 @@ def accumulators(step):
         kept = [d for d in range(n) if d not in axes]
         level = len(kept) if kept == list(range(len(kept))) else None
         accs[eqn] = Acc(op=op, arg=False, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
-                        slot=None)
-    size = int(np.prod([int(d) for d in shape], dtype=np.int64))
-    if accs and (_staged(shape, size, accs) or _row_staged(shape, accs)):
-        raise Refused("sums the Numba path stages")
+                        axes=tuple(axes), slot=None, stage=None,
+                        row_staged=False, buf=None)
+    for acc in _row_staged(shape, accs) if accs else ():
+        acc.row_staged = True            # (`lanes`: its row's buffer and lanes)
+        if shape[-1] > MAX_STAGED_ROW:
+            raise Refused("a staged row too long for the stack")
     return accs
+
+
+# a row-staged reduction's buffer (a row) lives on the kernel's stack: at most this many
+# elements (128 kB of float64)
+MAX_STAGED_ROW = 1 << 14
+
+
+def lanes(m, acc, n):
+    """A staged reduction's buffer of `n` values (`acc.buf`) and its STAGE_LANES lanes
+    (`acc.lanes`), set to the identity here (xforms/kernels/cpu/chunking.py STAGE_LANES)."""
+    ty = m.ty(acc.out.aval)
+    if getattr(acc, "buf", None) is None:
+        acc.buf = f"%stage{len(m.allocas)}"
+        m.allocas.append(f"{acc.buf} = alloca {ty}, i64 {n}")
+        acc.lanes = [f"%lane{len(m.allocas) + j}" for j in range(STAGE_LANES)]
+        m.allocas += [f"{lane} = alloca {ty}" for lane in acc.lanes]
+    for lane in acc.lanes:
+        m.emit(f"store {ty} {identity(acc, ty)}, ptr {lane}")
+
+
+def stage(m, acc, x, ty):
+    """A staged reduction's value `x` into its buffer, at the staged axis's index less the
+    block's start (`acc.stage`: (start, the axis's loop sym))."""
+    start, sym = acc.stage
+    k, p = m.fresh(), m.fresh()
+    m.emit(f"{k} = sub nsw i64 {m.syms[sym]}, {start}")
+    m.emit(f"{p} = getelementptr {ty}, ptr {acc.buf}, i64 {k}")
+    m.emit(f"store {ty} {x}, ptr {p}")
+
+
+def fold_lanes(m, accs, start, stop):
+    """Add each buffer's [0, stop - start) into its lanes: whole groups of STAGE_LANES
+    elements lane by lane, then the tail into lane 0 (the Numba path's `_fold_lanes`)."""
+    n, groups, whole = m.fresh(), m.fresh(), m.fresh()
+    m.emit(f"{n} = sub nsw i64 {stop}, {start}")
+    m.emit(f"{groups} = sdiv i64 {n}, {STAGE_LANES}")
+    m.emit(f"{whole} = mul nsw i64 {groups}, {STAGE_LANES}")
+    g, k = object(), object()
+
+    def group():
+        base = m.fresh()
+        m.emit(f"{base} = mul nsw i64 {m.syms[g]}, {STAGE_LANES}")
+        for acc in accs:
+            for j, lane in enumerate(acc.lanes):
+                _add_into(m, acc, lane, add(m, base, str(j)))
+
+    def tail():
+        for acc in accs:
+            _add_into(m, acc, acc.lanes[0], m.syms[k])
+    m._counted(g, 0, groups, False, group)
+    m._counted(k, whole, n, False, tail)
+
+
+def combine_lanes(m, acc):
+    """Fold the lanes into the register `acc.slot`: sums and products combined pairwise
+    first, max and min lane by lane (NaN from any lane), as the Numba path's."""
+    ty = m.ty(acc.out.aval)
+    vals = [_load(m, ty, lane) for lane in acc.lanes]
+    if acc.op in _FOLD:
+        while len(vals) > 1:
+            pairs = []
+            for a, b in zip(vals[::2], vals[1::2]):
+                r = m.fresh()
+                m.emit(f"{r} = {_FOLD[acc.op]} {ty} {a}, {b}")
+                pairs.append(r)
+            vals = pairs + ([vals[-1]] if len(vals) % 2 else [])
+    for x in vals:
+        t = _load(m, ty, acc.slot)
+        m.emit(f"store {ty} {fold(m, acc, t, x, ty)}, ptr {acc.slot}")
+
+
+def _add_into(m, acc, lane, k):
+    ty = m.ty(acc.out.aval)
+    p = m.fresh()
+    m.emit(f"{p} = getelementptr {ty}, ptr {acc.buf}, i64 {k}")
+    x, t = _load(m, ty, p), _load(m, ty, lane)
+    m.emit(f"store {ty} {fold(m, acc, t, x, ty)}, ptr {lane}")
+
+
+def _load(m, ty, ptr):
+    v = m.fresh()
+    m.emit(f"{v} = load {ty}, ptr {ptr}")
+    return v
+
+
+def add(m, a, b):
+    """Emit the i64 sum a + b; -> its name."""
+    r = m.fresh()
+    m.emit(f"{r} = add nsw i64 {a}, {b}")
+    return r
 
 
 def identity(acc, ty):
@@ -57,11 +155,12 @@ def identity(acc, ty):
 
 
 def fold(m, acc, t, x, ty):
-    """Emit `t (op) x` into module `m` (max/min: `t if t >= x or t != t else x`, as the
-    Numba path prints them); -> the folded value's name."""
+    """Emit `t (op) x` into module `m` (max/min: NaN wins, -0.0 < +0.0, as the Numba path's
+    accumulators fold them: xforms/kernels/loops/loop_print.py `float_maxmin`, the
+    elementwise max's spelling); -> the folded value's name."""
     r = m.fresh()
     if acc.op in _FOLD:
         m.emit(f"{r} = {_FOLD[acc.op]} {ty} {t}, {x}")
         return r
-    m.emit(m._maxmin(r, ty, acc.op, (t, x)))
+    m.emit(m._maxmin(r, ty, acc.op, [t, x]))
     return r

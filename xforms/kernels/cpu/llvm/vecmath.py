@@ -30,7 +30,6 @@ from numba import types as nbt
 from numba.core.extending import _Intrinsic
 
 from ...libm.vecmath import base
-from ...numba_fixes.vector_width import WIDTH
 from ..chunking import _has_bounded_trig
 from ..scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from .reductions import accumulators
@@ -61,13 +60,6 @@ def function_ir(name, ty):
 def symbol(name, ty):
     """The LLVM name of `function_ir(name, ty)`'s function."""
     return f"xf_{name}_{ty}"
-
-
-def width():
-    """The function attribute asking for the vector width the Numba path's kernels get
-    (xforms/kernels/numba_fixes/vector_width.py: 512 bits where AVX-512 is usable, although
-    LLVM tunes some Intel cores for 256), or "" (LLVM's choice)."""
-    return f' "prefer-vector-width"="{WIDTH}"' if WIDTH else ""
 
 
 def _translate(name, t):

@@ -158,9 +158,11 @@ shifter rounding and the leaner tanh, at 256 bits: float64 tanh 1.50, exp 1.21.
 import sys
 
 from . import base, explog, f32, trig
+from ..names import (PUBLIC_FUNCTIONS, TRIG_BOUNDED, VECMATH, VECMATH_BOUNDED,  # noqa: F401
+                     VECMATH_F32, VECMATH_TRIG_EXACT)
 from .explog import (vm_atan, vm_cosh, vm_exp, vm_expm1, vm_log, vm_log1p, vm_logistic, vm_sinh,
                      vm_tanh)
-from .f32 import (ERROR_BOUNDS_ULP_F32, TRIG_MAX_ARG_F32, VECMATH_F32, vmf_cos, vmf_cos_bounded,
+from .f32 import (ERROR_BOUNDS_ULP_F32, TRIG_MAX_ARG_F32, vmf_cos, vmf_cos_bounded,
                   vmf_exp, vmf_log, vmf_sin, vmf_sin_bounded, vmf_tan, vmf_tan_bounded, vmf_tanh)
 from .trig import (TRIG_MAX_ARG, vm_cos, vm_cos_bounded, vm_sin, vm_sin_bounded, vm_tan,
                    vm_tan_bounded)
@@ -207,42 +209,6 @@ __all__ = [
 # ---------------------------------------------------------------------------
 # Tables for the code generator and the tests
 # ---------------------------------------------------------------------------
-
-#: primitive name -> function name: drop-in replacements for ``math.*`` (same
-#: results up to the documented ulps, same special values, all finite inputs),
-#: each vectorisable and faster than libm inside a loop.  sin/cos/tan are not
-#: listed: see "Trigonometric functions" in the module docstring.
-VECMATH = {
-    "exp": "vm_exp",
-    "expm1": "vm_expm1",
-    "log": "vm_log",
-    "log1p": "vm_log1p",
-    "tanh": "vm_tanh",
-    "logistic": "vm_logistic",
-    "sinh": "vm_sinh",
-    "cosh": "vm_cosh",
-    "atan": "vm_atan",
-}
-
-#: VECMATH plus the branch-free trig variants, which return nan for
-#: |x| > TRIG_MAX_ARG; use with the guard-and-redo recipe of the docstring.
-VECMATH_BOUNDED = dict(
-    VECMATH, sin="vm_sin_bounded", cos="vm_cos_bounded", tan="vm_tan_bounded"
-)
-
-#: The exact trig functions (libm branch beyond TRIG_MAX_ARG): right for every
-#: input, fast in scalar code, but no faster than ``math.*`` in vectorised loops.
-VECMATH_TRIG_EXACT = {"sin": "vm_sin", "cos": "vm_cos", "tan": "vm_tan"}
-
-#: exact trig function -> its branch-free bounded variant (float64 and float32 families),
-#: for the code generator's guard-and-redo loops (xforms/kernels/cpu/emit.py).
-TRIG_BOUNDED = {"vm_sin": "vm_sin_bounded", "vm_cos": "vm_cos_bounded",
-                "vm_tan": "vm_tan_bounded", "vmf_sin": "vmf_sin_bounded",
-                "vmf_cos": "vmf_cos_bounded", "vmf_tan": "vmf_tan_bounded"}
-
-#: every function a generated kernel may call
-PUBLIC_FUNCTIONS = sorted(set(VECMATH_BOUNDED.values()) | set(VECMATH_TRIG_EXACT.values())
-                          | set(VECMATH_F32.values()))
 
 #: Maximum error in ulps of the output dtype for normal (non-subnormal)
 #: results, asserted by tests/test_vecmath.py.  Observed maxima over the test

@@ -37,6 +37,7 @@ import math
 
 import numpy as np
 
+from ..names import VECMATH_F32  # noqa: F401  (re-exported)
 from .base import (_absf, _bitf, _copysignf, _divf, _finite_nonneg, _log2_kf, _log2_mf,
                    _madf, _pow2f, _rintf, _vm, f32)
 
@@ -271,20 +272,6 @@ def vmf_tan(x):
         return np.float32(math.tan(np.float64(x)))
     return vmf_tan_bounded(x)
 
-
-#: float64 family name -> float32 implementation (the code generator picks it for float32
-#: operands).  Functions not listed compute float32 through the float64 family.
-VECMATH_F32 = {
-    "vm_exp": "vmf_exp",
-    "vm_log": "vmf_log",
-    "vm_tanh": "vmf_tanh",
-    "vm_sin": "vmf_sin",
-    "vm_cos": "vmf_cos",
-    "vm_tan": "vmf_tan",
-    "vm_sin_bounded": "vmf_sin_bounded",
-    "vm_cos_bounded": "vmf_cos_bounded",
-    "vm_tan_bounded": "vmf_tan_bounded",
-}
 
 #: Maximum error in float32 ulps for normal results, asserted by tests/test_vecmath.py.
 #: Observed maxima over 600 000 points per function (whole float32 domain, dense core, every

@@ -1,0 +1,331 @@
+"""Threaded loops of the direct LLVM path (xforms/kernels/cpu/llvm/loops.py, issue #35): a
+fused loop that the Numba path cuts into chunks of axis 0 (xforms/kernels/cpu/chunking.py)
+is cut into the same chunks here, and the chunks run on the thread team of GNU OpenMP --
+the pool that Numba's "omp" threading layer runs its prange loops on -- called by its C
+entry point `GOMP_parallel`, with no Numba in the process.
+
+    rows = chunk_rows(step, size, accs)   # None: plain loops (the Numba path's too)
+    emit(m, step, nest, rows)             # the chunks as a function of their own, launched
+
+The chunks' bodies are one function, `void chunks(ctx, first chunk, end chunk)`, whose
+values from the kernel (array data pointers, scalars, the partials' buffers) come through
+`ctx`, a row of 8-byte slots; `xf_parallel` runs it on one thread or shares the chunks out
+statically over `xf_num_threads` team threads (`set_num_threads`: the count a call runs
+with, as `numba.set_num_threads` sets it for the Numba path).  A reduction to a scalar
+keeps one partial per chunk, folded in chunk order after the team has finished, as the
+Numba path's `Nest._chunked` does: the result depends on the shape alone, never on the
+threads.
+"""
+import ctypes
+import os
+import re
+
+import numpy as np
+
+from ..chunking import STAGE_ELEMENTS, _chunk_rows, _staged, _threads_pay
+from ..loop_cost import element_ns
+from . import reductions
+from .scalar import Refused
+
+# a reduction to a scalar keeps its partials on the kernel's stack: at most this many bytes
+# (2**24 elements in chunks of 2**14: 8 kB)
+MAX_PARTIAL_BYTES = 1 << 16
+
+_lib = []                         # [libgomp] once bound; [None] when it cannot be loaded
+
+HELPERS = """declare void @GOMP_parallel(ptr, ptr, i32, i32)
+declare i32 @omp_get_thread_num()
+declare i32 @omp_get_num_threads()
+@xf_num_threads = external global i32
+
+define internal void @xf_omp_body(ptr %ctx) {
+entry:
+  %fn = load ptr, ptr %ctx
+  %np = getelementptr i64, ptr %ctx, i64 1
+  %nch = load i64, ptr %np
+  %t32 = call i32 @omp_get_thread_num()
+  %nt32 = call i32 @omp_get_num_threads()
+  %t = sext i32 %t32 to i64
+  %nt = sext i32 %nt32 to i64
+  %a = mul i64 %t, %nch
+  %lo = sdiv i64 %a, %nt
+  %t1 = add i64 %t, 1
+  %b = mul i64 %t1, %nch
+  %hi = sdiv i64 %b, %nt
+  call void %fn(ptr %ctx, i64 %lo, i64 %hi)
+  ret void
+}
+
+define internal void @xf_parallel(ptr %fn, ptr %ctx, i64 %nch) {
+entry:
+  store ptr %fn, ptr %ctx
+  %np = getelementptr i64, ptr %ctx, i64 1
+  store i64 %nch, ptr %np
+  %nt32 = load i32, ptr @xf_num_threads
+  %nt = sext i32 %nt32 to i64
+  %one = icmp slt i64 %nt, 2
+  br i1 %one, label %serial, label %team
+team:
+  %fewer = icmp slt i64 %nch, %nt
+  %k = select i1 %fewer, i64 %nch, i64 %nt
+  %k32 = trunc i64 %k to i32
+  call void @GOMP_parallel(ptr @xf_omp_body, ptr %ctx, i32 %k32, i32 0)
+  ret void
+serial:
+  call void %fn(ptr %ctx, i64 0, i64 %nch)
+  ret void
+}
+"""
+
+
+def count():
+    """The threads a threaded kernel may use: NUMBA_NUM_THREADS, else the CPUs this process
+    may run on (Numba's own default), read without importing Numba."""
+    v = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if v.isdigit() and int(v) > 0:
+        return int(v)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+# the team size a kernel call runs with (`xf_num_threads`; `set_num_threads`)
+_threads = ctypes.c_int(count())
+
+
+def available():
+    """Whether GNU OpenMP's entry points are bound for the kernels (loaded once: the library
+    Numba's omp layer links, `libgomp.so.1`); False where it cannot be loaded."""
+    if not _lib:
+        _lib.append(_bind())
+    return _lib[0] is not None
+
+
+def _bind():
+    try:
+        lib = ctypes.CDLL("libgomp.so.1", mode=ctypes.RTLD_GLOBAL)
+    except OSError:
+        return None
+    import llvmlite.binding as llvm
+    for name in ("GOMP_parallel", "omp_get_thread_num", "omp_get_num_threads"):
+        llvm.add_symbol(name, ctypes.cast(getattr(lib, name), ctypes.c_void_p).value)
+    llvm.add_symbol("xf_num_threads", ctypes.addressof(_threads))
+    return lib
+
+
+def launches(ir):
+    """Whether kernel IR `ir` (of `loops.lower`) runs chunks on the team."""
+    return "call void @xf_parallel(" in ir
+
+
+def get_num_threads():
+    """The team size the next kernel call runs with (as `numba.get_num_threads`)."""
+    return _threads.value
+
+
+def set_num_threads(k):
+    """Run the next kernel calls on `k` threads (1: no team), as `numba.set_num_threads`;
+    read by a kernel while it holds the GIL, so one setting per call."""
+    _threads.value = max(1, int(k))
+
+
+def chunk_rows(step, size, accs):
+    """Rows of axis 0 per chunk where the Numba path cuts `step` into chunks (threads pay,
+    or a scalar reduction keeps per-chunk partials), else None.  Refused: an array
+    reduction whose chunks each keep a row of partials, or no OpenMP here."""
+    if not step.shape:
+        return None
+    shape = tuple(int(d) for d in step.shape)
+    pays, chunk = _threads_pay(size, element_ns(step))
+    rows = _chunk_rows(shape, size, accs, True, _staged(shape, size, accs), chunk, pays)
+    if rows is None:
+        return None
+    if any(a.crosses_chunks() for a in accs.values()) or not available():
+        raise Refused("array partials, or no OpenMP")
+    nch = -(-int(step.shape[0]) // rows)
+    if any(a.level == 0 and nch * 8 > MAX_PARTIAL_BYTES for a in accs.values()):
+        raise Refused("too many partials")
+    return rows
+
+
+def emit(m, nest, rows):
+    """Emit into kernel module `m` (a `loops._Loops`) the chunked loops of its current
+    step (`m.accs` set): the array accumulators filled, the chunks' function, its launch
+    and the scalar reductions' partials folded in chunk order."""
+    n0 = int(nest.dims[0])
+    nch = -(-n0 // rows)
+    top = [a for a in m.accs.values() if a.level == 0]
+    for acc in m.accs.values():
+        if acc.level is None:               # (the output array, filled before the chunks)
+            m._acc_setup(acc)
+    for acc in top:                         # (its partials: `acc.part`)
+        acc.part = f"%part{len(m.allocas)}"
+        m.allocas.append(f"{acc.part} = alloca {m.ty(acc.out.aval)}, i64 {nch}")
+    fn, captured = _chunks_function(m, nest, rows, [acc.part for acc in top])
+    ctx = f"%ctx{len(m.allocas)}"
+    m.allocas.append(f"{ctx} = alloca i64, i64 {2 + len(captured)}")
+    for k, (name, ty) in enumerate(captured):
+        p = m.fresh()
+        m.emit(f"{p} = getelementptr i64, ptr {ctx}, i64 {2 + k}")
+        m.emit(f"store {ty} {name}, ptr {p}")
+    if nch == 1:                            # (a staged sum's one chunk: no team)
+        m.emit(f"call void {fn}(ptr {ctx}, i64 0, i64 1)")
+    else:
+        m.emit(f"call void @xf_parallel(ptr {fn}, ptr {ctx}, i64 {nch})")
+    m.threaded = True
+    for acc in top:
+        _combine(m, acc, acc.part, nch)
+
+
+def _chunks_function(m, nest, rows, parts):
+    """(name, captured [(value, type)]): `m`'s current step as the function of its chunks
+    [c0, c1), emitted beside the kernel; the kernel's values it reads come from `ctx`."""
+    saved = m.lines, m.allocas, getattr(m, "block", None)
+    m.lines, m.allocas = [], []
+    name = f"@chunks{m.fresh()[2:]}"
+    try:
+        for acc in m.accs.values():
+            if acc.level is not None:       # (registers: this function's own)
+                m._acc_setup(acc)
+        ch = object()
+        m._counted(ch, "%c0", "%c1", False, lambda: _chunk(m, nest, rows, m.syms[ch]))
+        m.emit("ret void")
+        body, allocas = m.lines, m.allocas
+    finally:
+        m.lines, m.allocas, m.block = saved
+    captured = _captured(m, allocas + body, parts)
+    loads = []
+    for k, (value, ty) in enumerate(captured):
+        loads += [f"  {value}.p = getelementptr i64, ptr %ctx, i64 {2 + k}",
+                  f"  {value} = load {ty}, ptr {value}.p"]
+    m.functions.append("\n".join([f"define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{",
+                                  "entry:", *("  " + a for a in allocas), *loads, *body, "}"]))
+    return name, captured
+
+
+def _chunk(m, nest, rows, ch):
+    """Chunk `ch`: rows [ch * rows, min(ch * rows + rows, n0)) of axis 0, its scalar
+    reductions from the identity into their partials."""
+    n0 = int(nest.dims[0])
+    i0, e = m.fresh(), m.fresh()
+    m.emit(f"{i0} = mul nsw i64 {ch}, {rows}")
+    m.emit(f"{e} = add nsw i64 {i0}, {rows}")
+    e0 = _select(m, "slt", e, str(n0))
+    top = [a for a in m.accs.values() if a.level == 0]
+    for acc in top:
+        ty = m.ty(acc.out.aval)
+        m.emit(f"store {ty} {reductions.identity(acc, ty)}, ptr {acc.slot}")
+    sym, inner = nest.syms[0], [int(d) for d in nest.dims[1:]]
+
+    def row():
+        m._nest(nest.syms[1:], inner, nest.body, 1)
+    if _staged(tuple(int(d) for d in nest.dims), n0, m.accs):
+        _staged_blocks(m, top, sym, i0, e0, row)
+    else:
+        for a, b, held in _spans(m, sym, i0, e0):
+            m._counted(sym, a, b, held, row)
+    for acc in top:
+        ty, v, p = m.ty(acc.out.aval), m.fresh(), m.fresh()
+        m.emit(f"{v} = load {ty}, ptr {acc.slot}")
+        m.emit(f"{p} = getelementptr {ty}, ptr {acc.part}, i64 {ch}")
+        m.emit(f"store {ty} {v}, ptr {p}")
+
+
+def _staged_blocks(m, top, sym, i0, e0, row):
+    """A staged 1-D chunk (xforms/kernels/cpu/chunking.py STAGE_ELEMENTS), as the Numba
+    path's `Nest._staged_rows`: blocks of STAGE_ELEMENTS rows store their values into a
+    buffer (`stage`), then add it into STAGE_LANES lanes (element k into lane k % lanes, a
+    block's odd tail into lane 0); the lanes, combined pairwise, fold into the chunk's
+    partial."""
+    for acc in top:
+        reductions.lanes(m, acc, STAGE_ELEMENTS)
+    span = m.fresh()
+    m.emit(f"{span} = sub nsw i64 {e0}, {i0}")
+    nblk = m.fresh()
+    m.emit(f"{nblk} = sdiv i64 {reductions.add(m, span, str(STAGE_ELEMENTS - 1))}, {STAGE_ELEMENTS}")
+    blk = object()
+
+    def block():
+        b0 = m.fresh()
+        m.emit(f"{b0} = mul nsw i64 {m.syms[blk]}, {STAGE_ELEMENTS}")
+        start = reductions.add(m, i0, b0)
+        stop = _select(m, "slt", reductions.add(m, start, str(STAGE_ELEMENTS)), e0)
+        for acc in top:
+            acc.stage = (start, sym)
+        for a, b, held in _spans(m, sym, start, stop):
+            m._counted(sym, a, b, held, row)
+        for acc in top:
+            acc.stage = None
+        reductions.fold_lanes(m, top, start, stop)
+    m._counted(blk, 0, nblk, False, block)
+    for acc in top:
+        reductions.combine_lanes(m, acc)
+
+
+def _spans(m, sym, i0, e0):
+    """[(start, stop, guards hold)] of the chunk's rows [i0, e0): when axis 0 is the peeled
+    one (`m.peel`, a plain middle [lo, hi)), the rows before the middle, the middle and the
+    rows after it, each clipped to the chunk, as the Numba path's `Nest._rows`."""
+    if not m.peel or m.peel[0] is not sym:
+        return [(i0, e0, False)]
+    _, lo, hi = m.peel
+    m0 = _select(m, "sgt", i0, str(lo))
+    m1 = _select(m, "slt", e0, str(hi))
+    return [(i0, _select(m, "slt", m0, e0), False), (m0, m1, True),
+            (_select(m, "sgt", m0, m1), e0, False)]
+
+
+def _select(m, pred, a, b):
+    """max (pred sgt) or min (slt) of two i64 values."""
+    c, r = m.fresh(), m.fresh()
+    m.emit(f"{c} = icmp {pred} i64 {a}, {b}")
+    m.emit(f"{r} = select i1 {c}, i64 {a}, i64 {b}")
+    return r
+
+
+_NAME = re.compile(r"%[A-Za-z_][\w.]*")
+_DEFINED = re.compile(r"^\s*(%[\w.]+) =")
+
+
+def _captured(m, body, parts):
+    """[(value, LLVM type)] of the kernel's values that `body` (a function's lines) reads:
+    array data pointers and objects, scalars; Refused where it reads another."""
+    known = {data: "ptr" for data, _ in m.arrays.values()}
+    for v, name in m.names.items():
+        known[name] = ("ptr" if v.aval.shape else
+                       "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else m.ty(v.aval))
+    known.update({p: "ptr" for p in parts})
+    defined = {"%ctx", "%c0", "%c1"}
+    labels = set()
+    for line in body:
+        d = _DEFINED.match(line)
+        if d:
+            defined.add(d.group(1))
+        elif line.endswith(":"):
+            labels.add("%" + line[:-1].strip())
+    used = {n for line in body for n in _NAME.findall(line)} - defined - labels
+    if used - set(known):
+        raise Refused(f"a value the chunks cannot read: {sorted(used - set(known))[:3]}")
+    return sorted((n, known[n]) for n in used)
+
+
+def _combine(m, acc, part, nch):
+    """The scalar reduction's value: the identity folded with its partials in order."""
+    ty = m.ty(acc.out.aval)
+    slot = f"%comb{len(m.allocas)}"
+    m.allocas.append(f"{slot} = alloca {ty}")
+    m.emit(f"store {ty} {reductions.identity(acc, ty)}, ptr {slot}")
+
+    def fold():
+        ch = m.syms[sym]
+        p, x, t = m.fresh(), m.fresh(), m.fresh()
+        m.emit(f"{p} = getelementptr {ty}, ptr {part}, i64 {ch}")
+        m.emit(f"{x} = load {ty}, ptr {p}")
+        m.emit(f"{t} = load {ty}, ptr {slot}")
+        m.emit(f"store {ty} {reductions.fold(m, acc, t, x, ty)}, ptr {slot}")
+    sym = object()
+    m._counted(sym, 0, nch, False, fold)
+    v = m.fresh()
+    m.emit(f"{v} = load {ty}, ptr {slot}")
+    m.names[acc.out] = v
