@@ -330,3 +330,22 @@ def test_sign_keeps_a_zeros_sign(dt):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(np.signbit(got[[0, 1, 3, 4]]), [True, False, True, False])
+
+
+def test_max_and_min_with_initial_keep_the_operands_dtype():
+    """The dtype fuzzer's case (session 21, against jax locally): `xnp.max(b, axis=-1,
+    where=b, initial=0)` of a bool array gave int64 [1, 1]: `initial` was combined with
+    promotion (JAX converts it to the operand's dtype) and where= filled a bool max's masked
+    elements with True (its identity is False).  Expected values from jax 0.10.2."""
+    b = np.array([[True, False], [False, False]])
+    i8 = np.array([3, 4], np.int8)
+    cases = [(lambda b, i: xnp.max(b, axis=-1, where=b, initial=0), [True, False]),
+             (lambda b, i: xnp.min(~b, axis=-1, where=b, initial=1), [False, True]),
+             (lambda b, i: xnp.min(i, initial=1000, where=i > 3), np.int8(-24)),
+             (lambda b, i: xnp.max(i, initial=-1.5), np.int8(4))]
+    for f, want in cases:
+        want = np.asarray(want)
+        for tier in (f, xf.jit(f, tiered=False)):
+            got = np.asarray(tier(b, i8))
+            assert got.dtype == want.dtype, (got.dtype, want.dtype)
+            np.testing.assert_array_equal(got, want)

@@ -8,7 +8,7 @@ input or another output.  jit's two tiers must give the same dtypes and bits.
     def f(p0, p1):
         v0 = p0.astype(xnp.uint8) << p1
         v1 = xnp.max(v0, axis=0, where=p1 > 2, initial=0)
-        return (v1, p0)
+        return (v0, v1, p0)
 
 Each statement is evaluated eagerly while drawing (its dtype and shape decide what may
 follow); one that xforms refuses (an operator JAX refuses as well, such as `-` of two
@@ -149,9 +149,9 @@ class _Gen:
         assume(False)
 
     def outputs(self):
-        """The last one or two values, maybe also an input itself or one value twice."""
-        values = [n for n, _ in self.vals if n.startswith("v")]
-        outs = values[-self.draw(st.integers(1, 2)):]
+        """Every value (none is dead code the compiler could drop), maybe also an input
+        itself or one value twice."""
+        outs = [n for n, _ in self.vals if n.startswith("v")]
         extra = self.draw(st.integers(0, 3))
         if extra == 1:
             outs.append(self.choice(self.names))
