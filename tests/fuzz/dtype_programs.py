@@ -91,16 +91,19 @@ class _Gen:
         self.vals.append((name, x))
         return name, x
 
-    def operand(self, ok=lambda v: True):
-        """An earlier value satisfying `ok` (recent ones first), else a new input."""
+    def operand(self, ok=lambda v: True, dtypes=None):
+        """An earlier value satisfying `ok` (recent ones first), else a new input (of one
+        of `dtypes` if given)."""
         cands = [v for v in self.vals if ok(v[1])]
         if cands and self.draw(st.integers(0, 4)):
             return cands[-1 - self.draw(st.integers(0, len(cands) - 1))]
-        return self.new_input()
+        return self.new_input(dtypes and self.choice(dtypes))
 
     def expr(self):
-        how = self.draw(st.integers(0, 5))
+        how = self.draw(st.integers(0, 6))
         a, x = self.operand()
+        if how == 6 and x.ndim:
+            return self.indexed(a, x)
         if how == 0:
             return self.choice(UNARY).format(a=a)
         if how == 1:
@@ -130,6 +133,24 @@ class _Gen:
         init = "" if kind in ("sum", "prod") else f", initial={self.choice(['0', '-1', '2'])}"
         return f"xnp.{kind}({a}, axis={axis}, where={m}{init})"
 
+    def indexed(self, a, x):
+        """A gather, scatter or dynamic slice of `a` at traced integer indices: negative,
+        out of bounds either way, the index dtype's limits.  (Not uint64: its values from
+        2**63 up are read as negative -- known, left.)"""
+        index_dtypes = INTS[:-1]
+        i, _ = self.operand(lambda v: v.dtype.name in index_dtypes, index_dtypes)
+        axis = self.draw(st.integers(0, x.ndim - 1))
+        return self.choice([
+            f"xnp.take({a}, {i}, axis={axis}, mode='clip')",
+            f"xnp.take({a}, {i}, axis={axis}, mode='fill', fill_value=1)",
+            f"{a}.at[{i}].get(mode='clip')",
+            f"{a}.at[{i}].add(1)",
+            f"{a}.at[{i}].set(0)",
+            f"{a}.at[{i}].max(2)",
+            f"lax.dynamic_slice_in_dim({a}, xnp.ravel({i})[0], 1, {axis})",
+            f"lax.dynamic_update_index_in_dim({a}, xnp.take({a}, 0, axis={axis}), "
+            f"xnp.ravel({i})[-1], {axis})"])
+
     def statement(self, k):
         """Draw statements until xforms accepts one; keep it and its eager value."""
         for _ in range(5):
@@ -137,7 +158,8 @@ class _Gen:
             try:
                 with warnings.catch_warnings(), np.errstate(all="ignore"):
                     warnings.simplefilter("ignore")
-                    val = eval(src, {"xnp": xnp, "lax": lax}, dict(self.vals))
+                    scope = {n: xnp.asarray(v) for n, v in self.vals}
+                    val = eval(src, {"xnp": xnp, "lax": lax}, scope)
             except (TypeError, ValueError, OverflowError):
                 continue
             val = np.asarray(val)
