@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import event, given, settings, strategies as st
 
 from .checks import (axes_for, cases, check_eager, check_grad, check_grads2, check_hvp,
                      check_ir, check_jacobians, check_jit_group, check_jvp, check_vjp,
@@ -141,7 +141,7 @@ def test_dtype_programs_compiled_matches_fast_tier(group):
 @settings(max_examples=share(0.5, cap=1500))
 @given(dtype_programs(dtypes=("float32", "float64"), reductions=("sum", "max", "min", "prod")))
 def test_llvm_kernels_match_numba_kernels(case):
-    check_llvm_path(case)
+    event("direct LLVM kernel" if check_llvm_path(case) else "outside the LLVM path's class")
 
 
 # eager Array operators on mixed dtypes, Python scalars and weak types: JAX's promotion
