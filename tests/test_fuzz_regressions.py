@@ -316,3 +316,36 @@ def test_max_and_min_order_signed_zeros_as_jax(shape):
             np.testing.assert_array_equal(np.signbit(mx), np.signbit(want_max + 0 * mx))
             np.testing.assert_array_equal(np.signbit(mn), np.signbit(want_min + 0 * mn))
     assert not np.signbit(xf.jit(xf.nn.relu, tiered=False)(np.float64(-0.0)))
+
+
+@pytest.mark.parametrize("dt", ["float16", "float32", "float64"])
+def test_sign_keeps_a_zeros_sign(dt):
+    """The dtype fuzzer's case (session 21, tests/fuzz/dtype_programs.py, against jax locally):
+    `xnp.sign(-0.0)` was +0.0 eagerly and on both tiers (NumPy's np.sign, the scalar rule's
+    `0`); jax 0.10.2 gives -0.0 (values below computed with it)."""
+    x = np.array([-0.0, 0.0, np.nan, -2.0, 3.0], dt)
+    want = np.array([-0.0, 0.0, np.nan, -1.0, 1.0], dt)
+    for tier in (xnp.sign, xf.jit(xnp.sign, tiered=False)):
+        got = np.asarray(tier(x))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got[[0, 1, 3, 4]]), [True, False, True, False])
+
+
+def test_max_and_min_with_initial_keep_the_operands_dtype():
+    """The dtype fuzzer's case (session 21, against jax locally): `xnp.max(b, axis=-1,
+    where=b, initial=0)` of a bool array gave int64 [1, 1]: `initial` was combined with
+    promotion (JAX converts it to the operand's dtype) and where= filled a bool max's masked
+    elements with True (its identity is False).  Expected values from jax 0.10.2."""
+    b = np.array([[True, False], [False, False]])
+    i8 = np.array([3, 4], np.int8)
+    cases = [(lambda b, i: xnp.max(b, axis=-1, where=b, initial=0), [True, False]),
+             (lambda b, i: xnp.min(~b, axis=-1, where=b, initial=1), [False, True]),
+             (lambda b, i: xnp.min(i, initial=1000, where=i > 3), np.int8(-24)),
+             (lambda b, i: xnp.max(i, initial=-1.5), np.int8(4))]
+    for f, want in cases:
+        want = np.asarray(want)
+        for tier in (f, xf.jit(f, tiered=False)):
+            got = np.asarray(tier(b, i8))
+            assert got.dtype == want.dtype, (got.dtype, want.dtype)
+            np.testing.assert_array_equal(got, want)

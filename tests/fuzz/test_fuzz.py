@@ -16,11 +16,12 @@ import sys
 import tempfile
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import event, given, settings, strategies as st
 
 from .checks import (axes_for, cases, check_eager, check_grad, check_grads2, check_hvp,
                      check_ir, check_jacobians, check_jit_group, check_jvp, check_vjp,
                      check_vmap, loop_segments)
+from .dtype_programs import check_dtype_tiers, check_llvm_path, dtype_programs
 from .promotion import check_promotion, operator_chains
 from .scalar_programs import check_scalar_tiers, scalar_programs
 
@@ -122,6 +123,25 @@ def test_jit_of_derivatives_matches_eager(group, small):
 @given(scalar_programs())
 def test_scalar_programs_compiled_matches_fast_tier(case):
     check_scalar_tiers(case)
+
+
+# straight-line programs over every dtype (bool, int8 ... uint64, float16/32/64) with special
+# values, conversions, shifts, reductions with where=, outputs aliasing inputs
+# (tests/fuzz/dtype_programs.py): jit's compiled tier against its fast tier, bit for bit;
+# three programs share one compile
+@settings(max_examples=share(0.2, cap=600))
+@given(st.lists(dtype_programs(), min_size=3, max_size=3))
+def test_dtype_programs_compiled_matches_fast_tier(group):
+    check_dtype_tiers(group)
+
+
+# the same programs over float32/float64 with the reductions the direct LLVM kernels fold:
+# XFORMS_LLVM_KERNELS=1 (xforms/kernels/cpu/llvm/) against =0 (Numba), bit for bit but for
+# NaN payloads (programs outside the LLVM path's class are Numba's both times: skipped)
+@settings(max_examples=share(0.5, cap=1500))
+@given(dtype_programs(dtypes=("float32", "float64"), reductions=("sum", "max", "min", "prod")))
+def test_llvm_kernels_match_numba_kernels(case):
+    event("direct LLVM kernel" if check_llvm_path(case) else "outside the LLVM path's class")
 
 
 # eager Array operators on mixed dtypes, Python scalars and weak types: JAX's promotion

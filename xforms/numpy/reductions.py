@@ -31,7 +31,7 @@ def _masked(a, where, fill):
 
 def _lowest(dt, highest=False):
     if dt.kind == "b":
-        return not highest
+        return highest                  # (False is the least bool)
     if dt.kind in "iu":
         return np.iinfo(dt).max if highest else np.iinfo(dt).min
     return np.inf if highest else -np.inf
@@ -92,6 +92,9 @@ def _extremum(prim_fn, name):
         out = _keep(a, prim_fn(a, axes) if axes else a, axes, keepdims)
         if initial is not None:
             from .ufuncs import maximum, minimum
+            # converted to the operand's dtype, as JAX does (max of bools with initial=0 is
+            # a bool; an int8's initial=1000 wraps to -24), never promoting the result
+            initial = convert(asarray_operand(initial), aval(a).dtype)
             out = (maximum if name == "max" else minimum)(out, initial)
         return out
     f.__name__ = f.__qualname__ = name

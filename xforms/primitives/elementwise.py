@@ -437,7 +437,13 @@ defjvp(min_p, lambda t, ans, x, y: _bcast_to(mul(t, minmax_weight(x, y, lt, ans)
 # --- piecewise constant: zero derivative -----------------------------------------------------
 abs_p = _def("abs", np.abs, out_dtype=_real_out, cheap=True)
 abs = _bind1(abs_p)
-sign_p = _def("sign", np.sign, accept=_not_bool, cheap=True)
+def _np_sign(x):
+    # JAX keeps a zero's sign (sign(-0.0) is -0.0); NumPy's sign gives +0.0
+    s = np.sign(x)
+    return np.where(x == 0, x, s) if np.asarray(x).dtype.kind == "f" else s
+
+
+sign_p = _def("sign", _np_sign, accept=_not_bool, cheap=True)
 sign = _bind1(sign_p)
 # real x: the derivative at 0 is +1 (JAX's convention: x >= 0 takes the tangent unchanged);
 # complex x: Re(conj(x) t) / |x|, and 0 at x = 0 (JAX divides by |x| with 0 replaced by 1)

@@ -12,7 +12,7 @@ The tables are keyed by the `Primitive` (a name is resolved through xforms.core.
 Semantics follow the NumPy implementations: integer `div` truncates and `rem` takes the
 dividend's sign (lax's C semantics, with XLA's values for a zero divisor), `max`/`min`
 propagate NaN like `np.maximum`, `round` is half-to-even (`np.rint`), `sign(nan)` is nan and
-`sign(-0.0)` is 0.0, int8..int32 (and unsigned) results are cast back to their dtype (Numba
+`sign(-0.0)` is -0.0 (as JAX's), int8..int32 (and unsigned) results are cast back to their dtype (Numba
 computes small integers in int64).
 """
 import numpy as np
@@ -348,7 +348,8 @@ def _sign(ctx, x):
     k = _kind(ctx.dtype)
     if k == "f":
         one, zero = ctx.lit(1, ctx.dtype), ctx.lit(0, ctx.dtype)
-        return f"({one} if {x} > {zero} else (-{one} if {x} < {zero} else ({x} if {x} != {x} else {zero})))"
+        # (neither above nor below 0: a zero, its sign kept as JAX keeps it, or NaN)
+        return f"({one} if {x} > {zero} else (-{one} if {x} < {zero} else {x}))"
     if k == "c":
         return f"({x} / abs({x}) if {x} != 0 else {ctx.lit(0, ctx.dtype)})"
     if k == "b":

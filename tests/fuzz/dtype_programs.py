@@ -1,0 +1,272 @@
+"""Straight-line array programs over every dtype -- bool, int8 ... uint64, float16/32/64 --
+with special values (integer limits, NaN, infinities, signed zeros, floats beyond an
+integer's range): arithmetic, shifts, bitwise ops, comparisons, selects, conversions both
+ways, reductions with `where=`, arg- and cumulative reductions, and outputs that are an
+input or another output.  jit's two tiers must give the same dtypes and bits.
+
+    >>> print(dtype_programs().example().src)
+    def f(p0, p1):
+        v0 = p0.astype(xnp.uint8) << p1
+        v1 = xnp.max(v0, axis=0, where=p1 > 2, initial=0)
+        return (v0, v1, p0)
+
+Each statement is evaluated eagerly while drawing (its dtype and shape decide what may
+follow); one that xforms refuses (an operator JAX refuses as well, such as `-` of two
+bools) is drawn again.
+"""
+import contextlib
+import os
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import assume, strategies as st
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+
+INTS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+FLOATS = ["float16", "float32", "float64"]
+DTYPES = ["bool"] + INTS + FLOATS
+FLOAT_SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -2.5, 1.5, 3e10, -3e10,
+                 65504.0, 7e4, 1e-8, 255.5, 300.0, -129.0, 2.0 ** 31, -2.0 ** 63, 2.0 ** 64]
+UNARY = ["-{a}", "xnp.abs({a})", "~{a}", "xnp.sign({a})", "xnp.floor({a})",
+         "xnp.isnan({a})", "xnp.square({a})", "xnp.logical_not({a})"]
+BINARY = ["+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>", "<", "<=", "==", "!=",
+          "xnp.maximum", "xnp.minimum"]
+LITERALS = ["1", "3", "-1", "0", "True", "0.5", "-0.0", "2.0", "7", "100"]
+REDUCE = ["sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cummax", "cummin"]
+SHAPES = [(), (3,), (2, 3)]
+
+
+@dataclass
+class DtypeCase:
+    src: str              # `def f(p0, ...)` in xnp (and `lax`)
+    args: tuple           # NumPy arrays of their dtypes
+
+    def __repr__(self):
+        args = ", ".join(f"np.array({a.tolist()!r}, np.{a.dtype})" for a in self.args)
+        return f"\n{self.src}\n\nargs = ({args},)\n"
+
+    def fn(self):
+        ns = {"xnp": xnp, "lax": lax}
+        exec(compile(self.src, "<fuzz-dtype>", "exec"), ns)
+        return ns["f"]
+
+
+def special_values(dtype, n, draw):
+    """`n` values of `dtype`: its limits and small numbers (integers), NaN, infinities,
+    signed zeros and values beyond the integers' range (floats)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        pool = [False, True]
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        pool = [0, 1, 2, 7, int(info.max), int(info.max) - 1, int(info.min),
+                int(info.min) + 1] + ([-1, -2] if dt.kind == "i" else [128])
+    else:
+        pool = FLOAT_SPECIAL
+    vals = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
+    with np.errstate(all="ignore"):
+        return np.array(vals, dtype=np.float64 if dt.kind == "f" else object).astype(dt)
+
+
+class _Gen:
+    def __init__(self, draw, dtypes, reductions):
+        self.draw, self.dtypes, self.reductions = draw, dtypes, reductions
+        self.shape = draw(st.sampled_from(SHAPES))
+        self.args, self.names, self.vals, self.lines = [], [], [], []
+
+    def choice(self, seq):
+        return self.draw(st.sampled_from(list(seq)))
+
+    def new_input(self, dtype=None):
+        dtype = dtype or self.choice(self.dtypes)
+        shape = self.shape if self.shape == () or self.draw(st.integers(0, 3)) else ()
+        x = special_values(dtype, int(np.prod(shape)), self.draw).reshape(shape)
+        name = f"p{len(self.args)}"
+        self.args.append(x)
+        self.names.append(name)
+        self.vals.append((name, x))
+        return name, x
+
+    def operand(self, ok=lambda v: True, dtypes=None):
+        """An earlier value satisfying `ok` (recent ones first), else a new input (of one
+        of `dtypes` if given)."""
+        cands = [v for v in self.vals if ok(v[1])]
+        if cands and self.draw(st.integers(0, 4)):
+            return cands[-1 - self.draw(st.integers(0, len(cands) - 1))]
+        return self.new_input(dtypes and self.choice(dtypes))
+
+    def expr(self):
+        how = self.draw(st.integers(0, 6))
+        a, x = self.operand()
+        if how == 6 and x.ndim:
+            return self.indexed(a, x)
+        if how == 0:
+            return self.choice(UNARY).format(a=a)
+        if how == 1:
+            return f"{a}.astype(xnp.{self.choice(self.dtypes)})"
+        if how == 2:
+            return self.reduction(a, x)
+        if how == 3:
+            c, _ = self.operand(lambda v: v.dtype == bool)
+            b = self.choice(LITERALS) if self.draw(st.booleans()) else self.operand()[0]
+            return f"xnp.where({c}, {a}, {b})"
+        b = self.choice(LITERALS) if self.draw(st.booleans()) else self.operand()[0]
+        a, b = (b, a) if self.draw(st.booleans()) else (a, b)
+        op = self.choice(BINARY)
+        return f"{op}({a}, {b})" if op.startswith("xnp") else f"{a} {op} {b}"
+
+    def reduction(self, a, x):
+        kind = self.choice(self.reductions)
+        if x.ndim == 0:
+            return f"xnp.{kind}({a})" if kind in ("sum", "max", "min", "prod") else a
+        axis = self.draw(st.integers(-x.ndim, x.ndim - 1))
+        if kind.startswith("cum"):
+            return (f"xnp.cumsum({a}, axis={axis})" if kind == "cumsum"
+                    else f"lax.{kind}({a}, axis={axis % x.ndim})")
+        if kind.startswith("arg") or not self.draw(st.booleans()):
+            return f"xnp.{kind}({a}, axis={axis})"
+        m, _ = self.operand(lambda v: v.dtype == bool and v.shape in (x.shape, ()))
+        init = "" if kind in ("sum", "prod") else f", initial={self.choice(['0', '-1', '2'])}"
+        return f"xnp.{kind}({a}, axis={axis}, where={m}{init})"
+
+    def indexed(self, a, x):
+        """A gather, scatter or dynamic slice of `a` at traced integer indices: negative,
+        out of bounds either way, the index dtype's limits.  (Not uint64: its values from
+        2**63 up are read as negative -- known, left.)"""
+        index_dtypes = INTS[:-1]
+        i, _ = self.operand(lambda v: v.dtype.name in index_dtypes, index_dtypes)
+        axis = self.draw(st.integers(0, x.ndim - 1))
+        return self.choice([
+            f"xnp.take({a}, {i}, axis={axis}, mode='clip')",
+            f"xnp.take({a}, {i}, axis={axis}, mode='fill', fill_value=1)",
+            f"{a}.at[{i}].get(mode='clip')",
+            f"{a}.at[{i}].add(1)",
+            f"{a}.at[{i}].set(0)",
+            f"{a}.at[{i}].max(2)",
+            f"lax.dynamic_slice_in_dim({a}, xnp.ravel({i})[0], 1, {axis})",
+            f"lax.dynamic_update_index_in_dim({a}, xnp.take({a}, 0, axis={axis}), "
+            f"xnp.ravel({i})[-1], {axis})"])
+
+    def statement(self, k):
+        """Draw statements until xforms accepts one; keep it and its eager value."""
+        for _ in range(5):
+            src = self.expr()
+            try:
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore")
+                    scope = {n: xnp.asarray(v) for n, v in self.vals}
+                    val = eval(src, {"xnp": xnp, "lax": lax}, scope)
+            except (TypeError, ValueError, OverflowError):
+                continue
+            val = np.asarray(val)
+            if val.size == 0 or val.size > 6:
+                continue
+            self.lines.append(f"    v{k} = {src}")
+            self.vals.append((f"v{k}", val))
+            return
+        assume(False)
+
+    def outputs(self):
+        """Every value (none is dead code the compiler could drop), maybe also an input
+        itself or one value twice."""
+        outs = [n for n, _ in self.vals if n.startswith("v")]
+        extra = self.draw(st.integers(0, 3))
+        if extra == 1:
+            outs.append(self.choice(self.names))
+        elif extra == 2:
+            outs.append(outs[0])
+        return outs
+
+
+@st.composite
+def dtype_programs(draw, max_stmts=5, dtypes=DTYPES, reductions=REDUCE):
+    """A straight-line program over arrays of `dtypes`, and its special-valued inputs."""
+    g = _Gen(draw, dtypes, reductions)
+    g.new_input()
+    for k in range(draw(st.integers(1, max_stmts))):
+        g.statement(k)
+    src = "\n".join([f"def f({', '.join(g.names)}):", *g.lines,
+                     f"    return ({', '.join(g.outputs())},)"])
+    return DtypeCase(src, tuple(g.args))
+
+
+def same_bits(got, want, what):
+    """The same dtype, shape and bits, NaN payloads and signs aside (which NaN comes out
+    where two meet is the code generator's choice)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert (got.dtype, got.shape) == (want.dtype, want.shape), \
+        f"{what}: {got.dtype}{list(got.shape)} vs {want.dtype}{list(want.shape)}"
+    if want.dtype.kind in "fc":
+        nan = np.isnan(want)
+        assert np.array_equal(np.isnan(got), nan), f"{what}: NaN at {got!r} vs {want!r}"
+        got, want = got[~nan], want[~nan]
+    assert got.tobytes() == want.tobytes(), f"{what}: {got!r} vs {want!r}"
+
+
+def _run(jitted, cases):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return [[np.asarray(y) for y in out] for out in jitted([c.args for c in cases])]
+
+
+def _group_fn(cases):
+    fns = [c.fn() for c in cases]
+    return lambda all_args: [f(*a) for f, a in zip(fns, all_args)]
+
+
+def check_dtype_tiers(cases):
+    """One jitted function runs every program: its compiled tier = its fast tier (dtypes
+    and bits), and the inputs are as they were."""
+    from .checks import fast_tier_only
+    before = [[a.copy() for a in c.args] for c in cases]
+    with fast_tier_only():
+        fast = _run(xf.jit(_group_fn(cases), tiered=True), cases)
+    compiled = _run(xf.jit(_group_fn(cases), tiered=False), cases)
+    for k, (c, e, b, case) in enumerate(zip(compiled, fast, before, cases)):
+        for j, (y, z) in enumerate(zip(c, e, strict=True)):
+            same_bits(y, z, f"program {k} output {j}: compiled vs fast tier")
+        for j, (x, x0) in enumerate(zip(case.args, b)):
+            same_bits(x, x0, f"program {k} input {j} after the calls")
+
+
+@contextlib.contextmanager
+def llvm_kernels(on):
+    saved = os.environ.get("XFORMS_LLVM_KERNELS")
+    os.environ["XFORMS_LLVM_KERNELS"] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["XFORMS_LLVM_KERNELS"]
+        else:
+            os.environ["XFORMS_LLVM_KERNELS"] = saved
+
+
+def takes_llvm_path(case):
+    """Whether the CPU backend compiles `case` straight to LLVM IR (xforms/kernels/cpu/llvm)."""
+    from xforms.kernels.cpu import backend
+    with llvm_kernels(True):
+        closed = xf.make_jaxpr(case.fn())(*case.args)
+        return backend._prepare(closed, {"name": "fuzz"}).llvm_ir is not None
+
+
+def check_llvm_path(case):
+    """XFORMS_LLVM_KERNELS=1 (the direct LLVM kernel) = 0 (Numba's), bit for bit but for
+    NaN payloads; -> whether the LLVM path took the program (else both are Numba's)."""
+    if not takes_llvm_path(case):
+        return False
+    outs = []
+    for on in (True, False):
+        with llvm_kernels(on):
+            outs.append(_run(xf.jit(_group_fn([case]), tiered=False), [case])[0])
+    for j, (y, z) in enumerate(zip(*outs, strict=True)):
+        same_bits(y, z, f"output {j}: LLVM kernel vs Numba kernel")
+    return True
+
+
+__all__ = ["DtypeCase", "dtype_programs", "same_bits", "special_values", "check_dtype_tiers",
+           "check_llvm_path", "takes_llvm_path"]
