@@ -346,6 +346,8 @@ class _Gen:
             while entries and entries[-1] == ":" and self.flag():
                 entries.pop()
         src = ", ".join(entries) if entries else "..."
+        if len(entries) == 1 and entries[0].startswith("["):
+            src += ","      # (a list alone is refused as JAX refuses it: in a tuple it gathers)
         if unique:   # .at[].set/min/max with repeated positions would be order-dependent
             pos = R.jax_positions(shape, eval(f"np.s_[{src}]"), drop=True)
             pos = pos[pos >= 0]
