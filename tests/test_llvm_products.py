@@ -22,11 +22,11 @@ LAYOUTS = {
     "tt": (lambda x, y: x.T @ y.T, lambda m, k, n: ((k, m), (n, k))),
 }
 # (m, k, n): a row times a column (BLAS dot), a column or a row (gemv), small_mm's sizes
-# (n a multiple of 16: both dtypes' vector widths, below the work it threads), odd sizes and
-# k past small_mm's depth
+# (n a multiple of 16: both dtypes' vector widths; 100 x 256 x 256 split over threads), odd
+# sizes and k past small_mm's depth
 # (gemm), sizes of one, and the MLP's layers
 SIZES = [(1, 600, 1), (9, 64, 1), (1, 64, 9), (16, 256, 512), (33, 17, 48), (7, 100, 33),
-         (16, 1100, 64), (2, 300, 3), (32, 784, 10)]
+         (16, 1100, 64), (2, 300, 3), (32, 784, 10), (100, 256, 256)]
 
 
 def _finite(rng, shape, dt):
@@ -130,9 +130,10 @@ def test_the_calls_are_the_numba_kernels():
     for layout in LAYOUTS:                                       # the nest takes every layout
         nest = f"@xf_small_mm_double_{layout}"
         assert (nest in ir(16, 256, 512, layout)) == small_mm.available()
-    # above PARALLEL_MIN_WORK the Numba kernel splits the nest's rows over its threads: the
-    # direct path, one thread, leaves such a program to Numba
-    assert (ir(64, 256, 512) is None) == small_mm.available()
+    # above PARALLEL_MIN_WORK the nest's rows are split over OpenMP's team (Numba's kernel
+    # splits them over its pool: the same bits)
+    if small_mm.available():
+        assert "@xf_parallel(ptr @mmparts" in ir(64, 256, 512, "tn")
 
 
 @pytest.mark.parametrize("f, args", [

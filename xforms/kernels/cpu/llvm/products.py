@@ -10,8 +10,8 @@ batch, SciPy's BLAS as Numba's `np.dot` calls it
 (numba/_lapack.c `numba_xxdot/gemv/gemm`: dot for a row times a column, gemv where one side
 is a single row or column, gemm otherwise, row-major as the column-major product of the
 swapped operands) or, for a product of moderate size on an AVX-512 host, the
-register-tiled loop nest of xforms/kernels/runtime/products/small_mm.py (on one thread:
-a product the Numba kernel splits over its threads is refused).  Here the same calls are
+register-tiled loop nest of xforms/kernels/runtime/products/small_mm.py (a large one split
+over parts of C's rows on OpenMP's team, as the Numba kernel splits it over its pool).  Here the same calls are
 made from the kernel's own LLVM function: BLAS through the function pointers of
 `scipy.linalg.cython_blas.__pyx_capi__` (the ones Numba's helper library calls), the loop
 nest compiled once per process and dtype in an engine of its own and called by symbol (as
@@ -124,19 +124,72 @@ def _matrix(mod, spec, xd, yd, od):
 
 
 def _nest(mod, spec, xd, yd, od):
-    """small_mm's loop nest on one thread, as `small_mm.call` passes it (lda, ldb: the
-    stored matrices' row lengths).  Above `PARALLEL_MIN_WORK` the Numba kernel splits the
-    rows over its thread pool (the same bits): refused here, so a large product keeps its
-    threads."""
+    """small_mm's loop nest, as `small_mm.call` passes it (lda, ldb: the stored matrices'
+    row lengths); above `PARALLEL_MIN_WORK` multiply-adds split over parts of C's rows on
+    OpenMP's team (`_parts`), as the Numba kernel's `small_mm.product` splits them over its
+    pool (the same bits for any split)."""
     from ...runtime.products import small_mm
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     ta, tb = spec.xl == "t", spec.yl == "t"
-    if m * n * k >= small_mm.PARALLEL_MIN_WORK:
-        raise Refused("a product the Numba path threads")
     sym = _nest_symbol(ty, ta, tb)
     mod.decls.add(f"declare void @{sym}(ptr, i64, ptr, i64, ptr, i64, i64, i64, i64)")
-    mod.emit(f"call void @{sym}(ptr {xd}, i64 {m if ta else k}, ptr {yd}, "
-             f"i64 {k if tb else n}, ptr {od}, i64 {n}, i64 {m}, i64 {n}, i64 {k})")
+    lda, ldb = (m if ta else k), (k if tb else n)
+    if m * n * k >= small_mm.PARALLEL_MIN_WORK:
+        _parts(mod, spec, sym, lda, ldb, (xd, yd, od))
+        return
+    mod.emit(f"call void @{sym}(ptr {xd}, i64 {lda}, ptr {yd}, i64 {ldb}, ptr {od}, "
+             f"i64 {n}, i64 {m}, i64 {n}, i64 {k})")
+
+
+def _parts(mod, spec, sym, lda, ldb, ptrs):
+    """The nest over parts of whole 8-row tiles of C (`small_mm.rows_per_part`'s rule), one
+    part a chunk of a function launched on OpenMP's team (xforms/kernels/cpu/llvm/threaded.py:
+    `xf_parallel`, the data pointers in its context's slots 2-4)."""
+    from . import threaded
+    if not threaded.available():
+        raise Refused("a product the Numba path threads, and no OpenMP here")
+    m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
+    parts = max(1, min(threaded.count(), (m + 7) // 8))
+    rows = ((m + parts - 1) // parts + 7) // 8 * 8
+    name = f"@mmparts{mod.fresh()[2:]}"
+    a_step = 1 if spec.xl == "t" else lda          # (a transposed A's row i: column i)
+    mod.functions.append(f"""define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{
+entry:
+  %ap = getelementptr i64, ptr %ctx, i64 2
+  %a = load ptr, ptr %ap
+  %bp = getelementptr i64, ptr %ctx, i64 3
+  %b = load ptr, ptr %bp
+  %cp = getelementptr i64, ptr %ctx, i64 4
+  %c = load ptr, ptr %cp
+  br label %head
+head:
+  %p = phi i64 [%c0, %entry], [%p1, %body]
+  %more = icmp slt i64 %p, %c1
+  br i1 %more, label %body, label %exit
+body:
+  %i0 = mul i64 %p, {rows}
+  %e = add i64 %i0, {rows}
+  %short = icmp slt i64 %e, {m}
+  %i1 = select i1 %short, i64 %e, i64 {m}
+  %h = sub i64 %i1, %i0
+  %aoff = mul i64 %i0, {a_step}
+  %a0 = getelementptr {ty}, ptr %a, i64 %aoff
+  %coff = mul i64 %i0, {n}
+  %cc = getelementptr {ty}, ptr %c, i64 %coff
+  call void @{sym}(ptr %a0, i64 {lda}, ptr %b, i64 {ldb}, ptr %cc, i64 {n}, i64 %h, i64 {n}, i64 {k})
+  %p1 = add i64 %p, 1
+  br label %head
+exit:
+  ret void
+}}""")
+    ctx = f"%ctx{len(mod.allocas)}"
+    mod.allocas.append(f"{ctx} = alloca i64, i64 5")
+    for slot, ptr in enumerate(ptrs, start=2):
+        at = mod.fresh()
+        mod.emit(f"{at} = getelementptr i64, ptr {ctx}, i64 {slot}")
+        mod.emit(f"store ptr {ptr}, ptr {at}")
+    mod.emit(f"call void @xf_parallel(ptr {name}, ptr {ctx}, i64 {-(-m // rows)})")
+    mod.threaded = True
 
 
 def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
