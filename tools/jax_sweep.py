@@ -10,6 +10,7 @@ takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fas
     python tools/jax_sweep.py --names sinc,logaddexp --dtypes float32 --compiled
     python tools/jax_sweep.py --module nn -v         # -v: also the calls only one side accepts
     python tools/jax_sweep.py --module stats         # every distribution (or stats.norm, ...)
+    python tools/jax_sweep.py --module numpy --chunk 2/8   # the 2nd of 8 slices of its names
 
 Derivatives (grad, second order) and vmap of the same names: tools/jax_ad_sweep.py.
 
@@ -29,6 +30,7 @@ Exit status 1 when a DIFF is not allow-listed.
 """
 import argparse
 import collections
+import enum
 import importlib
 import inspect
 import os
@@ -62,7 +64,8 @@ SKIP = {"numpy": {"save", "load", "savez", "printoptions", "set_printoptions", "
                   "apply_over_axes", "from_dlpack", "fromfunction", "einsum_path",
                   "get_printoptions", "show_config", "fromstring", "frombuffer"},
         "lax": {"cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan",
-                "custom_root", "custom_linear_solve", "reduce", "reduce_window", "sort_key_val",
+                "custom_root", "custom_linear_solve", "composite", "reduce", "reduce_window",
+                "sort_key_val",
                 "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
                 "all_to_all", "axis_index", "pshuffle", "pbroadcast", "infeed", "outfeed",
                 "stop_gradient"},
@@ -70,7 +73,6 @@ SKIP = {"numpy": {"save", "load", "savez", "printoptions", "set_printoptions", "
 
 # (module, name) or (module, name, dtype) -> why the difference is intended.
 ALLOWED = {
-    ("lax", "Precision"): "an enum, not a number: xforms' and jax's are different classes",
     ("lax", "select", "int32"): "jax reads an int predicate as select_n's case index; the "
                                 "sweep's -3 is out of range, undefined there",
     ("numpy", "unravel_index", "int32"): "the sweep's second int32 operand is a shape with "
@@ -225,14 +227,26 @@ def runners(xf, compiled):
     return out
 
 
-def public_names(mod_key, only=None):
+def public_names(mod_key, only=None, chunk=(1, 1)):
     """[(name, xforms function, jax function)]: the callables of one module that jax has
-    under the same name, less SKIP's (and, given `only`, those named there)."""
+    under the same name, less SKIP's (and, given `only`, those named there); of those, in
+    alphabetical order, the k-th of n contiguous slices for chunk=(k, n)."""
     xmod, jmod = (importlib.import_module(m) for m in MODULES[mod_key])
     names = sorted(n for n in dir(xmod) if not n.startswith("_") and hasattr(jmod, n)
                    and callable(getattr(xmod, n)) and not inspect.ismodule(getattr(xmod, n))
+                   and not isinstance(getattr(xmod, n), enum.EnumMeta)   # (options' enums)
                    and n not in SKIP.get(mod_key, ()) and (not only or n in only))
+    k, n_chunks = chunk
+    names = names[len(names) * (k - 1) // n_chunks: len(names) * k // n_chunks]
     return [(n, getattr(xmod, n), getattr(jmod, n)) for n in names]
+
+
+def chunk_arg(s):
+    """--chunk's value "k/n" -> (k, n): a run of a long module in n pieces (1 <= k <= n)."""
+    k, n = (int(v) for v in s.split("/"))
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"--chunk {s}: want k/n with 1 <= k <= n")
+    return k, n
 
 
 def case_name(mod_key, name, dt, nd, kw):
@@ -260,7 +274,7 @@ def sweep(args):
     counts, diffs, notes = collections.Counter(), [], []
     names_checked = 0
     for mod_key in args.module:
-        for name, xfn, jfn in public_names(mod_key, args.names):
+        for name, xfn, jfn in public_names(mod_key, args.names, args.chunk):
             n, keywords = arity(jfn)
             if not n or n > 3:
                 counts["not exercised (no array signature)"] += 1
@@ -276,14 +290,16 @@ def sweep(args):
                             x = call(wrap(lambda *a, f=xfn: f(*a, **kw)),
                                      operands, {})
                             kind, what = classify(j, x)
-                            if kind == "DIFF" and label != "eager":
+                            if label != "eager" and (kind == "DIFF" or
+                                                     kind.startswith("refused")):
                                 # jax itself differs under jit at some edges (jnp.int32 of
                                 # a NumPy array is NumPy's cast eagerly, XLA's convert under
-                                # jit): a jitted xforms call answers to jax.jit
+                                # jit; fftfreq's n must be concrete): a jitted xforms call
+                                # answers to jax.jit
                                 jj = call(jax.jit(lambda *a, f=jfn: f(*a, **kw)),
                                           operands, {})
-                                if classify(jj, x)[0] == "same":
-                                    kind = "same"
+                                if classify(jj, x)[0] in ("same", "both raise"):
+                                    kind, what = classify(jj, x)
                             allowed = (ALLOWED.get((mod_key, name, dt))
                                        or ALLOWED.get((mod_key, name)))
                             counts[kind + (" allowed" if kind == "DIFF" and allowed else "")] += 1
@@ -292,8 +308,10 @@ def sweep(args):
                                 if allowed:
                                     line += f"  (allowed: {allowed})"
                                 diffs.append((bool(allowed), line))
-                            elif kind in ("refused", "accepted") and args.verbose:
+                                print("ALLOWED" if allowed else "DIFF   ", line, flush=True)
+                            elif kind.startswith(("refused", "accepted")) and args.verbose:
                                 notes.append(f"{case} [{label}]: {kind}: {what}")
+                                print("  ", notes[-1], flush=True)
     return names_checked, counts, diffs, notes
 
 
@@ -316,16 +334,14 @@ def main():
     ap.add_argument("--module", default=",".join(MODULES), type=module_list,
                     help="numpy,lax,nn,special,linalg,fft,scipy_linalg,stats (or stats.norm)")
     ap.add_argument("--names", type=lambda s: set(s.split(",")), default=None)
+    ap.add_argument("--chunk", default=(1, 1), type=chunk_arg,
+                    help="k/n: the k-th of n alphabetical slices of each module's names")
     ap.add_argument("--dtypes", default="float32,float64,int32,bool",
                     type=lambda s: s.split(","))
     ap.add_argument("--compiled", action="store_true", help="also jit's compiled tier")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
-    names_checked, counts, diffs, notes = sweep(args)
-    for line in notes:
-        print("  ", line)
-    for allowed, line in diffs:
-        print("ALLOWED" if allowed else "DIFF   ", line)
+    names_checked, counts, diffs, notes = sweep(args)     # (each line printed as found)
     return summary(names_checked, counts, diffs)
 
 
