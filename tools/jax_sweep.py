@@ -23,7 +23,8 @@ carry JAX's values as literals).  A case counts as
     DIFF        a different value, dtype or shape: a silent wrong number, to be fixed or
                 allow-listed below with a reason
     refused     xforms raises where jax returns (NotImplementedError is the contract's way
-                of saying "not yet"; any other error is reported with -v)
+                of saying "not yet"; any other error is reported with -v); a difference
+                too, unless allow-listed below
     accepted    xforms returns where jax raises (reported with -v)
 
 Exit status 1 when a DIFF is not allow-listed.
@@ -117,6 +118,10 @@ ALLOWED = {
                                 "(singular values 2 and 0 exactly): both answers are 2 over "
                                 "rounding noise (jax's float32 sgesdd gives 6e-8 for the 0, "
                                 "NumPy's 2e-16), not a condition number",
+    ("fft", "fftfreq"): "refused: a float or bool n (the sweep's 0-d operands), as NumPy "
+                        "refuses it; jax's arange(0.5) makes fftfreq(0.5) = [0.], a "
+                        "length no window has",
+    ("fft", "rfftfreq"): "fftfreq's reason",
     ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
                                       "3.7e-9 (a reciprocal multiply and a fused "
                                       "multiply-add), so jax bins a 0 below it; xforms' "
@@ -302,7 +307,8 @@ def sweep(args):
                                     kind, what = classify(jj, x)
                             allowed = (ALLOWED.get((mod_key, name, dt))
                                        or ALLOWED.get((mod_key, name)))
-                            counts[kind + (" allowed" if kind == "DIFF" and allowed else "")] += 1
+                            allowed = allowed if kind.startswith(("DIFF", "refused")) else None
+                            counts[kind + (" allowed" if allowed else "")] += 1
                             if kind == "DIFF":
                                 line = f"{case} [{label}]: {what}"
                                 if allowed:
@@ -310,7 +316,8 @@ def sweep(args):
                                 diffs.append((bool(allowed), line))
                                 print("ALLOWED" if allowed else "DIFF   ", line, flush=True)
                             elif kind.startswith(("refused", "accepted")) and args.verbose:
-                                notes.append(f"{case} [{label}]: {kind}: {what}")
+                                notes.append(f"{case} [{label}]: {kind}: {what}"
+                                             + (f"  (allowed: {allowed})" if allowed else ""))
                                 print("  ", notes[-1], flush=True)
     return names_checked, counts, diffs, notes
 
