@@ -122,6 +122,13 @@ ALLOWED = {
                         "refuses it; jax's arange(0.5) makes fftfreq(0.5) = [0.], a "
                         "length no window has",
     ("fft", "rfftfreq"): "fftfreq's reason",
+    ("numpy", "repeat", "int32"): "refused: the sweep's counts hold negatives, which NumPy "
+                                  "refuses; jax's output length is their sum, negatives "
+                                  "included, filled from a cumsum scatter (no defined value)",
+    ("numpy", "roll", "float32"): "refused: the sweep's float shifts hold inf, which has no "
+                                  "integer (Python's int(inf) raises); jax's cast of inf to "
+                                  "int64 is implementation-defined",
+    ("numpy", "roll", "float64"): "the float32 entry's reason",
     ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
                                       "3.7e-9 (a reciprocal multiply and a fused "
                                       "multiply-add), so jax bins a 0 below it; xforms' "
