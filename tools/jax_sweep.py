@@ -78,6 +78,11 @@ ALLOWED = {
                                 "sweep's -3 is out of range, undefined there",
     ("numpy", "unravel_index", "int32"): "the sweep's second int32 operand is a shape with "
                                          "zero and negative sizes: no index is valid",
+    ("numpy", "unravel_index", "float32"): "the int32 entry's reason, with float sizes "
+                                           "(-0.5, 0.25, -inf) and NaN/inf indices: jax's "
+                                           "float remainders and xforms' differ past the "
+                                           "first bad size (NumPy refuses float indices)",
+    ("numpy", "unravel_index", "float64"): "the float32 entry's reason",
     ("numpy", "roots", "bool"): "a double root (-1): jax's companion-matrix eigenvalues split "
                                 "it by sqrt(eps) (-0.9999997 +- 3e-4j); xforms' is exact",
     ("numpy", "convolve", "float32"): "XLA's float32 convolution multiplies its zero padding "
