@@ -7,6 +7,7 @@ JAX is absent in CI: the expected values below were computed with jax 0.10.2 on 
 """
 import numpy as np
 
+import xforms as xf
 import xforms.numpy as xnp
 from jax_tiers import same, tiers  # noqa: F401 (a fixture)
 
@@ -28,3 +29,20 @@ def test_reshape_to_a_0d_array_and_any_negative_size(tiers):
     same(tiers(lambda a: xnp.reshape(a, np.asarray(1)), np.asarray(5)), [5])
     same(tiers(lambda a: xnp.reshape(a, (-2, 3)), a), a.reshape(2, 3))
     same(tiers(lambda a: a.reshape(np.asarray(-3)), a.reshape(2, 3)), a)
+
+
+def test_expand_dims_takes_an_array_of_axes(tiers):
+    # jnp.expand_dims(zeros(3), np.array([0, 2])).shape -> (1, 3, 1)
+    axes = np.array([0, 2])
+    same(tiers(lambda a: xnp.expand_dims(a, axes), np.arange(3.0)), [[[0.0], [1.0], [2.0]]])
+
+
+def test_finfo_iinfo_of_an_array():
+    # jnp.finfo(zeros(2, float32)).eps -> 1.1920929e-07; jnp.iinfo(zeros(2, int16)).max ->
+    # 32767 (NumPy refuses arrays there); a scalar type stays a type
+    assert xnp.finfo(xnp.zeros(2, "float32")).eps == np.float32(1.1920929e-07)
+    assert xnp.finfo(np.zeros((), np.float64)).bits == 64
+    assert xnp.iinfo(np.zeros(2, np.int16)).max == 32767
+    assert xnp.finfo(np.float32).bits == 32 and xnp.iinfo("int8").min == -128
+    assert xf.jit(lambda x: x * xnp.finfo(x).eps)(np.ones(1, np.float32))[0] == \
+        np.float32(1.1920929e-07)

@@ -1,5 +1,6 @@
 """Shape functions of `xforms.numpy`."""
 import builtins
+import operator
 import warnings
 
 import numpy as np
@@ -78,8 +79,9 @@ def moveaxis(a, source, destination):
 
 def expand_dims(a, axis):
     a = asarray_operand(a)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    return st.expand_dims(a, tuple(axes))
+    # a sequence or an array of axes (as jax's and NumPy's), or one axis
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) or np.ndim(axis) else (axis,)
+    return st.expand_dims(a, tuple(operator.index(d) for d in axes))
 
 
 def squeeze(a, axis=None):
