@@ -15,7 +15,8 @@ def reshape(a, newshape=None, order="C", shape=None):
     or column-major ("F") order.  >>> xnp.reshape(xnp.arange(6), (2, -1), order="F")"""
     newshape = shape if newshape is None else newshape
     a = asarray_operand(a)
-    if np.ndim(newshape) == 0:      # an int, or a 0-d array of one (NumPy and jax take both)
+    if not isinstance(newshape, (tuple, list)) and np.ndim(newshape) == 0:
+        # an int, or a 0-d array of one (NumPy and jax take both)
         newshape = (newshape,)
     newshape = _infer_shape([int(d) for d in newshape], aval(a).size)
     if order == "F":     # column-major: reverse the axes on both sides of a C reshape
