@@ -9,7 +9,7 @@ import numpy as np
 
 import xforms as xf
 import xforms.numpy as xnp
-from jax_tiers import same, tiers  # noqa: F401 (a fixture)
+from jax_tiers import close, same, tiers  # noqa: F401 (a fixture)
 
 
 def test_repeat_reads_counts_of_any_shape_flat(tiers):
@@ -46,3 +46,14 @@ def test_finfo_iinfo_of_an_array():
     assert xnp.finfo(np.float32).bits == 32 and xnp.iinfo("int8").min == -128
     assert xf.jit(lambda x: x * xnp.finfo(x).eps)(np.ones(1, np.float32))[0] == \
         np.float32(1.1920929e-07)
+
+
+def test_multinomial_counts_may_be_bool(tiers):
+    from xforms.scipy.stats import multinomial
+    p = np.array([0.2, 0.3, 0.5])
+    # jax.scipy.stats.multinomial.logpmf([T, F, T], int32 2, p) -> -1.60943791 (= log 0.2);
+    # .pmf([T, F, F], True, p) -> 0.2 (jax promotes x and n as numbers: bool -> int)
+    close(tiers(lambda x: multinomial.logpmf(x, np.int32(2), p), np.array([True, False, True])),
+          -1.60943791243410, np.float64)
+    close(tiers(lambda x: multinomial.pmf(x, np.array(True), p), np.array([True, False, False])),
+          0.2, np.float64)

@@ -115,6 +115,7 @@ ALLOWED = {
                                      "float32 operands in 64-bit mode (its docstring: the "
                                      "promoted inputs' dtype, float32); xforms' float32 is that",
     ("special", "owens_t", "float32"): "the int32 entry's reason (jax's float64)",
+    ("special", "owens_t", "bool"): "the int32 entry's reason (jax's float64)",
     ("stats.wrapcauchy", "pdf", "int32"): "jax.jit's float32 exp of logpdf at c outside (0, 1) "
                                           "returns garbage that changes from run to run "
                                           "(-7.4e2, 3.9e13, denormals); eager jax gives NaN, "
