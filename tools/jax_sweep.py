@@ -141,6 +141,12 @@ ALLOWED = {
                                       "edge is 0.0 exactly, as NumPy's",
 }
 
+# (module, name, dtype, ndim) -> why the case is not called: jax never returns there, inside
+# XLA's C++ (where SIGALRM cannot interrupt it, so the sweep would hang with it)
+HANGS = {("special", "expn", "int32", 2): "jax 0.10.2's expn of the sweep's int32 (2, 3) "
+                                          "operands loops for ever (their 1-d form, the "
+                                          "same pairs and one more, returns in a second)"}
+
 SEC = 60          # per call, seconds (a hang is reported as an error, not waited for)
 
 
@@ -304,6 +310,9 @@ def sweep(args):
             for dt in args.dtypes:
                 for nd in (0, 1, 2):
                     operands = [inputs(dt, nd, k) for k in range(n)]
+                    if (mod_key, name, dt, nd) in HANGS:
+                        counts["not called (jax hangs: HANGS)"] += 1
+                        continue
                     for kw in variants(keywords, nd):
                         case = case_name(mod_key, name, dt, nd, kw)
                         j = call(jfn, operands, kw)
