@@ -210,7 +210,7 @@ def run(args):
             print("  ", line, flush=True)
 
     for mod_key in args.module:
-        for name, xfn, jfn in sweep.public_names(mod_key, args.names):
+        for name, xfn, jfn in sweep.public_names(mod_key, args.names, args.chunk):
             n, keywords = sweep.arity(jfn)
             if not n or n > 3:
                 counts["not exercised (no array signature)"] += 1
@@ -245,6 +245,8 @@ def main():
     ap.add_argument("--module", default="numpy,lax,nn,special,linalg,fft,scipy_linalg,stats",
                     type=sweep.module_list)
     ap.add_argument("--names", type=lambda s: set(s.split(",")), default=None)
+    ap.add_argument("--chunk", default=(1, 1), type=sweep.chunk_arg,
+                    help="k/n: the k-th of n alphabetical slices of each module's names")
     ap.add_argument("--dtypes", default="float64,int32", type=lambda s: s.split(","),
                     help="vmap's operand dtypes (derivatives are float64)")
     ap.add_argument("--checks", default="grad,hvp,vmap", type=lambda s: s.split(","))

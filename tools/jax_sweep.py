@@ -10,6 +10,7 @@ takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fas
     python tools/jax_sweep.py --names sinc,logaddexp --dtypes float32 --compiled
     python tools/jax_sweep.py --module nn -v         # -v: also the calls only one side accepts
     python tools/jax_sweep.py --module stats         # every distribution (or stats.norm, ...)
+    python tools/jax_sweep.py --module numpy --chunk 2/8   # the 2nd of 8 slices of its names
 
 Derivatives (grad, second order) and vmap of the same names: tools/jax_ad_sweep.py.
 
@@ -22,13 +23,15 @@ carry JAX's values as literals).  A case counts as
     DIFF        a different value, dtype or shape: a silent wrong number, to be fixed or
                 allow-listed below with a reason
     refused     xforms raises where jax returns (NotImplementedError is the contract's way
-                of saying "not yet"; any other error is reported with -v)
+                of saying "not yet"; any other error is reported with -v); a difference
+                too, unless allow-listed below
     accepted    xforms returns where jax raises (reported with -v)
 
 Exit status 1 when a DIFF is not allow-listed.
 """
 import argparse
 import collections
+import enum
 import importlib
 import inspect
 import os
@@ -62,7 +65,8 @@ SKIP = {"numpy": {"save", "load", "savez", "printoptions", "set_printoptions", "
                   "apply_over_axes", "from_dlpack", "fromfunction", "einsum_path",
                   "get_printoptions", "show_config", "fromstring", "frombuffer"},
         "lax": {"cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan",
-                "custom_root", "custom_linear_solve", "reduce", "reduce_window", "sort_key_val",
+                "custom_root", "custom_linear_solve", "composite", "reduce", "reduce_window",
+                "sort_key_val",
                 "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
                 "all_to_all", "axis_index", "pshuffle", "pbroadcast", "infeed", "outfeed",
                 "stop_gradient"},
@@ -70,11 +74,15 @@ SKIP = {"numpy": {"save", "load", "savez", "printoptions", "set_printoptions", "
 
 # (module, name) or (module, name, dtype) -> why the difference is intended.
 ALLOWED = {
-    ("lax", "Precision"): "an enum, not a number: xforms' and jax's are different classes",
     ("lax", "select", "int32"): "jax reads an int predicate as select_n's case index; the "
                                 "sweep's -3 is out of range, undefined there",
     ("numpy", "unravel_index", "int32"): "the sweep's second int32 operand is a shape with "
                                          "zero and negative sizes: no index is valid",
+    ("numpy", "unravel_index", "float32"): "the int32 entry's reason, with float sizes "
+                                           "(-0.5, 0.25, -inf) and NaN/inf indices: jax's "
+                                           "float remainders and xforms' differ past the "
+                                           "first bad size (NumPy refuses float indices)",
+    ("numpy", "unravel_index", "float64"): "the float32 entry's reason",
     ("numpy", "roots", "bool"): "a double root (-1): jax's companion-matrix eigenvalues split "
                                 "it by sqrt(eps) (-0.9999997 +- 3e-4j); xforms' is exact",
     ("numpy", "convolve", "float32"): "XLA's float32 convolution multiplies its zero padding "
@@ -107,6 +115,7 @@ ALLOWED = {
                                      "float32 operands in 64-bit mode (its docstring: the "
                                      "promoted inputs' dtype, float32); xforms' float32 is that",
     ("special", "owens_t", "float32"): "the int32 entry's reason (jax's float64)",
+    ("special", "owens_t", "bool"): "the int32 entry's reason (jax's float64)",
     ("stats.wrapcauchy", "pdf", "int32"): "jax.jit's float32 exp of logpdf at c outside (0, 1) "
                                           "returns garbage that changes from run to run "
                                           "(-7.4e2, 3.9e13, denormals); eager jax gives NaN, "
@@ -115,11 +124,31 @@ ALLOWED = {
                                 "(singular values 2 and 0 exactly): both answers are 2 over "
                                 "rounding noise (jax's float32 sgesdd gives 6e-8 for the 0, "
                                 "NumPy's 2e-16), not a condition number",
+    ("fft", "fftfreq"): "refused: a float or bool n (the sweep's 0-d operands), as NumPy "
+                        "refuses it; jax's arange(0.5) makes fftfreq(0.5) = [0.], a "
+                        "length no window has",
+    ("fft", "rfftfreq"): "fftfreq's reason",
+    ("numpy", "repeat", "int32"): "refused: the sweep's counts hold negatives, which NumPy "
+                                  "refuses; jax's output length is their sum, negatives "
+                                  "included, filled from a cumsum scatter (no defined value)",
+    ("numpy", "roll", "float32"): "refused: the sweep's float shifts hold inf, which has no "
+                                  "integer (Python's int(inf) raises); jax's cast of inf to "
+                                  "int64 is implementation-defined",
+    ("numpy", "roll", "float64"): "the float32 entry's reason",
     ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
                                       "3.7e-9 (a reciprocal multiply and a fused "
                                       "multiply-add), so jax bins a 0 below it; xforms' "
                                       "edge is 0.0 exactly, as NumPy's",
 }
+
+# (module, name, dtype, ndim) -> why the case is not called: jax never returns there, inside
+# XLA's C++ (where SIGALRM cannot interrupt it, so the sweep would hang with it)
+HANGS = {("special", "expn", "int32", 2): "jax 0.10.2's expn of the sweep's int32 (2, 3) "
+                                          "operands loops for ever (their 1-d form, the "
+                                          "same pairs and one more, returns in a second)"}
+# Open (session 21): a sweep process that reaches special.expn still stalls (main thread in a
+# futex wait) although each of its cases returns in a fresh process; `--names expn` alone
+# stalls at float32.  Run special's other names with --names until that is understood.
 
 SEC = 60          # per call, seconds (a hang is reported as an error, not waited for)
 
@@ -210,6 +239,9 @@ def compare(want, got, loose=1):
             if not np.allclose(g, w, rtol=rtol, atol=tiny, equal_nan=True):
                 bad = ~np.isclose(g, w, rtol=rtol, atol=tiny, equal_nan=True)
                 return f"values {g[bad][:3]}, jax {w[bad][:3]}"
+        elif w.dtype == object:   # (finfo, iinfo: objects of two libraries, read by repr)
+            if [repr(v) for v in g.ravel()] != [repr(v) for v in w.ravel()]:
+                return f"values {g.ravel()[:4]}, jax {w.ravel()[:4]}"
         elif not np.array_equal(g, w):
             return f"values {g.ravel()[:4]}, jax {w.ravel()[:4]}"
     return None
@@ -225,14 +257,26 @@ def runners(xf, compiled):
     return out
 
 
-def public_names(mod_key, only=None):
+def public_names(mod_key, only=None, chunk=(1, 1)):
     """[(name, xforms function, jax function)]: the callables of one module that jax has
-    under the same name, less SKIP's (and, given `only`, those named there)."""
+    under the same name, less SKIP's (and, given `only`, those named there); of those, in
+    alphabetical order, the k-th of n contiguous slices for chunk=(k, n)."""
     xmod, jmod = (importlib.import_module(m) for m in MODULES[mod_key])
     names = sorted(n for n in dir(xmod) if not n.startswith("_") and hasattr(jmod, n)
                    and callable(getattr(xmod, n)) and not inspect.ismodule(getattr(xmod, n))
+                   and not isinstance(getattr(xmod, n), enum.EnumMeta)   # (options' enums)
                    and n not in SKIP.get(mod_key, ()) and (not only or n in only))
+    k, n_chunks = chunk
+    names = names[len(names) * (k - 1) // n_chunks: len(names) * k // n_chunks]
     return [(n, getattr(xmod, n), getattr(jmod, n)) for n in names]
+
+
+def chunk_arg(s):
+    """--chunk's value "k/n" -> (k, n): a run of a long module in n pieces (1 <= k <= n)."""
+    k, n = (int(v) for v in s.split("/"))
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"--chunk {s}: want k/n with 1 <= k <= n")
+    return k, n
 
 
 def case_name(mod_key, name, dt, nd, kw):
@@ -260,7 +304,7 @@ def sweep(args):
     counts, diffs, notes = collections.Counter(), [], []
     names_checked = 0
     for mod_key in args.module:
-        for name, xfn, jfn in public_names(mod_key, args.names):
+        for name, xfn, jfn in public_names(mod_key, args.names, args.chunk):
             n, keywords = arity(jfn)
             if not n or n > 3:
                 counts["not exercised (no array signature)"] += 1
@@ -269,6 +313,9 @@ def sweep(args):
             for dt in args.dtypes:
                 for nd in (0, 1, 2):
                     operands = [inputs(dt, nd, k) for k in range(n)]
+                    if (mod_key, name, dt, nd) in HANGS:
+                        counts["not called (jax hangs: HANGS)"] += 1
+                        continue
                     for kw in variants(keywords, nd):
                         case = case_name(mod_key, name, dt, nd, kw)
                         j = call(jfn, operands, kw)
@@ -276,24 +323,30 @@ def sweep(args):
                             x = call(wrap(lambda *a, f=xfn: f(*a, **kw)),
                                      operands, {})
                             kind, what = classify(j, x)
-                            if kind == "DIFF" and label != "eager":
+                            if label != "eager" and (kind == "DIFF" or
+                                                     kind.startswith("refused")):
                                 # jax itself differs under jit at some edges (jnp.int32 of
                                 # a NumPy array is NumPy's cast eagerly, XLA's convert under
-                                # jit): a jitted xforms call answers to jax.jit
+                                # jit; fftfreq's n must be concrete): a jitted xforms call
+                                # answers to jax.jit
                                 jj = call(jax.jit(lambda *a, f=jfn: f(*a, **kw)),
                                           operands, {})
-                                if classify(jj, x)[0] == "same":
-                                    kind = "same"
+                                if classify(jj, x)[0] in ("same", "both raise"):
+                                    kind, what = classify(jj, x)
                             allowed = (ALLOWED.get((mod_key, name, dt))
                                        or ALLOWED.get((mod_key, name)))
-                            counts[kind + (" allowed" if kind == "DIFF" and allowed else "")] += 1
+                            allowed = allowed if kind.startswith(("DIFF", "refused")) else None
+                            counts[kind + (" allowed" if allowed else "")] += 1
                             if kind == "DIFF":
                                 line = f"{case} [{label}]: {what}"
                                 if allowed:
                                     line += f"  (allowed: {allowed})"
                                 diffs.append((bool(allowed), line))
-                            elif kind in ("refused", "accepted") and args.verbose:
-                                notes.append(f"{case} [{label}]: {kind}: {what}")
+                                print("ALLOWED" if allowed else "DIFF   ", line, flush=True)
+                            elif kind.startswith(("refused", "accepted")) and args.verbose:
+                                notes.append(f"{case} [{label}]: {kind}: {what}"
+                                             + (f"  (allowed: {allowed})" if allowed else ""))
+                                print("  ", notes[-1], flush=True)
     return names_checked, counts, diffs, notes
 
 
@@ -316,16 +369,14 @@ def main():
     ap.add_argument("--module", default=",".join(MODULES), type=module_list,
                     help="numpy,lax,nn,special,linalg,fft,scipy_linalg,stats (or stats.norm)")
     ap.add_argument("--names", type=lambda s: set(s.split(",")), default=None)
+    ap.add_argument("--chunk", default=(1, 1), type=chunk_arg,
+                    help="k/n: the k-th of n alphabetical slices of each module's names")
     ap.add_argument("--dtypes", default="float32,float64,int32,bool",
                     type=lambda s: s.split(","))
     ap.add_argument("--compiled", action="store_true", help="also jit's compiled tier")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
-    names_checked, counts, diffs, notes = sweep(args)
-    for line in notes:
-        print("  ", line)
-    for allowed, line in diffs:
-        print("ALLOWED" if allowed else "DIFF   ", line)
+    names_checked, counts, diffs, notes = sweep(args)     # (each line printed as found)
     return summary(names_checked, counts, diffs)
 
 

@@ -90,7 +90,22 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
     return zeros_like(prototype, dtype=dtype, shape=shape)
 
 
-finfo, iinfo = np.finfo, np.iinfo
+def finfo(dtype):
+    """Machine limits of a float type, or of an array's dtype (as jax's; NumPy's finfo
+    refuses arrays).  >>> xnp.finfo(xnp.zeros(2, "float32")).eps   # 1.1920929e-07"""
+    return np.finfo(_type_of(dtype))
+
+
+def iinfo(int_type):
+    """Limits of an integer type, or of an array's dtype (finfo's rule).
+    >>> xnp.iinfo(xnp.zeros(2, "int32")).max   # 2147483647"""
+    return np.iinfo(_type_of(int_type))
+
+
+def _type_of(x):
+    """A dtype-like as given; an array's (or a tracer's) dtype.  (A scalar type such as
+    np.float32 has a class attribute `dtype` too: it is a type, kept.)"""
+    return x if isinstance(x, (type, str, np.dtype)) else getattr(x, "dtype", x)
 
 
 def result_type(*args):

@@ -280,7 +280,7 @@ def _repeat_index(repeats, n, length):
     from .cumulative import cumsum
     from .sorting import searchsorted
     from .ufuncs import minimum
-    counts = convert(asarray_operand(repeats), np.int64)
+    counts = man.ravel(convert(asarray_operand(repeats), np.int64))     # (read flat, as jax)
     if aval(counts).shape != (n,):
         counts = broadcast_to(counts, (n,))
     ends = cumsum(counts)
@@ -304,7 +304,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         if isinstance(repeats, core.Tracer):
             raise TypeError("repeat: per-element counts must be concrete (a list or NumPy "
                             "array): the result shape depends on them")
-        counts = np.broadcast_to(np.asarray(repeats, dtype=np.int64), (shape[ax],))
+        # any shape of counts is read flat (as jax's; NumPy refuses more than 1-d)
+        counts = np.broadcast_to(np.ravel(np.asarray(repeats, dtype=np.int64)), (shape[ax],))
         return take(a, np.repeat(np.arange(shape[ax]), counts), axis=ax)
     big = shape[:ax + 1] + (int(repeats),) + shape[ax + 1:]
     dims = tuple(i if i <= ax else i + 1 for i in range(len(shape)))

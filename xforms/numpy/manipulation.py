@@ -1,5 +1,6 @@
 """Shape functions of `xforms.numpy`."""
 import builtins
+import operator
 import warnings
 
 import numpy as np
@@ -14,8 +15,9 @@ def reshape(a, newshape=None, order="C", shape=None):
     or column-major ("F") order.  >>> xnp.reshape(xnp.arange(6), (2, -1), order="F")"""
     newshape = shape if newshape is None else newshape
     a = asarray_operand(a)
-    if isinstance(newshape, (int, np.integer)):
-        newshape = (int(newshape),)
+    if not isinstance(newshape, (tuple, list)) and np.ndim(newshape) == 0:
+        # an int, or a 0-d array of one (NumPy and jax take both)
+        newshape = (newshape,)
     newshape = _infer_shape([int(d) for d in newshape], aval(a).size)
     if order == "F":     # column-major: reverse the axes on both sides of a C reshape
         return transpose(reshape(transpose(a), newshape[::-1]))
@@ -28,13 +30,14 @@ def reshape(a, newshape=None, order="C", shape=None):
 
 
 def _infer_shape(newshape, size):
-    if newshape.count(-1) > 1:
+    unknown = [i for i, d in enumerate(newshape) if d < 0]   # any negative size, as NumPy's
+    if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
-    if -1 in newshape:
-        known = int(np.prod([d for d in newshape if d != -1], dtype=np.int64))
+    if unknown:
+        known = int(np.prod([d for d in newshape if d >= 0], dtype=np.int64))
         if known == 0 or size % known:
             raise ValueError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
-        newshape[newshape.index(-1)] = size // known
+        newshape[unknown[0]] = size // known
     if int(np.prod(newshape, dtype=np.int64)) != size:
         raise ValueError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
     return tuple(newshape)
@@ -77,8 +80,9 @@ def moveaxis(a, source, destination):
 
 def expand_dims(a, axis):
     a = asarray_operand(a)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    return st.expand_dims(a, tuple(axes))
+    # a sequence or an array of axes (as jax's and NumPy's), or one axis
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) or np.ndim(axis) else (axis,)
+    return st.expand_dims(a, tuple(operator.index(d) for d in axes))
 
 
 def squeeze(a, axis=None):

@@ -10,7 +10,8 @@ from ._util import exp_of, floats, multivariate
 @multivariate
 def logpmf(x, n, p):
     x, n = xnp.asarray(x), xnp.asarray(n)
-    if aval(x).dtype.kind not in "iu" or aval(n).dtype.kind not in "iu":
+    # bools count as integers (jax promotes x and n as numbers first: bool -> int)
+    if aval(x).dtype.kind not in "iub" or aval(n).dtype.kind not in "iub":
         raise ValueError(f"multinomial.logpmf: x and n must be of integer type; got "
                          f"x.dtype={aval(x).dtype}, n.dtype={aval(n).dtype}")
     total = xnp.sum(x, axis=-1)
