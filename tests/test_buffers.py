@@ -59,6 +59,7 @@ def pooled():
     mp = pytest.MonkeyPatch()
     mp.setattr(cpu_buffers, "WORKSPACE_MIN_BYTES", 0)
     mp.setattr(cpu_buffers, "POOLED_OUTPUT_MIN_BYTES", 0)
+    mp.setenv("XFORMS_LLVM_KERNELS", "0")     # (the Numba path's pool: test_llvm_threads has the direct path's)
     jp, jl = xf.jit(lambda x, w: prog(x, w)), xf.jit(lambda x, n: loops(x, n))
     jp(xs(0), W)
     jl(xs(0)[:, :3], 2)
@@ -76,7 +77,8 @@ def check(got, want):
         np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=1e-12)
 
 
-def test_kernel_takes_workspace_and_output_buffers(pooled):
+def test_kernel_takes_workspace_and_output_buffers(pooled, monkeypatch):
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")     # (the Numba path: its source is read)
     jp, _ = pooled
     src = jp.lower(xs(0), W).as_text()
     assert "view_as(_ws, " in src and "_out0" in src and "np.empty" not in src and "empty_c(" not in src

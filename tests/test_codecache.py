@@ -438,6 +438,7 @@ def _compile_one(codecache, fn):
 def test_no_space_anywhere_compiles_in_memory(fresh_codecache, monkeypatch):
     """No folder takes a write (where mount is not allowed, the full disk injected): the
     module lives in memory only, and the result is right."""
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")     # (the Numba path: its disk cache)
     monkeypatch.setattr(fresh_codecache, "_write_atomic", _no_space)
     monkeypatch.setattr(tempfile, "mkdtemp", _no_space)
     path = _compile_one(fresh_codecache, lambda np, x: np.arctan(x) * 0.375 - np.cosh(x))
@@ -446,6 +447,7 @@ def test_no_space_anywhere_compiles_in_memory(fresh_codecache, monkeypatch):
 
 def test_numba_cache_write_fails(fresh_codecache, monkeypatch, tmp_path):
     """Numba's cache write fails after its compile: the kernel is used uncached."""
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")     # (the Numba path: its disk cache)
     from numba.core import caching
     monkeypatch.setattr(caching.IndexDataCacheFile, "_save_data", _no_space)
     path = _compile_one(fresh_codecache, lambda np, x: np.arcsinh(x) * 0.625 + np.exp(x))

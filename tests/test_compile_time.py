@@ -299,7 +299,8 @@ def test_matrix_product_intrinsics_are_np_dot(ta, tb, dtype, m, k, n):
     np.testing.assert_allclose(out, want, rtol=1e-5 if dtype is np.float32 else 1e-12)
 
 
-def test_matrix_products_link_no_helper_library():
+def test_matrix_products_link_no_helper_library(monkeypatch):
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")     # (the Numba path: its linked libraries)
     # the BLAS call is emitted at the call site: no helper's LLVM module is linked into the
     # kernel and optimised again (np.dot's in an @njit helper was, per kernel and process)
     from xforms.kernels.cpu.backend import compile_cpu

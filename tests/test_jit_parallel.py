@@ -369,6 +369,7 @@ def test_kernels_costly_for_parfors_compile_serially(small_chunks, monkeypatch):
     """Above PARFOR_MAX_COST (lines x branches) the prange nests move into functions of
     their own (xforms/kernels/cpu/outline_prange.py); above it for them too, they compile as plain
     loops (same results), then threaded in the compile worker."""
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")     # (the Numba path: parfors)
     f = lambda v: xnp.sum(xnp.where(v > 0, xnp.exp(v), v * 2.0))      # noqa: E731
     x = np.linspace(-1, 1, N)
     g, src = _compile(f, x, True, monkeypatch)
@@ -392,6 +393,7 @@ def test_kernels_of_many_prange_loops_compile_serially_first(small_chunks, monke
     """Each prange loop is a gufunc that parfors compiles on its own (~1.4 s): beyond
     PARFOR_MAX_LOOPS of them the kernel compiles as plain loops, then threaded in the
     compile worker (the CNN's jit(grad) at batch 128: 7 loops, 18 s threaded, 7 s serial)."""
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")     # (the Numba path: parfors)
     f = lambda v: xnp.sum(xnp.exp(v) * 2.0)                           # noqa: E731
     x = np.linspace(-1, 1, N)
     g, src = _compile(f, x, True, monkeypatch)

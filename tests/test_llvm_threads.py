@@ -165,3 +165,29 @@ def test_large_temporaries_live_in_the_pools_workspace():
     want = np.asarray(heat5(xnp.asarray(u)))
     for _ in range(2):
         np.testing.assert_allclose(np.asarray(exe(u)[0]), want, rtol=1e-13, atol=1e-13)
+
+
+BAD_ARGUMENT_AFTER_NUMBA = """
+import numpy as np, numba, xforms as xf
+from xforms.kernels.cpu import backend
+from xforms.kernels.cpu.llvm import engine, scalar
+prep = backend._prepare(xf.make_jaxpr(lambda x: x * 2.0)(np.arange(3.0)), {"name": "t"})
+kernel = engine.compile_ir(prep.llvm_ir, scalar.WRAPPER)
+numba.njit(lambda v: v + 1)(1)       # Numba binds its own PyExc_* symbols (the objects)
+try:
+    kernel(object())
+except TypeError as e:
+    print("TypeError", e)
+"""
+
+
+def test_a_refused_argument_raises_after_numba_loaded(tmp_path):
+    """A direct kernel's argument check raises TypeError once Numba has bound its symbols
+    too: Numba binds `PyExc_TypeError` to the exception object, the kernels read the
+    C variable (`xf_PyExc_TypeError`); sharing the name, the kernel crashed the process."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               XFORMS_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", BAD_ARGUMENT_AFTER_NUMBA], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "TypeError argument is not the kernel's array" in out.stdout, \
+        (out.returncode, out.stderr[-2000:])

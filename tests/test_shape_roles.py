@@ -114,7 +114,8 @@ def test_outer_products_of_the_batch_at_size_one():
     assert extra[1:] == [0, 0, 0]
 
 
-def test_the_walk_gives_up_on_other_constants():
+def test_the_walk_gives_up_on_other_constants(monkeypatch):
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")     # (the Numba path: its shape-generic kernels)
     # the same primitives with another inner size: not the reference's program
     shape_roles.forget()
     f = lambda w, x: xnp.tanh(x @ w)                               # noqa: E731

@@ -181,6 +181,7 @@ def test_loops_over_a_batch_shaped_carry():
 
 
 def test_switch_turns_symbols_off(monkeypatch):
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")     # (the Numba path: its shape-generic kernels)
     monkeypatch.setenv("XFORMS_SHAPE_SYMBOLS", "0")
     jf, extra = run_sizes(lambda x: xnp.tanh(x) * 3.0, lambda n: (RNG.normal(size=(n, 4)),),
                           [37, 38])
@@ -231,7 +232,8 @@ def test_the_disk_cache_hits_across_batch_sizes(tmp_path):
     import os
     import subprocess
     import sys
-    env = {**os.environ, "XFORMS_CACHE_DIR": str(tmp_path), "XFORMS_SHAPE_SYMBOLS": "batch"}
+    env = {**os.environ, "XFORMS_CACHE_DIR": str(tmp_path), "XFORMS_SHAPE_SYMBOLS": "batch",
+           "XFORMS_LLVM_KERNELS": "0"}     # (the Numba path's disk cache: the direct path has none)
     hits = [subprocess.run([sys.executable, "-c", CHILD, str(n)], env=env, check=True,
                            capture_output=True, text=True).stdout.split()[-1]
             for n in (40, 53)]

@@ -7,6 +7,7 @@ side for both (the bottom of the code generator: imports nothing else of kernels
 import keyword
 import math
 import os
+import sys
 import threading
 from contextlib import contextmanager
 
@@ -37,8 +38,17 @@ def numba_side():
     with _numba_lock:
         if _numba_loaded:
             return
-        for setup in NUMBA_SETUP:
-            setup()
+        before = set(sys.modules)
+        try:
+            for setup in NUMBA_SETUP:
+                setup()
+        except BaseException:
+            # Ctrl-C half-way through an import: forget what this attempt half-loaded (a
+            # `numba` without its submodules), so that the next program imports it afresh
+            for name in set(sys.modules) - before:
+                if name.partition(".")[0] == "numba" or name.startswith("xforms.kernels"):
+                    del sys.modules[name]
+            raise
         _numba_loaded.append(True)       # (last: the flag that every step ran)
 
 

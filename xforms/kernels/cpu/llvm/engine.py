@@ -51,7 +51,7 @@ def _target_machine():
             llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name),
                                               ctypes.c_void_p).value)
         exc = ctypes.c_void_p.in_dll(ctypes.pythonapi, "PyExc_TypeError")
-        llvm.add_symbol("PyExc_TypeError", ctypes.addressof(exc))
+        llvm.add_symbol("xf_PyExc_TypeError", ctypes.addressof(exc))   # (Numba binds PyExc_TypeError to the object itself)
         _host.append((llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()))
     cpu, features = _host[0]
     return llvm.Target.from_default_triple().create_target_machine(

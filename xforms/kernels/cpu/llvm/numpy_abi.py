@@ -160,7 +160,7 @@ good:
   %data = load ptr, ptr %datap
   ret ptr %data
 bad:
-  %exc = load ptr, ptr @PyExc_TypeError
+  %exc = load ptr, ptr @xf_PyExc_TypeError
   call void @PyErr_SetString(ptr %exc, ptr @amsg)
   ret ptr null
 }}

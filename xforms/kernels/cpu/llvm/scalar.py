@@ -48,7 +48,7 @@ declare void @PyErr_SetString(ptr, ptr)
 declare ptr @PyTuple_New(i64)
 declare i32 @PyTuple_SetItem(ptr, i64, ptr)
 declare void @Py_DecRef(ptr)
-@PyExc_TypeError = external global ptr
+@xf_PyExc_TypeError = external global ptr
 """
 
 
@@ -113,7 +113,7 @@ class _Module:
         self.emit(f"%argc = icmp eq i64 %nargs, {len(invars)}")
         self.emit("br i1 %argc, label %a0, label %badargs")
         self.lines.append("badargs:")
-        self.emit("%exc = load ptr, ptr @PyExc_TypeError")
+        self.emit("%exc = load ptr, ptr @xf_PyExc_TypeError")
         self.emit("call void @PyErr_SetString(ptr %exc, ptr @msg)")
         self.emit("ret ptr null")
         self.lines.append("fail:")

@@ -37,7 +37,7 @@ import llvmlite.binding as ll
 import llvmlite.ir as ir
 import numba
 from numba.core import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 from numba.np.ufunc.parallel import _launch_threads
 
 from ...numba_fixes.unlinked import symbol_call
@@ -176,11 +176,22 @@ def _data(typingctx, a):
     return types.CPointer(a.dtype)(a), codegen
 
 
-@numba.njit(cache=CACHE, nogil=True)
 def views(a, b, o, ta, tb, lda, ldb, ldo):
     """o = op(a) @ op(b) by the nest for float 2-D views with adjacent columns and rows
     lda, ldb, ldo apart (linalg.la_mm_views' heads of attention), where `eligible`'s rule
-    takes them -> whether it did (else the caller calls BLAS)."""
+    takes them -> whether it did (else the caller calls BLAS).  Jitted code only: typed by
+    `_views`, False for complex views (the nest is float32/float64)."""
+    raise NotImplementedError("small_mm.views is called from jitted code only")
+
+
+@overload(views, jit_options={"nogil": True})
+def _views(a, b, o, ta, tb, lda, ldb, ldo):
+    if o.dtype not in (types.float32, types.float64):
+        return lambda a, b, o, ta, tb, lda, ldb, ldo: False
+    return _float_views
+
+
+def _float_views(a, b, o, ta, tb, lda, ldb, ldo):
     m, n, k = o.shape[0], o.shape[1], a.shape[0] if ta else a.shape[1]
     if not (_AVAILABLE and k <= MAX_DEPTH and m * n * k <= MAX_WORK
             and n % (_VECTOR_BYTES // o.itemsize) == 0):
