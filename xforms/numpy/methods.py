@@ -352,7 +352,7 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
             if fn is not None:     # (evaluated now, never staged into a current trace)
                 with core.set_current_trace(core.eval_trace):
                     return fn(a, b)
-    plain = [np.ndarray.view(v, np.ndarray) if type(v) is Array else v for v in inputs]
+    plain = [_plain(v) for v in inputs]
     if "out" in kwargs:       # (NumPy returns the `out` arrays themselves)
         outs = kwargs["out"]
         getattr(ufunc, method)(*plain, **{**kwargs, "out": _plain_out(outs)})
