@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# these children's small elementwise programs would take the direct LLVM path, which has no
-# disk cache (xforms/kernels/cpu/llvm/): Numba compiles them, as this file tests its cache
+# these children's small elementwise programs would take the direct LLVM path, which has a
+# cache of its own (tests/test_llvm_object_cache.py): Numba compiles them, as this file
+# tests its cache
 _NUMBA = {"XFORMS_LLVM_KERNELS": "0"}
 
 CHILD = textwrap.dedent("""
@@ -414,12 +415,13 @@ def _no_space(*args, **kwargs):
 @pytest.fixture
 def fresh_codecache(monkeypatch, tmp_path):
     """codecache with no modules, warnings or broken folders yet, the cache in tmp_path."""
-    from xforms.kernels.build import codecache
+    from xforms.kernels.build import cache_rules, codecache
     monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("XFORMS_DISABLE_CACHE", raising=False)
-    for name, value in (("_modules", {}), ("_broken", set()), ("_warned", set()),
-                        ("_private_dir", None)):
+    for name, value in (("_modules", {}), ("_private_dir", None)):
         monkeypatch.setattr(codecache, name, value)
+    monkeypatch.setattr(cache_rules, "broken", set())
+    monkeypatch.setattr(cache_rules, "_warned", set())
     return codecache
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from xforms.kernels.build import codecache
+from xforms.kernels.build import cache_rules, codecache
 from xforms.kernels.cuda import backend
 
 
@@ -21,8 +21,9 @@ def full_disk(monkeypatch, tmp_path):
     `cache` flags the CUDA compiles asked for."""
     monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("XFORMS_DISABLE_CACHE", raising=False)
-    for name, value in (("_modules", {}), ("_broken", set()), ("_warned", set())):
-        monkeypatch.setattr(codecache, name, value)
+    monkeypatch.setattr(codecache, "_modules", {})
+    monkeypatch.setattr(cache_rules, "broken", set())
+    monkeypatch.setattr(cache_rules, "_warned", set())
     monkeypatch.setattr(backend, "_disk_cache", lambda: True)     # as on a real GPU
     real_jit, asked = numba.cuda.jit, []
 

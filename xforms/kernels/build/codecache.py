@@ -21,25 +21,23 @@ writable by no one else (a parent may be a sticky folder such as /tmp); a symbol
 the way must be this user's or root's.  Folders are created 0700.  Otherwise, and whenever
 the cache fails (a full disk, an unwritable folder, a damaged entry that does not heal),
 one warning (`CacheWarning`) says why and the kernel is compiled without the disk cache:
-a cache problem costs speed, never the result.
+a cache problem costs speed, never the result.  The rules live in `cache_rules` (no Numba
+there), which the direct LLVM path's `object_cache` follows too.
 `XFORMS_DISABLE_CACHE=1` writes modules to a private temporary directory and turns Numba's
 cache off; `XFORMS_CACHE_DIR` moves the cache.  So does a module that contains the line
 `user_prims.NO_DISK_CACHE` (it calls a user function whose dependencies cannot be hashed,
 so its text does not determine its code).
 """
 import atexit
-import errno
 import glob
 import hashlib
 import linecache
 import os
 import shutil
-import stat
 import sys
 import tempfile
 import threading
 import types
-import warnings
 import weakref
 
 import numba
@@ -51,6 +49,8 @@ from xforms.version import __version__ as XFORMS_VERSION
 
 from ..numba_fixes import extensions, patches as numba_patches, vector_width
 from ..user_prims import NO_DISK_CACHE
+from . import cache_rules
+from .cache_rules import CacheWarning, cache_enabled, untrusted_dir  # noqa: F401 (API)
 
 # every Numba compile of xforms' code goes through this module (the CPU and CUDA backends,
 # the compile worker): importing it installs xforms' fixes to Numba first
@@ -62,10 +62,6 @@ _modules = {}            # hash -> module
 # shapes no longer used is released (xforms/exec/exe_cache.py bounds what jit keeps)
 _dispatchers = weakref.WeakValueDictionary()
 _private_dir = None
-_broken = set()          # cache folders that failed to take a write in this process
-_warned = set()          # CacheWarning texts given (each is given once per process)
-_TRUST = "set XFORMS_CACHE_DIR to a directory you own"
-_SPACE = "free disk space, or set XFORMS_CACHE_DIR elsewhere or XFORMS_DISABLE_CACHE=1"
 # kernels made (Numba compiled them, or loaded them from its disk cache) and kernels found
 # already made for the same source (another batch size, xforms/kernels/prepare/shape_symbols.py)
 stats = {"made": 0, "reused": 0}
@@ -96,25 +92,8 @@ VERSION_KEY = (f"xforms {XFORMS_VERSION}; numba {numba.__version__}; numpy "
                + ("; profiling" if numba.config.ENABLE_PROFILING else ""))
 
 
-def cache_enabled():
-    return not config.cache_disabled()
-
-
 def source_hash(source):
     return hashlib.sha256((VERSION_KEY + "\n" + source).encode()).hexdigest()[:24]
-
-
-class CacheWarning(RuntimeWarning):
-    """The on-disk compile cache could not be used; the kernel was compiled without it."""
-
-
-def _warn(message, advice=_TRUST):
-    """One line, once per process (Python's own once-only registry is reset whenever a
-    warnings filter changes, as tiered.py's replay of the fast tier's warnings does)."""
-    text = f"xforms: {message}; compiling without the disk cache ({advice})"
-    if text not in _warned:
-        _warned.add(text)
-        warnings.warn(text, CacheWarning, stacklevel=3)
 
 
 def kernel_dir(private=False):
@@ -129,11 +108,11 @@ def _module_dir(private):
     (else a warning), or this process's private temporary directory (None: not even that)."""
     if cache_enabled() and not private:
         d = os.path.join(config.cache_dir(), "cpu")
-        if d not in _broken:                  # (a broken one was warned about)
+        if d not in cache_rules.broken:                  # (a broken one was warned about)
             why = _dir_problem(d)
             if why is None:
                 return d, True
-            _warn(why)
+            cache_rules.warn(why)
     return _private(), False
 
 
@@ -161,8 +140,8 @@ def _dir_problem(d):
     numba_dir = os.path.join(d, "__pycache__")
     try:
         if os.path.isfile(numba_dir) and not untrusted_dir(d, own=2):
-            _remove(numba_dir)                 # a damaged entry (not a folder): replaced
-        _makedirs_private(numba_dir)
+            cache_rules.remove(numba_dir)      # a damaged entry (not a folder): replaced
+        cache_rules.makedirs_private(numba_dir)
     except OSError as e:
         return f"cache directory {d} cannot be created ({e.strerror})"
     if not os.access(numba_dir, os.W_OK):
@@ -170,68 +149,6 @@ def _dir_problem(d):
     # NUMBA_CACHE_DIR: Numba keeps its index files there instead
     return untrusted_dir(numba_dir, own=3) or (
         numba.config.CACHE_DIR and untrusted_dir(numba.config.CACHE_DIR)) or None
-
-
-def _makedirs_private(path):
-    """os.makedirs with mode 0700 for every folder it creates (makedirs gives the parents
-    it creates the default mode)."""
-    parent = os.path.dirname(path)
-    if parent != path and not os.path.isdir(parent):
-        _makedirs_private(parent)
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        if not os.path.isdir(path):
-            raise
-
-
-def untrusted_dir(path, own=1):
-    """Why another user could plant files in folder `path`, or None.
-
-    `path` and each folder above it up to the user's home (or /), as written and with
-    links resolved, must be owned by this user or root and writable by neither group nor
-    others; a parent may be writable by all when it is sticky (as /tmp is), but not the
-    `own` innermost folders (the cache's own).  A symbolic link on the way must be this
-    user's or root's.
-
-    >>> untrusted_dir("/tmp", own=0) is None     # root's, sticky: fine as a parent
-    True
-    >>> untrusted_dir("/tmp")                    # but not as the cache's own folder
-    'cache directory /tmp is writable by group and others'
-    """
-    if not hasattr(os, "geteuid"):
-        return None                           # no POSIX owners and modes (Windows)
-    uid, home = os.geteuid(), os.path.realpath(os.path.expanduser("~"))
-    for p in (os.path.abspath(path), os.path.realpath(path)):
-        for depth, folder in enumerate(_self_and_parents(p, home)):
-            why = _unsafe_entry(folder, uid, sticky_ok=depth >= own)
-            if why:
-                return why
-    return None
-
-
-def _self_and_parents(path, stop):
-    while True:
-        yield path
-        parent = os.path.dirname(path)
-        if path == stop or parent == path:
-            return
-        path = parent
-
-
-def _unsafe_entry(path, uid, sticky_ok):
-    try:
-        st = os.lstat(path)
-    except OSError as e:
-        return f"cache directory {path} cannot be checked ({e.strerror})"
-    link = stat.S_ISLNK(st.st_mode)
-    if st.st_uid not in (uid, 0):
-        kind = "is a symbolic link owned by" if link else "is owned by"
-        return f"cache directory {path} {kind} another user (uid {st.st_uid})"
-    if link or not st.st_mode & 0o022 or (sticky_ok and st.st_mode & stat.S_ISVTX):
-        return None
-    who = {0o020: "group", 0o002: "others"}.get(st.st_mode & 0o022, "group and others")
-    return f"cache directory {path} is writable by {who}"
 
 
 def _read_text(path):
@@ -271,17 +188,9 @@ def _purge_numba_cache(path):
     stem = os.path.splitext(os.path.basename(path))[0]
     for f in glob.glob(os.path.join(os.path.dirname(path), "__pycache__", stem + ".*")):
         try:
-            _remove(f)
+            cache_rules.remove(f)
         except OSError:
             pass
-
-
-def _remove(path):
-    """Delete a damaged cache entry, a file or (where a file belongs) a folder."""
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path)
-    else:
-        os.unlink(path)
 
 
 def code_of(source):
@@ -319,13 +228,14 @@ def _place(name, source, code, private):
             if os.path.lexists(path):
                 _purge_numba_cache(path)       # its compiled code belongs to other text
                 if os.path.isdir(path) and not os.path.islink(path):
-                    _remove(path)              # (a file replaces a file atomically)
+                    cache_rules.remove(path)   # (a file replaces a file atomically)
             return path, _write_atomic(path, source), shared
         except OSError as e:                   # a full disk, a read-only folder, ...
             if not shared:
                 break
-            _broken.add(d)
-            _warn(f"the compile cache in {d} cannot be written ({e.strerror or e})", _SPACE)
+            cache_rules.broken.add(d)
+            cache_rules.warn(f"the compile cache in {d} cannot be written ({e.strerror or e})",
+                             cache_rules.SPACE)
             d, shared = _private(), False
     path = f"<xforms kernel {name}>"           # in memory; tracebacks still show the lines
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
@@ -386,7 +296,7 @@ def build_with_cache(build, mod, allowed=True):
         >>> build_with_cache(lambda cache: numba.njit(sig, cache=cache)(mod.kernel), mod)
     """
     cache = (allowed and cache_enabled() and getattr(mod, "__xforms_disk_cache__", True)
-             and os.path.dirname(mod.__file__) not in _broken)
+             and os.path.dirname(mod.__file__) not in cache_rules.broken)
     return _build_cached(build, mod.__file__) if cache else build(False)
 
 
@@ -401,24 +311,19 @@ def _build_cached(build, path):
         raise                                  # the kernel's own error, not the cache's
     except Exception as e:
         why = e
-    if not _unwritable(why):
+    if not cache_rules.unwritable(why):
         _purge_numba_cache(path)               # e.g. a truncated or foreign cache file
         try:
             return build(True)
         except Exception as e:
             why = e
     disp = build(False)                        # raises the compile's own error, if any
-    if _unwritable(why):
-        _broken.add(os.path.dirname(path))     # later kernels skip the cache at once
-    _warn(f"the compile cache in {os.path.dirname(path)} failed "
-          f"({type(why).__name__}: {str(why).splitlines()[0] if str(why) else ''})", _SPACE)
+    if cache_rules.unwritable(why):
+        cache_rules.broken.add(os.path.dirname(path))   # later kernels skip the cache at once
+    cache_rules.warn(f"the compile cache in {os.path.dirname(path)} failed "
+                     f"({type(why).__name__}: {str(why).splitlines()[0] if str(why) else ''})",
+                     cache_rules.SPACE)
     return disp
-
-
-def _unwritable(e):
-    """Whether `e` says the cache's filesystem takes no writes (a retry is pointless)."""
-    return isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS,
-                                                  errno.EACCES, errno.EPERM)
 
 
 def _compile_nests(mod, opts):

@@ -5,19 +5,38 @@
 
 The module is optimised at -O3 for the host CPU (loop and SLP vectorisation on) and
 compiled by an MCJIT engine of its own (with its own target machine, which the engine
-owns), kept alive by the returned function (its `self`): the machine code is freed with it.  CPython's API functions are bound by their addresses in this process; libm
-functions resolve from the process (as Numba's do).
+owns), kept alive by the returned function (its `self`): the machine code is freed with
+it.  CPython's API functions are bound by their addresses in this process; libm functions
+resolve from the process (as Numba's do).
+
+The object code is kept on disk (`build/object_cache`), keyed by the IR text, the target
+(triple, CPU name and features), llvmlite's and LLVM's versions and this engine's own source
+(its pipeline): a second process loads it into a fresh engine and skips optimisation and
+code generation.  This is sound because the IR names every address of this process by a
+symbol (`add_symbol`: CPython's API, NumPy's, BLAS, GOMP, small_mm's nests), which MCJIT
+resolves when it loads the object; an IR holding an address as an integer constant
+(`inttoptr (i64 ...)`) is compiled without the disk cache.
 """
 import ctypes
+import hashlib
+import re
 import sys
 import threading
 
+import llvmlite
 import llvmlite.binding as llvm
+
+from ...build import object_cache
 
 _METH_FASTCALL = 0x0080
 _PYAPI = ("PyFloat_AsDouble", "PyFloat_FromDouble", "PyErr_Occurred", "PyErr_SetString",
           "PyTuple_New", "PyTuple_SetItem", "Py_DecRef")
 _host = []
+# bump when what a cached object means changes without its IR or this file changing
+FORMAT = 1
+_source_hash = []
+# an address of this process written into the IR as a number: its code holds per process
+_ADDRESS = re.compile(r"inttoptr\s*\(\s*i64\s+-?[1-9]")
 # LLVM's global context is not safe to share between two compiles: this one and a Numba
 # compile on another thread.  Numba is imported only when a program needs it (issue #35):
 # until then this lock alone serialises the compiles; `numba_lock` takes it while Numba
@@ -85,18 +104,67 @@ def _compile_lock():
 
 
 def compile_function(text, name):
-    """(address, owner) of function `name` of LLVM IR `text`, optimised and compiled under
-    the compiler lock (`_compile_lock`); its machine code lives as long as `owner`."""
+    """(address, owner) of function `name` of LLVM IR `text`, loaded from the disk cache
+    or optimised and compiled (and stored there) under the compiler lock (`_compile_lock`);
+    its machine code lives as long as `owner`."""
     with _lock, _compile_lock():
         tm = _target_machine()
-        module = llvm.parse_assembly(text)
-        module.triple = tm.triple
-        module.data_layout = str(tm.target_data)
-        module.verify()
-        _optimise(module, tm)
-        engine = llvm.create_mcjit_compiler(module, tm)
-        engine.finalize_object()
+        key = cache_key(text, tm.triple, *_host[0])
+        code = object_cache.load(key) if key else None
+        if code is not None:
+            engine = _load(code, tm)
+            address = engine.get_function_address(name)
+            if address:
+                return address, engine
+            object_cache.discard(key)          # (not the function asked for: compiled)
+            tm = _target_machine()             # (the failed engine owns the last one)
+        engine, code = _compile(text, tm)
+        if key and code is not None:
+            object_cache.store(key, code)
         return engine.get_function_address(name), engine
+
+
+def cache_key(text, triple, cpu, features):
+    """The disk cache's key of the object code of IR `text` for a target, or None when
+    the IR holds an address of this process as a number (its code is this process's).
+
+        >>> cache_key(ir, "x86_64-unknown-linux-gnu", "znver3", "+avx2,+fma,...")
+        'c0ffee...'
+    """
+    if _ADDRESS.search(text):
+        return None
+    if not _source_hash:
+        with open(__file__, "rb") as f:
+            _source_hash.append(hashlib.sha256(f.read()).hexdigest())
+    return object_cache.key_of(f"xforms-llvm {FORMAT}", llvmlite.__version__,
+                               ".".join(map(str, llvm.llvm_version_info)), _source_hash[0],
+                               triple, cpu, features, text)
+
+
+def _compile(text, tm):
+    """(engine, object code or None): `text` optimised and compiled by MCJIT, which hands
+    the object file it made to the engine's object cache hook."""
+    module = llvm.parse_assembly(text)
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
+    module.verify()
+    _optimise(module, tm)
+    engine = llvm.create_mcjit_compiler(module, tm)
+    made = []
+    engine.set_object_cache(lambda _module, code: made.append(bytes(code)))
+    engine.finalize_object()
+    return engine, (made[0] if len(made) == 1 else None)
+
+
+def _load(code, tm):
+    """An engine holding object `code` (checked by object_cache), its symbols resolved."""
+    module = llvm.parse_assembly("")
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
+    engine = llvm.create_mcjit_compiler(module, tm)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+    engine.finalize_object()
+    return engine
 
 
 def compile_ir(text, name):
