@@ -173,13 +173,37 @@ def test_untrusted_folder_is_not_used(fresh, tmp_path):
     assert bits == _reference(0.8125) and not os.listdir(fresh)
 
 
-def test_read_only_cache_compiles_without_it(fresh, tmp_path, monkeypatch):
-    mnt = tmp_path / "ro"
-    mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k,mode=0700", "tmpfs",
-                        str(mnt)], capture_output=True)
+def _tmpfs(path, size_kb):
+    path.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k,mode=0700", "tmpfs",
+                        str(path)], capture_output=True)
     if r.returncode != 0:
         pytest.skip("cannot mount a tmpfs here (needs root and mount rights)")
+
+
+def test_full_filesystem_compiles_in_memory(fresh, tmp_path, monkeypatch):
+    mnt = tmp_path / "full"
+    _tmpfs(mnt, 64)
+    try:
+        monkeypatch.setenv("XFORMS_CACHE_DIR", str(mnt / "xforms"))
+        (mnt / "xforms" / "llvm").mkdir(parents=True)
+        with open(mnt / "fill", "wb", buffering=0) as f:    # every block taken
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError as e:
+                assert e.errno == errno.ENOSPC
+        with pytest.warns(cache_rules.CacheWarning, match="No space left on device"):
+            bits, _ = _run(_ir(1.1875))
+        assert bits == _reference(1.1875)
+        assert not os.listdir(mnt / "xforms" / "llvm")  # (nor a temporary file left)
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_read_only_cache_compiles_without_it(fresh, tmp_path, monkeypatch):
+    mnt = tmp_path / "ro"
+    _tmpfs(mnt, 512)
     try:
         monkeypatch.setenv("XFORMS_CACHE_DIR", str(mnt / "xforms"))
         _run(_ir(0.9375))
@@ -207,5 +231,9 @@ def test_ir_holding_an_address_is_not_cached(fresh):
     text = _ir(0.125).replace("define", "@g = global ptr inttoptr (i64 140737488355328 to "
                                         "ptr)\ndefine", 1)
     assert engine.cache_key(text, "t", "c", "f") is None
+    as_instruction = _ir(0.125).replace("ret double %r", "%p = inttoptr i64 4096 to ptr\n"
+                                                         "  ret double %r")
+    assert engine.cache_key(as_instruction, "t", "c", "f") is None
+    assert engine.cache_key(_ir(0.125), "t", "c", "f") is not None
     assert _run(text)[0] == _reference(0.125)
     assert not os.path.exists(fresh) or not os.listdir(fresh)

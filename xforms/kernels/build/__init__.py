@@ -1,3 +1,4 @@
-"""Source -> module -> dispatcher: the content-addressed cache on disk and the compile worker's
-main.
+"""Source -> module -> dispatcher: the content-addressed cache on disk (`codecache`), the
+direct LLVM path's object code on disk (`object_cache`), the rules both follow
+(`cache_rules`) and the compile worker's main.
 """

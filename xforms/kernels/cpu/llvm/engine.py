@@ -36,7 +36,8 @@ _host = []
 FORMAT = 1
 _source_hash = []
 # an address of this process written into the IR as a number: its code holds per process
-_ADDRESS = re.compile(r"inttoptr\s*\(\s*i64\s+-?[1-9]")
+# (`inttoptr (i64 N to ptr)` as a constant, `inttoptr i64 N to ptr` as an instruction)
+_ADDRESS = re.compile(r"inttoptr\s*\(?\s*i64\s+-?[1-9]")
 # LLVM's global context is not safe to share between two compiles: this one and a Numba
 # compile on another thread.  Numba is imported only when a program needs it (issue #35):
 # until then this lock alone serialises the compiles; `numba_lock` takes it while Numba
@@ -153,7 +154,8 @@ def _compile(text, tm):
     made = []
     engine.set_object_cache(lambda _module, code: made.append(bytes(code)))
     engine.finalize_object()
-    return engine, (made[0] if len(made) == 1 else None)
+    # (popped: the hook's list lives as long as the engine, the bytes need not)
+    return engine, (made.pop() if len(made) == 1 else None)
 
 
 def _load(code, tm):
