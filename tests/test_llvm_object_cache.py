@@ -145,6 +145,15 @@ def test_damaged_entry_is_replaced(fresh, kind):
     assert _run(text)[0] == want and object_cache.stats["hits"] == 2
 
 
+def test_a_file_where_the_folder_belongs_is_replaced(fresh):
+    fresh.parent.mkdir(mode=0o700)
+    fresh.write_bytes(b"not a folder")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _run(_ir(1.3125))[0] == _reference(1.3125)
+    assert fresh.is_dir() and len(os.listdir(fresh)) == 1
+
+
 def _no_space(*args, **kwargs):
     raise OSError(errno.ENOSPC, "No space left on device")
 

@@ -54,6 +54,11 @@ def folder():
     d = os.path.join(config.cache_dir(), "llvm")
     if d in cache_rules.broken:                        # (warned about when it broke)
         return None
+    if os.path.isfile(d) and not cache_rules.untrusted_dir(os.path.dirname(d)):
+        try:
+            cache_rules.remove(d)                      # a damaged entry (not a folder)
+        except OSError:
+            pass                                       # (then said by usable_dir)
     why = cache_rules.usable_dir(d, own=2)             # (llvm/ and the cache's root)
     if why is not None:
         cache_rules.warn(why, stacklevel=4)
