@@ -10,9 +10,9 @@ it.  CPython's API functions are bound by their addresses in this process; libm 
 resolve from the process (as Numba's do).
 
 The object code is kept on disk (`build/object_cache`), keyed by the IR text, the target
-(triple, CPU name and features), llvmlite's and LLVM's versions and this engine's own source
-(its pipeline): a second process loads it into a fresh engine and skips optimisation and
-code generation.  This is sound because the IR names every address of this process by a
+(triple, CPU name and features), xforms', llvmlite's and LLVM's versions and this engine's
+own source (its pipeline): a second process loads it into a fresh engine and skips
+optimisation and code generation.  This is sound because the IR names every address of this process by a
 symbol (`add_symbol`: CPython's API, NumPy's, BLAS, GOMP, small_mm's nests), which MCJIT
 resolves when it loads the object; an IR holding an address as an integer constant
 (`inttoptr (i64 ...)`) is compiled without the disk cache.
@@ -25,6 +25,8 @@ import threading
 
 import llvmlite
 import llvmlite.binding as llvm
+
+from xforms.version import __version__ as XFORMS_VERSION
 
 from ...build import object_cache
 
@@ -113,8 +115,11 @@ def compile_function(text, name):
         key = cache_key(text, tm.triple, *_host[0])
         code = object_cache.load(key) if key else None
         if code is not None:
-            engine = _load(code, tm)
-            address = engine.get_function_address(name)
+            try:
+                engine = _load(code, tm)
+                address = engine.get_function_address(name)
+            except Exception:                  # (a cache problem costs the compile only)
+                address = 0
             if address:
                 return address, engine
             object_cache.discard(key)          # (not the function asked for: compiled)
@@ -135,9 +140,12 @@ def cache_key(text, triple, cpu, features):
     if _ADDRESS.search(text):
         return None
     if not _source_hash:
-        with open(__file__, "rb") as f:
-            _source_hash.append(hashlib.sha256(f.read()).hexdigest())
-    return object_cache.key_of(f"xforms-llvm {FORMAT}", llvmlite.__version__,
+        try:
+            with open(__file__, "rb") as f:
+                _source_hash.append(hashlib.sha256(f.read()).hexdigest())
+        except OSError:                        # (installed without its source)
+            _source_hash.append("no source")
+    return object_cache.key_of(f"xforms-llvm {FORMAT}", XFORMS_VERSION, llvmlite.__version__,
                                ".".join(map(str, llvm.llvm_version_info)), _source_hash[0],
                                triple, cpu, features, text)
 
