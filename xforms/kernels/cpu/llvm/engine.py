@@ -12,10 +12,10 @@ resolve from the process (as Numba's do).
 The object code is kept on disk (`build/object_cache`), keyed by the IR text, the target
 (triple, CPU name and features), xforms', llvmlite's and LLVM's versions and this engine's
 own source (its pipeline): a second process loads it into a fresh engine and skips
-optimisation and code generation.  This is sound because the IR names every address of this process by a
-symbol (`add_symbol`: CPython's API, NumPy's, BLAS, GOMP, small_mm's nests), which MCJIT
-resolves when it loads the object; an IR holding an address as an integer constant
-(`inttoptr (i64 ...)`) is compiled without the disk cache.
+optimisation and code generation.  This is sound because the IR names every address of
+this process by a symbol (`add_symbol`: CPython's API, NumPy's, BLAS, GOMP, small_mm's
+nests), which MCJIT resolves when it loads the object; an IR holding an address as an
+integer constant (`inttoptr (i64 ...)`) is compiled without the disk cache.
 """
 import ctypes
 import hashlib
