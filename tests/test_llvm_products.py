@@ -26,7 +26,10 @@ LAYOUTS = {
 # sizes and k past small_mm's depth
 # (gemm), sizes of one, and the MLP's layers
 SIZES = [(1, 600, 1), (9, 64, 1), (1, 64, 9), (16, 256, 512), (33, 17, 48), (7, 100, 33),
-         (16, 1100, 64), (2, 300, 3), (32, 784, 10), (100, 256, 256)]
+         (16, 1100, 64), (2, 300, 3), (32, 784, 10), (100, 256, 256),
+         # either side of small_mm.rule's least depth (k = 1: an MLP's weight gradient at
+         # batch 1) and of the rows a packed B^T needs (64 float64, 128 float32)
+         (40, 1, 64), (40, 3, 64), (40, 4, 64), (63, 64, 128), (64, 64, 128), (128, 32, 64)]
 
 
 def _finite(rng, shape, dt):
@@ -129,7 +132,11 @@ def test_the_calls_are_the_numba_kernels():
     assert "@xf_blas_dgemm" in ir(16, 1100, 64)                 # k past the nest's depth
     for layout in LAYOUTS:                                       # the nest takes every layout
         nest = f"@xf_small_mm_double_{layout}"
-        assert (nest in ir(16, 256, 512, layout)) == small_mm.available()
+        assert (nest in ir(64, 64, 128, layout)) == small_mm.available()
+    # BLAS where small_mm.rule measured it faster: an outer product (k = 1), a transposed
+    # B for fewer rows than pay for its packing
+    assert "@xf_blas_dgemm" in ir(784, 1, 512, "tn") and "xf_small_mm" not in ir(784, 1, 512, "tn")
+    assert "xf_small_mm" not in ir(63, 64, 128, "nt") and "@xf_blas_dgemm" in ir(63, 64, 128, "nt")
     # above PARALLEL_MIN_WORK the nest's rows are split over OpenMP's team (Numba's kernel
     # splits them over its pool: the same bits)
     if small_mm.available():
@@ -190,3 +197,28 @@ def test_consts_are_arguments_after_the_inputs(dt):
     exe = backend.compile_cpu(xf.make_jaxpr(f)(x), {"name": "t"})
     assert type(exe.kernel).__name__ == "builtin_function_or_method"
     _same(np.asarray(xf.jit(f, tiered=False)(x)), np.asarray(fn(x, *consts)))
+
+
+@pytest.mark.skipif(not small_mm.available(), reason="the loop nest is used on AVX-512 hosts only")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threaded_nest_parts_follow_the_blas_threads(threads):
+    """A product the nest splits over threads counts its parts when it runs, from the BLAS
+    thread count in force (which the load monitor sets), as the Numba kernel's
+    `small_mm.parts_for` does -- not once from the cores when it compiles; the same bits
+    as the Numba kernel for any count."""
+    from xforms.kernels.runtime.products import blas_serial
+    found = blas_serial._openblas()
+    if found is None:
+        pytest.skip("no OpenBLAS to steer")
+    get, put = found
+    rng = np.random.default_rng(5)
+    x, y = _finite(rng, (203, 160), np.float32), _finite(rng, (160, 256), np.float32)
+    prep = backend._prepare(xf.make_jaxpr(lambda x, y: x @ y)(x, y), {"name": "t"})
+    assert "call i32 @xforms_blas_get_threads()" in prep.llvm_ir
+    fn, kernel = _both(lambda x, y: x @ y, x, y)
+    prev = get()
+    try:
+        put(threads)
+        _same(fn(x, y), kernel(x, y))
+    finally:
+        put(prev)

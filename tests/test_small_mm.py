@@ -121,27 +121,50 @@ def test_loop_nest_taken_for_every_layout():
         np.testing.assert_array_equal(o, np.full((32, 512), 128.0, np.float32))
 
 
-@intrinsic
-def _eligible(typingctx, m, n, k):
-    """small_mm.eligible's i1 for float32, as a bool."""
-    def codegen(context, builder, sig, args):
-        return small_mm.eligible(builder, types.float32, *args)
-    return types.boolean(m, n, k), codegen
+def _eligible_for(tb):
+    """A jitted (m, n, k, like) -> small_mm.eligible's i1 (the Numba kernels' run-time
+    test) for the dtype of array `like`, B transposed where `tb`, as a bool."""
+    @intrinsic
+    def _eligible(typingctx, m, n, k, like):
+        def codegen(context, builder, sig, args):
+            return small_mm.eligible(context, builder, like.dtype, *args[:3], tb=tb)
+        return types.boolean(m, n, k, like), codegen
+
+    return numba.njit(lambda m, n, k, like: _eligible(m, n, k, like))
 
 
-@numba.njit
-def _eligible_f32(m, n, k):
-    return _eligible(m, n, k)
+_ELIGIBLE = {tb: _eligible_for(tb) for tb in (False, True)}
 
 
 def test_rule_boundaries():
-    """The rule, at its limits: depth, work, n a multiple of the vector width (16 float32)."""
-    d, w = small_mm.MAX_DEPTH, small_mm.MAX_WORK
-    assert _eligible_f32(16, 16, d) and not _eligible_f32(16, 16, d + 1)
-    assert _eligible_f32(w // (256 * d), 256, d)
-    assert not _eligible_f32(w // (256 * d) + 1, 256, d)
-    assert _eligible_f32(1024, 1024, 256) and _eligible_f32(1024, 768, 256)   # the MLP's
-    assert not _eligible_f32(8, 24, 16) and _eligible_f32(8, 32, 16)
+    """The rule, at its limits: depth (at least MIN_DEPTH, at most MAX_DEPTH), work, n a
+    multiple of the vector width (16 float32, 8 float64), rows enough to pay for packing a
+    transposed B."""
+    d, w, r = small_mm.MAX_DEPTH, small_mm.MAX_WORK, small_mm.rule
+    assert r(16, 16, d, 4) and not r(16, 16, d + 1, 4)
+    assert r(w // (256 * d), 256, d, 4) and not r(w // (256 * d) + 1, 256, d, 4)
+    assert r(1024, 1024, 256, 4) and r(1024, 768, 256, 8)
+    assert not r(8, 24, 16, 4) and r(8, 32, 16, 4) and r(8, 24, 16, 8)
+    low = small_mm.MIN_DEPTH
+    assert r(784, 512, low, 8) and not r(784, 512, low - 1, 8)      # (k = 1: an outer product)
+    rows = small_mm.PACKED_MIN_ROWS
+    assert r(rows * 16, 512, 512, 4, tb=True) and not r(rows * 16 - 1, 512, 512, 4, tb=True)
+    assert r(rows * 8, 512, 512, 8, tb=True) and not r(rows * 8 - 1, 512, 512, 8, tb=True)
+    assert r(rows * 8 - 1, 512, 512, 8)          # (only a packed B asks for the rows)
+
+
+def test_the_three_callers_follow_the_rule():
+    """The Numba kernels' run-time test and the direct path's choice are `rule` itself, on
+    a grid through every boundary (a copy of it in either place would drift)."""
+    from xforms.kernels.cpu.llvm import products
+    sizes = (1, 3, 4, 24, 32, 127, 128, 512, 1024, 1025)
+    for dtype, ty in ((np.float32, "float"), (np.float64, "double")):
+        like = np.empty((1, 1), dtype)
+        for m, n, k, tb in ((m, n, k, tb) for m in sizes for n in (24, 32, 512)
+                            for k in sizes for tb in (False, True)):
+            want = small_mm.rule(m, n, k, like.itemsize, tb)
+            assert _ELIGIBLE[tb](m, n, k, like) == want, (m, n, k, tb, dtype)
+            assert products._small(m, n, k, ty, tb) == (want and small_mm.available())
 
 
 @needs_avx512

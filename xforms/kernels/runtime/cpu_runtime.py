@@ -338,11 +338,12 @@ def _gemm(context, builder, x, y, out):
     if not (ot.dtype in (types.float32, types.float64) and small_mm.available()):
         linalg.call_xxgemm(context, builder, xt, xs, xd, yt, ys, yd, ot, os_, od)
         return
-    with builder.if_else(small_mm.eligible(builder, ot.dtype, xs[0], ys[1], xs[1]),
-                         likely=True) as (small, large):
+    tb = yt.layout == "F"
+    with builder.if_else(small_mm.eligible(context, builder, ot.dtype, xs[0], ys[1], xs[1],
+                                           tb), likely=True) as (small, large):
         with small:
             small_mm.call(context, builder, ot.dtype, xd, yd, od, xs[0], ys[1], xs[1],
-                          ta=xt.layout == "F", tb=yt.layout == "F")
+                          ta=xt.layout == "F", tb=tb)
         with large:
             linalg.call_xxgemm(context, builder, xt, xs, xd, yt, ys, yd, ot, os_, od)
 

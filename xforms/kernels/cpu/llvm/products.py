@@ -113,7 +113,7 @@ def _matrix(mod, spec, xd, yd, od):
     elif m == 1:           # a row times y: gemv of y
         rows, cols, lda = (k, n, k) if yt else (n, k, n)
         _gemv(mod, ty, "t" if yt else "n", rows, cols, yd, lda, xd, od)
-    elif _small(m, n, k, ty):
+    elif _small(m, n, k, ty, yt):
         _nest(mod, spec, xd, yd, od)
     else:                  # column-major: out.T = op(y).T @ op(x).T
         ta, lda = ("t", k) if yt else ("n", n)
@@ -142,15 +142,18 @@ def _nest(mod, spec, xd, yd, od):
 
 
 def _parts(mod, spec, sym, lda, ldb, ptrs):
-    """The nest over parts of whole 8-row tiles of C (`small_mm.rows_per_part`'s rule), one
-    part a chunk of a function launched on OpenMP's team (xforms/kernels/cpu/llvm/threaded.py:
-    `xf_parallel`, the data pointers in its context's slots 2-4)."""
+    """The nest over parts of whole 8-row tiles of C, one part a chunk of a function launched
+    on OpenMP's team (xforms/kernels/cpu/llvm/threaded.py: `xf_parallel`, the data pointers
+    in its context's slots 2-4, the rows of a part in slot 5).  The parts are counted at run
+    time as the Numba kernel's `small_mm.parts_for` counts them: the BLAS thread count in
+    force (blas_threads.py: it follows the machine's load), the team's and C's row tiles,
+    the fewest; rows as `small_mm.rows_per_part`.  (Counted once, at compile time, from the
+    cores, they split every product in two on a machine whose load had the Numba kernel's
+    BLAS and nest on one thread: the direct path waited on a descheduled half.)"""
     from . import threaded
     if not threaded.available():
         raise Refused("a product the Numba path threads, and no OpenMP here")
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
-    parts = max(1, min(threaded.count(), (m + 7) // 8))
-    rows = ((m + parts - 1) // parts + 7) // 8 * 8
     name = f"@mmparts{mod.fresh()[2:]}"
     a_step = 1 if spec.xl == "t" else lda          # (a transposed A's row i: column i)
     mod.functions.append(f"""define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{
@@ -161,14 +164,16 @@ entry:
   %b = load ptr, ptr %bp
   %cp = getelementptr i64, ptr %ctx, i64 4
   %c = load ptr, ptr %cp
+  %rp = getelementptr i64, ptr %ctx, i64 5
+  %rows = load i64, ptr %rp
   br label %head
 head:
   %p = phi i64 [%c0, %entry], [%p1, %body]
   %more = icmp slt i64 %p, %c1
   br i1 %more, label %body, label %exit
 body:
-  %i0 = mul i64 %p, {rows}
-  %e = add i64 %i0, {rows}
+  %i0 = mul i64 %p, %rows
+  %e = add i64 %i0, %rows
   %short = icmp slt i64 %e, {m}
   %i1 = select i1 %short, i64 %e, i64 {m}
   %h = sub i64 %i1, %i0
@@ -183,13 +188,45 @@ exit:
   ret void
 }}""")
     ctx = f"%ctx{len(mod.allocas)}"
-    mod.allocas.append(f"{ctx} = alloca i64, i64 5")
+    mod.allocas.append(f"{ctx} = alloca i64, i64 6")
     for slot, ptr in enumerate(ptrs, start=2):
         at = mod.fresh()
         mod.emit(f"{at} = getelementptr i64, ptr {ctx}, i64 {slot}")
         mod.emit(f"store ptr {ptr}, ptr {at}")
-    mod.emit(f"call void @xf_parallel(ptr {name}, ptr {ctx}, i64 {-(-m // rows)})")
+    rows, chunks = _rows_per_part(mod, m)
+    at = mod.fresh()
+    mod.emit(f"{at} = getelementptr i64, ptr {ctx}, i64 5")
+    mod.emit(f"store i64 {rows}, ptr {at}")
+    mod.emit(f"call void @xf_parallel(ptr {name}, ptr {ctx}, i64 {chunks})")
     mod.threaded = True
+
+
+def _rows_per_part(mod, m):
+    """IR values (rows of a part, parts): `small_mm.parts_for`'s count of parts for C's m
+    rows -- min(BLAS threads in force, the team's threads, m's 8-row tiles) -- and
+    `rows_per_part`'s whole tiles per part."""
+    mod.decls.add("declare i32 @xforms_blas_get_threads()")      # (blas_serial registers it)
+    v = {s: mod.fresh() for s in ("b32", "t32", "few", "bt", "bt64", "tiles", "lt", "none",
+                                  "p", "up", "per", "up8", "tiles8", "rows", "cu", "n")}
+    mod.emit(f"{v['b32']} = call i32 @xforms_blas_get_threads()")
+    mod.emit(f"{v['t32']} = load i32, ptr @xf_num_threads")
+    mod.emit(f"{v['few']} = icmp slt i32 {v['b32']}, {v['t32']}")
+    mod.emit(f"{v['bt']} = select i1 {v['few']}, i32 {v['b32']}, i32 {v['t32']}")
+    mod.emit(f"{v['bt64']} = sext i32 {v['bt']} to i64")
+    tiles = (m + 7) // 8
+    mod.emit(f"{v['lt']} = icmp slt i64 {v['bt64']}, {tiles}")
+    mod.emit(f"{v['tiles']} = select i1 {v['lt']}, i64 {v['bt64']}, i64 {tiles}")
+    mod.emit(f"{v['none']} = icmp slt i64 {v['tiles']}, 1")
+    mod.emit(f"{v['p']} = select i1 {v['none']}, i64 1, i64 {v['tiles']}")
+    # rows = ((m + p - 1) // p + 7) // 8 * 8; chunks = (m + rows - 1) // rows
+    mod.emit(f"{v['up']} = add i64 {v['p']}, {m - 1}")
+    mod.emit(f"{v['per']} = sdiv i64 {v['up']}, {v['p']}")
+    mod.emit(f"{v['up8']} = add i64 {v['per']}, 7")
+    mod.emit(f"{v['tiles8']} = sdiv i64 {v['up8']}, 8")
+    mod.emit(f"{v['rows']} = mul i64 {v['tiles8']}, 8")
+    mod.emit(f"{v['cu']} = add i64 {v['rows']}, {m - 1}")
+    mod.emit(f"{v['n']} = sdiv i64 {v['cu']}, {v['rows']}")
+    return v["rows"], v["n"]
 
 
 def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
@@ -242,12 +279,11 @@ def _bind(name):
     return sym
 
 
-def _small(m, n, k, ty):
-    """Whether the Numba kernel takes small_mm's loop nest for this product, any layout
-    (`small_mm.available()` and its `eligible` test, evaluated on the concrete sizes)."""
+def _small(m, n, k, ty, tb):
+    """Whether the Numba kernel takes small_mm's loop nest for this product (`tb`: B stored
+    transposed): `small_mm.available()` and its `rule`, on the concrete sizes."""
     from ...runtime.products import small_mm      # (imports Numba: see _nest_symbol)
-    return (small_mm.available() and m * n * k <= small_mm.MAX_WORK
-            and k <= small_mm.MAX_DEPTH and n % small_mm.width(_numba_type(ty)) == 0)
+    return small_mm.available() and small_mm.rule(m, n, k, 4 if ty == "float" else 8, tb)
 
 
 def _numba_type(ty):

@@ -26,11 +26,14 @@ blas_serial's regions) and Numba allow.
 Used where measured to win (benchmarks/README.md, #37 log of session 21: one thread of the
 nest beat OpenBLAS on one and on two threads at every shape of the transformer block, up
 to 1024 x 256 x 1024 and 1024 x 1024 x 256): an AVX-512 host (Numba compiling for it),
-float32 or float64, C-contiguous stored operands (either transposed), k <= MAX_DEPTH,
-m * n * k <= MAX_WORK and n a multiple of the vector width; `eligible` is the run-time
-test, `call` the product.
+float32 or float64, C-contiguous stored operands (either transposed) and the sizes `rule`
+takes -- the one statement of it, which the Numba kernels' run-time test (`eligible`),
+attention's strided views (`views`) and the direct LLVM path (xforms/kernels/cpu/llvm/
+products.py) all call.  `call` is the product.
 
-    >>> with builder.if_then(eligible(builder, types.float32, m, n, k)):
+    >>> rule(784, 512, 256, 4), rule(784, 512, 1, 4)      # an MLP's weight gradients
+    (True, False)
+    >>> with builder.if_then(eligible(context, builder, types.float32, m, n, k, tb=False)):
     ...     call(context, builder, types.float32, a_data, b_data, c_data, m, n, k, ta=True)
 """
 import llvmlite.binding as ll
@@ -46,6 +49,8 @@ from .blas_serial import current_threads
 
 MAX_WORK = 1 << 28      # m * n * k: the largest measured (1024 x 256 x 1024 and 1024 x 1024 x 256)
 MAX_DEPTH = 1024        # k: B's slab of 2 vectors x k rows stays in the second-level cache
+MIN_DEPTH = 4           # k below it: C's writes are the work (`rule`)
+PACKED_MIN_ROWS = 8     # rows of C, in vector widths, that pay for packing B^T (`rule`)
 PARALLEL_MIN_WORK = 1 << 22       # m * n * k below which one thread takes the product
 ROW_BLOCKS, TILE_VECTORS = (8, 4, 1), 2      # tiles: 8 rows x 2 vectors, tails
 _I64 = ir.IntType(64)
@@ -64,14 +69,35 @@ def width(dtype):
     return _VECTOR_BYTES // (4 if dtype == types.float32 else 8)
 
 
-def eligible(builder, dtype, m, n, k):
-    """i1: whether (m, n, k), LLVM i64 values, take the loop nest (module docstring)."""
-    def const(v):
-        return ir.Constant(_I64, v)
-    few = builder.icmp_signed("<=", builder.mul(builder.mul(m, n), k), const(MAX_WORK))
-    shallow = builder.icmp_signed("<=", k, const(MAX_DEPTH))
-    whole = builder.icmp_signed("==", builder.srem(n, const(width(dtype))), const(0))
-    return builder.and_(builder.and_(few, shallow), whole)
+def rule(m, n, k, itemsize, tb=False):
+    """Whether C (m x n) = A (m x k) @ B (k x n) of `itemsize`-byte floats takes the nest
+    (B stored transposed where `tb`) rather than BLAS; plain Python, also compiled
+    (`takes`) for the Numba kernels.  Measured against OpenBLAS on one thread (#37 log of
+    session 22): k < MIN_DEPTH is a product whose work is writing C (an outer product at
+    k = 1: an MLP's weight gradient at batch 1), which the nest writes a column slab at a
+    time, rows a whole row of C apart, while OpenBLAS's small-matrix kernel streams it
+    (1.4-5x the time at k = 1, 2; even at k = 4); a transposed B is packed a slab at a
+    time, k x 2 vectors of moves per slab, paid back only by PACKED_MIN_ROWS vector widths
+    of rows (float32: 1.2-1.8x the time at m <= 64, even at 96-128).
+
+        >>> rule(256, 512, 784, 4), rule(1, 512, 512, 8, tb=True)
+        (True, False)
+    """
+    w = _VECTOR_BYTES // itemsize
+    return (MIN_DEPTH <= k <= MAX_DEPTH and m * n * k <= MAX_WORK and n % w == 0
+            and (not tb or m >= PACKED_MIN_ROWS * w))
+
+
+takes = numba.njit(cache=CACHE, nogil=True)(rule)
+
+
+def eligible(context, builder, dtype, m, n, k, tb=False):
+    """i1: whether (m, n, k), LLVM i64 values, take the loop nest: `rule`, called by its
+    compiled symbol (`takes`)."""
+    i64 = types.int64
+    _, emit = symbol_call(takes, (i64, i64, i64, i64, types.boolean))
+    size = ir.Constant(_I64, 4 if dtype == types.float32 else 8)
+    return emit(context, builder, [m, n, k, size, ir.Constant(ir.IntType(1), int(tb))])
 
 
 def call(context, builder, dtype, a, b, c, m, n, k, ta=False, tb=False):
@@ -193,8 +219,7 @@ def _views(a, b, o, ta, tb, lda, ldb, ldo):
 
 def _float_views(a, b, o, ta, tb, lda, ldb, ldo):
     m, n, k = o.shape[0], o.shape[1], a.shape[0] if ta else a.shape[1]
-    if not (_AVAILABLE and k <= MAX_DEPTH and m * n * k <= MAX_WORK
-            and n % (_VECTOR_BYTES // o.itemsize) == 0):
+    if not (_AVAILABLE and takes(m, n, k, o.itemsize, tb)):
         return False
     product(_data(a), lda, _data(b), ldb, _data(o), ldo, m, n, k, int(ta) + 2 * int(tb))
     return True
