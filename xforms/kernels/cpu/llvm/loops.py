@@ -42,7 +42,7 @@ from ..nest import _peeling
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import numpy_abi, products, reductions, threaded
+from . import blocks, numpy_abi, products, reductions, threaded
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
@@ -118,9 +118,7 @@ def _outside(step):
     """Why `step` is outside the class whatever its content, or None."""
     if step.kind == "op":
         return None if step.eqn.prim.name == "dot_general" else "an op other than a product"
-    if step.kind != "loop":
-        return f"a {step.kind} step"
-    return "a loop computing products in blocks of rows" if step.products else None
+    return None if step.kind == "loop" else f"a {step.kind} step"
 
 
 class _Loops(_Module):
@@ -149,6 +147,7 @@ class _Loops(_Module):
         self.vector_math, self.trig_flag = False, None     # (set per step: `vecmath`)
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
+        self.blocks = {}          # a product computed in blocks -> (block, first row, n)
 
     def text(self):
         plan = self.plan
@@ -269,7 +268,9 @@ class _Loops(_Module):
     def _loop(self, st):
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         self.accs = reductions.accumulators(st)
-        rows = threaded.chunk_rows(st, size, self.accs)    # the Numba path's chunks
+        # the Numba path's chunks (a loop computing products: its blocks of rows)
+        blk = blocks.Blocks(self, st) if st.products else None
+        rows = blk.rows if blk else threaded.chunk_rows(st, size, self.accs)
         if rows is not None and self.trig_flag is not None:
             # (the flag lives in the kernel's frame, the chunks in functions of their own)
             raise Refused("a chunked loop redone with libm")
@@ -289,7 +290,9 @@ class _Loops(_Module):
         self.row_staged = [] if axis == len(st.shape) - 1 else [
             a for a in self.accs.values() if a.row_staged]
         self.index_of = nest.syms
-        if rows is not None:             # (on OpenMP's threads)
+        if blk:
+            blk.launch(self, lambda: threaded.emit(self, nest, rows, blk.team, blk))
+        elif rows is not None:           # (on OpenMP's threads)
             threaded.emit(self, nest, rows)
         else:
             self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
@@ -456,6 +459,8 @@ class _Loops(_Module):
             return self._typed(e.atom, self.names.get(e.atom), ty)
         if isinstance(e, Guarded):
             return self._guarded(e, ty)
+        if isinstance(e, Load) and e.var in self.blocks:
+            return blocks.load(self, e, ty)
         if isinstance(e, Load):
             data, shape = self.arrays.get(e.var, (None, None))
             if data is None or self.ty(e.var.aval) != ty:

@@ -149,10 +149,14 @@ def chunk_rows(step, size, accs):
     return rows
 
 
-def emit(m, nest, rows):
+def emit(m, nest, rows, team=True, hooks=None):
     """Emit into kernel module `m` (a `loops._Loops`) the chunked loops of its current
     step (`m.accs` set): the array accumulators filled, the chunks' function, its launch
-    and the scalar reductions' partials folded in chunk order."""
+    (on the team unless `team` is False: the chunks in order on this thread) and the
+    scalar reductions' partials folded in chunk order.  `hooks` (a loop computing
+    products in blocks, xforms/kernels/cpu/llvm/blocks.py) is called at the function's
+    entry (`enter`), at each chunk's start (`chunk(m, i0, e0)`) and before it returns
+    (`leave`); its `flag` is a pointer the function may write."""
     n0 = int(nest.dims[0])
     nch = -(-n0 // rows)
     top = [a for a in m.accs.values() if a.level == 0]
@@ -162,15 +166,16 @@ def emit(m, nest, rows):
     for acc in top:                         # (its partials: `acc.part`)
         acc.part = f"%part{len(m.allocas)}"
         m.allocas.append(f"{acc.part} = alloca {m.ty(acc.out.aval)}, i64 {nch}")
-    fn, captured = _chunks_function(m, nest, rows, [acc.part for acc in top])
+    parts = [acc.part for acc in top] + ([hooks.flag] if hooks else [])
+    fn, captured = _chunks_function(m, nest, rows, parts, hooks)
     ctx = f"%ctx{len(m.allocas)}"
     m.allocas.append(f"{ctx} = alloca i64, i64 {2 + len(captured)}")
     for k, (name, ty) in enumerate(captured):
         p = m.fresh()
         m.emit(f"{p} = getelementptr i64, ptr {ctx}, i64 {2 + k}")
         m.emit(f"store {ty} {name}, ptr {p}")
-    if nch == 1:                            # (a staged sum's one chunk: no team)
-        m.emit(f"call void {fn}(ptr {ctx}, i64 0, i64 1)")
+    if nch == 1 or not team:                # (a staged sum's one chunk: no team)
+        m.emit(f"call void {fn}(ptr {ctx}, i64 0, i64 {nch})")
     else:
         m.emit(f"call void @xf_parallel(ptr {fn}, ptr {ctx}, i64 {nch})")
     m.threaded = True
@@ -178,7 +183,7 @@ def emit(m, nest, rows):
         _combine(m, acc, acc.part, nch)
 
 
-def _chunks_function(m, nest, rows, parts):
+def _chunks_function(m, nest, rows, parts, hooks=None):
     """(name, captured [(value, type)]): `m`'s current step as the function of its chunks
     [c0, c1), emitted beside the kernel; the kernel's values it reads come from `ctx`."""
     saved = m.lines, m.allocas, getattr(m, "block", None)
@@ -188,8 +193,12 @@ def _chunks_function(m, nest, rows, parts):
         for acc in m.accs.values():
             if acc.level is not None:       # (registers: this function's own)
                 m._acc_setup(acc)
+        if hooks:
+            hooks.enter(m)
         ch = object()
-        m._counted(ch, "%c0", "%c1", False, lambda: _chunk(m, nest, rows, m.syms[ch]))
+        m._counted(ch, "%c0", "%c1", False, lambda: _chunk(m, nest, rows, m.syms[ch], hooks))
+        if hooks:
+            hooks.leave(m)
         m.emit("ret void")
         body, allocas = m.lines, m.allocas
     finally:
@@ -204,7 +213,7 @@ def _chunks_function(m, nest, rows, parts):
     return name, captured
 
 
-def _chunk(m, nest, rows, ch):
+def _chunk(m, nest, rows, ch, hooks=None):
     """Chunk `ch`: rows [ch * rows, min(ch * rows + rows, n0)) of axis 0, its scalar
     reductions from the identity into their partials."""
     n0 = int(nest.dims[0])
@@ -212,6 +221,8 @@ def _chunk(m, nest, rows, ch):
     m.emit(f"{i0} = mul nsw i64 {ch}, {rows}")
     m.emit(f"{e} = add nsw i64 {i0}, {rows}")
     e0 = _select(m, "slt", e, str(n0))
+    if hooks:
+        hooks.chunk(m, i0, e0)
     top = [a for a in m.accs.values() if a.level == 0]
     for acc in top:
         ty = m.ty(acc.out.aval)
