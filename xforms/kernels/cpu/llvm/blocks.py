@@ -97,17 +97,10 @@ class Blocks:
         if prev is not None:
             _if(m, f"icmp sgt i32 {prev}, 1",
                 lambda: m.emit(f"call void @{_BLAS_SET}(i32 {prev})"))
-        failed, k = m.fresh(), m.fresh()[2:]
-        m.emit(f"{failed} = load i8, ptr {self.flag}")
-        m.emit(f"%bkf{k} = icmp ne i8 {failed}, 0")
-        m.emit(f"br i1 %bkf{k}, label %bknomem{k}, label %bkok{k}")
-        m.lines.append(f"bknomem{k}:")
-        m.decls.add("declare ptr @PyErr_NoMemory()")
-        m.emit("call ptr @PyErr_NoMemory()")
-        for obj in m.owned:
-            m.emit(f"call void @Py_DecRef(ptr {obj})")
-        m.emit("ret ptr null")
-        m.label(f"bkok{k}")
+        flag, failed = m.fresh(), m.fresh()
+        m.emit(f"{flag} = load i8, ptr {self.flag}")
+        m.emit(f"{failed} = icmp ne i8 {flag}, 0")
+        threaded.no_memory(m, failed)
 
     # -- the chunks' function's side -----------------------------------------------------
     def enter(self, m):

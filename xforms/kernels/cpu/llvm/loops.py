@@ -402,9 +402,10 @@ class _Loops(_Module):
             return
         if acc.level is not None:
             where = acc.slot
-        else:
+        else:            # (a chunk's own row of partials where chunks share the output)
             data, shape = self.arrays[acc.out]
-            where = self._address(data, shape, [self.index_of[d] for d in acc.kept], ty)
+            where = self._address(acc.row or data, shape,
+                                  [self.index_of[d] for d in acc.kept], ty)
         t = self.fresh()
         self.emit(f"{t} = load {ty}, ptr {where}")
         self.emit(f"store {ty} {reductions.fold(self, acc, t, x, ty)}, ptr {where}")

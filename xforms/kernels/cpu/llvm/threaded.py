@@ -141,8 +141,8 @@ def chunk_rows(step, size, accs):
     rows = _chunk_rows(shape, size, accs, True, _staged(shape, size, accs), chunk, pays)
     if rows is None:
         return None
-    if any(a.crosses_chunks() for a in accs.values()) or not available():
-        raise Refused("array partials, or no OpenMP")
+    if not available():
+        raise Refused("no OpenMP")
     nch = -(-int(step.shape[0]) // rows)
     if any(a.level == 0 and nch * 8 > MAX_PARTIAL_BYTES for a in accs.values()):
         raise Refused("too many partials")
@@ -160,13 +160,16 @@ def emit(m, nest, rows, team=True, hooks=None):
     n0 = int(nest.dims[0])
     nch = -(-n0 // rows)
     top = [a for a in m.accs.values() if a.level == 0]
+    cross = [a for a in m.accs.values() if a.crosses_chunks()]
     for acc in m.accs.values():
         if acc.level is None:               # (the output array, filled before the chunks)
             m._acc_setup(acc)
     for acc in top:                         # (its partials: `acc.part`)
         acc.part = f"%part{len(m.allocas)}"
         m.allocas.append(f"{acc.part} = alloca {m.ty(acc.out.aval)}, i64 {nch}")
-    parts = [acc.part for acc in top] + ([hooks.flag] if hooks else [])
+    for acc in cross:                       # (a row of partials per chunk, on the heap)
+        acc.part = heap(m, nch * _elements(acc.out) * acc.out.aval.dtype.itemsize)
+    parts = [acc.part for acc in top + cross] + ([hooks.flag] if hooks else [])
     fn, captured = _chunks_function(m, nest, rows, parts, hooks)
     ctx = f"%ctx{len(m.allocas)}"
     m.allocas.append(f"{ctx} = alloca i64, i64 {2 + len(captured)}")
@@ -181,6 +184,63 @@ def emit(m, nest, rows, team=True, hooks=None):
     m.threaded = True
     for acc in top:
         _combine(m, acc, acc.part, nch)
+    for acc in cross:
+        _combine_rows(m, acc, nch)
+        m.emit(f"call void @free(ptr {acc.part})")
+        acc.part = acc.row = None
+
+
+def heap(m, nbytes):
+    """A buffer of `nbytes` from `aligned_alloc` (the kernel frees it); when it fails the
+    kernel raises MemoryError (`no_memory`)."""
+    m.decls.add("declare ptr @aligned_alloc(i64, i64)")
+    m.decls.add("declare void @free(ptr)")
+    p, z = m.fresh(), m.fresh()
+    m.emit(f"{p} = call ptr @aligned_alloc(i64 64, i64 {-(-max(nbytes, 1) // 64) * 64})")
+    m.emit(f"{z} = icmp eq ptr {p}, null")
+    no_memory(m, z)
+    return p
+
+
+def no_memory(m, failed):
+    """Where i1 `failed` holds: MemoryError, the arrays made so far released, NULL returned."""
+    k = m.fresh()[2:]
+    m.emit(f"br i1 {failed}, label %nomem{k}, label %mem{k}")
+    m.lines.append(f"nomem{k}:")
+    m.decls.add("declare ptr @PyErr_NoMemory()")
+    m.emit("call ptr @PyErr_NoMemory()")
+    for obj in m.owned:
+        m.emit(f"call void @Py_DecRef(ptr {obj})")
+    m.emit("ret ptr null")
+    m.label(f"mem{k}")
+
+
+def _elements(v):
+    return int(np.prod([int(d) for d in v.aval.shape], dtype=np.int64))
+
+
+def _combine_rows(m, acc, nch):
+    """The array partials folded into the output, chunk by chunk in order, each row in
+    C order (the Numba path's `Reduction.emit_array_combine`)."""
+    ty = m.ty(acc.out.aval)
+    data, shape = m.arrays[acc.out]
+    size = _elements(acc.out)
+
+    def chunk():
+        base, row = m.fresh(), m.fresh()
+        m.emit(f"{base} = mul nsw i64 {m.syms[ch]}, {size}")
+        m.emit(f"{row} = getelementptr {ty}, ptr {acc.part}, i64 {base}")
+
+        def element(idx):
+            at = m._address(data, shape, idx, ty)
+            p = m._address(row, shape, idx, ty)
+            t, x = m.fresh(), m.fresh()
+            m.emit(f"{t} = load {ty}, ptr {at}")
+            m.emit(f"{x} = load {ty}, ptr {p}")
+            m.emit(f"store {ty} {reductions.fold(m, acc, t, x, ty)}, ptr {at}")
+        m._nest_over(shape, element)
+    ch = object()
+    m._counted(ch, 0, nch, False, chunk)
 
 
 def _chunks_function(m, nest, rows, parts, hooks=None):
@@ -223,6 +283,9 @@ def _chunk(m, nest, rows, ch, hooks=None):
     e0 = _select(m, "slt", e, str(n0))
     if hooks:
         hooks.chunk(m, i0, e0)
+    for acc in m.accs.values():
+        if acc.crosses_chunks():            # (its row of partials, from the identity)
+            _own_row(m, acc, ch)
     top = [a for a in m.accs.values() if a.level == 0]
     for acc in top:
         ty = m.ty(acc.out.aval)
@@ -241,6 +304,16 @@ def _chunk(m, nest, rows, ch, hooks=None):
         m.emit(f"{v} = load {ty}, ptr {acc.slot}")
         m.emit(f"{p} = getelementptr {ty}, ptr {acc.part}, i64 {ch}")
         m.emit(f"store {ty} {v}, ptr {p}")
+
+
+def _own_row(m, acc, ch):
+    """Chunk `ch`'s row of `acc`'s array partials (`acc.row`), filled with the identity."""
+    ty, shape = m.ty(acc.out.aval), m.arrays[acc.out][1]
+    base, acc.row = m.fresh(), m.fresh()
+    m.emit(f"{base} = mul nsw i64 {ch}, {_elements(acc.out)}")
+    m.emit(f"{acc.row} = getelementptr {ty}, ptr {acc.part}, i64 {base}")
+    m._nest_over(shape, lambda idx: m.emit(
+        f"store {ty} {reductions.identity(acc, ty)}, ptr {m._address(acc.row, shape, idx, ty)}"))
 
 
 def _staged_blocks(m, top, sym, i0, e0, row):
