@@ -25,7 +25,9 @@ as to a Numba kernel).  A loop the Numba path cuts into chunks
 cut into the same chunks, run on OpenMP's team (xforms/kernels/cpu/llvm/threaded.py).  A
 loop of 64+ elements calls the vectorisable polynomials of xforms/kernels/libm/vecmath as
 Numba's does, translated from their source, sin/cos/tan in a loop redone with libm where
-they return a nan (`vecmath`; refused in a chunked loop).  Refused otherwise is a loop the
+they return a nan (`vecmath`; in a chunked loop, a flag per chunk).  Products moved into
+their consumer loop are computed a block of rows at a time (`blocks.py`).  Refused otherwise
+is a loop the
 Numba path prints in a way this module does not, so that the results stay the Numba
 kernel's bit for bit.
 """
@@ -148,6 +150,7 @@ class _Loops(_Module):
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
         self.blocks = {}          # a product computed in blocks -> (block, first row, n)
+        self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
 
     def text(self):
         plan = self.plan
@@ -271,9 +274,6 @@ class _Loops(_Module):
         # the Numba path's chunks (a loop computing products: its blocks of rows)
         blk = blocks.Blocks(self, st) if st.products else None
         rows = blk.rows if blk else threaded.chunk_rows(st, size, self.accs)
-        if rows is not None and self.trig_flag is not None:
-            # (the flag lives in the kernel's frame, the chunks in functions of their own)
-            raise Refused("a chunked loop redone with libm")
         for acc in self.accs.values() if rows is None else ():
             self._acc_setup(acc)
         nest, _ = lower_loop(st)

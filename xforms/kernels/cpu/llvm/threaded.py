@@ -14,7 +14,10 @@ statically over `xf_num_threads` team threads (`set_num_threads`: the count a ca
 with, as `numba.set_num_threads` sets it for the Numba path).  A reduction to a scalar
 keeps one partial per chunk, folded in chunk order after the team has finished, as the
 Numba path's `Nest._chunked` does: the result depends on the shape alone, never on the
-threads.
+threads.  An array reduction whose chunks fold into the same elements (a column sum) gives
+each chunk a row of partials (from `aligned_alloc`), folded into the output in chunk order;
+a loop calling the bounded sin/cos/tan keeps one nan flag per chunk, or-ed into the
+kernel's after the team (the loop redone with libm where one is set).
 """
 import ctypes
 import os
@@ -132,8 +135,7 @@ def set_num_threads(k):
 
 def chunk_rows(step, size, accs):
     """Rows of axis 0 per chunk where the Numba path cuts `step` into chunks (threads pay,
-    or a scalar reduction keeps per-chunk partials), else None.  Refused: an array
-    reduction whose chunks each keep a row of partials, or no OpenMP here."""
+    or a scalar reduction keeps per-chunk partials), else None.  Refused: no OpenMP here."""
     if not step.shape:
         return None
     shape = tuple(int(d) for d in step.shape)
@@ -169,8 +171,15 @@ def emit(m, nest, rows, team=True, hooks=None):
         m.allocas.append(f"{acc.part} = alloca {m.ty(acc.out.aval)}, i64 {nch}")
     for acc in cross:                       # (a row of partials per chunk, on the heap)
         acc.part = heap(m, nch * _elements(acc.out) * acc.out.aval.dtype.itemsize)
+    trig = None
+    if m.trig_flag is not None:             # (sin/cos/tan's nan flags: one per chunk)
+        if nch > MAX_PARTIAL_BYTES:
+            raise Refused("too many chunks' flags")
+        trig = f"%trigs{len(m.allocas)}"
+        m.allocas.append(f"{trig} = alloca i8, i64 {nch}")
     parts = [acc.part for acc in top + cross] + ([hooks.flag] if hooks else [])
-    fn, captured = _chunks_function(m, nest, rows, parts, hooks)
+    parts += [trig] if trig else []
+    fn, captured = _chunks_function(m, nest, rows, parts, hooks, trig)
     ctx = f"%ctx{len(m.allocas)}"
     m.allocas.append(f"{ctx} = alloca i64, i64 {2 + len(captured)}")
     for k, (name, ty) in enumerate(captured):
@@ -184,10 +193,26 @@ def emit(m, nest, rows, team=True, hooks=None):
     m.threaded = True
     for acc in top:
         _combine(m, acc, acc.part, nch)
+    if trig:
+        _any(m, trig, nch)
     for acc in cross:
         _combine_rows(m, acc, nch)
         m.emit(f"call void @free(ptr {acc.part})")
         acc.part = acc.row = None
+
+
+def _any(m, flags, nch):
+    """The kernel's flag or-ed with the chunks' flags (`flags`: nch bytes)."""
+    def one():
+        p, b, c, old, new = (m.fresh() for _ in range(5))
+        m.emit(f"{p} = getelementptr i8, ptr {flags}, i64 {m.syms[k]}")
+        m.emit(f"{b} = load i8, ptr {p}")
+        m.emit(f"{c} = icmp ne i8 {b}, 0")
+        m.emit(f"{old} = load i1, ptr {m.trig_flag}")
+        m.emit(f"{new} = or i1 {old}, {c}")
+        m.emit(f"store i1 {new}, ptr {m.trig_flag}")
+    k = object()
+    m._counted(k, 0, nch, False, one)
 
 
 def heap(m, nbytes):
@@ -243,12 +268,16 @@ def _combine_rows(m, acc, nch):
     m._counted(ch, 0, nch, False, chunk)
 
 
-def _chunks_function(m, nest, rows, parts, hooks=None):
+def _chunks_function(m, nest, rows, parts, hooks=None, trig=None):
     """(name, captured [(value, type)]): `m`'s current step as the function of its chunks
     [c0, c1), emitted beside the kernel; the kernel's values it reads come from `ctx`."""
-    saved = m.lines, m.allocas, getattr(m, "block", None)
+    saved = m.lines, m.allocas, getattr(m, "block", None), m.trig_flag
     m.lines, m.allocas = [], []
     name = f"@chunks{m.fresh()[2:]}"
+    if trig:         # (a register of this function's own, stored per chunk into `trig`)
+        m.trig_flag = "%trig"
+        m.allocas.append("%trig = alloca i1")
+    m.chunk_flags = trig
     try:
         for acc in m.accs.values():
             if acc.level is not None:       # (registers: this function's own)
@@ -262,7 +291,8 @@ def _chunks_function(m, nest, rows, parts, hooks=None):
         m.emit("ret void")
         body, allocas = m.lines, m.allocas
     finally:
-        m.lines, m.allocas, m.block = saved
+        m.lines, m.allocas, m.block, m.trig_flag = saved
+        m.chunk_flags = None
     captured = _captured(m, allocas + body, parts)
     loads = []
     for k, (value, ty) in enumerate(captured):
@@ -286,6 +316,8 @@ def _chunk(m, nest, rows, ch, hooks=None):
     for acc in m.accs.values():
         if acc.crosses_chunks():            # (its row of partials, from the identity)
             _own_row(m, acc, ch)
+    if m.chunk_flags:
+        m.emit("store i1 false, ptr %trig")
     top = [a for a in m.accs.values() if a.level == 0]
     for acc in top:
         ty = m.ty(acc.out.aval)
@@ -304,6 +336,12 @@ def _chunk(m, nest, rows, ch, hooks=None):
         m.emit(f"{v} = load {ty}, ptr {acc.slot}")
         m.emit(f"{p} = getelementptr {ty}, ptr {acc.part}, i64 {ch}")
         m.emit(f"store {ty} {v}, ptr {p}")
+    if m.chunk_flags:                       # (the chunk's flag, as the Numba path's TG[ch])
+        v, b, p = m.fresh(), m.fresh(), m.fresh()
+        m.emit(f"{v} = load i1, ptr %trig")
+        m.emit(f"{b} = zext i1 {v} to i8")
+        m.emit(f"{p} = getelementptr i8, ptr {m.chunk_flags}, i64 {ch}")
+        m.emit(f"store i8 {b}, ptr {p}")
 
 
 def _own_row(m, acc, ch):
