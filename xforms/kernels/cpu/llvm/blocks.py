@@ -12,8 +12,8 @@ loop nest where its rule takes them, else one gemm; when the blocks run under pr
 loop's chunks (xforms/kernels/cpu/llvm/threaded.py), so the results are the Numba
 kernel's bit for bit.
 
-    spec = plan_blocks(m, step)      # raises Refused outside the class
-    threaded.emit(m, nest, spec.rows, team=spec.team, hooks=spec)
+    blk = Blocks(m, step)            # m: the loops.py `_Loops` being written; or Refused
+    blk.launch(m, lambda: threaded.emit(m, nest, blk.rows, blk.team, blk))
 
 Each call of the chunks' function takes its blocks from `aligned_alloc` (once per call,
 not per chunk) and frees them at its end; a failed allocation sets a flag the kernel reads
