@@ -222,3 +222,47 @@ def test_threaded_nest_parts_follow_the_blas_threads(threads):
         _same(fn(x, y), kernel(x, y))
     finally:
         put(prev)
+
+
+# products computed inside their consumer loop, a block of rows at a time
+# (xforms/kernels/plan/products.py; xforms/kernels/cpu/llvm/blocks.py): (function, shapes)
+BLOCKED = {
+    # a weight gradient and its update (k = 32 rows of the batch; small_mm's nest)
+    "tn": (lambda x, dy, w: w - 0.1 * (x.T @ dy), [(32, 512), (32, 512), (512, 512)]),
+    "nn": (lambda x, y, w: w * (x @ y), [(300, 24), (24, 256), (300, 256)]),
+    "nt": (lambda x, y, w: (x @ y.T) + w, [(256, 16), (256, 16), (256, 256)]),
+    "tt": (lambda x, y, w: xnp.tanh(x.T @ y.T) * w, [(8, 512), (128, 8), (512, 128)]),
+    # n = 300: no multiple of the vector width, gemm on the rows' views
+    "gemm": (lambda x, dy, w: w - x.T @ dy, [(32, 400), (32, 300), (400, 300)]),
+    # the MLP hvp's loop: two products summed (rows 32 each, 512 / 32 blocks)
+    "two": (lambda x, a, u, b: x.T @ a + u.T @ b, [(32, 512), (32, 512), (32, 512), (32, 512)]),
+}
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("case", sorted(BLOCKED))
+def test_products_in_blocks_of_rows_match_numba(case, dt):
+    f, shapes = BLOCKED[case]
+    rng = np.random.default_rng(len(case))
+    args = [_finite(rng, s, dt) for s in shapes]
+    prep = backend._prepare(xf.make_jaxpr(f)(*args), {"name": "t"})
+    assert any(st.kind == "loop" and st.products for st in prep.plan.steps)
+    assert llvm.refusals(prep.plan) == [] and "@aligned_alloc" in prep.llvm_ir
+    fn, kernel = _both(f, *args)
+    for values in (_finite, _values):
+        args = [values(rng, s, dt) for s in shapes]
+        _same(fn(*args), kernel(*args))
+
+
+def test_blocks_on_one_thread_match_numba(monkeypatch):
+    """Where the Numba kernel runs its blocks in order (no prange: one thread allowed), the
+    chunks' function is called once, not launched on the team; the same bits."""
+    from xforms.kernels.cpu.llvm import threaded
+    f, shapes = BLOCKED["two"]
+    rng = np.random.default_rng(5)
+    args = [_finite(rng, s, np.float32) for s in shapes]
+    monkeypatch.setattr(threaded, "count", lambda: 1)
+    prep = backend._prepare(xf.make_jaxpr(f)(*args), {"name": "t"})
+    assert not threaded.launches(prep.llvm_ir) and "@xforms_blas_set_threads" not in prep.llvm_ir
+    fn, kernel = _both(f, *args)
+    _same(fn(*args), kernel(*args))

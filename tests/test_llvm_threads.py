@@ -53,7 +53,20 @@ def _row_staged(x, y):                # rows of 16+ staged per row (layer norm's
     return (x - m) / xnp.sqrt(v + 1e-5) * y, xnp.max(x - y, axis=-1), xnp.prod(1 + 1e-3 * y, axis=1)
 
 
-CASES = [(_row_staged, (5, 37)), (_row_staged, (N // 512 + 1, 512)),
+def _columns(x, y):                   # array reductions over axis 0: a row of partials per chunk
+    return xnp.sum(x * y, axis=0), xnp.max(x - y, axis=0), x * 2.0
+
+
+def _columns3(x, y):                  # the partials' rows of two kept axes, and of one
+    return xnp.sum(x * y, axis=0), xnp.min(x + y, axis=(0, 2))
+
+
+def _trig(x, y):                      # bounded sin/cos/tan per chunk, the loop redone with libm
+    return xnp.sin(x) * y + xnp.cos(y), xnp.sum(xnp.tan(x), axis=0)
+
+
+CASES = [(_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N // 512 + 9, 512)), (_columns3, (N // 40 + 3, 5, 8)),
+         (_row_staged, (5, 37)), (_row_staged, (N // 512 + 1, 512)),
          (_staged, (70,)), (_staged, (16384 + 7,)), (_staged, (N - 1,)), (_staged, (N + 4097,)),
          (_ew, (N // 512 - 1, 512)), (_ew, (N // 512, 512)), (_ew, (1001, 263)),
          (_rows, (N // 7 + 5, 7)), (_middle, (N // 15 + 3, 3, 5)), (_heat, (515, 517))]

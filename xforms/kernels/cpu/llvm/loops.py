@@ -25,7 +25,9 @@ as to a Numba kernel).  A loop the Numba path cuts into chunks
 cut into the same chunks, run on OpenMP's team (xforms/kernels/cpu/llvm/threaded.py).  A
 loop of 64+ elements calls the vectorisable polynomials of xforms/kernels/libm/vecmath as
 Numba's does, translated from their source, sin/cos/tan in a loop redone with libm where
-they return a nan (`vecmath`; refused in a chunked loop).  Refused otherwise is a loop the
+they return a nan (`vecmath`; in a chunked loop, a flag per chunk).  Products moved into
+their consumer loop are computed a block of rows at a time (`blocks.py`).  Refused otherwise
+is a loop the
 Numba path prints in a way this module does not, so that the results stay the Numba
 kernel's bit for bit.
 """
@@ -42,7 +44,7 @@ from ..nest import _peeling
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import numpy_abi, products, reductions, threaded
+from . import blocks, numpy_abi, products, reductions, threaded
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
@@ -118,9 +120,7 @@ def _outside(step):
     """Why `step` is outside the class whatever its content, or None."""
     if step.kind == "op":
         return None if step.eqn.prim.name == "dot_general" else "an op other than a product"
-    if step.kind != "loop":
-        return f"a {step.kind} step"
-    return "a loop computing products in blocks of rows" if step.products else None
+    return None if step.kind == "loop" else f"a {step.kind} step"
 
 
 class _Loops(_Module):
@@ -149,6 +149,8 @@ class _Loops(_Module):
         self.vector_math, self.trig_flag = False, None     # (set per step: `vecmath`)
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
+        self.blocks = {}          # a product computed in blocks -> (block, first row, n)
+        self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
 
     def text(self):
         plan = self.plan
@@ -269,10 +271,9 @@ class _Loops(_Module):
     def _loop(self, st):
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         self.accs = reductions.accumulators(st)
-        rows = threaded.chunk_rows(st, size, self.accs)    # the Numba path's chunks
-        if rows is not None and self.trig_flag is not None:
-            # (the flag lives in the kernel's frame, the chunks in functions of their own)
-            raise Refused("a chunked loop redone with libm")
+        # the Numba path's chunks (a loop computing products: its blocks of rows)
+        blk = blocks.Blocks(self, st) if st.products else None
+        rows = blk.rows if blk else threaded.chunk_rows(st, size, self.accs)
         for acc in self.accs.values() if rows is None else ():
             self._acc_setup(acc)
         nest, _ = lower_loop(st)
@@ -289,7 +290,9 @@ class _Loops(_Module):
         self.row_staged = [] if axis == len(st.shape) - 1 else [
             a for a in self.accs.values() if a.row_staged]
         self.index_of = nest.syms
-        if rows is not None:             # (on OpenMP's threads)
+        if blk:
+            blk.launch(self, lambda: threaded.emit(self, nest, rows, blk.team, blk))
+        elif rows is not None:           # (on OpenMP's threads)
             threaded.emit(self, nest, rows)
         else:
             self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
@@ -399,9 +402,10 @@ class _Loops(_Module):
             return
         if acc.level is not None:
             where = acc.slot
-        else:
+        else:            # (a chunk's own row of partials where chunks share the output)
             data, shape = self.arrays[acc.out]
-            where = self._address(data, shape, [self.index_of[d] for d in acc.kept], ty)
+            where = self._address(acc.row or data, shape,
+                                  [self.index_of[d] for d in acc.kept], ty)
         t = self.fresh()
         self.emit(f"{t} = load {ty}, ptr {where}")
         self.emit(f"store {ty} {reductions.fold(self, acc, t, x, ty)}, ptr {where}")
@@ -456,6 +460,8 @@ class _Loops(_Module):
             return self._typed(e.atom, self.names.get(e.atom), ty)
         if isinstance(e, Guarded):
             return self._guarded(e, ty)
+        if isinstance(e, Load) and e.var in self.blocks:
+            return blocks.load(self, e, ty)
         if isinstance(e, Load):
             data, shape = self.arrays.get(e.var, (None, None))
             if data is None or self.ty(e.var.aval) != ty:

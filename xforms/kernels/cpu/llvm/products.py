@@ -23,8 +23,8 @@ The class: float32/float64 products that the Numba path gives to BLAS on contigu
 (operands in 'n' or 't' layout, batch dims leading, `codegen.matrix_layouts`).  Refused (the
 Numba path keeps them): complex dtypes, mixed dtypes, products it computes by loops (fewer
 than `codegen.BLAS_MIN_FLOPS` multiply-adds), operands it copies into a transposed layout or
-reads by strided views (`la_mm_views`), an empty contraction, products moved into their consumer loop (plan/products.py), and sizes past a
-C int.
+reads by strided views (`la_mm_views`), an empty contraction, and sizes past a C int.
+Products moved into their consumer loop (plan/products.py): xforms/kernels/cpu/llvm/blocks.py.
 """
 import ctypes
 import threading

@@ -29,7 +29,9 @@ _FOLD = {"sum": "fadd", "prod": "fmul"}
 
 class Acc(SimpleNamespace):
     """One reduction's accumulator: `op`, `level`, `dt`, `out` (its Var), `kept` and
-    `axes` (reduced), `slot` (the register's alloca, level not None)."""
+    `axes` (reduced), `slot` (the register's alloca, level not None); in a chunked loop,
+    `part` (the partials: the chunks' own where they cross chunks, xforms/kernels/cpu/llvm/
+    threaded.py) and `row` (the current chunk's row of array partials)."""
 
     def crosses_chunks(self):
         """Whether chunks of axis 0 all fold into the same output elements (as the Numba
@@ -52,7 +54,7 @@ def accumulators(step):
         level = len(kept) if kept == list(range(len(kept))) else None
         accs[eqn] = Acc(op=op, arg=False, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
                         axes=tuple(axes), slot=None, stage=None,
-                        row_staged=False, buf=None)
+                        row_staged=False, buf=None, part=None, row=None)
     for acc in _row_staged(shape, accs) if accs else ():
         acc.row_staged = True            # (`lanes`: its row's buffer and lanes)
         if shape[-1] > MAX_STAGED_ROW:

@@ -14,7 +14,10 @@ statically over `xf_num_threads` team threads (`set_num_threads`: the count a ca
 with, as `numba.set_num_threads` sets it for the Numba path).  A reduction to a scalar
 keeps one partial per chunk, folded in chunk order after the team has finished, as the
 Numba path's `Nest._chunked` does: the result depends on the shape alone, never on the
-threads.
+threads.  An array reduction whose chunks fold into the same elements (a column sum) gives
+each chunk a row of partials (from `aligned_alloc`), folded into the output in chunk order;
+a loop calling the bounded sin/cos/tan keeps one nan flag per chunk, or-ed into the
+kernel's after the team (the loop redone with libm where one is set).
 """
 import ctypes
 import os
@@ -132,8 +135,7 @@ def set_num_threads(k):
 
 def chunk_rows(step, size, accs):
     """Rows of axis 0 per chunk where the Numba path cuts `step` into chunks (threads pay,
-    or a scalar reduction keeps per-chunk partials), else None.  Refused: an array
-    reduction whose chunks each keep a row of partials, or no OpenMP here."""
+    or a scalar reduction keeps per-chunk partials), else None.  Refused: no OpenMP here."""
     if not step.shape:
         return None
     shape = tuple(int(d) for d in step.shape)
@@ -141,59 +143,156 @@ def chunk_rows(step, size, accs):
     rows = _chunk_rows(shape, size, accs, True, _staged(shape, size, accs), chunk, pays)
     if rows is None:
         return None
-    if any(a.crosses_chunks() for a in accs.values()) or not available():
-        raise Refused("array partials, or no OpenMP")
+    if not available():
+        raise Refused("no OpenMP")
     nch = -(-int(step.shape[0]) // rows)
     if any(a.level == 0 and nch * 8 > MAX_PARTIAL_BYTES for a in accs.values()):
         raise Refused("too many partials")
     return rows
 
 
-def emit(m, nest, rows):
+def emit(m, nest, rows, team=True, hooks=None):
     """Emit into kernel module `m` (a `loops._Loops`) the chunked loops of its current
     step (`m.accs` set): the array accumulators filled, the chunks' function, its launch
-    and the scalar reductions' partials folded in chunk order."""
+    (on the team unless `team` is False: the chunks in order on this thread) and the
+    scalar reductions' partials folded in chunk order.  `hooks` (a loop computing
+    products in blocks, xforms/kernels/cpu/llvm/blocks.py) is called at the function's
+    entry (`enter`), at each chunk's start (`chunk(m, i0, e0)`) and before it returns
+    (`leave`); its `flag` is a pointer the function may write."""
     n0 = int(nest.dims[0])
     nch = -(-n0 // rows)
     top = [a for a in m.accs.values() if a.level == 0]
+    cross = [a for a in m.accs.values() if a.crosses_chunks()]
     for acc in m.accs.values():
         if acc.level is None:               # (the output array, filled before the chunks)
             m._acc_setup(acc)
     for acc in top:                         # (its partials: `acc.part`)
         acc.part = f"%part{len(m.allocas)}"
         m.allocas.append(f"{acc.part} = alloca {m.ty(acc.out.aval)}, i64 {nch}")
-    fn, captured = _chunks_function(m, nest, rows, [acc.part for acc in top])
+    for acc in cross:                       # (a row of partials per chunk, on the heap)
+        acc.part = heap(m, nch * _elements(acc.out) * acc.out.aval.dtype.itemsize)
+    trig = None
+    if m.trig_flag is not None:             # (sin/cos/tan's nan flags: one per chunk)
+        if nch > MAX_PARTIAL_BYTES:
+            raise Refused("too many chunks' flags")
+        trig = f"%trigs{len(m.allocas)}"
+        m.allocas.append(f"{trig} = alloca i8, i64 {nch}")
+    parts = [acc.part for acc in top + cross] + ([hooks.flag] if hooks else [])
+    parts += [trig] if trig else []
+    fn, captured = _chunks_function(m, nest, rows, parts, hooks, trig)
     ctx = f"%ctx{len(m.allocas)}"
     m.allocas.append(f"{ctx} = alloca i64, i64 {2 + len(captured)}")
     for k, (name, ty) in enumerate(captured):
         p = m.fresh()
         m.emit(f"{p} = getelementptr i64, ptr {ctx}, i64 {2 + k}")
         m.emit(f"store {ty} {name}, ptr {p}")
-    if nch == 1:                            # (a staged sum's one chunk: no team)
-        m.emit(f"call void {fn}(ptr {ctx}, i64 0, i64 1)")
+    if nch == 1 or not team:                # (a staged sum's one chunk: no team)
+        m.emit(f"call void {fn}(ptr {ctx}, i64 0, i64 {nch})")
     else:
         m.emit(f"call void @xf_parallel(ptr {fn}, ptr {ctx}, i64 {nch})")
     m.threaded = True
     for acc in top:
         _combine(m, acc, acc.part, nch)
+    if trig:
+        _any(m, trig, nch)
+    for acc in cross:
+        _combine_rows(m, acc, nch)
+        m.emit(f"call void @free(ptr {acc.part})")
+        acc.part = acc.row = None
 
 
-def _chunks_function(m, nest, rows, parts):
+def _any(m, flags, nch):
+    """The kernel's flag or-ed with the chunks' flags (`flags`: nch bytes)."""
+    def one():
+        p, b, c, old, new = (m.fresh() for _ in range(5))
+        m.emit(f"{p} = getelementptr i8, ptr {flags}, i64 {m.syms[k]}")
+        m.emit(f"{b} = load i8, ptr {p}")
+        m.emit(f"{c} = icmp ne i8 {b}, 0")
+        m.emit(f"{old} = load i1, ptr {m.trig_flag}")
+        m.emit(f"{new} = or i1 {old}, {c}")
+        m.emit(f"store i1 {new}, ptr {m.trig_flag}")
+    k = object()
+    m._counted(k, 0, nch, False, one)
+
+
+def heap(m, nbytes):
+    """A buffer of `nbytes` from `aligned_alloc` (the kernel frees it); when it fails the
+    kernel raises MemoryError (`no_memory`)."""
+    m.decls.add("declare ptr @aligned_alloc(i64, i64)")
+    m.decls.add("declare void @free(ptr)")
+    p, z = m.fresh(), m.fresh()
+    m.emit(f"{p} = call ptr @aligned_alloc(i64 64, i64 {-(-max(nbytes, 1) // 64) * 64})")
+    m.emit(f"{z} = icmp eq ptr {p}, null")
+    no_memory(m, z)
+    return p
+
+
+def no_memory(m, failed):
+    """Where i1 `failed` holds: MemoryError, the arrays made so far released, NULL returned."""
+    k = m.fresh()[2:]
+    m.emit(f"br i1 {failed}, label %nomem{k}, label %mem{k}")
+    m.lines.append(f"nomem{k}:")
+    m.decls.add("declare ptr @PyErr_NoMemory()")
+    m.emit("call ptr @PyErr_NoMemory()")
+    for obj in m.owned:
+        m.emit(f"call void @Py_DecRef(ptr {obj})")
+    m.emit("ret ptr null")
+    m.label(f"mem{k}")
+
+
+def _elements(v):
+    return int(np.prod([int(d) for d in v.aval.shape], dtype=np.int64))
+
+
+def _combine_rows(m, acc, nch):
+    """The array partials folded into the output, chunk by chunk in order, each row in
+    C order (the Numba path's `Reduction.emit_array_combine`)."""
+    ty = m.ty(acc.out.aval)
+    data, shape = m.arrays[acc.out]
+    size = _elements(acc.out)
+
+    def chunk():
+        base, row = m.fresh(), m.fresh()
+        m.emit(f"{base} = mul nsw i64 {m.syms[ch]}, {size}")
+        m.emit(f"{row} = getelementptr {ty}, ptr {acc.part}, i64 {base}")
+
+        def element(idx):
+            at = m._address(data, shape, idx, ty)
+            p = m._address(row, shape, idx, ty)
+            t, x = m.fresh(), m.fresh()
+            m.emit(f"{t} = load {ty}, ptr {at}")
+            m.emit(f"{x} = load {ty}, ptr {p}")
+            m.emit(f"store {ty} {reductions.fold(m, acc, t, x, ty)}, ptr {at}")
+        m._nest_over(shape, element)
+    ch = object()
+    m._counted(ch, 0, nch, False, chunk)
+
+
+def _chunks_function(m, nest, rows, parts, hooks=None, trig=None):
     """(name, captured [(value, type)]): `m`'s current step as the function of its chunks
     [c0, c1), emitted beside the kernel; the kernel's values it reads come from `ctx`."""
-    saved = m.lines, m.allocas, getattr(m, "block", None)
+    saved = m.lines, m.allocas, getattr(m, "block", None), m.trig_flag
     m.lines, m.allocas = [], []
     name = f"@chunks{m.fresh()[2:]}"
+    if trig:         # (a register of this function's own, stored per chunk into `trig`)
+        m.trig_flag = "%trig"
+        m.allocas.append("%trig = alloca i1")
+    m.chunk_flags = trig
     try:
         for acc in m.accs.values():
             if acc.level is not None:       # (registers: this function's own)
                 m._acc_setup(acc)
+        if hooks:
+            hooks.enter(m)
         ch = object()
-        m._counted(ch, "%c0", "%c1", False, lambda: _chunk(m, nest, rows, m.syms[ch]))
+        m._counted(ch, "%c0", "%c1", False, lambda: _chunk(m, nest, rows, m.syms[ch], hooks))
+        if hooks:
+            hooks.leave(m)
         m.emit("ret void")
         body, allocas = m.lines, m.allocas
     finally:
-        m.lines, m.allocas, m.block = saved
+        m.lines, m.allocas, m.block, m.trig_flag = saved
+        m.chunk_flags = None
     captured = _captured(m, allocas + body, parts)
     loads = []
     for k, (value, ty) in enumerate(captured):
@@ -204,7 +303,7 @@ def _chunks_function(m, nest, rows, parts):
     return name, captured
 
 
-def _chunk(m, nest, rows, ch):
+def _chunk(m, nest, rows, ch, hooks=None):
     """Chunk `ch`: rows [ch * rows, min(ch * rows + rows, n0)) of axis 0, its scalar
     reductions from the identity into their partials."""
     n0 = int(nest.dims[0])
@@ -212,6 +311,13 @@ def _chunk(m, nest, rows, ch):
     m.emit(f"{i0} = mul nsw i64 {ch}, {rows}")
     m.emit(f"{e} = add nsw i64 {i0}, {rows}")
     e0 = _select(m, "slt", e, str(n0))
+    if hooks:
+        hooks.chunk(m, i0, e0)
+    for acc in m.accs.values():
+        if acc.crosses_chunks():            # (its row of partials, from the identity)
+            _own_row(m, acc, ch)
+    if m.chunk_flags:
+        m.emit("store i1 false, ptr %trig")
     top = [a for a in m.accs.values() if a.level == 0]
     for acc in top:
         ty = m.ty(acc.out.aval)
@@ -230,6 +336,22 @@ def _chunk(m, nest, rows, ch):
         m.emit(f"{v} = load {ty}, ptr {acc.slot}")
         m.emit(f"{p} = getelementptr {ty}, ptr {acc.part}, i64 {ch}")
         m.emit(f"store {ty} {v}, ptr {p}")
+    if m.chunk_flags:                       # (the chunk's flag, as the Numba path's TG[ch])
+        v, b, p = m.fresh(), m.fresh(), m.fresh()
+        m.emit(f"{v} = load i1, ptr %trig")
+        m.emit(f"{b} = zext i1 {v} to i8")
+        m.emit(f"{p} = getelementptr i8, ptr {m.chunk_flags}, i64 {ch}")
+        m.emit(f"store i8 {b}, ptr {p}")
+
+
+def _own_row(m, acc, ch):
+    """Chunk `ch`'s row of `acc`'s array partials (`acc.row`), filled with the identity."""
+    ty, shape = m.ty(acc.out.aval), m.arrays[acc.out][1]
+    base, acc.row = m.fresh(), m.fresh()
+    m.emit(f"{base} = mul nsw i64 {ch}, {_elements(acc.out)}")
+    m.emit(f"{acc.row} = getelementptr {ty}, ptr {acc.part}, i64 {base}")
+    m._nest_over(shape, lambda idx: m.emit(
+        f"store {ty} {reductions.identity(acc, ty)}, ptr {m._address(acc.row, shape, idx, ty)}"))
 
 
 def _staged_blocks(m, top, sym, i0, e0, row):
