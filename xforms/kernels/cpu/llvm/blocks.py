@@ -46,7 +46,7 @@ class _Block:
         # the row lengths BLAS reads (linalg._ld of the views la_mm_rows makes)
         self.lda = int(x.aval.shape[1]) if self.ta else self.k
         self.ldb = int(y.aval.shape[1])
-        self.small = products._small(rows, self.n, self.k, ty)
+        self.small = products._small(rows, self.n, self.k, ty, self.tb)
         self.nbytes = -(-rows * self.n * np.dtype(self.out.aval.dtype).itemsize
                         // _ALIGN) * _ALIGN
 
