@@ -38,12 +38,12 @@ def refusals(plan):
     inside = [st for st in plan.steps if not loops._outside(st)]
     try:            # (the steps outside the class left out: each step is tried on its own)
         mod = loops._Loops(dataclasses.replace(plan, steps=inside))
+        mod.lines.append("entry:")
+        mod._args(loops.arguments(plan))       # (an integer argument: refused here)
+        mod._allocate([v for st in plan.steps if st.kind in ("loop", "op", "control")
+                       for v in loops._arrays_written(st)])
     except scalar.Refused as e:
-        return [(None, "the program", str(e))]
-    mod.lines.append("entry:")
-    mod._args(loops.arguments(plan))
-    mod._allocate([v for st in plan.steps if st.kind in ("loop", "op")
-                   for v in loops._arrays_written(st)])
+        return [(None, "the program", _reason(e))]
     out = []
     for k, st in enumerate(plan.steps):
         try:

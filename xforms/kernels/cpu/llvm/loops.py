@@ -42,7 +42,7 @@ from ..nest import _peeling
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import numpy_abi, products, reductions, threaded
+from . import control, numpy_abi, products, reductions, threaded
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
@@ -110,6 +110,9 @@ def _arrays_written(step):
     """The arrays `step` writes: its stores' and its reductions' outputs (a product's)."""
     if step.kind == "op":
         return [v for v in step.eqn.outvars if v.aval.shape]
+    if step.kind == "control":      # (its sub-plans' intermediates: allocated once, before)
+        inner = [v for sub in step.subplans for st in sub.steps for v in _arrays_written(st)]
+        return list(dict.fromkeys([*(v for v in step.eqn.outvars if v.aval.shape), *inner]))
     outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]
     return [v for v in dict.fromkeys([*step.writes, *outs]) if v.aval.shape]
 
@@ -118,6 +121,9 @@ def _outside(step):
     """Why `step` is outside the class whatever its content, or None."""
     if step.kind == "op":
         return None if step.eqn.prim.name == "dot_general" else "an op other than a product"
+    if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
+        return control.outside(step) or next(
+            (why for sub in step.subplans for st in sub.steps if (why := _outside(st))), None)
     if step.kind != "loop":
         return f"a {step.kind} step"
     return "a loop computing products in blocks of rows" if step.products else None
@@ -134,8 +140,6 @@ class _Loops(_Module):
                 raise Refused(_outside(st))
         if plan.tied or plan.placed:            # (buffers shared: the Numba path's layout)
             raise Refused("views of one buffer")
-        if all(getattr(st, "shape", None) == () for st in plan.steps):
-            raise Refused("scalar code: xforms/kernels/cpu/llvm/scalar.py")
         self.plan, self.lines, self.decls, self.names, self.n = plan, [], set(), {}, 0
         self.arrays = {}          # Var -> (data pointer, concrete shape)
         self.owned = []           # the arrays allocated here, in order
@@ -152,6 +156,8 @@ class _Loops(_Module):
 
     def text(self):
         plan = self.plan
+        if all(getattr(st, "shape", None) == () for st in plan.steps):
+            raise Refused("scalar code: xforms/kernels/cpu/llvm/scalar.py")
         self.lines.append("entry:")
         self.pooled = pooled_outputs(plan)    # (trailing arguments: the executable's pool)
         nbytes, self.offsets = workspace(plan)
@@ -250,6 +256,9 @@ class _Loops(_Module):
 
     # -- loops ---------------------------------------------------------------------------
     def _step(self, st):
+        if st.kind == "control":     # a loop around sub-plans (control.py)
+            control.emit(self, st)
+            return
         if st.kind == "op":          # a matrix product (products.py)
             out = st.eqn.outvars[0]
             products.emit(self, products.accepts(st.eqn, self.ty(out.aval)))
@@ -415,8 +424,9 @@ class _Loops(_Module):
         elif isinstance(stmt, Eval):
             self.args = stmt.args
             self._eqn(stmt.eqn)
-        elif isinstance(stmt, Store) and not stmt.var.aval.shape:
-            self.names[stmt.var] = self.expr(stmt.value, self.ty(stmt.var.aval))
+        elif isinstance(stmt, Store) and not stmt.var.aval.shape:     # (a bool: a predicate)
+            ty = "i1" if np.dtype(stmt.var.aval.dtype) == np.dtype(bool) else self.ty(stmt.var.aval)
+            self.names[stmt.var] = self.expr(stmt.value, ty)
         elif isinstance(stmt, Store) and stmt.combine is None:
             var = stmt.var
             data, shape = self.arrays[var]

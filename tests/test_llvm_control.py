@@ -1,0 +1,115 @@
+"""Control flow on the direct LLVM path (xforms/kernels/cpu/llvm/control.py): scans (a
+fori_loop of static bounds is one), while loops, against the Numba kernel of the same
+program bit for bit (tests/test_llvm_loops.py's `_both`), and the refusals."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+from xforms.kernels.cpu import backend, llvm
+
+from test_llvm_loops import _both, _same
+
+
+def _rk4_loss(s, p, steps=7, dt=0.01):
+    def f(s):
+        x, y, z = s
+        return p[0] * (y - x), x * (p[1] - z) - y, x * y - p[2] * z
+
+    def step(i, s):
+        k1 = f(s)
+        k2 = f(tuple(a + dt / 2 * b for a, b in zip(s, k1)))
+        k3 = f(tuple(a + dt / 2 * b for a, b in zip(s, k2)))
+        k4 = f(tuple(a + dt * b for a, b in zip(s, k3)))
+        return tuple(a + dt / 6 * (b + 2 * c + 2 * d + e)
+                     for a, b, c, d, e in zip(s, k1, k2, k3, k4))
+    x, y, z = lax.fori_loop(0, steps, step, s)
+    return x * x + y * y + z * z
+
+
+def _array_scan(c, xs, w):
+    """Array and scalar carries, 2-D rows, a reduction and a product in the body, a
+    reverse scan over the first's stacked outputs."""
+    def body(carry, x):
+        h, s = carry
+        h2 = xnp.tanh(h @ w + x) * 0.5 + h * 0.5
+        return (h2, s + xnp.sum(h2 * x)), (h2 * 2.0, xnp.max(x))
+    (h, s), (hs, ms) = lax.scan(body, (c, 0.0 * c[0, 0]), xs)
+    back, _ = lax.scan(lambda a, r: (a * 0.9 + r[0] + r[1], None), h, (hs, ms), reverse=True)
+    return back, s, hs
+
+
+def _while(x, lim):
+    def cond(c):
+        return c[0] < lim
+
+    def body(c):
+        return c[0] + 1.0, xnp.sin(c[1]) * 1.5 + c[0]
+    return lax.while_loop(cond, body, (0.0 * lim, x))
+
+
+def _taken(f, *args):
+    prep = backend._prepare(xf.make_jaxpr(f)(*args), {"name": "t"})
+    return prep.llvm_ir is not None, prep.plan
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_rk4_gradient_by_fori_loop_matches_numba(dt):
+    """A fori_loop of static bounds (a scan) of scalar carries, its gradient a reverse
+    scan over the stacked residuals."""
+    grad = xf.grad(_rk4_loss, argnums=(0, 1))
+
+    def g(*a):
+        return grad(a[:3], a[3:])
+    s = [dt(v) for v in (1.0, 1.0, 1.0, 10.0, 28.0, 8 / 3)]
+    assert _taken(g, *s)[0]
+    ours, numba = _both(g, *s)
+    for k in range(3):
+        args = [dt(v + 0.1 * k) for v in s]
+        _same(ours(*args), numba(*args))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_array_scans_match_numba(dt):
+    rng = np.random.default_rng(0)
+    c, xs, w = (rng.standard_normal(s).astype(dt) for s in ((3, 4), (5, 3, 4), (4, 4)))
+    ours, numba = _both(_array_scan, c, xs, w)
+    for _ in range(3):
+        c, xs, w = (rng.standard_normal(s).astype(dt) for s in ((3, 4), (5, 3, 4), (4, 4)))
+        _same(ours(c, xs, w), numba(c, xs, w))
+        want = _array_scan(c, xs, w)         # (the interpreter's values: the semantics)
+        for g, v in zip(ours(c, xs, w), want):
+            tol = 1e-5 if dt == np.float32 else 1e-12
+            np.testing.assert_allclose(g, v, rtol=tol, atol=tol)
+
+
+def test_while_loop_matches_numba():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 40))      # (not tiny: scalarize would unpack it)
+    ours, numba = _both(_while, x, 4.5)
+    for lim in (0.0, 1.0, 4.5, 7.0):
+        _same(ours(x, lim), numba(x, lim))
+    got = ours(x, 3.0)
+    assert float(got[0]) == 3.0
+
+
+def test_the_carry_is_copied_in():
+    """An array carry is the loop's own buffer: the argument is not written."""
+    x = np.arange(6.0).reshape(2, 3)
+    keep = x.copy()
+    f = xf.jit(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2.0 + 1.0, x))
+    np.testing.assert_array_equal(f(x), ((keep * 2 + 1) * 2 + 1) * 2 + 1)
+    np.testing.assert_array_equal(x, keep)
+
+
+def test_cond_and_traced_trip_counts_are_refused():
+    """An integer index or trip count is outside the class: Numba compiles the program,
+    and `refusals` says why."""
+    def f(x, n):
+        return lax.fori_loop(0, n, lambda i, c: c * 1.5, x)
+    taken, plan = _taken(f, np.ones(3), 4)
+    assert not taken and llvm.refusals(plan)
+    taken, plan = _taken(lambda x: lax.cond(x[0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x),
+                         np.ones(3))
+    assert not taken and any("cond" in r[2] for r in llvm.refusals(plan))

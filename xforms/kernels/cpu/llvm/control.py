@@ -1,0 +1,269 @@
+"""Control flow on the direct LLVM path (issue #35): a plan's `Control` steps -- `scan`,
+`for_loop` (a literal trip count), `while` -- as counted or conditional LLVM loops around
+the inlined code of their sub-plans, emitted by the kernel's own module (`loops._Loops`).
+
+    c = init                      # scalar carries: a register (an entry-block slot)
+    C[:] = init                   # array carries: the carry's own buffer, a copy of init
+    for t in range(n):            # (a reverse scan reads and writes row n - 1 - t)
+        ...body on (consts, c, C, xs[t])...       # its intermediates allocated once, before
+        ys[t] = y                 # stacked outputs: a store (scalars) or a row copy
+        c, C[:] = c', C'          # the new carry (all read before any is written)
+
+The values are the Numba kernel's (xforms/kernels/cpu/control.py) bit for bit: the same
+sub-plans emitted by the same loop emitter, the carries only copied where the Numba path
+reuses a buffer.  Refused (the program goes to Numba): `cond`/`switch` (an integer
+index), a `for_loop` whose trip count is a traced value, sub-plans with buffers shared
+(`tied`, `placed`) or constants of their own, and a body that returns another carry's
+input array as a new carry (the copies would overwrite what they read).
+"""
+import numpy as np
+
+from xforms.core.ir import split
+
+from ...plan.plan import subplans
+from .scalar import Refused
+
+_KINDS = ("scan", "for_loop", "while")
+_MEMCPY = "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)"
+
+
+def outside(step):
+    """Why Control `step` is outside the class whatever its sub-plans' steps, or None.
+
+        >>> outside(cond_step)
+        'a cond step'
+    """
+    name = step.eqn.prim.name
+    if name not in _KINDS:
+        return f"a {name} step"
+    if name == "for_loop" and not hasattr(step.eqn.invars[0], "val"):
+        return "a for_loop of a traced trip count"
+    for sub in step.subplans:
+        if sub.tied or sub.placed:
+            return "views of one buffer in a sub-program"
+        if sub.consts or sub.jaxpr.constvars:
+            return "a sub-program's consts"
+    return None
+
+
+def emit(m, step):
+    """Emit Control `step` into kernel module `m` (a `loops._Loops`)."""
+    {"scan": _scan, "for_loop": _for_loop, "while": _while}[step.eqn.prim.name](m, step)
+
+
+# -- values: ("s", LLVM value, type) for a scalar, ("a", data pointer, shape) an array --
+def _of(m, atom):
+    """The binding of outer value `atom` (a Var of the kernel, or a scalar literal)."""
+    if atom.aval.shape:
+        if atom not in m.arrays:
+            raise Refused(atom)
+        return ("a", *m.arrays[atom])
+    ty = _ty(m, atom)
+    if hasattr(atom, "val"):
+        return ("s", m.value(atom, ty) if ty != "i1" else _bool_literal(atom), ty)
+    name = m.names.get(atom)
+    if name is None:
+        raise Refused(atom)
+    return ("s", name, ty)
+
+
+def _bool_literal(atom):
+    return "true" if bool(atom.val) else "false"
+
+
+def _ty(m, v):
+    return "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else m.ty(v.aval)
+
+
+def _bind(m, var, binding):
+    """Bind sub-plan input `var` to `binding` (an array's rows are views: no copy)."""
+    if binding[0] == "a":
+        m.arrays[var] = (binding[1], binding[2])
+    else:
+        m.names[var] = binding[1]
+
+
+def _sub(m, plan, args):
+    """Inline sub-plan `plan` on `args` (bindings); -> its outputs' bindings."""
+    for v, b in zip(plan.jaxpr.invars, args, strict=True):
+        _bind(m, v, b)
+    for st in plan.steps:
+        m._step(st)
+    return [_of(m, v) for v in plan.jaxpr.outvars]
+
+
+def _nbytes(m, shape, ty):
+    return int(np.prod(shape, dtype=np.int64)) * _SIZE[ty]
+
+
+_SIZE = {"float": 4, "double": 8}
+
+
+def _memcpy(m, dst, src, nbytes):
+    m.decls.add(_MEMCPY)
+    if nbytes:
+        m.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {nbytes}, i1 false)")
+
+
+# -- carries -----------------------------------------------------------------------------
+def _init_carry(m, outs, inits):
+    """The carries' homes, each holding its initial value: a slot (scalars) or the output's
+    own buffer (arrays, a copy: the loop owns its carry)."""
+    homes = []
+    for v, a in zip(outs, inits, strict=True):
+        b = _of(m, a)
+        if v.aval.shape:
+            data, shape = m.arrays[v]
+            _memcpy(m, data, b[1], _nbytes(m, shape, m.ty(v.aval)))
+            homes.append(("a", data, shape, m.ty(v.aval)))
+            continue
+        slot = f"%carry{len(m.allocas)}"
+        m.allocas.append(f"{slot} = alloca {b[2]}")
+        m.emit(f"store {b[2]} {b[1]}, ptr {slot}")
+        homes.append(("slot", slot, b[2]))
+    return homes
+
+
+def _current(m, homes):
+    """The carries' bindings at the start of an iteration."""
+    out = []
+    for h in homes:
+        if h[0] == "a":
+            out.append(h)
+            continue
+        r = m.fresh()
+        m.emit(f"{r} = load {h[2]}, ptr {h[1]}")
+        out.append(("s", r, h[2]))
+    return out
+
+
+def _update(m, homes, current, new):
+    """Each carry its new value: every value is read (scalars) before any is written; an
+    array carry whose new value is another carry's input is refused (the copy would
+    overwrite what a later one reads)."""
+    inputs = {c[1] for c in current if c[0] == "a"}
+    for h, c, b in zip(homes, current, new, strict=True):
+        if h[0] == "a" and b[1] != c[1] and b[1] in inputs:
+            raise Refused("a carry's new value is another carry's input array")
+    for h, c, b in zip(homes, current, new, strict=True):
+        if h[0] == "a":
+            if b[1] != h[1]:
+                _memcpy(m, h[1], b[1], _nbytes(m, h[2], h[3]))
+        else:
+            m.emit(f"store {h[2]} {b[1]}, ptr {h[1]}")
+
+
+def _finish(m, outs, homes):
+    """After the loop: the scalar carries' final values bound to the step's outputs."""
+    for v, h in zip(outs, homes, strict=True):
+        if h[0] == "slot":
+            r = m.fresh()
+            m.emit(f"{r} = load {h[2]}, ptr {h[1]}")
+            m.names[v] = r
+
+
+# -- the loops ---------------------------------------------------------------------------
+def _counted(m, n, body):
+    """A counted loop t = 0 .. n-1 around `body(t)` (an LLVM i64 value)."""
+    t = object()
+    m._counted(t, 0, int(n), False, lambda: body(m.syms[t]))
+
+
+def _row(m, x, r):
+    """Row `r` of scanned array `x`: a load (rank 1) or a view of its row."""
+    data, shape = m.arrays[x]
+    ty = m.ty(x.aval)
+    if len(shape) == 1:
+        v = m.fresh()
+        p = m.fresh()
+        m.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {r}")
+        m.emit(f"{v} = load {ty}, ptr {p}")
+        return ("s", v, ty)
+    p, off = m.fresh(), m.fresh()
+    m.emit(f"{off} = mul nsw i64 {r}, {_nbytes(m, shape[1:], ty)}")
+    m.emit(f"{p} = getelementptr i8, ptr {data}, i64 {off}")
+    return ("a", p, shape[1:])
+
+
+def _store_row(m, y, r, b):
+    """Row `r` of stacked output `y` set to binding `b`."""
+    data, shape = m.arrays[y]
+    ty = m.ty(y.aval)
+    if len(shape) == 1:
+        p = m.fresh()
+        m.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {r}")
+        m.emit(f"store {ty} {b[1]}, ptr {p}")
+        return
+    p, off = m.fresh(), m.fresh()
+    m.emit(f"{off} = mul nsw i64 {r}, {_nbytes(m, shape[1:], ty)}")
+    m.emit(f"{p} = getelementptr i8, ptr {data}, i64 {off}")
+    _memcpy(m, p, b[1], _nbytes(m, shape[1:], ty))
+
+
+def _scan(m, step):
+    p = step.eqn.params
+    consts, carry, xs = split(step.eqn.invars, p["num_consts"], p["num_carry"])
+    outs = step.eqn.outvars
+    c_outs, ys = outs[:p["num_carry"]], outs[p["num_carry"]:]
+    if any(not y.aval.shape or y not in m.arrays for y in ys):
+        raise Refused("a scan's stacked output")
+    homes = _init_carry(m, c_outs, carry)
+    fixed = [_of(m, a) for a in consts]
+    n = int(p["length"])
+
+    def body(t):
+        r = t
+        if p["reverse"]:
+            r = m.fresh()
+            m.emit(f"{r} = sub nsw i64 {n - 1}, {t}")
+        cur = _current(m, homes)
+        got = _sub(m, subplans(step)["jaxpr"], fixed + cur + [_row(m, x, r) for x in xs])
+        for y, b in zip(ys, got[len(c_outs):], strict=True):     # (before the carries)
+            _store_row(m, y, r, b)
+        _update(m, homes, cur, got[:len(c_outs)])
+    if n:
+        _counted(m, n, body)
+    _finish(m, c_outs, homes)
+
+
+def _for_loop(m, step):
+    """`for i in range(n)` (a literal n); the counter reaches the body only if it reads it
+    (an integer: refused)."""
+    p = step.eqn.params
+    (n,), consts, carry = split(step.eqn.invars, 1, p["num_consts"])
+    outs = step.eqn.outvars
+    homes = _init_carry(m, outs, carry)
+    fixed = [_of(m, a) for a in consts]
+    body_plan = subplans(step)["body_jaxpr"]
+
+    def body(t):
+        cur = _current(m, homes)
+        # (the counter bound to no value: a read of it is refused)
+        got = _sub(m, body_plan, [("s", None, None)] + fixed + cur)
+        _update(m, homes, cur, got)
+    if int(n.val) > 0:
+        _counted(m, int(n.val), body)
+    _finish(m, outs, homes)
+
+
+def _while(m, step):
+    p = step.eqn.params
+    cc, bc, carry = split(step.eqn.invars, p["cond_nconsts"], p["body_nconsts"])
+    outs = step.eqn.outvars
+    subs = subplans(step)
+    homes = _init_carry(m, outs, carry)
+    cfix, bfix = [_of(m, a) for a in cc], [_of(m, a) for a in bc]
+    k = m.fresh()[2:]
+    m.emit(f"br label %whead{k}")
+    m.label(f"whead{k}")
+    cur = _current(m, homes)
+    (c,) = _sub(m, subs["cond_jaxpr"], cfix + cur)
+    if c[0] != "s" or c[2] != "i1":
+        raise Refused("a while predicate that is no bool")
+    m.emit(f"br i1 {c[1]}, label %wbody{k}, label %wexit{k}")
+    m.label(f"wbody{k}")
+    got = _sub(m, subs["body_jaxpr"], bfix + cur)
+    _update(m, homes, cur, got)
+    m.emit(f"br label %whead{k}")
+    m.label(f"wexit{k}")
+    _finish(m, outs, homes)
