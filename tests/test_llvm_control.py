@@ -113,3 +113,36 @@ def test_cond_and_traced_trip_counts_are_refused():
     taken, plan = _taken(lambda x: lax.cond(x[0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x),
                          np.ones(3))
     assert not taken and any("cond" in r[2] for r in llvm.refusals(plan))
+
+
+def _lstm_like(h, xs, w):
+    """A carry that is stacked too (computed in its row, no copy), a carry taking the
+    scanned row itself, one passed through, one double-buffered."""
+    def body(c, x):
+        h, a, b, d = c
+        h2 = xnp.tanh(h @ w + x)
+        return (h2, x, b, d * 0.5 + h2), (h2, a)
+    return lax.scan(body, (h, h * 2.0, h + 1.0, h), xs)
+
+
+@pytest.mark.parametrize("steps", [0, 1, 4, 5])
+def test_carries_computed_in_their_rows_match_numba(steps):
+    rng = np.random.default_rng(steps)
+    # (not tiny: xforms/kernels/prepare/scalarize.py would unpack them into scalars)
+    h, xs, w = (rng.standard_normal(s) for s in ((3, 40), (steps, 3, 40), (40, 40)))
+    ours, numba = _both(_lstm_like, h, xs, w)
+    _same(ours(h, xs, w), numba(h, xs, w))
+    for g, v in zip(ours(h, xs, w), xf.tree_util.tree_leaves(_lstm_like(h, xs, w))):
+        np.testing.assert_allclose(g, v, rtol=1e-12, atol=1e-12)
+
+
+def test_swapped_array_carries_are_refused():
+    """A carry whose new value is another carry's input: left to Numba (the buffers taken
+    in turn would be read and written in one step)."""
+    def f(a, b):
+        return lax.fori_loop(0, 3, lambda i, c: (c[1], c[0] + 1.0), (a, b))
+    a, b = np.ones((3, 40)), np.zeros((3, 40))
+    assert not _taken(f, a, b)[0]
+    got = xf.jit(f)(a, b)
+    np.testing.assert_array_equal(got[0], b + 1.0)      # ((a, b) -> (b, a + 1), 3 times)
+    np.testing.assert_array_equal(got[1], a + 2.0)

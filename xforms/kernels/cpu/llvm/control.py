@@ -39,7 +39,7 @@ def outside(step):
     if name == "for_loop" and not hasattr(step.eqn.invars[0], "val"):
         return "a for_loop of a traced trip count"
     for sub in step.subplans:
-        if sub.tied or sub.placed:
+        if sub.placed:
             return "views of one buffer in a sub-program"
         if sub.consts or sub.jaxpr.constvars:
             return "a sub-program's consts"
@@ -106,21 +106,25 @@ def _memcpy(m, dst, src, nbytes):
 
 
 # -- carries -----------------------------------------------------------------------------
+# A scalar carry lives in a slot, an array carry is a pointer in a slot: to its initial value
+# (read only: no body writes its inputs), then to where the body computed the new value --
+# a row of a stacked output, or one of two buffers taken in turn (the step's output's own
+# and the body value's: never the one the step reads) -- and copied into the step's output
+# once, after the loop: no copy a step (the Numba path reuses buffers to the same end,
+# xforms/kernels/cpu/control.py).
 def _init_carry(m, outs, inits):
-    """The carries' homes, each holding its initial value: a slot (scalars) or the output's
-    own buffer (arrays, a copy: the loop owns its carry)."""
+    """The carries' homes: ("slot", slot, type) or ("p", pointer slot, shape, type,
+    the output's buffer), each holding its initial value."""
     homes = []
     for v, a in zip(outs, inits, strict=True):
         b = _of(m, a)
-        if v.aval.shape:
-            data, shape = m.arrays[v]
-            _memcpy(m, data, b[1], _nbytes(m, shape, m.ty(v.aval)))
-            homes.append(("a", data, shape, m.ty(v.aval)))
-            continue
         slot = f"%carry{len(m.allocas)}"
-        m.allocas.append(f"{slot} = alloca {b[2]}")
-        m.emit(f"store {b[2]} {b[1]}, ptr {slot}")
-        homes.append(("slot", slot, b[2]))
+        m.allocas.append(f"{slot} = alloca {'ptr' if v.aval.shape else b[2]}")
+        m.emit(f"store {'ptr' if v.aval.shape else b[2]} {b[1]}, ptr {slot}")
+        if v.aval.shape:
+            homes.append(("p", slot, b[2], m.ty(v.aval), m.arrays[v][0]))
+        else:
+            homes.append(("slot", slot, b[2]))
     return homes
 
 
@@ -128,38 +132,68 @@ def _current(m, homes):
     """The carries' bindings at the start of an iteration."""
     out = []
     for h in homes:
-        if h[0] == "a":
-            out.append(h)
-            continue
         r = m.fresh()
-        m.emit(f"{r} = load {h[2]}, ptr {h[1]}")
-        out.append(("s", r, h[2]))
+        m.emit(f"{r} = load {'ptr' if h[0] == 'p' else h[2]}, ptr {h[1]}")
+        out.append(("a", r, h[2]) if h[0] == "p" else ("s", r, h[2]))
     return out
 
 
+def _place(m, body, homes, current, rows):
+    """Before a body's emission: where its array outputs are computed.  A value stacked once
+    is computed in its row (`rows`: stacked output index -> row pointer); the new value of
+    one array carry, else, in whichever of its own buffer and the carry's output buffer the
+    carry does not read now.  -> the stacked outputs computed in place."""
+    ins, outs = body.jaxpr.invars, body.jaxpr.outvars
+    nc = len(homes)
+    in_place = set()
+    for k, o in enumerate(outs):
+        if (not hasattr(o, "aval") or hasattr(o, "val") or not o.aval.shape or o in ins
+                or outs.index(o) != k):
+            continue
+        stacked = [j - nc for j in range(nc, len(outs)) if outs[j] is o]
+        carries = [j for j in range(nc) if outs[j] is o]
+        if len(stacked) == 1 and stacked[0] in rows:
+            m.arrays[o] = (rows[stacked[0]], m.arrays[o][1])
+            in_place.add(stacked[0])
+        elif len(carries) == 1:
+            h, cur = homes[carries[0]], current[carries[0]][1]
+            own, same, r = m.arrays[o][0], m.fresh(), m.fresh()
+            m.emit(f"{same} = icmp eq ptr {cur}, {own}")
+            m.emit(f"{r} = select i1 {same}, ptr {h[4]}, ptr {own}")
+            m.arrays[o] = (r, m.arrays[o][1])
+        elif len(carries) > 1:
+            raise Refused("one body value the new value of two array carries")
+    return in_place
+
+
 def _update(m, homes, current, new):
-    """Each carry its new value: every value is read (scalars) before any is written; an
-    array carry whose new value is another carry's input is refused (the copy would
-    overwrite what a later one reads)."""
+    """Each carry its new value (every value read before any is written); an array carry
+    whose new value is another carry's input is refused (the buffers taken in turn could
+    then be read and written by one iteration)."""
     inputs = {c[1] for c in current if c[0] == "a"}
     for h, c, b in zip(homes, current, new, strict=True):
-        if h[0] == "a" and b[1] != c[1] and b[1] in inputs:
+        if h[0] == "p" and b[1] != c[1] and b[1] in inputs:
             raise Refused("a carry's new value is another carry's input array")
-    for h, c, b in zip(homes, current, new, strict=True):
-        if h[0] == "a":
-            if b[1] != h[1]:
-                _memcpy(m, h[1], b[1], _nbytes(m, h[2], h[3]))
-        else:
-            m.emit(f"store {h[2]} {b[1]}, ptr {h[1]}")
+    for h, b in zip(homes, new, strict=True):
+        m.emit(f"store {'ptr' if h[0] == 'p' else h[2]} {b[1]}, ptr {h[1]}")
 
 
 def _finish(m, outs, homes):
-    """After the loop: the scalar carries' final values bound to the step's outputs."""
+    """After the loop: the carries' final values bound to the step's outputs (an array's
+    copied into the output's buffer unless it is there)."""
     for v, h in zip(outs, homes, strict=True):
+        r = m.fresh()
+        m.emit(f"{r} = load {'ptr' if h[0] == 'p' else h[2]}, ptr {h[1]}")
         if h[0] == "slot":
-            r = m.fresh()
-            m.emit(f"{r} = load {h[2]}, ptr {h[1]}")
             m.names[v] = r
+            continue
+        k, away = m.fresh()[2:], m.fresh()
+        m.emit(f"{away} = icmp ne ptr {r}, {h[4]}")
+        m.emit(f"br i1 {away}, label %cfin{k}, label %cdone{k}")
+        m.label(f"cfin{k}")
+        _memcpy(m, h[4], r, _nbytes(m, h[2], h[3]))
+        m.emit(f"br label %cdone{k}")
+        m.label(f"cdone{k}")
 
 
 # -- the loops ---------------------------------------------------------------------------
@@ -185,19 +219,26 @@ def _row(m, x, r):
     return ("a", p, shape[1:])
 
 
-def _store_row(m, y, r, b):
-    """Row `r` of stacked output `y` set to binding `b`."""
+def _row_pointer(m, y, r):
+    """The address of row `r` of stacked array `y` (of rank 2 or more)."""
+    data, shape = m.arrays[y]
+    p, off = m.fresh(), m.fresh()
+    m.emit(f"{off} = mul nsw i64 {r}, {_nbytes(m, shape[1:], m.ty(y.aval))}")
+    m.emit(f"{p} = getelementptr i8, ptr {data}, i64 {off}")
+    return p
+
+
+def _store_row(m, y, r, b, row):
+    """Row `r` of stacked output `y` set to binding `b` (`row`: the row's address, or None
+    for a rank-1 `y`)."""
     data, shape = m.arrays[y]
     ty = m.ty(y.aval)
-    if len(shape) == 1:
+    if row is None:
         p = m.fresh()
         m.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {r}")
         m.emit(f"store {ty} {b[1]}, ptr {p}")
-        return
-    p, off = m.fresh(), m.fresh()
-    m.emit(f"{off} = mul nsw i64 {r}, {_nbytes(m, shape[1:], ty)}")
-    m.emit(f"{p} = getelementptr i8, ptr {data}, i64 {off}")
-    _memcpy(m, p, b[1], _nbytes(m, shape[1:], ty))
+    elif b[1] != row:
+        _memcpy(m, row, b[1], _nbytes(m, shape[1:], ty))
 
 
 def _scan(m, step):
@@ -210,6 +251,7 @@ def _scan(m, step):
     homes = _init_carry(m, c_outs, carry)
     fixed = [_of(m, a) for a in consts]
     n = int(p["length"])
+    body_plan = subplans(step)["jaxpr"]
 
     def body(t):
         r = t
@@ -217,9 +259,11 @@ def _scan(m, step):
             r = m.fresh()
             m.emit(f"{r} = sub nsw i64 {n - 1}, {t}")
         cur = _current(m, homes)
-        got = _sub(m, subplans(step)["jaxpr"], fixed + cur + [_row(m, x, r) for x in xs])
-        for y, b in zip(ys, got[len(c_outs):], strict=True):     # (before the carries)
-            _store_row(m, y, r, b)
+        rows = {k: _row_pointer(m, y, r) for k, y in enumerate(ys) if len(y.aval.shape) > 1}
+        _place(m, body_plan, homes, cur, rows)
+        got = _sub(m, body_plan, fixed + cur + [_row(m, x, r) for x in xs])
+        for k, (y, b) in enumerate(zip(ys, got[len(c_outs):], strict=True)):
+            _store_row(m, y, r, b, rows.get(k))         # (before the carries change)
         _update(m, homes, cur, got[:len(c_outs)])
     if n:
         _counted(m, n, body)
@@ -238,6 +282,7 @@ def _for_loop(m, step):
 
     def body(t):
         cur = _current(m, homes)
+        _place(m, body_plan, homes, cur, {})
         # (the counter bound to no value: a read of it is refused)
         got = _sub(m, body_plan, [("s", None, None)] + fixed + cur)
         _update(m, homes, cur, got)
@@ -262,6 +307,7 @@ def _while(m, step):
         raise Refused("a while predicate that is no bool")
     m.emit(f"br i1 {c[1]}, label %wbody{k}, label %wexit{k}")
     m.label(f"wbody{k}")
+    _place(m, subs["body_jaxpr"], homes, cur, {})
     got = _sub(m, subs["body_jaxpr"], bfix + cur)
     _update(m, homes, cur, got)
     m.emit(f"br label %whead{k}")

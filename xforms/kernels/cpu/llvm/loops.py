@@ -138,7 +138,8 @@ class _Loops(_Module):
         for st in plan.steps:
             if _outside(st):
                 raise Refused(_outside(st))
-        if plan.tied or plan.placed:            # (buffers shared: the Numba path's layout)
+        if plan.placed:       # (buffers shared: the Numba path's layout; `tied` only says how
+            # its scans lay out their rows, xforms/kernels/cpu/control.py `stack_rows`)
             raise Refused("views of one buffer")
         self.plan, self.lines, self.decls, self.names, self.n = plan, [], set(), {}, 0
         self.arrays = {}          # Var -> (data pointer, concrete shape)
