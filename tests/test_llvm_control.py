@@ -9,7 +9,18 @@ import xforms.numpy as xnp
 from xforms import lax
 from xforms.kernels.cpu import backend, llvm
 
-from test_llvm_loops import _both, _same
+from test_llvm_loops import _both as _kernels, _same
+
+
+def _both(f, *args):
+    """(LLVM builtin, Numba kernel) of `f`'s program at `args` (test_llvm_loops's), both
+    given the program's consts after the arguments, as the executable gives them."""
+    prep = backend._prepare(xf.make_jaxpr(f)(*args), {"name": "t"})
+    ours, numba = _kernels(f, *args)
+    consts = [backend._const_value(c) for c in prep.plan.consts]
+    if not consts:
+        return ours, numba
+    return (lambda *a: ours(*a[:len(args)], *consts, *a[len(args):])), numba
 
 
 def _rk4_loss(s, p, steps=7, dt=0.01):
@@ -146,3 +157,47 @@ def test_swapped_array_carries_are_refused():
     got = xf.jit(f)(a, b)
     np.testing.assert_array_equal(got[0], b + 1.0)      # ((a, b) -> (b, a + 1), 3 times)
     np.testing.assert_array_equal(got[1], a + 2.0)
+
+
+def _lstm_loss(wx, wh, b, xs):
+    """benchmarks/workloads/cliffs.py's LSTM by scan (the split of the gates: its gradient
+    a concatenate in the reverse scan's body)."""
+    def step(carry, x):
+        h, c = carry
+        i, f, g, o = xnp.split(x @ wx + h @ wh + b, 4, axis=1)
+        c = xf.nn.sigmoid(f) * c + xf.nn.sigmoid(i) * xnp.tanh(g)
+        h = xf.nn.sigmoid(o) * xnp.tanh(c)
+        return (h, c), h
+    h0 = xnp.zeros((xs.shape[1], wh.shape[0]), xs.dtype)
+    _, hs = lax.scan(step, (h0, h0), xs)
+    return xnp.mean(hs ** 2)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_lstm_gradient_by_scan_matches_numba(dt):
+    """The gradient in the weights (the bias's, a sum over steps and batch, left out: a
+    reduction the direct path refuses); the stacked residuals, the concatenate of the
+    gates' gradients in the reverse scan's body."""
+    rng = np.random.default_rng(2)
+    wx, wh, b, xs = (rng.standard_normal(s).astype(dt) * 0.3
+                     for s in ((5, 48), (12, 48), (48,), (6, 4, 5)))
+    g = xf.grad(_lstm_loss, argnums=(0, 1))
+    ours, numba = _both(g, wx, wh, b, xs)
+    _same(ours(wx, wh, b, xs), numba(wx, wh, b, xs))
+    tol = 1e-5 if dt == np.float32 else 1e-12
+    for got, want in zip(ours(wx, wh, b, xs), g(wx, wh, b, xs)):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_concatenate_and_reshape_match_numba():
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((4, 3, 20)), rng.standard_normal((4, 5, 20))
+
+    def f(a, b):        # (operands no loop computes: none placed in its slot)
+        y = xnp.concatenate([a, b, a], axis=1)
+        z = xnp.concatenate([a, a], axis=0)
+        return y.reshape(4, 220) + 1.0, z.reshape(-1), xnp.concatenate([a, b], 1).T.reshape(-1)
+    ours, numba = _both(f, a, b)
+    _same(ours(a, b), numba(a, b))
+    for got, want in zip(ours(a, b), f(a, b)):
+        np.testing.assert_array_equal(got, want)

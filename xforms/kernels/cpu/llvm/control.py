@@ -21,10 +21,10 @@ import numpy as np
 from xforms.core.ir import split
 
 from ...plan.plan import subplans
+from . import copies
 from .scalar import Refused
 
 _KINDS = ("scan", "for_loop", "while")
-_MEMCPY = "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)"
 
 
 def outside(step):
@@ -97,12 +97,6 @@ def _nbytes(m, shape, ty):
 
 
 _SIZE = {"float": 4, "double": 8}
-
-
-def _memcpy(m, dst, src, nbytes):
-    m.decls.add(_MEMCPY)
-    if nbytes:
-        m.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {nbytes}, i1 false)")
 
 
 # -- carries -----------------------------------------------------------------------------
@@ -191,7 +185,7 @@ def _finish(m, outs, homes):
         m.emit(f"{away} = icmp ne ptr {r}, {h[4]}")
         m.emit(f"br i1 {away}, label %cfin{k}, label %cdone{k}")
         m.label(f"cfin{k}")
-        _memcpy(m, h[4], r, _nbytes(m, h[2], h[3]))
+        copies.memcpy(m, h[4], r, _nbytes(m, h[2], h[3]))
         m.emit(f"br label %cdone{k}")
         m.label(f"cdone{k}")
 
@@ -238,7 +232,7 @@ def _store_row(m, y, r, b, row):
         m.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {r}")
         m.emit(f"store {ty} {b[1]}, ptr {p}")
     elif b[1] != row:
-        _memcpy(m, row, b[1], _nbytes(m, shape[1:], ty))
+        copies.memcpy(m, row, b[1], _nbytes(m, shape[1:], ty))
 
 
 def _scan(m, step):

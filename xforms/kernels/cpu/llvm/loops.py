@@ -42,7 +42,7 @@ from ..nest import _peeling
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import control, numpy_abi, products, reductions, threaded
+from . import control, copies, numpy_abi, products, reductions, threaded
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
@@ -120,7 +120,8 @@ def _arrays_written(step):
 def _outside(step):
     """Why `step` is outside the class whatever its content, or None."""
     if step.kind == "op":
-        return None if step.eqn.prim.name == "dot_general" else "an op other than a product"
+        return (None if step.eqn.prim.name == "dot_general" or step.eqn.prim.name in copies.OPS
+                else "an op other than a product, a concatenate or a reshape")
     if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
         return control.outside(step) or next(
             (why for sub in step.subplans for st in sub.steps if (why := _outside(st))), None)
@@ -259,6 +260,9 @@ class _Loops(_Module):
     def _step(self, st):
         if st.kind == "control":     # a loop around sub-plans (control.py)
             control.emit(self, st)
+            return
+        if st.kind == "op" and st.eqn.prim.name in copies.OPS:     # (copies.py)
+            copies.emit(self, st.eqn)
             return
         if st.kind == "op":          # a matrix product (products.py)
             out = st.eqn.outvars[0]
