@@ -201,3 +201,16 @@ def test_concatenate_and_reshape_match_numba():
     _same(ours(a, b), numba(a, b))
     for got, want in zip(ours(a, b), f(a, b)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_may_take_reads_control_bodies():
+    """The tiered first call's cheap test (`llvm.may_take`) passes loops of the class and
+    still fails a body outside it (an integer index, a traced trip count)."""
+    x = np.ones((3, 40))
+    assert llvm.may_take(xf.make_jaxpr(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2.0,
+                                                              x))(x))
+    assert llvm.may_take(xf.make_jaxpr(_while)(x, 4.5))
+    assert not llvm.may_take(xf.make_jaxpr(lambda x: lax.fori_loop(
+        0, 3, lambda i, c: c[i] * c, x))(x))
+    assert not llvm.may_take(xf.make_jaxpr(lambda x: lax.cond(
+        x[0, 0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x))(x))

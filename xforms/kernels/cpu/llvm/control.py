@@ -24,7 +24,13 @@ from ...plan.plan import subplans
 from . import copies
 from .scalar import Refused
 
-_KINDS = ("scan", "for_loop", "while")
+KINDS = ("scan", "for_loop", "while")
+
+
+def may_take(eqn):
+    """The part of `llvm.may_take` read from control equation `eqn` itself: a for_loop's
+    trip count a literal (its sub-programs' equations are the caller's to check)."""
+    return eqn.prim.name != "for_loop" or hasattr(eqn.invars[0], "val")
 
 
 def outside(step):
@@ -34,9 +40,9 @@ def outside(step):
         'a cond step'
     """
     name = step.eqn.prim.name
-    if name not in _KINDS:
+    if name not in KINDS:
         return f"a {name} step"
-    if name == "for_loop" and not hasattr(step.eqn.invars[0], "val"):
+    if not may_take(step.eqn):
         return "a for_loop of a traced trip count"
     for sub in step.subplans:
         if sub.placed:
