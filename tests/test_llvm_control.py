@@ -214,3 +214,17 @@ def test_may_take_reads_control_bodies():
         0, 3, lambda i, c: c[i] * c, x))(x))
     assert not llvm.may_take(xf.make_jaxpr(lambda x: lax.cond(
         x[0, 0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x))(x))
+
+
+def test_threaded_loops_in_a_body_match_numba():
+    """A body's loops large enough to run on threads (their chunks in functions of their
+    own, reading the iteration's pointers), a scalar sum's partials among them."""
+    def f(x):
+        def body(i, c):
+            u, s = c
+            v = u * 0.5 + xnp.exp(-u * u) * 0.25
+            return v, s + xnp.sum(v * v)
+        return lax.fori_loop(0, 3, body, (x, 0.0 * x[0, 0]))
+    x = np.random.default_rng(4).standard_normal((600, 500))
+    ours, numba = _both(f, x)
+    _same(ours(x), numba(x))
