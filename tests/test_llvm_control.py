@@ -228,3 +228,23 @@ def test_threaded_loops_in_a_body_match_numba():
     x = np.random.default_rng(4).standard_normal((600, 500))
     ours, numba = _both(f, x)
     _same(ours(x), numba(x))
+
+
+def test_nested_loops_match_numba():
+    """A while loop and a reverse scan inside a scan's body (their carries and rows bound
+    to the outer iteration's pointers)."""
+    def f(x, xs):
+        def outer(c, row):
+            def inner(d, r):
+                return d * 0.5 + r, d * r
+            d, ds = lax.scan(inner, c, xs, reverse=True)
+            k, e = lax.while_loop(lambda v: v[0] < 2.5, lambda v: (v[0] + 1.0, v[1] * 0.9 + d),
+                                  (0.0 * row[0], row))
+            return e + c * 0.25, ds[0] + k
+        return lax.scan(outer, x, xs)
+    rng = np.random.default_rng(5)
+    x, xs = rng.standard_normal(40), rng.standard_normal((3, 40))
+    ours, numba = _both(f, x, xs)
+    _same(ours(x, xs), numba(x, xs))
+    for got, want in zip(ours(x, xs), f(x, xs)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
