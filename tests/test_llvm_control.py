@@ -114,16 +114,39 @@ def test_the_carry_is_copied_in():
     np.testing.assert_array_equal(x, keep)
 
 
-def test_cond_and_traced_trip_counts_are_refused():
-    """An integer index or trip count is outside the class: Numba compiles the program,
-    and `refusals` says why."""
+def test_traced_trip_counts_and_switches_are_refused():
+    """An integer trip count, a switch's index (clamped in integers) are outside the class:
+    Numba compiles the program, and `refusals` says why."""
     def f(x, n):
         return lax.fori_loop(0, n, lambda i, c: c * 1.5, x)
     taken, plan = _taken(f, np.ones(3), 4)
     assert not taken and llvm.refusals(plan)
-    taken, plan = _taken(lambda x: lax.cond(x[0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x),
-                         np.ones(3))
-    assert not taken and any("cond" in r[2] for r in llvm.refusals(plan))
+    x = np.ones((3, 40))
+    taken, plan = _taken(lambda x: lax.switch((x[0, 0] > 0).astype(np.int32),
+                                              [lambda v: v, lambda v: v * 2.0, xnp.sin], x), x)
+    assert not taken and llvm.refusals(plan)
+
+
+def _conds(x, y):
+    """Conds on computed predicates (arrays and scalars out, an operand passed through),
+    one inside a branch, one inside a scan."""
+    a, s = lax.cond(x[0, 0] > y, lambda v: (v * 2.0, y + 1.0), lambda v: (v, y * 3.0), x)
+    b = lax.cond(x[1, 1] < 0.0, lambda v: lax.cond(v[0, 1] > 0.0, lambda u: u - 1.0,
+                                                    lambda u: u, v), lambda v: xnp.exp(v), a)
+    c, _ = lax.scan(lambda c, r: (lax.cond(r[0] > 0.0, lambda u: u + r, lambda u: u * 0.5, c),
+                                  None), x[0], x)
+    return a, s, b, c
+
+
+def test_conds_match_numba():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 40))
+    ours, numba = _both(_conds, x, 0.1)
+    for y in (-5.0, 0.1, 5.0):
+        x = rng.standard_normal((4, 40))
+        _same(ours(x, y), numba(x, y))
+        for got, want in zip(ours(x, y), _conds(x, y)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 def _lstm_like(h, xs, w):
@@ -205,7 +228,8 @@ def test_concatenate_and_reshape_match_numba():
 
 def test_may_take_reads_control_bodies():
     """The tiered first call's cheap test (`llvm.may_take`) passes loops of the class and
-    still fails a body outside it (an integer index, a traced trip count)."""
+    still fails a body outside it (an integer index; a cond's index, made in integers, too:
+    the worker starts, a false "no" costs no result)."""
     x = np.ones((3, 40))
     assert llvm.may_take(xf.make_jaxpr(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2.0,
                                                               x))(x))

@@ -11,8 +11,9 @@ the inlined code of their sub-plans, emitted by the kernel's own module (`loops.
 
 The values are the Numba kernel's (xforms/kernels/cpu/control.py) bit for bit: the same
 sub-plans emitted by the same loop emitter, the carries only copied where the Numba path
-reuses a buffer.  Refused (the program goes to Numba): `cond`/`switch` (an integer
-index), a `for_loop` whose trip count is a traced value, sub-plans with buffers shared
+reuses a buffer.  A `cond`/`switch` is a `switch` on its index, a bool scalar made int32
+(`is_index`: the one integer value the module holds).  Refused (the program goes to Numba):
+an index of another making, a `for_loop` whose trip count is a traced value, sub-plans with buffers shared
 (`tied`, `placed`) or constants of their own, and a body that returns another carry's
 input array as a new carry (the copies would overwrite what they read).
 """
@@ -24,7 +25,7 @@ from ...plan.plan import subplans
 from . import copies
 from .scalar import Refused
 
-KINDS = ("scan", "for_loop", "while")
+KINDS = ("scan", "for_loop", "while", "cond")
 
 
 def may_take(eqn):
@@ -36,8 +37,8 @@ def may_take(eqn):
 def outside(step):
     """Why Control `step` is outside the class whatever its sub-plans' steps, or None.
 
-        >>> outside(cond_step)
-        'a cond step'
+        >>> outside(for_loop_step)      # fori_loop(0, n, ...) of a traced n
+        'a for_loop of a traced trip count'
     """
     name = step.eqn.prim.name
     if name not in KINDS:
@@ -54,7 +55,32 @@ def outside(step):
 
 def emit(m, step):
     """Emit Control `step` into kernel module `m` (a `loops._Loops`)."""
-    {"scan": _scan, "for_loop": _for_loop, "while": _while}[step.eqn.prim.name](m, step)
+    {"scan": _scan, "for_loop": _for_loop, "while": _while,
+     "cond": _cond}[step.eqn.prim.name](m, step)
+
+
+# -- a cond's branch index: the one integer value of the class ---------------------------
+def is_index(eqn):
+    """Whether loop-body equation `eqn` makes a branch index: a bool scalar as int32 (what
+    `lax.cond(pred, ...)` binds)."""
+    return (eqn.prim.name == "convert_element_type" and not eqn.outvars[0].aval.shape
+            and np.dtype(eqn.outvars[0].aval.dtype) == np.dtype(np.int32)
+            and not hasattr(eqn.invars[0], "val")
+            and np.dtype(eqn.invars[0].aval.dtype) == np.dtype(bool))
+
+
+def index(m, eqn):
+    """Emit index equation `eqn` (`is_index`) in a loop body: 1 or 0."""
+    (p,) = m.operands(eqn, "i1")
+    r = m.fresh()
+    m.emit(f"{r} = zext i1 {p} to i32")
+    m.bind(eqn.outvars[0], r)
+
+
+def scalar_ty(m, aval):
+    """The LLVM type of a scalar value: a predicate i1, a branch index i32, else a float's."""
+    dt = np.dtype(aval.dtype)
+    return "i1" if dt == np.dtype(bool) else "i32" if dt == np.dtype(np.int32) else m.ty(aval)
 
 
 # -- values: ("s", LLVM value, type) for a scalar, ("a", data pointer, shape) an array --
@@ -313,3 +339,49 @@ def _while(m, step):
     m.emit(f"br label %whead{k}")
     m.label(f"wexit{k}")
     _finish(m, outs, homes)
+
+
+def _cond(m, step):
+    """The branch the index picks (clamped into range, as the Numba path's `min(max(k, 0),
+    n - 1)`): a `switch`; each branch leaves its outputs in the step's (scalars in slots,
+    arrays copied into the step's output buffers)."""
+    index_var, *ops = step.eqn.invars
+    subs = subplans(step)
+    branches = [subs[k] for k in sorted(subs, key=lambda k: k[1])]
+    outs, args = step.eqn.outvars, [_of(m, a) for a in ops]
+    slots = {}
+    for v in outs:
+        if not v.aval.shape:
+            slots[v] = f"%cout{len(m.allocas)}"
+            m.allocas.append(f"{slots[v]} = alloca {scalar_ty(m, v.aval)}")
+    n = m.fresh()[2:]
+    if hasattr(index_var, "val") or len(branches) == 1:
+        b = min(max(int(getattr(index_var, "val", 0)), 0), len(branches) - 1)
+        _settle(m, outs, _sub(m, branches[b], args), slots)
+    else:
+        k = m.names.get(index_var)
+        if k is None or scalar_ty(m, index_var.aval) != "i32":
+            raise Refused(index_var)
+        neg, low = m.fresh(), m.fresh()
+        m.emit(f"{neg} = icmp slt i32 {k}, 0")
+        m.emit(f"{low} = select i1 {neg}, i32 0, i32 {k}")
+        cases = " ".join(f"i32 {b}, label %cb{n}_{b}" for b in range(len(branches) - 1))
+        m.emit(f"switch i32 {low}, label %cb{n}_{len(branches) - 1} [ {cases} ]")
+        for b, plan in enumerate(branches):
+            m.label(f"cb{n}_{b}")
+            _settle(m, outs, _sub(m, plan, args), slots)
+            m.emit(f"br label %cjoin{n}")
+        m.label(f"cjoin{n}")
+    for v, slot in slots.items():
+        r = m.fresh()
+        m.emit(f"{r} = load {scalar_ty(m, v.aval)}, ptr {slot}")
+        m.names[v] = r
+
+
+def _settle(m, outs, got, slots):
+    """A branch's results into the cond's outputs."""
+    for v, b in zip(outs, got, strict=True):
+        if v in slots:
+            m.emit(f"store {b[2]} {b[1]}, ptr {slots[v]}")
+        elif b[1] != m.arrays[v][0]:
+            copies.memcpy(m, m.arrays[v][0], b[1], _nbytes(m, m.arrays[v][1], m.ty(v.aval)))

@@ -428,10 +428,12 @@ class _Loops(_Module):
             self.bind(out, self.expr(stmt.args[0], self.ty(out.aval)))
         elif isinstance(stmt, Eval):
             self.args = stmt.args
-            self._eqn(stmt.eqn)
-        elif isinstance(stmt, Store) and not stmt.var.aval.shape:     # (a bool: a predicate)
-            ty = "i1" if np.dtype(stmt.var.aval.dtype) == np.dtype(bool) else self.ty(stmt.var.aval)
-            self.names[stmt.var] = self.expr(stmt.value, ty)
+            if control.is_index(stmt.eqn):      # (a cond's branch index)
+                control.index(self, stmt.eqn)
+            else:
+                self._eqn(stmt.eqn)
+        elif isinstance(stmt, Store) and not stmt.var.aval.shape:  # (a predicate, an index too)
+            self.names[stmt.var] = self.expr(stmt.value, control.scalar_ty(self, stmt.var.aval))
         elif isinstance(stmt, Store) and stmt.combine is None:
             var = stmt.var
             data, shape = self.arrays[var]
@@ -521,8 +523,7 @@ class _Loops(_Module):
         self.block = name
 
     def _typed(self, var, name, ty):
-        want = "i1" if np.dtype(var.aval.dtype) == np.dtype(bool) else self.ty(var.aval)
-        if name is None or want != ty:
+        if name is None or control.scalar_ty(self, var.aval) != ty:
             raise Refused(var)
         return name
 
