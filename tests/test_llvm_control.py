@@ -272,3 +272,33 @@ def test_nested_loops_match_numba():
     _same(ours(x, xs), numba(x, xs))
     for got, want in zip(ours(x, xs), f(x, xs)):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _rk4_array(s, p, steps=4, dt=0.01):
+    """benchmarks/workloads/rk4.py's NumPy-style loss: an array state, `xnp.stack` of
+    scalars (an int32 iota and a select_n in a fused loop), `s[0]` reads."""
+    def f(s):
+        return xnp.stack([p[0] * (s[1] - s[0]), s[0] * (p[1] - s[2]) - s[1],
+                          s[0] * s[1] - p[2] * s[2]])
+
+    def step(i, s):
+        k1 = f(s)
+        k2 = f(s + dt / 2 * k1)
+        k3 = f(s + dt / 2 * k2)
+        k4 = f(s + dt * k3)
+        return s + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    s = lax.fori_loop(0, steps, step, s)
+    return xnp.sum(s * s)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_array_state_rk4_gradient_matches_numba(dt):
+    g = xf.grad(_rk4_array, argnums=(0, 1))
+    s, p = np.array([1.0, 1.0, 1.0], dt), np.array([10.0, 28.0, 8 / 3], dt)
+    ours, numba = _both(g, s, p)
+    for k in range(3):
+        s2, p2 = s + dt(0.1 * k), p - dt(0.2 * k)
+        _same(ours(s2, p2), numba(s2, p2))
+        tol = 1e-4 if dt == np.float32 else 1e-12
+        for got, want in zip(ours(s2, p2), g(s2, p2)):
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

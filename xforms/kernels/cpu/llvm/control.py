@@ -12,7 +12,7 @@ the inlined code of their sub-plans, emitted by the kernel's own module (`loops.
 The values are the Numba kernel's (xforms/kernels/cpu/control.py) bit for bit: the same
 sub-plans emitted by the same loop emitter, the carries only copied where the Numba path
 reuses a buffer.  A `cond`/`switch` is a `switch` on its index, a bool scalar made int32
-(`is_index`: the one integer value the module holds).  Refused (the program goes to Numba):
+(`integers.is_index`).  Refused (the program goes to Numba):
 an index of another making, a `for_loop` whose trip count is a traced value, sub-plans with buffers shared
 (`tied`, `placed`) or constants of their own, and a body that returns another carry's
 input array as a new carry (the copies would overwrite what they read).
@@ -23,6 +23,7 @@ from xforms.core.ir import split
 
 from ...plan.plan import subplans
 from . import copies
+from .integers import scalar_ty
 from .scalar import Refused
 
 KINDS = ("scan", "for_loop", "while", "cond")
@@ -57,30 +58,6 @@ def emit(m, step):
     """Emit Control `step` into kernel module `m` (a `loops._Loops`)."""
     {"scan": _scan, "for_loop": _for_loop, "while": _while,
      "cond": _cond}[step.eqn.prim.name](m, step)
-
-
-# -- a cond's branch index: the one integer value of the class ---------------------------
-def is_index(eqn):
-    """Whether loop-body equation `eqn` makes a branch index: a bool scalar as int32 (what
-    `lax.cond(pred, ...)` binds)."""
-    return (eqn.prim.name == "convert_element_type" and not eqn.outvars[0].aval.shape
-            and np.dtype(eqn.outvars[0].aval.dtype) == np.dtype(np.int32)
-            and not hasattr(eqn.invars[0], "val")
-            and np.dtype(eqn.invars[0].aval.dtype) == np.dtype(bool))
-
-
-def index(m, eqn):
-    """Emit index equation `eqn` (`is_index`) in a loop body: 1 or 0."""
-    (p,) = m.operands(eqn, "i1")
-    r = m.fresh()
-    m.emit(f"{r} = zext i1 {p} to i32")
-    m.bind(eqn.outvars[0], r)
-
-
-def scalar_ty(m, aval):
-    """The LLVM type of a scalar value: a predicate i1, a branch index i32, else a float's."""
-    dt = np.dtype(aval.dtype)
-    return "i1" if dt == np.dtype(bool) else "i32" if dt == np.dtype(np.int32) else m.ty(aval)
 
 
 # -- values: ("s", LLVM value, type) for a scalar, ("a", data pointer, shape) an array --

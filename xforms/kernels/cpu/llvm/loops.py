@@ -42,7 +42,7 @@ from ..nest import _peeling
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import control, copies, numpy_abi, products, reductions, threaded
+from . import control, copies, integers, numpy_abi, products, reductions, threaded
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
@@ -428,12 +428,12 @@ class _Loops(_Module):
             self.bind(out, self.expr(stmt.args[0], self.ty(out.aval)))
         elif isinstance(stmt, Eval):
             self.args = stmt.args
-            if control.is_index(stmt.eqn):      # (a cond's branch index)
-                control.index(self, stmt.eqn)
+            if integers.takes(stmt.eqn):        # (int32 scalars: integers.py)
+                integers.emit(self, stmt)
             else:
                 self._eqn(stmt.eqn)
         elif isinstance(stmt, Store) and not stmt.var.aval.shape:  # (a predicate, an index too)
-            self.names[stmt.var] = self.expr(stmt.value, control.scalar_ty(self, stmt.var.aval))
+            self.names[stmt.var] = self.expr(stmt.value, integers.scalar_ty(self, stmt.var.aval))
         elif isinstance(stmt, Store) and stmt.combine is None:
             var = stmt.var
             data, shape = self.arrays[var]
@@ -523,7 +523,7 @@ class _Loops(_Module):
         self.block = name
 
     def _typed(self, var, name, ty):
-        if name is None or control.scalar_ty(self, var.aval) != ty:
+        if name is None or integers.scalar_ty(self, var.aval) != ty:
             raise Refused(var)
         return name
 
