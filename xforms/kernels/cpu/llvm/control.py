@@ -1,21 +1,22 @@
 """Control flow on the direct LLVM path (issue #35): a plan's `Control` steps -- `scan`,
-`for_loop` (a literal trip count), `while` -- as counted or conditional LLVM loops around
-the inlined code of their sub-plans, emitted by the kernel's own module (`loops._Loops`).
+`while`, `for_loop` (a literal trip count), `cond` -- as LLVM loops and branches around the
+inlined code of their sub-plans, emitted by the kernel's own module (`loops._Loops`).
 
     c = init                      # scalar carries: a register (an entry-block slot)
-    C[:] = init                   # array carries: the carry's own buffer, a copy of init
+    P = &init                     # array carries: a pointer (see "carries" below)
     for t in range(n):            # (a reverse scan reads and writes row n - 1 - t)
-        ...body on (consts, c, C, xs[t])...       # its intermediates allocated once, before
-        ys[t] = y                 # stacked outputs: a store (scalars) or a row copy
-        c, C[:] = c', C'          # the new carry (all read before any is written)
+        ...body on (consts, c, *P, xs[t])...      # its intermediates allocated once, before
+        ys[t] = y                 # stacked outputs: a store, a row copy, or computed there
+        c, P = c', &C'            # the new carry (all read before any is written)
+    C[:] = *P                     # once, unless it is there already
 
 The values are the Numba kernel's (xforms/kernels/cpu/control.py) bit for bit: the same
-sub-plans emitted by the same loop emitter, the carries only copied where the Numba path
-reuses a buffer.  A `cond`/`switch` is a `switch` on its index, a bool scalar made int32
-(`integers.is_index`).  Refused (the program goes to Numba):
-an index of another making, a `for_loop` whose trip count is a traced value, sub-plans with buffers shared
-(`tied`, `placed`) or constants of their own, and a body that returns another carry's
-input array as a new carry (the copies would overwrite what they read).
+sub-plans emitted by the same loop emitter; only where buffers live differs.  A `cond` is
+a `switch` on its index, a bool scalar made int32 (`integers.is_index`).  Refused (the
+program goes to Numba): a `switch` (its index clamped in integer arithmetic), a `for_loop`
+whose trip count is a traced value, sub-plans with operands placed in a concatenate's slots
+or constants of their own, a body value that is the new value of two array carries, and
+an array carry whose new value is another carry's input.
 """
 import numpy as np
 
