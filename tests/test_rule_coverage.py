@@ -405,6 +405,10 @@ _KEPT = {
         "the CPU printer spells by rules of its own (`a / b`, `abs(a)`: no fact names them); "
         "the direct LLVM path keys the rest by the facts' `operator` and `math['cpu']`",
     ("xforms/kernels/cpu/llvm/engine.py", "name"): "not primitives: a ctypes structure's fields",
+    ("xforms/kernels/cpu/llvm/control.py", "scan"):
+        "code: which function lowers each control primitive on the direct LLVM path",
+    ("xforms/kernels/cpu/llvm/copies.py", "concatenate"):
+        "code: the ops the direct LLVM path lowers as byte copies, each by a function",
     ("xforms/primitives/eager_plan.py", "squeeze"):
         "code: the eager evaluator's statements for structural primitives (a printer)",
 }

@@ -14,7 +14,8 @@ import numpy as np
 
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
-from . import loops, scalar
+from ...plan.plan import subjaxprs
+from . import control, copies, loops, scalar
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -38,12 +39,12 @@ def refusals(plan):
     inside = [st for st in plan.steps if not loops._outside(st)]
     try:            # (the steps outside the class left out: each step is tried on its own)
         mod = loops._Loops(dataclasses.replace(plan, steps=inside))
+        mod.lines.append("entry:")
+        mod._args(loops.arguments(plan))       # (an integer argument: refused here)
+        mod._allocate([v for st in plan.steps if st.kind in ("loop", "op", "control")
+                       for v in loops._arrays_written(st)])
     except scalar.Refused as e:
-        return [(None, "the program", str(e))]
-    mod.lines.append("entry:")
-    mod._args(loops.arguments(plan))
-    mod._allocate([v for st in plan.steps if st.kind in ("loop", "op")
-                   for v in loops._arrays_written(st)])
+        return [(None, "the program", _reason(e))]
     out = []
     for k, st in enumerate(plan.steps):
         try:
@@ -75,8 +76,9 @@ def _describe(step):
 def may_take(closed):
     """Whether the direct path may compile `closed` (its plan decides): float32/float64
     arguments, constants and results, every equation an elementwise one, a view (a pad
-    too), a reduction to float or bool values or a float matrix product, no sub-programs.
-    Cheap: read from the jaxpr alone.
+    too), a reduction to float or bool values, a float matrix product, a concatenate or a
+    reshape, or a scan, while or for_loop (`control.may_take`) of such equations.  Cheap:
+    read from the jaxpr alone.
 
         >>> import xforms as xf, xforms.numpy as xnp
         >>> may_take(xf.make_jaxpr(lambda x: xnp.sum(x * x))(np.ones(3)))
@@ -91,8 +93,13 @@ def may_take(closed):
 
 
 def _may_take(eqn):
+    if eqn.prim.name in control.KINDS:       # (its sub-programs' equations alike)
+        subs = [sub for _, _, sub in subjaxprs(eqn)]
+        return (control.may_take(eqn) and not any(sub.consts for sub in subs)
+                and all(_may_take(e) for sub in subs for e in sub.jaxpr.eqns))
     product = eqn.prim.name == "dot_general"
-    if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)):
+    if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)
+            or eqn.prim.name in copies.OPS):
         return False
     for v in eqn.outvars:
         dt = np.dtype(v.aval.dtype)

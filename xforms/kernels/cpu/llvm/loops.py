@@ -44,7 +44,7 @@ from ..nest import _peeling
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import blocks, numpy_abi, products, reductions, threaded
+from . import blocks, control, copies, integers, numpy_abi, products, reductions, threaded
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
@@ -112,6 +112,9 @@ def _arrays_written(step):
     """The arrays `step` writes: its stores' and its reductions' outputs (a product's)."""
     if step.kind == "op":
         return [v for v in step.eqn.outvars if v.aval.shape]
+    if step.kind == "control":      # (its sub-plans' intermediates: allocated once, before)
+        inner = [v for sub in step.subplans for st in sub.steps for v in _arrays_written(st)]
+        return list(dict.fromkeys([*(v for v in step.eqn.outvars if v.aval.shape), *inner]))
     outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]
     return [v for v in dict.fromkeys([*step.writes, *outs]) if v.aval.shape]
 
@@ -119,7 +122,11 @@ def _arrays_written(step):
 def _outside(step):
     """Why `step` is outside the class whatever its content, or None."""
     if step.kind == "op":
-        return None if step.eqn.prim.name == "dot_general" else "an op other than a product"
+        return (None if step.eqn.prim.name == "dot_general" or step.eqn.prim.name in copies.OPS
+                else "an op other than a product, a concatenate or a reshape")
+    if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
+        return control.outside(step) or next(
+            (why for sub in step.subplans for st in sub.steps if (why := _outside(st))), None)
     return None if step.kind == "loop" else f"a {step.kind} step"
 
 
@@ -132,10 +139,9 @@ class _Loops(_Module):
         for st in plan.steps:
             if _outside(st):
                 raise Refused(_outside(st))
-        if plan.tied or plan.placed:            # (buffers shared: the Numba path's layout)
+        if plan.placed:       # (buffers shared: the Numba path's layout; `tied` only says how
+            # its scans lay out their rows, xforms/kernels/cpu/control.py `stack_rows`)
             raise Refused("views of one buffer")
-        if all(getattr(st, "shape", None) == () for st in plan.steps):
-            raise Refused("scalar code: xforms/kernels/cpu/llvm/scalar.py")
         self.plan, self.lines, self.decls, self.names, self.n = plan, [], set(), {}, 0
         self.arrays = {}          # Var -> (data pointer, concrete shape)
         self.owned = []           # the arrays allocated here, in order
@@ -154,6 +160,8 @@ class _Loops(_Module):
 
     def text(self):
         plan = self.plan
+        if all(getattr(st, "shape", None) == () for st in plan.steps):
+            raise Refused("scalar code: xforms/kernels/cpu/llvm/scalar.py")
         self.lines.append("entry:")
         self.pooled = pooled_outputs(plan)    # (trailing arguments: the executable's pool)
         nbytes, self.offsets = workspace(plan)
@@ -252,6 +260,12 @@ class _Loops(_Module):
 
     # -- loops ---------------------------------------------------------------------------
     def _step(self, st):
+        if st.kind == "control":     # a loop around sub-plans (control.py)
+            control.emit(self, st)
+            return
+        if st.kind == "op" and st.eqn.prim.name in copies.OPS:     # (copies.py)
+            copies.emit(self, st.eqn)
+            return
         if st.kind == "op":          # a matrix product (products.py)
             out = st.eqn.outvars[0]
             products.emit(self, products.accepts(st.eqn, self.ty(out.aval)))
@@ -418,9 +432,12 @@ class _Loops(_Module):
             self.bind(out, self.expr(stmt.args[0], self.ty(out.aval)))
         elif isinstance(stmt, Eval):
             self.args = stmt.args
-            self._eqn(stmt.eqn)
-        elif isinstance(stmt, Store) and not stmt.var.aval.shape:
-            self.names[stmt.var] = self.expr(stmt.value, self.ty(stmt.var.aval))
+            if integers.takes(stmt.eqn):        # (int32 scalars: integers.py)
+                integers.emit(self, stmt)
+            else:
+                self._eqn(stmt.eqn)
+        elif isinstance(stmt, Store) and not stmt.var.aval.shape:  # (a predicate, an index too)
+            self.names[stmt.var] = self.expr(stmt.value, integers.scalar_ty(self, stmt.var.aval))
         elif isinstance(stmt, Store) and stmt.combine is None:
             var = stmt.var
             data, shape = self.arrays[var]
@@ -512,8 +529,7 @@ class _Loops(_Module):
         self.block = name
 
     def _typed(self, var, name, ty):
-        want = "i1" if np.dtype(var.aval.dtype) == np.dtype(bool) else self.ty(var.aval)
-        if name is None or want != ty:
+        if name is None or integers.scalar_ty(self, var.aval) != ty:
             raise Refused(var)
         return name
 

@@ -1,0 +1,304 @@
+"""Control flow on the direct LLVM path (xforms/kernels/cpu/llvm/control.py): scans (a
+fori_loop of static bounds is one), while loops, against the Numba kernel of the same
+program bit for bit (tests/test_llvm_loops.py's `_both`), and the refusals."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+from xforms.kernels.cpu import backend, llvm
+
+from test_llvm_loops import _both as _kernels, _same
+
+
+def _both(f, *args):
+    """(LLVM builtin, Numba kernel) of `f`'s program at `args` (test_llvm_loops's), both
+    given the program's consts after the arguments, as the executable gives them."""
+    prep = backend._prepare(xf.make_jaxpr(f)(*args), {"name": "t"})
+    ours, numba = _kernels(f, *args)
+    consts = [backend._const_value(c) for c in prep.plan.consts]
+    if not consts:
+        return ours, numba
+    return (lambda *a: ours(*a[:len(args)], *consts, *a[len(args):])), numba
+
+
+def _rk4_loss(s, p, steps=7, dt=0.01):
+    def f(s):
+        x, y, z = s
+        return p[0] * (y - x), x * (p[1] - z) - y, x * y - p[2] * z
+
+    def step(i, s):
+        k1 = f(s)
+        k2 = f(tuple(a + dt / 2 * b for a, b in zip(s, k1)))
+        k3 = f(tuple(a + dt / 2 * b for a, b in zip(s, k2)))
+        k4 = f(tuple(a + dt * b for a, b in zip(s, k3)))
+        return tuple(a + dt / 6 * (b + 2 * c + 2 * d + e)
+                     for a, b, c, d, e in zip(s, k1, k2, k3, k4))
+    x, y, z = lax.fori_loop(0, steps, step, s)
+    return x * x + y * y + z * z
+
+
+def _array_scan(c, xs, w):
+    """Array and scalar carries, 2-D rows, a reduction and a product in the body, a
+    reverse scan over the first's stacked outputs."""
+    def body(carry, x):
+        h, s = carry
+        h2 = xnp.tanh(h @ w + x) * 0.5 + h * 0.5
+        return (h2, s + xnp.sum(h2 * x)), (h2 * 2.0, xnp.max(x))
+    (h, s), (hs, ms) = lax.scan(body, (c, 0.0 * c[0, 0]), xs)
+    back, _ = lax.scan(lambda a, r: (a * 0.9 + r[0] + r[1], None), h, (hs, ms), reverse=True)
+    return back, s, hs
+
+
+def _while(x, lim):
+    def cond(c):
+        return c[0] < lim
+
+    def body(c):
+        return c[0] + 1.0, xnp.sin(c[1]) * 1.5 + c[0]
+    return lax.while_loop(cond, body, (0.0 * lim, x))
+
+
+def _taken(f, *args):
+    prep = backend._prepare(xf.make_jaxpr(f)(*args), {"name": "t"})
+    return prep.llvm_ir is not None, prep.plan
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_rk4_gradient_by_fori_loop_matches_numba(dt):
+    """A fori_loop of static bounds (a scan) of scalar carries, its gradient a reverse
+    scan over the stacked residuals."""
+    grad = xf.grad(_rk4_loss, argnums=(0, 1))
+
+    def g(*a):
+        return grad(a[:3], a[3:])
+    s = [dt(v) for v in (1.0, 1.0, 1.0, 10.0, 28.0, 8 / 3)]
+    assert _taken(g, *s)[0]
+    ours, numba = _both(g, *s)
+    for k in range(3):
+        args = [dt(v + 0.1 * k) for v in s]
+        _same(ours(*args), numba(*args))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_array_scans_match_numba(dt):
+    rng = np.random.default_rng(0)
+    c, xs, w = (rng.standard_normal(s).astype(dt) for s in ((3, 4), (5, 3, 4), (4, 4)))
+    ours, numba = _both(_array_scan, c, xs, w)
+    for _ in range(3):
+        c, xs, w = (rng.standard_normal(s).astype(dt) for s in ((3, 4), (5, 3, 4), (4, 4)))
+        _same(ours(c, xs, w), numba(c, xs, w))
+        want = _array_scan(c, xs, w)         # (the interpreter's values: the semantics)
+        for g, v in zip(ours(c, xs, w), want):
+            tol = 1e-5 if dt == np.float32 else 1e-12
+            np.testing.assert_allclose(g, v, rtol=tol, atol=tol)
+
+
+def test_while_loop_matches_numba():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 40))      # (not tiny: scalarize would unpack it)
+    ours, numba = _both(_while, x, 4.5)
+    for lim in (0.0, 1.0, 4.5, 7.0):
+        _same(ours(x, lim), numba(x, lim))
+    got = ours(x, 3.0)
+    assert float(got[0]) == 3.0
+
+
+def test_the_carry_is_copied_in():
+    """An array carry is the loop's own buffer: the argument is not written."""
+    x = np.arange(6.0).reshape(2, 3)
+    keep = x.copy()
+    f = xf.jit(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2.0 + 1.0, x))
+    np.testing.assert_array_equal(f(x), ((keep * 2 + 1) * 2 + 1) * 2 + 1)
+    np.testing.assert_array_equal(x, keep)
+
+
+def test_traced_trip_counts_and_switches_are_refused():
+    """An integer trip count, a switch's index (clamped in integers) are outside the class:
+    Numba compiles the program, and `refusals` says why."""
+    def f(x, n):
+        return lax.fori_loop(0, n, lambda i, c: c * 1.5, x)
+    taken, plan = _taken(f, np.ones(3), 4)
+    assert not taken and llvm.refusals(plan)
+    x = np.ones((3, 40))
+    taken, plan = _taken(lambda x: lax.switch((x[0, 0] > 0).astype(np.int32),
+                                              [lambda v: v, lambda v: v * 2.0, xnp.sin], x), x)
+    assert not taken and llvm.refusals(plan)
+
+
+def _conds(x, y):
+    """Conds on computed predicates (arrays and scalars out, an operand passed through),
+    one inside a branch, one inside a scan."""
+    a, s = lax.cond(x[0, 0] > y, lambda v: (v * 2.0, y + 1.0), lambda v: (v, y * 3.0), x)
+    b = lax.cond(x[1, 1] < 0.0, lambda v: lax.cond(v[0, 1] > 0.0, lambda u: u - 1.0,
+                                                    lambda u: u, v), lambda v: xnp.exp(v), a)
+    c, _ = lax.scan(lambda c, r: (lax.cond(r[0] > 0.0, lambda u: u + r, lambda u: u * 0.5, c),
+                                  None), x[0], x)
+    return a, s, b, c
+
+
+def test_conds_match_numba():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 40))
+    ours, numba = _both(_conds, x, 0.1)
+    for y in (-5.0, 0.1, 5.0):
+        x = rng.standard_normal((4, 40))
+        _same(ours(x, y), numba(x, y))
+        for got, want in zip(ours(x, y), _conds(x, y)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _lstm_like(h, xs, w):
+    """A carry that is stacked too (computed in its row, no copy), a carry taking the
+    scanned row itself, one passed through, one double-buffered."""
+    def body(c, x):
+        h, a, b, d = c
+        h2 = xnp.tanh(h @ w + x)
+        return (h2, x, b, d * 0.5 + h2), (h2, a)
+    return lax.scan(body, (h, h * 2.0, h + 1.0, h), xs)
+
+
+@pytest.mark.parametrize("steps", [0, 1, 4, 5])
+def test_carries_computed_in_their_rows_match_numba(steps):
+    rng = np.random.default_rng(steps)
+    # (not tiny: xforms/kernels/prepare/scalarize.py would unpack them into scalars)
+    h, xs, w = (rng.standard_normal(s) for s in ((3, 40), (steps, 3, 40), (40, 40)))
+    ours, numba = _both(_lstm_like, h, xs, w)
+    _same(ours(h, xs, w), numba(h, xs, w))
+    for g, v in zip(ours(h, xs, w), xf.tree_util.tree_leaves(_lstm_like(h, xs, w))):
+        np.testing.assert_allclose(g, v, rtol=1e-12, atol=1e-12)
+
+
+def test_swapped_array_carries_are_refused():
+    """A carry whose new value is another carry's input: left to Numba (the buffers taken
+    in turn would be read and written in one step)."""
+    def f(a, b):
+        return lax.fori_loop(0, 3, lambda i, c: (c[1], c[0] + 1.0), (a, b))
+    a, b = np.ones((3, 40)), np.zeros((3, 40))
+    assert not _taken(f, a, b)[0]
+    got = xf.jit(f)(a, b)
+    np.testing.assert_array_equal(got[0], b + 1.0)      # ((a, b) -> (b, a + 1), 3 times)
+    np.testing.assert_array_equal(got[1], a + 2.0)
+
+
+def _lstm_loss(wx, wh, b, xs):
+    """benchmarks/workloads/cliffs.py's LSTM by scan (the split of the gates: its gradient
+    a concatenate in the reverse scan's body)."""
+    def step(carry, x):
+        h, c = carry
+        i, f, g, o = xnp.split(x @ wx + h @ wh + b, 4, axis=1)
+        c = xf.nn.sigmoid(f) * c + xf.nn.sigmoid(i) * xnp.tanh(g)
+        h = xf.nn.sigmoid(o) * xnp.tanh(c)
+        return (h, c), h
+    h0 = xnp.zeros((xs.shape[1], wh.shape[0]), xs.dtype)
+    _, hs = lax.scan(step, (h0, h0), xs)
+    return xnp.mean(hs ** 2)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_lstm_gradient_by_scan_matches_numba(dt):
+    """The gradient in the weights (the bias's, a sum over steps and batch, left out: a
+    reduction the direct path refuses); the stacked residuals, the concatenate of the
+    gates' gradients in the reverse scan's body."""
+    rng = np.random.default_rng(2)
+    wx, wh, b, xs = (rng.standard_normal(s).astype(dt) * 0.3
+                     for s in ((5, 48), (12, 48), (48,), (6, 4, 5)))
+    g = xf.grad(_lstm_loss, argnums=(0, 1))
+    ours, numba = _both(g, wx, wh, b, xs)
+    _same(ours(wx, wh, b, xs), numba(wx, wh, b, xs))
+    tol = 1e-5 if dt == np.float32 else 1e-12
+    for got, want in zip(ours(wx, wh, b, xs), g(wx, wh, b, xs)):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_concatenate_and_reshape_match_numba():
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((4, 3, 20)), rng.standard_normal((4, 5, 20))
+
+    def f(a, b):        # (operands no loop computes: none placed in its slot)
+        y = xnp.concatenate([a, b, a], axis=1)
+        z = xnp.concatenate([a, a], axis=0)
+        return y.reshape(4, 220) + 1.0, z.reshape(-1), xnp.concatenate([a, b], 1).T.reshape(-1)
+    ours, numba = _both(f, a, b)
+    _same(ours(a, b), numba(a, b))
+    for got, want in zip(ours(a, b), f(a, b)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_may_take_reads_control_bodies():
+    """The tiered first call's cheap test (`llvm.may_take`) passes loops of the class and
+    still fails a body outside it (an integer index; a cond's index, made in integers, too:
+    the worker starts, a false "no" costs no result)."""
+    x = np.ones((3, 40))
+    assert llvm.may_take(xf.make_jaxpr(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2.0,
+                                                              x))(x))
+    assert llvm.may_take(xf.make_jaxpr(_while)(x, 4.5))
+    assert not llvm.may_take(xf.make_jaxpr(lambda x: lax.fori_loop(
+        0, 3, lambda i, c: c[i] * c, x))(x))
+    assert not llvm.may_take(xf.make_jaxpr(lambda x: lax.cond(
+        x[0, 0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x))(x))
+
+
+def test_threaded_loops_in_a_body_match_numba():
+    """A body's loops large enough to run on threads (their chunks in functions of their
+    own, reading the iteration's pointers), a scalar sum's partials among them."""
+    def f(x):
+        def body(i, c):
+            u, s = c
+            v = u * 0.5 + xnp.exp(-u * u) * 0.25
+            return v, s + xnp.sum(v * v)
+        return lax.fori_loop(0, 3, body, (x, 0.0 * x[0, 0]))
+    x = np.random.default_rng(4).standard_normal((600, 500))
+    ours, numba = _both(f, x)
+    _same(ours(x), numba(x))
+
+
+def test_nested_loops_match_numba():
+    """A while loop and a reverse scan inside a scan's body (their carries and rows bound
+    to the outer iteration's pointers)."""
+    def f(x, xs):
+        def outer(c, row):
+            def inner(d, r):
+                return d * 0.5 + r, d * r
+            d, ds = lax.scan(inner, c, xs, reverse=True)
+            k, e = lax.while_loop(lambda v: v[0] < 2.5, lambda v: (v[0] + 1.0, v[1] * 0.9 + d),
+                                  (0.0 * row[0], row))
+            return e + c * 0.25, ds[0] + k
+        return lax.scan(outer, x, xs)
+    rng = np.random.default_rng(5)
+    x, xs = rng.standard_normal(40), rng.standard_normal((3, 40))
+    ours, numba = _both(f, x, xs)
+    _same(ours(x, xs), numba(x, xs))
+    for got, want in zip(ours(x, xs), f(x, xs)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _rk4_array(s, p, steps=4, dt=0.01):
+    """benchmarks/workloads/rk4.py's NumPy-style loss: an array state, `xnp.stack` of
+    scalars (an int32 iota and a select_n in a fused loop), `s[0]` reads."""
+    def f(s):
+        return xnp.stack([p[0] * (s[1] - s[0]), s[0] * (p[1] - s[2]) - s[1],
+                          s[0] * s[1] - p[2] * s[2]])
+
+    def step(i, s):
+        k1 = f(s)
+        k2 = f(s + dt / 2 * k1)
+        k3 = f(s + dt / 2 * k2)
+        k4 = f(s + dt * k3)
+        return s + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    s = lax.fori_loop(0, steps, step, s)
+    return xnp.sum(s * s)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_array_state_rk4_gradient_matches_numba(dt):
+    g = xf.grad(_rk4_array, argnums=(0, 1))
+    s, p = np.array([1.0, 1.0, 1.0], dt), np.array([10.0, 28.0, 8 / 3], dt)
+    ours, numba = _both(g, s, p)
+    for k in range(3):
+        s2, p2 = s + dt(0.1 * k), p - dt(0.2 * k)
+        _same(ours(s2, p2), numba(s2, p2))
+        tol = 1e-4 if dt == np.float32 else 1e-12
+        for got, want in zip(ours(s2, p2), g(s2, p2)):
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

@@ -1,0 +1,365 @@
+"""Control flow on the direct LLVM path (issue #35): a plan's `Control` steps -- `scan`,
+`while`, `for_loop` (a literal trip count), `cond` -- as LLVM loops and branches around the
+inlined code of their sub-plans, emitted by the kernel's own module (`loops._Loops`).
+
+    c = init                      # scalar carries: a register (an entry-block slot)
+    P = &init                     # array carries: a pointer (see "carries" below)
+    for t in range(n):            # (a reverse scan reads and writes row n - 1 - t)
+        ...body on (consts, c, *P, xs[t])...      # its intermediates allocated once, before
+        ys[t] = y                 # stacked outputs: a store, a row copy, or computed there
+        c, P = c', &C'            # the new carry (all read before any is written)
+    C[:] = *P                     # once, unless it is there already
+
+The values are the Numba kernel's (xforms/kernels/cpu/control.py) bit for bit: the same
+sub-plans emitted by the same loop emitter; only where buffers live differs.  A `cond` is
+a `switch` on its index, a bool scalar made int32 (`integers.is_index`).  Refused (the
+program goes to Numba): a `switch` (its index clamped in integer arithmetic), a `for_loop`
+whose trip count is a traced value, sub-plans with operands placed in a concatenate's slots
+or constants of their own, a body value that is the new value of two array carries, and
+an array carry whose new value is another carry's input.
+"""
+import numpy as np
+
+from xforms.core.ir import split
+
+from ...plan.plan import subplans
+from . import copies
+from .integers import scalar_ty
+from .scalar import Refused
+
+KINDS = ("scan", "for_loop", "while", "cond")
+
+
+def may_take(eqn):
+    """The part of `llvm.may_take` read from control equation `eqn` itself: a for_loop's
+    trip count a literal (its sub-programs' equations are the caller's to check)."""
+    return eqn.prim.name != "for_loop" or hasattr(eqn.invars[0], "val")
+
+
+def outside(step):
+    """Why Control `step` is outside the class whatever its sub-plans' steps, or None.
+
+        >>> outside(for_loop_step)      # fori_loop(0, n, ...) of a traced n
+        'a for_loop of a traced trip count'
+    """
+    name = step.eqn.prim.name
+    if name not in KINDS:
+        return f"a {name} step"
+    if not may_take(step.eqn):
+        return "a for_loop of a traced trip count"
+    for sub in step.subplans:
+        if sub.placed:
+            return "views of one buffer in a sub-program"
+        if sub.consts or sub.jaxpr.constvars:
+            return "a sub-program's consts"
+    return None
+
+
+def emit(m, step):
+    """Emit Control `step` into kernel module `m` (a `loops._Loops`)."""
+    {"scan": _scan, "for_loop": _for_loop, "while": _while,
+     "cond": _cond}[step.eqn.prim.name](m, step)
+
+
+# -- values: ("s", LLVM value, type) for a scalar, ("a", data pointer, shape) an array --
+def _of(m, atom):
+    """The binding of outer value `atom` (a Var of the kernel, or a scalar literal)."""
+    if atom.aval.shape:
+        if atom not in m.arrays:
+            raise Refused(atom)
+        return ("a", *m.arrays[atom])
+    ty = _ty(m, atom)
+    if hasattr(atom, "val"):
+        return ("s", m.value(atom, ty) if ty != "i1" else _bool_literal(atom), ty)
+    name = m.names.get(atom)
+    if name is None:
+        raise Refused(atom)
+    return ("s", name, ty)
+
+
+def _bool_literal(atom):
+    return "true" if bool(atom.val) else "false"
+
+
+def _ty(m, v):
+    return "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else m.ty(v.aval)
+
+
+def _bind(m, var, binding):
+    """Bind sub-plan input `var` to `binding` (an array's rows are views: no copy)."""
+    if binding[0] == "a":
+        m.arrays[var] = (binding[1], binding[2])
+    else:
+        m.names[var] = binding[1]
+
+
+def _sub(m, plan, args):
+    """Inline sub-plan `plan` on `args` (bindings); -> its outputs' bindings."""
+    for v, b in zip(plan.jaxpr.invars, args, strict=True):
+        _bind(m, v, b)
+    for st in plan.steps:
+        m._step(st)
+    return [_of(m, v) for v in plan.jaxpr.outvars]
+
+
+def _nbytes(m, shape, ty):
+    return int(np.prod(shape, dtype=np.int64)) * _SIZE[ty]
+
+
+_SIZE = {"float": 4, "double": 8}
+
+
+# -- carries -----------------------------------------------------------------------------
+# A scalar carry lives in a slot, an array carry is a pointer in a slot: to its initial value
+# (read only: no body writes its inputs), then to where the body computed the new value --
+# a row of a stacked output, or one of two buffers taken in turn (the step's output's own
+# and the body value's: never the one the step reads) -- and copied into the step's output
+# once, after the loop: no copy a step (the Numba path reuses buffers to the same end,
+# xforms/kernels/cpu/control.py).
+def _init_carry(m, outs, inits):
+    """The carries' homes: ("slot", slot, type) or ("p", pointer slot, shape, type,
+    the output's buffer), each holding its initial value."""
+    homes = []
+    for v, a in zip(outs, inits, strict=True):
+        b = _of(m, a)
+        slot = f"%carry{len(m.allocas)}"
+        m.allocas.append(f"{slot} = alloca {'ptr' if v.aval.shape else b[2]}")
+        m.emit(f"store {'ptr' if v.aval.shape else b[2]} {b[1]}, ptr {slot}")
+        if v.aval.shape:
+            homes.append(("p", slot, b[2], m.ty(v.aval), m.arrays[v][0]))
+        else:
+            homes.append(("slot", slot, b[2]))
+    return homes
+
+
+def _current(m, homes):
+    """The carries' bindings at the start of an iteration."""
+    out = []
+    for h in homes:
+        r = m.fresh()
+        m.emit(f"{r} = load {'ptr' if h[0] == 'p' else h[2]}, ptr {h[1]}")
+        out.append(("a", r, h[2]) if h[0] == "p" else ("s", r, h[2]))
+    return out
+
+
+def _place(m, body, homes, current, rows):
+    """Before a body's emission: where its array outputs are computed.  A value stacked once
+    is computed in its row (`rows`: stacked output index -> row pointer); the new value of
+    one array carry, else, in whichever of its own buffer and the carry's output buffer the
+    carry does not read now.  -> the stacked outputs computed in place."""
+    ins, outs = body.jaxpr.invars, body.jaxpr.outvars
+    nc = len(homes)
+    in_place = set()
+    for k, o in enumerate(outs):
+        if (not hasattr(o, "aval") or hasattr(o, "val") or not o.aval.shape or o in ins
+                or outs.index(o) != k):
+            continue
+        stacked = [j - nc for j in range(nc, len(outs)) if outs[j] is o]
+        carries = [j for j in range(nc) if outs[j] is o]
+        if len(stacked) == 1 and stacked[0] in rows:
+            m.arrays[o] = (rows[stacked[0]], m.arrays[o][1])
+            in_place.add(stacked[0])
+        elif len(carries) == 1:
+            h, cur = homes[carries[0]], current[carries[0]][1]
+            own, same, r = m.arrays[o][0], m.fresh(), m.fresh()
+            m.emit(f"{same} = icmp eq ptr {cur}, {own}")
+            m.emit(f"{r} = select i1 {same}, ptr {h[4]}, ptr {own}")
+            m.arrays[o] = (r, m.arrays[o][1])
+        elif len(carries) > 1:
+            raise Refused("one body value the new value of two array carries")
+    return in_place
+
+
+def _update(m, homes, current, new):
+    """Each carry its new value (every value read before any is written); an array carry
+    whose new value is another carry's input is refused (the buffers taken in turn could
+    then be read and written by one iteration)."""
+    inputs = {c[1] for c in current if c[0] == "a"}
+    for h, c, b in zip(homes, current, new, strict=True):
+        if h[0] == "p" and b[1] != c[1] and b[1] in inputs:
+            raise Refused("a carry's new value is another carry's input array")
+    for h, b in zip(homes, new, strict=True):
+        m.emit(f"store {'ptr' if h[0] == 'p' else h[2]} {b[1]}, ptr {h[1]}")
+
+
+def _finish(m, outs, homes):
+    """After the loop: the carries' final values bound to the step's outputs (an array's
+    copied into the output's buffer unless it is there)."""
+    for v, h in zip(outs, homes, strict=True):
+        r = m.fresh()
+        m.emit(f"{r} = load {'ptr' if h[0] == 'p' else h[2]}, ptr {h[1]}")
+        if h[0] == "slot":
+            m.names[v] = r
+            continue
+        k, away = m.fresh()[2:], m.fresh()
+        m.emit(f"{away} = icmp ne ptr {r}, {h[4]}")
+        m.emit(f"br i1 {away}, label %cfin{k}, label %cdone{k}")
+        m.label(f"cfin{k}")
+        copies.memcpy(m, h[4], r, _nbytes(m, h[2], h[3]))
+        m.emit(f"br label %cdone{k}")
+        m.label(f"cdone{k}")
+
+
+# -- the loops ---------------------------------------------------------------------------
+def _counted(m, n, body):
+    """A counted loop t = 0 .. n-1 around `body(t)` (an LLVM i64 value)."""
+    t = object()
+    m._counted(t, 0, int(n), False, lambda: body(m.syms[t]))
+
+
+def _row(m, x, r):
+    """Row `r` of scanned array `x`: a load (rank 1) or a view of its row."""
+    data, shape = m.arrays[x]
+    ty = m.ty(x.aval)
+    if len(shape) == 1:
+        v = m.fresh()
+        p = m.fresh()
+        m.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {r}")
+        m.emit(f"{v} = load {ty}, ptr {p}")
+        return ("s", v, ty)
+    p, off = m.fresh(), m.fresh()
+    m.emit(f"{off} = mul nsw i64 {r}, {_nbytes(m, shape[1:], ty)}")
+    m.emit(f"{p} = getelementptr i8, ptr {data}, i64 {off}")
+    return ("a", p, shape[1:])
+
+
+def _row_pointer(m, y, r):
+    """The address of row `r` of stacked array `y` (of rank 2 or more)."""
+    data, shape = m.arrays[y]
+    p, off = m.fresh(), m.fresh()
+    m.emit(f"{off} = mul nsw i64 {r}, {_nbytes(m, shape[1:], m.ty(y.aval))}")
+    m.emit(f"{p} = getelementptr i8, ptr {data}, i64 {off}")
+    return p
+
+
+def _store_row(m, y, r, b, row):
+    """Row `r` of stacked output `y` set to binding `b` (`row`: the row's address, or None
+    for a rank-1 `y`)."""
+    data, shape = m.arrays[y]
+    ty = m.ty(y.aval)
+    if row is None:
+        p = m.fresh()
+        m.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {r}")
+        m.emit(f"store {ty} {b[1]}, ptr {p}")
+    elif b[1] != row:
+        copies.memcpy(m, row, b[1], _nbytes(m, shape[1:], ty))
+
+
+def _scan(m, step):
+    p = step.eqn.params
+    consts, carry, xs = split(step.eqn.invars, p["num_consts"], p["num_carry"])
+    outs = step.eqn.outvars
+    c_outs, ys = outs[:p["num_carry"]], outs[p["num_carry"]:]
+    if any(not y.aval.shape or y not in m.arrays for y in ys):
+        raise Refused("a scan's stacked output")
+    homes = _init_carry(m, c_outs, carry)
+    fixed = [_of(m, a) for a in consts]
+    n = int(p["length"])
+    body_plan = subplans(step)["jaxpr"]
+
+    def body(t):
+        r = t
+        if p["reverse"]:
+            r = m.fresh()
+            m.emit(f"{r} = sub nsw i64 {n - 1}, {t}")
+        cur = _current(m, homes)
+        rows = {k: _row_pointer(m, y, r) for k, y in enumerate(ys) if len(y.aval.shape) > 1}
+        _place(m, body_plan, homes, cur, rows)
+        got = _sub(m, body_plan, fixed + cur + [_row(m, x, r) for x in xs])
+        for k, (y, b) in enumerate(zip(ys, got[len(c_outs):], strict=True)):
+            _store_row(m, y, r, b, rows.get(k))         # (before the carries change)
+        _update(m, homes, cur, got[:len(c_outs)])
+    if n:
+        _counted(m, n, body)
+    _finish(m, c_outs, homes)
+
+
+def _for_loop(m, step):
+    """`for i in range(n)` (a literal n); the counter reaches the body only if it reads it
+    (an integer: refused)."""
+    p = step.eqn.params
+    (n,), consts, carry = split(step.eqn.invars, 1, p["num_consts"])
+    outs = step.eqn.outvars
+    homes = _init_carry(m, outs, carry)
+    fixed = [_of(m, a) for a in consts]
+    body_plan = subplans(step)["body_jaxpr"]
+
+    def body(t):
+        cur = _current(m, homes)
+        _place(m, body_plan, homes, cur, {})
+        # (the counter bound to no value: a read of it is refused)
+        got = _sub(m, body_plan, [("s", None, None)] + fixed + cur)
+        _update(m, homes, cur, got)
+    if int(n.val) > 0:
+        _counted(m, int(n.val), body)
+    _finish(m, outs, homes)
+
+
+def _while(m, step):
+    p = step.eqn.params
+    cc, bc, carry = split(step.eqn.invars, p["cond_nconsts"], p["body_nconsts"])
+    outs = step.eqn.outvars
+    subs = subplans(step)
+    homes = _init_carry(m, outs, carry)
+    cfix, bfix = [_of(m, a) for a in cc], [_of(m, a) for a in bc]
+    k = m.fresh()[2:]
+    m.emit(f"br label %whead{k}")
+    m.label(f"whead{k}")
+    cur = _current(m, homes)
+    (c,) = _sub(m, subs["cond_jaxpr"], cfix + cur)
+    if c[0] != "s" or c[2] != "i1":
+        raise Refused("a while predicate that is no bool")
+    m.emit(f"br i1 {c[1]}, label %wbody{k}, label %wexit{k}")
+    m.label(f"wbody{k}")
+    _place(m, subs["body_jaxpr"], homes, cur, {})
+    got = _sub(m, subs["body_jaxpr"], bfix + cur)
+    _update(m, homes, cur, got)
+    m.emit(f"br label %whead{k}")
+    m.label(f"wexit{k}")
+    _finish(m, outs, homes)
+
+
+def _cond(m, step):
+    """The branch the index picks (clamped into range, as the Numba path's `min(max(k, 0),
+    n - 1)`): a `switch`; each branch leaves its outputs in the step's (scalars in slots,
+    arrays copied into the step's output buffers)."""
+    index_var, *ops = step.eqn.invars
+    subs = subplans(step)
+    branches = [subs[k] for k in sorted(subs, key=lambda k: k[1])]
+    outs, args = step.eqn.outvars, [_of(m, a) for a in ops]
+    slots = {}
+    for v in outs:
+        if not v.aval.shape:
+            slots[v] = f"%cout{len(m.allocas)}"
+            m.allocas.append(f"{slots[v]} = alloca {scalar_ty(m, v.aval)}")
+    n = m.fresh()[2:]
+    if hasattr(index_var, "val") or len(branches) == 1:
+        b = min(max(int(getattr(index_var, "val", 0)), 0), len(branches) - 1)
+        _settle(m, outs, _sub(m, branches[b], args), slots)
+    else:
+        k = m.names.get(index_var)
+        if k is None or scalar_ty(m, index_var.aval) != "i32":
+            raise Refused(index_var)
+        neg, low = m.fresh(), m.fresh()
+        m.emit(f"{neg} = icmp slt i32 {k}, 0")
+        m.emit(f"{low} = select i1 {neg}, i32 0, i32 {k}")
+        cases = " ".join(f"i32 {b}, label %cb{n}_{b}" for b in range(len(branches) - 1))
+        m.emit(f"switch i32 {low}, label %cb{n}_{len(branches) - 1} [ {cases} ]")
+        for b, plan in enumerate(branches):
+            m.label(f"cb{n}_{b}")
+            _settle(m, outs, _sub(m, plan, args), slots)
+            m.emit(f"br label %cjoin{n}")
+        m.label(f"cjoin{n}")
+    for v, slot in slots.items():
+        r = m.fresh()
+        m.emit(f"{r} = load {scalar_ty(m, v.aval)}, ptr {slot}")
+        m.names[v] = r
+
+
+def _settle(m, outs, got, slots):
+    """A branch's results into the cond's outputs."""
+    for v, b in zip(outs, got, strict=True):
+        if v in slots:
+            m.emit(f"store {b[2]} {b[1]}, ptr {slots[v]}")
+        elif b[1] != m.arrays[v][0]:
+            copies.memcpy(m, m.arrays[v][0], b[1], _nbytes(m, m.arrays[v][1], m.ty(v.aval)))
