@@ -76,8 +76,15 @@ def log10(x):
 
 
 def round(x, decimals=0):
+    """x rounded to `decimals` places, halves to even; integers unchanged (JAX refuses
+    decimals < 0 for them, and bools).  >>> xnp.round(np.array([0.5, 1.25]), 1)  # [0.5, 1.2]"""
     x = asarray_operand(x)
-    if aval(x).dtype.kind in "biu":
+    kind = aval(x).dtype.kind
+    if kind == "b":                 # jax.numpy's error (NumPy would round to float16)
+        raise ValueError("data type <class 'numpy.bool'> not inexact")
+    if kind in "iu":
+        if decimals < 0:
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return x
     if decimals == 0:
         return ew.round(x)
