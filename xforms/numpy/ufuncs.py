@@ -233,7 +233,12 @@ def _to_bool(x):
         return np.bool_(x != 0)
     if is_python_scalar(x):
         return core.as_weak(np.asarray(x != 0))
-    return x if aval(x).dtype == np.bool_ else ew.ne(x, 0)
+    a = aval(x)
+    if a.dtype == np.bool_:
+        return x
+    # JAX compares with lax._const(x, 0): weak only for a weak 0-d x, so a weak array (an
+    # int32 array promoted with 1.5) gives a strong bool, as jnp.logical_and(i32, 1.5)
+    return ew.ne(x, 0 if not a.shape else np.zeros((), a.dtype))
 
 
 def _logical(fn, name):
