@@ -275,6 +275,43 @@ def case_shard_map():
     close(got[0], xf.grad(loss)(w, x))      # equal blocks: the mean gradient is the whole's
 
 
+def case_signed_zeros():
+    """pmax/pmin order -0.0 < +0.0 and propagate NaN as JAX's (the vmap below: jax 0.10.2
+    gives pmax [0., 0., nan, nan, -0., 2.] and pmin [-0., -0., nan, nan, -0., 1.] of these two
+    members), compiled, eagerly, over another communicator, packed with another operand,
+    float32 too, and through xforms.mpi.allreduce."""
+    from mpi4py import MPI
+    xs = np.array([[-0.0, 0.0, np.nan, 1.0, -0.0, 1.0], [0.0, -0.0, 1.0, np.nan, -0.0, 2.0]])
+    want_max = [0.0, 0.0, np.nan, np.nan, -0.0, 2.0]
+    want_min = [-0.0, -0.0, np.nan, np.nan, -0.0, 1.0]
+
+    def same(got, want, dtype):
+        got = np.asarray(got)
+        assert got.dtype == dtype, got.dtype
+        np.testing.assert_array_equal(got, np.asarray(want, dtype))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(np.asarray(want, dtype)))
+
+    f = lambda v: (lax.pmax(v, "i"), lax.pmin(v, "i"), lax.pmax((v, v * 2.0), "i"))  # noqa: E731
+    other = MPI.COMM_WORLD.Dup()
+    for dtype in (np.float64, np.float32):
+        x = xs[R].astype(dtype)
+        for g in (xf.pmap(f, axis_name="i"), xf.pmap(f, axis_name="i", jit=False),
+                  xf.pmap(f, axis_name="i", comm=other)):
+            mx, mn, (p1, p2) = g(x)
+            same(mx, want_max, dtype)
+            same(mn, want_min, dtype)
+            same(p1, want_max, dtype)
+            same(p2, np.asarray(want_max) * 2.0, dtype)
+        same(mpi.allreduce(x, "max"), want_max, dtype)
+        same(mpi.allreduce(x, "min"), want_min, dtype)
+        # a large operand the kernel made: reduced in place, through an integer view
+        big, reps = np.tile(x, 11000), 11000                      # (> BIG elements)
+        for op, want in (("max", want_max), ("min", want_min)):
+            g = lambda v: mpi.allreduce(v * 2.0, op)                  # noqa: E731
+            assert in_place(g, big)
+            same(xf.jit(g)(big), np.tile(np.asarray(want, dtype) * 2, reps), dtype)
+
+
 def case_abort():
     def bad(v):
         if R == 1:

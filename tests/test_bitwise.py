@@ -67,5 +67,6 @@ def test_promotion_with_unsigned():
     assert xnp.right_shift(np.int32(-8), 1) == -4
     assert xnp.right_shift(np.uint32(0x80000000), 31) == 1
     assert xnp.left_shift(np.uint32(3), 4) == 48
-    with pytest.raises(TypeError, match="unsupported dtype"):
+    # jax 0.10.2's message
+    with pytest.raises(TypeError, match="shift_left does not accept dtype float64 at position 0"):
         lax.shift_left(np.ones(2), np.ones(2))

@@ -355,3 +355,33 @@ def test_compiled_gradients_match_eager():
     got = xf.jit(xf.grad(loss, argnums=(0, 1)), tiered=False)(x, u + 0.25, i, si)  # traced
     for a, b in zip(got, want):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-13)
+
+
+# jax 0.10.2 (x64), grad of sum(x.at[I].max(u) * W) (eagerly and under jit alike): JAX's
+# `_scatter_extremal_jvp` takes the operand's share of a tie as 1 + n_refs * (-1 + 1/(n+1))
+# / n_refs, so a three-way tie gives 0.33333333333333326, not 1/3 (= 0.3333333333333333).
+_X = np.array([[1.0, 2.0, 3.0], [2.0, 2.0, 0.0]])
+_I = np.array([0, 0, 1, 5, -1])
+_U = np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [2.0, 5.0, 0.0], [9.0, 9.0, 9.0],
+               [2.0, 2.0, 7.0]])
+_W = np.array([[1.0, 0.7, 0.3], [0.2, 0.9, 1.1]])
+_GX = [[0.33333333333333326, 0.23333333333333328, 0.09999999999999998],
+       [0.06666666666666665, 0.0, 0.0]]
+_GU = [[0.3333333333333333, 0.2333333333333333, 0.09999999999999999],
+       [0.3333333333333333, 0.2333333333333333, 0.09999999999999999],
+       [0.06666666666666667, 0.9, 0.0], [0.0, 0.0, 0.0], [0.06666666666666667, 0.0, 1.1]]
+
+
+@pytest.mark.parametrize("tier", ["eager", "jit"])
+def test_scatter_max_gradient_at_ties_is_jaxs_to_the_last_digit(tier):
+    f = xf.grad(lambda x, u: xnp.sum(x.at[_I].max(u) * _W), (0, 1))
+    gx, gu = (f if tier == "eager" else xf.jit(f, tiered=False))(_X, _U)
+    np.testing.assert_array_equal(gx, _GX)
+    np.testing.assert_array_equal(gu, _GU)
+    # jax: the same tie under min, and forward mode (jvp with x' = 1, u' = 0.5: 2.4666666666666663)
+    x, i, u = np.array([1.0, 2.0, 3.0]), np.array([0, 0]), np.array([1.0, 1.0])
+    g = xf.grad(lambda x: xnp.sum(x.at[i].min(u) * np.array([1.0, 0.7, 0.3])))(x)
+    np.testing.assert_array_equal(g, [0.33333333333333326, 0.7, 0.3])
+    t = xf.jvp(lambda x, u: xnp.sum(x.at[_I].max(u) * _W), (_X, _U),
+               (np.ones_like(_X), np.full_like(_U, 0.5)))[1]
+    assert float(t) == 2.4666666666666663

@@ -28,7 +28,7 @@ def mpirun(*args, timeout=420, ranks=2, **env_extra):
 
 
 @pytest.mark.parametrize("case", ["collectives", "grads", "explicit", "mismatch", "inplace",
-                                  "groups", "shard_map"])
+                                  "groups", "shard_map", "signed_zeros"])
 def test_two_ranks(case):
     r = mpirun("tests/mpi_programs.py", case)
     assert r.returncode == 0, f"{case} failed:\n{r.stdout[-4000:]}\n{r.stderr[-6000:]}"

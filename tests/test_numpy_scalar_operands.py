@@ -81,3 +81,36 @@ def test_numpy_functions_on_arrays_keep_numpy_behaviour():
     assert np.add(x, x, out=out) is out
     q, r = np.divmod(x, 2.0)
     assert type(q) is Array and q.tolist() == [0.0, -1.0]
+
+
+def test_array_reductions_skip_the_python_ufunc_override():
+    """x.sum() and its kin run ndarray's method on the plain view (session 22: the
+    __array_ufunc__ round trip cost x.sum() 1.5 -> 3.8 us, now 2.0 us at load ~20): the
+    override is not called, NumPy's values and Array results kept, out= honoured."""
+    x = xnp.asarray(np.array([[1.0, -2.0], [3.0, 4.0]]))
+    calls = []
+    override = Array.__array_ufunc__
+
+    def spy(self, *args, **kwargs):
+        calls.append(args[0].__name__)
+        return override(self, *args, **kwargs)
+    Array.__array_ufunc__ = spy
+    try:
+        got = [x.sum(), x.sum(axis=0), x.prod(1), x.max(), x.min(0), x.mean(), x.std(),
+               x.var(), x.any(), x.all(), x.cumsum(), x.cumprod(0)]
+        assert calls == []
+        s = np.sin(x)                                        # ufuncs: the override
+        assert calls == ["sin"]
+    finally:
+        Array.__array_ufunc__ = override
+    np.testing.assert_array_equal(s, np.sin(np.asarray(x)))
+    p = np.asarray(x)
+    want = [p.sum(), p.sum(axis=0), p.prod(1), p.max(), p.min(0), p.mean(), p.std(), p.var(),
+            p.any(), p.all(), p.cumsum(), p.cumprod(0)]
+    for g, w in zip(got, want):
+        assert type(g) is Array
+        np.testing.assert_array_equal(g, w)
+    out = np.empty(2)
+    assert x.sum(0, None, out) is out and out.tolist() == [4.0, 2.0]
+    assert x.max(1, out) is out and out.tolist() == [1.0, 4.0]
+    assert x.min(axis=1, out=out) is out and out.tolist() == [-2.0, 3.0]

@@ -127,3 +127,24 @@ def test_running_minimum_derivative_over_an_axis_and_vmapped_as_jax():
     # jax: grad of cummax(reverse=True).sum() at [0., -0., 0.] is [0.5, 0.75, 1.75]
     g = xf.grad(lambda v: lax.cummax(v, reverse=True).sum())(np.array([0.0, -0.0, 0.0]))
     np.testing.assert_array_equal(g, [0.5, 0.75, 1.75])
+
+
+# jax 0.10.2 (x64, eagerly and under jit): cumsum sums from its identity +0.0, so a run of
+# -0.0 sums to +0.0: jnp.cumsum([-0., -0., -0.]) and lax.cumsum(..., reverse=True) are
+# [0., 0., 0.] for float64, float32, float16, and complex128/complex64 (real and imaginary
+# parts +0.0); over either axis of a (3, 4) array of -0.0 likewise; cumsum([-0., 1., -0.])
+# is [0., 1., 1.]; cumprod keeps its first element's sign.
+@pytest.mark.parametrize("tier", [0, 1], ids=["fast", "compiled"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "complex128", "complex64"])
+def test_running_sum_of_negative_zeros_is_positive_zero_as_jax(tier, dtype):
+    z = complex(-0.0, -0.0) if dtype.startswith("complex") else -0.0
+    v, m = np.full(3, z, dtype), np.full((3, 4), z, dtype)
+    f = _tiers(lambda v, m: (xnp.cumsum(v), lax.cumsum(v, reverse=True), lax.cumsum(m, 0),
+                             lax.cumsum(m, 1, reverse=True), xnp.cumprod(v)))[tier]
+    *sums, prod = f(v, m)
+    for got in sums:
+        got = np.asarray(got)
+        assert not np.signbit(got.real).any() and not np.signbit(np.imag(got)).any(), got
+    if not dtype.startswith("complex"):          # jax: cumprod([-0., -0., -0.]) [-0., 0., -0.]
+        _same_bits(prod, [NEG, POS, NEG])
+    _same_bits(f(np.array([-0.0, 1.0, -0.0], dtype), m)[0].real, [POS, 1.0, 1.0])

@@ -64,3 +64,31 @@ def test_strong_reductions_promote_as_strong():
     # jax: jit(lambda a: (a * 0 + 1).sum())(1) is a strong int64: + int32 array is int64
     s = xf.jit(lambda a: xnp.sum(a * 0 + 1))(1)
     assert (s + np.ones(2, np.int32)).dtype == np.int64
+
+
+# jax 0.10.2 (x64): jnp's logical functions compare a non-bool operand with
+# lax._const(x, 0), weak only for a weak 0-d x, so a weak array gives a strong bool:
+# logical_and(int32 array, 1.5) and logical_xor(int32 array, 1.5) are strong (eagerly and
+# under jit); logical_and(int32 0-d, 1.5) weak; logical_not of a weak float (3,) array strong,
+# of a weak 0-d float weak; logical_and(weak bool (3,), weak int (3,)) strong.
+def _weak(f, *args, jit=False):
+    seen = []
+
+    def g(*xs):
+        out = f(*xs)
+        seen.append(bool(xf.core.trace.get_aval(out).weak_type))
+        return out
+    (xf.jit(g) if jit else g)(*args)
+    return seen[0]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_logical_functions_of_weak_arrays_are_strong_as_jax(jit):
+    a = np.array([1, 2, 1], np.int32)
+    assert _weak(xnp.logical_and, a, 1.5, jit=jit) is False
+    assert _weak(xnp.logical_xor, a, 1.5, jit=jit) is False
+    assert _weak(xnp.logical_and, xnp.int32(1), 1.5, jit=jit) is True     # (a 0-d Array)
+    assert _weak(lambda a: xnp.logical_not(xnp.full((3,), a * 0 + 1.5)), 1, jit=True) is False
+    assert _weak(lambda a: xnp.logical_not(a * 0 + 1.5), 1, jit=True) is True
+    assert _weak(lambda a: xnp.logical_and(xnp.full((3,), a == a), xnp.full((3,), a * 0 + 1)),
+                 1, jit=True) is False

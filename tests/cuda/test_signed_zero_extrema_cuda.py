@@ -49,3 +49,16 @@ def test_cuda_long_reduction_orders_signed_zeros():
     out = xf.jit(lambda x: (xnp.max(x), xnp.min(-x)), backend="cuda", tiered=False)(x)
     _same_bits(out[0], POS)
     _same_bits(out[1], NEG)
+
+
+@pytest.mark.parametrize("shape, axis", [((3,), 0), ((3, 4), 0), ((3, 4), 1), ((3000,), 0)],
+                         ids=["line", "axis0", "axis1", "chunked"])
+def test_cuda_running_sum_of_negative_zeros_is_positive_zero_as_jax(shape, axis):
+    # jax 0.10.2: cumsum of -0.0s is +0.0 everywhere (it sums from +0.0), forward and reverse
+    for dtype in ("float64", "float32", "complex128"):
+        x = np.full(shape, complex(-0.0, -0.0) if dtype == "complex128" else -0.0, dtype)
+        f = xf.jit(lambda x: (lax.cumsum(x, axis), lax.cumsum(x, axis, reverse=True)),
+                   backend="cuda", tiered=False)
+        for got in f(x):
+            got = np.asarray(got)
+            assert not np.signbit(got.real).any() and not np.signbit(np.imag(got)).any()

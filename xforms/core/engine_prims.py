@@ -62,10 +62,11 @@ def like(c, other):
         return c
     scalars = (int, float, builtins.complex, bool)
     if isinstance(c, scalars) and not isinstance(c, np.ndarray):
-        if isinstance(other, scalars):
-            return np.result_type(type(other)).type(c)
+        if isinstance(other, scalars):       # two of one type stay weak (lax.add(2., 3.))
+            return c if type(c) is type(other) else np.result_type(type(other)).type(c)
         a = core.get_aval(other)
-        if a.weak_type:
+        if a.weak_type and type(c) is not bool:   # a Python bool is strong, as in JAX
+            # (lax.max(weak bool, True) is a strong bool)
             if core.aval_of_value(c) is _weak_aval(a.dtype):
                 return c
             return core.as_weak(np.asarray(a.dtype.type(c)))

@@ -13,7 +13,7 @@ data-dependent trip count:
 """
 import numpy as np
 
-from ..core import trace as core
+from ..core import source_info, trace as core
 from ..core.trace import Tracer
 from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
                                       cbrt, ceil, complex, convert_element_type, cos, cosh,
@@ -119,6 +119,126 @@ def conj(x):
     elif dt.kind != "c":
         raise TypeError(f"lax.conj: needs a float or complex operand, got {dt}")
     return _conj(x)
+
+
+# ---- lax's strict dtypes: no promotion, as JAX's check_same_dtypes ------------------------
+# lax's n-ary ops take operands of one dtype and never promote (xnp's functions do): a Python
+# scalar counts at its own dtype (int: int64, float: float64, complex: complex128, bool),
+# weakly typed or not, so lax.add(float32 array, 2.) raises as in JAX (jax_enable_x64).
+# Accepted dtype kinds per op (NumPy's kind letters) and the names JAX's messages give.
+_ACCEPT = {"num": ("iufc", "integer, floating, complexfloating"),
+           "real": ("iuf", "integer, floating"), "inexact": ("fc", "floating, complexfloating"),
+           "float": ("f", "floating"), "bits": ("iub", "integer, bool"),
+           "int": ("iu", "integer"), "parts": ("f", "float32, float64"), "any": (None, None)}
+
+
+def _type_error(msg):
+    """A TypeError naming the user's line, as the primitives' own dtype errors do."""
+    info = source_info.current(2)
+    err = TypeError(f"{msg} (at {info})" if info else msg)
+    err._xf_located = True
+    return err
+
+
+def _operand_dtype(x):
+    """The dtype lax sees for an operand: a Python scalar's own (int64 for an int)."""
+    return x.dtype if isinstance(x, (np.ndarray, np.generic)) else core.get_aval(x).dtype
+
+
+def _check_dtypes(name, accept, tip, args):
+    """JAX's TypeErrors of an n-ary lax op: a dtype it does not accept (by position), then
+    operands of different dtypes.
+
+        >>> _check_dtypes("add", "num", "add", (np.float32(1), 2.0))   # TypeError: float32, float64
+    """
+    if any(isinstance(a, (list, tuple)) for a in args):
+        return                      # the primitive's own error (convert with xnp.asarray)
+    dts = [_operand_dtype(a) for a in args]
+    kinds, names = _ACCEPT[accept]
+    for i, dt in enumerate(dts):
+        if kinds is not None and dt.kind not in kinds:
+            raise _type_error(f"{name} does not accept dtype {dt.name} at position {i}. "
+                              f"Accepted dtypes at position {i} are subtypes of {names}.")
+    if any(dt != dts[0] for dt in dts[1:]):
+        hint = (f" (Tip: jnp.{tip} is a similar function that does automatic type promotion "
+                "on inputs)." if tip else "")
+        raise _type_error(f"lax.{name} requires arguments to have the same dtypes, got "
+                          f"{', '.join(dt.name for dt in dts)}.{hint}")
+
+
+def _strict(fn, name, accept="any", tip=None, first=0):
+    """`fn` with lax's dtype check of its operands args[first:] (select_n: the cases)."""
+    def op(*args):
+        a = args[first:]
+        if len(a) != 2 or type(a[0]) is not type(a[1]) or _operand_dtype(a[0]) != \
+                _operand_dtype(a[1]) or accept != "any":      # (the common case: one check)
+            _check_dtypes(name, accept, tip, a)
+        return fn(*args)
+    op.__name__ = op.__qualname__ = fn.__name__
+    op.__doc__, op.__wrapped__ = fn.__doc__, fn
+    return op
+
+
+def _pow_check(x, y):
+    """JAX's pow: an inexact base, an integer or inexact exponent, inexact dtypes equal."""
+    if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
+        return
+    dx, dy = _operand_dtype(x), _operand_dtype(y)
+    if dx.kind not in "fc":
+        raise _type_error(f"pow does not accept dtype {dx.name} at position 0. Accepted "
+                          "dtypes at position 0 are subtypes of floating, complexfloating.")
+    if dy.kind in "fc" and dx != dy:
+        raise _type_error("the first argument to pow must have an inexact dtype (float or "
+                          "complex), and the second argument must have an inexact or integer "
+                          "dtype, and two inexact dtypes must match, but got "
+                          f"{dx.name} and {dy.name} respectively.")
+
+
+def _strict_pow(fn):
+    def pow(x, y):
+        _pow_check(x, y)
+        return fn(x, y)
+    pow.__doc__, pow.__wrapped__ = fn.__doc__, fn
+    return pow
+
+
+add, sub, mul, div = (_strict(add, "add", "num", "add"), _strict(sub, "sub", "num", "subtract"),
+                      _strict(mul, "mul", "num", "multiply"),
+                      _strict(div, "div", "num", "divide"))
+rem = _strict(rem, "rem", "real")
+max, min = _strict(max, "max", tip="maximum"), _strict(min, "min", tip="minimum")
+atan2 = _strict(atan2, "atan2", "inexact", "arctan2")
+nextafter = _strict(nextafter, "nextafter", "float", "nextafter")
+eq, ne = _strict(eq, "eq", tip="equal"), _strict(ne, "ne", tip="not_equal")
+lt, le, gt, ge = (_strict(f, n) for f, n in ((lt, "lt"), (le, "le"), (gt, "gt"), (ge, "ge")))
+bitwise_and, bitwise_or, bitwise_xor = (_strict(f, n, "bits") for f, n in (
+    (bitwise_and, "and"), (bitwise_or, "or"), (bitwise_xor, "xor")))
+shift_left = _strict(shift_left, "shift_left", "int", "left_shift")
+shift_right_logical = _strict(shift_right_logical, "shift_right_logical", "int", "right_shift")
+shift_right_arithmetic = _strict(shift_right_arithmetic, "shift_right_arithmetic", "int",
+                                 "right_shift")
+complex = _strict(complex, "complex", "parts")
+igamma, igammac, igamma_grad_a, zeta, polygamma = (_strict(f, f.__name__, "float") for f in (
+    igamma, igammac, igamma_grad_a, zeta, polygamma))
+betainc = _strict(betainc, "regularized_incomplete_beta", "float")
+select_n = _strict(select_n, "select", tip="where", first=1)
+
+
+def _select_shapes(fn):
+    """select_n with JAX's shape rule: cases of one shape (a scalar case is not broadcast)."""
+    def select_n(which, *cases):
+        shapes = [np.shape(c) if isinstance(c, (list, tuple)) else core.get_aval(c).shape
+                  for c in cases]
+        if any(sh != shapes[0] for sh in shapes[1:]):
+            raise _type_error(f"select cases must have the same shapes, got {shapes}.")
+        return fn(which, *cases)
+    select_n.__doc__, select_n.__wrapped__ = fn.__doc__, fn
+    return select_n
+
+
+select_n = _select_shapes(select_n)
+clamp = _strict(clamp, "clamp")
+pow = _strict_pow(pow)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):

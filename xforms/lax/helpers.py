@@ -533,7 +533,8 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
     """
     method = RoundingMethod(rounding_method)
     if _aval(x).dtype.kind != "f":
-        raise TypeError(f"round: expected a float operand, got {_aval(x).str_short()}")
+        raise TypeError(f"round does not accept dtype {_aval(x).dtype.name}. Accepted dtypes "
+                        "are subtypes of floating.")
     if method == RoundingMethod.TO_NEAREST_EVEN:
         return ew.round(x)
     finite = ew.is_finite(x)

@@ -340,18 +340,28 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """`np.int32(2) + f32_array`: a NumPy scalar's operator runs first and calls the ufunc,
     which would promote as NumPy does (float64); a jax.Array makes NumPy defer, and JAX
     promotes (float32).  A NumPy scalar and an eager Array of another dtype therefore go to
-    the xnp function; everything else is NumPy's ufunc on plain views, at NumPy's speed.
+    the xnp function; everything else is NumPy's ufunc on plain views, at NumPy's speed
+    (the common calls -- one or two operands, no keywords; a reduction without out= -- first,
+    with as little Python as can be: this runs on every NumPy function of an eager Array).
 
         >>> np.int32(2) + xnp.ones(2, xnp.float32)      # float32, as in JAX
     """
-    if len(inputs) == 2 and method == "__call__" and not kwargs:
-        a, b = inputs
-        if ((type(b) is Array and isinstance(a, np.generic)
-             or type(a) is Array and isinstance(b, np.generic)) and a.dtype != b.dtype):
-            fn = _ufunc_fn(ufunc.__name__)
-            if fn is not None:     # (evaluated now, never staged into a current trace)
-                with core.set_current_trace(core.eval_trace):
-                    return fn(a, b)
+    if method == "__call__" and not kwargs:
+        if len(inputs) == 1:
+            return _wrap(ufunc(_VIEW(inputs[0], _ND)))
+        if len(inputs) == 2:
+            a, b = inputs
+            ta, tb = type(a), type(b)
+            if ta is not tb and (isinstance(a, np.generic) or isinstance(b, np.generic)) \
+                    and a.dtype != b.dtype:       # (a NumPy scalar with an Array: JAX's)
+                fn = _ufunc_fn(ufunc.__name__)
+                if fn is not None:     # (evaluated now, never staged into a current trace)
+                    with core.set_current_trace(core.eval_trace):
+                        return fn(a, b)
+            return _wrap(ufunc(_VIEW(a, _ND) if ta is Array else a,
+                               _VIEW(b, _ND) if tb is Array else b))
+    elif method == "reduce" and len(inputs) == 1 and "out" not in kwargs:
+        return _wrap(ufunc.reduce(_VIEW(inputs[0], _ND), **kwargs))
     plain = [_plain(v) for v in inputs]
     if "out" in kwargs:       # (NumPy returns the `out` arrays themselves)
         outs = kwargs["out"]
@@ -359,7 +369,15 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return outs[0] if type(outs) is tuple and len(outs) == 1 else outs
     out = (ufunc(*plain, **kwargs) if method == "__call__"
            else getattr(ufunc, method)(*plain, **kwargs))
-    return out.view(Array) if type(out) is np.ndarray else _as_arrays(out)
+    return _wrap(out)
+
+
+_ND, _VIEW = np.ndarray, np.ndarray.view
+
+
+def _wrap(out):
+    """A NumPy result as an Array (see _as_arrays), the plain-array case inline."""
+    return _VIEW(out, Array) if type(out) is _ND else _as_arrays(out)
 
 
 def _plain(v):
@@ -381,3 +399,24 @@ def _as_arrays(out):
 
 
 Array.__array_ufunc__ = _eager_array_ufunc
+
+
+def _plain_method(name, out_at):
+    """ndarray's method `name` run on an eager Array's plain view: NumPy's own result, without
+    the round trip through __array_ufunc__ its ufunc calls would take (x.sum(): one
+    reduction); with out= (keyword, or positional `out_at`) it is ndarray's method as is."""
+    method = getattr(np.ndarray, name)
+
+    def plain(self, *args, **kwargs):
+        if kwargs.get("out") is not None or (len(args) > out_at and args[out_at] is not None):
+            return method(self, *args, **kwargs)
+        return _wrap(method(_VIEW(self, _ND), *args, **kwargs))
+    plain.__name__ = plain.__qualname__ = name
+    plain.__doc__ = method.__doc__
+    return plain
+
+
+for _name in ("sum", "prod", "mean", "std", "var", "cumsum", "cumprod"):    # (axis, dtype, out)
+    setattr(Array, _name, _plain_method(_name, 2))
+for _name in ("max", "min", "any", "all"):                                   # (axis, out)
+    setattr(Array, _name, _plain_method(_name, 1))

@@ -76,8 +76,15 @@ def log10(x):
 
 
 def round(x, decimals=0):
+    """x rounded to `decimals` places, halves to even; integers unchanged (JAX refuses
+    decimals < 0 for them, and bools).  >>> xnp.round(np.array([0.5, 1.25]), 1)  # [0.5, 1.2]"""
     x = asarray_operand(x)
-    if aval(x).dtype.kind in "biu":
+    kind = aval(x).dtype.kind
+    if kind == "b":                 # jax.numpy's error (NumPy would round to float16)
+        raise ValueError("data type <class 'numpy.bool'> not inexact")
+    if kind in "iu":
+        if decimals < 0:
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return x
     if decimals == 0:
         return ew.round(x)
@@ -226,7 +233,12 @@ def _to_bool(x):
         return np.bool_(x != 0)
     if is_python_scalar(x):
         return core.as_weak(np.asarray(x != 0))
-    return x if aval(x).dtype == np.bool_ else ew.ne(x, 0)
+    a = aval(x)
+    if a.dtype == np.bool_:
+        return x
+    # JAX compares with lax._const(x, 0): weak only for a weak 0-d x, so a weak array (an
+    # int32 array promoted with 1.5) gives a strong bool, as jnp.logical_and(i32, 1.5)
+    return ew.ne(x, 0 if not a.shape else np.zeros((), a.dtype))
 
 
 def _logical(fn, name):

@@ -296,11 +296,40 @@ def _mpi_reduce(op_name):
         outs = []
         for x in xs:
             x = _contig(x)
+            if op_name != "SUM" and x.dtype.kind == "f":     # JAX's order of zeros and NaN
+                key = ordered_keys(x, op_name == "MAX")
+                got = np.empty_like(key)
+                comm.comm.Allreduce(key, got, op=op)
+                outs.append(from_ordered_keys(got, x.dtype))
+                continue
             out = np.empty_like(x)
             comm.comm.Allreduce(x, out, op=op)
             outs.append(out)
         return outs
     return impl
+
+
+def ordered_keys(x, is_max):
+    """Integers in the order pmax/pmin must follow (-0.0 < +0.0; NaN wins either): a
+    float's bits as a signed integer, the negatives' magnitude bits flipped; NaN the
+    largest key for max, the smallest for min.  MPI's MAX/MIN of floats keep either zero of
+    a tie and lose NaN to whichever operand comes second; of these keys they give JAX's
+    answer.  The compiled tier prints the same (xforms/kernels/ops/mpi.py).
+
+        >>> ordered_keys(np.array([-0.0, 0.0, -1.0]), True)     # [-1, 0, -4607182418800017409]
+    """
+    it = np.dtype(f"i{x.dtype.itemsize}")
+    bits = x.view(it)
+    key = np.where(bits < 0, bits ^ np.iinfo(it).max, bits)
+    key[np.isnan(x)] = np.iinfo(it).max if is_max else np.iinfo(it).min
+    return key
+
+
+def from_ordered_keys(key, dtype):
+    """The floats of `ordered_keys` (the map is its own inverse); NaN as NumPy's (+) NaN."""
+    out = np.where(key < 0, key ^ np.iinfo(key.dtype).max, key).view(dtype)
+    out[np.isnan(out)] = np.nan
+    return out
 
 
 def _mpi_all_gather(comm, x, *, axis_size):

@@ -319,11 +319,17 @@ transpose_rules[scatter_mul_p] = _scatter_mul_transpose
 
 
 def _extremal_jvp(prim):
-    """JAX's `_scatter_extremal_jvp`: where the operand and any number of updates tie for a
-    position's result, each gets an equal share of its tangent.
+    """JAX's `_scatter_extremal_jvp`, operation for operation (so that ties give its numbers
+    to the last digit): where the operand and any number of updates tie for a position's
+    result, each gets an equal share of its tangent.  At each update, with n_won the updates
+    attaining its position's result, n_refs those reaching it, kept = [x there attains it]:
 
-        out' = x' * (1 if no update reaches p, else [x ties] / (ties at p))
-             + scatter_add(u' * [u ties] / (ties at its p))
+        u_coef = [u won] / (n_won + kept)
+        x_coef = (-1 + kept / (n_won + 1)) / n_refs          (x' loses it once per update)
+        out' = scatter_add(x', gather(x') * x_coef + u' * u_coef)
+
+    (x' * (1 + n_refs * x_coef) is x's share kept / (n_won + 1), rounded as JAX rounds it:
+    0.33333333333333326 for a three-way tie, where 1/3 is 0.3333333333333333.)
     """
     def rule(primals, tangents, *, axes, mode):
         x, u, *idx = primals
@@ -331,17 +337,20 @@ def _extremal_jvp(prim):
         tx, tu = tangents[0], tangents[1]
         if isinstance(tx, Zero) and isinstance(tu, Zero):
             return [out], [Zero(core.get_aval(out).strip_weak())]
-        ok, count = _reached(x, u, idx, axes, mode)
-        won = and_(ok, ew_eq(u, gather(out, idx, axes)))
-        ties = scatter_add(_like(x, 0), select_n(won, _like(u, 0), _like(u, 1)), idx, axes,
-                           mode)
-        kept = select_n(ew_eq(x, out), _like(x, 0), _like(x, 1))
-        shared = lax_max(add(ties, kept), _like(x, 1))                   # (no 0/0)
-        x_share = select_n(ew_gt(count, _like(x, 0)), _like(x, 1), div(kept, shared))
-        u_share = select_n(won, _like(u, 0), div(_like(u, 1), gather(shared, idx, axes)))
-        dx = mul(instantiate(tx), x_share)
-        du = scatter_add(_like(x, 0), mul(instantiate(tu), u_share), idx, axes, mode)
-        return [out], [add(dx, du)]
+        ok, _ = _reached(x, u, idx, axes, mode)
+        at = lambda v: gather(v, idx, axes)                               # noqa: E731
+        zero, one = _like(u, 0), _like(u, 1)
+        target = at(out)
+        won = and_(ok, ew_eq(u, target))
+        kept = ew_eq(at(x), target)
+        count = lambda w: at(scatter_add(_like(x, 0), w, idx, axes, mode))  # noqa: E731
+        n_won, n_refs = count(select_n(won, zero, one)), count(select_n(ok, zero, one))
+        with_x = div(one, add(n_won, one))
+        u_coef = select_n(won, zero, select_n(kept, div(one, lax_max(n_won, one)), with_x))
+        x_coef = div(add(_like(u, -1), select_n(kept, zero, with_x)), lax_max(n_refs, one))
+        tx = instantiate(tx)
+        du = add(mul(at(tx), x_coef), mul(instantiate(tu), u_coef))
+        return [out], [scatter_add(tx, du, idx, axes, mode)]
     return rule
 
 

@@ -45,7 +45,8 @@ PARALLEL_SCAN_MAX_LINES = 4096
 
 # a cumulative primitive's monoid (its facts: `cumulative`) -> the combine step, printed for
 # both backends (kind: the dtype's kind).  The family's contract: the first output is the first
-# input (combine(identity, x) == x), which both backends' loops and NumPy's accumulate assume.
+# input (combine(identity, x) == x), which both backends' loops and NumPy's accumulate assume,
+# up to `start` below.
 _OPS = {
     "sum": lambda a, b, kind: f"{a} + {b}",
     "prod": lambda a, b, kind: f"{a} * {b}",
@@ -58,6 +59,19 @@ _OPS = {
         f"{a} if {b} == -math.inf else ({b} if {a} == -math.inf else "
         f"max({a}, {b}) + math.log1p(math.exp(-abs({a} - {b}))))"),
 }
+
+
+def start(monoid, kind, x):
+    """The text of the first output of a line from its first input `x`: x itself, but a float
+    or complex sum adds +0.0, as JAX's cumsum sums from its identity +0.0 (a run of -0.0
+    sums to +0.0; a later -0.0 added to a non-(-0.0) partial sum keeps it).
+
+        >>> start("sum", "f", "x"), start("max", "f", "x")
+        ('(x + 0.0)', 'x')
+    """
+    if monoid != "sum" or kind not in "fc":
+        return x
+    return f"({x} + 0.0)" if kind == "f" else f"({x} + 0j)"   # (+ 0.0 kept a -0.0 imag part)
 
 
 def _index(outer, k, inner):
@@ -80,7 +94,8 @@ def _cumulative(em, eqn):
     first = str(n - 1) if reverse else "0"
     with _Nest(em, shape[:axis], "o") as oi:
         with _Nest(em, shape[axis + 1:], "i") as ii:
-            em.line(f"{O}[{_index(oi, first, ii)}] = {X}[{_index(oi, first, ii)}]")
+            x0 = start(eqn.prim.facts.cumulative, kind, f"{X}[{_index(oi, first, ii)}]")
+            em.line(f"{O}[{_index(oi, first, ii)}] = {cast(x0)}")
         k, kk, kp = em.fresh("k"), em.fresh("kk"), em.fresh("kp")
         with em.counted_loop(k, n - 1):
             if reverse:
@@ -112,7 +127,8 @@ def _cumulative_cuda(em, eqn):
     op, kind = _OPS[eqn.prim.facts.cumulative], np.dtype(out.aval.dtype).kind
     if (inner == 1 and n > 1) or (n >= PARALLEL_SCAN_MIN_N and
                                    outer * inner <= PARALLEL_SCAN_MAX_LINES):
-        parallel_scan(em, eqn, lambda a, b: op(a, b, kind), (outer, n, inner), reverse)
+        parallel_scan(em, eqn, lambda a, b: op(a, b, kind), (outer, n, inner), reverse,
+                      lambda x: start(eqn.prim.facts.cumulative, kind, x))
         return
     kb = KernelBuilder(em, f"{eqn.prim.name} along axis {axis} of {x.aval.str_short()}")
     X, O = kb.arr(x), kb.arr(out)
@@ -120,7 +136,7 @@ def _cumulative_cuda(em, eqn):
     with loop as (o, i):
         kb.line(f"_base = {o} * {n * inner} + {i}")
         first = (n - 1) * inner if reverse else 0
-        kb.line(f"_acc = {X}[_base + {first}]")
+        kb.line(f"_acc = {start(eqn.prim.facts.cumulative, kind, f'{X}[_base + {first}]')}")
         kb.line(f"{O}[_base + {first}] = _acc")
         with kb.block(f"for _k in range(1, {n}):"):
             kb.line(f"_kk = {n - 1} - _k" if reverse else "_kk = _k")

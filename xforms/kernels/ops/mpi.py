@@ -121,6 +121,9 @@ def _reduce(em, eqn):
         call = lambda src, dst: f"{mc}({src}, {dst}, {op}, {c})"           # noqa: E731
     groups = {}
     for a, v in zip(eqn.invars, eqn.outvars):
+        if name != "SUM" and np.dtype(a.aval.dtype).kind == "f":
+            _ordered(em, eqn, a, v, call, name, comm)
+            continue
         small = a.aval.size <= PACK_MAX_ELEMENTS
         groups.setdefault((np.dtype(a.aval.dtype), small), []).append((a, v))
     for (dt, small), pairs in groups.items():
@@ -138,6 +141,57 @@ def _reduce(em, eqn):
             dst, finish = _out_buffer(em, v, eqn)
             _check(em, call(src, dst), "MPI_Allreduce")
             finish()
+
+
+def _ordered(em, eqn, a, v, call, name, comm):
+    """A float pmax/pmin as JAX orders it (-0.0 < +0.0, NaN wins): MPI's MAX/MIN of the
+    integer keys of xforms/primitives/collectives.py's `ordered_keys` (the eager tier's),
+    printed here: the bits as a signed integer, the negatives' magnitude bits flipped, NaN
+    the extreme key; the same map back.  (MPI's float MAX/MIN keep either zero of a tie
+    and drop a NaN that comes first.)  In place where the planner gave v a's buffer: the
+    keys overwrite it through an integer view."""
+    dt = np.dtype(a.aval.dtype)
+    it, n = f"np.int{8 * dt.itemsize}", max(a.aval.size, 1)
+    top = int(np.iinfo(f"i{dt.itemsize}").max)
+    nan_key = top if name == "MAX" else -top - 1
+    j, b, f = em.fresh("j"), em.fresh("b"), em.fresh("f")
+
+    def to_keys(src, bits, key):
+        with em.block(f"for {j} in range({n}):"):
+            em.line(f"{f} = {src}[{j}]")
+            em.line(f"{b} = {bits}[{j}]")
+            em.line(f"{key}[{j}] = {nan_key} if {f} != {f} else ({b} ^ {top} if {b} < 0 "
+                    f"else {b})")
+
+    def from_keys(key, dst, bits):
+        with em.block(f"for {j} in range({n}):"):
+            em.line(f"{b} = {key}[{j}]")
+            em.line(f"{bits}[{j}] = {b} ^ {top} if {b} < 0 else {b}")
+            with em.block(f"if {dst}[{j}] != {dst}[{j}]:"):
+                em.line(f"{dst}[{j}] = np.nan")
+
+    if _in_place(em, eqn, a, v) and mpi_calls.dtype_supported(np.dtype(it[3:])):
+        em.alloc(v)                                        # v = a's buffer (a dies here)
+        buf, keys = em.fresh("buf"), em.fresh("keys")
+        em.line(f"{buf} = {em.A(v)}.reshape(-1)")
+        em.line(f"{keys} = {buf}.view({it})")
+        to_keys(buf, keys, keys)
+        _check(em, f"{_mc(em, 'allreduce_inplace')}({keys}, {_mc_op(em, name)}, "
+                   f"{_mc_comm(em, comm)})", "MPI_Allreduce (in place)")
+        from_keys(keys, buf, keys)
+        return
+    src = _flat_in(em, a)
+    key, got, bits = em.fresh("key"), em.fresh("got"), em.fresh("bits")
+    em.line(f"{key} = np.empty({n}, {it})")
+    em.line(f"{got} = np.empty({n}, {it})")
+    em.line(f"{bits} = {src}.view({it})")
+    to_keys(src, bits, key)
+    _check(em, call(key, got), "MPI_Allreduce")
+    dst, finish = _out_buffer(em, v, eqn)
+    out_bits = em.fresh("bits")
+    em.line(f"{out_bits} = {dst}.view({it})")
+    from_keys(got, dst, out_bits)
+    finish()
 
 
 def _in_place(em, eqn, a, v):

@@ -66,8 +66,8 @@ class _Lines:
 class _Scan:
     """One cumulative equation's facts: the combine step, dtype, chunk size."""
 
-    def __init__(self, em, eqn, op, lines, block):
-        self.em, self.eqn, self.op, self.lines = em, eqn, op, lines
+    def __init__(self, em, eqn, op, lines, block, load):
+        self.em, self.eqn, self.op, self.lines, self.load = em, eqn, op, lines, load
         self.dt = np.dtype(eqn.outvars[0].aval.dtype)
         self.B = block
         self.C = SCAN_GRAIN * self.B
@@ -160,7 +160,9 @@ def _chunk_kernel(s, src, dst, sums, level):
     kb.line(f"_r0 = (_t // {W}) * {SCAN_GRAIN}")             # its run's first position
     with kb.block(f"for _g in range(cuda.blockIdx.x, {tiles * nc}, cuda.gridDim.x):"):
         _tile_header(kb, src, W, P, nc)
-        _each_of_tile(kb, W, s.B, lambda pos: f"_s[_e] = {S}[{src.at(f'_c0 + {pos}')}]")
+        load = s.load if level == 0 else (lambda x: x)     # the operand's elements only
+        at = lambda pos: src.at(f"_c0 + {pos}")             # noqa: E731
+        _each_of_tile(kb, W, s.B, lambda pos: f"_s[_e] = {load(f'{S}[{at(pos)}]')}")
         kb.line("cuda.syncthreads()")
         _scan_runs(kb, s, W)
         _each_of_tile(kb, W, s.B, lambda pos: f"{D}[{dst.at(f'_c0 + {pos}')}] = _s[_e]")
@@ -217,15 +219,16 @@ def block_for(spec, n, inner):
     return min(spec.block, max(spec.warp, pow2_at_least(cdiv(n, SCAN_GRAIN))))
 
 
-def parallel_scan(em, eqn, op, dims, reverse):
+def parallel_scan(em, eqn, op, dims, reverse, load=lambda x: x):
     """Emit the launches of an inclusive scan by `op(a, b)` (text of the combine step of
     names a, b) along the lines of dims = (outer, n, inner), from the equation's operand
-    into its output (allocated).
+    into its output (allocated); `load(x)` is the text of an operand element as it enters
+    the scan (cumsum's `x + 0.0`: every element's, as any may start a run).
 
         parallel_scan(em, eqn, lambda a, b: f"{a} + {b}", (1, 10 ** 6, 1), False)
     """
     outer, n, inner = dims
-    s = _Scan(em, eqn, op, outer * inner, block_for(em.spec, n, inner))
+    s = _Scan(em, eqn, op, outer * inner, block_for(em.spec, n, inner), load)
     src = _Lines(outer, n, inner, reverse, var=eqn.invars[0])
     dst = _Lines(outer, n, inner, reverse, var=eqn.outvars[0])
     _levels(s, src, dst, 0)
