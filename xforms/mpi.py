@@ -20,7 +20,7 @@ import numpy as np
 from .core import trace as core
 from .core.mpi_comm import MpiComm, mpi4py_MPI
 from .primitives import collectives as C
-from .primitives.elementwise import eq, select_n
+from .primitives.elementwise import eq as _eq, select_n as _select_n
 from .primitives.structural import full
 from .runtime import Device
 from .sharding import Mesh
@@ -81,8 +81,8 @@ def allgather(x, *, comm=None):
 def _mine(x, root, c):
     """x on the root rank, zeros elsewhere (so a sum delivers the root's value)."""
     aval = core.get_aval(x)
-    keep = eq(C.axis_index_p.bind(axes=_MPI_AXES, comm=c), np.int32(root))
-    return select_n(keep, full(aval.shape, 0, aval.dtype), x)
+    keep = _eq(C.axis_index_p.bind(axes=_MPI_AXES, comm=c), np.int32(root))
+    return _select_n(keep, full(aval.shape, 0, aval.dtype), x)
 
 
 def bcast(x, root, *, comm=None):

@@ -11,6 +11,8 @@ data-dependent trip count:
     >>> xf.grad(pow_loop)(2.0, 5)         # 5 * 2.0 ** 4
     Array(80.)
 """
+import inspect
+
 import numpy as np
 
 from ..core import source_info, trace as core
@@ -174,9 +176,20 @@ def _strict(fn, name, accept="any", tip=None, first=0):
                 _operand_dtype(a[1]) or accept != "any":      # (the common case: one check)
             _check_dtypes(name, accept, tip, a)
         return fn(*args)
-    op.__name__ = op.__qualname__ = fn.__name__
-    op.__doc__, op.__wrapped__ = fn.__doc__, fn
-    return op
+    return _named(op, fn, fn.__name__)
+
+
+def _named(wrapper, fn, name):
+    """`wrapper` of `fn` documented as `xforms.lax.<name>` with fn's doc and signature: the
+    unchecked binder is kept as `_unchecked`, not `__wrapped__` (the API reference follows
+    `__wrapped__` to the primitive's module and loses names spelled otherwise there)."""
+    wrapper.__name__ = wrapper.__qualname__ = name
+    wrapper.__doc__, wrapper._unchecked = fn.__doc__, getattr(fn, "_unchecked", fn)
+    try:
+        wrapper.__signature__ = inspect.signature(fn)
+    except (TypeError, ValueError):     # (a builtin without one)
+        pass
+    return wrapper
 
 
 def _pow_check(x, y):
@@ -198,8 +211,7 @@ def _strict_pow(fn):
     def pow(x, y):
         _pow_check(x, y)
         return fn(x, y)
-    pow.__doc__, pow.__wrapped__ = fn.__doc__, fn
-    return pow
+    return _named(pow, fn, "pow")
 
 
 add, sub, mul, div = (_strict(add, "add", "num", "add"), _strict(sub, "sub", "num", "subtract"),
@@ -232,8 +244,7 @@ def _select_shapes(fn):
         if any(sh != shapes[0] for sh in shapes[1:]):
             raise _type_error(f"select cases must have the same shapes, got {shapes}.")
         return fn(which, *cases)
-    select_n.__doc__, select_n.__wrapped__ = fn.__doc__, fn
-    return select_n
+    return _named(select_n, fn, "select_n")
 
 
 select_n = _select_shapes(select_n)

@@ -33,7 +33,7 @@ from ..primitives.conv import dilate_dim
 
 def _is(fn, *names):
     """Is `fn` one of xforms' own add/max/min functions (lax or numpy spellings)?"""
-    fn = getattr(fn, "__wrapped__", fn)       # (lax's: the primitive's binder dtype-checked)
+    fn = getattr(fn, "_unchecked", fn)       # (lax's: the primitive's binder dtype-checked)
     table = {"add": (ew.add, uf.add), "max": (ew.max, uf.maximum),
              "min": (ew.min, uf.minimum)}
     return any(fn is f for n in names for f in table[n])
