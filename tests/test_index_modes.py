@@ -172,6 +172,65 @@ def test_vmap_of_dynamic_slices_with_batched_negative_starts():
          [0.0, 1.0, 2.0, -1.0, -1.0]]])
 
 
+U = np.array([2**63, 2**63 + 5, 2**64 - 1, 9, 3], np.uint64)     # from 2**63: not negative
+
+
+@pytest.mark.parametrize("llvm", ["1", "0"])        # the direct LLVM path, then Numba's
+def test_uint64_indices_from_2_63_are_large_not_negative(llvm, monkeypatch):
+    """An unsigned index never counts from the end: uint64 values from 2**63 (which wrapped
+    negative before, the compiled dynamic_slice reading 2**63 as a start of 0) are far out of
+    bounds.  JAX 0.10.2's values: dynamic slices clamp the start, x[i] and take(mode="clip")
+    clamp to the last element, take(mode="wrap") takes the value modulo 10."""
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", llvm)
+    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+                                       start_index_map=(0,))
+
+    def f(x, u):
+        return (xnp.stack([lax.dynamic_slice(x, (u[k],), (3,)) for k in range(len(U))]),
+                xnp.stack([xnp.argmin(lax.dynamic_update_slice(x, -xnp.ones(2), (u[k],)))
+                           for k in range(len(U))]),
+                xnp.stack([x[u[k]] for k in range(len(U))]),
+                xnp.stack([lax.dynamic_index_in_dim(x, u[k], keepdims=False)
+                           for k in range(len(U))]),
+                xnp.take(x, u, mode="clip"), xnp.take(x, u, mode="wrap"),
+                lax.gather(x, u[:, None], dnums, (1,), mode="clip"),
+                xf.vmap(lambda t: lax.dynamic_slice(x, (t,), (2,)))(u))
+    three_ways(f, (X, U), [
+        [[7.0, 8.0, 9.0]] * 4 + [[3.0, 4.0, 5.0]],
+        np.array([8, 8, 8, 8, 3]),
+        [9.0, 9.0, 9.0, 9.0, 3.0], [9.0, 9.0, 9.0, 9.0, 3.0],
+        [9.0, 9.0, 9.0, 9.0, 3.0], [8.0, 3.0, 5.0, 9.0, 3.0],
+        [9.0, 9.0, 9.0, 9.0, 3.0],
+        [[8.0, 9.0]] * 4 + [[3.0, 4.0]]])
+
+
+@pytest.mark.parametrize("dtype", [np.uint64, np.uint32, np.uint8])
+def test_unsigned_index_arrays_out_of_bounds_are_dropped_or_filled(dtype):
+    """Index arrays of every unsigned dtype at their largest values (uint64 from 2**63):
+    gathers clamp or fill, scatters drop the update, on every tier.  (JAX 0.10.2 converts
+    jnp's index arrays to int32 with a wrapping convert first -- int_dtype_for_shape -- so
+    there an index past 2**31 of any dtype, int64 too, lands modulo 2**32: 2**63 + 5 reads
+    x[5], 2**31 + 5 fills.  That is an artefact of its index width, not a semantics; xforms
+    reads the index's value, as JAX's own lax.dynamic_slice and lax.gather(mode="clip")
+    and x[i] of a scalar do.)"""
+    top = np.iinfo(dtype).max
+    u = np.array([top, top - 5, 3] + ([2**63, 2**63 + 5] if dtype == np.uint64 else []), dtype)
+    n = len(u)
+
+    def f(x, u):
+        return (x[u], xnp.take(x, u), x.at[u].get(mode="fill", fill_value=-1.0),
+                xnp.take_along_axis(x, u, axis=0), x.at[u].set(-1.0), x.at[u].add(100.0))
+    x3 = X.copy()
+    x3[3] = -1.0
+    a3 = X.copy()
+    a3[3] += 100.0
+    three_ways(f, (X, u), [
+        [9.0 if k != 2 else 3.0 for k in range(n)],
+        [nan if k != 2 else 3.0 for k in range(n)],
+        [-1.0 if k != 2 else 3.0 for k in range(n)],
+        [nan if k != 2 else 3.0 for k in range(n)], x3, a3])
+
+
 # ---- derivatives ----------------------------------------------------------------------------
 def test_gradients_match_jax():
     sq = lambda v: xnp.sum(v ** 2)

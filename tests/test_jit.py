@@ -109,6 +109,22 @@ def test_integer_and_bool_ops():
     check(int_ops, a, b, i32)
 
 
+@pytest.mark.parametrize("llvm", ["1", "0"])
+def test_signed_zero_constants_are_not_merged(llvm, monkeypatch):
+    # 0.0 == -0.0 in Python: the simplifier's CSE and the compiler's loop-invariant pass
+    # keyed literals by ==, so broadcast(-0.0) became broadcast(0.0) (the fast tier and
+    # compiled code gave where(n > 0, 0., -0.) as +0.0; found by expn's inf orders)
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", llvm)
+
+    def f(n):
+        zero = xnp.zeros_like(n)
+        return xnp.where(n > 0, zero, -zero), xnp.where(n > 0, 0.0, -0.0) * xnp.ones_like(n)
+    n = np.array([-1.0, 2.0])
+    for got in (xf.jit(f)(n), xf.jit(f, tiered=False)(n)):
+        for g in got:
+            assert list(np.signbit(g)) == [True, False], got
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_special_values():
     x = np.array([np.nan, 1.0, -0.0, 0.0, np.inf, -np.inf, 2.5, -2.5, 0.5, 1.5])

@@ -253,6 +253,32 @@ def test_expn_fractional_order_as_jax():
     np.testing.assert_allclose(xf.vmap(xf.grad(xsp.expn, 1))(n, x), dwant, rtol=1e-10)
 
 
+def _zero_signs(v):
+    return [bool(np.signbit(e)) for e in np.asarray(v, np.float64) if e == 0]
+
+
+def test_expn_of_infinite_orders_as_jax():
+    # jax 0.10.2's values (x64 and float32 alike; each pair called alone: an array mixing
+    # inf with a finite order never returns in jax): a zero of n's sign for 1 < x < inf,
+    # inf at x = 0 for n = -inf, NaN elsewhere.  xforms gave NaN at x > 2, 0 at x <= 1.
+    inf, nan = np.inf, np.nan
+    n = np.array([inf, inf, inf, inf, inf, -inf, -inf, -inf, -inf, 2.0])
+    x = np.array([0.0, 0.5, 1.5, 3.0, inf, 0.0, 0.5, 3.0, inf, 3.0])
+    want = [nan, nan, 0.0, 0.0, nan, inf, nan, -0.0, nan, 0.010641925085272829]
+    dwant = [nan, nan, -0.0, -0.0, nan, -inf, nan, 0.0, nan, -0.013048381094197046]
+    for dt in (np.float64, np.float32):
+        a, b = n.astype(dt), x.astype(dt)
+        loop = [xsp.expn(p, q) for p, q in zip(a, b)]
+        for got in (loop, xf.vmap(xsp.expn)(a, b), xf.jit(xsp.expn)(a, b),
+                    xf.jit(xsp.expn, tiered=False)(a, b)):
+            got = np.asarray(got)
+            np.testing.assert_allclose(got, np.asarray(want, dt), rtol=2e-6)
+            assert _zero_signs(got) == _zero_signs(want), got
+        d = np.asarray(xf.vmap(xf.grad(xsp.expn, 1))(a, b))
+        np.testing.assert_allclose(d, np.asarray(dwant, dt), rtol=2e-6)
+        assert _zero_signs(d) == _zero_signs(dwant), d
+
+
 def test_hyp1f1_closed_forms_as_jax():
     # jax 0.10.2 (x64; its values, written here) answers from M(0, b, x) = 1, M(a, a, x) =
     # exp(x) and b = 0's pole before any NaN or infinite operand: xforms gave NaN for each

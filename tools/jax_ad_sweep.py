@@ -230,6 +230,11 @@ def run(args):
                                        sweep.call(xg, ops, {}), LOOSE)
                     if "vmap" not in args.checks:
                         continue
+                    if any(k[:2] == (mod_key, name) for k in sweep.HANGS):
+                        # jax's own batch never returns (expn: tools/expn_check.py checks
+                        # its vmap pair by pair)
+                        counts["vmap not called (jax hangs: sweep.HANGS)"] += 1
+                        continue
                     for dt in args.dtypes:
                         ops = [batched(dt, nd, k) for k in range(n)]
                         case = sweep.case_name(mod_key, name, dt, nd, kw)

@@ -64,7 +64,8 @@ def special_values(dtype, n, draw):
     elif dt.kind in "iu":
         info = np.iinfo(dt)
         pool = [0, 1, 2, 7, int(info.max), int(info.max) - 1, int(info.min),
-                int(info.min) + 1] + ([-1, -2] if dt.kind == "i" else [128])
+                int(info.min) + 1] + ([-1, -2] if dt.kind == "i" else [128]) + \
+            ([2**63, 2**63 + 1] if dt == np.uint64 else [])     # (negative if read as int64)
     else:
         pool = FLOAT_SPECIAL
     vals = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
@@ -73,8 +74,9 @@ def special_values(dtype, n, draw):
 
 
 class _Gen:
-    def __init__(self, draw, dtypes, reductions):
+    def __init__(self, draw, dtypes, reductions, indexed_only=False):
         self.draw, self.dtypes, self.reductions = draw, dtypes, reductions
+        self.indexed_only = indexed_only
         self.shape = draw(st.sampled_from(SHAPES))
         self.args, self.names, self.vals, self.lines = [], [], [], []
 
@@ -102,7 +104,7 @@ class _Gen:
     def expr(self):
         how = self.draw(st.integers(0, 6))
         a, x = self.operand()
-        if how == 6 and x.ndim:
+        if (how == 6 or self.indexed_only) and x.ndim:
             return self.indexed(a, x)
         if how == 0:
             return self.choice(UNARY).format(a=a)
@@ -135,9 +137,9 @@ class _Gen:
 
     def indexed(self, a, x):
         """A gather, scatter or dynamic slice of `a` at traced integer indices: negative,
-        out of bounds either way, the index dtype's limits.  (Not uint64: its values from
-        2**63 up are read as negative -- known, left.)"""
-        index_dtypes = INTS[:-1]
+        out of bounds either way, the index dtype's limits (uint64's from 2**63: out of
+        bounds, never counted from the end)."""
+        index_dtypes = INTS
         i, _ = self.operand(lambda v: v.dtype.name in index_dtypes, index_dtypes)
         axis = self.draw(st.integers(0, x.ndim - 1))
         return self.choice([
@@ -183,9 +185,10 @@ class _Gen:
 
 
 @st.composite
-def dtype_programs(draw, max_stmts=5, dtypes=DTYPES, reductions=REDUCE):
-    """A straight-line program over arrays of `dtypes`, and its special-valued inputs."""
-    g = _Gen(draw, dtypes, reductions)
+def dtype_programs(draw, max_stmts=5, dtypes=DTYPES, reductions=REDUCE, indexed_only=False):
+    """A straight-line program over arrays of `dtypes`, and its special-valued inputs
+    (`indexed_only`: every statement on an array a gather, scatter or dynamic slice)."""
+    g = _Gen(draw, dtypes, reductions, indexed_only)
     g.new_input()
     for k in range(draw(st.integers(1, max_stmts))):
         g.statement(k)

@@ -135,6 +135,14 @@ def test_dtype_programs_compiled_matches_fast_tier(group):
     check_dtype_tiers(group)
 
 
+# programs of gathers, scatters and dynamic slices at indices of every integer dtype (uint64
+# from 2**63 among them), negative and out of bounds: compiled tier against fast tier
+@settings(max_examples=share(0.05, cap=150))
+@given(st.lists(dtype_programs(indexed_only=True), min_size=3, max_size=3))
+def test_indexed_programs_compiled_matches_fast_tier(group):
+    check_dtype_tiers(group)
+
+
 # the same programs over float32/float64 with the reductions the direct LLVM kernels fold:
 # XFORMS_LLVM_KERNELS=1 (xforms/kernels/cpu/llvm/) against =0 (Numba), bit for bit but for
 # NaN payloads (programs outside the LLVM path's class are Numba's both times: skipped)

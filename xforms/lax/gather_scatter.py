@@ -135,7 +135,7 @@ def _component(idx, j):
     a = aval(idx)
     nb = a.ndim - 1
     part = st.slice(idx, (0,) * nb + (j,), a.shape[:-1] + (j + 1,))
-    return ew.convert_element_type(st.reshape(part, a.shape[:-1]), np.int64)
+    return ix.index_values(st.reshape(part, a.shape[:-1]))
 
 
 def _free_dims(plan, full_only):

@@ -23,7 +23,7 @@ from ..primitives import elementwise as ew
 from ..primitives import structural as st
 from ..primitives.contraction import dot_general as _dot_general
 from ..primitives.fft import fft as _fft
-from ..primitives.indexing import dynamic_slice, dynamic_update_slice
+from ..primitives.indexing import dynamic_slice, dynamic_update_slice, index_values
 from ..numpy.indexing import getitem as _getitem
 from ..numpy.manipulation import moveaxis as _moveaxis
 from ..numpy.ufuncs import remainder as _remainder
@@ -120,7 +120,7 @@ def _dynamic_start(index, n, allow_negative):
     """A traced index as int64.  dynamic_slice counts a negative start from the end itself
     (JAX's rule), so it is not shifted here (twice, -9 of 5 would become 1, not 0).
     With allow_negative=False the caller promises a start >= 0 (as in JAX)."""
-    return ew.convert_element_type(index, np.int64)
+    return index_values(index)
 
 
 def _starts(ndim, axis, index):

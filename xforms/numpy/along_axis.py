@@ -39,7 +39,7 @@ def _index_arrays(arr, indices, axis, name):
     full_arr = list(rest)
     full_arr[ax] = aval(arr).shape[ax]
     arr = broadcast_to(arr, tuple(full_arr))
-    idx = broadcast_to(convert(indices, np.int64), out_shape)
+    idx = broadcast_to(pix.index_values(asarray_operand(indices)), out_shape)
     n = aval(arr).shape[ax]
     idx = uf.where(uf.less(idx, 0), uf.add(idx, np.int64(n)), idx)
     ids = [idx if d == ax else st.iota(np.int64, out_shape, d) for d in range(nd)]

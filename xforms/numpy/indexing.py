@@ -129,7 +129,7 @@ def _oob_ints_as_arrays(entries, shape):
     for e in entries:
         if e is not None and e is not Ellipsis:
             if _is_int_scalar(e) and not -shape[dim] <= e < shape[dim]:
-                e = np.asarray(e, np.int64)
+                e = ix.index_values(e)
             dim += 1
         out.append(e)
     return out
@@ -288,7 +288,11 @@ def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False
         raise NotImplementedError("take: mode 'raise' needs the indices' values (JAX has no "
                                   "such mode either); use 'fill', 'clip' or 'wrap'")
     if mode in ("clip", "wrap"):
-        indices = _clip_or_wrap(convert(asarray_operand(indices), np.int64), n, mode)
+        indices = asarray_operand(indices)
+        if mode == "wrap" and aval(indices).dtype.kind == "u":
+            # (modulo n in the index's own dtype: uint64 values from 2**63 keep their value)
+            indices = ew.rem(indices, aval(indices).dtype.type(n))
+        indices = _clip_or_wrap(ix.index_values(indices), n, mode)
     elif mode not in (None, "fill"):
         raise ValueError(f"take: invalid mode {mode!r}; use 'fill', 'clip' or 'wrap'")
     return getitem(a, (slice(None),) * axis + (indices,),
@@ -446,11 +450,10 @@ def _normalised(arrays, sizes):
     out = []
     for e, n in zip(arrays, sizes):
         e = asarray_operand(e)
+        e = ix.index_values(e)          # (uint64 saturated: never counted from the end)
         if not isinstance(e, Tracer):
-            e = np.asarray(e, dtype=np.int64)
-            out.append(np.where(e < 0, e + n, e))
+            out.append(e + np.where(e < 0, n, 0))     # (no overflow near 2**63)
         else:
-            e = convert(e, np.int64)
             out.append(ew.select_n(ew.lt(e, np.int64(0)), e, ew.add(e, np.int64(n))))
     return out
 

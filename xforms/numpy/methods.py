@@ -166,13 +166,16 @@ def _array_getitem(self, idx):
         indexing.check_index(idx)           # (JAX's TypeError)
     if isinstance(idx, (int, np.integer)):
         # NumPy's: iterating an Array stops at its IndexError
-        out = np.ndarray.__getitem__(self, idx)
+        try:
+            out = np.ndarray.__getitem__(self, idx)
+        except OverflowError:             # a uint64 from 2**63: JAX's clamped read
+            return indexing.getitem(self, idx)
     else:
         try:
             out = np.ndarray.__getitem__(self, idx)
-        except IndexError:
-            # an index array out of bounds: clamped, as by a jax.Array (xforms' getitem
-            # raises the other errors)
+        except (IndexError, OverflowError):
+            # an index array out of bounds (or uint64 from 2**63): clamped, as by a
+            # jax.Array (xforms' getitem raises the other errors)
             return indexing.getitem(self, idx)
     return core.as_weak(out) if self.weak_type else out   # a part of a weak array is weak
 

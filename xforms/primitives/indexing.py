@@ -45,19 +45,49 @@ def _gather_aval(x, *idx, axes, mode="clip"):
     return ShapedArray(shapes.pop() + rest, x.dtype, x.weak_type)
 
 
+_I64_MAX = np.iinfo(np.int64).max
+
+
+def index_values(i):
+    """Index values as int64: the one point where an index's dtype is read, so every tier and
+    backend takes the same values.  Every integer dtype fits but uint64, whose values from
+    2**63 would wrap negative (and then count from the end): they saturate at 2**63 - 1,
+    out of bounds of every axis as the value itself is, so a gather clamps it to the last
+    element, a scatter drops it, a dynamic slice clamps its start (unsigned indices never
+    count from the end, as in JAX).  NumPy values stay NumPy, traced ones traced.
+
+    >>> index_values(np.array([3, 2**64 - 1], np.uint64))     # [3, 9223372036854775807]
+    """
+    if isinstance(i, core.Tracer):
+        if i.dtype == np.uint64:
+            i = lax_min(i, np.uint64(_I64_MAX))
+        return i if i.dtype == np.int64 else convert_element_type(i, np.int64)
+    a = np.asarray(i)
+    if a.dtype == np.uint64:
+        a = np.asarray(np.minimum(a, np.uint64(_I64_MAX)))     # (0-d stays an array)
+    return a.astype(np.int64)
+
+
+def _operands(indices):
+    """Index operands as a primitive takes them: uint64 ones through `index_values` (no
+    kernel then reads a uint64 index), the others as they are (any fits int64)."""
+    return [index_values(i) if (i.dtype if hasattr(i, "dtype") else np.asarray(i).dtype)
+            == np.uint64 else i for i in indices]
+
+
 def _front(x, axes):
     return np.moveaxis(x, axes, tuple(range(len(axes))))
 
 
 def _clip(x, idx, axes):
-    return tuple(np.clip(np.asarray(i, np.int64), 0, x.shape[a] - 1) for i, a in zip(idx, axes))
+    return tuple(np.clip(index_values(i), 0, x.shape[a] - 1) for i, a in zip(idx, axes))
 
 
 def _in_bounds_np(shape, idx, axes):
     """Where every index lies in [0, n) (a bool array of the index shape)."""
     ok = np.ones(np.shape(idx[0]) if idx else (), bool)
     for i, a in zip(idx, axes):
-        i = np.asarray(i, np.int64)
+        i = index_values(i)
         ok &= (i >= 0) & (i < shape[a])
     return ok
 
@@ -66,7 +96,7 @@ def in_bounds(shape, idx, axes):
     """Traced `_in_bounds_np`: where every index array in `idx` lies in [0, shape[axis])."""
     ok = None
     for i, a in zip(idx, axes):
-        i = convert_element_type(i, np.int64)
+        i = index_values(i)
         hit = and_(ge(i, np.int64(0)), lt(i, np.int64(shape[a])))
         ok = hit if ok is None else and_(ok, hit)
     return ok
@@ -98,7 +128,7 @@ impl_rules[gather_p] = lambda x, *idx, axes, mode: [
 
 
 def gather(x, indices, axes, mode="clip"):
-    return gather_p.bind(x, *indices, axes=tuple(int(a) for a in axes), mode=mode)
+    return gather_p.bind(x, *_operands(indices), axes=tuple(int(a) for a in axes), mode=mode)
 
 
 def _gather_jvp(primals, tangents, *, axes, mode):
@@ -182,14 +212,14 @@ declare(scatter_add_p, GATHER_SCATTER, inplace=0, reduce_op="sum")
 abstract_eval_rules[scatter_add_p] = _scatter_aval("scatter_add")
 impl_rules[scatter_add_p] = _scatter_impl(np.add)
 scatter_add = lambda x, u, indices, axes, mode="clip": scatter_add_p.bind(
-    x, u, *indices, axes=tuple(int(a) for a in axes), mode=mode)
+    x, u, *_operands(indices), axes=tuple(int(a) for a in axes), mode=mode)
 
 scatter_p = primitive("scatter")
 declare(scatter_p, GATHER_SCATTER, inplace=0)
 abstract_eval_rules[scatter_p] = _scatter_aval("scatter")
 impl_rules[scatter_p] = _scatter_impl(None)
 scatter = lambda x, u, indices, axes, mode="clip": scatter_p.bind(
-    x, u, *indices, axes=tuple(int(a) for a in axes), mode=mode)
+    x, u, *_operands(indices), axes=tuple(int(a) for a in axes), mode=mode)
 
 
 def _scatter_jvp(prim):
@@ -256,7 +286,7 @@ def _combining(name, ufunc, monoid):
     impl_rules[prim] = _scatter_impl(ufunc)
     vmap_rules[prim] = _scatter_vmap(prim)
     return prim, lambda x, u, indices, axes, mode="clip": prim.bind(
-        x, u, *indices, axes=tuple(int(a) for a in axes), mode=mode)
+        x, u, *_operands(indices), axes=tuple(int(a) for a in axes), mode=mode)
 
 
 scatter_mul_p, _ = _combining("scatter_mul", np.multiply, "prod")
@@ -282,8 +312,8 @@ def _reached(x, u, idx, axes, mode):
 def scatter_mul(x, u, indices, axes, mode="clip", unique_indices=False):
     """x with the updates multiplied in; `unique_indices` (JAX's flag, a promise that no two
     updates share a position) is what makes the updates differentiable, as in JAX."""
-    return scatter_mul_p.bind(x, u, *indices, axes=tuple(int(a) for a in axes), mode=mode,
-                              unique_indices=bool(unique_indices))
+    return scatter_mul_p.bind(x, u, *_operands(indices), axes=tuple(int(a) for a in axes),
+                              mode=mode, unique_indices=bool(unique_indices))
 
 
 def _scatter_mul_jvp(primals, tangents, *, axes, mode, unique_indices):
@@ -362,8 +392,8 @@ jvp_rules[scatter_max_p] = _extremal_jvp(scatter_max_p)
 def _clamped_starts(shape, sizes, starts):
     """JAX's starts: a negative one counts from the end, then each is clamped so that the
     slice fits (start -3 of 10 is 7; -11 is -1, clamped to 0)."""
-    return [int(np.clip(int(s) + n if int(s) < 0 else int(s), 0, n - k))
-            for s, n, k in zip(starts, shape, sizes)]
+    starts = [int(index_values(s)) for s in starts]
+    return [int(np.clip(s + n if s < 0 else s, 0, n - k)) for s, n, k in zip(starts, shape, sizes)]
 
 
 dynamic_slice_p = primitive("dynamic_slice")
@@ -387,7 +417,7 @@ def _dynamic_slice_impl(x, *starts, slice_sizes):
 abstract_eval_rules[dynamic_slice_p] = _dynamic_slice_aval
 impl_rules[dynamic_slice_p] = _dynamic_slice_impl
 dynamic_slice = lambda x, starts, slice_sizes: dynamic_slice_p.bind(
-    x, *starts, slice_sizes=tuple(int(k) for k in slice_sizes))
+    x, *_operands(starts), slice_sizes=tuple(int(k) for k in slice_sizes))
 
 
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
@@ -408,7 +438,7 @@ def _full_indices(shape, sizes, starts, size):
     """Index arrays (batch, *sizes) equivalent to a dynamic slice with batched starts."""
     out = []
     for d, (n, k, s) in enumerate(zip(shape, sizes, starts)):
-        s = convert_element_type(s, np.int64)
+        s = index_values(s)
         s = select_n(lt(s, np.int64(0)), s, add(s, np.int64(n)))    # as _clamped_starts
         s = lax_min(lax_max(s, np.int64(0)), np.int64(n - k))
         s = broadcast_in_dim(s, (size,) + tuple(sizes), (0,))
@@ -451,7 +481,8 @@ def _dus_impl(x, u, *starts):
 
 abstract_eval_rules[dynamic_update_slice_p] = _dus_aval
 impl_rules[dynamic_update_slice_p] = _dus_impl
-dynamic_update_slice = lambda x, u, starts: dynamic_update_slice_p.bind(x, u, *starts)
+dynamic_update_slice = lambda x, u, starts: dynamic_update_slice_p.bind(x, u,
+                                                                      *_operands(starts))
 
 
 def _dus_jvp(primals, tangents):

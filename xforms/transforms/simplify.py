@@ -284,6 +284,20 @@ def _unit_reshape_dims(src, mid, dims, out_ndim):
     return tuple(new)
 
 
+def literal_key(v):
+    """A literal's value as CSE compares it: a float by its bits, since 0.0 == -0.0 in Python
+    but they differ as values (1/x, copysign, a where's branch).
+
+        >>> literal_key(-0.0) == literal_key(0.0)        # False
+    """
+    if isinstance(v, (float, np.floating)):           # (np.float64 is a float too)
+        return ("float", float(v).hex())              # (every NaN keyed alike)
+    if isinstance(v, (complex, np.complexfloating)):
+        return ("complex", v.real.hex(), v.imag.hex()) if type(v) is complex else \
+            ("complex", float(v.real).hex(), float(v.imag).hex())
+    return v
+
+
 def _param_key(v):
     if isinstance(v, (list, np.ndarray)):
         return None
@@ -328,7 +342,7 @@ def _simplify_jaxpr(jaxpr, producers):
         key = None
         pkeys = tuple((k, _param_key(v)) for k, v in eqn.params.items())
         if all(k[1] is not None or eqn.params[k[0]] is None for k in pkeys):
-            ins = tuple(("L", a.val, a.aval) if isinstance(a, Literal) else a
+            ins = tuple(("L", literal_key(a.val), a.aval) if isinstance(a, Literal) else a
                         for a in eqn.invars)
             if eqn.prim.facts.commutative:       # x*y and y*x are one value
                 ins = tuple(sorted(ins, key=_atom_order))

@@ -24,6 +24,7 @@ from xforms.core import facts
 from xforms.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from xforms.primitives.control.loops import for_loop_p
 from xforms.primitives.control.scan import scan_p
+from xforms.transforms.simplify import literal_key
 
 _PURE = frozenset({facts.ELEMENTWISE, facts.REDUCTION, facts.VIEW, facts.CONTRACTION,
                    facts.GATHER_SCATTER})
@@ -56,7 +57,8 @@ def _key(e):
     """A pure equation's value as a hashable key (None: not compared)."""
     if facts.kind_of(e.prim) not in _PURE:
         return None
-    ins = tuple(("L", a.val, a.aval) if isinstance(a, Literal) else a for a in e.invars)
+    ins = tuple(("L", literal_key(a.val), a.aval) if isinstance(a, Literal) else a
+                for a in e.invars)                    # (-0.0 is not 0.0)
     key = (e.prim, ins, tuple(sorted(e.params.items())))
     try:
         hash(key)

@@ -294,7 +294,18 @@ def _expn(n, x):
         n0 = xnp.exp(-x) / x
     out = xnp.where(x == 0, at_zero, xnp.where(x == xnp.inf, 0.0, out))
     out = xnp.where((n == 0) & (x >= 0), n0, out)
-    return xnp.where((x < 0) | xnp.isnan(x) | xnp.isnan(n), xnp.nan, out)
+    return xnp.where((x < 0) | xnp.isnan(x) | xnp.isnan(n), xnp.nan,
+                     xnp.where(xnp.isinf(n), _expn_inf_order(n, x), out))
+
+
+def _expn_inf_order(n, x):
+    """E_{+-inf}(x) as jax 0.10.2 gives it (its fraction's limit): a zero of n's sign for
+    1 < x < inf, inf at x = 0 for n = -inf (n < 2), NaN elsewhere (x <= 1 is a fractional
+    order's NaN; x = inf NaN).  (Both series and fraction give NaN from inf - inf here.)"""
+    zero = xnp.zeros_like(x)
+    signed = xnp.where(n > 0, zero, -zero)
+    return xnp.where((x > 1.0) & (x < xnp.inf), signed,
+                     xnp.where((x == 0) & (n < 0), xnp.inf, xnp.nan))
 
 
 @_expn.defjvp
