@@ -95,3 +95,28 @@ def test_loop_carry_accumulates_in_place(dt):
                                               w.astype(np.float64))
     tol = 1e-12 if dt == np.float64 else 1e-5
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_residual_read_before_the_product(dt):
+    """A transformer block's `x + mlp(layernorm(x)) @ w2`: x is read by the layer norm
+    before the product is computed, then only by the add -- its buffer takes the sum."""
+    rng = np.random.default_rng(5)
+    a, b, w, y = (rng.standard_normal(s).astype(dt)
+                  for s in ((64, 32), (32, 128), (128, 256), (256, 128)))
+
+    def f(a, b, w, y):
+        x = a @ b
+        h = (x - xnp.mean(x, axis=-1, keepdims=True)) * 0.5
+        return xnp.tanh(x + xnp.tanh(h @ w) @ y)
+    prep = backend._prepare(xf.make_jaxpr(f)(a, b, w, y), {"name": "t"}, symbolic=False)
+    (st,) = _accumulating(prep.plan)
+    assert prep.plan.reuse[st.eqn.outvars[0]] is st.acc
+    ours, numba_kernel = _both(f, a, b, w, y)
+    got = ours(a, b, w, y)
+    _same(got, numba_kernel(a, b, w, y))
+    a, b, w, y = (v.astype(np.float64) for v in (a, b, w, y))
+    x = a @ b
+    want = np.tanh(x + np.tanh((x - x.mean(axis=-1, keepdims=True)) * 0.5 @ w) @ y)
+    tol = 1e-12 if dt == np.float64 else 1e-4
+    np.testing.assert_allclose(np.asarray(got), want, rtol=tol, atol=tol)

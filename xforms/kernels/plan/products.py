@@ -163,7 +163,7 @@ def _strided_rows(eqn, perm):
 def accumulate_products(steps, materialized, outset, external):
     """Products added to an array that dies there: `s = c + x @ y` where the product's only
     reader is that add, in a fused loop, and `c` (of the product's shape, read at the loop
-    index, by nothing else) is no output and no input the program may not write
+    index, by nothing else there or after) is no output and no input the program may not write
     (`external`: its inputs and consts less its owned carries).  The product becomes an
     `Op` with `acc=c` that computes `s` itself, by BLAS's gemm with beta = 1 (or small_mm's
     nest starting from c's elements) into c's buffer (plan/storage.py: updated in place);
@@ -192,7 +192,9 @@ def accumulate_products(steps, materialized, outset, external):
         if not found:
             continue
         q, c = found
-        if (c in outset or c in external or readers.get(c) != {j}
+        # (steps before the product may read c: its buffer is overwritten from step k on)
+        later = {i for i in readers.get(c, ()) if i >= k}
+        if (c in outset or c in external or later != {j}
                 or not k > defined.get(c, -1) or c is g):
             continue
         loop = steps[j]
