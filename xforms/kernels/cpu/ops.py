@@ -119,6 +119,7 @@ def _dot_accumulate(em, eqn, acc, x, y, mn):
     else into a copy of it; then `la_mm_acc` adds the product (BLAS's beta = 1).  x, y:
     (spelling, layout, stored matrix shape)."""
     out = eqn.outvars[0]
+    em.line(f"# ... + {em.s(acc)}: the product added into it (plan/products.accumulate_products)")
     em.alloc(out)
     O = em.A(out)
     if em.plan.reuse.get(out) is not acc:
