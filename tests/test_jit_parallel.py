@@ -140,6 +140,28 @@ def test_row_sums_are_staged_per_row(small_chunks, monkeypatch, dt):
         np.testing.assert_allclose(np.asarray(u), w, rtol=tol, atol=tol)
 
 
+def _loss_sums(h):
+    return xnp.mean(h ** 2), xnp.sum(h, axis=(1, 2)), xnp.max(h * 2.0), xnp.prod(1.0 + 1e-3 * h)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_sums_over_leading_axes_too_are_staged_per_row(small_chunks, monkeypatch, dt):
+    """A sum over the last axis and those before it (an LSTM loss's mean over (steps, batch,
+    hidden)) stages each row and folds it in lanes, as a row sum does, where it was one
+    chain of additions over every element: the same bits with and without threads, close
+    to a float64 sum (its rounding error no longer grows with the element count)."""
+    h = np.random.default_rng(3).uniform(-2, 2, (12, 5, 37)).astype(dt)
+    gp, src = _compile(_loss_sums, h, True, monkeypatch)
+    gs, _ = _compile(_loss_sums, h, False, monkeypatch)
+    assert src.count("[k0] = ") == 4 and "for ch in prange(" in src, src
+    h64 = h.astype(np.float64)
+    want = (np.mean(h64 ** 2), h64.sum(axis=(1, 2)), np.max(h64 * 2.0), np.prod(1.0 + 1e-3 * h64))
+    tol = 1e-12 if dt == np.float64 else 2e-6
+    for u, v, w in zip(gp(h), gs(h), want):
+        np.testing.assert_array_equal(np.asarray(u), np.asarray(v))
+        np.testing.assert_allclose(np.asarray(u), w, rtol=tol, atol=tol)
+
+
 def test_argmax_across_chunks_keeps_first_index_and_nan(small_chunks, monkeypatch):
     x = np.zeros(N)
     x[[300, 900, 4000]] = 7.0          # ties in three chunks: the first index wins

@@ -65,8 +65,14 @@ def _trig(x, y):                      # bounded sin/cos/tan per chunk, the loop 
     return xnp.sin(x) * y + xnp.cos(y), xnp.sum(xnp.tan(x), axis=0)
 
 
-CASES = [(_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N // 512 + 9, 512)), (_columns3, (N // 40 + 3, 5, 8)),
+def _leading(x, y):                   # staged per row too: sums over the leading axes as well
+    return xnp.mean((x - y) ** 2), xnp.sum(x * y, axis=(1, 2)), xnp.min(x, axis=(0, 1, 2))
+
+
+CASES = [(_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N // 512 + 9, 512)),
+         (_columns3, (N // 40 + 3, 5, 8)),
          (_row_staged, (5, 37)), (_row_staged, (N // 512 + 1, 512)),
+         (_leading, (3, 4, 37)), (_leading, (N // 2048 + 1, 4, 512)),
          (_staged, (70,)), (_staged, (16384 + 7,)), (_staged, (N - 1,)), (_staged, (N + 4097,)),
          (_ew, (N // 512 - 1, 512)), (_ew, (N // 512, 512)), (_ew, (1001, 263)),
          (_rows, (N // 7 + 5, 7)), (_middle, (N // 15 + 3, 3, 5)), (_heat, (515, 517))]

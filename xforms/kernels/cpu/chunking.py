@@ -92,20 +92,31 @@ def _threads_pay(size, ns):
     return True, min(CHUNK_ELEMENTS, max(MIN_CHUNK_ELEMENTS, size // WORK_CHUNKS))
 
 
-# A reduction along the last axis only (a row sum or max: softmax's denominator and shift,
+# A reduction along the last axis (a row sum or max: softmax's denominator and shift,
 # a mean over features) stages each row the same way when the row has at least ROW_STAGE_ELEMENTS
 # elements: the row's values into a buffer (the loop vectorises: exp in the softmax is a
-# vector polynomial, not a scalar one per element), then added in STAGE_LANES lanes.
+# vector polynomial, not a scalar one per element), then added in STAGE_LANES lanes.  So
+# does one over the last axis and the axes before it (`level` < n - 1: a loss's mean over
+# an n-D array, `mean(hs ** 2)` of an LSTM's (steps, batch, hidden) outputs): each row's
+# lanes, combined, are one term of the accumulator at its level, where one chain of
+# additions over every element ran at the adds' latency (measured 2026-11-29, sum of
+# squares of 100 x 32 x 128 float32, one thread: see benchmarks/README.md, #37).
 ROW_STAGE_ELEMENTS = 16
 
 
 def _row_staged(shape, reds):
-    """The reductions of a nest (of 2+ axes) that stage their rows (ROW_STAGE_ELEMENTS)."""
+    """The reductions of a nest (of 2+ axes) that stage their rows (ROW_STAGE_ELEMENTS):
+    those whose accumulator is a register (the kept axes lead) and that reduce the last
+    axis.
+
+    >>> [r.level for r in _row_staged((100, 32, 128), reds)]   # sum(x), sum(x, axis=2)
+    [0, 2]
+    """
     n = len(shape)
     if n < 2 or is_one(shape[-1]) or (not is_symbolic(shape[-1:])
                                        and shape[-1] < ROW_STAGE_ELEMENTS):
         return []
-    return [r for r in reds.values() if r.level == n - 1 and not r.arg
+    return [r for r in reds.values() if r.level is not None and r.level < n and not r.arg
             and r.op in ("sum", "prod", "max", "min") and r.dt.kind == "f"]
 
 

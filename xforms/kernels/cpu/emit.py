@@ -283,7 +283,12 @@ class Emitter(Naming):
                     if rule is None or dtype_refused(step.eqn, "cpu"):
                         raise _unsupported(step.eqn, dtype_refused(step.eqn, "cpu") or "")
                     self.comment(step.eqn)
-                    rule(self, step.eqn)
+                    # (a product added into `acc`: ops.py `_dot_general` reads it here)
+                    self.op_acc = step.acc
+                    try:
+                        rule(self, step.eqn)
+                    finally:
+                        self.op_acc = None
                 else:
                     rule = CONTROL_RULES.get(step.eqn.prim)
                     if rule is None:

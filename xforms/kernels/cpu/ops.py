@@ -66,6 +66,9 @@ def _dot_general(em, eqn):
     X, Y = em.atom(x), em.atom(y)
     # the contraction order that makes both operands (views of) contiguous matrices
     kx, ky, xl, yl = matrix_layouts(eqn, xf, yf)
+    if getattr(em, "op_acc", None) is not None:
+        return _dot_accumulate(em, eqn, em.op_acc, (X, xl, (M, K) if xl == "n" else (K, M)),
+                               (Y, yl, (K, N) if yl == "n" else (N, K)), (M, N))
     views = (xl is None or yl is None) and view_layouts(eqn, xf, yf)
     # an output in a concatenate's slot with no matrix view in the product's shape: by
     # batches of matrix views (plan/placement.py `_writable` checked that they exist)
@@ -108,6 +111,25 @@ def _dot_general(em, eqn):
     b = em.fresh("b")
     with em.counted_loop(b, B):
         em.line(f"{fn}({x3}[{b}], {y3}[{b}], {o3}[{b}])")
+
+
+def _dot_accumulate(em, eqn, acc, x, y, mn):
+    """out = acc + op(X) @ op(Y) (plan/products.py `accumulate_products`: matrices of both
+    operands, float32/float64): in acc's buffer when it dies here (the plan's storage),
+    else into a copy of it; then `la_mm_acc` adds the product (BLAS's beta = 1).  x, y:
+    (spelling, layout, stored matrix shape)."""
+    out = eqn.outvars[0]
+    em.line(f"# ... + {em.s(acc)}: the product added into it (plan/products.accumulate_products)")
+    em.alloc(out)
+    O = em.A(out)
+    if em.plan.reuse.get(out) is not acc:
+        em.line(f"{em.helper('copy_into')}({O}, {em.A(acc)})")
+    (X, xl, xm), (Y, yl, ym) = x, y
+    xa, ya = eqn.invars[0].aval.shape, eqn.invars[1].aval.shape
+    code = BLAS_CODES[np.dtype(out.aval.dtype)]
+    em.runtime_used.add("reshape_c")
+    em.line(f"{em.helper('la_mm_acc')}({_as(X, tuple(xa), xm)}, {_as(Y, tuple(ya), ym)}, "
+            f"{_as(O, tuple(out.aval.shape), mn)}, {xl == 't'}, {yl == 't'}, {code})")
 
 
 def _slot_product(em, eqn, slot, x, y):

@@ -28,7 +28,7 @@ from xforms.core.ir import Literal, Var
 from ..prepare.fusion_classes import REDUCTIONS, VIEWS, is_elementwise
 from .groups import Groups, Node, drop_dead, toposort
 from .placement import place_operands
-from .products import move_products, write_transposed
+from .products import accumulate_products, move_products, write_transposed
 from .index_maps import IndexMap, acts_as_view, view_map
 from .plan import Control, Loop, Op, Plan, Read, subjaxprs
 from .stencil import JOIN_OPERANDS, Stencil
@@ -329,6 +329,8 @@ def plan_jaxpr(jaxpr, consts=(), owned=(), products=False, recompute=None, rows=
     if products:
         move_products(steps, materialized, outset)
         write_transposed(steps, materialized, outset)
+        external = (set(jaxpr.invars) | set(jaxpr.constvars)) - set(owned)
+        accumulate_products(steps, materialized, outset, external)
     plan = Plan(jaxpr, steps, materialized, outputs=list(jaxpr.outvars), consts=list(consts),
                 tied=tied_rows(steps) if rows else [],
                 placed=place_operands(steps, outset) if products else {})

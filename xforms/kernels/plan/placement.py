@@ -122,7 +122,8 @@ def _writable(step, v, slot):
         return False
     if step.kind == "loop":
         return v in step.writes
-    if step.kind != "op" or step.eqn.prim.name != "dot_general" or view[1][-1] != 1:
+    if (step.kind != "op" or step.eqn.prim.name != "dot_general" or view[1][-1] != 1
+            or step.acc is not None):       # (added into its accumulator's buffer)
         return False
     xf, yf, _ = dot_dims(step.eqn)
     mats = ("out_permutation" not in step.eqn.params

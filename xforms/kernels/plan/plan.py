@@ -17,10 +17,11 @@ Data structures (all read-only once built):
   products `(eqn, reads)` of the loop's shape that the body reads at the loop index and
   that are computed inside the loop, a block of rows at a time, never stored whole
   (xforms/kernels/plan/products.py; CPU plans only).
-- `Op(eqn)`: one equation emitted by a per-primitive rule: dot_general, gather, scatter,
+- `Op(eqn, acc)`: one equation emitted by a per-primitive rule: dot_general, gather, scatter,
   scatter_add, dynamic_slice, dynamic_update_slice, pad (by a traced value: a pad by a
   literal is a guarded read), concatenate, general reshape.
-  Its operands and outputs are materialized.
+  Its operands and outputs are materialized.  `acc` (a product only): a materialized Var
+  of the output's shape that the product is added into, `out = acc + x . y`.
 - `Control(eqn, subplans)`: a higher-order primitive (cond, switch, while, scan, ...)
   with one sub-`Plan` per ClosedJaxpr in its params, in the order of `subjaxprs(eqn)`.
   Backends emit a real branch or loop around the sub-plans' code.
@@ -69,6 +70,10 @@ class Loop:
 @dataclass
 class Op:
     eqn: object
+    # a materialized Var the product adds into (dot_general only: out = acc + x . y, BLAS's
+    # beta = 1; xforms/kernels/plan/products.py `accumulate_products`), in its buffer when
+    # it dies here (storage); None: a plain step
+    acc: object = None
     kind = "op"
 
 
@@ -101,7 +106,8 @@ class Plan:
                                  + [e.prim.name for e, _ in st.body])
                 lines.append(f"step {k}: loop {st.shape}: {prims} -> {len(st.writes)} writes")
             elif st.kind == "op":
-                lines.append(f"step {k}: op {st.eqn.prim.name}")
+                acc = " (accumulating)" if st.acc is not None else ""
+                lines.append(f"step {k}: op {st.eqn.prim.name}{acc}")
             else:
                 lines.append(f"step {k}: control {st.eqn.prim.name} "
                              f"({len(st.subplans)} sub-plans)")

@@ -39,8 +39,9 @@ import numpy as np
 
 from xforms.core.ir import Var
 
-from ..codegen import BLAS_CODES, dot_dims, view_layouts
+from ..codegen import BLAS_CODES, cpu_blas, dot_dims, matrix_layouts, view_layouts
 from ..prepare.fusion_classes import REDUCTIONS
+from .index_maps import IndexMap
 from .plan import Op, Read
 
 MIN_ELEMENTS = 1 << 16
@@ -159,6 +160,112 @@ def _strided_rows(eqn, perm):
             and view_layouts(eqn, xf, yf) is not None)
 
 
+def accumulate_products(steps, materialized, outset, external):
+    """Products added to an array that dies there: `s = c + x @ y` where the product's only
+    reader is that add, in a fused loop, and `c` (of the product's shape, read at the loop
+    index, by nothing else there or after) is no output and no input the program may not write
+    (`external`: its inputs and consts less its owned carries).  The product becomes an
+    `Op` with `acc=c` that computes `s` itself, by BLAS's gemm with beta = 1 (or small_mm's
+    nest starting from c's elements) into c's buffer (plan/storage.py: updated in place);
+    the add leaves the loop, which reads `s` instead (and is gone if it did nothing else).
+    A transformer block's residual `x + mlp(x) @ w2 + b2`: the product's (B*T, D) result is
+    never stored and read back.  XLA's CPU backend fuses the same add into its gemm
+    (output fusion); as there, results differ from product-then-add by rounding only.
+
+        c = relu(a) * 2; s = c + x @ w; out = tanh(s)   # (x @ w: 32 x 512 by 512 x 512)
+        step 0: loop (32, 512): max mul -> 1 writes
+        step 1: op dot_general (accumulating)            # s = c + x @ w, in c's buffer
+        step 2: loop (32, 512): tanh -> 1 writes
+    """
+    readers = _step_readers(steps)
+    defined = {v: k for k, st in enumerate(steps) for v in _defs(st)}
+    drop = set()
+    for k, st in enumerate(steps):
+        if st.kind != "op" or st.acc is not None or not _accumulable(st.eqn):
+            continue
+        g = st.eqn.outvars[0]
+        users = readers.get(g, set())
+        if g in outset or len(users) != 1:
+            continue
+        (j,) = users
+        found = j > k and _added(steps[j], g)
+        if not found:
+            continue
+        q, c = found
+        # (steps before the product may read c: its buffer is overwritten from step k on)
+        later = {i for i in readers.get(c, ()) if i >= k}
+        if (c in outset or c in external or later != {j}
+                or not k > defined.get(c, -1) or c is g):
+            continue
+        loop = steps[j]
+        e = loop.body.pop(q)[0]
+        s = e.outvars[0]
+        ident = IndexMap.identity(len(loop.shape))
+        loop.body[:] = [(eq, [Read(r.atom, ident) if r.atom is s else r for r in reads])
+                        for eq, reads in loop.body]
+        if s in loop.writes:
+            loop.writes.remove(s)
+        steps[k] = Op(st.eqn.replace(outvars=[s]), acc=c)
+        materialized.discard(g)
+        materialized.add(s)
+        readers = _step_readers(steps)
+        if not loop.body:
+            drop.add(j)
+    steps[:] = [st for k, st in enumerate(steps) if k not in drop]
+
+
+def _accumulable(eqn):
+    """Whether dot_general `eqn` is a float32/float64 product of matrices (views of its
+    operands, no batch dims, no copies) that the CPU computes by BLAS: the class whose
+    accumulating form both CPU paths make (xforms/kernels/runtime/linalg.py `la_mm_acc`,
+    xforms/kernels/cpu/llvm/products.py)."""
+    if eqn.prim.name != "dot_general" or "out_permutation" in eqn.params:
+        return False
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    (_, _), (lb, rb) = eqn.params["dimension_numbers"]
+    if lb or rb or not all(isinstance(a, Var) for a in (x, y)) or not out.aval.shape:
+        return False
+    dts = {np.dtype(a.aval.dtype) for a in (x, y, out)}
+    if len(dts) != 1 or dts.pop() not in (np.dtype(np.float32), np.dtype(np.float64)):
+        return False
+    xf, yf, _ = dot_dims(eqn)
+    _, _, xl, yl = matrix_layouts(eqn, xf, yf)
+    return cpu_blas(eqn) and xl is not None and yl is not None
+
+
+def _added(step, g):
+    """(position, c) of the one equation of loop `step` reading `g`, when it is `c + g` (or
+    `g + c`) with both read at the loop index and `c` read by no other equation there;
+    else None."""
+    if step.kind != "loop" or step.products or tuple(step.shape) != tuple(g.aval.shape):
+        return None
+    n = len(step.shape)
+    at = [q for q, (_, reads) in enumerate(step.body) if any(r.atom is g for r in reads)]
+    if len(at) != 1:
+        return None
+    e, reads = step.body[at[0]]
+    if e.prim.name != "add" or len(reads) != 2:
+        return None
+    others = [r for r in reads if r.atom is not g]
+    if len(others) != 1 or not all(r.imap is not None and r.imap.is_identity(n)
+                                   for r in reads):
+        return None
+    c = others[0].atom
+    if (not isinstance(c, Var) or c.aval.dtype != g.aval.dtype
+            or tuple(c.aval.shape) != tuple(g.aval.shape)):
+        return None
+    if sum(r.atom is c for _, rs in step.body for r in rs) != 1:
+        return None
+    return at[0], c
+
+
+def _defs(step):
+    if step.kind == "loop":
+        return [e.outvars[0] for e, _ in step.body]
+    return list(step.eqn.outvars)
+
+
 def _step_readers(steps):
     """{value: indices of the steps that read it}."""
     readers = {}
@@ -173,4 +280,5 @@ def _reads(step):
         out = [r.atom for _, reads in step.body for r in reads]
         out += [r.atom for _, reads in step.products for r in reads]
         return [a for a in out if isinstance(a, Var)]
-    return [a for a in step.eqn.invars if isinstance(a, Var)]
+    acc = [step.acc] if step.kind == "op" and step.acc is not None else []
+    return [a for a in step.eqn.invars if isinstance(a, Var)] + acc

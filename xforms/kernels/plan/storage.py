@@ -41,7 +41,8 @@ def _step_reads(step):
     if step.kind == "loop":
         return [r.atom for _, reads in step.products + step.body for r in reads
                 if isinstance(r.atom, Var)]
-    return [a for a in step.eqn.invars if isinstance(a, Var)]
+    acc = [step.acc] if step.kind == "op" and step.acc is not None else []
+    return [a for a in step.eqn.invars if isinstance(a, Var)] + acc
 
 
 def _step_defs(step):
@@ -107,10 +108,13 @@ def assign_storage(plan, owned=()):
             f = st.eqn.prim.facts if st.kind == "op" else None
             if f is not None and f.inplace == "each":      # result i <- operand i
                 src = st.eqn.invars[st.eqn.outvars.index(v)]
+            if st.kind == "op" and st.acc is not None:      # a product added into acc
+                src = st.acc
             if f is not None and f.aliases is not None:
                 src = st.eqn.invars[f.aliases]
                 s = storage.get(src) if isinstance(src, Var) else None   # same buffer
-            elif (f is not None and f.inplace in (0, "each") and src in storage
+            elif (f is not None and (f.inplace in (0, "each") or st.acc is not None)
+                  and src in storage
                   and not storage[src].external and not storage[src].is_output
                   and storage[src].owner is src and live_until[storage[src]] <= k):
                 s = storage[src]                                 # update in place

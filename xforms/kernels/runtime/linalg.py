@@ -221,6 +221,30 @@ def la_mm_views(a, b, o, ta, tb, code):
 
 
 @numba.njit(cache=_CACHE, nogil=True)
+def la_mm_acc(a, b, o, ta, tb, code):
+    """o += op(a) @ op(b) (op(a) = a.T when `ta`) on 2-D views as `la_mm_views` takes them:
+    a product added into its accumulator's buffer (xforms/kernels/plan/products.py
+    `accumulate_products`) by small_mm's nest starting from o's elements where its rule
+    takes the sizes, else by BLAS's gemm with beta = 1 (whatever m and n: the direct LLVM
+    path makes the same calls, xforms/kernels/cpu/llvm/products.py).
+
+        la_mm_acc(h, w, c, False, False, 0)      # c += h @ w (float32)
+    """
+    m, n, k = o.shape[0], o.shape[1], a.shape[0] if ta else a.shape[1]
+    if m == 0 or n == 0 or k == 0:
+        return
+    if code < 2 and small_mm.views(a, b, o, ta, tb, _ld(a), _ld(b), _ld(o), True):
+        return
+    ch = np.empty(2, np.uint8)
+    ch[0], ch[1] = ord("T") if ta else ord("N"), ord("T") if tb else ord("N")
+    ints = np.empty(6, np.int32)
+    ints[0], ints[1], ints[2] = m, n, k
+    ints[3], ints[4], ints[5] = _ld(a), _ld(b), _ld(o)
+    one = np.ones(1, o.dtype)
+    _gemm(code, ch, ints, one, one, a, b, o)
+
+
+@numba.njit(cache=_CACHE, nogil=True)
 def _mm_update(code, opa, m, n, k, a, b, c, ld, lda, alpha, beta, ch, ints):
     """c -= opa(a) b (row-major views, row strides lda, ld, ld)."""
     ch[0], ch[1] = opa, ord("N")

@@ -268,7 +268,7 @@ class _Loops(_Module):
             return
         if st.kind == "op":          # a matrix product (products.py)
             out = st.eqn.outvars[0]
-            products.emit(self, products.accepts(st.eqn, self.ty(out.aval)))
+            products.emit(self, products.accepts(st.eqn, self.ty(out.aval)), st.acc)
             return
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         # the vector polynomials where the Numba path calls them: 64+ elements, or a size that

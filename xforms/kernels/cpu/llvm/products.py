@@ -71,14 +71,18 @@ def accepts(eqn, ty):
     return Spec(eqn, ty, B, M, K, N, xl, yl)
 
 
-def emit(mod, spec):
+def emit(mod, spec, acc=None):
     """Write `spec`'s product into module `mod` (its operands' and output's data pointers in
-    `mod.arrays`): one call a matrix of the batch, as the Numba kernel's loop over it."""
+    `mod.arrays`): one call a matrix of the batch, as the Numba kernel's loop over it; with
+    `acc` (the plan step's: plan/products.py `accumulate_products`) added into acc."""
     x, y = spec.eqn.invars
     out = spec.eqn.outvars[0]
     if not all(v in mod.arrays for v in (x, y)):
         raise Refused("a product of values that are no arrays of the module")
     xd, yd = mod.arrays[x][0], mod.arrays[y][0]
+    if acc is not None:
+        _accumulate(mod, spec, acc, xd, yd)
+        return
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     if not out.aval.shape:          # a full contraction: Numba's np.dot of two vectors
         mod.names[out] = _call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
@@ -98,6 +102,37 @@ def emit(mod, spec):
             ptrs.append(p)
         _matrix(mod, spec, *ptrs)
     mod._nest_over((spec.batch,), one)
+
+
+def _accumulate(mod, spec, acc, xd, yd):
+    """out = acc + op(x) @ op(y) as the Numba kernel's `la_mm_acc` (xforms/kernels/runtime/
+    linalg.py): small_mm's nest starting from acc's elements where its rule takes the sizes,
+    else gemm with beta = 1, whatever m and n; in acc's buffer where the plan's storage
+    lets the product update it (no program output: those are arrays of their own here),
+    else into a copy of it."""
+    out = spec.eqn.outvars[0]
+    if acc not in mod.arrays or spec.batch != 1:
+        raise Refused("a product added into a value that is no array of the module")
+    cd = mod.arrays[acc][0]
+    if mod.plan.reuse.get(out) is acc and out not in mod.plan.outputs:
+        mod.arrays[out] = mod.arrays[acc]
+    else:
+        size = int(np.prod([int(d) for d in out.aval.shape], dtype=np.int64))
+        nbytes = size * np.dtype(out.aval.dtype).itemsize
+        mod.decls.add("declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
+        mod.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {mod.arrays[out][0]}, ptr {cd}, "
+                 f"i64 {nbytes}, i1 false)")
+    od = mod.arrays[out][0]
+    m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
+    if _small(m, n, k, ty):
+        _nest(mod, spec, xd, yd, od, acc=True)
+        return
+    xt, yt = spec.xl == "t", spec.yl == "t"
+    ta, lda = ("t", k) if yt else ("n", n)
+    tb, ldb = ("t", m) if xt else ("n", k)
+    _call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
+                            ("i32", k), (ty, 1.0), yd, ("i32", lda), xd, ("i32", ldb),
+                            (ty, 1.0), od, ("i32", n)])
 
 
 def _matrix(mod, spec, xd, yd, od):
@@ -123,7 +158,7 @@ def _matrix(mod, spec, xd, yd, od):
                                 (ty, 0.0), od, ("i32", n)])
 
 
-def _nest(mod, spec, xd, yd, od):
+def _nest(mod, spec, xd, yd, od, acc=False):
     """small_mm's loop nest, as `small_mm.call` passes it (lda, ldb: the stored matrices'
     row lengths); above `PARALLEL_MIN_WORK` multiply-adds split over parts of C's rows on
     OpenMP's team (`_parts`), as the Numba kernel's `small_mm.product` splits them over its
@@ -131,7 +166,7 @@ def _nest(mod, spec, xd, yd, od):
     from ...runtime.products import small_mm
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     ta, tb = spec.xl == "t", spec.yl == "t"
-    sym = _nest_symbol(ty, ta, tb)
+    sym = _nest_symbol(ty, ta, tb, acc)
     mod.decls.add(f"declare void @{sym}(ptr, i64, ptr, i64, ptr, i64, i64, i64, i64)")
     lda, ldb = (m if ta else k), (k if tb else n)
     if m * n * k >= small_mm.PARALLEL_MIN_WORK:
@@ -291,12 +326,12 @@ def _numba_type(ty):
     return types.float32 if ty == "float" else types.float64
 
 
-def _nest_symbol(ty, ta, tb):
+def _nest_symbol(ty, ta, tb, acc=False):
     """The symbol of small_mm's loop nest for `ty` and the operands' layouts (`ta`, `tb`:
     transposed), compiled once per process by the direct path's engine from the IR small_mm
     builds (llvmlite.ir: its module imports Numba for its jitted wrappers, not for this IR)."""
-    key = (ty, ta, tb)
-    sym = f"xf_small_mm_{ty}_{'nt'[ta]}{'nt'[tb]}"
+    key = (ty, ta, tb, acc)
+    sym = f"xf_small_mm_{ty}_{'nt'[ta]}{'nt'[tb]}{'_acc' * acc}"
     with _lock:
         if key not in _nests:
             import llvmlite.binding as llvm
@@ -304,7 +339,7 @@ def _nest_symbol(ty, ta, tb):
             from ...runtime.products import small_mm
             from . import engine
             module = ir.Module(name=sym)
-            fn = small_mm.define(module, _numba_type(ty), ta, tb)
+            fn = small_mm.define(module, _numba_type(ty), ta, tb, acc)
             fn.name, fn.linkage = sym, ""           # (exported: called by symbol)
             address, owner = engine.compile_function(str(module), sym)
             _nests[key] = owner

@@ -115,17 +115,19 @@ def call(context, builder, dtype, a, b, c, m, n, k, ta=False, tb=False):
 @intrinsic
 def nest(typingctx, a, lda, b, ldb, c, ldc, m, n, k, trans):
     """C = op(A) @ op(B) by the loop nest over data pointers (lda, ldb: the stored
-    matrices' row lengths), op = .T where bit 0 (A) / bit 1 (B) of the int `trans` is set."""
+    matrices' row lengths), op = .T where bit 0 (A) / bit 1 (B) of the int `trans` is set;
+    bit 2: C += op(A) @ op(B) (`define`'s `acc`)."""
     def codegen(context, builder, sig, args):
         *ptrs, t = args
-        cases = {(ta, tb): 2 * tb + ta for ta in (False, True) for tb in (False, True)}
+        cases = {(ta, tb, acc): 4 * acc + 2 * tb + ta for ta in (False, True)
+                 for tb in (False, True) for acc in (False, True)}
         end = builder.append_basic_block("nest.end")
         switch = builder.switch(t, end)
-        for (ta, tb), code in cases.items():
-            blk = builder.append_basic_block(f"nest.{'nt'[ta]}{'nt'[tb]}")
+        for (ta, tb, acc), code in cases.items():
+            blk = builder.append_basic_block(f"nest.{'nt'[ta]}{'nt'[tb]}{'_acc' * acc}")
             switch.add_case(ir.Constant(t.type, code), blk)
             builder.position_at_end(blk)
-            builder.call(define(builder.module, a.dtype, ta, tb), ptrs)
+            builder.call(define(builder.module, a.dtype, ta, tb, acc), ptrs)
             builder.branch(end)
         builder.position_at_end(end)
         return context.get_dummy_value()
@@ -172,7 +174,8 @@ def _at(typingctx, p, i):
 
 @numba.njit(cache=CACHE, nogil=True, parallel=True)
 def product(a, lda, b, ldb, c, ldc, m, n, k, trans):
-    """C = op(A) @ op(B) (small_mm.nest's arguments) split over `parts_for` threads."""
+    """C = op(A) @ op(B), or C += op(A) @ op(B) (small_mm.nest's arguments: `trans`' bit
+    2), split over `parts_for` threads."""
     parts = parts_for(m, n, k)
     if parts == 1:
         nest(a, lda, b, ldb, c, ldc, m, n, k, trans)
@@ -202,26 +205,28 @@ def _data(typingctx, a):
     return types.CPointer(a.dtype)(a), codegen
 
 
-def views(a, b, o, ta, tb, lda, ldb, ldo):
-    """o = op(a) @ op(b) by the nest for float 2-D views with adjacent columns and rows
-    lda, ldb, ldo apart (linalg.la_mm_views' heads of attention), where `eligible`'s rule
-    takes them -> whether it did (else the caller calls BLAS).  Jitted code only: typed by
+def views(a, b, o, ta, tb, lda, ldb, ldo, acc=False):
+    """o = op(a) @ op(b) (o += op(a) @ op(b) where `acc`) by the nest for float 2-D views
+    with adjacent columns and rows lda, ldb, ldo apart (linalg.la_mm_views' heads of
+    attention, linalg.la_mm_acc's accumulating products), where `eligible`'s rule takes
+    them -> whether it did (else the caller calls BLAS).  Jitted code only: typed by
     `_views`, False for complex views (the nest is float32/float64)."""
     raise NotImplementedError("small_mm.views is called from jitted code only")
 
 
 @overload(views, jit_options={"nogil": True})
-def _views(a, b, o, ta, tb, lda, ldb, ldo):
+def _views(a, b, o, ta, tb, lda, ldb, ldo, acc=False):
     if o.dtype not in (types.float32, types.float64):
-        return lambda a, b, o, ta, tb, lda, ldb, ldo: False
+        return lambda a, b, o, ta, tb, lda, ldb, ldo, acc=False: False
     return _float_views
 
 
-def _float_views(a, b, o, ta, tb, lda, ldb, ldo):
+def _float_views(a, b, o, ta, tb, lda, ldb, ldo, acc=False):
     m, n, k = o.shape[0], o.shape[1], a.shape[0] if ta else a.shape[1]
     if not (_AVAILABLE and takes(m, n, k, o.itemsize, tb)):
         return False
-    product(_data(a), lda, _data(b), ldb, _data(o), ldo, m, n, k, int(ta) + 2 * int(tb))
+    product(_data(a), lda, _data(b), ldb, _data(o), ldo, m, n, k,
+            int(ta) + 2 * int(tb) + 4 * int(acc))
     return True
 
 
@@ -245,14 +250,16 @@ def _signature(ft):
     return ir.FunctionType(ir.VoidType(), [pt, _I64, pt, _I64, pt, _I64, _I64, _I64, _I64])
 
 
-def define(module, dtype, ta=False, tb=False):
+def define(module, dtype, ta=False, tb=False, acc=False):
     """The loop nest as an internal function of `module` (defined on first use): C = op(A)
-    @ op(B), op = .T where ta / tb.  A transposed A is read in place (A[i, k] is then
-    a[k * lda + i]); a transposed B is packed, a slab of 2 vectors of columns at a time,
-    into a buffer on the stack (k <= MAX_DEPTH) that its tiles read as an untransposed B."""
+    @ op(B), op = .T where ta / tb; with `acc`, C += op(A) @ op(B) (each tile's
+    accumulators start from C's elements: BLAS's beta = 1).  A transposed A is read in
+    place (A[i, k] is then a[k * lda + i]); a transposed B is packed, a slab of 2 vectors
+    of columns at a time, into a buffer on the stack (k <= MAX_DEPTH) that its tiles read
+    as an untransposed B."""
     ft = ir.FloatType() if dtype == types.float32 else ir.DoubleType()
     layout = "" if not (ta or tb) else f"{'nt'[ta]}{'nt'[tb]}_"
-    name = f"xforms_small_mm_nest_{layout}{dtype}"
+    name = f"xforms_small_mm_nest_{layout}{'acc_' * acc}{dtype}"
     fn = module.globals.get(name)
     if fn is not None:
         return fn
@@ -262,15 +269,15 @@ def define(module, dtype, ta=False, tb=False):
     # unrolling tripled its IR and its compile time
     fn.attributes.add("noinline")
     fn.attributes.add("optsize")
-    _Body(fn, ft, width(dtype), ta, tb).emit()
+    _Body(fn, ft, width(dtype), ta, tb, acc).emit()
     return fn
 
 
 class _Body:
     """Emits the tiled loop nest of `fn(a, lda, b, ldb, c, ldc, m, n, k)`."""
 
-    def __init__(self, fn, ft, w, ta=False, tb=False):
-        self.fn, self.w, self.ft, self.ta, self.tb = fn, w, ft, ta, tb
+    def __init__(self, fn, ft, w, ta=False, tb=False, acc=False):
+        self.fn, self.w, self.ft, self.ta, self.tb, self.acc = fn, w, ft, ta, tb, acc
         self.vt = ir.VectorType(ft, w)
         self.align = 4 if isinstance(ft, ir.FloatType) else 8      # the element's size
         suffix = "f32" if isinstance(ft, ir.FloatType) else "f64"
@@ -326,6 +333,10 @@ class _Body:
         """C[i0:i0+r, j0:j0+v*w] = A[i0:i0+r, :] @ B[:, j0:j0+v*w], accumulators in phis."""
         _a, _lda, _bm, _ldb, c, ldc, _m, _n, k = self.fn.args
         zero = ir.Constant(self.vt, [0.0] * self.w)
+        rows = [b.gep(c, [b.add(b.mul(_add(b, i0, rr), ldc), j0)]) for rr in range(r)]
+        # accumulating: the tile's sums start from C's elements (c + a0 b0 + a1 b1 + ...)
+        start = [[self._load(b, rows[rr], q) if self.acc else zero for q in range(v)]
+                 for rr in range(r)]
         pre = b.block
         head, body, end = (b.append_basic_block(s) for s in ("k.head", "k.body", "k.end"))
         b.branch(head)
@@ -333,8 +344,9 @@ class _Body:
         kk = b.phi(_I64)
         kk.add_incoming(ir.Constant(_I64, 0), pre)
         accs = [[b.phi(self.vt) for _ in range(v)] for _ in range(r)]
-        for p in (p for row in accs for p in row):
-            p.add_incoming(zero, pre)
+        for rr in range(r):
+            for q in range(v):
+                accs[rr][q].add_incoming(start[rr][q], pre)
         b.cbranch(b.icmp_signed("<", kk, k), body, end)
         b.position_at_end(body)
         brow = self._b_row(b, kk, j0, v)
@@ -348,9 +360,8 @@ class _Body:
         b.branch(head)
         b.position_at_end(end)
         for rr in range(r):
-            crow = b.gep(c, [b.add(b.mul(_add(b, i0, rr), ldc), j0)])
             for q in range(v):
-                b.store(accs[rr][q], self._ptr(b, crow, q), align=self.align)
+                b.store(accs[rr][q], self._ptr(b, rows[rr], q), align=self.align)
 
     def _ptr(self, b, row, q):
         return b.bitcast(b.gep(row, [ir.Constant(_I64, self.w * q)]), self.vt.as_pointer())
