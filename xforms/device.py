@@ -321,6 +321,13 @@ class _DeviceAt:
         return update
 
 
+def _copy(self):
+    """`x.copy()` on the device: the backend's own device-to-device copy where its arrays
+    have one (no kernel to compile), else the compiled identity."""
+    own = getattr(type(self), "device_copy", None)
+    return own(self) if own is not None else _on_device("copy", self, (), {})
+
+
 def _tolist(self):
     """The array's values as nested Python lists (a host copy)."""
     return self.copy_to_host().tolist()
@@ -328,7 +335,7 @@ def _tolist(self):
 
 # on every operator type (DeviceArray), now or when its module is imported
 install_operators({**{name: _device_method(name) for name in ARRAY_METHODS},
-                   "copy": _device_method("copy"),
+                   "copy": _copy,
                    **{name: locate_errors(_device_operator(name)) for name in OPERATORS
                       if name != "__getitem__"},
                    "__getitem__": locate_errors(_getitem), "__iter__": _iter,

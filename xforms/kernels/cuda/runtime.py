@@ -502,6 +502,10 @@ class DeviceArray:
         out = host_copy(self.buf, self.shape)
         return out if dtype is None else out.astype(dtype, copy=False)
 
+    def device_copy(self):
+        """A copy on the device: one device-to-device copy, no kernel and no host round trip
+        (`x.copy()`, `xnp.array(x)`).  >>> y = x.device_copy()   # y.buf is not x.buf"""
+        return DeviceArray(copy(self.buf), self.shape, None, self.weak_type)
 
     def block_until_ready(self):
         stream().synchronize()
