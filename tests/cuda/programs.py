@@ -527,6 +527,19 @@ def special_functions(x, a):
             + xsp.gammaincc(a, x) + xsp.betainc(a, x, x / 10) + xsp.i0e(x) + xsp.i1e(-x))
 
 
+def windowed_getitem(x, s):
+    """A DeviceArray's slices as xforms/device.py compiles them: windows (dynamic slices at
+    operand starts) indexed by strides, reversed or not, and a cast (`xnp.asarray(d, dtype)`)."""
+    from xforms import device
+    return (device._windowed_getitem(x, ((0, 3, s), (1, 2, s)), (slice(None, None, -2),
+                                                                  slice(None, None, 1))),
+            device._windowed_getitem(x, ((1, 3, s),), (1, slice(None, None, 2))),
+            xnp.asarray(x, np.float32))
+
+
+PROGRAMS["windowed_getitem"] = (windowed_getitem, (np.linspace(-2.0, 3.0, 30).reshape(5, 6),
+                                                  np.int64(1)), 1e-7)
+
 PROGRAMS["special"] = (special_functions, (np.abs(X) + 0.5, np.abs(Y) + 1.0), 1e-12)
 PROGRAMS["special32"] = (special_functions, ((np.abs(X) + 0.5).astype(np.float32),
                                              (np.abs(Y) + 1.0).astype(np.float32)), 2e-5)

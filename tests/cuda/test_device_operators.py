@@ -152,6 +152,25 @@ def test_integer_indices_are_operands_of_one_program(copies, monkeypatch):
     assert [c for c in copies if c[0] == "h2d"] == [], copies
 
 
+def test_slices_of_one_length_and_step_are_one_program(copies, monkeypatch):
+    """A slice's start is an operand (a dynamic slice's, as JAX's): `d[0:2]`, `d[1:3]`,
+    ... share the program of their length and step (each compiled its own before)."""
+    d = _put(A)
+    d[0:2], d[:, 1:3], d[2:0:-1], d[1, ::2]
+    made = []
+    monkeypatch.setattr(device, "jit", lambda *a, **k: made.append(a) or xf.jit(*a, **k))
+    del copies[:]
+    for idx in (np.s_[1:3], np.s_[-2:], np.s_[0:2:1], np.s_[:, 0:2], np.s_[:, 2:],
+                np.s_[1::-1], np.s_[-1:0:-1], np.s_[0, 1::2], np.s_[2, 1:4:2]):
+        got = d[idx]
+        assert type(got) is DeviceArray and got.shape == A[idx].shape, idx
+        np.testing.assert_array_equal(np.asarray(got), A[idx])
+    assert made == []
+    assert [c for c in copies if c[0] == "h2d"] == [], copies
+    for idx in (np.s_[3:1], np.s_[::-1], np.s_[..., 1:3], np.s_[None, 1:, -1]):   # (others)
+        np.testing.assert_array_equal(np.asarray(d[idx]), A[idx])
+
+
 def test_iterating_gives_device_rows_without_a_host_copy(copies):
     d = _put(A)
     rows = list(d)                        # (compiles d[i] once)
