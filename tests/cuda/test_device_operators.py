@@ -216,8 +216,8 @@ def test_eager_numpy_functions_run_on_the_device(name, copies, monkeypatch):
 
 
 def test_an_eager_primitive_the_backend_cannot_compile_runs_on_the_host():
-    d = _put(np.array([[4.0, 1.0], [1.0, 3.0]]))
-    q, r = xnp.linalg.qr(d)          # (no CUDA rule on the simulator: cuSOLVER's only)
+    d = _put(np.array([[4.0, 1.0], [1.0, 3.0]]) + 0j)
+    q, r = xnp.linalg.qr(d)          # (complex: no CUDA rule on the simulator, cuSOLVER's only)
     np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), np.asarray(d), atol=1e-12)
 
 

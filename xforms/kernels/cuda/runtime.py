@@ -499,12 +499,10 @@ class DeviceArray:
         return self._host()
 
     def _host(self, dtype=None):
-        out = host_copy(self.buf, self.shape)
-        return out if dtype is None else out.astype(dtype, copy=False)
+        return host_copy(self.buf, self.shape).astype(dtype or self.dtype, copy=False)
 
     def device_copy(self):
-        """A copy on the device: one device-to-device copy, no kernel and no host round trip
-        (`x.copy()`, `xnp.array(x)`).  >>> y = x.device_copy()   # y.buf is not x.buf"""
+        """`x.copy()`, `xnp.array(x)`: one device-to-device copy (no kernel, no host trip)."""
         return DeviceArray(copy(self.buf), self.shape, None, self.weak_type)
 
     def block_until_ready(self):
