@@ -213,6 +213,8 @@ def run(args) -> int:
             "xforms_cache_dir": os.environ["XFORMS_CACHE_DIR"],
             "workload_wall_s": wall, "loadavg_before": load_before, "loadavg_after": _loadavg(),
             "blas_env": _blas_env(), **ctx_meta, "harness_errors": harness_errors}
+    if args.backend == "cuda":   # the GPU's model, driver, CUDA libraries' and packages' versions
+        meta["gpu"] = _gpu_meta()
     written = []
     for name, module in plan:
         path = os.path.join(args.out, f"{stem}_{name}.png")
@@ -246,6 +248,15 @@ def _blas_env():
     unaffected.  `{"OPENBLAS_CORETYPE": "Haswell"}` or `{}`."""
     names = ("OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE")
     return {k: os.environ[k] for k in names if k in os.environ}
+
+
+def _gpu_meta():
+    """benchmarks/gpu_info.py's record of the GPU, or why it could not be made."""
+    try:
+        from .gpu_info import gpu_info
+        return gpu_info()
+    except Exception as e:
+        return f"unavailable ({type(e).__name__}: {e})"
 
 
 def _loadavg():
