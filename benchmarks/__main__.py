@@ -99,9 +99,11 @@ def _measure_here(args):
     """Run the selected workloads in this process -> (rows, wall, errors, meta)."""
     from .harness import Context, run_case
     quick = args.quick
-    ctx = Context(quick=quick, backend=args.backend, repeats=args.repeats or (3 if quick else 7),
+    sim = quick and args.backend == "cuda" and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    ctx = Context(quick=quick, backend=args.backend, sim=sim,
+                  repeats=args.repeats or (3 if quick else 7),
                   target=0.005 if quick else 0.02, budget=0.3 if quick else 2.0,
-                  timeout=60.0 if quick else 600.0)
+                  timeout=300.0 if sim else 60.0 if quick else 600.0)
     plan, harness_errors = [], []
     for name in args.names:
         try:

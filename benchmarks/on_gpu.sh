@@ -47,7 +47,7 @@ fi
 } | tee "$OUT/versions.txt"
 # the GPU's model, compute capability, driver, CUDA and library (cuBLAS/cuFFT/cuSOLVER)
 # versions and NVIDIA's packages, as JSON (also in the benchmark JSON's meta, "gpu")
-timeout 60 "$PY" -m benchmarks.gpu_info 2>&1 | tee -a "$OUT/versions.txt"
+timeout $(cap 60) "$PY" -m benchmarks.gpu_info 2>&1 | tee -a "$OUT/versions.txt"
 timeout 60 "$PY" - <<'PY' 2>&1 | tee -a "$OUT/versions.txt"
 import sys, numpy, numba, llvmlite, scipy
 print("python", sys.version.split()[0], "numpy", numpy.__version__, "numba", numba.__version__,

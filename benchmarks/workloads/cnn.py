@@ -69,7 +69,7 @@ def _f(ctx):
 
 
 def cases(ctx):
-    batches = (32,) if ctx.quick else (1, 32, 128)
+    batches = (1,) if ctx.sim else (32,) if ctx.quick else (1, 32, 128)
     systems = {"xforms": _xforms(ctx), "jax": _jax(ctx), "f": _f(ctx)}
     return [Case("jit(grad)", {"batch": b, "dtype": "float32"}, systems,
                  make=lambda b=b: make_data(b, "float32", ctx.seed),
