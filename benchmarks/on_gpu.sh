@@ -10,7 +10,8 @@
 # and library versions of benchmarks/gpu_info.py, the Python packages').
 # DRY_RUN=1 runs the same steps without a GPU, on Numba's CUDA simulator: the test files
 # collected (not run: the simulator takes an hour over them), the sweep's three tiny cases,
-# the table's workloads at --quick sizes; check it on a CPU machine before spending a lease.
+# the table's workloads at the simulator's sizes (--quick there: Context.sim, rows that only
+# check they run; ~10 min, give it TOTAL_BUDGET=1500); check it before spending a lease.
 set -u
 what=${1:-all}; shift || true
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
