@@ -99,9 +99,11 @@ def _measure_here(args):
     """Run the selected workloads in this process -> (rows, wall, errors, meta)."""
     from .harness import Context, run_case
     quick = args.quick
-    ctx = Context(quick=quick, backend=args.backend, repeats=args.repeats or (3 if quick else 7),
+    sim = quick and args.backend == "cuda" and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    ctx = Context(quick=quick, backend=args.backend, sim=sim,
+                  repeats=args.repeats or (3 if quick else 7),
                   target=0.005 if quick else 0.02, budget=0.3 if quick else 2.0,
-                  timeout=60.0 if quick else 600.0)
+                  timeout=300.0 if sim else 60.0 if quick else 600.0)
     plan, harness_errors = [], []
     for name in args.names:
         try:
@@ -213,6 +215,8 @@ def run(args) -> int:
             "xforms_cache_dir": os.environ["XFORMS_CACHE_DIR"],
             "workload_wall_s": wall, "loadavg_before": load_before, "loadavg_after": _loadavg(),
             "blas_env": _blas_env(), **ctx_meta, "harness_errors": harness_errors}
+    if args.backend == "cuda":   # the GPU's model, driver, CUDA libraries' and packages' versions
+        meta["gpu"] = _gpu_meta()
     written = []
     for name, module in plan:
         path = os.path.join(args.out, f"{stem}_{name}.png")
@@ -246,6 +250,15 @@ def _blas_env():
     unaffected.  `{"OPENBLAS_CORETYPE": "Haswell"}` or `{}`."""
     names = ("OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE")
     return {k: os.environ[k] for k in names if k in os.environ}
+
+
+def _gpu_meta():
+    """benchmarks/gpu_info.py's record of the GPU, or why it could not be made."""
+    try:
+        from .gpu_info import gpu_info
+        return gpu_info()
+    except Exception as e:
+        return f"unavailable ({type(e).__name__}: {e})"
 
 
 def _loadavg():

@@ -57,6 +57,9 @@ class Context:
     """Run-wide settings handed to every workload."""
     quick: bool = False
     backend: str = "cpu"
+    # --quick on Numba's CUDA simulator (on_gpu.sh's DRY_RUN): every CUDA thread is a Python
+    # thread there, so the workloads take sizes that only check their rows run
+    sim: bool = False
     repeats: int = 7
     target: float = 0.02
     budget: float = 2.0

@@ -6,16 +6,18 @@
 # Usage (device tool, repo root):  bash benchmarks/on_gpu.sh [tests|sweep|bench|all] [bench args...]
 # Every log and JSON lands in $OUT itself (the device tool brings back at most 8 files, so the
 # benchmark's plots stay behind): versions.txt, cuda_tests.log, vendor_sweep.log,
-# vendor_sweep.json, bench.log, <date>_<machine>.json.
+# vendor_sweep.json, bench.log, <date>_<machine>.json (versions.txt: nvidia-smi, the GPU, driver
+# and library versions of benchmarks/gpu_info.py, the Python packages').
 # DRY_RUN=1 runs the same steps without a GPU, on Numba's CUDA simulator: the test files
 # collected (not run: the simulator takes an hour over them), the sweep's three tiny cases,
-# the table's workloads at --quick sizes; check it on a CPU machine before spending a lease.
+# the table's workloads at the simulator's sizes (--quick there: Context.sim, rows that only
+# check they run; ~10 min, give it TOTAL_BUDGET=1500); check it before spending a lease.
 set -u
 what=${1:-all}; shift || true
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 # The GPU table of issue 34: its fori_loop gradient is pow_loop, its transformer block the
 # `block value_and_grad` rows of cliffs (with issue 37's LSTM, Newton-CG and heat programs);
-# cuda_graphs times one small MLP gradient with XFORMS_CUDA_GRAPHS off and on (every CUDA row
+# cuda_graphs times one small MLP gradient with CUDA graphs off and on (every CUDA row
 # reports kernel launches and host us per call)
 GPU_TABLE=${GPU_TABLE:-dispatch,cuda_graphs,elementwise,mlp,cnn,rk4,pow_loop,gp_nll,fft_conv,random,cliffs}
 # The whole call must fit 8 minutes of device time: each step gets its own cap, clipped to what
@@ -40,9 +42,14 @@ if [ "$dry" = 1 ]; then
   collect=--collect-only; quick=--quick
 else
   collect=; quick=
-  nvidia-smi -L; nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv
 fi
-timeout 60 "$PY" - <<'PY' 2>&1 | tee "$OUT/versions.txt"
+{ nvidia-smi 2>&1 | head -20
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv 2>&1
+} | tee "$OUT/versions.txt"
+# the GPU's model, compute capability, driver, CUDA and library (cuBLAS/cuFFT/cuSOLVER)
+# versions and NVIDIA's packages, as JSON (also in the benchmark JSON's meta, "gpu")
+timeout $(cap 60) "$PY" -m benchmarks.gpu_info 2>&1 | tee -a "$OUT/versions.txt"
+timeout 60 "$PY" - <<'PY' 2>&1 | tee -a "$OUT/versions.txt"
 import sys, numpy, numba, llvmlite, scipy
 print("python", sys.version.split()[0], "numpy", numpy.__version__, "numba", numba.__version__,
       "llvmlite", llvmlite.__version__, "scipy", scipy.__version__)

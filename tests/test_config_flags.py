@@ -268,3 +268,22 @@ def test_state_context_managers_are_thread_local_and_nest():
         with xf.legacy_prng_key("warn"):
             with xf.legacy_prng_key("allow"):
                 random.normal(random.PRNGKey(0))
+
+
+def test_cuda_graphs_option_reads_the_environment_once(monkeypatch):
+    """XFORMS_CUDA_GRAPHS is read at import, as the default of xforms' option: the CUDA call
+    path asks `config.cuda_graphs()` on every call, which reads no environment variable."""
+    default = config.CUDA_GRAPHS
+    monkeypatch.setenv("XFORMS_CUDA_GRAPHS", "0" if default else "1")
+    assert config.cuda_graphs() is default and config.xforms_cuda_graphs is default
+    config.update("xforms_cuda_graphs", not default)
+    try:
+        assert config.cuda_graphs() is (not default)
+        with config.use_cuda_graphs(default):
+            assert config.cuda_graphs() is default
+        assert config.cuda_graphs() is (not default)
+    finally:
+        config.update("xforms_cuda_graphs", default)
+    assert config.cuda_graphs() is default and config.cuda_graphs_on == int(default)
+    with pytest.raises(ValueError):
+        config.update("xforms_cuda_graphs", "yes")

@@ -148,10 +148,11 @@ def cuda_fast_launch():
 
 
 def cuda_graphs():
-    """XFORMS_CUDA_GRAPHS=1: replay a jitted CUDA call's launches as one CUDA graph once it
-    has run (xforms/kernels/cuda/graph/).  Read at every call (a benchmark compares both
-    settings in one process).  Off by default until measured on a real GPU."""
-    return _flag("XFORMS_CUDA_GRAPHS")
+    """Are CUDA graphs on in this thread (`use_cuda_graphs`, whose default is
+    XFORMS_CUDA_GRAPHS=1 read once at import)?  The CUDA call path asks on every call: one
+    global read while no setting turns them on (a benchmark compares both settings in one
+    process through `xf.config.update("xforms_cuda_graphs", ...)` or a `with` block)."""
+    return bool(cuda_graphs_on) and use_cuda_graphs.value
 
 
 def cuda_vendor_threshold(name, default):
@@ -283,6 +284,8 @@ leak_checks = 0
 key_reuse_checks = 0
 strict_promotion = 0
 trace_options = 0       # settings of the options that change what a function traces to
+CUDA_GRAPHS = _flag("XFORMS_CUDA_GRAPHS")          # (read once: use_cuda_graphs' default)
+cuda_graphs_on = int(CUDA_GRAPHS)
 _count_lock = threading.Lock()
 
 
@@ -438,6 +441,14 @@ lowering_platform = State("xforms_lowering_platform", "cpu", _one_of("cpu", "cud
 The platform the program being traced will run on: "cpu" (eager code, the fast tier and the
 CPU backend) or "cuda" (set by jit while it traces for the CUDA backend).""")
 
+# xforms' own: replay a jitted CUDA call's launches as one CUDA graph (xforms/kernels/cuda/graph/)
+use_cuda_graphs = State("xforms_cuda_graphs", CUDA_GRAPHS, _boolean, counter="cuda_graphs_on",
+                        doc="""\
+Replay a jitted CUDA call's launches as one CUDA graph once it has run
+(xforms/kernels/cuda/graph/).  The default is XFORMS_CUDA_GRAPHS=1, read once at import;
+`config.update("xforms_cuda_graphs", True)` or `with xf.config.use_cuda_graphs(True):`
+change it in a running program.  Off by default until measured on a real GPU.""")
+
 _GUARD_LEVELS = _one_of(None, "allow", "log", "disallow", "log_explicit", "disallow_explicit")
 _GUARD_DOC = """\
 The transfer guard for {} copies: "allow", "log" (log implicit copies), "disallow"
@@ -498,7 +509,8 @@ _STATES = {s.name: s for s in (
     check_tracer_leaks, debug_key_reuse, legacy_prng_key, enable_custom_prng,
     default_prng_impl, threefry_partitionable, softmax_custom_jvp, allow_f16_reductions,
     jax2tf_scan_reductions, array_garbage_collection_guard, thread_guard,
-    no_execution, remove_size_one_mesh_axis_from_type, transfer_guard_host_to_device,
+    no_execution, remove_size_one_mesh_axis_from_type, use_cuda_graphs,
+    transfer_guard_host_to_device,
     transfer_guard_device_to_host, transfer_guard_device_to_device, _transfer_guard)}
 
 

@@ -19,6 +19,7 @@ import gc
 
 import numpy as np
 
+from . import lax
 from .core import trace as core
 from .core.registry import install_operators
 from .errors import BackendError, LoweringError
@@ -173,7 +174,8 @@ def _at(x, method, *args, at_index, **kwargs):
 
 
 # (a compiled call never returns its input's buffer: the identity is a copy)
-_DEVICE_FNS = {**ARRAY_METHODS, **OPERATORS, "copy": lambda x: x, "at": _at}
+_DEVICE_FNS = {**ARRAY_METHODS, **OPERATORS, "copy": lambda x: x, "at": _at,
+               "windowed getitem": lambda x, windows, idx: _windowed_getitem(x, windows, idx)}
 
 
 def _is_array(v):
@@ -276,16 +278,60 @@ def _device_operator(name):
 
 
 def _getitem(self, idx):
-    """`x[idx]` on the device: slices are static, index arrays are operands, and so are
-    integers (checked in bounds here: out-of-bounds raises, as for a jax.Array), as JAX
-    passes them to its dynamic slice: `x[0]`, `x[1]`, ... run one program."""
+    """`x[idx]` on the device: index arrays are operands, and so are integers (checked in
+    bounds here: out-of-bounds raises, as for a jax.Array) and the starts of slices, as JAX
+    passes them to its dynamic slice: `x[0]`, `x[1]`, ... run one program, and so do
+    `x[0:2]`, `x[1:3]`, `x[5:1:-2]`, ... (slices of one length and step)."""
     parts = idx if isinstance(idx, tuple) else (idx,)
     if not any(_is_array(p) or isinstance(p, core.Tracer) for p in parts):
         # a static index's errors as NumPy's (a jax.Array's): checked on a view of no memory
         np.broadcast_to(np.empty((), np.bool_), self.shape)[idx]
+        windows, parts = _windows(parts, self.shape)
         parts = tuple(_int_operand(p) for p in parts)
+        if windows:
+            return _on_device("windowed getitem", self, (windows, parts), {})
         idx = parts if isinstance(idx, tuple) else parts[0]
     return _on_device("__getitem__", self, (idx,), {})
+
+
+def _is_int(p):
+    return isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_))
+
+
+def _windows(parts, shape):
+    """The slices among index `parts` (of ints, slices, None and Ellipsis only; others are
+    left as they are) as windows `(axis, size, start)`, `start` a 0-d array (an operand),
+    and the parts that index the windowed array: each such slice becomes `::step`.
+
+        >>> _windows((1, slice(2, 5)), (4, 6))
+        (((1, 3, array(2)),), (1, slice(None, None, 1)))
+    """
+    if not all(p is None or p is Ellipsis or isinstance(p, slice) or _is_int(p) for p in parts):
+        return (), parts
+    dim, windows, out = 0, [], []
+    for p in parts:
+        if p is Ellipsis:
+            dim += len(shape) - sum(1 for q in parts if q is not None and q is not Ellipsis)
+        elif isinstance(p, slice):
+            start, stop, step = p.indices(shape[dim])
+            length = len(range(start, stop, step))
+            size = (length - 1) * abs(step) + 1 if length else 0
+            if size < shape[dim]:       # (a window as long as its axis starts at 0: static)
+                first = start if step > 0 else start - size + 1
+                windows.append((dim, size, np.asarray(first if length else 0)))
+                p = slice(None, None, step)     # (from the window's far end when step < 0)
+            dim += 1
+        elif p is not None:
+            dim += 1
+        out.append(p)
+    return tuple(windows), tuple(out)
+
+
+def _windowed_getitem(x, windows, idx):
+    """`x[idx]` of `x` narrowed to `windows` ((axis, size, start): a dynamic slice each)."""
+    for axis, size, start in windows:
+        x = lax.dynamic_slice_in_dim(x, start, size, axis)
+    return x[idx]
 
 
 def _int_operand(p):
@@ -321,6 +367,13 @@ class _DeviceAt:
         return update
 
 
+def _copy(self):
+    """`x.copy()` on the device: the backend's own device-to-device copy where its arrays
+    have one (no kernel to compile), else the compiled identity."""
+    own = getattr(type(self), "device_copy", None)
+    return own(self) if own is not None else _on_device("copy", self, (), {})
+
+
 def _tolist(self):
     """The array's values as nested Python lists (a host copy)."""
     return self.copy_to_host().tolist()
@@ -328,7 +381,7 @@ def _tolist(self):
 
 # on every operator type (DeviceArray), now or when its module is imported
 install_operators({**{name: _device_method(name) for name in ARRAY_METHODS},
-                   "copy": _device_method("copy"),
+                   "copy": _copy,
                    **{name: locate_errors(_device_operator(name)) for name in OPERATORS
                       if name != "__getitem__"},
                    "__getitem__": locate_errors(_getitem), "__iter__": _iter,

@@ -29,16 +29,18 @@ def loss(params, x, y, np_, lax, log_softmax):
     return -np_.mean(np_.sum(y * log_softmax(logits), axis=-1))
 
 
-def make_data(batch, dtype, seed=0):
+def make_data(batch, dtype, seed=0, size=28, c1=32, c2=64):
+    """Parameters, images and labels (`size`, `c1`, `c2` smaller on the CUDA simulator)."""
     rng = np.random.default_rng(seed)
-    params = {"c1": rng.standard_normal((3, 3, 1, 32)) / 3.0,
-              "b1": 0.1 * rng.standard_normal(32),
-              "c2": rng.standard_normal((3, 3, 32, 64)) / np.sqrt(9 * 32),
-              "b2": 0.1 * rng.standard_normal(64),
-              "w": rng.standard_normal((5 * 5 * 64, 10)) / 40.0,
+    side = ((size - 2) // 2 - 2) // 2            # (after two 3x3 VALID convs and 2x2 pools)
+    params = {"c1": rng.standard_normal((3, 3, 1, c1)) / 3.0,
+              "b1": 0.1 * rng.standard_normal(c1),
+              "c2": rng.standard_normal((3, 3, c1, c2)) / np.sqrt(9 * c1),
+              "b2": 0.1 * rng.standard_normal(c2),
+              "w": rng.standard_normal((side * side * c2, 10)) / 40.0,
               "b": np.zeros(10)}
     params = {k: v.astype(dtype) for k, v in params.items()}
-    x = rng.standard_normal((batch, 28, 28, 1)).astype(dtype)
+    x = rng.standard_normal((batch, size, size, 1)).astype(dtype)
     y = np.eye(10, dtype=dtype)[rng.integers(0, 10, batch)]
     return params, x, y
 
@@ -69,9 +71,10 @@ def _f(ctx):
 
 
 def cases(ctx):
-    batches = (32,) if ctx.quick else (1, 32, 128)
+    batches = (1,) if ctx.sim else (32,) if ctx.quick else (1, 32, 128)
     systems = {"xforms": _xforms(ctx), "jax": _jax(ctx), "f": _f(ctx)}
     return [Case("jit(grad)", {"batch": b, "dtype": "float32"}, systems,
-                 make=lambda b=b: make_data(b, "float32", ctx.seed),
+                 make=lambda b=b: make_data(b, "float32", ctx.seed,
+                                            **(dict(size=12, c1=4, c2=4) if ctx.sim else {})),
                  unit="ms/call", limit="jax", rtol=2e-3)
             for b in batches]

@@ -1,4 +1,4 @@
-"""cuda_graphs: one MLP training gradient with CUDA graphs off and on (XFORMS_CUDA_GRAPHS).
+"""cuda_graphs: one MLP training gradient with CUDA graphs off and on (`xf.config.use_cuda_graphs`).
 
 The mlp workload's ``jit(grad)`` at small sizes (784-128-128-10, batch 32, float32), where a
 call is a dozen short kernels and host time per launch decides the figure: the same program
@@ -9,8 +9,7 @@ on the CPU); JAX runs beside the "off" row.
 """
 from __future__ import annotations
 
-import contextlib
-import os
+from xforms import config
 
 from ..harness import Case
 from . import mlp
@@ -18,17 +17,10 @@ from . import mlp
 NAME = "cuda_graphs"
 
 
-@contextlib.contextmanager
 def _graphs(on):
-    old = os.environ.get("XFORMS_CUDA_GRAPHS")
-    os.environ["XFORMS_CUDA_GRAPHS"] = "1" if on else "0"
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("XFORMS_CUDA_GRAPHS")
-        else:
-            os.environ["XFORMS_CUDA_GRAPHS"] = old
+    """A block with CUDA graphs `on` or off (xforms' option, whose default
+    XFORMS_CUDA_GRAPHS sets at import)."""
+    return config.use_cuda_graphs(on)
 
 
 def cases(ctx):

@@ -114,7 +114,8 @@ def _threads():
 
 
 def cases(ctx):
-    sizes = [10 ** 5] if ctx.quick else [10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7]
+    sizes = ([10 ** 3] if ctx.sim else [10 ** 5] if ctx.quick
+             else [10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7])
     make = lambda n: (lambda: np.random.default_rng(ctx.seed).uniform(-2, 2, n))  # noqa: E731
     return [Case(task, {"n": n, "threads": _threads()}, _systems(ctx, task == "grad"),
                  make=make(n),

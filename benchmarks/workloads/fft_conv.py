@@ -64,7 +64,7 @@ def _f(_ctx):
 
 def cases(ctx):
     if ctx.quick:
-        grid = [(1 << 12, "float64")]
+        grid = [(64 if ctx.sim else 1 << 12, "float64")]
     else:
         grid = [(1 << e, "float64") for e in (10, 12, 14, 16, 18, 20)] + [(1 << 16, "float32")]
     systems = {"xforms": _xforms(ctx), "jax": _jax(ctx), "numpy": _numpy(ctx), "f": _f(ctx)}

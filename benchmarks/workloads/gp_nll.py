@@ -73,7 +73,7 @@ def _systems(ctx):
 
 
 def cases(ctx):
-    sizes = [50] if ctx.quick else [100, 500, 2000]
+    sizes = [8] if ctx.sim else [50] if ctx.quick else [100, 500, 2000]
     return [Case("jit(grad)", {"n": n, "dtype": "float64"}, _systems(ctx),
                  make=lambda n=n: make_data(n, ctx.seed), unit="ms/call", limit="numpy",
                  rtol=1e-6) for n in sizes]

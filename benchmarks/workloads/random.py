@@ -38,7 +38,7 @@ def _systems(ctx, task, n):
 
 
 def cases(ctx):
-    sizes = [10 ** 5] if ctx.quick else [10 ** 5, 10 ** 6, 10 ** 7]
+    sizes = [10 ** 3] if ctx.sim else [10 ** 5] if ctx.quick else [10 ** 5, 10 ** 6, 10 ** 7]
     make = lambda: np.array([0, ctx.seed + 42], np.uint32)  # noqa: E731  (a raw PRNG key)
     return [Case(task, {"n": n}, _systems(ctx, task, n), make=make, unit="ns/elem", per=n,
                  limit="jax", rtol=1e-12)

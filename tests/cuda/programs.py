@@ -527,6 +527,35 @@ def special_functions(x, a):
             + xsp.gammaincc(a, x) + xsp.betainc(a, x, x / 10) + xsp.i0e(x) + xsp.i1e(-x))
 
 
+def windowed_getitem(x, s):
+    """A DeviceArray's slices as xforms/device.py compiles them: windows (dynamic slices at
+    operand starts) indexed by strides, reversed or not, and a cast (`xnp.asarray(d, dtype)`)."""
+    from xforms import device
+    return (device._windowed_getitem(x, ((0, 3, s), (1, 2, s)), (slice(None, None, -2),
+                                                                  slice(None, None, 1))),
+            device._windowed_getitem(x, ((1, 3, s),), (1, slice(None, None, 2))),
+            xnp.asarray(x, np.float32))
+
+
+PROGRAMS["windowed_getitem"] = (windowed_getitem, (np.linspace(-2.0, 3.0, 30).reshape(5, 6),
+                                                  np.int64(1)), 1e-7)
+
+def own_spectral(a, t):
+    """Real eigh, svd and qr in our kernels (xforms/kernels/ops/jacobi.py: no cuSOLVER here);
+    compared through what does not depend on the factors' signs."""
+    w, v = xnp.linalg.eigh(a @ a.T)
+    u, s, vt = xnp.linalg.svd(t, full_matrices=True)
+    q, r = xnp.linalg.qr(t.T)
+    return (w, (v * w) @ v.T, s, xnp.abs(u[:, :2] * s) @ xnp.abs(vt[:2]), xnp.abs(r), q @ r,
+            xnp.linalg.svd(t.T, compute_uv=False))
+
+
+PROGRAMS["own_spectral"] = (own_spectral, (np.linspace(-1.0, 2.0, 16).reshape(4, 4) ** 2,
+                                           np.linspace(0.5, 3.0, 10).reshape(5, 2) ** 3), 1e-9)
+PROGRAMS["own_spectral32"] = (own_spectral, (
+    (np.linspace(-1.0, 2.0, 16).reshape(4, 4) ** 2).astype(np.float32),
+    (np.linspace(0.5, 3.0, 10).reshape(5, 2) ** 3).astype(np.float32)), 2e-4)
+
 PROGRAMS["special"] = (special_functions, (np.abs(X) + 0.5, np.abs(Y) + 1.0), 1e-12)
 PROGRAMS["special32"] = (special_functions, ((np.abs(X) + 0.5).astype(np.float32),
                                              (np.abs(Y) + 1.0).astype(np.float32)), 2e-5)

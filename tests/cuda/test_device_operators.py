@@ -152,6 +152,25 @@ def test_integer_indices_are_operands_of_one_program(copies, monkeypatch):
     assert [c for c in copies if c[0] == "h2d"] == [], copies
 
 
+def test_slices_of_one_length_and_step_are_one_program(copies, monkeypatch):
+    """A slice's start is an operand (a dynamic slice's, as JAX's): `d[0:2]`, `d[1:3]`,
+    ... share the program of their length and step (each compiled its own before)."""
+    d = _put(A)
+    d[0:2], d[:, 1:3], d[2:0:-1], d[1, ::2]
+    made = []
+    monkeypatch.setattr(device, "jit", lambda *a, **k: made.append(a) or xf.jit(*a, **k))
+    del copies[:]
+    for idx in (np.s_[1:3], np.s_[-2:], np.s_[0:2:1], np.s_[:, 0:2], np.s_[:, 2:],
+                np.s_[1::-1], np.s_[-1:0:-1], np.s_[0, 1::2], np.s_[2, 1:4:2]):
+        got = d[idx]
+        assert type(got) is DeviceArray and got.shape == A[idx].shape, idx
+        np.testing.assert_array_equal(np.asarray(got), A[idx])
+    assert made == []
+    assert [c for c in copies if c[0] == "h2d"] == [], copies
+    for idx in (np.s_[3:1], np.s_[::-1], np.s_[..., 1:3], np.s_[None, 1:, -1]):   # (others)
+        np.testing.assert_array_equal(np.asarray(d[idx]), A[idx])
+
+
 def test_iterating_gives_device_rows_without_a_host_copy(copies):
     d = _put(A)
     rows = list(d)                        # (compiles d[i] once)
@@ -197,6 +216,36 @@ def test_eager_numpy_functions_run_on_the_device(name, copies, monkeypatch):
 
 
 def test_an_eager_primitive_the_backend_cannot_compile_runs_on_the_host():
-    d = _put(np.array([[4.0, 1.0], [1.0, 3.0]]))
-    q, r = xnp.linalg.qr(d)          # (no CUDA rule on the simulator: cuSOLVER's only)
+    d = _put(np.array([[4.0, 1.0], [1.0, 3.0]]) + 0j)
+    q, r = xnp.linalg.qr(d)          # (complex: no CUDA rule on the simulator, cuSOLVER's only)
     np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), np.asarray(d), atol=1e-12)
+
+
+def test_asarray_and_array_of_a_device_array_stay_on_the_device(copies):
+    """As a jax.Array's: asarray gives the array itself, a cast is computed on the device
+    (JAX's values: 1.5 -> 1, -2.7 -> -2), array() is a device copy (the copy to the host and
+    back that they made before)."""
+    d = _put(np.array([[1.5, -2.7, 0.0], [3.25, -0.5, 7.0]]))
+    xnp.asarray(d, np.int32), xnp.array(d, ndmin=3)          # (compiles the cast, reshape)
+    del copies[:]
+    with xf.transfer_guard("disallow"):
+        same, i32 = xnp.asarray(d), xnp.asarray(d, dtype=np.int32)
+        f32, dup, nd3 = xnp.asarray(d, np.float32), xnp.array(d), xnp.array(d, ndmin=3)
+        cp = xnp.asarray(d, copy=True)
+    assert copies == [], copies
+    assert same is d and all(type(r) is DeviceArray for r in (i32, f32, dup, nd3, cp))
+    assert dup.buf is not d.buf and cp.buf is not d.buf
+    h = np.asarray(d)
+    np.testing.assert_array_equal(np.asarray(i32), [[1, -2, 0], [3, 0, 7]])
+    assert i32.dtype == np.int32 and f32.dtype == np.float32 and nd3.shape == (1, 2, 3)
+    np.testing.assert_array_equal(np.asarray(f32), h.astype(np.float32))
+    for r in (dup, nd3[0], cp):
+        np.testing.assert_array_equal(np.asarray(r), h)
+
+
+def test_asarray_keeps_a_weak_type_unless_given_a_dtype():
+    w = xf.jit(lambda: 2.0, backend="cuda")()           # a weakly typed float64 output
+    assert type(w) is DeviceArray and w.weak_type
+    assert xnp.asarray(w) is w and xnp.array(w).weak_type        # (as JAX's)
+    strong = xnp.asarray(w, np.float64)
+    assert type(strong) is DeviceArray and not strong.weak_type and float(strong) == 2.0

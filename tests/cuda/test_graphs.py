@@ -1,8 +1,9 @@
-"""CUDA graphs (XFORMS_CUDA_GRAPHS=1, xforms/kernels/cuda/graph/): the bookkeeping -- which
-calls may be captured, what a capture bakes in, when a graph is replayed -- on the
-simulator, where `ThunkCapture` stands in for the driver's stream capture (the stream work
-kept as thunks and run in order by the replay); on a GPU (XFORMS_CUDA_TESTS=gpu) the same
-tests run through the driver's capture (graph/capture.py)."""
+"""CUDA graphs (xf.config.use_cuda_graphs, whose default is XFORMS_CUDA_GRAPHS=1;
+xforms/kernels/cuda/graph/): the bookkeeping -- which calls may be captured, what a capture
+bakes in, when a graph is replayed -- on the simulator, where `ThunkCapture` stands in for
+the driver's stream capture (the stream work kept as thunks and run in order by the replay);
+on a GPU (XFORMS_CUDA_TESTS=gpu) the same tests run through the driver's capture
+(graph/capture.py)."""
 import numpy as np
 import pytest
 
@@ -18,8 +19,9 @@ W2 = np.linspace(0.5, -0.5, 8).reshape(4, 2)
 
 
 @pytest.fixture
-def graphs_on(monkeypatch):
-    monkeypatch.setenv("XFORMS_CUDA_GRAPHS", "1")
+def graphs_on():
+    with xf.config.use_cuda_graphs(True):
+        yield
 
 
 def _step(w1, w2, x, y):
@@ -115,12 +117,24 @@ def test_host_scalar_outputs_are_uploaded_outside_the_capture(graphs_on):
     assert info["state"] == "replaying" and info["captures"] == 2 and info["replays"] == 3, info
 
 
-def test_graphs_off_by_default(monkeypatch):
-    monkeypatch.delenv("XFORMS_CUDA_GRAPHS", raising=False)
+def test_graphs_off_by_default_and_the_environment_read_once(monkeypatch):
+    """XFORMS_CUDA_GRAPHS is the option's default, read at import: a call never reads the
+    environment (it cost ~0.5 us a call), the option turns graphs on and off in a process."""
+    if xf.config.CUDA_GRAPHS:
+        pytest.skip("XFORMS_CUDA_GRAPHS=1 in this process's environment")
+    monkeypatch.setenv("XFORMS_CUDA_GRAPHS", "1")        # (after import: no effect)
     f = xf.jit(lambda x: xnp.cos(x) + 1.0, backend="cuda")
     x = np.ones(3)
     f(x), f(x), f(x)
     assert _exe(f, x)._graphs is None
+    xf.config.update("xforms_cuda_graphs", True)
+    try:
+        f(x), f(x)
+    finally:
+        xf.config.update("xforms_cuda_graphs", False)
+    assert _exe(f, x).graphs().info()["captures"] == 1
+    f(x)
+    assert _exe(f, x).graphs().info()["captures"] == 1    # (off again: a plain call)
 
 
 class _FakeRuntime:

@@ -1,7 +1,8 @@
 """The LU-family factorisations on the CUDA simulator (xforms/kernels/ops/linalg.py):
-cholesky, triangular_solve, lu and what is built on them, against the CPU's values; eigh and
-the other spectral factorisations raise a LoweringError naming themselves here (the simulator:
-they run through cuSOLVER on a GPU, tests/cuda/test_solver_model.py)."""
+cholesky, triangular_solve, lu and what is built on them, against the CPU's values; real eigh,
+svd and qr through our own kernels (xforms/kernels/ops/jacobi.py: cuSOLVER computes them on a
+GPU that has it, tests/cuda/test_solver_model.py); complex ones and eig raise a LoweringError
+naming themselves here."""
 import numpy as np
 import pytest
 
@@ -76,5 +77,78 @@ def test_gaussian_process_nll_and_its_gradient():
 
 
 def test_spectral_factorisations_name_themselves():
+    """Complex eigh/svd/qr and eig have no kernel of ours: cuSOLVER's only."""
     with pytest.raises(LoweringError, match="eigh"):
-        xf.jit(xnp.linalg.eigh, backend="cuda")(np.eye(2))
+        xf.jit(xnp.linalg.eigh, backend="cuda")(np.eye(2) + 0j)
+    with pytest.raises(LoweringError, match="eig"):
+        xf.jit(xnp.linalg.eigvals, backend="cuda")(np.eye(2))
+
+
+def _orthonormal_columns(q, tol):
+    k = q.shape[-1]
+    np.testing.assert_allclose(np.swapaxes(q, -1, -2) @ q, np.broadcast_to(np.eye(k), q.shape[:-2]
+                                                                           + (k, k)), atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_own_eigh_kernel(dtype):
+    """Real eigh without cuSOLVER: our Jacobi kernel (xforms/kernels/ops/jacobi.py), values
+    ascending as JAX's, vectors up to sign; the lower (or upper) triangle only is read."""
+    tol = 2e-5 if dtype == "float32" else 1e-12
+    a = _spd(5, (3,)).astype(dtype)
+    a[1] = np.diag([3.0, 1.0, 1.0, -2.0, 0.0])            # (repeated, negative, zero values)
+    junk = np.triu(np.full((5, 5), 7.0), 1).astype(dtype)   # (above the lower triangle)
+    w, v = (np.asarray(o) for o in xf.jit(xnp.linalg.eigh, backend="cuda")(a))
+    assert w.dtype == v.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a.astype(np.float64)), rtol=tol, atol=tol)
+    np.testing.assert_allclose((v * w[..., None, :]) @ np.swapaxes(v, -1, -2), a, atol=tol * 10)
+    _orthonormal_columns(v, tol)
+    from xforms.primitives.linalg.spectral import eigh
+    w2 = np.asarray(xf.jit(lambda x: eigh(x, lower=True)[1], backend="cuda")(np.tril(a) + junk))
+    np.testing.assert_allclose(w2, w, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (6, 3), (3, 5), (2, 5, 2)])
+@pytest.mark.parametrize("full", [False, True])
+def test_own_svd_kernel(shape, full):
+    a = rng.standard_normal(shape)
+    if shape == (6, 3):
+        a[:, 2] = a[:, 0] - a[:, 1]                        # rank 2: a zero singular value
+    u, s, vt = (np.asarray(o) for o in
+                xf.jit(lambda x: xnp.linalg.svd(x, full_matrices=full), backend="cuda")(a))
+    m, n = shape[-2:]
+    k = min(m, n)
+    assert u.shape[-1] == (m if full else k) and vt.shape[-2] == (n if full else k)
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=1e-12)
+    np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vt[..., :k, :], a, atol=1e-12)
+    _orthonormal_columns(u, 1e-12)
+    _orthonormal_columns(np.swapaxes(vt, -1, -2), 1e-12)
+    s_only = xf.jit(lambda x: xnp.linalg.svd(x, compute_uv=False), backend="cuda")(a)
+    np.testing.assert_allclose(np.asarray(s_only), s, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (6, 3), (3, 5)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_own_qr_kernel(shape, mode):
+    a = rng.standard_normal((2,) + shape).astype(np.float32)
+    q, r = (np.asarray(o) for o in
+            xf.jit(lambda x: xnp.linalg.qr(x, mode=mode), backend="cuda")(a))
+    wq, wr = np.linalg.qr(a, mode=mode)
+    assert q.shape == wq.shape and r.shape == wr.shape and q.dtype == np.float32
+    np.testing.assert_allclose(q @ r, a, atol=2e-5)
+    np.testing.assert_allclose(np.abs(r), np.abs(wr), atol=2e-5)    # (LAPACK's up to sign)
+    assert np.all(np.tril(r, -1) == 0)
+    _orthonormal_columns(q, 2e-5)
+
+
+def test_numpy_linalg_on_the_own_kernels_and_a_gradient():
+    a, b = rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    _agree(lambda a, b: (xnp.linalg.pinv(a), xnp.linalg.lstsq(a, b)[0],
+                         xnp.linalg.matrix_rank(a), xnp.linalg.norm(a, 2),
+                         xnp.linalg.cond(a[:3]), xnp.linalg.svd(a, compute_uv=False)), a, b)
+    s = _spd(4)
+
+    def loss(x):
+        return (xnp.sum(xnp.linalg.eigvalsh(x)) + xnp.sum(xnp.linalg.svd(x, compute_uv=False))
+                + xnp.sum(xnp.linalg.qr(x)[1] ** 2))
+    _agree(xf.grad(loss), s, rtol=1e-9)

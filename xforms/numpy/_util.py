@@ -432,6 +432,8 @@ def asarray(a, dtype=None, copy=None):
         return wrap_result(a)                    # weakly typed, as in JAX
     if type(a) is core.Array and not copy and (dtype is None or dtype_arg(dtype) == a.dtype):
         return a                                 # no copy, keeps weak_type
+    if core.is_device_array(a):
+        return _on_its_device(a, dtype, copy)
     if dtype is not None and (is_python_scalar(a) or isinstance(a, (list, tuple))):
         return wrap_result(_python_data_as(a, dtype_arg(dtype)))
     val = core.canonical_value(a)
@@ -441,6 +443,20 @@ def asarray(a, dtype=None, copy=None):
     if arr.dtype not in SUPPORTED_DTYPES:
         arr = arr.astype(canonicalize_dtype(arr.dtype))
     return wrap_result(arr)
+
+
+def _on_its_device(a, dtype, copy):
+    """A backend's device array as `asarray` gives it: on its device, as a jax.Array stays on
+    its own (never a copy to the host and back) -- itself, a device copy (`copy=True`,
+    `xnp.array`), or its cast to `dtype` computed there (a strong type, as JAX's).
+
+    >>> xnp.asarray(d) is d, type(xnp.asarray(d, np.float32)).__name__
+    (True, 'DeviceArray')
+    """
+    dt = None if dtype is None else dtype_arg(dtype)
+    if dt is None or (dt == a.dtype and not a.weak_type):
+        return a.copy() if copy else a
+    return ew.convert_element_type(a, dt, False)
 
 
 def _python_data_as(a, dtype):

@@ -185,7 +185,7 @@ class CudaExecutable:
         self._direct = [(i, i in dev_scalars) for i in program.direct]
         self._groups = program.groups
         self._lock = threading.Lock()
-        self._graphs = None            # made at the first call with XFORMS_CUDA_GRAPHS=1
+        self._graphs = None            # made at the first call with graphs on
         self.num_kernels = len(program.kernels)
         self.launch_sites = len(program.launches)
         self.plan_text = ""
@@ -306,7 +306,9 @@ class CudaExecutable:
             try:
                 if self._M is None:
                     self._memory()
-                if config.cuda_graphs() and self._rt is rt:     # (not while counting)
+                # (config.cuda_graphs(), inlined: one global read while graphs are off; not
+                # while counting launches)
+                if config.cuda_graphs_on and config.use_cuda_graphs.value and self._rt is rt:
                     outs = self.graphs()(self._run, rt, self._K, conv)
                 else:
                     outs = self._host(self._rt, self._K, self._M, self._W, *conv, *self._consts)

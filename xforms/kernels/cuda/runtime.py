@@ -499,9 +499,11 @@ class DeviceArray:
         return self._host()
 
     def _host(self, dtype=None):
-        out = host_copy(self.buf, self.shape)
-        return out if dtype is None else out.astype(dtype, copy=False)
+        return host_copy(self.buf, self.shape).astype(dtype or self.dtype, copy=False)
 
+    def device_copy(self):
+        """`x.copy()`, `xnp.array(x)`: one device-to-device copy (no kernel, no host trip)."""
+        return DeviceArray(copy(self.buf), self.shape, None, self.weak_type)
 
     def block_until_ready(self):
         stream().synchronize()

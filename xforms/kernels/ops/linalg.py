@@ -7,8 +7,8 @@ one call of a Numba function of xforms/kernels/runtime/linalg.py, spectral.py or
 
 CUDA: cholesky, triangular_solve, lu and lu_pivots_to_permutation have rules below (cholesky
 and lu through ops/solver.py, which hands large matrices to cuSOLVER); qr, eigh, svd and eig
-run through cuSOLVER only (ops/solver.py); the others raise a LoweringError naming the
-primitive.
+run through cuSOLVER (ops/solver.py; without it real qr, eigh and svd in ops/jacobi.py's
+kernels); the others raise a LoweringError naming the primitive.
 
 CUDA rules for the LU-family factorisations (xforms/primitives/linalg/factor.py): cholesky,
 triangular_solve, lu and lu_pivots_to_permutation, so solve, inv, det, slogdet, cho_solve,

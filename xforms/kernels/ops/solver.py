@@ -1,8 +1,8 @@
 """CUDA rules of the factorisations through cuSOLVER (xforms/kernels/cuda/vendor/): cholesky and
 lu on a GPU where the library is installed and the matrices are not small (vendor.SOLVER_MIN_N;
 else the one-block-per-matrix kernels of ops/linalg.py), and qr, eigh and svd, which have no
-kernel of ours, and eig: on the simulator, or without cuSOLVER, they raise a LoweringError
-naming themselves.
+kernel of ours for complex matrices (real ones: ops/jacobi.py), and eig: on the simulator, or
+without cuSOLVER, those raise a LoweringError naming themselves.
 
 cuSOLVER computes on column-major matrices in place (vendor/solver_map.py).  Our row-major
 matrix A lies in memory as the column-major A^T, which each rule uses where it can:
@@ -41,14 +41,16 @@ from ..cuda.kernel_builder import unsupported
 from ..cuda.vendor import solver_for
 from ..cuda.vendor.solver_map import (LOWER, SYEVJ_BATCHED_MAX_N, UPPER, SolverCall,
                                       svd_shape)
+from . import jacobi
 from .linalg import _cholesky_cuda, _lu_cuda, _nan, _perm_lines
 from xforms.primitives.linalg.cholesky_ad import cholesky_p
 from xforms.primitives.linalg.factor import lu_p
 from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p
 
 _I32 = np.dtype(np.int32)
-_NO_LIBRARY = ("no CUDA kernel computes it here: it runs through NVIDIA's cuSOLVER, on a GPU "
-               "where the library is installed (pip install nvidia-cusolver)")
+_NO_LIBRARY = ("no CUDA kernel computes it here (ours take real matrices, and eig none): it "
+               "runs through NVIDIA's cuSOLVER, on a GPU where the library is installed (pip "
+               "install nvidia-cusolver)")
 
 
 def _batch(shape):
@@ -141,21 +143,29 @@ def _lu(em, eqn):
 
 
 # ---- qr, eigh, svd: the library only ---------------------------------------------------------
-def _library_only(rule):
-    def checked(em, eqn):
-        em.check_dtypes(eqn)
-        for v in eqn.outvars:
-            em.alloc(v)
-        a = eqn.invars[0]
-        if 0 in a.aval.shape:            # a full Q, U or V^T of an empty matrix: identity
+def _library_only(own=None):
+    """A rule through cuSOLVER; without it `own` (ops/jacobi.py's kernel: real matrices)
+    where there is one, else a LoweringError naming the library."""
+    def wrap(rule):
+        def checked(em, eqn):
+            em.check_dtypes(eqn)
             for v in eqn.outvars:
-                if v.aval.size:
-                    _eye(em, eqn, v)
-            return
-        if solver_for(em.spec, a.aval.dtype) is None:
-            raise unsupported(eqn, _NO_LIBRARY)
-        rule(em, eqn, a, _batch(a.aval.shape), np.dtype(a.aval.dtype))
-    return checked
+                em.alloc(v)
+            a = eqn.invars[0]
+            if 0 in a.aval.shape:            # a full Q, U or V^T of an empty matrix: identity
+                for v in eqn.outvars:
+                    if v.aval.size:
+                        _eye(em, eqn, v)
+                return
+            emit = rule
+            if solver_for(em.spec, a.aval.dtype) is None:
+                # no cuSOLVER (the simulator, a GPU without it): our kernel where we have one
+                if own is None or not jacobi.takes(a.aval.dtype):
+                    raise unsupported(eqn, _NO_LIBRARY)
+                emit = own
+            emit(em, eqn, a, _batch(a.aval.shape), np.dtype(a.aval.dtype))
+        return checked
+    return wrap
 
 
 def _eye(em, eqn, out):
@@ -169,7 +179,7 @@ def _eye(em, eqn, out):
     loop.launch()
 
 
-@_library_only
+@_library_only(jacobi.qr)
 def _qr(em, eqn, a, batch, dt):
     q, r = eqn.outvars
     m, n = a.aval.shape[-2:]
@@ -188,7 +198,7 @@ def _qr(em, eqn, a, batch, dt):
           _rowmajor(m * kq, kq), _colmajor(stride, m))
 
 
-@_library_only
+@_library_only(jacobi.eigh)
 def _eigh(em, eqn, a, batch, dt):
     v, w = eqn.outvars
     n = a.aval.shape[-1]
@@ -207,7 +217,7 @@ def _eigh(em, eqn, a, batch, dt):
           _rowmajor(n, n), _rowmajor(n, n), info=info)
 
 
-@_library_only
+@_library_only(jacobi.svd)
 def _svd(em, eqn, a, batch, dt):
     m, n = a.aval.shape[-2:]
     k = min(m, n)
@@ -241,7 +251,7 @@ def _svd(em, eqn, a, batch, dt):
           _rowmajor(k, k), _rowmajor(k, k), info=info)
 
 
-@_library_only
+@_library_only()
 def _eig(em, eqn, a, batch, dt):
     w, vs = eqn.outvars[0], eqn.outvars[1:]
     n = a.aval.shape[-1]

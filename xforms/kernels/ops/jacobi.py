@@ -1,0 +1,310 @@
+"""Our own CUDA kernels for the spectral factorisations of real matrices -- eigh (cyclic
+Jacobi), svd (one-sided Jacobi) and qr (Householder) -- where cuSOLVER is absent: on Numba's
+simulator and on a GPU without the library (ops/solver.py calls them then; with cuSOLVER the
+library computes every size).  Complex matrices and eig still need cuSOLVER.
+
+One thread per matrix (a grid-stride loop over the batch), computing in float64 scratch
+whatever the dtype (a float32 matrix's factors are rounded once, at the end), in O(n^3) per
+sweep: right for the small matrices of batched models, the fallback for large ones.
+
+    eigh  rotations J of each pair (p, q) zero S[p, q] of S = J^T S J (and V = V J) until
+          the off-diagonal part is below 1e-15 of the whole (NaN: at most 60 sweeps); the
+          values ascending with their vectors, as JAX's.  Reads the `lower` triangle.
+    svd   the pairs of columns of X = A (A^T when wide) rotated to orthogonality (W = W J),
+          then s = their norms, descending; columns of U for zero values and a full U's
+          extra columns completed by Gram-Schmidt on the unit vectors.
+    qr    LAPACK's Householder reflectors (geqrf's beta = -sign(alpha) |x|), Q formed by
+          applying them backwards to the identity (orgqr's order).
+
+    # v:f64[4,4] w:f64[4] = eigh a, abridged:
+    for _b in range(cuda.grid(1), 1, cuda.gridsize(1)):
+        ...
+        for _sweep in range(60):
+            for _p in range(3):
+                for _q in range(_p + 1, 4):
+"""
+import numpy as np
+
+from ..cuda.emit_cuda import KernelBuilder
+from ..cuda.kernel_builder import cdiv
+
+_F64 = np.dtype(np.float64)
+_SWEEPS = 60
+_TOL = 1e-15                  # relative size of what a sweep leaves off the diagonal
+
+
+def takes(dtype):
+    """Do these kernels compute factorisations of `dtype` (float32, float64)?"""
+    return np.dtype(dtype).kind == "f"
+
+
+def _per_matrix(em, eqn, what, batch, body, temps):
+    """A kernel of one thread per matrix: `body(kb, names, bufs)` writes the code for matrix
+    `_b`; `temps`: (name, elements per matrix) float64 scratch buffers (`bufs[name]`)."""
+    kb = KernelBuilder(em, what)
+    kb.comment(eqn)
+    names = [kb.arr(v) for v in list(eqn.invars) + list(eqn.outvars)]
+    bufs = {t: kb.buf(f"_T{t}", em.temp(max(batch * size, 1), _F64), _F64)
+            for t, size in temps}
+    with kb.block(f"for _b in range(cuda.grid(1), {batch}, cuda.gridsize(1)):"):
+        body(kb, names, bufs)
+    threads = max(1, min(batch, 64))
+    kb.launch(max(1, min(cdiv(batch, threads), em.spec.max_blocks)), threads)
+
+
+def _rotation(kb, a, b, g):
+    """Lines setting `_c`, `_s` of the Jacobi rotation that zeroes `g` between diagonal
+    entries `a` and `b` (Numerical Recipes' t = sign(theta) / (|theta| + sqrt(theta^2 + 1)))."""
+    kb.line(f"_th = ({b} - {a}) / (2.0 * {g})")
+    kb.line("_t = 1.0 / (abs(_th) + math.sqrt(_th * _th + 1.0))")
+    kb.line("_t = -_t if _th < 0.0 else _t")
+    kb.line("_c = 1.0 / math.sqrt(_t * _t + 1.0)")
+    kb.line("_s = _t * _c")
+
+
+def _rotate_columns(kb, M, ld, rows, base="_o"):
+    """Columns _p, _q of M (row stride `ld`) times the rotation [[c, s], [-s, c]]."""
+    with kb.block(f"for _k in range({rows}):"):
+        kb.line(f"_x = {M}[{base} + _k * {ld} + _p]")
+        kb.line(f"_y = {M}[{base} + _k * {ld} + _q]")
+        kb.line(f"{M}[{base} + _k * {ld} + _p] = _c * _x - _s * _y")
+        kb.line(f"{M}[{base} + _k * {ld} + _q] = _s * _x + _c * _y")
+
+
+def _swap_columns(kb, M, ld, rows, i, j, base="_o"):
+    with kb.block(f"for _k in range({rows}):"):
+        kb.line(f"_x = {M}[{base} + _k * {ld} + {i}]")
+        kb.line(f"{M}[{base} + _k * {ld} + {i}] = {M}[{base} + _k * {ld} + {j}]")
+        kb.line(f"{M}[{base} + _k * {ld} + {j}] = _x")
+
+
+def eigh(em, eqn, a, batch, dt):
+    """v, w = eigh a: cyclic Jacobi."""
+    v, w = eqn.outvars
+    n = a.aval.shape[-1]
+    lower = bool(eqn.params["lower"])
+
+    def body(kb, names, bufs):
+        A, V, Wv = names
+        S, Q = bufs["S"], bufs["V"]
+        kb.line(f"_o = _b * {n * n}")
+        with kb.block(f"for _i in range({n}):"):
+            with kb.block(f"for _j in range({n}):"):
+                hi, lo = "max(_i, _j)", "min(_i, _j)"
+                src = f"{hi} * {n} + {lo}" if lower else f"{lo} * {n} + {hi}"
+                kb.line(f"{S}[_o + _i * {n} + _j] = {A}[_o + {src}]")
+                kb.line(f"{Q}[_o + _i * {n} + _j] = 1.0 if _i == _j else 0.0")
+        with kb.block(f"for _sweep in range({_SWEEPS}):"):
+            kb.line("_off = 0.0")
+            kb.line("_all = 0.0")
+            with kb.block(f"for _t in range({n * n}):"):
+                kb.line(f"_x = {S}[_o + _t]")
+                kb.line("_all += _x * _x")
+                with kb.block(f"if _t % {n + 1} != 0:"):
+                    kb.line("_off += _x * _x")
+            with kb.block(f"if not _off > {_TOL ** 2} * _all:      # (NaN: stop)"):
+                kb.line("break")
+            with kb.block(f"for _p in range({n - 1}):"):
+                with kb.block(f"for _q in range(_p + 1, {n}):"):
+                    kb.line(f"_g = {S}[_o + _p * {n} + _q]")
+                    with kb.block("if _g == 0.0:"):
+                        kb.line("continue")
+                    _rotation(kb, f"{S}[_o + _p * {n + 1}]", f"{S}[_o + _q * {n + 1}]", "_g")
+                    _rotate_columns(kb, S, n, n)
+                    with kb.block(f"for _k in range({n}):      # and the rows: J^T S J"):
+                        kb.line(f"_x = {S}[_o + _p * {n} + _k]")
+                        kb.line(f"_y = {S}[_o + _q * {n} + _k]")
+                        kb.line(f"{S}[_o + _p * {n} + _k] = _c * _x - _s * _y")
+                        kb.line(f"{S}[_o + _q * {n} + _k] = _s * _x + _c * _y")
+                    _rotate_columns(kb, Q, n, n)
+        with kb.block(f"for _i in range({n}):               # ascending: selection sort"):
+            kb.line("_m = _i")
+            with kb.block(f"for _j in range(_i + 1, {n}):"):
+                with kb.block(f"if {S}[_o + _j * {n + 1}] < {S}[_o + _m * {n + 1}]:"):
+                    kb.line("_m = _j")
+            with kb.block("if _m != _i:"):
+                kb.line(f"_x = {S}[_o + _i * {n + 1}]")
+                kb.line(f"{S}[_o + _i * {n + 1}] = {S}[_o + _m * {n + 1}]")
+                kb.line(f"{S}[_o + _m * {n + 1}] = _x")
+                _swap_columns(kb, Q, n, n, "_i", "_m")
+            kb.line(f"{Wv}[_b * {n} + _i] = {S}[_o + _i * {n + 1}]")
+        with kb.block(f"for _t in range({n * n}):"):
+            kb.line(f"{V}[_o + _t] = {Q}[_o + _t]")
+
+    _per_matrix(em, eqn, f"eigh of {a.aval.str_short()} (Jacobi, one thread per matrix)",
+                batch, body, [("S", n * n), ("V", n * n)])
+
+
+def svd(em, eqn, a, batch, dt):
+    """s[, u, vt] = svd a: one-sided Jacobi on A (A^T when wide)."""
+    m, n = a.aval.shape[-2:]
+    uv = bool(eqn.params["compute_uv"])
+    full = bool(eqn.params["full_matrices"])
+    wide = n > m
+    R, C = (n, m) if wide else (m, n)          # X = A^T (wide) or A: R x C, R >= C
+    # the left factor of X: R x R when a full one is asked for (U of A, or V^T of a wide A)
+    LD = R if uv and full else C
+
+    def body(kb, names, bufs):
+        A, S = names[:2]
+        X, Wm = bufs["X"], bufs["W"]
+        kb.line(f"_o = _b * {R * LD}")
+        kb.line(f"_ow = _b * {C * C}")
+        with kb.block(f"for _i in range({R}):"):
+            with kb.block(f"for _j in range({C}):"):
+                src = f"_j * {n} + _i" if wide else f"_i * {n} + _j"
+                kb.line(f"{X}[_o + _i * {LD} + _j] = {A}[_b * {m * n} + {src}]")
+        if uv:
+            with kb.block(f"for _t in range({C * C}):"):
+                kb.line(f"{Wm}[_ow + _t] = 1.0 if _t % {C + 1} == 0 else 0.0")
+        with kb.block(f"for _sweep in range({_SWEEPS}):"):
+            kb.line("_rotated = False")
+            with kb.block(f"for _p in range({C - 1}):"):
+                with kb.block(f"for _q in range(_p + 1, {C}):"):
+                    kb.line("_al = 0.0")
+                    kb.line("_be = 0.0")
+                    kb.line("_g = 0.0")
+                    with kb.block(f"for _k in range({R}):"):
+                        kb.line(f"_x = {X}[_o + _k * {LD} + _p]")
+                        kb.line(f"_y = {X}[_o + _k * {LD} + _q]")
+                        kb.line("_al += _x * _x")
+                        kb.line("_be += _y * _y")
+                        kb.line("_g += _x * _y")
+                    with kb.block(f"if not abs(_g) > {_TOL} * math.sqrt(_al * _be):"):
+                        kb.line("continue               # (orthogonal, zero or NaN)")
+                    kb.line("_rotated = True")
+                    _rotation(kb, "_al", "_be", "_g")
+                    _rotate_columns(kb, X, LD, R)
+                    if uv:
+                        _rotate_columns(kb, Wm, C, C, "_ow")
+            with kb.block("if not _rotated:"):
+                kb.line("break")
+        sv = bufs["s"]
+        with kb.block(f"for _j in range({C}):"):
+            kb.line("_x = 0.0")
+            with kb.block(f"for _k in range({R}):"):
+                kb.line(f"_x += {X}[_o + _k * {LD} + _j] ** 2")
+            kb.line(f"{sv}[_b * {C} + _j] = math.sqrt(_x)")
+        with kb.block(f"for _i in range({C}):               # descending: selection sort"):
+            kb.line("_m = _i")
+            with kb.block(f"for _j in range(_i + 1, {C}):"):
+                with kb.block(f"if {sv}[_b * {C} + _j] > {sv}[_b * {C} + _m]:"):
+                    kb.line("_m = _j")
+            with kb.block("if _m != _i:"):
+                kb.line(f"_x = {sv}[_b * {C} + _i]")
+                kb.line(f"{sv}[_b * {C} + _i] = {sv}[_b * {C} + _m]")
+                kb.line(f"{sv}[_b * {C} + _m] = _x")
+                _swap_columns(kb, X, LD, R, "_i", "_m")
+                if uv:
+                    _swap_columns(kb, Wm, C, C, "_i", "_m", "_ow")
+            kb.line(f"{S}[_b * {C} + _i] = {sv}[_b * {C} + _i]")
+        if not uv:
+            return
+        _left_vectors(kb, X, sv, R, C, LD)
+        U, VT = names[2:]
+        ku, kv = (m, n) if full else (C, C)
+        if wide:        # A = W S X^T: u = W (m x m), vt = X^T (kv rows)
+            left, right = (Wm, "_ow", C), (X, "_o", LD)
+        else:           # A = X S W^T: u = X (ku columns), vt = W^T
+            left, right = (X, "_o", LD), (Wm, "_ow", C)
+        with kb.block(f"for _i in range({m}):"):
+            with kb.block(f"for _j in range({ku}):"):
+                kb.line(f"{U}[_b * {m * ku} + _i * {ku} + _j] = "
+                        f"{left[0]}[{left[1]} + _i * {left[2]} + _j]")
+        with kb.block(f"for _i in range({kv}):"):
+            with kb.block(f"for _j in range({n}):"):
+                kb.line(f"{VT}[_b * {kv * n} + _i * {n} + _j] = "
+                        f"{right[0]}[{right[1]} + _j * {right[2]} + _i]")
+
+    temps = [("X", R * LD), ("W", C * C if uv else 1), ("s", C)]
+    _per_matrix(em, eqn, f"svd of {a.aval.str_short()} (one-sided Jacobi, one thread per "
+                "matrix)", batch, body, temps)
+
+
+def _left_vectors(kb, X, sv, R, C, LD):
+    """X's first C columns divided by their norms; columns of zero norm and columns C..LD-1
+    (a full factor) set to unit vectors orthogonalised (twice) against those before them."""
+    tiny = "1e-300"
+    with kb.block(f"for _j in range({LD}):"):
+        kb.line(f"_x = {sv}[_b * {C} + _j] if _j < {C} else 0.0")
+        with kb.block(f"if _x > {tiny}:"):
+            with kb.block(f"for _k in range({R}):"):
+                kb.line(f"{X}[_o + _k * {LD} + _j] /= _x")
+            kb.line("continue")
+        with kb.block(f"for _e in range({R}):"):
+            with kb.block(f"for _k in range({R}):"):
+                kb.line(f"{X}[_o + _k * {LD} + _j] = 1.0 if _k == _e else 0.0")
+            with kb.block("for _twice in range(2):"):
+                with kb.block("for _l in range(_j):"):
+                    kb.line("_d = 0.0")
+                    with kb.block(f"for _k in range({R}):"):
+                        kb.line(f"_d += {X}[_o + _k * {LD} + _l] * {X}[_o + _k * {LD} + _j]")
+                    with kb.block(f"for _k in range({R}):"):
+                        kb.line(f"{X}[_o + _k * {LD} + _j] -= _d * {X}[_o + _k * {LD} + _l]")
+            kb.line("_d = 0.0")
+            with kb.block(f"for _k in range({R}):"):
+                kb.line(f"_d += {X}[_o + _k * {LD} + _j] ** 2")
+            with kb.block("if _d > 0.25:"):
+                kb.line("_d = math.sqrt(_d)")
+                with kb.block(f"for _k in range({R}):"):
+                    kb.line(f"{X}[_o + _k * {LD} + _j] /= _d")
+                kb.line("break")
+
+
+def qr(em, eqn, a, batch, dt):
+    """q, r = qr a: Householder."""
+    q, r = eqn.outvars
+    m, n = a.aval.shape[-2:]
+    k, kq, kr = min(m, n), q.aval.shape[-1], r.aval.shape[-2]
+
+    def body(kb, names, bufs):
+        A, Qo, Ro = names
+        W, T, Q = bufs["W"], bufs["tau"], bufs["Q"]
+        kb.line(f"_o = _b * {m * n}")
+        kb.line(f"_oq = _b * {m * kq}")
+        with kb.block(f"for _t in range({m * n}):"):
+            kb.line(f"{W}[_o + _t] = {A}[_o + _t]")
+        with kb.block(f"for _j in range({k}):"):
+            kb.line(f"_al = {W}[_o + _j * {n + 1}]")
+            kb.line("_x = 0.0")
+            with kb.block(f"for _i in range(_j + 1, {m}):"):
+                kb.line(f"_x += {W}[_o + _i * {n} + _j] ** 2")
+            with kb.block("if _x == 0.0:"):
+                kb.line(f"{T}[_b * {k} + _j] = 0.0")
+                kb.line("continue")
+            kb.line("_be = -math.copysign(math.sqrt(_al * _al + _x), _al)")
+            kb.line("_tau = (_be - _al) / _be")
+            kb.line(f"{T}[_b * {k} + _j] = _tau")
+            kb.line("_sc = 1.0 / (_al - _be)")
+            with kb.block(f"for _i in range(_j + 1, {m}):"):
+                kb.line(f"{W}[_o + _i * {n} + _j] *= _sc")
+            kb.line(f"{W}[_o + _j * {n + 1}] = _be")
+            with kb.block(f"for _l in range(_j + 1, {n}):    # H the rest: I - tau v v^T"):
+                kb.line(f"_d = {W}[_o + _j * {n} + _l]")
+                with kb.block(f"for _i in range(_j + 1, {m}):"):
+                    kb.line(f"_d += {W}[_o + _i * {n} + _j] * {W}[_o + _i * {n} + _l]")
+                kb.line("_d *= _tau")
+                kb.line(f"{W}[_o + _j * {n} + _l] -= _d")
+                with kb.block(f"for _i in range(_j + 1, {m}):"):
+                    kb.line(f"{W}[_o + _i * {n} + _l] -= _d * {W}[_o + _i * {n} + _j]")
+        with kb.block(f"for _t in range({m * kq}):"):
+            kb.line(f"{Q}[_oq + _t] = 1.0 if _t // {kq} == _t % {kq} else 0.0")
+        with kb.block(f"for _j in range({k - 1}, -1, -1):      # Q = H_0 ... H_k-1 I"):
+            kb.line(f"_tau = {T}[_b * {k} + _j]")
+            with kb.block(f"for _c in range({kq}):"):
+                kb.line(f"_d = {Q}[_oq + _j * {kq} + _c]")
+                with kb.block(f"for _i in range(_j + 1, {m}):"):
+                    kb.line(f"_d += {W}[_o + _i * {n} + _j] * {Q}[_oq + _i * {kq} + _c]")
+                kb.line("_d *= _tau")
+                kb.line(f"{Q}[_oq + _j * {kq} + _c] -= _d")
+                with kb.block(f"for _i in range(_j + 1, {m}):"):
+                    kb.line(f"{Q}[_oq + _i * {kq} + _c] -= _d * {W}[_o + _i * {n} + _j]")
+        with kb.block(f"for _t in range({m * kq}):"):
+            kb.line(f"{Qo}[_oq + _t] = {Q}[_oq + _t]")
+        with kb.block(f"for _i in range({kr}):"):
+            with kb.block(f"for _l in range({n}):"):
+                kb.line(f"{Ro}[_b * {kr * n} + _i * {n} + _l] = "
+                        f"{W}[_o + _i * {n} + _l] if _l >= _i else 0.0")
+
+    _per_matrix(em, eqn, f"qr of {a.aval.str_short()} (Householder, one thread per matrix)",
+                batch, body, [("W", m * n), ("tau", k), ("Q", m * kq)])
