@@ -124,10 +124,10 @@ def _accumulate(mod, spec, acc, xd, yd):
                  f"i64 {nbytes}, i1 false)")
     od = mod.arrays[out][0]
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
-    if _small(m, n, k, ty):
+    xt, yt = spec.xl == "t", spec.yl == "t"
+    if _small(m, n, k, ty, yt):
         _nest(mod, spec, xd, yd, od, acc=True)
         return
-    xt, yt = spec.xl == "t", spec.yl == "t"
     ta, lda = ("t", k) if yt else ("n", n)
     tb, ldb = ("t", m) if xt else ("n", k)
     _call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
