@@ -82,17 +82,19 @@ def _target_machine():
 
 
 def _optimise(module, tm):
-    """-O3 with loop and SLP vectorisation, without loop unrolling (issue #35).
+    """-O3 with loop and SLP vectorisation, without loop unrolling (issue #35), in place.
+
+        _optimise(module, _target_machine())
 
     Unrolling cost code generation and bought nothing measurable: -O3 unrolled fully the
     loops of constant trip count, counting a memcpy of 512 B as one instruction (the LSTM-by-
     scan gradient's four 32-row concatenate copy loops became one block of 128 memcpys,
     2,048 vector loads and stores, whose scheduling took 1.6 s: object 51 kB -> 15 kB) and
-    runtime-unrolled the vector loops the vectoriser had already interleaved.  Optimise and
-    codegen CPU (s22, load 3-6): LSTM grad 2.59 -> 0.16 s, forward 0.39 -> 0.14, MLP hvp
-    (batch 32) 0.47 -> 0.30, grad 0.20-0.33 -> 0.10-0.21, vecmath 10^6 0.06-0.13 ->
-    0.05-0.09; steady state the same within noise (benchmarks/README.md, #35 log).
-    Unrolling only the innermost loops kept most of the cost (MLP hvp 0.48 s).
+    unrolled again the vector loops the vectoriser had interleaved.  Optimise + codegen CPU
+    (s22, load 3-6, alternated in one process): LSTM grad 1.7-2.6 -> 0.15-0.25 s, forward
+    0.40 -> 0.15, MLP hvp (batch 32) 0.32 -> 0.23, grad 0.13-0.23 -> 0.09-0.16, vecmath
+    10^6 0.06-0.11 -> 0.05-0.09; the same bits, steady state the same within noise
+    (benchmarks/README.md, #35 log).  Unrolling kept in innermost loops kept the MLP's cost.
     """
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pto.loop_vectorization = True
