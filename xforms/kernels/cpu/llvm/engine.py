@@ -3,7 +3,8 @@
     fn = compile_ir(text, "xf_kernel")   # `xf_kernel(self, args, nargs)`: METH_FASTCALL
     fn(0.3)
 
-The module is optimised at -O3 for the host CPU (loop and SLP vectorisation on) and
+The module is optimised at -O3 for the host CPU (loop and SLP vectorisation on, loop
+unrolling off: `_optimise`) and
 compiled by an MCJIT engine of its own (with its own target machine, which the engine
 owns), kept alive by the returned function (its `self`): the machine code is freed with
 it.  CPython's API functions are bound by their addresses in this process; libm functions
@@ -81,9 +82,24 @@ def _target_machine():
 
 
 def _optimise(module, tm):
+    """-O3 with loop and SLP vectorisation, without loop unrolling (issue #35), in place.
+
+        _optimise(module, _target_machine())
+
+    Unrolling cost code generation and bought nothing measurable: -O3 unrolled fully the
+    loops of constant trip count, counting a memcpy of 512 B as one instruction (the LSTM-by-
+    scan gradient's four 32-row concatenate copy loops became one block of 128 memcpys,
+    2,048 vector loads and stores, whose scheduling took 1.6 s: object 51 kB -> 15 kB) and
+    unrolled again the vector loops the vectoriser had interleaved.  Optimise + codegen CPU
+    (s22, load 3-6, alternated in one process): LSTM grad 1.7-2.6 -> 0.15-0.25 s, forward
+    0.40 -> 0.15, MLP hvp (batch 32) 0.32 -> 0.23, grad 0.13-0.23 -> 0.09-0.16, vecmath
+    10^6 0.06-0.11 -> 0.05-0.09; the same bits, steady state the same within noise
+    (benchmarks/README.md, #35 log).  Unrolling kept in innermost loops kept the MLP's cost.
+    """
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
+    pto.loop_unrolling = False
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(module, pb)
 
