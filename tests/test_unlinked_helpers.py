@@ -78,7 +78,8 @@ def _programs():
 def test_kernel_calls_the_helper_by_symbol(helper, monkeypatch, tmp_path):
     # an empty cache: a kernel loaded from disk has no IR to read
     monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path))
-    import xforms as xf
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")   # (the Numba kernels' helpers: the direct
+    import xforms as xf                               # path copies and reshapes itself)
     from xforms.kernels.cpu.backend import compile_cpu
     ns = _programs()
     f, shapes, ref = ns["PROGRAMS"][helper]
@@ -98,7 +99,8 @@ def test_cached_kernels_find_their_helpers_in_a_new_process(tmp_path):
     # are bound (by the kernels' reload_init) before their code runs
     script = tmp_path / "child.py"
     script.write_text(CHILD)
-    env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT)
+    env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT,
+               XFORMS_LLVM_KERNELS="0")                # (Numba's disk cache)
     env.pop("XFORMS_DISABLE_CACHE", None)
     names = "copy_into,transpose_into,argsort_stable,fft_r2c,la_cholesky"
     runs = []

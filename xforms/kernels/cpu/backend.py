@@ -93,6 +93,8 @@ def _const_value(c):
 
 
 def _threads_available():
+    """Whether Numba's kernels may thread (more than one thread in its pool)."""
+    numba_side()                         # (bound on a program's first Numba compile)
     return numba.config.NUMBA_NUM_THREADS > 1
 
 

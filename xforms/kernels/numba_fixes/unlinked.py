@@ -56,9 +56,12 @@ def bind(module, qualname, argtys):
     symbol to the compiled code; -> (the compile result, the symbol)."""
     disp = _known.get((module, qualname))
     if disp is None:
-        disp = importlib.import_module(module)
+        mod = disp = importlib.import_module(module)
         for part in qualname.split("."):
             disp = getattr(disp, part)
+        if not hasattr(disp, "compile"):   # a plain function jitted under another name
+            disp = next(v for v in vars(mod).values()          # (small_mm.takes = njit(rule))
+                        if getattr(v, "py_func", None) is disp)
     disp.compile(argtys)
     cres = disp.overloads[argtys]
     name = symbol(disp, argtys)
