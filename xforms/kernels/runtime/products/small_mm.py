@@ -50,7 +50,6 @@ from .blas_serial import current_threads
 MAX_WORK = 1 << 28      # m * n * k: the largest measured (1024 x 256 x 1024 and 1024 x 1024 x 256)
 MAX_DEPTH = 1024        # k: B's slab of 2 vectors x k rows stays in the second-level cache
 MIN_DEPTH = 4           # k below it: C's writes are the work (`rule`)
-PACKED_MIN_ROWS = 8     # rows of C, in vector widths, that pay for packing B^T (`rule`)
 PARALLEL_MIN_WORK = 1 << 22       # m * n * k below which one thread takes the product
 ROW_BLOCKS, TILE_VECTORS = (8, 4, 1), 2      # tiles: 8 rows x 2 vectors, tails
 _I64 = ir.IntType(64)
@@ -76,16 +75,16 @@ def rule(m, n, k, itemsize, tb=False):
     session 22): k < MIN_DEPTH is a product whose work is writing C (an outer product at
     k = 1: an MLP's weight gradient at batch 1), which the nest writes a column slab at a
     time, rows a whole row of C apart, while OpenBLAS's small-matrix kernel streams it
-    (1.4-5x the time at k = 1, 2; even at k = 4); a transposed B is packed a slab at a
-    time, k x 2 vectors of moves per slab, paid back only by PACKED_MIN_ROWS vector widths
-    of rows (float32: 1.2-1.8x the time at m <= 64, even at 96-128).
+    (1.4-5x the time at k = 1, 2; even at k = 4).  `tb` is taken for the callers and asks
+    for nothing: a limit on rows for a packed B^T (BLAS below 8 vector widths of rows, 1.2-1.8x
+    faster alone) made the programs slower end to end (quiet, load ~1, Numba path, ms a
+    call: MLP grad batch 32 f32 0.68 -> 1.18, f64 1.65 -> 1.99, LSTM grad 22.2 -> 24.9).
 
-        >>> rule(256, 512, 784, 4), rule(1, 512, 512, 8, tb=True)
-        (True, False)
+        >>> rule(256, 512, 784, 4), rule(1, 512, 512, 8, tb=True), rule(784, 512, 1, 8)
+        (True, True, False)
     """
     w = _VECTOR_BYTES // itemsize
-    return (MIN_DEPTH <= k <= MAX_DEPTH and m * n * k <= MAX_WORK and n % w == 0
-            and (not tb or m >= PACKED_MIN_ROWS * w))
+    return MIN_DEPTH <= k <= MAX_DEPTH and m * n * k <= MAX_WORK and n % w == 0
 
 
 takes = numba.njit(cache=CACHE, nogil=True)(rule)
