@@ -5,6 +5,7 @@ xforms/kernels/runtime/threads.py).
 The thresholds are lowered here so that small arrays take the parallel paths (the real ones
 are in xforms/kernels/cpu/chunking.py: PARALLEL_MIN_ELEMENTS, CHUNK_ELEMENTS).
 """
+import os
 import threading
 
 import numba
@@ -356,6 +357,42 @@ def test_openblas_workers_spin_briefly_unless_the_user_chose():
         out = subprocess.run([sys.executable, "-c", code], env={**base, **extra}, cwd=root,
                              capture_output=True, text=True, check=True).stdout.split()
         assert out == [want, "False"]     # set, and SciPy's OpenBLAS not yet loaded
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores for a BLAS worker")
+def test_openblas_loaded_before_xforms_is_given_the_short_spin():
+    """A SciPy imported before xforms (autograd and JAX import it) loaded OpenBLAS with its
+    2^28-cycle spin: xforms/kernels/runtime/threads.py re-reads the environment and restarts
+    the library's pool.  Counted in CPU time, not wall time: after each two-thread product a
+    still-spinning worker burns ~0.1 s of CPU while the process sleeps."""
+    import subprocess
+    import sys
+    code = """if True:
+        import glob, os, sys, time, ctypes
+        import numpy as np, scipy.linalg, scipy.linalg.blas as blas
+        sys.path.insert(0, os.getcwd())
+        import xforms.kernels
+        lib = ctypes.CDLL(glob.glob(os.path.join(os.path.dirname(scipy.__file__), os.pardir,
+                                                 "scipy.libs", "*openblas*.so*"))[0])
+        for n in ("scipy_openblas_set_num_threads", "openblas_set_num_threads"):
+            if hasattr(lib, n):
+                getattr(lib, n)(2)
+                break
+        a = np.random.default_rng(0).standard_normal((400, 400))
+        idle = 0.0
+        for _ in range(3):
+            blas.dgemm(1.0, a, a)
+            t = time.process_time()
+            time.sleep(0.15)
+            idle += time.process_time() - t
+        print(idle)
+    """
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_THREAD_TIMEOUT", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
+                         capture_output=True, text=True, check=True).stdout
+    assert float(out.split()[-1]) < 0.1, out     # ~0.3 s spinning without the restart
 
 
 def test_chunked_loops_with_a_varying_batch_size(small_chunks, monkeypatch):

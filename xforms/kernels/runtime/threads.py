@@ -21,6 +21,9 @@ depend on the choice: reductions combine fixed per-chunk partials in order
     kernel = AdaptiveThreads(numba_dispatcher)   # what xforms/kernels/cpu/backend.py does for prange kernels
     out = kernel(x, y)                           # same arguments, same result
 """
+import ctypes
+import glob
+import importlib.util
 import os
 import time
 
@@ -91,7 +94,53 @@ def calm_openblas_spin(environ=os.environ):
     return True
 
 
-calm_openblas_spin()
+# The setting is read when the library loads, so a SciPy imported before xforms (a user's
+# `import scipy.linalg`, or autograd's or JAX's imports of it) kept the 2^28-cycle spin: its
+# worker then held the second core through the direct path's loop nests, which run on
+# OpenMP's team beside it.  Measured (quiet 2-core VM, 2026-11-29, MLP 784-512-512-10
+# `jit(grad)` batch 256 f64, ms a call): 10.4-12.8 imported after xforms, 18.9-22.6 with
+# `import scipy.linalg` first (perf: 46% of the time in OpenBLAS's blas_thread_server);
+# the benchmark harness, whose autograd imports SciPy before xforms compiles, published
+# 20.3 ms for it.  OpenBLAS exports what re-reads the environment and restarts its pool
+# (the pair its own fork handler uses), so a library already loaded is given the setting too.
+def restart_loaded_openblas(paths=None):
+    """Apply OPENBLAS_THREAD_TIMEOUT to SciPy's OpenBLAS if it was loaded before it was set:
+    re-read the environment, stop the worker pool (idle at import), and let the next
+    threaded call start it with the new timeout.  -> the libraries restarted.
+
+        >>> restart_loaded_openblas(paths=[])
+        0
+    """
+    done = 0
+    for path in _scipy_openblas_paths() if paths is None else paths:
+        try:        # RTLD_NOLOAD: a handle only to a library already in the process
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        except OSError:
+            continue
+        read_env = getattr(lib, "openblas_read_env", None)
+        shutdown = getattr(lib, "blas_thread_shutdown_", None)
+        if read_env is None or shutdown is None:
+            continue
+        read_env()
+        shutdown()
+        done += 1
+    return done
+
+
+def _scipy_openblas_paths():
+    """SciPy's bundled OpenBLAS libraries, found without importing SciPy."""
+    try:
+        spec = importlib.util.find_spec("scipy")
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.origin:
+        return []
+    pkg = os.path.dirname(spec.origin)
+    return glob.glob(os.path.join(pkg, os.pardir, "scipy.libs", "*openblas*.so*"))
+
+
+if calm_openblas_spin():
+    restart_loaded_openblas()
 
 
 def _load_numba():
