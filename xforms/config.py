@@ -449,6 +449,28 @@ Replay a jitted CUDA call's launches as one CUDA graph once it has run
 `config.update("xforms_cuda_graphs", True)` or `with xf.config.use_cuda_graphs(True):`
 change it in a running program.  Off by default until measured on a real GPU.""")
 
+def _cache_bytes(name, v):
+    if isinstance(v, bool) or not isinstance(v, int) or v < -1:
+        raise ValueError(f"{name} takes a number of bytes, or -1 for no bound; got {v!r}")
+    return v
+
+
+def _cache_bytes_default():
+    v = os.environ.get("XFORMS_CACHE_MAX_SIZE", "").strip()
+    try:
+        return _cache_bytes("XFORMS_CACHE_MAX_SIZE", int(v)) if v else 2 ** 30
+    except ValueError:
+        return 2 ** 30
+
+
+# JAX's option; its default there is -1 (no bound) because JAX's disk cache is off until a
+# folder is set, while xforms' is on by default: 1 GiB (about 10,000 kernels)
+compilation_cache_max_size = State(
+    "jax_compilation_cache_max_size", _cache_bytes_default(), _cache_bytes, doc="""\
+Bytes the disk compile cache may hold (xforms/kernels/build/cache_size.py); past it the
+entries used least recently are deleted.  -1: no bound.  The default is
+XFORMS_CACHE_MAX_SIZE (bytes), else 1 GiB.""")
+
 _GUARD_LEVELS = _one_of(None, "allow", "log", "disallow", "log_explicit", "disallow_explicit")
 _GUARD_DOC = """\
 The transfer guard for {} copies: "allow", "log" (log implicit copies), "disallow"
@@ -510,6 +532,7 @@ _STATES = {s.name: s for s in (
     default_prng_impl, threefry_partitionable, softmax_custom_jvp, allow_f16_reductions,
     jax2tf_scan_reductions, array_garbage_collection_guard, thread_guard,
     no_execution, remove_size_one_mesh_axis_from_type, use_cuda_graphs,
+    compilation_cache_max_size,
     transfer_guard_host_to_device,
     transfer_guard_device_to_host, transfer_guard_device_to_device, _transfer_guard)}
 

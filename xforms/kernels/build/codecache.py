@@ -49,7 +49,7 @@ from xforms.version import __version__ as XFORMS_VERSION
 
 from ..numba_fixes import extensions, patches as numba_patches, vector_width
 from ..user_prims import NO_DISK_CACHE
-from . import cache_rules
+from . import cache_rules, cache_size
 from .cache_rules import CacheWarning, cache_enabled, untrusted_dir  # noqa: F401 (API)
 
 # every Numba compile of xforms' code goes through this module (the CPU and CUDA backends,
@@ -223,13 +223,18 @@ def _place(name, source, code, private):
         path = os.path.join(d, name)
         text = _read_text(path)
         if text is not None and code_of(text) == code:
+            if shared:
+                cache_size.used(path)
             return path, text, shared
         try:
             if os.path.lexists(path):
                 _purge_numba_cache(path)       # its compiled code belongs to other text
                 if os.path.isdir(path) and not os.path.islink(path):
                     cache_rules.remove(path)   # (a file replaces a file atomically)
-            return path, _write_atomic(path, source), shared
+            written = _write_atomic(path, source)
+            if shared:
+                cache_size.stored()
+            return path, written, shared
         except OSError as e:                   # a full disk, a read-only folder, ...
             if not shared:
                 break

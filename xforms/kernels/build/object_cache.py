@@ -25,7 +25,7 @@ import tempfile
 
 from xforms import config
 
-from . import cache_rules
+from . import cache_rules, cache_size
 
 _MAGIC = b"xforms-object 1"
 # entries read from disk, compiled because none was there (or it was damaged), written
@@ -90,6 +90,7 @@ def load(key):
             pass
         return None
     stats["hits"] += 1
+    cache_size.used(path)
     return code
 
 
@@ -132,6 +133,7 @@ def store(key, code):
                          cache_rules.SPACE, stacklevel=4)
         return
     stats["stored"] += 1
+    cache_size.stored()
 
 
 def _write(path, data):
