@@ -3,8 +3,8 @@ least recently are deleted (JAX's option and its LRU rule for its persistent cac
 
 Both caches under `config.cache_dir()` count: `cpu/` (a kernel module `xk_<hash>.py` and
 the files Numba keeps for it in `cpu/__pycache__/xk_<hash>.*`: one entry) and `llvm/` (the
-direct path's `<key>.o`).  An entry's last use is its main file's modification time, which
-a hit refreshes (`used`).  The first store of a process and every `CHECK_EVERY`-th after it
+direct path's `<key>.o`).  An entry's last use is the newest modification time of its files,
+which a hit refreshes (`used`).  The first store of a process and every `CHECK_EVERY`-th after it
 sum the folders (in a thread of their own) and, past the bound, delete the oldest entries down to 90% of it (so a
 full cache is not trimmed on every store); an entry used in the last `RECENT_S` seconds
 stays (another process may be writing or loading it).  Deleting costs a later compile,
@@ -22,10 +22,43 @@ from xforms import config
 CHECK_EVERY = 32            # stores between two sums of the folders
 RECENT_S = 60.0
 _stores = [0]
+_pending, _toucher, _lock = [], [None], threading.Lock()     # kernel modules hit, not yet marked
 
 
 def used(path):
-    """Mark the entry whose main file is `path` as just used (a cache hit)."""
+    """Mark the entry whose main file is `path` as just used (a cache hit).  A kernel
+    module's own time must not change -- Numba takes a source file with another time for
+    edited and drops its compiled code -- so its Numba index files (`.nbi`) are touched
+    instead, by a thread (it lists `__pycache__` to find them)."""
+    if path.endswith(".o"):
+        _touch(path)
+        return
+    with _lock:
+        _pending.append(path)
+        if _toucher[0] is None:
+            _toucher[0] = threading.Thread(target=_touch_pending, daemon=True,
+                                           name="xforms-cache-use")
+            _toucher[0].start()
+
+
+def _touch_pending():
+    while True:
+        with _lock:
+            if not _pending:
+                _toucher[0] = None
+                return
+            paths, _pending[:] = list(_pending), []
+        stems = {}
+        for p in paths:
+            d = os.path.join(os.path.dirname(p), "__pycache__")
+            stems.setdefault(d, set()).add(os.path.basename(p)[:-3])
+        for d, names in stems.items():
+            for e in _scan(d):
+                if e.name.endswith(".nbi") and e.name.split(".", 1)[0] in names:
+                    _touch(e.path)
+
+
+def _touch(path):
     try:
         os.utime(path)
     except OSError:
@@ -50,7 +83,7 @@ def _trim_quietly(root, limit):
 
 
 def entries(root):
-    """[(last use, bytes, [paths])] of the cache at `root`, main file first."""
+    """[(last use, bytes, [paths])] of the cache at `root`."""
     out = []
     cpu, numba_dir, llvm = (os.path.join(root, p) for p in ("cpu", "cpu/__pycache__", "llvm"))
     companions = {}
@@ -93,7 +126,7 @@ def _entry(group):
         stats = [e.stat(follow_symlinks=False) for e in group]
     except OSError:
         return None         # (deleted meanwhile by another process)
-    return stats[0].st_mtime, sum(s.st_size for s in stats), [e.path for e in group]
+    return max(s.st_mtime for s in stats), sum(s.st_size for s in stats), [e.path for e in group]
 
 
 def _scan(d):
