@@ -69,7 +69,7 @@ class Blocks:
             if not all(v in m.arrays for v in eqn.invars):
                 raise Refused("a product of values that are no arrays of the module")
             b = _Block(eqn, m.ty(eqn.outvars[0].aval), self.rows)
-            from ...runtime.products import small_mm
+            from ...runtime.products import nest_ir as small_mm
             work = self.rows * b.n * b.k
             if work > small_mm.MAX_WORK:        # (the last block's rule could differ)
                 raise Refused("a block too large for one rule")
