@@ -123,10 +123,12 @@ def test_a_direct_llvm_program_imports_no_numba(tmp_path):
 DIRECT_PRODUCTS = """
 import sys, numpy as np, xforms as xf, xforms.numpy as xnp
 rng = np.random.default_rng(0)
-x, w1, w2 = (rng.standard_normal(s).astype(np.float32) for s in ((32, 64), (64, 64), (64, 10)))
-loss = lambda w1, x, w2: xnp.sum((x @ w1) @ w2)     # small_mm's nest, BLAS's gemm
+x, w1, w2 = (rng.standard_normal(s).astype(np.float32) for s in ((64, 256), (256, 256), (256, 10)))
+# small_mm's nest (over parts of rows: 2**22 multiply-adds, OpenBLAS's thread count read by
+# symbol), BLAS's gemm
+loss = lambda w1, x, w2: xnp.sum((x @ w1) @ w2)
 g = xf.jit(xf.grad(loss), tiered=False)(w1, x, w2)
-want = x.T @ np.ones((32, 10), np.float32) @ w2.T
+want = x.T @ np.ones((64, 10), np.float32) @ w2.T
 assert np.allclose(g, want, rtol=1e-4, atol=1e-3), abs(g - want).max()
 print("LOADED", [m for m in ("numba", "scipy.linalg") if m in sys.modules])
 from xforms.kernels.runtime.products import blas_pointers

@@ -87,7 +87,8 @@ class Blocks:
         m.emit(f"store i8 0, ptr {self.flag}")
         prev = None
         if self.team:
-            from ...runtime.products import blas_serial    # noqa: F401 (binds the symbols)
+            from ...runtime.products import blas_pointers
+            blas_pointers.bind_thread_symbols()
             m.decls.add(f"declare i32 @{_BLAS_GET}()")
             m.decls.add(f"declare void @{_BLAS_SET}(i32)")
             prev = m.fresh()

@@ -240,10 +240,12 @@ def _rows_per_part(mod, m):
     """IR values (rows of a part, parts): `small_mm.parts_for`'s count of parts for C's m
     rows -- min(BLAS threads in force, the team's threads, m's 8-row tiles) -- and
     `rows_per_part`'s whole tiles per part."""
-    mod.decls.add("declare i32 @xforms_blas_get_threads()")      # (blas_serial registers it)
+    from ...runtime.products import blas_pointers
+    blas_pointers.bind_thread_symbols()         # (no Numba: small_mm is not imported here)
+    mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
     v = {s: mod.fresh() for s in ("b32", "t32", "few", "bt", "bt64", "tiles", "lt", "none",
                                   "p", "up", "per", "up8", "tiles8", "rows", "cu", "n")}
-    mod.emit(f"{v['b32']} = call i32 @xforms_blas_get_threads()")
+    mod.emit(f"{v['b32']} = call i32 @{blas_pointers.THREADS_GET}()")
     mod.emit(f"{v['t32']} = load i32, ptr @xf_num_threads")
     mod.emit(f"{v['few']} = icmp slt i32 {v['b32']}, {v['t32']}")
     mod.emit(f"{v['bt']} = select i1 {v['few']}, i32 {v['b32']}, i32 {v['t32']}")

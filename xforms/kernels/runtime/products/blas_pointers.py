@@ -12,18 +12,26 @@ pointers in the process, the ones Numba's kernels call, so the two paths' produc
 bit for bit the same.  Where loading it alone fails (an unusual SciPy layout), the package
 import is the fallback: slower, never a different result.
 
+OpenBLAS's own thread count functions are bound here too (`bind_thread_symbols`), for
+blas_serial and the direct path's threaded products, found without importing SciPy.
+
     >>> address("dgemm") == address("dgemm") != 0
     True
 """
 import ctypes
+import glob
 import importlib.machinery
 import importlib.util
 import os
 import sys
 import threading
 
+import llvmlite.binding as ll
+
 _NAME = "scipy.linalg.cython_blas"
-_lock = threading.Lock()
+THREADS_GET, THREADS_SET = "xforms_blas_get_threads", "xforms_blas_set_threads"
+_keep = []          # ctypes objects whose addresses LLVM holds
+_lock = threading.RLock()
 # (prototypes of our own: ctypes.pythonapi's functions are shared by everyone)
 _get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
     ("PyCapsule_GetName", ctypes.pythonapi))
@@ -86,3 +94,43 @@ def _extension_path():
         if os.path.isfile(path):
             return path
     return None
+
+
+def _openblas():
+    """(get, set) of SciPy's OpenBLAS as ctypes functions, or None."""
+    try:
+        pkg = os.path.dirname(__import__("scipy").__file__)
+    except Exception:
+        return None
+    for path in glob.glob(os.path.join(pkg, os.pardir, "scipy.libs", "*openblas*.so*")):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for pre in ("scipy_openblas", "openblas", "scipy_openblas64_", "openblas64_"):
+            get = getattr(lib, f"{pre}_get_num_threads", None)
+            put = getattr(lib, f"{pre}_set_num_threads", None)
+            if get is not None and put is not None:
+                return get, put
+    return None
+
+
+def bind_thread_symbols():
+    """Register OpenBLAS's thread count getter and setter with LLVM as THREADS_GET and
+    THREADS_SET (once; without an OpenBLAS, stand-ins: one thread, nothing to set).
+    blas_serial's functions and the direct LLVM path's threaded products call them."""
+    with _lock:
+        if _keep:
+            return
+        _bind_threads()
+
+
+def _bind_threads():
+    found = _openblas()
+    if found is None:           # no OpenBLAS: "one thread" already, nothing to set
+        get = ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 1)
+        put = ctypes.CFUNCTYPE(None, ctypes.c_int)(lambda n: None)
+        found = get, put
+    _keep.extend(found)
+    for sym, f in zip((THREADS_GET, THREADS_SET), found):
+        ll.add_symbol(sym, ctypes.cast(f, ctypes.c_void_p).value)
