@@ -106,3 +106,25 @@ def test_gpu_script_names_registered_workloads_and_caps_every_step():
     assert total <= 8 * 60 and sum(caps) < total, (total, caps)
     assert subprocess.run(["bash", "-n", os.path.join(ROOT, "benchmarks", "on_gpu.sh")]
                           ).returncode == 0
+
+
+def test_compile_workload_times_the_programs_outside_the_suite():
+    """Issue #35's programs outside the suite are rows of the full `compile` workload (xforms
+    against JAX's first call), and the child builds one of them (the RK4 gradient, small
+    and on the direct path) to the values of the workload's hand-written Numba gradient
+    (JAX is not installed in CI)."""
+    sys.path.insert(0, ROOT)
+    import numpy as np
+
+    from benchmarks.harness import Context
+    from benchmarks.workloads import compile as workload, compile_child, rk4
+
+    rows = [c for c in workload.cases(Context(quick=False)) if c.limit == "jax"]
+    assert sorted(c.params["model"] for c in rows) == ["block", "cnn", "heat", "lstm", "rk4"]
+    assert all(set(c.systems) == {"xforms", "jax"} for c in rows)
+    assert not [c for c in workload.cases(Context(quick=True)) if c.limit == "jax"]
+    fn, args, block = compile_child.build({"system": "xforms", "model": "rk4",
+                                           "transform": "grad", "backend": "cpu"})
+    got = np.array([float(v) for part in block(fn(*args)) for v in part])
+    want = np.concatenate(rk4._numba_kernels()[1](np.array(rk4.S0), np.array(rk4.P0), 1000))
+    np.testing.assert_allclose(got, want, rtol=1e-9)

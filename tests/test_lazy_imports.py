@@ -118,3 +118,37 @@ def test_a_direct_llvm_program_imports_no_numba(tmp_path):
     assert lines["UNLOADED"] == ("numba scipy xforms.kernels.ops xforms.kernels.build.codecache"
                                  " WORKER False"), out.stdout
     assert lines["NUMBA"] == "True True", out.stdout
+
+
+DIRECT_PRODUCTS = """
+import sys, numpy as np, xforms as xf, xforms.numpy as xnp
+rng = np.random.default_rng(0)
+x, w1, w2 = (rng.standard_normal(s).astype(np.float32) for s in ((64, 256), (256, 256), (256, 10)))
+# small_mm's nest (over parts of rows: 2**22 multiply-adds, OpenBLAS's thread count read by
+# symbol), BLAS's gemm
+loss = lambda w1, x, w2: xnp.sum((x @ w1) @ w2)
+g = xf.jit(xf.grad(loss), tiered=False)(w1, x, w2)
+want = x.T @ np.ones((64, 10), np.float32) @ w2.T
+assert np.allclose(g, want, rtol=1e-4, atol=1e-3), abs(g - want).max()
+print("LOADED", [m for m in ("numba", "scipy.linalg") if m in sys.modules])
+from xforms.kernels.runtime.products import blas_pointers
+before = blas_pointers.cython_blas(), blas_pointers.address("sgemm")
+import scipy.linalg
+from scipy.linalg import cython_blas
+print("SAME", before == (cython_blas, blas_pointers.address("sgemm")))
+"""
+
+
+def test_direct_path_products_import_neither_numba_nor_scipy_linalg(tmp_path):
+    """The direct LLVM path's matrix products bind BLAS from `scipy.linalg.cython_blas`
+    loaded alone (runtime/products/blas_pointers.py) and build small_mm's nest from
+    nest_ir.py: no Numba, no `scipy.linalg` package (~0.2-0.5 s of a cold first call,
+    issue #35); a later `import scipy.linalg` finds that same module."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               XFORMS_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", DIRECT_PRODUCTS], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = dict(ln.split(" ", 1) for ln in out.stdout.splitlines() if " " in ln)
+    assert lines["LOADED"] == "[]", out.stdout
+    assert lines["SAME"] == "True", out.stdout

@@ -233,6 +233,7 @@ def test_key_follows_the_ir_and_the_target():
     assert key != engine.cache_key(text, target[0], "znver3", target[2])
     assert key != engine.cache_key(text, *target[:2], "+avx2,+fma,+avx512f")
     assert key != engine.cache_key(text, "aarch64-unknown-linux-gnu", *target[1:])
+    assert key != engine.cache_key(text, *target, passes=False)     # (code generation only)
 
 
 def test_ir_holding_an_address_is_not_cached(fresh):

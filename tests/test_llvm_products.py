@@ -205,8 +205,8 @@ def test_threaded_nest_parts_follow_the_blas_threads(threads):
     thread count in force (which the load monitor sets), as the Numba kernel's
     `small_mm.parts_for` does -- not once from the cores when it compiles; the same bits
     as the Numba kernel for any count."""
-    from xforms.kernels.runtime.products import blas_serial
-    found = blas_serial._openblas()
+    from xforms.kernels.runtime.products import blas_pointers
+    found = blas_pointers._openblas()
     if found is None:
         pytest.skip("no OpenBLAS to steer")
     get, put = found

@@ -16,7 +16,7 @@ import xforms as xf
 import xforms.lax as lax
 import xforms.numpy as xnp
 from xforms.kernels.runtime import cpu_runtime
-from xforms.kernels.runtime.products import blas_serial, small_mm
+from xforms.kernels.runtime.products import blas_pointers, small_mm
 
 needs_avx512 = pytest.mark.skipif(not small_mm.available(),
                                   reason="the loop nest is used on AVX-512 hosts only")
@@ -181,7 +181,7 @@ def test_large_deep_and_ragged_products_keep_blas():
 @pytest.fixture
 def blas_threads():
     """set(n): the BLAS thread count in force (the split's parts follow it), put back after."""
-    found = blas_serial._openblas()
+    found = blas_pointers._openblas()
     if found is None:
         pytest.skip("no OpenBLAS to steer")
     get, put = found

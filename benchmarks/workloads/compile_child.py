@@ -63,6 +63,8 @@ def build(spec):
         from benchmarks.workloads import tryout_nets
         net, data = getattr(tryout_nets, "make_" + model)()
         v = {k: np.ones_like(a) for k, a in data[0].items()}
+    if model in OUTSIDE:            # issue #35's programs outside the suite
+        return _outside(spec)
     if system == "numba":
         if model != "chain" or transform == "hvp":
             raise SystemExit("numba: only f and grad of the chain are hand-written")
@@ -105,6 +107,53 @@ def build(spec):
     fn = {"f": f, "grad": grad, "hvp": lambda p, *rest: hvp(lambda q: f(q, *rest), (p,),
                                                            tangents)}[transform]
     return jit(fn), args, block
+
+
+# issue #35's programs outside the suite, each as its benchmark workload writes it: model ->
+# (workload module, program of a namespace `ns`, data of a seed).  `transform` "grad" is the
+# program's own derivative (the LSTM's, CNN's and RK4's gradient); "f" the forward (heat).
+OUTSIDE = {
+    "lstm": ("cliffs", lambda w, ns: ns.grad(lambda p, xs: w.lstm_loss(ns, p, xs)),
+             lambda w: w.lstm_data(0)),
+    "cnn": ("cnn", lambda w, ns: ns.grad(lambda P, x, y: w.loss(P, x, y, ns.np, ns.lax,
+                                                                ns.log_softmax)),
+            lambda w: w.make_data(32, "float32")),
+    "heat": ("cliffs", lambda w, ns: w.heat(ns), lambda w: w.heat_data(0)),
+    "rk4": ("rk4", lambda w, ns: ns.grad(lambda s, q: w.loss(s, q, 1000, ns.lax.fori_loop),
+                                         argnums=(0, 1)), lambda w: (w.S0, w.P0)),
+}
+
+
+def _namespace(system):
+    """(numpy, lax, grad, value_and_grad, log_softmax, jit, block) of `system`."""
+    import types
+    if system == "xforms":
+        import xforms as tf
+        import xforms.numpy as tnp
+        from xforms import lax, nn
+        return types.SimpleNamespace(np=tnp, lax=lax, grad=tf.grad, log_softmax=nn.log_softmax,
+                                     value_and_grad=tf.value_and_grad, block=lambda r: r,
+                                     jit=lambda f, backend: tf.jit(f, backend=backend,
+                                                                   tiered=False))
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    return types.SimpleNamespace(np=jax.numpy, lax=jax.lax, grad=jax.grad,
+                                 log_softmax=jax.nn.log_softmax,
+                                 value_and_grad=jax.value_and_grad,
+                                 block=jax.block_until_ready, jit=lambda f, backend: jax.jit(f))
+
+
+def _outside(spec):
+    """(jitted function, args, block) of an OUTSIDE program."""
+    import importlib
+    name, program, data = OUTSIDE[spec["model"]]
+    w = importlib.import_module(f"benchmarks.workloads.{name}")
+    if spec["system"] not in ("xforms", "jax"):
+        raise SystemExit(f"{spec['system']}: {spec['model']} is run by xforms and JAX only")
+    ns = _namespace(spec["system"])
+    args = data(w)
+    args = args if isinstance(args, tuple) else (args,)
+    return ns.jit(program(w, ns), spec["backend"]), args, ns.block
 
 
 class _Phases:

@@ -69,7 +69,7 @@ class Blocks:
             if not all(v in m.arrays for v in eqn.invars):
                 raise Refused("a product of values that are no arrays of the module")
             b = _Block(eqn, m.ty(eqn.outvars[0].aval), self.rows)
-            from ...runtime.products import small_mm
+            from ...runtime.products import nest_ir as small_mm
             work = self.rows * b.n * b.k
             if work > small_mm.MAX_WORK:        # (the last block's rule could differ)
                 raise Refused("a block too large for one rule")
@@ -87,7 +87,8 @@ class Blocks:
         m.emit(f"store i8 0, ptr {self.flag}")
         prev = None
         if self.team:
-            from ...runtime.products import blas_serial    # noqa: F401 (binds the symbols)
+            from ...runtime.products import blas_pointers
+            blas_pointers.bind_thread_symbols()
             m.decls.add(f"declare i32 @{_BLAS_GET}()")
             m.decls.add(f"declare void @{_BLAS_SET}(i32)")
             prev = m.fresh()

@@ -122,13 +122,15 @@ def _compile_lock():
     return lock if lock is not None else _lock
 
 
-def compile_function(text, name):
+def compile_function(text, name, passes=True):
     """(address, owner) of function `name` of LLVM IR `text`, loaded from the disk cache
     or optimised and compiled (and stored there) under the compiler lock (`_compile_lock`);
-    its machine code lives as long as `owner`."""
+    its machine code lives as long as `owner`.  `passes=False`: code generation (at -O3)
+    without the IR pipeline (`_optimise`), for IR written already in the form it runs in
+    (small_mm's nests: xforms/kernels/cpu/llvm/products.py `_nest_symbol`)."""
     with _lock, _compile_lock():
         tm = _target_machine()
-        key = cache_key(text, tm.triple, *_host[0])
+        key = cache_key(text, tm.triple, *_host[0], passes=passes)
         code = object_cache.load(key) if key else None
         if code is not None:
             try:
@@ -140,13 +142,13 @@ def compile_function(text, name):
                 return address, engine
             object_cache.discard(key)          # (not the function asked for: compiled)
             tm = _target_machine()             # (the failed engine owns the last one)
-        engine, code = _compile(text, tm)
+        engine, code = _compile(text, tm, passes)
         if key and code is not None:
             object_cache.store(key, code)
         return engine.get_function_address(name), engine
 
 
-def cache_key(text, triple, cpu, features):
+def cache_key(text, triple, cpu, features, passes=True):
     """The disk cache's key of the object code of IR `text` for a target, or None when
     the IR holds an address of this process as a number (its code is this process's).
 
@@ -163,17 +165,18 @@ def cache_key(text, triple, cpu, features):
             _source_hash.append("no source")
     return object_cache.key_of(f"xforms-llvm {FORMAT}", XFORMS_VERSION, llvmlite.__version__,
                                ".".join(map(str, llvm.llvm_version_info)), _source_hash[0],
-                               triple, cpu, features, text)
+                               triple, cpu, features, "" if passes else "no passes", text)
 
 
-def _compile(text, tm):
-    """(engine, object code or None): `text` optimised and compiled by MCJIT, which hands
-    the object file it made to the engine's object cache hook."""
+def _compile(text, tm, passes=True):
+    """(engine, object code or None): `text` optimised (where `passes`) and compiled by
+    MCJIT, which hands the object file it made to the engine's object cache hook."""
     module = llvm.parse_assembly(text)
     module.triple = tm.triple
     module.data_layout = str(tm.target_data)
     module.verify()
-    _optimise(module, tm)
+    if passes:
+        _optimise(module, tm)
     engine = llvm.create_mcjit_compiler(module, tm)
     made = []
     engine.set_object_cache(lambda _module, code: made.append(bytes(code)))

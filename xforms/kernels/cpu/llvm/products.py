@@ -13,7 +13,8 @@ swapped operands) or, for a product of moderate size on an AVX-512 host, the
 register-tiled loop nest of xforms/kernels/runtime/products/small_mm.py (a large one split
 over parts of C's rows on OpenMP's team, as the Numba kernel splits it over its pool).  Here the same calls are
 made from the kernel's own LLVM function: BLAS through the function pointers of
-`scipy.linalg.cython_blas.__pyx_capi__` (the ones Numba's helper library calls), the loop
+`scipy.linalg.cython_blas.__pyx_capi__` (the ones Numba's helper library calls; read by
+runtime/products/blas_pointers.py without importing all of `scipy.linalg`), the loop
 nest compiled once per process and dtype in an engine of its own and called by symbol (as
 the Numba kernel calls it).  The thread count is OpenBLAS's own setting, which
 xforms/kernels/runtime/products/blas_threads.py steers for both paths.  The sizes are the plan's
@@ -26,7 +27,6 @@ than `codegen.BLAS_MIN_FLOPS` multiply-adds), operands it copies into a transpos
 reads by strided views (`la_mm_views`), an empty contraction, and sizes past a C int.
 Products moved into their consumer loop (plan/products.py): xforms/kernels/cpu/llvm/blocks.py.
 """
-import ctypes
 import threading
 
 import numpy as np
@@ -163,7 +163,7 @@ def _nest(mod, spec, xd, yd, od, acc=False):
     row lengths); above `PARALLEL_MIN_WORK` multiply-adds split over parts of C's rows on
     OpenMP's team (`_parts`), as the Numba kernel's `small_mm.product` splits them over its
     pool (the same bits for any split)."""
-    from ...runtime.products import small_mm
+    from ...runtime.products import nest_ir as small_mm
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     ta, tb = spec.xl == "t", spec.yl == "t"
     sym = _nest_symbol(ty, ta, tb, acc)
@@ -240,10 +240,12 @@ def _rows_per_part(mod, m):
     """IR values (rows of a part, parts): `small_mm.parts_for`'s count of parts for C's m
     rows -- min(BLAS threads in force, the team's threads, m's 8-row tiles) -- and
     `rows_per_part`'s whole tiles per part."""
-    mod.decls.add("declare i32 @xforms_blas_get_threads()")      # (blas_serial registers it)
+    from ...runtime.products import blas_pointers
+    blas_pointers.bind_thread_symbols()         # (no Numba: small_mm is not imported here)
+    mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
     v = {s: mod.fresh() for s in ("b32", "t32", "few", "bt", "bt64", "tiles", "lt", "none",
                                   "p", "up", "per", "up8", "tiles8", "rows", "cu", "n")}
-    mod.emit(f"{v['b32']} = call i32 @xforms_blas_get_threads()")
+    mod.emit(f"{v['b32']} = call i32 @{blas_pointers.THREADS_GET}()")
     mod.emit(f"{v['t32']} = load i32, ptr @xf_num_threads")
     mod.emit(f"{v['few']} = icmp slt i32 {v['b32']}, {v['t32']}")
     mod.emit(f"{v['bt']} = select i1 {v['few']}, i32 {v['b32']}, i32 {v['t32']}")
@@ -297,51 +299,46 @@ def _constant(mod, ty, value):
 
 def _bind(name):
     """The LLVM symbol of BLAS routine `name` (s/d dot, gemv, gemm), bound on first use to
-    its address in SciPy's `cython_blas` (the pointer Numba's helper library calls)."""
+    its address in SciPy's `cython_blas` (the pointer Numba's helper library calls), read
+    without importing all of `scipy.linalg` (runtime/products/blas_pointers.py)."""
     sym = f"xf_blas_{name}"
     with _lock:
         if name not in _bound:
             import llvmlite.binding as llvm
-            from scipy.linalg import cython_blas
-            capsule = cython_blas.__pyx_capi__[name]
-            # (prototypes of our own: ctypes.pythonapi's functions are shared by everyone)
-            get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
-                ("PyCapsule_GetName", ctypes.pythonapi))
-            get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-                ("PyCapsule_GetPointer", ctypes.pythonapi))
-            _bound[name] = get(capsule, get_name(capsule))
+            from ...runtime.products import blas_pointers
+            _bound[name] = blas_pointers.address(name)
             llvm.add_symbol(sym, _bound[name])
     return sym
 
 
 def _small(m, n, k, ty, tb):
     """Whether the Numba kernel takes small_mm's loop nest for this product (`tb`: B stored
-    transposed): `small_mm.available()` and its `rule`, on the concrete sizes."""
-    from ...runtime.products import small_mm      # (imports Numba: see _nest_symbol)
-    return small_mm.available() and small_mm.rule(m, n, k, 4 if ty == "float" else 8, tb)
-
-
-def _numba_type(ty):
-    from numba.core import types
-    return types.float32 if ty == "float" else types.float64
+    transposed): `small_mm.available()` and its `rule`, on the concrete sizes (both from
+    nest_ir, which imports no Numba)."""
+    from ...runtime.products import nest_ir
+    return nest_ir.host_available() and nest_ir.rule(m, n, k, 4 if ty == "float" else 8, tb)
 
 
 def _nest_symbol(ty, ta, tb, acc=False):
     """The symbol of small_mm's loop nest for `ty` and the operands' layouts (`ta`, `tb`:
-    transposed), compiled once per process by the direct path's engine from the IR small_mm
-    builds (llvmlite.ir: its module imports Numba for its jitted wrappers, not for this IR)."""
+    transposed), compiled once per process by the direct path's engine from the IR of
+    small_mm's nest (runtime/products/nest_ir.py: llvmlite.ir, no Numba)."""
     key = (ty, ta, tb, acc)
     sym = f"xf_small_mm_{ty}_{'nt'[ta]}{'nt'[tb]}{'_acc' * acc}"
     with _lock:
         if key not in _nests:
             import llvmlite.binding as llvm
             import llvmlite.ir as ir
-            from ...runtime.products import small_mm
+            from ...runtime.products import nest_ir
             from . import engine
             module = ir.Module(name=sym)
-            fn = small_mm.define(module, _numba_type(ty), ta, tb, acc)
+            fn = nest_ir.define(module, ty, ta, tb, acc)
             fn.name, fn.linkage = sym, ""           # (exported: called by symbol)
-            address, owner = engine.compile_function(str(module), sym)
+            # (its IR is the tiled loop as it runs: without LLVM's IR passes it compiled in
+            # 0.02 CPU s, not 0.06, at the same speed or faster and the same bits -- but for
+            # a transposed B, whose packing loop the passes made 5% faster at the MLP's
+            # 32x784x512; #35 log of session 23)
+            address, owner = engine.compile_function(str(module), sym, passes=tb)
             _nests[key] = owner
             llvm.add_symbol(sym, address)
     return sym

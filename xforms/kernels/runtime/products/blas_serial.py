@@ -10,8 +10,9 @@ monitor (xforms/kernels/runtime/products/blas_threads.py) had chosen.  The monit
 other product.
 
 The functions are SciPy's OpenBLAS's (the library Numba's `np.dot` calls), registered with
-LLVM under fixed names so that code calling them stays in Numba's disk cache; without an
-OpenBLAS to steer they are no-ops.
+LLVM under fixed names (blas_pointers.bind_thread_symbols, which imports no Numba: the
+direct LLVM path binds them too) so that code calling them stays in Numba's disk cache;
+without an OpenBLAS to steer they are no-ops.
 
     @numba.njit
     def products(a, b, o):
@@ -19,51 +20,13 @@ OpenBLAS to steer they are no-ops.
         np.dot(a, b, o)
         serial_end(prev)
 """
-import ctypes
-import glob
-import os
-
-import llvmlite.binding as ll
 import numba
 from numba.core import types
 
 from ..helper_cache import CACHE as _CACHE
+from .blas_pointers import THREADS_GET as _GET, THREADS_SET as _SET, bind_thread_symbols
 
-_GET, _SET = "xforms_blas_get_threads", "xforms_blas_set_threads"
-_keep = []          # ctypes objects whose addresses LLVM holds
-
-
-def _openblas():
-    """(get, set) of SciPy's OpenBLAS as ctypes functions, or None."""
-    try:
-        pkg = os.path.dirname(__import__("scipy").__file__)
-    except Exception:
-        return None
-    for path in glob.glob(os.path.join(pkg, os.pardir, "scipy.libs", "*openblas*.so*")):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for pre in ("scipy_openblas", "openblas", "scipy_openblas64_", "openblas64_"):
-            get = getattr(lib, f"{pre}_get_num_threads", None)
-            put = getattr(lib, f"{pre}_set_num_threads", None)
-            if get is not None and put is not None:
-                return get, put
-    return None
-
-
-def _register():
-    found = _openblas()
-    if found is None:           # no OpenBLAS: "one thread" already, nothing to set
-        get = ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 1)
-        put = ctypes.CFUNCTYPE(None, ctypes.c_int)(lambda n: None)
-        found = get, put
-    _keep.extend(found)
-    for sym, f in zip((_GET, _SET), found):
-        ll.add_symbol(sym, ctypes.cast(f, ctypes.c_void_p).value)
-
-
-_register()
+bind_thread_symbols()
 _get = types.ExternalFunction(_GET, types.intc())
 current_threads = _get      # the BLAS thread count in force (products/split.py's parts)
 _set = types.ExternalFunction(_SET, types.void(types.intc))

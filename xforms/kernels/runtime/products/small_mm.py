@@ -29,14 +29,15 @@ to 1024 x 256 x 1024 and 1024 x 1024 x 256): an AVX-512 host (Numba compiling fo
 float32 or float64, C-contiguous stored operands (either transposed) and the sizes `rule`
 takes -- the one statement of it, which the Numba kernels' run-time test (`eligible`),
 attention's strided views (`views`) and the direct LLVM path (xforms/kernels/cpu/llvm/
-products.py) all call.  `call` is the product.
+products.py) all call.  `call` is the product.  The nest's IR and `rule` live in nest_ir.py,
+which imports no Numba (the direct path builds the nest from there); this module is the
+Numba side: the jitted wrappers, the thread split and the run-time test.
 
     >>> rule(784, 512, 256, 4), rule(784, 512, 1, 4)      # an MLP's weight gradients
     (True, False)
     >>> with builder.if_then(eligible(context, builder, types.float32, m, n, k, tb=False)):
     ...     call(context, builder, types.float32, a_data, b_data, c_data, m, n, k, ta=True)
 """
-import llvmlite.binding as ll
 import llvmlite.ir as ir
 import numba
 from numba.core import types
@@ -45,46 +46,27 @@ from numba.np.ufunc.parallel import _launch_threads
 
 from ...numba_fixes.unlinked import symbol_call
 from ..helper_cache import CACHE
+from . import nest_ir
 from .blas_serial import current_threads
+from .nest_ir import (MAX_DEPTH, MAX_WORK, MIN_DEPTH, PARALLEL_MIN_WORK,  # noqa: F401
+                      host_available, rule)
 
-MAX_WORK = 1 << 28      # m * n * k: the largest measured (1024 x 256 x 1024 and 1024 x 1024 x 256)
-MAX_DEPTH = 1024        # k: B's slab of 2 vectors x k rows stays in the second-level cache
-MIN_DEPTH = 4           # k below it: C's writes are the work (`rule`)
-PARALLEL_MIN_WORK = 1 << 22       # m * n * k below which one thread takes the product
-ROW_BLOCKS, TILE_VECTORS = (8, 4, 1), 2      # tiles: 8 rows x 2 vectors, tails
 _I64 = ir.IntType(64)
-_VECTOR_BYTES = 64
 
 
 def available():
     """Whether Numba compiles for this AVX-512 host (not for a named, portable CPU)."""
-    if numba.config.CPU_NAME not in (None, "host"):
-        return False
-    return bool(ll.get_host_cpu_features().get("avx512f"))
+    return host_available()
 
 
 def width(dtype):
     """Elements of `dtype` (float32 / float64) per 512-bit vector."""
-    return _VECTOR_BYTES // (4 if dtype == types.float32 else 8)
+    return nest_ir.width(4 if dtype == types.float32 else 8)
 
 
-def rule(m, n, k, itemsize, tb=False):
-    """Whether C (m x n) = A (m x k) @ B (k x n) of `itemsize`-byte floats takes the nest
-    (B stored transposed where `tb`) rather than BLAS; plain Python, also compiled
-    (`takes`) for the Numba kernels.  Measured against OpenBLAS on one thread (#37 log of
-    session 22): k < MIN_DEPTH is a product whose work is writing C (an outer product at
-    k = 1: an MLP's weight gradient at batch 1), which the nest writes a column slab at a
-    time, rows a whole row of C apart, while OpenBLAS's small-matrix kernel streams it
-    (1.4-5x the time at k = 1, 2; even at k = 4).  `tb` is taken for the callers and asks
-    for nothing: a limit on rows for a packed B^T (BLAS below 8 vector widths of rows, 1.2-1.8x
-    faster alone) made the programs slower end to end (quiet, load ~1, Numba path, ms a
-    call: MLP grad batch 32 f32 0.68 -> 1.18, f64 1.65 -> 1.99, LSTM grad 22.2 -> 24.9).
-
-        >>> rule(256, 512, 784, 4), rule(1, 512, 512, 8, tb=True), rule(784, 512, 1, 8)
-        (True, True, False)
-    """
-    w = _VECTOR_BYTES // itemsize
-    return MIN_DEPTH <= k <= MAX_DEPTH and m * n * k <= MAX_WORK and n % w == 0
+def define(module, dtype, ta=False, tb=False, acc=False):
+    """nest_ir.define for a Numba `dtype` (float32 / float64)."""
+    return nest_ir.define(module, "float" if dtype == types.float32 else "double", ta, tb, acc)
 
 
 takes = numba.njit(cache=CACHE, nogil=True)(rule)
@@ -242,162 +224,3 @@ def _nest_f64(a, lda, b, ldb, c, ldc, m, n, k):
 
 
 _NESTS = {"float32": _nest_f32, "float64": _nest_f64}
-
-
-def _signature(ft):
-    pt = ft.as_pointer()
-    return ir.FunctionType(ir.VoidType(), [pt, _I64, pt, _I64, pt, _I64, _I64, _I64, _I64])
-
-
-def define(module, dtype, ta=False, tb=False, acc=False):
-    """The loop nest as an internal function of `module` (defined on first use): C = op(A)
-    @ op(B), op = .T where ta / tb; with `acc`, C += op(A) @ op(B) (each tile's
-    accumulators start from C's elements: BLAS's beta = 1).  A transposed A is read in
-    place (A[i, k] is then a[k * lda + i]); a transposed B is packed, a slab of 2 vectors
-    of columns at a time, into a buffer on the stack (k <= MAX_DEPTH) that its tiles read
-    as an untransposed B."""
-    ft = ir.FloatType() if dtype == types.float32 else ir.DoubleType()
-    layout = "" if not (ta or tb) else f"{'nt'[ta]}{'nt'[tb]}_"
-    name = f"xforms_small_mm_nest_{layout}{'acc_' * acc}{dtype}"
-    fn = module.globals.get(name)
-    if fn is not None:
-        return fn
-    fn = ir.Function(module, _signature(ft), name)
-    fn.linkage = "internal"
-    # not unrolled further (its loops already hold 16 multiply-adds each): LLVM's -O3
-    # unrolling tripled its IR and its compile time
-    fn.attributes.add("noinline")
-    fn.attributes.add("optsize")
-    _Body(fn, ft, width(dtype), ta, tb, acc).emit()
-    return fn
-
-
-class _Body:
-    """Emits the tiled loop nest of `fn(a, lda, b, ldb, c, ldc, m, n, k)`."""
-
-    def __init__(self, fn, ft, w, ta=False, tb=False, acc=False):
-        self.fn, self.w, self.ft, self.ta, self.tb, self.acc = fn, w, ft, ta, tb, acc
-        self.vt = ir.VectorType(ft, w)
-        self.align = 4 if isinstance(ft, ir.FloatType) else 8      # the element's size
-        suffix = "f32" if isinstance(ft, ir.FloatType) else "f64"
-        self.fma = module_intrinsic(fn.module, f"llvm.fma.v{w}{suffix}",
-                                    ir.FunctionType(self.vt, [self.vt] * 3))
-        self.pack = None
-
-    def emit(self):
-        b = ir.IRBuilder(self.fn.append_basic_block("entry"))
-        *_, m, n, _k = self.fn.args
-        if self.tb:         # B^T's slab, packed: k rows of 2 vectors
-            self.pack = b.alloca(self.ft, MAX_DEPTH * TILE_VECTORS * self.w)
-            self.pack.align = _VECTOR_BYTES
-        step = self.w * TILE_VECTORS
-        jend = _loop(b, ir.Constant(_I64, 0), n, step,
-                     lambda b, j0: self._slab(b, j0, TILE_VECTORS))
-        _loop(b, jend, n, self.w, lambda b, j0: self._slab(b, j0, 1))
-        b.ret_void()
-
-    def _slab(self, b, j0, v):
-        """Every row of the columns j0 .. j0 + v vectors: blocks of 8 rows, 4, then 1."""
-        if self.tb:
-            self._pack(b, j0, v)
-        i = ir.Constant(_I64, 0)
-        for r in ROW_BLOCKS:
-            i = _loop(b, i, self.fn.args[6], r, lambda b, i0, r=r: self._tile(b, i0, j0, r, v))
-
-    def _pack(self, b, j0, v):
-        """pack[kk * v*w + jj] = B[kk, j0 + jj] = bt[(j0 + jj) * ldb + kk]: B^T's rows read
-        in order, once per slab (k * v*w moves for the slab's m * k * v*w multiply-adds)."""
-        _, _, bt, ldb, *_, k = self.fn.args
-        vw = ir.Constant(_I64, v * self.w)
-
-        def column(b, jj):
-            src = b.gep(bt, [b.mul(b.add(j0, jj), ldb)])
-            _loop(b, ir.Constant(_I64, 0), k, 1, lambda b, kk: b.store(
-                b.load(b.gep(src, [kk])), b.gep(self.pack, [b.add(b.mul(kk, vw), jj)])))
-        _loop(b, ir.Constant(_I64, 0), vw, 1, column)
-
-    def _b_row(self, b, kk, j0, v):
-        """Pointer to B[kk, j0] (in the packed slab for a transposed B)."""
-        if self.tb:
-            return b.gep(self.pack, [b.mul(kk, ir.Constant(_I64, v * self.w))])
-        _, _, bm, ldb, *_ = self.fn.args
-        return b.gep(bm, [b.add(b.mul(kk, ldb), j0)])
-
-    def _a_at(self, b, i, kk):
-        """Pointer to A[i, kk] (A^T read in place for a transposed A)."""
-        a, lda = self.fn.args[:2]
-        return b.gep(a, [b.add(b.mul(kk, lda), i) if self.ta else b.add(b.mul(i, lda), kk)])
-
-    def _tile(self, b, i0, j0, r, v):
-        """C[i0:i0+r, j0:j0+v*w] = A[i0:i0+r, :] @ B[:, j0:j0+v*w], accumulators in phis."""
-        _a, _lda, _bm, _ldb, c, ldc, _m, _n, k = self.fn.args
-        zero = ir.Constant(self.vt, [0.0] * self.w)
-        rows = [b.gep(c, [b.add(b.mul(_add(b, i0, rr), ldc), j0)]) for rr in range(r)]
-        # accumulating: the tile's sums start from C's elements (c + a0 b0 + a1 b1 + ...)
-        start = [[self._load(b, rows[rr], q) if self.acc else zero for q in range(v)]
-                 for rr in range(r)]
-        pre = b.block
-        head, body, end = (b.append_basic_block(s) for s in ("k.head", "k.body", "k.end"))
-        b.branch(head)
-        b.position_at_end(head)
-        kk = b.phi(_I64)
-        kk.add_incoming(ir.Constant(_I64, 0), pre)
-        accs = [[b.phi(self.vt) for _ in range(v)] for _ in range(r)]
-        for rr in range(r):
-            for q in range(v):
-                accs[rr][q].add_incoming(start[rr][q], pre)
-        b.cbranch(b.icmp_signed("<", kk, k), body, end)
-        b.position_at_end(body)
-        brow = self._b_row(b, kk, j0, v)
-        bv = [self._load(b, brow, q) for q in range(v)]
-        for rr in range(r):
-            x = b.load(self._a_at(b, _add(b, i0, rr), kk))
-            xv = self._splat(b, x)
-            for q in range(v):
-                accs[rr][q].add_incoming(b.call(self.fma, [xv, bv[q], accs[rr][q]]), body)
-        kk.add_incoming(_add(b, kk, 1), body)
-        b.branch(head)
-        b.position_at_end(end)
-        for rr in range(r):
-            for q in range(v):
-                b.store(accs[rr][q], self._ptr(b, rows[rr], q), align=self.align)
-
-    def _ptr(self, b, row, q):
-        return b.bitcast(b.gep(row, [ir.Constant(_I64, self.w * q)]), self.vt.as_pointer())
-
-    def _load(self, b, row, q):
-        return b.load(self._ptr(b, row, q), align=self.align)
-
-    def _splat(self, b, x):
-        one = b.insert_element(ir.Constant(self.vt, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
-        mask = ir.Constant(ir.VectorType(ir.IntType(32), self.w), [0] * self.w)
-        return b.shuffle_vector(one, ir.Constant(self.vt, ir.Undefined), mask)
-
-
-def module_intrinsic(module, name, fnty):
-    """The declaration of LLVM intrinsic `name` in `module`."""
-    fn = module.globals.get(name)
-    return fn if fn is not None else ir.Function(module, fnty, name)
-
-
-def _add(b, x, c):
-    return b.add(x, ir.Constant(_I64, c)) if c else x
-
-
-def _loop(b, start, stop, step, body):
-    """for i = start; i + step <= stop; i += step: body(b, i).  -> i after the loop (where
-    a tail loop starts)."""
-    pre = b.block
-    head, blk, end = (b.append_basic_block(s) for s in ("head", "body", "end"))
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(_I64)
-    i.add_incoming(start, pre)
-    nxt = _add(b, i, step)
-    b.cbranch(b.icmp_signed("<=", nxt, stop), blk, end)
-    b.position_at_end(blk)
-    body(b, i)
-    i.add_incoming(nxt, b.block)
-    b.branch(head)
-    b.position_at_end(end)
-    return i

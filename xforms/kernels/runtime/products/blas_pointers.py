@@ -1,0 +1,136 @@
+"""The addresses of SciPy's BLAS routines as `scipy.linalg.cython_blas` exports them (the
+function pointers Numba's helper library calls for `np.dot`), without importing the rest of
+`scipy.linalg`.
+
+Why: `from scipy.linalg import cython_blas` runs `scipy/linalg/__init__.py`, which imports
+every solver, decomposition and SciPy's array-API layer: 0.14 CPU s quiet, 0.2-0.5 s under
+load, paid by the first matrix product of every process on the direct LLVM path (issue #35,
+session 23).  The extension module alone loads in ~0.02 s (it imports only SciPy's package
+root and its Cython utilities).  It is loaded under its own name and kept in `sys.modules`,
+so a later `import scipy.linalg` (Numba's, the user's) finds that same module: one set of
+pointers in the process, the ones Numba's kernels call, so the two paths' products stay
+bit for bit the same.  Where loading it alone fails (an unusual SciPy layout), the package
+import is the fallback: slower, never a different result.
+
+OpenBLAS's own thread count functions are bound here too (`bind_thread_symbols`), for
+blas_serial and the direct path's threaded products, found without importing SciPy.
+
+    >>> address("dgemm") == address("dgemm") != 0
+    True
+"""
+import ctypes
+import glob
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import threading
+
+import llvmlite.binding as ll
+
+_NAME = "scipy.linalg.cython_blas"
+THREADS_GET, THREADS_SET = "xforms_blas_get_threads", "xforms_blas_set_threads"
+_keep = []          # ctypes objects whose addresses LLVM holds
+_lock = threading.RLock()
+# (prototypes of our own: ctypes.pythonapi's functions are shared by everyone)
+_get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
+    ("PyCapsule_GetName", ctypes.pythonapi))
+_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+
+
+def address(routine):
+    """The address of BLAS `routine` ("dgemm", "sdot", ...) in `scipy.linalg.cython_blas`."""
+    capsule = cython_blas().__pyx_capi__[routine]
+    return _get_pointer(capsule, _get_name(capsule))
+
+
+def cython_blas():
+    """The `scipy.linalg.cython_blas` module: the one already loaded, else loaded alone."""
+    found = sys.modules.get(_NAME)
+    if found is not None:
+        return found
+    with _lock:
+        found = sys.modules.get(_NAME)
+        if found is None:
+            found = _load_alone()
+        if found is None:
+            from scipy.linalg import cython_blas as found
+    return found
+
+
+def _load_alone():
+    """The extension module loaded from its file without `scipy/linalg/__init__.py`, or None
+    where it cannot be found or fails to load."""
+    path = _extension_path()
+    if path is None:
+        return None
+    spec = importlib.util.spec_from_file_location(_NAME, path)
+    if spec is None or spec.loader is None:
+        return None
+    try:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[_NAME] = module
+        spec.loader.exec_module(module)
+        if not hasattr(module, "__pyx_capi__"):
+            raise ImportError(f"{path} exports no __pyx_capi__")
+    except Exception:
+        sys.modules.pop(_NAME, None)
+        return None
+    return module
+
+
+def _extension_path():
+    """The file of `scipy.linalg.cython_blas`, found without importing SciPy, or None."""
+    try:
+        spec = importlib.util.find_spec("scipy")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = os.path.join(list(spec.submodule_search_locations)[0], "linalg")
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(folder, "cython_blas" + suffix)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _openblas():
+    """(get, set) of SciPy's OpenBLAS as ctypes functions, or None."""
+    try:
+        pkg = os.path.dirname(__import__("scipy").__file__)
+    except Exception:
+        return None
+    for path in glob.glob(os.path.join(pkg, os.pardir, "scipy.libs", "*openblas*.so*")):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for pre in ("scipy_openblas", "openblas", "scipy_openblas64_", "openblas64_"):
+            get = getattr(lib, f"{pre}_get_num_threads", None)
+            put = getattr(lib, f"{pre}_set_num_threads", None)
+            if get is not None and put is not None:
+                return get, put
+    return None
+
+
+def bind_thread_symbols():
+    """Register OpenBLAS's thread count getter and setter with LLVM as THREADS_GET and
+    THREADS_SET (once; without an OpenBLAS, stand-ins: one thread, nothing to set).
+    blas_serial's functions and the direct LLVM path's threaded products call them."""
+    with _lock:
+        if _keep:
+            return
+        _bind_threads()
+
+
+def _bind_threads():
+    found = _openblas()
+    if found is None:           # no OpenBLAS: "one thread" already, nothing to set
+        get = ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 1)
+        put = ctypes.CFUNCTYPE(None, ctypes.c_int)(lambda n: None)
+        found = get, put
+    _keep.extend(found)
+    for sym, f in zip((THREADS_GET, THREADS_SET), found):
+        ll.add_symbol(sym, ctypes.cast(f, ctypes.c_void_p).value)
