@@ -30,6 +30,7 @@ import llvmlite.binding as llvm
 from xforms.version import __version__ as XFORMS_VERSION
 
 from ...build import object_cache
+from ...numba_fixes.vector_width import MEMORY_CHECKS, alias_checks
 
 _METH_FASTCALL = 0x0080
 _PYAPI = ("PyFloat_AsDouble", "PyFloat_FromDouble", "PyErr_Occurred", "PyErr_SetString",
@@ -101,7 +102,11 @@ def _optimise(module, tm):
     pto.slp_vectorization = True
     pto.loop_unrolling = False
     pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(module, pb)
+    # LLVM's cap of 128 runtime alias checks left a scan body that stores its residuals
+    # scalar (the LSTM gradient's gate loop: 15 arrays written, 5 read); the Numba path
+    # raises the cap while it compiles, and so does this (issue #37, session 23)
+    with alias_checks():
+        pb.getModulePassManager().run(module, pb)
 
 
 def numba_lock():
@@ -163,7 +168,7 @@ def cache_key(text, triple, cpu, features):
             _source_hash.append("no source")
     return object_cache.key_of(f"xforms-llvm {FORMAT}", XFORMS_VERSION, llvmlite.__version__,
                                ".".join(map(str, llvm.llvm_version_info)), _source_hash[0],
-                               triple, cpu, features, text)
+                               f"alias checks {MEMORY_CHECKS}", triple, cpu, features, text)
 
 
 def _compile(text, tm):
