@@ -18,6 +18,7 @@ this process by a symbol (`add_symbol`: CPython's API, NumPy's, BLAS, GOMP, smal
 nests), which MCJIT resolves when it loads the object; an IR holding an address as an
 integer constant (`inttoptr (i64 ...)`) is compiled without the disk cache.
 """
+import contextlib
 import ctypes
 import hashlib
 import re
@@ -105,8 +106,24 @@ def _optimise(module, tm):
     # LLVM's cap of 128 runtime alias checks left a scan body that stores its residuals
     # scalar (the LSTM gradient's gate loop: 15 arrays written, 5 read); the Numba path
     # raises the cap while it compiles, and so does this (issue #37, session 23)
-    with alias_checks():
+    with alias_checks(), _no_horizontal_slp():
         pb.getModulePassManager().run(module, pb)
+
+
+@contextlib.contextmanager
+def _no_horizontal_slp():
+    """The SLP vectoriser without its horizontal reductions, in this block (this module's
+    lock held).  The or-chain of a loop's ~180 alias checks (the LSTM gradient's forward
+    sweep) kept it 1.5 s of the compile's 1.8 (s23, load ~25: optimise 1.74 -> 0.21 s CPU,
+    steady state unchanged).  It reduces no float sums (those need reassociation, which
+    no kernel allows): the results are the same.  The option is LLVM's process-wide state,
+    so a Numba compile on another thread meanwhile loses it too -- its speed, not its
+    results."""
+    llvm.set_option("", "-slp-vectorize-hor=false")
+    try:
+        yield
+    finally:
+        llvm.set_option("", "-slp-vectorize-hor=true")
 
 
 def numba_lock():

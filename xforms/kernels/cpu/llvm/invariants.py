@@ -80,7 +80,7 @@ def _taken(st, consts):
 
 def copies(step):
     """The transposed copies Control `step`'s body products read (one per const)."""
-    if step.eqn.prim.name not in ("scan", "for_loop", "while"):
+    if not {"jaxpr", "body_jaxpr"} & set(subplans(step)):       # (a cond: no loop)
         return []
     body, consts, _ = _consts(step)
     found = {}
