@@ -61,10 +61,10 @@ def _consts(step):
 def _taken(st, consts):
     """The `Transposed` copy product step `st` reads its B from, or None: a product of one
     matrix (m, n > 1) whose B is a transposed const of the body and which small_mm's nest
-    takes (`products._small`)."""
+    takes (`products.nest_takes`)."""
     if st.kind != "op" or st.eqn.prim.name != "dot_general":
         return None
-    x, y = st.eqn.invars
+    y = st.eqn.invars[1]
     if not any(y is c for c in consts):
         return None
     dt = np.dtype(y.aval.dtype)
