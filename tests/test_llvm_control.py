@@ -319,3 +319,64 @@ def test_copy_loops_are_not_unrolled():
     module.triple, module.data_layout = tm.triple, str(tm.target_data)
     engine._optimise(module, tm)
     assert str(module).count("call void @llvm.memcpy") == 2      # (-O3 unrolled: 64)
+
+
+
+def test_a_body_storing_many_residuals_is_vectorised():
+    """The direct path optimises under the Numba path's cap on runtime alias checks
+    (numba_fixes/vector_width.py `alias_checks`): under LLVM's own (128) the LSTM
+    gradient's forward sweep -- one loop computing the gates and storing 15 residuals a
+    step -- ran scalar (issue #37: 47 ms a call where Numba's kernel took 27)."""
+    import re
+    import llvmlite.binding as llvm_binding
+    from xforms.kernels.cpu.llvm import engine
+    rng = np.random.default_rng(6)
+    wx, wh, b, xs = (rng.standard_normal(s).astype(np.float32) * 0.3
+                     for s in ((5, 128), (32, 128), (128,), (3, 4, 5)))
+    g = xf.grad(_lstm_loss, argnums=(0, 1))
+    text = backend._prepare(xf.make_jaxpr(g)(wx, wh, b, xs), {"name": "t"}).llvm_ir
+    assert text is not None
+    # the forward sweep's loop: the one calling tanh (the reverse sweep multiplies)
+    loop = None
+    for line in text.splitlines():
+        if re.match(r"body\d+:", line):
+            loop = line[4:-1]
+        elif "call float @xf_vmf_tanh_" in line:
+            break
+    module = llvm_binding.parse_assembly(text)
+    tm = engine._target_machine()
+    module.triple, module.data_layout = tm.triple, str(tm.target_data)
+    engine._optimise(module, tm)
+    assert re.search(rf"^vector\.body\d*:.*preds = %head{loop}\.preheader", str(module), re.M)
+    ours, numba = _both(g, wx, wh, b, xs)
+    _same(ours(wx, wh, b, xs), numba(wx, wh, b, xs))
+
+
+def _transposed_const(h0, xs, w):
+    """A scan body's product with a transposed const (`h @ w.T`, the LSTM gradient's
+    reverse sweep), and one of the same const that small_mm does not take (a row)."""
+    def body(h, x):
+        u = xnp.tanh(h @ w.T + x)
+        return u, u[0] @ w.T
+    return lax.scan(body, h0, xs)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_a_transposed_const_is_transposed_once(dt):
+    """small_mm's nest packs a transposed B on every call; a body's const B is transposed
+    once before the loop (llvm/invariants.py) and the untransposed nest reads the copy:
+    the Numba kernel's bits (its nest packs the same values into the same order)."""
+    rng = np.random.default_rng(7)
+    h0, xs, w = (rng.standard_normal(s).astype(dt) * 0.3
+                 for s in ((16, 32), (3, 16, 32), (32, 32)))
+    text = backend._prepare(xf.make_jaxpr(_transposed_const)(h0, xs, w), {"name": "t"}).llvm_ir
+    assert text is not None
+    from xforms.kernels.cpu.llvm.products import _small
+    if _small(16, 32, 32, "float", True):       # (an AVX-512 host: the nest)
+        assert "@xf_small_mm_float_nt" not in text.replace("double", "float")
+        assert "call void @xf_small_mm_" in text
+    ours, numba = _both(_transposed_const, h0, xs, w)
+    _same(ours(h0, xs, w), numba(h0, xs, w))
+    tol = 1e-5 if dt == np.float32 else 1e-12
+    for got, want in zip(ours(h0, xs, w), _transposed_const(h0, xs, w)):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

@@ -20,8 +20,9 @@ Runtime alias checks: a fused loop that writes many arrays (a scan's forward swe
 each step's residuals: 16 outputs, 20 inputs) needs hundreds of pointer-overlap checks
 before LLVM may vectorise it, above LLVM's cap of 128 (`-vectorize-memory-check-threshold`),
 so the LSTM gradient's gate loop ran scalar: exp, tanh and the divisions one lane at a
-time.  While a kernel compiles (`compiling()`, in any thread) the cap is `MEMORY_CHECKS`;
-the checks run once per entry of an inner loop, against its whole trip.  The option is
+time.  While a kernel compiles (`compiling()`, in any thread; the direct LLVM path's
+engine: `alias_checks()`) the cap is `MEMORY_CHECKS`; the checks run once per entry of an
+inner loop, against its whole trip.  The option is
 LLVM's process-wide state: it is restored when the last kernel compile ends.
 
     >>> with compiling():
@@ -80,11 +81,26 @@ def compiling():
     of any module built meanwhile may take up to `MEMORY_CHECKS` alias checks."""
     depth = getattr(_state, "depth", 0)
     _state.depth = depth + 1
+    try:
+        with alias_checks():
+            yield
+    finally:
+        _state.depth = depth
+
+
+@contextlib.contextmanager
+def alias_checks():
+    """Loops of any LLVM module optimised inside this block may take up to `MEMORY_CHECKS`
+    runtime alias checks (the direct LLVM path's engine optimises its kernels inside it:
+    xforms/kernels/cpu/llvm/engine.py; `compiling` for Numba's).
+
+        >>> with alias_checks():
+        ...     optimise(module)        # a scan body storing 16 residuals: vectorised
+    """
     _count_compile(+1)
     try:
         yield
     finally:
-        _state.depth = depth
         _count_compile(-1)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from xforms.core.ir import split
 
 from ...plan.plan import subplans
-from . import copies
+from . import copies, invariants
 from .integers import scalar_ty
 from .scalar import Refused
 
@@ -254,6 +254,7 @@ def _scan(m, step):
         raise Refused("a scan's stacked output")
     homes = _init_carry(m, c_outs, carry)
     fixed = [_of(m, a) for a in consts]
+    invariants.prepare(m, step)
     n = int(p["length"])
     body_plan = subplans(step)["jaxpr"]
 
@@ -282,6 +283,7 @@ def _for_loop(m, step):
     outs = step.eqn.outvars
     homes = _init_carry(m, outs, carry)
     fixed = [_of(m, a) for a in consts]
+    invariants.prepare(m, step)
     body_plan = subplans(step)["body_jaxpr"]
 
     def body(t):
@@ -302,6 +304,7 @@ def _while(m, step):
     subs = subplans(step)
     homes = _init_carry(m, outs, carry)
     cfix, bfix = [_of(m, a) for a in cc], [_of(m, a) for a in bc]
+    invariants.prepare(m, step)
     k = m.fresh()[2:]
     m.emit(f"br label %whead{k}")
     m.label(f"whead{k}")

@@ -18,6 +18,7 @@ this process by a symbol (`add_symbol`: CPython's API, NumPy's, BLAS, GOMP, smal
 nests), which MCJIT resolves when it loads the object; an IR holding an address as an
 integer constant (`inttoptr (i64 ...)`) is compiled without the disk cache.
 """
+import contextlib
 import ctypes
 import hashlib
 import re
@@ -30,6 +31,7 @@ import llvmlite.binding as llvm
 from xforms.version import __version__ as XFORMS_VERSION
 
 from ...build import object_cache
+from ...numba_fixes.vector_width import MEMORY_CHECKS, alias_checks
 
 _METH_FASTCALL = 0x0080
 _PYAPI = ("PyFloat_AsDouble", "PyFloat_FromDouble", "PyErr_Occurred", "PyErr_SetString",
@@ -101,7 +103,27 @@ def _optimise(module, tm):
     pto.slp_vectorization = True
     pto.loop_unrolling = False
     pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(module, pb)
+    # LLVM's cap of 128 runtime alias checks left a scan body that stores its residuals
+    # scalar (the LSTM gradient's gate loop: 15 arrays written, 5 read); the Numba path
+    # raises the cap while it compiles, and so does this (issue #37, session 23)
+    with alias_checks(), _no_horizontal_slp():
+        pb.getModulePassManager().run(module, pb)
+
+
+@contextlib.contextmanager
+def _no_horizontal_slp():
+    """The SLP vectoriser without its horizontal reductions, in this block (this module's
+    lock held).  The or-chain of a loop's ~180 alias checks (the LSTM gradient's forward
+    sweep) kept it 1.5 s of the compile's 1.8 (s23, load ~25: optimise 1.74 -> 0.21 s CPU,
+    steady state unchanged).  It reduces no float sums (those need reassociation, which
+    no kernel allows): the results are the same.  The option is LLVM's process-wide state,
+    so a Numba compile on another thread meanwhile loses it too -- its speed, not its
+    results."""
+    llvm.set_option("", "-slp-vectorize-hor=false")
+    try:
+        yield
+    finally:
+        llvm.set_option("", "-slp-vectorize-hor=true")
 
 
 def numba_lock():
@@ -165,7 +187,8 @@ def cache_key(text, triple, cpu, features, passes=True):
             _source_hash.append("no source")
     return object_cache.key_of(f"xforms-llvm {FORMAT}", XFORMS_VERSION, llvmlite.__version__,
                                ".".join(map(str, llvm.llvm_version_info)), _source_hash[0],
-                               triple, cpu, features, "" if passes else "no passes", text)
+                               f"alias checks {MEMORY_CHECKS}", triple, cpu, features,
+                               "" if passes else "no passes", text)
 
 
 def _compile(text, tm, passes=True):

@@ -44,7 +44,8 @@ from ..nest import _peeling
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import blocks, control, copies, integers, numpy_abi, products, reductions, threaded
+from . import (blocks, control, copies, integers, invariants, numpy_abi, products,
+               reductions, threaded)
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
@@ -114,7 +115,8 @@ def _arrays_written(step):
         return [v for v in step.eqn.outvars if v.aval.shape]
     if step.kind == "control":      # (its sub-plans' intermediates: allocated once, before)
         inner = [v for sub in step.subplans for st in sub.steps for v in _arrays_written(st)]
-        return list(dict.fromkeys([*(v for v in step.eqn.outvars if v.aval.shape), *inner]))
+        return list(dict.fromkeys([*(v for v in step.eqn.outvars if v.aval.shape), *inner,
+                                   *invariants.copies(step)]))
     outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]
     return [v for v in dict.fromkeys([*step.writes, *outs]) if v.aval.shape]
 
@@ -156,6 +158,7 @@ class _Loops(_Module):
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
         self.blocks = {}          # a product computed in blocks -> (block, first row, n)
+        self.transposed = {}      # a control body's const -> its transposed copy (invariants)
         self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
 
     def text(self):

@@ -80,6 +80,11 @@ def emit(mod, spec, acc=None):
     if not all(v in mod.arrays for v in (x, y)):
         raise Refused("a product of values that are no arrays of the module")
     xd, yd = mod.arrays[x][0], mod.arrays[y][0]
+    if y in getattr(mod, "transposed", {}) and spec.yl == "t" and nest_takes(spec):
+        # a control body's const B, transposed once before the loop (invariants.py): the
+        # untransposed nest on the copy, which packs nothing
+        spec = Spec(spec.eqn, spec.ty, spec.batch, spec.m, spec.k, spec.n, spec.xl, "n")
+        yd = mod.transposed[y]
     if acc is not None:
         _accumulate(mod, spec, acc, xd, yd)
         return
@@ -309,6 +314,13 @@ def _bind(name):
             _bound[name] = blas_pointers.address(name)
             llvm.add_symbol(sym, _bound[name])
     return sym
+
+
+def nest_takes(spec):
+    """Whether `spec`'s product is one matrix computed by small_mm's nest (`_matrix`,
+    `_accumulate`): neither a dot nor a gemv, and the rule takes its sizes."""
+    return (spec.batch == 1 and spec.m > 1 and spec.n > 1
+            and _small(spec.m, spec.n, spec.k, spec.ty, spec.yl == "t"))
 
 
 def _small(m, n, k, ty, tb):
