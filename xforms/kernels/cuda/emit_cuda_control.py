@@ -32,6 +32,7 @@ from .. import user_prims
 from ..loops.control_print import ControlPrinter, register
 from ..prepare.fusion_classes import VIEWS, is_elementwise
 from ..plan.plan import subjaxprs
+from . import block_loop
 from .emit_cuda import CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose, scalar_expr
 
 
@@ -547,8 +548,8 @@ def _rule(host_rule):
         S = lane_shape(step)
         if S is not None:
             _lane_kernel(em, step, S)
-        else:
-            host_rule(em, step)
+        else:                  # the host loop, as one kernel where it can be (block_loop.py)
+            block_loop.emit(em, step, host_rule)
     return rule
 
 
