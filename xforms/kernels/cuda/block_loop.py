@@ -25,10 +25,16 @@ on its text), so it computes the same whatever the launch's shape.  A value the 
 for (a `while` predicate, a trip count, a branch index) is read from its one-element
 buffer by every thread, then a barrier, so all threads take the same path.
 
-Refused (the host loop stays) when a line is one the device cannot run: an allocation in
-the loop (a fresh buffer per iteration), a library call, a raise, a kernel that uses its
-block (shared memory, `threadIdx`: reductions, tiles), or when a name the host reads after
-the loop would be left bound to another buffer.  Sizes (`mode`): a state of at most
+A buffer the host loop made per iteration (a sub-program's fresh output, a carry's copy) is
+made once before the launch, in a loop without nested loops: there a value made in one
+iteration is read at most in the next, through a carry, and every carry the host knows is
+copied back into its own buffer at the end of the iteration (`_keep_buffers`).
+
+Refused (the host loop stays; a comment in the host code says why) when a line is one the
+device cannot run: a library call, a raise, a kernel that uses its block (shared memory,
+`threadIdx`: reductions, tiles; a block loop itself may be called from one), buffers made
+per iteration of a nested loop, or a name the host reads after the loop that would be left
+bound to another buffer.  Sizes (`mode`): a state of at most
 `BLOCK_MAX` elements runs in one block; up to `GRID_MAX` in a cooperative grid of one block
 per multiprocessor (`cuda.cg.this_grid().sync()`: numba-cuda launches it cooperatively);
 beyond, per-step launches over the whole device win.  Both limits are first estimates, not
@@ -52,7 +58,7 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _LAUNCH = re.compile(r"^_K\[(\d+)\]\((.*)\)\s*#.*$")
 _COPY_INTO = re.compile(r"^_rt\.copy_into\((.+)\)$")
 _FETCH = re.compile(r"_rt\.fetch\((" + _NAME + r")\)")
-_VIEW = re.compile(r"^(" + _NAME + r") = _rt\.view\(_M\[(\d+)\], (\d+), (\d+)\)  # view$")
+_VIEW = re.compile(r"^(" + _NAME + r") = _rt\.view\(_M\[(\d+)\], (\d+), (\d+)\)$")
 _ALLOC = re.compile(r"^" + _NAME + r" = _rt\.(copy|scalar|empty)\(")
 _IN_LOOP_ALLOC = re.compile(r"^(" + _NAME + r") = _rt\.(empty|copy|scalar)\((.+)\)$")
 _NESTING = re.compile(r"^(for .*|while True|if (?!not _f\d+:).*|elif .*|else):$")

@@ -20,7 +20,8 @@ xforms/primitives/control/control_flow.py).  Two lowerings, chosen per equation:
 
 2. **On the host** otherwise: the sub-programs' kernels are launched from a Python loop or
    branch in the host function.  The host waits only for what it must know: a `while`
-   predicate or a `cond` index computed on the device (a one-element copy back).
+   predicate or a `cond` index computed on the device (a one-element copy back).  A loop's
+   host text is then run by one kernel where block_loop.py can (a stencil loop: one launch).
 """
 import numpy as np
 
