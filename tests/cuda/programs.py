@@ -628,3 +628,16 @@ PROGRAMS["scan_stencil"] = (scan_stencil, (np.linspace(-1.0, 1.0, 5),
 PROGRAMS["dynamic_fori_stencil"] = (dynamic_fori_stencil, (np.linspace(0.0, 1.0, 40), 3), 1e-12)
 # ... as a cooperative grid (past block_loop.BLOCK_MAX elements): PTX only
 PTX_ONLY["heat_stencil_grid"] = (heat_steps, (np.ones((96, 96)),), 0)
+
+
+
+def while_grad_nested(x):
+    """A while_loop's gradient whose checkpoint loops are block loops, one calling another
+    (the reverse sweep's kernel calls the sweeps inside it; grad_while's are lane-local)."""
+    def f(x):
+        return lax.while_loop(lambda c: c[0] < 4, lambda c: (
+            c[0] + 1, c[1] * x + 0.1 * xnp.sin(c[1])), (0, 1.0))[1]
+    return xf.grad(f)(x)
+
+
+PROGRAMS["while_grad_nested"] = (while_grad_nested, (0.9,), 1e-12)
