@@ -1,12 +1,15 @@
 #!/bin/bash
 # One lent-GPU call: versions, the CUDA test suite on the device, the libraries-vs-own-kernels
 # sweep (benchmarks/gpu_vendor_sweep.py: the measurement behind vendor.GEMM_MIN_WORK and
-# FFT_MIN_POINTS, and the sort's and scan's long-line thresholds), then the GPU table (the
+# FFT_MIN_POINTS, and the sort's and scan's long-line thresholds) and the loop sweep
+# (benchmarks/gpu_loop_sweep.py: one launch per loop or per step, behind block_loop's
+# BLOCK_MAX and GRID_MAX), then the GPU table (the
 # CUDA benchmarks of GPU_TABLE beside JAX on the same GPU).
 # Usage (device tool, repo root):  bash benchmarks/on_gpu.sh [tests|sweep|bench|all] [bench args...]
 # Every log and JSON lands in $OUT itself (the device tool brings back at most 8 files, so the
 # benchmark's plots stay behind): versions.txt, cuda_tests.log, vendor_sweep.log,
-# vendor_sweep.json, bench.log, <date>_<machine>.json (versions.txt: nvidia-smi, the GPU, driver
+# vendor_sweep.json, loop_sweep.json (its log in vendor_sweep.log), bench.log,
+# <date>_<machine>.json (versions.txt: nvidia-smi, the GPU, driver
 # and library versions of benchmarks/gpu_info.py, the Python packages').
 # DRY_RUN=1 runs the same steps without a GPU, on Numba's CUDA simulator: the test files
 # collected (not run: the simulator takes an hour over them), the sweep's three tiny cases,
@@ -73,6 +76,11 @@ if [ "$what" = sweep ] || [ "$what" = all ]; then
   timeout $(cap ${SWEEP_TIMEOUT:-70}) "$PY" -m benchmarks.gpu_vendor_sweep --out "$OUT" $quick \
     2>&1 | tee "$OUT/vendor_sweep.log" | tail -8
   echo "vendor sweep: $(( $(date +%s) - t0 )) s"
+  # one launch per loop against per-step launches (block_loop.BLOCK_MAX / GRID_MAX)
+  t0=$(date +%s)
+  timeout $(cap ${LOOP_TIMEOUT:-45}) "$PY" -m benchmarks.gpu_loop_sweep --out "$OUT" $quick \
+    2>&1 | tee -a "$OUT/vendor_sweep.log" | tail -4
+  echo "loop sweep: $(( $(date +%s) - t0 )) s"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   t0=$(date +%s)

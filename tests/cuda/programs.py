@@ -584,3 +584,60 @@ PTX_ONLY = {"sorting_long_gpu": long_sorts(2100, 1500),
                 lax.cumsum(x, 1), lax.cummax(x.astype(np.int8), 1, reverse=True),
                 lax.cumprod(y, 1), lax.cumlogsumexp(y, 1), lax.cummin(w, 1)),
                 (np.ones((7, 31)), np.ones((3, 300), np.float32), np.ones((2, 5000))), 0)}
+
+
+# ---- loops whose steps read neighbours (block_loop.py: one launch, a barrier per step) ---------
+def heat_steps(u, steps=3):
+    """The heat equation of benchmarks' cliffs: rolls (a stencil) and a border set by
+    `.at[].set` (scatters into the carry in place)."""
+    def step(i, u):
+        lap = (xnp.roll(u, 1, 0) + xnp.roll(u, -1, 0) + xnp.roll(u, 1, 1) + xnp.roll(u, -1, 1)
+               - 4.0 * u)
+        u = u + 0.1 * lap
+        return u.at[0, :].set(0.0).at[-1, :].set(0.0).at[:, 0].set(0.0).at[:, -1].set(0.0)
+    return lax.fori_loop(0, steps, step, u)
+
+
+def while_stencil(x):
+    """A while_loop whose predicate the device computes and whose body smooths neighbours."""
+    def body(c):
+        i, u = c
+        u = 0.5 * u + 0.25 * (xnp.roll(u, 1) + xnp.roll(u, -1))
+        return i + 1, u.at[0].set(i.astype(u.dtype))
+    return lax.while_loop(lambda c: c[1][2] + c[0] < 6.0, body, (0, x))
+
+
+def scan_stencil(x, xs):
+    """A scan stacking each step's smoothed state (rows stored into the stacked output)."""
+    def step(u, r):
+        u = u + r * (xnp.roll(u, 1) - u)
+        return u.at[-1].set(r), u * 2.0
+    return lax.scan(step, x, xs)
+
+
+def dynamic_fori_stencil(x, n):
+    """A fori_loop with a traced trip count (the host reads it; in the kernel each thread)."""
+    return lax.fori_loop(0, n, lambda i, u: u + 0.1 * (xnp.roll(u, 1) - u) * i, x)
+
+
+PROGRAMS["heat_stencil"] = (heat_steps, (rng.normal(size=(6, 5)),), 1e-12)
+PROGRAMS["heat_stencil32"] = (heat_steps, (rng.normal(size=(4, 7)).astype(np.float32),), 1e-5)
+PROGRAMS["while_stencil"] = (while_stencil, (np.linspace(0.0, 3.0, 7),), 1e-12)
+PROGRAMS["scan_stencil"] = (scan_stencil, (np.linspace(-1.0, 1.0, 5),
+                                           np.array([0.1, 0.5, 0.2, 0.7])), 1e-12)
+PROGRAMS["dynamic_fori_stencil"] = (dynamic_fori_stencil, (np.linspace(0.0, 1.0, 40), 3), 1e-12)
+# ... as a cooperative grid (past block_loop.BLOCK_MAX elements): PTX only
+PTX_ONLY["heat_stencil_grid"] = (heat_steps, (np.ones((96, 96)),), 0)
+
+
+
+def while_grad_nested(x):
+    """A while_loop's gradient whose checkpoint loops are block loops, one calling another
+    (the reverse sweep's kernel calls the sweeps inside it; grad_while's are lane-local)."""
+    def f(x):
+        return lax.while_loop(lambda c: c[0] < 4, lambda c: (
+            c[0] + 1, c[1] * x + 0.1 * xnp.sin(c[1])), (0, 1.0))[1]
+    return xf.grad(f)(x)
+
+
+PROGRAMS["while_grad_nested"] = (while_grad_nested, (0.9,), 1e-12)

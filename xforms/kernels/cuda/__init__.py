@@ -6,6 +6,8 @@ host function, device arrays that stay on the GPU between calls.
     emit_cuda_ops.py      dot_general (cuBLAS, or register-blocked shared-memory tiles),
                           gather/scatter (atomic adds), dynamic slices, pad, concatenate, reshape
     emit_cuda_control.py  control flow: whole loops in one kernel when lane-local, else host
+    block_loop.py         ... or the host loop's text run by one block (a cooperative grid):
+                          one launch for a stencil loop, a barrier after each step's kernels
     scalar_cuda.py        CUDA spellings of scalar rules that use NumPy ufuncs on the CPU
     complex_cuda.py       complex64/complex128 rules numba-cuda cannot compile without a GPU
     runtime.py            DeviceArray, the stream, launch configuration, transfers, packing

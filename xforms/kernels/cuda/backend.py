@@ -65,6 +65,9 @@ class Program:
         self.direct = direct       # positions of the inputs passed as they are
         self.groups = groups       # packed inputs: (dtype, [(position, offset, size)], total)
         self.spec = em.spec
+        # kernels launched from the host (the others are only device functions of a block
+        # loop's kernel: block_loop.py); only these compile as kernels
+        self.launched = {name for name, _, _ in em.launches}
 
     def signatures(self):
         """{kernel name: numba signature}"""
@@ -134,6 +137,9 @@ def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
     for k in em.kernels:
         k.first_line = len(lines) + 1
         lines += k.lines + ["", ""]
+    # kernels a block loop calls (block_loop.py): device functions as well (not inlined by
+    # Numba: it cannot inline a call of more than 30 arguments, which Python passes as *args)
+    lines += [f"_d_{n} = cuda.jit(device=True)({n})" for n in sorted(em.device_fns)] + [""]
     ret = ", ".join(outs) + ("," if len(outs) == 1 else "")
     host = [f"def host(_rt, _K, _M, _W, {', '.join(params)}):".replace(", )", ")"),
             f'    """The launch sequence: {len(em.launches)} launch site(s) of '
@@ -344,6 +350,8 @@ def _compile(closed, options, dev_scalars=frozenset()):
     sigs = program.signatures()
     kernels = {}
     for k in program.kernels:
+        if k.name not in program.launched:
+            continue
         def build(cache, k=k):
             return cuda.jit(sigs[k.name], cache=cache)(getattr(mod, k.name))
         try:

@@ -87,6 +87,7 @@ class CudaEmitter(Packing, Naming):
         self.loc = {}                 # rank-0 Var -> "host" | "dev"
         self.kernels, self.kernel_by_text, self.launches = [], {}, []
         self.launch_sites = 0
+        self.device_fns = set()       # kernels also called as device functions (block_loop.py)
         self.ws, self._ws_slot = [], {}
         self.const_params = []        # (param name, value)
         # packing (runtime.pack_layout): Var -> Home; workspace expression -> Home

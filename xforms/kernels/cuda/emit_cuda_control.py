@@ -20,7 +20,8 @@ xforms/primitives/control/control_flow.py).  Two lowerings, chosen per equation:
 
 2. **On the host** otherwise: the sub-programs' kernels are launched from a Python loop or
    branch in the host function.  The host waits only for what it must know: a `while`
-   predicate or a `cond` index computed on the device (a one-element copy back).
+   predicate or a `cond` index computed on the device (a one-element copy back).  A loop's
+   host text is then run by one kernel where block_loop.py can (a stencil loop: one launch).
 """
 import numpy as np
 
@@ -32,6 +33,7 @@ from .. import user_prims
 from ..loops.control_print import ControlPrinter, register
 from ..prepare.fusion_classes import VIEWS, is_elementwise
 from ..plan.plan import subjaxprs
+from . import block_loop
 from .emit_cuda import CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose, scalar_expr
 
 
@@ -547,8 +549,8 @@ def _rule(host_rule):
         S = lane_shape(step)
         if S is not None:
             _lane_kernel(em, step, S)
-        else:
-            host_rule(em, step)
+        else:                  # the host loop, as one kernel where it can be (block_loop.py)
+            block_loop.emit(em, step, host_rule)
     return rule
 
 

@@ -1,0 +1,108 @@
+"""Where one launch for a whole loop stops paying: the measurement behind block_loop.BLOCK_MAX
+and GRID_MAX (xforms/kernels/cuda/block_loop.py), which are estimates until this runs on a GPU.
+
+    python -m benchmarks.gpu_loop_sweep --out DIR [--quick]      (benchmarks/on_gpu.sh runs it)
+
+The heat equation of benchmarks/workloads/cliffs.py (rolls and an `.at[].set` border in a
+`fori_loop` of STEPS steps) on an n x n float64 grid, compiled three times per size: as one
+block (syncthreads between the body's kernels), as a cooperative grid (grid.sync()) and as
+the host loop (the body's 6 kernels launched per step), chosen by the size overrides
+XFORMS_CUDA_LOOP_BLOCK_MAX / _GRID_MAX.  Each is timed per call, synchronised, on a device-
+resident input; JAX beside them where installed.  Writes DIR/loop_sweep.json after every
+case and prints, per mode, the sizes it is fastest at: the values for the two limits.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+from .timing import measure
+
+STEPS = 200
+SIZES = (32, 64, 128, 256)       # (12 compiles: ~45 s of on_gpu.sh's budget)
+MODES = {"block": ("1000000000", "0"), "grid": ("0", "1000000000"), "host": ("0", "0")}
+
+
+def _heat(xnp, lax, steps):
+    def step(i, u):
+        lap = (xnp.roll(u, 1, 0) + xnp.roll(u, -1, 0) + xnp.roll(u, 1, 1) + xnp.roll(u, -1, 1)
+               - 4.0 * u)
+        u = u + 0.1 * lap
+        return u.at[0, :].set(0.0).at[-1, :].set(0.0).at[:, 0].set(0.0).at[:, -1].set(0.0)
+    return lambda u: lax.fori_loop(0, steps, step, u)
+
+
+def _xforms_case(n, mode, steps, budget):
+    import xforms as xf
+    import xforms.numpy as xnp
+    from numba import cuda
+    from xforms import lax
+    from xforms.kernels.cuda.backend import _compile
+    os.environ["XFORMS_CUDA_LOOP_BLOCK_MAX"], os.environ["XFORMS_CUDA_LOOP_GRID_MAX"] = MODES[mode]
+    f = _heat(xnp, lax, steps)
+    u = np.random.default_rng(0).standard_normal((n, n))
+    t0 = time.perf_counter()
+    exe = _compile(xf.make_jaxpr(f)(u), {})
+    (d,) = xf.device_put((u,))
+    buf = d.buf if hasattr(d, "buf") else d
+
+    def call():
+        exe(buf)
+        cuda.synchronize()
+    call()
+    first = time.perf_counter() - t0
+    t = measure(call, (), repeats=5, budget=budget)
+    return {"median_s": t.median, "first_call_s": first, "launches": exe.count_launches(buf)}
+
+
+def _jax_case(n, steps, budget):
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    f = jax.jit(_heat(jnp, jax.lax, steps))
+    u = jax.device_put(np.random.default_rng(0).standard_normal((n, n)))
+    f(u).block_until_ready()
+    return measure(lambda: f(u).block_until_ready(), (), repeats=5, budget=budget).median
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--quick", action="store_true", help="the simulator: one tiny case")
+    args = ap.parse_args(argv)
+    sizes, steps, budget = ((8,), 2, 0.5) if args.quick else (SIZES, STEPS, 1.0)
+    rows, path = [], os.path.join(args.out, "loop_sweep.json")
+    for n in sizes:
+        for mode in MODES:
+            try:
+                row = {"n": n, "elements": n * n, "steps": steps, "mode": mode,
+                       **_xforms_case(n, mode, steps, budget)}
+            except Exception as e:          # (a mode that fails at a size: say so, go on)
+                row = {"n": n, "mode": mode, "error": f"{type(e).__name__}: {e}"[:300]}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            with open(path, "w") as fh:
+                json.dump(rows, fh, indent=1)
+        jt = None if args.quick else _jax_case(n, steps, budget)
+        if jt is not None:
+            rows.append({"n": n, "mode": "jax", "median_s": jt})
+            print(json.dumps(rows[-1]), flush=True)
+    best = {}
+    for n in sizes:
+        timed = [r for r in rows if r["n"] == n and "median_s" in r and r["mode"] in MODES]
+        if timed:
+            best[n] = min(timed, key=lambda r: r["median_s"])["mode"]
+    print(f"fastest mode per n (elements n^2): {best}")
+    with open(path, "w") as fh:
+        json.dump(rows, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""Loops whose steps read what other threads wrote in the step before (a stencil), run as one
+launch (xforms/kernels/cuda/block_loop.py): one block, or a cooperative grid, looping over the
+steps with a barrier after each of the body's kernels; the host loop where that is refused."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+from xforms.kernels.cuda import block_loop
+from xforms.kernels.cuda.backend import _compile
+from xforms.tree_util import tree_leaves
+
+from programs import PROGRAMS, heat_steps
+
+
+def _fresh(f, *args):
+    """An executable compiled now (the block loop's limits are read when it is emitted)."""
+    return _compile(xf.make_jaxpr(f)(*args), {})
+
+
+def _check(exe, f, *args, rtol=1e-12):
+    out = [np.asarray(o) for o in exe(*tree_leaves(args))]
+    ref = tree_leaves(xf.jit(f, backend="cpu")(*args))
+    for o, r in zip(out, ref):
+        np.testing.assert_allclose(o, np.asarray(r), rtol=rtol, atol=1e-14)
+
+
+def test_the_heat_equation_is_one_launch_however_many_steps():
+    u = np.random.default_rng(3).normal(size=(8, 8))       # (64: one block)
+    for steps in (3, 7):
+        f = lambda u: heat_steps(u, steps)   # noqa: E731
+        exe = _fresh(f, u)
+        host = exe.source.split("def host")[1]
+        assert "for _i" not in host and "as one block" in exe.source
+        assert exe.count_launches(u) == exe.launch_sites <= 2       # (+ constants' fill)
+        _check(exe, f, u)
+
+
+@pytest.mark.parametrize("name", ["heat_stencil", "while_stencil", "scan_stencil",
+                                  "dynamic_fori_stencil"])
+def test_stencil_loops_are_not_launched_per_step(name):
+    f, args, rtol = PROGRAMS[name]
+    exe = _fresh(f, *args)
+    assert "as one block" in exe.source, exe.source.split("def host")[1]
+    assert exe.count_launches(*args) == exe.launch_sites
+    _check(exe, f, *args, rtol=rtol)
+
+
+def test_grid_mode_and_host_loop_agree_with_one_block(monkeypatch):
+    u = np.random.default_rng(4).normal(size=(8, 8))
+    monkeypatch.setenv("XFORMS_CUDA_LOOP_BLOCK_MAX", "0")        # past one block's limit
+    grid = _fresh(heat_steps, u)
+    assert "cuda.cg.this_grid()" in grid.source and "_g.sync()" in grid.source
+    assert grid.count_launches(u) == grid.launch_sites <= 2
+    _check(grid, heat_steps, u)
+    monkeypatch.setenv("XFORMS_CUDA_LOOP_GRID_MAX", "0")         # past both: the host loop
+    host = _fresh(heat_steps, u)
+    assert "# host loop: arrays past GRID_MAX" in host.source
+    assert host.count_launches(u) == 1 + 6 * 3                    # 6 kernels a step
+    _check(host, heat_steps, u)
+
+
+def test_limits_by_size(monkeypatch):
+    assert block_loop.mode(block_loop.BLOCK_MAX) == "block"
+    assert block_loop.mode(block_loop.BLOCK_MAX + 1) == "grid"
+    assert block_loop.mode(block_loop.GRID_MAX + 1) is None
+    monkeypatch.setenv("XFORMS_CUDA_LOOP_GRID_MAX", "0")
+    assert block_loop.mode(block_loop.BLOCK_MAX + 1) is None
+
+
+def test_loops_it_cannot_take_stay_on_the_host_and_say_why():
+    # a reduction (a block-wide tree) in the body
+    def norm_loop(x):
+        return lax.fori_loop(0, 3, lambda i, u: u / xnp.sqrt(xnp.sum(u * u)) + xnp.roll(u, 1),
+                             x)
+    x = np.linspace(0.5, 2.0, 40)       # (40: not scalarised, prepare/scalarize.py)
+    exe = _fresh(norm_loop, x)
+    assert "# host loop, not one kernel: k" in exe.source and "uses its block" in exe.source
+    _check(exe, norm_loop, x)
+
+
+
+def test_a_while_loop_gradient_launches_the_same_kernels_for_any_trip_count():
+    """Its checkpoint loops (a forward sweep storing states, a reverse sweep per segment
+    with a loop inside) each one block loop: before, 6 launches per step."""
+    def wl(n):
+        def f(x):
+            return lax.while_loop(lambda c: c[0] < n, lambda c: (
+                c[0] + 1, c[1] * x + 0.1 * xnp.sin(c[1])), (0, 1.0))[1]
+        return xf.grad(f)
+    counts = []
+    for n in (3, 12):
+        exe = _fresh(wl(n), 0.9)
+        counts.append(exe.count_launches(0.9))
+        np.testing.assert_allclose(float(np.asarray(exe(0.9)[0])), float(wl(n)(0.9)),
+                                   rtol=1e-12)
+    assert counts[0] == counts[1] <= 8, counts

@@ -1,0 +1,351 @@
+"""A loop that the host would drive -- its body launching kernels every iteration, because a
+step reads neighbours the previous step wrote (a stencil: no thread owns its element, so
+emit_cuda_control's lane-local kernels refuse it) -- as ONE launch: the host loop's own
+text run inside a kernel, each launch of it a call of that kernel as a device function
+followed by a barrier across every thread of the launch.
+
+    for _i1 in range(200):                   # the host loop (heat equation: 6 launches/step)
+        S1_AG = BR
+        _K[1](S1_AG, _M[1])                  # k1 <<<3, 8>>>
+        ...
+becomes, launched once,
+    def k7(BR, _M_1, ...):                   # one block: cuda.syncthreads() as the barrier
+        for _i1 in range(200):
+            S1_AG = BR
+            _d_k1(S1_AG, _M_1)
+            cuda.syncthreads()
+            ...
+
+Why it is exact: the host text assigns names to buffers and launches kernels in order on
+one stream.  Run by every thread of the kernel, it makes the same assignments; a barrier
+after each call orders the calls as the stream did (a block's writes to global memory are
+visible to the block after `syncthreads`, a cooperative grid's after `grid.sync()`); every
+captured kernel strides over its elements with `cuda.grid(1)` / `cuda.gridsize(1)` (checked
+on its text), so it computes the same whatever the launch's shape.  A value the host waited
+for (a `while` predicate, a trip count, a branch index) is read from its one-element
+buffer by every thread, then a barrier, so all threads take the same path.
+
+A buffer the host loop made per iteration (a sub-program's fresh output, a carry's copy) is
+made once before the launch, in a loop without nested loops: there a value made in one
+iteration is read at most in the next, through a carry, and every carry the host knows is
+copied back into its own buffer at the end of the iteration (`_keep_buffers`).
+
+Refused (the host loop stays; a comment in the host code says why) when a line is one the
+device cannot run: a library call, a raise, a kernel that uses its block (shared memory,
+`threadIdx`: reductions, tiles; a block loop itself may be called from one), buffers made
+per iteration of a nested loop, or a name the host reads after the loop that would be left
+bound to another buffer.  Sizes (`mode`): a state of at most
+`BLOCK_MAX` elements runs in one block; up to `GRID_MAX` in a cooperative grid of one block
+per multiprocessor (`cuda.cg.this_grid().sync()`: numba-cuda launches it cooperatively);
+beyond, per-step launches over the whole device win.  Both limits are first estimates, not
+measurements (no GPU yet): XFORMS_CUDA_LOOP_BLOCK_MAX / XFORMS_CUDA_LOOP_GRID_MAX override
+them (0: never), and benchmarks/on_gpu.sh times the heat row under each mode.
+"""
+import re
+
+import numpy as np
+
+from xforms import config
+
+from .kernel_builder import KernelBuilder
+
+# elements of the loop's largest array: one block of `spec.block` threads up to BLOCK_MAX
+# (32 per thread at 256 threads), a cooperative grid of `spec.sms` blocks up to GRID_MAX
+BLOCK_MAX = 8192
+GRID_MAX = 1 << 20
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_LAUNCH = re.compile(r"^_K\[(\d+)\]\((.*)\)\s*#.*$")
+_COPY_INTO = re.compile(r"^_rt\.copy_into\((.+)\)$")
+_FETCH = re.compile(r"_rt\.fetch\((" + _NAME + r")\)")
+_VIEW = re.compile(r"^(" + _NAME + r") = _rt\.view\(_M\[(\d+)\], (\d+), (\d+)\)$")
+_ALLOC = re.compile(r"^" + _NAME + r" = _rt\.(copy|scalar|empty)\(")
+_IN_LOOP_ALLOC = re.compile(r"^(" + _NAME + r") = _rt\.(empty|copy|scalar)\((.+)\)$")
+_NESTING = re.compile(r"^(for .*|while True|if (?!not _f\d+:).*|elif .*|else):$")
+_ASSIGN = re.compile(r"^(" + _NAME + r"(?:, " + _NAME + r")*) = (.+)$")
+_HEADER = re.compile(r"^(for " + _NAME + r" in range\(.*\)|while True|if .*|elif .*|else):$")
+_KEYWORDS = {"for", "in", "range", "while", "True", "False", "if", "elif", "else", "not",
+             "and", "or", "break", "int", "min", "max", "np", "cuda", "float", "bool"}
+# a captured kernel indexes threads only by these (grid-stride loops, or thread 0 alone)
+_STRIDE = "range(cuda.grid(1), "
+_THREAD0 = "if cuda.grid(1) == 0:"
+_BLOCKWISE = ("threadIdx", "blockIdx", "blockDim", "syncthreads", "shared", "cuda.grid(2)",
+              "gridsize(2)", "this_grid")
+
+
+_ONE_BLOCK = "block (block_loop.py)"
+
+
+class _Refused(Exception):
+    pass
+
+
+def mode(size):
+    """"block", "grid" or None (launches per step) for a loop whose largest array has
+    `size` elements.
+
+        mode(64 * 64)      # -> "block"
+    """
+    if size <= config.cuda_vendor_threshold("XFORMS_CUDA_LOOP_BLOCK_MAX", BLOCK_MAX):
+        return "block"
+    if size <= config.cuda_vendor_threshold("XFORMS_CUDA_LOOP_GRID_MAX", GRID_MAX):
+        return "grid"
+    return None
+
+
+def largest(eqn):
+    """Elements of the largest array an equation or its sub-programs touch."""
+    n = max([int(np.prod(a.aval.shape, dtype=np.int64)) for a in
+             list(eqn.invars) + list(eqn.outvars) if hasattr(a.aval, "shape")] or [1])
+    for p in eqn.params.values():
+        for c in (p if isinstance(p, (tuple, list)) else (p,)):
+            jaxpr = getattr(c, "jaxpr", None)
+            if jaxpr is not None and hasattr(jaxpr, "eqns"):
+                for e in jaxpr.eqns:
+                    n = max(n, largest(e))
+    return n
+
+
+def emit(em, step, host_rule):
+    """Emit control step `step`: its host loop (`host_rule`) rewritten as one kernel where it
+    can be, else as the host rule wrote it."""
+    if step.eqn.prim.name == "cond":       # (a branch runs once: nothing to save)
+        host_rule(em, step)
+        return
+    how = mode(largest(step.eqn))
+    host, l0, k0 = em.host, len(em.host.lines), len(em.launches)
+    host_rule(em, step)
+    if how is None:
+        host.lines.insert(l0, f"{'    ' * host.depth}# host loop: arrays past GRID_MAX elements")
+        return
+    captured = host.lines[l0:]
+    try:
+        pre, body, params, types = _translate(em, captured, k0, how)
+    except _Refused as e:       # (said in the host code, for whoever reads it)
+        host.lines.insert(l0, f"{'    ' * host.depth}# host loop, not one kernel: {e}"[:120])
+        return
+    del host.lines[l0:]
+    em.launch_sites -= len(em.launches) - k0
+    del em.launches[k0:]
+    host.lines.extend(pre)
+    _kernel(em, body, params, types, how, step.eqn.prim.name)
+
+
+# ---- the host text, checked and translated ----------------------------------------------------
+def _translate(em, lines, k0, how):
+    """-> (host lines kept before the launch, kernel body lines, free names, their types)."""
+    base = min((len(s) - len(s.lstrip()) for s in lines if s.strip()), default=0)
+    rel = [(s[base:] if s.strip() else "") for s in lines]
+    start = 0
+    while start < len(rel) and (not rel[start] or rel[start][0] == "#" or
+                                _ALLOC.match(rel[start]) or rel[start].endswith("  # view")):
+        start += 1
+    pre = [lines[i] for i in range(start)]
+    body, fresh = ([], [0]) if how == "block" else (["_g = cuda.cg.this_grid()"], [0])
+    barrier = "cuda.syncthreads()" if how == "block" else "_g.sync()"
+    types, hoisted, nests = _name_types(em), [], 0
+    for s in rel[start:]:
+        if not s or s.lstrip().startswith("#"):
+            continue
+        ind, s = s[:len(s) - len(s.lstrip())], s.strip()
+        s = s.replace("  # view", "")
+        s = re.sub(r"_W\[(\d+)\]", r"_W_\1", s)
+        m = _VIEW.match(s)
+        if m:
+            s = f"{m[1]} = _M_{m[2]}[{m[3]}:{int(m[3]) + int(m[4])}]"
+        s = re.sub(r"_M\[(\d+)\]", r"_M_\1", s)
+        for name in _FETCH.findall(s):
+            fresh[0] += 1
+            tmp = f"_f{fresh[0]}"
+            body += [f"{ind}{tmp} = {name}[0]", f"{ind}{barrier}"]
+            s = s.replace(f"_rt.fetch({name})", tmp)
+        m = _LAUNCH.match(s)
+        if m:
+            name, grid, block = em.launches[int(m[1])]
+            _check_kernel(em, name, grid, block, how)
+            em.device_fns.add(name)
+            body += [f"{ind}_d_{name}({m[2]})", f"{ind}{barrier}"]
+            continue
+        m = _COPY_INTO.match(s)
+        if m:
+            dst, src = _split_args(m[1])
+            if "_rt." in dst + src:
+                raise _Refused(s)
+            body += _copy(ind, dst, src, barrier)
+            continue
+        m = _IN_LOOP_ALLOC.match(s)
+        if m:              # a fresh buffer per iteration: one made before the launch
+            body += _hoist(em, ind, m, types, hoisted, pre, lines[0][:base], barrier)
+            continue
+        if "_rt." in s or "_K[" in s or not (s == "break" or _HEADER.match(s) or
+                                            _ASSIGN.match(s)):
+            raise _Refused(s)
+        nests += bool(_NESTING.match(s))
+        body.append(ind + s)
+    if hoisted and nests > 1:
+        raise _Refused("buffers made per iteration of a nested loop")
+    params = _free_names(body)
+    known = _host_names(em, pre)
+    missing = [p for p in params if p not in types or
+               p not in known and not p.startswith(("_W_", "_M_"))]
+    if missing:
+        raise _Refused(f"{missing} not bound on the host")
+    return pre, _keep_buffers(body, params, barrier), params, types
+
+
+def _copy(ind, dst, src, barrier):
+    """Kernel lines copying buffer `src` into `dst`, then the barrier."""
+    return [f"{ind}_cd, _cs = {dst}, {src}",
+            f"{ind}for _t in range(cuda.grid(1), _cd.shape[0], cuda.gridsize(1)):",
+            f"{ind}    _cd[_t] = _cs[_t]", f"{ind}{barrier}"]
+
+
+def _hoist(em, ind, m, types, hoisted, pre, host_ind, barrier):
+    """`X = _rt.empty / copy / scalar(...)` in the loop: the buffer made once on the host
+    (`_hK`), the copy or the scalar's store done by the kernel.  Safe in a loop without
+    nested loops: a buffer made in an iteration is read at most in the next one (through a
+    carry, which `_keep_buffers` copies back into the carry's own buffer)."""
+    x, fn, args = m[1], m[2], m[3]
+    h = em.fresh("h")
+    hoisted.append(h)
+    if fn == "empty":
+        _, dt = _split_args(args)
+        pre.append(f"{host_ind}{h} = _rt.empty({args})")
+        types[h] = ("array", np.dtype(dt[3:]), h)
+        return [f"{ind}{x} = {h}"]
+    if fn == "copy":
+        if args not in types:
+            raise _Refused(m[0])
+        pre.append(f"{host_ind}{h} = _rt.empty({types[args][3]}, "
+                   f"np.{types[args][1].name})")
+        types[h] = ("array", types[args][1], h)
+        return [f"{ind}{x} = {h}"] + _copy(ind, x, args, barrier)
+    value, dt = _split_args(args)
+    pre.append(f"{host_ind}{h} = _rt.empty(1, {dt})")
+    types[h] = ("array", np.dtype(dt[3:]), h)
+    return [f"{ind}{x} = {h}", f"{ind}if cuda.grid(1) == 0:", f"{ind}    {x}[0] = {value}",
+            f"{ind}{barrier}"]
+
+
+def _host_names(em, pre):
+    """Names the host code has bound so far (left sides of its lines), and its inputs'."""
+    out = set()
+    for s in list(em.host.lines) + pre:
+        m = _ASSIGN.match(s.strip())
+        if m:
+            out.update(m[1].split(", "))
+    for v in em.top_plan.jaxpr.invars:
+        out.update((em.A(v), em.s(v)))
+    out.update(n for n, _ in em.const_params)
+    return out
+
+
+def _split_args(text):
+    """The two arguments of a call, split at the top-level comma."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch in "([" and 1 or (-1 if ch in ")]" else 0)
+        if ch == "," and depth == 0:
+            return text[:i].strip(), text[i + 1:].strip()
+    raise _Refused(text)
+
+
+def _check_kernel(em, name, grid, block, how):
+    """A captured kernel must compute the same in any launch shape: 1-D, threads indexed only
+    by grid-stride loops or `thread 0 alone`, no block-wide resources -- or be a block loop
+    itself, called from one (all threads of the one block reach its barriers)."""
+    k = next(k for k in em.kernels if k.name == name)
+    text = "\n".join(k.lines)
+    if k.what.endswith(_ONE_BLOCK) and how == "block" and grid == (1,) and \
+            block == (em.spec.block,):
+        return
+    if len(grid) != 1 or len(block) != 1 or any(w in text for w in _BLOCKWISE):
+        raise _Refused(f"{name} uses its block")
+    if text.count("cuda.grid(1)") != text.count(_STRIDE) + text.count(_THREAD0):
+        raise _Refused(f"{name} indexes threads otherwise")
+    if grid[0] * block[0] == 1:       # one thread by design (in-order combines): only if trivial
+        for n in re.findall(re.escape(_STRIDE) + r"([^,]+),", text):
+            if not n.strip().isdigit() or int(n) > 1:
+                raise _Refused(f"{name} runs in one thread")
+
+
+def _tokens(s):
+    s = re.sub(r"'[^']*'|\"[^\"]*\"", "", s)
+    return [t for t in re.findall(r"(?<![\w.])" + _NAME, s) if t not in _KEYWORDS]
+
+
+def _free_names(body):
+    """Names read before any assignment in text order (the host's values: parameters)."""
+    assigned, free = set(), []
+    for s in body:
+        s = s.strip()
+        m = _ASSIGN.match(s)
+        targets, reads = ([], s)
+        if m:
+            targets, reads = m[1].split(", "), m[2]
+        fm = re.match(r"^for (" + _NAME + r") in (.*):$", s)
+        if fm:
+            targets, reads = [fm[1]], fm[2]
+        for t in _tokens(reads):
+            if t not in assigned and t not in free and not t.startswith("_d_"):
+                free.append(t)
+        assigned.update(targets)
+    return free
+
+
+def _keep_buffers(body, params, barrier):
+    """Every buffer name the host knows keeps its buffer: `C = X` for such a C becomes a copy
+    of X into C's buffer unless X is C's buffer already (a carry updated in place); every
+    other name is bound to one buffer in every iteration (two passes of the text)."""
+    env, seen, out = {}, {}, []
+    for k in range(2):
+        for s in body:
+            m = _ASSIGN.match(s.strip())
+            if not m or ", " in m[1]:
+                if k:
+                    out.append(s)
+                continue
+            t, rhs = m[1], m[2]
+            b = env.get(rhs, rhs) if re.fullmatch(_NAME, rhs) else ("expr", rhs)
+            if t in params and b != t:
+                if not t[:1].isupper() or isinstance(b, tuple):
+                    raise _Refused(f"{t} leaves the loop in another buffer")
+                if k:
+                    out += _copy(s[:len(s) - len(s.lstrip())], t, rhs, barrier)
+                continue
+            if seen.setdefault(t, b) != b:
+                raise _Refused(f"{t} changes buffer")
+            env[t] = b
+            if k:
+                out.append(s)
+    return out
+
+
+# ---- the kernel -------------------------------------------------------------------------------
+def _kernel(em, body, params, types, how, what):
+    kb = KernelBuilder(em, f"{what} as one " + (_ONE_BLOCK if how == "block" else
+                                                 "cooperative grid (block_loop.py)"))
+    for p in params:
+        kind, dt, host = types.get(p, (None, None, None, None))[:3]
+        if kind is None:
+            raise RuntimeError(f"block_loop: no type for {p}")   # (a bug: every name is a Var's)
+        kb._param(p, host, kind, dt)
+    for s in body:
+        kb.line(s)
+    T = em.spec.block
+    kb.launch(em.spec.sms if how == "grid" else 1, T)
+
+
+def _name_types(em):
+    """name -> (kind, dtype, host expression) of every name the host code may pass."""
+    out = {}
+    for v in list(em.names):
+        dt = np.dtype(v.aval.dtype)
+        n = max(int(np.prod(v.aval.shape, dtype=np.int64)), 1)
+        out[em.A(v)] = ("array", dt, em.A(v), n)
+        out.setdefault(em.s(v), ("scalar", dt, em.s(v), 1))
+    for k, (n, dt, _) in enumerate(em.ws):
+        out[f"_W_{k}"] = ("array", dt, f"_W[{k}]", n)
+    for dt, (k, _) in em.mem.items():
+        out[f"_M_{k}"] = ("array", np.dtype(dt), f"_M[{k}]", None)
+    return out
