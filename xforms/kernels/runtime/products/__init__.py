@@ -1,4 +1,5 @@
 """Matrix products' runtime: the register-tiled loop nest that takes moderate products
 instead of BLAS (small_mm), the BLAS thread count that follows the machine's load
-(blas_threads) and the switch to one BLAS thread around a region (blas_serial).
+(blas_threads), the switch to one BLAS thread around a region (blas_serial) and which
+bundled OpenBLAS computes matrix-vector products (gemv_lib).
 """
