@@ -242,10 +242,24 @@ def _setup_check_time(ctx, case, system, data, ref, row):
             return row, None
     t = timing.measure(fn, args, repeats=ctx.repeats, target=ctx.target, budget=ctx.budget)
     row.update(median_s=t.median, min_s=t.min, q1_s=t.q1, q3_s=t.q3, number=t.number, repeats=t.repeats)
+    if system == "xforms" and ctx.backend != "cuda":
+        row["blas_threads"] = _blas_threads()
     if system == "xforms" and ctx.backend == "cuda":
         row["kernel_launches"] = ctx.kernel_launches(fn, args)
         row["host_us"], row["graph"] = ctx.host_us(fn, args, t.median)
     return row, (None if system in NO_CHECK else out)
+
+
+def _blas_threads():
+    """The OpenBLAS thread counts in force after xforms' timing ({library: count}; the load
+    monitor's choice, xforms/kernels/runtime/products/blas_threads.py): one count in a quiet
+    process and another in a loaded one is a row's second speed (issue #37's MNIST update:
+    16.5 ms a step quiet, 27.9 loaded)."""
+    try:
+        from xforms.kernels.runtime.products import blas_threads
+        return blas_threads.counts()
+    except Exception as exc:        # (a record, never a failure of the row)
+        return {"error": one_line(exc)}
 
 
 def run_system(ctx: Context, workload: str, case: Case, system: str, data, ref) -> tuple[dict, object]:

@@ -59,3 +59,18 @@ def test_children_cpu_is_read_from_proc():
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.skipif(not blas_threads._setters(), reason="no bundled OpenBLAS to read")
+def test_counts_read_back_what_was_set():
+    """`counts()` (what the benchmark harness records beside xforms' timings) reads each
+    bundled OpenBLAS's count: SciPy's and NumPy's."""
+    before = blas_threads.counts()
+    try:
+        for f in blas_threads._setters():
+            f(1)
+        assert set(blas_threads.counts().values()) == {1}
+        assert any("openblas" in name for name in blas_threads.counts())
+    finally:
+        for f, n in zip(blas_threads._setters(), before.values()):
+            f(n)

@@ -395,6 +395,48 @@ def test_openblas_loaded_before_xforms_is_given_the_short_spin():
     assert float(out.split()[-1]) < 0.1, out     # ~0.3 s spinning without the restart
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores for a BLAS worker")
+def test_numpys_openblas_is_given_the_short_spin_too():
+    """NumPy's OpenBLAS is always loaded before xforms (the eager tier's products, and
+    compiled matrix-vector products where it is the newer build: runtime/products/
+    gemv_lib.py): its pool is restarted with the short spin as SciPy's is."""
+    import subprocess
+    import sys
+    code = """if True:
+        import glob, os, sys, time, ctypes
+        import numpy as np
+        sys.path.insert(0, os.getcwd())
+        import xforms.kernels
+        paths = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir,
+                                       "numpy.libs", "*openblas*.so*"))
+        if not paths:
+            print("absent"); sys.exit()
+        lib = ctypes.CDLL(paths[0])
+        for n in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
+                  "openblas_set_num_threads"):
+            if hasattr(lib, n):
+                getattr(lib, n)(2)
+                break
+        a = np.random.default_rng(0).standard_normal((400, 400))
+        idle = 0.0
+        for _ in range(3):
+            a @ a
+            t = time.process_time()
+            time.sleep(0.15)
+            idle += time.process_time() - t
+        print(idle)
+    """
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_THREAD_TIMEOUT", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
+                         capture_output=True, text=True, check=True).stdout.split()[-1]
+    if out == "absent":
+        pytest.skip("NumPy without a bundled OpenBLAS")
+    # without the restart: ~0.3 s quiet, 0.045-0.084 at load 17 on 2 cores; with it ~1e-4
+    assert float(out) < 0.02, out
+
+
 def test_chunked_loops_with_a_varying_batch_size(small_chunks, monkeypatch):
     """A batch size that varies between calls (xforms/kernels/prepare/shape_symbols.py) reuses the kernel:
     the chunk count is computed at run time, so every size is summed in full."""

@@ -33,6 +33,9 @@ from xforms.core.trace import Array
 
 
 from .helper_cache import CACHE as _CACHE  # noqa: E402
+from .products import gemv_lib  # noqa: E402
+
+gemv_lib.bind()     # (a kernel from Numba's disk cache may call NumPy's gemv by its symbol)
 
 
 class ArrayBoxedAsXforms(types.Array):
@@ -316,15 +319,45 @@ def _blas_call(context, builder, x, y, out):
                 with vv:
                     linalg.call_xxdot(context, builder, False, ot.dtype, xs[1], xd, yd, od)
                 with mv:
-                    linalg.call_xxgemv(context, builder, xt.layout == ot.layout, xt, xs, xd,
-                                       yd, od)
+                    _gemv(context, builder, xt.layout == ot.layout, xt, xs, xd, yd, od)
         with right_mat:
             with builder.if_else(left_vec) as (vm, mm):
                 with vm:
-                    linalg.call_xxgemv(context, builder, yt.layout != ot.layout, yt, ys, yd,
-                                       xd, od)
+                    _gemv(context, builder, yt.layout != ot.layout, yt, ys, yd, xd, od)
                 with mm:
                     _gemm(context, builder, x, y, out)
+
+
+def _gemv(context, builder, do_trans, mt, ms, md, vd, od):
+    """out = op(m) @ v as Numba's `call_xxgemv` makes it, through the gemv of the newer
+    bundled OpenBLAS (products/gemv_lib.py: NumPy's, ILP64, where it is newer than SciPy's;
+    else Numba's own call of SciPy's)."""
+    from numba.core import cgutils
+    from numba.np import linalg
+    from llvmlite import ir
+    sym = gemv_lib.choice(gemv_lib.kind_of(mt.dtype))
+    if sym is None:
+        linalg.call_xxgemv(context, builder, do_trans, mt, ms, md, vd, od)
+        return
+    i64, ptr = ir.IntType(64), cgutils.voidptr_t
+    fnty = ir.FunctionType(ir.VoidType(), [ptr] * 11)
+    fn = cgutils.get_or_insert_function(builder.module, fnty, sym)
+    # row-major m is the column-major transpose: (rows, cols, lda) as Numba's call_xxgemv
+    n, m = ms if mt.layout != "F" else ms[::-1]
+    lda = ms[1] if mt.layout != "F" else ms[0]
+    trans = ord("t") if do_trans else ord("n")
+
+    def slot(ty, value):         # (Fortran BLAS reads every argument through a pointer)
+        p = cgutils.alloca_once(builder, ty)
+        builder.store(value if isinstance(value, ir.Value) else ir.Constant(ty, value), p)
+        return builder.bitcast(p, ptr)
+    rows, cols, ld = (slot(i64, builder.sext(v, i64) if v.type.width < 64 else v)
+                      for v in (m, n, lda))
+    ty = context.get_value_type(mt.dtype)
+    inc = slot(i64, 1)
+    builder.call(fn, [slot(ir.IntType(8), trans), rows, cols, slot(ty, 1.0),
+                      builder.bitcast(md, ptr), ld, builder.bitcast(vd, ptr), inc,
+                      slot(ty, 0.0), builder.bitcast(od, ptr), inc])
 
 
 def _gemm(context, builder, x, y, out):

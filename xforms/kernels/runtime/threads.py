@@ -103,16 +103,19 @@ def calm_openblas_spin(environ=os.environ):
 # the benchmark harness, whose autograd imports SciPy before xforms compiles, published
 # 20.3 ms for it.  OpenBLAS exports what re-reads the environment and restarts its pool
 # (the pair its own fork handler uses), so a library already loaded is given the setting too.
+# NumPy's own OpenBLAS is always loaded first (xforms imports NumPy): it computes the eager
+# tier's products and, where it is the newer build, compiled code's matrix-vector products
+# (xforms/kernels/runtime/products/gemv_lib.py), so it is restarted as well.
 def restart_loaded_openblas(paths=None):
-    """Apply OPENBLAS_THREAD_TIMEOUT to SciPy's OpenBLAS if it was loaded before it was set:
-    re-read the environment, stop the worker pool (idle at import), and let the next
+    """Apply OPENBLAS_THREAD_TIMEOUT to SciPy's and NumPy's OpenBLAS where they were
+    loaded before it was set: re-read the environment, stop the worker pool (idle at import), and let the next
     threaded call start it with the new timeout.  -> the libraries restarted.
 
         >>> restart_loaded_openblas(paths=[])
         0
     """
     done = 0
-    for path in _scipy_openblas_paths() if paths is None else paths:
+    for path in _bundled_openblas_paths() if paths is None else paths:
         try:        # RTLD_NOLOAD: a handle only to a library already in the process
             lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
         except OSError:
@@ -127,16 +130,19 @@ def restart_loaded_openblas(paths=None):
     return done
 
 
-def _scipy_openblas_paths():
-    """SciPy's bundled OpenBLAS libraries, found without importing SciPy."""
-    try:
-        spec = importlib.util.find_spec("scipy")
-    except (ImportError, ValueError):
-        return []
-    if spec is None or not spec.origin:
-        return []
-    pkg = os.path.dirname(spec.origin)
-    return glob.glob(os.path.join(pkg, os.pardir, "scipy.libs", "*openblas*.so*"))
+def _bundled_openblas_paths():
+    """SciPy's and NumPy's bundled OpenBLAS libraries, found without importing SciPy."""
+    out = []
+    for package in ("scipy", "numpy"):
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or not spec.origin:
+            continue
+        pkg = os.path.dirname(spec.origin)
+        out += glob.glob(os.path.join(pkg, os.pardir, f"{package}.libs", "*openblas*.so*"))
+    return out
 
 
 if calm_openblas_spin():

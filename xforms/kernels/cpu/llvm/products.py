@@ -272,14 +272,20 @@ def _rows_per_part(mod, m):
 
 
 def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
-    _call(mod, ty, "gemv", [("i8", ord(trans)), ("i32", rows), ("i32", cols), (ty, 1.0), a,
-                            ("i32", lda), v, ("i32", 1), (ty, 0.0), out, ("i32", 1)])
+    """gemv of the newer bundled OpenBLAS, as the Numba kernel calls it (its 64-bit
+    integers where that is NumPy's: xforms/kernels/runtime/products/gemv_lib.py)."""
+    from ...runtime.products import gemv_lib
+    sym = gemv_lib.choice(ty)
+    it = "i64" if sym else "i32"
+    _call(mod, ty, "gemv", [("i8", ord(trans)), (it, rows), (it, cols), (ty, 1.0), a,
+                            (it, lda), v, (it, 1), (ty, 0.0), out, (it, 1)], sym)
 
 
-def _call(mod, ty, routine, args):
-    """Call BLAS `routine` (Fortran style: every argument by pointer); `args`: pointers, and
-    (type, value) pairs passed through private constants.  -> a dot's value."""
-    sym = _bind(_KIND[ty] + routine)
+def _call(mod, ty, routine, args, sym=None):
+    """Call BLAS `routine` (Fortran style: every argument by pointer; SciPy's unless `sym`
+    names another bound symbol); `args`: pointers, and (type, value) pairs passed through
+    private constants.  -> a dot's value."""
+    sym = sym or _bind(_KIND[ty] + routine)
     ptrs = [_constant(mod, *a) if isinstance(a, tuple) else a for a in args]
     ret = ty if routine == "dot" else "void"
     mod.decls.add(f"declare {ret} @{sym}({', '.join(['ptr'] * len(ptrs))})")

@@ -52,8 +52,20 @@ def choose_threads(cores, others):
     return max(1, min(cores, int(cores - others + 0.5)))
 
 
+def counts():
+    """{library file name: its thread count now} of SciPy's and NumPy's OpenBLAS (what the
+    monitor chose: the benchmark harness records it beside xforms' timings, so that a row
+    at two speeds across processes shows whether the count differed)."""
+    return {os.path.basename(lib._name): get() for lib, get in _functions("get")}
+
+
 def _setters():
     """set_num_threads(int) of each OpenBLAS loaded by SciPy (Numba's np.dot) and NumPy."""
+    return [f for _, f in _functions("set")]
+
+
+def _functions(what):
+    """(library, its {what}_num_threads) of each OpenBLAS loaded by SciPy and NumPy."""
     out = []
     for mod in ("scipy", "numpy"):
         try:
@@ -66,10 +78,13 @@ def _setters():
             except OSError:
                 continue
             for sym in _SYMBOLS:
-                f = getattr(lib, sym, None)
+                f = getattr(lib, sym.replace("_set_", f"_{what}_"), None)
                 if f is not None:
-                    f.argtypes, f.restype = [ctypes.c_int], None
-                    out.append(f)
+                    if what == "set":
+                        f.argtypes, f.restype = [ctypes.c_int], None
+                    else:
+                        f.argtypes, f.restype = [], ctypes.c_int
+                    out.append((lib, f))
                     break
     return out
 
