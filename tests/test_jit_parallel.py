@@ -619,3 +619,57 @@ def test_stencil_on_a_column_is_peeled_per_chunk(small_chunks, monkeypatch):
     want[0] += 0.5
     want[1:] += x[:-1]
     np.testing.assert_array_equal(np.asarray(g(x)), want)
+
+
+def _row_extrema(x):
+    return xnp.max(x, axis=-1), xnp.min(x, axis=-1), xnp.max(x * 2.0, axis=-1, keepdims=True)
+
+
+def _xla_extremum(row, op):
+    """XLA's float max/min of a row, element by element: NaN wins, -0.0 < +0.0."""
+    acc = -np.inf if op == "max" else np.inf
+    for v in row:
+        if np.isnan(acc) or np.isnan(v):
+            acc = np.nan
+        elif v == acc == 0:
+            acc = (acc + v) if op == "max" else -(-acc - v)
+        else:
+            acc = max(acc, v) if op == "max" else min(acc, v)
+    return acc
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_row_max_min_lanes_keep_nan_and_signed_zeros(monkeypatch, dt):
+    """A row max/min staged in lanes (a softmax's shift) folds each lane by the plain
+    ordered comparison, which vectorises, with flags for a NaN and for a zero of the winning
+    sign (#37): NaN anywhere in a row, mixed and single-signed zeros (in and out of the
+    tail after the lanes: rows of 37), infinities -- XLA's values, the Numba kernel and the
+    direct LLVM path bit for bit."""
+    x = np.random.default_rng(5).uniform(-3, 3, (12, 37)).astype(dt)
+    x[0, 36] = np.nan                      # in the tail
+    x[1, 3] = np.nan                       # in the lanes
+    x[2] = -0.0                            # max -0.0, min -0.0
+    x[3] = -0.0
+    x[3, 30] = 0.0                         # max +0.0, min -0.0
+    x[4] = 0.0
+    x[4, 36] = -0.0                        # max +0.0, min -0.0 from the tail
+    x[5] = -np.inf
+    x[6] = np.inf
+    x[7] = -1.0
+    x[7, 5], x[7, 9] = 0.0, -0.0           # max +0.0 among negatives
+    x[8] = 1.0
+    x[8, 11], x[8, 20] = -0.0, 0.0         # min -0.0 among positives
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
+    numba_path, src = compile_with_threads(_row_extrema, x, False, monkeypatch)
+    assert "np_copysign" in src, src
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "1")
+    direct, _ = compile_with_threads(_row_extrema, x, False, monkeypatch)
+    want = (np.array([_xla_extremum(r, "max") for r in x], dt),
+            np.array([_xla_extremum(r, "min") for r in x], dt),
+            np.array([[_xla_extremum(r, "max")] for r in x * dt(2.0)], dt))
+    for u, v, w in zip(numba_path(x), direct(x), want):
+        u, v = np.asarray(u), np.asarray(v)
+        assert u.dtype == dt
+        np.testing.assert_array_equal(u, w)
+        np.testing.assert_array_equal(np.signbit(u), np.signbit(w))
+        np.testing.assert_array_equal(v.view(np.uint8), u.view(np.uint8))

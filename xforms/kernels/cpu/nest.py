@@ -330,11 +330,11 @@ class Nest:
         with em.block(f"while k1 < k0 - {L - 1}:"):
             for r in reds:
                 for j, lane in enumerate(lanes[r]):
-                    r.print(Fold(r.accum(lane), Name(f"{bufs[r]}[k1 + {j}]")))
+                    _fold_lane(r, lane, f"{bufs[r]}[k1 + {j}]")
             em.line(f"k1 += {L}")
         with em.block("while k1 < k0:"):
             for r in reds:
-                r.print(Fold(r.accum(lanes[r][0]), Name(f"{bufs[r]}[k1]")))
+                _fold_lane(r, lanes[r][0], f"{bufs[r]}[k1]")
             em.line("k1 += 1")
 
     def _row_buffers(self):
@@ -354,6 +354,8 @@ class Nest:
             r.stage = bufs[r]
             for lane in lanes[r]:
                 r.print(Init(r.accum(lane)))
+            if r.fast_lanes():
+                r.lanes_init(lanes[r])
         em.line("k0 = 0")
         with self._innermost(level), em.counted_loop(f"i{level}", self.shape[level]):
             self._level(level + 1, guard)
@@ -366,7 +368,18 @@ class Nest:
                 r.emit_update(_pairwise(lanes[r], "+" if r.op == "sum" else "*"))
             else:                   # max, min: NaN from any lane, as in one chain
                 for lane in lanes[r]:
+                    if r.fast_lanes():
+                        r.lanes_exact(lane)
                     r.emit_update(lane)
+
+
+def _fold_lane(r, lane, x):
+    """Fold buffer element `x` into lane `lane` of staged reduction `r` (a float max/min's
+    lanes vectorise: `Reduction.lanes_fold`)."""
+    if r.fast_lanes():
+        r.lanes_fold(lane, x)
+    else:
+        r.print(Fold(r.accum(lane), Name(x)))
 
 
 def _pairwise(terms, op):
