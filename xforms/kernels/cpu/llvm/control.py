@@ -157,10 +157,12 @@ def _place(m, body, homes, current, rows):
         stacked = [j - nc for j in range(nc, len(outs)) if outs[j] is o]
         carries = [j for j in range(nc) if outs[j] is o]
         if len(stacked) == 1 and stacked[0] in rows:
+            o = m.views.get(o, o)
             m.arrays[o] = (rows[stacked[0]], m.arrays[o][1])
             in_place.add(stacked[0])
         elif len(carries) == 1:
             h, cur = homes[carries[0]], current[carries[0]][1]
+            o = m.views.get(o, o)       # (a view's, an update in place's: where it lives)
             own, same, r = m.arrays[o][0], m.fresh(), m.fresh()
             m.emit(f"{same} = icmp eq ptr {cur}, {own}")
             m.emit(f"{r} = select i1 {same}, ptr {h[4]}, ptr {own}")

@@ -44,7 +44,8 @@ from ..nest import _peeling
 from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import blocks, control, copies, integers, numpy_abi, products, reductions, threaded
+from . import (blocks, control, copies, indexing, integers, numpy_abi, products, reductions,
+               threaded)
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
@@ -122,8 +123,10 @@ def _arrays_written(step):
 def _outside(step):
     """Why `step` is outside the class whatever its content, or None."""
     if step.kind == "op":
-        return (None if step.eqn.prim.name == "dot_general" or step.eqn.prim.name in copies.OPS
-                else "an op other than a product, a concatenate or a reshape")
+        name = step.eqn.prim.name
+        return (None if name == "dot_general" or name in copies.OPS or name in indexing.OPS
+                else "an op other than a product, a concatenate, a reshape, a gather or "
+                     "a scatter")
     if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
         return control.outside(step) or next(
             (why for sub in step.subplans for st in sub.steps if (why := _outside(st))), None)
@@ -151,12 +154,13 @@ class _Loops(_Module):
         self.values = {}          # Var -> LLVM value of the current step's Evals
         self.allocas = []         # the reductions' registers (entry block: promoted)
         self.accs = {}            # the current step's reductions: eqn -> reductions.Acc
-        self.peel, self.hold = None, set()     # (sym, lo, hi) of the peeled axis; its sym there
+        self.peel, self.hold = None, set()     # (sym, lo, hi, plain) of the peeled axis; its sym there
         self.vector_math, self.trig_flag = False, None     # (set per step: `vecmath`)
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
         self.blocks = {}          # a product computed in blocks -> (block, first row, n)
         self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
+        self.views = indexing.all_views(plan)   # var -> the var whose buffer it lives in
 
     def text(self):
         plan = self.plan
@@ -193,6 +197,16 @@ class _Loops(_Module):
             raise Refused(aval)
         return t
 
+    def arg_ty(self, aval):
+        """How an array of `aval` is stored (a key of `numpy_abi.STORED`'s: a float's type, or
+        "bool" (a byte), "i64", "i32"), a scalar's value type; Refused outside them."""
+        if not aval.shape or isinstance(aval, SimpleNamespace):
+            return self.ty(aval)
+        key = numpy_abi.STORED.get(np.dtype(aval.dtype))
+        if key is None:
+            raise Refused(aval)
+        return key
+
     def _dims_global(self, shape):
         name = f"@dims{len(self.globals)}"
         body = ", ".join(f"i64 {d}" for d in shape)
@@ -219,7 +233,7 @@ class _Loops(_Module):
         outs = set(self.plan.outputs)
         for k, v in enumerate(written):
             shape = tuple(int(d) for d in v.aval.shape)
-            ty, dims = self.ty(v.aval), self._dims_global(shape)
+            ty, dims = self.arg_ty(v.aval), self._dims_global(shape)
             obj = f"%arr{k}"
             kind = "@xf_Array_Type" if v in outs else "@PyArray_Type"
             self.emit(f"call void @Py_IncRef(ptr @{_DESCR[ty]})")    # (it steals one)
@@ -263,8 +277,12 @@ class _Loops(_Module):
         if st.kind == "control":     # a loop around sub-plans (control.py)
             control.emit(self, st)
             return
+        if st.kind == "op" and st.eqn.prim.name in indexing.OPS:   # (indexing.py)
+            indexing.emit(self, st.eqn)
+            return
         if st.kind == "op" and st.eqn.prim.name in copies.OPS:     # (copies.py)
-            copies.emit(self, st.eqn)
+            if not indexing.alias(self, st.eqn):       # (a view: no copy)
+                copies.emit(self, st.eqn)
             return
         if st.kind == "op":          # a matrix product (products.py)
             out = st.eqn.outvars[0]
@@ -292,10 +310,15 @@ class _Loops(_Module):
             self._acc_setup(acc)
         nest, _ = lower_loop(st)
         self.values = {}
-        # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/nest.py)
+        # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/nest.py),
+        # or (a `segment`: roll(x, 1) + roll(x, -1)) each is decided there -- tested still,
+        # but in a loop whose bounds let LLVM fold the tests and the clamps (measured: a
+        # 256 x 256 five-point stencil of rolls, 4x the Numba kernel's time unpeeled)
         axis, span, _, segment = _peeling(st, tuple(int(d) for d in st.shape), False)
-        self.peel = (None if axis is None or segment
-                     else (nest.syms[axis], int(span[0]), int(span[1])))
+        self.peel = (None if axis is None
+                     else (nest.syms[axis], int(span[0]), int(span[1]), not segment))
+        if rows is not None and self.peel and axis == 0 and segment:
+            self.peel = None        # (a chunked segment: unpeeled, as before session 23)
         if rows is not None and self.peel and axis == 0 and not self.accs:
             # (measured: a 1-D Rosenbrock gradient at 10^6 ran 5x the Numba kernel's time with
             # the peel cut by chunk bounds; its chunks' loops did not vectorise)
@@ -378,8 +401,8 @@ class _Loops(_Module):
         sym, n = syms[0], dims[0]
         spans = [(0, n, False)]
         if self.peel and self.peel[0] is sym:
-            _, lo, hi = self.peel
-            spans = [(a, b, held) for a, b, held in ((0, lo, False), (lo, hi, True), (hi, n, False))
+            _, lo, hi, plain = self.peel
+            spans = [(a, b, held) for a, b, held in ((0, lo, False), (lo, hi, plain), (hi, n, False))
                      if b > a]
         for a, b, held in spans:
             self._counted(sym, a, b, held, lambda: self._loops(syms[1:], dims[1:], body))
@@ -441,9 +464,13 @@ class _Loops(_Module):
         elif isinstance(stmt, Store) and stmt.combine is None:
             var = stmt.var
             data, shape = self.arrays[var]
-            ty = self.ty(var.aval)
+            ty, mem = self._element(var)
             x = self.expr(stmt.value, ty)
-            self.emit(f"store {ty} {x}, ptr {self._address(data, shape, stmt.index, ty)}")
+            if mem != ty:               # (a bool stored as the byte 1 or 0, as NumPy's)
+                b = self.fresh()
+                self.emit(f"{b} = zext i1 {x} to i8")
+                x = b
+            self.emit(f"store {mem} {x}, ptr {self._address(data, shape, stmt.index, mem)}")
         else:
             raise Refused(stmt)
 
@@ -481,10 +508,14 @@ class _Loops(_Module):
             return blocks.load(self, e, ty)
         if isinstance(e, Load):
             data, shape = self.arrays.get(e.var, (None, None))
-            if data is None or self.ty(e.var.aval) != ty:
+            if data is None or self._element(e.var)[0] != ty:
                 raise Refused(e)
-            r = self.fresh()
-            self.emit(f"{r} = load {ty}, ptr {self._address(data, shape, e.index, ty)}")
+            mem, r = self._element(e.var)[1], self.fresh()
+            self.emit(f"{r} = load {mem}, ptr {self._address(data, shape, e.index, mem)}")
+            if mem != ty:               # (any nonzero byte is True, as NumPy reads it)
+                b = self.fresh()
+                self.emit(f"{b} = icmp ne i8 {r}, 0")
+                r = b
             return r
         raise Refused(e)
 
@@ -522,6 +553,12 @@ class _Loops(_Module):
         r = self.fresh()
         self.emit(f"{r} = phi {ty} [{inside}, %{came}], [{fill}, %{came_fill}]")
         return r
+
+    def _element(self, var):
+        """(value type, stored type) of array `var`'s elements: a float's twice, a bool's i1
+        and i8, an int64's or int32's i64/i32 twice (read by indexing.py only)."""
+        key = self.arg_ty(var.aval)
+        return {"bool": ("i1", "i8")}.get(key, (key, key))
 
     def label(self, name):
         """Start basic block `name` (`self.block`: the block code is emitted into)."""

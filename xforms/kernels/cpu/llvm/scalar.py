@@ -25,6 +25,7 @@ _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 # How Numba lowers the generated Python's float operators and math functions, keyed by
 # what a primitive declares it prints as (its facts' `operator` and `math["cpu"]`):
 _OPERATOR = {"+": "fadd", "-": "fsub", "*": "fmul"}
+_LOGIC = {"and": "and", "or": "or", "xor": "xor", "not": None, "is_finite": None}
 _FCMP = {"<": "olt", ">": "ogt", "<=": "ole", ">=": "oge", "==": "oeq", "!=": "une"}
 # intrinsics for these (numba/cpython/mathimpl.py); libm (named as in Python) for the rest
 _MATH_INTRINSIC = {"math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.exp": "llvm.exp",
@@ -119,7 +120,7 @@ class _Module:
         self.lines.append("fail:")
         self.emit("ret ptr null")
         for k, v in enumerate(invars):
-            ty = self.ty(v.aval)
+            ty = self.arg_ty(v.aval)
             self.lines.append(f"a{k}:")
             self.emit(f"%p{k} = getelementptr ptr, ptr %args, i64 {k}")
             self.emit(f"%o{k} = load ptr, ptr %p{k}")
@@ -195,6 +196,9 @@ class _Module:
             self.emit(f"{r} = fcmp {cmp} {ty} {a}, {b}")
             self.bind(out, r)
             return
+        if name in _LOGIC and np.dtype(out.aval.dtype) == np.dtype(bool):
+            self.bind(out, self._logic(eqn, r))
+            return
         ty = self.ty(out.aval)
         if name == "convert_element_type":
             self.bind(out, self._convert(eqn, r, ty))
@@ -203,6 +207,10 @@ class _Module:
         self.bind(out, r)
 
     # -- operands: a scalar program's are its variables (a loop body's: its reads) ----
+    def arg_ty(self, aval):
+        """The type argument `aval` is read as (`_arg`'s `ty`): its value's here."""
+        return self.ty(aval)
+
     def ty(self, aval):
         """The LLVM type of a value of `aval` (refused: not a float32/float64 scalar)."""
         return _ty(aval)
@@ -257,6 +265,28 @@ class _Module:
         if name == "integer_pow" and 0 < abs(eqn.params["y"]) <= 8:
             return self._integer_pow(r, ty, args[0], eqn.params["y"])
         raise Refused(eqn)
+
+    def _logic(self, eqn, r):
+        """A bool result other than a comparison's: `and`/`or`/`xor`/`not` of predicates
+        (the Numba path's `(a and b)`, `(a != b)`, `not a`: the same truth values), or
+        `is_finite` of a float (neither NaN nor an infinity: `|x| != inf`, ordered)."""
+        name = eqn.prim.name
+        if name == "is_finite":
+            ty = self.operand_ty(eqn)
+            x, = self.operands(eqn, ty)
+            a = self.fresh()
+            self._call_line(a, ty, "llvm.fabs", [x])
+            self.emit(f"{r} = fcmp one {ty} {a}, {_const(float('inf'), ty)}")
+            return r
+        args = self.operands(eqn, "i1")
+        if name == "not":
+            self.emit(f"{r} = xor i1 {args[0]}, true")
+        else:
+            self.emit(f"{r} = {_LOGIC[name]} i1 {args[0]}, {args[1]}")
+        return r
+
+    def _call_line(self, r, ty, fn, args):
+        self.emit(self._call(r, ty, f"{fn}.{'f32' if ty == 'float' else 'f64'}", args))
 
     def _integer_pow(self, r, ty, x, y):
         """`x * x * ...` left to right, `1 / (...)` for y < 0: the Numba path's spelling
