@@ -154,3 +154,24 @@ def test_bool_array_argument():
     _same(ours(x, b), numba(x, b))
     with pytest.raises(TypeError):                # (a float array where a bool one goes)
         ours(x, x)
+
+
+def _many(x, y):
+    return tuple(x * k + y for k in range(9)) + (xnp.sum(x), xnp.sum(y) * 2.0, x - y)
+
+
+def test_more_outputs_than_a_group_come_in_nested_tuples():
+    """Twelve outputs: a tuple of tuples of `codegen.OUT_GROUP`, as the Numba kernel
+    returns them (`codegen.output_accessor`); jit reads them alike."""
+    x, y = np.linspace(0.0, 1.0, 6), np.linspace(-1.0, 2.0, 6)
+    taken, plan = _taken(_many, x, y)
+    assert taken, llvm.refusals(plan)
+    ours, numba = _both(_many, x, y)
+    got, want = ours(x, y), numba(x, y)
+    assert [len(g) for g in got] == [len(w) for w in want]
+    for g, w in zip(got, want):
+        _same(g, w)
+    out = xf.jit(_many)(x, y)
+    assert len(out) == 12
+    np.testing.assert_array_equal(out[8], x * 8 + y)
+    np.testing.assert_array_equal(out[11], x - y)

@@ -15,7 +15,7 @@ import numpy as np
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from ...plan.plan import subjaxprs
-from . import control, copies, indexing, loops, scalar
+from . import control, copies, indexing, integers, loops, scalar
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _INDICES = (np.dtype(np.int64), np.dtype(np.int32))
@@ -86,12 +86,12 @@ def _describe(step):
 
 
 def may_take(closed):
-    """Whether the direct path may compile `closed` (its plan decides): float32/float64
-    arguments and results, float or int64/int32 constants (index arrays), every equation
-    an elementwise one, a view (a pad too), a reduction to float or bool values, a float
-    matrix product, a concatenate or a reshape, a gather or a scatter (`indexing.takes`),
-    or a scan, while or for_loop (`control.may_take`) of such equations.  Cheap: read from
-    the jaxpr alone.
+    """Whether the direct path may compile `closed` (its plan decides): float32/float64 or
+    int64/int32 arguments, constants and results, every equation an elementwise one
+    (int64/int32 arithmetic: `integers.takes`), a view (a pad too), a reduction to float or
+    bool values, a float matrix product, a concatenate or a reshape, a gather or a scatter
+    (`indexing.takes`), or a scan, while or for_loop (`control.may_take`) of such
+    equations.  Cheap: read from the jaxpr alone.
 
         >>> import xforms as xf, xforms.numpy as xnp
         >>> may_take(xf.make_jaxpr(lambda x: xnp.sum(x * x))(np.ones(3)))
@@ -100,7 +100,8 @@ def may_take(closed):
     jaxpr = closed.jaxpr
     if any(np.dtype(np.result_type(c)) not in _FLOATS + _INDICES for c in closed.consts):
         return False       # (an integer const: the index array of a gather or scatter)
-    if any(np.dtype(v.aval.dtype) not in _FLOATS for v in jaxpr.invars + jaxpr.outvars):
+    if any(np.dtype(v.aval.dtype) not in _FLOATS + _INDICES
+           for v in jaxpr.invars + jaxpr.outvars):
         return False
     return all(_may_take(eqn) for eqn in jaxpr.eqns)
 
@@ -110,6 +111,8 @@ def _may_take(eqn):
         subs = [sub for _, _, sub in subjaxprs(eqn)]
         return (control.may_take(eqn) and not any(sub.consts for sub in subs)
                 and all(_may_take(e) for sub in subs for e in sub.jaxpr.eqns))
+    if integers.takes(eqn):        # (int64/int32 arithmetic: an index, a count)
+        return True
     product = eqn.prim.name == "dot_general"
     if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)
             or eqn.prim.name in copies.OPS or indexing.takes(eqn)):

@@ -41,7 +41,6 @@ from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import REDUCTIONS
 from ..buffers import ALIGN, POOLED_OUTPUT_MIN_BYTES, WORKSPACE_MIN_BYTES
 from ..nest import _peeling
-from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import (blocks, control, copies, indexing, integers, numpy_abi, products, reductions,
@@ -137,7 +136,7 @@ class _Loops(_Module):
     """The module of one program: arguments, allocations, each step's loops, outputs."""
 
     def __init__(self, plan):
-        if not 1 <= len(plan.outputs) <= OUT_GROUP:
+        if not plan.outputs:
             raise Refused("outputs")
         for st in plan.steps:
             if _outside(st):
@@ -200,9 +199,11 @@ class _Loops(_Module):
     def arg_ty(self, aval):
         """How an array of `aval` is stored (a key of `numpy_abi.STORED`'s: a float's type, or
         "bool" (a byte), "i64", "i32"), a scalar's value type; Refused outside them."""
-        if not aval.shape or isinstance(aval, SimpleNamespace):
+        if isinstance(aval, SimpleNamespace):
             return self.ty(aval)
         key = numpy_abi.STORED.get(np.dtype(aval.dtype))
+        if not aval.shape:          # (an int64/int32 scalar: a trip count, an index)
+            return key if key in ("i64", "i32") else self.ty(aval)
         if key is None:
             raise Refused(aval)
         return key
@@ -452,7 +453,7 @@ class _Loops(_Module):
             self._reduce(stmt)
         elif isinstance(stmt, Eval) and acts_as_view(stmt.eqn):    # its read is the value
             out = stmt.eqn.outvars[0]
-            self.bind(out, self.expr(stmt.args[0], self.ty(out.aval)))
+            self.bind(out, self.expr(stmt.args[0], integers.scalar_ty(self, out.aval)))
         elif isinstance(stmt, Eval):
             self.args = stmt.args
             if integers.takes(stmt.eqn):        # (int32 scalars: integers.py)

@@ -22,6 +22,7 @@ from ...codegen import OUT_GROUP
 WRAPPER = "xf_kernel"
 
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+_INT_TYPES = {np.dtype(np.int64): "i64", np.dtype(np.int32): "i32"}
 # How Numba lowers the generated Python's float operators and math functions, keyed by
 # what a primitive declares it prints as (its facts' `operator` and `math["cpu"]`):
 _OPERATOR = {"+": "fadd", "-": "fsub", "*": "fmul"}
@@ -81,7 +82,7 @@ def _const(value, ty):
 
 class _Module:
     def __init__(self, plan):
-        if plan.consts or plan.jaxpr.constvars or not 1 <= len(plan.outputs) <= OUT_GROUP:
+        if plan.consts or plan.jaxpr.constvars or not plan.outputs:
             raise Refused("consts or outputs")
         if any(st.kind != "loop" or st.shape != () or st.products for st in plan.steps):
             raise Refused("not straight-line scalar code")
@@ -129,6 +130,9 @@ class _Module:
 
     def _arg(self, k, v, ty):
         """Read argument `k` (object `%o{k}`) as `v`'s value, then go on to block a{k+1}."""
+        if ty in ("i64", "i32"):     # an int: PyLong_AsLongLong (any object with __index__)
+            self._int_arg(k, v, ty)
+            return
         self.emit(f"%d{k} = call double @PyFloat_AsDouble(ptr %o{k})")
         self.emit(f"%m{k} = fcmp oeq double %d{k}, -1.0")
         self.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
@@ -143,11 +147,37 @@ class _Module:
             self.emit(f"{self.names[v]} = fptrunc double %d{k} to float")
         self.emit(f"br label %a{k + 1}")
 
+    def _int_arg(self, k, v, ty):
+        self.decls.add("declare i64 @PyLong_AsLongLong(ptr)")
+        self.emit(f"%d{k} = call i64 @PyLong_AsLongLong(ptr %o{k})")
+        self.emit(f"%m{k} = icmp eq i64 %d{k}, -1")
+        self.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
+        self.lines.append(f"e{k}:")         # -1 is also what a failed conversion returns
+        self.emit(f"%r{k} = call ptr @PyErr_Occurred()")
+        self.emit(f"%f{k} = icmp ne ptr %r{k}, null")
+        self.emit(f"br i1 %f{k}, label %fail, label %c{k}")
+        self.lines.append(f"c{k}:")
+        self.names[v] = f"%d{k}"
+        if ty == "i32":
+            self.names[v] = self.fresh()
+            self.emit(f"{self.names[v]} = trunc i64 %d{k} to i32")
+        self.emit(f"br label %a{k + 1}")
+
     def _outputs(self, outs):
         self._return([self._box(v) for v in outs])
 
     def _box(self, v):
-        """A new Python float of rank-0 value `v` (NULL when it could not be made)."""
+        """A new Python float of rank-0 value `v` -- an int of an int64/int32 one -- (NULL
+        when it could not be made)."""
+        ity = _INT_TYPES.get(np.dtype(v.aval.dtype))
+        if ity and not hasattr(v, "val") and v in self.names:
+            x, b = self.names[v], self.fresh()
+            if ity == "i32":
+                self.emit(f"{b} = sext i32 {x} to i64")
+                x, b = b, self.fresh()
+            self.decls.add("declare ptr @PyLong_FromLongLong(i64)")
+            self.emit(f"{b} = call ptr @PyLong_FromLongLong(i64 {x})")
+            return b
         x, ty = self.value(v, _ty(v.aval)), _ty(v.aval)
         if ty == "float":
             d = self.fresh()
@@ -158,27 +188,44 @@ class _Module:
         return b
 
     def _return(self, boxed):
-        """Return the one object, or a tuple of them (NULL if any is NULL: none leaks)."""
+        """Return the one object, or a tuple of them -- of more than OUT_GROUP, a tuple of
+        tuples of OUT_GROUP (`codegen.output_accessor`, as the Numba kernels return them)
+        -- NULL if any is NULL: none leaks."""
         if len(boxed) == 1:
             self.emit(f"ret ptr {boxed[0]}")
             return
-        self.emit(f"%tuple = call ptr @PyTuple_New(i64 {len(boxed)})")
-        self.emit("%tnull = icmp eq ptr %tuple, null")
-        self.emit("br i1 %tnull, label %notuple, label %fill")
-        self.lines.append("notuple:")          # release the outputs (Py_DecRef takes NULL)
-        for b in boxed:
+        bad = self._any([f"icmp eq ptr {b}, null" for b in boxed])
+        self.emit(f"br i1 {bad}, label %drop, label %fill")
+        self.lines.append("drop:")       # a float could not be made: release the rest
+        for b in boxed:                  # (Py_DecRef takes NULL)
             self.emit(f"call void @Py_DecRef(ptr {b})")
         self.emit("ret ptr null")
         self.lines.append("fill:")
-        for k, b in enumerate(boxed):     # SetItem steals the reference (and takes a NULL)
-            self.emit(f"call i32 @PyTuple_SetItem(ptr %tuple, i64 {k}, ptr {b})")
-        bad = self._any([f"icmp eq ptr {b}, null" for b in boxed])
-        self.emit(f"br i1 {bad}, label %drop, label %done")
-        self.lines.append("drop:")            # a float could not be made: no half tuple
-        self.emit("call void @Py_DecRef(ptr %tuple)")
+        if len(boxed) <= OUT_GROUP:
+            self.emit(f"ret ptr {self._tuple(boxed, [])}")
+            return
+        groups = [boxed[k:k + OUT_GROUP] for k in range(0, len(boxed), OUT_GROUP)]
+        made = []
+        for k, g in enumerate(groups):   # (a failure releases the groups made, the rest)
+            made.append(self._tuple(g, made + [b for h in groups[k + 1:] for b in h]))
+        self.emit(f"ret ptr {self._tuple(made, [])}")
+
+    def _tuple(self, items, others):
+        """A new tuple of `items` (references it steals); where none could be made, they
+        and `others` are released and NULL returned."""
+        t, k = self.fresh(), self.fresh()[2:]
+        self.emit(f"{t} = call ptr @PyTuple_New(i64 {len(items)})")
+        null = self.fresh()
+        self.emit(f"{null} = icmp eq ptr {t}, null")
+        self.emit(f"br i1 {null}, label %notuple{k}, label %tuple{k}")
+        self.lines.append(f"notuple{k}:")
+        for b in [*items, *others]:
+            self.emit(f"call void @Py_DecRef(ptr {b})")
         self.emit("ret ptr null")
-        self.lines.append("done:")
-        self.emit("ret ptr %tuple")
+        self.lines.append(f"tuple{k}:")
+        for j, b in enumerate(items):     # SetItem steals the reference
+            self.emit(f"call i32 @PyTuple_SetItem(ptr {t}, i64 {j}, ptr {b})")
+        return t
 
     # -- equations -------------------------------------------------------------------
     def _eqn(self, eqn):
@@ -340,6 +387,11 @@ class _Module:
     def _convert(self, eqn, r, ty):
         """-> the converted value's name (`r`, or the operand's own for a same-type cast)."""
         src = eqn.invars[0]
+        ity = _INT_TYPES.get(np.dtype(src.aval.dtype))
+        if ity and not hasattr(src, "val"):         # an int64/int32 (a loop's counter)
+            x = self.expr(self.args[0], ity) if hasattr(self, "expr") else self.value(src, ity)
+            self.emit(f"{r} = sitofp {ity} {x} to {ty}")
+            return r
         if not hasattr(src, "val") and np.dtype(src.aval.dtype) == np.dtype(bool):
             x, = self.operands(eqn, "i1")           # (exactly 1.0 or 0.0)
             self.emit(f"{r} = uitofp i1 {x} to {ty}")
