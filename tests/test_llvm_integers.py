@@ -48,3 +48,19 @@ def test_a_float_trip_count_is_not_an_int_argument():
     ours, _ = _both(_counted, x, 5)
     with pytest.raises(TypeError):
         ours(x, 2.5)
+
+
+def _switch(x, k):
+    return lax.switch(k, [lambda x: xnp.sin(x), lambda x: x * 2.0,
+                          lambda x: xnp.cos(x) + 1.0], x)
+
+
+def test_switch_of_a_traced_index_matches_numba():
+    """lax.switch: its index clamped in int32 arithmetic, then the cond's `switch`."""
+    x = np.linspace(0.0, 1.0, 5)
+    taken, plan = _taken(_switch, x, 1)
+    assert taken, llvm.refusals(plan)
+    ours, numba = _both(_switch, x, 1)
+    for k in (-5, 0, 1, 2, 3, 99):
+        _same(ours(x, k), numba(x, k))
+    np.testing.assert_array_equal(ours(x, 7), np.cos(x) + 1.0)
