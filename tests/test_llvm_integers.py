@@ -64,3 +64,14 @@ def test_switch_of_a_traced_index_matches_numba():
     for k in (-5, 0, 1, 2, 3, 99):
         _same(ours(x, k), numba(x, k))
     np.testing.assert_array_equal(ours(x, 7), np.cos(x) + 1.0)
+
+
+def test_a_row_by_the_loop_counter_matches_numba():
+    """`c[i]` in a fori_loop: a gather by a scalar int (the scan's counter carry)."""
+    f = lambda x: lax.fori_loop(0, 3, lambda i, c: c[i] * c + 0.5, x)     # noqa: E731
+    x = np.linspace(-1.0, 1.0, 120).reshape(3, 40)
+    assert llvm.may_take(xf.make_jaxpr(f)(x))
+    taken, plan = _taken(f, x)
+    assert taken, llvm.refusals(plan)
+    ours, numba = _both(f, x)
+    _same(ours(x), numba(x))

@@ -23,21 +23,23 @@ integer types than int64/int32.
 """
 import numpy as np
 
+from xforms.core.facts import GATHER_SCATTER
+
 from ...loops.ir import Alloc, Clamp, Let, Load, Nest, Region, Store, When
 from ...loops.lower_indexing import LOWERINGS
 from ...plan.storage import _step_reads
 from . import copies
 from .scalar import Refused
 
-OPS = ("gather", "scatter", "scatter_add", "scatter_mul")
 _COMBINE = {"sum": "fadd", "prod": "fmul"}
 _INDEX = {"i64", "i32"}
 
 
 def takes(eqn):
-    """Whether op `eqn` is one of this module's (float or bool values; indices checked as
-    they are read)."""
-    return eqn.prim.name in OPS
+    """Whether op `eqn` is one of this module's: an indexing op lowered to the loop IR
+    (float or bool values; indices, a combining monoid, checked as they are emitted; a
+    dynamic slice's start is refused there)."""
+    return eqn.prim.facts.kind == GATHER_SCATTER and eqn.prim in LOWERINGS
 
 
 def all_views(plan):
@@ -74,7 +76,8 @@ def views(plan, top):
         if r not in written or top and out in outs or not x.aval.shape:
             continue
         chain = members.get(r, [r])
-        if name == "reshape" or name in OPS[1:] and all(last.get(c, -1) <= k for c in chain) \
+        scatter = takes(st.eqn) and st.eqn.prim.facts.inplace == 0   # (updates its operand)
+        if name == "reshape" or scatter and all(last.get(c, -1) <= k for c in chain) \
                 and not any(a in chain for a in st.eqn.invars[1:]):
             root[out] = r
             members.setdefault(r, [r]).append(out)
@@ -100,9 +103,9 @@ def root(m, var):
 
 def emit(m, eqn):
     """Emit gather/scatter op `eqn` (`takes`) into kernel module `m` (a `loops._Loops`)."""
-    if eqn.prim.name != "gather" and eqn.prim.facts.reduce_op not in (None, *_COMBINE):
+    if eqn.prim.facts.reduce_op not in (None, *_COMBINE):
         raise Refused(f"a {eqn.prim.name} (its combining order)")
-    for st in LOWERINGS[eqn.prim.name](eqn):
+    for st in LOWERINGS[eqn.prim](eqn):
         _stmt(m, st)
 
 
@@ -197,11 +200,15 @@ def _index(m, e):
         return m._clamp(_index(m, e.expr), e.lo, e.hi)
     if isinstance(e, Load):
         ty = m.arg_ty(e.var.aval)
-        if ty not in _INDEX or e.var not in m.arrays:
+        scalar = not e.var.aval.shape and e.var in m.names     # (x[i] of a loop's counter)
+        if ty not in _INDEX or not scalar and e.var not in m.arrays:
             raise Refused(f"an index array of {e.var.aval}")
-        data, shape = m.arrays[e.var]
-        r = m.fresh()
-        m.emit(f"{r} = load {ty}, ptr {m._address(data, shape, e.index, ty)}")
+        if scalar:
+            r = m.names[e.var]
+        else:
+            data, shape = m.arrays[e.var]
+            r = m.fresh()
+            m.emit(f"{r} = load {ty}, ptr {m._address(data, shape, e.index, ty)}")
         if ty == "i64":
             return r
         w = m.fresh()

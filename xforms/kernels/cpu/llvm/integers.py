@@ -20,8 +20,14 @@ _INTS = {np.dtype(np.int64): "i64", _I32: "i32"}
 # int64/int32 arithmetic of index arrays (a negative index counted from the end: `lt`,
 # `add`, `select_n`), as Numba's int64 arithmetic wraps (an int32's: computed in int64,
 # cast back: the same low bits)
-_ARITH = {"add": "add", "sub": "sub", "mul": "mul", "max": "smax", "min": "smin"}
-_ICMP = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+# (keyed by the operator a primitive declares, its facts' `operator`)
+_ARITH = {"+": "add", "-": "sub", "*": "mul"}
+_ICMP = {"<": "slt", "<=": "sle", ">": "sgt", ">=": "sge", "==": "eq", "!=": "ne"}
+
+
+def _maxmin(name):
+    """LLVM's signed max/min intrinsic of primitive `name`, or None."""
+    return "smax" if name == "max" else "smin" if name == "min" else None
 
 
 def scalar_ty(m, aval):
@@ -51,16 +57,16 @@ def takes(eqn):
 
 def _arith(eqn):
     """Whether `eqn` is int64/int32 arithmetic, a comparison or a select of one int type."""
-    name = eqn.prim.name
+    name, op = eqn.prim.name, eqn.prim.facts.operator
     ins = [np.dtype(v.aval.dtype) for v in eqn.invars]
     out = np.dtype(eqn.outvars[0].aval.dtype)
-    if name in _ICMP:
+    if op in _ICMP:
         return len(set(ins)) == 1 and ins[0] in _INTS and out == np.dtype(bool)
     if name == "select_n":
         return out in _INTS and ins[0] == np.dtype(bool) and set(ins[1:]) == {out}
     if name == "convert_element_type":      # (int32 <-> int64: sign-extended, wrapped)
         return out in _INTS and ins[0] in _INTS and not hasattr(eqn.invars[0], "val")
-    return (name in _ARITH or name == "neg") and out in _INTS and set(ins) == {out}
+    return (op in _ARITH or _maxmin(name)) and out in _INTS and set(ins) == {out}
 
 
 def _operand(m, e, ty):
@@ -72,7 +78,7 @@ def _operand(m, e, ty):
 
 
 def _emit_arith(m, stmt, r):
-    eqn, name = stmt.eqn, stmt.eqn.prim.name
+    eqn, name, op = stmt.eqn, stmt.eqn.prim.name, stmt.eqn.prim.facts.operator
     ty = _INTS[np.dtype(eqn.invars[-1].aval.dtype)]
     if name == "select_n":              # pred ? case1 : case0
         p = m.expr(stmt.args[0], "i1")
@@ -86,16 +92,16 @@ def _emit_arith(m, stmt, r):
         m.emit(f"{r} = {op} {ty} {x} to {to}" if op else f"{r} = add {ty} {x}, 0")
         return
     args = [_operand(m, e, ty) for e in stmt.args]
-    if name in _ICMP:
-        m.emit(f"{r} = icmp {_ICMP[name]} {ty} {args[0]}, {args[1]}")
-    elif name == "neg":
+    if op in _ICMP:
+        m.emit(f"{r} = icmp {_ICMP[op]} {ty} {args[0]}, {args[1]}")
+    elif op == "-" and len(args) == 1:      # (neg)
         m.emit(f"{r} = sub {ty} 0, {args[0]}")
-    elif name in ("max", "min"):
-        fn = f"llvm.{_ARITH[name]}.{ty}"
+    elif _maxmin(name):
+        fn = f"llvm.{_maxmin(name)}.{ty}"
         m.decls.add(f"declare {ty} @{fn}({ty}, {ty})")
         m.emit(f"{r} = call {ty} @{fn}({ty} {args[0]}, {ty} {args[1]})")
     else:                               # (wrapping: no nsw)
-        m.emit(f"{r} = {_ARITH[name]} {ty} {args[0]}, {args[1]}")
+        m.emit(f"{r} = {_ARITH[op]} {ty} {args[0]}, {args[1]}")
 
 
 def emit(m, stmt):

@@ -26,7 +26,8 @@ _INT_TYPES = {np.dtype(np.int64): "i64", np.dtype(np.int32): "i32"}
 # How Numba lowers the generated Python's float operators and math functions, keyed by
 # what a primitive declares it prints as (its facts' `operator` and `math["cpu"]`):
 _OPERATOR = {"+": "fadd", "-": "fsub", "*": "fmul"}
-_LOGIC = {"and": "and", "or": "or", "xor": "xor", "not": None, "is_finite": None}
+# bool results other than comparisons, by the operator the primitive declares (is_finite: none)
+_LOGIC = {"&": "and", "|": "or", "^": "xor", "~": None}
 _FCMP = {"<": "olt", ">": "ogt", "<=": "ole", ">=": "oge", "==": "oeq", "!=": "une"}
 # intrinsics for these (numba/cpython/mathimpl.py); libm (named as in Python) for the rest
 _MATH_INTRINSIC = {"math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.exp": "llvm.exp",
@@ -243,7 +244,8 @@ class _Module:
             self.emit(f"{r} = fcmp {cmp} {ty} {a}, {b}")
             self.bind(out, r)
             return
-        if name in _LOGIC and np.dtype(out.aval.dtype) == np.dtype(bool):
+        if ((_facts(eqn)[0] in _LOGIC or name == "is_finite")
+                and np.dtype(out.aval.dtype) == np.dtype(bool)):
             self.bind(out, self._logic(eqn, r))
             return
         ty = self.ty(out.aval)
@@ -325,11 +327,11 @@ class _Module:
             self._call_line(a, ty, "llvm.fabs", [x])
             self.emit(f"{r} = fcmp one {ty} {a}, {_const(float('inf'), ty)}")
             return r
-        args = self.operands(eqn, "i1")
-        if name == "not":
+        args, op = self.operands(eqn, "i1"), _facts(eqn)[0]
+        if op == "~":
             self.emit(f"{r} = xor i1 {args[0]}, true")
         else:
-            self.emit(f"{r} = {_LOGIC[name]} i1 {args[0]}, {args[1]}")
+            self.emit(f"{r} = {_LOGIC[op]} i1 {args[0]}, {args[1]}")
         return r
 
     def _call_line(self, r, ty, fn, args):
