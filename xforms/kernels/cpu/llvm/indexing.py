@@ -58,7 +58,7 @@ def views(plan, top):
     their own: a reshape of an array a step of `plan` wrote (a view), and a scatter into
     such an array that nothing reads after it (an update in place).  `top`: `plan` is the
     kernel's, whose outputs are arrays of their own (a sub-plan's are placed by
-    xforms/kernels/cpu/llvm/control.py: at their root's buffer, `root`)."""
+    xforms/kernels/cpu/llvm/control.py at their root's buffer: never two of one chain)."""
     written = _written(plan)
     last = {}
     for k, st in enumerate(plan.steps):
@@ -76,6 +76,8 @@ def views(plan, top):
         if r not in written or top and out in outs or not x.aval.shape:
             continue
         chain = members.get(r, [r])
+        if any(c in outs for c in chain):        # (one output a chain: placed once)
+            continue
         scatter = takes(st.eqn) and st.eqn.prim.facts.inplace == 0   # (updates its operand)
         if name == "reshape" or scatter and all(last.get(c, -1) <= k for c in chain) \
                 and not any(a in chain for a in st.eqn.invars[1:]):
@@ -94,11 +96,6 @@ def _arrays(step):
     if step.kind == "op":
         return step.eqn.outvars if step.eqn.prim.name != "reshape" else []
     return [*step.writes, *(e.outvars[0] for e, _ in step.body)]
-
-
-def root(m, var):
-    """The var whose buffer `var` lives in (itself unless a view or an update in place)."""
-    return m.views.get(var, var)
 
 
 def emit(m, eqn):
