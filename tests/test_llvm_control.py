@@ -114,17 +114,23 @@ def test_the_carry_is_copied_in():
     np.testing.assert_array_equal(x, keep)
 
 
-def test_traced_trip_counts_and_switches_are_refused():
-    """An integer trip count, a switch's index (clamped in integers) are outside the class:
-    Numba compiles the program, and `refusals` says why."""
+def test_traced_trip_counts_and_switches_are_taken():
+    """An integer trip count, a switch's index (clamped in int32 arithmetic) are in the
+    class since session 23 (xforms/kernels/cpu/llvm/integers.py): the Numba kernel's bits."""
     def f(x, n):
         return lax.fori_loop(0, n, lambda i, c: c * 1.5, x)
-    taken, plan = _taken(f, np.ones(3), 4)
-    assert not taken and llvm.refusals(plan)
-    x = np.ones((3, 40))
-    taken, plan = _taken(lambda x: lax.switch((x[0, 0] > 0).astype(np.int32),
-                                              [lambda v: v, lambda v: v * 2.0, xnp.sin], x), x)
-    assert not taken and llvm.refusals(plan)
+    x = np.linspace(0.0, 1.0, 3)
+    assert _taken(f, x, 4)[0]
+    ours, numba = _both(f, x, 4)
+    for n in (0, 4, 9):
+        _same(ours(x, n), numba(x, n))
+    x = np.linspace(-1.0, 1.0, 120).reshape(3, 40)
+    g = lambda x: lax.switch((x[0, 0] > 0).astype(np.int32),          # noqa: E731
+                             [lambda v: v, lambda v: v * 2.0, xnp.sin], x)
+    assert _taken(g, x)[0]
+    ours, numba = _both(g, x)
+    _same(ours(x), numba(x))
+    _same(ours(-x), numba(-x))
 
 
 def _conds(x, y):
@@ -228,16 +234,16 @@ def test_concatenate_and_reshape_match_numba():
 
 def test_may_take_reads_control_bodies():
     """The tiered first call's cheap test (`llvm.may_take`) passes loops of the class and
-    still fails a body outside it (an integer index; a cond's index, made in integers, too:
-    the worker starts, a false "no" costs no result)."""
+    still fails a body outside it (an integer division: the worker starts, a false "no"
+    costs no result); a cond's index, made in integers, passes since session 23."""
     x = np.ones((3, 40))
     assert llvm.may_take(xf.make_jaxpr(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2.0,
                                                               x))(x))
     assert llvm.may_take(xf.make_jaxpr(_while)(x, 4.5))
     assert not llvm.may_take(xf.make_jaxpr(lambda x: lax.fori_loop(
-        0, 3, lambda i, c: c[i] * c, x))(x))
-    assert not llvm.may_take(xf.make_jaxpr(lambda x: lax.cond(
-        x[0, 0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x))(x))
+        0, 3, lambda i, c: c[i // 2] * c, x))(x))
+    cond = lambda x: lax.cond(x[0, 0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x)  # noqa
+    assert llvm.may_take(xf.make_jaxpr(cond)(x)) and _taken(cond, x)[0]
 
 
 def test_threaded_loops_in_a_body_match_numba():

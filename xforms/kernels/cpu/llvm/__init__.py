@@ -15,9 +15,10 @@ import numpy as np
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from ...plan.plan import subjaxprs
-from . import control, copies, loops, scalar
+from . import control, copies, indexing, integers, loops, scalar
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_INDICES = (np.dtype(np.int64), np.dtype(np.int32))
 
 
 def lower(plan):
@@ -39,13 +40,21 @@ def refusals(plan):
     inside = [st for st in plan.steps if not loops._outside(st)]
     try:            # (the steps outside the class left out: each step is tried on its own)
         mod = loops._Loops(dataclasses.replace(plan, steps=inside))
-        mod.lines.append("entry:")
-        mod._args(loops.arguments(plan))       # (an integer argument: refused here)
-        mod._allocate([v for st in plan.steps if st.kind in ("loop", "op", "control")
-                       for v in loops._arrays_written(st)])
     except scalar.Refused as e:
         return [(None, "the program", _reason(e))]
+    mod.lines.append("entry:")
     out = []
+    # each argument and array on its own: one outside the class does not hide the steps'
+    # reasons (a step reading it is refused again, for that reason or a missing value)
+    for v in [*loops.arguments(plan), *(v for st in plan.steps if st.kind in KINDS
+                                         for v in loops._arrays_written(st))]:
+        try:
+            if v in plan.jaxpr.invars or v in plan.jaxpr.constvars:
+                mod._args([v])
+            else:
+                mod._allocate([v])
+        except scalar.Refused as e:
+            out.append((None, f"the array {v}", _reason(e)))
     for k, st in enumerate(plan.steps):
         try:
             if loops._outside(st):
@@ -54,6 +63,9 @@ def refusals(plan):
         except scalar.Refused as e:
             out.append((k, _describe(st), _reason(e)))
     return out or [(None, "the program", "its outputs")]
+
+
+KINDS = ("loop", "op", "control")
 
 
 def _reason(refused):
@@ -74,20 +86,22 @@ def _describe(step):
 
 
 def may_take(closed):
-    """Whether the direct path may compile `closed` (its plan decides): float32/float64
-    arguments, constants and results, every equation an elementwise one, a view (a pad
-    too), a reduction to float or bool values, a float matrix product, a concatenate or a
-    reshape, or a scan, while or for_loop (`control.may_take`) of such equations.  Cheap:
-    read from the jaxpr alone.
+    """Whether the direct path may compile `closed` (its plan decides): float32/float64 or
+    int64/int32 arguments, constants and results, every equation an elementwise one
+    (int64/int32 arithmetic: `integers.takes`), a view (a pad too), a reduction to float or
+    bool values, a float matrix product, a concatenate or a reshape, a gather or a scatter
+    (`indexing.takes`), or a scan, while or for_loop (`control.may_take`) of such
+    equations.  Cheap: read from the jaxpr alone.
 
         >>> import xforms as xf, xforms.numpy as xnp
         >>> may_take(xf.make_jaxpr(lambda x: xnp.sum(x * x))(np.ones(3)))
         True
     """
     jaxpr = closed.jaxpr
-    if any(np.dtype(np.result_type(c)) not in _FLOATS for c in closed.consts):
-        return False
-    if any(np.dtype(v.aval.dtype) not in _FLOATS for v in jaxpr.invars + jaxpr.outvars):
+    if any(np.dtype(np.result_type(c)) not in _FLOATS + _INDICES for c in closed.consts):
+        return False       # (an integer const: the index array of a gather or scatter)
+    if any(np.dtype(v.aval.dtype) not in _FLOATS + _INDICES
+           for v in jaxpr.invars + jaxpr.outvars):
         return False
     return all(_may_take(eqn) for eqn in jaxpr.eqns)
 
@@ -97,9 +111,11 @@ def _may_take(eqn):
         subs = [sub for _, _, sub in subjaxprs(eqn)]
         return (control.may_take(eqn) and not any(sub.consts for sub in subs)
                 and all(_may_take(e) for sub in subs for e in sub.jaxpr.eqns))
+    if integers.takes(eqn):        # (int64/int32 arithmetic: an index, a count)
+        return True
     product = eqn.prim.name == "dot_general"
     if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)
-            or eqn.prim.name in copies.OPS):
+            or eqn.prim.name in copies.OPS or indexing.takes(eqn)):
         return False
     for v in eqn.outvars:
         dt = np.dtype(v.aval.dtype)

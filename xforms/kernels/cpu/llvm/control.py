@@ -1,5 +1,5 @@
 """Control flow on the direct LLVM path (issue #35): a plan's `Control` steps -- `scan`,
-`while`, `for_loop` (a literal trip count), `cond` -- as LLVM loops and branches around the
+`while`, `for_loop`, `cond` -- as LLVM loops and branches around the
 inlined code of their sub-plans, emitted by the kernel's own module (`loops._Loops`).
 
     c = init                      # scalar carries: a register (an entry-block slot)
@@ -12,9 +12,9 @@ inlined code of their sub-plans, emitted by the kernel's own module (`loops._Loo
 
 The values are the Numba kernel's (xforms/kernels/cpu/control.py) bit for bit: the same
 sub-plans emitted by the same loop emitter; only where buffers live differs.  A `cond` is
-a `switch` on its index, a bool scalar made int32 (`integers.is_index`).  Refused (the
-program goes to Numba): a `switch` (its index clamped in integer arithmetic), a `for_loop`
-whose trip count is a traced value, sub-plans with operands placed in a concatenate's slots
+a `switch` on its index, a bool scalar made int32 (`integers.is_index`); a `for_loop`'s
+trip count may be a traced int64/int32 (session 23).  Refused (the
+program goes to Numba): a `switch` (its index clamped in integer arithmetic), sub-plans with operands placed in a concatenate's slots
 or constants of their own, a body value that is the new value of two array carries, and
 an array carry whose new value is another carry's input.
 """
@@ -32,21 +32,24 @@ KINDS = ("scan", "for_loop", "while", "cond")
 
 def may_take(eqn):
     """The part of `llvm.may_take` read from control equation `eqn` itself: a for_loop's
-    trip count a literal (its sub-programs' equations are the caller's to check)."""
-    return eqn.prim.name != "for_loop" or hasattr(eqn.invars[0], "val")
+    trip count a literal or an int64/int32 value (its sub-programs' equations are the
+    caller's to check)."""
+    n = eqn.invars[0]
+    return (eqn.prim.name != "for_loop" or hasattr(n, "val")
+            or np.dtype(n.aval.dtype) in (np.dtype(np.int64), np.dtype(np.int32)))
 
 
 def outside(step):
     """Why Control `step` is outside the class whatever its sub-plans' steps, or None.
 
-        >>> outside(for_loop_step)      # fori_loop(0, n, ...) of a traced n
-        'a for_loop of a traced trip count'
+        >>> outside(for_loop_step)      # fori_loop(0, n, ...) of a traced float n
+        'a for_loop of a trip count that is no int64/int32'
     """
     name = step.eqn.prim.name
     if name not in KINDS:
         return f"a {name} step"
     if not may_take(step.eqn):
-        return "a for_loop of a traced trip count"
+        return "a for_loop of a trip count that is no int64/int32"
     for sub in step.subplans:
         if sub.placed:
             return "views of one buffer in a sub-program"
@@ -70,7 +73,8 @@ def _of(m, atom):
         return ("a", *m.arrays[atom])
     ty = _ty(m, atom)
     if hasattr(atom, "val"):
-        return ("s", m.value(atom, ty) if ty != "i1" else _bool_literal(atom), ty)
+        return ("s", _bool_literal(atom) if ty == "i1" else str(int(atom.val))
+                if ty in ("i32", "i64") else m.value(atom, ty), ty)
     name = m.names.get(atom)
     if name is None:
         raise Refused(atom)
@@ -82,7 +86,7 @@ def _bool_literal(atom):
 
 
 def _ty(m, v):
-    return "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else m.ty(v.aval)
+    return scalar_ty(m, v.aval)         # (i1, i32, i64 or a float's)
 
 
 def _bind(m, var, binding):
@@ -157,10 +161,12 @@ def _place(m, body, homes, current, rows):
         stacked = [j - nc for j in range(nc, len(outs)) if outs[j] is o]
         carries = [j for j in range(nc) if outs[j] is o]
         if len(stacked) == 1 and stacked[0] in rows:
+            o = m.views.get(o, o)
             m.arrays[o] = (rows[stacked[0]], m.arrays[o][1])
             in_place.add(stacked[0])
         elif len(carries) == 1:
             h, cur = homes[carries[0]], current[carries[0]][1]
+            o = m.views.get(o, o)       # (a view's, an update in place's: where it lives)
             own, same, r = m.arrays[o][0], m.fresh(), m.fresh()
             m.emit(f"{same} = icmp eq ptr {cur}, {own}")
             m.emit(f"{r} = select i1 {same}, ptr {h[4]}, ptr {own}")
@@ -276,8 +282,8 @@ def _scan(m, step):
 
 
 def _for_loop(m, step):
-    """`for i in range(n)` (a literal n); the counter reaches the body only if it reads it
-    (an integer: refused)."""
+    """`for i in range(n)` (n a literal, or an int64/int32 value: no iteration where it is
+    0 or less); the counter is bound to the body's first input, of its type."""
     p = step.eqn.params
     (n,), consts, carry = split(step.eqn.invars, 1, p["num_consts"])
     outs = step.eqn.outvars
@@ -285,16 +291,37 @@ def _for_loop(m, step):
     fixed = [_of(m, a) for a in consts]
     invariants.prepare(m, step)
     body_plan = subplans(step)["body_jaxpr"]
+    count = body_plan.jaxpr.invars[0]
+    cty = scalar_ty(m, count.aval) if count.aval.dtype.kind == "i" else None
+    bound = _trip_count(m, n)
 
     def body(t):
         cur = _current(m, homes)
         _place(m, body_plan, homes, cur, {})
-        # (the counter bound to no value: a read of it is refused)
-        got = _sub(m, body_plan, [("s", None, None)] + fixed + cur)
+        i = t
+        if cty == "i32":
+            i = m.fresh()
+            m.emit(f"{i} = trunc i64 {t} to i32")
+        got = _sub(m, body_plan, [("s", i if cty else None, cty)] + fixed + cur)
         _update(m, homes, cur, got)
-    if int(n.val) > 0:
-        _counted(m, int(n.val), body)
+    if bound is not None:
+        c = object()
+        m._counted(c, 0, bound, False, lambda: body(m.syms[c]))
     _finish(m, outs, homes)
+
+
+def _trip_count(m, n):
+    """The for_loop's trip count as an i64 (a literal's digits), None for no iteration."""
+    if hasattr(n, "val"):
+        return int(n.val) if int(n.val) > 0 else None
+    b = _of(m, n)
+    if b[2] == "i64":
+        return b[1]
+    if b[2] != "i32":
+        raise Refused(f"a for_loop's trip count of {n.aval}")
+    w = m.fresh()
+    m.emit(f"{w} = sext i32 {b[1]} to i64")
+    return w
 
 
 def _while(m, step):

@@ -38,14 +38,13 @@ import numpy as np
 from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
-from ...prepare.fusion_classes import REDUCTIONS
-from ..buffers import ALIGN, POOLED_OUTPUT_MIN_BYTES, WORKSPACE_MIN_BYTES
 from ..nest import _peeling
-from ...codegen import OUT_GROUP
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import (blocks, control, copies, integers, invariants, numpy_abi, products,
+from . import (blocks, control, copies, indexing, integers, numpy_abi, products,
                reductions, threaded)
+from .buffers import (_Workspace, _arrays_written, _nbytes, pooled_outputs,  # noqa: F401
+                      shared, workspace)
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
 
 _NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
@@ -75,57 +74,13 @@ def arguments(plan):
     return [*plan.jaxpr.invars, *plan.jaxpr.constvars]
 
 
-def pooled_outputs(plan):
-    """The outputs written into buffers the executable's pool passes in after the arguments
-    (xforms/kernels/cpu/buffers.py: from glibc's largest mmap threshold, a fresh array
-    would fault every page in every call), in the order the kernel takes them."""
-    outs = [v for v in plan.outputs if v.aval.shape]
-    return [v for v in dict.fromkeys(outs) if outs.count(v) == 1
-            and v not in plan.jaxpr.invars and _nbytes(v) >= POOLED_OUTPUT_MIN_BYTES]
-
-
-def workspace(plan):
-    """(bytes, {temporary: offset}): the arrays the loops write that are no output, carved
-    at ALIGN-byte offsets from one workspace the executable's pool passes in (as the Numba
-    path's, xforms/kernels/cpu/buffers.py: from WORKSPACE_MIN_BYTES in all; a fresh array a
-    call lets glibc map and unmap, faulting its pages every call), else (0, {})."""
-    outs = set(plan.outputs)
-    temps = [v for st in plan.steps for v in _arrays_written(st) if v not in outs]
-    offsets, off = {}, 0
-    for v in dict.fromkeys(temps):
-        offsets[v] = off
-        off += -(-_nbytes(v) // ALIGN) * ALIGN
-    return (off, offsets) if off >= WORKSPACE_MIN_BYTES else (0, {})
-
-
-class _Workspace:
-    """The workspace argument: a C-contiguous, ALIGN-aligned uint8 array of `nbytes`."""
-
-    def __init__(self, nbytes):
-        self.aval = SimpleNamespace(shape=(nbytes,), dtype=np.dtype(np.uint8))
-
-
-def _nbytes(v):
-    return int(np.prod([int(d) for d in v.aval.shape], dtype=np.int64)) * v.aval.dtype.itemsize
-
-
-def _arrays_written(step):
-    """The arrays `step` writes: its stores' and its reductions' outputs (a product's)."""
-    if step.kind == "op":
-        return [v for v in step.eqn.outvars if v.aval.shape]
-    if step.kind == "control":      # (its sub-plans' intermediates: allocated once, before)
-        inner = [v for sub in step.subplans for st in sub.steps for v in _arrays_written(st)]
-        return list(dict.fromkeys([*(v for v in step.eqn.outvars if v.aval.shape), *inner,
-                                   *invariants.copies(step)]))
-    outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]
-    return [v for v in dict.fromkeys([*step.writes, *outs]) if v.aval.shape]
-
-
 def _outside(step):
     """Why `step` is outside the class whatever its content, or None."""
     if step.kind == "op":
-        return (None if step.eqn.prim.name == "dot_general" or step.eqn.prim.name in copies.OPS
-                else "an op other than a product, a concatenate or a reshape")
+        name = step.eqn.prim.name
+        return (None if name == "dot_general" or name in copies.OPS or indexing.takes(step.eqn)
+                else "an op other than a product, a concatenate, a reshape, a gather or "
+                     "a scatter")
     if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
         return control.outside(step) or next(
             (why for sub in step.subplans for st in sub.steps if (why := _outside(st))), None)
@@ -136,7 +91,7 @@ class _Loops(_Module):
     """The module of one program: arguments, allocations, each step's loops, outputs."""
 
     def __init__(self, plan):
-        if not 1 <= len(plan.outputs) <= OUT_GROUP:
+        if not plan.outputs:
             raise Refused("outputs")
         for st in plan.steps:
             if _outside(st):
@@ -153,13 +108,14 @@ class _Loops(_Module):
         self.values = {}          # Var -> LLVM value of the current step's Evals
         self.allocas = []         # the reductions' registers (entry block: promoted)
         self.accs = {}            # the current step's reductions: eqn -> reductions.Acc
-        self.peel, self.hold = None, set()     # (sym, lo, hi) of the peeled axis; its sym there
+        self.peel, self.hold = None, set()     # (sym, lo, hi, plain) of the peeled axis; its sym there
         self.vector_math, self.trig_flag = False, None     # (set per step: `vecmath`)
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
         self.blocks = {}          # a product computed in blocks -> (block, first row, n)
         self.transposed = {}      # a control body's const -> its transposed copy (invariants)
         self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
+        self.views = indexing.all_views(plan)   # var -> the var whose buffer it lives in
 
     def text(self):
         plan = self.plan
@@ -170,8 +126,11 @@ class _Loops(_Module):
         nbytes, self.offsets = workspace(plan)
         ws = [_Workspace(nbytes)] if nbytes else []
         self._args([*arguments(plan), *ws, *self.pooled])
+        inside = shared(plan)       # (computed in an output's array)
         self._allocate([v for st in plan.steps for v in _arrays_written(st)
-                        if v not in self.pooled and v not in self.offsets])
+                        if v not in self.pooled and v not in self.offsets and v not in inside])
+        for u, v in inside.items():
+            self.arrays[u] = (self.arrays[v][0], tuple(int(d) for d in u.aval.shape))
         for v, off in self.offsets.items():        # temporaries: views of the workspace
             data = self.fresh()
             self.emit(f"{data} = getelementptr i8, ptr {self.arrays[ws[0]][0]}, i64 {off}")
@@ -195,6 +154,18 @@ class _Loops(_Module):
         if t is None:
             raise Refused(aval)
         return t
+
+    def arg_ty(self, aval):
+        """How an array of `aval` is stored (a key of `numpy_abi.STORED`'s: a float's type, or
+        "bool" (a byte), "i64", "i32"), a scalar's value type; Refused outside them."""
+        if isinstance(aval, SimpleNamespace):
+            return self.ty(aval)
+        key = numpy_abi.STORED.get(np.dtype(aval.dtype))
+        if not aval.shape:          # (an int64/int32 scalar: a trip count, an index)
+            return key if key in ("i64", "i32") else self.ty(aval)
+        if key is None:
+            raise Refused(aval)
+        return key
 
     def _dims_global(self, shape):
         name = f"@dims{len(self.globals)}"
@@ -222,7 +193,7 @@ class _Loops(_Module):
         outs = set(self.plan.outputs)
         for k, v in enumerate(written):
             shape = tuple(int(d) for d in v.aval.shape)
-            ty, dims = self.ty(v.aval), self._dims_global(shape)
+            ty, dims = self.arg_ty(v.aval), self._dims_global(shape)
             obj = f"%arr{k}"
             kind = "@xf_Array_Type" if v in outs else "@PyArray_Type"
             self.emit(f"call void @Py_IncRef(ptr @{_DESCR[ty]})")    # (it steals one)
@@ -266,8 +237,12 @@ class _Loops(_Module):
         if st.kind == "control":     # a loop around sub-plans (control.py)
             control.emit(self, st)
             return
+        if st.kind == "op" and indexing.takes(st.eqn):             # (indexing.py)
+            indexing.emit(self, st.eqn)
+            return
         if st.kind == "op" and st.eqn.prim.name in copies.OPS:     # (copies.py)
-            copies.emit(self, st.eqn)
+            if not indexing.alias(self, st.eqn):       # (a view: no copy)
+                copies.emit(self, st.eqn)
             return
         if st.kind == "op":          # a matrix product (products.py)
             out = st.eqn.outvars[0]
@@ -295,10 +270,15 @@ class _Loops(_Module):
             self._acc_setup(acc)
         nest, _ = lower_loop(st)
         self.values = {}
-        # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/nest.py)
+        # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/nest.py),
+        # or (a `segment`: roll(x, 1) + roll(x, -1)) each is decided there -- tested still,
+        # but in a loop whose bounds let LLVM fold the tests and the clamps (measured: a
+        # 256 x 256 five-point stencil of rolls, 4x the Numba kernel's time unpeeled)
         axis, span, _, segment = _peeling(st, tuple(int(d) for d in st.shape), False)
-        self.peel = (None if axis is None or segment
-                     else (nest.syms[axis], int(span[0]), int(span[1])))
+        self.peel = (None if axis is None
+                     else (nest.syms[axis], int(span[0]), int(span[1]), not segment))
+        if rows is not None and self.peel and axis == 0 and segment:
+            self.peel = None        # (a chunked segment: unpeeled, as before session 23)
         if rows is not None and self.peel and axis == 0 and not self.accs:
             # (measured: a 1-D Rosenbrock gradient at 10^6 ran 5x the Numba kernel's time with
             # the peel cut by chunk bounds; its chunks' loops did not vectorise)
@@ -381,8 +361,8 @@ class _Loops(_Module):
         sym, n = syms[0], dims[0]
         spans = [(0, n, False)]
         if self.peel and self.peel[0] is sym:
-            _, lo, hi = self.peel
-            spans = [(a, b, held) for a, b, held in ((0, lo, False), (lo, hi, True), (hi, n, False))
+            _, lo, hi, plain = self.peel
+            spans = [(a, b, held) for a, b, held in ((0, lo, False), (lo, hi, plain), (hi, n, False))
                      if b > a]
         for a, b, held in spans:
             self._counted(sym, a, b, held, lambda: self._loops(syms[1:], dims[1:], body))
@@ -432,7 +412,7 @@ class _Loops(_Module):
             self._reduce(stmt)
         elif isinstance(stmt, Eval) and acts_as_view(stmt.eqn):    # its read is the value
             out = stmt.eqn.outvars[0]
-            self.bind(out, self.expr(stmt.args[0], self.ty(out.aval)))
+            self.bind(out, self.expr(stmt.args[0], integers.scalar_ty(self, out.aval)))
         elif isinstance(stmt, Eval):
             self.args = stmt.args
             if integers.takes(stmt.eqn):        # (int32 scalars: integers.py)
@@ -444,9 +424,13 @@ class _Loops(_Module):
         elif isinstance(stmt, Store) and stmt.combine is None:
             var = stmt.var
             data, shape = self.arrays[var]
-            ty = self.ty(var.aval)
+            ty, mem = self._element(var)
             x = self.expr(stmt.value, ty)
-            self.emit(f"store {ty} {x}, ptr {self._address(data, shape, stmt.index, ty)}")
+            if mem != ty:               # (a bool stored as the byte 1 or 0, as NumPy's)
+                b = self.fresh()
+                self.emit(f"{b} = zext i1 {x} to i8")
+                x = b
+            self.emit(f"store {mem} {x}, ptr {self._address(data, shape, stmt.index, mem)}")
         else:
             raise Refused(stmt)
 
@@ -484,10 +468,14 @@ class _Loops(_Module):
             return blocks.load(self, e, ty)
         if isinstance(e, Load):
             data, shape = self.arrays.get(e.var, (None, None))
-            if data is None or self.ty(e.var.aval) != ty:
+            if data is None or self._element(e.var)[0] != ty:
                 raise Refused(e)
-            r = self.fresh()
-            self.emit(f"{r} = load {ty}, ptr {self._address(data, shape, e.index, ty)}")
+            mem, r = self._element(e.var)[1], self.fresh()
+            self.emit(f"{r} = load {mem}, ptr {self._address(data, shape, e.index, mem)}")
+            if mem != ty:               # (any nonzero byte is True, as NumPy reads it)
+                b = self.fresh()
+                self.emit(f"{b} = icmp ne i8 {r}, 0")
+                r = b
             return r
         raise Refused(e)
 
@@ -525,6 +513,12 @@ class _Loops(_Module):
         r = self.fresh()
         self.emit(f"{r} = phi {ty} [{inside}, %{came}], [{fill}, %{came_fill}]")
         return r
+
+    def _element(self, var):
+        """(value type, stored type) of array `var`'s elements: a float's twice, a bool's i1
+        and i8, an int64's or int32's i64/i32 twice (read by indexing.py only)."""
+        key = self.arg_ty(var.aval)
+        return {"bool": ("i1", "i8")}.get(key, (key, key))
 
     def label(self, name):
         """Start basic block `name` (`self.block`: the block code is emitted into)."""

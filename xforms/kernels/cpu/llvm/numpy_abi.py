@@ -17,8 +17,13 @@ import numpy as np
 OFFSETS = {"data": 16, "nd": 24, "dimensions": 32, "descr": 56, "flags": 64,
            "byteorder": 26, "type_num": 28}
 C_ALIGNED = 0x0001 | 0x0100              # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
-TYPE_NUMBERS = {"float": 11, "double": 12, "i8": 2}   # NumPy's type numbers (checked below)
-DESCR = {"float": "xf_descr_float32", "double": "xf_descr_float64"}   # their descrs' symbols
+# NumPy's type numbers, keyed by how the kernels store an element (checked below; "i8" the
+# workspace's bytes, "bool" a bool's byte, "i64"/"i32" int64/int32: `STORED`)
+TYPE_NUMBERS = {"float": 11, "double": 12, "i8": 2, "bool": 0, "i64": 7, "i32": 5}
+_DTYPES = {"float": np.float32, "double": np.float64, "bool": np.bool_, "i64": np.int64,
+           "i32": np.int32}
+DESCR = {k: f"xf_descr_{np.dtype(dt).name}" for k, dt in _DTYPES.items()}  # their descrs' symbols
+STORED = {np.dtype(dt): k for k, dt in _DTYPES.items()}    # dtype -> its key
 _NEW_INDEX = 94
 _state = []
 
@@ -59,13 +64,13 @@ def _check():
     dims = _read(base + OFFSETS["dimensions"], ctypes.c_void_p)
     if [_read(dims + 8 * k, ctypes.c_int64) for k in range(2)] != [2, 2]:
         return False
-    if TYPE_NUMBERS != {"float": np.dtype(np.float32).num, "double": np.dtype(np.float64).num,
+    if TYPE_NUMBERS != {**{k: np.dtype(dt).num for k, dt in _DTYPES.items()},
                         "i8": np.dtype(np.uint8).num}:
         return False
-    for dt in (np.float32, np.float64):
+    for dt in _DTYPES.values():
         d = np.dtype(dt)
         if (_read(id(d) + OFFSETS["type_num"], ctypes.c_int) != d.num
-                or _read(id(d) + OFFSETS["byteorder"], ctypes.c_char) != b"="):
+                or _read(id(d) + OFFSETS["byteorder"], ctypes.c_char) != d.byteorder.encode()):
             return False
     return _check_new(_new_function())
 
@@ -85,8 +90,7 @@ def _check_new(address):
     import llvmlite.binding as llvm
     for name, addr in (("xf_PyArray_NewFromDescr", address), ("PyArray_Type", id(np.ndarray)),
                        ("xf_Array_Type", id(Array)),
-                       ("xf_descr_float32", id(np.dtype(np.float32))),
-                       ("xf_descr_float64", id(np.dtype(np.float64)))):
+                       *((DESCR[k], id(np.dtype(dt))) for k, dt in _DTYPES.items())):
         llvm.add_symbol(name, addr)
     for name in ("PyType_IsSubtype", "Py_IncRef"):
         llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name),
@@ -102,9 +106,7 @@ declare void @Py_IncRef(ptr)
 declare ptr @xf_PyArray_NewFromDescr(ptr, ptr, i32, ptr, ptr, ptr, i32, ptr)
 @PyArray_Type = external global i8
 @xf_Array_Type = external global i8
-@xf_descr_float32 = external global i8
-@xf_descr_float64 = external global i8
-@amsg = private constant [35 x i8] c"argument is not the kernel's array\\00"
+{"".join(f"@{d} = external global i8{chr(10)}" for d in DESCR.values())}@amsg = private constant [35 x i8] c"argument is not the kernel's array\\00"
 
 define internal ptr @xf_data(ptr %o, i32 %tn, i32 %nd, ptr %dims) {{
 entry:

@@ -22,9 +22,12 @@ from ...codegen import OUT_GROUP
 WRAPPER = "xf_kernel"
 
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+_INT_TYPES = {np.dtype(np.int64): "i64", np.dtype(np.int32): "i32"}
 # How Numba lowers the generated Python's float operators and math functions, keyed by
 # what a primitive declares it prints as (its facts' `operator` and `math["cpu"]`):
 _OPERATOR = {"+": "fadd", "-": "fsub", "*": "fmul"}
+# bool results other than comparisons, by the operator the primitive declares (is_finite: none)
+_LOGIC = {"&": "and", "|": "or", "^": "xor", "~": None}
 _FCMP = {"<": "olt", ">": "ogt", "<=": "ole", ">=": "oge", "==": "oeq", "!=": "une"}
 # intrinsics for these (numba/cpython/mathimpl.py); libm (named as in Python) for the rest
 _MATH_INTRINSIC = {"math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.exp": "llvm.exp",
@@ -80,7 +83,7 @@ def _const(value, ty):
 
 class _Module:
     def __init__(self, plan):
-        if plan.consts or plan.jaxpr.constvars or not 1 <= len(plan.outputs) <= OUT_GROUP:
+        if plan.consts or plan.jaxpr.constvars or not plan.outputs:
             raise Refused("consts or outputs")
         if any(st.kind != "loop" or st.shape != () or st.products for st in plan.steps):
             raise Refused("not straight-line scalar code")
@@ -119,7 +122,7 @@ class _Module:
         self.lines.append("fail:")
         self.emit("ret ptr null")
         for k, v in enumerate(invars):
-            ty = self.ty(v.aval)
+            ty = self.arg_ty(v.aval)
             self.lines.append(f"a{k}:")
             self.emit(f"%p{k} = getelementptr ptr, ptr %args, i64 {k}")
             self.emit(f"%o{k} = load ptr, ptr %p{k}")
@@ -128,6 +131,9 @@ class _Module:
 
     def _arg(self, k, v, ty):
         """Read argument `k` (object `%o{k}`) as `v`'s value, then go on to block a{k+1}."""
+        if ty in ("i64", "i32"):     # an int: PyLong_AsLongLong (any object with __index__)
+            self._int_arg(k, v, ty)
+            return
         self.emit(f"%d{k} = call double @PyFloat_AsDouble(ptr %o{k})")
         self.emit(f"%m{k} = fcmp oeq double %d{k}, -1.0")
         self.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
@@ -142,11 +148,37 @@ class _Module:
             self.emit(f"{self.names[v]} = fptrunc double %d{k} to float")
         self.emit(f"br label %a{k + 1}")
 
+    def _int_arg(self, k, v, ty):
+        self.decls.add("declare i64 @PyLong_AsLongLong(ptr)")
+        self.emit(f"%d{k} = call i64 @PyLong_AsLongLong(ptr %o{k})")
+        self.emit(f"%m{k} = icmp eq i64 %d{k}, -1")
+        self.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
+        self.lines.append(f"e{k}:")         # -1 is also what a failed conversion returns
+        self.emit(f"%r{k} = call ptr @PyErr_Occurred()")
+        self.emit(f"%f{k} = icmp ne ptr %r{k}, null")
+        self.emit(f"br i1 %f{k}, label %fail, label %c{k}")
+        self.lines.append(f"c{k}:")
+        self.names[v] = f"%d{k}"
+        if ty == "i32":
+            self.names[v] = self.fresh()
+            self.emit(f"{self.names[v]} = trunc i64 %d{k} to i32")
+        self.emit(f"br label %a{k + 1}")
+
     def _outputs(self, outs):
         self._return([self._box(v) for v in outs])
 
     def _box(self, v):
-        """A new Python float of rank-0 value `v` (NULL when it could not be made)."""
+        """A new Python float of rank-0 value `v` -- an int of an int64/int32 one -- (NULL
+        when it could not be made)."""
+        ity = _INT_TYPES.get(np.dtype(v.aval.dtype))
+        if ity and not hasattr(v, "val") and v in self.names:
+            x, b = self.names[v], self.fresh()
+            if ity == "i32":
+                self.emit(f"{b} = sext i32 {x} to i64")
+                x, b = b, self.fresh()
+            self.decls.add("declare ptr @PyLong_FromLongLong(i64)")
+            self.emit(f"{b} = call ptr @PyLong_FromLongLong(i64 {x})")
+            return b
         x, ty = self.value(v, _ty(v.aval)), _ty(v.aval)
         if ty == "float":
             d = self.fresh()
@@ -157,27 +189,44 @@ class _Module:
         return b
 
     def _return(self, boxed):
-        """Return the one object, or a tuple of them (NULL if any is NULL: none leaks)."""
+        """Return the one object, or a tuple of them -- of more than OUT_GROUP, a tuple of
+        tuples of OUT_GROUP (`codegen.output_accessor`, as the Numba kernels return them)
+        -- NULL if any is NULL: none leaks."""
         if len(boxed) == 1:
             self.emit(f"ret ptr {boxed[0]}")
             return
-        self.emit(f"%tuple = call ptr @PyTuple_New(i64 {len(boxed)})")
-        self.emit("%tnull = icmp eq ptr %tuple, null")
-        self.emit("br i1 %tnull, label %notuple, label %fill")
-        self.lines.append("notuple:")          # release the outputs (Py_DecRef takes NULL)
-        for b in boxed:
+        bad = self._any([f"icmp eq ptr {b}, null" for b in boxed])
+        self.emit(f"br i1 {bad}, label %drop, label %fill")
+        self.lines.append("drop:")       # a float could not be made: release the rest
+        for b in boxed:                  # (Py_DecRef takes NULL)
             self.emit(f"call void @Py_DecRef(ptr {b})")
         self.emit("ret ptr null")
         self.lines.append("fill:")
-        for k, b in enumerate(boxed):     # SetItem steals the reference (and takes a NULL)
-            self.emit(f"call i32 @PyTuple_SetItem(ptr %tuple, i64 {k}, ptr {b})")
-        bad = self._any([f"icmp eq ptr {b}, null" for b in boxed])
-        self.emit(f"br i1 {bad}, label %drop, label %done")
-        self.lines.append("drop:")            # a float could not be made: no half tuple
-        self.emit("call void @Py_DecRef(ptr %tuple)")
+        if len(boxed) <= OUT_GROUP:
+            self.emit(f"ret ptr {self._tuple(boxed, [])}")
+            return
+        groups = [boxed[k:k + OUT_GROUP] for k in range(0, len(boxed), OUT_GROUP)]
+        made = []
+        for k, g in enumerate(groups):   # (a failure releases the groups made, the rest)
+            made.append(self._tuple(g, made + [b for h in groups[k + 1:] for b in h]))
+        self.emit(f"ret ptr {self._tuple(made, [])}")
+
+    def _tuple(self, items, others):
+        """A new tuple of `items` (references it steals); where none could be made, they
+        and `others` are released and NULL returned."""
+        t, k = self.fresh(), self.fresh()[2:]
+        self.emit(f"{t} = call ptr @PyTuple_New(i64 {len(items)})")
+        null = self.fresh()
+        self.emit(f"{null} = icmp eq ptr {t}, null")
+        self.emit(f"br i1 {null}, label %notuple{k}, label %tuple{k}")
+        self.lines.append(f"notuple{k}:")
+        for b in [*items, *others]:
+            self.emit(f"call void @Py_DecRef(ptr {b})")
         self.emit("ret ptr null")
-        self.lines.append("done:")
-        self.emit("ret ptr %tuple")
+        self.lines.append(f"tuple{k}:")
+        for j, b in enumerate(items):     # SetItem steals the reference
+            self.emit(f"call i32 @PyTuple_SetItem(ptr {t}, i64 {j}, ptr {b})")
+        return t
 
     # -- equations -------------------------------------------------------------------
     def _eqn(self, eqn):
@@ -195,6 +244,10 @@ class _Module:
             self.emit(f"{r} = fcmp {cmp} {ty} {a}, {b}")
             self.bind(out, r)
             return
+        if ((_facts(eqn)[0] in _LOGIC or name == "is_finite")
+                and np.dtype(out.aval.dtype) == np.dtype(bool)):
+            self.bind(out, self._logic(eqn, r))
+            return
         ty = self.ty(out.aval)
         if name == "convert_element_type":
             self.bind(out, self._convert(eqn, r, ty))
@@ -203,6 +256,10 @@ class _Module:
         self.bind(out, r)
 
     # -- operands: a scalar program's are its variables (a loop body's: its reads) ----
+    def arg_ty(self, aval):
+        """The type argument `aval` is read as (`_arg`'s `ty`): its value's here."""
+        return self.ty(aval)
+
     def ty(self, aval):
         """The LLVM type of a value of `aval` (refused: not a float32/float64 scalar)."""
         return _ty(aval)
@@ -258,6 +315,28 @@ class _Module:
             return self._integer_pow(r, ty, args[0], eqn.params["y"])
         raise Refused(eqn)
 
+    def _logic(self, eqn, r):
+        """A bool result other than a comparison's: `and`/`or`/`xor`/`not` of predicates
+        (the Numba path's `(a and b)`, `(a != b)`, `not a`: the same truth values), or
+        `is_finite` of a float (neither NaN nor an infinity: `|x| != inf`, ordered)."""
+        name = eqn.prim.name
+        if name == "is_finite":
+            ty = self.operand_ty(eqn)
+            x, = self.operands(eqn, ty)
+            a = self.fresh()
+            self._call_line(a, ty, "llvm.fabs", [x])
+            self.emit(f"{r} = fcmp one {ty} {a}, {_const(float('inf'), ty)}")
+            return r
+        args, op = self.operands(eqn, "i1"), _facts(eqn)[0]
+        if op == "~":
+            self.emit(f"{r} = xor i1 {args[0]}, true")
+        else:
+            self.emit(f"{r} = {_LOGIC[op]} i1 {args[0]}, {args[1]}")
+        return r
+
+    def _call_line(self, r, ty, fn, args):
+        self.emit(self._call(r, ty, f"{fn}.{'f32' if ty == 'float' else 'f64'}", args))
+
     def _integer_pow(self, r, ty, x, y):
         """`x * x * ...` left to right, `1 / (...)` for y < 0: the Numba path's spelling
         (xforms/kernels/loops/scalar_rules.py `_integer_pow`, as XLA multiplies)."""
@@ -310,6 +389,11 @@ class _Module:
     def _convert(self, eqn, r, ty):
         """-> the converted value's name (`r`, or the operand's own for a same-type cast)."""
         src = eqn.invars[0]
+        ity = _INT_TYPES.get(np.dtype(src.aval.dtype))
+        if ity and not hasattr(src, "val"):         # an int64/int32 (a loop's counter)
+            x = self.expr(self.args[0], ity) if hasattr(self, "expr") else self.value(src, ity)
+            self.emit(f"{r} = sitofp {ity} {x} to {ty}")
+            return r
         if not hasattr(src, "val") and np.dtype(src.aval.dtype) == np.dtype(bool):
             x, = self.operands(eqn, "i1")           # (exactly 1.0 or 0.0)
             self.emit(f"{r} = uitofp i1 {x} to {ty}")

@@ -391,10 +391,10 @@ def _spans(m, sym, i0, e0):
     rows after it, each clipped to the chunk, as the Numba path's `Nest._rows`."""
     if not m.peel or m.peel[0] is not sym:
         return [(i0, e0, False)]
-    _, lo, hi = m.peel
+    _, lo, hi, plain = m.peel
     m0 = _select(m, "sgt", i0, str(lo))
     m1 = _select(m, "slt", e0, str(hi))
-    return [(i0, _select(m, "slt", m0, e0), False), (m0, m1, True),
+    return [(i0, _select(m, "slt", m0, e0), False), (m0, m1, plain),
             (_select(m, "sgt", m0, m1), e0, False)]
 
 

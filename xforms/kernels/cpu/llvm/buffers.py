@@ -1,0 +1,89 @@
+"""Where the arrays of a direct-path kernel live (issue #35; xforms/kernels/cpu/llvm/loops.py
+allocates them): the outputs the executable's pool passes in, the temporaries carved from
+its workspace, and the temporaries computed in an output's array -- the Numba path's rules
+(xforms/kernels/cpu/buffers.py), so that both touch the same memory.
+
+    pooled_outputs(plan)   # outputs of 32 MiB or more: trailing arguments
+    workspace(plan)        # (bytes, {temporary: offset}) of 16 kB or more in all, else (0, {})
+    shared(plan)           # {temporary: output} computed in the output's array
+"""
+from types import SimpleNamespace
+
+import numpy as np
+
+from ...prepare.fusion_classes import REDUCTIONS
+from ..buffers import ALIGN, POOLED_OUTPUT_MIN_BYTES, WORKSPACE_MIN_BYTES
+from . import invariants
+
+
+def pooled_outputs(plan):
+    """The outputs written into buffers the executable's pool passes in after the arguments
+    (xforms/kernels/cpu/buffers.py: from glibc's largest mmap threshold, a fresh array
+    would fault every page in every call), in the order the kernel takes them."""
+    outs = [v for v in plan.outputs if v.aval.shape]
+    return [v for v in dict.fromkeys(outs) if outs.count(v) == 1
+            and v not in plan.jaxpr.invars and _nbytes(v) >= POOLED_OUTPUT_MIN_BYTES]
+
+
+def shared(plan):
+    """{temporary u: output v} where a loop writes output `v` in the buffer of `u`, which
+    dies there (`plan.reuse[v] is u`: read only at the loop's index, xforms/kernels/plan/
+    storage.py `_inplace_sources`), as the Numba kernel does: `u` is computed in `v`'s
+    array (an optimizer's step: the gradient's product in the new parameters' buffer),
+    not in a temporary of its own (measured: the MNIST MLP's update, float64 batch 128,
+    kept its 14 MB of weight gradients apart, 20% slower than the Numba kernel).
+
+        >>> shared(plan)         # w2 = w - lr * dw, dw = a.T @ g
+        {dw: w2}
+    """
+    outs = set(plan.outputs)
+    written = {}
+    for st in plan.steps:
+        if st.kind in ("loop", "op"):
+            for v in _arrays_written(st):
+                written[v] = st.kind
+    ins = set(plan.jaxpr.invars) | set(plan.jaxpr.constvars)
+    pairs = {u: v for v, u in plan.reuse.items()
+             if written.get(v) == "loop" and v in outs and u in written
+             and u not in outs and u not in ins and _nbytes(u) == _nbytes(v)
+             and np.dtype(u.aval.dtype) == np.dtype(v.aval.dtype)}
+    pooled = set(pooled_outputs(plan))
+    return {u: v for u, v in pairs.items() if v not in pooled and list(plan.outputs).count(v) == 1}
+
+
+def workspace(plan):
+    """(bytes, {temporary: offset}): the arrays the loops write that are no output, carved
+    at ALIGN-byte offsets from one workspace the executable's pool passes in (as the Numba
+    path's, xforms/kernels/cpu/buffers.py: from WORKSPACE_MIN_BYTES in all; a fresh array a
+    call lets glibc map and unmap, faulting its pages every call), else (0, {})."""
+    outs, inside = set(plan.outputs), shared(plan)
+    temps = [v for st in plan.steps for v in _arrays_written(st)
+             if v not in outs and v not in inside]
+    offsets, off = {}, 0
+    for v in dict.fromkeys(temps):
+        offsets[v] = off
+        off += -(-_nbytes(v) // ALIGN) * ALIGN
+    return (off, offsets) if off >= WORKSPACE_MIN_BYTES else (0, {})
+
+
+class _Workspace:
+    """The workspace argument: a C-contiguous, ALIGN-aligned uint8 array of `nbytes`."""
+
+    def __init__(self, nbytes):
+        self.aval = SimpleNamespace(shape=(nbytes,), dtype=np.dtype(np.uint8))
+
+
+def _nbytes(v):
+    return int(np.prod([int(d) for d in v.aval.shape], dtype=np.int64)) * v.aval.dtype.itemsize
+
+
+def _arrays_written(step):
+    """The arrays `step` writes: its stores' and its reductions' outputs (a product's)."""
+    if step.kind == "op":
+        return [v for v in step.eqn.outvars if v.aval.shape]
+    if step.kind == "control":      # (its sub-plans' intermediates: allocated once, before)
+        inner = [v for sub in step.subplans for st in sub.steps for v in _arrays_written(st)]
+        return list(dict.fromkeys([*(v for v in step.eqn.outvars if v.aval.shape), *inner,
+                                   *invariants.copies(step)]))
+    outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]
+    return [v for v in dict.fromkeys([*step.writes, *outs]) if v.aval.shape]
