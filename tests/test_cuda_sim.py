@@ -31,9 +31,28 @@ def _run(cmd, sim, timeout=900):
                           timeout=timeout)
 
 
+# The simulator's suite in two processes, so that two xdist workers share it (together they
+# are minutes: started first, `early`).  FIRST_HALF: the files that take about half of its
+# time (wall s on the simulator, 2026-11-29, load 16-30: cumulative 96, linalg 62, the
+# other 18 files 156); every other file, present or added later, runs in the second.
+FIRST_HALF = ("test_cumulative.py", "test_linalg.py")
+
+
+def _simulator_files(half):
+    folder = os.path.join(ROOT, "tests", "cuda")
+    # (test_gpu_*.py: a real GPU's only; tests/cuda/conftest.py ignores them on the simulator)
+    names = sorted(f for f in os.listdir(folder) if f.startswith("test_") and f.endswith(".py")
+                   and not f.startswith("test_gpu_"))
+    return [os.path.join("tests", "cuda", f) for f in names if (f in FIRST_HALF) == (half == 0)]
+
+
 @needs_numba_cuda
-def test_cuda_backend_on_the_simulator():
-    r = _run([sys.executable, "-m", "pytest", "tests/cuda", "-q", "-p", "no:cacheprovider",
+@pytest.mark.early(seconds=150)
+@pytest.mark.parametrize("half", [0, 1])
+def test_cuda_backend_on_the_simulator(half):
+    files = _simulator_files(half)
+    assert files, f"no simulator test files in half {half}"
+    r = _run([sys.executable, "-m", "pytest", *files, "-q", "-p", "no:cacheprovider",
               "-p", "no:xdist"], sim=True)
     assert r.returncode == 0, \
         f"CUDA simulator tests failed:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
@@ -41,6 +60,7 @@ def test_cuda_backend_on_the_simulator():
 
 
 @needs_numba_cuda
+@pytest.mark.early(seconds=750)   # (772 s wall at load 14-27, 2026-11-29: the longest)
 def test_every_matrix_kernel_compiles_to_ptx():
     r = _run([sys.executable, "tests/cuda/ptx_check.py"], sim=False)
     if r.returncode == 3:
