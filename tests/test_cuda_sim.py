@@ -31,29 +31,14 @@ def _run(cmd, sim, timeout=900):
                           timeout=timeout)
 
 
-# The simulator's suite in two processes, so that two xdist workers share it (together they
-# are minutes: started first, `early`).  FIRST_HALF: the files that take about half of its
-# CPU time (s on the simulator, 2026-11-29, load 16-30: cumulative 47, the other 19 files
-# 35; cumulative and linalg together took 381 s wall against the others' 97 at load ~31);
-# every other file, present or added later, runs in the second.
-FIRST_HALF = ("test_cumulative.py",)
-
-
-def _simulator_files(half):
-    folder = os.path.join(ROOT, "tests", "cuda")
-    # (test_gpu_*.py: a real GPU's only; tests/cuda/conftest.py ignores them on the simulator)
-    names = sorted(f for f in os.listdir(folder) if f.startswith("test_") and f.endswith(".py")
-                   and not f.startswith("test_gpu_"))
-    return [os.path.join("tests", "cuda", f) for f in names if (f in FIRST_HALF) == (half == 0)]
-
-
+# The simulator's suite and the PTX check take minutes (wall s at load 14-27, 2026-11-29:
+# 283 and 772): `early`, so that under xdist they start first, on different workers.  (In
+# two processes, the simulator's suite cost ~20 s more CPU -- a second start of Numba's
+# simulator -- and saved no wall time beside the rest: 112 s against 95 at load 8-18.)
 @needs_numba_cuda
-@pytest.mark.early(seconds=150)
-@pytest.mark.parametrize("half", [0, 1])
-def test_cuda_backend_on_the_simulator(half):
-    files = _simulator_files(half)
-    assert files, f"no simulator test files in half {half}"
-    r = _run([sys.executable, "-m", "pytest", *files, "-q", "-p", "no:cacheprovider",
+@pytest.mark.early(seconds=300)
+def test_cuda_backend_on_the_simulator():
+    r = _run([sys.executable, "-m", "pytest", "tests/cuda", "-q", "-p", "no:cacheprovider",
               "-p", "no:xdist"], sim=True)
     assert r.returncode == 0, \
         f"CUDA simulator tests failed:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
