@@ -45,3 +45,51 @@ def mode(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+# Tests that take minutes (a subprocess running a whole suite, the examples, the site build)
+# are marked `early` (`early(seconds=...)`: about how long, where it is known): under xdist
+# they start first, at the heads of the workers' first batches, the longest first and each
+# to the worker with the least so far, and run beside the short tests.  In collection order
+# they came wherever their file sorts, two of them one after the other on one worker (the
+# simulator's suite, then the PTX check) or last, keeping a worker busy after the other
+# had finished.
+def pytest_configure(config):
+    config.addinivalue_line("markers", "early(seconds=60): minutes long; started first "
+                                       "under xdist")
+
+
+def _early_seconds(item):
+    return item.get_closest_marker("early").kwargs.get("seconds", 60)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Move `early` tests to the heads of the workers' first batches: xdist's load scheduler
+    sends worker w items [w * c, (w + 1) * c) first, c = (items per worker) // 4 (at least 2,
+    at most --maxschedchunk).  Without xdist (or with one worker) they simply go first.
+
+        early tests of 400, 150, 150 s, 2 workers of 800-item batches: 400 at 0, 150 s at
+        800 and 801
+    """
+    early = [it for it in items if it.get_closest_marker("early")]
+    if not early:
+        return
+    rest = [it for it in items if not it.get_closest_marker("early")]
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    chunk = max(min(len(items) // workers // 4, config.getoption("maxschedchunk", None)
+                    or len(items)), 2)
+    heads, load = [[] for _ in range(workers)], [0] * workers
+    for it in sorted(early, key=_early_seconds, reverse=True):    # (a stable sort)
+        w = load.index(min(load))
+        heads[w].append(it)
+        load[w] += _early_seconds(it)
+    if workers == 1 or max(map(len, heads)) > chunk:
+        items[:] = sum(heads, []) + rest
+        return
+    out = []
+    for w, head in enumerate(heads):
+        take = chunk - len(head) if w < workers - 1 else len(rest)
+        out += head + rest[:take]
+        rest = rest[take:]
+    items[:] = out

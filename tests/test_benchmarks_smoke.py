@@ -10,6 +10,7 @@ import pytest
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
 
+@pytest.mark.early
 def test_quick_benchmarks_run(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--out", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=900)

@@ -31,7 +31,12 @@ def _run(cmd, sim, timeout=900):
                           timeout=timeout)
 
 
+# The simulator's suite and the PTX check take minutes (wall s at load 14-27, 2026-11-29:
+# 283 and 772): `early`, so that under xdist they start first, on different workers.  (In
+# two processes, the simulator's suite cost ~20 s more CPU -- a second start of Numba's
+# simulator -- and saved no wall time beside the rest: 112 s against 95 at load 8-18.)
 @needs_numba_cuda
+@pytest.mark.early(seconds=300)
 def test_cuda_backend_on_the_simulator():
     r = _run([sys.executable, "-m", "pytest", "tests/cuda", "-q", "-p", "no:cacheprovider",
               "-p", "no:xdist"], sim=True)
@@ -41,6 +46,7 @@ def test_cuda_backend_on_the_simulator():
 
 
 @needs_numba_cuda
+@pytest.mark.early(seconds=750)   # (772 s wall at load 14-27, 2026-11-29: the longest)
 def test_every_matrix_kernel_compiles_to_ptx():
     r = _run([sys.executable, "tests/cuda/ptx_check.py"], sim=False)
     if r.returncode == 3:

@@ -79,6 +79,7 @@ _HAVE_DOCS_TOOLS = all(importlib.util.find_spec(m) for m in ("mkdocs", "mkdocstr
 
 
 @pytest.mark.skipif(not _HAVE_DOCS_TOOLS, reason="the docs extra is not installed")
+@pytest.mark.early
 def test_site_builds_strict_with_every_public_name(tmp_path):
     site = tmp_path / "site"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(

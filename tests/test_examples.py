@@ -9,6 +9,7 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
 SCRIPTS = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".py"))
 
 
+@pytest.mark.early
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_example_runs(script):
     proc = subprocess.run([sys.executable, os.path.join(EXAMPLES, script)],

@@ -58,6 +58,7 @@ def test_mnist_two_updates_match_numpy():
 
 
 @pytest.mark.slow        # ~30 s CPU of compiling (nested jit, fori_loop, grad, image grid)
+@pytest.mark.early
 def test_vae_epoch_and_evaluate_match_jax():
     run_epoch, evaluate, args, (_, test_images) = rp.vae_program(rp.namespace("xforms"),
                                                                  **TINY_VAE)
@@ -74,6 +75,7 @@ def test_vae_epoch_and_evaluate_match_jax():
 
 
 @pytest.mark.slow        # ~1-2 min CPU compiling vmap(grad) of 13 slice taps (kernels/numba_*)
+@pytest.mark.early
 @pytest.mark.parametrize("steps", [2])
 def test_dpsgd_private_updates_match_jax(steps):
     ns = rp.namespace("xforms")

@@ -125,6 +125,15 @@ class KernelBuilder:
     def block(self, header):
         return self.sb.block(header)
 
+    def swap(self, a, b, tmp="_x"):
+        """Lines exchanging the elements `a` and `b` through `tmp`.
+
+            >>> kb.swap("Q[_r]", "Q[_p]", "_v")     # _v = Q[_r]; Q[_r] = Q[_p]; Q[_p] = _v
+        """
+        self.line(f"{tmp} = {a}")
+        self.line(f"{a} = {b}")
+        self.line(f"{b} = {tmp}")
+
     def comment(self, eqn):
         self.line(f"# {eqn_comment(eqn, self.em, 100)}")
         self.line_eqns[len(self.sb.lines)] = eqn

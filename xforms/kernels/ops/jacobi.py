@@ -62,20 +62,68 @@ def _rotation(kb, a, b, g):
     kb.line("_s = _t * _c")
 
 
+def _rotate(kb, count, at, note=""):
+    """A loop over `_k` in range(count) rotating the pairs at("_p"), at("_q") (element
+    expressions in `_k`) by [[c, s], [-s, c]]: columns _p, _q of a matrix, or its rows.
+
+        _rotate(kb, 4, lambda c: f"S[_o + _k * 4 + {c}]")      # columns _p, _q of S (4 x 4)
+    """
+    p, q = at("_p"), at("_q")
+    with kb.block(f"for _k in range({count}):{note}"):
+        kb.line(f"_x = {p}")
+        kb.line(f"_y = {q}")
+        kb.line(f"{p} = _c * _x - _s * _y")
+        kb.line(f"{q} = _s * _x + _c * _y")
+
+
+def _column(M, ld, base="_o"):
+    """Element (_k, j) of matrix M (row stride `ld`, at offset `base`), as a function of j."""
+    return lambda j: f"{M}[{base} + _k * {ld} + {j}]"
+
+
 def _rotate_columns(kb, M, ld, rows, base="_o"):
     """Columns _p, _q of M (row stride `ld`) times the rotation [[c, s], [-s, c]]."""
-    with kb.block(f"for _k in range({rows}):"):
-        kb.line(f"_x = {M}[{base} + _k * {ld} + _p]")
-        kb.line(f"_y = {M}[{base} + _k * {ld} + _q]")
-        kb.line(f"{M}[{base} + _k * {ld} + _p] = _c * _x - _s * _y")
-        kb.line(f"{M}[{base} + _k * {ld} + _q] = _s * _x + _c * _y")
+    _rotate(kb, rows, _column(M, ld, base))
 
 
 def _swap_columns(kb, M, ld, rows, i, j, base="_o"):
+    at = _column(M, ld, base)
     with kb.block(f"for _k in range({rows}):"):
-        kb.line(f"_x = {M}[{base} + _k * {ld} + {i}]")
-        kb.line(f"{M}[{base} + _k * {ld} + {i}] = {M}[{base} + _k * {ld} + {j}]")
-        kb.line(f"{M}[{base} + _k * {ld} + {j}] = _x")
+        kb.swap(at(i), at(j))
+
+
+def _selection_sort(kb, n, key, descending, columns, then):
+    """Order the values key("_i") (i < n) by selection, swapping the `columns` (tuples of
+    `_swap_columns`' M, ld, rows[, base]) with them; then the line `then` for each _i.
+
+        _selection_sort(kb, 4, lambda i: f"S[_o + {i} * 5]", False, [("Q", 4, 4)], "W[_i] = ...")
+    """
+    order, cmp = ("descending", ">") if descending else ("ascending", "<")
+    with kb.block(f"for _i in range({n}):               # {order}: selection sort"):
+        kb.line("_m = _i")
+        with kb.block(f"for _j in range(_i + 1, {n}):"):
+            with kb.block(f"if {key('_j')} {cmp} {key('_m')}:"):
+                kb.line("_m = _j")
+        with kb.block("if _m != _i:"):
+            kb.swap(key("_i"), key("_m"))
+            for M, ld, rows, *base in columns:
+                _swap_columns(kb, M, ld, rows, "_i", "_m", *base)
+        kb.line(then)
+
+
+def _reflect(kb, v, m, at):
+    """Lines applying the Householder reflector I - _tau u u^T, u = (1, v(_j + 1), ...,
+    v(m - 1)) from row _j on, to the column of elements at(i) (expressions in row i).
+
+        _reflect(kb, lambda i: f"W[{i} * 3 + _j]", 3, lambda i: f"Q[{i} * 3 + _c]")
+    """
+    kb.line(f"_d = {at('_j')}")
+    with kb.block(f"for _i in range(_j + 1, {m}):"):
+        kb.line(f"_d += {v('_i')} * {at('_i')}")
+    kb.line("_d *= _tau")
+    kb.line(f"{at('_j')} -= _d")
+    with kb.block(f"for _i in range(_j + 1, {m}):"):
+        kb.line(f"{at('_i')} -= _d * {v('_i')}")
 
 
 def eigh(em, eqn, a, batch, dt):
@@ -111,23 +159,11 @@ def eigh(em, eqn, a, batch, dt):
                         kb.line("continue")
                     _rotation(kb, f"{S}[_o + _p * {n + 1}]", f"{S}[_o + _q * {n + 1}]", "_g")
                     _rotate_columns(kb, S, n, n)
-                    with kb.block(f"for _k in range({n}):      # and the rows: J^T S J"):
-                        kb.line(f"_x = {S}[_o + _p * {n} + _k]")
-                        kb.line(f"_y = {S}[_o + _q * {n} + _k]")
-                        kb.line(f"{S}[_o + _p * {n} + _k] = _c * _x - _s * _y")
-                        kb.line(f"{S}[_o + _q * {n} + _k] = _s * _x + _c * _y")
+                    _rotate(kb, n, lambda r: f"{S}[_o + {r} * {n} + _k]",
+                            "      # and the rows: J^T S J")
                     _rotate_columns(kb, Q, n, n)
-        with kb.block(f"for _i in range({n}):               # ascending: selection sort"):
-            kb.line("_m = _i")
-            with kb.block(f"for _j in range(_i + 1, {n}):"):
-                with kb.block(f"if {S}[_o + _j * {n + 1}] < {S}[_o + _m * {n + 1}]:"):
-                    kb.line("_m = _j")
-            with kb.block("if _m != _i:"):
-                kb.line(f"_x = {S}[_o + _i * {n + 1}]")
-                kb.line(f"{S}[_o + _i * {n + 1}] = {S}[_o + _m * {n + 1}]")
-                kb.line(f"{S}[_o + _m * {n + 1}] = _x")
-                _swap_columns(kb, Q, n, n, "_i", "_m")
-            kb.line(f"{Wv}[_b * {n} + _i] = {S}[_o + _i * {n + 1}]")
+        _selection_sort(kb, n, lambda i: f"{S}[_o + {i} * {n + 1}]", False, [(Q, n, n)],
+                        f"{Wv}[_b * {n} + _i] = {S}[_o + _i * {n + 1}]")
         with kb.block(f"for _t in range({n * n}):"):
             kb.line(f"{V}[_o + _t] = {Q}[_o + _t]")
 
@@ -185,19 +221,9 @@ def svd(em, eqn, a, batch, dt):
             with kb.block(f"for _k in range({R}):"):
                 kb.line(f"_x += {X}[_o + _k * {LD} + _j] ** 2")
             kb.line(f"{sv}[_b * {C} + _j] = math.sqrt(_x)")
-        with kb.block(f"for _i in range({C}):               # descending: selection sort"):
-            kb.line("_m = _i")
-            with kb.block(f"for _j in range(_i + 1, {C}):"):
-                with kb.block(f"if {sv}[_b * {C} + _j] > {sv}[_b * {C} + _m]:"):
-                    kb.line("_m = _j")
-            with kb.block("if _m != _i:"):
-                kb.line(f"_x = {sv}[_b * {C} + _i]")
-                kb.line(f"{sv}[_b * {C} + _i] = {sv}[_b * {C} + _m]")
-                kb.line(f"{sv}[_b * {C} + _m] = _x")
-                _swap_columns(kb, X, LD, R, "_i", "_m")
-                if uv:
-                    _swap_columns(kb, Wm, C, C, "_i", "_m", "_ow")
-            kb.line(f"{S}[_b * {C} + _i] = {sv}[_b * {C} + _i]")
+        columns = [(X, LD, R)] + ([(Wm, C, C, "_ow")] if uv else [])
+        _selection_sort(kb, C, lambda i: f"{sv}[_b * {C} + {i}]", True, columns,
+                        f"{S}[_b * {C} + _i] = {sv}[_b * {C} + _i]")
         if not uv:
             return
         _left_vectors(kb, X, sv, R, C, LD)
@@ -260,6 +286,7 @@ def qr(em, eqn, a, batch, dt):
     def body(kb, names, bufs):
         A, Qo, Ro = names
         W, T, Q = bufs["W"], bufs["tau"], bufs["Q"]
+        v = (lambda i: f"{W}[_o + {i} * {n} + _j]")     # reflector _j's vector, below row _j
         kb.line(f"_o = _b * {m * n}")
         kb.line(f"_oq = _b * {m * kq}")
         with kb.block(f"for _t in range({m * n}):"):
@@ -280,25 +307,13 @@ def qr(em, eqn, a, batch, dt):
                 kb.line(f"{W}[_o + _i * {n} + _j] *= _sc")
             kb.line(f"{W}[_o + _j * {n + 1}] = _be")
             with kb.block(f"for _l in range(_j + 1, {n}):    # H the rest: I - tau v v^T"):
-                kb.line(f"_d = {W}[_o + _j * {n} + _l]")
-                with kb.block(f"for _i in range(_j + 1, {m}):"):
-                    kb.line(f"_d += {W}[_o + _i * {n} + _j] * {W}[_o + _i * {n} + _l]")
-                kb.line("_d *= _tau")
-                kb.line(f"{W}[_o + _j * {n} + _l] -= _d")
-                with kb.block(f"for _i in range(_j + 1, {m}):"):
-                    kb.line(f"{W}[_o + _i * {n} + _l] -= _d * {W}[_o + _i * {n} + _j]")
+                _reflect(kb, v, m, lambda i: f"{W}[_o + {i} * {n} + _l]")
         with kb.block(f"for _t in range({m * kq}):"):
             kb.line(f"{Q}[_oq + _t] = 1.0 if _t // {kq} == _t % {kq} else 0.0")
         with kb.block(f"for _j in range({k - 1}, -1, -1):      # Q = H_0 ... H_k-1 I"):
             kb.line(f"_tau = {T}[_b * {k} + _j]")
             with kb.block(f"for _c in range({kq}):"):
-                kb.line(f"_d = {Q}[_oq + _j * {kq} + _c]")
-                with kb.block(f"for _i in range(_j + 1, {m}):"):
-                    kb.line(f"_d += {W}[_o + _i * {n} + _j] * {Q}[_oq + _i * {kq} + _c]")
-                kb.line("_d *= _tau")
-                kb.line(f"{Q}[_oq + _j * {kq} + _c] -= _d")
-                with kb.block(f"for _i in range(_j + 1, {m}):"):
-                    kb.line(f"{Q}[_oq + _i * {kq} + _c] -= _d * {W}[_o + _i * {n} + _j]")
+                _reflect(kb, v, m, lambda i: f"{Q}[_oq + {i} * {kq} + _c]")
         with kb.block(f"for _t in range({m * kq}):"):
             kb.line(f"{Qo}[_oq + _t] = {Q}[_oq + _t]")
         with kb.block(f"for _i in range({kr}):"):

@@ -308,9 +308,7 @@ def _lu_cuda(em, eqn):
             kb.line(f"_p = {P}[_pb + _k]")
             with kb.block("if _p != _k:"):
                 with kb.block(f"for _j in range(_tid, {n}, _nt):"):
-                    kb.line(f"_v = {LU}[_base + _k * {n} + _j]")
-                    kb.line(f"{LU}[_base + _k * {n} + _j] = {LU}[_base + _p * {n} + _j]")
-                    kb.line(f"{LU}[_base + _p * {n} + _j] = _v")
+                    kb.swap(f"{LU}[_base + _k * {n} + _j]", f"{LU}[_base + _p * {n} + _j]", "_v")
             kb.line("cuda.syncthreads()")
             kb.line(f"_d = {LU}[_base + _k * {n + 1}]")
             with kb.block("if _d != 0:"):
@@ -336,9 +334,7 @@ def _perm_lines(kb, P, Q, base, k, n, stride_p):
         kb.line(f"{Q}[{base} + _r] = _r")
     with kb.block(f"for _r in range({k}):"):
         kb.line(f"_p = min(max({P}[{pb} + _r], 0), {n - 1})")
-        kb.line(f"_v = {Q}[{base} + _r]")
-        kb.line(f"{Q}[{base} + _r] = {Q}[{base} + _p]")
-        kb.line(f"{Q}[{base} + _p] = _v")
+        kb.swap(f"{Q}[{base} + _r]", f"{Q}[{base} + _p]", "_v")
 
 
 def _pivots_to_permutation_cuda(em, eqn):

@@ -78,16 +78,8 @@ def blockable(eqn):
 def move_products(steps, materialized, outset):
     """Move each product that `blockable` accepts into its one consumer loop (module
     docstring): its Op step leaves `steps`, its output leaves `materialized`."""
-    readers = _step_readers(steps)
     moved = {}
-    for k, st in enumerate(steps):
-        if st.kind != "op" or not blockable(st.eqn):
-            continue
-        g = st.eqn.outvars[0]
-        users = readers.get(g, set())
-        if g in outset or len(users) != 1:
-            continue
-        (j,) = users
+    for k, st, g, j in _sole_readers(steps, _step_readers(steps), outset, blockable):
         loop = steps[j]
         if j < k or loop.kind != "loop" or tuple(loop.shape) != tuple(g.aval.shape):
             continue
@@ -112,15 +104,9 @@ def write_transposed(steps, materialized, outset):
     (b, h, q, d) and read as (b, q, h, d); its gradient's dq and dk, transposed side by
     side in one loop, alike.  Only where each batch selects a matrix of both operands and
     of the transpose whose last axis is the product's last (`view_layouts`)."""
-    readers = _step_readers(steps)
-    for k, st in enumerate(steps):
-        if st.kind != "op" or st.eqn.prim.name != "dot_general":
-            continue
-        v = st.eqn.outvars[0]
-        users = readers.get(v, set())
-        if v in outset or len(users) != 1:
-            continue
-        (j,) = users
+    products = _sole_readers(steps, _step_readers(steps), outset,
+                             lambda e: e.prim.name == "dot_general")
+    for k, st, v, j in products:
         q = _transposing(steps[j], v)
         perm = q is not None and tuple(steps[j].body[q][0].params["permutation"])
         if q is None or not _strided_rows(st.eqn, perm):
@@ -180,15 +166,8 @@ def accumulate_products(steps, materialized, outset, external):
     readers = _step_readers(steps)
     defined = {v: k for k, st in enumerate(steps) for v in _defs(st)}
     drop = set()
-    for k, st in enumerate(steps):
-        if st.kind != "op" or st.acc is not None or not _accumulable(st.eqn):
-            continue
-        g = st.eqn.outvars[0]
-        users = readers.get(g, set())
-        if g in outset or len(users) != 1:
-            continue
-        (j,) = users
-        found = j > k and _added(steps[j], g)
+    for k, st, g, j in _sole_readers(steps, readers, outset, _accumulable):
+        found = st.acc is None and j > k and _added(steps[j], g)
         if not found:
             continue
         q, c = found
@@ -208,7 +187,11 @@ def accumulate_products(steps, materialized, outset, external):
         steps[k] = Op(st.eqn.replace(outvars=[s]), acc=c)
         materialized.discard(g)
         materialized.add(s)
-        readers = _step_readers(steps)
+        # what changed for later products: the loop reads neither g nor c now, the
+        # product reads c (the loop's other reads, and of s, are as they were)
+        readers[g].discard(j)
+        readers[c].discard(j)
+        readers[c].add(k)
         if not loop.body:
             drop.add(j)
     steps[:] = [st for k, st in enumerate(steps) if k not in drop]
@@ -264,6 +247,26 @@ def _defs(step):
     if step.kind == "loop":
         return [e.outvars[0] for e, _ in step.body]
     return list(step.eqn.outvars)
+
+
+def _sole_readers(steps, readers, outset, accepts):
+    """(k, step, g, j) for each Op step k whose equation `accepts` and whose output g is no
+    program output and is read by exactly one step, j: the walk every pass here starts
+    from.  `readers` (`_step_readers`) is read as the walk goes, so a pass may update it.
+
+        >>> [(k, j) for k, _, _, j in _sole_readers(steps, _step_readers(steps), set(),
+        ...                                          blockable)]
+        [(0, 1)]                 # step 0's product, read by the loop of step 1 alone
+    """
+    for k, st in enumerate(steps):
+        if st.kind != "op" or not accepts(st.eqn):
+            continue
+        g = st.eqn.outvars[0]
+        users = readers.get(g, ())
+        if g in outset or len(users) != 1:
+            continue
+        (j,) = users
+        yield k, st, g, j
 
 
 def _step_readers(steps):
