@@ -137,3 +137,4 @@ def test_random_gamma_grad_refuses_non_float_or_mixed_dtypes(a, x):
     # jax raises TypeError for each (its own, from inside its formula)
     with pytest.raises(TypeError, match="random_gamma_grad"):
         lax.random_gamma_grad(a, x)
+

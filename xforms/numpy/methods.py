@@ -349,7 +349,7 @@ def _ufunc_fn(ufunc_name):
     """The `xnp` function standing for NumPy's ufunc `ufunc_name`, errors located; or None."""
     name = _UFUNC_ALIASES.get(ufunc_name, ufunc_name)
     fn = (getattr(ufuncs, name, None) or getattr(linalg_ops, name, None)
-          or getattr(mathfuncs, name, None))
+          or getattr(mathfuncs, name, None) or getattr(bitwise_ops, name, None))
     return None if fn is None else locate_errors(fn)
 
 
