@@ -69,6 +69,15 @@ _CONCRETE_EXPONENT = (
     "xforms gives (and under jit, where the exponent is traced, int64 as jax's)")
 ALLOWED = {f"{name}(bool, int) [eager]": _CONCRETE_EXPONENT
            for name in ("power", "pow", "__pow__")}
+# the same with a NumPy integer scalar exponent (--numpy-scalars): called concretely, jax's
+# power is integer_pow (operator.index of the scalar), the base's dtype, as xforms' eagerly
+# (tests/test_numpy_scalar_matrix.py records jax's concrete answers)
+ALLOWED.update({f"{name}({a}, np.{b}) [eager]": _CONCRETE_EXPONENT
+                for name in ("power", "pow", "__pow__")
+                for a in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+                          "int64", "uint64")
+                for b in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                          "uint64")})
 
 
 def operand(kind):
