@@ -349,3 +349,27 @@ def test_max_and_min_with_initial_keep_the_operands_dtype():
             got = np.asarray(tier(b, i8))
             assert got.dtype == want.dtype, (got.dtype, want.dtype)
             np.testing.assert_array_equal(got, want)
+
+
+def test_numpy_scalar_xor_with_a_traced_value():
+    """dtype fuzzer, once it drew NumPy scalars (session 23), shrunk to
+    `def f(p0): return (np.int8(2) ^ p0,)` with p0 = np.array(False): under jit the NumPy
+    scalar's operator called np.bitwise_xor on the tracer, which xforms did not map to
+    xnp.bitwise_xor (TypeError "cannot be applied to a traced value"); jax: int8 2 ^ 0 = 2.
+    Shifts took the same road."""
+    p0 = np.array(False)
+    out = xf.jit(lambda p0: np.int8(2) ^ p0)(p0)
+    assert out.dtype == np.int8 and out == 2
+    x = np.array([0, 1], np.int8)
+    np.testing.assert_array_equal(xf.jit(lambda x: np.int8(1) << x)(x), [1, 2])
+    np.testing.assert_array_equal(xf.jit(lambda x: np.int8(4) >> x)(x), [4, 2])
+
+
+def test_eager_integer_floor_division_by_zero_as_the_fast_tier():
+    """The class the dtype fuzzer missed until it compared eager runs with jit (session 23):
+    `p0 // p1` of eager int8 Arrays with p1 = 0 was NumPy's 0, jit's (and JAX's) -2."""
+    p0, p1 = np.array([2, -3], np.int8), np.array([0, 0], np.int8)
+    with np.errstate(all="ignore"):
+        eager = xnp.asarray(p0) // xnp.asarray(p1)
+    np.testing.assert_array_equal(eager, xf.jit(lambda a, b: a // b)(p0, p1))
+    np.testing.assert_array_equal(eager, [-2, -2])

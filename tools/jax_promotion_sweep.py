@@ -32,6 +32,8 @@ from jax_sweep import arity, public_names  # noqa: E402
 DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
           "float16", "float32", "float64", "complex64", "complex128")
 SCALARS = (True, 2, 1.5, 1 + 2j)
+# NumPy scalars (--numpy-scalars): strongly typed in JAX, as a 0-d array of their dtype
+NUMPY_SCALARS = tuple(np.dtype(d).type(1) for d in DTYPES)
 OPERATORS = {f"__{n.rstrip('_')}__": getattr(operator, n) for n in (
     "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and_", "or_", "xor", "lshift",
     "rshift", "eq", "ne", "lt", "le", "gt", "ge", "matmul")}
@@ -67,6 +69,15 @@ _CONCRETE_EXPONENT = (
     "xforms gives (and under jit, where the exponent is traced, int64 as jax's)")
 ALLOWED = {f"{name}(bool, int) [eager]": _CONCRETE_EXPONENT
            for name in ("power", "pow", "__pow__")}
+# the same with a NumPy integer scalar exponent (--numpy-scalars): called concretely, jax's
+# power is integer_pow (operator.index of the scalar), the base's dtype, as xforms' eagerly
+# (tests/test_numpy_scalar_matrix.py records jax's concrete answers)
+ALLOWED.update({f"{name}({a}, np.{b}) [eager]": _CONCRETE_EXPONENT
+                for name in ("power", "pow", "__pow__")
+                for a in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+                          "int64", "uint64")
+                for b in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                          "uint64")})
 
 
 def operand(kind):
@@ -77,15 +88,19 @@ def operand(kind):
 
 
 def kind_name(kind):
+    if isinstance(kind, np.generic):
+        return f"np.{type(kind).__name__}"
     return kind if isinstance(kind, str) else type(kind).__name__
 
 
-def cases():
-    """Every (left, right) operand kind pair: arrays x arrays, arrays x scalars, scalars x arrays."""
+def cases(numpy_scalars=False):
+    """Every (left, right) operand kind pair: arrays x arrays, arrays x scalars, scalars x
+    arrays; with `numpy_scalars`, arrays x NumPy scalars and NumPy scalars x arrays only."""
+    scalars = NUMPY_SCALARS if numpy_scalars else SCALARS
     for a in DTYPES:
-        for b in DTYPES + SCALARS:
+        for b in (() if numpy_scalars else DTYPES) + scalars:
             yield a, b
-    for s in SCALARS:
+    for s in scalars:
         for b in DTYPES:
             yield s, b
 
@@ -149,7 +164,7 @@ def sweep(args):
     counts, diffs, notes = collections.Counter(), [], []
     fns = binary_functions(args.names)
     for name, xfn, jfn in fns:
-        for a, b in cases():
+        for a, b in cases(args.numpy_scalars):
             if args.dtypes and not {kind_name(a), kind_name(b)} & args.dtypes:
                 continue
             want = jax_type(jfn, a, b)
@@ -200,6 +215,8 @@ def main():
                     help="only the cases with an operand of these kinds (int, float, ...)")
     ap.add_argument("--compiled", action="store_true", help="also jit's compiled tier")
     ap.add_argument("--table", help="print JAX's table of one name and stop")
+    ap.add_argument("--numpy-scalars", action="store_true",
+                    help="NumPy scalars (np.float32(1), ...) beside the arrays, not Python's")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     if args.table:

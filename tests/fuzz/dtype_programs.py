@@ -35,7 +35,11 @@ UNARY = ["-{a}", "xnp.abs({a})", "~{a}", "xnp.sign({a})", "xnp.floor({a})",
          "xnp.isnan({a})", "xnp.square({a})", "xnp.logical_not({a})"]
 BINARY = ["+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>", "<", "<=", "==", "!=",
           "xnp.maximum", "xnp.minimum"]
-LITERALS = ["1", "3", "-1", "0", "True", "0.5", "-0.0", "2.0", "7", "100"]
+LITERALS = ["1", "3", "-1", "0", "True", "0.5", "-0.0", "2.0", "7", "100",
+            # NumPy scalars: strongly typed (JAX), and on the left their own operator runs
+            # first (session 23: np.int8(2) // int8_array was NumPy's, 0 for x // 0)
+            "np.int8(2)", "np.uint8(0)", "np.int64(-1)", "np.uint64(3)", "np.float32(0.5)",
+            "np.float16(-0.0)", "np.bool_(True)"]
 REDUCE = ["sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cummax", "cummin"]
 SHAPES = [(), (3,), (2, 3)]
 
@@ -50,7 +54,7 @@ class DtypeCase:
         return f"\n{self.src}\n\nargs = ({args},)\n"
 
     def fn(self):
-        ns = {"xnp": xnp, "lax": lax}
+        ns = {"xnp": xnp, "lax": lax, "np": np}
         exec(compile(self.src, "<fuzz-dtype>", "exec"), ns)
         return ns["f"]
 
@@ -161,7 +165,7 @@ class _Gen:
                 with warnings.catch_warnings(), np.errstate(all="ignore"):
                     warnings.simplefilter("ignore")
                     scope = {n: xnp.asarray(v) for n, v in self.vals}
-                    val = eval(src, {"xnp": xnp, "lax": lax}, scope)
+                    val = eval(src, {"xnp": xnp, "lax": lax, "np": np}, scope)
             except (TypeError, ValueError, OverflowError):
                 continue
             val = np.asarray(val)
@@ -210,10 +214,13 @@ def same_bits(got, want, what):
     assert got.tobytes() == want.tobytes(), f"{what}: {got!r} vs {want!r}"
 
 
-def _run(jitted, cases):
+def _run(jitted, cases, arrays=False):
+    """Each program's outputs as NumPy arrays (`arrays`: its inputs as xforms Arrays, so
+    that an unjitted program runs the eager Arrays' operators)."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        return [[np.asarray(y) for y in out] for out in jitted([c.args for c in cases])]
+        args = [[xnp.asarray(a) for a in c.args] if arrays else c.args for c in cases]
+        return [[np.asarray(y) for y in out] for out in jitted(args)]
 
 
 def _group_fn(cases):
@@ -222,16 +229,20 @@ def _group_fn(cases):
 
 
 def check_dtype_tiers(cases):
-    """One jitted function runs every program: its compiled tier = its fast tier (dtypes
-    and bits), and the inputs are as they were."""
+    """One jitted function runs every program: its compiled tier = its fast tier = the
+    program run eagerly on xforms Arrays (the eager operators: dtypes and bits), and the
+    inputs are as they were."""
     from .checks import fast_tier_only
     before = [[a.copy() for a in c.args] for c in cases]
     with fast_tier_only():
         fast = _run(xf.jit(_group_fn(cases), tiered=True), cases)
     compiled = _run(xf.jit(_group_fn(cases), tiered=False), cases)
+    eager = _run(_group_fn(cases), cases, arrays=True)
     for k, (c, e, b, case) in enumerate(zip(compiled, fast, before, cases)):
         for j, (y, z) in enumerate(zip(c, e, strict=True)):
             same_bits(y, z, f"program {k} output {j}: compiled vs fast tier")
+        for j, (y, z) in enumerate(zip(eager[k], e, strict=True)):
+            same_bits(y, z, f"program {k} output {j}: eager vs fast tier")
         for j, (x, x0) in enumerate(zip(case.args, b)):
             same_bits(x, x0, f"program {k} input {j} after the calls")
 

@@ -233,18 +233,51 @@ complex = _strict(complex, "complex", "parts")
 igamma, igammac, igamma_grad_a, zeta, polygamma = (_strict(f, f.__name__, "float") for f in (
     igamma, igammac, igamma_grad_a, zeta, polygamma))
 betainc = _strict(betainc, "regularized_incomplete_beta", "float")
-select_n = _strict(select_n, "select", tip="where", first=1)
+def _select_which(fn):
+    """select_n with JAX's checks of `which` (after the cases' dtypes): bool or integer, bool
+    only with two cases; an unsigned `which` is read as a signed index (a case number)."""
+    def select_n(which, *cases):
+        if isinstance(which, (list, tuple)):
+            return fn(which, *cases)          # (the primitive's own TypeError)
+        dt = _operand_dtype(which)
+        if dt.kind not in "biu":
+            raise _type_error(f"select `which` must be boolean or integer type, got {dt.name}.")
+        if dt.kind == "b" and len(cases) > 2:
+            raise _type_error("select with boolean `which` cannot have > 2 cases.")
+        if dt.kind == "u":
+            which = convert_element_type(which, np.int64)
+        return fn(which, *cases)
+    return _named(select_n, fn, "select_n")
+
+
+select_n = _strict(_select_which(select_n), "select", tip="where", first=1)
 
 
 def _select_shapes(fn):
-    """select_n with JAX's shape rule: cases of one shape (a scalar case is not broadcast)."""
+    """select_n with JAX's shape rules, checked before the dtypes as JAX does: at least one
+    case, cases of one shape (a scalar case is not broadcast), then `which` a scalar or of
+    the cases' shape.
+
+        >>> select_n(np.ones(2, bool), np.ones(3), np.ones(3, np.float32))  # TypeError: shape
+    """
     def select_n(which, *cases):
-        shapes = [np.shape(c) if isinstance(c, (list, tuple)) else core.get_aval(c).shape
-                  for c in cases]
+        if not cases:
+            raise ValueError("select_n() must have at least one case")
+        if any(isinstance(v, (list, tuple)) for v in (which, *cases)):
+            return fn(which, *cases)          # (the primitive's TypeError: not a JAX value)
+        shapes = [_operand_shape(c) for c in cases]
         if any(sh != shapes[0] for sh in shapes[1:]):
             raise _type_error(f"select cases must have the same shapes, got {shapes}.")
+        shape = _operand_shape(which)
+        if shape and shape != shapes[0]:
+            raise _type_error("select `which` must be scalar or have the same shape as cases, "
+                              f"got `which` shape {shape} but case shape {shapes[0]}.")
         return fn(which, *cases)
     return _named(select_n, fn, "select_n")
+
+
+def _operand_shape(x):
+    return core.get_aval(x).shape
 
 
 select_n = _select_shapes(select_n)

@@ -119,7 +119,9 @@ def convert(x, dtype, weak=False):
     if a.dtype == dtype:
         return x
     if isinstance(x, np.generic):
-        return conversion.convert_value(x, dtype)[()]
+        v = conversion.convert_value(x, dtype)
+        # (a weak result stays weak: int64 + uint64 NumPy scalars give a weak float64, as JAX)
+        return core.as_weak(v) if weak else v[()]
     return ew.convert_element_type(x, dtype, weak)
 
 

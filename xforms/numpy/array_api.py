@@ -16,7 +16,7 @@ from . import linalg_ops as lo
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, canon_axis, convert, promote
+from ._util import aval, asarray_operand, canon_axis, convert, promote, with_weak
 
 acos, acosh, asin, asinh = uf.arccos, uf.arccosh, uf.arcsin, uf.arcsinh
 atan, atanh, atan2, pow = uf.arctan, uf.arctanh, uf.arctan2, uf.power
@@ -67,7 +67,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     x1 = man.moveaxis(man.reshape(x1, (1,) * (nd - aval(x1).ndim) + aval(x1).shape), axis, -1)
     x2 = man.moveaxis(man.reshape(x2, (1,) * (nd - aval(x2).ndim) + aval(x2).shape), axis, -1)
     prod = uf.multiply(uf.conj(x1), x2)
-    return red.sum(prod, axis=-1, dtype=aval(prod).dtype)     # (jax: int32 stays int32)
+    out = red.sum(prod, axis=-1, dtype=aval(prod).dtype)      # (jax: int32 stays int32)
+    return with_weak(out, aval(prod).weak_type)    # (int8 . uint64: a weak float64, as JAX)
 
 
 def matvec(x1, x2, /):

@@ -11,7 +11,7 @@ from ..primitives.linalg.batched import diagonal as _diag
 from . import reductions as _red
 from . import ufuncs as _uf
 from ._util import asarray_operand as _operand, aval as _aval, promote as _promote
-from ._util import returns_arrays as _returns_arrays
+from ._util import returns_arrays as _returns_arrays, with_weak as _with_weak
 from .linalg_decomp import (EigResult, EighResult, QRResult, SlogdetResult, SVDResult, cholesky, eig,
                             eigh, eigvals, eigvalsh, qr, svd, svdvals)
 from .linalg_norm import matrix_norm, norm, vector_norm
@@ -51,7 +51,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """sum(conj(x1) * x2) along `axis`, broadcasting the other axes."""
     x1, x2 = _promote(x1, x2, name="linalg.vecdot")
     prod = _uf.multiply(_uf.conj(x1), x2)
-    return _red.sum(prod, axis=axis, dtype=_aval(prod).dtype)    # (jax: int32 stays int32)
+    out = _red.sum(prod, axis=axis, dtype=_aval(prod).dtype)     # (jax: int32 stays int32)
+    return _with_weak(out, _aval(prod).weak_type)    # (weak as the promoted operands, as JAX)
 
 
 @_returns_arrays

@@ -156,6 +156,17 @@ def _array_astype(self, dtype, order="K", casting="unsafe", subok=True, copy=Tru
 Array.astype = _array_astype
 
 
+def _array_round(self, decimals=0, out=None):
+    """JAX's round of an eager result: a bool array raises (NumPy's rounds it to float16),
+    integers refuse decimals < 0.  >>> xnp.asarray([0.5, 1.5]).round()   # [0., 2.]"""
+    if out is not None:                  # (NumPy's, writing into `out`)
+        return np.ndarray.round(self, decimals, out)
+    return ufuncs.round(self, decimals)
+
+
+Array.round = _array_round
+
+
 def _array_getitem(self, idx):
     # a traced index (a loop counter inside lax.fori_loop) gives a traced gather, as a
     # jax.Array does; NumPy's own indexing would demand the index's value
@@ -214,6 +225,10 @@ def _operand_key(y):
 _CASTABLE = {f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "matmul", "and", "or",
                                       "xor") for r in ("", "r")} | {
     "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"}
+# operators whose integer values NumPy and JAX give differently at an edge, whatever the
+# dtypes: x // 0 (NumPy 0, JAX -1 or -2; unsigned: the maximum), x ** -n (NumPy raises, JAX
+# wraps as repeated multiplication)
+_INTEGER_EDGES = {"__floordiv__", "__rfloordiv__", "__pow__", "__rpow__"}
 _NUMPY, _XNP = "numpy", "xnp"     # a plan: one of these, or (dtype, weak): cast, then NumPy's
 
 
@@ -233,6 +248,8 @@ def _operator_plan(name, np_op, fn, dtype, key):
         with np.errstate(all="ignore"), core.set_current_trace(core.eval_trace):
             mine = np.asarray(np_op(x, y)).dtype
             jax_like = core.get_aval(fn(x, y))
+            if name in _INTEGER_EDGES and jax_like.dtype.kind in "iu":
+                return _XNP
             if mine == jax_like.dtype and not jax_like.weak_type:
                 return _NUMPY
             if name in _CASTABLE:
@@ -332,7 +349,7 @@ def _ufunc_fn(ufunc_name):
     """The `xnp` function standing for NumPy's ufunc `ufunc_name`, errors located; or None."""
     name = _UFUNC_ALIASES.get(ufunc_name, ufunc_name)
     fn = (getattr(ufuncs, name, None) or getattr(linalg_ops, name, None)
-          or getattr(mathfuncs, name, None))
+          or getattr(mathfuncs, name, None) or getattr(bitwise_ops, name, None))
     return None if fn is None else locate_errors(fn)
 
 
@@ -355,12 +372,11 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if len(inputs) == 2:
             a, b = inputs
             ta, tb = type(a), type(b)
-            if ta is not tb and (isinstance(a, np.generic) or isinstance(b, np.generic)) \
-                    and a.dtype != b.dtype:       # (a NumPy scalar with an Array: JAX's)
-                fn = _ufunc_fn(ufunc.__name__)
-                if fn is not None:     # (evaluated now, never staged into a current trace)
-                    with core.set_current_trace(core.eval_trace):
-                        return fn(a, b)
+            if ta is not tb and (isinstance(a, np.generic) or isinstance(b, np.generic)):
+                # (a NumPy scalar with an Array: JAX's result, by the Array's operator)
+                out = _scalar_operator(ufunc.__name__, a, b)
+                if out is not NotImplemented:
+                    return out
             return _wrap(ufunc(_VIEW(a, _ND) if ta is Array else a,
                                _VIEW(b, _ND) if tb is Array else b))
     elif method == "reduce" and len(inputs) == 1 and "out" not in kwargs:
@@ -376,6 +392,38 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 _ND, _VIEW = np.ndarray, np.ndarray.view
+# ufunc -> (the Array operator for (array, scalar), the one for (scalar, array))
+_UFUNC_OPERATORS = {
+    "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"),
+    "multiply": ("__mul__", "__rmul__"), "divide": ("__truediv__", "__rtruediv__"),
+    "floor_divide": ("__floordiv__", "__rfloordiv__"), "remainder": ("__mod__", "__rmod__"),
+    "power": ("__pow__", "__rpow__"), "matmul": ("__matmul__", "__rmatmul__"),
+    "bitwise_and": ("__and__", "__rand__"), "bitwise_or": ("__or__", "__ror__"),
+    "bitwise_xor": ("__xor__", "__rxor__"), "left_shift": ("__lshift__", "__rlshift__"),
+    "right_shift": ("__rshift__", "__rrshift__"), "less": ("__lt__", "__gt__"),
+    "less_equal": ("__le__", "__ge__"), "greater": ("__gt__", "__lt__"),
+    "greater_equal": ("__ge__", "__le__"), "equal": ("__eq__", "__eq__"),
+    "not_equal": ("__ne__", "__ne__")}
+
+
+def _scalar_operator(ufunc_name, a, b):
+    """`np.int8(2) // int8_array`: the NumPy scalar's operator calls the ufunc, which would
+    compute as NumPy (0 for x // 0, float64 for int8 / int8); JAX's values come from the
+    Array's own (reflected) operator, or else the xnp function; NotImplemented when neither.
+
+        >>> _scalar_operator("floor_divide", np.int8(2), xnp.zeros(1, xnp.int8))   # [-2]
+    """
+    ops = _UFUNC_OPERATORS.get(ufunc_name)
+    if ops is not None:
+        if type(b) is Array:
+            return getattr(Array, ops[1])(b, a)
+        if type(a) is Array:
+            return getattr(Array, ops[0])(a, b)
+    fn = _ufunc_fn(ufunc_name)
+    if fn is None:
+        return NotImplemented
+    with core.set_current_trace(core.eval_trace):    # (evaluated now, never staged)
+        return fn(a, b)
 
 
 def _wrap(out):

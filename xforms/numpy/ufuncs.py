@@ -187,9 +187,22 @@ def remainder(x, y):
 mod = remainder
 
 
+def _concrete_int(y):
+    """The int of a concrete integer scalar exponent -- a Python int, a NumPy integer scalar
+    or 0-d array, an eager 0-d Array -- or None (bools, traced values, floats, arrays): JAX's
+    power takes integer_pow for these (operator.index of a concrete value), so that
+    int8_array ** np.int64(2) stays int8.  >>> _concrete_int(np.int64(2))   # 2"""
+    if isinstance(y, int):
+        return None if isinstance(y, bool) else y
+    if isinstance(y, (np.integer, np.ndarray)) and y.dtype.kind in "iu" and y.ndim == 0:
+        return int(y)
+    return None
+
+
 def power(x, y):
     """x ** y; an integer Python exponent becomes repeated multiplication (exact, any sign x)."""
-    if isinstance(y, int) and not isinstance(y, bool):
+    if _concrete_int(y) is not None:
+        y = _concrete_int(y)
         x = _numeric(asarray_operand(x))
         if aval(x).dtype.kind in "iu" and y < 0:
             raise ValueError("integers to negative integer powers are not allowed")

@@ -491,7 +491,9 @@ select_n_p = primitive("select_n")
 
 def _select_n_aval(which, *cases):
     if which.dtype not in (_bool, np.dtype(np.int32), np.dtype(np.int64)):
-        raise TypeError(f"select_n: predicate must be bool or int, got {which.str_short()}")
+        # (lax.select_n reads an unsigned `which` as int64 first, and says JAX's words)
+        raise TypeError(f"select `which` must be boolean or integer type, got "
+                        f"{which.dtype.name} (xforms' select_n_p: bool, int32 or int64)")
     out = _elementwise_aval("select_n", cases)[0]
     if which.shape not in ((), out.shape):
         raise TypeError(f"select_n: predicate shape {which.shape} does not match {out.shape}")
