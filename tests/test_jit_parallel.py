@@ -359,81 +359,53 @@ def test_openblas_workers_spin_briefly_unless_the_user_chose():
         assert out == [want, "False"]     # set, and SciPy's OpenBLAS not yet loaded
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores for a BLAS worker")
-def test_openblas_loaded_before_xforms_is_given_the_short_spin():
-    """A SciPy imported before xforms (autograd and JAX import it) loaded OpenBLAS with its
-    2^28-cycle spin: xforms/kernels/runtime/threads.py re-reads the environment and restarts
-    the library's pool.  Counted in CPU time, not wall time: after each two-thread product a
-    still-spinning worker burns ~0.1 s of CPU while the process sleeps."""
-    import subprocess
-    import sys
-    code = """if True:
-        import glob, os, sys, time, ctypes
-        import numpy as np, scipy.linalg, scipy.linalg.blas as blas
-        sys.path.insert(0, os.getcwd())
-        import xforms.kernels
-        lib = ctypes.CDLL(glob.glob(os.path.join(os.path.dirname(scipy.__file__), os.pardir,
-                                                 "scipy.libs", "*openblas*.so*"))[0])
-        for n in ("scipy_openblas_set_num_threads", "openblas_set_num_threads"):
-            if hasattr(lib, n):
-                getattr(lib, n)(2)
-                break
-        a = np.random.default_rng(0).standard_normal((400, 400))
-        idle = 0.0
-        for _ in range(3):
-            blas.dgemm(1.0, a, a)
-            t = time.process_time()
-            time.sleep(0.15)
-            idle += time.process_time() - t
-        print(idle)
-    """
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENBLAS_THREAD_TIMEOUT", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
-                         capture_output=True, text=True, check=True).stdout
-    assert float(out.split()[-1]) < 0.1, out     # ~0.3 s spinning without the restart
+_SPIN_CHILD = """if True:
+    import ctypes, glob, os, sys, time
+    import numpy, numpy as np
+    {before}
+    sys.path.insert(0, os.getcwd())
+    import xforms.kernels
+    paths = glob.glob(os.path.join(os.path.dirname({pkg}.__file__), os.pardir, "{pkg}.libs",
+                                   "*openblas*.so*"))
+    if not paths:
+        print("absent"); sys.exit()
+    lib = ctypes.CDLL(paths[0])
+    for n in ("scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
+              "openblas_set_num_threads64_", "openblas_set_num_threads"):
+        if hasattr(lib, n):
+            getattr(lib, n)(2)
+            break
+    a = np.random.default_rng(0).standard_normal((400, 400))
+    idle = 0.0
+    for _ in range(3):
+        {product}
+        t = time.process_time()
+        time.sleep(0.15)
+        idle += time.process_time() - t
+    print(idle)
+"""
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores for a BLAS worker")
-def test_numpys_openblas_is_given_the_short_spin_too():
-    """NumPy's OpenBLAS is always loaded before xforms (the eager tier's products, and
-    compiled matrix-vector products where it is the newer build: runtime/products/
-    gemv_lib.py): its pool is restarted with the short spin as SciPy's is."""
+@pytest.mark.parametrize("pkg, before, product", [
+    ("scipy", "import scipy.linalg, scipy.linalg.blas as blas", "blas.dgemm(1.0, a, a)"),
+    ("numpy", "", "a @ a")])
+def test_openblas_loaded_before_xforms_is_given_the_short_spin(pkg, before, product):
+    """An OpenBLAS loaded before xforms -- SciPy's by a user's import (autograd and JAX
+    import it), NumPy's always -- kept its 2^28-cycle spin: xforms/kernels/runtime/threads.py
+    re-reads the environment and restarts the library's pool.  Counted in CPU time, not
+    wall time: after each two-thread product a still-spinning worker burns CPU while the
+    process sleeps (~0.3 s in all quiet, 0.045-0.084 s at load 17; ~1e-4 s restarted)."""
     import subprocess
     import sys
-    code = """if True:
-        import glob, os, sys, time, ctypes
-        import numpy as np
-        sys.path.insert(0, os.getcwd())
-        import xforms.kernels
-        paths = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir,
-                                       "numpy.libs", "*openblas*.so*"))
-        if not paths:
-            print("absent"); sys.exit()
-        lib = ctypes.CDLL(paths[0])
-        for n in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
-                  "openblas_set_num_threads"):
-            if hasattr(lib, n):
-                getattr(lib, n)(2)
-                break
-        a = np.random.default_rng(0).standard_normal((400, 400))
-        idle = 0.0
-        for _ in range(3):
-            a @ a
-            t = time.process_time()
-            time.sleep(0.15)
-            idle += time.process_time() - t
-        print(idle)
-    """
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENBLAS_THREAD_TIMEOUT", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    code = _SPIN_CHILD.format(pkg=pkg, before=before, product=product)
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
                          capture_output=True, text=True, check=True).stdout.split()[-1]
     if out == "absent":
-        pytest.skip("NumPy without a bundled OpenBLAS")
-    # without the restart: ~0.3 s quiet, 0.045-0.084 at load 17 on 2 cores; with it ~1e-4
+        pytest.skip(f"{pkg} without a bundled OpenBLAS")
     assert float(out) < 0.02, out
 
 
