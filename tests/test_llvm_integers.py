@@ -75,3 +75,25 @@ def test_a_row_by_the_loop_counter_matches_numba():
     assert taken, llvm.refusals(plan)
     ours, numba = _both(f, x)
     _same(ours(x), numba(x))
+
+
+def test_an_equation_without_outputs_is_no_integer_step():
+    """A debug print has no outputs: `may_take` said so by raising IndexError, on the tiered
+    compile thread, which died and left every later `wait_compiled` waiting."""
+    def f(x):
+        xf.debug.print("x = {}", x[0])
+        return x * 2.0
+    closed = xf.make_jaxpr(f)(np.ones(3))
+    assert llvm.may_take(closed) in (True, False)
+
+
+def test_integer_literals_are_spelled_as_integers():
+    """`i.at[2].set(1)` on an int64 array stored the literal as a double's bits (`store i64
+    0x3FF0000000000000`): LLVM refused the IR and Numba compiled the program instead."""
+    import warnings
+    i = np.array([5, -1, -4, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)     # ("did not compile ... Numba")
+        got = xf.jit(lambda i: (i.at[2].set(1), i + 7))(i)
+    np.testing.assert_array_equal(np.asarray(got[0]), [5, -1, 1, 0])
+    np.testing.assert_array_equal(np.asarray(got[1]), i + 7)

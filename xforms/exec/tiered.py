@@ -250,7 +250,11 @@ def _work():
         exe = _jobs.get()
         if _exiting:
             return
-        if exe.uses_worker and _worker_useful():   # at once: the worker imports Numba
+        try:
+            early = exe.uses_worker and _worker_useful()
+        except Exception:     # (a failed guess costs the early start, never the compile:
+            early = False     # a dead thread left every later wait_compiled waiting)
+        if early:                                  # at once: the worker imports Numba
             from .worker_client import worker     # while this process goes on
             worker().start()
         exe._compile()

@@ -47,6 +47,8 @@ def is_index(eqn):
 
 def takes(eqn):
     """Whether loop-body equation `eqn` is one of this module's (`emit` spells it)."""
+    if len(eqn.outvars) != 1:        # (an effect, a debug print: no value to spell)
+        return False
     name, out = eqn.prim.name, eqn.outvars[0]
     if name == "iota":
         return np.dtype(out.aval.dtype) == _I32

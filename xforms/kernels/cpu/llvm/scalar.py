@@ -76,7 +76,10 @@ def _ty(aval):
 
 
 def _const(value, ty):
-    """An LLVM float literal: the double's bits in hex (exact for float32 values too)."""
+    """An LLVM literal of type `ty`: an integer's digits (an int sum's 0, a product's 1), a
+    float's double bits in hex (exact for float32 values too)."""
+    if ty.startswith("i"):
+        return str(int(value))
     v = float(np.float32(value)) if ty == "float" else float(value)
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
