@@ -100,8 +100,9 @@ def test_gpu_script_names_registered_workloads_and_caps_every_step():
     table = re.search(r"GPU_TABLE=\$\{GPU_TABLE:-([\w,]+)\}", text).group(1).split(",")
     assert table and not set(table) - set(REGISTRY), set(table) - set(REGISTRY)
     steps = re.findall(r"^.*\"\$PY\" -m .*$", text, re.M)
-    # (the GPU's record of benchmarks/gpu_info.py, the tests, the sweep, the table)
-    assert len(steps) == 4 and all("timeout $(" in s for s in steps), steps
+    # (the GPU's record of benchmarks/gpu_info.py, the tests, the vendor sweep, the loop
+    # sweep of kernels/cuda/block_loop.py's modes, the table)
+    assert len(steps) == 5 and all("timeout $(" in s for s in steps), steps
     total = int(re.search(r"TOTAL_BUDGET:-(\d+)", text).group(1))
     caps = [int(c) for c in re.findall(r"_TIMEOUT:-(\d+)", text)]
     assert total <= 8 * 60 and sum(caps) < total, (total, caps)

@@ -1,11 +1,17 @@
 """tests/conftest.py's ordering of `early` tests (minutes long): under xdist, at the heads
 of the workers' first batches, the longest first, each to the worker with the least so far;
 without xdist, first.  Every test is still collected once."""
+import importlib.util
+import os
 import types
 
 import pytest
 
-import conftest
+# (by path: under the whole suite `import conftest` may find tests/cuda/conftest.py first)
+_spec = importlib.util.spec_from_file_location(
+    "tests_conftest", os.path.join(os.path.dirname(os.path.abspath(__file__)), "conftest.py"))
+conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(conftest)
 
 
 class _Item:

@@ -38,6 +38,8 @@ Numba side: the jitted wrappers, the thread split and the run-time test.
     >>> with builder.if_then(eligible(context, builder, types.float32, m, n, k, tb=False)):
     ...     call(context, builder, types.float32, a_data, b_data, c_data, m, n, k, ta=True)
 """
+import types as types_
+
 import llvmlite.ir as ir
 import numba
 from numba.core import types
@@ -69,7 +71,17 @@ def define(module, dtype, ta=False, tb=False, acc=False):
     return nest_ir.define(module, "float" if dtype == types.float32 else "double", ta, tb, acc)
 
 
-takes = numba.njit(cache=CACHE, nogil=True)(rule)
+def _here(fn, name):
+    """`fn` (nest_ir's, which imports no Numba) as a function of this module named `name`:
+    a kernel calls a helper by symbol (numba_fixes/unlinked.py), and a new process binds
+    that symbol by importing the helper's module and name (`__module__`, `__qualname__`);
+    nest_ir has no dispatcher, so a cached kernel calling it missed Numba's disk cache."""
+    out = types_.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__)
+    out.__module__, out.__qualname__, out.__doc__ = __name__, name, fn.__doc__
+    return out
+
+
+takes = numba.njit(cache=CACHE, nogil=True)(_here(rule, "takes"))
 
 
 def eligible(context, builder, dtype, m, n, k, tb=False):
