@@ -409,6 +409,19 @@ def test_openblas_loaded_before_xforms_is_given_the_short_spin(pkg, before, prod
     assert float(out) < 0.02, out
 
 
+def test_openblas_is_not_restarted_from_another_thread():
+    """The tiered compile thread may import xforms.kernels while the main thread runs the
+    fast tier's NumPy products: stopping a pool under a running product never joins (the
+    benchmark's MNIST update hung there), so only the main thread restarts one."""
+    from xforms.kernels.runtime.threads import _bundled_openblas_paths, restart_loaded_openblas
+    out = []
+    t = threading.Thread(target=lambda: out.append(
+        restart_loaded_openblas(paths=_bundled_openblas_paths())))
+    t.start()
+    t.join(60)
+    assert out == [0]
+
+
 def test_chunked_loops_with_a_varying_batch_size(small_chunks, monkeypatch):
     """A batch size that varies between calls (xforms/kernels/prepare/shape_symbols.py) reuses the kernel:
     the chunk count is computed at run time, so every size is summed in full."""

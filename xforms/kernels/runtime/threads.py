@@ -25,6 +25,7 @@ import ctypes
 import glob
 import importlib.util
 import os
+import threading
 import time
 
 # Numba, imported by the first AdaptiveThreads (`_load_numba`): importing this module must
@@ -114,6 +115,11 @@ def restart_loaded_openblas(paths=None):
         >>> restart_loaded_openblas(paths=[])
         0
     """
+    if threading.current_thread() is not threading.main_thread():
+        # (xforms.kernels imported by the tiered compile thread while the main thread runs
+        # the fast tier's NumPy products: a pool stopped under a running product never
+        # joins -- the benchmark's MNIST update hung there; the spin then costs speed only)
+        return 0
     done = 0
     for path in _bundled_openblas_paths() if paths is None else paths:
         try:        # RTLD_NOLOAD: a handle only to a library already in the process
