@@ -41,7 +41,9 @@ def test_version_is_read_from_the_config_string():
     (lambda a, q: a @ q, ((300, 20), (20,))),           # gemv 't'
     (lambda a, q: q @ a, ((20, 300), (20,))),
     (lambda a, q: a @ q[:, None], ((40, 64), (64,)))])
-def test_both_paths_call_the_chosen_gemv(f, shapes, dt):
+def test_both_paths_call_the_chosen_gemv(f, shapes, dt, monkeypatch, tmp_path):
+    # an empty cache: a kernel Numba loads from its disk cache has no IR to read
+    monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path))
     rng = np.random.default_rng(0)
     a, q = (rng.standard_normal(s).astype(dt) for s in shapes)
     ours, numba_kernel = _both(f, a, q)
@@ -58,3 +60,9 @@ def test_both_paths_call_the_chosen_gemv(f, shapes, dt):
     else:
         assert f"@{sym}" in prep.llvm_ir and f"@{sym}(" in numba_ir
         assert "numba_xxgemv" not in numba_ir
+
+
+def test_the_choice_keys_the_disk_cache():
+    # the gemv a Numba kernel calls is fixed when it compiles, not written in its source: a
+    # kernel cached under another choice must not be loaded (a cache costs speed only)
+    assert f"gemv {gemv_lib.choice('double') or 'scipy'}" in codecache.VERSION_KEY

@@ -48,6 +48,7 @@ from xforms import config
 from xforms.version import __version__ as XFORMS_VERSION
 
 from ..numba_fixes import extensions, patches as numba_patches, vector_width
+from ..runtime.products import gemv_lib
 from ..user_prims import NO_DISK_CACHE
 from . import cache_rules, cache_size
 from .cache_rules import CacheWarning, cache_enabled, untrusted_dir  # noqa: F401 (API)
@@ -87,7 +88,10 @@ def fingerprint(here=_KERNELS, skip=("cuda",)):
 
 VERSION_KEY = (f"xforms {XFORMS_VERSION}; numba {numba.__version__}; numpy "
                f"{np.__version__}; python {sys.version_info[0]}.{sys.version_info[1]}; "
-               f"kernels {fingerprint()}; vector width {vector_width.WIDTH}"
+               f"kernels {fingerprint()}; vector width {vector_width.WIDTH}; "
+               # the gemv a kernel calls is chosen when Numba compiles it, not written in
+               # its source (runtime/products/gemv_lib.py): another choice, another kernel
+               f"gemv {gemv_lib.choice('double') or 'scipy'}"
                # (a kernel compiled for `perf` links helpers compiled so: kept apart)
                + ("; profiling" if numba.config.ENABLE_PROFILING else ""))
 
