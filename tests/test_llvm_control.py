@@ -116,7 +116,7 @@ def test_the_carry_is_copied_in():
 
 def test_traced_trip_counts_and_switches_are_taken():
     """An integer trip count, a switch's index (clamped in int32 arithmetic) are in the
-    class since session 23 (xforms/kernels/cpu/llvm/integers.py): the Numba kernel's bits."""
+    class since session 23 (xforms/kernels/cpu/llvm/ops/integers.py): the Numba kernel's bits."""
     def f(x, n):
         return lax.fori_loop(0, n, lambda i, c: c * 1.5, x)
     x = np.linspace(0.0, 1.0, 3)
@@ -377,7 +377,7 @@ def test_a_transposed_const_is_transposed_once(dt):
                  for s in ((16, 32), (3, 16, 32), (32, 32)))
     text = backend._prepare(xf.make_jaxpr(_transposed_const)(h0, xs, w), {"name": "t"}).llvm_ir
     assert text is not None
-    from xforms.kernels.cpu.llvm.products import _small
+    from xforms.kernels.cpu.llvm.ops.products import _small
     if _small(16, 32, 32, "float", True):       # (an AVX-512 host: the nest)
         assert "@xf_small_mm_float_nt" not in text.replace("double", "float")
         assert "call void @xf_small_mm_" in text

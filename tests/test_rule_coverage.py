@@ -407,7 +407,7 @@ _KEPT = {
     ("xforms/kernels/cpu/llvm/engine.py", "name"): "not primitives: a ctypes structure's fields",
     ("xforms/kernels/cpu/llvm/control.py", "scan"):
         "code: which function lowers each control primitive on the direct LLVM path",
-    ("xforms/kernels/cpu/llvm/copies.py", "concatenate"):
+    ("xforms/kernels/cpu/llvm/ops/copies.py", "concatenate"):
         "code: the ops the direct LLVM path lowers as byte copies, each by a function",
     ("xforms/primitives/eager_plan.py", "squeeze"):
         "code: the eager evaluator's statements for structural primitives (a printer)",

@@ -15,7 +15,8 @@ import numpy as np
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from ...plan.plan import subjaxprs
-from . import control, copies, indexing, integers, loops, scalar
+from . import control, loops, scalar
+from .ops import copies, indexing, integers
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _INDICES = (np.dtype(np.int64), np.dtype(np.int32))

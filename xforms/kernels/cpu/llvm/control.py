@@ -23,8 +23,9 @@ import numpy as np
 from xforms.core.ir import split
 
 from ...plan.plan import subplans
-from . import copies, invariants
-from .integers import scalar_ty
+from . import invariants
+from .ops import copies
+from .ops.integers import scalar_ty
 from .scalar import Refused
 
 KINDS = ("scan", "for_loop", "while", "cond")

@@ -149,7 +149,7 @@ def compile_function(text, name, passes=True):
     or optimised and compiled (and stored there) under the compiler lock (`_compile_lock`);
     its machine code lives as long as `owner`.  `passes=False`: code generation (at -O3)
     without the IR pipeline (`_optimise`), for IR written already in the form it runs in
-    (small_mm's nests: xforms/kernels/cpu/llvm/products.py `_nest_symbol`)."""
+    (small_mm's nests: xforms/kernels/cpu/llvm/ops/products.py `_nest_symbol`)."""
     with _lock, _compile_lock():
         tm = _target_machine()
         key = cache_key(text, tm.triple, *_host[0], passes=passes)

@@ -23,7 +23,7 @@ transposed operand in place, packing it its own way).
 import numpy as np
 
 from ...plan.plan import subplans
-from . import products
+from .ops import products
 from .scalar import Refused
 
 

@@ -18,7 +18,7 @@ pool passes in after the arguments; the outputs are returned, the rest released.
 
 The class: every step a `Loop` whose body is `Eval`s, `Store`s and reductions of the
 operations xforms/kernels/cpu/llvm/scalar.py spells, reads at affine (or clamped) indices,
-reductions as xforms/kernels/cpu/llvm/reductions.py places them, or a matrix product
+reductions as xforms/kernels/cpu/llvm/ops/reductions.py places them, or a matrix product
 (`products.py`); float consts are arguments after the inputs (the executable passes them,
 as to a Numba kernel).  A loop the Numba path cuts into chunks
 (xforms/kernels/cpu/chunking.py: threads pay, or a scalar sum keeps per-chunk partials) is
@@ -41,8 +41,8 @@ from ...plan.index_maps import acts_as_view
 from ..nest import _peeling
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import (blocks, control, copies, indexing, integers, numpy_abi, products,
-               reductions, threaded)
+from . import control, numpy_abi, threaded
+from .ops import blocks, copies, indexing, integers, products, reductions
 from .buffers import (_Workspace, _arrays_written, _nbytes, pooled_outputs,  # noqa: F401
                       shared, workspace)
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module

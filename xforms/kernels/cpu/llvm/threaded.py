@@ -27,7 +27,7 @@ import numpy as np
 
 from ..chunking import STAGE_ELEMENTS, _chunk_rows, _staged, _threads_pay
 from ..loop_cost import element_ns
-from . import reductions
+from .ops import reductions
 from .scalar import Refused
 
 # a reduction to a scalar keeps its partials on the kernel's stack: at most this many bytes
@@ -156,7 +156,7 @@ def emit(m, nest, rows, team=True, hooks=None):
     step (`m.accs` set): the array accumulators filled, the chunks' function, its launch
     (on the team unless `team` is False: the chunks in order on this thread) and the
     scalar reductions' partials folded in chunk order.  `hooks` (a loop computing
-    products in blocks, xforms/kernels/cpu/llvm/blocks.py) is called at the function's
+    products in blocks, xforms/kernels/cpu/llvm/ops/blocks.py) is called at the function's
     entry (`enter`), at each chunk's start (`chunk(m, i0, e0)`) and before it returns
     (`leave`); its `flag` is a pointer the function may write."""
     n0 = int(nest.dims[0])

@@ -32,7 +32,7 @@ from numba.core.extending import _Intrinsic
 from ...libm.vecmath import base
 from ..chunking import _has_bounded_trig
 from ..scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
-from .reductions import accumulators
+from .ops.reductions import accumulators
 from .scalar import Refused
 
 _F64, _F32, _I64, _BOOL = nbt.float64, nbt.float32, nbt.int64, nbt.boolean

@@ -1,7 +1,7 @@
 """small_mm's loop nest as LLVM IR (llvmlite.ir only: no Numba), and its `rule`: which
 products take it.  The Numba kernels compile it through xforms/kernels/runtime/products/
 small_mm.py (their jitted wrappers and the thread split); the direct LLVM path
-(xforms/kernels/cpu/llvm/products.py) compiles it from here without importing Numba, which
+(xforms/kernels/cpu/llvm/ops/products.py) compiles it from here without importing Numba, which
 cost a cold process ~0.2 CPU s before its first product (issue #35, session 23).  What the
 nest is and why: small_mm's docstring.
 

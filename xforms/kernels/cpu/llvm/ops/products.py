@@ -25,14 +25,14 @@ The class: float32/float64 products that the Numba path gives to BLAS on contigu
 Numba path keeps them): complex dtypes, mixed dtypes, products it computes by loops (fewer
 than `codegen.BLAS_MIN_FLOPS` multiply-adds), operands it copies into a transposed layout or
 reads by strided views (`la_mm_views`), an empty contraction, and sizes past a C int.
-Products moved into their consumer loop (plan/products.py): xforms/kernels/cpu/llvm/blocks.py.
+Products moved into their consumer loop (plan/products.py): xforms/kernels/cpu/llvm/ops/blocks.py.
 """
 import threading
 
 import numpy as np
 
-from ...codegen import cpu_blas, dot_dims, matrix_layouts
-from .scalar import Refused
+from ....codegen import cpu_blas, dot_dims, matrix_layouts
+from ..scalar import Refused
 
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
@@ -168,7 +168,7 @@ def _nest(mod, spec, xd, yd, od, acc=False):
     row lengths); above `PARALLEL_MIN_WORK` multiply-adds split over parts of C's rows on
     OpenMP's team (`_parts`), as the Numba kernel's `small_mm.product` splits them over its
     pool (the same bits for any split)."""
-    from ...runtime.products import nest_ir as small_mm
+    from ....runtime.products import nest_ir as small_mm
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     ta, tb = spec.xl == "t", spec.yl == "t"
     sym = _nest_symbol(ty, ta, tb, acc)
@@ -190,7 +190,7 @@ def _parts(mod, spec, sym, lda, ldb, ptrs):
     the fewest; rows as `small_mm.rows_per_part`.  (Counted once, at compile time, from the
     cores, they split every product in two on a machine whose load had the Numba kernel's
     BLAS and nest on one thread: the direct path waited on a descheduled half.)"""
-    from . import threaded
+    from .. import threaded
     if not threaded.available():
         raise Refused("a product the Numba path threads, and no OpenMP here")
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
@@ -245,7 +245,7 @@ def _rows_per_part(mod, m):
     """IR values (rows of a part, parts): `small_mm.parts_for`'s count of parts for C's m
     rows -- min(BLAS threads in force, the team's threads, m's 8-row tiles) -- and
     `rows_per_part`'s whole tiles per part."""
-    from ...runtime.products import blas_pointers
+    from ....runtime.products import blas_pointers
     blas_pointers.bind_thread_symbols()         # (no Numba: small_mm is not imported here)
     mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
     v = {s: mod.fresh() for s in ("b32", "t32", "few", "bt", "bt64", "tiles", "lt", "none",
@@ -274,7 +274,7 @@ def _rows_per_part(mod, m):
 def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
     """gemv of the newer bundled OpenBLAS, as the Numba kernel calls it (its 64-bit
     integers where that is NumPy's: xforms/kernels/runtime/products/gemv_lib.py)."""
-    from ...runtime.products import gemv_lib
+    from ....runtime.products import gemv_lib
     sym = gemv_lib.choice(ty)
     it = "i64" if sym else "i32"
     _call(mod, ty, "gemv", [("i8", ord(trans)), (it, rows), (it, cols), (ty, 1.0), a,
@@ -316,7 +316,7 @@ def _bind(name):
     with _lock:
         if name not in _bound:
             import llvmlite.binding as llvm
-            from ...runtime.products import blas_pointers
+            from ....runtime.products import blas_pointers
             _bound[name] = blas_pointers.address(name)
             llvm.add_symbol(sym, _bound[name])
     return sym
@@ -333,7 +333,7 @@ def _small(m, n, k, ty, tb):
     """Whether the Numba kernel takes small_mm's loop nest for this product (`tb`: B stored
     transposed): `small_mm.available()` and its `rule`, on the concrete sizes (both from
     nest_ir, which imports no Numba)."""
-    from ...runtime.products import nest_ir
+    from ....runtime.products import nest_ir
     return nest_ir.host_available() and nest_ir.rule(m, n, k, 4 if ty == "float" else 8, tb)
 
 
@@ -347,8 +347,8 @@ def _nest_symbol(ty, ta, tb, acc=False):
         if key not in _nests:
             import llvmlite.binding as llvm
             import llvmlite.ir as ir
-            from ...runtime.products import nest_ir
-            from . import engine
+            from ....runtime.products import nest_ir
+            from .. import engine
             module = ir.Module(name=sym)
             fn = nest_ir.define(module, ty, ta, tb, acc)
             fn.name, fn.linkage = sym, ""           # (exported: called by symbol)

@@ -15,7 +15,7 @@ path's would.
 The values are the Numba kernel's bit for bit: the same statements, in the same order (the
 indexing loops are serial on both paths; a combining scatter adds in that order).  Refused
 (the program goes to Numba): index arrays computed by integer operations other than
-xforms/kernels/cpu/llvm/integers.py's, scatters combining by max/min, indices of other
+xforms/kernels/cpu/llvm/ops/integers.py's, scatters combining by max/min, indices of other
 integer types than int64/int32.
 
     >>> takes(scatter_eqn)       # scatter[mode=drop] of f64[1024] by i64[32]
@@ -25,11 +25,11 @@ import numpy as np
 
 from xforms.core.facts import GATHER_SCATTER
 
-from ...loops.ir import Alloc, Clamp, Let, Load, Nest, Region, Store, When
-from ...loops.lower_indexing import LOWERINGS
-from ...plan.storage import _step_reads
+from ....loops.ir import Alloc, Clamp, Let, Load, Nest, Region, Store, When
+from ....loops.lower_indexing import LOWERINGS
+from ....plan.storage import _step_reads
 from . import copies
-from .scalar import Refused
+from ..scalar import Refused
 
 _COMBINE = {"sum": "fadd", "prod": "fmul"}
 _INDEX = {"i64", "i32"}

@@ -4,7 +4,7 @@ loop body: a cond's branch index (a bool made int32, what `lax.cond(pred, ...)` 
 `xnp.stack` of scalars and `x[i]` by a constant read in a fused loop); and (session 23)
 int64/int32 elements of index arrays: `add sub mul neg max min`, casts, comparisons and a
 `select_n` by a predicate (a negative index counted from the end before a gather or
-scatter, xforms/kernels/cpu/llvm/indexing.py).  Spelled as the Numba path's scalar rules
+scatter, xforms/kernels/cpu/llvm/ops/indexing.py).  Spelled as the Numba path's scalar rules
 (xforms/kernels/loops/scalar_rules.py: `1 if p else 0`, the loop index, `(c0 if k == 0
 else (c1 if k == 1 else c2))`, int64 arithmetic that wraps); any other integer is refused.
 

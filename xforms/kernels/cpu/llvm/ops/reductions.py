@@ -19,10 +19,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ...loops.scalar_rules import reduction_init, reduction_monoid
-from ...prepare.fusion_classes import REDUCTIONS
-from ..chunking import STAGE_LANES, _row_staged
-from .scalar import Refused, _const
+from ....loops.scalar_rules import reduction_init, reduction_monoid
+from ....prepare.fusion_classes import REDUCTIONS
+from ...chunking import STAGE_LANES, _row_staged
+from ..scalar import Refused, _const
 
 _FOLD = {"sum": "fadd", "prod": "fmul"}
 
