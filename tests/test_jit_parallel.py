@@ -225,6 +225,16 @@ def clock(monkeypatch):
     return fake
 
 
+def test_adaptive_threads_loads_numba_when_given_a_count(monkeypatch):
+    # given a thread count and no control, nothing had loaded Numba into the module: a
+    # process whose kernels all came from the disk cache failed its first call with
+    # "'NoneType' object has no attribute 'get_num_threads'"
+    import xforms.kernels.runtime.threads as threads
+    monkeypatch.setattr(threads, "numba", None)
+    ad = AdaptiveThreads(lambda: numba.get_num_threads(), threads=2)
+    assert ad() == 2 and ad() in (1, 2)
+
+
 def test_adaptive_threads_picks_the_faster_setting(clock):
     """With a fake kernel that is slow on all threads (a busy machine), AdaptiveThreads
     settles on one thread and tries all threads again only rarely."""

@@ -205,7 +205,7 @@ class AdaptiveThreads:
         self.calls += 1
         probe = self.warm and self.calls >= self.next_probe
         k = self._other() if probe else self.mode
-        control = self.control or numba
+        control = self.control or _load_numba()
         prev = control.get_num_threads()
         control.set_num_threads(k)
         t0 = time.perf_counter()
