@@ -558,12 +558,15 @@ PROGRAMS["own_spectral32"] = (own_spectral, (
 
 
 def own_schur(a, z):
-    """hessenberg, the complex Schur form and sqrtm in our kernels (xforms/kernels/ops/
-    schur.py); the Schur form compared through Z T Z^H (its diagonal's order is not LAPACK's)."""
+    """hessenberg, the real and complex Schur forms and sqrtm in our kernels (xforms/kernels/
+    ops/schur.py); the Schur forms compared through Z T Z^H and the trace (a Schur form is
+    not unique)."""
     import xforms.scipy.linalg as xsl
     t, q = xsl.schur(z, output="complex")
+    tr, qr = xsl.schur(a)
     return (lax.linalg.hessenberg(a), lax.linalg.hessenberg(z), q @ t @ q.conj().T,
-            xnp.abs(xnp.sum(xnp.diagonal(t))), xsl.sqrtm(a), xsl.sqrtm(z))
+            xnp.abs(xnp.sum(xnp.diagonal(t))), qr @ tr @ qr.T, xnp.sum(xnp.diagonal(tr)),
+            xsl.sqrtm(a), xsl.sqrtm(z))
 
 
 _SQ = np.linspace(-1.0, 2.0, 16).reshape(4, 4) ** 2 + 4 * np.eye(4)

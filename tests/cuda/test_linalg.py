@@ -2,7 +2,7 @@
 cholesky, triangular_solve, lu and what is built on them, against the CPU's values; real eigh,
 svd and qr through our own kernels (xforms/kernels/ops/jacobi.py: cuSOLVER computes them on a
 GPU that has it, tests/cuda/test_solver_model.py); complex ones and eig raise a LoweringError
-naming themselves here; hessenberg, the complex Schur form and sqrtm through our kernels
+naming themselves here; hessenberg, schur (real and complex forms) and sqrtm through our kernels
 (xforms/kernels/ops/schur.py: cuSOLVER has none of them)."""
 import numpy as np
 import pytest
@@ -206,16 +206,52 @@ def test_own_complex_schur_kernel(dtype):
         assert gap.min(0).max() < tol * 100 and gap.min(1).max() < tol * 100, (np.diag(t[i]), want)
 
 
-def test_own_schur_kernel_non_finite_and_real_form():
-    """A non-finite matrix gives NaN factors (LAPACK's failure on the CPU); the real Schur form
-    names itself."""
+def test_own_schur_kernel_non_finite():
+    """A non-finite matrix gives NaN factors (LAPACK's failure on the CPU)."""
     a = np.eye(3)
     a[1, 2] = np.inf
     t, z = (np.asarray(o) for o in xf.jit(lambda x: xsl.schur(x, output="complex"),
                                           backend="cuda")(a))
     assert np.isnan(t).all() and np.isnan(z).all()
-    with pytest.raises(LoweringError, match="real Schur form"):
-        xf.jit(xsl.schur, backend="cuda")(np.eye(3))
+    t, z = (np.asarray(o) for o in xf.jit(xsl.schur, backend="cuda")(a))
+    assert t.dtype == np.float64 and np.isnan(t).all() and np.isnan(z).all()
+
+
+def _standard_blocks(t, tol):
+    """T quasi-triangular in LAPACK's standard form: no two subdiagonal entries in a row,
+    and each 2 x 2 block with equal diagonal and b c < 0 (a complex pair)."""
+    assert np.all(np.tril(t, -2) == 0)
+    sub = np.diag(t, -1)
+    assert not np.any((sub[:-1] != 0) & (sub[1:] != 0))
+    for j in np.flatnonzero(sub):
+        assert abs(t[j, j] - t[j + 1, j + 1]) <= tol and t[j, j + 1] * t[j + 1, j] < 0
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_own_real_schur_kernel(dtype):
+    """The real Schur form on CUDA (LAPACK ?lahqr's steps): Z orthogonal, Z T Z^T = A, T in
+    the standard form, its eigenvalues SciPy's; a rotation (eigenvalues on the unit circle),
+    a diagonal and a block triangular matrix in the batch."""
+    import scipy.linalg as sl
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    a = _general((4, 6, 6), dtype)
+    a[1] = np.diag([2.0, 2.0, -1.0, 0.0, 3.0, 1e-3])
+    a[2, 3:, :3] = 0.0
+    a[3] = np.roll(np.eye(6), 1, 0)
+    t, z = (np.asarray(o) for o in xf.jit(xsl.schur, backend="cuda")(a))
+    assert t.dtype == z.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(z @ t @ _mT(z), a, atol=tol * 10)
+    np.testing.assert_allclose(_mT(z) @ z, np.broadcast_to(np.eye(6), a.shape), atol=tol * 10)
+    for i in range(4):
+        _standard_blocks(t[i], tol)
+        want = np.linalg.eigvals(a[i].astype(np.float64))
+        got = np.linalg.eigvals(t[i].astype(np.float64))      # (of T's blocks)
+        gap = np.abs(got[:, None] - want[None, :])
+        assert gap.min(0).max() < tol * 100 and gap.min(1).max() < tol * 100
+        if dtype == "float64":   # the same blocks as LAPACK's ?gees here (the same steps), up
+            # to the signs of Z's columns; float32 is computed in float64, where sgees's
+            # float32 tests may split a block the other way round
+            np.testing.assert_allclose(np.abs(t[i]), np.abs(sl.schur(a[i])[0]), atol=1e-10)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128", "float32"])
