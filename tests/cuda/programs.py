@@ -556,6 +556,24 @@ PROGRAMS["own_spectral32"] = (own_spectral, (
     (np.linspace(-1.0, 2.0, 16).reshape(4, 4) ** 2).astype(np.float32),
     (np.linspace(0.5, 3.0, 10).reshape(5, 2) ** 3).astype(np.float32)), 2e-4)
 
+
+def own_schur(a, z):
+    """hessenberg, the real and complex Schur forms and sqrtm in our kernels (xforms/kernels/
+    ops/schur.py); the Schur forms compared through Z T Z^H and the trace (a Schur form is
+    not unique)."""
+    import xforms.scipy.linalg as xsl
+    t, q = xsl.schur(z, output="complex")
+    tr, qr = xsl.schur(a)
+    return (lax.linalg.hessenberg(a), lax.linalg.hessenberg(z), q @ t @ q.conj().T,
+            xnp.abs(xnp.sum(xnp.diagonal(t))), qr @ tr @ qr.T, xnp.sum(xnp.diagonal(tr)),
+            xsl.sqrtm(a), xsl.sqrtm(z))
+
+
+_SQ = np.linspace(-1.0, 2.0, 16).reshape(4, 4) ** 2 + 4 * np.eye(4)
+PROGRAMS["own_schur"] = (own_schur, (_SQ, _SQ - 1j * _SQ.T), 1e-9)
+PROGRAMS["own_schur32"] = (own_schur, (_SQ.astype(np.float32),
+                                       (_SQ - 1j * _SQ.T).astype(np.complex64)), 2e-4)
+
 PROGRAMS["special"] = (special_functions, (np.abs(X) + 0.5, np.abs(Y) + 1.0), 1e-12)
 PROGRAMS["special32"] = (special_functions, ((np.abs(X) + 0.5).astype(np.float32),
                                              (np.abs(Y) + 1.0).astype(np.float32)), 2e-5)

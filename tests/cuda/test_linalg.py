@@ -2,7 +2,8 @@
 cholesky, triangular_solve, lu and what is built on them, against the CPU's values; real eigh,
 svd and qr through our own kernels (xforms/kernels/ops/jacobi.py: cuSOLVER computes them on a
 GPU that has it, tests/cuda/test_solver_model.py); complex ones and eig raise a LoweringError
-naming themselves here."""
+naming themselves here; hessenberg, schur (real and complex forms) and sqrtm through our kernels
+(xforms/kernels/ops/schur.py: cuSOLVER has none of them)."""
 import numpy as np
 import pytest
 
@@ -152,3 +153,124 @@ def test_numpy_linalg_on_the_own_kernels_and_a_gradient():
         return (xnp.sum(xnp.linalg.eigvalsh(x)) + xnp.sum(xnp.linalg.svd(x, compute_uv=False))
                 + xnp.sum(xnp.linalg.qr(x)[1] ** 2))
     _agree(xf.grad(loss), s, rtol=1e-9)
+
+
+def _mT(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _general(shape, dtype):
+    a = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128", "float32", "complex64"])
+def test_own_hessenberg_kernel(dtype):
+    """hessenberg on CUDA (xforms/kernels/ops/schur.py): LAPACK ?gehrd's packed form and taus,
+    as SciPy computes them, for a batch with a 1 x 1 and a 2 x 2 matrix beside."""
+    from scipy.linalg import lapack
+    tol = 2e-5 if dtype in ("float32", "complex64") else 1e-12
+    for shape in [(2, 5, 5), (1, 1), (2, 2)]:
+        a = _general(shape, dtype)
+        packed, taus = (np.asarray(o) for o in xf.jit(lax.linalg.hessenberg,
+                                                      backend="cuda")(a))
+        assert packed.dtype == taus.dtype == np.dtype(dtype) and taus.shape == shape[:-1][:-1] \
+            + (shape[-1] - 1,)
+        gehrd = lapack.get_lapack_funcs("gehrd", (a,))
+        for idx in np.ndindex(shape[:-2]):
+            want, wtau, info = gehrd(a[idx])
+            assert info == 0
+            np.testing.assert_allclose(packed[idx], want, atol=tol)
+            np.testing.assert_allclose(taus[idx], wtau[:shape[-1] - 1], atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128", "float32"])
+def test_own_complex_schur_kernel(dtype):
+    """The complex Schur form on CUDA: Z unitary, T upper triangular, Z T Z^H = A, T's
+    diagonal SciPy's eigenvalues (in some order: a Schur form is not unique)."""
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    a = _general((3, 6, 6), dtype)
+    a[1] = np.diag([2.0, 2.0, -1.0, 0.0, 3.0, 1e-3])        # (diagonal: converged at once)
+    a[2, 3:, :3] = 0.0                                       # (block triangular)
+    t, z = (np.asarray(o) for o in xf.jit(lambda x: xsl.schur(x, output="complex"),
+                                          backend="cuda")(a))
+    assert t.dtype == z.dtype == np.result_type(dtype, np.complex64)
+    assert np.all(np.tril(t, -1) == 0)
+    np.testing.assert_allclose(z @ t @ _mT(z), a, atol=tol * 10)
+    np.testing.assert_allclose(_mT(z) @ z, np.broadcast_to(np.eye(6), a.shape), atol=tol * 10)
+    for i in range(3):
+        want = np.linalg.eigvals(a[i].astype(np.complex128))
+        gap = np.abs(np.diag(t[i])[:, None] - want[None, :])
+        assert gap.min(0).max() < tol * 100 and gap.min(1).max() < tol * 100, (np.diag(t[i]), want)
+
+
+def test_own_schur_kernel_non_finite():
+    """A non-finite matrix gives NaN factors (LAPACK's failure on the CPU)."""
+    a = np.eye(3)
+    a[1, 2] = np.inf
+    t, z = (np.asarray(o) for o in xf.jit(lambda x: xsl.schur(x, output="complex"),
+                                          backend="cuda")(a))
+    assert np.isnan(t).all() and np.isnan(z).all()
+    t, z = (np.asarray(o) for o in xf.jit(xsl.schur, backend="cuda")(a))
+    assert t.dtype == np.float64 and np.isnan(t).all() and np.isnan(z).all()
+
+
+def _standard_blocks(t, tol):
+    """T quasi-triangular in LAPACK's standard form: no two subdiagonal entries in a row,
+    and each 2 x 2 block with equal diagonal and b c < 0 (a complex pair)."""
+    assert np.all(np.tril(t, -2) == 0)
+    sub = np.diag(t, -1)
+    assert not np.any((sub[:-1] != 0) & (sub[1:] != 0))
+    for j in np.flatnonzero(sub):
+        assert abs(t[j, j] - t[j + 1, j + 1]) <= tol and t[j, j + 1] * t[j + 1, j] < 0
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_own_real_schur_kernel(dtype):
+    """The real Schur form on CUDA (LAPACK ?lahqr's steps): Z orthogonal, Z T Z^T = A, T in
+    the standard form, its eigenvalues SciPy's; a rotation (eigenvalues on the unit circle),
+    a diagonal and a block triangular matrix in the batch."""
+    import scipy.linalg as sl
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    a = _general((4, 6, 6), dtype)
+    a[1] = np.diag([2.0, 2.0, -1.0, 0.0, 3.0, 1e-3])
+    a[2, 3:, :3] = 0.0
+    a[3] = np.roll(np.eye(6), 1, 0)
+    t, z = (np.asarray(o) for o in xf.jit(xsl.schur, backend="cuda")(a))
+    assert t.dtype == z.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(z @ t @ _mT(z), a, atol=tol * 10)
+    np.testing.assert_allclose(_mT(z) @ z, np.broadcast_to(np.eye(6), a.shape), atol=tol * 10)
+    for i in range(4):
+        _standard_blocks(t[i], tol)
+        want = np.linalg.eigvals(a[i].astype(np.float64))
+        got = np.linalg.eigvals(t[i].astype(np.float64))      # (of T's blocks)
+        gap = np.abs(got[:, None] - want[None, :])
+        assert gap.min(0).max() < tol * 100 and gap.min(1).max() < tol * 100
+        if dtype == "float64":   # the same blocks as LAPACK's ?gees here (the same steps), up
+            # to the signs of Z's columns; float32 is computed in float64, where sgees's
+            # float32 tests may split a block the other way round
+            np.testing.assert_allclose(np.abs(t[i]), np.abs(sl.schur(a[i])[0]), atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128", "float32"])
+def test_own_sqrtm_kernel(dtype):
+    """sqrtm on CUDA against SciPy's principal root (unique: any Schur form gives it), for
+    a real matrix with a negative eigenvalue too, and NaN for a non-finite one."""
+    import scipy.linalg as sl
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    q, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    a = np.stack([_spd(4), q @ np.diag([-4.0, 1.0, 9.0, 0.25]) @ q.T,
+                  np.triu(rng.standard_normal((4, 4))) + 4 * np.eye(4)])
+    if np.dtype(dtype).kind == "c":
+        a = a + 0.3j * rng.standard_normal(a.shape)
+    a = a.astype(dtype)
+    s = np.asarray(xf.jit(xsl.sqrtm, backend="cuda")(a))
+    assert s.dtype == np.result_type(dtype, np.complex64)
+    for i in range(3):
+        np.testing.assert_allclose(s[i], sl.sqrtm(a[i].astype(np.result_type(dtype, np.float64))),
+                                   atol=tol)
+    np.testing.assert_allclose(s @ s, a, atol=tol * 10)
+    bad = np.asarray(xf.jit(xsl.sqrtm, backend="cuda")(np.array([[1.0, np.nan], [0.0, 1.0]])))
+    assert np.isnan(bad).all()

@@ -8,7 +8,6 @@ import scipy.special as sp
 import xforms as xf
 import xforms.numpy as xnp
 import xforms.scipy.special as xsp
-from xforms.errors import LoweringError
 
 
 def test_special_functions_on_cuda():
@@ -42,12 +41,6 @@ def test_bessel_and_logaddexp_on_cuda():
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-15)
     g = xf.jit(xf.grad(lambda x: xnp.sum(xsp.j0(x) + xnp.logaddexp(x, 1.0))), backend="cuda")(x)
     np.testing.assert_allclose(np.asarray(g), -sp.j1(x) + sp.expit(x - 1.0), rtol=1e-12)
-
-
-def test_sqrtm_is_a_clear_lowering_error_on_cuda():
-    import xforms.scipy.linalg as xsl
-    with pytest.raises(LoweringError, match="sqrtm"):
-        xf.jit(xsl.sqrtm, backend="cuda")(np.eye(2))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

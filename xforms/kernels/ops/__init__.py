@@ -4,4 +4,4 @@ and its cuSOLVER rules with jacobi's kernels where the library is absent, conv, 
 Importing this package registers every family's rules (`xforms.kernels` does, before any
 compile): the one list of them.
 """
-from . import callbacks, conv, cumulative, fft, linalg, mpi, solver, sorting, special  # noqa: F401
+from . import callbacks, conv, cumulative, fft, linalg, mpi, schur, solver, sorting, special  # noqa: F401

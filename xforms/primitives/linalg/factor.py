@@ -326,9 +326,7 @@ def_batched_vmap(lu_pivots_to_permutation_p)
 exempt(lu_pivots_to_permutation_p, "jvp", "integer output: tangent is a symbolic zero")
 
 # cholesky, triangular_solve, lu, lu_pivots_to_permutation: CUDA rules in
-# xforms/kernels/ops/linalg.py; the spectral ones (linalg_spectral.py, sqrtm) have none
-_NO_CUDA = ("a LAPACK factorisation run on the CPU only (jit with backend='cpu'); the CUDA "
-            "backend raises a LoweringError naming it")
+# xforms/kernels/ops/linalg.py; schur, hessenberg and sqrtm in xforms/kernels/ops/schur.py
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation",
            "permutation_matrix", "permute_rows", "solve"]

@@ -8,7 +8,9 @@ rsf2csf of the real form), ?gehrd for hessenberg, whose output is LAPACK's packe
 JAX's: (a, taus), H in and above the first subdiagonal of `a`, the Householder vectors that
 make Q below it (scipy.linalg.hessenberg forms H and Q from them, as JAX's does).
 The compiled CPU tier calls the same LAPACK routines from Numba (xforms/kernels/runtime/
-schur.py), so both tiers give the same factors; CUDA raises a LoweringError naming them.
+schur.py), so both tiers give the same factors.  CUDA computes them with kernels of its own
+(xforms/kernels/ops/schur.py: hessenberg as ?gehd2, schur by ?lahqr's QR steps: a valid
+Schur form, its eigenvalues possibly in another order than ?gees's).
 Neither is differentiable, as in JAX.
 
     >>> t, z = schur(a, output="real")        # a == z @ t @ z.T
@@ -19,9 +21,9 @@ import numpy as np
 from ...core.avals import ShapedArray
 from ...core.trace import abstract_eval_rules, impl_rules
 from ...core.facts import declare
-from ...core.registry import exempt, primitive
+from ...core.registry import primitive
 from ...transforms.jvp import jvp_rules
-from .factor import _NO_CUDA, def_batched_vmap
+from .factor import def_batched_vmap
 from .batched import check_matrix, nan_like
 
 schur_p = declare(primitive("schur", multiple_results=True), eager_work="matrix")
@@ -115,9 +117,7 @@ abstract_eval_rules[schur_p] = _schur_aval
 impl_rules[schur_p] = _schur_impl
 jvp_rules[schur_p] = _no_derivative("schur")
 def_batched_vmap(schur_p)
-exempt(schur_p, "cuda", _NO_CUDA)
 abstract_eval_rules[hessenberg_p] = _hessenberg_aval
 impl_rules[hessenberg_p] = _hessenberg_impl
 jvp_rules[hessenberg_p] = _no_derivative("hessenberg")
 def_batched_vmap(hessenberg_p)
-exempt(hessenberg_p, "cuda", _NO_CUDA)

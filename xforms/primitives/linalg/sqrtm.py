@@ -1,11 +1,12 @@
-"""sqrtm: the principal square root of square matrices (..., n, n), complex results, CPU only
+"""sqrtm: the principal square root of square matrices (..., n, n), complex results
 (as jax.scipy.linalg.sqrtm, which also returns complex for real input).
 
 Computed like SciPy and JAX: a complex Schur form A = Z T Z^H (LAPACK ?gees), the upper
 triangular root R of T column by column (R_ii = sqrt(T_ii), R_ij = (T_ij - sum_k R_ik R_kj)
 / (R_ii + R_jj)), S = Z R Z^H; for real A an eigenvalue that is negative real up to
 rounding takes the root i sqrt(|lambda|), so S is the principal root of the real matrix
-(SciPy's; JAX's complex Schur form picks either sign there).  Matrices with an exactly singular pair R_ii + R_jj = 0 give
+(SciPy's; JAX's complex Schur form picks either sign there).  On CUDA the same steps run in
+a kernel of ours (xforms/kernels/ops/schur.py).  Matrices with an exactly singular pair R_ii + R_jj = 0 give
 NaN/inf, as in JAX.
 
 Derivative (JAX has none: it does not differentiate its Schur decomposition): S dS + dS S = dA,
@@ -20,9 +21,9 @@ from ...core import trace as core
 from ...core.avals import ShapedArray
 from ...core.trace import abstract_eval_rules, impl_rules
 from ...core.facts import declare
-from ...core.registry import exempt, primitive
+from ...core.registry import primitive
 from ...transforms.jvp import jvp_rules
-from .factor import _NO_CUDA, def_batched_vmap, solve
+from .factor import def_batched_vmap, solve
 from .batched import check_matrix, const_like, mT, shape, to_dtype
 from ..structural import broadcast_in_dim, reshape
 from .. import elementwise as ew
@@ -106,4 +107,3 @@ abstract_eval_rules[sqrtm_p] = _sqrtm_aval
 impl_rules[sqrtm_p] = _sqrtm_impl
 jvp_rules[sqrtm_p] = _sqrtm_jvp
 def_batched_vmap(sqrtm_p)
-exempt(sqrtm_p, "cuda", _NO_CUDA)
