@@ -390,15 +390,15 @@ def test_a_transposed_const_is_transposed_once(dt):
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
-def _residual_scan(h0, xs, w):
+def _residual_scan(h0, xs, w, np_=xnp, scan=lax.scan, reverse=False):
     """A scan whose gradient stacks the carries of the step before as residuals: `h`,
     whose new value is stacked too (the scan's output), and `c`, stacked nowhere else."""
     def step(carry, x):
         h, c = carry
-        c = xnp.tanh(c * w + x)
+        c = np_.tanh(c * w + x)
         return (h * c + x, c), h * c + x
-    _, hs = lax.scan(step, (h0, h0 * 0.5), xs)
-    return xnp.sum(hs ** 2)
+    _, hs = scan(step, (h0, h0 * 0.5), xs, reverse=reverse)
+    return np_.sum(hs ** 2)
 
 
 def _loop_lines(text, trips):
@@ -410,16 +410,18 @@ def _loop_lines(text, trips):
     return lines[start:lines.index(f"exit{n}:", start)]
 
 
-@pytest.mark.parametrize("dt", [np.float32, np.float64])
-def test_residual_carries_step_through_their_rows(dt):
+@pytest.mark.parametrize("dt,reverse", [(np.float32, False), (np.float64, False),
+                                        (np.float64, True)])
+def test_residual_carries_step_through_their_rows(dt, reverse):
     """The forward sweep of a scan's gradient stacks each carry's input (a residual); the
     carry lives in the row of that stacked array which the step reads (one region of n + 1
     rows, llvm/buffers.py `stepped`), its new value computed in the next row: no copy a
     step (the LSTM gradient's two) -- and the Numba kernel's bits (its `stack_rows`)."""
+    jax = pytest.importorskip("jax")
     rng = np.random.default_rng(11)
     h0, xs, w = (rng.standard_normal(s).astype(dt) * 0.5
                  for s in ((4, 64), (7, 4, 64), (4, 64)))
-    g = xf.grad(_residual_scan, argnums=(0, 2))
+    g = xf.grad(lambda h0, xs, w: _residual_scan(h0, xs, w, reverse=reverse), argnums=(0, 2))
     prep = backend._prepare(xf.make_jaxpr(g)(h0, xs, w), {"name": "t"})
     assert prep.llvm_ir is not None
     body = _loop_lines(prep.llvm_ir, 7)
@@ -427,17 +429,8 @@ def test_residual_carries_step_through_their_rows(dt):
     assert llvm.buffers.stepped(prep.plan), "the residual carries should step"
     ours, numba = _both(g, h0, xs, w)
     _same(ours(h0, xs, w), numba(h0, xs, w))
-    jax = pytest.importorskip("jax")
-    jnp = jax.numpy
-
-    def ref(h0, xs, w):
-        def step(carry, x):
-            h, c = carry
-            c = jnp.tanh(c * w + x)
-            return (h * c + x, c), h * c + x
-        _, hs = jax.lax.scan(step, (h0, h0 * 0.5), xs)
-        return jnp.sum(hs ** 2)
-    want = jax.grad(ref, argnums=(0, 2))(h0, xs, w)
+    want = jax.grad(lambda h0, xs, w: _residual_scan(h0, xs, w, jax.numpy, jax.lax.scan,
+                                                     reverse), argnums=(0, 2))(h0, xs, w)
     tol = 2e-5 if dt == np.float32 else 1e-12
     for got, v in zip(ours(h0, xs, w), want):
         np.testing.assert_allclose(got, np.asarray(v), rtol=tol, atol=tol)
