@@ -85,9 +85,10 @@ def _packs_b(st, body):
     by small_mm's nest, which packs the transposed B on every call: one float matrix (m,
     n > 1) of operands stored as matrices, B transposed, not added into an addend nor
     written into a concatenate's slot (ops.py `_dot_general`'s plain call), and sizes the
-    nest's rule takes (decided at run time where a size is a shape symbol: the rule does
-    not depend on B's layout, so `mm_nn` on the copy takes the nest exactly where `mm_nt`
-    would, with the same sums)."""
+    nest's rule takes.  Where a size is a shape symbol the kernel decides at run time: the
+    rule does not depend on B's layout, so `mm_nn` on the copy takes the nest exactly where
+    `mm_nt` would, with the same sums (where it does not, BLAS reads the copy: rounding
+    may differ, one transpose a call spent)."""
     eqn = st.eqn
     x, y = eqn.invars
     out = eqn.outvars[0]
@@ -120,12 +121,13 @@ def transposed_consts(em, step):
             ...
             mm_nn(S2_AM, xt1, S2_AN)              # was mm_nt(S2_AM, S2_A, S2_AN)
     """
-    taken = [(st, c) for st, c in transposed_const_products(step)
-             if _packs_b(st, loop_consts(step)[0])]
+    found = loop_consts(step)
+    taken = found and [(st, c) for st, c in transposed_const_products(step)
+                       if _packs_b(st, found[0])]
     if not taken:
         yield
         return
-    _, consts, outer = loop_consts(step)
+    _, consts, outer = found
     source = {id(c): o for c, o in zip(consts, outer)}
     copies, added = {}, {}
     for st, c in taken:
