@@ -1,6 +1,8 @@
 """Control flow on the direct LLVM path (xforms/kernels/cpu/llvm/control.py): scans (a
 fori_loop of static bounds is one), while loops, against the Numba kernel of the same
 program bit for bit (tests/test_llvm_loops.py's `_both`), and the refusals."""
+import re
+
 import numpy as np
 import pytest
 
@@ -386,3 +388,49 @@ def test_a_transposed_const_is_transposed_once(dt):
     tol = 1e-5 if dt == np.float32 else 1e-12
     for got, want in zip(ours(h0, xs, w), _transposed_const(h0, xs, w)):
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def _residual_scan(h0, xs, w, np_=xnp, scan=lax.scan, reverse=False):
+    """A scan whose gradient stacks the carries of the step before as residuals: `h`,
+    whose new value is stacked too (the scan's output), and `c`, stacked nowhere else."""
+    def step(carry, x):
+        h, c = carry
+        c = np_.tanh(c * w + x)
+        return (h * c + x, c), h * c + x
+    _, hs = scan(step, (h0, h0 * 0.5), xs, reverse=reverse)
+    return np_.sum(hs ** 2)
+
+
+def _loop_lines(text, trips):
+    """The IR lines of the first loop of `trips` iterations (llvm/loops.py's labels)."""
+    lines = text.split("\n")
+    k = next(i for i, ln in enumerate(lines) if re.search(rf"icmp slt i64 %i\d+, {trips}$", ln))
+    n = re.search(r"%i(\d+),", lines[k]).group(1)
+    start = lines.index(f"body{n}:", k)
+    return lines[start:lines.index(f"exit{n}:", start)]
+
+
+@pytest.mark.parametrize("dt,reverse", [(np.float32, False), (np.float64, False),
+                                        (np.float64, True)])
+def test_residual_carries_step_through_their_rows(dt, reverse):
+    """The forward sweep of a scan's gradient stacks each carry's input (a residual); the
+    carry lives in the row of that stacked array which the step reads (one region of n + 1
+    rows, llvm/buffers.py `stepped`), its new value computed in the next row: no copy a
+    step (the LSTM gradient's two) -- and the Numba kernel's bits (its `stack_rows`)."""
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(11)
+    h0, xs, w = (rng.standard_normal(s).astype(dt) * 0.5
+                 for s in ((4, 64), (7, 4, 64), (4, 64)))
+    g = xf.grad(lambda h0, xs, w: _residual_scan(h0, xs, w, reverse=reverse), argnums=(0, 2))
+    prep = backend._prepare(xf.make_jaxpr(g)(h0, xs, w), {"name": "t"})
+    assert prep.llvm_ir is not None
+    body = _loop_lines(prep.llvm_ir, 7)
+    assert not any("llvm.memcpy" in ln for ln in body), "\n".join(body)
+    assert llvm.buffers.stepped(prep.plan), "the residual carries should step"
+    ours, numba = _both(g, h0, xs, w)
+    _same(ours(h0, xs, w), numba(h0, xs, w))
+    want = jax.grad(lambda h0, xs, w: _residual_scan(h0, xs, w, jax.numpy, jax.lax.scan,
+                                                     reverse), argnums=(0, 2))(h0, xs, w)
+    tol = 2e-5 if dt == np.float32 else 1e-12
+    for got, v in zip(ours(h0, xs, w), want):
+        np.testing.assert_allclose(got, np.asarray(v), rtol=tol, atol=tol)

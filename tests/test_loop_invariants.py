@@ -86,3 +86,40 @@ def test_broadcast_read_by_the_loop_stays_in_it():
     assert "(n1, 4)" not in before, before       # no (batch, width) buffer; b * 2.0 is (4,)
     for got, want in zip(g(h0, xs, wh, b), f(h0, xs, wh, b)):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_a_transposed_const_is_transposed_before_the_loop(dt, monkeypatch):
+    """`h @ w.T` in a scan body, w a const of the scan: small_mm's nest (`mm_nt`) would
+    pack w^T on every step; the Numba kernel transposes w once before the loop and the
+    body calls `mm_nn` on the copy (cpu/control.py `transposed_consts`, as the direct
+    path's llvm/invariants.py), the same sums in the same order."""
+    from xforms.kernels.runtime.products import nest_ir
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
+
+    def f(h0, xs, w):
+        def body(h, x):
+            u = xnp.tanh(h @ w.T + x)
+            return u, 2.0 * u
+        return lax.scan(body, h0, xs)
+    rng = np.random.default_rng(3)
+    h0, xs, w = (rng.standard_normal(s).astype(dt) * 0.3
+                 for s in ((16, 32), (3, 16, 32), (32, 32)))
+    g = xf.jit(f, tiered=False)
+    src = g.lower(h0, xs, w).as_text()
+    body = [ln for ln in loop_lines(src) if not ln.lstrip().startswith("#")]
+    if nest_ir.host_available():          # (an AVX-512 host: the nest takes 16 x 32 x 32)
+        assert not any("mm_nt(" in ln for ln in body), body
+        assert any("mm_nn(" in ln for ln in body), body
+        assert "transpose_into(" in src[:src.index("for it")]
+    tol = 1e-5 if dt == np.float32 else 1e-12
+    for got, want in zip(g(h0, xs, w), _scan_reference(h0, xs, w)):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def _scan_reference(h0, xs, w):
+    h, ys = h0.astype(np.float64), []
+    for x in xs:
+        h = np.tanh(h @ w.T + x)
+        ys.append(2.0 * h)
+    return h, np.stack(ys)

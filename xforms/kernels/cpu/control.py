@@ -25,8 +25,12 @@ import numpy as np
 
 from xforms.core.ir import Var
 
+from ..codegen import cpu_blas, dot_dims, dtype_str, matrix_layouts, shape_str
 from ..loops.control_print import ControlPrinter, register
 from ..plan.fusion import stepped_carries
+from ..plan.invariants import loop_consts, transposed_const_products
+from ..prepare.shape_symbols import is_one
+from ..runtime.products import nest_ir
 from .buffers import pooled_carry
 from .emit import CONTROL_RULES
 from .module import add_consts, output_exprs, param_name
@@ -76,8 +80,85 @@ def _assign(em, outs, exprs):
         em.line(f"{em.atom(v)} = {e if v.aval.shape else _scalar(e, v.aval.dtype)}")
 
 
+def _packs_b(st, body):
+    """Whether body Op step `st` (its B a const of the body) is a product `mm_nt` computes
+    by small_mm's nest, which packs the transposed B on every call: one float matrix (m,
+    n > 1) of operands stored as matrices, B transposed, not added into an addend nor
+    written into a concatenate's slot (ops.py `_dot_general`'s plain call), and sizes the
+    nest's rule takes.  Where a size is a shape symbol the kernel decides at run time: the
+    rule does not depend on B's layout, so `mm_nn` on the copy takes the nest exactly where
+    `mm_nt` would, with the same sums (where it does not, BLAS reads the copy: rounding
+    may differ, one transpose a call spent)."""
+    eqn = st.eqn
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    dts = {np.dtype(a.aval.dtype) for a in (x, y, out)}
+    if (len(dts) != 1 or dts - {np.dtype(np.float32), np.dtype(np.float64)}
+            or "out_permutation" in eqn.params or not cpu_blas(eqn) or st.acc is not None
+            or out in body.placed or len(y.aval.shape) != 2 or not nest_ir.host_available()):
+        return False
+    xf, yf, (B, M, K, N) = dot_dims(eqn)
+    xl, yl = matrix_layouts(eqn, xf, yf)[2:]
+    if xl is None or yl != "t" or not is_one(B) or is_one(M) or is_one(N):
+        return False
+    sizes = (M, N, K)
+    if all(isinstance(d, (int, np.integer)) for d in sizes):
+        return nest_ir.rule(*(int(d) for d in sizes), dts.pop().itemsize, tb=True)
+    return True
+
+
+@contextlib.contextmanager
+def transposed_consts(em, step):
+    """Around Control `step`'s emission: each const of its body that a product of the body
+    reads transposed and small_mm's nest would pack every step (`_packs_b`) is copied
+    transposed once, before the loop, and those products read the copy with `mm_nn`
+    (ops.py `_dot_general`, `em.transposed`): the same values, the same sums, no packing
+    in the loop -- as the direct LLVM path (xforms/kernels/cpu/llvm/invariants.py).
+
+        xt1 = empty_c((512, 128), np.float32)
+        transpose_into(C, ints((1, 0)), xt1)      # before the loop
+        for it6 in range(...):
+            ...
+            mm_nn(S2_AM, xt1, S2_AN)              # was mm_nt(S2_AM, S2_A, S2_AN)
+    """
+    found = loop_consts(step)
+    taken = found and [(st, c) for st, c in transposed_const_products(step)
+                       if _packs_b(st, found[0])]
+    if not taken:
+        yield
+        return
+    _, consts, outer = found
+    source = {id(c): o for c, o in zip(consts, outer)}
+    copies, added = {}, {}
+    for st, c in taken:
+        if id(c) not in copies:
+            copies[id(c)] = t = em.fresh("xt")
+            em.line(f"{t} = {em.helper('empty_c')}({shape_str(c.aval.shape[::-1])}, "
+                    f"{dtype_str(c.aval.dtype)})")
+            em.line(f"{em.helper('transpose_into')}({em.atom(source[id(c)])}, "
+                    f"{em.helper('ints')}((1, 0)), {t})")
+        added[id(st.eqn)] = copies[id(c)]
+    prev, em.transposed = em.transposed, {**em.transposed, **added}
+    try:
+        yield
+    finally:
+        em.transposed = prev
+
+
 class _CpuControl(ControlPrinter):
     """The control skeleton (xforms/kernels/loops/control_print.py) inside the CPU kernel."""
+
+    def while_loop(self, step):
+        with transposed_consts(self.em, step):
+            super().while_loop(step)
+
+    def for_loop(self, step):
+        with transposed_consts(self.em, step):
+            super().for_loop(step)
+
+    def scan(self, step):
+        with transposed_consts(self.em, step):
+            super().scan(step)
 
     def sub(self, plan, args, kind):
         return emit_sub(self.em, plan, args, kind)

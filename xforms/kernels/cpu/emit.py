@@ -70,6 +70,8 @@ class Emitter(Naming):
         self.slotted = set()         # concatenate results bound before their operands
         self.row_views = {}          # Storage -> (row expr, stacked Var, set): a scan
                                      # body's output computed in its stacked output's row
+        self.transposed = {}         # id(product eqn) -> its B's copy transposed before
+                                     # the loop (cpu/control.py `transposed_consts`)
         self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
         self._fresh = 0
         self._scopes = 0

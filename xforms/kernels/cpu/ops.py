@@ -84,6 +84,8 @@ def _dot_general(em, eqn):
     if yl is None:
         perm = tuple(rb) + tuple(ky) + tuple(yf)
         Y, yl, ycur = _transposed_copy(em, Y, y, perm), "n", tuple(ys[d] for d in perm)
+    if id(eqn) in em.transposed:       # B, a loop's const, transposed before it (control.py)
+        Y, yl, ycur = em.transposed[id(eqn)], "n", (K, N)
     xshape = (M, K) if xl == "n" else (K, M)
     yshape = (K, N) if yl == "n" else (N, K)
     fn = f"mm_{'n' if xl == 'n' else 't'}{'n' if yl == 'n' else 't'}"

@@ -5,12 +5,14 @@ its workspace, and the temporaries computed in an output's array -- the Numba pa
 
     pooled_outputs(plan)   # outputs of 32 MiB or more: trailing arguments
     workspace(plan)        # (bytes, {temporary: offset}) of 16 kB or more in all, else (0, {})
+    stepped(plan)          # the scans' carries stepped through the rows of their residuals
     shared(plan)           # {temporary: output} computed in the output's array
 """
 from types import SimpleNamespace
 
 import numpy as np
 
+from ...plan.fusion import stepped_carries
 from ...prepare.fusion_classes import REDUCTIONS
 from ..buffers import ALIGN, POOLED_OUTPUT_MIN_BYTES, WORKSPACE_MIN_BYTES
 from . import invariants
@@ -55,15 +57,63 @@ def workspace(plan):
     """(bytes, {temporary: offset}): the arrays the loops write that are no output, carved
     at ALIGN-byte offsets from one workspace the executable's pool passes in (as the Numba
     path's, xforms/kernels/cpu/buffers.py: from WORKSPACE_MIN_BYTES in all; a fresh array a
-    call lets glibc map and unmap, faulting its pages every call), else (0, {})."""
+    call lets glibc map and unmap, faulting its pages every call), else (0, {}).  A scan's
+    carry stepped through the rows of its stacked input (`stepped`) gets one region of
+    n + 1 rows for both its stacked outputs."""
+    return _layout(plan)[:2]
+
+
+def stepped(plan):
+    """{id(scan eqn): [(carry position, stacked input index, stacked new value index or
+    None)]} of the top-level scans whose carries step through the rows of one workspace
+    region (plan/fusion.py `stepped_carries`), as the Numba path's `stack_rows`
+    (xforms/kernels/cpu/control.py): the stacked input (a gradient's residual: the LSTM's h
+    and c of the step before) holds rows 0..n-1 of n + 1, the new value rows 1..n (reverse
+    scans the other way round), so the carry is read in its row and stored by no copy.
+
+        >>> stepped(plan)        # an LSTM's forward sweep in its gradient
+        {140...: [(0, 0, 12), (1, 2, None)]}
+    """
+    return _layout(plan)[2]
+
+
+def _layout(plan):
     outs, inside = set(plan.outputs), shared(plan)
     temps = [v for st in plan.steps for v in _arrays_written(st)
              if v not in outs and v not in inside]
-    offsets, off = {}, 0
+    offsets, off, steps = {}, 0, {}
+    temp_set = set(temps)
+    for st in plan.steps:
+        for y, z, row, entry, reverse in _stepped_pairs(st, temp_set, offsets):
+            size = -(-(_nbytes(y) + row) // ALIGN) * ALIGN
+            offsets[y] = off + (row if reverse else 0)
+            if z is not None:
+                offsets[z] = off + (0 if reverse else row)
+            steps.setdefault(id(st.eqn), []).append(entry)
+            off += size
     for v in dict.fromkeys(temps):
-        offsets[v] = off
-        off += -(-_nbytes(v) // ALIGN) * ALIGN
-    return (off, offsets) if off >= WORKSPACE_MIN_BYTES else (0, {})
+        if v not in offsets:
+            offsets[v] = off
+            off += -(-_nbytes(v) // ALIGN) * ALIGN
+    return (off, offsets, steps) if off >= WORKSPACE_MIN_BYTES else (0, {}, {})
+
+
+def _stepped_pairs(st, temps, taken):
+    """(stacked input, stacked new value or None, row bytes, `stepped` entry, reverse) of
+    scan step `st`'s stepped carries whose stacked arrays are workspace temporaries."""
+    if st.kind != "control" or st.eqn.prim.name != "scan" or int(st.eqn.params["length"]) < 1:
+        return []
+    p, (body,) = st.eqn.params, st.subplans
+    ys = st.eqn.outvars[p["num_carry"]:]
+    out, taken = [], set(taken)
+    for j, a, b in stepped_carries(body.jaxpr, p):
+        y, z = ys[a], (ys[b] if b is not None else None)
+        if (len(y.aval.shape) < 2 or y not in temps or y in taken or y is z
+                or (z is not None and (z not in temps or z in taken))):
+            continue
+        taken |= {y, z}
+        out.append((y, z, _nbytes(y) // int(p["length"]), (j, a, b), p["reverse"]))
+    return out
 
 
 class _Workspace:

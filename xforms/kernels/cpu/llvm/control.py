@@ -23,7 +23,7 @@ import numpy as np
 from xforms.core.ir import split
 
 from ...plan.plan import subplans
-from . import invariants
+from . import buffers, invariants
 from .ops import copies
 from .ops.integers import scalar_ty
 from .scalar import Refused
@@ -147,16 +147,17 @@ def _current(m, homes):
     return out
 
 
-def _place(m, body, homes, current, rows):
+def _place(m, body, homes, current, rows, placed=frozenset()):
     """Before a body's emission: where its array outputs are computed.  A value stacked once
     is computed in its row (`rows`: stacked output index -> row pointer); the new value of
     one array carry, else, in whichever of its own buffer and the carry's output buffer the
-    carry does not read now.  -> the stacked outputs computed in place."""
+    carry does not read now (`placed`: carries whose new value is placed already, `_steps`).
+    -> the stacked outputs computed in place."""
     ins, outs = body.jaxpr.invars, body.jaxpr.outvars
     nc = len(homes)
     in_place = set()
     for k, o in enumerate(outs):
-        if (not hasattr(o, "aval") or hasattr(o, "val") or not o.aval.shape or o in ins
+        if (k in placed or not hasattr(o, "aval") or hasattr(o, "val") or not o.aval.shape or o in ins
                 or outs.index(o) != k):
             continue
         stacked = [j - nc for j in range(nc, len(outs)) if outs[j] is o]
@@ -264,6 +265,9 @@ def _scan(m, step):
     invariants.prepare(m, step)
     n = int(p["length"])
     body_plan = subplans(step)["jaxpr"]
+    steps = [e for e in buffers.stepped(m.plan).get(id(step.eqn), [])
+             if e[2] is not None or _own_value(body_plan, e[0])]
+    _first_rows(m, step, homes, ys, steps)
 
     def body(t):
         r = t
@@ -272,14 +276,58 @@ def _scan(m, step):
             m.emit(f"{r} = sub nsw i64 {n - 1}, {t}")
         cur = _current(m, homes)
         rows = {k: _row_pointer(m, y, r) for k, y in enumerate(ys) if len(y.aval.shape) > 1}
-        _place(m, body_plan, homes, cur, rows)
+        placed = _next_rows(m, step, body_plan, ys, steps, r)
+        _place(m, body_plan, homes, cur, rows, placed)
         got = _sub(m, body_plan, fixed + cur + [_row(m, x, r) for x in xs])
+        read = {a for _, a, _ in steps}         # (the carry read in its row: no store)
         for k, (y, b) in enumerate(zip(ys, got[len(c_outs):], strict=True)):
-            _store_row(m, y, r, b, rows.get(k))         # (before the carries change)
+            if k not in read:
+                _store_row(m, y, r, b, rows.get(k))     # (before the carries change)
         _update(m, homes, cur, got[:len(c_outs)])
     if n:
         _counted(m, n, body)
     _finish(m, c_outs, homes)
+
+
+def _own_value(body, j):
+    """Whether body output `j` (a carry's new value) is an array the body computes and
+    outputs once: no input, no literal."""
+    o, outs = body.jaxpr.outvars[j], body.jaxpr.outvars
+    return (hasattr(o, "aval") and not hasattr(o, "val") and bool(o.aval.shape)
+            and o not in body.jaxpr.invars and outs.count(o) == 1)
+
+
+def _first_rows(m, step, homes, ys, steps):
+    """Before a scan: each stepped carry (`buffers.stepped`) copied once into the row of its
+    stacked input that the first step reads (row 0, a reverse scan's row n - 1), which is
+    where the carry lives from then on."""
+    p = step.eqn.params
+    first = int(p["length"]) - 1 if p["reverse"] else 0
+    for j, a, _ in steps:
+        y = ys[a]
+        row = _row_pointer(m, y, first)
+        src = m.fresh()
+        m.emit(f"{src} = load ptr, ptr {homes[j][1]}")
+        copies.memcpy(m, row, src, _nbytes(m, y.aval.shape[1:], m.ty(y.aval)))
+        m.emit(f"store ptr {row}, ptr {homes[j][1]}")
+
+
+def _next_rows(m, step, body, ys, steps, r):
+    """In a scan's step (row `r`): the new value of each stepped carry that is stacked
+    nowhere else is computed in the row of its stacked input the next step reads (r + 1,
+    reverse r - 1: the region's extra row after the last step, xforms/kernels/cpu/llvm/
+    buffers.py `_layout`), not in a buffer of its own.  -> the carries so placed."""
+    placed = set()
+    for j, a, b in steps:
+        if b is not None:           # (a new value stacked too: computed in that row)
+            continue
+        o, y = body.jaxpr.outvars[j], ys[a]
+        nxt = m.fresh()
+        m.emit(f"{nxt} = {'sub' if step.eqn.params['reverse'] else 'add'} nsw i64 {r}, 1")
+        o = m.views.get(o, o)
+        m.arrays[o] = (_row_pointer(m, y, nxt), m.arrays[o][1])
+        placed.add(j)
+    return placed
 
 
 def _for_loop(m, step):

@@ -17,12 +17,16 @@ that row: the same values, multiplied and added in the same order, so the result
 Numba kernel's bit for bit.  Only products the nest takes are moved (a BLAS call reads the
 transposed operand in place, packing it its own way).
 
+Which products read a const of the body is xforms/kernels/plan/invariants.py's (the Numba
+kernels transpose the same consts, xforms/kernels/cpu/control.py); which of them pack it
+is this path's products' test.
+
     copies(step)            # for loops._arrays_written: an array of the kernel each
     prepare(m, step)        # before the loop: the transposes; `m.transposed` says where
 """
 import numpy as np
 
-from ...plan.plan import subplans
+from ...plan.invariants import loop_consts, transposed_const_products
 from .ops import products
 from .scalar import Refused
 
@@ -42,31 +46,10 @@ class Transposed:
         return hash(("transposed", id(self.var)))
 
 
-def _consts(step):
-    """(the body's sub-plan, its invars holding the control's consts: read only, the
-    control equation's operands bound to them)."""
-    p, ins = step.eqn.params, step.eqn.invars
-    name = step.eqn.prim.name
-    if name == "scan":
-        sub, n, first, outer = "jaxpr", p["num_consts"], 0, ins[:p["num_consts"]]
-    elif name == "for_loop":       # (the body's first invar: the counter)
-        sub, n, first, outer = "body_jaxpr", p["num_consts"], 1, ins[1:1 + p["num_consts"]]
-    else:
-        c = p["cond_nconsts"]
-        sub, n, first, outer = "body_jaxpr", p["body_nconsts"], 0, ins[c:c + p["body_nconsts"]]
-    body = subplans(step)[sub]
-    return body, body.jaxpr.invars[first:first + n], outer
-
-
-def _taken(st, consts):
-    """The `Transposed` copy product step `st` reads its B from, or None: a product of one
-    matrix (m, n > 1) whose B is a transposed const of the body and which small_mm's nest
+def _taken(st, y):
+    """The `Transposed` copy product step `st` (whose B is const `y` of the body) reads,
+    or None: a product of one matrix (m, n > 1) reading B transposed, which small_mm's nest
     takes (`products.nest_takes`)."""
-    if st.kind != "op" or st.eqn.prim.name != "dot_general":
-        return None
-    y = st.eqn.invars[1]
-    if not any(y is c for c in consts):
-        return None
     dt = np.dtype(y.aval.dtype)
     ty = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}.get(dt)
     try:
@@ -80,12 +63,9 @@ def _taken(st, consts):
 
 def copies(step):
     """The transposed copies Control `step`'s body products read (one per const)."""
-    if not {"jaxpr", "body_jaxpr"} & set(subplans(step)):       # (a cond: no loop)
-        return []
-    body, consts, _ = _consts(step)
     found = {}
-    for st in body.steps:
-        t = _taken(st, consts)
+    for st, y in transposed_const_products(step):
+        t = _taken(st, y)
         if t is not None:
             found.setdefault(t, t)
     return list(found)
@@ -97,7 +77,7 @@ def prepare(m, step):
     ts = copies(step)
     if not ts:
         return
-    _, consts, outer = _consts(step)
+    _, consts, outer = loop_consts(step)
     source = {id(c): o for c, o in zip(consts, outer)}
     for t in ts:
         src = source[id(t.var)]
