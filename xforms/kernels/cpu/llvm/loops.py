@@ -42,7 +42,7 @@ from ..nest import _peeling
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, numpy_abi, threaded
-from .ops import blocks, copies, indexing, integers, products, reductions, views
+from .ops import blocks, convolutions, copies, indexing, integers, products, reductions, views
 from .buffers import (_Workspace, _arrays_written, _nbytes, pooled_outputs,  # noqa: F401
                       shared, workspace)
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
@@ -79,8 +79,9 @@ def _outside(step):
     if step.kind == "op":
         name = step.eqn.prim.name
         return (None if name == "dot_general" or name in copies.OPS or indexing.takes(step.eqn)
-                else "an op other than a product, a concatenate, a reshape, a gather or "
-                     "a scatter")
+                or convolutions.takes(step.eqn)
+                else "an op other than a product, a concatenate, a reshape, a gather, "
+                     "a scatter or a float convolution")
     if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
         return control.outside(step) or next(
             (why for sub in step.subplans for st in sub.steps if (why := _outside(st))), None)
@@ -243,6 +244,9 @@ class _Loops(_Module):
         if st.kind == "op" and st.eqn.prim.name in copies.OPS:     # (copies.py)
             if not indexing.alias(self, st.eqn):       # (a view: no copy)
                 copies.emit(self, st.eqn)
+            return
+        if st.kind == "op" and convolutions.takes(st.eqn):         # (convolutions.py)
+            convolutions.emit(self, st.eqn)
             return
         if st.kind == "op":          # a matrix product (products.py; on matrix views: views.py)
             ty = self.ty(st.eqn.outvars[0].aval)
