@@ -23,8 +23,9 @@ xforms/kernels/runtime/products/blas_threads.py steers for both paths.  The size
 The class: float32/float64 products that the Numba path gives to BLAS on contiguous matrices
 (operands in 'n' or 't' layout, batch dims leading, `codegen.matrix_layouts`).  Refused (the
 Numba path keeps them): complex dtypes, mixed dtypes, products it computes by loops (fewer
-than `codegen.BLAS_MIN_FLOPS` multiply-adds), operands it copies into a transposed layout or
-reads by strided views (`la_mm_views`), an empty contraction, and sizes past a C int.
+than `codegen.BLAS_MIN_FLOPS` multiply-adds), operands it copies into a transposed layout, an
+empty contraction, and sizes past a C int; products it reads by strided views (`la_mm_views`)
+are xforms/kernels/cpu/llvm/ops/views.py's.
 Products moved into their consumer loop (plan/products.py): xforms/kernels/cpu/llvm/ops/blocks.py.
 """
 import threading
