@@ -297,3 +297,45 @@ def output_accessor(k, n):
     if n <= OUT_GROUP:
         return f"r[{k}]"
     return f"r[{k // OUT_GROUP}][{k % OUT_GROUP}]"
+
+
+# ---- convolutions: the sizes conv_run reads (xforms/kernels/runtime/conv.py) ----------------
+def _conv_prod(xs):
+    out = 1
+    for v in xs:
+        out = out * v
+    return out
+
+
+def _conv_pad3(xs, fill):
+    """A spatial tuple padded in front to 3 entries."""
+    return (fill,) * (3 - len(xs)) + tuple(xs)
+
+
+def conv_logical(shape, spec):
+    """(sizes, element strides) of a C-contiguous array of `shape` along the axes `spec`
+    names (two leading axes, then the spatial ones), spatial padded in front to three."""
+    strides = [_conv_prod(shape[d + 1:]) for d in range(len(shape))]
+    sizes = (shape[spec[0]], shape[spec[1]]) + _conv_pad3([shape[d] for d in spec[2:]], 1)
+    st = (strides[spec[0]], strides[spec[1]]) + _conv_pad3([strides[d] for d in spec[2:]], 0)
+    return sizes, st
+
+
+def conv_geometry(p):
+    """The `geo` tuple of conv_run: strides, low paddings, lhs and rhs dilations (three each,
+    padded in front), feature_group_count, batch_group_count."""
+    return (_conv_pad3(p["window_strides"], 1) + _conv_pad3([lo for lo, _ in p["padding"]], 0)
+            + _conv_pad3(p["lhs_dilation"], 1) + _conv_pad3(p["rhs_dilation"], 1)
+            + (p["feature_group_count"], p["batch_group_count"]))
+
+
+def conv_sizes(eqn):
+    """The sizes and element strides of conv_general_dilated `eqn`'s lhs, rhs and output along
+    their logical axes (`conv_logical`, 30 ints): the head of conv_run's plan
+    (xforms/kernels/runtime/conv.py), which the CPU kernel (kernels/ops/conv.py) and the
+    direct LLVM path (kernels/cpu/llvm/ops/convolutions.py) both pass."""
+    plan = ()
+    for v, spec in zip((*eqn.invars, *eqn.outvars), eqn.params["dimension_numbers"]):
+        sizes, strides = conv_logical(tuple(v.aval.shape), spec)
+        plan += sizes + strides
+    return plan

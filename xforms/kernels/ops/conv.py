@@ -48,40 +48,12 @@ kernel for large images.
 import numpy as np
 
 from ..cpu.emit import OP_RULES as CPU_RULES, _unsupported
-from ..codegen import lit
+from ..codegen import (conv_geometry as geometry, conv_logical as logical,  # noqa: F401
+                       conv_sizes, lit)
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
 from ..cuda.kernel_builder import c_strides, unsupported
 from xforms.primitives.conv import conv_general_dilated_p
-
-
-def _prod(xs):
-    out = 1
-    for v in xs:
-        out = out * v
-    return out
-
-
-def _pad3(xs, fill):
-    """A spatial tuple padded in front to 3 entries."""
-    return (fill,) * (3 - len(xs)) + tuple(xs)
-
-
-def logical(shape, spec):
-    """(sizes, element strides) of a C-contiguous array of `shape` along the axes `spec`
-    names (two leading axes, then the spatial ones), spatial padded in front to three."""
-    strides = [_prod(shape[d + 1:]) for d in range(len(shape))]
-    sizes = (shape[spec[0]], shape[spec[1]]) + _pad3([shape[d] for d in spec[2:]], 1)
-    st = (strides[spec[0]], strides[spec[1]]) + _pad3([strides[d] for d in spec[2:]], 0)
-    return sizes, st
-
-
-def geometry(p):
-    """The `geo` tuple of conv_run: strides, low paddings, lhs and rhs dilations (three each,
-    padded in front), feature_group_count, batch_group_count."""
-    return (_pad3(p["window_strides"], 1) + _pad3([lo for lo, _ in p["padding"]], 0)
-            + _pad3(p["lhs_dilation"], 1) + _pad3(p["rhs_dilation"], 1)
-            + (p["feature_group_count"], p["batch_group_count"]))
 
 
 def _text(t):
@@ -97,10 +69,7 @@ def _conv(em, eqn):
     em.alloc(out)
     if 0 in tuple(out.aval.shape):
         return
-    plan = ()
-    for v, spec in zip((lhs, rhs, out), p["dimension_numbers"]):
-        sizes, strides = logical(tuple(v.aval.shape), spec)
-        plan += sizes + strides
+    plan = conv_sizes(eqn)
     flat = [f"{em.atom(v) if v is not out else em.A(out)}.reshape(-1)" for v in (lhs, rhs, out)]
     em.globals.setdefault("_conv_runtime", "__import__('xforms.kernels.runtime.conv', fromlist=['_'])")
     run = em.global_name("_conv_runtime.conv_run")

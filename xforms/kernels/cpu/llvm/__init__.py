@@ -16,7 +16,7 @@ from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from ...plan.plan import subjaxprs
 from . import control, loops, scalar
-from .ops import copies, indexing, integers
+from .ops import convolutions, copies, indexing, integers
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _INDICES = (np.dtype(np.int64), np.dtype(np.int32))
@@ -90,7 +90,8 @@ def may_take(closed):
     """Whether the direct path may compile `closed` (its plan decides): float32/float64 or
     int64/int32 arguments, constants and results, every equation an elementwise one
     (int64/int32 arithmetic: `integers.takes`), a view (a pad too), a reduction to float or
-    bool values, a float matrix product, a concatenate or a reshape, a gather or a scatter
+    bool values, a float matrix product or convolution, a concatenate or a reshape, a gather
+    or a scatter
     (`indexing.takes`), or a scan, while or for_loop (`control.may_take`) of such
     equations.  Cheap: read from the jaxpr alone.
 
@@ -114,7 +115,7 @@ def _may_take(eqn):
                 and all(_may_take(e) for sub in subs for e in sub.jaxpr.eqns))
     if integers.takes(eqn):        # (int64/int32 arithmetic: an index, a count)
         return True
-    product = eqn.prim.name == "dot_general"
+    product = eqn.prim.name == "dot_general" or convolutions.takes(eqn)
     if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)
             or eqn.prim.name in copies.OPS or indexing.takes(eqn)):
         return False

@@ -42,7 +42,7 @@ from ..nest import _peeling
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, numpy_abi, threaded
-from .ops import blocks, copies, indexing, integers, products, reductions
+from .ops import blocks, convolutions, copies, indexing, integers, products, reductions, views
 from .buffers import (_Workspace, _arrays_written, _nbytes, pooled_outputs,  # noqa: F401
                       shared, workspace)
 from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
@@ -79,8 +79,9 @@ def _outside(step):
     if step.kind == "op":
         name = step.eqn.prim.name
         return (None if name == "dot_general" or name in copies.OPS or indexing.takes(step.eqn)
-                else "an op other than a product, a concatenate, a reshape, a gather or "
-                     "a scatter")
+                or convolutions.takes(step.eqn)
+                else "an op other than a product, a concatenate, a reshape, a gather, "
+                     "a scatter or a float convolution")
     if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
         return control.outside(step) or next(
             (why for sub in step.subplans for st in sub.steps if (why := _outside(st))), None)
@@ -244,9 +245,15 @@ class _Loops(_Module):
             if not indexing.alias(self, st.eqn):       # (a view: no copy)
                 copies.emit(self, st.eqn)
             return
-        if st.kind == "op":          # a matrix product (products.py)
-            out = st.eqn.outvars[0]
-            products.emit(self, products.accepts(st.eqn, self.ty(out.aval)), st.acc)
+        if st.kind == "op" and convolutions.takes(st.eqn):         # (convolutions.py)
+            convolutions.emit(self, st.eqn)
+            return
+        if st.kind == "op":          # a matrix product (products.py; on matrix views: views.py)
+            ty = self.ty(st.eqn.outvars[0].aval)
+            if views.takes(st.eqn):
+                views.emit(self, views.accepts(st.eqn, ty, st.acc))
+            else:
+                products.emit(self, products.accepts(st.eqn, ty), st.acc)
             return
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         # the vector polynomials where the Numba path calls them: 64+ elements, or a size that

@@ -1,7 +1,8 @@
 """The direct LLVM path's lowerings of op families, one module each: matrix products
-(`products`) and products computed inside their consumer loop (`blocks`), gathers and
-scatters (`indexing`), integer and bool arithmetic (`integers`), reductions
-(`reductions`) and byte copies (`copies`).  The loop and program structure that calls them
+(`products`), batched products on matrix views (`views`: attention's heads) and products
+computed inside their consumer loop (`blocks`), convolutions by the precompiled conv_run
+(`convolutions`), gathers and scatters (`indexing`), integer and bool arithmetic
+(`integers`), reductions (`reductions`) and byte copies (`copies`).  The loop and program structure that calls them
 (fused loops, control flow, threading, the engine) is one folder up.
 
     >>> from xforms.kernels.cpu.llvm.ops import copies, products   # as llvm/loops.py does

@@ -23,8 +23,9 @@ xforms/kernels/runtime/products/blas_threads.py steers for both paths.  The size
 The class: float32/float64 products that the Numba path gives to BLAS on contiguous matrices
 (operands in 'n' or 't' layout, batch dims leading, `codegen.matrix_layouts`).  Refused (the
 Numba path keeps them): complex dtypes, mixed dtypes, products it computes by loops (fewer
-than `codegen.BLAS_MIN_FLOPS` multiply-adds), operands it copies into a transposed layout or
-reads by strided views (`la_mm_views`), an empty contraction, and sizes past a C int.
+than `codegen.BLAS_MIN_FLOPS` multiply-adds), operands it copies into a transposed layout, an
+empty contraction, and sizes past a C int; products it reads by strided views (`la_mm_views`)
+are xforms/kernels/cpu/llvm/ops/views.py's.
 Products moved into their consumer loop (plan/products.py): xforms/kernels/cpu/llvm/ops/blocks.py.
 """
 import threading
@@ -163,9 +164,10 @@ def _matrix(mod, spec, xd, yd, od):
                                 (ty, 0.0), od, ("i32", n)])
 
 
-def _nest(mod, spec, xd, yd, od, acc=False):
+def _nest(mod, spec, xd, yd, od, acc=False, lds=None):
     """small_mm's loop nest, as `small_mm.call` passes it (lda, ldb: the stored matrices'
-    row lengths); above `PARALLEL_MIN_WORK` multiply-adds split over parts of C's rows on
+    row lengths; `lds`: (lda, ldb, ldc) of matrix views, ops/views.py); above
+    `PARALLEL_MIN_WORK` multiply-adds split over parts of C's rows on
     OpenMP's team (`_parts`), as the Numba kernel's `small_mm.product` splits them over its
     pool (the same bits for any split)."""
     from ....runtime.products import nest_ir as small_mm
@@ -173,15 +175,15 @@ def _nest(mod, spec, xd, yd, od, acc=False):
     ta, tb = spec.xl == "t", spec.yl == "t"
     sym = _nest_symbol(ty, ta, tb, acc)
     mod.decls.add(f"declare void @{sym}(ptr, i64, ptr, i64, ptr, i64, i64, i64, i64)")
-    lda, ldb = (m if ta else k), (k if tb else n)
+    lda, ldb, ldc = lds or ((m if ta else k), (k if tb else n), n)
     if m * n * k >= small_mm.PARALLEL_MIN_WORK:
-        _parts(mod, spec, sym, lda, ldb, (xd, yd, od))
+        _parts(mod, spec, sym, lda, ldb, (xd, yd, od), ldc)
         return
     mod.emit(f"call void @{sym}(ptr {xd}, i64 {lda}, ptr {yd}, i64 {ldb}, ptr {od}, "
-             f"i64 {n}, i64 {m}, i64 {n}, i64 {k})")
+             f"i64 {ldc}, i64 {m}, i64 {n}, i64 {k})")
 
 
-def _parts(mod, spec, sym, lda, ldb, ptrs):
+def _parts(mod, spec, sym, lda, ldb, ptrs, ldc):
     """The nest over parts of whole 8-row tiles of C, one part a chunk of a function launched
     on OpenMP's team (xforms/kernels/cpu/llvm/threaded.py: `xf_parallel`, the data pointers
     in its context's slots 2-4, the rows of a part in slot 5).  The parts are counted at run
@@ -219,9 +221,9 @@ body:
   %h = sub i64 %i1, %i0
   %aoff = mul i64 %i0, {a_step}
   %a0 = getelementptr {ty}, ptr %a, i64 %aoff
-  %coff = mul i64 %i0, {n}
+  %coff = mul i64 %i0, {ldc}
   %cc = getelementptr {ty}, ptr %c, i64 %coff
-  call void @{sym}(ptr %a0, i64 {lda}, ptr %b, i64 {ldb}, ptr %cc, i64 {n}, i64 %h, i64 {n}, i64 {k})
+  call void @{sym}(ptr %a0, i64 {lda}, ptr %b, i64 {ldb}, ptr %cc, i64 {ldc}, i64 %h, i64 {n}, i64 {k})
   %p1 = add i64 %p, 1
   br label %head
 exit:

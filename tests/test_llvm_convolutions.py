@@ -1,0 +1,95 @@
+"""Convolutions on the direct LLVM path (xforms/kernels/cpu/llvm/ops/convolutions.py): the
+precompiled conv_run called by its symbol with the Numba kernel's arguments, so the
+results are the Numba kernel's bit for bit -- 1-D and 2-D, NHWC and NCHW, strides, padding,
+dilations and feature groups, float32/float64, a convolution's gradients and the CNN's --
+and what it does not take (an integer convolution) compiles with Numba as before."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+from xforms.kernels.cpu import backend, llvm
+from test_llvm_loops import _both, _same, _values
+from test_llvm_products import _finite
+
+CASES = {      # name: (lhs shape, rhs shape, conv_general_dilated's keywords)
+    "nhwc": ((2, 7, 7, 3), (3, 3, 3, 4), dict(window_strides=(1, 1), padding="VALID",
+                                               dimension_numbers=("NHWC", "HWIO", "NHWC"))),
+    "nchw strided padded": ((2, 3, 9, 8), (5, 3, 3, 2), dict(
+        window_strides=(2, 1), padding=((1, 2), (0, 1)), rhs_dilation=(1, 2))),
+    "1-d lhs dilated": ((2, 4, 11), (6, 4, 3), dict(window_strides=(1,), padding=((2, 1),),
+                                                    lhs_dilation=(2,))),
+    "groups": ((1, 4, 6, 6), (6, 2, 3, 3), dict(window_strides=(1, 1), padding="SAME",
+                                                feature_group_count=2)),
+}
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_convolutions_match_numba_bit_for_bit(name, dt):
+    xs, ws, kw = CASES[name]
+    rng = np.random.default_rng(len(name))
+
+    def f(x, w):
+        return lax.conv_general_dilated(x, w, **kw) * 1.5
+
+    x, w = _finite(rng, xs, dt), _finite(rng, ws, dt)
+    prep = backend._prepare(xf.make_jaxpr(f)(x, w), {"name": "t"})
+    assert llvm.refusals(prep.plan) == [] and "xforms_unlinked" in prep.llvm_ir
+    fn, kernel = _both(f, x, w)
+    for values in (_finite, _values):
+        x, w = values(rng, xs, dt), values(rng, ws, dt)
+        _same(fn(x, w), kernel(x, w))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_a_convolutions_gradients_match_numba(dt):
+    """The gradient's convolutions (dilated, transposed roles of the operands) too."""
+    xs, ws, kw = CASES["nhwc"]
+    rng = np.random.default_rng(5)
+
+    def f(x, w):
+        return xf.grad(lambda x, w: xnp.sum(xnp.tanh(lax.conv_general_dilated(x, w, **kw))),
+                       argnums=(0, 1))(x, w)
+    x, w = _finite(rng, xs, dt), _finite(rng, ws, dt) * 0.1
+    fn, kernel = _both(f, x, w)
+    _same(fn(x, w), kernel(x, w))
+
+
+def test_the_cnn_runs_on_the_direct_path(monkeypatch):
+    """jit(grad) of a small conv net (conv-relu-pool, dense): convolutions were its only
+    refusals (session 24); its results the Numba path's bit for bit."""
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def loss(P, x):
+        h = lax.conv_general_dilated(x, P["c"], (1, 1), "VALID", dimension_numbers=dn)
+        h = lax.reduce_window(xnp.maximum(h, 0.0), -np.inf, lax.max, (1, 2, 2, 1),
+                              (1, 2, 2, 1), "VALID")
+        return xnp.mean(h.reshape(h.shape[0], -1) @ P["w"])
+    rng = np.random.default_rng(1)
+    P = {"c": _finite(rng, (3, 3, 1, 4), np.float64), "w": _finite(rng, (36, 3), np.float64)}
+    x = _finite(rng, (2, 8, 8, 1), np.float64)
+    closed = xf.make_jaxpr(xf.grad(loss))(P, x)
+    assert llvm.refusals(backend._prepare(closed, {"name": "t"}).plan) == []
+    got = {}
+    for on in ("1", "0"):                 # the direct path, then Numba
+        monkeypatch.setenv("XFORMS_LLVM_KERNELS", on)
+        monkeypatch.setattr(backend, "_exes", type(backend._exes)())
+        exe = backend.compile_cpu(closed, {"name": "t"})
+        kind = type(getattr(exe.kernel, "kernel", exe.kernel)).__name__
+        assert (kind == "builtin_function_or_method") == (on == "1")
+        got[on] = exe(P["c"], P["w"], x)
+    _same(tuple(got["1"]), tuple(got["0"]))
+
+
+def test_an_integer_convolution_compiles_with_numba():
+    x, w = np.ones((1, 5, 5, 1), np.int64), np.ones((3, 3, 1, 2), np.int64)
+
+    def f(x, w):
+        return lax.conv_general_dilated(x, w, (1, 1), "VALID",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    closed = xf.make_jaxpr(f)(x, w)
+    assert backend._prepare(closed, {"name": "t"}).llvm_ir is None
+    np.testing.assert_array_equal(np.asarray(xf.jit(f, tiered=False)(x, w)),
+                                  np.full((1, 3, 3, 2), 9))

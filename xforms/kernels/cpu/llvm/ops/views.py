@@ -1,0 +1,139 @@
+"""Batched products on matrix views (issue #35): a dot_general whose every batch index
+selects, in place, a matrix of each operand and of the output with adjacent columns and
+strided rows -- attention's q @ k.T per head of q and k in (batch, seq, heads, dim), and a
+product writing its transpose (`out_permutation`, plan/products.py `write_transposed`) --
+made as the Numba kernel makes it (xforms/kernels/cpu/ops.py `_dot_views`, runtime/linalg.py
+`la_mm_views`), so that the results are its bit for bit: per batch index, small_mm's nest
+where its rule takes the sizes (split over OpenMP's team as `small_mm.product` splits it),
+else BLAS's gemm, each reading the views through their leading dimensions.
+
+    spec = accepts(step.eqn, "float")    # Refused unless the Numba kernel takes views
+    emit(module, spec)                    # module: the loops.py `_Loops` being written
+"""
+import numpy as np
+
+from ....codegen import cpu_blas, dot_dims, matrix_layouts, view_layouts
+from ..scalar import Refused
+from . import products
+
+
+class View:
+    """One operand's matrix in a batch: its dims (rows, columns), whether it is op'd
+    transposed, and its element strides (C order) for the batch offsets."""
+
+    def __init__(self, var, batch_dims, trans):
+        self.shape = tuple(int(d) for d in var.aval.shape)
+        self.strides = [int(np.prod(self.shape[d + 1:], dtype=np.int64))
+                        for d in range(len(self.shape))]
+        r, c = (d for d in range(len(self.shape)) if d not in batch_dims)
+        self.rows, self.cols, self.trans = self.shape[r], self.shape[c], trans
+        # BLAS's leading dimension as `linalg._ld` reads a view's (any, for one row)
+        self.ld = max(self.strides[r], self.cols, 1)
+
+
+class Spec:
+    """A product `accepts` took: its equation, element type, batch dims and the three
+    views (x, y, out), the output's batch axes (axis of out -> batch position)."""
+
+    def __init__(self, eqn, ty):
+        x, y = eqn.invars
+        out = eqn.outvars[0]
+        _, (lb, rb) = eqn.params["dimension_numbers"]
+        xf, yf, _ = dot_dims(eqn)
+        xl, yl = view_layouts(eqn, xf, yf)
+        nb = len(lb)
+        perm = eqn.params.get("out_permutation", tuple(range(len(out.aval.shape))))
+        self.eqn, self.ty, self.lb, self.rb = eqn, ty, tuple(lb), tuple(rb)
+        self.batch = [int(x.aval.shape[d]) for d in lb]
+        self.x, self.y = View(x, lb, xl == "t"), View(y, rb, yl == "t")
+        self.obatch = {j: p for j, p in enumerate(perm) if p < nb}
+        self.o = View(out, tuple(self.obatch), False)
+        self.m, self.n = self.o.rows, self.o.cols
+        self.k = self.x.rows if self.x.trans else self.x.cols
+
+
+def takes(eqn):
+    """Whether the Numba kernel computes dot_general `eqn` on matrix views (`_dot_views`):
+    a product written transposed, or a BLAS product with an operand that is no contiguous
+    matrix (else products.py's class, or loops).
+
+        >>> takes(eqn)      # s = q @ k.T per head, q and k of (batch, seq, heads, dim)
+        True
+    """
+    if eqn.prim.name != "dot_general":
+        return False
+    if "out_permutation" in eqn.params:
+        return True
+    xf, yf, _ = dot_dims(eqn)
+    return cpu_blas(eqn) and None in matrix_layouts(eqn, xf, yf)[2:]
+
+
+def accepts(eqn, ty, acc=None):
+    """The `Spec` of dot_general `eqn` (element type `ty`; `takes` it) when its views are
+    float32/float64 matrices BLAS reads in place (`view_layouts`), else Refused (the
+    Numba kernel copies the operands into transposed layouts there)."""
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    if len({np.dtype(a.aval.dtype) for a in (x, y, out)}) != 1 or ty not in ("float", "double"):
+        raise Refused("a product of mixed or non-float dtypes")
+    xf, yf, _ = dot_dims(eqn)
+    if view_layouts(eqn, xf, yf) is None:
+        raise Refused("a product of copied operands")
+    if acc is not None:
+        raise Refused("a product on views added into a value")
+    spec = Spec(eqn, ty)
+    perm = eqn.params.get("out_permutation", ())
+    if perm and perm[-1] != len(perm) - 1:
+        raise Refused("a transposed product whose columns are not adjacent")
+    if spec.k == 0 or max(spec.m, spec.n, spec.k, spec.x.ld, spec.y.ld, spec.o.ld) > 2 ** 31 - 1:
+        raise Refused("an empty contraction or sizes past a C int")
+    return spec
+
+
+def emit(mod, spec):
+    """Write `spec`'s product into `mod`: counted loops over the batch (C order, as the
+    Numba kernel's `_Nest`), one nest or gemm call per matrix."""
+    x, y = spec.eqn.invars
+    out = spec.eqn.outvars[0]
+    if not all(v in mod.arrays for v in (x, y, out)):
+        raise Refused("a product of values that are no arrays of the module")
+    if spec.m == 0 or spec.n == 0:
+        return
+
+    def one(syms):
+        idx = [mod.index(s) for s in syms]
+        ptrs = [_at(mod, spec.ty, mod.arrays[v][0], [(idx[j], view.strides[d])
+                                                      for j, d in enumerate(dims)])
+                for v, view, dims in ((x, spec.x, spec.lb), (y, spec.y, spec.rb))]
+        ptrs.append(_at(mod, spec.ty, mod.arrays[out][0],
+                        [(idx[p], spec.o.strides[j]) for j, p in spec.obatch.items()]))
+        _matrix(mod, spec, *ptrs)
+    mod._nest_over(tuple(spec.batch), one)
+
+
+def _at(mod, ty, data, terms):
+    """data + sum(index * stride) elements of `ty`."""
+    off = "0"
+    for i, stride in terms:
+        t, s = mod.fresh(), mod.fresh()
+        mod.emit(f"{t} = mul nsw i64 {i}, {stride}")
+        mod.emit(f"{s} = add nsw i64 {off}, {t}")
+        off = s
+    p = mod.fresh()
+    mod.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {off}")
+    return p
+
+
+def _matrix(mod, spec, xd, yd, od):
+    """o = op(a) @ op(b) on one batch's views, as `la_mm_views`: the nest where its rule
+    takes the sizes, else gemm (row-major: the column-major product of the swapped views)."""
+    m, n, k, ty = spec.m, spec.n, spec.k, spec.ty
+    ta, tb = spec.x.trans, spec.y.trans
+    if products._small(m, n, k, ty, tb):
+        one = products.Spec(spec.eqn, ty, 1, m, k, n, "nt"[ta], "nt"[tb])
+        products._nest(mod, one, xd, yd, od, lds=(spec.x.ld, spec.y.ld, spec.o.ld))
+        return
+    products._call(mod, ty, "gemm", [
+        ("i8", ord("T" if tb else "N")), ("i8", ord("T" if ta else "N")), ("i32", n),
+        ("i32", m), ("i32", k), (ty, 1.0), yd, ("i32", spec.y.ld), xd, ("i32", spec.x.ld),
+        (ty, 0.0), od, ("i32", spec.o.ld)])
