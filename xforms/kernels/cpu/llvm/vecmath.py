@@ -10,8 +10,9 @@ of every operation live once, in libm/vecmath's plain-Python functions; the tiny
 intrinsics there (`_mad`, `_as_bits`, `_like`, ...) are typed with
 libm/vecmath/scalar_types.py and called with their own code generators, so nothing here
 imports Numba (~0.15 CPU s of a cold first call with tanh, issue #35).  The translator
-types values as Numba does (float32 op float64 or int -> float64; ints are int64), writes `a if c else b` as a select (Numba branches; LLVM if-converts it: the
-arms are pure) and inlines each helper call.  The Numba runtime compiles every function with
+types values as Numba does (float32 op float64 or int -> float64; ints are int64), writes
+`a if c else b` as a select (Numba branches; LLVM if-converts it: the arms are pure) and
+inlines each helper call.  The Numba runtime compiles every function with
 no fast-math flags (`cpu_runtime._vecmath_functions`), so neither does this: with the same
 operations in the same order and explicit `llvm.fmuladd` only, the bits agree.
 
