@@ -152,3 +152,38 @@ def test_direct_path_products_import_neither_numba_nor_scipy_linalg(tmp_path):
     lines = dict(ln.split(" ", 1) for ln in out.stdout.splitlines() if " " in ln)
     assert lines["LOADED"] == "[]", out.stdout
     assert lines["SAME"] == "True", out.stdout
+
+
+DIRECT_VECMATH = """
+import sys, numpy as np, xforms as xf, xforms.numpy as xnp
+from xforms.kernels.cpu.llvm import vecmath
+x = np.linspace(-3.0, 3.0, 256)
+for dt in (np.float64, np.float32):
+    f = xf.jit(lambda x: xnp.sum(xnp.tanh(x) * xnp.exp(x)), tiered=False)
+    g = xf.jit(xf.grad(lambda x: xnp.sum(xnp.tanh(x) * xnp.exp(x))), tiered=False)
+    a = x.astype(dt)
+    want = np.tanh(a) * np.exp(a)
+    assert np.allclose(f(a), want.sum(), rtol=1e-5), (f(a), want.sum())
+    assert np.allclose(g(a), (1 - np.tanh(a) ** 2) * np.exp(a) + want, rtol=1e-5, atol=1e-5), dt
+print("TRANSLATED", *sorted(f"{n}:{t}" for n, t in vecmath._cache))
+print("LOADED", [m for m in ("numba", "scipy.linalg") if m in sys.modules])
+import xforms.kernels.libm.vecmath as vm     # the Numba functions, built on first use
+print("SAME", abs(vm.vm_tanh(0.5) - np.tanh(0.5)) < 1e-15, "numba" in sys.modules)
+"""
+
+
+def test_direct_path_vector_math_imports_no_numba(tmp_path):
+    """tanh and exp in a loop of 256 elements on the direct LLVM path: their IR is
+    translated from libm/vecmath's plain-Python functions and base.py's intrinsics
+    (cpu/llvm/vecmath.py), which import no Numba (`import numba`: ~0.15 CPU s of a cold
+    first call, issue #35); the package's Numba functions are built on first use."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               XFORMS_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", DIRECT_VECMATH], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = dict(ln.split(" ", 1) for ln in out.stdout.splitlines() if " " in ln)
+    assert {"vm_tanh:double", "vm_exp:double", "vmf_tanh:float", "vmf_exp:float"} <= set(
+        lines["TRANSLATED"].split()), out.stdout
+    assert lines["LOADED"] == "[]", out.stdout
+    assert lines["SAME"] == "True True", out.stdout

@@ -7,10 +7,12 @@ function's IR is translated from its Python source, the one the Numba path compi
 
 Why a translator and not a second table: the polynomials, their coefficients and the order
 of every operation live once, in libm/vecmath's plain-Python functions; the tiny typed
-intrinsics there (`_mad`, `_as_bits`, `_like`, ...) are called with their own code
-generators.  The translator types values as Numba does (float32 op float64 or int -> float64;
-ints are int64), writes `a if c else b` as a select (Numba branches; LLVM if-converts it: the
-arms are pure) and inlines each helper call.  The Numba runtime compiles every function with
+intrinsics there (`_mad`, `_as_bits`, `_like`, ...) are typed with
+libm/vecmath/scalar_types.py and called with their own code generators, so nothing here
+imports Numba (~0.15 CPU s of a cold first call with tanh, issue #35).  The translator
+types values as Numba does (float32 op float64 or int -> float64; ints are int64), writes
+`a if c else b` as a select (Numba branches; LLVM if-converts it: the arms are pure) and
+inlines each helper call.  The Numba runtime compiles every function with
 no fast-math flags (`cpu_runtime._vecmath_functions`), so neither does this: with the same
 operations in the same order and explicit `llvm.fmuladd` only, the bits agree.
 
@@ -26,17 +28,14 @@ import textwrap
 
 import numpy as np
 from llvmlite import ir
-from numba import types as nbt
-from numba.core.extending import _Intrinsic
-
-from ...libm.vecmath import base
+from ...libm.vecmath import base, scalar_types as st
 from ..chunking import _has_bounded_trig
 from ..scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from .ops.reductions import accumulators
 from .scalar import Refused
 
-_F64, _F32, _I64, _BOOL = nbt.float64, nbt.float32, nbt.int64, nbt.boolean
-_LL = {_F64: ir.DoubleType(), _F32: ir.FloatType(), _I64: ir.IntType(64), _BOOL: ir.IntType(1)}
+_F64, _F32, _I64, _BOOL = st.float64, st.float32, st.int64, st.boolean
+_LL = {t: t.llvm for t in (_F64, _F32, _I64, _BOOL)}
 _BY_NAME = {"double": _F64, "float": _F32}
 _FCMP = {ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 _MATH = {"fabs": "llvm.fabs", "copysign": "llvm.copysign", "floor": "llvm.floor"}
@@ -89,8 +88,8 @@ def _unify(a, b):
 def _cast(builder, v, src, dst):
     if src == dst:
         return v
-    if isinstance(dst, nbt.Float):
-        if isinstance(src, nbt.Float):
+    if isinstance(dst, st.Float):
+        if isinstance(src, st.Float):
             return (builder.fpext if dst == _F64 else builder.fptrunc)(v, _LL[dst])
         return (builder.uitofp if src == _BOOL else builder.sitofp)(v, _LL[dst])
     if src == _BOOL:
@@ -99,7 +98,7 @@ def _cast(builder, v, src, dst):
 
 
 class _Ctx:
-    """What the intrinsics' code generators ask of Numba's context."""
+    """What the intrinsics' code generators ask of a context (Numba's, on the Numba path)."""
 
     def get_value_type(self, t):
         return _LL[t]
@@ -184,7 +183,7 @@ class _Body:
         t = _unify(ta, tc)
         a, c = _cast(self.b, a, ta, t), _cast(self.b, c, tc, t)
         op = type(e.op).__name__
-        if isinstance(t, nbt.Float) and op in ("Add", "Sub", "Mult"):
+        if isinstance(t, st.Float) and op in ("Add", "Sub", "Mult"):
             return getattr(self.b, {"Add": "fadd", "Sub": "fsub", "Mult": "fmul"}[op])(a, c), t
         ops = {"Add": "add", "Sub": "sub", "Mult": "mul", "RShift": "ashr", "LShift": "shl",
                "BitAnd": "and_", "BitOr": "or_"}
@@ -197,7 +196,7 @@ class _Body:
         if isinstance(e.op, ast.Not) and t == _BOOL:
             return self.b.not_(v), t
         if isinstance(e.op, ast.USub):
-            return (self.b.fneg(v) if isinstance(t, nbt.Float) else self.b.neg(v)), t
+            return (self.b.fneg(v) if isinstance(t, st.Float) else self.b.neg(v)), t
         raise Untranslatable(type(e.op).__name__)
 
     def _Compare(self, e):
@@ -207,7 +206,7 @@ class _Body:
         t = _unify(ta, tc)
         a, c = _cast(self.b, a, ta, t), _cast(self.b, c, tc, t)
         op = _FCMP[type(e.ops[0])]
-        if not isinstance(t, nbt.Float):
+        if not isinstance(t, st.Float):
             return self.b.icmp_signed(op, a, c), _BOOL
         cmp = self.b.fcmp_unordered if op == "!=" else self.b.fcmp_ordered
         return cmp(op, a, c), _BOOL
@@ -236,13 +235,15 @@ class _Body:
         if f.id == "float" and len(args) == 1:
             return _cast(self.b, *args[0], _F64), _F64
         target = self.py.__globals__.get(f.id)
-        if isinstance(target, _Intrinsic):
-            sig, codegen = target._defn(None, *[t for _, t in args])
+        if isinstance(target, base.Intrinsic):
+            typed = target.define(st, *[t for _, t in args])
+            if typed is None:
+                raise Untranslatable(f"{f.id}{tuple(t for _, t in args)}")
+            sig, codegen = typed
             return codegen(_Ctx(), self.b, sig, [v for v, _ in args]), sig.return_type
-        py = getattr(target, "py_func", None)
-        if py is None:
+        if target is None or base._PY_FUNCS.get(f.id) is not target:
             raise Untranslatable(f.id)
-        return _Body(self.b, py).run(args)
+        return _Body(self.b, target).run(args)
 
     def _math(self, name, args):
         # (Numba types math.* of float32 as float32, of anything else as float64)

@@ -24,8 +24,10 @@ Approach
   then reconstruction.  Every ``if`` is an arithmetic select
   (``a if c else b``) that LLVM if-converts; all lanes compute everything
   (the one real branch is the libm fallback of vm_sin/vm_cos/vm_tan).
-* Tiny target-generic Numba intrinsics (xforms/kernels/libm/vecmath/base.py, which also
-  keeps the registry ``rebuild_with`` uses), no other machinery:
+* Tiny target-generic intrinsics (xforms/kernels/libm/vecmath/base.py, which also
+  keeps the registry ``rebuild_with`` uses; written once, Numba's ``@intrinsic`` made of
+  them in jit.py: the package's modules are plain Python, imported without Numba, and
+  ``vm_exp`` ... are built with Numba on first use), no other machinery:
   ``_as_bits``/``_from_bits`` (IEEE-754 bitcast: builds 2**k for exp and
   splits exponent/mantissa for log; vectorises to nothing or to integer
   shifts), ``_like`` (rounds the float64 result to float32 for float32
@@ -160,12 +162,8 @@ import sys
 from . import base, explog, f32, trig
 from ..names import (PUBLIC_FUNCTIONS, TRIG_BOUNDED, VECMATH, VECMATH_BOUNDED,  # noqa: F401
                      VECMATH_F32, VECMATH_TRIG_EXACT)
-from .explog import (vm_atan, vm_cosh, vm_exp, vm_expm1, vm_log, vm_log1p, vm_logistic, vm_sinh,
-                     vm_tanh)
-from .f32 import (ERROR_BOUNDS_ULP_F32, TRIG_MAX_ARG_F32, vmf_cos, vmf_cos_bounded,
-                  vmf_exp, vmf_log, vmf_sin, vmf_sin_bounded, vmf_tan, vmf_tan_bounded, vmf_tanh)
-from .trig import (TRIG_MAX_ARG, vm_cos, vm_cos_bounded, vm_sin, vm_sin_bounded, vm_tan,
-                   vm_tan_bounded)
+from .f32 import ERROR_BOUNDS_ULP_F32, TRIG_MAX_ARG_F32
+from .trig import TRIG_MAX_ARG
 
 __all__ = [
     "ERROR_BOUNDS_ULP",
@@ -254,5 +252,18 @@ def rebuild_with(decorator):
     intrinsics (bitcast, float cast, llvm.fmuladd/rint/fabs/copysign), so any
     Numba target can compile them.
     """
-    mods = (base, trig, f32, explog, sys.modules[__name__])
-    return base.rebuild_with(decorator, mods)
+    from . import jit
+    return jit.rebuild_with(decorator, _MODULES)
+
+
+_MODULES = (base, trig, f32, explog, sys.modules[__name__])
+
+
+def __getattr__(name):
+    """``vm_exp`` and the other functions and helpers as Numba functions (jit.py), built
+    on first use: importing the package imports no Numba (the direct LLVM path reads the
+    plain-Python functions, base._PY_FUNCS)."""
+    if name in base._PY_FUNCS:
+        from . import jit
+        return jit.numba_family(_MODULES)[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,8 @@
-"""Building blocks of the vectorisable math (kernels/vecmath*.py): the registry of the
-plain-Python functions (so ``rebuild_with`` can recompile the family for another Numba
-target) and tiny typed LLVM intrinsics, each zero or one instruction, that LLVM's loop
-vectoriser turns into packed code.
+"""Building blocks of the vectorisable math (kernels/vecmath*.py), free of Numba: the
+registry of the plain-Python functions (jit.py compiles them with Numba, for the CPU or
+another target; xforms/kernels/cpu/llvm/vecmath.py translates their source to LLVM IR) and
+tiny typed LLVM intrinsics, each zero or one instruction, that LLVM's loop vectoriser turns
+into packed code, each written once against a types namespace (`Intrinsic`).
 
 float64: ``_as_bits``/``_from_bits`` (bitcast), ``_like`` (round to the argument's float
 type), ``_div`` (bare fdiv: no ZeroDivisionError branch), ``_mad`` (llvm.fmuladd),
@@ -16,28 +17,25 @@ to float64::
     def f(x):                   # x float32
         return _madf(x, x, _ONEF)    # x*x + 1 in float32
 """
-import types as _pytypes
-
-import numba
 import numpy as np
 from llvmlite import ir as llvmir
-from numba import types as _nbtypes
-from numba.core import cgutils
-from numba.extending import intrinsic
 
 # ---------------------------------------------------------------------------
-# Registration: every function below is written as plain Python, kept in
-# _PY_FUNCS, and exported as an ``@numba.njit(inline="always")`` dispatcher.
-# ``rebuild_with(decorator)`` re-creates the whole family with another
-# decorator (e.g. ``numba.cuda.jit(device=True, inline=True)``).
+# Registration: every function below is written as plain Python and kept in _PY_FUNCS
+# (this package imports no Numba: the direct LLVM path translates these sources,
+# xforms/kernels/cpu/llvm/vecmath.py).  jit.py applies the Numba wrappers on top:
+# ``@numba.njit(inline="always")`` for ``_vm``, a plain ``@numba.njit`` for ``_leaf``,
+# or one decorator for all (``rebuild_with``, e.g. CUDA device functions).
 # ---------------------------------------------------------------------------
 
 _PY_FUNCS = {}
+_LEAVES = set()
 
 
 def _vm(fn):
+    """Register `fn` (inlined by Numba into its callers)."""
     _PY_FUNCS[fn.__name__] = fn
-    return numba.njit(inline="always", cache=False)(fn)
+    return fn
 
 
 def _leaf(fn):
@@ -45,49 +43,73 @@ def _leaf(fn):
     inliner (always inlined, far below its threshold); this keeps Numba-level
     inlining, which dominates compile time, shallow."""
     _PY_FUNCS[fn.__name__] = fn
-    return numba.njit(cache=False)(fn)
+    _LEAVES.add(fn.__name__)
+    return fn
+
+
+class Intrinsic:
+    """A tiny typed LLVM operation written once for every consumer: ``define(T, *argtypes)``
+    types a call with the types namespace T (``numba.types`` in jit.py, scalar_types.py on
+    the direct path) and returns ``(signature, codegen)`` or None (no such signature);
+    ``codegen(context, builder, sig, args)`` asks the context only ``get_value_type`` and
+    ``cast``.  ``_as_bits.define(scalar_types, scalar_types.float64)[0].return_type`` is
+    int64."""
+
+    def __init__(self, define):
+        self.define, self.__name__, self.__doc__ = define, define.__name__, define.__doc__
+
+
+def _intrinsic(define):
+    return Intrinsic(define)
+
+
+def _get_or_insert(module, fnty, name):
+    """The module's function `name`, declared with `fnty` if it is not there yet."""
+    fn = module.globals.get(name)
+    return fn if fn is not None else llvmir.Function(module, fnty, name)
 
 
 # ---------------------------------------------------------------------------
 # Five tiny typed primitives (LLVM bitcast / fptrunc / fdiv / fmuladd).  They are
-# target-generic Numba intrinsics, compile to zero or one instruction, are
-# vectorised trivially and are valid on every LLVM target Numba has (CPU, NVVM).
+# target-generic intrinsics (Numba's ``@intrinsic`` through jit.py, or read by the direct
+# LLVM path), compile to zero or one instruction, are vectorised trivially and are valid on
+# every LLVM target Numba has (CPU, NVVM).
 # ---------------------------------------------------------------------------
 
 
-@intrinsic
-def _as_bits(typingctx, x):
+@_intrinsic
+def _as_bits(T, x):
     """IEEE-754 bit pattern of a float64 as int64."""
-    if x != _nbtypes.float64:
+    if x != T.float64:
         return None
-    sig = _nbtypes.int64(_nbtypes.float64)
+    sig = T.int64(T.float64)
 
     def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], context.get_value_type(_nbtypes.int64))
+        return builder.bitcast(args[0], context.get_value_type(T.int64))
 
     return sig, codegen
 
 
-@intrinsic
-def _from_bits(typingctx, i):
+@_intrinsic
+def _from_bits(T, i):
     """float64 whose IEEE-754 bit pattern is the int64 ``i``."""
-    if not isinstance(i, _nbtypes.Integer):
+    if not isinstance(i, T.Integer):
         return None
-    sig = _nbtypes.float64(_nbtypes.int64)
+    sig = T.float64(T.int64)
 
     def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], context.get_value_type(_nbtypes.float64))
+        return builder.bitcast(args[0], context.get_value_type(T.float64))
 
     return sig, codegen
 
 
-@intrinsic
-def _like(typingctx, r, x):
+@_intrinsic
+def _like(T, r, x):
     """Round the float64 ``r`` to the float type matching the argument ``x``.
 
     float32 ``x`` -> float32 result; anything else (float64, ints) -> float64.
     """
-    out = _nbtypes.float32 if x == _nbtypes.float32 else _nbtypes.float64
+    out = T.float32 if x == T.float32 else T.float64
     sig = out(r, x)
 
     def codegen(context, builder, sig, args):
@@ -104,57 +126,57 @@ def _like(typingctx, r, x):
 # iteration waited for the one before (LLVM issue 202086).  Measured 2026-11-25, 2^16
 # elements, one thread, ns per element: float32 log in the chunked loop 1.00 -> 0.45,
 # float64 log in the plain loop 3.09 -> 1.25 (which loop shape hit it was allocation luck).
-_FINITE_NONNEG_BITS = {_nbtypes.float32: (32, 0x7F800000), _nbtypes.float64: (64, 0x7FF << 52)}
+_FINITE_NONNEG_BITS = {"float32": (32, 0x7F800000), "float64": (64, 0x7FF << 52)}
 
 
-@intrinsic
-def _finite_nonneg(typingctx, x):
+@_intrinsic
+def _finite_nonneg(T, x):
     """x is +0.0 or positive and finite (not -0.0, inf or nan): one unsigned compare of
     the bits against +inf's (no all-ones constant; see above)."""
-    if x not in _FINITE_NONNEG_BITS:
+    if x not in (T.float32, T.float64):
         return None
-    width, inf_bits = _FINITE_NONNEG_BITS[x]
+    width, inf_bits = _FINITE_NONNEG_BITS[str(x)]
 
     def codegen(context, builder, sig, args):
         ity = llvmir.IntType(width)
         bits = builder.bitcast(args[0], ity)
         return builder.icmp_unsigned("<", bits, ity(inf_bits))
 
-    return _nbtypes.boolean(x), codegen
+    return T.boolean(x), codegen
 
 
-def _f64_args(context, builder, sig, args):
-    return [context.cast(builder, v, t, _nbtypes.float64) for v, t in zip(args, sig.args)]
+def _f64_args(T, context, builder, sig, args):
+    return [context.cast(builder, v, t, T.float64) for v, t in zip(args, sig.args)]
 
 
-@intrinsic
-def _div(typingctx, a, b):
+@_intrinsic
+def _div(T, a, b):
     """a / b as a bare IEEE division (no ZeroDivisionError check, which under
     Numba's default error_model='python' would branch and block vectorisation)."""
-    if not all(isinstance(t, (_nbtypes.Float, _nbtypes.Integer)) for t in (a, b)):
+    if not all(isinstance(t, (T.Float, T.Integer)) for t in (a, b)):
         return None
-    sig = _nbtypes.float64(a, b)
+    sig = T.float64(a, b)
 
     def codegen(context, builder, sig, args):
-        x, y = _f64_args(context, builder, sig, args)
+        x, y = _f64_args(T, context, builder, sig, args)
         return builder.fdiv(x, y)
 
     return sig, codegen
 
 
-@intrinsic
-def _mad(typingctx, a, b, c):
+@_intrinsic
+def _mad(T, a, b, c):
     """a * b + c via llvm.fmuladd: one FMA where the target has FMA, else a
     separate multiply and add (only used in polynomial evaluation)."""
-    if not all(isinstance(t, (_nbtypes.Float, _nbtypes.Integer)) for t in (a, b, c)):
+    if not all(isinstance(t, (T.Float, T.Integer)) for t in (a, b, c)):
         return None
-    sig = _nbtypes.float64(a, b, c)
+    sig = T.float64(a, b, c)
 
     def codegen(context, builder, sig, args):
         dbl = llvmir.DoubleType()
         fnty = llvmir.FunctionType(dbl, [dbl, dbl, dbl])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.fmuladd.f64")
-        return builder.call(fn, _f64_args(context, builder, sig, args))
+        fn = _get_or_insert(builder.module, fnty, "llvm.fmuladd.f64")
+        return builder.call(fn, _f64_args(T, context, builder, sig, args))
 
     return sig, codegen
 
@@ -166,12 +188,12 @@ _SHIFTER = 6755399441055744.0
 _SHIFTER_BITS = 0x4338000000000000
 
 
-@intrinsic
-def _pow2_shifted(typingctx, t):
+@_intrinsic
+def _pow2_shifted(T, t):
     """2.0**k for t = fl(k + _SHIFTER), -1022 <= k <= 1023: the low bits of t's pattern hold k
     and _SHIFTER's low 12 bits are zero, so (bits << 52) + (1023 << 52) is 2**k's pattern
     (two integer instructions, no conversion; a nan t gives some float, never poison)."""
-    if t != _nbtypes.float64:
+    if t != T.float64:
         return None
 
     def codegen(context, builder, sig, args):
@@ -179,7 +201,7 @@ def _pow2_shifted(typingctx, t):
         bits = builder.shl(builder.bitcast(args[0], i64), i64(52))
         return builder.bitcast(builder.add(bits, i64(1023 << 52)), llvmir.DoubleType())
 
-    return _nbtypes.float64(t), codegen
+    return T.float64(t), codegen
 
 
 # ---------------------------------------------------------------------------
@@ -191,55 +213,56 @@ _F32 = llvmir.FloatType()
 _I32 = llvmir.IntType(32)
 
 
-def _f32_args(context, builder, sig, args):
-    return [context.cast(builder, v, t, _nbtypes.float32) for v, t in zip(args, sig.args)]
+def _f32_args(T, context, builder, sig, args):
+    return [context.cast(builder, v, t, T.float32) for v, t in zip(args, sig.args)]
 
 
-def _numeric(*tys):
-    return all(isinstance(t, (_nbtypes.Float, _nbtypes.Integer)) for t in tys)
+def _numeric(T, *tys):
+    return all(isinstance(t, (T.Float, T.Integer)) for t in tys)
 
 
 def _llvm_f32_call(builder, name, args):
     fnty = llvmir.FunctionType(_F32, [_F32] * len(args))
-    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+    fn = _get_or_insert(builder.module, fnty, name)
     return builder.call(fn, args)
 
 
-@intrinsic
-def _madf(typingctx, a, b, c):
+@_intrinsic
+def _madf(T, a, b, c):
     """a * b + c in float32 via llvm.fmuladd.f32 (FMA where the target has one)."""
-    if not _numeric(a, b, c):
+    if not _numeric(T, a, b, c):
         return None
 
     def codegen(context, builder, sig, args):
-        return _llvm_f32_call(builder, "llvm.fmuladd.f32", _f32_args(context, builder, sig, args))
+        args = _f32_args(T, context, builder, sig, args)
+        return _llvm_f32_call(builder, "llvm.fmuladd.f32", args)
 
-    return _nbtypes.float32(a, b, c), codegen
+    return T.float32(a, b, c), codegen
 
 
-@intrinsic
-def _divf(typingctx, a, b):
+@_intrinsic
+def _divf(T, a, b):
     """a / b in float32, a bare IEEE division (no ZeroDivisionError branch)."""
-    if not _numeric(a, b):
+    if not _numeric(T, a, b):
         return None
 
     def codegen(context, builder, sig, args):
-        x, y = _f32_args(context, builder, sig, args)
+        x, y = _f32_args(T, context, builder, sig, args)
         return builder.fdiv(x, y)
 
-    return _nbtypes.float32(a, b), codegen
+    return T.float32(a, b), codegen
 
 
 def _unary_f32(llvm_name):
-    @intrinsic
-    def fn(typingctx, x):
-        if not _numeric(x):
+    @_intrinsic
+    def fn(T, x):
+        if not _numeric(T, x):
             return None
 
         def codegen(context, builder, sig, args):
-            return _llvm_f32_call(builder, llvm_name, _f32_args(context, builder, sig, args))
+            return _llvm_f32_call(builder, llvm_name, _f32_args(T, context, builder, sig, args))
 
-        return _nbtypes.float32(x), codegen
+        return T.float32(x), codegen
     return fn
 
 
@@ -247,47 +270,48 @@ _rintf = _unary_f32("llvm.rint.f32")      # round to nearest, ties to even
 _absf = _unary_f32("llvm.fabs.f32")
 
 
-@intrinsic
-def _copysignf(typingctx, x, s):
+@_intrinsic
+def _copysignf(T, x, s):
     """|x| with the sign of s, float32 (llvm.copysign.f32)."""
-    if not _numeric(x, s):
+    if not _numeric(T, x, s):
         return None
 
     def codegen(context, builder, sig, args):
-        return _llvm_f32_call(builder, "llvm.copysign.f32", _f32_args(context, builder, sig, args))
+        args = _f32_args(T, context, builder, sig, args)
+        return _llvm_f32_call(builder, "llvm.copysign.f32", args)
 
-    return _nbtypes.float32(x, s), codegen
+    return T.float32(x, s), codegen
 
 
-@intrinsic
-def _pow2f(typingctx, k):
+@_intrinsic
+def _pow2f(T, k):
     """2**k as float32 for an integral float32 k, -126 <= k <= 127 (exponent field)."""
-    if not _numeric(k):
+    if not _numeric(T, k):
         return None
 
     def codegen(context, builder, sig, args):
-        (kf,) = _f32_args(context, builder, sig, args)
+        (kf,) = _f32_args(T, context, builder, sig, args)
         e = builder.add(builder.fptosi(kf, _I32), _I32(127))
         return builder.bitcast(builder.shl(e, _I32(23)), _F32)
 
-    return _nbtypes.float32(k), codegen
+    return T.float32(k), codegen
 
 
-@intrinsic
-def _bitf(typingctx, k, b):
+@_intrinsic
+def _bitf(T, k, b):
     """Whether bit b (an integer) of the integral float32 k (as a two's complement int32)
     is set; used for the quadrant of the trigonometric reduction."""
-    if not (_numeric(k) and isinstance(b, _nbtypes.Integer)):
+    if not (_numeric(T, k) and isinstance(b, T.Integer)):
         return None
 
     def codegen(context, builder, sig, args):
-        kf = context.cast(builder, args[0], sig.args[0], _nbtypes.float32)
+        kf = context.cast(builder, args[0], sig.args[0], T.float32)
         ki = builder.fptosi(kf, _I32)
         bi = builder.trunc(args[1], _I32) if args[1].type.width > 32 else args[1]
         bit = builder.and_(builder.lshr(ki, bi), _I32(1))
         return builder.icmp_unsigned("!=", bit, _I32(0))
 
-    return _nbtypes.boolean(k, b), codegen
+    return T.boolean(k, b), codegen
 
 
 # x = 2**k * m with m in [sqrt(1/2), sqrt(2)) for a positive normal float32 x, read from the
@@ -302,53 +326,31 @@ def _reduce_log2f(builder, x):
     return bits, k
 
 
-@intrinsic
-def _log2_kf(typingctx, x):
+@_intrinsic
+def _log2_kf(T, x):
     """k of x = 2**k * m, m in [sqrt(1/2), sqrt(2)), as float32 (x positive normal)."""
-    if x != _nbtypes.float32:
+    if x != T.float32:
         return None
 
     def codegen(context, builder, sig, args):
         return builder.sitofp(_reduce_log2f(builder, args[0])[1], _F32)
 
-    return _nbtypes.float32(x), codegen
+    return T.float32(x), codegen
 
 
-@intrinsic
-def _log2_mf(typingctx, x):
+@_intrinsic
+def _log2_mf(T, x):
     """m of x = 2**k * m, m in [sqrt(1/2), sqrt(2)) (x positive normal; exact)."""
-    if x != _nbtypes.float32:
+    if x != T.float32:
         return None
 
     def codegen(context, builder, sig, args):
         bits, k = _reduce_log2f(builder, args[0])
         return builder.bitcast(builder.sub(bits, builder.shl(k, _I32(23))), _F32)
 
-    return _nbtypes.float32(x), codegen
+    return T.float32(x), codegen
 
 
 def f32(v):
     """A float32 constant (Numba types a global NumPy float32 as float32)."""
     return np.float32(v)
-
-
-def rebuild_with(decorator, modules):
-    """Re-create every registered function with ``decorator`` in one namespace made of the
-    globals of ``modules`` (the vecmath files; the last one names the clones' module, which
-    Numba's disk cache records); returns {name: function}.  A name bound to
-    different values in two modules is an error (the clones share one namespace)."""
-    ns = {k: v for k, v in vars(modules[-1]).items() if k.startswith("__")}  # __name__ ...
-    for mod in modules:
-        for k, v in vars(mod).items():
-            if k.startswith("__"):
-                continue
-            if k in ns and ns[k] is not v and k.startswith("_") and not isinstance(
-                    v, _pytypes.ModuleType):
-                if not (np.isscalar(v) and np.isscalar(ns[k]) and ns[k] == v):
-                    raise ValueError(f"vecmath: {k} differs between modules")
-            ns[k] = v
-    for name, fn in _PY_FUNCS.items():
-        clone = _pytypes.FunctionType(fn.__code__, ns, name, fn.__defaults__, fn.__closure__)
-        clone.__doc__ = fn.__doc__
-        ns[name] = decorator(clone)
-    return {name: ns[name] for name in _PY_FUNCS}
