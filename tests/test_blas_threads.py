@@ -74,3 +74,26 @@ def test_counts_read_back_what_was_set():
     finally:
         for f, n in zip(blas_threads._setters(), before.values()):
             f(n)
+
+
+def test_the_openblas_finders_share_one_helper_and_import_no_scipy():
+    """runtime/threads.bundled_openblas finds each bundled OpenBLAS for the four users
+    (the spin restart, gemv_lib, blas_threads, blas_pointers) without importing SciPy:
+    blas_threads' and blas_pointers' own copies imported it to find its folder."""
+    from xforms.kernels.runtime.threads import _bundled_openblas_paths, bundled_openblas
+    assert bundled_openblas("no_such_package") == []
+    assert _bundled_openblas_paths() == bundled_openblas("scipy") + bundled_openblas("numpy")
+    code = ("import sys; from xforms.kernels.runtime.products import blas_pointers, "
+            "blas_threads, gemv_lib; found = (blas_threads._setters(), "
+            "blas_pointers._openblas(), gemv_lib._load()); "
+            "print(len(found[0]), found[1] is not None, 'scipy' in sys.modules)")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, cwd=root, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    n, pointers, scipy_imported = out.stdout.split()
+    assert scipy_imported == "False"
+    # what the process has: as many setters as bundled libraries with one, SciPy's pointers
+    assert int(n) == len(blas_threads._setters())
+    assert pointers == str(bool(bundled_openblas("scipy")))

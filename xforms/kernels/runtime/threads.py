@@ -138,17 +138,26 @@ def restart_loaded_openblas(paths=None):
 
 def _bundled_openblas_paths():
     """SciPy's and NumPy's bundled OpenBLAS libraries, found without importing SciPy."""
-    out = []
-    for package in ("scipy", "numpy"):
-        try:
-            spec = importlib.util.find_spec(package)
-        except (ImportError, ValueError):
-            continue
-        if spec is None or not spec.origin:
-            continue
-        pkg = os.path.dirname(spec.origin)
-        out += glob.glob(os.path.join(pkg, os.pardir, f"{package}.libs", "*openblas*.so*"))
-    return out
+    return bundled_openblas("scipy") + bundled_openblas("numpy")
+
+
+def bundled_openblas(package, pattern="*openblas*.so*"):
+    """Paths of the OpenBLAS libraries a wheel of `package` bundles (in the folder
+    `<package>.libs` beside it), sorted, found without importing the package: this module
+    runs before any library loads, and the products' modules (gemv_lib, blas_threads,
+    blas_pointers) look SciPy's library up without paying SciPy's import.
+
+        >>> bundled_openblas("no_such_package")
+        []
+    """
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.origin:
+        return []
+    pkg = os.path.dirname(spec.origin)
+    return sorted(glob.glob(os.path.join(pkg, os.pardir, f"{package}.libs", pattern)))
 
 
 if calm_openblas_spin():

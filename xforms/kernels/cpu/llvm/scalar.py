@@ -132,39 +132,33 @@ class _Module:
             self._arg(k, v, ty)
         self.lines.append(f"a{len(invars)}:")
 
-    def _arg(self, k, v, ty):
-        """Read argument `k` (object `%o{k}`) as `v`'s value, then go on to block a{k+1}."""
-        if ty in ("i64", "i32"):     # an int: PyLong_AsLongLong (any object with __index__)
-            self._int_arg(k, v, ty)
-            return
-        self.emit(f"%d{k} = call double @PyFloat_AsDouble(ptr %o{k})")
-        self.emit(f"%m{k} = fcmp oeq double %d{k}, -1.0")
-        self.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
-        self.lines.append(f"e{k}:")         # -1.0 is also what a failed conversion returns
-        self.emit(f"%r{k} = call ptr @PyErr_Occurred()")
-        self.emit(f"%f{k} = icmp ne ptr %r{k}, null")
-        self.emit(f"br i1 %f{k}, label %fail, label %c{k}")
-        self.lines.append(f"c{k}:")
-        self.names[v] = f"%d{k}"
-        if ty == "float":
-            self.names[v] = self.fresh()
-            self.emit(f"{self.names[v]} = fptrunc double %d{k} to float")
-        self.emit(f"br label %a{k + 1}")
+    # how each argument type is read: (the C reader, its result type, the value a failed
+    # conversion returns, the compare against it, the narrowing to `ty` or None)
+    _READERS = {
+        "double": ("PyFloat_AsDouble", "double", "-1.0", "fcmp oeq", None),
+        "float": ("PyFloat_AsDouble", "double", "-1.0", "fcmp oeq", "fptrunc"),
+        "i64": ("PyLong_AsLongLong", "i64", "-1", "icmp eq", None),   # any object with __index__
+        "i32": ("PyLong_AsLongLong", "i64", "-1", "icmp eq", "trunc"),
+    }
 
-    def _int_arg(self, k, v, ty):
-        self.decls.add("declare i64 @PyLong_AsLongLong(ptr)")
-        self.emit(f"%d{k} = call i64 @PyLong_AsLongLong(ptr %o{k})")
-        self.emit(f"%m{k} = icmp eq i64 %d{k}, -1")
+    def _arg(self, k, v, ty):
+        """Read argument `k` (object `%o{k}`) as `v`'s value, then go on to block a{k+1}:
+        `ty` float -> PyFloat_AsDouble + fptrunc, i64 -> PyLong_AsLongLong."""
+        fn, wide, failed, compare, narrow = self._READERS[ty]
+        if fn == "PyLong_AsLongLong":
+            self.decls.add("declare i64 @PyLong_AsLongLong(ptr)")
+        self.emit(f"%d{k} = call {wide} @{fn}(ptr %o{k})")
+        self.emit(f"%m{k} = {compare} {wide} %d{k}, {failed}")
         self.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
-        self.lines.append(f"e{k}:")         # -1 is also what a failed conversion returns
+        self.lines.append(f"e{k}:")         # the failure value is also a valid result
         self.emit(f"%r{k} = call ptr @PyErr_Occurred()")
         self.emit(f"%f{k} = icmp ne ptr %r{k}, null")
         self.emit(f"br i1 %f{k}, label %fail, label %c{k}")
         self.lines.append(f"c{k}:")
         self.names[v] = f"%d{k}"
-        if ty == "i32":
+        if narrow:
             self.names[v] = self.fresh()
-            self.emit(f"{self.names[v]} = trunc i64 %d{k} to i32")
+            self.emit(f"{self.names[v]} = {narrow} {wide} %d{k} to {ty}")
         self.emit(f"br label %a{k + 1}")
 
     def _outputs(self, outs):

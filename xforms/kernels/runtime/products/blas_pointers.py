@@ -19,7 +19,6 @@ blas_serial and the direct path's threaded products, found without importing Sci
     True
 """
 import ctypes
-import glob
 import importlib.machinery
 import importlib.util
 import os
@@ -27,6 +26,8 @@ import sys
 import threading
 
 import llvmlite.binding as ll
+
+from ..threads import bundled_openblas
 
 _NAME = "scipy.linalg.cython_blas"
 THREADS_GET, THREADS_SET = "xforms_blas_get_threads", "xforms_blas_set_threads"
@@ -98,11 +99,7 @@ def _extension_path():
 
 def _openblas():
     """(get, set) of SciPy's OpenBLAS as ctypes functions, or None."""
-    try:
-        pkg = os.path.dirname(__import__("scipy").__file__)
-    except Exception:
-        return None
-    for path in glob.glob(os.path.join(pkg, os.pardir, "scipy.libs", "*openblas*.so*")):
+    for path in bundled_openblas("scipy"):
         try:
             lib = ctypes.CDLL(path)
         except OSError:

@@ -39,6 +39,8 @@ import time
 
 from xforms import config
 
+from ..threads import bundled_openblas
+
 INTERVAL_S = 0.25
 CALM_SAMPLES = 8          # 2 s without load before threads are added back
 _SYMBOLS = ("scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
@@ -68,11 +70,7 @@ def _functions(what):
     """(library, its {what}_num_threads) of each OpenBLAS loaded by SciPy and NumPy."""
     out = []
     for mod in ("scipy", "numpy"):
-        try:
-            pkg = os.path.dirname(__import__(mod).__file__)
-        except Exception:
-            continue
-        for path in glob.glob(os.path.join(pkg, os.pardir, f"{mod}.libs", "*openblas*.so*")):
+        for path in bundled_openblas(mod):
             try:
                 lib = ctypes.CDLL(path)
             except OSError:

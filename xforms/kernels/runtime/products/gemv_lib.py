@@ -17,29 +17,16 @@ process with the same NumPy.
     'xf_blas64_dgemv'
 """
 import ctypes
-import glob
-import importlib.util
-import os
 import threading
 
 import numpy as np
+
+from ..threads import bundled_openblas
 
 _SYM = "xf_blas64_{}gemv"
 _KINDS = {"float": "s", "double": "d"}
 _lock = threading.Lock()
 _state = {}
-
-
-def _libs(package, pattern):
-    """Paths of `package`'s bundled OpenBLAS, found without importing the package."""
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return []
-    if spec is None or not spec.origin:
-        return []
-    pkg = os.path.dirname(spec.origin)
-    return sorted(glob.glob(os.path.join(pkg, os.pardir, f"{package}.libs", pattern)))
 
 
 def _version(lib, suffix):
@@ -60,7 +47,7 @@ def _version(lib, suffix):
 def _load():
     """{kind: address of NumPy's ILP64 ?gemv}, NumPy's version, SciPy's version."""
     addresses, mine, theirs = {}, None, None
-    for path in _libs("numpy", "*openblas64*.so*"):
+    for path in bundled_openblas("numpy", "*openblas64*.so*"):
         try:
             lib = ctypes.CDLL(path)
         except OSError:
@@ -70,7 +57,7 @@ def _load():
             addresses = {k: ctypes.cast(f, ctypes.c_void_p).value for k, f in found.items()}
             mine = _version(lib, "64_")
             break
-    for path in _libs("scipy", "*openblas*.so*"):
+    for path in bundled_openblas("scipy"):
         try:
             theirs = _version(ctypes.CDLL(path), "")
         except OSError:
