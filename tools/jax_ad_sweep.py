@@ -6,7 +6,12 @@ calls (its keyword variants), compared by the same rules.  For every case it che
              imaginary parts of a complex output each get their own) with respect to every
              operand, at smooth points: the value sweep's float64 operands with NaN and inf
              replaced and moved off 0, the integers and each other (no kinks, poles or ties)
-    hvp      the second derivative: jvp of that grad along a fixed direction
+    hvp      the second derivative: jvp of that grad along a fixed direction (forward over
+             reverse)
+    jvp2     jvp of jvp along that direction (forward over forward: d^2 f[dir, dir])
+    vjp2     vjp of the vjp along that direction (reverse over reverse: H dir)
+    jit_grad the grad under jit's compiled tier (Numba kernels; not in the default checks:
+             it compiles every case, ask with --checks jit_grad)
     vmap     vmap over a leading batch axis of 2 (the sweep's operand k and k+1, its
              NaN/inf/0 included), against jax.vmap, for each dtype of --dtypes
 
@@ -52,8 +57,6 @@ ALLOWED = {
                                   "Hermitian tangent. Equal along every Hermitian direction "
                                   "(checked: 0.0 apart), so gradients through A = B B^H agree; "
                                   "the sweep's raw gradient w.r.t. a non-symmetric A differs",
-    ("scipy_linalg", "eigh"): "cholesky's reason (one triangle read; equal along Hermitian "
-                              "directions, checked to 6e-17)",
     ("scipy_linalg", "rsf2csf", "grad"): "the sweep's T is not quasi-upper-triangular, outside "
                                          "rsf2csf's domain: the values already differ there; "
                                          "xforms' gradient matches finite differences of its "
@@ -109,8 +112,11 @@ _UNTAKEN = {
 ALLOWED.update({(f"stats.{law}", m, c): f"outside the support jax's NaN is the untaken branch "
                                         f"of {why}; xforms' 0 is the derivative of the value"
                 for law, (why, methods) in _UNTAKEN.items()
-                for m, checks in methods.items() for c in checks})
+                for m, checks in methods.items()
+                # vjp2 (reverse over reverse) meets the untaken branch as hvp's reverse pass
+                for c in checks + (("vjp2",) if "hvp" in checks else ())})
 
+AD_CHECKS = ("grad", "hvp", "jvp2", "vjp2", "jit_grad")
 LOOSE = 1000      # derivatives agree to ~1e-6 relative (float64): other formulas than jax's
 SQUARE = {"linalg", "scipy_linalg"}   # 2-d operands there are square and well conditioned
 
@@ -180,10 +186,25 @@ def ad_checks(jax, xf, jfn, xfn, kw, operands):
 
     def hvp(api, f):
         return lambda *a: api.jvp(api.grad(f, argnums), a, dirs)[1]
+
+    def jvp2(api, f):           # forward over forward: d^2 f along dirs, twice
+        def df(*a):
+            return api.jvp(f, a, dirs)[1]
+        return lambda *a: api.jvp(df, a, dirs)[1]
+
+    def vjp2(api, f):           # reverse over reverse: the vjp of f's vjp, along dirs
+        def g(*a):
+            return api.vjp(f, *a)[1](np.float64(1.0))
+        return lambda *a: api.vjp(g, *a)[1](dirs)
     # jax under jax.jit: its eager op-by-op dispatch compiles each primitive per shape, 5x
     # slower here, and its jitted derivatives are the same formulas
     return {"grad": (jax.jit(jax.grad(jf, argnums)), xf.grad(xf_, argnums)),
-            "hvp": (jax.jit(hvp(jax, jf)), hvp(xf, xf_))}
+            "hvp": (jax.jit(hvp(jax, jf)), hvp(xf, xf_)),
+            "jvp2": (jax.jit(jvp2(jax, jf)), jvp2(xf, xf_)),
+            "vjp2": (jax.jit(vjp2(jax, jf)), vjp2(xf, xf_)),
+            # the gradient compiled (Numba): its own lowerings of the derivative's primitives
+            "jit_grad": (jax.jit(jax.grad(jf, argnums)),
+                         xf.jit(xf.grad(xf_, argnums), tiered=False))}
 
 
 def run(args):
@@ -197,6 +218,8 @@ def run(args):
     def record(mod_key, name, case, check, j, x, loose, dt="float64"):
         kind, what = sweep.classify(j, x, loose)
         allowed = ALLOWED.get((mod_key, name, check)) or ALLOWED.get((mod_key, name))
+        if check == "jit_grad":     # the same gradient, compiled: grad's reasons hold
+            allowed = allowed or ALLOWED.get((mod_key, name, "grad"))
         if check == "vmap":         # values: the value sweep's reasons hold too
             allowed = allowed or sweep.ALLOWED.get((mod_key, name, dt)) or \
                 sweep.ALLOWED.get((mod_key, name))
@@ -216,9 +239,11 @@ def run(args):
                 counts["not exercised (no array signature)"] += 1
                 continue
             names_checked += 1
+            if args.verbose:
+                print(f"# {mod_key}.{name}", flush=True)
             for nd in (0, 1, 2):
                 for kw in sweep.variants(keywords, nd):
-                    if {"grad", "hvp"} & set(args.checks) and (mod_key, name) not in EXCLUDED:
+                    if set(AD_CHECKS) & set(args.checks) and (mod_key, name) not in EXCLUDED:
                         ops = [smooth(nd, k, mod_key in SQUARE) for k in range(n)]
                         case = sweep.case_name(mod_key, name, "float64", nd, kw)
                         pairs = ad_checks(jax, xf, jfn, xfn, kw, ops)
@@ -254,7 +279,9 @@ def main():
                     help="k/n: the k-th of n alphabetical slices of each module's names")
     ap.add_argument("--dtypes", default="float64,int32", type=lambda s: s.split(","),
                     help="vmap's operand dtypes (derivatives are float64)")
-    ap.add_argument("--checks", default="grad,hvp,vmap", type=lambda s: s.split(","))
+    ap.add_argument("--checks", default="grad,hvp,jvp2,vjp2,vmap", type=lambda s: s.split(","),
+                    help="of " + ", ".join(AD_CHECKS + ("vmap",)) + " (jit_grad compiles "
+                    "every case with Numba: slow, ask for it)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     names_checked, counts, diffs, notes = run(args)     # (each line printed as found)

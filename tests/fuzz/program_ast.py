@@ -157,6 +157,13 @@ OPS = {
                     "-1, -2) + {p0} * xnp.eye({p0})), axis1=-2, axis2=-1)), axis=-1)",
                     "np.sum(np.log(np.diagonal(np.linalg.cholesky({a} @ np.swapaxes({a}, -1, "
                     "-2) + {p0} * np.eye({p0})), axis1=-2, axis2=-1)), axis=-1)"),
+    # eigenvalues read from one triangle of a non-symmetric matrix (S plus its strict lower
+    # triangle): tangents are not symmetric, so the derivative must ignore the other triangle
+    "eigvalsh_tri": ("xnp.linalg.eigh({a} @ xnp.swapaxes({a}, -1, -2) + {p0} * xnp.eye({p0}) + "
+                     "xnp.tril({a} @ xnp.swapaxes({a}, -1, -2), -1), "
+                     "symmetrize_input=False).eigenvalues",
+                     "np.linalg.eigh({a} @ np.swapaxes({a}, -1, -2) + {p0} * np.eye({p0}) + "
+                     "np.tril({a} @ np.swapaxes({a}, -1, -2), -1)).eigenvalues"),
     # scalars steering control flow (floor and comparisons record their distance to a jump)
     "pred": ("xnp.sum({a}) > {p0}", "R.gt(np.sum({a}), {p0})"),
     "branch_index": ("xnp.floor(1.5 + 2.5 * xnp.tanh(xnp.mean({a}))).astype(xnp.int32)",

@@ -37,7 +37,7 @@ STRUCT = ["reshape", "transpose", "expand_dims", "broadcast_to", "concatenate", 
 SCATTER = ["at_add", "at_set", "at_mul", "at_min", "at_max"]
 DYN = ["dyn_index", "iscale", "dyn_add", "dyn_set", "dyn_slice"]
 ALONG = ["cumsum", "cumprod_s", "sort", "spectrum", "fft_filter", "fft_c", "convolve",
-         "spd_solve", "chol_logdet"]
+         "spd_solve", "chol_logdet", "eigvalsh_tri"]
 CONTROL = ["cond", "fori", "scan", "while_count", "call", "switch", "while_thresh",
            "fori_traced", "scan_acc", "fori_acc"]
 FAMILIES = ["unary", "binary", "unary", "binary", "reduce", "dot", "struct", "index",
@@ -174,7 +174,7 @@ class _Gen:
                 inf = self.choice(["float('inf')", "-float('inf')"])
                 return self.emit(scope, self.fresh(), "convolve_inf", (a, b), (inf,))
             return self.emit(scope, self.fresh(), kind, (a, b))
-        if kind in ("spd_solve", "chol_logdet"):
+        if kind in ("spd_solve", "chol_logdet", "eigvalsh_tri"):
             a, sa = self.pick(scope, lambda s: len(s) >= 2, lambda: self.shape(2, 3))
             return self.emit(scope, self.fresh(), kind, (a,), (str(sa[-2]),))
         a, sa = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))

@@ -176,12 +176,17 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
 @_returns
 def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
          turbo=True, eigvals=None, type=1, check_finite=True):
-    """Eigenvalues w (ascending) and eigenvectors v of Hermitian a, read from its `lower`
-    (or upper) triangle: (w, v), or w with eigvals_only."""
+    """Eigenvalues w (ascending) and eigenvectors v of Hermitian a: (w, v), or w with
+    eigvals_only.  As JAX's (lax.linalg.eigh's default), a is symmetrised, (a + a^H) / 2,
+    before its `lower` (or upper) triangle is read: SciPy reads the triangle alone, which
+    differs for a non-Hermitian a.
+
+        >>> w, v = eigh(xnp.array([[2.0, 1.0], [1.0, 2.0]]))     # w = [1, 3]
+    """
     if b is not None or type != 1 or eigvals is not None:
         raise NotImplementedError("eigh: the generalized problem (b, type, eigvals) is not "
                                   "provided by xforms")
-    w, v = _nl.eigh(a, UPLO="L" if lower else "U", symmetrize_input=False)
+    w, v = _nl.eigh(a, UPLO="L" if lower else "U", symmetrize_input=True)
     return w if eigvals_only else (w, v)
 
 

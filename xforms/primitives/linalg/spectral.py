@@ -18,6 +18,7 @@ from .. import elementwise as ew
 from ...core.facts import declare
 from ...core.registry import primitive
 from .factor import def_batched_vmap, solve, triangular_solve
+from .cholesky_ad import _hermitian
 from ..reductions import reduce_sum
 from .batched import (check_matrix, col, const_like, diag_embed, diagonal, eye_like, h, mm,
                       nan_like, row, row_to, shape, to_dtype, tril)
@@ -117,13 +118,25 @@ def eigh(a, lower=True):
     return eigh_p.bind(a, lower=bool(lower))
 
 
+def _read_triangle(da, lower):
+    """The Hermitian matrix that the triangle of da eigh reads stands for: eigh's value
+    depends on that triangle alone, so its derivative must too (JAX's rule assumes a
+    Hermitian da; along a non-Hermitian one, as lax.linalg.eigh(symmetrize_input=False)
+    meets, it is not the derivative of the value, and its second order is not symmetric).
+
+        >>> _read_triangle(da, lower=True)     # tril(da, -1) + its conjugate + Re diag(da)
+    """
+    return _hermitian(da if lower else h(da))
+
+
 def _eigh_jvp(primals, tangents, *, lower):
     """dw = real(diag(V^H dA V)); dV = V (F o V^H dA V), F[i, j] = 1 / (w[j] - w[i]) off the
-    diagonal (infinite where eigenvalues repeat: the degenerate case has no derivative)."""
+    diagonal (infinite where eigenvalues repeat: the degenerate case has no derivative);
+    dA is the Hermitian matrix of the triangle read (_read_triangle)."""
     (a,), (da,) = primals, tangents
     v, w = eigh(a, lower)
     dt = core.get_aval(a).dtype
-    vda = mm(mm(h(v), da), v)
+    vda = mm(mm(h(v), _read_triangle(da, lower)), v)
     diff = ew.sub(row(w), col(w))                    # diff[i, j] = w[j] - w[i]
     eye = const_like(np.eye(shape(w)[-1]), diff)
     f = ew.sub(ew.div(const_like(1.0, diff), ew.add(diff, eye)), eye)
