@@ -39,6 +39,7 @@ from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, 
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ..nest import _peeling
+from ..printer import _invariant_index, _loads
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, numpy_abi, threaded
@@ -114,6 +115,7 @@ class _Loops(_Module):
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
         self.blocks = {}          # a product computed in blocks -> (block, first row, n)
+        self.invariant = {}       # a Load read before the innermost loop -> its value
         self.transposed = {}      # a control body's const -> its transposed copy (invariants)
         self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
         self.views = indexing.all_views(plan)   # var -> the var whose buffer it lives in
@@ -326,14 +328,47 @@ class _Loops(_Module):
         if not syms:
             for stmt in body:
                 self._stmt(stmt)
-        elif len(syms) == 1 and self.row_staged:
-            self._staged_row(syms, dims, body, level)
+        elif len(syms) == 1:
+            saved = self._invariant_reads(body, syms[0], dims[0])
+            if self.row_staged:
+                self._staged_row(syms, dims, body, level)
+            else:
+                self._loops(syms, dims, lambda: self._nest((), (), body, level + 1))
+            self.invariant = saved
         else:
             self._loops(syms[:1], dims[:1],
                         lambda: self._nest(syms[1:], dims[1:], body, level + 1))
         for acc in self.accs.values():
             if acc.level == level:
                 self._acc_store(acc)
+
+    def _invariant_reads(self, body, sym, n):
+        """Before the innermost loop (over `sym`, `n` iterations): the elements it reads at
+        the same index in every iteration (a row's max or sum broadcast along the row) read
+        once, as the Numba path's printer does (xforms/kernels/cpu/printer.py
+        `invariant_reads`, the same rule).  Read inside the loop they are loaded again after
+        every store to the workspace, which LLVM cannot tell apart from theirs, and the loop
+        stays scalar (measured: the masked softmax's exp over 4 x 4 x 64 x 64 feeding
+        `a @ v`).  -> the previous table, to restore after the loop.
+
+            m = load AN[i0, i1, i2]            ; before the loop over i3
+            ar = exp(AJ[i0, i1, i2, i3] - m)   ; inside it
+        """
+        saved = self.invariant
+        if n <= 0 or (self.peel and self.peel[0] is sym):
+            return saved
+        self.invariant = dict(saved)
+        written = {self._storage(st.var) for st in body if isinstance(st, Store)}
+        for ld in _loads(body):
+            if (ld.var.aval.shape and ld.var not in self.blocks and ld.var in self.arrays
+                    and self._storage(ld.var) not in written and _invariant_index(ld, sym)):
+                self.invariant[ld] = self.expr(ld, self._element(ld.var)[0])
+        return saved
+
+    def _storage(self, var):
+        """The data pointer of the buffer `var` lives in (views share their base's)."""
+        var = self.views.get(var, var)
+        return self.arrays.get(var, (var, None))[0]
 
     def _staged_row(self, syms, dims, body, level):
         """The last axis's loop with its row reductions staged (the Numba path's
@@ -473,6 +508,8 @@ class _Loops(_Module):
             return self._guarded(e, ty)
         if isinstance(e, Load) and e.var in self.blocks:
             return blocks.load(self, e, ty)
+        if isinstance(e, Load) and e in self.invariant and self._element(e.var)[0] == ty:
+            return self.invariant[e]        # (read before the innermost loop)
         if isinstance(e, Load):
             data, shape = self.arrays.get(e.var, (None, None))
             if data is None or self._element(e.var)[0] != ty:
