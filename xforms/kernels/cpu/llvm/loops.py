@@ -39,10 +39,9 @@ from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, 
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ..nest import _peeling
-from ..printer import _invariant_index, _loads
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import control, numpy_abi, threaded
+from . import control, numpy_abi, row_reads, threaded
 from .ops import blocks, convolutions, copies, indexing, integers, products, reductions, views
 from .buffers import (_Workspace, _arrays_written, _nbytes, pooled_outputs,  # noqa: F401
                       shared, workspace)
@@ -115,7 +114,7 @@ class _Loops(_Module):
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
         self.blocks = {}          # a product computed in blocks -> (block, first row, n)
-        self.invariant = {}       # a Load read before the innermost loop -> its value
+        self.invariant = {}       # a Load read before the innermost loop (row_reads.py)
         self.transposed = {}      # a control body's const -> its transposed copy (invariants)
         self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
         self.views = indexing.all_views(plan)   # var -> the var whose buffer it lives in
@@ -276,7 +275,7 @@ class _Loops(_Module):
         blk = blocks.Blocks(self, st) if st.products else None
         rows = blk.rows if blk else threaded.chunk_rows(st, size, self.accs)
         for acc in self.accs.values() if rows is None else ():
-            self._acc_setup(acc)
+            reductions.setup(self, acc)
         nest, _ = lower_loop(st)
         self.values = {}
         # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/nest.py),
@@ -303,18 +302,6 @@ class _Loops(_Module):
         else:
             self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
 
-    def _acc_setup(self, acc):
-        """A register's slot, or the output array filled with the identity."""
-        ty = self.ty(acc.out.aval)
-        if acc.level is not None:
-            acc.slot = f"%acc{len(self.allocas)}"
-            self.allocas.append(f"{acc.slot} = alloca {ty}")
-            return
-        data, shape = self.arrays[acc.out]
-        self._nest_over(shape, lambda idx: self.emit(
-            f"store {ty} {reductions.identity(acc, ty)}, "
-            f"ptr {self._address(data, shape, idx, ty)}"))
-
     def _nest_over(self, shape, body):
         """Counted loops over `shape` around `body(index syms)`."""
         syms = tuple(object() for _ in shape)
@@ -329,7 +316,7 @@ class _Loops(_Module):
             for stmt in body:
                 self._stmt(stmt)
         elif len(syms) == 1:
-            saved = self._invariant_reads(body, syms[0], dims[0])
+            saved = row_reads.read_before(self, body, syms[0], dims[0])
             if self.row_staged:
                 self._staged_row(syms, dims, body, level)
             else:
@@ -341,34 +328,6 @@ class _Loops(_Module):
         for acc in self.accs.values():
             if acc.level == level:
                 self._acc_store(acc)
-
-    def _invariant_reads(self, body, sym, n):
-        """Before the innermost loop (over `sym`, `n` iterations): the elements it reads at
-        the same index in every iteration (a row's max or sum broadcast along the row) read
-        once, as the Numba path's printer does (xforms/kernels/cpu/printer.py
-        `invariant_reads`, the same rule).  Read inside the loop they are loaded again after
-        every store to the workspace, which LLVM cannot tell apart from theirs, and the loop
-        stays scalar (measured: the masked softmax's exp over 4 x 4 x 64 x 64 feeding
-        `a @ v`).  -> the previous table, to restore after the loop.
-
-            m = load AN[i0, i1, i2]            ; before the loop over i3
-            ar = exp(AJ[i0, i1, i2, i3] - m)   ; inside it
-        """
-        saved = self.invariant
-        if n <= 0 or (self.peel and self.peel[0] is sym):
-            return saved
-        self.invariant = dict(saved)
-        written = {self._storage(st.var) for st in body if isinstance(st, Store)}
-        for ld in _loads(body):
-            if (ld.var.aval.shape and ld.var not in self.blocks and ld.var in self.arrays
-                    and self._storage(ld.var) not in written and _invariant_index(ld, sym)):
-                self.invariant[ld] = self.expr(ld, self._element(ld.var)[0])
-        return saved
-
-    def _storage(self, var):
-        """The data pointer of the buffer `var` lives in (views share their base's)."""
-        var = self.views.get(var, var)
-        return self.arrays.get(var, (var, None))[0]
 
     def _staged_row(self, syms, dims, body, level):
         """The last axis's loop with its row reductions staged (the Numba path's
