@@ -3,6 +3,7 @@
 bit on random programs, shapes with 0, 1 and odd sizes, broadcasts, strided slices and
 special values; arguments the kernel refuses are converted by the executable."""
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -258,3 +259,26 @@ def test_references_are_counted():
         assert sys.getrefcount(a) == 2 and sys.getrefcount(b) == 2
         del a, b
     assert (sys.getrefcount(x), sys.getrefcount(y), sys.getrefcount(dt)) == before
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_row_values_read_before_the_row_loop_vectorise_it(dt):
+    """A masked softmax's row max and row sum, read at the same index all along its row,
+    are loaded once before the row's loop (as the Numba kernel's `invariant_reads`): read
+    inside it, every store to the workspace reloaded them and the exp and divide loops
+    stayed scalar (session 24: the transformer block's `softmax(s) @ v` 1.06 -> 0.60 ms).
+    The values stay the Numba kernel's bit for bit."""
+    import llvmlite.binding as llvm
+    mask = np.tril(np.ones((16, 16), bool))
+
+    def f(s, mask):
+        return xf.nn.softmax(xnp.where(mask, s, -1e9), axis=-1)
+    rng = np.random.default_rng(1)
+    s = rng.standard_normal((4, 4, 16, 16)).astype(dt)
+    prep = backend._prepare(xf.make_jaxpr(f)(s, mask), {"name": "t"})
+    module = llvm.parse_assembly(prep.llvm_ir)
+    engine._optimise(module, engine._target_machine())
+    ty = "float" if dt == np.float32 else "double"
+    assert re.search(rf"fdiv <\d+ x {ty}>", str(module))
+    ours, kernel = _both(f, s, mask)
+    _same(ours(s, mask), kernel(s, mask))

@@ -41,7 +41,7 @@ from ...plan.index_maps import acts_as_view
 from ..nest import _peeling
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import control, numpy_abi, threaded
+from . import control, numpy_abi, row_reads, threaded
 from .ops import blocks, convolutions, copies, indexing, integers, products, reductions, views
 from .buffers import (_Workspace, _arrays_written, _nbytes, pooled_outputs,  # noqa: F401
                       shared, workspace)
@@ -114,6 +114,7 @@ class _Loops(_Module):
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
         self.blocks = {}          # a product computed in blocks -> (block, first row, n)
+        self.invariant = {}       # a Load read before the innermost loop (row_reads.py)
         self.transposed = {}      # a control body's const -> its transposed copy (invariants)
         self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
         self.views = indexing.all_views(plan)   # var -> the var whose buffer it lives in
@@ -274,7 +275,7 @@ class _Loops(_Module):
         blk = blocks.Blocks(self, st) if st.products else None
         rows = blk.rows if blk else threaded.chunk_rows(st, size, self.accs)
         for acc in self.accs.values() if rows is None else ():
-            self._acc_setup(acc)
+            reductions.setup(self, acc)
         nest, _ = lower_loop(st)
         self.values = {}
         # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/nest.py),
@@ -301,18 +302,6 @@ class _Loops(_Module):
         else:
             self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
 
-    def _acc_setup(self, acc):
-        """A register's slot, or the output array filled with the identity."""
-        ty = self.ty(acc.out.aval)
-        if acc.level is not None:
-            acc.slot = f"%acc{len(self.allocas)}"
-            self.allocas.append(f"{acc.slot} = alloca {ty}")
-            return
-        data, shape = self.arrays[acc.out]
-        self._nest_over(shape, lambda idx: self.emit(
-            f"store {ty} {reductions.identity(acc, ty)}, "
-            f"ptr {self._address(data, shape, idx, ty)}"))
-
     def _nest_over(self, shape, body):
         """Counted loops over `shape` around `body(index syms)`."""
         syms = tuple(object() for _ in shape)
@@ -326,8 +315,13 @@ class _Loops(_Module):
         if not syms:
             for stmt in body:
                 self._stmt(stmt)
-        elif len(syms) == 1 and self.row_staged:
-            self._staged_row(syms, dims, body, level)
+        elif len(syms) == 1:
+            saved = row_reads.read_before(self, body, syms[0], dims[0])
+            if self.row_staged:
+                self._staged_row(syms, dims, body, level)
+            else:
+                self._loops(syms, dims, lambda: self._nest((), (), body, level + 1))
+            self.invariant = saved
         else:
             self._loops(syms[:1], dims[:1],
                         lambda: self._nest(syms[1:], dims[1:], body, level + 1))
@@ -473,6 +467,8 @@ class _Loops(_Module):
             return self._guarded(e, ty)
         if isinstance(e, Load) and e.var in self.blocks:
             return blocks.load(self, e, ty)
+        if isinstance(e, Load) and e in self.invariant and self._element(e.var)[0] == ty:
+            return self.invariant[e]        # (read before the innermost loop)
         if isinstance(e, Load):
             data, shape = self.arrays.get(e.var, (None, None))
             if data is None or self._element(e.var)[0] != ty:

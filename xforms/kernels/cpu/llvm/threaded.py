@@ -165,7 +165,7 @@ def emit(m, nest, rows, team=True, hooks=None):
     cross = [a for a in m.accs.values() if a.crosses_chunks()]
     for acc in m.accs.values():
         if acc.level is None:               # (the output array, filled before the chunks)
-            m._acc_setup(acc)
+            reductions.setup(m, acc)
     for acc in top:                         # (its partials: `acc.part`)
         acc.part = f"%part{len(m.allocas)}"
         m.allocas.append(f"{acc.part} = alloca {m.ty(acc.out.aval)}, i64 {nch}")
@@ -281,7 +281,7 @@ def _chunks_function(m, nest, rows, parts, hooks=None, trig=None):
     try:
         for acc in m.accs.values():
             if acc.level is not None:       # (registers: this function's own)
-                m._acc_setup(acc)
+                reductions.setup(m, acc)
         if hooks:
             hooks.enter(m)
         ch = object()

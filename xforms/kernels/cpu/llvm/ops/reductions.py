@@ -67,6 +67,19 @@ def accumulators(step):
 MAX_STAGED_ROW = 1 << 14
 
 
+def setup(m, acc):
+    """Before the loop: level-k accumulator `acc`'s register (its slot, an alloca), or (level
+    None) its output array filled with the identity."""
+    ty = m.ty(acc.out.aval)
+    if acc.level is not None:
+        acc.slot = f"%acc{len(m.allocas)}"
+        m.allocas.append(f"{acc.slot} = alloca {ty}")
+        return
+    data, shape = m.arrays[acc.out]
+    m._nest_over(shape, lambda idx: m.emit(
+        f"store {ty} {identity(acc, ty)}, ptr {m._address(data, shape, idx, ty)}"))
+
+
 def lanes(m, acc, n):
     """A staged reduction's buffer of `n` values (`acc.buf`) and its STAGE_LANES lanes
     (`acc.lanes`), set to the identity here (xforms/kernels/cpu/chunking.py STAGE_LANES)."""
