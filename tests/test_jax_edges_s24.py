@@ -41,3 +41,48 @@ def test_grad_of_complex_arctan2_as_jax():
     # jax.grad(lambda x: jnp.arctan2(x, 1+2j).real)(1+0j) = 0.3-0.4j
     g = xf.grad(lambda y: xnp.arctan2(y, 1 + 2j).real)(1.0 + 0j)
     np.testing.assert_allclose(g, 0.3 - 0.4j, rtol=1e-12)
+
+
+def test_logaddexp_of_complex_operands_as_jax(tiers):
+    # jnp.logaddexp(a, b): max + log1p(exp(a + b - 2 max)), the imaginary part in [-pi, pi)
+    a = np.array([1 + 1j, 2 - 3j, -1 + 0.5j, 1e3 + 1j, -np.inf + 0j])
+    b = np.array([1 - 1j, 0.5 + 2j, -1 + 0.5j, 1 + 1j, -np.inf + 0j])
+    want = [1.077520710173931 + 0j, 2.0812185176685056 + 3.084608819340078j,
+            -0.3068528194400547 + 0.5j, 1000 + 1j, complex(np.nan, np.nan)]
+    close(tiers(xnp.logaddexp, a, b), want, np.complex128)
+    # a real array and a NumPy complex scalar (an inf gives NaN, as jax's complex branch)
+    x = np.array([1.0, 2.0, -1.0, 0.0, np.inf, -np.inf, np.nan, 1e3])
+    want = [1.5625629401162227 + 0.5j, 2.21357008344234 + 0.25271137821858813j,
+            1.0761714820544481 + 0.8942747533197002j, 1.21357008344234 + 0.7472886217814123j,
+            complex(np.nan, np.nan), 1 + 1j, complex(np.nan, np.nan), 1000 + 0j]
+    close(tiers(lambda x: xnp.logaddexp(x, np.complex128(1 + 1j)), x), want, np.complex128)
+    # jnp.logaddexp(int8 array, np.complex64(1+1j)) is complex64
+    out = xnp.logaddexp(np.array([1, 2], np.int8), np.complex64(1 + 1j))
+    assert out.dtype == np.complex64
+    np.testing.assert_allclose(out, [1.5625629425048828 + 0.5j,
+                                     2.2135701179504395 + 0.25271129608154297j], rtol=1e-6)
+
+
+def test_logaddexp2_and_grad_of_complex_logaddexp_as_jax():
+    # jnp.logaddexp2([1., 2., -1., 1e3], np.complex128(1+1j))
+    out = xnp.logaddexp2(np.array([1.0, 2.0, -1.0, 1e3]), np.complex128(1 + 1j))
+    np.testing.assert_allclose(out, [1.911564434568757 + 0.5j,
+                                     2.5069058048699446 + 0.327155149597977j,
+                                     1.2665920061296756 + 0.8078583376106385j, 1000 + 0j],
+                               rtol=1e-12)
+    # jax.grad(lambda y: jnp.logaddexp(1+1j, y), holomorphic=True)(1+2j)
+    g = xf.grad(lambda y: xnp.logaddexp(1 + 1j, y), holomorphic=True)(1.0 + 2j)
+    np.testing.assert_allclose(g, 0.5 + 0.27315124492189524j, rtol=1e-12)
+
+
+def test_complex_max_and_min_pick_as_xla(tiers):
+    # lax.max/min of complex: by real part, then imaginary; a NaN operand does not win
+    # (x where x wins, else y): jax gives 1+0j for max(nan+0j, 1+0j), nan+1j for
+    # max(1+0j, nan+1j); np.maximum returns the NaN both times
+    c = np.array([1 + 1j, 1 + 2j, 2 - 1j, np.nan + 0j, 1 + 0j])
+    d = np.array([1 - 1j, 1 + 3j, 1 + 5j, 1 + 0j, np.nan + 1j])
+    nan1 = complex(np.nan, 1)
+    same_ = lambda rs, want: [np.testing.assert_array_equal(np.asarray(r), want) for r in rs]
+    same_(tiers(lax.max, c, d), [1 + 1j, 1 + 3j, 2 - 1j, 1 + 0j, nan1])
+    same_(tiers(lax.min, c, d), [1 - 1j, 1 + 2j, 1 + 5j, 1 + 0j, nan1])
+    same_(tiers(xnp.maximum, c, d), [1 + 1j, 1 + 3j, 2 - 1j, 1 + 0j, nan1])

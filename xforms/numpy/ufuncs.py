@@ -338,11 +338,27 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
 def logaddexp(x, y):
     x, y = promote(x, y, name="logaddexp", inexact=True)
     if aval(x).dtype.kind == "c":
-        raise TypeError("logaddexp: complex inputs are not supported; use "
-                        "xnp.log(xnp.exp(x) + xnp.exp(y))")
+        return _complex_logaddexp(x, y)
     # one primitive (xforms/primitives/special/functions.py) for JAX's derivative rule: d/dx = exp(x - out)
     # (1/2, then 1/4 at a tie) and finite where an operand is +inf
     return special.logaddexp(x, y)
+
+
+def _complex_logaddexp(x, y):
+    """jax.numpy's logaddexp of complex operands: max(x, y) + log1p(exp(x + y - 2 max))
+    (lax.max orders complex numbers by real part, then imaginary), its imaginary part
+    wrapped into [-pi, pi).
+
+        >>> complex(_complex_logaddexp(np.complex128(1 + 1j), np.complex128(1 - 1j)))
+        (1.0775207101739...+0j)
+    """
+    amax = ew.max(x, y)
+    out = ew.add(amax, ew.log1p(ew.exp(ew.sub(ew.add(x, y), ew.mul(amax, ew._like(2, amax))))))
+    im = ew.imag(out)
+    pi, two_pi = ew._like(np.pi, im), ew._like(2 * np.pi, im)
+    im = ew.rem(ew.add(im, pi), two_pi)          # (rem keeps the dividend's sign: C's fmod)
+    im = ew.select_n(ew.lt(im, ew._like(0, im)), im, ew.add(im, two_pi))
+    return ew.complex(ew.real(out), ew.sub(im, pi))
 
 
 def real(x):

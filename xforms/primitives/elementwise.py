@@ -399,6 +399,9 @@ def _ordered_zeros(ufunc, tie):
 
     def impl(x, y):
         r = np.asarray(ufunc(x, y))
+        if r.dtype.kind == "c":           # (rare: recomputed, the real cases pay nothing)
+            return _complex_pick(np.asarray(x), np.asarray(y),
+                                 np.greater if negative else np.less)
         if r.dtype.kind == "f":
             odd = r == 0                  # (relu's zeros are +0.0: two cheap passes)
             if odd.any():
@@ -407,6 +410,19 @@ def _ordered_zeros(ufunc, tie):
                     np.copyto(r, tie(x, y), where=odd & (x == 0) & (y == 0))
         return r
     return impl
+
+
+def _complex_pick(x, y, op):
+    """lax.max (`op` np.greater) or lax.min (np.less) of complex operands as XLA picks:
+    x where it wins by real part, then imaginary part, else y -- so a NaN does not win
+    (lax.max(nan+0j, 1+0j) is 1+0j; lax.max(1+0j, nan+1j) is nan+1j), where np.maximum
+    returns the NaN.
+
+        >>> _complex_pick(np.array(1 + 2j), np.array(1 + 1j), np.greater)
+        array(1.+2.j)
+    """
+    wins = op(x.real, y.real) | ((x.real == y.real) & op(x.imag, y.imag))
+    return np.asarray(np.where(wins, x, y))
 
 
 def fix_zero_ties(r, maximum, took_part):
