@@ -358,27 +358,7 @@ defjvp(atanh_p, lambda t, ans, x: div(t, sub(_like(1, x), mul(x, x))))
 
 atan2_p = _def("atan2", np.arctan2, 2, accept=_real,
                math={"cpu": "math.atan2", "cuda": "math.atan2"})
-_atan2_real = _bind2(atan2_p)
-
-
-def atan2(x, y):
-    """atan2(x, y), the angle of the point (y, x); on complex operands XLA's extension
-    -i log((y + i x) / sqrt(y^2 + x^2)), built from primitives (jax.lax.atan2 takes
-    complex operands: jnp.arctan2(1., 1+2j) is 0.2318-0.4024j), so every tier and
-    derivative follows from theirs.
-
-        >>> complex(atan2(np.complex128(1), np.complex128(1 + 2j)))   # doctest: +ELLIPSIS
-        (0.2318238...-0.4023594...j)
-    """
-    x, y = _like(x, y), _like(y, x)
-    if core.get_aval(x).dtype.kind != "c":
-        return atan2_p.bind(x, y)
-    i = _like(1j, x)
-    ratio = div(add(y, mul(i, x)), sqrt(add(mul(y, y), mul(x, x))))
-    return mul(_like(-1j, x), log(ratio))
-
-
-atan2.__name__ = atan2.__qualname__ = "atan2"
+atan2 = _bind2(atan2_p)     # (complex operands: xforms/numpy/ufuncs.atan2)
 defjvp(atan2_p,
        lambda t, ans, x, y: _bcast_to(mul(t, div(y, add(mul(x, x), mul(y, y)))), ans),
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(x, add(mul(x, x), mul(y, y))))), ans))
@@ -396,12 +376,14 @@ def _ordered_zeros(ufunc, tie):
     (No `into` rule computing into a dying operand: the tie needs both operands as they
     were.)"""
     negative = ufunc is np.maximum        # the sign of the zeros that may be wrong
+    pick = np.greater if negative else np.less
 
     def impl(x, y):
         r = np.asarray(ufunc(x, y))
-        if r.dtype.kind == "c":           # (rare: recomputed, the real cases pay nothing)
-            return _complex_pick(np.asarray(x), np.asarray(y),
-                                 np.greater if negative else np.less)
+        if r.dtype.kind == "c":   # XLA's pick: x where it wins by real part, then imaginary
+            x, y = np.asarray(x), np.asarray(y)   # part, else y (a NaN loses; np.maximum's wins)
+            wins = pick(x.real, y.real) | ((x.real == y.real) & pick(x.imag, y.imag))
+            return np.asarray(np.where(wins, x, y))
         if r.dtype.kind == "f":
             odd = r == 0                  # (relu's zeros are +0.0: two cheap passes)
             if odd.any():
@@ -410,19 +392,6 @@ def _ordered_zeros(ufunc, tie):
                     np.copyto(r, tie(x, y), where=odd & (x == 0) & (y == 0))
         return r
     return impl
-
-
-def _complex_pick(x, y, op):
-    """lax.max (`op` np.greater) or lax.min (np.less) of complex operands as XLA picks:
-    x where it wins by real part, then imaginary part, else y -- so a NaN does not win
-    (lax.max(nan+0j, 1+0j) is 1+0j; lax.max(1+0j, nan+1j) is nan+1j), where np.maximum
-    returns the NaN.
-
-        >>> _complex_pick(np.array(1 + 2j), np.array(1 + 1j), np.greater)
-        array(1.+2.j)
-    """
-    wins = op(x.real, y.real) | ((x.real == y.real) & op(x.imag, y.imag))
-    return np.asarray(np.where(wins, x, y))
 
 
 def fix_zero_ties(r, maximum, took_part):

@@ -341,7 +341,7 @@ def _min(ctx, x, y):
 def _complex_pick(x, y, op):
     """max (`op` ">") or min ("<") of complex operands as XLA picks: x where it wins by
     real part, then imaginary part, else y, so a NaN does not win (as the eager impl,
-    primitives/elementwise._complex_pick; Numba has no complex `>`).
+    primitives/elementwise._ordered_zeros; Numba has no complex `>`).
 
         >>> _complex_pick("a", "b", ">")[:40]
         '(a if a.real > b.real or (a.real == b.r'
