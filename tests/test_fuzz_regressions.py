@@ -390,3 +390,18 @@ def test_eigenvalues_read_from_one_triangle_of_a_non_symmetric_matrix():
         s = a @ np.swapaxes(a, -1, -2)
         return np.linalg.eigh(s + 3 * np.eye(3) + np.tril(s, -1)).eigenvalues
     _all_checks(Case.of(f, f_ref, _args((3, 2))))
+
+
+@pytest.mark.parametrize("op, kinds", [("arctan2", ("f32", "py_complex")),
+                                       ("logaddexp", ("c64", "f32"))])
+def test_inexact_functions_of_a_complex_operand(op, kinds):
+    """The promotion fuzzer, once it drew arctan2 and logaddexp (session 24), shrunk to
+    `xnp.arctan2(f32_array, 1+2j)` and `xnp.logaddexp(c64_array, f32_array)`: both raised
+    TypeError (no complex atan2 primitive; logaddexp refused complex), where jax returns
+    complex64 (jnp.arctan2(jnp.float32(0.5), 1+2j) = 0.10375-0.20059j)."""
+    from fuzz.promotion import check_promotion
+    first, other = kinds
+    check_promotion(first, [(op, other, False)])
+    out = xnp.arctan2(np.float32(0.5), 1 + 2j)
+    assert out.dtype == np.complex64
+    np.testing.assert_allclose(out, 0.10374800860881805 - 0.20058660209178925j, rtol=1e-6)

@@ -17,13 +17,14 @@ import numpy as np
 
 from ..core import source_info, trace as core
 from ..core.trace import Tracer
-from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
+from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atanh,
                                       cbrt, ceil, complex, convert_element_type, cos, cosh,
                                       div, eq, exp, exp2, expm1, floor, ge, gt, imag,
                                       integer_pow, is_finite, le, log, log1p, logistic, lt, max,
                                       min, mul, ne, neg, pow, real, rem, rsqrt, select_n,
                                       sign, sin, sinh, sqrt, sub, tan, tanh)
 from ..primitives.elementwise import stop_gradient  # noqa: F401  (lax.stop_gradient)
+from ..numpy.ufuncs import atan2     # (the primitive, or complex operands' composite)
 from ..primitives.elementwise import conj as _conj
 from ..primitives.elementwise import and_ as bitwise_and, not_ as bitwise_not, \
     or_ as bitwise_or, xor as bitwise_xor

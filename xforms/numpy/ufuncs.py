@@ -130,7 +130,26 @@ maximum = _binary(ew.max, "maximum")
 minimum = _binary(ew.min, "minimum")
 true_divide = _binary_float(ew.div, "true_divide")
 divide = true_divide
-arctan2 = _binary_float(ew.atan2, "arctan2")
+
+
+def atan2(x, y):
+    """lax.atan2: the primitive on real operands; on complex ones XLA's extension
+    -i log((y + i x) / sqrt(y^2 + x^2)) built from primitives (jax.lax.atan2 takes complex
+    operands: jnp.arctan2(1., 1+2j) is 0.2318-0.4024j), so every tier and derivative
+    follows from theirs.
+
+        >>> complex(atan2(np.complex128(1), np.complex128(1 + 2j)))   # doctest: +ELLIPSIS
+        (0.2318238...-0.4023594...j)
+    """
+    x, y = ew._like(x, y), ew._like(y, x)
+    if aval(x).dtype.kind != "c":
+        return ew.atan2(x, y)
+    ratio = ew.div(ew.add(y, ew.mul(ew._like(1j, x), x)),
+                   ew.sqrt(ew.add(ew.mul(y, y), ew.mul(x, x))))
+    return ew.mul(ew._like(-1j, x), ew.log(ratio))
+
+
+arctan2 = _binary_float(atan2, "arctan2")
 equal, not_equal = _binary(ew.eq, "equal"), _binary(ew.ne, "not_equal")
 less, less_equal = _binary(ew.lt, "less"), _binary(ew.le, "less_equal")
 greater, greater_equal = _binary(ew.gt, "greater"), _binary(ew.ge, "greater_equal")
@@ -338,11 +357,27 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
 def logaddexp(x, y):
     x, y = promote(x, y, name="logaddexp", inexact=True)
     if aval(x).dtype.kind == "c":
-        raise TypeError("logaddexp: complex inputs are not supported; use "
-                        "xnp.log(xnp.exp(x) + xnp.exp(y))")
+        return _complex_logaddexp(x, y)
     # one primitive (xforms/primitives/special/functions.py) for JAX's derivative rule: d/dx = exp(x - out)
     # (1/2, then 1/4 at a tie) and finite where an operand is +inf
     return special.logaddexp(x, y)
+
+
+def _complex_logaddexp(x, y):
+    """jax.numpy's logaddexp of complex operands: max(x, y) + log1p(exp(x + y - 2 max))
+    (lax.max orders complex numbers by real part, then imaginary), its imaginary part
+    wrapped into [-pi, pi).
+
+        >>> complex(_complex_logaddexp(np.complex128(1 + 1j), np.complex128(1 - 1j)))
+        (1.0775207101739...+0j)
+    """
+    amax = ew.max(x, y)
+    out = ew.add(amax, ew.log1p(ew.exp(ew.sub(ew.add(x, y), ew.mul(amax, ew._like(2, amax))))))
+    im = ew.imag(out)
+    pi, two_pi = ew._like(np.pi, im), ew._like(2 * np.pi, im)
+    im = ew.rem(ew.add(im, pi), two_pi)          # (rem keeps the dividend's sign: C's fmod)
+    im = ew.select_n(ew.lt(im, ew._like(0, im)), im, ew.add(im, two_pi))
+    return ew.complex(ew.real(out), ew.sub(im, pi))
 
 
 def real(x):

@@ -358,7 +358,7 @@ defjvp(atanh_p, lambda t, ans, x: div(t, sub(_like(1, x), mul(x, x))))
 
 atan2_p = _def("atan2", np.arctan2, 2, accept=_real,
                math={"cpu": "math.atan2", "cuda": "math.atan2"})
-atan2 = _bind2(atan2_p)
+atan2 = _bind2(atan2_p)     # (complex operands: xforms/numpy/ufuncs.atan2)
 defjvp(atan2_p,
        lambda t, ans, x, y: _bcast_to(mul(t, div(y, add(mul(x, x), mul(y, y)))), ans),
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(x, add(mul(x, x), mul(y, y))))), ans))
@@ -376,9 +376,14 @@ def _ordered_zeros(ufunc, tie):
     (No `into` rule computing into a dying operand: the tie needs both operands as they
     were.)"""
     negative = ufunc is np.maximum        # the sign of the zeros that may be wrong
+    pick = np.greater if negative else np.less
 
     def impl(x, y):
         r = np.asarray(ufunc(x, y))
+        if r.dtype.kind == "c":   # XLA's pick: x where it wins by real part, then imaginary
+            x, y = np.asarray(x), np.asarray(y)   # part, else y (a NaN loses; np.maximum's wins)
+            wins = pick(x.real, y.real) | ((x.real == y.real) & pick(x.imag, y.imag))
+            return np.asarray(np.where(wins, x, y))
         if r.dtype.kind == "f":
             odd = r == 0                  # (relu's zeros are +0.0: two cheap passes)
             if odd.any():

@@ -321,6 +321,8 @@ def _max(ctx, x, y):
                 f"or {x} != {ctx.lit(0, ctx.dtype)} else {x} + {y}))")
     if k == "b":
         return f"({x} or {y})"
+    if k == "c":
+        return _complex_pick(x, y, ">")
     return ctx.cast(f"max({x}, {y})", ctx.dtype)
 
 
@@ -331,7 +333,21 @@ def _min(ctx, x, y):
                 f"or {x} != {ctx.lit(0, ctx.dtype)} else -(-{x} - {y})))")
     if k == "b":
         return f"({x} and {y})"
+    if k == "c":
+        return _complex_pick(x, y, "<")
     return ctx.cast(f"min({x}, {y})", ctx.dtype)
+
+
+def _complex_pick(x, y, op):
+    """max (`op` ">") or min ("<") of complex operands as XLA picks: x where it wins by
+    real part, then imaginary part, else y, so a NaN does not win (as the eager impl,
+    primitives/elementwise._ordered_zeros; Numba has no complex `>`).
+
+        >>> _complex_pick("a", "b", ">")[:40]
+        '(a if a.real > b.real or (a.real == b.r'
+    """
+    return (f"({x} if {x}.real {op} {y}.real or ({x}.real == {y}.real and "
+            f"{x}.imag {op} {y}.imag) else {y})")
 
 
 scalar_rules[max_p] = _max
