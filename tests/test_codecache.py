@@ -133,18 +133,26 @@ CONV_CHILD = textwrap.dedent("""
         x, w, (1,), "SAME", dimension_numbers=("NWC", "WIO", "NWC")) ** 2)), tiered=False)
     g = np.asarray(f(w, x))
     import xforms.kernels.cpu.backend as cpu
+    from xforms.kernels.build import object_cache
     exe, = cpu._exes.values()
-    st = getattr(exe.kernel, "kernel", exe.kernel).stats
-    print("RESULT", sum(st.cache_hits.values()), sum(st.cache_misses.values()), g.tobytes().hex())
+    k = getattr(exe.kernel, "kernel", exe.kernel)
+    if hasattr(k, "stats"):           # a Numba kernel (XFORMS_LLVM_KERNELS=0)
+        hits, misses = sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values())
+    else:                             # the direct LLVM path's object code
+        hits, misses = object_cache.stats["hits"], object_cache.stats["misses"]
+    print("RESULT", int(hits > 0), int(misses > 0), g.tobytes().hex())
 """)
 
 
-def test_cached_kernel_finds_the_convolution_it_calls_by_symbol(tmp_path):
+@pytest.mark.parametrize("llvm", ["0", "1"])
+def test_cached_kernel_finds_the_convolution_it_calls_by_symbol(tmp_path, llvm):
     # a kernel calls conv_run by a symbol bound when it compiles (numba_fixes/unlinked.py);
-    # loaded from disk in a new process, the symbol is bound again before its code loads
+    # loaded from disk in a new process, the symbol is bound again before its code loads:
+    # a Numba kernel (llvm "0") and the direct LLVM path's object code (session 24) alike
     script = tmp_path / "conv_child.py"
     script.write_text(CONV_CHILD)
-    env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT)
+    env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT,
+               XFORMS_LLVM_KERNELS=llvm)
     env.pop("XFORMS_DISABLE_CACHE", None)
     runs = []
     for _ in range(2):
