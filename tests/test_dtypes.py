@@ -238,9 +238,9 @@ BINARY = {
     ],
 }
 
-# Where xforms deliberately differs from JAX: operations NumPy does not define for complex
-# numbers are refused with a TypeError (JAX extends them).
-REFUSED_COMPLEX = {"arctan2", "logaddexp"}
+# Where xforms deliberately differs from JAX: none left for complex operands since session
+# 24 (arctan2 and logaddexp were refused; they now take JAX's complex branches).
+REFUSED_COMPLEX = set()
 # JAX refuses round(bool) but NumPy accepts it; xforms returns the bools unchanged.
 LENIENT = {("round", "b"), ("round", "py_b")}
 
