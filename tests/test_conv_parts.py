@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from xforms.kernels.runtime import conv as cr
-from xforms.kernels.ops.conv import geometry, logical
+from xforms.kernels.codegen import conv_geometry as geometry, conv_logical as logical
 from xforms.primitives.conv import _conv_impl
 
 # name: (lhs NCHW shape, rhs OIHW shape, padding, lhs dilation, groups, layouts, method)

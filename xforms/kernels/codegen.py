@@ -300,13 +300,6 @@ def output_accessor(k, n):
 
 
 # ---- convolutions: the sizes conv_run reads (xforms/kernels/runtime/conv.py) ----------------
-def _conv_prod(xs):
-    out = 1
-    for v in xs:
-        out = out * v
-    return out
-
-
 def _conv_pad3(xs, fill):
     """A spatial tuple padded in front to 3 entries."""
     return (fill,) * (3 - len(xs)) + tuple(xs)
@@ -315,7 +308,7 @@ def _conv_pad3(xs, fill):
 def conv_logical(shape, spec):
     """(sizes, element strides) of a C-contiguous array of `shape` along the axes `spec`
     names (two leading axes, then the spatial ones), spatial padded in front to three."""
-    strides = [_conv_prod(shape[d + 1:]) for d in range(len(shape))]
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
     sizes = (shape[spec[0]], shape[spec[1]]) + _conv_pad3([shape[d] for d in spec[2:]], 1)
     st = (strides[spec[0]], strides[spec[1]]) + _conv_pad3([strides[d] for d in spec[2:]], 0)
     return sizes, st

@@ -48,8 +48,7 @@ kernel for large images.
 import numpy as np
 
 from ..cpu.emit import OP_RULES as CPU_RULES, _unsupported
-from ..codegen import (conv_geometry as geometry, conv_logical as logical,  # noqa: F401
-                       conv_sizes, lit)
+from ..codegen import conv_geometry as geometry, conv_sizes, lit
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
 from ..cuda.kernel_builder import c_strides, unsupported
