@@ -11,11 +11,11 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 from xforms.kernels.cpu import backend, llvm
+from xforms.kernels.cpu.llvm.ops import convolutions as cv
 from test_llvm_loops import _both, _same, _values
 from test_llvm_products import _finite
 
-# name: (lhs shape, rhs shape, conv_general_dilated's keywords); the Numba kernel's conv_run
-# takes im2col blocks for all but the lhs-dilated one (its col2im sums in another order)
+# name: (lhs shape, rhs shape, conv_general_dilated's keywords)
 CASES = {
     "nhwc": ((2, 7, 7, 3), (3, 3, 3, 4), dict(window_strides=(1, 1), padding="VALID",
                                                dimension_numbers=("NHWC", "HWIO", "NHWC"))),
@@ -25,7 +25,13 @@ CASES = {
                                                     lhs_dilation=(2,))),
     "groups": ((1, 4, 6, 6), (6, 2, 3, 3), dict(window_strides=(1, 1), padding="SAME",
                                                 feature_group_count=2)),
+    # a weight gradient's roles: x's batch axis contiguous, a long window (the transposed
+    # im2col, two blocks of its 720 rows)
+    "weight gradient": ((80, 9, 9, 8), (3, 3, 80, 5), dict(
+        window_strides=(1, 1), padding=((1, 0), (0, 1)),
+        dimension_numbers=("CHWN", "HWIO", "NHWC"))),
 }
+ROUNDING = {"1-d lhs dilated", "weight gradient"}   # (conv_run sums in another order)
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
@@ -38,10 +44,13 @@ def test_convolutions_match_numba(name, dt):
         return lax.conv_general_dilated(x, w, **kw) * 1.5
 
     x, w = _finite(rng, xs, dt), _finite(rng, ws, dt)
-    prep = backend._prepare(xf.make_jaxpr(f)(x, w), {"name": "t"})
+    closed = xf.make_jaxpr(f)(x, w)
+    prep = backend._prepare(closed, {"name": "t"})
     assert llvm.refusals(prep.plan) == [] and "xforms_unlinked" not in prep.llvm_ir
+    eqn = next(e for e in closed.jaxpr.eqns if e.prim.name == "conv_general_dilated")
+    assert cv._takes_transposed(cv._Conv(eqn)) == (name == "weight gradient")
     fn, kernel = _both(f, x, w)
-    same = _same if "lhs_dilation" not in kw else _close
+    same = _close if name in ROUNDING else _same
     for values in (_finite, _values):
         x, w = values(rng, xs, dt), values(rng, ws, dt)
         same(fn(x, w), kernel(x, w))

@@ -24,7 +24,7 @@ import numpy as np
 from ....codegen import conv_geometry, conv_sizes
 from ..scalar import Refused
 from ..threaded import heap
-from .products import _call
+from .products import _call, _constant
 
 OPS = ("conv_general_dilated",)
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
@@ -33,6 +33,9 @@ _INT_MAX = 2 ** 31 - 1
 # matrix (it and its product stay in cache), and at least this many rows a block
 BLOCK_ELEMENTS = 1 << 18
 MIN_BLOCK_ROWS = 128
+# conv_run's transposed method (a weight gradient): windows of more elements than this,
+# x's runs along its batch axis at least this long, at most this many output rows
+DIRECT_MAX_WINDOW, T_MIN_RUN, T_MAX_ROWS = 16, 8, 4096
 
 
 def takes(eqn):
@@ -91,7 +94,7 @@ def emit(mod, eqn):
     _direct(mod, c, x, w, out)
     mod.emit(f"br label %cvdone{k}")
     mod.label(f"cvblocks{k}")
-    _blocks(mod, c, x, w, out)
+    (_transposed if _takes_transposed(c) else _blocks)(mod, c, x, w, out)
     mod.emit(f"br label %cvdone{k}")
     mod.label(f"cvdone{k}")
 
@@ -141,6 +144,99 @@ def _blocks(m, c, x, w, out):
     _loop(m, c.groups, lambda g: _loop(m, nblk, lambda b: block(g, b)))
     m.decls.add("declare void @free(ptr)")
     for p in (cols, res, a if packed else None):
+        if p is not None:
+            m.emit(f"call void @free(ptr {p})")
+
+
+def _takes_transposed(c):
+    """conv_run's rule for its transposed method: a weight gradient (x's batch axis more
+    contiguous than its features, few output rows, long sums), no lhs dilation."""
+    rows = math.prod(c.osh) // c.osh[1]
+    return (max(c.geo[6:9]) == 1 and c.K > DIRECT_MAX_WINDOW and c.xst[0] < c.xst[1]
+            and c.osh[0] >= T_MIN_RUN and rows <= T_MAX_ROWS)
+
+
+def _transposed(m, c, x, w, out):
+    """A weight gradient: the im2col matrix transposed, T[(kd, kh, kw, ci), (od, oh, ow,
+    n)] for all output rows, in blocks of its K rows, each a copy of runs along x's batch
+    axis (its contiguous one); the blocks' products summed in block order (gemm's beta =
+    1 after the first) into res[(od, oh, ow, n), o], then written to out."""
+    nb, O, OD, OH, OW = c.osh
+    rows = nb * OD * OH * OW
+    per = _balanced(c.K, min(c.K, max(32, BLOCK_ELEMENTS // rows)))
+    a, _, packed = _packed(m, c, w)
+    lda = c.op if packed else O
+    t = heap(m, per * rows * c.isz)
+    res = heap(m, rows * c.op * c.isz)
+    kn32 = m.fresh()
+    m.allocas.append(f"{kn32} = alloca i32")
+    beta = (_constant(m, c.ty, 0.0), _constant(m, c.ty, 1.0))
+
+    def block(g, b):
+        k0 = _mul(m, b, per)
+        left = _add(m, c.K, _mul(m, k0, -1))
+        short, kn = m.fresh(), m.fresh()
+        m.emit(f"{short} = icmp slt i64 {left}, {per}")
+        m.emit(f"{kn} = select i1 {short}, i64 {left}, i64 {per}")
+        x0 = _add(m, _mul(m, _udiv(m, g, c.F), nb * c.xst[0]),
+                  _mul(m, _urem(m, g, c.F), c.I * c.xst[1]))
+
+        def column(kk):
+            kidx = _add(m, k0, kk)
+            kd, kh, kw = _unflatten(m, _udiv(m, kidx, c.I), c.kdims)
+            xc = _add(m, x0, _mul(m, _urem(m, kidx, c.I), c.xst[1]))
+
+            def position(od, oh, ow):
+                ok, src = "true", xc
+                for d, (o, kv) in enumerate(((od, kd), (oh, kh), (ow, kw))):
+                    i, inside = _source(m, c, d, o, kv)
+                    ok, src = _and(m, ok, inside), _add(m, src, _mul(m, i, c.xst[2 + d]))
+                dst = _add(m, _mul(m, kk, rows),
+                           _mul(m, _add(m, _mul(m, _add(m, _mul(m, od, OH), oh), OW), ow), nb))
+
+                def copy(n):
+                    v = m.fresh()
+                    m.emit(f"{v} = load {c.ty}, ptr "
+                           f"{_at(m, c.ty, x, _add(m, src, _mul(m, n, c.xst[0])))}")
+                    m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, t, _add(m, dst, n))}")
+
+                def zero(n):
+                    m.emit(f"store {c.ty} 0.0, ptr {_at(m, c.ty, t, _add(m, dst, n))}")
+                _branch(m, ok, lambda: _loop(m, nb, copy), lambda: _loop(m, nb, zero))
+            _nest(m, (OD, OH, OW), position)
+        _loop(m, kn, column)
+        n32, first, bp = m.fresh(), m.fresh(), m.fresh()
+        m.emit(f"{n32} = trunc i64 {kn} to i32")
+        m.emit(f"store i32 {n32}, ptr {kn32}")
+        m.emit(f"{first} = icmp eq i64 {k0}, 0")
+        m.emit(f"{bp} = select i1 {first}, ptr {beta[0]}, ptr {beta[1]}")
+        ga = _at(m, c.ty, a, _add(m, _mul(m, g, c.K * c.op if packed else c.op),
+                                  _mul(m, k0, lda)))
+        # column-major op x rows = a' T: T (kn x rows, row-major) read transposed
+        _call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("T")), ("i32", c.op),
+                                ("i32", rows), kn32, (c.ty, 1.0), ga, ("i32", lda), t,
+                                ("i32", rows), bp, res, ("i32", c.op)])
+
+    def group(g):
+        _loop(m, -(-c.K // per), lambda b: block(g, b))
+
+        def row(od, oh, ow, n):
+            r = _mul(m, _add(m, _mul(m, _add(m, _mul(m, _add(m, _mul(m, od, OH), oh), OW),
+                                                  ow), nb), n), c.op)
+            base = _add(m, _add(m, _mul(m, n, c.ost[0]), _mul(m, _mul(m, g, c.op), c.ost[1])),
+                        _add(m, _mul(m, od, c.ost[2]),
+                             _add(m, _mul(m, oh, c.ost[3]), _mul(m, ow, c.ost[4]))))
+
+            def one(o):
+                v = m.fresh()
+                m.emit(f"{v} = load {c.ty}, ptr {_at(m, c.ty, res, _add(m, r, o))}")
+                m.emit(f"store {c.ty} {v}, ptr "
+                       f"{_at(m, c.ty, out, _add(m, base, _mul(m, o, c.ost[1])))}")
+            _loop(m, c.op, one)
+        _nest(m, (OD, OH, OW, nb), row)
+    _loop(m, c.groups, group)
+    m.decls.add("declare void @free(ptr)")
+    for p in (t, res, a if packed else None):
         if p is not None:
             m.emit(f"call void @free(ptr {p})")
 
