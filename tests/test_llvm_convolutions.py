@@ -30,8 +30,13 @@ CASES = {
     "weight gradient": ((80, 9, 9, 8), (3, 3, 80, 5), dict(
         window_strides=(1, 1), padding=((1, 0), (0, 1)),
         dimension_numbers=("CHWN", "HWIO", "NHWC"))),
+    # an input gradient's roles: col2im over x's own elements (strided: lhs dilation)
+    "nhwc lhs dilated": ((2, 5, 4, 3), (3, 2, 3, 4), dict(
+        window_strides=(1, 2), padding=((2, 1), (1, 1)), lhs_dilation=(2, 2),
+        dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=1)),
 }
-ROUNDING = {"1-d lhs dilated", "weight gradient"}   # (conv_run sums in another order)
+# (conv_run sums these in another order)
+ROUNDING = {"1-d lhs dilated", "weight gradient", "nhwc lhs dilated"}
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
@@ -49,6 +54,7 @@ def test_convolutions_match_numba(name, dt):
     assert llvm.refusals(prep.plan) == [] and "xforms_unlinked" not in prep.llvm_ir
     eqn = next(e for e in closed.jaxpr.eqns if e.prim.name == "conv_general_dilated")
     assert cv._takes_transposed(cv._Conv(eqn)) == (name == "weight gradient")
+    assert (cv._scatter_rows(cv._Conv(eqn)) is not None) == (name == "nhwc lhs dilated")
     fn, kernel = _both(f, x, w)
     same = _close if name in ROUNDING else _same
     for values in (_finite, _values):

@@ -7,15 +7,22 @@ the first convolution).
     takes(eqn)              # a float32/float64 convolution
     emit(module, eqn)       # module: the loops.py `_Loops` being written
 
-The method is conv_run's `im2col` (xforms/kernels/runtime/conv_blocks.py) for every
-convolution: per group, blocks of whole output lines whose receptive fields are copied
-into a (rows, K) matrix -- columns (kd, kh, kw, c), zeros where the window reads padding or
-a hole of the lhs dilation -- and one BLAS gemm per block (SciPy's, as products.py calls
-it), written straight into a channels-last output or through a buffer into any other.
-The blocks are conv_run's (`IM2COL` sizes): where conv_run chooses that method too, the
-same products of the same matrices.  A kernel holding an infinity or a NaN takes loops over
-each output's real window elements (conv_blocks.py `direct`: XLA skips the padding, where
-0 * inf would be NaN).  One thread runs the blocks (BLAS may use its own threads).
+The methods are conv_run's (xforms/kernels/runtime/conv_blocks.py), chosen by its rules
+from the concrete sizes, with its block sizes:
+- im2col: per group, blocks of whole output lines whose receptive fields are copied into a
+  (rows, K) matrix -- columns (kd, kh, kw, c), zeros where the window reads padding or a
+  hole of the lhs dilation -- and one BLAS gemm per block (SciPy's, as products.py calls
+  it), written straight into a channels-last output or through a buffer into any other;
+- transposed (a weight gradient: x's batch axis contiguous): the matrix transposed, for all
+  output rows, in blocks of its K rows copied as runs along that axis, the blocks'
+  products summed in order;
+- col2im (lhs dilation, or an input gradient's full padding, x channels-last): z = x @ w
+  over x's own elements, each row of z added into the outputs it reaches.
+Where conv_run takes its im2col method the results are its bits; elsewhere its values but
+for rounding (its transposed blocks and its col2im sum in their own orders).  A kernel
+holding an infinity or a NaN takes loops over each output's real window elements
+(conv_blocks.py `direct`: XLA skips the padding, where 0 * inf would be NaN).  One thread
+runs the blocks (BLAS may use its own threads).
 """
 import math
 
@@ -36,6 +43,8 @@ MIN_BLOCK_ROWS = 128
 # conv_run's transposed method (a weight gradient): windows of more elements than this,
 # x's runs along its batch axis at least this long, at most this many output rows
 DIRECT_MAX_WINDOW, T_MIN_RUN, T_MAX_ROWS = 16, 8, 4096
+# elements of one block's product in conv_run's col2im method (it stays in cache)
+SCATTER_BLOCK = 1 << 17
 
 
 def takes(eqn):
@@ -94,7 +103,9 @@ def emit(mod, eqn):
     _direct(mod, c, x, w, out)
     mod.emit(f"br label %cvdone{k}")
     mod.label(f"cvblocks{k}")
-    (_transposed if _takes_transposed(c) else _blocks)(mod, c, x, w, out)
+    method = (_scatter if _scatter_rows(c) else _transposed if _takes_transposed(c)
+              else _blocks)
+    method(mod, c, x, w, out)
     mod.emit(f"br label %cvdone{k}")
     mod.label(f"cvdone{k}")
 
@@ -146,6 +157,130 @@ def _blocks(m, c, x, w, out):
     for p in (cols, res, a if packed else None):
         if p is not None:
             m.emit(f"call void @free(ptr {p})")
+
+
+def _scatter_rows(c):
+    """The row stride of x where conv_run's col2im rule takes the convolution (lhs dilation,
+    or a long window and fewer input than output positions: an input gradient's full
+    padding) and x is a (positions, features) matrix (features at stride 1, positions at
+    one stride); else None."""
+    nb, C, D, H, W = c.xsh
+    fewer = nb * D * H * W < c.osh[0] * math.prod(c.osh[2:])
+    if not (max(c.geo[6:9]) > 1 or (c.K > DIRECT_MAX_WINDOW and fewer)):
+        return None
+    r = c.xst[4] if W > 1 else c.xst[3] if H > 1 else c.xst[2] if D > 1 else c.xst[0]
+    ok = (c.xst[1] == 1 or C == 1) and all(
+        size == 1 or st == r * inner for size, st, inner in
+        ((W, c.xst[4], 1), (H, c.xst[3], W), (D, c.xst[2], H * W), (nb, c.xst[0], D * H * W)))
+    return r if ok and r >= C else None
+
+
+def _scatter(m, c, x, w, out):
+    """conv_run's col2im method: per group and block of images, z = x @ wz over x's own
+    elements (wz[ci, (kd, kh, kw, o)]: no padding or dilation holes multiplied), then each
+    row of z added into the outputs it reaches, in window order."""
+    nb, O, OD, OH, OW = c.osh
+    D, H, W = c.xsh[2:]
+    per_in, cols = D * H * W, c.nk * c.op
+    per = _balanced(nb, max(1, min(nb, SCATTER_BLOCK // max(1, per_in * cols))))
+    ldx = _scatter_rows(c)
+    wz = heap(m, c.groups * c.I * cols * c.isz)
+
+    def pack(g, ci, k):
+        kd, kh, kw = _unflatten(m, k, c.kdims)
+        src = _add(m, _add(m, _mul(m, _mul(m, g, c.op), c.wst[0]), _mul(m, ci, c.wst[1])),
+                   _add(m, _add(m, _mul(m, kd, c.wst[2]), _mul(m, kh, c.wst[3])),
+                        _mul(m, kw, c.wst[4])))
+        dst = _add(m, _mul(m, _add(m, _mul(m, g, c.I), ci), cols), _mul(m, k, c.op))
+
+        def one(o):
+            v = m.fresh()
+            m.emit(f"{v} = load {c.ty}, ptr "
+                   f"{_at(m, c.ty, w, _add(m, src, _mul(m, o, c.wst[0])))}")
+            m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, wz, _add(m, dst, o))}")
+        _loop(m, c.op, one)
+    _nest(m, (c.groups, c.I, c.nk), pack)
+    _zero_out(m, c, out)
+    z = heap(m, per * per_in * cols * c.isz)
+    rows32 = m.fresh()
+    m.allocas.append(f"{rows32} = alloca i32")
+
+    def block(g, b):
+        n0 = _mul(m, b, per)
+        left = _add(m, nb, _mul(m, n0, -1))
+        short, nn = m.fresh(), m.fresh()
+        m.emit(f"{short} = icmp slt i64 {left}, {per}")
+        m.emit(f"{nn} = select i1 {short}, i64 {left}, i64 {per}")
+        x0 = _add(m, _mul(m, _add(m, _mul(m, _udiv(m, g, c.F), nb), n0), c.xst[0]),
+                  _mul(m, _urem(m, g, c.F), c.I * c.xst[1]))
+        n32 = m.fresh()
+        m.emit(f"{n32} = trunc i64 {_mul(m, nn, per_in)} to i32")
+        m.emit(f"store i32 {n32}, ptr {rows32}")
+        # row-major z (rows x cols) = x (rows x I, row stride ldx) @ wz[g] (I x cols)
+        _call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("N")), ("i32", cols), rows32,
+                                ("i32", c.I), (c.ty, 1.0),
+                                _at(m, c.ty, wz, _mul(m, g, c.I * cols)), ("i32", cols),
+                                _at(m, c.ty, x, x0), ("i32", ldx), (c.ty, 0.0), z,
+                                ("i32", cols)])
+
+        def image(ni):
+            n = _add(m, n0, ni)
+
+            def position(qd, qh, qw):
+                row = _mul(m, _add(m, _mul(m, ni, per_in),
+                                   _add(m, _mul(m, _add(m, _mul(m, qd, H), qh), W), qw)), cols)
+
+                def window(kd, kh, kw):
+                    ok, at = "true", _add(m, _mul(m, n, c.ost[0]),
+                                          _mul(m, _mul(m, g, c.op), c.ost[1]))
+                    for d, (q, kv) in enumerate(((qd, kd), (qh, kh), (qw, kw))):
+                        p, inside = _target(m, c, d, q, kv)
+                        ok, at = _and(m, ok, inside), _add(m, at, _mul(m, p, c.ost[2 + d]))
+                    k = _add(m, _mul(m, _add(m, _mul(m, kd, c.kdims[1]), kh), c.kdims[2]), kw)
+                    zr = _add(m, row, _mul(m, k, c.op))
+
+                    def add(o):
+                        a, b2, r = m.fresh(), m.fresh(), m.fresh()
+                        dst = _at(m, c.ty, out, _add(m, at, _mul(m, o, c.ost[1])))
+                        m.emit(f"{a} = load {c.ty}, ptr {_at(m, c.ty, z, _add(m, zr, o))}")
+                        m.emit(f"{b2} = load {c.ty}, ptr {dst}")
+                        m.emit(f"{r} = fadd {c.ty} {b2}, {a}")
+                        m.emit(f"store {c.ty} {r}, ptr {dst}")
+                    _branch(m, ok, lambda: _loop(m, c.op, add), lambda: None)
+                _nest(m, c.kdims, window)
+            _nest(m, (D, H, W), position)
+        _loop(m, nn, image)
+
+    _loop(m, c.groups, lambda g: _loop(m, -(-nb // per), lambda b: block(g, b)))
+    m.decls.add("declare void @free(ptr)")
+    for p in (z, wz):
+        m.emit(f"call void @free(ptr {p})")
+
+
+def _target(m, c, d, q, k):
+    """(output index, reached) that input index q reaches at window position k along
+    spatial axis d: o * s = q * ld + pad - k * rd, when that o is a whole output index."""
+    s, pad, ld, rd, n = c.geo[d], c.geo[3 + d], c.geo[6 + d], c.geo[9 + d], c.osh[2 + d]
+    num = _add(m, _add(m, _mul(m, q, ld), _mul(m, k, -rd)), pad)
+    if isinstance(num, int):
+        ok = num >= 0 and num % s == 0 and num // s < n
+        return (num // s if ok else 0), ("true" if ok else "false")
+    lo, hi = m.fresh(), m.fresh()
+    m.emit(f"{lo} = icmp sge i64 {num}, 0")
+    m.emit(f"{hi} = icmp sle i64 {num}, {(n - 1) * s}")
+    ok = _and(m, lo, hi)
+    if s == 1:
+        return num, ok
+    r, zr = m.fresh(), m.fresh()
+    m.emit(f"{r} = srem i64 {num}, {s}")
+    m.emit(f"{zr} = icmp eq i64 {r}, 0")
+    return _sdiv(m, num, s), _and(m, ok, zr)
+
+
+def _zero_out(m, c, out):
+    """Every element of the output 0 (it is a C array of the module: flat)."""
+    _loop(m, math.prod(c.osh),
+          lambda i: m.emit(f"store {c.ty} 0.0, ptr {_at(m, c.ty, out, i)}"))
 
 
 def _takes_transposed(c):
