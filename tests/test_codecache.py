@@ -146,9 +146,10 @@ CONV_CHILD = textwrap.dedent("""
 
 @pytest.mark.parametrize("llvm", ["0", "1"])
 def test_cached_kernel_finds_the_convolution_it_calls_by_symbol(tmp_path, llvm):
-    # a kernel calls conv_run by a symbol bound when it compiles (numba_fixes/unlinked.py);
-    # loaded from disk in a new process, the symbol is bound again before its code loads:
-    # a Numba kernel (llvm "0") and the direct LLVM path's object code (session 24) alike
+    # a Numba kernel (llvm "0") calls conv_run by a symbol bound when it compiles
+    # (numba_fixes/unlinked.py); loaded from disk in a new process, the symbol is bound
+    # again before its code loads.  The direct LLVM path's object code (llvm "1") calls
+    # BLAS's gemm by a symbol the same way (session 25: its convolutions are its own IR)
     script = tmp_path / "conv_child.py"
     script.write_text(CONV_CHILD)
     env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT,

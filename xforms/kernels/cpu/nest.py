@@ -12,8 +12,6 @@ The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are xforms/ker
         ...
 """
 from contextlib import nullcontext
-from fractions import Fraction
-from math import ceil, floor, gcd
 
 import numpy as np
 
@@ -25,9 +23,10 @@ from .chunking import (STAGE_ELEMENTS, STAGE_LANES, _chunk_rows, _has_bounded_tr
 from ..prepare.fusion_classes import REDUCTIONS
 from .loop_cost import element_ns
 from .printer import CpuPrinter, LoopSpelling
-from ..loops.ir import Fold, Init, Name, Store, longest_segment
+from ..loops.ir import Fold, Init, Name, Store
 from ..loops.lower_loops import lower_loop
-from ..prepare.shape_symbols import Dim, is_one
+from ..loops.peeling import div as _div, peeling as _peeling
+from ..prepare.shape_symbols import is_one
 
 
 def emit_loop(em, step):
@@ -388,67 +387,3 @@ def _pairwise(terms, op):
         terms = [f"({a} {op} {b})" for a, b in zip(terms[::2], terms[1::2])] + (
             [terms[-1]] if len(terms) % 2 else [])
     return terms[0]
-
-
-# The most phases a peeled middle is unrolled by (the lcm of its guards' steps; beyond it
-# the guards test i % step at run time).
-MAX_PHASES = 8
-
-
-def _peeling(step, shape, phased=True):
-    """(axis, (lo, hi), phases, segment): the innermost axis's guarded or clamped reads all
-    hold plainly for lo <= i < hi (with no such i, as in roll(x, 1) + roll(x, -1), `segment`:
-    the longest run deciding each guard, loops/ir.py), else (None, None, 1, False).
-    Guards testing i % step (interior pads) make `phases` their lcm when `phased` and at
-    most MAX_PHASES: the middle is then whole blocks of that many elements, in each of which
-    every phase passing a guard's `%` test lies in the guard's range."""
-    axes = [d for d in range(len(shape)) if shape[d] != 1]
-    if not axes:
-        return None, None, 1, False
-    d, n = axes[-1], shape[axes[-1]]
-    ranges, phases = [], 1       # (lo, hi, step): i in [lo, hi) at every phase i = lo mod step
-    for _, reads in step.body:
-        for r in reads:
-            m = r.imap
-            if m is None:
-                continue
-            for ax, g_lo, g_hi, g_step in m.guards:
-                if ax == d:
-                    ranges.append((g_lo, g_hi, g_step))
-                    phases = phases * g_step // gcd(phases, g_step)
-            for dim, low, high in m.clamp:
-                ax, st, off = m.exprs[dim]
-                if ax == d and st != 0:
-                    ranges.append(_clamp_range(st, off, r.atom.aval.shape[dim]) + (1,))
-    if not ranges:
-        return None, None, 1, False
-    s = phases if phased and phases <= MAX_PHASES else 1
-    if s == 1:      # (sizes stay symbols: xforms/kernels/prepare/shape_symbols.py)
-        lo, hi = max([0] + [g[0] for g in ranges]), min([n] + [g[1] for g in ranges])
-        seg = longest_segment(ranges, n, len(step.body)) if lo >= hi and phases == 1 else None
-        return (d, (lo, hi), 1, False) if lo < hi else (d, seg, 1, True) if seg else (
-            None, None, 1, False)
-    lo, hi = 0, _div(n, s)
-    for g_lo, g_hi, g_step in ranges:
-        for ph in range(s):
-            if (ph - g_lo) % g_step == 0:     # blocks q with g_lo <= s*q + ph < g_hi
-                lo, hi = max(lo, -_div(ph - g_lo, s)), min(hi, _div(g_hi - 1 - ph, s) + 1)
-    return (d, (s * lo, s * hi), s, False) if lo < hi else (None, None, 1, False)
-
-
-def _clamp_range(st, off, size):
-    """[lo, hi): the loop indices i at which a clamped source index floor(off + st * i)
-    lies in [0, size) (st, off maybe Fractions)."""
-    if isinstance(st, int) and isinstance(off, int):
-        a, b = (-off, size - 1 - off) if st > 0 else (off - size + 1, off)
-        return -(-a // abs(st)), b // abs(st) + 1
-    a, b = Fraction(-off) / st, Fraction(size - off) / st      # 0 <= off + st*i < size
-    return (ceil(a), ceil(b)) if st > 0 else (floor(b) + 1, floor(a) + 1)
-
-
-def _div(a, s):
-    """a // s: an int, a size symbol's expression (the text then fits every size:
-    xforms/kernels/prepare/shape_symbols.py), or the text of a run-time value's."""
-    if isinstance(a, Dim):
-        return Dim(int(a) // s, f"({a} // {s})")
-    return a // s if isinstance(a, int) else f"{a} // {s}"

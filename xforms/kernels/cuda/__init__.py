@@ -21,7 +21,6 @@ host function, device arrays that stay on the GPU between calls.
 `cuda_available` probe); importing this package imports nothing from numba.cuda: that
 happens when the backend is first used.
 """
-import ctypes.util
 import os
 import sys
 
@@ -79,11 +78,18 @@ def cuda_available():
     return _probe
 
 
+def _find_library(name):
+    # (imported here: ctypes.util brings subprocess and 8 more modules into every
+    # process that imports the compilers, for a Windows-only probe)
+    import ctypes.util
+    return ctypes.util.find_library(name)
+
+
 def _detect():
     if config.cuda_simulator():
         return True
     driver = (os.path.exists("/proc/driver/nvidia") or os.path.exists("/dev/nvidiactl")
-              or (sys.platform == "win32" and ctypes.util.find_library("nvcuda")))
+              or (sys.platform == "win32" and _find_library("nvcuda")))
     if not driver:
         return False
     try:

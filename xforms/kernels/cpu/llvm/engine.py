@@ -48,6 +48,8 @@ _ADDRESS = re.compile(r"inttoptr\s*\(?\s*i64\s+-?[1-9]")
 # until then this lock alone serialises the compiles; `numba_lock` takes it while Numba
 # loads, so that Numba's lock is always held when Numba can compile.
 _lock = threading.RLock()
+_aside_lock = threading.Lock()   # (`compile_aside`'s jobs, `_no_horizontal_slp`'s count)
+_slp_blocks = [0]
 
 
 class _MethodDef(ctypes.Structure):
@@ -118,12 +120,19 @@ def _no_horizontal_slp():
     steady state unchanged).  It reduces no float sums (those need reassociation, which
     no kernel allows): the results are the same.  The option is LLVM's process-wide state,
     so a Numba compile on another thread meanwhile loses it too -- its speed, not its
-    results."""
-    llvm.set_option("", "-slp-vectorize-hor=false")
+    results.  Counted: set by the first of the blocks running at once (a nest compiled
+    aside, `compile_aside`, and a kernel), restored by the last."""
+    with _aside_lock:
+        _slp_blocks[0] += 1
+        if _slp_blocks[0] == 1:
+            llvm.set_option("", "-slp-vectorize-hor=false")
     try:
         yield
     finally:
-        llvm.set_option("", "-slp-vectorize-hor=true")
+        with _aside_lock:
+            _slp_blocks[0] -= 1
+            if _slp_blocks[0] == 0:
+                llvm.set_option("", "-slp-vectorize-hor=true")
 
 
 def numba_lock():
@@ -191,10 +200,11 @@ def cache_key(text, triple, cpu, features, passes=True):
                                "" if passes else "no passes", text)
 
 
-def _compile(text, tm, passes=True):
+def _compile(text, tm, passes=True, context=None):
     """(engine, object code or None): `text` optimised (where `passes`) and compiled by
-    MCJIT, which hands the object file it made to the engine's object cache hook."""
-    module = llvm.parse_assembly(text)
+    MCJIT, which hands the object file it made to the engine's object cache hook; in
+    LLVM's global `context` unless told another (`compile_aside`'s threads)."""
+    module = llvm.parse_assembly(text, context)
     module.triple = tm.triple
     module.data_layout = str(tm.target_data)
     module.verify()
@@ -203,20 +213,98 @@ def _compile(text, tm, passes=True):
     engine = llvm.create_mcjit_compiler(module, tm)
     made = []
     engine.set_object_cache(lambda _module, code: made.append(bytes(code)))
-    engine.finalize_object()
+    _finalize(engine, context)
     # (popped: the hook's list lives as long as the engine, the bytes need not)
     return engine, (made.pop() if len(made) == 1 else None)
 
 
-def _load(code, tm):
+def _load(code, tm, context=None):
     """An engine holding object `code` (checked by object_cache), its symbols resolved."""
-    module = llvm.parse_assembly("")
+    module = llvm.parse_assembly("", context)
     module.triple = tm.triple
     module.data_layout = str(tm.target_data)
     engine = llvm.create_mcjit_compiler(module, tm)
     engine.add_object_file(llvm.ObjectFileRef.from_data(code))
-    engine.finalize_object()
+    _finalize(engine, context)
     return engine
+
+
+def _finalize(engine, context):
+    """Resolve `engine`'s symbols: those compiled aside bound first (`wait_aside`), unless
+    this is one of those compiles (a `context` of its own)."""
+    if context is None:
+        wait_aside()
+    engine.finalize_object()
+
+
+# ---- compiles on a thread of their own (small_mm's nests, beside the kernel's) -----------
+_aside = []                   # the `_Aside` jobs not yet waited for
+
+
+class _Aside(threading.Thread):
+    """One compile of `compile_aside`: function `name` of IR `text`, in an LLVM context of
+    its own; `owner` holds its code (and the context, freed after the engine)."""
+
+    def __init__(self, text, name, passes):
+        super().__init__(name=f"xforms-llvm-{name}", daemon=True)
+        self.text, self.fn_name, self.passes = text, name, passes
+        self.owner, self.error = None, None
+        self.tm = _target_machine()          # (LLVM set up here, on the caller's thread)
+
+    def run(self):
+        try:
+            context = llvm.create_context()
+            key = cache_key(self.text, self.tm.triple, *_host[0], passes=self.passes)
+            code = object_cache.load(key) if key else None
+            engine = None
+            if code is not None:
+                try:
+                    engine = _load(code, self.tm, context)
+                    if not engine.get_function_address(self.fn_name):
+                        engine = None
+                except Exception:            # (a cache problem costs the compile only)
+                    engine = None
+                if engine is None:
+                    object_cache.discard(key)
+                    self.tm = _target_machine()
+            if engine is None:
+                engine, code = _compile(self.text, self.tm, self.passes, context)
+                if key and code is not None:
+                    object_cache.store(key, code)
+            llvm.add_symbol(self.fn_name, engine.get_function_address(self.fn_name))
+            self.owner = (context, engine)  # (a tuple frees its items last to first)
+        except BaseException as e:           # (compiled again, on the waiting thread)
+            self.error = e
+
+
+def compile_aside(text, name, passes=True):
+    """Start compiling function `name` of LLVM IR `text` (as `compile_function`) on a
+    thread of its own, bound as symbol `name` when done: every engine compiled or loaded
+    later waits for it before resolving its symbols (`wait_aside`).  -> the job (keep it:
+    its `owner` holds the code).  A compile that calls it (a kernel calling small_mm's
+    nests) optimises its own module meanwhile, on the other core.
+
+        job = compile_aside(nest_text, "xf_small_mm_float_nn", passes=False)
+    """
+    job = _Aside(text, name, passes)
+    with _aside_lock:
+        _aside.append(job)
+    job.start()
+    return job
+
+
+def wait_aside():
+    """Wait for the compiles `compile_aside` started; one that failed there is compiled
+    here (under the compiler lock, as `compile_function`)."""
+    with _aside_lock:
+        jobs = _aside[:]
+        del _aside[:]
+    for job in jobs:
+        job.join()
+    for job in jobs:
+        if job.owner is None:
+            address, job.owner = compile_function(job.text, job.fn_name, job.passes)
+            llvm.add_symbol(job.fn_name, address)
 
 
 def compile_ir(text, name):

@@ -38,7 +38,7 @@ import numpy as np
 from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
-from ..nest import _peeling
+from ...loops.peeling import peeling as _peeling
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, numpy_abi, row_reads, threaded

@@ -1,36 +1,57 @@
 """Convolutions on the direct LLVM path (issue #35): a plan's `Op` step of
-conv_general_dilated as the one call the Numba kernel makes (xforms/kernels/ops/conv.py):
-the precompiled, shape-generic `conv_run` (xforms/kernels/runtime/conv.py, kept in Numba's
-disk cache), called by its stable symbol (numba_fixes/unlinked.py) with the same flat
-operands and the same 45 sizes, strides and geometry -- so the results are its bit for bit
-and nothing about the convolution is compiled here.
+conv_general_dilated written out in the kernel's own LLVM IR, its sizes the plan's
+(concrete), so that nothing about it is compiled by Numba (the precompiled, shape-generic
+`conv_run` of xforms/kernels/runtime/conv.py cost a cold process ~20 s of Numba compile on
+the first convolution).
 
     takes(eqn)              # a float32/float64 convolution
     emit(module, eqn)       # module: the loops.py `_Loops` being written
 
-The call follows Numba's calling convention: a status (0: done), a pointer for the result
-(conv_run returns none) and one for an exception's details, then each argument's members
-(a 1-D array: meminfo, parent, size, itemsize, data, shape, stride; the plan's ints one
-i64 each).  The arrays pass no meminfo (conv_run keeps none of them).  A failed call (it
-allocates its blocks' buffers: a MemoryError in the Numba kernel) raises MemoryError.
+The methods are conv_run's (xforms/kernels/runtime/conv_blocks.py), chosen by its rules
+from the concrete sizes, with its block sizes:
+- im2col: per group, blocks of whole output lines whose receptive fields are copied into a
+  (rows, K) matrix -- columns (kd, kh, kw, c), zeros where the window reads padding or a
+  hole of the lhs dilation -- and one BLAS gemm per block (SciPy's, as products.py calls
+  it), written straight into a channels-last output or through a buffer into any other;
+- transposed (a weight gradient: x's batch axis contiguous): the matrix transposed, for all
+  output rows, in blocks of its K rows copied as runs along that axis, the blocks'
+  products summed in order;
+- col2im (lhs dilation, or an input gradient's full padding, x channels-last): z = x @ w
+  over x's own elements, each row of z added into the outputs it reaches.
+Where conv_run takes its im2col method the results are its bits; elsewhere its values but
+for rounding (its transposed blocks and its col2im sum in their own orders).  A kernel
+holding an infinity or a NaN takes loops over each output's real window elements
+(conv_blocks.py `direct`: XLA skips the padding, where 0 * inf would be NaN).  One thread
+runs the blocks (BLAS may use its own threads).
 """
-import threading
+import math
 
 import numpy as np
 
 from ....codegen import conv_geometry, conv_sizes
 from ..scalar import Refused
+from ..threaded import heap
+from .arith import _add, _and, _at, _branch, _loop, _mul, _nest, _sdiv, _udiv, _urem
+from .products import _call, _constant
 
 OPS = ("conv_general_dilated",)
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-_symbols = {}               # element type -> conv_run's stable symbol, bound in this process
-_lock = threading.Lock()
+_INT_MAX = 2 ** 31 - 1
+# conv_run's im2col block sizes (xforms/kernels/runtime/conv.py): elements of one block's
+# matrix (it and its product stay in cache), and at least this many rows a block
+BLOCK_ELEMENTS = 1 << 18
+MIN_BLOCK_ROWS = 128
+# conv_run's transposed method (a weight gradient): windows of more elements than this,
+# x's runs along its batch axis at least this long, at most this many output rows
+DIRECT_MAX_WINDOW, T_MIN_RUN, T_MAX_ROWS = 16, 8, 4096
+# elements of one block's product in conv_run's col2im method (it stays in cache)
+SCATTER_BLOCK = 1 << 17
 
 
 def takes(eqn):
-    """Whether conv_general_dilated `eqn` is one the direct path calls conv_run for: its
-    operands and result of one float dtype (as the Numba kernel's, which allocates the
-    result in the output's dtype).
+    """Whether conv_general_dilated `eqn` is one the direct path writes: its operands and
+    result of one float dtype (as the Numba kernel's, which allocates the result in the
+    output's dtype).
 
         >>> takes(eqn)      # f32[32,28,28,1] * f32[3,3,1,32] -> f32[32,26,26,32]
         True
@@ -40,55 +61,531 @@ def takes(eqn):
             and np.dtype(eqn.outvars[0].aval.dtype) in _TYPES)
 
 
-def plan_ints(eqn):
-    """conv_run's 45 ints for `eqn`, as the Numba kernel passes them: sizes and strides of
-    lhs, rhs and out along their logical axes, the geometry, 0 (conv_run picks the parts)."""
-    return tuple(int(i) for i in conv_sizes(eqn) + conv_geometry(eqn.params) + (0,))
+class _Conv:
+    """The concrete sizes of one convolution, as conv_run reads them: sizes and element
+    strides of x, w and out along their five logical axes, and the geometry."""
+
+    def __init__(self, eqn):
+        s = tuple(int(i) for i in conv_sizes(eqn))
+        self.xsh, self.xst, self.wsh, self.wst, self.osh, self.ost = (
+            s[i:i + 5] for i in range(0, 30, 5))
+        self.geo = tuple(int(i) for i in conv_geometry(eqn.params))
+        self.F = self.geo[12]                            # feature groups
+        self.groups = self.F * self.geo[13]
+        self.I, self.kdims = self.wsh[1], self.wsh[2:]
+        self.nk = math.prod(self.kdims)
+        self.K = self.I * self.nk
+        self.op = self.osh[1] // self.groups
+        self.ty = _TYPES[np.dtype(eqn.outvars[0].aval.dtype)]
+        self.isz = np.dtype(eqn.outvars[0].aval.dtype).itemsize
 
 
 def emit(mod, eqn):
-    """Write the call of conv_run for `eqn` into `mod` (operands and output: its arrays)."""
+    """Write convolution `eqn` into `mod` (operands and output: its arrays)."""
     if not takes(eqn):
         raise Refused(f"a convolution of {eqn.outvars[0].aval}")
     vs = (*eqn.invars, *eqn.outvars)
     if not all(v in mod.arrays for v in vs):
         raise Refused("a convolution of values that are no arrays of the module")
-    out = eqn.outvars[0]
-    if 0 in tuple(int(d) for d in out.aval.shape):
+    c = _Conv(eqn)
+    if math.prod(c.osh) == 0:
         return
-    dt = np.dtype(out.aval.dtype)
-    sym, k = _symbol(dt), mod.fresh()[2:]
-    # (Numba's convention: where the callee puts its result and an exception's details)
-    mod.allocas += [f"%cvret{k} = alloca ptr", f"%cvexc{k} = alloca ptr"]
-    args = [f"ptr %cvret{k}", f"ptr %cvexc{k}"]
-    for v in vs:
-        n = int(np.prod([int(d) for d in v.aval.shape], dtype=np.int64))
-        args += ["ptr null", "ptr null", f"i64 {n}", f"i64 {dt.itemsize}",
-                 f"ptr {mod.arrays[v][0]}", f"i64 {n}", f"i64 {dt.itemsize}"]
-    args += [f"i64 {i}" for i in plan_ints(eqn)]
-    mod.decls.add(f"declare i32 @{sym}({', '.join(a.split()[0] for a in args)})")
-    mod.decls.add("declare ptr @PyErr_NoMemory()")
-    mod.emit(f"%cvst{k} = call i32 @{sym}({', '.join(args)})")
-    mod.emit(f"%cvok{k} = icmp eq i32 %cvst{k}, 0")
-    mod.emit(f"br i1 %cvok{k}, label %cvdone{k}, label %cvfail{k}")
-    mod.lines.append(f"cvfail{k}:")
-    mod.emit("call ptr @PyErr_NoMemory()")
-    for obj in mod.owned:
-        mod.emit(f"call void @Py_DecRef(ptr {obj})")
-    mod.emit("ret ptr null")
-    mod.lines.append(f"cvdone{k}:")
+    if max(c.K, c.op, c.osh[1], math.prod(c.osh)) > _INT_MAX:
+        raise Refused("a convolution of sizes past a C int")
+    x, w, out = (mod.arrays[v][0] for v in vs)
+    if c.K == 0:                                   # an empty window: zeros
+        _loop(mod, math.prod(c.osh),
+              lambda i: mod.emit(f"store {c.ty} 0.0, ptr {_at(mod, c.ty, out, i)}"))
+        return
+    k = mod.fresh()[2:]
+    bad = _not_finite(mod, c, w, math.prod(c.wsh))
+    mod.emit(f"br i1 {bad}, label %cvdirect{k}, label %cvblocks{k}")
+    mod.label(f"cvdirect{k}")
+    _direct(mod, c, x, w, out)
+    mod.emit(f"br label %cvdone{k}")
+    mod.label(f"cvblocks{k}")
+    method = (_scatter if _scatter_rows(c) else _transposed if _takes_transposed(c)
+              else _blocks)
+    method(mod, c, x, w, out)
+    mod.emit(f"br label %cvdone{k}")
+    mod.label(f"cvdone{k}")
 
 
-def _symbol(dt):
-    """conv_run's stable symbol for `dt` (1-D C arrays of it, and 45 int64s), bound to its
-    code, compiled or loaded from Numba's disk cache once a process (as the Numba kernel's
-    first call binds it)."""
-    with _lock:
-        if dt not in _symbols:
-            from numba.core import types
-            from numba.np.numpy_support import from_dtype
-            from ....numba_fixes.unlinked import bind
-            a = types.Array(from_dtype(dt), 1, "C")
-            _, _symbols[dt] = bind("xforms.kernels.runtime.conv", "conv_run",
-                                   (a, a, a, types.UniTuple(types.int64, 45)))
-    return _symbols[dt]
+# ---- the im2col method -----------------------------------------------------------------
+def _blocks(m, c, x, w, out):
+    """im2col + one gemm per block of output lines, group by group."""
+    nb, O, OD, OH, OW = c.osh
+    lines = nb * OD * OH
+    per = _balanced(lines, max(1, min(lines, max(BLOCK_ELEMENTS // max(1, OW * c.K),
+                                                 MIN_BLOCK_ROWS // OW))))
+    nblk = -(-lines // per)
+    a, lda, packed = _packed(m, c, w)
+    cols = heap(m, per * OW * c.K * c.isz)
+    rows_at = _rows_stride(c)                    # None: through a buffer
+    res = None if rows_at else heap(m, per * OW * c.op * c.isz)
+    rows32 = m.fresh()
+    m.allocas.append(f"{rows32} = alloca i32")
+
+    def block(g, b):
+        line0 = _mul(m, b, per)
+        left = _add(m, lines, _mul(m, line0, -1))
+        short = m.fresh()
+        m.emit(f"{short} = icmp slt i64 {left}, {per}")
+        nl = m.fresh()
+        m.emit(f"{nl} = select i1 {short}, i64 {left}, i64 {per}")
+        x0 = _add(m, _mul(m, _udiv(m, g, c.F), nb * c.xst[0]),
+                  _mul(m, _urem(m, g, c.F), c.I * c.xst[1]))
+        _im2col(m, c, x, x0, line0, nl, cols)
+        n32 = m.fresh()
+        m.emit(f"{n32} = trunc i64 {_mul(m, nl, OW)} to i32")
+        m.emit(f"store i32 {n32}, ptr {rows32}")
+        ga = _at(m, c.ty, a, _mul(m, g, c.K * c.op if packed else c.op))
+        if rows_at:
+            dst = _at(m, c.ty, out, _add(m, _mul(m, _mul(m, line0, OW), rows_at),
+                                         _mul(m, g, c.op)))
+            ldc = rows_at
+        else:
+            dst, ldc = res, c.op
+        # row-major (rows, op) = cols @ a: column-major op x rows = a' cols'
+        _call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("N")), ("i32", c.op), rows32,
+                                ("i32", c.K), (c.ty, 1.0), ga, ("i32", lda), cols,
+                                ("i32", c.K), (c.ty, 0.0), dst, ("i32", ldc)])
+        if not rows_at:
+            _write_rows(m, c, res, out, g, line0, nl)
+
+    _loop(m, c.groups, lambda g: _loop(m, nblk, lambda b: block(g, b)))
+    m.decls.add("declare void @free(ptr)")
+    for p in (cols, res, a if packed else None):
+        if p is not None:
+            m.emit(f"call void @free(ptr {p})")
+
+
+def _scatter_rows(c):
+    """The row stride of x where conv_run's col2im rule takes the convolution (lhs dilation,
+    or a long window and fewer input than output positions: an input gradient's full
+    padding) and x is a (positions, features) matrix (features at stride 1, positions at
+    one stride); else None."""
+    nb, C, D, H, W = c.xsh
+    fewer = nb * D * H * W < c.osh[0] * math.prod(c.osh[2:])
+    if not (max(c.geo[6:9]) > 1 or (c.K > DIRECT_MAX_WINDOW and fewer)):
+        return None
+    r = c.xst[4] if W > 1 else c.xst[3] if H > 1 else c.xst[2] if D > 1 else c.xst[0]
+    ok = (c.xst[1] == 1 or C == 1) and all(
+        size == 1 or st == r * inner for size, st, inner in
+        ((W, c.xst[4], 1), (H, c.xst[3], W), (D, c.xst[2], H * W), (nb, c.xst[0], D * H * W)))
+    return r if ok and r >= C else None
+
+
+def _scatter(m, c, x, w, out):
+    """conv_run's col2im method: per group and block of images, z = x @ wz over x's own
+    elements (wz[ci, (kd, kh, kw, o)]: no padding or dilation holes multiplied), then each
+    row of z added into the outputs it reaches, in window order."""
+    nb, O, OD, OH, OW = c.osh
+    D, H, W = c.xsh[2:]
+    per_in, cols = D * H * W, c.nk * c.op
+    per = _balanced(nb, max(1, min(nb, SCATTER_BLOCK // max(1, per_in * cols))))
+    ldx = _scatter_rows(c)
+    wz = heap(m, c.groups * c.I * cols * c.isz)
+
+    def pack(g, ci, k):
+        kd, kh, kw = _unflatten(m, k, c.kdims)
+        src = _add(m, _add(m, _mul(m, _mul(m, g, c.op), c.wst[0]), _mul(m, ci, c.wst[1])),
+                   _add(m, _add(m, _mul(m, kd, c.wst[2]), _mul(m, kh, c.wst[3])),
+                        _mul(m, kw, c.wst[4])))
+        dst = _add(m, _mul(m, _add(m, _mul(m, g, c.I), ci), cols), _mul(m, k, c.op))
+
+        def one(o):
+            v = m.fresh()
+            m.emit(f"{v} = load {c.ty}, ptr "
+                   f"{_at(m, c.ty, w, _add(m, src, _mul(m, o, c.wst[0])))}")
+            m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, wz, _add(m, dst, o))}")
+        _loop(m, c.op, one)
+    _nest(m, (c.groups, c.I, c.nk), pack)
+    _zero_out(m, c, out)
+    z = heap(m, per * per_in * cols * c.isz)
+    rows32 = m.fresh()
+    m.allocas.append(f"{rows32} = alloca i32")
+
+    def block(g, b):
+        n0 = _mul(m, b, per)
+        left = _add(m, nb, _mul(m, n0, -1))
+        short, nn = m.fresh(), m.fresh()
+        m.emit(f"{short} = icmp slt i64 {left}, {per}")
+        m.emit(f"{nn} = select i1 {short}, i64 {left}, i64 {per}")
+        x0 = _add(m, _mul(m, _add(m, _mul(m, _udiv(m, g, c.F), nb), n0), c.xst[0]),
+                  _mul(m, _urem(m, g, c.F), c.I * c.xst[1]))
+        n32 = m.fresh()
+        m.emit(f"{n32} = trunc i64 {_mul(m, nn, per_in)} to i32")
+        m.emit(f"store i32 {n32}, ptr {rows32}")
+        # row-major z (rows x cols) = x (rows x I, row stride ldx) @ wz[g] (I x cols)
+        _call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("N")), ("i32", cols), rows32,
+                                ("i32", c.I), (c.ty, 1.0),
+                                _at(m, c.ty, wz, _mul(m, g, c.I * cols)), ("i32", cols),
+                                _at(m, c.ty, x, x0), ("i32", ldx), (c.ty, 0.0), z,
+                                ("i32", cols)])
+
+        def image(ni):
+            n = _add(m, n0, ni)
+
+            def position(qd, qh, qw):
+                row = _mul(m, _add(m, _mul(m, ni, per_in),
+                                   _add(m, _mul(m, _add(m, _mul(m, qd, H), qh), W), qw)), cols)
+
+                def window(kd, kh, kw):
+                    ok, at = "true", _add(m, _mul(m, n, c.ost[0]),
+                                          _mul(m, _mul(m, g, c.op), c.ost[1]))
+                    for d, (q, kv) in enumerate(((qd, kd), (qh, kh), (qw, kw))):
+                        p, inside = _target(m, c, d, q, kv)
+                        ok, at = _and(m, ok, inside), _add(m, at, _mul(m, p, c.ost[2 + d]))
+                    k = _add(m, _mul(m, _add(m, _mul(m, kd, c.kdims[1]), kh), c.kdims[2]), kw)
+                    zr = _add(m, row, _mul(m, k, c.op))
+
+                    def add(o):
+                        a, b2, r = m.fresh(), m.fresh(), m.fresh()
+                        dst = _at(m, c.ty, out, _add(m, at, _mul(m, o, c.ost[1])))
+                        m.emit(f"{a} = load {c.ty}, ptr {_at(m, c.ty, z, _add(m, zr, o))}")
+                        m.emit(f"{b2} = load {c.ty}, ptr {dst}")
+                        m.emit(f"{r} = fadd {c.ty} {b2}, {a}")
+                        m.emit(f"store {c.ty} {r}, ptr {dst}")
+                    _branch(m, ok, lambda: _loop(m, c.op, add), lambda: None)
+                _nest(m, c.kdims, window)
+            _nest(m, (D, H, W), position)
+        _loop(m, nn, image)
+
+    _loop(m, c.groups, lambda g: _loop(m, -(-nb // per), lambda b: block(g, b)))
+    m.decls.add("declare void @free(ptr)")
+    for p in (z, wz):
+        m.emit(f"call void @free(ptr {p})")
+
+
+def _target(m, c, d, q, k):
+    """(output index, reached) that input index q reaches at window position k along
+    spatial axis d: o * s = q * ld + pad - k * rd, when that o is a whole output index."""
+    s, pad, ld, rd, n = c.geo[d], c.geo[3 + d], c.geo[6 + d], c.geo[9 + d], c.osh[2 + d]
+    num = _add(m, _add(m, _mul(m, q, ld), _mul(m, k, -rd)), pad)
+    if isinstance(num, int):
+        ok = num >= 0 and num % s == 0 and num // s < n
+        return (num // s if ok else 0), ("true" if ok else "false")
+    lo, hi = m.fresh(), m.fresh()
+    m.emit(f"{lo} = icmp sge i64 {num}, 0")
+    m.emit(f"{hi} = icmp sle i64 {num}, {(n - 1) * s}")
+    ok = _and(m, lo, hi)
+    if s == 1:
+        return num, ok
+    r, zr = m.fresh(), m.fresh()
+    m.emit(f"{r} = srem i64 {num}, {s}")
+    m.emit(f"{zr} = icmp eq i64 {r}, 0")
+    return _sdiv(m, num, s), _and(m, ok, zr)
+
+
+def _zero_out(m, c, out):
+    """Every element of the output 0 (it is a C array of the module: flat)."""
+    _loop(m, math.prod(c.osh),
+          lambda i: m.emit(f"store {c.ty} 0.0, ptr {_at(m, c.ty, out, i)}"))
+
+
+def _takes_transposed(c):
+    """conv_run's rule for its transposed method: a weight gradient (x's batch axis more
+    contiguous than its features, few output rows, long sums), no lhs dilation."""
+    rows = math.prod(c.osh) // c.osh[1]
+    return (max(c.geo[6:9]) == 1 and c.K > DIRECT_MAX_WINDOW and c.xst[0] < c.xst[1]
+            and c.osh[0] >= T_MIN_RUN and rows <= T_MAX_ROWS)
+
+
+def _transposed(m, c, x, w, out):
+    """A weight gradient: the im2col matrix transposed, T[(kd, kh, kw, ci), (od, oh, ow,
+    n)] for all output rows, in blocks of its K rows, each a copy of runs along x's batch
+    axis (its contiguous one); the blocks' products summed in block order (gemm's beta =
+    1 after the first) into res[(od, oh, ow, n), o], then written to out."""
+    nb, O, OD, OH, OW = c.osh
+    rows = nb * OD * OH * OW
+    per = _balanced(c.K, min(c.K, max(32, BLOCK_ELEMENTS // rows)))
+    a, _, packed = _packed(m, c, w)
+    lda = c.op if packed else O
+    t = heap(m, per * rows * c.isz)
+    res = heap(m, rows * c.op * c.isz)
+    kn32 = m.fresh()
+    m.allocas.append(f"{kn32} = alloca i32")
+    beta = (_constant(m, c.ty, 0.0), _constant(m, c.ty, 1.0))
+
+    def block(g, b):
+        k0 = _mul(m, b, per)
+        left = _add(m, c.K, _mul(m, k0, -1))
+        short, kn = m.fresh(), m.fresh()
+        m.emit(f"{short} = icmp slt i64 {left}, {per}")
+        m.emit(f"{kn} = select i1 {short}, i64 {left}, i64 {per}")
+        x0 = _add(m, _mul(m, _udiv(m, g, c.F), nb * c.xst[0]),
+                  _mul(m, _urem(m, g, c.F), c.I * c.xst[1]))
+
+        def column(kk):
+            kidx = _add(m, k0, kk)
+            kd, kh, kw = _unflatten(m, _udiv(m, kidx, c.I), c.kdims)
+            xc = _add(m, x0, _mul(m, _urem(m, kidx, c.I), c.xst[1]))
+
+            def position(od, oh, ow):
+                ok, src = "true", xc
+                for d, (o, kv) in enumerate(((od, kd), (oh, kh), (ow, kw))):
+                    i, inside = _source(m, c, d, o, kv)
+                    ok, src = _and(m, ok, inside), _add(m, src, _mul(m, i, c.xst[2 + d]))
+                dst = _add(m, _mul(m, kk, rows),
+                           _mul(m, _add(m, _mul(m, _add(m, _mul(m, od, OH), oh), OW), ow), nb))
+
+                def copy(n):
+                    v = m.fresh()
+                    m.emit(f"{v} = load {c.ty}, ptr "
+                           f"{_at(m, c.ty, x, _add(m, src, _mul(m, n, c.xst[0])))}")
+                    m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, t, _add(m, dst, n))}")
+
+                def zero(n):
+                    m.emit(f"store {c.ty} 0.0, ptr {_at(m, c.ty, t, _add(m, dst, n))}")
+                _branch(m, ok, lambda: _loop(m, nb, copy), lambda: _loop(m, nb, zero))
+            _nest(m, (OD, OH, OW), position)
+        _loop(m, kn, column)
+        n32, first, bp = m.fresh(), m.fresh(), m.fresh()
+        m.emit(f"{n32} = trunc i64 {kn} to i32")
+        m.emit(f"store i32 {n32}, ptr {kn32}")
+        m.emit(f"{first} = icmp eq i64 {k0}, 0")
+        m.emit(f"{bp} = select i1 {first}, ptr {beta[0]}, ptr {beta[1]}")
+        ga = _at(m, c.ty, a, _add(m, _mul(m, g, c.K * c.op if packed else c.op),
+                                  _mul(m, k0, lda)))
+        # column-major op x rows = a' T: T (kn x rows, row-major) read transposed
+        _call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("T")), ("i32", c.op),
+                                ("i32", rows), kn32, (c.ty, 1.0), ga, ("i32", lda), t,
+                                ("i32", rows), bp, res, ("i32", c.op)])
+
+    def group(g):
+        _loop(m, -(-c.K // per), lambda b: block(g, b))
+
+        def row(od, oh, ow, n):
+            r = _mul(m, _add(m, _mul(m, _add(m, _mul(m, _add(m, _mul(m, od, OH), oh), OW),
+                                                  ow), nb), n), c.op)
+            base = _add(m, _add(m, _mul(m, n, c.ost[0]), _mul(m, _mul(m, g, c.op), c.ost[1])),
+                        _add(m, _mul(m, od, c.ost[2]),
+                             _add(m, _mul(m, oh, c.ost[3]), _mul(m, ow, c.ost[4]))))
+
+            def one(o):
+                v = m.fresh()
+                m.emit(f"{v} = load {c.ty}, ptr {_at(m, c.ty, res, _add(m, r, o))}")
+                m.emit(f"store {c.ty} {v}, ptr "
+                       f"{_at(m, c.ty, out, _add(m, base, _mul(m, o, c.ost[1])))}")
+            _loop(m, c.op, one)
+        _nest(m, (OD, OH, OW, nb), row)
+    _loop(m, c.groups, group)
+    m.decls.add("declare void @free(ptr)")
+    for p in (t, res, a if packed else None):
+        if p is not None:
+            m.emit(f"call void @free(ptr {p})")
+
+
+def _im2col(m, c, x, x0, line0, nl, cols):
+    """cols[(line, ow), (kd, kh, kw, ci)] for output lines line0 .. line0 + nl - 1 (a line:
+    one (n, od, oh) with its OW positions), x's elements from offset x0 (the group's)."""
+    nb, O, OD, OH, OW = c.osh
+    KD, KH, KW = c.kdims
+
+    def line(li):
+        ln = _add(m, line0, li)
+        oh, od = _urem(m, ln, OH), _urem(m, _udiv(m, ln, OH), OD)
+        xn = _add(m, x0, _mul(m, _udiv(m, ln, OH * OD), c.xst[0]))
+
+        def position(ow):
+            row = _add(m, _mul(m, li, OW), ow)
+            rowp = _mul(m, row, c.K)
+            _window(m, c, (od, oh, ow), lambda k, ok, src: _run(
+                m, c, ok, _add(m, xn, src), x, _add(m, rowp, _mul(m, k, c.I)), cols))
+        _loop(m, OW, position)
+    _loop(m, nl, line)
+
+
+def _run(m, c, ok, src, x, dst, cols):
+    """cols[dst + ci] = x[src + ci * xst[1]] (ci < I) where `ok`, else zeros."""
+    def copy(ci):
+        v = m.fresh()
+        m.emit(f"{v} = load {c.ty}, ptr {_at(m, c.ty, x, _add(m, src, _mul(m, ci, c.xst[1])))}")
+        m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, cols, _add(m, dst, ci))}")
+
+    def zero(ci):
+        m.emit(f"store {c.ty} 0.0, ptr {_at(m, c.ty, cols, _add(m, dst, ci))}")
+    _branch(m, ok, lambda: _loop(m, c.I, copy), lambda: _loop(m, c.I, zero))
+
+
+def _window(m, c, opos, body):
+    """body(k, ok, src) for each window position (kd, kh, kw) of output position `opos`
+    (od, oh, ow): k its number, ok (i1 or a constant) whether it reads an input element,
+    src that element's offset in x along the spatial axes (meaningless where not ok)."""
+    KD, KH, KW = c.kdims
+    sst = c.xst[2:]
+
+    def axis(d, kval, ok, src, kidx, rest):
+        i, inside = _source(m, c, d, opos[d], kval)
+        ok = _and(m, ok, inside)
+        src = _add(m, src, _mul(m, i, sst[d]))
+        kidx = _add(m, _mul(m, kidx, c.kdims[d]), kval)
+        rest(ok, src, kidx)
+
+    _loop(m, KD, lambda kd: axis(0, kd, "true", 0, 0, lambda ok, src, kidx: _loop(
+        m, KH, lambda kh: axis(1, kh, ok, src, kidx, lambda ok2, src2, kidx2: _loop(
+            m, KW, lambda kw: axis(2, kw, ok2, src2, kidx2,
+                                   lambda ok3, src3, kidx3: body(kidx3, ok3, src3)))))))
+
+
+def _source(m, c, d, o, k):
+    """(input index, inside) that output position o reads at window position k along
+    spatial axis d: inside false where that is padding or a hole of the lhs dilation."""
+    xs, s, pad, ld, rd = (c.xsh[2 + d], c.geo[d], c.geo[3 + d], c.geo[6 + d], c.geo[9 + d])
+    p = _add(m, _add(m, _mul(m, o, s), _mul(m, k, rd)), -pad)
+    if isinstance(p, int):
+        ok = 0 <= p <= (xs - 1) * ld and p % ld == 0
+        return (p // ld if ok else 0), ("true" if ok else "false")
+    lo, hi = m.fresh(), m.fresh()
+    m.emit(f"{lo} = icmp sge i64 {p}, 0")
+    m.emit(f"{hi} = icmp sle i64 {p}, {(xs - 1) * ld}")
+    ok = _and(m, lo, hi)
+    if ld == 1:
+        return p, ok
+    r, z = m.fresh(), m.fresh()
+    m.emit(f"{r} = srem i64 {p}, {ld}")
+    m.emit(f"{z} = icmp eq i64 {r}, 0")
+    return _sdiv(m, p, ld), _and(m, ok, z)
+
+
+def _packed(m, c, w):
+    """(pointer, lda, allocated) of the kernel as (groups, K, op) matrices, row (kd, kh,
+    kw, ci) of group g holding its weights for out-features g * op ... g * op + op - 1: w
+    itself where it is stored so (HWIO, one group), else a packed copy."""
+    O, I, KD, KH, KW = c.wsh
+    sk = I * O
+    if (c.groups == 1 and (O == 1 or c.wst[0] == 1) and (I == 1 or c.wst[1] == O)
+            and (KD == 1 or c.wst[2] == KH * KW * sk) and (KH == 1 or c.wst[3] == KW * sk)
+            and (KW == 1 or c.wst[4] == sk)):
+        return w, O, False
+    wp = heap(m, c.groups * c.K * c.op * c.isz)
+
+    def row(g, kd, kh, kw, ci):
+        src = _add(m, _add(m, _mul(m, _mul(m, g, c.op), c.wst[0]), _mul(m, ci, c.wst[1])),
+                   _add(m, _add(m, _mul(m, kd, c.wst[2]), _mul(m, kh, c.wst[3])),
+                        _mul(m, kw, c.wst[4])))
+        kidx = _add(m, _mul(m, _add(m, _mul(m, kd, KH), kh), KW), kw)
+        dst = _mul(m, _add(m, _mul(m, g, c.K), _add(m, _mul(m, kidx, I), ci)), c.op)
+
+        def one(o):
+            v = m.fresh()
+            m.emit(f"{v} = load {c.ty}, ptr "
+                   f"{_at(m, c.ty, w, _add(m, src, _mul(m, o, c.wst[0])))}")
+            m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, wp, _add(m, dst, o))}")
+        _loop(m, c.op, one)
+    _nest(m, (c.groups, KD, KH, KW, I), row)
+    return wp, c.op, True
+
+
+def _rows_stride(c):
+    """O where the output rows (n, od, oh, ow) follow each other at stride O with features
+    at stride 1 (a channels-last output): a block's product goes straight in, group g's
+    in columns g * op ...; else None (through a buffer)."""
+    nb, O, OD, OH, OW = c.osh
+    ok = (c.ost[1] == 1 or O == 1) and all(
+        size == 1 or st == O * inner for size, st, inner in
+        ((OW, c.ost[4], 1), (OH, c.ost[3], OW), (OD, c.ost[2], OH * OW),
+         (nb, c.ost[0], OD * OH * OW)))
+    return O if ok else None
+
+
+def _write_rows(m, c, res, out, g, line0, nl):
+    """out[n, g * op + o, od, oh, ow] = res[(line, ow), o] for the block's lines."""
+    nb, O, OD, OH, OW = c.osh
+
+    def line(li):
+        ln = _add(m, line0, li)
+        oh, od = _urem(m, ln, OH), _urem(m, _udiv(m, ln, OH), OD)
+        base = _add(m, _add(m, _mul(m, _udiv(m, ln, OH * OD), c.ost[0]),
+                            _mul(m, _mul(m, g, c.op), c.ost[1])),
+                    _add(m, _mul(m, od, c.ost[2]), _mul(m, oh, c.ost[3])))
+
+        def position(ow):
+            dst = _add(m, base, _mul(m, ow, c.ost[4]))
+            row = _mul(m, _add(m, _mul(m, li, OW), ow), c.op)
+
+            def one(o):
+                v = m.fresh()
+                m.emit(f"{v} = load {c.ty}, ptr {_at(m, c.ty, res, _add(m, row, o))}")
+                m.emit(f"store {c.ty} {v}, ptr "
+                       f"{_at(m, c.ty, out, _add(m, dst, _mul(m, o, c.ost[1])))}")
+            _loop(m, c.op, one)
+        _loop(m, OW, position)
+    _loop(m, nl, line)
+
+
+def _balanced(n, per):
+    """conv_run's block size: blocks of at most `per` of n items, as equal as can be and
+    their count even where there are several."""
+    blocks = -(-n // per)
+    if blocks > 1 and blocks % 2 == 1:
+        blocks += 1
+    return -(-n // blocks)
+
+
+# ---- a kernel that is not finite: loops over the real window elements ---------------------
+def _not_finite(m, c, w, n):
+    """An i1: does w (n elements) hold an infinity or a NaN (v - v is then not 0)?"""
+    slot = m.fresh()
+    m.allocas.append(f"{slot} = alloca i1")
+    m.emit(f"store i1 false, ptr {slot}")
+
+    def one(i):
+        v, d, b, old, new = (m.fresh() for _ in range(5))
+        m.emit(f"{v} = load {c.ty}, ptr {_at(m, c.ty, w, i)}")
+        m.emit(f"{d} = fsub {c.ty} {v}, {v}")
+        m.emit(f"{b} = fcmp une {c.ty} {d}, 0.0")
+        m.emit(f"{old} = load i1, ptr {slot}")
+        m.emit(f"{new} = or i1 {old}, {b}")
+        m.emit(f"store i1 {new}, ptr {slot}")
+    _loop(m, n, one)
+    r = m.fresh()
+    m.emit(f"{r} = load i1, ptr {slot}")
+    return r
+
+
+def _direct(m, c, x, w, out):
+    """conv_blocks.py `direct`: each output the sum, in window order, of x * w over the
+    input elements its window reads (padding and lhs dilation's holes skipped)."""
+    nb, O, OD, OH, OW = c.osh
+    acc = m.fresh()
+    m.allocas.append(f"{acc} = alloca {c.ty}")
+
+    def output(n, o, od, oh, ow):
+        g = _udiv(m, o, c.op)
+        x0 = _add(m, _mul(m, _add(m, _mul(m, _udiv(m, g, c.F), nb), n), c.xst[0]),
+                  _mul(m, _mul(m, _urem(m, g, c.F), c.I), c.xst[1]))
+        m.emit(f"store {c.ty} 0.0, ptr {acc}")
+
+        def window(k, ok, src):
+            kd, kh, kw = _unflatten(m, k, c.kdims)
+            wb = _add(m, _add(m, _mul(m, o, c.wst[0]), _mul(m, kd, c.wst[2])),
+                      _add(m, _mul(m, kh, c.wst[3]), _mul(m, kw, c.wst[4])))
+            xb = _add(m, x0, src)
+
+            def term(ci):
+                a, b, p, s0, s1 = (m.fresh() for _ in range(5))
+                m.emit(f"{a} = load {c.ty}, ptr "
+                       f"{_at(m, c.ty, x, _add(m, xb, _mul(m, ci, c.xst[1])))}")
+                m.emit(f"{b} = load {c.ty}, ptr "
+                       f"{_at(m, c.ty, w, _add(m, wb, _mul(m, ci, c.wst[1])))}")
+                m.emit(f"{p} = fmul {c.ty} {a}, {b}")
+                m.emit(f"{s0} = load {c.ty}, ptr {acc}")
+                m.emit(f"{s1} = fadd {c.ty} {s0}, {p}")
+                m.emit(f"store {c.ty} {s1}, ptr {acc}")
+            _branch(m, ok, lambda: _loop(m, c.I, term), lambda: None)
+        _window(m, c, (od, oh, ow), window)
+        v = m.fresh()
+        m.emit(f"{v} = load {c.ty}, ptr {acc}")
+        at = _add(m, _add(m, _mul(m, n, c.ost[0]), _mul(m, o, c.ost[1])),
+                  _add(m, _mul(m, od, c.ost[2]), _add(m, _mul(m, oh, c.ost[3]),
+                                                      _mul(m, ow, c.ost[4]))))
+        m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, out, at)}")
+    _nest(m, c.osh, output)
+
+
+def _unflatten(m, k, dims):
+    """(kd, kh, kw) of window position number k."""
+    KD, KH, KW = dims
+    return _udiv(m, k, KH * KW), _urem(m, _udiv(m, k, KW), KH), _urem(m, k, KW)

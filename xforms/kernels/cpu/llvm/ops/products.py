@@ -38,7 +38,7 @@ from ..scalar import Refused
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
 _bound = {}                 # BLAS routine name -> address (bound as an LLVM symbol)
-_nests = {}                 # "float"/"double" -> the engine holding small_mm's loop nest
+_nests = {}                 # (type, ta, tb, acc) -> the job compiling small_mm's nest (its code)
 _lock = threading.Lock()
 
 
@@ -347,7 +347,6 @@ def _nest_symbol(ty, ta, tb, acc=False):
     sym = f"xf_small_mm_{ty}_{'nt'[ta]}{'nt'[tb]}{'_acc' * acc}"
     with _lock:
         if key not in _nests:
-            import llvmlite.binding as llvm
             import llvmlite.ir as ir
             from ....runtime.products import nest_ir
             from .. import engine
@@ -357,8 +356,7 @@ def _nest_symbol(ty, ta, tb, acc=False):
             # (its IR is the tiled loop as it runs: without LLVM's IR passes it compiled in
             # 0.02 CPU s, not 0.06, at the same speed or faster and the same bits -- but for
             # a transposed B, whose packing loop the passes made 5% faster at the MLP's
-            # 32x784x512; #35 log of session 23)
-            address, owner = engine.compile_function(str(module), sym, passes=tb)
-            _nests[key] = owner
-            llvm.add_symbol(sym, address)
+            # 32x784x512; #35 log of session 23).  Compiled on a thread of its own while
+            # the kernel calling it is written and optimised (issue #35, session 25)
+            _nests[key] = engine.compile_aside(str(module), sym, passes=tb)
     return sym

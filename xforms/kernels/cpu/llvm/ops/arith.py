@@ -1,0 +1,93 @@
+"""i64 index arithmetic for the direct path's hand-written loops (ops/convolutions.py):
+values are IR names or Python ints, and ints fold, so that a loop of one trip, a stride of
+0 or 1 and a constant window position cost no instruction.
+
+    i = _add(m, _mul(m, row, 5408), 3)     # "%t7" (emitted), or an int where row is one
+    _loop(m, 9, lambda k: ...)            # a counted loop, its index an IR value
+"""
+
+
+def _loop(m, n, body):
+    """A counted loop 0 .. n - 1 (n an int or an i64 value) around body(index)."""
+    if n == 1:
+        body(0)
+        return
+    sym = object()
+    m._counted(sym, 0, n, False, lambda: body(m.syms[sym]))
+
+
+def _nest(m, dims, body, idx=()):
+    """Loops over `dims` around body(*indices)."""
+    if not dims:
+        body(*idx)
+        return
+    _loop(m, dims[0], lambda i: _nest(m, dims[1:], body, idx + (i,)))
+
+
+def _branch(m, cond, then, other):
+    """then() where i1 `cond` holds, else other(); a constant condition emits one side."""
+    if cond in ("true", "false"):
+        (then if cond == "true" else other)()
+        return
+    k = m.fresh()[2:]
+    m.emit(f"br i1 {cond}, label %cvt{k}, label %cve{k}")
+    m.label(f"cvt{k}")
+    then()
+    m.emit(f"br label %cvj{k}")
+    m.label(f"cve{k}")
+    other()
+    m.emit(f"br label %cvj{k}")
+    m.label(f"cvj{k}")
+
+
+def _arith(m, op, a, b, fold):
+    if isinstance(a, int) and isinstance(b, int):
+        return fold(a, b)
+    r = m.fresh()
+    m.emit(f"{r} = {op} i64 {a}, {b}")
+    return r
+
+
+def _add(m, a, b):
+    if a == 0 or b == 0:
+        return b if a == 0 else a
+    return _arith(m, "add nsw", a, b, lambda p, q: p + q)
+
+
+def _mul(m, a, b):
+    if a == 0 or b == 0:
+        return 0
+    if a == 1 or b == 1:
+        return b if a == 1 else a
+    return _arith(m, "mul nsw", a, b, lambda p, q: p * q)
+
+
+def _udiv(m, a, b):
+    return a if b == 1 else (0 if a == 0 else _arith(m, "udiv", a, b, lambda p, q: p // q))
+
+
+def _urem(m, a, b):
+    return 0 if b == 1 or a == 0 else _arith(m, "urem", a, b, lambda p, q: p % q)
+
+
+def _sdiv(m, a, b):
+    return a if b == 1 else _arith(m, "sdiv", a, b, lambda p, q: p // q)
+
+
+def _and(m, a, b):
+    if "false" in (a, b):
+        return "false"
+    if a == "true" or b == "true":
+        return b if a == "true" else a
+    r = m.fresh()
+    m.emit(f"{r} = and i1 {a}, {b}")
+    return r
+
+
+def _at(m, ty, base, i):
+    """A pointer to element i of a `ty` array at `base`."""
+    if i == 0:
+        return base
+    p = m.fresh()
+    m.emit(f"{p} = getelementptr {ty}, ptr {base}, i64 {i}")
+    return p
