@@ -181,10 +181,7 @@ def eqn_comment(eqn, em, width, squeeze=False):
 def size_product(xs):
     """The product of sizes as a Python int (a symbolic size, xforms/kernels/prepare/shape_symbols.py,
     multiplies as its value)."""
-    p = 1
-    for x in xs:
-        p = p * (x if isinstance(x, int) else int(x))
-    return p
+    return math.prod(int(x) for x in xs)
 
 
 # BLAS/LAPACK type of each dtype, as xforms/kernels/runtime/linalg.py numbers its s/d/c/z routines
