@@ -115,12 +115,7 @@ class Blocks:
             p = m.fresh()
             m.emit(f"{p} = call ptr @aligned_alloc(i64 {_ALIGN}, i64 {b.nbytes})")
             self.ptrs.append(p)
-        bad = "false"
-        for p in self.ptrs:
-            z, o = m.fresh(), m.fresh()
-            m.emit(f"{z} = icmp eq ptr {p}, null")
-            m.emit(f"{o} = or i1 {bad}, {z}")
-            bad = o
+        bad = m._any([f"icmp eq ptr {p}, null" for p in self.ptrs])
         k = m.fresh()[2:]
         m.emit(f"br i1 {bad}, label %bkbad{k}, label %bkgo{k}")
         m.lines.append(f"bkbad{k}:")

@@ -19,6 +19,7 @@ import threading
 import numpy as np
 
 from ....codegen import conv_geometry, conv_sizes
+from ..memory import no_memory
 from ..scalar import Refused
 
 OPS = ("conv_general_dilated",)
@@ -67,16 +68,9 @@ def emit(mod, eqn):
                  f"ptr {mod.arrays[v][0]}", f"i64 {n}", f"i64 {dt.itemsize}"]
     args += [f"i64 {i}" for i in plan_ints(eqn)]
     mod.decls.add(f"declare i32 @{sym}({', '.join(a.split()[0] for a in args)})")
-    mod.decls.add("declare ptr @PyErr_NoMemory()")
     mod.emit(f"%cvst{k} = call i32 @{sym}({', '.join(args)})")
-    mod.emit(f"%cvok{k} = icmp eq i32 %cvst{k}, 0")
-    mod.emit(f"br i1 %cvok{k}, label %cvdone{k}, label %cvfail{k}")
-    mod.lines.append(f"cvfail{k}:")
-    mod.emit("call ptr @PyErr_NoMemory()")
-    for obj in mod.owned:
-        mod.emit(f"call void @Py_DecRef(ptr {obj})")
-    mod.emit("ret ptr null")
-    mod.lines.append(f"cvdone{k}:")
+    mod.emit(f"%cvfail{k} = icmp ne i32 %cvst{k}, 0")
+    no_memory(mod, f"%cvfail{k}")
 
 
 def _symbol(dt):
