@@ -1,5 +1,7 @@
 """Checks run on 2 MPI ranks by tests/test_mpi.py (`mpiexec -n 2 python tests/mpi_programs.py
-CASE`); each case prints "ok CASE" on every rank that passed.  Expected values are what the
+CASE [CASE ...]`: several in one launch, in order, so the ranks import xforms and Numba once);
+each case prints "ok CASE" on every rank that passed.  A `static_*` case is
+tests/mpi_static.py's.  Expected values are what the
 same program gives under vmap(axis_name=...) in one process (tests/test_collectives.py
 checks those against JAX), so pmap and vmap agree."""
 import sys
@@ -331,8 +333,15 @@ def case_abort_jit():
     raise AssertionError("should have aborted")
 
 
+def _case(name):
+    if name.startswith("static_"):
+        import mpi_static
+        return getattr(mpi_static, f"case_{name}")
+    return globals()[f"case_{name}"]
+
+
 if __name__ == "__main__":
-    name = sys.argv[1]
-    assert N == (4 if name == "groups4" else 2), f"run {name} with mpiexec -n {N}"
-    globals()[f"case_{name}"]()
-    print(f"ok {name} rank {R}", flush=True)
+    for name in sys.argv[1:]:
+        assert N == (4 if name == "groups4" else 2), f"run {name} with mpiexec -n {N}"
+        _case(name)()
+        print(f"ok {name} rank {R}", flush=True)

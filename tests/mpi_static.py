@@ -1,5 +1,6 @@
-"""pmap's cross-rank check of static arguments, run on 2 ranks by tests/test_mpi.py:
-`mpiexec -n 2 python tests/mpi_static.py <case>`."""
+"""pmap's cross-rank check of static arguments, run on 2 ranks by tests/test_mpi.py with
+the other two-rank checks (`mpiexec -n 2 python tests/mpi_programs.py ... static_differs
+static_same`), or alone: `mpiexec -n 2 python tests/mpi_static.py <case>`."""
 import sys
 
 import numpy as np

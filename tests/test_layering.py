@@ -142,6 +142,51 @@ def test_no_upward_imports():
         for a, b, n in bad)
 
 
+# inside one layer, a package whose modules have an order of their own (bottom to top; a
+# module belongs to the longest entry it starts with): the direct LLVM path's op families
+# (llvm/ops/) use the emitter's base -- Refused and constants (scalar), the JIT (engine),
+# NumPy's ABI, OpenMP's team, heap buffers (memory) -- and are used by the loops, control
+# flow, threaded chunks, invariants and row reads above them
+LLVM = "xforms.kernels.cpu.llvm"
+INNER_LAYERS = {LLVM: [[f"{LLVM}.{m}" for m in ("scalar", "engine", "numpy_abi", "team",
+                                                 "memory")],
+                       [f"{LLVM}.ops"],
+                       [LLVM]]}
+
+
+def inner_level(mod, layers):
+    """The index of `mod`'s entry in `layers` (lists of prefixes, bottom to top)."""
+    best, level = "", None
+    for k, prefixes in enumerate(layers):
+        for p in prefixes:
+            if (mod == p or mod.startswith(p + ".")) and len(p) > len(best):
+                best, level = p, k
+    return level
+
+
+def inner_upward_edges(graph, package, layers):
+    inside = [a for a in graph if a == package or a.startswith(package + ".")]
+    return sorted((a, b, line) for a in inside for b, line in graph[a].items()
+                  if inner_level(b, layers) is not None
+                  and inner_level(b, layers) > inner_level(a, layers))
+
+
+def test_no_upward_imports_inside_a_layer():
+    graph = import_graph()
+    bad = [e for pkg, layers in INNER_LAYERS.items()
+           for e in inner_upward_edges(graph, pkg, layers)]
+    assert not bad, "imports up a package's own order (module, imported, line): " + "; ".join(
+        f"{a} -> {b} (line {n})" for a, b, n in bad)
+
+
+def test_the_inner_check_finds_an_op_family_importing_the_chunked_loops():
+    # the arrow session 24 left: ops/blocks imported threaded, which imports ops/reductions
+    graph = {f"{LLVM}.ops.blocks": {f"{LLVM}.threaded": 31, f"{LLVM}.team": 32},
+             f"{LLVM}.threaded": {f"{LLVM}.ops.reductions": 30}}
+    assert inner_upward_edges(graph, LLVM, INNER_LAYERS[LLVM]) == [
+        (f"{LLVM}.ops.blocks", f"{LLVM}.threaded", 31)]
+
+
 def test_the_compilers_are_reached_only_through_jit():
     # xforms.jit reads the table xforms.kernels.BACKENDS; nothing else above imports kernels
     graph = import_graph()

@@ -257,12 +257,12 @@ def test_products_in_blocks_of_rows_match_numba(case, dt):
 def test_blocks_on_one_thread_match_numba(monkeypatch):
     """Where the Numba kernel runs its blocks in order (no prange: one thread allowed), the
     chunks' function is called once, not launched on the team; the same bits."""
-    from xforms.kernels.cpu.llvm import threaded
+    from xforms.kernels.cpu.llvm import team
     f, shapes = BLOCKED["two"]
     rng = np.random.default_rng(5)
     args = [_finite(rng, s, np.float32) for s in shapes]
-    monkeypatch.setattr(threaded, "count", lambda: 1)
+    monkeypatch.setattr(team, "count", lambda: 1)
     prep = backend._prepare(xf.make_jaxpr(f)(*args), {"name": "t"})
-    assert not threaded.launches(prep.llvm_ir) and "@xforms_blas_set_threads" not in prep.llvm_ir
+    assert not team.launches(prep.llvm_ir) and "@xforms_blas_set_threads" not in prep.llvm_ir
     fn, kernel = _both(f, *args)
     _same(fn(*args), kernel(*args))

@@ -13,7 +13,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms.kernels.cpu import backend, chunking, llvm
-from xforms.kernels.cpu.llvm import threaded
+from xforms.kernels.cpu.llvm import team
 
 from test_llvm_loops import _both, _same, _values
 
@@ -97,14 +97,14 @@ def test_threaded_loops_are_the_numba_kernels_bits(f, shape, dt):
     want = numba_kernel(x, y)
     size = int(np.prod(shape))
     prep = backend._prepare(xf.make_jaxpr(f)(x, y), {"name": "t"})
-    assert threaded.launches(prep.llvm_ir) == (size >= N or f is _staged and size > 16384)
-    prev = threaded.get_num_threads()
+    assert team.launches(prep.llvm_ir) == (size >= N or f is _staged and size > 16384)
+    prev = team.get_num_threads()
     try:
         for k in (1, 2):
-            threaded.set_num_threads(k)
+            team.set_num_threads(k)
             _same(ours(x, y), want)
     finally:
-        threaded.set_num_threads(prev)
+        team.set_num_threads(prev)
 
 
 def test_an_adaptive_kernel_runs_on_the_team_through_jit():
@@ -113,16 +113,16 @@ def test_an_adaptive_kernel_runs_on_the_team_through_jit():
     for _ in range(12):           # both settings measured (xforms/kernels/runtime/threads.py)
         assert float(g(x)) == float(g(x))
     exe = backend.compile_cpu(xf.make_jaxpr(lambda x: xnp.sum(x * x + x))(x), {"name": "t"})
-    if threaded.count() > 1:
-        assert exe.kernel.control is threaded and exe.kernel.all == threaded.count()
+    if team.count() > 1:
+        assert exe.kernel.control is team and exe.kernel.all == team.count()
     np.testing.assert_allclose(float(g(x)), np.sum(x * x + x), rtol=1e-12)
 
 
 def test_thread_count_follows_numba_num_threads(monkeypatch):
     monkeypatch.setenv("NUMBA_NUM_THREADS", "1")
-    assert threaded.count() == 1
+    assert team.count() == 1
     monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
-    assert threaded.count() == 3
+    assert team.count() == 3
 
 
 ARRAYS_WITHOUT_NUMBA = """

@@ -47,6 +47,16 @@ def test_dim_prints_its_expression_and_computes_its_value():
     assert str(NamedFloat(0.5, "_sz0")) == "_sz0" and NamedFloat(0.5, "_sz0") == 0.5
 
 
+def test_products_of_sizes_keep_the_symbols():
+    # a product's sizes (codegen.size_product) stay symbolic: codegen.cpu_blas sends a
+    # product whose sizes vary to BLAS whatever their values (session 25: an int() there
+    # lost n0, and the CNN test's dense layer fell to loops)
+    from xforms.kernels.codegen import size_product
+    n = Dim(100, "n0")
+    assert str(size_product([n, np.int64(8)])) == "(n0 * 8)" and size_product([n, 8]) == 800
+    assert type(size_product([np.int64(2), 3])) is int and size_product([]) == 1
+
+
 def _vars(*shapes):
     return [Var(ShapedArray(s, np.float64)) for s in shapes]
 

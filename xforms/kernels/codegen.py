@@ -179,12 +179,12 @@ def eqn_comment(eqn, em, width, squeeze=False):
 
 
 def size_product(xs):
-    """The product of sizes as a Python int (a symbolic size, xforms/kernels/prepare/shape_symbols.py,
-    multiplies as its value)."""
-    p = 1
-    for x in xs:
-        p = p * (x if isinstance(x, int) else int(x))
-    return p
+    """The product of sizes as a Python int; a symbolic size (an int, its text kept:
+    xforms/kernels/prepare/shape_symbols.py `Dim`) stays a factor of the text, other
+    integers (NumPy's) are made ints.
+
+        size_product([Dim(100, "n0"), np.int64(8)])   # -> (n0 * 8), equal to 800"""
+    return math.prod(x if isinstance(x, int) else int(x) for x in xs)
 
 
 # BLAS/LAPACK type of each dtype, as xforms/kernels/runtime/linalg.py numbers its s/d/c/z routines

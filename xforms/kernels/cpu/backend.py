@@ -35,7 +35,7 @@ from ..runtime.products import blas_threads
 from ..codegen import NUMBA_SETUP, OUT_GROUP, numba_side
 from . import llvm
 from .llvm import (engine as llvm_engine, loops as llvm_loops, scalar as llvm_scalar,
-                   threaded as llvm_threaded)
+                   team as llvm_team)
 from . import float16
 from .buffers import BufferPool
 from .dispatch import make_fast_call
@@ -484,10 +484,9 @@ def _finish(prep):
     if kernel is not None:       # (its text emitted when asked)
         text = _Prepared(plan=prep.plan, label=prep.label, symbols=prep.symbols,
                          in_avals=prep.in_avals, llvm_ir=prep.llvm_ir)
-        if llvm_threaded.launches(prep.llvm_ir) and llvm_threaded.count() > 1:
+        if llvm_team.launches(prep.llvm_ir) and llvm_team.count() > 1:
             # all threads or one, per call, as a prange kernel (xforms/kernels/runtime/threads.py)
-            kernel = runtime_threads.AdaptiveThreads(kernel, llvm_threaded.count(),
-                                                     llvm_threaded)
+            kernel = runtime_threads.AdaptiveThreads(kernel, llvm_team.count(), llvm_team)
         pooled = llvm_loops.pooled_outputs(prep.plan)     # (large outputs: buffers.py)
         ws_nbytes = llvm_loops.workspace(prep.plan)[0] if prep.plan.steps else 0
         pool = BufferPool(ws_nbytes, [(tuple(int(d) for d in v.aval.shape), v.aval.dtype)

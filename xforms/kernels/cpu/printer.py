@@ -11,9 +11,10 @@ xforms/kernels/cpu/nest.py shapes (chunks, peeling, prange).
 """
 from contextlib import ExitStack, contextmanager
 
-from ..loops.ir import (Alloc, Bin, Clamp, Const, Forward, Load, Nest, Reduce, Refused, Region,
-                       Scalar, Spelling, Store, Sym, affine)
+from ..loops.ir import (Alloc, Forward, Load, Nest, Refused, Region, Scalar, Spelling, Store,
+                       affine)
 from .scalar import CpuCtx, unsupported
+from ..loops.invariant_reads import invariant_index, loads
 from ..loops.loop_print import Printer
 from ..loops.scalar_rules import rule_expr
 
@@ -66,10 +67,10 @@ class LoopSpelling(_Spell):
         em, reads = self.em, {}
         if not self.phase and (type(n) is not int or n > 0):
             written = {_storage(em, st.var) for st in body if isinstance(st, Store)}
-            for ld in _loads(body):
+            for ld in loads(body):
                 if (ld.var.aval.shape and ld.var not in self.blocks
                         and _storage(em, ld.var) not in written
-                        and _invariant_index(ld, inner)):
+                        and invariant_index(ld, inner)):
                     reads.setdefault(super().load(ld.var, ld.index), ld.var)
         saved, self.invariant = self.invariant, dict(self.invariant)
         for text, var in reads.items():
@@ -88,41 +89,6 @@ class LoopSpelling(_Spell):
 def _storage(em, var):
     """The buffer `var` lives in (views and in-place updates share one), or var itself."""
     return em.plan.storage.get(var, var)
-
-
-def _loads(body):
-    """The array reads of a fused loop's statements, not those under a guard (a pad's read
-    depends on where the peeled loops are)."""
-    todo = []
-    for st in body:
-        todo.extend(getattr(st, "args", ()))
-        if isinstance(st, (Store, Reduce)):
-            todo.append(st.value)
-    while todo:
-        e = todo.pop()
-        if type(e) is Load:
-            yield e
-        elif type(e) is Bin:
-            todo += (e.a, e.b)
-        elif type(e) is Clamp:
-            todo.append(e.expr)
-
-
-def _invariant_index(ld, inner):
-    """Whether load `ld`'s index is made of other loops' syms and constants alone."""
-    todo = list(ld.index)
-    while todo:
-        e = todo.pop()
-        if type(e) is Sym:
-            if e is inner:
-                return False
-        elif type(e) is Bin:
-            todo += (e.a, e.b)
-        elif type(e) is Clamp:
-            todo.append(e.expr)
-        elif type(e) is not Const:
-            return False
-    return True
 
 
 class CpuPrinter(Printer):

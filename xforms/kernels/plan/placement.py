@@ -22,6 +22,7 @@ before the concatenated one must be a prefix of the shape (they are strided by t
 row), the rest is the slice's contiguous run of each row.
 """
 from dataclasses import dataclass
+from math import prod
 
 from xforms.core.ir import Var
 
@@ -38,13 +39,6 @@ class Slot:
     start: int
 
 
-def _prod(dims):
-    n = 1
-    for d in dims:
-        n = n * d
-    return n
-
-
 def slot_view(slot, shape):
     """(offset, steps) in elements of `shape` over the slot's slice of the result's buffer,
     or None where the shape does not keep the result's leading axes whole.
@@ -52,14 +46,14 @@ def slot_view(slot, shape):
     >>> slot_view(Slot(g, 2, 64), (8, 128, 4, 8))     # g f64[8, 128, 96]
     (64, (12288, 96, 8, 1))"""
     full = slot.out.aval.shape
-    lead, inner = full[:slot.axis], _prod(full[slot.axis + 1:])
+    lead, inner = full[:slot.axis], prod(full[slot.axis + 1:])
     row = full[slot.axis] * inner
     p = next((j for j in range(len(shape) + 1)
-              if same_size(_prod(shape[:j]), _prod(lead))), None)
+              if same_size(prod(shape[:j]), prod(lead))), None)
     if p is None:
         return None
-    steps = [row * _prod(shape[j + 1:p]) for j in range(p)]
-    steps += [_prod(shape[j + 1:]) for j in range(p, len(shape))]
+    steps = [row * prod(shape[j + 1:p]) for j in range(p)]
+    steps += [prod(shape[j + 1:]) for j in range(p, len(shape))]
     return slot.start * inner, tuple(steps)
 
 

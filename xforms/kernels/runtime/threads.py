@@ -175,7 +175,7 @@ def _load_numba():
 class AdaptiveThreads:
     """Call `kernel` with numba.set_num_threads(all or 1), the one measured faster; a kernel
     of the direct LLVM path passes its own `control` (get_num_threads / set_num_threads:
-    xforms/kernels/cpu/llvm/threaded.py) and its `threads`, and Numba stays unloaded."""
+    xforms/kernels/cpu/llvm/team.py) and its `threads`, and Numba stays unloaded."""
 
     def __init__(self, kernel, threads=None, control=None):
         self.kernel = kernel

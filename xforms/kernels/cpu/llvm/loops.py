@@ -41,7 +41,7 @@ from ...plan.index_maps import acts_as_view
 from ...loops.peeling import peeling as _peeling
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import control, numpy_abi, row_reads, threaded
+from . import control, numpy_abi, row_reads, team, threaded
 from .ops import blocks, convolutions, copies, indexing, integers, products, reductions, views
 from .buffers import (_Workspace, _arrays_written, _nbytes, pooled_outputs,  # noqa: F401
                       shared, workspace)
@@ -143,7 +143,7 @@ class _Loops(_Module):
         self.lines[1:1] = ["  " + a for a in self.allocas]
         head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs){_width()} {{"
         msg = b"wrong number of arguments\x00"
-        pool = [threaded.HELPERS, *self.functions] if self.threaded else []
+        pool = [team.HELPERS, *self.functions] if self.threaded else []
         return "\n".join([_PYAPI, numpy_abi.helpers_ir(), *pool, *sorted(self.decls), *self.globals,
                           f'@msg = private constant [{len(msg)} x i8] c"'
                           + "".join(f"\\{b:02X}" for b in msg) + '"',

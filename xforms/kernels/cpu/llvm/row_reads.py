@@ -1,7 +1,8 @@
 """The elements the innermost loop of a fused loop reads at the same index in every
 iteration (a row's max or sum broadcast along the row: softmax, layernorm), read once
 before that loop on the direct LLVM path (xforms/kernels/cpu/llvm/loops.py), by the rule
-of the Numba path's printer (xforms/kernels/cpu/printer.py `invariant_reads`).
+of the Numba path's printer (xforms/kernels/cpu/printer.py `invariant_reads`), both
+xforms/kernels/loops/invariant_reads.py.
 
 Why: they live in buffers LLVM cannot tell apart from the ones the loop stores to (the
 kernel's workspace), so read inside the loop they are loaded again after every store, and
@@ -14,7 +15,7 @@ the same, only moved: the results are the same bits.
     ...                                      # the loop over `sym`; m.expr reads the table
     m.invariant = saved
 """
-from ..printer import _invariant_index, _loads
+from ...loops.invariant_reads import invariant_index, loads
 from ...loops.ir import Store
 
 
@@ -31,9 +32,9 @@ def read_before(m, body, sym, n):
         return saved
     m.invariant = dict(saved)
     written = {_storage(m, st.var) for st in body if isinstance(st, Store)}
-    for ld in _loads(body):
+    for ld in loads(body):
         if (ld.var.aval.shape and ld.var not in m.blocks and ld.var in m.arrays
-                and _storage(m, ld.var) not in written and _invariant_index(ld, sym)):
+                and _storage(m, ld.var) not in written and invariant_index(ld, sym)):
             m.invariant[ld] = m.expr(ld, m._element(ld.var)[0])
     return saved
 

@@ -9,9 +9,10 @@ entry point `GOMP_parallel`, with no Numba in the process.
 
 The chunks' bodies are one function, `void chunks(ctx, first chunk, end chunk)`, whose
 values from the kernel (array data pointers, scalars, the partials' buffers) come through
-`ctx`, a row of 8-byte slots; `xf_parallel` runs it on one thread or shares the chunks out
-statically over `xf_num_threads` team threads (`set_num_threads`: the count a call runs
-with, as `numba.set_num_threads` sets it for the Numba path).  A reduction to a scalar
+`ctx`, a row of 8-byte slots; `xf_parallel` (llvm/team.py, below the op families) runs it
+on one thread or shares the chunks out statically over `xf_num_threads` team threads
+(`team.set_num_threads`: the count a call runs with, as `numba.set_num_threads` sets it for
+the Numba path).  A reduction to a scalar
 keeps one partial per chunk, folded in chunk order after the team has finished, as the
 Numba path's `Nest._chunked` does: the result depends on the shape alone, never on the
 threads.  An array reduction whose chunks fold into the same elements (a column sum) gives
@@ -19,118 +20,20 @@ each chunk a row of partials (from `aligned_alloc`), folded into the output in c
 a loop calling the bounded sin/cos/tan keeps one nan flag per chunk, or-ed into the
 kernel's after the team (the loop redone with libm where one is set).
 """
-import ctypes
-import os
 import re
 
 import numpy as np
 
 from ..chunking import STAGE_ELEMENTS, _chunk_rows, _staged, _threads_pay
 from ..loop_cost import element_ns
+from . import team
+from .memory import heap
 from .ops import reductions
 from .scalar import Refused
 
 # a reduction to a scalar keeps its partials on the kernel's stack: at most this many bytes
 # (2**24 elements in chunks of 2**14: 8 kB)
 MAX_PARTIAL_BYTES = 1 << 16
-
-_lib = []                         # [libgomp] once bound; [None] when it cannot be loaded
-
-HELPERS = """declare void @GOMP_parallel(ptr, ptr, i32, i32)
-declare i32 @omp_get_thread_num()
-declare i32 @omp_get_num_threads()
-@xf_num_threads = external global i32
-
-define internal void @xf_omp_body(ptr %ctx) {
-entry:
-  %fn = load ptr, ptr %ctx
-  %np = getelementptr i64, ptr %ctx, i64 1
-  %nch = load i64, ptr %np
-  %t32 = call i32 @omp_get_thread_num()
-  %nt32 = call i32 @omp_get_num_threads()
-  %t = sext i32 %t32 to i64
-  %nt = sext i32 %nt32 to i64
-  %a = mul i64 %t, %nch
-  %lo = sdiv i64 %a, %nt
-  %t1 = add i64 %t, 1
-  %b = mul i64 %t1, %nch
-  %hi = sdiv i64 %b, %nt
-  call void %fn(ptr %ctx, i64 %lo, i64 %hi)
-  ret void
-}
-
-define internal void @xf_parallel(ptr %fn, ptr %ctx, i64 %nch) {
-entry:
-  store ptr %fn, ptr %ctx
-  %np = getelementptr i64, ptr %ctx, i64 1
-  store i64 %nch, ptr %np
-  %nt32 = load i32, ptr @xf_num_threads
-  %nt = sext i32 %nt32 to i64
-  %one = icmp slt i64 %nt, 2
-  br i1 %one, label %serial, label %team
-team:
-  %fewer = icmp slt i64 %nch, %nt
-  %k = select i1 %fewer, i64 %nch, i64 %nt
-  %k32 = trunc i64 %k to i32
-  call void @GOMP_parallel(ptr @xf_omp_body, ptr %ctx, i32 %k32, i32 0)
-  ret void
-serial:
-  call void %fn(ptr %ctx, i64 0, i64 %nch)
-  ret void
-}
-"""
-
-
-def count():
-    """The threads a threaded kernel may use: NUMBA_NUM_THREADS, else the CPUs this process
-    may run on (Numba's own default), read without importing Numba."""
-    v = os.environ.get("NUMBA_NUM_THREADS", "").strip()
-    if v.isdigit() and int(v) > 0:
-        return int(v)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
-
-
-# the team size a kernel call runs with (`xf_num_threads`; `set_num_threads`)
-_threads = ctypes.c_int(count())
-
-
-def available():
-    """Whether GNU OpenMP's entry points are bound for the kernels (loaded once: the library
-    Numba's omp layer links, `libgomp.so.1`); False where it cannot be loaded."""
-    if not _lib:
-        _lib.append(_bind())
-    return _lib[0] is not None
-
-
-def _bind():
-    try:
-        lib = ctypes.CDLL("libgomp.so.1", mode=ctypes.RTLD_GLOBAL)
-    except OSError:
-        return None
-    import llvmlite.binding as llvm
-    for name in ("GOMP_parallel", "omp_get_thread_num", "omp_get_num_threads"):
-        llvm.add_symbol(name, ctypes.cast(getattr(lib, name), ctypes.c_void_p).value)
-    llvm.add_symbol("xf_num_threads", ctypes.addressof(_threads))
-    return lib
-
-
-def launches(ir):
-    """Whether kernel IR `ir` (of `loops.lower`) runs chunks on the team."""
-    return "call void @xf_parallel(" in ir
-
-
-def get_num_threads():
-    """The team size the next kernel call runs with (as `numba.get_num_threads`)."""
-    return _threads.value
-
-
-def set_num_threads(k):
-    """Run the next kernel calls on `k` threads (1: no team), as `numba.set_num_threads`;
-    read by a kernel while it holds the GIL, so one setting per call."""
-    _threads.value = max(1, int(k))
 
 
 def chunk_rows(step, size, accs):
@@ -143,7 +46,7 @@ def chunk_rows(step, size, accs):
     rows = _chunk_rows(shape, size, accs, True, _staged(shape, size, accs), chunk, pays)
     if rows is None:
         return None
-    if not available():
+    if not team.available():
         raise Refused("no OpenMP")
     nch = -(-int(step.shape[0]) // rows)
     if any(a.level == 0 and nch * 8 > MAX_PARTIAL_BYTES for a in accs.values()):
@@ -213,31 +116,6 @@ def _any(m, flags, nch):
         m.emit(f"store i1 {new}, ptr {m.trig_flag}")
     k = object()
     m._counted(k, 0, nch, False, one)
-
-
-def heap(m, nbytes):
-    """A buffer of `nbytes` from `aligned_alloc` (the kernel frees it); when it fails the
-    kernel raises MemoryError (`no_memory`)."""
-    m.decls.add("declare ptr @aligned_alloc(i64, i64)")
-    m.decls.add("declare void @free(ptr)")
-    p, z = m.fresh(), m.fresh()
-    m.emit(f"{p} = call ptr @aligned_alloc(i64 64, i64 {-(-max(nbytes, 1) // 64) * 64})")
-    m.emit(f"{z} = icmp eq ptr {p}, null")
-    no_memory(m, z)
-    return p
-
-
-def no_memory(m, failed):
-    """Where i1 `failed` holds: MemoryError, the arrays made so far released, NULL returned."""
-    k = m.fresh()[2:]
-    m.emit(f"br i1 {failed}, label %nomem{k}, label %mem{k}")
-    m.lines.append(f"nomem{k}:")
-    m.decls.add("declare ptr @PyErr_NoMemory()")
-    m.emit("call ptr @PyErr_NoMemory()")
-    for obj in m.owned:
-        m.emit(f"call void @Py_DecRef(ptr {obj})")
-    m.emit("ret ptr null")
-    m.label(f"mem{k}")
 
 
 def _elements(v):

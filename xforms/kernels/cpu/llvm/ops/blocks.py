@@ -28,7 +28,8 @@ from ....plan.products import contraction
 from ...chunking import _threads_pay, product_rows
 from ...loop_cost import element_ns
 from . import products
-from .. import threaded
+from .. import team
+from ..memory import no_memory
 from ..scalar import Refused
 
 _ALIGN = 64                 # (a block's rows start on a cache line when n is a multiple)
@@ -62,8 +63,8 @@ class Blocks:
         size = int(np.prod([int(d) for d in step.shape], dtype=np.int64))
         pays, _ = _threads_pay(size, element_ns(step))
         # the Numba kernel's prange: threads allowed (NUMBA_NUM_THREADS > 1), paying, 2+ blocks
-        self.team = threaded.count() > 1 and pays and -(-n0 // self.rows) >= 2
-        if not threaded.available():
+        self.team = team.count() > 1 and pays and -(-n0 // self.rows) >= 2
+        if not team.available():
             raise Refused("a loop computing products in blocks, and no OpenMP here")
         self.blocks = []
         for eqn, _ in step.products:
@@ -102,7 +103,7 @@ class Blocks:
         flag, failed = m.fresh(), m.fresh()
         m.emit(f"{flag} = load i8, ptr {self.flag}")
         m.emit(f"{failed} = icmp ne i8 {flag}, 0")
-        threaded.no_memory(m, failed)
+        no_memory(m, failed)
 
     # -- the chunks' function's side -----------------------------------------------------
     def enter(self, m):
@@ -114,12 +115,7 @@ class Blocks:
             p = m.fresh()
             m.emit(f"{p} = call ptr @aligned_alloc(i64 {_ALIGN}, i64 {b.nbytes})")
             self.ptrs.append(p)
-        bad = "false"
-        for p in self.ptrs:
-            z, o = m.fresh(), m.fresh()
-            m.emit(f"{z} = icmp eq ptr {p}, null")
-            m.emit(f"{o} = or i1 {bad}, {z}")
-            bad = o
+        bad = m._any([f"icmp eq ptr {p}, null" for p in self.ptrs])
         k = m.fresh()[2:]
         m.emit(f"br i1 {bad}, label %bkbad{k}, label %bkgo{k}")
         m.lines.append(f"bkbad{k}:")

@@ -29,8 +29,8 @@ import math
 import numpy as np
 
 from ....codegen import conv_geometry, conv_sizes
+from ..memory import heap
 from ..scalar import Refused
-from ..threaded import heap
 from .arith import _add, _and, _at, _branch, _loop, _mul, _nest, _sdiv, _udiv, _urem
 from .products import _call, _constant
 

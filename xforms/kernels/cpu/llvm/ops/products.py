@@ -192,8 +192,8 @@ def _parts(mod, spec, sym, lda, ldb, ptrs, ldc):
     the fewest; rows as `small_mm.rows_per_part`.  (Counted once, at compile time, from the
     cores, they split every product in two on a machine whose load had the Numba kernel's
     BLAS and nest on one thread: the direct path waited on a descheduled half.)"""
-    from .. import threaded
-    if not threaded.available():
+    from .. import team
+    if not team.available():
         raise Refused("a product the Numba path threads, and no OpenMP here")
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     name = f"@mmparts{mod.fresh()[2:]}"
