@@ -224,6 +224,37 @@ def test_threaded_nest_parts_follow_the_blas_threads(threads):
         put(prev)
 
 
+def test_a_gemm_below_the_nests_threads_runs_on_one_blas_thread():
+    """A gemm that OpenBLAS would split over its threads but small_mm's nest would not (the
+    MLP's products with its 10 classes: 256 x 512 x 10) sets one BLAS thread around the call,
+    so that OpenBLAS's pool is not woken beside OpenMP's team, and gives the count back;
+    the same bits as the Numba kernel.  Larger and smaller gemms keep the count in force."""
+    from xforms.kernels.runtime.products import blas_pointers
+    rng = np.random.default_rng(7)
+    x, y = _finite(rng, (256, 512), np.float32), _finite(rng, (512, 10), np.float32)
+
+    def ir(x, y):
+        return backend._prepare(xf.make_jaxpr(lambda x, y: x @ y)(x, y), {}).llvm_ir
+    text = ir(x, y)
+    assert "@xf_blas_sgemm" in text
+    assert text.count("call void @xforms_blas_set_threads(i32") == 2
+    assert "set_threads" not in ir(np.ones((2048, 512), np.float32), y)   # past the nest's
+    assert "set_threads" not in ir(np.ones((7, 100)), np.ones((100, 33)))  # serial anyway
+    found = blas_pointers._openblas()
+    fn, kernel = _both(lambda x, y: x @ y, x, y)
+    if found is None:
+        _same(fn(x, y), kernel(x, y))
+        return
+    get, put = found
+    prev = get()
+    try:
+        put(2)
+        _same(fn(x, y), kernel(x, y))
+        assert get() == 2
+    finally:
+        put(prev)
+
+
 # products computed inside their consumer loop, a block of rows at a time
 # (xforms/kernels/plan/products.py; xforms/kernels/cpu/llvm/ops/blocks.py): (function, shapes)
 BLOCKED = {

@@ -184,6 +184,7 @@ def _fresh(out, owned):
 # ---- the background compile thread (one per process) ------------------------------------
 _jobs = queue.Queue()
 _pending_warnings = queue.Queue()
+_main_jobs = queue.Queue()      # on_main_thread's functions, run by flush_warnings
 _thread = None
 _thread_lock = threading.Lock()
 _exiting = False
@@ -294,18 +295,43 @@ def warn(message, category=RuntimeWarning):
         warnings.warn(message, category, stacklevel=3)
 
 
+def on_main_thread(fn):
+    """Run `fn()` on the main thread when a compiled tier is next swapped in there
+    (`flush_warnings`, called by jit before the first compiled call): for work of a
+    background compile that must not run beside the main thread's own calls -- restarting
+    a BLAS pool under the fast tier's running NumPy product never returns
+    (xforms/kernels/runtime/threads.py `restart_loaded_openblas`).  Its exceptions are
+    dropped (a deferred setting costs speed only).
+
+        >>> on_main_thread(lambda: None); flush_warnings(); has_pending_warnings()
+        False
+    """
+    _main_jobs.put(fn)
+
+
 def flush_warnings():
-    """Issue, on the calling (main) thread, the warnings of background compiles."""
+    """Issue, on the calling (main) thread, the warnings of background compiles, and run
+    the functions they left for the main thread (`on_main_thread`)."""
     while True:
         try:
             w = _pending_warnings.get_nowait()
         except queue.Empty:
-            return
+            break
         warnings.warn_explicit(w.message, w.category, w.filename or __file__, w.lineno or 0)
+    while threading.current_thread() is threading.main_thread():
+        try:
+            fn = _main_jobs.get_nowait()
+        except queue.Empty:
+            return
+        try:
+            fn()
+        except Exception:
+            pass
 
 
 def has_pending_warnings():
-    return not _pending_warnings.empty()
+    """Whether `flush_warnings` has warnings to issue or functions to run."""
+    return not (_pending_warnings.empty() and _main_jobs.empty())
 
 
 def _after_fork_in_child():

@@ -369,7 +369,8 @@ def _gemm(context, builder, x, y, out):
     from .products import small_mm      # (here: it starts Numba's thread pool)
     (xt, xs, xd), (yt, ys, yd), (ot, os_, od) = x, y, out
     if not (ot.dtype in (types.float32, types.float64) and small_mm.available()):
-        linalg.call_xxgemm(context, builder, xt, xs, xd, yt, ys, yd, ot, os_, od)
+        _serial_gemm(context, builder, lambda: linalg.call_xxgemm(
+            context, builder, xt, xs, xd, yt, ys, yd, ot, os_, od), xs[0], ys[1], xs[1])
         return
     tb = yt.layout == "F"
     with builder.if_else(small_mm.eligible(context, builder, ot.dtype, xs[0], ys[1], xs[1],
@@ -378,7 +379,32 @@ def _gemm(context, builder, x, y, out):
             small_mm.call(context, builder, ot.dtype, xd, yd, od, xs[0], ys[1], xs[1],
                           ta=xt.layout == "F", tb=tb)
         with large:
-            linalg.call_xxgemm(context, builder, xt, xs, xd, yt, ys, yd, ot, os_, od)
+            _serial_gemm(context, builder, lambda: linalg.call_xxgemm(
+                context, builder, xt, xs, xd, yt, ys, yd, ot, os_, od), xs[0], ys[1], xs[1])
+
+
+def _serial_gemm(context, builder, gemm, m, n, k):
+    """`gemm()` (it emits the call) on one BLAS thread where OpenBLAS would split it over
+    its threads but small_mm's nest would not (nest_ir's OPENBLAS_THREADED < m*n*k <
+    PARALLEL_MIN_WORK: an MLP's products with its 10 classes), so that OpenBLAS's pool is
+    not woken beside the kernel's own threads (its worker then spins on the core the next
+    threaded nest needs); blas_serial's switch, by symbol.  The direct LLVM path does the
+    same (xforms/kernels/cpu/llvm/ops/products.py `_serial_begin`): the same bits."""
+    from llvmlite import ir
+    from numba.core import cgutils
+    from ..numba_fixes.unlinked import symbol_call
+    from .products import blas_serial, nest_ir
+    i64 = ir.IntType(64)
+    work = builder.mul(builder.mul(m, n), k)
+    mid = builder.and_(builder.icmp_signed(">", work, ir.Constant(i64, nest_ir.OPENBLAS_THREADED)),
+                       builder.icmp_signed("<", work, ir.Constant(i64, nest_ir.PARALLEL_MIN_WORK)))
+    _, begin = symbol_call(blas_serial.serial_begin, ())
+    rtype, end = symbol_call(blas_serial.serial_end, (types.intc,))
+    prev = cgutils.alloca_once_value(builder, ir.Constant(ir.IntType(32), 0))
+    with builder.if_then(mid):
+        builder.store(begin(context, builder, []), prev)
+    gemm()
+    end(context, builder, [builder.load(prev)])         # (no-op for a count of 1 or less)
 
 
 def _py_mm(ta, tb):

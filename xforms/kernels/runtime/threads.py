@@ -110,15 +110,22 @@ def calm_openblas_spin(environ=os.environ):
 def restart_loaded_openblas(paths=None):
     """Apply OPENBLAS_THREAD_TIMEOUT to SciPy's and NumPy's OpenBLAS where they were
     loaded before it was set: re-read the environment, stop the worker pool (idle at import), and let the next
-    threaded call start it with the new timeout.  -> the libraries restarted.
+    threaded call start it with the new timeout.  -> the libraries restarted (0 off the
+    main thread: the restart is left to it).
 
         >>> restart_loaded_openblas(paths=[])
         0
     """
     if threading.current_thread() is not threading.main_thread():
-        # (xforms.kernels imported by the tiered compile thread while the main thread runs
+        # xforms.kernels imported by the tiered compile thread while the main thread runs
         # the fast tier's NumPy products: a pool stopped under a running product never
-        # joins -- the benchmark's MNIST update hung there; the spin then costs speed only)
+        # joins (the benchmark's MNIST update hung there).  The main thread restarts them
+        # before its first compiled call instead.  Skipped, SciPy's pool (loaded by JAX's
+        # or autograd's imports in the benchmark) kept its 2^28-cycle spin beside the loop
+        # nests on OpenMP's team: the MLP gradient at batch 256 ran at one thread's speed
+        # (8.6 ms against 5.7 with the restart, float32; #37 log of session 25)
+        from xforms.exec import tiered
+        tiered.on_main_thread(lambda: restart_loaded_openblas(paths))
         return 0
     done = 0
     for path in _bundled_openblas_paths() if paths is None else paths:

@@ -20,6 +20,10 @@ MAX_WORK = 1 << 28      # m * n * k: the largest measured (1024 x 256 x 1024 and
 MAX_DEPTH = 1024        # k: B's slab of 2 vectors x k rows stays in the second-level cache
 MIN_DEPTH = 4           # k below it: C's writes are the work (`rule`)
 PARALLEL_MIN_WORK = 1 << 22       # m * n * k below which one thread takes the product
+# OpenBLAS splits a gemm over its threads above this m * n * k (interface/gemm.c: 65536 x
+# GEMM_MULTITHREAD_THRESHOLD 4); the CPU kernels run one between it and PARALLEL_MIN_WORK on
+# one BLAS thread (cpu_runtime._serial_gemm, llvm/ops/products.py `_serial_begin`)
+OPENBLAS_THREADED = 262144
 ROW_BLOCKS, TILE_VECTORS = (8, 4, 1), 2      # tiles: 8 rows x 2 vectors, tails
 _I64 = ir.IntType(64)
 _VECTOR_BYTES = 64

@@ -159,9 +159,37 @@ def _matrix(mod, spec, xd, yd, od):
     else:                  # column-major: out.T = op(y).T @ op(x).T
         ta, lda = ("t", k) if yt else ("n", n)
         tb, ldb = ("t", m) if xt else ("n", k)
+        serial = _serial_begin(mod, m * n * k)
         _call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
                                 ("i32", k), (ty, 1.0), yd, ("i32", lda), xd, ("i32", ldb),
                                 (ty, 0.0), od, ("i32", n)])
+        _serial_end(mod, serial)
+
+
+def _serial_begin(mod, work):
+    """Before a gemm of `work` multiply-adds that OpenBLAS would split over its threads but
+    the loop nest would not (below small_mm's PARALLEL_MIN_WORK: an MLP's products with its
+    10 classes): one BLAS thread, so that its pool -- a second one beside OpenMP's team --
+    is not woken, and does not spin on a core the team's next nest needs; as the Numba
+    kernel's `cpu_runtime._serial_gemm` (the same bits).  -> the count to give back
+    (`_serial_end`), or None (a large or already serial product)."""
+    from ....runtime.products import blas_pointers, nest_ir
+    if not nest_ir.OPENBLAS_THREADED < work < nest_ir.PARALLEL_MIN_WORK:
+        return None
+    blas_pointers.bind_thread_symbols()
+    mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
+    mod.decls.add(f"declare void @{blas_pointers.THREADS_SET}(i32)")
+    prev = mod.fresh()
+    mod.emit(f"{prev} = call i32 @{blas_pointers.THREADS_GET}()")
+    mod.emit(f"call void @{blas_pointers.THREADS_SET}(i32 1)")
+    return prev
+
+
+def _serial_end(mod, prev):
+    """Give back the BLAS thread count `_serial_begin` returned."""
+    from ....runtime.products import blas_pointers
+    if prev is not None:
+        mod.emit(f"call void @{blas_pointers.THREADS_SET}(i32 {prev})")
 
 
 def _nest(mod, spec, xd, yd, od, acc=False, lds=None):
