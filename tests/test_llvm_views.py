@@ -62,3 +62,26 @@ def test_transformer_block_runs_on_the_direct_path():
     want = xf.value_and_grad(loss, argnums=(0, 1))(x, w)
     for g, v in zip(xf.tree_util.tree_leaves(got), xf.tree_util.tree_leaves(want)):
         np.testing.assert_allclose(np.asarray(g), np.asarray(v), rtol=1e-10, atol=1e-12)
+
+
+def test_causal_attention_runs_on_the_direct_path():
+    """The causal mask `tril(ones((T, T), bool))` was select_n of three constant masks, a
+    bool-valued select the direct path refuses; folded into one constant (transforms/
+    simplify.py `fold_consts`), the masked softmax is one of its loops.  Values as JAX's."""
+    import jax
+    import jax.numpy as jnp
+
+    def attend(np_, q):
+        s = np_.einsum("bqhd,bkhd->bhqk", q, q)
+        s = np_.where(np_.tril(np_.ones((16, 16), bool)), s, -1e9)
+        e = np_.exp(s - np_.max(s, axis=-1, keepdims=True))
+        a = e / np_.sum(e, axis=-1, keepdims=True)
+        return np_.einsum("bhqk,bkhd->bqhd", a, q)
+    q = _finite(np.random.default_rng(1), (2, 16, 2, 8), np.float64)
+    closed = xf.make_jaxpr(lambda q: attend(xnp, q))(q)
+    prep = backend._prepare(closed, {"name": "t"})
+    assert llvm.refusals(prep.plan) == []
+    got = backend.compile_cpu(closed, {"name": "t"})(q)
+    want = jax.jit(lambda q: attend(jnp, q))(q)
+    np.testing.assert_allclose(np.asarray(got[0] if isinstance(got, (list, tuple)) else got),
+                               np.asarray(want), rtol=1e-12, atol=1e-14)
