@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import config
 from ..core import pass_counts
+from ..core.facts import ELEMENTWISE
 from ..core.trace import check_jaxpr, impl_rules
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ..core.registry import lookup
@@ -440,11 +441,12 @@ def fold_consts(closed):
 
 
 def _exact(eqn):
-    """Whether `eqn`'s result is the same bits whoever computes it: a boolean or integer
-    result, or a selection (`select_n` picks elements).  Float arithmetic is left to the
-    kernels, whose exp or sum may round otherwise than NumPy's."""
+    """Whether `eqn` is an elementwise primitive whose result is the same bits whoever
+    computes it: a boolean or integer result, or a selection (`select_n` picks elements).
+    Float arithmetic is left to the kernels, whose exp may round otherwise than NumPy's;
+    other kinds (callbacks, loops, random bits) to the program."""
     kind = np.dtype(eqn.outvars[0].aval.dtype).kind
-    return kind in "biu" or eqn.prim.name == "select_n"
+    return eqn.prim.facts.kind == ELEMENTWISE and (kind in "biu" or eqn.prim.name == "select_n")
 
 
 def _const_value(eqn, known):
