@@ -144,6 +144,30 @@ def test_simplifier_rewrites_are_exact():
     np.testing.assert_array_equal(xf.jit(f, backend="interpret")(x, y), f(x, y))
 
 
+def test_constant_masks_fold_into_one_constant():
+    """`tril(ones((T, T), bool))` under jit is select_n of three constant masks: simplify
+    folds it into one constant mask, whose broadcast stays a broadcast; float arithmetic on
+    constants and masks past FOLD_MAX_ELEMENTS (300 x 300) stay equations.  Values as JAX's."""
+    import jax
+    import jax.numpy as jnp
+
+    def f(np_, s):
+        big = np_.tril(np_.ones((300, 300), bool))
+        masked = np_.where(np_.tril(np_.ones((4, 4), bool)), s, -1e9)
+        return masked + np_.exp(np_.ones((4, 4))) + np_.sum(big)
+    s = np.linspace(-1.0, 1.0, 32).reshape(2, 4, 4)
+    jp = xf.make_jaxpr(lambda s: f(xnp, s))(s)
+    consts = set(jp.jaxpr.constvars)
+    selects = [e.outvars[0].aval.shape for e in jp.eqns if e.prim.name == "select_n"
+               and all(v in consts for v in e.invars)]
+    assert selects == [(300, 300)], str(jp)
+    assert [e.prim.name for e in jp.eqns].count("exp") == 1, str(jp)
+    mask = [c for c in jp.consts if c.dtype == bool and c.shape == (4, 4)]
+    assert len(mask) == 1 and np.array_equal(mask[0], np.tri(4, dtype=bool)), str(jp)
+    want = jax.jit(lambda s: f(jnp, s))(s)
+    np.testing.assert_allclose(xf.jit(lambda s: f(xnp, s))(s), want, rtol=1e-12)
+
+
 if __name__ == "__main__":
     print(f"{'program':22s} {'f':>6s} {'grad':>6s} {'hvp':>6s} {'d3':>6s}  grad/f")
     for name, (f, x, rest, _) in PROGRAMS.items():

@@ -62,3 +62,60 @@ def test_transformer_block_runs_on_the_direct_path():
     want = xf.value_and_grad(loss, argnums=(0, 1))(x, w)
     for g, v in zip(xf.tree_util.tree_leaves(got), xf.tree_util.tree_leaves(want)):
         np.testing.assert_allclose(np.asarray(g), np.asarray(v), rtol=1e-10, atol=1e-12)
+
+
+def test_causal_attention_runs_on_the_direct_path():
+    """The causal mask `tril(ones((T, T), bool))` was select_n of three constant masks, a
+    bool-valued select the direct path refuses; folded into one constant (transforms/
+    simplify.py `fold_consts`), the masked softmax is one of its loops.  Values as JAX's."""
+    import jax
+    import jax.numpy as jnp
+
+    def attend(np_, q):
+        s = np_.einsum("bqhd,bkhd->bhqk", q, q)
+        s = np_.where(np_.tril(np_.ones((16, 16), bool)), s, -1e9)
+        e = np_.exp(s - np_.max(s, axis=-1, keepdims=True))
+        a = e / np_.sum(e, axis=-1, keepdims=True)
+        return np_.einsum("bhqk,bkhd->bqhd", a, q)
+    q = _finite(np.random.default_rng(1), (2, 16, 2, 8), np.float64)
+    closed = xf.make_jaxpr(lambda q: attend(xnp, q))(q)
+    prep = backend._prepare(closed, {"name": "t"})
+    assert llvm.refusals(prep.plan) == []
+    got = backend.compile_cpu(closed, {"name": "t"})(q)
+    want = jax.jit(lambda q: attend(jnp, q))(q)
+    np.testing.assert_allclose(np.asarray(got[0] if isinstance(got, (list, tuple)) else got),
+                               np.asarray(want), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("f, shapes", [
+    (_scores, lambda T, H, D: ((2, T, H, D), (2, T, H, D))),
+    (_mix, lambda T, H, D: ((2, H, T, T), (2, T, H, D))),
+])
+def test_a_batch_of_small_products_runs_on_the_team(f, shapes, dt):
+    """Attention's heads: each product below PARALLEL_MIN_WORK (one thread's nest), the batch
+    together above it -- the matrices shared out over OpenMP's team (`_batch_parts`), as
+    many parts as BLAS threads in force; the Numba kernel's bits for any team size."""
+    from xforms.kernels.runtime.products import blas_threads, small_mm
+    from xforms.kernels.cpu.llvm import threaded
+    if not small_mm.available():
+        pytest.skip("small_mm's nest needs AVX-512")
+    rng = np.random.default_rng(5)
+    xs, ys = shapes(64, 4, 128)               # 8 matrices of 64 x 64 x 128 (2**19 each)
+    x, y = _finite(rng, xs, dt), _finite(rng, ys, dt)
+    prep = backend._prepare(xf.make_jaxpr(f)(x, y), {"name": "t"})
+    assert "@xf_parallel(ptr @mmbatch" in prep.llvm_ir
+    ours, kernel = _both(f, x, y)
+    want = kernel(x, y)
+    prev, blas = threaded.get_num_threads(), list(blas_threads._functions("get"))
+    before = [get() for _, get in blas]
+    try:
+        for k in (1, 2, 3):
+            threaded.set_num_threads(k)
+            for setter in blas_threads._setters():
+                setter(k)
+            _same(ours(x, y), want)
+    finally:
+        threaded.set_num_threads(prev)
+        for setter, n in zip(blas_threads._setters(), before):
+            setter(n)

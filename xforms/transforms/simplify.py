@@ -1,7 +1,9 @@
 """IR clean-up run after every transform: forwarding of trivial ops, constant folding of
 literals (also broadcast ones), exact algebraic rewrites (negations cancel, broadcast scalars
 feed elementwise ops directly, reshapes and transposes compose), common-subexpression
-elimination (commutative operands in canonical order) and dead-code elimination.
+elimination (commutative operands in canonical order) and dead-code elimination; equations of
+constants alone whose results are exact in any implementation (boolean and integer results,
+selections) become constants (`fold_consts`).
 
 Every rewrite is exact in IEEE arithmetic (negation, operand order and shape bookkeeping
 only): a simplified program computes identical values, up to the sign of a zero result.
@@ -17,6 +19,7 @@ import numpy as np
 
 from .. import config
 from ..core import pass_counts
+from ..core.facts import ELEMENTWISE
 from ..core.trace import check_jaxpr, impl_rules
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ..core.registry import lookup
@@ -405,8 +408,76 @@ def dce(jaxpr):
     return Jaxpr(constvars, jaxpr.invars, kept, jaxpr.outvars)
 
 
+# a constant equation's result is kept as a constant up to this many elements (a causal
+# mask of 256 x 256); past it the program computes it (a kernel reads its inputs anyway)
+FOLD_MAX_ELEMENTS = 1 << 16
+
+
+def fold_consts(closed):
+    """`closed` with each equation that reads constants and literals alone, and whose result
+    is exact in any implementation (`_exact`), evaluated once into a constant of its own.
+    Under `jit`, `tril(ones((T, T), bool))` is `select_n` of three constant masks: the
+    kernels read one mask instead of three and select nothing.
+
+        >>> fold_consts(make_jaxpr(lambda s: where(tril(ones((4, 4), bool)), s, -1e9))(s))
+        { lambda a:bool[4,4] ; b:f32[2,4,4]. let c = broadcast_in_dim a; d = select_n c ... }
+    """
+    jaxpr = closed.jaxpr
+    # (a Tracer of an enclosing trace has no value here)
+    known = {v: c for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, np.ndarray)}
+    if not known:
+        return closed
+    eqns, folded = [], {}
+    for eqn in jaxpr.eqns:
+        val = _const_value(eqn, known)
+        if val is None:
+            eqns.append(eqn)
+        else:
+            known[eqn.outvars[0]] = folded[eqn.outvars[0]] = val
+    if not folded:
+        return closed
+    return ClosedJaxpr(Jaxpr(list(jaxpr.constvars) + list(folded), jaxpr.invars, eqns,
+                             jaxpr.outvars), list(closed.consts) + list(folded.values()))
+
+
+def _exact(eqn):
+    """Whether `eqn` is an elementwise primitive whose result is the same bits whoever
+    computes it: a boolean or integer result, or a selection (`select_n` picks elements).
+    Float arithmetic is left to the kernels, whose exp may round otherwise than NumPy's;
+    other kinds (callbacks, loops, random bits) to the program."""
+    kind = np.dtype(eqn.outvars[0].aval.dtype).kind
+    return eqn.prim.facts.kind == ELEMENTWISE and (kind in "biu" or eqn.prim.name == "select_n")
+
+
+def _const_value(eqn, known):
+    """`eqn`'s result as an array when it reads constants (`known`: var -> value) and
+    literals alone, at least one constant, and `fold_consts` takes it; else None."""
+    if (len(eqn.outvars) != 1 or eqn.prim.multiple_results or eqn.prim not in impl_rules
+            or has_effect(eqn) or not _exact(eqn)
+            or not any(not isinstance(a, Literal) for a in eqn.invars)
+            or not all(isinstance(a, Literal) or a in known for a in eqn.invars)
+            or any(isinstance(p, (Jaxpr, ClosedJaxpr)) for p in eqn.params.values())):
+        return None
+    aval = eqn.outvars[0].aval
+    args = [a.val if isinstance(a, Literal) else np.asarray(known[a]) for a in eqn.invars]
+    size = int(np.prod(aval.shape, dtype=np.int64))
+    # (a broadcast stays: its consumer loop reads the smaller constant through an index map)
+    if size > FOLD_MAX_ELEMENTS or size > max(np.size(a) for a in args):
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            out = np.asarray(impl_rules[eqn.prim](*args, **eqn.params)[0])
+    except Exception:       # (an impl that refuses these values: the program computes it)
+        return None
+    if out.shape != tuple(aval.shape):
+        return None
+    return np.ascontiguousarray(out.astype(aval.dtype, copy=False))
+
+
 def simplify(closed):
-    """Simplify a ClosedJaxpr; unused constants are dropped."""
+    """Simplify a ClosedJaxpr; constant equations folded (`fold_consts`), unused constants
+    dropped."""
+    closed = fold_consts(closed)
     jaxpr = simplify_jaxpr(closed.jaxpr)
     used = set()
     for e in jaxpr.eqns:

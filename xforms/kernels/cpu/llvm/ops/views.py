@@ -99,6 +99,9 @@ def emit(mod, spec):
         raise Refused("a product of values that are no arrays of the module")
     if spec.m == 0 or spec.n == 0:
         return
+    if _batch_on_team(spec):
+        _batch_parts(mod, spec, *(mod.arrays[v][0] for v in (x, y, out)))
+        return
 
     def one(syms):
         idx = [mod.index(s) for s in syms]
@@ -109,6 +112,128 @@ def emit(mod, spec):
                         [(idx[p], spec.o.strides[j]) for j, p in spec.obatch.items()]))
         _matrix(mod, spec, *ptrs)
     mod._nest_over(tuple(spec.batch), one)
+
+
+def _batch_on_team(spec):
+    """Whether the batch's matrices are shared out over OpenMP's team (`_batch_parts`):
+    each one small_mm's nest on one thread (below `PARALLEL_MIN_WORK`, where the nest takes
+    no team of its own), together at least that much work, and the team bound here.
+
+        >>> _batch_on_team(spec)    # attention's 32 heads of 128 x 128 x 64 (batch 8, 4 heads)
+        True
+    """
+    from ....runtime.products import nest_ir
+    from .. import team
+    m, n, k = spec.m, spec.n, spec.k
+    nb = int(np.prod(spec.batch, dtype=np.int64))
+    return (nb > 1 and products._small(m, n, k, spec.ty, spec.y.trans)
+            and m * n * k < nest_ir.PARALLEL_MIN_WORK <= nb * m * n * k
+            and team.available())
+
+
+def _batch_parts(mod, spec, xd, yd, od):
+    """The batch's products on OpenMP's team (xforms/kernels/cpu/llvm/team.py
+    `xf_parallel`): a function over runs of consecutive batch indices (C order) calls the
+    nest once per matrix, the data pointers in its context's slots 2-4, a run's length in
+    slot 5.  The runs are counted at run time as `products._parts` counts its row parts --
+    the BLAS thread count in force (it follows the machine's load), the team's, the batch's
+    matrices, the fewest -- so a loaded machine runs them all on this thread.  Each matrix is
+    the nest's own product: the same bits for any split."""
+    from ....runtime.products import blas_pointers
+    m, n, k, ty = spec.m, spec.n, spec.k, spec.ty
+    sym = products._nest_symbol(ty, spec.x.trans, spec.y.trans)
+    mod.decls.add(f"declare void @{sym}(ptr, i64, ptr, i64, ptr, i64, i64, i64, i64)")
+    nb = int(np.prod(spec.batch, dtype=np.int64))
+    name = f"@mmbatch{mod.fresh()[2:]}"
+    index, offsets = _batch_offsets(spec)
+    mod.functions.append(f"""define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{
+entry:
+  %ap = getelementptr i64, ptr %ctx, i64 2
+  %a = load ptr, ptr %ap
+  %bp = getelementptr i64, ptr %ctx, i64 3
+  %b = load ptr, ptr %bp
+  %cp = getelementptr i64, ptr %ctx, i64 4
+  %c = load ptr, ptr %cp
+  %rp = getelementptr i64, ptr %ctx, i64 5
+  %run = load i64, ptr %rp
+  %lo = mul i64 %c0, %run
+  %hi0 = mul i64 %c1, %run
+  %short = icmp slt i64 %hi0, {nb}
+  %hi = select i1 %short, i64 %hi0, i64 {nb}
+  br label %head
+head:
+  %f = phi i64 [%lo, %entry], [%f1, %body]
+  %more = icmp slt i64 %f, %hi
+  br i1 %more, label %body, label %exit
+body:
+{index}
+{offsets}
+  %x0 = getelementptr {ty}, ptr %a, i64 %xo
+  %y0 = getelementptr {ty}, ptr %b, i64 %yo
+  %o0 = getelementptr {ty}, ptr %c, i64 %oo
+  call void @{sym}(ptr %x0, i64 {spec.x.ld}, ptr %y0, i64 {spec.y.ld}, ptr %o0, i64 {spec.o.ld}, i64 {m}, i64 {n}, i64 {k})
+  %f1 = add i64 %f, 1
+  br label %head
+exit:
+  ret void
+}}""")
+    ctx = f"%ctx{len(mod.allocas)}"
+    mod.allocas.append(f"{ctx} = alloca i64, i64 6")
+    for slot, ptr in enumerate((xd, yd, od), start=2):
+        at = mod.fresh()
+        mod.emit(f"{at} = getelementptr i64, ptr {ctx}, i64 {slot}")
+        mod.emit(f"store ptr {ptr}, ptr {at}")
+    blas_pointers.bind_thread_symbols()
+    mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
+    v = {s: mod.fresh() for s in ("b32", "t32", "few", "bt", "p", "lt", "parts", "up",
+                                  "run", "cu", "chunks", "at")}
+    mod.emit(f"{v['b32']} = call i32 @{blas_pointers.THREADS_GET}()")
+    mod.emit(f"{v['t32']} = load i32, ptr @xf_num_threads")
+    mod.emit(f"{v['few']} = icmp slt i32 {v['b32']}, {v['t32']}")
+    mod.emit(f"{v['bt']} = select i1 {v['few']}, i32 {v['b32']}, i32 {v['t32']}")
+    mod.emit(f"{v['p']} = sext i32 {v['bt']} to i64")
+    # parts = clamp(p, 1, nb); run = ceil(nb / parts); chunks = ceil(nb / run)
+    mod.emit(f"{v['lt']} = icmp slt i64 {v['p']}, 1")
+    p1 = mod.fresh()
+    mod.emit(f"{p1} = select i1 {v['lt']}, i64 1, i64 {v['p']}")
+    big = mod.fresh()
+    mod.emit(f"{big} = icmp sgt i64 {p1}, {nb}")
+    mod.emit(f"{v['parts']} = select i1 {big}, i64 {nb}, i64 {p1}")
+    mod.emit(f"{v['up']} = add i64 {v['parts']}, {nb - 1}")
+    mod.emit(f"{v['run']} = sdiv i64 {v['up']}, {v['parts']}")
+    mod.emit(f"{v['cu']} = add i64 {v['run']}, {nb - 1}")
+    mod.emit(f"{v['chunks']} = sdiv i64 {v['cu']}, {v['run']}")
+    mod.emit(f"{v['at']} = getelementptr i64, ptr {ctx}, i64 5")
+    mod.emit(f"store i64 {v['run']}, ptr {v['at']}")
+    mod.emit(f"call void @xf_parallel(ptr {name}, ptr {ctx}, i64 {v['chunks']})")
+    mod.threaded = True
+
+
+def _batch_offsets(spec):
+    """IR lines of `_batch_parts`' loop body: flat batch index %f as the batch's indices
+    (%i0, %i1, ...: C order over `spec.batch`), and from them the element offsets %xo, %yo,
+    %oo of the matrices of x, y and out."""
+    lines, rem = [], "%f"
+    nd = len(spec.batch)
+    for j in reversed(range(nd)):
+        d = spec.batch[j]
+        if j == 0:
+            lines.append(f"  %i{j} = add i64 {rem}, 0")
+        else:
+            lines.append(f"  %i{j} = srem i64 {rem}, {d}")
+            lines.append(f"  %q{j} = sdiv i64 {rem}, {d}")
+            rem = f"%q{j}"
+    out = []
+    for name, terms in (("xo", [(j, spec.x.strides[d]) for j, d in enumerate(spec.lb)]),
+                        ("yo", [(j, spec.y.strides[d]) for j, d in enumerate(spec.rb)]),
+                        ("oo", [(p, spec.o.strides[j]) for j, p in spec.obatch.items()])):
+        acc = "0"
+        for t, (j, stride) in enumerate(terms):
+            out.append(f"  %{name}m{t} = mul i64 %i{j}, {stride}")
+            out.append(f"  %{name}s{t} = add i64 {acc}, %{name}m{t}")
+            acc = f"%{name}s{t}"
+        out.append(f"  %{name} = add i64 {acc}, 0")
+    return "\n".join(lines), "\n".join(out)
 
 
 def _at(mod, ty, data, terms):
