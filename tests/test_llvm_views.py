@@ -97,7 +97,7 @@ def test_a_batch_of_small_products_runs_on_the_team(f, shapes, dt):
     together above it -- the matrices shared out over OpenMP's team (`_batch_parts`), as
     many parts as BLAS threads in force; the Numba kernel's bits for any team size."""
     from xforms.kernels.runtime.products import blas_threads, small_mm
-    from xforms.kernels.cpu.llvm import threaded
+    from xforms.kernels.cpu.llvm import team
     if not small_mm.available():
         pytest.skip("small_mm's nest needs AVX-512")
     rng = np.random.default_rng(5)
@@ -107,15 +107,15 @@ def test_a_batch_of_small_products_runs_on_the_team(f, shapes, dt):
     assert "@xf_parallel(ptr @mmbatch" in prep.llvm_ir
     ours, kernel = _both(f, x, y)
     want = kernel(x, y)
-    prev, blas = threaded.get_num_threads(), list(blas_threads._functions("get"))
+    prev, blas = team.get_num_threads(), list(blas_threads._functions("get"))
     before = [get() for _, get in blas]
     try:
         for k in (1, 2, 3):
-            threaded.set_num_threads(k)
+            team.set_num_threads(k)
             for setter in blas_threads._setters():
                 setter(k)
             _same(ours(x, y), want)
     finally:
-        threaded.set_num_threads(prev)
+        team.set_num_threads(prev)
         for setter, n in zip(blas_threads._setters(), before):
             setter(n)
