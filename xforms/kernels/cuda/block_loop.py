@@ -143,7 +143,7 @@ def _translate(em, lines, k0, how):
     pre = [lines[i] for i in range(start)]
     body, fresh = ([], [0]) if how == "block" else (["_g = cuda.cg.this_grid()"], [0])
     barrier = "cuda.syncthreads()" if how == "block" else "_g.sync()"
-    types, hoisted, nests = _name_types(em), [], 0
+    types, hoisted, nests, called = _name_types(em), [], 0, set()
     for s in rel[start:]:
         if not s or s.lstrip().startswith("#"):
             continue
@@ -162,8 +162,9 @@ def _translate(em, lines, k0, how):
         m = _LAUNCH.match(s)
         if m:
             name, grid, block = em.launches[int(m[1])]
-            _check_kernel(em, name, grid, block, how)
+            name = _check_kernel(em, name, grid, block, how)
             em.device_fns.add(name)
+            called.add(name)
             body += [f"{ind}_d_{name}({m[2]})", f"{ind}{barrier}"]
             continue
         m = _COPY_INTO.match(s)
@@ -184,6 +185,10 @@ def _translate(em, lines, k0, how):
         body.append(ind + s)
     if hoisted and nests > 1:
         raise _Refused("buffers made per iteration of a nested loop")
+    shared = sum(_shared_bytes("\n".join(em.device_defs[n])) for n in called
+                 if n in em.device_defs)
+    if shared > SHARED_MAX:
+        raise _Refused(f"{shared} bytes of shared memory")
     params = _free_names(body)
     known = _host_names(em, pre)
     missing = [p for p in params if p not in types or
@@ -251,14 +256,17 @@ def _split_args(text):
 
 
 def _check_kernel(em, name, grid, block, how):
-    """A captured kernel must compute the same in any launch shape: 1-D, threads indexed only
-    by grid-stride loops or `thread 0 alone`, no block-wide resources -- or be a block loop
-    itself, called from one (all threads of the one block reach its barriers)."""
+    """-> the device function to call for captured kernel `name`.  It must compute the same in
+    any launch shape: 1-D, threads indexed only by grid-stride loops or `thread 0 alone`, no
+    block-wide resources -- or be a block loop itself, called from one (all threads of the
+    one block reach its barriers) -- or have blocks that share nothing (`_blocks_in_turn`)."""
     k = next(k for k in em.kernels if k.name == name)
     text = "\n".join(k.lines)
     if k.what.endswith(_ONE_BLOCK) and how == "block" and grid == (1,) and \
             block == (em.spec.block,):
-        return
+        return name
+    if k.blocks_apart:
+        return _blocks_in_turn(em, k, grid, block)
     if len(grid) != 1 or len(block) != 1 or any(w in text for w in _BLOCKWISE):
         raise _Refused(f"{name} uses its block")
     if text.count("cuda.grid(1)") != text.count(_STRIDE) + text.count(_THREAD0):
@@ -267,6 +275,63 @@ def _check_kernel(em, name, grid, block, how):
         for n in re.findall(re.escape(_STRIDE) + r"([^,]+),", text):
             if not n.strip().isdigit() or int(n) > 1:
                 raise _Refused(f"{name} runs in one thread")
+    return name
+
+
+def _blocks_in_turn(em, k, grid, block):
+    """-> the name of a device function running kernel `k`'s `grid` of blocks in the blocks
+    of the launch that calls it, each taking every `gridDim`-th of them in turn:
+
+        def k7_b(...):                            # k7 <<<(3, 2), 256>>>: 6 blocks
+            _vt = cuda.threadIdx.x
+            for _vb in range(cuda.blockIdx.x, 6, cuda.gridDim.x):
+                _vbx = _vb % 3
+                _vby = _vb // 3 % 2
+                ...                               # k7's body, cuda.blockIdx.y -> _vby
+                cuda.syncthreads()                # (its shared memory free for the next)
+
+    Exact, and the same sums as the launch: a block of `k` (a reduction's rows, a matmul
+    tile) reads `cuda.blockIdx` only to pick its part of the work and shares nothing with
+    the others but what it writes, which the next call reads after the caller's barrier.
+    A 2-D block (matmul's TS x TS) is the same threads numbered along x."""
+    T = int(np.prod(block))
+    body = k.lines[2:]
+    text = "\n".join(body)
+    if T != em.spec.block:
+        raise _Refused(f"{k.name} wants {T} threads a block")
+    if re.search(r"\breturn\b", text) or any(w in text for w in ("gridDim", "cuda.grid(", "gridsize", "this_grid",
+                               "blockDim", "threadIdx.z", "atomic")):
+        raise _Refused(f"{k.name} uses its grid")
+    name = f"{k.name}_b"                 # (a kernel's text fixes its grid)
+    if name in em.device_defs:
+        return name
+    g = list(grid) + [1] * (3 - len(grid))
+    rep = {"cuda.blockIdx.x": "_vbx", "cuda.blockIdx.y": "_vby", "cuda.blockIdx.z": "_vbz",
+           "cuda.threadIdx.x": f"(_vt % {block[0]})" if len(block) > 1 else "_vt",
+           "cuda.threadIdx.y": f"(_vt // {block[0]})"}
+    for a, b in rep.items():
+        text = text.replace(a, b)
+    em.device_defs[name] = [
+        k.lines[0].replace(f"def {k.name}(", f"def {name}("),
+        f'    """{k.name} <<<{grid}, {block}>>>: its blocks in turn (block_loop.py)"""',
+        "    _vt = cuda.threadIdx.x",
+        f"    for _vb in range(cuda.blockIdx.x, {g[0] * g[1] * g[2]}, cuda.gridDim.x):",
+        f"        _vbx = _vb % {g[0]}", f"        _vby = _vb // {g[0]} % {g[1]}",
+        f"        _vbz = _vb // {g[0] * g[1]}"] + \
+        ["    " + ln for ln in text.split("\n")] + ["        cuda.syncthreads()"]
+    return name
+
+
+_SHARED = re.compile(r"cuda\.shared\.array\(\(?([\d, ]+?)\)?, nbt\.(\w+)\)")
+# static shared memory a kernel may have (48 KiB), less a margin for numba-cuda's own
+SHARED_MAX = 40 * 1024
+
+
+def _shared_bytes(text):
+    """Bytes of the shared arrays declared in a kernel's text."""
+    return sum(int(np.prod([int(d) for d in dims.split(",") if d.strip()])) *
+               np.dtype("bool" if t == "boolean" else t).itemsize
+               for dims, t in _SHARED.findall(text))
 
 
 def _tokens(s):
