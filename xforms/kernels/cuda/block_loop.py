@@ -30,11 +30,15 @@ made once before the launch, in a loop without nested loops: there a value made 
 iteration is read at most in the next, through a carry, and every carry the host knows is
 copied back into its own buffer at the end of the iteration (`_keep_buffers`).
 
+A kernel whose blocks share nothing but the launch (`Kernel.blocks_apart`: a reduction's
+tree, a matmul tile) is called as a device function running its grid's blocks in turn in
+the loop's blocks (`_blocks_in_turn`): Newton-CG's loop of hvp is one launch.
+
 Refused (the host loop stays; a comment in the host code says why) when a line is one the
-device cannot run: a library call, a raise, a kernel that uses its block (shared memory,
-`threadIdx`: reductions, tiles; a block loop itself may be called from one), buffers made
-per iteration of a nested loop, or a name the host reads after the loop that would be left
-bound to another buffer.  Sizes (`mode`): a state of at most
+device cannot run: a library call, a raise, another kernel that uses its block (shared
+memory, `threadIdx`: scans, sorts; a block loop itself may be called from one), more shared
+memory than `SHARED_MAX`, buffers made per iteration of a nested loop, or a name the host
+reads after the loop that would be left bound to another buffer.  Sizes (`mode`): a state of at most
 `BLOCK_MAX` elements runs in one block; up to `GRID_MAX` in a cooperative grid of one block
 per multiprocessor (`cuda.cg.this_grid().sync()`: numba-cuda launches it cooperatively);
 beyond, per-step launches over the whole device win.  Both limits are first estimates, not
@@ -72,6 +76,10 @@ _THREAD0 = "if cuda.grid(1) == 0:"
 _BLOCKWISE = ("threadIdx", "blockIdx", "blockDim", "syncthreads", "shared", "cuda.grid(2)",
               "gridsize(2)", "this_grid")
 
+
+# ... and a kernel run with its blocks in turn must not read its grid's shape or share memory
+_GRIDWIDE = ("gridDim", "cuda.grid(", "gridsize", "this_grid", "blockDim", "threadIdx.z",
+             "atomic")
 
 _ONE_BLOCK = "block (block_loop.py)"
 
@@ -299,13 +307,14 @@ def _blocks_in_turn(em, k, grid, block):
     text = "\n".join(body)
     if T != em.spec.block:
         raise _Refused(f"{k.name} wants {T} threads a block")
-    if re.search(r"\breturn\b", text) or any(w in text for w in ("gridDim", "cuda.grid(", "gridsize", "this_grid",
-                               "blockDim", "threadIdx.z", "atomic")):
+    if re.search(r"\breturn\b", text) or any(w in text for w in _GRIDWIDE):
         raise _Refused(f"{k.name} uses its grid")
     name = f"{k.name}_b"                 # (a kernel's text fixes its grid)
     if name in em.device_defs:
         return name
     g = list(grid) + [1] * (3 - len(grid))
+    at = [f"        _vbx = _vb % {g[0]}", f"        _vby = _vb // {g[0]} % {g[1]}",
+          f"        _vbz = _vb // {g[0] * g[1]}"][:len(grid)]
     rep = {"cuda.blockIdx.x": "_vbx", "cuda.blockIdx.y": "_vby", "cuda.blockIdx.z": "_vbz",
            "cuda.threadIdx.x": f"(_vt % {block[0]})" if len(block) > 1 else "_vt",
            "cuda.threadIdx.y": f"(_vt // {block[0]})"}
@@ -315,10 +324,8 @@ def _blocks_in_turn(em, k, grid, block):
         k.lines[0].replace(f"def {k.name}(", f"def {name}("),
         f'    """{k.name} <<<{grid}, {block}>>>: its blocks in turn (block_loop.py)"""',
         "    _vt = cuda.threadIdx.x",
-        f"    for _vb in range(cuda.blockIdx.x, {g[0] * g[1] * g[2]}, cuda.gridDim.x):",
-        f"        _vbx = _vb % {g[0]}", f"        _vby = _vb // {g[0]} % {g[1]}",
-        f"        _vbz = _vb // {g[0] * g[1]}"] + \
-        ["    " + ln for ln in text.split("\n")] + ["        cuda.syncthreads()"]
+        f"    for _vb in range(cuda.blockIdx.x, {g[0] * g[1] * g[2]}, cuda.gridDim.x):"] + \
+        at + ["    " + ln for ln in text.split("\n")] + ["        cuda.syncthreads()"]
     return name
 
 
@@ -328,7 +335,10 @@ SHARED_MAX = 40 * 1024
 
 
 def _shared_bytes(text):
-    """Bytes of the shared arrays declared in a kernel's text."""
+    """Bytes of the shared arrays declared in a kernel's text (all of them, if one's size is
+    not spelled in numbers)."""
+    if text.count("cuda.shared.array(") != len(_SHARED.findall(text)):
+        return SHARED_MAX + 1
     return sum(int(np.prod([int(d) for d in dims.split(",") if d.strip()])) *
                np.dtype("bool" if t == "boolean" else t).itemsize
                for dims, t in _SHARED.findall(text))
