@@ -202,7 +202,7 @@ def pow_loop(x, n):
 
 
 def rnn(w, h0, xs):
-    """A scan whose body holds a matmul: host loop around kernels."""
+    """A scan whose body holds a matrix-vector product (one block loop, block_loop.py)."""
     def step(h, x):
         h = xnp.tanh(w @ h + x)
         return h, xnp.sum(h)
