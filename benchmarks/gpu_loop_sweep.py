@@ -10,6 +10,10 @@ the host loop (the body's 6 kernels launched per step), chosen by the size overr
 XFORMS_CUDA_LOOP_BLOCK_MAX / _GRID_MAX.  Each is timed per call, synchronised, on a device-
 resident input; JAX beside them where installed.  Writes DIR/loop_sweep.json after every
 case and prints, per mode, the sizes it is fastest at: the values for the two limits.
+Then cliffs' Newton-CG step (10^4 x 100, 10 CG iterations of an hvp: matrix-vector
+products and dots, two-level reductions run with their blocks in turn inside a block loop,
+issue #34) as a cooperative grid and as the host loop: whether one launch pays where the
+body reduces (the cliffs row of the GPU table runs it in the default mode, the grid).
 """
 import argparse
 import json
@@ -36,26 +40,34 @@ def _heat(xnp, lax, steps):
 
 
 def _xforms_case(n, mode, steps, budget):
-    import xforms as xf
     import xforms.numpy as xnp
-    from numba import cuda
     from xforms import lax
+    u = np.random.default_rng(0).standard_normal((n, n))
+    return _timed(_heat(xnp, lax, steps), (u,), mode, budget)
+
+
+def _newton_case(n, d, iters, mode, budget):
+    from .workloads import cliffs
+    step = cliffs.newton_step(cliffs._namespace("xforms"), iters=iters)
+    return _timed(step, cliffs.newton_data(0, n=n, d=d), mode, budget)
+
+
+def _timed(f, args, mode, budget):
+    import xforms as xf
+    from numba import cuda
     from xforms.kernels.cuda.backend import _compile
     os.environ["XFORMS_CUDA_LOOP_BLOCK_MAX"], os.environ["XFORMS_CUDA_LOOP_GRID_MAX"] = MODES[mode]
-    f = _heat(xnp, lax, steps)
-    u = np.random.default_rng(0).standard_normal((n, n))
     t0 = time.perf_counter()
-    exe = _compile(xf.make_jaxpr(f)(u), {})
-    (d,) = xf.device_put((u,))
-    buf = d.buf if hasattr(d, "buf") else d
+    exe = _compile(xf.make_jaxpr(f)(*args), {})
+    bufs = [d.buf if hasattr(d, "buf") else d for d in xf.device_put(tuple(args))]
 
     def call():
-        exe(buf)
+        exe(*bufs)
         cuda.synchronize()
     call()
     first = time.perf_counter() - t0
     t = measure(call, (), repeats=5, budget=budget)
-    return {"median_s": t.median, "first_call_s": first, "launches": exe.count_launches(buf)}
+    return {"median_s": t.median, "first_call_s": first, "launches": exe.count_launches(*bufs)}
 
 
 def _jax_case(n, steps, budget):
@@ -93,9 +105,22 @@ def main(argv=None):
         if jt is not None:
             rows.append({"n": n, "mode": "jax", "median_s": jt})
             print(json.dumps(rows[-1]), flush=True)
+    n, d, iters = (40, 34, 1) if args.quick else (10_000, 100, 10)
+    # (10^6 elements: past one block's BLOCK_MAX; the simulator, a call ~10 s: the grid only)
+    for mode in ("grid",) if args.quick else ("grid", "host"):
+        try:
+            row = {"program": "newton_cg", "n": n, "d": d, "iters": iters, "mode": mode,
+                   **_newton_case(n, d, iters, mode, budget)}
+        except Exception as e:
+            row = {"program": "newton_cg", "mode": mode, "error": f"{type(e).__name__}: {e}"[:300]}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        with open(path, "w") as fh:
+            json.dump(rows, fh, indent=1)
     best = {}
+    rows_heat = [r for r in rows if "program" not in r]
     for n in sizes:
-        timed = [r for r in rows if r["n"] == n and "median_s" in r and r["mode"] in MODES]
+        timed = [r for r in rows_heat if r["n"] == n and "median_s" in r and r["mode"] in MODES]
         if timed:
             best[n] = min(timed, key=lambda r: r["median_s"])["mode"]
     print(f"fastest mode per n (elements n^2): {best}")

@@ -76,9 +76,10 @@ if [ "$what" = sweep ] || [ "$what" = all ]; then
   timeout $(cap ${SWEEP_TIMEOUT:-70}) "$PY" -m benchmarks.gpu_vendor_sweep --out "$OUT" $quick \
     2>&1 | tee "$OUT/vendor_sweep.log" | tail -8
   echo "vendor sweep: $(( $(date +%s) - t0 )) s"
-  # one launch per loop against per-step launches (block_loop.BLOCK_MAX / GRID_MAX)
+  # one launch per loop against per-step launches (block_loop.BLOCK_MAX / GRID_MAX; then
+  # Newton-CG's loop of reductions as a grid and on the host: two compiles, untimed on a GPU)
   t0=$(date +%s)
-  timeout $(cap ${LOOP_TIMEOUT:-45}) "$PY" -m benchmarks.gpu_loop_sweep --out "$OUT" $quick \
+  timeout $(cap ${LOOP_TIMEOUT:-75}) "$PY" -m benchmarks.gpu_loop_sweep --out "$OUT" $quick \
     2>&1 | tee -a "$OUT/vendor_sweep.log" | tail -4
   echo "loop sweep: $(( $(date +%s) - t0 )) s"
 fi

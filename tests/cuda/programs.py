@@ -202,7 +202,7 @@ def pow_loop(x, n):
 
 
 def rnn(w, h0, xs):
-    """A scan whose body holds a matmul: host loop around kernels."""
+    """A scan whose body holds a matrix-vector product (one block loop, block_loop.py)."""
     def step(h, x):
         h = xnp.tanh(w @ h + x)
         return h, xnp.sum(h)
@@ -646,6 +646,40 @@ PROGRAMS["scan_stencil"] = (scan_stencil, (np.linspace(-1.0, 1.0, 5),
 PROGRAMS["dynamic_fori_stencil"] = (dynamic_fori_stencil, (np.linspace(0.0, 1.0, 40), 3), 1e-12)
 # ... as a cooperative grid (past block_loop.BLOCK_MAX elements): PTX only
 PTX_ONLY["heat_stencil_grid"] = (heat_steps, (np.ones((96, 96)),), 0)
+
+
+def newton_cg(w, X, y, iters=3):
+    """benchmarks' Newton-CG step (L2 logistic regression): CG iterations in a fori_loop,
+    each an hvp -- matrix-vector products and dots, two-level reductions, in the body."""
+    def loss(u):
+        return xnp.mean(xnp.logaddexp(0.0, -y * (X @ u))) + 0.005 * xnp.sum(u * u)
+
+    def cg(i, state):
+        p, r, d, rr = state
+        hd = xf.hvp(loss, (w,), (d,))[0]
+        alpha = rr / xnp.dot(d, hd)
+        p, r = p + alpha * d, r - alpha * hd
+        rr_new = xnp.dot(r, r)
+        return p, r, r + (rr_new / rr) * d, rr_new
+    g = xf.grad(loss)(w)
+    return w + lax.fori_loop(0, iters, cg, (xnp.zeros_like(w), -g, -g, xnp.dot(g, g)))[0]
+
+
+def newton_data(n, d, seed=5):
+    r = np.random.default_rng(seed)
+    X = r.normal(size=(n, d)) / np.sqrt(d)
+    return 0.1 * r.normal(size=d), X, np.sign(X @ r.normal(size=d) + 0.5 * r.normal(size=n))
+
+
+def matmul_steps(u, w, steps=3):
+    """Matrix products (tiles in shared memory) in a loop's body."""
+    return lax.fori_loop(0, steps, lambda i, u: xnp.tanh(u @ w) + 0.5 * u, u)
+
+
+# (34 columns: past prepare/scalarize's 32, so the dots stay reductions)
+PROGRAMS["newton_cg_loop"] = (newton_cg, newton_data(40, 34), 1e-12)
+PTX_ONLY["newton_cg_grid"] = (newton_cg, newton_data(300, 40), 0)      # (a cooperative grid)
+PTX_ONLY["matmul_loop"] = (matmul_steps, (np.ones((40, 40)), np.ones((40, 40))), 0)
 
 
 

@@ -69,16 +69,79 @@ def test_limits_by_size(monkeypatch):
     assert block_loop.mode(block_loop.BLOCK_MAX + 1) is None
 
 
-def test_loops_it_cannot_take_stay_on_the_host_and_say_why():
-    # a reduction (a block-wide tree) in the body
+def test_a_reduction_in_the_body_is_called_with_its_blocks_in_turn():
+    # a norm: a block-wide tree; before, refused ("k2 uses its block": 4 launches a step)
     def norm_loop(x):
         return lax.fori_loop(0, 3, lambda i, u: u / xnp.sqrt(xnp.sum(u * u)) + xnp.roll(u, 1),
                              x)
     x = np.linspace(0.5, 2.0, 40)       # (40: not scalarised, prepare/scalarize.py)
     exe = _fresh(norm_loop, x)
-    assert "# host loop, not one kernel: k" in exe.source and "uses its block" in exe.source
+    assert "as one block" in exe.source and "its blocks in turn" in exe.source
+    assert exe.count_launches(x) == exe.launch_sites <= 2
     _check(exe, norm_loop, x)
 
+
+def test_loops_it_cannot_take_stay_on_the_host_and_say_why(monkeypatch):
+    def norm_loop(x):
+        return lax.fori_loop(0, 3, lambda i, u: u / xnp.sqrt(xnp.sum(u * u)) + xnp.roll(u, 1),
+                             x)
+    x = np.linspace(0.5, 2.0, 40)
+    monkeypatch.setattr(block_loop, "SHARED_MAX", 8)    # (its tree's 64 bytes past the limit)
+    exe = _fresh(norm_loop, x)
+    assert "# host loop, not one kernel: 64 bytes of shared memory" in exe.source
+    assert exe.count_launches(x) > 3
+    _check(exe, norm_loop, x)
+
+
+def _newton(iters):
+    f, (w, X, y), _ = PROGRAMS["newton_cg_loop"]
+    return (lambda w, X, y: f(w, X, y, iters)), (w, X, y)
+
+
+def test_newton_cg_launches_the_same_kernels_for_any_number_of_iterations():
+    """Issue 34: each CG iteration an hvp (matrix-vector products, dots: two-level reductions
+    of fixed grids) -- before, 11 launches an iteration on the simulator's spec."""
+    counts = []
+    for iters in (2, 5):
+        f, args = _newton(iters)
+        exe = _fresh(f, *args)
+        host = exe.source.split("def host")[1]
+        assert "for _i" not in host and "as one block" in exe.source, host
+        counts.append(exe.count_launches(*args))
+        assert counts[-1] == exe.launch_sites
+        _check(exe, f, *args)
+    assert counts[0] == counts[1] <= 8, counts
+
+
+def test_newton_cg_sums_as_the_host_loop_does(monkeypatch):
+    """The blocks in turn sum in the launch's order: the same bits as the host loop's
+    launches, one block or a cooperative grid."""
+    f, args = _newton(3)
+    block = np.asarray(_fresh(f, *args)(*args)[0])
+    monkeypatch.setenv("XFORMS_CUDA_LOOP_BLOCK_MAX", "0")
+    grid = _fresh(f, *args)
+    assert "cuda.cg.this_grid()" in grid.source
+    assert grid.count_launches(*args) == grid.launch_sites
+    monkeypatch.setenv("XFORMS_CUDA_LOOP_GRID_MAX", "0")
+    host = _fresh(f, *args)
+    assert host.count_launches(*args) > 3 * 8
+    ref = np.asarray(host(*args)[0])
+    np.testing.assert_array_equal(block, ref)
+    np.testing.assert_array_equal(np.asarray(grid(*args)[0]), ref)
+
+
+def test_matrix_products_in_the_body(monkeypatch):
+    """Matmul tiles (a TS x TS block: the same threads numbered along x) need spec.block =
+    TS * TS threads, as on a GPU (16 x 16 = 256); the simulator's spec made so."""
+    import dataclasses
+    from xforms.kernels.cuda import runtime as rt
+    from programs import matmul_steps
+    monkeypatch.setattr(rt, "_spec", dataclasses.replace(rt.SIM_SPEC, block=16))
+    u, w = np.linspace(-1.0, 1.0, 40 * 36).reshape(40, 36), np.eye(36) * 0.5 + 0.01
+    exe = _fresh(matmul_steps, u, w)
+    assert "as one block" in exe.source and "output tiles" in exe.source
+    assert exe.count_launches(u, w) == exe.launch_sites <= 2
+    _check(exe, matmul_steps, u, w)
 
 
 def test_a_while_loop_gradient_launches_the_same_kernels_for_any_trip_count():

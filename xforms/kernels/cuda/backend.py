@@ -139,6 +139,8 @@ def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
         lines += k.lines + ["", ""]
     # kernels a block loop calls (block_loop.py): device functions as well (not inlined by
     # Numba: it cannot inline a call of more than 30 arguments, which Python passes as *args)
+    for n in sorted(em.device_defs):
+        lines += em.device_defs[n] + ["", ""]
     lines += [f"_d_{n} = cuda.jit(device=True)({n})" for n in sorted(em.device_fns)] + [""]
     ret = ", ".join(outs) + ("," if len(outs) == 1 else "")
     host = [f"def host(_rt, _K, _M, _W, {', '.join(params)}):".replace(", )", ")"),

@@ -30,11 +30,15 @@ made once before the launch, in a loop without nested loops: there a value made 
 iteration is read at most in the next, through a carry, and every carry the host knows is
 copied back into its own buffer at the end of the iteration (`_keep_buffers`).
 
+A kernel whose blocks share nothing but the launch (`Kernel.blocks_apart`: a reduction's
+tree, a matmul tile) is called as a device function running its grid's blocks in turn in
+the loop's blocks (`_blocks_in_turn`): Newton-CG's loop of hvp is one launch.
+
 Refused (the host loop stays; a comment in the host code says why) when a line is one the
-device cannot run: a library call, a raise, a kernel that uses its block (shared memory,
-`threadIdx`: reductions, tiles; a block loop itself may be called from one), buffers made
-per iteration of a nested loop, or a name the host reads after the loop that would be left
-bound to another buffer.  Sizes (`mode`): a state of at most
+device cannot run: a library call, a raise, another kernel that uses its block (shared
+memory, `threadIdx`: scans, sorts; a block loop itself may be called from one), more shared
+memory than `SHARED_MAX`, buffers made per iteration of a nested loop, or a name the host
+reads after the loop that would be left bound to another buffer.  Sizes (`mode`): a state of at most
 `BLOCK_MAX` elements runs in one block; up to `GRID_MAX` in a cooperative grid of one block
 per multiprocessor (`cuda.cg.this_grid().sync()`: numba-cuda launches it cooperatively);
 beyond, per-step launches over the whole device win.  Both limits are first estimates, not
@@ -72,6 +76,10 @@ _THREAD0 = "if cuda.grid(1) == 0:"
 _BLOCKWISE = ("threadIdx", "blockIdx", "blockDim", "syncthreads", "shared", "cuda.grid(2)",
               "gridsize(2)", "this_grid")
 
+
+# ... and a kernel run with its blocks in turn must not read its grid's shape or share memory
+_GRIDWIDE = ("gridDim", "cuda.grid(", "gridsize", "this_grid", "blockDim", "threadIdx.z",
+             "atomic")
 
 _ONE_BLOCK = "block (block_loop.py)"
 
@@ -143,7 +151,7 @@ def _translate(em, lines, k0, how):
     pre = [lines[i] for i in range(start)]
     body, fresh = ([], [0]) if how == "block" else (["_g = cuda.cg.this_grid()"], [0])
     barrier = "cuda.syncthreads()" if how == "block" else "_g.sync()"
-    types, hoisted, nests = _name_types(em), [], 0
+    types, hoisted, nests, called = _name_types(em), [], 0, set()
     for s in rel[start:]:
         if not s or s.lstrip().startswith("#"):
             continue
@@ -162,8 +170,9 @@ def _translate(em, lines, k0, how):
         m = _LAUNCH.match(s)
         if m:
             name, grid, block = em.launches[int(m[1])]
-            _check_kernel(em, name, grid, block, how)
+            name = _check_kernel(em, name, grid, block, how)
             em.device_fns.add(name)
+            called.add(name)
             body += [f"{ind}_d_{name}({m[2]})", f"{ind}{barrier}"]
             continue
         m = _COPY_INTO.match(s)
@@ -184,6 +193,10 @@ def _translate(em, lines, k0, how):
         body.append(ind + s)
     if hoisted and nests > 1:
         raise _Refused("buffers made per iteration of a nested loop")
+    shared = sum(_shared_bytes("\n".join(em.device_defs[n])) for n in called
+                 if n in em.device_defs)
+    if shared > SHARED_MAX:
+        raise _Refused(f"{shared} bytes of shared memory")
     params = _free_names(body)
     known = _host_names(em, pre)
     missing = [p for p in params if p not in types or
@@ -251,14 +264,17 @@ def _split_args(text):
 
 
 def _check_kernel(em, name, grid, block, how):
-    """A captured kernel must compute the same in any launch shape: 1-D, threads indexed only
-    by grid-stride loops or `thread 0 alone`, no block-wide resources -- or be a block loop
-    itself, called from one (all threads of the one block reach its barriers)."""
+    """-> the device function to call for captured kernel `name`.  It must compute the same in
+    any launch shape: 1-D, threads indexed only by grid-stride loops or `thread 0 alone`, no
+    block-wide resources -- or be a block loop itself, called from one (all threads of the
+    one block reach its barriers) -- or have blocks that share nothing (`_blocks_in_turn`)."""
     k = next(k for k in em.kernels if k.name == name)
     text = "\n".join(k.lines)
     if k.what.endswith(_ONE_BLOCK) and how == "block" and grid == (1,) and \
             block == (em.spec.block,):
-        return
+        return name
+    if k.blocks_apart:
+        return _blocks_in_turn(em, k, grid, block)
     if len(grid) != 1 or len(block) != 1 or any(w in text for w in _BLOCKWISE):
         raise _Refused(f"{name} uses its block")
     if text.count("cuda.grid(1)") != text.count(_STRIDE) + text.count(_THREAD0):
@@ -267,6 +283,65 @@ def _check_kernel(em, name, grid, block, how):
         for n in re.findall(re.escape(_STRIDE) + r"([^,]+),", text):
             if not n.strip().isdigit() or int(n) > 1:
                 raise _Refused(f"{name} runs in one thread")
+    return name
+
+
+def _blocks_in_turn(em, k, grid, block):
+    """-> the name of a device function running kernel `k`'s `grid` of blocks in the blocks
+    of the launch that calls it, each taking every `gridDim`-th of them in turn:
+
+        def k7_b(...):                            # k7 <<<(3, 2), 256>>>: 6 blocks
+            _vt = cuda.threadIdx.x
+            for _vb in range(cuda.blockIdx.x, 6, cuda.gridDim.x):
+                _vbx = _vb % 3
+                _vby = _vb // 3 % 2
+                ...                               # k7's body, cuda.blockIdx.y -> _vby
+                cuda.syncthreads()                # (its shared memory free for the next)
+
+    Exact, and the same sums as the launch: a block of `k` (a reduction's rows, a matmul
+    tile) reads `cuda.blockIdx` only to pick its part of the work and shares nothing with
+    the others but what it writes, which the next call reads after the caller's barrier.
+    A 2-D block (matmul's TS x TS) is the same threads numbered along x."""
+    T = int(np.prod(block))
+    body = k.lines[2:]
+    text = "\n".join(body)
+    if T != em.spec.block:
+        raise _Refused(f"{k.name} wants {T} threads a block")
+    if re.search(r"\breturn\b", text) or any(w in text for w in _GRIDWIDE):
+        raise _Refused(f"{k.name} uses its grid")
+    name = f"{k.name}_b"                 # (a kernel's text fixes its grid)
+    if name in em.device_defs:
+        return name
+    g = list(grid) + [1] * (3 - len(grid))
+    at = [f"        _vbx = _vb % {g[0]}", f"        _vby = _vb // {g[0]} % {g[1]}",
+          f"        _vbz = _vb // {g[0] * g[1]}"][:len(grid)]
+    rep = {"cuda.blockIdx.x": "_vbx", "cuda.blockIdx.y": "_vby", "cuda.blockIdx.z": "_vbz",
+           "cuda.threadIdx.x": f"(_vt % {block[0]})" if len(block) > 1 else "_vt",
+           "cuda.threadIdx.y": f"(_vt // {block[0]})"}
+    for a, b in rep.items():
+        text = text.replace(a, b)
+    em.device_defs[name] = [
+        k.lines[0].replace(f"def {k.name}(", f"def {name}("),
+        f'    """{k.name} <<<{grid}, {block}>>>: its blocks in turn (block_loop.py)"""',
+        "    _vt = cuda.threadIdx.x",
+        f"    for _vb in range(cuda.blockIdx.x, {g[0] * g[1] * g[2]}, cuda.gridDim.x):"] + \
+        at + ["    " + ln for ln in text.split("\n")] + ["        cuda.syncthreads()"]
+    return name
+
+
+_SHARED = re.compile(r"cuda\.shared\.array\(\(?([\d, ]+?)\)?, nbt\.(\w+)\)")
+# static shared memory a kernel may have (48 KiB), less a margin for numba-cuda's own
+SHARED_MAX = 40 * 1024
+
+
+def _shared_bytes(text):
+    """Bytes of the shared arrays declared in a kernel's text (all of them, if one's size is
+    not spelled in numbers)."""
+    if text.count("cuda.shared.array(") != len(_SHARED.findall(text)):
+        return SHARED_MAX + 1
+    return sum(int(np.prod([int(d) for d in dims.split(",") if d.strip()])) *
+               np.dtype("bool" if t == "boolean" else t).itemsize
+               for dims, t in _SHARED.findall(text))
 
 
 def _tokens(s):

@@ -126,6 +126,7 @@ def _matmul_kernel(em, eqn, sizes, xdims, ydims):
     boolean = dt.kind == "b"
     kb = KernelBuilder(em, f"dot_general: [{B}] x ({M} x {K}) @ ({K} x {N}); {BM}x{BN} "
                            f"output tiles, {R}x{R} per thread, depth-{BK} shared-memory stages")
+    kb.blocks_apart = True
     X, Y, O = kb.arr(x), kb.arr(y), kb.arr(out)
 
     def offset(parts):

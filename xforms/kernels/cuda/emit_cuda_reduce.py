@@ -62,6 +62,7 @@ def reduction_kernel(em, step, shape, axes, reds, with_writes):
     what = (f"loop {shape}: {prims}; reduce axes {tuple(axes)} of {L} into {R} rows "
             f"({BX}x{BY} threads per block{split})")
     kb = KernelBuilder(em, what)
+    kb.blocks_apart = True
     loop, _ = lower_loop(step)
     sp = loop_spelling(kb, loop)
     idx = [sp.names[s] for s in loop.syms]

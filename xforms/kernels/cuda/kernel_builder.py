@@ -48,6 +48,10 @@ class Kernel:
     def __init__(self, name, params, lines, what, line_eqns):
         self.name, self.params, self.lines, self.what = name, params, lines, what
         self.line_eqns = line_eqns          # line index in `lines` -> eqn
+        # its blocks share nothing but the launch (each reads `cuda.blockIdx` only to pick its
+        # part of the work: reductions, matmul tiles): block_loop.py may run them one after
+        # another in fewer blocks
+        self.blocks_apart = False
         self.first_line = None              # 1-based line of the def in the module
 
 
@@ -65,6 +69,7 @@ class KernelBuilder:
         self._hoisted = {}
         self._views = set()
         self.line_eqns = {}
+        self.blocks_apart = False           # (Kernel.blocks_apart)
 
     # parameters
     def _param(self, pname, host, kind, dtype):
@@ -154,6 +159,7 @@ class KernelBuilder:
             lines = [f"def {name}({', '.join(pnames)}):", f'    """{self.what}"""'] + body
             em.kernels.append(Kernel(name, [(p, kind, dt) for p, _, kind, dt in self.params],
                                      lines, self.what, line_eqns))
+            em.kernels[-1].blocks_apart = self.blocks_apart
             em.kernel_by_text[key] = name
         grid = tuple(int(g) for g in (grid if isinstance(grid, tuple) else (grid,)))
         block = tuple(int(b) for b in (block if isinstance(block, tuple) else (block,)))
