@@ -35,6 +35,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ....core.registry import lookup
+from ...codegen import cpu_blas
 from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
@@ -253,6 +255,8 @@ class _Loops(_Module):
             ty = self.ty(st.eqn.outvars[0].aval)
             if views.takes(st.eqn):
                 views.emit(self, views.accepts(st.eqn, ty, st.acc))
+            elif st.acc is None and not cpu_blas(st.eqn):
+                products.by_loops(self, st.eqn, ty)     # (a tiny product: Numba's loops)
             else:
                 products.emit(self, products.accepts(st.eqn, ty), st.acc)
             return
@@ -445,6 +449,19 @@ class _Loops(_Module):
             if line:
                 return line
         return super()._op(eqn, name, ty, args, r)
+
+    def math_call(self, name, ty, x):
+        """`math.<name>(x)` inside a rule's spelling (logaddexp's exp and log1p): the vector
+        polynomial where the Numba path's `CpuCtx.fn` calls it (this loop's `vector_math`)."""
+        prim = lookup(name)
+        if self.vector_math and prim in VECMATH:
+            from . import vecmath
+            r = self.fresh()
+            line = vecmath.call(self, prim, ty, [x], r)
+            if line:
+                self.emit(line)
+                return r
+        return super().math_call(name, ty, x)
 
     def operands(self, eqn, ty):
         return [self.expr(a, "i1" if ty == "i1" or eqn.prim.name == "select_n" and k == 0

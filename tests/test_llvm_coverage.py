@@ -1,0 +1,102 @@
+"""Programs the direct LLVM path (xforms/kernels/cpu/llvm/) refused until session 25 and now
+takes (issue #35): each against the Numba kernel of the same program (bit for bit, as
+tests/test_llvm_loops.py's `_both`) and against JAX, and a check that the program takes the
+direct path (`llvm.refusals(plan) == []`)."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms.kernels.cpu import backend, llvm
+
+from test_llvm_loops import SPECIAL, _both, _same
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+
+
+def _plan(f, *args):
+    return backend._prepare(xf.make_jaxpr(f)(*args), {"name": "t"}).plan
+
+
+# ---- logaddexp (the Newton-CG benchmark's loss) ------------------------------------------
+def _pairs(dt, n):
+    """x, y of length n: random values, and every pair of special values (ties of infinities,
+    NaNs) at the front."""
+    sx, sy = np.meshgrid(SPECIAL, SPECIAL)
+    rng = np.random.default_rng(0)
+    x = np.concatenate([sx.ravel(), rng.standard_normal(n) * 30]).astype(dt)
+    y = np.concatenate([sy.ravel(), rng.standard_normal(n) * 30]).astype(dt)
+    return x[:n], y[:n]
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [7, 100, 300])     # 64+ elements: the vector exp and log1p
+def test_logaddexp_loops_match_numba_and_jax(dt, n):
+    def f(x, y):
+        return xnp.logaddexp(x, y), xnp.logaddexp(x * 0.5, 1.0)
+    x, y = _pairs(dt, n)
+    assert llvm.refusals(_plan(f, x, y)) == []
+    fn, kernel = _both(f, x, y)
+    got = fn(x, y)
+    _same(got, kernel(x, y))
+    want = jax.numpy.logaddexp(x, y)
+    np.testing.assert_allclose(got[0], want, rtol=4e-7 if dt == np.float64 else 2e-6)
+
+
+def test_logaddexp_scalar_program_matches_numba():
+    from test_llvm_kernels import _bits, _both as _both_scalar
+
+    def f(x, y):
+        return xnp.logaddexp(x, y) * 2.0
+    fn, kernel = _both_scalar(f, 0.3, 0.7)
+    for x in SPECIAL:
+        for y in SPECIAL:
+            assert _bits([fn(x, y)]) == _bits([kernel(x, y)]), (x, y)
+
+
+def test_logistic_loss_gradient_takes_the_direct_path():
+    """The Newton-CG benchmark's loss (benchmarks/workloads/cliffs.py) and its gradient."""
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((200, 100)) / 10, np.sign(rng.standard_normal(200))
+
+    def loss(w, X, y, np_=xnp):
+        return np_.mean(np_.logaddexp(0.0, -y * (X @ w))) + 0.5e-2 * np_.sum(w * w)
+    w = 0.1 * rng.standard_normal(100)
+    assert llvm.refusals(_plan(xf.grad(loss), w, X, y)) == []
+    fn, kernel = _both(xf.grad(loss), w, X, y)
+    _same(fn(w, X, y), kernel(w, X, y))
+    want = jax.grad(lambda w: loss(w, X, y, jax.numpy))(w)
+    np.testing.assert_allclose(fn(w, X, y), want, rtol=1e-12, atol=1e-15)
+
+
+# ---- products the Numba path computes by loops (fewer than BLAS_MIN_FLOPS) ----------------
+_TINY = [((5,), (5,), "i,i->"), ((3, 4), (4,), "ij,j->i"), ((2, 3, 4), (2, 4, 5), "bij,bjk->bik"),
+         ((4, 3), (4, 2), "ji,jk->ik")]
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ys, spec", _TINY)
+def test_tiny_products_match_numba(dt, xs, ys, spec):
+    def f(x, y):
+        return xnp.einsum(spec, x, y) * 2.0 + 1.0
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal(xs).astype(dt), rng.standard_normal(ys).astype(dt)
+    assert llvm.refusals(_plan(f, x, y)) == []
+    fn, kernel = _both(f, x, y)
+    _same(fn(x, y), kernel(x, y))
+    np.testing.assert_allclose(fn(x, y), jax.numpy.einsum(spec, x, y) * 2.0 + 1.0,
+                               rtol=1e-5 if dt == np.float32 else 1e-12)
+
+
+def test_newton_cg_step_takes_the_direct_path():
+    """The Newton-CG benchmark's step (benchmarks/workloads/cliffs.py: logaddexp, the
+    (d,) . (d,) dots of CG by loops, a fori_loop of hvps) at a small size."""
+    from benchmarks.workloads import cliffs
+    step = cliffs.newton_step(cliffs._namespace("xforms"), iters=3)
+    args = cliffs.newton_data(0, n=300, d=8)
+    assert llvm.refusals(_plan(step, *args)) == []
+    fn, kernel = _both(step, *args)
+    _same(fn(*args), kernel(*args))
+    want = cliffs.newton_step(cliffs._namespace("jax"), iters=3)(*args)
+    np.testing.assert_allclose(fn(*args), want, rtol=1e-9)
