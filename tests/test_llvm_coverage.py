@@ -100,3 +100,50 @@ def test_newton_cg_step_takes_the_direct_path():
     _same(fn(*args), kernel(*args))
     want = cliffs.newton_step(cliffs._namespace("jax"), iters=3)(*args)
     np.testing.assert_allclose(fn(*args), want, rtol=1e-9)
+
+
+# ---- argmax / argmin --------------------------------------------------------------------
+def _ties_and_nans(rng, shape, dt):
+    """Values with ties (a few levels), infinities and NaNs, so that the first-index and
+    first-NaN rules matter."""
+    x = rng.integers(-3, 3, size=shape).astype(dt)
+    mask = rng.random(shape)
+    x[mask < 0.05] = np.nan
+    x[(mask > 0.05) & (mask < 0.1)] = np.inf
+    x[(mask > 0.1) & (mask < 0.15)] = -np.inf
+    return x
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, axis", [((7,), 0), ((5, 9), 1), ((4, 3, 6), 2), ((6, 40), 1),
+                                         ((1, 1), 1)])
+def test_arg_reductions_match_numba_and_jax(dt, shape, axis):
+    def f(x):
+        return (xnp.argmax(x, axis=axis), xnp.argmin(x * 2.0, axis=axis),
+                xnp.sum(x, axis=axis))
+    rng = np.random.default_rng(4)
+    x = _ties_and_nans(rng, shape, dt)
+    assert llvm.refusals(_plan(f, x)) == []
+    fn, kernel = _both(f, x)
+    for _ in range(3):
+        _same(fn(x), kernel(x))
+        got = fn(x)
+        np.testing.assert_array_equal(got[0], jax.numpy.argmax(x, axis=axis))
+        np.testing.assert_array_equal(got[1], jax.numpy.argmin(x * 2.0, axis=axis))
+        x = _ties_and_nans(rng, shape, dt)
+    x[...] = -np.inf                     # (no element wins: index 0)
+    _same(fn(x), kernel(x))
+
+
+def test_accuracy_of_a_classifier_takes_the_direct_path():
+    """`mean(argmax(logits, 1) == labels)`: the evaluation step of the MNIST examples."""
+    def accuracy(w, x, labels):
+        return xnp.mean(xnp.argmax(x @ w, axis=1) == labels)
+    rng = np.random.default_rng(5)
+    w, x = rng.standard_normal((20, 10)), rng.standard_normal((64, 20))
+    labels = rng.integers(0, 10, 64)
+    assert llvm.refusals(_plan(accuracy, w, x, labels)) == []
+    fn, kernel = _both(accuracy, w, x, labels)
+    _same(fn(w, x, labels), kernel(w, x, labels))
+    want = jax.numpy.mean(jax.numpy.argmax(x @ w, axis=1) == labels)
+    np.testing.assert_allclose(fn(w, x, labels), want, rtol=1e-15)

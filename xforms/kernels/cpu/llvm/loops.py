@@ -278,6 +278,8 @@ class _Loops(_Module):
         # the Numba path's chunks (a loop computing products: its blocks of rows)
         blk = blocks.Blocks(self, st) if st.products else None
         rows = blk.rows if blk else threaded.chunk_rows(st, size, self.accs)
+        if rows is not None and any(a.arg and a.level == 0 for a in self.accs.values()):
+            raise Refused("an arg reduction over chunks")     # (partials: not written)
         for acc in self.accs.values() if rows is None else ():
             reductions.setup(self, acc)
         nest, _ = lower_loop(st)
@@ -314,8 +316,7 @@ class _Loops(_Module):
     def _nest(self, syms, dims, body, level=0):
         for acc in self.accs.values():
             if acc.level == level:
-                self.emit(f"store {self.ty(acc.out.aval)} "
-                          f"{reductions.identity(acc, self.ty(acc.out.aval))}, ptr {acc.slot}")
+                reductions.init(self, acc)
         if not syms:
             for stmt in body:
                 self._stmt(stmt)
@@ -347,7 +348,7 @@ class _Loops(_Module):
             reductions.combine_lanes(self, acc)
 
     def _acc_store(self, acc):
-        ty = self.ty(acc.out.aval)
+        ty = self.arg_ty(acc.out.aval) if acc.arg else self.ty(acc.out.aval)
         v = self.fresh()
         self.emit(f"{v} = load {ty}, ptr {acc.slot}")
         if not acc.out.aval.shape:
@@ -401,6 +402,9 @@ class _Loops(_Module):
         x = self.expr(stmt.value, ty)
         if acc.stage is not None:        # a staged sum: into its block's buffer (threaded.py)
             reductions.stage(self, acc, x, ty)
+            return
+        if acc.arg:                      # (a register: the kept axes lead)
+            reductions.arg_fold(self, acc, x, ty, self.syms[self.index_of[acc.axes[0]]])
             return
         if acc.level is not None:
             where = acc.slot

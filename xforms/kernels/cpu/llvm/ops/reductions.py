@@ -48,12 +48,15 @@ def accumulators(step):
             continue
         op, arg, axes = reduction_monoid(eqn)
         dt = np.dtype(eqn.invars[0].aval.dtype)
-        if arg or op not in ("sum", "prod", "max", "min") or dt.kind != "f":
+        if op not in ("sum", "prod", "max", "min", "argmax", "argmin") or dt.kind != "f":
             raise Refused(eqn)
         kept = [d for d in range(n) if d not in axes]
         level = len(kept) if kept == list(range(len(kept))) else None
-        accs[eqn] = Acc(op=op, arg=False, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
-                        axes=tuple(axes), slot=None, stage=None,
+        if arg and level is None:   # (the Numba path's value array beside the output)
+            raise Refused("an arg reduction into an array")
+        accs[eqn] = Acc(op=op, arg=arg, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
+                        axes=tuple(axes), slot=None, stage=None, vslot=None,
+                        vaval=eqn.invars[0].aval,
                         row_staged=False, buf=None, part=None, row=None)
     for acc in _row_staged(shape, accs) if accs else ():
         acc.row_staged = True            # (`lanes`: its row's buffer and lanes)
@@ -70,6 +73,11 @@ MAX_STAGED_ROW = 1 << 14
 def setup(m, acc):
     """Before the loop: level-k accumulator `acc`'s register (its slot, an alloca), or (level
     None) its output array filled with the identity."""
+    if acc.arg:                  # (the index's register, and the value's beside it)
+        acc.slot, acc.vslot = f"%acc{len(m.allocas)}", f"%acc{len(m.allocas) + 1}"
+        m.allocas += [f"{acc.slot} = alloca {m.arg_ty(acc.out.aval)}",
+                      f"{acc.vslot} = alloca {m.ty(acc.vaval)}"]
+        return
     ty = m.ty(acc.out.aval)
     if acc.level is not None:
         acc.slot = f"%acc{len(m.allocas)}"
@@ -167,6 +175,43 @@ def add(m, a, b):
 
 def identity(acc, ty):
     return _const(reduction_init(acc.op, acc.dt), ty)
+
+
+def init(m, acc):
+    """Set level-k accumulator `acc`'s register to the identity (an arg reduction: its
+    value to the identity, its index to 0, as the Numba path's `Init`)."""
+    if acc.arg:
+        m.emit(f"store {m.ty(acc.vaval)} {identity(acc, m.ty(acc.vaval))}, "
+               f"ptr {acc.vslot}")
+        m.emit(f"store {m.arg_ty(acc.out.aval)} 0, ptr {acc.slot}")
+        return
+    ty = m.ty(acc.out.aval)
+    m.emit(f"store {ty} {identity(acc, ty)}, ptr {acc.slot}")
+
+
+def arg_fold(m, acc, x, ty, index):
+    """Fold value `x` at i64 `index` into arg reduction `acc` as the Numba path's ordered
+    fold (xforms/kernels/loops/loop_print.py `_arg_wins`): (x, index) replaces the
+    register's where x wins strictly (> for argmax, < for argmin) or is the first NaN."""
+    ity = m.arg_ty(acc.out.aval)
+    t, i = _load(m, ty, acc.vslot), _load(m, ity, acc.slot)
+    cmp = "ogt" if acc.op == "argmax" else "olt"
+    wins = m._any([f"fcmp {cmp} {ty} {x}, {t}"])
+    nan, was = m.fresh(), m.fresh()
+    m.emit(f"{nan} = fcmp uno {ty} {x}, {x}")
+    m.emit(f"{was} = fcmp ord {ty} {t}, {t}")
+    first_nan, take = m.fresh(), m.fresh()
+    m.emit(f"{first_nan} = and i1 {nan}, {was}")
+    m.emit(f"{take} = or i1 {wins}, {first_nan}")
+    if ity != "i64":             # (np.int32(j): the index truncated, as Numba casts it)
+        narrow = m.fresh()
+        m.emit(f"{narrow} = trunc i64 {index} to {ity}")
+        index = narrow
+    v, k = m.fresh(), m.fresh()
+    m.emit(f"{v} = select i1 {take}, {ty} {x}, {ty} {t}")
+    m.emit(f"{k} = select i1 {take}, {ity} {index}, {ity} {i}")
+    m.emit(f"store {ty} {v}, ptr {acc.vslot}")
+    m.emit(f"store {ity} {k}, ptr {acc.slot}")
 
 
 def fold(m, acc, t, x, ty):
