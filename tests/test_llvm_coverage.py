@@ -147,3 +147,17 @@ def test_accuracy_of_a_classifier_takes_the_direct_path():
     _same(fn(w, x, labels), kernel(w, x, labels))
     want = jax.numpy.mean(jax.numpy.argmax(x @ w, axis=1) == labels)
     np.testing.assert_allclose(fn(w, x, labels), want, rtol=1e-15)
+
+
+# ---- asking an executable which path compiled it -----------------------------------------
+def test_an_executable_says_which_path_compiled_it_and_why(monkeypatch):
+    x = np.linspace(-2.0, 2.0, 5)
+    exe = backend.compile_cpu(xf.make_jaxpr(lambda x: xnp.logaddexp(x, 1.0))(x), {"name": "t"})
+    assert exe.compiler == "llvm" and exe.refusals() == []
+    z = x.astype(np.complex128)
+    exe = backend.compile_cpu(xf.make_jaxpr(lambda z: z * 2.0)(z), {"name": "t"})
+    assert exe.compiler == "numba"
+    assert any("c128" in r[2] for r in exe.refusals()), exe.refusals()
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
+    exe = backend.compile_cpu(xf.make_jaxpr(lambda x: x * 3.0 - 1.0)(x), {"name": "t"})
+    assert exe.compiler == "numba" and "off" in exe.refusals()[0][2]
