@@ -161,3 +161,27 @@ def test_an_executable_says_which_path_compiled_it_and_why(monkeypatch):
     monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
     exe = backend.compile_cpu(xf.make_jaxpr(lambda x: x * 3.0 - 1.0)(x), {"name": "t"})
     assert exe.compiler == "numba" and "off" in exe.refusals()[0][2]
+
+
+# ---- concatenates' operands computed in their slots (plan.placed) ---------------------------
+def _placed_plan(f, *args):
+    plan = _plan(f, *args)
+    assert plan.placed, "the plan should place an operand in its slot"
+    return plan
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_operands_placed_in_their_slots_match_numba(dt):
+    """The gradient of a split joins the pieces' gradients (a concatenate whose operands
+    the loops write in place), and rolls are concatenates of slices."""
+    def f(x, y, np_=xnp):
+        a, b, c = np_.split(np_.tanh(x), 3, axis=1)
+        return np_.sum(np_.sin(a) * y + b * 2.0 + np_.roll(c, 1, axis=0) ** 2)
+    rng = np.random.default_rng(6)
+    x, y = rng.standard_normal((8, 12)).astype(dt), rng.standard_normal((8, 4)).astype(dt)
+    g = xf.grad(f)
+    assert llvm.refusals(_placed_plan(g, x, y)) == []
+    fn, kernel = _both(g, x, y)
+    _same(fn(x, y), kernel(x, y))
+    want = jax.grad(lambda x, y: f(x, y, jax.numpy))(x, y)
+    np.testing.assert_allclose(fn(x, y), want, rtol=2e-5 if dt == np.float32 else 1e-12)

@@ -63,6 +63,8 @@ def refusals(plan):
             mod._step(st)
         except scalar.Refused as e:
             out.append((k, _describe(st), _reason(e)))
+        except KeyError as e:      # (an array refused above, which this step reads)
+            out.append((k, _describe(st), f"reads {e.args[0]}, refused above"))
     return out or [(None, "the program", "its outputs")]
 
 

@@ -43,7 +43,7 @@ from ...plan.index_maps import acts_as_view
 from ..nest import _peeling
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import control, numpy_abi, row_reads, threaded
+from . import control, numpy_abi, row_reads, slots, threaded
 from .ops import blocks, convolutions, copies, indexing, integers, products, reductions, views
 from .buffers import (_Workspace, _arrays_written, _nbytes, pooled_outputs,  # noqa: F401
                       shared, workspace)
@@ -99,9 +99,6 @@ class _Loops(_Module):
         for st in plan.steps:
             if _outside(st):
                 raise Refused(_outside(st))
-        if plan.placed:       # (buffers shared: the Numba path's layout; `tied` only says how
-            # its scans lay out their rows, xforms/kernels/cpu/control.py `stack_rows`)
-            raise Refused("views of one buffer")
         self.plan, self.lines, self.decls, self.names, self.n = plan, [], set(), {}, 0
         self.arrays = {}          # Var -> (data pointer, concrete shape)
         self.owned = []           # the arrays allocated here, in order
@@ -132,13 +129,16 @@ class _Loops(_Module):
         self._args([*arguments(plan), *ws, *self.pooled])
         inside = shared(plan)       # (computed in an output's array)
         self._allocate([v for st in plan.steps for v in _arrays_written(st)
-                        if v not in self.pooled and v not in self.offsets and v not in inside])
+                        if v not in self.pooled and v not in self.offsets and v not in inside
+                        and v not in plan.placed])
         for u, v in inside.items():
             self.arrays[u] = (self.arrays[v][0], tuple(int(d) for d in u.aval.shape))
         for v, off in self.offsets.items():        # temporaries: views of the workspace
             data = self.fresh()
             self.emit(f"{data} = getelementptr i8, ptr {self.arrays[ws[0]][0]}, i64 {off}")
             self.arrays[v] = (data, tuple(int(d) for d in v.aval.shape))
+        for v, slot in plan.placed.items():        # concatenates' operands: their slots
+            self.arrays[v] = slots.bind(self, v, slot)
         for st in plan.steps:
             self._step(st)
         self._outputs(plan.outputs)
@@ -244,6 +244,8 @@ class _Loops(_Module):
         if st.kind == "op" and indexing.takes(st.eqn):             # (indexing.py)
             indexing.emit(self, st.eqn)
             return
+        if st.kind == "op" and slots.in_place(self, st.eqn):      # (slots.py: no copy)
+            return
         if st.kind == "op" and st.eqn.prim.name in copies.OPS:     # (copies.py)
             if not indexing.alias(self, st.eqn):       # (a view: no copy)
                 copies.emit(self, st.eqn)
@@ -252,6 +254,8 @@ class _Loops(_Module):
             convolutions.emit(self, st.eqn)
             return
         if st.kind == "op":          # a matrix product (products.py; on matrix views: views.py)
+            if st.eqn.outvars[0] in self.plan.placed:
+                raise Refused("a product into a concatenate's slot")
             ty = self.ty(st.eqn.outvars[0].aval)
             if views.takes(st.eqn):
                 views.emit(self, views.accepts(st.eqn, ty, st.acc))
@@ -555,13 +559,16 @@ class _Loops(_Module):
         return name
 
     def _address(self, data, shape, index, ty):
-        """The element `index` of a C-ordered array of `shape` at `data`."""
+        """The element `index` of a C-ordered array of `shape` at `data` (a concatenate's
+        slot: a `slots.Strided` shape, its elements `shape.steps` apart)."""
         flat, stride = None, 1
+        steps = getattr(shape, "steps", None)
         for d in reversed(range(len(shape))):
             term = self.index(index[d])
-            if stride != 1:
+            step = steps[d] if steps else stride
+            if step != 1:
                 t = self.fresh()
-                self.emit(f"{t} = mul nsw i64 {term}, {stride}")
+                self.emit(f"{t} = mul nsw i64 {term}, {step}")
                 term = t
             if flat is None:
                 flat = term
