@@ -185,3 +185,32 @@ def test_operands_placed_in_their_slots_match_numba(dt):
     _same(fn(x, y), kernel(x, y))
     want = jax.grad(lambda x, y: f(x, y, jax.numpy))(x, y)
     np.testing.assert_allclose(fn(x, y), want, rtol=2e-5 if dt == np.float32 else 1e-12)
+
+
+# ---- bool selects (a causal mask) -------------------------------------------------------------
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_a_causal_mask_matches_numba(dt, monkeypatch):
+    """`where(tril(ones(bool)), s, -1e9)` before a softmax: the mask is a select of bools
+    (cliffs.py's transformer block)."""
+    def f(s, np_=xnp):
+        mask = np_.tril(np_.ones((s.shape[-1], s.shape[-1]), bool))
+        s = np_.where(mask, s, -1e9)
+        s = s - np_.max(s, axis=-1, keepdims=True)
+        return np_.exp(s) / np_.sum(np_.exp(s), axis=-1, keepdims=True)
+    s = np.random.default_rng(7).standard_normal((2, 3, 9, 9)).astype(dt)
+    closed = xf.make_jaxpr(f)(s)
+    assert llvm.refusals(_plan(f, s)) == [] and llvm.may_take(closed)
+    ours, numba = _executables(f, (s,), monkeypatch)
+    _same(tuple(ours(s)), tuple(numba(s)))
+    np.testing.assert_allclose(ours(s)[0], f(s, jax.numpy),
+                               rtol=2e-6 if dt == np.float32 else 1e-14)
+
+
+def _executables(f, args, monkeypatch):
+    """(direct path's, Numba's) executables of `f` at `args` (each passing its consts)."""
+    ours = backend.compile_cpu(xf.make_jaxpr(f)(*args), {"name": "t"})
+    with monkeypatch.context() as mp:
+        mp.setenv("XFORMS_LLVM_KERNELS", "0")
+        numba = backend.compile_cpu(xf.make_jaxpr(f)(*args), {"name": "t"})
+    assert ours.compiler == "llvm" and numba.compiler == "numba"
+    return ours, numba

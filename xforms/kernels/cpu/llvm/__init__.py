@@ -20,6 +20,7 @@ from .ops import convolutions, copies, indexing, integers
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _INDICES = (np.dtype(np.int64), np.dtype(np.int32))
+_BOOL = (np.dtype(bool),)
 
 
 def lower(plan):
@@ -102,8 +103,10 @@ def may_take(closed):
         True
     """
     jaxpr = closed.jaxpr
-    if any(np.dtype(np.result_type(c)) not in _FLOATS + _INDICES for c in closed.consts):
-        return False       # (an integer const: the index array of a gather or scatter)
+    if any(np.dtype(np.result_type(c)) not in _FLOATS + _INDICES + _BOOL
+           for c in closed.consts):
+        return False       # (an integer const: the index array of a gather or scatter;
+        # a bool one: a mask, tril's)
     if any(np.dtype(v.aval.dtype) not in _FLOATS + _INDICES
            for v in jaxpr.invars + jaxpr.outvars):
         return False

@@ -245,6 +245,13 @@ class _Module:
                 and np.dtype(out.aval.dtype) == np.dtype(bool)):
             self.bind(out, self._logic(eqn, r))
             return
+        if (name == "select_n" and len(eqn.invars) == 3
+                and np.dtype(out.aval.dtype) == np.dtype(bool)
+                and np.dtype(eqn.invars[0].aval.dtype) == np.dtype(bool)):   # (tril's where)
+            p, case0, case1 = self.operands(eqn, "i1")
+            self.emit(f"{r} = select i1 {p}, i1 {case1}, i1 {case0}")
+            self.bind(out, r)
+            return
         ty = self.ty(out.aval)
         if name == "convert_element_type":
             self.bind(out, self._convert(eqn, r, ty))
