@@ -116,7 +116,7 @@ def _ties_and_nans(rng, shape, dt):
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 @pytest.mark.parametrize("shape, axis", [((7,), 0), ((5, 9), 1), ((4, 3, 6), 2), ((6, 40), 1),
-                                         ((1, 1), 1)])
+                                         ((1, 1), 1), ((5, 9), 0), ((4, 3, 6), 1)])
 def test_arg_reductions_match_numba_and_jax(dt, shape, axis):
     def f(x):
         return (xnp.argmax(x, axis=axis), xnp.argmin(x * 2.0, axis=axis),

@@ -311,6 +311,12 @@ class _Loops(_Module):
             threaded.emit(self, nest, rows)
         else:
             self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
+        for acc in self.accs.values():
+            reductions.done(self, acc)
+
+    def heap(self, nbytes):
+        """A buffer of `nbytes` from `aligned_alloc` (the caller frees it)."""
+        return threaded.heap(self, nbytes)
 
     def _nest_over(self, shape, body):
         """Counted loops over `shape` around `body(index syms)`."""
@@ -407,8 +413,14 @@ class _Loops(_Module):
         if acc.stage is not None:        # a staged sum: into its block's buffer (threaded.py)
             reductions.stage(self, acc, x, ty)
             return
-        if acc.arg:                      # (a register: the kept axes lead)
-            reductions.arg_fold(self, acc, x, ty, self.syms[self.index_of[acc.axes[0]]])
+        if acc.arg:           # (a register where the kept axes lead, else two arrays)
+            where = None
+            if acc.level is None:
+                data, shape = self.arrays[acc.out]
+                idx = [self.index_of[d] for d in acc.kept]
+                where = (self._address(acc.vbuf, shape, idx, ty),
+                         self._address(data, shape, idx, self.arg_ty(acc.out.aval)))
+            reductions.arg_fold(self, acc, x, ty, self.syms[self.index_of[acc.axes[0]]], where)
             return
         if acc.level is not None:
             where = acc.slot

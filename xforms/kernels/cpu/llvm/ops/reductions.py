@@ -52,11 +52,9 @@ def accumulators(step):
             raise Refused(eqn)
         kept = [d for d in range(n) if d not in axes]
         level = len(kept) if kept == list(range(len(kept))) else None
-        if arg and level is None:   # (the Numba path's value array beside the output)
-            raise Refused("an arg reduction into an array")
         accs[eqn] = Acc(op=op, arg=arg, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
                         axes=tuple(axes), slot=None, stage=None, vslot=None,
-                        vaval=eqn.invars[0].aval,
+                        vaval=eqn.invars[0].aval, vbuf=None,
                         row_staged=False, buf=None, part=None, row=None)
     for acc in _row_staged(shape, accs) if accs else ():
         acc.row_staged = True            # (`lanes`: its row's buffer and lanes)
@@ -73,6 +71,17 @@ MAX_STAGED_ROW = 1 << 14
 def setup(m, acc):
     """Before the loop: level-k accumulator `acc`'s register (its slot, an alloca), or (level
     None) its output array filled with the identity."""
+    if acc.arg and acc.level is None:    # (the Numba path's value array `_V` beside it)
+        data, shape = m.arrays[acc.out]
+        vty, ity = m.ty(acc.vaval), m.arg_ty(acc.out.aval)
+        size = int(np.prod(shape, dtype=np.int64))
+        acc.vbuf = m.heap(size * acc.dt.itemsize)        # (freed after the loop: `done`)
+
+        def fill(idx):
+            m.emit(f"store {vty} {identity(acc, vty)}, ptr {m._address(acc.vbuf, shape, idx, vty)}")
+            m.emit(f"store {ity} 0, ptr {m._address(data, shape, idx, ity)}")
+        m._nest_over(shape, fill)
+        return
     if acc.arg:                  # (the index's register, and the value's beside it)
         acc.slot, acc.vslot = f"%acc{len(m.allocas)}", f"%acc{len(m.allocas) + 1}"
         m.allocas += [f"{acc.slot} = alloca {m.arg_ty(acc.out.aval)}",
@@ -189,12 +198,21 @@ def init(m, acc):
     m.emit(f"store {ty} {identity(acc, ty)}, ptr {acc.slot}")
 
 
-def arg_fold(m, acc, x, ty, index):
+def done(m, acc):
+    """After the loop: an arg reduction's value array freed."""
+    if getattr(acc, "vbuf", None) is not None:
+        m.emit(f"call void @free(ptr {acc.vbuf})")
+        acc.vbuf = None
+
+
+def arg_fold(m, acc, x, ty, index, where=None):
     """Fold value `x` at i64 `index` into arg reduction `acc` as the Numba path's ordered
     fold (xforms/kernels/loops/loop_print.py `_arg_wins`): (x, index) replaces the
-    register's where x wins strictly (> for argmax, < for argmin) or is the first NaN."""
+    register's where x wins strictly (> for argmax, < for argmin) or is the first NaN.
+    `where`: (value pointer, index pointer) of an accumulator in arrays (level None)."""
     ity = m.arg_ty(acc.out.aval)
-    t, i = _load(m, ty, acc.vslot), _load(m, ity, acc.slot)
+    vptr, iptr = where or (acc.vslot, acc.slot)
+    t, i = _load(m, ty, vptr), _load(m, ity, iptr)
     cmp = "ogt" if acc.op == "argmax" else "olt"
     wins = m._any([f"fcmp {cmp} {ty} {x}, {t}"])
     nan, was = m.fresh(), m.fresh()
@@ -210,8 +228,8 @@ def arg_fold(m, acc, x, ty, index):
     v, k = m.fresh(), m.fresh()
     m.emit(f"{v} = select i1 {take}, {ty} {x}, {ty} {t}")
     m.emit(f"{k} = select i1 {take}, {ity} {index}, {ity} {i}")
-    m.emit(f"store {ty} {v}, ptr {acc.vslot}")
-    m.emit(f"store {ity} {k}, ptr {acc.slot}")
+    m.emit(f"store {ty} {v}, ptr {vptr}")
+    m.emit(f"store {ity} {k}, ptr {iptr}")
 
 
 def fold(m, acc, t, x, ty):
