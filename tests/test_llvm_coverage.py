@@ -72,7 +72,8 @@ def test_logistic_loss_gradient_takes_the_direct_path():
 
 # ---- products the Numba path computes by loops (fewer than BLAS_MIN_FLOPS) ----------------
 _TINY = [((5,), (5,), "i,i->"), ((3, 4), (4,), "ij,j->i"), ((2, 3, 4), (2, 4, 5), "bij,bjk->bik"),
-         ((4, 3), (4, 2), "ji,jk->ik")]
+         ((4, 3), (4, 2), "ji,jk->ik"), ((2, 3), (3, 2), "ij,jk->ik"),
+         ((0, 40), (40, 16), "ij,jk->ik")]          # (no output: loops over no elements)
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
