@@ -91,7 +91,8 @@ def _describe(step):
 
 def may_take(closed):
     """Whether the direct path may compile `closed` (its plan decides): float32/float64 or
-    int64/int32 arguments, constants and results, every equation an elementwise one
+    int64/int32 arguments, constants and results (bool constants too: a mask), every
+    equation an elementwise one
     (int64/int32 arithmetic: `integers.takes`), a view (a pad too), a reduction to float or
     bool values, a float matrix product or convolution, a concatenate or a reshape, a gather
     or a scatter

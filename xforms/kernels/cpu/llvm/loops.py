@@ -342,7 +342,7 @@ class _Loops(_Module):
                         lambda: self._nest(syms[1:], dims[1:], body, level + 1))
         for acc in self.accs.values():
             if acc.level == level:
-                self._acc_store(acc)
+                reductions.store(self, acc)
 
     def _staged_row(self, syms, dims, body, level):
         """The last axis's loop with its row reductions staged (the Numba path's
@@ -356,17 +356,6 @@ class _Loops(_Module):
         reductions.fold_lanes(self, self.row_staged, "0", str(dims[0]))
         for acc in self.row_staged:
             reductions.combine_lanes(self, acc)
-
-    def _acc_store(self, acc):
-        ty = self.arg_ty(acc.out.aval) if acc.arg else self.ty(acc.out.aval)
-        v = self.fresh()
-        self.emit(f"{v} = load {ty}, ptr {acc.slot}")
-        if not acc.out.aval.shape:
-            self.names[acc.out] = v
-            return
-        data, shape = self.arrays[acc.out]
-        idx = [self.index_of[d] for d in acc.kept]
-        self.emit(f"store {ty} {v}, ptr {self._address(data, shape, idx, ty)}")
 
     def _loops(self, syms, dims, body):
         """Counted loops over `dims` binding `syms` around `body()`; the peeled axis (see
@@ -406,35 +395,9 @@ class _Loops(_Module):
         self.emit(f"br label %head{k}")
         self.lines.append(f"exit{k}:")
 
-    def _reduce(self, stmt):
-        acc = self.accs[stmt.eqn]
-        ty = self.ty(stmt.eqn.invars[0].aval)
-        x = self.expr(stmt.value, ty)
-        if acc.stage is not None:        # a staged sum: into its block's buffer (threaded.py)
-            reductions.stage(self, acc, x, ty)
-            return
-        if acc.arg:           # (a register where the kept axes lead, else two arrays)
-            where = None
-            if acc.level is None:
-                data, shape = self.arrays[acc.out]
-                idx = [self.index_of[d] for d in acc.kept]
-                where = (self._address(acc.vbuf, shape, idx, ty),
-                         self._address(data, shape, idx, self.arg_ty(acc.out.aval)))
-            reductions.arg_fold(self, acc, x, ty, self.syms[self.index_of[acc.axes[0]]], where)
-            return
-        if acc.level is not None:
-            where = acc.slot
-        else:            # (a chunk's own row of partials where chunks share the output)
-            data, shape = self.arrays[acc.out]
-            where = self._address(acc.row or data, shape,
-                                  [self.index_of[d] for d in acc.kept], ty)
-        t = self.fresh()
-        self.emit(f"{t} = load {ty}, ptr {where}")
-        self.emit(f"store {ty} {reductions.fold(self, acc, t, x, ty)}, ptr {where}")
-
     def _stmt(self, stmt):
         if isinstance(stmt, Reduce):
-            self._reduce(stmt)
+            reductions.reduce_step(self, stmt)
         elif isinstance(stmt, Eval) and acts_as_view(stmt.eqn):    # its read is the value
             out = stmt.eqn.outvars[0]
             self.bind(out, self.expr(stmt.args[0], integers.scalar_ty(self, out.aval)))

@@ -8,10 +8,13 @@ values are folded in the same order and the results are the same bits:
     level None:                   the output array, filled with the identity before the
                                   nest, folded at the innermost loop
 
-Sums, products, max and min of float32/float64 values; refused (Numba compiles the
-program) are arg reductions and the loops whose sums the Numba path stages
-(xforms/kernels/cpu/chunking.py decides, and is asked here).  In a loop cut into chunks a
-level-0 register is the chunk's partial (xforms/kernels/cpu/llvm/threaded.py).
+Sums, products, max and min of float32/float64 values, and (session 25) their argmax and
+argmin: an index register with the value's beside it, or (level None) the index in the
+output and the value in an array of its own (`setup`, `arg_fold`); refused (Numba
+compiles the program) is a scalar arg reduction over chunks (its partials).  Which sums
+the Numba path stages xforms/kernels/cpu/chunking.py decides, and is asked here.  In a
+loop cut into chunks a level-0 register is the chunk's partial
+(xforms/kernels/cpu/llvm/threaded.py).
 
     accs = accumulators(step)      # eqn -> Acc, or Refused
 """
@@ -246,3 +249,44 @@ def fold(m, acc, t, x, ty):
         return r
     m.emit(m._maxmin(r, ty, acc.op, [t, x]))
     return r
+
+
+def reduce_step(m, stmt):
+    """Fold a loop's `Reduce` statement into its accumulator (`m.accs`): a staged sum's
+    buffer, an arg reduction's (`arg_fold`), a register, or the output array (a chunk's
+    own row of partials where chunks share the output)."""
+    acc = m.accs[stmt.eqn]
+    ty = m.ty(stmt.eqn.invars[0].aval)
+    x = m.expr(stmt.value, ty)
+    if acc.stage is not None:        # a staged sum: into its block's buffer (threaded.py)
+        stage(m, acc, x, ty)
+        return
+    idx = [m.index_of[d] for d in acc.kept]
+    if acc.arg:           # (a register where the kept axes lead, else two arrays)
+        where = None
+        if acc.level is None:
+            data, shape = m.arrays[acc.out]
+            where = (m._address(acc.vbuf, shape, idx, ty),
+                     m._address(data, shape, idx, m.arg_ty(acc.out.aval)))
+        arg_fold(m, acc, x, ty, m.syms[m.index_of[acc.axes[0]]], where)
+        return
+    if acc.level is not None:
+        where = acc.slot
+    else:
+        data, shape = m.arrays[acc.out]
+        where = m._address(acc.row or data, shape, idx, ty)
+    t = _load(m, ty, where)
+    m.emit(f"store {ty} {fold(m, acc, t, x, ty)}, ptr {where}")
+
+
+def store(m, acc):
+    """After its loop: level-k accumulator `acc`'s register into the output (a scalar
+    output: its value)."""
+    ty = m.arg_ty(acc.out.aval) if acc.arg else m.ty(acc.out.aval)
+    v = _load(m, ty, acc.slot)
+    if not acc.out.aval.shape:
+        m.names[acc.out] = v
+        return
+    data, shape = m.arrays[acc.out]
+    idx = [m.index_of[d] for d in acc.kept]
+    m.emit(f"store {ty} {v}, ptr {m._address(data, shape, idx, ty)}")
