@@ -134,6 +134,33 @@ class CpuExecutable:
     def path(self):
         return self._text.path
 
+    @property
+    def compiler(self):
+        """Which path compiled the kernel: "llvm" (the direct path, xforms/kernels/cpu/llvm/)
+        or "numba".
+
+            >>> backend.compile_cpu(xf.make_jaxpr(lambda x: x * 2.0)(1.0), {}).compiler
+            'llvm'
+        """
+        return "llvm" if getattr(self._text, "llvm_ir", None) is not None else "numba"
+
+    def refusals(self):
+        """Why the direct path did not take this kernel ([] where it did): the direct path
+        switched off, its kernel failing to compile, or `llvm.refusals(plan)` -- each
+        refused step and the reason (issue #35).
+
+            >>> exe.refusals()
+            [(1, 'loop (200,): mul neg logaddexp ...', 'no spelling of logaddexp')]
+        """
+        if self.compiler == "llvm":
+            return []
+        if not config.llvm_kernels() or config.DISABLE_JIT:
+            return [(None, "the program", "the direct path is off (XFORMS_LLVM_KERNELS=0 "
+                     "or jax_disable_jit)")]
+        plan = getattr(self._text, "plan", None)
+        found = llvm.refusals(plan) if plan is not None else []
+        return found or [(None, "the program", "its LLVM IR did not compile")]
+
     def _arg(self, x, aval):
         if not aval.shape:
             if isinstance(x, np.ndarray) or isinstance(x, np.generic):
@@ -515,7 +542,8 @@ def _finish(prep):
     if em.workspace_bytes or em.output_buffers:
         pool = BufferPool(em.workspace_bytes, [(tuple(map(int, b.shape)), b.dtype)
                                                for b in em.output_buffers])
-    exe = CpuExecutable(kernel, _Prepared(source=prep.source, path=path), prep.consts,
+    exe = CpuExecutable(kernel, _Prepared(source=prep.source, path=path, plan=prep.plan),
+                        prep.consts,
                         prep.in_avals, out_avals, prep.plan.dump(), pool, em.output_slots)
     exe.threads_ready = threads_ready
     return exe

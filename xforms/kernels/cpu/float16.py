@@ -106,6 +106,11 @@ class Float16Executable:
     def source(self):
         return self.inner.source          # (emitted when asked: the direct LLVM path)
 
+    compiler = property(lambda self: self.inner.compiler)
+
+    def refusals(self):
+        return self.inner.refusals()
+
     def __call__(self, *args):
         outs = self.inner(*map(_wide_value, args))
         # (the rounded copy of a weakly typed float16 output stays weak, as JAX's)

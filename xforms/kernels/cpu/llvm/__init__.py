@@ -20,6 +20,7 @@ from .ops import convolutions, copies, indexing, integers
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _INDICES = (np.dtype(np.int64), np.dtype(np.int32))
+_BOOL = (np.dtype(bool),)
 
 
 def lower(plan):
@@ -63,6 +64,8 @@ def refusals(plan):
             mod._step(st)
         except scalar.Refused as e:
             out.append((k, _describe(st), _reason(e)))
+        except KeyError as e:      # (an array refused above, which this step reads)
+            out.append((k, _describe(st), f"reads {e.args[0]}, refused above"))
     return out or [(None, "the program", "its outputs")]
 
 
@@ -88,7 +91,8 @@ def _describe(step):
 
 def may_take(closed):
     """Whether the direct path may compile `closed` (its plan decides): float32/float64 or
-    int64/int32 arguments, constants and results, every equation an elementwise one
+    int64/int32 arguments, constants and results (bool constants too: a mask), every
+    equation an elementwise one
     (int64/int32 arithmetic: `integers.takes`), a view (a pad too), a reduction to float or
     bool values, a float matrix product or convolution, a concatenate or a reshape, a gather
     or a scatter
@@ -100,8 +104,10 @@ def may_take(closed):
         True
     """
     jaxpr = closed.jaxpr
-    if any(np.dtype(np.result_type(c)) not in _FLOATS + _INDICES for c in closed.consts):
-        return False       # (an integer const: the index array of a gather or scatter)
+    if any(np.dtype(np.result_type(c)) not in _FLOATS + _INDICES + _BOOL
+           for c in closed.consts):
+        return False       # (an integer const: the index array of a gather or scatter;
+        # a bool one: a mask, tril's)
     if any(np.dtype(v.aval.dtype) not in _FLOATS + _INDICES
            for v in jaxpr.invars + jaxpr.outvars):
         return False

@@ -47,6 +47,7 @@ def shared(plan):
     ins = set(plan.jaxpr.invars) | set(plan.jaxpr.constvars)
     pairs = {u: v for v, u in plan.reuse.items()
              if written.get(v) == "loop" and v in outs and u in written
+             and u not in plan.placed
              and u not in outs and u not in ins and _nbytes(u) == _nbytes(v)
              and np.dtype(u.aval.dtype) == np.dtype(v.aval.dtype)}
     pooled = set(pooled_outputs(plan))
@@ -80,7 +81,7 @@ def stepped(plan):
 def _layout(plan):
     outs, inside = set(plan.outputs), shared(plan)
     temps = [v for st in plan.steps for v in _arrays_written(st)
-             if v not in outs and v not in inside]
+             if v not in outs and v not in inside and v not in plan.placed]
     offsets, off, steps = {}, 0, {}
     temp_set = set(temps)
     for st in plan.steps:

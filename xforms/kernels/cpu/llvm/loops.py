@@ -35,13 +35,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ....core.registry import lookup
+from ...codegen import cpu_blas
 from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...loops.peeling import peeling as _peeling
 from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import control, numpy_abi, row_reads, team, threaded
+from . import control, memory, numpy_abi, row_reads, slots, team, threaded
 from .ops import blocks, convolutions, copies, indexing, integers, products, reductions, views
 from .buffers import (_Workspace, _arrays_written, _nbytes, pooled_outputs,  # noqa: F401
                       shared, workspace)
@@ -97,9 +99,6 @@ class _Loops(_Module):
         for st in plan.steps:
             if _outside(st):
                 raise Refused(_outside(st))
-        if plan.placed:       # (buffers shared: the Numba path's layout; `tied` only says how
-            # its scans lay out their rows, xforms/kernels/cpu/control.py `stack_rows`)
-            raise Refused("views of one buffer")
         self.plan, self.lines, self.decls, self.names, self.n = plan, [], set(), {}, 0
         self.arrays = {}          # Var -> (data pointer, concrete shape)
         self.owned = []           # the arrays allocated here, in order
@@ -130,13 +129,16 @@ class _Loops(_Module):
         self._args([*arguments(plan), *ws, *self.pooled])
         inside = shared(plan)       # (computed in an output's array)
         self._allocate([v for st in plan.steps for v in _arrays_written(st)
-                        if v not in self.pooled and v not in self.offsets and v not in inside])
+                        if v not in self.pooled and v not in self.offsets and v not in inside
+                        and v not in plan.placed])
         for u, v in inside.items():
             self.arrays[u] = (self.arrays[v][0], tuple(int(d) for d in u.aval.shape))
         for v, off in self.offsets.items():        # temporaries: views of the workspace
             data = self.fresh()
             self.emit(f"{data} = getelementptr i8, ptr {self.arrays[ws[0]][0]}, i64 {off}")
             self.arrays[v] = (data, tuple(int(d) for d in v.aval.shape))
+        for v, slot in plan.placed.items():        # concatenates' operands: their slots
+            self.arrays[v] = slots.bind(self, v, slot)
         for st in plan.steps:
             self._step(st)
         self._outputs(plan.outputs)
@@ -242,6 +244,8 @@ class _Loops(_Module):
         if st.kind == "op" and indexing.takes(st.eqn):             # (indexing.py)
             indexing.emit(self, st.eqn)
             return
+        if st.kind == "op" and slots.in_place(self, st.eqn):      # (slots.py: no copy)
+            return
         if st.kind == "op" and st.eqn.prim.name in copies.OPS:     # (copies.py)
             if not indexing.alias(self, st.eqn):       # (a view: no copy)
                 copies.emit(self, st.eqn)
@@ -250,9 +254,13 @@ class _Loops(_Module):
             convolutions.emit(self, st.eqn)
             return
         if st.kind == "op":          # a matrix product (products.py; on matrix views: views.py)
+            if st.eqn.outvars[0] in self.plan.placed:
+                raise Refused("a product into a concatenate's slot")
             ty = self.ty(st.eqn.outvars[0].aval)
             if views.takes(st.eqn):
                 views.emit(self, views.accepts(st.eqn, ty, st.acc))
+            elif st.acc is None and not cpu_blas(st.eqn):
+                products.by_loops(self, st.eqn, ty)     # (a tiny product: Numba's loops)
             else:
                 products.emit(self, products.accepts(st.eqn, ty), st.acc)
             return
@@ -274,6 +282,8 @@ class _Loops(_Module):
         # the Numba path's chunks (a loop computing products: its blocks of rows)
         blk = blocks.Blocks(self, st) if st.products else None
         rows = blk.rows if blk else threaded.chunk_rows(st, size, self.accs)
+        if rows is not None and any(a.arg and a.level == 0 for a in self.accs.values()):
+            raise Refused("an arg reduction over chunks")     # (partials: not written)
         for acc in self.accs.values() if rows is None else ():
             reductions.setup(self, acc)
         nest, _ = lower_loop(st)
@@ -301,6 +311,12 @@ class _Loops(_Module):
             threaded.emit(self, nest, rows)
         else:
             self._nest(nest.syms, [int(d) for d in nest.dims], nest.body)
+        for acc in self.accs.values():
+            reductions.done(self, acc)
+
+    def heap(self, nbytes):
+        """A buffer of `nbytes` from `aligned_alloc` (the caller frees it)."""
+        return memory.heap(self, nbytes)
 
     def _nest_over(self, shape, body):
         """Counted loops over `shape` around `body(index syms)`."""
@@ -310,8 +326,7 @@ class _Loops(_Module):
     def _nest(self, syms, dims, body, level=0):
         for acc in self.accs.values():
             if acc.level == level:
-                self.emit(f"store {self.ty(acc.out.aval)} "
-                          f"{reductions.identity(acc, self.ty(acc.out.aval))}, ptr {acc.slot}")
+                reductions.init(self, acc)
         if not syms:
             for stmt in body:
                 self._stmt(stmt)
@@ -327,7 +342,7 @@ class _Loops(_Module):
                         lambda: self._nest(syms[1:], dims[1:], body, level + 1))
         for acc in self.accs.values():
             if acc.level == level:
-                self._acc_store(acc)
+                reductions.store(self, acc)
 
     def _staged_row(self, syms, dims, body, level):
         """The last axis's loop with its row reductions staged (the Numba path's
@@ -341,17 +356,6 @@ class _Loops(_Module):
         reductions.fold_lanes(self, self.row_staged, "0", str(dims[0]))
         for acc in self.row_staged:
             reductions.combine_lanes(self, acc)
-
-    def _acc_store(self, acc):
-        ty = self.ty(acc.out.aval)
-        v = self.fresh()
-        self.emit(f"{v} = load {ty}, ptr {acc.slot}")
-        if not acc.out.aval.shape:
-            self.names[acc.out] = v
-            return
-        data, shape = self.arrays[acc.out]
-        idx = [self.index_of[d] for d in acc.kept]
-        self.emit(f"store {ty} {v}, ptr {self._address(data, shape, idx, ty)}")
 
     def _loops(self, syms, dims, body):
         """Counted loops over `dims` binding `syms` around `body()`; the peeled axis (see
@@ -391,26 +395,9 @@ class _Loops(_Module):
         self.emit(f"br label %head{k}")
         self.lines.append(f"exit{k}:")
 
-    def _reduce(self, stmt):
-        acc = self.accs[stmt.eqn]
-        ty = self.ty(stmt.eqn.invars[0].aval)
-        x = self.expr(stmt.value, ty)
-        if acc.stage is not None:        # a staged sum: into its block's buffer (threaded.py)
-            reductions.stage(self, acc, x, ty)
-            return
-        if acc.level is not None:
-            where = acc.slot
-        else:            # (a chunk's own row of partials where chunks share the output)
-            data, shape = self.arrays[acc.out]
-            where = self._address(acc.row or data, shape,
-                                  [self.index_of[d] for d in acc.kept], ty)
-        t = self.fresh()
-        self.emit(f"{t} = load {ty}, ptr {where}")
-        self.emit(f"store {ty} {reductions.fold(self, acc, t, x, ty)}, ptr {where}")
-
     def _stmt(self, stmt):
         if isinstance(stmt, Reduce):
-            self._reduce(stmt)
+            reductions.reduce_step(self, stmt)
         elif isinstance(stmt, Eval) and acts_as_view(stmt.eqn):    # its read is the value
             out = stmt.eqn.outvars[0]
             self.bind(out, self.expr(stmt.args[0], integers.scalar_ty(self, out.aval)))
@@ -445,6 +432,19 @@ class _Loops(_Module):
             if line:
                 return line
         return super()._op(eqn, name, ty, args, r)
+
+    def math_call(self, name, ty, x):
+        """`math.<name>(x)` inside a rule's spelling (logaddexp's exp and log1p): the vector
+        polynomial where the Numba path's `CpuCtx.fn` calls it (this loop's `vector_math`)."""
+        prim = lookup(name)
+        if self.vector_math and prim in VECMATH:
+            from . import vecmath
+            r = self.fresh()
+            line = vecmath.call(self, prim, ty, [x], r)
+            if line:
+                self.emit(line)
+                return r
+        return super().math_call(name, ty, x)
 
     def operands(self, eqn, ty):
         return [self.expr(a, "i1" if ty == "i1" or eqn.prim.name == "select_n" and k == 0
@@ -534,13 +534,16 @@ class _Loops(_Module):
         return name
 
     def _address(self, data, shape, index, ty):
-        """The element `index` of a C-ordered array of `shape` at `data`."""
+        """The element `index` of a C-ordered array of `shape` at `data` (a concatenate's
+        slot: a `slots.Strided` shape, its elements `shape.steps` apart)."""
         flat, stride = None, 1
+        steps = getattr(shape, "steps", None)
         for d in reversed(range(len(shape))):
             term = self.index(index[d])
-            if stride != 1:
+            step = steps[d] if steps else stride
+            if step != 1:
                 t = self.fresh()
-                self.emit(f"{t} = mul nsw i64 {term}, {stride}")
+                self.emit(f"{t} = mul nsw i64 {term}, {step}")
                 term = t
             if flat is None:
                 flat = term

@@ -245,6 +245,13 @@ class _Module:
                 and np.dtype(out.aval.dtype) == np.dtype(bool)):
             self.bind(out, self._logic(eqn, r))
             return
+        if (name == "select_n" and len(eqn.invars) == 3
+                and np.dtype(out.aval.dtype) == np.dtype(bool)
+                and np.dtype(eqn.invars[0].aval.dtype) == np.dtype(bool)):   # (tril's where)
+            p, case0, case1 = self.operands(eqn, "i1")
+            self.emit(f"{r} = select i1 {p}, i1 {case1}, i1 {case0}")
+            self.bind(out, r)
+            return
         ty = self.ty(out.aval)
         if name == "convert_element_type":
             self.bind(out, self._convert(eqn, r, ty))
@@ -310,6 +317,8 @@ class _Module:
             return f"{r} = select i1 {args[0]}, {ty} {args[2]}, {ty} {args[1]}"
         if name == "integer_pow" and 0 < abs(eqn.params["y"]) <= 8:
             return self._integer_pow(r, ty, args[0], eqn.params["y"])
+        if name == "logaddexp" and len(args) == 2:
+            return self._logaddexp(r, ty, *args)
         raise Refused(eqn)
 
     def _logic(self, eqn, r):
@@ -345,6 +354,38 @@ class _Module:
         if y < 0:
             return f"{r} = fdiv {ty} {_const(1.0, ty)}, {acc}"
         return f"{r} = select i1 true, {ty} {acc}, {ty} {acc}"      # (y = 1: x itself)
+
+    def _logaddexp(self, r, ty, x, y):
+        """The CPU scalar rule's branch-free spelling (xforms/kernels/loops/scalar_rules.py
+        `_logaddexp`): `(x if x > y else y) + log1p(exp(0 if x == y else -abs(x - y)))`,
+        its exp and log1p the ones Numba calls there (`math_call`).
+
+            >>> self._logaddexp("%r", "double", "%x", "%y")     # -> '%r = fadd double ...'
+        """
+        tie, diff, size, gt, d, m = (self.fresh() for _ in range(6))
+        self.emit(f"{tie} = fcmp oeq {ty} {x}, {y}")
+        self.emit(f"{diff} = fsub {ty} {x}, {y}")
+        self._call_line(size, ty, "llvm.fabs", [diff])
+        neg = self.fresh()
+        self.emit(f"{neg} = fneg {ty} {size}")
+        self.emit(f"{d} = select i1 {tie}, {ty} {_const(0, ty)}, {ty} {neg}")
+        log = self.math_call("log1p", ty, self.math_call("exp", ty, d))
+        self.emit(f"{gt} = fcmp ogt {ty} {x}, {y}")
+        self.emit(f"{m} = select i1 {gt}, {ty} {x}, {ty} {y}")
+        return f"{r} = fadd {ty} {m}, {log}"
+
+    def math_call(self, name, ty, x):
+        """`math.<name>(x)` as Numba lowers it outside a vector loop (an intrinsic or libm)
+        -> the result's name.  A loop of 64+ elements calls the vector polynomial instead
+        (loops.py overrides this)."""
+        r, fn = self.fresh(), "math." + name
+        if fn in _MATH_INTRINSIC:
+            self._call_line(r, ty, _MATH_INTRINSIC[fn], [x])
+        elif fn in _MATH_LIBM:
+            self.emit(self._call(r, ty, name + ("f" if ty == "float" else ""), [x]))
+        else:
+            raise Refused(fn)
+        return r
 
     def _call(self, r, ty, fn, args):
         self.decls.add(f"declare {ty} @{fn}({', '.join([ty] * len(args))})")

@@ -8,8 +8,8 @@ copy loops, a reshape's view) exactly: only copied.
         memcpy(y + (p * 512 + 0) * 4, a + p * 128 * 4, 128 * 4)
         memcpy(y + (p * 512 + 128) * 4, b + p * 384 * 4, 384 * 4)
 
-A concatenate whose operands were placed in its slots (`plan.placed`) is refused by the
-module before it gets here.
+The operands placed in a concatenate's slots (`plan.placed`: their producers wrote them
+there, xforms/kernels/cpu/llvm/slots.py) are not copied.
 """
 import numpy as np
 
@@ -56,7 +56,8 @@ def _concatenate(m, eqn):
     off = 0
     for x in eqn.invars:
         n = int(x.aval.shape[dim])
-        if n and rows and inner:
+        slot = m.plan.placed.get(x)
+        if n and rows and inner and not (slot is not None and slot.out is out):
             _blocks(m, data, m.arrays[x][0], rows, n * inner * item,
                     int(shape[dim]) * inner * item, off * inner * item)
         off += n

@@ -33,7 +33,7 @@ import threading
 import numpy as np
 
 from ....codegen import cpu_blas, dot_dims, matrix_layouts
-from ..scalar import Refused
+from ..scalar import Refused, _const
 
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
@@ -108,6 +108,78 @@ def emit(mod, spec, acc=None):
             ptrs.append(p)
         _matrix(mod, spec, *ptrs)
     mod._nest_over((spec.batch,), one)
+
+
+def by_loops(mod, eqn, ty):
+    """A float product the Numba path computes by loops (fewer than `BLAS_MIN_FLOPS`
+    multiply-adds: xforms/kernels/cpu/ops.py `_dot_loops`), as it spells it: per output
+    element in C order, `acc = 0; acc += x * y` over the contracted dims in `lc`'s order
+    -- one rounding a step, no fused multiply-add, so its bits.
+
+        >>> by_loops(mod, eqn, "double")     # the (100,) . (100,) dot of a CG step
+    """
+    x, y = eqn.invars
+    out = eqn.outvars[0]
+    if ty not in _KIND or len({np.dtype(a.aval.dtype) for a in (x, y, out)}) != 1:
+        raise Refused("a product of mixed or non-float dtypes")
+    if not all(v in mod.arrays for v in (x, y)):
+        raise Refused("a product of values that are no arrays of the module")
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    xs, ys = [int(d) for d in x.aval.shape], [int(d) for d in y.aval.shape]
+    xf = [d for d in range(len(xs)) if d not in lc and d not in lb]
+    yf = [d for d in range(len(ys)) if d not in rc and d not in rb]
+    slot = f"%dacc{mod.fresh()[2:]}"
+    mod.allocas.append(f"{slot} = alloca {ty}")
+
+    def element(osyms):
+        mod.emit(f"store {ty} {_const(0, ty)}, ptr {slot}")
+
+        def step(ksyms):
+            xi, yi = [None] * len(xs), [None] * len(ys)
+            for k, (a, b) in enumerate(zip(lb, rb)):
+                xi[a] = yi[b] = osyms[k]
+            for k, d in enumerate(xf):
+                xi[d] = osyms[len(lb) + k]
+            for k, d in enumerate(yf):
+                yi[d] = osyms[len(lb) + len(xf) + k]
+            for k, (a, b) in enumerate(zip(lc, rc)):
+                xi[a] = yi[b] = ksyms[k]
+            a, b = _element(mod, ty, x, xi), _element(mod, ty, y, yi)
+            prod, old, new = mod.fresh(), mod.fresh(), mod.fresh()
+            mod.emit(f"{prod} = fmul {ty} {a}, {b}")
+            mod.emit(f"{old} = load {ty}, ptr {slot}")
+            mod.emit(f"{new} = fadd {ty} {old}, {prod}")
+            mod.emit(f"store {ty} {new}, ptr {slot}")
+        mod._nest_over([xs[d] for d in lc], step)
+        total = mod.fresh()
+        mod.emit(f"{total} = load {ty}, ptr {slot}")
+        if out.aval.shape:
+            mod.emit(f"store {ty} {total}, ptr {_element_ptr(mod, ty, out, osyms)}")
+        else:
+            mod.names[out] = total
+    if out.aval.shape and out not in mod.arrays:
+        raise Refused("a product whose output is no array of the module")
+    mod._nest_over([int(d) for d in out.aval.shape], element)
+
+
+def _element_ptr(mod, ty, var, syms):
+    """The address of `var`'s element at loop indices `syms` (C order, its module array)."""
+    data, shape = mod.arrays[var]
+    offset = "0"
+    for sym, dim in zip(syms, shape):
+        scaled, added = mod.fresh(), mod.fresh()
+        mod.emit(f"{scaled} = mul nsw i64 {offset}, {int(dim)}")
+        mod.emit(f"{added} = add nsw i64 {scaled}, {mod.index(sym)}")
+        offset = added
+    p = mod.fresh()
+    mod.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {offset}")
+    return p
+
+
+def _element(mod, ty, var, syms):
+    v = mod.fresh()
+    mod.emit(f"{v} = load {ty}, ptr {_element_ptr(mod, ty, var, syms)}")
+    return v
 
 
 def _accumulate(mod, spec, acc, xd, yd):
