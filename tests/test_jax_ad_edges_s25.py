@@ -68,3 +68,34 @@ def test_pareto_logcdf_forward_derivative_below_the_support_as_jax():
                                rtol=1e-12)
     np.testing.assert_allclose(xf.jvp(d, (xs, b), (np.ones(4), np.ones(4)))[1],
                                [0.0, 0.0, -4.208793233383561, -2.7086678607832844], rtol=1e-10)
+
+
+def test_rsf2csf_second_order_matches_its_own_finite_differences():
+    # jax refuses rsf2csf's second derivatives (non-symmetric eigenvectors): xforms' hvp,
+    # jvp2 and vjp2 must be those of its own value (central differences, error ~h^2)
+    import xforms.numpy as xnp
+    import xforms.scipy.linalg as xsl
+    T = np.array([[2.0, 0.7, -0.4], [-0.9, 1.8, 0.3], [0.0, 0.0, 3.1]])  # a 2x2 block: complex
+    Z = np.array([[0.8, -0.6, 0.1], [0.6, 0.8, 0.2], [0.0, 0.1, 1.0]])
+    # a direction that keeps T quasi-upper-triangular (rsf2csf's domain)
+    dT = np.array([[0.5, 0.54, -0.42], [-0.99, -0.65, 0.28], [0.0, 0.0, 0.96]])
+    dZ = np.sin(np.arange(9.0)).reshape(3, 3)
+    w = np.random.default_rng(0).standard_normal((4, 3, 3))
+
+    def f(t, z):
+        t2, z2 = xsl.rsf2csf(t, z)
+        return (xnp.sum(xnp.real(t2) * w[0]) + xnp.sum(xnp.imag(t2) * w[1])
+                + xnp.sum(xnp.real(z2) * w[2]) + xnp.sum(xnp.imag(z2) * w[3]))
+    at = lambda s: (T + s * dT, Z + s * dZ)
+    h = 1e-4
+    d1 = lambda t, z: xf.jvp(f, (t, z), (dT, dZ))[1]
+    jvp2 = xf.jvp(d1, (T, Z), (dT, dZ))[1]
+    np.testing.assert_allclose(jvp2, (f(*at(h)) - 2 * f(*at(0)) + f(*at(-h))) / h ** 2,
+                               rtol=1e-5)
+    g = xf.grad(f, (0, 1))
+    hvp = xf.jvp(g, (T, Z), (dT, dZ))[1]
+    vjp2 = xf.vjp(lambda t, z: xf.vjp(f, t, z)[1](np.float64(1.0)), T, Z)[1]((dT, dZ))
+    for i in range(2):
+        fd = (np.asarray(g(*at(h))[i]) - np.asarray(g(*at(-h))[i])) / (2 * h)
+        np.testing.assert_allclose(hvp[i], fd, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(vjp2[i], fd, rtol=1e-5, atol=1e-7)

@@ -142,7 +142,7 @@ def random_gamma_grad(a, x):
 #     series   P = front S,  S = sum_n x^n / (a (a+1) ... (a+n)),  T = sum_n term_n H_n:
 #              d x / d a = -x (S (log x - psi(a)) - T)
 #     fraction Q = front h (Lentz), h' its a-derivative:  d x / d a = x (h (log x - psi(a)) + h')
-_TINY = 1e-300       # Lentz's floor for a vanishing denominator
+_TINY = 1e-300       # Lentz's floor for a vanishing denominator (float32: its smallest normal)
 _ITERATIONS = 2000   # JAX's cap on the continued fraction (the series stops by itself)
 
 
@@ -188,8 +188,9 @@ def _fraction(a, x, active, eps):
     Q / front = 1/(x + 1 - a -) 1 (1 - a)/(x + 3 - a -) 2 (2 - a)/(x + 5 - a -) ..., each
     quantity carried with its a-derivative (d*)."""
     k = lambda c: ew._like(c, x)
-    floor = lambda v, dv: (ew.select_n(ew.lt(ew.abs(v), k(_TINY)), v, k(_TINY)),
-                           ew.select_n(ew.lt(ew.abs(v), k(_TINY)), dv, k(0.0)))
+    tiny = max(_TINY, float(np.finfo(_aval(x).dtype).tiny))
+    floor = lambda v, dv: (ew.select_n(ew.lt(ew.abs(v), k(tiny)), v, k(tiny)),
+                           ew.select_n(ew.lt(ew.abs(v), k(tiny)), dv, k(0.0)))
 
     def body(c):
         on, i, b, db, cc, dc, d, dd, h, dh = c
@@ -198,9 +199,9 @@ def _fraction(a, x, active, eps):
         b1 = ew.add(b, k(2.0))
         den, dden = floor(ew.add(ew.mul(an, d), b1),
                           ew.add(ew.add(ew.mul(dan, d), ew.mul(an, dd)), db))
+        # (dan c - an dc) / c^2 without c^2: c starts at 1 / tiny, whose square overflows
         cn, dcn = floor(ew.add(b1, ew.div(an, cc)),
-                        ew.add(db, ew.div(ew.sub(ew.mul(dan, cc), ew.mul(an, dc)),
-                                          ew.mul(cc, cc))))
+                        ew.add(db, ew.div(ew.sub(dan, ew.div(ew.mul(an, dc), cc)), cc)))
         d1 = ew.div(k(1.0), den)
         dd1 = ew.neg(ew.mul(dden, ew.mul(d1, d1)))
         delta = ew.mul(d1, cn)
@@ -209,13 +210,13 @@ def _fraction(a, x, active, eps):
         h1 = ew.mul(h, delta)
         more = ew.or_(ew.ge(ew.abs(ew.sub(delta, k(1.0))), eps),
                       ew.gt(ew.abs(ew.mul(h1, ddelta)), ew.add(ew.mul(eps, ew.abs(dh1)),
-                                                                 k(_TINY))))
+                                                                 k(tiny))))
         more = ew.and_(more, ew.lt(i1, k(float(_ITERATIONS))))
         return (ew.and_(on, more),) + _step(on, (i1, b1, db, cn, dcn, d1, dd1, h1, dh1), c[1:])
     b = ew.sub(ew.add(x, k(1.0)), a)
     d = ew.div(k(1.0), b)
     # (b' = -1, so d' = -b' d^2 = d^2; c starts at 1 / _TINY, constant)
-    init = (active, k(0.0), b, k(-1.0), k(1.0 / _TINY), k(0.0), d, ew.mul(d, d), d,
+    init = (active, k(0.0), b, k(-1.0), k(1.0 / tiny), k(0.0), d, ew.mul(d, d), d,
             ew.mul(d, d))
     init = tuple(_broadcast(v, _aval(x).shape) for v in init)
     out = while_loop(lambda c: _any(c[0]), body, init)
