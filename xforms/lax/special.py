@@ -163,7 +163,7 @@ def _step(active, new, old):
 
 
 def _series(a, x, active, eps):
-    """S - its sum, and T (see the module's docstring), where `active`."""
+    """The sums S and T (the comment above), where `active`."""
     k = lambda c: ew._like(c, x)
 
     def body(c):
@@ -184,7 +184,7 @@ def _series(a, x, active, eps):
 
 
 def _fraction(a, x, active, eps):
-    """h and h' (see the module's docstring), where `active`: Lentz's method on
+    """h and h' (the comment above), where `active`: Lentz's method on
     Q / front = 1/(x + 1 - a -) 1 (1 - a)/(x + 3 - a -) 2 (2 - a)/(x + 5 - a -) ..., each
     quantity carried with its a-derivative (d*)."""
     k = lambda c: ew._like(c, x)
@@ -215,7 +215,7 @@ def _fraction(a, x, active, eps):
         return (ew.and_(on, more),) + _step(on, (i1, b1, db, cn, dcn, d1, dd1, h1, dh1), c[1:])
     b = ew.sub(ew.add(x, k(1.0)), a)
     d = ew.div(k(1.0), b)
-    # (b' = -1, so d' = -b' d^2 = d^2; c starts at 1 / _TINY, constant)
+    # (b' = -1, so d' = -b' d^2 = d^2; c starts at 1 / tiny, a constant)
     init = (active, k(0.0), b, k(-1.0), k(1.0 / tiny), k(0.0), d, ew.mul(d, d), d,
             ew.mul(d, d))
     init = tuple(_broadcast(v, _aval(x).shape) for v in init)
