@@ -20,6 +20,14 @@ pdf = exp_of(logpdf)
 logsf = standardized("pareto", "logsf", _logsf, nshape=1)
 sf = exp_of(logsf)
 cdf = standardized("pareto", "cdf", lambda z, b: -xnp.expm1(_logsf(z, b)), nshape=1)
-logcdf = standardized("pareto", "logcdf", lambda z, b: log1mexp(_logsf(z, b)), nshape=1)
+
+
+def _logcdf(z, b):
+    # below the support the value is the constant branch -inf, as JAX's where(x < loc +
+    # scale, -inf, ...): log1mexp(0) there would be log(0), whose forward derivative is 0/0
+    return xnp.where(z >= 1, log1mexp(_logsf(z, b)), -xnp.inf)
+
+
+logcdf = standardized("pareto", "logcdf", _logcdf, nshape=1)
 ppf = quantile("pareto", "ppf", lambda q, b: nan_where((q < 0) | (q > 1),
                                                        xnp.power(-q + 1.0, -1.0 / b)), nshape=1)
