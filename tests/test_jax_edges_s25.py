@@ -1,0 +1,65 @@
+"""Differences from JAX found in session 25 (issue #31): complex max/min reductions and
+cummax/cummin, and the sweep of complex operands (tools/jax_sweep.py --dtypes complex64,...).
+
+JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on),
+written here as literals.
+"""
+import numpy as np
+
+import xforms.lax as lax
+import xforms.numpy as xnp
+from jax_tiers import tiers  # noqa: F401 (a fixture)
+
+NAN = np.nan
+
+
+def same_bits(results, want, dtype):
+    """Every result equals `want` with its dtype, NaN equal to NaN and zeros' signs equal."""
+    want = np.asarray(want, dtype)
+    parts = lambda a: np.stack([np.real(a), np.imag(a)])
+    for r in results:
+        r = np.asarray(r)
+        assert r.dtype == want.dtype, r.dtype
+        np.testing.assert_array_equal(parts(r), parts(want))
+        np.testing.assert_array_equal(np.signbit(parts(r)), np.signbit(parts(want)))
+
+
+def test_complex_max_and_min_reductions_fold_as_xla(tiers):
+    # XLA folds a row `acc = acc if acc wins else x` (by real part, then imaginary; a NaN
+    # never wins): jnp.max of this is 3+5j where np.max gives NaN (and the compiled tier
+    # raised "Invalid integer data type 'c'")
+    x = np.array([[1 + 2j, complex(1, NAN), complex(NAN, 0), 3 - 1j],
+                  [3 + 5j, -np.inf + 0j, 2 + 0j, complex(0, NAN)]])
+    same_bits(tiers(xnp.max, x), 3 + 5j, np.complex128)
+    same_bits(tiers(xnp.min, x), -np.inf + 0j, np.complex128)
+    same_bits(tiers(lambda a: xnp.max(a, axis=0), x),
+              [3 + 5j, complex(1, NAN), 2 + 0j, 3 - 1j], np.complex128)
+    same_bits(tiers(lambda a: xnp.min(a, axis=1), x), [3 - 1j, -np.inf + 0j], np.complex128)
+
+
+def test_complex_max_folds_from_the_first_element_and_ties_go_to_the_later():
+    # jnp.max([-inf-1j]) is -inf-1j (not the identity -inf+0j); jnp.max([1+0j, 1-0j]) 1-0j
+    def check(results, want):
+        same_bits(results, want, np.complex128)
+    x = np.array([-np.inf - 1j])
+    y = np.array([1 + 0j, complex(1, -0.0)])
+    import xforms as xf
+    for f in (xnp.max, xf.jit(xnp.max, tiered=False)):
+        check([f(x)], -np.inf - 1j)
+        check([f(y)], complex(1, -0.0))
+
+
+def test_complex_max_of_no_elements_is_jax_identity(tiers):
+    # jax.lax.reduce_max(zeros((0, 2), complex64), (0,)) = [-inf+0j, -inf+0j]
+    z = np.zeros((0, 2), np.complex64)
+    same_bits(tiers(lambda a: lax.reduce_max(a, (0,)), z), [-np.inf + 0j] * 2, np.complex64)
+    same_bits(tiers(lambda a: lax.reduce_min(a, (0,)), z), [np.inf + 0j] * 2, np.complex64)
+
+
+def test_complex_cummax_and_cummin_as_jax(tiers):
+    # jax.lax.cummax/cummin take complex operands (they raised TypeError: needs a real operand)
+    y = np.array([[1 + 2j, 1 - 1j, 2 + 0j, 1 + 5j], [0j, 3 + 0j, 3 - 2j, -1 + 9j]], np.complex64)
+    same_bits(tiers(lambda a: lax.cummax(a, axis=1), y),
+              [[1 + 2j, 1 + 2j, 2 + 0j, 2 + 0j], [0j, 3 + 0j, 3 + 0j, 3 + 0j]], np.complex64)
+    same_bits(tiers(lambda a: lax.cummin(a, axis=1, reverse=True), y),
+              [[1 - 1j, 1 - 1j, 1 + 5j, 1 + 5j], [-1 + 9j] * 4], np.complex64)
