@@ -63,3 +63,16 @@ def test_complex_cummax_and_cummin_as_jax(tiers):
               [[1 + 2j, 1 + 2j, 2 + 0j, 2 + 0j], [0j, 3 + 0j, 3 + 0j, 3 + 0j]], np.complex64)
     same_bits(tiers(lambda a: lax.cummin(a, axis=1, reverse=True), y),
               [[1 - 1j, 1 - 1j, 1 + 5j, 1 + 5j], [-1 + 9j] * 4], np.complex64)
+
+
+def test_complex_clamp_compares_real_parts_as_xla(tiers):
+    # jax.lax.clamp of complex compares real parts only: min where min.real >= x.real, then
+    # max unless the result's real part is <= max.real (a NaN bound wins); old xforms took
+    # the lexicographic max/min (clamp(0j, 1j, 1j) was 1j)
+    lo = np.array([0j, 0j, complex(NAN, 0), 0j, 1j])
+    x = np.array([1j, 1 + 1j, 0.5j, 0j, -1j])
+    hi = np.array([1j, 1 + 0j, 1 - 2j, complex(NAN, 0), -1 + 0j])
+    same_bits(tiers(lax.clamp, lo, x, hi),
+              [0j, 1 + 1j, 0.5j, complex(NAN, 0), -1 + 0j], np.complex128)
+    same_bits(tiers(lambda v: lax.clamp(np.complex64(1j), v, np.complex64(3j)),
+                    np.array([2 + 0j, -1j], np.complex64)), [3j, 1j], np.complex64)

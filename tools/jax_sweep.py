@@ -1,8 +1,9 @@
 """Differential sweep of xforms' public surface against JAX (issue #31): every public callable
 of xforms.numpy, xforms.lax, xforms.nn, xforms.scipy.special, numpy.linalg, numpy.fft,
 scipy.linalg and each scipy.stats distribution (MODULES) that jax has under the same
-name is called on small inputs (float32/float64/int32/bool; 0-d, 1-d, 2-d; 0, negatives,
-NaN and inf among the floats), with `axis` and `keepdims` variants where JAX's signature
+name is called on small inputs (float32/float64/int32/bool, and with --dtypes complex64/
+complex128: the floats as real parts beside finite imaginary ones; 0-d, 1-d, 2-d; 0,
+negatives, NaN and inf among the floats), with `axis` and `keepdims` variants where JAX's signature
 takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fast tier; with
 --compiled, the compiled tier too: slow), and the values and dtypes are compared.
 
@@ -11,6 +12,7 @@ takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fas
     python tools/jax_sweep.py --module nn -v         # -v: also the calls only one side accepts
     python tools/jax_sweep.py --module stats         # every distribution (or stats.norm, ...)
     python tools/jax_sweep.py --module numpy --chunk 2/8   # the 2nd of 8 slices of its names
+    python tools/jax_sweep.py --module lax --dtypes complex64,complex128 --compiled
 
 Derivatives (grad, second order) and vmap of the same names: tools/jax_ad_sweep.py.
 
@@ -169,7 +171,12 @@ def inputs(dtype, ndim, k):
               [1.0, 2.0, -0.5, 0.0, 3.0, -np.inf, 0.25],
               [0.5, -2.0, 1.5, 1.0, np.nan, 2.0, -0.75]][k]
     ints = [[0, -3, 2, 5, -1, 7, 1], [1, 2, -2, 3, 0, 4, -1], [2, 0, 1, -4, 3, 1, 6]][k]
-    vals = {"f": floats, "i": ints, "b": [v > 0 for v in ints]}[np.dtype(dtype).kind]
+    # complex: the floats as real parts (NaN, inf among them) beside finite imaginary parts,
+    # zeros (0j) and a purely imaginary value among them
+    imags = [[0.0, 1.0, -0.5, 0.0, 2.0, 1.5, -2.0], [-1.0, 0.0, 2.0, 0.5, -1.5, 0.0, 1.0],
+             [1.5, 0.5, 0.0, -2.0, 1.0, -1.0, 0.25]][k]
+    vals = {"f": floats, "i": ints, "b": [v > 0 for v in ints],
+            "c": [complex(r, i) for r, i in zip(floats, imags)]}[np.dtype(dtype).kind]
     if ndim == 0:
         return np.asarray(vals[k + 1 if k else 6], dtype)
     if ndim == 1:
