@@ -76,3 +76,18 @@ def test_complex_clamp_compares_real_parts_as_xla(tiers):
               [0j, 1 + 1j, 0.5j, complex(NAN, 0), -1 + 0j], np.complex128)
     same_bits(tiers(lambda v: lax.clamp(np.complex64(1j), v, np.complex64(3j)),
                     np.array([2 + 0j, -1j], np.complex64)), [3j, 1j], np.complex64)
+
+
+def test_complex_division_by_zero_on_the_compiled_tier(tiers):
+    # Numba's complex `/` raises ZeroDivisionError for a zero divisor (the compiled tier's
+    # lax.div, reciprocal, rsqrt, integer_pow(x, -n) of 0j raised); jax divides each part
+    # by the divisor's real zero: jax.lax.div([1, 1+1j, 0, 1j], 0j) =
+    # [inf+nanj, inf+infj, nan+nanj, nan+infj], jax.lax.reciprocal(0j) = inf+nanj
+    x = np.array([1 + 0j, 1 + 1j, 0j, 1j])
+    z = np.zeros(4, np.complex128)
+    want = [complex(np.inf, NAN), complex(np.inf, np.inf), complex(NAN, NAN), complex(NAN, np.inf)]
+    for r in tiers(lax.div, x, z):
+        np.testing.assert_array_equal(r, want)
+    for f in (lax.reciprocal, lax.rsqrt, lambda a: lax.integer_pow(a, -2)):
+        for r in tiers(f, z.astype(np.complex64)):
+            np.testing.assert_array_equal(r, [complex(np.inf, NAN)] * 4)
