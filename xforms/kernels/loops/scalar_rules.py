@@ -378,8 +378,9 @@ def _sign(ctx, x):
         one, zero = ctx.lit(1, ctx.dtype), ctx.lit(0, ctx.dtype)
         # (neither above nor below 0: a zero, its sign kept as JAX keeps it, or NaN)
         return f"({one} if {x} > {zero} else (-{one} if {x} < {zero} else {x}))"
-    if k == "c":
-        return f"({x} / abs({x}) if {x} != 0 else {ctx.lit(0, ctx.dtype)})"
+    if k == "c":     # x / |x| part by part (sign(inf+2j) is nan+0j); a zero keeps its signs
+        parts = ctx.cast(f"complex({x}.real / abs({x}), {x}.imag / abs({x}))", ctx.dtype)
+        return f"({parts} if {x} != 0 else {x})"
     if k == "b":
         return x
     return ctx.cast(f"({x} > 0) - ({x} < 0)", ctx.dtype)
