@@ -114,6 +114,11 @@ def erfcx(x):
         >>> erfcx(xnp.array([0.0, 30.0]))       # [1, 0.018795888861416751]
     """
     (x,) = _floats(x, name="erfcx")
+    if np.dtype(aval(x).dtype).kind == "c":   # (the real algorithm dropped the
+        raise NotImplementedError(                        # imaginary part: a wrong number)
+            "erfcx: complex operands are not supported yet (jax.scipy.special.erfcx takes "
+            "them: the Faddeeva function w(iz)); pass a real array, or use scipy.special."
+            "erfcx outside a traced function")
     return _erfcx(x)
 
 
