@@ -110,3 +110,14 @@ def test_complex_erfcx_is_refused_not_wrong():
     with pytest.raises(NotImplementedError, match="erfcx: complex"):
         special.erfcx(np.array([0.5 - 2j]))
     np.testing.assert_allclose(special.erfcx(np.array([0.0, 30.0])), [1, 0.018795888861416751])
+
+
+def test_real_special_functions_refuse_complex_operands_by_name():
+    # jax takes complex gamma/loggamma/owens_t; xforms' real algorithms raised from inside
+    # ("floor: unsupported dtype complex128", "lgamma: ...", "erf: ..."): now a clear refusal
+    import pytest
+    from xforms.scipy import special
+    for f, args in ((special.gamma, (np.array([1j]),)), (special.loggamma, (np.array([1j]),)),
+                    (special.owens_t, (np.array([1j]), 0.5))):
+        with pytest.raises(NotImplementedError, match=f"{f.__name__}: complex"):
+            f(*args)

@@ -184,6 +184,11 @@ ALLOWED.update({(m, n, dt): why for (m, n), why in _COMPLEX_INF.items()
 ALLOWED.update({("lax", "cumlogsumexp", dt): "refused (TypeError naming it): complex "
                 "cumlogsumexp is not implemented (jax's folds logaddexp's complex branch)"
                 for dt in ("complex64", "complex128")})
+ALLOWED.update({("special", n, dt): "refused (NotImplementedError naming it): no complex "
+                "algorithm yet (the real one raised inside or, erfcx, dropped the imaginary "
+                "part); jax's complex values are not matched: open"
+                for n in ("gamma", "loggamma", "owens_t", "erfcx")
+                for dt in ("complex64", "complex128")})
 ALLOWED.update({("numpy", "convolve", "complex64"): "the float32 convolve entry's reason "
                 "(XLA's complex64 convolution multiplies the zero padding by inf: NaN)",
                 ("numpy", "polymul", "complex64"): "the complex64 convolve entry's reason"})
