@@ -138,6 +138,9 @@ ALLOWED = {
                                   "integer (Python's int(inf) raises); jax's cast of inf to "
                                   "int64 is implementation-defined",
     ("numpy", "roll", "float64"): "the float32 entry's reason",
+    ("numpy", "roll", "complex64"): "the float32 entry's reason (complex shifts: inf parts, "
+                                    "and no int() of a complex)",
+    ("numpy", "roll", "complex128"): "the complex64 entry's reason",
     ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
                                       "3.7e-9 (a reciprocal multiply and a fused "
                                       "multiply-add), so jax bins a 0 below it; xforms' "
