@@ -405,3 +405,16 @@ def test_inexact_functions_of_a_complex_operand(op, kinds):
     out = xnp.arctan2(np.float32(0.5), 1 + 2j)
     assert out.dtype == np.complex64
     np.testing.assert_allclose(out, 0.10374800860881805 - 0.20058660209178925j, rtol=1e-6)
+
+
+def test_eager_comparison_with_a_python_int_outside_the_dtype():
+    """The dtype fuzzer's deep profile (session 25): `p0 != -1` of an eager uint8 Array
+    255 was NumPy's value comparison (True); JAX, and jit's tiers, convert -1 to the
+    operand's dtype first (255), so False.  Likewise int8(127) == 383 (383 wraps to 127)."""
+    p0 = np.array(255, np.uint8)
+    f = lambda a: (a != -1, a == -1, a > -1, a <= -1)
+    for got in (f(xnp.asarray(p0)), xf.jit(f)(p0)):
+        np.testing.assert_array_equal(got, [False, True, False, True])
+    c = xnp.asarray(np.array([127, 0], np.int8))
+    np.testing.assert_array_equal(c == 383, [True, False])
+    np.testing.assert_array_equal(-129 < c, [False, False])    # (-129 wraps to 127)

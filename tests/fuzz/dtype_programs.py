@@ -36,6 +36,9 @@ UNARY = ["-{a}", "xnp.abs({a})", "~{a}", "xnp.sign({a})", "xnp.floor({a})",
 BINARY = ["+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>", "<", "<=", "==", "!=",
           "xnp.maximum", "xnp.minimum"]
 LITERALS = ["1", "3", "-1", "0", "True", "0.5", "-0.0", "2.0", "7", "100",
+            # Python ints outside small dtypes' ranges: JAX converts (wraps) them into the
+            # operand's dtype (session 25: eager uint8(255) != -1 compared values, as NumPy)
+            "256", "-129", "383",
             # NumPy scalars: strongly typed (JAX), and on the left their own operator runs
             # first (session 23: np.int8(2) // int8_array was NumPy's, 0 for x // 0)
             "np.int8(2)", "np.uint8(0)", "np.int64(-1)", "np.uint64(3)", "np.float32(0.5)",

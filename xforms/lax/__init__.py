@@ -84,9 +84,25 @@ def select(pred, on_true, on_false):
 
 
 def clamp(min, x, max):
-    """Elementwise `min(max(x, min), max)` (JAX's argument order)."""
+    """Elementwise `min(max(x, min), max)` (JAX's argument order).  Complex operands clamp
+    as XLA's clamp does, by real part alone: `min` where min.real >= x.real, then `max`
+    unless the result's real part is <= max.real (so a NaN bound wins; jax's
+    clamp(0j, 1j, 1j) is 0j).
+
+        >>> clamp(0.0, xnp.array([-1.0, 0.5, 2.0]), 1.0)    # [0., 0.5, 1.]
+    """
     from ..primitives import elementwise as ew
-    return ew.min(ew.max(x, min), max)
+    if not _is_complex(x):
+        return ew.min(ew.max(x, min), max)
+    shape = core.get_aval(x).shape
+    lo, hi = (v if core.get_aval(v).shape == shape else broadcast_in_dim(v, shape, ())
+              for v in (ew.convert_element_type(v, core.get_aval(x).dtype) for v in (min, max)))
+    m = ew.select_n(ew.ge(ew.real(lo), ew.real(x)), x, lo)
+    return ew.select_n(ew.le(ew.real(m), ew.real(hi)), hi, m)
+
+
+def _is_complex(x):
+    return np.dtype(core.get_aval(x).dtype).kind == "c"
 
 
 def square(x):

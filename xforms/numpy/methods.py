@@ -276,9 +276,27 @@ def _cast(y, dtype):
     return np.ndarray.astype(y, dtype) if isinstance(y, np.ndarray) else np.asarray(y, dtype)
 
 
+_COMPARISONS = frozenset(("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"))
+
+
+def _wraps(y, dtype):
+    """Is Python int `y` outside integer `dtype`'s range?  JAX converts it into the dtype
+    (wrapping) before comparing, NumPy compares the values: uint8(255) != -1 is False in
+    JAX (-1 becomes 255), True in NumPy.
+
+        >>> _wraps(-1, np.dtype(np.uint8)), _wraps(-1, np.dtype(np.int8))
+        (True, False)
+    """
+    if dtype.kind not in "iu":
+        return False
+    info = np.iinfo(dtype)
+    return not info.min <= y <= info.max
+
+
 def _array_operator(name, fn):
     np_op, plans = getattr(np.ndarray, name), {}
     numpy_plan, xnp_plan = _NUMPY, _XNP        # (closure cells: read faster than globals)
+    compares = name in _COMPARISONS
 
     def op(x, y):
         t = type(y)
@@ -286,7 +304,8 @@ def _array_operator(name, fn):
         if key is False:
             refuse_sequence_operand(name, x, y)
             return np_op(x, y)
-        if key is not None and not x.weak_type:
+        if key is not None and not x.weak_type and not (
+                compares and t is int and _wraps(y, x.dtype)):
             plan = plans.get(x.dtype, _NONE).get(key)
             if plan is None:
                 plan = plans.setdefault(x.dtype, {})[key] = _operator_plan(name, np_op, fn,

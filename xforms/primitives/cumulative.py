@@ -23,7 +23,7 @@ from ..transforms.vmap import vmap_rules, moveaxis
 from . import elementwise as ew
 from ..core.registry import primitive
 from .indexing import gather
-from .reductions import reduce_max
+from .reductions import complex_fold, reduce_max
 from .structural import broadcast_in_dim, concatenate, iota, pad, rev
 from .structural import slice as slice_
 
@@ -44,6 +44,10 @@ def _np_impl(ufunc):
         x = np.asarray(x)
         if reverse:
             x = np.flip(x, axis)
+        if ufunc in (np.maximum, np.minimum) and x.dtype.kind == "c" and x.shape[axis]:
+            out = complex_fold(np.moveaxis(x, axis, -1), ufunc is np.maximum, True)
+            out = np.moveaxis(out, -1, axis)      # (XLA's pick: a NaN never wins)
+            return [np.flip(out, axis) if reverse else out]
         with np.errstate(invalid="ignore", over="ignore"):
             out = ufunc.accumulate(x, axis=axis, dtype=accumulation_dtype(x.dtype))
         out = out.astype(x.dtype, copy=False)
@@ -83,8 +87,8 @@ def _bind(p):
 
 cumsum_p = _def("cumsum", np.add, "sum")
 cumprod_p = _def("cumprod", np.multiply, "prod")
-cummax_p = _def("cummax", np.maximum, "max", "biuf")    # NaN propagates, as in lax.max
-cummin_p = _def("cummin", np.minimum, "min", "biuf")
+cummax_p = _def("cummax", np.maximum, "max")    # a float NaN propagates, as in lax.max
+cummin_p = _def("cummin", np.minimum, "min")
 cumlogsumexp_p = _def("cumlogsumexp", np.logaddexp, "logaddexp", "f")
 cumsum, cumprod, cummax, cummin, cumlogsumexp = (
     _bind(cumsum_p), _bind(cumprod_p), _bind(cummax_p), _bind(cummin_p), _bind(cumlogsumexp_p))

@@ -443,9 +443,10 @@ defjvp(min_p, lambda t, ans, x, y: _bcast_to(mul(t, minmax_weight(x, y, lt, ans)
 abs_p = _def("abs", np.abs, out_dtype=_real_out, cheap=True)
 abs = _bind1(abs_p)
 def _np_sign(x):
-    # JAX keeps a zero's sign (sign(-0.0) is -0.0); NumPy's sign gives +0.0
-    s = np.sign(x)
-    return np.where(x == 0, x, s) if np.asarray(x).dtype.kind == "f" else s
+    # JAX keeps a zero's sign (sign(-0.0) is -0.0; NumPy's +0.0); complex x: x / |x| part by
+    x, a = np.asarray(x), np.abs(x)      # part (sign(inf+2j) is nan+0j, NumPy's 1+0j)
+    s = np.sign(x) if x.dtype.kind != "c" else _complex_of(x.real / a, x.imag / a)
+    return np.where(x == 0, x, s).astype(x.dtype, copy=False) if x.dtype.kind in "fc" else s
 
 
 sign_p = _def("sign", _np_sign, accept=_not_bool, cheap=True)

@@ -95,28 +95,90 @@ transpose_rules[reduce_sum_p] = lambda ct, x, *, axes: [
 # --- max / min: the tangent is shared evenly among the positions that attain the extremum --
 def _lowest(dt):
     dt = np.dtype(dt)
+    if dt.kind == "c":      # (a complex fold starts from a value that never wins: below)
+        return complex(np.nan, np.nan)
     return -np.inf if dt.kind == "f" else (False if dt.kind == "b" else np.iinfo(dt).min)
 
 
 def _highest(dt):
     dt = np.dtype(dt)
+    if dt.kind == "c":
+        return complex(np.nan, np.nan)
     return np.inf if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
 
 
+def complex_wins(a, b, maximum):
+    """Where `a` beats `b` in XLA's complex max (min): by real part, then imaginary part,
+    strictly -- so a NaN never wins and a tie goes to `b`, where NumPy's maximum keeps a NaN.
+
+        >>> complex_wins(np.array([1 + 2j, np.nan]), np.array([1 + 1j, 0j]), True)
+        array([ True, False])
+    """
+    pick = np.greater if maximum else np.less
+    return pick(a.real, b.real) | ((a.real == b.real) & pick(a.imag, b.imag))
+
+
+def complex_fold(x, maximum, accumulate=False):
+    """XLA's complex max (min) folded along the last axis from the first element,
+    `acc = acc if acc wins else x` (as XLA's CPU loop folds a row of fewer than 32; longer
+    rows it splits, so with NaNs there jax's answer depends on the split); `accumulate`:
+    every prefix (lax.cummax).  Without NaN the pick is associative: one vectorised pass.
+
+        >>> complex_fold(np.array([1 + 2j, np.nan, 3 + 0j]), True)
+        (3+0j)
+    """
+    n = x.shape[-1]
+    if not accumulate and not np.isnan(x).any():
+        re = x.real.max(-1, keepdims=True) if maximum else x.real.min(-1, keepdims=True)
+        at = x.real == re
+        far = -np.inf if maximum else np.inf
+        im = np.where(at, x.imag, far)
+        at &= x.imag == (im.max(-1, keepdims=True) if maximum else im.min(-1, keepdims=True))
+        last = n - 1 - np.argmax(at[..., ::-1], axis=-1)      # a tie goes to the later one
+        return np.take_along_axis(x, last[..., None], -1)[..., 0]
+    acc, out = x[..., 0], [x[..., 0]]
+    for i in range(1, n):
+        acc = np.where(complex_wins(acc, x[..., i], maximum), acc, x[..., i])
+        out.append(acc)
+    return np.stack(out, -1) if accumulate else acc
+
+
 def _ordered_zero_reduce(ufunc):
-    """np.max / np.min with -0.0 < +0.0 (lax.reduce_max of [-0.0, 0.0] is 0.0)."""
+    """np.max / np.min with -0.0 < +0.0 (lax.reduce_max of [-0.0, 0.0] is 0.0); complex
+    operands fold as XLA picks (complex_fold)."""
     maximum = ufunc is np.maximum
 
     def f(x, axis):
+        x = np.asarray(x)
+        if x.dtype.kind == "c":
+            keep = [i for i in range(x.ndim) if i not in axis]
+            n = int(np.prod([x.shape[i] for i in axis]))
+            rows = np.transpose(x, keep + list(axis)).reshape([x.shape[i] for i in keep] + [n])
+            return np.asarray(complex_fold(rows, maximum), x.dtype)
         return fix_zero_ties(ufunc.reduce(x, axis=axis), maximum,
                              lambda winning: np.logical_or.reduce(winning(x), axis=axis))
     return f
 
 
+def _extremum(p, identity):
+    """reduce_max / reduce_min: over no elements of a complex operand, jax's identity
+    (-inf + 0j, inf + 0j; the emitters' complex fold starts from NaN, which never wins)."""
+    def f(x, axes):
+        aval = core.get_aval(x)
+        axes = _axes(axes)
+        if aval.dtype.kind == "c" and any(aval.shape[a] == 0 for a in axes):
+            from .structural import full
+            kept = tuple(s for i, s in enumerate(aval.shape) if i not in axes)
+            return full(kept, complex(identity, 0), aval.dtype)
+        return p.bind(x, axes=axes)
+    f.__name__ = p.name
+    return f
+
+
 reduce_max_p = _def_reducer("reduce_max", _ordered_zero_reduce(np.maximum), _lowest)
-reduce_max = lambda x, axes: reduce_max_p.bind(x, axes=_axes(axes))
+reduce_max = _extremum(reduce_max_p, -np.inf)
 reduce_min_p = _def_reducer("reduce_min", _ordered_zero_reduce(np.minimum), _highest)
-reduce_min = lambda x, axes: reduce_min_p.bind(x, axes=_axes(axes))
+reduce_min = _extremum(reduce_min_p, np.inf)
 
 
 def _chooser_jvp(t, ans, x, *, axes):

@@ -154,6 +154,8 @@ class Printer:
             self.line(f"{t} = {acc}")
             if dt.kind == "f":
                 self.line(f"{acc} = {float_maxmin(op, t, x)}")
+            elif dt.kind == "c":
+                self.line(f"{acc} = {complex_maxmin(op, t, x)}")
             else:
                 self.line(f"{acc} = {op}({t}, {x})")
         else:
@@ -178,6 +180,18 @@ def float_maxmin(op, a, b):
     tie = f"{a} + {b}" if op == "max" else f"-(-{a} - {b})"
     return (f"{a} if {a} {win} {b} or {a} != {a} else ({b} if {a} {lose} {b} or {b} != {b} "
             f"or {a} != 0 else {tie})")
+
+
+def complex_maxmin(op, a, b):
+    """`a` max (`op` "max") or min `b` of complex numbers as XLA picks: `a` where it wins by
+    real part, then imaginary part, else `b` (a NaN never wins; reductions start from NaN,
+    so they fold from the first element, as XLA's loop does):
+
+        >>> complex_maxmin("max", "t", "x")
+        't if t.real > x.real or (t.real == x.real and t.imag > x.imag) else x'
+    """
+    w = ">" if op == "max" else "<"
+    return f"{a} if {a}.real {w} {b}.real or ({a}.real == {b}.real and {a}.imag {w} {b}.imag) else {b}"
 
 
 _NAMES = Spelling()

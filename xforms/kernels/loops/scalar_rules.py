@@ -230,7 +230,19 @@ def _c_int_div(ctx, x, y):
 def _div(ctx, x, y):
     if _kind(ctx.dtype) in "iu":
         return _c_int_div(ctx, x, y)
-    return f"{x} / {y}"
+    return _complex_safe_div(ctx, x, y) if _kind(ctx.dtype) == "c" else f"{x} / {y}"
+
+
+def _complex_safe_div(ctx, x, y):
+    """x / y of complex numbers, where Numba's `/` raises ZeroDivisionError for y == 0
+    (whatever the error model): there XLA divides each part by y's real zero, as NumPy does
+    (1 / 0j is inf+nanj, 1j / 0j nan+infj).
+
+        >>> _complex_safe_div(ctx, "a", "b")      # (complex128)
+        '(a / b if b != 0 else complex(a.real / b.real, a.imag / b.real))'
+    """
+    zero = ctx.cast(f"complex({x}.real / {y}.real, {x}.imag / {y}.real)", ctx.dtype)
+    return f"({x} / {y} if {y} != 0 else {zero})"
 
 
 def _rem(ctx, x, y, fmod="np.fmod"):
@@ -278,12 +290,12 @@ def _integer_pow(ctx, x, *, y=None):
     if y < 0:
         if _kind(ctx.dtype) in "iu":
             return ctx.cast(f"{ctx.lit(1.0, np.float64)} / ({e})", ctx.dtype)
-        return f"{one} / ({e})"
+        return _div(ctx, one, f"({e})")
     return e
 
 
 scalar_rules[integer_pow_p] = _integer_pow
-scalar_rules[rsqrt_p] = lambda ctx, x: f"{ctx.lit(1, ctx.dtype)} / {ctx.fn('sqrt')}({x})"
+scalar_rules[rsqrt_p] = lambda ctx, x: _div(ctx, ctx.lit(1, ctx.dtype), f"{ctx.fn('sqrt')}({x})")
 scalar_rules[cbrt_p] = lambda ctx, x: f"np.cbrt({x})"
 
 
@@ -366,8 +378,9 @@ def _sign(ctx, x):
         one, zero = ctx.lit(1, ctx.dtype), ctx.lit(0, ctx.dtype)
         # (neither above nor below 0: a zero, its sign kept as JAX keeps it, or NaN)
         return f"({one} if {x} > {zero} else (-{one} if {x} < {zero} else {x}))"
-    if k == "c":
-        return f"({x} / abs({x}) if {x} != 0 else {ctx.lit(0, ctx.dtype)})"
+    if k == "c":     # x / |x| part by part (sign(inf+2j) is nan+0j); a zero keeps its signs
+        parts = ctx.cast(f"complex({x}.real / abs({x}), {x}.imag / abs({x}))", ctx.dtype)
+        return f"({parts} if {x} != 0 else {x})"
     if k == "b":
         return x
     return ctx.cast(f"({x} > 0) - ({x} < 0)", ctx.dtype)

@@ -31,7 +31,7 @@ from ..cpu.emit import OP_RULES as CPU_RULES
 from ..cpu.ops import _Nest
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import _OutLoop
-from ..loops.loop_print import float_maxmin
+from ..loops.loop_print import complex_maxmin, float_maxmin
 from .prefix_scan import parallel_scan
 
 # Along an axis other than the last, few long lines scan in parallel (ops/prefix_scan.py:
@@ -51,14 +51,19 @@ _OPS = {
     "sum": lambda a, b, kind: f"{a} + {b}",
     "prod": lambda a, b, kind: f"{a} * {b}",
     # a NaN is kept once it is seen; -0.0 < +0.0 (lax.cummax of [-0.0, 0.0] is [-0.0, 0.0])
-    "max": lambda a, b, kind: (f"({float_maxmin('max', a, b)})" if kind == "f"
-                               else f"max({a}, {b})"),
-    "min": lambda a, b, kind: (f"({float_maxmin('min', a, b)})" if kind == "f"
-                               else f"min({a}, {b})"),
+    "max": lambda a, b, kind: _maxmin("max", a, b, kind),
+    "min": lambda a, b, kind: _maxmin("min", a, b, kind),
     "logaddexp": lambda a, b, kind: (
         f"{a} if {b} == -math.inf else ({b} if {a} == -math.inf else "
         f"max({a}, {b}) + math.log1p(math.exp(-abs({a} - {b}))))"),
 }
+
+
+def _maxmin(op, a, b, kind):
+    """The combine step of cummax/cummin: XLA's order for floats and complex numbers."""
+    if kind == "f":
+        return f"({float_maxmin(op, a, b)})"
+    return f"({complex_maxmin(op, a, b)})" if kind == "c" else f"{op}({a}, {b})"
 
 
 def start(monoid, kind, x):

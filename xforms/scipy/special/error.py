@@ -9,7 +9,7 @@ from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import aval, returns_arrays
 from ...primitives.special import functions as ps
-from ._util import _c, _floats
+from ._util import _c, _floats, _real_floats
 
 
 # ---- error functions and the normal distribution -------------------------------------------------
@@ -113,7 +113,7 @@ def erfcx(x):
 
         >>> erfcx(xnp.array([0.0, 30.0]))       # [1, 0.018795888861416751]
     """
-    (x,) = _floats(x, name="erfcx")
+    (x,) = _real_floats(x, name="erfcx")   # (the real algorithm dropped the imaginary part)
     return _erfcx(x)
 
 
@@ -163,5 +163,5 @@ def owens_t(h, a):
 
         >>> owens_t(xnp.array([0.5, 2.0]), 0.7)
     """
-    h, a = _floats(h, a, name="owens_t")
+    h, a = _real_floats(h, a, name="owens_t")
     return _owens_t(h, a)

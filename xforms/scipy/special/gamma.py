@@ -10,7 +10,7 @@ from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import aval, returns_arrays
 from ...primitives.special import functions as ps
-from ._util import _c, _floats
+from ._util import _c, _floats, _real_floats
 
 
 # ---- gamma and relatives -----------------------------------------------------------------------
@@ -25,7 +25,7 @@ def gammaln(x):
 def loggamma(x):
     """log Gamma(x) for real x > 0; NaN elsewhere (JAX's real loggamma, where gammaln is
     log|Gamma|)."""
-    (x,) = _floats(x, name="loggamma")
+    (x,) = _real_floats(x, name="loggamma")
     return xnp.where(x > 0, ps.lgamma(xnp.where(x > 0, x, 1.0)), xnp.nan)
 
 
@@ -44,7 +44,7 @@ def gammasgn(x):
 @returns_arrays
 def gamma(x):
     """Gamma(x) = gammasgn(x) exp(gammaln(x))."""
-    (x,) = _floats(x, name="gamma")
+    (x,) = _real_floats(x, name="gamma")
     return gammasgn(x) * xnp.exp(ps.lgamma(x))
 
 
