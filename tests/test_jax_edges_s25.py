@@ -121,3 +121,21 @@ def test_real_special_functions_refuse_complex_operands_by_name():
                     (special.owens_t, (np.array([1j]), 0.5))):
         with pytest.raises(NotImplementedError, match=f"{f.__name__}: complex"):
             f(*args)
+
+
+def test_complex_comparisons_order_as_jax_numpy(tiers):
+    # jax.numpy orders complex numbers by real part, then imaginary part (lax's comparisons
+    # take real operands only); the compiled tier raised a LoweringError for `gt` of complex
+    # (found by the lead's complex --compiled sweep of numpy: digitize)
+    a = np.array([1 + 2j, 1 + 1j, complex(NAN, 0), 2 + 0j, complex(1, NAN), 3 - 1j])
+    b = np.array([1 + 1j, 1 + 1j, 0j, 1 + 5j, 1 + 0j, 3 + 0j])
+    want = {xnp.greater: [True, False, False, True, False, False],
+            xnp.greater_equal: [True, True, False, True, False, False],
+            xnp.less: [False, False, False, False, False, True],
+            xnp.less_equal: [False, True, False, False, False, True]}
+    for f, w in want.items():
+        for r in tiers(f, a, b):
+            np.testing.assert_array_equal(r, w)
+    x, bins = np.array([0.5 + 1j, 2 + 0j, 1 + 0.5j]), np.array([0j, 1 + 0j, 1 + 1j, 3 + 0j])
+    for r in tiers(xnp.digitize, x, bins):
+        np.testing.assert_array_equal(r, [1, 3, 2])

@@ -151,8 +151,28 @@ def atan2(x, y):
 
 arctan2 = _binary_float(atan2, "arctan2")
 equal, not_equal = _binary(ew.eq, "equal"), _binary(ew.ne, "not_equal")
-less, less_equal = _binary(ew.lt, "less"), _binary(ew.le, "less_equal")
-greater, greater_equal = _binary(ew.gt, "greater"), _binary(ew.ge, "greater_equal")
+
+
+def _ordered(compare):
+    """`compare` (a lax comparison: real operands only) extended to complex operands as
+    jax.numpy extends it: by the real parts, by the imaginary parts where the real parts are
+    equal (NumPy's order too; a NaN part compares false).
+
+        >>> bool(_ordered(ew.gt)(np.complex128(1 + 2j), np.complex128(1 + 1j)))
+        True
+    """
+    def f(x, y):
+        if aval(x).dtype.kind != "c":
+            return compare(x, y)
+        re_x, re_y = ew.real(x), ew.real(y)
+        return ew.select_n(ew.eq(re_x, re_y), compare(re_x, re_y),
+                           compare(ew.imag(x), ew.imag(y)))
+    return f
+
+
+less, less_equal = _binary(_ordered(ew.lt), "less"), _binary(_ordered(ew.le), "less_equal")
+greater = _binary(_ordered(ew.gt), "greater")
+greater_equal = _binary(_ordered(ew.ge), "greater_equal")
 
 
 def floor_divide(x, y):
