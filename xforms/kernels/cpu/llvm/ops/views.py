@@ -139,7 +139,6 @@ def _batch_parts(mod, spec, xd, yd, od):
     the BLAS thread count in force (it follows the machine's load), the team's, the batch's
     matrices, the fewest -- so a loaded machine runs them all on this thread.  Each matrix is
     the nest's own product: the same bits for any split."""
-    from ....runtime.products import blas_pointers
     m, n, k, ty = spec.m, spec.n, spec.k, spec.ty
     sym = products._nest_symbol(ty, spec.x.trans, spec.y.trans)
     mod.decls.add(f"declare void @{sym}(ptr, i64, ptr, i64, ptr, i64, i64, i64, i64)")
@@ -148,14 +147,7 @@ def _batch_parts(mod, spec, xd, yd, od):
     index, offsets = _batch_offsets(spec)
     mod.functions.append(f"""define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{
 entry:
-  %ap = getelementptr i64, ptr %ctx, i64 2
-  %a = load ptr, ptr %ap
-  %bp = getelementptr i64, ptr %ctx, i64 3
-  %b = load ptr, ptr %bp
-  %cp = getelementptr i64, ptr %ctx, i64 4
-  %c = load ptr, ptr %cp
-  %rp = getelementptr i64, ptr %ctx, i64 5
-  %run = load i64, ptr %rp
+{products.context_loads("%run")}
   %lo = mul i64 %c0, %run
   %hi0 = mul i64 %c1, %run
   %short = icmp slt i64 %hi0, {nb}
@@ -177,36 +169,7 @@ body:
 exit:
   ret void
 }}""")
-    ctx = f"%ctx{len(mod.allocas)}"
-    mod.allocas.append(f"{ctx} = alloca i64, i64 6")
-    for slot, ptr in enumerate((xd, yd, od), start=2):
-        at = mod.fresh()
-        mod.emit(f"{at} = getelementptr i64, ptr {ctx}, i64 {slot}")
-        mod.emit(f"store ptr {ptr}, ptr {at}")
-    blas_pointers.bind_thread_symbols()
-    mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
-    v = {s: mod.fresh() for s in ("b32", "t32", "few", "bt", "p", "lt", "parts", "up",
-                                  "run", "cu", "chunks", "at")}
-    mod.emit(f"{v['b32']} = call i32 @{blas_pointers.THREADS_GET}()")
-    mod.emit(f"{v['t32']} = load i32, ptr @xf_num_threads")
-    mod.emit(f"{v['few']} = icmp slt i32 {v['b32']}, {v['t32']}")
-    mod.emit(f"{v['bt']} = select i1 {v['few']}, i32 {v['b32']}, i32 {v['t32']}")
-    mod.emit(f"{v['p']} = sext i32 {v['bt']} to i64")
-    # parts = clamp(p, 1, nb); run = ceil(nb / parts); chunks = ceil(nb / run)
-    mod.emit(f"{v['lt']} = icmp slt i64 {v['p']}, 1")
-    p1 = mod.fresh()
-    mod.emit(f"{p1} = select i1 {v['lt']}, i64 1, i64 {v['p']}")
-    big = mod.fresh()
-    mod.emit(f"{big} = icmp sgt i64 {p1}, {nb}")
-    mod.emit(f"{v['parts']} = select i1 {big}, i64 {nb}, i64 {p1}")
-    mod.emit(f"{v['up']} = add i64 {v['parts']}, {nb - 1}")
-    mod.emit(f"{v['run']} = sdiv i64 {v['up']}, {v['parts']}")
-    mod.emit(f"{v['cu']} = add i64 {v['run']}, {nb - 1}")
-    mod.emit(f"{v['chunks']} = sdiv i64 {v['cu']}, {v['run']}")
-    mod.emit(f"{v['at']} = getelementptr i64, ptr {ctx}, i64 5")
-    mod.emit(f"store i64 {v['run']}, ptr {v['at']}")
-    mod.emit(f"call void @xf_parallel(ptr {name}, ptr {ctx}, i64 {v['chunks']})")
-    mod.threaded = True
+    products.launch_parts(mod, name, (xd, yd, od), nb, 1)
 
 
 def _batch_offsets(spec):
