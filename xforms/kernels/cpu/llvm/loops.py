@@ -254,9 +254,10 @@ class _Loops(_Module):
             convolutions.emit(self, st.eqn)
             return
         if st.kind == "op":          # a matrix product (products.py; on matrix views: views.py)
-            if st.eqn.outvars[0] in self.plan.placed:
-                raise Refused("a product into a concatenate's slot")
             ty = self.ty(st.eqn.outvars[0].aval)
+            if st.eqn.outvars[0] in self.plan.placed:      # (its rows in the slot: slots.py)
+                slots.product(self, st, ty)
+                return
             if views.takes(st.eqn):
                 views.emit(self, views.accepts(st.eqn, ty, st.acc))
             elif st.acc is None and not cpu_blas(st.eqn):

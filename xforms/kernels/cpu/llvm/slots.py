@@ -7,10 +7,12 @@ loop producing an operand stores it there and the concatenate copies only the ot
     bind(m, s, Slot(g, 1, 0))               # -> (g's data, Strided((8, 3), steps=(6, 1)))
 
 A view's strides are constants of the kernel (the plan's shapes are concrete), so the
-loops' stores (`loops._Loops._address`) stay affine.  A matrix product into a slot (BLAS's
-leading dimension) is refused by the module.
+loops' stores (`loops._Loops._address`) stay affine.  A matrix product into a slot
+(`product`) writes its rows a leading dimension apart, as the Numba kernel's BLAS calls do.
 """
-from ...plan.placement import slot_view
+from ...codegen import cpu_blas
+from ...plan.placement import product_shape, slot_view
+from .ops import products, views
 from .scalar import Refused
 
 
@@ -41,3 +43,36 @@ def in_place(m, eqn):
     return (eqn.prim.name == "reshape" and eqn.outvars[0] in m.plan.placed
             and eqn.invars[0] in m.plan.placed)
 
+
+
+def product(m, st, ty):
+    """Matrix product step `st` (element type `ty`) whose output is placed in a
+    concatenate's slot, written there as the Numba kernel's `_dot_general` writes it
+    (xforms/kernels/cpu/ops.py): on matrix views of the output (a product written
+    transposed, operands read by views, or no matrix view of the slot in the product's
+    shape: `views.emit`), by its loops where it is tiny (`products.by_loops`), else per
+    matrix of the batch on the slot's rows (`_slot_product`: `la_mm_views`, the nest or
+    gemm with the slot's leading dimension).
+
+        >>> product(m, st, "float")     # dq of q, k, v = split(h @ w): rows 3 * 256 apart
+    """
+    eqn = st.eqn
+    out = eqn.outvars[0]
+    if st.acc is not None:
+        raise Refused("a product into a concatenate's slot added into a value")
+    if eqn.invars[1] in getattr(m, "transposed", {}):
+        raise Refused("a product into a concatenate's slot of a loop's transposed const")
+    mats = slot_view(m.plan.placed[out], product_shape(eqn))
+    if views.takes(eqn):
+        views.emit(m, views.accepts(eqn, ty, None, _steps(m, out)))
+    elif not cpu_blas(eqn):         # (a tiny product: the Numba path's loops, by the view)
+        products.by_loops(m, eqn, ty)
+    elif mats is None:
+        views.emit(m, views.accepts(eqn, ty, None, _steps(m, out)))
+    else:
+        views.emit(m, views.matrices(products.accepts(eqn, ty), mats[1]))
+
+
+def _steps(m, v):
+    """The strides of `v`'s array in the module (a slot's view), None where contiguous."""
+    return getattr(m.arrays.get(v, (None, ()))[1], "steps", None)

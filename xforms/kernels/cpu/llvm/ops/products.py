@@ -163,13 +163,19 @@ def by_loops(mod, eqn, ty):
 
 
 def _element_ptr(mod, ty, var, syms):
-    """The address of `var`'s element at loop indices `syms` (C order, its module array)."""
+    """The address of `var`'s element at loop indices `syms` (C order, its module array;
+    a view of a concatenate's slot by its `steps`, llvm/slots.py)."""
     data, shape = mod.arrays[var]
     offset = "0"
-    for sym, dim in zip(syms, shape):
+    steps = getattr(shape, "steps", None)
+    for j, (sym, dim) in enumerate(zip(syms, shape)):
         scaled, added = mod.fresh(), mod.fresh()
-        mod.emit(f"{scaled} = mul nsw i64 {offset}, {int(dim)}")
-        mod.emit(f"{added} = add nsw i64 {scaled}, {mod.index(sym)}")
+        if steps is None:
+            mod.emit(f"{scaled} = mul nsw i64 {offset}, {int(dim)}")
+            mod.emit(f"{added} = add nsw i64 {scaled}, {mod.index(sym)}")
+        else:
+            mod.emit(f"{scaled} = mul nsw i64 {mod.index(sym)}, {steps[j]}")
+            mod.emit(f"{added} = add nsw i64 {offset}, {scaled}")
         offset = added
     p = mod.fresh()
     mod.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {offset}")

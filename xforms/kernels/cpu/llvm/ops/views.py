@@ -19,12 +19,13 @@ from . import products
 
 class View:
     """One operand's matrix in a batch: its dims (rows, columns), whether it is op'd
-    transposed, and its element strides (C order) for the batch offsets."""
+    transposed, and its element strides (C order, unless `strides` says: a view of a
+    concatenate's slot) for the batch offsets."""
 
-    def __init__(self, var, batch_dims, trans):
-        self.shape = tuple(int(d) for d in var.aval.shape)
-        self.strides = [int(np.prod(self.shape[d + 1:], dtype=np.int64))
-                        for d in range(len(self.shape))]
+    def __init__(self, shape, batch_dims, trans, strides=None):
+        self.shape = tuple(int(d) for d in shape)
+        self.strides = [int(s) for s in strides] if strides is not None else [
+            int(np.prod(self.shape[d + 1:], dtype=np.int64)) for d in range(len(self.shape))]
         r, c = (d for d in range(len(self.shape)) if d not in batch_dims)
         self.rows, self.cols, self.trans = self.shape[r], self.shape[c], trans
         # BLAS's leading dimension as `linalg._ld` reads a view's (any, for one row)
@@ -33,9 +34,10 @@ class View:
 
 class Spec:
     """A product `accepts` took: its equation, element type, batch dims and the three
-    views (x, y, out), the output's batch axes (axis of out -> batch position)."""
+    views (x, y, out), the output's batch axes (axis of out -> batch position).  `steps`:
+    the output's strides where it is a view of a concatenate's slot (llvm/slots.py)."""
 
-    def __init__(self, eqn, ty):
+    def __init__(self, eqn, ty, steps=None):
         x, y = eqn.invars
         out = eqn.outvars[0]
         _, (lb, rb) = eqn.params["dimension_numbers"]
@@ -45,11 +47,34 @@ class Spec:
         perm = eqn.params.get("out_permutation", tuple(range(len(out.aval.shape))))
         self.eqn, self.ty, self.lb, self.rb = eqn, ty, tuple(lb), tuple(rb)
         self.batch = [int(x.aval.shape[d]) for d in lb]
-        self.x, self.y = View(x, lb, xl == "t"), View(y, rb, yl == "t")
+        self.x = View(x.aval.shape, lb, xl == "t")
+        self.y = View(y.aval.shape, rb, yl == "t")
         self.obatch = {j: p for j, p in enumerate(perm) if p < nb}
-        self.o = View(out, tuple(self.obatch), False)
+        self.o = View(out.aval.shape, tuple(self.obatch), False, steps)
         self.m, self.n = self.o.rows, self.o.cols
         self.k = self.x.rows if self.x.trans else self.x.cols
+
+
+def matrices(pspec, steps):
+    """The `Spec` of products.py's `pspec` (contiguous operands in 'n'/'t' layouts, batch
+    leading) whose output is matrices with rows `steps[-2]` apart and (batched) `steps[0]`
+    between matrices: a concatenate's slot, which the Numba kernel's `_slot_product`
+    (xforms/kernels/cpu/ops.py) fills by `la_mm_views` per matrix, as `emit` does.
+
+        >>> matrices(products.accepts(eqn, "float"), (768, 1)).o.ld    # dq of split(h @ w)
+        768
+    """
+    spec = Spec.__new__(Spec)
+    lead = (pspec.batch,) if len(steps) == 3 else ()
+    bd = tuple(range(len(lead)))
+    xt, yt = pspec.xl == "t", pspec.yl == "t"
+    spec.eqn, spec.ty, spec.lb, spec.rb, spec.batch = pspec.eqn, pspec.ty, bd, bd, list(lead)
+    spec.x = View(lead + ((pspec.k, pspec.m) if xt else (pspec.m, pspec.k)), bd, xt)
+    spec.y = View(lead + ((pspec.n, pspec.k) if yt else (pspec.k, pspec.n)), bd, yt)
+    spec.obatch = {j: j for j in bd}
+    spec.o = View(lead + (pspec.m, pspec.n), bd, False, steps)
+    spec.m, spec.n, spec.k = pspec.m, pspec.n, pspec.k
+    return spec
 
 
 def takes(eqn):
@@ -68,10 +93,11 @@ def takes(eqn):
     return cpu_blas(eqn) and None in matrix_layouts(eqn, xf, yf)[2:]
 
 
-def accepts(eqn, ty, acc=None):
+def accepts(eqn, ty, acc=None, steps=None):
     """The `Spec` of dot_general `eqn` (element type `ty`; `takes` it) when its views are
     float32/float64 matrices BLAS reads in place (`view_layouts`), else Refused (the
-    Numba kernel copies the operands into transposed layouts there)."""
+    Numba kernel copies the operands into transposed layouts there); `steps`: the output's
+    strides, a view of a concatenate's slot (llvm/slots.py `product`)."""
     x, y = eqn.invars
     out = eqn.outvars[0]
     if len({np.dtype(a.aval.dtype) for a in (x, y, out)}) != 1 or ty not in ("float", "double"):
@@ -81,10 +107,12 @@ def accepts(eqn, ty, acc=None):
         raise Refused("a product of copied operands")
     if acc is not None:
         raise Refused("a product on views added into a value")
-    spec = Spec(eqn, ty)
+    spec = Spec(eqn, ty, steps)
     perm = eqn.params.get("out_permutation", ())
     if perm and perm[-1] != len(perm) - 1:
         raise Refused("a transposed product whose columns are not adjacent")
+    if spec.o.strides[-1] != 1:
+        raise Refused("a product into a view whose columns are not adjacent")
     if spec.k == 0 or max(spec.m, spec.n, spec.k, spec.x.ld, spec.y.ld, spec.o.ld) > 2 ** 31 - 1:
         raise Refused("an empty contraction or sizes past a C int")
     return spec
