@@ -10,6 +10,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms.kernels.cpu import backend, llvm
+from xforms.kernels.cpu.llvm.ops import products, views
 from test_llvm_loops import _both, _same
 from test_llvm_products import _finite
 
@@ -100,9 +101,13 @@ def test_transformer_block_value_and_grad_takes_the_direct_path(dt, monkeypatch)
     def flat(ns):                   # (the executables take flat arguments)
         g = cliffs._PROGRAMS["block value_and_grad"](ns)
         return lambda *a: g(jax.tree_util.tree_unflatten(tree, a[:-1]), a[-1])
-    args = (*leaves, x)
-    program = flat(cliffs._namespace("xforms"))
-    assert llvm.refusals(_placed_products(program, *args)) == []
+    _both_executables(flat(cliffs._namespace("xforms")), flat(cliffs._namespace("jax")),
+                      (*leaves, x), dt, monkeypatch)
+
+
+def _both_executables(program, jax_program, args, dt, monkeypatch):
+    """`program`'s executables on both paths, bit for bit, and JAX's values."""
+    assert llvm.refusals(backend._prepare(xf.make_jaxpr(program)(*args), {}).plan) == []
     with monkeypatch.context() as env:      # (a program of its own: executables are kept)
         env.setenv("XFORMS_LLVM_KERNELS", "0")
         numba = backend.compile_cpu(xf.make_jaxpr(program)(*args), {"name": "t"})
@@ -110,7 +115,66 @@ def test_transformer_block_value_and_grad_takes_the_direct_path(dt, monkeypatch)
     assert (ours.compiler, numba.compiler) == ("llvm", "numba")
     got = ours(*args)
     _same(tuple(xf.tree_util.tree_leaves(got)), tuple(xf.tree_util.tree_leaves(numba(*args))))
-    want = flat(cliffs._namespace("jax"))(*args)
+    want = jax_program(*args)
     tol = 2e-4 if dt == np.float32 else 1e-11
     for g, w in zip(xf.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=tol, atol=tol)
+
+
+# ---- operands the Numba kernel copies into a transposed layout ------------------------------
+COPIED = {   # (x copied: free dims around the contracted one; y copied; both; batched)
+    "ijk,jl->ikl": ((6, 40, 5), (40, 24)),
+    "ij,kjl->ikl": ((12, 40), (3, 40, 8)),
+    "ijk,ljm->iklm": ((4, 40, 3), (2, 40, 8)),
+    "ibjm,bjk->bimk": ((3, 2, 40, 4), (2, 40, 16)),
+}
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("spec", sorted(COPIED))
+def test_products_of_copied_operands_match_numba(spec, dt):
+    """A product whose operand is no matrix in any order of its axes (nor a batch of matrix
+    views): copied into the Numba kernel's transposed layout (`products._copies`), then its
+    calls on the copy."""
+    def f(x, y, np_=xnp):
+        return np_.tanh(np_.einsum(spec, x, y))
+    rng = np.random.default_rng(len(spec))
+    xs, ys = COPIED[spec]
+    args = (_finite(rng, xs, dt), _finite(rng, ys, dt))
+    plan = backend._prepare(xf.make_jaxpr(f)(*args), {"name": "t"}).plan
+    assert any(st.kind == "op" and not views.takes(st.eqn)
+               and products.accepts(st.eqn, "float", copied=True).perms != (None, None)
+               for st in plan.steps), "the plan should copy an operand"
+    assert llvm.refusals(plan) == []
+    fn, kernel = _both(f, *args)
+    _same(fn(*args), kernel(*args))
+    tol = 1e-4 if dt == np.float32 else 1e-12        # (tanh's values: within [-1, 1])
+    np.testing.assert_allclose(fn(*args), f(*args, np_=jax.numpy), rtol=tol, atol=tol)
+
+
+def test_tryout_conv_net_gradient_takes_the_direct_path():
+    """compile_time's tryout `conv` model (benchmarks/workloads/tryout_nets.py): its causal
+    dot_product_attention's products of (B, T, 2, 1, D) operands, copied into transposed
+    layouts, were its gradient's only refusals (35.8 CPU s cold on Numba, session 25).
+    Against the interpreter and JAX, not the Numba kernel: the convolutions' gradients are
+    its values within rounding, not its bits (llvm/ops/convolutions.py), and its cold
+    compile is the cost this removes; the products' bits are the tests above."""
+    from benchmarks.workloads import tryout_nets
+    net, (params, x) = tryout_nets.make_conv()
+    leaves, tree = jax.tree_util.tree_flatten(params)
+
+    def program(grad, mod, np_):
+        g = grad(lambda p, x: net(p, x, mod, np_))
+        return lambda *a: g(jax.tree_util.tree_unflatten(tree, a[:-1]), a[-1])
+    args = (*leaves, x)
+    closed = xf.make_jaxpr(program(xf.grad, xf, xnp))(*args)
+    assert llvm.refusals(backend._prepare(closed, {}).plan) == []
+    ours = backend.compile_cpu(closed, {"name": "t"})
+    assert ours.compiler == "llvm"
+    got = xf.tree_util.tree_leaves(ours(*args))
+    # (dot_product_attention's softmax is float32's, as JAX's, whatever the dtype: a last
+    # bit of the float64 logits moves the gradients ~1e-4 relative)
+    for other in (xf.jit(program(xf.grad, xf, xnp), backend="interpret")(*args),
+                  program(jax.grad, jax, jax.numpy)(*args)):
+        for g, w in zip(got, jax.tree_util.tree_leaves(other)):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-3, atol=1e-9)

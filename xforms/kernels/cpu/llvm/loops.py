@@ -263,7 +263,7 @@ class _Loops(_Module):
             elif st.acc is None and not cpu_blas(st.eqn):
                 products.by_loops(self, st.eqn, ty)     # (a tiny product: Numba's loops)
             else:
-                products.emit(self, products.accepts(st.eqn, ty), st.acc)
+                products.emit(self, products.accepts(st.eqn, ty, copied=True), st.acc)
             return
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         # the vector polynomials where the Numba path calls them: 64+ elements, or a size that

@@ -21,11 +21,12 @@ xforms/kernels/runtime/products/blas_threads.py steers for both paths.  The size
 (concrete), so the choice between the calls is made here, once.
 
 The class: float32/float64 products that the Numba path gives to BLAS on contiguous matrices
-(operands in 'n' or 't' layout, batch dims leading, `codegen.matrix_layouts`).  Refused (the
-Numba path keeps them): complex dtypes, mixed dtypes, products it computes by loops (fewer
-than `codegen.BLAS_MIN_FLOPS` multiply-adds), operands it copies into a transposed layout, an
-empty contraction, and sizes past a C int; products it reads by strided views (`la_mm_views`)
-are xforms/kernels/cpu/llvm/ops/views.py's.
+(operands in 'n' or 't' layout, batch dims leading, `codegen.matrix_layouts`), and those
+whose operands it first copies into a transposed layout (`_copies`: the same copy, then the
+same calls on it; session 26).  Refused (the Numba path keeps them): complex dtypes, mixed
+dtypes, an empty contraction, and sizes past a C int; products it computes by loops (fewer
+than `codegen.BLAS_MIN_FLOPS` multiply-adds) are `by_loops`, those it reads by strided views
+(`la_mm_views`) xforms/kernels/cpu/llvm/ops/views.py's.
 Products moved into their consumer loop (plan/products.py): xforms/kernels/cpu/llvm/ops/blocks.py.
 """
 import threading
@@ -43,15 +44,20 @@ _lock = threading.Lock()
 
 
 class Spec:
-    """A product `accepts` took: its equation, element type, batch, sizes and layouts."""
+    """A product `accepts` took: its equation, element type, batch, sizes and layouts;
+    `perms`: the axis orders of the operands the Numba kernel copies into a transposed
+    layout (None for an operand read in place)."""
 
-    def __init__(self, eqn, ty, batch, m, k, n, xl, yl):
+    def __init__(self, eqn, ty, batch, m, k, n, xl, yl, perms=(None, None)):
         self.eqn, self.ty, self.batch = eqn, ty, batch
         self.m, self.k, self.n, self.xl, self.yl = m, k, n, xl, yl
+        self.perms = perms
 
 
-def accepts(eqn, ty):
-    """The `Spec` of dot_general `eqn` (element type `ty`: "float"/"double"), or Refused."""
+def accepts(eqn, ty, copied=False):
+    """The `Spec` of dot_general `eqn` (element type `ty`: "float"/"double"), or Refused;
+    with `copied`, also a product whose operands the Numba kernel copies into a transposed
+    layout (`emit` copies them as it does: `_copies`)."""
     x, y = eqn.invars
     out = eqn.outvars[0]
     if eqn.prim.name != "dot_general" or "out_permutation" in eqn.params:
@@ -61,15 +67,20 @@ def accepts(eqn, ty):
     if not cpu_blas(eqn):
         raise Refused("a product the Numba path computes by loops")
     xf, yf, (B, M, K, N) = dot_dims(eqn)
-    _, _, xl, yl = matrix_layouts(eqn, xf, yf)
-    if xl is None or yl is None:
+    kx, ky, xl, yl = matrix_layouts(eqn, xf, yf)
+    if (xl is None or yl is None) and not copied:
         raise Refused("a product of copied or strided operands")
     B, M, K, N = (int(d) for d in (B, M, K, N))
     if max(M, K, N) > _INT_MAX or K == 0:
         # (k = 0 is a BLAS product only at sizes that vary, and 0 is never one: the Numba
         # kernel's zeros for it are not written here)
         raise Refused("an empty contraction or sizes past a C int")
-    return Spec(eqn, ty, B, M, K, N, xl, yl)
+    (_, _), (lb, rb) = eqn.params["dimension_numbers"]
+    # (xforms/kernels/cpu/ops.py `_dot_general`: batch, free, contracted for x; batch,
+    # contracted, free for y -- then both 'n')
+    perms = (None if xl else tuple(lb) + tuple(xf) + tuple(kx),
+             None if yl else tuple(rb) + tuple(ky) + tuple(yf))
+    return Spec(eqn, ty, B, M, K, N, xl or "n", yl or "n", perms)
 
 
 def emit(mod, spec, acc=None):
@@ -77,10 +88,68 @@ def emit(mod, spec, acc=None):
     `mod.arrays`): one call a matrix of the batch, as the Numba kernel's loop over it; with
     `acc` (the plan step's: plan/products.py `accumulate_products`) added into acc."""
     x, y = spec.eqn.invars
-    out = spec.eqn.outvars[0]
     if not all(v in mod.arrays for v in (x, y)):
         raise Refused("a product of values that are no arrays of the module")
     xd, yd = mod.arrays[x][0], mod.arrays[y][0]
+    if spec.perms != (None, None):
+        if acc is not None or y in getattr(mod, "transposed", {}):
+            raise Refused("a product of copied operands added into a value or in a loop")
+        xd, yd, copies = _copies(mod, spec, xd, yd)
+        _product(mod, spec, acc, xd, yd)
+        for c in copies:
+            mod.emit(f"call void @free(ptr {c})")
+        return
+    _product(mod, spec, acc, xd, yd)
+
+
+def _copies(mod, spec, xd, yd):
+    """Operands the Numba kernel copies into a transposed layout (`spec.perms`: the axis
+    order of each copy; xforms/kernels/cpu/ops.py `_transposed_copy`), copied so into
+    buffers of `aligned_alloc`: -> (x's data, y's data, the copies to free).  A copy holds
+    the operand's values, so the product on it is the Numba kernel's bit for bit.
+
+        >>> _copies(mod, spec, xd, yd)  # attention's (B, T, 2, 1, D) x (B, T, 2, D): x copied
+        ('%t5', '%x1', ['%t5'])
+    """
+    ptrs, copies = [xd, yd], []
+    for j, (var, perm) in enumerate(zip(spec.eqn.invars, spec.perms)):
+        if perm is not None:
+            ptrs[j] = _permuted(mod, spec.ty, var, ptrs[j], perm)
+            copies.append(ptrs[j])
+    return ptrs[0], ptrs[1], copies
+
+
+def _permuted(mod, ty, var, src, perm):
+    """A C-order copy of `var` (its data at `src`) with its axes in order `perm`."""
+    shape = [int(d) for d in var.aval.shape]
+    strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+    dims = [shape[d] for d in perm]
+    size = int(np.prod(shape, dtype=np.int64))
+    dst = mod.heap(size * (4 if ty == "float" else 8))
+
+    def element(syms):             # (the copy written in order, its source read strided)
+        at, to = "0", "0"
+        for j, sym in enumerate(syms):
+            i = mod.index(sym)
+            t, a, u, b = mod.fresh(), mod.fresh(), mod.fresh(), mod.fresh()
+            mod.emit(f"{t} = mul nsw i64 {i}, {strides[perm[j]]}")
+            mod.emit(f"{a} = add nsw i64 {at}, {t}")
+            mod.emit(f"{u} = mul nsw i64 {to}, {dims[j]}")
+            mod.emit(f"{b} = add nsw i64 {u}, {i}")
+            at, to = a, b
+        p, v, q = mod.fresh(), mod.fresh(), mod.fresh()
+        mod.emit(f"{p} = getelementptr {ty}, ptr {src}, i64 {at}")
+        mod.emit(f"{v} = load {ty}, ptr {p}")
+        mod.emit(f"{q} = getelementptr {ty}, ptr {dst}, i64 {to}")
+        mod.emit(f"store {ty} {v}, ptr {q}")
+    mod._nest_over(dims, element)
+    return dst
+
+
+def _product(mod, spec, acc, xd, yd):
+    """`emit`'s product on operands at `xd`, `yd` (read in `spec`'s layouts)."""
+    x, y = spec.eqn.invars
+    out = spec.eqn.outvars[0]
     if y in getattr(mod, "transposed", {}) and spec.yl == "t" and nest_takes(spec):
         # a control body's const B, transposed once before the loop (invariants.py): the
         # untransposed nest on the copy, which packs nothing

@@ -80,7 +80,9 @@ def matrices(pspec, steps):
 def takes(eqn):
     """Whether the Numba kernel computes dot_general `eqn` on matrix views (`_dot_views`):
     a product written transposed, or a BLAS product with an operand that is no contiguous
-    matrix (else products.py's class, or loops).
+    matrix but whose every batch index selects matrices BLAS reads in place (else
+    products.py's class -- copying an operand into a transposed layout where none does --
+    or loops).
 
         >>> takes(eqn)      # s = q @ k.T per head, q and k of (batch, seq, heads, dim)
         True
@@ -90,7 +92,8 @@ def takes(eqn):
     if "out_permutation" in eqn.params:
         return True
     xf, yf, _ = dot_dims(eqn)
-    return cpu_blas(eqn) and None in matrix_layouts(eqn, xf, yf)[2:]
+    return bool(cpu_blas(eqn) and None in matrix_layouts(eqn, xf, yf)[2:]
+                and view_layouts(eqn, xf, yf) is not None)
 
 
 def accepts(eqn, ty, acc=None, steps=None):
