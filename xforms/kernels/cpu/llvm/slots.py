@@ -44,7 +44,6 @@ def in_place(m, eqn):
             and eqn.invars[0] in m.plan.placed)
 
 
-
 def product(m, st, ty):
     """Matrix product step `st` (element type `ty`) whose output is placed in a
     concatenate's slot, written there as the Numba kernel's `_dot_general` writes it

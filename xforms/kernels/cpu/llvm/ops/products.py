@@ -108,7 +108,7 @@ def _copies(mod, spec, xd, yd):
     buffers of `aligned_alloc`: -> (x's data, y's data, the copies to free).  A copy holds
     the operand's values, so the product on it is the Numba kernel's bit for bit.
 
-        >>> _copies(mod, spec, xd, yd)  # attention's (B, T, 2, 1, D) x (B, T, 2, D): x copied
+        >>> _copies(mod, spec, xd, yd)  # einsum("ijk,jl->ikl", x, y): x copied as (i, k, j)
         ('%t5', '%x1', ['%t5'])
     """
     ptrs, copies = [xd, yd], []
