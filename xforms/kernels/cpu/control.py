@@ -16,7 +16,8 @@ code, is xforms/kernels/loops/control_print.py).  Semantics: xforms/primitives/c
 A body may update its carry buffers in place once they are dead (the plan marks loop
 carries as owned); outputs that alias the body's constants or each other are copied, so
 two carries never share a buffer.  The intermediates of a body are allocated once, before
-the loop (`Emitter.loop_scope`).
+the loop (`Emitter.loop_scope`); a new carry computed in a buffer of its own alternates with
+an old carry's buffer (`_CpuControl.spare_carries`).
 """
 import contextlib
 from collections import Counter
