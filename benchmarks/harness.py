@@ -19,6 +19,11 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
+try:
+    import resource             # (Unix: page faults and context switches of a timing)
+except ImportError:
+    resource = None
+
 import numpy as np
 
 from . import peers, timing
@@ -240,14 +245,54 @@ def _setup_check_time(ctx, case, system, data, ref, row):
         if problem:
             row.update(status="failed", reason=problem)
             return row, None
-    t = timing.measure(fn, args, repeats=ctx.repeats, target=ctx.target, budget=ctx.budget)
+    xf_cpu = system == "xforms" and ctx.backend != "cuda"
+    if xf_cpu:
+        _thread_history(reset=True)
+    with _window() as window:
+        t = timing.measure(fn, args, repeats=ctx.repeats, target=ctx.target, budget=ctx.budget)
     row.update(median_s=t.median, min_s=t.min, q1_s=t.q1, q3_s=t.q3, number=t.number, repeats=t.repeats)
-    if system == "xforms" and ctx.backend != "cuda":
+    row["window"] = window
+    if xf_cpu:
         row["blas_threads"] = _blas_threads()
+        row.update(_thread_history())
     if system == "xforms" and ctx.backend == "cuda":
         row["kernel_launches"] = ctx.kernel_launches(fn, args)
         row["host_us"], row["graph"] = ctx.host_us(fn, args, t.median)
     return row, (None if system in NO_CHECK else out)
+
+
+@contextlib.contextmanager
+def _window():
+    """Around a row's timing: {wall_s, cpu_s, minflt, nivcsw} of this process over it
+    (CPU of all its threads: cpu_s / wall_s near 2 is two busy threads, well below 1 a
+    process that waited for a core -- the figures that tell a row's two speeds apart)."""
+    out = {}
+    usage = (lambda: resource.getrusage(resource.RUSAGE_SELF)) if resource else (lambda: None)
+    r0, c0, t0 = usage(), time.process_time(), time.perf_counter()
+    try:
+        yield out
+    finally:
+        r1 = usage()
+        out.update(wall_s=round(time.perf_counter() - t0, 4), cpu_s=round(time.process_time() - c0, 4))
+        if r1 is not None:
+            out.update(minflt=r1.ru_minflt - r0.ru_minflt, nivcsw=r1.ru_nivcsw - r0.ru_nivcsw)
+
+
+def _thread_history(reset=False):
+    """xforms' thread choices during a row's timing: the BLAS monitor's seconds at each
+    count with the outside load it saw (``blas_history``), and the calls of its parallel
+    kernels at each thread count (``parallel_calls``, AdaptiveThreads); `reset` starts
+    both afresh before the timing."""
+    try:
+        from xforms.kernels.runtime import threads
+        from xforms.kernels.runtime.products import blas_threads
+        if reset:
+            blas_threads.HISTORY.reset()
+        out = {"blas_history": blas_threads.HISTORY.summary(),
+               "parallel_calls": {str(k): v for k, v in threads.calls_summary(reset).items()}}
+        return {} if reset else out
+    except Exception as exc:        # (a record, never a failure of the row)
+        return {"blas_history": {"error": one_line(exc)}}
 
 
 def _blas_threads():

@@ -97,3 +97,16 @@ def test_the_openblas_finders_share_one_helper_and_import_no_scipy():
     # what the process has: as many setters as bundled libraries with one, SciPy's pointers
     assert int(n) == len(blas_threads._setters())
     assert pointers == str(bool(bundled_openblas("scipy")))
+
+
+def test_history_records_seconds_at_each_count_and_the_outside_load():
+    """The monitor's history (recorded by the benchmark harness during a row's timing): the
+    seconds at each count and the mean outside load, since the last reset."""
+    h = blas_threads.History()
+    h.add(2, 0.25, others=0.0)
+    h.add(1, 0.25, others=1.0)
+    h.add(1, 0.5, others=0.5)
+    assert h.summary() == {"seconds": {1: 0.75, 2: 0.25}, "outside_load": 0.5}
+    h.reset()
+    assert h.summary() == {"seconds": {}, "outside_load": None}
+    assert isinstance(blas_threads.HISTORY, blas_threads.History)

@@ -689,3 +689,16 @@ def test_row_max_min_lanes_keep_nan_and_signed_zeros(monkeypatch, dt):
         np.testing.assert_array_equal(u, w)
         np.testing.assert_array_equal(np.signbit(u), np.signbit(w))
         np.testing.assert_array_equal(v.view(np.uint8), u.view(np.uint8))
+
+
+def test_adaptive_threads_counts_its_calls_at_each_setting(clock):
+    """`threads.calls_summary` (recorded by the benchmark harness around a row's timing):
+    calls at each thread count of all AdaptiveThreads kernels, the tries among them."""
+    import xforms.kernels.runtime.threads as threads_mod
+    threads_mod.calls_summary(reset=True)
+    ad = AdaptiveThreads(lambda: clock.sleep(0.001), threads=2)
+    for _ in range(12):
+        ad()
+    got = threads_mod.calls_summary(reset=True)
+    assert got.get(1, 0) + got.get(2, 0) == 12 and got.get("probes", 0) >= 1, got
+    assert threads_mod.calls_summary() == {}

@@ -16,7 +16,8 @@ code, is xforms/kernels/loops/control_print.py).  Semantics: xforms/primitives/c
 A body may update its carry buffers in place once they are dead (the plan marks loop
 carries as owned); outputs that alias the body's constants or each other are copied, so
 two carries never share a buffer.  The intermediates of a body are allocated once, before
-the loop (`Emitter.loop_scope`).
+the loop (`Emitter.loop_scope`); a new carry computed in a buffer of its own alternates with
+an old carry's buffer (`_CpuControl.spare_carries`).
 """
 import contextlib
 from collections import Counter
@@ -78,6 +79,47 @@ def _never_written(st):
 def _assign(em, outs, exprs):
     for v, e in zip(outs, exprs):
         em.line(f"{em.atom(v)} = {e if v.aval.shape else _scalar(e, v.aval.dtype)}")
+
+
+class _Spare:
+    """The spare buffer of one loop carry (`_CpuControl.spare_carries`): its name and shape
+    once the body allocated it there, the body's input holding the old carry."""
+
+    def __init__(self, carry_in):
+        self.carry_in, self.name, self.shape = carry_in, None, None
+
+
+def _spare_carries(body, first, n):
+    """{Storage of a new carry: _Spare} for loop body plan `body` (its `n` carries its
+    inputs from `first` on): each new carry that lives in a buffer the body allocates (no
+    input's, no constant's) gets the buffer of an old carry that holds no new carry at the
+    iteration's end (same dtype and size; its own carry's first) -- the two alternate.
+
+        (a, b) -> (tanh(a @ w) + b, a @ v)    # new b: a's old buffer (new a is in b's)
+    """
+    jaxpr, storage = body.jaxpr, body.storage
+    ins, outs = jaxpr.invars[first:first + n], jaxpr.outvars[:n]
+    inputs = {id(storage[v]) for v in jaxpr.invars + jaxpr.constvars if v in storage}
+    carried = {id(storage.get(v)) for v in outs if isinstance(v, Var)}
+    free = [c for c in ins if c.aval.shape and c in storage and not storage[c].external
+            and id(storage[c]) not in carried]
+    found = {}
+    for j, o in enumerate(outs):
+        s_out = storage.get(o) if isinstance(o, Var) else None
+        if s_out is None or s_out.external or id(s_out) in inputs or s_out in found:
+            continue
+        fits = [c for c in free if _same_size(storage[c], s_out)]
+        if fits:
+            c = ins[j] if ins[j] in fits else fits[0]
+            free.remove(c)
+            found[s_out] = _Spare(c)
+    return found
+
+
+def _same_size(a, b):
+    """Whether Storages `a` and `b` hold as many elements of one dtype (sizes may be
+    symbolic: compared as text)."""
+    return a.dtype == b.dtype and str(a.size) == str(b.size)
 
 
 def _packs_b(st, body):
@@ -287,6 +329,37 @@ class _CpuControl(ControlPrinter):
                 kept.append((v, stacked, em.fresh("K")))
                 em.line(f"{kept[-1][2]} = {em.A(v)}")
         return kept
+
+    @contextlib.contextmanager
+    def spare_carries(self, body, first, n):
+        """A new carry that the body computes in a buffer of its own (a product cannot
+        write into the carry it reads: `u = tanh(h @ w.T + x)`) is computed in a spare
+        allocated once, before the loop; at the iteration's end the spare takes the old
+        carry's buffer, dead by then (ping-pong) -- no allocation a step.
+
+            P3 = empty_c((n0, 64), np.float32)   # before the loop
+            for it2 in range(n1):
+                S1_B = D                          # the carry
+                S1_D = P3                         # was empty_c((n0, 64), np.float32)
+                mm_nn(S1_B, xt1, S1_D)
+                ...
+                D = S1_F                          # (S1_F is S1_D's buffer)
+                P3 = S1_B                         # the old carry's buffer is free
+        """
+        em = self.em
+        spares = _spare_carries(body, first, n)
+        prev, em.spares = em.spares, {**em.spares, **spares}
+        try:
+            yield
+        finally:
+            em.spares = prev
+        for st, spare in spares.items():
+            if spare.name is None:         # the body never allocated it (a row, a slot)
+                continue
+            old = em.A(spare.carry_in)
+            if tuple(spare.carry_in.aval.shape) != spare.shape:
+                old = f"{em.helper('reshape_c')}({old}, {shape_str(spare.shape)})"
+            em.line(f"{spare.name} = {old}")
 
     def restore_carries(self, kept, written):
         # one copy after the loop instead of one a step: the carry must not stay a view

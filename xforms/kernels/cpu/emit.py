@@ -72,6 +72,8 @@ class Emitter(Naming):
                                      # body's output computed in its stacked output's row
         self.transposed = {}         # id(product eqn) -> its B's copy transposed before
                                      # the loop (cpu/control.py `transposed_consts`)
+        self.spares = {}             # Storage -> Spare: a loop body's new carry computed in
+                                     # a buffer allocated before the loop (cpu/control.py)
         self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
         self._fresh = 0
         self._scopes = 0
@@ -171,6 +173,13 @@ class Emitter(Naming):
         dtype = np.dtype(dtype)
         expr = f"{self.helper('empty_c')}({shape_str(shape)}, {dtype_str(dtype)})"
         size = int(np.prod(shape, dtype=np.int64))
+        spare = self.spares.get(st) if st is not None else None
+        if spare is not None and self.hoisted is not None and size > 0:
+            if spare.name is None:         # allocated once, before the outermost loop
+                spare.name, spare.shape = self.fresh("P"), tuple(shape)
+                self.hoisted.append((spare.name, expr, tuple(shape), dtype, st))
+            self.line(f"{name} = {spare.name}")
+            return
         if (self.hoisted is not None and st is not None and not st.external
                 and not st.is_output and size > 0):
             self.hoisted.append((name, expr, tuple(shape), dtype, st))

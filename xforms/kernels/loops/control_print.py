@@ -20,7 +20,9 @@ name, trip count) of a `for_loop`), `counter(i)` (the counter as a value), `scan
 params, c_outs, ys)` (allocate a scan's stacked outputs; -> the rows each step fills),
 `rows_in_place(body, nconsts, rows, i)` (a scan's outputs stacked without a store),
 `keep_carries(body, c_outs, rows)` / `restore_carries(kept, written)` (carries that step
-from row to row of a stacked output), `host_loop()` (said before a `while`).
+from row to row of a stacked output), `spare_carries(body, first, n)` (around one iteration:
+carries computed in a buffer that alternates with the carry's, the CPU's ping-pong),
+`host_loop()` (said before a `while`).
 """
 import contextlib
 
@@ -62,6 +64,13 @@ class ControlPrinter:
     def restore_carries(self, kept, written):
         """After a scan: carries left in a row of a stacked output get their own buffer."""
 
+    def spare_carries(self, body, first, n):
+        """Around the code of one iteration (body, new carries bound, rows stored): `body`
+        the body's plan, its `n` carries its inputs from `first` on (the CPU computes a new
+        carry in a spare buffer allocated before the loop, which takes the old carry's
+        buffer at the iteration's end)."""
+        return contextlib.nullcontext()
+
     def cond(self, step):
         em = self.em
         index, *ops = step.eqn.invars
@@ -90,8 +99,9 @@ class ControlPrinter:
             (c,) = self.sub(subs["cond_jaxpr"], [self.arg(a) for a in cc + outs], "w")
             with em.block(f"if not {self.truth(c)}:"):
                 em.line("break")
-            self.assign(outs, self.sub(subs["body_jaxpr"], [self.arg(a) for a in bc + outs],
-                                       "w"))
+            body = subs["body_jaxpr"]
+            with self.spare_carries(body, len(bc), len(outs)):
+                self.assign(outs, self.sub(body, [self.arg(a) for a in bc + outs], "w"))
 
     def for_loop(self, step):
         em, p = self.em, step.eqn.params
@@ -100,9 +110,11 @@ class ControlPrinter:
         self.init_carry(outs, carry)
         i, stop = self.bounds(n[0])
         rng = f"range({stop} - 1, -1, -1)" if p["reverse"] else f"range({stop})"
-        with self.loop_scope(), em.block(f"for {i} in {rng}:"):
-            exprs = self.sub(subplans(step)["body_jaxpr"],
-                             [self.counter(i)] + [self.arg(a) for a in consts + outs], "f")
+        body = subplans(step)["body_jaxpr"]
+        with (self.loop_scope(), em.block(f"for {i} in {rng}:"),
+              self.spare_carries(body, 1 + len(consts), len(outs))):
+            exprs = self.sub(body, [self.counter(i)] + [self.arg(a) for a in consts + outs],
+                             "f")
             self.assign(outs, exprs)
 
     def scan(self, step):
@@ -117,7 +129,8 @@ class ControlPrinter:
         n = p["length"]
         rng = f"range({n - 1}, -1, -1)" if p["reverse"] else f"range({n})"
         kept = self.keep_carries(body, c_outs, rows)
-        with self.loop_scope(), em.block(f"for {i} in {rng}:"):
+        with (self.loop_scope(), em.block(f"for {i} in {rng}:"),
+              self.spare_carries(body, len(consts), len(c_outs))):
             args = [self.arg(a) for a in consts + c_outs] + [self.row(x, i) for x in xs]
             with self.rows_in_place(body, p["num_consts"], rows, i) as written:
                 exprs = self.sub(body, args, "s")

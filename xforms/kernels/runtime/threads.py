@@ -179,6 +179,21 @@ def _load_numba():
     return numba
 
 
+# {threads: calls} of all AdaptiveThreads kernels, and how many of those calls were tries of
+# the other setting ("probes"): the benchmark harness resets and records it around each
+# xforms row's timing, so a row at two speeds across processes shows whether its parallel
+# loops ran on one thread in the slow process (a per-process choice, made on few calls)
+CALLS = {}
+
+
+def calls_summary(reset=False):
+    """A copy of CALLS ({threads or "probes": calls}); `reset` empties it."""
+    out = dict(sorted(CALLS.items(), key=str))
+    if reset:
+        CALLS.clear()
+    return out
+
+
 class AdaptiveThreads:
     """Call `kernel` with numba.set_num_threads(all or 1), the one measured faster; a kernel
     of the direct LLVM path passes its own `control` (get_num_threads / set_num_threads:
@@ -221,6 +236,9 @@ class AdaptiveThreads:
         self.calls += 1
         probe = self.warm and self.calls >= self.next_probe
         k = self._other() if probe else self.mode
+        CALLS[k] = CALLS.get(k, 0) + 1
+        if probe:
+            CALLS["probes"] = CALLS.get("probes", 0) + 1
         control = self.control or _load_numba()
         prev = control.get_num_threads()
         control.set_num_threads(k)

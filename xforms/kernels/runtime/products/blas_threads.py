@@ -54,6 +54,38 @@ def choose_threads(cores, others):
     return max(1, min(cores, int(cores - others + 0.5)))
 
 
+class History:
+    """Seconds the monitor held each thread count, and the other processes' mean load, since
+    the last `reset` -- what a snapshot after a timing (`counts`) cannot show: the benchmark
+    harness records it beside each xforms row, so a row at two speeds across processes shows
+    whether its BLAS ran on fewer threads in the slow one, and why (outside load).
+
+        >>> h = History()
+        >>> h.add(2, 0.25, others=0.0); h.add(1, 0.25, others=0.8)
+        >>> h.summary()
+        {'seconds': {1: 0.25, 2: 0.25}, 'outside_load': 0.4}
+    """
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.seconds, self.load_s, self.total = {}, 0.0, 0.0
+
+    def add(self, count, wall, others):
+        """One monitor interval of `wall` s at `count` threads, `others` cores used outside."""
+        self.seconds[count] = self.seconds.get(count, 0.0) + wall
+        self.load_s += others * wall
+        self.total += wall
+
+    def summary(self):
+        return {"seconds": {k: round(v, 3) for k, v in sorted(self.seconds.items())},
+                "outside_load": round(self.load_s / self.total, 2) if self.total else None}
+
+
+HISTORY = History()
+
+
 def counts():
     """{library file name: its thread count now} of SciPy's and NumPy's OpenBLAS (what the
     monitor chose: the benchmark harness records it beside xforms' timings, so that a row
@@ -137,6 +169,8 @@ def _monitor(setters, cores):
         kids = sum(max(0, v - kids0.get(pid, 0)) for pid, v in kids1.items()) / hz
         others = max(0.0, ((busy1 - busy0) / hz - (own1 - own0) - kids) / wall)
         busy0, t0, own0, kids0 = busy1, t1, own1, kids1
+        if current is not None:           # the interval just ended ran at `current`
+            HISTORY.add(current, wall, others)
         want = policy.step(others, kids / wall)
         if want != current:
             for f in setters:
