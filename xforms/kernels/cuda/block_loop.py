@@ -101,6 +101,17 @@ def mode(size):
     return None
 
 
+def in_loop(em):
+    """Whether a loop's host text is being emitted, which this module may run as one kernel:
+    a kernel that uses its block (a scan's chunks, a sort's tiles) then launches with
+    `spec.block` threads, the loop's own block, so that the loop can call it as it is
+    (`Kernel.takes_turns`); its host form launches the same kernels, so the same bits.
+
+        in_loop(em)     # -> True while emit() writes a fori_loop's body
+    """
+    return em.loop_depth > 0
+
+
 def largest(eqn):
     """Elements of the largest array an equation or its sub-programs touch."""
     n = max([int(np.prod(a.aval.shape, dtype=np.int64)) for a in
@@ -122,7 +133,11 @@ def emit(em, step, host_rule):
         return
     how = mode(largest(step.eqn))
     host, l0, k0 = em.host, len(em.host.lines), len(em.launches)
-    host_rule(em, step)
+    em.loop_depth += 1          # (in_loop: the body's block-wide kernels take spec.block)
+    try:
+        host_rule(em, step)
+    finally:
+        em.loop_depth -= 1
     if how is None:
         host.lines.insert(l0, f"{'    ' * host.depth}# host loop: arrays past GRID_MAX elements")
         return
@@ -193,8 +208,7 @@ def _translate(em, lines, k0, how):
         body.append(ind + s)
     if hoisted and nests > 1:
         raise _Refused("buffers made per iteration of a nested loop")
-    shared = sum(_shared_bytes("\n".join(em.device_defs[n])) for n in called
-                 if n in em.device_defs)
+    shared = sum(_shared_bytes(_text_called(em, n)) for n in called)
     if shared > SHARED_MAX:
         raise _Refused(f"{shared} bytes of shared memory")
     params = _free_names(body)
@@ -275,6 +289,8 @@ def _check_kernel(em, name, grid, block, how):
         return name
     if k.blocks_apart:
         return _blocks_in_turn(em, k, grid, block)
+    if k.takes_turns:
+        return _taking_turns(em, k, grid, block)
     if len(grid) != 1 or len(block) != 1 or any(w in text for w in _BLOCKWISE):
         raise _Refused(f"{name} uses its block")
     if text.count("cuda.grid(1)") != text.count(_STRIDE) + text.count(_THREAD0):
@@ -284,6 +300,41 @@ def _check_kernel(em, name, grid, block, how):
             if not n.strip().isdigit() or int(n) > 1:
                 raise _Refused(f"{name} runs in one thread")
     return name
+
+
+_TURNS = re.compile(r"range\(cuda\.blockIdx\.x, [^,()]+, cuda\.gridDim\.x\)")
+
+
+def _taking_turns(em, k, grid, block):
+    """-> the name of kernel `k`, whose blocks take the grid's work in turn themselves (a
+    scan's chunks, a sort's tiles), called as it is in the loop's blocks:
+
+        for _g in range(cuda.blockIdx.x, 6, cuda.gridDim.x):     # 6 chunks, any grid
+            ...                                  # the chunk in shared memory, barriers
+            cuda.syncthreads()                   # (its shared memory free for the next)
+
+    Exact: a chunk's work is the same whichever block takes it.  It needs the loop's block
+    to have its threads (`in_loop`: it was emitted with `spec.block` of them) and must read
+    the grid's shape only in that loop."""
+    text = "\n".join(k.lines)
+    if len(grid) != 1 or block != (em.spec.block,):
+        raise _Refused(f"{k.name} wants {block} threads a block")
+    turns = len(_TURNS.findall(text))
+    if text.count("cuda.blockIdx") != turns or text.count("cuda.gridDim") != turns or \
+            re.search(r"\breturn\b", text) or \
+            any(w in text for w in ("cuda.grid(", "gridsize", "this_grid", "blockDim",
+                                    "threadIdx.y", "threadIdx.z")):
+        raise _Refused(f"{k.name} uses its grid")
+    return k.name
+
+
+def _text_called(em, name):
+    """The text of device function `name` and of the device functions it calls (a block
+    loop's kernel calls its body's kernels): where their shared arrays are declared."""
+    lines = em.device_defs.get(name) or next(k.lines for k in em.kernels if k.name == name)
+    text = "\n".join(lines)
+    inner = set(re.findall(r"\b_d_(" + _NAME + r")\(", text)) - {name}
+    return "\n".join([text] + [_text_called(em, n) for n in sorted(inner)])
 
 
 def _blocks_in_turn(em, k, grid, block):
