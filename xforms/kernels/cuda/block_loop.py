@@ -69,7 +69,7 @@ _NESTING = re.compile(r"^(for .*|while True|if (?!not _f\d+:).*|elif .*|else):$"
 _ASSIGN = re.compile(r"^(" + _NAME + r"(?:, " + _NAME + r")*) = (.+)$")
 _HEADER = re.compile(r"^(for " + _NAME + r" in range\(.*\)|while True|if .*|elif .*|else):$")
 _KEYWORDS = {"for", "in", "range", "while", "True", "False", "if", "elif", "else", "not",
-             "and", "or", "break", "int", "min", "max", "np", "cuda", "float", "bool"}
+             "and", "or", "break", "int", "min", "max", "np", "cuda", "float", "bool", "nbt"}
 # a captured kernel indexes threads only by these (grid-stride loops, or thread 0 alone)
 _STRIDE = "range(cuda.grid(1), "
 _THREAD0 = "if cuda.grid(1) == 0:"
@@ -186,7 +186,6 @@ def _translate(em, lines, k0, how):
         if m:
             name, grid, block = em.launches[int(m[1])]
             name = _check_kernel(em, name, grid, block, how)
-            em.device_fns.add(name)
             called.add(name)
             body += [f"{ind}_d_{name}({m[2]})", f"{ind}{barrier}"]
             continue
@@ -208,7 +207,10 @@ def _translate(em, lines, k0, how):
         body.append(ind + s)
     if hoisted and nests > 1:
         raise _Refused("buffers made per iteration of a nested loop")
-    shared = sum(_shared_bytes(_text_called(em, n)) for n in called)
+    body, called = _pool_shared(em, body, called)
+    em.device_fns.update(called)
+    shared = _shared_bytes("\n".join(body)) + \
+        sum(_shared_bytes(_text_called(em, n)) for n in called)
     if shared > SHARED_MAX:
         raise _Refused(f"{shared} bytes of shared memory")
     params = _free_names(body)
@@ -326,6 +328,57 @@ def _taking_turns(em, k, grid, block):
                                     "threadIdx.y", "threadIdx.z")):
         raise _Refused(f"{k.name} uses its grid")
     return k.name
+
+
+_SHARED_1D = re.compile(r"^(\s*)(" + _NAME + r") = cuda\.shared\.array\((\d+), nbt\.(\w+)\)$")
+
+
+def _pool_shared(em, body, called):
+    """-> (body, names called): the one-dimensional shared arrays of the device functions
+    the loop calls become windows of one pool per dtype that the loop's kernel declares and
+    passes them, so they take the largest function's memory, not the sum (the calls run one
+    after another, a barrier between; two scans and a sort fit where their own arrays would
+    not):
+
+        _d_k3(S1_A, S1_B)                 # k3: _s = cuda.shared.array(2048, nbt.float64)
+    becomes
+        _sh_float64 = cuda.shared.array(2048, nbt.float64)          # (the kernel's first line)
+        _d_k3_s(S1_A, S1_B, _sh_float64)  # k3_s: _s = _shp_float64[0:2048]
+    """
+    pool, renamed = {}, {}
+    for n in sorted(called):
+        lines = em.device_defs.get(n) or next(k.lines for k in em.kernels if k.name == n)
+        sizes, out = {}, []
+        for ln in lines[1:]:
+            m = _SHARED_1D.match(ln)
+            if m:
+                ind, x, size, dt = m[1], m[2], int(m[3]), m[4]
+                at = sizes.get(dt, 0)
+                sizes[dt] = at + size
+                ln = f"{ind}{x} = _shp_{dt}[{at}:{at + size}]"
+            out.append(ln)
+        if not sizes:
+            continue
+        dts = sorted(sizes)
+        name = f"{n}_s"
+        head = lines[0].replace(f"def {n}(", f"def {name}(")
+        em.device_defs[name] = [head[:-2] + "".join(f", _shp_{d}" for d in dts) + "):"] + out
+        renamed[n] = (name, dts)
+        for d in dts:
+            pool[d] = max(pool.get(d, 0), sizes[d])
+    if not renamed:
+        return body, called
+    call = re.compile(r"\b_d_(" + "|".join(map(re.escape, renamed)) + r")\((.*)\)$")
+
+    def rename(ln):
+        m = call.search(ln)
+        if not m:
+            return ln
+        name, dts = renamed[m[1]]
+        extra = ", ".join(f"_sh_{d}" for d in dts)
+        return ln[:m.start()] + f"_d_{name}({m[2]}{', ' if m[2] else ''}{extra})"
+    decls = [f"_sh_{d} = cuda.shared.array({pool[d]}, nbt.{d})" for d in sorted(pool)]
+    return decls + [rename(ln) for ln in body], {renamed.get(n, (n,))[0] for n in called}
 
 
 def _text_called(em, name):
