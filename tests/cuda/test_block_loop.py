@@ -168,7 +168,15 @@ def test_scans_and_sorts_in_the_body_compute_as_the_host_loop_does(monkeypatch):
     a loop they launch with the loop's block (block_loop.in_loop), so one block, a
     cooperative grid and the host loop run the same kernels: the same bits."""
     f, (u,), _ = PROGRAMS["scan_sort_loop"]
+    # the called functions' shared arrays are windows of one pool per dtype: 9 B float64 (a
+    # scan's chunk of 8 B and B totals, B = spec.block) and the sort tile's positions (2 B,
+    # at most 512 for a line of 300) as int32; their own arrays would take several times more
+    # (the simulator's spec: 640 bytes, 5184 without the pool)
+    from xforms.kernels.cuda import runtime as rt
+    B = rt.device_spec().block
+    monkeypatch.setattr(block_loop, "SHARED_MAX", 8 * 9 * B + 4 * min(512, 2 * B))
     block = _fresh(f, u)
+    assert f"_sh_float64 = cuda.shared.array({9 * B}, nbt.float64)" in block.source
     assert "as one block" in block.source and "parallel scan" in block.source
     assert "bitonic tiles" in block.source
     assert block.count_launches(u) == block.launch_sites <= 2
