@@ -32,13 +32,18 @@ copied back into its own buffer at the end of the iteration (`_keep_buffers`).
 
 A kernel whose blocks share nothing but the launch (`Kernel.blocks_apart`: a reduction's
 tree, a matmul tile) is called as a device function running its grid's blocks in turn in
-the loop's blocks (`_blocks_in_turn`): Newton-CG's loop of hvp is one launch.
+the loop's blocks (`_blocks_in_turn`): Newton-CG's loop of hvp is one launch.  A kernel
+whose blocks take the grid's work in turn themselves (`Kernel.takes_turns`: a parallel
+scan's chunks, a bitonic sort's tiles) is called as it is (`_taking_turns`); in a loop
+those launch with the loop's block, `spec.block` threads (`in_loop`).  The called
+functions' one-dimensional shared arrays become windows of one pool per dtype that the
+loop's kernel declares (`_pool_shared`): the largest function's memory, not the sum.
 
 Refused (the host loop stays; a comment in the host code says why) when a line is one the
-device cannot run: a library call, a raise, another kernel that uses its block (shared
-memory, `threadIdx`: scans, sorts; a block loop itself may be called from one), more shared
-memory than `SHARED_MAX`, buffers made per iteration of a nested loop, or a name the host
-reads after the loop that would be left bound to another buffer.  Sizes (`mode`): a state of at most
+device cannot run: a library call, a raise, another kernel that uses its block otherwise
+(`threadIdx` with a grid-stride loop; a block loop itself may be called from one), more
+shared memory than `SHARED_MAX`, buffers made per iteration of a nested loop, or a name the
+host reads after the loop that would be left bound to another buffer.  Sizes (`mode`): a state of at most
 `BLOCK_MAX` elements runs in one block; up to `GRID_MAX` in a cooperative grid of one block
 per multiprocessor (`cuda.cg.this_grid().sync()`: numba-cuda launches it cooperatively);
 beyond, per-step launches over the whole device win.  Both limits are first estimates, not
