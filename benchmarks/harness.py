@@ -244,7 +244,8 @@ def _setup_check_time(ctx, case, system, data, ref, row):
     row.update(median_s=t.median, min_s=t.min, q1_s=t.q1, q3_s=t.q3, number=t.number, repeats=t.repeats)
     if system == "xforms" and ctx.backend != "cuda":
         row["blas_threads"] = _blas_threads()
-    if system == "xforms" and ctx.backend == "cuda":
+    if ctx.backend == "cuda" and (system == "xforms" or hasattr(fn, "jitted")):
+        # (every row an xforms CUDA function times: cnn's forward "f" too, issue 34)
         row["kernel_launches"] = ctx.kernel_launches(fn, args)
         row["host_us"], row["graph"] = ctx.host_us(fn, args, t.median)
     return row, (None if system in NO_CHECK else out)
