@@ -186,7 +186,7 @@ def test_scans_and_sorts_in_the_body_compute_as_the_host_loop_does(monkeypatch):
     assert grid.count_launches(u) == grid.launch_sites <= 2
     monkeypatch.setenv("XFORMS_CUDA_LOOP_GRID_MAX", "0")
     host = _fresh(f, u)
-    assert host.count_launches(u) > 3 * 20
+    assert host.count_launches(u) >= 3 * 5       # (4 scans and a sort a step, at least)
     ref = np.asarray(host(u)[0])
     np.testing.assert_array_equal(np.asarray(block(u)[0]), ref)
     np.testing.assert_array_equal(np.asarray(grid(u)[0]), ref)
