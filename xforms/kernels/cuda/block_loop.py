@@ -43,9 +43,10 @@ Refused (the host loop stays; a comment in the host code says why) when a line i
 device cannot run: a library call, a raise, another kernel that uses its block otherwise
 (`threadIdx` with a grid-stride loop; a block loop itself may be called from one), more
 shared memory than `SHARED_MAX`, buffers made per iteration of a nested loop, or a name the
-host reads after the loop that would be left bound to another buffer.  Sizes (`mode`): a state of at most
-`BLOCK_MAX` elements runs in one block; up to `GRID_MAX` in a cooperative grid of one block
-per multiprocessor (`cuda.cg.this_grid().sync()`: numba-cuda launches it cooperatively);
+host reads after the loop that would be left bound to another buffer.
+
+Sizes (`mode`): a state of at most `BLOCK_MAX` elements runs in one block; up to
+`GRID_MAX` in a cooperative grid of one block per multiprocessor (`cuda.cg.this_grid().sync()`: numba-cuda launches it cooperatively);
 beyond, per-step launches over the whole device win.  Both limits are first estimates, not
 measurements (no GPU yet): XFORMS_CUDA_LOOP_BLOCK_MAX / XFORMS_CUDA_LOOP_GRID_MAX override
 them (0: never), and benchmarks/on_gpu.sh times the heat row under each mode.
