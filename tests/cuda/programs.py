@@ -694,6 +694,9 @@ PROGRAMS["scan_sort_loop"] = (scan_sort_steps, (np.cos(np.arange(300.0) * 0.37),
 # on a GPU's spec: two levels of scan chunks and merges past a tile, one block; a grid
 PTX_ONLY["scan_sort_loop_gpu"] = (scan_sort_steps, (np.ones(3000),), 0)
 PTX_ONLY["scan_sort_grid"] = (scan_sort_steps, (np.ones(10000, np.float32),), 0)
+# (a scan along the leading axis of few long lines: tiles of neighbouring lines)
+PTX_ONLY["scan_axis0_loop"] = (lambda x: lax.fori_loop(0, 3, lambda i, u: (
+    lax.cumsum(u, 0) * 1e-3 + xnp.roll(u, 1, 0)), x), (np.ones((2048, 3)),), 0)
 PTX_ONLY["newton_cg_grid"] = (newton_cg, newton_data(300, 40), 0)      # (a cooperative grid)
 PTX_ONLY["matmul_loop"] = (matmul_steps, (np.ones((40, 40)), np.ones((40, 40))), 0)
 

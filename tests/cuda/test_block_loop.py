@@ -209,3 +209,18 @@ def test_a_block_wide_kernel_is_called_as_it_is_only_with_the_loops_block():
     k.lines = k.lines + ["    _n = cuda.gridDim.x"]
     with pytest.raises(block_loop._Refused, match="uses its grid"):
         block_loop._taking_turns(em, k, grid, (8,))
+
+
+def test_a_scan_along_a_leading_axis_in_the_body(monkeypatch):
+    """The parallel scan's tiles of neighbouring lines (a scan along an axis that is not the
+    last, few long lines) in a loop: one launch, as the last axis's."""
+    from xforms.kernels.ops import cumulative
+    monkeypatch.setattr(cumulative, "PARALLEL_SCAN_MIN_N", 16)   # (lines of 40 parallel)
+    f = lambda x: lax.fori_loop(0, 3, lambda i, u: (           # noqa: E731
+        lax.cumsum(u, 0) * 0.01 + xnp.roll(u, 1, 0) * 0.5), x)
+    x = np.linspace(-1.0, 1.0, 120).reshape(40, 3)
+    exe = _fresh(f, x)
+    assert "as one block" in exe.source and "parallel scan of 3 line(s)" in exe.source
+    assert "tiles of" in exe.source
+    assert exe.count_launches(x) == exe.launch_sites <= 2
+    _check(exe, f, x)
