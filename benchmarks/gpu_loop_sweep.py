@@ -16,7 +16,8 @@ issue #34) as a cooperative grid and as the host loop: whether one launch pays w
 body reduces (the cliffs row of the GPU table runs it in the default mode, the grid).
 Last, a loop whose body scans and sorts (`_scan_sort`: a parallel scan's chunks and a
 bitonic sort's tiles, block-wide kernels a block loop calls as they are, 2026-11-30) in
-each mode: whether one block's serial share of a sort beats a dozen launches a step.
+one block and on the host: whether one block's serial share of a sort beats a dozen
+launches a step.
 """
 import argparse
 import json
@@ -146,7 +147,7 @@ def main(argv=None):
     # (4096: within one block's BLOCK_MAX, a sort of 8 tiles; the simulator: a scan and a
     # rank sort of 40, one step -- a bitonic sort there takes a minute a call)
     n, steps = (40, 1) if args.quick else (4096, 100)
-    for mode in ("block",) if args.quick else tuple(MODES):
+    for mode in ("block",) if args.quick else ("block", "host"):     # (two compiles)
         try:
             row = {"program": "scan_sort", "n": n, "steps": steps, "mode": mode,
                    **_scan_sort_case(n, mode, steps, budget)}
