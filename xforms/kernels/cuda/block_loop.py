@@ -367,8 +367,9 @@ def _pool_shared(em, body, called):
             continue
         dts = sorted(sizes)
         name = f"{n}_s"
-        head = lines[0].replace(f"def {n}(", f"def {name}(")
-        em.device_defs[name] = [head[:-2] + "".join(f", _shp_{d}" for d in dts) + "):"] + out
+        params = re.match(r"^def \w+\((.*)\):$", lines[0])[1]
+        params = ", ".join([params] * bool(params) + [f"_shp_{d}" for d in dts])
+        em.device_defs[name] = [f"def {name}({params}):"] + out
         renamed[n] = (name, dts)
         for d in dts:
             pool[d] = max(pool.get(d, 0), sizes[d])
