@@ -94,13 +94,22 @@ class Context:
         return synced
 
     def kernel_launches(self, fn, args):
-        """Kernels one call of an xforms CUDA function launches (host loops count every
-        iteration), or None off CUDA.  ``fn`` is what :meth:`xjit` returned."""
+        """Kernels and library calls one call of an xforms CUDA function launches (host
+        loops count every iteration), or None off CUDA.  ``fn`` is what :meth:`xjit`
+        returned."""
+        counts = self.launch_counts(fn, args)
+        return None if counts is None else counts["kernels"] + counts["library"]
+
+    def launch_counts(self, fn, args):
+        """What one call does on the device, by kind ({"kernels", "library", "host_waits",
+        "copies", "uploads"}: xforms/kernels/cuda/backend.launch_counts), or None off CUDA:
+        a GPU run's first clue to where a call's time goes (launches, or the host waiting
+        for a loop's predicate)."""
         g = getattr(fn, "jitted", None)
         if self.backend != "cuda" or g is None:
             return None
         from xforms.tree_util import tree_leaves
-        return g.lower(*args)._exe.count_launches(*tree_leaves(args))
+        return g.lower(*args)._exe.launch_counts(*tree_leaves(args))
 
     def host_us(self, fn, args, seconds):
         """Host microseconds one call of an xforms CUDA function takes before it returns
@@ -255,8 +264,10 @@ def _setup_check_time(ctx, case, system, data, ref, row):
     if xf_cpu:
         row["blas_threads"] = _blas_threads()
         row.update(_thread_history())
-    if system == "xforms" and ctx.backend == "cuda":
-        row["kernel_launches"] = ctx.kernel_launches(fn, args)
+    if ctx.backend == "cuda" and (system == "xforms" or hasattr(fn, "jitted")):
+        # (every row an xforms CUDA function times: cnn's forward "f" too, issue 34)
+        row["launch_counts"] = counts = ctx.launch_counts(fn, args)
+        row["kernel_launches"] = None if counts is None else counts["kernels"] + counts["library"]
         row["host_us"], row["graph"] = ctx.host_us(fn, args, t.median)
     return row, (None if system in NO_CHECK else out)
 

@@ -114,6 +114,10 @@ def table(rows: list[dict], width: int = 170) -> str:
             note = f"first call {row['first_call_s']:.3g} s" if row.get("first_call_s", 0) > 0.5 else ""
             if row.get("kernel_launches") is not None:
                 note += f"  {row['kernel_launches']} kernel launches/call"
+                c = row.get("launch_counts") or {}
+                extra = [f"{c[k]} {k.replace('_', ' ')}" for k in ("library", "host_waits")
+                         if c.get(k)]
+                note += f" ({', '.join(extra)})" if extra else ""
             if row.get("host_us") is not None:
                 note += f"  {row['host_us']:.1f} µs host/call"
             if row.get("graph"):

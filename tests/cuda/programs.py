@@ -678,6 +678,25 @@ def matmul_steps(u, w, steps=3):
 
 # (34 columns: past prepare/scalarize's 32, so the dots stay reductions)
 PROGRAMS["newton_cg_loop"] = (newton_cg, newton_data(40, 34), 1e-12)
+def scan_sort_steps(u, steps=3):
+    """Scans and a long sort in a loop's body: their kernels use their block (a parallel
+    scan's chunks, bitonic tiles), which take the grid's work in turn themselves, so the
+    block loop calls them as they are (block_loop._taking_turns)."""
+    def step(i, u):
+        c = lax.cumsum(u) * 0.01 + lax.cummax(u, reverse=True) * 0.5
+        return (xnp.sort(c)[::-1] * 0.5 + xnp.roll(u, 1) * 0.25
+                + lax.cumlogsumexp(u, reverse=True) * 0.01 - lax.cumprod(u * 0.1 + 1.0) * 0.01)
+    return lax.fori_loop(0, steps, step, u)
+
+
+# (300: past sorting.RANK_SORT_MAX_N, so a bitonic network; 5 scan chunks on the simulator)
+PROGRAMS["scan_sort_loop"] = (scan_sort_steps, (np.cos(np.arange(300.0) * 0.37),), 1e-12)
+# on a GPU's spec: two levels of scan chunks and merges past a tile, one block; a grid
+PTX_ONLY["scan_sort_loop_gpu"] = (scan_sort_steps, (np.ones(3000),), 0)
+PTX_ONLY["scan_sort_grid"] = (scan_sort_steps, (np.ones(10000, np.float32),), 0)
+# (a scan along the leading axis of few long lines: tiles of neighbouring lines)
+PTX_ONLY["scan_axis0_loop"] = (lambda x: lax.fori_loop(0, 3, lambda i, u: (
+    lax.cumsum(u, 0) * 1e-3 + xnp.roll(u, 1, 0)), x), (np.ones((2048, 3)),), 0)
 PTX_ONLY["newton_cg_grid"] = (newton_cg, newton_data(300, 40), 0)      # (a cooperative grid)
 PTX_ONLY["matmul_loop"] = (matmul_steps, (np.ones((40, 40)), np.ones((40, 40))), 0)
 

@@ -38,7 +38,7 @@ def test_the_heat_equation_is_one_launch_however_many_steps():
 
 
 @pytest.mark.parametrize("name", ["heat_stencil", "while_stencil", "scan_stencil",
-                                  "dynamic_fori_stencil"])
+                                  "dynamic_fori_stencil", "scan_sort_loop"])
 def test_stencil_loops_are_not_launched_per_step(name):
     f, args, rtol = PROGRAMS[name]
     exe = _fresh(f, *args)
@@ -159,3 +159,68 @@ def test_a_while_loop_gradient_launches_the_same_kernels_for_any_trip_count():
         np.testing.assert_allclose(float(np.asarray(exe(0.9)[0])), float(wl(n)(0.9)),
                                    rtol=1e-12)
     assert counts[0] == counts[1] <= 8, counts
+
+
+def test_scans_and_sorts_in_the_body_compute_as_the_host_loop_does(monkeypatch):
+    """Issue 34: a parallel scan's chunk kernel and a bitonic sort's tile kernels use their
+    block; their blocks take the grid's work in turn, so the loop calls them as they are
+    (before, refused: "k0 uses its block", 2 + 5 scan and 21 sort launches a step here).  In
+    a loop they launch with the loop's block (block_loop.in_loop), so one block, a
+    cooperative grid and the host loop run the same kernels: the same bits."""
+    f, (u,), _ = PROGRAMS["scan_sort_loop"]
+    # the called functions' shared arrays are windows of one pool per dtype: 9 B float64 (a
+    # scan's chunk of 8 B and B totals, B = spec.block) and the sort tile's positions (2 B,
+    # at most 512 for a line of 300) as int32; their own arrays would take several times more
+    # (the simulator's spec: 640 bytes, 5184 without the pool)
+    from xforms.kernels.cuda import runtime as rt
+    B = rt.device_spec().block
+    monkeypatch.setattr(block_loop, "SHARED_MAX", 8 * 9 * B + 4 * min(512, 2 * B))
+    block = _fresh(f, u)
+    assert f"_sh_float64 = cuda.shared.array({9 * B}, nbt.float64)" in block.source
+    assert "as one block" in block.source and "parallel scan" in block.source
+    assert "bitonic tiles" in block.source
+    assert block.count_launches(u) == block.launch_sites <= 2
+    monkeypatch.setenv("XFORMS_CUDA_LOOP_BLOCK_MAX", "0")
+    grid = _fresh(f, u)
+    assert "cuda.cg.this_grid()" in grid.source
+    assert grid.count_launches(u) == grid.launch_sites <= 2
+    monkeypatch.setenv("XFORMS_CUDA_LOOP_GRID_MAX", "0")
+    host = _fresh(f, u)
+    assert host.count_launches(u) >= 3 * 5       # (4 scans and a sort a step, at least)
+    ref = np.asarray(host(u)[0])
+    np.testing.assert_array_equal(np.asarray(block(u)[0]), ref)
+    np.testing.assert_array_equal(np.asarray(grid(u)[0]), ref)
+    _check(host, f, u)
+
+
+def test_a_block_wide_kernel_is_called_as_it_is_only_with_the_loops_block():
+    """Outside a loop a scan's block is sized to its line (20: 4 threads, not spec.block's
+    8): such a launch is refused, as is a kernel reading its grid's shape elsewhere."""
+    from xforms.kernels.cuda import runtime as rt
+    from xforms.kernels.cuda.backend import emit_program
+    prog = emit_program(xf.make_jaxpr(lambda x: lax.cumsum(x))(np.ones(20)), rt.SIM_SPEC, "f")
+    k = next(k for k in prog.kernels if k.takes_turns)
+    (_, grid, threads), = [ln for ln in prog.launches if ln[0] == k.name]
+    em = type("Em", (), {"spec": rt.SIM_SPEC})()
+    assert threads == (4,)
+    with pytest.raises(block_loop._Refused, match="threads a block"):
+        block_loop._taking_turns(em, k, grid, threads)
+    assert block_loop._taking_turns(em, k, grid, (8,)) == k.name
+    k.lines = k.lines + ["    _n = cuda.gridDim.x"]
+    with pytest.raises(block_loop._Refused, match="uses its grid"):
+        block_loop._taking_turns(em, k, grid, (8,))
+
+
+def test_a_scan_along_a_leading_axis_in_the_body(monkeypatch):
+    """The parallel scan's tiles of neighbouring lines (a scan along an axis that is not the
+    last, few long lines) in a loop: one launch, as the last axis's."""
+    from xforms.kernels.ops import cumulative
+    monkeypatch.setattr(cumulative, "PARALLEL_SCAN_MIN_N", 16)   # (lines of 40 parallel)
+    f = lambda x: lax.fori_loop(0, 3, lambda i, u: (           # noqa: E731
+        lax.cumsum(u, 0) * 0.01 + xnp.roll(u, 1, 0) * 0.5), x)
+    x = np.linspace(-1.0, 1.0, 120).reshape(40, 3)
+    exe = _fresh(f, x)
+    assert "as one block" in exe.source and "parallel scan of 3 line(s)" in exe.source
+    assert "tiles of" in exe.source
+    assert exe.count_launches(x) == exe.launch_sites <= 2
+    _check(exe, f, x)

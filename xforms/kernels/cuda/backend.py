@@ -12,6 +12,7 @@ cache works across processes); each kernel is compiled eagerly for its signature
 C-contiguous arrays and scalars), so a kernel Numba or NVVM rejects fails at compile time
 with a `LoweringError` naming the primitive and the generated line.
 """
+import collections
 import os
 import re
 import threading
@@ -156,20 +157,28 @@ def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
 
 # ---- executables -----------------------------------------------------------------------------
 class _CountingRuntime:
-    """The runtime module as the host code sees it, with its library calls counted into
-    n[0]: `gemm` and `fft` one each, `solve` (cuSOLVER) one per matrix of its batch."""
+    """The runtime module as the host code sees it, its calls counted into `n` (a Counter):
+    "library" `gemm` and `fft` one each, `solve` (cuSOLVER) one per matrix of its batch;
+    "host_waits" `fetch` and `host_copy` (the host waits for the device); "copies" device
+    copies; "uploads" host values copied to the device (`scalar`, `to_device`)."""
+
+    _KIND = {"gemm": "library", "fft": "library", "solve": "library",
+             "fetch": "host_waits", "host_copy": "host_waits",
+             "copy": "copies", "copy_into": "copies", "copy_range": "copies",
+             "scalar": "uploads", "to_device": "uploads"}
 
     def __init__(self, n):
         self._n = n
 
     def __getattr__(self, name):
         fn = getattr(rt, name)
-        if name not in ("gemm", "fft", "solve"):
+        kind = self._KIND.get(name)
+        if kind is None:
             return fn
 
-        def call(*a):
-            self._n[0] += SolverCall(*a[0]).batch if name == "solve" else 1
-            return fn(*a)
+        def call(*a, **kw):
+            self._n[kind] += SolverCall(*a[0]).batch if name == "solve" else 1
+            return fn(*a, **kw)
         return call
 
 
@@ -227,11 +236,21 @@ class CudaExecutable:
         called (a host loop launches its body's kernels on every iteration; `launch_sites`
         counts them once): a cuBLAS or cuFFT call counts one, a cuSOLVER call one per matrix
         (it runs the routine matrix by matrix)."""
-        n = [0]
+        c = self.launch_counts(*args)
+        return c["kernels"] + c["library"]
+
+    def launch_counts(self, *args):
+        """Run once: what that call did on the device, by kind (`_CountingRuntime`): where
+        a call's time goes on a GPU before any timing says so.
+
+            exe.launch_counts(x)   # {'kernels': 3, 'library': 1, 'host_waits': 0,
+                                   #  'copies': 2, 'uploads': 0}
+        """
+        n = collections.Counter()
 
         def counted(k):
             def launch(*a):
-                n[0] += 1
+                n["kernels"] += 1
                 return k(*a)
             return launch
         exe = self._target(args)
@@ -242,7 +261,7 @@ class CudaExecutable:
             exe(*args)
         finally:
             exe._K, exe._rt = plain, rt
-        return n[0]
+        return {k: n[k] for k in ("kernels", "library", "host_waits", "copies", "uploads")}
 
     def _memory(self):
         """The packed buffers of constants and workspace (one per dtype, made once), the

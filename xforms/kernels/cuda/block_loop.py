@@ -32,15 +32,21 @@ copied back into its own buffer at the end of the iteration (`_keep_buffers`).
 
 A kernel whose blocks share nothing but the launch (`Kernel.blocks_apart`: a reduction's
 tree, a matmul tile) is called as a device function running its grid's blocks in turn in
-the loop's blocks (`_blocks_in_turn`): Newton-CG's loop of hvp is one launch.
+the loop's blocks (`_blocks_in_turn`): Newton-CG's loop of hvp is one launch.  A kernel
+whose blocks take the grid's work in turn themselves (`Kernel.takes_turns`: a parallel
+scan's chunks, a bitonic sort's tiles) is called as it is (`_taking_turns`); in a loop
+those launch with the loop's block, `spec.block` threads (`in_loop`).  The called
+functions' one-dimensional shared arrays become windows of one pool per dtype that the
+loop's kernel declares (`_pool_shared`): the largest function's memory, not the sum.
 
 Refused (the host loop stays; a comment in the host code says why) when a line is one the
-device cannot run: a library call, a raise, another kernel that uses its block (shared
-memory, `threadIdx`: scans, sorts; a block loop itself may be called from one), more shared
-memory than `SHARED_MAX`, buffers made per iteration of a nested loop, or a name the host
-reads after the loop that would be left bound to another buffer.  Sizes (`mode`): a state of at most
-`BLOCK_MAX` elements runs in one block; up to `GRID_MAX` in a cooperative grid of one block
-per multiprocessor (`cuda.cg.this_grid().sync()`: numba-cuda launches it cooperatively);
+device cannot run: a library call, a raise, another kernel that uses its block otherwise
+(`threadIdx` with a grid-stride loop; a block loop itself may be called from one), more
+shared memory than `SHARED_MAX`, buffers made per iteration of a nested loop, or a name the
+host reads after the loop that would be left bound to another buffer.
+
+Sizes (`mode`): a state of at most `BLOCK_MAX` elements runs in one block; up to
+`GRID_MAX` in a cooperative grid of one block per multiprocessor (`cuda.cg.this_grid().sync()`: numba-cuda launches it cooperatively);
 beyond, per-step launches over the whole device win.  Both limits are first estimates, not
 measurements (no GPU yet): XFORMS_CUDA_LOOP_BLOCK_MAX / XFORMS_CUDA_LOOP_GRID_MAX override
 them (0: never), and benchmarks/on_gpu.sh times the heat row under each mode.
@@ -69,7 +75,7 @@ _NESTING = re.compile(r"^(for .*|while True|if (?!not _f\d+:).*|elif .*|else):$"
 _ASSIGN = re.compile(r"^(" + _NAME + r"(?:, " + _NAME + r")*) = (.+)$")
 _HEADER = re.compile(r"^(for " + _NAME + r" in range\(.*\)|while True|if .*|elif .*|else):$")
 _KEYWORDS = {"for", "in", "range", "while", "True", "False", "if", "elif", "else", "not",
-             "and", "or", "break", "int", "min", "max", "np", "cuda", "float", "bool"}
+             "and", "or", "break", "int", "min", "max", "np", "cuda", "float", "bool", "nbt"}
 # a captured kernel indexes threads only by these (grid-stride loops, or thread 0 alone)
 _STRIDE = "range(cuda.grid(1), "
 _THREAD0 = "if cuda.grid(1) == 0:"
@@ -101,6 +107,17 @@ def mode(size):
     return None
 
 
+def in_loop(em):
+    """Whether a loop's host text is being emitted, which this module may run as one kernel:
+    a kernel that uses its block (a scan's chunks, a sort's tiles) then launches with
+    `spec.block` threads, the loop's own block, so that the loop can call it as it is
+    (`Kernel.takes_turns`); its host form launches the same kernels, so the same bits.
+
+        in_loop(em)     # -> True while emit() writes a fori_loop's body
+    """
+    return em.loop_depth > 0
+
+
 def largest(eqn):
     """Elements of the largest array an equation or its sub-programs touch."""
     n = max([int(np.prod(a.aval.shape, dtype=np.int64)) for a in
@@ -122,7 +139,11 @@ def emit(em, step, host_rule):
         return
     how = mode(largest(step.eqn))
     host, l0, k0 = em.host, len(em.host.lines), len(em.launches)
-    host_rule(em, step)
+    em.loop_depth += 1          # (in_loop: the body's block-wide kernels take spec.block)
+    try:
+        host_rule(em, step)
+    finally:
+        em.loop_depth -= 1
     if how is None:
         host.lines.insert(l0, f"{'    ' * host.depth}# host loop: arrays past GRID_MAX elements")
         return
@@ -171,7 +192,6 @@ def _translate(em, lines, k0, how):
         if m:
             name, grid, block = em.launches[int(m[1])]
             name = _check_kernel(em, name, grid, block, how)
-            em.device_fns.add(name)
             called.add(name)
             body += [f"{ind}_d_{name}({m[2]})", f"{ind}{barrier}"]
             continue
@@ -193,8 +213,10 @@ def _translate(em, lines, k0, how):
         body.append(ind + s)
     if hoisted and nests > 1:
         raise _Refused("buffers made per iteration of a nested loop")
-    shared = sum(_shared_bytes("\n".join(em.device_defs[n])) for n in called
-                 if n in em.device_defs)
+    body, called = _pool_shared(em, body, called)
+    em.device_fns.update(called)
+    shared = _shared_bytes("\n".join(body)) + \
+        sum(_shared_bytes(_text_called(em, n)) for n in called)
     if shared > SHARED_MAX:
         raise _Refused(f"{shared} bytes of shared memory")
     params = _free_names(body)
@@ -275,6 +297,8 @@ def _check_kernel(em, name, grid, block, how):
         return name
     if k.blocks_apart:
         return _blocks_in_turn(em, k, grid, block)
+    if k.takes_turns:
+        return _taking_turns(em, k, grid, block)
     if len(grid) != 1 or len(block) != 1 or any(w in text for w in _BLOCKWISE):
         raise _Refused(f"{name} uses its block")
     if text.count("cuda.grid(1)") != text.count(_STRIDE) + text.count(_THREAD0):
@@ -284,6 +308,93 @@ def _check_kernel(em, name, grid, block, how):
             if not n.strip().isdigit() or int(n) > 1:
                 raise _Refused(f"{name} runs in one thread")
     return name
+
+
+_TURNS = re.compile(r"range\(cuda\.blockIdx\.x, [^,()]+, cuda\.gridDim\.x\)")
+
+
+def _taking_turns(em, k, grid, block):
+    """-> the name of kernel `k`, whose blocks take the grid's work in turn themselves (a
+    scan's chunks, a sort's tiles), called as it is in the loop's blocks:
+
+        for _g in range(cuda.blockIdx.x, 6, cuda.gridDim.x):     # 6 chunks, any grid
+            ...                                  # the chunk in shared memory, barriers
+            cuda.syncthreads()                   # (its shared memory free for the next)
+
+    Exact: a chunk's work is the same whichever block takes it.  It needs the loop's block
+    to have its threads (`in_loop`: it was emitted with `spec.block` of them) and must read
+    the grid's shape only in that loop."""
+    text = "\n".join(k.lines)
+    if len(grid) != 1 or block != (em.spec.block,):
+        raise _Refused(f"{k.name} wants {block} threads a block")
+    turns = len(_TURNS.findall(text))
+    if text.count("cuda.blockIdx") != turns or text.count("cuda.gridDim") != turns or \
+            re.search(r"\breturn\b", text) or \
+            any(w in text for w in ("cuda.grid(", "gridsize", "this_grid", "blockDim",
+                                    "threadIdx.y", "threadIdx.z")):
+        raise _Refused(f"{k.name} uses its grid")
+    return k.name
+
+
+_SHARED_1D = re.compile(r"^(\s*)(" + _NAME + r") = cuda\.shared\.array\((\d+), nbt\.(\w+)\)$")
+
+
+def _pool_shared(em, body, called):
+    """-> (body, names called): the one-dimensional shared arrays of the device functions
+    the loop calls become windows of one pool per dtype that the loop's kernel declares and
+    passes them, so they take the largest function's memory, not the sum (the calls run one
+    after another, a barrier between; two scans and a sort fit where their own arrays would
+    not):
+
+        _d_k3(S1_A, S1_B)                 # k3: _s = cuda.shared.array(2048, nbt.float64)
+    becomes
+        _sh_float64 = cuda.shared.array(2048, nbt.float64)          # (the kernel's first line)
+        _d_k3_s(S1_A, S1_B, _sh_float64)  # k3_s: _s = _shp_float64[0:2048]
+    """
+    pool, renamed = {}, {}
+    for n in sorted(called):
+        lines = em.device_defs.get(n) or next(k.lines for k in em.kernels if k.name == n)
+        sizes, out = {}, []
+        for ln in lines[1:]:
+            m = _SHARED_1D.match(ln)
+            if m:
+                ind, x, size, dt = m[1], m[2], int(m[3]), m[4]
+                at = sizes.get(dt, 0)
+                sizes[dt] = at + size
+                ln = f"{ind}{x} = _shp_{dt}[{at}:{at + size}]"
+            out.append(ln)
+        if not sizes:
+            continue
+        dts = sorted(sizes)
+        name = f"{n}_s"
+        params = re.match(r"^def \w+\((.*)\):$", lines[0])[1]
+        params = ", ".join([params] * bool(params) + [f"_shp_{d}" for d in dts])
+        em.device_defs[name] = [f"def {name}({params}):"] + out
+        renamed[n] = (name, dts)
+        for d in dts:
+            pool[d] = max(pool.get(d, 0), sizes[d])
+    if not renamed:
+        return body, called
+    call = re.compile(r"\b_d_(" + "|".join(map(re.escape, renamed)) + r")\((.*)\)$")
+
+    def rename(ln):
+        m = call.search(ln)
+        if not m:
+            return ln
+        name, dts = renamed[m[1]]
+        extra = ", ".join(f"_sh_{d}" for d in dts)
+        return ln[:m.start()] + f"_d_{name}({m[2]}{', ' if m[2] else ''}{extra})"
+    decls = [f"_sh_{d} = cuda.shared.array({pool[d]}, nbt.{d})" for d in sorted(pool)]
+    return decls + [rename(ln) for ln in body], {renamed.get(n, (n,))[0] for n in called}
+
+
+def _text_called(em, name):
+    """The text of device function `name` and of the device functions it calls (a block
+    loop's kernel calls its body's kernels): where their shared arrays are declared."""
+    lines = em.device_defs.get(name) or next(k.lines for k in em.kernels if k.name == name)
+    text = "\n".join(lines)
+    inner = set(re.findall(r"\b_d_(" + _NAME + r")\(", text)) - {name}
+    return "\n".join([text] + [_text_called(em, n) for n in sorted(inner)])
 
 
 def _blocks_in_turn(em, k, grid, block):

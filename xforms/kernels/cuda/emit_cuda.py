@@ -89,6 +89,7 @@ class CudaEmitter(Packing, Naming):
         self.launch_sites = 0
         self.device_fns = set()       # kernels also called as device functions (block_loop.py)
         self.device_defs = {}         # name -> lines of a device function only (block_loop.py)
+        self.loop_depth = 0           # loops whose host text is being emitted (block_loop.py)
         self.ws, self._ws_slot = [], {}
         self.const_params = []        # (param name, value)
         # packing (runtime.pack_layout): Var -> Home; workspace expression -> Home

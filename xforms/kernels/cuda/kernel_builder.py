@@ -52,6 +52,10 @@ class Kernel:
         # part of the work: reductions, matmul tiles): block_loop.py may run them one after
         # another in fewer blocks
         self.blocks_apart = False
+        # its blocks take the grid's work in turn themselves (`for _g in range(cuda.blockIdx.x,
+        # N, cuda.gridDim.x)`, barriers inside: scan chunks, bitonic tiles), so any grid of
+        # its block size computes the same: block_loop.py calls it as it is
+        self.takes_turns = False
         self.first_line = None              # 1-based line of the def in the module
 
 
@@ -70,6 +74,7 @@ class KernelBuilder:
         self._views = set()
         self.line_eqns = {}
         self.blocks_apart = False           # (Kernel.blocks_apart)
+        self.takes_turns = False            # (Kernel.takes_turns)
 
     # parameters
     def _param(self, pname, host, kind, dtype):
@@ -160,6 +165,7 @@ class KernelBuilder:
             em.kernels.append(Kernel(name, [(p, kind, dt) for p, _, kind, dt in self.params],
                                      lines, self.what, line_eqns))
             em.kernels[-1].blocks_apart = self.blocks_apart
+            em.kernels[-1].takes_turns = self.takes_turns
             em.kernel_by_text[key] = name
         grid = tuple(int(g) for g in (grid if isinstance(grid, tuple) else (grid,)))
         block = tuple(int(b) for b in (block if isinstance(block, tuple) else (block,)))

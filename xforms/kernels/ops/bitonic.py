@@ -33,6 +33,7 @@ compiles whatever the length.
 """
 import numpy as np
 
+from ..cuda.block_loop import in_loop
 from ..cuda.emit_cuda import KernelBuilder
 from ..cuda.kernel_builder import cdiv, nbt_name, pow2_at_least
 
@@ -81,7 +82,8 @@ class _Net:
         self.idx = np.dtype(np.int32 if self.N < 2 ** 31 else np.int64)
         # positions a block holds, with their keys, in the 48 KiB of static shared memory
         per = self.idx.itemsize + sum(_key_dtype(x.aval.dtype).itemsize for x in self.keys)
-        self.T = min(self.N, 4 * em.spec.block)
+        # T / 2 threads a block; in a loop, the loop's block (a block loop calls it as it is)
+        self.T = min(self.N, (2 if in_loop(em) else 4) * em.spec.block)
         while self.T > 2 and self.T * per > SHARED_BYTES:
             self.T //= 2
         self.perm = em.temp(self.lines * self.N, self.idx) if self.N > self.T else None
@@ -149,6 +151,7 @@ def _tile_kernel(net, k, last):
     first launch) or the strides T/2..1 of merge k.  The last one writes the outputs."""
     T, N, n = net.T, net.N, net.n
     kb = net.kernel(f"bitonic tiles of {T}" + (", a merge's last strides" if k else ""))
+    kb.takes_turns = True               # (its blocks loop over the lines' tiles)
     X = [kb.arr(x) for x in net.xs]
     K = kb.value("_kk", k, np.int64) if k else None     # one kernel serves every merge
     P = kb.buf("_P", net.perm, net.idx) if net.perm else None

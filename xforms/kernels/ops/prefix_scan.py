@@ -29,6 +29,7 @@ serial loop's, so floating-point results differ from it (and from NumPy) by roun
 """
 import numpy as np
 
+from ..cuda.block_loop import in_loop
 from ..cuda.emit_cuda import KernelBuilder
 from ..cuda.kernel_builder import cdiv, nbt_name, pow2_at_least
 
@@ -151,6 +152,7 @@ def _chunk_kernel(s, src, dst, sums, level):
     tiles = src.outer * cdiv(src.inner, W)
     note = f", tiles of {W} lines" if W > 1 else ""
     kb = s.kernel(f"parallel scan of {s.lines} line(s) of {src.n}, chunks of {P}{note}")
+    kb.takes_turns = True               # (its blocks loop over the tiles and chunks)
     S, D = src.name(kb, f"_S{level}"), dst.name(kb, f"_S{level}")
     T = sums.name(kb, f"_S{level + 1}") if sums else None
     kb.line(f"_s = cuda.shared.array({P * W}, {nbt_name(s.dt)})")
@@ -228,7 +230,9 @@ def parallel_scan(em, eqn, op, dims, reverse, load=lambda x: x):
         parallel_scan(em, eqn, lambda a, b: f"{a} + {b}", (1, 10 ** 6, 1), False)
     """
     outer, n, inner = dims
-    s = _Scan(em, eqn, op, outer * inner, block_for(em.spec, n, inner), load)
+    # in a loop, the loop's block (a block loop calls the chunk kernel as it is)
+    B = em.spec.block if in_loop(em) else block_for(em.spec, n, inner)
+    s = _Scan(em, eqn, op, outer * inner, B, load)
     src = _Lines(outer, n, inner, reverse, var=eqn.invars[0])
     dst = _Lines(outer, n, inner, reverse, var=eqn.outvars[0])
     _levels(s, src, dst, 0)
