@@ -229,6 +229,9 @@ _CASTABLE = {f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "matmul", "
 # dtypes: x // 0 (NumPy 0, JAX -1 or -2; unsigned: the maximum), x ** -n (NumPy raises, JAX
 # wraps as repeated multiplication)
 _INTEGER_EDGES = {"__floordiv__", "__rfloordiv__", "__pow__", "__rpow__"}
+# complex division, whose values NumPy and XLA give differently at infinities and zero
+# divisors (xforms/primitives/complex_division.py)
+_COMPLEX_EDGES = {"__truediv__", "__rtruediv__"}
 _NUMPY, _XNP = "numpy", "xnp"     # a plan: one of these, or (dtype, weak): cast, then NumPy's
 
 
@@ -249,6 +252,8 @@ def _operator_plan(name, np_op, fn, dtype, key):
             mine = np.asarray(np_op(x, y)).dtype
             jax_like = core.get_aval(fn(x, y))
             if name in _INTEGER_EDGES and jax_like.dtype.kind in "iu":
+                return _XNP
+            if name in _COMPLEX_EDGES and jax_like.dtype.kind == "c":
                 return _XNP
             if mine == jax_like.dtype and not jax_like.weak_type:
                 return _NUMPY

@@ -17,6 +17,7 @@ from ..transforms.jvp import defjvp, deflinear, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules, unbroadcast, is_undefined
 from ..transforms.vmap import defvectorized, defbroadcasting, align_batched, vmap_rules
 from ..core import engine_prims
+from . import complex_division
 from ..core.engine_prims import convert_element_type, like as _like
 from ..core.engine_prims import broadcast_to_aval, full
 from ..core.registry import exempt, primitive
@@ -163,7 +164,9 @@ def _c_rem_impl(x, y):
 
 def _c_div_impl(x, y):
     x, y = np.asarray(x), np.asarray(y)
-    if x.dtype.kind in "fc" and y.dtype == x.dtype:       # (the common case, no lattice)
+    if x.dtype.kind == "c" and y.dtype == x.dtype:  # XLA's values at infinities, zeros
+        return complex_division.divide(x, y)
+    if x.dtype.kind == "f" and y.dtype == x.dtype:        # (the common case, no lattice)
         return np.true_divide(x, y)
     dt = np.result_type(x, y)
     if not is_integer(dt):
@@ -176,7 +179,7 @@ def _c_div_impl(x, y):
 
 
 div_p = _def("div", _c_div_impl, 2, identity=(None, 1), cheap=True,
-             ufunc=np.true_divide, ufunc_kinds="fc")    # inexact: true division
+             ufunc=np.true_divide, ufunc_kinds="f")     # (complex: XLA's, not NumPy's)
 div = _bind2(div_p)
 defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(ans, y))), ans))
