@@ -377,18 +377,18 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
 def logaddexp(x, y):
     x, y = promote(x, y, name="logaddexp", inexact=True)
     if aval(x).dtype.kind == "c":
-        return _complex_logaddexp(x, y)
+        return complex_logaddexp(x, y)
     # one primitive (xforms/primitives/special/functions.py) for JAX's derivative rule: d/dx = exp(x - out)
     # (1/2, then 1/4 at a tie) and finite where an operand is +inf
     return special.logaddexp(x, y)
 
 
-def _complex_logaddexp(x, y):
+def complex_logaddexp(x, y):
     """jax.numpy's logaddexp of complex operands: max(x, y) + log1p(exp(x + y - 2 max))
     (lax.max orders complex numbers by real part, then imaginary), its imaginary part
     wrapped into [-pi, pi).
 
-        >>> complex(_complex_logaddexp(np.complex128(1 + 1j), np.complex128(1 - 1j)))
+        >>> complex(complex_logaddexp(np.complex128(1 + 1j), np.complex128(1 - 1j)))
         (1.0775207101739...+0j)
     """
     amax = ew.max(x, y)
