@@ -12,7 +12,7 @@ import xforms.lax as lax
 import xforms.numpy as xnp
 import xforms.scipy.special as xs
 from jax_tiers import tiers  # noqa: F401 (a fixture)
-from xforms.primitives import complex_division
+from xforms.primitives.complex_arith import division as complex_division
 
 INF, NAN = np.inf, np.nan
 

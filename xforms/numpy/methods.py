@@ -230,7 +230,7 @@ _CASTABLE = {f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "matmul", "
 # wraps as repeated multiplication)
 _INTEGER_EDGES = {"__floordiv__", "__rfloordiv__", "__pow__", "__rpow__"}
 # complex division, whose values NumPy and XLA give differently at infinities and zero
-# divisors (xforms/primitives/complex_division.py)
+# divisors (xforms/primitives/complex_arith/division.py)
 _COMPLEX_EDGES = {"__truediv__", "__rtruediv__"}
 _NUMPY, _XNP = "numpy", "xnp"     # a plan: one of these, or (dtype, weak): cast, then NumPy's
 

@@ -17,9 +17,8 @@ from ..transforms.jvp import defjvp, deflinear, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules, unbroadcast, is_undefined
 from ..transforms.vmap import defvectorized, defbroadcasting, align_batched, vmap_rules
 from ..core import engine_prims
-from . import complex_division
-from ..core.engine_prims import convert_element_type, like as _like
-from ..core.engine_prims import broadcast_to_aval, full
+from ..core.engine_prims import broadcast_to_aval, convert_element_type, full, like as _like
+from .complex_arith import division as complex_division
 from ..core.registry import exempt, primitive
 from ..tree_util import tree_map
 
@@ -164,10 +163,8 @@ def _c_rem_impl(x, y):
 
 def _c_div_impl(x, y):
     x, y = np.asarray(x), np.asarray(y)
-    if x.dtype.kind == "c" and y.dtype == x.dtype:  # XLA's values at infinities, zeros
-        return complex_division.divide(x, y)
-    if x.dtype.kind == "f" and y.dtype == x.dtype:        # (the common case, no lattice)
-        return np.true_divide(x, y)
+    if x.dtype.kind in "fc" and y.dtype == x.dtype:   # (the common case; complex: XLA's)
+        return (complex_division.divide if x.dtype.kind == "c" else np.true_divide)(x, y)
     dt = np.result_type(x, y)
     if not is_integer(dt):
         return np.true_divide(x, y)

@@ -56,7 +56,7 @@ class CpuCtx(ScalarCtx):
 
     def complex_div(self, x, y):
         """x / y of complex operands with XLA's values at infinities and zero divisors
-        (xforms/primitives/complex_division.py, compiled in cpu_runtime; LLVM inlines it).
+        (xforms/primitives/complex_arith/division.py, compiled in cpu_runtime; LLVM inlines it).
 
             >>> ctx.complex_div("a", "b")      # complex64: 'np.complex64(complex_div(a, b))'
         """

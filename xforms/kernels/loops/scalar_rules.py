@@ -98,7 +98,7 @@ class ScalarCtx:
 
     def complex_div(self, x, y):
         """x / y of complex operands: `_complex_safe_div` here (CUDA); the CPU calls
-        XLA's division (xforms/primitives/complex_division.py)."""
+        XLA's division (xforms/primitives/complex_arith/division.py)."""
         return _complex_safe_div(self, x, y)
 
     def index(self, d):

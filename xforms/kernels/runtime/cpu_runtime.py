@@ -30,7 +30,7 @@ from numba.extending import intrinsic, models, register_model
 
 from xforms import config
 from xforms.core.trace import Array
-from xforms.primitives import complex_division as _complex_division
+from xforms.primitives.complex_arith import division as _complex_division
 
 
 from .helper_cache import CACHE as _CACHE  # noqa: E402
@@ -249,7 +249,7 @@ def _vecmath_functions():
 VECMATH_FUNCS = _vecmath_functions()
 globals().update(VECMATH_FUNCS)
 
-# complex x / y with XLA's values (xforms/primitives/complex_division.py): a plain njit
+# complex x / y with XLA's values (xforms/primitives/complex_arith/division.py): a plain njit
 # function LLVM inlines into the loops; error_model "numpy" lets a zero part divide as IEEE
 complex_div = (_complex_division.divide_scalar if config.DISABLE_JIT else
                numba.njit(error_model="numpy", cache=_CACHE)(_complex_division.divide_scalar))
