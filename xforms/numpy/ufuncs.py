@@ -67,26 +67,26 @@ floor, ceil = _rounding(ew.floor, "floor"), _rounding(ew.ceil, "ceil")
 
 def log2(x):
     x = float_of(x)
-    if aval(x).dtype.kind == "c":
-        return _complex_parts_scaled(ew.log(x), ew.div, np.log(2.0))
+    if aval(x).dtype.kind == "c":      # (XLA folds jax's / log(2) into * (1 / log(2)))
+        return _complex_parts_scaled(ew.log(x), 1 / np.log(2.0))
     return ew.div(ew.log(x), ew._like(np.log(2.0), x))
 
 
 def log10(x):
     x = float_of(x)
     if aval(x).dtype.kind == "c":
-        return _complex_parts_scaled(ew.log(x), ew.mul, 0.4342944819032518)   # 1 / log(10)
+        return _complex_parts_scaled(ew.log(x), 0.4342944819032518)   # 1 / log(10), as jax
     return ew.div(ew.log(x), ew._like(np.log(10.0), x))
 
 
-def _complex_parts_scaled(r, op, c):
-    """jax.numpy's complex log2/log10: each part of log(x) divided (multiplied) by a real
-    constant, not a complex division (which makes log(0j) / log(2) -inf+nanj).
+def _complex_parts_scaled(r, c):
+    """jax.numpy's complex log2/log10: each part of log(x) times a real constant, not a
+    complex division (which makes log(0j) / log(2) -inf+nanj).
 
-        >>> _complex_parts_scaled(ew.log(np.complex128(0j)), ew.div, np.log(2.0))  # -inf+0j
+        >>> _complex_parts_scaled(ew.log(np.complex128(0j)), 1 / np.log(2.0))   # -inf+0j
     """
     re, im = ew.real(r), ew.imag(r)
-    return ew.complex(op(re, ew._like(c, re)), op(im, ew._like(c, im)))
+    return ew.complex(ew.mul(re, ew._like(c, re)), ew.mul(im, ew._like(c, im)))
 
 
 def round(x, decimals=0):
