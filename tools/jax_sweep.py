@@ -165,7 +165,8 @@ _COMPLEX_INF = {
     ("numpy", "pow"): "lax.pow's reason", ("numpy", "power"): "lax.pow's reason",
     ("numpy", "float_power"): "lax.pow's reason",
     ("numpy", "geomspace"): "endpoints with inf/NaN parts: log and exp of complex infinities "
-                            "(log2's and exp2's reasons); jax's nan+nanj, xforms the end value",
+                            "(exp2's reason: XLA's complex products meet inf * 0); jax's "
+                            "nan+nanj, xforms the end value",
     ("numpy", "logspace"): "geomspace's reason",
     ("numpy", "vander"): "fast tier only: powers of inf+2j by repeated complex products "
                          "(inf+infj ...) where jax's give nan+nanj (its integer_pow's "
