@@ -16,6 +16,7 @@ from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
 from . import bitwise_ops, cumulative, mathfuncs, matrices, sorting
 from . import manipulation as shape
+from ..primitives.complex_arith import division as complex_division
 from ._util import locate_errors, promote_dtypes
 
 
@@ -229,9 +230,6 @@ _CASTABLE = {f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "matmul", "
 # dtypes: x // 0 (NumPy 0, JAX -1 or -2; unsigned: the maximum), x ** -n (NumPy raises, JAX
 # wraps as repeated multiplication)
 _INTEGER_EDGES = {"__floordiv__", "__rfloordiv__", "__pow__", "__rpow__"}
-# complex division, whose values NumPy and XLA give differently at infinities and zero
-# divisors (xforms/primitives/complex_arith/division.py)
-_COMPLEX_EDGES = {"__truediv__", "__rtruediv__"}
 _NUMPY, _XNP = "numpy", "xnp"     # a plan: one of these, or (dtype, weak): cast, then NumPy's
 
 
@@ -252,8 +250,6 @@ def _operator_plan(name, np_op, fn, dtype, key):
             mine = np.asarray(np_op(x, y)).dtype
             jax_like = core.get_aval(fn(x, y))
             if name in _INTEGER_EDGES and jax_like.dtype.kind in "iu":
-                return _XNP
-            if name in _COMPLEX_EDGES and jax_like.dtype.kind == "c":
                 return _XNP
             if mine == jax_like.dtype and not jax_like.weak_type:
                 return _NUMPY
@@ -298,8 +294,24 @@ def _wraps(y, dtype):
     return not info.min <= y <= info.max
 
 
+def _truediv(x, y):
+    """NumPy's x / y, but a complex quotient with XLA's values at infinities and zero
+    divisors (xforms/primitives/complex_arith/division.py), as jax's.
+
+        >>> _truediv(np.array([complex(np.inf, np.inf)]), 1j)       # [inf-infj]
+    """
+    dt = np.result_type(x, y)
+    if dt.kind != "c":
+        return np.true_divide(x, y)
+    return complex_division.divide(np.asarray(x, dt), np.asarray(y, dt))
+
+
+# the NumPy function of an operator, where it is not ndarray's own
+_NP_OPS = {"__truediv__": _truediv, "__rtruediv__": lambda x, y: _truediv(y, x)}
+
+
 def _array_operator(name, fn):
-    np_op, plans = getattr(np.ndarray, name), {}
+    np_op, plans = _NP_OPS.get(name) or getattr(np.ndarray, name), {}
     numpy_plan, xnp_plan = _NUMPY, _XNP        # (closure cells: read faster than globals)
     compares = name in _COMPARISONS
 

@@ -54,8 +54,9 @@ def divide(x, y):
     """
     x, y = np.asarray(x), np.asarray(y)
     with np.errstate(all="ignore"):
-        if (np.isfinite(x).all() and np.isfinite(y).all()) and (y != 0).all():
-            return np.true_divide(x, y)     # (NumPy's Smith division: XLA's to rounding)
+        q = np.true_divide(x, y)
+        if np.isfinite(q).all():    # NumPy's Smith division: XLA's to rounding where finite
+            return q                # (a zero divisor or an infinite numerator never is)
         ar, ai, br, bi = x.real, x.imag, y.real, y.imag
         re, im = _smith(ar, ai, br, bi)
         lost = np.isnan(re) & np.isnan(im)
