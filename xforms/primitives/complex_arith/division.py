@@ -20,7 +20,7 @@ and only where that gives nan+nanj takes C99's corner cases (Annex G's _Cdivd re
 where s (t) is a's (b's) parts as copysign(1, part) for an infinite part, copysign(0,
 part) otherwise.  NumPy's division differs at infinities and zero divisors
 ((inf+infj) / 1j: XLA inf-infj, NumPy nan+nanj; (inf+infj) / -0j: -inf-infj, inf+infj);
-finite quotients agree to rounding (XLA may contract to FMAs; its CPU flushes float32
+finite quotients agree to rounding (a few 1 ulp apart on a grid: FMAs, presumably; its CPU flushes float32
 denormals, which NumPy keeps: quotients through them differ).
 
     >>> divide(np.array([complex(np.inf, np.inf)]), np.array([1j]))    # [inf-infj]
@@ -60,7 +60,7 @@ def divide(x, y):
         ar, ai, br, bi = x.real, x.imag, y.real, y.imag
         re, im = _smith(ar, ai, br, bi)
         lost = np.isnan(re) & np.isnan(im)
-        if not lost.any():                  # (the common case: no corner to recover)
+        if not lost.any():                  # (no corner to recover)
             return _complex(re, im, x.dtype)
         inf = np.array(np.inf, re.dtype)
         zero_b = (br == 0) & (bi == 0)
