@@ -20,8 +20,8 @@ and only where that gives nan+nanj takes C99's corner cases (Annex G's _Cdivd re
 where s (t) is a's (b's) parts as copysign(1, part) for an infinite part, copysign(0,
 part) otherwise.  NumPy's division differs at infinities and zero divisors
 ((inf+infj) / 1j: XLA inf-infj, NumPy nan+nanj; (inf+infj) / -0j: -inf-infj, inf+infj);
-finite quotients agree to rounding (a few 1 ulp apart on a grid: FMAs, presumably; its CPU flushes float32
-denormals, which NumPy keeps: quotients through them differ).
+finite quotients agree to rounding (a few 1 ulp apart on a grid: FMAs, presumably; XLA's
+CPU flushes float32 denormals, which NumPy keeps: quotients through them differ).
 
     >>> divide(np.array([complex(np.inf, np.inf)]), np.array([1j]))    # [inf-infj]
 """
