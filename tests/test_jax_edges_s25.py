@@ -102,25 +102,14 @@ def test_complex_sign_divides_part_by_part(tiers):
               [complex(NAN, 0), complex(0, NAN), complex(0, -0.0), 0.6 - 0.8j], np.complex128)
 
 
-def test_complex_erfcx_is_refused_not_wrong():
+def test_complex_erfcx_is_not_the_real_algorithm():
     # jax.scipy.special.erfcx(0.5-2j) = 0.10335882374136668+0.2847858847500939j (SciPy's);
-    # xforms' real algorithm returned 0.2489769+0j: refused until a complex one exists
-    import pytest
+    # xforms' real algorithm returned 0.2489769+0j (then refused it; session 26: w(iz), as
+    # jax; complex gamma, loggamma, owens_t: tests/test_jax_complex_s26.py)
     from xforms.scipy import special
-    with pytest.raises(NotImplementedError, match="erfcx: complex"):
-        special.erfcx(np.array([0.5 - 2j]))
+    np.testing.assert_allclose(special.erfcx(np.array([0.5 - 2j])),
+                               [0.10335882374136668 + 0.2847858847500939j], rtol=1e-12)
     np.testing.assert_allclose(special.erfcx(np.array([0.0, 30.0])), [1, 0.018795888861416751])
-
-
-def test_real_special_functions_refuse_complex_operands_by_name():
-    # jax takes complex gamma/loggamma/owens_t; xforms' real algorithms raised from inside
-    # ("floor: unsupported dtype complex128", "lgamma: ...", "erf: ..."): now a clear refusal
-    import pytest
-    from xforms.scipy import special
-    for f, args in ((special.gamma, (np.array([1j]),)), (special.loggamma, (np.array([1j]),)),
-                    (special.owens_t, (np.array([1j]), 0.5))):
-        with pytest.raises(NotImplementedError, match=f"{f.__name__}: complex"):
-            f(*args)
 
 
 def test_complex_comparisons_order_as_jax_numpy(tiers):

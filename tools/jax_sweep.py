@@ -119,6 +119,8 @@ ALLOWED = {
                                      "promoted inputs' dtype, float32); xforms' float32 is that",
     ("special", "owens_t", "float32"): "the int32 entry's reason (jax's float64)",
     ("special", "owens_t", "bool"): "the int32 entry's reason (jax's float64)",
+    ("special", "owens_t", "complex64"): "the int32 entry's reason (jax's complex128; its "
+                                         "values: sign(a) T(|h|, |a|), as xforms')",
     ("stats.wrapcauchy", "pdf", "int32"): "jax.jit's float32 exp of logpdf at c outside (0, 1) "
                                           "returns garbage that changes from run to run "
                                           "(-7.4e2, 3.9e13, denormals); eager jax gives NaN, "
@@ -162,20 +164,10 @@ _COMPLEX_INF = {
                     "0 ** y = 0 for Re y > 0, as the limit",
     ("numpy", "pow"): "lax.pow's reason", ("numpy", "power"): "lax.pow's reason",
     ("numpy", "float_power"): "lax.pow's reason",
-    ("numpy", "log2"): "log(0j) / log(2 + 0j): XLA's complex division of -inf+0j by a real-"
-                       "valued complex keeps 0j (-inf+0j), NumPy's (np.true_divide, both tiers) "
-                       "gives -inf+nanj; at inf parts the same",
-    ("numpy", "log10"): "log2's reason (complex division of an infinity)",
-    ("numpy", "gradient"): "eager only (the jit tiers agree with jax): the eager / of a complex "
-                           "difference with an inf part by 2 is NumPy's complex division "
-                           "(inf+nanj), XLA's gives inf-3.5j: log2's reason",
     ("numpy", "geomspace"): "endpoints with inf/NaN parts: log and exp of complex infinities "
-                            "(log2's and exp2's reasons); jax's nan+nanj, xforms the end value",
+                            "(exp2's reason: XLA's complex products meet inf * 0); jax's "
+                            "nan+nanj, xforms the end value",
     ("numpy", "logspace"): "geomspace's reason",
-    ("numpy", "cumprod"): "at inf+2j first in a row: jax multiplies it by the identity 1+0j "
-                          "(inf * 0 = NaN imaginary part: inf+nanj), NumPy's accumulate "
-                          "copies it (inf+2j)",
-    ("numpy", "nancumprod"): "cumprod's reason", ("numpy", "cumulative_prod"): "cumprod's reason",
     ("numpy", "vander"): "fast tier only: powers of inf+2j by repeated complex products "
                          "(inf+infj ...) where jax's give nan+nanj (its integer_pow's "
                          "products meet inf * 0 first)",
@@ -183,14 +175,6 @@ _COMPLEX_INF = {
                               "every edge is NaN: which bin a value falls in is undefined",
 }
 ALLOWED.update({(m, n, dt): why for (m, n), why in _COMPLEX_INF.items()
-                for dt in ("complex64", "complex128")})
-ALLOWED.update({("lax", "cumlogsumexp", dt): "refused (TypeError naming it): complex "
-                "cumlogsumexp is not implemented (jax's folds logaddexp's complex branch)"
-                for dt in ("complex64", "complex128")})
-ALLOWED.update({("special", n, dt): "refused (NotImplementedError naming it): no complex "
-                "algorithm yet (the real one raised inside or, erfcx, dropped the imaginary "
-                "part); jax's complex values are not matched: open"
-                for n in ("gamma", "loggamma", "owens_t", "erfcx")
                 for dt in ("complex64", "complex128")})
 ALLOWED.update({("numpy", "convolve", "complex64"): "the float32 convolve entry's reason "
                 "(XLA's complex64 convolution multiplies the zero padding by inf: NaN)",

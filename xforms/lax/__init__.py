@@ -32,7 +32,7 @@ from ..primitives.bits.shifts import shift_left, shift_right_arithmetic, shift_r
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice
 from ..primitives.reductions import (argmax, argmin, reduce_and, reduce_max, reduce_min,
                                      reduce_or, reduce_prod, reduce_sum)
-from ..primitives.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: F401
+from ..primitives.cumulative import cummax, cummin, cumprod, cumsum  # noqa: F401
 from ..primitives.structural import (broadcast_in_dim, concatenate, expand_dims, pad, reshape,
                                      rev, slice, squeeze, transpose)
 from ..primitives.structural import full as _full, iota as _iota
@@ -47,7 +47,7 @@ from .helpers import (approx_max_k, approx_min_k, batch_matmul, broadcast, broad
                       dynamic_update_index_in_dim, empty, fft, FftType, full_like, index_in_dim,
                       optimization_barrier, Precision, PrecisionLike, round, RoundingMethod,
                       slice_in_dim, split, stack, tile, unstack)  # noqa: F401
-from .scans import associative_scan, reduce  # noqa: F401
+from .scans import associative_scan, cumlogsumexp, reduce  # noqa: F401
 from .gather_scatter import (gather, GatherDimensionNumbers, GatherScatterMode, scatter,
                              scatter_add, scatter_max, scatter_min, scatter_mul, scatter_sub,
                              ScatterDimensionNumbers)  # noqa: F401

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..primitives.control import control_flow as cf
 from ..primitives import elementwise as ew
-from ..primitives.cumulative import prefix_scan
+from ..primitives.cumulative import cumlogsumexp as _cumlogsumexp, prefix_scan
 from ..primitives import reductions
 from ..primitives import structural as st
 from ..transforms.vmap import vmap_jaxpr
@@ -59,6 +59,40 @@ def associative_scan(fn, elems, reverse=False, axis=0):
 _MONOIDS = {"add": "reduce_sum", "mul": "reduce_prod", "max": "reduce_max",
             "min": "reduce_min", "and": "reduce_and", "or": "reduce_or"}
 
+
+# ---- cumlogsumexp ---------------------------------------------------------------------------
+def cumlogsumexp(operand, axis=0, reverse=False):
+    """log(cumsum(exp(x))) along `axis` (lax.cumlogsumexp).  Real operands: the primitive.
+    Complex ones as JAX's, which folds jnp.logaddexp's complex branch over each output's
+    window in index order from the init -inf (XLA's reduce_window): out[k] = (((-inf + x[0])
+    + x[1]) ... + x[k]) forward, ((-inf + x[k]) + x[k+1]) ... + x[-1] reversed, `+` that
+    logaddexp.  The window folds are prefix combinations by `associative_scan` (equal to
+    rounding; the one step from -inf, whose complex arithmetic can make a NaN of an
+    infinite part, is applied where JAX applies it).
+
+        >>> lax.cumlogsumexp(xnp.array([0j, 1j]))      # [0j, (0.6931+0.5j)]
+    """
+    a = _aval(operand)
+    if np.dtype(a.dtype).kind != "c":
+        return _cumlogsumexp(operand, axis, reverse)
+    axis = int(axis)
+    if not 0 <= axis < a.ndim:       # (the primitive's check: no negative axis, as JAX's)
+        raise TypeError(f"cumlogsumexp: axis {axis} is out of range for {a.str_short()}")
+    from ..numpy.ufuncs import complex_logaddexp as lae   # (the one spelling of JAX's)
+    n = a.shape[axis]
+    if n == 0:
+        return operand
+    started = lae(st.full(a.shape, -np.inf, a.dtype), operand)     # -inf + x[k], each k
+    if not reverse:
+        x = st.concatenate([slice_in_dim(started, 0, 1, axis=axis),
+                            slice_in_dim(operand, 1, n, axis=axis)], axis)
+        return associative_scan(lae, x, axis=axis)
+    if n == 1:
+        return started
+    tails = associative_scan(lae, slice_in_dim(operand, 1, n, axis=axis), reverse=True,
+                             axis=axis)                           # x[k+1] + ... + x[-1]
+    head = lae(slice_in_dim(started, 0, n - 1, axis=axis), tails)
+    return st.concatenate([head, slice_in_dim(started, n - 1, n, axis=axis)], axis)
 
 def reduce(operands, init_values, computation, dimensions):
     """Reduce the operands (a pytree of arrays of one shape) over `dimensions` with the

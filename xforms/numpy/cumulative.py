@@ -155,7 +155,9 @@ def gradient(f, *varargs, axis=None, edge_order=None):
     axes = list(range(nd)) if axis is None else [
         canon_axis(a, nd) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
     if len(varargs) == 0:
-        spacing = [1.0] * len(axes)
+        # unit spacing: no division at all, as XLA folds jax's x / 1.0 away (a complex
+        # division by 1 would make inf+2j inf+nanj)
+        spacing = [None] * len(axes)
     elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
         spacing = list(varargs) * len(axes)
     elif len(varargs) == len(axes):
@@ -169,11 +171,12 @@ def gradient(f, *varargs, axis=None, edge_order=None):
             raise ValueError("Shape of array too small to calculate a numerical gradient, at "
                              "least (edge_order + 1) elements are required.")
         sl = lambda lo, hi: man.split(man.split(f, [hi], ax)[0], [lo], ax)[1]
-        if np.ndim(h) == 0:
-            mid = uf.divide(uf.multiply(uf.subtract(sl(2, n), sl(0, n - 2)), 0.5), h) \
+        if h is None or np.ndim(h) == 0:
+            over_h = (lambda v: v) if h is None else (lambda v: uf.divide(v, h))
+            mid = over_h(uf.multiply(uf.subtract(sl(2, n), sl(0, n - 2)), 0.5)) \
                 if n > 2 else None
-            first = uf.divide(uf.subtract(sl(1, 2), sl(0, 1)), h)
-            last = uf.divide(uf.subtract(sl(n - 1, n), sl(n - 2, n - 1)), h)
+            first = over_h(uf.subtract(sl(1, 2), sl(0, 1)))
+            last = over_h(uf.subtract(sl(n - 1, n), sl(n - 2, n - 1)))
         else:
             x = asarray_operand(h)
             dx = diff(x)

@@ -16,6 +16,7 @@ from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
 from . import bitwise_ops, cumulative, mathfuncs, matrices, sorting
 from . import manipulation as shape
+from ..primitives.complex_arith import division as complex_division
 from ._util import locate_errors, promote_dtypes
 
 
@@ -293,8 +294,24 @@ def _wraps(y, dtype):
     return not info.min <= y <= info.max
 
 
+def _truediv(x, y):
+    """NumPy's x / y, but a complex quotient with XLA's values at infinities and zero
+    divisors (xforms/primitives/complex_arith/division.py), as jax's.
+
+        >>> _truediv(np.array([complex(np.inf, np.inf)]), 1j)       # [inf-infj]
+    """
+    dt = np.result_type(x, y)
+    if dt.kind != "c":
+        return np.true_divide(x, y)
+    return complex_division.divide(np.asarray(x, dt), np.asarray(y, dt))
+
+
+# the NumPy function of an operator, where it is not ndarray's own
+_NP_OPS = {"__truediv__": _truediv, "__rtruediv__": lambda x, y: _truediv(y, x)}
+
+
 def _array_operator(name, fn):
-    np_op, plans = getattr(np.ndarray, name), {}
+    np_op, plans = _NP_OPS.get(name) or getattr(np.ndarray, name), {}
     numpy_plan, xnp_plan = _NUMPY, _XNP        # (closure cells: read faster than globals)
     compares = name in _COMPARISONS
 

@@ -67,12 +67,26 @@ floor, ceil = _rounding(ew.floor, "floor"), _rounding(ew.ceil, "ceil")
 
 def log2(x):
     x = float_of(x)
+    if aval(x).dtype.kind == "c":      # (XLA folds jax's / log(2) into * (1 / log(2)))
+        return _complex_parts_scaled(ew.log(x), 1 / np.log(2.0))
     return ew.div(ew.log(x), ew._like(np.log(2.0), x))
 
 
 def log10(x):
     x = float_of(x)
+    if aval(x).dtype.kind == "c":
+        return _complex_parts_scaled(ew.log(x), 0.4342944819032518)   # 1 / log(10), as jax
     return ew.div(ew.log(x), ew._like(np.log(10.0), x))
+
+
+def _complex_parts_scaled(r, c):
+    """jax.numpy's complex log2/log10: each part of log(x) times a real constant, not a
+    complex division (which makes log(0j) / log(2) -inf+nanj).
+
+        >>> _complex_parts_scaled(ew.log(np.complex128(0j)), 1 / np.log(2.0))   # -inf+0j
+    """
+    re, im = ew.real(r), ew.imag(r)
+    return ew.complex(ew.mul(re, ew._like(c, re)), ew.mul(im, ew._like(c, im)))
 
 
 def round(x, decimals=0):
@@ -377,18 +391,18 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
 def logaddexp(x, y):
     x, y = promote(x, y, name="logaddexp", inexact=True)
     if aval(x).dtype.kind == "c":
-        return _complex_logaddexp(x, y)
+        return complex_logaddexp(x, y)
     # one primitive (xforms/primitives/special/functions.py) for JAX's derivative rule: d/dx = exp(x - out)
     # (1/2, then 1/4 at a tie) and finite where an operand is +inf
     return special.logaddexp(x, y)
 
 
-def _complex_logaddexp(x, y):
+def complex_logaddexp(x, y):
     """jax.numpy's logaddexp of complex operands: max(x, y) + log1p(exp(x + y - 2 max))
     (lax.max orders complex numbers by real part, then imaginary), its imaginary part
     wrapped into [-pi, pi).
 
-        >>> complex(_complex_logaddexp(np.complex128(1 + 1j), np.complex128(1 - 1j)))
+        >>> complex(complex_logaddexp(np.complex128(1 + 1j), np.complex128(1 - 1j)))
         (1.0775207101739...+0j)
     """
     amax = ew.max(x, y)

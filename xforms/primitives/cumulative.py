@@ -48,6 +48,8 @@ def _np_impl(ufunc):
             out = complex_fold(np.moveaxis(x, axis, -1), ufunc is np.maximum, True)
             out = np.moveaxis(out, -1, axis)      # (XLA's pick: a NaN never wins)
             return [np.flip(out, axis) if reverse else out]
+        if ufunc is np.multiply and x.dtype.kind == "c" and x.shape[axis]:
+            x = _times_one_first(x, axis)
         with np.errstate(invalid="ignore", over="ignore"):
             out = ufunc.accumulate(x, axis=axis, dtype=accumulation_dtype(x.dtype))
         out = out.astype(x.dtype, copy=False)
@@ -58,6 +60,20 @@ def _np_impl(ufunc):
                                    np.logical_or.accumulate(winning(x), axis=axis))
         return [np.flip(out, axis) if reverse else out]
     return impl
+
+
+def _times_one_first(x, axis):
+    """x with its first slice along `axis` multiplied by 1+0j: JAX's complex cumprod
+    multiplies from its identity, so an infinite part meets 0 there (inf+2j -> inf+nanj)
+    and the rest of the line follows from that.
+
+        >>> _times_one_first(np.array([complex(np.inf, 2), 1j]), 0)    # [inf+nanj, 1j]
+    """
+    x = np.array(x)
+    first = (slice(None),) * axis + (0,)
+    with np.errstate(invalid="ignore"):
+        x[first] = x[first] * x.dtype.type(1 + 0j)
+    return x
 
 
 def _vmap(p):

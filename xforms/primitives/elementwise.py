@@ -17,8 +17,8 @@ from ..transforms.jvp import defjvp, deflinear, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules, unbroadcast, is_undefined
 from ..transforms.vmap import defvectorized, defbroadcasting, align_batched, vmap_rules
 from ..core import engine_prims
-from ..core.engine_prims import convert_element_type, like as _like
-from ..core.engine_prims import broadcast_to_aval, full
+from ..core.engine_prims import broadcast_to_aval, convert_element_type, full, like as _like
+from .complex_arith import division as complex_division
 from ..core.registry import exempt, primitive
 from ..tree_util import tree_map
 
@@ -163,8 +163,8 @@ def _c_rem_impl(x, y):
 
 def _c_div_impl(x, y):
     x, y = np.asarray(x), np.asarray(y)
-    if x.dtype.kind in "fc" and y.dtype == x.dtype:       # (the common case, no lattice)
-        return np.true_divide(x, y)
+    if x.dtype.kind in "fc" and y.dtype == x.dtype:   # (the common case; complex: XLA's)
+        return (complex_division.divide if x.dtype.kind == "c" else np.true_divide)(x, y)
     dt = np.result_type(x, y)
     if not is_integer(dt):
         return np.true_divide(x, y)
@@ -176,7 +176,7 @@ def _c_div_impl(x, y):
 
 
 div_p = _def("div", _c_div_impl, 2, identity=(None, 1), cheap=True,
-             ufunc=np.true_divide, ufunc_kinds="fc")    # inexact: true division
+             ufunc=np.true_divide, ufunc_kinds="f")     # (complex: XLA's, not NumPy's)
 div = _bind2(div_p)
 defjvp(div_p, lambda t, ans, x, y: _bcast_to(div(t, y), ans),
        lambda t, ans, x, y: _bcast_to(neg(mul(t, div(ans, y))), ans))

@@ -55,6 +55,7 @@ class Emitter(Naming):
         self.name = name
         self.allow_parallel = allow_parallel
         self.vecmath_used = set()
+        self.inline_used = set()     # plain njit helpers of cpu_runtime LLVM inlines
         self.runtime_used = set()    # helper functions of xforms.kernels.runtime.cpu_runtime
         self.globals = {}            # module-level name -> expression (see `lit`)
         self.uses_prange = False

@@ -79,7 +79,7 @@ def emit_module(plan, label="function", allow_parallel=True, caller_buffers=Fals
             "preceded by its equation and the user's source line.", "", listing, '"""',
             "import cmath", "import math", "", "import numpy as np", "from numba import prange",
             ""]
-    helpers = sorted({"box"} | em.vecmath_used | em.runtime_used)
+    helpers = sorted({"box"} | em.vecmath_used | em.inline_used | em.runtime_used)
     head.append(f"from xforms.kernels.runtime.cpu_runtime import {', '.join(helpers)}")
     if em.runtime_used:
         # the runtime's jitted helpers are called by symbol: their code (copy loops, sorts,

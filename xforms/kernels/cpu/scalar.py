@@ -54,6 +54,15 @@ class CpuCtx(ScalarCtx):
     def lit(self, v, dtype=None):
         return self.em.lit(v, self.dtype if dtype is None else dtype)
 
+    def complex_div(self, x, y):
+        """x / y of complex operands with XLA's values at infinities and zero divisors
+        (xforms/primitives/complex_arith/division.py, compiled in cpu_runtime; LLVM inlines it).
+
+            >>> ctx.complex_div("a", "b")      # complex64: 'np.complex64(complex_div(a, b))'
+        """
+        self.em.inline_used.add("complex_div")
+        return self.cast(f"complex_div({x}, {y})", self.dtype)
+
     def fn(self, prim):
         """The math function of `prim` (object or name) for these operands (its facts)."""
         dt = np.dtype(self.in_dtypes[0]) if self.in_dtypes else np.dtype(self.dtype)

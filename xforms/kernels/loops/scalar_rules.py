@@ -96,6 +96,11 @@ class ScalarCtx:
             return expr
         return f"np.{dt.name}({expr})"
 
+    def complex_div(self, x, y):
+        """x / y of complex operands: `_complex_safe_div` here (CUDA); the CPU calls
+        XLA's division (xforms/primitives/complex_arith/division.py)."""
+        return _complex_safe_div(self, x, y)
+
     def index(self, d):
         """The loop index of loop axis `d` (iota)."""
         return self.idx[d]
@@ -230,7 +235,7 @@ def _c_int_div(ctx, x, y):
 def _div(ctx, x, y):
     if _kind(ctx.dtype) in "iu":
         return _c_int_div(ctx, x, y)
-    return _complex_safe_div(ctx, x, y) if _kind(ctx.dtype) == "c" else f"{x} / {y}"
+    return ctx.complex_div(x, y) if _kind(ctx.dtype) == "c" else f"{x} / {y}"
 
 
 def _complex_safe_div(ctx, x, y):

@@ -69,11 +69,15 @@ def _maxmin(op, a, b, kind):
 def start(monoid, kind, x):
     """The text of the first output of a line from its first input `x`: x itself, but a float
     or complex sum adds +0.0, as JAX's cumsum sums from its identity +0.0 (a run of -0.0
-    sums to +0.0; a later -0.0 added to a non-(-0.0) partial sum keeps it).
+    sums to +0.0; a later -0.0 added to a non-(-0.0) partial sum keeps it), and a complex
+    product multiplies by 1+0j, as JAX's cumprod from its identity (inf+2j -> inf+nanj:
+    inf * 0 in the imaginary part).
 
-        >>> start("sum", "f", "x"), start("max", "f", "x")
-        ('(x + 0.0)', 'x')
+        >>> start("sum", "f", "x"), start("max", "f", "x"), start("prod", "c", "x")
+        ('(x + 0.0)', 'x', '(x * (1+0j))')
     """
+    if monoid == "prod" and kind == "c":
+        return f"({x} * (1+0j))"
     if monoid != "sum" or kind not in "fc":
         return x
     return f"({x} + 0.0)" if kind == "f" else f"({x} + 0j)"   # (+ 0.0 kept a -0.0 imag part)

@@ -30,6 +30,7 @@ from numba.extending import intrinsic, models, register_model
 
 from xforms import config
 from xforms.core.trace import Array
+from xforms.primitives.complex_arith import division as _complex_division
 
 
 from .helper_cache import CACHE as _CACHE  # noqa: E402
@@ -247,6 +248,11 @@ def _vecmath_functions():
 
 VECMATH_FUNCS = _vecmath_functions()
 globals().update(VECMATH_FUNCS)
+
+# complex x / y with XLA's values (xforms/primitives/complex_arith/division.py): a plain njit
+# function LLVM inlines into the loops; error_model "numpy" lets a zero part divide as IEEE
+complex_div = (_complex_division.divide_scalar if config.DISABLE_JIT else
+               numba.njit(error_model="numpy", cache=_CACHE)(_complex_division.divide_scalar))
 from .hugepages import advise_huge, huge_copy  # noqa: E402,F401  (large kernel-made arrays)
 
 

@@ -5,11 +5,13 @@ import math
 
 import numpy as np
 
+from ... import lax
 from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import aval, returns_arrays
 from ...primitives.special import functions as ps
-from ._util import _c, _floats, _real_floats
+from ._util import _c, _floats
+from .faddeeva import wofz
 
 
 # ---- error functions and the normal distribution -------------------------------------------------
@@ -113,7 +115,9 @@ def erfcx(x):
 
         >>> erfcx(xnp.array([0.0, 30.0]))       # [1, 0.018795888861416751]
     """
-    (x,) = _real_floats(x, name="erfcx")   # (the real algorithm dropped the imaginary part)
+    (x,) = _floats(x, name="erfcx")
+    if xnp.iscomplexobj(x):        # erfcx(z) = w(iz), as JAX's
+        return wofz(lax.complex(-xnp.imag(x), xnp.real(x)))
     return _erfcx(x)
 
 
@@ -163,5 +167,12 @@ def owens_t(h, a):
 
         >>> owens_t(xnp.array([0.5, 2.0]), 0.7)
     """
-    h, a = _real_floats(h, a, name="owens_t")
+    h, a = _floats(h, a, name="owens_t")
+    if xnp.iscomplexobj(h):
+        # JAX's complex owens_t: its real algorithm on |h| and |a|, times lax.sign(a) = a/|a|
+        # (NaN, with a zero imaginary part, where a part of h or a is NaN)
+        t = _owens_t(xnp.abs(h), xnp.abs(a))
+        out = lax.sign(a) * lax.complex(t, xnp.zeros_like(t))
+        nan = _c(np.nan, t)
+        return xnp.where(xnp.isnan(h) | xnp.isnan(a), lax.complex(nan, xnp.zeros_like(t)), out)
     return _owens_t(h, a)

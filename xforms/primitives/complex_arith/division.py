@@ -1,0 +1,123 @@
+"""Complex division as XLA computes it (jax on the CPU), written once for every tier: the
+eager impl of `div` (`divide`, NumPy arrays) and the compiled kernels' scalar helper
+(`divide_scalar`, plain Python on the parts, which Numba compiles: xforms/kernels/runtime/
+cpu_runtime.complex_div).
+
+XLA (ElementalIrEmitter::EmitComplexDivide) divides by Smith's algorithm, scaling by the
+divisor's larger part,
+
+    |b.re| < |b.im|:  r = b.re / b.im,  d = b.im + b.re r,
+                      ((a.re r + a.im) + (a.im r - a.re) i) / d
+    otherwise:        r = b.im / b.re,  d = b.re + b.im r,
+                      ((a.re + a.im r) + (a.im - a.re r) i) / d
+
+and only where that gives nan+nanj takes C99's corner cases (Annex G's _Cdivd recovery):
+
+    b == 0:                          copysign(inf, b.re) * a        (both parts)
+    a infinite, b finite:            inf * (s.re b.re + s.im b.im) + inf * (s.im b.re - s.re b.im) i
+    a finite, b infinite:            0 * (a.re t.re + a.im t.im) + 0 * (a.im t.re - a.re t.im) i
+
+where s (t) is a's (b's) parts as copysign(1, part) for an infinite part, copysign(0,
+part) otherwise.  NumPy's division differs at infinities and zero divisors
+((inf+infj) / 1j: XLA inf-infj, NumPy nan+nanj; (inf+infj) / -0j: -inf-infj, inf+infj);
+finite quotients agree to rounding (a few 1 ulp apart on a grid: FMAs, presumably; XLA's
+CPU flushes float32 denormals, which NumPy keeps: quotients through them differ).
+
+    >>> divide(np.array([complex(np.inf, np.inf)]), np.array([1j]))    # [inf-infj]
+"""
+import math
+
+import numpy as np
+
+
+def _smith(ar, ai, br, bi):
+    """Smith's quotient parts (see the module docstring), elementwise."""
+    lt = np.abs(br) < np.abs(bi)
+    ratio = np.where(lt, br / bi, bi / br)
+    denom = np.where(lt, bi + br * ratio, br + bi * ratio)
+    re = np.where(lt, ar * ratio + ai, ar + ai * ratio) / denom
+    im = np.where(lt, ai * ratio - ar, ai - ar * ratio) / denom
+    return re, im
+
+
+def _unit_signs(re, im):
+    """copysign(1 if infinite else 0, part) of each part."""
+    one, zero = np.ones((), re.dtype), np.zeros((), re.dtype)
+    return (np.copysign(np.where(np.isinf(re), one, zero), re),
+            np.copysign(np.where(np.isinf(im), one, zero), im))
+
+
+def divide(x, y):
+    """x / y of complex arrays of one dtype (broadcasting), with XLA's values.
+
+        >>> divide(np.array([1 + 2j]), np.array([0j]))    # [inf+infj]
+    """
+    x, y = np.asarray(x), np.asarray(y)
+    with np.errstate(all="ignore"):
+        q = np.true_divide(x, y)
+        if np.isfinite(q).all():    # NumPy's Smith division: XLA's to rounding where finite
+            return q                # (a zero divisor or an infinite numerator never is)
+        ar, ai, br, bi = x.real, x.imag, y.real, y.imag
+        re, im = _smith(ar, ai, br, bi)
+        lost = np.isnan(re) & np.isnan(im)
+        if not lost.any():                  # (no corner to recover)
+            return _complex(re, im, x.dtype)
+        inf = np.array(np.inf, re.dtype)
+        zero_b = (br == 0) & (bi == 0)
+        scale = np.copysign(inf, br)
+        sr, si = _unit_signs(ar, ai)
+        tr, ti = _unit_signs(br, bi)
+        inf_a = np.isinf(ar) | np.isinf(ai)
+        inf_b = np.isinf(br) | np.isinf(bi)
+        # (np.isfinite is False for NaN, as XLA's ordered "!= inf")
+        inf_over_finite = inf_a & np.isfinite(br) & np.isfinite(bi)
+        finite_over_inf = inf_b & np.isfinite(ar) & np.isfinite(ai)
+        cases = [lost & zero_b, lost & inf_over_finite, lost & finite_over_inf]
+        re = np.select(cases, [scale * ar, inf * (sr * br + si * bi),
+                               0 * (ar * tr + ai * ti)], re)
+        im = np.select(cases, [scale * ai, inf * (si * br - sr * bi),
+                               0 * (ai * tr - ar * ti)], im)
+    return _complex(re, im, x.dtype)
+
+
+def _complex(re, im, dtype):
+    out = np.empty(np.shape(re), dtype)
+    out.real, out.imag = re, im
+    return out
+
+
+def divide_scalar(a, b):
+    """a / b of two complex numbers of one type, with XLA's values (the scalar form of
+    `divide`, for Numba: compiled with error_model="numpy", so a zero part divides as IEEE
+    says).  Float32 parts of complex64 operands compute in float32, as XLA; the result is a
+    Python complex (the caller rounds it to complex64).
+
+        >>> divide_scalar(complex(math.inf, math.inf), 1j)     # (inf-infj)
+    """
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    if abs(br) < abs(bi):
+        ratio = br / bi
+        denom = bi + br * ratio
+        re = (ar * ratio + ai) / denom
+        im = (ai * ratio - ar) / denom
+    else:
+        ratio = bi / br
+        denom = br + bi * ratio
+        re = (ar + ai * ratio) / denom
+        im = (ai - ar * ratio) / denom
+    if re == re or im == im:
+        return complex(re, im)
+    # the corner cases (the module docstring); one function, so Numba compiles it whole
+    inf = math.inf
+    if br == 0 and bi == 0:
+        scale = math.copysign(inf, br)
+        return complex(scale * ar, scale * ai)
+    if (math.isinf(ar) or math.isinf(ai)) and math.isfinite(br) and math.isfinite(bi):
+        sr = math.copysign(1.0 if math.isinf(ar) else 0.0, ar)
+        si = math.copysign(1.0 if math.isinf(ai) else 0.0, ai)
+        return complex(inf * (sr * br + si * bi), inf * (si * br - sr * bi))
+    if (math.isinf(br) or math.isinf(bi)) and math.isfinite(ar) and math.isfinite(ai):
+        tr = math.copysign(1.0 if math.isinf(br) else 0.0, br)
+        ti = math.copysign(1.0 if math.isinf(bi) else 0.0, bi)
+        return complex(0.0 * (ar * tr + ai * ti), 0.0 * (ai * tr - ar * ti))
+    return complex(re, im)
