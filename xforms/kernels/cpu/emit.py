@@ -32,7 +32,7 @@ from .buffers import Buffer
 from .chunking import PARALLEL_MIN_ELEMENTS  # noqa: F401
 from .nest import emit_loop  # noqa: F401
 from .scalar import (VECMATH, VECMATH_F32, VECMATH_MIN_ELEMENTS, CpuCtx, TRIG_BOUNDED,
-                     unsupported as _unsupported)
+                     unsupported)
 from ..prepare.shape_symbols import SymbolTable
 from ..plan.placement import slot_view
 from ..loops.scalar_rules import dtype_refused
@@ -283,7 +283,7 @@ class Emitter(Naming):
                     rule = OP_RULES.get(step.eqn.prim) or user_prims.op_rule(step.eqn,
                                                                                   "cpu")
                     if rule is None or dtype_refused(step.eqn, "cpu"):
-                        raise _unsupported(step.eqn, dtype_refused(step.eqn, "cpu") or "")
+                        raise unsupported(step.eqn, dtype_refused(step.eqn, "cpu") or "")
                     self.comment(step.eqn)
                     # (a product added into `acc`: ops.py `_dot_general` reads it here)
                     self.op_acc = step.acc
@@ -294,7 +294,7 @@ class Emitter(Naming):
                 else:
                     rule = CONTROL_RULES.get(step.eqn.prim)
                     if rule is None:
-                        raise _unsupported(step.eqn)
+                        raise unsupported(step.eqn)
                     self.comment(step.eqn)
                     rule(self, step)
         finally:
@@ -307,7 +307,7 @@ class Emitter(Naming):
     def check_dtypes(self, eqn):
         why = dtype_refused(eqn, "cpu")
         if why:
-            raise _unsupported(eqn, why)
+            raise unsupported(eqn, why)
 
 
 _Ctx = CpuCtx      # (the name tests/test_rule_coverage.py uses)

@@ -33,8 +33,8 @@ def _prod(xs):
     return int(np.prod(xs, dtype=np.int64))
 
 
-class _OutLoop:
-    """with _OutLoop(em, kb, shape) as idx: ... -- a grid-stride loop over the elements of
+class OutLoop:
+    """with OutLoop(em, kb, shape) as idx: ... -- a grid-stride loop over the elements of
     `shape`; idx are the per-axis index names, `.flat` the flat index."""
 
     def __init__(self, em, kb, shape, prefix="o"):

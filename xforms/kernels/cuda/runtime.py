@@ -30,7 +30,7 @@ from xforms import config
 from xforms.core.registry import operator_type
 from xforms.errors import BackendError
 
-from .emit_cuda_pack import _ALIGN, PACK_BYTES, pack_layout, packable  # noqa: F401
+from .emit_cuda_pack import PACK_ALIGN, PACK_BYTES, pack_layout, packable  # noqa: F401
 
 try:
     from numba import cuda

@@ -36,7 +36,7 @@ for devInfo.
 import numpy as np
 
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.emit_cuda_ops import _OutLoop
+from ..cuda.emit_cuda_ops import OutLoop
 from ..cuda.kernel_builder import unsupported
 from ..cuda.vendor import solver_for
 from ..cuda.vendor.solver_map import (LOWER, SYEVJ_BATCHED_MAX_N, UPPER, SolverCall,
@@ -65,7 +65,7 @@ def _copy(em, dst, src, eqn, what, shape, dst_at, src_at, *, conj=False, keep=No
     kb = KernelBuilder(em, what)
     kb.comment(eqn)
     D, S = (_param(kb, x, name) for x, name in ((dst, "_D"), (src, "_S")))
-    loop = _OutLoop(em, kb, shape)
+    loop = OutLoop(em, kb, shape)
     with loop as (b, i, j):
         kb.line(f"_v = {S}[{src_at(b, i, j)}]")
         if conj and _dtype(src).kind == "c":
@@ -173,7 +173,7 @@ def _eye(em, eqn, out):
     kb = KernelBuilder(em, f"identity {out.aval.str_short()} of an empty matrix's factors")
     kb.comment(eqn)
     O = kb.arr(out)
-    loop = _OutLoop(em, kb, (_batch(out.aval.shape), rows, cols))
+    loop = OutLoop(em, kb, (_batch(out.aval.shape), rows, cols))
     with loop as (_, i, j):
         kb.line(f"{O}[_t] = 1 if {i} == {j} else 0")
     loop.launch()

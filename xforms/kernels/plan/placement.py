@@ -28,7 +28,7 @@ from xforms.core.ir import Var
 
 from ..codegen import view_layouts, dot_dims
 from ..prepare.shape_symbols import is_one, same_size
-from .products import _step_readers
+from .products import step_readers
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def slot_view(slot, shape):
 def place_operands(steps, outset):
     """{value: Slot} for the operands of the plan's concatenates that their producer can
     write in place (module docstring), and every reshape between them."""
-    readers = _step_readers(steps)
+    readers = step_readers(steps)
     made = {v: k for k, st in enumerate(steps) for v in _defs(st)}
     placed = {}
     for k, st in enumerate(steps):

@@ -37,7 +37,7 @@ class Storage:
 # `aliases` (xforms/core/facts.py)
 
 
-def _step_reads(step):
+def step_reads(step):
     if step.kind == "loop":
         return [r.atom for _, reads in step.products + step.body for r in reads
                 if isinstance(r.atom, Var)]
@@ -59,7 +59,7 @@ def assign_storage(plan, owned=()):
     outs = {v for v in jaxpr.outvars if isinstance(v, Var)}
     last = {}
     for k, st in enumerate(steps):
-        for a in _step_reads(st):
+        for a in step_reads(st):
             last[a] = k
     for a in outs:
         last[a] = len(steps)

@@ -40,7 +40,7 @@ from xforms.primitives import structural as S
 from xforms.transforms.simplify import dce
 
 from .fusion_classes import REDUCTIONS, is_elementwise
-from .shape_symbols import _Named, is_symbolic
+from .shape_symbols import NamedLiteral, is_symbolic
 
 MAX_ELEMENTS = 32          # arrays up to this many elements become scalars
 MAX_DOT_MACS = 512         # dot_generals up to this many multiply-adds are unrolled
@@ -179,7 +179,7 @@ def literal_val(a):
     """The Val of Literal `a`.  A value printed as a size symbol (xforms/kernels/prepare/shape_symbols.py)
     is a Python int or float, which would re-trace as int64/float64 whatever the literal's
     dtype (a float32 1/n): the literal atom itself is bound, which the tracer keeps."""
-    v = a if isinstance(a.val, _Named) else a.val
+    v = a if isinstance(a.val, NamedLiteral) else a.val
     return Val(a.aval, arr=v, elems=[v] if not a.aval.shape else None)
 
 

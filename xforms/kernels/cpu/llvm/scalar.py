@@ -75,7 +75,7 @@ def _ty(aval):
     return t
 
 
-def _const(value, ty):
+def llvm_const(value, ty):
     """An LLVM literal of type `ty`: an integer's digits (an int sum's 0, a product's 1), a
     float's double bits in hex (exact for float32 values too)."""
     if ty.startswith("i"):
@@ -288,7 +288,7 @@ class _Module:
         if hasattr(atom, "val"):
             if ty == "i1" or np.ndim(atom.val):
                 raise Refused(atom)
-            return _const(atom.val, ty)
+            return llvm_const(atom.val, ty)
         name = self.names.get(atom)
         if name is None or _ty(atom.aval) != ty:
             raise Refused(atom)
@@ -331,7 +331,7 @@ class _Module:
             x, = self.operands(eqn, ty)
             a = self.fresh()
             self._call_line(a, ty, "llvm.fabs", [x])
-            self.emit(f"{r} = fcmp one {ty} {a}, {_const(float('inf'), ty)}")
+            self.emit(f"{r} = fcmp one {ty} {a}, {llvm_const(float('inf'), ty)}")
             return r
         args, op = self.operands(eqn, "i1"), _facts(eqn)[0]
         if op == "~":
@@ -352,7 +352,7 @@ class _Module:
             self.emit(f"{t} = fmul {ty} {acc}, {x}")
             acc = t
         if y < 0:
-            return f"{r} = fdiv {ty} {_const(1.0, ty)}, {acc}"
+            return f"{r} = fdiv {ty} {llvm_const(1.0, ty)}, {acc}"
         return f"{r} = select i1 true, {ty} {acc}, {ty} {acc}"      # (y = 1: x itself)
 
     def _logaddexp(self, r, ty, x, y):
@@ -368,7 +368,7 @@ class _Module:
         self._call_line(size, ty, "llvm.fabs", [diff])
         neg = self.fresh()
         self.emit(f"{neg} = fneg {ty} {size}")
-        self.emit(f"{d} = select i1 {tie}, {ty} {_const(0, ty)}, {ty} {neg}")
+        self.emit(f"{d} = select i1 {tie}, {ty} {llvm_const(0, ty)}, {ty} {neg}")
         log = self.math_call("log1p", ty, self.math_call("exp", ty, d))
         self.emit(f"{gt} = fcmp ogt {ty} {x}, {y}")
         self.emit(f"{m} = select i1 {gt}, {ty} {x}, {ty} {y}")
@@ -398,7 +398,7 @@ class _Module:
         win, lose = ("ogt", "olt") if name == "max" else ("olt", "ogt")
         first = self._any([f"fcmp {win} {ty} {a}, {b}", f"fcmp uno {ty} {a}, {a}"])
         second = self._any([f"fcmp {lose} {ty} {a}, {b}", f"fcmp uno {ty} {b}, {b}",
-                            f"fcmp une {ty} {a}, {_const(0, ty)}"])
+                            f"fcmp une {ty} {a}, {llvm_const(0, ty)}"])
         tie = self.fresh()
         if name == "max":
             self.emit(f"{tie} = fadd {ty} {a}, {b}")

@@ -29,7 +29,7 @@ import textwrap
 import numpy as np
 from llvmlite import ir
 from ...libm.vecmath import base, scalar_types as st
-from ..chunking import _has_bounded_trig
+from ..chunking import has_bounded_trig
 from ..scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from .ops.reductions import accumulators
 from .scalar import Refused
@@ -294,7 +294,7 @@ def guarded(module, step, vsize, emit):
     the flag is set, the whole loop again with libm (`module.vector_math` off).  `vsize`:
     the size the Numba path's vector math sees."""
     module.trig_flag = None
-    if not (module.vector_math and _has_bounded_trig(step, vsize, accumulators(step))):
+    if not (module.vector_math and has_bounded_trig(step, vsize, accumulators(step))):
         emit()
         return
     flag = module.trig_flag = f"%trig{len(module.allocas)}"

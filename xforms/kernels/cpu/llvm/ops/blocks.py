@@ -25,7 +25,7 @@ or more: the same bits, but slower here).
 import numpy as np
 
 from ....plan.products import contraction
-from ...chunking import _threads_pay, product_rows
+from ...chunking import threads_pay, product_rows
 from ...loop_cost import element_ns
 from . import products
 from .. import team
@@ -61,7 +61,7 @@ class Blocks:
         self.rows = product_rows(step)
         n0 = int(step.shape[0])
         size = int(np.prod([int(d) for d in step.shape], dtype=np.int64))
-        pays, _ = _threads_pay(size, element_ns(step))
+        pays, _ = threads_pay(size, element_ns(step))
         # the Numba kernel's prange: threads allowed (NUMBA_NUM_THREADS > 1), paying, 2+ blocks
         self.team = team.count() > 1 and pays and -(-n0 // self.rows) >= 2
         if not team.available():

@@ -27,7 +27,7 @@ from xforms.core.facts import GATHER_SCATTER
 
 from ....loops.ir import Alloc, Clamp, Let, Load, Nest, Region, Store, When
 from ....loops.lower_indexing import LOWERINGS
-from ....plan.storage import _step_reads
+from ....plan.storage import step_reads
 from . import copies
 from ..scalar import Refused
 
@@ -62,7 +62,7 @@ def views(plan, top):
     written = _written(plan)
     last = {}
     for k, st in enumerate(plan.steps):
-        for a in _step_reads(st):
+        for a in step_reads(st):
             last[a] = k
     outs = set(plan.jaxpr.outvars)
     for v in outs:

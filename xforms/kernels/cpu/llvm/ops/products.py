@@ -33,7 +33,7 @@ import threading
 import numpy as np
 
 from ....codegen import cpu_blas, dot_dims, matrix_layouts
-from ..scalar import Refused, _const
+from ..scalar import Refused, llvm_const
 
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
@@ -132,7 +132,7 @@ def by_loops(mod, eqn, ty):
     mod.allocas.append(f"{slot} = alloca {ty}")
 
     def element(osyms):
-        mod.emit(f"store {ty} {_const(0, ty)}, ptr {slot}")
+        mod.emit(f"store {ty} {llvm_const(0, ty)}, ptr {slot}")
 
         def step(ksyms):
             xi, yi = [None] * len(xs), [None] * len(ys)

@@ -92,7 +92,7 @@ def accepts(eqn, ty, acc=None):
 
 def emit(mod, spec):
     """Write `spec`'s product into `mod`: counted loops over the batch (C order, as the
-    Numba kernel's `_Nest`), one nest or gemm call per matrix."""
+    Numba kernel's `LoopNest`), one nest or gemm call per matrix."""
     x, y = spec.eqn.invars
     out = spec.eqn.outvars[0]
     if not all(v in mod.arrays for v in (x, y, out)):
