@@ -365,7 +365,7 @@ def check_ir(case, in_axes):
 # per backend: the modules holding the compiler's large-array thresholds, and the values
 # small_array_paths gives them
 _SMALL_PATHS = {
-    "cpu": (("xforms.kernels.cpu.scalar", "xforms.kernels.cpu.buffers",
+    "cpu": (("xforms.kernels.cpu.math_choice", "xforms.kernels.cpu.buffers",
              "xforms.kernels.plan.products", "xforms.kernels.cpu.chunking",
              "xforms.kernels.cpu.backend", "xforms.kernels.prepare.scalarize",
              "xforms.kernels.codegen"),

@@ -9,8 +9,8 @@ never on the threads.
 """
 import numpy as np
 
-from . import scalar as cpu_scalar
-from .scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
+from . import math_choice
+from .math_choice import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from ..plan.products import contraction
 from ..prepare.shape_symbols import is_one, is_symbolic
 
@@ -77,7 +77,7 @@ ARRAY_PARTIAL_MIN_ROWS = 8
 
 def stages_sums(shape, size, reds):
     """Whether the loop stages its reductions (see STAGE_ELEMENTS)."""
-    return (len(shape) == 1 and size >= cpu_scalar.VECMATH_MIN_ELEMENTS and bool(reds)
+    return (len(shape) == 1 and size >= math_choice.VECMATH_MIN_ELEMENTS and bool(reds)
             and all(r.level == 0 and not r.arg and r.op in ("sum", "prod")
                     and r.dt.kind == "f" for r in reds.values()))
 
@@ -168,7 +168,7 @@ def has_bounded_trig(step, size, reds, staged=False):
     Not in a loop with a floating-point scalar accumulator: that chain of additions keeps
     LLVM from vectorising the loop, and in scalar code libm's sin is 5x faster than the
     branch-free one (9 vs 47 ns measured)."""
-    if size < cpu_scalar.VECMATH_MIN_ELEMENTS:
+    if size < math_choice.VECMATH_MIN_ELEMENTS:
         return False
     if not staged and any(r.level is not None and r.dt.kind in "fc" for r in reds.values()):
         return False

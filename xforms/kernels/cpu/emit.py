@@ -31,8 +31,9 @@ from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_
 from .buffers import Buffer
 from .chunking import PARALLEL_MIN_ELEMENTS  # noqa: F401
 from .nest import emit_loop  # noqa: F401
-from .scalar import (VECMATH, VECMATH_F32, VECMATH_MIN_ELEMENTS, CpuCtx, TRIG_BOUNDED,
-                     unsupported)
+from .math_choice import (VECMATH, VECMATH_F32, VECMATH_MIN_ELEMENTS,  # noqa: F401
+                          TRIG_BOUNDED)
+from .scalar import CpuCtx, unsupported
 from ..prepare.shape_symbols import SymbolTable
 from ..plan.placement import slot_view
 from ..loops.scalar_rules import dtype_refused

@@ -27,7 +27,7 @@ against all per call.
 """
 import numpy as np
 
-from .scalar import VECMATH
+from .math_choice import VECMATH
 from ..plan.products import contraction
 from ..user_prims import is_user
 

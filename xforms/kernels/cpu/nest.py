@@ -15,7 +15,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from . import chunking, scalar as cpu_scalar
+from . import chunking, math_choice
 from ..codegen import BLAS_CODES, dtype_str
 from .accum import Reduction
 from .chunking import (STAGE_ELEMENTS, STAGE_LANES, rows_per_chunk, has_bounded_trig, row_staged_reductions,
@@ -35,7 +35,7 @@ def emit_loop(em, step):
     shape, n = tuple(step.shape), len(step.shape)
     idx = [f"i{d}" if not is_one(shape[d]) else "0" for d in range(n)]  # no loop over 1s
     size = int(np.prod(shape, dtype=np.int64))
-    vsize = cpu_scalar.vecmath_size(shape)     # (a symbolic loop's counts as large)
+    vsize = math_choice.vecmath_size(shape)     # (a symbolic loop's counts as large)
     for v in step.writes:
         if v.aval.shape:
             em.alloc(v)

@@ -41,7 +41,7 @@ from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, 
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...loops.peeling import peeling as _peeling
-from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
+from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
 from .ops import blocks, convolutions, copies, indexing, integers, products, reductions, views
@@ -266,7 +266,7 @@ class _Loops(_Module):
             return
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         # the vector polynomials where the Numba path calls them: 64+ elements, or a size that
-        # varies between calls (counts as large: `cpu/scalar.vecmath_size`)
+        # varies between calls (counts as large: `cpu/math_choice.vecmath_size`)
         vsize = vecmath_size(st.shape)
         self.vector_math = vsize >= VECMATH_MIN_ELEMENTS
         if self.vector_math and any(eqn.prim in VECMATH for eqn, _ in st.body):

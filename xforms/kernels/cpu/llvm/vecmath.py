@@ -30,7 +30,7 @@ import numpy as np
 from llvmlite import ir
 from ...libm.vecmath import base, scalar_types as st
 from ..chunking import has_bounded_trig
-from ..scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
+from ..math_choice import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from .ops.reductions import accumulators
 from .scalar import Refused
 
