@@ -253,5 +253,5 @@ def test_the_checker_sees_function_level_imports(tmp_path):
     # where modules other sessions add land
     assert layer_of("xforms.primitives.linalg.factor") == layer_of("xforms.primitives.elementwise")
     assert layer_of("xforms.kernels.ops.newfamily") == layer_of("xforms.kernels.ops.linalg")
-    assert layer_of("xforms.kernels.ops.linalg") > layer_of("xforms.kernels.cpu.emit")
+    assert layer_of("xforms.kernels.ops.linalg") > layer_of("xforms.kernels.cpu.numba.emit")
     assert layer_of("xforms.random") == layer_of("xforms.jit") > layer_of("xforms.kernels")

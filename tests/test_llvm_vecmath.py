@@ -89,7 +89,7 @@ def test_vector_math_matches_numba_bit_for_bit(f, dt, n):
         return
     fn, kernel, text = _kernels(f, pool[:n])
     # 64+ elements: the polynomials; fewer: libm, except where the size is a symbol (a 1-D
-    # batch axis: it varies between calls), as in the Numba path (kernels/cpu/nest.py)
+    # batch axis: it varies between calls), as in the Numba path (kernels/cpu/numba/nest.py)
     assert "@xf_vm" in text or n < 64
     with np.errstate(all="ignore"):
         for start in range(0, max(1, len(pool) - n + 1), max(n, 1) if n > 1 else 97):

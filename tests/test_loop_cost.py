@@ -10,7 +10,7 @@ import xforms.numpy as xnp
 import xforms.scipy.special as xsp
 import xforms.kernels.cpu.backend as kcpu
 from thread_runs import assert_same_on_every_thread_count, compile_with_threads
-import xforms.kernels.cpu.nest as cn
+import xforms.kernels.cpu.numba.nest as cn
 import xforms.kernels.cpu.chunking as chunking
 from xforms.kernels.cpu import loop_cost
 from xforms import random as xr

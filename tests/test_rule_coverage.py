@@ -16,7 +16,7 @@ from xforms.kernels.codegen import numba_side
 numba_side()         # (the CPU control rules register with the Numba side)
 import xforms.kernels.cuda.emit_cuda_control  # noqa: F401  (the CUDA control and structural
 import xforms.kernels.cuda.emit_cuda_ops  # noqa: F401    rules, which need no GPU)
-from xforms.kernels.cpu import emit as emit_cpu
+from xforms.kernels.cpu.numba import emit as emit_cpu
 from xforms.kernels.plan import index_maps
 from xforms.kernels.ops import cumulative as lower_cumulative
 from xforms.kernels.loops import lower_indexing

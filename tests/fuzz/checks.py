@@ -388,7 +388,7 @@ def small_array_paths(backend="cpu"):
     (xforms/kernels/libm/vecmath/__init__.py), buffers kept between calls (xforms/kernels/cpu/buffers.py), products
     computed inside their consumer loop in blocks of rows (xforms/kernels/plan/products.py; one
     row a block here) and reductions in chunks of rows with per-chunk partials combined in
-    order (xforms/kernels/cpu/nest.py; one row a chunk here, without threads: Numba's parallel
+    order (xforms/kernels/cpu/numba/nest.py; one row a chunk here, without threads: Numba's parallel
     compile would cost seconds per program).  On CUDA: inputs and outputs in buffers of their
     own, not packed (kernels/cuda/emit_cuda_pack.py), cumulative ops by the parallel scan in
     chunks of one element a thread (kernels/ops/prefix_scan.py: several levels even for

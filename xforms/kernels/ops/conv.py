@@ -47,7 +47,7 @@ kernel for large images.
 """
 import numpy as np
 
-from ..cpu.emit import OP_RULES as CPU_RULES, unsupported
+from ..cpu.numba.emit import OP_RULES as CPU_RULES, unsupported
 from ..codegen import conv_geometry as geometry, conv_sizes, lit
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import OutLoop

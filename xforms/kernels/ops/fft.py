@@ -35,7 +35,7 @@ computes the unnormalised transform, followed here by a scaling kernel for IFFT 
 """
 import numpy as np
 
-from ..cpu.emit import OP_RULES as CPU_RULES
+from ..cpu.numba.emit import OP_RULES as CPU_RULES
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import OutLoop
 from ..cuda.kernel_builder import c_strides

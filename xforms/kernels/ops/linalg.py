@@ -40,7 +40,7 @@ library (ops/solver.py, which calls _cholesky_cuda and _lu_cuda below that).
 import numpy as np
 
 from ..codegen import BLAS_CODES as CODES  # LAPACK type of each dtype
-from ..cpu.emit import OP_RULES as CPU_RULES
+from ..cpu.numba.emit import OP_RULES as CPU_RULES
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.kernel_builder import cdiv
 from xforms.primitives.linalg.cholesky_ad import cholesky_cotangent_p, cholesky_p

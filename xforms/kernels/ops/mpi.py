@@ -31,7 +31,7 @@ from xforms.primitives import collectives as C
 from xforms.core.registry import ALL_PRIMITIVES
 
 from ..runtime import mpi_calls
-from ..cpu.emit import OP_RULES, unsupported, dtype_str
+from ..cpu.numba.emit import OP_RULES, unsupported, dtype_str
 from ..user_prims import NO_DISK_CACHE
 
 PACK_MAX_ELEMENTS = 1 << 16      # operands this small are packed into one message

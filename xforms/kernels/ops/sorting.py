@@ -30,8 +30,8 @@ short lines and quadratic for long ones.
 """
 import numpy as np
 
-from ..cpu.emit import OP_RULES as CPU_RULES, dtype_str
-from ..cpu.ops import LoopNest
+from ..cpu.numba.emit import OP_RULES as CPU_RULES, dtype_str
+from ..cpu.numba.ops import LoopNest
 from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.emit_cuda_ops import OutLoop
 from xforms.primitives.sorting import sort_p

@@ -108,7 +108,7 @@ def _chain(x, steps, made, readers, k, outset):
 def _writable(step, v, slot):
     """Whether `step` can write its output `v` as a view of the slot: a fused loop stores
     it element by element; a matrix product needs its matrices as rows with a leading
-    dimension and adjacent columns, in the product's shape (xforms/kernels/cpu/ops.py
+    dimension and adjacent columns, in the product's shape (xforms/kernels/cpu/numba/ops.py
     `_slot_product`) or as batches of matrix views of `v` (`_dot_views`, the way of a
     product written transposed)."""
     view = slot_view(slot, v.aval.shape)

@@ -8,7 +8,7 @@ example's 1.3 M parameters are 10.7 MB a copy).  When a product's only reader is
 elementwise loop over the product's own shape that reads it at the loop index, the plan
 moves the product into that loop (`Loop.products`): the loop is cut into blocks of rows,
 and each block first computes its rows of the product into a small buffer that stays in
-cache (xforms/kernels/cpu/nest.py), so the product is never stored whole.  Measured for the VAE's
+cache (xforms/kernels/cpu/numba/nest.py), so the product is never stored whole.  Measured for the VAE's
 seven weight gradients and their momentum update (2-core Xeon VM, 2026-11-28): 4.3 ms as
 product then loop, 1.55 ms in blocks of 16-32 rows.
 
@@ -99,7 +99,7 @@ def move_products(steps, materialized, outset):
 def write_transposed(steps, materialized, outset):
     """A batched product whose only reader is a transpose in a loop of copies writes the
     transpose itself: BLAS stores each batch's matrix into strided rows of the transposed
-    buffer (`out_permutation`, xforms/kernels/cpu/ops.py `_dot_views`) instead of a loop
+    buffer (`out_permutation`, xforms/kernels/cpu/numba/ops.py `_dot_views`) instead of a loop
     reordering it afterwards -- attention's `einsum("bhqk,bkhd->bqhd", a, v)` is computed
     (b, h, q, d) and read as (b, q, h, d); its gradient's dq and dk, transposed side by
     side in one loop, alike.  Only where each batch selects a matrix of both operands and

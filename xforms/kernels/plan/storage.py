@@ -154,7 +154,7 @@ def _take(pool, carried, is_output):
     """A dead buffer from `pool` (the last freed): in a loop body, a carry's buffer for a
     body output and another for a value that dies in the body -- so the new carries take
     the old ones' buffers and the body allocates nothing per iteration (a body's own
-    buffers are allocated before the loop, xforms/kernels/cpu/emit.py `loop_scope`)."""
+    buffers are allocated before the loop, xforms/kernels/cpu/numba/emit.py `loop_scope`)."""
     for j in range(len(pool) - 1, -1, -1):
         if (pool[j] in carried) == is_output:
             return pool.pop(j)

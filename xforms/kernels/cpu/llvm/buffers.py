@@ -68,7 +68,7 @@ def stepped(plan):
     """{id(scan eqn): [(carry position, stacked input index, stacked new value index or
     None)]} of the top-level scans whose carries step through the rows of one workspace
     region (plan/fusion.py `stepped_carries`), as the Numba path's `stack_rows`
-    (xforms/kernels/cpu/control.py): the stacked input (a gradient's residual: the LSTM's h
+    (xforms/kernels/cpu/numba/control.py): the stacked input (a gradient's residual: the LSTM's h
     and c of the step before) holds rows 0..n-1 of n + 1, the new value rows 1..n (reverse
     scans the other way round), so the carry is read in its row and stored by no copy.
 

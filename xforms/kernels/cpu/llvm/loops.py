@@ -288,7 +288,7 @@ class _Loops(_Module):
             reductions.setup(self, acc)
         nest, _ = lower_loop(st)
         self.values = {}
-        # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/nest.py),
+        # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/numba/nest.py),
         # or (a `segment`: roll(x, 1) + roll(x, -1)) each is decided there -- tested still,
         # but in a loop whose bounds let LLVM fold the tests and the clamps (measured: a
         # 256 x 256 five-point stencil of rolls, 4x the Numba kernel's time unpeeled)

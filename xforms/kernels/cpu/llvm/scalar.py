@@ -6,7 +6,7 @@ float64 arithmetic and math) as the LLVM IR of one CPython METH_FASTCALL functio
     fn(0.3)                  # -> a Python float (one output) or a tuple of them
 
 Each operation is spelled as Numba spells the generated Python's statement for it
-(xforms/kernels/cpu/printer.py prints `math.sin(a)`, `a * b`, `h if h > m or h != h else
+(xforms/kernels/cpu/numba/printer.py prints `math.sin(a)`, `a * b`, `h if h > m or h != h else
 ...`, ...): the same LLVM intrinsics (`llvm.sin`, `llvm.exp`, `llvm.fabs`) and the same libm
 functions (`tanh`, `tanhf`, ...), so the results are the Numba kernel's bit for bit.
 Arguments are read with `PyFloat_AsDouble` (any float-like object, as Numba's dispatcher

@@ -4,7 +4,7 @@ written as the BLAS calls the Numba kernel makes, so that the results are its bi
     spec = accepts(step.eqn)        # raises scalar.Refused outside the class
     emit(module, spec)              # module: the loops.py `_Loops` being written
 
-The Numba kernel spells a product `mm_nn/nt/tn/tt(x, y, out)` (xforms/kernels/cpu/ops.py
+The Numba kernel spells a product `mm_nn/nt/tn/tt(x, y, out)` (xforms/kernels/cpu/numba/ops.py
 `_dot_general`, xforms/kernels/runtime/cpu_runtime.py `_mm_codegen`): per matrix of the
 batch, SciPy's BLAS as Numba's `np.dot` calls it
 (numba/_lapack.c `numba_xxdot/gemv/gemm`: dot for a row times a column, gemv where one side
@@ -112,7 +112,7 @@ def emit(mod, spec, acc=None):
 
 def by_loops(mod, eqn, ty):
     """A float product the Numba path computes by loops (fewer than `BLAS_MIN_FLOPS`
-    multiply-adds: xforms/kernels/cpu/ops.py `_dot_loops`), as it spells it: per output
+    multiply-adds: xforms/kernels/cpu/numba/ops.py `_dot_loops`), as it spells it: per output
     element in C order, `acc = 0; acc += x * y` over the contracted dims in `lc`'s order
     -- one rounding a step, no fused multiply-add, so its bits.
 

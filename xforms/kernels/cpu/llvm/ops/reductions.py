@@ -1,5 +1,5 @@
 """The reductions of a fused loop in the direct LLVM path (xforms/kernels/cpu/llvm/loops.py),
-placed where the Numba path's accumulators are (xforms/kernels/cpu/accum.py), so that the
+placed where the Numba path's accumulators are (xforms/kernels/cpu/numba/accum.py), so that the
 values are folded in the same order and the results are the same bits:
 
     level k (the kept axes lead): a register, set to the identity before loop k and

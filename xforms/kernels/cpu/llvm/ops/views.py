@@ -2,7 +2,7 @@
 selects, in place, a matrix of each operand and of the output with adjacent columns and
 strided rows -- attention's q @ k.T per head of q and k in (batch, seq, heads, dim), and a
 product writing its transpose (`out_permutation`, plan/products.py `write_transposed`) --
-made as the Numba kernel makes it (xforms/kernels/cpu/ops.py `_dot_views`, runtime/linalg.py
+made as the Numba kernel makes it (xforms/kernels/cpu/numba/ops.py `_dot_views`, runtime/linalg.py
 `la_mm_views`), so that the results are its bit for bit: per batch index, small_mm's nest
 where its rule takes the sizes (split over OpenMP's team as `small_mm.product` splits it),
 else BLAS's gemm, each reading the views through their leading dimensions.

@@ -1,7 +1,7 @@
 """CPU rules for the equations that are not fused loops: dot_general (BLAS through `np.dot`
 inside nopython code, or loops for integers and tiny sizes), reshape (a view of the same
 buffer), runtime_check, and the indexing ops (gather, scatter, dynamic slices, pad,
-concatenate), which xforms/kernels/loops/lower_indexing.py lowers to the loop IR and xforms/kernels/cpu/printer.py
+concatenate), which xforms/kernels/loops/lower_indexing.py lowers to the loop IR and xforms/kernels/cpu/numba/printer.py
 prints.
 
 Each rule `rule(em, eqn)` writes statements through the emitter `em` (see emit_cpu.py):
@@ -10,13 +10,13 @@ when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer i
 """
 import numpy as np
 
-from ..codegen import (BLAS_CODES, cpu_blas, dot_dims, dtype_str, lit, matrix_layouts,
+from ...codegen import (BLAS_CODES, cpu_blas, dot_dims, dtype_str, lit, matrix_layouts,
                        shape_str, view_layouts)
-from ..prepare.shape_symbols import is_one
-from ..plan.placement import product_shape, slot_view
+from ...prepare.shape_symbols import is_one
+from ...plan.placement import product_shape, slot_view
 from .emit import OP_RULES, unsupported
 from .printer import cpu_rule, print_cpu
-from ..loops.lower_indexing import LOWERINGS, concatenate
+from ...loops.lower_indexing import LOWERINGS, concatenate
 from xforms.primitives.contraction import dot_general_p
 from xforms.primitives.control.loops import runtime_check_p
 from xforms.primitives.structural import concatenate_p, reshape_p

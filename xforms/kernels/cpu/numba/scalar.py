@@ -7,10 +7,10 @@ choice's tables: cpu/math_choice.py); and the CPU backend's error for what it ca
 """
 import numpy as np
 
-from ..codegen import lowering_error
-from ..loops.scalar_rules import ScalarCtx, math_name
-from . import math_choice
-from .math_choice import TRIG_BOUNDED, VECMATH, VECMATH_F32
+from ...codegen import lowering_error
+from ...loops.scalar_rules import ScalarCtx, math_name
+from .. import math_choice
+from ..math_choice import TRIG_BOUNDED, VECMATH, VECMATH_F32
 
 
 class CpuCtx(ScalarCtx):
@@ -37,7 +37,7 @@ class CpuCtx(ScalarCtx):
             if name in TRIG_BOUNDED:
                 # sin/cos/tan: the branch-free variant, nan beyond its range, in a loop
                 # that counts nans and is redone with libm when there are any (see
-                # xforms/kernels/cpu/nest.py); libm in that redo or outside a guarded loop
+                # xforms/kernels/cpu/numba/nest.py); libm in that redo or outside a guarded loop
                 if self.em.trig_guard is None:
                     return self.em.global_name(math_name(prim, "cpu"))
                 name = TRIG_BOUNDED[name]

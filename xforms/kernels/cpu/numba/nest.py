@@ -4,7 +4,7 @@ when the function may use threads) with per-chunk partials of its reductions acr
 staged sums, stencil axes peeled into a plain middle loop (unrolled by the step of
 interior pads' guards: the transposes of strided slices), and the bounded-trig redo;
 how the loop is cut (chunks, threads, staging) is decided in xforms/kernels/cpu/chunking.py.
-The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are xforms/kernels/cpu/accum.py.
+The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are xforms/kernels/cpu/numba/accum.py.
 
     nch = (n + 255) // 256                # chunked: a reduction's partials combined in order
     for ch in prange(nch):
@@ -15,18 +15,18 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from . import chunking, math_choice
-from ..codegen import BLAS_CODES, dtype_str
+from .. import chunking, math_choice
+from ...codegen import BLAS_CODES, dtype_str
 from .accum import Reduction
-from .chunking import (STAGE_ELEMENTS, STAGE_LANES, rows_per_chunk, has_bounded_trig, row_staged_reductions,
+from ..chunking import (STAGE_ELEMENTS, STAGE_LANES, rows_per_chunk, has_bounded_trig, row_staged_reductions,
                        stages_sums, threads_pay, product_rows)
-from ..prepare.fusion_classes import REDUCTIONS
-from .loop_cost import element_ns
+from ...prepare.fusion_classes import REDUCTIONS
+from ..loop_cost import element_ns
 from .printer import CpuPrinter, LoopSpelling
-from ..loops.ir import Fold, Init, Name, Store
-from ..loops.lower_loops import lower_loop
-from ..loops.peeling import div as _div, peeling as _peeling
-from ..prepare.shape_symbols import is_one
+from ...loops.ir import Fold, Init, Name, Store
+from ...loops.lower_loops import lower_loop
+from ...loops.peeling import div as _div, peeling as _peeling
+from ...prepare.shape_symbols import is_one
 
 
 def emit_loop(em, step):
