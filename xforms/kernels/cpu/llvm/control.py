@@ -1,6 +1,6 @@
 """Control flow on the direct LLVM path (issue #35): a plan's `Control` steps -- `scan`,
 `while`, `for_loop`, `cond` -- as LLVM loops and branches around the
-inlined code of their sub-plans, emitted by the kernel's own module (`loops._Loops`).
+inlined code of their sub-plans, emitted by the kernel's own module (`loops.Loops`).
 
     c = init                      # scalar carries: a register (an entry-block slot)
     P = &init                     # array carries: a pointer (see "carries" below)
@@ -60,7 +60,7 @@ def outside(step):
 
 
 def emit(m, step):
-    """Emit Control `step` into kernel module `m` (a `loops._Loops`)."""
+    """Emit Control `step` into kernel module `m` (a `loops.Loops`)."""
     {"scan": _scan, "for_loop": _for_loop, "while": _while,
      "cond": _cond}[step.eqn.prim.name](m, step)
 

@@ -21,7 +21,7 @@ from ...codegen import OUT_GROUP
 
 WRAPPER = "xf_kernel"
 
-_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+FLOAT_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _INT_TYPES = {np.dtype(np.int64): "i64", np.dtype(np.int32): "i32"}
 # How Numba lowers the generated Python's float operators and math functions, keyed by
 # what a primitive declares it prints as (its facts' `operator` and `math["cpu"]`):
@@ -44,7 +44,7 @@ def _facts(eqn):
     f = eqn.prim.facts
     return f.operator, (f.math or {}).get("cpu")
 
-_PYAPI = """declare double @PyFloat_AsDouble(ptr)
+PYAPI = """declare double @PyFloat_AsDouble(ptr)
 declare ptr @PyFloat_FromDouble(double)
 declare ptr @PyErr_Occurred()
 declare void @PyErr_SetString(ptr, ptr)
@@ -63,13 +63,13 @@ def lower(plan):
     """LLVM IR text of `plan` as the function `WRAPPER`, or None when a step, a dtype or a
     primitive is outside the class (a rank-0 program of float32/float64 math, no consts)."""
     try:
-        return _Module(plan).text()
+        return ScalarModule(plan).text()
     except Refused:
         return None
 
 
 def _ty(aval):
-    t = _TYPES.get(np.dtype(aval.dtype)) if not aval.shape else None
+    t = FLOAT_TYPES.get(np.dtype(aval.dtype)) if not aval.shape else None
     if t is None:
         raise Refused(aval)
     return t
@@ -84,7 +84,7 @@ def llvm_const(value, ty):
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
 
-class _Module:
+class ScalarModule:
     def __init__(self, plan):
         if plan.consts or plan.jaxpr.constvars or not plan.outputs:
             raise Refused("consts or outputs")
@@ -109,7 +109,7 @@ class _Module:
         self._outputs(plan.outputs)
         head = (f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs) {{")
         msg = b"wrong number of arguments\x00"
-        return "\n".join([_PYAPI, *sorted(self.decls),
+        return "\n".join([PYAPI, *sorted(self.decls),
                           f'@msg = private constant [{len(msg)} x i8] c"'
                           + "".join(f"\\{b:02X}" for b in msg) + '"',
                           head, *self.lines, "}", ""])

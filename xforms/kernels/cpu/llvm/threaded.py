@@ -55,7 +55,7 @@ def chunk_rows(step, size, accs):
 
 
 def emit(m, nest, rows, team=True, hooks=None):
-    """Emit into kernel module `m` (a `loops._Loops`) the chunked loops of its current
+    """Emit into kernel module `m` (a `loops.Loops`) the chunked loops of its current
     step (`m.accs` set): the array accumulators filled, the chunks' function, its launch
     (on the team unless `team` is False: the chunks in order on this thread) and the
     scalar reductions' partials folded in chunk order.  `hooks` (a loop computing

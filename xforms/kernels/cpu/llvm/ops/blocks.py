@@ -12,7 +12,7 @@ loop nest where its rule takes them, else one gemm; when the blocks run under pr
 loop's chunks (xforms/kernels/cpu/llvm/threaded.py), so the results are the Numba
 kernel's bit for bit.
 
-    blk = Blocks(m, step)            # m: the loops.py `_Loops` being written; or Refused
+    blk = Blocks(m, step)            # m: the loops.py `Loops` being written; or Refused
     blk.launch(m, lambda: threaded.emit(m, nest, blk.rows, blk.team, blk))
 
 Each call of the chunks' function takes its blocks from `aligned_alloc` (once per call,

@@ -5,7 +5,7 @@ conv_general_dilated written out in the kernel's own LLVM IR, its sizes the plan
 the first convolution).
 
     takes(eqn)              # a float32/float64 convolution
-    emit(module, eqn)       # module: the loops.py `_Loops` being written
+    emit(module, eqn)       # module: the loops.py `Loops` being written
 
 The methods are conv_run's (xforms/kernels/runtime/conv_blocks.py), chosen by its rules
 from the concrete sizes, with its block sizes:

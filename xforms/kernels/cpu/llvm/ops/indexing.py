@@ -99,7 +99,7 @@ def _arrays(step):
 
 
 def emit(m, eqn):
-    """Emit gather/scatter op `eqn` (`takes`) into kernel module `m` (a `loops._Loops`)."""
+    """Emit gather/scatter op `eqn` (`takes`) into kernel module `m` (a `loops.Loops`)."""
     if eqn.prim.facts.reduce_op not in (None, *_COMBINE):
         raise Refused(f"a {eqn.prim.name} (its combining order)")
     for st in LOWERINGS[eqn.prim](eqn):

@@ -2,7 +2,7 @@
 written as the BLAS calls the Numba kernel makes, so that the results are its bit for bit.
 
     spec = accepts(step.eqn)        # raises scalar.Refused outside the class
-    emit(module, spec)              # module: the loops.py `_Loops` being written
+    emit(module, spec)              # module: the loops.py `Loops` being written
 
 The Numba kernel spells a product `mm_nn/nt/tn/tt(x, y, out)` (xforms/kernels/cpu/numba/ops.py
 `_dot_general`, xforms/kernels/runtime/cpu_runtime.py `_mm_codegen`): per matrix of the

@@ -8,7 +8,7 @@ where its rule takes the sizes (split over OpenMP's team as `small_mm.product` s
 else BLAS's gemm, each reading the views through their leading dimensions.
 
     spec = accepts(step.eqn, "float")    # Refused unless the Numba kernel takes views
-    emit(module, spec)                    # module: the loops.py `_Loops` being written
+    emit(module, spec)                    # module: the loops.py `Loops` being written
 """
 import numpy as np
 
