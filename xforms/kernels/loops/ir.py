@@ -1,7 +1,7 @@
 """A small backend-neutral loop IR: loops over index spaces, scalar statements, loads and
 stores with index expressions.  Lowerings (xforms/kernels/loops/lower_indexing.py) write it once; the CPU
 printer (xforms/kernels/cpu/numba/printer.py) prints Numba CPU source, the CUDA printer
-(xforms/kernels/cuda/loop_cuda.py) grid-stride kernels; both spell expressions through `Spelling`.
+(xforms/kernels/cuda/printer/loop.py) grid-stride kernels; both spell expressions through `Spelling`.
 
     i = Sym("i")
     Region("copy", [Nest((i,), (8,), [Store(out, (i,), Load(x, (add(i, Const(2)),)))])])

@@ -49,9 +49,9 @@ import numpy as np
 
 from ..cpu.numba.emit import OP_RULES as CPU_RULES, unsupported
 from ..codegen import conv_geometry as geometry, conv_sizes, lit
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.emit_cuda_ops import OutLoop
-from ..cuda.kernel_builder import c_strides, unsupported
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.ops import OutLoop
+from ..cuda.printer.kernel_builder import c_strides, unsupported
 from xforms.primitives.conv import conv_general_dilated_p
 
 

@@ -29,8 +29,8 @@ from xforms.core.registry import ALL_PRIMITIVES
 
 from ..cpu.numba.emit import OP_RULES as CPU_RULES
 from ..cpu.numba.ops import LoopNest
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.emit_cuda_ops import OutLoop
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.ops import OutLoop
 from ..loops.loop_print import complex_maxmin, float_maxmin
 from .prefix_scan import parallel_scan
 

@@ -36,9 +36,9 @@ computes the unnormalised transform, followed here by a scaling kernel for IFFT 
 import numpy as np
 
 from ..cpu.numba.emit import OP_RULES as CPU_RULES
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.emit_cuda_ops import OutLoop
-from ..cuda.kernel_builder import c_strides
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.ops import OutLoop
+from ..cuda.printer.kernel_builder import c_strides
 from ..cuda.vendor import fft_call
 from ..codegen import lit
 from xforms.primitives.fft import fft_p

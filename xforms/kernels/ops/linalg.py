@@ -41,8 +41,8 @@ import numpy as np
 
 from ..codegen import BLAS_CODES as CODES  # LAPACK type of each dtype
 from ..cpu.numba.emit import OP_RULES as CPU_RULES
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.kernel_builder import cdiv
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.kernel_builder import cdiv
 from xforms.primitives.linalg.cholesky_ad import cholesky_cotangent_p, cholesky_p
 from xforms.primitives.linalg.factor import lu_p, lu_pivots_to_permutation_p, triangular_solve_p
 from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p

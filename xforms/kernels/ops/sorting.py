@@ -32,8 +32,8 @@ import numpy as np
 
 from ..cpu.numba.emit import OP_RULES as CPU_RULES, dtype_str
 from ..cpu.numba.ops import LoopNest
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.emit_cuda_ops import OutLoop
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.ops import OutLoop
 from xforms.primitives.sorting import sort_p
 
 from .bitonic import bitonic_sort, order_cmp

@@ -176,7 +176,7 @@ def _inplace_sources(step, storage, live_until, k, carried, outs):
     # is redone with libm on a nan on the CPU, re-reading its inputs: never in place
     if step.kind != "loop" or any(e.prim.facts.guarded for e, _ in step.body):
         return {}
-    # reductions over different axes are separate passes on CUDA (emit_cuda_reduce.py),
+    # reductions over different axes are separate passes on CUDA (cuda/printer/reduce.py),
     # each re-reading the inputs
     axes = {tuple(e.params["axes"]) if "axes" in e.params else (e.params.get("axis"),)
             for e, _ in step.body if e.prim in REDUCTIONS}
