@@ -154,13 +154,21 @@ def test_no_upward_imports():
 LLVM = "xforms.kernels.cpu.llvm"
 CPU = "xforms.kernels.cpu"
 NUMBA = "xforms.kernels.cpu.numba"
+CUDA = "xforms.kernels.cuda"
 CPU_SHARED = [f"{CPU}.{m}" for m in ("buffers", "chunking", "dispatch", "float16", "loop_cost",
                                      "math_choice")]
 INNER_LAYERS = {LLVM: [[f"{LLVM}.{m}" for m in ("scalar", "engine", "numpy_abi", "team",
                                                  "memory")],
                        [f"{LLVM}.ops"],
                        [LLVM]],
-                CPU: [CPU_SHARED, [LLVM, NUMBA], [CPU]]}
+                CPU: [CPU_SHARED, [LLVM, NUMBA], [CPU]],
+                # CUDA: what runs at call time (the runtime, packing, the pool, launches,
+                # graphs, NVIDIA's libraries) below the kernel printer (cuda/printer/), below
+                # the compile entry (cuda/backend.py)
+                CUDA: [[f"{CUDA}.{m}" for m in ("packing", "pool", "runtime", "launch", "graph",
+                                                "vendor")],
+                       [f"{CUDA}.printer"],
+                       [CUDA]]}
 
 
 def inner_level(mod, layers):
@@ -212,6 +220,13 @@ def test_the_sibling_check_finds_the_direct_path_importing_the_numba_printer():
     graph = {f"{CPU}.chunking": {f"{NUMBA}.scalar": 12}}
     assert inner_upward_edges(graph, CPU, INNER_LAYERS[CPU]) == [
         (f"{CPU}.chunking", f"{NUMBA}.scalar", 12)]
+
+
+def test_the_inner_check_finds_the_cuda_runtime_importing_the_printer():
+    graph = {f"{CUDA}.runtime": {f"{CUDA}.printer.emit": 40, f"{CUDA}.packing": 33},
+             f"{CUDA}.printer.cas": {f"{CUDA}.runtime": 193}}
+    assert inner_upward_edges(graph, CUDA, INNER_LAYERS[CUDA]) == [
+        (f"{CUDA}.runtime", f"{CUDA}.printer.emit", 40)]
 
 
 def test_the_inner_check_finds_an_op_family_importing_the_chunked_loops():
