@@ -134,7 +134,7 @@ def scalarize(closed, keep=None):
 
         scalarize(closed, keep=lambda e: e.prim.name == "while")   # rewrite scans only
     """
-    if not ENABLED or not _worth_it(closed.jaxpr):
+    if not ENABLED or not scalarize_pays(closed.jaxpr):
         return closed
     token = _KEEP.set(keep)
     try:
@@ -157,13 +157,13 @@ def _scalarize(closed):
     return ClosedJaxpr(dce(new.jaxpr), new.consts)
 
 
-def _worth_it(jaxpr, in_loop=False):
+def scalarize_pays(jaxpr, in_loop=False):
     """Only programs with a loop that computes on small arrays."""
     for e in jaxpr.eqns:
         if in_loop and any(small(v.aval) for v in e.outvars):
             return True
         for p in e.params.values():
-            if isinstance(p, ClosedJaxpr) and _worth_it(
+            if isinstance(p, ClosedJaxpr) and scalarize_pays(
                     p.jaxpr, in_loop or e.prim in CONTROL):
                 return True
     return False

@@ -148,7 +148,7 @@ class Blocks:
                 m.allocas.append(f"{slot} = alloca i32")
                 m.emit(f"store i32 {h32}, ptr {slot}")
                 # row-major o = op(a) @ op(b) as the column-major o.T = op(b).T @ op(a).T
-                products._call(m, b.ty, "gemm", [
+                products.blas_call(m, b.ty, "gemm", [
                     ("i8", ord("T" if b.tb else "N")), ("i8", ord("T" if b.ta else "N")),
                     ("i32", b.n), slot, ("i32", b.k), (b.ty, 1.0), yd, ("i32", b.ldb),
                     a, ("i32", b.lda), (b.ty, 0.0), p, ("i32", b.n)])

@@ -91,7 +91,7 @@ def emit(mod, spec, acc=None):
         return
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     if not out.aval.shape:          # a full contraction: Numba's np.dot of two vectors
-        mod.names[out] = _call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
+        mod.names[out] = blas_call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
         return
     od = mod.arrays[out][0]
     if spec.batch == 1:
@@ -208,7 +208,7 @@ def _accumulate(mod, spec, acc, xd, yd):
         return
     ta, lda = ("t", k) if yt else ("n", n)
     tb, ldb = ("t", m) if xt else ("n", k)
-    _call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
+    blas_call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
                             ("i32", k), (ty, 1.0), yd, ("i32", lda), xd, ("i32", ldb),
                             (ty, 1.0), od, ("i32", n)])
 
@@ -218,7 +218,7 @@ def _matrix(mod, spec, xd, yd, od):
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     xt, yt = spec.xl == "t", spec.yl == "t"       # an F-ordered (transposed) operand
     if n == 1 and m == 1:
-        r = _call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
+        r = blas_call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
         mod.emit(f"store {ty} {r}, ptr {od}")
     elif n == 1:           # x's rows times a column: gemv of x (Numba: do_trans = C order)
         rows, cols, lda = (m, k, m) if xt else (k, m, k)
@@ -232,7 +232,7 @@ def _matrix(mod, spec, xd, yd, od):
         ta, lda = ("t", k) if yt else ("n", n)
         tb, ldb = ("t", m) if xt else ("n", k)
         serial = _serial_begin(mod, m * n * k)
-        _call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
+        blas_call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
                                 ("i32", k), (ty, 1.0), yd, ("i32", lda), xd, ("i32", ldb),
                                 (ty, 0.0), od, ("i32", n)])
         _serial_end(mod, serial)
@@ -385,16 +385,16 @@ def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
     from ....runtime.products import gemv_lib
     sym = gemv_lib.choice(ty)
     it = "i64" if sym else "i32"
-    _call(mod, ty, "gemv", [("i8", ord(trans)), (it, rows), (it, cols), (ty, 1.0), a,
+    blas_call(mod, ty, "gemv", [("i8", ord(trans)), (it, rows), (it, cols), (ty, 1.0), a,
                             (it, lda), v, (it, 1), (ty, 0.0), out, (it, 1)], sym)
 
 
-def _call(mod, ty, routine, args, sym=None):
+def blas_call(mod, ty, routine, args, sym=None):
     """Call BLAS `routine` (Fortran style: every argument by pointer; SciPy's unless `sym`
     names another bound symbol); `args`: pointers, and (type, value) pairs passed through
     private constants.  -> a dot's value."""
     sym = sym or _bind(_KIND[ty] + routine)
-    ptrs = [_constant(mod, *a) if isinstance(a, tuple) else a for a in args]
+    ptrs = [blas_constant(mod, *a) if isinstance(a, tuple) else a for a in args]
     ret = ty if routine == "dot" else "void"
     mod.decls.add(f"declare {ret} @{sym}({', '.join(['ptr'] * len(ptrs))})")
     call = f"call {ret} @{sym}({', '.join('ptr ' + p for p in ptrs)})"
@@ -406,7 +406,7 @@ def _call(mod, ty, routine, args, sym=None):
     return r
 
 
-def _constant(mod, ty, value):
+def blas_constant(mod, ty, value):
     """A private constant global holding `value` (BLAS reads its scalars by pointer)."""
     text = (f"{value:.1f}" if ty in ("float", "double") else str(int(value)))
     name = f"@k_{ty}_{text.replace('.', '_')}"

@@ -221,7 +221,7 @@ def _matrix(mod, spec, xd, yd, od):
         one = products.Spec(spec.eqn, ty, 1, m, k, n, "nt"[ta], "nt"[tb])
         products._nest(mod, one, xd, yd, od, lds=(spec.x.ld, spec.y.ld, spec.o.ld))
         return
-    products._call(mod, ty, "gemm", [
+    products.blas_call(mod, ty, "gemm", [
         ("i8", ord("T" if tb else "N")), ("i8", ord("T" if ta else "N")), ("i32", n),
         ("i32", m), ("i32", k), (ty, 1.0), yd, ("i32", spec.y.ld), xd, ("i32", spec.x.ld),
         (ty, 0.0), od, ("i32", spec.o.ld)])
