@@ -1,5 +1,5 @@
 """Where one launch for a whole loop stops paying: the measurement behind block_loop.BLOCK_MAX
-and GRID_MAX (xforms/kernels/cuda/block_loop.py), which are estimates until this runs on a GPU.
+and GRID_MAX (xforms/kernels/cuda/printer/block_loop.py), which are estimates until this runs on a GPU.
 
     python -m benchmarks.gpu_loop_sweep --out DIR [--quick]      (benchmarks/on_gpu.sh runs it)
 

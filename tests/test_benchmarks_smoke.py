@@ -101,7 +101,7 @@ def test_gpu_script_names_registered_workloads_and_caps_every_step():
     assert table and not set(table) - set(REGISTRY), set(table) - set(REGISTRY)
     steps = re.findall(r"^.*\"\$PY\" -m .*$", text, re.M)
     # (the GPU's record of benchmarks/gpu_info.py, the tests, the vendor sweep, the loop
-    # sweep of kernels/cuda/block_loop.py's modes, the table)
+    # sweep of kernels/cuda/printer/block_loop.py's modes, the table)
     assert len(steps) == 5 and all("timeout $(" in s for s in steps), steps
     total = int(re.search(r"TOTAL_BUDGET:-(\d+)", text).group(1))
     caps = [int(c) for c in re.findall(r"_TIMEOUT:-(\d+)", text)]

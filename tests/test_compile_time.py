@@ -181,7 +181,7 @@ def test_size_section_of_the_compile_time_benchmark_runs():
 
 
 # products whose operands are not matrices in memory order: each such operand is copied
-# into the product's axis order (xforms/kernels/cpu/ops.py) by the precompiled helper, or
+# into the product's axis order (xforms/kernels/cpu/numba/ops.py) by the precompiled helper, or
 # its matrices are passed to BLAS as strided views (la_mm_views)
 _PERMUTED_PRODUCTS = {
     "attention scores": ("bqhd,bkhd->bhqk", (2, 5, 3, 4), (2, 6, 3, 4)),

@@ -143,7 +143,7 @@ def test_jit_scan_over_a_matrix_carry_stacking_it():
     a fused loop nest over a rank-2 array: the scan's counter was named `i1`, as was the
     nest's second loop index, so `ys[i1] = ...` after the nest wrote the wrong row.  Found
     through an inner `xf.jit` in an eagerly run program.  Fixed in
-    xforms/kernels/cpu/control.py (`_scan`, `_for_loop` name their counter `it<n>`)."""
+    xforms/kernels/cpu/numba/control.py (`_scan`, `_for_loop` name their counter `it<n>`)."""
     def f(b):
         def step(v, x):
             v2 = v + x[0] * 0.5

@@ -72,7 +72,7 @@ def test_elementwise_float32_stays_float32():
 
 
 def test_transcendentals_in_large_loops_use_vecmath():
-    from xforms.kernels.cpu.emit import VECMATH, VECMATH_MIN_ELEMENTS
+    from xforms.kernels.cpu.numba.emit import VECMATH, VECMATH_MIN_ELEMENTS
     x = np.linspace(-3.0, 3.0, max(VECMATH_MIN_ELEMENTS, 128))
     f = lambda x: (xnp.exp(x), xnp.log(x * x + 0.5), xnp.tanh(x), ew.logistic(x),
                    xnp.expm1(x), xnp.log1p(x * x), xnp.sinh(x), xnp.cosh(x), xnp.arctan(x),
@@ -264,7 +264,7 @@ def test_dot_general_integers():
 # ---- coverage and the fusion plan (no compilation) -------------------------------------------
 def test_every_primitive_has_a_cpu_lowering():
     # the full check (both backends, every dtype) is tests/test_rule_coverage.py
-    from xforms.kernels.cpu.emit import CONTROL_RULES, OP_RULES
+    from xforms.kernels.cpu.numba.emit import CONTROL_RULES, OP_RULES
     from xforms.kernels.plan.index_maps import VIEW_MAPS
     from xforms.kernels.loops.scalar_rules import get_scalar_rule
     from xforms.core import facts

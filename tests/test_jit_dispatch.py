@@ -127,7 +127,7 @@ def test_unknown_primitive_raises_lowering_error_with_user_line():
 
 
 def test_numba_typing_error_becomes_lowering_error():
-    from xforms.kernels.cpu.emit import OP_RULES
+    from xforms.kernels.cpu.numba.emit import OP_RULES
     p = _toy_primitive("toy_badcode")
     OP_RULES["toy_badcode"] = lambda em, eqn: em.line(
         f"{em.atom(eqn.outvars[0])} = np.no_such_function({em.atom(eqn.invars[0])})")

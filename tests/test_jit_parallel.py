@@ -1,5 +1,5 @@
 """Parallel loops of the CPU backend: chunked nests under prange, deterministic reductions,
-the guarded sin/cos/tan loops and the per-call thread choice (xforms/kernels/cpu/nest.py,
+the guarded sin/cos/tan loops and the per-call thread choice (xforms/kernels/cpu/numba/nest.py,
 xforms/kernels/runtime/threads.py).
 
 The thresholds are lowered here so that small arrays take the parallel paths (the real ones
@@ -484,7 +484,7 @@ def test_a_value_named_like_the_chunk_index(small_chunks, monkeypatch):
 
 def test_kernels_costly_for_parfors_compile_serially(small_chunks, monkeypatch):
     """Above PARFOR_MAX_COST (lines x branches) the prange nests move into functions of
-    their own (xforms/kernels/cpu/outline_prange.py); above it for them too, they compile as plain
+    their own (xforms/kernels/cpu/numba/outline_prange.py); above it for them too, they compile as plain
     loops (same results), then threaded in the compile worker."""
     monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")     # (the Numba path: parfors)
     f = lambda v: xnp.sum(xnp.where(v > 0, xnp.exp(v), v * 2.0))      # noqa: E731

@@ -147,11 +147,28 @@ def test_no_upward_imports():
 # (llvm/ops/) use the emitter's base -- Refused and constants (scalar), the JIT (engine),
 # NumPy's ABI, OpenMP's team, heap buffers (memory) -- and are used by the loops, control
 # flow, threaded chunks, invariants and row reads above them
+# The CPU backend's two paths, the Numba printer (cpu/numba/) and the direct LLVM path
+# (cpu/llvm/), sit side by side above what both read (how a nest is cut, its cost, the
+# vector-math tables, kept buffers, the fast call, float16's widening) and below the compile
+# entry (cpu/backend.py), which chooses between them; neither imports the other (below).
 LLVM = "xforms.kernels.cpu.llvm"
+CPU = "xforms.kernels.cpu"
+NUMBA = "xforms.kernels.cpu.numba"
+CUDA = "xforms.kernels.cuda"
+CPU_SHARED = [f"{CPU}.{m}" for m in ("buffers", "chunking", "dispatch", "float16", "loop_cost",
+                                     "math_choice")]
 INNER_LAYERS = {LLVM: [[f"{LLVM}.{m}" for m in ("scalar", "engine", "numpy_abi", "team",
                                                  "memory")],
                        [f"{LLVM}.ops"],
-                       [LLVM]]}
+                       [LLVM]],
+                CPU: [CPU_SHARED, [LLVM, NUMBA], [CPU]],
+                # CUDA: what runs at call time (the runtime, packing, the pool, launches,
+                # graphs, NVIDIA's libraries) below the kernel printer (cuda/printer/), below
+                # the compile entry (cuda/backend.py)
+                CUDA: [[f"{CUDA}.{m}" for m in ("packing", "pool", "runtime", "launch", "graph",
+                                                "vendor")],
+                       [f"{CUDA}.printer"],
+                       [CUDA]]}
 
 
 def inner_level(mod, layers):
@@ -177,6 +194,39 @@ def test_no_upward_imports_inside_a_layer():
            for e in inner_upward_edges(graph, pkg, layers)]
     assert not bad, "imports up a package's own order (module, imported, line): " + "; ".join(
         f"{a} -> {b} (line {n})" for a, b, n in bad)
+
+
+def between_siblings(graph, a, b):
+    """Edges from package `a`'s modules into package `b`'s, and back."""
+    def inside(m, p):
+        return m == p or m.startswith(p + ".")
+    return sorted((x, y, line) for x, es in graph.items() for y, line in es.items()
+                  if (inside(x, a) and inside(y, b)) or (inside(x, b) and inside(y, a)))
+
+
+def test_the_cpu_paths_import_nothing_of_each_other():
+    # the direct LLVM path compiles without the Numba printer (and its Numba import), and
+    # the Numba printer knows nothing of llvmlite's path: what both need lives in cpu/
+    bad = between_siblings(import_graph(), LLVM, NUMBA)
+    assert not bad, "imports between cpu/llvm and cpu/numba (module, imported, line): " + \
+        "; ".join(f"{a} -> {b} (line {n})" for a, b, n in bad)
+
+
+def test_the_sibling_check_finds_the_direct_path_importing_the_numba_printer():
+    graph = {f"{LLVM}.vecmath": {f"{NUMBA}.scalar": 33, f"{CPU}.math_choice": 34},
+             f"{NUMBA}.nest": {f"{CPU}.chunking": 21}}
+    assert between_siblings(graph, LLVM, NUMBA) == [(f"{LLVM}.vecmath", f"{NUMBA}.scalar", 33)]
+    # and a shared module reaching up into a path goes against cpu's own order
+    graph = {f"{CPU}.chunking": {f"{NUMBA}.scalar": 12}}
+    assert inner_upward_edges(graph, CPU, INNER_LAYERS[CPU]) == [
+        (f"{CPU}.chunking", f"{NUMBA}.scalar", 12)]
+
+
+def test_the_inner_check_finds_the_cuda_runtime_importing_the_printer():
+    graph = {f"{CUDA}.runtime": {f"{CUDA}.printer.emit": 40, f"{CUDA}.packing": 33},
+             f"{CUDA}.printer.cas": {f"{CUDA}.runtime": 193}}
+    assert inner_upward_edges(graph, CUDA, INNER_LAYERS[CUDA]) == [
+        (f"{CUDA}.runtime", f"{CUDA}.printer.emit", 40)]
 
 
 def test_the_inner_check_finds_an_op_family_importing_the_chunked_loops():
@@ -253,5 +303,5 @@ def test_the_checker_sees_function_level_imports(tmp_path):
     # where modules other sessions add land
     assert layer_of("xforms.primitives.linalg.factor") == layer_of("xforms.primitives.elementwise")
     assert layer_of("xforms.kernels.ops.newfamily") == layer_of("xforms.kernels.ops.linalg")
-    assert layer_of("xforms.kernels.ops.linalg") > layer_of("xforms.kernels.cpu.emit")
+    assert layer_of("xforms.kernels.ops.linalg") > layer_of("xforms.kernels.cpu.numba.emit")
     assert layer_of("xforms.random") == layer_of("xforms.jit") > layer_of("xforms.kernels")

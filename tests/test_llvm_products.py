@@ -104,7 +104,7 @@ def test_mlp_gradient_matches_numba(dt):
 
 def test_a_symbolic_loop_calls_the_vector_polynomial_as_numba_does():
     """tanh over (n0, 8) = 32 elements: the batch size n0 = 4 is a symbol, so the Numba
-    path's printer calls the vector polynomial (`cpu/scalar.vecmath_size`), and so does the
+    path's printer calls the vector polynomial (`cpu/math_choice.vecmath_size`), and so does the
     direct path (it once called libm there, whose tanh differed in the last bit)."""
     def f(x, w):
         return xnp.tanh(x @ w)

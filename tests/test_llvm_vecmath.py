@@ -89,7 +89,7 @@ def test_vector_math_matches_numba_bit_for_bit(f, dt, n):
         return
     fn, kernel, text = _kernels(f, pool[:n])
     # 64+ elements: the polynomials; fewer: libm, except where the size is a symbol (a 1-D
-    # batch axis: it varies between calls), as in the Numba path (kernels/cpu/nest.py)
+    # batch axis: it varies between calls), as in the Numba path (kernels/cpu/numba/nest.py)
     assert "@xf_vm" in text or n < 64
     with np.errstate(all="ignore"):
         for start in range(0, max(1, len(pool) - n + 1), max(n, 1) if n > 1 else 97):
@@ -151,7 +151,7 @@ def test_trig_loops_are_redone_with_libm_as_numba_does(dt):
 
 def test_trig_beside_a_float_accumulator_calls_libm():
     """A loop folding into a float register does not vectorise: sin/cos/tan are libm's
-    there (xforms/kernels/cpu/chunking.py `_has_bounded_trig`), in both paths."""
+    there (xforms/kernels/cpu/chunking.py `has_bounded_trig`), in both paths."""
     x = np.random.default_rng(4).uniform(-4, 4, (100, 8))
     fn, kernel, text = _kernels(lambda x: xnp.sum(xnp.sin(x) * xnp.cos(x), axis=1), x)
     assert "_bounded_" not in text and "@llvm.sin.f64" in text

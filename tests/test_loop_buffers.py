@@ -1,5 +1,5 @@
 """Buffers of fused loops and loop bodies (xforms/kernels/plan/storage.py `_inplace_sources`,
-xforms/kernels/cpu/emit.py `Emitter.loop_scope`): an elementwise loop writes over an operand that
+xforms/kernels/cpu/numba/emit.py `Emitter.loop_scope`): an elementwise loop writes over an operand that
 dies in it only where every element is read before it is written; a loop body allocates
 nothing per iteration (its intermediates are allocated before the loop, its
 elementwise-updated carries stay in their buffers)."""
@@ -139,7 +139,7 @@ def rnn_scan_ref(w, xs):
 @pytest.mark.parametrize("reverse", [False, True])
 def test_scan_outputs_computed_in_their_rows(reverse):
     """A body output that leaves only as a row of a stacked output is computed in that row
-    (xforms/kernels/cpu/control.py rows_in_place): no allocation, no store.  So is `h`, the
+    (xforms/kernels/cpu/numba/control.py rows_in_place): no allocation, no store.  So is `h`, the
     new carry that is also stacked: the next step reads it in its row (one copy after the
     loop, none a step).  The body's input carry `c` is stored, copied once a step."""
     w, xs = RNG.standard_normal((5, 5)) / 2, RNG.standard_normal((4, 3, 5))
@@ -161,7 +161,7 @@ def _copies_and_allocations(lines):
 
 def test_lstm_gradient_sweeps_allocate_and_copy_nothing_per_step():
     """The LSTM gradient's forward sweep stacks its input carries `h` and `c` as residuals:
-    each carry steps through the rows of one buffer (xforms/kernels/cpu/control.py
+    each carry steps through the rows of one buffer (xforms/kernels/cpu/numba/control.py
     `stack_rows`), the new `h` and `c` computed in the next step's rows -- no allocation,
     no copy a step (there were one allocation and two copies).  The reverse sweep's new
     carries take the old carries' buffers (plan/storage.py `_take`; there were two

@@ -10,7 +10,7 @@ import xforms.numpy as xnp
 import xforms.scipy.special as xsp
 import xforms.kernels.cpu.backend as kcpu
 from thread_runs import assert_same_on_every_thread_count, compile_with_threads
-import xforms.kernels.cpu.nest as cn
+import xforms.kernels.cpu.numba.nest as cn
 import xforms.kernels.cpu.chunking as chunking
 from xforms.kernels.cpu import loop_cost
 from xforms import random as xr
@@ -68,12 +68,12 @@ def test_user_scalar_function_and_declared_cost():
 
 
 def test_threads_pay_by_work():
-    pays, chunk = chunking._threads_pay(chunking.PARALLEL_MIN_ELEMENTS, 0.01)
+    pays, chunk = chunking.threads_pay(chunking.PARALLEL_MIN_ELEMENTS, 0.01)
     assert pays and chunk == chunking.CHUNK_ELEMENTS                   # the element threshold
-    assert chunking._threads_pay(100_000, 0.3) == (False, chunking.CHUNK_ELEMENTS)
-    pays, chunk = chunking._threads_pay(100_000, 11.0)                 # random.normal at 1e5
+    assert chunking.threads_pay(100_000, 0.3) == (False, chunking.CHUNK_ELEMENTS)
+    pays, chunk = chunking.threads_pay(100_000, 11.0)                 # random.normal at 1e5
     assert pays and 100_000 // chunk >= chunking.WORK_CHUNKS
-    pays, chunk = chunking._threads_pay(10_000, 40.0)                  # erf_inv: small chunks
+    pays, chunk = chunking.threads_pay(10_000, 40.0)                  # erf_inv: small chunks
     assert pays and chunk == chunking.MIN_CHUNK_ELEMENTS
 
 

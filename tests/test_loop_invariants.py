@@ -92,7 +92,7 @@ def test_broadcast_read_by_the_loop_stays_in_it():
 def test_a_transposed_const_is_transposed_before_the_loop(dt, monkeypatch):
     """`h @ w.T` in a scan body, w a const of the scan: small_mm's nest (`mm_nt`) would
     pack w^T on every step; the Numba kernel transposes w once before the loop and the
-    body calls `mm_nn` on the copy (cpu/control.py `transposed_consts`, as the direct
+    body calls `mm_nn` on the copy (cpu/numba/control.py `transposed_consts`, as the direct
     path's llvm/invariants.py), the same sums in the same order."""
     from xforms.kernels.runtime.products import nest_ir
     monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")

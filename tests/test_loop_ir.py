@@ -239,7 +239,7 @@ def test_cuda_fused_loops_index_with_linear_offsets():
 def test_a_row_value_broadcast_along_the_innermost_loop_is_read_once_before_it():
     """x - max(x) along the last axis: the row's max is read into a scalar before the loop
     over the row (read inside it, from a buffer LLVM cannot tell apart from the one the
-    loop stores to, it kept the loop from being vectorised: cpu/printer.invariant_reads)."""
+    loop stores to, it kept the loop from being vectorised: cpu/numba/printer.invariant_reads)."""
     import re
     x = np.random.default_rng(0).standard_normal((3, 5, 40)).astype(np.float32)
 

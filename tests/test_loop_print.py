@@ -108,8 +108,8 @@ def test_argmax_index_starts_at_the_index_dtype():
 
 
 def test_cpu_and_cuda_print_a_sum_their_way():
-    from xforms.kernels.cuda.loop_cuda import CudaPrinter
-    from xforms.kernels.cpu.printer import CpuPrinter
+    from xforms.kernels.cuda.printer.loop import CudaPrinter
+    from xforms.kernels.cpu.numba.printer import CpuPrinter
 
     class _Em:
         def __init__(self):

@@ -1,9 +1,10 @@
-"""xforms/kernels/cpu/outline_prange.py: a large kernel's prange nests move into functions of their own
+"""xforms/kernels/cpu/numba/outline_prange.py: a large kernel's prange nests move into functions of their own
 (only they go through Numba's parfors passes); the results do not change."""
 import numpy as np
 import pytest
 
-from xforms.kernels.cpu import backend as cpu, outline_prange
+from xforms.kernels.cpu import backend as cpu
+from xforms.kernels.cpu.numba import outline_prange
 
 
 KERNEL = '''def kernel(A, B, C):

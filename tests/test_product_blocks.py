@@ -1,5 +1,5 @@
 """Short matrix products computed inside their consumer loop, a block of rows at a time
-(xforms/kernels/plan/products.py, xforms/kernels/cpu/nest.py): which products the plan moves, and the
+(xforms/kernels/plan/products.py, xforms/kernels/cpu/numba/nest.py): which products the plan moves, and the
 values of every operand layout, dtype, ragged last block and batch size against NumPy."""
 import numpy as np
 import pytest

@@ -14,9 +14,9 @@ import xforms  # noqa: F401  (registers all primitives)
 from xforms import kernels  # noqa: F401  (the CPU backend and every op family's rules)
 from xforms.kernels.codegen import numba_side
 numba_side()         # (the CPU control rules register with the Numba side)
-import xforms.kernels.cuda.emit_cuda_control  # noqa: F401  (the CUDA control and structural
-import xforms.kernels.cuda.emit_cuda_ops  # noqa: F401    rules, which need no GPU)
-from xforms.kernels.cpu import emit as emit_cpu
+import xforms.kernels.cuda.printer.control  # noqa: F401  (the CUDA control and structural
+import xforms.kernels.cuda.printer.ops  # noqa: F401    rules, which need no GPU)
+from xforms.kernels.cpu.numba import emit as emit_cpu
 from xforms.kernels.plan import index_maps
 from xforms.kernels.ops import cumulative as lower_cumulative
 from xforms.kernels.loops import lower_indexing
@@ -24,7 +24,7 @@ from xforms.kernels.ops import mpi as lower_mpi
 from xforms.kernels.loops import scalar_rules as sr
 from xforms.kernels.prepare import scalarize
 from xforms.kernels.libm import vecmath
-from xforms.kernels.cuda import emit_cuda
+from xforms.kernels.cuda.printer import emit as emit_cuda
 from xforms.primitives import eager_plan
 from xforms.core import facts
 from xforms.core.avals import ShapedArray
@@ -387,8 +387,8 @@ _KEPT = {
         "constants (a rewrite per loop primitive, as scalarize_loops.py has)",
     ("xforms/kernels/loops/control_print.py", "cond"):
         "code: which ControlPrinter method prints each control primitive",
-    ("xforms/kernels/cuda/emit_cuda_ops.py", "mul"): "the primitives fetched to build equations",
-    ("xforms/kernels/cuda/complex_cuda.py", "sin"): "backend printers: CUDA's complex formulas, "
+    ("xforms/kernels/cuda/printer/ops.py", "mul"): "the primitives fetched to build equations",
+    ("xforms/kernels/cuda/printer/complexes.py", "sin"): "backend printers: CUDA's complex formulas, "
         "registered by primitive (a None cuda_complex math slot says an override spells it)",
     ("xforms/kernels/libm/vecmath/__init__.py", "exp"): "measured error bounds of vecmath's functions (tests)",
     ("xforms/kernels/libm/names.py", "exp"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests; kept apart from its Numba code)",

@@ -2,7 +2,7 @@
 any axis fold into the loop that reads them, and the transpose of a strided slice, a pad
 with interior padding, is a guarded read (xforms/kernels/plan/index_maps.py) that the consumer loop
 recomputes at the reader's index, unrolled by the stride on the CPU
-(xforms/kernels/cpu/nest.py): no zero array, no pad Op, no separate add.  Values agree with
+(xforms/kernels/cpu/numba/nest.py): no zero array, no pad Op, no separate add.  Values agree with
 NumPy (hand-written derivatives, or a scatter-add of the local derivatives) on every tier:
 un-jitted (the primitives' NumPy rules), the interpreter backend and the compiled tier."""
 import numpy as np

@@ -314,7 +314,7 @@ def _system(ctx, program, system):
     def setup(_data):
         if program == "dpsgd" and not ctx.quick and os.environ.get(FULL_DPSGD) != "1":
             # the full 8x8 + 4x4 program's 80 slice taps compile for ~2 min CPU (minutes
-            # more before kernels were split, xforms/kernels/cpu/outline_prange.py; issue 17): still
+            # more before kernels were split, xforms/kernels/cpu/numba/outline_prange.py; issue 17): still
             # too long for the default full run
             raise peers.Skip(f"full-size DP-SGD compiles for minutes: set {FULL_DPSGD}=1")
         ns = namespace(system, ctx.backend if system == "xforms" else "cpu")

@@ -108,7 +108,7 @@ def combining_scatters(x, i, v, k):
 
 
 def cas_scatters(x, i, k):
-    """Products and 8/16-bit max/min as compare-and-swap loops (kernels/cuda/cas.py): 32/64-bit
+    """Products and 8/16-bit max/min as compare-and-swap loops (kernels/cuda/printer/cas.py): 32/64-bit
     integers on their own words, floats through bit casts, 8/16-bit elements and bools in
     their aligned 32-bit word (odd lengths: the last word runs past the array)."""
     x, k = xnp.asarray(x), xnp.asarray(k)

@@ -121,7 +121,7 @@ def test_loops_with_matmuls_run_in_one_kernel():
     w, h0, xs = g.normal(size=(6, 6)) * 0.3, g.normal(size=6), g.normal(size=(4, 6))
     exe = _exe(rnn, w, h0, xs)        # (a 6x6 matrix: more than scalarize.MAX_ELEMENTS)
     # its matrix-vector product and sum, two-level reductions, called with their blocks in
-    # turn by one block loop (xforms/kernels/cuda/block_loop.py; before, a host loop)
+    # turn by one block loop (xforms/kernels/cuda/printer/block_loop.py; before, a host loop)
     assert "for _i" not in exe.source.split("def host")[1] and "in turn" in exe.source
     assert exe.count_launches(w, h0, xs) == exe.launch_sites
     np.testing.assert_allclose(np.asarray(exe(w, h0, xs)[1]), xf.jit(rnn)(w, h0, xs)[1],

@@ -1,5 +1,5 @@
 """Loops whose steps read what other threads wrote in the step before (a stencil), run as one
-launch (xforms/kernels/cuda/block_loop.py): one block, or a cooperative grid, looping over the
+launch (xforms/kernels/cuda/printer/block_loop.py): one block, or a cooperative grid, looping over the
 steps with a barrier after each of the body's kernels; the host loop where that is refused."""
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
-from xforms.kernels.cuda import block_loop
+from xforms.kernels.cuda.printer import block_loop
 from xforms.kernels.cuda.backend import _compile
 from xforms.tree_util import tree_leaves
 

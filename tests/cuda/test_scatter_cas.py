@@ -1,5 +1,5 @@
 """Combining scatters with no numba.cuda atomic (products of every dtype; max/min of 8/16-bit
-integers and bools) run as compare-and-swap loops on many threads (kernels/cuda/cas.py),
+integers and bools) run as compare-and-swap loops on many threads (kernels/cuda/printer/cas.py),
 checked against NumPy's ufunc.at: duplicate, negative and out-of-bounds (dropped or
 clipped) indices, odd lengths, every dtype the loop serves."""
 import numpy as np

@@ -365,7 +365,7 @@ def check_ir(case, in_axes):
 # per backend: the modules holding the compiler's large-array thresholds, and the values
 # small_array_paths gives them
 _SMALL_PATHS = {
-    "cpu": (("xforms.kernels.cpu.scalar", "xforms.kernels.cpu.buffers",
+    "cpu": (("xforms.kernels.cpu.math_choice", "xforms.kernels.cpu.buffers",
              "xforms.kernels.plan.products", "xforms.kernels.cpu.chunking",
              "xforms.kernels.cpu.backend", "xforms.kernels.prepare.scalarize",
              "xforms.kernels.codegen"),
@@ -374,7 +374,7 @@ _SMALL_PATHS = {
              "MIN_ELEMENTS": 1, "PRODUCT_BLOCK_ELEMENTS": 1, "PRODUCT_MIN_BLOCK_ELEMENTS": 1,
              "PARALLEL_MIN_ELEMENTS": 2, "CHUNK_ELEMENTS": 1, "ARRAY_PARTIAL_MIN_ROWS": 1,
              "_threads_available": lambda: False}),
-    "cuda": (("xforms.kernels.prepare.scalarize", "xforms.kernels.cuda.emit_cuda_pack",
+    "cuda": (("xforms.kernels.prepare.scalarize", "xforms.kernels.cuda.packing",
               "xforms.kernels.ops.cumulative", "xforms.kernels.ops.prefix_scan",
               "xforms.kernels.ops.sorting"),
              {"ENABLED": False, "PACK_BYTES": 0, "PARALLEL_SCAN_MIN_N": 1, "SCAN_GRAIN": 1,
@@ -388,9 +388,9 @@ def small_array_paths(backend="cpu"):
     (xforms/kernels/libm/vecmath/__init__.py), buffers kept between calls (xforms/kernels/cpu/buffers.py), products
     computed inside their consumer loop in blocks of rows (xforms/kernels/plan/products.py; one
     row a block here) and reductions in chunks of rows with per-chunk partials combined in
-    order (xforms/kernels/cpu/nest.py; one row a chunk here, without threads: Numba's parallel
+    order (xforms/kernels/cpu/numba/nest.py; one row a chunk here, without threads: Numba's parallel
     compile would cost seconds per program).  On CUDA: inputs and outputs in buffers of their
-    own, not packed (kernels/cuda/emit_cuda_pack.py), cumulative ops by the parallel scan in
+    own, not packed (kernels/cuda/packing.py), cumulative ops by the parallel scan in
     chunks of one element a thread (kernels/ops/prefix_scan.py: several levels even for
     these lines) and sorts by the bitonic network (kernels/ops/bitonic.py).  Fuzz arrays are
     tiny, so this lowers those thresholds while a function compiles, and keeps small arrays

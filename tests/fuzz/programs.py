@@ -537,7 +537,7 @@ class _Gen:
             name = self.fresh("step")
             stmts, inner, outs = self.block(scope, depth, in_vars + x_vars, shapes)
             # a stacked output may be a new carry too (an RNN's h: the CPU steps it from
-            # row to row of that output, xforms/kernels/cpu/control.py `keep_carries`)
+            # row to row of that output, xforms/kernels/cpu/numba/control.py `keep_carries`)
             ys = [self.choice(outs) if self.integer(0, 2) == 2 else
                   inner.vars[-1 - self.integer(0, min(2, len(inner.vars) - 1))][0]
                   for _ in range(self.integer(0, 2))]

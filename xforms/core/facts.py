@@ -126,7 +126,7 @@ class Facts:
                  rather than reading a buffer of it (xforms/kernels/plan/stencil.py)
     guarded:     its `vec` function is bounded (nan beyond its range): a CPU loop calling
                  it is redone with libm on a nan, re-reading its inputs, so the loop never
-                 writes in place (xforms/kernels/plan/storage.py, xforms/kernels/cpu/nest.py)
+                 writes in place (xforms/kernels/plan/storage.py, xforms/kernels/cpu/numba/nest.py)
     cumulative:  the monoid of a prefix-scan OP ("sum" for cumsum, "prod", "max", "min",
                  "logaddexp"): each backend prints its combine step and lowers every
                  primitive declaring one (xforms/kernels/ops/cumulative.py, xforms/kernels/cuda/)

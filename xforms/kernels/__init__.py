@@ -3,7 +3,7 @@
 The CPU backend (cpu/backend.py) plans a program, then compiles it straight from LLVM IR
 where the direct path takes it (cpu/llvm/: straight-line scalar programs, fused
 elementwise loops and reductions over float arrays) or emits Python source that Numba
-compiles (cpu/module.py, build/codecache.py); the CUDA backend (cuda/) always goes through
+compiles (cpu/numba/module.py, build/codecache.py); the CUDA backend (cuda/) always goes through
 Numba (its `emit_program` loads the Numba side).  Importing this package imports no Numba: the Numba side (Numba
 and xforms' patches to it, the emitters and every op family's rules) is imported by the
 first program that needs it (`codegen.numba_side`), so a program of the direct path

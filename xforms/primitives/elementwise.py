@@ -296,17 +296,17 @@ logistic = _bind1(logistic_p)
 defjvp(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(_like(1, ans), ans))))
 
 # --- trigonometric and hyperbolic ---------------------------------------------------------
-sin_p = _def("sin", np.sin, accept=_float, vec="vm_sin", guarded=True,   # xforms/kernels/cpu/nest.py
+sin_p = _def("sin", np.sin, accept=_float, vec="vm_sin", guarded=True,   # xforms/kernels/cpu/numba/nest.py
             math=math_names("sin", cuda_complex=False))
 sin = _bind1(sin_p)
 defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
 
-cos_p = _def("cos", np.cos, accept=_float, vec="vm_cos", guarded=True,   # xforms/kernels/cpu/nest.py
+cos_p = _def("cos", np.cos, accept=_float, vec="vm_cos", guarded=True,   # xforms/kernels/cpu/numba/nest.py
             math=math_names("cos", cuda_complex=False))
 cos = _bind1(cos_p)
 defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
 
-tan_p = _def("tan", np.tan, accept=_float, vec="vm_tan", guarded=True,   # xforms/kernels/cpu/nest.py
+tan_p = _def("tan", np.tan, accept=_float, vec="vm_tan", guarded=True,   # xforms/kernels/cpu/numba/nest.py
             math=math_names("tan", cuda_complex=False))
 tan = _bind1(tan_p)
 defjvp(tan_p, lambda t, ans, x: mul(t, add(_like(1, ans), mul(ans, ans))))

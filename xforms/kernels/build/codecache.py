@@ -336,7 +336,7 @@ def _build_cached(build, path):
 
 
 def _compile_nests(mod, opts):
-    """The module's outlined prange nests (xforms/kernels/cpu/outline_prange.py) as Numba functions
+    """The module's outlined prange nests (xforms/kernels/cpu/numba/outline_prange.py) as Numba functions
     with the kernel's `parallel` flag and its other outlined loops as serial ones, in the
     module's globals where the kernel calls them (compiled when the kernel is typed).
     Only the kernel calls them: no Python wrapper (Numba's boxing and unboxing code per

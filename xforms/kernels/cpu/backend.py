@@ -42,7 +42,7 @@ from .dispatch import make_fast_call
 from ..plan.fusion import plan_program
 from ..prepare.passes import prepare
 from ..prepare import scalarize_loops  # noqa: F401  (registers the loop rules)
-from . import outline_prange
+from .numba import outline_prange
 from ..prepare import shape_roles
 from .. import user_prims
 from ..prepare.scalarize import scalarize
@@ -66,8 +66,8 @@ def _bind_numba():
     import numba as nb
     from numba.core.errors import NumbaError as error
     from ..build import codecache as cc
-    from . import control, ops  # noqa: F401  (control and ops register their rules)
-    from .module import emit_module as emit, eqn_at_line as at_line
+    from .numba import control, ops  # noqa: F401  (control and ops register their rules)
+    from .numba.module import emit_module as emit, eqn_at_line as at_line
     from ..runtime.threads import AdaptiveThreads as adaptive
     numba, NumbaError, codecache, emit_module, eqn_at_line = nb, error, cc, emit, at_line
     AdaptiveThreads = adaptive
@@ -388,7 +388,7 @@ PARFOR_MAX_COST = 10000
 
 
 # A kernel of more lines is split: runs of its statements (up to 400 lines, each with a
-# loop) become functions of their own (xforms/kernels/cpu/outline_prange.py), since LLVM's
+# loop) become functions of their own (xforms/kernels/cpu/numba/outline_prange.py), since LLVM's
 # mem2reg costs a function's blocks x variables (the full-size DP-SGD kernel, 4,000 lines:
 # minutes in one function).  A 20-step heat-equation gradient (5,366 lines): 23 CPU s in
 # one function, 20 in 12 parts; 28 as 121 one-loop parts, each with Python and C wrappers
@@ -427,7 +427,7 @@ PARFOR_MAX_LOOPS = 2
 
 def _parallel(prep):
     """Whether to compile `prep`'s kernel with Numba's parallel=True (prange loops threaded).
-    A large kernel's prange nests are functions of their own (xforms/kernels/cpu/outline_prange.py):
+    A large kernel's prange nests are functions of their own (xforms/kernels/cpu/numba/outline_prange.py):
     only they go through parfors, so their cost decides."""
     if not prep.em.uses_prange or prep.source.count("prange(") > PARFOR_MAX_LOOPS:
         return False

@@ -4,13 +4,13 @@ elements per chunk, the rows per chunk (reductions' partials kept per chunk), st
 needs the bounded-trig redo.  Every choice depends on the program and the shape alone,
 never on the threads.
 
-    pays, chunk = _threads_pay(size, element_ns(step))
-    rows = _chunk_rows(shape, size, reds, parallel, staged, chunk, pays)
+    pays, chunk = threads_pay(size, element_ns(step))
+    rows = rows_per_chunk(shape, size, reds, parallel, staged, chunk, pays)
 """
 import numpy as np
 
-from . import scalar as cpu_scalar
-from .scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
+from . import math_choice
+from .math_choice import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from ..plan.products import contraction
 from ..prepare.shape_symbols import is_one, is_symbolic
 
@@ -75,14 +75,14 @@ STAGE_LANES = 8
 ARRAY_PARTIAL_MIN_ROWS = 8
 
 
-def _staged(shape, size, reds):
+def stages_sums(shape, size, reds):
     """Whether the loop stages its reductions (see STAGE_ELEMENTS)."""
-    return (len(shape) == 1 and size >= cpu_scalar.VECMATH_MIN_ELEMENTS and bool(reds)
+    return (len(shape) == 1 and size >= math_choice.VECMATH_MIN_ELEMENTS and bool(reds)
             and all(r.level == 0 and not r.arg and r.op in ("sum", "prod")
                     and r.dt.kind == "f" for r in reds.values()))
 
 
-def _threads_pay(size, ns):
+def threads_pay(size, ns):
     """(whether threads pay for a nest of `size` elements at `ns` each, the elements of
     one of its chunks): from PARALLEL_MIN_ELEMENTS, or PARALLEL_MIN_WORK_NS of work."""
     if size >= PARALLEL_MIN_ELEMENTS:
@@ -104,12 +104,12 @@ def _threads_pay(size, ns):
 ROW_STAGE_ELEMENTS = 16
 
 
-def _row_staged(shape, reds):
+def row_staged_reductions(shape, reds):
     """The reductions of a nest (of 2+ axes) that stage their rows (ROW_STAGE_ELEMENTS):
     those whose accumulator is a register (the kept axes lead) and that reduce the last
     axis.
 
-    >>> [r.level for r in _row_staged((100, 32, 128), reds)]   # sum(x), sum(x, axis=2)
+    >>> [r.level for r in row_staged_reductions((100, 32, 128), reds)]   # sum(x), sum(x, axis=2)
     [0, 2]
     """
     n = len(shape)
@@ -120,7 +120,7 @@ def _row_staged(shape, reds):
             and r.op in ("sum", "prod", "max", "min") and r.dt.kind == "f"]
 
 
-def _chunk_rows(shape, size, reds, parallel, staged=False, chunk=None, pays=None):
+def rows_per_chunk(shape, size, reds, parallel, staged=False, chunk=None, pays=None):
     """Rows of axis 0 per chunk (of about `chunk` elements), or None when the nest is not
     cut into chunks: threads would not pay (`pays`, default: from PARALLEL_MIN_ELEMENTS),
     one chunk, an arg reduction into an array, or no threads (`parallel`) and no
@@ -163,12 +163,12 @@ def product_rows(step):
     return max(1, PRODUCT_MIN_BLOCK_ELEMENTS // n, min(k, PRODUCT_BLOCK_ELEMENTS // n))
 
 
-def _has_bounded_trig(step, size, reds, staged=False):
+def has_bounded_trig(step, size, reds, staged=False):
     """Whether the loop body calls sin/cos/tan that `_Ctx.fn` maps to a bounded function.
     Not in a loop with a floating-point scalar accumulator: that chain of additions keeps
     LLVM from vectorising the loop, and in scalar code libm's sin is 5x faster than the
     branch-free one (9 vs 47 ns measured)."""
-    if size < cpu_scalar.VECMATH_MIN_ELEMENTS:
+    if size < math_choice.VECMATH_MIN_ELEMENTS:
         return False
     if not staged and any(r.level is not None and r.dt.kind in "fc" for r in reds.values()):
         return False

@@ -1,6 +1,6 @@
 """The estimated serial time of one element of a fused CPU loop, from its primitives' facts:
 what decides, with the element count, whether the loop runs its chunks under prange
-(xforms/kernels/cpu/nest.py).  An element count alone misjudges expensive bodies: random.normal
+(xforms/kernels/cpu/numba/nest.py).  An element count alone misjudges expensive bodies: random.normal
 (Threefry hash + inverse erf, ~11 ns per element) stayed serial below 2^18 elements, where
 its loop already takes over a millisecond.
 
@@ -27,7 +27,7 @@ against all per call.
 """
 import numpy as np
 
-from .scalar import VECMATH
+from .math_choice import VECMATH
 from ..plan.products import contraction
 from ..user_prims import is_user
 

@@ -1,17 +1,17 @@
 """The CUDA backend: `jit(f, backend="cuda")`, numba-cuda kernels launched from a generated
 host function, device arrays that stay on the GPU between calls.
 
-    emit_cuda.py          Plan -> kernels (fused loops) + the host launch sequence
-    emit_cuda_reduce.py   reductions as two-level trees (shared memory, then a second pass)
-    emit_cuda_ops.py      dot_general (cuBLAS, or register-blocked shared-memory tiles),
+    printer/emit.py       Plan -> kernels (fused loops) + the host launch sequence
+    printer/reduce.py     reductions as two-level trees (shared memory, then a second pass)
+    printer/ops.py        dot_general (cuBLAS, or register-blocked shared-memory tiles),
                           gather/scatter (atomic adds), dynamic slices, pad, concatenate, reshape
-    emit_cuda_control.py  control flow: whole loops in one kernel when lane-local, else host
-    block_loop.py         ... or the host loop's text run by one block (a cooperative grid):
+    printer/control.py    control flow: whole loops in one kernel when lane-local, else host
+    printer/block_loop.py ... or the host loop's text run by one block (a cooperative grid):
                           one launch for a stencil loop, a barrier after each step's kernels
-    scalar_cuda.py        CUDA spellings of scalar rules that use NumPy ufuncs on the CPU
-    complex_cuda.py       complex64/complex128 rules numba-cuda cannot compile without a GPU
+    printer/scalar.py     CUDA spellings of scalar rules that use NumPy ufuncs on the CPU
+    printer/complexes.py  complex64/complex128 rules numba-cuda cannot compile without a GPU
     runtime.py            DeviceArray, the stream, launch configuration, transfers, packing
-    emit_cuda_pack.py     where buffers live: small ones packed, so launches take few arguments
+    packing.py            where buffers live: small ones packed, so launches take few arguments
     pool.py               the device buffer pool (memory reused across calls)
     backend.py            compile_cuda -> CudaExecutable; compile_ptx (tests, no GPU needed)
     vendor/               NVIDIA's libraries (cuBLAS for large products, cuFFT, cuSOLVER),

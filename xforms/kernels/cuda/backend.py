@@ -32,17 +32,17 @@ from ..plan.fusion import plan_program
 from ..prepare.passes import prepare
 from ..prepare.scalarize import scalarize
 from . import runtime as rt
-from . import scalar_cuda  # noqa: F401  (CUDA scalar rules)
-from . import complex_cuda  # noqa: F401  (complex scalar rules; after scalar_cuda)
-from . import emit_cuda_control, emit_cuda_ops  # noqa: F401  (register rules)
-from .cas import MODULE_LINE as CAS_MODULE_LINE
-from .emit_cuda import CudaEmitter
+from .printer import scalar  # noqa: F401  (CUDA scalar rules)
+from .printer import complexes  # noqa: F401  (complex scalar rules; after printer/scalar)
+from .printer import control, ops  # noqa: F401  (register rules)
+from .printer.cas import MODULE_LINE as CAS_MODULE_LINE
+from .printer.emit import CudaEmitter
 from .launch import launcher
 from .graph import Graphs, ThunkCapture
 from .vendor import LibraryError
 from .vendor.solver_map import SolverCall
-from .emit_cuda_pack import drop_unused_views, pack_inputs, pack_outputs
-from .emit_cuda_control import add_consts, is_lane_local
+from .packing import drop_unused_views, pack_inputs, pack_outputs
+from .printer.control import add_consts, is_lane_local
 
 _exes = Memo(size=config.jit_cache_size)     # ClosedJaxpr -> executable (xforms/core/memo.py)
 _lock = threading.RLock()
@@ -53,7 +53,7 @@ FINGERPRINT = codecache.fingerprint(os.path.dirname(os.path.abspath(__file__)))
 
 # ---- the module -----------------------------------------------------------------------------
 class Program:
-    """Emitted code of one program: `source`, `kernels` (emit_cuda.Kernel), `launches`
+    """Emitted code of one program: `source`, `kernels` (printer/emit.Kernel), `launches`
     ((kernel name, grid, block) per launch site), workspace and constants."""
 
     def __init__(self, source, em, in_avals, out_avals, consts, direct, groups):
@@ -126,7 +126,7 @@ def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
                 for dt, (name, size) in em.out_arenas.items() if size]
     listing = str(jaxpr).replace('"""', "'''").replace("\\", "/")
     head = [f'"""xforms CUDA kernels and host launch sequence for {label}.', "",
-            "Generated from the program below by xforms/kernels/cuda/emit_cuda.py for "
+            "Generated from the program below by xforms/kernels/cuda/printer/emit.py for "
             f"{spec.name} (compute capability {spec.cc[0]}.{spec.cc[1]}, {spec.block} threads "
             "per block).", "Each kernel is compiled by numba.cuda.jit for its signature; "
             "`host` launches them in order", "on one stream (_K: configured kernels, "

@@ -30,7 +30,7 @@ from xforms import config
 from xforms.core.registry import operator_type
 from xforms.errors import BackendError
 
-from .emit_cuda_pack import _ALIGN, PACK_BYTES, pack_layout, packable  # noqa: F401
+from .packing import PACK_ALIGN, PACK_BYTES, pack_layout, packable  # noqa: F401
 
 try:
     from numba import cuda
@@ -313,7 +313,7 @@ def view(base, off, size):
 def words(buf, bits, dtype=None):
     """The bytes of flat buffer `buf` as unsigned `bits`-bit words (or words of `dtype`, of
     that size), its last word rounded up (no copy): what a compare-and-swap loop exchanges
-    (kernels/cuda/cas.py; a complex sum adds float words).  Every buffer
+    (kernels/cuda/printer/cas.py; a complex sum adds float words).  Every buffer
     starts on a word boundary and ends inside its allocation's last word: pool blocks are
     at least 512 bytes in classes of 128 (pool.size_class), packed arrays start on 128-byte
     lines and allocations are 256-byte aligned.
@@ -375,7 +375,7 @@ def host_copy(buf, shape):
 # Each array argument of a kernel launch costs microseconds of host time in numba-cuda, and
 # each transfer or allocation a driver call: small arrays of one dtype (pytree leaves,
 # outputs, temporaries) share one buffer, and kernels take the buffer and slice it.  The
-# layout is the emitter's (emit_cuda_pack.py), which needs no numba.cuda.
+# layout is the emitter's (packing.py), which needs no numba.cuda.
 def pack(args, dtype, members, total, explicit=False):
     """One buffer holding the arrays `args[i]` at offsets `off` (`members`: (i, off, size)
     triples).  Arrays already packed at those offsets in one buffer (the outputs of a

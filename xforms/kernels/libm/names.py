@@ -48,7 +48,7 @@ VECMATH_BOUNDED = dict(
 VECMATH_TRIG_EXACT = {"sin": "vm_sin", "cos": "vm_cos", "tan": "vm_tan"}
 
 #: exact trig function -> its branch-free bounded variant (float64 and float32 families),
-#: for the code generator's guard-and-redo loops (xforms/kernels/cpu/emit.py).
+#: for the code generator's guard-and-redo loops (xforms/kernels/cpu/numba/emit.py).
 TRIG_BOUNDED = {"vm_sin": "vm_sin_bounded", "vm_cos": "vm_cos_bounded",
                 "vm_tan": "vm_tan_bounded", "vmf_sin": "vmf_sin_bounded",
                 "vmf_cos": "vmf_cos_bounded", "vmf_tan": "vmf_tan_bounded"}

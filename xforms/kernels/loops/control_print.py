@@ -1,6 +1,6 @@
 """The statements of control flow -- `cond`, `while`, `for_loop`, `scan` -- as both backends
 print them around the inlined code of their sub-programs: the CPU inside its kernel
-(xforms/kernels/cpu/control.py), CUDA in its host code (xforms/kernels/cuda/emit_cuda_control.py).
+(xforms/kernels/cpu/numba/control.py), CUDA in its host code (xforms/kernels/cuda/printer/control.py).
 The skeleton is written once; a backend subclasses `ControlPrinter` with hooks for how its
 values are read and bound.  Semantics: xforms/primitives/control/control_flow.py.
 

@@ -1,7 +1,7 @@
 """The rule both CPU paths read a fused loop's row-invariant elements by: the array reads of
 its body whose index holds no sym of its innermost loop (a row's max, mean or sum broadcast
 along the row: softmax, layernorm), which the Numba path's printer
-(xforms/kernels/cpu/printer.py `invariant_reads`) and the direct LLVM path
+(xforms/kernels/cpu/numba/printer.py `invariant_reads`) and the direct LLVM path
 (xforms/kernels/cpu/llvm/row_reads.py) read once before that loop.
 
     [ld for ld in loads(body) if invariant_index(ld, inner)]   # m = AN[i0, i1, i2]

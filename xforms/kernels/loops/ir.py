@@ -1,7 +1,7 @@
 """A small backend-neutral loop IR: loops over index spaces, scalar statements, loads and
 stores with index expressions.  Lowerings (xforms/kernels/loops/lower_indexing.py) write it once; the CPU
-printer (xforms/kernels/cpu/printer.py) prints Numba CPU source, the CUDA printer
-(xforms/kernels/cuda/loop_cuda.py) grid-stride kernels; both spell expressions through `Spelling`.
+printer (xforms/kernels/cpu/numba/printer.py) prints Numba CPU source, the CUDA printer
+(xforms/kernels/cuda/printer/loop.py) grid-stride kernels; both spell expressions through `Spelling`.
 
     i = Sym("i")
     Region("copy", [Nest((i,), (8,), [Store(out, (i,), Load(x, (add(i, Const(2)),)))])])
@@ -256,7 +256,7 @@ class Spelling:
     (`value(var)`).  `hold`: syms known to lie where the range of every guard and every
     clamp on them holds (the peeled middle of a CPU loop): their range checks and clamps
     are not printed.  `phase` maps a sym to (s, r, q): it is s * q + r with q a counter
-    named q (a middle loop unrolled s times, xforms/kernels/cpu/nest.py); index arithmetic on it
+    named q (a middle loop unrolled s times, xforms/kernels/cpu/numba/nest.py); index arithmetic on it
     is printed folded (`(A + P * i) // L` as `c * q + d`), and a guard's `% step` test
     with step dividing s is decided here."""
 

@@ -7,8 +7,8 @@ clamp it so that the whole slice fits.
 
     LOWERINGS[prim](eqn) -> [statement, ...]
 
-xforms/kernels/cpu/printer.py prints the statements as Numba CPU source (copies of whole regions as
-NumPy slice assignments, the rest as counted loops), xforms/kernels/cuda/loop_cuda.py as
+xforms/kernels/cpu/numba/printer.py prints the statements as Numba CPU source (copies of whole regions as
+NumPy slice assignments, the rest as counted loops), xforms/kernels/cuda/printer/loop.py as
 grid-stride kernels (one per `Region`).
 """
 from xforms.core.ir import Literal

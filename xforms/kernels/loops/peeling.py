@@ -1,6 +1,6 @@
 """Where a fused loop's innermost axis reads plainly: the axis peeled into three loops,
 its middle one reading its guarded and clamped loads as plain ones.  Shared by the Numba
-emitter (xforms/kernels/cpu/nest.py) and the direct LLVM path (cpu/llvm/loops.py), which
+emitter (xforms/kernels/cpu/numba/nest.py) and the direct LLVM path (cpu/llvm/loops.py), which
 imports it from here and none of the Numba emitter's modules (issue #35: the import).
 
     >>> peeling(step, (32, 130))     # a loop reading x[i - 1] and x[i + 1], clamped

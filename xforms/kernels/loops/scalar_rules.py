@@ -440,7 +440,7 @@ def _select_n(ctx, which, *cases):
     if len(cases) == 1:
         return cases[0]
     if _kind(ctx.in_dtypes[0]) == "b":
-        if which in ("True", "False"):        # decided in a peeled segment (cpu/nest.py)
+        if which in ("True", "False"):        # decided in a peeled segment (cpu/numba/nest.py)
             return cases[which == "True"]
         return f"({cases[1]} if {which} else {cases[0]})"
     expr = cases[-1]

@@ -33,9 +33,9 @@ compiles whatever the length.
 """
 import numpy as np
 
-from ..cuda.block_loop import in_loop
-from ..cuda.emit_cuda import KernelBuilder
-from ..cuda.kernel_builder import cdiv, nbt_name, pow2_at_least
+from ..cuda.printer.block_loop import in_loop
+from ..cuda.printer.emit import KernelBuilder
+from ..cuda.printer.kernel_builder import cdiv, nbt_name, pow2_at_least
 
 
 SHARED_BYTES = 48 * 1024      # static shared memory a block may declare on every CUDA GPU

@@ -27,7 +27,7 @@ from numba.core.errors import NumbaWarning
 from xforms.core.trace import impl_rules
 from xforms.primitives.callbacks import CALLBACK_PRIMITIVES
 
-from ..cpu.emit import OP_RULES
+from ..cpu.numba.emit import OP_RULES
 from ..user_prims import NO_DISK_CACHE, copy_into
 
 _lock = threading.Lock()

@@ -47,11 +47,11 @@ kernel for large images.
 """
 import numpy as np
 
-from ..cpu.emit import OP_RULES as CPU_RULES, _unsupported
+from ..cpu.numba.emit import OP_RULES as CPU_RULES, unsupported
 from ..codegen import conv_geometry as geometry, conv_sizes, lit
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.emit_cuda_ops import _OutLoop
-from ..cuda.kernel_builder import c_strides, unsupported
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.ops import OutLoop
+from ..cuda.printer.kernel_builder import c_strides, unsupported
 from xforms.primitives.conv import conv_general_dilated_p
 
 
@@ -64,7 +64,7 @@ def _conv(em, eqn):
     out = eqn.outvars[0]
     p = eqn.params
     if np.dtype(out.aval.dtype).kind == "b":
-        raise _unsupported(eqn, "boolean convolution; convert the operands to a number type")
+        raise unsupported(eqn, "boolean convolution; convert the operands to a number type")
     em.alloc(out)
     if 0 in tuple(out.aval.shape):
         return
@@ -132,7 +132,7 @@ def _conv_cuda(em, eqn):
                            f"{rhs.aval.str_short()} -> {out.aval.str_short()}")
     kb.comment(eqn)
     Xb, Wb, Ob = kb.arr(lhs), kb.arr(rhs), kb.arr(out)
-    loop = _OutLoop(em, kb, O_sizes)
+    loop = OutLoop(em, kb, O_sizes)
     with loop as o:
         kb.line(f"_g = {o[1]} // {per_group}")
         n_in = f"_g * {O_sizes[0]} + {o[0]}" if B > 1 else o[0]

@@ -27,10 +27,10 @@ import numpy as np
 
 from xforms.core.registry import ALL_PRIMITIVES
 
-from ..cpu.emit import OP_RULES as CPU_RULES
-from ..cpu.ops import _Nest
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.emit_cuda_ops import _OutLoop
+from ..cpu.numba.emit import OP_RULES as CPU_RULES
+from ..cpu.numba.ops import LoopNest
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.ops import OutLoop
 from ..loops.loop_print import complex_maxmin, float_maxmin
 from .prefix_scan import parallel_scan
 
@@ -101,8 +101,8 @@ def _cumulative(em, eqn):
     cast = (lambda e: f"np.{out.aval.dtype.name}({e})") if out.aval.dtype in (
         np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.complex64)) else (lambda e: e)
     first = str(n - 1) if reverse else "0"
-    with _Nest(em, shape[:axis], "o") as oi:
-        with _Nest(em, shape[axis + 1:], "i") as ii:
+    with LoopNest(em, shape[:axis], "o") as oi:
+        with LoopNest(em, shape[axis + 1:], "i") as ii:
             x0 = start(eqn.prim.facts.cumulative, kind, f"{X}[{_index(oi, first, ii)}]")
             em.line(f"{O}[{_index(oi, first, ii)}] = {cast(x0)}")
         k, kk, kp = em.fresh("k"), em.fresh("kk"), em.fresh("kp")
@@ -113,7 +113,7 @@ def _cumulative(em, eqn):
             else:
                 em.line(f"{kk} = {k} + 1")
                 em.line(f"{kp} = {k}")
-            with _Nest(em, shape[axis + 1:], "i") as ii:
+            with LoopNest(em, shape[axis + 1:], "i") as ii:
                 a, b = em.fresh("a"), em.fresh("b")
                 em.line(f"{a} = {O}[{_index(oi, kp, ii)}]")
                 em.line(f"{b} = {X}[{_index(oi, kk, ii)}]")
@@ -141,7 +141,7 @@ def _cumulative_cuda(em, eqn):
         return
     kb = KernelBuilder(em, f"{eqn.prim.name} along axis {axis} of {x.aval.str_short()}")
     X, O = kb.arr(x), kb.arr(out)
-    loop = _OutLoop(em, kb, (outer, inner))
+    loop = OutLoop(em, kb, (outer, inner))
     with loop as (o, i):
         kb.line(f"_base = {o} * {n * inner} + {i}")
         first = (n - 1) * inner if reverse else 0

@@ -35,10 +35,10 @@ computes the unnormalised transform, followed here by a scaling kernel for IFFT 
 """
 import numpy as np
 
-from ..cpu.emit import OP_RULES as CPU_RULES
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.emit_cuda_ops import _OutLoop
-from ..cuda.kernel_builder import c_strides
+from ..cpu.numba.emit import OP_RULES as CPU_RULES
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.ops import OutLoop
+from ..cuda.printer.kernel_builder import c_strides
 from ..cuda.vendor import fft_call
 from ..codegen import lit
 from xforms.primitives.fft import fft_p
@@ -92,7 +92,7 @@ def _fft_cuda(em, eqn):
                            f"(direct DFT)")
     kb.comment(eqn)
     X, O = kb.arr(x), kb.arr(out)
-    loop = _OutLoop(em, kb, oshape)
+    loop = OutLoop(em, kb, oshape)
     with loop as o:
         lead = o[:len(oshape) - K]
         kb.line("_base = " + (" + ".join(f"{i} * {s}" for i, s in zip(lead, x_st)) or "0"))
@@ -148,7 +148,7 @@ def _fft_library(em, eqn, plan):
     dt = np.dtype(out.aval.dtype)
     kb = KernelBuilder(em, f"scale the cuFFT {kind} of {x.aval.str_short()} by 1/N")
     O = kb.arr(out)
-    loop = _OutLoop(em, kb, (out.aval.size,))
+    loop = OutLoop(em, kb, (out.aval.size,))
     with loop:
         kb.line(f"{O}[_t] = {O}[_t] * {lit(plan.scale, np.empty(0, dt).real.dtype)}")
     loop.launch()

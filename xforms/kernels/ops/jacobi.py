@@ -25,8 +25,8 @@ sweep: right for the small matrices of batched models, the fallback for large on
 """
 import numpy as np
 
-from ..cuda.emit_cuda import KernelBuilder
-from ..cuda.kernel_builder import cdiv
+from ..cuda.printer.emit import KernelBuilder
+from ..cuda.printer.kernel_builder import cdiv
 
 _F64 = np.dtype(np.float64)
 _SWEEPS = 60

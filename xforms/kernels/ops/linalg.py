@@ -28,7 +28,7 @@ triangular_solve runs one thread per right-hand side (a column of b on the left 
 on the right), forward or backward substitution in place in the output.  All of them are
 O(n) steps of barriers or O(n^2) per thread: right for the small and medium matrices of
 batched models; on a GPU with cuSOLVER, matrices from vendor.SOLVER_MIN_N up go to the
-library (ops/solver.py, which calls _cholesky_cuda and _lu_cuda below that).
+library (ops/solver.py, which calls cholesky_cuda and lu_cuda below that).
 
     # c:f64[3,3] = cholesky b, abridged:
     for _b in range(cuda.blockIdx.x, 1, cuda.gridDim.x):
@@ -40,9 +40,9 @@ library (ops/solver.py, which calls _cholesky_cuda and _lu_cuda below that).
 import numpy as np
 
 from ..codegen import BLAS_CODES as CODES  # LAPACK type of each dtype
-from ..cpu.emit import OP_RULES as CPU_RULES
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.kernel_builder import cdiv
+from ..cpu.numba.emit import OP_RULES as CPU_RULES
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.kernel_builder import cdiv
 from xforms.primitives.linalg.cholesky_ad import cholesky_cotangent_p, cholesky_p
 from xforms.primitives.linalg.factor import lu_p, lu_pivots_to_permutation_p, triangular_solve_p
 from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p
@@ -225,12 +225,12 @@ def _block_kernel(em, eqn, what, body, batch):
     kb.launch(max(1, min(batch, em.spec.max_blocks)), _THREADS)
 
 
-def _nan(dtype):
+def nan_literal(dtype):
     """The NaN a failed factorisation leaves in an array of `dtype` (nan+nanj if complex)."""
     return "complex(math.nan, math.nan)" if np.dtype(dtype).kind == "c" else "math.nan"
 
 
-def _cholesky_cuda(em, eqn):
+def cholesky_cuda(em, eqn):
     em.check_dtypes(eqn)
     a, out = eqn.invars[0], eqn.outvars[0]
     dt = a.aval.dtype
@@ -270,12 +270,12 @@ def _cholesky_cuda(em, eqn):
         with kb.block("if not _ok:"):       # JAX's NaN in the lower triangle, zeros above
             with kb.block(f"for _t in range(_tid, {n * n}, _nt):"):
                 with kb.block(f"if _t % {n} <= _t // {n}:"):
-                    kb.line(f"{C}[_base + _t] = {_nan(dt)}")
+                    kb.line(f"{C}[_base + _t] = {nan_literal(dt)}")
     _block_kernel(em, eqn, f"cholesky of {a.aval.str_short()} (one block per matrix)", body,
                   batch)
 
 
-def _lu_cuda(em, eqn):
+def lu_cuda(em, eqn):
     em.check_dtypes(eqn)
     a = eqn.invars[0]
     n = a.aval.shape[-1]
@@ -323,11 +323,11 @@ def _lu_cuda(em, eqn):
                         f"{LU}[_base + _k * {n} + _j]")
             kb.line("cuda.syncthreads()")
         with kb.block("if _tid == 0:                     # the permutation of the swaps"):
-            _perm_lines(kb, P, Q, "_pb", n, n, n)
+            perm_lines(kb, P, Q, "_pb", n, n, n)
     _block_kernel(em, eqn, f"lu of {a.aval.str_short()} (one block per matrix)", body, batch)
 
 
-def _perm_lines(kb, P, Q, base, k, n, stride_p):
+def perm_lines(kb, P, Q, base, k, n, stride_p):
     """Q[base + :n] = the permutation of the row interchanges P[...: k] (clamped)."""
     pb = base if stride_p == n else f"_b * {stride_p}"
     with kb.block(f"for _r in range({n}):"):
@@ -350,7 +350,7 @@ def _pivots_to_permutation_cuda(em, eqn):
     P, Q = kb.arr(piv), kb.arr(out)
     with kb.block(f"for _b in range(cuda.grid(1), {batch}, cuda.gridsize(1)):"):
         kb.line(f"_qb = _b * {n}")
-        _perm_lines(kb, P, Q, "_qb", k, n, k)
+        perm_lines(kb, P, Q, "_qb", k, n, k)
     T = min(em.spec.block, 64)
     kb.launch(max(1, min(cdiv(batch, T), em.spec.max_blocks)), T)
 

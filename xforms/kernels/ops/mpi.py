@@ -31,7 +31,7 @@ from xforms.primitives import collectives as C
 from xforms.core.registry import ALL_PRIMITIVES
 
 from ..runtime import mpi_calls
-from ..cpu.emit import OP_RULES, _unsupported, dtype_str
+from ..cpu.numba.emit import OP_RULES, unsupported, dtype_str
 from ..user_prims import NO_DISK_CACHE
 
 PACK_MAX_ELEMENTS = 1 << 16      # operands this small are packed into one message
@@ -45,11 +45,11 @@ def _start(em, eqn, any_comm=False):
     comm = eqn.params.get("comm")
     if comm is None or not (comm.is_world or any_comm and mpi_calls.available()):
         why = "" if not any_comm else f" ({mpi_calls.unavailable_reason()})"
-        raise _unsupported(eqn, f"compiled code reaches only MPI COMM_WORLD here{why} "
+        raise unsupported(eqn, f"compiled code reaches only MPI COMM_WORLD here{why} "
                            "(numba-mpi); pmap over another communicator runs with jit=False")
     for a in list(eqn.invars) + list(eqn.outvars):
         if np.dtype(a.aval.dtype).name not in _DTYPES:
-            raise _unsupported(eqn, f"MPI collectives in compiled code take {_DTYPES} "
+            raise unsupported(eqn, f"MPI collectives in compiled code take {_DTYPES} "
                                f"(numba-mpi's datatypes), not {a.aval.dtype}")
     em.globals.setdefault("_nm", "__import__('numba_mpi')")
     em.globals.setdefault("__xforms_private__", repr(NO_DISK_CACHE))

@@ -29,9 +29,9 @@ serial loop's, so floating-point results differ from it (and from NumPy) by roun
 """
 import numpy as np
 
-from ..cuda.block_loop import in_loop
-from ..cuda.emit_cuda import KernelBuilder
-from ..cuda.kernel_builder import cdiv, nbt_name, pow2_at_least
+from ..cuda.printer.block_loop import in_loop
+from ..cuda.printer.emit import KernelBuilder
+from ..cuda.printer.kernel_builder import cdiv, nbt_name, pow2_at_least
 
 # Elements each thread scans serially (a chunk is SCAN_GRAIN x block elements); at least
 # log2(block) keeps the block's scan work-efficient.

@@ -35,8 +35,8 @@ A matrix with a non-finite entry, or one whose QR sweeps do not converge in 30 n
 """
 import numpy as np
 
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.kernel_builder import cdiv, unsupported
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.kernel_builder import cdiv, unsupported
 from xforms.primitives.linalg.schur import hessenberg_p, schur_p
 from xforms.primitives.linalg.sqrtm import sqrtm_p
 

@@ -35,14 +35,14 @@ for devInfo.
 """
 import numpy as np
 
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.emit_cuda_ops import _OutLoop
-from ..cuda.kernel_builder import unsupported
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.ops import OutLoop
+from ..cuda.printer.kernel_builder import unsupported
 from ..cuda.vendor import solver_for
 from ..cuda.vendor.solver_map import (LOWER, SYEVJ_BATCHED_MAX_N, UPPER, SolverCall,
                                       svd_shape)
 from . import jacobi
-from .linalg import _cholesky_cuda, _lu_cuda, _nan, _perm_lines
+from .linalg import cholesky_cuda, lu_cuda, nan_literal, perm_lines
 from xforms.primitives.linalg.cholesky_ad import cholesky_p
 from xforms.primitives.linalg.factor import lu_p
 from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p
@@ -65,13 +65,13 @@ def _copy(em, dst, src, eqn, what, shape, dst_at, src_at, *, conj=False, keep=No
     kb = KernelBuilder(em, what)
     kb.comment(eqn)
     D, S = (_param(kb, x, name) for x, name in ((dst, "_D"), (src, "_S")))
-    loop = _OutLoop(em, kb, shape)
+    loop = OutLoop(em, kb, shape)
     with loop as (b, i, j):
         kb.line(f"_v = {S}[{src_at(b, i, j)}]")
         if conj and _dtype(src).kind == "c":
             kb.line("_v = _v.conjugate()")
         if info is not None:        # JAX's NaN (nan+nanj) for a failed factorisation ...
-            kb.line(f"_v = {_nan(_dtype(dst))} if {_param(kb, (info, _I32), '_INFO')}[{b}] != 0 "
+            kb.line(f"_v = {nan_literal(_dtype(dst))} if {_param(kb, (info, _I32), '_INFO')}[{b}] != 0 "
                     "else _v")
         if keep is not None:        # ... inside the kept triangle only, as the CPU's
             kb.line(f"_v = _v if {keep(i, j)} else 0")
@@ -105,7 +105,7 @@ def _cholesky(em, eqn):
     (a,), (out,) = eqn.invars, eqn.outvars
     n, batch = a.aval.shape[-1], _batch(a.aval.shape)
     if batch * n == 0 or solver_for(em.spec, a.aval.dtype, n) is None:
-        return _cholesky_cuda(em, eqn)
+        return cholesky_cuda(em, eqn)
     em.alloc(out)
     info, O = em.temp(batch, _I32), em.A(out)
     em.line(f"_rt.copy_into({O}, {em.A(a)})")
@@ -122,7 +122,7 @@ def _lu(em, eqn):
     lu, piv, perm = eqn.outvars
     n, batch = a.aval.shape[-1], _batch(a.aval.shape)
     if batch * n == 0 or solver_for(em.spec, a.aval.dtype, n) is None:
-        return _lu_cuda(em, eqn)
+        return lu_cuda(em, eqn)
     for v in eqn.outvars:
         em.alloc(v)
     dt = np.dtype(a.aval.dtype)
@@ -138,7 +138,7 @@ def _lu(em, eqn):
     with kb.block(f"for _b in range(cuda.grid(1), {batch}, cuda.gridsize(1)):"):
         with kb.block(f"for _r in range({n}):"):
             kb.line(f"{P}[_b * {n} + _r] = {IP}[_b * {n} + _r] - 1")
-        _perm_lines(kb, P, Q, f"_b * {n}", n, n, n)
+        perm_lines(kb, P, Q, f"_b * {n}", n, n, n)
     kb.launch(max(1, min(-(-batch // em.spec.block), em.spec.max_blocks)), em.spec.block)
 
 
@@ -173,7 +173,7 @@ def _eye(em, eqn, out):
     kb = KernelBuilder(em, f"identity {out.aval.str_short()} of an empty matrix's factors")
     kb.comment(eqn)
     O = kb.arr(out)
-    loop = _OutLoop(em, kb, (_batch(out.aval.shape), rows, cols))
+    loop = OutLoop(em, kb, (_batch(out.aval.shape), rows, cols))
     with loop as (_, i, j):
         kb.line(f"{O}[_t] = 1 if {i} == {j} else 0")
     loop.launch()

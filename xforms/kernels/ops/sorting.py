@@ -30,10 +30,10 @@ short lines and quadratic for long ones.
 """
 import numpy as np
 
-from ..cpu.emit import OP_RULES as CPU_RULES, dtype_str
-from ..cpu.ops import _Nest
-from ..cuda.emit_cuda import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.emit_cuda_ops import _OutLoop
+from ..cpu.numba.emit import OP_RULES as CPU_RULES, dtype_str
+from ..cpu.numba.ops import LoopNest
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ..cuda.printer.ops import OutLoop
 from xforms.primitives.sorting import sort_p
 
 from .bitonic import bitonic_sort, order_cmp
@@ -76,7 +76,7 @@ def _sort(em, eqn):
             keys.append((k, x, part, kdt))
     em.runtime_used.update(("argsort_stable", "argsort_stable_after") if len(keys) > 1
                            else ("argsort_stable",))
-    with _Nest(em, outer, "o") as oi:
+    with LoopNest(em, outer, "o") as oi:
         j = em.fresh("j")
         with em.counted_loop(j, n):
             for k, x, part, kdt in keys:
@@ -110,7 +110,7 @@ def _rank_sort(em, eqn, xs, outs, dims):
     kb.comment(eqn)
     X = [kb.arr(x) for x in xs]
     O = [kb.arr(o) for o in outs]
-    loop = _OutLoop(em, kb, (outer, n, inner))
+    loop = OutLoop(em, kb, (outer, n, inner))
     with loop as (o, i, k):
         kb.line(f"_base = {o} * {n * inner} + {k}")
         for q in range(num_keys):

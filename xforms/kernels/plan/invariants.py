@@ -3,7 +3,7 @@
 would redo with it each step -- small_mm's nest packing a transposed B (`dz @ wh.T` in
 an LSTM gradient's reverse sweep) -- may be done once, before the loop.  Both CPU paths
 ask here which products read a const transposed, and each keeps its own test of whether
-its product code would pack it (xforms/kernels/cpu/control.py for the Numba kernels,
+its product code would pack it (xforms/kernels/cpu/numba/control.py for the Numba kernels,
 xforms/kernels/cpu/llvm/invariants.py for the direct LLVM path):
 
     for t, j: T[t, j] = wh[j, t]     # before the loop, once per call

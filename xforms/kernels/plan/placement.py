@@ -28,7 +28,7 @@ from xforms.core.ir import Var
 
 from ..codegen import view_layouts, dot_dims
 from ..prepare.shape_symbols import is_one, same_size
-from .products import _step_readers
+from .products import step_readers
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def slot_view(slot, shape):
 def place_operands(steps, outset):
     """{value: Slot} for the operands of the plan's concatenates that their producer can
     write in place (module docstring), and every reshape between them."""
-    readers = _step_readers(steps)
+    readers = step_readers(steps)
     made = {v: k for k, st in enumerate(steps) for v in _defs(st)}
     placed = {}
     for k, st in enumerate(steps):
@@ -108,7 +108,7 @@ def _chain(x, steps, made, readers, k, outset):
 def _writable(step, v, slot):
     """Whether `step` can write its output `v` as a view of the slot: a fused loop stores
     it element by element; a matrix product needs its matrices as rows with a leading
-    dimension and adjacent columns, in the product's shape (xforms/kernels/cpu/ops.py
+    dimension and adjacent columns, in the product's shape (xforms/kernels/cpu/numba/ops.py
     `_slot_product`) or as batches of matrix views of `v` (`_dot_views`, the way of a
     product written transposed)."""
     view = slot_view(slot, v.aval.shape)

@@ -8,7 +8,7 @@ example's 1.3 M parameters are 10.7 MB a copy).  When a product's only reader is
 elementwise loop over the product's own shape that reads it at the loop index, the plan
 moves the product into that loop (`Loop.products`): the loop is cut into blocks of rows,
 and each block first computes its rows of the product into a small buffer that stays in
-cache (xforms/kernels/cpu/nest.py), so the product is never stored whole.  Measured for the VAE's
+cache (xforms/kernels/cpu/numba/nest.py), so the product is never stored whole.  Measured for the VAE's
 seven weight gradients and their momentum update (2-core Xeon VM, 2026-11-28): 4.3 ms as
 product then loop, 1.55 ms in blocks of 16-32 rows.
 
@@ -79,7 +79,7 @@ def move_products(steps, materialized, outset):
     """Move each product that `blockable` accepts into its one consumer loop (module
     docstring): its Op step leaves `steps`, its output leaves `materialized`."""
     moved = {}
-    for k, st, g, j in _sole_readers(steps, _step_readers(steps), outset, blockable):
+    for k, st, g, j in _sole_readers(steps, step_readers(steps), outset, blockable):
         loop = steps[j]
         if j < k or loop.kind != "loop" or tuple(loop.shape) != tuple(g.aval.shape):
             continue
@@ -99,12 +99,12 @@ def move_products(steps, materialized, outset):
 def write_transposed(steps, materialized, outset):
     """A batched product whose only reader is a transpose in a loop of copies writes the
     transpose itself: BLAS stores each batch's matrix into strided rows of the transposed
-    buffer (`out_permutation`, xforms/kernels/cpu/ops.py `_dot_views`) instead of a loop
+    buffer (`out_permutation`, xforms/kernels/cpu/numba/ops.py `_dot_views`) instead of a loop
     reordering it afterwards -- attention's `einsum("bhqk,bkhd->bqhd", a, v)` is computed
     (b, h, q, d) and read as (b, q, h, d); its gradient's dq and dk, transposed side by
     side in one loop, alike.  Only where each batch selects a matrix of both operands and
     of the transpose whose last axis is the product's last (`view_layouts`)."""
-    products = _sole_readers(steps, _step_readers(steps), outset,
+    products = _sole_readers(steps, step_readers(steps), outset,
                              lambda e: e.prim.name == "dot_general")
     for k, st, v, j in products:
         q = _transposing(steps[j], v)
@@ -163,7 +163,7 @@ def accumulate_products(steps, materialized, outset, external):
         step 1: op dot_general (accumulating)            # s = c + x @ w, in c's buffer
         step 2: loop (32, 512): tanh -> 1 writes
     """
-    readers = _step_readers(steps)
+    readers = step_readers(steps)
     defined = {v: k for k, st in enumerate(steps) for v in _defs(st)}
     drop = set()
     for k, st, g, j in _sole_readers(steps, readers, outset, _accumulable):
@@ -252,9 +252,9 @@ def _defs(step):
 def _sole_readers(steps, readers, outset, accepts):
     """(k, step, g, j) for each Op step k whose equation `accepts` and whose output g is no
     program output and is read by exactly one step, j: the walk every pass here starts
-    from.  `readers` (`_step_readers`) is read as the walk goes, so a pass may update it.
+    from.  `readers` (`step_readers`) is read as the walk goes, so a pass may update it.
 
-        >>> [(k, j) for k, _, _, j in _sole_readers(steps, _step_readers(steps), set(),
+        >>> [(k, j) for k, _, _, j in _sole_readers(steps, step_readers(steps), set(),
         ...                                          blockable)]
         [(0, 1)]                 # step 0's product, read by the loop of step 1 alone
     """
@@ -269,7 +269,7 @@ def _sole_readers(steps, readers, outset, accepts):
         yield k, st, g, j
 
 
-def _step_readers(steps):
+def step_readers(steps):
     """{value: indices of the steps that read it}."""
     readers = {}
     for k, st in enumerate(steps):

@@ -29,7 +29,7 @@ from .plan import Read
 STENCIL_BUDGET = 24      # equations recomputed per shifted read
 CARRY_BUDGET = 8         # equations recomputed in place of a buffer between loops
 # operands of a concatenate read in place: each element picks its operand by a chain of
-# selects (the CPU nest peels the run where they are decided, xforms/kernels/cpu/nest.py);
+# selects (the CPU nest peels the run where they are decided, xforms/kernels/cpu/numba/nest.py);
 # beyond a few operands one copy into a buffer is cheaper
 JOIN_OPERANDS = 4
 

@@ -37,7 +37,7 @@ class Storage:
 # `aliases` (xforms/core/facts.py)
 
 
-def _step_reads(step):
+def step_reads(step):
     if step.kind == "loop":
         return [r.atom for _, reads in step.products + step.body for r in reads
                 if isinstance(r.atom, Var)]
@@ -59,7 +59,7 @@ def assign_storage(plan, owned=()):
     outs = {v for v in jaxpr.outvars if isinstance(v, Var)}
     last = {}
     for k, st in enumerate(steps):
-        for a in _step_reads(st):
+        for a in step_reads(st):
             last[a] = k
     for a in outs:
         last[a] = len(steps)
@@ -154,7 +154,7 @@ def _take(pool, carried, is_output):
     """A dead buffer from `pool` (the last freed): in a loop body, a carry's buffer for a
     body output and another for a value that dies in the body -- so the new carries take
     the old ones' buffers and the body allocates nothing per iteration (a body's own
-    buffers are allocated before the loop, xforms/kernels/cpu/emit.py `loop_scope`)."""
+    buffers are allocated before the loop, xforms/kernels/cpu/numba/emit.py `loop_scope`)."""
     for j in range(len(pool) - 1, -1, -1):
         if (pool[j] in carried) == is_output:
             return pool.pop(j)
@@ -176,7 +176,7 @@ def _inplace_sources(step, storage, live_until, k, carried, outs):
     # is redone with libm on a nan on the CPU, re-reading its inputs: never in place
     if step.kind != "loop" or any(e.prim.facts.guarded for e, _ in step.body):
         return {}
-    # reductions over different axes are separate passes on CUDA (emit_cuda_reduce.py),
+    # reductions over different axes are separate passes on CUDA (cuda/printer/reduce.py),
     # each re-reading the inputs
     axes = {tuple(e.params["axes"]) if "axes" in e.params else (e.params.get("axis"),)
             for e, _ in step.body if e.prim in REDUCTIONS}

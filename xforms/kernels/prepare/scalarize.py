@@ -40,7 +40,7 @@ from xforms.primitives import structural as S
 from xforms.transforms.simplify import dce
 
 from .fusion_classes import REDUCTIONS, is_elementwise
-from .shape_symbols import _Named, is_symbolic
+from .shape_symbols import NamedLiteral, is_symbolic
 
 MAX_ELEMENTS = 32          # arrays up to this many elements become scalars
 MAX_DOT_MACS = 512         # dot_generals up to this many multiply-adds are unrolled
@@ -134,7 +134,7 @@ def scalarize(closed, keep=None):
 
         scalarize(closed, keep=lambda e: e.prim.name == "while")   # rewrite scans only
     """
-    if not ENABLED or not _worth_it(closed.jaxpr):
+    if not ENABLED or not scalarize_pays(closed.jaxpr):
         return closed
     token = _KEEP.set(keep)
     try:
@@ -157,13 +157,13 @@ def _scalarize(closed):
     return ClosedJaxpr(dce(new.jaxpr), new.consts)
 
 
-def _worth_it(jaxpr, in_loop=False):
+def scalarize_pays(jaxpr, in_loop=False):
     """Only programs with a loop that computes on small arrays."""
     for e in jaxpr.eqns:
         if in_loop and any(small(v.aval) for v in e.outvars):
             return True
         for p in e.params.values():
-            if isinstance(p, ClosedJaxpr) and _worth_it(
+            if isinstance(p, ClosedJaxpr) and scalarize_pays(
                     p.jaxpr, in_loop or e.prim in CONTROL):
                 return True
     return False
@@ -179,7 +179,7 @@ def literal_val(a):
     """The Val of Literal `a`.  A value printed as a size symbol (xforms/kernels/prepare/shape_symbols.py)
     is a Python int or float, which would re-trace as int64/float64 whatever the literal's
     dtype (a float32 1/n): the literal atom itself is bound, which the tracer keeps."""
-    v = a if isinstance(a.val, _Named) else a.val
+    v = a if isinstance(a.val, NamedLiteral) else a.val
     return Val(a.aval, arr=v, elems=[v] if not a.aval.shape else None)
 
 

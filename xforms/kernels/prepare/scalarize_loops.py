@@ -15,7 +15,7 @@ from xforms.primitives.control.control_flow import permute_invars, trace
 from xforms.primitives.control.loops import for_loop_p, while_p
 from xforms.primitives.control.scan import scan_p
 
-from .scalarize import CONTROL, Val, _worth_it, literal_val, run, small
+from .scalarize import CONTROL, Val, scalarize_pays, literal_val, run, small
 
 
 def _columns(aval, lead):
@@ -98,7 +98,7 @@ def _layout(avals, per_element_avals=None):
 
 
 def _needed(layouts, *bodies):
-    return any(any(lay.split) for lay in layouts) or any(_worth_it(b.jaxpr, True)
+    return any(any(lay.split) for lay in layouts) or any(scalarize_pays(b.jaxpr, True)
                                                          for b in bodies)
 
 

@@ -39,7 +39,7 @@ from xforms.core.ir import ClosedJaxpr, Jaxpr, Literal, Var
 
 from xforms.transforms.simplify import forwards_to
 
-from .shape_symbols import Dim, NamedFloat, NamedInt, SymbolTable, _Named
+from .shape_symbols import Dim, NamedFloat, NamedInt, SymbolTable, NamedLiteral
 
 # references kept per program skeleton, and skeletons kept in all (oldest dropped first)
 PER_SKELETON = 8
@@ -137,7 +137,7 @@ class RoleTable(SymbolTable):
 
     def literal(self, val, dtype):
         # only the literals the walk named: a plain 1.0 is not `_sz0` at batch 1
-        return val.name if isinstance(val, _Named) else None
+        return val.name if isinstance(val, NamedLiteral) else None
 
     def prologue(self, param_names):
         lines = [f"{n} = {param_names[i]}.shape[{ax}]" for n, i, ax, _ in self.defs]
@@ -193,7 +193,7 @@ class _Walk:
         if not isinstance(r, Literal) or r.aval != n.aval:
             raise _Mismatch
         dt = np.dtype(n.aval.dtype)
-        if isinstance(r.val, _Named):
+        if isinstance(r.val, NamedLiteral):
             if self.table.named.get(r.val.name) != _bits(n.val, dt):
                 raise _Mismatch
             cls = NamedFloat if dt.kind == "f" else NamedInt
@@ -298,7 +298,7 @@ class _Walk:
         return p
 
     def inst_literal(self, r):
-        if not isinstance(r.val, _Named):
+        if not isinstance(r.val, NamedLiteral):
             return r
         dt = np.dtype(r.aval.dtype)
         cls = NamedFloat if dt.kind == "f" else NamedInt

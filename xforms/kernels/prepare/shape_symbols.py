@@ -133,7 +133,7 @@ class Dim(int):
         return self if type(o) is int and o == 1 else int(self) // o
 
 
-class _Named:
+class NamedLiteral:
     """Mixin: a literal's value that the IR listing and the kernel's comments print as the
     prologue local equal to it (their text must not vary with the batch size either)."""
 
@@ -154,11 +154,11 @@ class _Named:
         return self._plain, (self._plain(self),)
 
 
-class NamedFloat(_Named, float):
+class NamedFloat(NamedLiteral, float):
     _plain = float
 
 
-class NamedInt(_Named, int):
+class NamedInt(NamedLiteral, int):
     _plain = int
 
 

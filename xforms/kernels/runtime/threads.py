@@ -16,7 +16,7 @@ sleeping workers -- a 1e5-element prange loop, 0.057 ms on one thread and 0.031 
 took 0.087 ms on its first call on two (measured 2026-11-28) -- and timing it kept a
 kernel on one thread for good once a moment of load had put it there.  Results do not
 depend on the choice: reductions combine fixed per-chunk partials in order
-(xforms/kernels/cpu/nest.py)::
+(xforms/kernels/cpu/numba/nest.py)::
 
     kernel = AdaptiveThreads(numba_dispatcher)   # what xforms/kernels/cpu/backend.py does for prange kernels
     out = kernel(x, y)                           # same arguments, same result

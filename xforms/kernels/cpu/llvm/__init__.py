@@ -15,7 +15,7 @@ import numpy as np
 from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from ...plan.plan import subjaxprs
-from . import control, loops, scalar
+from . import buffers, control, loops, scalar
 from .ops import convolutions, copies, indexing, integers
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -39,9 +39,9 @@ def refusals(plan):
     """
     if lower(plan) is not None:
         return []
-    inside = [st for st in plan.steps if not loops._outside(st)]
+    inside = [st for st in plan.steps if not loops.outside(st)]
     try:            # (the steps outside the class left out: each step is tried on its own)
-        mod = loops._Loops(dataclasses.replace(plan, steps=inside))
+        mod = loops.Loops(dataclasses.replace(plan, steps=inside))
     except scalar.Refused as e:
         return [(None, "the program", _reason(e))]
     mod.lines.append("entry:")
@@ -49,7 +49,7 @@ def refusals(plan):
     # each argument and array on its own: one outside the class does not hide the steps'
     # reasons (a step reading it is refused again, for that reason or a missing value)
     for v in [*loops.arguments(plan), *(v for st in plan.steps if st.kind in KINDS
-                                         for v in loops._arrays_written(st))]:
+                                         for v in buffers.arrays_written(st))]:
         try:
             if v in plan.jaxpr.invars or v in plan.jaxpr.constvars:
                 mod._args([v])
@@ -59,8 +59,8 @@ def refusals(plan):
             out.append((None, f"the array {v}", _reason(e)))
     for k, st in enumerate(plan.steps):
         try:
-            if loops._outside(st):
-                raise scalar.Refused(loops._outside(st))
+            if loops.outside(st):
+                raise scalar.Refused(loops.outside(st))
             mod._step(st)
         except scalar.Refused as e:
             out.append((k, _describe(st), _reason(e)))

@@ -24,7 +24,7 @@ def pooled_outputs(plan):
     would fault every page in every call), in the order the kernel takes them."""
     outs = [v for v in plan.outputs if v.aval.shape]
     return [v for v in dict.fromkeys(outs) if outs.count(v) == 1
-            and v not in plan.jaxpr.invars and _nbytes(v) >= POOLED_OUTPUT_MIN_BYTES]
+            and v not in plan.jaxpr.invars and array_nbytes(v) >= POOLED_OUTPUT_MIN_BYTES]
 
 
 def shared(plan):
@@ -42,13 +42,13 @@ def shared(plan):
     written = {}
     for st in plan.steps:
         if st.kind in ("loop", "op"):
-            for v in _arrays_written(st):
+            for v in arrays_written(st):
                 written[v] = st.kind
     ins = set(plan.jaxpr.invars) | set(plan.jaxpr.constvars)
     pairs = {u: v for v, u in plan.reuse.items()
              if written.get(v) == "loop" and v in outs and u in written
              and u not in plan.placed
-             and u not in outs and u not in ins and _nbytes(u) == _nbytes(v)
+             and u not in outs and u not in ins and array_nbytes(u) == array_nbytes(v)
              and np.dtype(u.aval.dtype) == np.dtype(v.aval.dtype)}
     pooled = set(pooled_outputs(plan))
     return {u: v for u, v in pairs.items() if v not in pooled and list(plan.outputs).count(v) == 1}
@@ -68,7 +68,7 @@ def stepped(plan):
     """{id(scan eqn): [(carry position, stacked input index, stacked new value index or
     None)]} of the top-level scans whose carries step through the rows of one workspace
     region (plan/fusion.py `stepped_carries`), as the Numba path's `stack_rows`
-    (xforms/kernels/cpu/control.py): the stacked input (a gradient's residual: the LSTM's h
+    (xforms/kernels/cpu/numba/control.py): the stacked input (a gradient's residual: the LSTM's h
     and c of the step before) holds rows 0..n-1 of n + 1, the new value rows 1..n (reverse
     scans the other way round), so the carry is read in its row and stored by no copy.
 
@@ -80,13 +80,13 @@ def stepped(plan):
 
 def _layout(plan):
     outs, inside = set(plan.outputs), shared(plan)
-    temps = [v for st in plan.steps for v in _arrays_written(st)
+    temps = [v for st in plan.steps for v in arrays_written(st)
              if v not in outs and v not in inside and v not in plan.placed]
     offsets, off, steps = {}, 0, {}
     temp_set = set(temps)
     for st in plan.steps:
         for y, z, row, entry, reverse in _stepped_pairs(st, temp_set, offsets):
-            size = -(-(_nbytes(y) + row) // ALIGN) * ALIGN
+            size = -(-(array_nbytes(y) + row) // ALIGN) * ALIGN
             offsets[y] = off + (row if reverse else 0)
             if z is not None:
                 offsets[z] = off + (0 if reverse else row)
@@ -95,7 +95,7 @@ def _layout(plan):
     for v in dict.fromkeys(temps):
         if v not in offsets:
             offsets[v] = off
-            off += -(-_nbytes(v) // ALIGN) * ALIGN
+            off += -(-array_nbytes(v) // ALIGN) * ALIGN
     return (off, offsets, steps) if off >= WORKSPACE_MIN_BYTES else (0, {}, {})
 
 
@@ -113,27 +113,27 @@ def _stepped_pairs(st, temps, taken):
                 or (z is not None and (z not in temps or z in taken))):
             continue
         taken |= {y, z}
-        out.append((y, z, _nbytes(y) // int(p["length"]), (j, a, b), p["reverse"]))
+        out.append((y, z, array_nbytes(y) // int(p["length"]), (j, a, b), p["reverse"]))
     return out
 
 
-class _Workspace:
+class Workspace:
     """The workspace argument: a C-contiguous, ALIGN-aligned uint8 array of `nbytes`."""
 
     def __init__(self, nbytes):
         self.aval = SimpleNamespace(shape=(nbytes,), dtype=np.dtype(np.uint8))
 
 
-def _nbytes(v):
+def array_nbytes(v):
     return int(np.prod([int(d) for d in v.aval.shape], dtype=np.int64)) * v.aval.dtype.itemsize
 
 
-def _arrays_written(step):
+def arrays_written(step):
     """The arrays `step` writes: its stores' and its reductions' outputs (a product's)."""
     if step.kind == "op":
         return [v for v in step.eqn.outvars if v.aval.shape]
     if step.kind == "control":      # (its sub-plans' intermediates: allocated once, before)
-        inner = [v for sub in step.subplans for st in sub.steps for v in _arrays_written(st)]
+        inner = [v for sub in step.subplans for st in sub.steps for v in arrays_written(st)]
         return list(dict.fromkeys([*(v for v in step.eqn.outvars if v.aval.shape), *inner,
                                    *invariants.copies(step)]))
     outs = [eqn.outvars[0] for eqn, _ in step.body if eqn.prim in REDUCTIONS]

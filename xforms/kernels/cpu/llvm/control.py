@@ -1,6 +1,6 @@
 """Control flow on the direct LLVM path (issue #35): a plan's `Control` steps -- `scan`,
 `while`, `for_loop`, `cond` -- as LLVM loops and branches around the
-inlined code of their sub-plans, emitted by the kernel's own module (`loops._Loops`).
+inlined code of their sub-plans, emitted by the kernel's own module (`loops.Loops`).
 
     c = init                      # scalar carries: a register (an entry-block slot)
     P = &init                     # array carries: a pointer (see "carries" below)
@@ -10,7 +10,7 @@ inlined code of their sub-plans, emitted by the kernel's own module (`loops._Loo
         c, P = c', &C'            # the new carry (all read before any is written)
     C[:] = *P                     # once, unless it is there already
 
-The values are the Numba kernel's (xforms/kernels/cpu/control.py) bit for bit: the same
+The values are the Numba kernel's (xforms/kernels/cpu/numba/control.py) bit for bit: the same
 sub-plans emitted by the same loop emitter; only where buffers live differs.  A `cond` is
 a `switch` on its index, a bool scalar made int32 (`integers.is_index`); a `for_loop`'s
 trip count may be a traced int64/int32 (session 23).  Refused (the
@@ -60,7 +60,7 @@ def outside(step):
 
 
 def emit(m, step):
-    """Emit Control `step` into kernel module `m` (a `loops._Loops`)."""
+    """Emit Control `step` into kernel module `m` (a `loops.Loops`)."""
     {"scan": _scan, "for_loop": _for_loop, "while": _while,
      "cond": _cond}[step.eqn.prim.name](m, step)
 
@@ -120,7 +120,7 @@ _SIZE = {"float": 4, "double": 8}
 # a row of a stacked output, or one of two buffers taken in turn (the step's output's own
 # and the body value's: never the one the step reads) -- and copied into the step's output
 # once, after the loop: no copy a step (the Numba path reuses buffers to the same end,
-# xforms/kernels/cpu/control.py).
+# xforms/kernels/cpu/numba/control.py).
 def _init_carry(m, outs, inits):
     """The carries' homes: ("slot", slot, type) or ("p", pointer slot, shape, type,
     the output's buffer), each holding its initial value."""

@@ -18,10 +18,10 @@ Numba kernel's bit for bit.  Only products the nest takes are moved (a BLAS call
 transposed operand in place, packing it its own way).
 
 Which products read a const of the body is xforms/kernels/plan/invariants.py's (the Numba
-kernels transpose the same consts, xforms/kernels/cpu/control.py); which of them pack it
+kernels transpose the same consts, xforms/kernels/cpu/numba/control.py); which of them pack it
 is this path's products' test.
 
-    copies(step)            # for loops._arrays_written: an array of the kernel each
+    copies(step)            # for buffers.arrays_written: an array of the kernel each
     prepare(m, step)        # before the loop: the transposes; `m.transposed` says where
 """
 import numpy as np

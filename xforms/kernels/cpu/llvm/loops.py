@@ -29,7 +29,7 @@ they return a nan (`vecmath`; in a chunked loop, a flag per chunk).  Products mo
 their consumer loop are computed a block of rows at a time (`blocks.py`).  Refused otherwise
 is a loop the
 Numba path prints in a way this module does not, so that the results stay the Numba
-kernel's bit for bit.
+kernel's bit for bit.  The loop IR's expressions and indices: xforms/kernels/cpu/llvm/expressions.py.
 """
 from types import SimpleNamespace
 
@@ -37,17 +37,18 @@ import numpy as np
 
 from ....core.registry import lookup
 from ...codegen import cpu_blas
-from ...loops.ir import Bin, Clamp, Const, Eval, Guarded, Load, Reduce, Scalar, Store, Value
+from ...loops.ir import Eval, Reduce, Store
 from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...loops.peeling import peeling as _peeling
-from ..scalar import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
+from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
 from .ops import blocks, convolutions, copies, indexing, integers, products, reductions, views
-from .buffers import (_Workspace, _arrays_written, _nbytes, pooled_outputs,  # noqa: F401
-                      shared, workspace)
-from .scalar import _PYAPI, _TYPES, Refused, WRAPPER, _Module
+from .buffers import (Workspace, arrays_written, pooled_outputs, shared,
+                      workspace)
+from .expressions import Expressions
+from .scalar import FLOAT_TYPES, PYAPI, Refused, WRAPPER
 
 _NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
 
@@ -58,7 +59,7 @@ def lower(plan):
     if not numpy_abi.ok():
         return None
     try:
-        return _Loops(plan).text()
+        return Loops(plan).text()
     except Refused:
         return None
 
@@ -76,7 +77,7 @@ def arguments(plan):
     return [*plan.jaxpr.invars, *plan.jaxpr.constvars]
 
 
-def _outside(step):
+def outside(step):
     """Why `step` is outside the class whatever its content, or None."""
     if step.kind == "op":
         name = step.eqn.prim.name
@@ -86,19 +87,19 @@ def _outside(step):
                      "a scatter or a float convolution")
     if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
         return control.outside(step) or next(
-            (why for sub in step.subplans for st in sub.steps if (why := _outside(st))), None)
+            (why for sub in step.subplans for st in sub.steps if (why := outside(st))), None)
     return None if step.kind == "loop" else f"a {step.kind} step"
 
 
-class _Loops(_Module):
+class Loops(Expressions):
     """The module of one program: arguments, allocations, each step's loops, outputs."""
 
     def __init__(self, plan):
         if not plan.outputs:
             raise Refused("outputs")
         for st in plan.steps:
-            if _outside(st):
-                raise Refused(_outside(st))
+            if outside(st):
+                raise Refused(outside(st))
         self.plan, self.lines, self.decls, self.names, self.n = plan, [], set(), {}, 0
         self.arrays = {}          # Var -> (data pointer, concrete shape)
         self.owned = []           # the arrays allocated here, in order
@@ -125,10 +126,10 @@ class _Loops(_Module):
         self.lines.append("entry:")
         self.pooled = pooled_outputs(plan)    # (trailing arguments: the executable's pool)
         nbytes, self.offsets = workspace(plan)
-        ws = [_Workspace(nbytes)] if nbytes else []
+        ws = [Workspace(nbytes)] if nbytes else []
         self._args([*arguments(plan), *ws, *self.pooled])
         inside = shared(plan)       # (computed in an output's array)
-        self._allocate([v for st in plan.steps for v in _arrays_written(st)
+        self._allocate([v for st in plan.steps for v in arrays_written(st)
                         if v not in self.pooled and v not in self.offsets and v not in inside
                         and v not in plan.placed])
         for u, v in inside.items():
@@ -146,7 +147,7 @@ class _Loops(_Module):
         head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs){_width()} {{"
         msg = b"wrong number of arguments\x00"
         pool = [team.HELPERS, *self.functions] if self.threaded else []
-        return "\n".join([_PYAPI, numpy_abi.helpers_ir(), *pool, *sorted(self.decls), *self.globals,
+        return "\n".join([PYAPI, numpy_abi.helpers_ir(), *pool, *sorted(self.decls), *self.globals,
                           f'@msg = private constant [{len(msg)} x i8] c"'
                           + "".join(f"\\{b:02X}" for b in msg) + '"',
                           head, *self.lines, "}", ""])
@@ -154,7 +155,7 @@ class _Loops(_Module):
     def ty(self, aval):
         if isinstance(aval, SimpleNamespace):      # (the workspace's bytes)
             return "i8"
-        t = _TYPES.get(np.dtype(aval.dtype))
+        t = FLOAT_TYPES.get(np.dtype(aval.dtype))
         if t is None:
             raise Refused(aval)
         return t
@@ -267,7 +268,7 @@ class _Loops(_Module):
             return
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         # the vector polynomials where the Numba path calls them: 64+ elements, or a size that
-        # varies between calls (counts as large: `cpu/scalar.vecmath_size`)
+        # varies between calls (counts as large: `cpu/math_choice.vecmath_size`)
         vsize = vecmath_size(st.shape)
         self.vector_math = vsize >= VECMATH_MIN_ELEMENTS
         if self.vector_math and any(eqn.prim in VECMATH for eqn, _ in st.body):
@@ -289,7 +290,7 @@ class _Loops(_Module):
             reductions.setup(self, acc)
         nest, _ = lower_loop(st)
         self.values = {}
-        # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/nest.py),
+        # the Numba path's peeled axis: its guards all hold in [lo, hi) (xforms/kernels/cpu/numba/nest.py),
         # or (a `segment`: roll(x, 1) + roll(x, -1)) each is decided there -- tested still,
         # but in a loop whose bounds let LLVM fold the tests and the clamps (measured: a
         # 256 x 256 five-point stencil of rolls, 4x the Numba kernel's time unpeeled)
@@ -452,147 +453,12 @@ class _Loops(_Module):
                           else ty)
                 for k, a in enumerate(self.args)]
 
-    # -- expressions ---------------------------------------------------------------------
-    def expr(self, e, ty):
-        """The LLVM value of loop-IR expression `e` as type `ty` (i1: a predicate)."""
-        if isinstance(e, Value):
-            return self._typed(e.var, self.values.get(e.var), ty)
-        if isinstance(e, Scalar):
-            if hasattr(e.atom, "val"):
-                if ty == "i1" and np.ndim(e.atom.val) == 0 and isinstance(e.atom.val,
-                                                                          (bool, np.bool_)):
-                    return "true" if e.atom.val else "false"
-                return self.value(e.atom, ty)
-            return self._typed(e.atom, self.names.get(e.atom), ty)
-        if isinstance(e, Guarded):
-            return self._guarded(e, ty)
-        if isinstance(e, Load) and e.var in self.blocks:
-            return blocks.load(self, e, ty)
-        if isinstance(e, Load) and e in self.invariant and self._element(e.var)[0] == ty:
-            return self.invariant[e]        # (read before the innermost loop)
-        if isinstance(e, Load):
-            data, shape = self.arrays.get(e.var, (None, None))
-            if data is None or self._element(e.var)[0] != ty:
-                raise Refused(e)
-            mem, r = self._element(e.var)[1], self.fresh()
-            self.emit(f"{r} = load {mem}, ptr {self._address(data, shape, e.index, mem)}")
-            if mem != ty:               # (any nonzero byte is True, as NumPy reads it)
-                b = self.fresh()
-                self.emit(f"{b} = icmp ne i8 {r}, 0")
-                r = b
-            return r
-        raise Refused(e)
 
-    def _guarded(self, e, ty):
-        """`e.expr` where every guard holds (read only there: it may lie out of bounds
-        elsewhere), else `e.fill`, as the Numba path's `(x if lo <= i < hi else fill)`."""
-        if any(i is None for i, _, _, _ in e.guards):
-            return self.expr(e.fill, ty)
-        cond = "true"
-        for i, lo, hi, step in e.guards:
-            x = self.index(i)
-            tests = ([] if i in self.hold      # (the peeled middle: in range)
-                     else [f"icmp sge i64 {x}, {int(lo)}", f"icmp slt i64 {x}, {int(hi)}"])
-            if step != 1:        # (i - lo) % step == 0: a remainder's sign does not matter
-                d, m = self.fresh(), self.fresh()
-                self.emit(f"{d} = sub i64 {x}, {int(lo)}")
-                self.emit(f"{m} = srem i64 {d}, {int(step)}")
-                tests.append(f"icmp eq i64 {m}, 0")
-            for t in tests:
-                c, both = self.fresh(), self.fresh()
-                self.emit(f"{c} = {t}")
-                self.emit(f"{both} = and i1 {cond}, {c}")
-                cond = both
-        if cond == "true":
-            return self.expr(e.expr, ty)
-        k = self.fresh()[2:]
-        self.emit(f"br i1 {cond}, label %gin{k}, label %gout{k}")
-        self.label(f"gin{k}")
-        inside, came = self.expr(e.expr, ty), self.block
-        self.emit(f"br label %gjoin{k}")
-        self.label(f"gout{k}")
-        fill, came_fill = self.expr(e.fill, ty), self.block
-        self.emit(f"br label %gjoin{k}")
-        self.label(f"gjoin{k}")
-        r = self.fresh()
-        self.emit(f"{r} = phi {ty} [{inside}, %{came}], [{fill}, %{came_fill}]")
-        return r
 
-    def _element(self, var):
-        """(value type, stored type) of array `var`'s elements: a float's twice, a bool's i1
-        and i8, an int64's or int32's i64/i32 twice (read by indexing.py only)."""
-        key = self.arg_ty(var.aval)
-        return {"bool": ("i1", "i8")}.get(key, (key, key))
 
-    def label(self, name):
-        """Start basic block `name` (`self.block`: the block code is emitted into)."""
-        self.lines.append(f"{name}:")
-        self.block = name
 
-    def _typed(self, var, name, ty):
-        if name is None or integers.scalar_ty(self, var.aval) != ty:
-            raise Refused(var)
-        return name
 
-    def _address(self, data, shape, index, ty):
-        """The element `index` of a C-ordered array of `shape` at `data` (a concatenate's
-        slot: a `slots.Strided` shape, its elements `shape.steps` apart)."""
-        flat, stride = None, 1
-        steps = getattr(shape, "steps", None)
-        for d in reversed(range(len(shape))):
-            term = self.index(index[d])
-            step = steps[d] if steps else stride
-            if step != 1:
-                t = self.fresh()
-                self.emit(f"{t} = mul nsw i64 {term}, {step}")
-                term = t
-            if flat is None:
-                flat = term
-            else:
-                t = self.fresh()
-                self.emit(f"{t} = add nsw i64 {flat}, {term}")
-                flat = t
-            stride *= shape[d]
-        p = self.fresh()
-        self.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {flat if flat else 0}")
-        return p
 
-    def index(self, e):
-        """The i64 value of an index expression (loop indices, constants, + - *, clamps)."""
-        if isinstance(e, Const):
-            return str(int(e.value))
-        if e in self.syms:
-            return self.syms[e]
-        if isinstance(e, Bin) and e.op in ("+", "-", "*"):
-            a, b = self.index(e.a), self.index(e.b)
-            r = self.fresh()
-            op = {"+": "add", "-": "sub", "*": "mul"}[e.op]
-            self.emit(f"{r} = {op} nsw i64 {a}, {b}")
-            return r
-        if isinstance(e, Bin) and e.op == "//" and isinstance(e.b, Const) and e.b.value > 0:
-            return self._floordiv(self.index(e.a), int(e.b.value))
-        if isinstance(e, Clamp) and e.wrap is None:
-            return self._clamp(self.index(e.expr), e.lo, e.hi)
-        raise Refused(e)
 
-    def _floordiv(self, a, b):
-        """Python's a // b for b > 0: the truncated quotient, less one below zero."""
-        q, r, neg, down = self.fresh(), self.fresh(), self.fresh(), self.fresh()
-        self.emit(f"{q} = sdiv i64 {a}, {b}")
-        self.emit(f"{r} = srem i64 {a}, {b}")
-        self.emit(f"{neg} = icmp slt i64 {r}, 0")
-        self.emit(f"{down} = zext i1 {neg} to i64")
-        out = self.fresh()
-        self.emit(f"{out} = sub i64 {q}, {down}")
-        return out
 
-    def _clamp(self, x, lo, hi):
-        for bound, pred in ((lo, "slt"), (hi, "sgt")):
-            if bound is None:
-                continue
-            c, r = self.fresh(), self.fresh()
-            self.emit(f"{c} = icmp {pred} i64 {x}, {int(bound)}")
-            self.emit(f"{r} = select i1 {c}, i64 {int(bound)}, i64 {x}")
-            x = r
-        return x
 

@@ -4,7 +4,7 @@ kernel made so far released, NULL returned (as a Numba kernel raises it).
     p = heap(m, 4096)          # (the kernel calls `free(p)` when done with it)
     no_memory(m, failed)       # where i1 `failed` holds: raise MemoryError
 
-`m` is the kernel module being emitted (xforms/kernels/cpu/llvm/loops.py's `_Loops`: its
+`m` is the kernel module being emitted (xforms/kernels/cpu/llvm/loops.py's `Loops`: its
 `owned` arrays are released).
 """
 

@@ -1,7 +1,7 @@
 """The elements the innermost loop of a fused loop reads at the same index in every
 iteration (a row's max or sum broadcast along the row: softmax, layernorm), read once
 before that loop on the direct LLVM path (xforms/kernels/cpu/llvm/loops.py), by the rule
-of the Numba path's printer (xforms/kernels/cpu/printer.py `invariant_reads`), both
+of the Numba path's printer (xforms/kernels/cpu/numba/printer.py `invariant_reads`), both
 xforms/kernels/loops/invariant_reads.py.
 
 Why: they live in buffers LLVM cannot tell apart from the ones the loop stores to (the

@@ -6,7 +6,7 @@ float64 arithmetic and math) as the LLVM IR of one CPython METH_FASTCALL functio
     fn(0.3)                  # -> a Python float (one output) or a tuple of them
 
 Each operation is spelled as Numba spells the generated Python's statement for it
-(xforms/kernels/cpu/printer.py prints `math.sin(a)`, `a * b`, `h if h > m or h != h else
+(xforms/kernels/cpu/numba/printer.py prints `math.sin(a)`, `a * b`, `h if h > m or h != h else
 ...`, ...): the same LLVM intrinsics (`llvm.sin`, `llvm.exp`, `llvm.fabs`) and the same libm
 functions (`tanh`, `tanhf`, ...), so the results are the Numba kernel's bit for bit.
 Arguments are read with `PyFloat_AsDouble` (any float-like object, as Numba's dispatcher
@@ -21,7 +21,7 @@ from ...codegen import OUT_GROUP
 
 WRAPPER = "xf_kernel"
 
-_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+FLOAT_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _INT_TYPES = {np.dtype(np.int64): "i64", np.dtype(np.int32): "i32"}
 # How Numba lowers the generated Python's float operators and math functions, keyed by
 # what a primitive declares it prints as (its facts' `operator` and `math["cpu"]`):
@@ -44,7 +44,7 @@ def _facts(eqn):
     f = eqn.prim.facts
     return f.operator, (f.math or {}).get("cpu")
 
-_PYAPI = """declare double @PyFloat_AsDouble(ptr)
+PYAPI = """declare double @PyFloat_AsDouble(ptr)
 declare ptr @PyFloat_FromDouble(double)
 declare ptr @PyErr_Occurred()
 declare void @PyErr_SetString(ptr, ptr)
@@ -63,19 +63,19 @@ def lower(plan):
     """LLVM IR text of `plan` as the function `WRAPPER`, or None when a step, a dtype or a
     primitive is outside the class (a rank-0 program of float32/float64 math, no consts)."""
     try:
-        return _Module(plan).text()
+        return ScalarModule(plan).text()
     except Refused:
         return None
 
 
 def _ty(aval):
-    t = _TYPES.get(np.dtype(aval.dtype)) if not aval.shape else None
+    t = FLOAT_TYPES.get(np.dtype(aval.dtype)) if not aval.shape else None
     if t is None:
         raise Refused(aval)
     return t
 
 
-def _const(value, ty):
+def llvm_const(value, ty):
     """An LLVM literal of type `ty`: an integer's digits (an int sum's 0, a product's 1), a
     float's double bits in hex (exact for float32 values too)."""
     if ty.startswith("i"):
@@ -84,7 +84,7 @@ def _const(value, ty):
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
 
-class _Module:
+class ScalarModule:
     def __init__(self, plan):
         if plan.consts or plan.jaxpr.constvars or not plan.outputs:
             raise Refused("consts or outputs")
@@ -109,7 +109,7 @@ class _Module:
         self._outputs(plan.outputs)
         head = (f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs) {{")
         msg = b"wrong number of arguments\x00"
-        return "\n".join([_PYAPI, *sorted(self.decls),
+        return "\n".join([PYAPI, *sorted(self.decls),
                           f'@msg = private constant [{len(msg)} x i8] c"'
                           + "".join(f"\\{b:02X}" for b in msg) + '"',
                           head, *self.lines, "}", ""])
@@ -288,7 +288,7 @@ class _Module:
         if hasattr(atom, "val"):
             if ty == "i1" or np.ndim(atom.val):
                 raise Refused(atom)
-            return _const(atom.val, ty)
+            return llvm_const(atom.val, ty)
         name = self.names.get(atom)
         if name is None or _ty(atom.aval) != ty:
             raise Refused(atom)
@@ -331,7 +331,7 @@ class _Module:
             x, = self.operands(eqn, ty)
             a = self.fresh()
             self._call_line(a, ty, "llvm.fabs", [x])
-            self.emit(f"{r} = fcmp one {ty} {a}, {_const(float('inf'), ty)}")
+            self.emit(f"{r} = fcmp one {ty} {a}, {llvm_const(float('inf'), ty)}")
             return r
         args, op = self.operands(eqn, "i1"), _facts(eqn)[0]
         if op == "~":
@@ -352,7 +352,7 @@ class _Module:
             self.emit(f"{t} = fmul {ty} {acc}, {x}")
             acc = t
         if y < 0:
-            return f"{r} = fdiv {ty} {_const(1.0, ty)}, {acc}"
+            return f"{r} = fdiv {ty} {llvm_const(1.0, ty)}, {acc}"
         return f"{r} = select i1 true, {ty} {acc}, {ty} {acc}"      # (y = 1: x itself)
 
     def _logaddexp(self, r, ty, x, y):
@@ -368,7 +368,7 @@ class _Module:
         self._call_line(size, ty, "llvm.fabs", [diff])
         neg = self.fresh()
         self.emit(f"{neg} = fneg {ty} {size}")
-        self.emit(f"{d} = select i1 {tie}, {ty} {_const(0, ty)}, {ty} {neg}")
+        self.emit(f"{d} = select i1 {tie}, {ty} {llvm_const(0, ty)}, {ty} {neg}")
         log = self.math_call("log1p", ty, self.math_call("exp", ty, d))
         self.emit(f"{gt} = fcmp ogt {ty} {x}, {y}")
         self.emit(f"{m} = select i1 {gt}, {ty} {x}, {ty} {y}")
@@ -398,7 +398,7 @@ class _Module:
         win, lose = ("ogt", "olt") if name == "max" else ("olt", "ogt")
         first = self._any([f"fcmp {win} {ty} {a}, {b}", f"fcmp uno {ty} {a}, {a}"])
         second = self._any([f"fcmp {lose} {ty} {a}, {b}", f"fcmp uno {ty} {b}, {b}",
-                            f"fcmp une {ty} {a}, {_const(0, ty)}"])
+                            f"fcmp une {ty} {a}, {llvm_const(0, ty)}"])
         tie = self.fresh()
         if name == "max":
             self.emit(f"{tie} = fadd {ty} {a}, {b}")

@@ -7,7 +7,7 @@ loop producing an operand stores it there and the concatenate copies only the ot
     bind(m, s, Slot(g, 1, 0))               # -> (g's data, Strided((8, 3), steps=(6, 1)))
 
 A view's strides are constants of the kernel (the plan's shapes are concrete), so the
-loops' stores (`loops._Loops._address`) stay affine.  A matrix product into a slot
+loops' stores (`loops.Loops._address`) stay affine.  A matrix product into a slot
 (`product`) writes its rows a leading dimension apart, as the Numba kernel's BLAS calls do.
 """
 from ...codegen import cpu_blas

@@ -24,7 +24,7 @@ import re
 
 import numpy as np
 
-from ..chunking import STAGE_ELEMENTS, _chunk_rows, _staged, _threads_pay
+from ..chunking import STAGE_ELEMENTS, rows_per_chunk, stages_sums, threads_pay
 from ..loop_cost import element_ns
 from . import team
 from .memory import heap
@@ -42,8 +42,8 @@ def chunk_rows(step, size, accs):
     if not step.shape:
         return None
     shape = tuple(int(d) for d in step.shape)
-    pays, chunk = _threads_pay(size, element_ns(step))
-    rows = _chunk_rows(shape, size, accs, True, _staged(shape, size, accs), chunk, pays)
+    pays, chunk = threads_pay(size, element_ns(step))
+    rows = rows_per_chunk(shape, size, accs, True, stages_sums(shape, size, accs), chunk, pays)
     if rows is None:
         return None
     if not team.available():
@@ -55,7 +55,7 @@ def chunk_rows(step, size, accs):
 
 
 def emit(m, nest, rows, team=True, hooks=None):
-    """Emit into kernel module `m` (a `loops._Loops`) the chunked loops of its current
+    """Emit into kernel module `m` (a `loops.Loops`) the chunked loops of its current
     step (`m.accs` set): the array accumulators filled, the chunks' function, its launch
     (on the team unless `team` is False: the chunks in order on this thread) and the
     scalar reductions' partials folded in chunk order.  `hooks` (a loop computing
@@ -204,7 +204,7 @@ def _chunk(m, nest, rows, ch, hooks=None):
 
     def row():
         m._nest(nest.syms[1:], inner, nest.body, 1)
-    if _staged(tuple(int(d) for d in nest.dims), n0, m.accs):
+    if stages_sums(tuple(int(d) for d in nest.dims), n0, m.accs):
         _staged_blocks(m, top, sym, i0, e0, row)
     else:
         for a, b, held in _spans(m, sym, i0, e0):

@@ -29,8 +29,8 @@ import textwrap
 import numpy as np
 from llvmlite import ir
 from ...libm.vecmath import base, scalar_types as st
-from ..chunking import _has_bounded_trig
-from ..scalar import TRIG_BOUNDED, VECMATH, VECMATH_F32
+from ..chunking import has_bounded_trig
+from ..math_choice import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from .ops.reductions import accumulators
 from .scalar import Refused
 
@@ -258,7 +258,7 @@ class _Body:
 
 def call(module, prim, ty, args, r):
     """The line `r = call ...` of the function the Numba path calls for `prim` in a loop of
-    64+ elements (xforms/kernels/cpu/scalar.py `CpuCtx.fn`), its IR added to
+    64+ elements (xforms/kernels/cpu/numba/scalar.py `CpuCtx.fn`), its IR added to
     `module.decls`.  sin/cos/tan: the bounded function inside a guarded loop, its nan or-ed
     into the loop's flag (`guarded`), else None (libm: the caller spells it).  Raises
     `Refused` where the function does not translate."""
@@ -289,12 +289,12 @@ def call(module, prim, ty, args, r):
 
 def guarded(module, step, vsize, emit):
     """Fused loop `step` through `emit()` as the Numba path prints it where the loop calls
-    sin, cos or tan (xforms/kernels/cpu/nest.py): with the bounded polynomials, their nans
+    sin, cos or tan (xforms/kernels/cpu/numba/nest.py): with the bounded polynomials, their nans
     (an argument beyond the reduction's range, inf or nan) or-ed into a flag, then, when
     the flag is set, the whole loop again with libm (`module.vector_math` off).  `vsize`:
     the size the Numba path's vector math sees."""
     module.trig_flag = None
-    if not (module.vector_math and _has_bounded_trig(step, vsize, accumulators(step))):
+    if not (module.vector_math and has_bounded_trig(step, vsize, accumulators(step))):
         emit()
         return
     flag = module.trig_flag = f"%trig{len(module.allocas)}"

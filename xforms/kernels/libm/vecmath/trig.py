@@ -18,7 +18,7 @@ slower than a plain ``math.sin`` loop.  A libm call that is not speculatable
 blocks loop vectorisation instead (LLVM only vectorises calls to intrinsics or
 functions with vector variants).  So ``VECMATH`` leaves sin/cos/tan out,
 ``VECMATH_TRIG_EXACT`` lists the exact variants (good in scalar code, where
-the branch is real), and the code generator (xforms/kernels/cpu/emit.py,
+the branch is real), and the code generator (xforms/kernels/cpu/numba/emit.py,
 ``Emitter.emit_loop``) uses the bounded ones in a guarded loop: it ors a flag
 with ``y != y`` after each bounded call (this vectorises) and redoes the whole
 loop with libm when the flag is set (an argument beyond the bound, inf or

@@ -12,7 +12,7 @@ loop nest where its rule takes them, else one gemm; when the blocks run under pr
 loop's chunks (xforms/kernels/cpu/llvm/threaded.py), so the results are the Numba
 kernel's bit for bit.
 
-    blk = Blocks(m, step)            # m: the loops.py `_Loops` being written; or Refused
+    blk = Blocks(m, step)            # m: the loops.py `Loops` being written; or Refused
     blk.launch(m, lambda: threaded.emit(m, nest, blk.rows, blk.team, blk))
 
 Each call of the chunks' function takes its blocks from `aligned_alloc` (once per call,
@@ -25,7 +25,7 @@ or more: the same bits, but slower here).
 import numpy as np
 
 from ....plan.products import contraction
-from ...chunking import _threads_pay, product_rows
+from ...chunking import threads_pay, product_rows
 from ...loop_cost import element_ns
 from . import products
 from .. import team
@@ -61,7 +61,7 @@ class Blocks:
         self.rows = product_rows(step)
         n0 = int(step.shape[0])
         size = int(np.prod([int(d) for d in step.shape], dtype=np.int64))
-        pays, _ = _threads_pay(size, element_ns(step))
+        pays, _ = threads_pay(size, element_ns(step))
         # the Numba kernel's prange: threads allowed (NUMBA_NUM_THREADS > 1), paying, 2+ blocks
         self.team = team.count() > 1 and pays and -(-n0 // self.rows) >= 2
         if not team.available():
@@ -148,7 +148,7 @@ class Blocks:
                 m.allocas.append(f"{slot} = alloca i32")
                 m.emit(f"store i32 {h32}, ptr {slot}")
                 # row-major o = op(a) @ op(b) as the column-major o.T = op(b).T @ op(a).T
-                products._call(m, b.ty, "gemm", [
+                products.blas_call(m, b.ty, "gemm", [
                     ("i8", ord("T" if b.tb else "N")), ("i8", ord("T" if b.ta else "N")),
                     ("i32", b.n), slot, ("i32", b.k), (b.ty, 1.0), yd, ("i32", b.ldb),
                     a, ("i32", b.lda), (b.ty, 0.0), p, ("i32", b.n)])

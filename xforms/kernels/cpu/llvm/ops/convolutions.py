@@ -5,7 +5,7 @@ conv_general_dilated written out in the kernel's own LLVM IR, its sizes the plan
 the first convolution).
 
     takes(eqn)              # a float32/float64 convolution
-    emit(module, eqn)       # module: the loops.py `_Loops` being written
+    emit(module, eqn)       # module: the loops.py `Loops` being written
 
 The methods are conv_run's (xforms/kernels/runtime/conv_blocks.py), chosen by its rules
 from the concrete sizes, with its block sizes:
@@ -32,7 +32,7 @@ from ....codegen import conv_geometry, conv_sizes
 from ..memory import heap
 from ..scalar import Refused
 from .arith import _add, _and, _at, _branch, _loop, _mul, _nest, _sdiv, _udiv, _urem
-from .products import _call, _constant
+from .products import blas_call, blas_constant
 
 OPS = ("conv_general_dilated",)
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
@@ -147,7 +147,7 @@ def _blocks(m, c, x, w, out):
         else:
             dst, ldc = res, c.op
         # row-major (rows, op) = cols @ a: column-major op x rows = a' cols'
-        _call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("N")), ("i32", c.op), rows32,
+        blas_call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("N")), ("i32", c.op), rows32,
                                 ("i32", c.K), (c.ty, 1.0), ga, ("i32", lda), cols,
                                 ("i32", c.K), (c.ty, 0.0), dst, ("i32", ldc)])
         if not rows_at:
@@ -218,7 +218,7 @@ def _scatter(m, c, x, w, out):
         m.emit(f"{n32} = trunc i64 {_mul(m, nn, per_in)} to i32")
         m.emit(f"store i32 {n32}, ptr {rows32}")
         # row-major z (rows x cols) = x (rows x I, row stride ldx) @ wz[g] (I x cols)
-        _call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("N")), ("i32", cols), rows32,
+        blas_call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("N")), ("i32", cols), rows32,
                                 ("i32", c.I), (c.ty, 1.0),
                                 _at(m, c.ty, wz, _mul(m, g, c.I * cols)), ("i32", cols),
                                 _at(m, c.ty, x, x0), ("i32", ldx), (c.ty, 0.0), z,
@@ -306,7 +306,7 @@ def _transposed(m, c, x, w, out):
     res = heap(m, rows * c.op * c.isz)
     kn32 = m.fresh()
     m.allocas.append(f"{kn32} = alloca i32")
-    beta = (_constant(m, c.ty, 0.0), _constant(m, c.ty, 1.0))
+    beta = (blas_constant(m, c.ty, 0.0), blas_constant(m, c.ty, 1.0))
 
     def block(g, b):
         k0 = _mul(m, b, per)
@@ -349,7 +349,7 @@ def _transposed(m, c, x, w, out):
         ga = _at(m, c.ty, a, _add(m, _mul(m, g, c.K * c.op if packed else c.op),
                                   _mul(m, k0, lda)))
         # column-major op x rows = a' T: T (kn x rows, row-major) read transposed
-        _call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("T")), ("i32", c.op),
+        blas_call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("T")), ("i32", c.op),
                                 ("i32", rows), kn32, (c.ty, 1.0), ga, ("i32", lda), t,
                                 ("i32", rows), bp, res, ("i32", c.op)])
 

@@ -1,6 +1,6 @@
 """The plan's copying ops on the direct LLVM path (issue #35): `concatenate` and a general
 `reshape` as byte copies into the buffer the kernel's module allocated for the result
-(`loops._Loops`), the values the Numba path's (xforms/kernels/cpu/ops.py: a concatenate's
+(`loops.Loops`), the values the Numba path's (xforms/kernels/cpu/numba/ops.py: a concatenate's
 copy loops, a reshape's view) exactly: only copied.
 
     y = concatenate([a, b], 1)        # a: (32, 128), b: (32, 384), y: (32, 512)

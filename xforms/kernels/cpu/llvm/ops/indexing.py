@@ -27,7 +27,7 @@ from xforms.core.facts import GATHER_SCATTER
 
 from ....loops.ir import Alloc, Clamp, Let, Load, Nest, Region, Store, When
 from ....loops.lower_indexing import LOWERINGS
-from ....plan.storage import _step_reads
+from ....plan.storage import step_reads
 from . import copies
 from ..scalar import Refused
 
@@ -62,7 +62,7 @@ def views(plan, top):
     written = _written(plan)
     last = {}
     for k, st in enumerate(plan.steps):
-        for a in _step_reads(st):
+        for a in step_reads(st):
             last[a] = k
     outs = set(plan.jaxpr.outvars)
     for v in outs:
@@ -99,7 +99,7 @@ def _arrays(step):
 
 
 def emit(m, eqn):
-    """Emit gather/scatter op `eqn` (`takes`) into kernel module `m` (a `loops._Loops`)."""
+    """Emit gather/scatter op `eqn` (`takes`) into kernel module `m` (a `loops.Loops`)."""
     if eqn.prim.facts.reduce_op not in (None, *_COMBINE):
         raise Refused(f"a {eqn.prim.name} (its combining order)")
     for st in LOWERINGS[eqn.prim](eqn):

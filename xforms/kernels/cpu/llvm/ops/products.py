@@ -2,9 +2,9 @@
 written as the BLAS calls the Numba kernel makes, so that the results are its bit for bit.
 
     spec = accepts(step.eqn)        # raises scalar.Refused outside the class
-    emit(module, spec)              # module: the loops.py `_Loops` being written
+    emit(module, spec)              # module: the loops.py `Loops` being written
 
-The Numba kernel spells a product `mm_nn/nt/tn/tt(x, y, out)` (xforms/kernels/cpu/ops.py
+The Numba kernel spells a product `mm_nn/nt/tn/tt(x, y, out)` (xforms/kernels/cpu/numba/ops.py
 `_dot_general`, xforms/kernels/runtime/cpu_runtime.py `_mm_codegen`): per matrix of the
 batch, SciPy's BLAS as Numba's `np.dot` calls it
 (numba/_lapack.c `numba_xxdot/gemv/gemm`: dot for a row times a column, gemv where one side
@@ -34,7 +34,7 @@ import threading
 import numpy as np
 
 from ....codegen import cpu_blas, dot_dims, matrix_layouts
-from ..scalar import Refused, _const
+from ..scalar import Refused, llvm_const
 
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
@@ -160,7 +160,7 @@ def _product(mod, spec, acc, xd, yd):
         return
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     if not out.aval.shape:          # a full contraction: Numba's np.dot of two vectors
-        mod.names[out] = _call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
+        mod.names[out] = blas_call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
         return
     od = mod.arrays[out][0]
     if spec.batch == 1:
@@ -181,7 +181,7 @@ def _product(mod, spec, acc, xd, yd):
 
 def by_loops(mod, eqn, ty):
     """A float product the Numba path computes by loops (fewer than `BLAS_MIN_FLOPS`
-    multiply-adds: xforms/kernels/cpu/ops.py `_dot_loops`), as it spells it: per output
+    multiply-adds: xforms/kernels/cpu/numba/ops.py `_dot_loops`), as it spells it: per output
     element in C order, `acc = 0; acc += x * y` over the contracted dims in `lc`'s order
     -- one rounding a step, no fused multiply-add, so its bits.
 
@@ -201,7 +201,7 @@ def by_loops(mod, eqn, ty):
     mod.allocas.append(f"{slot} = alloca {ty}")
 
     def element(osyms):
-        mod.emit(f"store {ty} {_const(0, ty)}, ptr {slot}")
+        mod.emit(f"store {ty} {llvm_const(0, ty)}, ptr {slot}")
 
         def step(ksyms):
             xi, yi = [None] * len(xs), [None] * len(ys)
@@ -283,7 +283,7 @@ def _accumulate(mod, spec, acc, xd, yd):
         return
     ta, lda = ("t", k) if yt else ("n", n)
     tb, ldb = ("t", m) if xt else ("n", k)
-    _call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
+    blas_call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
                             ("i32", k), (ty, 1.0), yd, ("i32", lda), xd, ("i32", ldb),
                             (ty, 1.0), od, ("i32", n)])
 
@@ -293,7 +293,7 @@ def _matrix(mod, spec, xd, yd, od):
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     xt, yt = spec.xl == "t", spec.yl == "t"       # an F-ordered (transposed) operand
     if n == 1 and m == 1:
-        r = _call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
+        r = blas_call(mod, ty, "dot", [("i32", k), xd, ("i32", 1), yd, ("i32", 1)])
         mod.emit(f"store {ty} {r}, ptr {od}")
     elif n == 1:           # x's rows times a column: gemv of x (Numba: do_trans = C order)
         rows, cols, lda = (m, k, m) if xt else (k, m, k)
@@ -307,7 +307,7 @@ def _matrix(mod, spec, xd, yd, od):
         ta, lda = ("t", k) if yt else ("n", n)
         tb, ldb = ("t", m) if xt else ("n", k)
         serial = _serial_begin(mod, m * n * k)
-        _call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
+        blas_call(mod, ty, "gemm", [("i8", ord(ta)), ("i8", ord(tb)), ("i32", n), ("i32", m),
                                 ("i32", k), (ty, 1.0), yd, ("i32", lda), xd, ("i32", ldb),
                                 (ty, 0.0), od, ("i32", n)])
         _serial_end(mod, serial)
@@ -460,16 +460,16 @@ def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
     from ....runtime.products import gemv_lib
     sym = gemv_lib.choice(ty)
     it = "i64" if sym else "i32"
-    _call(mod, ty, "gemv", [("i8", ord(trans)), (it, rows), (it, cols), (ty, 1.0), a,
+    blas_call(mod, ty, "gemv", [("i8", ord(trans)), (it, rows), (it, cols), (ty, 1.0), a,
                             (it, lda), v, (it, 1), (ty, 0.0), out, (it, 1)], sym)
 
 
-def _call(mod, ty, routine, args, sym=None):
+def blas_call(mod, ty, routine, args, sym=None):
     """Call BLAS `routine` (Fortran style: every argument by pointer; SciPy's unless `sym`
     names another bound symbol); `args`: pointers, and (type, value) pairs passed through
     private constants.  -> a dot's value."""
     sym = sym or _bind(_KIND[ty] + routine)
-    ptrs = [_constant(mod, *a) if isinstance(a, tuple) else a for a in args]
+    ptrs = [blas_constant(mod, *a) if isinstance(a, tuple) else a for a in args]
     ret = ty if routine == "dot" else "void"
     mod.decls.add(f"declare {ret} @{sym}({', '.join(['ptr'] * len(ptrs))})")
     call = f"call {ret} @{sym}({', '.join('ptr ' + p for p in ptrs)})"
@@ -481,7 +481,7 @@ def _call(mod, ty, routine, args, sym=None):
     return r
 
 
-def _constant(mod, ty, value):
+def blas_constant(mod, ty, value):
     """A private constant global holding `value` (BLAS reads its scalars by pointer)."""
     text = (f"{value:.1f}" if ty in ("float", "double") else str(int(value)))
     name = f"@k_{ty}_{text.replace('.', '_')}"

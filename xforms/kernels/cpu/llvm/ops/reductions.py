@@ -1,5 +1,5 @@
 """The reductions of a fused loop in the direct LLVM path (xforms/kernels/cpu/llvm/loops.py),
-placed where the Numba path's accumulators are (xforms/kernels/cpu/accum.py), so that the
+placed where the Numba path's accumulators are (xforms/kernels/cpu/numba/accum.py), so that the
 values are folded in the same order and the results are the same bits:
 
     level k (the kept axes lead): a register, set to the identity before loop k and
@@ -24,8 +24,8 @@ import numpy as np
 
 from ....loops.scalar_rules import reduction_init, reduction_monoid
 from ....prepare.fusion_classes import REDUCTIONS
-from ...chunking import STAGE_LANES, _row_staged
-from ..scalar import Refused, _const
+from ...chunking import STAGE_LANES, row_staged_reductions
+from ..scalar import Refused, llvm_const
 
 _FOLD = {"sum": "fadd", "prod": "fmul"}
 
@@ -59,7 +59,7 @@ def accumulators(step):
                         axes=tuple(axes), slot=None, stage=None, vslot=None,
                         vaval=eqn.invars[0].aval, vbuf=None,
                         row_staged=False, buf=None, part=None, row=None)
-    for acc in _row_staged(shape, accs) if accs else ():
+    for acc in row_staged_reductions(shape, accs) if accs else ():
         acc.row_staged = True            # (`lanes`: its row's buffer and lanes)
         if shape[-1] > MAX_STAGED_ROW:
             raise Refused("a staged row too long for the stack")
@@ -186,7 +186,7 @@ def add(m, a, b):
 
 
 def identity(acc, ty):
-    return _const(reduction_init(acc.op, acc.dt), ty)
+    return llvm_const(reduction_init(acc.op, acc.dt), ty)
 
 
 def init(m, acc):

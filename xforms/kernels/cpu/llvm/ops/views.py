@@ -2,13 +2,13 @@
 selects, in place, a matrix of each operand and of the output with adjacent columns and
 strided rows -- attention's q @ k.T per head of q and k in (batch, seq, heads, dim), and a
 product writing its transpose (`out_permutation`, plan/products.py `write_transposed`) --
-made as the Numba kernel makes it (xforms/kernels/cpu/ops.py `_dot_views`, runtime/linalg.py
+made as the Numba kernel makes it (xforms/kernels/cpu/numba/ops.py `_dot_views`, runtime/linalg.py
 `la_mm_views`), so that the results are its bit for bit: per batch index, small_mm's nest
 where its rule takes the sizes (split over OpenMP's team as `small_mm.product` splits it),
 else BLAS's gemm, each reading the views through their leading dimensions.
 
     spec = accepts(step.eqn, "float")    # Refused unless the Numba kernel takes views
-    emit(module, spec)                    # module: the loops.py `_Loops` being written
+    emit(module, spec)                    # module: the loops.py `Loops` being written
 """
 import numpy as np
 
@@ -123,7 +123,7 @@ def accepts(eqn, ty, acc=None, steps=None):
 
 def emit(mod, spec):
     """Write `spec`'s product into `mod`: counted loops over the batch (C order, as the
-    Numba kernel's `_Nest`), one nest or gemm call per matrix."""
+    Numba kernel's `LoopNest`), one nest or gemm call per matrix."""
     x, y = spec.eqn.invars
     out = spec.eqn.outvars[0]
     if not all(v in mod.arrays for v in (x, y, out)):
@@ -252,7 +252,7 @@ def _matrix(mod, spec, xd, yd, od):
         one = products.Spec(spec.eqn, ty, 1, m, k, n, "nt"[ta], "nt"[tb])
         products._nest(mod, one, xd, yd, od, lds=(spec.x.ld, spec.y.ld, spec.o.ld))
         return
-    products._call(mod, ty, "gemm", [
+    products.blas_call(mod, ty, "gemm", [
         ("i8", ord("T" if tb else "N")), ("i8", ord("T" if ta else "N")), ("i32", n),
         ("i32", m), ("i32", k), (ty, 1.0), yd, ("i32", spec.y.ld), xd, ("i32", spec.x.ld),
         (ty, 0.0), od, ("i32", spec.o.ld)])

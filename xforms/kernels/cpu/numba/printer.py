@@ -1,22 +1,22 @@
 """CPU printer of the loop IR (xforms/kernels/loops/ir.py): statements become Numba CPU source
-through the emitter `em` (xforms/kernels/cpu/emit.py).  A nest that copies or fills a whole region
+through the emitter `em` (xforms/kernels/cpu/numba/emit.py).  A nest that copies or fills a whole region
 (one plain store, indices `base + step * i` in the loops' order) is printed as one NumPy
 slice statement (short source, as the CPU emitter always spelled these ops); other nests
 become counted loops.  The body of a fused loop (xforms/kernels/loops/lower_loops.py) is printed by the
 printer core (xforms/kernels/loops/loop_print.py) through `CpuPrinter`, inside the loops that
-xforms/kernels/cpu/nest.py shapes (chunks, peeling, prange).
+xforms/kernels/cpu/numba/nest.py shapes (chunks, peeling, prange).
 
     OUT[...] = X[s1:s1 + 3, 0:2]          # dynamic_slice
     N[b1, r3] = E[g2, r3]                 # gather, inside loops over b1 and r3
 """
 from contextlib import ExitStack, contextmanager
 
-from ..loops.ir import (Alloc, Forward, Load, Nest, Refused, Region, Scalar, Spelling, Store,
+from ...loops.ir import (Alloc, Forward, Load, Nest, Refused, Region, Scalar, Spelling, Store,
                        affine)
 from .scalar import CpuCtx, unsupported
-from ..loops.invariant_reads import invariant_index, loads
-from ..loops.loop_print import Printer
-from ..loops.scalar_rules import rule_expr
+from ...loops.invariant_reads import invariant_index, loads
+from ...loops.loop_print import Printer
+from ...loops.scalar_rules import rule_expr
 
 
 class _Spell(Spelling):
@@ -93,9 +93,9 @@ def _storage(em, var):
 
 class CpuPrinter(Printer):
     """The printer core's CPU hooks (xforms/kernels/loops/loop_print.py), writing through emitter `em`:
-    `reds` maps a reduction to its accumulator (xforms/kernels/cpu/accum.py), `size` is the loop's
+    `reds` maps a reduction to its accumulator (xforms/kernels/cpu/numba/accum.py), `size` is the loop's
     element count (large loops call vectorised math), `guard` the nan flag a bounded trig
-    function sets (xforms/kernels/cpu/nest.py)."""
+    function sets (xforms/kernels/cpu/numba/nest.py)."""
 
     scalar_stores = False           # a rank-0 loop value is its own result
     target = "cpu"

@@ -1,4 +1,4 @@
-"""Reductions of a fused Loop as two-level trees (see emit_cuda.py for the conventions).
+"""Reductions of a fused Loop as two-level trees (see emit.py for the conventions).
 
 A block of BX x BY threads owns BX output rows: its BY threads stride over the reduced
 elements of their row, accumulating in a register, then combine through shared memory in
@@ -22,12 +22,12 @@ import numpy as np
 
 from xforms.core.ir import Var
 
-from ..loops.ir import Accum, Fold, Init, Name, Reduce
-from ..loops.loop_print import MONOIDS
-from ..loops.lower_loops import lower_loop
-from ..loops.scalar_rules import reduction_monoid
+from ...loops.ir import Accum, Fold, Init, Name, Reduce
+from ...loops.loop_print import MONOIDS
+from ...loops.lower_loops import lower_loop
+from ...loops.scalar_rules import reduction_monoid
 from .kernel_builder import KernelBuilder, cdiv, decompose, nbt_name, pow2_at_least, unsupported
-from .loop_cuda import CudaPrinter, loop_spelling
+from .loop import CudaPrinter, loop_spelling
 
 
 def reduction_kernel(em, step, shape, axes, reds, with_writes):

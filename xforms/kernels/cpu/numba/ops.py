@@ -1,7 +1,7 @@
 """CPU rules for the equations that are not fused loops: dot_general (BLAS through `np.dot`
 inside nopython code, or loops for integers and tiny sizes), reshape (a view of the same
 buffer), runtime_check, and the indexing ops (gather, scatter, dynamic slices, pad,
-concatenate), which xforms/kernels/loops/lower_indexing.py lowers to the loop IR and xforms/kernels/cpu/printer.py
+concatenate), which xforms/kernels/loops/lower_indexing.py lowers to the loop IR and xforms/kernels/cpu/numba/printer.py
 prints.
 
 Each rule `rule(em, eqn)` writes statements through the emitter `em` (see emit_cpu.py):
@@ -10,13 +10,13 @@ when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer i
 """
 import numpy as np
 
-from ..codegen import (BLAS_CODES, cpu_blas, dot_dims, dtype_str, lit, matrix_layouts,
+from ...codegen import (BLAS_CODES, cpu_blas, dot_dims, dtype_str, lit, matrix_layouts,
                        shape_str, view_layouts)
-from ..prepare.shape_symbols import is_one
-from ..plan.placement import product_shape, slot_view
-from .emit import OP_RULES, _unsupported
+from ...prepare.shape_symbols import is_one
+from ...plan.placement import product_shape, slot_view
+from .emit import OP_RULES, unsupported
 from .printer import cpu_rule, print_cpu
-from ..loops.lower_indexing import LOWERINGS, concatenate
+from ...loops.lower_indexing import LOWERINGS, concatenate
 from xforms.primitives.contraction import dot_general_p
 from xforms.primitives.control.loops import runtime_check_p
 from xforms.primitives.structural import concatenate_p, reshape_p
@@ -28,8 +28,8 @@ def _loops(em, dims, var="j"):
     return cms, names
 
 
-class _Nest:
-    """with _Nest(em, dims) as idx: ... -- a loop nest over `dims`."""
+class LoopNest:
+    """with LoopNest(em, dims) as idx: ... -- a loop nest over `dims`."""
 
     def __init__(self, em, dims, var="j"):
         self.cms, self.idx = _loops(em, dims, var)
@@ -163,7 +163,7 @@ def _dot_views(em, eqn, X, Y, xl, yl):
     perm = eqn.params.get("out_permutation", tuple(range(len(out.aval.shape))))
     em.alloc(out)
     code = BLAS_CODES[np.dtype(out.aval.dtype)]
-    with _Nest(em, [x.aval.shape[d] for d in lb], "b") as idx:
+    with LoopNest(em, [x.aval.shape[d] for d in lb], "b") as idx:
         xi, yi = [":"] * len(x.aval.shape), [":"] * len(y.aval.shape)
         for a, b, i in zip(lb, rb, idx):
             xi[a], yi[b] = i, i
@@ -197,11 +197,11 @@ def _dot_loops(em, eqn, xf, yf):
     out_dims = [xs[d] for d in lb] + [xs[d] for d in xf] + [y.aval.shape[d] for d in yf]
     if out.aval.shape:
         em.alloc(out)
-    with _Nest(em, out_dims, "j") as oi:
+    with LoopNest(em, out_dims, "j") as oi:
         nb, nx = len(lb), len(xf)
         acc = em.fresh("acc")
         em.line(f"{acc} = {lit(0, dt)}")
-        with _Nest(em, [xs[d] for d in lc], "k") as ki:
+        with LoopNest(em, [xs[d] for d in lc], "k") as ki:
             xi = [None] * len(xs)
             yi = [None] * len(y.aval.shape)
             for k, (a, b) in enumerate(zip(lb, rb)):
@@ -229,7 +229,7 @@ OP_RULES[dot_general_p] = _dot_general
 
 # ---- the indexing ops: lowered once to the loop IR (xforms/kernels/loops/lower_indexing.py) -------------
 for _prim, _lower in LOWERINGS.items():
-    OP_RULES[_prim] = cpu_rule(_lower, _unsupported)
+    OP_RULES[_prim] = cpu_rule(_lower, unsupported)
 
 
 # ---- reshape, runtime_check -------------------------------------------------------------------

@@ -26,13 +26,13 @@ import numpy as np
 
 from xforms.core.ir import Var
 
-from ..codegen import cpu_blas, dot_dims, dtype_str, matrix_layouts, shape_str
-from ..loops.control_print import ControlPrinter, register
-from ..plan.fusion import stepped_carries
-from ..plan.invariants import loop_consts, transposed_const_products
-from ..prepare.shape_symbols import is_one
-from ..runtime.products import nest_ir
-from .buffers import pooled_carry
+from ...codegen import cpu_blas, dot_dims, dtype_str, matrix_layouts, shape_str
+from ...loops.control_print import ControlPrinter, register
+from ...plan.fusion import stepped_carries
+from ...plan.invariants import loop_consts, transposed_const_products
+from ...prepare.shape_symbols import is_one
+from ...runtime.products import nest_ir
+from ..buffers import pooled_carry
 from .emit import CONTROL_RULES
 from .module import add_consts, output_exprs, param_name
 

@@ -12,7 +12,7 @@ current device, which `compile_ptx` without a GPU does not have.)
 """
 import numpy as np
 
-from ..loops.scalar_rules import register_scalar_rule, scalar_rules
+from ...loops.scalar_rules import register_scalar_rule, scalar_rules
 from xforms.primitives.elementwise import (cbrt_p, ceil_p, exp2_p, floor_p, is_finite_p, round_p,
                                            sign_p)
 

@@ -28,13 +28,13 @@ import numpy as np
 from xforms.core.facts import CONTROL
 from xforms.core.ir import Literal, Var, split as _split
 
-from ..codegen import dtype_str, lit
-from .. import user_prims
-from ..loops.control_print import ControlPrinter, register
-from ..prepare.fusion_classes import VIEWS, is_elementwise
-from ..plan.plan import subjaxprs
+from ...codegen import dtype_str, lit
+from ... import user_prims
+from ...loops.control_print import ControlPrinter, register
+from ...prepare.fusion_classes import VIEWS, is_elementwise
+from ...plan.plan import subjaxprs
 from . import block_loop
-from .emit_cuda import CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose, scalar_expr
+from .emit import CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose, scalar_expr
 
 
 # =============================================================================================

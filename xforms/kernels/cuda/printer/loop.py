@@ -6,7 +6,7 @@ compare-and-swap loop (cas.py: products, max/min of 8/16-bit integers), a stripe
 (cas.py: complex128 products), or the region runs in one thread where none serves the dtype
 (float16).  A fused loop
 (xforms/kernels/loops/lower_loops.py) is one grid-stride kernel over its shape (`loop_kernel`), or
-the body of emit_cuda_reduce's trees; its body is printed by the printer core
+the body of reduce's trees; its body is printed by the printer core
 (xforms/kernels/loops/loop_print.py, the CPU's too) through `CudaPrinter`.
 
     def k3(E, M, N):                      # gather f64[3,4] along axes (0,)
@@ -21,11 +21,11 @@ from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
-from ..codegen import lit
-from ..loops.ir import (Alloc, Const, Forward, Let, Nest, Refused, Region, Spelling, Store,
+from ...codegen import lit
+from ...loops.ir import (Alloc, Const, Forward, Let, Nest, Refused, Region, Spelling, Store,
                         affine)
-from ..loops.loop_print import Printer
-from ..loops.lower_loops import lower_loop
+from ...loops.loop_print import Printer
+from ...loops.lower_loops import lower_loop
 from .cas import cas_combine, complex_add, has_cas, has_lock, locked_combine
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
 
@@ -186,7 +186,7 @@ def loop_spelling(kb, loop):
 
 class CudaPrinter(Printer):
     """The printer core's CUDA hooks (xforms/kernels/loops/loop_print.py), writing into kernel `kb`:
-    `reduce(stmt, value)` folds a `Reduce` into the accumulator that emit_cuda_reduce's
+    `reduce(stmt, value)` folds a `Reduce` into the accumulator that reduce's
     trees placed."""
 
     def __init__(self, em, kb, reduce=None, eqn=None):

@@ -3,10 +3,10 @@ else a tiled shared-memory matmul, batched, or a two-level reduction when one si
 vector), reshape (free: buffers are flat),
 runtime_check, and the indexing ops (gather, scatter and scatter_add with atomics, dynamic
 slices, pad, concatenate), which xforms/kernels/loops/lower_indexing.py lowers to the loop IR and
-xforms/kernels/cuda/loop_cuda.py prints.
+xforms/kernels/cuda/printer/loop.py prints.
 
 Each rule `rule(em, eqn)` writes host lines through the emitter `em` and builds kernels with
-`KernelBuilder` (see emit_cuda.py).
+`KernelBuilder` (see emit.py).
 """
 import numpy as np
 
@@ -14,13 +14,13 @@ from xforms.core.avals import ShapedArray
 from xforms.core.ir import Eqn, Var
 from xforms.core.registry import lookup
 
-from ..codegen import dot_dims, lit
-from ..plan.index_maps import IndexMap
-from ..plan.plan import Loop, Read
-from ..loops.lower_indexing import LOWERINGS
-from .emit_cuda import OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name
-from .loop_cuda import cuda_rule, scalar_out
-from .vendor import gemm_call
+from ...codegen import dot_dims, lit
+from ...plan.index_maps import IndexMap
+from ...plan.plan import Loop, Read
+from ...loops.lower_indexing import LOWERINGS
+from .emit import OP_RULES, KernelBuilder, c_strides, cdiv, decompose, nbt_name
+from .loop import cuda_rule, scalar_out
+from ..vendor import gemm_call
 from xforms.primitives.contraction import dot_general_p
 from xforms.primitives.control.loops import runtime_check_p
 from xforms.primitives.structural import reshape_p
@@ -33,8 +33,8 @@ def _prod(xs):
     return int(np.prod(xs, dtype=np.int64))
 
 
-class _OutLoop:
-    """with _OutLoop(em, kb, shape) as idx: ... -- a grid-stride loop over the elements of
+class OutLoop:
+    """with OutLoop(em, kb, shape) as idx: ... -- a grid-stride loop over the elements of
     `shape`; idx are the per-axis index names, `.flat` the flat index."""
 
     def __init__(self, em, kb, shape, prefix="o"):

@@ -25,7 +25,7 @@ two 64-bit words by compare-and-swap (a coherent read of the current value), com
 writes them by atomic exchange, fences and releases (`locked_combine`).  The acquiring
 thread does the work inside the loop that takes the lock, the pattern that does not
 deadlock a warp whose lanes contend.  float16 has neither: its regions run in one thread
-(loop_cuda.one_thread).
+(loop.one_thread).
 """
 import numpy as np
 
@@ -80,7 +80,7 @@ def word_bits(dt):
 
 def cas_combine(p, sp, st, val):
     """Print `out[i] (op)= val` of combining store `st` as a compare-and-swap loop through
-    printer `p` (loop_cuda.CudaPrinter; `sp`: the spelling of the store's index)."""
+    printer `p` (loop.CudaPrinter; `sp`: the spelling of the store's index)."""
     out, dt = st.var, np.dtype(st.var.aval.dtype)
     arr, word, shift = _target(p, out, dt, sp.index(out, st.index))
     w, c, new, prev = p.fresh("_w"), p.fresh("_c"), p.fresh("_n"), p.fresh("_p")
@@ -182,7 +182,7 @@ def _simulated_casts():
 
 
 _CASTS = ("int_as_float", "float_as_int", "longlong_as_double", "double_as_longlong")
-MODULE_LINE = f"from xforms.kernels.cuda.cas import ({', '.join(sorted(_CASTS))})"
+MODULE_LINE = f"from xforms.kernels.cuda.printer.cas import ({', '.join(sorted(_CASTS))})"
 
 
 def __getattr__(name):

@@ -25,17 +25,18 @@ import numpy as np
 from xforms.core.ir import Literal
 from xforms.core.registry import RuleTable
 
-from ..runtime import hugepages
-from .. import user_prims
-from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
-from .buffers import Buffer
-from .chunking import PARALLEL_MIN_ELEMENTS  # noqa: F401
+from ...runtime import hugepages
+from ... import user_prims
+from ...codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit, shape_str  # noqa: F401
+from ..buffers import Buffer
+from ..chunking import PARALLEL_MIN_ELEMENTS  # noqa: F401
 from .nest import emit_loop  # noqa: F401
-from .scalar import (VECMATH, VECMATH_F32, VECMATH_MIN_ELEMENTS, CpuCtx, TRIG_BOUNDED,
-                     unsupported as _unsupported)
-from ..prepare.shape_symbols import SymbolTable
-from ..plan.placement import slot_view
-from ..loops.scalar_rules import dtype_refused
+from ..math_choice import (VECMATH, VECMATH_F32, VECMATH_MIN_ELEMENTS,  # noqa: F401
+                          TRIG_BOUNDED)
+from .scalar import CpuCtx, unsupported
+from ...prepare.shape_symbols import SymbolTable
+from ...plan.placement import slot_view
+from ...loops.scalar_rules import dtype_refused
 
 OP_RULES = RuleTable()          # prim (or its name) -> rule(emitter, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(emitter, control_step)
@@ -72,9 +73,9 @@ class Emitter(Naming):
         self.row_views = {}          # Storage -> (row expr, stacked Var, set): a scan
                                      # body's output computed in its stacked output's row
         self.transposed = {}         # id(product eqn) -> its B's copy transposed before
-                                     # the loop (cpu/control.py `transposed_consts`)
+                                     # the loop (cpu/numba/control.py `transposed_consts`)
         self.spares = {}             # Storage -> Spare: a loop body's new carry computed in
-                                     # a buffer allocated before the loop (cpu/control.py)
+                                     # a buffer allocated before the loop (cpu/numba/control.py)
         self.workspace_bytes, self.output_buffers, self.output_slots = 0, [], {}
         self._fresh = 0
         self._scopes = 0
@@ -217,7 +218,7 @@ class Emitter(Naming):
 
     def _row_buffer(self, v):
         """Bind v, the first value of a buffer whose last value is a scan body's output
-        stacked as a row, to that row (cpu/control.py rows_in_place); -> whether it did."""
+        stacked as a row, to that row (cpu/numba/control.py rows_in_place); -> whether it did."""
         row = self.row_views.get(self.plan.storage.get(v))
         if row is None:
             return False
@@ -293,7 +294,7 @@ class Emitter(Naming):
                     rule = OP_RULES.get(step.eqn.prim) or user_prims.op_rule(step.eqn,
                                                                                   "cpu")
                     if rule is None or dtype_refused(step.eqn, "cpu"):
-                        raise _unsupported(step.eqn, dtype_refused(step.eqn, "cpu") or "")
+                        raise unsupported(step.eqn, dtype_refused(step.eqn, "cpu") or "")
                     self.comment(step.eqn)
                     # (a product added into `acc`: ops.py `_dot_general` reads it here)
                     self.op_acc = step.acc
@@ -304,7 +305,7 @@ class Emitter(Naming):
                 else:
                     rule = CONTROL_RULES.get(step.eqn.prim)
                     if rule is None:
-                        raise _unsupported(step.eqn)
+                        raise unsupported(step.eqn)
                     self.comment(step.eqn)
                     rule(self, step)
         finally:
@@ -317,7 +318,7 @@ class Emitter(Naming):
     def check_dtypes(self, eqn):
         why = dtype_refused(eqn, "cpu")
         if why:
-            raise _unsupported(eqn, why)
+            raise unsupported(eqn, why)
 
 
 _Ctx = CpuCtx      # (the name tests/test_rule_coverage.py uses)

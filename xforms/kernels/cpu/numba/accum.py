@@ -1,4 +1,4 @@
-"""The accumulators of the reductions in a fused CPU loop (xforms/kernels/cpu/nest.py): a scalar
+"""The accumulators of the reductions in a fused CPU loop (xforms/kernels/cpu/numba/nest.py): a scalar
 register at the loop depth where the kept axes end (vectorisable, private under prange),
 or the output array itself when a reduced axis comes before a kept one; per-chunk
 partials combined in chunk order (a scalar's, or a whole array's when chunks of axis 0
@@ -15,12 +15,12 @@ from contextlib import ExitStack
 
 import numpy as np
 
-from ..codegen import dtype_str, shape_str
+from ...codegen import dtype_str, shape_str
 from .scalar import unsupported
 from .printer import CpuPrinter
-from ..loops.ir import Accum, Fold, Init, Name
-from ..loops.loop_print import MONOIDS
-from ..loops.scalar_rules import reduction_init, reduction_monoid
+from ...loops.ir import Accum, Fold, Init, Name
+from ...loops.loop_print import MONOIDS
+from ...loops.scalar_rules import reduction_init, reduction_monoid
 
 
 class Reduction:
@@ -147,7 +147,7 @@ class Reduction:
         self.print(Fold(self.accum(), Name(x), i))
 
 
-    # ---- a row-staged max/min's lanes (xforms/kernels/cpu/nest.py `_staged_row`) ----------
+    # ---- a row-staged max/min's lanes (xforms/kernels/cpu/numba/nest.py `_staged_row`) ----------
     # XLA's float max/min (NaN wins, -0.0 < +0.0) folded element by element is a chain of
     # branches per element that LLVM does not vectorise: a row max over a staged row of
     # 128 float32 ran at ~2 ns an element, float32 no faster than float64 (a transformer

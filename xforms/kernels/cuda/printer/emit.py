@@ -27,11 +27,11 @@ never meet the jaxpr's letter-only names.
 
 Kernels per step (launch configuration from `runtime.DeviceSpec`):
 - Loop without reductions: one grid-stride kernel over the iteration space; rank-0 loops are
-  one-thread kernels (`loop_cuda.loop_kernel`: the loop lowered by xforms/kernels/loops/lower_loops.py).
-- Loop with reductions: two-level trees (emit_cuda_reduce.py) around the same lowered
+  one-thread kernels (`loop.loop_kernel`: the loop lowered by xforms/kernels/loops/lower_loops.py).
+- Loop with reductions: two-level trees (reduce.py) around the same lowered
   body; reductions over different axes in one Loop get one kernel each.
-- Ops (dot_general, gather, scatter, ...): `emit_cuda_ops.py`; control flow:
-  `emit_cuda_control.py` (whole loops inside one kernel when they are lane-local, else host
+- Ops (dot_general, gather, scatter, ...): `ops.py`; control flow:
+  `control.py` (whole loops inside one kernel when they are lane-local, else host
   loops around launches).
 """
 import numpy as np
@@ -39,15 +39,15 @@ import numpy as np
 from xforms.core.ir import Literal, Var
 from xforms.core.registry import EXEMPT, RuleTable
 
-from .. import user_prims
-from ..codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit
-from ..prepare.fusion_classes import REDUCTIONS
-from ..loops.scalar_rules import ScalarCtx, dtype_refused, math_name, reduction_monoid, rule_expr
-from . import complex_cuda  # noqa: F401  (registers the CUDA scalar-rule overrides)
-from .emit_cuda_pack import Packing
+from ... import user_prims
+from ...codegen import Naming, SourceBuilder, dtype_str, eqn_comment, lit
+from ...prepare.fusion_classes import REDUCTIONS
+from ...loops.scalar_rules import ScalarCtx, dtype_refused, math_name, reduction_monoid, rule_expr
+from . import complexes  # noqa: F401  (registers the CUDA scalar-rule overrides)
+from ..packing import Packing
 from .kernel_builder import (Kernel, KernelBuilder, c_strides, cdiv, decompose, nbt_name,
                              pow2_at_least, unsupported)
-from .loop_cuda import loop_kernel
+from .loop import loop_kernel
 
 OP_RULES = RuleTable()          # prim (or its name) -> rule(em, eqn)
 CONTROL_RULES = RuleTable()     # prim (or its name) -> rule(em, control_step)
@@ -68,7 +68,7 @@ class Ctx(ScalarCtx):
     def fn(self, prim):
         """The math function `prim` declares for CUDA (`Facts.math`: numba-cuda's math and
         cmath modules; NumPy ufuncs do not lower).  None: an override spells it
-        (scalar_cuda.py, complex_cuda.py)."""
+        (scalar.py, complexes.py)."""
         if np.dtype(self.in_dtypes[0]).kind == "c":
             return math_name(prim, "cuda_complex")
         return math_name(prim, "cuda")
@@ -221,7 +221,7 @@ class CudaEmitter(Packing, Naming):
         groups = {}
         for e in reds:
             groups.setdefault(red_axes(e), []).append(e)
-        from .emit_cuda_reduce import reduction_kernel
+        from .reduce import reduction_kernel
         for k, (axes, es) in enumerate(groups.items()):
             reduction_kernel(self, step, shape, axes, es, with_writes=(k == 0))
 

@@ -5,9 +5,9 @@ grouped in nested tuples) and the map from a source line back to its equation fo
 The statements themselves come from `emit_cpu.Emitter`."""
 from xforms.core.ir import Literal, Var
 
-from .. import user_prims
-from ..codegen import OUT_GROUP
-from .buffers import place_buffers
+from ... import user_prims
+from ...codegen import OUT_GROUP
+from ..buffers import place_buffers
 from .emit import Emitter
 
 
@@ -75,7 +75,7 @@ def emit_module(plan, label="function", allow_parallel=True, caller_buffers=Fals
     params += extra
     listing = str(jaxpr).replace('"""', "'''").replace("\\", "/")
     head = [f'"""xforms CPU kernel for {label}.', "",
-            "Generated from the program below by xforms/kernels/cpu/emit.py; each statement is",
+            "Generated from the program below by xforms/kernels/cpu/numba/emit.py; each statement is",
             "preceded by its equation and the user's source line.", "", listing, '"""',
             "import cmath", "import math", "", "import numpy as np", "from numba import prange",
             ""]

@@ -1,6 +1,6 @@
 """A loop that the host would drive -- its body launching kernels every iteration, because a
 step reads neighbours the previous step wrote (a stencil: no thread owns its element, so
-emit_cuda_control's lane-local kernels refuse it) -- as ONE launch: the host loop's own
+control's lane-local kernels refuse it) -- as ONE launch: the host loop's own
 text run inside a kernel, each launch of it a call of that kernel as a device function
 followed by a barrier across every thread of the launch.
 

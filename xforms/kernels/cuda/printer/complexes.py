@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from ..loops.scalar_rules import get_scalar_rule, register_scalar_rule
-from . import scalar_cuda  # noqa: F401  (the real rules these fall back to, registered first)
+from ...loops.scalar_rules import get_scalar_rule, register_scalar_rule
+from . import scalar  # noqa: F401  (the real rules these fall back to, registered first)
 
 TARGET = "cuda"
 

@@ -1,14 +1,14 @@
 """One CUDA kernel under construction (`KernelBuilder`: parameters, body, launch) and the
 index and naming helpers every CUDA emitter module shares.  The emitter state it reads
 (`em`: names, homes of buffers, the kernel list) is duck-typed, so this module imports no
-other emitter module (xforms/kernels/cuda/emit_cuda.py uses it; so do the reduction, op and
+other emitter module (xforms/kernels/cuda/printer/emit.py uses it; so do the reduction, op and
 control emitters).
 """
 import numpy as np
 
 from xforms.core.ir import Literal
 
-from ..codegen import SourceBuilder, eqn_comment, lit, lowering_error
+from ...codegen import SourceBuilder, eqn_comment, lit, lowering_error
 
 
 def nbt_name(dt):

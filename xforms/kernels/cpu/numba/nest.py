@@ -4,7 +4,7 @@ when the function may use threads) with per-chunk partials of its reductions acr
 staged sums, stencil axes peeled into a plain middle loop (unrolled by the step of
 interior pads' guards: the transposes of strided slices), and the bounded-trig redo;
 how the loop is cut (chunks, threads, staging) is decided in xforms/kernels/cpu/chunking.py.
-The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are xforms/kernels/cpu/accum.py.
+The body itself is printed by `loop_cpu.CpuPrinter`; accumulators are xforms/kernels/cpu/numba/accum.py.
 
     nch = (n + 255) // 256                # chunked: a reduction's partials combined in order
     for ch in prange(nch):
@@ -15,18 +15,18 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from . import chunking, scalar as cpu_scalar
-from ..codegen import BLAS_CODES, dtype_str
+from .. import chunking, math_choice
+from ...codegen import BLAS_CODES, dtype_str
 from .accum import Reduction
-from .chunking import (STAGE_ELEMENTS, STAGE_LANES, _chunk_rows, _has_bounded_trig, _row_staged,
-                       _staged, _threads_pay, product_rows)
-from ..prepare.fusion_classes import REDUCTIONS
-from .loop_cost import element_ns
+from ..chunking import (STAGE_ELEMENTS, STAGE_LANES, rows_per_chunk, has_bounded_trig, row_staged_reductions,
+                       stages_sums, threads_pay, product_rows)
+from ...prepare.fusion_classes import REDUCTIONS
+from ..loop_cost import element_ns
 from .printer import CpuPrinter, LoopSpelling
-from ..loops.ir import Fold, Init, Name, Store
-from ..loops.lower_loops import lower_loop
-from ..loops.peeling import div as _div, peeling as _peeling
-from ..prepare.shape_symbols import is_one
+from ...loops.ir import Fold, Init, Name, Store
+from ...loops.lower_loops import lower_loop
+from ...loops.peeling import div as _div, peeling as _peeling
+from ...prepare.shape_symbols import is_one
 
 
 def emit_loop(em, step):
@@ -35,7 +35,7 @@ def emit_loop(em, step):
     shape, n = tuple(step.shape), len(step.shape)
     idx = [f"i{d}" if not is_one(shape[d]) else "0" for d in range(n)]  # no loop over 1s
     size = int(np.prod(shape, dtype=np.int64))
-    vsize = cpu_scalar.vecmath_size(shape)     # (a symbolic loop's counts as large)
+    vsize = math_choice.vecmath_size(shape)     # (a symbolic loop's counts as large)
     for v in step.writes:
         if v.aval.shape:
             em.alloc(v)
@@ -43,15 +43,15 @@ def emit_loop(em, step):
     for eqn, reads in step.body:
         if eqn.prim in REDUCTIONS:
             reds[eqn] = Reduction(em, eqn, n, idx)
-    staged = _staged(shape, size, reds)
-    pays, chunk = _threads_pay(size, element_ns(step))
-    rows = _chunk_rows(shape, size, reds, em.allow_parallel, staged, chunk, pays)
+    staged = stages_sums(shape, size, reds)
+    pays, chunk = threads_pay(size, element_ns(step))
+    rows = rows_per_chunk(shape, size, reds, em.allow_parallel, staged, chunk, pays)
     if step.products:           # blocks of rows, each computing its rows of the products
         rows = product_rows(step)
     for r in reds.values():
         r.emit_setup()
     loop = Nest(em, step, lower_loop(step)[0], reds, size, rows, staged, vsize, pays)
-    if not _has_bounded_trig(step, vsize, reds, staged):
+    if not has_bounded_trig(step, vsize, reds, staged):
         loop.emit()
         return
     # sin/cos/tan: branch-free bounded functions (vectorised) while counting the nans
@@ -92,10 +92,10 @@ class Nest:
         # their accumulators are per loop level, and staged ones per element)
         self.peel_axis, self.peel, self.phases, self.segment = _peeling(step, self.shape, not reds)
         self.stores = None      # a phased middle's stores, printed after all its phases
-        # reductions staged per row (`_row_staged`; not across a peeled last axis) and
+        # reductions staged per row (`row_staged_reductions`; not across a peeled last axis) and
         # their buffers, made per chunk (`_row_buffers`)
         self.row_staged = [] if self.peel_axis == len(self.shape) - 1 else \
-            _row_staged(self.shape, reds)
+            row_staged_reductions(self.shape, reds)
         self.row_bufs = {}
 
     def emit(self):

@@ -19,7 +19,7 @@ from xforms.core.ir import Var
 
 # ---- the layout of a packed buffer (runtime.pack fills one; no numba.cuda needed here) ---------
 PACK_BYTES = 1 << 20          # arrays up to this size are packed
-_ALIGN = 128                  # bytes: every packed array starts on a cache line
+PACK_ALIGN = 128                  # bytes: every packed array starts on a cache line
 
 
 def pack_layout(sizes, itemsize):
@@ -28,7 +28,7 @@ def pack_layout(sizes, itemsize):
     >>> pack_layout([3, 1, 20], 8)
     ([0, 16, 32], 52)
     """
-    step = max(_ALIGN // int(itemsize), 1)
+    step = max(PACK_ALIGN // int(itemsize), 1)
     offs, at = [], 0
     for n in sizes:
         offs.append(at)
@@ -96,7 +96,7 @@ class Packing:
         if slot is None:
             slot = self.mem[dtype] = [len(self.mem), 0]
         k, off = slot
-        step = max(_ALIGN // dtype.itemsize, 1)
+        step = max(PACK_ALIGN // dtype.itemsize, 1)
         slot[1] = off + -(-max(int(size), 1) // step) * step
         return Home(f"_MEM{k}", f"_M[{k}]", off, size, dtype, "mem")
 
@@ -117,7 +117,7 @@ class Packing:
             return None
         if key not in self._out_slot:
             off = slot[1]
-            step = max(_ALIGN // dtype.itemsize, 1)
+            step = max(PACK_ALIGN // dtype.itemsize, 1)
             slot[1] = off + -(-max(int(size), 1) // step) * step
             self._out_slot[key] = Home(slot[0], slot[0], off, size, dtype, "out")
         return self._out_slot[key]

@@ -1,0 +1,103 @@
+"""No module imports another module's private names (`from x import _y`): a name shared
+between modules is public in the module that defines it (`chunking.threads_pay`, not
+`chunking._threads_pay`).  The allow-list below holds the imports that remain; it only
+shrinks: an entry no module uses any more fails too, so that it is struck when its name
+is made public.  Third-party modules (numba's, NumPy's) are not checked.
+"""
+import ast
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# module defining the names -> its private names other modules still import.  Helpers
+# private to a package (libm/vecmath's base, lax/control_flow's common, scipy/special's
+# _util, random's samplers, numpy's _util module) are the bulk; each one made public is
+# struck here.
+ALLOWED = {
+    "xforms.core.eager.plans": {"_GENERATE_AFTER", "_Plan", "_generate", "_interpret",
+                                "_run_steps"},
+    "xforms.core.trace": {"_OK_DTYPES", "_PENDING", "_fix_dtype", "_state"},
+    "xforms.custom": {"_hoist"},
+    "xforms.kernels.cpu.llvm.ops.arith": {"_add", "_and", "_at", "_branch", "_loop", "_mul",
+                                          "_nest", "_sdiv", "_udiv", "_urem"},
+    "xforms.kernels.libm.vecmath.base": {"_SHIFTER", "_SHIFTER_BITS", "_absf", "_as_bits",
+                                         "_bitf", "_copysignf", "_div", "_divf",
+                                         "_finite_nonneg", "_from_bits", "_leaf", "_like",
+                                         "_log2_kf", "_log2_mf", "_mad", "_madf",
+                                         "_pow2_shifted", "_pow2f", "_rintf", "_vm"},
+    "xforms.kernels.runtime.linalg": {"_extern", "_ptr"},
+    "xforms.lax.control_flow.common": {"_cast_outs", "_flatten", "_leaf_names",
+                                       "_promote_leaves", "_trace", "_trace_carry", "_where"},
+    "xforms.lax.convolution": {"_conv_transpose_padding"},
+    "xforms.lax.helpers": {"_UNSIGNED", "_aval", "_axis", "_full_like"},
+    "xforms.numpy": {"_util"},
+    "xforms.numpy.fft": {"_index", "_resize"},
+    "xforms.numpy.indexing": {"_IndexUpdateRef", "_SCATTER_MODES", "_mode"},
+    "xforms.numpy.linalg_solve": {"_promote_keep"},
+    "xforms.numpy.statistics": {"_edges"},
+    "xforms.primitives.custom": {"_batch_size", "_batched_outputs", "_cast", "_zero_like"},
+    "xforms.primitives.elementwise": {"_bind2", "_def", "_elementwise_aval", "_like", "_p"},
+    "xforms.primitives.linalg.cholesky_ad": {"_hermitian"},
+    "xforms.primitives.linalg.factor": {"_tri_impl"},
+    "xforms.random.samplers": {"_check_shape", "_log1p", "_param"},
+    "xforms.scipy.special._util": {"_c", "_floats", "_real_floats"},
+    "xforms.tree_util": {"_UNSPECIFIED"},
+}
+
+
+def _module_name(path):
+    name = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+    return name[:-len(".__init__")] if name.endswith(".__init__") else name
+
+
+def private_imports(mod, is_package, source):
+    """[(defining module, private name, line)] that `source` (module `mod`) imports."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            parts = (mod if is_package else mod.rpartition(".")[0]).split(".")
+            base = ".".join(parts[:len(parts) - node.level + 1])
+            origin = base + ("." + node.module if node.module else "")
+        else:
+            origin = node.module or ""
+        if origin != "xforms" and not origin.startswith("xforms."):
+            continue
+        out += [(origin, a.name, node.lineno) for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")]
+    return out
+
+
+def all_private_imports():
+    found = []
+    for d, dirs, files in os.walk(os.path.join(ROOT, "xforms")):
+        dirs[:] = [x for x in dirs if x != "__pycache__"]
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(d, f)
+                with open(path) as fh:
+                    found += [(_module_name(path), *imp) for imp in
+                              private_imports(_module_name(path), f == "__init__.py", fh.read())]
+    return found
+
+
+def test_no_module_imports_private_names():
+    found = all_private_imports()
+    new = sorted({(m, o, n, line) for m, o, n, line in found if n not in ALLOWED.get(o, ())})
+    assert not new, "private names imported from another module (make them public there): " + \
+        "; ".join(f"{m} line {line}: {o}.{n}" for m, o, n, line in new)
+    stale = sorted({(o, n) for o, names in ALLOWED.items() for n in names}
+                   - {(o, n) for _, o, n, _ in found})
+    assert not stale, f"allow-list entries no module imports any more (strike them): {stale}"
+
+
+def test_the_checker_finds_a_private_import():
+    src = ("from ..chunking import _threads_pay, product_rows\n"
+           "from . import _util\nfrom numba.np.ufunc.parallel import _launch_threads\n"
+           "def f():\n    from xforms.kernels.cpu.buffers import ALIGN, _Pool\n")
+    got = private_imports("xforms.kernels.cpu.llvm.threaded", False, src)
+    assert ("xforms.kernels.cpu.chunking", "_threads_pay", 1) in got
+    assert ("xforms.kernels.cpu.llvm", "_util", 2) in got
+    assert ("xforms.kernels.cpu.buffers", "_Pool", 5) in got
+    assert len(got) == 3          # (numba's private name: not ours to check)
