@@ -40,7 +40,7 @@ ALLOWED = {
     "xforms.primitives.linalg.cholesky_ad": {"_hermitian"},
     "xforms.primitives.linalg.factor": {"_tri_impl"},
     "xforms.random.samplers": {"_check_shape", "_log1p", "_param"},
-    "xforms.scipy.special._util": {"_c", "_floats", "_real_floats"},
+    "xforms.scipy.special._util": {"_c", "_floats"},
     "xforms.tree_util": {"_UNSPECIFIED"},
 }
 
