@@ -3,6 +3,7 @@ small_mm's nests beside the kernel that calls them): the symbol is bound before 
 engine resolves its symbols, and a compile that failed there is compiled again (and its
 error raised) on the thread that waits."""
 import ctypes
+import threading
 import uuid
 
 import llvmlite.binding as llvm
@@ -41,3 +42,46 @@ def test_a_failed_compile_aside_raises_where_it_is_waited_for():
     with pytest.raises(RuntimeError):
         engine.wait_aside()
     engine.wait_aside()            # (dropped: a later wait has nothing left to do)
+
+
+def test_a_compile_in_a_context_of_its_own_skips_llvmlites_lock(tmp_path):
+    """llvmlite serialises every LLVM call with one lock; a compile aside works in an LLVM
+    context of its own and runs without it (engine._unlocked), beside another thread's
+    LLVM work: here it finishes while this thread holds the lock."""
+    from llvmlite.binding import ffi
+    tag = uuid.uuid4().hex[:8]
+    name = f"xf_free_{tag}"
+    tm, context, done = engine._target_machine(), llvm.create_context(), []
+
+    def work():
+        done.append(engine._compile(_callee(name, 7), tm, False, context)[0])
+
+    with ffi.lib._lock:
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        worker.join(timeout=60)
+        finished = not worker.is_alive()
+    worker.join()
+    assert finished, "the compile in its own context waited for llvmlite's lock"
+    address = done[0].get_function_address(name)
+    assert ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(address)(1) == 8
+
+
+def test_compiles_aside_at_once_give_their_results(tmp_path, monkeypatch):
+    """Several compiles aside, with and without IR passes, run at once beside a kernel
+    that calls them all (no lock between them): each function computes its own result."""
+    monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path))
+    tag = uuid.uuid4().hex[:8]
+    names = [f"xf_many_{tag}_{k}" for k in range(6)]
+    jobs = [engine.compile_aside(_callee(n, k), n, passes=k % 2 == 0)
+            for k, n in enumerate(names)]
+    body = "".join(f"declare i64 @{n}(i64)\n" for n in names)
+    body += f"define i64 @xf_sum_{tag}(i64 %x) {{\n"
+    body += "".join(f"  %a{k} = call i64 @{n}(i64 %x)\n" for k, n in enumerate(names))
+    body += "  %s0 = add i64 %a0, 0\n" + "".join(
+        f"  %s{k} = add i64 %s{k - 1}, %a{k}\n" for k in range(1, len(names)))
+    body += f"  ret i64 %s{len(names) - 1}\n}}\n"
+    address, owner = engine.compile_function(body, f"xf_sum_{tag}")
+    assert all(job.error is None and job.owner is not None for job in jobs)
+    fn = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(address)
+    assert fn(2) == sum(2 + k for k in range(6))

@@ -27,6 +27,7 @@ import threading
 
 import llvmlite
 import llvmlite.binding as llvm
+from llvmlite.binding import ffi as _ffi
 
 from xforms.version import __version__ as XFORMS_VERSION
 
@@ -85,7 +86,7 @@ def _target_machine():
         cpu=cpu, features=features, opt=3, codemodel="jitdefault", jit=True)
 
 
-def _optimise(module, tm):
+def _optimise(module, tm, context=None):
     """-O3 with loop and SLP vectorisation, without loop unrolling (issue #35), in place.
 
         _optimise(module, _target_machine())
@@ -99,17 +100,22 @@ def _optimise(module, tm):
     0.40 -> 0.15, MLP hvp (batch 32) 0.32 -> 0.23, grad 0.13-0.23 -> 0.09-0.16, vecmath
     10^6 0.06-0.11 -> 0.05-0.09; the same bits, steady state the same within noise
     (benchmarks/README.md, #35 log).  Unrolling kept in innermost loops kept the MLP's cost.
+    A module of an LLVM `context` of its own is optimised without llvmlite's lock
+    (`_unlocked`).
     """
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
-    pto.loop_unrolling = False
-    pb = llvm.create_pass_builder(tm, pto)
     # LLVM's cap of 128 runtime alias checks left a scan body that stores its residuals
     # scalar (the LSTM gradient's gate loop: 15 arrays written, 5 read); the Numba path
     # raises the cap while it compiles, and so does this (issue #37, session 23)
-    with alias_checks(), _no_horizontal_slp():
-        pb.getModulePassManager().run(module, pb)
+    with alias_checks(), _no_horizontal_slp(), _unlocked(context):
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = False
+        pb = llvm.create_pass_builder(tm, pto)
+        mpm = pb.getModulePassManager()
+        mpm.run(module, pb)
+        for made in (mpm, pb, pto):      # (freed here: unlocked too)
+            made.close()
 
 
 @contextlib.contextmanager
@@ -201,31 +207,36 @@ def cache_key(text, triple, cpu, features, passes=True):
 
 
 def _compile(text, tm, passes=True, context=None):
-    """(engine, object code or None): `text` optimised (where `passes`) and compiled by
-    MCJIT, which hands the object file it made to the engine's object cache hook; in
-    LLVM's global `context` unless told another (`compile_aside`'s threads)."""
-    module = llvm.parse_assembly(text, context)
-    module.triple = tm.triple
-    module.data_layout = str(tm.target_data)
-    module.verify()
+    """(engine, object code): `text` optimised (where `passes`), compiled to an object
+    file by the target machine and loaded into an MCJIT engine (`_load`); in LLVM's
+    global `context` unless told another (`compile_aside`'s threads, which run without
+    llvmlite's lock: `_unlocked`).  The object is MCJIT's own, byte for byte (checked on
+    the MLP's kernels and nests); made before the engine, its code generation no longer
+    waits for the nests compiled aside -- only the binding of its symbols does."""
+    with _unlocked(context):
+        module = llvm.parse_assembly(text, context)
+        module.triple = tm.triple
+        module.data_layout = str(tm.target_data)
+        module.verify()
     if passes:
-        _optimise(module, tm)
-    engine = llvm.create_mcjit_compiler(module, tm)
-    made = []
-    engine.set_object_cache(lambda _module, code: made.append(bytes(code)))
-    _finalize(engine, context)
-    # (popped: the hook's list lives as long as the engine, the bytes need not)
-    return engine, (made.pop() if len(made) == 1 else None)
+        _optimise(module, tm, context)
+    with _unlocked(context):
+        code = tm.emit_object(module)
+        module.close()                   # (freed here: unlocked too)
+    return _load(code, tm, context), code
 
 
 def _load(code, tm, context=None):
     """An engine holding object `code` (checked by object_cache), its symbols resolved."""
-    module = llvm.parse_assembly("", context)
-    module.triple = tm.triple
-    module.data_layout = str(tm.target_data)
-    engine = llvm.create_mcjit_compiler(module, tm)
-    engine.add_object_file(llvm.ObjectFileRef.from_data(code))
-    _finalize(engine, context)
+    with _unlocked(context):
+        module = llvm.parse_assembly("", context)
+        module.triple = tm.triple
+        module.data_layout = str(tm.target_data)
+        engine = llvm.create_mcjit_compiler(module, tm)
+        obj = llvm.ObjectFileRef.from_data(code)
+        engine.add_object_file(obj)
+        obj.close()                      # (its code moved into the engine; freed unlocked)
+        _finalize(engine, context)
     return engine
 
 
@@ -238,6 +249,61 @@ def _finalize(engine, context):
 
 
 # ---- compiles on a thread of their own (small_mm's nests, beside the kernel's) -----------
+# llvmlite takes one lock around every call into LLVM (`ffi.lib._lock`), so two compiles
+# on two threads took turns: a nest compiled aside ran beside the kernel's Python
+# lowering but never beside its LLVM work (#35, session 26).  LLVM itself lets threads
+# compile at once, each in an LLVMContext of its own with its own target machine and
+# engine: a compile aside is exactly that, so its parsing, passes, code generation and
+# loading skip the lock.  What LLVM shares between contexts stays under it: command-line
+# options (`set_option`: `_no_horizontal_slp`, `alias_checks`), creating target machines
+# and contexts, `add_symbol`, reading an engine's addresses.
+_free = threading.local()
+
+
+def _liftable_lock():
+    """Make llvmlite's lock skippable on a thread inside `_unlocked`; False where this
+    llvmlite's lock is not the one expected (its compiles aside then take turns, as
+    before)."""
+    lock = getattr(getattr(_ffi, "lib", None), "_lock", None)
+    base = type(lock)
+    if base.__name__ == "_LiftableLock":
+        return True
+    if not (base.__name__ == "_LLVMLock" and hasattr(base, "__enter__")
+            and hasattr(base, "__exit__")):
+        return False
+
+    class _LiftableLock(base):
+        def __enter__(self):
+            if not getattr(_free, "on", False):
+                return super().__enter__()
+
+        def __exit__(self, *exc):
+            if not getattr(_free, "on", False):
+                return super().__exit__(*exc)
+
+    lock.__class__ = _LiftableLock
+    return True
+
+
+_LIFTED = _liftable_lock()
+
+
+@contextlib.contextmanager
+def _unlocked(context):
+    """LLVM calls in this block skip llvmlite's lock when they work in `context`, an LLVM
+    context of this thread's own (None, the global context: locked as always).
+
+        with _unlocked(context):
+            module = llvm.parse_assembly(text, context)
+    """
+    if context is None or not _LIFTED or getattr(_free, "on", False):
+        yield
+        return
+    _free.on = True
+    try:
+        yield
+    finally:
+        _free.on = False
 _aside = []                   # the `_Aside` jobs not yet waited for
 
 
