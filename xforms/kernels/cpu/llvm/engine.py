@@ -164,25 +164,28 @@ def compile_function(text, name, passes=True):
     or optimised and compiled (and stored there) under the compiler lock (`_compile_lock`);
     its machine code lives as long as `owner`.  `passes=False`: code generation (at -O3)
     without the IR pipeline (`_optimise`), for IR written already in the form it runs in
-    (small_mm's nests: xforms/kernels/cpu/llvm/ops/products.py `_nest_symbol`)."""
+    (small_mm's nests: xforms/kernels/cpu/llvm/ops/products.py `_nest_symbol`).  The
+    module lives in an LLVM context of its own (`owner` holds it), so that its long calls
+    (passes, code generation) hold no lock that a compile aside waits for (`_unlocked`)."""
     with _lock, _compile_lock():
         tm = _target_machine()
+        context = llvm.create_context()
         key = cache_key(text, tm.triple, *_host[0], passes=passes)
         code = object_cache.load(key) if key else None
         if code is not None:
             try:
-                engine = _load(code, tm)
+                engine = _load(code, tm, context)
                 address = engine.get_function_address(name)
             except Exception:                  # (a cache problem costs the compile only)
                 address = 0
             if address:
-                return address, engine
+                return address, (context, engine)   # (a tuple frees its items last to first)
             object_cache.discard(key)          # (not the function asked for: compiled)
             tm = _target_machine()             # (the failed engine owns the last one)
-        engine, code = _compile(text, tm, passes)
+        engine, code = _compile(text, tm, passes, context)
         if key and code is not None:
             object_cache.store(key, code)
-        return engine.get_function_address(name), engine
+        return engine.get_function_address(name), (context, engine)
 
 
 def cache_key(text, triple, cpu, features, passes=True):
@@ -206,13 +209,14 @@ def cache_key(text, triple, cpu, features, passes=True):
                                "" if passes else "no passes", text)
 
 
-def _compile(text, tm, passes=True, context=None):
+def _compile(text, tm, passes=True, context=None, aside=False):
     """(engine, object code): `text` optimised (where `passes`), compiled to an object
-    file by the target machine and loaded into an MCJIT engine (`_load`); in LLVM's
-    global `context` unless told another (`compile_aside`'s threads, which run without
-    llvmlite's lock: `_unlocked`).  The object is MCJIT's own, byte for byte (checked on
-    the MLP's kernels and nests); made before the engine, its code generation no longer
-    waits for the nests compiled aside -- only the binding of its symbols does."""
+    file by the target machine and loaded into an MCJIT engine (`_load`), in `context`
+    (None: LLVM's global one; a context of its own: without llvmlite's lock,
+    `_unlocked`); `aside`: a compile of `compile_aside`.  The object is MCJIT's own, byte
+    for byte (checked on the MLP's kernels and nests); made before the engine, its code
+    generation no longer waits for the nests compiled aside -- only the binding of its
+    symbols does."""
     with _unlocked(context):
         module = llvm.parse_assembly(text, context)
         module.triple = tm.triple
@@ -223,11 +227,12 @@ def _compile(text, tm, passes=True, context=None):
     with _unlocked(context):
         code = tm.emit_object(module)
         module.close()                   # (freed here: unlocked too)
-    return _load(code, tm, context), code
+    return _load(code, tm, context, aside), code
 
 
-def _load(code, tm, context=None):
-    """An engine holding object `code` (checked by object_cache), its symbols resolved."""
+def _load(code, tm, context=None, aside=False):
+    """An engine holding object `code` (checked by object_cache), its symbols resolved
+    (after those compiled aside, unless this is one of them: `aside`)."""
     with _unlocked(context):
         module = llvm.parse_assembly("", context)
         module.triple = tm.triple
@@ -236,14 +241,14 @@ def _load(code, tm, context=None):
         obj = llvm.ObjectFileRef.from_data(code)
         engine.add_object_file(obj)
         obj.close()                      # (its code moved into the engine; freed unlocked)
-        _finalize(engine, context)
+        _finalize(engine, aside)
     return engine
 
 
-def _finalize(engine, context):
+def _finalize(engine, aside):
     """Resolve `engine`'s symbols: those compiled aside bound first (`wait_aside`), unless
-    this is one of those compiles (a `context` of its own)."""
-    if context is None:
+    this is one of those compiles (`aside`)."""
+    if not aside:
         wait_aside()
     engine.finalize_object()
 
@@ -253,10 +258,11 @@ def _finalize(engine, context):
 # on two threads took turns: a nest compiled aside ran beside the kernel's Python
 # lowering but never beside its LLVM work (#35, session 26).  LLVM itself lets threads
 # compile at once, each in an LLVMContext of its own with its own target machine and
-# engine: a compile aside is exactly that, so its parsing, passes, code generation and
-# loading skip the lock.  What LLVM shares between contexts stays under it: command-line
-# options (`set_option`: `_no_horizontal_slp`, `alias_checks`), creating target machines
-# and contexts, `add_symbol`, reading an engine's addresses.
+# engine: a compile aside is exactly that, and so is a kernel's (`compile_function`), so
+# their parsing, passes, code generation and loading skip the lock.  What LLVM shares
+# between contexts stays under it: command-line options (`set_option`:
+# `_no_horizontal_slp`, `alias_checks`), creating target machines and contexts,
+# `add_symbol`, reading an engine's addresses.
 _free = threading.local()
 
 
@@ -325,7 +331,7 @@ class _Aside(threading.Thread):
             engine = None
             if code is not None:
                 try:
-                    engine = _load(code, self.tm, context)
+                    engine = _load(code, self.tm, context, aside=True)
                     if not engine.get_function_address(self.fn_name):
                         engine = None
                 except Exception:            # (a cache problem costs the compile only)
@@ -334,7 +340,7 @@ class _Aside(threading.Thread):
                     object_cache.discard(key)
                     self.tm = _target_machine()
             if engine is None:
-                engine, code = _compile(self.text, self.tm, self.passes, context)
+                engine, code = _compile(self.text, self.tm, self.passes, context, aside=True)
                 if key and code is not None:
                     object_cache.store(key, code)
             llvm.add_symbol(self.fn_name, engine.get_function_address(self.fn_name))
