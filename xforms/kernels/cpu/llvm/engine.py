@@ -263,35 +263,35 @@ def _finalize(engine, aside):
 # between contexts stays under it: command-line options (`set_option`:
 # `_no_horizontal_slp`, `alias_checks`), creating target machines and contexts,
 # `add_symbol`, reading an engine's addresses.
-_free = threading.local()
-
-
 def _liftable_lock():
-    """Make llvmlite's lock skippable on a thread inside `_unlocked`; False where this
-    llvmlite's lock is not the one expected (its compiles aside then take turns, as
-    before)."""
+    """Make llvmlite's lock skippable on a thread inside `_unlocked`.  -> the thread-local
+    flag the lock reads (kept on the lock's class, so that a second import of this module
+    shares it), or None where this llvmlite's lock is not the one expected (compiles then
+    take turns, as before)."""
     lock = getattr(getattr(_ffi, "lib", None), "_lock", None)
     base = type(lock)
     if base.__name__ == "_LiftableLock":
-        return True
+        return base.free
     if not (base.__name__ == "_LLVMLock" and hasattr(base, "__enter__")
             and hasattr(base, "__exit__")):
-        return False
+        return None
+    free = threading.local()
 
     class _LiftableLock(base):
         def __enter__(self):
-            if not getattr(_free, "on", False):
+            if not getattr(free, "on", False):
                 return super().__enter__()
 
         def __exit__(self, *exc):
-            if not getattr(_free, "on", False):
+            if not getattr(free, "on", False):
                 return super().__exit__(*exc)
 
+    _LiftableLock.free = free
     lock.__class__ = _LiftableLock
-    return True
+    return free
 
 
-_LIFTED = _liftable_lock()
+_free = _liftable_lock()
 
 
 @contextlib.contextmanager
@@ -302,7 +302,7 @@ def _unlocked(context):
         with _unlocked(context):
             module = llvm.parse_assembly(text, context)
     """
-    if context is None or not _LIFTED or getattr(_free, "on", False):
+    if context is None or _free is None or getattr(_free, "on", False):
         yield
         return
     _free.on = True
