@@ -85,3 +85,34 @@ def test_compiles_aside_at_once_give_their_results(tmp_path, monkeypatch):
     assert all(job.error is None and job.owner is not None for job in jobs)
     fn = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(address)
     assert fn(2) == sum(2 + k for k in range(6))
+
+
+GC_CHILD = r"""
+import gc
+from xforms.kernels.cpu.llvm import engine
+text = "define i64 @xf_gc(i64 %x) {\n  %r = add i64 %x, 1\n  ret i64 %r\n}\n"
+for passes in (True, False):
+    address, owner = engine.compile_function(text, "xf_gc", passes)
+    context, built = owner.context, owner.engine
+    cycle = [owner, context, built]
+    cycle.append(cycle)
+    context.__del__()          # (the collector finalises a cycle's objects in any order)
+    del owner, context, built, cycle
+    gc.collect()
+print("FREED")
+"""
+
+
+def test_a_kernels_context_outlives_its_engine_whatever_the_collector_does(tmp_path):
+    """A compile's engine lives in an LLVM context of its own, which frees its modules
+    when freed; its owner frees the engine first and the context then, even when the
+    garbage collector finalises the context first (a segfault in a later Numba compile
+    otherwise: tests/test_lazy_imports.py's vector math child)."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root, XFORMS_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", GC_CHILD], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0 and "FREED" in out.stdout, out.stderr[-2000:]

@@ -70,6 +70,29 @@ class _Owner:
         self.engine, self.methoddef = engine, methoddef
 
 
+class _Code:
+    """An engine and the LLVM context of its module, freed in that order: a context frees
+    the modules it holds, the engine's included, so freed first it would leave the engine
+    to free them again.  A tuple's order did not hold: the garbage collector finalises the
+    objects of an unreachable cycle in any order (a segfault seen when a jitted function's
+    cycle was collected during a later Numba compile); so the context is freed here only,
+    never by its own `__del__`.
+
+        owner = _Code(llvm.create_context(), engine)
+    """
+
+    def __init__(self, context, engine):
+        context._owned = True               # (its own close() now only detaches it)
+        self.context, self.engine, self._ptr = context, engine, context._ptr
+
+    def __del__(self):
+        try:
+            self.engine.close()
+            _ffi.lib.LLVMPY_ContextDispose(self._ptr)
+        except Exception:                   # (at interpreter exit: left to the process)
+            pass
+
+
 def _target_machine():
     """A target machine for the host (each engine owns one; LLVM set up on first use)."""
     if not _host:
@@ -179,13 +202,13 @@ def compile_function(text, name, passes=True):
             except Exception:                  # (a cache problem costs the compile only)
                 address = 0
             if address:
-                return address, (context, engine)   # (a tuple frees its items last to first)
+                return address, _Code(context, engine)
             object_cache.discard(key)          # (not the function asked for: compiled)
             tm = _target_machine()             # (the failed engine owns the last one)
         engine, code = _compile(text, tm, passes, context)
         if key and code is not None:
             object_cache.store(key, code)
-        return engine.get_function_address(name), (context, engine)
+        return engine.get_function_address(name), _Code(context, engine)
 
 
 def cache_key(text, triple, cpu, features, passes=True):
@@ -344,7 +367,7 @@ class _Aside(threading.Thread):
                 if key and code is not None:
                     object_cache.store(key, code)
             llvm.add_symbol(self.fn_name, engine.get_function_address(self.fn_name))
-            self.owner = (context, engine)  # (a tuple frees its items last to first)
+            self.owner = _Code(context, engine)
         except BaseException as e:           # (compiled again, on the waiting thread)
             self.error = e
 
