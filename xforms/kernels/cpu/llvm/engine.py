@@ -333,6 +333,8 @@ def _unlocked(context):
         yield
     finally:
         _free.on = False
+
+
 _aside = []                   # the `_Aside` jobs not yet waited for
 
 
