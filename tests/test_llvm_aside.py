@@ -3,6 +3,7 @@ small_mm's nests beside the kernel that calls them): the symbol is bound before 
 engine resolves its symbols, and a compile that failed there is compiled again (and its
 error raised) on the thread that waits."""
 import ctypes
+import threading
 import uuid
 
 import llvmlite.binding as llvm
@@ -41,3 +42,77 @@ def test_a_failed_compile_aside_raises_where_it_is_waited_for():
     with pytest.raises(RuntimeError):
         engine.wait_aside()
     engine.wait_aside()            # (dropped: a later wait has nothing left to do)
+
+
+def test_a_compile_in_a_context_of_its_own_skips_llvmlites_lock(tmp_path):
+    """llvmlite serialises every LLVM call with one lock; a compile aside works in an LLVM
+    context of its own and runs without it (engine._unlocked), beside another thread's
+    LLVM work: here it finishes while this thread holds the lock."""
+    from llvmlite.binding import ffi
+    tag = uuid.uuid4().hex[:8]
+    name = f"xf_free_{tag}"
+    tm, context, done = engine._target_machine(), llvm.create_context(), []
+
+    def work():
+        done.append(engine._compile(_callee(name, 7), tm, False, context)[0])
+
+    with ffi.lib._lock:
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        worker.join(timeout=60)
+        finished = not worker.is_alive()
+    worker.join()
+    assert finished, "the compile in its own context waited for llvmlite's lock"
+    address = done[0].get_function_address(name)
+    assert ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(address)(1) == 8
+
+
+def test_compiles_aside_at_once_give_their_results(tmp_path, monkeypatch):
+    """Several compiles aside, with and without IR passes, run at once beside a kernel
+    that calls them all (no lock between them): each function computes its own result."""
+    monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path))
+    tag = uuid.uuid4().hex[:8]
+    names = [f"xf_many_{tag}_{k}" for k in range(6)]
+    jobs = [engine.compile_aside(_callee(n, k), n, passes=k % 2 == 0)
+            for k, n in enumerate(names)]
+    body = "".join(f"declare i64 @{n}(i64)\n" for n in names)
+    body += f"define i64 @xf_sum_{tag}(i64 %x) {{\n"
+    body += "".join(f"  %a{k} = call i64 @{n}(i64 %x)\n" for k, n in enumerate(names))
+    body += "  %s0 = add i64 %a0, 0\n" + "".join(
+        f"  %s{k} = add i64 %s{k - 1}, %a{k}\n" for k in range(1, len(names)))
+    body += f"  ret i64 %s{len(names) - 1}\n}}\n"
+    address, owner = engine.compile_function(body, f"xf_sum_{tag}")
+    assert all(job.error is None and job.owner is not None for job in jobs)
+    fn = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(address)
+    assert fn(2) == sum(2 + k for k in range(6))
+
+
+GC_CHILD = r"""
+import gc
+from xforms.kernels.cpu.llvm import engine
+text = "define i64 @xf_gc(i64 %x) {\n  %r = add i64 %x, 1\n  ret i64 %r\n}\n"
+for passes in (True, False):
+    address, owner = engine.compile_function(text, "xf_gc", passes)
+    context, built = owner.context, owner.engine
+    cycle = [owner, context, built]
+    cycle.append(cycle)
+    context.__del__()          # (the collector finalises a cycle's objects in any order)
+    del owner, context, built, cycle
+    gc.collect()
+print("FREED")
+"""
+
+
+def test_a_kernels_context_outlives_its_engine_whatever_the_collector_does(tmp_path):
+    """A compile's engine lives in an LLVM context of its own, which frees its modules
+    when freed; its owner frees the engine first and the context then, even when the
+    garbage collector finalises the context first (a segfault in a later Numba compile
+    otherwise: tests/test_lazy_imports.py's vector math child)."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root, XFORMS_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", GC_CHILD], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0 and "FREED" in out.stdout, out.stderr[-2000:]

@@ -27,6 +27,7 @@ import threading
 
 import llvmlite
 import llvmlite.binding as llvm
+from llvmlite.binding import ffi as _ffi
 
 from xforms.version import __version__ as XFORMS_VERSION
 
@@ -69,6 +70,29 @@ class _Owner:
         self.engine, self.methoddef = engine, methoddef
 
 
+class _Code:
+    """An engine and the LLVM context of its module, freed in that order: a context frees
+    the modules it holds, the engine's included, so freed first it would leave the engine
+    to free them again.  A tuple's order did not hold: the garbage collector finalises the
+    objects of an unreachable cycle in any order (a segfault seen when a jitted function's
+    cycle was collected during a later Numba compile); so the context is freed here only,
+    never by its own `__del__`.
+
+        owner = _Code(llvm.create_context(), engine)
+    """
+
+    def __init__(self, context, engine):
+        context._owned = True               # (its own close() now only detaches it)
+        self.context, self.engine, self._ptr = context, engine, context._ptr
+
+    def __del__(self):
+        try:
+            self.engine.close()
+            _ffi.lib.LLVMPY_ContextDispose(self._ptr)
+        except Exception:                   # (at interpreter exit: left to the process)
+            pass
+
+
 def _target_machine():
     """A target machine for the host (each engine owns one; LLVM set up on first use)."""
     if not _host:
@@ -85,7 +109,7 @@ def _target_machine():
         cpu=cpu, features=features, opt=3, codemodel="jitdefault", jit=True)
 
 
-def _optimise(module, tm):
+def _optimise(module, tm, context=None):
     """-O3 with loop and SLP vectorisation, without loop unrolling (issue #35), in place.
 
         _optimise(module, _target_machine())
@@ -99,17 +123,22 @@ def _optimise(module, tm):
     0.40 -> 0.15, MLP hvp (batch 32) 0.32 -> 0.23, grad 0.13-0.23 -> 0.09-0.16, vecmath
     10^6 0.06-0.11 -> 0.05-0.09; the same bits, steady state the same within noise
     (benchmarks/README.md, #35 log).  Unrolling kept in innermost loops kept the MLP's cost.
+    A module of an LLVM `context` of its own is optimised without llvmlite's lock
+    (`_unlocked`).
     """
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
-    pto.loop_unrolling = False
-    pb = llvm.create_pass_builder(tm, pto)
     # LLVM's cap of 128 runtime alias checks left a scan body that stores its residuals
     # scalar (the LSTM gradient's gate loop: 15 arrays written, 5 read); the Numba path
     # raises the cap while it compiles, and so does this (issue #37, session 23)
-    with alias_checks(), _no_horizontal_slp():
-        pb.getModulePassManager().run(module, pb)
+    with alias_checks(), _no_horizontal_slp(), _unlocked(context):
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = False
+        pb = llvm.create_pass_builder(tm, pto)
+        mpm = pb.getModulePassManager()
+        mpm.run(module, pb)
+        for made in (mpm, pb, pto):      # (freed here: unlocked too)
+            made.close()
 
 
 @contextlib.contextmanager
@@ -158,25 +187,28 @@ def compile_function(text, name, passes=True):
     or optimised and compiled (and stored there) under the compiler lock (`_compile_lock`);
     its machine code lives as long as `owner`.  `passes=False`: code generation (at -O3)
     without the IR pipeline (`_optimise`), for IR written already in the form it runs in
-    (small_mm's nests: xforms/kernels/cpu/llvm/ops/products.py `_nest_symbol`)."""
+    (small_mm's nests: xforms/kernels/cpu/llvm/ops/products.py `_nest_symbol`).  The
+    module lives in an LLVM context of its own (`owner` holds it), so that its long calls
+    (passes, code generation) hold no lock that a compile aside waits for (`_unlocked`)."""
     with _lock, _compile_lock():
         tm = _target_machine()
+        context = llvm.create_context()
         key = cache_key(text, tm.triple, *_host[0], passes=passes)
         code = object_cache.load(key) if key else None
         if code is not None:
             try:
-                engine = _load(code, tm)
+                engine = _load(code, tm, context)
                 address = engine.get_function_address(name)
             except Exception:                  # (a cache problem costs the compile only)
                 address = 0
             if address:
-                return address, engine
+                return address, _Code(context, engine)
             object_cache.discard(key)          # (not the function asked for: compiled)
             tm = _target_machine()             # (the failed engine owns the last one)
-        engine, code = _compile(text, tm, passes)
+        engine, code = _compile(text, tm, passes, context)
         if key and code is not None:
             object_cache.store(key, code)
-        return engine.get_function_address(name), engine
+        return engine.get_function_address(name), _Code(context, engine)
 
 
 def cache_key(text, triple, cpu, features, passes=True):
@@ -200,44 +232,109 @@ def cache_key(text, triple, cpu, features, passes=True):
                                "" if passes else "no passes", text)
 
 
-def _compile(text, tm, passes=True, context=None):
-    """(engine, object code or None): `text` optimised (where `passes`) and compiled by
-    MCJIT, which hands the object file it made to the engine's object cache hook; in
-    LLVM's global `context` unless told another (`compile_aside`'s threads)."""
-    module = llvm.parse_assembly(text, context)
-    module.triple = tm.triple
-    module.data_layout = str(tm.target_data)
-    module.verify()
+def _compile(text, tm, passes=True, context=None, aside=False):
+    """(engine, object code): `text` optimised (where `passes`), compiled to an object
+    file by the target machine and loaded into an MCJIT engine (`_load`), in `context`
+    (None: LLVM's global one; a context of its own: without llvmlite's lock,
+    `_unlocked`); `aside`: a compile of `compile_aside`.  The object is MCJIT's own, byte
+    for byte (checked on the MLP's kernels and nests); made before the engine, its code
+    generation no longer waits for the nests compiled aside -- only the binding of its
+    symbols does."""
+    with _unlocked(context):
+        module = llvm.parse_assembly(text, context)
+        module.triple = tm.triple
+        module.data_layout = str(tm.target_data)
+        module.verify()
     if passes:
-        _optimise(module, tm)
-    engine = llvm.create_mcjit_compiler(module, tm)
-    made = []
-    engine.set_object_cache(lambda _module, code: made.append(bytes(code)))
-    _finalize(engine, context)
-    # (popped: the hook's list lives as long as the engine, the bytes need not)
-    return engine, (made.pop() if len(made) == 1 else None)
+        _optimise(module, tm, context)
+    with _unlocked(context):
+        code = tm.emit_object(module)
+        module.close()                   # (freed here: unlocked too)
+    return _load(code, tm, context, aside), code
 
 
-def _load(code, tm, context=None):
-    """An engine holding object `code` (checked by object_cache), its symbols resolved."""
-    module = llvm.parse_assembly("", context)
-    module.triple = tm.triple
-    module.data_layout = str(tm.target_data)
-    engine = llvm.create_mcjit_compiler(module, tm)
-    engine.add_object_file(llvm.ObjectFileRef.from_data(code))
-    _finalize(engine, context)
+def _load(code, tm, context=None, aside=False):
+    """An engine holding object `code` (checked by object_cache), its symbols resolved
+    (after those compiled aside, unless this is one of them: `aside`)."""
+    with _unlocked(context):
+        module = llvm.parse_assembly("", context)
+        module.triple = tm.triple
+        module.data_layout = str(tm.target_data)
+        engine = llvm.create_mcjit_compiler(module, tm)
+        obj = llvm.ObjectFileRef.from_data(code)
+        engine.add_object_file(obj)
+        obj.close()                      # (its code moved into the engine; freed unlocked)
+        _finalize(engine, aside)
     return engine
 
 
-def _finalize(engine, context):
+def _finalize(engine, aside):
     """Resolve `engine`'s symbols: those compiled aside bound first (`wait_aside`), unless
-    this is one of those compiles (a `context` of its own)."""
-    if context is None:
+    this is one of those compiles (`aside`)."""
+    if not aside:
         wait_aside()
     engine.finalize_object()
 
 
 # ---- compiles on a thread of their own (small_mm's nests, beside the kernel's) -----------
+# llvmlite takes one lock around every call into LLVM (`ffi.lib._lock`), so two compiles
+# on two threads took turns: a nest compiled aside ran beside the kernel's Python
+# lowering but never beside its LLVM work (#35, session 26).  LLVM itself lets threads
+# compile at once, each in an LLVMContext of its own with its own target machine and
+# engine: a compile aside is exactly that, and so is a kernel's (`compile_function`), so
+# their parsing, passes, code generation and loading skip the lock.  What LLVM shares
+# between contexts stays under it: command-line options (`set_option`:
+# `_no_horizontal_slp`, `alias_checks`), creating target machines and contexts,
+# `add_symbol`, reading an engine's addresses.
+def _liftable_lock():
+    """Make llvmlite's lock skippable on a thread inside `_unlocked`.  -> the thread-local
+    flag the lock reads (kept on the lock's class, so that a second import of this module
+    shares it), or None where this llvmlite's lock is not the one expected (compiles then
+    take turns, as before)."""
+    lock = getattr(getattr(_ffi, "lib", None), "_lock", None)
+    base = type(lock)
+    if base.__name__ == "_LiftableLock":
+        return base.free
+    if not (base.__name__ == "_LLVMLock" and hasattr(base, "__enter__")
+            and hasattr(base, "__exit__")):
+        return None
+    free = threading.local()
+
+    class _LiftableLock(base):
+        def __enter__(self):
+            if not getattr(free, "on", False):
+                return super().__enter__()
+
+        def __exit__(self, *exc):
+            if not getattr(free, "on", False):
+                return super().__exit__(*exc)
+
+    _LiftableLock.free = free
+    lock.__class__ = _LiftableLock
+    return free
+
+
+_free = _liftable_lock()
+
+
+@contextlib.contextmanager
+def _unlocked(context):
+    """LLVM calls in this block skip llvmlite's lock when they work in `context`, an LLVM
+    context of this thread's own (None, the global context: locked as always).
+
+        with _unlocked(context):
+            module = llvm.parse_assembly(text, context)
+    """
+    if context is None or _free is None or getattr(_free, "on", False):
+        yield
+        return
+    _free.on = True
+    try:
+        yield
+    finally:
+        _free.on = False
+
+
 _aside = []                   # the `_Aside` jobs not yet waited for
 
 
@@ -259,7 +356,7 @@ class _Aside(threading.Thread):
             engine = None
             if code is not None:
                 try:
-                    engine = _load(code, self.tm, context)
+                    engine = _load(code, self.tm, context, aside=True)
                     if not engine.get_function_address(self.fn_name):
                         engine = None
                 except Exception:            # (a cache problem costs the compile only)
@@ -268,11 +365,11 @@ class _Aside(threading.Thread):
                     object_cache.discard(key)
                     self.tm = _target_machine()
             if engine is None:
-                engine, code = _compile(self.text, self.tm, self.passes, context)
+                engine, code = _compile(self.text, self.tm, self.passes, context, aside=True)
                 if key and code is not None:
                     object_cache.store(key, code)
             llvm.add_symbol(self.fn_name, engine.get_function_address(self.fn_name))
-            self.owner = (context, engine)  # (a tuple frees its items last to first)
+            self.owner = _Code(context, engine)
         except BaseException as e:           # (compiled again, on the waiting thread)
             self.error = e
 
