@@ -19,7 +19,8 @@ from . import control, loops, scalar
 from .ops import convolutions, copies, indexing, integers
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_INDICES = (np.dtype(np.int64), np.dtype(np.int32))
+_INDICES = tuple(np.dtype(t) for t in (np.int64, np.int32, np.int16, np.int8, np.uint64,
+                                        np.uint32, np.uint16, np.uint8))   # (any integer)
 _BOOL = (np.dtype(bool),)
 
 
@@ -91,9 +92,10 @@ def _describe(step):
 
 def may_take(closed):
     """Whether the direct path may compile `closed` (its plan decides): float32/float64 or
-    int64/int32 arguments, constants and results (bool constants too: a mask), every
+    integer arguments, constants and results (bool constants too: a mask), every
     equation an elementwise one
-    (int64/int32 arithmetic: `integers.takes`), a view (a pad too), a reduction to float or
+    (integer arithmetic, bits, the PRNG's hash: `integers.takes`), a view (a pad too) or a
+    copy of any of these, a reduction to float or
     bool values, a float matrix product or convolution, a concatenate or a reshape, a gather
     or a scatter
     (`indexing.takes`), or a scan, while or for_loop (`control.may_take`) of such
@@ -127,6 +129,8 @@ def _may_take(eqn):
         return False
     for v in eqn.outvars:
         dt = np.dtype(v.aval.dtype)
-        if dt not in _FLOATS and (product or dt != np.dtype(bool)):
+        moved = acts_as_view(eqn) or eqn.prim.name in copies.OPS     # (any element type)
+        if dt not in _FLOATS and (product or dt != np.dtype(bool)) and not (
+                moved and dt in _INDICES):
             return False
     return True

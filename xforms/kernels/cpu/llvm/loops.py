@@ -165,8 +165,11 @@ class _Loops(_Module):
         if isinstance(aval, SimpleNamespace):
             return self.ty(aval)
         key = numpy_abi.STORED.get(np.dtype(aval.dtype))
-        if not aval.shape:          # (an int64/int32 scalar: a trip count, an index)
-            return key if key in ("i64", "i32") else self.ty(aval)
+        if not aval.shape:          # (an integer scalar: a trip count, an index, a seed)
+            if key == "uint64":     # (PyLong_AsLongLong: 2**63 and above overflow)
+                raise Refused(aval)
+            ty = numpy_abi.llvm_type(key) if key else None
+            return ty if ty and ty[0] == "i" and key != "i8" else self.ty(aval)
         if key is None:
             raise Refused(aval)
         return key
@@ -519,9 +522,10 @@ class _Loops(_Module):
 
     def _element(self, var):
         """(value type, stored type) of array `var`'s elements: a float's twice, a bool's i1
-        and i8, an int64's or int32's i64/i32 twice (read by indexing.py only)."""
+        and i8, an integer's LLVM type (i8 ... i64, either sign) twice."""
         key = self.arg_ty(var.aval)
-        return {"bool": ("i1", "i8")}.get(key, (key, key))
+        ty = numpy_abi.llvm_type(key)
+        return {"bool": ("i1", "i8")}.get(key, (ty, ty))
 
     def label(self, name):
         """Start basic block `name` (`self.block`: the block code is emitted into)."""
