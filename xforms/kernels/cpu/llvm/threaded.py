@@ -29,6 +29,7 @@ from ..loop_cost import element_ns
 from . import team
 from .memory import heap
 from .ops import reductions
+from .ops.integers import scalar_ty
 from .scalar import Refused
 
 # a reduction to a scalar keeps its partials on the kernel's stack: at most this many bytes
@@ -293,8 +294,7 @@ def _captured(m, body, parts):
     array data pointers and objects, scalars; Refused where it reads another."""
     known = {data: "ptr" for data, _ in m.arrays.values()}
     for v, name in m.names.items():
-        known[name] = ("ptr" if v.aval.shape else
-                       "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else m.ty(v.aval))
+        known[name] = "ptr" if v.aval.shape else scalar_ty(m, v.aval)   # (i1, an int's, a float's)
     known.update({p: "ptr" for p in parts})
     defined = {"%ctx", "%c0", "%c1"}
     labels = set()
