@@ -129,7 +129,8 @@ def _may_take(eqn):
         return False
     for v in eqn.outvars:
         dt = np.dtype(v.aval.dtype)
-        moved = acts_as_view(eqn) or eqn.prim.name in copies.OPS     # (any element type)
+        moved = (acts_as_view(eqn) or eqn.prim.name in copies.OPS    # (any element type)
+                 or eqn.prim in REDUCTIONS)       # (integers at their width, arg indices)
         if dt not in _FLOATS and (product or dt != np.dtype(bool)) and not (
                 moved and dt in _INDICES):
             return False
