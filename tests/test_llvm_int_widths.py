@@ -257,3 +257,15 @@ def test_integer_reductions_wrap_at_their_width(dt):
             jnp.max(x))
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+def test_floor_division_of_index_arrays_matches_numba():
+    """`x[i // 2]`: xnp's floor division of an int64 index array (div, rem, sign, select),
+    refused until session 26."""
+    x, idx, u = np.arange(10.0), np.array([1, 2, 3, -3, -1, 9]), np.ones(6)
+    f = lambda x, i, u: x[i // 2] * u        # noqa: E731
+    taken, plan = _taken(f, x, idx, u)
+    assert taken, backend.llvm.refusals(plan)
+    ours, numba = _both(f, x, idx, u)
+    _same(ours(x, idx, u), numba(x, idx, u))
+    np.testing.assert_array_equal(ours(x, idx, u), np.arange(10.0)[idx // 2])
