@@ -269,3 +269,32 @@ def test_floor_division_of_index_arrays_matches_numba():
     ours, numba = _both(f, x, idx, u)
     _same(ours(x, idx, u), numba(x, idx, u))
     np.testing.assert_array_equal(ours(x, idx, u), np.arange(10.0)[idx // 2])
+
+
+def test_a_key_carried_through_a_fori_loop_matches_numba_and_jax():
+    """`key, sub = split(key)` each step: a uint32 array carry (and its stacked draws)."""
+    def f(key, x):
+        def body(c, _):
+            key, acc = c
+            key, sub = random.split(key)
+            u = random.uniform(sub, x.shape, x.dtype)
+            return (key, acc * 0.5 + u * x), u[0]
+        return lax.scan(body, (key, x), None, length=4)
+    key, x = np.asarray(random.PRNGKey(11)), np.linspace(0.0, 1.0, 70)
+    taken, plan = _taken(f, key, x)
+    assert taken, backend.llvm.refusals(plan)
+    ours, numba = _both(f, key, x)
+    got = _flat(ours(key, x))
+    _same(tuple(got), tuple(_flat(numba(key, x))))
+
+    def g(key, x):
+        def body(c, _):
+            key, acc = c
+            key, sub = jax.random.split(key)
+            u = jax.random.uniform(sub, x.shape, x.dtype)
+            return (key, acc * 0.5 + u * x), u[0]
+        return jax.lax.scan(body, (key, x), None, length=4)
+    (jk, jacc), jys = g(jax.random.PRNGKey(11), x)
+    np.testing.assert_array_equal(got[0], np.asarray(jk))
+    np.testing.assert_array_equal(got[2], np.asarray(jys))
+    np.testing.assert_allclose(got[1], np.asarray(jacc), rtol=1e-15)

@@ -80,8 +80,10 @@ def _ty(aval):
 def _const(value, ty):
     """An LLVM literal of type `ty`: an integer's digits (an int sum's 0, a product's 1), a
     float's double bits in hex (exact for float32 values too)."""
-    if ty.startswith("i"):
-        return str(int(value))
+    if ty.startswith("i"):          # (its bits read as signed: LLVM's parser wants them so)
+        w = int(ty[1:])
+        v = int(value) & ((1 << w) - 1)
+        return str(v - (1 << w) if v >> (w - 1) else v)
     v = float(np.float32(value)) if ty == "float" else float(value)
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 

@@ -25,6 +25,7 @@ import numpy as np
 from .....primitives.conversion import int_saturation
 from .....primitives.elementwise import int_div_by_zero
 from . import threefry
+from ..scalar import _const
 
 _I32 = np.dtype(np.int32)
 _BOOL = np.dtype(bool)
@@ -99,10 +100,8 @@ def _arith(eqn):
 
 def _literal(value, ty):
     """An integer literal of LLVM type `ty`: its bits read as signed (a uint64's 2**64 - 1
-    is -1), as LLVM's parser wants them."""
-    w = int(ty[1:])
-    v = int(value) & ((1 << w) - 1)
-    return str(v - (1 << w) if v >> (w - 1) else v)
+    is -1), as LLVM's parser wants them (`scalar._const`)."""
+    return _const(value, ty)
 
 
 def _operand(m, e, ty):
@@ -248,7 +247,6 @@ def _convert(m, stmt, r):
 def _from_float(m, r, x, sty, dst, dty):
     """`0 if x != x else (MAX if x >= hi else (MIN if x < lo else int(x)))` (XLA's
     saturation; lo and hi are powers of two, exact in either float)."""
-    from ..scalar import _const
     lo, hi = int_saturation(dst)
     info = np.iinfo(dst)
     safe = _line(m, f"select i1 {_line(m, f'fcmp ord {sty} {x}, {x}')}, {sty} {x}, {sty} "
