@@ -121,7 +121,7 @@ def _may_take(eqn):
         subs = [sub for _, _, sub in subjaxprs(eqn)]
         return (control.may_take(eqn) and not any(sub.consts for sub in subs)
                 and all(_may_take(e) for sub in subs for e in sub.jaxpr.eqns))
-    if integers.takes(eqn):        # (int64/int32 arithmetic: an index, a count)
+    if integers.takes(eqn):        # (integers of any width: an index, a count, bits)
         return True
     product = eqn.prim.name == "dot_general" or convolutions.takes(eqn)
     if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)
