@@ -165,11 +165,9 @@ class _Loops(_Module):
         if isinstance(aval, SimpleNamespace):
             return self.ty(aval)
         key = numpy_abi.STORED.get(np.dtype(aval.dtype))
-        if not aval.shape:          # (an integer scalar: a trip count, an index, a seed)
-            if key == "uint64":     # (PyLong_AsLongLong: 2**63 and above overflow)
-                raise Refused(aval)
-            ty = numpy_abi.llvm_type(key) if key else None
-            return ty if ty and ty[0] == "i" and key != "i8" else self.ty(aval)
+        if not aval.shape:          # (an integer scalar: a count, an index, a seed; a uint64's
+            ty = numpy_abi.llvm_type(key or "")     # 2**63 up overflow PyLong_AsLongLong)
+            return ty if ty.startswith("i") and key != "uint64" else self.ty(aval)
         if key is None:
             raise Refused(aval)
         return key

@@ -35,8 +35,6 @@ _FLOATS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 # (keyed by the operator a primitive declares, its facts' `operator`)
 _ARITH = {"+": "add", "-": "sub", "*": "mul", "&": "and", "|": "or", "^": "xor"}
 _ICMP = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
-_NAMED = frozenset(["max", "min", "div", "rem", "abs", "sign", "shift_left",
-                    "shift_right_logical", "shift_right_arithmetic", "integer_pow"])
 
 
 def scalar_ty(m, aval):
@@ -94,7 +92,7 @@ def _arith(eqn):
         return out in _INTS and ins[0] == _BOOL and set(ins[1:]) == {out}
     if name == "integer_pow" and not 0 < eqn.params["y"] <= 8:
         return False
-    return ((op in _ARITH or op in ("-", "~") and len(ins) == 1 or name in _NAMED)
+    return ((op in _ARITH or op in ("-", "~") and len(ins) == 1 or name in _NAMED_EMIT)
             and out in _INTS and set(ins) == {out})
 
 
@@ -213,6 +211,8 @@ def _integer_pow(m, r, ty, signed, args, eqn):
     m.emit(f"{r} = or {ty} {acc}, 0")
 
 
+# the primitives the Numba path spells by scalar rules of their own (loops/scalar_rules.py,
+# lower_bitwise.py: no fact names their integer spelling), each by a function here
 _NAMED_EMIT = {"max": _maxmin, "min": _maxmin, "div": _div, "rem": _rem, "abs": _abs,
                "sign": _sign, "shift_left": _shift, "shift_right_logical": _shift,
                "shift_right_arithmetic": _shift, "integer_pow": _integer_pow}
