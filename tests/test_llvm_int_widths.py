@@ -298,3 +298,21 @@ def test_a_key_carried_through_a_fori_loop_matches_numba_and_jax():
     np.testing.assert_array_equal(got[0], np.asarray(jk))
     np.testing.assert_array_equal(got[2], np.asarray(jys))
     np.testing.assert_allclose(got[1], np.asarray(jacc), rtol=1e-15)
+
+
+@pytest.mark.parametrize("dt", [np.int32, np.uint8])
+def test_integer_sums_over_threaded_chunks_match_numba(dt):
+    """Sums big enough that both paths cut them into chunks on threads: a scalar sum's
+    partials and a column sum's rows of partials, folded at the width."""
+    x = (np.arange(600 * 2000) * 2654435761 % 1000003).astype(dt).reshape(600, 2000)
+
+    def f(x):
+        return xnp.sum(x * x, dtype=dt), xnp.sum(x + x, axis=0, dtype=dt), xnp.max(x ^ (x >> 3))
+    ir = backend._prepare(xf.make_jaxpr(f)(x), {"name": "t"}).llvm_ir
+    assert ir is not None and "GOMP_parallel" in ir
+    ours, numba = _both(f, x)
+    got, want = ours(x), numba(x)
+    assert np.asarray(got[0]).astype(dt) == np.asarray(want[0]).astype(dt)
+    _same(got[1:], want[1:])
+    np.testing.assert_array_equal(got[1], np.sum(x + x, axis=0, dtype=dt))
+    assert np.asarray(got[0]).astype(dt) == np.sum(x * x, dtype=dt)
