@@ -316,3 +316,27 @@ def test_integer_sums_over_threaded_chunks_match_numba(dt):
     _same(got[1:], want[1:])
     np.testing.assert_array_equal(got[1], np.sum(x + x, axis=0, dtype=dt))
     assert np.asarray(got[0]).astype(dt) == np.sum(x * x, dtype=dt)
+
+
+@pytest.mark.parametrize("shape", [(5, 40), (600, 2000)])      # (the second on threads)
+def test_any_and_all_in_registers_match_numba(shape):
+    """reduce_or / reduce_and where the kept axes lead (a register: rows, the whole array);
+    a column's (an array accumulator of bytes) stays Numba's."""
+    x = np.random.default_rng(2).standard_normal(shape)
+    x[1] = 1.0
+
+    def f(x):
+        return xnp.any(x > 3.0, axis=1), xnp.all(x > -3.5, axis=1), xnp.any(x > 4.0), \
+            xnp.all(x != 0.5)
+    taken, plan = _taken(f, x)
+    assert taken, backend.llvm.refusals(plan)
+    ours, numba = _both(f, x)
+    got, want = ours(x), numba(x)
+    _same(got[:2], want[:2])
+    assert [bool(g) for g in got[2:]] == [bool(w) for w in want[2:]]
+    jnp = jax.numpy
+    for g, w in zip(got, (jnp.any(x > 3.0, axis=1), jnp.all(x > -3.5, axis=1),
+                          jnp.any(x > 4.0), jnp.all(x != 0.5)), strict=True):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    col = lambda x: xnp.any(x > 3.0, axis=0)       # noqa: E731
+    assert not _taken(col, x)[0]

@@ -184,6 +184,13 @@ class _Module:
             self.decls.add(f"declare ptr @{make}(i64)")
             self.emit(f"{b} = call ptr @{make}(i64 {x})")
             return b
+        if dt == np.dtype(bool) and not hasattr(v, "val") and v in self.names:   # (any, all)
+            x, b = self.names[v], self.fresh()
+            self.emit(f"{b} = zext i1 {x} to i64")
+            self.decls.add("declare ptr @PyBool_FromLong(i64)")
+            r = self.fresh()
+            self.emit(f"{r} = call ptr @PyBool_FromLong(i64 {b})")
+            return r
         x, ty = self.value(v, _ty(v.aval)), _ty(v.aval)
         if ty == "float":
             d = self.fresh()

@@ -52,11 +52,12 @@ def accumulators(step):
             continue
         op, arg, axes = reduction_monoid(eqn)
         dt = np.dtype(eqn.invars[0].aval.dtype)
-        if op not in ("sum", "prod", "max", "min", "argmax", "argmin") or not (
-                dt.kind == "f" or dt.kind in "iu" and not arg):
-            raise Refused(eqn)
         kept = [d for d in range(n) if d not in axes]
         level = len(kept) if kept == list(range(len(kept))) else None
+        if not (op in ("sum", "prod", "max", "min", "argmax", "argmin") and (
+                dt.kind == "f" or dt.kind in "iu" and not arg)
+                or op in ("or", "and") and dt.kind == "b" and level is not None):
+            raise Refused(eqn)     # (a bool's in an array accumulator: its bytes, refused)
         accs[eqn] = Acc(op=op, arg=arg, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
                         axes=tuple(axes), slot=None, stage=None, vslot=None,
                         vaval=eqn.invars[0].aval, vbuf=None,
@@ -188,7 +189,7 @@ def add(m, a, b):
 def value_ty(m, aval):
     """The LLVM type a reduction folds values of `aval` in: a float's, or an integer's at
     its width (sums and products wrap: any order gives the Numba kernel's bits)."""
-    return scalar_ty(m, aval) if np.dtype(aval.dtype).kind in "iu" else m.ty(aval)
+    return scalar_ty(m, aval) if np.dtype(aval.dtype).kind in "iub" else m.ty(aval)
 
 
 def identity(acc, ty):
@@ -251,6 +252,9 @@ def fold(m, acc, t, x, ty):
     accumulators fold them: xforms/kernels/loops/loop_print.py `float_maxmin`, the
     elementwise max's spelling); -> the folded value's name."""
     r = m.fresh()
+    if acc.dt.kind == "b":                  # (any / all: `or` / `and` of predicates)
+        m.emit(f"{r} = {acc.op} i1 {t}, {x}")
+        return r
     if acc.dt.kind in "iu":
         if acc.op in _FOLD:
             m.emit(f"{r} = {_FOLD[acc.op][1:]} {ty} {t}, {x}")      # (add, mul: wrapping)
@@ -304,4 +308,9 @@ def store(m, acc):
         return
     data, shape = m.arrays[acc.out]
     idx = [m.index_of[d] for d in acc.kept]
-    m.emit(f"store {ty} {v}, ptr {m._address(data, shape, idx, ty)}")
+    mem = m._element(acc.out)[1]
+    if mem != ty:                       # (a bool: NumPy's byte, 1 or 0)
+        b = m.fresh()
+        m.emit(f"{b} = zext i1 {v} to {mem}")
+        v = b
+    m.emit(f"store {mem} {v}, ptr {m._address(data, shape, idx, mem)}")
