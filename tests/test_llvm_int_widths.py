@@ -47,7 +47,9 @@ def _arith(m, x, y):
     return (x + y, x - y, x * y, m.neg(x), m.max(x, y), m.min(x, y), m.div(x, y),
             m.rem(x, y), m.abs(x) if x.dtype.kind == "i" else m.neg(y), m.sign(x), x & y, x | y, x ^ y, ~x,
             m.shift_left(x, y), m.shift_right_logical(x, y), m.shift_right_arithmetic(x, y),
-            x < y, x <= y, x == y, x != y, x > y, x >= y, m.population_count(x), m.clz(x))
+            x < y, x <= y, x == y, x != y, x > y, x >= y, m.population_count(x), m.clz(x),
+            m.integer_pow(x, 3), m.select_n((x & 3).astype(np.int32) % 3, x, y, x * y),
+            m.select_n(x < y, y, x * 2))
 
 
 def _program(m):
