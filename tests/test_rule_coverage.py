@@ -407,6 +407,10 @@ _KEPT = {
     ("xforms/kernels/cpu/llvm/engine.py", "name"): "not primitives: a ctypes structure's fields",
     ("xforms/kernels/cpu/llvm/control.py", "scan"):
         "code: which function lowers each control primitive on the direct LLVM path",
+    ("xforms/kernels/cpu/llvm/ops/integers.py", "div"): "backend printer: the integer "
+        "spellings of the primitives the Numba path's scalar rules spell by rules of their own "
+        "(loops/scalar_rules.py, lower_bitwise.py: div, rem, shifts...; no fact names them), "
+        "each by a function",
     ("xforms/kernels/cpu/llvm/ops/copies.py", "concatenate"):
         "code: the ops the direct LLVM path lowers as byte copies, each by a function",
     ("xforms/primitives/eager_plan.py", "squeeze"):

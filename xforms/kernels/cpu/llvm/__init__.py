@@ -19,7 +19,8 @@ from . import buffers, control, loops, scalar
 from .ops import convolutions, copies, indexing, integers
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_INDICES = (np.dtype(np.int64), np.dtype(np.int32))
+_INDICES = tuple(np.dtype(t) for t in (np.int64, np.int32, np.int16, np.int8, np.uint64,
+                                        np.uint32, np.uint16, np.uint8))   # (any integer)
 _BOOL = (np.dtype(bool),)
 
 
@@ -91,9 +92,10 @@ def _describe(step):
 
 def may_take(closed):
     """Whether the direct path may compile `closed` (its plan decides): float32/float64 or
-    int64/int32 arguments, constants and results (bool constants too: a mask), every
+    integer arguments, constants and results (bool constants too: a mask), every
     equation an elementwise one
-    (int64/int32 arithmetic: `integers.takes`), a view (a pad too), a reduction to float or
+    (integer arithmetic, bits, the PRNG's hash: `integers.takes`), a view (a pad too) or a
+    copy of any of these, a reduction to float or
     bool values, a float matrix product or convolution, a concatenate or a reshape, a gather
     or a scatter
     (`indexing.takes`), or a scan, while or for_loop (`control.may_take`) of such
@@ -119,7 +121,7 @@ def _may_take(eqn):
         subs = [sub for _, _, sub in subjaxprs(eqn)]
         return (control.may_take(eqn) and not any(sub.consts for sub in subs)
                 and all(_may_take(e) for sub in subs for e in sub.jaxpr.eqns))
-    if integers.takes(eqn):        # (int64/int32 arithmetic: an index, a count)
+    if integers.takes(eqn):        # (integers of any width: an index, a count, bits)
         return True
     product = eqn.prim.name == "dot_general" or convolutions.takes(eqn)
     if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)
@@ -127,6 +129,9 @@ def _may_take(eqn):
         return False
     for v in eqn.outvars:
         dt = np.dtype(v.aval.dtype)
-        if dt not in _FLOATS and (product or dt != np.dtype(bool)):
+        moved = (acts_as_view(eqn) or eqn.prim.name in copies.OPS    # (any element type)
+                 or eqn.prim in REDUCTIONS)       # (integers at their width, arg indices)
+        if dt not in _FLOATS and (product or dt != np.dtype(bool)) and not (
+                moved and dt in _INDICES):
             return False
     return True

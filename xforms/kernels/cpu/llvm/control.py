@@ -111,7 +111,13 @@ def _nbytes(m, shape, ty):
     return int(np.prod(shape, dtype=np.int64)) * _SIZE[ty]
 
 
-_SIZE = {"float": 4, "double": 8}
+_SIZE = {"float": 4, "double": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+
+
+def _ety(m, v):
+    """The LLVM type of array `v`'s elements: a float's, or an integer's at its width (a
+    PRNG key carried through a loop); a bool's is refused (`m.ty`)."""
+    return scalar_ty(m, v.aval) if np.dtype(v.aval.dtype).kind in "iu" else m.ty(v.aval)
 
 
 # -- carries -----------------------------------------------------------------------------
@@ -131,7 +137,7 @@ def _init_carry(m, outs, inits):
         m.allocas.append(f"{slot} = alloca {'ptr' if v.aval.shape else b[2]}")
         m.emit(f"store {'ptr' if v.aval.shape else b[2]} {b[1]}, ptr {slot}")
         if v.aval.shape:
-            homes.append(("p", slot, b[2], m.ty(v.aval), m.arrays[v][0]))
+            homes.append(("p", slot, b[2], _ety(m, v), m.arrays[v][0]))
         else:
             homes.append(("slot", slot, b[2]))
     return homes
@@ -218,7 +224,7 @@ def _counted(m, n, body):
 def _row(m, x, r):
     """Row `r` of scanned array `x`: a load (rank 1) or a view of its row."""
     data, shape = m.arrays[x]
-    ty = m.ty(x.aval)
+    ty = _ety(m, x)
     if len(shape) == 1:
         v = m.fresh()
         p = m.fresh()
@@ -235,7 +241,7 @@ def _row_pointer(m, y, r):
     """The address of row `r` of stacked array `y` (of rank 2 or more)."""
     data, shape = m.arrays[y]
     p, off = m.fresh(), m.fresh()
-    m.emit(f"{off} = mul nsw i64 {r}, {_nbytes(m, shape[1:], m.ty(y.aval))}")
+    m.emit(f"{off} = mul nsw i64 {r}, {_nbytes(m, shape[1:], _ety(m, y))}")
     m.emit(f"{p} = getelementptr i8, ptr {data}, i64 {off}")
     return p
 
@@ -244,7 +250,7 @@ def _store_row(m, y, r, b, row):
     """Row `r` of stacked output `y` set to binding `b` (`row`: the row's address, or None
     for a rank-1 `y`)."""
     data, shape = m.arrays[y]
-    ty = m.ty(y.aval)
+    ty = _ety(m, y)
     if row is None:
         p = m.fresh()
         m.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {r}")
@@ -308,7 +314,7 @@ def _first_rows(m, step, homes, ys, steps):
         row = _row_pointer(m, y, first)
         src = m.fresh()
         m.emit(f"{src} = load ptr, ptr {homes[j][1]}")
-        copies.memcpy(m, row, src, _nbytes(m, y.aval.shape[1:], m.ty(y.aval)))
+        copies.memcpy(m, row, src, _nbytes(m, y.aval.shape[1:], _ety(m, y)))
         m.emit(f"store ptr {row}, ptr {homes[j][1]}")
 
 
@@ -441,4 +447,4 @@ def _settle(m, outs, got, slots):
         if v in slots:
             m.emit(f"store {b[2]} {b[1]}, ptr {slots[v]}")
         elif b[1] != m.arrays[v][0]:
-            copies.memcpy(m, m.arrays[v][0], b[1], _nbytes(m, m.arrays[v][1], m.ty(v.aval)))
+            copies.memcpy(m, m.arrays[v][0], b[1], _nbytes(m, m.arrays[v][1], _ety(m, v)))

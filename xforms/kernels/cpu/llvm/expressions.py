@@ -9,6 +9,7 @@ division by a constant, clamps) as the Numba path's printer spells them.
 import numpy as np
 
 from ...loops.ir import Bin, Clamp, Const, Guarded, Load, Scalar, Value
+from . import numpy_abi
 from .ops import blocks, integers
 from .scalar import Refused, ScalarModule
 
@@ -86,9 +87,10 @@ class Expressions(ScalarModule):
 
     def _element(self, var):
         """(value type, stored type) of array `var`'s elements: a float's twice, a bool's i1
-        and i8, an int64's or int32's i64/i32 twice (read by indexing.py only)."""
+        and i8, an integer's LLVM type (i8 ... i64, either sign) twice."""
         key = self.arg_ty(var.aval)
-        return {"bool": ("i1", "i8")}.get(key, (key, key))
+        ty = numpy_abi.llvm_type(key)
+        return {"bool": ("i1", "i8")}.get(key, (ty, ty))
 
     def _typed(self, var, name, ty):
         if name is None or integers.scalar_ty(self, var.aval) != ty:

@@ -166,8 +166,9 @@ class Loops(Expressions):
         if isinstance(aval, SimpleNamespace):
             return self.ty(aval)
         key = numpy_abi.STORED.get(np.dtype(aval.dtype))
-        if not aval.shape:          # (an int64/int32 scalar: a trip count, an index)
-            return key if key in ("i64", "i32") else self.ty(aval)
+        if not aval.shape:          # (an integer scalar: a count, an index, a seed; a uint64's
+            ty = numpy_abi.llvm_type(key or "")     # 2**63 up overflow PyLong_AsLongLong)
+            return ty if ty.startswith("i") and key != "uint64" else self.ty(aval)
         if key is None:
             raise Refused(aval)
         return key

@@ -22,12 +22,14 @@ from ...codegen import OUT_GROUP
 WRAPPER = "xf_kernel"
 
 FLOAT_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-_INT_TYPES = {np.dtype(np.int64): "i64", np.dtype(np.int32): "i32"}
+_INT_TYPES = {np.dtype(t): f"i{np.dtype(t).itemsize * 8}" for t in (
+    np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8)}
 # How Numba lowers the generated Python's float operators and math functions, keyed by
 # what a primitive declares it prints as (its facts' `operator` and `math["cpu"]`):
 _OPERATOR = {"+": "fadd", "-": "fsub", "*": "fmul"}
 # bool results other than comparisons, by the operator the primitive declares (is_finite: none)
 _LOGIC = {"&": "and", "|": "or", "^": "xor", "~": None}
+_BOOL_CMP = {"<": "ult", ">": "ugt", "<=": "ule", ">=": "uge", "==": "eq", "!=": "ne"}
 _FCMP = {"<": "olt", ">": "ogt", "<=": "ole", ">=": "oge", "==": "oeq", "!=": "une"}
 # intrinsics for these (numba/cpython/mathimpl.py); libm (named as in Python) for the rest
 _MATH_INTRINSIC = {"math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.exp": "llvm.exp",
@@ -78,8 +80,10 @@ def _ty(aval):
 def llvm_const(value, ty):
     """An LLVM literal of type `ty`: an integer's digits (an int sum's 0, a product's 1), a
     float's double bits in hex (exact for float32 values too)."""
-    if ty.startswith("i"):
-        return str(int(value))
+    if ty.startswith("i"):          # (its bits read as signed: LLVM's parser wants them so)
+        w = int(ty[1:])
+        v = int(value) & ((1 << w) - 1)
+        return str(v - (1 << w) if v >> (w - 1) else v)
     v = float(np.float32(value)) if ty == "float" else float(value)
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
@@ -139,6 +143,8 @@ class ScalarModule:
         "float": ("PyFloat_AsDouble", "double", "-1.0", "fcmp oeq", "fptrunc"),
         "i64": ("PyLong_AsLongLong", "i64", "-1", "icmp eq", None),   # any object with __index__
         "i32": ("PyLong_AsLongLong", "i64", "-1", "icmp eq", "trunc"),
+        "i16": ("PyLong_AsLongLong", "i64", "-1", "icmp eq", "trunc"),
+        "i8": ("PyLong_AsLongLong", "i64", "-1", "icmp eq", "trunc"),
     }
 
     def _arg(self, k, v, ty):
@@ -167,15 +173,24 @@ class ScalarModule:
     def _box(self, v):
         """A new Python float of rank-0 value `v` -- an int of an int64/int32 one -- (NULL
         when it could not be made)."""
-        ity = _INT_TYPES.get(np.dtype(v.aval.dtype))
+        dt = np.dtype(v.aval.dtype)
+        ity = _INT_TYPES.get(dt)
         if ity and not hasattr(v, "val") and v in self.names:
             x, b = self.names[v], self.fresh()
-            if ity == "i32":
-                self.emit(f"{b} = sext i32 {x} to i64")
+            if ity != "i64":            # (its value: sign- or zero-extended)
+                self.emit(f"{b} = {'zext' if dt.kind == 'u' else 'sext'} {ity} {x} to i64")
                 x, b = b, self.fresh()
-            self.decls.add("declare ptr @PyLong_FromLongLong(i64)")
-            self.emit(f"{b} = call ptr @PyLong_FromLongLong(i64 {x})")
+            make = "PyLong_FromUnsignedLongLong" if dt == np.uint64 else "PyLong_FromLongLong"
+            self.decls.add(f"declare ptr @{make}(i64)")
+            self.emit(f"{b} = call ptr @{make}(i64 {x})")
             return b
+        if dt == np.dtype(bool) and not hasattr(v, "val") and v in self.names:   # (any, all)
+            x, b = self.names[v], self.fresh()
+            self.emit(f"{b} = zext i1 {x} to i64")
+            self.decls.add("declare ptr @PyBool_FromLong(i64)")
+            r = self.fresh()
+            self.emit(f"{r} = call ptr @PyBool_FromLong(i64 {b})")
+            return r
         x, ty = self.value(v, _ty(v.aval)), _ty(v.aval)
         if ty == "float":
             d = self.fresh()
@@ -233,6 +248,11 @@ class ScalarModule:
         name = eqn.prim.name
         r = self.fresh()
         cmp = _FCMP.get(_facts(eqn)[0])
+        if cmp and all(np.dtype(x.aval.dtype) == np.dtype(bool) for x in eqn.invars):
+            a, b = self.operands(eqn, "i1")         # (False < True: unsigned)
+            self.emit(f"{r} = icmp {_BOOL_CMP[_facts(eqn)[0]]} i1 {a}, {b}")
+            self.bind(out, r)
+            return
         if cmp:
             ty = self.operand_ty(eqn)
             a, b = self.operands(eqn, ty)
@@ -306,6 +326,8 @@ class ScalarModule:
             return f"{r} = {_OPERATOR.get(op) or _RULED[name]} {ty} {args[0]}, {args[1]}"
         if op == "-" and len(args) == 1:
             return f"{r} = fneg {ty} {args[0]}"
+        if name == "pow" and len(args) == 2:      # (Numba's float `**`: llvm.pow)
+            return self._call(r, ty, f"llvm.pow.{'f32' if ty == 'float' else 'f64'}", args)
         if fn in _MATH_INTRINSIC or name == "abs":
             f = f"{_MATH_INTRINSIC.get(fn) or _RULED[name]}.{'f32' if ty == 'float' else 'f64'}"
             return self._call(r, ty, f, args)
@@ -428,9 +450,10 @@ class ScalarModule:
         """-> the converted value's name (`r`, or the operand's own for a same-type cast)."""
         src = eqn.invars[0]
         ity = _INT_TYPES.get(np.dtype(src.aval.dtype))
-        if ity and not hasattr(src, "val"):         # an int64/int32 (a loop's counter)
+        if ity and not hasattr(src, "val"):         # an integer (a loop's counter, bits)
             x = self.expr(self.args[0], ity) if hasattr(self, "expr") else self.value(src, ity)
-            self.emit(f"{r} = sitofp {ity} {x} to {ty}")
+            how = "uitofp" if np.dtype(src.aval.dtype).kind == "u" else "sitofp"   # (Numba's)
+            self.emit(f"{r} = {how} {ity} {x} to {ty}")
             return r
         if not hasattr(src, "val") and np.dtype(src.aval.dtype) == np.dtype(bool):
             x, = self.operands(eqn, "i1")           # (exactly 1.0 or 0.0)

@@ -33,7 +33,7 @@ def bind(m, v, slot):
         raise Refused("a slot without a view of its shape")
     offset, steps = view
     data, p = m.arrays[slot.out][0], m.fresh()
-    m.emit(f"{p} = getelementptr {m.arg_ty(v.aval)}, ptr {data}, i64 {int(offset)}")
+    m.emit(f"{p} = getelementptr {m._element(v)[1]}, ptr {data}, i64 {int(offset)}")
     return p, Strided(tuple(int(d) for d in v.aval.shape), steps)
 
 

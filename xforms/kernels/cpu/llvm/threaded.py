@@ -29,6 +29,7 @@ from ..loop_cost import element_ns
 from . import team
 from .memory import heap
 from .ops import reductions
+from .ops.integers import scalar_ty
 from .scalar import Refused
 
 # a reduction to a scalar keeps its partials on the kernel's stack: at most this many bytes
@@ -71,7 +72,7 @@ def emit(m, nest, rows, team=True, hooks=None):
             reductions.setup(m, acc)
     for acc in top:                         # (its partials: `acc.part`)
         acc.part = f"%part{len(m.allocas)}"
-        m.allocas.append(f"{acc.part} = alloca {m.ty(acc.out.aval)}, i64 {nch}")
+        m.allocas.append(f"{acc.part} = alloca {reductions.value_ty(m, acc.out.aval)}, i64 {nch}")
     for acc in cross:                       # (a row of partials per chunk, on the heap)
         acc.part = heap(m, nch * _elements(acc.out) * acc.out.aval.dtype.itemsize)
     trig = None
@@ -125,7 +126,7 @@ def _elements(v):
 def _combine_rows(m, acc, nch):
     """The array partials folded into the output, chunk by chunk in order, each row in
     C order (the Numba path's `Reduction.emit_array_combine`)."""
-    ty = m.ty(acc.out.aval)
+    ty = reductions.value_ty(m, acc.out.aval)
     data, shape = m.arrays[acc.out]
     size = _elements(acc.out)
 
@@ -198,7 +199,7 @@ def _chunk(m, nest, rows, ch, hooks=None):
         m.emit("store i1 false, ptr %trig")
     top = [a for a in m.accs.values() if a.level == 0]
     for acc in top:
-        ty = m.ty(acc.out.aval)
+        ty = reductions.value_ty(m, acc.out.aval)
         m.emit(f"store {ty} {reductions.identity(acc, ty)}, ptr {acc.slot}")
     sym, inner = nest.syms[0], [int(d) for d in nest.dims[1:]]
 
@@ -210,7 +211,7 @@ def _chunk(m, nest, rows, ch, hooks=None):
         for a, b, held in _spans(m, sym, i0, e0):
             m._counted(sym, a, b, held, row)
     for acc in top:
-        ty, v, p = m.ty(acc.out.aval), m.fresh(), m.fresh()
+        ty, v, p = reductions.value_ty(m, acc.out.aval), m.fresh(), m.fresh()
         m.emit(f"{v} = load {ty}, ptr {acc.slot}")
         m.emit(f"{p} = getelementptr {ty}, ptr {acc.part}, i64 {ch}")
         m.emit(f"store {ty} {v}, ptr {p}")
@@ -224,7 +225,7 @@ def _chunk(m, nest, rows, ch, hooks=None):
 
 def _own_row(m, acc, ch):
     """Chunk `ch`'s row of `acc`'s array partials (`acc.row`), filled with the identity."""
-    ty, shape = m.ty(acc.out.aval), m.arrays[acc.out][1]
+    ty, shape = reductions.value_ty(m, acc.out.aval), m.arrays[acc.out][1]
     base, acc.row = m.fresh(), m.fresh()
     m.emit(f"{base} = mul nsw i64 {ch}, {_elements(acc.out)}")
     m.emit(f"{acc.row} = getelementptr {ty}, ptr {acc.part}, i64 {base}")
@@ -293,8 +294,7 @@ def _captured(m, body, parts):
     array data pointers and objects, scalars; Refused where it reads another."""
     known = {data: "ptr" for data, _ in m.arrays.values()}
     for v, name in m.names.items():
-        known[name] = ("ptr" if v.aval.shape else
-                       "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else m.ty(v.aval))
+        known[name] = "ptr" if v.aval.shape else scalar_ty(m, v.aval)   # (i1, an int's, a float's)
     known.update({p: "ptr" for p in parts})
     defined = {"%ctx", "%c0", "%c1"}
     labels = set()
@@ -312,7 +312,7 @@ def _captured(m, body, parts):
 
 def _combine(m, acc, part, nch):
     """The scalar reduction's value: the identity folded with its partials in order."""
-    ty = m.ty(acc.out.aval)
+    ty = reductions.value_ty(m, acc.out.aval)
     slot = f"%comb{len(m.allocas)}"
     m.allocas.append(f"{slot} = alloca {ty}")
     m.emit(f"store {ty} {reductions.identity(acc, ty)}, ptr {slot}")

@@ -13,6 +13,9 @@ there, xforms/kernels/cpu/llvm/slots.py) are not copied.
 """
 import numpy as np
 
+from ....loops.ir import Scalar
+from ..scalar import Refused
+
 OPS = ("concatenate", "reshape")
 _MEMCPY = "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)"
 
@@ -35,7 +38,10 @@ def _size(shape):
 
 def _reshape(m, eqn):
     x, out = eqn.invars[0], eqn.outvars[0]
-    ty = m.ty(out.aval)
+    if not out.aval.shape or not x.aval.shape:      # (a float's or an integer's value)
+        ty, mem = m._element(out)
+        if ty != mem:
+            raise Refused("a one-element reshape of bools")
     if not out.aval.shape:                  # (a one-element array's value)
         r = m.fresh()
         m.emit(f"{r} = load {ty}, ptr {m.arrays[x][0]}")
@@ -43,7 +49,7 @@ def _reshape(m, eqn):
         return
     data, shape = m.arrays[out]
     if not x.aval.shape:
-        m.emit(f"store {ty} {m.value(x, ty)}, ptr {data}")
+        m.emit(f"store {ty} {m.expr(Scalar(x), ty)}, ptr {data}")
         return
     memcpy(m, data, m.arrays[x][0], _size(shape) * np.dtype(out.aval.dtype).itemsize)
 

@@ -25,14 +25,15 @@ import numpy as np
 
 from xforms.core.facts import GATHER_SCATTER
 
-from ....loops.ir import Alloc, Clamp, Let, Load, Nest, Region, Store, When
+from ....loops.ir import Alloc, Clamp, Let, Load, Nest, Region, Scalar, Store, When
 from ....loops.lower_indexing import LOWERINGS
 from ....plan.storage import step_reads
 from . import copies
+from .. import numpy_abi
 from ..scalar import Refused
 
 _COMBINE = {"sum": "fadd", "prod": "fmul"}
-_INDEX = {"i64", "i32"}
+_INDEX = {"i64", "i32", "i16", "i8"}     # (either sign)
 
 
 def takes(eqn):
@@ -193,22 +194,32 @@ def _combine(m, st):
 def _index(m, e):
     """The i64 value of an index expression that may read an index array (a Clamp of a
     Load: as the Numba path, the element as int64, then clamped)."""
-    if isinstance(e, Clamp) and e.wrap is None:
-        return m._clamp(_index(m, e.expr), e.lo, e.hi)
-    if isinstance(e, Load):
-        ty = m.arg_ty(e.var.aval)
-        scalar = not e.var.aval.shape and e.var in m.names     # (x[i] of a loop's counter)
-        if ty not in _INDEX or not scalar and e.var not in m.arrays:
-            raise Refused(f"an index array of {e.var.aval}")
+    if isinstance(e, Clamp):
+        x = _index(m, e.expr)
+        if e.wrap is not None:          # (a dynamic slice's negative start: from the end)
+            neg, up, w = m.fresh(), m.fresh(), m.fresh()
+            m.emit(f"{neg} = icmp slt i64 {x}, 0")
+            m.emit(f"{up} = add i64 {x}, {int(e.wrap)}")
+            m.emit(f"{w} = select i1 {neg}, i64 {up}, i64 {x}")
+            x = w
+        return m._clamp(x, e.lo, e.hi)
+    if isinstance(e, Scalar) and hasattr(e.atom, "val"):
+        return str(int(e.atom.val))
+    if isinstance(e, (Load, Scalar)):
+        var = e.var if isinstance(e, Load) else e.atom
+        ty = numpy_abi.llvm_type(m.arg_ty(var.aval))
+        scalar = not var.aval.shape and var in m.names     # (x[i] of a loop's counter)
+        if ty not in _INDEX or not scalar and var not in m.arrays:
+            raise Refused(f"an index array of {var.aval}")
         if scalar:
-            r = m.names[e.var]
+            r = m.names[var]
         else:
-            data, shape = m.arrays[e.var]
+            data, shape = m.arrays[var]
             r = m.fresh()
             m.emit(f"{r} = load {ty}, ptr {m._address(data, shape, e.index, ty)}")
         if ty == "i64":
             return r
-        w = m.fresh()
-        m.emit(f"{w} = sext i32 {r} to i64")
+        w = m.fresh()         # (as the Numba path's np.int64(i): by the index's sign)
+        m.emit(f"{w} = {'zext' if var.aval.dtype.kind == 'u' else 'sext'} {ty} {r} to i64")
         return w
     return m.index(e)

@@ -26,6 +26,7 @@ from ....loops.scalar_rules import reduction_init, reduction_monoid
 from ....prepare.fusion_classes import REDUCTIONS
 from ...chunking import STAGE_LANES, row_staged_reductions
 from ..scalar import Refused, llvm_const
+from .integers import int_literal, scalar_ty
 
 _FOLD = {"sum": "fadd", "prod": "fmul"}
 
@@ -51,10 +52,12 @@ def accumulators(step):
             continue
         op, arg, axes = reduction_monoid(eqn)
         dt = np.dtype(eqn.invars[0].aval.dtype)
-        if op not in ("sum", "prod", "max", "min", "argmax", "argmin") or dt.kind != "f":
-            raise Refused(eqn)
         kept = [d for d in range(n) if d not in axes]
         level = len(kept) if kept == list(range(len(kept))) else None
+        if not (op in ("sum", "prod", "max", "min", "argmax", "argmin") and (
+                dt.kind == "f" or dt.kind in "iu" and not arg)
+                or op in ("or", "and") and dt.kind == "b" and level is not None):
+            raise Refused(eqn)     # (a bool's in an array accumulator: its bytes, refused)
         accs[eqn] = Acc(op=op, arg=arg, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
                         axes=tuple(axes), slot=None, stage=None, vslot=None,
                         vaval=eqn.invars[0].aval, vbuf=None,
@@ -76,7 +79,7 @@ def setup(m, acc):
     None) its output array filled with the identity."""
     if acc.arg and acc.level is None:    # (the Numba path's value array `_V` beside it)
         data, shape = m.arrays[acc.out]
-        vty, ity = m.ty(acc.vaval), m.arg_ty(acc.out.aval)
+        vty, ity = value_ty(m, acc.vaval), m.arg_ty(acc.out.aval)
         size = int(np.prod(shape, dtype=np.int64))
         acc.vbuf = m.heap(size * acc.dt.itemsize)        # (freed after the loop: `done`)
 
@@ -88,9 +91,9 @@ def setup(m, acc):
     if acc.arg:                  # (the index's register, and the value's beside it)
         acc.slot, acc.vslot = f"%acc{len(m.allocas)}", f"%acc{len(m.allocas) + 1}"
         m.allocas += [f"{acc.slot} = alloca {m.arg_ty(acc.out.aval)}",
-                      f"{acc.vslot} = alloca {m.ty(acc.vaval)}"]
+                      f"{acc.vslot} = alloca {value_ty(m, acc.vaval)}"]
         return
-    ty = m.ty(acc.out.aval)
+    ty = value_ty(m, acc.out.aval)
     if acc.level is not None:
         acc.slot = f"%acc{len(m.allocas)}"
         m.allocas.append(f"{acc.slot} = alloca {ty}")
@@ -103,7 +106,7 @@ def setup(m, acc):
 def lanes(m, acc, n):
     """A staged reduction's buffer of `n` values (`acc.buf`) and its STAGE_LANES lanes
     (`acc.lanes`), set to the identity here (xforms/kernels/cpu/chunking.py STAGE_LANES)."""
-    ty = m.ty(acc.out.aval)
+    ty = value_ty(m, acc.out.aval)
     if getattr(acc, "buf", None) is None:
         acc.buf = f"%stage{len(m.allocas)}"
         m.allocas.append(f"{acc.buf} = alloca {ty}, i64 {n}")
@@ -149,15 +152,13 @@ def fold_lanes(m, accs, start, stop):
 def combine_lanes(m, acc):
     """Fold the lanes into the register `acc.slot`: sums and products combined pairwise
     first, max and min lane by lane (NaN from any lane), as the Numba path's."""
-    ty = m.ty(acc.out.aval)
+    ty = value_ty(m, acc.out.aval)
     vals = [_load(m, ty, lane) for lane in acc.lanes]
     if acc.op in _FOLD:
         while len(vals) > 1:
             pairs = []
             for a, b in zip(vals[::2], vals[1::2]):
-                r = m.fresh()
-                m.emit(f"{r} = {_FOLD[acc.op]} {ty} {a}, {b}")
-                pairs.append(r)
+                pairs.append(fold(m, acc, a, b, ty))
             vals = pairs + ([vals[-1]] if len(vals) % 2 else [])
     for x in vals:
         t = _load(m, ty, acc.slot)
@@ -165,7 +166,7 @@ def combine_lanes(m, acc):
 
 
 def _add_into(m, acc, lane, k):
-    ty = m.ty(acc.out.aval)
+    ty = value_ty(m, acc.out.aval)
     p = m.fresh()
     m.emit(f"{p} = getelementptr {ty}, ptr {acc.buf}, i64 {k}")
     x, t = _load(m, ty, p), _load(m, ty, lane)
@@ -185,19 +186,26 @@ def add(m, a, b):
     return r
 
 
+def value_ty(m, aval):
+    """The LLVM type a reduction folds values of `aval` in: a float's, or an integer's at
+    its width (sums and products wrap: any order gives the Numba kernel's bits)."""
+    return scalar_ty(m, aval) if np.dtype(aval.dtype).kind in "iub" else m.ty(aval)
+
+
 def identity(acc, ty):
-    return llvm_const(reduction_init(acc.op, acc.dt), ty)
+    init = reduction_init(acc.op, acc.dt)
+    return int_literal(init, ty) if acc.dt.kind in "iu" else llvm_const(init, ty)
 
 
 def init(m, acc):
     """Set level-k accumulator `acc`'s register to the identity (an arg reduction: its
     value to the identity, its index to 0, as the Numba path's `Init`)."""
     if acc.arg:
-        m.emit(f"store {m.ty(acc.vaval)} {identity(acc, m.ty(acc.vaval))}, "
+        m.emit(f"store {value_ty(m, acc.vaval)} {identity(acc, value_ty(m, acc.vaval))}, "
                f"ptr {acc.vslot}")
         m.emit(f"store {m.arg_ty(acc.out.aval)} 0, ptr {acc.slot}")
         return
-    ty = m.ty(acc.out.aval)
+    ty = value_ty(m, acc.out.aval)
     m.emit(f"store {ty} {identity(acc, ty)}, ptr {acc.slot}")
 
 
@@ -244,6 +252,17 @@ def fold(m, acc, t, x, ty):
     accumulators fold them: xforms/kernels/loops/loop_print.py `float_maxmin`, the
     elementwise max's spelling); -> the folded value's name."""
     r = m.fresh()
+    if acc.dt.kind == "b":                  # (any / all: `or` / `and` of predicates)
+        m.emit(f"{r} = {acc.op} i1 {t}, {x}")
+        return r
+    if acc.dt.kind in "iu":
+        if acc.op in _FOLD:
+            m.emit(f"{r} = {_FOLD[acc.op][1:]} {ty} {t}, {x}")      # (add, mul: wrapping)
+            return r
+        fn = f"llvm.{'s' if acc.dt.kind == 'i' else 'u'}{acc.op}.{ty}"
+        m.decls.add(f"declare {ty} @{fn}({ty}, {ty})")
+        m.emit(f"{r} = call {ty} @{fn}({ty} {t}, {ty} {x})")
+        return r
     if acc.op in _FOLD:
         m.emit(f"{r} = {_FOLD[acc.op]} {ty} {t}, {x}")
         return r
@@ -256,7 +275,7 @@ def reduce_step(m, stmt):
     buffer, an arg reduction's (`arg_fold`), a register, or the output array (a chunk's
     own row of partials where chunks share the output)."""
     acc = m.accs[stmt.eqn]
-    ty = m.ty(stmt.eqn.invars[0].aval)
+    ty = value_ty(m, stmt.eqn.invars[0].aval)
     x = m.expr(stmt.value, ty)
     if acc.stage is not None:        # a staged sum: into its block's buffer (threaded.py)
         stage(m, acc, x, ty)
@@ -282,11 +301,16 @@ def reduce_step(m, stmt):
 def store(m, acc):
     """After its loop: level-k accumulator `acc`'s register into the output (a scalar
     output: its value)."""
-    ty = m.arg_ty(acc.out.aval) if acc.arg else m.ty(acc.out.aval)
+    ty = m.arg_ty(acc.out.aval) if acc.arg else value_ty(m, acc.out.aval)
     v = _load(m, ty, acc.slot)
     if not acc.out.aval.shape:
         m.names[acc.out] = v
         return
     data, shape = m.arrays[acc.out]
     idx = [m.index_of[d] for d in acc.kept]
-    m.emit(f"store {ty} {v}, ptr {m._address(data, shape, idx, ty)}")
+    mem = m._element(acc.out)[1]
+    if mem != ty:                       # (a bool: NumPy's byte, 1 or 0)
+        b = m.fresh()
+        m.emit(f"{b} = zext i1 {v} to {mem}")
+        v = b
+    m.emit(f"store {mem} {v}, ptr {m._address(data, shape, idx, mem)}")
