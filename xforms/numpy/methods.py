@@ -175,6 +175,10 @@ def _array_getitem(self, idx):
         return indexing.getitem(self, idx)
     if type(idx) is list:
         indexing.check_index(idx)           # (JAX's TypeError)
+    if _uint64_arrays(idx):
+        # NumPy casts a uint64 index array to intp, so from 2**63 it would count from the
+        # end; xforms reads an index by its value (out of bounds: clamped, as traced code)
+        return indexing.getitem(self, idx)
     if isinstance(idx, (int, np.integer)):
         # NumPy's: iterating an Array stops at its IndexError
         try:
@@ -192,6 +196,12 @@ def _array_getitem(self, idx):
 
 
 Array.__getitem__ = _array_getitem
+
+
+def _uint64_arrays(idx):
+    """Whether index `idx` holds a uint64 array.  >>> _uint64_arrays((0, np.uint64([1])))  # True"""
+    entries = idx if type(idx) is tuple else (idx,)
+    return any(isinstance(e, np.ndarray) and e.ndim and e.dtype == np.uint64 for e in entries)
 
 
 # ---- the binary operators of eager Arrays ----------------------------------------------
