@@ -27,7 +27,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 
-from . import index_rendering as IR
+from . import renderings as RN
 
 INTS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 FLOATS = ["float16", "float32", "float64"]
@@ -53,34 +53,34 @@ def _first(i):
     return np.ravel(i)[0]
 
 
-# (source, its NumPy rendering with JAX's index semantics (tests/fuzz/index_rendering.py)
+# (source, its NumPy rendering with JAX's index semantics (tests/fuzz/renderings.py)
 # from the values of a, i and axis, kind): axis 0 where the source names none
 INDEXED = [
     ("xnp.take({a}, {i}, axis={axis}, mode='clip')",
-     lambda x, i, ax: IR.take(x, i, ax, "clip"), "take"),
+     lambda x, i, ax: RN.take(x, i, ax, "clip"), "take"),
     ("xnp.take({a}, {i}, axis={axis}, mode='fill', fill_value=1)",
-     lambda x, i, ax: IR.take(x, i, ax, "fill", 1), "take"),
-    ("xnp.take({a}, {i}, axis={axis})", lambda x, i, ax: IR.take(x, i, ax, "fill"), "take"),
+     lambda x, i, ax: RN.take(x, i, ax, "fill", 1), "take"),
+    ("xnp.take({a}, {i}, axis={axis})", lambda x, i, ax: RN.take(x, i, ax, "fill"), "take"),
     ("xnp.take({a}, {i}, axis={axis}, mode='wrap')",
-     lambda x, i, ax: IR.take(x, i, ax, "wrap"), "take"),
-    ("{a}[{i}]", lambda x, i, ax: IR.get(x, i), "get"),
-    ("{a}.at[{i}].get(mode='clip')", lambda x, i, ax: IR.get(x, i), "get"),
+     lambda x, i, ax: RN.take(x, i, ax, "wrap"), "take"),
+    ("{a}[{i}]", lambda x, i, ax: RN.get(x, i), "get"),
+    ("{a}.at[{i}].get(mode='clip')", lambda x, i, ax: RN.get(x, i), "get"),
     ("{a}.at[{i}].get(mode='fill', fill_value=-1)",
-     lambda x, i, ax: IR.get(x, i, "fill", -1), "get"),
+     lambda x, i, ax: RN.get(x, i, "fill", -1), "get"),
     ("xnp.take_along_axis({a}, {i}, axis={axis}, mode='clip')",
-     lambda x, i, ax: IR.take_along_axis(x, i, ax), "along"),
-    ("{a}.at[{i}].add(1)", lambda x, i, ax: IR.update(x, i, "add", 1), "scatter"),
-    ("{a}.at[{i}].mul(2)", lambda x, i, ax: IR.update(x, i, "mul", 2), "scatter"),
-    ("{a}.at[{i}].set(0)", lambda x, i, ax: IR.update(x, i, "set", 0), "scatter"),
-    ("{a}.at[{i}].max(2)", lambda x, i, ax: IR.update(x, i, "max", 2), "scatter"),
-    ("{a}.at[{i}].min(0)", lambda x, i, ax: IR.update(x, i, "min", 0), "scatter"),
+     lambda x, i, ax: RN.take_along_axis(x, i, ax), "along"),
+    ("{a}.at[{i}].add(1)", lambda x, i, ax: RN.update(x, i, "add", 1), "scatter"),
+    ("{a}.at[{i}].mul(2)", lambda x, i, ax: RN.update(x, i, "mul", 2), "scatter"),
+    ("{a}.at[{i}].set(0)", lambda x, i, ax: RN.update(x, i, "set", 0), "scatter"),
+    ("{a}.at[{i}].max(2)", lambda x, i, ax: RN.update(x, i, "max", 2), "scatter"),
+    ("{a}.at[{i}].min(0)", lambda x, i, ax: RN.update(x, i, "min", 0), "scatter"),
     ("lax.dynamic_slice_in_dim({a}, xnp.ravel({i})[0], 1, {axis})",
-     lambda x, i, ax: IR.dynamic_slice(x, _first(i), 1, ax), "slice"),
+     lambda x, i, ax: RN.dynamic_slice(x, _first(i), 1, ax), "slice"),
     ("lax.dynamic_slice_in_dim({a}, xnp.ravel({i})[0], 2, {axis})",
-     lambda x, i, ax: IR.dynamic_slice(x, _first(i), 2, ax), "slice"),
+     lambda x, i, ax: RN.dynamic_slice(x, _first(i), 2, ax), "slice"),
     ("lax.dynamic_update_index_in_dim({a}, xnp.take({a}, 0, axis={axis}), "
      "xnp.ravel({i})[-1], {axis})",
-     lambda x, i, ax: IR.dynamic_update_index(x, np.take(x, 0, axis=ax), np.ravel(i)[-1], ax),
+     lambda x, i, ax: RN.dynamic_update_index(x, np.take(x, 0, axis=ax), np.ravel(i)[-1], ax),
      "slice")]
 
 
@@ -88,8 +88,9 @@ INDEXED = [
 class DtypeCase:
     src: str              # `def f(p0, ...)` in xnp (and `lax`)
     args: tuple           # NumPy arrays of their dtypes
-    # output number -> its NumPy rendering (gathers, scatters, dynamic slices: JAX's index
-    # semantics, tests/fuzz/index_rendering.py) from the operands' eager values
+    # output number -> its NumPy rendering with JAX's semantics (gathers, scatters, dynamic
+    # slices, float -> integer conversions: tests/fuzz/renderings.py) from the operands' eager
+    # values
     rendered: dict = field(default_factory=dict)
 
     def __repr__(self):
@@ -159,7 +160,10 @@ class _Gen:
         if how == 0:
             return self.choice(UNARY).format(a=a)
         if how == 1:
-            return f"{a}.astype(xnp.{self.choice(self.dtypes)})"
+            dt = self.choice(self.dtypes)
+            if x.dtype.kind == "f" and np.dtype(dt).kind in "iub":    # (special floats)
+                self.rendering = lambda: RN.to_dtype(x, dt)
+            return f"{a}.astype(xnp.{dt})"
         if how == 2:
             return self.reduction(a, x)
         if how == 3:
@@ -284,8 +288,9 @@ def _group_fn(cases):
 def check_dtype_tiers(cases):
     """One jitted function runs every program: its compiled tier = its fast tier = the
     program run eagerly on xforms Arrays (the eager operators: dtypes and bits) = the NumPy
-    rendering of its gathers, scatters and dynamic slices (`DtypeCase.rendered`, with JAX's
-    index semantics: output k is statement k's value), and the inputs are as they were."""
+    rendering of its gathers, scatters, dynamic slices and float -> integer conversions
+    (`DtypeCase.rendered`, JAX's semantics: output k is statement k's value), and the inputs
+    are as they were."""
     from .checks import fast_tier_only
     before = [[a.copy() for a in c.args] for c in cases]
     with fast_tier_only():
@@ -302,7 +307,7 @@ def check_dtype_tiers(cases):
         for j, want in case.rendered.items():     # (from the eager operands)
             for tier, got in (("eager", eager[k]), ("compiled", c), ("fast", e)):
                 same_bits(got[j], want, f"program {k} output {j}: {tier} vs its NumPy "
-                          "rendering (JAX's index semantics)", signs or tier == "eager")
+                          "rendering (JAX's semantics)", signs or tier == "eager")
         for j, (x, x0) in enumerate(zip(case.args, b)):
             same_bits(x, x0, f"program {k} input {j} after the calls")
 

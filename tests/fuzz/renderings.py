@@ -1,5 +1,6 @@
-"""NumPy renderings, with JAX's index semantics, of the dtype fuzzer's gathers, scatters and
-dynamic slices (tests/fuzz/dtype_programs.py `INDEXED`): the values jit's tiers must give.
+"""NumPy renderings, with JAX's semantics, of the dtype fuzzer's gathers, scatters, dynamic
+slices (tests/fuzz/dtype_programs.py `INDEXED`) and float -> integer conversions: the values
+jit's tiers must give.
 
 An index is read by its value, in its own dtype (an unsigned one never counts from the end:
 uint64 from 2**63 is out of bounds; README "Indexing").  Then, as JAX 0.10.2:
@@ -16,8 +17,14 @@ uint64 from 2**63 is out of bounds; README "Indexing").  Then, as JAX 0.10.2:
 - `dynamic_slice`/`dynamic_update_slice`: a negative start counts from the end, then the
   start is clamped so that the slice fits.
 
+A float converted to an integer dtype is truncated towards zero and saturates at the dtype's
+limits, NaN is 0 (XLA's conversion; NumPy's leaves these to the platform); to bool it is
+`x != 0` (NaN: True).
+
     >>> take(np.array([1, 2, 3], np.int8), np.array([-1, 5], np.int8), 0, "fill")
     array([   3, -128], dtype=int8)
+    >>> to_dtype(np.array([np.nan, -np.inf, 2.7, -0.5]), "uint8")
+    array([0, 0, 2, 0], dtype=uint8)
 """
 import numpy as np
 
@@ -112,3 +119,18 @@ def dynamic_update_index(a, row, s, axis):
     out = a.copy()
     out[(slice(None),) * axis + (_start(s, a.shape[axis], 1),)] = row
     return out
+
+
+def to_dtype(x, dtype):
+    """x.astype(dtype) for a float x and an integer or bool dtype, as XLA converts."""
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return np.asarray(x != 0)
+    info = np.iinfo(dt)
+
+    def one(v):               # (Python compares a float with an int exactly)
+        if np.isnan(v):
+            return 0
+        return info.min if v <= info.min else info.max if v >= info.max else int(np.trunc(v))
+    return np.array([one(float(v)) for v in np.ravel(x)], dtype=object).astype(dt).reshape(
+        np.shape(x))
