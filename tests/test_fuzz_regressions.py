@@ -422,7 +422,7 @@ def test_eager_comparison_with_a_python_int_outside_the_dtype():
 
 def test_eager_uint64_index_arrays_are_read_by_their_value():
     """The dtype fuzzer, once it compared gathers with their NumPy rendering (session 26,
-    tests/fuzz/index_rendering.py), shrunk to `v1 = p0[p0]` with p0 = np.array([0, 2**64 - 2,
+    tests/fuzz/renderings.py), shrunk to `v1 = p0[p0]` with p0 = np.array([0, 2**64 - 2,
     0], np.uint64): an eager Array indexed by a uint64 array gave [0, 2**64 - 2, 0] (NumPy's
     indexing casts the index to intp, so 2**64 - 2 counted from the end as -2); jit's tiers
     and `.at[].get` read the value (out of bounds: clamped to the last element), [0, 0, 0]
@@ -455,3 +455,51 @@ def test_adding_a_literal_zero_keeps_a_negative_zero_under_jit_as_jax():
             out = np.asarray(xf.jit(lambda x: x + 0, tiered=tiered)(p0))
             assert out.dtype == dt and np.signbit(out[1, 2]) and not np.signbit(out[0]).any()
         check_dtype_tiers([DtypeCase("def f(p0):\n    v0 = p0 + 0\n    return (v0,)", (p0,))])
+
+
+def test_eager_float_remainder_and_floor_division_sign_zeros_as_jax():
+    """The dtype fuzzer at its deep budget (session 26) shrunk to `p1 % np.int8(2)` with
+    p1 = -2.0**63 (float64): eager 0.0, jit's tiers -0.0.  The eager Array operators `%` and `//` of
+    floats were NumPy's, which give a zero the divisor's sign; jax 0.10.2 (eager and jit, as
+    xnp.remainder/floor_divide) gives -4.0 % 2.0 = -0.0, 0.0 % -1.0 = 0.0, -0.0 // inf = 0.0
+    (values below computed with it)."""
+    x = np.array([-4.0, -2.0 ** 14, 0.0, -0.0, 0.0, 3.0, -2.5])
+    y = np.array([2.0, 2.0, -1.0, np.inf, -np.inf, -1.5, 2.0])
+    want_mod = [-0.0, -0.0, 0.0, -0.0, 0.0, 0.0, 1.5]
+    want_div = [-2.0, -8192.0, -0.0, 0.0, -0.0, -2.0, -2.0]
+    for dt in ("float16", "float32", "float64"):
+        a, b = x.astype(dt), y.astype(dt)
+        wm, wd = np.array(want_mod, dt), np.array(want_div, dt)
+        for tier in (lambda f: f(xnp.asarray(a), xnp.asarray(b)),
+                     lambda f: xf.jit(f, tiered=True)(a, b),
+                     lambda f: xf.jit(f, tiered=False)(a, b)):
+            for f, want in ((lambda u, v: u % v, wm), (lambda u, v: u // v, wd),
+                            (lambda u, v: u % np.int8(2), np.array([-0.0, -0.0, 0.0, -0.0,
+                                                                    0.0, 1.0, 1.5], dt))):
+                got = np.asarray(tier(f))
+                assert got.dtype == dt
+                np.testing.assert_array_equal(got, want)
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_divmod_of_traced_and_eager_arrays_as_jax():
+    """`divmod(x, y)` of traced values raised TypeError (JAX's arrays take it: jnp.divmod),
+    and of eager Arrays was NumPy's (an integer by zero gave (0, 0); jax 0.10.2: (-2, 0),
+    and a zero's sign followed the divisor).  Values computed with jax 0.10.2."""
+    x, y = np.array([7, -7, 7, 0]), np.array([0, 2, -2, -3])
+    want = ([-2, -4, -4, 0], [0, 1, -1, 0])
+    xf_, yf = np.array([0.0, -4.0, 7.5]), np.array([-1.0, 2.0, -2.0])
+    want_f = ([-0.0, -2.0, -4.0], [0.0, -0.0, -0.5])
+    for tier in (lambda f, *a: f(*map(xnp.asarray, a)),
+                 lambda f, *a: xf.jit(f, tiered=True)(*a),
+                 lambda f, *a: xf.jit(f, tiered=False)(*a)):
+        for (a, b), w in (((x, y), want), ((xf_, yf), want_f)):
+            q, r = tier(lambda u, v: divmod(u, v), a, b)
+            for got, wk in ((q, w[0]), (r, w[1])):
+                got = np.asarray(got)
+                assert got.dtype == a.dtype
+                np.testing.assert_array_equal(got, wk)
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(np.asarray(wk, float)))
+        q, r = tier(lambda v: divmod(7, v), y)                 # __rdivmod__
+        np.testing.assert_array_equal(q, [-2, 3, -4, -3])
+        np.testing.assert_array_equal(r, [0, 1, -1, -2])

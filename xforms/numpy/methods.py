@@ -239,6 +239,9 @@ _CASTABLE = {f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "matmul", "
 # dtypes: x // 0 (NumPy 0, JAX -1 or -2; unsigned: the maximum), x ** -n (NumPy raises, JAX
 # wraps as repeated multiplication)
 _INTEGER_EDGES = {"__floordiv__", "__rfloordiv__", "__pow__", "__rpow__"}
+# ... and whose float zeros' signs differ: NumPy's float x % y and x // y give a zero the
+# divisor's sign (0.0 % -1.0 is -0.0, -0.0 // inf is -0.0), JAX's 0.0 (lax.rem keeps x's)
+_FLOAT_EDGES = {"__floordiv__", "__rfloordiv__", "__mod__", "__rmod__"}
 _NUMPY, _XNP = "numpy", "xnp"     # a plan: one of these, or (dtype, weak): cast, then NumPy's
 
 
@@ -259,6 +262,8 @@ def _operator_plan(name, np_op, fn, dtype, key):
             mine = np.asarray(np_op(x, y)).dtype
             jax_like = core.get_aval(fn(x, y))
             if name in _INTEGER_EDGES and jax_like.dtype.kind in "iu":
+                return _XNP
+            if name in _FLOAT_EDGES and jax_like.dtype.kind == "f":
                 return _XNP
             if mine == jax_like.dtype and not jax_like.weak_type:
                 return _NUMPY
@@ -353,6 +358,12 @@ for _name, _fn in _BITWISE.items():
 for _name, _fn in OPERATORS.items():
     if _name not in ("__neg__", "__pos__", "__abs__", "__invert__", "__getitem__"):
         setattr(Array, _name, _array_operator(_name, locate_errors(_fn)))
+# divmod(x, y) is (x // y, x % y) as jax.numpy.divmod: on a traced value (which had none) and
+# on an eager Array (NumPy's: a zero's sign and integer division by zero differ from JAX's)
+for _name, _fn in (("__divmod__", mathfuncs.divmod),
+                   ("__rdivmod__", _swap(mathfuncs.divmod))):
+    setattr(Tracer, _name, locate_errors(_fn))
+    setattr(Array, _name, locate_errors(_fn))
 Tracer.item = lambda self: self._concrete("item()").item()
 Tracer.tolist = lambda self: self._concrete("tolist()").tolist()
 
