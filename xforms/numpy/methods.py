@@ -240,8 +240,10 @@ _CASTABLE = {f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "matmul", "
 # wraps as repeated multiplication)
 _INTEGER_EDGES = {"__floordiv__", "__rfloordiv__", "__pow__", "__rpow__"}
 # ... and whose float zeros' signs differ: NumPy's float x % y and x // y give a zero the
-# divisor's sign (0.0 % -1.0 is -0.0, -0.0 // inf is -0.0), JAX's 0.0 (lax.rem keeps x's)
-_FLOAT_EDGES = {"__floordiv__", "__rfloordiv__", "__mod__", "__rmod__"}
+# divisor's sign or the quotient's (0.0 % -1.0 and -0.0 // inf are -0.0; JAX: 0.0): NumPy's
+# result, its zeros signed as JAX signs them (_jax_zero_signs; the operand whose sign a zero
+# takes, by position)
+_FLOAT_EDGES = {"__mod__": 0, "__rmod__": 1, "__floordiv__": 1, "__rfloordiv__": 0}
 _NUMPY, _XNP = "numpy", "xnp"     # a plan: one of these, or (dtype, weak): cast, then NumPy's
 
 
@@ -262,8 +264,6 @@ def _operator_plan(name, np_op, fn, dtype, key):
             mine = np.asarray(np_op(x, y)).dtype
             jax_like = core.get_aval(fn(x, y))
             if name in _INTEGER_EDGES and jax_like.dtype.kind in "iu":
-                return _XNP
-            if name in _FLOAT_EDGES and jax_like.dtype.kind == "f":
                 return _XNP
             if mine == jax_like.dtype and not jax_like.weak_type:
                 return _NUMPY
@@ -308,8 +308,33 @@ def _wraps(y, dtype):
     return not info.min <= y <= info.max
 
 
+def _jax_zero_signs(name, np_op):
+    """NumPy's float `%` or `//` (operator `name`) with each zero result signed as JAX signs
+    it: x % y's as x (lax.rem keeps the dividend's sign), x // y's as y ((x - x % y) / y is
+    +0.0 / y there).  The values otherwise are the same.
+
+        >>> _jax_zero_signs("__mod__", np.ndarray.__mod__)(np.array([-4.0]), 2.0)   # [-0.]
+    """
+    by = _FLOAT_EDGES[name]
+
+    def op(x, y):
+        out = np_op(x, y)
+        if getattr(out, "dtype", None) is None or out.dtype.kind != "f":
+            return out
+        o = np.asarray(out)
+        zero = o == 0
+        if not zero.any():
+            return out
+        signed = np.copysign(o, np.asarray((x, y)[by])).astype(o.dtype, copy=False)
+        fixed = np.where(zero, signed, o)
+        return fixed.view(type(out)) if isinstance(out, np.ndarray) else fixed[()]
+    return op
+
+
 def _array_operator(name, fn):
     np_op, plans = getattr(np.ndarray, name), {}
+    if name in _FLOAT_EDGES:
+        np_op = _jax_zero_signs(name, np_op)
     numpy_plan, xnp_plan = _NUMPY, _XNP        # (closure cells: read faster than globals)
     compares = name in _COMPARISONS
 
