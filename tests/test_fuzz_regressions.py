@@ -418,3 +418,88 @@ def test_eager_comparison_with_a_python_int_outside_the_dtype():
     c = xnp.asarray(np.array([127, 0], np.int8))
     np.testing.assert_array_equal(c == 383, [True, False])
     np.testing.assert_array_equal(-129 < c, [False, False])    # (-129 wraps to 127)
+
+
+def test_eager_uint64_index_arrays_are_read_by_their_value():
+    """The dtype fuzzer, once it compared gathers with their NumPy rendering (session 26,
+    tests/fuzz/renderings.py), shrunk to `v1 = p0[p0]` with p0 = np.array([0, 2**64 - 2,
+    0], np.uint64): an eager Array indexed by a uint64 array gave [0, 2**64 - 2, 0] (NumPy's
+    indexing casts the index to intp, so 2**64 - 2 counted from the end as -2); jit's tiers
+    and `.at[].get` read the value (out of bounds: clamped to the last element), [0, 0, 0]
+    (README "Indexing": xforms does not copy JAX's int32 wrap of index arrays)."""
+    p0 = np.array([0, 2 ** 64 - 2, 0], np.uint64)
+    a = np.array([10.0, 20.0, 30.0])
+    i = np.array([[2 ** 64 - 2], [1]], np.uint64)
+    m = np.arange(6.0).reshape(2, 3)
+    for tier in (lambda f, *a: f(*map(xnp.asarray, a)),
+                 lambda f, *a: xf.jit(f, tiered=True)(*a),
+                 lambda f, *a: xf.jit(f, tiered=False)(*a)):
+        np.testing.assert_array_equal(tier(lambda p: p[p], p0), [0, 0, 0])
+        np.testing.assert_array_equal(tier(lambda x, i: x[i], a, i), [[30.0], [20.0]])
+        np.testing.assert_array_equal(tier(lambda x, i: x[0, i], m, i), [[2.0], [1.0]])
+        np.testing.assert_array_equal(tier(lambda x, i: x[i[:, 0], 0], m, i), [3.0, 3.0])
+
+
+def test_adding_a_literal_zero_keeps_a_negative_zero_under_jit_as_jax():
+    """The dtype fuzzer at its deep budget (session 26) shrunk to `v0 = p0 + 0` with a -0.0
+    in a float16 p0: eager gave 0.0 and jit's tiers -0.0, which its eager-vs-fast-tier check
+    called a difference.  JAX 0.10.2 does the same (eager 0.0: IEEE -0.0 + 0.0; jax.jit
+    -0.0: XLA folds `x + 0` to `x`, as xforms' simplify does), so the checker now sets zeros'
+    signs aside beside a literal `+ 0` (dtype_programs.ADDS_ZERO), and compiled-vs-fast
+    stays bit for bit."""
+    from fuzz.dtype_programs import DtypeCase, check_dtype_tiers
+    for dt in ("float16", "float32", "float64"):
+        p0 = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, -0.0]], dt)
+        assert not np.signbit(np.asarray(xnp.asarray(p0) + 0)).any()          # jax eager
+        for tiered in (True, False):                                           # jax.jit
+            out = np.asarray(xf.jit(lambda x: x + 0, tiered=tiered)(p0))
+            assert out.dtype == dt and np.signbit(out[1, 2]) and not np.signbit(out[0]).any()
+        check_dtype_tiers([DtypeCase("def f(p0):\n    v0 = p0 + 0\n    return (v0,)", (p0,))])
+
+
+def test_eager_float_remainder_and_floor_division_sign_zeros_as_jax():
+    """The dtype fuzzer at its deep budget (session 26) shrunk to `p1 % np.int8(2)` with
+    p1 = -2.0**63 (float64): eager 0.0, jit's tiers -0.0.  The eager Array operators `%` and `//` of
+    floats were NumPy's, which give a zero the divisor's sign; jax 0.10.2 (eager and jit, as
+    xnp.remainder/floor_divide) gives -4.0 % 2.0 = -0.0, 0.0 % -1.0 = 0.0, -0.0 // inf = 0.0
+    (values below computed with it)."""
+    x = np.array([-4.0, -2.0 ** 14, 0.0, -0.0, 0.0, 3.0, -2.5])
+    y = np.array([2.0, 2.0, -1.0, np.inf, -np.inf, -1.5, 2.0])
+    want_mod = [-0.0, -0.0, 0.0, -0.0, 0.0, 0.0, 1.5]
+    want_div = [-2.0, -8192.0, -0.0, 0.0, -0.0, -2.0, -2.0]
+    for dt in ("float16", "float32", "float64"):
+        a, b = x.astype(dt), y.astype(dt)
+        wm, wd = np.array(want_mod, dt), np.array(want_div, dt)
+        for tier in (lambda f: f(xnp.asarray(a), xnp.asarray(b)),
+                     lambda f: xf.jit(f, tiered=True)(a, b),
+                     lambda f: xf.jit(f, tiered=False)(a, b)):
+            for f, want in ((lambda u, v: u % v, wm), (lambda u, v: u // v, wd),
+                            (lambda u, v: u % np.int8(2), np.array([-0.0, -0.0, 0.0, -0.0,
+                                                                    0.0, 1.0, 1.5], dt))):
+                got = np.asarray(tier(f))
+                assert got.dtype == dt
+                np.testing.assert_array_equal(got, want)
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_divmod_of_traced_and_eager_arrays_as_jax():
+    """`divmod(x, y)` of traced values raised TypeError (JAX's arrays take it: jnp.divmod),
+    and of eager Arrays was NumPy's (an integer by zero gave (0, 0); jax 0.10.2: (-2, 0),
+    and a zero's sign followed the divisor).  Values computed with jax 0.10.2."""
+    x, y = np.array([7, -7, 7, 0]), np.array([0, 2, -2, -3])
+    want = ([-2, -4, -4, 0], [0, 1, -1, 0])
+    xf_, yf = np.array([0.0, -4.0, 7.5]), np.array([-1.0, 2.0, -2.0])
+    want_f = ([-0.0, -2.0, -4.0], [0.0, -0.0, -0.5])
+    for tier in (lambda f, *a: f(*map(xnp.asarray, a)),
+                 lambda f, *a: xf.jit(f, tiered=True)(*a),
+                 lambda f, *a: xf.jit(f, tiered=False)(*a)):
+        for (a, b), w in (((x, y), want), ((xf_, yf), want_f)):
+            q, r = tier(lambda u, v: divmod(u, v), a, b)
+            for got, wk in ((q, w[0]), (r, w[1])):
+                got = np.asarray(got)
+                assert got.dtype == a.dtype
+                np.testing.assert_array_equal(got, wk)
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(np.asarray(wk, float)))
+        q, r = tier(lambda v: divmod(7, v), y)                 # __rdivmod__
+        np.testing.assert_array_equal(q, [-2, 3, -4, -3])
+        np.testing.assert_array_equal(r, [0, 1, -1, -2])

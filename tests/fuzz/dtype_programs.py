@@ -16,8 +16,9 @@ bools) is drawn again.
 """
 import contextlib
 import os
+import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from hypothesis import assume, strategies as st
@@ -25,6 +26,8 @@ from hypothesis import assume, strategies as st
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
+
+from . import renderings as RN
 
 INTS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 FLOATS = ["float16", "float32", "float64"]
@@ -46,15 +49,55 @@ LITERALS = ["1", "3", "-1", "0", "True", "0.5", "-0.0", "2.0", "7", "100",
 REDUCE = ["sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cummax", "cummin"]
 SHAPES = [(), (3,), (2, 3)]
 
+def _first(i):
+    return np.ravel(i)[0]
+
+
+# (source, its NumPy rendering with JAX's index semantics (tests/fuzz/renderings.py)
+# from the values of a, i and axis, kind): axis 0 where the source names none
+INDEXED = [
+    ("xnp.take({a}, {i}, axis={axis}, mode='clip')",
+     lambda x, i, ax: RN.take(x, i, ax, "clip"), "take"),
+    ("xnp.take({a}, {i}, axis={axis}, mode='fill', fill_value=1)",
+     lambda x, i, ax: RN.take(x, i, ax, "fill", 1), "take"),
+    ("xnp.take({a}, {i}, axis={axis})", lambda x, i, ax: RN.take(x, i, ax, "fill"), "take"),
+    ("xnp.take({a}, {i}, axis={axis}, mode='wrap')",
+     lambda x, i, ax: RN.take(x, i, ax, "wrap"), "take"),
+    ("{a}[{i}]", lambda x, i, ax: RN.get(x, i), "get"),
+    ("{a}.at[{i}].get(mode='clip')", lambda x, i, ax: RN.get(x, i), "get"),
+    ("{a}.at[{i}].get(mode='fill', fill_value=-1)",
+     lambda x, i, ax: RN.get(x, i, "fill", -1), "get"),
+    ("xnp.take_along_axis({a}, {i}, axis={axis}, mode='clip')",
+     lambda x, i, ax: RN.take_along_axis(x, i, ax), "along"),
+    ("{a}.at[{i}].add(1)", lambda x, i, ax: RN.update(x, i, "add", 1), "scatter"),
+    ("{a}.at[{i}].mul(2)", lambda x, i, ax: RN.update(x, i, "mul", 2), "scatter"),
+    ("{a}.at[{i}].set(0)", lambda x, i, ax: RN.update(x, i, "set", 0), "scatter"),
+    ("{a}.at[{i}].max(2)", lambda x, i, ax: RN.update(x, i, "max", 2), "scatter"),
+    ("{a}.at[{i}].min(0)", lambda x, i, ax: RN.update(x, i, "min", 0), "scatter"),
+    ("lax.dynamic_slice_in_dim({a}, xnp.ravel({i})[0], 1, {axis})",
+     lambda x, i, ax: RN.dynamic_slice(x, _first(i), 1, ax), "slice"),
+    ("lax.dynamic_slice_in_dim({a}, xnp.ravel({i})[0], 2, {axis})",
+     lambda x, i, ax: RN.dynamic_slice(x, _first(i), 2, ax), "slice"),
+    ("lax.dynamic_update_index_in_dim({a}, xnp.take({a}, 0, axis={axis}), "
+     "xnp.ravel({i})[-1], {axis})",
+     lambda x, i, ax: RN.dynamic_update_index(x, np.take(x, 0, axis=ax), np.ravel(i)[-1], ax),
+     "slice")]
+
 
 @dataclass
 class DtypeCase:
     src: str              # `def f(p0, ...)` in xnp (and `lax`)
     args: tuple           # NumPy arrays of their dtypes
+    # output number -> its NumPy rendering with JAX's semantics (gathers, scatters, dynamic
+    # slices, float -> integer conversions: tests/fuzz/renderings.py) from the operands' eager
+    # values
+    rendered: dict = field(default_factory=dict)
 
     def __repr__(self):
         args = ", ".join(f"np.array({a.tolist()!r}, np.{a.dtype})" for a in self.args)
-        return f"\n{self.src}\n\nargs = ({args},)\n"
+        want = "".join(f"# v{k} should be np.array({v.tolist()!r}, np.{v.dtype})\n"
+                       for k, v in self.rendered.items())
+        return f"\n{self.src}\n\nargs = ({args},)\n{want}"
 
     def fn(self):
         ns = {"xnp": xnp, "lax": lax, "np": np}
@@ -86,6 +129,7 @@ class _Gen:
         self.indexed_only = indexed_only
         self.shape = draw(st.sampled_from(SHAPES))
         self.args, self.names, self.vals, self.lines = [], [], [], []
+        self.rendering, self.rendered = None, {}
 
     def choice(self, seq):
         return self.draw(st.sampled_from(list(seq)))
@@ -116,7 +160,10 @@ class _Gen:
         if how == 0:
             return self.choice(UNARY).format(a=a)
         if how == 1:
-            return f"{a}.astype(xnp.{self.choice(self.dtypes)})"
+            dt = self.choice(self.dtypes)
+            if x.dtype.kind == "f" and np.dtype(dt).kind in "iub":    # (special floats)
+                self.rendering = lambda: RN.to_dtype(x, dt)
+            return f"{a}.astype(xnp.{dt})"
         if how == 2:
             return self.reduction(a, x)
         if how == 3:
@@ -145,24 +192,20 @@ class _Gen:
     def indexed(self, a, x):
         """A gather, scatter or dynamic slice of `a` at traced integer indices: negative,
         out of bounds either way, the index dtype's limits (uint64's from 2**63: out of
-        bounds, never counted from the end)."""
+        bounds, never counted from the end); with its NumPy rendering (JAX's semantics)
+        from the operands' values, kept as `self.rendering` for `statement`."""
         index_dtypes = INTS
-        i, _ = self.operand(lambda v: v.dtype.name in index_dtypes, index_dtypes)
+        i, iv = self.operand(lambda v: v.dtype.name in index_dtypes, index_dtypes)
         axis = self.draw(st.integers(0, x.ndim - 1))
-        return self.choice([
-            f"xnp.take({a}, {i}, axis={axis}, mode='clip')",
-            f"xnp.take({a}, {i}, axis={axis}, mode='fill', fill_value=1)",
-            f"{a}.at[{i}].get(mode='clip')",
-            f"{a}.at[{i}].add(1)",
-            f"{a}.at[{i}].set(0)",
-            f"{a}.at[{i}].max(2)",
-            f"lax.dynamic_slice_in_dim({a}, xnp.ravel({i})[0], 1, {axis})",
-            f"lax.dynamic_update_index_in_dim({a}, xnp.take({a}, 0, axis={axis}), "
-            f"xnp.ravel({i})[-1], {axis})"])
+        forms = [f for f in INDEXED if f[2] != "along" or iv.ndim == x.ndim]
+        src, render, how = self.choice(forms)
+        self.rendering = lambda: render(x, iv, axis)
+        return src.format(a=a, i=i, axis=axis)
 
     def statement(self, k):
         """Draw statements until xforms accepts one; keep it and its eager value."""
         for _ in range(5):
+            self.rendering = None
             src = self.expr()
             try:
                 with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -176,6 +219,8 @@ class _Gen:
                 continue
             self.lines.append(f"    v{k} = {src}")
             self.vals.append((f"v{k}", val))
+            if self.rendering is not None:
+                self.rendered[k] = self.rendering()
             return
         assume(False)
 
@@ -201,12 +246,19 @@ def dtype_programs(draw, max_stmts=5, dtypes=DTYPES, reductions=REDUCE, indexed_
         g.statement(k)
     src = "\n".join([f"def f({', '.join(g.names)}):", *g.lines,
                      f"    return ({', '.join(g.outputs())},)"])
-    return DtypeCase(src, tuple(g.args))
+    return DtypeCase(src, tuple(g.args), g.rendered)
 
 
-def same_bits(got, want, what):
+# `x + 0` with a literal zero: jit folds it to `x` (as XLA does under jax.jit), so a -0.0 stays
+# -0.0 on both tiers and becomes 0.0 eagerly (as in JAX): zeros' signs may differ from eager
+ADDS_ZERO = re.compile(r"(^|[\s(])(0|np\.uint8\(0\)) \+ |\+ (0|np\.uint8\(0\))($|[\s,)])",
+                       re.MULTILINE)
+
+
+def same_bits(got, want, what, zero_signs=True):
     """The same dtype, shape and bits, NaN payloads and signs aside (which NaN comes out
-    where two meet is the code generator's choice)."""
+    where two meet is the code generator's choice); `zero_signs=False`: zeros' signs aside
+    too (see `ADDS_ZERO`)."""
     got, want = np.asarray(got), np.asarray(want)
     assert (got.dtype, got.shape) == (want.dtype, want.shape), \
         f"{what}: {got.dtype}{list(got.shape)} vs {want.dtype}{list(want.shape)}"
@@ -214,6 +266,8 @@ def same_bits(got, want, what):
         nan = np.isnan(want)
         assert np.array_equal(np.isnan(got), nan), f"{what}: NaN at {got!r} vs {want!r}"
         got, want = got[~nan], want[~nan]
+        if not zero_signs:
+            got, want = got + 0, want + 0     # (-0.0 + 0 is 0.0; complex: both parts)
     assert got.tobytes() == want.tobytes(), f"{what}: {got!r} vs {want!r}"
 
 
@@ -233,8 +287,10 @@ def _group_fn(cases):
 
 def check_dtype_tiers(cases):
     """One jitted function runs every program: its compiled tier = its fast tier = the
-    program run eagerly on xforms Arrays (the eager operators: dtypes and bits), and the
-    inputs are as they were."""
+    program run eagerly on xforms Arrays (the eager operators: dtypes and bits) = the NumPy
+    rendering of its gathers, scatters, dynamic slices and float -> integer conversions
+    (`DtypeCase.rendered`, JAX's semantics: output k is statement k's value), and the inputs
+    are as they were."""
     from .checks import fast_tier_only
     before = [[a.copy() for a in c.args] for c in cases]
     with fast_tier_only():
@@ -245,7 +301,13 @@ def check_dtype_tiers(cases):
         for j, (y, z) in enumerate(zip(c, e, strict=True)):
             same_bits(y, z, f"program {k} output {j}: compiled vs fast tier")
         for j, (y, z) in enumerate(zip(eager[k], e, strict=True)):
-            same_bits(y, z, f"program {k} output {j}: eager vs fast tier")
+            signs = not ADDS_ZERO.search(case.src)
+        for j, (y, z) in enumerate(zip(eager[k], e, strict=True)):
+            same_bits(y, z, f"program {k} output {j}: eager vs fast tier", signs)
+        for j, want in case.rendered.items():     # (from the eager operands)
+            for tier, got in (("eager", eager[k]), ("compiled", c), ("fast", e)):
+                same_bits(got[j], want, f"program {k} output {j}: {tier} vs its NumPy "
+                          "rendering (JAX's semantics)", signs or tier == "eager")
         for j, (x, x0) in enumerate(zip(case.args, b)):
             same_bits(x, x0, f"program {k} input {j} after the calls")
 

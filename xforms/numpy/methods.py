@@ -176,6 +176,10 @@ def _array_getitem(self, idx):
         return indexing.getitem(self, idx)
     if type(idx) is list:
         indexing.check_index(idx)           # (JAX's TypeError)
+    if _uint64_arrays(idx):
+        # NumPy casts a uint64 index array to intp, so from 2**63 it would count from the
+        # end; xforms reads an index by its value (out of bounds: clamped, as traced code)
+        return indexing.getitem(self, idx)
     if isinstance(idx, (int, np.integer)):
         # NumPy's: iterating an Array stops at its IndexError
         try:
@@ -193,6 +197,12 @@ def _array_getitem(self, idx):
 
 
 Array.__getitem__ = _array_getitem
+
+
+def _uint64_arrays(idx):
+    """Whether index `idx` holds a uint64 array.  >>> _uint64_arrays((0, np.uint64([1])))  # True"""
+    entries = idx if type(idx) is tuple else (idx,)
+    return any(isinstance(e, np.ndarray) and e.ndim and e.dtype == np.uint64 for e in entries)
 
 
 # ---- the binary operators of eager Arrays ----------------------------------------------
@@ -230,6 +240,11 @@ _CASTABLE = {f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "matmul", "
 # dtypes: x // 0 (NumPy 0, JAX -1 or -2; unsigned: the maximum), x ** -n (NumPy raises, JAX
 # wraps as repeated multiplication)
 _INTEGER_EDGES = {"__floordiv__", "__rfloordiv__", "__pow__", "__rpow__"}
+# ... and whose float zeros' signs differ: NumPy's float x % y and x // y give a zero the
+# divisor's sign or the quotient's (0.0 % -1.0 and -0.0 // inf are -0.0; JAX: 0.0): NumPy's
+# result, its zeros signed as JAX signs them (_jax_zero_signs; the operand whose sign a zero
+# takes, by position)
+_FLOAT_EDGES = {"__mod__": 0, "__rmod__": 1, "__floordiv__": 1, "__rfloordiv__": 0}
 _NUMPY, _XNP = "numpy", "xnp"     # a plan: one of these, or (dtype, weak): cast, then NumPy's
 
 
@@ -310,8 +325,33 @@ def _truediv(x, y):
 _NP_OPS = {"__truediv__": _truediv, "__rtruediv__": lambda x, y: _truediv(y, x)}
 
 
+def _jax_zero_signs(name, np_op):
+    """NumPy's float `%` or `//` (operator `name`) with each zero result signed as JAX signs
+    it: x % y's as x (lax.rem keeps the dividend's sign), x // y's as y ((x - x % y) / y is
+    +0.0 / y there).  The values otherwise are the same.
+
+        >>> _jax_zero_signs("__mod__", np.ndarray.__mod__)(np.array([-4.0]), 2.0)   # [-0.]
+    """
+    by = _FLOAT_EDGES[name]
+
+    def op(x, y):
+        out = np_op(x, y)
+        if getattr(out, "dtype", None) is None or out.dtype.kind != "f":
+            return out
+        o = np.asarray(out)
+        zero = o == 0
+        if not zero.any():
+            return out
+        signed = np.copysign(o, np.asarray((x, y)[by])).astype(o.dtype, copy=False)
+        fixed = np.where(zero, signed, o)
+        return fixed.view(type(out)) if isinstance(out, np.ndarray) else fixed[()]
+    return op
+
+
 def _array_operator(name, fn):
     np_op, plans = _NP_OPS.get(name) or getattr(np.ndarray, name), {}
+    if name in _FLOAT_EDGES:
+        np_op = _jax_zero_signs(name, np_op)
     numpy_plan, xnp_plan = _NUMPY, _XNP        # (closure cells: read faster than globals)
     compares = name in _COMPARISONS
 
@@ -360,6 +400,12 @@ for _name, _fn in _BITWISE.items():
 for _name, _fn in OPERATORS.items():
     if _name not in ("__neg__", "__pos__", "__abs__", "__invert__", "__getitem__"):
         setattr(Array, _name, _array_operator(_name, locate_errors(_fn)))
+# divmod(x, y) is (x // y, x % y) as jax.numpy.divmod: on a traced value (which had none) and
+# on an eager Array (NumPy's: a zero's sign and integer division by zero differ from JAX's)
+for _name, _fn in (("__divmod__", mathfuncs.divmod),
+                   ("__rdivmod__", _swap(mathfuncs.divmod))):
+    setattr(Tracer, _name, locate_errors(_fn))
+    setattr(Array, _name, locate_errors(_fn))
 Tracer.item = lambda self: self._concrete("item()").item()
 Tracer.tolist = lambda self: self._concrete("tolist()").tolist()
 
