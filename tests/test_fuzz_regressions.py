@@ -503,3 +503,16 @@ def test_divmod_of_traced_and_eager_arrays_as_jax():
         q, r = tier(lambda v: divmod(7, v), y)                 # __rdivmod__
         np.testing.assert_array_equal(q, [-2, 3, -4, -3])
         np.testing.assert_array_equal(r, [0, 1, -1, -2])
+
+
+def test_complex64_logaddexp_cancelling_to_near_zero_is_checked_to_its_operands_rounding():
+    """Session 26's deep run: `u32 arctan2 c64` then `c64 logaddexp`, whose second element
+    cancels to -0.00314033+0j (JAX's formula, xforms' value, JAX 0.10.2's too) where the
+    check's reference log(exp(x) + exp(y)) gives -0.00314031+7.6e-9j (-0.00314032+7.6e-9j in
+    complex128): both within complex64's rounding of operands near 1, so the check compares
+    to a tolerance of the operands' size."""
+    from fuzz.promotion import check_promotion
+    check_promotion("u32", [("arctan2", "c64", True), ("logaddexp", "c64", False)])
+    got = xnp.logaddexp(xnp.asarray(np.array([-0.4636476 + 1.19738e-8j], np.complex64)),
+                        xnp.asarray(np.array([-1], np.complex64)))
+    np.testing.assert_allclose(np.asarray(got), [-0.00314033 + 0j], rtol=0, atol=1e-8)
