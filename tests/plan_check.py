@@ -24,8 +24,17 @@ def loop_lines(src):
 
     >>> body = loop_lines(xf.jit(f, tiered=False).lower(*args).as_text())
     """
+    return block_lines(src, lambda ln: ln.lstrip().startswith("for it"))
+
+
+def block_lines(src, opens):
+    """The lines of generated source `src` inside the first block whose opening line
+    satisfies `opens` (deeper-indented lines up to the next line at its depth or less).
+
+    >>> block_lines(src, lambda ln: ln.strip() == "while True:")
+    """
     lines = src.split("\n")
-    start = next(k for k, ln in enumerate(lines) if ln.lstrip().startswith("for it"))
+    start = next(k for k, ln in enumerate(lines) if opens(ln))
     depth = len(lines[start]) - len(lines[start].lstrip())
     out = []
     for ln in lines[start + 1:]:

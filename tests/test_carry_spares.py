@@ -1,6 +1,6 @@
 """A loop's new carry computed in a buffer of its own (a product cannot write into the carry
 it reads) alternates with the carry's buffer: one spare allocated before the loop, none a
-step (xforms/kernels/cpu/control.py `spare_carries`)."""
+step (xforms/kernels/cpu/numba/control.py `spare_carries`)."""
 import numpy as np
 import pytest
 
@@ -8,7 +8,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 
-from plan_check import loop_lines
+from plan_check import block_lines, loop_lines
 
 RNG = np.random.default_rng(7)
 W = RNG.standard_normal((6, 6)) / 3.0        # (arrays over 32 elements: not scalarized)
@@ -16,19 +16,6 @@ W = RNG.standard_normal((6, 6)) / 3.0        # (arrays over 32 elements: not sca
 
 def _allocs(lines):
     return [ln for ln in lines if any(s in ln for s in ("empty_c(", "np.empty", ".copy()"))]
-
-
-def _block(src, head):
-    """The lines of the first block of generated source `src` opened by `head`."""
-    lines = src.split("\n")
-    start = next(k for k, ln in enumerate(lines) if ln.strip() == head)
-    depth = len(lines[start]) - len(lines[start].lstrip())
-    out = []
-    for ln in lines[start + 1:]:
-        if ln.strip() and len(ln) - len(ln.lstrip()) <= depth:
-            break
-        out.append(ln)
-    return out
 
 
 def rnn(w, h0, xs):
@@ -84,7 +71,7 @@ def test_fori_and_while_carries_alternate():
                               (a, b, 0))
     w = xf.jit(wl, tiered=False)
     src = w.lower(a0, b0).as_text()
-    assert not _allocs(_block(src, "while True:")), src
+    assert not _allocs(block_lines(src, lambda ln: ln.strip() == "while True:")), src
     for got, want in zip(w(a0, b0)[:2], ref(a0, b0, 3), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
