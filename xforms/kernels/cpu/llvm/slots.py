@@ -47,7 +47,7 @@ def in_place(m, eqn):
 def product(m, st, ty):
     """Matrix product step `st` (element type `ty`) whose output is placed in a
     concatenate's slot, written there as the Numba kernel's `_dot_general` writes it
-    (xforms/kernels/cpu/ops.py): on matrix views of the output (a product written
+    (xforms/kernels/cpu/numba/ops.py): on matrix views of the output (a product written
     transposed, operands read by views, or no matrix view of the slot in the product's
     shape: `views.emit`), by its loops where it is tiny (`products.by_loops`), else per
     matrix of the batch on the slot's rows (`_slot_product`: `la_mm_views`, the nest or

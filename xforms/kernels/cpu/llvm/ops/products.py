@@ -76,7 +76,7 @@ def accepts(eqn, ty, copied=False):
         # kernel's zeros for it are not written here)
         raise Refused("an empty contraction or sizes past a C int")
     (_, _), (lb, rb) = eqn.params["dimension_numbers"]
-    # (xforms/kernels/cpu/ops.py `_dot_general`: batch, free, contracted for x; batch,
+    # (xforms/kernels/cpu/numba/ops.py `_dot_general`: batch, free, contracted for x; batch,
     # contracted, free for y -- then both 'n')
     perms = (None if xl else tuple(lb) + tuple(xf) + tuple(kx),
              None if yl else tuple(rb) + tuple(ky) + tuple(yf))
@@ -104,7 +104,7 @@ def emit(mod, spec, acc=None):
 
 def _copies(mod, spec, xd, yd):
     """Operands the Numba kernel copies into a transposed layout (`spec.perms`: the axis
-    order of each copy; xforms/kernels/cpu/ops.py `_transposed_copy`), copied so into
+    order of each copy; xforms/kernels/cpu/numba/ops.py `_transposed_copy`), copied so into
     buffers of `aligned_alloc`: -> (x's data, y's data, the copies to free).  A copy holds
     the operand's values, so the product on it is the Numba kernel's bit for bit.
 

@@ -59,7 +59,7 @@ def matrices(pspec, steps):
     """The `Spec` of products.py's `pspec` (contiguous operands in 'n'/'t' layouts, batch
     leading) whose output is matrices with rows `steps[-2]` apart and (batched) `steps[0]`
     between matrices: a concatenate's slot, which the Numba kernel's `_slot_product`
-    (xforms/kernels/cpu/ops.py) fills by `la_mm_views` per matrix, as `emit` does.
+    (xforms/kernels/cpu/numba/ops.py) fills by `la_mm_views` per matrix, as `emit` does.
 
         >>> matrices(products.accepts(eqn, "float"), (768, 1)).o.ld    # dq of split(h @ w)
         768
