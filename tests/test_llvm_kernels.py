@@ -93,7 +93,8 @@ def test_bad_arguments_raise_type_error():
     (lambda x: xnp.fmod(x, 2.0), (np.ones((16, 8)),)),              # no spelling (loops.py)
     (lambda x: x * 3 + 1, (np.int64(4),)),                          # integers
     (lambda x: xnp.arctan2(x, 2.0), (0.5,)),                        # no spelling here
-    (lambda x: (x * 2.0 > 1.0), (0.5,)),                            # a bool output
+    (lambda x: x * 2.0, (np.complex128(1 + 1j),)),                   # complex (a bool
+                                                                    # output: taken, s26)
 ])
 def test_outside_the_class_numba_compiles_it(f, args):
     closed = xf.make_jaxpr(f)(*args)

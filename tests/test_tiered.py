@@ -272,7 +272,7 @@ def test_dead_worker_falls_back_to_compiling_here(fresh_worker, monkeypatch):
     np.testing.assert_allclose(jf(x), np.expm1(x) * 0.25)
 
 
-def test_the_worker_compiles_programs_with_user_primitives(fresh_worker):
+def test_the_worker_compiles_programs_with_user_primitives(fresh_worker, monkeypatch):
     """random draws call the Threefry user primitive: the worker imports its function by
     name (xforms/kernels/user_prims.py `importable`); one it cannot import (a lambda) is compiled
     here, without a warning either way."""
@@ -290,6 +290,9 @@ def test_the_worker_compiles_programs_with_user_primitives(fresh_worker):
     twice.def_numba(lambda x: x * 2.0 + 1.0, elementwise=True)
     twice.def_abstract_eval(lambda a: a)
     assert user_prims.importable(user_prims.register(twice)[0]) is None
+    # (the Numba path, whose kernels the worker compiles: the direct LLVM path has taken
+    # uint32 and threefry in this process since session 26)
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
     fns = [(xf.jit(lambda k: random.normal(k, (50,)), tiered=True), random.PRNGKey(3)),
            (xf.jit(lambda x: twice.bind(x) - 1.0, tiered=True), np.linspace(0, 1, 40))]
     jobs = fresh_worker._next_id
