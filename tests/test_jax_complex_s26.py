@@ -150,3 +150,15 @@ def test_complex_owens_t_as_jax(tiers):
         assert r.dtype == np.complex128
         np.testing.assert_allclose(r.real, np.real(want), rtol=1e-9, atol=1e-15)
         np.testing.assert_allclose(r.imag, np.imag(want), rtol=1e-9, atol=1e-15)
+
+
+def test_complex_division_derivatives_to_second_order():
+    """The division with XLA's special values keeps the quotient rule's derivatives:
+    check_grads to second order, forward and reverse, eagerly and under jit (finite
+    operands, where both formulas are the textbook quotient)."""
+    import xforms as xf
+    from xforms.test_util import check_grads
+    x = np.array([1.5 + 0.5j, -2 + 1j, 0.25 - 3j])
+    y = np.array([0.7 - 1.2j, 3 + 0.25j, -1e-3 + 2j])
+    check_grads(lambda a, b: a / b, (x, y), order=2, modes=("fwd", "rev"))
+    check_grads(xf.jit(lambda a, b: a / b), (x, y), order=2, modes=("fwd", "rev"))
