@@ -190,3 +190,17 @@ def test_at_updates_with_duplicate_traced_indices(op):
     both(lambda a, j, w: getattr(a.at[j], op)(w), x, i, u, expected=_np_update(x, i, op, u))
     both(lambda a, j: getattr(a.at[j, 2], op)(3.0), I64, np.array([0, 0, 1]),
          expected=_np_update(I64, (np.array([0, 0, 1]), 2), op, 3))
+
+
+def test_an_element_of_an_eager_array_is_a_0d_array_with_jax_operators():
+    # JAX 0.10.2: jnp.array([-4., 3.])[0] % 2.0 -> -0.0 (NumPy's scalar gives +0.0);
+    # jnp.array([7, 0], int32): i[0] // i[1] -> -2 (NumPy's scalar: 0 and a warning)
+    a = xnp.array([-4.0, 3.0])
+    i = xnp.array([7, 0], dtype=xnp.int32)
+    e = a[0]
+    assert type(e) is core.Array and e.shape == () and e.dtype == a.dtype
+    assert not np.shares_memory(e, a)           # its own buffer: `a` may be collected
+    assert np.signbit(e % 2.0)
+    assert int(i[0] // i[1]) == -2 and (i[0] // i[1]).dtype == np.int32
+    assert [type(v) for v in a] == [core.Array, core.Array]   # iteration, as in JAX
+    assert float(a[1]) == 3.0 and f"{a[1]:.1f}" == "3.0" and list(range(i[0]))[-1] == 6

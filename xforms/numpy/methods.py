@@ -193,6 +193,10 @@ def _array_getitem(self, idx):
             # an index array out of bounds (or uint64 from 2**63): clamped, as by a
             # jax.Array (xforms' getitem raises the other errors)
             return indexing.getitem(self, idx)
+    if isinstance(out, np.generic):
+        # a jax.Array's element is a 0-d Array (its operators are JAX's: `a[0] % 2.0`,
+        # `i[0] // 0`), in a buffer of its own (a view would keep all of `self` alive)
+        out = np.array(out).view(Array)
     return core.as_weak(out) if self.weak_type else out   # a part of a weak array is weak
 
 
