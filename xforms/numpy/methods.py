@@ -14,7 +14,7 @@ from ..core import source_info
 from ..core import trace as core
 from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
-from . import bitwise_ops, cumulative, mathfuncs, matrices, sorting
+from . import bitwise_ops, cumulative, mathfuncs, matrices, searching, sorting
 from . import manipulation as shape
 from ..primitives.complex_arith import division as complex_division
 from ._util import locate_errors, promote_dtypes
@@ -557,3 +557,21 @@ for _name in ("sum", "prod", "mean", "std", "var", "cumsum", "cumprod"):    # (a
     setattr(Array, _name, _plain_method(_name, 2))
 for _name in ("max", "min", "any", "all"):                                   # (axis, out)
     setattr(Array, _name, _plain_method(_name, 1))
+for _name in ("argmax", "argmin", "dot"):                                     # (..., out)
+    setattr(Array, _name, _plain_method(_name, 1))
+Array.trace = _plain_method("trace", 4)              # (offset, axis1, axis2, dtype, out)
+Array.searchsorted = _plain_method("searchsorted", 3)                   # (no out)
+Array.nonzero = lambda self: searching.nonzero(self)     # (a tuple of Arrays, as in JAX)
+
+
+def _array_take(self, indices, axis=None, out=None, mode=None, **kwargs):
+    """JAX's `a.take`: an out-of-bounds index gives NaN (mode "fill") where NumPy's raises;
+    NumPy's own where NumPy's function asked for it (`np.take` spells out mode="raise").
+
+        >>> xnp.arange(3.).take(7)          # Array(nan)"""
+    if out is not None or mode in ("raise", "wrap"):
+        return _wrap(np.ndarray.take(_VIEW(self, _ND), indices, axis, out, mode or "raise"))
+    return indexing.take(self, indices, axis, mode=mode, **kwargs)
+
+
+Array.take = _array_take

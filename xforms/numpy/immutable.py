@@ -1,0 +1,56 @@
+"""An eager `Array` is immutable, as a `jax.Array` is, although it is a NumPy array underneath.
+
+Code written for JAX relies on it: `b = a; a += 1` leaves `b` as it was, `a.sort()` returns
+a sorted copy, and `a[0] = 1` is refused (JAX's TypeError) rather than changing an array a
+jitted function, a closure or a cache may also hold.  NumPy's own in-place methods that a
+`jax.Array` lacks (`fill`, `put`, ...) are refused the same way.
+
+    >>> a = xnp.arange(3.); b = a; a += 1; b       # Array([0., 1., 2.])
+
+(Arrays stay writable underneath: the compiled tiers and the fast tier write results into
+fresh buffers through NumPy's C functions, which this does not touch.)
+"""
+from ..core.trace import Array
+from . import sorting
+
+_ADVICE = "instead of x[idx] = y, use x = x.at[idx].set(y) (or another .at[] method)"
+
+
+def _refuse_item_assignment(self, idx, value):
+    raise TypeError("xforms arrays are immutable and do not support in-place item "
+                    f"assignment: {_ADVICE}")
+
+
+def _rebinding(name):
+    """`a op= b` as `a = a op b`: a new Array, `a`'s old value untouched (JAX's arrays have
+    no in-place operators, so Python falls back to the binary one)."""
+    binary = getattr(Array, name)
+
+    def inplace(self, other):
+        return binary(self, other)
+    inplace.__name__ = name.replace("__", "__i", 1)
+    return inplace
+
+
+def _refused_method(name):
+    def refused(self, *args, **kwargs):
+        raise AttributeError(f"xforms arrays are immutable and have no {name}() (jax.Array "
+                             f"has none either): build a new array, e.g. {_ADVICE}")
+    refused.__name__ = name
+    return refused
+
+
+def _sort(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """JAX's `a.sort()`: a sorted copy (NumPy's sorts in place and returns None)."""
+    return sorting.sort(self, axis, kind=kind, order=order, stable=stable,
+                        descending=descending)
+
+
+Array.__setitem__ = _refuse_item_assignment
+# (installed after xforms.numpy.methods, whose JAX-semantics binary operators these call)
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+            "xor", "lshift", "rshift"):
+    setattr(Array, f"__i{_op}__", _rebinding(f"__{_op}__"))
+for _name in ("fill", "put", "partition", "resize", "itemset", "setfield"):
+    setattr(Array, _name, _refused_method(_name))
+Array.sort = _sort
