@@ -40,11 +40,11 @@ def _loop_carries(plan):
     again -- the VAE epoch's 22 MB of parameters and velocities, 7.5% of its CPU time in
     the kernel (perf, one thread) against 1.2% for the Numba kernel, which pools them."""
     found = set()
-    for st in plan.steps:
-        if st.kind != "control" or st.eqn.prim.name not in ("scan", "for_loop", "while"):
+    for st in plan.steps:           # (a loop's facts name its carries; a scan's come first)
+        if st.kind != "control" or st.eqn.prim.facts.carries is None:
             continue
         eqn = st.eqn
-        n = int(eqn.params["num_carry"]) if eqn.prim.name == "scan" else len(eqn.outvars)
+        n = int(eqn.params.get("num_carry", len(eqn.outvars)))
         for v in eqn.outvars[:n]:
             s = plan.storage.get(v)
             if (v.aval.shape and s is not None and not s.external and plan.reuse.get(v) is None
