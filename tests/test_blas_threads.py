@@ -33,8 +33,10 @@ def test_load_sampling_and_openblas_found():
 
 def test_policy_waits_for_outside_load_but_not_for_our_compile_worker():
     p = blas_threads.Policy(2)
-    # another process on one core: one thread at once, two only after CALM_SAMPLES quiet samples
-    assert p.step(others=1.0, children=0.0) == 1
+    # another process on one core: one thread after LOADED_SAMPLES samples of it, two only
+    # after CALM_SAMPLES quiet samples
+    counts = [p.step(others=1.0, children=0.0) for _ in range(blas_threads.LOADED_SAMPLES)]
+    assert counts == [2] * (blas_threads.LOADED_SAMPLES - 1) + [1]
     counts = [p.step(others=0.0, children=0.0) for _ in range(blas_threads.CALM_SAMPLES)]
     assert counts[:-1] == [1] * (blas_threads.CALM_SAMPLES - 1) and counts[-1] == 2
     # our own compile worker busy on a core: one thread while it runs, two as soon as it stops
@@ -44,6 +46,25 @@ def test_policy_waits_for_outside_load_but_not_for_our_compile_worker():
     # both: the outside load still needs the calm period
     p.step(others=1.0, children=1.0)
     assert p.step(others=0.0, children=0.0) == 1
+
+
+def test_policy_keeps_the_threads_through_one_sample_of_outside_load():
+    """One 0.25 s sample of outside load (a daemon waking on a quiet machine) does not take
+    the second BLAS thread away for the next 2 s: a lasting load (samples in a row) does.
+    The old policy dropped at once, so one spike made a benchmark row's whole timing run on
+    one thread in one process and not in the next."""
+    p = blas_threads.Policy(2)
+    spikes = [1.2, 0.0, 0.0, 0.9, 0.1, 0.0, 1.0, 0.0]     # isolated samples of load
+    assert [p.step(others=o, children=0.0) for o in spikes] == [2] * len(spikes)
+    # a load that lasts: dropped on its second sample, held while it lasts and CALM after
+    got = [p.step(others=1.0, children=0.0) for _ in range(4)]
+    got += [p.step(others=0.0, children=0.0) for _ in range(blas_threads.CALM_SAMPLES)]
+    assert got == [2, 1, 1, 1] + [1] * (blas_threads.CALM_SAMPLES - 1) + [2]
+    # load that comes back within the calm period restarts it (hysteresis both ways)
+    p.step(others=1.0, children=0.0), p.step(others=1.0, children=0.0)
+    got = [p.step(others=o, children=0.0) for o in [0.0] * 5 + [1.0] + [0.0] * 7]
+    assert got == [1] * 13
+    assert p.step(others=0.0, children=0.0) == 2
 
 
 def test_children_cpu_is_read_from_proc():

@@ -9,9 +9,13 @@ at code-generation time is right for both, so `AdaptiveThreads` measures: it run
 kernel with all threads (NUMBA_NUM_THREADS) or with one, whichever has recently been
 faster (the best of its last 4 calls: a single call stalled by the machine is no load), and
 now and then tries the other (after 8 calls, then with exponential backoff up to 1024
-calls while the other stays slower).  A call that becomes 2x slower than the other
-setting's last time triggers a new try at once.  A call on all threads right after one on
-a single thread is not timed (a try of all threads then spans two calls): it wakes the
+calls or 2 s while the other stays slower).  Every decision rests on several calls: a try
+times 2 calls of the other setting and keeps the best, and the first try comes after 2
+timed calls of all threads (one call each made the choice differ from one process to the
+next: the VAE's loops ran on two threads in two processes and on one in the third,
+session 26).  Two calls in a row 2x slower than the other setting's best trigger a new try
+at once (one stalled call does not).  A call on all threads right after one on a single
+thread is not timed (a try of all threads then spans three calls): it wakes the
 sleeping workers -- a 1e5-element prange loop, 0.057 ms on one thread and 0.031 on two,
 took 0.087 ms on its first call on two (measured 2026-11-28) -- and timing it kept a
 kernel on one thread for good once a moment of load had put it there.  Results do not
@@ -37,6 +41,8 @@ numba = None
 _FIRST_PROBE = 8
 _MAX_INTERVAL = 1024
 _RECENT = 4
+_TRY_CALLS = 2          # timed calls of a setting a decision rests on
+_MAX_PROBE_S = 2.0      # the other setting is tried at least this often (s) after the first try
 
 # After a parallel loop, libgomp (Numba's "omp" threading layer) keeps its worker spinning
 # on PAUSE for GOMP_SPINCOUNT = 300000 iterations before it sleeps: 4-6 ms of CPU measured
@@ -204,15 +210,22 @@ class AdaptiveThreads:
         self.control = control
         self.all = max(1, threads or _load_numba().config.NUMBA_NUM_THREADS)
         self.mode = self.all
-        self.times = {}                 # threads -> wall time of a call (s), of `recent`
-        self.recent = {}                # threads -> the last _RECENT calls' times
         self.calls = 0
+        self._restart()
+
+    def _restart(self):
+        """Measure both settings afresh: the first try after _TRY_CALLS timed calls."""
+        self.times = {}                 # threads -> best time (s) of its recent calls
+        self.recent = {}                # threads -> the last _RECENT calls' times
         self.interval = _FIRST_PROBE
-        self.next_probe = 2             # measure both settings early
+        self.trying = None              # times of the current try's calls; None: no try
+        self.slow = 0                   # calls in a row 2x slower than the other's best
+        self.tried_at = None            # clock at the end of the last try
         # the first call of a kernel is not timed: it touches its buffers for the first time
         # (a 40 ms CNN gradient's took 86 ms on two threads; timed, it made one thread look
         # faster until the next probe, 8 calls later)
         self.warm = False
+        self.next_probe = self.calls + 2 + _TRY_CALLS
         self.last = self.all            # the threads of the previous call
 
     def __getattr__(self, name):        # .stats, .signatures ... of the dispatcher
@@ -223,18 +236,30 @@ class AdaptiveThreads:
         measuring all threads against one as at the start."""
         self.kernel = kernel
         self.all = self.mode = max(1, threads or _load_numba().config.NUMBA_NUM_THREADS)
-        self.times, self.recent, self.interval = {}, {}, _FIRST_PROBE
-        self.next_probe = self.calls + 2
-        self.warm = False
+        self._restart()
 
     def _other(self):
         return 1 if self.mode == self.all else self.all
+
+    def _due(self, now):
+        """Whether a try of the other setting starts with this call."""
+        if not self.warm or self.trying is not None:
+            return False
+        # a try lost under a passing load backs off for up to 1024 calls, which a quiet
+        # machine then never cuts short (the setting kept is not getting slower): try again
+        # after _MAX_PROBE_S, or after 100 calls' time for long kernels (tries ~1% of the time)
+        since = None if self.tried_at is None else now - self.tried_at
+        late = since is not None and since > max(_MAX_PROBE_S, 100 * self.times.get(self.mode, 0))
+        return self.calls >= self.next_probe or late
 
     def __call__(self, *args):
         if self.all == 1:
             return self.kernel(*args)
         self.calls += 1
-        probe = self.warm and self.calls >= self.next_probe
+        t0 = time.perf_counter()
+        if self._due(t0):
+            self.trying = []
+        probe = self.trying is not None
         k = self._other() if probe else self.mode
         CALLS[k] = CALLS.get(k, 0) + 1
         if probe:
@@ -247,30 +272,39 @@ class AdaptiveThreads:
             r = self.kernel(*args)
         finally:
             control.set_num_threads(prev)
+        t1 = time.perf_counter()
         waking, self.last = k > self.last, k      # it woke the workers: not timed
         if self.warm and not waking:
-            self._record(k, time.perf_counter() - t0, probe)
-        elif not self.warm:
-            self.warm, self.next_probe = True, self.calls + 2
+            self._record(k, t1 - t0, t1)
+        self.warm = True
         return r
 
-    def _record(self, k, dt, probe):
+    def _record(self, k, dt, now):
+        if self.trying is not None:
+            self.trying.append(dt)
+            if len(self.trying) >= _TRY_CALLS:
+                self._decide(k, now)
+            return
         recent = self.recent.setdefault(k, [])
-        if probe:           # the setting was last measured long ago: start afresh
-            recent.clear()
         recent.append(dt)
         del recent[:-_RECENT]
         # the best of the last few calls: one call stalled by the machine (a 2x spike on
         # the VM) does not make the setting look slow, a lasting load shows in all of them
         self.times[k] = min(recent)
-        if probe:
-            mine, other = self.times[k], self.times.get(self.mode)
-            if other is None or mine < other:
-                self.mode, self.interval = k, _FIRST_PROBE
-            else:
-                self.interval = min(2 * self.interval, _MAX_INTERVAL)
-            self.next_probe = self.calls + self.interval
-            return
         other = self.times.get(self._other())
-        if other is not None and dt > 2.0 * other:      # conditions changed: look again
-            self.next_probe = self.calls + 1
+        self.slow = self.slow + 1 if other is not None and dt > 2.0 * other else 0
+        if self.slow >= _TRY_CALLS:                     # conditions changed: look again
+            self.next_probe, self.slow = self.calls + 1, 0
+
+    def _decide(self, k, now):
+        """End a try of setting `k`: keep it if its best call beat the current setting's
+        best of its recent calls (a tie keeps the current one)."""
+        tried, self.trying, self.tried_at = self.trying, None, now
+        self.recent[k] = tried[-_RECENT:]     # measured afresh: older calls are stale
+        mine, other = min(tried), self.times.get(self.mode)
+        self.times[k] = mine
+        if other is None or mine < other:
+            self.mode, self.interval = k, _FIRST_PROBE
+        else:
+            self.interval = min(2 * self.interval, _MAX_INTERVAL)
+        self.next_probe = self.calls + self.interval

@@ -3,7 +3,7 @@ allocates them): the outputs the executable's pool passes in, the temporaries ca
 its workspace, and the temporaries computed in an output's array -- the Numba path's rules
 (xforms/kernels/cpu/buffers.py), so that both touch the same memory.
 
-    pooled_outputs(plan)   # outputs of 32 MiB or more: trailing arguments
+    pooled_outputs(plan)   # outputs of 32 MiB or more, loop carries of 1 MiB: trailing arguments
     workspace(plan)        # (bytes, {temporary: offset}) of 16 kB or more in all, else (0, {})
     stepped(plan)          # the scans' carries stepped through the rows of their residuals
     shared(plan)           # {temporary: output} computed in the output's array
@@ -14,17 +14,43 @@ import numpy as np
 
 from ...plan.fusion import stepped_carries
 from ...prepare.fusion_classes import REDUCTIONS
-from ..buffers import ALIGN, POOLED_OUTPUT_MIN_BYTES, WORKSPACE_MIN_BYTES
+from ...prepare.shape_symbols import is_symbolic
+from ..buffers import ALIGN, POOLED_CARRY_MIN_BYTES, POOLED_OUTPUT_MIN_BYTES, WORKSPACE_MIN_BYTES
 from . import invariants
 
 
 def pooled_outputs(plan):
     """The outputs written into buffers the executable's pool passes in after the arguments
     (xforms/kernels/cpu/buffers.py: from glibc's largest mmap threshold, a fresh array
-    would fault every page in every call), in the order the kernel takes them."""
+    would fault every page in every call; a top-level loop's carry from
+    POOLED_CARRY_MIN_BYTES, as the Numba path's `pooled_carry`), in the order the kernel
+    takes them."""
     outs = [v for v in plan.outputs if v.aval.shape]
+    carries = _loop_carries(plan)
     return [v for v in dict.fromkeys(outs) if outs.count(v) == 1
-            and v not in plan.jaxpr.invars and array_nbytes(v) >= POOLED_OUTPUT_MIN_BYTES]
+            and v not in plan.jaxpr.invars and array_nbytes(v) >= (
+                POOLED_CARRY_MIN_BYTES if v in carries else POOLED_OUTPUT_MIN_BYTES)]
+
+
+def _loop_carries(plan):
+    """The array carries of the plan's loops (scan, for_loop, while) in buffers of their own.
+
+    An optimizer's state updated by a fori_loop leaves as outputs that the caller drops
+    all at once, more than glibc keeps: allocated afresh, each call faulted every page in
+    again -- the VAE epoch's 22 MB of parameters and velocities, 7.5% of its CPU time in
+    the kernel (perf, one thread) against 1.2% for the Numba kernel, which pools them."""
+    found = set()
+    for st in plan.steps:           # (a loop's facts name its carries; a scan's come first)
+        if st.kind != "control" or st.eqn.prim.facts.carries is None:
+            continue
+        eqn = st.eqn
+        n = int(eqn.params.get("num_carry", len(eqn.outvars)))
+        for v in eqn.outvars[:n]:
+            s = plan.storage.get(v)
+            if (v.aval.shape and s is not None and not s.external and plan.reuse.get(v) is None
+                    and not is_symbolic(v.aval.shape)):
+                found.add(v)
+    return found
 
 
 def shared(plan):

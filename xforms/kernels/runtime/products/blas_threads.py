@@ -9,8 +9,10 @@ splits work into many small tasks that idle threads steal, so it degrades gracef
 The policy here: a daemon thread samples /proc/stat four times a second, subtracts this
 process's own CPU time (os.times), and sets the OpenBLAS libraries that Numba's `np.dot`
 (SciPy's) and NumPy use to ``round(cores - cores used by other processes)`` threads, at
-least 1: fewer as soon as a sample shows load, more only after 2 s without it -- or at
-once when the load was our own child, the tiered compile worker, and it has finished
+least 1: fewer once two samples in a row show load (0.5 s: one sample's spike -- a
+daemon waking, a short-lived process -- held a quiet machine's products on one thread for
+2 s, longer than a benchmark row's whole timing), more only after 2 s without it; for our
+own child, the tiered compile worker, fewer at once and more as soon as it has finished
 (`Policy`; its CPU time is read from /proc, so its demand is known exactly).  An idle
 machine gets every core for large products; a loaded one gets one thread per product,
 which never waits on a descheduled helper.  Products below OpenBLAS's own
@@ -43,6 +45,7 @@ from ..threads import bundled_openblas
 
 INTERVAL_S = 0.25
 CALM_SAMPLES = 8          # 2 s without load before threads are added back
+LOADED_SAMPLES = 2        # samples in a row of outside load before threads are taken away
 _SYMBOLS = ("scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
             "openblas_set_num_threads", "openblas_set_num_threads64_")
 _started = False
@@ -130,29 +133,40 @@ def _busy_ticks():
 class Policy:
     """The thread count from one load sample to the next.
 
-    Fewer threads at once; more only after CALM_SAMPLES samples in a row that allow them
-    (while we hold the cores, other processes' measured share understates their demand) --
-    unless the load that held the count down was our own child processes (the tiered
-    compile worker), whose demand is measured exactly: then more as soon as they stop.
+    Fewer threads after LOADED_SAMPLES samples in a row that want fewer (one sample of
+    outside load is no lasting load); more only after CALM_SAMPLES samples in a row that
+    allow them (while we hold the cores, other processes' measured share understates their
+    demand) -- unless the load was our own child processes (the tiered compile worker),
+    whose demand is measured exactly: then fewer at once and more as soon as they stop.
+    The count starts at every core (OpenBLAS's own start).
 
+        >>> p = Policy(2)
+        >>> p.step(others=1.0, children=0.0), p.step(others=1.0, children=0.0)
+        (2, 1)
         >>> p = Policy(2)
         >>> p.step(others=0.0, children=1.0), p.step(others=0.0, children=0.0)
         (1, 2)
     """
 
     def __init__(self, cores):
-        self.cores, self.current, self.calm, self.outside_calm = cores, None, 0, CALM_SAMPLES
+        self.cores, self.current, self.calm, self.outside_calm = cores, cores, 0, CALM_SAMPLES
+        self.loaded = 0
 
     def step(self, others, children):
         """`others`: cores used by outside processes; `children`: by our own children."""
         want = choose_threads(self.cores, others + children)
         quiet_outside = choose_threads(self.cores, others) == self.cores
         self.outside_calm = self.outside_calm + 1 if quiet_outside else 0
-        if self.current is not None and want > self.current:
-            self.calm += 1
+        if want > self.current:
+            self.calm, self.loaded = self.calm + 1, 0
             if self.calm < CALM_SAMPLES and self.outside_calm < CALM_SAMPLES:
                 return self.current
-        self.current, self.calm = want, 0
+        elif want < self.current:
+            self.loaded, self.calm = self.loaded + 1, 0
+            ours = choose_threads(self.cores, children) < self.current
+            if self.loaded < LOADED_SAMPLES and not ours:
+                return self.current
+        self.current, self.calm, self.loaded = want, 0, 0
         return want
 
 
