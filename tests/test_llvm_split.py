@@ -96,3 +96,45 @@ def test_no_part_on_a_loaded_machine(monkeypatch):
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert engine.core_free() == (not any(job.is_alive() for job in engine._aside))
+
+
+SYNTHETIC = """declare ptr @get(ptr)
+define ptr @xf_kernel(ptr %self, ptr %args, i64 %nargs) {
+entry:
+  %acc = alloca double
+  %o = load ptr, ptr %args
+  %d = call ptr @get(ptr %o)
+  %w = getelementptr i8, ptr %d, i64 64
+; xf-step
+  store double 1.0, ptr %d
+; xf-step
+  %v = load double, ptr %w
+  store double %v, ptr %acc
+  %u = load double, ptr %acc
+  store double %u, ptr %d
+; xf-step
+  %bad = icmp eq ptr %o, null
+  br i1 %bad, label %fail, label %ok
+fail:
+  ret ptr null
+ok:
+; xf-step
+  store double 2.0, ptr %w
+; xf-end
+  ret ptr %o
+}
+"""
+
+
+def test_the_cut_moves_whole_steps_that_cannot_return(monkeypatch):
+    """A step that can return stays in the kernel; a workspace offset is recomputed in the
+    part and a register is the part's own, so that only the base pointer crosses."""
+    monkeypatch.setattr(engine, "SPLIT_MIN_LINES", 0)
+    kernel, [(sym, part)] = engine.split(SYNTHETIC, "xf_kernel")
+    body = part.split(f"define void @{sym}(", 1)[1]
+    assert body.startswith("ptr %d)")
+    assert "%acc = alloca double" in body and "%w = getelementptr i8, ptr %d, i64 64" in body
+    assert "ret ptr" not in body and "label %fail" in kernel
+    import llvmlite.binding as llvm
+    llvm.parse_assembly(kernel).verify()
+    llvm.parse_assembly(part).verify()
