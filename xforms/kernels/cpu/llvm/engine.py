@@ -21,6 +21,7 @@ integer constant (`inttoptr (i64 ...)`) is compiled without the disk cache.
 import contextlib
 import ctypes
 import hashlib
+import os
 import re
 import sys
 import threading
@@ -64,10 +65,11 @@ _new_function.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
 
 
 class _Owner:
-    """What a compiled function needs alive: its engine and its method record."""
+    """What a compiled function needs alive: its engine, its method record and the
+    compiles of the parts it calls (`split`)."""
 
-    def __init__(self, engine, methoddef):
-        self.engine, self.methoddef = engine, methoddef
+    def __init__(self, engine, methoddef, parts=()):
+        self.engine, self.methoddef, self.parts = engine, methoddef, parts
 
 
 class _Code:
@@ -270,9 +272,16 @@ def _load(code, tm, context=None, aside=False):
 
 def _finalize(engine, aside):
     """Resolve `engine`'s symbols: those compiled aside bound first (`wait_aside`), unless
-    this is one of those compiles (`aside`)."""
-    if not aside:
+    this is one of those compiles (`aside`: True, or the jobs to join first, `_Aside.after`:
+    one that failed leaves a symbol unresolved, and this compile is redone by
+    `wait_aside` after it)."""
+    if aside is False:
         wait_aside()
+    elif aside is not True:
+        for job in aside:
+            job.join()
+        if any(job.owner is None for job in aside):    # (unresolved: LLVM would abort)
+            raise RuntimeError("a compile aside it calls failed")
     engine.finalize_object()
 
 
@@ -345,7 +354,7 @@ class _Aside(threading.Thread):
     def __init__(self, text, name, passes):
         super().__init__(name=f"xforms-llvm-{name}", daemon=True)
         self.text, self.fn_name, self.passes = text, name, passes
-        self.owner, self.error = None, None
+        self.owner, self.error, self.after = None, None, []
         self.tm = _target_machine()          # (LLVM set up here, on the caller's thread)
 
     def run(self):
@@ -356,7 +365,7 @@ class _Aside(threading.Thread):
             engine = None
             if code is not None:
                 try:
-                    engine = _load(code, self.tm, context, aside=True)
+                    engine = _load(code, self.tm, context, aside=self.after or True)
                     if not engine.get_function_address(self.fn_name):
                         engine = None
                 except Exception:            # (a cache problem costs the compile only)
@@ -365,7 +374,8 @@ class _Aside(threading.Thread):
                     object_cache.discard(key)
                     self.tm = _target_machine()
             if engine is None:
-                engine, code = _compile(self.text, self.tm, self.passes, context, aside=True)
+                engine, code = _compile(self.text, self.tm, self.passes, context,
+                                        aside=self.after or True)
                 if key and code is not None:
                     object_cache.store(key, code)
             llvm.add_symbol(self.fn_name, engine.get_function_address(self.fn_name))
@@ -374,7 +384,7 @@ class _Aside(threading.Thread):
             self.error = e
 
 
-def compile_aside(text, name, passes=True):
+def compile_aside(text, name, passes=True, after=False):
     """Start compiling function `name` of LLVM IR `text` (as `compile_function`) on a
     thread of its own, bound as symbol `name` when done: every engine compiled or loaded
     later waits for it before resolving its symbols (`wait_aside`).  -> the job (keep it:
@@ -382,9 +392,13 @@ def compile_aside(text, name, passes=True):
     nests) optimises its own module meanwhile, on the other core.
 
         job = compile_aside(nest_text, "xf_small_mm_float_nn", passes=False)
+
+    `after`: its symbols are resolved once the compiles aside started before it are done
+    (a kernel's part calling small_mm's nests, `split`).
     """
     job = _Aside(text, name, passes)
     with _aside_lock:
+        job.after = _aside[:] if after else []
         _aside.append(job)
     job.start()
     return job
@@ -404,8 +418,166 @@ def wait_aside():
             llvm.add_symbol(job.fn_name, address)
 
 
+# ---- a kernel's later steps as a function of their own, compiled beside the rest ---------
+# The kernel's passes and code generation were one thread's work, ~0.07 CPU s for the MLP's
+# f, beside an idle core (#35, session 27).  Its steps (xforms/kernels/cpu/llvm/loops.py
+# marks where each begins, STEP) share only pointers: the arguments' data, the arrays
+# allocated, the workspace.  So the steps after the middle (by lines) move into a function
+# of their own, in a module of its own (the kernel's declarations, globals and helpers
+# copied: those unused are dropped by the passes), compiled aside; the kernel calls it.
+# Inside the part LLVM sees what it saw: a pointer into the workspace is computed there
+# from the workspace's (its constant offset kept), a reduction's register is its own.
+STEP, END = "; xf-step", "; xf-end"
+SPLIT_MIN_LINES = 240            # a smaller kernel compiles faster whole (a module costs ~3 ms)
+_NAME = re.compile(r"%[-\w.$]+")
+_LABEL = re.compile(r"label %([-\w.$]+)")
+_DEF = re.compile(r"^\s*(%[-\w.$]+) = (.*)$")
+_GEP_CONST = re.compile(r"getelementptr i8, ptr (%[-\w.$]+), i64 -?\d+$")
+
+
+def split(text, name):
+    """(kernel text, [(symbol, part text)]): the later steps of function `name` moved into a
+    function of a module of their own (see above), or (text, []) where the kernel is small,
+    unmarked, or a cut would carry anything but pointers.
+
+        kernel, parts = split(text, "xf_kernel")
+    """
+    head = re.search(rf"^define ptr @{name}\((.*)$", text, re.M)
+    if head is None or STEP not in text:
+        return text, []
+    prelude, body = text[:head.start()], text[head.end() + 1:].split("\n")
+    if re.search(r"^define (?!internal)", prelude, re.M):
+        return text, []                 # (a second exported function: one module only)
+    close = len(body) - 1 - body[::-1].index("}")
+    steps = [k for k, line in enumerate(body) if line == STEP]
+    end = body.index(END) if END in body else None
+    if end is None or close < SPLIT_MIN_LINES:
+        return text, []
+    # (the part is a run of whole steps of about half the kernel's lines, tried nearest
+    # first: a step that can return (a scalar output's, a block product's allocation
+    # failure) stays in the kernel)
+    tries = sorted(((first, stop) for stop in [*steps[1:], end] for first in steps
+                    if close / 4 <= stop - first),
+                   key=lambda c: abs(c[1] - c[0] - close / 2))[:64]
+    for first, stop in tries:
+        cut = _cut(body, first, stop, head.group(1))
+        if cut is not None:
+            break
+    else:
+        return text, []
+    params, local, lines = cut
+    part = "\n".join([f"define void @PART({', '.join(f'ptr {p}' for p in params)})"
+                       f"{head.group(1).split(')', 1)[1]}", "entry:", *local, *lines,
+                       "  ret void", "}", ""])
+    part = _needed(prelude, part) + part
+    sym = "xf_part_" + hashlib.sha256(part.encode()).hexdigest()[:20]
+    call = f"  call void @{sym}({', '.join(f'ptr {p}' for p in params)})"
+    kernel = "\n".join([text[head.start():head.end()], *body[:first], call, *body[stop:]])
+    kernel = (_needed(prelude, kernel)
+              + f"declare void @{sym}({', '.join(['ptr'] * len(params))})\n" + kernel)
+    return kernel, [(sym, part.replace("@PART(", f"@{sym}(", 1))]
+
+
+_GLOBAL = re.compile(r'@"?([-\w.$]+)"?')
+
+
+def _needed(prelude, function):
+    """The lines of `prelude` that `function` needs: its declarations, and the helpers and
+    globals it reaches (a helper left in would be optimised although nothing calls it)."""
+    items, name, block = [], None, None
+    for line in prelude.split("\n"):        # (a definition's lines, else one line each)
+        if block is not None:
+            block.append(line)
+            if line == "}":
+                items.append((name, "\n".join(block)))
+                block = None
+        elif line.startswith("define "):
+            name, block = _GLOBAL.search(line.split("(", 1)[0]).group(1), [line]
+        elif line.startswith("@"):
+            items.append((_GLOBAL.match(line).group(1), line))
+        elif line:
+            items.append((None, line))
+    defined = {n: t for n, t in items if n is not None}
+    seen, todo = set(), _GLOBAL.findall(function)
+    while todo:
+        n = todo.pop()
+        if n in defined and n not in seen:
+            seen.add(n)
+            todo.extend(_GLOBAL.findall(defined[n]))
+    return "".join(t + "\n" for n, t in items if n is None or n in seen)
+
+
+def _cut(body, first, end, signature):
+    """(parameters, local definitions, lines) of the steps body[first:end] as a function,
+    or None: a value other than a pointer crosses the cut, a branch leaves it, or a value
+    it defines is used after it."""
+    lines = body[first:end]
+    inside = set(_LABEL.findall("\n".join(lines)))
+    labels = {ln[:-1] for ln in lines if ln.endswith(":") and not ln.startswith(" ")}
+    if not inside <= labels or any(ln.strip().startswith(("ret ", "resume ", "unreachable"))
+                                   for ln in lines):
+        return None
+    defined = {m.group(1) for ln in lines if (m := _DEF.match(ln))}
+    after = set(_NAME.findall("\n".join(body[end:])))
+    if defined & after or labels & {n[1:] for n in after}:
+        return None
+    defs = {m.group(1): m.group(2) for ln in body[:first] if (m := _DEF.match(ln))}
+    args = set(re.findall(r"ptr (%[-\w.$]+)", signature.split(")", 1)[0]))
+    used = set(_NAME.findall("\n".join(lines))) - defined - {"%" + b for b in labels}
+    params, local, todo = [], set(), sorted(used)
+    while todo:
+        v = todo.pop()
+        rhs = defs.get(v)
+        if v in local or v in params:
+            continue
+        if rhs is None and v in args or rhs and rhs.startswith(("call ptr ", "load ptr, ")):
+            params.append(v)
+        elif rhs and (rhs.startswith("alloca ") and v not in after or _GEP_CONST.match(rhs)):
+            local.add(v)                    # (defined again in the part, in the body's order)
+            todo.extend(_NAME.findall(rhs))
+        else:
+            return None
+    return sorted(params), [ln for ln in body[:first] if (m := _DEF.match(ln))
+                            and m.group(1) in local], lines
+
+
+# LLVM CPU s per byte of IR (s27, MLP's modules, one process): a kernel's (passes, vectorised
+# loops), a nest's with passes and without (`compile_aside`'s `passes`)
+COST_PER_BYTE = {"kernel": 2.8e-6, True: 1.2e-6, False: 0.4e-6}
+
+
+def core_free(text):
+    """Whether kernel `text`'s part compiled aside would finish before the whole kernel
+    compiled here: the machine not loaded (load average below cores - 0.5: this process's
+    own thread is one), and the compiles still running aside (small_mm's nests, all their
+    work counted) over the other cores, plus the part (~65% of half the kernel: its
+    module's own helpers and set-up), shorter than the kernel (`COST_PER_BYTE`).  Only a
+    core that would idle turns the part's extra CPU (~25%) into less wall time.
+
+        core_free(text)     # True on a quiet machine with no nest compiling
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:                 # (not Linux)
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = cores
+    if cores < 2 or load >= cores - 0.5:
+        return False
+    with _aside_lock:
+        backlog = sum(len(job.text) * COST_PER_BYTE[bool(job.passes)] for job in _aside
+                      if job.is_alive())
+    kernel = len(text) * COST_PER_BYTE["kernel"]
+    return backlog / (cores - 1) < 0.35 * kernel
+
+
 def compile_ir(text, name):
-    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin."""
+    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin.
+    A large kernel's later steps are a function of their own compiled aside (`split`)."""
+    text, parts = split(text, name) if core_free(text) else (text, [])
+    jobs = [compile_aside(part, sym, after=True) for sym, part in parts]
     address, engine = compile_function(text, name)
     md = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
-    return _new_function(ctypes.addressof(md), _Owner(engine, md), None)
+    return _new_function(ctypes.addressof(md), _Owner(engine, md, jobs), None)

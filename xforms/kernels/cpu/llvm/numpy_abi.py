@@ -112,7 +112,12 @@ def _check_new(address):
 
 
 def helpers_ir():
-    """IR of `xf_data(obj, typenum, ndim, dims) -> data pointer or NULL (TypeError set)`."""
+    """IR of `xf_data(obj, typenum, ndim, dims) -> data pointer or NULL (TypeError set)`.
+
+    `noinline` (issue #35, session 27): inlined at each array argument (the MLP's hvp has
+    15), its checks were ~40% of the kernel's IR after the passes (a third of the MLP f's
+    -O3 and a sixth of its code generation: 0.085 -> 0.065 CPU s); called, it costs a few
+    ns per argument per call."""
     off = OFFSETS
     return f"""declare i32 @PyType_IsSubtype(ptr, ptr)
 declare void @Py_IncRef(ptr)
@@ -121,7 +126,7 @@ declare ptr @xf_PyArray_NewFromDescr(ptr, ptr, i32, ptr, ptr, ptr, i32, ptr)
 @xf_Array_Type = external global i8
 {"".join(f"@{d} = external global i8{chr(10)}" for d in DESCR.values())}@amsg = private constant [35 x i8] c"argument is not the kernel's array\\00"
 
-define internal ptr @xf_data(ptr %o, i32 %tn, i32 %nd, ptr %dims) {{
+define internal ptr @xf_data(ptr %o, i32 %tn, i32 %nd, ptr %dims) noinline {{
 entry:
   %tp = getelementptr i8, ptr %o, i64 8
   %t = load ptr, ptr %tp
