@@ -712,3 +712,25 @@ def while_grad_nested(x):
 
 
 PROGRAMS["while_grad_nested"] = (while_grad_nested, (0.9,), 1e-12)
+
+
+def nested_loops(u):
+    """A stencil loop over a slice inside one over the whole array (block_loop.py: the
+    inner loop, one block alone, runs as a grid inside the outer grid loop)."""
+    def outer(i, u):
+        v = lax.fori_loop(0, 2, lambda j, v: v + 0.25 * xnp.roll(v, 1), u[:40])
+        return u + 0.1 * xnp.roll(u, 1) + xnp.sum(v)
+    return lax.fori_loop(0, 3, outer, u)
+
+
+def checked_grad_loop(u, n):
+    """Gradient steps through a fori_loop of `n` (known at run time) iterations: the reverse
+    sweep's runtime check (its checkpoint bound) inside the outer loop's body."""
+    g = xf.grad(lambda u: xnp.sum(lax.fori_loop(0, n, lambda i, v: xnp.sin(v) + xnp.roll(v, 1),
+                                                 u)))
+    return lax.fori_loop(0, 2, lambda i, u: u - 0.1 * g(u), u)
+
+
+# on a GPU's spec: the outer loop (10^4) a cooperative grid, the inner one (40) a grid in it
+PTX_ONLY["nested_grid_loops"] = (nested_loops, (np.linspace(0.0, 1.0, 10_000),), 0)
+PTX_ONLY["checked_grad_loop"] = (checked_grad_loop, (np.linspace(0.0, 1.0, 40), 3), 0)
