@@ -259,3 +259,23 @@ def test_a_raise_in_the_body_is_a_flag_the_host_reads_after_the_launch(monkeypat
         xf.jit(checked_grad_loop, backend="cpu")(u, 9)
     with pytest.raises(RuntimeError, match="the loop ran more than 4 iterations"):
         exe(u, 9)
+
+
+def test_the_tiles_of_two_products_in_the_body_share_one_pool(monkeypatch):
+    """The matmul kernel's tiles are one-dimensional shared arrays (indexed kk * BM + m), so
+    a loop calling two products pools them: the larger kernel's bytes, not the sum (before:
+    two-dimensional tiles, summed, refused past SHARED_MAX)."""
+    import dataclasses
+    from xforms.kernels.cuda import runtime as rt
+    monkeypatch.setattr(rt, "_spec", dataclasses.replace(rt.SIM_SPEC, block=16))
+
+    def f(u, w):
+        return lax.fori_loop(0, 2, lambda i, u: 0.5 * (xnp.tanh(u @ w) @ w.T) +
+                             xnp.roll(u, 1), u)
+    u, w = np.linspace(-1.0, 1.0, 12 * 8).reshape(12, 8), np.eye(8) * 0.5 + 0.01
+    tiles = 2 * 4 * 8 * 8                 # (BK x BM + BK x BN float64 of the sim's 4 x 4 tile)
+    monkeypatch.setattr(block_loop, "SHARED_MAX", tiles + 8)     # one kernel's, not two
+    exe = _fresh(f, u, w)
+    assert "as one block" in exe.source and exe.source.count("output tiles") >= 2
+    assert exe.count_launches(u, w) == exe.launch_sites <= 2
+    _check(exe, f, u, w)
