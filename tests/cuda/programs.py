@@ -734,3 +734,25 @@ def checked_grad_loop(u, n):
 # on a GPU's spec: the outer loop (10^4) a cooperative grid, the inner one (40) a grid in it
 PTX_ONLY["nested_grid_loops"] = (nested_loops, (np.linspace(0.0, 1.0, 10_000),), 0)
 PTX_ONLY["checked_grad_loop"] = (checked_grad_loop, (np.linspace(0.0, 1.0, 40), 3), 0)
+
+
+
+def lstm_grad(params, xs):
+    """benchmarks' cliffs LSTM gradient: a scan whose residuals and h, c of the step before
+    are written in their stacked rows (control.py `stack_rows`, `rows_in_place`)."""
+    wx, wh, b = params
+
+    def step(carry, x):
+        h, c = carry
+        i, f, g, o = xnp.split(x @ wx + h @ wh + b, 4, axis=1)
+        c = c / (1.0 + xnp.exp(-f)) + xnp.tanh(g) / (1.0 + xnp.exp(-i))
+        h = xnp.tanh(c) / (1.0 + xnp.exp(-o))
+        return (h, c), h
+    h0 = xnp.zeros((xs.shape[1], wh.shape[0]), xs.dtype)
+    return xnp.mean(lax.scan(step, (h0, h0), xs)[1] ** 2)
+
+
+PTX_ONLY["lstm_grad"] = (xf.grad(lstm_grad), ((np.ones((8, 64), np.float32),
+                                              np.ones((16, 64), np.float32),
+                                              np.ones(64, np.float32)),
+                                             np.ones((3, 4, 8), np.float32)), 0)

@@ -39,8 +39,13 @@ those launch with the loop's block, `spec.block` threads (`in_loop`).  The calle
 functions' one-dimensional shared arrays become windows of one pool per dtype that the
 loop's kernel declares (`_pool_shared`): the largest function's memory, not the sum.
 
+A loop nested in a loop that runs as a cooperative grid runs as a grid too (the outer
+loop's threads all call it).  A raise (a runtime check's) is a code stored in a flag and a
+`return` of every thread; the host reads the flag after the launch and raises.
+
 Refused (the host loop stays; a comment in the host code says why) when a line is one the
-device cannot run: a library call, a raise, another kernel that uses its block otherwise
+device cannot run: a library call (cuBLAS, cuFFT, cuSOLVER have no device-side API: a host
+loop, a call a step), a raise in a nested loop, another kernel that uses its block otherwise
 (`threadIdx` with a grid-stride loop; a block loop itself may be called from one), more
 shared memory than `SHARED_MAX`, buffers made per iteration of a nested loop, or a name the
 host reads after the loop that would be left bound to another buffer.

@@ -23,9 +23,7 @@ xforms/primitives/control/control_flow.py).  Two lowerings, chosen per equation:
    predicate or a `cond` index computed on the device (a one-element copy back).  A loop's
    host text is then run by one kernel where block_loop.py can (a stencil loop: one launch).
 """
-import contextlib
 import re
-from collections import Counter
 
 import numpy as np
 
@@ -36,10 +34,9 @@ from ...codegen import dtype_str, lit
 from ... import user_prims
 from ...loops.control_print import ControlPrinter, register
 from ...prepare.fusion_classes import VIEWS, is_elementwise
-from ...plan.fusion import stepped_carries
 from ...plan.plan import subjaxprs
-from ..packing import Home
 from . import block_loop
+from .scan_rows import ScanRows
 from .emit import CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose, scalar_expr
 
 
@@ -500,7 +497,7 @@ def _host_value(em, a, conv):
     return f"{conv}({em.host_atom(a)})"
 
 
-class _HostControl(ControlPrinter):
+class _HostControl(ScanRows, ControlPrinter):
     """The control skeleton (xforms/kernels/loops/control_print.py) in the host code: values are
     (expression, on the device?) pairs; a branch index or trip count is fetched to the host."""
 
@@ -550,107 +547,6 @@ class _HostControl(ControlPrinter):
         m = re.fullmatch(r"_rt\.copy\((\w+)\)", e)      # (storing copies already)
         e = m[1] if m else e
         self.em.line(f"_rt.copy_into({self._rows(y, i)}, {_to_dev(e, dev, y.aval.dtype)})")
-
-    def stack_rows(self, body, params, c_outs, ys):
-        """A carry whose input the body also stacks (a gradient's residual: the LSTM's `h`
-        and `c` of the step before) steps through the rows of one workspace buffer of
-        n + 1 rows, as on the CPU (cpu/numba/control.py): the input of step t is its row t
-        (row 0 the initial value), the body computes the new carry in row t + 1 (reverse
-        scans the other way round), the stacked input is the window of rows 0..n-1 and a
-        stacked new carry that of rows 1..n -- no row copied a step.
-
-            _rt.copy_into(_rt.view(_M[0], 8192, 4096), H)    # row 0: the initial h
-            for _i1 in range(100):
-                S1_AN = J[_i1 * 4096:(_i1 + 1) * 4096]       # J: rows 1..n of that buffer
-        """
-        em, nc, n = self.em, params["num_carry"], params["length"]
-        self.num_carry, self.stepped, done = nc, set(), set()
-        rows = [(nc + m, y) for m, y in enumerate(ys)]
-        for j, a, b in stepped_carries(body.jaxpr, params):
-            y, z = ys[a], (ys[b] if b is not None else None)
-            if ({y, z} & done or not self._own_buffer(y) or z is not None and (
-                    (y, z) not in em.plan.tied or not self._own_buffer(z))):
-                continue
-            if z is None:                    # the new carry gets rows of its own
-                z = Var(y.aval)
-                rows.append((j, z))
-            sz = y.aval.size // n
-            buf = em.mem_home((n + 1) * sz, y.aval.dtype)
-            first = 1 if params["reverse"] else 0
-            for v, at in ((y, first), (z, 1 - first)):
-                em.bound.add(v)
-                em.loc[v] = "dev"
-                em.bind_home(v, Home(buf.pname, buf.host, buf.off + at * sz, n * sz,
-                                     buf.dtype, "mem"))
-            init = buf.off + (n if params["reverse"] else 0) * sz
-            em.line(f"_rt.copy_into(_rt.view({buf.host}, {init}, {sz}), {em.A(c_outs[j])})")
-            self.stepped.add(y)
-            done.update((y, z))
-        for y in ys:
-            if y not in done:
-                em.alloc(y)
-        return rows
-
-    def _own_buffer(self, v):
-        """Whether stacked output `v` may be a window of a larger buffer: its storage is no
-        output and no input, and it took over no other value's buffer."""
-        plan = self.em.plan
-        st = plan.storage.get(v)
-        return (st is not None and not st.external and not st.is_output
-                and plan.reuse.get(v) is None)
-
-    @contextlib.contextmanager
-    def rows_in_place(self, body, nconsts, rows, i):
-        """A body output that leaves only as row `i` of a stacked output (a scan's residual,
-        an LSTM's h) is computed in that row (`CudaEmitter.row_views`): the kernel that
-        makes it writes the row, so no buffer a step and no device copy into the row.  Also
-        a carry, if the body never writes the carry's input (the plan's `rows`: not owned):
-        the next step reads the row.  As the CPU does (cpu/numba/control.py)."""
-        em, outs, ins = self.em, body.jaxpr.outvars, body.jaxpr.invars
-        stores = [body.storage.get(v) if isinstance(v, Var) else None for v in outs]
-        uses = Counter(st for st in stores if st is not None)
-        nc, views, written = self.num_carry, {}, set(self.stepped)
-        for k, y in rows:
-            o, st = outs[k], stores[k]
-            if not isinstance(o, Var) or o in ins or o in body.jaxpr.constvars:
-                continue
-            # (a device scalar has no Storage: its own one-element buffer, never updated
-            # in place by the body)
-            free = all(not ins[nconsts + j].aval.shape or
-                       _never_written(body.storage.get(ins[nconsts + j]))
-                       for j in range(nc) if outs[j] is o)
-            key = st if o.aval.shape else ("scalar", o)
-            if (key is not None and free and outs[nc:].count(o) <= 1
-                    and (not o.aval.shape or not st.external and uses[st] == outs.count(o))):
-                views[key] = (self._rows(y, i), y, written)
-        prev, em.row_views = em.row_views, {**em.row_views, **views}
-        try:
-            yield written
-        finally:
-            em.row_views = prev
-
-    def keep_carries(self, body, c_outs, rows):
-        em, outs, kept = self.em, body.jaxpr.outvars, []
-        for j, v in enumerate(c_outs):
-            stacked = {y for k, y in rows if outs[k] is outs[j]}
-            if stacked:
-                kept.append((v, stacked, em.fresh("keep")))
-                em.line(f"{kept[-1][2]} = {em.A(v)}")
-        return kept
-
-    def restore_carries(self, kept, written):
-        # one copy after the loop, not one a step: the carry must not stay a view of the
-        # stacked output (a later in-place update of either would change the other)
-        for v, stacked, keep in kept:
-            if stacked & written:
-                self.em.line(f"_rt.copy_into({keep}, {self.em.A(v)})")
-                self.em.line(f"{self.em.A(v)} = {keep}")
-
-
-def _never_written(st):
-    """Whether a loop body never writes the buffer of an input of Storage `st`: not owned
-    (external), or a body output too."""
-    return getattr(st, "external", False) or getattr(st, "is_output", False)
 
 
 def _rule(host_rule):
