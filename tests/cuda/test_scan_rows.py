@@ -73,3 +73,28 @@ def test_a_carry_computed_in_its_row_leaves_the_loop_in_its_own_buffer(monkeypat
     args = (np.linspace(-1.0, 1.0, 40), np.random.default_rng(1).normal(size=(4, 40)))
     c = _counts(f, args)
     assert c["copies"] == 2, c          # the carry's copy in, and out of its row at the end
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_scan_stacking_its_carrys_input_as_one_kernel(monkeypatch, reverse):
+    """The carry's input stored as a row after the carry took its new value: the host only
+    rebinds the carry, but a kernel copies the new value into the carry's buffer, which the
+    row store would then read -- such a loop stays on the host (block_loop._keep_buffers);
+    one that steps its carry through rows runs as one block."""
+    def body(h, x):
+        n = xnp.tanh(h + 0.5 * xnp.roll(h, 1) + x)
+        return n, (h, n, h * 2.0)
+
+    def f(h, xs):                      # (h's rows: outputs, so stored, not stepped)
+        return lax.scan(body, h, xs, reverse=reverse)
+
+    def g(h, xs):                      # (h's rows: intermediates, stepped)
+        c, (a, b, _) = lax.scan(body, h, xs, reverse=reverse)
+        return c + xnp.sum(a * b, axis=0)
+    args = (np.linspace(-1.0, 1.0, 40), np.random.default_rng(2).normal(size=(5, 40)))
+    exe = _compile(xf.make_jaxpr(f)(*args), {})
+    assert "read after its buffer took the new carry" in exe.source
+    _counts(f, args)
+    exe = _compile(xf.make_jaxpr(g)(*args), {})
+    assert "as one block" in exe.source, exe.source.split("def host")[1]
+    _counts(g, args)

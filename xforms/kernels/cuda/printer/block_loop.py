@@ -534,10 +534,19 @@ def _keep_buffers(body, params, barrier):
     """Every buffer name the host knows keeps its buffer: `C = X` for such a C becomes a copy
     of X into C's buffer unless X is C's buffer already (a carry updated in place); every
     other name is bound to one buffer in every iteration (two passes of the text)."""
-    env, seen, out = {}, {}, []
+    env, seen, out, stale = {}, {}, [], set()
     for k in range(2):
         for s in body:
             m = _ASSIGN.match(s.strip())
+            if k:
+                # the host only rebinds C: other names of C's old buffer (a scan's row
+                # store of the carry's input) would read the new value, copied into it
+                reads = _tokens(m[2] if m else s.strip())
+                if stale & set(reads):
+                    raise _Refused(f"{sorted(stale & set(reads))[0]} read after its "
+                                   "buffer took the new carry")
+                if m:
+                    stale.difference_update(m[1].split(", "))
             if not m or ", " in m[1]:
                 if k:
                     out.append(s)
@@ -545,10 +554,16 @@ def _keep_buffers(body, params, barrier):
             t, rhs = m[1], m[2]
             b = env.get(rhs, rhs) if re.fullmatch(_NAME, rhs) else ("expr", rhs)
             if t in params and b != t:
-                if not t[:1].isupper() or isinstance(b, tuple):
+                # (b an expression: a view, as a scan's row holding the new carry
+                # (scan_rows.py); copied like a buffer)
+                if not t[:1].isupper():
                     raise _Refused(f"{t} leaves the loop in another buffer")
                 if k:
                     out += _copy(s[:len(s) - len(s.lstrip())], t, rhs, barrier)
+                    # (a scan's `_keepN`, scan_rows.py: only the destination of the copy
+                    # out of the row after the loop, the same buffer as t here)
+                    stale.update(n for n, v in env.items() if v == t and n != t
+                                 and not n.startswith("_keep"))
                 continue
             if seen.setdefault(t, b) != b:
                 raise _Refused(f"{t} changes buffer")

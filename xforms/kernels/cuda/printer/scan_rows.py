@@ -2,7 +2,7 @@
 of xforms/kernels/loops/control_print.py that `_HostControl` (control.py) takes from here,
 as the CPU's printer has its own (cpu/numba/control.py).
 
-    _rt.copy_into(_rt.view(_M[0], 8192, 4096), H)   # row 0 of h's rows: the initial h
+    _rt.copy_into(K[0:4096], H)                  # row 0 of h's rows (K's first): h0
     for _i1 in range(100):
         S1_AN = J[_i1 * 4096:(_i1 + 1) * 4096]      # the new h, made in its row (was
         _K[1](..., S1_AN)                            # _rt.empty and a copy into J a step)
@@ -31,7 +31,7 @@ class ScanRows:
         scans the other way round), the stacked input is the window of rows 0..n-1 and a
         stacked new carry that of rows 1..n -- no row copied a step.
 
-            _rt.copy_into(_rt.view(_M[0], 8192, 4096), H)    # row 0: the initial h
+            _rt.copy_into(K[0:4096], H)          # row 0: the initial h (K: rows 0..n-1)
             for _i1 in range(100):
                 S1_AN = J[_i1 * 4096:(_i1 + 1) * 4096]       # J: rows 1..n of that buffer
         """
@@ -54,8 +54,8 @@ class ScanRows:
                 em.loc[v] = "dev"
                 em.bind_home(v, Home(buf.pname, buf.host, buf.off + at * sz, n * sz,
                                      buf.dtype, "mem"))
-            init = buf.off + (n if params["reverse"] else 0) * sz
-            em.line(f"_rt.copy_into(_rt.view({buf.host}, {init}, {sz}), {em.A(c_outs[j])})")
+            r = n - 1 if params["reverse"] else 0     # (the initial row: y's first read)
+            em.line(f"_rt.copy_into({em.A(y)}[{r * sz}:{(r + 1) * sz}], {em.A(c_outs[j])})")
             self.stepped.add(y)
             done.update((y, z))
         for y in ys:
