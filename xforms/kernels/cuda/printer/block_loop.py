@@ -554,14 +554,11 @@ def _keep_buffers(body, params, barrier):
             t, rhs = m[1], m[2]
             b = env.get(rhs, rhs) if re.fullmatch(_NAME, rhs) else ("expr", rhs)
             if t in params and b != t:
-                # (b an expression: a view, as a scan's row holding the new carry
-                # (scan_rows.py); copied like a buffer)
-                if not t[:1].isupper():
+                if not t[:1].isupper():      # (b may be a view: a scan's row, scan_rows.py)
                     raise _Refused(f"{t} leaves the loop in another buffer")
                 if k:
                     out += _copy(s[:len(s) - len(s.lstrip())], t, rhs, barrier)
-                    # (a scan's `_keepN`, scan_rows.py: only the destination of the copy
-                    # out of the row after the loop, the same buffer as t here)
+                    # (a scan's `_keepN`, scan_rows.py: only the copy's destination)
                     stale.update(n for n, v in env.items() if v == t and n != t
                                  and not n.startswith("_keep"))
                 continue
