@@ -712,3 +712,47 @@ def while_grad_nested(x):
 
 
 PROGRAMS["while_grad_nested"] = (while_grad_nested, (0.9,), 1e-12)
+
+
+def nested_loops(u):
+    """A stencil loop over a slice inside one over the whole array (block_loop.py: the
+    inner loop, one block alone, runs as a grid inside the outer grid loop)."""
+    def outer(i, u):
+        v = lax.fori_loop(0, 2, lambda j, v: v + 0.25 * xnp.roll(v, 1), u[:40])
+        return u + 0.1 * xnp.roll(u, 1) + xnp.sum(v)
+    return lax.fori_loop(0, 3, outer, u)
+
+
+def checked_grad_loop(u, n):
+    """Gradient steps through a fori_loop of `n` (known at run time) iterations: the reverse
+    sweep's runtime check (its checkpoint bound) inside the outer loop's body."""
+    g = xf.grad(lambda u: xnp.sum(lax.fori_loop(0, n, lambda i, v: xnp.sin(v) + xnp.roll(v, 1),
+                                                 u)))
+    return lax.fori_loop(0, 2, lambda i, u: u - 0.1 * g(u), u)
+
+
+# on a GPU's spec: the outer loop (10^4) a cooperative grid, the inner one (40) a grid in it
+PTX_ONLY["nested_grid_loops"] = (nested_loops, (np.linspace(0.0, 1.0, 10_000),), 0)
+PTX_ONLY["checked_grad_loop"] = (checked_grad_loop, (np.linspace(0.0, 1.0, 40), 3), 0)
+
+
+
+def lstm_grad(params, xs):
+    """benchmarks' cliffs LSTM gradient: a scan whose residuals and h, c of the step before
+    are written in their stacked rows (control.py `stack_rows`, `rows_in_place`)."""
+    wx, wh, b = params
+
+    def step(carry, x):
+        h, c = carry
+        i, f, g, o = xnp.split(x @ wx + h @ wh + b, 4, axis=1)
+        c = c / (1.0 + xnp.exp(-f)) + xnp.tanh(g) / (1.0 + xnp.exp(-i))
+        h = xnp.tanh(c) / (1.0 + xnp.exp(-o))
+        return (h, c), h
+    h0 = xnp.zeros((xs.shape[1], wh.shape[0]), xs.dtype)
+    return xnp.mean(lax.scan(step, (h0, h0), xs)[1] ** 2)
+
+
+PTX_ONLY["lstm_grad"] = (xf.grad(lstm_grad), ((np.ones((8, 64), np.float32),
+                                              np.ones((16, 64), np.float32),
+                                              np.ones(64, np.float32)),
+                                             np.ones((3, 4, 8), np.float32)), 0)

@@ -224,3 +224,58 @@ def test_a_scan_along_a_leading_axis_in_the_body(monkeypatch):
     assert "tiles of" in exe.source
     assert exe.count_launches(x) == exe.launch_sites <= 2
     _check(exe, f, x)
+
+
+def test_a_one_block_loop_nested_in_a_grid_loop_runs_as_a_grid_too(monkeypatch):
+    """An inner loop small enough for one block, inside an outer loop that runs as a
+    cooperative grid, is a grid loop itself: the outer loop's threads all call it (before:
+    "k2 uses its block", the outer loop on the host, 15 launches)."""
+    from programs import nested_loops
+    monkeypatch.setenv("XFORMS_CUDA_LOOP_BLOCK_MAX", "64")    # the outer (200) past a block
+    u = np.linspace(0.0, 1.0, 200)
+    exe = _fresh(nested_loops, u)
+    assert "as one cooperative grid" in exe.source and "uses its block" not in exe.source
+    assert exe.count_launches(u) == exe.launch_sites == 1
+    _check(exe, nested_loops, u)
+
+
+def test_a_raise_in_the_body_is_a_flag_the_host_reads_after_the_launch(monkeypatch):
+    """A runtime check in a loop body (a reverse-mode fori_loop's checkpoint bound, its trip
+    count known at run time) no longer keeps the loop on the host: the kernel stores the
+    check's code and returns, the host reads it once after the launch (before: a host loop,
+    a wait per check)."""
+    from xforms.primitives.control import loops
+    from programs import checked_grad_loop
+    monkeypatch.setattr(loops, "CHECKPOINT_SLOTS", 2)
+    monkeypatch.setattr(loops, "SEGMENT_STEPS", 2)           # at most 4 inner iterations
+    u = np.linspace(0.0, 1.0, 40)
+    exe = _fresh(checked_grad_loop, u, 3)
+    host = exe.source.split("def host")[1]
+    assert "for _i" not in host and "raise RuntimeError" in host     # (after the launch)
+    c = exe.launch_counts(u, 3)
+    assert c["kernels"] == exe.launch_sites == 1 and c["host_waits"] == 1, c
+    _check(exe, checked_grad_loop, u, 3)
+    with pytest.raises(RuntimeError, match="the loop ran more than 4 iterations"):
+        xf.jit(checked_grad_loop, backend="cpu")(u, 9)
+    with pytest.raises(RuntimeError, match="the loop ran more than 4 iterations"):
+        exe(u, 9)
+
+
+def test_the_tiles_of_two_products_in_the_body_share_one_pool(monkeypatch):
+    """The matmul kernel's tiles are one-dimensional shared arrays (indexed kk * BM + m), so
+    a loop calling two products pools them: the larger kernel's bytes, not the sum (before:
+    two-dimensional tiles, summed, refused past SHARED_MAX)."""
+    import dataclasses
+    from xforms.kernels.cuda import runtime as rt
+    monkeypatch.setattr(rt, "_spec", dataclasses.replace(rt.SIM_SPEC, block=16))
+
+    def f(u, w):
+        return lax.fori_loop(0, 2, lambda i, u: 0.5 * (xnp.tanh(u @ w) @ w.T) +
+                             xnp.roll(u, 1), u)
+    u, w = np.linspace(-1.0, 1.0, 12 * 8).reshape(12, 8), np.eye(8) * 0.5 + 0.01
+    tiles = 2 * 4 * 8 * 8                 # (BK x BM + BK x BN float64 of the sim's 4 x 4 tile)
+    monkeypatch.setattr(block_loop, "SHARED_MAX", tiles + 8)     # one kernel's, not two
+    exe = _fresh(f, u, w)
+    assert "as one block" in exe.source and exe.source.count("output tiles") >= 2
+    assert exe.count_launches(u, w) == exe.launch_sites <= 2
+    _check(exe, f, u, w)

@@ -15,6 +15,7 @@ import xforms.numpy as xnp
 from xforms import lax
 from xforms.kernels.cuda import runtime as rt
 from xforms.kernels.cuda import vendor
+from xforms.tree_util import tree_leaves
 from xforms.kernels.cuda.vendor.gemm_map import COMPUTE_32F_FAST_TF32, COMPUTE_64F
 
 from vendor_model import ModelBlas, ModelFft
@@ -118,3 +119,26 @@ def test_emitted_fft_calls_compute_lax_fft(models, kind, shape, lengths, single)
     # the model overwrites a complex-to-real transform's input, as cuFFT may: the operand
     # the user passed is untouched because the host code transformed a copy
     np.testing.assert_array_equal(np.asarray(xd), x)
+
+
+def test_a_library_call_in_a_loop_body_keeps_the_loop_on_the_host(model):
+    """cuBLAS cannot be called from a kernel: a fori_loop or scan whose body's product goes to
+    it stays a host loop of launches (block_loop.py says why in the host code), a call a
+    step; a stacked product is written by cuBLAS into its row (control.py rows_in_place)."""
+    w = RNG.standard_normal((6, 6)) / 3
+    u = np.linspace(-1.0, 1.0, 48).reshape(6, 8)        # (48: not scalarised)
+    xs = RNG.standard_normal((4, 6, 8))
+    progs = [(lambda w, u: lax.fori_loop(0, 3, lambda i, u: xnp.tanh(w @ u + 0.1), u),
+              (w, u), 3),
+             (lambda w, u, xs: lax.scan(lambda h, x: (xnp.tanh(w @ h + x), w @ h), u, xs),
+              (w, u, xs), 4)]
+    for f, args, steps in progs:
+        exe = xf.jit(f, backend="cuda").lower(*args)._exe
+        assert "# host loop, not one kernel: _rt.gemm(" in exe.source
+        model.calls.clear()
+        got = [np.asarray(o) for o in exe(*args)]
+        assert len(model.calls) == steps
+        for g, r in zip(got, tree_leaves(xf.jit(f, backend="cpu")(*args)), strict=True):
+            np.testing.assert_allclose(g, np.asarray(r), rtol=1e-12, atol=1e-14)
+    # the scan: the carry's copy in, nothing a step (before: a copy into the row a step)
+    assert exe.launch_counts(*args)["copies"] == 1

@@ -90,7 +90,8 @@ def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
     # small arrays in loop bodies as scalar carries (xforms/kernels/prepare/scalarize.py), as on the CPU:
     # an array-state ODE loop (stack, s[0]) then runs whole in one kernel, not as kernels
     # per iteration; a loop that is lane-local already keeps a thread per element
-    plan = plan_program(scalarize(prepare(closed), keep=is_lane_local), prepared=True)
+    plan = plan_program(scalarize(prepare(closed), keep=is_lane_local), prepared=True,
+                        rows=True)     # (a scan's h computed in its stacked row: control.py)
     em = CudaEmitter(spec, label)
     jaxpr = plan.jaxpr
     em.bind_names(jaxpr)

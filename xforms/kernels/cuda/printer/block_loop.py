@@ -39,8 +39,13 @@ those launch with the loop's block, `spec.block` threads (`in_loop`).  The calle
 functions' one-dimensional shared arrays become windows of one pool per dtype that the
 loop's kernel declares (`_pool_shared`): the largest function's memory, not the sum.
 
+A loop nested in a loop that runs as a cooperative grid runs as a grid too (the outer
+loop's threads all call it).  A raise (a runtime check's) is a code stored in a flag and a
+`return` of every thread; the host reads the flag after the launch and raises.
+
 Refused (the host loop stays; a comment in the host code says why) when a line is one the
-device cannot run: a library call, a raise, another kernel that uses its block otherwise
+device cannot run: a library call (cuBLAS, cuFFT, cuSOLVER have no device-side API: a host
+loop, a call a step), a raise in a nested loop, another kernel that uses its block otherwise
 (`threadIdx` with a grid-stride loop; a block loop itself may be called from one), more
 shared memory than `SHARED_MAX`, buffers made per iteration of a nested loop, or a name the
 host reads after the loop that would be left bound to another buffer.
@@ -70,12 +75,13 @@ _COPY_INTO = re.compile(r"^_rt\.copy_into\((.+)\)$")
 _FETCH = re.compile(r"_rt\.fetch\((" + _NAME + r")\)")
 _VIEW = re.compile(r"^(" + _NAME + r") = _rt\.view\(_M\[(\d+)\], (\d+), (\d+)\)$")
 _ALLOC = re.compile(r"^" + _NAME + r" = _rt\.(copy|scalar|empty)\(")
+_RAISE = re.compile(r"^raise RuntimeError\((.+)\)$")
 _IN_LOOP_ALLOC = re.compile(r"^(" + _NAME + r") = _rt\.(empty|copy|scalar)\((.+)\)$")
 _NESTING = re.compile(r"^(for .*|while True|if (?!not _f\d+:).*|elif .*|else):$")
 _ASSIGN = re.compile(r"^(" + _NAME + r"(?:, " + _NAME + r")*) = (.+)$")
 _HEADER = re.compile(r"^(for " + _NAME + r" in range\(.*\)|while True|if .*|elif .*|else):$")
 _KEYWORDS = {"for", "in", "range", "while", "True", "False", "if", "elif", "else", "not",
-             "and", "or", "break", "int", "min", "max", "np", "cuda", "float", "bool", "nbt"}
+             "and", "or", "break", "return", "int", "min", "max", "np", "cuda", "float", "bool", "nbt"}
 # a captured kernel indexes threads only by these (grid-stride loops, or thread 0 alone)
 _STRIDE = "range(cuda.grid(1), "
 _THREAD0 = "if cuda.grid(1) == 0:"
@@ -88,6 +94,7 @@ _GRIDWIDE = ("gridDim", "cuda.grid(", "gridsize", "this_grid", "blockDim", "thre
              "atomic")
 
 _ONE_BLOCK = "block (block_loop.py)"
+_GRID = "cooperative grid (block_loop.py)"
 
 
 class _Refused(Exception):
@@ -138,18 +145,28 @@ def emit(em, step, host_rule):
         host_rule(em, step)
         return
     how = mode(largest(step.eqn))
+    outer = getattr(em, "loop_modes", [])
+    if how == "block" and "grid" in outer:
+        # nested in a loop that runs as a cooperative grid: a grid too, so that the outer
+        # loop's every thread runs it (a one-block kernel there would leave the other
+        # blocks' elements undone); its host form, if the outer is refused, is one
+        # cooperative launch -- the same kernels, the same bits
+        how = "grid"
     host, l0, k0 = em.host, len(em.host.lines), len(em.launches)
     em.loop_depth += 1          # (in_loop: the body's block-wide kernels take spec.block)
+    em.loop_modes = outer + [how]
     try:
         host_rule(em, step)
     finally:
         em.loop_depth -= 1
+        em.loop_modes = outer
     if how is None:
         host.lines.insert(l0, f"{'    ' * host.depth}# host loop: arrays past GRID_MAX elements")
         return
     captured = host.lines[l0:]
+    errors = []
     try:
-        pre, body, params, types = _translate(em, captured, k0, how)
+        pre, body, params, types = _translate(em, captured, k0, how, errors, bool(outer))
     except _Refused as e:       # (said in the host code, for whoever reads it)
         host.lines.insert(l0, f"{'    ' * host.depth}# host loop, not one kernel: {e}"[:120])
         return
@@ -158,11 +175,20 @@ def emit(em, step, host_rule):
     del em.launches[k0:]
     host.lines.extend(pre)
     _kernel(em, body, params, types, how, step.eqn.prim.name)
+    if errors:                  # (the kernel's raise: its code in the flag, said here)
+        flag, k = errors[0][0], em.fresh("e")
+        em.line(f"{k} = int(_rt.fetch({flag}))")
+        with em.block(f"if {k}:"):
+            em.line(f"raise RuntimeError(({', '.join(m for _, m in errors)},)[{k} - 1])")
 
 
 # ---- the host text, checked and translated ----------------------------------------------------
-def _translate(em, lines, k0, how):
-    """-> (host lines kept before the launch, kernel body lines, free names, their types)."""
+def _translate(em, lines, k0, how, errors, nested):
+    """-> (host lines kept before the launch, kernel body lines, free names, their types).
+    A `raise` (a runtime check's) becomes its code stored in a flag by thread 0 and a
+    `return` of every thread (all read the same predicate after a barrier); `errors` gets
+    (flag name, message) pairs, which the host reads after the launch -- not in a loop
+    nested in another, whose `return` would leave only the inner loop."""
     base = min((len(s) - len(s.lstrip()) for s in lines if s.strip()), default=0)
     rel = [(s[base:] if s.strip() else "") for s in lines]
     start = 0
@@ -202,6 +228,12 @@ def _translate(em, lines, k0, how):
                 raise _Refused(s)
             body += _copy(ind, dst, src, barrier)
             continue
+        m = _RAISE.match(s)
+        if m:
+            if nested:
+                raise _Refused("a raise in a loop nested in another")
+            body += _raise(em, ind, m[1], errors, types, pre, lines[0][:base])
+            continue
         m = _IN_LOOP_ALLOC.match(s)
         if m:              # a fresh buffer per iteration: one made before the launch
             body += _hoist(em, ind, m, types, hoisted, pre, lines[0][:base], barrier)
@@ -213,6 +245,8 @@ def _translate(em, lines, k0, how):
         body.append(ind + s)
     if hoisted and nests > 1:
         raise _Refused("buffers made per iteration of a nested loop")
+    if errors:                 # the flag cleared by the thread that sets it
+        body = [f"if cuda.grid(1) == 0:", f"    {errors[0][0]}[0] = 0"] + body
     body, called = _pool_shared(em, body, called)
     em.device_fns.update(called)
     shared = _shared_bytes("\n".join(body)) + \
@@ -226,6 +260,20 @@ def _translate(em, lines, k0, how):
     if missing:
         raise _Refused(f"{missing} not bound on the host")
     return pre, _keep_buffers(body, params, barrier), params, types
+
+
+def _raise(em, ind, message, errors, types, pre, host_ind):
+    """Kernel lines for `raise RuntimeError(message)`: thread 0 stores the message's code
+    (1, 2, ...) in a one-element flag made before the launch, every thread returns."""
+    if not errors:
+        flag = em.fresh("err")
+        pre.append(f"{host_ind}{flag} = _rt.empty(1, np.int32)")
+        types[flag] = ("array", np.dtype(np.int32), flag)
+    else:
+        flag = errors[0][0]
+    errors.append((flag, message))
+    return [f"{ind}if cuda.grid(1) == 0:", f"{ind}    {flag}[0] = {len(errors)}",
+            f"{ind}return"]
 
 
 def _copy(ind, dst, src, barrier):
@@ -295,6 +343,9 @@ def _check_kernel(em, name, grid, block, how):
     if k.what.endswith(_ONE_BLOCK) and how == "block" and grid == (1,) and \
             block == (em.spec.block,):
         return name
+    if k.what.endswith(_GRID) and how == "grid" and grid == (em.spec.sms,) and \
+            block == (em.spec.block,):       # a grid loop nested in one: every thread calls
+        return name                          # it, its grid.sync() is the outer grid's
     if k.blocks_apart:
         return _blocks_in_turn(em, k, grid, block)
     if k.takes_turns:
@@ -483,10 +534,19 @@ def _keep_buffers(body, params, barrier):
     """Every buffer name the host knows keeps its buffer: `C = X` for such a C becomes a copy
     of X into C's buffer unless X is C's buffer already (a carry updated in place); every
     other name is bound to one buffer in every iteration (two passes of the text)."""
-    env, seen, out = {}, {}, []
+    env, seen, out, stale = {}, {}, [], set()
     for k in range(2):
         for s in body:
             m = _ASSIGN.match(s.strip())
+            if k:
+                # the host only rebinds C: other names of C's old buffer (a scan's row
+                # store of the carry's input) would read the new value, copied into it
+                reads = _tokens(m[2] if m else s.strip())
+                if stale & set(reads):
+                    raise _Refused(f"{sorted(stale & set(reads))[0]} read after its "
+                                   "buffer took the new carry")
+                if m:
+                    stale.difference_update(m[1].split(", "))
             if not m or ", " in m[1]:
                 if k:
                     out.append(s)
@@ -494,10 +554,13 @@ def _keep_buffers(body, params, barrier):
             t, rhs = m[1], m[2]
             b = env.get(rhs, rhs) if re.fullmatch(_NAME, rhs) else ("expr", rhs)
             if t in params and b != t:
-                if not t[:1].isupper() or isinstance(b, tuple):
+                if not t[:1].isupper():      # (b may be a view: a scan's row, scan_rows.py)
                     raise _Refused(f"{t} leaves the loop in another buffer")
                 if k:
                     out += _copy(s[:len(s) - len(s.lstrip())], t, rhs, barrier)
+                    # (a scan's `_keepN`, scan_rows.py: only the copy's destination)
+                    stale.update(n for n, v in env.items() if v == t and n != t
+                                 and not n.startswith("_keep"))
                 continue
             if seen.setdefault(t, b) != b:
                 raise _Refused(f"{t} changes buffer")
@@ -509,8 +572,7 @@ def _keep_buffers(body, params, barrier):
 
 # ---- the kernel -------------------------------------------------------------------------------
 def _kernel(em, body, params, types, how, what):
-    kb = KernelBuilder(em, f"{what} as one " + (_ONE_BLOCK if how == "block" else
-                                                 "cooperative grid (block_loop.py)"))
+    kb = KernelBuilder(em, f"{what} as one " + (_ONE_BLOCK if how == "block" else _GRID))
     for p in params:
         kind, dt, host = types.get(p, (None, None, None, None))[:3]
         if kind is None:

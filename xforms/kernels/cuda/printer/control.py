@@ -23,6 +23,8 @@ xforms/primitives/control/control_flow.py).  Two lowerings, chosen per equation:
    predicate or a `cond` index computed on the device (a one-element copy back).  A loop's
    host text is then run by one kernel where block_loop.py can (a stencil loop: one launch).
 """
+import re
+
 import numpy as np
 
 from xforms.core.facts import CONTROL
@@ -34,6 +36,7 @@ from ...loops.control_print import ControlPrinter, register
 from ...prepare.fusion_classes import VIEWS, is_elementwise
 from ...plan.plan import subjaxprs
 from . import block_loop
+from .scan_rows import ScanRows
 from .emit import CONTROL_RULES, SUPPORTED_DTYPES, KernelBuilder, cdiv, decompose, scalar_expr
 
 
@@ -494,7 +497,7 @@ def _host_value(em, a, conv):
     return f"{conv}({em.host_atom(a)})"
 
 
-class _HostControl(ControlPrinter):
+class _HostControl(ScanRows, ControlPrinter):
     """The control skeleton (xforms/kernels/loops/control_print.py) in the host code: values are
     (expression, on the device?) pairs; a branch index or trip count is fetched to the host."""
 
@@ -541,6 +544,8 @@ class _HostControl(ControlPrinter):
 
     def store_row(self, y, i, e):
         e, dev = e
+        m = re.fullmatch(r"_rt\.copy\((\w+)\)", e)      # (storing copies already)
+        e = m[1] if m else e
         self.em.line(f"_rt.copy_into({self._rows(y, i)}, {_to_dev(e, dev, y.aval.dtype)})")
 
 

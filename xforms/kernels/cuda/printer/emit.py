@@ -90,6 +90,8 @@ class CudaEmitter(Packing, Naming):
         self.device_fns = set()       # kernels also called as device functions (block_loop.py)
         self.device_defs = {}         # name -> lines of a device function only (block_loop.py)
         self.loop_depth = 0           # loops whose host text is being emitted (block_loop.py)
+        self.row_views = {}           # Storage -> (row expr, stacked Var, set): a scan body's
+                                      # output computed in its stacked output's row (control.py)
         self.ws, self._ws_slot = [], {}
         self.const_params = []        # (param name, value)
         # packing (runtime.pack_layout): Var -> Home; workspace expression -> Home
@@ -146,7 +148,8 @@ class CudaEmitter(Packing, Naming):
                     self.bind_home(v, home)
                     return
                 self.home.pop(v, None)
-                self.line(f"{self.A(v)} = _rt.empty(1, {dtype_str(v.aval.dtype)})")
+                if not self._row_buffer(v, ("scalar", v)):
+                    self.line(f"{self.A(v)} = _rt.empty(1, {dtype_str(v.aval.dtype)})")
             else:
                 self.bind_home(v, self.ws_home[self.ws_slot(("scalar", v), 1, v.aval.dtype)])
             return
@@ -163,11 +166,29 @@ class CudaEmitter(Packing, Naming):
             if home is not None:
                 self.bind_home(v, home)
                 return
-            self.line(f"{self.A(v)} = _rt.empty({v.aval.size}, {dtype_str(v.aval.dtype)})")
+            if not self._row_buffer(v, st):
+                self.line(f"{self.A(v)} = _rt.empty({v.aval.size}, {dtype_str(v.aval.dtype)})")
         else:
             self.bind_home(v, self.ws_home[self.ws_slot(st, st.size, st.dtype)])
             return
         self.home.pop(v, None)
+
+    def _row_buffer(self, v, st):
+        """Bind Var `v` of Storage `st` to a row of a scan's stacked output where the scan
+        computes that output there (`row_views`): no buffer a step, no copy into the row.
+
+            S1_AN = J[_i1 * 4096:(_i1 + 1) * 4096]      # was _rt.empty(4096, np.float32)
+        """
+        row = self.row_views.get(st) if st is not None else None
+        if row is None:
+            return False
+        expr, stacked, written = row
+        if stacked.aval.size != v.aval.size * stacked.aval.shape[0] or \
+                stacked.aval.dtype != v.aval.dtype:
+            return False
+        written.add(stacked)
+        self.line(f"{self.A(v)} = {expr}")
+        return True
 
     # plans
     def emit_plan(self, plan):

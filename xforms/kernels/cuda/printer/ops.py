@@ -135,8 +135,10 @@ def _matmul_kernel(em, eqn, sizes, xdims, ydims):
                    _group_offset("_k", lc, xs)))
     yoff = offset((_group_offset("_b", rb, ys), _group_offset("_k", rc, ys),
                    _group_offset("_n", yf, ys)))
-    kb.line(f"_sx = cuda.shared.array(({BK}, {BM}), {nbt_name(dt)})")
-    kb.line(f"_sy = cuda.shared.array(({BK}, {BN}), {nbt_name(dt)})")
+    # the (BK, BM) and (BK, BN) tiles flat, indexed kk * BM + m: one-dimensional shared
+    # arrays, which a block loop calling this kernel pools (block_loop._pool_shared)
+    kb.line(f"_sx = cuda.shared.array({BK * BM}, {nbt_name(dt)})")
+    kb.line(f"_sy = cuda.shared.array({BK * BN}, {nbt_name(dt)})")
     kb.line("_tx = cuda.threadIdx.x")
     kb.line("_ty = cuda.threadIdx.y")
     kb.line(f"_tid = _ty * {TS} + _tx")
@@ -165,7 +167,7 @@ def _matmul_kernel(em, eqn, sizes, xdims, ydims):
                             kb.line(f"_mm = _e // {BK}")
                         kb.line("_m = _mt + _mm")
                         kb.line("_k = _kt + _kk")
-                        kb.line(f"_sx[_kk, _mm] = {X}[{xoff}] if _m < {M} and _k < {K} "
+                        kb.line(f"_sx[_kk * {BM} + _mm] = {X}[{xoff}] if _m < {M} and _k < {K} "
                                 f"else {zero}")
                         if y_k_fast:
                             kb.line(f"_kk = _e % {BK}")
@@ -175,18 +177,18 @@ def _matmul_kernel(em, eqn, sizes, xdims, ydims):
                             kb.line(f"_kk = _e // {BN}")
                         kb.line("_n = _nt + _nn")
                         kb.line("_k = _kt + _kk")
-                        kb.line(f"_sy[_kk, _nn] = {Y}[{yoff}] if _k < {K} and _n < {N} "
+                        kb.line(f"_sy[_kk * {BN} + _nn] = {Y}[{yoff}] if _k < {K} and _n < {N} "
                                 f"else {zero}")
                     kb.line("cuda.syncthreads()")
                     with kb.block(f"for _kk in range({BK}):"):
                         with kb.block(f"for _i in range({R}):"):
-                            kb.line(f"_a = _sx[_kk, _ty + _i * {TS}]")
+                            kb.line(f"_a = _sx[_kk * {BM} + _ty + _i * {TS}]")
                             with kb.block(f"for _j in range({R}):"):
                                 if boolean:
                                     kb.line(f"_acc[_i, _j] = _acc[_i, _j] or (_a and "
-                                            f"_sy[_kk, _tx + _j * {TS}])")
+                                            f"_sy[_kk * {BN} + _tx + _j * {TS}])")
                                 else:
-                                    kb.line(f"_acc[_i, _j] += _a * _sy[_kk, _tx + _j * {TS}]")
+                                    kb.line(f"_acc[_i, _j] += _a * _sy[_kk * {BN} + _tx + _j * {TS}]")
                     kb.line("cuda.syncthreads()")
                 with kb.block(f"for _i in range({R}):"):
                     kb.line(f"_m = _mt + _ty + _i * {TS}")

@@ -1,0 +1,125 @@
+"""A scan's stacked outputs computed in their rows, in CUDA's host code (issue 34): the hooks
+of xforms/kernels/loops/control_print.py that `_HostControl` (control.py) takes from here,
+as the CPU's printer has its own (cpu/numba/control.py).
+
+    _rt.copy_into(K[0:4096], H)                  # row 0 of h's rows (K's first): h0
+    for _i1 in range(100):
+        S1_AN = J[_i1 * 4096:(_i1 + 1) * 4096]      # the new h, made in its row (was
+        _K[1](..., S1_AN)                            # _rt.empty and a copy into J a step)
+        H = S1_AN                                    # the next step reads it there
+
+cliffs' LSTM gradient at sm_90: 1804 device copies and 1600 buffers a call before, 8 and 0.
+"""
+import contextlib
+from collections import Counter
+
+from xforms.core.ir import Var
+
+from ...plan.fusion import stepped_carries
+from ..packing import Home
+
+
+class ScanRows:
+    """The row hooks of CUDA's host control printer (a ControlPrinter with `em` and
+    `_rows(stacked, i)`, the host expression of row i)."""
+
+    def stack_rows(self, body, params, c_outs, ys):
+        """A carry whose input the body also stacks (a gradient's residual: the LSTM's `h`
+        and `c` of the step before) steps through the rows of one workspace buffer of
+        n + 1 rows, as on the CPU (cpu/numba/control.py): the input of step t is its row t
+        (row 0 the initial value), the body computes the new carry in row t + 1 (reverse
+        scans the other way round), the stacked input is the window of rows 0..n-1 and a
+        stacked new carry that of rows 1..n -- no row copied a step.
+
+            _rt.copy_into(K[0:4096], H)          # row 0: the initial h (K: rows 0..n-1)
+            for _i1 in range(100):
+                S1_AN = J[_i1 * 4096:(_i1 + 1) * 4096]       # J: rows 1..n of that buffer
+        """
+        em, nc, n = self.em, params["num_carry"], params["length"]
+        self.num_carry, self.stepped, done = nc, set(), set()
+        rows = [(nc + m, y) for m, y in enumerate(ys)]
+        for j, a, b in stepped_carries(body.jaxpr, params):
+            y, z = ys[a], (ys[b] if b is not None else None)
+            if ({y, z} & done or not self._own_buffer(y) or z is not None and (
+                    (y, z) not in em.plan.tied or not self._own_buffer(z))):
+                continue
+            if z is None:                    # the new carry gets rows of its own
+                z = Var(y.aval)
+                rows.append((j, z))
+            sz = y.aval.size // n
+            buf = em.mem_home((n + 1) * sz, y.aval.dtype)
+            first = 1 if params["reverse"] else 0
+            for v, at in ((y, first), (z, 1 - first)):
+                em.bound.add(v)
+                em.loc[v] = "dev"
+                em.bind_home(v, Home(buf.pname, buf.host, buf.off + at * sz, n * sz,
+                                     buf.dtype, "mem"))
+            r = n - 1 if params["reverse"] else 0     # (the initial row: y's first read)
+            em.line(f"_rt.copy_into({em.A(y)}[{r * sz}:{(r + 1) * sz}], {em.A(c_outs[j])})")
+            self.stepped.add(y)
+            done.update((y, z))
+        for y in ys:
+            if y not in done:
+                em.alloc(y)
+        return rows
+
+    def _own_buffer(self, v):
+        """Whether stacked output `v` may be a window of a larger buffer: its storage is no
+        output and no input, and it took over no other value's buffer."""
+        plan = self.em.plan
+        st = plan.storage.get(v)
+        return (st is not None and not st.external and not st.is_output
+                and plan.reuse.get(v) is None)
+
+    @contextlib.contextmanager
+    def rows_in_place(self, body, nconsts, rows, i):
+        """A body output that leaves only as row `i` of a stacked output (a scan's residual,
+        an LSTM's h) is computed in that row (`CudaEmitter.row_views`): the kernel that
+        makes it writes the row, so no buffer a step and no device copy into the row.  Also
+        a carry, if the body never writes the carry's input (the plan's `rows`: not owned):
+        the next step reads the row.  As the CPU does (cpu/numba/control.py)."""
+        em, outs, ins = self.em, body.jaxpr.outvars, body.jaxpr.invars
+        stores = [body.storage.get(v) if isinstance(v, Var) else None for v in outs]
+        uses = Counter(st for st in stores if st is not None)
+        nc, views, written = self.num_carry, {}, set(self.stepped)
+        for k, y in rows:
+            o, st = outs[k], stores[k]
+            if not isinstance(o, Var) or o in ins or o in body.jaxpr.constvars:
+                continue
+            # (a device scalar has no Storage: its own one-element buffer, never updated
+            # in place by the body)
+            free = all(not ins[nconsts + j].aval.shape or
+                       _never_written(body.storage.get(ins[nconsts + j]))
+                       for j in range(nc) if outs[j] is o)
+            key = st if o.aval.shape else ("scalar", o)
+            if (key is not None and free and outs[nc:].count(o) <= 1
+                    and (not o.aval.shape or not st.external and uses[st] == outs.count(o))):
+                views[key] = (self._rows(y, i), y, written)
+        prev, em.row_views = em.row_views, {**em.row_views, **views}
+        try:
+            yield written
+        finally:
+            em.row_views = prev
+
+    def keep_carries(self, body, c_outs, rows):
+        em, outs, kept = self.em, body.jaxpr.outvars, []
+        for j, v in enumerate(c_outs):
+            stacked = {y for k, y in rows if outs[k] is outs[j]}
+            if stacked:
+                kept.append((v, stacked, em.fresh("keep")))
+                em.line(f"{kept[-1][2]} = {em.A(v)}")
+        return kept
+
+    def restore_carries(self, kept, written):
+        # one copy after the loop, not one a step: the carry must not stay a view of the
+        # stacked output (a later in-place update of either would change the other)
+        for v, stacked, keep in kept:
+            if stacked & written:
+                self.em.line(f"_rt.copy_into({keep}, {self.em.A(v)})")
+                self.em.line(f"{self.em.A(v)} = {keep}")
+
+
+def _never_written(st):
+    """Whether a loop body never writes the buffer of an input of Storage `st`: not owned
+    (external), or a body output too."""
+    return getattr(st, "external", False) or getattr(st, "is_output", False)
