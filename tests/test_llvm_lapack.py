@@ -1,0 +1,112 @@
+"""Cholesky, triangular solves and Cholesky's cotangent on the direct LLVM path (issue #35,
+session 27: xforms/kernels/cpu/llvm/ops/lapack.py): the same SciPy LAPACK/BLAS calls as the
+Numba kernel's helpers (runtime/linalg.py), so the same bits; values against JAX's."""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+import xforms.scipy.linalg as xsl
+from xforms import lax
+from xforms.kernels.cpu import llvm
+
+from test_llvm_control import _both, _taken
+from test_llvm_loops import _same
+
+
+def _flat(out):
+    """A kernel's outputs, its groups of OUT_GROUP (more than that many) flattened."""
+    return tuple(a for g in out for a in (g if isinstance(g, tuple) else (g,)))
+
+
+def _gp_loss(theta, d2, y):
+    """The GP negative log-likelihood of benchmarks/workloads/gp_nll.py."""
+    ls, var, noise = xnp.exp(theta[0]), xnp.exp(theta[1]), xnp.exp(theta[2])
+    n = y.shape[0]
+    k = var * xnp.exp(-0.5 * d2 / (ls * ls)) + (noise + 1e-6) * xnp.eye(n)
+    c = xnp.linalg.cholesky(k)
+    alpha = xsl.solve_triangular(c, y, lower=True)
+    return (0.5 * xnp.sum(alpha * alpha) + xnp.sum(xnp.log(xnp.linalg.diagonal(c)))
+            + 0.5 * n * np.log(2 * np.pi))
+
+
+def _gp_data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-2.0, 2.0, (n, 3))
+    d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    y = np.sin(x).sum(-1) + 0.1 * rng.standard_normal(n)
+    return np.array([np.log(0.7), np.log(1.3), np.log(0.05)]), d2, y
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_gp_likelihood_gradient_matches_numba(dt):
+    """n = 40: Cholesky's cotangent in two diagonal blocks (32 and 8 rows), so its trsm,
+    its three gemm updates and the level-2 reverse of each block all run; float32
+    accumulates in float64 where the Numba helper does."""
+    args = [a.astype(dt) for a in _gp_data(40)]
+    g = xf.grad(_gp_loss)
+    taken, plan = _taken(g, *args)
+    assert taken, llvm.refusals(plan)
+    assert {"cholesky", "triangular_solve", "cholesky_cotangent"} <= {
+        st.eqn.prim.name for st in plan.steps if st.kind == "op"}
+    ours, numba = _both(g, *args)
+    _same(ours(*args), numba(*args))
+    # JAX 0.10.2, x64: jax.grad(gp_nll.loss)(*gp_nll.make_data(40)) (jnp, jsl.solve_triangular)
+    want = [-30.567759545750192, 5.086361416663329, 1.0756559920224127]
+    tol = 1e-9 if dt == np.float64 else 2e-3
+    np.testing.assert_allclose(ours(*args), want, rtol=tol)
+
+
+def test_triangular_solves_match_numba():
+    """Every side, triangle and transpose of a batch of 2, and a unit diagonal."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(2, 5, 5)) + 4 * np.eye(5)
+    b = rng.normal(size=(2, 5, 3))
+
+    def f(a, b):
+        out = []
+        for lower in (True, False):
+            for left in (True, False):
+                for trans in (False, True):
+                    out.append(lax.linalg.triangular_solve(
+                        a, b if left else xnp.swapaxes(b, 1, 2), left_side=left, lower=lower,
+                        transpose_a=trans))
+        out.append(lax.linalg.triangular_solve(a, b, left_side=True, lower=True,
+                                               unit_diagonal=True))
+        return tuple(out)
+    assert _taken(f, a, b)[0]
+    ours, numba = _both(f, a, b)
+    _same(_flat(ours(a, b)), _flat(numba(a, b)))
+    # JAX 0.10.2, x64: lax.linalg.triangular_solve(a3, b3, left_side=True, lower=True,
+    # transpose_a=True), a3 and b3 below
+    a3 = np.array([[4.0, 2.0, 0.6], [2.0, 5.0, 1.0], [0.6, 1.0, 3.0]])
+    b3 = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    got = xf.jit(lambda a, b: lax.linalg.triangular_solve(
+        a, b, left_side=True, lower=True, transpose_a=True))(a3, b3)
+    want = [[-0.13333333333333333, 0.0], [0.2666666666666667, 0.4],
+            [1.6666666666666665, 2.0]]
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_cholesky_of_a_matrix_not_positive_definite(dt):
+    """potrf's failure: NaN on and below the diagonal, zeros above (JAX's pattern), the
+    batch's other matrix factorised."""
+    a = np.array([[4.0, 2.0, 0.6], [2.0, 5.0, 1.0], [0.6, 1.0, 3.0]])
+    x = np.stack([a, -a]).astype(dt)
+    f = xnp.linalg.cholesky
+    assert _taken(f, x)[0]
+    ours, numba = _both(f, x)
+    got = ours(x)
+    _same(got, numba(x))
+    # JAX 0.10.2, x64: jnp.linalg.cholesky(np.stack([a, -a]))
+    want = np.array([[[2.0, 0.0, 0.0], [1.0, 2.0, 0.0], [0.3, 0.35, 1.66958079]],
+                     [[np.nan, 0.0, 0.0], [np.nan, np.nan, 0.0], [np.nan, np.nan, np.nan]]])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_may_take_the_factorisations_but_not_complex_ones():
+    args = _gp_data(4)
+    assert llvm.may_take(xf.make_jaxpr(xf.grad(_gp_loss))(*args))
+    z = np.eye(3, dtype=np.complex128) * 2
+    assert not llvm.may_take(xf.make_jaxpr(xnp.linalg.cholesky)(z))
