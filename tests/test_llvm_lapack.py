@@ -110,3 +110,27 @@ def test_may_take_the_factorisations_but_not_complex_ones():
     assert llvm.may_take(xf.make_jaxpr(xf.grad(_gp_loss))(*args))
     z = np.eye(3, dtype=np.complex128) * 2
     assert not llvm.may_take(xf.make_jaxpr(xnp.linalg.cholesky)(z))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_lu_and_its_solves_match_numba(dt):
+    """getrf on the transposed copy, zero-based pivots, their permutation; a singular matrix
+    in the batch (a zero column); solve, det and inv built on it."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(3, 6, 6)).astype(dt)
+    a[2, :, 1] = 0
+    b = rng.normal(size=(3, 6, 2)).astype(dt)
+
+    def f(a, b):
+        return (*lax.linalg.lu(a), xnp.linalg.solve(a, b), xnp.linalg.det(a),
+                xnp.linalg.inv(a))
+    assert _taken(f, a, b)[0]
+    ours, numba = _both(f, a, b)
+    got = _flat(ours(a, b))
+    _same(got, _flat(numba(a, b)))
+    # JAX 0.10.2: lax.linalg.lu(a3) of the 3 x 3 below: (lu, pivots, permutation)
+    a3 = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]], dt)
+    lu3, piv3, perm3 = xf.jit(lax.linalg.lu)(a3)
+    np.testing.assert_allclose(lu3, [[7.0, 8.0, 10.0], [1 / 7, 6 / 7, 11 / 7],
+                                     [4 / 7, 0.5, -0.5]], rtol=1e-5)
+    assert piv3.tolist() == [2, 2, 2] and perm3.tolist() == [2, 0, 1]

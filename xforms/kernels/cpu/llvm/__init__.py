@@ -124,8 +124,9 @@ def _may_take(eqn):
                 and all(_may_take(e) for sub in subs for e in sub.jaxpr.eqns))
     if integers.takes(eqn):        # (integers of any width: an index, a count, bits)
         return True
-    product = (eqn.prim.name == "dot_general" or convolutions.takes(eqn)
-               or lapack.takes(eqn))
+    if lapack.takes(eqn):          # (its float matrices; lu's int32 pivots)
+        return True
+    product = eqn.prim.name == "dot_general" or convolutions.takes(eqn)
     if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)
             or eqn.prim.name in copies.OPS or indexing.takes(eqn)):
         return False

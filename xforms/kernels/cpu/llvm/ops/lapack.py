@@ -26,7 +26,7 @@ from .arith import _add, _at, _loop, _mul
 from .copies import memcpy
 from .products import blas_call, blas_constant
 
-OPS = ("cholesky", "triangular_solve", "cholesky_cotangent")
+OPS = ("cholesky", "triangular_solve", "cholesky_cotangent", "lu")
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _KIND = {"float": "s", "double": "d"}
 _NAN = "0x7FF8000000000000"         # (np.nan, as Numba's nan_fill stores it; a float's too)
@@ -37,10 +37,13 @@ _bound = {}
 
 
 def takes(eqn):
-    """Whether `eqn` is one of OPS on float32/float64 arrays of sizes within a C int."""
+    """Whether `eqn` is one of OPS on float32/float64 matrices of sizes within a C int (lu's
+    pivots and permutation: int32)."""
     if eqn.prim.name not in OPS:
         return False
     vs = (*eqn.invars, *eqn.outvars)
+    if eqn.prim.name == "lu":
+        vs = vs[:2]          # (its int32 pivots and permutation, of its square matrices)
     dts = {np.dtype(v.aval.dtype) for v in vs}
     return (len(dts) == 1 and dts <= set(_TYPES)
             and all(len(v.aval.shape) >= 2 for v in vs)
@@ -54,8 +57,8 @@ def emit(m, eqn):
     if not all(v in m.arrays for v in (*eqn.invars, *eqn.outvars)):
         raise Refused("a factorisation of values that are no arrays of the module")
     ty = _TYPES[np.dtype(eqn.outvars[0].aval.dtype)]
-    {"cholesky": _cholesky, "triangular_solve": _trsm,
-     "cholesky_cotangent": _cotangent}[eqn.prim.name](m, eqn, ty)
+    {"cholesky": _cholesky, "triangular_solve": _trsm, "cholesky_cotangent": _cotangent,
+     "lu": _lu}[eqn.prim.name](m, eqn, ty)
 
 
 def _batch(v):
@@ -143,6 +146,64 @@ def _cholesky(m, eqn, ty):
             m, ty, "0.0", _at(m, ty, dst, _add(m, _mul(m, r, n), c)))))
 
     _loop(m, nb, one)
+
+
+# ---- lu ---------------------------------------------------------------------------------
+def _lu(m, eqn, ty):
+    """`la_lu`: getrf on the transposed copy (column-major), the factors transposed back,
+    the pivots made zero-based and the permutation they make."""
+    (a,), (lu, piv, perm) = eqn.invars, eqn.outvars
+    nb, n, _ = _batch(a)
+    if n == 0 or nb == 0:
+        return
+    info = m.fresh()
+    m.allocas.append(f"{info} = alloca i32")
+    buf = heap(m, n * n * (4 if ty == "float" else 8))
+    sym = lapack(_KIND[ty] + "getrf")
+    m.decls.add(f"declare void @{sym}(ptr, ptr, ptr, ptr, ptr, ptr)")
+
+    def transpose(dst, src):
+        _loop(m, n, lambda r: _loop(m, n, lambda c: _store(m, ty, _load(
+            m, ty, _at(m, ty, src, _add(m, _mul(m, c, n), r))),
+            _at(m, ty, dst, _add(m, _mul(m, r, n), c)))))
+
+    def one(i):
+        transpose(buf, _at(m, ty, _ptr(m, a), _mul(m, i, n * n)))
+        _store(m, "i32", 0, info)
+        pv = _at(m, "i32", _ptr(m, piv), _mul(m, i, n))
+        pm = _at(m, "i32", _ptr(m, perm), _mul(m, i, n))
+        dims = blas_constant(m, "i32", n)
+        args = [dims, dims, buf, blas_constant(m, "i32", max(n, 1)), pv, info]
+        m.emit(f"call void @{sym}({', '.join('ptr ' + p for p in args)})")
+        transpose(_at(m, ty, _ptr(m, lu), _mul(m, i, n * n)), buf)
+
+        def base(r):
+            p = _at(m, "i32", pv, r)
+            _store(m, "i32", _binop(m, "sub", "i32", _load(m, "i32", p), 1), p)
+            _store(m, "i32", _int32(m, r), _at(m, "i32", pm, r))
+        _loop(m, n, base)
+
+        def swap(r):
+            p = _load(m, "i32", _at(m, "i32", pv, r))
+            q = m.fresh()
+            m.emit(f"{q} = sext i32 {p} to i64")
+            here, there = _at(m, "i32", pm, r), _at(m, "i32", pm, q)
+            t, u = _load(m, "i32", here), _load(m, "i32", there)
+            _store(m, "i32", u, here)
+            _store(m, "i32", t, there)
+        _loop(m, n, swap)
+
+    _loop(m, nb, one)
+    m.decls.add("declare void @free(ptr)")
+    m.emit(f"call void @free(ptr {buf})")
+
+
+def _int32(m, i):
+    if isinstance(i, int):
+        return i
+    r = m.fresh()
+    m.emit(f"{r} = trunc i64 {i} to i32")
+    return r
 
 
 # ---- triangular_solve -------------------------------------------------------------------
