@@ -134,3 +134,33 @@ def test_lu_and_its_solves_match_numba(dt):
     np.testing.assert_allclose(lu3, [[7.0, 8.0, 10.0], [1 / 7, 6 / 7, 11 / 7],
                                      [4 / 7, 0.5, -0.5]], rtol=1e-5)
     assert piv3.tolist() == [2, 2, 2] and perm3.tolist() == [2, 0, 1]
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_qr_eigh_svd_match_numba(dt):
+    """?geqrf + ?orgqr (reduced, complete, wide), ?syevd (both triangles; a NaN matrix in
+    the batch: NaNs, as JAX), ?gesdd (jobz A, S and N)."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(2, 5, 3)).astype(dt)
+    s = rng.normal(size=(2, 4, 4)).astype(dt)
+    s = s + np.swapaxes(s, 1, 2)
+    s[1, 0, 0] = np.nan
+
+    def f(a, s):
+        return (*xnp.linalg.qr(a), *xnp.linalg.qr(xnp.swapaxes(a, 1, 2)),
+                *lax.linalg.qr(a, full_matrices=True), *xnp.linalg.eigh(s),
+                *lax.linalg.eigh(s, lower=False), *xnp.linalg.svd(a, full_matrices=True),
+                *xnp.linalg.svd(a, full_matrices=False),
+                xnp.linalg.svd(xnp.swapaxes(a, 1, 2), compute_uv=False))
+    assert _taken(f, a, s)[0]
+    ours, numba = _both(f, a, s)
+    got = _flat(ours(a, s))
+    _same(got, _flat(numba(a, s)))
+    assert np.isnan(got[6][1]).all() and np.isnan(got[7][1]).all()     # (eigh: v, w)
+    # JAX 0.10.2: jnp.linalg.svd(a3, compute_uv=False), jnp.linalg.eigh(a3)[0]
+    a3 = np.array([[4.0, 2.0, 0.6], [2.0, 5.0, 1.0], [0.6, 1.0, 3.0]], dt)
+    sv = xf.jit(lambda a: xnp.linalg.svd(a, compute_uv=False))(a3)
+    w = xf.jit(lambda a: xnp.linalg.eigh(a)[0])(a3)
+    want = [6.905022807868116, 2.722508207322903, 2.3724689848089815]
+    np.testing.assert_allclose(sv, want, rtol=1e-5)
+    np.testing.assert_allclose(w, want[::-1], rtol=1e-5)

@@ -18,6 +18,8 @@ level-2 reverse of its diagonal block (`_block`) as loops.  float32 accumulates 
 Numba helper does, in float64 (its `s = 0.0`).  The class: float32/float64 operands and
 outputs (complex stays the Numba path's), sizes within a C int.
 """
+import threading
+
 import numpy as np
 
 from ..memory import heap
@@ -33,7 +35,8 @@ _NAN = "0x7FF8000000000000"         # (np.nan, as Numba's nan_fill stores it; a 
 _INT_MAX = 2 ** 31 - 1
 # the diagonal blocks of Cholesky's cotangent: runtime/linalg.py CHOL_REV_BLOCK
 CHOL_REV_BLOCK = (32, 128)
-_bound = {}
+_bound = {}                 # LAPACK routine name -> address (bound as an LLVM symbol)
+_lock = threading.Lock()    # (kernels are written on compile threads too)
 
 
 def takes(eqn):
@@ -77,13 +80,13 @@ def _copy(m, dst, src, nbytes):
         memcpy(m, dst, src, nbytes)
 
 
-def _load(m, ty, p):
+def load(m, ty, p):
     r = m.fresh()
     m.emit(f"{r} = load {ty}, ptr {p}")
     return r
 
 
-def _store(m, ty, value, p):
+def store(m, ty, value, p):
     m.emit(f"store {ty} {value}, ptr {p}")
 
 
@@ -91,6 +94,28 @@ def _binop(m, op, ty, a, b):
     r = m.fresh()
     m.emit(f"{r} = {op} {ty} {a}, {b}")
     return r
+
+
+def nan_fill(m, ty, p, count):
+    """p[:count] = NaN (Numba's `nan_fill`: what JAX gives for a factorisation that failed)."""
+    _loop(m, count, lambda e: store(m, ty, _NAN, _at(m, ty, p, e)))
+
+
+def transpose(m, ty, dst, src, rows, cols):
+    """Row-major dst (rows x cols) = the transpose of row-major src (cols x rows): a
+    column-major copy for LAPACK, or its result back."""
+    _loop(m, rows, lambda r: _loop(m, cols, lambda c: store(m, ty, load(
+        m, ty, _at(m, ty, src, _add(m, _mul(m, c, rows), r))),
+        _at(m, ty, dst, _add(m, _mul(m, r, cols), c)))))
+
+
+def lapack_call(m, name, args):
+    """Call LAPACK routine `name` (every argument by pointer); `args`: pointers, and
+    (type, value) pairs passed through private constants."""
+    sym = lapack(name)
+    ptrs = [blas_constant(m, *a) if isinstance(a, tuple) else a for a in args]
+    m.decls.add(f"declare void @{sym}({', '.join(['ptr'] * len(ptrs))})")
+    m.emit(f"call void @{sym}({', '.join('ptr ' + p for p in ptrs)})")
 
 
 def _range(m, a, b, body):
@@ -105,11 +130,12 @@ def lapack(name):
     """The LLVM symbol of LAPACK routine `name` ("dpotrf"), bound on first use to its
     address in SciPy's `cython_lapack` (the pointer Numba's helpers call)."""
     sym = f"xf_lapack_{name}"
-    if name not in _bound:
-        import llvmlite.binding as llvm
-        from ....runtime.products import blas_pointers
-        _bound[name] = blas_pointers.address(name, "lapack")
-        llvm.add_symbol(sym, _bound[name])
+    with _lock:
+        if name not in _bound:
+            import llvmlite.binding as llvm
+            from ....runtime.products import blas_pointers
+            _bound[name] = blas_pointers.address(name, "lapack")
+            llvm.add_symbol(sym, _bound[name])
     return sym
 
 
@@ -123,26 +149,23 @@ def _cholesky(m, eqn, ty):
     sz = 4 if ty == "float" else 8
     info = m.fresh()
     m.allocas.append(f"{info} = alloca i32")
-    sym = lapack(_KIND[ty] + "potrf")
-    m.decls.add(f"declare void @{sym}(ptr, ptr, ptr, ptr, ptr)")
 
     def one(i):
         src = _at(m, ty, _ptr(m, a), _mul(m, i, n * n))
         dst = _at(m, ty, _ptr(m, out), _mul(m, i, n * n))
         _copy(m, dst, src, n * n * sz)
-        _store(m, "i32", 0, info)
-        args = [blas_constant(m, "i8", ord("U")), blas_constant(m, "i32", n), dst,
-                blas_constant(m, "i32", max(n, 1)), info]
-        m.emit(f"call void @{sym}({', '.join('ptr ' + p for p in args)})")
+        store(m, "i32", 0, info)
+        lapack_call(m, _KIND[ty] + "potrf", [("i8", ord("U")), ("i32", n), dst,
+                                             ("i32", max(n, 1)), info])
         bad = m.fresh()
-        m.emit(f"{bad} = icmp ne i32 {_load(m, 'i32', info)}, 0")
+        m.emit(f"{bad} = icmp ne i32 {load(m, 'i32', info)}, 0")
         k = m.fresh()[2:]
         m.emit(f"br i1 {bad}, label %chnan{k}, label %chok{k}")
         m.label(f"chnan{k}")
-        _loop(m, n * n, lambda e: _store(m, ty, _NAN, _at(m, ty, dst, e)))
+        nan_fill(m, ty, dst, n * n)
         m.emit(f"br label %chok{k}")
         m.label(f"chok{k}")
-        _loop(m, n, lambda r: _range(m, _add(m, r, 1), n, lambda c: _store(
+        _loop(m, n, lambda r: _range(m, _add(m, r, 1), n, lambda c: store(
             m, ty, "0.0", _at(m, ty, dst, _add(m, _mul(m, r, n), c)))))
 
     _loop(m, nb, one)
@@ -159,38 +182,30 @@ def _lu(m, eqn, ty):
     info = m.fresh()
     m.allocas.append(f"{info} = alloca i32")
     buf = heap(m, n * n * (4 if ty == "float" else 8))
-    sym = lapack(_KIND[ty] + "getrf")
-    m.decls.add(f"declare void @{sym}(ptr, ptr, ptr, ptr, ptr, ptr)")
-
-    def transpose(dst, src):
-        _loop(m, n, lambda r: _loop(m, n, lambda c: _store(m, ty, _load(
-            m, ty, _at(m, ty, src, _add(m, _mul(m, c, n), r))),
-            _at(m, ty, dst, _add(m, _mul(m, r, n), c)))))
 
     def one(i):
-        transpose(buf, _at(m, ty, _ptr(m, a), _mul(m, i, n * n)))
-        _store(m, "i32", 0, info)
+        transpose(m, ty, buf, _at(m, ty, _ptr(m, a), _mul(m, i, n * n)), n, n)
+        store(m, "i32", 0, info)
         pv = _at(m, "i32", _ptr(m, piv), _mul(m, i, n))
         pm = _at(m, "i32", _ptr(m, perm), _mul(m, i, n))
-        dims = blas_constant(m, "i32", n)
-        args = [dims, dims, buf, blas_constant(m, "i32", max(n, 1)), pv, info]
-        m.emit(f"call void @{sym}({', '.join('ptr ' + p for p in args)})")
-        transpose(_at(m, ty, _ptr(m, lu), _mul(m, i, n * n)), buf)
+        lapack_call(m, _KIND[ty] + "getrf", [("i32", n), ("i32", n), buf,
+                                             ("i32", max(n, 1)), pv, info])
+        transpose(m, ty, _at(m, ty, _ptr(m, lu), _mul(m, i, n * n)), buf, n, n)
 
         def base(r):
             p = _at(m, "i32", pv, r)
-            _store(m, "i32", _binop(m, "sub", "i32", _load(m, "i32", p), 1), p)
-            _store(m, "i32", _int32(m, r), _at(m, "i32", pm, r))
+            store(m, "i32", _binop(m, "sub", "i32", load(m, "i32", p), 1), p)
+            store(m, "i32", _int32(m, r), _at(m, "i32", pm, r))
         _loop(m, n, base)
 
         def swap(r):
-            p = _load(m, "i32", _at(m, "i32", pv, r))
+            p = load(m, "i32", _at(m, "i32", pv, r))
             q = m.fresh()
             m.emit(f"{q} = sext i32 {p} to i64")
             here, there = _at(m, "i32", pm, r), _at(m, "i32", pm, q)
-            t, u = _load(m, "i32", here), _load(m, "i32", there)
-            _store(m, "i32", u, here)
-            _store(m, "i32", t, there)
+            t, u = load(m, "i32", here), load(m, "i32", there)
+            store(m, "i32", u, here)
+            store(m, "i32", t, there)
         _loop(m, n, swap)
 
     _loop(m, nb, one)
@@ -253,9 +268,9 @@ def _cotangent(m, eqn, ty):
         def row(r):
             def lower(c):
                 at = _add(m, _mul(m, r, n), c)
-                _store(m, ty, _load(m, ty, _at(m, ty, ci, at)), _at(m, ty, g, at))
+                store(m, ty, load(m, ty, _at(m, ty, ci, at)), _at(m, ty, g, at))
             _range(m, 0, _add(m, r, 1), lower)
-            _range(m, _add(m, r, 1), n, lambda c: _store(
+            _range(m, _add(m, r, 1), n, lambda c: store(
                 m, ty, "0.0", _at(m, ty, g, _add(m, _mul(m, r, n), c))))
         _loop(m, n, row)
         _chol_rev(m, ty, n, nb_max, li, g, f)
@@ -291,7 +306,7 @@ def _chol_rev(m, ty, n, nb_max, l, g, f):
                 _gemm(m, ty, "N", rest, j, nbk, at(g, k, j), at(l, j, 0), at(g, k, 0), n, n)
             _gemm(m, ty, "C", nbk, nbk, rest, at(g, k, j), at(l, k, j), at(g, j, j), n, n)
         _block(m, ty, n, l, g, j, k)
-        _loop(m, nbk, lambda r: _range(m, _add(m, r, j + 1), k, lambda c: _store(
+        _loop(m, nbk, lambda r: _range(m, _add(m, r, j + 1), k, lambda c: store(
             m, ty, "0.0", at(g, _add(m, r, j), c))))
         if j > 0:
             if rest > 0:
@@ -306,13 +321,13 @@ def _mirror(m, ty, n, nb_max, g, f, j, nbk):
     `2 * g` as Numba computes it: in float64, then stored)."""
     def row(r):
         def left(c):
-            v = _load(m, ty, _at(m, ty, g, _add(m, _mul(m, _add(m, r, j), n), _add(m, c, j))))
-            _store(m, ty, v, _at(m, ty, f, _add(m, _mul(m, r, nb_max), c)))
-            _store(m, ty, v, _at(m, ty, f, _add(m, _mul(m, c, nb_max), r)))
+            v = load(m, ty, _at(m, ty, g, _add(m, _mul(m, _add(m, r, j), n), _add(m, c, j))))
+            store(m, ty, v, _at(m, ty, f, _add(m, _mul(m, r, nb_max), c)))
+            store(m, ty, v, _at(m, ty, f, _add(m, _mul(m, c, nb_max), r)))
         _range(m, 0, r, left)
-        d = _wide(m, ty, _load(m, ty, _at(m, ty, g, _add(m, _mul(m, _add(m, r, j), n),
+        d = _wide(m, ty, load(m, ty, _at(m, ty, g, _add(m, _mul(m, _add(m, r, j), n),
                                                         _add(m, r, j)))))
-        _store(m, ty, _narrow(m, ty, _binop(m, "fmul", "double", "2.0", d)),
+        store(m, ty, _narrow(m, ty, _binop(m, "fmul", "double", "2.0", d)),
                _at(m, ty, f, _add(m, _mul(m, r, nb_max), r)))
     _loop(m, nbk, row)
 
@@ -345,42 +360,42 @@ def _block(m, ty, n, l, g, j, k):
 
     def column(t):
         jj = _add(m, k - 1, _mul(m, t, -1))
-        d = _load(m, ty, at(l, jj, jj))
-        _store(m, "double", "0.0", s)
+        d = load(m, ty, at(l, jj, jj))
+        store(m, "double", "0.0", s)
 
         def dot(i):
-            prod = _binop(m, "fmul", ty, _load(m, ty, at(l, i, jj)), _load(m, ty, at(g, i, jj)))
-            _store(m, "double", _binop(m, "fadd", "double", _load(m, "double", s),
+            prod = _binop(m, "fmul", ty, load(m, ty, at(l, i, jj)), load(m, ty, at(g, i, jj)))
+            store(m, "double", _binop(m, "fadd", "double", load(m, "double", s),
                                        _wide(m, ty, prod)), s)
         _range(m, _add(m, jj, 1), k, dot)
         dw = _wide(m, ty, d)
-        q = _binop(m, "fdiv", "double", _load(m, "double", s), dw)
-        gjj = _wide(m, ty, _load(m, ty, at(g, jj, jj)))
+        q = _binop(m, "fdiv", "double", load(m, "double", s), dw)
+        gjj = _wide(m, ty, load(m, ty, at(g, jj, jj)))
         dbar = _binop(m, "fdiv", "double", _binop(m, "fsub", "double", gjj, q), dw)
 
         def scale(i):
             p = at(g, i, jj)
-            _store(m, ty, _binop(m, "fdiv", ty, _load(m, ty, p), d), p)
+            store(m, ty, _binop(m, "fdiv", ty, load(m, ty, p), d), p)
         _range(m, _add(m, jj, 1), k, scale)
 
         def first(c):
             p = at(g, jj, c)
-            prod = _binop(m, "fmul", "double", dbar, _wide(m, ty, _load(m, ty, at(l, jj, c))))
-            _store(m, ty, _narrow(m, ty, _binop(m, "fsub", "double",
-                                                _wide(m, ty, _load(m, ty, p)), prod)), p)
+            prod = _binop(m, "fmul", "double", dbar, _wide(m, ty, load(m, ty, at(l, jj, c))))
+            store(m, ty, _narrow(m, ty, _binop(m, "fsub", "double",
+                                                _wide(m, ty, load(m, ty, p)), prod)), p)
         _range(m, j, jj, first)
 
         def update(i):
-            cb = _load(m, ty, at(g, i, jj))
+            cb = load(m, ty, at(g, i, jj))
 
             def one(c):
                 p, q2 = at(g, jj, c), at(g, i, c)
-                _store(m, ty, _binop(m, "fsub", ty, _load(m, ty, p), _binop(
-                    m, "fmul", ty, cb, _load(m, ty, at(l, i, c)))), p)
-                _store(m, ty, _binop(m, "fsub", ty, _load(m, ty, q2), _binop(
-                    m, "fmul", ty, cb, _load(m, ty, at(l, jj, c)))), q2)
+                store(m, ty, _binop(m, "fsub", ty, load(m, ty, p), _binop(
+                    m, "fmul", ty, cb, load(m, ty, at(l, i, c)))), p)
+                store(m, ty, _binop(m, "fsub", ty, load(m, ty, q2), _binop(
+                    m, "fmul", ty, cb, load(m, ty, at(l, jj, c)))), q2)
             _range(m, j, jj, one)
         _range(m, _add(m, jj, 1), k, update)
-        _store(m, ty, _narrow(m, ty, _binop(m, "fmul", "double", "0.5", dbar)), at(g, jj, jj))
+        store(m, ty, _narrow(m, ty, _binop(m, "fmul", "double", "0.5", dbar)), at(g, jj, jj))
 
     _loop(m, k - j, column)
