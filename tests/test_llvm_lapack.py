@@ -164,3 +164,10 @@ def test_qr_eigh_svd_match_numba(dt):
     want = [6.905022807868116, 2.722508207322903, 2.3724689848089815]
     np.testing.assert_allclose(sv, want, rtol=1e-5)
     np.testing.assert_allclose(w, want[::-1], rtol=1e-5)
+
+
+def test_cotangent_blocks_are_the_helpers():
+    """lapack.py keeps its own copy of the Numba helper's block sizes (no Numba import)."""
+    from xforms.kernels.cpu.llvm.ops import lapack
+    from xforms.kernels.runtime import linalg
+    assert lapack.CHOL_REV_BLOCK == linalg.CHOL_REV_BLOCK

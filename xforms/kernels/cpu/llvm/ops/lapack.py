@@ -1,13 +1,13 @@
-"""Cholesky, triangular solves and Cholesky's cotangent on the direct LLVM path (issue #35):
-a plan's `Op` step of these written as the calls the Numba kernel's helpers make
-(xforms/kernels/runtime/linalg.py `la_cholesky`, `la_trsm`, `la_cholesky_rev`), to the same
-SciPy LAPACK/BLAS entry points (`scipy.linalg.cython_lapack/_blas`, their addresses read by
-runtime/products/blas_pointers.py), with the same arguments, error handling and loops, so
-that the results are the Numba kernel's bit for bit.
+"""Cholesky, triangular solves, LU and Cholesky's cotangent on the direct LLVM path (issue
+#35, session 27): a plan's `Op` step of these written as the calls the Numba kernel's helpers
+make (xforms/kernels/runtime/linalg.py `la_cholesky`, `la_trsm`, `la_lu`, `la_cholesky_rev`),
+to the same SciPy LAPACK/BLAS entry points (`scipy.linalg.cython_lapack/_blas`, their
+addresses read by runtime/products/blas_pointers.py), with the same arguments, error
+handling and loops, so that the results are the Numba kernel's bit for bit.
 
     # c:f64[3,3] = cholesky b
     for i in range(batch):
-        memmove(c[i], b[i]); info = 0
+        c[i] = b[i]; info = 0
         dpotrf("U", 3, c[i], 3, info)       # row-major lower == column-major upper
         if info != 0: c[i][:] = nan         # JAX's pattern: a matrix that is not PD
         c[i][r, r + 1:] = 0                 # zeros above the diagonal
@@ -33,7 +33,8 @@ _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _KIND = {"float": "s", "double": "d"}
 _NAN = "0x7FF8000000000000"         # (np.nan, as Numba's nan_fill stores it; a float's too)
 _INT_MAX = 2 ** 31 - 1
-# the diagonal blocks of Cholesky's cotangent: runtime/linalg.py CHOL_REV_BLOCK
+# the diagonal blocks of Cholesky's cotangent: runtime/linalg.py CHOL_REV_BLOCK (not imported:
+# that module loads Numba; tests/test_llvm_lapack.py checks the two agree)
 CHOL_REV_BLOCK = (32, 128)
 _bound = {}                 # LAPACK routine name -> address (bound as an LLVM symbol)
 _lock = threading.Lock()    # (kernels are written on compile threads too)
