@@ -413,6 +413,16 @@ _KEPT = {
         "each by a function",
     ("xforms/kernels/cpu/llvm/ops/copies.py", "concatenate"):
         "code: the ops the direct LLVM path lowers as byte copies, each by a function",
+    ("xforms/kernels/cpu/llvm/ops/lapack.py", "cholesky"): "code: which function writes "
+        "each LU-family factorisation's LAPACK/BLAS calls on the direct LLVM path (the Numba "
+        "path's helper for each is named by ops/linalg.py's rules)",
+    ("xforms/kernels/cpu/llvm/ops/spectral.py", "qr"): "code: which function writes each "
+        "spectral factorisation's LAPACK calls on the direct LLVM path",
+    ("xforms/kernels/cpu/llvm/scalar.py", "floor"): "backend printer: the float spellings "
+        "of primitives the Numba path's scalar rules print by rules of their own "
+        "(loops/scalar_rules.py: np.floor, np.fmod, `1 / sqrt`...; no fact names them)",
+    ("xforms/kernels/cpu/llvm/scalar.py", "rem"): "backend printer: the arity of those "
+        "float spellings (scalar.py `_SPELLED`)",
     ("xforms/primitives/eager_plan.py", "squeeze"):
         "code: the eager evaluator's statements for structural primitives (a printer)",
 }

@@ -39,6 +39,10 @@ _MATH_LIBM = frozenset(["math.tanh", "math.log1p", "math.expm1", "math.sqrt", "m
                         "math.asinh", "math.acosh", "math.atanh"])
 # primitives no fact names a spelling for (the CPU printer's own rules: `a / b`, `abs(a)`)
 _RULED = {"div": "fdiv", "abs": "llvm.fabs"}
+# exact roundings (np.floor, np.ceil, np.rint: Numba's llvm.floor/ceil/rint intrinsics), and
+# rem's np.fmod (Numba's `frem`): exact operations, one result whoever computes them
+_EXACT = {"floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.rint"}
+_SPELLED = {"rem": 2, "rsqrt": 1, "sign": 1, **{k: 1 for k in _EXACT}}   # (their arity)
 
 
 def _facts(eqn):
@@ -326,6 +330,8 @@ class ScalarModule:
             return f"{r} = {_OPERATOR.get(op) or _RULED[name]} {ty} {args[0]}, {args[1]}"
         if op == "-" and len(args) == 1:
             return f"{r} = fneg {ty} {args[0]}"
+        if ty in ("float", "double") and _SPELLED.get(name) == len(args):   # (ints: integers.py)
+            return self._spelled(name, ty, args, r)
         if name == "pow" and len(args) == 2:      # (Numba's float `**`: llvm.pow)
             return self._call(r, ty, f"llvm.pow.{'f32' if ty == 'float' else 'f64'}", args)
         if fn in _MATH_INTRINSIC or name == "abs":
@@ -342,6 +348,29 @@ class ScalarModule:
         if name == "logaddexp" and len(args) == 2:
             return self._logaddexp(r, ty, *args)
         raise Refused(eqn)
+
+    def _spelled(self, name, ty, args, r):
+        """rem, rsqrt, sign, floor, ceil, round of floats as the Numba path prints them:
+        np.fmod (Numba's `frem`), `1 / math.sqrt(x)`, `1 if x > 0 else (-1 if x < 0 else
+        x)`, np.floor/np.ceil/np.rint (Numba's llvm.floor/ceil/rint): exact, one result.
+
+            >>> self._spelled("rem", "double", ["%a", "%b"], "%r")
+            '%r = frem double %a, %b'
+        """
+        x = args[0]
+        if name == "rem":
+            return f"{r} = frem {ty} {x}, {args[1]}"
+        if name == "rsqrt":
+            root = self.fresh()
+            self.emit(self._call(root, ty, "sqrt" + ("f" if ty == "float" else ""), args))
+            return f"{r} = fdiv {ty} {llvm_const(1.0, ty)}, {root}"
+        if name == "sign":
+            above, below, inner = self.fresh(), self.fresh(), self.fresh()
+            self.emit(f"{above} = fcmp ogt {ty} {x}, 0.0")
+            self.emit(f"{below} = fcmp olt {ty} {x}, 0.0")
+            self.emit(f"{inner} = select i1 {below}, {ty} {llvm_const(-1.0, ty)}, {ty} {x}")
+            return f"{r} = select i1 {above}, {ty} {llvm_const(1.0, ty)}, {ty} {inner}"
+        return self._call(r, ty, f"{_EXACT[name]}.{'f32' if ty == 'float' else 'f64'}", args)
 
     def _logic(self, eqn, r):
         """A bool result other than a comparison's: `and`/`or`/`xor`/`not` of predicates

@@ -29,7 +29,6 @@ import llvmlite.binding as ll
 
 from ..threads import bundled_openblas
 
-_NAME = "scipy.linalg.cython_blas"
 THREADS_GET, THREADS_SET = "xforms_blas_get_threads", "xforms_blas_set_threads"
 _keep = []          # ctypes objects whose addresses LLVM holds
 _lock = threading.RLock()
@@ -40,49 +39,58 @@ _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_cha
     ("PyCapsule_GetPointer", ctypes.pythonapi))
 
 
-def address(routine):
-    """The address of BLAS `routine` ("dgemm", "sdot", ...) in `scipy.linalg.cython_blas`."""
-    capsule = cython_blas().__pyx_capi__[routine]
+def address(routine, library="blas"):
+    """The address of BLAS `routine` ("dgemm", "sdot", ...) in `scipy.linalg.cython_blas`,
+    or of a LAPACK one ("dpotrf") in `scipy.linalg.cython_lapack` with library="lapack"."""
+    capsule = cython_module(library).__pyx_capi__[routine]
     return _get_pointer(capsule, _get_name(capsule))
 
 
 def cython_blas():
     """The `scipy.linalg.cython_blas` module: the one already loaded, else loaded alone."""
-    found = sys.modules.get(_NAME)
+    return cython_module("blas")
+
+
+def cython_module(library):
+    """`scipy.linalg.cython_<library>` ("blas" or "lapack"): the one already loaded, else
+    loaded alone (the LAPACK module imports the BLAS one, which is found loaded)."""
+    name = f"scipy.linalg.cython_{library}"
+    found = sys.modules.get(name)
     if found is not None:
         return found
     with _lock:
-        found = sys.modules.get(_NAME)
+        found = sys.modules.get(name)
         if found is None:
-            found = _load_alone()
+            found = _load_alone(library)
         if found is None:
-            from scipy.linalg import cython_blas as found
+            found = importlib.import_module(name)
     return found
 
 
-def _load_alone():
+def _load_alone(library="blas"):
     """The extension module loaded from its file without `scipy/linalg/__init__.py`, or None
     where it cannot be found or fails to load."""
-    path = _extension_path()
+    name = f"scipy.linalg.cython_{library}"
+    path = _extension_path(library)
     if path is None:
         return None
-    spec = importlib.util.spec_from_file_location(_NAME, path)
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         return None
     try:
         module = importlib.util.module_from_spec(spec)
-        sys.modules[_NAME] = module
+        sys.modules[name] = module
         spec.loader.exec_module(module)
         if not hasattr(module, "__pyx_capi__"):
             raise ImportError(f"{path} exports no __pyx_capi__")
     except Exception:
-        sys.modules.pop(_NAME, None)
+        sys.modules.pop(name, None)
         return None
     return module
 
 
-def _extension_path():
-    """The file of `scipy.linalg.cython_blas`, found without importing SciPy, or None."""
+def _extension_path(library="blas"):
+    """The file of `scipy.linalg.cython_<library>`, found without importing SciPy, or None."""
     try:
         spec = importlib.util.find_spec("scipy")
     except (ImportError, ValueError):
@@ -91,7 +99,7 @@ def _extension_path():
         return None
     folder = os.path.join(list(spec.submodule_search_locations)[0], "linalg")
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = os.path.join(folder, "cython_blas" + suffix)
+        path = os.path.join(folder, f"cython_{library}" + suffix)
         if os.path.isfile(path):
             return path
     return None
