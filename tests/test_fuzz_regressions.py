@@ -180,9 +180,9 @@ def test_cuda_backend_error_names_the_compiler_import_failure(monkeypatch):
     """A fuzz run's CUDA-simulator worker failed with "backend 'cuda' is not available:
     install the CUDA extra ..." while the real cause was that the compiler package `kernels`
     had failed to import (a half-edited file): the CUDA message hid the import error that
-    the message for other backends shows.  Fixed in xforms/jit.py `Jitted._executable`."""
+    the message for other backends shows.  Fixed in xforms/jit/backends.py `require`."""
     from xforms.errors import BackendError
-    jit_module = importlib.import_module("xforms.jit")
+    jit_module = importlib.import_module("xforms.jit.backends")
     monkeypatch.setattr(jit_module, "_backends",
                         {k: v for k, v in jit_module._backends.items() if k != "cuda"})
     monkeypatch.setattr(jit_module, "_import_error", [ImportError("no module named kernels.x")])
