@@ -162,10 +162,12 @@ INNER_LAYERS = {LLVM: [[f"{LLVM}.{m}" for m in ("scalar", "engine", "numpy_abi",
                        [f"{LLVM}.ops"],
                        [LLVM]],
                 CPU: [CPU_SHARED, [LLVM, NUMBA], [CPU]],
-                # CUDA: what runs at call time (the runtime, packing, the pool, launches,
-                # graphs, NVIDIA's libraries) below the kernel printer (cuda/printer/), below
-                # the compile entry (cuda/backend.py)
-                CUDA: [[f"{CUDA}.{m}" for m in ("packing", "pool", "runtime", "launch", "graph",
+                # CUDA: what the device is (device/: availability, launch configuration, the
+                # transfer guard) below what runs at call time (the runtime, packing, the pool,
+                # launches, graphs, NVIDIA's libraries) below the kernel printer
+                # (cuda/printer/), below the compile entry (cuda/backend.py)
+                CUDA: [[f"{CUDA}.device"],
+                       [f"{CUDA}.{m}" for m in ("packing", "pool", "runtime", "launch", "graph",
                                                 "vendor")],
                        [f"{CUDA}.printer"],
                        [CUDA]]}
