@@ -235,7 +235,7 @@ def test_plan_reordered_argnums_with_aux_under_vmap():
 def test_abs_of_a_zero_fft_bin():
     """|rfft(v)|^2 where a bin is exactly 0 (two equal rows): the jvp was NaN, 0/0 in complex
     abs's rule Re(conj(x) t) / |x|.  JAX replaces |x| = 0 by 1 in that quotient (the
-    derivative is 0 there); so does xforms/primitives/elementwise.py now.  Found when the
+    derivative is 0 there); so does xforms/primitives/elementwise/ now.  Found when the
     fuzzer learned the FFT, sort, cumulative, convolve and solve ops (ALONG)."""
     def f(x0):
         v6 = lax.scan(lambda c, x: (c, xnp.sin(x0)), x0, x0)[1]

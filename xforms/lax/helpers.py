@@ -539,6 +539,6 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
         return ew.round(x)
     finite = ew.is_finite(x)
     v = ew.select_n(finite, _full_like(x, 0.0), x)       # inf and NaN pass through below
-    t = ew.select_n(ew.lt(v, ew._like(0.0, v)), ew.floor(v), ew.ceil(v))   # toward zero
-    away = ew.ge(ew.abs(ew.sub(v, t)), ew._like(0.5, v))   # (v - t: exact)
+    t = ew.select_n(ew.lt(v, ew.like(0.0, v)), ew.floor(v), ew.ceil(v))   # toward zero
+    away = ew.ge(ew.abs(ew.sub(v, t)), ew.like(0.5, v))   # (v - t: exact)
     return ew.select_n(finite, x, ew.select_n(away, t, ew.add(t, ew.sign(v))))

@@ -10,4 +10,4 @@ def _floats(*xs, name):
 
 
 def _c(v, like):
-    return ew._like(float(v), like)
+    return ew.like(float(v), like)
