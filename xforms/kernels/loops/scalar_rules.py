@@ -220,8 +220,9 @@ def _closes_at_end(expr, start):
 
 
 def _c_int_div(ctx, x, y):
-    """Truncating integer division with XLA's edge cases (xforms/primitives/elementwise/arithmetic.py
-    `int_div_by_zero`: x / 0 has every bit set, MIN / -1 wraps to MIN).  Numba's `//`
+    """Truncating integer division with XLA's edge cases
+    (xforms/primitives/elementwise/arithmetic.py `int_div_by_zero`: x / 0 has every bit set,
+    MIN / -1 wraps to MIN).  Numba's `//`
     floors, so a quotient of operands of different signs with a remainder steps up by one;
     x / -1 is spelled -x because a machine division of MIN by -1 traps."""
     dt = ctx.dtype
