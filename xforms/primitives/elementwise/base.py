@@ -6,6 +6,8 @@ predicates and helpers the families' rules share.
 >>> neg_p = define("neg", np.negative, accept=not_bool, operator="-", cheap=True)
 >>> neg = bind1(neg_p)
 """
+import sys
+
 import numpy as np
 
 from ...core import trace as core
@@ -70,17 +72,26 @@ def _one_result(impl):
 
 
 def bind1(p):
+    """The function users call for unary `p`: `neg = bind1(neg_p)`."""
     def f(x):
         return p.bind(x)
-    f.__name__ = f.__qualname__ = p.name
-    return f
+    return _named(f, p)
 
 
 def bind2(p):
+    """The function users call for binary `p`, a Python scalar taking the other operand's
+    dtype: `add = bind2(add_p)`."""
     def f(x, y):
         x, y = like(x, y), like(y, x)
         return p.bind(x, y)
+    return _named(f, p)
+
+
+def _named(f, p):
+    # named for the primitive, and homed in the module that binds it (the caller's caller:
+    # `add = bind2(add_p)` in arithmetic.py), where the API reference looks it up
     f.__name__ = f.__qualname__ = p.name
+    f.__module__ = sys._getframe(2).f_globals.get("__name__", f.__module__)
     return f
 
 
