@@ -14,10 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # _util, random's samplers, numpy's _util module) are the bulk; each one made public is
 # struck here.
 ALLOWED = {
-    "xforms.core.eager.plans": {"_GENERATE_AFTER", "_Plan", "_generate", "_interpret",
-                                "_run_steps"},
-    "xforms.core.trace": {"_OK_DTYPES", "_PENDING", "_fix_dtype", "_state"},
-    "xforms.custom": {"_hoist"},
+    "xforms.core.trace": {"_state"},
     "xforms.kernels.cpu.llvm.ops.arith": {"_add", "_and", "_at", "_branch", "_loop", "_mul",
                                           "_nest", "_sdiv", "_udiv", "_urem"},
     "xforms.kernels.libm.vecmath.base": {"_SHIFTER", "_SHIFTER_BITS", "_absf", "_as_bits",
@@ -25,21 +22,8 @@ ALLOWED = {
                                          "_finite_nonneg", "_from_bits", "_leaf", "_like",
                                          "_log2_kf", "_log2_mf", "_mad", "_madf",
                                          "_pow2_shifted", "_pow2f", "_rintf", "_vm"},
-    "xforms.kernels.runtime.linalg": {"_extern", "_ptr"},
-    "xforms.lax.control_flow.common": {"_cast_outs", "_flatten", "_leaf_names",
-                                       "_promote_leaves", "_trace", "_trace_carry", "_where"},
-    "xforms.lax.convolution": {"_conv_transpose_padding"},
-    "xforms.lax.helpers": {"_UNSIGNED", "_aval", "_axis", "_full_like"},
     "xforms.numpy": {"_util"},
     "xforms.numpy.fft": {"_index", "_resize"},
-    "xforms.numpy.indexing": {"_IndexUpdateRef", "_SCATTER_MODES", "_mode"},
-    "xforms.numpy.linalg_solve": {"_promote_keep"},
-    "xforms.numpy.statistics": {"_edges"},
-    "xforms.primitives.custom": {"_batch_size", "_batched_outputs", "_cast", "_zero_like"},
-    "xforms.primitives.linalg.cholesky_ad": {"_hermitian"},
-    "xforms.primitives.linalg.factor": {"_tri_impl"},
-    "xforms.random.samplers": {"_check_shape", "_log1p", "_param"},
-    "xforms.scipy.special._util": {"_c", "_floats"},
     "xforms.tree_util": {"_UNSPECIFIED"},
 }
 
