@@ -15,8 +15,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # struck here.
 ALLOWED = {
     "xforms.core.trace": {"_state"},
-    "xforms.kernels.cpu.llvm.ops.arith": {"_add", "_and", "_at", "_branch", "_loop", "_mul",
-                                          "_nest", "_sdiv", "_udiv", "_urem"},
     "xforms.kernels.libm.vecmath.base": {"_SHIFTER", "_SHIFTER_BITS", "_absf", "_as_bits",
                                          "_bitf", "_copysignf", "_div", "_divf",
                                          "_finite_nonneg", "_from_bits", "_leaf", "_like",
