@@ -92,7 +92,7 @@ def origins(stats):
                     cat[c] = label
                     todo.append(c)
 
-    entry = [k for k in stats if k[0].endswith(os.path.join("xforms", "jit.py"))
+    entry = [k for k in stats if k[0].endswith(os.path.join("xforms", "jit", "jitted.py"))
              and k[2] == "__call__"]
     reach(entry, "path", lambda c: c[2] != "<module>" and not numba(c))
     reach([k for k in stats if numba(k)], "numba", lambda c: c[2] != "<module>")

@@ -59,7 +59,7 @@ def test_the_general_path_flattens_the_arguments_once(monkeypatch):
     not in a second flattening of its own."""
     import sys
     from xforms.core import avals
-    jit_mod = sys.modules["xforms.jit"]
+    jit_mod = sys.modules["xforms.jit.jitted"]
 
     class Device:               # (a stand-in device array type: registered, never passed)
         backend = "other"

@@ -136,12 +136,12 @@ def test_a_plan_run_again_and_again_uses_its_generated_function(monkeypatch):
     closed = xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0 + 1.0)(np.ones(3))
     x = np.linspace(0.0, 1.0, 3)
     want = np.sin(x) * 2.0 + 1.0
-    for _ in range(core._GENERATE_AFTER + 1):
+    for _ in range(core.GENERATE_AFTER + 1):
         np.testing.assert_array_equal(core.eval_jaxpr(closed, x), [want])
 
     def no_interpreter(*a, **k):
         raise AssertionError("interpreted after the plan's function was generated")
-    monkeypatch.setattr(core, "_interpret", no_interpreter)
-    monkeypatch.setattr(core, "_run_steps", no_interpreter)
+    monkeypatch.setattr(core, "interpret", no_interpreter)
+    monkeypatch.setattr(core, "run_steps", no_interpreter)
     for _ in range(3):
         np.testing.assert_array_equal(core.eval_jaxpr(closed, x), [want])

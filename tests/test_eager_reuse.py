@@ -41,7 +41,7 @@ def check(f, *args, expect):
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(np.asarray(g), w)
     # the plan's generated function (what a plan run many times uses) computes the same
-    generated = core._generate(memo.plans.get(closed.jaxpr, "eager"))
+    generated = core.generate(memo.plans.get(closed.jaxpr, "eager"))
     for g, w in zip(generated(*closed.consts, *args), want, strict=True):
         np.testing.assert_array_equal(np.asarray(g), w)
     for a, s in zip(args, saved):                      # inputs are never overwritten

@@ -44,7 +44,7 @@ def test_a_plan_run_again_and_again_runs_generated_code_with_the_same_results():
     prog = _sin_prog()
     first = core.eval_jaxpr(prog, 0.1, 0.2)
     plan = memo.plans.get(prog.jaxpr, "eager")
-    for _ in range(core._GENERATE_AFTER):
+    for _ in range(core.GENERATE_AFTER):
         assert plan.run is None
         core.eval_jaxpr(prog, 0.1, 0.2)
     assert plan.run is not None                         # generated on the last of these
@@ -56,7 +56,7 @@ def test_a_plan_run_again_and_again_runs_generated_code_with_the_same_results():
         xnp.linalg.qr(x))
     closed = xf.make_jaxpr(f)(np.eye(3) + 0.25)
     want = core.eval_jaxpr(closed, np.eye(3) + 0.25)
-    got = core._generate(memo.plans.get(closed.jaxpr, "eager"))(*closed.consts,
+    got = core.generate(memo.plans.get(closed.jaxpr, "eager"))(*closed.consts,
                                                                   np.eye(3) + 0.25)
     for g, w in zip(got, want, strict=True):
         assert np.asarray(g).dtype == w.dtype
@@ -76,8 +76,8 @@ def test_first_calls_run_compact_steps_equal_to_the_generated_function():
     closed = xf.make_jaxpr(f)(x)
     core.eval_jaxpr(closed, x)
     plan = memo.plans.get(closed.jaxpr, "eager")
-    got = core._run_steps(plan, closed.consts, [x])
-    want = core._generate(plan)(*closed.consts, x)
+    got = core.run_steps(plan, closed.consts, [x])
+    want = core.generate(plan)(*closed.consts, x)
     for g, w in zip(got, want, strict=True):
         assert np.asarray(g).dtype == np.asarray(w).dtype
         np.testing.assert_array_equal(g, w)

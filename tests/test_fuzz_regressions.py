@@ -180,9 +180,9 @@ def test_cuda_backend_error_names_the_compiler_import_failure(monkeypatch):
     """A fuzz run's CUDA-simulator worker failed with "backend 'cuda' is not available:
     install the CUDA extra ..." while the real cause was that the compiler package `kernels`
     had failed to import (a half-edited file): the CUDA message hid the import error that
-    the message for other backends shows.  Fixed in xforms/jit.py `Jitted._executable`."""
+    the message for other backends shows.  Fixed in xforms/jit/backends.py `require`."""
     from xforms.errors import BackendError
-    jit_module = importlib.import_module("xforms.jit")
+    jit_module = importlib.import_module("xforms.jit.backends")
     monkeypatch.setattr(jit_module, "_backends",
                         {k: v for k, v in jit_module._backends.items() if k != "cuda"})
     monkeypatch.setattr(jit_module, "_import_error", [ImportError("no module named kernels.x")])
@@ -235,7 +235,7 @@ def test_plan_reordered_argnums_with_aux_under_vmap():
 def test_abs_of_a_zero_fft_bin():
     """|rfft(v)|^2 where a bin is exactly 0 (two equal rows): the jvp was NaN, 0/0 in complex
     abs's rule Re(conj(x) t) / |x|.  JAX replaces |x| = 0 by 1 in that quotient (the
-    derivative is 0 there); so does xforms/primitives/elementwise.py now.  Found when the
+    derivative is 0 there); so does xforms/primitives/elementwise/ now.  Found when the
     fuzzer learned the FFT, sort, cumulative, convolve and solve ops (ALONG)."""
     def f(x0):
         v6 = lax.scan(lambda c, x: (c, xnp.sin(x0)), x0, x0)[1]

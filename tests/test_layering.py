@@ -5,7 +5,7 @@ Layers, bottom to top (docs/DESIGN.md has the map).  Each entry is a package or 
 module belongs to the longest entry it starts with, so a new module sits in its folder's layer
 (a new `xforms/primitives/<family>.py` with the primitives, a new `xforms/kernels/ops/<family>.py`
 with the op families).  A module of the xforms root not listed here is API ("api": above the
-compilers, which `xforms.jit` reaches through the table `xforms.kernels.BACKENDS`).
+compilers, which `xforms.jit.backends` reaches through the table `xforms.kernels.BACKENDS`).
 """
 import ast
 import os
@@ -162,10 +162,12 @@ INNER_LAYERS = {LLVM: [[f"{LLVM}.{m}" for m in ("scalar", "engine", "numpy_abi",
                        [f"{LLVM}.ops"],
                        [LLVM]],
                 CPU: [CPU_SHARED, [LLVM, NUMBA], [CPU]],
-                # CUDA: what runs at call time (the runtime, packing, the pool, launches,
-                # graphs, NVIDIA's libraries) below the kernel printer (cuda/printer/), below
-                # the compile entry (cuda/backend.py)
-                CUDA: [[f"{CUDA}.{m}" for m in ("packing", "pool", "runtime", "launch", "graph",
+                # CUDA: what the device is (device/: availability, launch configuration, the
+                # transfer guard) below what runs at call time (the runtime, packing, the pool,
+                # launches, graphs, NVIDIA's libraries) below the kernel printer
+                # (cuda/printer/), below the compile entry (cuda/backend.py)
+                CUDA: [[f"{CUDA}.device"],
+                       [f"{CUDA}.{m}" for m in ("packing", "pool", "runtime", "launch", "graph",
                                                 "vendor")],
                        [f"{CUDA}.printer"],
                        [CUDA]]}
@@ -238,11 +240,12 @@ def test_the_inner_check_finds_an_op_family_importing_the_chunked_loops():
 
 
 def test_the_compilers_are_reached_only_through_jit():
-    # xforms.jit reads the table xforms.kernels.BACKENDS; nothing else above imports kernels
+    # xforms.jit's backend registry reads the table xforms.kernels.BACKENDS; nothing else
+    # above imports kernels
     graph = import_graph()
     into_kernels = sorted(a for a, es in graph.items() if not a.startswith("xforms.kernels")
                           and any(b.startswith("xforms.kernels") for b in es))
-    assert into_kernels == ["xforms.jit"]
+    assert into_kernels == ["xforms.jit.backends"]
 
 
 # modules of the xforms root that mirror a JAX module of the same name (jax.tree_util, ...)

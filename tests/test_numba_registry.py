@@ -130,3 +130,61 @@ def test_numba_setup_imports_no_scipy_a_kernel_does_not_use(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split("\n")[:3] == ["[]", "[4.0, 0.0, 0.0, 0.0]",
                                           "(np.timedelta64(2,'D'), True)"]
+
+
+# ---- llvmlite's lock (xforms/kernels/cpu/llvm/engine.py `_liftable_lock`) ---------------------
+def test_the_llvmlite_lock_swap_is_checked_like_a_patch(monkeypatch):
+    """The direct path swaps the class of llvmlite's lock for a subclass that a thread can
+    skip: the registry says whether the swap holds and whether llvmlite's lock is still the
+    code it was written for (an llvmlite upgrade that changes it reads "changed")."""
+    from llvmlite.binding import ffi
+    from xforms.kernels.cpu.llvm import engine  # noqa: F401  (swaps the class)
+    lock = next(p for p in PATCHES if p.name == "llvmlite-lock")
+    assert type(ffi.lib._lock).__bases__ == (ffi._LLVMLock,) and installed(lock)
+    assert status(lock._replace(numba_sha="0" * 12)) == "changed"
+    assert status(lock._replace(target="llvmlite.binding.ffi:_NoSuchLock")) == "missing"
+    monkeypatch.setattr(ffi, "_a_lock_of_its_own", ffi._LLVMLock(), raising=False)
+    left = lock._replace(swaps="llvmlite.binding.ffi:_a_lock_of_its_own")
+    assert not installed(left) and status(left) == "not installed"
+
+
+def _fake_ffi(lock_class):
+    import types
+    return types.SimpleNamespace(lib=types.SimpleNamespace(_lock=lock_class()))
+
+
+def test_the_lock_lifts_only_on_a_flagged_thread_and_only_over_the_expected_class(monkeypatch):
+    from xforms.kernels.cpu.llvm import engine
+
+    entered = []
+
+    class _LLVMLock:            # llvmlite's shape: a context manager (its entries counted)
+        def __enter__(self):
+            entered.append(1)
+
+        def __exit__(self, *exc):
+            pass
+    fake = _fake_ffi(_LLVMLock)
+    monkeypatch.setattr(engine, "_ffi", fake)
+    free = engine._liftable_lock()
+    assert free is not None and type(fake.lib._lock).__name__ == "_LiftableLock"
+    with fake.lib._lock:
+        pass
+    free.on = True
+    try:
+        with fake.lib._lock:        # skipped on this thread
+            pass
+    finally:
+        free.on = False
+    assert len(entered) == 1
+    assert engine._liftable_lock() is free      # a second import shares the flag
+
+    class OtherLock:            # a lock llvmlite renamed or rewrote: left alone
+        def __enter__(self):
+            pass
+
+        def __exit__(self, *exc):
+            pass
+    other = _fake_ffi(OtherLock)
+    monkeypatch.setattr(engine, "_ffi", other)
+    assert engine._liftable_lock() is None and type(other.lib._lock) is OtherLock

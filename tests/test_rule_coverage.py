@@ -375,7 +375,7 @@ def test_an_elementwise_primitive_needs_no_kernel_code():
 # backends' spellings of a declared `reduce_op` / `cumulative`, not per-primitive tables.
 _MONOIDS = frozenset(sr.REDUCE_OPS | {"logaddexp"})
 _SCANNED = ("xforms/kernels", "xforms/transforms", "xforms/core/eager/reuse.py", "xforms/exec/tiered.py",
-            "xforms/primitives/eager_plan.py", "xforms/jit.py", "xforms/custom.py")
+            "xforms/primitives/eager_plan.py", "xforms/jit", "xforms/custom.py")
 # the tables naming primitives that stay where they are, and why
 _KEPT = {
     ("xforms/kernels/prepare/scalarize.py", "broadcast_in_dim"):

@@ -1,5 +1,9 @@
 """Which of xforms' Numba patches (xforms/kernels/numba_fixes/registry.py) still apply to another Numba.
 
+The registry holds llvmlite's lock too (the direct LLVM path swaps its class): a Numba comes
+with its llvmlite, so an upgrade that changes the lock is reported as "changed" or "not
+installed" like a Numba patch.
+
 Installs the given Numba (default: the newest on the package index) with xforms' other
 dependencies into a temporary venv -- or uses an interpreter you point it at -- and, with this
 repository on its path, reports for each patch:
@@ -26,7 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Run by the checked interpreter.  "numba" mode loads xforms/kernels/numba_fixes/registry.py
 # without running the packages' __init__s (nothing patched yet: Numba's own code); "kernels"
-# mode imports xforms.kernels.build.codecache, which applies the patches, and asks whether each one holds.
+# mode imports xforms.kernels.build.codecache, which applies the patches, and the direct LLVM
+# path's engine, which lifts llvmlite's lock, and asks whether each one holds.
 PROBE = r"""
 import json, os, sys, types
 mode, root = sys.argv[1], sys.argv[2]
@@ -39,6 +44,7 @@ if mode == "numba":     # empty packages: their __init__s (which apply the patch
     out = {p.name: r.status(p, check_installed=False) for p in r.PATCHES}
 else:
     from xforms.kernels.build import codecache  # noqa: F401  (applies the patches)
+    from xforms.kernels.cpu.llvm import engine  # noqa: F401  (lifts llvmlite's lock)
     from xforms.kernels.numba_fixes import registry as r
     out = {p.name: r.installed(p) for p in r.PATCHES}
 import numba, llvmlite

@@ -1,5 +1,5 @@
 """The public transforms: jvp, linearize, vjp, grad, value_and_grad, hvp, make_jaxpr,
-stop_gradient.  (vmap and the Jacobians are in `batching_api.py`, jit in `jit.py`.)
+stop_gradient.  (vmap and the Jacobians are in `batching_api.py`, jit in `jit/`.)
 
 Each traces the user function on every call (its side effects run each time, as in JAX),
 transforms and simplifies the program -- once per program structure, xforms/transforms/intern.py -- and
@@ -219,7 +219,7 @@ def _cast_like(c, aval):
 def _zero_cotangent(shape):
     """The cotangent of an integer or boolean input, as JAX gives it: float0 zeros. They hold
     no data, so they are a constant even under a trace (jit returns them through its output
-    tree, xforms/jit.py)."""
+    tree, xforms/jit/jitted.py)."""
     return np.zeros(shape, float0)
 
 
@@ -231,7 +231,7 @@ class _Transformed:
     def __init__(self, impl, key, fun):
         functools.update_wrapper(self, fun)
         # (called with DeviceArrays, a transform of a jitted function runs jitted on their
-        # device: xforms/jit.py)
+        # device: xforms/jit/where_data.py)
         self._impl, self._key = follows_data(impl, fun), key
         self._xforms_transform_of = fun
 

@@ -216,7 +216,7 @@ class DiffArgs:
         for k, x in enumerate(leaves):
             t = type(x)
             if t is Tracer or ((t is np.ndarray or t is core.Array)
-                               and x.dtype in core._OK_DTYPES):
+                               and x.dtype in core.OK_DTYPES):
                 kept.append((k, x))      # (the common case, without further checks)
                 continue
             v = _as_array_leaf(x)

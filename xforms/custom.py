@@ -52,7 +52,7 @@ def _trace(fn, in_avals, in_vals, who):
     return trace_cached(None, flat, in_avals, in_vals, who, lambda: store["extra"])
 
 
-def _hoist(closeds):
+def hoist(closeds):
     """Values of enclosing traces that the jaxprs close over become leading invars, shared
     by all of them -> (new jaxprs, those values)."""
     consts, index = [], {}
@@ -270,12 +270,12 @@ def _bind_custom_jvp(cj, args):
 
     label = f"jvp rule {rname}"
     if id(cj) in _active:     # called from its own rule: trace the rule when it is needed
-        (call,), consts = _hoist([call])
+        (call,), consts = hoist([call])
         const_avals = [c.aval for c in consts]
         thunk = LazyJaxpr(lambda: _prepend_invars(make_jvp(None), const_avals), label)
     else:
         jvp_closed = make_jvp([staging.deferred_value(x) for x in flat] + [None] * m)
-        (call, jvp_closed), consts = _hoist([call, jvp_closed])
+        (call, jvp_closed), consts = hoist([call, jvp_closed])
         thunk = LazyJaxpr.ready(jvp_closed, label)
     outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=call, jvp_jaxpr_thunk=thunk,
                                   num_consts=len(consts), name=fname)
@@ -388,7 +388,7 @@ def _bind_custom_vjp(cv, args):
 
     fwd_label, bwd_label = f"fwd rule {fwd_name}", f"bwd rule {bwd_name}"
     if id(cv) in _active:     # called from its own rule: trace the rules when needed
-        (call,), consts = _hoist([call])
+        (call,), consts = hoist([call])
         const_avals = [c.aval for c in consts]
         memo = []
 
@@ -402,7 +402,7 @@ def _bind_custom_vjp(cv, args):
     else:
         fwd, res_tree = make_fwd([staging.deferred_value(x) for x in flat])
         bwd = make_bwd(fwd, res_tree)
-        (call, fwd, bwd), consts = _hoist([call, fwd, bwd])
+        (call, fwd, bwd), consts = hoist([call, fwd, bwd])
         fwd_thunk, bwd_thunk = LazyJaxpr.ready(fwd, fwd_label), LazyJaxpr.ready(bwd, bwd_label)
     outs = custom_vjp_call_p.bind(*consts, *flat, call_jaxpr=call, fwd_jaxpr_thunk=fwd_thunk,
                                   bwd_jaxpr_thunk=bwd_thunk, num_consts=len(consts),
@@ -533,7 +533,7 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
 
         avals = _leaf_avals(flat)
         closed, out_tree = _trace(fn, avals, [staging.deferred_value(x) for x in flat], fun)
-        (closed,), consts = _hoist([closed])
+        (closed,), consts = hoist([closed])
         outs = checkpoint_p.bind(*consts, *flat, jaxpr=closed, policy=policy,
                                  prevent_cse=bool(prevent_cse))
         return tree_unflatten(out_tree, outs)

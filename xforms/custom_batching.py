@@ -19,7 +19,7 @@ import inspect
 from . import api, lax
 from .core import trace as core
 from .core.source_info import describe_function
-from .custom import _hoist
+from .custom import hoist
 from .primitives.control.custom_vmap import custom_vmap_call_p
 from .transforms.tracing import flatten_args, trace_cached
 from .transforms.vmap import bdim_to_front
@@ -62,7 +62,7 @@ class custom_vmap:
             return leaves
         closed, out_tree = trace_cached(None, body, [core.get_aval(x) for x in flat],
                                         None, self.fun, lambda: store["tree"])
-        (closed,), consts = _hoist([closed])
+        (closed,), consts = hoist([closed])
         rule = _Rule(self.vmap_rule, name, in_tree, out_tree)
         outs = custom_vmap_call_p.bind(*consts, *flat, call_jaxpr=closed, rule=rule,
                                        num_consts=len(consts), name=name)

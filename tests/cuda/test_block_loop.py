@@ -135,8 +135,9 @@ def test_matrix_products_in_the_body(monkeypatch):
     TS * TS threads, as on a GPU (16 x 16 = 256); the simulator's spec made so."""
     import dataclasses
     from xforms.kernels.cuda import runtime as rt
+    from xforms.kernels.cuda.device import spec as spec_module
     from programs import matmul_steps
-    monkeypatch.setattr(rt, "_spec", dataclasses.replace(rt.SIM_SPEC, block=16))
+    monkeypatch.setattr(spec_module, "_spec", dataclasses.replace(rt.SIM_SPEC, block=16))
     u, w = np.linspace(-1.0, 1.0, 40 * 36).reshape(40, 36), np.eye(36) * 0.5 + 0.01
     exe = _fresh(matmul_steps, u, w)
     assert "as one block" in exe.source and "output tiles" in exe.source

@@ -133,7 +133,7 @@ def test_a_plain_function_runs_its_python_every_call_with_device_arrays():
 def test_eager_transforms_of_a_plain_function_run_on_the_device(no_copies, monkeypatch):
     """grad / value_and_grad / jvp / vjp / linearize / vmap of a plain function given
     DeviceArrays trace its Python every call (its side effects each time) and evaluate what
-    they derive from the trace compiled on the device (xforms/jit.py's eval_where_data):
+    they derive from the trace compiled on the device (xforms/jit/where_data.py's eval_where_data):
     DeviceArray results, no copy to the host, one compile per program kept across calls."""
     calls = []
 

@@ -16,6 +16,7 @@ import xforms.numpy as xnp
 from xforms import lax
 from xforms.errors import LoweringError
 from xforms.kernels.cuda import runtime as rt
+from xforms.kernels.cuda.device import spec as spec_module
 from xforms.kernels.cuda import vendor
 from xforms.kernels.cuda.vendor.cusolver import Cusolver
 
@@ -39,7 +40,7 @@ def _hermitian(shape, dtype):
 @pytest.fixture
 def lib(monkeypatch):
     model = ModelSolverLib()
-    monkeypatch.setattr(rt, "_spec", dataclasses.replace(rt.device_spec(), vendor=True))
+    monkeypatch.setattr(spec_module, "_spec", dataclasses.replace(rt.device_spec(), vendor=True))
     monkeypatch.setattr(vendor, "_bound", {"cusolver": Cusolver(model)})
     monkeypatch.setenv("XFORMS_CUDA_SOLVER_MIN_N", "0")
     return model

@@ -14,6 +14,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 from xforms.kernels.cuda import runtime as rt
+from xforms.kernels.cuda.device import spec as spec_module
 from xforms.kernels.cuda import vendor
 from xforms.tree_util import tree_leaves
 from xforms.kernels.cuda.vendor.gemm_map import COMPUTE_32F_FAST_TF32, COMPUTE_64F
@@ -29,7 +30,7 @@ RNG = np.random.default_rng(3)
 @pytest.fixture
 def models(monkeypatch):
     libs = {"cublas": ModelBlas(), "cufft": ModelFft()}
-    monkeypatch.setattr(rt, "_spec", dataclasses.replace(rt.device_spec(), vendor=True))
+    monkeypatch.setattr(spec_module, "_spec", dataclasses.replace(rt.device_spec(), vendor=True))
     monkeypatch.setattr(vendor, "_bound", libs)
     monkeypatch.setenv("XFORMS_CUDA_GEMM_MIN_WORK", "0")
     monkeypatch.setenv("XFORMS_CUDA_FFT_MIN_POINTS", "0")

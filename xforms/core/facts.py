@@ -35,7 +35,7 @@ libm spells needs no kernel code: its math names are facts, and the shared scala
                                                exp(neg(mul(x, x))))))
     declare(erf_p, ELEMENTWISE, simplify="unary", math=math_names("erf", cmath=None))
 
-(in xforms/primitives/elementwise.py, `_def("erf", scipy.special.erf, accept=_real,
+(in xforms/primitives/elementwise/base.py, `define("erf", scipy.special.erf, accept=real_float,
 math=math_names("erf", cmath=None))` does all but the jvp in one call).
 
 A formula rather than a function name goes in kernels/ (code), keyed by the primitive or

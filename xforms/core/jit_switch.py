@@ -1,6 +1,6 @@
 """The switches behind `xforms.disable_jit` and `xforms.default_device`: while disable_jit
 is on (in this thread), a jitted function calls the user's Python instead of tracing and
-compiling it (xforms/jit.py asks `jit_disabled()` first thing in each call); while a
+compiling it (xforms/jit/jitted.py asks `jit_disabled()` first thing in each call); while a
 default_device block is open, `default_platform()` names the backend that jit (without an
 explicit `backend=`), device_put and devices use.
 

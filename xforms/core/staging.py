@@ -15,8 +15,8 @@ from . import pass_counts, source_info
 from .avals import SUPPORTED_DTYPES, aval_of_value
 from ..errors import ConcretizationError, UnexpectedTracerError
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from .trace import (abstract_eval, Array, canonical_value, eval_trace, _fix_dtype, impl_rules,
-                    _OK_DTYPES, _PENDING, set_current_trace, _state, Tracer)
+from .trace import (abstract_eval, Array, canonical_value, eval_trace, fix_dtype, impl_rules,
+                    OK_DTYPES, PENDING, set_current_trace, _state, Tracer)
 
 
 _CONTROL_HINT = ("Use lax.cond / lax.switch for branches, lax.while_loop / lax.fori_loop for "
@@ -76,7 +76,7 @@ class Builder:
             hit = self._const_ids.get(id(x))
             if hit is not None:
                 return hit[0]
-            if x.ndim and x.dtype in _OK_DTYPES:
+            if x.ndim and x.dtype in OK_DTYPES:
                 return self._const(x, aval_of_value(x), expect)
         if isinstance(x, Tracer):
             if x._trace is self:
@@ -173,10 +173,10 @@ class Builder:
         pending = self._pending
         if len(outvars) == 1:                # (most primitives)
             v = outvars[0]
-            out = Tracer(self, v, _PENDING)
+            out = Tracer(self, v, PENDING)
             pending[v] = (len(self.eqns) - 1, args, (out,))
             return [out]
-        outs = [Tracer(self, v, _PENDING) for v in outvars]
+        outs = [Tracer(self, v, PENDING) for v in outvars]
         record = (len(self.eqns) - 1, args, outs)
         for v in outvars:
             pending[v] = record
@@ -189,7 +189,7 @@ class Builder:
         records, stack, seen = [], [tracer], set()
         while stack:
             t = stack.pop()
-            if t._v is not _PENDING or id(t) in seen:
+            if t._v is not PENDING or id(t) in seen:
                 continue
             rec = self._pending[t._var]
             seen.update(id(o) for o in rec[2])
@@ -201,7 +201,7 @@ class Builder:
             with set_current_trace(eval_trace):
                 vals = impl_rules[eqn.prim](*invals, **eqn.params)
             for o, val, v in zip(outs, vals, eqn.outvars):
-                o._v = _fix_dtype(val, v.aval)
+                o._v = fix_dtype(val, v.aval)
                 self._pending.pop(v, None)
         return tracer._v
 

@@ -19,7 +19,7 @@ import numpy as np
 from . import ir, memo, pass_counts, source_info  # noqa: F401
 from .eager import reuse as eager_reuse
 from .eager.float_checks import check_floats, float_problem  # noqa: F401  (core.float_problem)
-from .eager.plans import _GENERATE_AFTER, _Plan, _generate, _interpret, _run_steps  # noqa: F401
+from .eager.plans import GENERATE_AFTER, Plan, generate, interpret, run_steps  # noqa: F401
 from .. import config
 from .avals import (DEVICE_ARRAY_TYPES, SUPPORTED_DTYPES, ShapedArray, aval_of_value,  # noqa: F401
                     is_device_array)
@@ -121,7 +121,7 @@ def as_weak(x):
 def canonical_value(x):
     """Check a concrete input and return it with a supported dtype (TypeError otherwise)."""
     if isinstance(x, np.ndarray):
-        if x.dtype in _OK_DTYPES:
+        if x.dtype in OK_DTYPES:
             return x
         if not x.dtype.isnative:          # big-endian data (from a file): native byte order
             return canonical_value(x.astype(x.dtype.newbyteorder("=")))
@@ -164,7 +164,7 @@ def canonical_arg(x):
     return x if is_device_array(x) else canonical_value(x)
 
 
-_OK_DTYPES = frozenset(SUPPORTED_DTYPES)
+OK_DTYPES = frozenset(SUPPORTED_DTYPES)
 
 
 def _python_inexact_dtype(arr):
@@ -208,13 +208,13 @@ class EvalTrace:
         # __array_ufunc__, xforms/numpy/methods.py) through Python; the results become Arrays
         outs = impl_rules[prim](*[v.view(np.ndarray) if type(v) is Array else v
                                   for v in vals], **params)
-        outs = [_fix_dtype(o, a) for o, a in zip(outs, out_avals, strict=True)]
+        outs = [fix_dtype(o, a) for o, a in zip(outs, out_avals, strict=True)]
         if config.float_checks:                    # xf.debug_nans / debug_infs
             check_floats(outs, prim.name)
         return outs
 
 
-def _fix_dtype(x, aval):
+def fix_dtype(x, aval):
     x = np.asarray(x)
     if x.dtype != aval.dtype:
         x = x.astype(aval.dtype)
@@ -250,7 +250,7 @@ def set_current_trace(trace):
 
 
 # ---- staging into a jaxpr ------------------------------------------------------------
-_PENDING = object()     # a known value not computed yet (Builder.value_of computes it)
+PENDING = object()     # a known value not computed yet (Builder.value_of computes it)
 
 
 class Tracer:
@@ -270,7 +270,7 @@ class Tracer:
     def _val(self):
         """The known value (None: unknown), computed on first use."""
         v = self._v
-        if v is _PENDING:
+        if v is PENDING:
             v = self._trace.value_of(self)
         elif type(v) is Tracer:          # an enclosing trace's value, passed in as known
             v = self._v = v._val
@@ -393,19 +393,19 @@ def eval_eager(jaxpr, consts, args, n_wrapped=None):
                          f"for a jaxpr taking {plan.n_in}")
     if not checked and plan.run is None:
         plan.calls += 1
-        if plan.calls > _GENERATE_AFTER:    # run again and again: worth generated code
-            plan.run = _generate(plan)
+        if plan.calls > GENERATE_AFTER:    # run again and again: worth generated code
+            plan.run = generate(plan)
     consts, args = _unwrapped(consts), _unwrapped(args)
     if checked:
-        vals = _interpret(plan, consts, args, jaxpr.eqns)
+        vals = interpret(plan, consts, args, jaxpr.eqns)
     elif plan.run is not None:
         vals = plan.run(*consts, *args)
     else:
-        vals = _run_steps(plan, consts, args)
+        vals = run_steps(plan, consts, args)
     if n_wrapped is None:
-        return [_fix_dtype(v, o[2]) for v, o in zip(vals, plan.outs)]
+        return [fix_dtype(v, o[2]) for v, o in zip(vals, plan.outs)]
     outs = plan.outs
-    return ([_fix_dtype(v, o[2]) for v, o in zip(vals[:n_wrapped], outs)]
+    return ([fix_dtype(v, o[2]) for v, o in zip(vals[:n_wrapped], outs)]
             + [_plain(v, o[2]) for v, o in zip(vals[n_wrapped:], outs[n_wrapped:])])
 
 
@@ -426,7 +426,7 @@ def _plain(x, aval):
     """`x` as a plain ndarray (or NumPy scalar) of `aval`'s dtype."""
     if type(x) is np.ndarray and x.dtype == aval.dtype:
         return x
-    return np.asarray(_fix_dtype(x, aval)).view(np.ndarray)
+    return np.asarray(fix_dtype(x, aval)).view(np.ndarray)
 
 
 def _checks_on():
@@ -454,7 +454,7 @@ def _plan(jaxpr, reuse=True):
         steps = eager_reuse.rewrite(jaxpr, steps, slot)
     outs = tuple((True, a.val, a.aval) if isinstance(a, Literal) else (False, slot[a], a.aval)
                  for a in jaxpr.outvars)
-    return _Plan(n, n_in, steps, outs)
+    return Plan(n, n_in, steps, outs)
 
 
 def jaxpr_as_fun(closed):

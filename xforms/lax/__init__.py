@@ -331,7 +331,7 @@ from .convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  #
                           conv_general_dilated, conv_transpose, conv_with_general_padding,
                           padtype_to_pads)
 from .windowed import reduce_window  # noqa: E402
-from .solves import custom_linear_solve, custom_root  # noqa: E402
+from .control_flow.solves import custom_linear_solve, custom_root  # noqa: E402
 from .convolution import conv_general_permutations  # noqa: E402,F401
 from .shapes import (ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401
                      conv_general_dilated_patches, conv_general_shape_tuple,

@@ -13,12 +13,12 @@ from ..primitives import elementwise as ew
 from ..primitives.bits import float_bits as fb
 from ..primitives import structural as st
 
-from .helpers import _UNSIGNED, _aval, _axis, _full_like, slice_in_dim
+from .helpers import UNSIGNED, aval_of, canonical_axis, full_like_value, slice_in_dim
 
 
 # ---- bits ------------------------------------------------------------------------------------
 def _int_operand(x, name):
-    a = _aval(x)
+    a = aval_of(x)
     if a.dtype.kind not in "iu":
         raise TypeError(f"{name}: expected an integer array, got {a.str_short()}")
     return a.dtype
@@ -30,7 +30,7 @@ def population_count(x):
     >>> lax.population_count(xnp.array([-1, 6], xnp.int32))    # [32, 2]
     """
     dt = _int_operand(x, "population_count")
-    u = ew.convert_element_type(x, _UNSIGNED[dt.itemsize])
+    u = ew.convert_element_type(x, UNSIGNED[dt.itemsize])
     return ew.convert_element_type(_bitwise_count(u), dt)
 
 
@@ -40,7 +40,7 @@ def clz(x):
     >>> lax.clz(xnp.array([1, 0, -1], xnp.int32))               # [31, 32, 0]
     """
     dt = _int_operand(x, "clz")
-    ut = _UNSIGNED[dt.itemsize]
+    ut = UNSIGNED[dt.itemsize]
     v = ew.convert_element_type(x, ut)
     shift = 1
     while shift < 8 * dt.itemsize:      # copy the top 1 bit into every lower position
@@ -58,7 +58,7 @@ def bitcast_convert_type(operand, new_dtype):
 
     >>> lax.bitcast_convert_type(xnp.array([1.0]), xnp.int64)     # [4607182418800017408]
     """
-    a, new = _aval(operand), canonicalize_dtype(new_dtype)
+    a, new = aval_of(operand), canonicalize_dtype(new_dtype)
     if a.dtype.itemsize != new.itemsize:
         raise NotImplementedError(
             f"bitcast_convert_type: {a.dtype} -> {new} changes the width; xforms bitcasts "
@@ -82,7 +82,7 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
 
     >>> lax.reduce_precision(xnp.array([1.1]), 8, 23)       # float32(1.1) as float64
     """
-    a = _aval(operand)
+    a = aval_of(operand)
     if a.dtype not in _FORMATS:
         raise TypeError(f"reduce_precision: expected a float32 or float64 operand, got "
                         f"{a.str_short()}")
@@ -110,8 +110,8 @@ def _to_float32_format(x):
     safe = ew.select_n(over, x, np.float64(0.0))
     rounded = ew.convert_element_type(ew.convert_element_type(safe, np.float32), np.float64)
     # signed zeros and infinities, each computed only from the entries that take them
-    zero = ew.mul(ew.select_n(below, _full_like(x, 0.0), x), np.float64(0.0))
-    inf = ew.mul(ew.sign(ew.select_n(over, _full_like(x, 1.0), x)), np.float64(np.inf))
+    zero = ew.mul(ew.select_n(below, full_like_value(x, 0.0), x), np.float64(0.0))
+    inf = ew.mul(ew.sign(ew.select_n(over, full_like_value(x, 1.0), x)), np.float64(np.inf))
     return ew.select_n(over, ew.select_n(below, rounded, zero), inf)
 
 
@@ -123,18 +123,18 @@ def reduce_xor(operand, axes):
 
     >>> lax.reduce_xor(xnp.array([1, 2, 4], xnp.int32), (0,))    # 7
     """
-    a = _aval(operand)
+    a = aval_of(operand)
     if a.dtype.kind not in "biu":
         raise TypeError(f"reduce_xor: expected an integer or boolean array, got "
                         f"{a.str_short()}")
-    axes = sorted({_axis(ax, a.ndim, "reduce_xor") for ax in axes})
+    axes = sorted({canonical_axis(ax, a.ndim, "reduce_xor") for ax in axes})
     x, zero = operand, a.dtype.type(0)
     for ax in axes:
-        n = _aval(x).shape[ax]
+        n = aval_of(x).shape[ax]
         if n == 0:
-            x = st.full(_aval(x).shape[:ax] + (1,) + _aval(x).shape[ax + 1:], zero, a.dtype)
-        while _aval(x).shape[ax] > 1:
-            n = _aval(x).shape[ax]
+            x = st.full(aval_of(x).shape[:ax] + (1,) + aval_of(x).shape[ax + 1:], zero, a.dtype)
+        while aval_of(x).shape[ax] > 1:
+            n = aval_of(x).shape[ax]
             if n % 2:                    # an odd length gets one 0, xor's identity
                 cfg = [(0, 0, 0)] * a.ndim
                 cfg[ax] = (0, 1, 0)
@@ -150,9 +150,9 @@ def mulhi(x, y):
     >>> lax.mulhi(xnp.array([2**31 - 1], xnp.int32), xnp.array([2**31 - 1], xnp.int32))
     """
     dt = _int_operand(x, "mulhi")
-    if _aval(y).dtype != dt:
+    if aval_of(y).dtype != dt:
         raise TypeError(f"mulhi: operands must have one dtype, got {dt} and "
-                        f"{_aval(y).dtype}")
+                        f"{aval_of(y).dtype}")
     if dt.itemsize not in (4, 8):
         raise NotImplementedError(f"mulhi: {dt} operands are not supported; xforms supports "
                                   "32- and 64-bit integers")
@@ -165,7 +165,7 @@ def mulhi(x, y):
     ux, uy = ew.convert_element_type(x, u), ew.convert_element_type(y, u)
     hi = _mulhi_u64(ux, uy)
     if dt.kind == "i":        # two's complement: subtract y where x < 0 and x where y < 0
-        zero = _full_like(ux, 0)
+        zero = full_like_value(ux, 0)
         hi = ew.sub(hi, ew.select_n(ew.lt(x, dt.type(0)), zero, uy))
         hi = ew.sub(hi, ew.select_n(ew.lt(y, dt.type(0)), zero, ux))
     return ew.convert_element_type(hi, dt)

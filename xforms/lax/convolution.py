@@ -165,7 +165,7 @@ def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, r
                                 preferred_element_type=preferred_element_type)
 
 
-def _conv_transpose_padding(k, s, padding):
+def conv_transpose_padding(k, s, padding):
     if padding == "SAME":
         total = k + s - 2
         lo = k - 1 if s > k - 1 else -(-total // 2)
@@ -199,7 +199,7 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     rhs_dilation = (1,) * (nd - 2) if rhs_dilation is None else tuple(rhs_dilation)
     if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
         reps = [padding] * len(strides) if isinstance(padding, str) else padding
-        pads = tuple(_conv_transpose_padding(dilate_dim(k, r), s, p)
+        pads = tuple(conv_transpose_padding(dilate_dim(k, r), s, p)
                      for k, r, s, p in zip(k_sp, rhs_dilation, strides, reps))
     else:
         pads = padding

@@ -29,23 +29,23 @@ from ..numpy.manipulation import moveaxis as _moveaxis
 from ..numpy.ufuncs import remainder as _remainder
 from .sorting import top_k
 
-_UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
              8: np.dtype(np.uint64)}
 
 
-def _aval(x):
+def aval_of(x):
     return core.get_aval(x)
 
 
-def _axis(axis, ndim, name):
+def canonical_axis(axis, ndim, name):
     axis = int(axis)
     if not -ndim <= axis < ndim:
         raise ValueError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
     return axis % ndim
 
 
-def _full_like(x, v):
-    a = _aval(x)
+def full_like_value(x, v):
+    a = aval_of(x)
     return st.full(a.shape, v, a.dtype)
 
 
@@ -55,7 +55,7 @@ def broadcast(operand, sizes):
 
     >>> lax.broadcast(xnp.ones(3), (2,)).shape              # (2, 3)
     """
-    shape = _aval(operand).shape
+    shape = aval_of(operand).shape
     sizes = tuple(int(s) for s in sizes)
     dims = tuple(range(len(sizes), len(sizes) + len(shape)))
     return st.broadcast_in_dim(operand, sizes + shape, dims)
@@ -63,7 +63,7 @@ def broadcast(operand, sizes):
 
 def broadcast_to_rank(x, rank):
     """Prepend size-1 dimensions up to `rank` (x itself when its rank is at least that)."""
-    nd = _aval(x).ndim
+    nd = aval_of(x).ndim
     return x if nd >= rank else broadcast(x, (1,) * (rank - nd))
 
 
@@ -77,7 +77,7 @@ def collapse(operand, start_dimension, stop_dimension=None):
 
     >>> lax.collapse(xnp.zeros((2, 3, 4)), 0, 2).shape      # (6, 4)
     """
-    shape = _aval(operand).shape
+    shape = aval_of(operand).shape
     lo, hi, _ = slice(start_dimension, stop_dimension).indices(len(shape))
     size = math.prod(shape[lo:hi])
     return st.reshape(operand, shape[:lo] + (size,) + shape[hi:])
@@ -89,8 +89,8 @@ def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
 
     >>> lax.slice_in_dim(xnp.arange(6.0), 1, -1, 2)          # [1., 3.]
     """
-    shape = _aval(operand).shape
-    axis = _axis(axis, len(shape), "slice_in_dim")
+    shape = aval_of(operand).shape
+    axis = canonical_axis(axis, len(shape), "slice_in_dim")
     n = shape[axis]
     start = 0 if start_index is None else int(start_index)
     limit = n if limit_index is None else int(limit_index)
@@ -105,8 +105,8 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
 
     >>> lax.index_in_dim(xnp.eye(3), -1, 1, keepdims=False)  # [0., 0., 1.]
     """
-    shape = _aval(operand).shape
-    axis = _axis(axis, len(shape), "index_in_dim")
+    shape = aval_of(operand).shape
+    axis = canonical_axis(axis, len(shape), "index_in_dim")
     n, i = shape[axis], int(index)
     if not -n <= i < n:
         raise IndexError(f"index_in_dim: index {i} is out of bounds for axis {axis} with "
@@ -136,8 +136,8 @@ def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *,
 
     >>> lax.dynamic_index_in_dim(xnp.arange(4.0), i, keepdims=False)
     """
-    shape = _aval(operand).shape
-    axis = _axis(axis, len(shape), "dynamic_index_in_dim")
+    shape = aval_of(operand).shape
+    axis = canonical_axis(axis, len(shape), "dynamic_index_in_dim")
     i = _dynamic_start(index, shape[axis], allow_negative_indices)
     sizes = list(shape)
     sizes[axis] = 1
@@ -151,9 +151,9 @@ def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_
 
     >>> lax.dynamic_update_index_in_dim(xnp.zeros(3), 5.0, 1, 0)   # [0., 5., 0.]
     """
-    shape = _aval(operand).shape
-    axis = _axis(axis, len(shape), "dynamic_update_index_in_dim")
-    if _aval(update).ndim == len(shape) - 1:
+    shape = aval_of(operand).shape
+    axis = canonical_axis(axis, len(shape), "dynamic_update_index_in_dim")
+    if aval_of(update).ndim == len(shape) - 1:
         update = st.expand_dims(update, (axis,))
     i = _dynamic_start(index, shape[axis], allow_negative_indices)
     return dynamic_update_slice(operand, update, _starts(len(shape), axis, i))
@@ -164,8 +164,8 @@ def split(operand, sizes, axis=0):
 
     >>> lax.split(xnp.arange(5.0), (2, 3))                   # [0, 1], [2, 3, 4]
     """
-    shape = _aval(operand).shape
-    axis = _axis(axis, len(shape), "split")
+    shape = aval_of(operand).shape
+    axis = canonical_axis(axis, len(shape), "split")
     sizes = [int(s) for s in sizes]
     if sum(sizes) != shape[axis] or any(s < 0 for s in sizes):
         raise ValueError(f"split: sizes {sizes} must be non-negative and sum to the size of "
@@ -179,14 +179,14 @@ def stack(operands, axis=0):
     operands = list(operands)
     if not operands:
         raise ValueError("stack: needs at least one operand")
-    axis = _axis(axis, _aval(operands[0]).ndim + 1, "stack")
+    axis = canonical_axis(axis, aval_of(operands[0]).ndim + 1, "stack")
     return st.concatenate([st.expand_dims(x, (axis,)) for x in operands], axis)
 
 
 def unstack(x, axis=0):
     """The slices of x along `axis`, as a tuple."""
-    shape = _aval(x).shape
-    axis = _axis(axis, len(shape), "unstack")
+    shape = aval_of(x).shape
+    axis = canonical_axis(axis, len(shape), "unstack")
     return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(shape[axis]))
 
 
@@ -195,7 +195,7 @@ def tile(operand, reps):
 
     >>> lax.tile(xnp.eye(2), (1, 2)).shape                   # (2, 4)
     """
-    shape = _aval(operand).shape
+    shape = aval_of(operand).shape
     reps = tuple(int(r) for r in reps)
     if len(reps) != len(shape):
         raise TypeError(f"tile: reps length must equal the rank of the operand, got "
@@ -207,7 +207,7 @@ def tile(operand, reps):
 
 def full_like(x, fill_value, dtype=None, shape=None):
     """An array like x (its shape and dtype unless given) filled with fill_value."""
-    a = _aval(x)
+    a = aval_of(x)
     dt = np.dtype(dtype) if dtype is not None else a.dtype
     shape = a.shape if shape is None else tuple(int(s) for s in shape)
     return st.full(shape, fill_value, dt)
@@ -221,14 +221,14 @@ def empty(shape, dtype):
 
 def broadcast_like(arr, like_arr):
     """arr broadcast (NumPy rules) to like_arr's shape."""
-    a, shape = _aval(arr), _aval(like_arr).shape
+    a, shape = aval_of(arr), aval_of(like_arr).shape
     dims = tuple(range(len(shape) - a.ndim, len(shape)))
     return st.broadcast_in_dim(arr, shape, dims) if a.shape != shape else arr
 
 
 def batch_matmul(lhs, rhs, precision=None):
     """Matrix products over the leading (batch) dimensions: (..., m, k) @ (..., k, n)."""
-    la, ra = _aval(lhs), _aval(rhs)
+    la, ra = aval_of(lhs), aval_of(rhs)
     if la.ndim < 2 or la.ndim != ra.ndim or la.shape[:-2] != ra.shape[:-2]:
         raise TypeError(f"batch_matmul: operands must have the same rank >= 2 and batch "
                         f"dimensions, got {la.str_short()} and {ra.str_short()}")
@@ -256,7 +256,7 @@ def index_take(src, idxs, axes):
         raise TypeError(f"collapsed_slice_dims in gather op must be sorted; got {axes}")
     if len(idxs) != len(axes):
         raise ValueError(f"index_take: {len(idxs)} index arrays for {len(axes)} axes")
-    shape = _aval(src).shape
+    shape = aval_of(src).shape
     moved = _moveaxis(src, axes, tuple(range(len(axes))))
     return _getitem(moved, tuple(_remainder(i, shape[a]) for i, a in zip(idxs, axes)))
 
@@ -332,8 +332,8 @@ def dtype(x):
 
 
 def _top_k_along(operand, k, dim, largest):
-    a = _aval(operand)
-    dim = _axis(dim, a.ndim, "approx_max_k" if largest else "approx_min_k")
+    a = aval_of(operand)
+    dim = canonical_axis(dim, a.ndim, "approx_max_k" if largest else "approx_min_k")
     last = a.ndim - 1
     perm = list(range(a.ndim))
     perm[dim], perm[last] = last, dim
@@ -484,7 +484,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     >>> lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=xnp.float64)
     """
     _check_precision(precision, "dot_general")
-    operands = np.promote_types(_aval(lhs).dtype, _aval(rhs).dtype)
+    operands = np.promote_types(aval_of(lhs).dtype, aval_of(rhs).dtype)
     algorithm = _algorithm_dtype(precision, operands, "dot_general")
     level = _precision_param(precision)
     if preferred_element_type is None and algorithm is None:
@@ -532,13 +532,13 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
     >>> lax.round(xnp.array([0.5, 2.5, -0.5]))               # [1., 3., -1.]
     """
     method = RoundingMethod(rounding_method)
-    if _aval(x).dtype.kind != "f":
-        raise TypeError(f"round does not accept dtype {_aval(x).dtype.name}. Accepted dtypes "
+    if aval_of(x).dtype.kind != "f":
+        raise TypeError(f"round does not accept dtype {aval_of(x).dtype.name}. Accepted dtypes "
                         "are subtypes of floating.")
     if method == RoundingMethod.TO_NEAREST_EVEN:
         return ew.round(x)
     finite = ew.is_finite(x)
-    v = ew.select_n(finite, _full_like(x, 0.0), x)       # inf and NaN pass through below
-    t = ew.select_n(ew.lt(v, ew._like(0.0, v)), ew.floor(v), ew.ceil(v))   # toward zero
-    away = ew.ge(ew.abs(ew.sub(v, t)), ew._like(0.5, v))   # (v - t: exact)
+    v = ew.select_n(finite, full_like_value(x, 0.0), x)       # inf and NaN pass through below
+    t = ew.select_n(ew.lt(v, ew.like(0.0, v)), ew.floor(v), ew.ceil(v))   # toward zero
+    away = ew.ge(ew.abs(ew.sub(v, t)), ew.like(0.5, v))   # (v - t: exact)
     return ew.select_n(finite, x, ew.select_n(away, t, ew.add(t, ew.sign(v))))

@@ -15,7 +15,7 @@ from ..primitives import structural as st
 from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_flatten, tree_unflatten
 
-from .helpers import _aval, _axis, slice_in_dim
+from .helpers import aval_of, canonical_axis, slice_in_dim
 
 
 # ---- associative_scan -----------------------------------------------------------------------
@@ -33,9 +33,9 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     leaves, tree = tree_flatten(elems)
     if not leaves:
         return elems
-    ndims = {_aval(x).ndim for x in leaves}
-    axis = _axis(axis, min(ndims), "associative_scan")
-    lengths = {_aval(x).shape[axis] for x in leaves}
+    ndims = {aval_of(x).ndim for x in leaves}
+    axis = canonical_axis(axis, min(ndims), "associative_scan")
+    lengths = {aval_of(x).shape[axis] for x in leaves}
     if len(lengths) != 1:
         raise ValueError(f"associative_scan: the elems must have one length along axis "
                          f"{axis}, got {sorted(lengths)}")
@@ -72,7 +72,7 @@ def cumlogsumexp(operand, axis=0, reverse=False):
 
         >>> lax.cumlogsumexp(xnp.array([0j, 1j]))      # [0j, (0.6931+0.5j)]
     """
-    a = _aval(operand)
+    a = aval_of(operand)
     if np.dtype(a.dtype).kind != "c":
         return _cumlogsumexp(operand, axis, reverse)
     axis = int(axis)
@@ -107,12 +107,12 @@ def reduce(operands, init_values, computation, dimensions):
     if init_tree != tree:
         raise TypeError(f"reduce: operands {tree} and init_values {init_tree} must have the "
                         "same structure")
-    shapes = {_aval(x).shape for x in leaves}
+    shapes = {aval_of(x).shape for x in leaves}
     if len(shapes) != 1:
         raise TypeError(f"reduce: the operands must have one shape, got {sorted(shapes)}")
     shape = shapes.pop()
-    dims = tuple(sorted({_axis(d, len(shape), "reduce") for d in dimensions}))
-    avals = [_aval(x).update(shape=(), weak_type=False) for x in leaves]
+    dims = tuple(sorted({canonical_axis(d, len(shape), "reduce") for d in dimensions}))
+    avals = [aval_of(x).update(shape=(), weak_type=False) for x in leaves]
     inits = [ew.convert_element_type(i, a.dtype) for i, a in zip(inits, avals)]
     j, consts = cf.trace(lambda *xs: tree_flatten(computation(
         tree_unflatten(tree, xs[:len(xs) // 2]), tree_unflatten(tree, xs[len(xs) // 2:])))[0],
@@ -144,7 +144,7 @@ def _monoid(closed, avals):
 
 def _apply(closed, consts, args):
     """The scalar computation applied elementwise to arrays of one shape."""
-    shape = _aval(args[0]).shape
+    shape = aval_of(args[0]).shape
     if not shape:
         return cf.call(closed, *consts, *args)
     n = math.prod(shape)
@@ -156,9 +156,9 @@ def _apply(closed, consts, args):
 def _fold(combine, xs, dims, inits):
     """Reduce each of `dims` of the arrays xs by combining halves (log2 n steps)."""
     for ax in reversed(dims):
-        n = _aval(xs[0]).shape[ax]
+        n = aval_of(xs[0]).shape[ax]
         if n == 0:        # nothing to combine: the identity of an empty reduction is init
-            shape = _aval(xs[0]).shape
+            shape = aval_of(xs[0]).shape
             xs = [st.broadcast_in_dim(i, shape[:ax] + (1,) + shape[ax + 1:], ())
                   for i in inits]
         while n > 1:

@@ -12,7 +12,7 @@ from typing import Optional, Tuple, Union
 import numpy as np
 
 from ..numpy.manipulation import moveaxis
-from .convolution import (ConvDimensionNumbers, _conv_transpose_padding, conv_dimension_numbers,
+from .convolution import (ConvDimensionNumbers, conv_transpose_padding, conv_dimension_numbers,
                           conv_general_dilated, conv_general_permutations, padtype_to_pads)
 from .helpers import dot_general
 
@@ -71,7 +71,7 @@ def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
     lp, rp, op = conv_general_permutations(dimension_numbers)
     lhs, rhs = _permuted(lhs_shape, lp), _permuted(rhs_shape, rp)
     if isinstance(padding, str):
-        padding = [_conv_transpose_padding(k, s, padding)
+        padding = [conv_transpose_padding(k, s, padding)
                    for k, s in zip(rhs[2:], window_strides)]
     space = tuple((n - 1) * s - k + 2 + sum(p)
                   for n, k, s, p in zip(lhs[2:], rhs[2:], window_strides, padding))

@@ -14,7 +14,7 @@ from ..primitives.special import functions as ps
 from ..primitives.structural import broadcast_in_dim_p
 
 from .control_flow import while_loop
-from .helpers import _aval
+from .helpers import aval_of
 
 
 # ---- special functions under their lax names ------------------------------------------------
@@ -23,11 +23,11 @@ def _floats(name, *xs):
     dtype (lax does not promote)."""
     arrays = [x for x in xs if not isinstance(x, (int, float))]
     like = arrays[0] if arrays else np.float64(0.0)
-    xs = [ew._like(float(x), like) if isinstance(x, (int, float)) else x for x in xs]
-    dts = {_aval(x).dtype for x in xs}
+    xs = [ew.like(float(x), like) if isinstance(x, (int, float)) else x for x in xs]
+    dts = {aval_of(x).dtype for x in xs}
     if len(dts) != 1 or next(iter(dts)).kind != "f":
         raise TypeError(f"{name}: expected float operands of one dtype, got "
-                        f"{[_aval(x).str_short() for x in xs]}")
+                        f"{[aval_of(x).str_short() for x in xs]}")
     return xs
 
 
@@ -96,15 +96,15 @@ def polygamma(m, x):
         >>> lax.polygamma(np.array([1.0, -1.0, 0.5]), np.ones(3))    # [pi^2/6, nan, nan]
     """
     m, x = _floats("polygamma", m, x)
-    one = ew._like(1.0, x)
+    one = ew.like(1.0, x)
     m1 = ew.add(m, one)
-    odd = ew.convert_element_type(ew.ne(ew.rem(m, ew._like(2.0, x)), ew._like(0.0, x)),
-                                  _aval(x).dtype)
-    sign = ew.sub(ew.mul(ew._like(2.0, x), odd), one)        # (-1)^(m + 1)
+    odd = ew.convert_element_type(ew.ne(ew.rem(m, ew.like(2.0, x)), ew.like(0.0, x)),
+                                  aval_of(x).dtype)
+    sign = ew.sub(ew.mul(ew.like(2.0, x), odd), one)        # (-1)^(m + 1)
     higher = ew.mul(ew.mul(sign, ew.exp(ps.lgamma(m1))), ps.zeta(m1, x))
-    out = ew.select_n(ew.eq(m, ew._like(0.0, x)), higher, ps.digamma(x))
-    bad = ew.or_(ew.lt(m, ew._like(0.0, x)), ew.ne(m, ew.floor(m)))
-    return ew.select_n(bad, out, ew._like(float("nan"), x))
+    out = ew.select_n(ew.eq(m, ew.like(0.0, x)), higher, ps.digamma(x))
+    bad = ew.or_(ew.lt(m, ew.like(0.0, x)), ew.ne(m, ew.floor(m)))
+    return ew.select_n(bad, out, ew.like(float("nan"), x))
 
 
 def nextafter(x1, x2):
@@ -147,14 +147,14 @@ _ITERATIONS = 2000   # JAX's cap on the continued fraction (the series stops by 
 
 
 def _broadcast(v, shape):
-    nd = len(_aval(v).shape)
+    nd = len(aval_of(v).shape)
     return broadcast_in_dim_p.bind(v, shape=tuple(shape),
                                    broadcast_dimensions=tuple(range(len(shape) - nd,
                                                                     len(shape))))
 
 
 def _any(active):
-    return reduce_or(active, tuple(range(len(_aval(active).shape))))
+    return reduce_or(active, tuple(range(len(aval_of(active).shape))))
 
 
 def _step(active, new, old):
@@ -164,7 +164,7 @@ def _step(active, new, old):
 
 def _series(a, x, active, eps):
     """The sums S and T (the comment above), where `active`."""
-    k = lambda c: ew._like(c, x)
+    k = lambda c: ew.like(c, x)
 
     def body(c):
         on, ap, term, harm, total, dtotal = c
@@ -187,8 +187,8 @@ def _fraction(a, x, active, eps):
     """h and h' (the comment above), where `active`: Lentz's method on
     Q / front = 1/(x + 1 - a -) 1 (1 - a)/(x + 3 - a -) 2 (2 - a)/(x + 5 - a -) ..., each
     quantity carried with its a-derivative (d*)."""
-    k = lambda c: ew._like(c, x)
-    tiny = max(_TINY, float(np.finfo(_aval(x).dtype).tiny))
+    k = lambda c: ew.like(c, x)
+    tiny = max(_TINY, float(np.finfo(aval_of(x).dtype).tiny))
     floor = lambda v, dv: (ew.select_n(ew.lt(ew.abs(v), k(tiny)), v, k(tiny)),
                            ew.select_n(ew.lt(ew.abs(v), k(tiny)), dv, k(0.0)))
 
@@ -218,7 +218,7 @@ def _fraction(a, x, active, eps):
     # (b' = -1, so d' = -b' d^2 = d^2; c starts at 1 / tiny, a constant)
     init = (active, k(0.0), b, k(-1.0), k(1.0 / tiny), k(0.0), d, ew.mul(d, d), d,
             ew.mul(d, d))
-    init = tuple(_broadcast(v, _aval(x).shape) for v in init)
+    init = tuple(_broadcast(v, aval_of(x).shape) for v in init)
     out = while_loop(lambda c: _any(c[0]), body, init)
     return out[8], out[9]
 
@@ -226,10 +226,10 @@ def _fraction(a, x, active, eps):
 def _gamma_sample_grad(a, x):
     """d x / d a of a Gamma(a, 1) sample x (a, x float arrays of one dtype): 0 at x = 0, NaN
     where x < 0, x = inf, a <= 0 or either is NaN (JAX's values)."""
-    shape = np.broadcast_shapes(_aval(a).shape, _aval(x).shape)
+    shape = np.broadcast_shapes(aval_of(a).shape, aval_of(x).shape)
     a, x = _broadcast(a, shape), _broadcast(x, shape)
-    k = lambda c: ew._like(c, x)
-    eps = k(float(np.finfo(_aval(x).dtype).eps))
+    k = lambda c: ew.like(c, x)
+    eps = k(float(np.finfo(aval_of(x).dtype).eps))
     bad = ew.or_(ew.or_(ew.lt(x, k(0.0)), ew.le(a, k(0.0))),
                  ew.or_(ew.ne(a, a), ew.not_(ew.is_finite(x))))
     zero = ew.eq(x, k(0.0))

@@ -14,7 +14,7 @@ from ..primitives import indexing as pix
 from ..primitives import structural as st
 from . import manipulation as man
 from . import ufuncs as uf
-from .indexing import _SCATTER_MODES, _mode, gather
+from .indexing import SCATTER_MODES, index_mode, gather
 from ._util import aval, asarray_operand, broadcast_to, canon_axis, convert
 
 
@@ -62,4 +62,4 @@ def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
     if aval(arr2).shape != aval(asarray_operand(arr)).shape:
         raise ValueError("put_along_axis: indices must not broadcast arr")
     v = broadcast_to(convert(asarray_operand(values), aval(arr2).dtype), out_shape)
-    return pix.scatter(arr2, v, ids, tuple(range(len(ids))), _mode(_SCATTER_MODES, mode))
+    return pix.scatter(arr2, v, ids, tuple(range(len(ids))), index_mode(SCATTER_MODES, mode))

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import manipulation as man
 from ._util import aval, asarray_operand
-from .indexing import _IndexUpdateRef
+from .indexing import IndexUpdateRef
 
 
 def _inplace(name, inplace):
@@ -36,7 +36,7 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     v = man.ravel(asarray_operand(val))
     k = aval(v).shape[0]
     vals = v if k == len(flat) else man.tile(v, -(-len(flat) // max(k, 1)))[:len(flat)]
-    return man.reshape(_IndexUpdateRef(man.ravel(a), flat)._scatter(vals, "set"), shape)
+    return man.reshape(IndexUpdateRef(man.ravel(a), flat)._scatter(vals, "set"), shape)
 
 
 def place(arr, mask, vals, *, inplace=True):
@@ -79,4 +79,4 @@ def put(a, ind, v, mode=None, *, inplace=True):
     n = aval(ind).shape[0]
     k = aval(vals).shape[0]
     vals = man.tile(vals, -(-n // max(k, 1)))[:n] if k != n else vals
-    return man.reshape(_IndexUpdateRef(man.ravel(a), ind)._scatter(vals, "set"), aval(a).shape)
+    return man.reshape(IndexUpdateRef(man.ravel(a), ind)._scatter(vals, "set"), aval(a).shape)

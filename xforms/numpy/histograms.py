@@ -10,7 +10,7 @@ from . import reductions as red
 from . import sorting as srt
 from . import ufuncs as uf
 from ._util import asarray_operand, aval, broadcast_to, float_of, promote_keep_shapes
-from .statistics import _edges
+from .statistics import histogram_edges
 
 
 def _per_dim(v, d, what):
@@ -38,7 +38,7 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     edges, flat, inside, sizes = [], None, None, []
     for k, (b, r) in enumerate(zip(_per_dim(bins, d, "bins"), _per_dim(range, d, "range"))):
         col = s[:, k]
-        e = _edges(col, b, r, "histogramdd")
+        e = histogram_edges(col, b, r, "histogramdd")
         nb = aval(e).shape[0] - 1
         idx = srt.searchsorted(e, col, side="right")
         idx = uf.where(uf.equal(col, e[-1]), np.int32(nb), idx)         # the closed last bin

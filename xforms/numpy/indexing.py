@@ -82,11 +82,11 @@ def _expand(idx, ndim):
 
 _GATHER_MODES = {None: "promise_in_bounds", "promise_in_bounds": "promise_in_bounds",
                  "clip": "clip", "fill": "fill", "drop": "fill"}
-_SCATTER_MODES = {None: "drop", "drop": "drop", "fill": "drop", "promise_in_bounds": "drop",
+SCATTER_MODES = {None: "drop", "drop": "drop", "fill": "drop", "promise_in_bounds": "drop",
                   "clip": "clip"}
 
 
-def _mode(table, mode):
+def index_mode(table, mode):
     if mode not in table:
         raise ValueError(f"unknown index mode {mode!r}: use one of "
                          f"{', '.join(repr(m) for m in table if m)}")
@@ -108,7 +108,7 @@ def default_fill(dtype):
 def gather(x, idxs, axes, mode=None, fill_value=None):
     """`x`'s elements at index arrays `idxs` (counted from the end where negative) along
     `axes`, an out-of-bounds index taken as `mode` says (see the module docstring)."""
-    mode = _mode(_GATHER_MODES, mode)
+    mode = index_mode(_GATHER_MODES, mode)
     if mode != "fill":
         return ix.gather(x, idxs, axes, mode)
     dt = aval(x).dtype
@@ -317,10 +317,10 @@ class _IndexUpdateHelper:
 
     def __getitem__(self, idx):
         check_index(idx)
-        return _IndexUpdateRef(self.x, idx)
+        return IndexUpdateRef(self.x, idx)
 
 
-class _IndexUpdateRef:
+class IndexUpdateRef:
     __slots__ = ("x", "idx")
 
     def __init__(self, x, idx):
@@ -374,8 +374,8 @@ class _IndexUpdateRef:
         a = aval(x)
         arrays = self._leading_arrays()
         if arrays is not None:
-            return _scatter_rows(x, arrays, v, op, _mode(_SCATTER_MODES, mode), unique)
-        sel = self._positions(_mode(_SCATTER_MODES, mode))
+            return _scatter_rows(x, arrays, v, op, index_mode(SCATTER_MODES, mode), unique)
+        sel = self._positions(index_mode(SCATTER_MODES, mode))
         v = convert(asarray(v), a.dtype)      # (a list of values: as JAX)
         v = broadcast_to(v, aval(sel).shape)
         n = aval(sel).size

@@ -47,7 +47,7 @@ def lu_solve_core(lu_, perm, b, trans=0):
 def _solve_operands(name, a, b):
     a = matrix_operand(name, a)
     b = float_of(asarray_operand(b))
-    a, b = _promote_keep(a, b, name)
+    a, b = promote_keep(a, b, name)
     sa, sb = aval(a).shape, aval(b).shape
     n = sa[-1]
     if len(sb) == 1:
@@ -63,7 +63,7 @@ def _solve_operands(name, a, b):
     return broadcast_to(a, batch + (n, n)), broadcast_to(b, batch + sb[-2:]), False
 
 
-def _promote_keep(a, b, name):
+def promote_keep(a, b, name):
     """Both operands in their common dtype, shapes unchanged."""
     dt, _ = promote_dtypes((aval(a).dtype, False), (aval(b).dtype, False))
     return convert(a, dt), convert(b, dt)
@@ -214,7 +214,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     if aval(a).ndim != 2 or aval(b).ndim not in (1, 2) or aval(b).shape[0] != aval(a).shape[0]:
         raise ValueError(f"lstsq: a must be (m, n) and b (m,) or (m, k), got {aval(a).shape} "
                          f"and {aval(b).shape}")
-    a, b = _promote_keep(a, b, "lstsq")
+    a, b = promote_keep(a, b, "lstsq")
     m, n = aval(a).shape
     vec = aval(b).ndim == 1
     bm = reshape(b, (m, 1)) if vec else b

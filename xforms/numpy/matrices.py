@@ -16,7 +16,7 @@ from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
 from ._util import aval, asarray, asarray_operand, canon_axis, convert
-from .indexing import _IndexUpdateRef, getitem
+from .indexing import IndexUpdateRef, getitem
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
@@ -52,7 +52,7 @@ def diag(v, k=0):
     i = np.arange(aval(v).shape[0])
     rows, cols = (i, i + k) if k >= 0 else (i - k, i)
     from .creation import zeros
-    return _IndexUpdateRef(zeros((n, n), aval(v).dtype), (rows, cols))._scatter(v, "set")
+    return IndexUpdateRef(zeros((n, n), aval(v).dtype), (rows, cols))._scatter(v, "set")
 
 
 def diagflat(v, k=0):

@@ -26,7 +26,7 @@ def _masked(a, where, fill):
         return a
     from .ufuncs import where as select
     w = _bcast(convert(asarray_operand(where), np.bool_), aval(a).shape)
-    return select(w, a, ew._like(fill, a))
+    return select(w, a, ew.like(fill, a))
 
 
 def _lowest(dt, highest=False):
@@ -139,10 +139,10 @@ def _norm(a, axis, keepdims, where, like, minus=0):
     dtype of `like` (a real dtype for complex `a`'s variance)."""
     dt = aval(like).dtype
     if where is None:
-        return ew._like(_count(a, canon_axes(axis, aval(a).ndim)) - minus, like)
+        return ew.like(_count(a, canon_axes(axis, aval(a).ndim)) - minus, like)
     w = convert(_bcast(convert(asarray_operand(where), np.bool_), aval(a).shape), dt)
     n = sum(w, axis=axis, keepdims=keepdims)
-    return ew.sub(n, ew._like(minus, n)) if minus else n
+    return ew.sub(n, ew.like(minus, n)) if minus else n
 
 
 def mean(a, axis=None, dtype=None, keepdims=False, where=None):

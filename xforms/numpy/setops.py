@@ -21,7 +21,7 @@ from . import reductions as red
 from . import ufuncs as uf
 from ._util import aval, asarray_operand, convert
 from .cumulative import cumsum
-from .indexing import _IndexUpdateRef, take
+from .indexing import IndexUpdateRef, take
 
 
 def _eager(ar, return_index, return_inverse, return_counts, axis, equal_nan):
@@ -67,7 +67,7 @@ def _sized(ar, size, fill_value, return_index, return_inverse, return_counts, eq
     if return_index:
         out.append(uf.where(valid, take(perm, start_c), perm[0]))
     if return_inverse:
-        inv = _IndexUpdateRef(st.iota(np.int64, (n,), 0), perm)._scatter(group, "set")
+        inv = IndexUpdateRef(st.iota(np.int64, (n,), 0), perm)._scatter(group, "set")
         out.append(man.reshape(inv, shape))
     if return_counts:
         out.append(uf.where(valid, uf.subtract(bounds[1:], starts), np.int64(0)))

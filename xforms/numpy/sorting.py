@@ -166,7 +166,7 @@ def _searchsorted_by_sort(a, v, side):
     """Sort a and v together (ties: v first for 'left', a first for 'right'); each v's
     answer is the number of a's before it."""
     from .cumulative import cumsum
-    from .indexing import _IndexUpdateRef
+    from .indexing import IndexUpdateRef
     n = aval(a).shape[0]
     vf = man.ravel(v)
     m = aval(vf).shape[0]
@@ -178,7 +178,7 @@ def _searchsorted_by_sort(a, v, side):
     _, _, perm = sp.sort(keys, flag, idx, dimension=0, num_keys=2)
     is_a = uf.less(perm, n)
     before = uf.subtract(cumsum(is_a), convert(is_a, np.int64))   # a's strictly before
-    placed = _IndexUpdateRef(st.iota(np.int64, (n + m,), 0), perm)._scatter(before, "set")
+    placed = IndexUpdateRef(st.iota(np.int64, (n + m,), 0), perm)._scatter(before, "set")
     return convert(man.reshape(placed[n:], aval(v).shape), np.int32)
 
 

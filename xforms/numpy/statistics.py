@@ -248,11 +248,11 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     idx = uf.clip(xi, 0, max(length - 1, 0))
     if length == 0:
         return zeros((0,), dt)
-    from .indexing import _IndexUpdateRef
-    return _IndexUpdateRef(zeros((length,), dt), idx)._scatter(w, "add")
+    from .indexing import IndexUpdateRef
+    return IndexUpdateRef(zeros((length,), dt), idx)._scatter(w, "add")
 
 
-def _edges(a, bins, range_, name):
+def histogram_edges(a, bins, range_, name):
     if isinstance(bins, (int, np.integer)):
         if range_ is None:
             lo, hi = red.min(a), red.max(a)
@@ -281,7 +281,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
         a, w = promote_keep_shapes((a, weights), inexact=True)
         w = man.ravel(w)
     a = man.ravel(a)
-    edges = _edges(a, bins, range, "histogram")
+    edges = histogram_edges(a, bins, range, "histogram")
     nb = aval(edges).shape[0] - 1
     idx = srt.searchsorted(edges, a, side="right")
     idx = uf.where(uf.equal(a, edges[-1]), np.int32(nb), idx)
@@ -333,4 +333,4 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """The bin edges histogram would use."""
-    return _edges(man.ravel(float_of(asarray_operand(a))), bins, range, "histogram_bin_edges")
+    return histogram_edges(man.ravel(float_of(asarray_operand(a))), bins, range, "histogram_bin_edges")

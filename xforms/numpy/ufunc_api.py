@@ -274,7 +274,7 @@ def _get(x, idx):
 
 
 def _update(x, idx, v):
-    return indexing._IndexUpdateRef(x, idx).set(v)
+    return indexing.IndexUpdateRef(x, idx).set(v)
 
 
 # ---- the named ufuncs -----------------------------------------------------------------------
@@ -412,7 +412,7 @@ def _logsumexp2(a, axis, dtype, keepdims, initial, where):
 def _scatter(op):
     """add.at, multiply.at and subtract.at: one scatter (bool a: as int32, as JAX)."""
     def at(a, indices, b):
-        ref = indexing._IndexUpdateRef
+        ref = indexing.IndexUpdateRef
         if aval(a).dtype == np.bool_ and op != "subtract":
             a, b = convert(a, np.int32), convert(convert(asarray_operand(b), np.bool_), np.int32)
             return convert(getattr(ref(a, indices), op)(b), np.bool_)

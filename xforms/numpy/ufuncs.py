@@ -69,14 +69,14 @@ def log2(x):
     x = float_of(x)
     if aval(x).dtype.kind == "c":      # (XLA folds jax's / log(2) into * (1 / log(2)))
         return _complex_parts_scaled(ew.log(x), 1 / np.log(2.0))
-    return ew.div(ew.log(x), ew._like(np.log(2.0), x))
+    return ew.div(ew.log(x), ew.like(np.log(2.0), x))
 
 
 def log10(x):
     x = float_of(x)
     if aval(x).dtype.kind == "c":
         return _complex_parts_scaled(ew.log(x), 0.4342944819032518)   # 1 / log(10), as jax
-    return ew.div(ew.log(x), ew._like(np.log(10.0), x))
+    return ew.div(ew.log(x), ew.like(np.log(10.0), x))
 
 
 def _complex_parts_scaled(r, c):
@@ -86,7 +86,7 @@ def _complex_parts_scaled(r, c):
         >>> _complex_parts_scaled(ew.log(np.complex128(0j)), 1 / np.log(2.0))   # -inf+0j
     """
     re, im = ew.real(r), ew.imag(r)
-    return ew.complex(ew.mul(re, ew._like(c, re)), ew.mul(im, ew._like(c, im)))
+    return ew.complex(ew.mul(re, ew.like(c, re)), ew.mul(im, ew.like(c, im)))
 
 
 def round(x, decimals=0):
@@ -102,7 +102,7 @@ def round(x, decimals=0):
         return x
     if decimals == 0:
         return ew.round(x)
-    scale = ew._like(10.0 ** decimals, x)
+    scale = ew.like(10.0 ** decimals, x)
     return ew.div(ew.round(ew.mul(x, scale)), scale)
 
 
@@ -123,7 +123,7 @@ def square(x):
 
 def reciprocal(x):
     x = float_of(x)
-    return ew.div(ew._like(1, x), x)
+    return ew.div(ew.like(1, x), x)
 
 
 def abs(x):
@@ -155,12 +155,12 @@ def atan2(x, y):
         >>> complex(atan2(np.complex128(1), np.complex128(1 + 2j)))   # doctest: +ELLIPSIS
         (0.2318238...-0.4023594...j)
     """
-    x, y = ew._like(x, y), ew._like(y, x)
+    x, y = ew.like(x, y), ew.like(y, x)
     if aval(x).dtype.kind != "c":
         return ew.atan2(x, y)
-    ratio = ew.div(ew.add(y, ew.mul(ew._like(1j, x), x)),
+    ratio = ew.div(ew.add(y, ew.mul(ew.like(1j, x), x)),
                    ew.sqrt(ew.add(ew.mul(y, y), ew.mul(x, x))))
-    return ew.mul(ew._like(-1j, x), ew.log(ratio))
+    return ew.mul(ew.like(-1j, x), ew.log(ratio))
 
 
 arctan2 = _binary_float(atan2, "arctan2")
@@ -199,8 +199,8 @@ def floor_divide(x, y):
         return ew.div(x, y)
     if kind == "i":
         q = ew.div(x, y)
-        step = logical_and(ew.ne(ew.sign(x), ew.sign(y)), ew.ne(ew.rem(x, y), ew._like(0, x)))
-        return where(step, ew.sub(q, ew._like(1, q)), q)
+        step = logical_and(ew.ne(ew.sign(x), ew.sign(y)), ew.ne(ew.rem(x, y), ew.like(0, x)))
+        return where(step, ew.sub(q, ew.like(1, q)), q)
     return _float_floor_divide(x, y)
 
 
@@ -208,10 +208,10 @@ def _float_floor_divide(x, y):
     """(x - fmod(x, y)) / y, one less where the remainder's sign differs from y's, rounded
     (CPython's float_divmod, as jax.numpy and NumPy: 1.0 // 0.1 is 9, not floor(1 / 0.1))."""
     mod = ew.rem(x, y)
-    zero = ew._like(0, mod)
-    q = ew.div(where(ew.eq(y, ew._like(0, y)), x, ew.sub(x, mod)), y)
+    zero = ew.like(0, mod)
+    q = ew.div(where(ew.eq(y, ew.like(0, y)), x, ew.sub(x, mod)), y)
     step = logical_and(ew.ne(mod, zero), ew.ne(ew.sign(y), ew.sign(mod)))
-    return ew.round(where(step, ew.sub(q, ew._like(1, q)), q))
+    return ew.round(where(step, ew.sub(q, ew.like(1, q)), q))
 
 
 def nonzero_divisor(y):
@@ -221,7 +221,7 @@ def nonzero_divisor(y):
         return y
     if is_python_scalar(y):              # (stays a weak Python int, as jnp's `_where` keeps it)
         return y if y != 0 else 1
-    return where(ew.eq(y, ew._like(0, y)), ew._like(1, y), y)
+    return where(ew.eq(y, ew.like(0, y)), ew.like(1, y), y)
 
 
 def remainder(x, y):
@@ -232,7 +232,7 @@ def remainder(x, y):
     r = ew.rem(x, y)
     if aval(r).dtype.kind == "u":
         return r
-    zero = ew._like(0, r)
+    zero = ew.like(0, r)
     up = logical_and(ew.ne(ew.lt(r, zero), ew.lt(y, zero)), ew.ne(r, zero))
     return where(up, ew.add(r, y), r)
 
@@ -282,9 +282,9 @@ def _int_power(x, y):
     multiplications (5 ** 15 in int32), and a negative exponent gives JAX's numbers
     (3 ** -4 in int32: -1830685263); |x| <= 1 and exponents below 64 are exact."""
     from ..primitives.bits.shifts import shift_right_logical
-    one, zero = ew._like(1, y), ew._like(0, y)
+    one, zero = ew.like(1, y), ew.like(0, y)
     dt = aval(x).dtype           # (a strong accumulator, as jnp's: the result is strong)
-    acc = where(ew.and_(ew.eq(x, ew._like(0, x)), ew.ne(y, zero)), convert(0, dt),
+    acc = where(ew.and_(ew.eq(x, ew.like(0, x)), ew.ne(y, zero)), convert(0, dt),
                 convert(1, dt))
     for _ in range(6):                  # a larger exponent overflows for any |x| > 1
         acc = where(ew.ne(ew.and_(y, one), zero), ew.mul(acc, x), acc)
@@ -406,11 +406,11 @@ def complex_logaddexp(x, y):
         (1.0775207101739...+0j)
     """
     amax = ew.max(x, y)
-    out = ew.add(amax, ew.log1p(ew.exp(ew.sub(ew.add(x, y), ew.mul(amax, ew._like(2, amax))))))
+    out = ew.add(amax, ew.log1p(ew.exp(ew.sub(ew.add(x, y), ew.mul(amax, ew.like(2, amax))))))
     im = ew.imag(out)
-    pi, two_pi = ew._like(np.pi, im), ew._like(2 * np.pi, im)
+    pi, two_pi = ew.like(np.pi, im), ew.like(2 * np.pi, im)
     im = ew.rem(ew.add(im, pi), two_pi)          # (rem keeps the dividend's sign: C's fmod)
-    im = ew.select_n(ew.lt(im, ew._like(0, im)), im, ew.add(im, two_pi))
+    im = ew.select_n(ew.lt(im, ew.like(0, im)), im, ew.add(im, two_pi))
     return ew.complex(ew.real(out), ew.sub(im, pi))
 
 

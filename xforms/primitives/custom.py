@@ -85,7 +85,7 @@ def _mapped(thunk, fn):
     return LazyJaxpr(lambda: fn(thunk()), thunk.name)
 
 
-def _batch_size(args, dims):
+def batch_size(args, dims):
     return next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
 
 
@@ -97,24 +97,24 @@ def _out_batched(closed, in_batched):
     for e in j.eqns:
         flags = [not isinstance(a, Literal) and a in b for a in e.invars]
         if any(flags):
-            rule = _batched_outputs.get(e.prim)
+            rule = batched_outputs.get(e.prim)
             outs = rule(flags, **e.params) if rule else [True] * len(e.outvars)
             b.update(v for v, f in zip(e.outvars, outs) if f)
     return [not isinstance(v, Literal) and v in b for v in j.outvars]
 
 
-_batched_outputs = {}   # prim -> (in_batched, **params) -> out_batched, matching its vmap rule
+batched_outputs = {}   # prim -> (in_batched, **params) -> out_batched, matching its vmap rule
 
 
 def _dims(batched):
     return [0 if f else None for f in batched]
 
 
-def _zero_like(aval):
+def zero_like(aval):
     return Zero(tangent_aval(aval))
 
 
-def _cast(t, aval):
+def cast_to_aval(t, aval):
     if core.get_aval(t).dtype != aval.dtype:
         return convert_element_type(t, aval.dtype)
     return t
@@ -144,17 +144,17 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp_jaxpr_thunk, num_
     if any(not isinstance(t, Zero) for t in tangents[:num_consts]):
         raise _closure_error("custom_jvp", name)
     args = primals[num_consts:]
-    ts = [_cast(instantiate(t), core.get_aval(p)) for p, t in zip(args, tangents[num_consts:])]
+    ts = [cast_to_aval(instantiate(t), core.get_aval(p)) for p, t in zip(args, tangents[num_consts:])]
     # Inlining the rule lets linearize partially evaluate it and transpose its linear part.
     outs = core.eval_jaxpr(jvp_jaxpr_thunk(), *primals, *ts)
     n = len(call_jaxpr.out_avals)
-    t_outs = [t if is_inexact(a.dtype) else _zero_like(a)
+    t_outs = [t if is_inexact(a.dtype) else zero_like(a)
               for t, a in zip(outs[n:], call_jaxpr.out_avals)]
     return outs[:n], t_outs
 
 
 def _custom_jvp_call_vmap(args, dims, *, call_jaxpr, jvp_jaxpr_thunk, num_consts, name):
-    size = _batch_size(args, dims)
+    size = batch_size(args, dims)
     out_b = _custom_jvp_batched([d is not None for d in dims], call_jaxpr, jvp_jaxpr_thunk,
                                 num_consts)
     jvp_dims = list(dims) + list(dims[num_consts:])    # a tangent is batched like its primal
@@ -183,7 +183,7 @@ def _custom_jvp_batched(in_b, call_jaxpr, jvp_jaxpr_thunk, num_consts, **_):
     return out_b
 
 
-_batched_outputs[custom_jvp_call_p] = _custom_jvp_batched
+batched_outputs[custom_jvp_call_p] = _custom_jvp_batched
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 vmap_rules[custom_jvp_call_p] = _custom_jvp_call_vmap
 exempt(custom_jvp_call_p, "transpose", "not linear: its jvp rule is inlined before transposition")
@@ -215,13 +215,13 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd_jaxpr_thunk, bwd_
     num_res = len(res)
     arg_ts = tangents[num_consts:]
     nonzeros = tuple(not isinstance(t, Zero) for t in arg_ts)
-    nz_ts = [_cast(t, core.get_aval(p)) for t, p in zip(arg_ts, primals[num_consts:])
+    nz_ts = [cast_to_aval(t, core.get_aval(p)) for t, p in zip(arg_ts, primals[num_consts:])
              if not isinstance(t, Zero)]
     out_avals = tuple(tangent_aval(a) for a in call_jaxpr.out_avals)
     t_outs = custom_lin_p.bind(*primals[:num_consts], *res, *nz_ts,
                                bwd_jaxpr_thunk=bwd_jaxpr_thunk, num_consts=num_consts,
                                num_res=num_res, nonzeros=nonzeros, out_avals=out_avals, name=name)
-    t_outs = [t if is_inexact(a.dtype) else _zero_like(a) for t, a in zip(t_outs, out_avals)]
+    t_outs = [t if is_inexact(a.dtype) else zero_like(a) for t, a in zip(t_outs, out_avals)]
     return outs, t_outs
 
 
@@ -238,7 +238,7 @@ def _custom_lin_transpose(cts, *args, bwd_jaxpr_thunk, num_consts, num_res, nonz
 
 def _custom_vjp_call_vmap(args, dims, *, call_jaxpr, fwd_jaxpr_thunk, bwd_jaxpr_thunk,
                           num_consts, name):
-    size = _batch_size(args, dims)
+    size = batch_size(args, dims)
     consts, cdims = list(args[:num_consts]), list(dims[:num_consts])
     # Every argument is batched (unbatched ones broadcast): then bwd's cotangents are batched
     # like the arguments, and the broadcast's transpose sums them for unbatched arguments.
@@ -263,7 +263,7 @@ def _custom_vjp_call_vmap(args, dims, *, call_jaxpr, fwd_jaxpr_thunk, bwd_jaxpr_
 
 def _custom_lin_vmap(args, dims, *, bwd_jaxpr_thunk, num_consts, num_res, nonzeros, out_avals,
                      name):
-    size = _batch_size(args, dims)
+    size = batch_size(args, dims)
     head, hdims = list(args[:num_consts + num_res]), list(dims[:num_consts + num_res])
     ts = [bdim_to_front(x, d, size) for x, d in zip(args[len(head):], dims[len(head):])]
     bwd_b = _mapped(bwd_jaxpr_thunk,
@@ -279,7 +279,7 @@ def _custom_vjp_batched(in_b, call_jaxpr, num_consts, **_):
     return _out_batched(call_jaxpr, in_b[:num_consts] + [True] * (len(in_b) - num_consts))
 
 
-_batched_outputs[custom_vjp_call_p] = _custom_vjp_batched
+batched_outputs[custom_vjp_call_p] = _custom_vjp_batched
 jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 vmap_rules[custom_vjp_call_p] = _custom_vjp_call_vmap
 exempt(custom_vjp_call_p, "transpose", "not linear: its jvp rule emits custom_lin")
@@ -309,12 +309,12 @@ impl_rules[checkpoint_p] = lambda *args, jaxpr, **_: core.eval_jaxpr(jaxpr, *arg
 def _checkpoint_jvp(primals, tangents, *, jaxpr, policy, prevent_cse):
     nonzeros = [not isinstance(t, Zero) for t in tangents]
     jv, out_nz = jvp_jaxpr(jaxpr, nonzeros)
-    ts = [_cast(t, core.get_aval(p)) for t, p in zip(tangents, primals)
+    ts = [cast_to_aval(t, core.get_aval(p)) for t, p in zip(tangents, primals)
           if not isinstance(t, Zero)]
     outs = checkpoint_p.bind(*primals, *ts, jaxpr=jv, policy=policy, prevent_cse=prevent_cse)
     n = len(jaxpr.out_avals)
     rest = iter(outs[n:])
-    return outs[:n], [next(rest) if nz else _zero_like(a)
+    return outs[:n], [next(rest) if nz else zero_like(a)
                       for nz, a in zip(out_nz, jaxpr.out_avals)]
 
 
@@ -401,7 +401,7 @@ def _natural_batched(closed, dims, size):
 
 
 def _checkpoint_vmap(args, dims, *, jaxpr, policy, prevent_cse):
-    size = _batch_size(args, dims)
+    size = batch_size(args, dims)
     out_dims = _dims(_natural_batched(jaxpr, dims, size))
     jb = vmap_jaxpr(jaxpr, dims, size, out_dims)
     outs = checkpoint_p.bind(*args, jaxpr=jb, policy=policy, prevent_cse=prevent_cse)
@@ -421,7 +421,7 @@ def _checkpoint_dce(eqn, used_outs):
                        params=dict(eqn.params, jaxpr=c))
 
 
-_batched_outputs[checkpoint_p] = lambda in_b, jaxpr, **_: _out_batched(jaxpr, in_b)
+batched_outputs[checkpoint_p] = lambda in_b, jaxpr, **_: _out_batched(jaxpr, in_b)
 jvp_rules[checkpoint_p] = _checkpoint_jvp
 partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
 transpose_rules[checkpoint_p] = _checkpoint_transpose
@@ -436,7 +436,7 @@ impl_rules[hook_p] = lambda *xs, **_: [np.asarray(x) for x in xs]
 
 
 def _hook_jvp(primals, tangents, *, ct_jaxpr, name):
-    ts = [_cast(instantiate(t), core.get_aval(p)) for t, p in zip(tangents, primals)]
+    ts = [cast_to_aval(instantiate(t), core.get_aval(p)) for t, p in zip(tangents, primals)]
     # the hook stays on the primal path too, so higher-order reverse passes see it
     return (hook_p.bind(*primals, ct_jaxpr=ct_jaxpr, name=name),
             hook_p.bind(*ts, ct_jaxpr=ct_jaxpr, name=name))
@@ -450,13 +450,13 @@ def _hook_transpose(cts, *xs, ct_jaxpr, name):
 
 
 def _hook_vmap(args, dims, *, ct_jaxpr, name):
-    size = _batch_size(args, dims)
+    size = batch_size(args, dims)
     # cotangents are batched like the values, so the hook sees one example at a time
     cb = vmap_jaxpr(ct_jaxpr, dims, size, out_dims_wanted=list(dims))
     return hook_p.bind(*args, ct_jaxpr=cb, name=name), list(dims)
 
 
-_batched_outputs[hook_p] = lambda in_b, **_: list(in_b)
+batched_outputs[hook_p] = lambda in_b, **_: list(in_b)
 jvp_rules[hook_p] = _hook_jvp
 transpose_rules[hook_p] = _hook_transpose
 vmap_rules[hook_p] = _hook_vmap

@@ -110,7 +110,7 @@ def _special(b, e, ins):
         return None
     name, p, out = e.prim.name, e.params, e.outvars[0].aval
     in_avals = [a.aval for a in e.invars]
-    facts = e.prim.facts                 # numpy_fn, operator: declared by elementwise._def
+    facts = e.prim.facts                 # numpy_fn, operator: declared by elementwise.define
     if facts.numpy_fn is not None and not p:
         same = all(a.dtype == out.dtype and a.shape == out.shape or a.shape == ()
                    for a in in_avals) and all(a.dtype == out.dtype for a in in_avals)

@@ -9,9 +9,9 @@ name(x; name) -> x
 """
 from ..transforms.jvp import defjvp
 from ..transforms.transpose import deflinear_transpose
-from .elementwise import _def
+from .elementwise.base import define
 
-name_p = _def("name", lambda x, **_: x, simplify=None, lowers_to_identity=True)
+name_p = define("name", lambda x, **_: x, simplify=None, lowers_to_identity=True)
 defjvp(name_p, lambda t, ans, x, name: t)
 deflinear_transpose(name_p, lambda ct, aval, name: ct)
 

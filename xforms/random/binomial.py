@@ -11,7 +11,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as xnp
 from .keys import check_key
-from .samplers import _check_shape, _log1p, canonical_shape, float_dtype, raw_uniform, split2
+from .samplers import check_shape, log1p_as_jax, canonical_shape, float_dtype, raw_uniform, split2
 from .threefry import split as _split_raw
 
 # log(k!) - [(k + 1/2) log(k + 1) - (k + 1) + log(2 pi) / 2], k = 0..9 (as JAX tabulates it)
@@ -33,7 +33,7 @@ def _stirling_tail(k):
 
 def _inversion(key, count, prob, shape):
     """Count the successes as the number of geometric waiting times that fit in `count`."""
-    log_q = _log1p(-prob)
+    log_q = log1p_as_jax(-prob)
 
     def going(c):
         return xnp.any(c[1] <= count)
@@ -97,7 +97,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     shape = canonical_shape(shape, "binomial")
     if shape is None:
         shape = np.broadcast_shapes(np.shape(n), np.shape(p))
-    _check_shape("binomial", shape, np.shape(n), np.shape(p))
+    check_shape("binomial", shape, np.shape(n), np.shape(p))
     with _quiet():
         return _binomial(key, n, p, tuple(shape), dtype)
 

@@ -12,7 +12,7 @@ import numpy as np
 from .. import numpy as xnp
 from .gamma import chisquare, raw_gamma
 from .keys import check_key, own as _own
-from .samplers import (_check_shape, _log1p, _param, canonical_shape, exponential,
+from .samplers import (check_shape, log1p_as_jax, as_param, canonical_shape, exponential,
                        float_dtype, rademacher, raw_normal, raw_uniform, split2)
 
 
@@ -22,31 +22,31 @@ def _setup(name, key, shape, dtype, *params):
     shape = canonical_shape(shape, name)
     if shape is None:
         shape = np.broadcast_shapes(*(np.shape(p) for p in params)) if params else ()
-    _check_shape(name, shape, *(np.shape(p) for p in params))
+    check_shape(name, shape, *(np.shape(p) for p in params))
     return key, tuple(shape), dtype
 
 
 def pareto(key, b, shape=None, dtype=None):
     key, shape, dtype = _setup("pareto", key, shape, dtype, b)
-    e = -_log1p(-raw_uniform(key, shape, dtype))
-    return xnp.exp(e / _param(b, dtype))
+    e = -log1p_as_jax(-raw_uniform(key, shape, dtype))
+    return xnp.exp(e / as_param(b, dtype))
 
 
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     key, shape, dtype = _setup("lognormal", key, shape, dtype, sigma)
-    return xnp.exp(raw_normal(key, shape, dtype) * _param(sigma, dtype))
+    return xnp.exp(raw_normal(key, shape, dtype) * as_param(sigma, dtype))
 
 
 def weibull_min(key, scale, concentration, shape=(), dtype=None):
     key, shape, dtype = _setup("weibull_min", key, shape, dtype, scale, concentration)
     u = raw_uniform(key, shape, dtype)
-    return xnp.power(-_log1p(-u), 1.0 / _param(concentration, dtype)) * _param(scale, dtype)
+    return xnp.power(-log1p_as_jax(-u), 1.0 / as_param(concentration, dtype)) * as_param(scale, dtype)
 
 
 def rayleigh(key, scale, shape=None, dtype=None):
     key, shape, dtype = _setup("rayleigh", key, shape, dtype, scale)
     u = raw_uniform(key, shape, dtype)
-    scale = xnp.broadcast_to(_param(scale, dtype), shape)
+    scale = xnp.broadcast_to(as_param(scale, dtype), shape)
     return scale * xnp.sqrt(xnp.log(u) * dtype.type(-2))
 
 
@@ -63,15 +63,15 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     shape = canonical_shape(shape, "double_sided_maxwell") or params
     shape = tuple(shape) + tuple(params)
     km, kr = split2(key)
-    return rademacher(_own(kr), shape, dtype) * maxwell(_own(km), shape, dtype) * _param(scale, dtype) \
-        + _param(loc, dtype)
+    return rademacher(_own(kr), shape, dtype) * maxwell(_own(km), shape, dtype) * as_param(scale, dtype) \
+        + as_param(loc, dtype)
 
 
 def wald(key, mean, shape=None, dtype=None):
     """Inverse Gaussian samples (Michael, Schucany and Haas)."""
     key, shape, dtype = _setup("wald", key, shape, dtype, mean)
     k1, k2 = split2(key)
-    mean = xnp.broadcast_to(_param(mean, dtype), shape)
+    mean = xnp.broadcast_to(as_param(mean, dtype), shape)
     v, z = raw_normal(k1, shape, dtype), raw_uniform(k2, shape, dtype)
     y = v * v
     mean_sq = mean * mean
@@ -86,16 +86,16 @@ def geometric(key, p, shape=None, dtype=np.int64):
         p = p.astype(np.float64)
     shape = canonical_shape(shape, "geometric")
     shape = np.shape(p) if shape is None else tuple(shape)
-    _check_shape("geometric", shape, np.shape(p))
+    check_shape("geometric", shape, np.shape(p))
     u = raw_uniform(key, shape, p.dtype)
     u = xnp.where(u == 0, p.dtype.type(1), u)
-    log_q = xnp.broadcast_to(_log1p(-p), shape)
+    log_q = xnp.broadcast_to(log1p_as_jax(-p), shape)
     return (xnp.floor(xnp.log(u) / log_q) + 1).astype(np.dtype(dtype))
 
 
 def triangular(key, left, mode, right, shape=None, dtype=None):
     key, shape, dtype = _setup("triangular", key, shape, dtype, left, mode, right)
-    left, mode, right = (xnp.broadcast_to(_param(v, dtype), shape) for v in (left, mode, right))
+    left, mode, right = (xnp.broadcast_to(as_param(v, dtype), shape) for v in (left, mode, right))
     fc = (mode - left) / (right - left)
     u = raw_uniform(key, shape, dtype)
     out1 = left + xnp.sqrt(u * (right - left) * (mode - left))
@@ -107,7 +107,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
     """F(dfnum, dfden) samples: a ratio of scaled chi-squares."""
     key, _ = check_key("f", key)
     dtype = float_dtype(dtype, "f")
-    dfnum, dfden = _param(dfnum, dtype), _param(dfden, dtype)
+    dfnum, dfden = as_param(dfnum, dtype), as_param(dfden, dtype)
     k_den, k_num = split2(key)
     num = chisquare(_own(k_num), dfnum, shape, dtype) / dfnum
     den = chisquare(_own(k_den), dfden, shape, dtype) / dfden

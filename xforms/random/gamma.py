@@ -18,7 +18,7 @@ from ..batching_api import vmap
 from ..numpy import _util
 from . import special
 from .keys import check_key
-from .samplers import (_check_shape, _log1p, _param, canonical_shape, float_dtype, raw_normal,
+from .samplers import (check_shape, log1p_as_jax, as_param, canonical_shape, float_dtype, raw_normal,
                        raw_uniform, split2)
 from .threefry import split as _split_raw
 
@@ -54,7 +54,7 @@ def _gamma_one(key, alpha, log_space):
     init = (key, xnp.zeros((), dt), xnp.ones((), dt), xnp.full((), 2, dt))
     _, _, V, _ = lax.while_loop(cond, body, init)
     if log_space:
-        log_samples = -(-_log1p(-raw_uniform(sub, (), dt)))
+        log_samples = -(-log1p_as_jax(-raw_uniform(sub, (), dt)))
         log_boost = xnp.where(boost_mask | (log_samples == k(0)), k(0),
                               log_samples * (k(1) / alpha_orig))
         return xnp.log(d) + xnp.log(V) + log_boost
@@ -66,8 +66,8 @@ def _gamma_one(key, alpha, log_space):
 def raw_gamma(key, a, shape, dtype, log_space=False):
     if shape is None:
         shape = np.shape(a)
-    _check_shape("gamma", shape, np.shape(a))
-    a = _param(a, dtype)
+    check_shape("gamma", shape, np.shape(a))
+    a = as_param(a, dtype)
     if tuple(np.shape(a)) != tuple(shape):
         a = xnp.broadcast_to(a, shape)
     n = math.prod(shape)
@@ -98,9 +98,9 @@ def beta(key, a, b, shape=None, dtype=None):
     shape = canonical_shape(shape, "beta")
     if shape is None:
         shape = np.broadcast_shapes(np.shape(a), np.shape(b))
-    _check_shape("beta", shape, np.shape(a), np.shape(b))
-    a = xnp.broadcast_to(_param(a, dtype), shape)
-    b = xnp.broadcast_to(_param(b, dtype), shape)
+    check_shape("beta", shape, np.shape(a), np.shape(b))
+    a = xnp.broadcast_to(as_param(a, dtype), shape)
+    b = xnp.broadcast_to(as_param(b, dtype), shape)
     ka, kb = split2(key)
     lga = raw_gamma(ka, a, shape, dtype, True)
     lgb = raw_gamma(kb, b, shape, dtype, True)
@@ -117,8 +117,8 @@ def dirichlet(key, alpha, shape=None, dtype=None):
         raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {np.ndim(alpha)}")
     shape = canonical_shape(shape, "dirichlet")
     shape = np.shape(alpha)[:-1] if shape is None else shape
-    _check_shape("dirichlet", shape, np.shape(alpha)[:-1])
-    lg = raw_gamma(key, _param(alpha, dtype), tuple(shape) + np.shape(alpha)[-1:], dtype, True)
+    check_shape("dirichlet", shape, np.shape(alpha)[:-1])
+    lg = raw_gamma(key, as_param(alpha, dtype), tuple(shape) + np.shape(alpha)[-1:], dtype, True)
     m = lax.stop_gradient(xnp.max(lg, axis=-1, keepdims=True))
     e = xnp.exp(lg - m)
     return e / xnp.sum(e, axis=-1, keepdims=True)
@@ -127,7 +127,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 def chisquare(key, df, shape=None, dtype=None):
     key, _ = check_key("chisquare", key)
     dtype = float_dtype(dtype, "chisquare")
-    half = _param(df, dtype) / dtype.type(2)
+    half = as_param(df, dtype) / dtype.type(2)
     return xnp.exp(raw_gamma(key, half, canonical_shape(shape, "chisquare"), dtype, True)) \
         * dtype.type(2)
 
@@ -138,8 +138,8 @@ def t(key, df, shape=(), dtype=None):
     dtype = float_dtype(dtype, "t")
     shape = canonical_shape(shape, "t")
     shape = np.shape(df) if shape is None else shape
-    _check_shape("t", shape, np.shape(df))
-    df = _param(df, dtype)
+    check_shape("t", shape, np.shape(df))
+    df = as_param(df, dtype)
     kn, kg = split2(key)
     n = raw_normal(kn, shape, dtype)
     half = df / dtype.type(2)

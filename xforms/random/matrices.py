@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import numpy as xnp
 from .keys import check_key
-from .samplers import _check_shape, _param, canonical_shape, float_dtype, raw_normal
+from .samplers import check_shape, as_param, canonical_shape, float_dtype, raw_normal
 
 
 def cholesky(a):
@@ -52,7 +52,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
         raise NotImplementedError(f"multivariate_normal(method={method!r}): xforms has no "
                                   "svd/eigh yet; use method='cholesky'")
     dtype = float_dtype(dtype, "multivariate_normal")
-    mean, cov = _param(mean, dtype), _param(cov, dtype)
+    mean, cov = as_param(mean, dtype), as_param(cov, dtype)
     if mean.ndim < 1:
         raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got {mean.ndim}")
     if cov.ndim < 2:
@@ -65,7 +65,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     if shape is None:
         shape = np.broadcast_shapes(mean.shape[:-1], cov.shape[:-2])
     else:
-        _check_shape("normal", shape, mean.shape[:-1], cov.shape[:-2])
+        check_shape("normal", shape, mean.shape[:-1], cov.shape[:-2])
     factor = cholesky(cov)
     z = raw_normal(key, tuple(shape) + (n,), dtype)
     return mean + xnp.einsum("...ij,...j->...i", factor, z)

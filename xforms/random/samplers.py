@@ -41,13 +41,13 @@ def _real(dt):
     return np.dtype(np.float32) if dt in (np.float32, np.complex64) else np.dtype(np.float64)
 
 
-def _param(x, dtype):
+def as_param(x, dtype):
     x = _util.asarray_operand(x)
     return ew.convert_element_type(x, dtype) if _util.aval(x).dtype != dtype or \
         _util.aval(x).weak_type else x
 
 
-def _check_shape(name, shape, *param_shapes):
+def check_shape(name, shape, *param_shapes):
     if param_shapes:
         try:
             got = np.broadcast_shapes(shape, *param_shapes)
@@ -86,7 +86,7 @@ def raw_uniform(key, shape, dtype, minval=0., maxval=1.):
     # (whether the span is a power of two is read here, where minval and maxval may be
     # known, and is static in the program: it picks the arithmetic, so the bits)
     pow2 = _span_is_power_of_two(minval, maxval, dtype)
-    _check_shape("uniform", tuple(shape), np.shape(minval), np.shape(maxval))
+    check_shape("uniform", tuple(shape), np.shape(minval), np.shape(maxval))
     return _uniform(key, minval, maxval, tuple(shape), dtype, pow2)
 
 
@@ -98,7 +98,7 @@ def _uniform(key, minval, maxval, shape, dtype, pow2):
     # bitcast((bits >> (nbits - nmant)) | bits(1.0)) - 1.0 == mantissa * 2**-nmant exactly
     mant = bw.shift_right_logical(bits, np.dtype(f"uint{nbits}").type(nbits - nmant))
     floats = ew.mul(ew.convert_element_type(mant, dtype), dtype.type(2.0 ** -nmant))
-    lo, hi = _param(minval, dtype), _param(maxval, dtype)
+    lo, hi = as_param(minval, dtype), as_param(maxval, dtype)
     return xnp.maximum(lo, _scale_shift(floats, hi - lo, lo, pow2))
 
 
@@ -171,9 +171,9 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     shape = canonical_shape(shape, "truncated_normal")
     if shape is None:
         shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
-    _check_shape("truncated_normal", shape, np.shape(lower), np.shape(upper))
+    check_shape("truncated_normal", shape, np.shape(lower), np.shape(upper))
     sqrt2 = dtype.type(np.sqrt(2))
-    lower, upper = _param(lower, dtype), _param(upper, dtype)
+    lower, upper = as_param(lower, dtype), as_param(upper, dtype)
     a, b = special.erf(lower / sqrt2), special.erf(upper / sqrt2)
     u = raw_uniform(key, shape, dtype, a, b)
     out = sqrt2 * special.erf_inv(u)
@@ -197,7 +197,7 @@ def bernoulli(key, p=np.float64(0.5), shape=None, mode="low"):
         p, dtype = ew.convert_element_type(p, np.float64), np.dtype(np.float64)
     shape = canonical_shape(shape, "bernoulli")
     shape = np.shape(p) if shape is None else tuple(shape)
-    _check_shape("bernoulli", shape, np.shape(p))
+    check_shape("bernoulli", shape, np.shape(p))
     if mode not in ("low", "high"):
         raise ValueError(f"random.bernoulli: mode must be 'low' or 'high', got {mode!r}")
     return _bernoulli(key, p, shape, mode)
@@ -221,7 +221,7 @@ def rademacher(key, shape=(), dtype=np.int64):
 
 
 # ---- simple transforms of uniforms --------------------------------------------------------
-def _log1p(x):
+def log1p_as_jax(x):
     """log1p rounded as JAX's CPU backend rounds it (see special.log1p64)."""
     return special.log1p64(x) if x.dtype == np.float64 else xnp.log1p(x)
 
@@ -245,20 +245,20 @@ def _unit_sampler(body):
 
 @_unit_sampler
 def exponential(key, shape, dtype):
-    return -_log1p(-raw_uniform(key, shape, dtype))
+    return -log1p_as_jax(-raw_uniform(key, shape, dtype))
 
 
 @_unit_sampler
 def laplace(key, shape, dtype):
     epsneg = np.finfo(dtype).epsneg
     u = raw_uniform(key, shape, dtype, dtype.type(-1. + epsneg), dtype.type(1.))
-    return xnp.sign(u) * _log1p(-xnp.abs(u))
+    return xnp.sign(u) * log1p_as_jax(-xnp.abs(u))
 
 
 @_unit_sampler
 def logistic(key, shape, dtype):
     x = raw_uniform(key, shape, dtype, np.finfo(dtype).tiny, dtype.type(1.))
-    return xnp.log(x) - _log1p(-x)
+    return xnp.log(x) - log1p_as_jax(-x)
 
 
 @_unit_sampler
@@ -280,7 +280,7 @@ def raw_gumbel(key, shape, dtype, mode="low"):
         x = xnp.where(high >= 0.5, high,
                       high + dtype.type(2.0 ** -np.finfo(dtype).nmant) * low
                       + np.finfo(dtype).tiny)
-        return -xnp.log(-_log1p(-x))
+        return -xnp.log(-log1p_as_jax(-x))
     u = raw_uniform(key, shape, dtype, np.finfo(dtype).tiny, dtype.type(1.))
     return -xnp.log(-xnp.log(u))
 
@@ -304,7 +304,7 @@ def randint(key, shape, minval, maxval, dtype=np.int64):
     if dtype.kind not in "iu":
         raise TypeError(f"random.randint only accepts integer dtypes, got {dtype}")
     shape = canonical_shape(shape, "randint")
-    _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
+    check_shape("randint", shape, np.shape(minval), np.shape(maxval))
     return _randint(key, minval, maxval, shape, dtype)
 
 

@@ -13,7 +13,7 @@ from ..numpy import linalg as _nl
 from ..numpy._util import aval as _aval, broadcast_to as _bcast, returns_arrays as _returns
 from ..numpy.linalg_decomp import matrix_operand as _matrix
 from ..numpy.linalg_ops import matmul as _matmul
-from ..numpy.linalg_solve import _promote_keep, lu_solve_core as _lu_solve_core
+from ..numpy.linalg_solve import promote_keep, lu_solve_core as _lu_solve_core
 from ..numpy.manipulation import expand_dims as _expand, squeeze as _squeeze
 from ..primitives.linalg import factor as _pl
 from ..primitives import elementwise as _ew
@@ -39,7 +39,7 @@ def _trans(name, trans):
 def _rhs(name, a, b):
     """Line up b with the matrices a (..., n, n): b is (..., n) (a vector, when it has one
     dim fewer than a) or (..., n, k); -> (a, b as matrices, was it a vector)."""
-    a, b = _promote_keep(a, _nl_float(b), name)
+    a, b = promote_keep(a, _nl_float(b), name)
     sa, sb = _aval(a).shape, _aval(b).shape
     n = sa[-1]
     vec = len(sb) == len(sa) - 1

@@ -1,8 +1,8 @@
 """Running an eager plan (`eval_eager`'s, xforms/core/trace.py, which makes and caches the
-plans): step by step with float checks (`_interpret`), from a compact form (`_run_steps`),
-or as one generated Python function once a plan has run `_GENERATE_AFTER` times.
+plans): step by step with float checks (`interpret`), from a compact form (`run_steps`),
+or as one generated Python function once a plan has run `GENERATE_AFTER` times.
 
-    vals = _run_steps(plan, consts, args)      # == _generate(plan)(*consts, *args)
+    vals = run_steps(plan, consts, args)      # == generate(plan)(*consts, *args)
 """
 import keyword
 from operator import itemgetter
@@ -12,7 +12,7 @@ import numpy as np
 from .float_checks import check_floats
 
 
-class _Plan:
+class Plan:
     """How `eval_eager` runs a jaxpr: `steps` (fn, ins, params, out_slots) over `n_slots`
     value slots, the first `n_in` the inputs; `outs` (is literal, value or slot, aval)."""
     __slots__ = ("n_slots", "n_in", "steps", "outs", "calls", "run", "compact")
@@ -22,10 +22,10 @@ class _Plan:
         self.calls, self.run, self.compact = 0, None, None
 
 
-def _interpret(plan, consts, args, checked_eqns=None):
+def interpret(plan, consts, args, checked_eqns=None):
     """Run the plan's steps, each step's results checked as debug_nans / debug_infs ask
     (`checked_eqns`: the plan has no buffer reuse, a step per equation).  Unchecked runs
-    take `_run_steps`, ~0.5-0.8 us faster per equation."""
+    take `run_steps`, ~0.5-0.8 us faster per equation."""
     env = [None] * plan.n_slots
     env[:len(consts)] = consts
     env[len(consts):plan.n_in] = args
@@ -43,14 +43,14 @@ def _cast(x, dtype):
     return x if getattr(x, "dtype", None) == dtype else np.asarray(x).astype(dtype)
 
 
-def _run_steps(plan, consts, args):
+def run_steps(plan, consts, args):
     """Run the plan's steps from its compact form (`_compact`): every operand a slot (literals
     fill slots of their own) fetched by one C-level itemgetter, one result taken without a
-    list comprehension, a zip or a `_cast` call -- what a program's first `_GENERATE_AFTER`
+    list comprehension, a zip or a `_cast` call -- what a program's first `GENERATE_AFTER`
     calls run on (an un-jitted grad loop's first calls too: within ~0.5 us per equation of
     the generated function, against ~1.5 us for a step-by-step interpreter).
 
-    >>> _run_steps(plan, consts, args) == plan.run(*consts, *args)   # once generated"""
+    >>> run_steps(plan, consts, args) == plan.run(*consts, *args)   # once generated"""
     if plan.compact is None:
         plan.compact = _compact(plan)
     tail, steps = plan.compact
@@ -101,14 +101,14 @@ def _compact(plan):
     return tail, steps
 
 
-_GENERATE_AFTER = 8     # calls of a plan interpreted before its function is generated
+GENERATE_AFTER = 8     # calls of a plan interpreted before its function is generated
 
 
-def _generate(plan):
+def generate(plan):
     """The plan's steps as one generated Python function of the inputs, a line per step
     (`s7, = f3(s2, s5, axes=p3)`): no operand fetching or step dispatch, ~0.5 us less per
-    equation than `_run_steps`.  Generating costs ~30 us per equation, so a plan
-    is interpreted on its first `_GENERATE_AFTER` calls (a program run a few times, as the
+    equation than `run_steps`.  Generating costs ~30 us per equation, so a plan
+    is interpreted on its first `GENERATE_AFTER` calls (a program run a few times, as the
     fast tier's first calls, never pays it; an un-jitted training loop's does at once)."""
     glob = {"_cast": _cast, "_nd": np.ndarray}
     lines = [f"def run({', '.join(f's{k}' for k in range(plan.n_in))}):"]

@@ -23,7 +23,7 @@ dtype, else the step computes as before.  Results are the same ufuncs on the sam
 What this module needs to know about a primitive are facts declared in its rule block
 (xforms/core/facts.py: `ufunc`, `ufunc_kinds`, `fresh`, `into`, `pad_fold`), read here:
 
-    >>> declare(add_p, ELEMENTWISE, ufunc=np.add)           # xforms/primitives/elementwise.py
+    >>> declare(add_p, ELEMENTWISE, ufunc=np.add)           # xforms/primitives/elementwise/arithmetic.py
     >>> declare(dot_general_p, CONTRACTION, fresh=True, into=_dot_general_into)
 """
 import math

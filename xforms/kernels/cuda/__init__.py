@@ -10,7 +10,9 @@ host function, device arrays that stay on the GPU between calls.
                           one launch for a stencil loop, a barrier after each step's kernels
     printer/scalar.py     CUDA spellings of scalar rules that use NumPy ufuncs on the CPU
     printer/complexes.py  complex64/complex128 rules numba-cuda cannot compile without a GPU
-    runtime.py            DeviceArray, the stream, launch configuration, transfers, packing
+    runtime.py            DeviceArray, the stream, buffers and transfers, packing
+    device/               whether CUDA is here, the device's launch configuration, the
+                          transfer guard
     packing.py            where buffers live: small ones packed, so launches take few arguments
     pool.py               the device buffer pool (memory reused across calls)
     backend.py            compile_cuda -> CudaExecutable; compile_ptx (tests, no GPU needed)

@@ -1,6 +1,8 @@
 """CUDA runtime: device arrays, the stream, launch configuration, transfers.
 
 Importing this module imports `numba.cuda` (the CUDA backend asks for it only when used).
+What the device is (CUDA's availability, its launch configuration, the transfer guard) is
+`device/`; this module re-exports those names.
 
     x = device_put(np.ones((3, 4)))       # a DeviceArray: .shape, .dtype, __array__,
     y = jit(f, backend="cuda")(x)         #   __cuda_array_interface__
@@ -19,126 +21,19 @@ only where a value must come back: `device_get`, `np.asarray`, a `while_loop` pr
 a `cond` index computed on the device (a host loop: lane-local loops run in one kernel), a
 `runtime_check`, and a rank-0 DeviceArray passed where the program takes a scalar by value.
 """
-import logging
 import threading
 import weakref
-from dataclasses import dataclass
 
 import numpy as np
 
 from xforms import config
 from xforms.core.registry import operator_type
-from xforms.errors import BackendError
 
+from .device.available import HOW_TO, cuda, ensure_available, simulating  # noqa: F401
+from .device.spec import (DeviceSpec, SIM_SPEC, device_spec, peak_bandwidth,  # noqa: F401
+                          spec_for)
+from .device.transfer_guard import describe, guard
 from .packing import PACK_ALIGN, PACK_BYTES, pack_layout, packable  # noqa: F401
-
-try:
-    from numba import cuda
-    from numba.core import config as _numba_config
-    _IMPORT_ERROR = None
-except ImportError as e:           # numba-cuda missing: BackendError when CUDA is asked for
-    cuda, _numba_config, _IMPORT_ERROR = None, None, e
-
-HOW_TO = ("install the CUDA extra (pip install 'xforms[cuda]', which brings numba-cuda and "
-          "the NVRTC/NVVM libraries) on a machine with an NVIDIA GPU and driver, or run on "
-          "Numba's CUDA simulator by setting NUMBA_ENABLE_CUDASIM=1 before numba is imported")
-
-
-def simulating():
-    """True under Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 when numba was imported)."""
-    return bool(_numba_config is not None and _numba_config.ENABLE_CUDASIM)
-
-
-_available = None
-
-
-def ensure_available():
-    """Raise BackendError (saying how to get CUDA) unless a GPU or the simulator is usable."""
-    global _available
-    if _available is True:
-        return
-    if cuda is None:
-        raise BackendError(f"backend 'cuda' needs numba-cuda, which failed to import "
-                           f"({_IMPORT_ERROR}): {HOW_TO}")
-    try:
-        ok = bool(cuda.is_available())
-        why = "no CUDA driver or GPU was found"
-    except Exception as e:             # a broken driver install: say what numba said
-        ok, why = False, f"{type(e).__name__}: {e}"
-    if not ok:
-        raise BackendError(f"backend 'cuda' is not available here ({why}): {HOW_TO}")
-    _available = True
-
-
-# ---- device properties -> launch configuration ----------------------------------------------
-@dataclass(frozen=True)
-class DeviceSpec:
-    """What the emitter needs to know about the target device.
-
-    block: threads per block of 1-D kernels (a power of two); tile: side of the square
-    thread block of the matmul kernel; max_blocks: cap on a grid-stride kernel's grid (a
-    few waves of blocks over the multiprocessors); max_split: most blocks that share one
-    reduction output (combined by a second pass); cc: compute capability; vendor: whether
-    NVIDIA's libraries may compute (vendor/: never on the simulator or for PTX-only specs)."""
-    name: str
-    cc: tuple
-    block: int = 256
-    tile: int = 16
-    warp: int = 32
-    max_blocks: int = 1024
-    max_split: int = 64
-    sms: int = 80
-    vendor: bool = False
-
-    def key(self):
-        return (self.cc, self.block, self.tile, self.warp, self.max_blocks, self.max_split,
-                self.vendor)
-
-
-# Small blocks and grids on the simulator (each simulated thread is a Python thread); still
-# several blocks, so that grid-stride loops and two-pass reductions are exercised.
-SIM_SPEC = DeviceSpec("simulator", (8, 0), block=8, tile=4, warp=4, max_blocks=3,
-                      max_split=3, sms=1)
-
-
-def spec_for(cc, sms=108, name=None):
-    """A DeviceSpec of a real device (for tests that compile PTX without a GPU)."""
-    return DeviceSpec(name or f"sm_{cc[0]}{cc[1]}", tuple(cc), block=256, tile=16, warp=32,
-                      max_blocks=sms * 8, max_split=min(64, sms), sms=sms)
-
-
-_spec = None
-
-
-def device_spec():
-    """The spec of the current device (from its properties), or SIM_SPEC."""
-    global _spec
-    if _spec is None:
-        ensure_available()
-        if simulating():
-            _spec = SIM_SPEC
-        else:
-            dev = cuda.get_current_device()
-            cc = tuple(dev.compute_capability)
-            sms = int(dev.MULTIPROCESSOR_COUNT)
-            block = min(256, int(dev.MAX_THREADS_PER_BLOCK))
-            _spec = DeviceSpec(dev.name.decode() if isinstance(dev.name, bytes) else
-                               str(dev.name), cc, block=block, tile=16,
-                               warp=int(dev.WARP_SIZE), max_blocks=sms * (2048 // block) * 2,
-                               max_split=min(64, sms), sms=sms, vendor=True)
-    return _spec
-
-
-def peak_bandwidth():
-    """The device's theoretical memory bandwidth in bytes/s (double data rate x bus width),
-    or None where the driver does not say (the simulator)."""
-    if simulating():
-        return None
-    try:
-        dev = cuda.get_current_device()
-        return 2.0 * int(dev.MEMORY_CLOCK_RATE) * 1e3 * int(dev.GLOBAL_MEMORY_BUS_WIDTH) / 8
-    except Exception:
-        return None
 
 
 # ---- the stream ------------------------------------------------------------------------------
@@ -424,31 +319,6 @@ def _device_source(x, dtype):
         if buf.is_c_contiguous() and np.dtype(buf.dtype) == dtype:
             return buf.reshape(buf.size), 0
     return None
-
-
-# ---- xf.transfer_guard ------------------------------------------------------------------------
-_GUARDS = {"host-to-device": "transfer_guard_host_to_device",
-           "device-to-host": "transfer_guard_device_to_host"}
-_log = logging.getLogger("xforms.transfer_guard")
-
-
-def describe(x):
-    """`x`'s dtype and shape, as the guard's messages name a copied array: float64[3]."""
-    return f"{np.dtype(x.dtype).name}{list(x.shape)}"
-
-
-def guard(direction, what, explicit=False):
-    """Log or refuse one copy as the guard level in force for `direction` says (JAX's
-    transfer guard): "log"/"disallow" act on implicit copies, "log_explicit" and
-    "disallow_explicit" on every copy."""
-    level = config.transfer_level(getattr(config, _GUARDS[direction]))
-    if level == "allow" or (explicit and not level.endswith("_explicit")):
-        return
-    msg = f"{direction} transfer: {what}"
-    if level.startswith("disallow"):
-        raise BackendError(f"Disallowed {msg} (xf.transfer_guard is {level!r}: copy "
-                           "explicitly with xf.device_put / xf.device_get)")
-    _log.warning(msg)
 
 
 # ---- the user-visible array -------------------------------------------------------------------

@@ -25,7 +25,7 @@ from xforms.primitives.elementwise import int_div_by_zero
 
 from ..codegen import lit
 from xforms.primitives.bits.float_bits import bitcast_convert_type_p
-from xforms.primitives.elementwise import (_p, abs_p, cbrt_p, ceil_p, conj_p, div_p,
+from xforms.primitives.elementwise import (abs_p, cbrt_p, ceil_p, complex_p, conj_p, div_p,
                                            floor_p, imag_p, integer_pow_p, is_finite_p,
                                            logistic_p, max_p, min_p, pow_p, real_p, rem_p,
                                            round_p, rsqrt_p, select_n_p, sign_p, stop_gradient_p)
@@ -220,8 +220,9 @@ def _closes_at_end(expr, start):
 
 
 def _c_int_div(ctx, x, y):
-    """Truncating integer division with XLA's edge cases (xforms/primitives/elementwise.py
-    `int_div_by_zero`: x / 0 has every bit set, MIN / -1 wraps to MIN).  Numba's `//`
+    """Truncating integer division with XLA's edge cases
+    (xforms/primitives/elementwise/arithmetic.py `int_div_by_zero`: x / 0 has every bit set,
+    MIN / -1 wraps to MIN).  Numba's `//`
     floors, so a quotient of operands of different signs with a remainder steps up by one;
     x / -1 is spelled -x because a machine division of MIN by -1 traps."""
     dt = ctx.dtype
@@ -358,7 +359,7 @@ def _min(ctx, x, y):
 def _complex_pick(x, y, op):
     """max (`op` ">") or min ("<") of complex operands as XLA picks: x where it wins by
     real part, then imaginary part, else y, so a NaN does not win (as the eager impl,
-    primitives/elementwise._ordered_zeros; Numba has no complex `>`).
+    primitives/elementwise/minmax._ordered_zeros; Numba has no complex `>`).
 
         >>> _complex_pick("a", "b", ">")[:40]
         '(a if a.real > b.real or (a.real == b.r'
@@ -480,7 +481,7 @@ scalar_rules[imag_p] = lambda ctx, x: (f"{x}.imag" if _kind(ctx.in_dtypes[0]) ==
                                        else ctx.lit(0, ctx.dtype))
 scalar_rules[conj_p] = lambda ctx, x: (f"{x}.conjugate()" if _kind(ctx.in_dtypes[0]) == "c"
                                        else x)
-scalar_rules[_p] = lambda ctx, x, y: f"np.{np.dtype(ctx.dtype).name}(complex({x}, {y}))"
+scalar_rules[complex_p] = lambda ctx, x, y: f"np.{np.dtype(ctx.dtype).name}(complex({x}, {y}))"
 scalar_rules[stop_gradient_p] = lambda ctx, x: x
 scalar_rules[name_p] = lambda ctx, x: x        # checkpoint_name: identity once lowered
 # bitcast_convert_type: an LLVM bitcast (kernels/cpu_runtime.bitcast; CUDA is exempt)

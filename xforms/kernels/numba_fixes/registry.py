@@ -1,4 +1,5 @@
-"""Every Numba internal that xforms replaces, in one table, and whether each replacement holds.
+"""Every Numba (and llvmlite) internal that xforms replaces, in one table, and whether each
+replacement holds.
 
 `xforms.kernels.numba_fixes.patches.apply()` (run when `build.codecache` is imported) installs each patch only
 where Numba's code still reads as the patch assumes; otherwise Numba is left alone, silently,
@@ -9,6 +10,9 @@ say which patches hold on a given Numba.
 A patch is *installed* when the attribute it names is a function of this package whose
 `__wrapped__` is Numba's own, and no loaded Numba module still holds Numba's own under that
 name (`aliases` lists the modules known to import it by name; they are imported to check).
+A patch that swaps the class of one object instead (`swaps`: llvmlite's lock, which the
+direct LLVM path makes skippable, xforms/kernels/cpu/llvm/engine.py `_liftable_lock`) is
+installed when that object's class is a class of `module` derived from the target class.
 
 Numba's own source is hashed (`source_hash`; `xforms.kernels.numba_fixes.source.source_of` follows
 `__wrapped__`, so the hash is the same before and after patching): a hash other than the one
@@ -36,6 +40,7 @@ class Patch(NamedTuple):
     numba_sha: str                  # source_hash of Numba 0.68.1's own function
     aliases: Tuple[str, ...] = ()   # modules that imported the function by name
     module: str = "xforms.kernels.numba_fixes.patches"   # where the replacement lives
+    swaps: str = ""                 # "module:path" of an object whose class is swapped
 
 
 PATCHES = (
@@ -74,6 +79,11 @@ PATCHES = (
           "the target set-up imports np.random, polynomial and typed-container"
           " implementations no kernel calls (0.04 s of every process)", "",
           "0383d5716d37", module="xforms.kernels.numba_fixes.extensions"),
+    Patch("llvmlite-lock", "llvmlite.binding.ffi:_LLVMLock",
+          "llvmlite's one lock around every LLVM call: two compiles on two threads took"
+          " turns, each in an LLVM context of its own (a nest compiled aside never ran"
+          " beside the kernel's LLVM work)", "", "674e02dc78ae",
+          module="xforms.kernels.cpu.llvm.engine", swaps="llvmlite.binding.ffi:lib._lock"),
 )
 
 
@@ -108,7 +118,11 @@ def _is_ours(fn, patch):
 
 def installed(patch):
     """Whether `patch` replaces its target, its listed aliases, and every other name by which
-    a loaded Numba module still holds Numba's own function."""
+    a loaded Numba module still holds Numba's own function (a class swap: whether the
+    object's class is the patch's, derived from the target class)."""
+    if patch.swaps:
+        cls, base = type(resolve(patch.swaps)), resolve(patch.target)
+        return cls.__module__ == patch.module and cls.__bases__ == (base,)
     fn = resolve(patch.target)
     if not _is_ours(fn, patch):
         return False
@@ -119,7 +133,8 @@ def installed(patch):
 
 
 def source_hash(fn):
-    """A short hash of Numba's own source of `fn` (through our replacement's `__wrapped__`)."""
+    """A short hash of Numba's own source of `fn` (through our replacement's `__wrapped__`;
+    a class: its whole source)."""
     from .source import source_of
     return hashlib.sha256(source_of(fn).encode()).hexdigest()[:12]
 

@@ -31,7 +31,7 @@ from .helper_cache import CACHE as _CACHE  # noqa: E402
 from .products import small_mm  # noqa: E402  (la_mm_views: the loop nest)
 
 
-def _extern(module, routine, nargs, names=None):
+def extern(module, routine, nargs, names=None):
     """ExternalFunctions s/d/c/z<routine> (or the four `names`) taking `nargs` pointers
     (Fortran calling style)."""
     out = []
@@ -42,14 +42,14 @@ def _extern(module, routine, nargs, names=None):
     return out
 
 
-s_trsm, d_trsm, c_trsm, z_trsm = _extern("blas", "trsm", 11)
-s_gemm, d_gemm, c_gemm, z_gemm = _extern("blas", "gemm", 13)
-s_potrf, d_potrf, c_potrf, z_potrf = _extern("lapack", "potrf", 5)
-s_getrf, d_getrf, c_getrf, z_getrf = _extern("lapack", "getrf", 6)
+s_trsm, d_trsm, c_trsm, z_trsm = extern("blas", "trsm", 11)
+s_gemm, d_gemm, c_gemm, z_gemm = extern("blas", "gemm", 13)
+s_potrf, d_potrf, c_potrf, z_potrf = extern("lapack", "potrf", 5)
+s_getrf, d_getrf, c_getrf, z_getrf = extern("lapack", "getrf", 6)
 
 
 @intrinsic
-def _ptr(typingctx, a):
+def ptr(typingctx, a):
     """The data pointer of an array, as void*."""
     if not isinstance(a, types.Array):
         return None
@@ -84,8 +84,8 @@ def nan_fill(x):
 @numba.njit(cache=_CACHE, nogil=True)
 def _trsm(code, ch, ints, alpha, a, x):
     """BLAS ?trsm(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb) on arrays."""
-    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(ch[2:3]), _ptr(ch[3:4]), _ptr(ints[0:1]),
-            _ptr(ints[1:2]), _ptr(alpha), _ptr(a), _ptr(ints[2:3]), _ptr(x), _ptr(ints[3:4]))
+    args = (ptr(ch[0:1]), ptr(ch[1:2]), ptr(ch[2:3]), ptr(ch[3:4]), ptr(ints[0:1]),
+            ptr(ints[1:2]), ptr(alpha), ptr(a), ptr(ints[2:3]), ptr(x), ptr(ints[3:4]))
     if code == 0:
         s_trsm(*args)
     elif code == 1:
@@ -123,7 +123,7 @@ def la_trsm(a, b, out, left, lower, trans, conj, unit, code):
 
 @numba.njit(cache=_CACHE, nogil=True)
 def _potrf(code, ch, ints, a):
-    args = (_ptr(ch), _ptr(ints[0:1]), _ptr(a), _ptr(ints[1:2]), _ptr(ints[2:3]))
+    args = (ptr(ch), ptr(ints[0:1]), ptr(a), ptr(ints[1:2]), ptr(ints[2:3]))
     if code == 0:
         s_potrf(*args)
     elif code == 1:
@@ -165,9 +165,9 @@ def _gemm(code, ch, ints, alpha, beta, a, b, c):
     """Row-major c (m x n) = alpha opa(a) opb(b) + beta c on matrix views with row strides
     lda, ldb, ldc (ch: opa, opb as 'N', 'T' or 'C'; ints: m, n, k, lda, ldb, ldc).  The
     column-major view of each is its transpose: c^T = opb(b)^T opa(a)^T, the same ops."""
-    args = (_ptr(ch[1:2]), _ptr(ch[0:1]), _ptr(ints[1:2]), _ptr(ints[0:1]), _ptr(ints[2:3]),
-            _ptr(alpha), _ptr(b), _ptr(ints[4:5]), _ptr(a), _ptr(ints[3:4]), _ptr(beta),
-            _ptr(c), _ptr(ints[5:6]))
+    args = (ptr(ch[1:2]), ptr(ch[0:1]), ptr(ints[1:2]), ptr(ints[0:1]), ptr(ints[2:3]),
+            ptr(alpha), ptr(b), ptr(ints[4:5]), ptr(a), ptr(ints[3:4]), ptr(beta),
+            ptr(c), ptr(ints[5:6]))
     if code == 0:
         s_gemm(*args)
     elif code == 1:
@@ -347,8 +347,8 @@ def la_cholesky_rev(l, ct, out, code):
 
 @numba.njit(cache=_CACHE, nogil=True)
 def _getrf(code, ints, a, piv):
-    args = (_ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(a), _ptr(ints[2:3]), _ptr(piv),
-            _ptr(ints[3:4]))
+    args = (ptr(ints[0:1]), ptr(ints[1:2]), ptr(a), ptr(ints[2:3]), ptr(piv),
+            ptr(ints[3:4]))
     if code == 0:
         s_getrf(*args)
     elif code == 1:

@@ -14,11 +14,11 @@ import numba
 import numpy as np
 
 from .helper_cache import CACHE as _CACHE
-from .linalg import _extern, _ptr, nan_fill
+from .linalg import extern, ptr, nan_fill
 
-s_gees, d_gees = _extern("lapack", "gees", 15, ["sgees", "dgees"])
-c_gees, z_gees = _extern("lapack", "gees", 15, ["cgees", "zgees"])
-s_gehrd, d_gehrd, c_gehrd, z_gehrd = _extern("lapack", "gehrd", 9)
+s_gees, d_gees = extern("lapack", "gees", 15, ["sgees", "dgees"])
+c_gees, z_gees = extern("lapack", "gees", 15, ["cgees", "zgees"])
+s_gehrd, d_gehrd, c_gehrd, z_gehrd = extern("lapack", "gehrd", 9)
 
 
 @numba.njit(cache=_CACHE, nogil=True)
@@ -50,9 +50,9 @@ def _gees_workspace(n, dtype):
 def _real_gees(code, ch, ints, t, wr, wi, z, work, bwork):
     """LAPACK s/dgees(jobvs, sort, select, n, a, lda, sdim, wr, wi, vs, ldvs, work, lwork,
     bwork, info): the real Schur form, no sorting."""
-    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(bwork), _ptr(ints[0:1]), _ptr(t),
-            _ptr(ints[1:2]), _ptr(ints[2:3]), _ptr(wr), _ptr(wi), _ptr(z), _ptr(ints[3:4]),
-            _ptr(work), _ptr(ints[4:5]), _ptr(bwork), _ptr(ints[5:6]))
+    args = (ptr(ch[0:1]), ptr(ch[1:2]), ptr(bwork), ptr(ints[0:1]), ptr(t),
+            ptr(ints[1:2]), ptr(ints[2:3]), ptr(wr), ptr(wi), ptr(z), ptr(ints[3:4]),
+            ptr(work), ptr(ints[4:5]), ptr(bwork), ptr(ints[5:6]))
     if code == 0:
         s_gees(*args)
     else:
@@ -85,8 +85,8 @@ def la_schur(a, tout, zout, code):
 def _gehrd(code, ints, t, tau, work):
     """LAPACK ?gehrd(n, ilo, ihi, a, lda, tau, work, lwork, info) on the whole matrix
     (ilo = 1, ihi = n)."""
-    args = (_ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(ints[2:3]), _ptr(t), _ptr(ints[3:4]),
-            _ptr(tau), _ptr(work), _ptr(ints[4:5]), _ptr(ints[5:6]))
+    args = (ptr(ints[0:1]), ptr(ints[1:2]), ptr(ints[2:3]), ptr(t), ptr(ints[3:4]),
+            ptr(tau), ptr(work), ptr(ints[4:5]), ptr(ints[5:6]))
     if code == 0:
         s_gehrd(*args)
     elif code == 1:
@@ -124,9 +124,9 @@ def la_hessenberg(a, pout, tauout, code):
 def _gees(code, ch, ints, t, w, z, work, rwork, bwork):
     """LAPACK ?gees(jobvs, sort, select, n, a, lda, sdim, w, vs, ldvs, work, lwork, rwork,
     bwork, info): complex Schur form, no sorting (select and bwork are not referenced)."""
-    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(bwork), _ptr(ints[0:1]), _ptr(t),
-            _ptr(ints[1:2]), _ptr(ints[2:3]), _ptr(w), _ptr(z), _ptr(ints[3:4]), _ptr(work),
-            _ptr(ints[4:5]), _ptr(rwork), _ptr(bwork), _ptr(ints[5:6]))
+    args = (ptr(ch[0:1]), ptr(ch[1:2]), ptr(bwork), ptr(ints[0:1]), ptr(t),
+            ptr(ints[1:2]), ptr(ints[2:3]), ptr(w), ptr(z), ptr(ints[3:4]), ptr(work),
+            ptr(ints[4:5]), ptr(rwork), ptr(bwork), ptr(ints[5:6]))
     if code == 2:
         c_gees(*args)
     else:

@@ -1,7 +1,7 @@
 """Numba functions behind the spectral primitives qr, eigh, eig and svd (xforms/primitives/
 linalg/spectral.py), called by the code xforms/kernels/ops/linalg.py generates: LAPACK's
 ?geqrf + ?orgqr/?ungqr, ?syevd/?heevd, ?geev and ?gesdd, the routines JAX calls, through
-SciPy's Cython bindings (linalg.py's `_extern`).  Numba's own np.linalg refuses inf and NaN
+SciPy's Cython bindings (linalg.py's `extern`).  Numba's own np.linalg refuses inf and NaN
 ("Array must not contain infs or NaNs"); LAPACK does not, and its answer there is JAX's (the
 Q of a matrix with a NaN keeps its finite leading columns; the eigenvectors of a symmetric
 matrix with an inf are the identity).  A LAPACK failure gives `nan_fill`'s NaNs, as in JAX.
@@ -15,21 +15,21 @@ import numba
 import numpy as np
 
 from .helper_cache import CACHE as _CACHE
-from .linalg import _extern, _ptr, nan_fill
+from .linalg import extern, ptr, nan_fill
 
-s_geqrf, d_geqrf, c_geqrf, z_geqrf = _extern("lapack", "geqrf", 8)
-s_orgqr, d_orgqr, c_ungqr, z_ungqr = _extern("lapack", "orgqr", 9,
+s_geqrf, d_geqrf, c_geqrf, z_geqrf = extern("lapack", "geqrf", 8)
+s_orgqr, d_orgqr, c_ungqr, z_ungqr = extern("lapack", "orgqr", 9,
                                              ["sorgqr", "dorgqr", "cungqr", "zungqr"])
-s_syevd, d_syevd = _extern("lapack", "syevd", 11, ["ssyevd", "dsyevd"])
-c_heevd, z_heevd = _extern("lapack", "heevd", 13, ["cheevd", "zheevd"])
-c_geev, z_geev = _extern("lapack", "geev", 14, ["cgeev", "zgeev"])
+s_syevd, d_syevd = extern("lapack", "syevd", 11, ["ssyevd", "dsyevd"])
+c_heevd, z_heevd = extern("lapack", "heevd", 13, ["cheevd", "zheevd"])
+c_geev, z_geev = extern("lapack", "geev", 14, ["cgeev", "zgeev"])
 
 
 @numba.njit(cache=_CACHE, nogil=True)
 def _geqrf(code, ints, buf, tau, work):
     """?geqrf(m, n, a, lda, tau, work, lwork, info) (ints: m, n, ncols, k, lda, lwork, info)."""
-    args = (_ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(buf), _ptr(ints[4:5]), _ptr(tau),
-            _ptr(work), _ptr(ints[5:6]), _ptr(ints[6:7]))
+    args = (ptr(ints[0:1]), ptr(ints[1:2]), ptr(buf), ptr(ints[4:5]), ptr(tau),
+            ptr(work), ptr(ints[5:6]), ptr(ints[6:7]))
     if code == 0:
         s_geqrf(*args)
     elif code == 1:
@@ -44,8 +44,8 @@ def _geqrf(code, ints, buf, tau, work):
 def _orgqr(code, ints, buf, tau, work):
     """?orgqr/?ungqr(m, ncols, k, a, lda, tau, work, lwork, info): the first ncols columns
     of Q from ?geqrf's reflectors."""
-    args = (_ptr(ints[0:1]), _ptr(ints[2:3]), _ptr(ints[3:4]), _ptr(buf), _ptr(ints[4:5]),
-            _ptr(tau), _ptr(work), _ptr(ints[5:6]), _ptr(ints[6:7]))
+    args = (ptr(ints[0:1]), ptr(ints[2:3]), ptr(ints[3:4]), ptr(buf), ptr(ints[4:5]),
+            ptr(tau), ptr(work), ptr(ints[5:6]), ptr(ints[6:7]))
     if code == 0:
         s_orgqr(*args)
     elif code == 1:
@@ -84,17 +84,17 @@ def _syevd(code, ch, ints, buf, w, work, rwork, iwork):
     """?syevd(jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info) or ?heevd(...,
     work, lwork, rwork, lrwork, iwork, liwork, info) (ints: n, lda, lwork, lrwork, liwork,
     info)."""
-    p = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(ints[0:1]), _ptr(buf), _ptr(ints[1:2]), _ptr(w),
-         _ptr(work), _ptr(ints[2:3]))
-    tail = (_ptr(iwork), _ptr(ints[4:5]), _ptr(ints[5:6]))
+    p = (ptr(ch[0:1]), ptr(ch[1:2]), ptr(ints[0:1]), ptr(buf), ptr(ints[1:2]), ptr(w),
+         ptr(work), ptr(ints[2:3]))
+    tail = (ptr(iwork), ptr(ints[4:5]), ptr(ints[5:6]))
     if code == 0:
         s_syevd(*p, *tail)
     elif code == 1:
         d_syevd(*p, *tail)
     elif code == 2:
-        c_heevd(*p, _ptr(rwork), _ptr(ints[3:4]), *tail)
+        c_heevd(*p, ptr(rwork), ptr(ints[3:4]), *tail)
     else:
-        z_heevd(*p, _ptr(rwork), _ptr(ints[3:4]), *tail)
+        z_heevd(*p, ptr(rwork), ptr(ints[3:4]), *tail)
     return ints[5]
 
 
@@ -123,16 +123,16 @@ def la_eigh(a, v, w, lower, code):
             v[i] = buf.T
 
 
-s_geev, d_geev = _extern("lapack", "geev", 14, ["sgeev", "dgeev"])
+s_geev, d_geev = extern("lapack", "geev", 14, ["sgeev", "dgeev"])
 
 
 @numba.njit(cache=_CACHE, nogil=True)
 def _geev(code, ch, ints, buf, wr, wi, vr, work):
     """LAPACK ?geev(jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork, info)
     on the column-major real buf: eigenvalues and right eigenvectors (no left ones)."""
-    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(ints[0:1]), _ptr(buf), _ptr(ints[1:2]),
-            _ptr(wr), _ptr(wi), _ptr(vr), _ptr(ints[2:3]), _ptr(vr), _ptr(ints[1:2]),
-            _ptr(work), _ptr(ints[3:4]), _ptr(ints[4:5]))
+    args = (ptr(ch[0:1]), ptr(ch[1:2]), ptr(ints[0:1]), ptr(buf), ptr(ints[1:2]),
+            ptr(wr), ptr(wi), ptr(vr), ptr(ints[2:3]), ptr(vr), ptr(ints[1:2]),
+            ptr(work), ptr(ints[3:4]), ptr(ints[4:5]))
     if code == 0:
         s_geev(*args)
     else:
@@ -192,9 +192,9 @@ def _la_eig_real(a, w, v, vectors, code):
 def _cgeev(code, ch, ints, buf, w, vr, work, rwork):
     """LAPACK ?geev(jobvl, jobvr, n, a, lda, w, vl, ldvl, vr, ldvr, work, lwork, rwork, info)
     on the column-major complex buf."""
-    args = (_ptr(ch[0:1]), _ptr(ch[1:2]), _ptr(ints[0:1]), _ptr(buf), _ptr(ints[1:2]),
-            _ptr(w), _ptr(vr), _ptr(ints[2:3]), _ptr(vr), _ptr(ints[1:2]), _ptr(work),
-            _ptr(ints[3:4]), _ptr(rwork), _ptr(ints[4:5]))
+    args = (ptr(ch[0:1]), ptr(ch[1:2]), ptr(ints[0:1]), ptr(buf), ptr(ints[1:2]),
+            ptr(w), ptr(vr), ptr(ints[2:3]), ptr(vr), ptr(ints[1:2]), ptr(work),
+            ptr(ints[3:4]), ptr(rwork), ptr(ints[4:5]))
     if code == 2:
         c_geev(*args)
     else:
@@ -228,24 +228,24 @@ def la_eig(a, w, v, vectors, code):
         elif vectors:
             v[i] = vr.T                          # column-major: row j is vector j
 
-s_gesdd, d_gesdd = _extern("lapack", "gesdd", 14, ["sgesdd", "dgesdd"])
-c_gesdd, z_gesdd = _extern("lapack", "gesdd", 15, ["cgesdd", "zgesdd"])
+s_gesdd, d_gesdd = extern("lapack", "gesdd", 14, ["sgesdd", "dgesdd"])
+c_gesdd, z_gesdd = extern("lapack", "gesdd", 15, ["cgesdd", "zgesdd"])
 
 
 @numba.njit(cache=_CACHE, nogil=True)
 def _gesdd(code, ch, ints, buf, s, u, vt, work, rwork, iwork):
     """LAPACK ?gesdd(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, [rwork,] iwork,
     info) on the column-major buf (ints: m, n, lda, ldu, ldvt, lwork, info)."""
-    p = (_ptr(ch), _ptr(ints[0:1]), _ptr(ints[1:2]), _ptr(buf), _ptr(ints[2:3]), _ptr(s),
-         _ptr(u), _ptr(ints[3:4]), _ptr(vt), _ptr(ints[4:5]), _ptr(work), _ptr(ints[5:6]))
+    p = (ptr(ch), ptr(ints[0:1]), ptr(ints[1:2]), ptr(buf), ptr(ints[2:3]), ptr(s),
+         ptr(u), ptr(ints[3:4]), ptr(vt), ptr(ints[4:5]), ptr(work), ptr(ints[5:6]))
     if code == 0:
-        s_gesdd(*p, _ptr(iwork), _ptr(ints[6:7]))
+        s_gesdd(*p, ptr(iwork), ptr(ints[6:7]))
     elif code == 1:
-        d_gesdd(*p, _ptr(iwork), _ptr(ints[6:7]))
+        d_gesdd(*p, ptr(iwork), ptr(ints[6:7]))
     elif code == 2:
-        c_gesdd(*p, _ptr(rwork), _ptr(iwork), _ptr(ints[6:7]))
+        c_gesdd(*p, ptr(rwork), ptr(iwork), ptr(ints[6:7]))
     else:
-        z_gesdd(*p, _ptr(rwork), _ptr(iwork), _ptr(ints[6:7]))
+        z_gesdd(*p, ptr(rwork), ptr(iwork), ptr(ints[6:7]))
     return ints[6]
 
 

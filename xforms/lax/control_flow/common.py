@@ -9,17 +9,17 @@ from ...primitives.elementwise import convert_element_type
 from ...tree_util import tree_flatten
 
 
-def _flatten(tree):
+def flatten(tree):
     leaves, treedef = tree_flatten(tree)
     return [x if isinstance(x, Tracer) else core.canonical_value(x) for x in leaves], treedef
 
 
-def _where():
+def call_site():
     info = source_info.current()
     return f" (called at {info})" if info else ""
 
 
-def _trace(fun, in_avals, call):
+def trace_fun(fun, in_avals, call):
     """Trace `call(args) -> pytree` (args: flat tracers); -> (jaxpr, consts, out treedef)."""
     store = {}
 
@@ -31,7 +31,7 @@ def _trace(fun, in_avals, call):
     return j, consts, store["tree"]
 
 
-def _leaf_names(treedef, base=""):
+def leaf_names(treedef, base=""):
     if treedef.node is None:
         return [base]
     if treedef.node is dict:
@@ -40,7 +40,7 @@ def _leaf_names(treedef, base=""):
         keys = [f".{f}" for f in treedef.aux[0]._fields]
     else:
         keys = [f"[{i}]" for i in range(len(treedef.children))]
-    return [n for c, k in zip(treedef.children, keys) for n in _leaf_names(c, base + k)]
+    return [n for c, k in zip(treedef.children, keys) for n in leaf_names(c, base + k)]
 
 
 def _join_carry(what, fun, in_tree, out_tree, in_avals, out_avals, where):
@@ -66,7 +66,7 @@ def _join_carry(what, fun, in_tree, out_tree, in_avals, out_avals, where):
             else:
                 bad.append(k)
     if bad:
-        names = _leaf_names(in_tree, "carry")
+        names = leaf_names(in_tree, "carry")
         detail = "; ".join(f"{names[k]} is {in_avals[k].str_short()} on input but "
                            f"{out_avals[k].str_short()} on output" for k in bad)
         raise TypeError(f"{what}: {describe_function(fun)} changes the type of its carry: "
@@ -75,7 +75,7 @@ def _join_carry(what, fun, in_tree, out_tree, in_avals, out_avals, where):
     return (new_in if new_in != list(in_avals) else None), casts
 
 
-def _cast_outs(j, consts, casts, offset=0):
+def cast_outs(j, consts, casts, offset=0):
     """Append dtype conversions to outputs offset+k where casts[k] is set."""
     if not any(c is not None for c in casts):
         return j, consts
@@ -89,25 +89,25 @@ def _cast_outs(j, consts, casts, offset=0):
     return j2, consts
 
 
-def _promote_leaves(leaves, avals):
+def promote_leaves(leaves, avals):
     return [x if core.get_aval(x).dtype == a.dtype else convert_element_type(x, a.dtype)
             for x, a in zip(leaves, avals)]
 
 
-def _trace_carry(what, fun, tree, avals, call, make_in=lambda a: a, offset=0,
+def trace_carry(what, fun, tree, avals, call, make_in=lambda a: a, offset=0,
                  subtree=lambda t: t):
     """Trace a loop body `call(flat args) -> pytree` whose flat output holds the carry at
     [offset, offset + n) with structure `subtree(out treedef)`; the inputs are make_in(carry
     avals).  Repeats while weakly typed inputs get promoted.
     -> (jaxpr, consts, carry avals, out treedef)."""
-    where = _where()
+    where = call_site()
     n = len(avals)
     for _ in range(n + 1):
-        j, consts, out_tree = _trace(fun, make_in(list(avals)), call)
+        j, consts, out_tree = trace_fun(fun, make_in(list(avals)), call)
         new_in, casts = _join_carry(what, fun, tree, subtree(out_tree),
                                     avals, j.out_avals[offset:offset + n], where)
         if new_in is None:
-            j, consts = _cast_outs(j, consts, casts, offset)
+            j, consts = cast_outs(j, consts, casts, offset)
             return j, consts, avals, out_tree
         avals = new_in
     raise AssertionError("carry promotion did not converge")

@@ -9,7 +9,7 @@ from ...core.source_info import describe_function
 from ...primitives.control.cond import bind_cond
 from ...primitives.elementwise import convert_element_type, max, min, ne
 from ...tree_util import tree_unflatten
-from .common import _cast_outs, _flatten, _leaf_names, _trace, _where
+from .common import cast_outs, flatten, leaf_names, trace_fun, call_site
 
 
 def cond(pred, true_fun, false_fun, *operands):
@@ -21,7 +21,7 @@ def cond(pred, true_fun, false_fun, *operands):
     """
     a = core.get_aval(pred)
     if a.shape != ():
-        raise TypeError(f"cond: pred must be a scalar, got {a.str_short()}{_where()}; use "
+        raise TypeError(f"cond: pred must be a scalar, got {a.str_short()}{call_site()}; use "
                         "lax.select or xnp.where for elementwise choice")
     if a.dtype != np.bool_:
         pred = ne(pred, a.dtype.type(0))
@@ -39,7 +39,7 @@ def switch(index, branches, *operands):
         raise ValueError("switch: branches must be a non-empty sequence of functions")
     a = core.get_aval(index)
     if a.shape != () or a.dtype.kind not in "iub":
-        raise TypeError(f"switch: index must be an integer scalar, got {a.str_short()}{_where()}")
+        raise TypeError(f"switch: index must be an integer scalar, got {a.str_short()}{call_site()}")
     index = convert_element_type(index, np.int32)
     index = min(max(index, np.int32(0)), np.int32(len(branches) - 1))
     if len(branches) == 1:
@@ -48,10 +48,10 @@ def switch(index, branches, *operands):
 
 
 def _switch(index, branches, operands, what):
-    where = _where()
-    leaves, tree = _flatten(tuple(operands))
+    where = call_site()
+    leaves, tree = flatten(tuple(operands))
     avals = [core.get_aval(x) for x in leaves]
-    traced = [_trace(b, avals, lambda args, b=b: b(*tree_unflatten(tree, args)))
+    traced = [trace_fun(b, avals, lambda args, b=b: b(*tree_unflatten(tree, args)))
               for b in branches]
     tree0 = traced[0][2]
     for b, (_, _, t) in zip(branches, traced):
@@ -70,12 +70,12 @@ def _switch(index, branches, operands, what):
                 if c.dtype != dt:
                     casts[b][k] = dt
             continue
-        name = _leaf_names(tree0, "output")[k]
+        name = leaf_names(tree0, "output")[k]
         detail = ", ".join(f"{describe_function(b)} gives {c.str_short()}"
                            for b, c in zip(branches, col))
         raise TypeError(f"{what}: the branches must return the same shapes and dtypes, but for "
                         f"{name} {detail}{where}")
-    pairs = [_cast_outs(j, c, cs) for (j, c, _), cs in zip(traced, casts)]
+    pairs = [cast_outs(j, c, cs) for (j, c, _), cs in zip(traced, casts)]
     return tree_unflatten(tree0, bind_cond(index, leaves, pairs))
 
 

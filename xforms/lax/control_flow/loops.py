@@ -16,7 +16,7 @@ from ...primitives.structural import concatenate, reshape
 from ...transforms.vmap import vmap_jaxpr
 from ...tree_util import tree_map, tree_unflatten
 from ..helpers import collapse, slice_in_dim
-from .common import _flatten, _promote_leaves, _trace, _trace_carry, _where
+from .common import flatten, promote_leaves, trace_fun, trace_carry, call_site
 
 _i64 = ShapedArray((), np.int64)
 
@@ -30,16 +30,16 @@ def while_loop(cond_fun, body_fun, init_val):
     >>> lax.while_loop(lambda x: x < 10.0, lambda x: x * 2.0, 1.0)
     Array(16.)
     """
-    leaves, tree = _flatten(init_val)
+    leaves, tree = flatten(init_val)
     avals = [core.get_aval(x) for x in leaves]
-    bj, bc, avals, _ = _trace_carry("while_loop", body_fun, tree, avals,
+    bj, bc, avals, _ = trace_carry("while_loop", body_fun, tree, avals,
                                     lambda a: body_fun(tree_unflatten(tree, a)))
-    leaves = _promote_leaves(leaves, avals)
-    cj, cc, ctree = _trace(cond_fun, avals, lambda a: cond_fun(tree_unflatten(tree, a)))
+    leaves = promote_leaves(leaves, avals)
+    cj, cc, ctree = trace_fun(cond_fun, avals, lambda a: cond_fun(tree_unflatten(tree, a)))
     out = cj.out_avals
     if ctree.num_leaves != 1 or out[0].shape != () or out[0].dtype != np.bool_:
         raise TypeError(f"while_loop: {describe_function(cond_fun)} must return a boolean "
-                        f"scalar, but it returns {[a.str_short() for a in out]}{_where()}")
+                        f"scalar, but it returns {[a.str_short() for a in out]}{call_site()}")
     outs = while_p.bind(*cc, *bc, *leaves, cond_jaxpr=cj, body_jaxpr=bj,
                         cond_nconsts=len(cc), body_nconsts=len(bc))
     return tree_unflatten(tree, outs)
@@ -59,7 +59,7 @@ def fori_loop(lower, upper, body_fun, init_val):
     >>> lax.fori_loop(0, 5, lambda i, x: x + i, 0)
     Array(10)
     """
-    leaves, tree = _flatten(init_val)
+    leaves, tree = flatten(init_val)
     avals = [core.get_aval(x) for x in leaves]
     if _is_static_int(lower) and _is_static_int(upper):
         dt = np.result_type(*[x if isinstance(x, (np.ndarray, np.integer)) else np.int64
@@ -69,9 +69,9 @@ def fori_loop(lower, upper, body_fun, init_val):
 
         def step(a):
             return [a[0] + dt.type(1), body_fun(a[0], tree_unflatten(tree, a[1:]))]
-        j, consts, avals, _ = _trace_carry("fori_loop", body_fun, tree, avals, step,
+        j, consts, avals, _ = trace_carry("fori_loop", body_fun, tree, avals, step,
                                            lambda a: [ia] + a, 1, lambda t: t.children[1])
-        outs = scan_p.bind(*consts, lo, *_promote_leaves(leaves, avals), jaxpr=j,
+        outs = scan_p.bind(*consts, lo, *promote_leaves(leaves, avals), jaxpr=j,
                            length=length, reverse=False, num_consts=len(consts),
                            num_carry=1 + len(leaves))
         return tree_unflatten(tree, outs[1:])
@@ -80,18 +80,18 @@ def fori_loop(lower, upper, body_fun, init_val):
     la = core.get_aval(lo)
     if la.shape != () or la.dtype.kind not in "iu":
         raise TypeError(f"fori_loop: bounds must be integer scalars, got {la.str_short()}"
-                        f"{_where()}")
+                        f"{call_site()}")
     la = la.strip_weak()
     n = max(convert_element_type(sub(hi, lo), np.int64), np.int64(0))
 
     def step(a):
         i = add(a[1], convert_element_type(a[0], la.dtype))
         return body_fun(i, tree_unflatten(tree, a[2:]))
-    j, consts, avals, _ = _trace_carry("fori_loop", body_fun, tree, avals, step,
+    j, consts, avals, _ = trace_carry("fori_loop", body_fun, tree, avals, step,
                                        lambda a: [_i64, la] + a)
     k = len(consts)
     j = cf.permute_invars(j, [k] + list(range(k)) + list(range(k + 1, len(j.jaxpr.invars))))
-    outs = for_loop_p.bind(n, *consts, lo, *_promote_leaves(leaves, avals), body_jaxpr=j,
+    outs = for_loop_p.bind(n, *consts, lo, *promote_leaves(leaves, avals), body_jaxpr=j,
                            num_consts=k + 1, reverse=False)
     return tree_unflatten(tree, outs)
 
@@ -101,24 +101,24 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 
     >>> lax.scan(lambda c, x: (c + x, c * x), 0.0, xnp.arange(4.0))
     """
-    c_leaves, c_tree = _flatten(init)
-    x_leaves, x_tree = _flatten(xs)
+    c_leaves, c_tree = flatten(init)
+    x_leaves, x_tree = flatten(xs)
     x_avals = [core.get_aval(x) for x in x_leaves]
     lengths = {a.shape[0] if a.ndim else None for a in x_avals}
     if None in lengths:
         raise ValueError(f"scan: xs leaves must be arrays with a leading axis to scan over, got "
-                         f"{[a.str_short() for a in x_avals]}{_where()}")
+                         f"{[a.str_short() for a in x_avals]}{call_site()}")
     if length is not None:
         length = int(length)
         if lengths - {length}:
             raise ValueError(f"scan: length={length} but xs have leading axes {sorted(lengths)}"
-                             f"{_where()}")
+                             f"{call_site()}")
     elif len(lengths) == 1:
         length = lengths.pop()
     else:
         raise ValueError("scan: xs must all have the same leading axis length, got "
-                         f"{sorted(lengths)}{_where()}" if lengths else
-                         f"scan: give length= when xs is None{_where()}")
+                         f"{sorted(lengths)}{call_site()}" if lengths else
+                         f"scan: give length= when xs is None{call_site()}")
     s_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in x_avals]
     nc = len(c_leaves)
 
@@ -129,9 +129,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
                             f"{type(out).__name__}")
         return tuple(out)
     avals = [core.get_aval(x) for x in c_leaves]
-    j, consts, avals, out_tree = _trace_carry("scan", f, c_tree, avals, step,
+    j, consts, avals, out_tree = trace_carry("scan", f, c_tree, avals, step,
                                               lambda a: a + s_avals, 0, lambda t: t.children[0])
-    outs = scan_p.bind(*consts, *_promote_leaves(c_leaves, avals), *x_leaves, jaxpr=j,
+    outs = scan_p.bind(*consts, *promote_leaves(c_leaves, avals), *x_leaves, jaxpr=j,
                        length=length, reverse=bool(reverse), num_consts=len(consts),
                        num_carry=nc)
     y_tree = out_tree.children[1]
@@ -146,7 +146,7 @@ def map(f, xs, *, batch_size=None):
     >>> lax.map(lambda x: x ** 2, xnp.arange(3.0))
     Array([0., 1., 4.])
     """
-    leaves, tree = _flatten(xs)
+    leaves, tree = flatten(xs)
     n = core.get_aval(leaves[0]).shape[0] if leaves else 0
     if batch_size is None or n == 0:      # (an empty xs: the scan gives empty results)
         if batch_size is not None and int(batch_size) < 1:
@@ -173,10 +173,10 @@ def map(f, xs, *, batch_size=None):
 def _vmapped(f, xs):
     """vmap(f)(xs) over the leading axis, built from vmap's IR transform (the `vmap` API
     sits above lax)."""
-    leaves, tree = _flatten(xs)
+    leaves, tree = flatten(xs)
     avals = [core.get_aval(x) for x in leaves]
     size = avals[0].shape[0]
     per = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in avals]
-    j, consts, out_tree = _trace(f, per, lambda a: f(tree_unflatten(tree, a)))
+    j, consts, out_tree = trace_fun(f, per, lambda a: f(tree_unflatten(tree, a)))
     jb = vmap_jaxpr(j, [None] * len(consts) + [0] * len(leaves), size)
     return tree_unflatten(out_tree, cf.call(jb, *consts, *leaves))

@@ -16,14 +16,15 @@ from ...core.trace import abstract_eval_rules
 from ...core.facts import math_names
 from ...core.registry import exempt
 from ...transforms.jvp import defjvp, defjvp_zero
-from ..elementwise import _def, _like
+from ...core.engine_prims import like
+from ..elementwise.base import define
 
 def _numpy_nextafter(x1, x2):
     with np.errstate(over="ignore"):          # max -> inf is the answer, not an error
         return np.nextafter(x1, x2)
 
 
-nextafter_p = _def("nextafter", _numpy_nextafter, 2, accept=lambda dt: dt.kind == "f",
+nextafter_p = define("nextafter", _numpy_nextafter, 2, accept=lambda dt: dt.kind == "f",
                    math=dict(math_names("nextafter", module="np", cmath=None), cuda=None))
 exempt(nextafter_p, "cuda", "no CUDA spelling yet: use backend='cpu'")
 
@@ -38,7 +39,7 @@ defjvp(nextafter_p, _not_differentiable, _not_differentiable)
 
 
 def nextafter(x1, x2):
-    x1, x2 = _like(x1, x2), _like(x2, x1)
+    x1, x2 = like(x1, x2), like(x2, x1)
     return nextafter_p.bind(x1, x2)
 
 
@@ -47,7 +48,7 @@ def _bitcast_impl(x, *, new_dtype):
     return np.array(x, copy=True).view(new_dtype)     # a fresh buffer: no alias of x
 
 
-bitcast_convert_type_p = _def("bitcast_convert_type", _bitcast_impl, 1, simplify=None)
+bitcast_convert_type_p = define("bitcast_convert_type", _bitcast_impl, 1, simplify=None)
 
 
 def _bitcast_aval(x, *, new_dtype):

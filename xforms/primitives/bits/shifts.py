@@ -13,7 +13,7 @@ from ...core.facts import ELEMENTWISE, declare
 from ...transforms.jvp import defjvp
 from ...transforms.vmap import defbroadcasting, defvectorized
 from ...core.registry import exempt, primitive
-from ..elementwise import _bind2, _elementwise_aval
+from ..elementwise.base import bind2, elementwise_aval
 
 _intlike = lambda dt: dt.kind in "iu"
 
@@ -60,7 +60,7 @@ def _shift_right_arithmetic(x, y):
 
 def _def(name, impl):
     p = primitive(name)
-    abstract_eval_rules[p] = lambda x, y: _elementwise_aval(name, [x, y], accept=_intlike)
+    abstract_eval_rules[p] = lambda x, y: elementwise_aval(name, [x, y], accept=_intlike)
     impl_rules[p] = lambda x, y: [np.asarray(impl(x, y))]
     defbroadcasting(p)
     exempt(p, "jvp", "integer output: tangent is a symbolic zero")
@@ -71,9 +71,9 @@ def _def(name, impl):
 shift_left_p = _def("shift_left", _shift_left)
 shift_right_logical_p = _def("shift_right_logical", _shift_right_logical)
 shift_right_arithmetic_p = _def("shift_right_arithmetic", _shift_right_arithmetic)
-shift_left = _bind2(shift_left_p)
-shift_right_logical = _bind2(shift_right_logical_p)
-shift_right_arithmetic = _bind2(shift_right_arithmetic_p)
+shift_left = bind2(shift_left_p)
+shift_right_logical = bind2(shift_right_logical_p)
+shift_right_arithmetic = bind2(shift_right_arithmetic_p)
 
 
 # ---- float16 precision, for the compiled tier (xforms/kernels/cpu/float16.py) ---------------------------

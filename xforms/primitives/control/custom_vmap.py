@@ -16,7 +16,7 @@ from ...transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
 from ...transforms.partial_eval import partial_eval_rules
 from ...transforms.transpose import transpose_rules
 from ...transforms.vmap import bdim_to_front, vmap_rules
-from ..custom import _batched_outputs
+from ..custom import batched_outputs
 
 custom_vmap_call_p = primitive("custom_vmap_call", multiple_results=True)
 declare(custom_vmap_call_p, CALL,
@@ -78,5 +78,5 @@ vmap_rules[custom_vmap_call_p] = _vmap
 jvp_rules[custom_vmap_call_p] = _jvp
 transpose_rules[custom_vmap_call_p] = _transpose
 partial_eval_rules[custom_vmap_call_p] = _partial_eval
-_batched_outputs[custom_vmap_call_p] = lambda in_b, call_jaxpr, **_: [any(in_b)] * len(
+batched_outputs[custom_vmap_call_p] = lambda in_b, call_jaxpr, **_: [any(in_b)] * len(
     call_jaxpr.out_avals)

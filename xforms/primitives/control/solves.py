@@ -18,7 +18,7 @@ from ...core.trace import abstract_eval_rules, impl_rules
 from ...transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
 from ...transforms.transpose import is_undefined, transpose_rules
 from ...transforms.vmap import bdim_to_front, vmap_jaxpr, vmap_rules
-from ..custom import _batch_size, _batched_outputs, _cast, _zero_like
+from ..custom import batch_size, batched_outputs, cast_to_aval, zero_like
 
 linear_solve_p = primitive("custom_linear_solve", multiple_results=True)
 
@@ -52,17 +52,17 @@ def _linear_solve_jvp(primals, tangents, *, const_lengths, jaxprs):
     groups, b = _split_solve_args(primals, const_lengths)
     dgroups, db = _split_solve_args(tangents, const_lengths)
     nb = len(b)
-    rhs = [_cast(instantiate(t), core.get_aval(p)) for t, p in zip(db, b)]
+    rhs = [cast_to_aval(instantiate(t), core.get_aval(p)) for t, p in zip(db, b)]
     nonzero = [not isinstance(t, Zero) for t in dgroups[0]]
     if any(nonzero):
         jv, _ = jvp_jaxpr(jaxprs[0], nonzero + [False] * nb, instantiate_out=True)
-        ts = [_cast(t, core.get_aval(p)) for t, p in zip(dgroups[0], groups[0])
+        ts = [cast_to_aval(t, core.get_aval(p)) for t, p in zip(dgroups[0], groups[0])
               if not isinstance(t, Zero)]
         dA_x = core.eval_jaxpr(jv, *groups[0], *x[:nb], *ts)[nb:]
-        rhs = [sub(r, _cast(d, core.get_aval(r))) for r, d in zip(rhs, dA_x)]
+        rhs = [sub(r, cast_to_aval(d, core.get_aval(r))) for r, d in zip(rhs, dA_x)]
     flat = [v for g in groups for v in g]
     dx = linear_solve_p.bind(*flat, *rhs, const_lengths=const_lengths, jaxprs=jaxprs)
-    aux = [_zero_like(a) for a in jaxprs[2].out_avals[nb:]]
+    aux = [zero_like(a) for a in jaxprs[2].out_avals[nb:]]
     return x, list(dx[:nb]) + aux
 
 
@@ -87,7 +87,7 @@ def _linear_solve_transpose(cts, *args, const_lengths, jaxprs):
 def _linear_solve_vmap(args, dims, *, const_lengths, jaxprs):
     # Every vector (b, x, aux) is batched at 0, unbatched right-hand sides broadcast: then
     # all four programs agree on which vectors are batched without a fixed-point search.
-    size = _batch_size(args, dims)
+    size = batch_size(args, dims)
     groups, b = _split_solve_args(args, const_lengths)
     gdims, bdims = _split_solve_args(dims, const_lengths)
     b = [bdim_to_front(v, d, size) for v, d in zip(b, bdims)]
@@ -113,7 +113,7 @@ def _linear_solve_inline(eqn):
     return ClosedJaxpr(Jaxpr(j.constvars, invars, j.eqns, j.outvars), solve.consts)
 
 
-_batched_outputs[linear_solve_p] = \
+batched_outputs[linear_solve_p] = \
     lambda in_b, jaxprs, **_: [any(in_b)] * len(jaxprs[2].out_avals)
 impl_rules[linear_solve_p] = _linear_solve_impl
 jvp_rules[linear_solve_p] = _linear_solve_jvp

@@ -32,7 +32,7 @@ from ...transforms.jvp import Zero, add_tangents, jvp_rules, linear_primitives
 from ...transforms.transpose import is_undefined, transpose_rules
 from .. import elementwise as ew
 from ...core.registry import primitive
-from .factor import _tri_impl, cholesky, cholesky_p, def_batched_vmap, triangular_solve
+from .factor import tri_impl, cholesky, cholesky_p, def_batched_vmap, triangular_solve
 from .batched import conj, const_like, dtype, h, mm, mT, shape, tril
 
 cholesky_tangent_p = primitive("cholesky_tangent")
@@ -53,7 +53,7 @@ def _re(d):
     return ew.mul(ew.add(d, ew.conj(d)), const_like(0.5, d))
 
 
-def _hermitian(x):
+def hermitian(x):
     """H(x): the Hermitian matrix x's lower triangle stands for."""
     n = shape(x)[-1]
     low = tril(x, -1)
@@ -84,7 +84,7 @@ def _lsolve(L, b, transpose_a=False):
 
 def _inner(L, x):
     """W = L^-1 H(x) L^-H, the tangent map before Phi and the product with L."""
-    return _lsolve(L, _rsolve_h(L, _hermitian(x)))
+    return _lsolve(L, _rsolve_h(L, hermitian(x)))
 
 
 def tangent_composite(L, x):
@@ -123,7 +123,7 @@ def _np_solve(L, b, **flags):
     kw = dict(left_side=False, lower=True, transpose_a=False, conjugate_a=False,
               unit_diagonal=False)
     kw.update(flags)
-    return _tri_impl(L, b, **kw)[0]
+    return tri_impl(L, b, **kw)[0]
 
 
 def _np_phi(x):

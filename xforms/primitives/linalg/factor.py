@@ -95,7 +95,7 @@ def _tri_aval(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal
     return [ShapedArray(b.shape, b.dtype)]
 
 
-def _tri_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+def tri_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     a, b = np.asarray(a), np.asarray(b)
     out = np.empty(b.shape, b.dtype)
     if out.size == 0:
@@ -159,7 +159,7 @@ def _tri_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a, unit
 
 
 abstract_eval_rules[triangular_solve_p] = _tri_aval
-impl_rules[triangular_solve_p] = _tri_impl
+impl_rules[triangular_solve_p] = tri_impl
 jvp_rules[triangular_solve_p] = _tri_jvp
 transpose_rules[triangular_solve_p] = _tri_transpose
 linear_primitives.add(triangular_solve_p)     # linear in b

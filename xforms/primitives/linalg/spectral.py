@@ -18,7 +18,7 @@ from .. import elementwise as ew
 from ...core.facts import declare
 from ...core.registry import primitive
 from .factor import def_batched_vmap, solve, triangular_solve
-from .cholesky_ad import _hermitian
+from .cholesky_ad import hermitian
 from ..reductions import reduce_sum
 from .batched import (check_matrix, col, const_like, diag_embed, diagonal, eye_like, h, mm,
                       nan_like, row, row_to, shape, to_dtype, tril)
@@ -126,7 +126,7 @@ def _read_triangle(da, lower):
 
         >>> _read_triangle(da, lower=True)     # tril(da, -1) + its conjugate + Re diag(da)
     """
-    return _hermitian(da if lower else h(da))
+    return hermitian(da if lower else h(da))
 
 
 def _eigh_jvp(primals, tangents, *, lower):

@@ -28,7 +28,7 @@ from .igamma_grad import igamma_grad_a as _igamma_grad_a_scalar
 from ...core.facts import math_names
 from ...transforms.jvp import defjvp
 from .. import elementwise as ew
-from ..elementwise import _def
+from ..elementwise.base import define
 
 _real = lambda dt: dt.kind == "f"
 SCALAR_IMPLS = {}            # primitive -> name of its scalar function in kernels/special_math
@@ -71,15 +71,15 @@ def _prim(name, fn, nargs=1, scalar=None, math=None, cost=40.0):
     or else through the scalar function `scalar` of xforms/kernels/libm/special.py, of about
     `cost` ns per element (xforms/kernels/cpu/loop_cost.py; erf_inv 56, digamma 38 measured)."""
     if math is not None:
-        return _def(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None))
-    p = _def(name, _sp(fn), nargs, accept=_real, cost=cost)
+        return define(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None))
+    p = define(name, _sp(fn), nargs, accept=_real, cost=cost)
     SCALAR_IMPLS[p] = scalar or name
     return p
 
 
 def _c(v, like):
     """The Python float v as a literal of like's dtype (keeps float32 float32)."""
-    return ew._like(float(v), like)
+    return ew.like(float(v), like)
 
 
 def _no_grad(prim, arg):
@@ -131,7 +131,7 @@ def digamma(x):
 
 def zeta(s, q):
     """Hurwitz zeta: sum over k >= 0 of (q + k)^-s."""
-    s, q = ew._like(s, q), ew._like(q, s)
+    s, q = ew.like(s, q), ew.like(q, s)
     return zeta_p.bind(s, q)
 
 
@@ -213,12 +213,12 @@ betainc_p = _prim("betainc", "betainc", 3)
 
 
 def igamma(a, x):
-    a, x = ew._like(a, x), ew._like(x, a)
+    a, x = ew.like(a, x), ew.like(x, a)
     return igamma_p.bind(a, x)
 
 
 def igammac(a, x):
-    a, x = ew._like(a, x), ew._like(x, a)
+    a, x = ew.like(a, x), ew.like(x, a)
     return igammac_p.bind(a, x)
 
 
@@ -228,7 +228,7 @@ def betainc(a, b, x):
 
 def igamma_grad_a(a, x):
     """d/da P(a, x) (JAX's lax.igamma_grad_a)."""
-    a, x = ew._like(a, x), ew._like(x, a)
+    a, x = ew.like(a, x), ew.like(x, a)
     return igamma_grad_a_p.bind(a, x)
 
 
@@ -295,7 +295,7 @@ bessel_ive_p = _prim("bessel_ive", "ive", 2, scalar="ive")
 
 
 def _order_args(n, x):
-    return ew._like(n, x), ew._like(x, n)
+    return ew.like(n, x), ew.like(x, n)
 
 
 def bessel_jn(n, x):
@@ -342,7 +342,7 @@ logaddexp_p = _prim("logaddexp", np.logaddexp, 2, cost=3.5)
 
 
 def logaddexp(x, y):
-    x, y = ew._like(x, y), ew._like(y, x)
+    x, y = ew.like(x, y), ew.like(y, x)
     return logaddexp_p.bind(x, y)
 
 

@@ -5,9 +5,9 @@ from ...numpy._util import aval, promote
 from ...primitives import elementwise as ew
 
 
-def _floats(*xs, name):
+def float_operands(*xs, name):
     return promote(*xs, name=name, inexact=True)
 
 
-def _c(v, like):
-    return ew._like(float(v), like)
+def const_like(v, like):
+    return ew.like(float(v), like)

@@ -7,39 +7,39 @@ import numpy as np
 from ... import numpy as xnp
 from ...numpy._util import returns_arrays
 from ...primitives.special import functions as ps
-from ._util import _c, _floats
+from ._util import const_like, float_operands
 
 
 # ---- modified Bessel functions of order 0 and 1 ------------------------------------------------
 @returns_arrays
 def i0e(x):
-    (x,) = _floats(x, name="i0e")
+    (x,) = float_operands(x, name="i0e")
     return ps.bessel_i0e(x)
 
 
 @returns_arrays
 def i1e(x):
-    (x,) = _floats(x, name="i1e")
+    (x,) = float_operands(x, name="i1e")
     return ps.bessel_i1e(x)
 
 
 @returns_arrays
 def i0(x):
     """I_0(x) = exp(|x|) i0e(x)."""
-    (x,) = _floats(x, name="i0")
+    (x,) = float_operands(x, name="i0")
     return xnp.exp(xnp.abs(x)) * ps.bessel_i0e(x)
 
 
 @returns_arrays
 def i1(x):
     """I_1(x) = exp(|x|) i1e(x)."""
-    (x,) = _floats(x, name="i1")
+    (x,) = float_operands(x, name="i1")
     return xnp.exp(xnp.abs(x)) * ps.bessel_i1e(x)
 
 
 # ---- Bessel functions: J_n, Y_n of integer order, I_v of real order (scipy's names) -----------
 def _order(n, x, name):
-    return _floats(n, x, name=name)
+    return float_operands(n, x, name=name)
 
 
 @returns_arrays
@@ -103,5 +103,5 @@ def bessel_jn(z, *, v, n_iter=50):
         raise TypeError(f"bessel_jn: the order v must be a Python int, got {v!r}")
     if v < 0:
         raise ValueError(f"bessel_jn: the order v must be >= 0, got {v}")
-    (z,) = _floats(z, name="bessel_jn")
-    return xnp.stack([ps.bessel_jn(_c(k, z), z) for k in range(int(v) + 1)])
+    (z,) = float_operands(z, name="bessel_jn")
+    return xnp.stack([ps.bessel_jn(const_like(k, z), z) for k in range(int(v) + 1)])

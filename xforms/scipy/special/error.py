@@ -10,32 +10,32 @@ from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import aval, returns_arrays
 from ...primitives.special import functions as ps
-from ._util import _c, _floats
+from ._util import const_like, float_operands
 from .faddeeva import wofz
 
 
 # ---- error functions and the normal distribution -------------------------------------------------
 @returns_arrays
 def erf(x):
-    (x,) = _floats(x, name="erf")
+    (x,) = float_operands(x, name="erf")
     return ps.erf(x)
 
 
 @returns_arrays
 def erfc(x):
-    (x,) = _floats(x, name="erfc")
+    (x,) = float_operands(x, name="erfc")
     return ps.erfc(x)
 
 
 @returns_arrays
 def erfinv(x):
-    (x,) = _floats(x, name="erfinv")
+    (x,) = float_operands(x, name="erfinv")
     return ps.erf_inv(x)
 
 
 @returns_arrays
 def erfcinv(x):
-    (x,) = _floats(x, name="erfcinv")
+    (x,) = float_operands(x, name="erfcinv")
     return ps.erfc_inv(x)
 
 
@@ -45,15 +45,15 @@ _SQRT1_2 = 1 / math.sqrt(2)
 @returns_arrays
 def ndtr(x):
     """Standard normal cdf: erfc(-x / sqrt(2)) / 2."""
-    (x,) = _floats(x, name="ndtr")
-    return _c(0.5, x) * ps.erfc(x * _c(-_SQRT1_2, x))
+    (x,) = float_operands(x, name="ndtr")
+    return const_like(0.5, x) * ps.erfc(x * const_like(-_SQRT1_2, x))
 
 
 @returns_arrays
 def ndtri(p):
     """Inverse of ndtr: -sqrt(2) erfcinv(2p) (full relative precision in both tails)."""
-    (p,) = _floats(p, name="ndtri")
-    return _c(-math.sqrt(2), p) * ps.erfc_inv(p * _c(2.0, p))
+    (p,) = float_operands(p, name="ndtri")
+    return const_like(-math.sqrt(2), p) * ps.erfc_inv(p * const_like(2.0, p))
 
 
 @returns_arrays
@@ -61,7 +61,7 @@ def log_ndtr(x):
     """log(ndtr(x)), accurate in both tails: log1p(-ndtr(-x)) for x > 0, the asymptotic
     series -x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 + 3/x^4 - 15/x^6 + 105/x^8) for
     x < -20 (-10 in float32; ndtr underflows further out), log(ndtr(x)) between."""
-    (x,) = _floats(x, name="log_ndtr")
+    (x,) = float_operands(x, name="log_ndtr")
     lo = -10.0 if aval(x).dtype == np.float32 else -20.0
     tail = x < lo
     xt = xnp.where(tail, x, lo)                  # each branch sees safe arguments
@@ -115,7 +115,7 @@ def erfcx(x):
 
         >>> erfcx(xnp.array([0.0, 30.0]))       # [1, 0.018795888861416751]
     """
-    (x,) = _floats(x, name="erfcx")
+    (x,) = float_operands(x, name="erfcx")
     if xnp.iscomplexobj(x):        # erfcx(z) = w(iz), as JAX's
         return wofz(lax.complex(-xnp.imag(x), xnp.real(x)))
     return _erfcx(x)
@@ -167,12 +167,12 @@ def owens_t(h, a):
 
         >>> owens_t(xnp.array([0.5, 2.0]), 0.7)
     """
-    h, a = _floats(h, a, name="owens_t")
+    h, a = float_operands(h, a, name="owens_t")
     if xnp.iscomplexobj(h):
         # JAX's complex owens_t: its real algorithm on |h| and |a|, times lax.sign(a) = a/|a|
         # (NaN, with a zero imaginary part, where a part of h or a is NaN)
         t = _owens_t(xnp.abs(h), xnp.abs(a))
         out = lax.sign(a) * lax.complex(t, xnp.zeros_like(t))
-        nan = _c(np.nan, t)
+        nan = const_like(np.nan, t)
         return xnp.where(xnp.isnan(h) | xnp.isnan(a), lax.complex(nan, xnp.zeros_like(t)), out)
     return _owens_t(h, a)

@@ -15,7 +15,7 @@ from ... import lax
 from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import returns_arrays
-from ._util import _floats
+from ._util import float_operands
 
 _N = 40
 _L = math.sqrt(_N / math.sqrt(2))
@@ -70,7 +70,7 @@ def wofz(z):
     """
     z = xnp.asarray(z)
     if not xnp.iscomplexobj(z):
-        (z,) = _floats(z, name="wofz")
+        (z,) = float_operands(z, name="wofz")
         z = _complex(z)
     return _wofz(z)
 
@@ -94,7 +94,7 @@ def dawsn(x):
     x = xnp.asarray(x)
     if xnp.iscomplexobj(x):
         raise ValueError("dawsn does not support complex-valued inputs.")
-    (x,) = _floats(x, name="dawsn")
+    (x,) = float_operands(x, name="dawsn")
     return _dawsn(x)
 
 
@@ -149,5 +149,5 @@ def fresnel(x):
     x = xnp.asarray(x)
     if xnp.iscomplexobj(x):
         raise ValueError("fresnel does not support complex-valued inputs.")
-    (x,) = _floats(x, name="fresnel")
+    (x,) = float_operands(x, name="fresnel")
     return _fresnel(x)

@@ -10,14 +10,14 @@ from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import aval, returns_arrays
 from ...primitives.special import functions as ps
-from ._util import _c, _floats
+from ._util import const_like, float_operands
 
 
 # ---- gamma and relatives -----------------------------------------------------------------------
 @returns_arrays
 def gammaln(x):
     """log|Gamma(x)|."""
-    (x,) = _floats(x, name="gammaln")
+    (x,) = float_operands(x, name="gammaln")
     return ps.lgamma(x)
 
 
@@ -29,7 +29,7 @@ def loggamma(x):
 
         >>> loggamma(xnp.array([0.5 - 2j]))        # [-2.2226559+0.592537j]
     """
-    (x,) = _floats(x, name="loggamma")
+    (x,) = float_operands(x, name="loggamma")
     if xnp.iscomplexobj(x):
         return _complex_loggamma(x)
     return xnp.where(x > 0, ps.lgamma(xnp.where(x > 0, x, 1.0)), xnp.nan)
@@ -39,7 +39,7 @@ def loggamma(x):
 def gammasgn(x):
     """The sign of Gamma(x), as JAX's: 1 for x > 0 and at +0, -1 at -0, alternating
     between the poles for x < 0, NaN at the poles -1, -2, ... and at NaN."""
-    (x,) = _floats(x, name="gammasgn")
+    (x,) = float_operands(x, name="gammasgn")
     fl = xnp.floor(x)
     odd = xnp.remainder(fl, 2.0) != 0          # Gamma < 0 on (-1, 0), (-3, -2), ...
     one = xnp.ones_like(x)
@@ -54,11 +54,11 @@ def gamma(x):
 
         >>> gamma(xnp.array([2.0, 0.5 - 2j]))     # [1, 0.0898552+0.0604938j]
     """
-    (x,) = _floats(x, name="gamma")
+    (x,) = float_operands(x, name="gamma")
     if xnp.iscomplexobj(x):
         bad = _pole_or_nan(x)
         out = xnp.exp(_lanczos_reflected(xnp.where(bad, xnp.ones_like(x), x)))
-        return xnp.where(bad, _c(np.nan, xnp.real(x)) * (1 + 1j), out)
+        return xnp.where(bad, const_like(np.nan, xnp.real(x)) * (1 + 1j), out)
     return gammasgn(x) * xnp.exp(ps.lgamma(x))
 
 
@@ -103,16 +103,16 @@ def _complex_loggamma(z):
     bad = _pole_or_nan(z)
     z = xnp.where(bad, xnp.ones_like(z), z)
     re, im = xnp.real(z), xnp.imag(z)
-    branch = xnp.copysign(_c(2 * math.pi, re), im) * xnp.floor(0.5 * re + 0.25)
+    branch = xnp.copysign(const_like(2 * math.pi, re), im) * xnp.floor(0.5 * re + 0.25)
     branch = xnp.where(re < 0.5, branch, xnp.zeros_like(branch))   # (reflected only)
     out = _lanczos_reflected(z) + lax.complex(xnp.zeros_like(branch), branch)
-    return xnp.where(bad, _c(np.nan, re) * (1 + 1j), out)
+    return xnp.where(bad, const_like(np.nan, re) * (1 + 1j), out)
 
 
 @returns_arrays
 def digamma(x):
     """psi(x) = d/dx log Gamma(x)."""
-    (x,) = _floats(x, name="digamma")
+    (x,) = float_operands(x, name="digamma")
     return ps.digamma(x)
 
 
@@ -123,30 +123,30 @@ psi = digamma
 def zeta(x, q=None):
     """Hurwitz zeta sum_k (q + k)^-x (Riemann's when q is None)."""
     if q is None:
-        (x,) = _floats(x, name="zeta")
-        return ps.zeta(x, _c(1.0, x))
-    x, q = _floats(x, q, name="zeta")
+        (x,) = float_operands(x, name="zeta")
+        return ps.zeta(x, const_like(1.0, x))
+    x, q = float_operands(x, q, name="zeta")
     return ps.zeta(x, q)
 
 
 @returns_arrays
 def polygamma(n, x):
     """The n-th derivative of digamma (lax.polygamma: NaN for n < 0 or not an integer)."""
-    n, x = _floats(n, x, name="polygamma")
+    n, x = float_operands(n, x, name="polygamma")
     return lax.polygamma(n, x)
 
 
 @returns_arrays
 def betaln(a, b):
     """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)."""
-    a, b = _floats(a, b, name="betaln")
+    a, b = float_operands(a, b, name="betaln")
     return ps.lgamma(a) + ps.lgamma(b) - ps.lgamma(a + b)
 
 
 @returns_arrays
 def beta(a, b):
     """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)."""
-    a, b = _floats(a, b, name="beta")
+    a, b = float_operands(a, b, name="beta")
     sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
     return sign * xnp.exp(betaln(a, b))
 
@@ -154,21 +154,21 @@ def beta(a, b):
 @returns_arrays
 def betainc(a, b, x):
     """Regularized incomplete beta I_x(a, b)."""
-    a, b, x = _floats(a, b, x, name="betainc")
+    a, b, x = float_operands(a, b, x, name="betainc")
     return ps.betainc(a, b, x)
 
 
 @returns_arrays
 def gammainc(a, x):
     """Regularized lower incomplete gamma P(a, x)."""
-    a, x = _floats(a, x, name="gammainc")
+    a, x = float_operands(a, x, name="gammainc")
     return ps.igamma(a, x)
 
 
 @returns_arrays
 def gammaincc(a, x):
     """Regularized upper incomplete gamma Q(a, x) = 1 - P(a, x)."""
-    a, x = _floats(a, x, name="gammaincc")
+    a, x = float_operands(a, x, name="gammaincc")
     return ps.igammac(a, x)
 
 
@@ -176,10 +176,10 @@ def gammaincc(a, x):
 def multigammaln(a, d):
     """log of the multivariate gamma function of dimension d (a Python int)."""
     d = int(d)
-    a, _ = _floats(a, d, name="multigammaln")     # JAX's dtype: bool a with int d is float64
-    out = _c(d * (d - 1) / 4 * math.log(math.pi), a)
+    a, _ = float_operands(a, d, name="multigammaln")     # JAX's dtype: bool a with int d is float64
+    out = const_like(d * (d - 1) / 4 * math.log(math.pi), a)
     for j in range(d):
-        out = out + ps.lgamma(a - _c(j / 2, a))
+        out = out + ps.lgamma(a - const_like(j / 2, a))
     return out
 
 
@@ -188,7 +188,7 @@ def factorial(n, exact=False):
     """n! = Gamma(n + 1), 0 for n < 0."""
     if exact:
         raise NotImplementedError("factorial(exact=True) (JAX neither): use exact=False")
-    (n,) = _floats(n, name="factorial")
+    (n,) = float_operands(n, name="factorial")
     return xnp.where(n < 0, 0.0, xnp.exp(ps.lgamma(n + 1)))
 
 
@@ -198,7 +198,7 @@ def comb(N, k, exact=False, repetition=False):
     0 where N or k is NaN, as JAX's); with repetition C(N + k - 1, k), 1 at k = 0."""
     if exact:
         raise NotImplementedError("comb(exact=True): use exact=False")
-    N, k = _floats(N, k, name="comb")
+    N, k = float_operands(N, k, name="comb")
     if repetition:
         return xnp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k))
     inside = (k <= N) & (N >= 0) & (k >= 0)
@@ -223,7 +223,7 @@ def poch(z, m):
 
         >>> poch(xnp.array([2.0, 3.0]), 2.0)     # [6, 12]
     """
-    z, m = _floats(z, m, name="poch")
+    z, m = float_operands(z, m, name="poch")
     if aval(z).dtype.kind == "c":
         raise ValueError("poch does not support complex-valued inputs")
     return _poch(z, m)

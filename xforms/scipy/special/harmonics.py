@@ -9,7 +9,7 @@ import numpy as np
 from ... import lax
 from ... import numpy as xnp
 from ...numpy._util import returns_arrays
-from ._util import _floats
+from ._util import float_operands
 
 
 def _legendre_normalised(n, m, x, s, n_max):
@@ -58,7 +58,7 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
         raise NotImplementedError("sph_harm_y: diff_n is not supported (nor is it by JAX); "
                                   "differentiate with xforms.grad instead")
     n_max = _static_n_max(n, n_max)
-    theta, phi = (xnp.asarray(v) for v in _floats(theta, phi, name="sph_harm_y"))
+    theta, phi = (xnp.asarray(v) for v in float_operands(theta, phi, name="sph_harm_y"))
     dtype = xnp.result_type(theta)
     n = xnp.minimum(xnp.asarray(n), n_max).astype(dtype)
     m = xnp.asarray(m).astype(dtype)

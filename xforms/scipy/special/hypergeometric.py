@@ -14,7 +14,7 @@ from ... import lax
 from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import aval, returns_arrays
-from ._util import _floats
+from ._util import float_operands
 from .gamma import gammaln, gammasgn
 
 _MAX_TERMS = 4000
@@ -120,7 +120,7 @@ def hyp1f1(a, b, x):
 
         >>> hyp1f1(1.5, 2.5, xnp.array([-3.0, 0.7]))
     """
-    a, b, x = _floats(a, b, x, name="hyp1f1")
+    a, b, x = float_operands(a, b, x, name="hyp1f1")
     # JAX's closed forms decide first, whatever the other operands (NaN included):
     # M(0, b, x) = 1, M(a, a, x) = exp(x), and b = 0 a pole (inf) for any other a; but
     # a = b = -n stays SciPy's polynomial (its series ends at k = n; JAX's exp(x))
@@ -227,7 +227,7 @@ def hyp2f1(a, b, c, x):
 
         >>> hyp2f1(1.0, 2.0, 3.0, xnp.array([-2.0, 0.5]))
     """
-    a, b, c, x = _floats(a, b, c, x, name="hyp2f1")
+    a, b, c, x = float_operands(a, b, c, x, name="hyp2f1")
     poly = _nonpos_int(a) | _nonpos_int(b)
     ends_first = (_nonpos_int(a) & (a > c)) | (_nonpos_int(b) & (b > c))
     pole = _nonpos_int(c) & ~ends_first

@@ -8,7 +8,7 @@ from ... import lax
 from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import aval, returns_arrays
-from ._util import _floats
+from ._util import float_operands
 from .gamma import bernoulli, digamma
 
 
@@ -58,7 +58,7 @@ def exp1(x):
 
         >>> exp1(xnp.array([0.5, 2.0]))
     """
-    (x,) = _floats(x, name="exp1")
+    (x,) = float_operands(x, name="exp1")
     return _exp1(x)
 
 
@@ -100,7 +100,7 @@ def expi(x):
 
         >>> expi(xnp.array([-1.0, 1.0]))
     """
-    (x,) = _floats(x, name="expi")
+    (x,) = float_operands(x, name="expi")
     return _expi(x)
 
 
@@ -238,7 +238,7 @@ def sici(x):
 
         >>> si, ci = sici(xnp.array([1.0, 10.0]))
     """
-    (x,) = _floats(x, name="sici")
+    (x,) = float_operands(x, name="sici")
     return _sici(x)
 
 
@@ -328,5 +328,5 @@ def expn(n, x):
 
         >>> expn(2, xnp.array([0.5, 3.0]))
     """
-    n, x = _floats(n, x, name="expn")
+    n, x = float_operands(n, x, name="expn")
     return _expn(n, x)

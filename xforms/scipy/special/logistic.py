@@ -8,21 +8,21 @@ from ... import nn as _nn
 from ...custom import custom_jvp
 from ...numpy._util import returns_arrays
 from ...primitives import elementwise as ew
-from ._util import _floats
+from ._util import float_operands
 
 
 # ---- logistic, logs and entropies --------------------------------------------------------------
 @returns_arrays
 def expit(x):
     """1 / (1 + exp(-x))."""
-    (x,) = _floats(x, name="expit")
+    (x,) = float_operands(x, name="expit")
     return ew.logistic(x)
 
 
 @returns_arrays
 def logit(x):
     """log(x / (1 - x))."""
-    (x,) = _floats(x, name="logit")
+    (x,) = float_operands(x, name="logit")
     return xnp.log(x / (1 - x))
 
 
@@ -61,19 +61,19 @@ _xlog1py = _x_times(xnp.log1p, 0.0, lambda y: 1.0 / (1.0 + y))
 
 def xlogy(x, y):
     """x log(y), 0 where x == 0 (even for y == 0).  >>> xlogy(0.0, 0.0) -> 0.0"""
-    return _xlogy(*_floats(x, y, name="xlogy"))
+    return _xlogy(*float_operands(x, y, name="xlogy"))
 
 
 @returns_arrays
 def xlog1py(x, y):
     """x log1p(y), 0 where x == 0.  >>> xlog1py(0.0, -1.0) -> 0.0"""
-    return _xlog1py(*_floats(x, y, name="xlog1py"))
+    return _xlog1py(*float_operands(x, y, name="xlog1py"))
 
 
 @returns_arrays
 def entr(x):
     """-x log(x) for x > 0, 0 at 0, -inf for x < 0, NaN at NaN."""
-    (x,) = _floats(x, name="entr")
+    (x,) = float_operands(x, name="entr")
     v = -x * xnp.log(xnp.where(x > 0, x, 1.0))
     return xnp.where(x < 0, -xnp.inf, v)
 
@@ -83,7 +83,7 @@ def rel_entr(x, y):
     """x log(x / y) for x, y > 0 (NaN at x = inf: JAX computes x log x - x log y, inf - inf
     there; the quotient's form is kept for its accuracy); 0 at x == 0, y >= 0; inf
     otherwise."""
-    x, y = _floats(x, y, name="rel_entr")
+    x, y = float_operands(x, y, name="rel_entr")
     both = (x > 0) & (y > 0)
     v = x * xnp.log(xnp.where(both, x, 1.0) / xnp.where(both, y, 1.0))
     v = xnp.where(x == xnp.inf, xnp.nan, v)
@@ -93,7 +93,7 @@ def rel_entr(x, y):
 @returns_arrays
 def kl_div(x, y):
     """rel_entr(x, y) - x + y, as JAX's (NaN stays NaN: kl_div(nan, 0) was inf)."""
-    x, y = _floats(x, y, name="kl_div")
+    x, y = float_operands(x, y, name="kl_div")
     return rel_entr(x, y) - x + y
 
 
@@ -110,7 +110,7 @@ def boxcox(x, lmbda):
 
         >>> boxcox(xnp.array([1.0, 4.0]), 0.5)    # [0, 2]
     """
-    x, lmbda = _floats(x, lmbda, name="boxcox")
+    x, lmbda = float_operands(x, lmbda, name="boxcox")
     return _boxcox(xnp.log(x), lmbda)
 
 
@@ -120,5 +120,5 @@ def boxcox1p(x, lmbda):
 
         >>> boxcox1p(xnp.array([0.0, 3.0]), 0.5)  # [0, 2]
     """
-    x, lmbda = _floats(x, lmbda, name="boxcox1p")
+    x, lmbda = float_operands(x, lmbda, name="boxcox1p")
     return _boxcox(xnp.log1p(x), lmbda)

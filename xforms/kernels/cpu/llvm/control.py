@@ -286,19 +286,13 @@ def _row(m, x, r):
         m.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {r}")
         m.emit(f"{v} = load {ty}, ptr {p}")
         return ("s", v, ty)
-    p, off = m.fresh(), m.fresh()
-    m.emit(f"{off} = mul nsw i64 {r}, {_nbytes(m, shape[1:], ty)}")
-    m.emit(f"{p} = getelementptr i8, ptr {data}, i64 {off}")
-    return ("a", p, shape[1:])
+    return ("a", m.address("i8", data, [(r, _nbytes(m, shape[1:], ty))]), shape[1:])
 
 
 def _row_pointer(m, y, r):
     """The address of row `r` of stacked array `y` (of rank 2 or more)."""
     data, shape = m.arrays[y]
-    p, off = m.fresh(), m.fresh()
-    m.emit(f"{off} = mul nsw i64 {r}, {_nbytes(m, shape[1:], _ety(m, y))}")
-    m.emit(f"{p} = getelementptr i8, ptr {data}, i64 {off}")
-    return p
+    return m.address("i8", data, [(r, _nbytes(m, shape[1:], _ety(m, y)))])
 
 
 def _store_row(m, y, r, b, row):

@@ -11,7 +11,7 @@ import numpy as np
 from ...loops.ir import Bin, Clamp, Const, Guarded, Load, Scalar, Value
 from . import numpy_abi
 from .ops import blocks, integers
-from .scalar import Refused, ScalarModule
+from .scalar import Refused, ScalarModule, c_strides
 
 
 class Expressions(ScalarModule):
@@ -100,25 +100,9 @@ class Expressions(ScalarModule):
     def _address(self, data, shape, index, ty):
         """The element `index` of a C-ordered array of `shape` at `data` (a concatenate's
         slot: a `slots.Strided` shape, its elements `shape.steps` apart)."""
-        flat, stride = None, 1
-        steps = getattr(shape, "steps", None)
-        for d in reversed(range(len(shape))):
-            term = self.index(index[d])
-            step = steps[d] if steps else stride
-            if step != 1:
-                t = self.fresh()
-                self.emit(f"{t} = mul nsw i64 {term}, {step}")
-                term = t
-            if flat is None:
-                flat = term
-            else:
-                t = self.fresh()
-                self.emit(f"{t} = add nsw i64 {flat}, {term}")
-                flat = t
-            stride *= shape[d]
-        p = self.fresh()
-        self.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {flat if flat else 0}")
-        return p
+        steps = getattr(shape, "steps", None) or c_strides(shape)
+        return self.address(ty, data, ((self.index(index[d]), steps[d])
+                                       for d in reversed(range(len(shape)))))
 
     def index(self, e):
         """The i64 value of an index expression (loop indices, constants, + - *, clamps)."""

@@ -93,14 +93,7 @@ def _transpose(m, src, dst, t):
 
     def body(syms):
         j, kk = m.index(syms[0]), m.index(syms[1])
-        a, b, p, q, v = (m.fresh() for _ in range(5))
-        m.emit(f"{a} = mul nsw i64 {j}, {t.k}")
-        m.emit(f"{b} = add nsw i64 {a}, {kk}")
-        m.emit(f"{p} = getelementptr {ty}, ptr {src}, i64 {b}")
+        p, v = m.address(ty, src, [(j, t.k), (kk, 1)]), m.fresh()
         m.emit(f"{v} = load {ty}, ptr {p}")
-        c, d = m.fresh(), m.fresh()
-        m.emit(f"{c} = mul nsw i64 {kk}, {t.n}")
-        m.emit(f"{d} = add nsw i64 {c}, {j}")
-        m.emit(f"{q} = getelementptr {ty}, ptr {dst}, i64 {d}")
-        m.emit(f"store {ty} {v}, ptr {q}")
+        m.emit(f"store {ty} {v}, ptr {m.address(ty, dst, [(kk, t.n), (j, 1)])}")
     m._nest_over((t.n, t.k), body)

@@ -92,6 +92,15 @@ def llvm_const(value, ty):
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
 
+def c_strides(shape):
+    """The element strides of a C-ordered array of `shape`: c_strides((2, 3, 4)) -> [12, 4, 1]."""
+    out, stride = [], 1
+    for d in reversed(shape):
+        out.append(stride)
+        stride *= int(d)
+    return out[::-1]
+
+
 class ScalarModule:
     def __init__(self, plan):
         if plan.consts or plan.jaxpr.constvars or not plan.outputs:
@@ -106,6 +115,38 @@ class ScalarModule:
 
     def emit(self, line):
         self.lines.append("  " + line)
+
+    def affine(self, terms):
+        """The i64 value of sum(index * step) over `terms`, pairs of an i64 operand and a
+        Python int step, read in order (an index computed by the iterable is emitted
+        before its product): no `mul` by a step of 1, no `add` to a first term, "0" for
+        none.  The one spelling of an affine address of the direct path.
+
+            >>> m.affine([("%i", 12), ("%j", 1)])     # %t2 = mul nsw i64 %i, 12
+            '%t3'                                     # %t3 = add nsw i64 %t2, %j
+        """
+        flat = None
+        for term, step in terms:
+            if step != 1:
+                t = self.fresh()
+                self.emit(f"{t} = mul nsw i64 {term}, {step}")
+                term = t
+            if flat is not None:
+                t = self.fresh()
+                self.emit(f"{t} = add nsw i64 {flat}, {term}")
+                term = t
+            flat = term
+        return "0" if flat is None else flat
+
+    def address(self, ty, data, terms):
+        """The pointer to element sum(index * step) of `ty`s at `data` (`affine`'s `terms`).
+
+            >>> m.address("double", "%x", [("%i", 3)])   # getelementptr double, ptr %x, ...
+        """
+        flat = self.affine(terms)
+        p = self.fresh()
+        self.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {flat}")
+        return p
 
     def text(self):
         plan = self.plan

@@ -131,9 +131,7 @@ def _combine_rows(m, acc, nch):
     size = _elements(acc.out)
 
     def chunk():
-        base, row = m.fresh(), m.fresh()
-        m.emit(f"{base} = mul nsw i64 {m.syms[ch]}, {size}")
-        m.emit(f"{row} = getelementptr {ty}, ptr {acc.part}, i64 {base}")
+        row = m.address(ty, acc.part, [(m.syms[ch], size)])
 
         def element(idx):
             at = m._address(data, shape, idx, ty)

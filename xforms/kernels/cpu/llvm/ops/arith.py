@@ -2,12 +2,12 @@
 values are IR names or Python ints, and ints fold, so that a loop of one trip, a stride of
 0 or 1 and a constant window position cost no instruction.
 
-    i = _add(m, _mul(m, row, 5408), 3)     # "%t7" (emitted), or an int where row is one
-    _loop(m, 9, lambda k: ...)            # a counted loop, its index an IR value
+    i = iadd(m, imul(m, row, 5408), 3)    # "%t7" (emitted), or an int where row is one
+    counted_loop(m, 9, lambda k: ...)     # a counted loop, its index an IR value
 """
 
 
-def _loop(m, n, body):
+def counted_loop(m, n, body):
     """A counted loop 0 .. n - 1 (n an int or an i64 value) around body(index)."""
     if n == 1:
         body(0)
@@ -16,15 +16,15 @@ def _loop(m, n, body):
     m._counted(sym, 0, n, False, lambda: body(m.syms[sym]))
 
 
-def _nest(m, dims, body, idx=()):
+def loop_nest(m, dims, body, idx=()):
     """Loops over `dims` around body(*indices)."""
     if not dims:
         body(*idx)
         return
-    _loop(m, dims[0], lambda i: _nest(m, dims[1:], body, idx + (i,)))
+    counted_loop(m, dims[0], lambda i: loop_nest(m, dims[1:], body, idx + (i,)))
 
 
-def _branch(m, cond, then, other):
+def if_else(m, cond, then, other):
     """then() where i1 `cond` holds, else other(); a constant condition emits one side."""
     if cond in ("true", "false"):
         (then if cond == "true" else other)()
@@ -48,13 +48,13 @@ def _arith(m, op, a, b, fold):
     return r
 
 
-def _add(m, a, b):
+def iadd(m, a, b):
     if a == 0 or b == 0:
         return b if a == 0 else a
     return _arith(m, "add nsw", a, b, lambda p, q: p + q)
 
 
-def _mul(m, a, b):
+def imul(m, a, b):
     if a == 0 or b == 0:
         return 0
     if a == 1 or b == 1:
@@ -62,19 +62,19 @@ def _mul(m, a, b):
     return _arith(m, "mul nsw", a, b, lambda p, q: p * q)
 
 
-def _udiv(m, a, b):
+def iudiv(m, a, b):
     return a if b == 1 else (0 if a == 0 else _arith(m, "udiv", a, b, lambda p, q: p // q))
 
 
-def _urem(m, a, b):
+def iurem(m, a, b):
     return 0 if b == 1 or a == 0 else _arith(m, "urem", a, b, lambda p, q: p % q)
 
 
-def _sdiv(m, a, b):
+def isdiv(m, a, b):
     return a if b == 1 else _arith(m, "sdiv", a, b, lambda p, q: p // q)
 
 
-def _and(m, a, b):
+def iand(m, a, b):
     if "false" in (a, b):
         return "false"
     if a == "true" or b == "true":
@@ -84,7 +84,7 @@ def _and(m, a, b):
     return r
 
 
-def _at(m, ty, base, i):
+def element_at(m, ty, base, i):
     """A pointer to element i of a `ty` array at `base`."""
     if i == 0:
         return base

@@ -167,13 +167,8 @@ def load(m, e, ty):
     r, c = m.index(e.index[0]), m.index(e.index[1])
     at = m.fresh()
     m.emit(f"{at} = sub nsw i64 {r}, {i0}")
-    flat = m.fresh()
-    m.emit(f"{flat} = mul nsw i64 {at}, {n}")
-    flat2 = m.fresh()
-    m.emit(f"{flat2} = add nsw i64 {flat}, {c}")
-    ptr, v = m.fresh(), m.fresh()
-    m.emit(f"{ptr} = getelementptr {ty}, ptr {p}, i64 {flat2}")
-    m.emit(f"{v} = load {ty}, ptr {ptr}")
+    v = m.fresh()
+    m.emit(f"{v} = load {ty}, ptr {m.address(ty, p, [(at, n), (c, 1)])}")
     return v
 
 

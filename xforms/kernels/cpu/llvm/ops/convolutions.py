@@ -31,7 +31,8 @@ import numpy as np
 from ....codegen import conv_geometry, conv_sizes
 from ..memory import heap
 from ..scalar import Refused
-from .arith import _add, _and, _at, _branch, _loop, _mul, _nest, _sdiv, _udiv, _urem
+from .arith import (counted_loop, element_at, iadd, iand, if_else, imul, isdiv, iudiv, iurem,
+                    loop_nest)
 from .products import blas_call, blas_constant
 
 OPS = ("conv_general_dilated",)
@@ -94,8 +95,8 @@ def emit(mod, eqn):
         raise Refused("a convolution of sizes past a C int")
     x, w, out = (mod.arrays[v][0] for v in vs)
     if c.K == 0:                                   # an empty window: zeros
-        _loop(mod, math.prod(c.osh),
-              lambda i: mod.emit(f"store {c.ty} 0.0, ptr {_at(mod, c.ty, out, i)}"))
+        counted_loop(mod, math.prod(c.osh),
+              lambda i: mod.emit(f"store {c.ty} 0.0, ptr {element_at(mod, c.ty, out, i)}"))
         return
     k = mod.fresh()[2:]
     bad = _not_finite(mod, c, w, math.prod(c.wsh))
@@ -127,22 +128,22 @@ def _blocks(m, c, x, w, out):
     m.allocas.append(f"{rows32} = alloca i32")
 
     def block(g, b):
-        line0 = _mul(m, b, per)
-        left = _add(m, lines, _mul(m, line0, -1))
+        line0 = imul(m, b, per)
+        left = iadd(m, lines, imul(m, line0, -1))
         short = m.fresh()
         m.emit(f"{short} = icmp slt i64 {left}, {per}")
         nl = m.fresh()
         m.emit(f"{nl} = select i1 {short}, i64 {left}, i64 {per}")
-        x0 = _add(m, _mul(m, _udiv(m, g, c.F), nb * c.xst[0]),
-                  _mul(m, _urem(m, g, c.F), c.I * c.xst[1]))
+        x0 = iadd(m, imul(m, iudiv(m, g, c.F), nb * c.xst[0]),
+                  imul(m, iurem(m, g, c.F), c.I * c.xst[1]))
         _im2col(m, c, x, x0, line0, nl, cols)
         n32 = m.fresh()
-        m.emit(f"{n32} = trunc i64 {_mul(m, nl, OW)} to i32")
+        m.emit(f"{n32} = trunc i64 {imul(m, nl, OW)} to i32")
         m.emit(f"store i32 {n32}, ptr {rows32}")
-        ga = _at(m, c.ty, a, _mul(m, g, c.K * c.op if packed else c.op))
+        ga = element_at(m, c.ty, a, imul(m, g, c.K * c.op if packed else c.op))
         if rows_at:
-            dst = _at(m, c.ty, out, _add(m, _mul(m, _mul(m, line0, OW), rows_at),
-                                         _mul(m, g, c.op)))
+            dst = element_at(m, c.ty, out, iadd(m, imul(m, imul(m, line0, OW), rows_at),
+                                         imul(m, g, c.op)))
             ldc = rows_at
         else:
             dst, ldc = res, c.op
@@ -153,7 +154,7 @@ def _blocks(m, c, x, w, out):
         if not rows_at:
             _write_rows(m, c, res, out, g, line0, nl)
 
-    _loop(m, c.groups, lambda g: _loop(m, nblk, lambda b: block(g, b)))
+    counted_loop(m, c.groups, lambda g: counted_loop(m, nblk, lambda b: block(g, b)))
     m.decls.add("declare void @free(ptr)")
     for p in (cols, res, a if packed else None):
         if p is not None:
@@ -189,70 +190,70 @@ def _scatter(m, c, x, w, out):
 
     def pack(g, ci, k):
         kd, kh, kw = _unflatten(m, k, c.kdims)
-        src = _add(m, _add(m, _mul(m, _mul(m, g, c.op), c.wst[0]), _mul(m, ci, c.wst[1])),
-                   _add(m, _add(m, _mul(m, kd, c.wst[2]), _mul(m, kh, c.wst[3])),
-                        _mul(m, kw, c.wst[4])))
-        dst = _add(m, _mul(m, _add(m, _mul(m, g, c.I), ci), cols), _mul(m, k, c.op))
+        src = iadd(m, iadd(m, imul(m, imul(m, g, c.op), c.wst[0]), imul(m, ci, c.wst[1])),
+                   iadd(m, iadd(m, imul(m, kd, c.wst[2]), imul(m, kh, c.wst[3])),
+                        imul(m, kw, c.wst[4])))
+        dst = iadd(m, imul(m, iadd(m, imul(m, g, c.I), ci), cols), imul(m, k, c.op))
 
         def one(o):
             v = m.fresh()
             m.emit(f"{v} = load {c.ty}, ptr "
-                   f"{_at(m, c.ty, w, _add(m, src, _mul(m, o, c.wst[0])))}")
-            m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, wz, _add(m, dst, o))}")
-        _loop(m, c.op, one)
-    _nest(m, (c.groups, c.I, c.nk), pack)
+                   f"{element_at(m, c.ty, w, iadd(m, src, imul(m, o, c.wst[0])))}")
+            m.emit(f"store {c.ty} {v}, ptr {element_at(m, c.ty, wz, iadd(m, dst, o))}")
+        counted_loop(m, c.op, one)
+    loop_nest(m, (c.groups, c.I, c.nk), pack)
     _zero_out(m, c, out)
     z = heap(m, per * per_in * cols * c.isz)
     rows32 = m.fresh()
     m.allocas.append(f"{rows32} = alloca i32")
 
     def block(g, b):
-        n0 = _mul(m, b, per)
-        left = _add(m, nb, _mul(m, n0, -1))
+        n0 = imul(m, b, per)
+        left = iadd(m, nb, imul(m, n0, -1))
         short, nn = m.fresh(), m.fresh()
         m.emit(f"{short} = icmp slt i64 {left}, {per}")
         m.emit(f"{nn} = select i1 {short}, i64 {left}, i64 {per}")
-        x0 = _add(m, _mul(m, _add(m, _mul(m, _udiv(m, g, c.F), nb), n0), c.xst[0]),
-                  _mul(m, _urem(m, g, c.F), c.I * c.xst[1]))
+        x0 = iadd(m, imul(m, iadd(m, imul(m, iudiv(m, g, c.F), nb), n0), c.xst[0]),
+                  imul(m, iurem(m, g, c.F), c.I * c.xst[1]))
         n32 = m.fresh()
-        m.emit(f"{n32} = trunc i64 {_mul(m, nn, per_in)} to i32")
+        m.emit(f"{n32} = trunc i64 {imul(m, nn, per_in)} to i32")
         m.emit(f"store i32 {n32}, ptr {rows32}")
         # row-major z (rows x cols) = x (rows x I, row stride ldx) @ wz[g] (I x cols)
         blas_call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("N")), ("i32", cols), rows32,
                                 ("i32", c.I), (c.ty, 1.0),
-                                _at(m, c.ty, wz, _mul(m, g, c.I * cols)), ("i32", cols),
-                                _at(m, c.ty, x, x0), ("i32", ldx), (c.ty, 0.0), z,
+                                element_at(m, c.ty, wz, imul(m, g, c.I * cols)), ("i32", cols),
+                                element_at(m, c.ty, x, x0), ("i32", ldx), (c.ty, 0.0), z,
                                 ("i32", cols)])
 
         def image(ni):
-            n = _add(m, n0, ni)
+            n = iadd(m, n0, ni)
 
             def position(qd, qh, qw):
-                row = _mul(m, _add(m, _mul(m, ni, per_in),
-                                   _add(m, _mul(m, _add(m, _mul(m, qd, H), qh), W), qw)), cols)
+                row = imul(m, iadd(m, imul(m, ni, per_in),
+                                   iadd(m, imul(m, iadd(m, imul(m, qd, H), qh), W), qw)), cols)
 
                 def window(kd, kh, kw):
-                    ok, at = "true", _add(m, _mul(m, n, c.ost[0]),
-                                          _mul(m, _mul(m, g, c.op), c.ost[1]))
+                    ok, at = "true", iadd(m, imul(m, n, c.ost[0]),
+                                          imul(m, imul(m, g, c.op), c.ost[1]))
                     for d, (q, kv) in enumerate(((qd, kd), (qh, kh), (qw, kw))):
                         p, inside = _target(m, c, d, q, kv)
-                        ok, at = _and(m, ok, inside), _add(m, at, _mul(m, p, c.ost[2 + d]))
-                    k = _add(m, _mul(m, _add(m, _mul(m, kd, c.kdims[1]), kh), c.kdims[2]), kw)
-                    zr = _add(m, row, _mul(m, k, c.op))
+                        ok, at = iand(m, ok, inside), iadd(m, at, imul(m, p, c.ost[2 + d]))
+                    k = iadd(m, imul(m, iadd(m, imul(m, kd, c.kdims[1]), kh), c.kdims[2]), kw)
+                    zr = iadd(m, row, imul(m, k, c.op))
 
                     def add(o):
                         a, b2, r = m.fresh(), m.fresh(), m.fresh()
-                        dst = _at(m, c.ty, out, _add(m, at, _mul(m, o, c.ost[1])))
-                        m.emit(f"{a} = load {c.ty}, ptr {_at(m, c.ty, z, _add(m, zr, o))}")
+                        dst = element_at(m, c.ty, out, iadd(m, at, imul(m, o, c.ost[1])))
+                        m.emit(f"{a} = load {c.ty}, ptr {element_at(m, c.ty, z, iadd(m, zr, o))}")
                         m.emit(f"{b2} = load {c.ty}, ptr {dst}")
                         m.emit(f"{r} = fadd {c.ty} {b2}, {a}")
                         m.emit(f"store {c.ty} {r}, ptr {dst}")
-                    _branch(m, ok, lambda: _loop(m, c.op, add), lambda: None)
-                _nest(m, c.kdims, window)
-            _nest(m, (D, H, W), position)
-        _loop(m, nn, image)
+                    if_else(m, ok, lambda: counted_loop(m, c.op, add), lambda: None)
+                loop_nest(m, c.kdims, window)
+            loop_nest(m, (D, H, W), position)
+        counted_loop(m, nn, image)
 
-    _loop(m, c.groups, lambda g: _loop(m, -(-nb // per), lambda b: block(g, b)))
+    counted_loop(m, c.groups, lambda g: counted_loop(m, -(-nb // per), lambda b: block(g, b)))
     m.decls.add("declare void @free(ptr)")
     for p in (z, wz):
         m.emit(f"call void @free(ptr {p})")
@@ -262,26 +263,26 @@ def _target(m, c, d, q, k):
     """(output index, reached) that input index q reaches at window position k along
     spatial axis d: o * s = q * ld + pad - k * rd, when that o is a whole output index."""
     s, pad, ld, rd, n = c.geo[d], c.geo[3 + d], c.geo[6 + d], c.geo[9 + d], c.osh[2 + d]
-    num = _add(m, _add(m, _mul(m, q, ld), _mul(m, k, -rd)), pad)
+    num = iadd(m, iadd(m, imul(m, q, ld), imul(m, k, -rd)), pad)
     if isinstance(num, int):
         ok = num >= 0 and num % s == 0 and num // s < n
         return (num // s if ok else 0), ("true" if ok else "false")
     lo, hi = m.fresh(), m.fresh()
     m.emit(f"{lo} = icmp sge i64 {num}, 0")
     m.emit(f"{hi} = icmp sle i64 {num}, {(n - 1) * s}")
-    ok = _and(m, lo, hi)
+    ok = iand(m, lo, hi)
     if s == 1:
         return num, ok
     r, zr = m.fresh(), m.fresh()
     m.emit(f"{r} = srem i64 {num}, {s}")
     m.emit(f"{zr} = icmp eq i64 {r}, 0")
-    return _sdiv(m, num, s), _and(m, ok, zr)
+    return isdiv(m, num, s), iand(m, ok, zr)
 
 
 def _zero_out(m, c, out):
     """Every element of the output 0 (it is a C array of the module: flat)."""
-    _loop(m, math.prod(c.osh),
-          lambda i: m.emit(f"store {c.ty} 0.0, ptr {_at(m, c.ty, out, i)}"))
+    counted_loop(m, math.prod(c.osh),
+          lambda i: m.emit(f"store {c.ty} 0.0, ptr {element_at(m, c.ty, out, i)}"))
 
 
 def _takes_transposed(c):
@@ -309,68 +310,68 @@ def _transposed(m, c, x, w, out):
     beta = (blas_constant(m, c.ty, 0.0), blas_constant(m, c.ty, 1.0))
 
     def block(g, b):
-        k0 = _mul(m, b, per)
-        left = _add(m, c.K, _mul(m, k0, -1))
+        k0 = imul(m, b, per)
+        left = iadd(m, c.K, imul(m, k0, -1))
         short, kn = m.fresh(), m.fresh()
         m.emit(f"{short} = icmp slt i64 {left}, {per}")
         m.emit(f"{kn} = select i1 {short}, i64 {left}, i64 {per}")
-        x0 = _add(m, _mul(m, _udiv(m, g, c.F), nb * c.xst[0]),
-                  _mul(m, _urem(m, g, c.F), c.I * c.xst[1]))
+        x0 = iadd(m, imul(m, iudiv(m, g, c.F), nb * c.xst[0]),
+                  imul(m, iurem(m, g, c.F), c.I * c.xst[1]))
 
         def column(kk):
-            kidx = _add(m, k0, kk)
-            kd, kh, kw = _unflatten(m, _udiv(m, kidx, c.I), c.kdims)
-            xc = _add(m, x0, _mul(m, _urem(m, kidx, c.I), c.xst[1]))
+            kidx = iadd(m, k0, kk)
+            kd, kh, kw = _unflatten(m, iudiv(m, kidx, c.I), c.kdims)
+            xc = iadd(m, x0, imul(m, iurem(m, kidx, c.I), c.xst[1]))
 
             def position(od, oh, ow):
                 ok, src = "true", xc
                 for d, (o, kv) in enumerate(((od, kd), (oh, kh), (ow, kw))):
                     i, inside = _source(m, c, d, o, kv)
-                    ok, src = _and(m, ok, inside), _add(m, src, _mul(m, i, c.xst[2 + d]))
-                dst = _add(m, _mul(m, kk, rows),
-                           _mul(m, _add(m, _mul(m, _add(m, _mul(m, od, OH), oh), OW), ow), nb))
+                    ok, src = iand(m, ok, inside), iadd(m, src, imul(m, i, c.xst[2 + d]))
+                dst = iadd(m, imul(m, kk, rows),
+                           imul(m, iadd(m, imul(m, iadd(m, imul(m, od, OH), oh), OW), ow), nb))
 
                 def copy(n):
                     v = m.fresh()
                     m.emit(f"{v} = load {c.ty}, ptr "
-                           f"{_at(m, c.ty, x, _add(m, src, _mul(m, n, c.xst[0])))}")
-                    m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, t, _add(m, dst, n))}")
+                           f"{element_at(m, c.ty, x, iadd(m, src, imul(m, n, c.xst[0])))}")
+                    m.emit(f"store {c.ty} {v}, ptr {element_at(m, c.ty, t, iadd(m, dst, n))}")
 
                 def zero(n):
-                    m.emit(f"store {c.ty} 0.0, ptr {_at(m, c.ty, t, _add(m, dst, n))}")
-                _branch(m, ok, lambda: _loop(m, nb, copy), lambda: _loop(m, nb, zero))
-            _nest(m, (OD, OH, OW), position)
-        _loop(m, kn, column)
+                    m.emit(f"store {c.ty} 0.0, ptr {element_at(m, c.ty, t, iadd(m, dst, n))}")
+                if_else(m, ok, lambda: counted_loop(m, nb, copy), lambda: counted_loop(m, nb, zero))
+            loop_nest(m, (OD, OH, OW), position)
+        counted_loop(m, kn, column)
         n32, first, bp = m.fresh(), m.fresh(), m.fresh()
         m.emit(f"{n32} = trunc i64 {kn} to i32")
         m.emit(f"store i32 {n32}, ptr {kn32}")
         m.emit(f"{first} = icmp eq i64 {k0}, 0")
         m.emit(f"{bp} = select i1 {first}, ptr {beta[0]}, ptr {beta[1]}")
-        ga = _at(m, c.ty, a, _add(m, _mul(m, g, c.K * c.op if packed else c.op),
-                                  _mul(m, k0, lda)))
+        ga = element_at(m, c.ty, a, iadd(m, imul(m, g, c.K * c.op if packed else c.op),
+                                  imul(m, k0, lda)))
         # column-major op x rows = a' T: T (kn x rows, row-major) read transposed
         blas_call(m, c.ty, "gemm", [("i8", ord("N")), ("i8", ord("T")), ("i32", c.op),
                                 ("i32", rows), kn32, (c.ty, 1.0), ga, ("i32", lda), t,
                                 ("i32", rows), bp, res, ("i32", c.op)])
 
     def group(g):
-        _loop(m, -(-c.K // per), lambda b: block(g, b))
+        counted_loop(m, -(-c.K // per), lambda b: block(g, b))
 
         def row(od, oh, ow, n):
-            r = _mul(m, _add(m, _mul(m, _add(m, _mul(m, _add(m, _mul(m, od, OH), oh), OW),
+            r = imul(m, iadd(m, imul(m, iadd(m, imul(m, iadd(m, imul(m, od, OH), oh), OW),
                                                   ow), nb), n), c.op)
-            base = _add(m, _add(m, _mul(m, n, c.ost[0]), _mul(m, _mul(m, g, c.op), c.ost[1])),
-                        _add(m, _mul(m, od, c.ost[2]),
-                             _add(m, _mul(m, oh, c.ost[3]), _mul(m, ow, c.ost[4]))))
+            base = iadd(m, iadd(m, imul(m, n, c.ost[0]), imul(m, imul(m, g, c.op), c.ost[1])),
+                        iadd(m, imul(m, od, c.ost[2]),
+                             iadd(m, imul(m, oh, c.ost[3]), imul(m, ow, c.ost[4]))))
 
             def one(o):
                 v = m.fresh()
-                m.emit(f"{v} = load {c.ty}, ptr {_at(m, c.ty, res, _add(m, r, o))}")
+                m.emit(f"{v} = load {c.ty}, ptr {element_at(m, c.ty, res, iadd(m, r, o))}")
                 m.emit(f"store {c.ty} {v}, ptr "
-                       f"{_at(m, c.ty, out, _add(m, base, _mul(m, o, c.ost[1])))}")
-            _loop(m, c.op, one)
-        _nest(m, (OD, OH, OW, nb), row)
-    _loop(m, c.groups, group)
+                       f"{element_at(m, c.ty, out, iadd(m, base, imul(m, o, c.ost[1])))}")
+            counted_loop(m, c.op, one)
+        loop_nest(m, (OD, OH, OW, nb), row)
+    counted_loop(m, c.groups, group)
     m.decls.add("declare void @free(ptr)")
     for p in (t, res, a if packed else None):
         if p is not None:
@@ -384,29 +385,30 @@ def _im2col(m, c, x, x0, line0, nl, cols):
     KD, KH, KW = c.kdims
 
     def line(li):
-        ln = _add(m, line0, li)
-        oh, od = _urem(m, ln, OH), _urem(m, _udiv(m, ln, OH), OD)
-        xn = _add(m, x0, _mul(m, _udiv(m, ln, OH * OD), c.xst[0]))
+        ln = iadd(m, line0, li)
+        oh, od = iurem(m, ln, OH), iurem(m, iudiv(m, ln, OH), OD)
+        xn = iadd(m, x0, imul(m, iudiv(m, ln, OH * OD), c.xst[0]))
 
         def position(ow):
-            row = _add(m, _mul(m, li, OW), ow)
-            rowp = _mul(m, row, c.K)
+            row = iadd(m, imul(m, li, OW), ow)
+            rowp = imul(m, row, c.K)
             _window(m, c, (od, oh, ow), lambda k, ok, src: _run(
-                m, c, ok, _add(m, xn, src), x, _add(m, rowp, _mul(m, k, c.I)), cols))
-        _loop(m, OW, position)
-    _loop(m, nl, line)
+                m, c, ok, iadd(m, xn, src), x, iadd(m, rowp, imul(m, k, c.I)), cols))
+        counted_loop(m, OW, position)
+    counted_loop(m, nl, line)
 
 
 def _run(m, c, ok, src, x, dst, cols):
     """cols[dst + ci] = x[src + ci * xst[1]] (ci < I) where `ok`, else zeros."""
     def copy(ci):
         v = m.fresh()
-        m.emit(f"{v} = load {c.ty}, ptr {_at(m, c.ty, x, _add(m, src, _mul(m, ci, c.xst[1])))}")
-        m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, cols, _add(m, dst, ci))}")
+        at = element_at(m, c.ty, x, iadd(m, src, imul(m, ci, c.xst[1])))
+        m.emit(f"{v} = load {c.ty}, ptr {at}")
+        m.emit(f"store {c.ty} {v}, ptr {element_at(m, c.ty, cols, iadd(m, dst, ci))}")
 
     def zero(ci):
-        m.emit(f"store {c.ty} 0.0, ptr {_at(m, c.ty, cols, _add(m, dst, ci))}")
-    _branch(m, ok, lambda: _loop(m, c.I, copy), lambda: _loop(m, c.I, zero))
+        m.emit(f"store {c.ty} 0.0, ptr {element_at(m, c.ty, cols, iadd(m, dst, ci))}")
+    if_else(m, ok, lambda: counted_loop(m, c.I, copy), lambda: counted_loop(m, c.I, zero))
 
 
 def _window(m, c, opos, body):
@@ -418,13 +420,13 @@ def _window(m, c, opos, body):
 
     def axis(d, kval, ok, src, kidx, rest):
         i, inside = _source(m, c, d, opos[d], kval)
-        ok = _and(m, ok, inside)
-        src = _add(m, src, _mul(m, i, sst[d]))
-        kidx = _add(m, _mul(m, kidx, c.kdims[d]), kval)
+        ok = iand(m, ok, inside)
+        src = iadd(m, src, imul(m, i, sst[d]))
+        kidx = iadd(m, imul(m, kidx, c.kdims[d]), kval)
         rest(ok, src, kidx)
 
-    _loop(m, KD, lambda kd: axis(0, kd, "true", 0, 0, lambda ok, src, kidx: _loop(
-        m, KH, lambda kh: axis(1, kh, ok, src, kidx, lambda ok2, src2, kidx2: _loop(
+    counted_loop(m, KD, lambda kd: axis(0, kd, "true", 0, 0, lambda ok, src, kidx: counted_loop(
+        m, KH, lambda kh: axis(1, kh, ok, src, kidx, lambda ok2, src2, kidx2: counted_loop(
             m, KW, lambda kw: axis(2, kw, ok2, src2, kidx2,
                                    lambda ok3, src3, kidx3: body(kidx3, ok3, src3)))))))
 
@@ -433,20 +435,20 @@ def _source(m, c, d, o, k):
     """(input index, inside) that output position o reads at window position k along
     spatial axis d: inside false where that is padding or a hole of the lhs dilation."""
     xs, s, pad, ld, rd = (c.xsh[2 + d], c.geo[d], c.geo[3 + d], c.geo[6 + d], c.geo[9 + d])
-    p = _add(m, _add(m, _mul(m, o, s), _mul(m, k, rd)), -pad)
+    p = iadd(m, iadd(m, imul(m, o, s), imul(m, k, rd)), -pad)
     if isinstance(p, int):
         ok = 0 <= p <= (xs - 1) * ld and p % ld == 0
         return (p // ld if ok else 0), ("true" if ok else "false")
     lo, hi = m.fresh(), m.fresh()
     m.emit(f"{lo} = icmp sge i64 {p}, 0")
     m.emit(f"{hi} = icmp sle i64 {p}, {(xs - 1) * ld}")
-    ok = _and(m, lo, hi)
+    ok = iand(m, lo, hi)
     if ld == 1:
         return p, ok
     r, z = m.fresh(), m.fresh()
     m.emit(f"{r} = srem i64 {p}, {ld}")
     m.emit(f"{z} = icmp eq i64 {r}, 0")
-    return _sdiv(m, p, ld), _and(m, ok, z)
+    return isdiv(m, p, ld), iand(m, ok, z)
 
 
 def _packed(m, c, w):
@@ -462,19 +464,19 @@ def _packed(m, c, w):
     wp = heap(m, c.groups * c.K * c.op * c.isz)
 
     def row(g, kd, kh, kw, ci):
-        src = _add(m, _add(m, _mul(m, _mul(m, g, c.op), c.wst[0]), _mul(m, ci, c.wst[1])),
-                   _add(m, _add(m, _mul(m, kd, c.wst[2]), _mul(m, kh, c.wst[3])),
-                        _mul(m, kw, c.wst[4])))
-        kidx = _add(m, _mul(m, _add(m, _mul(m, kd, KH), kh), KW), kw)
-        dst = _mul(m, _add(m, _mul(m, g, c.K), _add(m, _mul(m, kidx, I), ci)), c.op)
+        src = iadd(m, iadd(m, imul(m, imul(m, g, c.op), c.wst[0]), imul(m, ci, c.wst[1])),
+                   iadd(m, iadd(m, imul(m, kd, c.wst[2]), imul(m, kh, c.wst[3])),
+                        imul(m, kw, c.wst[4])))
+        kidx = iadd(m, imul(m, iadd(m, imul(m, kd, KH), kh), KW), kw)
+        dst = imul(m, iadd(m, imul(m, g, c.K), iadd(m, imul(m, kidx, I), ci)), c.op)
 
         def one(o):
             v = m.fresh()
             m.emit(f"{v} = load {c.ty}, ptr "
-                   f"{_at(m, c.ty, w, _add(m, src, _mul(m, o, c.wst[0])))}")
-            m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, wp, _add(m, dst, o))}")
-        _loop(m, c.op, one)
-    _nest(m, (c.groups, KD, KH, KW, I), row)
+                   f"{element_at(m, c.ty, w, iadd(m, src, imul(m, o, c.wst[0])))}")
+            m.emit(f"store {c.ty} {v}, ptr {element_at(m, c.ty, wp, iadd(m, dst, o))}")
+        counted_loop(m, c.op, one)
+    loop_nest(m, (c.groups, KD, KH, KW, I), row)
     return wp, c.op, True
 
 
@@ -495,24 +497,24 @@ def _write_rows(m, c, res, out, g, line0, nl):
     nb, O, OD, OH, OW = c.osh
 
     def line(li):
-        ln = _add(m, line0, li)
-        oh, od = _urem(m, ln, OH), _urem(m, _udiv(m, ln, OH), OD)
-        base = _add(m, _add(m, _mul(m, _udiv(m, ln, OH * OD), c.ost[0]),
-                            _mul(m, _mul(m, g, c.op), c.ost[1])),
-                    _add(m, _mul(m, od, c.ost[2]), _mul(m, oh, c.ost[3])))
+        ln = iadd(m, line0, li)
+        oh, od = iurem(m, ln, OH), iurem(m, iudiv(m, ln, OH), OD)
+        base = iadd(m, iadd(m, imul(m, iudiv(m, ln, OH * OD), c.ost[0]),
+                            imul(m, imul(m, g, c.op), c.ost[1])),
+                    iadd(m, imul(m, od, c.ost[2]), imul(m, oh, c.ost[3])))
 
         def position(ow):
-            dst = _add(m, base, _mul(m, ow, c.ost[4]))
-            row = _mul(m, _add(m, _mul(m, li, OW), ow), c.op)
+            dst = iadd(m, base, imul(m, ow, c.ost[4]))
+            row = imul(m, iadd(m, imul(m, li, OW), ow), c.op)
 
             def one(o):
                 v = m.fresh()
-                m.emit(f"{v} = load {c.ty}, ptr {_at(m, c.ty, res, _add(m, row, o))}")
+                m.emit(f"{v} = load {c.ty}, ptr {element_at(m, c.ty, res, iadd(m, row, o))}")
                 m.emit(f"store {c.ty} {v}, ptr "
-                       f"{_at(m, c.ty, out, _add(m, dst, _mul(m, o, c.ost[1])))}")
-            _loop(m, c.op, one)
-        _loop(m, OW, position)
-    _loop(m, nl, line)
+                       f"{element_at(m, c.ty, out, iadd(m, dst, imul(m, o, c.ost[1])))}")
+            counted_loop(m, c.op, one)
+        counted_loop(m, OW, position)
+    counted_loop(m, nl, line)
 
 
 def _balanced(n, per):
@@ -533,13 +535,13 @@ def _not_finite(m, c, w, n):
 
     def one(i):
         v, d, b, old, new = (m.fresh() for _ in range(5))
-        m.emit(f"{v} = load {c.ty}, ptr {_at(m, c.ty, w, i)}")
+        m.emit(f"{v} = load {c.ty}, ptr {element_at(m, c.ty, w, i)}")
         m.emit(f"{d} = fsub {c.ty} {v}, {v}")
         m.emit(f"{b} = fcmp une {c.ty} {d}, 0.0")
         m.emit(f"{old} = load i1, ptr {slot}")
         m.emit(f"{new} = or i1 {old}, {b}")
         m.emit(f"store i1 {new}, ptr {slot}")
-    _loop(m, n, one)
+    counted_loop(m, n, one)
     r = m.fresh()
     m.emit(f"{r} = load i1, ptr {slot}")
     return r
@@ -553,39 +555,39 @@ def _direct(m, c, x, w, out):
     m.allocas.append(f"{acc} = alloca {c.ty}")
 
     def output(n, o, od, oh, ow):
-        g = _udiv(m, o, c.op)
-        x0 = _add(m, _mul(m, _add(m, _mul(m, _udiv(m, g, c.F), nb), n), c.xst[0]),
-                  _mul(m, _mul(m, _urem(m, g, c.F), c.I), c.xst[1]))
+        g = iudiv(m, o, c.op)
+        x0 = iadd(m, imul(m, iadd(m, imul(m, iudiv(m, g, c.F), nb), n), c.xst[0]),
+                  imul(m, imul(m, iurem(m, g, c.F), c.I), c.xst[1]))
         m.emit(f"store {c.ty} 0.0, ptr {acc}")
 
         def window(k, ok, src):
             kd, kh, kw = _unflatten(m, k, c.kdims)
-            wb = _add(m, _add(m, _mul(m, o, c.wst[0]), _mul(m, kd, c.wst[2])),
-                      _add(m, _mul(m, kh, c.wst[3]), _mul(m, kw, c.wst[4])))
-            xb = _add(m, x0, src)
+            wb = iadd(m, iadd(m, imul(m, o, c.wst[0]), imul(m, kd, c.wst[2])),
+                      iadd(m, imul(m, kh, c.wst[3]), imul(m, kw, c.wst[4])))
+            xb = iadd(m, x0, src)
 
             def term(ci):
                 a, b, p, s0, s1 = (m.fresh() for _ in range(5))
                 m.emit(f"{a} = load {c.ty}, ptr "
-                       f"{_at(m, c.ty, x, _add(m, xb, _mul(m, ci, c.xst[1])))}")
+                       f"{element_at(m, c.ty, x, iadd(m, xb, imul(m, ci, c.xst[1])))}")
                 m.emit(f"{b} = load {c.ty}, ptr "
-                       f"{_at(m, c.ty, w, _add(m, wb, _mul(m, ci, c.wst[1])))}")
+                       f"{element_at(m, c.ty, w, iadd(m, wb, imul(m, ci, c.wst[1])))}")
                 m.emit(f"{p} = fmul {c.ty} {a}, {b}")
                 m.emit(f"{s0} = load {c.ty}, ptr {acc}")
                 m.emit(f"{s1} = fadd {c.ty} {s0}, {p}")
                 m.emit(f"store {c.ty} {s1}, ptr {acc}")
-            _branch(m, ok, lambda: _loop(m, c.I, term), lambda: None)
+            if_else(m, ok, lambda: counted_loop(m, c.I, term), lambda: None)
         _window(m, c, (od, oh, ow), window)
         v = m.fresh()
         m.emit(f"{v} = load {c.ty}, ptr {acc}")
-        at = _add(m, _add(m, _mul(m, n, c.ost[0]), _mul(m, o, c.ost[1])),
-                  _add(m, _mul(m, od, c.ost[2]), _add(m, _mul(m, oh, c.ost[3]),
-                                                      _mul(m, ow, c.ost[4]))))
-        m.emit(f"store {c.ty} {v}, ptr {_at(m, c.ty, out, at)}")
-    _nest(m, c.osh, output)
+        at = iadd(m, iadd(m, imul(m, n, c.ost[0]), imul(m, o, c.ost[1])),
+                  iadd(m, imul(m, od, c.ost[2]), iadd(m, imul(m, oh, c.ost[3]),
+                                                      imul(m, ow, c.ost[4]))))
+        m.emit(f"store {c.ty} {v}, ptr {element_at(m, c.ty, out, at)}")
+    loop_nest(m, c.osh, output)
 
 
 def _unflatten(m, k, dims):
     """(kd, kh, kw) of window position number k."""
     KD, KH, KW = dims
-    return _udiv(m, k, KH * KW), _urem(m, _udiv(m, k, KW), KH), _urem(m, k, KW)
+    return iudiv(m, k, KH * KW), iurem(m, iudiv(m, k, KW), KH), iurem(m, k, KW)

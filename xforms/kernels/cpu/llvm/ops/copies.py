@@ -73,20 +73,13 @@ def _blocks(m, dst, src, rows, block, dst_stride, dst_off):
     """`rows` contiguous blocks of `block` bytes from `src` into `dst` (row p at
     p * dst_stride + dst_off)."""
     if rows == 1:
-        p = m.fresh()
-        m.emit(f"{p} = getelementptr i8, ptr {dst}, i64 {dst_off}")
-        memcpy(m, p, src, block)
+        memcpy(m, m.address("i8", dst, [(dst_off, 1)]), src, block)
         return
     row = object()
 
     def one():
         i = m.syms[row]
-        a, b, s, d = m.fresh(), m.fresh(), m.fresh(), m.fresh()
-        m.emit(f"{a} = mul nsw i64 {i}, {block}")
-        m.emit(f"{s} = getelementptr i8, ptr {src}, i64 {a}")
-        m.emit(f"{b} = mul nsw i64 {i}, {dst_stride}")
-        m.emit(f"{d} = getelementptr i8, ptr {dst}, i64 {b}")
-        e = m.fresh()
-        m.emit(f"{e} = getelementptr i8, ptr {d}, i64 {dst_off}")
-        memcpy(m, e, s, block)
+        s = m.address("i8", src, [(i, block)])
+        memcpy(m, m.address("i8", dst, [(i, dst_stride)] + [(dst_off, 1)] * bool(dst_off)), s,
+               block)
     m._counted(row, 0, rows, False, one)

@@ -34,7 +34,7 @@ import threading
 import numpy as np
 
 from ....codegen import cpu_blas, dot_dims, matrix_layouts
-from ..scalar import Refused, llvm_const
+from ..scalar import Refused, c_strides, llvm_const
 
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
@@ -128,20 +128,10 @@ def _permuted(mod, ty, var, src, perm):
     dst = mod.heap(size * (4 if ty == "float" else 8))
 
     def element(syms):             # (the copy written in order, its source read strided)
-        at, to = "0", "0"
-        for j, sym in enumerate(syms):
-            i = mod.index(sym)
-            t, a, u, b = mod.fresh(), mod.fresh(), mod.fresh(), mod.fresh()
-            mod.emit(f"{t} = mul nsw i64 {i}, {strides[perm[j]]}")
-            mod.emit(f"{a} = add nsw i64 {at}, {t}")
-            mod.emit(f"{u} = mul nsw i64 {to}, {dims[j]}")
-            mod.emit(f"{b} = add nsw i64 {u}, {i}")
-            at, to = a, b
-        p, v, q = mod.fresh(), mod.fresh(), mod.fresh()
-        mod.emit(f"{p} = getelementptr {ty}, ptr {src}, i64 {at}")
+        idx = [mod.index(sym) for sym in syms]
+        p, v = mod.address(ty, src, zip(idx, [strides[d] for d in perm])), mod.fresh()
         mod.emit(f"{v} = load {ty}, ptr {p}")
-        mod.emit(f"{q} = getelementptr {ty}, ptr {dst}, i64 {to}")
-        mod.emit(f"store {ty} {v}, ptr {q}")
+        mod.emit(f"store {ty} {v}, ptr {mod.address(ty, dst, zip(idx, c_strides(dims)))}")
     mod._nest_over(dims, element)
     return dst
 
@@ -235,20 +225,8 @@ def _element_ptr(mod, ty, var, syms):
     """The address of `var`'s element at loop indices `syms` (C order, its module array;
     a view of a concatenate's slot by its `steps`, llvm/slots.py)."""
     data, shape = mod.arrays[var]
-    offset = "0"
-    steps = getattr(shape, "steps", None)
-    for j, (sym, dim) in enumerate(zip(syms, shape)):
-        scaled, added = mod.fresh(), mod.fresh()
-        if steps is None:
-            mod.emit(f"{scaled} = mul nsw i64 {offset}, {int(dim)}")
-            mod.emit(f"{added} = add nsw i64 {scaled}, {mod.index(sym)}")
-        else:
-            mod.emit(f"{scaled} = mul nsw i64 {mod.index(sym)}, {steps[j]}")
-            mod.emit(f"{added} = add nsw i64 {offset}, {scaled}")
-        offset = added
-    p = mod.fresh()
-    mod.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {offset}")
-    return p
+    steps = getattr(shape, "steps", None) or c_strides(shape)
+    return mod.address(ty, data, ((mod.index(sym), step) for sym, step in zip(syms, steps)))
 
 
 def _element(mod, ty, var, syms):

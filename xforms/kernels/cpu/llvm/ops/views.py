@@ -136,11 +136,11 @@ def emit(mod, spec):
 
     def one(syms):
         idx = [mod.index(s) for s in syms]
-        ptrs = [_at(mod, spec.ty, mod.arrays[v][0], [(idx[j], view.strides[d])
-                                                      for j, d in enumerate(dims)])
+        ptrs = [mod.address(spec.ty, mod.arrays[v][0], [(idx[j], view.strides[d])
+                                                         for j, d in enumerate(dims)])
                 for v, view, dims in ((x, spec.x, spec.lb), (y, spec.y, spec.rb))]
-        ptrs.append(_at(mod, spec.ty, mod.arrays[out][0],
-                        [(idx[p], spec.o.strides[j]) for j, p in spec.obatch.items()]))
+        ptrs.append(mod.address(spec.ty, mod.arrays[out][0],
+                                [(idx[p], spec.o.strides[j]) for j, p in spec.obatch.items()]))
         _matrix(mod, spec, *ptrs)
     mod._nest_over(tuple(spec.batch), one)
 
@@ -230,17 +230,6 @@ def _batch_offsets(spec):
     return "\n".join(lines), "\n".join(out)
 
 
-def _at(mod, ty, data, terms):
-    """data + sum(index * stride) elements of `ty`."""
-    off = "0"
-    for i, stride in terms:
-        t, s = mod.fresh(), mod.fresh()
-        mod.emit(f"{t} = mul nsw i64 {i}, {stride}")
-        mod.emit(f"{s} = add nsw i64 {off}, {t}")
-        off = s
-    p = mod.fresh()
-    mod.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {off}")
-    return p
 
 
 def _matrix(mod, spec, xd, yd, od):

@@ -1,142 +1,33 @@
 """`jit`: trace once per abstract signature, compile the IR with a backend, call fast.
 
-Backends register with `register_backend(name, compile_fn, device_put=None,
-available=None)`: `compile_fn(closed_jaxpr, options) -> Executable`, where an Executable has
-`__call__(*flat_args) -> list` and `.source` (the generated code, for `as_text()`);
-`device_put(pytree)` copies arrays to the backend's memory (`xforms.device_put`);
-`available()` says whether the backend can run here (`default_backend` asks "cuda").
-`jit` imports `kernels` lazily, when a function is first compiled, and registers the
-backends of its table `kernels.BACKENDS` ("cpu", "cuda"): this import is the one place the
-xforms core reaches up into kernels (tests/test_layering.py names it), and `kernels`
-imports nothing from `jit` (no import cycle).
+The backends it compiles with are `xforms/jit/backends.py`'s registry.  Under another
+transform (`grad(jit(f))`), a jitted function is traced inline into the outer IR, which is
+itself compiled when the outermost `jit` runs.
 
-Under another transform (`grad(jit(f))`), a jitted function is traced inline into the
-outer IR, which is itself compiled when the outermost `jit` runs.
+>>> f = jit(lambda x: x * 2.0); f(1.0)
 """
 import contextlib
 import functools
 import logging
-import os
-import sys
 import warnings
-from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
-from . import config
-from .core import trace as core
-from .exec import exe_cache, gc_pause, tiered
-from .argnums import resolve_static, split_call
-from .errors import BackendError
-from .core import jit_switch, monitoring
-from .core.source_info import describe_function, function_name
-from .transforms.tracing import flatten_args, float0_as_static, trace_flat
-from .core.avals import DEVICE_ARRAY_TYPES, float0, is_device_array
-from .stages import Traced, Wrapped
-from .tree_util import tree_flatten, tree_unflatten
+from .. import config
+from ..core import trace as core
+from ..exec import exe_cache, gc_pause, tiered
+from ..argnums import resolve_static, split_call
+from ..core import jit_switch, monitoring
+from ..core.source_info import describe_function, function_name
+from ..transforms.tracing import flatten_args, float0_as_static, trace_flat
+from ..core.avals import DEVICE_ARRAY_TYPES, float0
+from ..stages import Traced, Wrapped
+from ..tree_util import tree_flatten, tree_unflatten
+from .backends import cheap_default, data_backend, default_backend, in_process, require
+from .misses import explain_miss, key_leaf_kinds
+from ..errors import BackendError
 
-
-logger = logging.getLogger(__name__)
-
-
-class Backend(NamedTuple):
-    """A registered backend: compile IR, copy arrays to it, say whether it can run here."""
-    compile: Callable
-    device_put: Optional[Callable] = None
-    available: Callable = lambda: True
-
-
-_backends = {}     # name -> Backend
-
-
-def register_backend(name, compile_fn, device_put=None, available=None):
-    """Register backend `name` (see the module docstring)."""
-    _backends[name] = _backend(compile_fn, device_put, available)
-
-
-def _backend(compile_fn, device_put=None, available=None):
-    return Backend(compile_fn, device_put, available or (lambda: True))
-
-
-def get_backend(name):
-    """The registered Backend `name` (importing kernels first unless it is registered
-    already, as "interpret" is: it needs no compiler), or None."""
-    if name not in _backends:
-        _load_backends()
-    return _backends.get(name)
-
-
-_import_error = []
-
-
-def _in_process(closed):
-    """tiered.in_process, the backends loaded (asked on the compile thread)."""
-    _load_backends()
-    return tiered.in_process(closed)
-
-
-def _load_backends():
-    if "cpu" not in _backends and not _import_error:
-        before = set(sys.modules)
-        try:
-            from xforms import kernels
-        except ImportError as e:   # Numba missing: make_jaxpr and eager transforms still work
-            _import_error.append(e)
-        except BaseException:      # Ctrl-C: forget the half-imported compiler (its modules
-            # hold a broken `numba`), so that the next call imports it afresh
-            for name in set(sys.modules) - before:
-                if (name.startswith("xforms.kernels")
-                        or name.partition(".")[0] in ("numba", "llvmlite")):
-                    del sys.modules[name]
-            raise
-        else:      # all at once: a thread that finds "cpu" finds every backend
-            _backends.update({name: _backend(**entry)
-                              for name, entry in kernels.BACKENDS.items()})
-
-
-def default_backend():
-    """"cuda" when a CUDA GPU (or the simulator) is present, else "cpu"; XFORMS_BACKEND wins,
-    and an open `xforms.default_device` block over both."""
-    chosen = jit_switch.default_platform()
-    if chosen is not None:
-        return chosen
-    env = config.backend()
-    if env:
-        if env not in ("cpu", "cuda"):
-            raise BackendError(f"XFORMS_BACKEND={env!r}: expected 'cpu' or 'cuda'")
-        return env
-    if config.cuda_simulator():
-        return "cuda"
-    try:
-        cuda = get_backend("cuda")
-        if cuda is not None and cuda.available():
-            return "cuda"
-    except Exception:
-        pass
-    return "cpu"
-
-
-def _cheap_default():
-    """default_backend() without importing the compiler where no GPU can be present (the
-    fast tier's first call must not wait for Numba's import)."""
-    if config.backend() or config.cuda_simulator() or jit_switch.default_platform():
-        return default_backend()
-    if not any(os.path.exists(p) for p in ("/proc/driver/nvidia", "/dev/nvidiactl")):
-        return "cpu"
-    return default_backend()
-
-
-class _Interpreted:
-    """Runs an IR with the NumPy implementations (backend "interpret", for debugging)."""
-
-    def __init__(self, closed, options=None):
-        self.closed, self.source = closed, str(closed)
-
-    def __call__(self, *args):
-        return core.eval_jaxpr(self.closed, *args)
-
-
-register_backend("interpret", lambda closed, options: _Interpreted(closed))
+logger = logging.getLogger("xforms.jit")   # (the name config's log_compiles documents)
 
 
 def _leaf_key(x):
@@ -184,16 +75,6 @@ def _float0_out_of_program(out):
     return float0_as_static(out), None
 
 
-def _data_backend(leaves):
-    """The backend holding the first device array among `leaves`, or None: a jitted
-    function that names no backend runs there (JAX's computation follows committed data:
-    a DeviceArray is never read to the host to run on the CPU by default)."""
-    for x in leaves:
-        if is_device_array(x):
-            return x.backend
-    return None
-
-
 def _refuse_tracing(fun):
     """What jit traces under no_tracing: it may only reuse a trace, so running it raises."""
     @functools.wraps(fun)
@@ -201,58 +82,6 @@ def _refuse_tracing(fun):
         raise RuntimeError(f"re-tracing function {describe_function(fun)} for `jit`, but "
                            "'no_tracing' is set")
     return refuse
-
-
-def _key_leaf_kinds(key):
-    """The (shape, dtype) entries of a signature key's argument leaves."""
-    return [k for k in _key_parts(key)["leaves"] if isinstance(k, tuple)]
-
-
-def _key_parts(key):
-    """A signature key of `Jitted._key` as {part: value}."""
-    options = ()
-    if isinstance(key[0], tuple):        # (key, trace_context) under non-default options
-        key, options = key
-    if isinstance(key[0], str):          # ("static", statics, static keywords, tree, leaves)
-        _, statics, skw, tree, leaves = key
-        return {"tree": tree, "leaves": leaves, "statics": dict(statics) | dict(skw),
-                "options": options}
-    return {"tree": key[0], "leaves": key[1], "statics": {}, "options": options}
-
-
-def _describe_leaf(k):
-    names = {"f": "Python float", "i": "Python int", "b": "Python bool"}
-    if isinstance(k, tuple):
-        return core.ShapedArray(k[0], k[1]).str_short()
-    return names.get(k, getattr(k, "__name__", str(k)))
-
-
-def _key_differences(old, new):
-    """What differs between two signature keys, in words."""
-    a, b = _key_parts(old), _key_parts(new)
-    if a["tree"] != b["tree"]:
-        return [f"different argument structure: now {b['tree']} and before {a['tree']}"]
-    out = [f"argument leaf {i}: now {_describe_leaf(n)} and before {_describe_leaf(o)}"
-           for i, (o, n) in enumerate(zip(a["leaves"], b["leaves"])) if o != n]
-    sa, sb = a["statics"], b["statics"]
-    out += [f"static argument {k!r}: now {sb.get(k)!r} and before {sa.get(k)!r}"
-            for k in sorted(set(sa) | set(sb), key=str) if sa.get(k) != sb.get(k)]
-    if a["options"] != b["options"]:
-        out.append(f"traced options: now {b['options']} and before {a['options']}")
-    return out
-
-
-def _explain_miss(fun, key, seen):
-    """explain_cache_misses: log why this call of `fun` traces again (JAX's wording)."""
-    if key is None:
-        why = "its arguments form no cache key (an unhashable static argument)"
-    elif not seen:
-        why = "never seen function"
-    else:
-        closest = min((_key_differences(k, key) for k in seen), key=len)
-        why = "all previously seen signatures differ; from the closest one:\n  * " + \
-            "\n  * ".join(closest)
-    logger.warning("TRACING CACHE MISS for %s: %s", describe_function(fun), why)
 
 
 class Jitted(Wrapped):
@@ -285,7 +114,7 @@ class Jitted(Wrapped):
         backend of the first device array among argument `leaves` (JAX's computation follows
         committed data), else `platform`, an open default_device's.  The one place a call
         looks for device arrays."""
-        placed = _data_backend(leaves) if DEVICE_ARRAY_TYPES else None
+        placed = data_backend(leaves) if DEVICE_ARRAY_TYPES else None
         if platform is not None:
             return self._on(placed or platform)
         if placed is not None and placed != default_backend():
@@ -298,7 +127,7 @@ class Jitted(Wrapped):
         flat, in_tree = flatten_args((dyn, dkw), self.fun)
         traced = _refuse_tracing(self.fun) if config.no_tracing.value else call
         # (lax.platform_dependent reads the platform the trace is for)
-        platform = (contextlib.nullcontext() if (self.backend or _cheap_default()) != "cuda"
+        platform = (contextlib.nullcontext() if (self.backend or cheap_default()) != "cuda"
                     else config.lowering_platform("cuda"))
         # traced once per signature while the jitted function lives (JAX's rule)
         with platform:
@@ -333,16 +162,7 @@ class Jitted(Wrapped):
 
     def _executable(self, closed, background=False):
         backend = self.backend or default_backend()
-        found = get_backend(backend)
-        if found is None:
-            if backend == "cuda" and not _import_error:   # (else: say why kernels failed)
-                raise BackendError(
-                    "backend 'cuda' is not available: install the CUDA extra "
-                    "(pip install 'xforms[cuda]') on a machine with an NVIDIA GPU, or run on "
-                    "Numba's CUDA simulator with NUMBA_ENABLE_CUDASIM=1")
-            why = (f": the compiler package 'xforms.kernels' failed to import ({_import_error[0]}); "
-                   "reinstall with `pip install -e .`" if _import_error else "")
-            raise BackendError(f"backend {backend!r} is not available{why}")
+        found = require(backend)
         with monitoring.timed(monitoring.BACKEND_COMPILE_EVENT,
                               f"jit({function_name(self.fun)})"):
             return found.compile(closed, {"donate_argnums": self.donate_argnums,
@@ -360,12 +180,12 @@ class Jitted(Wrapped):
     def _new_executable(self, closed):
         """The compiled executable, or (tiered) one that runs the IR eagerly while the
         compile runs in the background."""
-        if tiered.enabled(self.tiered) and (self.backend or _cheap_default()) == "cpu" \
+        if tiered.enabled(self.tiered) and (self.backend or cheap_default()) == "cpu" \
                 and tiered.worthwhile(closed):
             self._log_compile(closed, " in the background (the fast tier answers meanwhile)")
             return tiered.TieredExecutable(
                 closed, lambda: self._executable(closed, background=True),
-                describe_function(self.fun), _in_process)
+                describe_function(self.fun), in_process)
         self._log_compile(closed, "")
         return self._executable(closed)
 
@@ -431,7 +251,7 @@ class Jitted(Wrapped):
                                     tree_flatten((args, kwargs))[0])
             if other is not None:
                 return other(*args, **kwargs)
-        if hit is None and (key is None or any(k[1] == float0 for k in _key_leaf_kinds(key))):
+        if hit is None and (key is None or any(k[1] == float0 for k in key_leaf_kinds(key))):
             # float0 arguments (as JAX allows) stay out of the program: their shapes join
             # the key (only here, off the path of calls that hit)
             args, kwargs = float0_as_static((args, kwargs))
@@ -448,7 +268,7 @@ class Jitted(Wrapped):
             self._fast_call = fast
             return tree_unflatten(out_tree, exe(*leaves))
         if config.explain_cache_misses.value:
-            _explain_miss(self.fun, key, list(self._fast))
+            explain_miss(self.fun, key, list(self._fast))
         with gc_pause.paused():          # (the compile's objects live until it ends)
             closed, out_tree, flat, in_tree = self._trace(args, kwargs)
             exe = self._new_executable(closed)
@@ -511,76 +331,6 @@ class Jitted(Wrapped):
     def lower(self, *args, **kwargs):
         """Trace and compile synchronously, never the fast tier (`xforms.stages.Lowered`)."""
         return self.trace(*args, **kwargs).lower()
-
-
-def follows_data(fun, user_fun):
-    """`fun` (an eager transform of `user_fun`: grad's, vmap's) that, called eagerly with
-    device arrays among its array arguments, runs as `jit(fun)` on their backend instead:
-    its NumPy evaluation would copy them to the host and compute there (JAX computes where
-    committed data lives).  Only where `user_fun` is a jitted function (or xforms'
-    transforms of one): its Python already runs once per signature, so jitting the
-    transform skips none of the user's Python; any other function is returned as is, and
-    runs every call (JAX's rule without jit), on the host.
-
-    >>> g = grad(jit(loss)); g(xf.device_put(w, backend="cuda"))   # on the GPU
-    """
-    if not _only_jitted(user_fun):
-        return fun
-    jitted = {}
-
-    @functools.wraps(fun)
-    def call(*args, **kwargs):
-        if DEVICE_ARRAY_TYPES and core._state.current is core.eval_trace:
-            leaves = tree_flatten((args, kwargs))[0]
-            placed = _data_backend(leaves)
-            if placed is not None and all(map(_jit_leaf, leaves)):
-                if placed not in jitted:
-                    jitted[placed] = Jitted(fun, backend=placed)
-                return jitted[placed](*args, **kwargs)
-        return fun(*args, **kwargs)
-    call._xforms_transform_of = user_fun
-    return call
-
-
-def _only_jitted(fun):
-    """Is all of `fun`'s Python inside a jit (a Jitted, or xforms' eager transforms of one:
-    they mark what they transform as `_xforms_transform_of`)?"""
-    for _ in range(64):
-        if isinstance(fun, Jitted):
-            return True
-        fun = getattr(fun, "_xforms_transform_of", None)
-        if fun is None:
-            return False
-    return False
-
-
-def _jit_leaf(x):
-    """Can `x` be a traced argument of a jitted call (else `follows_data` leaves it eager)?"""
-    return isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)) or \
-        is_device_array(x)
-
-
-def eval_where_data(closed, args, n_out=None):
-    """`core.eval_jaxpr(closed, *args)` (`n_out`: `eval_with_residuals`) for the eager
-    transforms; with device arrays among `args`, compiled for their backend (one Jitted per
-    derived program, which is interned per structure: the user's Python is still traced
-    every call, only the compile is reused) instead of copying them to the host.
-
-    >>> outs = eval_where_data(transposed, [*res, one])       # on the GPU if res are there
-    """
-    if DEVICE_ARRAY_TYPES and core._state.current is core.eval_trace:
-        placed = _data_backend(args)
-        if placed is not None and all(map(_jit_leaf, args)):
-            per = closed.__dict__.setdefault("_where_data", {})  # (dies with the program)
-            if placed not in per:
-                def program(*a):
-                    return core.eval_jaxpr(closed, *a)
-                program.__name__ = program.__qualname__ = "an eager transform's program"
-                per[placed] = Jitted(program, backend=placed)
-            return per[placed](*args)
-    if n_out is None:
-        return core.eval_jaxpr(closed, *args)
-    return core.eval_with_residuals(closed, n_out, *args)
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None, donate_argnums=(),

@@ -15,18 +15,18 @@ transpose solves with `transpose_solve` and the transposed operator.
 """
 import numpy as np
 
-from ..core import trace as core, source_info
-from ..core.avals import is_inexact
-from ..core.trace import Tracer
-from ..primitives.control import control_flow as cf
-from ..primitives.control.solves import linear_solve_p
-from ..primitives.custom import LazyJaxpr, custom_jvp_call_p
-from ..primitives.elementwise import convert_element_type, neg
-from ..primitives.structural import zeros
-from ..core.source_info import describe_function
-from ..transforms.jvp import jvp_jaxpr, tangent_aval
-from ..transforms.transpose import transpose_jaxpr
-from ..tree_util import tree_flatten, tree_unflatten
+from ...core import trace as core, source_info
+from ...core.avals import is_inexact
+from ...core.trace import Tracer
+from ...primitives.control import control_flow as cf
+from ...primitives.control.solves import linear_solve_p
+from ...primitives.custom import LazyJaxpr, custom_jvp_call_p
+from ...primitives.elementwise import convert_element_type, neg
+from ...primitives.structural import zeros
+from ...core.source_info import describe_function
+from ...transforms.jvp import jvp_jaxpr, tangent_aval
+from ...transforms.transpose import transpose_jaxpr
+from ...tree_util import tree_flatten, tree_unflatten
 
 
 def _where():

@@ -1,0 +1,150 @@
+"""The backend registry `jit` compiles with, and where a call's data lives.
+
+Backends register with `register_backend(name, compile_fn, device_put=None,
+available=None)`: `compile_fn(closed_jaxpr, options) -> Executable`, where an Executable has
+`__call__(*flat_args) -> list` and `.source` (the generated code, for `as_text()`);
+`device_put(pytree)` copies arrays to the backend's memory (`xforms.device_put`);
+`available()` says whether the backend can run here (`default_backend` asks "cuda").
+This module imports `kernels` lazily, when a function is first compiled, and registers the
+backends of its table `kernels.BACKENDS` ("cpu", "cuda"): this import is the one place the
+xforms core reaches up into kernels (tests/test_layering.py names it), and `kernels`
+imports nothing from `jit` (no import cycle).
+
+>>> require("interpret").compile(closed, {})(*args)      # runs `closed` with NumPy
+"""
+import os
+import sys
+from typing import Callable, NamedTuple, Optional
+
+from .. import config
+from ..core import jit_switch, trace as core
+from ..core.avals import is_device_array
+from ..errors import BackendError
+from ..exec import tiered
+
+
+class Backend(NamedTuple):
+    """A registered backend: compile IR, copy arrays to it, say whether it can run here."""
+    compile: Callable
+    device_put: Optional[Callable] = None
+    available: Callable = lambda: True
+
+
+_backends = {}     # name -> Backend
+
+
+def register_backend(name, compile_fn, device_put=None, available=None):
+    """Register backend `name` (see the module docstring)."""
+    _backends[name] = _backend(compile_fn, device_put, available)
+
+
+def _backend(compile_fn, device_put=None, available=None):
+    return Backend(compile_fn, device_put, available or (lambda: True))
+
+
+def get_backend(name):
+    """The registered Backend `name` (importing kernels first unless it is registered
+    already, as "interpret" is: it needs no compiler), or None."""
+    if name not in _backends:
+        _load_backends()
+    return _backends.get(name)
+
+
+_import_error = []
+
+
+def in_process(closed):
+    """tiered.in_process, the backends loaded (asked on the compile thread)."""
+    _load_backends()
+    return tiered.in_process(closed)
+
+
+def _load_backends():
+    if "cpu" not in _backends and not _import_error:
+        before = set(sys.modules)
+        try:
+            from xforms import kernels
+        except ImportError as e:   # Numba missing: make_jaxpr and eager transforms still work
+            _import_error.append(e)
+        except BaseException:      # Ctrl-C: forget the half-imported compiler (its modules
+            # hold a broken `numba`), so that the next call imports it afresh
+            for name in set(sys.modules) - before:
+                if (name.startswith("xforms.kernels")
+                        or name.partition(".")[0] in ("numba", "llvmlite")):
+                    del sys.modules[name]
+            raise
+        else:      # all at once: a thread that finds "cpu" finds every backend
+            _backends.update({name: _backend(**entry)
+                              for name, entry in kernels.BACKENDS.items()})
+
+
+def default_backend():
+    """"cuda" when a CUDA GPU (or the simulator) is present, else "cpu"; XFORMS_BACKEND wins,
+    and an open `xforms.default_device` block over both."""
+    chosen = jit_switch.default_platform()
+    if chosen is not None:
+        return chosen
+    env = config.backend()
+    if env:
+        if env not in ("cpu", "cuda"):
+            raise BackendError(f"XFORMS_BACKEND={env!r}: expected 'cpu' or 'cuda'")
+        return env
+    if config.cuda_simulator():
+        return "cuda"
+    try:
+        cuda = get_backend("cuda")
+        if cuda is not None and cuda.available():
+            return "cuda"
+    except Exception:
+        pass
+    return "cpu"
+
+
+def cheap_default():
+    """default_backend() without importing the compiler where no GPU can be present (the
+    fast tier's first call must not wait for Numba's import)."""
+    if config.backend() or config.cuda_simulator() or jit_switch.default_platform():
+        return default_backend()
+    if not any(os.path.exists(p) for p in ("/proc/driver/nvidia", "/dev/nvidiactl")):
+        return "cpu"
+    return default_backend()
+
+
+
+def require(name):
+    """The registered Backend `name`, or a BackendError saying what to install (or why the
+    compiler package failed to import)."""
+    found = get_backend(name)
+    if found is not None:
+        return found
+    if name == "cuda" and not _import_error:   # (else: say why kernels failed)
+        raise BackendError(
+            "backend 'cuda' is not available: install the CUDA extra "
+            "(pip install 'xforms[cuda]') on a machine with an NVIDIA GPU, or run on "
+            "Numba's CUDA simulator with NUMBA_ENABLE_CUDASIM=1")
+    why = (f": the compiler package 'xforms.kernels' failed to import ({_import_error[0]}); "
+           "reinstall with `pip install -e .`" if _import_error else "")
+    raise BackendError(f"backend {name!r} is not available{why}")
+
+
+class _Interpreted:
+    """Runs an IR with the NumPy implementations (backend "interpret", for debugging)."""
+
+    def __init__(self, closed, options=None):
+        self.closed, self.source = closed, str(closed)
+
+    def __call__(self, *args):
+        return core.eval_jaxpr(self.closed, *args)
+
+
+register_backend("interpret", lambda closed, options: _Interpreted(closed))
+
+
+def data_backend(leaves):
+    """The backend holding the first device array among `leaves`, or None: a jitted
+    function that names no backend runs there (JAX's computation follows committed data:
+    a DeviceArray is never read to the host to run on the CPU by default)."""
+    for x in leaves:
+        if is_device_array(x):
+            return x.backend
+    return None

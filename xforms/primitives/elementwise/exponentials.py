@@ -1,0 +1,48 @@
+"""exp, exp2, log, expm1, log1p and logistic, with their derivatives.
+
+>>> log1p(np.float64(1e-20))       # 1e-20
+"""
+import numpy as np
+
+from ...core.facts import math_names
+from ...core.engine_prims import like
+from ...transforms.jvp import defjvp
+from .arithmetic import add, div, mul, sub
+from .base import bind1, define, inexact
+
+
+# --- exponentials and logarithms -----------------------------------------------------------
+exp_p = define("exp", np.exp, accept=inexact, math=math_names("exp"), vec="vm_exp")
+exp = bind1(exp_p)
+defjvp(exp_p, lambda t, ans, x: mul(t, ans))
+
+exp2_p = define("exp2", np.exp2, accept=inexact,   # CUDA: xforms/kernels/cuda/{scalar,complex}_cuda.py
+              math={"cpu": "np.exp2", "cpu_complex": "np.exp2", "cuda": None,
+                    "cuda_complex": None}, cost=2.5)
+exp2 = bind1(exp2_p)
+defjvp(exp2_p, lambda t, ans, x: mul(t, mul(ans, like(np.log(2.0), ans))))
+
+log_p = define("log", np.log, accept=inexact, math=math_names("log"), vec="vm_log")
+log = bind1(log_p)
+defjvp(log_p, lambda t, ans, x: div(t, x))
+
+expm1_p = define("expm1", np.expm1, accept=inexact, vec="vm_expm1",
+               math=dict(math_names("expm1"), cpu_complex="np.expm1", cuda_complex=None))
+expm1 = bind1(expm1_p)
+defjvp(expm1_p, lambda t, ans, x: mul(t, add(ans, like(1, ans))))
+
+log1p_p = define("log1p", np.log1p, accept=inexact, vec="vm_log1p",
+               math=dict(math_names("log1p"), cpu_complex="np.log1p", cuda_complex=None))
+log1p = bind1(log1p_p)
+defjvp(log1p_p, lambda t, ans, x: div(t, add(x, like(1, x))))
+
+
+def _logistic(x):
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))
+
+
+logistic_p = define("logistic", _logistic, accept=inexact, vec="vm_logistic",   # else 1/(1+exp(-x))
+                  math=dict.fromkeys(("cpu", "cpu_complex", "cuda", "cuda_complex")))
+logistic = bind1(logistic_p)
+defjvp(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(like(1, ans), ans))))

@@ -1,0 +1,84 @@
+"""pow (an integer exponent at the base's dtype, as JAX), integer_pow, sqrt, rsqrt and
+cbrt, with their derivatives (JAX's conventions at x == 0 and y == 0).
+
+>>> integer_pow(np.float64(3.0), 2)       # 9.0
+"""
+import numpy as np
+
+from ...core import trace as core
+from ...core.avals import ShapedArray, is_inexact, is_integer
+from ...core.trace import abstract_eval_rules, impl_rules
+from ...core.facts import ELEMENTWISE, declare, math_names
+from ...core.engine_prims import convert_element_type, like
+from ...core.registry import primitive
+from ...transforms.jvp import defjvp
+from ...transforms.vmap import defvectorized
+from .arithmetic import div, mul, sub
+from .base import (bcast_to, bind1, bind2, define, elementwise_aval, full_like_scalar,
+                   inexact, real_float)
+from .exponentials import log
+from .logic import eq, select_n
+
+
+# --- powers ---------------------------------------------------------------------------------
+def _pow_impl(x, y):      # an integer y at x's dtype, as JAX (NumPy: f32 ** i32 is f64)
+    return np.power(x, y, dtype=np.result_type(x))
+
+
+pow_p = define("pow", _pow_impl, 2, accept=inexact, cost=10.0)
+pow = bind2(pow_p)
+
+
+def _pow_aval(x, y):
+    """JAX's rule: an inexact base and an integer exponent give the base's dtype."""
+    if is_inexact(x.dtype) and is_integer(y.dtype):
+        y = ShapedArray(y.shape, x.dtype, x.weak_type and y.weak_type)
+    return elementwise_aval("pow", [x, y], None, inexact)
+
+
+def _pow_jvp_x(t, ans, x, y):
+    # y x**(y - 1); for an integer y JAX takes 0 where y == 0 (x**0 is the constant 1, even at
+    # x = 0, where 0 * 0**-1 would be NaN), with y at x's dtype
+    if not is_integer(core.get_aval(y).dtype):
+        return bcast_to(mul(t, mul(y, pow(x, sub(y, like(1, y))))), ans)
+    yf = convert_element_type(y, core.get_aval(x).dtype)
+    jac = bcast_to(mul(yf, pow(x, sub(yf, like(1, yf)))), ans)
+    zero = bcast_to(eq(y, like(0, y)), ans)
+    return bcast_to(mul(t, select_n(zero, jac, bcast_to(like(0, jac), ans))), ans)
+
+
+def _pow_jvp_y(t, ans, x, y):
+    # d/dy x**y = log(x) x**y, taken as 0 at x == 0 (JAX).  log of 1 in place of 0 there: a
+    # log(0) computed and then discarded by select would still make the second derivative
+    # 0 * inf = nan.
+    one = full_like_scalar(1, ans if core.get_aval(x).shape == () else x)
+    safe_x = select_n(eq(x, like(0, x)), x, one)
+    return bcast_to(mul(t, mul(log(safe_x), ans)), ans)
+
+
+abstract_eval_rules[pow_p] = _pow_aval
+defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
+
+integer_pow_p = primitive("integer_pow")
+abstract_eval_rules[integer_pow_p] = lambda x, *, y: [x]
+impl_rules[integer_pow_p] = lambda x, *, y: [np.power(x, y) if y >= 0 else
+                                             1 / np.power(x, -y)]
+integer_pow = lambda x, y: integer_pow_p.bind(x, y=int(y))
+defvectorized(integer_pow_p)
+declare(integer_pow_p, ELEMENTWISE, simplify="unary", noop=lambda eqn: eqn.params["y"] == 1,
+        cheap=True)
+defjvp(integer_pow_p, lambda t, ans, x, *, y: (
+    t if y == 1 else mul(t, mul(like(y, x), x if y == 2 else integer_pow(x, y - 1)))
+    if y != 0 else full_like_scalar(0, t)))
+
+sqrt_p = define("sqrt", np.sqrt, accept=inexact, math=math_names("sqrt"))
+sqrt = bind1(sqrt_p)
+defjvp(sqrt_p, lambda t, ans, x: div(t, mul(like(2, ans), ans)))
+
+rsqrt_p = define("rsqrt", lambda x: 1 / np.sqrt(x), accept=inexact)
+rsqrt = bind1(rsqrt_p)
+defjvp(rsqrt_p, lambda t, ans, x: mul(t, mul(like(-0.5, ans), div(ans, x))))
+
+cbrt_p = define("cbrt", np.cbrt, accept=real_float, cost=14.0)
+cbrt = bind1(cbrt_p)
+defjvp(cbrt_p, lambda t, ans, x: mul(t, mul(like(1 / 3, ans), integer_pow(ans, -2))))

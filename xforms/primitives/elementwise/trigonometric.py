@@ -1,0 +1,82 @@
+"""Trigonometric and hyperbolic functions and their inverses, and atan2, with their
+derivatives.
+
+>>> atan2(np.float64(1.0), np.float64(-1.0))      # 3 pi / 4
+"""
+import numpy as np
+
+from ...core.facts import math_names
+from ...core.engine_prims import like
+from ...transforms.jvp import defjvp
+from .arithmetic import add, div, mul, neg, sub
+from .base import bcast_to, bind1, bind2, define, inexact, real_float
+from .powers import rsqrt
+
+
+# --- trigonometric and hyperbolic ---------------------------------------------------------
+sin_p = define("sin", np.sin, accept=inexact, vec="vm_sin", guarded=True,   # xforms/kernels/cpu/numba/nest.py
+            math=math_names("sin", cuda_complex=False))
+sin = bind1(sin_p)
+defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
+
+cos_p = define("cos", np.cos, accept=inexact, vec="vm_cos", guarded=True,   # xforms/kernels/cpu/numba/nest.py
+            math=math_names("cos", cuda_complex=False))
+cos = bind1(cos_p)
+defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
+
+tan_p = define("tan", np.tan, accept=inexact, vec="vm_tan", guarded=True,   # xforms/kernels/cpu/numba/nest.py
+            math=math_names("tan", cuda_complex=False))
+tan = bind1(tan_p)
+defjvp(tan_p, lambda t, ans, x: mul(t, add(like(1, ans), mul(ans, ans))))
+
+asin_p = define("asin", np.arcsin, accept=inexact,
+             math=math_names("asin"))
+asin = bind1(asin_p)
+defjvp(asin_p, lambda t, ans, x: mul(t, rsqrt(sub(like(1, x), mul(x, x)))))
+
+acos_p = define("acos", np.arccos, accept=inexact,
+             math=math_names("acos"))
+acos = bind1(acos_p)
+defjvp(acos_p, lambda t, ans, x: neg(mul(t, rsqrt(sub(like(1, x), mul(x, x))))))
+
+atan_p = define("atan", np.arctan, accept=inexact,
+             math=math_names("atan"), vec="vm_atan")
+atan = bind1(atan_p)
+defjvp(atan_p, lambda t, ans, x: div(t, add(like(1, x), mul(x, x))))
+
+sinh_p = define("sinh", np.sinh, accept=inexact,
+             math=math_names("sinh", cuda_complex=False), vec="vm_sinh")
+sinh = bind1(sinh_p)
+defjvp(sinh_p, lambda t, ans, x: mul(t, cosh(x)))
+
+cosh_p = define("cosh", np.cosh, accept=inexact,
+             math=math_names("cosh", cuda_complex=False), vec="vm_cosh")
+cosh = bind1(cosh_p)
+defjvp(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
+
+tanh_p = define("tanh", np.tanh, accept=inexact,
+             math=math_names("tanh", cuda_complex=False), vec="vm_tanh")
+tanh = bind1(tanh_p)
+defjvp(tanh_p, lambda t, ans, x: mul(t, sub(like(1, ans), mul(ans, ans))))
+
+asinh_p = define("asinh", np.arcsinh, accept=inexact,
+              math=math_names("asinh"))
+asinh = bind1(asinh_p)
+defjvp(asinh_p, lambda t, ans, x: mul(t, rsqrt(add(mul(x, x), like(1, x)))))
+
+acosh_p = define("acosh", np.arccosh, accept=inexact,
+              math=math_names("acosh", cuda_complex=False))
+acosh = bind1(acosh_p)
+defjvp(acosh_p, lambda t, ans, x: mul(t, rsqrt(sub(mul(x, x), like(1, x)))))
+
+atanh_p = define("atanh", np.arctanh, accept=inexact,
+              math=math_names("atanh"))
+atanh = bind1(atanh_p)
+defjvp(atanh_p, lambda t, ans, x: div(t, sub(like(1, x), mul(x, x))))
+
+atan2_p = define("atan2", np.arctan2, 2, accept=real_float,
+               math={"cpu": "math.atan2", "cuda": "math.atan2"})
+atan2 = bind2(atan2_p)     # (complex operands: xforms/numpy/ufuncs.atan2)
+defjvp(atan2_p,
+       lambda t, ans, x, y: bcast_to(mul(t, div(y, add(mul(x, x), mul(y, y)))), ans),
+       lambda t, ans, x, y: bcast_to(neg(mul(t, div(x, add(mul(x, x), mul(y, y))))), ans))
