@@ -107,17 +107,19 @@ def divide_scalar(a, b):
         im = (ai - ar * ratio) / denom
     if re == re or im == im:
         return complex(re, im)
-    # the corner cases (the module docstring); one function, so Numba compiles it whole
-    inf = math.inf
+    # the corner cases (the module docstring); one function, so Numba compiles it whole.
+    # The unit signs have the parts' type: Numba would compute float32 parts times a float64
+    # 1.0 in float64, where XLA's sum overflows ((3e38+3e38j) / (inf+infj): nan+0j, not 0j)
+    inf, one, zero = math.inf, type(ar)(1.0), type(ar)(0.0)
     if br == 0 and bi == 0:
         scale = math.copysign(inf, br)
         return complex(scale * ar, scale * ai)
     if (math.isinf(ar) or math.isinf(ai)) and math.isfinite(br) and math.isfinite(bi):
-        sr = math.copysign(1.0 if math.isinf(ar) else 0.0, ar)
-        si = math.copysign(1.0 if math.isinf(ai) else 0.0, ai)
+        sr = math.copysign(one if math.isinf(ar) else zero, ar)
+        si = math.copysign(one if math.isinf(ai) else zero, ai)
         return complex(inf * (sr * br + si * bi), inf * (si * br - sr * bi))
     if (math.isinf(br) or math.isinf(bi)) and math.isfinite(ar) and math.isfinite(ai):
-        tr = math.copysign(1.0 if math.isinf(br) else 0.0, br)
-        ti = math.copysign(1.0 if math.isinf(bi) else 0.0, bi)
+        tr = math.copysign(one if math.isinf(br) else zero, br)
+        ti = math.copysign(one if math.isinf(bi) else zero, bi)
         return complex(0.0 * (ar * tr + ai * ti), 0.0 * (ai * tr - ar * ti))
     return complex(re, im)

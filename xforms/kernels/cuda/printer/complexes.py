@@ -16,15 +16,36 @@ spelled here in real arithmetic on the parts, e.g.
 Real operands fall through to the rules already registered for the target.  The inline
 ones are the `cuda_complex` math names the primitives declare (xforms/core/facts.py); the ones
 spelled here declare None there.
+
+Division is XLA's (Smith's algorithm, then C99's corner cases where it gives nan+nanj), the
+CPU tiers' one function, xforms/primitives/complex_arith/division.divide_scalar, compiled here
+as a device function that every generated module imports (`MODULE_LINE`) and the shared
+scalar rule calls (`complex_div(a, b)`):
+
+    (inf+infj) / 1j == inf-infj        (1+2j) / 0j == inf+infj       (Numba's `/`: nan+nanj, raises)
 """
 import math
 
 import numpy as np
 
+from xforms.primitives.complex_arith import division
 from ...loops.scalar_rules import get_scalar_rule, register_scalar_rule
 from . import scalar  # noqa: F401  (the real rules these fall back to, registered first)
 
 TARGET = "cuda"
+MODULE_LINE = "from xforms.kernels.cuda.printer.complexes import complex_div"
+
+
+def __getattr__(name):
+    """`complex_div`, made when a generated module imports it (CPU use of xforms imports
+    this module, never numba.cuda).  Inlined at Numba level, as user primitives' device
+    functions: no call, and no compile for the current device (PTX without a GPU)."""
+    if name != "complex_div":
+        raise AttributeError(name)
+    from numba import cuda
+    fn = cuda.jit(device=True, inline="always")(division.divide_scalar)
+    globals()["complex_div"] = fn
+    return fn
 
 
 def _is_complex(ctx):

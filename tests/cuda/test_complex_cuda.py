@@ -1,0 +1,81 @@
+"""Complex numbers at their edges on the CUDA backend (session 27, issue #31/#34): division is
+XLA's, by the CPU tiers' own function compiled as a device function (cuda/printer/
+complexes.py), so on a grid of infinities, NaNs, signed zeros, huge and tiny parts the CUDA
+quotients are the CPU compiled tier's, bit for bit.
+
+JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on), written
+here as literals.
+"""
+import numpy as np
+import pytest
+
+import xforms as xf
+from xforms import lax
+
+INF, NAN = np.inf, np.nan
+
+
+def parts_equal(got, want):
+    """Same dtype and, part by part, the same value: NaN where `want` has NaN, zeros of the
+    same sign, finite parts to a few ulps."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, got.dtype
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=f"{got} {want}")
+        np.testing.assert_array_equal(np.signbit(g[~np.isnan(g)]), np.signbit(w[~np.isnan(w)]),
+                                      err_msg=f"{got} {want}")
+        rtol = 1e-6 if got.dtype == np.complex64 else 1e-15
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=0, err_msg=f"{got} {want}")
+
+
+def same_bits(got, want):
+    """Bit for bit, NaN payloads aside."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        bad = ~((g == w) & (np.signbit(g) == np.signbit(w)) | np.isnan(g) & np.isnan(w))
+        assert not bad.any(), f"{bad.sum()} differ, first at {np.flatnonzero(bad)[:5]}"
+
+
+# (a, b): jax 0.10.2's `a / b` below (jax.jit(lambda a, b: a / b) on complex128 and complex64)
+_PAIRS = [(complex(INF, INF), 1j), (complex(INF, INF), complex(-0.0, 0.0)),
+          (complex(INF, NAN), 1 + 1j), (1 + 2j, 0j), (complex(INF, 2), 2 + 0j),
+          (3 - 4j, complex(INF, 1)), (1 + 1j, complex(1e300, 1e300)),
+          (complex(3e38, 3e38), complex(INF, INF)), (complex(-3e38, 3e38), complex(INF, -INF)),
+          (complex(NAN, 1), complex(INF, 0)), (2 - 1j, complex(0, -0.0))]
+_JAX = {np.complex128: [(INF, -INF), (-INF, -INF), (INF, -INF), (INF, INF), (INF, NAN),
+                        (0.0, -0.0), (1e-300, 0.0), (0.0, 0.0), (-0.0, 0.0), (NAN, NAN),
+                        (INF, -INF)],
+        # (1e300 is inf in complex64; the sums 3e38 + 3e38 overflow float32: 0 * inf)
+        np.complex64: [(INF, -INF), (-INF, -INF), (INF, -INF), (INF, INF), (INF, NAN),
+                       (0.0, -0.0), (0.0, 0.0), (NAN, 0.0), (NAN, 0.0), (NAN, NAN),
+                       (INF, -INF)]}
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cuda_complex_division_special_values_as_jax(dtype):
+    with np.errstate(over="ignore"):
+        a, b = (np.array(c, dtype) for c in zip(*_PAIRS))
+    want = np.array([complex(r, i) for r, i in _JAX[dtype]], dtype)
+    parts_equal(xf.jit(lambda a, b: a / b, backend="cuda")(a, b), want)
+    # what divides inside: 1 / b, b ** -1, lax.integer_pow(b, -2) of [0j, inf+1j]: jax
+    # [inf+nanj, 0j], [inf+nanj, 0j], [inf+nanj, 0-0j]
+    b = np.array([0j, complex(INF, 1)], dtype)
+    got = xf.jit(lambda b: (1 / b, b ** -1, lax.integer_pow(b, -2)), backend="cuda")(b)
+    for g, last in zip(got, (0.0, 0.0, -0.0)):
+        parts_equal(g, np.array([complex(INF, NAN), complex(0.0, last)], dtype))
+
+
+def _grid(dtype):
+    parts = [INF, -INF, NAN, 0.0, -0.0, 1.0, -7.5, 1e-30,
+             3e38 if dtype == np.complex64 else 1e300]
+    v = np.array([complex(r, i) for r in parts for i in parts], dtype)
+    return np.repeat(v, v.size), np.tile(v, v.size)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cuda_complex_division_is_the_cpu_tiers_bit_for_bit(dtype):
+    a, b = _grid(dtype)
+    div = lambda a, b: a / b    # noqa: E731
+    cpu = xf.jit(div, backend="cpu", tiered=False)(a, b)
+    same_bits(xf.jit(div, backend="cuda")(a, b), cpu)

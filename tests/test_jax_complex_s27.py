@@ -1,0 +1,40 @@
+"""Complex differences from JAX closed in session 27 (issue #31) on the CPU tiers: complex64
+division's corner cases in float32 (Numba computed them in float64).  The CUDA side:
+tests/cuda/test_complex_cuda.py.
+
+JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on),
+written here as literals.
+"""
+import numpy as np
+
+import xforms.lax as lax
+from jax_tiers import tiers  # noqa: F401 (a fixture)
+from xforms.primitives.complex_arith import division as complex_division
+
+INF, NAN = np.inf, np.nan
+
+
+def parts_equal(results, want):
+    """Each result has `want`'s dtype and parts: NaN where it has NaN, zeros of its sign,
+    finite parts to a few ulps."""
+    want = np.asarray(want)
+    for r in results:
+        r = np.asarray(r)
+        assert r.dtype == want.dtype, r.dtype
+        for g, w in ((r.real, want.real), (r.imag, want.imag)):
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=f"{r} {want}")
+            np.testing.assert_array_equal(np.signbit(g[~np.isnan(g)]),
+                                          np.signbit(w[~np.isnan(w)]), err_msg=f"{r} {want}")
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=0, err_msg=f"{r} {want}")
+
+
+def test_complex64_division_corner_cases_stay_in_float32(tiers):
+    # jax 0.10.2: a / b of complex64 [3e38+3e38j, -3e38+3e38j, 3e38-1j] / [inf+infj,
+    # inf-infj, inf+0j] -> [nan+0j, nan+0j, 0-0j]: finite over infinite is 0 * (sum of the
+    # parts times the divisor's unit signs), and 3e38 + 3e38 overflows float32 (XLA's)
+    a = np.array([complex(3e38, 3e38), complex(-3e38, 3e38), complex(3e38, -1)], np.complex64)
+    b = np.array([complex(INF, INF), complex(INF, -INF), complex(INF, 0)], np.complex64)
+    want = np.array([complex(NAN, 0.0), complex(NAN, 0.0), complex(0.0, -0.0)], np.complex64)
+    parts_equal(tiers(lax.div, a, b), want)
+    parts_equal([np.array([complex_division.divide_scalar(x, y) for x, y in zip(a, b)],
+                          np.complex64)], want)
