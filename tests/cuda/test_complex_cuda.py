@@ -1,7 +1,9 @@
 """Complex numbers at their edges on the CUDA backend (session 27, issue #31/#34): division is
 XLA's, by the CPU tiers' own function compiled as a device function (cuda/printer/
 complexes.py), so on a grid of infinities, NaNs, signed zeros, huge and tiny parts the CUDA
-quotients are the CPU compiled tier's, bit for bit.
+quotients are the CPU compiled tier's, bit for bit; tanh, tan and arccosh by device functions
+too (complex_arith/hyperbolic.py), with C99's (jax's) special values where the closed forms
+printed before gave NaN parts (and, on the simulator, raised: Python's math.tan(inf)).
 
 JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on), written
 here as literals.
@@ -10,6 +12,7 @@ import numpy as np
 import pytest
 
 import xforms as xf
+import xforms.numpy as xnp
 from xforms import lax
 
 INF, NAN = np.inf, np.nan
@@ -24,7 +27,7 @@ def parts_equal(got, want):
         np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=f"{got} {want}")
         np.testing.assert_array_equal(np.signbit(g[~np.isnan(g)]), np.signbit(w[~np.isnan(w)]),
                                       err_msg=f"{got} {want}")
-        rtol = 1e-6 if got.dtype == np.complex64 else 1e-15
+        rtol = 1e-6 if got.dtype == np.complex64 else 1e-13
         np.testing.assert_allclose(g, w, rtol=rtol, atol=0, err_msg=f"{got} {want}")
 
 
@@ -79,3 +82,33 @@ def test_cuda_complex_division_is_the_cpu_tiers_bit_for_bit(dtype):
     div = lambda a, b: a / b    # noqa: E731
     cpu = xf.jit(div, backend="cpu", tiered=False)(a, b)
     same_bits(xf.jit(div, backend="cuda")(a, b), cpu)
+
+
+# jax 0.10.2: jnp.tanh / jnp.tan / jnp.arccosh of these (complex128; complex64 where noted)
+_FNS = {
+    "tanh": ([complex(INF, INF), complex(-INF, NAN), complex(NAN, 0), complex(1e300, INF),
+              complex(INF, 2), complex(-INF, -7.5), complex(0.5, -1.25), complex(30, 1)],
+             [(1.0, 0.0), (-1.0, 0.0), (NAN, 0.0), (NAN, NAN), (1.0, -0.0), (-1.0, -0.0),
+              (1.5839635482844239, -0.8066346988510735), (1.0, 1.592454540898267e-26)]),
+    "tan": ([complex(1, INF), complex(INF, 1), complex(-2, -INF), complex(0.5, -1.25)],
+            [(0.0, 1.0), (NAN, NAN), (0.0, -1.0), (0.1261085664842344, -0.9067248043194311)]),
+    "arccosh": ([complex(INF, 1), complex(-INF, 1), complex(INF, INF), complex(1, 1e-30),
+                 complex(2, 3), 0j, complex(-7.5, 1e-3), complex(NAN, 1)],
+                [(INF, 0.0), (INF, 3.141592653589793), (INF, 0.7853981633974483),
+                 (1e-15, 1e-15), (1.9833870299165355, 1.0001435424737972),
+                 (0.0, 1.5707963267948966), (2.7035758400627072, 3.1414581190318276),
+                 (NAN, NAN)]),
+}
+_C64 = {("tanh", 3): (1.0, 0.0)}      # (1e300 is inf in complex64: tanh(inf+infj))
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("name", sorted(_FNS))
+def test_cuda_complex_tanh_tan_arccosh_special_values_as_jax(name, dtype):
+    zs, want = _FNS[name]
+    if dtype == np.complex64:
+        want = [_C64.get((name, k), w) for k, w in enumerate(want)]
+    with np.errstate(over="ignore"):
+        z = np.array(zs, dtype)
+    got = xf.jit(getattr(xnp, name), backend="cuda")(z)
+    parts_equal(got, np.array([complex(r, i) for r, i in want], dtype))
