@@ -8,6 +8,7 @@ written here as literals.
 import numpy as np
 
 import xforms.lax as lax
+import xforms.scipy.special as xs
 from jax_tiers import tiers  # noqa: F401 (a fixture)
 from xforms.primitives.complex_arith import division as complex_division
 
@@ -38,3 +39,33 @@ def test_complex64_division_corner_cases_stay_in_float32(tiers):
     parts_equal(tiers(lax.div, a, b), want)
     parts_equal([np.array([complex_division.divide_scalar(x, y) for x, y in zip(a, b)],
                           np.complex64)], want)
+
+
+def _close_parts(results, want, rtol):
+    """Each result has `want`'s dtype, its NaN positions and its parts to `rtol`."""
+    want = np.asarray(want)
+    for r in results:
+        r = np.asarray(r)
+        assert r.dtype == want.dtype, r.dtype
+        for g, w in ((r.real, want.real), (r.imag, want.imag)):
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=0, err_msg=f"{r} {want}")
+
+
+def test_complex_loggamma_on_the_negative_real_axis_takes_the_upper_side(tiers):
+    # jax 0.10.2: jax.scipy.special.loggamma of [-0.3-0j, -2.5-0j, -7.25-0j, -2.5+0j,
+    # -1.5-0j, -0.3+1e-300j, -0.3-1e-300j] (complex128): both signed zeros give the upper
+    # side of the cut, pi floor(x); +-1e-300 its two sides
+    z = np.array([complex(-0.3, -0.0), complex(-2.5, -0.0), complex(-7.25, -0.0),
+                  complex(-2.5, 0.0), complex(-1.5, -0.0), complex(-0.3, 1e-300),
+                  complex(-0.3, -1e-300)])
+    want = [(1.4648400508576025, -3.141592653589793), (-0.05624371649767468, -9.42477796076938),
+            (-7.541883443475751, -25.132741228718345), (-0.05624371649767468, -9.42477796076938),
+            (0.8600470153764804, -6.283185307179586), (1.4648400508576025, -3.141592653589793),
+            (1.4648400508576025, 3.141592653589793)]
+    want = np.array([complex(*w) for w in want])
+    _close_parts(tiers(xs.loggamma, z), want, 1e-13)
+    # complex64 (the imaginary part hung on the sign of a rounded zero: -2.5-0j gave -3.14j);
+    # jax: -0.3-1e-300j is -0.3-0j there
+    _close_parts(tiers(xs.loggamma, z.astype(np.complex64)),
+                 np.array([w if k < 6 else w.conjugate() for k, w in enumerate(want)],
+                          np.complex64), 3e-5)
