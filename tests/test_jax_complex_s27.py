@@ -69,3 +69,22 @@ def test_complex_loggamma_on_the_negative_real_axis_takes_the_upper_side(tiers):
     _close_parts(tiers(xs.loggamma, z.astype(np.complex64)),
                  np.array([w if k < 6 else w.conjugate() for k, w in enumerate(want)],
                           np.complex64), 3e-5)
+
+
+_ROWS = np.array([[complex(INF, 2), 1 + 1j, 2, 0.5 - 1j], [1 + 1j, 2, 3j, 0.5],
+                  [0.5 - 1j, 2, 1 + 1j, complex(INF, 2)]])
+# jax 0.10.2: jax.jit(lambda x: jax.lax.cumprod(x, axis=1, reverse=True))(_ROWS), complex128
+# and complex64 alike (and axis=0 of the transpose): each window folded in index order
+_ROWS_REVERSED = [[(NAN, NAN), (3.0, -1.0), (1.0, -2.0), (0.5, -1.0)],
+                  [(-3.0, 3.0), (0.0, 3.0), (0.0, 1.5), (0.5, 0.0)],
+                  [(INF, -INF), (INF, INF), (INF, INF), (INF, NAN)]]
+
+
+def test_reverse_complex_cumprod_folds_each_window_in_index_order(tiers):
+    want = np.array([[complex(*v) for v in row] for row in _ROWS_REVERSED])
+    for dtype, rtol in ((np.complex128, 1e-15), (np.complex64, 1e-6)):
+        x = _ROWS.astype(dtype)
+        _close_parts(tiers(lambda x: lax.cumprod(x, axis=1, reverse=True), x),
+                     want.astype(dtype), rtol)
+        _close_parts([r.T for r in map(np.asarray, tiers(
+            lambda x: lax.cumprod(x, axis=0, reverse=True), x.T))], want.astype(dtype), rtol)

@@ -118,6 +118,22 @@ def _cumulative(em, eqn):
                 em.line(f"{a} = {O}[{_index(oi, kp, ii)}]")
                 em.line(f"{b} = {X}[{_index(oi, kk, ii)}]")
                 em.line(f"{O}[{_index(oi, kk, ii)}] = {cast(op(a, b, kind))}")
+        if reverse and eqn.prim.facts.cumulative == "prod" and kind == "c":
+            _windows_in_order(em, X, O, oi, shape[axis + 1:], n, cast)
+
+
+def _windows_in_order(em, X, O, oi, inner, n, cast):
+    """Redo a reverse complex cumprod's lines whose product O[0] is not finite as JAX folds
+    them, each window in index order from 1+0j (xforms/primitives/cumulative.windows_in_order:
+    why; O(n^2) on those lines only)."""
+    k, j, acc = em.fresh("k"), em.fresh("j"), em.fresh("acc")
+    with LoopNest(em, inner, "i") as ii:
+        with em.block(f"if not cmath.isfinite({O}[{_index(oi, '0', ii)}]):"):
+            with em.counted_loop(k, n):
+                em.line(f"{acc} = {cast(f'{X}[{_index(oi, k, ii)}] * (1+0j)')}")
+                with em.counted_loop(j, (f"{k} + 1", n)):
+                    em.line(f"{acc} = {cast(f'{acc} * {X}[{_index(oi, j, ii)}]')}")
+                em.line(f"{O}[{_index(oi, k, ii)}] = {acc}")
 
 
 # ---- CUDA ------------------------------------------------------------------------------------
