@@ -112,3 +112,36 @@ def test_cuda_complex_tanh_tan_arccosh_special_values_as_jax(name, dtype):
         z = np.array(zs, dtype)
     got = xf.jit(getattr(xnp, name), backend="cuda")(z)
     parts_equal(got, np.array([complex(r, i) for r, i in want], dtype))
+
+
+_ROWS = np.array([[complex(INF, 2), 1 + 1j, 2, 0.5 - 1j], [1 + 1j, 2, 3j, 0.5],
+                  [0.5 - 1j, 2, 1 + 1j, complex(INF, 2)]])
+# jax 0.10.2: jax.lax.cumprod(_ROWS, axis=1, reverse=True), complex128 and complex64 alike
+_ROWS_REVERSED = [[(NAN, NAN), (3.0, -1.0), (1.0, -2.0), (0.5, -1.0)],
+                  [(-3.0, 3.0), (0.0, 3.0), (0.0, 1.5), (0.5, 0.0)],
+                  [(INF, -INF), (INF, INF), (INF, INF), (INF, NAN)]]
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cuda_reverse_complex_cumprod_folds_windows_in_index_order(dtype):
+    # the last axis goes through the parallel scan, axis 0 (inner 3) one thread per line
+    want = np.array([[complex(*v) for v in row] for row in _ROWS_REVERSED], dtype)
+    x = _ROWS.astype(dtype)
+    got = xf.jit(lambda x: lax.cumprod(x, axis=1, reverse=True), backend="cuda")(x)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    got = xf.jit(lambda x: lax.cumprod(x, axis=0, reverse=True), backend="cuda")(x.T)
+    np.testing.assert_allclose(np.asarray(got).T, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cuda_complex_cumprod_with_infinities_is_the_cpu_tiers(reverse):
+    # lines of 40 through the parallel scan (chunks of the simulator's 8 threads: tree order)
+    # and along axis 0 one thread per line, with infinite parts here and there
+    rng = np.random.default_rng(3)
+    x = rng.choice(np.array([1 + 1j, 0.5 - 2j, -1.5 + 0.25j, 2 + 0j, complex(INF, 1),
+                             complex(1, -INF), complex(INF, INF), 1j]), size=(6, 40),
+                   p=[0.2, 0.2, 0.2, 0.2, 0.05, 0.05, 0.05, 0.05])
+    for axis, a in ((1, x), (0, x.T)):
+        f = lambda a: lax.cumprod(a, axis=axis, reverse=reverse)    # noqa: E731
+        cpu = np.asarray(xf.jit(f, backend="cpu", tiered=False)(a))
+        same_bits(xf.jit(f, backend="cuda")(a), cpu)
