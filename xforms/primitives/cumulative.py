@@ -48,6 +48,7 @@ def _np_impl(ufunc):
             out = complex_fold(np.moveaxis(x, axis, -1), ufunc is np.maximum, True)
             out = np.moveaxis(out, -1, axis)      # (XLA's pick: a NaN never wins)
             return [np.flip(out, axis) if reverse else out]
+        given = x
         if ufunc is np.multiply and x.dtype.kind == "c" and x.shape[axis]:
             x = _times_one_first(x, axis)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -58,8 +59,37 @@ def _np_impl(ufunc):
         if ufunc in (np.maximum, np.minimum):      # -0.0 < +0.0, as lax.cummax orders them
             out = ew.fix_zero_ties(out, ufunc is np.maximum, lambda winning:
                                    np.logical_or.accumulate(winning(x), axis=axis))
-        return [np.flip(out, axis) if reverse else out]
+        out = np.flip(out, axis) if reverse else out
+        if reverse and ufunc is np.multiply and out.dtype.kind == "c" and x.shape[axis]:
+            out = windows_in_order(np.flip(given, axis), out, axis)
+        return [out]
     return impl
+
+
+def windows_in_order(x, out, axis):
+    """A reverse complex cumprod `out` of `x` redone, on the lines whose product is not
+    finite, as JAX computes it: each output its window folded in index order from 1+0j,
+    out[k] = ((1 * x[k]) * x[k+1]) ... * x[n-1] (XLA's reduce_window).  Complex products
+    are not associative at infinities, so accumulating from the end differs there
+    ([inf+2j, 1+1j, 2, 0.5-1j]: jax nan+nanj first, from the end inf-infj); a line whose
+    product (out[0]) is finite met no infinity or NaN on the way (one never turns finite
+    again), and its values agree to rounding.  O(n^2) on those lines only.
+
+        >>> x = np.array([complex(np.inf, 2), 1 + 1j])
+        >>> windows_in_order(x, np.array([complex(np.inf, np.inf), 1 + 1j]), 0)   # [nan+nanj, 1+1j]
+    """
+    first = (slice(None),) * axis + (0,)
+    redo = ~np.isfinite(out[first])
+    if not redo.any():
+        return out
+    xs = np.moveaxis(x, axis, -1)[redo]          # (lines, n)
+    acc = np.ones_like(xs)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for j in range(xs.shape[-1]):            # acc[:, k] = ((1 * x[k]) ... ) * x[j]
+            acc[:, :j + 1] *= xs[:, j:j + 1]
+    out = np.array(out)
+    np.moveaxis(out, axis, -1)[redo] = acc
+    return out
 
 
 def _times_one_first(x, axis):

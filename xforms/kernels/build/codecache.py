@@ -46,6 +46,7 @@ from numba.core.errors import NumbaError
 
 from xforms import config
 from xforms.version import __version__ as XFORMS_VERSION
+from xforms.primitives import complex_arith
 
 from ..numba_fixes import extensions, patches as numba_patches, vector_width
 from ..runtime.products import gemv_lib
@@ -69,6 +70,9 @@ stats = {"made": 0, "reused": 0}
 
 
 _KERNELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# scalar algorithms kept beside their primitives that the kernels compile (complex division:
+# cpu_runtime.complex_div, CUDA's device function) without holding their text: keyed too
+SHARED_SCALAR = os.path.dirname(os.path.abspath(complex_arith.__file__))
 
 
 def fingerprint(here=_KERNELS, skip=("cuda",)):
@@ -88,7 +92,8 @@ def fingerprint(here=_KERNELS, skip=("cuda",)):
 
 VERSION_KEY = (f"xforms {XFORMS_VERSION}; numba {numba.__version__}; numpy "
                f"{np.__version__}; python {sys.version_info[0]}.{sys.version_info[1]}; "
-               f"kernels {fingerprint()}; vector width {vector_width.WIDTH}; "
+               f"kernels {fingerprint()}; scalar {fingerprint(SHARED_SCALAR)}; "
+               f"vector width {vector_width.WIDTH}; "
                # the gemv a kernel calls is chosen when Numba compiles it, not written in
                # its source (runtime/products/gemv_lib.py): another choice, another kernel
                f"gemv {gemv_lib.choice('double') or 'scipy'}"

@@ -36,6 +36,7 @@ from .printer import scalar  # noqa: F401  (CUDA scalar rules)
 from .printer import complexes  # noqa: F401  (complex scalar rules; after printer/scalar)
 from .printer import control, ops  # noqa: F401  (register rules)
 from .printer.cas import MODULE_LINE as CAS_MODULE_LINE
+from .printer.complexes import MODULE_LINE as COMPLEX_MODULE_LINE
 from .printer.emit import CudaEmitter
 from .launch import launcher
 from .graph import Graphs, ThunkCapture
@@ -48,7 +49,8 @@ _exes = Memo(size=config.jit_cache_size)     # ClosedJaxpr -> executable (xforms
 _lock = threading.RLock()
 
 
-FINGERPRINT = codecache.fingerprint(os.path.dirname(os.path.abspath(__file__)))
+FINGERPRINT = (codecache.fingerprint(os.path.dirname(os.path.abspath(__file__))) +
+               codecache.fingerprint(codecache.SHARED_SCALAR)[:8])
 
 
 # ---- the module -----------------------------------------------------------------------------
@@ -134,7 +136,8 @@ def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
             "_W: workspace buffers reused across calls).", "", listing, '"""',
             f"# xforms.kernels.cuda {FINGERPRINT}",
             "import cmath", "import math", "", "import numpy as np", "from numba import cuda",
-            "from numba import types as nbt", CAS_MODULE_LINE] + user_prims.module_lines(em, "cuda") + ["", ""]
+            "from numba import types as nbt", CAS_MODULE_LINE,
+            COMPLEX_MODULE_LINE] + user_prims.module_lines(em, "cuda") + ["", ""]
     lines = list(head)
     for k in em.kernels:
         k.first_line = len(lines) + 1

@@ -97,9 +97,14 @@ class ScalarCtx:
         return f"np.{dt.name}({expr})"
 
     def complex_div(self, x, y):
-        """x / y of complex operands: `_complex_safe_div` here (CUDA); the CPU calls
-        XLA's division (xforms/primitives/complex_arith/division.py)."""
-        return _complex_safe_div(self, x, y)
+        """x / y of complex operands with XLA's values at infinities and zero divisors: a
+        call of `complex_div`, which every backend's generated module binds to
+        xforms/primitives/complex_arith/division.divide_scalar compiled for its target (CPU:
+        kernels/runtime/cpu_runtime; CUDA: a device function, cuda/printer/complexes.py).
+
+            >>> ctx.complex_div("a", "b")      # complex64: 'np.complex64(complex_div(a, b))'
+        """
+        return self.cast(f"complex_div({x}, {y})", self.dtype)
 
     def index(self, d):
         """The loop index of loop axis `d` (iota)."""
@@ -237,18 +242,6 @@ def _div(ctx, x, y):
     if _kind(ctx.dtype) in "iu":
         return _c_int_div(ctx, x, y)
     return ctx.complex_div(x, y) if _kind(ctx.dtype) == "c" else f"{x} / {y}"
-
-
-def _complex_safe_div(ctx, x, y):
-    """x / y of complex numbers, where Numba's `/` raises ZeroDivisionError for y == 0
-    (whatever the error model): there XLA divides each part by y's real zero, as NumPy does
-    (1 / 0j is inf+nanj, 1j / 0j nan+infj).
-
-        >>> _complex_safe_div(ctx, "a", "b")      # (complex128)
-        '(a / b if b != 0 else complex(a.real / b.real, a.imag / b.real))'
-    """
-    zero = ctx.cast(f"complex({x}.real / {y}.real, {x}.imag / {y}.real)", ctx.dtype)
-    return f"({x} / {y} if {y} != 0 else {zero})"
 
 
 def _rem(ctx, x, y, fmod="np.fmod"):

@@ -118,6 +118,22 @@ def _cumulative(em, eqn):
                 em.line(f"{a} = {O}[{_index(oi, kp, ii)}]")
                 em.line(f"{b} = {X}[{_index(oi, kk, ii)}]")
                 em.line(f"{O}[{_index(oi, kk, ii)}] = {cast(op(a, b, kind))}")
+        if reverse and eqn.prim.facts.cumulative == "prod" and kind == "c":
+            _windows_in_order(em, X, O, oi, shape[axis + 1:], n, cast)
+
+
+def _windows_in_order(em, X, O, oi, inner, n, cast):
+    """Redo a reverse complex cumprod's lines whose product O[0] is not finite as JAX folds
+    them, each window in index order from 1+0j (xforms/primitives/cumulative.windows_in_order:
+    why; O(n^2) on those lines only)."""
+    k, j, acc = em.fresh("k"), em.fresh("j"), em.fresh("acc")
+    with LoopNest(em, inner, "i") as ii:
+        with em.block(f"if not cmath.isfinite({O}[{_index(oi, '0', ii)}]):"):
+            with em.counted_loop(k, n):
+                em.line(f"{acc} = {cast(f'{X}[{_index(oi, k, ii)}] * (1+0j)')}")
+                with em.counted_loop(j, (f"{k} + 1", n)):
+                    em.line(f"{acc} = {cast(f'{acc} * {X}[{_index(oi, j, ii)}]')}")
+                em.line(f"{O}[{_index(oi, k, ii)}] = {acc}")
 
 
 # ---- CUDA ------------------------------------------------------------------------------------
@@ -134,10 +150,13 @@ def _cumulative_cuda(em, eqn):
     if n == 0 or outer * inner == 0:
         return
     op, kind = _OPS[eqn.prim.facts.cumulative], np.dtype(out.aval.dtype).kind
+    in_order = eqn.prim.facts.cumulative == "prod" and kind == "c" and n > 1
     if (inner == 1 and n > 1) or (n >= PARALLEL_SCAN_MIN_N and
                                    outer * inner <= PARALLEL_SCAN_MAX_LINES):
         parallel_scan(em, eqn, lambda a, b: op(a, b, kind), (outer, n, inner), reverse,
                       lambda x: start(eqn.prim.facts.cumulative, kind, x))
+        if in_order:          # (the scan's tree order: forward lines too)
+            _in_order_cuda(em, eqn, (outer, n, inner), reverse)
         return
     kb = KernelBuilder(em, f"{eqn.prim.name} along axis {axis} of {x.aval.str_short()}")
     X, O = kb.arr(x), kb.arr(out)
@@ -152,6 +171,39 @@ def _cumulative_cuda(em, eqn):
             kb.line(f"_b = {X}[_base + _kk * {inner}]")
             kb.line(f"_acc = {op('_acc', '_b', kind)}")
             kb.line(f"{O}[_base + _kk * {inner}] = _acc")
+    loop.launch()
+    if in_order and reverse:
+        _in_order_cuda(em, eqn, (outer, n, inner), reverse)
+
+
+def _in_order_cuda(em, eqn, dims, reverse):
+    """A complex cumprod's lines whose product is not finite redone as JAX folds them (see
+    xforms/primitives/cumulative.windows_in_order): forward serially from the first element,
+    reverse each window in index order (O(n^2)), one thread per line.  Complex products are
+    not associative at infinities, and the scan combines in tree order, the reverse loop
+    from the end; a line whose product is finite met no infinity or NaN on the way."""
+    (outer, n, inner), out = dims, eqn.outvars[0]
+    cast = (lambda e: f"np.complex64({e})") if out.aval.dtype == np.dtype(np.complex64) \
+        else (lambda e: e)
+    kb = KernelBuilder(em, f"{eqn.prim.name}: lines with a non-finite product, in order")
+    X, O = kb.arr(eqn.invars[0]), kb.arr(out)
+    loop = OutLoop(em, kb, (outer, inner))
+    with loop as (o, i):
+        kb.line(f"_base = {o} * {n * inner} + {i}")
+        total = "_base" if reverse else f"_base + {(n - 1) * inner}"
+        with kb.block(f"if not cmath.isfinite({O}[{total}]):"):
+            if reverse:
+                with kb.block(f"for _s in range({n}):"):
+                    kb.line(f"_acc = {cast(f'{X}[_base + _s * {inner}] * (1+0j)')}")
+                    with kb.block(f"for _k in range(_s + 1, {n}):"):
+                        kb.line(f"_acc = {cast(f'_acc * {X}[_base + _k * {inner}]')}")
+                    kb.line(f"{O}[_base + _s * {inner}] = _acc")
+            else:
+                kb.line(f"_acc = {cast(f'{X}[_base] * (1+0j)')}")
+                kb.line(f"{O}[_base] = _acc")
+                with kb.block(f"for _k in range(1, {n}):"):
+                    kb.line(f"_acc = {cast(f'_acc * {X}[_base + _k * {inner}]')}")
+                    kb.line(f"{O}[_base + _k * {inner}] = _acc")
     loop.launch()
 
 

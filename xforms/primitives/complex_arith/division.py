@@ -20,8 +20,19 @@ and only where that gives nan+nanj takes C99's corner cases (Annex G's _Cdivd re
 where s (t) is a's (b's) parts as copysign(1, part) for an infinite part, copysign(0,
 part) otherwise.  NumPy's division differs at infinities and zero divisors
 ((inf+infj) / 1j: XLA inf-infj, NumPy nan+nanj; (inf+infj) / -0j: -inf-infj, inf+infj);
-finite quotients agree to rounding (a few 1 ulp apart on a grid: FMAs, presumably; XLA's
-CPU flushes float32 denormals, which NumPy keeps: quotients through them differ).
+finite quotients agree to rounding (a few 1 ulp apart on a grid: FMAs, presumably).
+
+Denormals are kept (IEEE's, NumPy's), where XLA's CPU flushes them: a choice made here, on
+this evidence (jax 0.10.2, 2026-11-30).  The flush is XLA's CPU execution mode (FTZ/DAZ),
+not part of its division: every op of every float dtype flushes, float64 too
+(jax.jit(lambda x, y: x * y)(1e-308, 0.5) is 0.0, 1e-310 / 1.0 is 0.0), while eager NumPy
+and Numba kernels keep them.  Of the complex64 quotients of a 100 x 100 grid (parts +-inf,
+nan, +-0, 1, 2, -7.5, 3e38) 396 differ from jax's, 392 through a float32 denormal (an
+operand, Smith's ratio 1/3e38, a product of it or the quotient: (inf+infj) / (1+3e38j) is
+inf+nanj here, inf-infj in jax), the other 4 by XLA's FMA rounding.  Flushing in division
+alone would make it the one op that does; flushing everywhere would need the eager tier's
+NumPy to (it cannot), and would tie xforms to one XLA backend's mode (its GPU backend's
+was not checked: no GPU here).
 
     >>> divide(np.array([complex(np.inf, np.inf)]), np.array([1j]))    # [inf-infj]
 """
@@ -93,6 +104,8 @@ def divide_scalar(a, b):
     Python complex (the caller rounds it to complex64).
 
         >>> divide_scalar(complex(math.inf, math.inf), 1j)     # (inf-infj)
+
+    (Float32 denormals are kept, where XLA's CPU flushes them: the module docstring.)
     """
     ar, ai, br, bi = a.real, a.imag, b.real, b.imag
     if abs(br) < abs(bi):
@@ -107,17 +120,19 @@ def divide_scalar(a, b):
         im = (ai - ar * ratio) / denom
     if re == re or im == im:
         return complex(re, im)
-    # the corner cases (the module docstring); one function, so Numba compiles it whole
-    inf = math.inf
+    # the corner cases (the module docstring); one function, so Numba compiles it whole.
+    # The unit signs have the parts' type: Numba would compute float32 parts times a float64
+    # 1.0 in float64, where XLA's sum overflows ((3e38+3e38j) / (inf+infj): nan+0j, not 0j)
+    inf, one, zero = math.inf, type(ar)(1.0), type(ar)(0.0)
     if br == 0 and bi == 0:
         scale = math.copysign(inf, br)
         return complex(scale * ar, scale * ai)
     if (math.isinf(ar) or math.isinf(ai)) and math.isfinite(br) and math.isfinite(bi):
-        sr = math.copysign(1.0 if math.isinf(ar) else 0.0, ar)
-        si = math.copysign(1.0 if math.isinf(ai) else 0.0, ai)
+        sr = math.copysign(one if math.isinf(ar) else zero, ar)
+        si = math.copysign(one if math.isinf(ai) else zero, ai)
         return complex(inf * (sr * br + si * bi), inf * (si * br - sr * bi))
     if (math.isinf(br) or math.isinf(bi)) and math.isfinite(ar) and math.isfinite(ai):
-        tr = math.copysign(1.0 if math.isinf(br) else 0.0, br)
-        ti = math.copysign(1.0 if math.isinf(bi) else 0.0, bi)
+        tr = math.copysign(one if math.isinf(br) else zero, br)
+        ti = math.copysign(one if math.isinf(bi) else zero, bi)
         return complex(0.0 * (ar * tr + ai * ti), 0.0 * (ai * tr - ar * ti))
     return complex(re, im)

@@ -106,6 +106,11 @@ def _complex_loggamma(z):
     branch = xnp.copysign(const_like(2 * math.pi, re), im) * xnp.floor(0.5 * re + 0.25)
     branch = xnp.where(re < 0.5, branch, xnp.zeros_like(branch))   # (reflected only)
     out = _lanczos_reflected(z) + lax.complex(xnp.zeros_like(branch), branch)
+    # On the real axis left of 0.5 Gamma is real and the imaginary part is pi floor(x),
+    # jax's for both signed zeros (the cut's upper side: loggamma(-2.5-0j) = -0.056-9.42j);
+    # computed, it hangs on the sign of a rounded zero, Im sin(pi z) (complex64: -3.14j)
+    axis = (im == 0) & (re < 0.5)
+    out = xnp.where(axis, lax.complex(xnp.real(out), const_like(math.pi, re) * xnp.floor(re)), out)
     return xnp.where(bad, const_like(np.nan, re) * (1 + 1j), out)
 
 

@@ -26,13 +26,10 @@ class CpuCtx(ScalarCtx):
         return self.em.lit(v, self.dtype if dtype is None else dtype)
 
     def complex_div(self, x, y):
-        """x / y of complex operands with XLA's values at infinities and zero divisors
-        (xforms/primitives/complex_arith/division.py, compiled in cpu_runtime; LLVM inlines it).
-
-            >>> ctx.complex_div("a", "b")      # complex64: 'np.complex64(complex_div(a, b))'
-        """
+        """x / y of complex operands with XLA's values (the shared rule's call), binding
+        cpu_runtime's `complex_div` in the module (a plain helper LLVM inlines)."""
         self.em.inline_used.add("complex_div")
-        return self.cast(f"complex_div({x}, {y})", self.dtype)
+        return super().complex_div(x, y)
 
     def fn(self, prim):
         """The math function of `prim` (object or name) for these operands (its facts)."""

@@ -8,10 +8,18 @@ a GPU), and NumPy's `np.exp2`/`np.expm1`/`np.log1p` do not lower at all.  Those 
 spelled here in real arithmetic on the parts, e.g.
 
     sin(x + iy) = sin x cosh y + i cos x sinh y
-    tanh(x + iy) = (b r s + i t) / (1 + b s^2),  t = tan y, b = 1 + t^2, s = sinh x,
-                   r = sqrt(1 + s^2)          (Kahan; +-1 + i0 once |x| > 20)
     expm1(x + iy) = expm1(x) cos y - 2 sin^2(y/2) + i e^x sin y
     log1p(x + iy) = log1p(x(2 + x) + y^2) / 2 + i atan2(y, 1 + x)
+
+or, where a closed form loses the special values, by scalar functions of
+xforms/primitives/complex_arith compiled here as device functions (`DEVICE_FUNCTIONS`), which
+every generated module imports (`MODULE_LINE`): tanh (tan z = -i tanh iz) and acosh, the CPU
+compiled tier's algorithms with C99's special values (complex_arith/hyperbolic.py), and
+division, XLA's (Smith's algorithm, then C99's corner cases where it gives nan+nanj), the
+CPU tiers' own function, called by the shared scalar rule (`complex_div(a, b)`):
+
+    (inf+infj) / 1j == inf-infj      (1+2j) / 0j == inf+infj    (Numba's `/`: nan+nanj, raises)
+    tanh(inf+infj) == 1+0j           acosh(inf+1j) == inf+0j    (closed forms: 1+nanj, inf+nanj)
 
 Real operands fall through to the rules already registered for the target.  The inline
 ones are the `cuda_complex` math names the primitives declare (xforms/core/facts.py); the ones
@@ -21,10 +29,29 @@ import math
 
 import numpy as np
 
+from xforms.primitives.complex_arith import division, hyperbolic
 from ...loops.scalar_rules import get_scalar_rule, register_scalar_rule
 from . import scalar  # noqa: F401  (the real rules these fall back to, registered first)
 
 TARGET = "cuda"
+DEVICE_FUNCTIONS = {"complex_div": division.divide_scalar,
+                    "complex_tanh": hyperbolic.tanh_scalar,
+                    "complex_acosh": hyperbolic.acosh_scalar}
+MODULE_LINE = (f"from xforms.kernels.cuda.printer.complexes import "
+               f"({', '.join(sorted(DEVICE_FUNCTIONS))})")
+
+
+def __getattr__(name):
+    """A device function of `DEVICE_FUNCTIONS`, made when a generated module imports it (CPU
+    use of xforms imports this module, never numba.cuda).  Inlined at Numba level, as user
+    primitives' device functions: no call, and no compile for the current device (PTX
+    without a GPU)."""
+    if name not in DEVICE_FUNCTIONS:
+        raise AttributeError(name)
+    from numba import cuda
+    fn = cuda.jit(device=True, inline="always")(DEVICE_FUNCTIONS[name])
+    globals()[name] = fn
+    return fn
 
 
 def _is_complex(ctx):
@@ -37,17 +64,6 @@ def _parts(x):
 
 def _cx(ctx, re, im):
     return ctx.cast(f"complex({re}, {im})", ctx.dtype)
-
-
-def _tanh_parts(re, im):
-    t, s = f"math.tan({im})", f"math.sinh({re})"
-    b = f"(1.0 + {t} * {t})"
-    den = f"(1.0 + {b} * {s} * {s})"
-    near = (f"{b} * math.sqrt(1.0 + {s} * {s}) * {s} / {den}", f"{t} / {den}")
-    far = (f"math.copysign(1.0, {re})",
-           f"4.0 * math.sin({im}) * math.cos({im}) * math.exp(-2.0 * abs({re}))")
-    cond = f"abs({re}) <= 20.0"
-    return (f"({near[0]} if {cond} else {far[0]})", f"({near[1]} if {cond} else {far[1]})")
 
 
 def _sin(ctx, x):
@@ -71,19 +87,17 @@ def _cosh(ctx, x):
 
 
 def _tanh(ctx, x):
-    return _cx(ctx, *_tanh_parts(*_parts(x)))
+    return ctx.cast(f"complex_tanh({x})", ctx.dtype)
 
 
 def _tan(ctx, x):
     a, b = _parts(x)                      # tan z = -i tanh(i z), i z = -b + i a
-    re, im = _tanh_parts(f"(-{b})", a)
-    return _cx(ctx, im, f"-{re}")
+    t = f"complex_tanh(complex(-{b}, {a}))"
+    return _cx(ctx, f"{t}.imag", f"-{t}.real")
 
 
 def _acosh(ctx, x):
-    one = ctx.lit(1, ctx.dtype)           # C99 cacosh: log(z + sqrt(z + 1) sqrt(z - 1))
-    return ctx.cast(f"cmath.log({x} + cmath.sqrt({x} + {one}) * cmath.sqrt({x} - {one}))",
-                    ctx.dtype)
+    return ctx.cast(f"complex_acosh({x})", ctx.dtype)
 
 
 def _exp2(ctx, x):

@@ -1,0 +1,147 @@
+"""Complex numbers at their edges on the CUDA backend (session 27, issue #31/#34): division is
+XLA's, by the CPU tiers' own function compiled as a device function (cuda/printer/
+complexes.py), so on a grid of infinities, NaNs, signed zeros, huge and tiny parts the CUDA
+quotients are the CPU compiled tier's, bit for bit; tanh, tan and arccosh by device functions
+too (complex_arith/hyperbolic.py), with C99's (jax's) special values where the closed forms
+printed before gave NaN parts (and, on the simulator, raised: Python's math.tan(inf)).
+
+JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on), written
+here as literals.
+"""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.numpy as xnp
+from xforms import lax
+
+INF, NAN = np.inf, np.nan
+
+
+def parts_equal(got, want):
+    """Same dtype and, part by part, the same value: NaN where `want` has NaN, zeros of the
+    same sign, finite parts to a few ulps."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, got.dtype
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=f"{got} {want}")
+        np.testing.assert_array_equal(np.signbit(g[~np.isnan(g)]), np.signbit(w[~np.isnan(w)]),
+                                      err_msg=f"{got} {want}")
+        rtol = 1e-6 if got.dtype == np.complex64 else 1e-13
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=0, err_msg=f"{got} {want}")
+
+
+def same_bits(got, want):
+    """Bit for bit, NaN payloads aside."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        bad = ~((g == w) & (np.signbit(g) == np.signbit(w)) | np.isnan(g) & np.isnan(w))
+        assert not bad.any(), f"{bad.sum()} differ, first at {np.flatnonzero(bad)[:5]}"
+
+
+# (a, b): jax 0.10.2's `a / b` below (jax.jit(lambda a, b: a / b) on complex128 and complex64)
+_PAIRS = [(complex(INF, INF), 1j), (complex(INF, INF), complex(-0.0, 0.0)),
+          (complex(INF, NAN), 1 + 1j), (1 + 2j, 0j), (complex(INF, 2), 2 + 0j),
+          (3 - 4j, complex(INF, 1)), (1 + 1j, complex(1e300, 1e300)),
+          (complex(3e38, 3e38), complex(INF, INF)), (complex(-3e38, 3e38), complex(INF, -INF)),
+          (complex(NAN, 1), complex(INF, 0)), (2 - 1j, complex(0, -0.0))]
+_JAX = {np.complex128: [(INF, -INF), (-INF, -INF), (INF, -INF), (INF, INF), (INF, NAN),
+                        (0.0, -0.0), (1e-300, 0.0), (0.0, 0.0), (-0.0, 0.0), (NAN, NAN),
+                        (INF, -INF)],
+        # (1e300 is inf in complex64; the sums 3e38 + 3e38 overflow float32: 0 * inf)
+        np.complex64: [(INF, -INF), (-INF, -INF), (INF, -INF), (INF, INF), (INF, NAN),
+                       (0.0, -0.0), (0.0, 0.0), (NAN, 0.0), (NAN, 0.0), (NAN, NAN),
+                       (INF, -INF)]}
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cuda_complex_division_special_values_as_jax(dtype):
+    with np.errstate(over="ignore"):
+        a, b = (np.array(c, dtype) for c in zip(*_PAIRS))
+    want = np.array([complex(r, i) for r, i in _JAX[dtype]], dtype)
+    parts_equal(xf.jit(lambda a, b: a / b, backend="cuda")(a, b), want)
+    # what divides inside: 1 / b, b ** -1, lax.integer_pow(b, -2) of [0j, inf+1j]: jax
+    # [inf+nanj, 0j], [inf+nanj, 0j], [inf+nanj, 0-0j]
+    b = np.array([0j, complex(INF, 1)], dtype)
+    got = xf.jit(lambda b: (1 / b, b ** -1, lax.integer_pow(b, -2)), backend="cuda")(b)
+    for g, last in zip(got, (0.0, 0.0, -0.0)):
+        parts_equal(g, np.array([complex(INF, NAN), complex(0.0, last)], dtype))
+
+
+def _grid(dtype):
+    parts = [INF, -INF, NAN, 0.0, -0.0, 1.0, -7.5, 1e-30,
+             3e38 if dtype == np.complex64 else 1e300]
+    v = np.array([complex(r, i) for r in parts for i in parts], dtype)
+    return np.repeat(v, v.size), np.tile(v, v.size)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cuda_complex_division_is_the_cpu_tiers_bit_for_bit(dtype):
+    a, b = _grid(dtype)
+    div = lambda a, b: a / b    # noqa: E731
+    cpu = xf.jit(div, backend="cpu", tiered=False)(a, b)
+    same_bits(xf.jit(div, backend="cuda")(a, b), cpu)
+
+
+# jax 0.10.2: jnp.tanh / jnp.tan / jnp.arccosh of these (complex128; complex64 where noted)
+_FNS = {
+    "tanh": ([complex(INF, INF), complex(-INF, NAN), complex(NAN, 0), complex(1e300, INF),
+              complex(INF, 2), complex(-INF, -7.5), complex(0.5, -1.25), complex(30, 1)],
+             [(1.0, 0.0), (-1.0, 0.0), (NAN, 0.0), (NAN, NAN), (1.0, -0.0), (-1.0, -0.0),
+              (1.5839635482844239, -0.8066346988510735), (1.0, 1.592454540898267e-26)]),
+    "tan": ([complex(1, INF), complex(INF, 1), complex(-2, -INF), complex(0.5, -1.25)],
+            [(0.0, 1.0), (NAN, NAN), (0.0, -1.0), (0.1261085664842344, -0.9067248043194311)]),
+    "arccosh": ([complex(INF, 1), complex(-INF, 1), complex(INF, INF), complex(1, 1e-30),
+                 complex(2, 3), 0j, complex(-7.5, 1e-3), complex(NAN, 1)],
+                [(INF, 0.0), (INF, 3.141592653589793), (INF, 0.7853981633974483),
+                 (1e-15, 1e-15), (1.9833870299165355, 1.0001435424737972),
+                 (0.0, 1.5707963267948966), (2.7035758400627072, 3.1414581190318276),
+                 (NAN, NAN)]),
+}
+_C64 = {("tanh", 3): (1.0, 0.0)}      # (1e300 is inf in complex64: tanh(inf+infj))
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("name", sorted(_FNS))
+def test_cuda_complex_tanh_tan_arccosh_special_values_as_jax(name, dtype):
+    zs, want = _FNS[name]
+    if dtype == np.complex64:
+        want = [_C64.get((name, k), w) for k, w in enumerate(want)]
+    with np.errstate(over="ignore"):
+        z = np.array(zs, dtype)
+    got = xf.jit(getattr(xnp, name), backend="cuda")(z)
+    parts_equal(got, np.array([complex(r, i) for r, i in want], dtype))
+
+
+_ROWS = np.array([[complex(INF, 2), 1 + 1j, 2, 0.5 - 1j], [1 + 1j, 2, 3j, 0.5],
+                  [0.5 - 1j, 2, 1 + 1j, complex(INF, 2)]])
+# jax 0.10.2: jax.lax.cumprod(_ROWS, axis=1, reverse=True), complex128 and complex64 alike
+_ROWS_REVERSED = [[(NAN, NAN), (3.0, -1.0), (1.0, -2.0), (0.5, -1.0)],
+                  [(-3.0, 3.0), (0.0, 3.0), (0.0, 1.5), (0.5, 0.0)],
+                  [(INF, -INF), (INF, INF), (INF, INF), (INF, NAN)]]
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cuda_reverse_complex_cumprod_folds_windows_in_index_order(dtype):
+    # the last axis goes through the parallel scan, axis 0 (inner 3) one thread per line
+    want = np.array([[complex(*v) for v in row] for row in _ROWS_REVERSED], dtype)
+    x = _ROWS.astype(dtype)
+    got = xf.jit(lambda x: lax.cumprod(x, axis=1, reverse=True), backend="cuda")(x)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    got = xf.jit(lambda x: lax.cumprod(x, axis=0, reverse=True), backend="cuda")(x.T)
+    np.testing.assert_allclose(np.asarray(got).T, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cuda_complex_cumprod_with_infinities_is_the_cpu_tiers(reverse):
+    # lines of 40 through the parallel scan (chunks of the simulator's 8 threads: tree order)
+    # and along axis 0 one thread per line, with infinite parts here and there
+    rng = np.random.default_rng(3)
+    x = rng.choice(np.array([1 + 1j, 0.5 - 2j, -1.5 + 0.25j, 2 + 0j, complex(INF, 1),
+                             complex(1, -INF), complex(INF, INF), 1j]), size=(6, 40),
+                   p=[0.2, 0.2, 0.2, 0.2, 0.05, 0.05, 0.05, 0.05])
+    for axis, a in ((1, x), (0, x.T)):
+        f = lambda a: lax.cumprod(a, axis=axis, reverse=reverse)    # noqa: E731
+        cpu = np.asarray(xf.jit(f, backend="cpu", tiered=False)(a))
+        same_bits(xf.jit(f, backend="cuda")(a), cpu)
