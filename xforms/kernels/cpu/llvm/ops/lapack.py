@@ -24,7 +24,7 @@ import numpy as np
 
 from ..memory import heap
 from ..scalar import Refused
-from .arith import _add, _at, _loop, _mul
+from .arith import counted_loop, element_at, iadd, imul
 from .copies import memcpy
 from .products import blas_call, blas_constant
 
@@ -99,15 +99,15 @@ def _binop(m, op, ty, a, b):
 
 def nan_fill(m, ty, p, count):
     """p[:count] = NaN (Numba's `nan_fill`: what JAX gives for a factorisation that failed)."""
-    _loop(m, count, lambda e: store(m, ty, _NAN, _at(m, ty, p, e)))
+    counted_loop(m, count, lambda e: store(m, ty, _NAN, element_at(m, ty, p, e)))
 
 
 def transpose(m, ty, dst, src, rows, cols):
     """Row-major dst (rows x cols) = the transpose of row-major src (cols x rows): a
     column-major copy for LAPACK, or its result back."""
-    _loop(m, rows, lambda r: _loop(m, cols, lambda c: store(m, ty, load(
-        m, ty, _at(m, ty, src, _add(m, _mul(m, c, rows), r))),
-        _at(m, ty, dst, _add(m, _mul(m, r, cols), c)))))
+    counted_loop(m, rows, lambda r: counted_loop(m, cols, lambda c: store(m, ty, load(
+        m, ty, element_at(m, ty, src, iadd(m, imul(m, c, rows), r))),
+        element_at(m, ty, dst, iadd(m, imul(m, r, cols), c)))))
 
 
 def lapack_call(m, name, args):
@@ -152,8 +152,8 @@ def _cholesky(m, eqn, ty):
     m.allocas.append(f"{info} = alloca i32")
 
     def one(i):
-        src = _at(m, ty, _ptr(m, a), _mul(m, i, n * n))
-        dst = _at(m, ty, _ptr(m, out), _mul(m, i, n * n))
+        src = element_at(m, ty, _ptr(m, a), imul(m, i, n * n))
+        dst = element_at(m, ty, _ptr(m, out), imul(m, i, n * n))
         _copy(m, dst, src, n * n * sz)
         store(m, "i32", 0, info)
         lapack_call(m, _KIND[ty] + "potrf", [("i8", ord("U")), ("i32", n), dst,
@@ -166,10 +166,10 @@ def _cholesky(m, eqn, ty):
         nan_fill(m, ty, dst, n * n)
         m.emit(f"br label %chok{k}")
         m.label(f"chok{k}")
-        _loop(m, n, lambda r: _range(m, _add(m, r, 1), n, lambda c: store(
-            m, ty, "0.0", _at(m, ty, dst, _add(m, _mul(m, r, n), c)))))
+        counted_loop(m, n, lambda r: _range(m, iadd(m, r, 1), n, lambda c: store(
+            m, ty, "0.0", element_at(m, ty, dst, iadd(m, imul(m, r, n), c)))))
 
-    _loop(m, nb, one)
+    counted_loop(m, nb, one)
 
 
 # ---- lu ---------------------------------------------------------------------------------
@@ -185,31 +185,31 @@ def _lu(m, eqn, ty):
     buf = heap(m, n * n * (4 if ty == "float" else 8))
 
     def one(i):
-        transpose(m, ty, buf, _at(m, ty, _ptr(m, a), _mul(m, i, n * n)), n, n)
+        transpose(m, ty, buf, element_at(m, ty, _ptr(m, a), imul(m, i, n * n)), n, n)
         store(m, "i32", 0, info)
-        pv = _at(m, "i32", _ptr(m, piv), _mul(m, i, n))
-        pm = _at(m, "i32", _ptr(m, perm), _mul(m, i, n))
+        pv = element_at(m, "i32", _ptr(m, piv), imul(m, i, n))
+        pm = element_at(m, "i32", _ptr(m, perm), imul(m, i, n))
         lapack_call(m, _KIND[ty] + "getrf", [("i32", n), ("i32", n), buf,
                                              ("i32", max(n, 1)), pv, info])
-        transpose(m, ty, _at(m, ty, _ptr(m, lu), _mul(m, i, n * n)), buf, n, n)
+        transpose(m, ty, element_at(m, ty, _ptr(m, lu), imul(m, i, n * n)), buf, n, n)
 
         def base(r):
-            p = _at(m, "i32", pv, r)
+            p = element_at(m, "i32", pv, r)
             store(m, "i32", _binop(m, "sub", "i32", load(m, "i32", p), 1), p)
-            store(m, "i32", _int32(m, r), _at(m, "i32", pm, r))
-        _loop(m, n, base)
+            store(m, "i32", _int32(m, r), element_at(m, "i32", pm, r))
+        counted_loop(m, n, base)
 
         def swap(r):
-            p = load(m, "i32", _at(m, "i32", pv, r))
+            p = load(m, "i32", element_at(m, "i32", pv, r))
             q = m.fresh()
             m.emit(f"{q} = sext i32 {p} to i64")
-            here, there = _at(m, "i32", pm, r), _at(m, "i32", pm, q)
+            here, there = element_at(m, "i32", pm, r), element_at(m, "i32", pm, q)
             t, u = load(m, "i32", here), load(m, "i32", there)
             store(m, "i32", u, here)
             store(m, "i32", t, there)
-        _loop(m, n, swap)
+        counted_loop(m, n, swap)
 
-    _loop(m, nb, one)
+    counted_loop(m, nb, one)
     m.decls.add("declare void @free(ptr)")
     m.emit(f"call void @free(ptr {buf})")
 
@@ -239,16 +239,16 @@ def _trsm(m, eqn, ty):
              ord("U") if p["unit_diagonal"] else ord("N")]
 
     def one(i):
-        dst = _at(m, ty, _ptr(m, out), _mul(m, i, r * c))
-        _copy(m, dst, _at(m, ty, _ptr(m, b), _mul(m, i, r * c)), r * c * sz)
+        dst = element_at(m, ty, _ptr(m, out), imul(m, i, r * c))
+        _copy(m, dst, element_at(m, ty, _ptr(m, b), imul(m, i, r * c)), r * c * sz)
         if r == 0 or c == 0:
             return
-        ai = _at(m, ty, _ptr(m, a), _mul(m, i, na * na))   # (a real conj(a) is a)
+        ai = element_at(m, ty, _ptr(m, a), imul(m, i, na * na))   # (a real conj(a) is a)
         blas_call(m, ty, "trsm", [*(("i8", ch) for ch in chars), ("i32", c), ("i32", r),
                                   (ty, 1.0), ai, ("i32", max(na, 1)), dst,
                                   ("i32", max(c, 1))])
 
-    _loop(m, nb, one)
+    counted_loop(m, nb, one)
 
 
 # ---- cholesky_cotangent: the reverse of a blocked Cholesky ------------------------------
@@ -262,21 +262,21 @@ def _cotangent(m, eqn, ty):
     f = heap(m, nb_max * nb_max * (4 if ty == "float" else 8))
 
     def one(i):
-        li = _at(m, ty, _ptr(m, l), _mul(m, i, n * n))
-        ci = _at(m, ty, _ptr(m, ct), _mul(m, i, n * n))
-        g = _at(m, ty, _ptr(m, out), _mul(m, i, n * n))
+        li = element_at(m, ty, _ptr(m, l), imul(m, i, n * n))
+        ci = element_at(m, ty, _ptr(m, ct), imul(m, i, n * n))
+        g = element_at(m, ty, _ptr(m, out), imul(m, i, n * n))
 
         def row(r):
             def lower(c):
-                at = _add(m, _mul(m, r, n), c)
-                store(m, ty, load(m, ty, _at(m, ty, ci, at)), _at(m, ty, g, at))
-            _range(m, 0, _add(m, r, 1), lower)
-            _range(m, _add(m, r, 1), n, lambda c: store(
-                m, ty, "0.0", _at(m, ty, g, _add(m, _mul(m, r, n), c))))
-        _loop(m, n, row)
+                at = iadd(m, imul(m, r, n), c)
+                store(m, ty, load(m, ty, element_at(m, ty, ci, at)), element_at(m, ty, g, at))
+            _range(m, 0, iadd(m, r, 1), lower)
+            _range(m, iadd(m, r, 1), n, lambda c: store(
+                m, ty, "0.0", element_at(m, ty, g, iadd(m, imul(m, r, n), c))))
+        counted_loop(m, n, row)
         _chol_rev(m, ty, n, nb_max, li, g, f)
 
-    _loop(m, nb, one)
+    counted_loop(m, nb, one)
     m.decls.add("declare void @free(ptr)")
     m.emit(f"call void @free(ptr {f})")
 
@@ -293,7 +293,7 @@ def _chol_rev(m, ty, n, nb_max, l, g, f):
     """runtime/linalg.py `_chol_rev` on one matrix (l, g: pointers to its n x n rows), its
     loop over the diagonal blocks [j, k), last to first, unrolled."""
     def at(p, r, c):
-        return _at(m, ty, p, _add(m, _mul(m, r, n), c))
+        return element_at(m, ty, p, iadd(m, imul(m, r, n), c))
     k = n
     while k > 0:
         j = max(0, k - nb_max)
@@ -307,8 +307,8 @@ def _chol_rev(m, ty, n, nb_max, l, g, f):
                 _gemm(m, ty, "N", rest, j, nbk, at(g, k, j), at(l, j, 0), at(g, k, 0), n, n)
             _gemm(m, ty, "C", nbk, nbk, rest, at(g, k, j), at(l, k, j), at(g, j, j), n, n)
         _block(m, ty, n, l, g, j, k)
-        _loop(m, nbk, lambda r: _range(m, _add(m, r, j + 1), k, lambda c: store(
-            m, ty, "0.0", at(g, _add(m, r, j), c))))
+        counted_loop(m, nbk, lambda r: _range(m, iadd(m, r, j + 1), k, lambda c: store(
+            m, ty, "0.0", at(g, iadd(m, r, j), c))))
         if j > 0:
             if rest > 0:
                 _gemm(m, ty, "C", nbk, j, rest, at(g, k, j), at(l, k, 0), at(g, j, 0), n, n)
@@ -322,15 +322,15 @@ def _mirror(m, ty, n, nb_max, g, f, j, nbk):
     `2 * g` as Numba computes it: in float64, then stored)."""
     def row(r):
         def left(c):
-            v = load(m, ty, _at(m, ty, g, _add(m, _mul(m, _add(m, r, j), n), _add(m, c, j))))
-            store(m, ty, v, _at(m, ty, f, _add(m, _mul(m, r, nb_max), c)))
-            store(m, ty, v, _at(m, ty, f, _add(m, _mul(m, c, nb_max), r)))
+            v = load(m, ty, element_at(m, ty, g, iadd(m, imul(m, iadd(m, r, j), n), iadd(m, c, j))))
+            store(m, ty, v, element_at(m, ty, f, iadd(m, imul(m, r, nb_max), c)))
+            store(m, ty, v, element_at(m, ty, f, iadd(m, imul(m, c, nb_max), r)))
         _range(m, 0, r, left)
-        d = _wide(m, ty, load(m, ty, _at(m, ty, g, _add(m, _mul(m, _add(m, r, j), n),
-                                                        _add(m, r, j)))))
+        d = _wide(m, ty, load(m, ty, element_at(m, ty, g, iadd(m, imul(m, iadd(m, r, j), n),
+                                                        iadd(m, r, j)))))
         store(m, ty, _narrow(m, ty, _binop(m, "fmul", "double", "2.0", d)),
-               _at(m, ty, f, _add(m, _mul(m, r, nb_max), r)))
-    _loop(m, nbk, row)
+               element_at(m, ty, f, iadd(m, imul(m, r, nb_max), r)))
+    counted_loop(m, nbk, row)
 
 
 def _wide(m, ty, v):
@@ -355,12 +355,12 @@ def _block(m, ty, n, l, g, j, k):
     block [j, k), columns jj from k - 1 down to j, in its operation order and types (s and
     dbar float64: `s = 0.0`)."""
     def at(p, r, c):
-        return _at(m, ty, p, _add(m, _mul(m, r, n), c))
+        return element_at(m, ty, p, iadd(m, imul(m, r, n), c))
     s = m.fresh()
     m.allocas.append(f"{s} = alloca double")
 
     def column(t):
-        jj = _add(m, k - 1, _mul(m, t, -1))
+        jj = iadd(m, k - 1, imul(m, t, -1))
         d = load(m, ty, at(l, jj, jj))
         store(m, "double", "0.0", s)
 
@@ -368,7 +368,7 @@ def _block(m, ty, n, l, g, j, k):
             prod = _binop(m, "fmul", ty, load(m, ty, at(l, i, jj)), load(m, ty, at(g, i, jj)))
             store(m, "double", _binop(m, "fadd", "double", load(m, "double", s),
                                        _wide(m, ty, prod)), s)
-        _range(m, _add(m, jj, 1), k, dot)
+        _range(m, iadd(m, jj, 1), k, dot)
         dw = _wide(m, ty, d)
         q = _binop(m, "fdiv", "double", load(m, "double", s), dw)
         gjj = _wide(m, ty, load(m, ty, at(g, jj, jj)))
@@ -377,7 +377,7 @@ def _block(m, ty, n, l, g, j, k):
         def scale(i):
             p = at(g, i, jj)
             store(m, ty, _binop(m, "fdiv", ty, load(m, ty, p), d), p)
-        _range(m, _add(m, jj, 1), k, scale)
+        _range(m, iadd(m, jj, 1), k, scale)
 
         def first(c):
             p = at(g, jj, c)
@@ -396,7 +396,7 @@ def _block(m, ty, n, l, g, j, k):
                 store(m, ty, _binop(m, "fsub", ty, load(m, ty, q2), _binop(
                     m, "fmul", ty, cb, load(m, ty, at(l, jj, c)))), q2)
             _range(m, j, jj, one)
-        _range(m, _add(m, jj, 1), k, update)
+        _range(m, iadd(m, jj, 1), k, update)
         store(m, ty, _narrow(m, ty, _binop(m, "fmul", "double", "0.5", dbar)), at(g, jj, jj))
 
-    _loop(m, k - j, column)
+    counted_loop(m, k - j, column)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..memory import heap
 from ..scalar import Refused
-from .arith import _add, _at, _loop, _mul
+from .arith import counted_loop, element_at, iadd, imul
 from .lapack import lapack_call, load, nan_fill, store, transpose
 
 OPS = ("qr", "eigh", "svd")
@@ -102,28 +102,28 @@ def _qr(m, eqn, ty):
     def one(i):
         m.emit(f"call void @llvm.memset.p0.i64(ptr {buf}, i8 0, i64 "
                f"{max(cols, ncols) * rows * sz}, i1 false)")
-        transpose(m, ty, buf, _at(m, ty, m.arrays[a][0], _mul(m, i, rows * cols)), cols, rows)
+        transpose(m, ty, buf, element_at(m, ty, m.arrays[a][0], imul(m, i, rows * cols)), cols, rows)
         store(m, "i32", 0, info)
         lapack_call(m, _KIND[ty] + "geqrf", [("i32", rows), ("i32", cols), buf,
                                              ("i32", max(rows, 1)), tau, work,
                                              ("i32", lwork), info])
-        ri = _at(m, ty, m.arrays[r][0], _mul(m, i, rrows * cols))
+        ri = element_at(m, ty, m.arrays[r][0], imul(m, i, rrows * cols))
 
         def element(row, col):
             upper = m.fresh()
             m.emit(f"{upper} = icmp sle i64 {row}, {col}")
-            v = load(m, ty, _at(m, ty, buf, _add(m, _mul(m, col, rows), row)))
+            v = load(m, ty, element_at(m, ty, buf, iadd(m, imul(m, col, rows), row)))
             s = m.fresh()
             m.emit(f"{s} = select i1 {upper}, {ty} {v}, {ty} 0.0")
-            store(m, ty, s, _at(m, ty, ri, _add(m, _mul(m, row, cols), col)))
-        _loop(m, rrows, lambda row: _loop(m, cols, lambda col: element(row, col)))
+            store(m, ty, s, element_at(m, ty, ri, iadd(m, imul(m, row, cols), col)))
+        counted_loop(m, rrows, lambda row: counted_loop(m, cols, lambda col: element(row, col)))
         lapack_call(m, _KIND[ty] + "orgqr", [("i32", rows), ("i32", ncols), ("i32", k), buf,
                                              ("i32", max(rows, 1)), tau, work,
                                              ("i32", lwork), info])
-        transpose(m, ty, _at(m, ty, m.arrays[q][0], _mul(m, i, rows * ncols)), buf,
+        transpose(m, ty, element_at(m, ty, m.arrays[q][0], imul(m, i, rows * ncols)), buf,
                   rows, ncols)
 
-    _loop(m, nb, one)
+    counted_loop(m, nb, one)
     _free(m, buf, tau, work)
 
 
@@ -140,17 +140,17 @@ def _eigh(m, eqn, ty):
     uplo = ord("L") if eqn.params["lower"] else ord("U")
 
     def one(i):
-        transpose(m, ty, buf, _at(m, ty, m.arrays[a][0], _mul(m, i, n * n)), n, n)
+        transpose(m, ty, buf, element_at(m, ty, m.arrays[a][0], imul(m, i, n * n)), n, n)
         store(m, "i32", 0, info)
-        wi = _at(m, ty, m.arrays[w][0], _mul(m, i, n))
-        vi = _at(m, ty, m.arrays[v][0], _mul(m, i, n * n))
+        wi = element_at(m, ty, m.arrays[w][0], imul(m, i, n))
+        vi = element_at(m, ty, m.arrays[v][0], imul(m, i, n * n))
         lapack_call(m, _KIND[ty] + "syevd", [("i8", ord("V")), ("i8", uplo), ("i32", n), buf,
                                              ("i32", n), wi, work, ("i32", lwork), iwork,
                                              ("i32", liwork), info])
         _failed(m, info, lambda: (nan_fill(m, ty, wi, n), nan_fill(m, ty, vi, n * n)),
                 lambda: transpose(m, ty, vi, buf, n, n))
 
-    _loop(m, nb, one)
+    counted_loop(m, nb, one)
     _free(m, buf, work, iwork)
 
 
@@ -172,9 +172,9 @@ def _svd(m, eqn, ty):
     jobz = ord("N") if not uv else ord("A") if full else ord("S")
 
     def one(i):
-        transpose(m, ty, buf, _at(m, ty, m.arrays[a][0], _mul(m, i, rows * cols)), cols, rows)
+        transpose(m, ty, buf, element_at(m, ty, m.arrays[a][0], imul(m, i, rows * cols)), cols, rows)
         store(m, "i32", 0, info)
-        si = _at(m, ty, m.arrays[s][0], _mul(m, i, k))
+        si = element_at(m, ty, m.arrays[s][0], imul(m, i, k))
         lapack_call(m, _KIND[ty] + "gesdd", [("i8", jobz), ("i32", rows), ("i32", cols), buf,
                                              ("i32", rows), si, ub, ("i32", rows), vb,
                                              ("i32", ldvt), work, ("i32", lwork), iwork, info])
@@ -182,12 +182,12 @@ def _svd(m, eqn, ty):
             _failed(m, info, lambda: nan_fill(m, ty, si, k))
             return
         u, vt = eqn.outvars[1:]
-        ui = _at(m, ty, m.arrays[u][0], _mul(m, i, rows * ucol))
-        vti = _at(m, ty, m.arrays[vt][0], _mul(m, i, ldvt * cols))
+        ui = element_at(m, ty, m.arrays[u][0], imul(m, i, rows * ucol))
+        vti = element_at(m, ty, m.arrays[vt][0], imul(m, i, ldvt * cols))
         _failed(m, info, lambda: (nan_fill(m, ty, si, k), nan_fill(m, ty, ui, rows * ucol),
                                   nan_fill(m, ty, vti, ldvt * cols)),
                 lambda: (transpose(m, ty, ui, ub, rows, ucol),
                          transpose(m, ty, vti, vb, ldvt, cols)))
 
-    _loop(m, nb, one)
+    counted_loop(m, nb, one)
     _free(m, buf, work, ub, vb, iwork)
