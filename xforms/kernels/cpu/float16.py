@@ -15,6 +15,8 @@ from xforms.core import staging
 from xforms.errors import LoweringError
 from xforms.core.facts import VIEW
 from xforms.core.ir import ClosedJaxpr, Jaxpr, Literal
+from xforms.numpy.float_parts import nextafter_among
+from xforms.primitives.bits.float_bits import nextafter_p
 from xforms.primitives.bits.shifts import round_to_float16_p
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
@@ -84,7 +86,12 @@ def _eval(closed, args):
                 "computes float16 in float32): pass float32 values to the callback, or call "
                 "the function without jit")
         params = {k: _wide_param(v) for k, v in eqn.params.items()}
-        outs = eqn.prim.bind(*map(read, eqn.invars), **params)
+        if eqn.prim is nextafter_p and eqn.outvars[0].aval.dtype == F16:
+            # float32's next float is no float16 (its rounding gives x1 back): step among
+            # float16's, by exact float32 arithmetic
+            outs = nextafter_among(*map(read, eqn.invars), F16)
+        else:
+            outs = eqn.prim.bind(*map(read, eqn.invars), **params)
         outs = outs if eqn.prim.multiple_results else [outs]
         for v, x in zip(eqn.outvars, outs, strict=True):
             # a view moves float16 values; anything else computed them in float32
