@@ -24,3 +24,32 @@ def test_float16_nextafter_steps_among_float16s(tiers):
         same(results, want, np.float16)
         for r in results:       # (zeros' signs too: the bits)
             np.testing.assert_array_equal(np.asarray(r).view(np.uint16), want.view(np.uint16))
+
+
+def test_float16_bitcasts_on_every_tier(tiers):
+    # jax.lax.bitcast_convert_type (jax 0.10.2) of float16 to int16/uint16 and back; the
+    # compiled tier (float16 held in float32) raised "float32 -> int16 is not supported"
+    x = np.array([1.0, -2.0, np.inf, -0.0, 6e-8, 65504], np.float16)
+    same(tiers(lambda a: lax.bitcast_convert_type(a, np.int16), x),
+         [15360, -16384, 31744, -32768, 1, 31743], np.int16)
+    same(tiers(lambda a: lax.bitcast_convert_type(a, np.uint16), x),
+         [15360, 49152, 31744, 32768, 1, 31743], np.uint16)
+    bits = np.array([15360, -16384, -32768, 1, 31744, -1025], np.int16)
+    for r in tiers(lambda a: lax.bitcast_convert_type(a, np.float16), bits):
+        assert np.asarray(r).dtype == np.float16
+        np.testing.assert_array_equal(np.asarray(r).view(np.int16), bits)   # -0.0 included
+
+
+def test_float16_bit_helpers_on_every_float16():
+    # the compiled tier's spelling of the bit cast, eagerly, on all 65536 float16 bit patterns
+    from xforms.kernels.cpu.float16 import float16_bits, float16_of_bits
+    bits = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    vals = bits.view(np.float16)
+    real = ~np.isnan(vals)
+    got = np.asarray(float16_bits(vals.astype(np.float32), np.uint16))
+    np.testing.assert_array_equal(got[real], bits[real])
+    assert np.isnan(got[~real].view(np.float16)).all()
+    back = np.asarray(float16_of_bits(bits))
+    np.testing.assert_array_equal(back.view(np.uint32)[real],
+                                  vals[real].astype(np.float32).view(np.uint32))
+    assert np.isnan(back[~real]).all()
