@@ -53,3 +53,16 @@ def test_float16_bit_helpers_on_every_float16():
     np.testing.assert_array_equal(back.view(np.uint32)[real],
                                   vals[real].astype(np.float32).view(np.uint32))
     assert np.isnan(back[~real]).all()
+
+
+def test_float64_to_float16_rounds_twice_as_xla(tiers):
+    # jax.lax.convert_element_type(x, float16) and jnp's astype (jax 0.10.2, CPU, eager and
+    # jit): XLA rounds float64 to float32, then to float16, so a value just above a float16
+    # midpoint lands on it and ties to even; NumPy's astype rounds once (1.001, -2050,
+    # 65504, 6e-8). The compiled tier (float16 held in float32) rounded twice already, the
+    # eager and fast tiers once
+    x = np.array([1 + 2.0 ** -11 + 2.0 ** -40, -(2048 + 1 + 2.0 ** -30), 65519.99999,
+                  2.0 ** -25 + 2.0 ** -50, 3 * 2.0 ** -26])
+    want = np.array([1.0, -2048.0, np.inf, 0.0, 5.960464477539063e-08], np.float16)
+    same(tiers(lambda a: lax.convert_element_type(a, np.float16), x), want, np.float16)
+    same(tiers(lambda a: xnp.asarray(a).astype(np.float16), x), want, np.float16)
