@@ -66,3 +66,18 @@ def test_float64_to_float16_rounds_twice_as_xla(tiers):
     want = np.array([1.0, -2048.0, np.inf, 0.0, 5.960464477539063e-08], np.float16)
     same(tiers(lambda a: lax.convert_element_type(a, np.float16), x), want, np.float16)
     same(tiers(lambda a: xnp.asarray(a).astype(np.float16), x), want, np.float16)
+
+
+def test_complex_logaddexp_is_weak_only_of_two_weak_operands():
+    # jax.eval_shape(jnp.logaddexp, ...) (jax 0.10.2, x64): int32 array with 1+2j -> strong
+    # complex128 (xforms gave a weak one), 1+2j with 1.5 -> weak complex128
+    import xforms as xf
+    ints = np.array([1, 2], np.int32)
+    for f in (xnp.logaddexp, xf.jit(xnp.logaddexp)):
+        for a, b, weak in ((ints, 1 + 2j, False), (1 + 2j, ints, False),
+                           (np.array([True]), 1 + 2j, False)):
+            out = f(a, b)
+            assert np.asarray(out).dtype == np.complex128
+            assert (getattr(out, "weak_type", False) is True) == weak, (a, b)
+    out = xnp.logaddexp(1 + 2j, 1.5)
+    assert np.asarray(out).dtype == np.complex128 and out.weak_type is True
