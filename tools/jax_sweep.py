@@ -216,7 +216,9 @@ def inputs(dtype, ndim, k):
     # zeros (0j) and a purely imaginary value among them
     imags = [[0.0, 1.0, -0.5, 0.0, 2.0, 1.5, -2.0], [-1.0, 0.0, 2.0, 0.5, -1.5, 0.0, 1.0],
              [1.5, 0.5, 0.0, -2.0, 1.0, -1.0, 0.25]][k]
+    # unsigned: the ints wrapped modulo 2**bits (-3 -> 253 for uint8), as a cast does
     vals = {"f": floats, "i": ints, "b": [v > 0 for v in ints],
+            "u": list(np.asarray(ints, np.int64).astype(dtype)),
             "c": [complex(r, i) for r, i in zip(floats, imags)]}[np.dtype(dtype).kind]
     if ndim == 0:
         return np.asarray(vals[k + 1 if k else 6], dtype)

@@ -41,11 +41,12 @@ def frexp(x):
     return m, e.astype(np.int32)
 
 
-def _ulp_up(ax, dt):
-    """The gap above |x| (finite |x| > 0): 2**(e - p), at least the smallest subnormal."""
-    p, minexp = _bits(dt)
+def _ulp_up(ax, dt, fmt):
+    """The gap above |x| (finite |x| > 0) among `fmt`'s floats: 2**(e - p), at least fmt's
+    smallest subnormal; computed in dt."""
+    p, minexp = _bits(fmt)
     _, e = frexp(ax)
-    tiny = np.asarray(np.finfo(dt).smallest_subnormal, dt)
+    tiny = np.asarray(np.finfo(fmt).smallest_subnormal, dt)
     return uf.maximum(ldexp(np.asarray(1.0, dt), e - p), tiny), e
 
 
@@ -62,22 +63,36 @@ def spacing(x):
 def nextafter(x1, x2):
     """The next float after x1 in the direction of x2 (x2 itself when they are equal)."""
     x1, x2 = promote(x1, x2, name="nextafter", inexact=True)    # jointly, as JAX
+    out = nextafter_among(x1, x2, aval(x1).dtype)
+    # jax's nextafter is one primitive: weak exactly when its promoted operands are
+    return with_weak(out, aval(x1).weak_type and aval(x2).weak_type)
+
+
+def nextafter_among(x1, x2, fmt):
+    """nextafter of two float operands of one dtype, stepping among the floats of `fmt`
+    (their dtype or a narrower one whose values they hold; the compiled tier holds float16 in
+    float32, xforms/kernels/cpu/float16.py): every step is exact in the operands' dtype.
+
+    >>> nextafter_among(np.float32(1), np.float32(2), np.float16)   # 1 + 2**-10, float32
+    """
     dt = aval(x1).dtype
-    p, _ = _bits(dt)
+    fmt = np.dtype(fmt)
     ax = uf.abs(x1)
-    tiny = np.asarray(np.finfo(dt).smallest_subnormal, dt)
-    up, e = _ulp_up(uf.where(uf.greater(ax, 0), ax, 1.0), dt)
+    tiny = np.asarray(np.finfo(fmt).smallest_subnormal, dt)
+    up, e = _ulp_up(uf.where(uf.greater(ax, 0), ax, 1.0), dt, fmt)
     m, _ = frexp(ax)
     # toward zero from a power of two the gap below is half the gap above
     down = uf.where(uf.equal(m, 0.5), uf.maximum(up * 0.5, tiny), up)
     away = uf.equal(uf.greater(x2, x1), uf.greater(x1, 0))        # moving away from zero
     step = uf.where(away, up, down)
     moved = x1 + uf.where(uf.greater(x2, x1), step, -step)
+    # past fmt's largest float is inf (in a wider dtype the sum is still finite)
+    biggest = np.asarray(np.finfo(fmt).max, dt)
+    moved = uf.where(uf.greater(uf.abs(moved), biggest), copysign(np.asarray(np.inf, dt), moved),
+                     moved)
     from_zero = uf.where(uf.greater(x2, x1), tiny, -tiny)
     out = uf.where(uf.equal(x1, 0), from_zero, moved)
-    out = uf.where(uf.isinf(x1), uf.where(uf.equal(x1, x2), x1,
-                                          copysign(np.finfo(dt).max, x1)), out)
+    out = uf.where(uf.isinf(x1), uf.where(uf.equal(x1, x2), x1, copysign(biggest, x1)), out)
     out = uf.where(uf.equal(x1, x2), x2, out)
     out = uf.where(uf.logical_or(uf.isnan(x1), uf.isnan(x2)), np.nan, out)
-    # jax's nextafter is one primitive: weak exactly when its promoted operands are
-    return with_weak(out.astype(dt), aval(x1).weak_type and aval(x2).weak_type)
+    return out.astype(dt)

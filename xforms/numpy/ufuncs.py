@@ -5,7 +5,7 @@ from ..core import trace as core
 from ..primitives import elementwise as ew
 from ..primitives.special import functions as special
 from ._util import (aval, asarray, asarray_operand, broadcast_to, convert, float_of,
-                    is_python_scalar, promote)
+                    is_python_scalar, promote, with_weak)
 
 
 def _numeric(x):
@@ -389,9 +389,12 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
 
 
 def logaddexp(x, y):
+    # jax's complex logaddexp is weak only when both operands are (logaddexp(int32 array,
+    # 1+2j) is a strong complex128, jax 0.10.2), though the promoted operands are both weak
+    weak = aval(x).weak_type and aval(y).weak_type
     x, y = promote(x, y, name="logaddexp", inexact=True)
     if aval(x).dtype.kind == "c":
-        return complex_logaddexp(x, y)
+        return with_weak(complex_logaddexp(x, y), weak)
     # one primitive (xforms/primitives/special/functions.py) for JAX's derivative rule: d/dx = exp(x - out)
     # (1/2, then 1/4 at a tie) and finite where an operand is +inf
     return special.logaddexp(x, y)

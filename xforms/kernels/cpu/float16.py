@@ -15,6 +15,9 @@ from xforms.core import staging
 from xforms.errors import LoweringError
 from xforms.core.facts import VIEW
 from xforms.core.ir import ClosedJaxpr, Jaxpr, Literal
+from xforms import lax
+from xforms.numpy.float_parts import nextafter_among
+from xforms.primitives.bits.float_bits import bitcast_convert_type_p, nextafter_p
 from xforms.primitives.bits.shifts import round_to_float16_p
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
@@ -84,13 +87,72 @@ def _eval(closed, args):
                 "computes float16 in float32): pass float32 values to the callback, or call "
                 "the function without jit")
         params = {k: _wide_param(v) for k, v in eqn.params.items()}
-        outs = eqn.prim.bind(*map(read, eqn.invars), **params)
+        if eqn.prim is nextafter_p and eqn.outvars[0].aval.dtype == F16:
+            # float32's next float is no float16 (its rounding gives x1 back): step among
+            # float16's, by exact float32 arithmetic
+            outs = nextafter_among(*map(read, eqn.invars), F16)
+        elif eqn.prim is bitcast_convert_type_p and eqn.invars[0].aval.dtype == F16:
+            outs = float16_bits(read(eqn.invars[0]), eqn.params["new_dtype"])
+        elif eqn.prim is bitcast_convert_type_p and eqn.outvars[0].aval.dtype == F16:
+            outs = float16_of_bits(read(eqn.invars[0]))
+        else:
+            outs = eqn.prim.bind(*map(read, eqn.invars), **params)
         outs = outs if eqn.prim.multiple_results else [outs]
         for v, x in zip(eqn.outvars, outs, strict=True):
             # a view moves float16 values; anything else computed them in float32
             rounded = v.aval.dtype == F16 and eqn.prim.facts.kind != VIEW
             env[v] = round_to_float16_p.bind(x) if rounded else x
     return [read(a) for a in j.outvars]
+
+
+def _u32(v):
+    return np.uint32(v)
+
+
+def float16_bits(x, new_dtype):
+    """The float16 bits (as `new_dtype`, int16 or uint16) of float32 values that are float16
+    values (the widened program's): the bit cast float16 has no float32 spelling of.
+
+    >>> float16_bits(np.float32([1.0, -2.0]), np.int16)        # [15360, -16384]
+    """
+    b = lax.bitcast_convert_type(x, np.uint32)
+    shr = lambda v, k: lax.shift_right_logical(v, _u32(k))            # noqa: E731
+    sign = lax.bitwise_and(shr(b, 16), _u32(0x8000))
+    e32 = lax.bitwise_and(shr(b, 23), _u32(0xFF))
+    mant = lax.bitwise_and(shr(b, 13), _u32(0x3FF))
+    # normal float16 (e32 >= 113, 2**-14 up): its exponent rebased, the top 10 mantissa bits
+    normal = lax.bitwise_or(lax.shift_left(e32 - _u32(112), _u32(10)), mant)
+    # subnormal (and zero): the multiple of 2**-24 it is, exactly
+    small = lax.convert_element_type(lax.abs(x) * np.float32(2.0 ** 24), np.uint32)
+    nan = lax.ne(x, x)      # (a payload in the top bits is kept; a quiet bit keeps it a NaN)
+    special = lax.bitwise_or(_u32(0x7C00), lax.select(nan, lax.bitwise_or(mant, _u32(0x200)),
+                                                      lax.full_like(mant, 0)))
+    mag = lax.select(lax.eq(e32, _u32(0xFF)), special,
+                     lax.select(lax.lt(e32, _u32(113)), small, normal))
+    u16 = lax.convert_element_type(lax.bitwise_or(sign, mag), np.int32)
+    if np.dtype(new_dtype) == np.int16:             # (the top bit is the sign: wrap)
+        u16 = lax.select(lax.ge(u16, np.int32(0x8000)), u16 - np.int32(0x10000), u16)
+    return lax.convert_element_type(u16, new_dtype)
+
+
+def float16_of_bits(bits):
+    """float32 values of float16 bits (int16 or uint16): float16_bits' inverse.
+
+    >>> float16_of_bits(np.int16([15360, -16384]))              # [1.0, -2.0], float32
+    """
+    u = lax.bitwise_and(lax.convert_element_type(bits, np.int32), np.int32(0xFFFF))
+    u = lax.convert_element_type(u, np.uint32)
+    shr = lambda v, k: lax.shift_right_logical(v, _u32(k))            # noqa: E731
+    sign = lax.shift_left(shr(u, 15), _u32(31))
+    e = lax.bitwise_and(shr(u, 10), _u32(0x1F))
+    m = lax.bitwise_and(u, _u32(0x3FF))
+    # normal, inf and NaN: float32's exponent field (e + 112; 255 for float16's 31)
+    e32 = lax.select(lax.eq(e, _u32(0x1F)), lax.full_like(e, 0xFF), e + _u32(112))
+    wide = lax.bitcast_convert_type(lax.bitwise_or(lax.bitwise_or(
+        sign, lax.shift_left(e32, _u32(23))), lax.shift_left(m, _u32(13))), np.float32)
+    small = lax.convert_element_type(m, np.float32) * np.float32(2.0 ** -24)
+    small = lax.select(lax.ne(sign, _u32(0)), -small, small)
+    return lax.select(lax.eq(e, _u32(0)), small, wide)
 
 
 class Float16Executable:
