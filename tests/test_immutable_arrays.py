@@ -46,3 +46,15 @@ def test_methods_give_arrays_not_numpy_scalars():
     assert np.isnan(a.take(7))  # JAX: a.take(7) -> nan (mode "fill")
     with pytest.raises(IndexError):
         np.take(a, 7)           # NumPy's function asks for mode="raise": NumPy's error
+
+
+def test_numpy_functions_that_sort_or_assign_into_copies_work_on_arrays():
+    # NumPy's np.sort/np.unique sort a copy in place, np.gradient assigns into empty_like(a):
+    # on an Array those copies are plain arrays, and the results come back as Arrays
+    a = xnp.array([3.0, 1.0, 2.0, 2.0])
+    for got, want in ((np.sort(a), [1.0, 2.0, 2.0, 3.0]), (np.unique(a), [1.0, 2.0, 3.0]),
+                      (np.gradient(a), [-2.0, -0.5, 0.5, 0.0]), (np.median(a), 2.0),
+                      (np.partition(a, 1)[:2], [1.0, 2.0])):
+        assert type(got) is Array and np.array_equal(got, want)
+    assert [type(p) for p in np.split(a, 2)] == [Array, Array]
+    assert np.array_equal(a, [3.0, 1.0, 2.0, 2.0])

@@ -8,8 +8,12 @@ jitted function, a closure or a cache may also hold.  NumPy's own in-place metho
     >>> a = xnp.arange(3.); b = a; a += 1; b       # Array([0., 1., 2.])
 
 (Arrays stay writable underneath: the compiled tiers and the fast tier write results into
-fresh buffers through NumPy's C functions, which this does not touch.)
+fresh buffers through NumPy's C functions, which this does not touch.)  NumPy's own functions
+(`np.sort`, `np.unique`, `np.gradient`, ...) sort, fill and assign into copies of their
+operands, which for an Array would be Arrays: they run on plain views and give Arrays back.
 """
+import numpy as np
+
 from ..core.trace import Array
 from . import sorting
 
@@ -46,6 +50,44 @@ def _sort(self, axis=-1, *, kind=None, order=None, stable=True, descending=False
                         descending=descending)
 
 
+_ND, _VIEW = np.ndarray, np.ndarray.view
+
+
+def _plain(v):
+    t = type(v)
+    if t is Array:
+        return _VIEW(v, _ND)
+    if t is list or t is tuple:
+        return t([_plain(e) for e in v])
+    return v
+
+
+def _arrays(out):
+    t = type(out)
+    if t is _ND:
+        return _VIEW(out, Array)
+    if isinstance(out, np.generic):
+        return _VIEW(np.asarray(out), Array)
+    if t is list or t is tuple:
+        return t([_arrays(e) for e in out])
+    return out
+
+
+def _numpy_function(self, func, types, args, kwargs):
+    """`np.sort(a)` and every other NumPy function of an Array: NumPy's implementation on
+    plain views (it may sort or assign into its own copies), its arrays back as Arrays.
+
+        >>> np.sort(xnp.array([2., 1.]))        # Array([1., 2.])"""
+    args = [_VIEW(a, _ND) if type(a) is Array else
+            (_plain(a) if type(a) in _SEQUENCES else a) for a in args]
+    if kwargs:
+        kwargs = {k: _plain(v) for k, v in kwargs.items()}
+    out = func(*args, **kwargs)
+    return _VIEW(out, Array) if type(out) is _ND else _arrays(out)
+
+
+_SEQUENCES = (list, tuple)
+Array.__array_function__ = _numpy_function
 Array.__setitem__ = _refuse_item_assignment
 # (installed after xforms.numpy.methods, whose JAX-semantics binary operators these call)
 for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
