@@ -2,7 +2,10 @@
 with special values (integer limits, NaN, infinities, signed zeros, floats beyond an
 integer's range): arithmetic, shifts, bitwise ops, comparisons, selects, conversions both
 ways, reductions with `where=`, arg- and cumulative reductions, and outputs that are an
-input or another output.  jit's two tiers must give the same dtypes and bits.
+input or another output.  jit's two tiers and the eager operators must give the dtypes and
+bits of a NumPy rendering with JAX's semantics (tests/fuzz/jnp_rendering.py for arithmetic,
+shifts, comparisons, selects, conversions and reductions; tests/fuzz/renderings.py for
+gathers, scatters, dynamic slices and float -> integer conversions).
 
     >>> print(dtype_programs().example().src)
     def f(p0, p1):
@@ -27,6 +30,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 
+from . import jnp_rendering as JR
 from . import renderings as RN
 
 INTS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
@@ -88,14 +92,17 @@ INDEXED = [
 class DtypeCase:
     src: str              # `def f(p0, ...)` in xnp (and `lax`)
     args: tuple           # NumPy arrays of their dtypes
-    # output number -> its NumPy rendering with JAX's semantics (gathers, scatters, dynamic
-    # slices, float -> integer conversions: tests/fuzz/renderings.py) from the operands' eager
-    # values
+    # output number -> its NumPy rendering with JAX's semantics (tests/fuzz/jnp_rendering.py,
+    # tests/fuzz/renderings.py) from the operands' eager values; or the error JAX raises
+    # there, where xforms accepted the statement
     rendered: dict = field(default_factory=dict)
+    # output number -> (eager xforms' weak type, the rendering's: JAX's)
+    weak: dict = field(default_factory=dict)
 
     def __repr__(self):
         args = ", ".join(f"np.array({a.tolist()!r}, np.{a.dtype})" for a in self.args)
         want = "".join(f"# v{k} should be np.array({v.tolist()!r}, np.{v.dtype})\n"
+                       if isinstance(v, np.ndarray) else f"# v{k}: JAX raises {v!r}\n"
                        for k, v in self.rendered.items())
         return f"\n{self.src}\n\nargs = ({args},)\n{want}"
 
@@ -123,13 +130,21 @@ def special_values(dtype, n, draw):
         return np.array(vals, dtype=np.float64 if dt.kind == "f" else object).astype(dt)
 
 
+def _weakly(v, weak):
+    """v as an xforms Array, weakly typed if `weak` (as JAX types the value v stands for)."""
+    from xforms.primitives.elementwise import convert_element_type
+    x = xnp.asarray(v)
+    return convert_element_type(x, x.dtype, True) if weak else x
+
+
 class _Gen:
     def __init__(self, draw, dtypes, reductions, indexed_only=False):
         self.draw, self.dtypes, self.reductions = draw, dtypes, reductions
         self.indexed_only = indexed_only
         self.shape = draw(st.sampled_from(SHAPES))
         self.args, self.names, self.vals, self.lines = [], [], [], []
-        self.rendering, self.rendered = None, {}
+        self.rendering, self.rendered, self.weak = None, {}, {}
+        self.weak_of = {}           # value name -> JAX's weak type (the rendering's)
 
     def choice(self, seq):
         return self.draw(st.sampled_from(list(seq)))
@@ -140,6 +155,7 @@ class _Gen:
         x = special_values(dtype, int(np.prod(shape)), self.draw).reshape(shape)
         name = f"p{len(self.args)}"
         self.args.append(x)
+        self.weak_of[name] = False
         self.names.append(name)
         self.vals.append((name, x))
         return name, x
@@ -162,7 +178,7 @@ class _Gen:
         if how == 1:
             dt = self.choice(self.dtypes)
             if x.dtype.kind == "f" and np.dtype(dt).kind in "iub":    # (special floats)
-                self.rendering = lambda: RN.to_dtype(x, dt)
+                self.rendering = lambda: JR.Rendered(RN.to_dtype(x, dt))
             return f"{a}.astype(xnp.{dt})"
         if how == 2:
             return self.reduction(a, x)
@@ -199,7 +215,9 @@ class _Gen:
         axis = self.draw(st.integers(0, x.ndim - 1))
         forms = [f for f in INDEXED if f[2] != "along" or iv.ndim == x.ndim]
         src, render, how = self.choice(forms)
-        self.rendering = lambda: render(x, iv, axis)
+        # (weakly typed as `a`, as in JAX, but for dynamic_update_index_in_dim's result)
+        weak = self.weak_of[a] and "update_index" not in src
+        self.rendering = lambda: JR.Rendered(render(x, iv, axis), weak)
         return src.format(a=a, i=i, axis=axis)
 
     def statement(self, k):
@@ -210,19 +228,35 @@ class _Gen:
             try:
                 with warnings.catch_warnings(), np.errstate(all="ignore"):
                     warnings.simplefilter("ignore")
-                    scope = {n: xnp.asarray(v) for n, v in self.vals}
+                    scope = {n: _weakly(v, self.weak_of[n]) for n, v in self.vals}
                     val = eval(src, {"xnp": xnp, "lax": lax, "np": np}, scope)
             except (TypeError, ValueError, OverflowError):
                 continue
+            weak = bool(getattr(val, "weak_type", False))
             val = np.asarray(val)
             if val.size == 0 or val.size > 6:
                 continue
+            want = self.render(src)
             self.lines.append(f"    v{k} = {src}")
             self.vals.append((f"v{k}", val))
-            if self.rendering is not None:
-                self.rendered[k] = self.rendering()
+            self.rendered[k] = want.value if isinstance(want, JR.Rendered) else want
+            self.weak_of[f"v{k}"] = want.weak if isinstance(want, JR.Rendered) else weak
+            self.weak[k] = (weak, self.weak_of[f"v{k}"])
             return
         assume(False)
+
+    def render(self, src):
+        """Statement `src`'s value with JAX's semantics from its operands' eager values (a
+        JR.Rendered), or the error JAX raises for it."""
+        if self.rendering is not None:
+            return self.rendering()
+        operands = {n: JR.Rendered(v, self.weak_of[n]) for n, v in self.vals}
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                return JR.render(src, operands)
+        except (TypeError, ValueError) as e:
+            return e
 
     def outputs(self):
         """Every value (none is dead code the compiler could drop), maybe also an input
@@ -246,7 +280,7 @@ def dtype_programs(draw, max_stmts=5, dtypes=DTYPES, reductions=REDUCE, indexed_
         g.statement(k)
     src = "\n".join([f"def f({', '.join(g.names)}):", *g.lines,
                      f"    return ({', '.join(g.outputs())},)"])
-    return DtypeCase(src, tuple(g.args), g.rendered)
+    return DtypeCase(src, tuple(g.args), g.rendered, g.weak)
 
 
 # `x + 0` with a literal zero: jit folds it to `x` (as XLA does under jax.jit), so a -0.0 stays
@@ -288,9 +322,9 @@ def _group_fn(cases):
 def check_dtype_tiers(cases):
     """One jitted function runs every program: its compiled tier = its fast tier = the
     program run eagerly on xforms Arrays (the eager operators: dtypes and bits) = the NumPy
-    rendering of its gathers, scatters, dynamic slices and float -> integer conversions
-    (`DtypeCase.rendered`, JAX's semantics: output k is statement k's value), and the inputs
-    are as they were."""
+    rendering of each statement with JAX's semantics (`DtypeCase.rendered`: output k is
+    statement k's value; the eager weak types are JAX's too), and the inputs are as they
+    were."""
     from .checks import fast_tier_only
     before = [[a.copy() for a in c.args] for c in cases]
     with fast_tier_only():
@@ -305,6 +339,11 @@ def check_dtype_tiers(cases):
         for j, (y, z) in enumerate(zip(eager[k], e, strict=True)):
             same_bits(y, z, f"program {k} output {j}: eager vs fast tier", signs)
         for j, want in case.rendered.items():     # (from the eager operands)
+            assert isinstance(want, np.ndarray), \
+                f"program {k} output {j}: xforms accepts it, JAX raises {want!r}\n{case!r}"
+            eager_weak, jax_weak = case.weak[j]
+            assert eager_weak == jax_weak, (f"program {k} output {j}: eager weak type "
+                                            f"{eager_weak}, JAX's {jax_weak}\n{case!r}")
             for tier, got in (("eager", eager[k]), ("compiled", c), ("fast", e)):
                 same_bits(got[j], want, f"program {k} output {j}: {tier} vs its NumPy "
                           "rendering (JAX's semantics)", signs or tier == "eager")

@@ -253,7 +253,8 @@ def _operator_plan(name, np_op, fn, dtype, key):
     operator gives JAX's (strong) result dtype, or where either raises (NumPy's operator
     stays, accepting or refusing as it did); (dtype, weak) where casting both operands to
     `dtype` first makes it give JAX's, and the result is weak as JAX's (f32 + i32: both
-    cast to float32); _XNP otherwise (the xnp function).
+    cast to float32; a comparison: where NumPy would compare in another dtype, as int64 ==
+    float16, which JAX compares in float16); _XNP otherwise (the xnp function).
 
         >>> _operator_plan("__add__", np.ndarray.__add__, xnp.add, np.dtype("f4"), np.dtype("i4"))
         (dtype('float32'), False)
@@ -266,6 +267,11 @@ def _operator_plan(name, np_op, fn, dtype, key):
             jax_like = core.get_aval(fn(x, y))
             if name in _INTEGER_EDGES and jax_like.dtype.kind in "iu":
                 return _XNP
+            if name in _COMPARISONS:     # (a bool either way: JAX compares in its dtype)
+                calc = _cast_candidates(x, y, jax_like.dtype)[0]
+                if calc == np.result_type(x, y) and not jax_like.weak_type:
+                    return _NUMPY
+                return calc, jax_like.weak_type
             if mine == jax_like.dtype and not jax_like.weak_type:
                 return _NUMPY
             if name in _CASTABLE:
@@ -400,6 +406,25 @@ for _name, _fn in _BITWISE.items():
 for _name, _fn in OPERATORS.items():
     if _name not in ("__neg__", "__pos__", "__abs__", "__invert__", "__getitem__"):
         setattr(Array, _name, _array_operator(_name, locate_errors(_fn)))
+
+
+def _weak_kept(name):
+    """ndarray's unary operator `name`, its result weakly typed where the operand is, as
+    JAX's (-x of a weak float64 added to a float32 array gives float32).
+
+        >>> (-xf.jit(lambda t: t * 1.0)(0.5)).weak_type      # True
+    """
+    np_op = getattr(np.ndarray, name)
+
+    def op(x):
+        out = np_op(x)
+        return core.as_weak(out) if x.weak_type else out
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+for _name in ("__neg__", "__pos__", "__abs__", "__invert__"):
+    setattr(Array, _name, _weak_kept(_name))
 # divmod(x, y) is (x // y, x % y) as jax.numpy.divmod: on a traced value (which had none) and
 # on an eager Array (NumPy's: a zero's sign and integer division by zero differ from JAX's)
 for _name, _fn in (("__divmod__", mathfuncs.divmod),
