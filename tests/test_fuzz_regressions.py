@@ -516,3 +516,96 @@ def test_complex64_logaddexp_cancelling_to_near_zero_is_checked_to_its_operands_
     got = xnp.logaddexp(xnp.asarray(np.array([-0.4636476 + 1.19738e-8j], np.complex64)),
                         xnp.asarray(np.array([-1], np.complex64)))
     np.testing.assert_allclose(np.asarray(got), [-0.00314033 + 0j], rtol=0, atol=1e-8)
+
+
+def test_eager_unary_operators_keep_a_weak_type():
+    """The dtype fuzzer, once it compared every statement with its NumPy rendering with JAX's
+    semantics (session 27, tests/fuzz/jnp_rendering.py), shrunk to `v0 = xnp.where(p1, p0,
+    np.uint64(3))` (int64 and uint64: a weak float64 in JAX) then `v1 = -v0`: the eager
+    Array's `-`, `+`, `abs()` and `~` were ndarray's, which drop the weak type, so `-v0`
+    added to a float32 array gave float64.  jax 0.10.2: `-w + f32` is float32 for a weak w."""
+    w = xf.jit(lambda t: t * 1.0)(0.5)
+    i = xf.jit(lambda t: t + 1)(2)
+    f32 = xnp.asarray(np.array([1.0], np.float32))
+    for v in (-w, +w, abs(w), ~i, -i):
+        assert v.weak_type
+    assert (-w + f32).dtype == np.float32 and (abs(w) * f32).dtype == np.float32
+    assert (~i + xnp.asarray(np.array([1], np.int8))).dtype == np.int8
+    assert not (-xnp.asarray(np.array([1.0]))).weak_type
+
+
+def test_eager_comparisons_compare_in_jax_s_promoted_dtype():
+    """The same fuzzer shrunk to `p1 == p0` with p1 = int64 max and p0 = float16 inf: JAX
+    promotes both to float16 (int64 max becomes inf) and gives True, as jit's tiers did; the
+    eager Array gave NumPy's False (it compares in float64).  jax 0.10.2 values:
+    jnp.int64(2**63-1) == jnp.float16(inf) is True, int32 16777217 == float32 16777216 is
+    True, int32 16777217 > float32 16777216 is False."""
+    big = np.array([2 ** 63 - 1, 1])
+    inf16 = np.array([np.inf, 1.0], np.float16)
+    i32 = np.array([16777217], np.int32)
+    f32 = np.array([16777216.0], np.float32)
+    for tier in (lambda f, *a: f(*map(xnp.asarray, a)), lambda f, *a: xf.jit(f)(*a)):
+        np.testing.assert_array_equal(tier(lambda a, b: a == b, big, inf16), [True, True])
+        np.testing.assert_array_equal(tier(lambda a, b: b != a, big, inf16), [False, False])
+        np.testing.assert_array_equal(tier(lambda a, b: a == b, i32, f32), [True])
+        np.testing.assert_array_equal(tier(lambda a, b: a > b, i32, f32), [False])
+
+
+@pytest.mark.parametrize("fn", [lambda x, m: xnp.sum(x, where=m),
+                                lambda x, m: xnp.max(x, where=m, initial=0),
+                                lambda x, m: xnp.mean(x, where=m),
+                                lambda x, m: xnp.any(x, where=m)])
+def test_reductions_refuse_a_mask_that_is_not_bool(fn):
+    """The same fuzzer drew `xnp.sum(v0, axis=0, where=p1)` with an int8 p1: xforms read it
+    as `p1 != 0`; jax 0.10.2 raises "jnp.sum: where must be None or a boolean array"."""
+    x = xnp.asarray(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match="where= must be None or a boolean array"):
+        fn(x, xnp.asarray(np.array([1, 0, 1], np.int8)))
+    with pytest.raises(ValueError, match="boolean array"):
+        xf.jit(fn)(x, np.array([1.0, 0.0, 1.0]))
+    assert float(fn(x, np.array([True, False, True]))) in (4.0, 3.0, 2.0, 1.0)
+
+
+def test_the_dtype_programs_rendering_gives_jax_s_values():
+    """tests/fuzz/jnp_rendering.py, which every dtype program's tier is compared with, against
+    jax 0.10.2's values (x64) of the same expressions, written here as literals."""
+    from fuzz import jnp_rendering as JR
+    i8 = JR.Rendered(np.array([-128, 5], np.int8))
+    u8 = JR.Rendered(np.array([0, 255], np.uint8))
+    b = JR.Rendered(np.array([True, False]))
+    f16 = JR.Rendered(np.array([65504, 65504, -65504], np.float16))
+    cases = [  # (rendered, jax's value, jax's weak type)
+        (i8 // JR.Rendered(np.int8(0)), np.array([-2, -2], np.int8), False),
+        (i8 % JR.Rendered(np.int8(0)), np.array([0, 0], np.int8), False),
+        (i8 // JR.Rendered(np.int8(-1)), np.array([-128, -5], np.int8), False),
+        (u8 // JR.Rendered(np.uint8(0)), np.array([255, 255], np.uint8), False),
+        (i8 << JR.Rendered(np.int8(-1)), np.array([0, 0], np.int8), False),
+        (i8 >> 9, np.array([-1, 0], np.int8), False),
+        (i8 << u8, np.array([-128, 0], np.int16), False),
+        (u8 + -1, np.array([255, 254], np.uint8), False),
+        (i8 + 256, np.array([-128, 5], np.int8), False),
+        (b // b, np.array([1, -1], np.int32), False),
+        (b + 1, np.array([2, 1]), True),
+        (b / 0.5, np.array([2.0, 0.0]), True),
+        (JR.XNP.square(b), np.array([1, 0], np.int32), False),
+        (JR.XNP.sum(f16), np.array(65504, np.float16), False),
+        (JR.XNP.cumsum(f16, 0), np.array([65504, np.inf, np.inf], np.float16), False),
+        (JR.XNP.sum(i8), np.array(-123), False),
+        (JR.XNP.sum(u8), np.array(255, np.uint64), False),
+        (JR.XNP.max(u8, where=JR.Rendered(np.array([False, False])), initial=-1),
+         np.array(255, np.uint8), False),
+        (JR.XNP.where(b, b, 0.5), np.array([1.0, 0.5]), True),
+        (JR.Rendered(np.array([2 ** 63 + 1], np.uint64)) == JR.Rendered(np.array([2 ** 62])),
+         np.array([False]), True),
+        (JR.XNP.sign(JR.Rendered(np.array([-0.0, np.nan, -3.0]))),
+         np.array([-0.0, np.nan, -1.0]), False),
+        (JR.LAX.cummax(JR.Rendered(np.array([-0.0, 0.0, -0.0])), 0),
+         np.array([-0.0, 0.0, 0.0]), False)]
+    for got, want, weak in cases:
+        assert got.dtype == want.dtype and got.weak == weak, (got, want)
+        np.testing.assert_array_equal(got.value, want)
+        assert (np.signbit(got.value) == np.signbit(want)).all(), (got, want)
+    with pytest.raises(TypeError):
+        -b
+    with pytest.raises(TypeError):
+        JR.LAX.cummax(b, 0)
