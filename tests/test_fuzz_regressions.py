@@ -609,3 +609,35 @@ def test_the_dtype_programs_rendering_gives_jax_s_values():
         -b
     with pytest.raises(TypeError):
         JR.LAX.cummax(b, 0)
+
+
+def test_lax_cumulative_reductions_refuse_bools():
+    """The rendered dtype fuzzer at its deep budget (session 27) drew `lax.cummin(v2, axis=0)`
+    of a bool v2: xforms computed it, jax 0.10.2 raises "cummin does not accept dtype bool"
+    (lax.cumsum, cumprod, cummax the same); xnp.cumsum of bools still counts them (int64)."""
+    b = np.array([True, False, True])
+    for fn in (lax.cumsum, lax.cumprod, lax.cummax, lax.cummin):
+        for call in (fn, xf.jit(fn)):
+            with pytest.raises(TypeError, match="does not accept dtype bool"):
+                call(b)
+    np.testing.assert_array_equal(xnp.cumsum(xnp.asarray(b)), [1, 1, 2])
+    np.testing.assert_array_equal(lax.cummax(np.array([1, 3, 2], np.int8)), [1, 3, 3])
+
+
+@pytest.mark.parametrize("llvm", ["0", "1"])
+def test_narrow_dtype_sums_wrap_on_both_cpu_paths(llvm, monkeypatch):
+    """Numba path (XFORMS_LLVM_KERNELS=0): `sum(x, dtype=int8)` to a scalar raised
+    OverflowError -- the kernel's register `b += A[i0]` is int64 in Numba, so it returned the
+    unwrapped 300.  jax 0.10.2: sum([100, 100, 100] int8, dtype=int8) = 44, prod = 64,
+    sum(dtype=int16) of [30000, 30000, 30000] = 24464, prod(dtype=int32) of [70000] * 3 =
+    -383225856 (wrapped)."""
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", llvm)
+    x = np.array([100, 100, 100], np.int8)
+    for tiered in (True, False):
+        f = xf.jit(lambda a: (xnp.sum(a, dtype=np.int8), xnp.prod(a, dtype=np.int8),
+                              xnp.sum(a.astype(np.int16) * 300, dtype=np.int16),
+                              xnp.prod(a.astype(np.int32) * 700, dtype=np.int32)),
+                   tiered=tiered)
+        got = [np.asarray(v) for v in f(x)]
+        assert [v.dtype for v in got] == [np.int8, np.int8, np.int16, np.int32]
+        assert [int(v) for v in got] == [44, 64, 24464, -383225856]

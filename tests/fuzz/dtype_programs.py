@@ -50,6 +50,7 @@ LITERALS = ["1", "3", "-1", "0", "True", "0.5", "-0.0", "2.0", "7", "100",
             # first (session 23: np.int8(2) // int8_array was NumPy's, 0 for x // 0)
             "np.int8(2)", "np.uint8(0)", "np.int64(-1)", "np.uint64(3)", "np.float32(0.5)",
             "np.float16(-0.0)", "np.bool_(True)"]
+NARROW = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32"]  # (sum/prod dtype=)
 REDUCE = ["sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cummax", "cummin"]
 SHAPES = [(), (3,), (2, 3)]
 
@@ -199,11 +200,15 @@ class _Gen:
         if kind.startswith("cum"):
             return (f"xnp.cumsum({a}, axis={axis})" if kind == "cumsum"
                     else f"lax.{kind}({a}, axis={axis % x.ndim})")
+        # (sum/prod: maybe into a narrower dtype, which wraps: int8 sums on the Numba path
+        # once returned the unwrapped sum)
+        dt = (f", dtype=xnp.{self.choice(NARROW)}" if kind in ("sum", "prod") and
+              self.draw(st.integers(0, 3)) == 0 else "")
         if kind.startswith("arg") or not self.draw(st.booleans()):
-            return f"xnp.{kind}({a}, axis={axis})"
+            return f"xnp.{kind}({a}, axis={axis}{dt})"
         m, _ = self.operand(lambda v: v.dtype == bool and v.shape in (x.shape, ()))
         init = "" if kind in ("sum", "prod") else f", initial={self.choice(['0', '-1', '2'])}"
-        return f"xnp.{kind}({a}, axis={axis}, where={m}{init})"
+        return f"xnp.{kind}({a}, axis={axis}, where={m}{init}{dt})"
 
     def indexed(self, a, x):
         """A gather, scatter or dynamic slice of `a` at traced integer indices: negative,
@@ -319,17 +324,19 @@ def _group_fn(cases):
     return lambda all_args: [f(*a) for f, a in zip(fns, all_args)]
 
 
-def check_dtype_tiers(cases):
+def check_dtype_tiers(cases, numba=False):
     """One jitted function runs every program: its compiled tier = its fast tier = the
     program run eagerly on xforms Arrays (the eager operators: dtypes and bits) = the NumPy
     rendering of each statement with JAX's semantics (`DtypeCase.rendered`: output k is
     statement k's value; the eager weak types are JAX's too), and the inputs are as they
-    were."""
+    were.  `numba`: the compiled tier on the Numba path (XFORMS_LLVM_KERNELS=0), not the
+    direct LLVM kernels where they take a program."""
     from .checks import fast_tier_only
     before = [[a.copy() for a in c.args] for c in cases]
     with fast_tier_only():
         fast = _run(xf.jit(_group_fn(cases), tiered=True), cases)
-    compiled = _run(xf.jit(_group_fn(cases), tiered=False), cases)
+    with llvm_kernels(False) if numba else contextlib.nullcontext():
+        compiled = _run(xf.jit(_group_fn(cases), tiered=False), cases)
     eager = _run(_group_fn(cases), cases, arrays=True)
     for k, (c, e, b, case) in enumerate(zip(compiled, fast, before, cases)):
         for j, (y, z) in enumerate(zip(c, e, strict=True)):

@@ -323,7 +323,11 @@ def _accumulated(x, kind):
     return (np.dtype("float32") if dt == np.float16 else dt), dt
 
 
-def _reduce(kind, x, axis=None, where=None, initial=None):
+def _reduce(kind, x, axis=None, where=None, initial=None, dtype=None):
+    """sum/prod/max/min; sum/prod's `dtype=`: the operand converted to it first, then
+    accumulated in it (an int8 sum wraps at 8 bits; a bool sum is `or`)."""
+    if dtype is not None:
+        x = Rendered(_cast(x.value, dtype))
     v = x.value
     if where is not None and where.dtype != np.bool_:
         raise ValueError(f"{kind}: where must be None or a boolean array")
@@ -333,10 +337,12 @@ def _reduce(kind, x, axis=None, where=None, initial=None):
     elif where is not None:
         where = where.value
     if kind in ("sum", "prod"):
-        calc, out = _accumulated(x, kind)
+        calc, out = _accumulated(x, kind) if dtype is None else (x.dtype, x.dtype)
         if x.ndim == 0 and where is None:      # (no axis to reduce: -0.0 stays -0.0)
             return Rendered(_cast(x.value, out))
         op = np.add if kind == "sum" else np.multiply
+        if calc == np.bool_:
+            op = np.logical_or if kind == "sum" else np.logical_and
         start = np.array(0 if kind == "sum" else 1, calc)
         return Rendered(_fold(v.astype(calc), axis, where, start, op).astype(out))
     start = None if initial is None else _cast(_py_int(initial), v.dtype)
@@ -387,8 +393,9 @@ XNP = _Namespace(
     logical_not=lambda x: unary(x, "logical_not", np.logical_not, out=np.bool_),
     maximum=lambda a, b: binary("maximum", a, b), minimum=lambda a, b: binary("minimum", a, b),
     where=_where,
-    sum=lambda x, axis=None, where=None: _reduce("sum", x, axis, where),
-    prod=lambda x, axis=None, where=None: _reduce("prod", x, axis, where),
+    sum=lambda x, axis=None, where=None, dtype=None: _reduce("sum", x, axis, where, dtype=dtype),
+    prod=lambda x, axis=None, where=None, dtype=None: _reduce("prod", x, axis, where,
+                                                              dtype=dtype),
     max=lambda x, axis=None, where=None, initial=None: _reduce("max", x, axis, where, initial),
     min=lambda x, axis=None, where=None, initial=None: _reduce("min", x, axis, where, initial),
     argmax=lambda x, axis=None: _arg("argmax", x, axis),
