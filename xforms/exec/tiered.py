@@ -100,7 +100,7 @@ class TieredExecutable:
         self._warned_wait = False
         # (asked on the compile thread: `in_process_test` may import the backends first)
         self._in_process = in_process_test or in_process
-        _submit(self, weak=True)
+        _submit(self)
 
     @property
     def uses_worker(self):
@@ -191,9 +191,8 @@ _thread_lock = threading.Lock()
 _exiting = False
 
 
-def _submit(exe, weak=False):
-    """Queue `exe._compile()` for the background thread; `weak`: the queue holds `exe`
-    weakly, so that a jitted function dropped before its turn frees its constants at once
+def _submit(exe):
+    """Queue `exe._compile()` for the background thread; a TieredExecutable weakly, so that a jitted function dropped before its turn frees its constants at once
     and is never compiled (300 dropped closures over 1 MB arrays kept 300 MB while their
     compiles queued)."""
     global _thread
@@ -201,7 +200,7 @@ def _submit(exe, weak=False):
         if _thread is None:
             _thread = threading.Thread(target=_work, daemon=True, name="xforms-tiered")
             _thread.start()
-    _jobs.put(weakref.ref(exe) if weak else exe)
+    _jobs.put(exe if type(exe) is _Later else weakref.ref(exe))
 
 
 class _Later:

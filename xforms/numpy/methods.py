@@ -334,7 +334,7 @@ _NP_OPS = {"__truediv__": _truediv, "__rtruediv__": lambda x, y: _truediv(y, x)}
 def _jax_zero_signs(name, np_op):
     """NumPy's float `%` or `//` (operator `name`) with each zero result signed as JAX signs
     it: x % y's as x (lax.rem keeps the dividend's sign), x // y's as y ((x - x % y) / y is
-    +0.0 / y there).  The values otherwise are the same.
+    +0.0 / y there).  The values otherwise are the same: one copysign over the zeros.
 
         >>> _jax_zero_signs("__mod__", np.ndarray.__mod__)(np.array([-4.0]), 2.0)   # [-0.]
     """
@@ -342,23 +342,39 @@ def _jax_zero_signs(name, np_op):
 
     def op(x, y):
         out = np_op(x, y)
-        if getattr(out, "dtype", None) is None or out.dtype.kind != "f":
+        if type(out) is np.ndarray or type(out) is Array:
+            if out.dtype.kind == "f":
+                np.copysign(out, (x, y)[by], out=out, where=out == 0)
             return out
-        o = np.asarray(out)
-        zero = o == 0
-        if not zero.any():
-            return out
-        signed = np.copysign(o, np.asarray((x, y)[by])).astype(o.dtype, copy=False)
-        fixed = np.where(zero, signed, o)
-        return fixed.view(type(out)) if isinstance(out, np.ndarray) else fixed[()]
+        if isinstance(out, np.floating) and out == 0:
+            return np.copysign(out, (x, y)[by]).astype(out.dtype)[()]
+        return out
     return op
 
 
-def _array_operator(name, fn):
-    np_op, plans = _NP_OPS.get(name) or getattr(np.ndarray, name), {}
+def _numpy_function(name, base, dtype, key, cast):
+    """The NumPy function an operator's plan calls for these operand types, chosen once:
+    JAX's zero signs only where the result is float (`%`, `//`), NumPy's complex quotient
+    replaced only where it is complex (`/`); else the operator's own."""
+    x = np.ones(1, dtype if cast is None else cast[0])
+    y = _PY_SAMPLES[key] if key in _PY_SAMPLES else np.ones(1, key)
+    try:
+        with np.errstate(all="ignore"):
+            kind = np.asarray(base(x, y if cast is None else _cast(y, cast[0]))).dtype.kind
+    except Exception:
+        kind = None
     if name in _FLOAT_EDGES:
-        np_op = _jax_zero_signs(name, np_op)
-    numpy_plan, xnp_plan = _NUMPY, _XNP        # (closure cells: read faster than globals)
+        plain = getattr(np.ndarray, name)
+        return _jax_zero_signs(name, plain) if kind == "f" else plain
+    if name in _NP_OPS and kind != "c":
+        return getattr(np.ndarray, name)
+    return base
+
+
+def _array_operator(name, fn):
+    base, plans = _NP_OPS.get(name) or getattr(np.ndarray, name), {}
+    np_op = _jax_zero_signs(name, base) if name in _FLOAT_EDGES else base
+    xnp_plan = _XNP        # (closure cells: read faster than globals)
     compares = name in _COMPARISONS
 
     def op(x, y):
@@ -371,21 +387,32 @@ def _array_operator(name, fn):
                 compares and t is int and _wraps(y, x.dtype)):
             plan = plans.get(x.dtype, _NONE).get(key)
             if plan is None:
-                plan = plans.setdefault(x.dtype, {})[key] = _operator_plan(name, np_op, fn,
-                                                                           x.dtype, key)
-            try:
-                if plan is numpy_plan:     # (on plain views: NumPy's fastest path)
-                    return _as_arrays(np_op(_plain(x), _plain(y)))
-                if plan is not xnp_plan:
-                    return _cast_apply(np_op, x, y, plan)
-            except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
-                pass
+                plan = plans.setdefault(x.dtype, {})[key] = _planned(name, base, fn, x.dtype,
+                                                                     key)
+            if plan is not xnp_plan:
+                np_fn, cast = plan
+                try:
+                    if cast is None:     # (on plain views: NumPy's fastest path)
+                        return _as_arrays(np_fn(_plain(x), _plain(y)))
+                    return _cast_apply(np_fn, x, y, cast)
+                except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
+                    pass
         # (both operands are concrete here -- a traced one makes key False --: evaluated
         # now, as NumPy's operator would be, not staged into a trace that may be current)
         with core.set_current_trace(core.eval_trace):
             return fn(x, y)
     op.__name__ = op.__qualname__ = name
     return op
+
+
+def _planned(name, base, fn, dtype, key):
+    """_XNP, or (the NumPy function, None or (dtype, weak): the cast first) for an operator
+    of these operand types (`_operator_plan`, `_numpy_function`): decided once per pair."""
+    plan = _operator_plan(name, base, fn, dtype, key)
+    if plan is _XNP:
+        return _XNP
+    cast = None if plan is _NUMPY else plan
+    return _numpy_function(name, base, dtype, key, cast), cast
 
 
 def _cast_apply(np_op, x, y, plan):
