@@ -252,9 +252,8 @@ def _operator_plan(name, np_op, fn, dtype, key):
     """How an eager operator computes for these operand types: _NUMPY where NumPy's
     operator gives JAX's (strong) result dtype, or where either raises (NumPy's operator
     stays, accepting or refusing as it did); (dtype, weak) where casting both operands to
-    `dtype` first makes it give JAX's, and the result is weak as JAX's (f32 + i32: both
-    cast to float32; a comparison: where NumPy would compare in another dtype, as int64 ==
-    float16, which JAX compares in float16); _XNP otherwise (the xnp function).
+    `dtype` first makes it give JAX's, and the result is weak as JAX's (f32 + i32: both cast
+    to float32; int64 == float16 compares in float16); _XNP otherwise (the xnp function).
 
         >>> _operator_plan("__add__", np.ndarray.__add__, xnp.add, np.dtype("f4"), np.dtype("i4"))
         (dtype('float32'), False)
@@ -333,8 +332,8 @@ _NP_OPS = {"__truediv__": _truediv, "__rtruediv__": lambda x, y: _truediv(y, x)}
 
 def _jax_zero_signs(name, np_op):
     """NumPy's float `%` or `//` (operator `name`) with each zero result signed as JAX signs
-    it: x % y's as x (lax.rem keeps the dividend's sign), x // y's as y ((x - x % y) / y is
-    +0.0 / y there).  The values otherwise are the same: one copysign over the zeros.
+    it (one copysign over the zeros): x % y's as x (lax.rem keeps the dividend's sign), x // y's
+    as y ((x - x % y) / y is +0.0 / y there).
 
         >>> _jax_zero_signs("__mod__", np.ndarray.__mod__)(np.array([-4.0]), 2.0)   # [-0.]
     """
@@ -346,16 +345,14 @@ def _jax_zero_signs(name, np_op):
             if out.dtype.kind == "f":
                 np.copysign(out, (x, y)[by], out=out, where=out == 0)
             return out
-        if isinstance(out, np.floating) and out == 0:
-            return np.copysign(out, (x, y)[by]).astype(out.dtype)[()]
-        return out
+        zero = isinstance(out, np.floating) and out == 0
+        return np.copysign(out, (x, y)[by]).astype(out.dtype)[()] if zero else out
     return op
 
 
 def _numpy_function(name, base, dtype, key, cast):
-    """The NumPy function an operator's plan calls for these operand types, chosen once:
-    JAX's zero signs only where the result is float (`%`, `//`), NumPy's complex quotient
-    replaced only where it is complex (`/`); else the operator's own."""
+    """The NumPy function an operator's plan calls for these operand types, chosen once: JAX's
+    zero signs where `%`, `//` give floats, XLA's complex `/` where complex; else ndarray's."""
     x = np.ones(1, dtype if cast is None else cast[0])
     y = _PY_SAMPLES[key] if key in _PY_SAMPLES else np.ones(1, key)
     try:
@@ -406,8 +403,7 @@ def _array_operator(name, fn):
 
 
 def _planned(name, base, fn, dtype, key):
-    """_XNP, or (the NumPy function, None or (dtype, weak): the cast first) for an operator
-    of these operand types (`_operator_plan`, `_numpy_function`): decided once per pair."""
+    """_XNP, or (NumPy function, None or (dtype, weak) to cast to): once per operand types."""
     plan = _operator_plan(name, base, fn, dtype, key)
     if plan is _XNP:
         return _XNP
@@ -436,11 +432,8 @@ for _name, _fn in OPERATORS.items():
 
 
 def _weak_kept(name):
-    """ndarray's unary operator `name`, its result weakly typed where the operand is, as
-    JAX's (-x of a weak float64 added to a float32 array gives float32).
-
-        >>> (-xf.jit(lambda t: t * 1.0)(0.5)).weak_type      # True
-    """
+    """ndarray's unary operator `name`, weakly typed where the operand is, as JAX's (-x of a
+    weak float64 plus a float32 array is float32).  >>> (-xf.jit(lambda t: t * 1.0)(0.5)).weak_type"""
     np_op = getattr(np.ndarray, name)
 
     def op(x):
