@@ -656,3 +656,15 @@ def test_float16_scatter_add_with_repeated_indices_rounds_each_add():
     want = np.array([[2400.0, np.inf, -1029.0], [1.5, 0.5, 1.5]], np.float16)
     np.testing.assert_array_equal(xf.jit(f, tiered=True)(p0, p2), want)      # (fast tier)
     np.testing.assert_array_equal(xf.jit(f, tiered=False)(p0, p2), want)
+
+
+def test_square_of_a_weak_bool_is_a_strong_int32():
+    """The rendering itself (tests/fuzz/jnp_rendering.py), caught by the deep run: `v1 = v0
+    != 2.0` of a uint32 v0 is a weakly typed bool in JAX (uint32 and a Python float promote to
+    a weak float64), and jax 0.10.2's `jnp.square(v1)` is int32, strongly typed, as xforms
+    gives (the rendering had kept the weak type)."""
+    from fuzz import jnp_rendering as JR
+    v1 = JR.Rendered(np.array(0, np.uint32)) != 2.0
+    assert v1.weak and JR.XNP.square(v1).dtype == np.int32 and not JR.XNP.square(v1).weak
+    x = xnp.asarray(np.array(0, np.uint32)) != 2.0
+    assert x.weak_type and not xnp.square(x).weak_type and xnp.square(x).dtype == np.int32

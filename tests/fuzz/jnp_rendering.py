@@ -137,10 +137,11 @@ def unary(x, name, fn, no_bool=False, no_float=False, numeric=False, out=None):
     """fn(x) in x's dtype (or `out`), the weak type kept; TypeError where JAX raises one."""
     if (no_bool and x.dtype == np.bool_) or (no_float and x.dtype.kind == "f"):
         raise TypeError(f"{name} does not accept dtype {x.dtype}")
-    v = x.value.astype(np.int32) if numeric and x.dtype == np.bool_ else x.value
+    to_int = numeric and x.dtype == np.bool_     # (bool -> int32, strongly typed)
+    v = x.value.astype(np.int32) if to_int else x.value
     with np.errstate(all="ignore"):
         got = np.asarray(fn(v))
-    return Rendered(got.astype(out or v.dtype), x.weak)
+    return Rendered(got.astype(out or v.dtype), x.weak and not to_int)
 
 
 # ---- XLA's integer division and remainder, shifts; jnp's floor division and remainder --------
