@@ -2,7 +2,10 @@
 with special values (integer limits, NaN, infinities, signed zeros, floats beyond an
 integer's range): arithmetic, shifts, bitwise ops, comparisons, selects, conversions both
 ways, reductions with `where=`, arg- and cumulative reductions, and outputs that are an
-input or another output.  jit's two tiers must give the same dtypes and bits.
+input or another output.  jit's two tiers and the eager operators must give the dtypes and
+bits of a NumPy rendering with JAX's semantics (tests/fuzz/jnp_rendering.py for arithmetic,
+shifts, comparisons, selects, conversions and reductions; tests/fuzz/renderings.py for
+gathers, scatters, dynamic slices and float -> integer conversions).
 
     >>> print(dtype_programs().example().src)
     def f(p0, p1):
@@ -27,6 +30,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 
+from . import jnp_rendering as JR
 from . import renderings as RN
 
 INTS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
@@ -46,6 +50,7 @@ LITERALS = ["1", "3", "-1", "0", "True", "0.5", "-0.0", "2.0", "7", "100",
             # first (session 23: np.int8(2) // int8_array was NumPy's, 0 for x // 0)
             "np.int8(2)", "np.uint8(0)", "np.int64(-1)", "np.uint64(3)", "np.float32(0.5)",
             "np.float16(-0.0)", "np.bool_(True)"]
+NARROW = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32"]  # (sum/prod dtype=)
 REDUCE = ["sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cummax", "cummin"]
 SHAPES = [(), (3,), (2, 3)]
 
@@ -88,14 +93,17 @@ INDEXED = [
 class DtypeCase:
     src: str              # `def f(p0, ...)` in xnp (and `lax`)
     args: tuple           # NumPy arrays of their dtypes
-    # output number -> its NumPy rendering with JAX's semantics (gathers, scatters, dynamic
-    # slices, float -> integer conversions: tests/fuzz/renderings.py) from the operands' eager
-    # values
+    # output number -> its NumPy rendering with JAX's semantics (tests/fuzz/jnp_rendering.py,
+    # tests/fuzz/renderings.py) from the operands' eager values; or the error JAX raises
+    # there, where xforms accepted the statement
     rendered: dict = field(default_factory=dict)
+    # output number -> (eager xforms' weak type, the rendering's: JAX's)
+    weak: dict = field(default_factory=dict)
 
     def __repr__(self):
         args = ", ".join(f"np.array({a.tolist()!r}, np.{a.dtype})" for a in self.args)
         want = "".join(f"# v{k} should be np.array({v.tolist()!r}, np.{v.dtype})\n"
+                       if isinstance(v, np.ndarray) else f"# v{k}: JAX raises {v!r}\n"
                        for k, v in self.rendered.items())
         return f"\n{self.src}\n\nargs = ({args},)\n{want}"
 
@@ -123,13 +131,21 @@ def special_values(dtype, n, draw):
         return np.array(vals, dtype=np.float64 if dt.kind == "f" else object).astype(dt)
 
 
+def _weakly(v, weak):
+    """v as an xforms Array, weakly typed if `weak` (as JAX types the value v stands for)."""
+    from xforms.primitives.elementwise import convert_element_type
+    x = xnp.asarray(v)
+    return convert_element_type(x, x.dtype, True) if weak else x
+
+
 class _Gen:
     def __init__(self, draw, dtypes, reductions, indexed_only=False):
         self.draw, self.dtypes, self.reductions = draw, dtypes, reductions
         self.indexed_only = indexed_only
         self.shape = draw(st.sampled_from(SHAPES))
         self.args, self.names, self.vals, self.lines = [], [], [], []
-        self.rendering, self.rendered = None, {}
+        self.rendering, self.rendered, self.weak = None, {}, {}
+        self.weak_of = {}           # value name -> JAX's weak type (the rendering's)
 
     def choice(self, seq):
         return self.draw(st.sampled_from(list(seq)))
@@ -140,6 +156,7 @@ class _Gen:
         x = special_values(dtype, int(np.prod(shape)), self.draw).reshape(shape)
         name = f"p{len(self.args)}"
         self.args.append(x)
+        self.weak_of[name] = False
         self.names.append(name)
         self.vals.append((name, x))
         return name, x
@@ -162,7 +179,7 @@ class _Gen:
         if how == 1:
             dt = self.choice(self.dtypes)
             if x.dtype.kind == "f" and np.dtype(dt).kind in "iub":    # (special floats)
-                self.rendering = lambda: RN.to_dtype(x, dt)
+                self.rendering = lambda: JR.Rendered(RN.to_dtype(x, dt))
             return f"{a}.astype(xnp.{dt})"
         if how == 2:
             return self.reduction(a, x)
@@ -183,11 +200,15 @@ class _Gen:
         if kind.startswith("cum"):
             return (f"xnp.cumsum({a}, axis={axis})" if kind == "cumsum"
                     else f"lax.{kind}({a}, axis={axis % x.ndim})")
+        # (sum/prod: maybe into a narrower dtype, which wraps: int8 sums on the Numba path
+        # once returned the unwrapped sum)
+        dt = (f", dtype=xnp.{self.choice(NARROW)}" if kind in ("sum", "prod") and
+              self.draw(st.integers(0, 3)) == 0 else "")
         if kind.startswith("arg") or not self.draw(st.booleans()):
-            return f"xnp.{kind}({a}, axis={axis})"
+            return f"xnp.{kind}({a}, axis={axis}{dt})"
         m, _ = self.operand(lambda v: v.dtype == bool and v.shape in (x.shape, ()))
         init = "" if kind in ("sum", "prod") else f", initial={self.choice(['0', '-1', '2'])}"
-        return f"xnp.{kind}({a}, axis={axis}, where={m}{init})"
+        return f"xnp.{kind}({a}, axis={axis}, where={m}{init}{dt})"
 
     def indexed(self, a, x):
         """A gather, scatter or dynamic slice of `a` at traced integer indices: negative,
@@ -199,30 +220,54 @@ class _Gen:
         axis = self.draw(st.integers(0, x.ndim - 1))
         forms = [f for f in INDEXED if f[2] != "along" or iv.ndim == x.ndim]
         src, render, how = self.choice(forms)
-        self.rendering = lambda: render(x, iv, axis)
+        # (weakly typed as `a`, as in JAX, but for dynamic_update_index_in_dim's result)
+        # (JAX's weak type, kept but not compared -- `indexed_weak` --: eager xforms differs
+        # for .at[].get(mode='fill') of a weak operand, which JAX keeps weak, and for
+        # dynamic_update_index_in_dim, whose result JAX makes strong; open, session 27)
+        weak = self.weak_of[a] and "update_index" not in src
+        self.rendering = lambda: JR.Rendered(render(x, iv, axis), weak)
+        self.indexed_weak = True
         return src.format(a=a, i=i, axis=axis)
 
     def statement(self, k):
         """Draw statements until xforms accepts one; keep it and its eager value."""
         for _ in range(5):
-            self.rendering = None
+            self.rendering, self.indexed_weak = None, False
             src = self.expr()
             try:
                 with warnings.catch_warnings(), np.errstate(all="ignore"):
                     warnings.simplefilter("ignore")
-                    scope = {n: xnp.asarray(v) for n, v in self.vals}
+                    scope = {n: _weakly(v, self.weak_of[n]) for n, v in self.vals}
                     val = eval(src, {"xnp": xnp, "lax": lax, "np": np}, scope)
             except (TypeError, ValueError, OverflowError):
                 continue
+            weak = bool(getattr(val, "weak_type", False))
             val = np.asarray(val)
             if val.size == 0 or val.size > 6:
                 continue
+            want = self.render(src)
             self.lines.append(f"    v{k} = {src}")
             self.vals.append((f"v{k}", val))
-            if self.rendering is not None:
-                self.rendered[k] = self.rendering()
+            self.rendered[k] = want.value if isinstance(want, JR.Rendered) else want
+            self.weak_of[f"v{k}"] = want.weak if isinstance(want, JR.Rendered) else weak
+            if self.indexed_weak:   # (xforms' own: two weak types of JAX's not copied yet)
+                self.weak_of[f"v{k}"] = weak
+            self.weak[k] = (weak, self.weak_of[f"v{k}"])
             return
         assume(False)
+
+    def render(self, src):
+        """Statement `src`'s value with JAX's semantics from its operands' eager values (a
+        JR.Rendered), or the error JAX raises for it."""
+        if self.rendering is not None:
+            return self.rendering()
+        operands = {n: JR.Rendered(v, self.weak_of[n]) for n, v in self.vals}
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                return JR.render(src, operands)
+        except (TypeError, ValueError) as e:
+            return e
 
     def outputs(self):
         """Every value (none is dead code the compiler could drop), maybe also an input
@@ -246,7 +291,7 @@ def dtype_programs(draw, max_stmts=5, dtypes=DTYPES, reductions=REDUCE, indexed_
         g.statement(k)
     src = "\n".join([f"def f({', '.join(g.names)}):", *g.lines,
                      f"    return ({', '.join(g.outputs())},)"])
-    return DtypeCase(src, tuple(g.args), g.rendered)
+    return DtypeCase(src, tuple(g.args), g.rendered, g.weak)
 
 
 # `x + 0` with a literal zero: jit folds it to `x` (as XLA does under jax.jit), so a -0.0 stays
@@ -285,17 +330,19 @@ def _group_fn(cases):
     return lambda all_args: [f(*a) for f, a in zip(fns, all_args)]
 
 
-def check_dtype_tiers(cases):
+def check_dtype_tiers(cases, numba=False):
     """One jitted function runs every program: its compiled tier = its fast tier = the
     program run eagerly on xforms Arrays (the eager operators: dtypes and bits) = the NumPy
-    rendering of its gathers, scatters, dynamic slices and float -> integer conversions
-    (`DtypeCase.rendered`, JAX's semantics: output k is statement k's value), and the inputs
-    are as they were."""
+    rendering of each statement with JAX's semantics (`DtypeCase.rendered`: output k is
+    statement k's value; the eager weak types are JAX's too), and the inputs are as they
+    were.  `numba`: the compiled tier on the Numba path (XFORMS_LLVM_KERNELS=0), not the
+    direct LLVM kernels where they take a program."""
     from .checks import fast_tier_only
     before = [[a.copy() for a in c.args] for c in cases]
     with fast_tier_only():
         fast = _run(xf.jit(_group_fn(cases), tiered=True), cases)
-    compiled = _run(xf.jit(_group_fn(cases), tiered=False), cases)
+    with llvm_kernels(False) if numba else contextlib.nullcontext():
+        compiled = _run(xf.jit(_group_fn(cases), tiered=False), cases)
     eager = _run(_group_fn(cases), cases, arrays=True)
     for k, (c, e, b, case) in enumerate(zip(compiled, fast, before, cases)):
         for j, (y, z) in enumerate(zip(c, e, strict=True)):
@@ -305,6 +352,11 @@ def check_dtype_tiers(cases):
         for j, (y, z) in enumerate(zip(eager[k], e, strict=True)):
             same_bits(y, z, f"program {k} output {j}: eager vs fast tier", signs)
         for j, want in case.rendered.items():     # (from the eager operands)
+            assert isinstance(want, np.ndarray), \
+                f"program {k} output {j}: xforms accepts it, JAX raises {want!r}\n{case!r}"
+            eager_weak, jax_weak = case.weak[j]
+            assert eager_weak == jax_weak, (f"program {k} output {j}: eager weak type "
+                                            f"{eager_weak}, JAX's {jax_weak}\n{case!r}")
             for tier, got in (("eager", eager[k]), ("compiled", c), ("fast", e)):
                 same_bits(got[j], want, f"program {k} output {j}: {tier} vs its NumPy "
                           "rendering (JAX's semantics)", signs or tier == "eager")

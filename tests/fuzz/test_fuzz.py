@@ -127,12 +127,13 @@ def test_scalar_programs_compiled_matches_fast_tier(case):
 
 # straight-line programs over every dtype (bool, int8 ... uint64, float16/32/64) with special
 # values, conversions, shifts, reductions with where=, outputs aliasing inputs
-# (tests/fuzz/dtype_programs.py): jit's compiled tier against its fast tier, bit for bit;
-# three programs share one compile
+# (tests/fuzz/dtype_programs.py): jit's compiled tier (on the direct LLVM path where it takes
+# a program, or forced onto Numba's) against its fast tier and eager, bit for bit, and all of
+# them against a NumPy rendering with JAX's semantics; three programs share one compile
 @settings(max_examples=share(0.2, cap=600))
-@given(st.lists(dtype_programs(), min_size=3, max_size=3))
-def test_dtype_programs_compiled_matches_fast_tier(group):
-    check_dtype_tiers(group)
+@given(st.lists(dtype_programs(), min_size=3, max_size=3), st.booleans())
+def test_dtype_programs_compiled_matches_fast_tier(group, numba):
+    check_dtype_tiers(group, numba)
 
 
 # programs of gathers, scatters and dynamic slices at indices of every integer dtype (uint64

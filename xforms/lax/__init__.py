@@ -231,6 +231,21 @@ def _strict_pow(fn):
     return _named(pow, fn, "pow")
 
 
+def _cumulative(fn):
+    """lax's cumulative `fn` (cumsum, cumprod, cummax, cummin), refusing a bool operand as
+    JAX's does (jnp.cumsum of bools counts them: xnp converts first).
+
+        >>> cummax(xnp.array([True, False]))   # TypeError: cummax does not accept dtype bool
+    """
+    def op(operand, axis=0, reverse=False):
+        if _operand_dtype(operand).kind == "b":
+            raise _type_error(f"{fn.__name__} does not accept dtype bool. Accepted dtypes are "
+                              "subtypes of number (convert first: x.astype(xnp.int32)).")
+        return fn(operand, axis, reverse)
+    return _named(op, fn, fn.__name__)
+
+
+cummax, cummin, cumprod, cumsum = (_cumulative(f) for f in (cummax, cummin, cumprod, cumsum))
 add, sub, mul, div = (_strict(add, "add", "num", "add"), _strict(sub, "sub", "num", "subtract"),
                       _strict(mul, "mul", "num", "multiply"),
                       _strict(div, "div", "num", "divide"))

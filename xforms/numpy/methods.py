@@ -256,8 +256,8 @@ def _operator_plan(name, np_op, fn, dtype, key):
     """How an eager operator computes for these operand types: _NUMPY where NumPy's
     operator gives JAX's (strong) result dtype, or where either raises (NumPy's operator
     stays, accepting or refusing as it did); (dtype, weak) where casting both operands to
-    `dtype` first makes it give JAX's, and the result is weak as JAX's (f32 + i32: both
-    cast to float32); _XNP otherwise (the xnp function).
+    `dtype` first makes it give JAX's, and the result is weak as JAX's (f32 + i32: both cast
+    to float32; int64 == float16 compares in float16); _XNP otherwise (the xnp function).
 
         >>> _operator_plan("__add__", np.ndarray.__add__, xnp.add, np.dtype("f4"), np.dtype("i4"))
         (dtype('float32'), False)
@@ -270,6 +270,11 @@ def _operator_plan(name, np_op, fn, dtype, key):
             jax_like = core.get_aval(fn(x, y))
             if name in _INTEGER_EDGES and jax_like.dtype.kind in "iu":
                 return _XNP
+            if name in _COMPARISONS:     # (a bool either way: JAX compares in its dtype)
+                calc = _cast_candidates(x, y, jax_like.dtype)[0]
+                if calc == np.result_type(x, y) and not jax_like.weak_type:
+                    return _NUMPY
+                return calc, jax_like.weak_type
             if mine == jax_like.dtype and not jax_like.weak_type:
                 return _NUMPY
             if name in _CASTABLE:
@@ -331,8 +336,8 @@ _NP_OPS = {"__truediv__": _truediv, "__rtruediv__": lambda x, y: _truediv(y, x)}
 
 def _jax_zero_signs(name, np_op):
     """NumPy's float `%` or `//` (operator `name`) with each zero result signed as JAX signs
-    it: x % y's as x (lax.rem keeps the dividend's sign), x // y's as y ((x - x % y) / y is
-    +0.0 / y there).  The values otherwise are the same.
+    it (one copysign over the zeros): x % y's as x (lax.rem keeps the dividend's sign), x // y's
+    as y ((x - x % y) / y is +0.0 / y there).
 
         >>> _jax_zero_signs("__mod__", np.ndarray.__mod__)(np.array([-4.0]), 2.0)   # [-0.]
     """
@@ -340,23 +345,37 @@ def _jax_zero_signs(name, np_op):
 
     def op(x, y):
         out = np_op(x, y)
-        if getattr(out, "dtype", None) is None or out.dtype.kind != "f":
+        if type(out) is np.ndarray or type(out) is Array:
+            if out.dtype.kind == "f":
+                np.copysign(out, (x, y)[by], out=out, where=out == 0)
             return out
-        o = np.asarray(out)
-        zero = o == 0
-        if not zero.any():
-            return out
-        signed = np.copysign(o, np.asarray((x, y)[by])).astype(o.dtype, copy=False)
-        fixed = np.where(zero, signed, o)
-        return fixed.view(type(out)) if isinstance(out, np.ndarray) else fixed[()]
+        zero = isinstance(out, np.floating) and out == 0
+        return np.copysign(out, (x, y)[by]).astype(out.dtype)[()] if zero else out
     return op
 
 
-def _array_operator(name, fn):
-    np_op, plans = _NP_OPS.get(name) or getattr(np.ndarray, name), {}
+def _numpy_function(name, base, dtype, key, cast):
+    """The NumPy function an operator's plan calls for these operand types, chosen once: JAX's
+    zero signs where `%`, `//` give floats, XLA's complex `/` where complex; else ndarray's."""
+    x = np.ones(1, dtype if cast is None else cast[0])
+    y = _PY_SAMPLES[key] if key in _PY_SAMPLES else np.ones(1, key)
+    try:
+        with np.errstate(all="ignore"):
+            kind = np.asarray(base(x, y if cast is None else _cast(y, cast[0]))).dtype.kind
+    except Exception:
+        kind = None
     if name in _FLOAT_EDGES:
-        np_op = _jax_zero_signs(name, np_op)
-    numpy_plan, xnp_plan = _NUMPY, _XNP        # (closure cells: read faster than globals)
+        plain = getattr(np.ndarray, name)
+        return _jax_zero_signs(name, plain) if kind == "f" else plain
+    if name in _NP_OPS and kind != "c":
+        return getattr(np.ndarray, name)
+    return base
+
+
+def _array_operator(name, fn):
+    base, plans = _NP_OPS.get(name) or getattr(np.ndarray, name), {}
+    np_op = _jax_zero_signs(name, base) if name in _FLOAT_EDGES else base
+    xnp_plan = _XNP        # (closure cells: read faster than globals)
     compares = name in _COMPARISONS
 
     def op(x, y):
@@ -369,21 +388,31 @@ def _array_operator(name, fn):
                 compares and t is int and _wraps(y, x.dtype)):
             plan = plans.get(x.dtype, _NONE).get(key)
             if plan is None:
-                plan = plans.setdefault(x.dtype, {})[key] = _operator_plan(name, np_op, fn,
-                                                                           x.dtype, key)
-            try:
-                if plan is numpy_plan:     # (on plain views: NumPy's fastest path)
-                    return _as_arrays(np_op(_plain(x), _plain(y)))
-                if plan is not xnp_plan:
-                    return _cast_apply(np_op, x, y, plan)
-            except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
-                pass
+                plan = plans.setdefault(x.dtype, {})[key] = _planned(name, base, fn, x.dtype,
+                                                                     key)
+            if plan is not xnp_plan:
+                np_fn, cast = plan
+                try:
+                    if cast is None:     # (on plain views: NumPy's fastest path)
+                        return _as_arrays(np_fn(_plain(x), _plain(y)))
+                    return _cast_apply(np_fn, x, y, cast)
+                except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
+                    pass
         # (both operands are concrete here -- a traced one makes key False --: evaluated
         # now, as NumPy's operator would be, not staged into a trace that may be current)
         with core.set_current_trace(core.eval_trace):
             return fn(x, y)
     op.__name__ = op.__qualname__ = name
     return op
+
+
+def _planned(name, base, fn, dtype, key):
+    """_XNP, or (NumPy function, None or (dtype, weak) to cast to): once per operand types."""
+    plan = _operator_plan(name, base, fn, dtype, key)
+    if plan is _XNP:
+        return _XNP
+    cast = None if plan is _NUMPY else plan
+    return _numpy_function(name, base, dtype, key, cast), cast
 
 
 def _cast_apply(np_op, x, y, plan):
@@ -404,6 +433,22 @@ for _name, _fn in _BITWISE.items():
 for _name, _fn in OPERATORS.items():
     if _name not in ("__neg__", "__pos__", "__abs__", "__invert__", "__getitem__"):
         setattr(Array, _name, _array_operator(_name, locate_errors(_fn)))
+
+
+def _weak_kept(name):
+    """ndarray's unary operator `name`, weakly typed where the operand is, as JAX's (-x of a
+    weak float64 plus a float32 array is float32).  >>> (-xf.jit(lambda t: t * 1.0)(0.5)).weak_type"""
+    np_op = getattr(np.ndarray, name)
+
+    def op(x):
+        out = np_op(x)
+        return core.as_weak(out) if x.weak_type else out
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+for _name in ("__neg__", "__pos__", "__abs__", "__invert__"):
+    setattr(Array, _name, _weak_kept(_name))
 # divmod(x, y) is (x // y, x % y) as jax.numpy.divmod: on a traced value (which had none) and
 # on an eager Array (NumPy's: a zero's sign and integer division by zero differ from JAX's)
 for _name, _fn in (("__divmod__", mathfuncs.divmod),

@@ -19,13 +19,20 @@ def _keep(x, out, axes, keepdims):
     return st.reshape(out, shape)
 
 
-def _masked(a, where, fill):
+def _masked(a, where, fill, name):
     """`a` with the elements outside `where` (broadcast to a's shape) replaced by `fill`,
-    the reduction's identity (jax.numpy's `where=`)."""
+    the reduction's identity (jax.numpy's `where=`: a bool mask, as JAX requires).
+
+    >>> _masked(xnp.arange(3), xnp.array([True, False, True]), 0, "sum")   # [0, 0, 2]
+    """
     if where is None:
         return a
     from .ufuncs import where as select
-    w = _bcast(convert(asarray_operand(where), np.bool_), aval(a).shape)
+    where = asarray_operand(where)
+    if aval(where).dtype != np.bool_:
+        raise ValueError(f"xnp.{name}: where= must be None or a boolean array, got "
+                         f"{aval(where).dtype} (as in JAX); pass a mask such as `m != 0`")
+    w = _bcast(where, aval(a).shape)
     return select(w, a, ew.like(fill, a))
 
 
@@ -65,7 +72,7 @@ def _reducer(prim_fn, name, identity):
         a = asarray_operand(a)
         out_dt = dtype_arg(dtype) if dtype is not None else _accumulated(aval(a).dtype)
         a, f16 = _upcast_f16(convert(a, out_dt))
-        a = _masked(a, where, identity)
+        a = _masked(a, where, identity, name)
         axes = canon_axes(axis, aval(a).ndim)
         return _back(_keep(a, prim_fn(a, axes) if axes else a, axes, keepdims), f16)
     f.__name__ = f.__qualname__ = name
@@ -85,7 +92,7 @@ def _extremum(prim_fn, name):
             if initial is None:
                 raise ValueError(f"reduction operation {name} does not have an identity, so "
                                  "to use a where mask one has to specify 'initial'")
-            a = _masked(a, where, _lowest(aval(a).dtype, highest=name == "min"))
+            a = _masked(a, where, _lowest(aval(a).dtype, highest=name == "min"), name)
         axes = canon_axes(axis, aval(a).ndim)
         if builtins.any(aval(a).shape[i] == 0 for i in axes) and initial is None:
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
@@ -107,13 +114,13 @@ amax, amin = max, min
 
 
 def all(a, axis=None, keepdims=False, where=None):
-    a = _masked(convert(asarray_operand(a), np.bool_), where, True)
+    a = _masked(convert(asarray_operand(a), np.bool_), where, True, "all")
     axes = canon_axes(axis, aval(a).ndim)
     return _keep(a, red.reduce_and(a, axes) if axes else a, axes, keepdims)
 
 
 def any(a, axis=None, keepdims=False, where=None):
-    a = _masked(convert(asarray_operand(a), np.bool_), where, False)
+    a = _masked(convert(asarray_operand(a), np.bool_), where, False, "any")
     axes = canon_axes(axis, aval(a).ndim)
     return _keep(a, red.reduce_or(a, axes) if axes else a, axes, keepdims)
 

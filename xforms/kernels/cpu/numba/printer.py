@@ -10,6 +10,7 @@ xforms/kernels/cpu/numba/nest.py shapes (chunks, peeling, prange).
     N[b1, r3] = E[g2, r3]                 # gather, inside loops over b1 and r3
 """
 from contextlib import ExitStack, contextmanager
+import numpy as np
 
 from ...loops.ir import (Alloc, Forward, Load, Nest, Refused, Region, Scalar, Spelling, Store,
                        affine)
@@ -117,6 +118,19 @@ class CpuPrinter(Printer):
 
     def reduce(self, sp, st):
         self.reds[st.eqn].emit_update(sp.expr(st.value))
+
+    def accumulate(self, acc, op, x, dt):
+        """`acc op= x`, cast back to a narrower-than-64-bit integer accumulator's dtype:
+        Numba computes int8 + int8 in int64, so a scalar register would keep the unwrapped
+        sum (JAX's `sum(x, dtype=int8)` wraps at 8 bits).
+
+            >>> CpuPrinter(em).accumulate("b", "+", "A[i0]", np.dtype("int8"))
+            'b = np.int8(b + A[i0])'
+        """
+        dt = np.dtype(dt)
+        if dt.kind in "iu" and dt.itemsize < 8:
+            return f"{acc} = np.{dt.name}({acc} {op} {x})"
+        return f"{acc} {op}= {x}"
 
     @contextmanager
     def loops(self, sp, names, dims):
