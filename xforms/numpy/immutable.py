@@ -16,6 +16,7 @@ import numpy as np
 
 from ..core.trace import Array
 from . import sorting
+from .methods import wrap
 
 _ADVICE = "instead of x[idx] = y, use x = x.at[idx].set(y) (or another .at[] method)"
 
@@ -62,17 +63,6 @@ def _plain(v):
     return v
 
 
-def _arrays(out):
-    t = type(out)
-    if t is _ND:
-        return _VIEW(out, Array)
-    if isinstance(out, np.generic):
-        return _VIEW(np.asarray(out), Array)
-    if t is list or t is tuple:
-        return t([_arrays(e) for e in out])
-    return out
-
-
 def _numpy_function(self, func, types, args, kwargs):
     """`np.sort(a)` and every other NumPy function of an Array: NumPy's implementation on
     plain views (it may sort or assign into its own copies), its arrays back as Arrays.
@@ -83,7 +73,7 @@ def _numpy_function(self, func, types, args, kwargs):
     if kwargs:
         kwargs = {k: _plain(v) for k, v in kwargs.items()}
     out = func(*args, **kwargs)
-    return _VIEW(out, Array) if type(out) is _ND else _arrays(out)
+    return wrap(out)
 
 
 _SEQUENCES = (list, tuple)

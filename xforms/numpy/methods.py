@@ -14,7 +14,7 @@ from ..core import source_info
 from ..core import trace as core
 from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
-from . import bitwise_ops, cumulative, mathfuncs, matrices, searching, sorting
+from . import bitwise_ops, cumulative, mathfuncs, matrices, sorting
 from . import manipulation as shape
 from ..primitives.complex_arith import division as complex_division
 from ._util import locate_errors, promote_dtypes
@@ -143,70 +143,6 @@ Tracer.real = property(ufuncs.real)
 Tracer.imag = property(ufuncs.imag)
 Tracer.at = property(lambda self: indexing._IndexUpdateHelper(self))
 Array.at = property(lambda self: indexing._IndexUpdateHelper(self))
-
-
-def _array_astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-    # an eager result converts as traced code does (float -> int saturates, as in JAX), so
-    # that eager, fast-tier and compiled values agree; NumPy's astype leaves NaN and
-    # out-of-range floats to the platform
-    if order != "K" or casting != "unsafe" or not subok or not copy:
-        return np.ndarray.astype(self, dtype, order, casting, subok, copy)
-    return creation.astype(self, dtype)
-
-
-Array.astype = _array_astype
-
-
-def _array_round(self, decimals=0, out=None):
-    """JAX's round of an eager result: a bool array raises (NumPy's rounds it to float16),
-    integers refuse decimals < 0.  >>> xnp.asarray([0.5, 1.5]).round()   # [0., 2.]"""
-    if out is not None:                  # (NumPy's, writing into `out`)
-        return np.ndarray.round(self, decimals, out)
-    return ufuncs.round(self, decimals)
-
-
-Array.round = _array_round
-
-
-def _array_getitem(self, idx):
-    # a traced index (a loop counter inside lax.fori_loop) gives a traced gather, as a
-    # jax.Array does; NumPy's own indexing would demand the index's value
-    if isinstance(idx, Tracer) or (type(idx) is tuple and
-                                   any(isinstance(i, Tracer) for i in idx)):
-        return indexing.getitem(self, idx)
-    if type(idx) is list:
-        indexing.check_index(idx)           # (JAX's TypeError)
-    if _uint64_arrays(idx):
-        # NumPy casts a uint64 index array to intp, so from 2**63 it would count from the
-        # end; xforms reads an index by its value (out of bounds: clamped, as traced code)
-        return indexing.getitem(self, idx)
-    if isinstance(idx, (int, np.integer)):
-        # NumPy's: iterating an Array stops at its IndexError
-        try:
-            out = np.ndarray.__getitem__(self, idx)
-        except OverflowError:             # a uint64 from 2**63: JAX's clamped read
-            return indexing.getitem(self, idx)
-    else:
-        try:
-            out = np.ndarray.__getitem__(self, idx)
-        except (IndexError, OverflowError):
-            # an index array out of bounds (or uint64 from 2**63): clamped, as by a
-            # jax.Array (xforms' getitem raises the other errors)
-            return indexing.getitem(self, idx)
-    if isinstance(out, np.generic):
-        # a jax.Array's element is a 0-d Array (its operators are JAX's: `a[0] % 2.0`,
-        # `i[0] // 0`), in a buffer of its own (a view would keep all of `self` alive)
-        out = np.array(out).view(Array)
-    return core.as_weak(out) if self.weak_type else out   # a part of a weak array is weak
-
-
-Array.__getitem__ = _array_getitem
-
-
-def _uint64_arrays(idx):
-    """Whether index `idx` holds a uint64 array.  >>> _uint64_arrays((0, np.uint64([1])))  # True"""
-    entries = idx if type(idx) is tuple else (idx,)
-    return any(isinstance(e, np.ndarray) and e.ndim and e.dtype == np.uint64 for e in entries)
 
 
 # ---- the binary operators of eager Arrays ----------------------------------------------
@@ -394,7 +330,7 @@ def _array_operator(name, fn):
                 np_fn, cast = plan
                 try:
                     if cast is None:     # (on plain views: NumPy's fastest path)
-                        return _as_arrays(np_fn(_plain(x), _plain(y)))
+                        return as_arrays(np_fn(_plain(x), _plain(y)))
                     return _cast_apply(np_fn, x, y, cast)
                 except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
                     pass
@@ -499,7 +435,7 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """
     if method == "__call__" and not kwargs:
         if len(inputs) == 1:
-            return _wrap(ufunc(_VIEW(inputs[0], _ND)))
+            return wrap(ufunc(_VIEW(inputs[0], _ND)))
         if len(inputs) == 2:
             a, b = inputs
             ta, tb = type(a), type(b)
@@ -508,10 +444,10 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
                 out = _scalar_operator(ufunc.__name__, a, b)
                 if out is not NotImplemented:
                     return out
-            return _wrap(ufunc(_VIEW(a, _ND) if ta is Array else a,
+            return wrap(ufunc(_VIEW(a, _ND) if ta is Array else a,
                                _VIEW(b, _ND) if tb is Array else b))
     elif method == "reduce" and len(inputs) == 1 and "out" not in kwargs:
-        return _wrap(ufunc.reduce(_VIEW(inputs[0], _ND), **kwargs))
+        return wrap(ufunc.reduce(_VIEW(inputs[0], _ND), **kwargs))
     plain = [_plain(v) for v in inputs]
     if "out" in kwargs:       # (NumPy returns the `out` arrays themselves)
         outs = kwargs["out"]
@@ -519,7 +455,7 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return outs[0] if type(outs) is tuple and len(outs) == 1 else outs
     out = (ufunc(*plain, **kwargs) if method == "__call__"
            else getattr(ufunc, method)(*plain, **kwargs))
-    return _wrap(out)
+    return wrap(out)
 
 
 _ND, _VIEW = np.ndarray, np.ndarray.view
@@ -557,9 +493,9 @@ def _scalar_operator(ufunc_name, a, b):
         return fn(a, b)
 
 
-def _wrap(out):
-    """A NumPy result as an Array (see _as_arrays), the plain-array case inline."""
-    return _VIEW(out, Array) if type(out) is _ND else _as_arrays(out)
+def wrap(out):
+    """A NumPy result as an Array (see as_arrays), the plain-array case inline."""
+    return _VIEW(out, Array) if type(out) is _ND else as_arrays(out)
 
 
 def _plain(v):
@@ -570,53 +506,15 @@ def _plain_out(v):
     return tuple(map(_plain, v)) if type(v) is tuple else _plain(v)
 
 
-def _as_arrays(out):
+def as_arrays(out):
     """NumPy's result as NumPy gives it for an ndarray subclass: arrays and scalars both
-    as Arrays (a 0-d one for a scalar)."""
+    as Arrays (a 0-d one for a scalar), in tuples and lists too."""
     if type(out) is np.ndarray:
         return out.view(Array)
     if isinstance(out, np.generic):
         return np.asarray(out).view(Array)
-    return tuple(map(_as_arrays, out)) if type(out) is tuple else out
+    t = type(out)
+    return t(map(as_arrays, out)) if t is tuple or t is list else out
 
 
 Array.__array_ufunc__ = _eager_array_ufunc
-
-
-def _plain_method(name, out_at):
-    """ndarray's method `name` run on an eager Array's plain view: NumPy's own result, without
-    the round trip through __array_ufunc__ its ufunc calls would take (x.sum(): one
-    reduction); with out= (keyword, or positional `out_at`) it is ndarray's method as is."""
-    method = getattr(np.ndarray, name)
-
-    def plain(self, *args, **kwargs):
-        if kwargs.get("out") is not None or (len(args) > out_at and args[out_at] is not None):
-            return method(self, *args, **kwargs)
-        return _wrap(method(_VIEW(self, _ND), *args, **kwargs))
-    plain.__name__ = plain.__qualname__ = name
-    plain.__doc__ = method.__doc__
-    return plain
-
-
-for _name in ("sum", "prod", "mean", "std", "var", "cumsum", "cumprod"):    # (axis, dtype, out)
-    setattr(Array, _name, _plain_method(_name, 2))
-for _name in ("max", "min", "any", "all"):                                   # (axis, out)
-    setattr(Array, _name, _plain_method(_name, 1))
-for _name in ("argmax", "argmin", "dot"):                                     # (..., out)
-    setattr(Array, _name, _plain_method(_name, 1))
-Array.trace = _plain_method("trace", 4)              # (offset, axis1, axis2, dtype, out)
-Array.searchsorted = _plain_method("searchsorted", 3)                   # (no out)
-Array.nonzero = lambda self: searching.nonzero(self)     # (a tuple of Arrays, as in JAX)
-
-
-def _array_take(self, indices, axis=None, out=None, mode=None, **kwargs):
-    """JAX's `a.take`: an out-of-bounds index gives NaN (mode "fill") where NumPy's raises;
-    NumPy's own where NumPy's function asked for it (`np.take` spells out mode="raise").
-
-        >>> xnp.arange(3.).take(7)          # Array(nan)"""
-    if out is not None or mode in ("raise", "wrap"):
-        return _wrap(np.ndarray.take(_VIEW(self, _ND), indices, axis, out, mode or "raise"))
-    return indexing.take(self, indices, axis, mode=mode, **kwargs)
-
-
-Array.take = _array_take
