@@ -268,7 +268,8 @@ def test_the_tiles_of_two_products_in_the_body_share_one_pool(monkeypatch):
     two-dimensional tiles, summed, refused past SHARED_MAX)."""
     import dataclasses
     from xforms.kernels.cuda import runtime as rt
-    monkeypatch.setattr(rt, "_spec", dataclasses.replace(rt.SIM_SPEC, block=16))
+    from xforms.kernels.cuda.device import spec as spec_module
+    monkeypatch.setattr(spec_module, "_spec", dataclasses.replace(rt.SIM_SPEC, block=16))
 
     def f(u, w):
         return lax.fori_loop(0, 2, lambda i, u: 0.5 * (xnp.tanh(u @ w) @ w.T) +
