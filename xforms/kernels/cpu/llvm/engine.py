@@ -524,21 +524,43 @@ def _cut(body, first, end, signature):
     defs = {m.group(1): m.group(2) for ln in body[:first] if (m := _DEF.match(ln))}
     args = set(re.findall(r"ptr (%[-\w.$]+)", signature.split(")", 1)[0]))
     used = set(_NAME.findall("\n".join(lines))) - defined - {"%" + b for b in labels}
-    params, local, todo = [], set(), sorted(used)
+    params, local, todo, seen = [], [], sorted(used), set()
     while todo:
         v = todo.pop()
-        rhs = defs.get(v)
-        if v in local or v in params:
+        if v in seen:
             continue
-        if rhs is None and v in args or rhs and rhs.startswith(("call ptr ", "load ptr, ")):
+        seen.add(v)
+        rhs = defs.get(v)
+        if rhs is None:
+            if v not in args:
+                return None
             params.append(v)
-        elif rhs and (rhs.startswith("alloca ") and v not in after or _GEP_CONST.match(rhs)):
-            local.add(v)                    # (defined again in the part, in the body's order)
-            todo.extend(_NAME.findall(rhs))
+        elif rhs.startswith("alloca "):
+            if v in after:
+                return None
+            local.insert(0, f"  {v} = {rhs}")
+        elif (m := _GEP_CONST.match(rhs)):
+            local.append(f"  {v} = {rhs}")
+            todo.append(m.group(1))
+        elif rhs.startswith(("call ptr ", "load ptr, ")):
+            params.append(v)
         else:
             return None
-    return sorted(params), [ln for ln in body[:first] if (m := _DEF.match(ln))
-                            and m.group(1) in local], lines
+    # (a pointer computed from another: defined after it)
+    local.sort(key=lambda ln: (not ln.split(" = ", 1)[1].startswith("alloca"),
+                               _order(ln, local)))
+    return sorted(params), local, lines
+
+
+def _order(line, local):
+    """How many of `local`'s definitions `line`'s operands depend on (definitions first)."""
+    names = {ln.split(" = ", 1)[0].strip(): ln for ln in local}
+    depth, v = 0, line
+    while True:
+        m = _GEP_CONST.match(v.split(" = ", 1)[1])
+        if not m or m.group(1) not in names:
+            return depth
+        depth, v = depth + 1, names[m.group(1)]
 
 
 # LLVM CPU s per byte of IR (s27, MLP's modules, one process): a kernel's (passes, vectorised
