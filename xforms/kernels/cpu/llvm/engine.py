@@ -563,42 +563,31 @@ def _order(line, local):
         depth, v = depth + 1, names[m.group(1)]
 
 
-# LLVM CPU s per byte of IR (s27, MLP's modules, one process): a kernel's (passes, vectorised
-# loops), a nest's with passes and without (`compile_aside`'s `passes`)
-COST_PER_BYTE = {"kernel": 2.8e-6, True: 1.2e-6, False: 0.4e-6}
+def core_free():
+    """Whether a core would sit idle while the kernel compiles: not every core of this
+    process's busy with compiles aside (small_mm's nests), nor the machine loaded.  A part
+    compiled aside costs ~25% more CPU than the whole (its module's own helpers, set-up):
+    only a free core turns that into less wall time.
 
-
-def core_free(text):
-    """Whether kernel `text`'s part compiled aside would finish before the whole kernel
-    compiled here: the machine not loaded (load average below cores - 0.5: this process's
-    own thread is one), and the compiles still running aside (small_mm's nests, all their
-    work counted) over the other cores, plus the part (~65% of half the kernel: its
-    module's own helpers and set-up), shorter than the kernel (`COST_PER_BYTE`).  Only a
-    core that would idle turns the part's extra CPU (~25%) into less wall time.
-
-        core_free(text)     # True on a quiet machine with no nest compiling
+        core_free()     # True on a quiet machine with no nest compiling
     """
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:                 # (not Linux)
         cores = os.cpu_count() or 1
+    with _aside_lock:
+        busy = sum(job.is_alive() for job in _aside)
     try:
         load = os.getloadavg()[0]
     except OSError:
         load = cores
-    if cores < 2 or load >= cores - 0.5:
-        return False
-    with _aside_lock:
-        backlog = sum(len(job.text) * COST_PER_BYTE[bool(job.passes)] for job in _aside
-                      if job.is_alive())
-    kernel = len(text) * COST_PER_BYTE["kernel"]
-    return backlog / (cores - 1) < 0.35 * kernel
+    return busy < cores - 1 and load < cores - 1
 
 
 def compile_ir(text, name):
     """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin.
     A large kernel's later steps are a function of their own compiled aside (`split`)."""
-    text, parts = split(text, name) if core_free(text) else (text, [])
+    text, parts = split(text, name) if core_free() else (text, [])
     jobs = [compile_aside(part, sym, after=True) for sym, part in parts]
     address, engine = compile_function(text, name)
     md = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
