@@ -453,12 +453,11 @@ def split(text, name):
     end = body.index(END) if END in body else None
     if end is None or close < SPLIT_MIN_LINES:
         return text, []
-    # (the part is a run of whole steps of about half the kernel's lines, tried nearest
-    # first: a step that can return (a scalar output's, a block product's allocation
-    # failure) stays in the kernel)
-    tries = sorted(((first, stop) for stop in [*steps[1:], end] for first in steps
-                    if close / 4 <= stop - first),
-                   key=lambda c: abs(c[1] - c[0] - close / 2))[:64]
+    # (the part ends at the last steps' end or a step before it: a scalar output is a
+    # value of the last step; it is about half the kernel's lines, tried nearest first)
+    tries = sorted(((first, stop) for stop in [end, *steps[:0:-1][:3]]
+                    for first in steps if first < stop),
+                   key=lambda c: abs(c[1] - c[0] - close / 2))[:24]
     for first, stop in tries:
         cut = _cut(body, first, stop, head.group(1))
         if cut is not None:
