@@ -21,7 +21,6 @@ integer constant (`inttoptr (i64 ...)`) is compiled without the disk cache.
 import contextlib
 import ctypes
 import hashlib
-import os
 import re
 import sys
 import threading
@@ -65,11 +64,10 @@ _new_function.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
 
 
 class _Owner:
-    """What a compiled function needs alive: its engine, its method record and the
-    compiles of the parts it calls (`split`)."""
+    """What a compiled function needs alive: its engine and its method record."""
 
-    def __init__(self, engine, methoddef, parts=()):
-        self.engine, self.methoddef, self.parts = engine, methoddef, parts
+    def __init__(self, engine, methoddef):
+        self.engine, self.methoddef = engine, methoddef
 
 
 class _Code:
@@ -272,16 +270,9 @@ def _load(code, tm, context=None, aside=False):
 
 def _finalize(engine, aside):
     """Resolve `engine`'s symbols: those compiled aside bound first (`wait_aside`), unless
-    this is one of those compiles (`aside`: True, or the jobs to join first, `_Aside.after`:
-    one that failed leaves a symbol unresolved, and this compile is redone by
-    `wait_aside` after it)."""
-    if aside is False:
+    this is one of those compiles (`aside`)."""
+    if not aside:
         wait_aside()
-    elif aside is not True:
-        for job in aside:
-            job.join()
-        if any(job.owner is None for job in aside):    # (unresolved: LLVM would abort)
-            raise RuntimeError("a compile aside it calls failed")
     engine.finalize_object()
 
 
@@ -354,7 +345,7 @@ class _Aside(threading.Thread):
     def __init__(self, text, name, passes):
         super().__init__(name=f"xforms-llvm-{name}", daemon=True)
         self.text, self.fn_name, self.passes = text, name, passes
-        self.owner, self.error, self.after = None, None, []
+        self.owner, self.error = None, None
         self.tm = _target_machine()          # (LLVM set up here, on the caller's thread)
 
     def run(self):
@@ -365,7 +356,7 @@ class _Aside(threading.Thread):
             engine = None
             if code is not None:
                 try:
-                    engine = _load(code, self.tm, context, aside=self.after or True)
+                    engine = _load(code, self.tm, context, aside=True)
                     if not engine.get_function_address(self.fn_name):
                         engine = None
                 except Exception:            # (a cache problem costs the compile only)
@@ -374,8 +365,7 @@ class _Aside(threading.Thread):
                     object_cache.discard(key)
                     self.tm = _target_machine()
             if engine is None:
-                engine, code = _compile(self.text, self.tm, self.passes, context,
-                                        aside=self.after or True)
+                engine, code = _compile(self.text, self.tm, self.passes, context, aside=True)
                 if key and code is not None:
                     object_cache.store(key, code)
             llvm.add_symbol(self.fn_name, engine.get_function_address(self.fn_name))
@@ -384,7 +374,7 @@ class _Aside(threading.Thread):
             self.error = e
 
 
-def compile_aside(text, name, passes=True, after=False):
+def compile_aside(text, name, passes=True):
     """Start compiling function `name` of LLVM IR `text` (as `compile_function`) on a
     thread of its own, bound as symbol `name` when done: every engine compiled or loaded
     later waits for it before resolving its symbols (`wait_aside`).  -> the job (keep it:
@@ -392,13 +382,9 @@ def compile_aside(text, name, passes=True, after=False):
     nests) optimises its own module meanwhile, on the other core.
 
         job = compile_aside(nest_text, "xf_small_mm_float_nn", passes=False)
-
-    `after`: its symbols are resolved once the compiles aside started before it are done
-    (a kernel's part calling small_mm's nests, `split`).
     """
     job = _Aside(text, name, passes)
     with _aside_lock:
-        job.after = _aside[:] if after else []
         _aside.append(job)
     job.start()
     return job
@@ -418,176 +404,8 @@ def wait_aside():
             llvm.add_symbol(job.fn_name, address)
 
 
-# ---- a kernel's later steps as a function of their own, compiled beside the rest ---------
-# The kernel's passes and code generation were one thread's work, ~0.07 CPU s for the MLP's
-# f, beside an idle core (#35, session 27).  Its steps (xforms/kernels/cpu/llvm/loops.py
-# marks where each begins, STEP) share only pointers: the arguments' data, the arrays
-# allocated, the workspace.  So the steps after the middle (by lines) move into a function
-# of their own, in a module of its own (the kernel's declarations, globals and helpers
-# copied: those unused are dropped by the passes), compiled aside; the kernel calls it.
-# Inside the part LLVM sees what it saw: a pointer into the workspace is computed there
-# from the workspace's (its constant offset kept), a reduction's register is its own.
-STEP, END = "; xf-step", "; xf-end"
-SPLIT_MIN_LINES = 240            # a smaller kernel compiles faster whole (a module costs ~3 ms)
-_NAME = re.compile(r"%[-\w.$]+")
-_LABEL = re.compile(r"label %([-\w.$]+)")
-_DEF = re.compile(r"^\s*(%[-\w.$]+) = (.*)$")
-_GEP_CONST = re.compile(r"getelementptr i8, ptr (%[-\w.$]+), i64 -?\d+$")
-
-
-def split(text, name):
-    """(kernel text, [(symbol, part text)]): the later steps of function `name` moved into a
-    function of a module of their own (see above), or (text, []) where the kernel is small,
-    unmarked, or a cut would carry anything but pointers.
-
-        kernel, parts = split(text, "xf_kernel")
-    """
-    head = re.search(rf"^define ptr @{name}\((.*)$", text, re.M)
-    if head is None or STEP not in text:
-        return text, []
-    prelude, body = text[:head.start()], text[head.end() + 1:].split("\n")
-    if re.search(r"^define (?!internal)", prelude, re.M):
-        return text, []                 # (a second exported function: one module only)
-    close = len(body) - 1 - body[::-1].index("}")
-    steps = [k for k, line in enumerate(body) if line == STEP]
-    end = body.index(END) if END in body else None
-    if end is None or close < SPLIT_MIN_LINES:
-        return text, []
-    # (the part ends at the last steps' end or a step before it: a scalar output is a
-    # value of the last step; it is about half the kernel's lines, tried nearest first)
-    tries = sorted(((first, stop) for stop in [end, *steps[:0:-1][:3]]
-                    for first in steps if first < stop),
-                   key=lambda c: abs(c[1] - c[0] - close / 2))[:24]
-    for first, stop in tries:
-        cut = _cut(body, first, stop, head.group(1))
-        if cut is not None:
-            break
-    else:
-        return text, []
-    params, local, lines = cut
-    part = "\n".join([f"define void @PART({', '.join(f'ptr {p}' for p in params)})"
-                       f"{head.group(1).split(')', 1)[1]}", "entry:", *local, *lines,
-                       "  ret void", "}", ""])
-    part = _needed(prelude, part) + part
-    sym = "xf_part_" + hashlib.sha256(part.encode()).hexdigest()[:20]
-    call = f"  call void @{sym}({', '.join(f'ptr {p}' for p in params)})"
-    kernel = "\n".join([text[head.start():head.end()], *body[:first], call, *body[stop:]])
-    kernel = (_needed(prelude, kernel)
-              + f"declare void @{sym}({', '.join(['ptr'] * len(params))})\n" + kernel)
-    return kernel, [(sym, part.replace("@PART(", f"@{sym}(", 1))]
-
-
-_GLOBAL = re.compile(r'@"?([-\w.$]+)"?')
-
-
-def _needed(prelude, function):
-    """The lines of `prelude` that `function` needs: its declarations, and the helpers and
-    globals it reaches (a helper left in would be optimised although nothing calls it)."""
-    items, name, block = [], None, None
-    for line in prelude.split("\n"):        # (a definition's lines, else one line each)
-        if block is not None:
-            block.append(line)
-            if line == "}":
-                items.append((name, "\n".join(block)))
-                block = None
-        elif line.startswith("define "):
-            name, block = _GLOBAL.search(line.split("(", 1)[0]).group(1), [line]
-        elif line.startswith("@"):
-            items.append((_GLOBAL.match(line).group(1), line))
-        elif line:
-            items.append((None, line))
-    defined = {n: t for n, t in items if n is not None}
-    seen, todo = set(), _GLOBAL.findall(function)
-    while todo:
-        n = todo.pop()
-        if n in defined and n not in seen:
-            seen.add(n)
-            todo.extend(_GLOBAL.findall(defined[n]))
-    return "".join(t + "\n" for n, t in items if n is None or n in seen)
-
-
-def _cut(body, first, end, signature):
-    """(parameters, local definitions, lines) of the steps body[first:end] as a function,
-    or None: a value other than a pointer crosses the cut, a branch leaves it, or a value
-    it defines is used after it."""
-    lines = body[first:end]
-    inside = set(_LABEL.findall("\n".join(lines)))
-    labels = {ln[:-1] for ln in lines if ln.endswith(":") and not ln.startswith(" ")}
-    if not inside <= labels or any(ln.strip().startswith(("ret ", "resume ", "unreachable"))
-                                   for ln in lines):
-        return None
-    defined = {m.group(1) for ln in lines if (m := _DEF.match(ln))}
-    after = set(_NAME.findall("\n".join(body[end:])))
-    if defined & after or labels & {n[1:] for n in after}:
-        return None
-    defs = {m.group(1): m.group(2) for ln in body[:first] if (m := _DEF.match(ln))}
-    args = set(re.findall(r"ptr (%[-\w.$]+)", signature.split(")", 1)[0]))
-    used = set(_NAME.findall("\n".join(lines))) - defined - {"%" + b for b in labels}
-    params, local, todo, seen = [], [], sorted(used), set()
-    while todo:
-        v = todo.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        rhs = defs.get(v)
-        if rhs is None:
-            if v not in args:
-                return None
-            params.append(v)
-        elif rhs.startswith("alloca "):
-            if v in after:
-                return None
-            local.insert(0, f"  {v} = {rhs}")
-        elif (m := _GEP_CONST.match(rhs)):
-            local.append(f"  {v} = {rhs}")
-            todo.append(m.group(1))
-        elif rhs.startswith(("call ptr ", "load ptr, ")):
-            params.append(v)
-        else:
-            return None
-    # (a pointer computed from another: defined after it)
-    local.sort(key=lambda ln: (not ln.split(" = ", 1)[1].startswith("alloca"),
-                               _order(ln, local)))
-    return sorted(params), local, lines
-
-
-def _order(line, local):
-    """How many of `local`'s definitions `line`'s operands depend on (definitions first)."""
-    names = {ln.split(" = ", 1)[0].strip(): ln for ln in local}
-    depth, v = 0, line
-    while True:
-        m = _GEP_CONST.match(v.split(" = ", 1)[1])
-        if not m or m.group(1) not in names:
-            return depth
-        depth, v = depth + 1, names[m.group(1)]
-
-
-def core_free():
-    """Whether a core would sit idle while the kernel compiles: not every core of this
-    process's busy with compiles aside (small_mm's nests), nor the machine loaded.  A part
-    compiled aside costs ~25% more CPU than the whole (its module's own helpers, set-up):
-    only a free core turns that into less wall time.
-
-        core_free()     # True on a quiet machine with no nest compiling
-    """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:                 # (not Linux)
-        cores = os.cpu_count() or 1
-    with _aside_lock:
-        busy = sum(job.is_alive() for job in _aside)
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        load = cores
-    return busy < cores - 1 and load < cores - 1
-
-
 def compile_ir(text, name):
-    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin.
-    A large kernel's later steps are a function of their own compiled aside (`split`)."""
-    text, parts = split(text, name) if core_free() else (text, [])
-    jobs = [compile_aside(part, sym, after=True) for sym, part in parts]
+    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin."""
     address, engine = compile_function(text, name)
     md = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
-    return _new_function(ctypes.addressof(md), _Owner(engine, md, jobs), None)
+    return _new_function(ctypes.addressof(md), _Owner(engine, md), None)

@@ -43,7 +43,7 @@ from ...plan.index_maps import acts_as_view
 from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
-from . import control, engine, memory, numpy_abi, row_reads, slots, team, threaded
+from . import control, memory, numpy_abi, row_reads, slots, team, threaded
 from .ops import (blocks, convolutions, copies, indexing, integers, lapack, products,
                   reductions, spectral, views)
 from .buffers import (Workspace, arrays_written, pooled_outputs, shared,
@@ -143,9 +143,7 @@ class Loops(Expressions):
         for v, slot in plan.placed.items():        # concatenates' operands: their slots
             self.arrays[v] = slots.bind(self, v, slot)
         for st in plan.steps:
-            self.lines.append(engine.STEP)      # (where the kernel may be cut: engine.split)
             self._step(st)
-        self.lines.append(engine.END)
         self._outputs(plan.outputs)
         self.lines[1:1] = ["  " + a for a in self.allocas]
         head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs){_width()} {{"
