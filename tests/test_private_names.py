@@ -10,16 +10,11 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # module defining the names -> its private names other modules still import.  Helpers
-# private to a package (libm/vecmath's base, lax/control_flow's common, scipy/special's
+# private to a package (lax/control_flow's common, scipy/special's
 # _util, random's samplers, numpy's _util module) are the bulk; each one made public is
 # struck here.
 ALLOWED = {
     "xforms.core.trace": {"_state"},
-    "xforms.kernels.libm.vecmath.base": {"_SHIFTER", "_SHIFTER_BITS", "_absf", "_as_bits",
-                                         "_bitf", "_copysignf", "_div", "_divf",
-                                         "_finite_nonneg", "_from_bits", "_leaf", "_like",
-                                         "_log2_kf", "_log2_mf", "_mad", "_madf",
-                                         "_pow2_shifted", "_pow2f", "_rintf", "_vm"},
     "xforms.numpy": {"_util"},
     "xforms.numpy.fft": {"_index", "_resize"},
     "xforms.tree_util": {"_UNSPECIFIED"},

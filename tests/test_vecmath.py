@@ -399,7 +399,7 @@ CARRIED_CASES = [(f, np.float64) for f in sorted(set(vm.VECMATH_BOUNDED.values()
 def test_no_class_test_fold(fname, dt):
     """No float range test may fold into llvm.is.fpclass: LLVM lowers the positive-finite
     class as `(bits - 1) u< C`, whose all-ones vector it rematerialises in the loop with a
-    non-dependency-breaking `vpternlogd` (xforms/kernels/libm/vecmath/base.py `_finite_nonneg`; the
+    non-dependency-breaking `vpternlogd` (xforms/kernels/libm/vecmath/base.py `finite_nonneg`; the
     float64 log ran at 3.1 instead of 1.3 ns per element)."""
     _run(fname, np.ones(8, dt))
     loop = _loop(fname)

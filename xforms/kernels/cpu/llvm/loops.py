@@ -275,7 +275,6 @@ class Loops(Expressions):
             else:
                 products.emit(self, products.accepts(st.eqn, ty, copied=True), st.acc)
             return
-        size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
         # the vector polynomials where the Numba path calls them: 64+ elements, or a size that
         # varies between calls (counts as large: `cpu/math_choice.vecmath_size`)
         vsize = vecmath_size(st.shape)

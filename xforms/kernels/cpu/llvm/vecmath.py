@@ -7,7 +7,7 @@ function's IR is translated from its Python source, the one the Numba path compi
 
 Why a translator and not a second table: the polynomials, their coefficients and the order
 of every operation live once, in libm/vecmath's plain-Python functions; the tiny typed
-intrinsics there (`_mad`, `_as_bits`, `_like`, ...) are typed with
+intrinsics there (`mad`, `as_bits`, `like`, ...) are typed with
 libm/vecmath/scalar_types.py and called with their own code generators, so nothing here
 imports Numba (~0.15 CPU s of a cold first call with tanh, issue #35).  The translator
 types values as Numba does (float32 op float64 or int -> float64; ints are int64), writes
@@ -189,7 +189,7 @@ class _Body:
                "BitAnd": "and_", "BitOr": "or_"}
         if t in (_I64, _BOOL) and op in ops:
             return getattr(self.b, ops[op])(a, c), t
-        raise Untranslatable(op)         # (`/` checks for zero in Numba: vecmath uses _div)
+        raise Untranslatable(op)         # (`/` checks for zero in Numba: vecmath uses div)
 
     def _UnaryOp(self, e):
         v, t = self.expr(e.operand)

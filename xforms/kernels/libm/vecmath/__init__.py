@@ -28,12 +28,12 @@ Approach
   keeps the registry ``rebuild_with`` uses; written once, Numba's ``@intrinsic`` made of
   them in jit.py: the package's modules are plain Python, imported without Numba, and
   ``vm_exp`` ... are built with Numba on first use), no other machinery:
-  ``_as_bits``/``_from_bits`` (IEEE-754 bitcast: builds 2**k for exp and
+  ``as_bits``/``from_bits`` (IEEE-754 bitcast: builds 2**k for exp and
   splits exponent/mantissa for log; vectorises to nothing or to integer
-  shifts), ``_like`` (rounds the float64 result to float32 for float32
-  inputs), ``_div`` (a bare ``fdiv``: Numba's ``/`` under the default
+  shifts), ``like`` (rounds the float64 result to float32 for float32
+  inputs), ``div`` (a bare ``fdiv``: Numba's ``/`` under the default
   ``error_model='python'`` adds a ZeroDivisionError branch that blocks
-  vectorisation) and ``_mad`` (``llvm.fmuladd``: an FMA where the target has
+  vectorisation) and ``mad`` (``llvm.fmuladd``: an FMA where the target has
   one, otherwise mul + add; used only inside polynomial evaluation, never in
   the compensated (2Sum / Cody-Waite) steps).
 * float32, two ways.  ``vm_*`` widen the input exactly, compute in float64

@@ -4,18 +4,18 @@ another target; xforms/kernels/cpu/llvm/vecmath.py translates their source to LL
 tiny typed LLVM intrinsics, each zero or one instruction, that LLVM's loop vectoriser turns
 into packed code, each written once against a types namespace (`Intrinsic`).
 
-float64: ``_as_bits``/``_from_bits`` (bitcast), ``_like`` (round to the argument's float
-type), ``_div`` (bare fdiv: no ZeroDivisionError branch), ``_mad`` (llvm.fmuladd),
-``_pow2_shifted(t)`` (2**k from t = k + _SHIFTER, the shifter rounding of the exp family).
-float32 (``*f``): ``_madf``, ``_divf``, ``_rintf`` (round half even), ``_absf``,
-``_copysignf``, ``_pow2f(k)`` (2**k from an integral float32), ``_bitf(k, b)`` (bit b of
-the integer k), ``_log2_kf``/``_log2_mf`` (x = 2**k * m, m in [sqrt(1/2), sqrt(2))).
+float64: ``as_bits``/``from_bits`` (bitcast), ``like`` (round to the argument's float
+type), ``div`` (bare fdiv: no ZeroDivisionError branch), ``mad`` (llvm.fmuladd),
+``pow2_shifted(t)`` (2**k from t = k + SHIFTER, the shifter rounding of the exp family).
+float32 (``*f``): ``madf``, ``divf``, ``rintf`` (round half even), ``absf``,
+``copysignf``, ``pow2f(k)`` (2**k from an integral float32), ``bitf(k, b)`` (bit b of
+the integer k), ``log2_kf``/``log2_mf`` (x = 2**k * m, m in [sqrt(1/2), sqrt(2))).
 Every float32 intrinsic takes and returns float32, so Numba never widens the computation
 to float64::
 
-    @_vm
+    @vm
     def f(x):                   # x float32
-        return _madf(x, x, _ONEF)    # x*x + 1 in float32
+        return madf(x, x, _ONEF)    # x*x + 1 in float32
 """
 import numpy as np
 from llvmlite import ir as llvmir
@@ -24,7 +24,7 @@ from llvmlite import ir as llvmir
 # Registration: every function below is written as plain Python and kept in _PY_FUNCS
 # (this package imports no Numba: the direct LLVM path translates these sources,
 # xforms/kernels/cpu/llvm/vecmath.py).  jit.py applies the Numba wrappers on top:
-# ``@numba.njit(inline="always")`` for ``_vm``, a plain ``@numba.njit`` for ``_leaf``,
+# ``@numba.njit(inline="always")`` for ``vm``, a plain ``@numba.njit`` for ``leaf``,
 # or one decorator for all (``rebuild_with``, e.g. CUDA device functions).
 # ---------------------------------------------------------------------------
 
@@ -32,13 +32,13 @@ _PY_FUNCS = {}
 _LEAVES = set()
 
 
-def _vm(fn):
+def vm(fn):
     """Register `fn` (inlined by Numba into its callers)."""
     _PY_FUNCS[fn.__name__] = fn
     return fn
 
 
-def _leaf(fn):
+def leaf(fn):
     """Small leaf helper: compiled once per signature and left to LLVM's
     inliner (always inlined, far below its threshold); this keeps Numba-level
     inlining, which dominates compile time, shallow."""
@@ -52,7 +52,7 @@ class Intrinsic:
     types a call with the types namespace T (``numba.types`` in jit.py, scalar_types.py on
     the direct path) and returns ``(signature, codegen)`` or None (no such signature);
     ``codegen(context, builder, sig, args)`` asks the context only ``get_value_type`` and
-    ``cast``.  ``_as_bits.define(scalar_types, scalar_types.float64)[0].return_type`` is
+    ``cast``.  ``as_bits.define(scalar_types, scalar_types.float64)[0].return_type`` is
     int64."""
 
     def __init__(self, define):
@@ -78,7 +78,7 @@ def _get_or_insert(module, fnty, name):
 
 
 @_intrinsic
-def _as_bits(T, x):
+def as_bits(T, x):
     """IEEE-754 bit pattern of a float64 as int64."""
     if x != T.float64:
         return None
@@ -91,7 +91,7 @@ def _as_bits(T, x):
 
 
 @_intrinsic
-def _from_bits(T, i):
+def from_bits(T, i):
     """float64 whose IEEE-754 bit pattern is the int64 ``i``."""
     if not isinstance(i, T.Integer):
         return None
@@ -104,7 +104,7 @@ def _from_bits(T, i):
 
 
 @_intrinsic
-def _like(T, r, x):
+def like(T, r, x):
     """Round the float64 ``r`` to the float type matching the argument ``x``.
 
     float32 ``x`` -> float32 result; anything else (float64, ints) -> float64.
@@ -130,7 +130,7 @@ _FINITE_NONNEG_BITS = {"float32": (32, 0x7F800000), "float64": (64, 0x7FF << 52)
 
 
 @_intrinsic
-def _finite_nonneg(T, x):
+def finite_nonneg(T, x):
     """x is +0.0 or positive and finite (not -0.0, inf or nan): one unsigned compare of
     the bits against +inf's (no all-ones constant; see above)."""
     if x not in (T.float32, T.float64):
@@ -150,7 +150,7 @@ def _f64_args(T, context, builder, sig, args):
 
 
 @_intrinsic
-def _div(T, a, b):
+def div(T, a, b):
     """a / b as a bare IEEE division (no ZeroDivisionError check, which under
     Numba's default error_model='python' would branch and block vectorisation)."""
     if not all(isinstance(t, (T.Float, T.Integer)) for t in (a, b)):
@@ -165,7 +165,7 @@ def _div(T, a, b):
 
 
 @_intrinsic
-def _mad(T, a, b, c):
+def mad(T, a, b, c):
     """a * b + c via llvm.fmuladd: one FMA where the target has FMA, else a
     separate multiply and add (only used in polynomial evaluation)."""
     if not all(isinstance(t, (T.Float, T.Integer)) for t in (a, b, c)):
@@ -181,17 +181,17 @@ def _mad(T, a, b, c):
     return sig, codegen
 
 
-#: 1.5 * 2**52: ``fl(y + _SHIFTER) - _SHIFTER`` is y rounded to the nearest integer (ties to
-#: even) for |y| < 2**51, and the bits of ``t = fl(y + _SHIFTER)`` are _SHIFTER_BITS + k:
+#: 1.5 * 2**52: ``fl(y + SHIFTER) - SHIFTER`` is y rounded to the nearest integer (ties to
+#: even) for |y| < 2**51, and the bits of ``t = fl(y + SHIFTER)`` are SHIFTER_BITS + k:
 #: two additions instead of floor, float->int and int->float conversions.
-_SHIFTER = 6755399441055744.0
-_SHIFTER_BITS = 0x4338000000000000
+SHIFTER = 6755399441055744.0
+SHIFTER_BITS = 0x4338000000000000
 
 
 @_intrinsic
-def _pow2_shifted(T, t):
-    """2.0**k for t = fl(k + _SHIFTER), -1022 <= k <= 1023: the low bits of t's pattern hold k
-    and _SHIFTER's low 12 bits are zero, so (bits << 52) + (1023 << 52) is 2**k's pattern
+def pow2_shifted(T, t):
+    """2.0**k for t = fl(k + SHIFTER), -1022 <= k <= 1023: the low bits of t's pattern hold k
+    and SHIFTER's low 12 bits are zero, so (bits << 52) + (1023 << 52) is 2**k's pattern
     (two integer instructions, no conversion; a nan t gives some float, never poison)."""
     if t != T.float64:
         return None
@@ -228,7 +228,7 @@ def _llvm_f32_call(builder, name, args):
 
 
 @_intrinsic
-def _madf(T, a, b, c):
+def madf(T, a, b, c):
     """a * b + c in float32 via llvm.fmuladd.f32 (FMA where the target has one)."""
     if not _numeric(T, a, b, c):
         return None
@@ -241,7 +241,7 @@ def _madf(T, a, b, c):
 
 
 @_intrinsic
-def _divf(T, a, b):
+def divf(T, a, b):
     """a / b in float32, a bare IEEE division (no ZeroDivisionError branch)."""
     if not _numeric(T, a, b):
         return None
@@ -266,12 +266,12 @@ def _unary_f32(llvm_name):
     return fn
 
 
-_rintf = _unary_f32("llvm.rint.f32")      # round to nearest, ties to even
-_absf = _unary_f32("llvm.fabs.f32")
+rintf = _unary_f32("llvm.rint.f32")      # round to nearest, ties to even
+absf = _unary_f32("llvm.fabs.f32")
 
 
 @_intrinsic
-def _copysignf(T, x, s):
+def copysignf(T, x, s):
     """|x| with the sign of s, float32 (llvm.copysign.f32)."""
     if not _numeric(T, x, s):
         return None
@@ -284,7 +284,7 @@ def _copysignf(T, x, s):
 
 
 @_intrinsic
-def _pow2f(T, k):
+def pow2f(T, k):
     """2**k as float32 for an integral float32 k, -126 <= k <= 127 (exponent field)."""
     if not _numeric(T, k):
         return None
@@ -298,7 +298,7 @@ def _pow2f(T, k):
 
 
 @_intrinsic
-def _bitf(T, k, b):
+def bitf(T, k, b):
     """Whether bit b (an integer) of the integral float32 k (as a two's complement int32)
     is set; used for the quadrant of the trigonometric reduction."""
     if not (_numeric(T, k) and isinstance(b, T.Integer)):
@@ -327,7 +327,7 @@ def _reduce_log2f(builder, x):
 
 
 @_intrinsic
-def _log2_kf(T, x):
+def log2_kf(T, x):
     """k of x = 2**k * m, m in [sqrt(1/2), sqrt(2)), as float32 (x positive normal)."""
     if x != T.float32:
         return None
@@ -339,7 +339,7 @@ def _log2_kf(T, x):
 
 
 @_intrinsic
-def _log2_mf(T, x):
+def log2_mf(T, x):
     """m of x = 2**k * m, m in [sqrt(1/2), sqrt(2)) (x positive normal; exact)."""
     if x != T.float32:
         return None

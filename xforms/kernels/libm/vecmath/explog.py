@@ -3,8 +3,8 @@ is built on them (tanh, logistic, sinh, cosh), and atan.  Accuracy, method and t
 package docstring (xforms/kernels/libm/vecmath/__init__.py)."""
 import math
 
-from .base import (_SHIFTER, _SHIFTER_BITS, _as_bits, _div, _finite_nonneg, _from_bits, _leaf,
-                   _like, _mad, _pow2_shifted, _vm)
+from .base import (SHIFTER, SHIFTER_BITS, as_bits, div, finite_nonneg, from_bits, leaf,
+                   like, mad, pow2_shifted, vm)
 
 # ---------------------------------------------------------------------------
 # Constants
@@ -70,13 +70,13 @@ _PIO2_LO = 6.12323399573676603587e-17
 # ---------------------------------------------------------------------------
 
 
-@_leaf
+@leaf
 def _pow2i(n):
     """2.0**n for an integer -1022 <= n <= 1023 (exact)."""
-    return _from_bits((n + 1023) << 52)
+    return from_bits((n + 1023) << 52)
 
 
-@_leaf
+@leaf
 def _scale(y, n):
     """y * 2**n for integer -2044 <= n <= 2046, one rounding (exact unless the
     result is subnormal or overflows)."""
@@ -84,45 +84,45 @@ def _scale(y, n):
     return (y * _pow2i(n1)) * _pow2i(n - n1)
 
 
-@_leaf
+@leaf
 def _exp_poly(r):
     """P(r) with exp(r) = 1 + r + r*r*P(r) on |r| <= ln2/2 (Estrin-style)."""
     r2 = r * r
     r4 = r2 * r2
-    p01 = _mad(r, _E3, _E2)
-    p23 = _mad(r, _E5, _E4)
-    p45 = _mad(r, _E7, _E6)
-    p67 = _mad(r, _E9, _E8)
-    p89 = _mad(r, _E11, _E10)
-    q0 = _mad(r2, p23, p01)
-    q1 = _mad(r2, p67, p45)
-    q = _mad(r4, p89, q1)
-    return _mad(r, _mad(r4, q, q0), 0.5)
+    p01 = mad(r, _E3, _E2)
+    p23 = mad(r, _E5, _E4)
+    p45 = mad(r, _E7, _E6)
+    p67 = mad(r, _E9, _E8)
+    p89 = mad(r, _E11, _E10)
+    q0 = mad(r2, p23, p01)
+    q1 = mad(r2, p67, p45)
+    q = mad(r4, p89, q1)
+    return mad(r, mad(r4, q, q0), 0.5)
 
 
-@_vm
+@vm
 def _reduce_ln2(x):
     """(r, t) with x = k*ln2 + r, |r| <= ln2/2 (to rounding), for |x| < 2**50: k rounded by
-    the shifter (t = fl(k + _SHIFTER) holds k in its bits), r by Cody-Waite with FMAs."""
-    t = _mad(x, _LOG2E, _SHIFTER)
-    kf = t - _SHIFTER
-    r = _mad(kf, -_LN2_HI, x)
-    return _mad(kf, -_LN2_LO, r), t
+    the shifter (t = fl(k + SHIFTER) holds k in its bits), r by Cody-Waite with FMAs."""
+    t = mad(x, _LOG2E, SHIFTER)
+    kf = t - SHIFTER
+    r = mad(kf, -_LN2_HI, x)
+    return mad(kf, -_LN2_LO, r), t
 
 
-@_leaf
+@leaf
 def _expm1_small(r):
     """expm1(r) = r + r*r*P(r) for |r| <= ln2/2, one rounding at the end."""
-    return _mad(r * r, _exp_poly(r), r)
+    return mad(r * r, _exp_poly(r), r)
 
 
-@_leaf
+@leaf
 def _shifted_int(t):
-    """The integer k held by t = fl(k + _SHIFTER)."""
-    return _as_bits(t) - _SHIFTER_BITS
+    """The integer k held by t = fl(k + SHIFTER)."""
+    return as_bits(t) - SHIFTER_BITS
 
 
-@_vm
+@vm
 def _exp_f64(x, shift):
     """exp(x) * 2**shift for float64 x (shift a small integer, 0 or -1)."""
     xc = x if x < 711.0 else 711.0
@@ -131,24 +131,24 @@ def _exp_f64(x, shift):
     return _scale(1.0 + _expm1_small(r), _shifted_int(t) + shift)
 
 
-@_vm
+@vm
 def _log_f64(x, c):
     """log(x) + c for finite x > 0 (c is a tiny correction term, |c| < ulp)."""
     sub = x < _DBL_MIN
     xs = x * _TWO54 if sub else x
-    ix = _as_bits(xs)
+    ix = as_bits(xs)
     e = (ix >> 52) - (1077 if sub else 1023)
-    m = _from_bits((ix & _MANT_MASK) | _ONE_BITS)  # [1, 2)
+    m = from_bits((ix & _MANT_MASK) | _ONE_BITS)  # [1, 2)
     big = m > _SQRT2
     m = m * 0.5 if big else m
     e = e + 1 if big else e
     f = m - 1.0
-    s = _div(f, 2.0 + f)
+    s = div(f, 2.0 + f)
     dk = float(e)
     z = s * s
     w = z * z
-    t1 = w * _mad(w, _mad(w, _LG6, _LG4), _LG2)
-    t2 = z * _mad(w, _mad(w, _mad(w, _LG7, _LG5), _LG3), _LG1)
+    t1 = w * mad(w, mad(w, _LG6, _LG4), _LG2)
+    t2 = z * mad(w, mad(w, mad(w, _LG7, _LG5), _LG3), _LG1)
     rr = t2 + t1
     hfsq = 0.5 * f * f
     return dk * _LN2_HI - ((hfsq - (s * (hfsq + rr) + (dk * _LN2_LO + c))) - f)
@@ -157,19 +157,19 @@ def _log_f64(x, c):
 # ---------------------------------------------------------------------------
 # Public functions.  Each converts its argument to float64 (``x * 1.0`` is
 # exact and keeps -0.0/nan), computes in float64 and rounds the result back to
-# float32 for float32 inputs (``_like``).
+# float32 for float32 inputs (``like``).
 # ---------------------------------------------------------------------------
 
 
-@_vm
+@vm
 def vm_exp(x):
     """exp(x)."""
     xd = x * 1.0
     y = _exp_f64(xd, 0)
-    return _like(y if xd == xd else xd, x)
+    return like(y if xd == xd else xd, x)
 
 
-@_vm
+@vm
 def vm_expm1(x):
     """exp(x) - 1, accurate near 0."""
     xd = x * 1.0
@@ -186,20 +186,20 @@ def vm_expm1(x):
     a = em + (1.0 - t) if pos else em * t + (t - 1.0)
     y = _scale(a, k if pos else 0)
     y = xd if math.fabs(xd) < 5.551115123125783e-17 else y  # |x| < 2**-54 (and +-0)
-    return _like(y if xd == xd else xd, x)
+    return like(y if xd == xd else xd, x)
 
 
-@_vm
+@vm
 def vm_log(x):
     """Natural logarithm."""
     xd = x * 1.0
-    ok = _finite_nonneg(xd)        # +0.0 too (not `x > 0`: see _finite_nonneg); fixed below
+    ok = finite_nonneg(xd)        # +0.0 too (not `x > 0`: see finite_nonneg); fixed below
     y = _log_f64(xd if ok else 1.0, 0.0)
     y = y if ok else (_INF if xd == _INF else _NAN)
-    return _like(-_INF if xd == 0.0 else y, x)
+    return like(-_INF if xd == 0.0 else y, x)
 
 
-@_vm
+@vm
 def vm_log1p(x):
     """log(1 + x), accurate near 0."""
     xd = x * 1.0
@@ -207,14 +207,14 @@ def vm_log1p(x):
     xs = xd if ok else 0.0
     u = 1.0 + xs
     # exact rounding error of u = fl(1 + x), divided by u (first-order term)
-    c = _div((1.0 - (u - xs)) if xs >= 1.0 else (xs - (u - 1.0)), u)
+    c = div((1.0 - (u - xs)) if xs >= 1.0 else (xs - (u - 1.0)), u)
     y = _log_f64(u, c)
     y = xd if math.fabs(xd) < 5.551115123125783e-17 else y
     y = y if ok else (-_INF if xd == -1.0 else (_INF if xd == _INF else _NAN))
-    return _like(y, x)
+    return like(y, x)
 
 
-@_vm
+@vm
 def _expm1_nonneg(a):
     """(exp(a) - 1, k) pieces for 0 <= a <= 711: returns (A, k) with
     expm1(a) == A * 2**k."""
@@ -224,7 +224,7 @@ def _expm1_nonneg(a):
     return _expm1_small(r) + (1.0 - _pow2i(-kc)), k
 
 
-@_vm
+@vm
 def vm_tanh(x):
     """tanh(x) = E / (E + 2) with E = expm1(2|x|) = 2**k*expm1(r) + (2**k - 1) (one FMA),
     sign restored.  No select for nan or tiny x: a nan flows through the arithmetic, and for
@@ -233,22 +233,22 @@ def vm_tanh(x):
     a = math.fabs(xd)
     a = 22.0 if a > 22.0 else a  # tanh(22) == 1.0 in float64; a nan stays nan
     r, t = _reduce_ln2(a + a)
-    p = _pow2_shifted(t)  # 2**k, 0 <= k <= 64
-    e = _mad(p, _expm1_small(r), p - 1.0)
-    return _like(math.copysign(_div(e, e + 2.0), xd), x)
+    p = pow2_shifted(t)  # 2**k, 0 <= k <= 64
+    e = mad(p, _expm1_small(r), p - 1.0)
+    return like(math.copysign(div(e, e + 2.0), xd), x)
 
 
-@_vm
+@vm
 def vm_logistic(x):
     """Logistic sigmoid 1 / (1 + exp(-x)), computed as e/(1+e) or 1/(1+e)
     with e = exp(-|x|) (no overflow, subnormal results handled)."""
     xd = x * 1.0
     e = _exp_f64(-math.fabs(xd), 0)
-    y = _div(1.0 if xd >= 0.0 else e, 1.0 + e)
-    return _like(y if xd == xd else xd, x)
+    y = div(1.0 if xd >= 0.0 else e, 1.0 + e)
+    return like(y if xd == xd else xd, x)
 
 
-@_vm
+@vm
 def vm_sinh(x):
     """sinh(x) = H + H/(2H+1), H = expm1(|x|)/2 (scaled, no early overflow)."""
     xd = x * 1.0
@@ -256,24 +256,24 @@ def vm_sinh(x):
     a = a if a < 711.0 else 711.0
     A, k = _expm1_nonneg(a)
     h = _scale(A, k - 1)
-    y = h + (_div(h, 2.0 * h + 1.0) if h < 1.152921504606847e18 else 0.0)
+    y = h + (div(h, 2.0 * h + 1.0) if h < 1.152921504606847e18 else 0.0)
     y = math.copysign(y, xd)
     y = xd if math.fabs(xd) < 3.725290298461914e-09 else y
-    return _like(y if xd == xd else xd, x)
+    return like(y if xd == xd else xd, x)
 
 
-@_vm
+@vm
 def vm_cosh(x):
     """cosh(x) = G + 1/(4G), G = exp(|x|)/2 (scaled, no early overflow)."""
     xd = x * 1.0
     a = math.fabs(xd)
     a = a if a < 711.0 else 711.0
     g = _exp_f64(a, -1)
-    y = g + _div(0.25, g)
-    return _like(y if xd == xd else xd, x)
+    y = g + div(0.25, g)
+    return like(y if xd == xd else xd, x)
 
 
-@_vm
+@vm
 def vm_atan(x):
     """atan(x): fdlibm's 5-interval reduction as arithmetic selects."""
     xd = x * 1.0
@@ -287,14 +287,14 @@ def vm_atan(x):
     cc = 1.5 if i3 else (1.0 if i2 else 0.5)
     num = -1.0 if i4 else ((a - 1.0) if (i2 & (not i3)) else (a - cc))
     den = a if i4 else ((a + 1.0) if (i2 & (not i3)) else (1.0 + cc * a))
-    t = _div(num, den) if i1 else a
+    t = div(num, den) if i1 else a
     hi = _PIO2_HI if i4 else (_ATAN_1P5_HI if i3 else (_ATAN_ONE_HI if i2 else _ATAN_HALF_HI))
     lo = _PIO2_LO if i4 else (_ATAN_1P5_LO if i3 else (_ATAN_ONE_LO if i2 else _ATAN_HALF_LO))
     z = t * t
     w = z * z
-    s1 = z * _mad(w, _mad(w, _mad(w, _mad(w, _mad(w, _AT10, _AT8), _AT6), _AT4), _AT2), _AT0)
-    s2 = w * _mad(w, _mad(w, _mad(w, _mad(w, _AT9, _AT7), _AT5), _AT3), _AT1)
+    s1 = z * mad(w, mad(w, mad(w, mad(w, mad(w, _AT10, _AT8), _AT6), _AT4), _AT2), _AT0)
+    s2 = w * mad(w, mad(w, mad(w, mad(w, _AT9, _AT7), _AT5), _AT3), _AT1)
     y = (hi - ((t * (s1 + s2) - lo) - t)) if i1 else (t - t * (s1 + s2))
     y = math.copysign(y, xd)
     y = xd if a < 3.725290298461914e-09 else y
-    return _like(y if xd == xd else xd, x)
+    return like(y if xd == xd else xd, x)

@@ -38,8 +38,8 @@ import math
 import numpy as np
 
 from ..names import VECMATH_F32  # noqa: F401  (re-exported)
-from .base import (_absf, _bitf, _copysignf, _divf, _finite_nonneg, _log2_kf, _log2_mf,
-                   _madf, _pow2f, _rintf, _vm, f32)
+from .base import (absf, bitf, copysignf, divf, finite_nonneg, log2_kf, log2_mf,
+                   madf, pow2f, rintf, vm, f32)
 
 __all__ = ["ERROR_BOUNDS_ULP_F32", "TRIG_MAX_ARG_F32", "VECMATH_F32", "vmf_cos",
            "vmf_cos_bounded", "vmf_exp", "vmf_log", "vmf_sin", "vmf_sin_bounded", "vmf_tan",
@@ -116,18 +116,18 @@ _FTRIG_MAX = f32(TRIG_MAX_ARG_F32)
 _FTINY_ARG = f32(2.0 ** -12)      # |x| below: sin(x) and tan(x) round to x (keeps -0.0)
 
 
-@_vm
+@vm
 def _expf_core(x):
     """exp(x) for float32 x in [-104, 89] (no special values)."""
-    kf = _rintf(x * _FLOG2E)
+    kf = rintf(x * _FLOG2E)
     r = (x - kf * _FLN2_HI) - kf * _FLN2_LO
-    p = _madf(r, _madf(r, _madf(r, _madf(r, _FE4, _FE3), _FE2), _FE1), _FE0)
-    y = _F1 + _madf(r * r, p, r)
-    k1 = _rintf(kf * _FHALF)
-    return (y * _pow2f(k1)) * _pow2f(kf - k1)
+    p = madf(r, madf(r, madf(r, madf(r, _FE4, _FE3), _FE2), _FE1), _FE0)
+    y = _F1 + madf(r * r, p, r)
+    k1 = rintf(kf * _FHALF)
+    return (y * pow2f(k1)) * pow2f(kf - k1)
 
 
-@_vm
+@vm
 def vmf_exp(x):
     """exp(x) in float32."""
     xc = x if x < _FEXP_HI else _FEXP_HI            # nan -> 89, restored below
@@ -136,53 +136,53 @@ def vmf_exp(x):
     return y if x == x else x
 
 
-@_vm
+@vm
 def vmf_log(x):
     """Natural logarithm in float32."""
-    ok = _finite_nonneg(x)         # +0.0 too (not `x > 0`: see _finite_nonneg); fixed below
+    ok = finite_nonneg(x)         # +0.0 too (not `x > 0`: see finite_nonneg); fixed below
     xs = x if ok else _F1
     sub = xs < _FTINY
     xs = xs * _FTWO23 if sub else xs
-    k = _log2_kf(xs) - (_F23 if sub else _F0)
-    f = _log2_mf(xs) - _F1
+    k = log2_kf(xs) - (_F23 if sub else _F0)
+    f = log2_mf(xs) - _F1
     z = f * f
-    p = _madf(f, _madf(f, _madf(f, _madf(f, _madf(f, _madf(f, _madf(f, _FL7, _FL6), _FL5),
+    p = madf(f, madf(f, madf(f, madf(f, madf(f, madf(f, madf(f, _FL7, _FL6), _FL5),
                                                          _FL4), _FL3), _FL2), _FL1), _FL0)
-    r = _madf(_FMHALF, z, _madf(z * f, p, k * _FLN2_LO))     # -f^2/2 + f^3 P + k ln2_lo
-    y = _madf(k, _FLN2_HI, f + r)
+    r = madf(_FMHALF, z, madf(z * f, p, k * _FLN2_LO))     # -f^2/2 + f^3 P + k ln2_lo
+    y = madf(k, _FLN2_HI, f + r)
     y = y if ok else (_FINF if x == _FINF else _FNAN)
     return -_FINF if x == _F0 else y
 
 
-@_vm
+@vm
 def vmf_tanh(x):
     """tanh(x) in float32: one rational function of x on |x| <= 9, sign restored."""
-    a = _absf(x)
+    a = absf(x)
     a = a if a < _FTANH_CLIP else _FTANH_CLIP        # nan -> clip, restored below
     z = a * a
-    p = _madf(z, _madf(z, _madf(z, _madf(z, _madf(z, _madf(z, _FTP6, _FTP5), _FTP4), _FTP3),
+    p = madf(z, madf(z, madf(z, madf(z, madf(z, madf(z, _FTP6, _FTP5), _FTP4), _FTP3),
                                          _FTP2), _FTP1), _FTP0)
-    q = _madf(z, _madf(z, _madf(z, _FTQ3, _FTQ2), _FTQ1), _F1)
-    r = _divf(a * p, q)
+    q = madf(z, madf(z, madf(z, _FTQ3, _FTQ2), _FTQ1), _F1)
+    r = divf(a * p, q)
     r = r if r < _F1 else _F1       # rounding can overshoot 1 near the clip
-    y = _copysignf(r, x)
+    y = copysignf(r, x)
     return y if x == x else x
 
 
-@_vm
+@vm
 def _two_diff_err(a, b, s):
     """Rounding error of s = fl(a - b): a - b == s + err exactly (Knuth's two-sum)."""
     bb = s - a
     return (a - (s - bb)) - (b + bb)
 
 
-@_vm
+@vm
 def _trig_reduce_f32(x):
     """(rh, rl, k) with x = k*pi/2 + rh + rl, |rh| <= ~pi/4, |rl| <= ulp(rh)/2, for
     |x| <= TRIG_MAX_ARG_F32.  x - k*p1 and every k*part are exact; the rounding errors
     of the next two subtractions are recovered exactly (two-sum) and carried in rl with
     the two smallest parts."""
-    kf = _rintf(x * _FTWO_OVER_PI)
+    kf = rintf(x * _FTWO_OVER_PI)
     a = x - kf * _FPIO2_1
     s1 = a - kf * _FPIO2_2
     e1 = _two_diff_err(a, kf * _FPIO2_2, s1)
@@ -193,82 +193,82 @@ def _trig_reduce_f32(x):
     return rh, lo - (rh - s2), kf
 
 
-@_vm
+@vm
 def _ksinf(r, rl):
     """sin(r + rl), |r| <= ~pi/4, rl tiny (first order: sin(r + rl) ~ sin(r) + rl)."""
     z = r * r
-    return r + _madf(r * z, _madf(z, _madf(z, _FS2, _FS1), _FS0), rl)
+    return r + madf(r * z, madf(z, madf(z, _FS2, _FS1), _FS0), rl)
 
 
-@_vm
+@vm
 def _kcosf(r, rl):
     """cos(r + rl), |r| <= ~pi/4, rl tiny (first order: cos(r + rl) ~ cos(r) - r*rl)."""
     z = r * r
-    q = _madf(z, _madf(z, _FC2, _FC1), _FC0)
+    q = madf(z, madf(z, _FC2, _FC1), _FC0)
     hz = _FHALF * z
     w = _F1 - hz
-    return w + (((_F1 - w) - hz) + _madf(z * z, q, -(r * rl)))
+    return w + (((_F1 - w) - hz) + madf(z * z, q, -(r * rl)))
 
 
-@_vm
+@vm
 def _sincos_bounded_f32(x, phase):
     """sin(x + phase*pi/2); nan when not |x| <= TRIG_MAX_ARG_F32."""
-    ok = _absf(x) <= _FTRIG_MAX
+    ok = absf(x) <= _FTRIG_MAX
     rh, rl, kf = _trig_reduce_f32(x if ok else _F0)
     q = kf + (_F1 if phase else _F0)
     s = _ksinf(rh, rl)      # both kernels, then a select (branch-free)
     c = _kcosf(rh, rl)
-    v = c if _bitf(q, 0) else s
-    v = -v if _bitf(q, 1) else v
+    v = c if bitf(q, 0) else s
+    v = -v if bitf(q, 1) else v
     return v if ok else _FNAN
 
 
-@_vm
+@vm
 def vmf_sin_bounded(x):
     """sin(x) in float32, branch-free; nan for |x| > TRIG_MAX_ARG_F32, inf, nan."""
     y = _sincos_bounded_f32(x, False)
-    return x if _absf(x) < _FTINY_ARG else y
+    return x if absf(x) < _FTINY_ARG else y
 
 
-@_vm
+@vm
 def vmf_cos_bounded(x):
     """cos(x) in float32, branch-free; nan for |x| > TRIG_MAX_ARG_F32, inf, nan."""
     return _sincos_bounded_f32(x, True)
 
 
-@_vm
+@vm
 def vmf_tan_bounded(x):
     """tan(x) in float32, branch-free; nan for |x| > TRIG_MAX_ARG_F32, inf, nan."""
-    ok = _absf(x) <= _FTRIG_MAX
+    ok = absf(x) <= _FTRIG_MAX
     rh, rl, kf = _trig_reduce_f32(x if ok else _F0)
     s = _ksinf(rh, rl)
     c = _kcosf(rh, rl)
-    odd = _bitf(kf, 0)
-    t = _divf(-c if odd else s, s if odd else c)
-    t = x if _absf(x) < _FTINY_ARG else t
+    odd = bitf(kf, 0)
+    t = divf(-c if odd else s, s if odd else c)
+    t = x if absf(x) < _FTINY_ARG else t
     return t if ok else _FNAN
 
 
-@_vm
+@vm
 def vmf_sin(x):
     """sin(x) in float32; beyond TRIG_MAX_ARG_F32 (and inf/nan) float64 libm (a branch)."""
-    if not (_absf(x) <= _FTRIG_MAX):
+    if not (absf(x) <= _FTRIG_MAX):
         return np.float32(math.sin(np.float64(x)))
     return vmf_sin_bounded(x)
 
 
-@_vm
+@vm
 def vmf_cos(x):
     """cos(x) in float32; beyond TRIG_MAX_ARG_F32 (and inf/nan) float64 libm (a branch)."""
-    if not (_absf(x) <= _FTRIG_MAX):
+    if not (absf(x) <= _FTRIG_MAX):
         return np.float32(math.cos(np.float64(x)))
     return vmf_cos_bounded(x)
 
 
-@_vm
+@vm
 def vmf_tan(x):
     """tan(x) in float32; beyond TRIG_MAX_ARG_F32 (and inf/nan) float64 libm (a branch)."""
-    if not (_absf(x) <= _FTRIG_MAX):
+    if not (absf(x) <= _FTRIG_MAX):
         return np.float32(math.tan(np.float64(x)))
     return vmf_tan_bounded(x)
 

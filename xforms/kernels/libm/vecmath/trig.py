@@ -45,7 +45,7 @@ elements, vectorised loop): sin_bounded 1.96, cos_bounded 1.91, tan_bounded
 """
 import math
 
-from .base import _div, _leaf, _like, _mad, _vm
+from .base import div, leaf, like, mad, vm
 
 _NAN = math.nan
 
@@ -77,14 +77,14 @@ _TWO_OVER_PI = 0.6366197723675814
 TRIG_MAX_ARG = 1.0e6
 
 
-@_leaf
+@leaf
 def _two_sum_err(a, b, s):
     """Rounding error of s = fl(a + b): a + b == s + err exactly (Knuth)."""
     bb = s - a
     return (a - (s - bb)) + (b - bb)
 
 
-@_vm
+@vm
 def _trig_reduce(x):
     """x = k*pi/2 + (rh + rl), |rh| <= ~pi/4; valid for |x| <= TRIG_MAX_ARG.
 
@@ -107,26 +107,26 @@ def _trig_reduce(x):
     return rh, rl, k
 
 
-@_leaf
+@leaf
 def _ksin(x, y):
     """sin(x + y) for |x| <= ~pi/4, |y| <= ulp(x)/2 (fdlibm __kernel_sin)."""
     z = x * x
     v = z * x
-    r = _mad(z, _mad(z, _mad(z, _mad(z, _S6, _S5), _S4), _S3), _S2)
+    r = mad(z, mad(z, mad(z, mad(z, _S6, _S5), _S4), _S3), _S2)
     return x - ((z * (0.5 * y - v * r) - y) - v * _S1)
 
 
-@_leaf
+@leaf
 def _kcos(x, y):
     """cos(x + y) for |x| <= ~pi/4, |y| <= ulp(x)/2 (fdlibm __kernel_cos)."""
     z = x * x
-    r = z * _mad(z, _mad(z, _mad(z, _mad(z, _mad(z, _C6, _C5), _C4), _C3), _C2), _C1)
+    r = z * mad(z, mad(z, mad(z, mad(z, mad(z, _C6, _C5), _C4), _C3), _C2), _C1)
     hz = 0.5 * z
     w = 1.0 - hz
     return w + (((1.0 - w) - hz) + (z * r - x * y))
 
 
-@_vm
+@vm
 def _sincos_bounded_f64(x, phase):
     """sin(x + phase*pi/2) for float64 x; nan when not |x| <= TRIG_MAX_ARG."""
     ok = math.fabs(x) <= TRIG_MAX_ARG
@@ -140,7 +140,7 @@ def _sincos_bounded_f64(x, phase):
     return v if ok else _NAN
 
 
-@_vm
+@vm
 def _tan_bounded_f64(x):
     ok = math.fabs(x) <= TRIG_MAX_ARG
     xr = x if ok else 0.0
@@ -148,7 +148,7 @@ def _tan_bounded_f64(x):
     s = _ksin(rh, rl)
     c = _kcos(rh, rl)
     odd = (k & 1) != 0
-    t = _div(-c if odd else s, s if odd else c)
+    t = div(-c if odd else s, s if odd else c)
     return t if ok else _NAN
 
 
@@ -156,53 +156,53 @@ def _tan_bounded_f64(x):
 # public functions: float64 in and out; a float32 argument is widened exactly and the
 # result rounded once (the float32 family is xforms/kernels/libm/vecmath/f32.py)
 
-@_vm
+@vm
 def vm_sin_bounded(x):
     """sin(x), branch-free; nan for |x| > TRIG_MAX_ARG (and inf/nan)."""
     xd = x * 1.0
     y = _sincos_bounded_f64(xd, 0)
     y = xd if math.fabs(xd) < 7.450580596923828e-09 else y  # |x| < 2**-27, keeps -0.0
-    return _like(y, x)
+    return like(y, x)
 
 
-@_vm
+@vm
 def vm_cos_bounded(x):
     """cos(x), branch-free; nan for |x| > TRIG_MAX_ARG (and inf/nan)."""
     xd = x * 1.0
-    return _like(_sincos_bounded_f64(xd, 1), x)
+    return like(_sincos_bounded_f64(xd, 1), x)
 
 
-@_vm
+@vm
 def vm_tan_bounded(x):
     """tan(x), branch-free; nan for |x| > TRIG_MAX_ARG (and inf/nan)."""
     xd = x * 1.0
     y = _tan_bounded_f64(xd)
     y = xd if math.fabs(xd) < 7.450580596923828e-09 else y
-    return _like(y, x)
+    return like(y, x)
 
 
-@_vm
+@vm
 def vm_sin(x):
     """sin(x); |x| > TRIG_MAX_ARG, inf and nan go to math.sin (a branch)."""
     xd = x * 1.0
     if not (math.fabs(xd) <= TRIG_MAX_ARG):
-        return _like(math.sin(xd), x)
+        return like(math.sin(xd), x)
     return vm_sin_bounded(x)
 
 
-@_vm
+@vm
 def vm_cos(x):
     """cos(x); |x| > TRIG_MAX_ARG, inf and nan go to math.cos (a branch)."""
     xd = x * 1.0
     if not (math.fabs(xd) <= TRIG_MAX_ARG):
-        return _like(math.cos(xd), x)
+        return like(math.cos(xd), x)
     return vm_cos_bounded(x)
 
 
-@_vm
+@vm
 def vm_tan(x):
     """tan(x); |x| > TRIG_MAX_ARG, inf and nan go to math.tan (a branch)."""
     xd = x * 1.0
     if not (math.fabs(xd) <= TRIG_MAX_ARG):
-        return _like(math.tan(xd), x)
+        return like(math.tan(xd), x)
     return vm_tan_bounded(x)
