@@ -373,6 +373,46 @@ class _Aside(threading.Thread):
         except BaseException as e:           # (compiled again, on the waiting thread)
             self.error = e
 
+    def redo(self):
+        """Compile it here, after it failed aside (as `compile_function`)."""
+        address, self.owner = compile_function(self.text, self.fn_name, self.passes)
+        llvm.add_symbol(self.fn_name, address)
+
+
+class _Symbol(threading.Thread):
+    """One binding of `bind_aside`: symbol `name` to the address `find()` returns."""
+
+    def __init__(self, name, find):
+        super().__init__(name=f"xforms-bind-{name}", daemon=True)
+        self.fn_name, self.find, self.owner = name, find, None
+
+    def run(self):
+        try:
+            self.redo()
+        except BaseException:                # (looked up again, on the waiting thread)
+            self.owner = None
+
+    def redo(self):
+        address = self.find()
+        llvm.add_symbol(self.fn_name, address)
+        self.owner = address
+
+
+def bind_aside(name, find):
+    """Bind symbol `name` to the address `find()` returns, looked up on a thread of its own
+    (SciPy's BLAS table: a module load the kernel's lowering and LLVM passes need not wait
+    for, ~0.013 CPU s of the MLP's first call, #35 session 28); every engine compiled or
+    loaded later waits for it before resolving its symbols (`wait_aside`), and a lookup that
+    failed there is made again on the waiting thread (its error then the compile's).
+
+        bind_aside("xf_blas_sgemm", lambda: blas_pointers.address("sgemm"))
+    """
+    job = _Symbol(name, find)
+    with _aside_lock:
+        _aside.append(job)
+    job.start()
+    return job
+
 
 def compile_aside(text, name, passes=True):
     """Start compiling function `name` of LLVM IR `text` (as `compile_function`) on a
@@ -391,8 +431,9 @@ def compile_aside(text, name, passes=True):
 
 
 def wait_aside():
-    """Wait for the compiles `compile_aside` started; one that failed there is compiled
-    here (under the compiler lock, as `compile_function`)."""
+    """Wait for the compiles `compile_aside` started and the lookups of `bind_aside`; one
+    that failed there is made again here (a compile under the compiler lock, as
+    `compile_function`)."""
     with _aside_lock:
         jobs = _aside[:]
         del _aside[:]
@@ -400,8 +441,7 @@ def wait_aside():
         job.join()
     for job in jobs:
         if job.owner is None:
-            address, job.owner = compile_function(job.text, job.fn_name, job.passes)
-            llvm.add_symbol(job.fn_name, address)
+            job.redo()
 
 
 def compile_ir(text, name):
