@@ -191,6 +191,7 @@ def compile_function(text, name, passes=True):
     module lives in an LLVM context of its own (`owner` holds it), so that its long calls
     (passes, code generation) hold no lock that a compile aside waits for (`_unlocked`)."""
     with _lock, _compile_lock():
+        _start_binds()
         tm = _target_machine()
         context = llvm.create_context()
         key = cache_key(text, tm.triple, *_host[0], passes=passes)
@@ -400,18 +401,27 @@ class _Symbol(threading.Thread):
 
 def bind_aside(name, find):
     """Bind symbol `name` to the address `find()` returns, looked up on a thread of its own
-    (SciPy's BLAS table: a module load the kernel's lowering and LLVM passes need not wait
-    for, ~0.013 CPU s of the MLP's first call, #35 session 28); every engine compiled or
-    loaded later waits for it before resolving its symbols (`wait_aside`), and a lookup that
-    failed there is made again on the waiting thread (its error then the compile's).
+    (SciPy's BLAS table: a module load of ~0.013 CPU s the kernel need not wait for, #35
+    session 28), started when the next kernel's LLVM work starts (`compile_function`):
+    the lookup is Python under the GIL, so beside the kernel's lowering it would only take
+    turns with it.  Every engine compiled or loaded later waits for it before resolving
+    its symbols (`wait_aside`); a lookup that failed there is made again on the waiting
+    thread (its error then the compile's).
 
         bind_aside("xf_blas_sgemm", lambda: blas_pointers.address("sgemm"))
     """
     job = _Symbol(name, find)
     with _aside_lock:
         _aside.append(job)
-    job.start()
     return job
+
+
+def _start_binds():
+    """Start the lookups `bind_aside` left waiting (LLVM's passes release the GIL)."""
+    with _aside_lock:
+        for job in _aside:
+            if isinstance(job, _Symbol) and job.ident is None:
+                job.start()
 
 
 def compile_aside(text, name, passes=True):
@@ -438,6 +448,8 @@ def wait_aside():
         jobs = _aside[:]
         del _aside[:]
     for job in jobs:
+        if job.ident is None:            # (a lookup not started yet: started now)
+            job.start()
         job.join()
     for job in jobs:
         if job.owner is None:
