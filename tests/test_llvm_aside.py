@@ -160,7 +160,18 @@ def test_the_blas_table_waits_for_its_load_on_another_thread(monkeypatch):
     import types
     from xforms.kernels.runtime.products import blas_pointers
     name, started, release = "scipy.linalg.cython_blas", threading.Event(), threading.Event()
-    monkeypatch.delitem(sys.modules, name, raising=False)
+    saved = sys.modules.pop(name, None)
+    try:
+        _half_made_module_waited_for(monkeypatch, blas_pointers, name, started, release)
+    finally:                   # (the real module back, or none: never the test's)
+        sys.modules.pop(name, None)
+        if saved is not None:
+            sys.modules[name] = saved
+
+
+def _half_made_module_waited_for(monkeypatch, blas_pointers, name, started, release):
+    import sys
+    import types
 
     def slow_load(library="blas"):
         module = types.ModuleType(name)
@@ -223,3 +234,28 @@ def test_scipys_blas_table_loads_beside_the_kernels_compile(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "MAIN [(False, True)]" in out.stdout, out.stdout
+
+
+def test_a_failed_blas_lookup_is_asked_again_by_the_next_kernel(monkeypatch):
+    """A BLAS routine whose lookup failed (its kernel then went to Numba) is looked up again
+    for the next kernel: never a symbol left unbound, on which LLVM would abort."""
+    from xforms.kernels.cpu.llvm.ops import products
+    from xforms.kernels.runtime.products import blas_pointers
+    name, asked = f"sxf{uuid.uuid4().hex[:6]}", []
+
+    def address(routine, library="blas"):
+        asked.append(routine)
+        if len(asked) <= 2:              # (on its thread, then where it is waited for)
+            raise ImportError("no BLAS table here")
+        return ctypes.cast(ctypes.pythonapi.Py_IncRef, ctypes.c_void_p).value
+
+    monkeypatch.setattr(blas_pointers, "address", address)
+    monkeypatch.setattr(blas_pointers, "loaded", lambda library="blas": False)
+    monkeypatch.delitem(products._bound, name, raising=False)
+    sym = products._bind(name)
+    with pytest.raises(ImportError):
+        engine.wait_aside()
+    assert products._bind(name) == sym
+    engine.wait_aside()
+    assert asked == [name, name, name] and llvm.address_of_symbol(sym)
+    products._bound.pop(name, None)

@@ -386,6 +386,7 @@ class _Symbol(threading.Thread):
     def __init__(self, name, find):
         super().__init__(name=f"xforms-bind-{name}", daemon=True)
         self.fn_name, self.find, self.owner = name, find, None
+        self.failed = False          # (the lookup raised: a later kernel asks again)
 
     def run(self):
         try:
@@ -394,9 +395,13 @@ class _Symbol(threading.Thread):
             self.owner = None
 
     def redo(self):
-        address = self.find()
+        try:
+            address = self.find()
+        except BaseException:
+            self.failed = True
+            raise
         llvm.add_symbol(self.fn_name, address)
-        self.owner = address
+        self.owner, self.failed = address, False
 
 
 def bind_aside(name, find):

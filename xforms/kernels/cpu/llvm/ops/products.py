@@ -478,7 +478,8 @@ def _bind(name):
     the kernel's symbols (`engine.bind_aside`)."""
     sym = f"xf_blas_{name}"
     with _lock:
-        if name not in _bound:
+        # (a lookup that failed binds nothing: asked again, or LLVM aborts on the symbol)
+        if name not in _bound or getattr(_bound[name], "failed", False):
             import llvmlite.binding as llvm
             from ....runtime.products import blas_pointers
             from .. import engine
