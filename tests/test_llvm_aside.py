@@ -116,3 +116,146 @@ def test_a_kernels_context_outlives_its_engine_whatever_the_collector_does(tmp_p
     out = subprocess.run([sys.executable, "-c", GC_CHILD], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0 and "FREED" in out.stdout, out.stderr[-2000:]
+
+
+def test_a_symbol_bound_aside_is_resolved_by_a_later_kernel(monkeypatch, tmp_path):
+    """`bind_aside` looks an address up on a thread of its own (SciPy's BLAS table, #35
+    session 28), started with the next kernel's LLVM work; that kernel calls the function
+    at the address."""
+    monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path))
+    tag = uuid.uuid4().hex[:8]
+    callee, caller = f"xf_found_{tag}", f"xf_finder_{tag}"
+    target, keep = engine.compile_function(_callee(f"xf_target_{tag}", 3), f"xf_target_{tag}")
+    job = engine.bind_aside(callee, lambda: target)
+    assert job.ident is None           # (started with the next kernel's LLVM work)
+    address, owner = engine.compile_function(_caller(caller, callee), caller)
+    assert not job.is_alive() and job.owner == target
+    assert ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(address)(1) == 8
+
+
+def test_a_failed_lookup_aside_is_made_again_where_it_is_waited_for():
+    """A lookup that raised on its thread is made again by `wait_aside`: its error is then
+    the waiting thread's (a kernel's compile falls back to Numba on it), and a lookup that
+    succeeds there binds the symbol."""
+    name, calls = f"xf_flaky_{uuid.uuid4().hex[:8]}", []
+
+    def find():
+        calls.append(threading.current_thread() is threading.main_thread())
+        if len(calls) == 1:
+            raise ImportError("no BLAS here")
+        return ctypes.cast(ctypes.pythonapi.Py_IncRef, ctypes.c_void_p).value
+
+    job = engine.bind_aside(name, find)
+    engine.wait_aside()
+    assert calls == [False, True] and llvm.address_of_symbol(name) == job.owner
+    job = engine.bind_aside(f"{name}_never", lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        engine.wait_aside()
+
+
+def test_the_blas_table_waits_for_its_load_on_another_thread(monkeypatch):
+    """While `scipy.linalg.cython_blas` is loading on one thread (in sys.modules, not yet
+    whole), another thread's lookup waits for it instead of reading the half-made module."""
+    import sys
+    import types
+    from xforms.kernels.runtime.products import blas_pointers
+    name, started, release = "scipy.linalg.cython_blas", threading.Event(), threading.Event()
+    saved = sys.modules.pop(name, None)
+    try:
+        _half_made_module_waited_for(monkeypatch, blas_pointers, name, started, release)
+    finally:                   # (the real module back, or none: never the test's)
+        sys.modules.pop(name, None)
+        if saved is not None:
+            sys.modules[name] = saved
+
+
+def _half_made_module_waited_for(monkeypatch, blas_pointers, name, started, release):
+    import sys
+    import types
+
+    def slow_load(library="blas"):
+        module = types.ModuleType(name)
+        blas_pointers._loading.add(name)
+        sys.modules[name] = module
+        started.set()
+        release.wait(30)
+        module.__pyx_capi__ = {"whole": True}
+        blas_pointers._loading.discard(name)
+        return module
+
+    monkeypatch.setattr(blas_pointers, "_load_alone", slow_load)
+    loader = threading.Thread(target=blas_pointers.cython_module, args=("blas",))
+    loader.start()
+    started.wait(30)
+    assert not blas_pointers.loaded("blas")
+    found = []
+    reader = threading.Thread(target=lambda: found.append(blas_pointers.cython_module("blas")))
+    reader.start()
+    reader.join(0.2)
+    assert reader.is_alive() and not found        # (waiting: not the half-made module)
+    release.set()
+    loader.join(30)
+    reader.join(30)
+    assert found[0].__pyx_capi__ == {"whole": True} and blas_pointers.loaded("blas")
+
+
+BLAS_ASIDE_CHILD = r"""
+import threading, numpy as np, xforms as xf, xforms.numpy as xnp
+from xforms.kernels.cpu.llvm import engine
+from xforms.kernels.runtime.products import blas_pointers
+where, load, compiling, compile_function = [], blas_pointers._load_alone, [], engine.compile_function
+def recorded(library="blas"):
+    where.append((threading.current_thread() is threading.main_thread(), bool(compiling)))
+    return load(library)
+def kernel_compile(*a, **k):
+    compiling.append(1)
+    try:
+        return compile_function(*a, **k)
+    finally:
+        compiling.pop()
+blas_pointers._load_alone, engine.compile_function = recorded, kernel_compile
+rng = np.random.default_rng(0)
+x, w = rng.standard_normal((32, 256)).astype(np.float32), rng.standard_normal((256, 10)).astype(np.float32)
+f = xf.jit(lambda x, w: xnp.tanh(x @ w), tiered=False)
+assert np.allclose(f(x, w), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
+print("MAIN", where)
+"""
+
+
+def test_scipys_blas_table_loads_beside_the_kernels_compile(tmp_path):
+    """The first product given to SciPy's BLAS loads `cython_blas` (~0.013 CPU s) on a
+    thread of its own while the kernel's LLVM work runs, not on the caller's thread."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root, XFORMS_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", BLAS_ASIDE_CHILD], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "MAIN [(False, True)]" in out.stdout, out.stdout
+
+
+def test_a_failed_blas_lookup_is_asked_again_by_the_next_kernel(monkeypatch):
+    """A BLAS routine whose lookup failed (its kernel then went to Numba) is looked up again
+    for the next kernel: never a symbol left unbound, on which LLVM would abort."""
+    from xforms.kernels.cpu.llvm.ops import products
+    from xforms.kernels.runtime.products import blas_pointers
+    name, asked = f"sxf{uuid.uuid4().hex[:6]}", []
+
+    def address(routine, library="blas"):
+        asked.append(routine)
+        if len(asked) <= 2:              # (on its thread, then where it is waited for)
+            raise ImportError("no BLAS table here")
+        return ctypes.cast(ctypes.pythonapi.Py_IncRef, ctypes.c_void_p).value
+
+    monkeypatch.setattr(blas_pointers, "address", address)
+    monkeypatch.setattr(blas_pointers, "loaded", lambda library="blas": False)
+    monkeypatch.delitem(products._bound, name, raising=False)
+    sym = products._bind(name)
+    with pytest.raises(ImportError):
+        engine.wait_aside()
+    assert products._bind(name) == sym
+    engine.wait_aside()
+    assert asked == [name, name, name] and llvm.address_of_symbol(sym)
+    products._bound.pop(name, None)

@@ -191,6 +191,7 @@ def compile_function(text, name, passes=True):
     module lives in an LLVM context of its own (`owner` holds it), so that its long calls
     (passes, code generation) hold no lock that a compile aside waits for (`_unlocked`)."""
     with _lock, _compile_lock():
+        _start_binds()
         tm = _target_machine()
         context = llvm.create_context()
         key = cache_key(text, tm.triple, *_host[0], passes=passes)
@@ -373,6 +374,60 @@ class _Aside(threading.Thread):
         except BaseException as e:           # (compiled again, on the waiting thread)
             self.error = e
 
+    def redo(self):
+        """Compile it here, after it failed aside (as `compile_function`)."""
+        address, self.owner = compile_function(self.text, self.fn_name, self.passes)
+        llvm.add_symbol(self.fn_name, address)
+
+
+class _Symbol(threading.Thread):
+    """One binding of `bind_aside`: symbol `name` to the address `find()` returns."""
+
+    def __init__(self, name, find):
+        super().__init__(name=f"xforms-bind-{name}", daemon=True)
+        self.fn_name, self.find, self.owner = name, find, None
+        self.failed = False          # (the lookup raised: a later kernel asks again)
+
+    def run(self):
+        try:
+            self.redo()
+        except BaseException:                # (looked up again, on the waiting thread)
+            self.owner = None
+
+    def redo(self):
+        try:
+            address = self.find()
+        except BaseException:
+            self.failed = True
+            raise
+        llvm.add_symbol(self.fn_name, address)
+        self.owner, self.failed = address, False
+
+
+def bind_aside(name, find):
+    """Bind symbol `name` to the address `find()` returns, looked up on a thread of its own
+    (SciPy's BLAS table: a module load of ~0.013 CPU s the kernel need not wait for, #35
+    session 28), started when the next kernel's LLVM work starts (`compile_function`):
+    the lookup is Python under the GIL, so beside the kernel's lowering it would only take
+    turns with it.  Every engine compiled or loaded later waits for it before resolving
+    its symbols (`wait_aside`); a lookup that failed there is made again on the waiting
+    thread (its error then the compile's).
+
+        bind_aside("xf_blas_sgemm", lambda: blas_pointers.address("sgemm"))
+    """
+    job = _Symbol(name, find)
+    with _aside_lock:
+        _aside.append(job)
+    return job
+
+
+def _start_binds():
+    """Start the lookups `bind_aside` left waiting (LLVM's passes release the GIL)."""
+    with _aside_lock:
+        for job in _aside:
+            if isinstance(job, _Symbol) and job.ident is None:
+                job.start()
+
 
 def compile_aside(text, name, passes=True):
     """Start compiling function `name` of LLVM IR `text` (as `compile_function`) on a
@@ -391,17 +446,19 @@ def compile_aside(text, name, passes=True):
 
 
 def wait_aside():
-    """Wait for the compiles `compile_aside` started; one that failed there is compiled
-    here (under the compiler lock, as `compile_function`)."""
+    """Wait for the compiles `compile_aside` started and the lookups of `bind_aside`; one
+    that failed there is made again here (a compile under the compiler lock, as
+    `compile_function`)."""
     with _aside_lock:
         jobs = _aside[:]
         del _aside[:]
     for job in jobs:
+        if job.ident is None:            # (a lookup not started yet: started now)
+            job.start()
         job.join()
     for job in jobs:
         if job.owner is None:
-            address, job.owner = compile_function(job.text, job.fn_name, job.passes)
-            llvm.add_symbol(job.fn_name, address)
+            job.redo()
 
 
 def compile_ir(text, name):

@@ -32,6 +32,9 @@ from ..threads import bundled_openblas
 THREADS_GET, THREADS_SET = "xforms_blas_get_threads", "xforms_blas_set_threads"
 _keep = []          # ctypes objects whose addresses LLVM holds
 _lock = threading.RLock()
+# the modules `_load_alone` is executing (in sys.modules, not yet whole: one of them is
+# loaded on a thread of its own while the kernel is written, engine.bind_aside)
+_loading = set()
 # (prototypes of our own: ctypes.pythonapi's functions are shared by everyone)
 _get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
     ("PyCapsule_GetName", ctypes.pythonapi))
@@ -46,6 +49,13 @@ def address(routine, library="blas"):
     return _get_pointer(capsule, _get_name(capsule))
 
 
+def loaded(library="blas"):
+    """Whether `scipy.linalg.cython_<library>` is loaded already, not loading on a thread
+    (its addresses are then read at once)."""
+    name = f"scipy.linalg.cython_{library}"
+    return name in sys.modules and name not in _loading
+
+
 def cython_blas():
     """The `scipy.linalg.cython_blas` module: the one already loaded, else loaded alone."""
     return cython_module("blas")
@@ -56,9 +66,9 @@ def cython_module(library):
     loaded alone (the LAPACK module imports the BLAS one, which is found loaded)."""
     name = f"scipy.linalg.cython_{library}"
     found = sys.modules.get(name)
-    if found is not None:
+    if found is not None and name not in _loading:
         return found
-    with _lock:
+    with _lock:                 # (a load on another thread finishes first: `_loading`)
         found = sys.modules.get(name)
         if found is None:
             found = _load_alone(library)
@@ -77,6 +87,7 @@ def _load_alone(library="blas"):
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         return None
+    _loading.add(name)
     try:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -86,6 +97,8 @@ def _load_alone(library="blas"):
     except Exception:
         sys.modules.pop(name, None)
         return None
+    finally:
+        _loading.discard(name)
     return module
 
 

@@ -38,7 +38,7 @@ from ..scalar import Refused, c_strides, llvm_const
 
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
-_bound = {}                 # BLAS routine name -> address (bound as an LLVM symbol)
+_bound = {}                 # BLAS routine name -> address, or the job binding it aside
 _nests = {}                 # (type, ta, tb, acc) -> the job compiling small_mm's nest (its code)
 _lock = threading.Lock()
 
@@ -472,14 +472,23 @@ def blas_constant(mod, ty, value):
 def _bind(name):
     """The LLVM symbol of BLAS routine `name` (s/d dot, gemv, gemm), bound on first use to
     its address in SciPy's `cython_blas` (the pointer Numba's helper library calls), read
-    without importing all of `scipy.linalg` (runtime/products/blas_pointers.py)."""
+    without importing all of `scipy.linalg` (runtime/products/blas_pointers.py).  The
+    module's first load (~0.013 CPU s: SciPy's package root) runs on a thread of its own
+    while the kernel is written and optimised; the engine waits for it before it resolves
+    the kernel's symbols (`engine.bind_aside`)."""
     sym = f"xf_blas_{name}"
     with _lock:
-        if name not in _bound:
+        # (a lookup that failed binds nothing: asked again, or LLVM aborts on the symbol)
+        if name not in _bound or getattr(_bound[name], "failed", False):
             import llvmlite.binding as llvm
             from ....runtime.products import blas_pointers
-            _bound[name] = blas_pointers.address(name)
-            llvm.add_symbol(sym, _bound[name])
+            from .. import engine
+            find = lambda: blas_pointers.address(name)     # noqa: E731
+            if blas_pointers.loaded("blas"):
+                _bound[name] = find()
+                llvm.add_symbol(sym, _bound[name])
+            else:
+                _bound[name] = engine.bind_aside(sym, find)
     return sym
 
 
