@@ -369,6 +369,9 @@ def test_adaptive_threads_waits_for_its_first_try_on_a_quiet_machine(clock, monk
     for _ in range(threads_mod._QUIET_FIRST_PROBE):
         ad()
     assert seen.count(1) == 2 and ad.mode == 2, seen      # one try, lost
+    for _ in range(130):        # the next tries back off from there: at 101, 202 (not 8, 16, 32 ...)
+        ad()
+    assert seen.count(1) == 4 and ad.mode == 2, seen
 
 
 def test_adaptive_threads_on_a_quiet_machine_still_follows_a_load(clock, monkeypatch):

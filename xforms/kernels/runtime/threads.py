@@ -361,6 +361,9 @@ class AdaptiveThreads:
         self.times[k] = mine
         if other is None or mine < other:
             self.mode, self.interval = k, _FIRST_PROBE
-        else:
-            self.interval = min(2 * self.interval, _MAX_INTERVAL)
+        else:       # (a quiet machine backs off from _QUIET_FIRST_PROBE calls, not 8:
+            # tries every 8, 16, 32 ... calls put one-thread calls into most samples of a
+            # 20-call benchmark loop)
+            floor = _QUIET_FIRST_PROBE if machine_quiet() else 0
+            self.interval = min(max(2 * self.interval, floor), _MAX_INTERVAL)
         self.next_probe = self.calls + self.interval
