@@ -10,11 +10,11 @@ kernel with all threads (NUMBA_NUM_THREADS) or with one, whichever has recently 
 faster (the best of its last 4 calls: a single call stalled by the machine is no load), and
 now and then tries the other (after 8 calls, then with exponential backoff up to 1024
 calls or 2 s while the other stays slower; on a machine the BLAS load monitor sees quiet
-the first try too waits for 50 calls or 2 s, `machine_quiet`).  Every decision rests on several calls: a try
-times 2 calls of the other setting and keeps the best, and the first try comes after 2
-timed calls of all threads (one call each made the choice differ from one process to the
-next: the VAE's loops ran on two threads in two processes and on one in the third,
-session 26).  Two calls in a row 2x slower than the other setting's best trigger a new try
+the first try too waits for 50 calls or 2 s, `machine_quiet`).  Every decision rests on
+several calls: a try times 2 calls of the other setting and keeps the best, and the first
+try comes after 2 timed calls of all threads, elsewhere (one call each made the choice
+differ from one process to the next: the VAE's loops ran on two threads in two processes
+and on one in the third, session 26).  Two calls in a row 2x slower than the other setting's best trigger a new try
 at once (one stalled call does not).  A call on all threads right after one on a single
 thread is not timed (a try of all threads then spans three calls): it wakes the
 sleeping workers -- a 1e5-element prange loop, 0.057 ms on one thread and 0.031 on two,
@@ -193,9 +193,11 @@ def _load_numba():
 # pure cost (one thread is the slower setting there), and where a program is timed on few
 # calls -- the benchmark's rows of 20-40 ms kernels, 9 calls in all -- two of its seven
 # samples ran on one thread and its median moved from the middle of the two-thread calls to
-# their top (transformer block forward f64, 24.5 ms against 19.5 with the one-call try
-# before session 27).  Where the monitor sees the machine quiet the first try waits as the
-# later ones do (`_QUIET_FIRST_PROBE` calls or _MAX_PROBE_S), unless calls slow down.
+# their top (transformer block forward f64, quiet run of 2026-11-30 13:28: five calls at
+# 24-27 ms, two at ~33, median 27.1); and a try won against two settling calls kept the
+# VAE step on one thread, 127 ms against 86-91.  Where the monitor sees the machine quiet
+# the first try waits as the later ones do (`_QUIET_FIRST_PROBE` calls or _MAX_PROBE_S),
+# unless calls slow down.
 _QUIET_SAMPLES = [0]
 
 
