@@ -193,8 +193,8 @@ def _load_numba():
 # pure cost (one thread is the slower setting there), and where a program is timed on few
 # calls -- the benchmark's rows of 20-40 ms kernels, 9 calls in all -- two of its seven
 # samples ran on one thread and its median moved from the middle of the two-thread calls to
-# their top (transformer block forward f64, quiet run of 2026-11-30 13:28: five calls at
-# 24-27 ms, two at ~33, median 27.1); and a try won against two settling calls kept the
+# their top (transformer block forward f64, quiet run of 2026-11-30 13:28: min 23.9 ms,
+# median 27.1, the two slowest 33.5 or more); and a try won against two settling calls kept the
 # VAE step on one thread, 127 ms against 86-91.  Where the monitor sees the machine quiet
 # the first try waits as the later ones do (`_QUIET_FIRST_PROBE` calls or _MAX_PROBE_S),
 # unless calls slow down.
