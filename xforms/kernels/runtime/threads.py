@@ -15,11 +15,12 @@ several calls: a try times 2 calls of the other setting and keeps the best, and 
 try comes after 2 timed calls of all threads, elsewhere (one call each made the choice
 differ from one process to the next: the VAE's loops ran on two threads in two processes
 and on one in the third, session 26).  Two calls in a row 2x slower than the other
-setting's best trigger a new try at once (one stalled call does not).  A call on all threads right after one on a single
-thread is not timed (a try of all threads then spans three calls): it wakes the
-sleeping workers -- a 1e5-element prange loop, 0.057 ms on one thread and 0.031 on two,
-took 0.087 ms on its first call on two (measured 2026-11-28) -- and timing it kept a
-kernel on one thread for good once a moment of load had put it there.  Results do not
+setting's best trigger a new try at once (one stalled call does not).  A call on all
+threads right after one on a single thread is not timed (a try of all threads then spans
+three calls): it wakes the sleeping workers -- a 1e5-element prange loop, 0.057 ms on
+one thread and 0.031 on two, took 0.087 ms on its first call on two (measured
+2026-11-28) -- and timing it kept a kernel on one thread for good once a moment of load
+had put it there.  Results do not
 depend on the choice: reductions combine fixed per-chunk partials in order
 (xforms/kernels/cpu/numba/nest.py)::
 
