@@ -260,6 +260,7 @@ def _setup_check_time(ctx, case, system, data, ref, row):
     with _window() as window:
         t = timing.measure(fn, args, repeats=ctx.repeats, target=ctx.target, budget=ctx.budget)
     row.update(median_s=t.median, min_s=t.min, q1_s=t.q1, q3_s=t.q3, number=t.number, repeats=t.repeats)
+    row["samples_ms"] = [round(x * 1e3, 4) for x in t.taken]      # in the order taken
     row["window"] = window
     if xf_cpu:
         row["blas_threads"] = _blas_threads()
@@ -299,8 +300,11 @@ def _thread_history(reset=False):
         from xforms.kernels.runtime.products import blas_threads
         if reset:
             blas_threads.HISTORY.reset()
+        sequence = threads.calls_sequence()     # (read before calls_summary resets it)
         out = {"blas_history": blas_threads.HISTORY.summary(),
                "parallel_calls": {str(k): v for k, v in threads.calls_summary(reset).items()}}
+        if sequence:            # each call's threads, a try's marked *: "2 2 1* 1* 2 ..."
+            out["parallel_sequence"] = sequence
         return {} if reset else out
     except Exception as exc:        # (a record, never a failure of the row)
         return {"blas_history": {"error": one_line(exc)}}

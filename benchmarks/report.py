@@ -25,7 +25,7 @@ def _key(row) -> tuple:
     return row["workload"], row["task"], json.dumps(row["params"], sort_keys=True)
 
 
-_PER_PROCESS = ("window", "blas_history", "parallel_calls")
+_PER_PROCESS = ("window", "blas_history", "parallel_calls", "parallel_sequence", "samples_ms")
 
 
 def merge_processes(rows: list[dict]) -> list[dict]:

@@ -17,13 +17,15 @@ perf = time.perf_counter
 
 @dataclass
 class Timing:
-    """Seconds per call: median, min and quartiles over ``repeats`` repeats."""
+    """Seconds per call: median, min and quartiles over ``repeats`` repeats; ``taken``: the
+    repeats in the order taken (which ones an adaptive runtime ran differently)."""
     median: float
     min: float
     q1: float
     q3: float
     number: int
     repeats: int
+    taken: tuple = ()
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -67,15 +69,17 @@ def measure(fn, args=(), *, repeats: int = 7, target: float = 0.02, budget: floa
     """
     t_warm = _loop(fn, args, 1)
     if t_warm > budget / 3:
-        samples = sorted([t_warm] + [_loop(fn, args, 1) for _ in range(2)])
+        taken = [t_warm] + [_loop(fn, args, 1) for _ in range(2)]
         number = 1
     else:
         number, per_call = autorange(fn, args, target)
         per_repeat = max(per_call * number, 1e-9)
         repeats = max(3, min(repeats, int(budget / per_repeat)))
-        samples = sorted(_loop(fn, args, number) / number for _ in range(repeats))
+        taken = [_loop(fn, args, number) / number for _ in range(repeats)]
+    samples = sorted(taken)
     q = statistics.quantiles(samples, n=4, method="inclusive")
-    return Timing(statistics.median(samples), samples[0], q[0], q[2], number, len(samples))
+    return Timing(statistics.median(samples), samples[0], q[0], q[2], number, len(samples),
+                  tuple(taken))
 
 
 def time_once(fn, args=()) -> tuple[float, object]:

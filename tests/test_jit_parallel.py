@@ -222,6 +222,9 @@ def clock(monkeypatch):
     fake = types.SimpleNamespace(perf_counter=lambda: now[0],
                                  sleep=lambda s: now.__setitem__(0, now[0] + s))
     monkeypatch.setattr(threads_mod, "time", fake)
+    # (the BLAS load monitor of an earlier test may have seen this machine quiet, which
+    # defers the first try: these tests pin the cue to "not seen quiet" unless they set it)
+    monkeypatch.setattr(threads_mod, "machine_quiet", lambda: False)
     return fake
 
 
@@ -344,6 +347,50 @@ def test_adaptive_threads_tries_again_after_a_while_whatever_the_backoff(clock):
     for _ in range(n):
         ad()
     assert ad.mode == 2
+
+
+def test_adaptive_threads_waits_for_its_first_try_on_a_quiet_machine(clock, monkeypatch):
+    """Where the load monitor sees no outside load, the first try of one thread waits for
+    _QUIET_FIRST_PROBE calls (it came at the 4th and 5th calls on every machine: two of the
+    benchmark's seven samples of a 25 ms kernel ran on one thread, session 28); it comes."""
+    import xforms.kernels.runtime.threads as threads_mod
+    monkeypatch.setattr(threads_mod, "machine_quiet", lambda: True)
+    seen = []
+
+    def kernel():
+        k = numba.get_num_threads()
+        seen.append(k)
+        clock.sleep(0.020 if k > 1 else 0.030)
+
+    ad = AdaptiveThreads(kernel, threads=2)
+    for _ in range(12):
+        ad()
+    assert seen == [2] * 12
+    for _ in range(threads_mod._QUIET_FIRST_PROBE):
+        ad()
+    assert seen.count(1) == 2 and ad.mode == 2, seen      # one try, lost
+    for _ in range(130):        # the next tries back off from there: at 101, 202 (not 8, 16, 32 ...)
+        ad()
+    assert seen.count(1) == 4 and ad.mode == 2, seen
+
+
+def test_adaptive_threads_on_a_quiet_machine_still_follows_a_load(clock, monkeypatch):
+    """A load arriving while the quiet machine's first try waits: two calls in a row 2x
+    slower than the kernel's own best start the try at once, and one thread is kept."""
+    import xforms.kernels.runtime.threads as threads_mod
+    monkeypatch.setattr(threads_mod, "machine_quiet", lambda: True)
+    seen = []
+
+    def kernel():
+        k = numba.get_num_threads()
+        seen.append(k)
+        loaded = len(seen) > 6
+        clock.sleep(0.002 if k == 1 else (0.030 if loaded else 0.001))
+
+    ad = AdaptiveThreads(kernel, threads=2)
+    for _ in range(14):
+        ad()
+    assert ad.mode == 1 and seen[6:9] == [2, 2, 1], seen
 
 
 def test_openmp_workers_spin_briefly_unless_the_user_chose():

@@ -9,16 +9,18 @@ at code-generation time is right for both, so `AdaptiveThreads` measures: it run
 kernel with all threads (NUMBA_NUM_THREADS) or with one, whichever has recently been
 faster (the best of its last 4 calls: a single call stalled by the machine is no load), and
 now and then tries the other (after 8 calls, then with exponential backoff up to 1024
-calls or 2 s while the other stays slower).  Every decision rests on several calls: a try
-times 2 calls of the other setting and keeps the best, and the first try comes after 2
-timed calls of all threads (one call each made the choice differ from one process to the
-next: the VAE's loops ran on two threads in two processes and on one in the third,
-session 26).  Two calls in a row 2x slower than the other setting's best trigger a new try
-at once (one stalled call does not).  A call on all threads right after one on a single
-thread is not timed (a try of all threads then spans three calls): it wakes the
-sleeping workers -- a 1e5-element prange loop, 0.057 ms on one thread and 0.031 on two,
-took 0.087 ms on its first call on two (measured 2026-11-28) -- and timing it kept a
-kernel on one thread for good once a moment of load had put it there.  Results do not
+calls or 2 s while the other stays slower; on a machine the BLAS load monitor sees quiet
+the first try too waits for 50 calls or 2 s, `machine_quiet`).  Every decision rests on
+several calls: a try times 2 calls of the other setting and keeps the best, and the first
+try comes after 2 timed calls of all threads, elsewhere (one call each made the choice
+differ from one process to the next: the VAE's loops ran on two threads in two processes
+and on one in the third, session 26).  Two calls in a row 2x slower than the other
+setting's best trigger a new try at once (one stalled call does not).  A call on all
+threads right after one on a single thread is not timed (a try of all threads then spans
+three calls): it wakes the sleeping workers -- a 1e5-element prange loop, 0.057 ms on
+one thread and 0.031 on two, took 0.087 ms on its first call on two (measured
+2026-11-28) -- and timing it kept a kernel on one thread for good once a moment of load
+had put it there.  Results do not
 depend on the choice: reductions combine fixed per-chunk partials in order
 (xforms/kernels/cpu/numba/nest.py)::
 
@@ -43,6 +45,7 @@ _MAX_INTERVAL = 1024
 _RECENT = 4
 _TRY_CALLS = 2          # timed calls of a setting a decision rests on
 _MAX_PROBE_S = 2.0      # the other setting is tried at least this often (s) after the first try
+_QUIET_FIRST_PROBE = 50     # calls before the first try where the machine is seen quiet
 
 # After a parallel loop, libgomp (Numba's "omp" threading layer) keeps its worker spinning
 # on PAUSE for GOMP_SPINCOUNT = 300000 iterations before it sleeps: 4-6 ms of CPU measured
@@ -185,19 +188,60 @@ def _load_numba():
     return numba
 
 
+# What the BLAS load monitor (runtime/products/blas_threads.py, the process's one sampler of
+# /proc/stat) last saw: its samples in a row without outside load.  AdaptiveThreads' first
+# try of one thread came at a kernel's 4th and 5th calls on every machine: on a quiet one a
+# pure cost (one thread is the slower setting there), and where a program is timed on few
+# calls -- the benchmark's rows of 20-40 ms kernels, 9 calls in all -- two of its seven
+# samples ran on one thread and its median moved from the middle of the two-thread calls to
+# their top (transformer block forward f64, quiet run of 2026-11-30 13:28: min 23.9 ms,
+# median 27.1, the two slowest 33.5 or more); and a try won against two settling calls kept the
+# VAE step on one thread, 127 ms against 86-91.  Where the monitor sees the machine quiet
+# the first try waits as the later ones do (`_QUIET_FIRST_PROBE` calls or _MAX_PROBE_S),
+# unless calls slow down.
+_QUIET_SAMPLES = [0]
+
+
+def note_outside_load(quiet):
+    """Record one load sample of the BLAS monitor: `quiet`, no other process wanted a core.
+
+        >>> note_outside_load(False); note_outside_load(True); machine_quiet()
+        False
+        >>> note_outside_load(True); machine_quiet()
+        True
+    """
+    _QUIET_SAMPLES[0] = _QUIET_SAMPLES[0] + 1 if quiet else 0
+
+
+def machine_quiet():
+    """Whether the monitor's last 2 samples saw no outside load (False where no monitor
+    runs: a BLAS count fixed by the environment, one core, no OpenBLAS)."""
+    return _QUIET_SAMPLES[0] >= 2
+
+
 # {threads: calls} of all AdaptiveThreads kernels, and how many of those calls were tries of
 # the other setting ("probes"): the benchmark harness resets and records it around each
 # xforms row's timing, so a row at two speeds across processes shows whether its parallel
 # loops ran on one thread in the slow process (a per-process choice, made on few calls)
 CALLS = {}
+# the thread counts of the first SEQUENCE_MAX calls since the last reset, in order: with the
+# harness's samples in the order taken, which samples ran on one thread
+SEQUENCE = []
+SEQUENCE_MAX = 256
 
 
 def calls_summary(reset=False):
-    """A copy of CALLS ({threads or "probes": calls}); `reset` empties it."""
+    """A copy of CALLS ({threads or "probes": calls}); `reset` empties it and SEQUENCE."""
     out = dict(sorted(CALLS.items(), key=str))
     if reset:
         CALLS.clear()
+        SEQUENCE.clear()
     return out
+
+
+def calls_sequence():
+    """SEQUENCE as text, a try's calls marked: "2 2 1* 1* 2 ..." (calls in order)."""
+    return " ".join(SEQUENCE)
 
 
 class AdaptiveThreads:
@@ -221,10 +265,13 @@ class AdaptiveThreads:
         self.trying = None              # times of the current try's calls; None: no try
         self.slow = 0                   # calls in a row 2x slower than the other's best
         self.tried_at = None            # clock at the end of the last try
+        self.started = None             # clock at the first timed call
+        self.look = False               # calls slowed down: try the other setting now
         # the first call of a kernel is not timed: it touches its buffers for the first time
         # (a 40 ms CNN gradient's took 86 ms on two threads; timed, it made one thread look
         # faster until the next probe, 8 calls later)
         self.warm = False
+        self.base = self.calls          # calls before this restart
         self.next_probe = self.calls + 2 + _TRY_CALLS
         self.last = self.all            # the threads of the previous call
 
@@ -250,6 +297,11 @@ class AdaptiveThreads:
         # after _MAX_PROBE_S, or after 100 calls' time for long kernels (tries ~1% of the time)
         since = None if self.tried_at is None else now - self.tried_at
         late = since is not None and since > max(_MAX_PROBE_S, 100 * self.times.get(self.mode, 0))
+        if self.tried_at is None and not self.look and machine_quiet():
+            # a quiet machine: all threads are expected to win, so the first try waits as
+            # the later ones do (it spent 2 of a short timing's calls on one thread)
+            return (self.calls >= self.base + _QUIET_FIRST_PROBE
+                    or (self.started is not None and now - self.started > _MAX_PROBE_S))
         return self.calls >= self.next_probe or late
 
     def __call__(self, *args):
@@ -264,6 +316,8 @@ class AdaptiveThreads:
         CALLS[k] = CALLS.get(k, 0) + 1
         if probe:
             CALLS["probes"] = CALLS.get("probes", 0) + 1
+        if len(SEQUENCE) < SEQUENCE_MAX:
+            SEQUENCE.append(f"{k}*" if probe else str(k))
         control = self.control or _load_numba()
         prev = control.get_num_threads()
         control.set_num_threads(k)
@@ -275,6 +329,7 @@ class AdaptiveThreads:
         t1 = time.perf_counter()
         waking, self.last = k > self.last, k      # it woke the workers: not timed
         if self.warm and not waking:
+            self.started = t0 if self.started is None else self.started
             self._record(k, t1 - t0, t1)
         self.warm = True
         return r
@@ -290,21 +345,28 @@ class AdaptiveThreads:
         del recent[:-_RECENT]
         # the best of the last few calls: one call stalled by the machine (a 2x spike on
         # the VM) does not make the setting look slow, a lasting load shows in all of them
+        # before any try the setting's own best is the yardstick: a load arriving while a
+        # quiet machine's first try waits shows as calls 2x slower than the earlier ones
+        other = self.times.get(self._other(), self.times.get(k))
         self.times[k] = min(recent)
-        other = self.times.get(self._other())
         self.slow = self.slow + 1 if other is not None and dt > 2.0 * other else 0
         if self.slow >= _TRY_CALLS:                     # conditions changed: look again
-            self.next_probe, self.slow = self.calls + 1, 0
+            self.next_probe, self.slow, self.look = self.calls + 1, 0, True
+            del recent[:-_TRY_CALLS]        # (the faster calls before the change are stale)
+            self.times[k] = min(recent)
 
     def _decide(self, k, now):
         """End a try of setting `k`: keep it if its best call beat the current setting's
         best of its recent calls (a tie keeps the current one)."""
-        tried, self.trying, self.tried_at = self.trying, None, now
+        tried, self.trying, self.tried_at, self.look = self.trying, None, now, False
         self.recent[k] = tried[-_RECENT:]     # measured afresh: older calls are stale
         mine, other = min(tried), self.times.get(self.mode)
         self.times[k] = mine
         if other is None or mine < other:
             self.mode, self.interval = k, _FIRST_PROBE
-        else:
-            self.interval = min(2 * self.interval, _MAX_INTERVAL)
+        else:       # (a quiet machine backs off from _QUIET_FIRST_PROBE calls, not 8:
+            # tries every 8, 16, 32 ... calls put one-thread calls into most samples of a
+            # 20-call benchmark loop)
+            floor = _QUIET_FIRST_PROBE if machine_quiet() else 0
+            self.interval = min(max(2 * self.interval, floor), _MAX_INTERVAL)
         self.next_probe = self.calls + self.interval

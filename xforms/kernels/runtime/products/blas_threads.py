@@ -41,7 +41,7 @@ import time
 
 from xforms import config
 
-from ..threads import bundled_openblas
+from ..threads import bundled_openblas, note_outside_load
 
 INTERVAL_S = 0.25
 CALM_SAMPLES = 8          # 2 s without load before threads are added back
@@ -185,6 +185,7 @@ def _monitor(setters, cores):
         busy0, t0, own0, kids0 = busy1, t1, own1, kids1
         if current is not None:           # the interval just ended ran at `current`
             HISTORY.add(current, wall, others)
+        note_outside_load(choose_threads(cores, others) == cores)   # (AdaptiveThreads' cue)
         want = policy.step(others, kids / wall)
         if want != current:
             for f in setters:
