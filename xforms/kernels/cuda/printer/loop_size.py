@@ -26,9 +26,10 @@ from .. import vendor
 BLOCK_MAX = 8192
 GRID_MAX = 1 << 20
 
-# primitives a library may compute (cuFFT, cuSOLVER: no device-side API), so a loop holding
-# one stays on the host, where its products go to cuBLAS as anywhere
-_LIBRARY_PRIMS = {"fft", "cholesky", "lu", "qr", "eigh", "svd", "eig"}
+# primitives priced as library work (xforms/core/facts.py `eager_work`: a factorisation or
+# solve, an fft or a sort): a library may compute one (cuSOLVER, cuFFT: no device-side API),
+# so a loop holding one stays on the host, where its products go to cuBLAS as anywhere
+_LIBRARY_WORK = ("matrix", "n_log_n")
 
 
 def mode(size):
@@ -61,16 +62,17 @@ def largest(eqn):
 
 def tile_products(spec, eqn):
     """Whether loop equation `eqn`'s products all stay in the tile kernel when the loop runs
-    as one launch: libraries may compute (`spec.vendor`), none of its primitives is a
-    library's only (an fft, a factorisation: the loop stays on the host), and every product
-    is within `vendor.loop_gemm_max_work()` multiply-adds."""
+    as one launch: libraries may compute (`spec.vendor`), none of its primitives is priced
+    as library work (a factorisation, an fft, a sort: the loop may stay on the host, its
+    products then on cuBLAS), and every product is within `vendor.loop_gemm_max_work()`
+    multiply-adds."""
     if not spec.vendor:
         return False
     bound = vendor.loop_gemm_max_work()
     todo = list(_sub_eqns(eqn))
     while todo:
         e = todo.pop()
-        if e.prim.name in _LIBRARY_PRIMS:
+        if e.prim.facts.eager_work in _LIBRARY_WORK:
             return False
         if e.prim.name == "dot_general" and int(np.prod(dot_dims(e)[2], dtype=np.int64)) > bound:
             return False
