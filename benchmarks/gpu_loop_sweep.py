@@ -14,7 +14,14 @@ Then cliffs' Newton-CG step (10^4 x 100, 10 CG iterations of an hvp: matrix-vect
 products and dots, two-level reductions run with their blocks in turn inside a block loop,
 issue #34) as a cooperative grid and as the host loop: whether one launch pays where the
 body reduces (the cliffs row of the GPU table runs it in the default mode, the grid).
-Last, a loop whose body scans and sorts (`_scan_sort`: a parallel scan's chunks and a
+Then the rule for products in a loop (vendor.loop_gemm_max_work, 2026-11-30): a scan of
+`h = tanh(h @ w + x)` (batch 32, STEPS_GEMM steps, float32) at hidden sizes GEMM_HIDDEN,
+as one launch with its products in the tile kernel and as the host loop with cuBLAS a step
+(XFORMS_CUDA_LOOP_GEMM_MAX_WORK=0): each row records the multiply-adds a step and the
+microseconds a step, and the summary prints the figures behind the rule -- a launch's host
+time (the heat host loop at its smallest n: 6 launches a step), the tile kernel's and
+cuBLAS's multiply-adds per second in the loop, and the largest work where one launch won
+(the bound).  Last, a loop whose body scans and sorts (`_scan_sort`: a parallel scan's chunks and a
 bitonic sort's tiles, block-wide kernels a block loop calls as they are, 2026-11-30) in
 one block and on the host: whether one block's serial share of a sort beats a dozen
 launches a step.
@@ -32,6 +39,8 @@ from .timing import measure
 STEPS = 200
 SIZES = (32, 64, 128, 256)       # (12 compiles: ~45 s of on_gpu.sh's budget)
 MODES = {"block": ("1000000000", "0"), "grid": ("0", "1000000000"), "host": ("0", "0")}
+GEMM_HIDDEN = (128, 256, 512)        # a step's product: 32 x h x h multiply-adds
+STEPS_GEMM = 100
 
 
 def _heat(xnp, lax, steps):
@@ -47,6 +56,41 @@ def _scan_sort(xnp, lax, steps):
     def step(i, u):
         return xnp.sort(lax.cumsum(u) * 1e-3 + xnp.roll(u, 1))[::-1] * 0.5 + 0.25 * u
     return lambda u: lax.fori_loop(0, steps, step, u)
+
+
+def _scan_gemm(xnp, lax):
+    return lambda w, h, xs: lax.scan(lambda h, x: (xnp.tanh(h @ w + x),) * 2, h, xs)[0]
+
+
+def _scan_gemm_case(hidden, batch, steps, fused, budget):
+    """The scan at one size: `fused` -- products in the tile kernel, one launch (the rule's
+    bound lifted); else cuBLAS a step (the bound 0), a host loop."""
+    import xforms.numpy as xnp
+    from xforms import lax
+    rng = np.random.default_rng(0)
+    args = ((rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(np.float32),
+            np.zeros((batch, hidden), np.float32),
+            rng.standard_normal((steps, batch, hidden)).astype(np.float32))
+    os.environ["XFORMS_CUDA_LOOP_GEMM_MAX_WORK"] = "1000000000000" if fused else "0"
+    try:
+        return _timed(_scan_gemm(xnp, lax), args, "grid", budget)
+    finally:
+        del os.environ["XFORMS_CUDA_LOOP_GEMM_MAX_WORK"]
+
+
+def _gemm_rule(rows, launch_s):
+    """The figures behind vendor.loop_gemm_max_work from the scan_gemm rows."""
+    by = {}
+    for r in rows:
+        if r.get("program") == "scan_gemm" and "median_s" in r:
+            by.setdefault(r["work"], {})[r["fused"]] = r["median_s"] / r["steps"]
+    out = {"launch_s": launch_s, "steps": {}}
+    won = [w for w, t in by.items() if len(t) == 2 and t[True] < t[False]]
+    for w, t in sorted(by.items()):
+        out["steps"][w] = {"one_launch_s": t.get(True), "cublas_step_s": t.get(False),
+                           "tile_rate": w / t[True] if t.get(True) else None}
+    out["largest_work_one_launch_won"] = max(won) if won else 0
+    return out
 
 
 def _scan_sort_case(n, mode, steps, budget):
@@ -141,6 +185,27 @@ def main(argv=None):
         if timed:
             best[n] = min(timed, key=lambda r: r["median_s"])["mode"]
     print(f"fastest mode per n (elements n^2): {best}")
+    with open(path, "w") as fh:
+        json.dump(rows, fh, indent=1)
+    # products in a loop: one launch with the tile kernel, or cuBLAS a step (the rule's figures)
+    hiddens, steps_g = ((8,), 2) if args.quick else (GEMM_HIDDEN, STEPS_GEMM)
+    batch = 2 if args.quick else 32
+    for hidden in hiddens:
+        for fused in (True, False):
+            try:
+                row = {"program": "scan_gemm", "hidden": hidden, "batch": batch,
+                       "steps": steps_g, "work": batch * hidden * hidden, "fused": fused,
+                       **_scan_gemm_case(hidden, batch, steps_g, fused, budget)}
+            except Exception as e:
+                row = {"program": "scan_gemm", "hidden": hidden, "fused": fused,
+                       "error": f"{type(e).__name__}: {e}"[:300]}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    host = [r for r in rows_heat if r["mode"] == "host" and "median_s" in r]
+    launch_s = min(host, key=lambda r: r["n"])["median_s"] / (steps * 6) if host else None
+    rule = _gemm_rule(rows, launch_s)
+    rows.append({"program": "loop_gemm_rule", **rule})
+    print(f"loop_gemm_max_work figures: {json.dumps(rule)}", flush=True)
     with open(path, "w") as fh:
         json.dump(rows, fh, indent=1)
     # last, so that the step's cap (on_gpu.sh) cuts nothing else

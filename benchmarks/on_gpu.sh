@@ -3,31 +3,40 @@
 # sweep (benchmarks/gpu_vendor_sweep.py: the measurement behind vendor.GEMM_MIN_WORK and
 # FFT_MIN_POINTS, and the sort's and scan's long-line thresholds) and the loop sweep
 # (benchmarks/gpu_loop_sweep.py: one launch per loop or per step, behind block_loop's
-# BLOCK_MAX and GRID_MAX), then the GPU table (the
+# BLOCK_MAX and GRID_MAX, and the figures of vendor.loop_gemm_max_work: a launch's host time,
+# the tile kernel's and cuBLAS's rates on a loop's products), then the GPU table (the
 # CUDA benchmarks of GPU_TABLE beside JAX on the same GPU).
 # Usage (device tool, repo root):  bash benchmarks/on_gpu.sh [tests|sweep|bench|all] [bench args...]
-# Every log and JSON lands in $OUT itself (the device tool brings back at most 8 files, so the
-# benchmark's plots stay behind): versions.txt, cuda_tests.log, vendor_sweep.log,
-# vendor_sweep.json, loop_sweep.json (its log in vendor_sweep.log), bench.log,
-# <date>_<machine>.json (versions.txt: nvidia-smi, the GPU, driver
-# and library versions of benchmarks/gpu_info.py, the Python packages').
-# DRY_RUN=1 runs the same steps without a GPU, on Numba's CUDA simulator: the test files
-# collected (not run: the simulator takes an hour over them), the sweep's three tiny cases,
-# the table's workloads at the simulator's sizes (--quick there: Context.sim, rows that only
-# check they run; ~10 min, give it TOTAL_BUDGET=1500); check it before spending a lease.
+# Every log and JSON lands in ONE folder, $OUT/on_gpu_<UTC time>[_dry] (printed at the end):
+# versions.txt, cuda_tests.log, vendor_sweep.log, vendor_sweep.json, loop_sweep.json (its log
+# in vendor_sweep.log), bench.log, <date>_<machine>.json (versions.txt: nvidia-smi, the GPU,
+# driver and library versions of benchmarks/gpu_info.py, the Python packages'); the
+# benchmark's plots stay behind.
+# DRY_RUN=1 runs the same steps without a GPU, on Numba's CUDA simulator, to check the script
+# before spending a lease: the test files collected (not run: the simulator takes an hour over
+# them), the sweeps' tiny cases, and a reduced table (DRY_TABLE: the simulator runs every
+# CUDA thread as a Python thread, so cnn's and cliffs' rows take 10+ minutes there;
+# tests/cuda/test_bench_rows.py runs every row's program on the simulator instead) at the
+# simulator's sizes (--quick there: Context.sim); its whole run is capped at TOTAL_BUDGET,
+# 1200 s by default (450 s on a GPU: the 8 minutes of a lease, with room to start).
 set -u
 what=${1:-all}; shift || true
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+OUT=${OUT:-/tmp/out}
+dry=${DRY_RUN:-0}
+RUN="$OUT/on_gpu_$(date -u +%Y%m%dT%H%M%SZ)$([ "$dry" = 1 ] && echo _dry)"; mkdir -p "$RUN"
 # The GPU table of issue 34: its fori_loop gradient is pow_loop, its transformer block the
 # `block value_and_grad` rows of cliffs (with issue 37's LSTM, Newton-CG and heat programs);
 # cuda_graphs times one small MLP gradient with CUDA graphs off and on (every CUDA row
 # reports kernel launches and host us per call)
 GPU_TABLE=${GPU_TABLE:-dispatch,cuda_graphs,elementwise,mlp,cnn,rk4,pow_loop,gp_nll,fft_conv,random,cliffs}
+DRY_TABLE=${DRY_TABLE:-dispatch,elementwise,mlp,rk4,pow_loop,gp_nll,random}
+[ "$dry" = 1 ] && GPU_TABLE=$DRY_TABLE
+budget_all=${TOTAL_BUDGET:-$([ "$dry" = 1 ] && echo 1200 || echo 450)}
 # The whole call must fit 8 minutes of device time: each step gets its own cap, clipped to what
 # is left of TOTAL_BUDGET (seconds from here), so the later steps still run when an earlier one
 # is slow; the table gets what is left, shared among its workloads (benchmarks --budget-s), so
 # its JSON is written before the step's own cap.
-deadline=$(( $(date +%s) + ${TOTAL_BUDGET:-450} ))
+deadline=$(( $(date +%s) + budget_all ))
 left() { echo $(( deadline - $(date +%s) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo $(( l > 10 ? l : 10 )) || echo "$1"; }
 if ls .whl/*.whl >/dev/null 2>&1; then
@@ -39,7 +48,6 @@ else
 fi
 export PYTHONUNBUFFERED=1 XFORMS_CACHE_DIR=/tmp/xc XLA_PYTHON_CLIENT_PREALLOCATE=false
 PY=${PYTHON:-python3}
-dry=${DRY_RUN:-0}
 if [ "$dry" = 1 ]; then
   export NUMBA_ENABLE_CUDASIM=1
   collect=--collect-only; quick=--quick
@@ -48,11 +56,11 @@ else
 fi
 { nvidia-smi 2>&1 | head -20
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv 2>&1
-} | tee "$OUT/versions.txt"
+} | tee "$RUN/versions.txt"
 # the GPU's model, compute capability, driver, CUDA and library (cuBLAS/cuFFT/cuSOLVER)
 # versions and NVIDIA's packages, as JSON (also in the benchmark JSON's meta, "gpu")
-timeout $(cap 60) "$PY" -m benchmarks.gpu_info 2>&1 | tee -a "$OUT/versions.txt"
-timeout 60 "$PY" - <<'PY' 2>&1 | tee -a "$OUT/versions.txt"
+timeout $(cap 60) "$PY" -m benchmarks.gpu_info 2>&1 | tee -a "$RUN/versions.txt"
+timeout 60 "$PY" - <<'PY' 2>&1 | tee -a "$RUN/versions.txt"
 import sys, numpy, numba, llvmlite, scipy
 print("python", sys.version.split()[0], "numpy", numpy.__version__, "numba", numba.__version__,
       "llvmlite", llvmlite.__version__, "scipy", scipy.__version__)
@@ -68,19 +76,19 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   t0=$(date +%s)
   XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-170}) "$PY" -m pytest tests/cuda -q $collect \
     ${PYTEST_ARGS:--p no:xdist} -p no:cacheprovider -rfE --tb=short --durations=15 2>&1 \
-    | tee "$OUT/cuda_tests.log" | tail -60
+    | tee "$RUN/cuda_tests.log" | tail -60
   echo "cuda tests: $(( $(date +%s) - t0 )) s"
 fi
 if [ "$what" = sweep ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  timeout $(cap ${SWEEP_TIMEOUT:-70}) "$PY" -m benchmarks.gpu_vendor_sweep --out "$OUT" $quick \
-    2>&1 | tee "$OUT/vendor_sweep.log" | tail -8
+  timeout $(cap ${SWEEP_TIMEOUT:-70}) "$PY" -m benchmarks.gpu_vendor_sweep --out "$RUN" $quick \
+    2>&1 | tee "$RUN/vendor_sweep.log" | tail -8
   echo "vendor sweep: $(( $(date +%s) - t0 )) s"
   # one launch per loop against per-step launches (block_loop.BLOCK_MAX / GRID_MAX; then
   # Newton-CG's loop of reductions as a grid and on the host: two compiles, untimed on a GPU)
   t0=$(date +%s)
-  timeout $(cap ${LOOP_TIMEOUT:-75}) "$PY" -m benchmarks.gpu_loop_sweep --out "$OUT" $quick \
-    2>&1 | tee -a "$OUT/vendor_sweep.log" | tail -4
+  timeout $(cap ${LOOP_TIMEOUT:-$([ "$dry" = 1 ] && echo 240 || echo 90)}) "$PY" -m benchmarks.gpu_loop_sweep --out "$RUN" $quick \
+    2>&1 | tee -a "$RUN/vendor_sweep.log" | tail -4
   echo "loop sweep: $(( $(date +%s) - t0 )) s"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
@@ -89,9 +97,9 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   budget=$(( $(left) - 15 )); [ "$budget" -lt 30 ] && budget=30
   bench=$(mktemp -d)
   timeout $(( budget + 15 )) "$PY" -m benchmarks --backend cuda --only "$GPU_TABLE" $quick \
-    --budget-s "$budget" --out "$bench" "$@" 2>&1 | tee "$OUT/bench${BENCH_TAG:-}.log" | tail -80
-  cp "$bench"/*.json "$OUT/" 2>/dev/null
+    --budget-s "$budget" --out "$bench" "$@" 2>&1 | tee "$RUN/bench${BENCH_TAG:-}.log" | tail -80
+  cp "$bench"/*.json "$RUN/" 2>/dev/null
   echo "bench: $(( $(date +%s) - t0 )) s"
 fi
-echo "on_gpu.sh: $(( ${TOTAL_BUDGET:-450} - $(left) )) s of ${TOTAL_BUDGET:-450}; files in $OUT:"
-ls -la "$OUT"
+echo "on_gpu.sh: $(( budget_all - $(left) )) s of $budget_all; files in $RUN:"
+ls -la "$RUN"

@@ -228,3 +228,35 @@ def test_stacked_input_carries_in_a_loop_body():
     src = xf.jit(f, tiered=False).lower(w, xs).as_text()
     assert not any("empty_c(" in ln for ln in loop_lines(src)), src
     np.testing.assert_allclose(xf.jit(f, tiered=False)(w, xs), a, rtol=1e-12, atol=1e-12)
+
+
+def test_a_stacked_new_carry_returned_keeps_a_buffer_of_its_own(monkeypatch, tmp_path):
+    """`a` (h of the step before) steps through the rows of a buffer of the kernel's own,
+    but `b` (the new h), stacked too, is a program output: laid out as rows 1..n of that
+    workspace buffer (the old Numba path) it was overwritten by the next call
+    (xforms/kernels/plan/scan_rows.py `stepped_rows`: both must own their buffers)."""
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
+    monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path))
+
+    def step(h, x):
+        n = xnp.tanh(h + 0.5 * xnp.roll(h, 1) + x)
+        return n, (h, n)
+
+    def f(h, xs):
+        c, (a, b) = lax.scan(step, h, xs)
+        return b, c + xnp.sum(a * b, axis=0)
+
+    def ref(h, xs):
+        rows, acc = [], np.zeros_like(h)
+        for x in xs:
+            n = np.tanh(h + 0.5 * np.roll(h, 1) + x)
+            acc, h = acc + h * n, n
+            rows.append(n)
+        return np.stack(rows), h + acc
+    h, xs = np.linspace(-1.0, 1.0, 40), RNG.standard_normal((5, 40))   # (not scalarised)
+    jf = xf.jit(f, tiered=False)
+    jf(h, xs)
+    kept = jf(h, xs)                   # (a call with the kernel's workspace made already)
+    jf(h * 2.0, xs * 3.0)
+    for got, want in zip(kept, ref(h, xs), strict=True):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13, atol=1e-13)

@@ -63,6 +63,9 @@ def _vendor_programs():
     z64, z128 = np.ones((4, 16), np.complex64), np.ones((4, 6, 8), np.complex128)
     w, x = np.ones((8, 8), np.float32), np.ones((4, 8), np.float32)
     tall, wide = np.ones((2, 5, 3), np.complex64), np.ones((3, 5), np.float64)
+    from programs import lstm_grad
+    lstm_args = ((np.ones((32, 512), np.float32), np.ones((128, 512), np.float32),
+                  np.ones(512, np.float32)), np.ones((100, 32, 32), np.float32))
     linalg = lambda a: (xnp.linalg.cholesky(a), xnp.linalg.qr(a), xnp.linalg.eigh(a),  # noqa
                         xnp.linalg.svd(a), xnp.linalg.solve(a, a))
     svds = lambda a, b: (xnp.linalg.svd(a), xnp.linalg.svd(b, full_matrices=False),  # noqa
@@ -72,7 +75,11 @@ def _vendor_programs():
             "vendor_svd": (svds, (tall, wide), 0),
             "vendor_fft_c64": (lambda z: (xnp.fft.ifft(z), xnp.fft.irfft(z)), (z64,), 0),
             "vendor_fft_c128": (lambda z: (xnp.fft.ifft2(z), xnp.fft.irfftn(z)), (z128,), 0),
-            "vendor_mlp_grad": (xf.grad(lambda w, x: xnp.sum(xnp.tanh(x @ w) ** 2)), (w, x), 0)}
+            "vendor_mlp_grad": (xf.grad(lambda w, x: xnp.sum(xnp.tanh(x @ w) ** 2)), (w, x), 0),
+            # cliffs' LSTM (32 x 128 x 512 a step, 100 steps): each scan one cooperative grid
+            # launch, its products in the tile kernel (vendor.loop_gemm_max_work)
+            "vendor_lstm_grad": (xf.grad(lstm_grad), lstm_args, 0),
+            "vendor_lstm_forward": (lstm_grad, lstm_args, 0)}
 
 
 class _Device:

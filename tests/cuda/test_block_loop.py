@@ -69,6 +69,21 @@ def test_limits_by_size(monkeypatch):
     assert block_loop.mode(block_loop.BLOCK_MAX + 1) is None
 
 
+def test_a_scan_is_sized_by_a_step_not_by_its_stacked_arrays():
+    """A scan reads and writes a row of its stacked arrays a step: 100 rows of 32 x 512 are a
+    step's 16384 elements (a grid), not 1.6M (past GRID_MAX: launches per step, as cliffs'
+    LSTM was); its carries and constants count whole."""
+    def f(w, h, xs):
+        return lax.scan(lambda h, x: (xnp.tanh(x + h @ w),) * 2, h, xs)
+    def scan_of(n):
+        w, h = np.ones((n, n), np.float32), np.ones((32, n), np.float32)
+        jaxpr = xf.make_jaxpr(f)(w, h, np.ones((100, 32, n), np.float32))
+        (eqn,) = [e for e in jaxpr.eqns if e.prim.name == "scan"]
+        return eqn
+    assert block_loop.largest(scan_of(4)) == 32 * 4
+    assert block_loop.largest(scan_of(512)) == 512 * 512     # the weights, a constant
+
+
 def test_a_reduction_in_the_body_is_called_with_its_blocks_in_turn():
     # a norm: a block-wide tree; before, refused ("k2 uses its block": 4 launches a step)
     def norm_loop(x):

@@ -122,10 +122,12 @@ def test_emitted_fft_calls_compute_lax_fft(models, kind, shape, lengths, single)
     np.testing.assert_array_equal(np.asarray(xd), x)
 
 
-def test_a_library_call_in_a_loop_body_keeps_the_loop_on_the_host(model):
+def test_a_library_call_in_a_loop_body_keeps_the_loop_on_the_host(model, monkeypatch):
     """cuBLAS cannot be called from a kernel: a fori_loop or scan whose body's product goes to
-    it stays a host loop of launches (block_loop.py says why in the host code), a call a
-    step; a stacked product is written by cuBLAS into its row (control.py rows_in_place)."""
+    it (past vendor.loop_gemm_max_work, here 0) stays a host loop of launches (block_loop.py
+    says why in the host code), a call a step; a stacked product is written by cuBLAS into
+    its row (control.py rows_in_place)."""
+    monkeypatch.setenv("XFORMS_CUDA_LOOP_GEMM_MAX_WORK", "0")
     w = RNG.standard_normal((6, 6)) / 3
     u = np.linspace(-1.0, 1.0, 48).reshape(6, 8)        # (48: not scalarised)
     xs = RNG.standard_normal((4, 6, 8))
@@ -143,3 +145,49 @@ def test_a_library_call_in_a_loop_body_keeps_the_loop_on_the_host(model):
             np.testing.assert_allclose(g, np.asarray(r), rtol=1e-12, atol=1e-14)
     # the scan: the carry's copy in, nothing a step (before: a copy into the row a step)
     assert exe.launch_counts(*args)["copies"] == 1
+
+
+def _lstm(params, xs):
+    wx, wh, b = params
+
+    def step(carry, x):
+        h, c = carry
+        i, f, g, o = xnp.split(x @ wx + h @ wh + b, 4, axis=1)
+        c = c / (1.0 + xnp.exp(-f)) + xnp.tanh(g) / (1.0 + xnp.exp(-i))
+        h = xnp.tanh(c) / (1.0 + xnp.exp(-o))
+        return (h, c), h
+    h0 = xnp.zeros((xs.shape[1], wh.shape[0]), xs.dtype)
+    return xnp.mean(lax.scan(step, (h0, h0), xs)[1] ** 2)
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_a_scan_of_small_products_is_one_launch_not_a_library_call_a_step(
+        model, monkeypatch, grad):
+    """cliffs' LSTM launched per step on a GPU (its 32 x 128 x 512 product a step went to
+    cuBLAS, which keeps a loop on the host): a product within vendor.loop_gemm_max_work stays
+    in the tile kernel, so each scan -- the forward one, and the gradient's reverse one,
+    whose cotangent carries swap buffers (loop_carries.through_scratch) -- is one launch;
+    the products outside the scans still go to cuBLAS.  Values as on the CPU."""
+    from xforms.kernels.cuda.backend import _compile
+    from xforms.kernels.cuda.device.spec import SIM_SPEC
+    # (the matmul tile's 4 x 4 threads: the loop's block, as on a GPU's 16 x 16 = 256)
+    monkeypatch.setattr(spec_module, "_spec", dataclasses.replace(SIM_SPEC, block=16,
+                                                                  vendor=True))
+    f = xf.grad(_lstm) if grad else _lstm
+    args = ((RNG.standard_normal((4, 64)) / 2, RNG.standard_normal((16, 64)) / 4,
+             0.1 * RNG.standard_normal(64)), RNG.standard_normal((3, 4, 4)))
+    flat = tree_leaves(args)
+    exe = _compile(xf.make_jaxpr(f)(*args), {})
+    assert "host loop" not in exe.source
+    assert exe.source.count("as one cooperative grid") + exe.source.count(
+        "as one block") == 1 + grad
+    model.calls.clear()
+    got = [np.asarray(o) for o in exe(*flat)]
+    assert len(model.calls) == (3 if grad else 1)       # x @ wx for all steps; its grads
+    for g, r in zip(got, tree_leaves(xf.jit(f, backend="cpu")(*args)), strict=True):
+        np.testing.assert_allclose(g, np.asarray(r), rtol=1e-12, atol=1e-15)
+    counts = exe.launch_counts(*flat)
+    assert counts["library"] == (3 if grad else 1) and counts["host_waits"] == 0, counts
+    monkeypatch.setenv("XFORMS_CUDA_LOOP_GEMM_MAX_WORK", "0")     # past the bound
+    exe = _compile(xf.make_jaxpr(f)(*args), {})
+    assert "host loop, not one kernel: _rt.gemm(" in exe.source

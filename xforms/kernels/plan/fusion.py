@@ -127,7 +127,7 @@ def stepped_carries(body, params):
     input is also a stacked output -- a gradient's residual, an LSTM's `h` and `c` of the
     step before -- as indices into the body's stacked outputs (the first where stacked
     twice).  The CPU steps such a carry through the rows of one buffer of n + 1 rows
-    (xforms/kernels/cpu/numba/control.py `stack_rows`), the two stacked outputs being views of it
+    (plan/scan_rows.py `stepped_rows`, both backends), the two stacked outputs being views of it
     shifted by a row (`tied_rows`)."""
     nc, ins = params["num_carry"], body.invars[params["num_consts"]:]
     ys = [v if isinstance(v, Var) else None for v in body.outvars[nc:]]

@@ -20,16 +20,14 @@ the loop (`Emitter.loop_scope`); a new carry computed in a buffer of its own alt
 an old carry's buffer (`_CpuControl.spare_carries`).
 """
 import contextlib
-from collections import Counter
-
 import numpy as np
 
 from xforms.core.ir import Var
 
 from ...codegen import cpu_blas, dot_dims, dtype_str, matrix_layouts, shape_str
 from ...loops.control_print import ControlPrinter, register
-from ...plan.fusion import stepped_carries
 from ...plan.invariants import loop_consts, transposed_const_products
+from ...plan.scan_rows import carries_in_rows, row_outputs, stepped_rows
 from ...prepare.shape_symbols import is_one
 from ...runtime.products import nest_ir
 from ..buffers import pooled_carry
@@ -67,13 +65,6 @@ def _init_carry(em, outs, inits):
             em.line(f"{em.A(v)} = {copy}")
         else:
             em.line(f"{em.s(v)} = {_scalar(em.atom(a), v.aval.dtype)}")
-
-
-def _never_written(st):
-    """Whether a body never writes the buffer of an input of Storage `st`: not owned by
-    the body (external), or a body output too (its stacked row: never updated in place,
-    xforms/kernels/plan/storage.py)."""
-    return getattr(st, "external", False) or getattr(st, "is_output", False)
 
 
 def _assign(em, outs, exprs):
@@ -262,11 +253,7 @@ class _CpuControl(ControlPrinter):
         em, nc, n = self.em, params["num_carry"], params["length"]
         rows = [(nc + m, y) for m, y in enumerate(ys)]
         self.num_carry, self.stepped, done = nc, set(), set()
-        for j, a, b in stepped_carries(body.jaxpr, params):
-            y, z = ys[a], (ys[b] if b is not None else None)
-            if ({y, z} & done or not self._own_buffer(y)
-                    or (z is not None and (y, z) not in em.plan.tied)):
-                continue
+        for j, y, z in stepped_rows(em.plan, body, params, ys):
             if z is None:                    # the new carry gets rows of its own
                 z = Var(y.aval)
                 rows.append((j, z))
@@ -284,14 +271,6 @@ class _CpuControl(ControlPrinter):
                 em.alloc(y)
         return rows
 
-    def _own_buffer(self, v):
-        """Whether stacked output `v` may be a view of a larger buffer: its storage is no
-        output and no input, and it took over no other value's buffer."""
-        plan = self.em.plan
-        st = plan.storage.get(v)
-        return (st is not None and not st.external and not st.is_output
-                and plan.reuse.get(v) is None)
-
     @contextlib.contextmanager
     def rows_in_place(self, body, nconsts, rows, i):
         """A body output that leaves only as row `i` of a stacked output (no other output,
@@ -301,19 +280,9 @@ class _CpuControl(ControlPrinter):
         writes (an LSTM's h, xforms/kernels/plan/fusion.py `owned_inputs`): the next step
         reads it in that row (`keep_carries`).  The rows of a stacked input carry hold it
         already (`stack_rows`)."""
-        em, outs = self.em, body.jaxpr.outvars
-        stores = [body.storage.get(v) if isinstance(v, Var) else None for v in outs]
-        uses = Counter(st for st in stores if st is not None)
-        nc, views, written = self.num_carry, {}, set(self.stepped)
-        for k, y in rows:
-            o, st = outs[k], stores[k]
-            carries = [j for j in range(nc) if outs[j] is o]
-            # the body never writes the input of such a carry: not owned, or stacked too
-            free = all(_never_written(body.storage.get(body.jaxpr.invars[nconsts + j]))
-                       for j in carries)
-            if (st is not None and not st.external and uses[st] == outs.count(o) and free
-                    and outs[nc:].count(o) <= 1 and o.aval.shape):
-                views[st] = (f"{em.A(y)}[{i}]", y, written)
+        em, written = self.em, set(self.stepped)
+        views = {key: (f"{em.A(y)}[{i}]", y, written)
+                 for key, y in row_outputs(body, nconsts, self.num_carry, rows, False)}
         prev, em.row_views = em.row_views, {**em.row_views, **views}
         try:
             yield written
@@ -321,13 +290,10 @@ class _CpuControl(ControlPrinter):
             em.row_views = prev
 
     def keep_carries(self, body, c_outs, rows):
-        em, outs = self.em, body.jaxpr.outvars
-        kept = []
-        for j, v in enumerate(c_outs):
-            stacked = {y for k, y in rows if outs[k] is outs[j]}
-            if stacked and v.aval.shape:
-                kept.append((v, stacked, em.fresh("K")))
-                em.line(f"{kept[-1][2]} = {em.A(v)}")
+        kept = [(v, stacked, self.em.fresh("K"))
+                for v, stacked in carries_in_rows(body, c_outs, rows, False)]
+        for v, _, keep in kept:
+            self.em.line(f"{keep} = {self.em.A(v)}")
         return kept
 
     @contextlib.contextmanager

@@ -50,26 +50,22 @@ loop, a call a step), a raise in a nested loop, another kernel that uses its blo
 shared memory than `SHARED_MAX`, buffers made per iteration of a nested loop, or a name the
 host reads after the loop that would be left bound to another buffer.
 
-Sizes (`mode`): a state of at most `BLOCK_MAX` elements runs in one block; up to
-`GRID_MAX` in a cooperative grid of one block per multiprocessor (`cuda.cg.this_grid().sync()`: numba-cuda launches it cooperatively);
-beyond, per-step launches over the whole device win.  Both limits are first estimates, not
-measurements (no GPU yet): XFORMS_CUDA_LOOP_BLOCK_MAX / XFORMS_CUDA_LOOP_GRID_MAX override
-them (0: never), and benchmarks/on_gpu.sh times the heat row under each mode.
+Sizes and products (loop_size.py): by the largest array a step touches (a scan's stacked
+arrays by a row), one block, a cooperative grid or launches per step; a product small
+enough by vendor.loop_gemm_max_work's rule stays in the tile kernel, so that the loop can
+be one launch (an LSTM's scan), larger ones go to cuBLAS a step.
 """
 import re
 
 import numpy as np
 
-from xforms import config
-
 from .kernel_builder import KernelBuilder
+from .loop_carries import (ASSIGN as _ASSIGN, NAME as _NAME, Refused as _Refused,
+                           copy_lines as _copy, keep_buffers as _keep_buffers,
+                           stores_first as _stores_first, through_scratch as _through_scratch,
+                           tokens as _tokens)
+from .loop_size import BLOCK_MAX, GRID_MAX, largest, mode, tile_products  # noqa: F401
 
-# elements of the loop's largest array: one block of `spec.block` threads up to BLOCK_MAX
-# (32 per thread at 256 threads), a cooperative grid of `spec.sms` blocks up to GRID_MAX
-BLOCK_MAX = 8192
-GRID_MAX = 1 << 20
-
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _LAUNCH = re.compile(r"^_K\[(\d+)\]\((.*)\)\s*#.*$")
 _COPY_INTO = re.compile(r"^_rt\.copy_into\((.+)\)$")
 _FETCH = re.compile(r"_rt\.fetch\((" + _NAME + r")\)")
@@ -78,10 +74,7 @@ _ALLOC = re.compile(r"^" + _NAME + r" = _rt\.(copy|scalar|empty)\(")
 _RAISE = re.compile(r"^raise RuntimeError\((.+)\)$")
 _IN_LOOP_ALLOC = re.compile(r"^(" + _NAME + r") = _rt\.(empty|copy|scalar)\((.+)\)$")
 _NESTING = re.compile(r"^(for .*|while True|if (?!not _f\d+:).*|elif .*|else):$")
-_ASSIGN = re.compile(r"^(" + _NAME + r"(?:, " + _NAME + r")*) = (.+)$")
 _HEADER = re.compile(r"^(for " + _NAME + r" in range\(.*\)|while True|if .*|elif .*|else):$")
-_KEYWORDS = {"for", "in", "range", "while", "True", "False", "if", "elif", "else", "not",
-             "and", "or", "break", "return", "int", "min", "max", "np", "cuda", "float", "bool", "nbt"}
 # a captured kernel indexes threads only by these (grid-stride loops, or thread 0 alone)
 _STRIDE = "range(cuda.grid(1), "
 _THREAD0 = "if cuda.grid(1) == 0:"
@@ -97,23 +90,6 @@ _ONE_BLOCK = "block (block_loop.py)"
 _GRID = "cooperative grid (block_loop.py)"
 
 
-class _Refused(Exception):
-    pass
-
-
-def mode(size):
-    """"block", "grid" or None (launches per step) for a loop whose largest array has
-    `size` elements.
-
-        mode(64 * 64)      # -> "block"
-    """
-    if size <= config.cuda_vendor_threshold("XFORMS_CUDA_LOOP_BLOCK_MAX", BLOCK_MAX):
-        return "block"
-    if size <= config.cuda_vendor_threshold("XFORMS_CUDA_LOOP_GRID_MAX", GRID_MAX):
-        return "grid"
-    return None
-
-
 def in_loop(em):
     """Whether a loop's host text is being emitted, which this module may run as one kernel:
     a kernel that uses its block (a scan's chunks, a sort's tiles) then launches with
@@ -125,19 +101,6 @@ def in_loop(em):
     return em.loop_depth > 0
 
 
-def largest(eqn):
-    """Elements of the largest array an equation or its sub-programs touch."""
-    n = max([int(np.prod(a.aval.shape, dtype=np.int64)) for a in
-             list(eqn.invars) + list(eqn.outvars) if hasattr(a.aval, "shape")] or [1])
-    for p in eqn.params.values():
-        for c in (p if isinstance(p, (tuple, list)) else (p,)):
-            jaxpr = getattr(c, "jaxpr", None)
-            if jaxpr is not None and hasattr(jaxpr, "eqns"):
-                for e in jaxpr.eqns:
-                    n = max(n, largest(e))
-    return n
-
-
 def emit(em, step, host_rule):
     """Emit control step `step`: its host loop (`host_rule`) rewritten as one kernel where it
     can be, else as the host rule wrote it."""
@@ -145,7 +108,7 @@ def emit(em, step, host_rule):
         host_rule(em, step)
         return
     how = mode(largest(step.eqn))
-    outer = getattr(em, "loop_modes", [])
+    outer, tiles = getattr(em, "loop_modes", []), getattr(em, "tile_products", False)
     if how == "block" and "grid" in outer:
         # nested in a loop that runs as a cooperative grid: a grid too, so that the outer
         # loop's every thread runs it (a one-block kernel there would leave the other
@@ -155,11 +118,14 @@ def emit(em, step, host_rule):
     host, l0, k0 = em.host, len(em.host.lines), len(em.launches)
     em.loop_depth += 1          # (in_loop: the body's block-wide kernels take spec.block)
     em.loop_modes = outer + [how]
+    # its products in the tile kernel, fused into the launch, where the rule says a step's
+    # launches cost more (loop_size.tile_products; else cuBLAS a step, a host loop)
+    em.tile_products = how is not None and (tiles or tile_products(em.spec, step.eqn))
     try:
         host_rule(em, step)
     finally:
         em.loop_depth -= 1
-        em.loop_modes = outer
+        em.loop_modes, em.tile_products = outer, tiles
     if how is None:
         host.lines.insert(l0, f"{'    ' * host.depth}# host loop: arrays past GRID_MAX elements")
         return
@@ -195,11 +161,12 @@ def _translate(em, lines, k0, how, errors, nested):
     while start < len(rel) and (not rel[start] or rel[start][0] == "#" or
                                 _ALLOC.match(rel[start]) or rel[start].endswith("  # view")):
         start += 1
-    pre = [lines[i] for i in range(start)]
+    views = _view_bindings(rel, start)     # (the host names them too: a later loop reads them)
+    pre = [lines[i] for i in range(start)] + [lines[i] for i in views]
     body, fresh = ([], [0]) if how == "block" else (["_g = cuda.cg.this_grid()"], [0])
     barrier = "cuda.syncthreads()" if how == "block" else "_g.sync()"
     types, hoisted, nests, called = _name_types(em), [], 0, set()
-    for s in rel[start:]:
+    for s in [rel[i] for i in range(start, len(rel)) if i not in views]:
         if not s or s.lstrip().startswith("#"):
             continue
         ind, s = s[:len(s) - len(s.lstrip())], s.strip()
@@ -259,6 +226,16 @@ def _translate(em, lines, k0, how, errors, nested):
                p not in known and not p.startswith(("_W_", "_M_"))]
     if missing:
         raise _Refused(f"{missing} not bound on the host")
+    try:
+        return pre, _keep_buffers(body, params, barrier), params, types
+    except _Refused as e:
+        if "took the new carry" not in str(e):
+            raise
+    # a row store after the renames first; carries that take each other's buffers renamed
+    # in parallel, through scratch buffers
+    body = _through_scratch(_stores_first(body, params), params, types, pre, lines[0][:base],
+                            lambda: em.fresh("sw"), barrier)
+    params = _free_names(body)
     return pre, _keep_buffers(body, params, barrier), params, types
 
 
@@ -274,13 +251,6 @@ def _raise(em, ind, message, errors, types, pre, host_ind):
     errors.append((flag, message))
     return [f"{ind}if cuda.grid(1) == 0:", f"{ind}    {flag}[0] = {len(errors)}",
             f"{ind}return"]
-
-
-def _copy(ind, dst, src, barrier):
-    """Kernel lines copying buffer `src` into `dst`, then the barrier."""
-    return [f"{ind}_cd, _cs = {dst}, {src}",
-            f"{ind}for _t in range(cuda.grid(1), _cd.shape[0], cuda.gridsize(1)):",
-            f"{ind}    _cd[_t] = _cs[_t]", f"{ind}{barrier}"]
 
 
 def _hoist(em, ind, m, types, hoisted, pre, host_ind, barrier):
@@ -321,6 +291,20 @@ def _host_names(em, pre):
         out.update((em.A(v), em.s(v)))
     out.update(n for n, _ in em.const_params)
     return out
+
+
+def _view_bindings(rel, start):
+    """Indices of the lines from `start` that name a view of a buffer made before the loop
+    (`L = _W[3]  # view`: a scan's stacked output laid out after its first row's copy) at the
+    loop's own level, names bound nowhere else: the host binds them before the launch, so
+    the host code after the loop (a gradient's reverse scan) reads them too."""
+    found = {}
+    for i, s in enumerate(rel):
+        m = _ASSIGN.match(s)
+        if m:
+            found.setdefault(m[1], []).append(i)
+    return {i for i in range(start, len(rel)) if rel[i].endswith("  # view")
+            and (m := _ASSIGN.match(rel[i])) and found.get(m[1]) == [i]}
 
 
 def _split_args(text):
@@ -506,11 +490,6 @@ def _shared_bytes(text):
                for dims, t in _SHARED.findall(text))
 
 
-def _tokens(s):
-    s = re.sub(r"'[^']*'|\"[^\"]*\"", "", s)
-    return [t for t in re.findall(r"(?<![\w.])" + _NAME, s) if t not in _KEYWORDS]
-
-
 def _free_names(body):
     """Names read before any assignment in text order (the host's values: parameters)."""
     assigned, free = set(), []
@@ -528,46 +507,6 @@ def _free_names(body):
                 free.append(t)
         assigned.update(targets)
     return free
-
-
-def _keep_buffers(body, params, barrier):
-    """Every buffer name the host knows keeps its buffer: `C = X` for such a C becomes a copy
-    of X into C's buffer unless X is C's buffer already (a carry updated in place); every
-    other name is bound to one buffer in every iteration (two passes of the text)."""
-    env, seen, out, stale = {}, {}, [], set()
-    for k in range(2):
-        for s in body:
-            m = _ASSIGN.match(s.strip())
-            if k:
-                # the host only rebinds C: other names of C's old buffer (a scan's row
-                # store of the carry's input) would read the new value, copied into it
-                reads = _tokens(m[2] if m else s.strip())
-                if stale & set(reads):
-                    raise _Refused(f"{sorted(stale & set(reads))[0]} read after its "
-                                   "buffer took the new carry")
-                if m:
-                    stale.difference_update(m[1].split(", "))
-            if not m or ", " in m[1]:
-                if k:
-                    out.append(s)
-                continue
-            t, rhs = m[1], m[2]
-            b = env.get(rhs, rhs) if re.fullmatch(_NAME, rhs) else ("expr", rhs)
-            if t in params and b != t:
-                if not t[:1].isupper():      # (b may be a view: a scan's row, scan_rows.py)
-                    raise _Refused(f"{t} leaves the loop in another buffer")
-                if k:
-                    out += _copy(s[:len(s) - len(s.lstrip())], t, rhs, barrier)
-                    # (a scan's `_keepN`, scan_rows.py: only the copy's destination)
-                    stale.update(n for n, v in env.items() if v == t and n != t
-                                 and not n.startswith("_keep"))
-                continue
-            if seen.setdefault(t, b) != b:
-                raise _Refused(f"{t} changes buffer")
-            env[t] = b
-            if k:
-                out.append(s)
-    return out
 
 
 # ---- the kernel -------------------------------------------------------------------------------

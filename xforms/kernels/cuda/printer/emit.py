@@ -90,6 +90,7 @@ class CudaEmitter(Packing, Naming):
         self.device_fns = set()       # kernels also called as device functions (block_loop.py)
         self.device_defs = {}         # name -> lines of a device function only (block_loop.py)
         self.loop_depth = 0           # loops whose host text is being emitted (block_loop.py)
+        self.tile_products = False    # ... whose small products stay in the tile kernel
         self.row_views = {}           # Storage -> (row expr, stacked Var, set): a scan body's
                                       # output computed in its stacked output's row (control.py)
         self.ws, self._ws_slot = [], {}

@@ -89,7 +89,7 @@ def _dot_general(em, eqn):
         return _dot_as_reduction(em, eqn, xf, yf)
     em.alloc(out)
     call = gemm_call(em.spec, x.aval.shape, y.aval.shape, eqn.params["dimension_numbers"],
-                     out.aval.dtype, eqn.params.get("precision"))
+                     out.aval.dtype, eqn.params.get("precision"), fused=em.tile_products)
     if call is None:
         _matmul_kernel(em, eqn, (B, M, K, N), (lb, xf, lc), (rb, rc, yf))
         return

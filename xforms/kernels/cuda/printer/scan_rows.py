@@ -11,11 +11,10 @@ as the CPU's printer has its own (cpu/numba/control.py).
 cliffs' LSTM gradient at sm_90: 1804 device copies and 1600 buffers a call before, 8 and 0.
 """
 import contextlib
-from collections import Counter
 
 from xforms.core.ir import Var
 
-from ...plan.fusion import stepped_carries
+from ...plan.scan_rows import carries_in_rows, row_outputs, stepped_rows
 from ..packing import Home
 
 
@@ -38,11 +37,7 @@ class ScanRows:
         em, nc, n = self.em, params["num_carry"], params["length"]
         self.num_carry, self.stepped, done = nc, set(), set()
         rows = [(nc + m, y) for m, y in enumerate(ys)]
-        for j, a, b in stepped_carries(body.jaxpr, params):
-            y, z = ys[a], (ys[b] if b is not None else None)
-            if ({y, z} & done or not self._own_buffer(y) or z is not None and (
-                    (y, z) not in em.plan.tied or not self._own_buffer(z))):
-                continue
+        for j, y, z in stepped_rows(em.plan, body, params, ys):
             if z is None:                    # the new carry gets rows of its own
                 z = Var(y.aval)
                 rows.append((j, z))
@@ -63,14 +58,6 @@ class ScanRows:
                 em.alloc(y)
         return rows
 
-    def _own_buffer(self, v):
-        """Whether stacked output `v` may be a window of a larger buffer: its storage is no
-        output and no input, and it took over no other value's buffer."""
-        plan = self.em.plan
-        st = plan.storage.get(v)
-        return (st is not None and not st.external and not st.is_output
-                and plan.reuse.get(v) is None)
-
     @contextlib.contextmanager
     def rows_in_place(self, body, nconsts, rows, i):
         """A body output that leaves only as row `i` of a stacked output (a scan's residual,
@@ -78,23 +65,9 @@ class ScanRows:
         makes it writes the row, so no buffer a step and no device copy into the row.  Also
         a carry, if the body never writes the carry's input (the plan's `rows`: not owned):
         the next step reads the row.  As the CPU does (cpu/numba/control.py)."""
-        em, outs, ins = self.em, body.jaxpr.outvars, body.jaxpr.invars
-        stores = [body.storage.get(v) if isinstance(v, Var) else None for v in outs]
-        uses = Counter(st for st in stores if st is not None)
-        nc, views, written = self.num_carry, {}, set(self.stepped)
-        for k, y in rows:
-            o, st = outs[k], stores[k]
-            if not isinstance(o, Var) or o in ins or o in body.jaxpr.constvars:
-                continue
-            # (a device scalar has no Storage: its own one-element buffer, never updated
-            # in place by the body)
-            free = all(not ins[nconsts + j].aval.shape or
-                       _never_written(body.storage.get(ins[nconsts + j]))
-                       for j in range(nc) if outs[j] is o)
-            key = st if o.aval.shape else ("scalar", o)
-            if (key is not None and free and outs[nc:].count(o) <= 1
-                    and (not o.aval.shape or not st.external and uses[st] == outs.count(o))):
-                views[key] = (self._rows(y, i), y, written)
+        em, written = self.em, set(self.stepped)
+        views = {key: (self._rows(y, i), y, written)
+                 for key, y in row_outputs(body, nconsts, self.num_carry, rows, True)}
         prev, em.row_views = em.row_views, {**em.row_views, **views}
         try:
             yield written
@@ -102,12 +75,10 @@ class ScanRows:
             em.row_views = prev
 
     def keep_carries(self, body, c_outs, rows):
-        em, outs, kept = self.em, body.jaxpr.outvars, []
-        for j, v in enumerate(c_outs):
-            stacked = {y for k, y in rows if outs[k] is outs[j]}
-            if stacked:
-                kept.append((v, stacked, em.fresh("keep")))
-                em.line(f"{kept[-1][2]} = {em.A(v)}")
+        kept = [(v, stacked, self.em.fresh("keep"))
+                for v, stacked in carries_in_rows(body, c_outs, rows, True)]
+        for v, _, keep in kept:
+            self.em.line(f"{keep} = {self.em.A(v)}")
         return kept
 
     def restore_carries(self, kept, written):
@@ -118,8 +89,3 @@ class ScanRows:
                 self.em.line(f"_rt.copy_into({keep}, {self.em.A(v)})")
                 self.em.line(f"{self.em.A(v)} = {keep}")
 
-
-def _never_written(st):
-    """Whether a loop body never writes the buffer of an input of Storage `st`: not owned
-    (external), or a body output too."""
-    return getattr(st, "external", False) or getattr(st, "is_output", False)

@@ -49,6 +49,21 @@ FFT_MIN_POINTS = 4096
 # kernels (ops/linalg.py), which take a whole batch in one launch where cuSOLVER is called
 # once per matrix; an estimate until measured on hardware (XFORMS_CUDA_SOLVER_MIN_N).
 SOLVER_MIN_N = 64
+# A product in a loop that can otherwise run as one launch (cuda/printer/block_loop.py: an
+# LSTM's scan, 32 x 128 x 512 a step) stays in the tile kernel, fused into that launch,
+# while what the tile kernel loses to cuBLAS on it is less than what a host-driven step
+# costs: work / TILE_RATE - work / GEMM_RATE < STEP_LAUNCHES * LAUNCH_S, i.e. up to
+# `loop_gemm_max_work()` multiply-adds.  LAUNCH_S: host time of a launch through numba-
+# cuda's dispatcher (a cuBLAS call about the same); STEP_LAUNCHES: the fewest a host step
+# makes (its product and one kernel); TILE_RATE: multiply-adds/s of the tile kernel in a
+# loop's grid of one block per SM; GEMM_RATE: cuBLAS's at such sizes.  Estimates until
+# benchmarks/gpu_loop_sweep.py's scan_gemm case measures them on a GPU (it prints the four
+# figures and the bound they give); XFORMS_CUDA_LOOP_GEMM_MAX_WORK overrides the bound (0:
+# cuBLAS every step, as past it).
+LAUNCH_S = 10e-6
+STEP_LAUNCHES = 2
+TILE_RATE = 2e12
+GEMM_RATE = 2e13
 
 _SONAMES = {"cublas": ("libcublas.so.13", "libcublas.so.12", "libcublas.so"),
             "cufft": ("libcufft.so.12", "libcufft.so.11", "libcufft.so"),
@@ -131,12 +146,24 @@ def solver_for(spec, dtype, n=None):
     return solver()
 
 
-def gemm_call(spec, xs, ys, dimension_numbers, dtype, precision=None):
+def loop_gemm_max_work():
+    """Multiply-adds up to which a product in a loop run as one launch stays in the tile
+    kernel (the rule above; XFORMS_CUDA_LOOP_GEMM_MAX_WORK overrides it).
+
+        loop_gemm_max_work()      # -> 44444444: 2 x 10 us / (1/2e12 - 1/2e13 s a multiply-add)
+    """
+    derived = STEP_LAUNCHES * LAUNCH_S / (1.0 / TILE_RATE - 1.0 / GEMM_RATE)
+    return config.cuda_vendor_threshold("XFORMS_CUDA_LOOP_GEMM_MAX_WORK", int(derived))
+
+
+def gemm_call(spec, xs, ys, dimension_numbers, dtype, precision=None, fused=False):
     """(Gemm, dtype name, compute type) for the host code to pass to cuBLAS, or None where
     the tile kernel computes this product: on the simulator (`spec.vendor` false), for
     dtypes cuBLAS's GEMM does not take, below GEMM_MIN_WORK, for layouts one GEMM cannot
     express, or when cuBLAS is absent.  `precision`: dot_general's parameter (None, "high",
     "highest"), which picks the compute type (TF32 for float32 below "highest", as JAX).
+    `fused`: the product is in a loop run as one launch, where up to `loop_gemm_max_work()`
+    the tile kernel computes it.
 
         gemm_call(spec, (64, 256), (256, 512), (((1,), (0,)), ((), ())), np.float32)
     """
@@ -144,8 +171,9 @@ def gemm_call(spec, xs, ys, dimension_numbers, dtype, precision=None):
     if not spec.vendor or dt not in DATA_TYPE:
         return None
     g = gemm_for(xs, ys, dimension_numbers)
-    if g is None or g.batch * g.m * g.n * g.k < config.cuda_vendor_threshold(
-            "XFORMS_CUDA_GEMM_MIN_WORK", GEMM_MIN_WORK):
+    work = 0 if g is None else g.batch * g.m * g.n * g.k
+    if g is None or work < config.cuda_vendor_threshold(
+            "XFORMS_CUDA_GEMM_MIN_WORK", GEMM_MIN_WORK) or fused and work <= loop_gemm_max_work():
         return None
     if blas() is None:
         return None
