@@ -44,8 +44,8 @@ from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
-from .ops import (blocks, convolutions, copies, indexing, integers, lapack, products,
-                  reductions, spectral, views)
+from .ops import (blocks, complexes, convolutions, copies, indexing, integers, lapack,
+                  products, reductions, spectral, views)
 from .buffers import (Workspace, arrays_written, pooled_outputs, shared,
                       workspace)
 from .expressions import Expressions
@@ -82,6 +82,9 @@ def outside(step):
     """Why `step` is outside the class whatever its content, or None."""
     if step.kind == "op":
         name = step.eqn.prim.name
+        if indexing.takes(step.eqn) and any(complexes.is_complex(v.aval) for v in (
+                *step.eqn.invars, *step.eqn.outvars)):
+            return "a gather or scatter of complex values"     # (a scatter's combine)
         return (None if name == "dot_general" or name in copies.OPS or indexing.takes(step.eqn)
                 or convolutions.takes(step.eqn) or lapack.takes(step.eqn)
                 or spectral.takes(step.eqn)
@@ -411,10 +414,12 @@ class Loops(Expressions):
             reductions.reduce_step(self, stmt)
         elif isinstance(stmt, Eval) and acts_as_view(stmt.eqn):    # its read is the value
             out = stmt.eqn.outvars[0]
-            self.bind(out, self.expr(stmt.args[0], integers.scalar_ty(self, out.aval)))
+            self.bind(out, self.expr(stmt.args[0], self.value_ty(out.aval)))
         elif isinstance(stmt, Eval):
             self.args = stmt.args
-            if integers.takes(stmt.eqn):        # (int32 scalars: integers.py)
+            if complexes.takes(stmt.eqn):       # (complex pairs: complexes.py)
+                complexes.emit(self, stmt)
+            elif integers.takes(stmt.eqn):        # (int32 scalars: integers.py)
                 integers.emit(self, stmt)
             else:
                 self._eqn(stmt.eqn)
