@@ -44,8 +44,8 @@ from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
-from .ops import (blocks, complexes, convolutions, copies, indexing, integers, lapack,
-                  products, reductions, spectral, views)
+from .ops import (blocks, complexes, convolutions, copies, fft, indexing, integers,
+                  lapack, products, reductions, spectral, views)
 from .buffers import (Workspace, arrays_written, pooled_outputs, shared,
                       workspace)
 from .expressions import Expressions
@@ -87,9 +87,9 @@ def outside(step):
             return "a gather or scatter of complex values"     # (a scatter's combine)
         return (None if name == "dot_general" or name in copies.OPS or indexing.takes(step.eqn)
                 or convolutions.takes(step.eqn) or lapack.takes(step.eqn)
-                or spectral.takes(step.eqn)
+                or spectral.takes(step.eqn) or fft.takes(step.eqn)
                 else "an op other than a product, a concatenate, a reshape, a gather, "
-                     "a scatter, a float convolution or a real factorisation")
+                     "a scatter, a float convolution, a real factorisation or an fft")
     if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
         return control.outside(step) or next(
             (why for sub in step.subplans for st in sub.steps if (why := outside(st))), None)
@@ -265,6 +265,9 @@ class Loops(Expressions):
             return
         if st.kind == "op" and spectral.takes(st.eqn):   # (spectral.py: qr, eigh, svd)
             spectral.emit(self, st.eqn)
+            return
+        if st.kind == "op" and fft.takes(st.eqn):        # (fft.py: rocket-fft's C entry)
+            fft.emit(self, st.eqn)
             return
         if st.kind == "op":          # a matrix product (products.py; on matrix views: views.py)
             ty = self.ty(st.eqn.outvars[0].aval)
