@@ -19,8 +19,8 @@ from test_llvm_loops import _same
 def _parts(out):
     """Complex outputs as their float parts (`_same` compares NaN positions per part)."""
     out = out if isinstance(out, tuple) else (out,)
-    return tuple(np.asarray(o).view(np.asarray(o).real.dtype) if np.iscomplexobj(o)
-                 else np.asarray(o) for o in out)
+    out = [np.asarray(o) for o in out]
+    return tuple(np.stack([o.real, o.imag], -1) if np.iscomplexobj(o) else o for o in out)
 
 
 def _grid(dt):
@@ -52,6 +52,23 @@ def test_complex_arithmetic_matches_numba_on_special_values(dt, n):
         _same(_parts(ours(a, b)), _parts(numba(a, b)))
 
 
+def _sums(a, b):
+    s = (a * b).reshape(81, 81)
+    return (xnp.sum(s, axis=1), xnp.prod(a.reshape(81, 81), axis=0), xnp.sum(b[:100]),
+            xnp.sum(s), xnp.prod(b[:7]))
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_complex_sums_and_products_match_numba(dt):
+    """Row sums (a register), column products (the output array), whole sums (a complex
+    scalar output), in the Numba kernel's order, over the special values."""
+    a, b = _grid(dt)
+    assert _taken(_sums, a, b)[0]
+    ours, numba = _both(_sums, a, b)
+    with np.errstate(all="ignore"):
+        _same(_parts(ours(a, b)), _parts(numba(a, b)))
+
+
 def test_complex_conversions_match_numba():
     """complex128 <-> complex64 (parts rounded as floats), float32 -> complex128."""
     a, b = _grid(np.complex128)
@@ -77,9 +94,11 @@ def test_complex_values_match_jax():
 
 
 def test_refusals_name_what_stays_numba():
-    """Complex division (complex_arith's helper), transcendentals and sums stay Numba's."""
+    """Complex division (complex_arith's helper), transcendentals and a sum over threaded
+    chunks stay Numba's."""
     a = np.ones(8, np.complex128)
-    for f in (lambda a: a / (a + 1), lambda a: xnp.exp(a), lambda a: xnp.sum(a * a)):
+    for f in (lambda a: a / (a + 1), lambda a: xnp.exp(a),
+              lambda a: xnp.sum(xnp.broadcast_to(a, (50000, 8)) * 2)):
         taken, plan = _taken(f, a)
         assert not taken and llvm.refusals(plan)
 
@@ -87,4 +106,6 @@ def test_refusals_name_what_stays_numba():
 def test_may_take_complex_programs():
     a = np.ones(8, np.complex128)
     assert llvm.may_take(xf.make_jaxpr(lambda a: xnp.conj(a) * a)(a))
-    assert not llvm.may_take(xf.make_jaxpr(lambda a: xnp.sum(a))(a))
+    assert llvm.may_take(xf.make_jaxpr(lambda a: xnp.sum(a))(a))
+    assert not llvm.may_take(xf.make_jaxpr(lambda a: xnp.max(xnp.real(a) * 0 + a))(a))
+    assert not llvm.may_take(xf.make_jaxpr(lambda a: a / 2)(a))

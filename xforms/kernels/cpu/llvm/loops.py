@@ -232,7 +232,8 @@ class Loops(Expressions):
         boxed = []
         for v in outs:
             if not v.aval.shape:
-                boxed.append(self._box(v))
+                boxed.append(complexes.box(self, v) if complexes.is_complex(v.aval)
+                             else self._box(v))
                 continue
             obj = self.names.get(v)
             if v not in self.arrays or obj not in self.owned and v not in self.pooled:
@@ -301,6 +302,8 @@ class Loops(Expressions):
         rows = blk.rows if blk else threaded.chunk_rows(st, size, self.accs)
         if rows is not None and any(a.arg and a.level == 0 for a in self.accs.values()):
             raise Refused("an arg reduction over chunks")     # (partials: not written)
+        if rows is not None and any(a.dt.kind == "c" for a in self.accs.values()):
+            raise Refused("a complex reduction over chunks")  # (partials: not written)
         for acc in self.accs.values() if rows is None else ():
             reductions.setup(self, acc)
         nest, _ = lower_loop(st)

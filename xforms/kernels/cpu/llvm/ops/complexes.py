@@ -16,9 +16,10 @@ the Numba kernel's bit for bit:
     # c:c128[9] = mul a b   ->
     %ar = extractvalue {double, double} %a, 0 ... %c = insertvalue {double, double} ...
 
+Sums and products fold pairs the same way (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
 Refused (the Numba path keeps them): division (its helper, complex_arith/division.py, is
 not translated here), the transcendentals and abs (cmath's bits), comparisons, complex
-reductions and integer or bool conversions.
+reductions over threaded chunks and integer or bool conversions.
 """
 import numpy as np
 
@@ -121,6 +122,33 @@ def _arith(m, name, ty, args):
     return _bin(m, "fsub", ty, ac, bd), _bin(m, "fadd", ty, ad, bc)
 
 
+def fold(m, op, ty, t, x):
+    """A reduction's `t + x` or `t * x` ("sum", "prod") of pair values -> the pair's name
+    (the Numba path's accumulator statement, the same spelling as `emit`'s add and mul)."""
+    args = [_split(m, ty, v) for v in (t, x)]
+    return pair(m, ty, *_arith(m, {"sum": "add", "prod": "mul"}[op], _PART[ty], args))
+
+
+def _split(m, ty, x):
+    re, im = m.fresh(), m.fresh()
+    m.emit(f"{re} = extractvalue {ty} {x}, 0")
+    m.emit(f"{im} = extractvalue {ty} {x}, 1")
+    return re, im
+
+
+def box(m, v):
+    """A new Python complex of rank-0 complex value `v` (a reduction's) -> its name (NULL
+    when it could not be made), as a Numba kernel returns one."""
+    ty = TYPES[np.dtype(v.aval.dtype)]
+    if hasattr(v, "val") or v not in m.names:
+        raise Refused("a complex output that is no value of the loops")
+    re, im = (_cast(m, x, _PART[ty], "double") for x in _split(m, ty, m.names[v]))
+    m.decls.add("declare ptr @PyComplex_FromDoubles(double, double)")
+    r = m.fresh()
+    m.emit(f"{r} = call ptr @PyComplex_FromDoubles(double {re}, double {im})")
+    return r
+
+
 def _convert(m, arg, src, oty):
     """np.<dst>(x) of a float or complex: a float becomes the real part (imag +0.0), a
     complex's real part becomes a float; parts widen or narrow as floats do."""
@@ -146,11 +174,7 @@ def parts(m, arg, ty):
     if isinstance(arg, Scalar) and hasattr(arg.atom, "val"):
         z, part = complex(arg.atom.val), _PART[ty]
         return llvm_const(z.real, part), llvm_const(z.imag, part)
-    x = m.expr(arg, ty)
-    re, im = m.fresh(), m.fresh()
-    m.emit(f"{re} = extractvalue {ty} {x}, 0")
-    m.emit(f"{im} = extractvalue {ty} {x}, 1")
-    return re, im
+    return _split(m, ty, m.expr(arg, ty))
 
 
 def pair(m, ty, re, im):
