@@ -140,7 +140,7 @@ def _may_take(eqn):
                  or eqn.prim in REDUCTIONS)       # (integers at their width, arg indices)
         if dt not in _FLOATS and (product or dt != np.dtype(bool)) and not (
                 moved and dt in _INDICES) and not (
-                moved and dt in _COMPLEX and (eqn.prim not in REDUCTIONS or eqn.prim.name in (
-                    "reduce_sum", "reduce_prod"))):
+                moved and dt in _COMPLEX and (eqn.prim not in REDUCTIONS
+                                              or eqn.prim.facts.reduce_op in ("sum", "prod"))):
             return False
     return True
