@@ -84,6 +84,20 @@ def test_complex_conversions_match_numba():
         _same(_parts(ours(a, x)), _parts(numba(a, x)))
 
 
+def test_complex_gathers_and_stores_match_numba():
+    """Gathers and plain scatters move pairs; a combining scatter stays Numba's."""
+    a, b = _grid(np.complex128)
+    a, idx = a[:40].reshape(8, 5), np.array([0, 7, 3, 3])
+
+    def f(a):
+        return a[idx] * 2, a.at[idx].set(a[4:] * 1j), a[idx, idx[::-1]] + 1j
+    assert _taken(f, a)[0]
+    ours, numba = _both(f, a)
+    with np.errstate(all="ignore"):
+        _same(_parts(ours(a)), _parts(numba(a)))
+    assert not _taken(lambda a: a.at[idx].add(a[:4]), a)[0]
+
+
 def test_complex_values_match_jax():
     a = np.array([1 + 2j, -0.5 + 0.25j, 3.0 - 1j])
     b = np.array([3 - 4j, 2 + 0j, -1j])

@@ -82,9 +82,6 @@ def outside(step):
     """Why `step` is outside the class whatever its content, or None."""
     if step.kind == "op":
         name = step.eqn.prim.name
-        if indexing.takes(step.eqn) and any(complexes.is_complex(v.aval) for v in (
-                *step.eqn.invars, *step.eqn.outvars)):
-            return "a gather or scatter of complex values"     # (a scatter's combine)
         return (None if name == "dot_general" or name in copies.OPS or indexing.takes(step.eqn)
                 or convolutions.takes(step.eqn) or lapack.takes(step.eqn)
                 or spectral.takes(step.eqn) or fft.takes(step.eqn)
