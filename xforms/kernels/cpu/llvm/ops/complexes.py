@@ -11,6 +11,7 @@ the Numba kernel's bit for bit:
     a * b              CPython's product: (ac - bd) + (ad + bc)i, each product rounded
                        (Numba's `complex_mul` on Python < 3.14, no infinity recovery)
     a.real, a.imag     a part;  complex(x, y), np.complex128(x): a pair (imag +0.0)
+    abs(a)             math.hypot(a.real, a.imag): libm's hypot / hypotf (Numba's)
     where(p, a, b)     a select of the pair
 
     # c:c128[9] = mul a b   ->
@@ -18,7 +19,7 @@ the Numba kernel's bit for bit:
 
 Sums and products fold pairs the same way (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
 Refused (the Numba path keeps them): division (its helper, complex_arith/division.py, is
-not translated here), the transcendentals and abs (cmath's bits), comparisons, complex
+not translated here), the transcendentals (cmath's bits), comparisons, complex
 reductions over threaded chunks and integer or bool conversions.
 """
 import numpy as np
@@ -33,7 +34,6 @@ PAIRS = frozenset(TYPES.values())
 _PART = {v: FLOAT_TYPES[np.dtype(np.float32 if "float" in v else np.float64)]
          for v in TYPES.values()}                 # "{float, float}" -> "float"
 _BINARY = ("add", "sub", "mul")
-_UNARY = ("neg", "conj", "real", "imag")
 
 
 def is_complex(aval):
@@ -52,8 +52,8 @@ def takes(eqn):
     ins = [np.dtype(v.aval.dtype) for v in eqn.invars]
     if name in _BINARY or name in ("neg", "conj"):
         return out in TYPES and set(ins) == {out}
-    if name in ("real", "imag"):
-        return ins[0] in TYPES and out in FLOAT_TYPES
+    if name in ("real", "imag", "abs"):
+        return ins[0] in TYPES and out == np.finfo(ins[0]).dtype     # (a part's dtype)
     if name == "complex":
         return out in TYPES and set(ins) <= set(FLOAT_TYPES) and len(set(ins)) == 1
     if name == "convert_element_type":
@@ -102,6 +102,13 @@ def emit(m, stmt):
     args = [parts(m, a, ity) for a in stmt.args]
     if name in ("real", "imag"):
         m.bind(out, args[0][name == "imag"])
+        return
+    if name == "abs":           # (Numba's abs(z): math.hypot of the parts, libm's hypot(f))
+        part, r = _PART[ity], m.fresh()
+        fn = "hypotf" if part == "float" else "hypot"
+        m.decls.add(f"declare {part} @{fn}({part}, {part})")
+        m.emit(f"{r} = call {part} @{fn}({part} {args[0][0]}, {part} {args[0][1]})")
+        m.bind(out, r)
         return
     m.bind(out, pair(m, oty, *_arith(m, name, _PART[oty], args)))
 
