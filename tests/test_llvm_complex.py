@@ -38,7 +38,7 @@ def _arith(a, b):
     x = xnp.real(b)
     return (a * b, a + b, a - b, -a, xnp.conj(a), xnp.real(a), xnp.imag(a),
             lax.complex(x, xnp.imag(a)), xnp.where(x > 0, a, b), a * (2 - 3j),
-            x.astype(a.dtype), xnp.abs(a))
+            x.astype(a.dtype), xnp.abs(a), a == b, a != b)
 
 
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128])

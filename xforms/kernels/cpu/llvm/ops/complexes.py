@@ -12,6 +12,7 @@ the Numba kernel's bit for bit:
                        (Numba's `complex_mul` on Python < 3.14, no infinity recovery)
     a.real, a.imag     a part;  complex(x, y), np.complex128(x): a pair (imag +0.0)
     abs(a)             math.hypot(a.real, a.imag): libm's hypot / hypotf (Numba's)
+    a == b, a != b     both parts ordered-equal / either part unordered-unequal
     where(p, a, b)     a select of the pair
 
     # c:c128[9] = mul a b   ->
@@ -19,7 +20,7 @@ the Numba kernel's bit for bit:
 
 Sums and products fold pairs the same way (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
 Refused (the Numba path keeps them): division (its helper, complex_arith/division.py, is
-not translated here), the transcendentals (cmath's bits), comparisons, complex
+not translated here), the transcendentals (cmath's bits), complex
 reductions over threaded chunks and integer or bool conversions.
 """
 import numpy as np
@@ -34,6 +35,7 @@ PAIRS = frozenset(TYPES.values())
 _PART = {v: FLOAT_TYPES[np.dtype(np.float32 if "float" in v else np.float64)]
          for v in TYPES.values()}                 # "{float, float}" -> "float"
 _BINARY = ("add", "sub", "mul")
+_EQUALITY = {"==": ("oeq", "and"), "!=": ("une", "or")}    # (an operator fact -> its spelling)
 
 
 def is_complex(aval):
@@ -54,6 +56,8 @@ def takes(eqn):
         return out in TYPES and set(ins) == {out}
     if name in ("real", "imag", "abs"):
         return ins[0] in TYPES and out == np.finfo(ins[0]).dtype     # (a part's dtype)
+    if eqn.prim.facts.operator in _EQUALITY:
+        return out == np.dtype(bool) and len(set(ins)) == 1 and ins[0] in TYPES
     if name == "complex":
         return out in TYPES and set(ins) <= set(FLOAT_TYPES) and len(set(ins)) == 1
     if name == "convert_element_type":
@@ -81,6 +85,10 @@ def emit(m, stmt):
     if not takes(eqn):
         raise Refused(eqn)
     out, name = eqn.outvars[0], eqn.prim.name
+    if eqn.prim.facts.operator in _EQUALITY:
+        m.bind(out, _equal(m, eqn.prim.facts.operator, TYPES[np.dtype(eqn.invars[0].aval.dtype)],
+                           stmt.args))
+        return
     oty = TYPES.get(np.dtype(out.aval.dtype)) or FLOAT_TYPES[np.dtype(out.aval.dtype)]
     if name == "select_n":
         p = m.expr(stmt.args[0], "i1")
@@ -127,6 +135,18 @@ def _arith(m, name, ty, args):
     ac, bd = _bin(m, "fmul", ty, a, c), _bin(m, "fmul", ty, b, d)
     ad, bc = _bin(m, "fmul", ty, a, d), _bin(m, "fmul", ty, b, c)
     return _bin(m, "fsub", ty, ac, bd), _bin(m, "fadd", ty, ad, bc)
+
+
+def _equal(m, op, ty, args):
+    """`a == b` (both parts ordered-equal) or `a != b` (either part unordered-unequal), as
+    Numba's complex_eq/complex_ne -> the i1's name."""
+    (a, b), (c, d) = (parts(m, x, ty) for x in args)
+    cmp, join = _EQUALITY[op]
+    x, y, r = m.fresh(), m.fresh(), m.fresh()
+    m.emit(f"{x} = fcmp {cmp} {_PART[ty]} {a}, {c}")
+    m.emit(f"{y} = fcmp {cmp} {_PART[ty]} {b}, {d}")
+    m.emit(f"{r} = {join} i1 {x}, {y}")
+    return r
 
 
 def fold(m, op, ty, t, x):
