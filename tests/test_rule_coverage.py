@@ -416,6 +416,14 @@ _KEPT = {
     ("xforms/kernels/cpu/llvm/ops/lapack.py", "cholesky"): "code: which function writes "
         "each LU-family factorisation's LAPACK/BLAS calls on the direct LLVM path (the Numba "
         "path's helper for each is named by ops/linalg.py's rules)",
+    ("xforms/kernels/cpu/llvm/ops/complexes.py", "neg"): "backend printer: the complex "
+        "operations the direct LLVM path spells on a value's parts, as Numba lowers the "
+        "Numba path's `-a`, `a.conjugate()`, `a.real` (scalar_rules.py prints them by rules of "
+        "their own; no fact names them)",
+    ("xforms/kernels/cpu/llvm/ops/complexes.py", "real"): "backend printer: which part "
+        "real/imag take (complexes.py `emit`)",
+    ("xforms/kernels/cpu/llvm/ops/complexes.py", "add"): "backend printer: the complex "
+        "arithmetic a reduction's fold shares with `emit` (a monoid's name -> the operation)",
     ("xforms/kernels/cpu/llvm/ops/spectral.py", "qr"): "code: which function writes each "
         "spectral factorisation's LAPACK calls on the direct LLVM path",
     ("xforms/kernels/cpu/llvm/scalar.py", "floor"): "backend printer: the float spellings "

@@ -16,12 +16,13 @@ from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from ...plan.plan import subjaxprs
 from . import buffers, control, loops, scalar
-from .ops import convolutions, copies, indexing, integers, lapack, spectral
+from .ops import complexes, convolutions, copies, fft, indexing, integers, lapack, spectral
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _INDICES = tuple(np.dtype(t) for t in (np.int64, np.int32, np.int16, np.int8, np.uint64,
                                         np.uint32, np.uint16, np.uint8))   # (any integer)
 _BOOL = (np.dtype(bool),)
+_COMPLEX = tuple(complexes.TYPES)
 
 
 def lower(plan):
@@ -91,13 +92,14 @@ def _describe(step):
 
 
 def may_take(closed):
-    """Whether the direct path may compile `closed` (its plan decides): float32/float64 or
-    integer arguments, constants and results (bool constants too: a mask), every
+    """Whether the direct path may compile `closed` (its plan decides): float32/float64,
+    complex or integer arguments, constants and results (bool constants too: a mask), every
     equation an elementwise one
     (integer arithmetic, bits, the PRNG's hash: `integers.takes`), a view (a pad too) or a
     copy of any of these, a reduction to float or
     bool values, a float matrix product or convolution, a real Cholesky, triangular solve,
-    Cholesky cotangent or LU (`lapack.takes`), QR, eigh or SVD (`spectral.takes`), a concatenate or a reshape, a gather
+    Cholesky cotangent or LU (`lapack.takes`), QR, eigh or SVD (`spectral.takes`), complex
+    arithmetic (`complexes.takes`) or an fft (`fft.takes`), a concatenate or a reshape, a gather
     or a scatter
     (`indexing.takes`), or a scan, while or for_loop (`control.may_take`) of such
     equations.  Cheap: read from the jaxpr alone.
@@ -107,11 +109,11 @@ def may_take(closed):
         True
     """
     jaxpr = closed.jaxpr
-    if any(np.dtype(np.result_type(c)) not in _FLOATS + _INDICES + _BOOL
+    if any(np.dtype(np.result_type(c)) not in _FLOATS + _INDICES + _BOOL + _COMPLEX
            for c in closed.consts):
         return False       # (an integer const: the index array of a gather or scatter;
         # a bool one: a mask, tril's)
-    if any(np.dtype(v.aval.dtype) not in _FLOATS + _INDICES
+    if any(np.dtype(v.aval.dtype) not in _FLOATS + _INDICES + _COMPLEX
            for v in jaxpr.invars + jaxpr.outvars):
         return False
     return all(_may_take(eqn) for eqn in jaxpr.eqns)
@@ -126,6 +128,8 @@ def _may_take(eqn):
         return True
     if lapack.takes(eqn) or spectral.takes(eqn):   # (real matrices; lu's int32 pivots)
         return True
+    if complexes.takes(eqn) or fft.takes(eqn):     # (complex arithmetic, rocket-fft)
+        return True
     product = eqn.prim.name == "dot_general" or convolutions.takes(eqn)
     if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)
             or eqn.prim.name in copies.OPS or indexing.takes(eqn)):
@@ -135,6 +139,8 @@ def _may_take(eqn):
         moved = (acts_as_view(eqn) or eqn.prim.name in copies.OPS    # (any element type)
                  or eqn.prim in REDUCTIONS)       # (integers at their width, arg indices)
         if dt not in _FLOATS and (product or dt != np.dtype(bool)) and not (
-                moved and dt in _INDICES):
+                moved and dt in _INDICES) and not (
+                moved and dt in _COMPLEX and (eqn.prim not in REDUCTIONS
+                                              or eqn.prim.facts.reduce_op in ("sum", "prod"))):
             return False
     return True

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...loops.ir import Bin, Clamp, Const, Guarded, Load, Scalar, Value
 from . import numpy_abi
-from .ops import blocks, integers
+from .ops import blocks, complexes, integers
 from .scalar import Refused, ScalarModule, c_strides
 
 
@@ -26,6 +26,8 @@ class Expressions(ScalarModule):
             return self._typed(e.var, self.values.get(e.var), ty)
         if isinstance(e, Scalar):
             if hasattr(e.atom, "val"):
+                if ty in complexes.PAIRS:          # (a complex literal: a constant pair)
+                    return complexes.constant(e.atom.val, ty)
                 if ty == "i1" and np.ndim(e.atom.val) == 0 and isinstance(e.atom.val,
                                                                           (bool, np.bool_)):
                     return "true" if e.atom.val else "false"
@@ -93,9 +95,14 @@ class Expressions(ScalarModule):
         return {"bool": ("i1", "i8")}.get(key, (ty, ty))
 
     def _typed(self, var, name, ty):
-        if name is None or integers.scalar_ty(self, var.aval) != ty:
+        if name is None or self.value_ty(var.aval) != ty:
             raise Refused(var)
         return name
+
+    def value_ty(self, aval):
+        """The LLVM type of one value of `aval`: a predicate i1, an integer's, a float's, a
+        complex's pair (`m.ty` refuses the rest)."""
+        return complexes.TYPES.get(np.dtype(aval.dtype)) or integers.scalar_ty(self, aval)
 
     def _address(self, data, shape, index, ty):
         """The element `index` of a C-ordered array of `shape` at `data` (a concatenate's

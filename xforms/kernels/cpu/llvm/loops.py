@@ -44,8 +44,8 @@ from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
-from .ops import (blocks, convolutions, copies, indexing, integers, lapack, products,
-                  reductions, spectral, views)
+from .ops import (blocks, complexes, convolutions, copies, fft, indexing, integers,
+                  lapack, products, reductions, spectral, views)
 from .buffers import (Workspace, arrays_written, pooled_outputs, shared,
                       workspace)
 from .expressions import Expressions
@@ -84,9 +84,9 @@ def outside(step):
         name = step.eqn.prim.name
         return (None if name == "dot_general" or name in copies.OPS or indexing.takes(step.eqn)
                 or convolutions.takes(step.eqn) or lapack.takes(step.eqn)
-                or spectral.takes(step.eqn)
+                or spectral.takes(step.eqn) or fft.takes(step.eqn)
                 else "an op other than a product, a concatenate, a reshape, a gather, "
-                     "a scatter, a float convolution or a real factorisation")
+                     "a scatter, a float convolution, a real factorisation or an fft")
     if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
         return control.outside(step) or next(
             (why for sub in step.subplans for st in sub.steps if (why := outside(st))), None)
@@ -229,7 +229,8 @@ class Loops(Expressions):
         boxed = []
         for v in outs:
             if not v.aval.shape:
-                boxed.append(self._box(v))
+                boxed.append(complexes.box(self, v) if complexes.is_complex(v.aval)
+                             else self._box(v))
                 continue
             obj = self.names.get(v)
             if v not in self.arrays or obj not in self.owned and v not in self.pooled:
@@ -263,6 +264,9 @@ class Loops(Expressions):
         if st.kind == "op" and spectral.takes(st.eqn):   # (spectral.py: qr, eigh, svd)
             spectral.emit(self, st.eqn)
             return
+        if st.kind == "op" and fft.takes(st.eqn):        # (fft.py: rocket-fft's C entry)
+            fft.emit(self, st.eqn)
+            return
         if st.kind == "op":          # a matrix product (products.py; on matrix views: views.py)
             ty = self.ty(st.eqn.outvars[0].aval)
             if st.eqn.outvars[0] in self.plan.placed:      # (its rows in the slot: slots.py)
@@ -294,6 +298,8 @@ class Loops(Expressions):
         rows = blk.rows if blk else threaded.chunk_rows(st, size, self.accs)
         if rows is not None and any(a.arg and a.level == 0 for a in self.accs.values()):
             raise Refused("an arg reduction over chunks")     # (partials: not written)
+        if rows is not None and any(a.dt.kind == "c" for a in self.accs.values()):
+            raise Refused("a complex reduction over chunks")  # (partials: not written)
         for acc in self.accs.values() if rows is None else ():
             reductions.setup(self, acc)
         nest, _ = lower_loop(st)
@@ -410,10 +416,12 @@ class Loops(Expressions):
             reductions.reduce_step(self, stmt)
         elif isinstance(stmt, Eval) and acts_as_view(stmt.eqn):    # its read is the value
             out = stmt.eqn.outvars[0]
-            self.bind(out, self.expr(stmt.args[0], integers.scalar_ty(self, out.aval)))
+            self.bind(out, self.expr(stmt.args[0], self.value_ty(out.aval)))
         elif isinstance(stmt, Eval):
             self.args = stmt.args
-            if integers.takes(stmt.eqn):        # (int32 scalars: integers.py)
+            if complexes.takes(stmt.eqn):       # (complex pairs: complexes.py)
+                complexes.emit(self, stmt)
+            elif integers.takes(stmt.eqn):        # (int32 scalars: integers.py)
                 integers.emit(self, stmt)
             else:
                 self._eqn(stmt.eqn)

@@ -21,20 +21,28 @@ C_ALIGNED = 0x0001 | 0x0100              # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_AL
 # workspace's bytes, "bool" a bool's byte, "i64"/"i32" int64/int32, the other integers by
 # their dtype's name, since LLVM's integer types have no sign: `STORED`)
 TYPE_NUMBERS = {"float": 11, "double": 12, "i8": 2, "bool": 0, "i64": 7, "i32": 5,
-                "int8": 1, "uint8": 2, "int16": 3, "uint16": 4, "uint32": 6, "uint64": 8}
+                "int8": 1, "uint8": 2, "int16": 3, "uint16": 4, "uint32": 6, "uint64": 8,
+                "complex64": 14, "complex128": 15}
 _DTYPES = {"float": np.float32, "double": np.float64, "bool": np.bool_, "i64": np.int64,
            "i32": np.int32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16,
-           "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64}
+           "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+           "complex64": np.complex64, "complex128": np.complex128}
 DESCR = {k: f"xf_descr_{np.dtype(dt).name}" for k, dt in _DTYPES.items()}  # their descrs' symbols
 STORED = {np.dtype(dt): k for k, dt in _DTYPES.items()}    # dtype -> its key
+
+
+# a complex element: a pair of floats, real part first (NumPy's layout and Numba's value)
+COMPLEX_TYPES = {"complex64": "{float, float}", "complex128": "{double, double}"}
 
 
 def llvm_type(key):
     """The LLVM type an element of storage key `key` is loaded and stored as.
 
-        >>> llvm_type("uint32"), llvm_type("double")
-        ('i32', 'double')
+        >>> llvm_type("uint32"), llvm_type("double"), llvm_type("complex64")
+        ('i32', 'double', '{float, float}')
     """
+    if key in COMPLEX_TYPES:
+        return COMPLEX_TYPES[key]
     dt = _DTYPES.get(key)
     return key if dt is None or np.dtype(dt).kind not in "iu" else f"i{np.dtype(dt).itemsize * 8}"
 _NEW_INDEX = 94

@@ -8,7 +8,8 @@ values are folded in the same order and the results are the same bits:
     level None:                   the output array, filled with the identity before the
                                   nest, folded at the innermost loop
 
-Sums, products, max and min of float32/float64 values, and (session 25) their argmax and
+Sums, products, max and min of float32/float64 values, sums and products of complex
+ones (session 28: pairs, `complexes.fold`; not over chunks), and (session 25) their argmax and
 argmin: an index register with the value's beside it, or (level None) the index in the
 output and the value in an array of its own (`setup`, `arg_fold`); refused (Numba
 compiles the program) is a scalar arg reduction over chunks (its partials).  Which sums
@@ -26,6 +27,7 @@ from ....loops.scalar_rules import reduction_init, reduction_monoid
 from ....prepare.fusion_classes import REDUCTIONS
 from ...chunking import STAGE_LANES, row_staged_reductions
 from ..scalar import Refused, llvm_const
+from . import complexes
 from .integers import int_literal, scalar_ty
 
 _FOLD = {"sum": "fadd", "prod": "fmul"}
@@ -56,6 +58,7 @@ def accumulators(step):
         level = len(kept) if kept == list(range(len(kept))) else None
         if not (op in ("sum", "prod", "max", "min", "argmax", "argmin") and (
                 dt.kind == "f" or dt.kind in "iu" and not arg)
+                or op in _FOLD and dt in complexes.TYPES       # (pairs: complexes.fold)
                 or op in ("or", "and") and dt.kind == "b" and level is not None):
             raise Refused(eqn)     # (a bool's in an array accumulator: its bytes, refused)
         accs[eqn] = Acc(op=op, arg=arg, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
@@ -189,11 +192,14 @@ def add(m, a, b):
 def value_ty(m, aval):
     """The LLVM type a reduction folds values of `aval` in: a float's, or an integer's at
     its width (sums and products wrap: any order gives the Numba kernel's bits)."""
-    return scalar_ty(m, aval) if np.dtype(aval.dtype).kind in "iub" else m.ty(aval)
+    dt = np.dtype(aval.dtype)
+    return complexes.TYPES.get(dt) or (scalar_ty(m, aval) if dt.kind in "iub" else m.ty(aval))
 
 
 def identity(acc, ty):
     init = reduction_init(acc.op, acc.dt)
+    if acc.dt.kind == "c":
+        return complexes.constant(init, ty)
     return int_literal(init, ty) if acc.dt.kind in "iu" else llvm_const(init, ty)
 
 
@@ -255,6 +261,8 @@ def fold(m, acc, t, x, ty):
     if acc.dt.kind == "b":                  # (any / all: `or` / `and` of predicates)
         m.emit(f"{r} = {acc.op} i1 {t}, {x}")
         return r
+    if acc.dt.kind == "c":                  # (Numba's complex `acc + x`, `acc * x`)
+        return complexes.fold(m, acc.op, ty, t, x)
     if acc.dt.kind in "iu":
         if acc.op in _FOLD:
             m.emit(f"{r} = {_FOLD[acc.op][1:]} {ty} {t}, {x}")      # (add, mul: wrapping)
