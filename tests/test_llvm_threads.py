@@ -69,7 +69,12 @@ def _leading(x, y):                   # staged per row too: sums over the leadin
     return xnp.mean((x - y) ** 2), xnp.sum(x * y, axis=(1, 2)), xnp.min(x, axis=(0, 1, 2))
 
 
-CASES = [(_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N // 512 + 9, 512)),
+def _any_all(x, y):                   # bools in array accumulators (NumPy's bytes), per chunk
+    return (xnp.any(x > y, axis=0), xnp.all(x < 2.0, axis=0), xnp.any(x > 1.0, axis=-1),
+            xnp.all(x + y > -3.0, axis=(0, -1)))
+
+
+CASES = [(_any_all, (N // 512 + 9, 512)), (_any_all, (7, 3, 5)), (_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N // 512 + 9, 512)),
          (_columns3, (N // 40 + 3, 5, 8)),
          (_row_staged, (5, 37)), (_row_staged, (N // 512 + 1, 512)),
          (_leading, (3, 4, 37)), (_leading, (N // 2048 + 1, 4, 512)),

@@ -126,20 +126,18 @@ def _elements(v):
 def _combine_rows(m, acc, nch):
     """The array partials folded into the output, chunk by chunk in order, each row in
     C order (the Numba path's `Reduction.emit_array_combine`)."""
-    ty = reductions.value_ty(m, acc.out.aval)
+    ty, mem = reductions.value_ty(m, acc.out.aval), reductions.mem_ty(m, acc)
     data, shape = m.arrays[acc.out]
     size = _elements(acc.out)
 
     def chunk():
-        row = m.address(ty, acc.part, [(m.syms[ch], size)])
+        row = m.address(mem, acc.part, [(m.syms[ch], size)])
 
         def element(idx):
-            at = m._address(data, shape, idx, ty)
-            p = m._address(row, shape, idx, ty)
-            t, x = m.fresh(), m.fresh()
-            m.emit(f"{t} = load {ty}, ptr {at}")
-            m.emit(f"{x} = load {ty}, ptr {p}")
-            m.emit(f"store {ty} {reductions.fold(m, acc, t, x, ty)}, ptr {at}")
+            at = m._address(data, shape, idx, mem)
+            t = reductions.get(m, acc, at)
+            x = reductions.get(m, acc, m._address(row, shape, idx, mem))
+            reductions.put(m, acc, reductions.fold(m, acc, t, x, ty), at)
         m._nest_over(shape, element)
     ch = object()
     m._counted(ch, 0, nch, False, chunk)
@@ -224,11 +222,12 @@ def _chunk(m, nest, rows, ch, hooks=None):
 def _own_row(m, acc, ch):
     """Chunk `ch`'s row of `acc`'s array partials (`acc.row`), filled with the identity."""
     ty, shape = reductions.value_ty(m, acc.out.aval), m.arrays[acc.out][1]
+    mem = reductions.mem_ty(m, acc)
     base, acc.row = m.fresh(), m.fresh()
     m.emit(f"{base} = mul nsw i64 {ch}, {_elements(acc.out)}")
-    m.emit(f"{acc.row} = getelementptr {ty}, ptr {acc.part}, i64 {base}")
-    m._nest_over(shape, lambda idx: m.emit(
-        f"store {ty} {reductions.identity(acc, ty)}, ptr {m._address(acc.row, shape, idx, ty)}"))
+    m.emit(f"{acc.row} = getelementptr {mem}, ptr {acc.part}, i64 {base}")
+    m._nest_over(shape, lambda idx: reductions.put(
+        m, acc, reductions.identity(acc, ty), m._address(acc.row, shape, idx, mem)))
 
 
 def _staged_blocks(m, top, sym, i0, e0, row):
