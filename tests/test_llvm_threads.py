@@ -74,7 +74,11 @@ def _any_all(x, y):                   # bools in array accumulators (NumPy's byt
             xnp.all(x + y > -3.0, axis=(0, -1)))
 
 
-CASES = [(_any_all, (N // 512 + 9, 512)), (_any_all, (7, 3, 5)), (_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N // 512 + 9, 512)),
+def _arg(x, y):                       # scalar argmax/argmin: (value, index) partials per chunk
+    return xnp.argmax(x), xnp.argmin(x * y), xnp.max(x), xnp.argmax(xnp.abs(y), axis=None)
+
+
+CASES = [(_arg, (N + 4097,)), (_arg, (N // 64 + 5, 64)), (_arg, (300,)), (_any_all, (N // 512 + 9, 512)), (_any_all, (7, 3, 5)), (_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N // 512 + 9, 512)),
          (_columns3, (N // 40 + 3, 5, 8)),
          (_row_staged, (5, 37)), (_row_staged, (N // 512 + 1, 512)),
          (_leading, (3, 4, 37)), (_leading, (N // 2048 + 1, 4, 512)),
@@ -117,6 +121,25 @@ def test_a_loop_peeled_along_its_chunks_vectorises(f, dt):
             _same(ours(x, y), want)
     finally:
         team.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_argmax_over_chunks_keeps_the_first_tie_and_the_first_nan(dt):
+    """The chunks' (value, index) partials folded in chunk order: a tie across chunks gives
+    the first index, a NaN the first NaN's, as JAX's argmax/argmin (and the Numba kernel)."""
+    n = N + 4097
+    x = np.linspace(-1.0, 1.0, n).astype(dt) ** 2          # max 1.0 at both ends
+    x[n // 2] = x[7 * n // 8] = dt(1.0)                     # ties in later chunks
+    y = -x
+    ours, numba_kernel = _both(lambda x, y: (xnp.argmax(x), xnp.argmin(y)), x, y)
+    assert [int(v) for v in ours(x, y)] == [0, 0]
+    x[0] = dt(0.5)
+    x[3 * n // 4] = x[n - 2] = np.nan
+    for args in ((x, -x), (x[::-1].copy(), x)):
+        got, want = ours(*args), numba_kernel(*args)
+        _same(got, want)
+    assert [int(v) for v in ours(x, -x)] == [3 * n // 4, 3 * n // 4]
+    assert [int(v) for v in ours(x[::-1].copy(), -x)] == [1, 3 * n // 4]
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])

@@ -293,8 +293,6 @@ class Loops(Expressions):
         # the Numba path's chunks (a loop computing products: its blocks of rows)
         blk = blocks.Blocks(self, st) if st.products else None
         rows = blk.rows if blk else threaded.chunk_rows(st, size, self.accs)
-        if rows is not None and any(a.arg and a.level == 0 for a in self.accs.values()):
-            raise Refused("an arg reduction over chunks")     # (partials: not written)
         for acc in self.accs.values() if rows is None else ():
             reductions.setup(self, acc)
         nest, _ = lower_loop(st)

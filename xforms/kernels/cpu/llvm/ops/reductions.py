@@ -10,9 +10,9 @@ values are folded in the same order and the results are the same bits:
 
 Sums, products, max and min of float32/float64 values, and (session 25) their argmax and
 argmin: an index register with the value's beside it, or (level None) the index in the
-output and the value in an array of its own (`setup`, `arg_fold`); any and all (an
-array accumulator of bools holds NumPy's bytes: `mem_ty`); refused (Numba
-compiles the program) is a scalar arg reduction over chunks (its partials).  Which sums
+output and the value in an array of its own (`setup`, `arg_fold`); over chunks, (value,
+index) partials folded in chunk order (threaded.py); any and all (an array accumulator of
+bools holds NumPy's bytes: `mem_ty`).  Which sums
 the Numba path stages xforms/kernels/cpu/chunking.py decides, and is asked here.  In a
 loop cut into chunks a level-0 register is the chunk's partial
 (xforms/kernels/cpu/llvm/threaded.py).
