@@ -142,6 +142,27 @@ def test_argmax_over_chunks_keeps_the_first_tie_and_the_first_nan(dt):
     assert [int(v) for v in ours(x[::-1].copy(), -x)] == [1, 3 * n // 4]
 
 
+@pytest.mark.parametrize("dt", [np.int8, np.uint32, np.int64])
+@pytest.mark.parametrize("shape", [(7, 5), (N // 256 + 3, 256), (N + 4097,)])
+def test_integer_argmax_is_the_numba_kernels_and_numpys(shape, dt):
+    """argmax/argmin of integers (session 28): a strict win by the dtype's sign keeps the
+    first index of the extreme, over chunks too; NumPy's (and JAX's) indices."""
+    info = np.iinfo(dt)
+    x = np.random.default_rng(len(shape)).integers(info.min, info.max, shape, dt,
+                                                   endpoint=True)
+    x.reshape(-1)[[1, -3]] = info.max           # ties of the extreme
+    x.reshape(-1)[[2, -2]] = info.min
+
+    def f(x):
+        return xnp.argmax(x), xnp.argmin(x), xnp.argmax(x, axis=0), xnp.argmin(x, axis=-1)
+    ours, numba_kernel = _both(f, x)
+    got = ours(x)
+    _same(got, numba_kernel(x))
+    for g, want in zip(got, (np.argmax(x), np.argmin(x), np.argmax(x, axis=0),
+                             np.argmin(x, axis=-1)), strict=True):
+        np.testing.assert_array_equal(np.asarray(g), want)
+
+
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 @pytest.mark.parametrize("f,shape", CASES, ids=[f"{f.__name__}{s}" for f, s in CASES])
 def test_threaded_loops_are_the_numba_kernels_bits(f, shape, dt):

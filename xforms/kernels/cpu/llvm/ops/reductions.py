@@ -9,7 +9,7 @@ values are folded in the same order and the results are the same bits:
                                   nest, folded at the innermost loop
 
 Sums, products, max and min of float32/float64 values, and (session 25) their argmax and
-argmin: an index register with the value's beside it, or (level None) the index in the
+argmin (of integers too, session 28: a strict win by the dtype's sign): an index register with the value's beside it, or (level None) the index in the
 output and the value in an array of its own (`setup`, `arg_fold`); over chunks, (value,
 index) partials folded in chunk order (threaded.py); any and all (an array accumulator of
 bools holds NumPy's bytes: `mem_ty`).  Which sums
@@ -55,8 +55,7 @@ def accumulators(step):
         dt = np.dtype(eqn.invars[0].aval.dtype)
         kept = [d for d in range(n) if d not in axes]
         level = len(kept) if kept == list(range(len(kept))) else None
-        if not (op in ("sum", "prod", "max", "min", "argmax", "argmin") and (
-                dt.kind == "f" or dt.kind in "iu" and not arg)
+        if not (op in ("sum", "prod", "max", "min", "argmax", "argmin") and dt.kind in "fiu"
                 or op in ("or", "and") and dt.kind == "b"):
             raise Refused(eqn)
         accs[eqn] = Acc(op=op, arg=arg, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
@@ -253,15 +252,15 @@ def arg_fold(m, acc, x, ty, index, where=None):
     vptr, iptr = where or (acc.vslot, acc.slot)
     t = _load(m, ty, vptr)
     k = m.fresh()[2:]
-    wins, nan, was = m.fresh(), m.fresh(), m.fresh()
-    m.emit(f"{wins} = fcmp {'ogt' if acc.op == 'argmax' else 'olt'} {ty} {x}, {t}")
-    m.emit(f"br i1 {wins}, label %argset{k}, label %argnan{k}")
-    m.label(f"argnan{k}")
-    m.emit(f"{nan} = fcmp uno {ty} {x}, {x}")
-    m.emit(f"br i1 {nan}, label %argfirst{k}, label %argdone{k}")
-    m.label(f"argfirst{k}")
-    m.emit(f"{was} = fcmp ord {ty} {t}, {t}")
-    m.emit(f"br i1 {was}, label %argset{k}, label %argdone{k}")
+    wins = m.fresh()
+    if acc.dt.kind in "iu":          # (integers: a strict win only; by the dtype's sign)
+        pred = ("s" if acc.dt.kind == "i" else "u") + ("gt" if acc.op == "argmax" else "lt")
+        m.emit(f"{wins} = icmp {pred} {ty} {x}, {t}")
+        m.emit(f"br i1 {wins}, label %argset{k}, label %argdone{k}")
+    else:
+        m.emit(f"{wins} = fcmp {'ogt' if acc.op == 'argmax' else 'olt'} {ty} {x}, {t}")
+        m.emit(f"br i1 {wins}, label %argset{k}, label %argnan{k}")
+        _first_nan(m, ty, x, t, k)
     m.label(f"argset{k}")
     if ity != "i64":             # (np.int32(j): the index truncated, as Numba casts it)
         narrow = m.fresh()
@@ -271,6 +270,17 @@ def arg_fold(m, acc, x, ty, index, where=None):
     m.emit(f"store {ity} {index}, ptr {iptr}")
     m.emit(f"br label %argdone{k}")
     m.label(f"argdone{k}")
+
+
+def _first_nan(m, ty, x, t, k):
+    """arg_fold's second test: x a NaN where the accumulator's value is not (-> argset)."""
+    nan, was = m.fresh(), m.fresh()
+    m.label(f"argnan{k}")
+    m.emit(f"{nan} = fcmp uno {ty} {x}, {x}")
+    m.emit(f"br i1 {nan}, label %argfirst{k}, label %argdone{k}")
+    m.label(f"argfirst{k}")
+    m.emit(f"{was} = fcmp ord {ty} {t}, {t}")
+    m.emit(f"br i1 {was}, label %argset{k}, label %argdone{k}")
 
 
 def fold(m, acc, t, x, ty):
