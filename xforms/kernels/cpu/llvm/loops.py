@@ -44,8 +44,8 @@ from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
-from .ops import (blocks, convolutions, copies, indexing, integers, lapack, products,
-                  reductions, spectral, views)
+from .ops import (blocks, convolutions, copies, cumulative, indexing, integers, lapack,
+                  products, reductions, spectral, views)
 from .buffers import (Workspace, arrays_written, pooled_outputs, shared,
                       workspace)
 from .expressions import Expressions
@@ -84,9 +84,10 @@ def outside(step):
         name = step.eqn.prim.name
         return (None if name == "dot_general" or name in copies.OPS or indexing.takes(step.eqn)
                 or convolutions.takes(step.eqn) or lapack.takes(step.eqn)
-                or spectral.takes(step.eqn)
+                or spectral.takes(step.eqn) or cumulative.takes(step.eqn)
                 else "an op other than a product, a concatenate, a reshape, a gather, "
-                     "a scatter, a float convolution or a real factorisation")
+                     "a scatter, a float convolution, a real factorisation or a real "
+                     "cumulative op")
     if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
         return control.outside(step) or next(
             (why for sub in step.subplans for st in sub.steps if (why := outside(st))), None)
@@ -262,6 +263,9 @@ class Loops(Expressions):
             return
         if st.kind == "op" and spectral.takes(st.eqn):   # (spectral.py: qr, eigh, svd)
             spectral.emit(self, st.eqn)
+            return
+        if st.kind == "op" and cumulative.takes(st.eqn):  # (cumulative.py: cumsum ...)
+            cumulative.emit(self, st.eqn)
             return
         if st.kind == "op":          # a matrix product (products.py; on matrix views: views.py)
             ty = self.ty(st.eqn.outvars[0].aval)
