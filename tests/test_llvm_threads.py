@@ -78,7 +78,9 @@ def _arg(x, y):                       # scalar argmax/argmin: (value, index) par
     return xnp.argmax(x), xnp.argmin(x * y), xnp.max(x), xnp.argmax(xnp.abs(y), axis=None)
 
 
-CASES = [(_arg, (N + 4097,)), (_arg, (N // 64 + 5, 64)), (_arg, (300,)), (_any_all, (N // 512 + 9, 512)), (_any_all, (7, 3, 5)), (_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N // 512 + 9, 512)),
+CASES = [(_arg, (N + 4097,)), (_arg, (N // 64 + 5, 64)), (_arg, (300,)),
+         (_any_all, (N // 512 + 9, 512)), (_any_all, (7, 3, 5)),
+         (_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N // 512 + 9, 512)),
          (_columns3, (N // 40 + 3, 5, 8)),
          (_row_staged, (5, 37)), (_row_staged, (N // 512 + 1, 512)),
          (_leading, (3, 4, 37)), (_leading, (N // 2048 + 1, 4, 512)),

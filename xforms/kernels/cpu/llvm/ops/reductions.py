@@ -9,8 +9,9 @@ values are folded in the same order and the results are the same bits:
                                   nest, folded at the innermost loop
 
 Sums, products, max and min of float32/float64 values, and (session 25) their argmax and
-argmin (of integers too, session 28: a strict win by the dtype's sign): an index register with the value's beside it, or (level None) the index in the
-output and the value in an array of its own (`setup`, `arg_fold`); over chunks, (value,
+argmin (of integers too, session 28: a strict win by the dtype's sign): an index register
+with the value's beside it, or (level None) the index in the output and the value in an
+array of its own (`setup`, `arg_fold`); over chunks, (value,
 index) partials folded in chunk order (threaded.py); any and all (an array accumulator of
 bools holds NumPy's bytes: `mem_ty`).  Which sums
 the Numba path stages xforms/kernels/cpu/chunking.py decides, and is asked here.  In a
