@@ -115,11 +115,13 @@ def test_index_arithmetic_matches_numba():
 
 @pytest.mark.parametrize("f", [lambda x, i, u: x.at[i].max(u),      # (its NaN rules)
                                lambda x, i, u: x[xnp.argmax(i)] * u])  # (an int arg reduction)
-def test_outside_the_class_is_refused(f):
-    """Numba compiles these, and `refusals` says why."""
-    x, idx, u = np.arange(10.0), np.array([1, 2, 3]), np.ones(3)
+def test_max_scatters_and_integer_argmax_are_taken(f):
+    """Refused until session 28 (test_llvm_scatters.py, test_llvm_threads.py)."""
+    x, idx, u = np.arange(10.0), np.array([1, 2, 3]), np.array([0.5, np.nan, 7.0])
     taken, plan = _taken(f, x, idx, u)
-    assert not taken and llvm.refusals(plan)
+    assert taken, llvm.refusals(plan)
+    ours, numba = _both(f, x, idx, u)
+    _same(ours(x, idx, u), numba(x, idx, u))
 
 
 def _masks(x, y):

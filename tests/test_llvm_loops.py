@@ -218,11 +218,10 @@ def test_outside_the_class_is_refused():
     x = np.ones((16, 8), np.float32)
     for f, a in ((lambda x: xnp.cbrt(x), x),                       # no spelling here (fmod
                  # has one since session 27: test_llvm_roundings.py)
-                 (lambda x: xnp.exp((x + 1).astype(np.complex64)), x),   # complex exp
-                 # (complex arithmetic is taken since session 28: test_llvm_complex.py)
-                 # (an integer output is taken since session 26: test_llvm_int_widths.py)
-                 (lambda x: xnp.argmax(x), np.ones(1 << 19))):      # an arg reduction's
-        # partials over chunks (session 25: argmax/argmin elsewhere are taken)
+                 (lambda x: xnp.exp((x + 1).astype(np.complex64)), x)):  # complex exp
+        # (complex arithmetic is taken since session 28: test_llvm_complex.py; an integer
+        # output since session 26: test_llvm_int_widths.py; an arg reduction over chunks
+        # since session 28: test_llvm_threads.py)
         prep = backend._prepare(xf.make_jaxpr(f)(a), {"name": "t"})
         assert loops.lower(prep.plan) is None
     big = np.ones((1024, 512), np.float64)        # chunks with a row of partials each: taken

@@ -13,7 +13,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms.kernels.cpu import backend, chunking, llvm
-from xforms.kernels.cpu.llvm import team
+from xforms.kernels.cpu.llvm import engine, team
 
 from test_llvm_loops import _both, _same, _values
 
@@ -69,7 +69,18 @@ def _leading(x, y):                   # staged per row too: sums over the leadin
     return xnp.mean((x - y) ** 2), xnp.sum(x * y, axis=(1, 2)), xnp.min(x, axis=(0, 1, 2))
 
 
-CASES = [(_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N // 512 + 9, 512)),
+def _any_all(x, y):                   # bools in array accumulators (NumPy's bytes), per chunk
+    return (xnp.any(x > y, axis=0), xnp.all(x < 2.0, axis=0), xnp.any(x > 1.0, axis=-1),
+            xnp.all(x + y > -3.0, axis=(0, -1)))
+
+
+def _arg(x, y):                       # scalar argmax/argmin: (value, index) partials per chunk
+    return xnp.argmax(x), xnp.argmin(x * y), xnp.max(x), xnp.argmax(xnp.abs(y), axis=None)
+
+
+CASES = [(_arg, (N + 4097,)), (_arg, (N // 64 + 5, 64)), (_arg, (300,)),
+         (_any_all, (N // 512 + 9, 512)), (_any_all, (7, 3, 5)),
+         (_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N // 512 + 9, 512)),
          (_columns3, (N // 40 + 3, 5, 8)),
          (_row_staged, (5, 37)), (_row_staged, (N // 512 + 1, 512)),
          (_leading, (3, 4, 37)), (_leading, (N // 2048 + 1, 4, 512)),
@@ -78,14 +89,80 @@ CASES = [(_trig, (N // 512 + 3, 512)), (_trig, (N // 64 + 5, 64)), (_columns, (N
          (_rows, (N // 7 + 5, 7)), (_middle, (N // 15 + 3, 3, 5)), (_heat, (515, 517))]
 
 
-def test_a_loop_peeled_along_its_chunks_is_left_to_numba():
-    """1-D guarded reads in a loop threads pay for: the peel cut by the chunks' bounds did
-    not vectorise (a Rosenbrock gradient at 10^6: 1.1 ms a call against the Numba kernel's
-    0.2), so the direct path leaves it to Numba."""
-    x = np.ones(N + 17)
-    prep = backend._prepare(xf.make_jaxpr(_pad)(x, x), {"name": "t"})
-    assert [why for _, _, why in llvm.refusals(prep.plan)] == [
-        "a chunked loop peeled along its chunked axis"]
+def _rosen_grad(x, y):                # clamped reads (x[1:], x[:-1]) peeled per chunk
+    def rosen(x):
+        return xnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+    return xf.grad(rosen)(x) * y
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("f", [_pad, _rosen_grad])
+def test_a_loop_peeled_along_its_chunks_vectorises(f, dt):
+    """1-D guarded or clamped reads in a loop threads pay for: each chunk's middle reads
+    plainly, its clamps left out as the Numba path prints them (session 28: kept, the
+    chunks' loops stayed scalar, a Rosenbrock gradient at 10^6 3x the Numba kernel's time;
+    until then the direct path refused the loop).  The Numba kernel's bits, 1 and 2 threads."""
+    import re
+
+    import llvmlite.binding as binding
+    rng = np.random.default_rng(3)
+    x, y = _values(rng, (N + 17,), dt), _values(rng, (N + 17,), dt)
+    prep = backend._prepare(xf.make_jaxpr(f)(x, y), {"name": "t"})
+    assert llvm.refusals(prep.plan) == [] and team.launches(prep.llvm_ir)
+    module = binding.parse_assembly(prep.llvm_ir)
+    engine._optimise(module, engine._target_machine())
+    chunks = re.search(r"define internal void @chunks.*?\n}", str(module), re.S).group(0)
+    ty = "float" if dt == np.float32 else "double"
+    assert re.search(rf"load <\d+ x {ty}>", chunks)
+    ours, numba_kernel = _both(f, x, y)
+    want = numba_kernel(x, y)
+    prev = team.get_num_threads()
+    try:
+        for k in (1, 2):
+            team.set_num_threads(k)
+            _same(ours(x, y), want)
+    finally:
+        team.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_argmax_over_chunks_keeps_the_first_tie_and_the_first_nan(dt):
+    """The chunks' (value, index) partials folded in chunk order: a tie across chunks gives
+    the first index, a NaN the first NaN's, as JAX's argmax/argmin (and the Numba kernel)."""
+    n = N + 4097
+    x = np.linspace(-1.0, 1.0, n).astype(dt) ** 2          # max 1.0 at both ends
+    x[n // 2] = x[7 * n // 8] = dt(1.0)                     # ties in later chunks
+    y = -x
+    ours, numba_kernel = _both(lambda x, y: (xnp.argmax(x), xnp.argmin(y)), x, y)
+    assert [int(v) for v in ours(x, y)] == [0, 0]
+    x[0] = dt(0.5)
+    x[3 * n // 4] = x[n - 2] = np.nan
+    for args in ((x, -x), (x[::-1].copy(), x)):
+        got, want = ours(*args), numba_kernel(*args)
+        _same(got, want)
+    assert [int(v) for v in ours(x, -x)] == [3 * n // 4, 3 * n // 4]
+    assert [int(v) for v in ours(x[::-1].copy(), -x)] == [1, 3 * n // 4]
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint32, np.int64])
+@pytest.mark.parametrize("shape", [(7, 5), (N // 256 + 3, 256), (N + 4097,)])
+def test_integer_argmax_is_the_numba_kernels_and_numpys(shape, dt):
+    """argmax/argmin of integers (session 28): a strict win by the dtype's sign keeps the
+    first index of the extreme, over chunks too; NumPy's (and JAX's) indices."""
+    info = np.iinfo(dt)
+    x = np.random.default_rng(len(shape)).integers(info.min, info.max, shape, dt,
+                                                   endpoint=True)
+    x.reshape(-1)[[1, -3]] = info.max           # ties of the extreme
+    x.reshape(-1)[[2, -2]] = info.min
+
+    def f(x):
+        return xnp.argmax(x), xnp.argmin(x), xnp.argmax(x, axis=0), xnp.argmin(x, axis=-1)
+    ours, numba_kernel = _both(f, x)
+    got = ours(x)
+    _same(got, numba_kernel(x))
+    for g, want in zip(got, (np.argmax(x), np.argmin(x), np.argmax(x, axis=0),
+                             np.argmin(x, axis=-1)), strict=True):
+        np.testing.assert_array_equal(np.asarray(g), want)
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])

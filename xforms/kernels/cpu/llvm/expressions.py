@@ -126,8 +126,16 @@ class Expressions(ScalarModule):
         if isinstance(e, Bin) and e.op == "//" and isinstance(e.b, Const) and e.b.value > 0:
             return self._floordiv(self.index(e.a), int(e.b.value))
         if isinstance(e, Clamp) and e.wrap is None:
+            if self._held(e.expr):      # (the peeled middle: in range, as the Numba path
+                return self.index(e.expr)       # prints it; a chunk's bounds hide that)
             return self._clamp(self.index(e.expr), e.lo, e.hi)
         raise Refused(e)
+
+    def _held(self, e):
+        """Does index `e` read a sym of the peeled middle (`hold`)?"""
+        if isinstance(e, Bin):
+            return self._held(e.a) or self._held(e.b)
+        return self._held(e.expr) if isinstance(e, Clamp) else e in self.hold
 
     def _floordiv(self, a, b):
         """Python's a // b for b > 0: the truncated quotient, less one below zero."""

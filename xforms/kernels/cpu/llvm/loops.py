@@ -44,8 +44,8 @@ from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
-from .ops import (blocks, complexes, convolutions, copies, fft, indexing, integers,
-                  lapack, products, reductions, spectral, views)
+from .ops import (blocks, complexes, convolutions, copies, cumulative, fft, indexing,
+                  integers, lapack, products, reductions, spectral, views)
 from .buffers import (Workspace, arrays_written, pooled_outputs, shared,
                       workspace)
 from .expressions import Expressions
@@ -85,8 +85,10 @@ def outside(step):
         return (None if name == "dot_general" or name in copies.OPS or indexing.takes(step.eqn)
                 or convolutions.takes(step.eqn) or lapack.takes(step.eqn)
                 or spectral.takes(step.eqn) or fft.takes(step.eqn)
+                or cumulative.takes(step.eqn)
                 else "an op other than a product, a concatenate, a reshape, a gather, "
-                     "a scatter, a float convolution, a real factorisation or an fft")
+                     "a scatter, a float convolution, a real factorisation, an fft or a "
+                     "real cumulative op")
     if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
         return control.outside(step) or next(
             (why for sub in step.subplans for st in sub.steps if (why := outside(st))), None)
@@ -267,6 +269,9 @@ class Loops(Expressions):
         if st.kind == "op" and fft.takes(st.eqn):        # (fft.py: rocket-fft's C entry)
             fft.emit(self, st.eqn)
             return
+        if st.kind == "op" and cumulative.takes(st.eqn):  # (cumulative.py: cumsum ...)
+            cumulative.emit(self, st.eqn)
+            return
         if st.kind == "op":          # a matrix product (products.py; on matrix views: views.py)
             ty = self.ty(st.eqn.outvars[0].aval)
             if st.eqn.outvars[0] in self.plan.placed:      # (its rows in the slot: slots.py)
@@ -296,8 +301,6 @@ class Loops(Expressions):
         # the Numba path's chunks (a loop computing products: its blocks of rows)
         blk = blocks.Blocks(self, st) if st.products else None
         rows = blk.rows if blk else threaded.chunk_rows(st, size, self.accs)
-        if rows is not None and any(a.arg and a.level == 0 for a in self.accs.values()):
-            raise Refused("an arg reduction over chunks")     # (partials: not written)
         if rows is not None and any(a.dt.kind == "c" for a in self.accs.values()):
             raise Refused("a complex reduction over chunks")  # (partials: not written)
         for acc in self.accs.values() if rows is None else ():
@@ -313,10 +316,8 @@ class Loops(Expressions):
                      else (nest.syms[axis], int(span[0]), int(span[1]), not segment))
         if rows is not None and self.peel and axis == 0 and segment:
             self.peel = None        # (a chunked segment: unpeeled, as before session 23)
-        if rows is not None and self.peel and axis == 0 and not self.accs:
-            # (measured: a 1-D Rosenbrock gradient at 10^6 ran 5x the Numba kernel's time with
-            # the peel cut by chunk bounds; its chunks' loops did not vectorise)
-            raise Refused("a chunked loop peeled along its chunked axis")
+        # (a peel cut by chunk bounds: its middle's clamps are left out as the Numba path's
+        # are, `Expressions.index`; kept, they stopped the chunks' vectorisation: 3x time)
         # rows staged unless their axis is the peeled one (the Numba path's `Nest`)
         self.row_staged = [] if axis == len(st.shape) - 1 else [
             a for a in self.accs.values() if a.row_staged]

@@ -70,9 +70,12 @@ def emit(m, nest, rows, team=True, hooks=None):
     for acc in m.accs.values():
         if acc.level is None:               # (the output array, filled before the chunks)
             reductions.setup(m, acc)
-    for acc in top:                         # (its partials: `acc.part`)
+    for acc in top:                         # (its partials: `acc.part`; an arg's values `vpart`)
         acc.part = f"%part{len(m.allocas)}"
-        m.allocas.append(f"{acc.part} = alloca {reductions.value_ty(m, acc.out.aval)}, i64 {nch}")
+        m.allocas.append(f"{acc.part} = alloca {_part_ty(m, acc)}, i64 {nch}")
+        if acc.arg:
+            acc.vpart = f"%part{len(m.allocas)}"
+            m.allocas.append(f"{acc.vpart} = alloca {reductions.value_ty(m, acc.vaval)}, i64 {nch}")
     for acc in cross:                       # (a row of partials per chunk, on the heap)
         acc.part = heap(m, nch * _elements(acc.out) * acc.out.aval.dtype.itemsize)
     trig = None
@@ -82,6 +85,7 @@ def emit(m, nest, rows, team=True, hooks=None):
         trig = f"%trigs{len(m.allocas)}"
         m.allocas.append(f"{trig} = alloca i8, i64 {nch}")
     parts = [acc.part for acc in top + cross] + ([hooks.flag] if hooks else [])
+    parts += [acc.vpart for acc in top if acc.arg]
     parts += [trig] if trig else []
     fn, captured = _chunks_function(m, nest, rows, parts, hooks, trig)
     ctx = f"%ctx{len(m.allocas)}"
@@ -126,20 +130,18 @@ def _elements(v):
 def _combine_rows(m, acc, nch):
     """The array partials folded into the output, chunk by chunk in order, each row in
     C order (the Numba path's `Reduction.emit_array_combine`)."""
-    ty = reductions.value_ty(m, acc.out.aval)
+    ty, mem = reductions.value_ty(m, acc.out.aval), reductions.mem_ty(m, acc)
     data, shape = m.arrays[acc.out]
     size = _elements(acc.out)
 
     def chunk():
-        row = m.address(ty, acc.part, [(m.syms[ch], size)])
+        row = m.address(mem, acc.part, [(m.syms[ch], size)])
 
         def element(idx):
-            at = m._address(data, shape, idx, ty)
-            p = m._address(row, shape, idx, ty)
-            t, x = m.fresh(), m.fresh()
-            m.emit(f"{t} = load {ty}, ptr {at}")
-            m.emit(f"{x} = load {ty}, ptr {p}")
-            m.emit(f"store {ty} {reductions.fold(m, acc, t, x, ty)}, ptr {at}")
+            at = m._address(data, shape, idx, mem)
+            t = reductions.get(m, acc, at)
+            x = reductions.get(m, acc, m._address(row, shape, idx, mem))
+            reductions.put(m, acc, reductions.fold(m, acc, t, x, ty), at)
         m._nest_over(shape, element)
     ch = object()
     m._counted(ch, 0, nch, False, chunk)
@@ -197,8 +199,7 @@ def _chunk(m, nest, rows, ch, hooks=None):
         m.emit("store i1 false, ptr %trig")
     top = [a for a in m.accs.values() if a.level == 0]
     for acc in top:
-        ty = reductions.value_ty(m, acc.out.aval)
-        m.emit(f"store {ty} {reductions.identity(acc, ty)}, ptr {acc.slot}")
+        reductions.init(m, acc)
     sym, inner = nest.syms[0], [int(d) for d in nest.dims[1:]]
 
     def row():
@@ -209,10 +210,14 @@ def _chunk(m, nest, rows, ch, hooks=None):
         for a, b, held in _spans(m, sym, i0, e0):
             m._counted(sym, a, b, held, row)
     for acc in top:
-        ty, v, p = reductions.value_ty(m, acc.out.aval), m.fresh(), m.fresh()
-        m.emit(f"{v} = load {ty}, ptr {acc.slot}")
-        m.emit(f"{p} = getelementptr {ty}, ptr {acc.part}, i64 {ch}")
-        m.emit(f"store {ty} {v}, ptr {p}")
+        pairs = [(_part_ty(m, acc), acc.slot, acc.part)]
+        if acc.arg:          # (the index in `part`, the value beside it in `vpart`)
+            pairs.append((reductions.value_ty(m, acc.vaval), acc.vslot, acc.vpart))
+        for ty, slot, part in pairs:
+            v, p = m.fresh(), m.fresh()
+            m.emit(f"{v} = load {ty}, ptr {slot}")
+            m.emit(f"{p} = getelementptr {ty}, ptr {part}, i64 {ch}")
+            m.emit(f"store {ty} {v}, ptr {p}")
     if m.chunk_flags:                       # (the chunk's flag, as the Numba path's TG[ch])
         v, b, p = m.fresh(), m.fresh(), m.fresh()
         m.emit(f"{v} = load i1, ptr %trig")
@@ -224,11 +229,12 @@ def _chunk(m, nest, rows, ch, hooks=None):
 def _own_row(m, acc, ch):
     """Chunk `ch`'s row of `acc`'s array partials (`acc.row`), filled with the identity."""
     ty, shape = reductions.value_ty(m, acc.out.aval), m.arrays[acc.out][1]
+    mem = reductions.mem_ty(m, acc)
     base, acc.row = m.fresh(), m.fresh()
     m.emit(f"{base} = mul nsw i64 {ch}, {_elements(acc.out)}")
-    m.emit(f"{acc.row} = getelementptr {ty}, ptr {acc.part}, i64 {base}")
-    m._nest_over(shape, lambda idx: m.emit(
-        f"store {ty} {reductions.identity(acc, ty)}, ptr {m._address(acc.row, shape, idx, ty)}"))
+    m.emit(f"{acc.row} = getelementptr {mem}, ptr {acc.part}, i64 {base}")
+    m._nest_over(shape, lambda idx: reductions.put(
+        m, acc, reductions.identity(acc, ty), m._address(acc.row, shape, idx, mem)))
 
 
 def _staged_blocks(m, top, sym, i0, e0, row):
@@ -308,8 +314,44 @@ def _captured(m, body, parts):
     return sorted((n, known[n]) for n in used)
 
 
+def _part_ty(m, acc):
+    """The type of a scalar reduction's partials (an arg reduction's: its index's)."""
+    return m.arg_ty(acc.out.aval) if acc.arg else reductions.value_ty(m, acc.out.aval)
+
+
+def _combine_arg(m, acc, nch):
+    """An arg reduction's index: the chunks' (value, index) partials folded in chunk order
+    from the identity and index 0, as the Numba path's `emit_combine` (the first index
+    among equal values, the first NaN's)."""
+    vty, ity = reductions.value_ty(m, acc.vaval), m.arg_ty(acc.out.aval)
+    acc.slot, acc.vslot = f"%comb{len(m.allocas)}", f"%comb{len(m.allocas) + 1}"
+    m.allocas += [f"{acc.slot} = alloca {ity}", f"{acc.vslot} = alloca {vty}"]
+    reductions.init(m, acc)
+
+    def fold():
+        ch = m.syms[sym]
+        p, x, q, k = m.fresh(), m.fresh(), m.fresh(), m.fresh()
+        m.emit(f"{p} = getelementptr {vty}, ptr {acc.vpart}, i64 {ch}")
+        m.emit(f"{x} = load {vty}, ptr {p}")
+        m.emit(f"{q} = getelementptr {ity}, ptr {acc.part}, i64 {ch}")
+        m.emit(f"{k} = load {ity}, ptr {q}")
+        if ity != "i64":
+            w = m.fresh()
+            m.emit(f"{w} = sext {ity} {k} to i64")
+            k = w
+        reductions.arg_fold(m, acc, x, vty, k)
+    sym = object()
+    m._counted(sym, 0, nch, False, fold)
+    v = m.fresh()
+    m.emit(f"{v} = load {ity}, ptr {acc.slot}")
+    m.names[acc.out] = v
+
+
 def _combine(m, acc, part, nch):
     """The scalar reduction's value: the identity folded with its partials in order."""
+    if acc.arg:
+        _combine_arg(m, acc, nch)
+        return
     ty = reductions.value_ty(m, acc.out.aval)
     slot = f"%comb{len(m.allocas)}"
     m.allocas.append(f"{slot} = alloca {ty}")

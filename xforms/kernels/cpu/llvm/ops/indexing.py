@@ -15,12 +15,14 @@ path's would.
 The values are the Numba kernel's bit for bit: the same statements, in the same order (the
 indexing loops are serial on both paths; a combining scatter adds in that order).  Refused
 (the program goes to Numba): index arrays computed by integer operations other than
-xforms/kernels/cpu/llvm/ops/integers.py's, scatters combining by max/min, indices of other
-integer types than int64/int32.
+xforms/kernels/cpu/llvm/ops/integers.py's, complex values.  (Combining scatters of
+integers, bools, and by max/min are taken since session 28.)
 
     >>> takes(scatter_eqn)       # scatter[mode=drop] of f64[1024] by i64[32]
     True
 """
+from types import SimpleNamespace
+
 import numpy as np
 
 from xforms.core.facts import GATHER_SCATTER
@@ -28,11 +30,11 @@ from xforms.core.facts import GATHER_SCATTER
 from ....loops.ir import Alloc, Clamp, Let, Load, Nest, Region, Scalar, Store, When
 from ....loops.lower_indexing import LOWERINGS
 from ....plan.storage import step_reads
-from . import copies
+from . import copies, reductions
 from .. import numpy_abi
 from ..scalar import Refused
 
-_COMBINE = {"sum": "fadd", "prod": "fmul"}
+_BOOL_MONOIDS = {"sum": "or", "max": "or", "prod": "and", "min": "and"}   # (loop_print's)
 _INDEX = {"i64", "i32", "i16", "i8"}     # (either sign)
 
 
@@ -101,8 +103,6 @@ def _arrays(step):
 
 def emit(m, eqn):
     """Emit gather/scatter op `eqn` (`takes`) into kernel module `m` (a `loops.Loops`)."""
-    if eqn.prim.facts.reduce_op not in (None, *_COMBINE):
-        raise Refused(f"a {eqn.prim.name} (its combining order)")
     for st in LOWERINGS[eqn.prim](eqn):
         _stmt(m, st)
 
@@ -177,18 +177,29 @@ def _when(m, st):
 
 
 def _combine(m, st):
-    """`var[index] = var[index] (op) value`, a float's sum or product (the Numba path's
-    `A[i] += u`: the same operation, the same order)."""
+    """`var[index] = var[index] (op) value`: a sum or product (floats: the Numba path's
+    `A[i] += u`, the same operation in the same order; integers wrap at their width, as
+    Numba's wider sum truncated back to it), a max or min (floats: NaN wins, -0.0 < +0.0, as
+    the Numba path's `float_maxmin`), a bool's `or` (sum, max) or `and` (prod, min)."""
     ty, mem = m._element(st.var)
-    op = _COMBINE.get(st.combine)
-    if op is None or ty != mem or ty not in ("float", "double"):
+    dt = np.dtype(st.var.aval.dtype)
+    op = _BOOL_MONOIDS.get(st.combine, st.combine) if dt.kind == "b" else st.combine
+    if op not in ("sum", "prod", "max", "min", "or", "and") or dt.kind not in "fiub":
         raise Refused(f"a combining store ({st.combine}) of {st.var.aval}")
     data, shape = m.arrays[st.var]
     x = m.expr(st.value, ty)
-    p, old, new = m._address(data, shape, st.index, ty), m.fresh(), m.fresh()
-    m.emit(f"{old} = load {ty}, ptr {p}")
-    m.emit(f"{new} = {op} {ty} {old}, {x}")
-    m.emit(f"store {ty} {new}, ptr {p}")
+    p, old = m._address(data, shape, st.index, mem), m.fresh()
+    m.emit(f"{old} = load {mem}, ptr {p}")
+    if mem != ty:                   # (a bool: NumPy's byte, any nonzero one True)
+        b = m.fresh()
+        m.emit(f"{b} = icmp ne i8 {old}, 0")
+        old = b
+    new = reductions.fold(m, SimpleNamespace(op=op, dt=dt), old, x, ty)
+    if mem != ty:
+        b = m.fresh()
+        m.emit(f"{b} = zext i1 {new} to i8")
+        new = b
+    m.emit(f"store {mem} {new}, ptr {p}")
 
 
 def _index(m, e):

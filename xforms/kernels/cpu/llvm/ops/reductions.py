@@ -9,10 +9,12 @@ values are folded in the same order and the results are the same bits:
                                   nest, folded at the innermost loop
 
 Sums, products, max and min of float32/float64 values, sums and products of complex
-ones (session 28: pairs, `complexes.fold`; not over chunks), and (session 25) their argmax and
-argmin: an index register with the value's beside it, or (level None) the index in the
-output and the value in an array of its own (`setup`, `arg_fold`); refused (Numba
-compiles the program) is a scalar arg reduction over chunks (its partials).  Which sums
+ones (session 28: pairs, `complexes.fold`; not over chunks), and (session 25) their argmax
+and argmin (of integers too, session 28: a strict win by the dtype's sign): an index
+register with the value's beside it, or (level None) the index in the output and the value
+in an array of its own (`setup`, `arg_fold`); over chunks, (value, index) partials folded
+in chunk order (threaded.py); any and all (an array accumulator of bools holds NumPy's
+bytes: `mem_ty`).  Which sums
 the Numba path stages xforms/kernels/cpu/chunking.py decides, and is asked here.  In a
 loop cut into chunks a level-0 register is the chunk's partial
 (xforms/kernels/cpu/llvm/threaded.py).
@@ -56,11 +58,10 @@ def accumulators(step):
         dt = np.dtype(eqn.invars[0].aval.dtype)
         kept = [d for d in range(n) if d not in axes]
         level = len(kept) if kept == list(range(len(kept))) else None
-        if not (op in ("sum", "prod", "max", "min", "argmax", "argmin") and (
-                dt.kind == "f" or dt.kind in "iu" and not arg)
+        if not (op in ("sum", "prod", "max", "min", "argmax", "argmin") and dt.kind in "fiu"
                 or op in _FOLD and dt in complexes.TYPES       # (pairs: complexes.fold)
-                or op in ("or", "and") and dt.kind == "b" and level is not None):
-            raise Refused(eqn)     # (a bool's in an array accumulator: its bytes, refused)
+                or op in ("or", "and") and dt.kind == "b"):
+            raise Refused(eqn)
         accs[eqn] = Acc(op=op, arg=arg, level=level, dt=dt, out=eqn.outvars[0], kept=kept,
                         axes=tuple(axes), slot=None, stage=None, vslot=None,
                         vaval=eqn.invars[0].aval, vbuf=None,
@@ -102,8 +103,33 @@ def setup(m, acc):
         m.allocas.append(f"{acc.slot} = alloca {ty}")
         return
     data, shape = m.arrays[acc.out]
-    m._nest_over(shape, lambda idx: m.emit(
-        f"store {ty} {identity(acc, ty)}, ptr {m._address(data, shape, idx, ty)}"))
+    m._nest_over(shape, lambda idx: put(m, acc, identity(acc, ty),
+                                        m._address(data, shape, idx, mem_ty(m, acc))))
+
+
+def mem_ty(m, acc):
+    """How an accumulator in an array holds its values: as `value_ty`, a bool as NumPy's
+    byte (1 or 0), not as LLVM's i1, whose other bits in memory LLVM leaves unspecified."""
+    return "i8" if acc.dt.kind == "b" else value_ty(m, acc.out.aval)
+
+
+def get(m, acc, ptr):
+    """The value of an accumulator element at `ptr` (`mem_ty`): -> its name."""
+    v = _load(m, mem_ty(m, acc), ptr)
+    if acc.dt.kind != "b":
+        return v
+    b = m.fresh()
+    m.emit(f"{b} = icmp ne i8 {v}, 0")
+    return b
+
+
+def put(m, acc, v, ptr):
+    """Store value `v` into the accumulator element at `ptr` (`mem_ty`)."""
+    if acc.dt.kind == "b":
+        b = m.fresh()
+        m.emit(f"{b} = zext i1 {v} to i8")
+        v = b
+    m.emit(f"store {mem_ty(m, acc)} {v}, ptr {ptr}")
 
 
 def lanes(m, acc, n):
@@ -233,15 +259,15 @@ def arg_fold(m, acc, x, ty, index, where=None):
     vptr, iptr = where or (acc.vslot, acc.slot)
     t = _load(m, ty, vptr)
     k = m.fresh()[2:]
-    wins, nan, was = m.fresh(), m.fresh(), m.fresh()
-    m.emit(f"{wins} = fcmp {'ogt' if acc.op == 'argmax' else 'olt'} {ty} {x}, {t}")
-    m.emit(f"br i1 {wins}, label %argset{k}, label %argnan{k}")
-    m.label(f"argnan{k}")
-    m.emit(f"{nan} = fcmp uno {ty} {x}, {x}")
-    m.emit(f"br i1 {nan}, label %argfirst{k}, label %argdone{k}")
-    m.label(f"argfirst{k}")
-    m.emit(f"{was} = fcmp ord {ty} {t}, {t}")
-    m.emit(f"br i1 {was}, label %argset{k}, label %argdone{k}")
+    wins = m.fresh()
+    if acc.dt.kind in "iu":          # (integers: a strict win only; by the dtype's sign)
+        pred = ("s" if acc.dt.kind == "i" else "u") + ("gt" if acc.op == "argmax" else "lt")
+        m.emit(f"{wins} = icmp {pred} {ty} {x}, {t}")
+        m.emit(f"br i1 {wins}, label %argset{k}, label %argdone{k}")
+    else:
+        m.emit(f"{wins} = fcmp {'ogt' if acc.op == 'argmax' else 'olt'} {ty} {x}, {t}")
+        m.emit(f"br i1 {wins}, label %argset{k}, label %argnan{k}")
+        _first_nan(m, ty, x, t, k)
     m.label(f"argset{k}")
     if ity != "i64":             # (np.int32(j): the index truncated, as Numba casts it)
         narrow = m.fresh()
@@ -251,6 +277,17 @@ def arg_fold(m, acc, x, ty, index, where=None):
     m.emit(f"store {ity} {index}, ptr {iptr}")
     m.emit(f"br label %argdone{k}")
     m.label(f"argdone{k}")
+
+
+def _first_nan(m, ty, x, t, k):
+    """arg_fold's second test: x a NaN where the accumulator's value is not (-> argset)."""
+    nan, was = m.fresh(), m.fresh()
+    m.label(f"argnan{k}")
+    m.emit(f"{nan} = fcmp uno {ty} {x}, {x}")
+    m.emit(f"br i1 {nan}, label %argfirst{k}, label %argdone{k}")
+    m.label(f"argfirst{k}")
+    m.emit(f"{was} = fcmp ord {ty} {t}, {t}")
+    m.emit(f"br i1 {was}, label %argset{k}, label %argdone{k}")
 
 
 def fold(m, acc, t, x, ty):
@@ -298,12 +335,12 @@ def reduce_step(m, stmt):
         arg_fold(m, acc, x, ty, m.syms[m.index_of[acc.axes[0]]], where)
         return
     if acc.level is not None:
-        where = acc.slot
-    else:
-        data, shape = m.arrays[acc.out]
-        where = m._address(acc.row or data, shape, idx, ty)
-    t = _load(m, ty, where)
-    m.emit(f"store {ty} {fold(m, acc, t, x, ty)}, ptr {where}")
+        t = _load(m, ty, acc.slot)
+        m.emit(f"store {ty} {fold(m, acc, t, x, ty)}, ptr {acc.slot}")
+        return
+    data, shape = m.arrays[acc.out]
+    where = m._address(acc.row or data, shape, idx, mem_ty(m, acc))
+    put(m, acc, fold(m, acc, get(m, acc, where), x, ty), where)
 
 
 def store(m, acc):
