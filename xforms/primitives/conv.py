@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 
 from ..core import trace as core
-from ..core.avals import ShapedArray
+from ..core.avals import ShapedArray, accumulation_dtype
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import defjvp, Zero
 from ..transforms.transpose import transpose_rules, is_undefined
@@ -116,8 +116,7 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     first = _features_outside_taps(rhs, rs)
     x = np.transpose(lhs, (ls[0], ls[1], *ls[2:]) if first else (ls[0], *ls[2:], ls[1]))
     w = np.transpose(rhs, rs)                                        # (O, I, *window)
-    ct = np.result_type(x.dtype, w.dtype)
-    ct = np.dtype(np.float32) if ct == np.float16 else ct           # (accumulate in f32)
+    ct = accumulation_dtype(np.result_type(x.dtype, w.dtype))      # (float16: in float32)
     out_sp = conv_out_spatial(x.shape[2:] if first else x.shape[1:-1], w.shape[2:],
                               window_strides, padding, lhs_dilation, rhs_dilation)
     xp = _padded(x, padding, lhs_dilation, first)
