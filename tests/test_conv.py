@@ -127,7 +127,7 @@ def test_eager_im2col_both_row_orders_and_batch_slices(case, stored, monkeypatch
     f = lambda: conv.conv_general_dilated_raw(                      # noqa: E731
         lhs, rhs, strides, padding, ld, rd, (ls, rs, tuple(range(nd))), G, B)
     np.testing.assert_allclose(f(), want, rtol=1e-12, atol=1e-12)
-    monkeypatch.setattr(conv, "PATCH_ELEMENTS", 1)
+    monkeypatch.setattr(conv, "PATCH_BYTES", 1)
     np.testing.assert_allclose(f(), want, rtol=1e-12, atol=1e-12)
 
 
