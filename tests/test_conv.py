@@ -104,6 +104,41 @@ def test_conv_vmap_matches_loop(case, in_axes):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("stored", ["taps_outside", "features_outside"])
+def test_eager_im2col_both_row_orders_and_batch_slices(case, stored, monkeypatch):
+    """The fast tier's convolution (im2col + one product per group, xforms/primitives/conv.py):
+    patch rows in the kernel's stored order (taps outside features, HWIO; features outside
+    taps, IHWO, as a weight gradient's kernel is), built whole or one batch image at a time."""
+    from xforms.primitives import conv
+    x, w = _args(case)
+    want = conv_loop(x, w, *case[2:])
+    nd = x.ndim
+    lhs = np.moveaxis(x, 1, -1)                                      # channels last
+    ls = (0, nd - 1, *range(1, nd - 1))
+    if stored == "taps_outside":                                    # (*window, I, O)
+        rhs, rs = np.transpose(w, (*range(2, nd), 1, 0)), (nd - 1, nd - 2, *range(nd - 2))
+    else:                                                           # (I, *window, O)
+        rhs, rs = np.transpose(w, (1, *range(2, nd), 0)), (nd - 1, 0, *range(1, nd - 1))
+    rhs = np.ascontiguousarray(rhs)
+    assert conv._features_outside_taps(rhs, rs) == (stored == "features_outside"
+                                                    and w.shape[1] > 1)
+    _, _, strides, padding, ld, rd, G, B = case
+    f = lambda: conv.conv_general_dilated_raw(                      # noqa: E731
+        lhs, rhs, strides, padding, ld, rd, (ls, rs, tuple(range(nd))), G, B)
+    np.testing.assert_allclose(f(), want, rtol=1e-12, atol=1e-12)
+    monkeypatch.setattr(conv, "PATCH_BYTES", 1)
+    np.testing.assert_allclose(f(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_float16_convolution_accumulates_in_float32(tiers):
+    # jax 0.10.2: lax.conv_general_dilated(ones((1, 1, 3000), f16), ones((1, 1, 3000), f16),
+    # (1,), "VALID") = [[[3000.]]] (a float16 sum stops at 2048: 2048 + 1 rounds to 2048)
+    x = np.ones((1, 1, 3000), np.float16)
+    same(tiers(lambda a, b: lax.conv_general_dilated(a, b, (1,), "VALID"), x, x),
+         [[[3000.0]]], np.float16)
+
+
 def test_jit_matches_eager_and_grad():
     """The compiled kernel (one program holding several layouts and groups, on both paths:
     im2col + BLAS for windows of many elements, a transposed im2col of runs for small ones)."""

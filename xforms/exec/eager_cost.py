@@ -21,7 +21,9 @@ An element count alone (the model before: ~50 ns per element of any equation) pu
 first three on the synchronous compile, 5-50x slower to the first result than the fast
 tier: NumPy's elementwise ops take 1-5 ns per element (select_n, mul and add of a
 10^6-element random.normal: 1.3 ns on average with buffer reuse), views ~0, and the
-expensive equations are few and countable (the CNN's 5 convolutions: 0.53 s of its 0.63).
+expensive equations are few and countable (the CNN's 5 convolutions: 0.53 s of its 0.63;
+since 2026-11-30 an im2col and one BLAS product each: the CNN's gradient at batch 128 takes
+0.155 CPU s eagerly, estimated 0.21 s, its convolutions ~0.045 s of it).
 Also measured at 10^6 elements (eagerly / estimated): sort 0.136 / 0.140 s, gather 8 / 12 ms,
 scatter-add 11 / 10 ms, cumsum 3 / 2 ms.
 """
@@ -57,7 +59,9 @@ MATH_NS = 5.0           # added for a math function (sin, cos 9; exp 2; log 3; t
 COST_FACTOR = 4.0       # a scalar function declaring `Facts.cost` (its compiled ns) and no
                         # `Facts.eager_ns`: NumPy's impl is slower (pow ~1.5x, scipy ~2-4x)
 DOT_MAC_NS = 0.05       # dot_general per multiply-add, BLAS (0.016 float32 measured)
-CONV_MAC_NS = 0.5       # conv_general_dilated's NumPy impl per multiply-add (0.52)
+CONV_MAC_NS = 0.05      # conv_general_dilated's NumPy impl per multiply-add: im2col + BLAS
+                        # (0.03-0.05 for the CNN's convs and their transposes, 0.1 with one
+                        # input channel; 0.52 before, a non-BLAS einsum per kernel tap)
 LINALG_MAC_NS = 0.05    # factorisations and solves, per output element x matrix size
                         # (cholesky 0.015, its cotangent 0.1 at n = 2000)
 SORT_NS = 7.0           # sort and FFT, per element x log2(length) (sort of 10^6: 6.7)
