@@ -37,6 +37,7 @@ import xforms.numpy as xnp  # noqa: E402
 from xforms import lax  # noqa: E402
 from xforms.core.ir import Literal  # noqa: E402
 from xforms.kernels.cuda.printer import complexes  # noqa: E402
+from xforms.primitives.complex_arith import compiled  # noqa: E402
 from xforms.kernels.cuda.printer.emit import scalar_expr  # noqa: E402
 
 PARTS = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1.0, 2.0, -7.5, 1e300, 3e38, 1e-30, 1e-40]
@@ -73,8 +74,8 @@ def gpu_emulated(f, args):
     """f's CUDA scalar expressions (one elementwise loop) compiled by Numba on the CPU."""
     jaxpr = xf.make_jaxpr(f)(*[a[:1] for a in args]).jaxpr
     g = {"np": np, "math": math, "cmath": cmath, "nbt": numba.types}
-    g.update({k: numba.njit(error_model="numpy")(fn)
-              for k, fn in complexes.DEVICE_FUNCTIONS.items()})
+    fns = compiled.build(numba.njit(error_model="numpy"))
+    g.update({k: fns[v] for k, v in complexes.DEVICE_FUNCTIONS.items()})
     env = {v: f"x{i}" for i, v in enumerate(jaxpr.invars)}
     body = []
     for k, e in enumerate(jaxpr.eqns):

@@ -26,8 +26,9 @@ from xforms.primitives.elementwise import int_div_by_zero
 from ..codegen import lit
 from xforms.primitives.bits.float_bits import bitcast_convert_type_p
 from xforms.primitives.elementwise import (abs_p, cbrt_p, ceil_p, complex_p, conj_p, div_p,
-                                           floor_p, imag_p, integer_pow_p, is_finite_p,
-                                           logistic_p, max_p, min_p, pow_p, real_p, rem_p,
+                                           exp_p, floor_p, imag_p, integer_pow_p, is_finite_p,
+                                           log_p, logistic_p, max_p, min_p, mul_p, pow_p,
+                                           real_p, rem_p, sqrt_p,
                                            round_p, rsqrt_p, select_n_p, sign_p, stop_gradient_p)
 from xforms.primitives.names import name_p
 from xforms.primitives.special.functions import logaddexp_p
@@ -104,7 +105,16 @@ class ScalarCtx:
 
             >>> ctx.complex_div("a", "b")      # complex64: 'np.complex64(complex_div(a, b))'
         """
-        return self.cast(f"complex_div({x}, {y})", self.dtype)
+        return self.complex_call("complex_div", x, y)
+
+    def complex_call(self, name, *args):
+        """A call of `name`, one of the scalar functions of xforms/primitives/complex_arith
+        every backend binds under that name (complex_div, complex_mul, complex_abs,
+        complex_exp, complex_log, complex_sqrt), cast to the equation's dtype.
+
+            >>> ctx.complex_call("complex_exp", "a")    # complex64: 'np.complex64(complex_exp(a))'
+        """
+        return self.cast(f"{name}({', '.join(args)})", self.dtype)
 
     def index(self, d):
         """The loop index of loop axis `d` (iota)."""
@@ -427,6 +437,25 @@ def _operators():
 
 
 _operators()
+
+
+def _complex_call(prim, name, target=None):
+    """Complex operands of `prim` call XLA's algorithm (`name`: xforms/primitives/complex_arith,
+    see ScalarCtx.complex_call); real ones keep the rule `prim` had for `target`."""
+    real = (_target_rules[target][prim] if target else
+            scalar_rules.get(prim) or get_scalar_rule(prim))
+
+    def rule(ctx, *args):
+        if _kind(ctx.in_dtypes[0]) == "c":
+            return ctx.complex_call(name, *args)
+        return real(ctx, *args)
+    register_scalar_rule(prim, rule, target)
+
+
+for _p, _name in ((mul_p, "complex_mul"), (abs_p, "complex_abs"), (exp_p, "complex_exp"),
+                  (log_p, "complex_log"), (sqrt_p, "complex_sqrt")):
+    for _target in [None] + [t for t in _target_rules if has_target_rule(_p, t)]:
+        _complex_call(_p, _name, _target)
 scalar_rules[is_finite_p] = lambda ctx, x: f"np.isfinite({x})"
 
 

@@ -30,7 +30,7 @@ from numba.extending import intrinsic, models, register_model
 
 from xforms import config
 from xforms.core.trace import Array
-from xforms.primitives.complex_arith import division as _complex_division
+from xforms.primitives.complex_arith import compiled as _complex_compiled
 
 
 from .helper_cache import CACHE as _CACHE  # noqa: E402
@@ -251,8 +251,15 @@ globals().update(VECMATH_FUNCS)
 
 # complex x / y with XLA's values (xforms/primitives/complex_arith/division.py): a plain njit
 # function LLVM inlines into the loops; error_model "numpy" lets a zero part divide as IEEE
-complex_div = (_complex_division.divide_scalar if config.DISABLE_JIT else
-               numba.njit(error_model="numpy", cache=_CACHE)(_complex_division.divide_scalar))
+# and x * y, |x|, exp, log and sqrt with XLA's values (complex_arith/multiply.py, elementary.py)
+_COMPLEX = _complex_compiled.build(
+    (lambda f: f) if config.DISABLE_JIT else numba.njit(error_model="numpy", cache=_CACHE))
+complex_div = _COMPLEX["divide_scalar"]
+complex_mul = _COMPLEX["multiply_scalar"]
+complex_abs = _COMPLEX["abs_scalar"]
+complex_exp = _COMPLEX["exp_scalar"]
+complex_log = _COMPLEX["log_scalar"]
+complex_sqrt = _COMPLEX["sqrt_scalar"]
 from .hugepages import advise_huge, huge_copy  # noqa: E402,F401  (large kernel-made arrays)
 
 

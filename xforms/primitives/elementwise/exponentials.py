@@ -7,12 +7,14 @@ import numpy as np
 from ...core.facts import math_names
 from ...core.engine_prims import like
 from ...transforms.jvp import defjvp
+from ..complex_arith import patching as complex_patch
 from .arithmetic import add, div, mul, sub
 from .base import bind1, define, inexact
 
 
 # --- exponentials and logarithms -----------------------------------------------------------
-exp_p = define("exp", np.exp, accept=inexact, math=math_names("exp"), vec="vm_exp")
+# (complex exp and log: XLA's values, complex_arith/elementary.py, on every tier)
+exp_p = define("exp", complex_patch.exp, accept=inexact, fresh=True, into=complex_patch.exp_into, math=math_names("exp"), vec="vm_exp")
 exp = bind1(exp_p)
 defjvp(exp_p, lambda t, ans, x: mul(t, ans))
 
@@ -22,7 +24,7 @@ exp2_p = define("exp2", np.exp2, accept=inexact,   # CUDA: xforms/kernels/cuda/{
 exp2 = bind1(exp2_p)
 defjvp(exp2_p, lambda t, ans, x: mul(t, mul(ans, like(np.log(2.0), ans))))
 
-log_p = define("log", np.log, accept=inexact, math=math_names("log"), vec="vm_log")
+log_p = define("log", complex_patch.log, accept=inexact, fresh=True, into=complex_patch.log_into, math=math_names("log"), vec="vm_log")
 log = bind1(log_p)
 defjvp(log_p, lambda t, ans, x: div(t, x))
 

@@ -16,6 +16,7 @@ from ...transforms.vmap import defvectorized
 from .arithmetic import div, mul, sub
 from .base import (bcast_to, bind1, bind2, define, elementwise_aval, full_like_scalar,
                    inexact, real_float)
+from ..complex_arith import patching as complex_patch
 from .exponentials import log
 from .logic import eq, select_n
 
@@ -71,7 +72,8 @@ defjvp(integer_pow_p, lambda t, ans, x, *, y: (
     t if y == 1 else mul(t, mul(like(y, x), x if y == 2 else integer_pow(x, y - 1)))
     if y != 0 else full_like_scalar(0, t)))
 
-sqrt_p = define("sqrt", np.sqrt, accept=inexact, math=math_names("sqrt"))
+sqrt_p = define("sqrt", complex_patch.sqrt, accept=inexact, math=math_names("sqrt"),   # complex:
+                fresh=True, into=complex_patch.sqrt_into)       # XLA's (complex_arith)
 sqrt = bind1(sqrt_p)
 defjvp(sqrt_p, lambda t, ans, x: div(t, mul(like(2, ans), ans)))
 

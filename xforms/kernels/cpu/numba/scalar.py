@@ -25,11 +25,11 @@ class CpuCtx(ScalarCtx):
     def lit(self, v, dtype=None):
         return self.em.lit(v, self.dtype if dtype is None else dtype)
 
-    def complex_div(self, x, y):
-        """x / y of complex operands with XLA's values (the shared rule's call), binding
-        cpu_runtime's `complex_div` in the module (a plain helper LLVM inlines)."""
-        self.em.inline_used.add("complex_div")
-        return super().complex_div(x, y)
+    def complex_call(self, name, *args):
+        """A call of one of complex_arith's functions (the shared rule's), binding
+        cpu_runtime's njit copy of `name` in the module (a plain helper LLVM inlines)."""
+        self.em.inline_used.add(name)
+        return super().complex_call(name, *args)
 
     def fn(self, prim):
         """The math function of `prim` (object or name) for these operands (its facts)."""

@@ -29,14 +29,15 @@ import math
 
 import numpy as np
 
-from xforms.primitives.complex_arith import division, hyperbolic
+from xforms.primitives.complex_arith import compiled
 from ...loops.scalar_rules import get_scalar_rule, register_scalar_rule
 from . import scalar  # noqa: F401  (the real rules these fall back to, registered first)
 
 TARGET = "cuda"
-DEVICE_FUNCTIONS = {"complex_div": division.divide_scalar,
-                    "complex_tanh": hyperbolic.tanh_scalar,
-                    "complex_acosh": hyperbolic.acosh_scalar}
+DEVICE_FUNCTIONS = {"complex_div": "divide_scalar", "complex_mul": "multiply_scalar",
+                    "complex_abs": "abs_scalar", "complex_exp": "exp_scalar",
+                    "complex_log": "log_scalar", "complex_sqrt": "sqrt_scalar",
+                    "complex_tanh": "tanh_scalar", "complex_acosh": "acosh_scalar"}
 MODULE_LINE = (f"from xforms.kernels.cuda.printer.complexes import "
                f"({', '.join(sorted(DEVICE_FUNCTIONS))})")
 
@@ -49,9 +50,10 @@ def __getattr__(name):
     if name not in DEVICE_FUNCTIONS:
         raise AttributeError(name)
     from numba import cuda
-    fn = cuda.jit(device=True, inline="always")(DEVICE_FUNCTIONS[name])
-    globals()[name] = fn
-    return fn
+    fns = compiled.build(cuda.jit(device=True, inline="always"))
+    for k, v in DEVICE_FUNCTIONS.items():
+        globals()[k] = fns[v]
+    return globals()[name]
 
 
 def _is_complex(ctx):
