@@ -26,9 +26,8 @@ from xforms.primitives.elementwise import int_div_by_zero
 from ..codegen import lit
 from xforms.primitives.bits.float_bits import bitcast_convert_type_p
 from xforms.primitives.elementwise import (abs_p, cbrt_p, ceil_p, complex_p, conj_p, div_p,
-                                           exp_p, floor_p, imag_p, integer_pow_p, is_finite_p,
-                                           log_p, logistic_p, max_p, min_p, mul_p, pow_p,
-                                           real_p, rem_p, sqrt_p,
+                                           exp2_p, floor_p, imag_p, integer_pow_p, is_finite_p,
+                                           logistic_p, max_p, min_p, pow_p, real_p, rem_p,
                                            round_p, rsqrt_p, select_n_p, sign_p, stop_gradient_p)
 from xforms.primitives.names import name_p
 from xforms.primitives.special.functions import logaddexp_p
@@ -122,8 +121,12 @@ class ScalarCtx:
 
 
 def _math_call(ctx, *args):
-    """`fn(x)` / `fn(x, y)` with the math function the primitive declares for the target."""
-    return f"{ctx.fn(ctx.prim)}({', '.join(args)})"
+    """`fn(x)` / `fn(x, y)` with the math function the primitive declares for the target;
+    a `complex_*` one is complex_arith's (ScalarCtx.complex_call: bound and cast)."""
+    fn = ctx.fn(ctx.prim)
+    if fn and fn.startswith("complex_"):
+        return ctx.complex_call(fn, *args)
+    return f"{fn}({', '.join(args)})"
 
 
 def has_target_rule(prim, target):
@@ -194,6 +197,8 @@ def _binary(op):
         dt = ctx.dtype
         if _kind(dt) == "b":    # NumPy's bool arithmetic is logical
             return {"+": f"({x} or {y})", "*": f"({x} and {y})"}.get(op, f"bool({x} {op} {y})")
+        if op == "*" and _kind(dt) == "c":      # XLA's product (complex_arith/multiply.py)
+            return ctx.complex_call("complex_mul", x, y)
         return ctx.cast(f"{x} {op} {y}", dt)
     return rule
 
@@ -215,8 +220,8 @@ def _cpu_arith(prim):
     def rule(ctx, *args):
         expr = scalar_rules[prim](ctx, *args)      # looked up now: overrides still apply
         prefix = f"np.{np.dtype(ctx.dtype).name}("
-        if _kind(ctx.dtype) in "fc" and expr.startswith(prefix) and _closes_at_end(
-                expr, len(prefix) - 1):
+        if (_kind(ctx.dtype) in "fc" and expr.startswith(prefix) and _closes_at_end(
+                expr, len(prefix) - 1) and not expr.startswith("complex_", len(prefix))):
             return expr[len(prefix):-1]
         return expr
     return rule
@@ -291,7 +296,9 @@ def _integer_pow(ctx, x, *, y=None):
     if y == 0:
         return one
     n = abs(y)
-    if n <= 8:
+    if n <= 8 and _kind(ctx.dtype) == "c":
+        e = _complex_power_by_squaring(ctx, x, n)
+    elif n <= 8:
         e = " * ".join([x] * n)          # what XLA/JAX do: repeated multiplication
     else:
         e = f"{x} ** {n}"
@@ -301,6 +308,21 @@ def _integer_pow(ctx, x, *, y=None):
             return ctx.cast(f"{ctx.lit(1.0, np.float64)} / ({e})", ctx.dtype)
         return _div(ctx, one, f"({e})")
     return e
+
+
+def _complex_power_by_squaring(ctx, x, n):
+    """x^n of a complex x as jax's integer_pow multiplies (lax._integer_pow: the result
+    times x where n's bit is set, then x squared), each product XLA's (complex_mul).
+
+        n = 3: complex_mul(x, complex_mul(x, x))"""
+    acc = None
+    while n > 0:
+        if n & 1:
+            acc = x if acc is None else ctx.complex_call("complex_mul", acc, x)
+        n >>= 1
+        if n > 0:
+            x = ctx.complex_call("complex_mul", x, x)
+    return acc
 
 
 scalar_rules[integer_pow_p] = _integer_pow
@@ -378,6 +400,8 @@ scalar_rules[min_p] = _min
 def _abs(ctx, x):
     if _kind(ctx.in_dtypes[0]) == "b":
         return x
+    if _kind(ctx.in_dtypes[0]) == "c":     # XLA's |z| (complex_arith/elementary.py)
+        return ctx.complex_call("complex_abs", x)
     return ctx.cast(f"abs({x})", ctx.dtype)
 
 
@@ -439,23 +463,15 @@ def _operators():
 _operators()
 
 
-def _complex_call(prim, name, target=None):
-    """Complex operands of `prim` call XLA's algorithm (`name`: xforms/primitives/complex_arith,
-    see ScalarCtx.complex_call); real ones keep the rule `prim` had for `target`."""
-    real = (_target_rules[target][prim] if target else
-            scalar_rules.get(prim) or get_scalar_rule(prim))
-
-    def rule(ctx, *args):
-        if _kind(ctx.in_dtypes[0]) == "c":
-            return ctx.complex_call(name, *args)
-        return real(ctx, *args)
-    register_scalar_rule(prim, rule, target)
+def complex_exp2(ctx, x):
+    """2^x of a complex x as jax: exp(x * log 2), the product XLA's (a complex one)."""
+    ln2 = ctx.lit(complex(np.log(2.0), 0.0), ctx.dtype)
+    return ctx.complex_call("complex_exp", ctx.complex_call("complex_mul", x, ln2))
 
 
-for _p, _name in ((mul_p, "complex_mul"), (abs_p, "complex_abs"), (exp_p, "complex_exp"),
-                  (log_p, "complex_log"), (sqrt_p, "complex_sqrt")):
-    for _target in [None] + [t for t in _target_rules if has_target_rule(_p, t)]:
-        _complex_call(_p, _name, _target)
+_real_exp2 = scalar_rules.get(exp2_p) or get_scalar_rule(exp2_p)
+scalar_rules[exp2_p] = lambda ctx, x: (complex_exp2(ctx, x) if _kind(ctx.in_dtypes[0]) == "c"
+                                       else _real_exp2(ctx, x))
 scalar_rules[is_finite_p] = lambda ctx, x: f"np.isfinite({x})"
 
 

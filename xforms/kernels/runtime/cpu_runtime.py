@@ -249,11 +249,10 @@ def _vecmath_functions():
 VECMATH_FUNCS = _vecmath_functions()
 globals().update(VECMATH_FUNCS)
 
-# complex x / y with XLA's values (xforms/primitives/complex_arith/division.py): a plain njit
-# function LLVM inlines into the loops; error_model "numpy" lets a zero part divide as IEEE
-# and x * y, |x|, exp, log and sqrt with XLA's values (complex_arith/multiply.py, elementary.py)
-_COMPLEX = _complex_compiled.build(
-    (lambda f: f) if config.DISABLE_JIT else numba.njit(error_model="numpy", cache=_CACHE))
+# complex x / y, x * y, |x|, exp, log, sqrt with XLA's values (primitives/complex_arith/): njit
+# functions LLVM inlines; error_model "numpy" lets a zero part divide as IEEE
+_COMPLEX = _complex_compiled.build((lambda f: f) if config.DISABLE_JIT else numba.njit(
+    error_model="numpy", cache=_CACHE), fused=not config.DISABLE_JIT)
 complex_div = _COMPLEX["divide_scalar"]
 complex_mul = _COMPLEX["multiply_scalar"]
 complex_abs = _COMPLEX["abs_scalar"]

@@ -11,8 +11,10 @@ from . import division, elementary, hyperbolic, multiply
 MODULES = (division, elementary, hyperbolic, multiply)
 
 
-def build(decorator):
-    """{name: decorator(clone)} for every function of MODULES, helpers included."""
+def build(decorator, fused=True):
+    """{name: decorator(clone)} for every function of MODULES, helpers included; `fused`:
+    multiply.py's `_fma` is LLVM's fma (CPU and CUDA compile it; not the CUDA simulator,
+    which runs Python: it keeps the emulation)."""
     ns, fns = {}, {}
     for m in MODULES:
         ns.update(vars(m))
@@ -23,4 +25,18 @@ def build(decorator):
                                                fn.__closure__)
     for name, clone in fns.items():
         ns[name] = fns[name] = decorator(clone)
+    if fused:
+        ns["_fma"] = fma_intrinsic()
     return fns
+
+
+def fma_intrinsic():
+    """fma(a, b, c): a * b + c rounded once, LLVM's llvm.fma (a Numba intrinsic, any target)."""
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def fma(typingctx, a, b, c):
+        def codegen(context, builder, signature, args):
+            return builder.fma(*args)
+        return a(a, a, a), codegen
+    return fma

@@ -80,6 +80,15 @@ def _patch_product(out, x, y):
     return out
 
 
+def _exp2(x):
+    """2^x as jax: exp(x log 2), the product XLA's (a complex x; NumPy's np.exp2 otherwise)."""
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        return np.exp2(x)
+    return exp(multiply(x, x.dtype.type(complex(np.log(2.0), 0.0))))
+
+
+exp2 = _exp2
 exp, exp_into = unary(np.exp, elementary.exp_scalar)
 log, log_into = unary(np.log, elementary.log_scalar)
 sqrt, sqrt_into = unary(np.sqrt, elementary.sqrt_scalar)

@@ -14,17 +14,19 @@ from .base import bind1, define, inexact
 
 # --- exponentials and logarithms -----------------------------------------------------------
 # (complex exp and log: XLA's values, complex_arith/elementary.py, on every tier)
-exp_p = define("exp", complex_patch.exp, accept=inexact, fresh=True, into=complex_patch.exp_into, math=math_names("exp"), vec="vm_exp")
+exp_p = define("exp", complex_patch.exp, accept=inexact, fresh=True, into=complex_patch.exp_into,
+               math=math_names("exp", complex_fn="complex_exp"), vec="vm_exp")
 exp = bind1(exp_p)
 defjvp(exp_p, lambda t, ans, x: mul(t, ans))
 
-exp2_p = define("exp2", np.exp2, accept=inexact,   # CUDA: xforms/kernels/cuda/{scalar,complex}_cuda.py
+exp2_p = define("exp2", complex_patch.exp2, accept=inexact, fresh=True,   # CUDA: xforms/kernels/cuda/{scalar,complex}_cuda.py
               math={"cpu": "np.exp2", "cpu_complex": "np.exp2", "cuda": None,
                     "cuda_complex": None}, cost=2.5)
 exp2 = bind1(exp2_p)
 defjvp(exp2_p, lambda t, ans, x: mul(t, mul(ans, like(np.log(2.0), ans))))
 
-log_p = define("log", complex_patch.log, accept=inexact, fresh=True, into=complex_patch.log_into, math=math_names("log"), vec="vm_log")
+log_p = define("log", complex_patch.log, accept=inexact, fresh=True, into=complex_patch.log_into,
+               math=math_names("log", complex_fn="complex_log"), vec="vm_log")
 log = bind1(log_p)
 defjvp(log_p, lambda t, ans, x: div(t, x))
 

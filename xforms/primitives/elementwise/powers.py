@@ -72,8 +72,9 @@ defjvp(integer_pow_p, lambda t, ans, x, *, y: (
     t if y == 1 else mul(t, mul(like(y, x), x if y == 2 else integer_pow(x, y - 1)))
     if y != 0 else full_like_scalar(0, t)))
 
-sqrt_p = define("sqrt", complex_patch.sqrt, accept=inexact, math=math_names("sqrt"),   # complex:
-                fresh=True, into=complex_patch.sqrt_into)       # XLA's (complex_arith)
+sqrt_p = define("sqrt", complex_patch.sqrt, accept=inexact, fresh=True,     # complex: XLA's
+                into=complex_patch.sqrt_into,                           # (complex_arith)
+                math=math_names("sqrt", complex_fn="complex_sqrt"))
 sqrt = bind1(sqrt_p)
 defjvp(sqrt_p, lambda t, ans, x: div(t, mul(like(2, ans), ans)))
 

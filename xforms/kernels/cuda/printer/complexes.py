@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from xforms.primitives.complex_arith import compiled
-from ...loops.scalar_rules import get_scalar_rule, register_scalar_rule
+from ...loops.scalar_rules import complex_exp2, get_scalar_rule, register_scalar_rule
 from . import scalar  # noqa: F401  (the real rules these fall back to, registered first)
 
 TARGET = "cuda"
@@ -50,10 +50,21 @@ def __getattr__(name):
     if name not in DEVICE_FUNCTIONS:
         raise AttributeError(name)
     from numba import cuda
-    fns = compiled.build(cuda.jit(device=True, inline="always"))
+    from numba import config
+    sim = config.ENABLE_CUDASIM
+    fns = compiled.build(lambda f: cuda.jit(device=True, inline="always")(
+        _numpy_operands(f) if sim else f), fused=not sim)
     for k, v in DEVICE_FUNCTIONS.items():
         globals()[k] = fns[v]
     return globals()[name]
+
+
+def _numpy_operands(f):
+    """f on the simulator, where one device function's Python complex result may be the next
+    one's operand: as NumPy scalars, which divide by zero as IEEE says (Python raises)."""
+    def run(*args):
+        return f(*[np.complex128(a) if type(a) is complex else a for a in args])
+    return run
 
 
 def _is_complex(ctx):
@@ -103,7 +114,7 @@ def _acosh(ctx, x):
 
 
 def _exp2(ctx, x):
-    return ctx.cast(f"cmath.exp({x} * {ctx.lit(math.log(2.0), ctx.dtype)})", ctx.dtype)
+    return complex_exp2(ctx, x)
 
 
 def _expm1(ctx, x):

@@ -1,0 +1,75 @@
+"""Complex functions at infinities, NaNs and signed zeros as JAX gives them (issue #31,
+session 28), on the eager, fast and compiled tiers: x * y (XLA's plain product with FMAs),
+|x|, exp, log, log2 and sqrt (jax's algorithms: xforms/primitives/complex_arith).
+
+JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on),
+written here as literals.
+"""
+import numpy as np
+
+import xforms.numpy as xnp
+from jax_tiers import tiers  # noqa: F401 (a fixture)
+from test_jax_complex_s27 import parts_equal
+from xforms.primitives.complex_arith import elementary, multiply
+
+INF, NAN = np.inf, np.nan
+C = complex
+
+# the inputs of jnp.abs / exp / log / sqrt / log2 below
+Z = np.array([C(INF, NAN), C(-INF, NAN), C(NAN, INF), C(INF, INF), C(-INF, INF), C(1e300, 0.0),
+              C(1e300, -0.0), C(-INF, -0.0), C(-7.5, -0.0), C(1.0, 1e-30), C(2.0, -7.5)])
+
+
+def test_abs_is_nan_where_a_part_is(tiers):
+    # jax 0.10.2: jnp.abs(Z); XLA's max sqrt(1 + (min/max)^2), NaN-propagating max (C99: inf)
+    want = np.array([NAN, NAN, NAN, INF, INF, 1e300, 1e300, INF, 7.5, 1.0, 7.762087348130012])
+    for r in tiers(xnp.abs, Z):
+        np.testing.assert_allclose(np.asarray(r), want, rtol=1e-15)
+
+
+def test_exp_at_infinities_and_zero_imaginary_parts(tiers):
+    # jax 0.10.2: jnp.exp(Z): nan+nanj at every infinite real part with a non-finite imaginary
+    # one; Im +0 where y is +-0 (e^(x/2) squared where e^x overflows: inf+0j, not inf+nanj)
+    want = [C(NAN, NAN)] * 5 + [C(INF, 0.0), C(INF, 0.0), 0j, C(0.0005530843701478336, 0.0),
+                                C(2.7182818284590455, 2.718281828459046e-30),
+                                C(2.561307809353662, -6.930934449184193)]
+    parts_equal(tiers(xnp.exp, Z), np.array(want))
+
+
+def test_log_and_log2_at_infinities_and_the_cut(tiers):
+    # jax 0.10.2: jnp.log(Z), jnp.log2(Z): a NaN with an infinity gives nan+nanj (C99:
+    # inf+nanj); log(1+1e-30j)'s real part is 5e-61 (jax's compensated x^2 + y^2 - 1)
+    want = [C(NAN, NAN)] * 3 + [C(INF, 0.7853981633974483), C(INF, 2.356194490192345),
+                                C(690.7755278982137, 0.0), C(690.7755278982137, -0.0),
+                                C(INF, -3.141592653589793), C(2.0149030205422647, -3.141592653589793),
+                                C(5.0000000000000005e-61, 1e-30),
+                                C(2.049251286185382, -1.3101939350475555)]
+    parts_equal(tiers(xnp.log, Z), np.array(want))
+    want2 = [C(NAN, NAN)] * 3 + [C(INF, 1.1330900354567983), C(INF, 3.399270106370395),
+                                 C(996.5784284662086, 0.0), C(996.5784284662086, -0.0),
+                                 C(INF, -4.532360141827193), C(2.9068905956085183, -4.532360141827193),
+                                 C(7.213475204444818e-61, 1.4426950408889634e-30),
+                                 C(2.9564446681149805, -1.890210292695905)]
+    parts_equal(tiers(xnp.log2, Z), np.array(want2))
+
+
+def test_sqrt_takes_the_upper_side_at_minus_zero(tiers):
+    # jax 0.10.2: jnp.sqrt(Z): sqrt(-inf-0j) = +infj and sqrt(-7.5-0j) = +2.7386j (C99: the
+    # conjugates, as NumPy); a NaN with an infinity gives nan+nanj (C99: inf+-infj)
+    want = [C(NAN, NAN)] * 3 + [C(INF, INF), C(INF, INF), C(1e150, 0.0), C(1e150, 0.0),
+                                C(0.0, INF), C(0.0, 2.7386127875258306), C(1.0, 5e-31),
+                                C(2.209308415333859, -1.6973637424149854)]
+    parts_equal(tiers(xnp.sqrt, Z), np.array(want))
+    parts_equal([np.array([elementary.sqrt_scalar(z) for z in Z])], np.array(want))
+
+
+def test_multiply_fuses_the_products_as_xla(tiers):
+    # jax 0.10.2: a * b of [inf+1e300j, 1e300+1e300j, inf+2j, nan+0j] and [1e300-7.5j,
+    # 1e300-1e300j, inf+infj, 1+0j]: XLA's FMAs keep 1e300 * 1e300 unrounded, so the
+    # imaginary parts are fma(1e300, 1e300, -inf) = -inf and fma(1e300, 1e300, -1e600)
+    # = -inf: inf-infj both (the rounded products: inf+nanj, nan+nanj)
+    a = np.array([C(INF, 1e300), C(1e300, 1e300), C(INF, 2.0), C(NAN, 0.0)])
+    b = np.array([C(1e300, -7.5), C(1e300, -1e300), C(INF, INF), C(1.0, 0.0)])
+    want = np.array([C(INF, -INF), C(INF, -INF), C(NAN, INF), C(NAN, NAN)])
+    parts_equal(tiers(xnp.multiply, a, b), want)
+    parts_equal([np.array([multiply.multiply_scalar(x, y) for x, y in zip(a, b)])], want)
