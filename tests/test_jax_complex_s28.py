@@ -1,6 +1,7 @@
 """Complex functions at infinities, NaNs and signed zeros as JAX gives them (issue #31,
 session 28), on the eager, fast and compiled tiers: x * y (XLA's plain product with FMAs),
-|x|, exp, log, log2 and sqrt (jax's algorithms: xforms/primitives/complex_arith).
+|x|, exp, log, log2, sqrt, sin, cos, sinh, cosh, expm1, log1p, exp2 and square (jax's
+algorithms: xforms/primitives/complex_arith).  CUDA: tests/cuda/test_complex_cuda.py.
 
 JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on),
 written here as literals.
@@ -73,3 +74,45 @@ def test_multiply_fuses_the_products_as_xla(tiers):
     want = np.array([C(INF, -INF), C(INF, -INF), C(NAN, INF), C(NAN, NAN)])
     parts_equal(tiers(xnp.multiply, a, b), want)
     parts_equal([np.array([multiply.multiply_scalar(x, y) for x, y in zip(a, b)])], want)
+
+
+# the inputs of the tests below
+W = np.array([C(-0.0, INF), C(INF, 0.0), C(1e300, 1.0), C(1e-30, 1.0), C(1e-30, 1e-30),
+              C(NAN, 0.0), C(0.5, -2.0)])
+
+
+def test_sin_cos_sinh_cosh_as_jax(tiers):
+    # jax 0.10.2: jnp.sin/cos/sinh/cosh(W): sin(-0+infj) has Re +0; sinh, cosh are
+    # exp(z - log 2) -+ exp(-log 2 - z), whose halves cancel (sinh(1e-30+1j) = 0.84j)
+    want = {xnp.sin: [C(0.0, INF), C(NAN, NAN), C(-1.2620577401517217, -0.6761944455785778),
+                      C(1.5430806348152441e-30, 1.1752011936438016), C(1e-30, 1e-30),
+                      C(NAN, NAN), C(1.8036926955321817, -3.1828694483371494)],
+            xnp.cos: [C(INF, 0.0), C(NAN, NAN), C(-0.8878671669033299, 0.9611757993782906),
+                      C(1.543080634815244, -1.1752011936438017e-30), C(1, -1.0000000000000001e-60),
+                      C(NAN, NAN), C(3.3016373329140944, 1.7388095044743164)],
+            xnp.sinh: [C(NAN, NAN), C(INF, 0.0), C(INF, INF), C(0.0, 0.8414709848078965),
+                       C(0.0, 1e-30), C(NAN, 0.0), C(-0.2168521629207897, -1.0253473885839877)],
+            xnp.cosh: [C(NAN, NAN), C(INF, 0.0), C(INF, INF), C(0.5403023058681398, 0.0),
+                       C(1.0, 0.0), C(NAN, 0.0), C(-0.46925797822905346, -0.473830620416407)]}
+    for f, w in want.items():
+        parts_equal(tiers(f, W), np.array(w))
+
+
+def test_expm1_log1p_exp2_square_as_jax(tiers):
+    # jax 0.10.2: jnp.expm1/log1p/exp2/square(W): exp2 is exp(z * log 2) with XLA's product
+    # (an infinite part makes its partner's product inf * 0: nan+nanj); log1p(1e-30+1e-30j)
+    # keeps Re 1e-30 (NumPy's: 0); square is (|a| - |b|)(|a| + |b|) + 2ab i
+    want = {xnp.expm1: [C(NAN, NAN), C(INF, 0.0), C(INF, INF),
+                        C(-0.45969769413186023, 0.8414709848078965), C(1e-30, 1e-30),
+                        C(NAN, 0.0), C(-1.6861101411498431, -1.4991780090003948)],
+            xnp.log1p: [C(INF, 1.5707963267948966), C(INF, 0.0), C(690.7755278982137, 1e-300),
+                        C(0.34657359027997264, 0.7853981633974483), C(1e-30, 1e-30),
+                        C(NAN, NAN), C(0.9162907318741551, -0.9272952180016122)],
+            xnp.exp2: [C(NAN, NAN), C(NAN, NAN), C(INF, INF),
+                       C(0.7692389013639721, 0.6389612763136348),
+                       C(1.0, 6.9314718055994535e-31), C(NAN, NAN),
+                       C(0.25944734179391565, -1.3902111626785592)],
+            xnp.square: [C(-INF, NAN), C(INF, NAN), C(INF, 2e300), C(-1.0, 2e-30),
+                         C(0.0, 2.0000000000000002e-60), C(NAN, NAN), C(-3.75, -2.0)]}
+    for f, w in want.items():
+        parts_equal(tiers(f, W), np.array(w))

@@ -249,16 +249,11 @@ def _vecmath_functions():
 VECMATH_FUNCS = _vecmath_functions()
 globals().update(VECMATH_FUNCS)
 
-# complex x / y, x * y, |x|, exp, log, sqrt with XLA's values (primitives/complex_arith/): njit
+# complex x / y, x * y, exp, log, sin... with XLA's values (primitives/complex_arith/): njit
 # functions LLVM inlines; error_model "numpy" lets a zero part divide as IEEE
 _COMPLEX = _complex_compiled.build((lambda f: f) if config.DISABLE_JIT else numba.njit(
     error_model="numpy", cache=_CACHE), fused=not config.DISABLE_JIT)
-complex_div = _COMPLEX["divide_scalar"]
-complex_mul = _COMPLEX["multiply_scalar"]
-complex_abs = _COMPLEX["abs_scalar"]
-complex_exp = _COMPLEX["exp_scalar"]
-complex_log = _COMPLEX["log_scalar"]
-complex_sqrt = _COMPLEX["sqrt_scalar"]
+globals().update(_complex_compiled.by_kernel_name(_COMPLEX))      # complex_div, complex_mul...
 from .hugepages import advise_huge, huge_copy  # noqa: E402,F401  (large kernel-made arrays)
 
 

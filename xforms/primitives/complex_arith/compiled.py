@@ -6,9 +6,17 @@ compiled helpers (Numba cannot call a plain Python `_max`).
 """
 import types
 
-from . import division, elementary, hyperbolic, multiply
+from . import division, elementary, hyperbolic, multiply, trigonometric
 
-MODULES = (division, elementary, hyperbolic, multiply)
+MODULES = (division, elementary, hyperbolic, multiply, trigonometric)
+# the name generated kernels call each by (ScalarCtx.complex_call; the primitives' math facts)
+KERNEL_NAMES = {"complex_div": "divide_scalar", "complex_mul": "multiply_scalar",
+                "complex_abs": "abs_scalar", "complex_exp": "exp_scalar",
+                "complex_log": "log_scalar", "complex_sqrt": "sqrt_scalar",
+                "complex_expm1": "expm1_scalar", "complex_log1p": "log1p_scalar",
+                "complex_sin": "sin_scalar", "complex_cos": "cos_scalar",
+                "complex_sinh": "sinh_scalar", "complex_cosh": "cosh_scalar",
+                "complex_tanh": "tanh_scalar", "complex_acosh": "acosh_scalar"}
 
 
 def build(decorator, fused=True):
@@ -28,6 +36,11 @@ def build(decorator, fused=True):
     if fused:
         ns["_fma"] = fma_intrinsic()
     return fns
+
+
+def by_kernel_name(fns):
+    """{kernel name: function} of build()'s result (KERNEL_NAMES)."""
+    return {k: fns[v] for k, v in KERNEL_NAMES.items()}
 
 
 def fma_intrinsic():

@@ -31,6 +31,15 @@ _SQRT2 = math.sqrt(2.0)
 _SPLIT = 134217729.0                   # 2^27 + 1: Veltkamp's split of a float64
 
 
+def parts(z):
+    """z's parts as float64, complex64 too (Numba's float() keeps a float32; times 1.0, which
+    keeps -0.0, widens it).
+
+        >>> parts(1 - 2j)      # (1.0, -2.0)
+    """
+    return float(z.real) * 1.0, float(z.imag) * 1.0
+
+
 def _div(a, b):
     """a / b as IEEE says, where Python would raise on a zero divisor."""
     if b != 0:
@@ -49,7 +58,8 @@ def _min(a, b):
 
 def abs_scalar(z):
     """|z| (the module docstring): a float."""
-    ax, ay = abs(float(z.real)), abs(float(z.imag))
+    x, y = parts(z)
+    ax, ay = abs(x), abs(y)
     big, small = _max(ax, ay), _min(ax, ay)
     if big == 0 or big != big or math.isinf(small):
         return small                            # (0, 0), (inf, inf), NaN: XLA's select
@@ -59,7 +69,7 @@ def abs_scalar(z):
 
 def exp_scalar(z):
     """e^z (the module docstring): a Python complex."""
-    x, y = float(z.real), float(z.imag)
+    x, y = parts(z)
     e = math.exp(x) if x < 709.0 or x != x else math.inf      # (no OverflowError)
     c = math.cos(y) if math.isfinite(y) else math.nan
     s = math.sin(y) if math.isfinite(y) else math.nan
@@ -102,7 +112,7 @@ def _log(v):
 
 def log_scalar(z):
     """log z, principal branch (the module docstring): a Python complex."""
-    x, y = float(z.real), float(z.imag)
+    x, y = parts(z)
     im = math.atan2(y, x)
     if math.isfinite(x) and math.isfinite(y):
         d = _log_abs_near_one(x, y)
@@ -130,7 +140,7 @@ def _sqrt(v):
 
 def sqrt_scalar(z):
     """The principal square root (the module docstring): a Python complex."""
-    x, y = float(z.real), float(z.imag)
+    x, y = parts(z)
     ax, ay = abs(x), abs(y)
     big, small = _max(ax, ay), _min(ax, ay)
     same = ax == ay
@@ -155,3 +165,57 @@ def sqrt_scalar(z):
     if x < 0:
         return complex(v, -u if y < 0 else u)
     return complex(v, -v if y < 0 else v)           # (x NaN)
+
+
+def _cosm1(v):
+    """cos v - 1 as XLA's cosm1: -2 sin^2(v/2) near 0 (no cancellation), cos v - 1 beyond
+    pi/4 (where the halved argument would reduce differently)."""
+    if not math.isfinite(v):
+        return math.nan
+    if abs(v) > math.pi / 4:
+        return math.cos(v) - 1.0
+    s = math.sin(0.5 * v)
+    return -2.0 * s * s
+
+
+def expm1_scalar(z):
+    """e^z - 1 as XLA (EmitExpm1 of a complex): expm1(x) cos y + cosm1(y) + i e^x sin y,
+    Im +0 where y == 0; a Python complex."""
+    x, y = parts(z)
+    em = math.expm1(x) if x < 709.0 or x != x else math.inf
+    cm = _cosm1(y)
+    s = math.sin(y) if math.isfinite(y) else math.nan
+    return complex(em * (cm + 1.0) + cm, 0.0 if y == 0 else (em + 1.0) * s)
+
+
+def _two_sum_error(a, b, s):
+    """The rounding error of s = a + b (Knuth's TwoSum)."""
+    d = s - a
+    return (a - (s - d)) + (b - d)
+
+
+def log1p_scalar(z):
+    """log(1 + z) as jax (its HLO): Re = log|z| far out, log|1 + z| near -1, else
+    log1p(2x + x^2 + y^2) / 2 with that sum compensated; Im = atan2(y, 1 + x)."""
+    x, y = parts(z)
+    ax, ay = abs(x), abs(y)
+    big, small = _max(ax, ay), _min(ax, ay)
+    xp1 = x + 1.0
+    im = math.atan2(y, xp1)
+    if big > 1.3407807929942595e+152:           # (sqrt of the largest float64)
+        r = 1.0 if small == big else _div(small, big)
+        return complex(_log(big) + 0.5 * _log1p(r * r), im)
+    if abs(xp1) + ay < 0.2:
+        return complex(0.5 * _log(xp1 * xp1 + y * y), im)
+    if big != big:
+        return complex(math.nan, im)
+    xx, yy = x * x, y * y
+    s1 = x + x
+    s2 = s1 + yy
+    s3 = s2 + xx
+    ey, ex = _square_error(y), _square_error(x)
+    s4 = s3 + ey
+    s5 = s4 + ex
+    err = (_two_sum_error(s1, yy, s2) + _two_sum_error(s2, xx, s3)
+           + _two_sum_error(s3, ey, s4) + _two_sum_error(s4, ex, s5))
+    return complex(0.5 * _log1p(s5 + err), im)
