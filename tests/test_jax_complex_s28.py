@@ -8,6 +8,7 @@ written here as literals.
 """
 import numpy as np
 
+import xforms.lax as lax
 import xforms.numpy as xnp
 from jax_tiers import tiers  # noqa: F401 (a fixture)
 from test_jax_complex_s27 import parts_equal
@@ -116,3 +117,16 @@ def test_expm1_log1p_exp2_square_as_jax(tiers):
                          C(0.0, 2.0000000000000002e-60), C(NAN, NAN), C(-3.75, -2.0)]}
     for f, w in want.items():
         parts_equal(tiers(f, W), np.array(w))
+
+
+def test_rsqrt_as_xla(tiers):
+    # jax 0.10.2: lax.rsqrt of [0j, inf+1j, nan-infj, -inf+2j, -7.5-0j, 1e300+1e300j,
+    # 0.5-2j] (XLA's EmitComplexRsqrt: 0 gives inf+nanj, an infinite x a zero of x's sign and
+    # minus y's; -7.5-0j takes the upper side: +0.365j)
+    z = np.array([0j, C(INF, 1.0), C(NAN, -INF), C(-INF, 2.0), C(-7.5, -0.0), C(1e300, 1e300),
+                  C(0.5, -2.0)])
+    want = np.array([C(INF, NAN), C(0.0, -0.0), C(0.0, 0.0), C(-0.0, -0.0),
+                     C(2.235888922898346e-17, 0.3651483716701107),
+                     C(7.768869870150186e-151, -3.217971264527913e-151),
+                     C(0.5489618879741084, 0.4286164901454076)])
+    parts_equal(tiers(lax.rsqrt, z), want)

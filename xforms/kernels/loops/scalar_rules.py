@@ -326,7 +326,9 @@ def _complex_power_by_squaring(ctx, x, n):
 
 
 scalar_rules[integer_pow_p] = _integer_pow
-scalar_rules[rsqrt_p] = lambda ctx, x: _div(ctx, ctx.lit(1, ctx.dtype), f"{ctx.fn('sqrt')}({x})")
+scalar_rules[rsqrt_p] = lambda ctx, x: (     # complex: XLA's (complex_arith/elementary.py)
+    ctx.complex_call("complex_rsqrt", x) if _kind(ctx.dtype) == "c"
+    else _div(ctx, ctx.lit(1, ctx.dtype), f"{ctx.fn('sqrt')}({x})"))
 scalar_rules[cbrt_p] = lambda ctx, x: f"np.cbrt({x})"
 
 

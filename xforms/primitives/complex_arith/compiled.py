@@ -16,7 +16,7 @@ KERNEL_NAMES = {"complex_div": "divide_scalar", "complex_mul": "multiply_scalar"
                 "complex_expm1": "expm1_scalar", "complex_log1p": "log1p_scalar",
                 "complex_sin": "sin_scalar", "complex_cos": "cos_scalar",
                 "complex_sinh": "sinh_scalar", "complex_cosh": "cosh_scalar",
-                "complex_tanh": "tanh_scalar", "complex_acosh": "acosh_scalar"}
+                "complex_rsqrt": "rsqrt_scalar", "complex_tanh": "tanh_scalar", "complex_acosh": "acosh_scalar"}
 
 
 def build(decorator, fused=True):

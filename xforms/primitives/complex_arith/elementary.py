@@ -219,3 +219,26 @@ def log1p_scalar(z):
     err = (_two_sum_error(s1, yy, s2) + _two_sum_error(s2, xx, s3)
            + _two_sum_error(s3, ey, s4) + _two_sum_error(s4, ex, s5))
     return complex(0.5 * _log1p(s5 + err), im)
+
+
+def _rsqrt(v):
+    return 1.0 / math.sqrt(v) if v > 0 else (math.inf if v == 0 else math.nan)
+
+
+def rsqrt_scalar(z):
+    """1 / sqrt(z) as XLA (EmitComplexRsqrt): rsqrt|z| (cos(-t/2) + i sin(-t/2)), t = atan2(y,
+    x), |z| as abs_scalar's (rsqrt of its smaller part where that is NaN); 0 gives inf+nanj,
+    an infinite x (or y with a NaN x) a zero of x's sign and minus y's."""
+    x, y = parts(z)
+    ax, ay = abs(x), abs(y)
+    big, small = _max(ax, ay), _min(ax, ay)
+    r = _div(small, big)
+    q = _rsqrt(big) * _rsqrt(math.sqrt(1.0 + r * r) if r == r else math.nan)
+    if q != q:
+        q = _rsqrt(small)
+    a = -0.5 * math.atan2(y, x)
+    if x == 0 and y == 0:
+        return complex(math.inf, math.nan)
+    if (math.isinf(y) and x != x) or math.isinf(x):
+        return complex(math.copysign(0.0, x), -math.copysign(0.0, y))
+    return complex(q * math.cos(a), q * math.sin(a))

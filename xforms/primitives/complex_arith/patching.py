@@ -101,6 +101,14 @@ expm1, expm1_into = unary(np.expm1, elementary.expm1_scalar)
 _log1p_patched, _ = unary(np.log1p, elementary.log1p_scalar)
 
 
+def _reciprocal_sqrt(x, out=None):
+    with np.errstate(all="ignore"):
+        return np.divide(1, np.sqrt(x), out=out)
+
+
+rsqrt, rsqrt_into = unary(_reciprocal_sqrt, elementary.rsqrt_scalar)
+
+
 def _square_error(v):
     """v*v's rounding error (Dekker's split; elementary._square_error), elementwise."""
     t = v * v.dtype.type(134217729.0 if v.dtype == np.float64 else 4097.0)

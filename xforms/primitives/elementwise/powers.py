@@ -78,7 +78,8 @@ sqrt_p = define("sqrt", complex_patch.sqrt, accept=inexact, fresh=True,     # co
 sqrt = bind1(sqrt_p)
 defjvp(sqrt_p, lambda t, ans, x: div(t, mul(like(2, ans), ans)))
 
-rsqrt_p = define("rsqrt", lambda x: 1 / np.sqrt(x), accept=inexact)
+rsqrt_p = define("rsqrt", complex_patch.rsqrt, accept=inexact, fresh=True,    # complex: XLA's
+                 into=complex_patch.rsqrt_into)                         # (complex_arith)
 rsqrt = bind1(rsqrt_p)
 defjvp(rsqrt_p, lambda t, ans, x: mul(t, mul(like(-0.5, ans), div(ans, x))))
 

@@ -35,8 +35,11 @@ class CpuCtx(ScalarCtx):
         """The math function of `prim` (object or name) for these operands (its facts)."""
         dt = np.dtype(self.in_dtypes[0]) if self.in_dtypes else np.dtype(self.dtype)
         if dt.kind == "c":
-            name = math_name(prim, "cpu_complex")      # (complex_arith's: complex_call binds it)
-            return name if name and name.startswith("complex_") else self.em.global_name(name)
+            name = math_name(prim, "cpu_complex")
+            if name and name.startswith("complex_"):      # complex_arith's: cpu_runtime's
+                self.em.inline_used.add(name)
+                return name
+            return self.em.global_name(name)
         if (prim in VECMATH and self.size >= math_choice.VECMATH_MIN_ELEMENTS
                 and not self.em.libm_only):
             name = VECMATH[prim]
