@@ -130,3 +130,20 @@ def test_rsqrt_as_xla(tiers):
                      C(7.768869870150186e-151, -3.217971264527913e-151),
                      C(0.5489618879741084, 0.4286164901454076)])
     parts_equal(tiers(lax.rsqrt, z), want)
+
+
+def test_integer_pow_squares_as_jax(tiers):
+    # jax 0.10.2: lax.integer_pow(z, n) of [inf+1e300j, 3e38+3e38j, infj, 1+1j, 0.5-2j]: the
+    # result times z where n's bit is set, then z squared, each XLA's product (its FMA leaves
+    # (3e38+3e38j)^2 the rounding error -1.68e59 as real part); n < 0: 1 / that
+    z = np.array([C(INF, 1e300), C(3e38, 3e38), C(0.0, INF), C(1.0, 1.0), C(0.5, -2.0)])
+    want = {2: [C(NAN, INF), C(-1.677509520414629e+59, 1.8000000000000001e+77), C(-INF, NAN),
+                2j, C(-3.75, -2.0)],
+            3: [C(NAN, NAN), C(-5.400000000000001e+115, 5.400000000000001e+115), C(NAN, NAN),
+                C(-2.0, 2.0), C(-5.875, 6.5)],
+            -2: [C(0.0, -0.0), C(-5.177498519798236e-96, -5.555555555555555e-78), C(-0.0, 0.0),
+                 C(0.0, -0.5), C(-0.20761245674740486, 0.11072664359861592)],
+            12: [C(NAN, NAN), C(NAN, -INF), C(NAN, NAN), C(-64.0, 0.0),
+                 C(-5773.320068359375, 1181.42578125)]}
+    for n, w in want.items():
+        parts_equal(tiers(lambda x, n=n: lax.integer_pow(x, n), z), np.array(w))

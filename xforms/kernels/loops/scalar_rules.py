@@ -296,7 +296,7 @@ def _integer_pow(ctx, x, *, y=None):
     if y == 0:
         return one
     n = abs(y)
-    if n <= 8 and _kind(ctx.dtype) == "c":
+    if _kind(ctx.dtype) == "c":
         e = _complex_power_by_squaring(ctx, x, n)
     elif n <= 8:
         e = " * ".join([x] * n)          # what XLA/JAX do: repeated multiplication

@@ -12,7 +12,7 @@ elements: the patch costs a mask pass, and Python only on them.
 """
 import numpy as np
 
-from . import elementary, multiply as _multiply, trigonometric
+from . import division, elementary, multiply as _multiply, trigonometric
 
 
 def _special(z, out):
@@ -93,6 +93,26 @@ def _exp2(x):
 
 
 exp2 = _exp2
+def integer_power(x, n):
+    """x ** n (an int n) of a complex x as jax's integer_pow: the result times x where n's bit
+    is set, then x squared, each product XLA's (`multiply`); 1 / that for n < 0.
+
+        >>> integer_power(np.array([complex(np.inf, 1e300)]), 2)       # [nan+infj]
+    """
+    x, m, acc = np.asarray(x), abs(n), None
+    while m > 0:
+        if m & 1:
+            acc = x if acc is None else multiply(acc, x)
+        m >>= 1
+        if m > 0:
+            x = multiply(x, x)
+    if acc is None:
+        return np.ones_like(x)
+    if n < 0:
+        return division.divide(np.ones_like(acc), acc)
+    return acc.copy() if n == 1 else acc
+
+
 exp, exp_into = unary(np.exp, elementary.exp_scalar)
 log, log_into = unary(np.log, elementary.log_scalar)
 sqrt, sqrt_into = unary(np.sqrt, elementary.sqrt_scalar)

@@ -62,8 +62,9 @@ defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
 
 integer_pow_p = primitive("integer_pow")
 abstract_eval_rules[integer_pow_p] = lambda x, *, y: [x]
-impl_rules[integer_pow_p] = lambda x, *, y: [np.power(x, y) if y >= 0 else
-                                             1 / np.power(x, -y)]
+impl_rules[integer_pow_p] = lambda x, *, y: [     # complex: jax's order, XLA's products
+    complex_patch.integer_power(x, y) if np.iscomplexobj(x) else
+    np.power(x, y) if y >= 0 else 1 / np.power(x, -y)]
 integer_pow = lambda x, y: integer_pow_p.bind(x, y=int(y))
 defvectorized(integer_pow_p)
 declare(integer_pow_p, ELEMENTWISE, simplify="unary", noop=lambda eqn: eqn.params["y"] == 1,
