@@ -152,7 +152,8 @@ def log1p(x):
     out = _log1p_patched(x)
     a, b = x.real, x.imag
     with np.errstate(all="ignore"):
-        mid = (np.maximum(abs(a), abs(b)) <= 1.3407807929942595e+152) & ~(
+        big = 1.3407807929942595e+152 if a.dtype == np.float64 else np.float32(1.8446743e17)
+        mid = (np.maximum(abs(a), abs(b)) <= big) & ~(            # (jax's: sqrt(max) / 100)
             abs(a + 1) + abs(b) < 0.2) & np.isfinite(out.real)
         if mid.any():
             aa, bb = a[mid], b[mid]
