@@ -147,3 +147,11 @@ def test_integer_pow_squares_as_jax(tiers):
                  C(-5773.320068359375, 1181.42578125)]}
     for n, w in want.items():
         parts_equal(tiers(lambda x, n=n: lax.integer_pow(x, n), z), np.array(w))
+
+
+def test_power_of_a_zero_base_as_xla(tiers):
+    # jax 0.10.2: lax.pow(0j, y) for y = [2, 0.5, 0, -1, 1j, 1+1j, -0.5+2j] (complex128):
+    # 1 for y == 0, 0 for a real y > 0, nan+nanj otherwise (NumPy: 0 for 1+1j)
+    y = np.array([2 + 0j, 0.5 + 0j, 0j, -1 + 0j, 1j, 1 + 1j, -0.5 + 2j])
+    want = np.array([0j, 0j, 1 + 0j, C(NAN, NAN), C(NAN, NAN), C(NAN, NAN), C(NAN, NAN)])
+    parts_equal(tiers(lax.pow, np.zeros_like(y), y), want)
