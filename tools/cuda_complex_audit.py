@@ -8,7 +8,9 @@ each function on a grid of complex values whose parts are +-inf, NaN, +-0, 1, 2,
     gpu    by the CUDA printer's scalar expressions compiled by Numba on the CPU: what a GPU
            runs, since numba-cuda's cmath is Numba's code and its math functions libdevice's
            (rounding apart)
-    cpu    by jit's compiled CPU tier
+    cpu    by jit's compiled CPU tier (XFORMS_LLVM_KERNELS=0/1 choose its path)
+    eager  by calling the function on NumPy arrays (the eager tier; the fast tier runs the
+           same impls)
     jax    by jax.jit (CPU, x64)
 
 and prints, per function and dtype, how many results differ bit for bit / materially (a NaN
@@ -37,6 +39,7 @@ import xforms.numpy as xnp  # noqa: E402
 from xforms import lax  # noqa: E402
 from xforms.core.ir import Literal  # noqa: E402
 from xforms.kernels.cuda.printer import complexes  # noqa: E402
+from xforms.primitives.complex_arith import compiled  # noqa: E402
 from xforms.kernels.cuda.printer.emit import scalar_expr  # noqa: E402
 
 PARTS = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1.0, 2.0, -7.5, 1e300, 3e38, 1e-30, 1e-40]
@@ -73,8 +76,8 @@ def gpu_emulated(f, args):
     """f's CUDA scalar expressions (one elementwise loop) compiled by Numba on the CPU."""
     jaxpr = xf.make_jaxpr(f)(*[a[:1] for a in args]).jaxpr
     g = {"np": np, "math": math, "cmath": cmath, "nbt": numba.types}
-    g.update({k: numba.njit(error_model="numpy")(fn)
-              for k, fn in complexes.DEVICE_FUNCTIONS.items()})
+    fns = compiled.build(numba.njit(error_model="numpy"))
+    g.update({k: fns[v] for k, v in complexes.DEVICE_FUNCTIONS.items()})
     env = {v: f"x{i}" for i, v in enumerate(jaxpr.invars)}
     body = []
     for k, e in enumerate(jaxpr.eqns):
@@ -105,13 +108,13 @@ def functions(jax, jnp):
              "exp2", "reciprocal", "square", "isfinite", "log10", "log2"]
     fns = {n: (getattr(xnp, n), getattr(jnp, n), 1) for n in unary}
     fns.update({
-        "div": (lambda a, b: a / b, lambda a, b: a / b, 2),
-        "mul": (lambda a, b: a * b, lambda a, b: a * b, 2),
+        "div": (lax.div, jax.lax.div, 2),
+        "mul": (lax.mul, jax.lax.mul, 2),
         "pow": (lax.pow, jax.lax.pow, 2),
         "rsqrt": (lax.rsqrt, jax.lax.rsqrt, 1),
         "logistic": (lax.logistic, jax.lax.logistic, 1),
-        "pow2": (lambda a: a ** 2, lambda a: a ** 2, 1),
-        "pow_m2": (lambda a: a ** -2, lambda a: a ** -2, 1)})
+        "pow2": (lambda a: lax.integer_pow(a, 2), lambda a: jax.lax.integer_pow(a, 2), 1),
+        "pow_m2": (lambda a: lax.integer_pow(a, -2), lambda a: jax.lax.integer_pow(a, -2), 1)})
     return fns
 
 
@@ -132,6 +135,7 @@ def main(argv):
             v = grid(dt)
             args = (np.repeat(v, v.size), np.tile(v, v.size)) if arity == 2 else (v,)
             res = {"cpu": np.asarray(xf.jit(f, backend="cpu", tiered=False)(*args)),
+                   "eager": np.asarray(f(*args)),
                    "jax": np.asarray(jax.jit(jf)(*args)), "gpu": gpu_emulated(f, args),
                    "cuda": None}
             if simulating():
@@ -147,7 +151,7 @@ def main(argv):
                 return f"{(~bitwise(a, b)).sum()}/{(~close(a, b, dt)).sum()}"
             print(f"{name:10s} {dt.name:10s} cuda-cpu {count('cuda', 'cpu'):>9s}  gpu-cpu "
                   f"{count('gpu', 'cpu'):>9s}  cpu-jax {count('cpu', 'jax'):>9s}  gpu-jax "
-                  f"{count('gpu', 'jax'):>9s}", flush=True)
+                  f"{count('gpu', 'jax'):>9s}  eager-jax {count('eager', 'jax'):>9s}", flush=True)
             for i in np.flatnonzero(~close(res["gpu"], res["jax"], dt))[:show]:
                 print("    ", *[a[i] for a in args], {k: r[i] for k, r in res.items()
                                                       if r is not None})

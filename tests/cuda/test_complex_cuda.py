@@ -145,3 +145,34 @@ def test_cuda_complex_cumprod_with_infinities_is_the_cpu_tiers(reverse):
         f = lambda a: lax.cumprod(a, axis=axis, reverse=reverse)    # noqa: E731
         cpu = np.asarray(xf.jit(f, backend="cpu", tiered=False)(a))
         same_bits(xf.jit(f, backend="cuda")(a), cpu)
+
+
+# session 28: the complex functions below are the CPU tiers' scalar functions, compiled as
+# device functions (complex_arith: jax's algorithms); on the simulator they run in Python
+_UNARY = ["exp", "log", "sqrt", "abs", "sin", "cos", "sinh", "cosh", "expm1", "log1p", "exp2",
+          "log2", "square"]
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("name", _UNARY)
+def test_cuda_complex_functions_are_the_cpu_tiers_at_the_edges(name, dtype):
+    z = _grid(dtype)[1][:81]
+    f = getattr(xnp, name)
+    got, cpu = xf.jit(f, backend="cuda")(z), xf.jit(f, backend="cpu", tiered=False)(z)
+    if name == "abs":
+        got, cpu = np.asarray(got).astype(dtype), np.asarray(cpu).astype(dtype)
+    parts_equal(got, cpu)
+
+
+def test_cuda_complex_multiply_and_exp_as_jax():
+    # jax 0.10.2: a * b (XLA's product, its FMAs keep 1e300 * 1e300 unrounded) and jnp.exp,
+    # jnp.sqrt of [inf+infj, -inf-0j, inf+nanj] (complex128)
+    a = np.array([complex(INF, 1e300), complex(1e300, 1e300), complex(INF, 2.0)])
+    b = np.array([complex(1e300, -7.5), complex(1e300, -1e300), complex(INF, INF)])
+    parts_equal(xf.jit(xnp.multiply, backend="cuda")(a, b),
+                np.array([complex(INF, -INF), complex(INF, -INF), complex(NAN, INF)]))
+    z = np.array([complex(INF, INF), complex(-INF, -0.0), complex(INF, NAN)])
+    parts_equal(xf.jit(xnp.exp, backend="cuda")(z),
+                np.array([complex(NAN, NAN), complex(0.0, 0.0), complex(NAN, NAN)]))
+    parts_equal(xf.jit(xnp.sqrt, backend="cuda")(z),
+                np.array([complex(INF, INF), complex(0.0, INF), complex(NAN, NAN)]))

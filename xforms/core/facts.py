@@ -204,16 +204,21 @@ def declare(prim, kind=None, **facts):
     return prim
 
 
-def math_names(fn, *, module="math", cmath="cmath", cuda=True, cuda_complex=True):
+def math_names(fn, *, module="math", cmath="cmath", cuda=True, cuda_complex=True,
+               complex_fn=None):
     """The usual math slots: `math.fn` for real operands on both backends, `cmath.fn` for
     complex ones.  `cuda=False` / `cuda_complex=False` leave that slot to an override in
-    kernels/cuda; `cmath=None` means no complex spelling.
+    kernels/cuda; `cmath=None` means no complex spelling; `complex_fn` names a function of
+    xforms/primitives/complex_arith for complex operands on both backends (XLA's values).
 
     >>> math_names("exp")["cpu_complex"]
     'cmath.exp'
     """
     real = f"{module}.{fn}"
     cplx = f"{cmath}.{fn}" if cmath else None
+    if complex_fn:
+        return {"cpu": real, "cpu_complex": complex_fn, "cuda": real if cuda else None,
+                "cuda_complex": complex_fn}
     return {"cpu": real, "cpu_complex": cplx, "cuda": real if cuda else None,
             "cuda_complex": cplx if cuda_complex and cmath == "cmath" else None}
 

@@ -118,7 +118,13 @@ def positive(x):
 
 
 def square(x):
-    return ew.integer_pow(_numeric(asarray_operand(x)), 2)
+    x = _numeric(asarray_operand(x))
+    if aval(x).dtype.kind == "c":      # jax: (|a| - |b|)(|a| + |b|) + 2ab i, not x * x
+        a, b = ew.real(x), ew.imag(x)  # (inf+1e300j: inf+infj, where x * x is nan+infj)
+        aa, ab = ew.abs(a), ew.abs(b)
+        return ew.complex(ew.mul(ew.sub(aa, ab), ew.add(aa, ab)),
+                          ew.mul(ew.like(2, a), ew.mul(a, b)))
+    return ew.integer_pow(x, 2)
 
 
 def reciprocal(x):

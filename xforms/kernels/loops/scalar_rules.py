@@ -26,7 +26,7 @@ from xforms.primitives.elementwise import int_div_by_zero
 from ..codegen import lit
 from xforms.primitives.bits.float_bits import bitcast_convert_type_p
 from xforms.primitives.elementwise import (abs_p, cbrt_p, ceil_p, complex_p, conj_p, div_p,
-                                           floor_p, imag_p, integer_pow_p, is_finite_p,
+                                           exp2_p, floor_p, imag_p, integer_pow_p, is_finite_p,
                                            logistic_p, max_p, min_p, pow_p, real_p, rem_p,
                                            round_p, rsqrt_p, select_n_p, sign_p, stop_gradient_p)
 from xforms.primitives.names import name_p
@@ -104,7 +104,16 @@ class ScalarCtx:
 
             >>> ctx.complex_div("a", "b")      # complex64: 'np.complex64(complex_div(a, b))'
         """
-        return self.cast(f"complex_div({x}, {y})", self.dtype)
+        return self.complex_call("complex_div", x, y)
+
+    def complex_call(self, name, *args):
+        """A call of `name`, one of the scalar functions of xforms/primitives/complex_arith
+        every backend binds under that name (complex_div, complex_mul, complex_abs,
+        complex_exp, complex_log, complex_sqrt), cast to the equation's dtype.
+
+            >>> ctx.complex_call("complex_exp", "a")    # complex64: 'np.complex64(complex_exp(a))'
+        """
+        return self.cast(f"{name}({', '.join(args)})", self.dtype)
 
     def index(self, d):
         """The loop index of loop axis `d` (iota)."""
@@ -112,8 +121,12 @@ class ScalarCtx:
 
 
 def _math_call(ctx, *args):
-    """`fn(x)` / `fn(x, y)` with the math function the primitive declares for the target."""
-    return f"{ctx.fn(ctx.prim)}({', '.join(args)})"
+    """`fn(x)` / `fn(x, y)` with the math function the primitive declares for the target;
+    a `complex_*` one is complex_arith's (ScalarCtx.complex_call: bound and cast)."""
+    fn = ctx.fn(ctx.prim)
+    if fn and fn.startswith("complex_"):
+        return ctx.complex_call(fn, *args)
+    return f"{fn}({', '.join(args)})"
 
 
 def has_target_rule(prim, target):
@@ -184,6 +197,8 @@ def _binary(op):
         dt = ctx.dtype
         if _kind(dt) == "b":    # NumPy's bool arithmetic is logical
             return {"+": f"({x} or {y})", "*": f"({x} and {y})"}.get(op, f"bool({x} {op} {y})")
+        if op == "*" and _kind(dt) == "c":      # XLA's product (complex_arith/multiply.py)
+            return ctx.complex_call("complex_mul", x, y)
         return ctx.cast(f"{x} {op} {y}", dt)
     return rule
 
@@ -205,8 +220,8 @@ def _cpu_arith(prim):
     def rule(ctx, *args):
         expr = scalar_rules[prim](ctx, *args)      # looked up now: overrides still apply
         prefix = f"np.{np.dtype(ctx.dtype).name}("
-        if _kind(ctx.dtype) in "fc" and expr.startswith(prefix) and _closes_at_end(
-                expr, len(prefix) - 1):
+        if (_kind(ctx.dtype) in "fc" and expr.startswith(prefix) and _closes_at_end(
+                expr, len(prefix) - 1) and not expr.startswith("complex_", len(prefix))):
             return expr[len(prefix):-1]
         return expr
     return rule
@@ -281,7 +296,9 @@ def _integer_pow(ctx, x, *, y=None):
     if y == 0:
         return one
     n = abs(y)
-    if n <= 8:
+    if _kind(ctx.dtype) == "c":
+        e = _complex_power_by_squaring(ctx, x, n)
+    elif n <= 8:
         e = " * ".join([x] * n)          # what XLA/JAX do: repeated multiplication
     else:
         e = f"{x} ** {n}"
@@ -293,8 +310,25 @@ def _integer_pow(ctx, x, *, y=None):
     return e
 
 
+def _complex_power_by_squaring(ctx, x, n):
+    """x^n of a complex x as jax's integer_pow multiplies (lax._integer_pow: the result
+    times x where n's bit is set, then x squared), each product XLA's (complex_mul).
+
+        n = 3: complex_mul(x, complex_mul(x, x))"""
+    acc = None
+    while n > 0:
+        if n & 1:
+            acc = x if acc is None else ctx.complex_call("complex_mul", acc, x)
+        n >>= 1
+        if n > 0:
+            x = ctx.complex_call("complex_mul", x, x)
+    return acc
+
+
 scalar_rules[integer_pow_p] = _integer_pow
-scalar_rules[rsqrt_p] = lambda ctx, x: _div(ctx, ctx.lit(1, ctx.dtype), f"{ctx.fn('sqrt')}({x})")
+scalar_rules[rsqrt_p] = lambda ctx, x: (     # complex: XLA's (complex_arith/elementary.py)
+    ctx.complex_call("complex_rsqrt", x) if _kind(ctx.dtype) == "c"
+    else _div(ctx, ctx.lit(1, ctx.dtype), f"{ctx.fn('sqrt')}({x})"))
 scalar_rules[cbrt_p] = lambda ctx, x: f"np.cbrt({x})"
 
 
@@ -368,6 +402,8 @@ scalar_rules[min_p] = _min
 def _abs(ctx, x):
     if _kind(ctx.in_dtypes[0]) == "b":
         return x
+    if _kind(ctx.in_dtypes[0]) == "c":     # XLA's |z| (complex_arith/elementary.py)
+        return ctx.complex_call("complex_abs", x)
     return ctx.cast(f"abs({x})", ctx.dtype)
 
 
@@ -427,6 +463,17 @@ def _operators():
 
 
 _operators()
+
+
+def complex_exp2(ctx, x):
+    """2^x of a complex x as jax: exp(x * log 2), the product XLA's (a complex one)."""
+    ln2 = ctx.lit(complex(np.log(2.0), 0.0), ctx.dtype)
+    return ctx.complex_call("complex_exp", ctx.complex_call("complex_mul", x, ln2))
+
+
+_real_exp2 = scalar_rules.get(exp2_p) or get_scalar_rule(exp2_p)
+scalar_rules[exp2_p] = lambda ctx, x: (complex_exp2(ctx, x) if _kind(ctx.in_dtypes[0]) == "c"
+                                       else _real_exp2(ctx, x))
 scalar_rules[is_finite_p] = lambda ctx, x: f"np.isfinite({x})"
 
 

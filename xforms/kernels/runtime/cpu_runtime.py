@@ -30,7 +30,7 @@ from numba.extending import intrinsic, models, register_model
 
 from xforms import config
 from xforms.core.trace import Array
-from xforms.primitives.complex_arith import division as _complex_division
+from xforms.primitives.complex_arith import compiled as _complex_compiled
 
 
 from .helper_cache import CACHE as _CACHE  # noqa: E402
@@ -249,10 +249,11 @@ def _vecmath_functions():
 VECMATH_FUNCS = _vecmath_functions()
 globals().update(VECMATH_FUNCS)
 
-# complex x / y with XLA's values (xforms/primitives/complex_arith/division.py): a plain njit
-# function LLVM inlines into the loops; error_model "numpy" lets a zero part divide as IEEE
-complex_div = (_complex_division.divide_scalar if config.DISABLE_JIT else
-               numba.njit(error_model="numpy", cache=_CACHE)(_complex_division.divide_scalar))
+# complex x / y, x * y, exp, log, sin... with XLA's values (primitives/complex_arith/): njit
+# functions LLVM inlines; error_model "numpy" lets a zero part divide as IEEE
+_COMPLEX = _complex_compiled.build((lambda f: f) if config.DISABLE_JIT else numba.njit(
+    error_model="numpy", cache=_CACHE), fused=not config.DISABLE_JIT)
+globals().update(_complex_compiled.by_kernel_name(_COMPLEX))      # complex_div, complex_mul...
 from .hugepages import advise_huge, huge_copy  # noqa: E402,F401  (large kernel-made arrays)
 
 

@@ -25,13 +25,15 @@ operands too (the caller rounds): a float32 part would be float64 in Python's ma
 import cmath
 import math
 
+from .elementary import parts
+
 _LN4 = math.log(4.0)
 _HUGE = 1.7976931348623157e308 / 4        # beyond: z + 1 may overflow (CPython's threshold)
 
 
 def tanh_scalar(z):
     """tanh of a complex number (the module docstring); a Python complex."""
-    x, y = float(z.real), float(z.imag)
+    x, y = parts(z)
     if math.isinf(x):
         im = math.copysign(0.0, math.sin(y + y)) if math.isfinite(y) else 0.0
         return complex(math.copysign(1.0, x), im)
@@ -48,7 +50,7 @@ def tanh_scalar(z):
 
 def acosh_scalar(z):
     """acosh of a complex number, principal branch (the module docstring); a Python complex."""
-    x, y = float(z.real), float(z.imag)
+    x, y = parts(z)
     if abs(x) > _HUGE or abs(y) > _HUGE:       # (infinities too)
         return complex(math.log(math.hypot(x * 0.5, y * 0.5)) + _LN4, math.atan2(y, x))
     s1 = cmath.sqrt(complex(x - 1.0, y))

@@ -11,6 +11,7 @@ from ...core.avals import is_integer
 from ...transforms.jvp import defjvp, deflinear, Zero
 from ...transforms.transpose import transpose_rules, unbroadcast, is_undefined
 from ..complex_arith import division as complex_division
+from ..complex_arith import patching as complex_patch
 from .base import bcast_to, bind1, bind2, define, not_bool
 
 
@@ -37,8 +38,9 @@ transpose_rules[sub_p] = lambda ct, x, y: [
     unbroadcast(neg(ct), y.aval) if is_undefined(y) and not isinstance(ct, Zero) else None]
 
 # --- mul, div: bilinear / linear in the numerator ----------------------------------------------
-mul_p = define("mul", np.multiply, 2, commutative=True, identity=(1, 1), operator="*",
-             cheap=True)
+# complex: XLA's product (complex_arith/multiply.py), NumPy's where that is finite
+mul_p = define("mul", complex_patch.multiply, 2, commutative=True, identity=(1, 1), operator="*",
+             cheap=True, fresh=True, into=complex_patch.multiply_into)
 mul = bind2(mul_p)
 defjvp(mul_p, lambda t, ans, x, y: bcast_to(mul(t, y), ans),
        lambda t, ans, x, y: bcast_to(mul(x, t), ans))

@@ -16,13 +16,30 @@ from ...transforms.vmap import defvectorized
 from .arithmetic import div, mul, sub
 from .base import (bcast_to, bind1, bind2, define, elementwise_aval, full_like_scalar,
                    inexact, real_float)
+from ..complex_arith import patching as complex_patch
 from .exponentials import log
 from .logic import eq, select_n
 
 
 # --- powers ---------------------------------------------------------------------------------
 def _pow_impl(x, y):      # an integer y at x's dtype, as JAX (NumPy: f32 ** i32 is f64)
-    return np.power(x, y, dtype=np.result_type(x))
+    out = np.power(x, y, dtype=np.result_type(x))
+    return _zero_base_as_xla(out, x, y) if np.iscomplexobj(out) else out
+
+
+def _zero_base_as_xla(out, x, y):
+    """A complex 0 ** y as XLA (jax 0.10.2: 0 ** (1+1j) is nan+nanj, NumPy's 0): 1 for y == 0,
+    0 for a real y > 0, nan+nanj otherwise (the compiled tier's cmath.pow agrees)."""
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    zero = x == 0
+    if not zero.any():
+        return out
+    out = np.array(out, copy=True)
+    yz = y[zero]
+    nan = out.dtype.type(complex(np.nan, np.nan))
+    out[zero] = np.where(yz == 0, out.dtype.type(1),
+                         np.where((yz.imag == 0) & (yz.real > 0), out.dtype.type(0), nan))
+    return out
 
 
 pow_p = define("pow", _pow_impl, 2, accept=inexact, cost=10.0)
@@ -61,8 +78,9 @@ defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
 
 integer_pow_p = primitive("integer_pow")
 abstract_eval_rules[integer_pow_p] = lambda x, *, y: [x]
-impl_rules[integer_pow_p] = lambda x, *, y: [np.power(x, y) if y >= 0 else
-                                             1 / np.power(x, -y)]
+impl_rules[integer_pow_p] = lambda x, *, y: [     # complex: jax's order, XLA's products
+    complex_patch.integer_power(x, y) if np.iscomplexobj(x) else
+    np.power(x, y) if y >= 0 else 1 / np.power(x, -y)]
 integer_pow = lambda x, y: integer_pow_p.bind(x, y=int(y))
 defvectorized(integer_pow_p)
 declare(integer_pow_p, ELEMENTWISE, simplify="unary", noop=lambda eqn: eqn.params["y"] == 1,
@@ -71,11 +89,14 @@ defjvp(integer_pow_p, lambda t, ans, x, *, y: (
     t if y == 1 else mul(t, mul(like(y, x), x if y == 2 else integer_pow(x, y - 1)))
     if y != 0 else full_like_scalar(0, t)))
 
-sqrt_p = define("sqrt", np.sqrt, accept=inexact, math=math_names("sqrt"))
+sqrt_p = define("sqrt", complex_patch.sqrt, accept=inexact, fresh=True,     # complex: XLA's
+                into=complex_patch.sqrt_into,                           # (complex_arith)
+                math=math_names("sqrt", complex_fn="complex_sqrt"))
 sqrt = bind1(sqrt_p)
 defjvp(sqrt_p, lambda t, ans, x: div(t, mul(like(2, ans), ans)))
 
-rsqrt_p = define("rsqrt", lambda x: 1 / np.sqrt(x), accept=inexact)
+rsqrt_p = define("rsqrt", complex_patch.rsqrt, accept=inexact, fresh=True,    # complex: XLA's
+                 into=complex_patch.rsqrt_into)                         # (complex_arith)
 rsqrt = bind1(rsqrt_p)
 defjvp(rsqrt_p, lambda t, ans, x: mul(t, mul(like(-0.5, ans), div(ans, x))))
 

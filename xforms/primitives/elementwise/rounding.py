@@ -10,6 +10,7 @@ from ...core import trace as core
 from ...core.avals import is_complex, is_integer
 from ...core.engine_prims import like
 from ...transforms.jvp import defjvp, defjvp_zero
+from ..complex_arith import patching as complex_patch
 from .arithmetic import div, mul, neg
 from .base import (bcast_to, bind1, bind2, complex_of, define, inexact, not_bool,
                    not_complex, real_float, real_dtype_of)
@@ -18,7 +19,8 @@ from .logic import eq, ge, select_n
 
 
 # --- piecewise constant: zero derivative -----------------------------------------------------
-abs_p = define("abs", np.abs, out_dtype=real_dtype_of, cheap=True)
+abs_p = define("abs", complex_patch.absolute, out_dtype=real_dtype_of, cheap=True, fresh=True,
+               into=complex_patch.absolute_into)     # complex: XLA's |z| (complex_arith)
 abs = bind1(abs_p)
 def _np_sign(x):
     # JAX keeps a zero's sign (sign(-0.0) is -0.0; NumPy's +0.0); complex x: x / |x| part by

@@ -8,19 +8,22 @@ import numpy as np
 from ...core.facts import math_names
 from ...core.engine_prims import like
 from ...transforms.jvp import defjvp
+from ..complex_arith import patching as complex_patch
 from .arithmetic import add, div, mul, neg, sub
 from .base import bcast_to, bind1, bind2, define, inexact, real_float
 from .powers import rsqrt
 
 
 # --- trigonometric and hyperbolic ---------------------------------------------------------
-sin_p = define("sin", np.sin, accept=inexact, vec="vm_sin", guarded=True,   # xforms/kernels/cpu/numba/nest.py
-            math=math_names("sin", cuda_complex=False))
+sin_p = define("sin", complex_patch.sin, accept=inexact, vec="vm_sin", guarded=True,  # cpu/numba/nest.py
+            fresh=True, into=complex_patch.sin_into,     # complex: jax's (complex_arith)
+            math=math_names("sin", complex_fn="complex_sin"))
 sin = bind1(sin_p)
 defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
 
-cos_p = define("cos", np.cos, accept=inexact, vec="vm_cos", guarded=True,   # xforms/kernels/cpu/numba/nest.py
-            math=math_names("cos", cuda_complex=False))
+cos_p = define("cos", complex_patch.cos, accept=inexact, vec="vm_cos", guarded=True,  # cpu/numba/nest.py
+            fresh=True, into=complex_patch.cos_into,
+            math=math_names("cos", complex_fn="complex_cos"))
 cos = bind1(cos_p)
 defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
 
@@ -44,13 +47,15 @@ atan_p = define("atan", np.arctan, accept=inexact,
 atan = bind1(atan_p)
 defjvp(atan_p, lambda t, ans, x: div(t, add(like(1, x), mul(x, x))))
 
-sinh_p = define("sinh", np.sinh, accept=inexact,
-             math=math_names("sinh", cuda_complex=False), vec="vm_sinh")
+sinh_p = define("sinh", complex_patch.sinh, accept=inexact, fresh=True,
+                into=complex_patch.sinh_into,
+                math=math_names("sinh", complex_fn="complex_sinh"), vec="vm_sinh")
 sinh = bind1(sinh_p)
 defjvp(sinh_p, lambda t, ans, x: mul(t, cosh(x)))
 
-cosh_p = define("cosh", np.cosh, accept=inexact,
-             math=math_names("cosh", cuda_complex=False), vec="vm_cosh")
+cosh_p = define("cosh", complex_patch.cosh, accept=inexact, fresh=True,
+                into=complex_patch.cosh_into,
+                math=math_names("cosh", complex_fn="complex_cosh"), vec="vm_cosh")
 cosh = bind1(cosh_p)
 defjvp(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
 

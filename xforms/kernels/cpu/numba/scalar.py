@@ -25,17 +25,21 @@ class CpuCtx(ScalarCtx):
     def lit(self, v, dtype=None):
         return self.em.lit(v, self.dtype if dtype is None else dtype)
 
-    def complex_div(self, x, y):
-        """x / y of complex operands with XLA's values (the shared rule's call), binding
-        cpu_runtime's `complex_div` in the module (a plain helper LLVM inlines)."""
-        self.em.inline_used.add("complex_div")
-        return super().complex_div(x, y)
+    def complex_call(self, name, *args):
+        """A call of one of complex_arith's functions (the shared rule's), binding
+        cpu_runtime's njit copy of `name` in the module (a plain helper LLVM inlines)."""
+        self.em.inline_used.add(name)
+        return super().complex_call(name, *args)
 
     def fn(self, prim):
         """The math function of `prim` (object or name) for these operands (its facts)."""
         dt = np.dtype(self.in_dtypes[0]) if self.in_dtypes else np.dtype(self.dtype)
         if dt.kind == "c":
-            return self.em.global_name(math_name(prim, "cpu_complex"))
+            name = math_name(prim, "cpu_complex")
+            if name and name.startswith("complex_"):      # complex_arith's: cpu_runtime's
+                self.em.inline_used.add(name)
+                return name
+            return self.em.global_name(name)
         if (prim in VECMATH and self.size >= math_choice.VECMATH_MIN_ELEMENTS
                 and not self.em.libm_only):
             name = VECMATH[prim]

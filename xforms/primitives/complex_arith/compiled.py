@@ -1,0 +1,55 @@
+"""The scalar functions of complex_arith with their helpers, for a compiler: each module's
+functions cloned into one namespace and decorated there, so that a compiled function calls
+compiled helpers (Numba cannot call a plain Python `_max`).
+
+    >>> fns = build(numba.njit(error_model="numpy")); fns["exp_scalar"](1j)
+"""
+import types
+
+from . import division, elementary, hyperbolic, multiply, trigonometric
+
+MODULES = (division, elementary, hyperbolic, multiply, trigonometric)
+# the name generated kernels call each by (ScalarCtx.complex_call; the primitives' math facts)
+KERNEL_NAMES = {"complex_div": "divide_scalar", "complex_mul": "multiply_scalar",
+                "complex_abs": "abs_scalar", "complex_exp": "exp_scalar",
+                "complex_log": "log_scalar", "complex_sqrt": "sqrt_scalar",
+                "complex_expm1": "expm1_scalar", "complex_log1p": "log1p_scalar",
+                "complex_sin": "sin_scalar", "complex_cos": "cos_scalar",
+                "complex_sinh": "sinh_scalar", "complex_cosh": "cosh_scalar",
+                "complex_rsqrt": "rsqrt_scalar", "complex_tanh": "tanh_scalar", "complex_acosh": "acosh_scalar"}
+
+
+def build(decorator, fused=True):
+    """{name: decorator(clone)} for every function of MODULES, helpers included; `fused`:
+    multiply.py's `_fma` is LLVM's fma (CPU and CUDA compile it; not the CUDA simulator,
+    which runs Python: it keeps the emulation)."""
+    ns, fns = {}, {}
+    for m in MODULES:
+        ns.update(vars(m))
+    for m in MODULES:
+        for name, fn in vars(m).items():
+            if isinstance(fn, types.FunctionType) and fn.__module__ == m.__name__:
+                fns[name] = types.FunctionType(fn.__code__, ns, name, fn.__defaults__,
+                                               fn.__closure__)
+    for name, clone in fns.items():
+        ns[name] = fns[name] = decorator(clone)
+    if fused:
+        ns["_fma"] = fma_intrinsic()
+    return fns
+
+
+def by_kernel_name(fns):
+    """{kernel name: function} of build()'s result (KERNEL_NAMES)."""
+    return {k: fns[v] for k, v in KERNEL_NAMES.items()}
+
+
+def fma_intrinsic():
+    """fma(a, b, c): a * b + c rounded once, LLVM's llvm.fma (a Numba intrinsic, any target)."""
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def fma(typingctx, a, b, c):
+        def codegen(context, builder, signature, args):
+            return builder.fma(*args)
+        return a(a, a, a), codegen
+    return fma

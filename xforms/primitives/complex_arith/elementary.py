@@ -1,0 +1,244 @@
+"""Complex abs, exp, log and sqrt as XLA computes them (jax 0.10.2 on the CPU), as scalar
+functions every tier runs: the compiled CPU kernels (kernels/runtime/cpu_runtime), CUDA's
+device functions (kernels/cuda/printer/complexes.py) and the eager tier's special elements
+(complex_arith/patching.py).  NumPy's and Numba's C99 functions give other values where a
+part is infinite or NaN and on the negative real axis's lower side:
+
+    |inf+nanj| = nan (C99: inf)       log(inf+nanj) = nan+nanj (C99: inf+nanj)
+    exp(inf+infj) = nan+nanj          exp(1e300+0j) = inf+0j (Numba's cmath: inf+nanj)
+    sqrt(-inf-0j) = +infj             sqrt(-7.5-0j) = +2.7386j (C99: the conjugates)
+
+The algorithms are the ones jax's HLO spells (`jax.jit(jnp.log).lower(z).compile()
+.as_text()`), with XLA's maximum/minimum, which propagate NaN:
+
+    abs:   M = max(|x|, |y|), m = min; M sqrt(1 + (m/M)^2), or m where that is NaN
+    exp:   e^x cos y + i e^x sin y, with e^(x/2) squared in where e^x overflows, and
+           Im = +0 where y == 0
+    log:   Re = log1p(x^2 + y^2 - 1) / 2 (that sum compensated) where it is below 1/2 in
+           size, else log M + log1p((m/M)^2) / 2 (m/M = 1 where m == M); Im = atan2(y, x)
+    sqrt:  u = sqrt((|x| + hypot(x, y)) / 2) and v = |y| / (2u) (scaled forms near 0 and
+           infinity); x >= 0: u + i sign(y) v, else v + i sign(y) u, with sign(-0.0) = +1
+
+They compute in float64 (complex64 too: the caller rounds), as hyperbolic.py, and never
+raise in Python (the CUDA simulator runs them there).
+
+    >>> exp_scalar(complex(1e300, 0.0)), sqrt_scalar(complex(-math.inf, -0.0))
+    ((inf+0j), infj)
+"""
+import math
+
+_SQRT2 = math.sqrt(2.0)
+_SPLIT = 134217729.0                   # 2^27 + 1: Veltkamp's split of a float64
+
+
+def parts(z):
+    """z's parts as float64, complex64 too (Numba's float() keeps a float32; times 1.0, which
+    keeps -0.0, widens it).
+
+        >>> parts(1 - 2j)      # (1.0, -2.0)
+    """
+    return float(z.real) * 1.0, float(z.imag) * 1.0
+
+
+def _div(a, b):
+    """a / b as IEEE says, where Python would raise on a zero divisor."""
+    if b != 0:
+        return a / b
+    return math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _max(a, b):
+    """XLA's maximum: NaN if either is."""
+    return a + b if a != a or b != b else (a if a >= b else b)
+
+
+def _min(a, b):
+    return a + b if a != a or b != b else (a if a <= b else b)
+
+
+def abs_scalar(z):
+    """|z| (the module docstring): a float."""
+    x, y = parts(z)
+    ax, ay = abs(x), abs(y)
+    big, small = _max(ax, ay), _min(ax, ay)
+    if big == 0 or big != big or math.isinf(small):
+        return small                            # (0, 0), (inf, inf), NaN: XLA's select
+    r = small / big
+    return big * math.sqrt(1.0 + r * r)
+
+
+def exp_scalar(z):
+    """e^z (the module docstring): a Python complex."""
+    x, y = parts(z)
+    e = math.exp(x) if x < 709.0 or x != x else math.inf      # (no OverflowError)
+    c = math.cos(y) if math.isfinite(y) else math.nan
+    s = math.sin(y) if math.isfinite(y) else math.nan
+    if e == math.inf:
+        h = math.exp(0.5 * x) if 0.5 * x < 709.0 else math.inf
+        re, im = (h * c) * h, (h * s) * h
+    else:
+        re, im = e * c, e * s
+    return complex(re, 0.0 if y == 0 else im)
+
+
+def _square_error(v):
+    """v*v's rounding error, exactly (Dekker): v*v + _square_error(v) == v^2."""
+    t = v * _SPLIT
+    hi = t + (v - t)
+    lo = v - hi
+    return ((-(v * v) + hi * hi) + hi * lo) + hi * lo + lo * lo
+
+
+def _log_abs_near_one(x, y):
+    """x^2 + y^2 - 1, summed with its rounding errors compensated (as jax's log)."""
+    xx, yy = x * x, y * y
+    big, small = (yy, xx) if yy > xx else (xx, yy)
+    s1 = big + -1.0
+    s2 = s1 + small
+    ey, ex = _square_error(y), _square_error(x)
+    s3 = s2 + ey
+    s4 = s3 + ex
+    err = (big - big) + (small - (s2 - s1)) + (ey - (s3 - s2)) + (ex - (s4 - s3))
+    return s4 + err
+
+
+def _log1p(v):
+    return math.log1p(v) if v > -1.0 else (-math.inf if v == -1.0 else math.nan)
+
+
+def _log(v):
+    return math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan)
+
+
+def log_scalar(z):
+    """log z, principal branch (the module docstring): a Python complex."""
+    x, y = parts(z)
+    im = math.atan2(y, x)
+    if math.isfinite(x) and math.isfinite(y):
+        d = _log_abs_near_one(x, y)
+        if abs(d) < 0.5:
+            return complex(0.5 * _log1p(d), im)
+    ax, ay = abs(x), abs(y)
+    big, small = _max(ax, ay), _min(ax, ay)
+    r = 1.0 if small == big else _div(small, big)
+    return complex(_log(big) + 0.5 * _log1p(r * r), im)
+
+
+def _hypot(big, small):
+    """jax's hypot of big >= small >= 0 (its sqrt spells it so)."""
+    if big == small:
+        return big * _SQRT2
+    r = _div(small, big)
+    rr = r * r
+    s = math.sqrt(rr + 1.0)
+    return big + big * rr * 0.5 if s == 1.0 and rr > 0 else big * s
+
+
+def _sqrt(v):
+    return math.sqrt(v) if v >= 0 else math.nan
+
+
+def sqrt_scalar(z):
+    """The principal square root (the module docstring): a Python complex."""
+    x, y = parts(z)
+    ax, ay = abs(x), abs(y)
+    big, small = _max(ax, ay), _min(ax, ay)
+    same = ax == ay
+    ratio = 1.0 if same else (_div(ax, ay) if ax < ay else _div(ay, ax))
+    sx, sy = _sqrt(ax), _sqrt(ay)
+    if same:
+        u, v = sx * 1.0986841134678098, sy * 0.45508986056222733
+    else:
+        t = _sqrt(_hypot(big, small) * 0.5 + ax * 0.5)
+        if t == 0 or t == math.inf:                 # scaled: t under- or overflowed
+            h2 = _hypot(_max(ratio, 1.0), _min(ratio, 1.0))
+            a, b = _sqrt(h2 + 1.0), _sqrt(ratio + h2)
+            r2 = _div(sx, sy) if ax < ay else _div(sy, sx)
+            if ax > ay:
+                u, v = sx * (a * (1 / _SQRT2)), _div(sy * r2, a * _SQRT2)
+            else:
+                u, v = sy * (b * (1 / _SQRT2)), _div(sy, b * _SQRT2)
+        else:
+            u, v = t, _div(ay, t * 2.0)
+    if x >= 0:
+        return complex(u, -v if y < 0 else v)
+    if x < 0:
+        return complex(v, -u if y < 0 else u)
+    return complex(v, -v if y < 0 else v)           # (x NaN)
+
+
+def _cosm1(v):
+    """cos v - 1 as XLA's cosm1: -2 sin^2(v/2) near 0 (no cancellation), cos v - 1 beyond
+    pi/4 (where the halved argument would reduce differently)."""
+    if not math.isfinite(v):
+        return math.nan
+    if abs(v) > math.pi / 4:
+        return math.cos(v) - 1.0
+    s = math.sin(0.5 * v)
+    return -2.0 * s * s
+
+
+def expm1_scalar(z):
+    """e^z - 1 as XLA (EmitExpm1 of a complex): expm1(x) cos y + cosm1(y) + i e^x sin y,
+    Im +0 where y == 0; a Python complex."""
+    x, y = parts(z)
+    em = math.expm1(x) if x < 709.0 or x != x else math.inf
+    cm = _cosm1(y)
+    s = math.sin(y) if math.isfinite(y) else math.nan
+    return complex(em * (cm + 1.0) + cm, 0.0 if y == 0 else (em + 1.0) * s)
+
+
+def _two_sum_error(a, b, s):
+    """The rounding error of s = a + b (Knuth's TwoSum)."""
+    d = s - a
+    return (a - (s - d)) + (b - d)
+
+
+def log1p_scalar(z):
+    """log(1 + z) as jax (its HLO): Re = log|z| far out, log|1 + z| near -1, else
+    log1p(2x + x^2 + y^2) / 2 with that sum compensated; Im = atan2(y, 1 + x)."""
+    x, y = parts(z)
+    ax, ay = abs(x), abs(y)
+    big, small = _max(ax, ay), _min(ax, ay)
+    xp1 = x + 1.0
+    im = math.atan2(y, xp1)
+    if big > 1.3407807929942595e+152:           # (sqrt of the largest float64)
+        r = 1.0 if small == big else _div(small, big)
+        return complex(_log(big) + 0.5 * _log1p(r * r), im)
+    if abs(xp1) + ay < 0.2:
+        return complex(0.5 * _log(xp1 * xp1 + y * y), im)
+    if big != big:
+        return complex(math.nan, im)
+    xx, yy = x * x, y * y
+    s1 = x + x
+    s2 = s1 + yy
+    s3 = s2 + xx
+    ey, ex = _square_error(y), _square_error(x)
+    s4 = s3 + ey
+    s5 = s4 + ex
+    err = (_two_sum_error(s1, yy, s2) + _two_sum_error(s2, xx, s3)
+           + _two_sum_error(s3, ey, s4) + _two_sum_error(s4, ex, s5))
+    return complex(0.5 * _log1p(s5 + err), im)
+
+
+def _rsqrt(v):
+    return 1.0 / math.sqrt(v) if v > 0 else (math.inf if v == 0 else math.nan)
+
+
+def rsqrt_scalar(z):
+    """1 / sqrt(z) as XLA (EmitComplexRsqrt): rsqrt|z| (cos(-t/2) + i sin(-t/2)), t = atan2(y,
+    x), |z| as abs_scalar's (rsqrt of its smaller part where that is NaN); 0 gives inf+nanj,
+    an infinite x (or y with a NaN x) a zero of x's sign and minus y's."""
+    x, y = parts(z)
+    ax, ay = abs(x), abs(y)
+    big, small = _max(ax, ay), _min(ax, ay)
+    r = _div(small, big)
+    q = _rsqrt(big) * _rsqrt(math.sqrt(1.0 + r * r) if r == r else math.nan)
+    if q != q:
+        q = _rsqrt(small)
+    a = -0.5 * math.atan2(y, x)
+    if x == 0 and y == 0:
+        return complex(math.inf, math.nan)
+    if (math.isinf(y) and x != x) or math.isinf(x):
+        return complex(math.copysign(0.0, x), -math.copysign(0.0, y))
+    return complex(q * math.cos(a), q * math.sin(a))

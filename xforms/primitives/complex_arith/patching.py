@@ -1,0 +1,214 @@
+"""The eager tier's complex x * y, |x|, exp, log, sqrt, expm1, log1p, sin, cos, sinh and
+cosh with XLA's values: NumPy's ufunc,
+then the elements where NumPy's C99 values may differ from XLA's recomputed one by one by
+the scalar function every compiled tier runs (multiply.py, elementary.py).  Those are the
+elements with a part infinite, NaN or zero (exp keeps Im +0 where y is +-0, sqrt and log
+take the upper side of the cut at y = -0, sin has Re +0 at x = -0) and those whose result
+is not finite (sinh, cosh overflow as jax's halves do); elsewhere NumPy and XLA agree to
+rounding.  Typical data has few such
+elements: the patch costs a mask pass, and Python only on them.
+
+    >>> unary(np.exp, elementary.exp_scalar)(np.array([complex(np.inf, np.inf)]))   # [nan+nanj]
+"""
+import numpy as np
+
+from . import division, elementary, multiply as _multiply, trigonometric
+
+
+def _special(z, out):
+    """Where a part of z is infinite, NaN or zero, or the result is not finite."""
+    re, im = z.real, z.imag
+    with np.errstate(all="ignore"):
+        return (~(np.isfinite(re) & np.isfinite(im) & np.isfinite(out.real)
+                  & np.isfinite(out.imag)) | (re == 0) | (im == 0))
+
+
+def _redo(out, where, fn, *args):
+    """out[i] = fn(*args[i]) where `where`, elementwise in C order (args broadcast to out)."""
+    idx = np.flatnonzero(where)
+    if idx.size == 0:
+        return out
+    flat = [np.broadcast_to(a, out.shape) for a in args]
+    for i in idx:
+        out.flat[i] = fn(*(a.flat[i] for a in flat))
+    return out
+
+
+def unary(ufunc, scalar):
+    """(impl, into) of a complex-aware unary primitive: `ufunc` for real operands, for complex
+    ones `ufunc` patched by `scalar` on the special elements (the module docstring)."""
+    def into(out, x):
+        with np.errstate(all="ignore"):
+            ufunc(x, out=out)
+        if np.asarray(x).dtype.kind == "c":
+            _redo(out, _special(np.asarray(x), out), scalar, x)
+        return [out]
+
+    def impl(x):
+        x = np.asarray(x)
+        if x.dtype.kind != "c":
+            return ufunc(x)
+        with np.errstate(all="ignore"):
+            out = np.asarray(ufunc(x))
+        out = out if out.flags.writeable else out.copy()
+        return _redo(out, _special(x, out), scalar, x)
+    return impl, into
+
+
+def multiply(x, y):
+    """x * y; complex operands of one dtype as XLA multiplies them (multiply.py): NumPy's
+    product, recomputed where it is not finite.
+
+        >>> multiply(np.array([complex(np.inf, 1e300)]), np.array([1e300 - 7.5j]))  # [inf-infj]
+    """
+    out = np.multiply(x, y)
+    return _patch_product(out, x, y)
+
+
+def multiply_into(out, x, y):
+    """`multiply` written into `out` (the eager evaluator's buffer reuse)."""
+    np.multiply(x, y, out=out)
+    return [_patch_product(out, x, y)]
+
+
+def _patch_product(out, x, y):
+    if not (isinstance(out, np.ndarray) and out.dtype.kind == "c"):
+        if np.iscomplexobj(out) and not np.isfinite(out):
+            return out.dtype.type(_multiply.multiply_scalar(x, y))
+        return out
+    with np.errstate(all="ignore"):
+        bad = ~(np.isfinite(out.real) & np.isfinite(out.imag))
+    if bad.any():
+        dt = out.dtype
+        _redo(out, bad, lambda a, b: _multiply.multiply_scalar(dt.type(a), dt.type(b)), x, y)
+    return out
+
+
+def _exp2(x):
+    """2^x as jax: exp(x log 2), the product XLA's (a complex x; NumPy's np.exp2 otherwise)."""
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        return np.exp2(x)
+    return exp(multiply(x, x.dtype.type(complex(np.log(2.0), 0.0))))
+
+
+exp2 = _exp2
+def integer_power(x, n):
+    """x ** n (an int n) of a complex x as jax's integer_pow: the result times x where n's bit
+    is set, then x squared, each product XLA's (`multiply`); 1 / that for n < 0.
+
+        >>> integer_power(np.array([complex(np.inf, 1e300)]), 2)       # [nan+infj]
+    """
+    x, m, acc = np.asarray(x), abs(n), None
+    while m > 0:
+        if m & 1:
+            acc = x if acc is None else multiply(acc, x)
+        m >>= 1
+        if m > 0:
+            x = multiply(x, x)
+    if acc is None:
+        return np.ones_like(x)
+    if n < 0:
+        return division.divide(np.ones_like(acc), acc)
+    return acc.copy() if n == 1 else acc
+
+
+exp, exp_into = unary(np.exp, elementary.exp_scalar)
+log, log_into = unary(np.log, elementary.log_scalar)
+sqrt, sqrt_into = unary(np.sqrt, elementary.sqrt_scalar)
+absolute, absolute_into = unary(np.abs, elementary.abs_scalar)
+expm1, expm1_into = unary(np.expm1, elementary.expm1_scalar)
+_log1p_patched, _ = unary(np.log1p, elementary.log1p_scalar)
+
+
+def _reciprocal_sqrt(x, out=None):
+    with np.errstate(all="ignore"):
+        return np.divide(1, np.sqrt(x), out=out)
+
+
+rsqrt, rsqrt_into = unary(_reciprocal_sqrt, elementary.rsqrt_scalar)
+
+
+def _square_error(v):
+    """v*v's rounding error (Dekker's split; elementary._square_error), elementwise."""
+    t = v * v.dtype.type(134217729.0 if v.dtype == np.float64 else 4097.0)
+    hi = t + (v - t)
+    lo = v - hi
+    return ((-(v * v) + hi * hi) + hi * lo) + hi * lo + lo * lo
+
+
+def _two_sum_error(a, b, s):
+    d = s - a
+    return (a - (s - d)) + (b - d)
+
+
+def log1p(x):
+    """log(1 + x); complex x as jax (elementary.log1p_scalar, vectorised where the sum
+    2x + x^2 + y^2 decides, where NumPy's log(1 + z) loses it: log1p(1e-30+1e-30j) has Re
+    1e-30, NumPy's 0), patched on special elements."""
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        return np.log1p(x)
+    out = _log1p_patched(x)
+    a, b = x.real, x.imag
+    with np.errstate(all="ignore"):
+        big = 1.3407807929942595e+152 if a.dtype == np.float64 else np.float32(1.8446743e17)
+        mid = (np.maximum(abs(a), abs(b)) <= big) & ~(            # (jax's: sqrt(max) / 100)
+            abs(a + 1) + abs(b) < 0.2) & np.isfinite(out.real)
+        if mid.any():
+            aa, bb = a[mid], b[mid]
+            s1 = aa + aa
+            s2 = s1 + bb * bb
+            s3 = s2 + aa * aa
+            ey, ex = _square_error(bb), _square_error(aa)
+            s4 = s3 + ey
+            s5 = s4 + ex
+            err = (_two_sum_error(s1, bb * bb, s2) + _two_sum_error(s2, aa * aa, s3)
+                   + _two_sum_error(s3, ey, s4) + _two_sum_error(s4, ex, s5))
+            out.real[mid] = 0.5 * np.log1p(s5 + err)
+    return out
+
+
+def log1p_into(out, x):
+    out[...] = log1p(x)
+    return [out]
+sin, sin_into = unary(np.sin, trigonometric.sin_scalar)
+cos, cos_into = unary(np.cos, trigonometric.cos_scalar)
+
+
+def _halves(x, sign):
+    """exp(x - log 2) + sign exp(-log 2 - x), jax's sinh (-1) and cosh (+1) (trigonometric.py):
+    NumPy's exp patched as jax's on special elements, so the halves cancel as jax's do
+    (sinh(1e-30 + 1j) is 0.84j there, where NumPy's sinh keeps Re 5.4e-31)."""
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        return (np.sinh if sign < 0 else np.cosh)(x)
+    ln2 = x.real.dtype.type(np.log(2.0))
+    with np.errstate(all="ignore"):
+        p = exp(_complex(x.real - ln2, x.imag + 0, x.dtype))
+        q = exp(_complex(-ln2 - x.real, 0 - x.imag, x.dtype))
+        return _complex(p.real + sign * q.real, p.imag + sign * q.imag, x.dtype)
+
+
+def _complex(re, im, dtype):
+    out = np.empty(np.shape(re), dtype)
+    out.real, out.imag = re, im
+    return out
+
+
+def sinh(x):
+    return _halves(x, -1)
+
+
+def cosh(x):
+    return _halves(x, 1)
+
+
+def sinh_into(out, x):
+    out[...] = sinh(x)
+    return [out]
+
+
+def cosh_into(out, x):
+    out[...] = cosh(x)
+    return [out]
