@@ -8,17 +8,20 @@ the Numba kernel's bit for bit:
 
     a + b, a - b       parts added / subtracted
     -a, a.conjugate()  parts negated as `fsub -0.0, x` (Numba's `negate_real`)
-    a * b              CPython's product: (ac - bd) + (ad + bc)i, each product rounded
-                       (Numba's `complex_mul` on Python < 3.14, no infinity recovery)
+    a * b              XLA's product (complex_arith/multiply.py, which the Numba path calls
+                       as `complex_mul`): re = fma(a.re, b.re, -(a.im b.im)),
+                       im = fma(a.im, b.re, a.re b.im), LLVM's fma in the parts' type
     a.real, a.imag     a part;  complex(x, y), np.complex128(x): a pair (imag +0.0)
-    abs(a)             math.hypot(a.real, a.imag): libm's hypot / hypotf (Numba's)
+    abs(a)             XLA's |z| (complex_arith/elementary.py `abs_scalar`, the Numba path's
+                       `complex_abs`): in float64, NaN-propagating max and min of the
+                       parts' magnitudes, big * sqrt(1 + (small/big)^2), rounded to the part
     a == b, a != b     both parts ordered-equal / either part unordered-unequal
     where(p, a, b)     a select of the pair
 
     # c:c128[9] = mul a b   ->
     %ar = extractvalue {double, double} %a, 0 ... %c = insertvalue {double, double} ...
 
-Sums and products fold pairs the same way (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
+Sums and products fold pairs with the plain product, as the Numba accumulator's `acc * x` (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
 Refused (the Numba path keeps them): division (its helper, complex_arith/division.py, is
 not translated here), the transcendentals (cmath's bits), complex
 reductions over threaded chunks and integer or bool conversions.
@@ -111,12 +114,11 @@ def emit(m, stmt):
     if name in ("real", "imag"):
         m.bind(out, args[0][name == "imag"])
         return
-    if name == "abs":           # (Numba's abs(z): math.hypot of the parts, libm's hypot(f))
-        part, r = _PART[ity], m.fresh()
-        fn = "hypotf" if part == "float" else "hypot"
-        m.decls.add(f"declare {part} @{fn}({part}, {part})")
-        m.emit(f"{r} = call {part} @{fn}({part} {args[0][0]}, {part} {args[0][1]})")
-        m.bind(out, r)
+    if name == "abs":           # (the Numba path's complex_abs: XLA's)
+        m.bind(out, _abs(m, _PART[ity], *args[0]))
+        return
+    if name == "mul":           # (the Numba path's complex_mul: XLA's fused product)
+        m.bind(out, pair(m, oty, *_fused_mul(m, _PART[oty], *args)))
         return
     m.bind(out, pair(m, oty, *_arith(m, name, _PART[oty], args)))
 
@@ -135,6 +137,50 @@ def _arith(m, name, ty, args):
     ac, bd = _bin(m, "fmul", ty, a, c), _bin(m, "fmul", ty, b, d)
     ad, bc = _bin(m, "fmul", ty, a, d), _bin(m, "fmul", ty, b, c)
     return _bin(m, "fsub", ty, ac, bd), _bin(m, "fadd", ty, ad, bc)
+
+
+def _fused_mul(m, ty, x, y):
+    """(re, im) of x * y as XLA: fma(a, c, -(b d)), fma(b, c, a d) (complex_arith/multiply.py)."""
+    (a, b), (c, d) = x, y
+    fma = "llvm.fma.f32" if ty == "float" else "llvm.fma.f64"
+    m.decls.add(f"declare {ty} @{fma}({ty}, {ty}, {ty})")
+    bd, ad = _bin(m, "fmul", ty, b, d), _bin(m, "fmul", ty, a, d)
+    nbd, re, im = m.fresh(), m.fresh(), m.fresh()
+    m.emit(f"{nbd} = fneg {ty} {bd}")
+    m.emit(f"{re} = call {ty} @{fma}({ty} {a}, {ty} {c}, {ty} {nbd})")
+    m.emit(f"{im} = call {ty} @{fma}({ty} {b}, {ty} {c}, {ty} {ad})")
+    return re, im
+
+
+def _abs(m, ty, x, y):
+    """|x + yi| as complex_arith's abs_scalar, in double: M = max(|x|, |y|), s = min (NaN
+    if either is); s where M is 0 or NaN or s is inf, else M sqrt(1 + (s/M)^2)."""
+    if ty == "float":
+        x, y = (_cast(m, v, "float", "double") for v in (x, y))
+    m.decls.add("declare double @llvm.fabs.f64(double)")
+    m.decls.add("declare double @llvm.sqrt.f64(double)")
+    ax, ay = m.fresh(), m.fresh()
+    m.emit(f"{ax} = call double @llvm.fabs.f64(double {x})")
+    m.emit(f"{ay} = call double @llvm.fabs.f64(double {y})")
+    uno, ge, le, nan = m.fresh(), m.fresh(), m.fresh(), _bin(m, "fadd", "double", ax, ay)
+    m.emit(f"{uno} = fcmp uno double {ax}, {ay}")
+    m.emit(f"{ge} = fcmp oge double {ax}, {ay}")
+    m.emit(f"{le} = fcmp ole double {ax}, {ay}")
+    big, small, b0, s0 = m.fresh(), m.fresh(), m.fresh(), m.fresh()
+    m.emit(f"{b0} = select i1 {ge}, double {ax}, double {ay}")
+    m.emit(f"{s0} = select i1 {le}, double {ax}, double {ay}")
+    m.emit(f"{big} = select i1 {uno}, double {nan}, double {b0}")
+    m.emit(f"{small} = select i1 {uno}, double {nan}, double {s0}")
+    r = _bin(m, "fdiv", "double", small, big)
+    t = _bin(m, "fadd", "double", "1.0", _bin(m, "fmul", "double", r, r))
+    root, edge, z, bad, inf = (m.fresh() for _ in range(5))
+    m.emit(f"{root} = call double @llvm.sqrt.f64(double {t})")
+    full = _bin(m, "fmul", "double", big, root)
+    m.emit(f"{z} = fcmp ueq double {big}, 0.0")          # (0, or NaN: unordered)
+    m.emit(f"{inf} = fcmp oeq double {small}, 0x7FF0000000000000")
+    m.emit(f"{bad} = or i1 {z}, {inf}")
+    m.emit(f"{edge} = select i1 {bad}, double {small}, double {full}")
+    return _cast(m, edge, "double", ty)
 
 
 def _equal(m, op, ty, args):
