@@ -1,0 +1,33 @@
+"""Differences from JAX found in session 28 by the differential sweep (issue #31,
+tools/jax_sweep.py: whole modules at int8 ... uint64, float16 and complex, and --tiers
+compiled on both CPU kernel paths).
+
+JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on),
+written here as literals.
+"""
+import numpy as np
+
+import xforms.numpy as xnp
+
+
+def test_bincount_of_unsigned_integers():
+    # jnp.bincount(np.array([0, 253, 2, 5, 255, 7, 1], np.uint8)) (jax 0.10.2): 256 counts,
+    # ones at 0, 1, 2, 5, 7, 253, 255; eagerly xforms raised OverflowError (its length came
+    # from np.max(x, initial=-1), and -1 is no uint8)
+    x = np.array([0, 253, 2, 5, 255, 7, 1], np.uint8)
+    got = np.asarray(xnp.bincount(x))
+    want = np.zeros(256, np.int64)
+    want[[0, 1, 2, 5, 7, 253, 255]] = 1
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(xnp.bincount(np.zeros(0, np.uint16), minlength=2), [0, 0])
+
+
+def test_broadcast_to_one_size():
+    # jnp.broadcast_to(np.uint8(1), np.array(3, np.uint8)) and jnp.broadcast_to(2.5, 3)
+    # (jax 0.10.2): [1 1 1] uint8, [2.5 2.5 2.5]; xforms raised "iteration over a 0-d
+    # array" (it took the shape for a sequence)
+    got = xnp.broadcast_to(np.array(1, np.uint8), np.array(3, np.uint8))
+    np.testing.assert_array_equal(got, np.array([1, 1, 1], np.uint8))
+    assert np.asarray(got).dtype == np.uint8
+    np.testing.assert_array_equal(xnp.broadcast_to(np.float64(2.5), 3), [2.5, 2.5, 2.5])
