@@ -31,3 +31,12 @@ def test_broadcast_to_one_size():
     np.testing.assert_array_equal(got, np.array([1, 1, 1], np.uint8))
     assert np.asarray(got).dtype == np.uint8
     np.testing.assert_array_equal(xnp.broadcast_to(np.float64(2.5), 3), [2.5, 2.5, 2.5])
+
+
+def test_diag_indices_of_an_unsigned_size():
+    # jnp.diag_indices(np.uint64(2)) (jax 0.10.2): (Array([0, 1]), Array([0, 1])), int64;
+    # xforms gave float64 (NumPy's arange of a uint64 size: uint64 + int promotes to float)
+    for i in xnp.diag_indices(np.uint64(2)):
+        np.testing.assert_array_equal(i, [0, 1])
+        assert np.asarray(i).dtype == np.int64
+    assert len(xnp.diag_indices(np.uint8(2), np.uint8(3))) == 3
