@@ -150,6 +150,13 @@ ALLOWED = {
     ("numpy", "roll", "complex64"): "the float32 entry's reason (complex shifts: inf parts, "
                                     "and no int() of a complex)",
     ("numpy", "roll", "complex128"): "the complex64 entry's reason",
+    ("numpy", "histogram", "int64"): "the sweep's integers sit on the bin edges of "
+                                     "linspace(-3, 7, 11), and which bin a value on an edge "
+                                     "takes is the edge's last ulp: XLA's fused float64 "
+                                     "linspace gives 5.6e-16, 2.0000000000000004 where xforms' "
+                                     "start * (1 - t) + stop * t, as NumPy, gives 4.4e-16, 2.0 "
+                                     "(int32 and narrower: float32 edges, same counts)",
+    ("numpy", "histogram2d", "int64"): "histogram's int64 entry's reason (linspace's ulps)",
     ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
                                       "3.7e-9 (a reciprocal multiply and a fused "
                                       "multiply-add), so jax bins a 0 below it; xforms' "
