@@ -40,3 +40,15 @@ def test_diag_indices_of_an_unsigned_size():
         np.testing.assert_array_equal(i, [0, 1])
         assert np.asarray(i).dtype == np.int64
     assert len(xnp.diag_indices(np.uint8(2), np.uint8(3))) == 3
+
+
+def test_insert_at_unsigned_positions():
+    # jnp.insert(a, obj, v) of these uint8 operands (jax 0.10.2): positions 254 and 255 are
+    # clipped to the end; xforms raised NumPy's UFuncOutputCastingError (its insert adds an
+    # int64 range to the uint8 positions)
+    a = np.array([0, 253, 2, 5, 255, 7, 1], np.uint8)
+    obj = np.array([1, 2, 254, 3, 0, 4, 255], np.uint8)
+    v = np.array([2, 0, 1, 252, 3, 1, 6], np.uint8)
+    got = xnp.insert(a, obj, v)
+    np.testing.assert_array_equal(got, [3, 0, 2, 253, 0, 2, 252, 5, 1, 255, 7, 1, 1, 6])
+    assert np.asarray(got).dtype == np.uint8
