@@ -7,7 +7,9 @@ written here as literals.
 """
 import numpy as np
 
+import xforms.lax as lax
 import xforms.numpy as xnp
+from jax_tiers import tiers, same  # noqa: F401 (a fixture)
 
 
 def test_bincount_of_unsigned_integers():
@@ -52,3 +54,14 @@ def test_insert_at_unsigned_positions():
     got = xnp.insert(a, obj, v)
     np.testing.assert_array_equal(got, [3, 0, 2, 253, 0, 2, 252, 5, 1, 255, 7, 1, 1, 6])
     assert np.asarray(got).dtype == np.uint8
+
+
+def test_mulhi_of_narrow_integers(tiers):
+    # jax.lax.mulhi of these int8 and uint16 operands (jax 0.10.2); xforms refused 8- and
+    # 16-bit integers (NotImplementedError)
+    x = np.array([0, -3, 2, 5, -1, 7, 1, 127, -128, -128, 100], np.int8)
+    y = np.array([1, 2, -2, 3, 0, 4, -1, 127, -128, 127, -77], np.int8)
+    same(tiers(lax.mulhi, x, y), [0, -1, -1, 0, 0, 0, -1, 63, 64, -64, -31], np.int8)
+    u = np.array([0, 64783, 502, 65285, 33408, 25100], np.uint16)
+    v = np.array([257, 514, 65022, 0, 32640, 45747], np.uint16)
+    same(tiers(lax.mulhi, u, v), [0, 508, 498, 0, 16638, 17520], np.uint16)
