@@ -13,6 +13,7 @@ takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fas
     python tools/jax_sweep.py --module stats         # every distribution (or stats.norm, ...)
     python tools/jax_sweep.py --module numpy --chunk 2/8   # the 2nd of 8 slices of its names
     python tools/jax_sweep.py --module lax --dtypes complex64,complex128 --compiled
+    python tools/jax_sweep.py --module fft --tiers compiled    # the compiled tier alone
 
 Derivatives (grad, second order) and vmap of the same names: tools/jax_ad_sweep.py.
 
@@ -92,6 +93,8 @@ ALLOWED = {
                                       "by the kernel (0 * -inf = NaN); its float64 one and "
                                       "NumPy skip the padding, as xforms does for both",
     ("numpy", "polymul", "float32"): "a convolution: the float32 convolve entry's reason",
+    ("numpy", "convolve", "float16"): "the float32 entry's reason (XLA's float16 convolution "
+                                      "is its float32 one's)",
     ("scipy_linalg", "toeplitz"): "jax builds it with conv_general_dilated_patches (a "
                                   "convolution with a one-hot kernel): an inf in c or r "
                                   "spreads NaN (0 * inf) along its row; xforms gathers, as SciPy",
@@ -129,6 +132,10 @@ ALLOWED = {
                                 "(singular values 2 and 0 exactly): both answers are 2 over "
                                 "rounding noise (jax's float32 sgesdd gives 6e-8 for the 0, "
                                 "NumPy's 2e-16), not a condition number",
+    ("linalg", "lstsq", "uint16"): "the residuals of an exact fit (2 x 3, full rank): 0 "
+                                   "to rounding, and the sweep's uint16 entries (65533, "
+                                   "65535) make that noise 6e-5 in float32 (1e-14 of b's "
+                                   "squared norm), jax's and xforms' each their own",
     ("fft", "fftfreq"): "refused: a float or bool n (the sweep's 0-d operands), as NumPy "
                         "refuses it; jax's arange(0.5) makes fftfreq(0.5) = [0.], a "
                         "length no window has",
@@ -143,6 +150,22 @@ ALLOWED = {
     ("numpy", "roll", "complex64"): "the float32 entry's reason (complex shifts: inf parts, "
                                     "and no int() of a complex)",
     ("numpy", "roll", "complex128"): "the complex64 entry's reason",
+    ("numpy", "histogram", "int64"): "the sweep's integers sit on the bin edges of "
+                                     "linspace(-3, 7, 11), and which bin a value on an edge "
+                                     "takes is the edge's last ulp: XLA's fused float64 "
+                                     "linspace gives 5.6e-16, 2.0000000000000004 where xforms' "
+                                     "start * (1 - t) + stop * t, as NumPy, gives 4.4e-16, 2.0 "
+                                     "(int32 and narrower: float32 edges, same counts)",
+    ("numpy", "logspace", "uint8"): "10 ** linspace(0, 253) in float32: the exponent's "
+                                    "last-ulp rounding (histogram's int64 entry's reason) "
+                                    "times ln(10) * 253 is 3.5e-5 relative at 2.3e17",
+    ("numpy", "logspace", "float16"): "float16 linspace rounds otherwise: jax's element 13 of "
+                                      "linspace(-1.5, 2, 50) is -0.5723, xforms' -0.571 "
+                                      "(exact -0.5714; within float16's tolerance there), and "
+                                      "10 ** x turns those ulps into 0.3% (xforms' 10.0 where "
+                                      "jax's is 9.97); where XLA's f16 rounding comes from is "
+                                      "not traced",
+    ("numpy", "histogram2d", "int64"): "histogram's int64 entry's reason (linspace's ulps)",
     ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
                                       "3.7e-9 (a reciprocal multiply and a fused "
                                       "multiply-add), so jax bins a 0 below it; xforms' "
@@ -309,14 +332,14 @@ def compare(want, got, loose=1):
     return None
 
 
-def runners(xf, compiled):
-    """[(label, wrap)]: how xforms is called: eagerly, under jit's fast tier, compiled."""
+def runners(xf, tiers):
+    """[(label, wrap)]: how xforms is called: eagerly, under jit's fast tier, compiled (the
+    labels named in `tiers`)."""
     def fast(fn):
         return xf.jit(fn, tiered=True)
-    out = [("eager", lambda fn: fn), ("jit", fast)]
-    if compiled:
-        out.append(("compiled", lambda fn: xf.jit(fn, tiered=False)))
-    return out
+    out = [("eager", lambda fn: fn), ("jit", fast),
+           ("compiled", lambda fn: xf.jit(fn, tiered=False))]
+    return [(label, wrap) for label, wrap in out if label in tiers]
 
 
 def public_names(mod_key, only=None, chunk=(1, 1)):
@@ -383,7 +406,7 @@ def sweep(args):
                         if args.verbose:
                             print("  ..", case, flush=True)
                         j = call(jfn, operands, kw)
-                        for label, wrap in runners(xf, args.compiled):
+                        for label, wrap in runners(xf, args.tiers):
                             x = call(wrap(lambda *a, f=xfn: f(*a, **kw)),
                                      operands, {})
                             kind, what = classify(j, x)
@@ -438,8 +461,16 @@ def main():
     ap.add_argument("--dtypes", default="float32,float64,int32,bool",
                     type=lambda s: s.split(","))
     ap.add_argument("--compiled", action="store_true", help="also jit's compiled tier")
+    ap.add_argument("--tiers", type=lambda s: s.split(","), default=None,
+                    help="eager,jit,compiled: the tiers called (default eager,jit, with "
+                         "--compiled all three); --tiers compiled: the compiled tier alone")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
+    if args.tiers is None:
+        args.tiers = ["eager", "jit"] + (["compiled"] if args.compiled else [])
+    bad = set(args.tiers) - {"eager", "jit", "compiled"}
+    if bad:
+        ap.error(f"--tiers: unknown {sorted(bad)}; known: eager, jit, compiled")
     names_checked, counts, diffs, notes = sweep(args)     # (each line printed as found)
     return summary(names_checked, counts, diffs)
 

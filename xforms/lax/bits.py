@@ -145,7 +145,7 @@ def reduce_xor(operand, axes):
 
 def mulhi(x, y):
     """The high half of the double-width product of two integers of one dtype (signed
-    or unsigned, 32 or 64 bits), as XLA's.
+    or unsigned, 8 to 64 bits), as XLA's.
 
     >>> lax.mulhi(xnp.array([2**31 - 1], xnp.int32), xnp.array([2**31 - 1], xnp.int32))
     """
@@ -153,14 +153,11 @@ def mulhi(x, y):
     if aval_of(y).dtype != dt:
         raise TypeError(f"mulhi: operands must have one dtype, got {dt} and "
                         f"{aval_of(y).dtype}")
-    if dt.itemsize not in (4, 8):
-        raise NotImplementedError(f"mulhi: {dt} operands are not supported; xforms supports "
-                                  "32- and 64-bit integers")
-    if dt.itemsize == 4:      # the full product fits 64 bits
+    if dt.itemsize <= 4:      # 8, 16, 32 bits: the full product fits 64 bits
         wide = np.dtype(np.int64 if dt.kind == "i" else np.uint64)
         p = ew.mul(ew.convert_element_type(x, wide), ew.convert_element_type(y, wide))
         shift = bw.shift_right_arithmetic if dt.kind == "i" else bw.shift_right_logical
-        return ew.convert_element_type(shift(p, wide.type(32)), dt)
+        return ew.convert_element_type(shift(p, wide.type(8 * dt.itemsize)), dt)
     u = np.dtype(np.uint64)
     ux, uy = ew.convert_element_type(x, u), ew.convert_element_type(y, u)
     hi = _mulhi_u64(ux, uy)

@@ -7,6 +7,7 @@ of its modules.
 """
 import builtins
 import functools
+import operator
 import warnings
 
 import numpy as np
@@ -263,7 +264,8 @@ def check_rank_promotion(shapes, name):
 def broadcast_to(x, shape):
     x = asarray_operand(x)
     a = aval(x)
-    shape = tuple(shape)
+    # one size, given as an int or a 0-d integer array (jnp.broadcast_to(x, np.uint8(3)))
+    shape = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(shape)
     if a.shape == shape:
         return x
     nd = len(shape)

@@ -66,10 +66,22 @@ def insert(arr, obj, values, axis=None):
     ax = canon_axis(axis, a.ndim)
     obj = _static(obj, "insert")
     if not isinstance(obj, slice) and obj.dtype.kind in "iu":    # JAX's: clipped, not refused
-        obj = np.clip(np.where(obj < 0, obj + a.shape[ax], obj), 0, a.shape[ax])
+        obj = clipped_positions(obj, a.shape[ax])
     pos = np.arange(a.size, dtype=np.int64).reshape(a.shape)
     vpos = (a.size + np.arange(v.size, dtype=np.int64)).reshape(v.shape)
     return _gather_by_positions([arr, values], np.insert(pos, obj, vpos, axis=ax))
+
+
+def clipped_positions(obj, n):
+    """JAX's insert positions: negative ones counted from the end, then clipped to [0, n];
+    as int64 (NumPy's insert adds a range to them: uint8 positions refused that).
+
+        >>> clipped_positions(np.array([254, 1], np.uint8), 7)     # [7, 1]
+    """
+    if obj.dtype.kind == "u":                   # (no negatives; 254 + n would overflow)
+        return np.minimum(obj.astype(np.uint64), np.uint64(n)).astype(np.int64)
+    obj = obj.astype(np.int64)
+    return np.clip(np.where(obj < 0, obj + n, obj), 0, n)
 
 
 def _insert_at_traced(arr, idx, values, ax):

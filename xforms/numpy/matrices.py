@@ -6,6 +6,8 @@ masked select: linear, differentiable and batchable through those primitives.
 
     >>> xnp.trace(xnp.eye(3))      # 3.0
 """
+import operator
+
 import numpy as np
 
 from ..core.trace import Tracer
@@ -104,7 +106,11 @@ def triu_indices_from(arr, k=0):
 
 
 def diag_indices(n, ndim=2):
+    """The indices of the main diagonal of an n x n ... array, as jnp's: default-int
+    arrays.  >>> xnp.diag_indices(2)   # (Array([0, 1]), Array([0, 1]))"""
     from ._util import wrap_result
+    # as ints first: NumPy's arange of a uint64 n is float64 (uint64 + int promotes)
+    n, ndim = operator.index(n), operator.index(ndim)
     return tuple(wrap_result(i) for i in np.diag_indices(n, ndim))
 
 

@@ -237,7 +237,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
                     "the values)")
         else:
             val = np.asarray(x)
-        length = max(int(np.max(val, initial=-1)) + 1, int(minlength))
+        # (not np.max(val, initial=-1): -1 is no unsigned value, and NumPy refuses it)
+        length = max(int(val.max()) + 1 if val.size else 0, int(minlength))
     length = int(length)
     w = np.int64(1) if weights is None else asarray_operand(weights)
     from .creation import zeros
