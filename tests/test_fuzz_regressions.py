@@ -643,19 +643,31 @@ def test_narrow_dtype_sums_wrap_on_both_cpu_paths(llvm, monkeypatch):
         assert [int(v) for v in got] == [44, 64, 24464, -383225856]
 
 
-@pytest.mark.xfail(strict=True, reason="open (session 27): the compiled tier's float16 scatter-add "
-                   "with repeated indices adds in float32 and rounds once")
 def test_float16_scatter_add_with_repeated_indices_rounds_each_add():
     """The rendered dtype fuzzer at its deep budget (session 27): `p0.at[p2].mul(2)` then
     `.at[p2].add(1)` with row 0 indexed three times: 2400 + 1 + 1 + 1 in float16 (spacing 2
     there) rounds back to 2400 at each add -- jax 0.10.2 eager and jit, and the fast tier,
-    give 2400 -- but the compiled tier gives 2404 (2403 rounded once)."""
+    give 2400 -- but the compiled tier gave 2404 (2403 rounded once: its float32 program
+    rounded the scatter's result, not each add; session 28 rounds each combine)."""
     p0 = np.array([[300.0, np.inf, -129.0], [1.5, 0.5, 1.5]], np.float16)
     p2 = np.array([[0, 2, 0], [-2, -32767, 7]], np.int16)
     f = lambda p0, p2: p0.at[p2].mul(2).at[p2].add(1)
     want = np.array([[2400.0, np.inf, -1029.0], [1.5, 0.5, 1.5]], np.float16)
     np.testing.assert_array_equal(xf.jit(f, tiered=True)(p0, p2), want)      # (fast tier)
     np.testing.assert_array_equal(xf.jit(f, tiered=False)(p0, p2), want)
+
+
+def test_float16_scatter_mul_with_repeated_indices_rounds_each_product():
+    """1115 * 1.0098 six times at one index, each product rounded to float16: jax 0.10.2
+    `jax.jit(lambda x, u, i: x.at[i].mul(u))` gives 1181 (rounded once at the end: 1182).
+    (float16 programs compile on the Numba path: the direct path has no float16 rounding.)"""
+    x, u = np.float16([1115.0, 3.0]), np.float16([1.0098] * 6)
+    i = np.zeros(6, np.int64)
+    got = xf.jit(lambda x, u, i: x.at[i].mul(u), tiered=False)(x, u, i)
+    np.testing.assert_array_equal(got, np.float16([1181.0, 3.0]))
+    got = xf.jit(lambda x, u, i: x.at[i].add(u), tiered=False)(np.float16([2048.0, 1.0]),
+                                                                np.float16([1.0] * 6), i)
+    np.testing.assert_array_equal(got, np.float16([2048.0, 1.0]))     # (jax 0.10.2: 2048)
 
 
 def test_square_of_a_weak_bool_is_a_strong_int32():

@@ -180,8 +180,14 @@ def _scatter_aval(name):
 
 def _scatter_impl(ufunc):
     """The NumPy impl of a scatter combining by `ufunc` (`ufunc.at`: every duplicate
-    applies), or setting (`ufunc` None)."""
+    applies), or setting (`ufunc` None).  Flag `as_float16` (set only by the compiled tier's
+    float32 program of a float16 one, xforms/kernels/cpu/float16.py): the float32 values are
+    float16 values, each combine rounded to float16 as XLA's float16 scatter rounds it."""
     def impl(x, u, *idx, axes, mode, **flags):
+        if flags.get("as_float16"):
+            f32 = np.asarray(x).dtype
+            x, u = np.asarray(x, np.float16), np.asarray(u, np.float16)
+            return [impl(x, u, *idx, axes=axes, mode=mode)[0].astype(f32)]
         out = np.array(x, copy=True)
         view = _front(out, axes)
         if mode == "drop":

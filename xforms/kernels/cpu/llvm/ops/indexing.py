@@ -181,8 +181,11 @@ def _combine(m, st):
     `A[i] += u`: the same operation, the same order)."""
     ty, mem = m._element(st.var)
     op = _COMBINE.get(st.combine)
-    if op is None or ty != mem or ty not in ("float", "double"):
-        raise Refused(f"a combining store ({st.combine}) of {st.var.aval}")
+    if op is None or ty != mem or ty not in ("float", "double") or st.round_to is not None:
+        # (round_to: float16 held in float32, rounded per combine -- the direct path has no
+        # float16 rounding, the Numba path's round_to_float16 spelling does it)
+        raise Refused(f"a combining store ({st.combine}) of {st.var.aval}"
+                      + (f" rounded to {st.round_to}" if st.round_to is not None else ""))
     data, shape = m.arrays[st.var]
     x = m.expr(st.value, ty)
     p, old, new = m._address(data, shape, st.index, ty), m.fresh(), m.fresh()
