@@ -113,9 +113,10 @@ def gather_fill(x, indices, axes, fill):
     nb = core.get_aval(indices[0]).ndim
     ok = broadcast_in_dim(in_bounds(core.get_aval(x).shape, indices, axes), out.shape,
                           tuple(range(nb)))
-    filled = broadcast_in_dim(fill, out.shape, ()) if isinstance(fill, core.Tracer) else \
-        full(out.shape, fill, out.dtype)
-    return select_n(ok, filled, got)
+    # (JAX fills with full_like(the gather's result): a weakly typed x gives a weak result)
+    v = fill if isinstance(fill, core.Tracer) else out.dtype.type(fill)
+    v = convert_element_type(v, out.dtype, weak_type=out.weak_type)
+    return select_n(ok, broadcast_in_dim(v, out.shape, ()), got)
 
 
 # --- gather --------------------------------------------------------------------------------
@@ -471,10 +472,12 @@ declare(dynamic_update_slice_p, GATHER_SCATTER, inplace=0)
 
 
 def _dus_aval(x, u, *starts):
+    """x's aval, weakly typed only where x, the update and every start are (JAX's standard
+    rule: its starts are strong int arrays, so only a 0-d x keeps a weak type)."""
     if u.ndim != x.ndim or u.dtype != x.dtype or any(k > n for k, n in zip(u.shape, x.shape)):
         raise TypeError(f"dynamic_update_slice: update {u.str_short()} does not fit "
                         f"{x.str_short()}")
-    return [x]
+    return [x.update(weak_type=x.weak_type and u.weak_type and not starts)]
 
 
 def _dus_impl(x, u, *starts):
