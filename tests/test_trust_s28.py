@@ -4,6 +4,7 @@ JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64`
 written here as literals.
 """
 import numpy as np
+import pytest
 
 import xforms.lax as lax
 import xforms.numpy as xnp
@@ -39,3 +40,64 @@ def test_weak_types_of_indexing_as_jax(tiers):
         for r in tiers(lambda s: f(_weak(s)), 2.0):
             assert bool(getattr(r, "weak_type", False)) is weak, (k, r)
             assert np.asarray(r).dtype == np.float64
+
+
+# (call, JAX's exception type, the start of jax 0.10.2's message): JAX refuses them, xforms
+# computed a value
+_REFUSED = [
+    (lambda: lax.abs(np.array([1, 2], np.uint32)), TypeError,
+     "abs does not accept dtype uint32. Accepted dtypes are subtypes of floating, "
+     "complexfloating, signedinteger."),
+    (lambda: lax.abs(np.array([True])), TypeError, "abs does not accept dtype bool."),
+    (lambda: lax.integer_pow(np.array([1.0, 2.0]), np.array(2)), TypeError,
+     "lax.integer_pow: the exponent y must be a Python int"),     # (JAX: unhashable type)
+    (lambda: lax.integer_pow(np.array([2]), -1), TypeError,
+     "Integers cannot be raised to negative powers, got integer_pow(int64[1], -1)"),
+    (lambda: lax.reciprocal(np.array([2], np.int32)), TypeError,
+     "Integers cannot be raised to negative powers, got integer_pow(int32[1], -1)"),
+    (lambda: lax.integer_pow(np.array([True]), 2), TypeError,
+     "integer_pow does not accept dtype bool. Accepted dtypes are subtypes of integer, "
+     "floating, complexfloating."),
+    (lambda: lax.square(np.array([True])), TypeError, "square does not accept dtype bool."),
+    (lambda: lax.is_finite(np.array([1j])), TypeError,
+     "is_finite does not accept dtype complex128. Accepted dtypes are subtypes of floating."),
+    (lambda: lax.real(np.array([1.0])), TypeError,
+     "real does not accept dtype float64. Accepted dtypes are subtypes of complexfloating."),
+    (lambda: lax.imag(np.array([1], np.int8)), TypeError, "imag does not accept dtype int8."),
+    (lambda: lax.conj(np.array([1.0], np.float16)), TypeError,
+     "conj does not accept dtype float16. Accepted dtypes are subtypes of float32, float64, "
+     "complexfloating."),
+    (lambda: lax.lt(np.ones(2, complex), np.ones(2, complex)), TypeError,
+     "lt does not accept dtype complex128 at position 0. Accepted dtypes at position 0 are "
+     "subtypes of integer, floating, bool."),
+    (lambda: lax.complex(np.ones(2, np.float16), np.ones(2, np.float16)), TypeError,
+     "complex does not accept dtype float16 at position 0. Accepted dtypes at position 0 are "
+     "subtypes of float32, float64."),
+    (lambda: xnp.sort(np.array(1.0)), ValueError,
+     "axis -1 is out of bounds for array of dimension 0"),
+    (lambda: xnp.argsort(np.array(1.0)), ValueError,
+     "axis -1 is out of bounds for array of dimension 0"),
+    (lambda: lax.sort(np.array(1.0)), ValueError,
+     "axis -1 is out of bounds for array of dimension 0"),
+    (lambda: lax.top_k(np.array(1.0), 1), ValueError,
+     "axis -1 is out of bounds for array of dimension 0"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_REFUSED)))
+def test_refused_as_jax(k):
+    call, err, msg = _REFUSED[k]
+    with pytest.raises(err) as info:
+        call()
+    assert str(info.value).startswith(msg), str(info.value)
+
+
+def test_accepted_neighbours_still_compute():
+    # what JAX accepts next to those refusals (jax 0.10.2): xnp converts, lax takes these
+    assert np.asarray(xnp.abs(np.array([3], np.uint8))).tolist() == [3]
+    assert np.asarray(xnp.real(np.array([1.5]))).tolist() == [1.5]
+    assert np.asarray(xnp.sort(np.array(2.0), axis=None)).tolist() == [2.0]
+    assert np.asarray(lax.abs(np.array([-3], np.int8))).tolist() == [3]
+    assert np.asarray(lax.integer_pow(np.array([2.0]), np.int64(3))).tolist() == [8.0]
+    assert np.asarray(lax.lt(np.array([True]), np.array([False]))).tolist() == [False]
+    assert np.asarray(xnp.less(np.array([1 + 1j]), np.array([1 + 2j]))).tolist() == [True]
