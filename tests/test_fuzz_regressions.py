@@ -680,3 +680,26 @@ def test_square_of_a_weak_bool_is_a_strong_int32():
     assert v1.weak and JR.XNP.square(v1).dtype == np.int32 and not JR.XNP.square(v1).weak
     x = xnp.asarray(np.array(0, np.uint32)) != 2.0
     assert x.weak_type and not xnp.square(x).weak_type and xnp.square(x).dtype == np.int32
+
+
+@pytest.mark.parametrize("llvm", ["0", "1"])
+def test_int64_sums_wrap_before_a_sign_on_both_paths(monkeypatch, llvm):
+    """The deep dtype fuzz run (session 27, fuzz-deep6.log; reproduced in session 28):
+    `sign(-(x + x))` at x = int64 MIN is sign(0) = 0 (x + x wraps, as in jax 0.10.2), but
+    the Numba path gave 1: Numba marks signed int64 adds `nsw`, so LLVM folded
+    `sign(-(x + x))` to `-sign(x)`.  int64 + - * are now spelled on uint64 there."""
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", llvm)
+
+    def f(p0, p1):
+        v0 = p0 + p0
+        v1 = xnp.take(v0, p1, axis=0, mode="clip")
+        v3 = xnp.sign(-v0)
+        return v0, v1, v3 * p1.astype(np.int64) + v3     # (p1 is 0: v3 itself)
+    p0 = np.array([[0, 0, 0], [0, 0, np.iinfo(np.int64).min]])
+    v0, v1, v3 = xf.jit(f, tiered=False)(p0, np.array(0, np.int8))
+    np.testing.assert_array_equal(v0, np.zeros((2, 3), np.int64))
+    np.testing.assert_array_equal(v3, np.zeros((2, 3), np.int64))
+    m = np.int64(np.iinfo(np.int64).min)
+    got = xf.jit(lambda x: (x * 3 - x, (x - 1) < x), tiered=False)(np.array([m, 5]))
+    np.testing.assert_array_equal(got[0], np.array([0, 10]))       # (jax: MIN*3 - MIN wraps)
+    np.testing.assert_array_equal(got[1], np.array([False, True]))  # MIN - 1 wraps to MAX
