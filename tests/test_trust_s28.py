@@ -129,3 +129,18 @@ def test_reverse_cumsum_of_more_than_16_in_xla_blocks(tiers):
     m = np.stack([x, x[::-1]], 1)           # (along axis 0, two lines: strided on the compiled tier)
     for r in tiers(lambda v: lax.cumsum(v, axis=0, reverse=True), m):
         np.testing.assert_array_equal(np.asarray(r)[:, 0], want)
+
+
+def test_at_divide_and_power_as_jax(tiers):
+    # jax 0.10.2: x.at[idx].divide(v) is x / ones.at[idx].mul(v), .power x ** that
+    cases = [
+        (lambda x: x.at[np.array([1, 1, 3])].divide(2.0), np.arange(4.0),
+         [0.0, 0.25, 2.0, 1.5], np.float64),
+        (lambda x: x.at[np.array([0, 2])].power(2), np.arange(4), [0, 1, 4, 3], np.int64),
+        (lambda x: x.at[np.array([0, 2])].divide(2), np.arange(4), [0.0, 1.0, 1.0, 3.0],
+         np.float64),
+        (lambda x: x.at[5].power(3.0), np.arange(4.0), [0.0, 1.0, 2.0, 3.0], np.float64),
+    ]
+    for f, x, want, dt in cases:
+        for r in tiers(lambda v, f=f: f(xnp.asarray(v)), x):
+            assert np.asarray(r).tolist() == want and np.asarray(r).dtype == dt
