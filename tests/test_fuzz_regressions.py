@@ -643,19 +643,31 @@ def test_narrow_dtype_sums_wrap_on_both_cpu_paths(llvm, monkeypatch):
         assert [int(v) for v in got] == [44, 64, 24464, -383225856]
 
 
-@pytest.mark.xfail(strict=True, reason="open (session 27): the compiled tier's float16 scatter-add "
-                   "with repeated indices adds in float32 and rounds once")
 def test_float16_scatter_add_with_repeated_indices_rounds_each_add():
     """The rendered dtype fuzzer at its deep budget (session 27): `p0.at[p2].mul(2)` then
     `.at[p2].add(1)` with row 0 indexed three times: 2400 + 1 + 1 + 1 in float16 (spacing 2
     there) rounds back to 2400 at each add -- jax 0.10.2 eager and jit, and the fast tier,
-    give 2400 -- but the compiled tier gives 2404 (2403 rounded once)."""
+    give 2400 -- but the compiled tier gave 2404 (2403 rounded once: its float32 program
+    rounded the scatter's result, not each add; session 28 rounds each combine)."""
     p0 = np.array([[300.0, np.inf, -129.0], [1.5, 0.5, 1.5]], np.float16)
     p2 = np.array([[0, 2, 0], [-2, -32767, 7]], np.int16)
     f = lambda p0, p2: p0.at[p2].mul(2).at[p2].add(1)
     want = np.array([[2400.0, np.inf, -1029.0], [1.5, 0.5, 1.5]], np.float16)
     np.testing.assert_array_equal(xf.jit(f, tiered=True)(p0, p2), want)      # (fast tier)
     np.testing.assert_array_equal(xf.jit(f, tiered=False)(p0, p2), want)
+
+
+def test_float16_scatter_mul_with_repeated_indices_rounds_each_product():
+    """1115 * 1.0098 six times at one index, each product rounded to float16: jax 0.10.2
+    `jax.jit(lambda x, u, i: x.at[i].mul(u))` gives 1181 (rounded once at the end: 1182).
+    (float16 programs compile on the Numba path: the direct path has no float16 rounding.)"""
+    x, u = np.float16([1115.0, 3.0]), np.float16([1.0098] * 6)
+    i = np.zeros(6, np.int64)
+    got = xf.jit(lambda x, u, i: x.at[i].mul(u), tiered=False)(x, u, i)
+    np.testing.assert_array_equal(got, np.float16([1181.0, 3.0]))
+    got = xf.jit(lambda x, u, i: x.at[i].add(u), tiered=False)(np.float16([2048.0, 1.0]),
+                                                                np.float16([1.0] * 6), i)
+    np.testing.assert_array_equal(got, np.float16([2048.0, 1.0]))     # (jax 0.10.2: 2048)
 
 
 def test_square_of_a_weak_bool_is_a_strong_int32():
@@ -668,3 +680,26 @@ def test_square_of_a_weak_bool_is_a_strong_int32():
     assert v1.weak and JR.XNP.square(v1).dtype == np.int32 and not JR.XNP.square(v1).weak
     x = xnp.asarray(np.array(0, np.uint32)) != 2.0
     assert x.weak_type and not xnp.square(x).weak_type and xnp.square(x).dtype == np.int32
+
+
+@pytest.mark.parametrize("llvm", ["0", "1"])
+def test_int64_sums_wrap_before_a_sign_on_both_paths(monkeypatch, llvm):
+    """The deep dtype fuzz run (session 27, fuzz-deep6.log; reproduced in session 28):
+    `sign(-(x + x))` at x = int64 MIN is sign(0) = 0 (x + x wraps, as in jax 0.10.2), but
+    the Numba path gave 1: Numba marks signed int64 adds `nsw`, so LLVM folded
+    `sign(-(x + x))` to `-sign(x)`.  int64 + - * are now spelled on uint64 there."""
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", llvm)
+
+    def f(p0, p1):
+        v0 = p0 + p0
+        v1 = xnp.take(v0, p1, axis=0, mode="clip")
+        v3 = xnp.sign(-v0)
+        return v0, v1, v3 * p1.astype(np.int64) + v3     # (p1 is 0: v3 itself)
+    p0 = np.array([[0, 0, 0], [0, 0, np.iinfo(np.int64).min]])
+    v0, v1, v3 = xf.jit(f, tiered=False)(p0, np.array(0, np.int8))
+    np.testing.assert_array_equal(v0, np.zeros((2, 3), np.int64))
+    np.testing.assert_array_equal(v3, np.zeros((2, 3), np.int64))
+    m = np.int64(np.iinfo(np.int64).min)
+    got = xf.jit(lambda x: (x * 3 - x, (x - 1) < x), tiered=False)(np.array([m, 5]))
+    np.testing.assert_array_equal(got[0], np.array([0, 10]))       # (jax: MIN*3 - MIN wraps)
+    np.testing.assert_array_equal(got[1], np.array([False, True]))  # MIN - 1 wraps to MAX

@@ -113,6 +113,30 @@ def reciprocal(x):
     return integer_pow(x, -1)
 
 
+def _checked_integer_pow(fn):
+    """lax.integer_pow with JAX's refusals: the exponent a static int (an array of them is
+    an error in JAX, not a broadcast), no bool base, no negative power of an integer.
+
+        >>> integer_pow(np.array([2]), -1)   # TypeError: Integers cannot be raised to ...
+    """
+    def integer_pow(x, y):
+        if isinstance(y, (bool, np.bool_)) or not isinstance(y, (int, np.integer)):
+            raise _type_error(f"lax.integer_pow: the exponent y must be a Python int (a "
+                              f"static value), got {type(y).__name__}: use lax.pow for an "
+                              "array exponent")
+        if isinstance(x, (list, tuple)):
+            return fn(x, y)                 # (the primitive's own error)
+        a = core.get_aval(x)
+        if a.dtype.kind == "b":
+            raise _type_error("integer_pow does not accept dtype bool. Accepted dtypes are "
+                              "subtypes of integer, floating, complexfloating.")
+        if a.dtype.kind in "iu" and y < 0:
+            raise _type_error("Integers cannot be raised to negative powers, got "
+                              f"integer_pow({a.dtype.name}{list(a.shape)}, {int(y)})")
+        return fn(x, y)
+    return _named(integer_pow, fn, "integer_pow")
+
+
 def iota(dtype, size):
     """[0, 1, ..., size - 1] of `dtype`."""
     return _iota(dtype, (int(size),), 0)
@@ -133,6 +157,9 @@ def conj(x):
     """The complex conjugate; a real operand becomes complex first, as in JAX (lax.conj of
     float32 is complex64).  >>> lax.conj(np.array([1.0, 2.0]))"""
     dt = core.get_aval(x).dtype
+    if dt == np.float16:        # (JAX has no complex32 to make of it)
+        raise _type_error("conj does not accept dtype float16. Accepted dtypes are subtypes "
+                          "of float32, float64, complexfloating.")
     if dt.kind == "f":
         x = convert_element_type(x, np.result_type(dt, np.complex64))
     elif dt.kind != "c":
@@ -148,7 +175,8 @@ def conj(x):
 _ACCEPT = {"num": ("iufc", "integer, floating, complexfloating"),
            "real": ("iuf", "integer, floating"), "inexact": ("fc", "floating, complexfloating"),
            "float": ("f", "floating"), "bits": ("iub", "integer, bool"),
-           "int": ("iu", "integer"), "parts": ("f", "float32, float64"), "any": (None, None)}
+           "int": ("iu", "integer"), "parts": (("float32", "float64"), "float32, float64"),
+           "ordered": ("iufb", "integer, floating, bool"), "any": (None, None)}
 
 
 def _type_error(msg):
@@ -175,7 +203,7 @@ def _check_dtypes(name, accept, tip, args):
     dts = [_operand_dtype(a) for a in args]
     kinds, names = _ACCEPT[accept]
     for i, dt in enumerate(dts):
-        if kinds is not None and dt.kind not in kinds:
+        if kinds is not None and (dt.name if isinstance(kinds, tuple) else dt.kind) not in kinds:
             raise _type_error(f"{name} does not accept dtype {dt.name} at position {i}. "
                               f"Accepted dtypes at position {i} are subtypes of {names}.")
     if any(dt != dts[0] for dt in dts[1:]):
@@ -246,6 +274,32 @@ def _cumulative(fn):
 
 
 cummax, cummin, cumprod, cumsum = (_cumulative(f) for f in (cummax, cummin, cumprod, cumsum))
+
+
+def _unary(fn, name, accept):
+    """`fn` refusing an operand dtype JAX's lax refuses (xnp's functions convert first):
+    `accept` a key of `_UNARY` (kind letters, the names JAX's message gives).
+
+        >>> abs(np.uint8(3))     # TypeError: abs does not accept dtype uint8. Accepted ...
+    """
+    kinds, names = _UNARY[accept]
+
+    def op(x, *args, **kw):
+        if not isinstance(x, (list, tuple)) and _operand_dtype(x).kind not in kinds:
+            raise _type_error(f"{name} does not accept dtype {_operand_dtype(x).name}. "
+                              f"Accepted dtypes are subtypes of {names}.")
+        return fn(x, *args, **kw)
+    return _named(op, fn, fn.__name__)
+
+
+_UNARY = {"signed": ("ifc", "floating, complexfloating, signedinteger"),
+          "float": ("f", "floating"), "complex": ("c", "complexfloating"),
+          "num": ("iufc", "integer, floating, complexfloating")}
+abs = _unary(abs, "abs", "signed")
+is_finite = _unary(is_finite, "is_finite", "float")
+real, imag = _unary(real, "real", "complex"), _unary(imag, "imag", "complex")
+square = _unary(square, "square", "num")
+integer_pow = _checked_integer_pow(integer_pow)
 add, sub, mul, div = (_strict(add, "add", "num", "add"), _strict(sub, "sub", "num", "subtract"),
                       _strict(mul, "mul", "num", "multiply"),
                       _strict(div, "div", "num", "divide"))
@@ -254,7 +308,8 @@ max, min = _strict(max, "max", tip="maximum"), _strict(min, "min", tip="minimum"
 atan2 = _strict(atan2, "atan2", "inexact", "arctan2")
 nextafter = _strict(nextafter, "nextafter", "float", "nextafter")
 eq, ne = _strict(eq, "eq", tip="equal"), _strict(ne, "ne", tip="not_equal")
-lt, le, gt, ge = (_strict(f, n) for f, n in ((lt, "lt"), (le, "le"), (gt, "gt"), (ge, "ge")))
+lt, le, gt, ge = (_strict(f, n, "ordered") for f, n in ((lt, "lt"), (le, "le"), (gt, "gt"),
+                                                        (ge, "ge")))
 bitwise_and, bitwise_or, bitwise_xor = (_strict(f, n, "bits") for f, n in (
     (bitwise_and, "and"), (bitwise_or, "or"), (bitwise_xor, "xor")))
 shift_left = _strict(shift_left, "shift_left", "int", "left_shift")

@@ -10,8 +10,18 @@ from ..primitives import sorting as sp
 from ..primitives import structural as st
 
 
+def _sortable(x, dimension):
+    """JAX's ValueError for a 0-d operand, which has no dimension to sort along (the
+    primitive's own TypeError otherwise).  >>> _sortable(np.float64(1), -1)  # ValueError"""
+    if not isinstance(x, (tuple, list)) and core.get_aval(x).ndim == 0:
+        raise ValueError(f"axis {dimension} is out of bounds for array of dimension 0 "
+                         "(sort needs an operand of rank 1 or more: reshape it)")
+
+
 def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     """Sort one array, or a tuple of arrays by their first num_keys (lexicographically)."""
+    _sortable(operand[0] if isinstance(operand, (tuple, list)) and operand else operand,
+              dimension)
     if isinstance(operand, (tuple, list)):
         outs = sp.sort(*operand, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
         return tuple(outs)
@@ -22,6 +32,7 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
 
 def sort_key_val(keys, values, dimension=-1, is_stable=True):
     """(sorted keys, values in the same order)."""
+    _sortable(keys, dimension)
     k, v = sp.sort(keys, values, dimension=dimension, is_stable=is_stable, num_keys=1)
     return k, v
 
@@ -31,7 +42,8 @@ def top_k(operand, k):
     equal entries by increasing index), and their int32 indices."""
     aval = core.get_aval(operand)
     if aval.ndim == 0:
-        raise TypeError("top_k: the operand must have at least one dimension")
+        raise ValueError("axis -1 is out of bounds for array of dimension 0 (top_k needs an "
+                         "operand of rank 1 or more)")
     n = aval.shape[-1]
     k = int(k)
     if not 0 <= k <= n:

@@ -411,6 +411,25 @@ class IndexUpdateRef:
     def max(self, v, *, mode=None, indices_are_sorted=False, unique_indices=False):
         return wrap_result(self._scatter(v, "max", mode))
 
+    @locate_errors
+    def divide(self, v, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        """JAX's `x[idx] /= v`: x divided by ones with v multiplied in at idx (so x's dtype
+        promotes as `x / ones`: an int x gives floats).
+        >>> xnp.arange(3.).at[1].divide(4.)      # [0., 0.25, 2.]"""
+        return self.x / self._ones_times(v, mode)
+
+    @locate_errors
+    def power(self, v, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        """JAX's `x[idx] **= v`: x to the power of ones with v multiplied in at idx.
+        >>> xnp.arange(3.).at[2].power(3.)       # [0., 1., 8.]"""
+        return self.x ** self._ones_times(v, mode)
+
+    def _ones_times(self, v, mode):
+        """Ones like x (its weak type too) with v multiplied in at idx.  (x is an Array or a
+        tracer: its operators are xnp's true_divide and power.)"""
+        from .creation import ones_like
+        return IndexUpdateRef(ones_like(self.x), self.idx).mul(v, mode=mode)
+
 
 # one point scatter per update method; duplicates all combine (set: one wins)
 _SCATTERS = {"set": ix.scatter, "add": ix.scatter_add, "mul": ix.scatter_mul,

@@ -19,11 +19,14 @@ from ._util import aval, asarray_operand, canon_axis, convert, promote_dtypes
 
 
 def _axis(a, axis):
+    """The operand and its sort axis (None: flattened); a 0-d operand has no axis to sort
+    along, which JAX refuses (ValueError) rather than sorting its one element."""
     a = asarray_operand(a)
     if axis is None:
         return man.ravel(a), 0
     if aval(a).ndim == 0:
-        return man.reshape(a, (1,)), 0
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension 0 (sort a 0-d "
+                         "array with axis=None, or reshape it to 1-d first)")
     return a, canon_axis(axis, aval(a).ndim)
 
 

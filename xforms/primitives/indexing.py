@@ -113,9 +113,10 @@ def gather_fill(x, indices, axes, fill):
     nb = core.get_aval(indices[0]).ndim
     ok = broadcast_in_dim(in_bounds(core.get_aval(x).shape, indices, axes), out.shape,
                           tuple(range(nb)))
-    filled = broadcast_in_dim(fill, out.shape, ()) if isinstance(fill, core.Tracer) else \
-        full(out.shape, fill, out.dtype)
-    return select_n(ok, filled, got)
+    # (JAX fills with full_like(the gather's result): a weakly typed x gives a weak result)
+    v = fill if isinstance(fill, core.Tracer) else out.dtype.type(fill)
+    v = convert_element_type(v, out.dtype, weak_type=out.weak_type)
+    return select_n(ok, broadcast_in_dim(v, out.shape, ()), got)
 
 
 # --- gather --------------------------------------------------------------------------------
@@ -180,8 +181,14 @@ def _scatter_aval(name):
 
 def _scatter_impl(ufunc):
     """The NumPy impl of a scatter combining by `ufunc` (`ufunc.at`: every duplicate
-    applies), or setting (`ufunc` None)."""
+    applies), or setting (`ufunc` None).  Flag `as_float16` (set only by the compiled tier's
+    float32 program of a float16 one, xforms/kernels/cpu/float16.py): the float32 values are
+    float16 values, each combine rounded to float16 as XLA's float16 scatter rounds it."""
     def impl(x, u, *idx, axes, mode, **flags):
+        if flags.get("as_float16"):
+            f32 = np.asarray(x).dtype
+            x, u = np.asarray(x, np.float16), np.asarray(u, np.float16)
+            return [impl(x, u, *idx, axes=axes, mode=mode)[0].astype(f32)]
         out = np.array(x, copy=True)
         view = _front(out, axes)
         if mode == "drop":
@@ -465,10 +472,12 @@ declare(dynamic_update_slice_p, GATHER_SCATTER, inplace=0)
 
 
 def _dus_aval(x, u, *starts):
+    """x's aval, weakly typed only where x, the update and every start are (JAX's standard
+    rule: its starts are strong int arrays, so only a 0-d x keeps a weak type)."""
     if u.ndim != x.ndim or u.dtype != x.dtype or any(k > n for k, n in zip(u.shape, x.shape)):
         raise TypeError(f"dynamic_update_slice: update {u.str_short()} does not fit "
                         f"{x.str_short()}")
-    return [x]
+    return [x.update(weak_type=x.weak_type and u.weak_type and not starts)]
 
 
 def _dus_impl(x, u, *starts):

@@ -13,7 +13,7 @@ import numpy as np
 from xforms.core import trace as core
 from xforms.core import staging
 from xforms.errors import LoweringError
-from xforms.core.facts import VIEW
+from xforms.core.facts import GATHER_SCATTER, VIEW
 from xforms.core.ir import ClosedJaxpr, Jaxpr, Literal
 from xforms import lax
 from xforms.numpy.float_parts import nextafter_among
@@ -87,6 +87,8 @@ def _eval(closed, args):
                 "computes float16 in float32): pass float32 values to the callback, or call "
                 "the function without jit")
         params = {k: _wide_param(v) for k, v in eqn.params.items()}
+        if _rounds_each_combine(eqn):
+            params["as_float16"] = True
         if eqn.prim is nextafter_p and eqn.outvars[0].aval.dtype == F16:
             # float32's next float is no float16 (its rounding gives x1 back): step among
             # float16's, by exact float32 arithmetic
@@ -103,6 +105,14 @@ def _eval(closed, args):
             rounded = v.aval.dtype == F16 and eqn.prim.facts.kind != VIEW
             env[v] = round_to_float16_p.bind(x) if rounded else x
     return [read(a) for a in j.outvars]
+
+
+def _rounds_each_combine(eqn):
+    """A float16 scatter_add or scatter_mul: XLA rounds after each update it combines in (with
+    repeated indices 2400 + 1 + 1 + 1 stays 2400 in float16), so one rounding of the float32
+    sum at the end (2403 -> 2404) is not enough; max and min need none (they pick a value)."""
+    return (eqn.prim.facts.kind == GATHER_SCATTER and eqn.prim.facts.reduce_op in ("sum", "prod")
+            and eqn.outvars[0].aval.dtype == F16)
 
 
 def _u32(v):

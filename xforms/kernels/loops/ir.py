@@ -20,7 +20,9 @@ Statements:
   no such atomic, the region runs in one thread).
 - `Let(sym, expr)`; `Store(var, index, value, combine=None)`: `var[index] = value`, or with
   `combine` a reduction monoid ("sum", "prod", "max", "min": scatter_add and its kin)
-  `var[index] = var[index] (op) value`, NaN winning max and min (`or`/`and` for bool).
+  `var[index] = var[index] (op) value`, NaN winning max and min (`or`/`and` for bool);
+  `round_to` float16: each combined value rounded to float16 (a float16 scatter_add held
+  in float32, as XLA rounds each update it adds).
 - `When(bounds, body)`: body only where `0 <= e < n` for every (e, n) in bounds (a scatter
   drops its updates with an index out of bounds).
 
@@ -174,6 +176,8 @@ class Store:
     index: tuple
     value: object
     combine: object = None
+    round_to: object = None         # a combine's result rounded to this dtype (float16 held
+                                    # in float32: xforms/kernels/cpu/float16.py), else None
 
 
 @dataclass(eq=False)

@@ -39,13 +39,16 @@ register_scalar_rule(shift_right_logical_p, _shift_right_logical)
 register_scalar_rule(shift_right_arithmetic_p, _shift_right_arithmetic)
 
 
-def _round_to_float16(ctx, x):
+def round_to_float16(ctx, x):
     """The nearest float16 of float32 `x`, in float32: `x` rounded half to even at float16's
     ulp, 2**(exponent - 10), or 2**-24 below float16's normal range (its subnormals), and
-    overflow past float16's largest value (65504) to inf; NaN and inf pass (inf * inf)."""
+    overflow past float16's largest value (65504) to inf; NaN and inf pass (inf * inf).
+    (Also a float16 scatter_add's rounding of each combine: cpu/numba/printer.py.)
+
+        >>> round_to_float16(ctx, "v")       # '(np.float32(math.ldexp(np.rint(...' """
     k = f"max(math.frexp({x})[1] - 11, -24)"
     r = f"np.float32(math.ldexp(np.rint(math.ldexp({x}, -{k})), {k}))"
     return f"({r} if abs({r}) <= {ctx.lit(65504.0)} else {r} * {ctx.lit(np.inf)})"
 
 
-register_scalar_rule(round_to_float16_p, _round_to_float16)
+register_scalar_rule(round_to_float16_p, round_to_float16)

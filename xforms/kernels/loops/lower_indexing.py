@@ -11,6 +11,8 @@ xforms/kernels/cpu/numba/printer.py prints the statements as Numba CPU source (c
 NumPy slice assignments, the rest as counted loops), xforms/kernels/cuda/printer/loop.py as
 grid-stride kernels (one per `Region`).
 """
+import numpy as np
+
 from xforms.core.ir import Literal
 from xforms.core.facts import GATHER_SCATTER
 from xforms.core.registry import ALL_PRIMITIVES, RuleTable
@@ -70,7 +72,9 @@ def _scatter(eqn):
         raise Refused("scatter into a 0-d array")
     drop = eqn.params["mode"] == "drop"
     outer, inner, xi, ui, bounds = _indexed(x, ids, axes, clamp=not drop)
-    store = Store(out, xi, Load(u, ui), eqn.prim.facts.reduce_op)
+    # (float16 values held in float32: each combine rounded, as XLA's float16 scatter does)
+    store = Store(out, xi, Load(u, ui), eqn.prim.facts.reduce_op,
+                  np.dtype(np.float16) if eqn.params.get("as_float16") else None)
     # (checked per element, inside the inner nest, so that CUDA still flattens the nests)
     inner.body.append(When(bounds, [store]) if drop else store)
     return [Alloc(out, copy_of=x),

@@ -216,8 +216,18 @@ def _cpu_arith(prim):
     float32, and every operand expression here already has the equation's dtype (equal
     input dtypes, typed literals), so the `np.float32(...)` wrapper is dropped: each one is
     a call Numba must type and lower, a measurable share of compile time.  Integers keep
-    it (Numba widens int32 arithmetic to int64)."""
+    it (Numba widens int32 arithmetic to int64).  int64 arithmetic is spelled on uint64:
+    Numba marks signed adds, subtracts and products `nsw` (no signed wrap), so LLVM may
+    reason as if they never overflow -- `sign(-(x + x))` at x = int64 MIN gave 1, not JAX's
+    wrapped 0 -- while unsigned ones wrap, with the same bits.
+
+        >>> rule(ctx_int64, "a", "b")     # 'np.int64(np.uint64(a) + np.uint64(b))'
+    """
+    op = prim.facts.operator if prim.facts.simplify != "unary" else None
+
     def rule(ctx, *args):
+        if np.dtype(ctx.dtype) == np.int64 and op in ("+", "-", "*") and len(args) == 2:
+            return f"np.int64(np.uint64({args[0]}) {op} np.uint64({args[1]}))"
         expr = scalar_rules[prim](ctx, *args)      # looked up now: overrides still apply
         prefix = f"np.{np.dtype(ctx.dtype).name}("
         if (_kind(ctx.dtype) in "fc" and expr.startswith(prefix) and _closes_at_end(

@@ -18,6 +18,7 @@ from .scalar import CpuCtx, unsupported
 from ...loops.invariant_reads import invariant_index, loads
 from ...loops.loop_print import Printer
 from ...loops.scalar_rules import rule_expr
+from ...loops.lower_bitwise import round_to_float16
 
 
 class _Spell(Spelling):
@@ -146,6 +147,27 @@ class CpuPrinter(Printer):
             self.line(f"{target} = {val}")
         else:
             self.combine_lines(st.combine, target, val, st.var.aval.dtype)
+            if st.round_to is not None:             # float16 held in float32: each combine
+                self.round_float16(target)          # rounded, as XLA's float16 scatter
+
+    def round_float16(self, target):
+        """`target = ` its float32 value rounded to float16 (read once into a scalar).
+
+            >>> p.round_float16("A[i0]")     # t3 = A[i0]; A[i0] = (np.float32(math.ldexp(...
+        """
+        t = self.fresh("t")
+        self.line(f"{t} = {target}")
+        self.line(f"{target} = {round_to_float16(_Float32Lits(self.em), t)}")
+
+
+class _Float32Lits:
+    """The literals of a float32 expression (what `round_to_float16` asks its context for)."""
+
+    def __init__(self, em):
+        self.em = em
+
+    def lit(self, v, dtype=np.float32):
+        return self.em.lit(v, dtype)
 
 
 def print_cpu(em, stmts):

@@ -184,8 +184,12 @@ def _combine(m, st):
     ty, mem = m._element(st.var)
     dt = np.dtype(st.var.aval.dtype)
     op = _BOOL_MONOIDS.get(st.combine, st.combine) if dt.kind == "b" else st.combine
-    if op not in ("sum", "prod", "max", "min", "or", "and") or dt.kind not in "fiub":
-        raise Refused(f"a combining store ({st.combine}) of {st.var.aval}")
+    if op not in ("sum", "prod", "max", "min", "or", "and") or dt.kind not in "fiub" \
+            or st.round_to is not None:
+        # (round_to: float16 held in float32, rounded per combine -- the direct path has no
+        # float16 rounding, the Numba path's round_to_float16 spelling does it)
+        raise Refused(f"a combining store ({st.combine}) of {st.var.aval}"
+                      + (f" rounded to {st.round_to}" if st.round_to is not None else ""))
     data, shape = m.arrays[st.var]
     x = m.expr(st.value, ty)
     p, old = m._address(data, shape, st.index, mem), m.fresh()
