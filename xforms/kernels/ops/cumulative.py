@@ -9,9 +9,7 @@ For an operand of shape outer + (n,) + inner the generated code is
             for i in inner: OUT[o, k, i] = OUT[o, k - 1, i] (op) X[o, k, i]
 
 so the innermost loop runs over contiguous memory and vectorises; `reverse` runs k from
-the end, but a reverse float sum or product folds each line in XLA's CPU order (blocks of
-16, `_reverse_in_xla_order`), as JAX's values come from it.  max/min propagate NaN as
-lax.max/min do.
+the end.  max/min propagate NaN as lax.max/min do.
 
 CUDA rule for the cumulative primitives (cumsum, cumprod, cummax, cummin,
 cumlogsumexp): lines along the last axis by a parallel scan (ops/prefix_scan.py: a block
