@@ -103,34 +103,6 @@ def test_accepted_neighbours_still_compute():
     assert np.asarray(xnp.less(np.array([1 + 1j]), np.array([1 + 2j]))).tolist() == [True]
 
 
-# jax.jit(lambda v: jax.lax.cumsum / cumprod(v, reverse=True))(x), jax 0.10.2 CPU
-_REVERSE = [
-    ("cumsum", [1.0, 1e16, -1e16], [0.0, 0.0, -1e16]),            # (from the end: 1, 0, -1e16)
-    ("cumprod", [1e300, 1e300, 1e-300], [np.inf, 1.0, 1e-300]),   # (from the end: 1e300, ...)
-    ("cumprod", [1e-300, 1e300, 1e300], [1e300, np.inf, 1e300]),  # (from the end: inf, inf, ..)
-]
-
-
-def test_reverse_cumulative_folds_in_jax_order(tiers):
-    for name, x, want in _REVERSE:
-        for r in tiers(lambda v, name=name: getattr(lax, name)(v, reverse=True), np.array(x)):
-            np.testing.assert_array_equal(np.asarray(r), want)
-
-
-def test_reverse_cumsum_of_more_than_16_in_xla_blocks(tiers):
-    # 20 elements: blocks of 16, the second block's total (-1e16 + 1 rounds to -1e16) added to
-    # each window of the first (1 + 1 = 2 first): jax 0.10.2 gives -9999999999999998 at 1,
-    # a fold from the end -1e16
-    x = np.zeros(20)
-    x[[0, 1, 2, 16, 17]] = [1e16, 1.0, 1.0, -1e16, 1.0]
-    want = np.array([0.0, -9999999999999998.0] + [-1e16] * 15 + [1.0, 0.0, 0.0])
-    for r in tiers(lambda v: lax.cumsum(v, reverse=True), x):
-        np.testing.assert_array_equal(np.asarray(r), want)
-    m = np.stack([x, x[::-1]], 1)           # (along axis 0, two lines: strided on the compiled tier)
-    for r in tiers(lambda v: lax.cumsum(v, axis=0, reverse=True), m):
-        np.testing.assert_array_equal(np.asarray(r)[:, 0], want)
-
-
 def test_at_divide_and_power_as_jax(tiers):
     # jax 0.10.2: x.at[idx].divide(v) is x / ones.at[idx].mul(v), .power x ** that
     cases = [

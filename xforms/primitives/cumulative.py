@@ -49,9 +49,6 @@ def _np_impl(ufunc):
             out = np.moveaxis(out, -1, axis)      # (XLA's pick: a NaN never wins)
             return [np.flip(out, axis) if reverse else out]
         given = x
-        if reverse and ufunc in (np.add, np.multiply) and x.dtype.kind == "f" and x.shape[axis]:
-            with np.errstate(invalid="ignore", over="ignore"):
-                return [reverse_in_xla_order(np.flip(x, axis), axis, ufunc)]
         if ufunc is np.multiply and x.dtype.kind == "c" and x.shape[axis]:
             x = _times_one_first(x, axis)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -67,48 +64,6 @@ def _np_impl(ufunc):
             out = windows_in_order(np.flip(given, axis), out, axis)
         return [out]
     return impl
-
-
-XLA_SCAN_BASE = 16      # XLA CPU's scan base length (xforms/kernels/runtime/scan_order.BASE)
-
-
-def reverse_in_xla_order(x, axis, ufunc):
-    """A reverse float cumsum (`ufunc` np.add) or cumprod (np.multiply) folded in the order
-    XLA's CPU computes JAX's: lax.cumsum is a reduce_window, which XLA rewrites into blocks of
-    16 -- each block's outputs its window folded in index order from the identity, the
-    block totals (with the identity after them) scanned the same way, each block combined
-    with the scan of the blocks after it.  Accumulating from the end differs in rounding
-    ([1, 1e16, -1e16]: jax [0, 0, -1e16], from the end [1, 0, -1e16]) and overflow
-    ([1e300, 1e300, 1e-300] cumprod: jax [inf, 1, 1e-300]).  Matched bit for bit by jax
-    0.10.2's CPU jit at lengths 1 to 5000 (float32, float64).  (The forward order agrees
-    with a running fold up to 16 elements only: beyond, XLA's order is not this one's.)
-
-        >>> reverse_in_xla_order(np.array([1.0, 1e16, -1e16]), 0, np.add)   # [0, 0, -1e16]
-    """
-    x = np.moveaxis(np.asarray(x), axis, -1)
-    return np.moveaxis(_reverse_tree(x, ufunc), -1, axis)
-
-
-def _reverse_windows(x, ufunc):
-    """out[..., i] = x[..., i] (op) ... (op) x[..., -1] in index order from the identity."""
-    out = np.full(x.shape, ufunc.identity, x.dtype)
-    for k in range(x.shape[-1]):
-        out[..., :k + 1] = ufunc(out[..., :k + 1], x[..., k:k + 1])
-    return out
-
-
-def _reverse_tree(x, ufunc):
-    m = x.shape[-1]
-    if m <= XLA_SCAN_BASE:
-        return _reverse_windows(x, ufunc)
-    rows = -(-m // XLA_SCAN_BASE)
-    lead = x.shape[:-1]
-    pad = np.full(lead + (rows * XLA_SCAN_BASE - m,), ufunc.identity, x.dtype)
-    o = _reverse_windows(np.concatenate([x, pad], -1).reshape(lead + (rows, XLA_SCAN_BASE)),
-                         ufunc)
-    totals = np.concatenate([o[..., 0], np.full(lead + (1,), ufunc.identity, x.dtype)], -1)
-    after = _reverse_tree(totals, ufunc)[..., 1:]
-    return ufunc(o, after[..., None]).reshape(lead + (rows * XLA_SCAN_BASE,))[..., :m]
 
 
 def windows_in_order(x, out, axis):

@@ -100,8 +100,6 @@ def _cumulative(em, eqn):
     kind = np.dtype(out.aval.dtype).kind
     cast = (lambda e: f"np.{out.aval.dtype.name}({e})") if out.aval.dtype in (
         np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.complex64)) else (lambda e: e)
-    if reverse and kind == "f" and eqn.prim.facts.cumulative in ("sum", "prod"):
-        return _reverse_in_xla_order(em, eqn, X, O, shape, axis)
     first = str(n - 1) if reverse else "0"
     with LoopNest(em, shape[:axis], "o") as oi:
         with LoopNest(em, shape[axis + 1:], "i") as ii:
@@ -122,22 +120,6 @@ def _cumulative(em, eqn):
                 em.line(f"{O}[{_index(oi, kk, ii)}] = {cast(op(a, b, kind))}")
         if reverse and eqn.prim.facts.cumulative == "prod" and kind == "c":
             _windows_in_order(em, X, O, oi, shape[axis + 1:], n, cast)
-
-
-def _reverse_in_xla_order(em, eqn, X, O, shape, axis):
-    """A reverse float cumsum/cumprod, each line folded in XLA's CPU order (blocks of 16 by
-    windows, then the blocks' totals: xforms/primitives/cumulative.reverse_in_xla_order says
-    why) by the runtime helper `reverse_line`, on a contiguous copy of the line.
-
-        L = X[o0, :, i0].copy(); O[o0, :, i0] = reverse_line(L, False)
-    """
-    em.runtime_used.add("reverse_line")
-    prod = eqn.prim.facts.cumulative == "prod"
-    with LoopNest(em, shape[:axis], "o") as oi:
-        with LoopNest(em, shape[axis + 1:], "i") as ii:
-            line = em.fresh("line")
-            em.line(f"{line} = np.ascontiguousarray({X}[{_index(oi, ':', ii)}])")
-            em.line(f"{O}[{_index(oi, ':', ii)}] = reverse_line({line}, {prod})")
 
 
 def _windows_in_order(em, X, O, oi, inner, n, cast):

@@ -573,7 +573,6 @@ def __getattr__(name):
         return getattr(blas_serial, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 from .sort import argsort_stable, argsort_stable_after  # noqa: E402,F401  (sort lowering)
-from .scan_order import reverse_line  # noqa: E402,F401  (reverse float cumsum/cumprod)
 
 
 @intrinsic
