@@ -53,7 +53,10 @@ host reads after the loop that would be left bound to another buffer.
 Sizes and products (loop_size.py): by the largest array a step touches (a scan's stacked
 arrays by a row), one block, a cooperative grid or launches per step; a product small
 enough by vendor.loop_gemm_max_work's rule stays in the tile kernel, so that the loop can
-be one launch (an LSTM's scan), larger ones go to cuBLAS a step.
+be one launch (an LSTM's scan), larger ones go to cuBLAS a step.  Such a loop refused all
+the same (the tile wants more threads than the loop's block: the simulator's 8; shared
+memory; another block-wide kernel) is emitted again from the emitter's checkpoint with its
+products on cuBLAS: a host loop calls cuBLAS a step, not the slower tile.
 """
 import re
 
