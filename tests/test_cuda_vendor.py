@@ -384,3 +384,27 @@ def test_the_context_key_tells_a_new_context_from_a_closed_one(monkeypatch):
     assert second[0] == 7 and second != first
     now[0] = Ctx(9)
     assert rt._context_key() not in (first, second)
+
+
+def test_an_emitters_checkpoint_restores_its_state_in_place():
+    """block_loop re-emits a refused loop from `CudaEmitter.checkpoint()`: what was emitted
+    since is undone, and the builders and containers that callers hold stay the objects
+    the emitter uses (an outer loop's `host`, emit_plan's saved `bound`)."""
+    from xforms.kernels.cuda.device.spec import spec_for
+    from xforms.kernels.cuda.printer.emit import CudaEmitter
+    em = CudaEmitter(spec_for((8, 0)))
+    em.line("A = B")
+    em.mem[np.dtype(np.float32)] = [0, 64]
+    host, bound, mem, slot = em.host, em.bound, em.mem, em.mem[np.dtype(np.float32)]
+    state = em.checkpoint()
+    with em.block("for _i1 in range(3):"):
+        em.line("_K[0](A)")
+    em.bound.add("v")
+    slot[1] += 128
+    em.launches.append(("k0", 1, 8))
+    em.loop_modes = ["grid"]
+    em.restore(state)
+    assert em.host is host and em.bound is bound and em.mem is mem and mem[np.dtype(np.float32)] is slot
+    assert host.lines == ["    A = B"] and host.depth == 1
+    assert bound == set() and slot == [0, 64] and em.launches == []
+    assert not hasattr(em, "loop_modes")

@@ -191,3 +191,34 @@ def test_a_scan_of_small_products_is_one_launch_not_a_library_call_a_step(
     monkeypatch.setenv("XFORMS_CUDA_LOOP_GEMM_MAX_WORK", "0")     # past the bound
     exe = _compile(xf.make_jaxpr(f)(*args), {})
     assert "host loop, not one kernel: _rt.gemm(" in exe.source
+
+
+@pytest.mark.parametrize("grad", [False, True])
+@pytest.mark.parametrize("why", ["block", "shared"])
+def test_a_scan_refused_as_one_kernel_puts_its_products_back_on_cublas(
+        model, monkeypatch, grad, why):
+    """On 8-thread blocks the tile kernel (4 x 4 threads) cannot be called by a loop's
+    kernel (or, on 16, its shared memory is past a lowered SHARED_MAX), so the LSTM's scan
+    stays a host loop: its small products, kept in the tile kernel for a one-launch loop,
+    would then launch the slower tile a step.  Refused, the loop is emitted again with its
+    products on cuBLAS (block_loop.emit).  Values as on the CPU."""
+    from xforms.kernels.cuda.backend import _compile
+    from xforms.kernels.cuda.device.spec import SIM_SPEC
+    from xforms.kernels.cuda.printer import block_loop
+    monkeypatch.setattr(spec_module, "_spec", dataclasses.replace(
+        SIM_SPEC, block=8 if why == "block" else 16, vendor=True))
+    if why == "shared":
+        monkeypatch.setattr(block_loop, "SHARED_MAX", 0)
+    args = ((RNG.standard_normal((4, 64)) / 2, RNG.standard_normal((16, 64)) / 4,
+             0.1 * RNG.standard_normal(64)), RNG.standard_normal((5, 4, 4)))
+    f = xf.grad(_lstm) if grad else _lstm
+    exe = _compile(xf.make_jaxpr(f)(*args), {})
+    assert exe.source.count("host loop, not one kernel: _rt.gemm(") == 1 + grad, exe.source
+    assert "as one cooperative grid" not in exe.source and "as one block" not in exe.source
+    model.calls.clear()
+    got = [np.asarray(o) for o in exe(*tree_leaves(args))]
+    # x @ wx for all steps, then h @ wh a step (the gradient: one more a step back, and
+    # the 2 outside the scans)
+    assert len(model.calls) == (1 + 5 + 5 + 2 if grad else 1 + 5), len(model.calls)
+    for g, r in zip(got, tree_leaves(xf.jit(f, backend="cpu")(*args)), strict=True):
+        np.testing.assert_allclose(g, np.asarray(r), rtol=1e-12, atol=1e-15)

@@ -53,7 +53,10 @@ host reads after the loop that would be left bound to another buffer.
 Sizes and products (loop_size.py): by the largest array a step touches (a scan's stacked
 arrays by a row), one block, a cooperative grid or launches per step; a product small
 enough by vendor.loop_gemm_max_work's rule stays in the tile kernel, so that the loop can
-be one launch (an LSTM's scan), larger ones go to cuBLAS a step.
+be one launch (an LSTM's scan), larger ones go to cuBLAS a step.  Such a loop refused all
+the same (the tile wants more threads than the loop's block: the simulator's 8; shared
+memory; another block-wide kernel) is emitted again from the emitter's checkpoint with its
+products on cuBLAS: a host loop calls cuBLAS a step, not the slower tile.
 """
 import re
 
@@ -101,9 +104,11 @@ def in_loop(em):
     return em.loop_depth > 0
 
 
-def emit(em, step, host_rule):
+def emit(em, step, host_rule, tiles_here=True):
     """Emit control step `step`: its host loop (`host_rule`) rewritten as one kernel where it
-    can be, else as the host rule wrote it."""
+    can be, else as the host rule wrote it.  A loop whose products were kept in the tile
+    kernel for its one launch (loop_size.tile_products), then refused, is emitted again with
+    them on cuBLAS (`tiles_here` False): a host loop would launch the slower tile a step."""
     if step.eqn.prim.name == "cond":       # (a branch runs once: nothing to save)
         host_rule(em, step)
         return
@@ -115,12 +120,14 @@ def emit(em, step, host_rule):
         # blocks' elements undone); its host form, if the outer is refused, is one
         # cooperative launch -- the same kernels, the same bits
         how = "grid"
-    host, l0, k0 = em.host, len(em.host.lines), len(em.launches)
-    em.loop_depth += 1          # (in_loop: the body's block-wide kernels take spec.block)
-    em.loop_modes = outer + [how]
     # its products in the tile kernel, fused into the launch, where the rule says a step's
     # launches cost more (loop_size.tile_products; else cuBLAS a step, a host loop)
-    em.tile_products = how is not None and (tiles or tile_products(em.spec, step.eqn))
+    fused = how is not None and (tiles or tiles_here and tile_products(em.spec, step.eqn))
+    # (its own choice, not an outer loop's: that one's refusal re-emits both)
+    state = em.checkpoint() if fused and not tiles else None
+    host, l0, k0 = em.host, len(em.host.lines), len(em.launches)
+    em.loop_depth += 1          # (in_loop: the body's block-wide kernels take spec.block)
+    em.loop_modes, em.tile_products = outer + [how], fused
     try:
         host_rule(em, step)
     finally:
@@ -134,6 +141,10 @@ def emit(em, step, host_rule):
     try:
         pre, body, params, types = _translate(em, captured, k0, how, errors, bool(outer))
     except _Refused as e:       # (said in the host code, for whoever reads it)
+        if state is not None:
+            em.restore(state)
+            emit(em, step, host_rule, tiles_here=False)
+            return
         host.lines.insert(l0, f"{'    ' * host.depth}# host loop, not one kernel: {e}"[:120])
         return
     del host.lines[l0:]

@@ -107,6 +107,20 @@ class CudaEmitter(Packing, Naming):
         self._scopes = 0
         self._fresh = 0
 
+    def checkpoint(self):
+        """The emitter's state, to emit a step again another way (`restore`): block_loop.py
+        re-emits a loop refused as one kernel with its products on cuBLAS.
+
+            state = em.checkpoint(); ...; em.restore(state)     # as if nothing was emitted
+        """
+        return {k: _snapshot(v) for k, v in vars(self).items()}
+
+    def restore(self, state):
+        """Back to `checkpoint`'s state, in place: the builders and containers that callers
+        hold (an outer loop's `host`, emit_plan's saved `bound`) are the same objects."""
+        self.__dict__.clear()
+        self.__dict__.update({k: _restored(v) for k, v in state.items()})
+
     def host_atom(self, a):
         """Host-code expression of an atom: literal, host scalar or buffer name."""
         if isinstance(a, Literal):
@@ -273,3 +287,39 @@ def scalar_expr(eqn, args, idx):
 
 def _host_comment(em, eqn):
     return eqn_comment(eqn, em, 100, squeeze=True)
+
+
+def _snapshot(v):
+    """(object, its contents, recursively) for `restore`: lists, tuples, dicts, sets and a
+    SourceBuilder's lines; anything else (Vars, Kernels, Homes: not changed once made) as is.
+
+        _restored(_snapshot(d))     # -> d, the same dict, holding what it held
+    """
+    if isinstance(v, SourceBuilder):
+        return v, (list(v.lines), v.depth)
+    if isinstance(v, (list, tuple)):
+        return v, [_snapshot(x) for x in v]
+    if isinstance(v, dict):
+        return v, [(k, _snapshot(x)) for k, x in v.items()]
+    if isinstance(v, set):
+        return v, set(v)
+    return v, None
+
+
+def _restored(snap):
+    """The object of `_snapshot`'s pair, its contents put back in place."""
+    v, held = snap
+    if isinstance(v, SourceBuilder):
+        v.lines[:], v.depth = held
+    elif isinstance(v, list):
+        v[:] = [_restored(x) for x in held]
+    elif isinstance(v, tuple):
+        for x in held:
+            _restored(x)
+    elif isinstance(v, dict):
+        v.clear()
+        v.update((k, _restored(x)) for k, x in held)
+    elif isinstance(v, set):
+        v.clear()
+        v.update(held)
+    return v
