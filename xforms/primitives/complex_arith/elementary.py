@@ -19,8 +19,9 @@ The algorithms are the ones jax's HLO spells (`jax.jit(jnp.log).lower(z).compile
     sqrt:  u = sqrt((|x| + hypot(x, y)) / 2) and v = |y| / (2u) (scaled forms near 0 and
            infinity); x >= 0: u + i sign(y) v, else v + i sign(y) u, with sign(-0.0) = +1
 
-They compute in float64 (complex64 too: the caller rounds), as hyperbolic.py, and never
-raise in Python (the CUDA simulator runs them there).
+abs, log and sqrt compute in float64 (complex64 too: the caller rounds), as hyperbolic.py;
+exp, expm1 and log1p (and trigonometric.py's) in the parts' type, float32 for complex64, as XLA
+does (`own_parts`).  None raises in Python (the CUDA simulator runs them there).
 
     >>> exp_scalar(complex(1e300, 0.0)), sqrt_scalar(complex(-math.inf, -0.0))
     ((inf+0j), infj)
@@ -67,18 +68,53 @@ def abs_scalar(z):
     return big * math.sqrt(1.0 + r * r)
 
 
-def exp_scalar(z):
-    """e^z (the module docstring): a Python complex."""
-    x, y = parts(z)
-    e = math.exp(x) if x < 709.0 or x != x else math.inf      # (no OverflowError)
-    c = math.cos(y) if math.isfinite(y) else math.nan
-    s = math.sin(y) if math.isfinite(y) else math.nan
+def own_parts(z):
+    """z's parts in their own type: float32 for a complex64 (under Numba and as NumPy
+    scalars), as XLA computes complex64 (exp, expm1, sin, cos, sinh, cosh: their constants are
+    `type(x)(c)`, a float64 literal would widen a float32 under Numba).
+
+        >>> own_parts(np.complex64(1 - 2j))     # (np.float32(1.0), np.float32(-2.0))
+    """
+    return z.real, z.imag
+
+
+def exp_typed(v):
+    """e^v in v's type (float32 stays float32: Python's math widens, the cast rounds back;
+    no OverflowError)."""
+    t = type(v)
+    return t(math.exp(v)) if v < 709.0 or v != v else t(math.inf)
+
+
+def sin_typed(v):
+    """sin v in v's type, NaN at infinity (Python's math would raise)."""
+    return type(v)(math.sin(v)) if math.isfinite(v) else type(v)(math.nan)
+
+
+def cos_typed(v):
+    return type(v)(math.cos(v)) if math.isfinite(v) else type(v)(math.nan)
+
+
+def exp_parts(x, y):
+    """e^(x + iy) (the module docstring) as its parts, in x's and y's type."""
+    t = type(x)
+    e = exp_typed(x)
+    c, s = cos_typed(y), sin_typed(y)
     if e == math.inf:
-        h = math.exp(0.5 * x) if 0.5 * x < 709.0 else math.inf
+        h = exp_typed(x * t(0.5))
         re, im = (h * c) * h, (h * s) * h
     else:
         re, im = e * c, e * s
-    return complex(re, 0.0 if y == 0 else im)
+    return re, t(0.0) if y == 0 else im
+
+
+def exp_scalar(z):
+    """e^z (the module docstring), in the parts' type: a Python complex.
+
+        >>> exp_scalar(complex(1e300, 0.0))     # (inf+0j)
+    """
+    x, y = own_parts(z)
+    re, im = exp_parts(x, y)
+    return complex(re, im)
 
 
 def _square_error(v):
@@ -168,24 +204,33 @@ def sqrt_scalar(z):
 
 
 def _cosm1(v):
-    """cos v - 1 as XLA's cosm1: -2 sin^2(v/2) near 0 (no cancellation), cos v - 1 beyond
-    pi/4 (where the halved argument would reduce differently)."""
+    """cos v - 1 as XLA's cosm1, in v's type: -2 sin^2(v/2) near 0 (no cancellation),
+    cos v - 1 beyond pi/4 (where the halved argument would reduce differently)."""
+    t = type(v)
     if not math.isfinite(v):
-        return math.nan
-    if abs(v) > math.pi / 4:
-        return math.cos(v) - 1.0
-    s = math.sin(0.5 * v)
-    return -2.0 * s * s
+        return t(math.nan)
+    if abs(v) > t(math.pi / 4):
+        return cos_typed(v) - t(1.0)
+    s = sin_typed(t(0.5) * v)
+    return t(-2.0) * s * s
+
+
+def expm1_typed(v):
+    """e^v - 1 in v's type (no OverflowError: inf beyond 709, where float64's is finite to
+    709.78)."""
+    t = type(v)
+    return t(math.inf) if v > 709.0 else t(math.expm1(v))
 
 
 def expm1_scalar(z):
-    """e^z - 1 as XLA (EmitExpm1 of a complex): expm1(x) cos y + cosm1(y) + i e^x sin y,
-    Im +0 where y == 0; a Python complex."""
-    x, y = parts(z)
-    em = math.expm1(x) if x < 709.0 or x != x else math.inf
+    """e^z - 1 as XLA (EmitExpm1 of a complex), in the parts' type: expm1(x) cos y + cosm1(y)
+    + i e^x sin y, Im +0 where y == 0; a Python complex."""
+    x, y = own_parts(z)
+    t = type(x)
+    em = expm1_typed(x)
     cm = _cosm1(y)
-    s = math.sin(y) if math.isfinite(y) else math.nan
-    return complex(em * (cm + 1.0) + cm, 0.0 if y == 0 else (em + 1.0) * s)
+    s = sin_typed(y)
+    return complex(em * (cm + t(1.0)) + cm, t(0.0) if y == 0 else (em + t(1.0)) * s)
 
 
 def _two_sum_error(a, b, s):
@@ -194,31 +239,59 @@ def _two_sum_error(a, b, s):
     return (a - (s - d)) + (b - d)
 
 
+def _single(t):
+    """Whether the float type t is float32 (2^24 + 1 rounds to 2^24 there, not in float64)."""
+    return t(16777217.0) == t(16777216.0)
+
+
+def _square_error_typed(v, split):
+    """v*v's rounding error, exactly (Dekker, `split` 2^(p/2) + 1 of v's type)."""
+    t = v * split
+    hi = t + (v - t)
+    lo = v - hi
+    return ((-(v * v) + hi * hi) + hi * lo) + hi * lo + lo * lo
+
+
+def _log1p_typed(v):
+    t = type(v)
+    return t(math.log1p(v)) if v > t(-1.0) else t(-math.inf if v == -1.0 else math.nan)
+
+
+def _log_typed(v):
+    t = type(v)
+    return t(math.log(v)) if v > 0 else t(-math.inf if v == 0 else math.nan)
+
+
 def log1p_scalar(z):
-    """log(1 + z) as jax (its HLO): Re = log|z| far out, log|1 + z| near -1, else
-    log1p(2x + x^2 + y^2) / 2 with that sum compensated; Im = atan2(y, 1 + x)."""
-    x, y = parts(z)
+    """log(1 + z) as jax (its HLO), in the parts' type: Re = log|z| far out (beyond sqrt of
+    the largest float / 100), log|1 + z| near -1, else log1p(2x + x^2 + y^2) / 2 with that
+    sum compensated; Im = atan2(y, 1 + x).  A Python complex."""
+    x, y = own_parts(z)
+    t = type(x)
+    one, half = t(1.0), t(0.5)
+    single = _single(t)
     ax, ay = abs(x), abs(y)
     big, small = _max(ax, ay), _min(ax, ay)
-    xp1 = x + 1.0
-    im = math.atan2(y, xp1)
-    if big > 1.3407807929942595e+152:           # (sqrt of the largest float64)
-        r = 1.0 if small == big else _div(small, big)
-        return complex(_log(big) + 0.5 * _log1p(r * r), im)
-    if abs(xp1) + ay < 0.2:
-        return complex(0.5 * _log(xp1 * xp1 + y * y), im)
+    xp1 = x + one
+    im = t(math.atan2(y, xp1))
+    if big > (t(1.8446743e17) if single else t(1.3407807929942595e+152)):
+        r = one if small == big else t(_div(small, big))
+        return complex(_log_typed(big) + half * _log1p_typed(r * r), im)
+    if abs(xp1) + ay < t(0.2):
+        return complex(half * _log_typed(xp1 * xp1 + y * y), im)
     if big != big:
-        return complex(math.nan, im)
+        return complex(t(math.nan), im)
+    split = t(4097.0) if single else t(134217729.0)
     xx, yy = x * x, y * y
     s1 = x + x
     s2 = s1 + yy
     s3 = s2 + xx
-    ey, ex = _square_error(y), _square_error(x)
+    ey, ex = _square_error_typed(y, split), _square_error_typed(x, split)
     s4 = s3 + ey
     s5 = s4 + ex
     err = (_two_sum_error(s1, yy, s2) + _two_sum_error(s2, xx, s3)
            + _two_sum_error(s3, ey, s4) + _two_sum_error(s4, ex, s5))
-    return complex(0.5 * _log1p(s5 + err), im)
+    return complex(half * _log1p_typed(s5 + err), im)
 
 
 def _rsqrt(v):

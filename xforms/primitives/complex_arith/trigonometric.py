@@ -12,59 +12,51 @@ cosh(inf+0j) = inf+nanj... as jax gives it:
 """
 import math
 
-from .elementary import exp_scalar, parts
+from .elementary import cos_typed, exp_parts, expm1_typed, own_parts, sin_typed
 
 _LN2 = math.log(2.0)
 
 
-def _expm1(v):
-    if v > 709.0:
-        return math.inf
-    return math.expm1(v) if v == v else v
-
-
-def _sin(v):
-    return math.sin(v) if math.isfinite(v) else math.nan
-
-
-def _cos(v):
-    return math.cos(v) if math.isfinite(v) else math.nan
-
-
 def _sh_ch(y):
-    """sinh y and cosh y from expm1, as jax's sin and cos spell them."""
-    a, b = _expm1(y), _expm1(-y)
-    return (a - b) * 0.5, (a + b + 2.0) * 0.5
+    """sinh y and cosh y from expm1, as jax's sin and cos spell them, in y's type."""
+    t = type(y)
+    a, b = expm1_typed(y), expm1_typed(-y)
+    return (a - b) * t(0.5), (a + b + t(2.0)) * t(0.5)
 
 
 def sin_scalar(z):
-    """sin z (the module docstring): a Python complex."""
-    x, y = parts(z)
+    """sin z (the module docstring), in the parts' type: a Python complex."""
+    x, y = own_parts(z)
     sh, ch = _sh_ch(y)
-    im = _cos(x) * sh
-    return complex(0.0 if x == 0 else _sin(x) * ch, im)
+    im = cos_typed(x) * sh
+    return complex(type(x)(0.0) if x == 0 else sin_typed(x) * ch, im)
 
 
 def cos_scalar(z):
-    """cos z (the module docstring): a Python complex."""
-    x, y = parts(z)
+    """cos z (the module docstring), in the parts' type: a Python complex."""
+    x, y = own_parts(z)
     sh, ch = _sh_ch(y)
-    return complex(_cos(x) * ch, 0.0 if x == 0 else -_sin(x) * sh)
+    return complex(cos_typed(x) * ch, type(x)(0.0) if x == 0 else -sin_typed(x) * sh)
 
 
 def _halves(z):
-    """e(z - log 2) and e(-log 2 - z): jax's complex sums, then jax's exp."""
-    x, y = parts(z)
-    return exp_scalar(complex(x - _LN2, y + 0.0)), exp_scalar(complex(-_LN2 - x, 0.0 - y))
+    """e(z - log 2) and e(-log 2 - z) as parts: jax's complex sums, then jax's exp, in the
+    parts' type (a complex64's halves are complex64s, as XLA's)."""
+    x, y = own_parts(z)
+    t = type(x)
+    ln2, zero = t(_LN2), t(0.0)
+    p = exp_parts(x - ln2, y + zero)
+    q = exp_parts(-ln2 - x, zero - y)
+    return p, q
 
 
 def sinh_scalar(z):
     """sinh z (the module docstring): a Python complex."""
     p, q = _halves(z)
-    return complex(p.real - q.real, p.imag - q.imag)
+    return complex(p[0] - q[0], p[1] - q[1])
 
 
 def cosh_scalar(z):
     """cosh z (the module docstring): a Python complex."""
     p, q = _halves(z)
-    return complex(p.real + q.real, p.imag + q.imag)
+    return complex(p[0] + q[0], p[1] + q[1])
