@@ -91,7 +91,8 @@ defjvp(integer_pow_p, lambda t, ans, x, *, y: (
 
 sqrt_p = define("sqrt", complex_patch.sqrt, accept=inexact, fresh=True,     # complex: XLA's
                 into=complex_patch.sqrt_into,                           # (complex_arith)
-                math=math_names("sqrt", complex_fn="complex_sqrt"))
+                math=math_names("sqrt", complex_fn="complex_sqrt"),
+                ufunc=np.sqrt, ufunc_kinds="f")
 sqrt = bind1(sqrt_p)
 defjvp(sqrt_p, lambda t, ans, x: div(t, mul(like(2, ans), ans)))
 

@@ -17,13 +17,15 @@ from .powers import rsqrt
 # --- trigonometric and hyperbolic ---------------------------------------------------------
 sin_p = define("sin", complex_patch.sin, accept=inexact, vec="vm_sin", guarded=True,  # cpu/numba/nest.py
             fresh=True, into=complex_patch.sin_into,     # complex: jax's (complex_arith)
-            math=math_names("sin", complex_fn="complex_sin"))
+            math=math_names("sin", complex_fn="complex_sin"),
+                ufunc=np.sin, ufunc_kinds="f")
 sin = bind1(sin_p)
 defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
 
 cos_p = define("cos", complex_patch.cos, accept=inexact, vec="vm_cos", guarded=True,  # cpu/numba/nest.py
             fresh=True, into=complex_patch.cos_into,
-            math=math_names("cos", complex_fn="complex_cos"))
+            math=math_names("cos", complex_fn="complex_cos"),
+                ufunc=np.cos, ufunc_kinds="f")
 cos = bind1(cos_p)
 defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
 
@@ -49,13 +51,15 @@ defjvp(atan_p, lambda t, ans, x: div(t, add(like(1, x), mul(x, x))))
 
 sinh_p = define("sinh", complex_patch.sinh, accept=inexact, fresh=True,
                 into=complex_patch.sinh_into,
-                math=math_names("sinh", complex_fn="complex_sinh"), vec="vm_sinh")
+                math=math_names("sinh", complex_fn="complex_sinh"), vec="vm_sinh",
+                ufunc=np.sinh, ufunc_kinds="f")
 sinh = bind1(sinh_p)
 defjvp(sinh_p, lambda t, ans, x: mul(t, cosh(x)))
 
 cosh_p = define("cosh", complex_patch.cosh, accept=inexact, fresh=True,
                 into=complex_patch.cosh_into,
-                math=math_names("cosh", complex_fn="complex_cosh"), vec="vm_cosh")
+                math=math_names("cosh", complex_fn="complex_cosh"), vec="vm_cosh",
+                ufunc=np.cosh, ufunc_kinds="f")
 cosh = bind1(cosh_p)
 defjvp(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
 
