@@ -97,9 +97,9 @@ for tiered in (False, True):
 unloaded = [m for m in ("numba", "scipy", "xforms.kernels.ops", "xforms.kernels.build.codecache")
             if m not in sys.modules]
 print("UNLOADED", *unloaded, "WORKER", worker_client._client is not None)
-g = xf.jit(lambda x: xnp.cumsum(xnp.sin(x)) @ x, tiered=False)    # Numba compiles this one
-x = np.arange(5.0)
-assert np.allclose(g(x), np.cumsum(np.sin(x)) @ x), g(x)
+g = xf.jit(lambda x: xnp.sort(xnp.sin(x)) @ x, tiered=False)   # Numba compiles this one (a
+x = np.arange(5.0)                                  # sort: not on the direct path, session 28)
+assert np.allclose(g(x), np.sort(np.sin(x)) @ x), g(x)
 from xforms.kernels.numba_fixes import patches
 print("NUMBA", "numba" in sys.modules, patches._PATCHED)
 """
