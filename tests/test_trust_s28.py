@@ -116,3 +116,28 @@ def test_at_divide_and_power_as_jax(tiers):
     for f, x, want, dt in cases:
         for r in tiers(lambda v, f=f: f(xnp.asarray(v)), x):
             assert np.asarray(r).tolist() == want and np.asarray(r).dtype == dt
+
+
+# jax.jit(lambda v: jax.lax.cumlogsumexp(v[, reverse=True]))(x), jax 0.10.2 (x64), CPU
+_CUMLOGSUMEXP = [
+    ([np.inf, np.inf, 1.0], [np.inf, np.inf, np.inf], [np.inf, np.inf, 1.0]),
+    ([-0.0, -np.inf, -0.0], [0.0, 0.0, 0.6931471805599453], [0.6931471805599453, 0.0, 0.0]),
+    ([-np.inf, -np.inf, 2.0], [-np.inf, -np.inf, 2.0], [2.0, 2.0, 2.0]),
+    ([-0.0, 1.0, np.nan, 3.0], [0.0, 1.3132616875182228, np.nan, np.nan],
+     [np.nan, np.nan, np.nan, 3.0]),
+    ([1.0, 2.0, 3.0], [1.0, 2.3132616875182226, 3.40760596444438],
+     [3.40760596444438, 3.3132616875182226, 3.0]),
+]
+
+
+@pytest.mark.parametrize("x, forward, backward", _CUMLOGSUMEXP)
+def test_cumlogsumexp_combines_as_jax(tiers, x, forward, backward):
+    """jax's logaddexp step: a + b where a - b is NaN (inf and inf: the compiled tier gave
+    NaN), else max + log1p(exp(-|a - b|)), so never -0.0 (the tiers kept a leading -0.0)."""
+    for reverse, want in ((False, forward), (True, backward)):
+        for r in tiers(lambda v, reverse=reverse: lax.cumlogsumexp(v, reverse=reverse),
+                       np.array(x)):
+            got = np.asarray(r)
+            # (ordinary values to rounding: XLA's exp/log1p are not libm's to the last bit)
+            np.testing.assert_allclose(got, want, rtol=4e-16)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(np.asarray(want)))

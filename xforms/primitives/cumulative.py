@@ -54,8 +54,9 @@ def _np_impl(ufunc):
         with np.errstate(invalid="ignore", over="ignore"):
             out = ufunc.accumulate(x, axis=axis, dtype=accumulation_dtype(x.dtype))
         out = out.astype(x.dtype, copy=False)
-        if ufunc is np.add and out.dtype.kind in "fc":
-            out += 0.0     # JAX sums from +0.0: a run of -0.0 sums to +0.0 (accumulate kept -0.0)
+        if ufunc in (np.add, np.logaddexp) and out.dtype.kind in "fc":
+            out += 0.0     # JAX sums from +0.0: a run of -0.0 sums to +0.0 (accumulate kept
+            # -0.0); its logaddexp adds log1p(...) >= +0.0: never -0.0
         if ufunc in (np.maximum, np.minimum):      # -0.0 < +0.0, as lax.cummax orders them
             out = ew.fix_zero_ties(out, ufunc is np.maximum, lambda winning:
                                    np.logical_or.accumulate(winning(x), axis=axis))

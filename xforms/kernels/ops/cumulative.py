@@ -53,9 +53,11 @@ _OPS = {
     # a NaN is kept once it is seen; -0.0 < +0.0 (lax.cummax of [-0.0, 0.0] is [-0.0, 0.0])
     "max": lambda a, b, kind: _maxmin("max", a, b, kind),
     "min": lambda a, b, kind: _maxmin("min", a, b, kind),
+    # jax's logaddexp: a + b where a - b is NaN (inf and inf, -inf and -inf, a NaN), else
+    # max + log1p(exp(-|a - b|)) (so never -0.0: lax.cumlogsumexp([inf, inf]) is [inf, inf])
     "logaddexp": lambda a, b, kind: (
-        f"{a} if {b} == -math.inf else ({b} if {a} == -math.inf else "
-        f"max({a}, {b}) + math.log1p(math.exp(-abs({a} - {b}))))"),
+        f"(({a}) + ({b}) if ({a}) - ({b}) != ({a}) - ({b}) else "
+        f"max({a}, {b}) + math.log1p(math.exp(-abs(({a}) - ({b})))))"),
 }
 
 
@@ -78,6 +80,8 @@ def start(monoid, kind, x):
     """
     if monoid == "prod" and kind == "c":
         return f"({x} * (1+0j))"
+    if monoid == "logaddexp":        # (jax's first output: x + log1p(exp(-inf)), -0.0 -> +0.0)
+        return f"({x} + 0.0)"
     if monoid != "sum" or kind not in "fc":
         return x
     return f"({x} + 0.0)" if kind == "f" else f"({x} + 0j)"   # (+ 0.0 kept a -0.0 imag part)

@@ -10,8 +10,8 @@ cumulative.py): for an operand of shape outer + (n,) + inner,
 the same operations in the same order, so the bits are the Numba kernel's: a float sum
 starts from x + 0.0 (JAX's identity +0.0), max/min in XLA's order (NaN kept once seen,
 -0.0 < +0.0: `reductions.fold`), integers wrap at their width (Numba's wider sum truncated
-back), cumlogsumexp's step `a if b == -inf else (b if a == -inf else max(a, b) +
-log1p(exp(-|a - b|)))` with Numba's scalar exp and log1p (`math_call`).  Real operands
+back), cumlogsumexp's step `a + b if a - b is NaN else max(a, b) +
+log1p(exp(-|a - b|))` (jax's) with Numba's scalar exp and log1p (`math_call`).  Real operands
 only (float32/float64, integers; cumlogsumexp: floats).
 
     >>> takes(cumsum_eqn)        # cumsum[axis=1 reverse=False] of f64[3, 4]
@@ -58,7 +58,7 @@ def emit(m, eqn):
     def line(o):
         def head(i):
             v = _load(m, ty, at(src, o, str(first), i))
-            if monoid == "sum" and acc.dt.kind == "f":      # (from JAX's identity +0.0)
+            if monoid in ("sum", "logaddexp") and acc.dt.kind == "f":   # (JAX: -0.0 -> +0.0)
                 r = m.fresh()
                 m.emit(f"{r} = fadd {ty} {v}, {llvm_const(0.0, ty)}")
                 v = r
@@ -101,12 +101,11 @@ def _load(m, ty, ptr):
 
 
 def _logaddexp(m, ty, a, b):
-    """`a if b == -inf else (b if a == -inf else max(a, b) + log1p(exp(-abs(a - b))))`."""
-    ninf = llvm_const(-np.inf, ty)
-    bi, ai, d, ad, nd, e, l1, gt, mx, s = (m.fresh() for _ in range(10))
-    m.emit(f"{bi} = fcmp oeq {ty} {b}, {ninf}")
-    m.emit(f"{ai} = fcmp oeq {ty} {a}, {ninf}")
+    """`a + b if a - b is NaN else max(a, b) + log1p(exp(-abs(a - b)))` (jax's; the shared
+    rule of xforms/kernels/ops/cumulative.py)."""
+    nan, d, ad, nd, e, l1, gt, mx, s = (m.fresh() for _ in range(9))
     m.emit(f"{d} = fsub {ty} {a}, {b}")
+    m.emit(f"{nan} = fcmp uno {ty} {d}, {d}")
     m.decls.add(f"declare {ty} @llvm.fabs.{_suffix(ty)}({ty})")
     m.emit(f"{ad} = call {ty} @llvm.fabs.{_suffix(ty)}({ty} {d})")
     m.emit(f"{nd} = fneg {ty} {ad}")
@@ -115,9 +114,9 @@ def _logaddexp(m, ty, a, b):
     m.emit(f"{gt} = fcmp ogt {ty} {b}, {a}")        # (Numba's max: b where b > a, else a)
     m.emit(f"{mx} = select i1 {gt}, {ty} {b}, {ty} {a}")
     m.emit(f"{s} = fadd {ty} {mx}, {l1}")
-    inner, r = m.fresh(), m.fresh()
-    m.emit(f"{inner} = select i1 {ai}, {ty} {b}, {ty} {s}")
-    m.emit(f"{r} = select i1 {bi}, {ty} {a}, {ty} {inner}")
+    both, r = m.fresh(), m.fresh()
+    m.emit(f"{both} = fadd {ty} {a}, {b}")
+    m.emit(f"{r} = select i1 {nan}, {ty} {both}, {ty} {s}")
     return r
 
 
