@@ -41,7 +41,7 @@ transpose_rules[sub_p] = lambda ct, x, y: [
 # complex: XLA's product (complex_arith/multiply.py), NumPy's where that is finite
 mul_p = define("mul", complex_patch.multiply, 2, commutative=True, identity=(1, 1), operator="*",
              cheap=True, fresh=True, into=complex_patch.multiply_into,
-                ufunc=np.multiply, ufunc_kinds="biuf")
+             ufunc=np.multiply, ufunc_kinds="biuf")
 mul = bind2(mul_p)
 defjvp(mul_p, lambda t, ans, x, y: bcast_to(mul(t, y), ans),
        lambda t, ans, x, y: bcast_to(mul(x, t), ans))

@@ -16,34 +16,34 @@ from .base import bind1, define, inexact
 # (complex: XLA's values, complex_arith/elementary.py, on every tier)
 exp_p = define("exp", complex_patch.exp, accept=inexact, fresh=True, into=complex_patch.exp_into,
                math=math_names("exp", complex_fn="complex_exp"), vec="vm_exp",
-                ufunc=np.exp, ufunc_kinds="f")
+               ufunc=np.exp, ufunc_kinds="f")
 exp = bind1(exp_p)
 defjvp(exp_p, lambda t, ans, x: mul(t, ans))
 
 exp2_p = define("exp2", complex_patch.exp2, accept=inexact, fresh=True,   # CUDA: xforms/kernels/cuda/{scalar,complex}_cuda.py
               math={"cpu": "np.exp2", "cpu_complex": "np.exp2", "cuda": None,
                     "cuda_complex": None}, cost=2.5,
-                ufunc=np.exp2, ufunc_kinds="f")
+                    ufunc=np.exp2, ufunc_kinds="f")
 exp2 = bind1(exp2_p)
 defjvp(exp2_p, lambda t, ans, x: mul(t, mul(ans, like(np.log(2.0), ans))))
 
 log_p = define("log", complex_patch.log, accept=inexact, fresh=True, into=complex_patch.log_into,
                math=math_names("log", complex_fn="complex_log"), vec="vm_log",
-                ufunc=np.log, ufunc_kinds="f")
+               ufunc=np.log, ufunc_kinds="f")
 log = bind1(log_p)
 defjvp(log_p, lambda t, ans, x: div(t, x))
 
 expm1_p = define("expm1", complex_patch.expm1, accept=inexact, vec="vm_expm1", fresh=True,
                  into=complex_patch.expm1_into,
                  math=math_names("expm1", complex_fn="complex_expm1"),
-                ufunc=np.expm1, ufunc_kinds="f")
+                 ufunc=np.expm1, ufunc_kinds="f")
 expm1 = bind1(expm1_p)
 defjvp(expm1_p, lambda t, ans, x: mul(t, add(ans, like(1, ans))))
 
 log1p_p = define("log1p", complex_patch.log1p, accept=inexact, vec="vm_log1p", fresh=True,
                  into=complex_patch.log1p_into,
                  math=math_names("log1p", complex_fn="complex_log1p"),
-                ufunc=np.log1p, ufunc_kinds="f")
+                 ufunc=np.log1p, ufunc_kinds="f")
 log1p = bind1(log1p_p)
 defjvp(log1p_p, lambda t, ans, x: div(t, add(x, like(1, x))))
 

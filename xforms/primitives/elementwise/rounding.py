@@ -21,7 +21,7 @@ from .logic import eq, ge, select_n
 # --- piecewise constant: zero derivative -----------------------------------------------------
 abs_p = define("abs", complex_patch.absolute, out_dtype=real_dtype_of, cheap=True, fresh=True,
                into=complex_patch.absolute_into,
-                ufunc=np.abs, ufunc_kinds="biuf")     # complex: XLA's |z| (complex_arith)
+               ufunc=np.abs, ufunc_kinds="biuf")     # complex: XLA's |z| (complex_arith)
 abs = bind1(abs_p)
 def _np_sign(x):
     # JAX keeps a zero's sign (sign(-0.0) is -0.0; NumPy's +0.0); complex x: x / |x| part by

@@ -18,14 +18,14 @@ from .powers import rsqrt
 sin_p = define("sin", complex_patch.sin, accept=inexact, vec="vm_sin", guarded=True,  # cpu/numba/nest.py
             fresh=True, into=complex_patch.sin_into,     # complex: jax's (complex_arith)
             math=math_names("sin", complex_fn="complex_sin"),
-                ufunc=np.sin, ufunc_kinds="f")
+            ufunc=np.sin, ufunc_kinds="f")
 sin = bind1(sin_p)
 defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
 
 cos_p = define("cos", complex_patch.cos, accept=inexact, vec="vm_cos", guarded=True,  # cpu/numba/nest.py
             fresh=True, into=complex_patch.cos_into,
             math=math_names("cos", complex_fn="complex_cos"),
-                ufunc=np.cos, ufunc_kinds="f")
+            ufunc=np.cos, ufunc_kinds="f")
 cos = bind1(cos_p)
 defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
 
