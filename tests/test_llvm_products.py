@@ -228,7 +228,7 @@ def test_a_gemm_below_the_nests_threads_runs_on_one_blas_thread():
     """A gemm that OpenBLAS would split over its threads but small_mm's nest would not (the
     MLP's products with its 10 classes: 256 x 512 x 10) sets one BLAS thread around the call,
     so that OpenBLAS's pool is not woken beside OpenMP's team, and gives the count back;
-    the same bits as the Numba kernel.  Larger and smaller gemms keep the count in force."""
+    the same bits as the Numba kernel.  Smaller gemms keep the count in force."""
     from xforms.kernels.runtime.products import blas_pointers
     rng = np.random.default_rng(7)
     x, y = _finite(rng, (256, 512), np.float32), _finite(rng, (512, 10), np.float32)
@@ -238,7 +238,8 @@ def test_a_gemm_below_the_nests_threads_runs_on_one_blas_thread():
     text = ir(x, y)
     assert "@xf_blas_sgemm" in text
     assert text.count("call void @xforms_blas_set_threads(i32") == 2
-    assert "set_threads" not in ir(np.ones((2048, 512), np.float32), y)   # past the nest's
+    # past the nest's threads: the gemm runs on the team in parts (its own test below)
+    assert "@gemmparts" in ir(np.ones((2048, 512), np.float32), y)
     assert "set_threads" not in ir(np.ones((7, 100)), np.ones((100, 33)))  # serial anyway
     found = blas_pointers._openblas()
     fn, kernel = _both(lambda x, y: x @ y, x, y)
@@ -297,3 +298,35 @@ def test_blocks_on_one_thread_match_numba(monkeypatch):
     assert not team.launches(prep.llvm_ir) and "@xforms_blas_set_threads" not in prep.llvm_ir
     fn, kernel = _both(f, *args)
     _same(fn(*args), kernel(*args))
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_a_large_gemm_runs_on_the_team_in_parts_of_rows(layout):
+    """A gemm past small_mm's PARALLEL_MIN_WORK (here k past the nest's depth) runs as parts
+    of C's rows on OpenMP's team with OpenBLAS on one thread for the region, so that the
+    kernel's products and loops share one pool; the parts are counted from the BLAS threads
+    in force, which are given back after the region.  Values against NumPy (BLAS results:
+    tolerances, not bits, as OpenBLAS's kernel sets differ between machines)."""
+    from xforms.kernels.runtime.products import blas_pointers
+    f, shapes = LAYOUTS[layout]
+    rng = np.random.default_rng(3)
+    xs, ys = shapes(203, 1100, 96)                   # 21M multiply-adds, 203 rows: 8-row units
+    x, y = _finite(rng, xs, np.float32), _finite(rng, ys, np.float32)
+    prep = backend._prepare(xf.make_jaxpr(f)(x, y), {"name": "t"})
+    assert "@gemmparts" in prep.llvm_ir and "@xf_blas_sgemm" in prep.llvm_ir
+    assert prep.llvm_ir.count("call void @xforms_blas_set_threads(i32") == 2
+    fn = engine.compile_ir(prep.llvm_ir, scalar.WRAPPER)
+    want = f(x.astype(np.float64), y.astype(np.float64))
+    found = blas_pointers._openblas()
+    counts = [None] if found is None else [1, 2]
+    for threads in counts:
+        if found is not None:
+            get, put = found
+            prev = get()
+            put(threads)
+        try:
+            np.testing.assert_allclose(np.asarray(fn(x, y)), want, rtol=2e-4, atol=2e-3)
+            assert found is None or get() == threads
+        finally:
+            if found is not None:
+                put(prev)

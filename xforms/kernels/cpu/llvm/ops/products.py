@@ -281,6 +281,8 @@ def _matrix(mod, spec, xd, yd, od):
         _gemv(mod, ty, "t" if yt else "n", rows, cols, yd, lda, xd, od)
     elif _small(m, n, k, ty, yt):
         _nest(mod, spec, xd, yd, od)
+    elif _gemm_on_team(m, n, k):
+        _gemm_parts(mod, spec, xd, yd, od)
     else:                  # column-major: out.T = op(y).T @ op(x).T
         ta, lda = ("t", k) if yt else ("n", n)
         tb, ldb = ("t", m) if xt else ("n", k)
@@ -289,6 +291,74 @@ def _matrix(mod, spec, xd, yd, od):
                                 ("i32", k), (ty, 1.0), yd, ("i32", lda), xd, ("i32", ldb),
                                 (ty, 0.0), od, ("i32", n)])
         _serial_end(mod, serial)
+
+
+def _gemm_on_team(m, n, k):
+    """Whether a gemm of these sizes runs as parts of C's rows on OpenMP's team, one BLAS
+    thread each (`_gemm_parts`): as large as small_mm's threaded nests, and rows to split.
+    Measured (session 29, MLP 784-512-512-10 grad at batch 1024, quiet 2-core VM, 3 fresh
+    processes each): 19.8/18.7/20.5 -> 19.2/18.0/18.0 ms float32, 37.7/37.1/38.1 ->
+    35.8/36.4/35.8 ms float64 against OpenBLAS's own two-thread gemm."""
+    from ....runtime.products import nest_ir
+    from .. import team
+    return m * n * k >= nest_ir.PARALLEL_MIN_WORK and m >= 16 and team.available()
+
+
+def _gemm_parts(mod, spec, xd, yd, od):
+    """gemm over parts of C's rows on OpenMP's team, with OpenBLAS on one thread for the
+    region, so that a kernel's large products and loops share one pool (an MLP step handed
+    the cores from OpenBLAS's workers to the team and back 4 times a call: #37).  The
+    parts are counted as `launch_parts` counts them, from the BLAS count in force before
+    the region (it follows the machine's load: one part on a loaded machine).  Each part
+    is the column-major gemm of the whole product restricted to its columns (C's rows)."""
+    from ....runtime.products import blas_pointers
+    m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
+    xt, yt = spec.xl == "t", spec.yl == "t"
+    ta, lda = ("t", k) if yt else ("n", n)
+    tb, ldb = ("t", m) if xt else ("n", k)
+    sym = _bind(_KIND[ty] + "gemm")
+    mod.decls.add(f"declare void @{sym}({', '.join(['ptr'] * 13)})")
+    consts = [blas_constant(mod, *c) for c in (("i8", ord(ta)), ("i8", ord(tb)), ("i32", n),
+                                                ("i32", k), (ty, 1.0), ("i32", lda),
+                                                ("i32", ldb), (ty, 0.0))]
+    cta, ctb, cn, ck, one, clda, cldb, zero = consts
+    name = f"@gemmparts{mod.fresh()[2:]}"
+    a_step = 1 if xt else k                 # (a transposed x's row i: column i)
+    mod.functions.append(f"""define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{
+entry:
+  %hp = alloca i32
+{context_loads("%rows")}
+  br label %head
+head:
+  %p = phi i64 [%c0, %entry], [%p1, %body]
+  %more = icmp slt i64 %p, %c1
+  br i1 %more, label %body, label %exit
+body:
+  %i0 = mul i64 %p, %rows
+  %e = add i64 %i0, %rows
+  %short = icmp slt i64 %e, {m}
+  %i1 = select i1 %short, i64 %e, i64 {m}
+  %h = sub i64 %i1, %i0
+  %h32 = trunc i64 %h to i32
+  store i32 %h32, ptr %hp
+  %aoff = mul i64 %i0, {a_step}
+  %a0 = getelementptr {ty}, ptr %a, i64 %aoff
+  %coff = mul i64 %i0, {n}
+  %cc = getelementptr {ty}, ptr %c, i64 %coff
+  call void @{sym}(ptr {cta}, ptr {ctb}, ptr {cn}, ptr %hp, ptr {ck}, ptr {one}, ptr %b, ptr {clda}, ptr %a0, ptr {cldb}, ptr {zero}, ptr %cc, ptr {cn})
+  %p1 = add i64 %p, 1
+  br label %head
+exit:
+  ret void
+}}""")
+    blas_pointers.bind_thread_symbols()
+    mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
+    mod.decls.add(f"declare void @{blas_pointers.THREADS_SET}(i32)")
+    prev = mod.fresh()
+    mod.emit(f"{prev} = call i32 @{blas_pointers.THREADS_GET}()")
+    mod.emit(f"call void @{blas_pointers.THREADS_SET}(i32 1)")
+    launch_parts(mod, name, (xd, yd, od), m, 8, blas=prev)
+    mod.emit(f"call void @{blas_pointers.THREADS_SET}(i32 {prev})")
 
 
 def _serial_begin(mod, work):
@@ -391,12 +461,13 @@ def context_loads(per):
   {per} = load i64, ptr %rp"""
 
 
-def launch_parts(mod, name, ptrs, items, unit):
+def launch_parts(mod, name, ptrs, items, unit, blas=None):
     """Launch function `name` on OpenMP's team over parts of `items` (C's rows, a batch's
     matrices) in whole `unit`s, `ptrs` in its context's slots 2-4 (`context_loads`).  The
     parts are counted at run time as `small_mm.parts_for` counts them -- min(BLAS threads in
     force, the team's threads, items' units), at least one -- and a part takes
-    `rows_per_part`'s whole units (e.g. rows = ((m + p - 1) // p + 7) // 8 * 8)."""
+    `rows_per_part`'s whole units (e.g. rows = ((m + p - 1) // p + 7) // 8 * 8); `blas`:
+    an i32 value standing for the BLAS threads in force (read before a region that set 1)."""
     from ....runtime.products import blas_pointers
     ctx = f"%ctx{len(mod.allocas)}"
     mod.allocas.append(f"{ctx} = alloca i64, i64 6")
@@ -408,7 +479,10 @@ def launch_parts(mod, name, ptrs, items, unit):
     mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
     v = {s: mod.fresh() for s in ("b32", "t32", "few", "bt", "bt64", "units", "lt", "none",
                                   "p", "up", "per", "upu", "whole", "run", "cu", "n", "at")}
-    mod.emit(f"{v['b32']} = call i32 @{blas_pointers.THREADS_GET}()")
+    if blas is None:
+        mod.emit(f"{v['b32']} = call i32 @{blas_pointers.THREADS_GET}()")
+    else:
+        mod.emit(f"{v['b32']} = add i32 {blas}, 0")
     mod.emit(f"{v['t32']} = load i32, ptr @xf_num_threads")
     mod.emit(f"{v['few']} = icmp slt i32 {v['b32']}, {v['t32']}")
     mod.emit(f"{v['bt']} = select i1 {v['few']}, i32 {v['b32']}, i32 {v['t32']}")
