@@ -295,23 +295,18 @@ def _matrix(mod, spec, xd, yd, od):
 
 def _gemm_on_team(m, n, k):
     """Whether a gemm of these sizes runs as parts of C's rows on OpenMP's team, one BLAS
-    thread each (`_gemm_parts`): as large as small_mm's threaded nests, and rows to split.
-    Measured (session 29, MLP 784-512-512-10 grad at batch 1024, quiet 2-core VM, 3 fresh
-    processes each): 19.8/18.7/20.5 -> 19.2/18.0/18.0 ms float32, 37.7/37.1/38.1 ->
-    35.8/36.4/35.8 ms float64 against OpenBLAS's own two-thread gemm."""
+    thread each (`_gemm_parts`): as large as small_mm's threaded nests, and rows to split
+    (an MLP grad at batch 1024: 3-9% faster than OpenBLAS's own two-thread gemm, s29)."""
     from ....runtime.products import nest_ir
     from .. import team
     return m * n * k >= nest_ir.PARALLEL_MIN_WORK and m >= 16 and team.available()
 
 
 def _gemm_parts(mod, spec, xd, yd, od):
-    """gemm over parts of C's rows on OpenMP's team, with OpenBLAS on one thread for the
-    region, so that a kernel's large products and loops share one pool (an MLP step handed
-    the cores from OpenBLAS's workers to the team and back 4 times a call: #37).  The
-    parts are counted as `launch_parts` counts them, from the BLAS count in force before
-    the region (it follows the machine's load: one part on a loaded machine).  Each part
-    is the column-major gemm of the whole product restricted to its columns (C's rows)."""
-    from ....runtime.products import blas_pointers
+    """gemm over parts of C's rows on OpenMP's team, OpenBLAS on one thread for the region:
+    a kernel's products and loops share one pool (an MLP step handed the cores between the
+    two pools 4 times a call: #37).  Parts counted by `launch_parts` from the BLAS count in
+    force before (one on a loaded machine); each the column-major gemm of its rows."""
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     xt, yt = spec.xl == "t", spec.yl == "t"
     ta, lda = ("t", k) if yt else ("n", n)
@@ -351,14 +346,9 @@ body:
 exit:
   ret void
 }}""")
-    blas_pointers.bind_thread_symbols()
-    mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
-    mod.decls.add(f"declare void @{blas_pointers.THREADS_SET}(i32)")
-    prev = mod.fresh()
-    mod.emit(f"{prev} = call i32 @{blas_pointers.THREADS_GET}()")
-    mod.emit(f"call void @{blas_pointers.THREADS_SET}(i32 1)")
+    prev = _one_blas_thread(mod)
     launch_parts(mod, name, (xd, yd, od), m, 8, blas=prev)
-    mod.emit(f"call void @{blas_pointers.THREADS_SET}(i32 {prev})")
+    _serial_end(mod, prev)
 
 
 def _serial_begin(mod, work):
@@ -368,9 +358,15 @@ def _serial_begin(mod, work):
     is not woken, and does not spin on a core the team's next nest needs; as the Numba
     kernel's `cpu_runtime._serial_gemm` (the same bits).  -> the count to give back
     (`_serial_end`), or None (a large or already serial product)."""
-    from ....runtime.products import blas_pointers, nest_ir
+    from ....runtime.products import nest_ir
     if not nest_ir.OPENBLAS_THREADED < work < nest_ir.PARALLEL_MIN_WORK:
         return None
+    return _one_blas_thread(mod)
+
+
+def _one_blas_thread(mod):
+    """Set one BLAS thread; -> the value holding the count in force before."""
+    from ....runtime.products import blas_pointers
     blas_pointers.bind_thread_symbols()
     mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
     mod.decls.add(f"declare void @{blas_pointers.THREADS_SET}(i32)")
