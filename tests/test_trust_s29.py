@@ -1,0 +1,58 @@
+"""Wrong numbers and a compile that did not end, fixed in session 29 (issue #31).
+
+JAX is absent in CI: the expected values are jax 0.10.2's (CPU), written here as literals.
+"""
+import numpy as np
+
+import xforms.lax as lax
+import xforms.numpy as xnp
+from jax_tiers import close, same, tiers  # noqa: F401 (a fixture)
+
+F16 = np.float16
+
+# jax 0.10.2: np.asarray(jnp.linspace(np.float16(-1.5), np.float16(2), 50)).view(np.uint16)
+_LINSPACE_F16_BITS = [
+    48640, 48566, 48493, 48421, 48348, 48274, 48201, 48128, 47984, 47836, 47688, 47543, 47397,
+    47252, 47104, 46814, 46522, 46228, 45792, 45204, 44184, 0, 11392, 12432, 13016, 13460,
+    13746, 14040, 14334, 14482, 14626, 14772, 14920, 15066, 15214, 15357, 15432, 15506, 15579,
+    15651, 15724, 15798, 15871, 15945, 16016, 16090, 16164, 16237, 16310, 16384]
+# jax 0.10.2: np.asarray(jnp.logspace(np.float16(-1.5), np.float16(2), 50)).view(np.uint16)
+_LOGSPACE_F16_BITS = [
+    10252, 10440, 10658, 10912, 11214, 11420, 11630, 11878, 12166, 12402, 12607, 12845, 13127,
+    13385, 13583, 13813, 14085, 14372, 14561, 14785, 15048, 15360, 15540, 15758, 16012, 16315,
+    16522, 16731, 16977, 17268, 17506, 17706, 17945, 18223, 18494, 18684, 18913, 19185, 19479,
+    19663, 19883, 20146, 20451, 20648, 20855, 21108, 21407, 21630, 21835, 22080]
+
+
+def _f16(bits):
+    return np.array(bits, np.uint16).view(F16)
+
+
+def test_float16_linspace_and_logspace_as_jax(tiers):
+    # XLA computes linspace's t = iota / div as iota * (1 / div), the reciprocal rounded to the
+    # dtype: jax's element 13 is -0.5723 where 13 / 49 divided gives -0.571, and 10 ** that
+    # 9.97 where it gave 10.0 (18 of the 50 elements differed)
+    same(tiers(lambda a, b: xnp.linspace(a, b, 50), F16(-1.5), F16(2)),
+         _f16(_LINSPACE_F16_BITS), F16)
+    same(tiers(lambda a, b: xnp.logspace(a, b, 50), F16(-1.5), F16(2)),
+         _f16(_LOGSPACE_F16_BITS), F16)
+
+
+def test_linspace_step_is_jax_s():
+    # jax 0.10.2: jnp.linspace(np.float32(-1.5), np.float32(2), 50, retstep=True)[1]
+    # (3.5 * float32(1 / 49); the division 3.5 / 49 is 0.071428575)
+    _, step = xnp.linspace(np.float32(-1.5), np.float32(2), 50, retstep=True)
+    assert step.dtype == np.float32 and float(step) == 0.0714285671710968
+
+
+def test_float16_random_gamma_grad_compiles(tiers):
+    # The compiled tier holds float16 in float32 and rounds every result; spelled inline,
+    # the roundings of the two scalarised while loops made a kernel Numba had not typed
+    # after minutes (four elements: > 3 min; now one helper call per rounding).
+    # jax 0.10.2: jax.lax.random_gamma_grad(np.float16([0.5, 1.7]), np.float16([0.3, 0.9]))
+    # is [1.009765625, 0.78564453125]; xforms rounds each of its loops' steps to float16 as
+    # its fast tier does, one float16 ulp from jax's
+    a, x = np.array([0.5, 1.7], F16), np.array([0.3, 0.9], F16)
+    results = tiers(lax.random_gamma_grad, a, x)
+    close(results, [1.009765625, 0.78564453125], F16, rtol=2e-3)
+    same(results[1:], np.asarray(results[0]))
