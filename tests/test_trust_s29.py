@@ -3,7 +3,9 @@
 JAX is absent in CI: the expected values are jax 0.10.2's (CPU), written here as literals.
 """
 import numpy as np
+import pytest
 
+import xforms as xf
 import xforms.lax as lax
 import xforms.numpy as xnp
 from jax_tiers import close, same, tiers  # noqa: F401 (a fixture)
@@ -56,3 +58,43 @@ def test_float16_random_gamma_grad_compiles(tiers):
     results = tiers(lax.random_gamma_grad, a, x)
     close(results, [1.009765625, 0.78564453125], F16, rtol=2e-3)
     same(results[1:], np.asarray(results[0]))
+
+
+# jax 0.10.2 (x64): a Python int beyond int64 is an OverflowError with an array of any dtype,
+# eagerly and under jit ("Python int 1180591620717411303424 too large to convert to int64");
+# xforms' eager operators gave float_array + 2**70 as NumPy does (1.18e21)
+_BIG = 2**70
+_OVERFLOWS = [
+    lambda x: x + _BIG, lambda x: _BIG - x, lambda x: x * -_BIG, lambda x: x / _BIG,
+    lambda x: _BIG / x, lambda x: x // _BIG, lambda x: x % _BIG, lambda x: x == _BIG,
+    lambda x: x < _BIG, lambda x: x + 2**63, lambda x: x + (2**64 - 1),
+    lambda x: x.astype(np.float32) + _BIG, lambda x: x.astype(np.float16) * _BIG,
+    lambda x: (x + 1j) - _BIG, lambda x: xnp.where(x > 0, x, _BIG),
+    lambda x: xnp.clip(x, 0, _BIG), lambda x: x.at[0].set(_BIG)]
+
+
+def test_python_ints_beyond_int64_overflow_as_jax():
+    x = xnp.arange(3.0)
+    for k, f in enumerate(_OVERFLOWS):
+        for tier in (f, xf.jit(f, tiered=True), xf.jit(f, tiered=False)):
+            with pytest.raises(OverflowError):
+                tier(x)
+                raise AssertionError(f"case {k} did not overflow")
+
+
+def test_python_ints_at_int64_s_edge_as_jax(tiers):
+    # jax 0.10.2 (x64): jnp.arange(3.0) + -2**63 is [-9.223372036854776e+18] * 3 (an int64)
+    same(tiers(lambda x: x + -2**63, xnp.arange(3.0)), [-2.0**63] * 3, np.float64)
+    same([xnp.arange(3.0) - (2**63 - 1)], [-2.0**63, 1 - 2.0**63, 2 - 2.0**63], np.float64)
+
+
+@pytest.mark.xfail(strict=True, reason="np.asarray of an Array is still writable (#31): a "
+                   "read-only Array needs the Numba kernels to take read-only inputs; see "
+                   "notes/s29/report-bugs.md")
+def test_numpy_view_of_an_array_is_read_only():
+    # jax 0.10.2: np.asarray(jnp.arange(4.0)[1:3])[:] = -1 raises ValueError (assignment
+    # destination is read-only).  xforms' eager slice is a view of w, so the write changes w
+    w = xnp.arange(4.0)
+    with pytest.raises(ValueError):
+        np.asarray(w[1:3])[:] = -1
+    np.testing.assert_array_equal(w, [0.0, 1.0, 2.0, 3.0])

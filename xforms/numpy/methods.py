@@ -308,10 +308,16 @@ def _numpy_function(name, base, dtype, key, cast):
     return base
 
 
+# A Python int operand is a weakly typed int64 in JAX (x64): beyond int64 it raises
+# OverflowError whatever the array's dtype (NumPy would take float_array + 2**70 as a float),
+# which the xnp function's path does
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+
 def _array_operator(name, fn):
     base, plans = _NP_OPS.get(name) or getattr(np.ndarray, name), {}
     np_op = _jax_zero_signs(name, base) if name in _FLOAT_EDGES else base
-    xnp_plan = _XNP        # (closure cells: read faster than globals)
+    xnp_plan, lo, hi = _XNP, _INT64_MIN, _INT64_MAX   # (closure cells: read faster than globals)
     compares = name in _COMPARISONS
 
     def op(x, y):
@@ -320,8 +326,8 @@ def _array_operator(name, fn):
         if key is False:
             refuse_sequence_operand(name, x, y)
             return np_op(x, y)
-        if key is not None and not x.weak_type and not (
-                compares and t is int and _wraps(y, x.dtype)):
+        if key is not None and not x.weak_type and not (t is int and (
+                not lo <= y <= hi or compares and _wraps(y, x.dtype))):
             plan = plans.get(x.dtype, _NONE).get(key)
             if plan is None:
                 plan = plans.setdefault(x.dtype, {})[key] = _planned(name, base, fn, x.dtype,
