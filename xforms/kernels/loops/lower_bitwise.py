@@ -50,4 +50,4 @@ def round_to_float16(ctx, x):
     return f"{ctx.inline_helper('round_float16')}({x})"
 
 
-register_scalar_rule(round_to_float16_p, round_to_float16)
+register_scalar_rule(round_to_float16_p, round_to_float16, target="cpu")
