@@ -98,3 +98,21 @@ def test_numpy_view_of_an_array_is_read_only():
     with pytest.raises(ValueError):
         np.asarray(w[1:3])[:] = -1
     np.testing.assert_array_equal(w, [0.0, 1.0, 2.0, 3.0])
+
+
+def test_integer_pow_beyond_int64_as_jax(tiers):
+    # jax 0.10.2 (x64), x = -jnp.array([0., 1., 2., .5, nan, inf]): x ** (2**70 + 1) is
+    # [-0, -1, -inf, -0, nan, -inf], x ** 2**70 [0, 1, inf, 0, nan, inf], x ** -(2**70 + 1)
+    # [-inf, -1, -0, -inf, nan, -0]; lax.integer_pow(x.astype(float32), 2**64 + 1) as the
+    # first.  The compiled tier raised LoweringError (an exponent Numba cannot type), the
+    # others lost an odd exponent's sign (NumPy takes it as a float)
+    x = -xnp.array([0.0, 1.0, 2.0, 0.5, np.nan, np.inf])
+    odd = [-0.0, -1.0, -np.inf, -0.0, np.nan, -np.inf]
+    with np.errstate(divide="ignore"):
+        same(tiers(lambda x: x ** (2**70 + 1), x), odd, np.float64)
+        same(tiers(lambda x: x ** 2**70, x), [0.0, 1.0, np.inf, 0.0, np.nan, np.inf])
+        same(tiers(lambda x: x ** -(2**70 + 1), x), [-np.inf, -1.0, -0.0, -np.inf, np.nan, -0.0])
+        same(tiers(lambda x: lax.integer_pow(x, 2**64 + 1), x.astype(np.float32)), odd,
+             np.float32)
+    for r in tiers(lambda x: x ** (2**70 + 1), x):          # (the zeros' signs too)
+        assert np.signbit(np.asarray(r)[0])
