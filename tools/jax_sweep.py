@@ -159,12 +159,6 @@ ALLOWED = {
     ("numpy", "logspace", "uint8"): "10 ** linspace(0, 253) in float32: the exponent's "
                                     "last-ulp rounding (histogram's int64 entry's reason) "
                                     "times ln(10) * 253 is 3.5e-5 relative at 2.3e17",
-    ("numpy", "logspace", "float16"): "float16 linspace rounds otherwise: jax's element 13 of "
-                                      "linspace(-1.5, 2, 50) is -0.5723, xforms' -0.571 "
-                                      "(exact -0.5714; within float16's tolerance there), and "
-                                      "10 ** x turns those ulps into 0.3% (xforms' 10.0 where "
-                                      "jax's is 9.97); where XLA's f16 rounding comes from is "
-                                      "not traced",
     ("numpy", "histogram2d", "int64"): "histogram's int64 entry's reason (linspace's ulps)",
     ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
                                       "3.7e-9 (a reciprocal multiply and a fused "

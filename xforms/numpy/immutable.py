@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.trace import Array
 from . import sorting
-from .methods import wrap
+from .methods import plain, wrap
 
 _ADVICE = "instead of x[idx] = y, use x = x.at[idx].set(y) (or another .at[] method)"
 
@@ -54,24 +54,15 @@ def _sort(self, axis=-1, *, kind=None, order=None, stable=True, descending=False
 _ND, _VIEW = np.ndarray, np.ndarray.view
 
 
-def _plain(v):
-    t = type(v)
-    if t is Array:
-        return _VIEW(v, _ND)
-    if t is list or t is tuple:
-        return t([_plain(e) for e in v])
-    return v
-
-
 def _numpy_function(self, func, types, args, kwargs):
     """`np.sort(a)` and every other NumPy function of an Array: NumPy's implementation on
     plain views (it may sort or assign into its own copies), its arrays back as Arrays.
 
         >>> np.sort(xnp.array([2., 1.]))        # Array([1., 2.])"""
     args = [_VIEW(a, _ND) if type(a) is Array else
-            (_plain(a) if type(a) in _SEQUENCES else a) for a in args]
+            (plain(a) if type(a) in _SEQUENCES else a) for a in args]
     if kwargs:
-        kwargs = {k: _plain(v) for k, v in kwargs.items()}
+        kwargs = {k: plain(v) for k, v in kwargs.items()}
     out = func(*args, **kwargs)
     return wrap(out)
 

@@ -301,17 +301,23 @@ def _numpy_function(name, base, dtype, key, cast):
     except Exception:
         kind = None
     if name in _FLOAT_EDGES:
-        plain = getattr(np.ndarray, name)
-        return _jax_zero_signs(name, plain) if kind == "f" else plain
+        np_op = getattr(np.ndarray, name)
+        return _jax_zero_signs(name, np_op) if kind == "f" else np_op
     if name in _NP_OPS and kind != "c":
         return getattr(np.ndarray, name)
     return base
 
 
+# A Python int operand is a weakly typed int64 in JAX (x64): beyond int64 it raises
+# OverflowError whatever the array's dtype (NumPy would take float_array + 2**70 as a float),
+# which the xnp function's path does
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+
 def _array_operator(name, fn):
     base, plans = _NP_OPS.get(name) or getattr(np.ndarray, name), {}
     np_op = _jax_zero_signs(name, base) if name in _FLOAT_EDGES else base
-    xnp_plan = _XNP        # (closure cells: read faster than globals)
+    xnp_plan, lo, hi = _XNP, _INT64_MIN, _INT64_MAX   # (closure cells: read faster than globals)
     compares = name in _COMPARISONS
 
     def op(x, y):
@@ -320,8 +326,8 @@ def _array_operator(name, fn):
         if key is False:
             refuse_sequence_operand(name, x, y)
             return np_op(x, y)
-        if key is not None and not x.weak_type and not (
-                compares and t is int and _wraps(y, x.dtype)):
+        if key is not None and not x.weak_type and not (t is int and (
+                not lo <= y <= hi or compares and _wraps(y, x.dtype))):
             plan = plans.get(x.dtype, _NONE).get(key)
             if plan is None:
                 plan = plans.setdefault(x.dtype, {})[key] = _planned(name, base, fn, x.dtype,
@@ -330,7 +336,7 @@ def _array_operator(name, fn):
                 np_fn, cast = plan
                 try:
                     if cast is None:     # (on plain views: NumPy's fastest path)
-                        return as_arrays(np_fn(_plain(x), _plain(y)))
+                        return as_arrays(np_fn(plain(x), plain(y)))
                     return _cast_apply(np_fn, x, y, cast)
                 except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
                     pass
@@ -448,13 +454,13 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
                                _VIEW(b, _ND) if tb is Array else b))
     elif method == "reduce" and len(inputs) == 1 and "out" not in kwargs:
         return wrap(ufunc.reduce(_VIEW(inputs[0], _ND), **kwargs))
-    plain = [_plain(v) for v in inputs]
+    operands = [plain(v) for v in inputs]
     if "out" in kwargs:       # (NumPy returns the `out` arrays themselves)
         outs = kwargs["out"]
-        getattr(ufunc, method)(*plain, **{**kwargs, "out": _plain_out(outs)})
+        getattr(ufunc, method)(*operands, **{**kwargs, "out": plain(outs)})
         return outs[0] if type(outs) is tuple and len(outs) == 1 else outs
-    out = (ufunc(*plain, **kwargs) if method == "__call__"
-           else getattr(ufunc, method)(*plain, **kwargs))
+    out = (ufunc(*operands, **kwargs) if method == "__call__"
+           else getattr(ufunc, method)(*operands, **kwargs))
     return wrap(out)
 
 
@@ -498,12 +504,18 @@ def wrap(out):
     return _VIEW(out, Array) if type(out) is _ND else as_arrays(out)
 
 
-def _plain(v):
-    return np.ndarray.view(v, np.ndarray) if type(v) is Array else v
+def plain(v):
+    """An Array as a plain ndarray view (no copy), in lists and tuples too; anything else as
+    it is: what NumPy's own functions and ufuncs are given, so that they compute and assign
+    as for any ndarray.
 
-
-def _plain_out(v):
-    return tuple(map(_plain, v)) if type(v) is tuple else _plain(v)
+        >>> plain([xnp.ones(2), 3])      # [array([1., 1.]), 3]"""
+    t = type(v)
+    if t is Array:
+        return _VIEW(v, _ND)
+    if t is list or t is tuple:
+        return t([plain(e) for e in v])
+    return v
 
 
 def as_arrays(out):

@@ -40,15 +40,14 @@ register_scalar_rule(shift_right_arithmetic_p, _shift_right_arithmetic)
 
 
 def round_to_float16(ctx, x):
-    """The nearest float16 of float32 `x`, in float32: `x` rounded half to even at float16's
-    ulp, 2**(exponent - 10), or 2**-24 below float16's normal range (its subnormals), and
-    overflow past float16's largest value (65504) to inf; NaN and inf pass (inf * inf).
-    (Also a float16 scatter_add's rounding of each combine: cpu/numba/printer.py.)
+    """The nearest float16 of float32 `x`, in float32 (rounded half to even, subnormals and
+    overflow to inf as float16's): a call of the CPU runtime's `round_float16`
+    (xforms/kernels/runtime/float16.py), typed once per kernel where an inline spelling at
+    every float16 result was too large for Numba to type in a float16 while loop.  (Also a
+    float16 scatter_add's rounding of each combine: cpu/numba/printer.py.)
 
-        >>> round_to_float16(ctx, "v")       # '(np.float32(math.ldexp(np.rint(...' """
-    k = f"max(math.frexp({x})[1] - 11, -24)"
-    r = f"np.float32(math.ldexp(np.rint(math.ldexp({x}, -{k})), {k}))"
-    return f"({r} if abs({r}) <= {ctx.lit(65504.0)} else {r} * {ctx.lit(np.inf)})"
+        >>> round_to_float16(ctx, "v")       # 'round_float16(v)' """
+    return f"{ctx.inline_helper('round_float16')}({x})"
 
 
-register_scalar_rule(round_to_float16_p, round_to_float16)
+register_scalar_rule(round_to_float16_p, round_to_float16, target="cpu")

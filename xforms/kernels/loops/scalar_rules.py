@@ -310,6 +310,10 @@ def _integer_pow(ctx, x, *, y=None):
         e = _complex_power_by_squaring(ctx, x, n)
     elif n <= 8:
         e = " * ".join([x] * n)          # what XLA/JAX do: repeated multiplication
+    elif n >= 2**63 and _kind(ctx.dtype) == "f":
+        # (an exponent beyond int64 has no Numba literal; by squaring, |x| != 1 has reached
+        # 0 or inf long before, which pow gives too, and the sign is x's where n is odd)
+        e = f"math.copysign(abs({x}) ** {float(n)!r}, {x if n % 2 else ctx.lit(1.0)})"
     else:
         e = f"{x} ** {n}"
     e = ctx.cast(e, ctx.dtype)

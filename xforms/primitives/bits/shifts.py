@@ -95,3 +95,7 @@ impl_rules[round_to_float16_p] = lambda x: [_round_to_float16(x)]
 defvectorized(round_to_float16_p)
 defjvp(round_to_float16_p, lambda t, ans, x: round_to_float16_p.bind(t))
 declare(round_to_float16_p, ELEMENTWISE, simplify="unary")   # scalar rule: xforms/kernels/loops/lower_bitwise.py
+# (the CPU's float16 widening inserts it, xforms/kernels/cpu/float16.py; its rule calls a CPU
+# runtime helper)
+exempt(round_to_float16_p, "cuda", "float16 is computed in float32 on the CPU only: CUDA "
+       "programs refuse float16")

@@ -76,11 +76,22 @@ def _pow_jvp_y(t, ans, x, y):
 abstract_eval_rules[pow_p] = _pow_aval
 defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
 
+def _real_integer_power(x, y):
+    """x ** y of a real x and an int y: NumPy's power, except that an exponent beyond int64
+    (which NumPy would take as a float, losing its parity) keeps x's sign where it is odd, as
+    jax's squaring does.  >>> _real_integer_power(np.float64(-2.0), 2**70 + 1)   # -inf"""
+    n = abs(y)
+    if n >= 2**63 and np.asarray(x).dtype.kind == "f":
+        p = np.copysign(np.power(np.abs(x), float(n)), x if n % 2 else 1.0)
+    else:
+        p = np.power(x, n)
+    return p if y >= 0 else 1 / p
+
+
 integer_pow_p = primitive("integer_pow")
 abstract_eval_rules[integer_pow_p] = lambda x, *, y: [x]
 impl_rules[integer_pow_p] = lambda x, *, y: [     # complex: jax's order, XLA's products
-    complex_patch.integer_power(x, y) if np.iscomplexobj(x) else
-    np.power(x, y) if y >= 0 else 1 / np.power(x, -y)]
+    complex_patch.integer_power(x, y) if np.iscomplexobj(x) else _real_integer_power(x, y)]
 integer_pow = lambda x, y: integer_pow_p.bind(x, y=int(y))
 defvectorized(integer_pow_p)
 declare(integer_pow_p, ELEMENTWISE, simplify="unary", noop=lambda eqn: eqn.params["y"] == 1,

@@ -283,6 +283,12 @@ class Emitter(Naming):
         self.runtime_used.add(name)
         return name
 
+    def inline_helper(self, name):
+        """The name of cpu_runtime's plain njit helper `name` (one LLVM inlines, as the
+        vectorisable math), imported by the module: `em.inline_helper("round_float16")`."""
+        self.inline_used.add(name)
+        return name
+
     # ---- programs -----------------------------------------------------------------------------
     def emit_plan(self, plan):
         prev, self.plan = self.plan, plan

@@ -18,7 +18,6 @@ from .scalar import CpuCtx, unsupported
 from ...loops.invariant_reads import invariant_index, loads
 from ...loops.loop_print import Printer
 from ...loops.scalar_rules import rule_expr
-from ...loops.lower_bitwise import round_to_float16
 
 
 class _Spell(Spelling):
@@ -151,23 +150,11 @@ class CpuPrinter(Printer):
                 self.round_float16(target)          # rounded, as XLA's float16 scatter
 
     def round_float16(self, target):
-        """`target = ` its float32 value rounded to float16 (read once into a scalar).
+        """`target = ` its float32 value rounded to float16 (runtime/float16.py's helper).
 
-            >>> p.round_float16("A[i0]")     # t3 = A[i0]; A[i0] = (np.float32(math.ldexp(...
+            >>> p.round_float16("A[i0]")     # A[i0] = round_float16(A[i0])
         """
-        t = self.fresh("t")
-        self.line(f"{t} = {target}")
-        self.line(f"{target} = {round_to_float16(_Float32Lits(self.em), t)}")
-
-
-class _Float32Lits:
-    """The literals of a float32 expression (what `round_to_float16` asks its context for)."""
-
-    def __init__(self, em):
-        self.em = em
-
-    def lit(self, v, dtype=np.float32):
-        return self.em.lit(v, dtype)
+        self.line(f"{target} = {self.em.inline_helper('round_float16')}({target})")
 
 
 def print_cpu(em, stmts):

@@ -25,10 +25,14 @@ class CpuCtx(ScalarCtx):
     def lit(self, v, dtype=None):
         return self.em.lit(v, self.dtype if dtype is None else dtype)
 
+    def inline_helper(self, name):
+        """A plain njit helper of cpu_runtime by name, bound in the module (LLVM inlines it)."""
+        return self.em.inline_helper(name)
+
     def complex_call(self, name, *args):
         """A call of one of complex_arith's functions (the shared rule's), binding
         cpu_runtime's njit copy of `name` in the module (a plain helper LLVM inlines)."""
-        self.em.inline_used.add(name)
+        self.em.inline_helper(name)
         return super().complex_call(name, *args)
 
     def fn(self, prim):

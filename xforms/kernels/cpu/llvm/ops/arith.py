@@ -91,3 +91,16 @@ def element_at(m, ty, base, i):
     p = m.fresh()
     m.emit(f"{p} = getelementptr {ty}, ptr {base}, i64 {i}")
     return p
+
+
+def fp_cast(m, x, src, dst):
+    """x, a `src` float value ("float" or "double"), as a `dst` one: fpext or fptrunc, nothing
+    where the types agree.
+
+        fp_cast(m, "%t3", "float", "double")     # "%t4" (emitted: fpext float %t3 to double)
+    """
+    if src == dst:
+        return x
+    r = m.fresh()
+    m.emit(f"{r} = {'fpext' if dst == 'double' else 'fptrunc'} {src} {x} to {dst}")
+    return r

@@ -31,6 +31,7 @@ import numpy as np
 from ....loops.ir import Scalar
 from ..numpy_abi import COMPLEX_TYPES
 from ..scalar import FLOAT_TYPES, Refused, llvm_const
+from .arith import fp_cast
 
 TYPES = {np.dtype(np.complex64): COMPLEX_TYPES["complex64"],
          np.dtype(np.complex128): COMPLEX_TYPES["complex128"]}
@@ -102,7 +103,7 @@ def emit(m, stmt):
         return
     if name == "complex":
         part = _PART[oty]
-        x, y = (_cast(m, m.expr(a, _ty(v)), _ty(v), part)
+        x, y = (fp_cast(m, m.expr(a, _ty(v)), _ty(v), part)
                 for a, v in zip(stmt.args, eqn.invars))
         m.bind(out, pair(m, oty, x, y))
         return
@@ -156,7 +157,7 @@ def _abs(m, ty, x, y):
     """|x + yi| as complex_arith's abs_scalar, in double: M = max(|x|, |y|), s = min (NaN
     if either is); s where M is 0 or NaN or s is inf, else M sqrt(1 + (s/M)^2)."""
     if ty == "float":
-        x, y = (_cast(m, v, "float", "double") for v in (x, y))
+        x, y = (fp_cast(m, v, "float", "double") for v in (x, y))
     m.decls.add("declare double @llvm.fabs.f64(double)")
     m.decls.add("declare double @llvm.sqrt.f64(double)")
     ax, ay = m.fresh(), m.fresh()
@@ -180,7 +181,7 @@ def _abs(m, ty, x, y):
     m.emit(f"{inf} = fcmp oeq double {small}, 0x7FF0000000000000")
     m.emit(f"{bad} = or i1 {z}, {inf}")
     m.emit(f"{edge} = select i1 {bad}, double {small}, double {full}")
-    return _cast(m, edge, "double", ty)
+    return fp_cast(m, edge, "double", ty)
 
 
 def _equal(m, op, ty, args):
@@ -215,7 +216,7 @@ def box(m, v):
     ty = TYPES[np.dtype(v.aval.dtype)]
     if hasattr(v, "val") or v not in m.names:
         raise Refused("a complex output that is no value of the loops")
-    re, im = (_cast(m, x, _PART[ty], "double") for x in _split(m, ty, m.names[v]))
+    re, im = (fp_cast(m, x, _PART[ty], "double") for x in _split(m, ty, m.names[v]))
     m.decls.add("declare ptr @PyComplex_FromDoubles(double, double)")
     r = m.fresh()
     m.emit(f"{r} = call ptr @PyComplex_FromDoubles(double {re}, double {im})")
@@ -228,13 +229,13 @@ def _convert(m, arg, src, oty):
     sty = _ty(src)
     if sty in _PART and oty in _PART:
         re, im = parts(m, arg, sty)
-        return pair(m, oty, _cast(m, re, _PART[sty], _PART[oty]),
-                    _cast(m, im, _PART[sty], _PART[oty]))
+        return pair(m, oty, fp_cast(m, re, _PART[sty], _PART[oty]),
+                    fp_cast(m, im, _PART[sty], _PART[oty]))
     if oty in _PART:
-        x = _cast(m, m.expr(arg, sty), sty, _PART[oty])
+        x = fp_cast(m, m.expr(arg, sty), sty, _PART[oty])
         return pair(m, oty, x, llvm_const(0.0, _PART[oty]))
     re, _ = parts(m, arg, sty)
-    return _cast(m, re, _PART[sty], oty)
+    return fp_cast(m, re, _PART[sty], oty)
 
 
 def _ty(v):
@@ -255,14 +256,6 @@ def pair(m, ty, re, im):
     half, r = m.fresh(), m.fresh()
     m.emit(f"{half} = insertvalue {ty} undef, {_PART[ty]} {re}, 0")
     m.emit(f"{r} = insertvalue {ty} {half}, {_PART[ty]} {im}, 1")
-    return r
-
-
-def _cast(m, x, src, dst):
-    if src == dst:
-        return x
-    r = m.fresh()
-    m.emit(f"{r} = {'fpext' if dst == 'double' else 'fptrunc'} {src} {x} to {dst}")
     return r
 
 

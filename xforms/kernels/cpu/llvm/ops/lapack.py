@@ -24,7 +24,7 @@ import numpy as np
 
 from ..memory import heap
 from ..scalar import Refused
-from .arith import counted_loop, element_at, iadd, imul
+from .arith import counted_loop, element_at, fp_cast, iadd, imul
 from .copies import memcpy
 from .products import blas_call, blas_constant
 
@@ -326,28 +326,12 @@ def _mirror(m, ty, n, nb_max, g, f, j, nbk):
             store(m, ty, v, element_at(m, ty, f, iadd(m, imul(m, r, nb_max), c)))
             store(m, ty, v, element_at(m, ty, f, iadd(m, imul(m, c, nb_max), r)))
         _range(m, 0, r, left)
-        d = _wide(m, ty, load(m, ty, element_at(m, ty, g, iadd(m, imul(m, iadd(m, r, j), n),
-                                                        iadd(m, r, j)))))
-        store(m, ty, _narrow(m, ty, _binop(m, "fmul", "double", "2.0", d)),
+        # (Numba's float32 arithmetic with a float64 value is float64's: widen, then narrow)
+        gd = load(m, ty, element_at(m, ty, g, iadd(m, imul(m, iadd(m, r, j), n), iadd(m, r, j))))
+        d = fp_cast(m, gd, ty, "double")
+        store(m, ty, fp_cast(m, _binop(m, "fmul", "double", "2.0", d), "double", ty),
                element_at(m, ty, f, iadd(m, imul(m, r, nb_max), r)))
     counted_loop(m, nbk, row)
-
-
-def _wide(m, ty, v):
-    """v as a double (Numba's float32 arithmetic with a float64 value is float64's)."""
-    if ty == "double":
-        return v
-    r = m.fresh()
-    m.emit(f"{r} = fpext float {v} to double")
-    return r
-
-
-def _narrow(m, ty, v):
-    if ty == "double":
-        return v
-    r = m.fresh()
-    m.emit(f"{r} = fptrunc double {v} to float")
-    return r
 
 
 def _block(m, ty, n, l, g, j, k):
@@ -367,11 +351,11 @@ def _block(m, ty, n, l, g, j, k):
         def dot(i):
             prod = _binop(m, "fmul", ty, load(m, ty, at(l, i, jj)), load(m, ty, at(g, i, jj)))
             store(m, "double", _binop(m, "fadd", "double", load(m, "double", s),
-                                       _wide(m, ty, prod)), s)
+                                       fp_cast(m, prod, ty, "double")), s)
         _range(m, iadd(m, jj, 1), k, dot)
-        dw = _wide(m, ty, d)
+        dw = fp_cast(m, d, ty, "double")
         q = _binop(m, "fdiv", "double", load(m, "double", s), dw)
-        gjj = _wide(m, ty, load(m, ty, at(g, jj, jj)))
+        gjj = fp_cast(m, load(m, ty, at(g, jj, jj)), ty, "double")
         dbar = _binop(m, "fdiv", "double", _binop(m, "fsub", "double", gjj, q), dw)
 
         def scale(i):
@@ -381,9 +365,10 @@ def _block(m, ty, n, l, g, j, k):
 
         def first(c):
             p = at(g, jj, c)
-            prod = _binop(m, "fmul", "double", dbar, _wide(m, ty, load(m, ty, at(l, jj, c))))
-            store(m, ty, _narrow(m, ty, _binop(m, "fsub", "double",
-                                                _wide(m, ty, load(m, ty, p)), prod)), p)
+            lw = fp_cast(m, load(m, ty, at(l, jj, c)), ty, "double")
+            gw = fp_cast(m, load(m, ty, p), ty, "double")
+            prod = _binop(m, "fmul", "double", dbar, lw)
+            store(m, ty, fp_cast(m, _binop(m, "fsub", "double", gw, prod), "double", ty), p)
         _range(m, j, jj, first)
 
         def update(i):
@@ -397,6 +382,7 @@ def _block(m, ty, n, l, g, j, k):
                     m, "fmul", ty, cb, load(m, ty, at(l, jj, c)))), q2)
             _range(m, j, jj, one)
         _range(m, iadd(m, jj, 1), k, update)
-        store(m, ty, _narrow(m, ty, _binop(m, "fmul", "double", "0.5", dbar)), at(g, jj, jj))
+        half = _binop(m, "fmul", "double", "0.5", dbar)
+        store(m, ty, fp_cast(m, half, "double", ty), at(g, jj, jj))
 
     counted_loop(m, k - j, column)
