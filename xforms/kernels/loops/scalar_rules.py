@@ -291,9 +291,14 @@ register_scalar_rule(rem_p, lambda ctx, x, y: _rem(ctx, x, y, "math.fmod"), "cud
 
 def _pow(ctx, x, y):
     """x ** y; an integer exponent (lax.pow's, as JAX) is taken at the base's dtype, the
-    fast tier's np.power(x, y, dtype=x.dtype) (Numba's float ** int squares repeatedly)."""
-    if _kind(ctx.in_dtypes[1]) in "iu" and _kind(ctx.dtype) in "fc":
+    fast tier's np.power(x, y, dtype=x.dtype) (Numba's float ** int squares repeatedly).
+    Complex: XLA's power (complex_arith/power.py), `complex_pow`.
+
+        >>> _pow(ctx, "a", "b")        # complex128: 'complex_pow(a, b)'"""
+    if _kind(ctx.in_dtypes[1]) != _kind(ctx.dtype) and _kind(ctx.dtype) in "fc":
         y = f"np.{np.dtype(ctx.dtype).name}({y})"
+    if _kind(ctx.dtype) == "c":
+        return ctx.complex_call("complex_pow", x, y)
     return f"{x} ** {y}"
 
 
