@@ -97,3 +97,36 @@ def test_python_fma_rounds_once():
     assert multiply._fma(1e300, 1e300, -INF) == -INF
     assert multiply._fma(1e300, 1e300, -1e300) == INF
     assert np.signbit(multiply._fma(1e300, -0.0, -0.0))
+
+
+# jax 0.10.2: jnp.prod / jnp.cumprod / lax.cumprod(reverse=True) of _ROWS (complex128): the
+# fold from 1+0j in index order, each product XLA's elementwise one (inf-infj where the
+# plain product gives inf+nanj)
+_ROWS = np.array([[C(1e300, 1e300), C(1e300, -1e300), 1 + 1j],
+                  [C(INF, 2), 1 + 1j, 2 + 0j]])
+
+
+@pytest.mark.parametrize("llvm", ["0", "1"])
+def test_complex_products_fold_with_xlas_product(tiers, llvm, monkeypatch):
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", llvm)
+    _same(tiers(lambda a: xnp.prod(a, axis=1), _ROWS), np.array([C(INF, NAN), C(NAN, NAN)]),
+          1e-15)
+    _same(tiers(lambda a: xnp.prod(a, axis=0), _ROWS),
+          np.array([C(INF, INF), C(2e300, 0), 2 + 2j]), 1e-15)
+    _same(tiers(lambda a: xnp.cumprod(a, axis=1), _ROWS),
+          np.array([[C(1e300, 1e300), C(INF, -INF), C(INF, NAN)],
+                    [C(INF, NAN), C(NAN, NAN), C(NAN, NAN)]]), 1e-15)
+    _same(tiers(lambda a: lax.cumprod(a, axis=1, reverse=True), _ROWS),
+          np.array([[C(INF, NAN), C(2e300, 0), 1 + 1j], [C(NAN, NAN), 2 + 2j, 2 + 0j]]), 1e-15)
+
+
+@pytest.mark.parametrize("llvm", ["0", "1"])
+def test_compiled_complex_products_fuse_as_xla(llvm, monkeypatch):
+    # jax 0.10.2: jnp.prod / jnp.cumprod of [3e38+3e38j, 3e38+3e38j, 1]: XLA's FMA keeps the
+    # rounding error of 9e76 - 9e76 as real part (the plain product: 0).  The compiled tiers
+    # (the eager tier folds with NumPy's products where they are finite: 0 there)
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", llvm)
+    x = np.array([C(3e38, 3e38), C(3e38, 3e38), 1 + 0j])
+    sq = C(-1.677509520414629e+59, 1.8000000000000001e+77)
+    _same([xf.jit(xnp.prod, tiered=False)(x)], np.array(sq), 1e-15)
+    _same([xf.jit(xnp.cumprod, tiered=False)(x)], np.array([x[0], sq, sq]), 1e-15)
