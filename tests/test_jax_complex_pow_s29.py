@@ -130,3 +130,24 @@ def test_compiled_complex_products_fuse_as_xla(llvm, monkeypatch):
     sq = C(-1.677509520414629e+59, 1.8000000000000001e+77)
     _same([xf.jit(xnp.prod, tiered=False)(x)], np.array(sq), 1e-15)
     _same([xf.jit(xnp.cumprod, tiered=False)(x)], np.array([x[0], sq, sq]), 1e-15)
+
+
+@pytest.mark.parametrize("llvm", ["0", "1"])
+def test_complex_logistic_and_sign_as_xla(tiers, llvm, monkeypatch):
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", llvm)
+    # jax 0.10.2: lax.logistic(z): 1 / (1 + exp(-z)) with XLA's exp (exp(-inf-infj) is
+    # nan+nanj: NumPy's 0 gave 1+0j) and XLA's division (1 / (inf-infj) is 0: the compiled
+    # tier's plain division gave nan+nanj)
+    z = np.array([C(INF, INF), C(-INF, 1), C(-INF, 2), C(INF, NAN), C(0.5, -1.25)])
+    _same(tiers(lax.logistic, z), np.array([C(NAN, NAN), 0j, C(-0.0, 0.0), C(NAN, NAN),
+                                            C(0.6805661698086823, -0.32883527469514817)]), 1e-15)
+    # jax 0.10.2: jnp.sign(s): the parts over XLA's |s| (the compiled tier divided by
+    # Numba's hypot: ...347 in the last digit, and 0.7071067811865476 at 1e-40+1e-40j)
+    s = np.array([C(1, -7.5), C(1e-40, 1e-40), C(-7.5, 1), C(-0.0, -0.0), C(INF, 2)])
+    want = np.array([C(0.13216372009101796, -0.9912279006826348),
+                     C(0.7071067811865475, 0.7071067811865475),
+                     C(-0.9912279006826348, 0.13216372009101796), C(-0.0, -0.0), C(NAN, 0.0)])
+    for r in tiers(xnp.sign, s):
+        np.testing.assert_array_equal(np.asarray(r).view(np.float64)[:-2],
+                                      want.view(np.float64)[:-2])       # (bits)
+    _same(tiers(xnp.sign, s), want, 0)

@@ -356,6 +356,8 @@ def _logistic(ctx, x):
     if fn:
         return f"{fn}({x})"
     one = ctx.lit(1, ctx.dtype)
+    if _kind(ctx.dtype) == "c":     # jax's 1 / (1 + e^-x): XLA's exp and division (complex_arith)
+        return ctx.complex_div(one, f"({one} + {ctx.fn('exp')}(-{x}))")
     return f"{one} / ({one} + {ctx.fn('exp')}(-{x}))"
 
 
@@ -428,8 +430,9 @@ def _sign(ctx, x):
         one, zero = ctx.lit(1, ctx.dtype), ctx.lit(0, ctx.dtype)
         # (neither above nor below 0: a zero, its sign kept as JAX keeps it, or NaN)
         return f"({one} if {x} > {zero} else (-{one} if {x} < {zero} else {x}))"
-    if k == "c":     # x / |x| part by part (sign(inf+2j) is nan+0j); a zero keeps its signs
-        parts = ctx.cast(f"complex({x}.real / abs({x}), {x}.imag / abs({x}))", ctx.dtype)
+    if k == "c":     # x / |x| part by part (sign(inf+2j) is nan+0j); a zero keeps its signs;
+        a = f"({ctx.complex_call('complex_abs', x)}).real"     # |x| XLA's (and in x's parts' type)
+        parts = ctx.cast(f"complex({x}.real / {a}, {x}.imag / {a})", ctx.dtype)
         return f"({parts} if {x} != 0 else {x})"
     if k == "b":
         return x
