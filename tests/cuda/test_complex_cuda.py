@@ -206,3 +206,11 @@ def test_cuda_complex_power_as_jax():
     want = np.array([complex(NAN, NAN), 0j, complex(NAN, NAN), complex(1, 0),
                      complex(2.4412134642473436e-05, 4.81420618475292e-06)])
     parts_equal(xf.jit(lax.pow, backend="cuda")(x, y), want)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cuda_complex_logistic_and_sign_are_the_cpu_tiers(dtype):
+    # session 29: logistic with XLA's exp and division, sign over XLA's |z|, on both backends
+    z = _grid(dtype)[1][:81]
+    for f in (lax.logistic, xnp.sign):
+        parts_equal(xf.jit(f, backend="cuda")(z), xf.jit(f, backend="cpu", tiered=False)(z))
