@@ -14,9 +14,10 @@ then, the later rule winning (XLA's selects; every comparison ordered, so -0 == 
     c == 0, d == 0  or  a == 1, b == 0  1
     a == +inf, b == 0, d == 0          inf for c > 0, 0 for c < 0
 
-each with Im +0.  So 0 ** (1+1j) is nan+nanj, (inf+1j) ** 2 nan+nanj (r^c e^0 = inf times
-cos 2t, t = 0: inf, but Im inf * sin 0 = nan... XLA's Im is inf * 0 = nan), where NumPy's
-C99 power gives other values at 8,000 of the 20,736 pairs of tools/cuda_complex_audit.py.
+each with Im +0.  So 0 ** (1+1j) is nan+nanj (log 0 = -inf in q), and (inf+1j) ** 2 is
+nan+nanj (r^c = inf, t = 0: Re inf * cos 0 = inf, but r = inf gives log r = inf and
+q = 2 * 0 + 0 * inf = NaN), where NumPy's C99 power gives other values at 7,800 of the
+20,736 pairs of tools/cuda_complex_audit.py.
 An integer exponent of lax.pow is converted to x's dtype first (jax: the same rule; jnp's
 `x ** 2` is integer_pow, jax's repeated products: complex_arith/patching.integer_power).
 
