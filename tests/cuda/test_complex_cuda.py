@@ -181,3 +181,36 @@ def test_cuda_complex_multiply_and_exp_as_jax():
                 np.array([complex(NAN, NAN), complex(0.0, 0.0), complex(NAN, NAN)]))
     parts_equal(xf.jit(xnp.sqrt, backend="cuda")(z),
                 np.array([complex(INF, INF), complex(0.0, INF), complex(NAN, NAN)]))
+
+
+# session 29: complex x ** y is XLA's power (complex_arith/power.py), a device function
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cuda_complex_power_is_the_cpu_tiers_at_the_edges(dtype):
+    a, b = _grid(dtype)
+    a, b = a[::7], b[::7]               # (a 6561-pair grid is slow in the simulator's Python)
+    cpu = xf.jit(lax.pow, backend="cpu", tiered=False)(a, b)
+    # finite parts to float32's / float64's rounding of the libms (the simulator's Python
+    # math rounds float64 to float32; the CPU tier calls libm's float32 functions)
+    got = np.asarray(xf.jit(lax.pow, backend="cuda")(a, b))
+    fin = np.isfinite(np.asarray(cpu))
+    parts_equal(got[~fin], np.asarray(cpu)[~fin])
+    np.testing.assert_allclose(got[fin], np.asarray(cpu)[fin],
+                               rtol=2e-5 if dtype == np.complex64 else 1e-12, atol=1e-30)
+
+
+def test_cuda_complex_power_as_jax():
+    # jax 0.10.2: lax.pow(x, y) (complex128): XLA's selects and r^c e^(-d t) cis(c t + d log r)
+    x = np.array([complex(INF, 1), complex(INF, 0), 0j, complex(1, 0), complex(2, 3)])
+    y = np.array([complex(2, 0), complex(-2, 0), complex(1, 1), complex(NAN, NAN),
+                  complex(-7.5, 1)])
+    want = np.array([complex(NAN, NAN), 0j, complex(NAN, NAN), complex(1, 0),
+                     complex(2.4412134642473436e-05, 4.81420618475292e-06)])
+    parts_equal(xf.jit(lax.pow, backend="cuda")(x, y), want)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cuda_complex_logistic_and_sign_are_the_cpu_tiers(dtype):
+    # session 29: logistic with XLA's exp and division, sign over XLA's |z|, on both backends
+    z = _grid(dtype)[1][:81]
+    for f in (lax.logistic, xnp.sign):
+        parts_equal(xf.jit(f, backend="cuda")(z), xf.jit(f, backend="cpu", tiered=False)(z))

@@ -24,6 +24,7 @@ from . import elementwise as ew
 from ..core.registry import primitive
 from .indexing import gather
 from .reductions import complex_fold, reduce_max
+from .complex_arith import patching as complex_patch
 from .structural import broadcast_in_dim, concatenate, iota, pad, rev
 from .structural import slice as slice_
 
@@ -63,6 +64,8 @@ def _np_impl(ufunc):
         out = np.flip(out, axis) if reverse else out
         if reverse and ufunc is np.multiply and out.dtype.kind == "c" and x.shape[axis]:
             out = windows_in_order(np.flip(given, axis), out, axis)
+        elif ufunc is np.multiply and out.dtype.kind == "c" and x.shape[axis]:
+            out = _products_in_order(given, out, axis)
         return [out]
     return impl
 
@@ -87,9 +90,24 @@ def windows_in_order(x, out, axis):
     acc = np.ones_like(xs)
     with np.errstate(invalid="ignore", over="ignore"):
         for j in range(xs.shape[-1]):            # acc[:, k] = ((1 * x[k]) ... ) * x[j]
-            acc[:, :j + 1] *= xs[:, j:j + 1]
+            acc[:, :j + 1] = complex_patch.multiply(acc[:, :j + 1], xs[:, j:j + 1])
     out = np.array(out)
     np.moveaxis(out, axis, -1)[redo] = acc
+    return out
+
+
+def _products_in_order(x, out, axis):
+    """A forward complex cumprod `out` of `x` with its lines whose product is not finite
+    folded again with XLA's products (complex_arith/patching.running_products: NumPy's
+    plain products differ at infinities, (1e300+1e300j)(1e300-1e300j) inf+infj, jax's
+    inf-infj)."""
+    last = (slice(None),) * axis + (-1,)
+    redo = ~np.isfinite(out[last])
+    if not redo.any():
+        return out
+    out = np.array(out)
+    np.moveaxis(out, axis, -1)[redo] = complex_patch.running_products(
+        np.moveaxis(x, axis, -1)[redo])
     return out
 
 

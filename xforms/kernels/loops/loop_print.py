@@ -182,6 +182,18 @@ def float_maxmin(op, a, b):
             f"or {a} != 0 else {tie})")
 
 
+def complex_product(a, b, dt):
+    """`a * b` of complex accumulator values as XLA multiplies them (jax's prod and cumprod
+    fold with its elementwise product: complex_arith/multiply.py, bound as `complex_mul` in
+    every CPU and CUDA module), cast back to complex64.
+
+        >>> complex_product("acc", "x", np.dtype("complex64"))
+        'np.complex64(complex_mul(acc, x))'
+    """
+    call = f"complex_mul({a}, {b})"
+    return call if np.dtype(dt).itemsize == 16 else f"np.complex64({call})"
+
+
 def complex_maxmin(op, a, b):
     """`a` max (`op` "max") or min `b` of complex numbers as XLA picks: `a` where it wins by
     real part, then imaginary part, else `b` (a NaN never wins; reductions start from NaN,

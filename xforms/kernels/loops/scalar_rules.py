@@ -291,9 +291,14 @@ register_scalar_rule(rem_p, lambda ctx, x, y: _rem(ctx, x, y, "math.fmod"), "cud
 
 def _pow(ctx, x, y):
     """x ** y; an integer exponent (lax.pow's, as JAX) is taken at the base's dtype, the
-    fast tier's np.power(x, y, dtype=x.dtype) (Numba's float ** int squares repeatedly)."""
-    if _kind(ctx.in_dtypes[1]) in "iu" and _kind(ctx.dtype) in "fc":
+    fast tier's np.power(x, y, dtype=x.dtype) (Numba's float ** int squares repeatedly).
+    Complex: XLA's power (complex_arith/power.py), `complex_pow`.
+
+        >>> _pow(ctx, "a", "b")        # complex128: 'complex_pow(a, b)'"""
+    if _kind(ctx.in_dtypes[1]) != _kind(ctx.dtype) and _kind(ctx.dtype) in "fc":
         y = f"np.{np.dtype(ctx.dtype).name}({y})"
+    if _kind(ctx.dtype) == "c":
+        return ctx.complex_call("complex_pow", x, y)
     return f"{x} ** {y}"
 
 
@@ -355,6 +360,8 @@ def _logistic(ctx, x):
     if fn:
         return f"{fn}({x})"
     one = ctx.lit(1, ctx.dtype)
+    if _kind(ctx.dtype) == "c":     # jax's 1 / (1 + e^-x): XLA's exp and division (complex_arith)
+        return ctx.complex_div(one, f"({one} + {ctx.fn('exp')}(-{x}))")
     return f"{one} / ({one} + {ctx.fn('exp')}(-{x}))"
 
 
@@ -427,8 +434,9 @@ def _sign(ctx, x):
         one, zero = ctx.lit(1, ctx.dtype), ctx.lit(0, ctx.dtype)
         # (neither above nor below 0: a zero, its sign kept as JAX keeps it, or NaN)
         return f"({one} if {x} > {zero} else (-{one} if {x} < {zero} else {x}))"
-    if k == "c":     # x / |x| part by part (sign(inf+2j) is nan+0j); a zero keeps its signs
-        parts = ctx.cast(f"complex({x}.real / abs({x}), {x}.imag / abs({x}))", ctx.dtype)
+    if k == "c":     # x / |x| part by part (sign(inf+2j) is nan+0j); a zero keeps its signs;
+        a = f"({ctx.complex_call('complex_abs', x)}).real"     # |x| XLA's (and in x's parts' type)
+        parts = ctx.cast(f"complex({x}.real / {a}, {x}.imag / {a})", ctx.dtype)
         return f"({parts} if {x} != 0 else {x})"
     if k == "b":
         return x

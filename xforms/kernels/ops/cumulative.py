@@ -49,7 +49,7 @@ PARALLEL_SCAN_MAX_LINES = 4096
 # up to `start` below.
 _OPS = {
     "sum": lambda a, b, kind: f"{a} + {b}",
-    "prod": lambda a, b, kind: f"{a} * {b}",
+    "prod": lambda a, b, kind: f"complex_mul({a}, {b})" if kind == "c" else f"{a} * {b}",
     # a NaN is kept once it is seen; -0.0 < +0.0 (lax.cummax of [-0.0, 0.0] is [-0.0, 0.0])
     "max": lambda a, b, kind: _maxmin("max", a, b, kind),
     "min": lambda a, b, kind: _maxmin("min", a, b, kind),
@@ -102,6 +102,8 @@ def _cumulative(em, eqn):
     X, O = em.atom(x), em.A(out)
     op = _OPS[eqn.prim.facts.cumulative]
     kind = np.dtype(out.aval.dtype).kind
+    if kind == "c" and eqn.prim.facts.cumulative == "prod":
+        em.inline_used.add("complex_mul")       # (XLA's product: jax's cumprod folds with it)
     cast = (lambda e: f"np.{out.aval.dtype.name}({e})") if out.aval.dtype in (
         np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.complex64)) else (lambda e: e)
     first = str(n - 1) if reverse else "0"
@@ -136,7 +138,7 @@ def _windows_in_order(em, X, O, oi, inner, n, cast):
             with em.counted_loop(k, n):
                 em.line(f"{acc} = {cast(f'{X}[{_index(oi, k, ii)}] * (1+0j)')}")
                 with em.counted_loop(j, (f"{k} + 1", n)):
-                    em.line(f"{acc} = {cast(f'{acc} * {X}[{_index(oi, j, ii)}]')}")
+                    em.line(f"{acc} = {cast(f'complex_mul({acc}, {X}[{_index(oi, j, ii)}])')}")
                 em.line(f"{O}[{_index(oi, k, ii)}] = {acc}")
 
 
@@ -200,13 +202,13 @@ def _in_order_cuda(em, eqn, dims, reverse):
                 with kb.block(f"for _s in range({n}):"):
                     kb.line(f"_acc = {cast(f'{X}[_base + _s * {inner}] * (1+0j)')}")
                     with kb.block(f"for _k in range(_s + 1, {n}):"):
-                        kb.line(f"_acc = {cast(f'_acc * {X}[_base + _k * {inner}]')}")
+                        kb.line(f"_acc = {cast(f'complex_mul(_acc, {X}[_base + _k * {inner}])')}")
                     kb.line(f"{O}[_base + _s * {inner}] = _acc")
             else:
                 kb.line(f"_acc = {cast(f'{X}[_base] * (1+0j)')}")
                 kb.line(f"{O}[_base] = _acc")
                 with kb.block(f"for _k in range(1, {n}):"):
-                    kb.line(f"_acc = {cast(f'_acc * {X}[_base + _k * {inner}]')}")
+                    kb.line(f"_acc = {cast(f'complex_mul(_acc, {X}[_base + _k * {inner}])')}")
                     kb.line(f"{O}[_base + _k * {inner}] = _acc")
     loop.launch()
 

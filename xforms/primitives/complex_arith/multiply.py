@@ -13,28 +13,45 @@ values bit for bit; the plain product differs on 162.
 
 The compiled tiers (Numba CPU, CUDA) use LLVM's fma (complex_arith/compiled.py replaces
 `_fma`).  Python has none (the eager tier's special elements, the CUDA simulator), so `_fma`
-emulates one there: the rounded product where it is finite (a finite result then differs
-from a true FMA by one rounding at most: where ar br - ai bi cancels, XLA's is the rounding
-error, 0 here), and where it overflowed from finite factors, the exact product's sign and
-size stand for it: c when c is infinite or NaN, else 2 ((a/2) b + c/2).  The eager tier
-redoes only products that are not finite, and NumPy's own complex multiply fuses as XLA
-on this machine's AVX-512 build (on the grid, finite products differ from jax's in 0 bits).
+computes one there: exactly, in rationals, where the operands are finite (rounded once: so
+a cancelling ar br - ai bi gives XLA's rounding error, and a product that overflows from
+finite factors its exact size), else as the plain a * b + c (c where a * b overflowed and
+c is infinite or NaN).  The eager tier redoes only products that are not finite, and
+NumPy's own complex multiply fuses as XLA on this machine's AVX-512 build (on the grid,
+finite products differ from jax's in 0 bits).
 
     >>> multiply_scalar(complex(math.inf, 1e300), complex(1e300, -7.5))    # (inf-infj)
 """
 import math
+from fractions import Fraction
+
+_ROUNDS_TO_INFINITY = 2 ** 1024 - 2 ** 970     # the float64 overflow threshold (exact)
 
 
 def _fma(a, b, c):
-    """a * b + c with the product unrounded where that decides the result's class (the module
-    docstring).  The parts' type throughout (float32 stays float32 under Numba)."""
+    """a * b + c rounded once (the module docstring), in a's type: Python's emulation of the
+    compiled tiers' fma (exact rationals; a float32 rounds through float64, as at most
+    the fma's float32 rounding of a float64-exact product plus c may differ there)."""
     p = a * b
-    if math.isfinite(p) or not (math.isfinite(a) and math.isfinite(b)):
+    if not (math.isfinite(a) and math.isfinite(b)):
         return p + c
     if not math.isfinite(c):
         return c
-    half = type(a)(0.5)
-    return (type(a)(2.0)) * ((a * half) * b + c * half)
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    if exact == 0:
+        return p + c                    # (IEEE's sign of zero; a zero a * b is exact)
+    if abs(exact) >= _ROUNDS_TO_INFINITY:
+        return type(a)(math.inf if exact > 0 else -math.inf)
+    return type(a)(float(exact))
+
+
+def fused_multiply_add(a, b, c):
+    """a * b + c rounded once where compiled (`_fma`, which complex_arith/compiled.py makes
+    LLVM's fma), for the other modules' formulas that XLA's CPU fuses.
+
+        >>> fused_multiply_add(0.5, 0.5, 1.0)     # 1.25
+    """
+    return _fma(a, b, c)
 
 
 def multiply_scalar(x, y):

@@ -1,5 +1,5 @@
 """The eager tier's complex x * y, |x|, exp, log, sqrt, expm1, log1p, sin, cos, sinh and
-cosh with XLA's values: NumPy's ufunc,
+cosh, and products over an axis (`product`, `running_products`), with XLA's values: NumPy's ufunc,
 then the elements where NumPy's C99 values may differ from XLA's recomputed one by one by
 the scalar function every compiled tier runs (multiply.py, elementary.py).  Those are the
 elements with a part infinite, NaN or zero (exp keeps Im +0 where y is +-0, sqrt and log
@@ -83,6 +83,49 @@ def _patch_product(out, x, y):
         dt = out.dtype
         _redo(out, bad, lambda a, b: _multiply.multiply_scalar(dt.type(a), dt.type(b)), x, y)
     return out
+
+
+def running_products(xs):
+    """The products of each row of xs (lines, n) from 1+0j in index order, each XLA's
+    (`multiply`), as jax's complex cumprod and prod fold: out[:, j] = ((1 x0) x1) ... xj.
+    A Python loop over n: for the rows whose NumPy product is not finite (infinities and
+    NaNs decide there, the products not being associative).
+
+        >>> running_products(np.array([[1e300 + 1e300j, 1e300 - 1e300j]]))  # [[1e300+1e300j, inf-infj]]
+    """
+    out = np.empty_like(xs)
+    if xs.shape[-1] == 0:
+        return out
+    with np.errstate(all="ignore"):
+        acc = xs[:, 0] * xs.dtype.type(1 + 0j)
+    out[:, 0] = acc
+    for j in range(1, xs.shape[-1]):
+        acc = out[:, j] = multiply(acc, xs[:, j])
+    return out
+
+
+def product(x, axes):
+    """The product of complex x over `axes` as jax's reduce_prod: NumPy's running product
+    from 1+0j (its elementwise loop, which fuses as XLA's on AVX-512 builds; its reduce does
+    not: (3e38+3e38j)^2 has Re 0 there, -1.7e59 in jax), the rows whose product is not
+    finite folded again by `running_products`.
+
+        >>> product(np.array([1e300 + 1e300j, 1e300 - 1e300j]), (0,))   # inf-infj (NumPy inf+nanj)
+    """
+    x = np.asarray(x)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    moved = np.transpose(x, kept + list(axes))
+    shape = moved.shape[:len(kept)]
+    xs = moved.reshape(-1, int(np.prod(moved.shape[len(kept):], dtype=np.int64)))
+    if xs.shape[-1] == 0:
+        return np.ones(shape, x.dtype)
+    with np.errstate(all="ignore"):
+        first = xs[:, :1] * x.dtype.type(1 + 0j)
+        out = np.multiply.accumulate(np.concatenate([first, xs[:, 1:]], axis=1), axis=1)[:, -1]
+        bad = ~np.isfinite(out)
+    if bad.any():
+        out[bad] = running_products(xs[bad])[:, -1]
+    return out.reshape(shape)
 
 
 def _exp2(x):

@@ -7,6 +7,7 @@ import numpy as np
 from ...core.facts import math_names
 from ...core.engine_prims import like
 from ...transforms.jvp import defjvp
+from ..complex_arith import division as complex_division
 from ..complex_arith import patching as complex_patch
 from .arithmetic import add, div, mul, sub
 from .base import bind1, define, inexact
@@ -49,6 +50,11 @@ defjvp(log1p_p, lambda t, ans, x: div(t, add(x, like(1, x))))
 
 
 def _logistic(x):
+    """1 / (1 + e^-x); complex x with XLA's exp and division, as jax (complex_arith:
+    logistic(inf+infj) is nan+nanj, NumPy's 1+0j)."""
+    if np.iscomplexobj(x):
+        x = np.asarray(x)
+        return complex_division.divide(np.ones_like(x), 1 + complex_patch.exp(-x))
     with np.errstate(over="ignore"):
         return 1 / (1 + np.exp(-x))
 

@@ -17,29 +17,17 @@ from .arithmetic import div, mul, sub
 from .base import (bcast_to, bind1, bind2, define, elementwise_aval, full_like_scalar,
                    inexact, real_float)
 from ..complex_arith import patching as complex_patch
+from ..complex_arith import power as complex_power
 from .exponentials import log
 from .logic import eq, select_n
 
 
 # --- powers ---------------------------------------------------------------------------------
 def _pow_impl(x, y):      # an integer y at x's dtype, as JAX (NumPy: f32 ** i32 is f64)
-    out = np.power(x, y, dtype=np.result_type(x))
-    return _zero_base_as_xla(out, x, y) if np.iscomplexobj(out) else out
-
-
-def _zero_base_as_xla(out, x, y):
-    """A complex 0 ** y as XLA (jax 0.10.2: 0 ** (1+1j) is nan+nanj, NumPy's 0): 1 for y == 0,
-    0 for a real y > 0, nan+nanj otherwise (the compiled tier's cmath.pow agrees)."""
-    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
-    zero = x == 0
-    if not zero.any():
-        return out
-    out = np.array(out, copy=True)
-    yz = y[zero]
-    nan = out.dtype.type(complex(np.nan, np.nan))
-    out[zero] = np.where(yz == 0, out.dtype.type(1),
-                         np.where((yz.imag == 0) & (yz.real > 0), out.dtype.type(0), nan))
-    return out
+    dt = np.result_type(x)
+    if dt.kind == "c":        # XLA's complex power (complex_arith/power.py), y at x's dtype
+        return complex_power.power(x, np.asarray(y).astype(dt, copy=False))
+    return np.power(x, y, dtype=dt)
 
 
 pow_p = define("pow", _pow_impl, 2, accept=inexact, cost=10.0)

@@ -16,7 +16,7 @@ from ...loops.ir import (Alloc, Forward, Load, Nest, Refused, Region, Scalar, Sp
                        affine)
 from .scalar import CpuCtx, unsupported
 from ...loops.invariant_reads import invariant_index, loads
-from ...loops.loop_print import Printer
+from ...loops.loop_print import Printer, complex_product
 from ...loops.scalar_rules import rule_expr
 
 
@@ -130,6 +130,9 @@ class CpuPrinter(Printer):
         dt = np.dtype(dt)
         if dt.kind in "iu" and dt.itemsize < 8:
             return f"{acc} = np.{dt.name}({acc} {op} {x})"
+        if dt.kind == "c" and op == "*":        # XLA's product, as elementwise (jax's prod)
+            self.em.inline_used.add("complex_mul")
+            return f"{acc} = {complex_product(acc, x, dt)}"
         return f"{acc} {op}= {x}"
 
     @contextmanager

@@ -24,7 +24,7 @@ import numpy as np
 from ...codegen import lit
 from ...loops.ir import (Alloc, Const, Forward, Let, Nest, Refused, Region, Spelling, Store,
                         affine)
-from ...loops.loop_print import Printer
+from ...loops.loop_print import Printer, complex_product
 from ...loops.lower_loops import lower_loop
 from .cas import cas_combine, complex_add, has_cas, has_lock, locked_combine
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
@@ -246,6 +246,8 @@ class CudaPrinter(Printer):
 
     def accumulate(self, acc, op, x, dt):
         # (cast back to a 32-bit accumulator's dtype: Numba computes int32 sums in int64)
+        if np.dtype(dt).kind == "c" and op == "*":     # XLA's product (complex_mul)
+            return f"{acc} = {complex_product(acc, x, dt)}"
         text = f"{acc} {op} {x}"
         if np.dtype(dt) in (np.dtype(np.int32), np.dtype(np.float32)):
             text = f"np.{np.dtype(dt).name}({text})"

@@ -21,7 +21,7 @@ the Numba kernel's bit for bit:
     # c:c128[9] = mul a b   ->
     %ar = extractvalue {double, double} %a, 0 ... %c = insertvalue {double, double} ...
 
-Sums and products fold pairs with the plain product, as the Numba accumulator's `acc * x` (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
+Sums fold pairs with the plain sum and products with XLA's product, as the Numba accumulator's `acc += x`, `acc = complex_mul(acc, x)` (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
 Refused (the Numba path keeps them): division (its helper, complex_arith/division.py, is
 not translated here), the transcendentals (cmath's bits), complex
 reductions over threaded chunks and integer or bool conversions.
@@ -200,7 +200,9 @@ def fold(m, op, ty, t, x):
     """A reduction's `t + x` or `t * x` ("sum", "prod") of pair values -> the pair's name
     (the Numba path's accumulator statement, the same spelling as `emit`'s add and mul)."""
     args = [_split(m, ty, v) for v in (t, x)]
-    return pair(m, ty, *_arith(m, {"sum": "add", "prod": "mul"}[op], _PART[ty], args))
+    if op == "prod":            # (the Numba path's complex_mul: XLA's fused product)
+        return pair(m, ty, *_fused_mul(m, _PART[ty], *args))
+    return pair(m, ty, *_arith(m, "add", _PART[ty], args))
 
 
 def _split(m, ty, x):
