@@ -28,7 +28,11 @@ reductions over threaded chunks and integer or bool conversions.
 """
 import numpy as np
 
+from .....primitives.complex_arith import compiled as complex_arith
 from ....loops.ir import Scalar
+from ....loops.scalar_rules import ScalarCtx, get_scalar_rule, math_name
+from ....prepare.fusion_classes import ELEMENTWISE
+from .. import python_ir
 from ..numpy_abi import COMPLEX_TYPES
 from ..scalar import FLOAT_TYPES, Refused, llvm_const
 
@@ -56,9 +60,10 @@ def takes(eqn):
     name, out = eqn.prim.name, np.dtype(eqn.outvars[0].aval.dtype)
     ins = [np.dtype(v.aval.dtype) for v in eqn.invars]
     if name in _BINARY or name in ("neg", "conj"):
-        return out in TYPES and set(ins) == {out}
+        return out in TYPES and set(ins) == {out} and (name != "mul" or bool(translated(eqn)))
     if name in ("real", "imag", "abs"):
-        return ins[0] in TYPES and out == np.finfo(ins[0]).dtype     # (a part's dtype)
+        return (ins[0] in TYPES and out == np.finfo(ins[0]).dtype     # (a part's dtype)
+                and (name != "abs" or bool(translated(eqn))))
     if eqn.prim.facts.operator in _EQUALITY:
         return out == np.dtype(bool) and len(set(ins)) == 1 and ins[0] in TYPES
     if name == "complex":
@@ -68,7 +73,7 @@ def takes(eqn):
     if name == "select_n":
         return (len(ins) == 3 and ins[0] == np.dtype(bool) and out in TYPES
                 and set(ins[1:]) == {out})
-    return False
+    return eqn.prim in ELEMENTWISE and bool(translated(eqn))
 
 
 def constant(value, ty):
@@ -109,18 +114,76 @@ def emit(m, stmt):
     if name == "convert_element_type":
         m.bind(out, _convert(m, stmt.args[0], eqn.invars[0], oty))
         return
+    fn = translated(eqn) if name not in ("add", "sub", "neg", "conj", "real", "imag") else None
+    if fn:                      # (the Numba path's expression, complex_arith's functions)
+        m.bind(out, _call(m, stmt, fn))
+        return
     ity = TYPES[np.dtype(eqn.invars[0].aval.dtype)]
     args = [parts(m, a, ity) for a in stmt.args]
     if name in ("real", "imag"):
         m.bind(out, args[0][name == "imag"])
         return
-    if name == "abs":           # (the Numba path's complex_abs: XLA's)
-        m.bind(out, _abs(m, _PART[ity], *args[0]))
-        return
-    if name == "mul":           # (the Numba path's complex_mul: XLA's fused product)
-        m.bind(out, pair(m, oty, *_fused_mul(m, _PART[oty], *args)))
-        return
     m.bind(out, pair(m, oty, *_arith(m, name, _PART[oty], args)))
+
+
+class _Ctx(ScalarCtx):
+    """The Numba path's scalar-rule context for a complex equation, as far as the
+    expression goes: complex_arith's functions by their kernel names, cmath's otherwise
+    (which do not translate: the equation stays Numba's)."""
+
+    def fn(self, prim):
+        dt = np.dtype(self.in_dtypes[0]) if self.in_dtypes else np.dtype(self.dtype)
+        return math_name(prim, "cpu_complex" if dt.kind == "c" else "cpu")
+
+
+# complex_arith's functions in one namespace, as complex_arith/compiled.py binds them for
+# Numba (its `_fma` LLVM's fma); the expressions see them by their kernel names
+_NS = {k: v for mod in complex_arith.MODULES for k, v in vars(mod).items()}
+_NS["_fma"] = python_ir.FMA
+_EXPR = {"np": np, **{k: _NS[v] for k, v in complex_arith.KERNEL_NAMES.items()}}
+_PY_TYPES = {np.dtype(np.complex64): python_ir.COMPLEX64,
+             np.dtype(np.complex128): python_ir.COMPLEX128,
+             np.dtype(np.float32): python_ir.F32, np.dtype(np.float64): python_ir.F64}
+_translations = {}
+
+
+def translated(eqn):
+    """The translation (python_ir.Translated) of the expression the Numba path prints for
+    complex equation `eqn` (xforms/kernels/loops/scalar_rules.py, its operands `a0`,
+    `a1`, ...), or None where it does not translate: a cmath function, a complex `**`.
+
+        >>> translated(exp_eqn).symbol      # 'xf_py_expr_...': return complex_exp(a0)
+    """
+    rule = get_scalar_rule(eqn.prim, "cpu")
+    tys = [_PY_TYPES.get(np.dtype(v.aval.dtype)) for v in (*eqn.invars, *eqn.outvars)]
+    if rule is None or None in tys:
+        return None
+    try:
+        text = rule(_Ctx(eqn), *(f"a{k}" for k in range(len(eqn.invars))))
+    except (KeyError, TypeError, ValueError):
+        return None
+    key = (text, *tys)
+    if key not in _translations:
+        try:
+            _translations[key] = python_ir.translate(f"return {text}", tys[:-1], tys[-1],
+                                                     _EXPR, _NS)
+        except python_ir.Untranslatable:
+            _translations[key] = None
+    return _translations[key]
+
+
+def _call(m, stmt, fn):
+    """A call of translation `fn` on `stmt`'s operands -> the result's name (the
+    definitions added to the module's)."""
+    args = []
+    for a, v in zip(stmt.args, stmt.eqn.invars):
+        ty = _ty(v)
+        args.append(f"{ty} {m.expr(a, ty)}")
+    m.decls.update(fn.decls)
+    m.decls.update(fn.texts)
+    r = m.fresh()
+    m.emit(f'{r} = call {fn.ret.llvm} @"{fn.symbol}"({", ".join(args)})')
+    return r
 
 
 def _arith(m, name, ty, args):
@@ -137,50 +200,6 @@ def _arith(m, name, ty, args):
     ac, bd = _bin(m, "fmul", ty, a, c), _bin(m, "fmul", ty, b, d)
     ad, bc = _bin(m, "fmul", ty, a, d), _bin(m, "fmul", ty, b, c)
     return _bin(m, "fsub", ty, ac, bd), _bin(m, "fadd", ty, ad, bc)
-
-
-def _fused_mul(m, ty, x, y):
-    """(re, im) of x * y as XLA: fma(a, c, -(b d)), fma(b, c, a d) (complex_arith/multiply.py)."""
-    (a, b), (c, d) = x, y
-    fma = "llvm.fma.f32" if ty == "float" else "llvm.fma.f64"
-    m.decls.add(f"declare {ty} @{fma}({ty}, {ty}, {ty})")
-    bd, ad = _bin(m, "fmul", ty, b, d), _bin(m, "fmul", ty, a, d)
-    nbd, re, im = m.fresh(), m.fresh(), m.fresh()
-    m.emit(f"{nbd} = fneg {ty} {bd}")
-    m.emit(f"{re} = call {ty} @{fma}({ty} {a}, {ty} {c}, {ty} {nbd})")
-    m.emit(f"{im} = call {ty} @{fma}({ty} {b}, {ty} {c}, {ty} {ad})")
-    return re, im
-
-
-def _abs(m, ty, x, y):
-    """|x + yi| as complex_arith's abs_scalar, in double: M = max(|x|, |y|), s = min (NaN
-    if either is); s where M is 0 or NaN or s is inf, else M sqrt(1 + (s/M)^2)."""
-    if ty == "float":
-        x, y = (_cast(m, v, "float", "double") for v in (x, y))
-    m.decls.add("declare double @llvm.fabs.f64(double)")
-    m.decls.add("declare double @llvm.sqrt.f64(double)")
-    ax, ay = m.fresh(), m.fresh()
-    m.emit(f"{ax} = call double @llvm.fabs.f64(double {x})")
-    m.emit(f"{ay} = call double @llvm.fabs.f64(double {y})")
-    uno, ge, le, nan = m.fresh(), m.fresh(), m.fresh(), _bin(m, "fadd", "double", ax, ay)
-    m.emit(f"{uno} = fcmp uno double {ax}, {ay}")
-    m.emit(f"{ge} = fcmp oge double {ax}, {ay}")
-    m.emit(f"{le} = fcmp ole double {ax}, {ay}")
-    big, small, b0, s0 = m.fresh(), m.fresh(), m.fresh(), m.fresh()
-    m.emit(f"{b0} = select i1 {ge}, double {ax}, double {ay}")
-    m.emit(f"{s0} = select i1 {le}, double {ax}, double {ay}")
-    m.emit(f"{big} = select i1 {uno}, double {nan}, double {b0}")
-    m.emit(f"{small} = select i1 {uno}, double {nan}, double {s0}")
-    r = _bin(m, "fdiv", "double", small, big)
-    t = _bin(m, "fadd", "double", "1.0", _bin(m, "fmul", "double", r, r))
-    root, edge, z, bad, inf = (m.fresh() for _ in range(5))
-    m.emit(f"{root} = call double @llvm.sqrt.f64(double {t})")
-    full = _bin(m, "fmul", "double", big, root)
-    m.emit(f"{z} = fcmp ueq double {big}, 0.0")          # (0, or NaN: unordered)
-    m.emit(f"{inf} = fcmp oeq double {small}, 0x7FF0000000000000")
-    m.emit(f"{bad} = or i1 {z}, {inf}")
-    m.emit(f"{edge} = select i1 {bad}, double {small}, double {full}")
-    return _cast(m, edge, "double", ty)
 
 
 def _equal(m, op, ty, args):
