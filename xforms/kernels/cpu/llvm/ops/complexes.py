@@ -8,29 +8,30 @@ the Numba kernel's bit for bit:
 
     a + b, a - b       parts added / subtracted
     -a, a.conjugate()  parts negated as `fsub -0.0, x` (Numba's `negate_real`)
-    a * b              XLA's product (complex_arith/multiply.py, which the Numba path calls
-                       as `complex_mul`): re = fma(a.re, b.re, -(a.im b.im)),
-                       im = fma(a.im, b.re, a.re b.im), LLVM's fma in the parts' type
     a.real, a.imag     a part;  complex(x, y), np.complex128(x): a pair (imag +0.0)
-    abs(a)             XLA's |z| (complex_arith/elementary.py `abs_scalar`, the Numba path's
-                       `complex_abs`): in float64, NaN-propagating max and min of the
-                       parts' magnitudes, big * sqrt(1 + (small/big)^2), rounded to the part
     a == b, a != b     both parts ordered-equal / either part unordered-unequal
     where(p, a, b)     a select of the pair
 
+and every other complex operation the Numba path prints as a call of complex_arith's
+scalar functions -- a * b (XLA's fused product), abs, a / b, 1 / a, exp, log, sqrt, expm1,
+log1p, sin, cos, sinh, cosh, rsqrt, exp2, integer powers (xforms/kernels/loops/
+scalar_rules.py: `np.complex64(complex_exp(a))`) -- as that very expression, translated
+with the functions it calls from their Python source (`translated`, ../python_ir.py): one
+copy of each formula, so a change to complex_arith reaches this path too.
+
     # c:c128[9] = mul a b   ->
-    %ar = extractvalue {double, double} %a, 0 ... %c = insertvalue {double, double} ...
+    %c = call {double, double} @"xf_py_expr_..."({double, double} %a, {double, double} %b)
 
 Sums and products fold pairs with the plain product, as the Numba accumulator's `acc * x` (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
-Refused (the Numba path keeps them): division (its helper, complex_arith/division.py, is
-not translated here), the transcendentals (cmath's bits), complex
+Refused (the Numba path keeps them): what the Numba path spells with cmath (tan, tanh, the
+arc functions, pow: Numba's own code, no Python to translate), complex
 reductions over threaded chunks and integer or bool conversions.
 """
 import numpy as np
 
 from .....primitives.complex_arith import compiled as complex_arith
 from ....loops.ir import Scalar
-from ....loops.scalar_rules import ScalarCtx, get_scalar_rule, math_name
+from ....loops.scalar_rules import ScalarCtx, dtype_refused, get_scalar_rule, math_name
 from ....prepare.fusion_classes import ELEMENTWISE
 from .. import python_ir
 from ..numpy_abi import COMPLEX_TYPES
@@ -156,7 +157,7 @@ def translated(eqn):
     """
     rule = get_scalar_rule(eqn.prim, "cpu")
     tys = [_PY_TYPES.get(np.dtype(v.aval.dtype)) for v in (*eqn.invars, *eqn.outvars)]
-    if rule is None or None in tys:
+    if rule is None or None in tys or dtype_refused(eqn, "cpu"):
         return None
     try:
         text = rule(_Ctx(eqn), *(f"a{k}" for k in range(len(eqn.invars))))
@@ -167,7 +168,8 @@ def translated(eqn):
         try:
             _translations[key] = python_ir.translate(f"return {text}", tys[:-1], tys[-1],
                                                      _EXPR, _NS)
-        except python_ir.Untranslatable:
+        except (python_ir.Untranslatable, LookupError, TypeError, ValueError,
+                AttributeError):       # (what it cannot spell costs the Numba compile only)
             _translations[key] = None
     return _translations[key]
 
