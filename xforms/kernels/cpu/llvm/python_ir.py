@@ -203,7 +203,7 @@ class _Unit:
         """The _Fn of Python function `py` for argument types `args`."""
         key = (id(py), id(self.ns), args)
         if key not in _FUNCTIONS:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(py))).body[0]
+            tree = _source(py)
             tys = "_".join(t.name for t in args)
             _FUNCTIONS[key] = self.function(tree, self.ns, args, f"xf_py_{py.__name__}_{tys}")
         return _FUNCTIONS[key]
@@ -223,6 +223,31 @@ class _Unit:
         fn = _Fn(symbol, ret, str(body.fn), body.callees)
         fn.decls = body.decls
         return fn
+
+
+_DEFS = {}              # file -> {(name, line): its FunctionDef}
+
+
+def _source(py):
+    """The syntax tree of function `py`, from its file parsed once (inspect.getsource's
+    first call compiles its regular expressions: ~10 ms of a cold first call)."""
+    code = py.__code__
+    path = code.co_filename
+    if path not in _DEFS:
+        try:
+            with open(path) as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            tree = ast.Module(body=[], type_ignores=[])
+        _DEFS[path] = {(n.name, min([n.lineno] + [d.lineno for d in n.decorator_list])): n
+                       for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    found = _DEFS[path].get((code.co_name, code.co_firstlineno))
+    if found is None:               # (no file: a function made at run time)
+        try:
+            return ast.parse(textwrap.dedent(inspect.getsource(py))).body[0]
+        except (OSError, TypeError, SyntaxError) as e:
+            raise Untranslatable(f"no source of {py.__name__}") from e
+    return found
 
 
 class _Body:
