@@ -434,6 +434,11 @@ class _Body:
         (a, ta), (c, tc) = self.expr(e.left), self.expr(e.comparators[0])
         t, op = unify(ta, tc), _FCMP[type(e.ops[0])]
         a, c = cast(self.b, a, ta, t), cast(self.b, c, tc, t)
+        if isinstance(t, Complex) and op in ("==", "!="):   # (Numba's complex_eq/_ne)
+            cmp = self.b.fcmp_ordered if op == "==" else self.b.fcmp_unordered
+            re, im = (cmp(op, self.b.extract_value(a, k), self.b.extract_value(c, k))
+                      for k in (0, 1))
+            return (self.b.and_ if op == "==" else self.b.or_)(re, im), BOOL
         if isinstance(t, st.Float):
             return (self.b.fcmp_unordered if op == "!=" else self.b.fcmp_ordered)(op, a, c), BOOL
         if t in (I64, BOOL):
@@ -476,6 +481,9 @@ class _Body:
             return (v, t) if isinstance(t, st.Float) else (cast(self.b, v, t, F64), F64)
         if obj is abs:
             (v, t), = args
+            if isinstance(t, Complex):          # (Numba: math.hypot(z.real, z.imag))
+                return self.math("hypot", [(self.b.extract_value(v, k), t.part)
+                                           for k in (0, 1)])
             if not isinstance(t, st.Float):
                 raise Untranslatable(f"abs of {t}")
             return self.math("fabs", args)
@@ -487,6 +495,8 @@ class _Body:
             return self.intrinsic("llvm.fma", t, vals), t
         if getattr(obj, "__module__", None) == "math" or obj in vars(math).values():
             return self.math(obj.__name__, args)
+        if obj in (np.isfinite, np.isnan, np.isinf) and len(args) == 1:
+            return self.classify(obj.__name__, *args[0])
         if inspect.isfunction(obj):
             fn = self.unit.python(obj, tuple(t for _, t in args))
             self.callees.append(fn)
@@ -506,6 +516,15 @@ class _Body:
         if isinstance(tr, Complex) or isinstance(ti, Complex):
             raise Untranslatable("complex() of complex parts")
         return pair(self.b, ty, cast(self.b, re, tr, ty.part), cast(self.b, im, ti, ty.part)), ty
+
+    def classify(self, name, v, t):
+        """np.isfinite/isnan/isinf of a float or complex (a complex's: both parts finite,
+        either NaN, either infinite: numba/cpython/cmathimpl.py's)."""
+        if not isinstance(t, Complex):
+            return self.math(name, [(v, t)])
+        (re, _), (im, _) = (self.math(name, [(self.b.extract_value(v, k), t.part)])
+                            for k in (0, 1))
+        return (self.b.and_ if name == "isfinite" else self.b.or_)(re, im), BOOL
 
     def math(self, name, args):
         """math.<name>(*args) as Numba lowers it (the module docstring)."""

@@ -43,6 +43,9 @@ PAIRS = frozenset(TYPES.values())
 _PART = {v: FLOAT_TYPES[np.dtype(np.float32 if "float" in v else np.float64)]
          for v in TYPES.values()}                 # "{float, float}" -> "float"
 _BINARY = ("add", "sub", "mul")
+# spelled here (the rest: translations of the Numba path's expression, `translated`)
+_SPELLED = ("add", "sub", "neg", "conj", "real", "imag", "select_n", "complex",
+            "convert_element_type")
 _EQUALITY = {"==": ("oeq", "and"), "!=": ("une", "or")}    # (an operator fact -> its spelling)
 
 
@@ -98,6 +101,9 @@ def emit(m, stmt):
         m.bind(out, _equal(m, eqn.prim.facts.operator, TYPES[np.dtype(eqn.invars[0].aval.dtype)],
                            stmt.args))
         return
+    if name not in _SPELLED:    # (the Numba path's expression, complex_arith's functions)
+        m.bind(out, _call(m, stmt, translated(eqn)))
+        return
     oty = TYPES.get(np.dtype(out.aval.dtype)) or FLOAT_TYPES[np.dtype(out.aval.dtype)]
     if name == "select_n":
         p = m.expr(stmt.args[0], "i1")
@@ -114,10 +120,6 @@ def emit(m, stmt):
         return
     if name == "convert_element_type":
         m.bind(out, _convert(m, stmt.args[0], eqn.invars[0], oty))
-        return
-    fn = translated(eqn) if name not in ("add", "sub", "neg", "conj", "real", "imag") else None
-    if fn:                      # (the Numba path's expression, complex_arith's functions)
-        m.bind(out, _call(m, stmt, fn))
         return
     ity = TYPES[np.dtype(eqn.invars[0].aval.dtype)]
     args = [parts(m, a, ity) for a in stmt.args]
@@ -144,7 +146,8 @@ _NS["_fma"] = python_ir.FMA
 _EXPR = {"np": np, **{k: _NS[v] for k, v in complex_arith.KERNEL_NAMES.items()}}
 _PY_TYPES = {np.dtype(np.complex64): python_ir.COMPLEX64,
              np.dtype(np.complex128): python_ir.COMPLEX128,
-             np.dtype(np.float32): python_ir.F32, np.dtype(np.float64): python_ir.F64}
+             np.dtype(np.float32): python_ir.F32, np.dtype(np.float64): python_ir.F64,
+             np.dtype(bool): python_ir.BOOL}
 _translations = {}
 
 
@@ -179,7 +182,7 @@ def _call(m, stmt, fn):
     definitions added to the module's)."""
     args = []
     for a, v in zip(stmt.args, stmt.eqn.invars):
-        ty = _ty(v)
+        ty = "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else _ty(v)
         args.append(f"{ty} {m.expr(a, ty)}")
     m.decls.update(fn.decls)
     m.decls.update(fn.texts)
