@@ -258,6 +258,9 @@ class _Body:
             raise Untranslatable(tree.name)
         self.unit, self.globs, self.ret, self.returned = unit, globs, ret, None
         self.callees, self.decls, self.slots, self.static = [], set(), {}, {}
+        # (straight-line code binds values to names: no allocas for LLVM to promote)
+        self.straight = not any(isinstance(n, ast.If) for n in ast.walk(tree))
+        self.values = {}
         params = [a.arg for a in tree.args.args]
         if len(params) != len(args):
             raise Untranslatable(f"{tree.name}: {len(args)} arguments")
@@ -296,6 +299,11 @@ class _Body:
             else:
                 self.b.ret(cast(self.b, v, t, self.ret))
             self.b = None
+        elif (isinstance(s, ast.Assign) and len(s.targets) == 1
+              and isinstance(s.targets[0], ast.Tuple) and isinstance(s.value, ast.Tuple)
+              and len(s.targets[0].elts) == len(s.value.elts)):     # (a, b = x, y: no struct)
+            for t, v in zip(s.targets[0].elts, [self.expr(v) for v in s.value.elts]):
+                self.target(t, v)
         elif isinstance(s, ast.Assign) and len(s.targets) == 1:
             self.target(s.targets[0], self.expr(s.value))
         elif isinstance(s, ast.If):
@@ -344,6 +352,11 @@ class _Body:
                 raise Untranslatable(f"{name} rebound")
             self.static[name] = t
             return
+        if self.straight:
+            if name in self.values and self.values[name][1] != t:
+                raise Untranslatable(f"{name} changes type")
+            self.values[name] = val
+            return
         slot = self.slots.get(name)
         if slot is None:
             slot = self.slots[name] = (ir.IRBuilder(self.entry).alloca(t.llvm), t)
@@ -364,6 +377,8 @@ class _Body:
     def _Name(self, e):
         if e.id in self.static:
             return None, self.static[e.id]
+        if e.id in self.values:
+            return self.values[e.id]
         if e.id in self.slots:
             slot, t = self.slots[e.id]
             return self.b.load(slot), t
