@@ -10,16 +10,19 @@ of each formula: a change to complex_arith reaches both paths.
     fn = translate(text, [COMPLEX64], COMPLEX64, {"np": np, "complex_exp": exp_scalar}, ns)
     fn.symbol, fn.texts, fn.decls   # `define internal {float, float} @"xf_py_..."(...)`...
 
-Each Python function becomes an LLVM function per argument types (`xf_py_<name>_<types>`):
-variables live in allocas (LLVM's SROA makes them registers), `if` statements branch,
+Each Python function becomes an LLVM function per argument types (`xf_py_<name>_<types>`,
+internal: LLVM's inliner decides, as it does for Numba's calls): a straight-line function's
+names bind values, one with `if` statements keeps its variables in allocas (SROA makes them
+registers), `if` statements branch,
 `return` returns, `a if c else b` is a select (both arms pure), `and`/`or` of predicates an
 and/or.  Types as Numba infers them: float32 op float32 stays float32, with float64 or an
-int it is float64; `math.f` of float32 is float32 (`f32` libm, `f` otherwise); `complex(x,
-y)` is complex64 of two float32s, else complex128; `float(x)` keeps a float32; `type(x)`
+int it is float64; `math.f` of a float32 is float32 (libm's `tanhf`, `llvm.exp.f32`);
+`complex(x, y)` is complex64 of two float32s, else complex128; `float(x)` keeps a float32; `type(x)`
 is a type to call (`t(0.5)`: a cast); np.float32(...)/np.complex64(...) cast; a function's
 returns unify (float32 and float64: float64).  Math as numba/cpython/mathimpl.py lowers it:
 fabs exp log sin cos copysign as LLVM intrinsics, the rest as libm calls (`sqrt`, `log1p`,
-`atan2`, `tanhf`, ...), no fast-math flags; the name `_fma` is LLVM's fma (as
+`atan2`, `tanhf`, ...) marked pure (Numba's `insert_pure_function`: so sqrt becomes the
+instruction), no fast-math flags; the name `_fma` is LLVM's fma (as
 complex_arith/compiled.py binds it for Numba).
 
 Anything else (loops, `cmath`, complex arithmetic operators, a variable given two types --
@@ -175,8 +178,9 @@ def translate(body, args, ret, globs, ns, name="expr"):
 
 
 class _Fn:
-    def __init__(self, symbol, ret, text, callees):
-        self.symbol, self.ret, self.text, self.callees = symbol, ret, text, callees
+    def __init__(self, symbol, ret, text, callees, decls):
+        self.symbol, self.ret, self.text, self.callees, self.decls = (symbol, ret, text,
+                                                                      callees, decls)
 
 
 _FUNCTIONS = {}         # (id(py), id(ns), argtypes) -> _Fn, per process
@@ -220,9 +224,7 @@ class _Unit:
         body = _Body(self, tree, globs, args, symbol, ret)
         if fixed is None and body.returned != ret:
             raise Untranslatable(f"{tree.name}'s return type")
-        fn = _Fn(symbol, ret, str(body.fn), body.callees)
-        fn.decls = body.decls
-        return fn
+        return _Fn(symbol, ret, str(body.fn), body.callees, body.decls)
 
 
 _DEFS = {}              # file -> {(name, line): its FunctionDef}
@@ -435,10 +437,8 @@ class _Body:
         v, t = self.expr(e.operand)
         if isinstance(e.op, ast.Not) and t == BOOL:
             return self.b.not_(v), t
-        if isinstance(e.op, ast.USub) and isinstance(t, st.Float):
-            return self.b.fneg(v), t
-        if isinstance(e.op, ast.USub) and t == I64:
-            return self.b.neg(v), t
+        if isinstance(e.op, ast.USub) and (isinstance(t, st.Float) or t == I64):
+            return (self.b.fneg if t != I64 else self.b.neg)(v), t
         if isinstance(e.op, ast.UAdd) and t.llvm is not None:
             return v, t
         raise Untranslatable(type(e.op).__name__)
@@ -485,7 +485,7 @@ class _Body:
         if not isinstance(f, Static):
             raise Untranslatable("a call of a value")
         obj = f.obj
-        if isinstance(f, TypeOf) or _is_cast(obj):
+        if isinstance(f, TypeOf) or isinstance(obj, type) and obj in _NUMPY_CASTS:
             (v, t), = args
             dst = f.obj if isinstance(f, TypeOf) else _NUMPY_CASTS[obj]
             return cast(self.b, v, t, dst), dst
@@ -578,13 +578,6 @@ class _Body:
         return self.b.call(callee, vals, attrs=attrs)
 
 
-def _is_cast(obj):
-    try:
-        return obj in _NUMPY_CASTS
-    except TypeError:               # (unhashable)
-        return False
-
-
 def const(v):
     """A Python object as a (value, type): numbers as constants, anything else static."""
     if isinstance(v, (bool, np.bool_)):
@@ -600,6 +593,4 @@ def const(v):
     if isinstance(v, complex):
         return ir.Constant(COMPLEX128.llvm, [ir.Constant(F64.llvm, v.real),
                                              ir.Constant(F64.llvm, v.imag)]), COMPLEX128
-    if isinstance(v, str):
-        raise Untranslatable(repr(v))
-    return None, Static(v)
+    return None, Static(v)          # (a string: `Static` too, which nothing takes)
