@@ -145,7 +145,8 @@ def test_no_upward_imports():
 # inside one layer, a package whose modules have an order of their own (bottom to top; a
 # module belongs to the longest entry it starts with): the direct LLVM path's op families
 # (llvm/ops/) use the emitter's base -- Refused and constants (scalar), the JIT (engine),
-# NumPy's ABI, OpenMP's team, heap buffers (memory) -- and are used by the loops, control
+# NumPy's ABI, OpenMP's team, heap buffers (memory), plain Python as IR (python_ir) -- and
+# are used by the loops, control
 # flow, threaded chunks, invariants and row reads above them
 # The CPU backend's two paths, the Numba printer (cpu/numba/) and the direct LLVM path
 # (cpu/llvm/), sit side by side above what both read (how a nest is cut, its cost, the
@@ -158,7 +159,7 @@ CUDA = "xforms.kernels.cuda"
 CPU_SHARED = [f"{CPU}.{m}" for m in ("buffers", "chunking", "dispatch", "float16", "loop_cost",
                                      "math_choice")]
 INNER_LAYERS = {LLVM: [[f"{LLVM}.{m}" for m in ("scalar", "engine", "numpy_abi", "team",
-                                                 "memory")],
+                                                 "memory", "python_ir")],
                        [f"{LLVM}.ops"],
                        [LLVM]],
                 CPU: [CPU_SHARED, [LLVM, NUMBA], [CPU]],

@@ -8,27 +8,32 @@ the Numba kernel's bit for bit:
 
     a + b, a - b       parts added / subtracted
     -a, a.conjugate()  parts negated as `fsub -0.0, x` (Numba's `negate_real`)
-    a * b              XLA's product (complex_arith/multiply.py, which the Numba path calls
-                       as `complex_mul`): re = fma(a.re, b.re, -(a.im b.im)),
-                       im = fma(a.im, b.re, a.re b.im), LLVM's fma in the parts' type
     a.real, a.imag     a part;  complex(x, y), np.complex128(x): a pair (imag +0.0)
-    abs(a)             XLA's |z| (complex_arith/elementary.py `abs_scalar`, the Numba path's
-                       `complex_abs`): in float64, NaN-propagating max and min of the
-                       parts' magnitudes, big * sqrt(1 + (small/big)^2), rounded to the part
     a == b, a != b     both parts ordered-equal / either part unordered-unequal
     where(p, a, b)     a select of the pair
 
+and every other complex operation the Numba path prints as a call of complex_arith's
+scalar functions -- a * b (XLA's fused product), abs, a / b, 1 / a, exp, log, sqrt, expm1,
+log1p, sin, cos, sinh, cosh, rsqrt, exp2, integer powers (xforms/kernels/loops/
+scalar_rules.py: `np.complex64(complex_exp(a))`) -- as that very expression, translated
+with the functions it calls from their Python source (`translated`, ../python_ir.py): one
+copy of each formula, so a change to complex_arith reaches this path too.
+
     # c:c128[9] = mul a b   ->
-    %ar = extractvalue {double, double} %a, 0 ... %c = insertvalue {double, double} ...
+    %c = call {double, double} @"xf_py_expr_..."({double, double} %a, {double, double} %b)
 
 Sums fold pairs with the plain sum and products with XLA's product, as the Numba accumulator's `acc += x`, `acc = complex_mul(acc, x)` (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
-Refused (the Numba path keeps them): division (its helper, complex_arith/division.py, is
-not translated here), the transcendentals (cmath's bits), complex
+Refused (the Numba path keeps them): what the Numba path spells with cmath (tan, tanh, the
+arc functions: Numba's own code, no Python to translate), complex
 reductions over threaded chunks and integer or bool conversions.
 """
 import numpy as np
 
+from .....primitives.complex_arith import compiled as complex_arith
 from ....loops.ir import Scalar
+from ....loops.scalar_rules import ScalarCtx, dtype_refused, get_scalar_rule, math_name
+from ....prepare.fusion_classes import ELEMENTWISE
+from .. import python_ir
 from ..numpy_abi import COMPLEX_TYPES
 from ..scalar import FLOAT_TYPES, Refused, llvm_const
 from .arith import fp_cast
@@ -39,6 +44,9 @@ PAIRS = frozenset(TYPES.values())
 _PART = {v: FLOAT_TYPES[np.dtype(np.float32 if "float" in v else np.float64)]
          for v in TYPES.values()}                 # "{float, float}" -> "float"
 _BINARY = ("add", "sub", "mul")
+# spelled here (the rest: translations of the Numba path's expression, `translated`)
+_SPELLED = ("add", "sub", "neg", "conj", "real", "imag", "select_n", "complex",
+            "convert_element_type")
 _EQUALITY = {"==": ("oeq", "and"), "!=": ("une", "or")}    # (an operator fact -> its spelling)
 
 
@@ -57,9 +65,10 @@ def takes(eqn):
     name, out = eqn.prim.name, np.dtype(eqn.outvars[0].aval.dtype)
     ins = [np.dtype(v.aval.dtype) for v in eqn.invars]
     if name in _BINARY or name in ("neg", "conj"):
-        return out in TYPES and set(ins) == {out}
+        return out in TYPES and set(ins) == {out} and (name != "mul" or bool(translated(eqn)))
     if name in ("real", "imag", "abs"):
-        return ins[0] in TYPES and out == np.finfo(ins[0]).dtype     # (a part's dtype)
+        return (ins[0] in TYPES and out == np.finfo(ins[0]).dtype     # (a part's dtype)
+                and (name != "abs" or bool(translated(eqn))))
     if eqn.prim.facts.operator in _EQUALITY:
         return out == np.dtype(bool) and len(set(ins)) == 1 and ins[0] in TYPES
     if name == "complex":
@@ -69,7 +78,7 @@ def takes(eqn):
     if name == "select_n":
         return (len(ins) == 3 and ins[0] == np.dtype(bool) and out in TYPES
                 and set(ins[1:]) == {out})
-    return False
+    return eqn.prim in ELEMENTWISE and bool(translated(eqn))
 
 
 def constant(value, ty):
@@ -93,6 +102,9 @@ def emit(m, stmt):
         m.bind(out, _equal(m, eqn.prim.facts.operator, TYPES[np.dtype(eqn.invars[0].aval.dtype)],
                            stmt.args))
         return
+    if name not in _SPELLED:    # (the Numba path's expression, complex_arith's functions)
+        m.bind(out, _call(m, stmt, translated(eqn)))
+        return
     oty = TYPES.get(np.dtype(out.aval.dtype)) or FLOAT_TYPES[np.dtype(out.aval.dtype)]
     if name == "select_n":
         p = m.expr(stmt.args[0], "i1")
@@ -115,13 +127,69 @@ def emit(m, stmt):
     if name in ("real", "imag"):
         m.bind(out, args[0][name == "imag"])
         return
-    if name == "abs":           # (the Numba path's complex_abs: XLA's)
-        m.bind(out, _abs(m, _PART[ity], *args[0]))
-        return
-    if name == "mul":           # (the Numba path's complex_mul: XLA's fused product)
-        m.bind(out, pair(m, oty, *_fused_mul(m, _PART[oty], *args)))
-        return
     m.bind(out, pair(m, oty, *_arith(m, name, _PART[oty], args)))
+
+
+class _Ctx(ScalarCtx):
+    """The Numba path's scalar-rule context for a complex equation, as far as the
+    expression goes: complex_arith's functions by their kernel names, cmath's otherwise
+    (which do not translate: the equation stays Numba's)."""
+
+    def fn(self, prim):
+        dt = np.dtype(self.in_dtypes[0]) if self.in_dtypes else np.dtype(self.dtype)
+        return math_name(prim, "cpu_complex" if dt.kind == "c" else "cpu")
+
+
+# complex_arith's functions in one namespace, as complex_arith/compiled.py binds them for
+# Numba (its `_fma` LLVM's fma); the expressions see them by their kernel names
+_NS = {k: v for mod in complex_arith.MODULES for k, v in vars(mod).items()}
+_NS["_fma"] = python_ir.FMA
+_EXPR = {"np": np, **{k: _NS[v] for k, v in complex_arith.KERNEL_NAMES.items()}}
+_PY_TYPES = {np.dtype(np.complex64): python_ir.COMPLEX64,
+             np.dtype(np.complex128): python_ir.COMPLEX128,
+             np.dtype(np.float32): python_ir.F32, np.dtype(np.float64): python_ir.F64,
+             np.dtype(bool): python_ir.BOOL}
+_translations = {}
+
+
+def translated(eqn):
+    """The translation (python_ir.Translated) of the expression the Numba path prints for
+    complex equation `eqn` (xforms/kernels/loops/scalar_rules.py, its operands `a0`,
+    `a1`, ...), or None where it does not translate: a cmath function, a complex `**`.
+
+        >>> translated(exp_eqn).symbol      # 'xf_py_expr_...': return complex_exp(a0)
+    """
+    rule = get_scalar_rule(eqn.prim, "cpu")
+    tys = [_PY_TYPES.get(np.dtype(v.aval.dtype)) for v in (*eqn.invars, *eqn.outvars)]
+    if rule is None or None in tys or dtype_refused(eqn, "cpu"):
+        return None
+    try:
+        text = rule(_Ctx(eqn), *(f"a{k}" for k in range(len(eqn.invars))))
+    except (KeyError, TypeError, ValueError):
+        return None
+    key = (text, *tys)
+    if key not in _translations:
+        try:
+            _translations[key] = python_ir.translate(f"return {text}", tys[:-1], tys[-1],
+                                                     _EXPR, _NS)
+        except (python_ir.Untranslatable, LookupError, TypeError, ValueError,
+                AttributeError):       # (what it cannot spell costs the Numba compile only)
+            _translations[key] = None
+    return _translations[key]
+
+
+def _call(m, stmt, fn):
+    """A call of translation `fn` on `stmt`'s operands -> the result's name (the
+    definitions added to the module's)."""
+    args = []
+    for a, v in zip(stmt.args, stmt.eqn.invars):
+        ty = "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else _ty(v)
+        args.append(f"{ty} {m.expr(a, ty)}")
+    m.decls.update(fn.decls)
+    m.decls.update(fn.texts)
+    r = m.fresh()
+    m.emit(f'{r} = call {fn.ret.llvm} @"{fn.symbol}"({", ".join(args)})')
+    return r
 
 
 def _arith(m, name, ty, args):
@@ -140,50 +208,6 @@ def _arith(m, name, ty, args):
     return _bin(m, "fsub", ty, ac, bd), _bin(m, "fadd", ty, ad, bc)
 
 
-def _fused_mul(m, ty, x, y):
-    """(re, im) of x * y as XLA: fma(a, c, -(b d)), fma(b, c, a d) (complex_arith/multiply.py)."""
-    (a, b), (c, d) = x, y
-    fma = "llvm.fma.f32" if ty == "float" else "llvm.fma.f64"
-    m.decls.add(f"declare {ty} @{fma}({ty}, {ty}, {ty})")
-    bd, ad = _bin(m, "fmul", ty, b, d), _bin(m, "fmul", ty, a, d)
-    nbd, re, im = m.fresh(), m.fresh(), m.fresh()
-    m.emit(f"{nbd} = fneg {ty} {bd}")
-    m.emit(f"{re} = call {ty} @{fma}({ty} {a}, {ty} {c}, {ty} {nbd})")
-    m.emit(f"{im} = call {ty} @{fma}({ty} {b}, {ty} {c}, {ty} {ad})")
-    return re, im
-
-
-def _abs(m, ty, x, y):
-    """|x + yi| as complex_arith's abs_scalar, in double: M = max(|x|, |y|), s = min (NaN
-    if either is); s where M is 0 or NaN or s is inf, else M sqrt(1 + (s/M)^2)."""
-    if ty == "float":
-        x, y = (fp_cast(m, v, "float", "double") for v in (x, y))
-    m.decls.add("declare double @llvm.fabs.f64(double)")
-    m.decls.add("declare double @llvm.sqrt.f64(double)")
-    ax, ay = m.fresh(), m.fresh()
-    m.emit(f"{ax} = call double @llvm.fabs.f64(double {x})")
-    m.emit(f"{ay} = call double @llvm.fabs.f64(double {y})")
-    uno, ge, le, nan = m.fresh(), m.fresh(), m.fresh(), _bin(m, "fadd", "double", ax, ay)
-    m.emit(f"{uno} = fcmp uno double {ax}, {ay}")
-    m.emit(f"{ge} = fcmp oge double {ax}, {ay}")
-    m.emit(f"{le} = fcmp ole double {ax}, {ay}")
-    big, small, b0, s0 = m.fresh(), m.fresh(), m.fresh(), m.fresh()
-    m.emit(f"{b0} = select i1 {ge}, double {ax}, double {ay}")
-    m.emit(f"{s0} = select i1 {le}, double {ax}, double {ay}")
-    m.emit(f"{big} = select i1 {uno}, double {nan}, double {b0}")
-    m.emit(f"{small} = select i1 {uno}, double {nan}, double {s0}")
-    r = _bin(m, "fdiv", "double", small, big)
-    t = _bin(m, "fadd", "double", "1.0", _bin(m, "fmul", "double", r, r))
-    root, edge, z, bad, inf = (m.fresh() for _ in range(5))
-    m.emit(f"{root} = call double @llvm.sqrt.f64(double {t})")
-    full = _bin(m, "fmul", "double", big, root)
-    m.emit(f"{z} = fcmp ueq double {big}, 0.0")          # (0, or NaN: unordered)
-    m.emit(f"{inf} = fcmp oeq double {small}, 0x7FF0000000000000")
-    m.emit(f"{bad} = or i1 {z}, {inf}")
-    m.emit(f"{edge} = select i1 {bad}, double {small}, double {full}")
-    return fp_cast(m, edge, "double", ty)
-
-
 def _equal(m, op, ty, args):
     """`a == b` (both parts ordered-equal) or `a != b` (either part unordered-unequal), as
     Numba's complex_eq/complex_ne -> the i1's name."""
@@ -199,10 +223,26 @@ def _equal(m, op, ty, args):
 def fold(m, op, ty, t, x):
     """A reduction's `t + x` or `t * x` ("sum", "prod") of pair values -> the pair's name
     (the Numba path's accumulator statement, the same spelling as `emit`'s add and mul)."""
-    args = [_split(m, ty, v) for v in (t, x)]
     if op == "prod":            # (the Numba path's complex_mul: XLA's fused product)
-        return pair(m, ty, *_fused_mul(m, _PART[ty], *args))
+        fn = _product(ty)
+        m.decls.update(fn.decls)
+        m.decls.update(fn.texts)
+        r = m.fresh()
+        m.emit(f'{r} = call {ty} @"{fn.symbol}"({ty} {t}, {ty} {x})')
+        return r
+    args = [_split(m, ty, v) for v in (t, x)]
     return pair(m, ty, *_arith(m, "add", _PART[ty], args))
+
+
+def _product(ty):
+    """The translation of complex_arith's `complex_mul(a0, a1)` for pair type `ty`, the
+    product that `emit` calls for a complex `mul` (one copy of the formula)."""
+    pty = {TYPES[d]: _PY_TYPES[d] for d in TYPES}[ty]
+    key = ("complex_mul(a0, a1)", pty, pty, pty)
+    if key not in _translations:
+        _translations[key] = python_ir.translate("return complex_mul(a0, a1)", [pty, pty],
+                                                 pty, _EXPR, _NS)
+    return _translations[key]
 
 
 def _split(m, ty, x):
