@@ -93,7 +93,7 @@ def tuple_type(items):
 FMA = object()          # the namespace entry for LLVM's fma (complex_arith's `_fma`)
 _NUMPY_CASTS = {np.float32: F32, np.float64: F64, np.complex64: COMPLEX64,
                 np.complex128: COMPLEX128}
-_INTRINSIC = {"fabs": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "copysign": 2}
+_INTRINSIC = {"fabs": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "copysign": 2, "pow": 2}
 _LIBM = {"sqrt": 1, "log1p": 1, "expm1": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1,
          "asinh": 1, "acosh": 1, "atanh": 1, "sinh": 1, "cosh": 1, "tanh": 1, "atan2": 2,
          "hypot": 2}
@@ -394,6 +394,8 @@ class _Body:
         v, t = self.expr(e.value)
         if isinstance(t, Complex) and e.attr in ("real", "imag"):
             return self.b.extract_value(v, int(e.attr == "imag")), t.part
+        if isinstance(t, st.Float) and e.attr in ("real", "imag"):    # (x.real is x)
+            return (v if e.attr == "real" else ir.Constant(t.llvm, 0.0)), t
         if isinstance(t, Static) and isinstance(t.obj, type(math)):
             return const(getattr(t.obj, e.attr))
         raise Untranslatable("." + e.attr)
@@ -552,6 +554,8 @@ class _Body:
             size = self.intrinsic("llvm.fabs", t, [v])
             inf = ir.Constant(t.llvm, math.inf)
             return (self.b.fcmp_ordered("==" if name == "isinf" else "!=", size, inf), BOOL)
+        if name == "pow" and not all(isinstance(t, st.Float) for _, t in args):
+            raise Untranslatable("math.pow of an integer")   # (Numba's int_power loop)
         arity = _INTRINSIC.get(name) or _LIBM.get(name)
         if arity != len(args) or any(not isinstance(t, st.Float) and t not in (I64, BOOL)
                                      for _, t in args):
