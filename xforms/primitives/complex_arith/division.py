@@ -40,15 +40,38 @@ import math
 
 import numpy as np
 
+from .multiply import fma
+
 
 def _smith(ar, ai, br, bi):
-    """Smith's quotient parts (see the module docstring), elementwise."""
+    """Smith's quotient parts (see the module docstring), elementwise; float32 parts with
+    XLA's FMAs (`fma32`), float64 ones plain (NumPy's quotient stands for those)."""
+    fused = ar.dtype == np.float32
+    f = fma32 if fused else (lambda a, b, c: a * b + c)
     lt = np.abs(br) < np.abs(bi)
     ratio = np.where(lt, br / bi, bi / br)
-    denom = np.where(lt, bi + br * ratio, br + bi * ratio)
-    re = np.where(lt, ar * ratio + ai, ar + ai * ratio) / denom
-    im = np.where(lt, ai * ratio - ar, ai - ar * ratio) / denom
+    denom = np.where(lt, f(ratio, br, bi), f(ratio, bi, br))
+    re = np.where(lt, f(ar, ratio, ai), f(ai, ratio, ar)) / denom
+    im = np.where(lt, f(ai, ratio, -ar), f(-ar, ratio, ai)) / denom
     return re, im
+
+
+def fma32(a, b, c):
+    """a * b + c of float32 arrays rounded once (XLA's CPU fuses these products): the float64
+    product is exact, the float64 sum is rounded to odd, and that rounds to float32 as the
+    exact sum would (multiply.float32_fma, elementwise).
+
+        >>> fma32(np.float32([3]), np.float32([1 / 3]), np.float32([-1]))    # [2.9802322e-08]
+    """
+    p = np.multiply(a, b, dtype=np.float64)
+    c = np.asarray(c, np.float64)
+    s = p + c
+    d = s - p
+    err = (p - (s - d)) + (c - d)
+    even = (np.asarray(s).view(np.int64) & 1) == 0
+    s = np.where((err != 0) & even & np.isfinite(s),
+                 np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+    return s.astype(np.float32)
 
 
 def _unit_signs(re, im):
@@ -65,9 +88,10 @@ def divide(x, y):
     """
     x, y = np.asarray(x), np.asarray(y)
     with np.errstate(all="ignore"):
-        q = np.true_divide(x, y)
-        if np.isfinite(q).all():    # NumPy's Smith division: XLA's to rounding where finite
-            return q                # (a zero divisor or an infinite numerator never is)
+        if x.dtype != np.complex64:
+            q = np.true_divide(x, y)
+            if np.isfinite(q).all():    # NumPy's Smith division: XLA's to rounding where
+                return q                # finite (a zero divisor or an infinite numerator never is)
         ar, ai, br, bi = x.real, x.imag, y.real, y.imag
         re, im = _smith(ar, ai, br, bi)
         lost = np.isnan(re) & np.isnan(im)
@@ -108,16 +132,16 @@ def divide_scalar(a, b):
     (Float32 denormals are kept, where XLA's CPU flushes them: the module docstring.)
     """
     ar, ai, br, bi = a.real, a.imag, b.real, b.imag
-    if abs(br) < abs(bi):
+    if abs(br) < abs(bi):                   # (XLA's CPU fuses each product and sum: fma)
         ratio = br / bi
-        denom = bi + br * ratio
-        re = (ar * ratio + ai) / denom
-        im = (ai * ratio - ar) / denom
+        denom = fma(ratio, br, bi)
+        re = fma(ar, ratio, ai) / denom
+        im = fma(ai, ratio, -ar) / denom
     else:
         ratio = bi / br
-        denom = br + bi * ratio
-        re = (ar + ai * ratio) / denom
-        im = (ai - ar * ratio) / denom
+        denom = fma(ratio, bi, br)
+        re = fma(ai, ratio, ar) / denom
+        im = fma(-ar, ratio, ai) / denom
     if re == re or im == im:
         return complex(re, im)
     # the corner cases (the module docstring); one function, so Numba compiles it whole.
