@@ -15,9 +15,9 @@ The compiled tiers (Numba CPU, CUDA) use LLVM's fma (complex_arith/compiled.py r
 `fma`).  Python has none (the eager tier's special elements, the CUDA simulator), so `fma`
 emulates one there, a float32 one exactly (`float32_fma`), a float64 one so: the rounded
 product where it is finite (a finite result then differs from a true FMA by one rounding at
-most: where ar br - ai bi cancels, XLA's is the rounding error, 0 here), and where it overflowed from finite factors, the exact product's sign and
-size stand for it: c when c is infinite or NaN, else 2 ((a/2) b + c/2).  The eager tier
-redoes only products that are not finite, and NumPy's own complex multiply fuses as XLA
+most: where ar br - ai bi cancels, XLA's is the rounding error, 0 here), and where it
+overflowed from finite factors, the exact product's sign and size stand for it: c when c is
+infinite or NaN, else 2 ((a/2) b + c/2).  The eager tier redoes only products that are not finite, and NumPy's own complex multiply fuses as XLA
 on this machine's AVX-512 build (on the grid, finite products differ from jax's in 0 bits).
 
     >>> multiply_scalar(complex(math.inf, 1e300), complex(1e300, -7.5))    # (inf-infj)
@@ -30,7 +30,7 @@ def fma(a, b, c):
     docstring).  The parts' type throughout (float32 stays float32 under Numba, where
     compiled.py puts LLVM's fma here).  A float32 is exact: float32_fma's.
 
-        >>> fma(np.float32(1 + 2 ** -12), np.float32(1 - 2 ** -12), np.float32(-1))   # -2**-24
+        >>> h = np.float32(1 + 2 ** -12); fma(h, h, np.float32(-1 - 2 ** -11))    # 2**-24
     """
     t = type(a)
     if t(16777217.0) == t(16777216.0):          # float32 (elementary._single)

@@ -13,8 +13,8 @@ the Numba kernel's bit for bit:
                        im = fma(a.im, b.re, a.re b.im), LLVM's fma in the parts' type
     a.real, a.imag     a part;  complex(x, y), np.complex128(x): a pair (imag +0.0)
     abs(a)             XLA's |z| (complex_arith/elementary.py `abs_scalar`, the Numba path's
-                       `complex_abs`): in float64, NaN-propagating max and min of the
-                       parts' magnitudes, big * sqrt(1 + (small/big)^2), rounded to the part
+                       `complex_abs`): in the parts' type, NaN-propagating max and min of
+                       the parts' magnitudes, big * sqrt(fma(small/big, small/big, 1))
     a == b, a != b     both parts ordered-equal / either part unordered-unequal
     where(p, a, b)     a select of the pair
 
@@ -153,34 +153,34 @@ def _fused_mul(m, ty, x, y):
 
 
 def _abs(m, ty, x, y):
-    """|x + yi| as complex_arith's abs_scalar, in double: M = max(|x|, |y|), s = min (NaN
-    if either is); s where M is 0 or NaN or s is inf, else M sqrt(1 + (s/M)^2)."""
-    if ty == "float":
-        x, y = (_cast(m, v, "float", "double") for v in (x, y))
-    m.decls.add("declare double @llvm.fabs.f64(double)")
-    m.decls.add("declare double @llvm.sqrt.f64(double)")
+    """|x + yi| as complex_arith's abs_scalar, in the parts' type (float32 for complex64, as
+    XLA): M = max(|x|, |y|), s = min (NaN if either is); s where M is 0 or NaN or s is inf,
+    else M sqrt(fma(s/M, s/M, 1)) (XLA's CPU fuses that sum)."""
+    sfx = "f32" if ty == "float" else "f64"
+    for fn, arity in (("fabs", 1), ("sqrt", 1), ("fma", 3)):
+        m.decls.add(f"declare {ty} @llvm.{fn}.{sfx}({', '.join([ty] * arity)})")
     ax, ay = m.fresh(), m.fresh()
-    m.emit(f"{ax} = call double @llvm.fabs.f64(double {x})")
-    m.emit(f"{ay} = call double @llvm.fabs.f64(double {y})")
-    uno, ge, le, nan = m.fresh(), m.fresh(), m.fresh(), _bin(m, "fadd", "double", ax, ay)
-    m.emit(f"{uno} = fcmp uno double {ax}, {ay}")
-    m.emit(f"{ge} = fcmp oge double {ax}, {ay}")
-    m.emit(f"{le} = fcmp ole double {ax}, {ay}")
+    m.emit(f"{ax} = call {ty} @llvm.fabs.{sfx}({ty} {x})")
+    m.emit(f"{ay} = call {ty} @llvm.fabs.{sfx}({ty} {y})")
+    uno, ge, le, nan = m.fresh(), m.fresh(), m.fresh(), _bin(m, "fadd", ty, ax, ay)
+    m.emit(f"{uno} = fcmp uno {ty} {ax}, {ay}")
+    m.emit(f"{ge} = fcmp oge {ty} {ax}, {ay}")
+    m.emit(f"{le} = fcmp ole {ty} {ax}, {ay}")
     big, small, b0, s0 = m.fresh(), m.fresh(), m.fresh(), m.fresh()
-    m.emit(f"{b0} = select i1 {ge}, double {ax}, double {ay}")
-    m.emit(f"{s0} = select i1 {le}, double {ax}, double {ay}")
-    m.emit(f"{big} = select i1 {uno}, double {nan}, double {b0}")
-    m.emit(f"{small} = select i1 {uno}, double {nan}, double {s0}")
-    r = _bin(m, "fdiv", "double", small, big)
-    t = _bin(m, "fadd", "double", "1.0", _bin(m, "fmul", "double", r, r))
-    root, edge, z, bad, inf = (m.fresh() for _ in range(5))
-    m.emit(f"{root} = call double @llvm.sqrt.f64(double {t})")
-    full = _bin(m, "fmul", "double", big, root)
-    m.emit(f"{z} = fcmp ueq double {big}, 0.0")          # (0, or NaN: unordered)
-    m.emit(f"{inf} = fcmp oeq double {small}, 0x7FF0000000000000")
+    m.emit(f"{b0} = select i1 {ge}, {ty} {ax}, {ty} {ay}")
+    m.emit(f"{s0} = select i1 {le}, {ty} {ax}, {ty} {ay}")
+    m.emit(f"{big} = select i1 {uno}, {ty} {nan}, {ty} {b0}")
+    m.emit(f"{small} = select i1 {uno}, {ty} {nan}, {ty} {s0}")
+    r = _bin(m, "fdiv", ty, small, big)
+    t, root, edge, z, bad, inf = (m.fresh() for _ in range(6))
+    m.emit(f"{t} = call {ty} @llvm.fma.{sfx}({ty} {r}, {ty} {r}, {ty} 1.0)")
+    m.emit(f"{root} = call {ty} @llvm.sqrt.{sfx}({ty} {t})")
+    full = _bin(m, "fmul", ty, big, root)
+    m.emit(f"{z} = fcmp ueq {ty} {big}, 0.0")          # (0, or NaN: unordered)
+    m.emit(f"{inf} = fcmp oeq {ty} {small}, 0x7FF0000000000000")
     m.emit(f"{bad} = or i1 {z}, {inf}")
-    m.emit(f"{edge} = select i1 {bad}, double {small}, double {full}")
-    return _cast(m, edge, "double", ty)
+    m.emit(f"{edge} = select i1 {bad}, {ty} {small}, {ty} {full}")
+    return edge
 
 
 def _equal(m, op, ty, args):
