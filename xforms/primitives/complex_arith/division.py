@@ -11,6 +11,10 @@ divisor's larger part,
     otherwise:        r = b.im / b.re,  d = b.re + b.im r,
                       ((a.re + a.im r) + (a.im - a.re r) i) / d
 
+each product fused into its sum (XLA's HLO shows none, its CPU object code does: vfmadd; with
+them 2,000 ordinary complex64 quotients are jax 0.10.2's bit for bit, 419 differed without),
+in the parts' type,
+
 and only where that gives nan+nanj takes C99's corner cases (Annex G's _Cdivd recovery):
 
     b == 0:                          copysign(inf, b.re) * a        (both parts)
@@ -20,7 +24,8 @@ and only where that gives nan+nanj takes C99's corner cases (Annex G's _Cdivd re
 where s (t) is a's (b's) parts as copysign(1, part) for an infinite part, copysign(0,
 part) otherwise.  NumPy's division differs at infinities and zero divisors
 ((inf+infj) / 1j: XLA inf-infj, NumPy nan+nanj; (inf+infj) / -0j: -inf-infj, inf+infj);
-finite quotients agree to rounding (a few 1 ulp apart on a grid: FMAs, presumably).
+finite quotients agree to rounding (NumPy does not fuse): the eager tier divides complex64 by
+Smith's with fused products (`fma32`), complex128 by NumPy's where the quotient is finite.
 
 Denormals are kept (IEEE's, NumPy's), where XLA's CPU flushes them: a choice made here, on
 this evidence (jax 0.10.2, 2026-11-30).  The flush is XLA's CPU execution mode (FTZ/DAZ),

@@ -248,7 +248,7 @@ def expm1_scalar(z):
     em = expm1_typed(x)
     cm = _cosm1(y)
     s = sin_typed(y)
-    return complex(em * (cm + t(1.0)) + cm, t(0.0) if y == 0 else (em + t(1.0)) * s)
+    return complex(fma(em, cm + t(1.0), cm), t(0.0) if y == 0 else (em + t(1.0)) * s)
 
 
 def _two_sum_error(a, b, s):

@@ -13,35 +13,40 @@ values bit for bit; the plain product differs on 162.
 
 The compiled tiers (Numba CPU, CUDA) use LLVM's fma (complex_arith/compiled.py replaces
 `fma`).  Python has none (the eager tier's special elements, the CUDA simulator), so `fma`
-emulates one there, a float32 one exactly (`float32_fma`), a float64 one so: the rounded
-product where it is finite (a finite result then differs from a true FMA by one rounding at
-most: where ar br - ai bi cancels, XLA's is the rounding error, 0 here), and where it
-overflowed from finite factors, the exact product's sign and size stand for it: c when c is
-infinite or NaN, else 2 ((a/2) b + c/2).  The eager tier redoes only products that are not finite, and NumPy's own complex multiply fuses as XLA
-on this machine's AVX-512 build (on the grid, finite products differ from jax's in 0 bits).
+computes one exactly there (float32 by a float64 sum rounded to odd, float64 as fractions).
+The eager tier redoes only products that are not finite, and NumPy's own complex multiply
+fuses as XLA on this machine's AVX-512 build (on the grid, finite products differ from jax's
+in 0 bits).
 
     >>> multiply_scalar(complex(math.inf, 1e300), complex(1e300, -7.5))    # (inf-infj)
 """
 import math
+from fractions import Fraction
 
 
 def fma(a, b, c):
-    """a * b + c with the product unrounded where that decides the result (the module
-    docstring).  The parts' type throughout (float32 stays float32 under Numba, where
-    compiled.py puts LLVM's fma here).  A float32 is exact: float32_fma's.
+    """a * b + c rounded once, in the parts' type (Python: the eager tier's special elements
+    and the CUDA simulator; compiled.py puts LLVM's fma here for Numba).  Exact: an infinite
+    or NaN operand gives what the plain sum gives (the product is then exact), an infinite or
+    NaN c after a finite product gives c, and finite operands are summed exactly
+    (`float32_fma`; a float64 one as fractions, correctly rounded by int / int).
 
         >>> h = np.float32(1 + 2 ** -12); fma(h, h, np.float32(-1 - 2 ** -11))    # 2**-24
     """
     t = type(a)
-    if t(16777217.0) == t(16777216.0):          # float32 (elementary._single)
-        return float32_fma(a, b, c)
-    p = a * b
-    if math.isfinite(p) or not (math.isfinite(a) and math.isfinite(b)):
-        return p + c
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return a * b + c
     if not math.isfinite(c):
         return c
-    half = t(0.5)
-    return (t(2.0)) * ((a * half) * b + c * half)
+    if t(16777217.0) == t(16777216.0):          # float32 (elementary._single)
+        return float32_fma(a, b, c)
+    q = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    if q == 0:                                  # (the zero's sign: IEEE's sum of the parts)
+        return a * b + c
+    try:
+        return t(q.numerator / q.denominator)
+    except OverflowError:
+        return t(math.inf if q > 0 else -math.inf)
 
 
 def float32_fma(a, b, c):

@@ -126,7 +126,7 @@ exp, exp_into = unary(np.exp, elementary.exp_scalar)
 log, log_into = unary(np.log, elementary.log_scalar, single.log)
 sqrt, sqrt_into = unary(np.sqrt, elementary.sqrt_scalar, single.sqrt)
 absolute, absolute_into = unary(np.abs, elementary.abs_scalar)
-expm1, expm1_into = unary(np.expm1, elementary.expm1_scalar)
+expm1, expm1_into = unary(np.expm1, elementary.expm1_scalar, single.expm1)
 _log1p_patched, _ = unary(np.log1p, elementary.log1p_scalar)
 
 
@@ -181,8 +181,8 @@ def log1p(x):
 def log1p_into(out, x):
     out[...] = log1p(x)
     return [out]
-sin, sin_into = unary(np.sin, trigonometric.sin_scalar)
-cos, cos_into = unary(np.cos, trigonometric.cos_scalar)
+sin, sin_into = unary(np.sin, trigonometric.sin_scalar, single.sin)
+cos, cos_into = unary(np.cos, trigonometric.cos_scalar, single.cos)
 
 
 def _halves(x, sign):
