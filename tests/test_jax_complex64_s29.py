@@ -90,3 +90,37 @@ def test_float32_fma_rounds_once():
     assert multiply.float32_fma(x, y, t) == 2 ** 24 + 2
     v = division.fma32(np.array([a, x]), np.array([b, y]), np.array([c, t]))
     assert v.dtype == np.float32 and v.tolist() == [2.0 ** -24, 2 ** 24 + 2]
+
+
+Z1 = -0.3963146 + 0.0005815974j
+Z7 = 0.00094708096 + 1.6769375j
+EAGER_TRIG = {   # jax's jnp.NAME(np.complex64(z)); NumPy's complex64 ufuncs rounded otherwise
+    "sin": [(Z1, -0.3860213 + 0.00053651776j), (Z7, 0.0026215645 + 2.5811005j)],
+    "cos": [(Z1, 0.92249 + 0.00022450896j), (Z7, 2.768046 - 0.002444512j)],
+    "expm1": [(Z0, 7.2631774 - 42.670124j), (Z3, -1.4198234 - 0.9666168j)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EAGER_TRIG))
+def test_eager_complex64_sin_cos_expm1_in_float32(name):
+    z = np.array([p for p, _ in EAGER_TRIG[name]], np.complex64)
+    _check(getattr(xnp, name)(z), [w for _, w in EAGER_TRIG[name]], np.complex64)
+
+
+def test_compiled_expm1_real_part_is_fused():
+    """Re expm1(3.7719066+11.186859j) = fma(expm1 x, cosm1 y + 1, cosm1 y): jax 7.2631774,
+    the rounded product gave 7.263178."""
+    got = xf.jit(xnp.expm1, tiered=False)(np.array([Z0], np.complex64))
+    _check(got, [EAGER_TRIG["expm1"][0][1]], np.complex64)
+
+
+def test_float64_fma_in_python_is_exact():
+    """The simulator's and the eager tier's fma of float64 parts: (1 + 2^-30)(1 - 2^-30) - 1
+    is -2^-60 (the rounded product, 1.0, gave 0); overflow and infinities as IEEE's fma."""
+    import math
+    from xforms.primitives.complex_arith import multiply
+    assert multiply.fma(1 + 2 ** -30, 1 - 2 ** -30, -1.0) == -2.0 ** -60
+    assert multiply.fma(1e300, 1e300, -math.inf) == -math.inf
+    assert multiply.fma(1e300, 1e300, 1.0) == math.inf
+    assert math.isnan(multiply.fma(math.inf, 0.0, 1.0))
+    assert math.copysign(1, multiply.fma(-0.0, 1.0, -0.0)) == -1
