@@ -45,38 +45,40 @@ import math
 
 import numpy as np
 
-from .multiply import fma
+from .multiply import float32_fma, fma
 
 
 def _smith(ar, ai, br, bi):
     """Smith's quotient parts (see the module docstring), elementwise; float32 parts with
-    XLA's FMAs (`fma32`), float64 ones plain (NumPy's quotient stands for those)."""
-    fused = ar.dtype == np.float32
-    f = fma32 if fused else (lambda a, b, c: a * b + c)
+    XLA's FMAs (`fma32`), float64 ones plain (NumPy's quotient stands for those).  Each
+    branch's operands are selected first, so each product is computed once."""
+    f = fma32 if ar.dtype == np.float32 else (lambda x, y, z: x * y + z)
     lt = np.abs(br) < np.abs(bi)
-    ratio = np.where(lt, br / bi, bi / br)
-    denom = np.where(lt, f(ratio, br, bi), f(ratio, bi, br))
-    re = np.where(lt, f(ar, ratio, ai), f(ai, ratio, ar)) / denom
-    im = np.where(lt, f(ai, ratio, -ar), f(-ar, ratio, ai)) / denom
+    small, big = np.where(lt, br, bi), np.where(lt, bi, br)
+    ratio = small / big
+    denom = f(ratio, small, big)
+    re = f(np.where(lt, ar, ai), ratio, np.where(lt, ai, ar)) / denom
+    im = f(np.where(lt, ai, -ar), ratio, np.where(lt, -ar, ai)) / denom
     return re, im
 
 
 def fma32(a, b, c):
     """a * b + c of float32 arrays rounded once (XLA's CPU fuses these products): the float64
-    product is exact, the float64 sum is rounded to odd, and that rounds to float32 as the
-    exact sum would (multiply.float32_fma, elementwise).
+    product is exact and the float64 sum rounds to float32 as the exact sum does, except
+    where it landed on a float32 midpoint (or is tiny: float32 denormals round coarser);
+    those few elements are redone exactly (multiply.float32_fma).
 
         >>> fma32(np.float32([3]), np.float32([1 / 3]), np.float32([-1]))    # [2.9802322e-08]
     """
-    p = np.multiply(a, b, dtype=np.float64)
-    c = np.asarray(c, np.float64)
-    s = p + c
-    d = s - p
-    err = (p - (s - d)) + (c - d)
-    even = (np.asarray(s).view(np.int64) & 1) == 0
-    s = np.where((err != 0) & even & np.isfinite(s),
-                 np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
-    return s.astype(np.float32)
+    a, b, c = np.broadcast_arrays(a, b, c)
+    s = np.multiply(a, b, dtype=np.float64) + c
+    bits = s.view(np.int64)
+    size = np.abs(s)
+    doubt = ((bits & 0x1FFFFFFF) == 0x10000000) | ((size < 2.0 ** -125) & (size > 0))
+    out = s.astype(np.float32)
+    for i in np.flatnonzero(doubt):
+        out.flat[i] = float32_fma(a.flat[i], b.flat[i], c.flat[i])
+    return out
 
 
 def _unit_signs(re, im):
