@@ -11,9 +11,10 @@ divisor's larger part,
     otherwise:        r = b.im / b.re,  d = b.re + b.im r,
                       ((a.re + a.im r) + (a.im - a.re r) i) / d
 
-each product fused into its sum (XLA's HLO shows none, its CPU object code does: vfmadd; with
-them 2,000 ordinary complex64 quotients are jax 0.10.2's bit for bit, 419 differed without),
-in the parts' type,
+complex64's in float32 with each product fused into its sum (XLA's HLO shows none, its CPU
+object code does: vfmadd; so 2,000 ordinary complex64 quotients are jax 0.10.2's bit for bit,
+419 differed without; complex128 stays unfused here, though XLA fuses it too: 425 of 2,000
+ordinary complex128 quotients differ from jax's by an ulp),
 
 and only where that gives nan+nanj takes C99's corner cases (Annex G's _Cdivd recovery):
 
@@ -128,6 +129,16 @@ def _complex(re, im, dtype):
     return out
 
 
+def _mul_add(a, b, c):
+    """a * b + c as XLA's CPU divides: fused for float32 parts (complex64, checked against
+    jax 0.10.2), plain for float64 (complex128 keeps NumPy's and its earlier bits: its eager
+    tier has no exact vectorised float64 fma)."""
+    t = type(a)
+    if t(16777217.0) == t(16777216.0):          # float32
+        return fma(a, b, c)
+    return a * b + c
+
+
 def divide_scalar(a, b):
     """a / b of two complex numbers of one type, with XLA's values (the scalar form of
     `divide`, for Numba: compiled with error_model="numpy", so a zero part divides as IEEE
@@ -139,16 +150,16 @@ def divide_scalar(a, b):
     (Float32 denormals are kept, where XLA's CPU flushes them: the module docstring.)
     """
     ar, ai, br, bi = a.real, a.imag, b.real, b.imag
-    if abs(br) < abs(bi):                   # (XLA's CPU fuses each product and sum: fma)
+    if abs(br) < abs(bi):
         ratio = br / bi
-        denom = fma(ratio, br, bi)
-        re = fma(ar, ratio, ai) / denom
-        im = fma(ai, ratio, -ar) / denom
+        denom = _mul_add(ratio, br, bi)
+        re = _mul_add(ar, ratio, ai) / denom
+        im = _mul_add(ai, ratio, -ar) / denom
     else:
         ratio = bi / br
-        denom = fma(ratio, bi, br)
-        re = fma(ai, ratio, ar) / denom
-        im = fma(-ar, ratio, ai) / denom
+        denom = _mul_add(ratio, bi, br)
+        re = _mul_add(ai, ratio, ar) / denom
+        im = _mul_add(-ar, ratio, ai) / denom
     if re == re or im == im:
         return complex(re, im)
     # the corner cases (the module docstring); one function, so Numba compiles it whole.
