@@ -22,7 +22,7 @@ KERNEL_NAMES = {"complex_div": "divide_scalar", "complex_mul": "multiply_scalar"
 
 def build(decorator, fused=True):
     """{name: decorator(clone)} for every function of MODULES, helpers included; `fused`:
-    multiply.py's `_fma` is LLVM's fma (CPU and CUDA compile it; not the CUDA simulator,
+    multiply.py's `fma` is LLVM's fma (CPU and CUDA compile it; not the CUDA simulator,
     which runs Python: it keeps the emulation)."""
     ns, fns = {}, {}
     for m in MODULES:
@@ -35,7 +35,7 @@ def build(decorator, fused=True):
     for name, clone in fns.items():
         ns[name] = fns[name] = decorator(clone)
     if fused:
-        ns["_fma"] = fma_intrinsic()
+        ns["fma"] = fma_intrinsic()
     return fns
 
 

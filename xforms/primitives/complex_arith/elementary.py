@@ -19,14 +19,17 @@ The algorithms are the ones jax's HLO spells (`jax.jit(jnp.log).lower(z).compile
     sqrt:  u = sqrt((|x| + hypot(x, y)) / 2) and v = |y| / (2u) (scaled forms near 0 and
            infinity); x >= 0: u + i sign(y) v, else v + i sign(y) u, with sign(-0.0) = +1
 
-abs, log and sqrt compute in float64 (complex64 too: the caller rounds), as hyperbolic.py;
-exp, expm1 and log1p (and trigonometric.py's) in the parts' type, float32 for complex64, as XLA
-does (`own_parts`).  None raises in Python (the CUDA simulator runs them there).
+Each computes in the parts' type, float32 for complex64, as XLA does (`own_parts`; hyperbolic.py
+still widens), with an FMA (multiply.fma) where XLA's CPU fuses a product into a sum (its
+object code: |z|'s r r + 1, log's Dekker squares, rsqrt's r r + 1).  None raises in Python
+(the CUDA simulator runs them there).
 
     >>> exp_scalar(complex(1e300, 0.0)), sqrt_scalar(complex(-math.inf, -0.0))
     ((inf+0j), infj)
 """
 import math
+
+from .multiply import fma
 
 _SQRT2 = math.sqrt(2.0)
 _SPLIT = 134217729.0                   # 2^27 + 1: Veltkamp's split of a float64
@@ -42,10 +45,13 @@ def parts(z):
 
 
 def _div(a, b):
-    """a / b as IEEE says, where Python would raise on a zero divisor."""
+    """a / b as IEEE says, where Python would raise on a zero divisor (in a's type)."""
+    t = type(a)
     if b != 0:
         return a / b
-    return math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    if a == 0 or a != a:
+        return t(math.nan)
+    return t(math.copysign(math.inf, a) * math.copysign(1.0, b))
 
 
 def _max(a, b):
@@ -58,14 +64,18 @@ def _min(a, b):
 
 
 def abs_scalar(z):
-    """|z| (the module docstring): a float."""
-    x, y = parts(z)
+    """|z| (the module docstring), in the parts' type: a float (float32 for a complex64).
+
+        >>> abs_scalar(np.complex64(3 + 4j))     # np.float32(5.0)
+    """
+    x, y = own_parts(z)
+    t = type(x)
     ax, ay = abs(x), abs(y)
     big, small = _max(ax, ay), _min(ax, ay)
     if big == 0 or big != big or math.isinf(small):
         return small                            # (0, 0), (inf, inf), NaN: XLA's select
     r = small / big
-    return big * math.sqrt(1.0 + r * r)
+    return big * sqrt_typed(fma(r, r, t(1.0)))   # (XLA's CPU fuses r r + 1)
 
 
 def own_parts(z):
@@ -94,6 +104,17 @@ def cos_typed(v):
     return type(v)(math.cos(v)) if math.isfinite(v) else type(v)(math.nan)
 
 
+def sqrt_typed(v):
+    """sqrt v in v's type, NaN below 0 (float64's sqrt rounded to float32 is float32's:
+    double rounding cannot hurt a square root)."""
+    return type(v)(math.sqrt(v)) if v >= 0 else type(v)(math.nan)
+
+
+def atan2_typed(y, x):
+    """atan2(y, x) in y's type."""
+    return type(y)(math.atan2(y, x))
+
+
 def exp_parts(x, y):
     """e^(x + iy) (the module docstring) as its parts, in x's and y's type."""
     t = type(x)
@@ -118,18 +139,21 @@ def exp_scalar(z):
 
 
 def _square_error(v):
-    """v*v's rounding error, exactly (Dekker): v*v + _square_error(v) == v^2."""
-    t = v * _SPLIT
+    """v*v's rounding error, exactly (Dekker, in v's type; `fma` where XLA's CPU fuses):
+    v*v + _square_error(v) == v^2."""
+    t = v * type(v)(4097.0 if _single(type(v)) else _SPLIT)
     hi = t + (v - t)
     lo = v - hi
-    return ((-(v * v) + hi * hi) + hi * lo) + hi * lo + lo * lo
+    hl = hi * lo
+    return fma(lo, lo, (fma(hi, hi, -(v * v)) + hl) + hl)
 
 
 def _log_abs_near_one(x, y):
-    """x^2 + y^2 - 1, summed with its rounding errors compensated (as jax's log)."""
+    """x^2 + y^2 - 1, summed with its rounding errors compensated (as jax's log), in x's
+    type."""
     xx, yy = x * x, y * y
     big, small = (yy, xx) if yy > xx else (xx, yy)
-    s1 = big + -1.0
+    s1 = big + type(x)(-1.0)
     s2 = s1 + small
     ey, ex = _square_error(y), _square_error(x)
     s3 = s2 + ey
@@ -138,64 +162,58 @@ def _log_abs_near_one(x, y):
     return s4 + err
 
 
-def _log1p(v):
-    return math.log1p(v) if v > -1.0 else (-math.inf if v == -1.0 else math.nan)
-
-
-def _log(v):
-    return math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan)
-
-
 def log_scalar(z):
-    """log z, principal branch (the module docstring): a Python complex."""
-    x, y = parts(z)
-    im = math.atan2(y, x)
+    """log z, principal branch (the module docstring), in the parts' type: a Python complex."""
+    x, y = own_parts(z)
+    t = type(x)
+    half = t(0.5)
+    im = atan2_typed(y, x)
     if math.isfinite(x) and math.isfinite(y):
         d = _log_abs_near_one(x, y)
-        if abs(d) < 0.5:
-            return complex(0.5 * _log1p(d), im)
+        if abs(d) < half:
+            return complex(half * _log1p_typed(d), im)
     ax, ay = abs(x), abs(y)
     big, small = _max(ax, ay), _min(ax, ay)
-    r = 1.0 if small == big else _div(small, big)
-    return complex(_log(big) + 0.5 * _log1p(r * r), im)
+    r = t(1.0) if small == big else _div(small, big)
+    return complex(_log_typed(big) + half * _log1p_typed(r * r), im)
 
 
 def _hypot(big, small):
-    """jax's hypot of big >= small >= 0 (its sqrt spells it so)."""
+    """jax's hypot of big >= small >= 0 (its sqrt spells it so), in big's type."""
+    t = type(big)
     if big == small:
-        return big * _SQRT2
+        return big * t(_SQRT2)
     r = _div(small, big)
     rr = r * r
-    s = math.sqrt(rr + 1.0)
-    return big + big * rr * 0.5 if s == 1.0 and rr > 0 else big * s
-
-
-def _sqrt(v):
-    return math.sqrt(v) if v >= 0 else math.nan
+    s = sqrt_typed(rr + t(1.0))
+    return big + big * rr * t(0.5) if s == 1.0 and rr > 0 else big * s
 
 
 def sqrt_scalar(z):
-    """The principal square root (the module docstring): a Python complex."""
-    x, y = parts(z)
+    """The principal square root (the module docstring), in the parts' type: a Python
+    complex."""
+    x, y = own_parts(z)
+    t = type(x)
+    one, half, sqrt2 = t(1.0), t(0.5), t(_SQRT2)
     ax, ay = abs(x), abs(y)
     big, small = _max(ax, ay), _min(ax, ay)
     same = ax == ay
-    ratio = 1.0 if same else (_div(ax, ay) if ax < ay else _div(ay, ax))
-    sx, sy = _sqrt(ax), _sqrt(ay)
+    ratio = one if same else (_div(ax, ay) if ax < ay else _div(ay, ax))
+    sx, sy = sqrt_typed(ax), sqrt_typed(ay)
     if same:
-        u, v = sx * 1.0986841134678098, sy * 0.45508986056222733
+        u, v = sx * t(1.0986841134678098), sy * t(0.45508986056222733)
     else:
-        t = _sqrt(_hypot(big, small) * 0.5 + ax * 0.5)
-        if t == 0 or t == math.inf:                 # scaled: t under- or overflowed
-            h2 = _hypot(_max(ratio, 1.0), _min(ratio, 1.0))
-            a, b = _sqrt(h2 + 1.0), _sqrt(ratio + h2)
+        w = sqrt_typed(_hypot(big, small) * half + ax * half)
+        if w == 0 or w == math.inf:                 # scaled: w under- or overflowed
+            h2 = _hypot(_max(ratio, one), _min(ratio, one))
+            a, b = sqrt_typed(h2 + one), sqrt_typed(ratio + h2)
             r2 = _div(sx, sy) if ax < ay else _div(sy, sx)
             if ax > ay:
-                u, v = sx * (a * (1 / _SQRT2)), _div(sy * r2, a * _SQRT2)
+                u, v = sx * (a * t(1 / _SQRT2)), _div(sy * r2, a * sqrt2)
             else:
-                u, v = sy * (b * (1 / _SQRT2)), _div(sy, b * _SQRT2)
+                u, v = sy * (b * t(1 / _SQRT2)), _div(sy, b * sqrt2)
         else:
-            u, v = t, _div(ay, t * 2.0)
+            u, v = w, _div(ay, w * t(2.0))
     if x >= 0:
         return complex(u, -v if y < 0 else v)
     if x < 0:
@@ -230,7 +248,7 @@ def expm1_scalar(z):
     em = expm1_typed(x)
     cm = _cosm1(y)
     s = sin_typed(y)
-    return complex(em * (cm + t(1.0)) + cm, t(0.0) if y == 0 else (em + t(1.0)) * s)
+    return complex(fma(em, cm + t(1.0), cm), t(0.0) if y == 0 else (em + t(1.0)) * s)
 
 
 def _two_sum_error(a, b, s):
@@ -295,23 +313,27 @@ def log1p_scalar(z):
 
 
 def _rsqrt(v):
-    return 1.0 / math.sqrt(v) if v > 0 else (math.inf if v == 0 else math.nan)
+    """1 / sqrt v in v's type (XLA's rsqrt; inf at 0, NaN below)."""
+    t = type(v)
+    return t(1.0) / sqrt_typed(v) if v > 0 else t(math.inf if v == 0 else math.nan)
 
 
 def rsqrt_scalar(z):
-    """1 / sqrt(z) as XLA (EmitComplexRsqrt): rsqrt|z| (cos(-t/2) + i sin(-t/2)), t = atan2(y,
-    x), |z| as abs_scalar's (rsqrt of its smaller part where that is NaN); 0 gives inf+nanj,
-    an infinite x (or y with a NaN x) a zero of x's sign and minus y's."""
-    x, y = parts(z)
+    """1 / sqrt(z) as XLA (EmitComplexRsqrt), in the parts' type: rsqrt|z| (cos(-t/2) + i
+    sin(-t/2)), t = atan2(y, x), rsqrt|z| = rsqrt(M) sqrt(rsqrt(1 + (m/M)^2)) (rsqrt of the
+    smaller part m where that is NaN); 0 gives inf+nanj, an infinite x (or y with a NaN x) a
+    zero of x's sign and minus y's."""
+    x, y = own_parts(z)
+    t = type(x)
     ax, ay = abs(x), abs(y)
     big, small = _max(ax, ay), _min(ax, ay)
     r = _div(small, big)
-    q = _rsqrt(big) * _rsqrt(math.sqrt(1.0 + r * r) if r == r else math.nan)
+    q = _rsqrt(big) * sqrt_typed(_rsqrt(fma(r, r, t(1.0))))
     if q != q:
         q = _rsqrt(small)
-    a = -0.5 * math.atan2(y, x)
+    a = atan2_typed(y, x) * t(-0.5)
     if x == 0 and y == 0:
         return complex(math.inf, math.nan)
     if (math.isinf(y) and x != x) or math.isinf(x):
         return complex(math.copysign(0.0, x), -math.copysign(0.0, y))
-    return complex(q * math.cos(a), q * math.sin(a))
+    return complex(q * cos_typed(a), q * sin_typed(a))

@@ -12,7 +12,7 @@ elements: the patch costs a mask pass, and Python only on them.
 """
 import numpy as np
 
-from . import division, elementary, multiply as _multiply, trigonometric
+from . import division, elementary, multiply as _multiply, single, trigonometric
 
 
 def _special(z, out):
@@ -35,22 +35,30 @@ def _redo(out, where, fn, *args):
     return out
 
 
-def unary(ufunc, scalar):
+def unary(ufunc, scalar, single=None):
     """(impl, into) of a complex-aware unary primitive: `ufunc` for real operands, for complex
-    ones `ufunc` patched by `scalar` on the special elements (the module docstring)."""
+    ones `ufunc` (`single` for complex64: float32 as XLA, single.py) patched by `scalar` on
+    the special elements (the module docstring)."""
     def into(out, x):
-        with np.errstate(all="ignore"):
-            ufunc(x, out=out)
-        if np.asarray(x).dtype.kind == "c":
-            _redo(out, _special(np.asarray(x), out), scalar, x)
+        x = np.asarray(x)
+        if single is not None and x.dtype == np.complex64:
+            out[...] = single(x)
+        else:
+            with np.errstate(all="ignore"):
+                ufunc(x, out=out)
+        if x.dtype.kind == "c":
+            _redo(out, _special(x, out), scalar, x)
         return [out]
 
     def impl(x):
         x = np.asarray(x)
         if x.dtype.kind != "c":
             return ufunc(x)
-        with np.errstate(all="ignore"):
-            out = np.asarray(ufunc(x))
+        if single is not None and x.dtype == np.complex64:
+            out = single(x)
+        else:
+            with np.errstate(all="ignore"):
+                out = np.asarray(ufunc(x))
         out = out if out.flags.writeable else out.copy()
         return _redo(out, _special(x, out), scalar, x)
     return impl, into
@@ -158,10 +166,10 @@ def integer_power(x, n):
 
 
 exp, exp_into = unary(np.exp, elementary.exp_scalar)
-log, log_into = unary(np.log, elementary.log_scalar)
-sqrt, sqrt_into = unary(np.sqrt, elementary.sqrt_scalar)
+log, log_into = unary(np.log, elementary.log_scalar, single.log)
+sqrt, sqrt_into = unary(np.sqrt, elementary.sqrt_scalar, single.sqrt)
 absolute, absolute_into = unary(np.abs, elementary.abs_scalar)
-expm1, expm1_into = unary(np.expm1, elementary.expm1_scalar)
+expm1, expm1_into = unary(np.expm1, elementary.expm1_scalar, single.expm1)
 _log1p_patched, _ = unary(np.log1p, elementary.log1p_scalar)
 
 
@@ -170,7 +178,7 @@ def _reciprocal_sqrt(x, out=None):
         return np.divide(1, np.sqrt(x), out=out)
 
 
-rsqrt, rsqrt_into = unary(_reciprocal_sqrt, elementary.rsqrt_scalar)
+rsqrt, rsqrt_into = unary(_reciprocal_sqrt, elementary.rsqrt_scalar, single.rsqrt)
 
 
 def _square_error(v):
@@ -216,8 +224,8 @@ def log1p(x):
 def log1p_into(out, x):
     out[...] = log1p(x)
     return [out]
-sin, sin_into = unary(np.sin, trigonometric.sin_scalar)
-cos, cos_into = unary(np.cos, trigonometric.cos_scalar)
+sin, sin_into = unary(np.sin, trigonometric.sin_scalar, single.sin)
+cos, cos_into = unary(np.cos, trigonometric.cos_scalar, single.cos)
 
 
 def _halves(x, sign):

@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from .elementary import cos_typed, own_parts, sin_typed
-from .multiply import fused_multiply_add
+from .multiply import fma
 
 _LOG_MAX = 709.782712893384             # log of the largest float64 (XLA's exp bound too)
 _XLA_EXP_LO = -708.3964185322641        # XLA's float64 exp is 0 below
@@ -56,7 +56,7 @@ def _modulus(a, b):
     if big == 0 or big != big or math.isinf(small):
         return small                    # (0/0, inf/inf, NaN: XLA selects the min)
     q = small / big
-    return big * t(math.sqrt(fused_multiply_add(q, q, t(1.0))))
+    return big * t(math.sqrt(fma(q, q, t(1.0))))
 
 
 def _log_of(r):
@@ -122,7 +122,7 @@ def power_scalar(x, y):
     angle = t(math.atan2(b, a))
     lr = _log_of(r)
     coeff = _xla_exp(-d * angle) * _real_power(r, c, lr)
-    q = fused_multiply_add(c, angle, d * lr)
+    q = fma(c, angle, d * lr)
     return complex(coeff * cos_typed(q), coeff * sin_typed(q))
 
 

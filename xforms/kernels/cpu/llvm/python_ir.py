@@ -22,7 +22,7 @@ is a type to call (`t(0.5)`: a cast); np.float32(...)/np.complex64(...) cast; a 
 returns unify (float32 and float64: float64).  Math as numba/cpython/mathimpl.py lowers it:
 fabs exp log sin cos copysign as LLVM intrinsics, the rest as libm calls (`sqrt`, `log1p`,
 `atan2`, `tanhf`, ...) marked pure (Numba's `insert_pure_function`: so sqrt becomes the
-instruction), no fast-math flags; the name `_fma` is LLVM's fma (as
+instruction), no fast-math flags; the name `fma` is LLVM's fma (as
 complex_arith/compiled.py binds it for Numba).
 
 Anything else (loops, `cmath`, complex arithmetic operators, a variable given two types --
@@ -90,7 +90,7 @@ def tuple_type(items):
     return _TUPLES[items]
 
 
-FMA = object()          # the namespace entry for LLVM's fma (complex_arith's `_fma`)
+FMA = object()          # the namespace entry for LLVM's fma (complex_arith's `fma`)
 _NUMPY_CASTS = {np.float32: F32, np.float64: F64, np.complex64: COMPLEX64,
                 np.complex128: COMPLEX128}
 _INTRINSIC = {"fabs": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "copysign": 2, "pow": 2}
