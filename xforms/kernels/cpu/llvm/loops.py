@@ -139,6 +139,7 @@ class Loops(Expressions):
         self.transposed = {}      # a control body's const -> its transposed copy (invariants)
         self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
         self.views = indexing.all_views(plan)   # var -> the var whose buffer it lives in
+        self.pooled = []          # outputs from the executable's pool (`text`: `pooled_outputs`)
 
     def text(self):
         plan = self.plan
