@@ -358,7 +358,8 @@ def test_a_body_storing_many_residuals_is_vectorised():
     tm = engine._target_machine()
     module.triple, module.data_layout = tm.triple, str(tm.target_data)
     engine._optimise(module, tm)
-    assert re.search(rf"^vector\.body\d*:.*preds = %head{loop}\.preheader", str(module), re.M)
+    # (its vector loop entered from the loop's preheader, in either order of the preds)
+    assert re.search(rf"^vector\.body\d*:.*preds = .*%head{loop}\.preheader", str(module), re.M)
     ours, numba = _both(g, wx, wh, b, xs)
     _same(ours(wx, wh, b, xs), numba(wx, wh, b, xs))
 

@@ -345,12 +345,13 @@ class _Aside(threading.Thread):
 
     def __init__(self, text, name, passes):
         super().__init__(name=f"xforms-llvm-{name}", daemon=True)
-        self.text, self.fn_name, self.passes = text, name, passes
+        self.text, self.fn_name, self.passes = text, name, passes   # (text: or its maker)
         self.owner, self.error = None, None
         self.tm = _target_machine()          # (LLVM set up here, on the caller's thread)
 
     def run(self):
         try:
+            self._write()
             context = llvm.create_context()
             key = cache_key(self.text, self.tm.triple, *_host[0], passes=self.passes)
             code = object_cache.load(key) if key else None
@@ -374,8 +375,14 @@ class _Aside(threading.Thread):
         except BaseException as e:           # (compiled again, on the waiting thread)
             self.error = e
 
+    def _write(self):
+        """The IR text, made here where `compile_aside` was given its maker."""
+        if callable(self.text):
+            self.text = self.text()
+
     def redo(self):
         """Compile it here, after it failed aside (as `compile_function`)."""
+        self._write()
         address, self.owner = compile_function(self.text, self.fn_name, self.passes)
         llvm.add_symbol(self.fn_name, address)
 
@@ -422,26 +429,32 @@ def bind_aside(name, find):
 
 
 def _start_binds():
-    """Start the lookups `bind_aside` left waiting (LLVM's passes release the GIL)."""
+    """Start the jobs left waiting for a kernel's LLVM work (`bind_aside`'s lookups,
+    `compile_aside(..., later=True)`'s compiles): LLVM's passes release the GIL."""
     with _aside_lock:
         for job in _aside:
-            if isinstance(job, _Symbol) and job.ident is None:
+            if job.ident is None:
                 job.start()
 
 
-def compile_aside(text, name, passes=True):
+def compile_aside(text, name, passes=True, later=False):
     """Start compiling function `name` of LLVM IR `text` (as `compile_function`) on a
     thread of its own, bound as symbol `name` when done: every engine compiled or loaded
     later waits for it before resolving its symbols (`wait_aside`).  -> the job (keep it:
     its `owner` holds the code).  A compile that calls it (a kernel calling small_mm's
-    nests) optimises its own module meanwhile, on the other core.
+    nests) optimises its own module meanwhile, on the other core.  `text` may be a
+    function making the text, called on the job's thread; `later`: the thread starts with
+    the next kernel's LLVM work (`compile_function`), so that the text's Python runs while
+    that work holds no GIL rather than taking turns with the kernel's lowering (#35).
 
         job = compile_aside(nest_text, "xf_small_mm_float_nn", passes=False)
+        job = compile_aside(lambda: str(nest_module()), "xf_small_mm_float_nn", later=True)
     """
     job = _Aside(text, name, passes)
     with _aside_lock:
         _aside.append(job)
-    job.start()
+    if not later:
+        job.start()
     return job
 
 

@@ -72,6 +72,23 @@ def _width():
     return f' "prefer-vector-width"="{WIDTH}"' if WIDTH else ""
 
 
+def _noalias(m, v):
+    """The return attribute of array argument `v`'s `xf_data` call: "noalias " for the
+    inputs and the workspace, "" for a pooled output (`pooled_outputs`).
+
+        %x0 = call noalias ptr @xf_data(ptr %o0, i32 11, i32 2, ptr @dims0)
+
+    Two noalias call results are two objects to LLVM's alias analysis, so a loop reading
+    an input and writing the workspace is vectorised without a run-time overlap test and
+    its scalar copy (#35: the MLP f's kernel IR 751 -> 655 lines after the passes, its
+    passes and code generation ~9% less).  It holds: the inputs are read only (equal inputs
+    alias only each other, and no store goes through them), the workspace is the pool's own
+    array, never the caller's.  A pooled output stays plain: written but not captured, a
+    noalias result would be memory the caller cannot see after the return, and LLVM may
+    drop stores into it."""
+    return "" if v in m.pooled else "noalias "
+
+
 def arguments(plan):
     """The kernel's arguments: the inputs, then the consts (the executable passes their
     values, `plan.consts`, after the inputs, as it does to a Numba kernel)."""
@@ -122,6 +139,7 @@ class Loops(Expressions):
         self.transposed = {}      # a control body's const -> its transposed copy (invariants)
         self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
         self.views = indexing.all_views(plan)   # var -> the var whose buffer it lives in
+        self.pooled = []          # outputs from the executable's pool (`text`: `pooled_outputs`)
 
     def text(self):
         plan = self.plan
@@ -190,8 +208,8 @@ class Loops(Expressions):
             return
         shape = tuple(int(d) for d in v.aval.shape)
         dims = self._dims_global(shape)
-        self.emit(f"%x{k} = call ptr @xf_data(ptr %o{k}, i32 {_NPY[ty]}, i32 {len(shape)}, "
-                  f"ptr {dims})")
+        self.emit(f"%x{k} = call {_noalias(self, v)}ptr @xf_data(ptr %o{k}, i32 {_NPY[ty]}, "
+                  f"i32 {len(shape)}, ptr {dims})")
         self.emit(f"%z{k} = icmp eq ptr %x{k}, null")
         self.emit(f"br i1 %z{k}, label %fail, label %a{k + 1}")
         self.arrays[v] = (f"%x{k}", shape)

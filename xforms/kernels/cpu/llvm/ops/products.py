@@ -29,6 +29,7 @@ than `codegen.BLAS_MIN_FLOPS` multiply-adds) are `by_loops`, those it reads by s
 (`la_mm_views`) xforms/kernels/cpu/llvm/ops/views.py's.
 Products moved into their consumer loop (plan/products.py): xforms/kernels/cpu/llvm/ops/blocks.py.
 """
+import functools
 import threading
 
 import numpy as np
@@ -585,16 +586,24 @@ def _nest_symbol(ty, ta, tb, acc=False):
     sym = f"xf_small_mm_{ty}_{'nt'[ta]}{'nt'[tb]}{'_acc' * acc}"
     with _lock:
         if key not in _nests:
-            import llvmlite.ir as ir
-            from ....runtime.products import nest_ir
             from .. import engine
-            module = ir.Module(name=sym)
-            fn = nest_ir.define(module, ty, ta, tb, acc)
-            fn.name, fn.linkage = sym, ""           # (exported: called by symbol)
             # (its IR is the tiled loop as it runs: without LLVM's IR passes it compiled in
             # 0.02 CPU s, not 0.06, at the same speed or faster and the same bits -- but for
             # a transposed B, whose packing loop the passes made 5% faster at the MLP's
-            # 32x784x512; #35 log of session 23).  Compiled on a thread of its own while
-            # the kernel calling it is written and optimised (issue #35, session 25)
-            _nests[key] = engine.compile_aside(str(module), sym, passes=tb)
+            # 32x784x512; #35 log of session 23).  Written and compiled on a thread of its
+            # own while the kernel calling it is optimised (issue #35, sessions 25 and 29:
+            # written on the caller's thread, its ~0.01 CPU s of llvmlite.ir a nest was
+            # the kernel's lowering's)
+            _nests[key] = engine.compile_aside(functools.partial(_nest_text, sym, key), sym,
+                                               passes=tb, later=True)
     return sym
+
+
+def _nest_text(sym, key):
+    """The IR text of small_mm's nest `key` ((type, ta, tb, acc)), exported as `sym`."""
+    import llvmlite.ir as ir
+    from ....runtime.products import nest_ir
+    module = ir.Module(name=sym)
+    fn = nest_ir.define(module, *key)
+    fn.name, fn.linkage = sym, ""           # (exported: called by symbol)
+    return str(module)
