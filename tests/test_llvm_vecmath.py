@@ -10,7 +10,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms.kernels.build import codecache
 from xforms.kernels.cpu import backend
-from xforms.kernels.cpu.llvm import engine, loops, scalar, vecmath
+from xforms.kernels.cpu.llvm import engine, loops, python_ir, scalar, vecmath
 from xforms.kernels.libm.vecmath import PUBLIC_FUNCTIONS, VECMATH_BOUNDED, VECMATH_F32
 
 
@@ -180,7 +180,7 @@ def _ends_on_a_line_without_code(x):
 
 
 def test_definitions_are_the_sources_own():
-    """`vecmath.definition` cuts a function's lines by its code object (#35: not
+    """`python_ir.definition` (the vecmath and complex_arith translators') cuts a function's lines by its code object (#35: not
     `inspect.getsource`'s tokenizer, ~4 ms of a first compile): the same tree, line numbers
     included, for every vecmath function; a cut that does not parse falls back."""
     import ast
@@ -191,5 +191,5 @@ def test_definitions_are_the_sources_own():
     def source_tree(py):
         return ast.parse(textwrap.dedent(inspect.getsource(py))).body[0]
     for py in [*base._PY_FUNCS.values(), _ends_on_a_line_without_code]:
-        assert (ast.dump(vecmath.definition(py), include_attributes=True)
+        assert (ast.dump(python_ir.definition(py), include_attributes=True)
                 == ast.dump(source_tree(py), include_attributes=True)), py.__name__

@@ -32,6 +32,7 @@ import ast
 import builtins
 import hashlib
 import inspect
+import linecache
 import math
 import textwrap
 
@@ -207,7 +208,7 @@ class _Unit:
         """The _Fn of Python function `py` for argument types `args`."""
         key = (id(py), id(self.ns), args)
         if key not in _FUNCTIONS:
-            tree = _source(py)
+            tree = definition(py)
             tys = "_".join(t.name for t in args)
             _FUNCTIONS[key] = self.function(tree, self.ns, args, f"xf_py_{py.__name__}_{tys}")
         return _FUNCTIONS[key]
@@ -227,29 +228,28 @@ class _Unit:
         return _Fn(symbol, ret, str(body.fn), body.callees, body.decls)
 
 
-_DEFS = {}              # file -> {(name, line): its FunctionDef}
+def definition(py):
+    """The `ast.FunctionDef` of Python function `py`, from its source lines.
 
+        >>> definition(complex_arith.multiply.multiply_scalar).name     # 'multiply_scalar'
 
-def _source(py):
-    """The syntax tree of function `py`, from its file parsed once (inspect.getsource's
-    first call compiles its regular expressions: ~10 ms of a cold first call)."""
+    Its lines are cut from the file by its code object's first and last lines, not found
+    by `inspect.getsource`, whose tokenizer took ~4 of the MLP f's ~5 ms on vecmath's
+    sources (#35, s29).  A cut that does not parse to `py`'s definition (a last statement
+    on a line without code, a nested def last) falls back to `inspect.getsource`."""
     code = py.__code__
-    path = code.co_filename
-    if path not in _DEFS:
-        try:
-            with open(path) as f:
-                tree = ast.parse(f.read())
-        except (OSError, SyntaxError, ValueError):
-            tree = ast.Module(body=[], type_ignores=[])
-        _DEFS[path] = {(n.name, min([n.lineno] + [d.lineno for d in n.decorator_list])): n
-                       for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
-    found = _DEFS[path].get((code.co_name, code.co_firstlineno))
-    if found is None:               # (no file: a function made at run time)
-        try:
-            return ast.parse(textwrap.dedent(inspect.getsource(py))).body[0]
-        except (OSError, TypeError, SyntaxError) as e:
-            raise Untranslatable(f"no source of {py.__name__}") from e
-    return found
+    end = max((line for _, _, line in code.co_lines() if line), default=0)
+    lines = linecache.getlines(code.co_filename)[code.co_firstlineno - 1:end]
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
+        if isinstance(tree, ast.FunctionDef) and tree.name == py.__name__:
+            return tree
+    except (SyntaxError, IndexError):
+        pass
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(py))).body[0]
+    except (OSError, TypeError, SyntaxError) as e:      # (a function made at run time)
+        raise Untranslatable(f"no source of {py.__name__}") from e
 
 
 class _Body:

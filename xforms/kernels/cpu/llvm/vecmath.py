@@ -22,10 +22,7 @@ float/int, np.float32), the intrinsics and the helpers.  Anything else (`if` sta
 the libm branch of vm_sin; `math.sin`) raises `Untranslatable`: the caller refuses the loop.
 """
 import ast
-import inspect
-import linecache
 import math
-import textwrap
 
 import numpy as np
 from llvmlite import ir
@@ -33,6 +30,7 @@ from ...libm.vecmath import base, scalar_types as st
 from ..chunking import has_bounded_trig
 from ..math_choice import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from .ops.reductions import accumulators
+from . import python_ir
 from .scalar import Refused
 
 _F64, _F32, _I64, _BOOL = st.float64, st.float32, st.int64, st.boolean
@@ -121,35 +119,12 @@ def _const(v):
     raise Untranslatable(repr(v))
 
 
-def definition(py):
-    """The `ast.FunctionDef` of Python function `py`, from its source lines.
-
-        >>> definition(base._PY_FUNCS["vmf_exp"]).name
-        'vmf_exp'
-
-    Its lines are cut from the file by its code object's first and last lines, not found
-    by `inspect.getsource`, whose tokenizer (its patterns compiled on first use) took ~4
-    of the ~5 ms the MLP f's first call spent here (#35, session 29).  A cut that does not
-    parse to `py`'s definition (a last statement ending on a line without code, a nested
-    def last) falls back to `inspect.getsource`."""
-    code = py.__code__
-    end = max((line for _, _, line in code.co_lines() if line), default=0)
-    lines = linecache.getlines(code.co_filename)[code.co_firstlineno - 1:end]
-    try:
-        tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
-        if isinstance(tree, ast.FunctionDef) and tree.name == py.__name__:
-            return tree
-    except (SyntaxError, IndexError):
-        pass
-    return ast.parse(textwrap.dedent(inspect.getsource(py))).body[0]
-
-
 class _Body:
     """One Python function's body, inlined at `builder` with the given arguments."""
 
     def __init__(self, builder, py):
         self.b, self.py, self.env = builder, py, {}
-        self.tree = definition(py)
+        self.tree = python_ir.definition(py)
 
     def run(self, args):
         """(value, type) -- or a list of them for a tuple -- the function returns."""

@@ -587,13 +587,10 @@ def _nest_symbol(ty, ta, tb, acc=False):
     with _lock:
         if key not in _nests:
             from .. import engine
-            # (its IR is the tiled loop as it runs: without LLVM's IR passes it compiled in
-            # 0.02 CPU s, not 0.06, at the same speed or faster and the same bits -- but for
-            # a transposed B, whose packing loop the passes made 5% faster at the MLP's
-            # 32x784x512; #35 log of session 23).  Written and compiled on a thread of its
-            # own while the kernel calling it is optimised (issue #35, sessions 25 and 29:
-            # written on the caller's thread, its ~0.01 CPU s of llvmlite.ir a nest was
-            # the kernel's lowering's)
+            # (the tiled loop as it runs: no IR passes -- 0.02 CPU s, not 0.06, same speed
+            # and bits -- but for a transposed B, whose packing they make 5% faster; #35
+            # s23).  Written and compiled on a thread of its own while the kernel is
+            # optimised (#35, s25 and s29: ~0.01 CPU s of llvmlite.ir a nest)
             _nests[key] = engine.compile_aside(functools.partial(_nest_text, sym, key), sym,
                                                passes=tb, later=True)
     return sym
