@@ -16,8 +16,10 @@ from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from ...plan.plan import subjaxprs
 from . import buffers, control, loops, scalar
-from .ops import (complexes, convolutions, copies, cumulative, fft, indexing, integers,
-                  lapack, spectral)
+from .ops import complexes, integers
+from .ops.arrays import copies, cumulative, indexing
+from .ops.linalg import lapack, spectral
+from .ops.signal import convolutions, fft
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _INDICES = tuple(np.dtype(t) for t in (np.int64, np.int32, np.int16, np.int8, np.uint64,

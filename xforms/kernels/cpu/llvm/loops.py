@@ -44,8 +44,10 @@ from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
-from .ops import (blocks, complexes, convolutions, copies, cumulative, fft, indexing,
-                  integers, lapack, products, reductions, spectral, views)
+from .ops import complexes, integers, reductions
+from .ops.arrays import copies, cumulative, indexing
+from .ops.linalg import blocks, lapack, products, spectral, views
+from .ops.signal import convolutions, fft
 from .buffers import (Workspace, arrays_written, pooled_outputs, shared,
                       workspace)
 from .expressions import Expressions

@@ -26,15 +26,16 @@ whose operands it first copies into a transposed layout (`_copies`: the same cop
 same calls on it; session 26).  Refused (the Numba path keeps them): complex dtypes, mixed
 dtypes, an empty contraction, and sizes past a C int; products it computes by loops (fewer
 than `codegen.BLAS_MIN_FLOPS` multiply-adds) are `by_loops`, those it reads by strided views
-(`la_mm_views`) xforms/kernels/cpu/llvm/ops/views.py's.
-Products moved into their consumer loop (plan/products.py): xforms/kernels/cpu/llvm/ops/blocks.py.
+(`la_mm_views`) xforms/kernels/cpu/llvm/ops/linalg/views.py's.
+Products moved into their consumer loop (plan/products.py):
+xforms/kernels/cpu/llvm/ops/linalg/blocks.py.
 """
 import threading
 
 import numpy as np
 
-from ....codegen import cpu_blas, dot_dims, matrix_layouts
-from ..scalar import Refused, c_strides, llvm_const
+from .....codegen import cpu_blas, dot_dims, matrix_layouts
+from ...scalar import Refused, c_strides, llvm_const
 
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
@@ -298,7 +299,7 @@ def _serial_begin(mod, work):
     is not woken, and does not spin on a core the team's next nest needs; as the Numba
     kernel's `cpu_runtime._serial_gemm` (the same bits).  -> the count to give back
     (`_serial_end`), or None (a large or already serial product)."""
-    from ....runtime.products import blas_pointers, nest_ir
+    from .....runtime.products import blas_pointers, nest_ir
     if not nest_ir.OPENBLAS_THREADED < work < nest_ir.PARALLEL_MIN_WORK:
         return None
     blas_pointers.bind_thread_symbols()
@@ -312,7 +313,7 @@ def _serial_begin(mod, work):
 
 def _serial_end(mod, prev):
     """Give back the BLAS thread count `_serial_begin` returned."""
-    from ....runtime.products import blas_pointers
+    from .....runtime.products import blas_pointers
     if prev is not None:
         mod.emit(f"call void @{blas_pointers.THREADS_SET}(i32 {prev})")
 
@@ -323,7 +324,7 @@ def _nest(mod, spec, xd, yd, od, acc=False, lds=None):
     `PARALLEL_MIN_WORK` multiply-adds split over parts of C's rows on
     OpenMP's team (`_parts`), as the Numba kernel's `small_mm.product` splits them over its
     pool (the same bits for any split)."""
-    from ....runtime.products import nest_ir as small_mm
+    from .....runtime.products import nest_ir as small_mm
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     ta, tb = spec.xl == "t", spec.yl == "t"
     sym = _nest_symbol(ty, ta, tb, acc)
@@ -345,7 +346,7 @@ def _parts(mod, spec, sym, lda, ldb, ptrs, ldc):
     the fewest; rows as `small_mm.rows_per_part`.  (Counted once, at compile time, from the
     cores, they split every product in two on a machine whose load had the Numba kernel's
     BLAS and nest on one thread: the direct path waited on a descheduled half.)"""
-    from .. import team
+    from ... import team
     if not team.available():
         raise Refused("a product the Numba path threads, and no OpenMP here")
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
@@ -397,7 +398,7 @@ def launch_parts(mod, name, ptrs, items, unit):
     parts are counted at run time as `small_mm.parts_for` counts them -- min(BLAS threads in
     force, the team's threads, items' units), at least one -- and a part takes
     `rows_per_part`'s whole units (e.g. rows = ((m + p - 1) // p + 7) // 8 * 8)."""
-    from ....runtime.products import blas_pointers
+    from .....runtime.products import blas_pointers
     ctx = f"%ctx{len(mod.allocas)}"
     mod.allocas.append(f"{ctx} = alloca i64, i64 6")
     for slot, ptr in enumerate(ptrs, start=2):
@@ -435,7 +436,7 @@ def launch_parts(mod, name, ptrs, items, unit):
 def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
     """gemv of the newer bundled OpenBLAS, as the Numba kernel calls it (its 64-bit
     integers where that is NumPy's: xforms/kernels/runtime/products/gemv_lib.py)."""
-    from ....runtime.products import gemv_lib
+    from .....runtime.products import gemv_lib
     sym = gemv_lib.choice(ty)
     it = "i64" if sym else "i32"
     blas_call(mod, ty, "gemv", [("i8", ord(trans)), (it, rows), (it, cols), (ty, 1.0), a,
@@ -481,8 +482,8 @@ def _bind(name):
         # (a lookup that failed binds nothing: asked again, or LLVM aborts on the symbol)
         if name not in _bound or getattr(_bound[name], "failed", False):
             import llvmlite.binding as llvm
-            from ....runtime.products import blas_pointers
-            from .. import engine
+            from .....runtime.products import blas_pointers
+            from ... import engine
             find = lambda: blas_pointers.address(name)     # noqa: E731
             if blas_pointers.loaded("blas"):
                 _bound[name] = find()
@@ -503,7 +504,7 @@ def _small(m, n, k, ty, tb):
     """Whether the Numba kernel takes small_mm's loop nest for this product (`tb`: B stored
     transposed): `small_mm.available()` and its `rule`, on the concrete sizes (both from
     nest_ir, which imports no Numba)."""
-    from ....runtime.products import nest_ir
+    from .....runtime.products import nest_ir
     return nest_ir.host_available() and nest_ir.rule(m, n, k, 4 if ty == "float" else 8, tb)
 
 
@@ -516,8 +517,8 @@ def _nest_symbol(ty, ta, tb, acc=False):
     with _lock:
         if key not in _nests:
             import llvmlite.ir as ir
-            from ....runtime.products import nest_ir
-            from .. import engine
+            from .....runtime.products import nest_ir
+            from ... import engine
             module = ir.Module(name=sym)
             fn = nest_ir.define(module, ty, ta, tb, acc)
             fn.name, fn.linkage = sym, ""           # (exported: called by symbol)

@@ -12,8 +12,8 @@ else BLAS's gemm, each reading the views through their leading dimensions.
 """
 import numpy as np
 
-from ....codegen import cpu_blas, dot_dims, matrix_layouts, view_layouts
-from ..scalar import Refused
+from .....codegen import cpu_blas, dot_dims, matrix_layouts, view_layouts
+from ...scalar import Refused
 from . import products
 
 
@@ -153,8 +153,8 @@ def _batch_on_team(spec):
         >>> _batch_on_team(spec)    # attention's 32 heads of 128 x 128 x 64 (batch 8, 4 heads)
         True
     """
-    from ....runtime.products import nest_ir
-    from .. import team
+    from .....runtime.products import nest_ir
+    from ... import team
     m, n, k = spec.m, spec.n, spec.k
     nb = int(np.prod(spec.batch, dtype=np.int64))
     return (nb > 1 and products._small(m, n, k, spec.ty, spec.y.trans)
