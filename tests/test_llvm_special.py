@@ -1,0 +1,49 @@
+"""lgamma, erf and erfc on the direct LLVM path (issue #35, session 29): calls of libm's
+lgamma/erf/erfc (lgammaf/erff/erfcf for float32), the externs Numba's math.lgamma/erf/erfc
+lower to (numba/cpython/mathimpl.py), so the values are the Numba kernel's bit for bit,
+in a scalar loop and in a loop long enough for vector math, and JAX's within rounding."""
+import numpy as np
+import pytest
+
+import xforms as xf
+from xforms import lax
+from xforms.kernels.cpu import backend
+
+RNG = np.random.default_rng(5)
+X = np.concatenate([[0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, -2.0, 1.0, 2.0, 1e-310, -1e-310,
+                     1e300, -1e300, -2.5, 171.6],
+                    RNG.normal(size=60) * 10.0 ** RNG.integers(-3, 3, 60),
+                    RNG.uniform(-30, 200, 60)])
+
+
+def _both(f, x):
+    ours = backend.compile_cpu(xf.make_jaxpr(f)(x), {"name": "t"})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XFORMS_LLVM_KERNELS", "0")
+        numba_kernel = backend.compile_cpu(xf.make_jaxpr(f)(x), {"name": "t"})
+    assert ours.compiler == "llvm" and ours.refusals() == [] and numba_kernel.compiler == "numba"
+    return np.asarray(ours(x)).ravel(), np.asarray(numba_kernel(x)).ravel()
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [15, len(X)])          # (a scalar loop; 64+: vector math's)
+@pytest.mark.parametrize("prim", [lax.lgamma, lax.erf, lax.erfc], ids=["lgamma", "erf", "erfc"])
+def test_libm_special_functions_are_the_numba_kernels(prim, n, dt):
+    with np.errstate(over="ignore"):
+        x = X[:n].astype(dt)
+    got, want = _both(lambda x: prim(x) * 2.0, x)
+    assert got.dtype == want.dtype == dt and got.tobytes() == want.tobytes()
+
+
+def test_libm_special_functions_are_jaxs():
+    """JAX 0.10.2 (x64): lax.lgamma, lax.erf, lax.erfc of x."""
+    x = np.array([0.5, -2.5, 3.0, -np.inf, 1e-3, 10.0])
+    got = xf.jit(lambda x: (lax.lgamma(x), lax.erf(x), lax.erfc(x)), tiered=False)(x)
+    want = [[0.5723649429247004, -0.05624371649767457, 0.6931471805599441, np.inf,
+             6.9071788853838525, 12.801827480081473],
+            [0.5204998778130465, -0.999593047982555, 0.9999779095030014, -1.0,
+             0.0011283787909692365, 1.0],
+            [0.4795001221869535, 1.999593047982555, 2.2090496998585445e-05, 2.0,
+             0.9988716212090307, 2.0884875837625443e-45]]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-14)
