@@ -172,9 +172,9 @@ class Loops(Expressions):
         if isinstance(aval, SimpleNamespace):
             return self.ty(aval)
         key = numpy_abi.STORED.get(np.dtype(aval.dtype))
-        if not aval.shape:          # (an integer scalar: a count, an index, a seed; a uint64's
-            ty = numpy_abi.llvm_type(key or "")     # 2**63 up overflow PyLong_AsLongLong)
-            return ty if ty.startswith("i") and key != "uint64" else self.ty(aval)
+        if not aval.shape:          # (an integer scalar: a count, an index, a seed; a uint64
+            ty = numpy_abi.llvm_type(key or "")     # is read unsigned: scalar._unsigned)
+            return ty if ty.startswith("i") else self.ty(aval)
         if key is None:
             raise Refused(aval)
         return key

@@ -199,7 +199,10 @@ class ScalarModule:
         fn, wide, failed, compare, narrow = self._READERS[ty]
         if fn == "PyLong_AsLongLong":
             self.decls.add("declare i64 @PyLong_AsLongLong(ptr)")
-        self.emit(f"%d{k} = call {wide} @{fn}(ptr %o{k})")
+        if np.dtype(v.aval.dtype) == np.uint64:
+            self._unsigned(k)
+        else:
+            self.emit(f"%d{k} = call {wide} @{fn}(ptr %o{k})")
         self.emit(f"%m{k} = {compare} {wide} %d{k}, {failed}")
         self.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
         self.lines.append(f"e{k}:")         # the failure value is also a valid result
@@ -212,6 +215,22 @@ class ScalarModule:
             self.names[v] = self.fresh()
             self.emit(f"{self.names[v]} = {narrow} {wide} %d{k} to {ty}")
         self.emit(f"br label %a{k + 1}")
+
+    def _unsigned(self, k):
+        """`%d{k}` = a uint64 argument's value: PyLong_AsUnsignedLongLong of its __index__
+        (PyLong_AsLongLong overflows from 2**63 up; the unsigned reader takes only an int,
+        not a NumPy uint64, hence PyNumber_Index first, as Numba's unboxing reads it).
+
+            >>> # np.uint64(2**64 - 1) -> %d0 = -1 (i64 bits), PyErr_Occurred() NULL
+        """
+        self.decls.update(["declare ptr @PyNumber_Index(ptr)",
+                           "declare i64 @PyLong_AsUnsignedLongLong(ptr)"])
+        self.emit(f"%x{k} = call ptr @PyNumber_Index(ptr %o{k})")
+        self.emit(f"%xn{k} = icmp eq ptr %x{k}, null")
+        self.emit(f"br i1 %xn{k}, label %fail, label %u{k}")
+        self.lines.append(f"u{k}:")
+        self.emit(f"%d{k} = call i64 @PyLong_AsUnsignedLongLong(ptr %x{k})")
+        self.emit(f"call void @Py_DecRef(ptr %x{k})")
 
     def _outputs(self, outs):
         self._return([self._box(v) for v in outs])
