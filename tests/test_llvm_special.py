@@ -1,7 +1,9 @@
-"""lgamma, erf and erfc on the direct LLVM path (issue #35, session 29): calls of libm's
+"""lgamma, erf, erfc and cbrt on the direct LLVM path (issue #35, session 29): calls of libm's
 lgamma/erf/erfc (lgammaf/erff/erfcf for float32), the externs Numba's math.lgamma/erf/erfc
-lower to (numba/cpython/mathimpl.py), so the values are the Numba kernel's bit for bit,
-in a scalar loop and in a loop long enough for vector math, and JAX's within rounding."""
+lower to (numba/cpython/mathimpl.py), and np.cbrt as Numba lowers it (NaN for a NaN,
+-cbrt(-x) below zero, a float64 cbrt for float32 too), so the values are the Numba
+kernel's bit for bit, in a scalar loop and in a loop long enough for vector math, and
+JAX's within rounding (XLA's cbrt(27.0) is 3.0000000000000004, libm's 3.0)."""
 import numpy as np
 import pytest
 
@@ -27,7 +29,8 @@ def _both(f, x):
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 @pytest.mark.parametrize("n", [15, len(X)])          # (a scalar loop; 64+: vector math's)
-@pytest.mark.parametrize("prim", [lax.lgamma, lax.erf, lax.erfc], ids=["lgamma", "erf", "erfc"])
+@pytest.mark.parametrize("prim", [lax.lgamma, lax.erf, lax.erfc, lax.cbrt],
+                         ids=["lgamma", "erf", "erfc", "cbrt"])
 def test_libm_special_functions_are_the_numba_kernels(prim, n, dt):
     with np.errstate(over="ignore"):
         x = X[:n].astype(dt)
@@ -36,7 +39,7 @@ def test_libm_special_functions_are_the_numba_kernels(prim, n, dt):
 
 
 def test_libm_special_functions_are_jaxs():
-    """JAX 0.10.2 (x64): lax.lgamma, lax.erf, lax.erfc of x."""
+    """JAX 0.10.2 (x64): lax.lgamma, lax.erf, lax.erfc of x; jnp.cbrt of c (signbits too)."""
     x = np.array([0.5, -2.5, 3.0, -np.inf, 1e-3, 10.0])
     got = xf.jit(lambda x: (lax.lgamma(x), lax.erf(x), lax.erfc(x)), tiered=False)(x)
     want = [[0.5723649429247004, -0.05624371649767457, 0.6931471805599441, np.inf,
@@ -47,3 +50,8 @@ def test_libm_special_functions_are_jaxs():
              0.9988716212090307, 2.0884875837625443e-45]]
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-14)
+    c = np.array([-8.0, -0.0, 0.0, 27.0, 1e-300, -np.inf, 2.0, np.nan])
+    got = np.asarray(xf.jit(lambda c: lax.cbrt(c), tiered=False)(c))
+    np.testing.assert_allclose(got, [-2.0, -0.0, 0.0, 3.0000000000000004, 1e-100, -np.inf,
+                                     1.2599210498948734, np.nan], rtol=1e-15)
+    assert np.signbit(got[:7]).tolist() == [True, True, False, False, False, True, False]

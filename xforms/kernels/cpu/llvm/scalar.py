@@ -43,7 +43,8 @@ _RULED = {"div": "fdiv", "abs": "llvm.fabs"}
 # exact roundings (np.floor, np.ceil, np.rint: Numba's llvm.floor/ceil/rint intrinsics), and
 # rem's np.fmod (Numba's `frem`): exact operations, one result whoever computes them
 _EXACT = {"floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.rint"}
-_SPELLED = {"rem": 2, "rsqrt": 1, "sign": 1, **{k: 1 for k in _EXACT}}   # (their arity)
+_SPELLED = {"rem": 2, "rsqrt": 1, "sign": 1, "cbrt": 1,
+            **{k: 1 for k in _EXACT}}   # (their arity)
 
 
 def _facts(eqn):
@@ -431,7 +432,36 @@ class ScalarModule:
             self.emit(f"{below} = fcmp olt {ty} {x}, 0.0")
             self.emit(f"{inner} = select i1 {below}, {ty} {llvm_const(-1.0, ty)}, {ty} {x}")
             return f"{r} = select i1 {above}, {ty} {llvm_const(1.0, ty)}, {ty} {inner}"
+        if name == "cbrt":
+            return self._cbrt(r, ty, x)
         return self._call(r, ty, f"{_EXACT[name]}.{'f32' if ty == 'float' else 'f64'}", args)
+
+    def _cbrt(self, r, ty, x):
+        """np.cbrt as Numba lowers it (numba/np/npyfuncs.py `np_real_cbrt_impl`): NaN for a
+        NaN, `-cbrt(-x)` below zero, else `cbrt(x)` -- its fastmath `np.power(x, 1.0 / 3.0)`,
+        a float64 power (a float32 x widened, the result rounded back), which LLVM makes
+        libm's cbrt.
+
+            >>> self._cbrt("%r", "float", "%x")     # cbrt(-8.0) = -2.0, cbrt(-0.0) = -0.0
+        """
+        nan, neg, a, c, nc, root, inner = (self.fresh() for _ in range(7))
+        self.emit(f"{nan} = fcmp uno {ty} {x}, {x}")
+        self.emit(f"{neg} = fcmp olt {ty} {x}, 0.0")
+        wide = x
+        if ty == "float":
+            wide = self.fresh()
+            self.emit(f"{wide} = fpext float {x} to double")
+        self.emit(f"{a} = fneg double {wide}")
+        self.emit(self._call(c, "double", "cbrt", [wide]))
+        self.emit(self._call(nc, "double", "cbrt", [a]))
+        self.emit(f"{root} = fneg double {nc}")
+        self.emit(f"{inner} = select i1 {neg}, double {root}, double {c}")
+        out = inner
+        if ty == "float":
+            out = self.fresh()
+            self.emit(f"{out} = fptrunc double {inner} to float")
+        return (f"{r} = select i1 {nan}, {ty} {llvm_const(float('nan'), ty)}, "
+                f"{ty} {out}")
 
     def _logic(self, eqn, r):
         """A bool result other than a comparison's: `and`/`or`/`xor`/`not` of predicates
