@@ -1,9 +1,11 @@
-"""lgamma, erf, erfc and cbrt on the direct LLVM path (issue #35, session 29): calls of libm's
+"""lgamma, erf, erfc, cbrt and exp2 on the direct LLVM path (issue #35, session 29): calls of libm's
 lgamma/erf/erfc (lgammaf/erff/erfcf for float32), the externs Numba's math.lgamma/erf/erfc
 lower to (numba/cpython/mathimpl.py), and np.cbrt as Numba lowers it (NaN for a NaN,
--cbrt(-x) below zero, a float64 cbrt for float32 too), so the values are the Numba
+-cbrt(-x) below zero, a float64 cbrt for float32 too) and np.exp2 (llvm.exp2, numba/np/
+npyfuncs.py), so the values are the Numba
 kernel's bit for bit, in a scalar loop and in a loop long enough for vector math, and
-JAX's within rounding (XLA's cbrt(27.0) is 3.0000000000000004, libm's 3.0)."""
+JAX's within rounding (XLA's cbrt(27.0) is 3.0000000000000004 and exp2(-3.0)
+0.12500000000000003, libm's 3.0 and 0.125)."""
 import numpy as np
 import pytest
 
@@ -29,8 +31,8 @@ def _both(f, x):
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 @pytest.mark.parametrize("n", [15, len(X)])          # (a scalar loop; 64+: vector math's)
-@pytest.mark.parametrize("prim", [lax.lgamma, lax.erf, lax.erfc, lax.cbrt],
-                         ids=["lgamma", "erf", "erfc", "cbrt"])
+@pytest.mark.parametrize("prim", [lax.lgamma, lax.erf, lax.erfc, lax.cbrt, lax.exp2],
+                         ids=["lgamma", "erf", "erfc", "cbrt", "exp2"])
 def test_libm_special_functions_are_the_numba_kernels(prim, n, dt):
     with np.errstate(over="ignore"):
         x = X[:n].astype(dt)
@@ -39,7 +41,8 @@ def test_libm_special_functions_are_the_numba_kernels(prim, n, dt):
 
 
 def test_libm_special_functions_are_jaxs():
-    """JAX 0.10.2 (x64): lax.lgamma, lax.erf, lax.erfc of x; jnp.cbrt of c (signbits too)."""
+    """JAX 0.10.2 (x64): lax.lgamma, lax.erf, lax.erfc of x; jnp.cbrt of c (signbits too);
+    jnp.exp2 of e."""
     x = np.array([0.5, -2.5, 3.0, -np.inf, 1e-3, 10.0])
     got = xf.jit(lambda x: (lax.lgamma(x), lax.erf(x), lax.erfc(x)), tiered=False)(x)
     want = [[0.5723649429247004, -0.05624371649767457, 0.6931471805599441, np.inf,
@@ -55,3 +58,7 @@ def test_libm_special_functions_are_jaxs():
     np.testing.assert_allclose(got, [-2.0, -0.0, 0.0, 3.0000000000000004, 1e-100, -np.inf,
                                      1.2599210498948734, np.nan], rtol=1e-15)
     assert np.signbit(got[:7]).tolist() == [True, True, False, False, False, True, False]
+    e = np.array([0.5, -3.0, 10.0, -np.inf, 1030.0])    # jnp.exp2(e)
+    got = np.asarray(xf.jit(lambda e: lax.exp2(e), tiered=False)(e))
+    np.testing.assert_allclose(got, [1.4142135623730951, 0.12500000000000003, 1024.0, 0.0,
+                                     np.inf], rtol=1e-15)

@@ -33,7 +33,7 @@ _BOOL_CMP = {"<": "ult", ">": "ugt", "<=": "ule", ">=": "uge", "==": "eq", "!=":
 _FCMP = {"<": "olt", ">": "ogt", "<=": "ole", ">=": "oge", "==": "oeq", "!=": "une"}
 # intrinsics for these (numba/cpython/mathimpl.py); libm (named as in Python) for the rest
 _MATH_INTRINSIC = {"math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.exp": "llvm.exp",
-                   "math.log": "llvm.log"}
+                   "math.log": "llvm.log", "np.exp2": "llvm.exp2"}    # (npyfuncs' exp2)
 _MATH_LIBM = frozenset(["math.tanh", "math.log1p", "math.expm1", "math.sqrt", "math.atan",
                         "math.sinh", "math.cosh", "math.tan", "math.asin", "math.acos",
                         "math.asinh", "math.acosh", "math.atanh", "math.lgamma", "math.erf",
