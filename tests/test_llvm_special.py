@@ -1,11 +1,11 @@
-"""lgamma, erf, erfc, cbrt and exp2 on the direct LLVM path (issue #35, session 29): calls of libm's
-lgamma/erf/erfc (lgammaf/erff/erfcf for float32), the externs Numba's math.lgamma/erf/erfc
-lower to (numba/cpython/mathimpl.py), and np.cbrt as Numba lowers it (NaN for a NaN,
--cbrt(-x) below zero, a float64 cbrt for float32 too) and np.exp2 (llvm.exp2, numba/np/
-npyfuncs.py), so the values are the Numba
-kernel's bit for bit, in a scalar loop and in a loop long enough for vector math, and
-JAX's within rounding (XLA's cbrt(27.0) is 3.0000000000000004 and exp2(-3.0)
-0.12500000000000003, libm's 3.0 and 0.125)."""
+"""lgamma, erf, erfc, cbrt, exp2 and logistic on the direct LLVM path (issue #35, session
+29): calls of libm's lgamma/erf/erfc (lgammaf/erff/erfcf for float32), the externs Numba's
+math.lgamma/erf/erfc lower to (numba/cpython/mathimpl.py); np.cbrt as Numba lowers it (NaN
+for a NaN, -cbrt(-x) below zero, a float64 cbrt for float32 too); np.exp2 (llvm.exp2,
+numba/np/npyfuncs.py); logistic below vector math's sizes as the rule prints it (1 / (1 +
+exp(-x))).  So the values are the Numba kernel's bit for bit, in a scalar loop and in a
+loop long enough for vector math, and JAX's within rounding (XLA's cbrt(27.0) is
+3.0000000000000004 and exp2(-3.0) 0.12500000000000003, libm's 3.0 and 0.125)."""
 import numpy as np
 import pytest
 
@@ -31,8 +31,9 @@ def _both(f, x):
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 @pytest.mark.parametrize("n", [15, len(X)])          # (a scalar loop; 64+: vector math's)
-@pytest.mark.parametrize("prim", [lax.lgamma, lax.erf, lax.erfc, lax.cbrt, lax.exp2],
-                         ids=["lgamma", "erf", "erfc", "cbrt", "exp2"])
+@pytest.mark.parametrize("prim", [lax.lgamma, lax.erf, lax.erfc, lax.cbrt, lax.exp2,
+                                  lax.logistic],
+                         ids=["lgamma", "erf", "erfc", "cbrt", "exp2", "logistic"])
 def test_libm_special_functions_are_the_numba_kernels(prim, n, dt):
     with np.errstate(over="ignore"):
         x = X[:n].astype(dt)
@@ -42,7 +43,7 @@ def test_libm_special_functions_are_the_numba_kernels(prim, n, dt):
 
 def test_libm_special_functions_are_jaxs():
     """JAX 0.10.2 (x64): lax.lgamma, lax.erf, lax.erfc of x; jnp.cbrt of c (signbits too);
-    jnp.exp2 of e."""
+    jnp.exp2 of e; lax.logistic of s."""
     x = np.array([0.5, -2.5, 3.0, -np.inf, 1e-3, 10.0])
     got = xf.jit(lambda x: (lax.lgamma(x), lax.erf(x), lax.erfc(x)), tiered=False)(x)
     want = [[0.5723649429247004, -0.05624371649767457, 0.6931471805599441, np.inf,
@@ -62,3 +63,7 @@ def test_libm_special_functions_are_jaxs():
     got = np.asarray(xf.jit(lambda e: lax.exp2(e), tiered=False)(e))
     np.testing.assert_allclose(got, [1.4142135623730951, 0.12500000000000003, 1024.0, 0.0,
                                      np.inf], rtol=1e-15)
+    s = np.array([0.0, -3.0, 10.0, -np.inf, 800.0, -800.0])   # lax.logistic(s)
+    got = np.asarray(xf.jit(lambda s: lax.logistic(s), tiered=False)(s))
+    np.testing.assert_allclose(got, [0.5, 0.04742587317756678, 0.9999546021312976, 0.0, 1.0,
+                                     0.0], rtol=1e-15)

@@ -43,7 +43,7 @@ _RULED = {"div": "fdiv", "abs": "llvm.fabs"}
 # exact roundings (np.floor, np.ceil, np.rint: Numba's llvm.floor/ceil/rint intrinsics), and
 # rem's np.fmod (Numba's `frem`): exact operations, one result whoever computes them
 _EXACT = {"floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.rint"}
-_SPELLED = {"rem": 2, "rsqrt": 1, "sign": 1, "cbrt": 1,
+_SPELLED = {"rem": 2, "rsqrt": 1, "sign": 1, "cbrt": 1, "logistic": 1,
             **{k: 1 for k in _EXACT}}   # (their arity)
 
 
@@ -434,6 +434,12 @@ class ScalarModule:
             return f"{r} = select i1 {above}, {ty} {llvm_const(1.0, ty)}, {ty} {inner}"
         if name == "cbrt":
             return self._cbrt(r, ty, x)
+        if name == "logistic":      # (loops/scalar_rules.py `_logistic`: 1 / (1 + exp(-x)))
+            neg, d = self.fresh(), self.fresh()
+            self.emit(f"{neg} = fneg {ty} {x}")
+            e = self.math_call("exp", ty, neg)
+            self.emit(f"{d} = fadd {ty} {llvm_const(1.0, ty)}, {e}")
+            return f"{r} = fdiv {ty} {llvm_const(1.0, ty)}, {d}"
         return self._call(r, ty, f"{_EXACT[name]}.{'f32' if ty == 'float' else 'f64'}", args)
 
     def _cbrt(self, r, ty, x):
