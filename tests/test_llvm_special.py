@@ -67,3 +67,26 @@ def test_libm_special_functions_are_jaxs():
     got = np.asarray(xf.jit(lambda s: lax.logistic(s), tiered=False)(s))
     np.testing.assert_allclose(got, [0.5, 0.04742587317756678, 0.9999546021312976, 0.0, 1.0,
                                      0.0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [15, 100])
+def test_atan2_is_the_numba_kernels_and_jaxs(n, dt):
+    """atan2 as libm's atan2/atan2f (Numba's math.atan2), signed zeros and infinities
+    included; JAX 0.10.2 (x64): lax.atan2 of the first five pairs (signbits too)."""
+    sp = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-310]
+    with np.errstate(over="ignore"):
+        y = np.concatenate([[0.0, -0.0, 1.0, -1.0, np.inf], np.repeat(sp, 8), X])[:n].astype(dt)
+        x = np.concatenate([[-0.0, -1.0, 0.0, 2.0, np.inf], np.tile(sp, 8), X[::-1]])[:n].astype(dt)
+    ours = backend.compile_cpu(xf.make_jaxpr(lax.atan2)(y, x), {"name": "t"})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XFORMS_LLVM_KERNELS", "0")
+        numba_kernel = backend.compile_cpu(xf.make_jaxpr(lax.atan2)(y, x), {"name": "t"})
+    assert ours.compiler == "llvm" and numba_kernel.compiler == "numba"
+    got, want = np.asarray(ours(y, x)).ravel(), np.asarray(numba_kernel(y, x)).ravel()
+    assert got.dtype == want.dtype == dt and got.tobytes() == want.tobytes()
+    np.testing.assert_allclose(got[:5], [3.141592653589793, -3.141592653589793,
+                                         1.5707963267948966, -0.4636476090008061,
+                                         0.7853981633974483],
+                               rtol=1e-7 if dt == np.float32 else 1e-15)
+    assert np.signbit(got[:5]).tolist() == [False, True, False, True, False]

@@ -37,7 +37,7 @@ _MATH_INTRINSIC = {"math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.exp": "
 _MATH_LIBM = frozenset(["math.tanh", "math.log1p", "math.expm1", "math.sqrt", "math.atan",
                         "math.sinh", "math.cosh", "math.tan", "math.asin", "math.acos",
                         "math.asinh", "math.acosh", "math.atanh", "math.lgamma", "math.erf",
-                        "math.erfc"])
+                        "math.erfc", "math.atan2"])
 # primitives no fact names a spelling for (the CPU printer's own rules: `a / b`, `abs(a)`)
 _RULED = {"div": "fdiv", "abs": "llvm.fabs"}
 # exact roundings (np.floor, np.ceil, np.rint: Numba's llvm.floor/ceil/rint intrinsics), and
