@@ -20,7 +20,8 @@ F[:, 2::13] = 0.0
 F[1, :4] = [np.inf, -np.inf, np.inf, -np.inf]
 KEYS = {"f64": F, "f32": F.astype(np.float32),
         "i8": RNG.integers(-128, 128, size=(5, 37)).astype(np.int8) // 16,
-        "u64": np.array([2**63, 1, 2**64 - 1, 0, 2**63 + 5], np.uint64)[RNG.integers(0, 5, (5, 37))],
+        "u64": np.array([2**63, 1, 2**64 - 1, 0, 2**63 + 5],
+                        np.uint64)[RNG.integers(0, 5, (5, 37))],
         "bool": RNG.integers(0, 2, size=(5, 37)).astype(np.int8),   # (made bool inside)
         "c128": (np.round(RNG.normal(size=(5, 37)), 0)
                  + 1j * np.round(RNG.normal(size=(5, 37)), 0))}
