@@ -83,11 +83,13 @@ def test_several_keys_with_ties_and_payloads_of_every_dtype():
 
 def test_argsort_top_k_and_searchsorted_are_taken():
     x = F[0]
+    long = np.round(np.resize(F, 1500) * 3.0)      # (ties, NaNs; heap buffers: past STACK_BYTES)
 
-    def f(x):
+    def f(x, long):
         return (xnp.argsort(x), xnp.sort(x)[::-1], lax.top_k(x, 5),
-                xnp.searchsorted(xnp.sort(x), x[:6]))
-    _check(f, x)
+                xnp.searchsorted(xnp.sort(x), x[:6]), xnp.argsort(long),
+                lax.sort((long, -long), num_keys=2))
+    _check(f, x, long)
 
 
 def test_sorts_are_jaxs():

@@ -30,8 +30,9 @@ from ..arith import counted_loop, iadd, imul
 from ...scalar import llvm_const
 
 
-# the buffers of a line up to this many elements are the kernel's stack (2 x 8 KiB a key)
-STACK_ITEMS = 1024
+# a sort whose buffers (two i64s an element for its indices and each key part) fit in this
+# many bytes keeps them on the kernel's stack, larger ones on the heap
+STACK_BYTES = 16384
 
 
 def takes(eqn):
@@ -51,7 +52,9 @@ def emit(m, eqn):
     outer = int(np.prod(shape[:dim], dtype=np.int64))
     inner = int(np.prod(shape[dim + 1:], dtype=np.int64))
     keys = [k for x in xs[:eqn.params["num_keys"]] for k in _keys(m, x)]
-    bufs = [(_buffer(m, n), _buffer(m, n)) for _ in range(len(keys) + 1)]   # index, keys
+    stack = 16 * n * (len(keys) + 1) <= STACK_BYTES
+    bufs = [(_buffer(m, n, stack), _buffer(m, n, stack))      # the indices, then the keys
+            for _ in range(len(keys) + 1)]
     state = _state(m)
 
     def line(o, i):
@@ -86,10 +89,10 @@ def emit(m, eqn):
                 m.emit(f"call void @free(ptr {b})")
 
 
-def _buffer(m, n):
-    """n i64s: on the stack up to `STACK_ITEMS` (a short line: no allocation per call),
-    else from the heap (freed after the sort)."""
-    if n > STACK_ITEMS:
+def _buffer(m, n, stack):
+    """n i64s: on the stack where `stack` (a short line: no allocation per call), else from
+    the heap (freed after the sort)."""
+    if not stack:
         return heap(m, 8 * n)
     name = f"%sortbuf{len(m.allocas)}"
     m.allocas.append(f"{name} = alloca i64, i64 {n}, align 64")
