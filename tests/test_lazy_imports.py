@@ -97,9 +97,10 @@ for tiered in (False, True):
 unloaded = [m for m in ("numba", "scipy", "xforms.kernels.ops", "xforms.kernels.build.codecache")
             if m not in sys.modules]
 print("UNLOADED", *unloaded, "WORKER", worker_client._client is not None)
-g = xf.jit(lambda x: xnp.sort(xnp.sin(x)) @ x, tiered=False)   # Numba compiles this one (a
-x = np.arange(5.0)                                  # sort: not on the direct path, session 28)
-assert np.allclose(g(x), np.sort(np.sin(x)) @ x), g(x)
+g = xf.jit(lambda z: xnp.linalg.cholesky(z).real, tiered=False)   # Numba compiles this one
+z = np.eye(3) * (2.0 + 0j) + 0.5j * (1 - np.eye(3)) * np.tri(3, k=-1) # (a complex Cholesky:
+z = z @ z.conj().T                                    # not on the direct path, session 29)
+assert np.allclose(g(z), np.linalg.cholesky(z).real), g(z)
 from xforms.kernels.numba_fixes import patches
 print("NUMBA", "numba" in sys.modules, patches._PATCHED)
 """

@@ -239,7 +239,7 @@ def test_scipys_blas_table_loads_beside_the_kernels_compile(tmp_path):
 def test_a_failed_blas_lookup_is_asked_again_by_the_next_kernel(monkeypatch):
     """A BLAS routine whose lookup failed (its kernel then went to Numba) is looked up again
     for the next kernel: never a symbol left unbound, on which LLVM would abort."""
-    from xforms.kernels.cpu.llvm.ops import products
+    from xforms.kernels.cpu.llvm.ops.linalg import products
     from xforms.kernels.runtime.products import blas_pointers
     name, asked = f"sxf{uuid.uuid4().hex[:6]}", []
 

@@ -383,7 +383,7 @@ def test_a_transposed_const_is_transposed_once(dt):
                  for s in ((16, 32), (3, 16, 32), (32, 32)))
     text = backend._prepare(xf.make_jaxpr(_transposed_const)(h0, xs, w), {"name": "t"}).llvm_ir
     assert text is not None
-    from xforms.kernels.cpu.llvm.ops.products import _small
+    from xforms.kernels.cpu.llvm.ops.linalg.products import _small
     if _small(16, 32, 32, "float", True):       # (an AVX-512 host: the nest)
         assert "@xf_small_mm_float_nt" not in text.replace("double", "float")
         assert "call void @xf_small_mm_" in text

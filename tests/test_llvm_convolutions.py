@@ -1,4 +1,4 @@
-"""Convolutions on the direct LLVM path (xforms/kernels/cpu/llvm/ops/convolutions.py):
+"""Convolutions on the direct LLVM path (xforms/kernels/cpu/llvm/ops/signal/convolutions.py):
 written in the kernel's own IR (im2col blocks and BLAS gemm, no call of the Numba-compiled
 conv_run), with the Numba kernel's results -- 1-D and 2-D, NHWC and NCHW, strides, padding,
 dilations and feature groups, float32/float64, a kernel holding an infinity, a
@@ -11,7 +11,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
 from xforms.kernels.cpu import backend, llvm
-from xforms.kernels.cpu.llvm.ops import convolutions as cv
+from xforms.kernels.cpu.llvm.ops.signal import convolutions as cv
 from test_llvm_loops import _both, _same, _values
 from test_llvm_products import _finite
 

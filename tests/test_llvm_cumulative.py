@@ -1,6 +1,6 @@
-"""Cumulative ops on the direct LLVM path (xforms/kernels/cpu/llvm/ops/cumulative.py, session
-28): cumsum, cumprod, cummax, cummin and cumlogsumexp along either axis, forward and
-reverse, of float64/float32 and integers, are the Numba kernel's bits and JAX's values
+"""Cumulative ops on the direct LLVM path (xforms/kernels/cpu/llvm/ops/arrays/
+cumulative.py, session 28): cumsum, cumprod, cummax, cummin and cumlogsumexp along
+either axis, forward and reverse, of float64/float32 and integers, are the Numba kernel's bits and JAX's values
 (a float sum from +0.0, NaN kept once seen, -0.0 < +0.0, integers wrapping)."""
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
 """The `fft` op on the direct LLVM path (issue #35, session 28:
-xforms/kernels/cpu/llvm/ops/fft.py): one call of rocket-fft's `rf_execute` with the
+xforms/kernels/cpu/llvm/ops/signal/fft.py): one call of rocket-fft's `rf_execute` with the
 arguments the Numba kernel's helper passes, so the same bits; values against JAX's."""
 import subprocess
 import sys
@@ -11,7 +11,7 @@ import xforms as xf
 import xforms.numpy as xnp
 import xforms.numpy.fft  # noqa: F401
 from xforms.kernels.cpu import backend, llvm
-from xforms.kernels.cpu.llvm.ops import fft
+from xforms.kernels.cpu.llvm.ops.signal import fft
 
 from test_llvm_complex import _parts
 from test_llvm_control import _taken
@@ -95,7 +95,7 @@ def test_library_is_rocket_ffts_own_choice():
     """fft.library() picks, without importing rocket-fft (Numba), the build rocket-fft
     loads; and a direct-path fft program imports no Numba."""
     code = ("import sys, numpy as np; import xforms as xf, xforms.numpy as xnp\n"
-            "from xforms.kernels.cpu.llvm.ops import fft\n"
+            "from xforms.kernels.cpu.llvm.ops.signal import fft\n"
             "mine = fft.library()\n"
             "f = xf.jit(lambda x: xnp.fft.rfft(x) * 2, tiered=False)\n"
             "f(np.ones(8)); assert f.lower(np.ones(8))._exe.compiler == 'llvm'\n"

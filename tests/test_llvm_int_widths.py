@@ -234,6 +234,26 @@ def test_narrow_integer_scalars_in_and_out():
         _same(got[0], want[0])
 
 
+def test_uint64_scalar_arguments_past_2_63():
+    """A uint64 scalar argument is read unsigned (session 29; refused before: PyLong_AsLongLong
+    overflows from 2**63 up): products wrap, division and comparisons are unsigned."""
+    def f(x, s):
+        return x * s + s, s // np.uint64(3), s > np.uint64(2 ** 63), s - np.uint64(1)
+    x = np.arange(5, dtype=np.uint64) * np.uint64(2 ** 61)
+    taken, plan = _taken(f, x, np.uint64(7))
+    assert taken, backend.llvm.refusals(plan)
+    ours, numba = _both(f, x, np.uint64(7))
+    for s in (np.uint64(0), np.uint64(7), np.uint64(2 ** 63 + 5), np.uint64(2 ** 64 - 1)):
+        got, want = ours(x, s), numba(x, s)
+        assert [int(g) for g in got[1:]] == [int(w) for w in want[1:]]
+        _same(got[0], want[0])
+    # jax 0.10.2 (x64) of f(x, np.uint64(2**63 + 5)): wrapped products, unsigned division
+    got = ours(x, np.uint64(2 ** 63 + 5))
+    assert got[0].tolist() == [9223372036854775813, 2305843009213693957,
+                               13835058055282163717, 6917529027641081861, 5]
+    assert [int(g) for g in got[1:]] == [3074457345618258604, 1, 9223372036854775812]
+
+
 @pytest.mark.parametrize("dt", INTS)
 def test_integer_reductions_wrap_at_their_width(dt):
     """Sums and products wrap (any order: the same bits), max and min by the dtype's sign;

@@ -1,5 +1,5 @@
 """Cholesky, triangular solves and Cholesky's cotangent on the direct LLVM path (issue #35,
-session 27: xforms/kernels/cpu/llvm/ops/lapack.py): the same SciPy LAPACK/BLAS calls as the
+session 27: xforms/kernels/cpu/llvm/ops/linalg/lapack.py): the same SciPy LAPACK/BLAS calls as the
 Numba kernel's helpers (runtime/linalg.py), so the same bits; values against JAX's."""
 import numpy as np
 import pytest
@@ -168,6 +168,6 @@ def test_qr_eigh_svd_match_numba(dt):
 
 def test_cotangent_blocks_are_the_helpers():
     """lapack.py keeps its own copy of the Numba helper's block sizes (no Numba import)."""
-    from xforms.kernels.cpu.llvm.ops import lapack
+    from xforms.kernels.cpu.llvm.ops.linalg import lapack
     from xforms.kernels.runtime import linalg
     assert lapack.CHOL_REV_BLOCK == linalg.CHOL_REV_BLOCK

@@ -1,4 +1,5 @@
-"""Matrix products on the direct LLVM path (xforms/kernels/cpu/llvm/ops/products.py) against the
+"""Matrix products on the direct LLVM path (xforms/kernels/cpu/llvm/ops/linalg/products.py)
+against the
 Numba kernel of the same program, bit for bit: every layout (x @ y, x @ y.T, x.T @ y,
 x.T @ y.T), float32/float64, batched, each call the Numba kernel chooses (BLAS dot, gemv,
 gemm, small_mm's loop nest), products mixed with fused loops and reductions, on finite
@@ -257,7 +258,8 @@ def test_a_gemm_below_the_nests_threads_runs_on_one_blas_thread():
 
 
 # products computed inside their consumer loop, a block of rows at a time
-# (xforms/kernels/plan/products.py; xforms/kernels/cpu/llvm/ops/blocks.py): (function, shapes)
+# (xforms/kernels/plan/products.py; xforms/kernels/cpu/llvm/ops/linalg/blocks.py):
+# (function, shapes)
 BLOCKED = {
     # a weight gradient and its update (k = 32 rows of the batch; small_mm's nest)
     "tn": (lambda x, dy, w: w - 0.1 * (x.T @ dy), [(32, 512), (32, 512), (512, 512)]),

@@ -1,4 +1,4 @@
-"""Combining scatters on the direct LLVM path (xforms/kernels/cpu/llvm/ops/indexing.py
+"""Combining scatters on the direct LLVM path (xforms/kernels/cpu/llvm/ops/arrays/indexing.py
 `_combine`, session 28): max and min of floats (NaN wins, -0.0 < +0.0), products, sums,
 max and min of integers at their width (wrapping), a bool's max/min (`or`/`and`), with
 out-of-bounds updates dropped and negative indices counted from the end, as JAX.  The

@@ -10,7 +10,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms.kernels.cpu import backend, llvm
-from xforms.kernels.cpu.llvm.ops import products, views
+from xforms.kernels.cpu.llvm.ops.linalg import products, views
 from test_llvm_loops import _both, _same
 from test_llvm_products import _finite
 
@@ -157,7 +157,7 @@ def test_tryout_conv_net_gradient_takes_the_direct_path():
     dot_product_attention's products of (B, T, 2, 1, D) operands, copied into transposed
     layouts, were its gradient's only refusals (35.8 CPU s cold on Numba, session 25).
     Against the interpreter and JAX, not the Numba kernel: the convolutions' gradients are
-    its values within rounding, not its bits (llvm/ops/convolutions.py), and its cold
+    its values within rounding, not its bits (llvm/ops/signal/convolutions.py), and its cold
     compile is the cost this removes; the products' bits are the tests above."""
     from benchmarks.workloads import tryout_nets
     net, (params, x) = tryout_nets.make_conv()

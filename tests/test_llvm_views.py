@@ -1,5 +1,5 @@
 """Batched products on matrix views on the direct LLVM path (xforms/kernels/cpu/llvm/ops/
-views.py) against the Numba kernel of the same program, bit for bit: attention's per-head
+linalg/views.py) against the Numba kernel of the same program, bit for bit: attention's per-head
 products of (batch, seq, heads, dim) operands read in place, and a product written
 transposed (`out_permutation`), float32/float64, at sizes small_mm's nest takes and at sizes
 left to gemm."""

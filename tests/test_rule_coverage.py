@@ -418,9 +418,9 @@ _KEPT = {
         "spellings of the primitives the Numba path's scalar rules spell by rules of their own "
         "(loops/scalar_rules.py, lower_bitwise.py: div, rem, shifts...; no fact names them), "
         "each by a function",
-    ("xforms/kernels/cpu/llvm/ops/copies.py", "concatenate"):
+    ("xforms/kernels/cpu/llvm/ops/arrays/copies.py", "concatenate"):
         "code: the ops the direct LLVM path lowers as byte copies, each by a function",
-    ("xforms/kernels/cpu/llvm/ops/lapack.py", "cholesky"): "code: which function writes "
+    ("xforms/kernels/cpu/llvm/ops/linalg/lapack.py", "cholesky"): "code: which function writes "
         "each LU-family factorisation's LAPACK/BLAS calls on the direct LLVM path (the Numba "
         "path's helper for each is named by ops/linalg.py's rules)",
     ("xforms/kernels/cpu/llvm/ops/complexes.py", "neg"): "backend printer: the complex "
@@ -431,7 +431,7 @@ _KEPT = {
         "real/imag take (complexes.py `emit`)",
     ("xforms/kernels/cpu/llvm/ops/complexes.py", "add"): "backend printer: the complex "
         "arithmetic a reduction's fold shares with `emit` (a monoid's name -> the operation)",
-    ("xforms/kernels/cpu/llvm/ops/spectral.py", "qr"): "code: which function writes each "
+    ("xforms/kernels/cpu/llvm/ops/linalg/spectral.py", "qr"): "code: which function writes each "
         "spectral factorisation's LAPACK calls on the direct LLVM path",
     ("xforms/kernels/cpu/llvm/scalar.py", "floor"): "backend printer: the float spellings "
         "of primitives the Numba path's scalar rules print by rules of their own "

@@ -153,7 +153,7 @@ def test_rule_boundaries():
 def test_the_three_callers_follow_the_rule():
     """The Numba kernels' run-time test and the direct path's choice are `rule` itself, on
     a grid through every boundary (a copy of it in either place would drift)."""
-    from xforms.kernels.cpu.llvm.ops import products
+    from xforms.kernels.cpu.llvm.ops.linalg import products
     sizes = (1, 3, 4, 24, 32, 127, 128, 512, 1024, 1025)
     for dtype, ty in ((np.float32, "float"), (np.float64, "double")):
         like = np.empty((1, 1), dtype)

@@ -326,7 +326,7 @@ def conv_sizes(eqn):
     """The sizes and element strides of conv_general_dilated `eqn`'s lhs, rhs and output along
     their logical axes (`conv_logical`, 30 ints): the head of conv_run's plan
     (xforms/kernels/runtime/conv.py), which the CPU kernel (kernels/ops/conv.py) and the
-    direct LLVM path (kernels/cpu/llvm/ops/convolutions.py) both pass."""
+    direct LLVM path (kernels/cpu/llvm/ops/signal/convolutions.py) both pass."""
     plan = ()
     for v, spec in zip((*eqn.invars, *eqn.outvars), eqn.params["dimension_numbers"]):
         sizes, strides = conv_logical(tuple(v.aval.shape), spec)

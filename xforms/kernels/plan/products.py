@@ -201,7 +201,7 @@ def _accumulable(eqn):
     """Whether dot_general `eqn` is a float32/float64 product of matrices (views of its
     operands, no batch dims, no copies) that the CPU computes by BLAS: the class whose
     accumulating form both CPU paths make (xforms/kernels/runtime/linalg.py `la_mm_acc`,
-    xforms/kernels/cpu/llvm/ops/products.py)."""
+    xforms/kernels/cpu/llvm/ops/linalg/products.py)."""
     if eqn.prim.name != "dot_general" or "out_permutation" in eqn.params:
         return False
     x, y = eqn.invars

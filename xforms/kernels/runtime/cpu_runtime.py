@@ -396,7 +396,7 @@ def _serial_gemm(context, builder, gemm, m, n, k):
     PARALLEL_MIN_WORK: an MLP's products with its 10 classes), so that OpenBLAS's pool is
     not woken beside the kernel's own threads (its worker then spins on the core the next
     threaded nest needs); blas_serial's switch, by symbol.  The direct LLVM path does the
-    same (xforms/kernels/cpu/llvm/ops/products.py `_serial_begin`): the same bits."""
+    same (xforms/kernels/cpu/llvm/ops/linalg/products.py `_serial_begin`): the same bits."""
     from llvmlite import ir
     from numba.core import cgutils
     from ..numba_fixes.unlinked import symbol_call

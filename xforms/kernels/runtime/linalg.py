@@ -226,7 +226,7 @@ def la_mm_acc(a, b, o, ta, tb, code):
     a product added into its accumulator's buffer (xforms/kernels/plan/products.py
     `accumulate_products`) by small_mm's nest starting from o's elements where its rule
     takes the sizes, else by BLAS's gemm with beta = 1 (whatever m and n: the direct LLVM
-    path makes the same calls, xforms/kernels/cpu/llvm/ops/products.py).
+    path makes the same calls, xforms/kernels/cpu/llvm/ops/linalg/products.py).
 
         la_mm_acc(h, w, c, False, False, 0)      # c += h @ w (float32)
     """

@@ -16,8 +16,10 @@ from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from ...plan.plan import subjaxprs
 from . import buffers, control, loops, scalar
-from .ops import (complexes, convolutions, copies, cumulative, fft, indexing, integers,
-                  lapack, spectral)
+from .ops import complexes, integers
+from .ops.arrays import copies, cumulative, indexing, sorting
+from .ops.linalg import lapack, spectral
+from .ops.signal import convolutions, fft
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _INDICES = tuple(np.dtype(t) for t in (np.int64, np.int32, np.int16, np.int8, np.uint64,
@@ -101,7 +103,7 @@ def may_take(closed):
     bool values, a float matrix product or convolution, a real Cholesky, triangular solve,
     Cholesky cotangent or LU (`lapack.takes`), QR, eigh or SVD (`spectral.takes`), complex
     arithmetic (`complexes.takes`) or an fft (`fft.takes`), a real cumulative op
-    (`cumulative.takes`), a concatenate or a reshape, a gather
+    (`cumulative.takes`), a sort (`sorting.takes`), a concatenate or a reshape, a gather
     or a scatter
     (`indexing.takes`), or a scan, while or for_loop (`control.may_take`) of such
     equations.  Cheap: read from the jaxpr alone.
@@ -132,7 +134,7 @@ def _may_take(eqn):
         return True
     if complexes.takes(eqn) or fft.takes(eqn):     # (complex arithmetic, rocket-fft)
         return True
-    if cumulative.takes(eqn):         # (real operands: floats, integers)
+    if cumulative.takes(eqn) or sorting.takes(eqn):   # (cumulative: real operands)
         return True
     product = eqn.prim.name == "dot_general" or convolutions.takes(eqn)
     if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)

@@ -24,7 +24,7 @@ from xforms.core.ir import split
 
 from ...plan.plan import subplans
 from . import buffers, invariants
-from .ops import copies
+from .ops.arrays import copies
 from .ops.integers import scalar_ty
 from .scalar import Refused
 

@@ -187,7 +187,7 @@ def compile_function(text, name, passes=True):
     or optimised and compiled (and stored there) under the compiler lock (`_compile_lock`);
     its machine code lives as long as `owner`.  `passes=False`: code generation (at -O3)
     without the IR pipeline (`_optimise`), for IR written already in the form it runs in
-    (small_mm's nests: xforms/kernels/cpu/llvm/ops/products.py `_nest_symbol`).  The
+    (small_mm's nests: xforms/kernels/cpu/llvm/ops/linalg/products.py `_nest_symbol`).  The
     module lives in an LLVM context of its own (`owner` holds it), so that its long calls
     (passes, code generation) hold no lock that a compile aside waits for (`_unlocked`)."""
     with _lock, _compile_lock():

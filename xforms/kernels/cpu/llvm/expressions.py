@@ -10,7 +10,8 @@ import numpy as np
 
 from ...loops.ir import Bin, Clamp, Const, Guarded, Load, Scalar, Value
 from . import numpy_abi
-from .ops import blocks, complexes, integers
+from .ops import complexes, integers
+from .ops.linalg import blocks
 from .scalar import Refused, ScalarModule, c_strides
 
 

@@ -27,7 +27,7 @@ is this path's products' test.
 import numpy as np
 
 from ...plan.invariants import loop_consts, transposed_const_products
-from .ops import products
+from .ops.linalg import products
 from .scalar import Refused
 
 

@@ -44,8 +44,10 @@ from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
-from .ops import (blocks, complexes, convolutions, copies, cumulative, fft, indexing,
-                  integers, lapack, products, reductions, spectral, views)
+from .ops import complexes, integers, reductions
+from .ops.arrays import copies, cumulative, indexing, sorting
+from .ops.linalg import blocks, lapack, products, spectral, views
+from .ops.signal import convolutions, fft
 from .buffers import (Workspace, arrays_written, pooled_outputs, shared,
                       workspace)
 from .expressions import Expressions
@@ -102,10 +104,10 @@ def outside(step):
         return (None if name == "dot_general" or name in copies.OPS or indexing.takes(step.eqn)
                 or convolutions.takes(step.eqn) or lapack.takes(step.eqn)
                 or spectral.takes(step.eqn) or fft.takes(step.eqn)
-                or cumulative.takes(step.eqn)
+                or cumulative.takes(step.eqn) or sorting.takes(step.eqn)
                 else "an op other than a product, a concatenate, a reshape, a gather, "
-                     "a scatter, a float convolution, a real factorisation, an fft or a "
-                     "real cumulative op")
+                     "a scatter, a float convolution, a real factorisation, an fft, a "
+                     "real cumulative op or a sort")
     if step.kind == "control":      # (xforms/kernels/cpu/llvm/control.py)
         return control.outside(step) or next(
             (why for sub in step.subplans for st in sub.steps if (why := outside(st))), None)
@@ -188,9 +190,9 @@ class Loops(Expressions):
         if isinstance(aval, SimpleNamespace):
             return self.ty(aval)
         key = numpy_abi.STORED.get(np.dtype(aval.dtype))
-        if not aval.shape:          # (an integer scalar: a count, an index, a seed; a uint64's
-            ty = numpy_abi.llvm_type(key or "")     # 2**63 up overflow PyLong_AsLongLong)
-            return ty if ty.startswith("i") and key != "uint64" else self.ty(aval)
+        if not aval.shape:          # (an integer scalar: a count, an index, a seed; a uint64
+            ty = numpy_abi.llvm_type(key or "")     # is read unsigned: scalar._unsigned)
+            return ty if ty.startswith("i") else self.ty(aval)
         if key is None:
             raise Refused(aval)
         return key
@@ -289,6 +291,9 @@ class Loops(Expressions):
             return
         if st.kind == "op" and cumulative.takes(st.eqn):  # (cumulative.py: cumsum ...)
             cumulative.emit(self, st.eqn)
+            return
+        if st.kind == "op" and sorting.takes(st.eqn):     # (sorting.py: a merge sort)
+            sorting.emit(self, st.eqn)
             return
         if st.kind == "op":          # a matrix product (products.py; on matrix views: views.py)
             ty = self.ty(st.eqn.outvars[0].aval)

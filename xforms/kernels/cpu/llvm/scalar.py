@@ -33,16 +33,18 @@ _BOOL_CMP = {"<": "ult", ">": "ugt", "<=": "ule", ">=": "uge", "==": "eq", "!=":
 _FCMP = {"<": "olt", ">": "ogt", "<=": "ole", ">=": "oge", "==": "oeq", "!=": "une"}
 # intrinsics for these (numba/cpython/mathimpl.py); libm (named as in Python) for the rest
 _MATH_INTRINSIC = {"math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.exp": "llvm.exp",
-                   "math.log": "llvm.log"}
+                   "math.log": "llvm.log", "np.exp2": "llvm.exp2"}    # (npyfuncs' exp2)
 _MATH_LIBM = frozenset(["math.tanh", "math.log1p", "math.expm1", "math.sqrt", "math.atan",
                         "math.sinh", "math.cosh", "math.tan", "math.asin", "math.acos",
-                        "math.asinh", "math.acosh", "math.atanh"])
+                        "math.asinh", "math.acosh", "math.atanh", "math.lgamma", "math.erf",
+                        "math.erfc", "math.atan2"])
 # primitives no fact names a spelling for (the CPU printer's own rules: `a / b`, `abs(a)`)
 _RULED = {"div": "fdiv", "abs": "llvm.fabs"}
 # exact roundings (np.floor, np.ceil, np.rint: Numba's llvm.floor/ceil/rint intrinsics), and
 # rem's np.fmod (Numba's `frem`): exact operations, one result whoever computes them
 _EXACT = {"floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.rint"}
-_SPELLED = {"rem": 2, "rsqrt": 1, "sign": 1, **{k: 1 for k in _EXACT}}   # (their arity)
+_SPELLED = {"rem": 2, "rsqrt": 1, "sign": 1, "cbrt": 1, "logistic": 1,
+            **{k: 1 for k in _EXACT}}   # (their arity)
 
 
 def _facts(eqn):
@@ -198,7 +200,10 @@ class ScalarModule:
         fn, wide, failed, compare, narrow = self._READERS[ty]
         if fn == "PyLong_AsLongLong":
             self.decls.add("declare i64 @PyLong_AsLongLong(ptr)")
-        self.emit(f"%d{k} = call {wide} @{fn}(ptr %o{k})")
+        if np.dtype(v.aval.dtype) == np.uint64:
+            self._unsigned(k)
+        else:
+            self.emit(f"%d{k} = call {wide} @{fn}(ptr %o{k})")
         self.emit(f"%m{k} = {compare} {wide} %d{k}, {failed}")
         self.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
         self.lines.append(f"e{k}:")         # the failure value is also a valid result
@@ -211,6 +216,22 @@ class ScalarModule:
             self.names[v] = self.fresh()
             self.emit(f"{self.names[v]} = {narrow} {wide} %d{k} to {ty}")
         self.emit(f"br label %a{k + 1}")
+
+    def _unsigned(self, k):
+        """`%d{k}` = a uint64 argument's value: PyLong_AsUnsignedLongLong of its __index__
+        (PyLong_AsLongLong overflows from 2**63 up; the unsigned reader takes only an int,
+        not a NumPy uint64, hence PyNumber_Index first, as Numba's unboxing reads it).
+
+            >>> # np.uint64(2**64 - 1) -> %d0 = -1 (i64 bits), PyErr_Occurred() NULL
+        """
+        self.decls.update(["declare ptr @PyNumber_Index(ptr)",
+                           "declare i64 @PyLong_AsUnsignedLongLong(ptr)"])
+        self.emit(f"%x{k} = call ptr @PyNumber_Index(ptr %o{k})")
+        self.emit(f"%xn{k} = icmp eq ptr %x{k}, null")
+        self.emit(f"br i1 %xn{k}, label %fail, label %u{k}")
+        self.lines.append(f"u{k}:")
+        self.emit(f"%d{k} = call i64 @PyLong_AsUnsignedLongLong(ptr %x{k})")
+        self.emit(f"call void @Py_DecRef(ptr %x{k})")
 
     def _outputs(self, outs):
         self._return([self._box(v) for v in outs])
@@ -411,7 +432,42 @@ class ScalarModule:
             self.emit(f"{below} = fcmp olt {ty} {x}, 0.0")
             self.emit(f"{inner} = select i1 {below}, {ty} {llvm_const(-1.0, ty)}, {ty} {x}")
             return f"{r} = select i1 {above}, {ty} {llvm_const(1.0, ty)}, {ty} {inner}"
+        if name == "cbrt":
+            return self._cbrt(r, ty, x)
+        if name == "logistic":      # (loops/scalar_rules.py `_logistic`: 1 / (1 + exp(-x)))
+            neg, d = self.fresh(), self.fresh()
+            self.emit(f"{neg} = fneg {ty} {x}")
+            e = self.math_call("exp", ty, neg)
+            self.emit(f"{d} = fadd {ty} {llvm_const(1.0, ty)}, {e}")
+            return f"{r} = fdiv {ty} {llvm_const(1.0, ty)}, {d}"
         return self._call(r, ty, f"{_EXACT[name]}.{'f32' if ty == 'float' else 'f64'}", args)
+
+    def _cbrt(self, r, ty, x):
+        """np.cbrt as Numba lowers it (numba/np/npyfuncs.py `np_real_cbrt_impl`): NaN for a
+        NaN, `-cbrt(-x)` below zero, else `cbrt(x)` -- its fastmath `np.power(x, 1.0 / 3.0)`,
+        a float64 power (a float32 x widened, the result rounded back), which LLVM makes
+        libm's cbrt.
+
+            >>> self._cbrt("%r", "float", "%x")     # cbrt(-8.0) = -2.0, cbrt(-0.0) = -0.0
+        """
+        nan, neg, a, c, nc, root, inner = (self.fresh() for _ in range(7))
+        self.emit(f"{nan} = fcmp uno {ty} {x}, {x}")
+        self.emit(f"{neg} = fcmp olt {ty} {x}, 0.0")
+        wide = x
+        if ty == "float":
+            wide = self.fresh()
+            self.emit(f"{wide} = fpext float {x} to double")
+        self.emit(f"{a} = fneg double {wide}")
+        self.emit(self._call(c, "double", "cbrt", [wide]))
+        self.emit(self._call(nc, "double", "cbrt", [a]))
+        self.emit(f"{root} = fneg double {nc}")
+        self.emit(f"{inner} = select i1 {neg}, double {root}, double {c}")
+        out = inner
+        if ty == "float":
+            out = self.fresh()
+            self.emit(f"{out} = fptrunc double {inner} to float")
+        return (f"{r} = select i1 {nan}, {ty} {llvm_const(float('nan'), ty)}, "
+                f"{ty} {out}")
 
     def _logic(self, eqn, r):
         """A bool result other than a comparison's: `and`/`or`/`xor`/`not` of predicates

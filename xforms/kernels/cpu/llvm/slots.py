@@ -12,7 +12,7 @@ loops' stores (`loops.Loops._address`) stay affine.  A matrix product into a slo
 """
 from ...codegen import cpu_blas
 from ...plan.placement import product_shape, slot_view
-from .ops import products, views
+from .ops.linalg import products, views
 from .scalar import Refused
 
 

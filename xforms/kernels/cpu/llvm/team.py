@@ -10,7 +10,8 @@ by its C entry point, with no Numba in the process, and the team size a call run
 team size (`xf_num_threads`) is 1, else shares the `n` chunks out statically over the team
 (slot 0 of `ctx` holds `fn`, slot 1 `n`).  The chunked loops that call it are
 xforms/kernels/cpu/llvm/threaded.py; the products' blocks and threaded products
-(llvm/ops/blocks.py, llvm/ops/products.py) ask `available` and `count` here, below them.
+(llvm/ops/linalg/blocks.py, llvm/ops/linalg/products.py) ask `available` and `count` here,
+below them.
 """
 import ctypes
 import os

@@ -60,7 +60,7 @@ def emit(m, nest, rows, team=True, hooks=None):
     step (`m.accs` set): the array accumulators filled, the chunks' function, its launch
     (on the team unless `team` is False: the chunks in order on this thread) and the
     scalar reductions' partials folded in chunk order.  `hooks` (a loop computing
-    products in blocks, xforms/kernels/cpu/llvm/ops/blocks.py) is called at the function's
+    products in blocks, xforms/kernels/cpu/llvm/ops/linalg/blocks.py) is called at the function's
     entry (`enter`), at each chunk's start (`chunk(m, i0, e0)`) and before it returns
     (`leave`); its `flag` is a pointer the function may write."""
     n0 = int(nest.dims[0])

@@ -8,7 +8,7 @@ half of a Newton-CG iteration's work) takes 1.48x the cycles in SciPy's (perf sa
 one thread, 2026-11-29), the other shapes within 5% of each other.  `choice()` names the
 newer build's gemv for each float type: NumPy's when its version is strictly higher, else
 SciPy's (None: Numba's own call); both paths (cpu_runtime's `_blas_call` and
-xforms/kernels/cpu/llvm/ops/products.py) call what it names, so their results stay equal bit
+xforms/kernels/cpu/llvm/ops/linalg/products.py) call what it names, so their results stay equal bit
 for bit.  NumPy's routines are bound as LLVM symbols `xf_blas64_sgemv` / `xf_blas64_dgemv`
 whenever they exist, so that a kernel in Numba's disk cache that calls one links in any
 process with the same NumPy.

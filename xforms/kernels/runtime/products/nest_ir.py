@@ -1,7 +1,8 @@
 """small_mm's loop nest as LLVM IR (llvmlite.ir only: no Numba), and its `rule`: which
 products take it.  The Numba kernels compile it through xforms/kernels/runtime/products/
 small_mm.py (their jitted wrappers and the thread split); the direct LLVM path
-(xforms/kernels/cpu/llvm/ops/products.py) compiles it from here without importing Numba, which
+(xforms/kernels/cpu/llvm/ops/linalg/products.py) compiles it from here without importing Numba,
+which
 cost a cold process ~0.2 CPU s before its first product (issue #35, session 23).  What the
 nest is and why: small_mm's docstring.
 
@@ -22,7 +23,7 @@ MIN_DEPTH = 4           # k below it: C's writes are the work (`rule`)
 PARALLEL_MIN_WORK = 1 << 22       # m * n * k below which one thread takes the product
 # OpenBLAS splits a gemm over its threads above this m * n * k (interface/gemm.c: 65536 x
 # GEMM_MULTITHREAD_THRESHOLD 4); the CPU kernels run one between it and PARALLEL_MIN_WORK on
-# one BLAS thread (cpu_runtime._serial_gemm, llvm/ops/products.py `_serial_begin`)
+# one BLAS thread (cpu_runtime._serial_gemm, llvm/ops/linalg/products.py `_serial_begin`)
 OPENBLAS_THREADED = 262144
 ROW_BLOCKS, TILE_VECTORS = (8, 4, 1), 2      # tiles: 8 rows x 2 vectors, tails
 _I64 = ir.IntType(64)

@@ -1,9 +1,11 @@
-"""The direct LLVM path's lowerings of op families, one module each: matrix products
-(`products`), batched products on matrix views (`views`: attention's heads) and products
-computed inside their consumer loop (`blocks`), convolutions as im2col blocks and BLAS
-(`convolutions`, their folded index arithmetic `arith`), gathers and scatters (`indexing`), integer and bool arithmetic
-(`integers`), reductions (`reductions`) and byte copies (`copies`).  The loop and program structure that calls them
-(fused loops, control flow, threading, the engine) is one folder up.
+"""The direct LLVM path's lowerings of op families, a subpackage per family of the pipeline:
+`linalg/` (matrix products, batched products on matrix views, products computed inside
+their consumer loop, LAPACK factorisations and spectral ones), `signal/` (convolutions as
+im2col blocks and BLAS, the FFT) and `arrays/` (byte copies, gathers and scatters,
+cumulative ops, sorts).  What every family uses stays here: integer and bool arithmetic
+(`integers`, the PRNG hash `threefry`), reductions (`reductions`), complex values
+(`complexes`) and folded index arithmetic (`arith`).  The loop and program structure that
+calls them (fused loops, control flow, threading, the engine) is one folder up.
 
-    >>> from xforms.kernels.cpu.llvm.ops import copies, products   # as llvm/loops.py does
+    >>> from xforms.kernels.cpu.llvm.ops.linalg import products   # as llvm/loops.py does
 """

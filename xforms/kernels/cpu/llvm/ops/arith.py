@@ -1,4 +1,4 @@
-"""i64 index arithmetic for the direct path's hand-written loops (ops/convolutions.py):
+"""i64 index arithmetic for the direct path's hand-written loops (ops/signal/convolutions.py):
 values are IR names or Python ints, and ints fold, so that a loop of one trip, a stride of
 0 or 1 and a constant window position cost no instruction.
 

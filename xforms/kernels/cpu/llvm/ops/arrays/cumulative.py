@@ -21,8 +21,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import reductions
-from ..scalar import llvm_const
+from .. import reductions
+from ...scalar import llvm_const
 
 _MONOIDS = ("sum", "prod", "max", "min", "logaddexp")
 

@@ -22,10 +22,10 @@ import threading
 
 import numpy as np
 
-from ..memory import heap
-from ..scalar import Refused
-from .arith import counted_loop, element_at, fp_cast, iadd, imul
-from .copies import memcpy
+from ...memory import heap
+from ...scalar import Refused
+from ..arith import counted_loop, element_at, fp_cast, iadd, imul
+from ..arrays.copies import memcpy
 from .products import blas_call, blas_constant
 
 OPS = ("cholesky", "triangular_solve", "cholesky_cotangent", "lu")
@@ -134,7 +134,7 @@ def lapack(name):
     with _lock:
         if name not in _bound:
             import llvmlite.binding as llvm
-            from ....runtime.products import blas_pointers
+            from .....runtime.products import blas_pointers
             _bound[name] = blas_pointers.address(name, "lapack")
             llvm.add_symbol(sym, _bound[name])
     return sym

@@ -23,8 +23,8 @@ import threading
 
 import numpy as np
 
-from ..memory import no_memory
-from ..scalar import Refused, c_strides, llvm_const
+from ...memory import no_memory
+from ...scalar import Refused, c_strides, llvm_const
 
 # rocket_fft/_native.py's ABI (its Kind, Flag, Norm enums and DTYPE_CODES; ABI_VERSION 1)
 _ABI_VERSION = 1

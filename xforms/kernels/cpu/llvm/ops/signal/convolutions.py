@@ -28,12 +28,12 @@ import math
 
 import numpy as np
 
-from ....codegen import conv_geometry, conv_sizes
-from ..memory import heap
-from ..scalar import Refused
-from .arith import (counted_loop, element_at, iadd, iand, if_else, imul, isdiv, iudiv, iurem,
+from .....codegen import conv_geometry, conv_sizes
+from ...memory import heap
+from ...scalar import Refused
+from ..arith import (counted_loop, element_at, iadd, iand, if_else, imul, isdiv, iudiv, iurem,
                     loop_nest)
-from .products import blas_call, blas_constant
+from ..linalg.products import blas_call, blas_constant
 
 OPS = ("conv_general_dilated",)
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}

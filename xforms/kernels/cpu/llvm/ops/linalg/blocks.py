@@ -24,13 +24,13 @@ or more: the same bits, but slower here).
 """
 import numpy as np
 
-from ....plan.products import contraction
-from ...chunking import threads_pay, product_rows
-from ...loop_cost import element_ns
+from .....plan.products import contraction
+from ....chunking import threads_pay, product_rows
+from ....loop_cost import element_ns
 from . import products
-from .. import team
-from ..memory import no_memory
-from ..scalar import Refused
+from ... import team
+from ...memory import no_memory
+from ...scalar import Refused
 
 _ALIGN = 64                 # (a block's rows start on a cache line when n is a multiple)
 _BLAS_GET, _BLAS_SET = "xforms_blas_get_threads", "xforms_blas_set_threads"
@@ -71,7 +71,7 @@ class Blocks:
             if not all(v in m.arrays for v in eqn.invars):
                 raise Refused("a product of values that are no arrays of the module")
             b = _Block(eqn, m.ty(eqn.outvars[0].aval), self.rows)
-            from ....runtime.products import nest_ir as small_mm
+            from .....runtime.products import nest_ir as small_mm
             work = self.rows * b.n * b.k
             if work > small_mm.MAX_WORK:        # (the last block's rule could differ)
                 raise Refused("a block too large for one rule")
@@ -89,7 +89,7 @@ class Blocks:
         m.emit(f"store i8 0, ptr {self.flag}")
         prev = None
         if self.team:
-            from ....runtime.products import blas_pointers
+            from .....runtime.products import blas_pointers
             blas_pointers.bind_thread_symbols()
             m.decls.add(f"declare i32 @{_BLAS_GET}()")
             m.decls.add(f"declare void @{_BLAS_SET}(i32)")

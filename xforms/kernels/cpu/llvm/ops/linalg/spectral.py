@@ -16,9 +16,9 @@ Numba path's).  The buffers come from `aligned_alloc`, once per step, and are fr
 """
 import numpy as np
 
-from ..memory import heap
-from ..scalar import Refused
-from .arith import counted_loop, element_at, iadd, imul
+from ...memory import heap
+from ...scalar import Refused
+from ..arith import counted_loop, element_at, iadd, imul
 from .lapack import lapack_call, load, nan_fill, store, transpose
 
 OPS = ("qr", "eigh", "svd")

@@ -12,9 +12,9 @@ else BLAS's gemm, each reading the views through their leading dimensions.
 """
 import numpy as np
 
-from ....codegen import cpu_blas, dot_dims, matrix_layouts, view_layouts
-from ..scalar import Refused
-from . import products
+from .....codegen import cpu_blas, dot_dims, matrix_layouts, view_layouts
+from ...scalar import Refused
+from . import parts, products
 
 
 class View:
@@ -153,8 +153,8 @@ def _batch_on_team(spec):
         >>> _batch_on_team(spec)    # attention's 32 heads of 128 x 128 x 64 (batch 8, 4 heads)
         True
     """
-    from ....runtime.products import nest_ir
-    from .. import team
+    from .....runtime.products import nest_ir
+    from ... import team
     m, n, k = spec.m, spec.n, spec.k
     nb = int(np.prod(spec.batch, dtype=np.int64))
     return (nb > 1 and products._small(m, n, k, spec.ty, spec.y.trans)
@@ -178,7 +178,7 @@ def _batch_parts(mod, spec, xd, yd, od):
     index, offsets = _batch_offsets(spec)
     mod.functions.append(f"""define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{
 entry:
-{products.context_loads("%run")}
+{parts.context_loads("%run")}
   %lo = mul i64 %c0, %run
   %hi0 = mul i64 %c1, %run
   %short = icmp slt i64 %hi0, {nb}
@@ -200,7 +200,7 @@ body:
 exit:
   ret void
 }}""")
-    products.launch_parts(mod, name, (xd, yd, od), nb, 1)
+    parts.launch_parts(mod, name, (xd, yd, od), nb, 1)
 
 
 def _batch_offsets(spec):

@@ -13,8 +13,8 @@ there, xforms/kernels/cpu/llvm/slots.py) are not copied.
 """
 import numpy as np
 
-from ....loops.ir import Scalar
-from ..scalar import Refused
+from .....loops.ir import Scalar
+from ...scalar import Refused
 
 OPS = ("concatenate", "reshape")
 _MEMCPY = "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)"

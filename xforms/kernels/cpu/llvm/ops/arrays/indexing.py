@@ -27,12 +27,13 @@ import numpy as np
 
 from xforms.core.facts import GATHER_SCATTER
 
-from ....loops.ir import Alloc, Clamp, Let, Load, Nest, Region, Scalar, Store, When
-from ....loops.lower_indexing import LOWERINGS
-from ....plan.storage import step_reads
-from . import copies, reductions
-from .. import numpy_abi
-from ..scalar import Refused
+from .....loops.ir import Alloc, Clamp, Let, Load, Nest, Region, Scalar, Store, When
+from .....loops.lower_indexing import LOWERINGS
+from .....plan.storage import step_reads
+from . import copies
+from .. import reductions
+from ... import numpy_abi
+from ...scalar import Refused
 
 _BOOL_MONOIDS = {"sum": "or", "max": "or", "prod": "and", "min": "and"}   # (loop_print's)
 _INDEX = {"i64", "i32", "i16", "i8"}     # (either sign)

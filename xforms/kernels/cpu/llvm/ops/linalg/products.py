@@ -26,16 +26,18 @@ whose operands it first copies into a transposed layout (`_copies`: the same cop
 same calls on it; session 26).  Refused (the Numba path keeps them): complex dtypes, mixed
 dtypes, an empty contraction, and sizes past a C int; products it computes by loops (fewer
 than `codegen.BLAS_MIN_FLOPS` multiply-adds) are `by_loops`, those it reads by strided views
-(`la_mm_views`) xforms/kernels/cpu/llvm/ops/views.py's.
-Products moved into their consumer loop (plan/products.py): xforms/kernels/cpu/llvm/ops/blocks.py.
+(`la_mm_views`) xforms/kernels/cpu/llvm/ops/linalg/views.py's.
+Products moved into their consumer loop (plan/products.py):
+xforms/kernels/cpu/llvm/ops/linalg/blocks.py.
 """
 import functools
 import threading
 
 import numpy as np
 
-from ....codegen import cpu_blas, dot_dims, matrix_layouts
-from ..scalar import Refused, c_strides, llvm_const
+from .....codegen import cpu_blas, dot_dims, matrix_layouts
+from ...scalar import Refused, c_strides, llvm_const
+from .parts import context_loads, launch_parts
 
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
@@ -298,8 +300,8 @@ def _gemm_on_team(m, n, k):
     """Whether a gemm of these sizes runs as parts of C's rows on OpenMP's team, one BLAS
     thread each (`_gemm_parts`): as large as small_mm's threaded nests, and rows to split
     (an MLP grad at batch 1024: 3-9% faster than OpenBLAS's own two-thread gemm, s29)."""
-    from ....runtime.products import nest_ir
-    from .. import team
+    from .....runtime.products import nest_ir
+    from ... import team
     return m * n * k >= nest_ir.PARALLEL_MIN_WORK and m >= 16 and team.available()
 
 
@@ -359,7 +361,7 @@ def _serial_begin(mod, work):
     is not woken, and does not spin on a core the team's next nest needs; as the Numba
     kernel's `cpu_runtime._serial_gemm` (the same bits).  -> the count to give back
     (`_serial_end`), or None (a large or already serial product)."""
-    from ....runtime.products import nest_ir
+    from .....runtime.products import nest_ir
     if not nest_ir.OPENBLAS_THREADED < work < nest_ir.PARALLEL_MIN_WORK:
         return None
     return _one_blas_thread(mod)
@@ -367,7 +369,7 @@ def _serial_begin(mod, work):
 
 def _one_blas_thread(mod):
     """Set one BLAS thread; -> the value holding the count in force before."""
-    from ....runtime.products import blas_pointers
+    from .....runtime.products import blas_pointers
     blas_pointers.bind_thread_symbols()
     mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
     mod.decls.add(f"declare void @{blas_pointers.THREADS_SET}(i32)")
@@ -379,18 +381,18 @@ def _one_blas_thread(mod):
 
 def _serial_end(mod, prev):
     """Give back the BLAS thread count `_serial_begin` returned."""
-    from ....runtime.products import blas_pointers
+    from .....runtime.products import blas_pointers
     if prev is not None:
         mod.emit(f"call void @{blas_pointers.THREADS_SET}(i32 {prev})")
 
 
 def _nest(mod, spec, xd, yd, od, acc=False, lds=None):
     """small_mm's loop nest, as `small_mm.call` passes it (lda, ldb: the stored matrices'
-    row lengths; `lds`: (lda, ldb, ldc) of matrix views, ops/views.py); above
+    row lengths; `lds`: (lda, ldb, ldc) of matrix views, linalg/views.py); above
     `PARALLEL_MIN_WORK` multiply-adds split over parts of C's rows on
     OpenMP's team (`_parts`), as the Numba kernel's `small_mm.product` splits them over its
     pool (the same bits for any split)."""
-    from ....runtime.products import nest_ir as small_mm
+    from .....runtime.products import nest_ir as small_mm
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     ta, tb = spec.xl == "t", spec.yl == "t"
     sym = _nest_symbol(ty, ta, tb, acc)
@@ -412,7 +414,7 @@ def _parts(mod, spec, sym, lda, ldb, ptrs, ldc):
     the fewest; rows as `small_mm.rows_per_part`.  (Counted once, at compile time, from the
     cores, they split every product in two on a machine whose load had the Numba kernel's
     BLAS and nest on one thread: the direct path waited on a descheduled half.)"""
-    from .. import team
+    from ... import team
     if not team.available():
         raise Refused("a product the Numba path threads, and no OpenMP here")
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
@@ -445,68 +447,10 @@ exit:
     launch_parts(mod, name, ptrs, m, 8)
 
 
-def context_loads(per):
-    """IR lines of a parts function's entry (`launch_parts`): the data pointers %a, %b, %c
-    from its context's slots 2-4 and the items of a part, named `per`, from slot 5."""
-    return f"""  %ap = getelementptr i64, ptr %ctx, i64 2
-  %a = load ptr, ptr %ap
-  %bp = getelementptr i64, ptr %ctx, i64 3
-  %b = load ptr, ptr %bp
-  %cp = getelementptr i64, ptr %ctx, i64 4
-  %c = load ptr, ptr %cp
-  %rp = getelementptr i64, ptr %ctx, i64 5
-  {per} = load i64, ptr %rp"""
-
-
-def launch_parts(mod, name, ptrs, items, unit, blas=None):
-    """Launch function `name` on OpenMP's team over parts of `items` (C's rows, a batch's
-    matrices) in whole `unit`s, `ptrs` in its context's slots 2-4 (`context_loads`).  The
-    parts are counted at run time as `small_mm.parts_for` counts them -- min(BLAS threads in
-    force, the team's threads, items' units), at least one -- and a part takes
-    `rows_per_part`'s whole units (e.g. rows = ((m + p - 1) // p + 7) // 8 * 8); `blas`:
-    an i32 value standing for the BLAS threads in force (read before a region that set 1)."""
-    from ....runtime.products import blas_pointers
-    ctx = f"%ctx{len(mod.allocas)}"
-    mod.allocas.append(f"{ctx} = alloca i64, i64 6")
-    for slot, ptr in enumerate(ptrs, start=2):
-        at = mod.fresh()
-        mod.emit(f"{at} = getelementptr i64, ptr {ctx}, i64 {slot}")
-        mod.emit(f"store ptr {ptr}, ptr {at}")
-    blas_pointers.bind_thread_symbols()         # (no Numba: small_mm is not imported here)
-    mod.decls.add(f"declare i32 @{blas_pointers.THREADS_GET}()")
-    v = {s: mod.fresh() for s in ("b32", "t32", "few", "bt", "bt64", "units", "lt", "none",
-                                  "p", "up", "per", "upu", "whole", "run", "cu", "n", "at")}
-    if blas is None:
-        mod.emit(f"{v['b32']} = call i32 @{blas_pointers.THREADS_GET}()")
-    else:
-        mod.emit(f"{v['b32']} = add i32 {blas}, 0")
-    mod.emit(f"{v['t32']} = load i32, ptr @xf_num_threads")
-    mod.emit(f"{v['few']} = icmp slt i32 {v['b32']}, {v['t32']}")
-    mod.emit(f"{v['bt']} = select i1 {v['few']}, i32 {v['b32']}, i32 {v['t32']}")
-    mod.emit(f"{v['bt64']} = sext i32 {v['bt']} to i64")
-    units = (items + unit - 1) // unit
-    mod.emit(f"{v['lt']} = icmp slt i64 {v['bt64']}, {units}")
-    mod.emit(f"{v['units']} = select i1 {v['lt']}, i64 {v['bt64']}, i64 {units}")
-    mod.emit(f"{v['none']} = icmp slt i64 {v['units']}, 1")
-    mod.emit(f"{v['p']} = select i1 {v['none']}, i64 1, i64 {v['units']}")
-    # run = ((items + p - 1) // p + unit - 1) // unit * unit; chunks = ceil(items / run)
-    mod.emit(f"{v['up']} = add i64 {v['p']}, {items - 1}")
-    mod.emit(f"{v['per']} = sdiv i64 {v['up']}, {v['p']}")
-    mod.emit(f"{v['upu']} = add i64 {v['per']}, {unit - 1}")
-    mod.emit(f"{v['whole']} = sdiv i64 {v['upu']}, {unit}")
-    mod.emit(f"{v['run']} = mul i64 {v['whole']}, {unit}")
-    mod.emit(f"{v['cu']} = add i64 {v['run']}, {items - 1}")
-    mod.emit(f"{v['n']} = sdiv i64 {v['cu']}, {v['run']}")
-    mod.emit(f"{v['at']} = getelementptr i64, ptr {ctx}, i64 5")
-    mod.emit(f"store i64 {v['run']}, ptr {v['at']}")
-    mod.emit(f"call void @xf_parallel(ptr {name}, ptr {ctx}, i64 {v['n']})")
-    mod.threaded = True
-
-
 def _gemv(mod, ty, trans, rows, cols, a, lda, v, out):
     """gemv of the newer bundled OpenBLAS, as the Numba kernel calls it (its 64-bit
     integers where that is NumPy's: xforms/kernels/runtime/products/gemv_lib.py)."""
-    from ....runtime.products import gemv_lib
+    from .....runtime.products import gemv_lib
     sym = gemv_lib.choice(ty)
     it = "i64" if sym else "i32"
     blas_call(mod, ty, "gemv", [("i8", ord(trans)), (it, rows), (it, cols), (ty, 1.0), a,
@@ -552,8 +496,8 @@ def _bind(name):
         # (a lookup that failed binds nothing: asked again, or LLVM aborts on the symbol)
         if name not in _bound or getattr(_bound[name], "failed", False):
             import llvmlite.binding as llvm
-            from ....runtime.products import blas_pointers
-            from .. import engine
+            from .....runtime.products import blas_pointers
+            from ... import engine
             find = lambda: blas_pointers.address(name)     # noqa: E731
             if blas_pointers.loaded("blas"):
                 _bound[name] = find()
@@ -574,7 +518,7 @@ def _small(m, n, k, ty, tb):
     """Whether the Numba kernel takes small_mm's loop nest for this product (`tb`: B stored
     transposed): `small_mm.available()` and its `rule`, on the concrete sizes (both from
     nest_ir, which imports no Numba)."""
-    from ....runtime.products import nest_ir
+    from .....runtime.products import nest_ir
     return nest_ir.host_available() and nest_ir.rule(m, n, k, 4 if ty == "float" else 8, tb)
 
 
@@ -586,7 +530,7 @@ def _nest_symbol(ty, ta, tb, acc=False):
     sym = f"xf_small_mm_{ty}_{'nt'[ta]}{'nt'[tb]}{'_acc' * acc}"
     with _lock:
         if key not in _nests:
-            from .. import engine
+            from ... import engine
             # (the tiled loop as it runs: no IR passes -- 0.02 CPU s, not 0.06, same speed
             # and bits -- but for a transposed B, whose packing they make 5% faster; #35
             # s23).  Written and compiled on a thread of its own while the kernel is
@@ -599,7 +543,7 @@ def _nest_symbol(ty, ta, tb, acc=False):
 def _nest_text(sym, key):
     """The IR text of small_mm's nest `key` ((type, ta, tb, acc)), exported as `sym`."""
     import llvmlite.ir as ir
-    from ....runtime.products import nest_ir
+    from .....runtime.products import nest_ir
     module = ir.Module(name=sym)
     fn = nest_ir.define(module, *key)
     fn.name, fn.linkage = sym, ""           # (exported: called by symbol)

@@ -1,0 +1,92 @@
+"""lgamma, erf, erfc, cbrt, exp2 and logistic on the direct LLVM path (issue #35, session
+29): calls of libm's lgamma/erf/erfc (lgammaf/erff/erfcf for float32), the externs Numba's
+math.lgamma/erf/erfc lower to (numba/cpython/mathimpl.py); np.cbrt as Numba lowers it (NaN
+for a NaN, -cbrt(-x) below zero, a float64 cbrt for float32 too); np.exp2 (llvm.exp2,
+numba/np/npyfuncs.py); logistic below vector math's sizes as the rule prints it (1 / (1 +
+exp(-x))).  So the values are the Numba kernel's bit for bit, in a scalar loop and in a
+loop long enough for vector math, and JAX's within rounding (XLA's cbrt(27.0) is
+3.0000000000000004 and exp2(-3.0) 0.12500000000000003, libm's 3.0 and 0.125)."""
+import numpy as np
+import pytest
+
+import xforms as xf
+from xforms import lax
+from xforms.kernels.cpu import backend
+
+RNG = np.random.default_rng(5)
+X = np.concatenate([[0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, -2.0, 1.0, 2.0, 1e-310, -1e-310,
+                     1e300, -1e300, -2.5, 171.6],
+                    RNG.normal(size=60) * 10.0 ** RNG.integers(-3, 3, 60),
+                    RNG.uniform(-30, 200, 60)])
+
+
+def _both(f, x):
+    ours = backend.compile_cpu(xf.make_jaxpr(f)(x), {"name": "t"})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XFORMS_LLVM_KERNELS", "0")
+        numba_kernel = backend.compile_cpu(xf.make_jaxpr(f)(x), {"name": "t"})
+    assert ours.compiler == "llvm" and ours.refusals() == [] and numba_kernel.compiler == "numba"
+    return np.asarray(ours(x)).ravel(), np.asarray(numba_kernel(x)).ravel()
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [15, len(X)])          # (a scalar loop; 64+: vector math's)
+@pytest.mark.parametrize("prim", [lax.lgamma, lax.erf, lax.erfc, lax.cbrt, lax.exp2,
+                                  lax.logistic],
+                         ids=["lgamma", "erf", "erfc", "cbrt", "exp2", "logistic"])
+def test_libm_special_functions_are_the_numba_kernels(prim, n, dt):
+    with np.errstate(over="ignore"):
+        x = X[:n].astype(dt)
+    got, want = _both(lambda x: prim(x) * 2.0, x)
+    assert got.dtype == want.dtype == dt and got.tobytes() == want.tobytes()
+
+
+def test_libm_special_functions_are_jaxs():
+    """JAX 0.10.2 (x64): lax.lgamma, lax.erf, lax.erfc of x; jnp.cbrt of c (signbits too);
+    jnp.exp2 of e; lax.logistic of s."""
+    x = np.array([0.5, -2.5, 3.0, -np.inf, 1e-3, 10.0])
+    got = xf.jit(lambda x: (lax.lgamma(x), lax.erf(x), lax.erfc(x)), tiered=False)(x)
+    want = [[0.5723649429247004, -0.05624371649767457, 0.6931471805599441, np.inf,
+             6.9071788853838525, 12.801827480081473],
+            [0.5204998778130465, -0.999593047982555, 0.9999779095030014, -1.0,
+             0.0011283787909692365, 1.0],
+            [0.4795001221869535, 1.999593047982555, 2.2090496998585445e-05, 2.0,
+             0.9988716212090307, 2.0884875837625443e-45]]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-14)
+    c = np.array([-8.0, -0.0, 0.0, 27.0, 1e-300, -np.inf, 2.0, np.nan])
+    got = np.asarray(xf.jit(lambda c: lax.cbrt(c), tiered=False)(c))
+    np.testing.assert_allclose(got, [-2.0, -0.0, 0.0, 3.0000000000000004, 1e-100, -np.inf,
+                                     1.2599210498948734, np.nan], rtol=1e-15)
+    assert np.signbit(got[:7]).tolist() == [True, True, False, False, False, True, False]
+    e = np.array([0.5, -3.0, 10.0, -np.inf, 1030.0])    # jnp.exp2(e)
+    got = np.asarray(xf.jit(lambda e: lax.exp2(e), tiered=False)(e))
+    np.testing.assert_allclose(got, [1.4142135623730951, 0.12500000000000003, 1024.0, 0.0,
+                                     np.inf], rtol=1e-15)
+    s = np.array([0.0, -3.0, 10.0, -np.inf, 800.0, -800.0])   # lax.logistic(s)
+    got = np.asarray(xf.jit(lambda s: lax.logistic(s), tiered=False)(s))
+    np.testing.assert_allclose(got, [0.5, 0.04742587317756678, 0.9999546021312976, 0.0, 1.0,
+                                     0.0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [15, 100])
+def test_atan2_is_the_numba_kernels_and_jaxs(n, dt):
+    """atan2 as libm's atan2/atan2f (Numba's math.atan2), signed zeros and infinities
+    included; JAX 0.10.2 (x64): lax.atan2 of the first five pairs (signbits too)."""
+    sp = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-310]
+    with np.errstate(over="ignore"):
+        y = np.concatenate([[0.0, -0.0, 1.0, -1.0, np.inf], np.repeat(sp, 8), X])[:n].astype(dt)
+        x = np.concatenate([[-0.0, -1.0, 0.0, 2.0, np.inf], np.tile(sp, 8), X[::-1]])[:n].astype(dt)
+    ours = backend.compile_cpu(xf.make_jaxpr(lax.atan2)(y, x), {"name": "t"})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XFORMS_LLVM_KERNELS", "0")
+        numba_kernel = backend.compile_cpu(xf.make_jaxpr(lax.atan2)(y, x), {"name": "t"})
+    assert ours.compiler == "llvm" and numba_kernel.compiler == "numba"
+    got, want = np.asarray(ours(y, x)).ravel(), np.asarray(numba_kernel(y, x)).ravel()
+    assert got.dtype == want.dtype == dt and got.tobytes() == want.tobytes()
+    np.testing.assert_allclose(got[:5], [3.141592653589793, -3.141592653589793,
+                                         1.5707963267948966, -0.4636476090008061,
+                                         0.7853981633974483],
+                               rtol=1e-7 if dt == np.float32 else 1e-15)
+    assert np.signbit(got[:5]).tolist() == [False, True, False, True, False]
