@@ -299,7 +299,7 @@ def test_a_text_that_failed_aside_is_made_again_where_it_is_waited_for():
 NEST_TEXT_CHILD = r"""
 import threading, numpy as np, xforms as xf, xforms.numpy as xnp
 from xforms.kernels.cpu.llvm import engine
-from xforms.kernels.cpu.llvm.ops import products
+from xforms.kernels.cpu.llvm.ops.linalg import products
 where, text, compiling, compile_function = [], products._nest_text, [], engine.compile_function
 def recorded(*a):
     where.append((threading.current_thread() is threading.main_thread(), bool(compiling)))
