@@ -706,3 +706,36 @@ def test_int64_sums_wrap_before_a_sign_on_both_paths(monkeypatch, llvm):
     got = xf.jit(lambda x: (x * 3 - x, (x - 1) < x), tiered=False)(np.array([m, 5]))
     np.testing.assert_array_equal(got[0], np.array([0, 10]))       # (jax: MIN*3 - MIN wraps)
     np.testing.assert_array_equal(got[1], np.array([False, True]))  # MIN - 1 wraps to MAX
+
+
+@pytest.mark.parametrize("llvm", ["0", "1"])
+def test_int64_reduction_sums_and_products_wrap_on_both_paths(monkeypatch, llvm):
+    """An int64 sum or product in a reduction wraps, as in jax 0.10.2 (x64: jax.jit of
+    `jnp.sum(jnp.broadcast_to(x, (2,))) < x` at x = int64 MIN is False, the sum wrapping to
+    0; `jnp.sign(-jnp.prod(jnp.broadcast_to(x, (2,))))` is 0).  The Numba path's
+    accumulator `c += a` carried Numba's `nsw`, and LLVM folded the first to True and the
+    second to -1; it is spelled on uint64 now, as int64 arithmetic is."""
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", llvm)
+    m = np.int64(np.iinfo(np.int64).min)
+    twice = lambda x: xnp.broadcast_to(x, (2,))   # noqa: E731
+    got = xf.jit(lambda x: (xnp.sum(twice(x)) < x, xnp.sign(-xnp.prod(twice(x))),
+                            xnp.sum(twice(x)), xnp.prod(twice(x))), tiered=False)(m)
+    assert [int(v) for v in got] == [0, 0, 0, 0]
+
+
+def test_complex_logaddexp_is_weak_only_of_two_weak_0d_operands():
+    """jax 0.10.2 (x64): jnp.logaddexp of a complex promotion is weakly typed only when the
+    promoted operands are weak and both are 0-d -- logaddexp(jnp.asarray(True), 2j) and
+    logaddexp(weak 0-d 0.5j, True) weak, logaddexp(jnp.ones((1,), bool), 2j) strong.  The
+    fuzzer's oracle (tests/fuzz/promotion.py) said weak for `(bool (3,) * (1+2j))
+    logaddexp bool (3,)` (a rendering error); xforms said strong for a strong 0-d operand
+    beside a weak one (xforms' error, fixed in xforms/numpy/ufuncs.py)."""
+    from fuzz.promotion import check_promotion
+    check_promotion("b", [("*", "py_complex", False), ("logaddexp", "b", False)])
+    weak0 = xf.jit(lambda t: t * 1j)(0.5)
+    assert xnp.logaddexp(xnp.asarray(True), 2j).weak_type
+    assert xnp.logaddexp(weak0, xnp.asarray(True)).weak_type
+    assert xnp.logaddexp(weak0, 2j).weak_type
+    assert not xnp.logaddexp(xnp.ones((1,), bool), 2j).weak_type
+    assert not xnp.logaddexp(weak0, xnp.ones((1,), bool)).weak_type
+    assert not xnp.logaddexp(xnp.asarray(np.int32(1)) + xnp.zeros(2, np.int32), 2j).weak_type
