@@ -29,11 +29,20 @@ from .scalar_programs import check_scalar_tiers, scalar_programs
 pytestmark = [pytest.mark.fuzz, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
 N = settings.default.max_examples      # the profile's budget; each test takes a share
+# XFORMS_FUZZ_PIECES=n runs 1/n of every test's share (a piece of the deep profile on a
+# loaded machine): n pieces with n different --hypothesis-seed values make up the profile
+PIECES = int(os.environ.get("XFORMS_FUZZ_PIECES", "1"))
 
 
 def share(frac, cap=None):
+    """This test's number of examples: `frac` of the profile's budget, at most `cap`, over
+    PIECES (rounded up).
+
+        >>> share(0.5, cap=1500)     # the deep profile (N = 3000), PIECES = 10: 150
+    """
     n = max(1, int(N * frac))
-    return min(n, cap) if cap else n
+    n = min(n, cap) if cap else n
+    return -(-n // PIECES)
 
 
 @settings(max_examples=share(1.5))
