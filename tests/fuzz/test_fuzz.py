@@ -113,17 +113,18 @@ def test_transformed_ir_type_checks(data):
 
 
 # jit compiles take seconds each: several programs share one compile, and few groups run
-# (small: with the compiler's large-array paths switched on for these tiny arrays)
+# (small: with the compiler's large-array paths switched on for these tiny arrays; numba:
+# compiled on the Numba path, XFORMS_LLVM_KERNELS=0, not the direct LLVM kernels)
 @settings(max_examples=share(0.067, cap=40))
-@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3), st.booleans())
-def test_jit_matches_eager(group, small):
-    check_jit_group(group, derivatives=False, small=small)
+@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3), st.booleans(), st.booleans())
+def test_jit_matches_eager(group, small, numba):
+    check_jit_group(group, derivatives=False, small=small, numba=numba)
 
 
 @settings(max_examples=share(0.034, cap=20))
-@given(st.lists(cases(max_stmts=3), min_size=2, max_size=2), st.booleans())
-def test_jit_of_derivatives_matches_eager(group, small):
-    check_jit_group(group, derivatives=True, small=small)
+@given(st.lists(cases(max_stmts=3), min_size=2, max_size=2), st.booleans(), st.booleans())
+def test_jit_of_derivatives_matches_eager(group, small, numba):
+    check_jit_group(group, derivatives=True, small=small, numba=numba)
 
 
 # straight-line rank-0 float32/float64 programs: the CPU's direct LLVM kernels
@@ -173,9 +174,10 @@ def test_eager_operators_promote_as_jax(chain):
 # scan rewrites of xforms/kernels/prepare/scan_products.py and the reverse sweeps' accumulators
 @settings(max_examples=share(0.034, cap=20))
 @given(st.lists(cases(max_stmts=2, control_kinds=("scan_acc", "fori_acc", "scan"),
-                      control_weight=20), min_size=2, max_size=2), st.booleans())
-def test_jit_of_accumulating_loops_matches_eager(group, small):
-    check_jit_group(group, derivatives=True, small=small)
+                      control_weight=20), min_size=2, max_size=2), st.booleans(),
+       st.booleans())
+def test_jit_of_accumulating_loops_matches_eager(group, small, numba):
+    check_jit_group(group, derivatives=True, small=small, numba=numba)
 
 
 # ---- the CUDA backend on Numba's simulator, in a process of its own -------------------------
