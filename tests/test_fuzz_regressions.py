@@ -739,3 +739,18 @@ def test_complex_logaddexp_is_weak_only_of_two_weak_0d_operands():
     assert not xnp.logaddexp(xnp.ones((1,), bool), 2j).weak_type
     assert not xnp.logaddexp(weak0, xnp.ones((1,), bool)).weak_type
     assert not xnp.logaddexp(xnp.asarray(np.int32(1)) + xnp.zeros(2, np.int32), 2j).weak_type
+
+
+def test_complex64_divided_by_an_integer_array_is_an_array():
+    """The promotion fuzzer's deep run (session 29): eager `complex64 / int32` (either way
+    round, and by int64 or bool) computes by casting both operands to complex64 and XLA's
+    complex division, which returned a plain NumPy ndarray (no weak_type), not an Array."""
+    from fuzz.promotion import check_promotion
+    check_promotion("b", [("*", "c64", False), ("/", "i32", False)])
+    c = xnp.asarray(np.array([0.5 + 1j, -1, 2j], np.complex64))
+    for i in (np.int32, np.int64, np.bool_):
+        n = xnp.asarray(np.array([1, 2, 3]).astype(i))
+        for got in (c / n, n / c):
+            assert type(got) is type(c) and got.dtype == np.complex64 and not got.weak_type
+    np.testing.assert_allclose(np.asarray(c / xnp.asarray(np.array([1, -2, 4], np.int32))),
+                               np.array([0.5 + 1j, 0.5, 0.5j], np.complex64))
