@@ -59,7 +59,19 @@ def _ref_arctan2(y, x):
 
 
 def _ref_logaddexp(x, y):
-    return np.log(np.exp(x) + np.exp(y)) if np.iscomplexobj(x) else np.logaddexp(x, y)
+    """NumPy's logaddexp; of complex operands jax 0.10.2's formula (lax_other.logaddexp):
+    max + log1p(exp(x + y - 2 max)), max ordering by real part then imaginary, the imaginary
+    part wrapped into [-pi, pi).  log(exp(x) + exp(y)), the reference before session 29, is
+    inf + 0j at x = inf, y = 0.5 + 1j, where jax gives nan + nanj (inf - inf inside)."""
+    if not np.iscomplexobj(x):
+        return np.logaddexp(x, y)
+    x, y = np.broadcast_arrays(x, y)
+    first = (x.real > y.real) | ((x.real == y.real) & (x.imag > y.imag))
+    amax = np.where(first, x, y)
+    out = amax + np.log1p(np.exp(x + y - amax * 2))
+    im = np.fmod(out.imag + np.pi, 2 * np.pi)
+    im = np.where(im < 0, im + 2 * np.pi, im) - np.pi
+    return (out.real + 1j * im).astype(out.dtype)
 
 
 _NUMPY_FNS = {"arctan2": _ref_arctan2, "logaddexp": _ref_logaddexp}
