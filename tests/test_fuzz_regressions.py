@@ -769,3 +769,19 @@ def test_complex_logaddexp_at_infinities_is_checked_against_jax_formula():
     assert np.isnan(got[0].real) and np.isnan(got[0].imag)
     np.testing.assert_allclose(got[1:], np.complex64([1.562563 + 0.5j, 1 + 1.0000002j]),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("tiered", [True, False])
+def test_negated_differences_keep_xla_zero_signs(tiered):
+    """The indexed fuzz run (session 29, seed 2 of 5) shrunk to `v0 = p0 - p0; v1 = -v0` at
+    p0 = -0.0 (float32): jit gave +0.0 for v1, eager and jax 0.10.2 -0.0.  The simplifier
+    rewrote -(a - b) to b - a, and (-a) - b to -(a + b), which differ at a = b (a = -b) in a
+    zero's sign.  jax 0.10.2: jit(lambda p: -(p - p))(float32(-0.0)) -> -0.0,
+    jit(lambda a, b: (-a) - b)(1.0, -1.0) -> 0.0, jit(lambda a, b: -(a - b))(2.0, 2.0) -> -0.0."""
+    from fuzz.checks import fast_tier_only
+    import contextlib
+    with fast_tier_only() if tiered else contextlib.nullcontext():
+        v = xf.jit(lambda p: (p - p, -(p - p)), tiered=tiered)(np.array(-0.0, np.float32))
+        w = xf.jit(lambda a, b: ((-a) - b, -(a - b)), tiered=tiered)(1.0, -1.0)
+        u = xf.jit(lambda a, b: -(a - b), tiered=tiered)(2.0, 2.0)
+    assert [np.signbit(np.asarray(t)) for t in (*v, *w, u)] == [False, True, False, True, True]
