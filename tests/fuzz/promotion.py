@@ -71,7 +71,10 @@ def _ref_logaddexp(x, y):
     out = amax + np.log1p(np.exp(x + y - amax * 2))
     im = np.fmod(out.imag + np.pi, 2 * np.pi)
     im = np.where(im < 0, im + 2 * np.pi, im) - np.pi
-    return (out.real + 1j * im).astype(out.dtype)
+    out = (out.real + 1j * im).astype(out.dtype)
+    # (a NaN part anywhere: XLA's exp(-inf + nan j) is nan + nan j, NumPy's 0)
+    nan = np.isnan(x.real) | np.isnan(x.imag) | np.isnan(y.real) | np.isnan(y.imag)
+    return np.where(nan, np.array(complex(np.nan, np.nan), out.dtype), out)
 
 
 _NUMPY_FNS = {"arctan2": _ref_arctan2, "logaddexp": _ref_logaddexp}
