@@ -706,3 +706,84 @@ def test_int64_sums_wrap_before_a_sign_on_both_paths(monkeypatch, llvm):
     got = xf.jit(lambda x: (x * 3 - x, (x - 1) < x), tiered=False)(np.array([m, 5]))
     np.testing.assert_array_equal(got[0], np.array([0, 10]))       # (jax: MIN*3 - MIN wraps)
     np.testing.assert_array_equal(got[1], np.array([False, True]))  # MIN - 1 wraps to MAX
+
+
+@pytest.mark.parametrize("llvm", ["0", "1"])
+def test_int64_reduction_sums_and_products_wrap_on_both_paths(monkeypatch, llvm):
+    """An int64 sum or product in a reduction wraps, as in jax 0.10.2 (x64: jax.jit of
+    `jnp.sum(jnp.broadcast_to(x, (2,))) < x` at x = int64 MIN is False, the sum wrapping to
+    0; `jnp.sign(-jnp.prod(jnp.broadcast_to(x, (2,))))` is 0).  The Numba path's
+    accumulator `c += a` carried Numba's `nsw`, and LLVM folded the first to True and the
+    second to -1; it is spelled on uint64 now, as int64 arithmetic is."""
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", llvm)
+    m = np.int64(np.iinfo(np.int64).min)
+    twice = lambda x: xnp.broadcast_to(x, (2,))   # noqa: E731
+    got = xf.jit(lambda x: (xnp.sum(twice(x)) < x, xnp.sign(-xnp.prod(twice(x))),
+                            xnp.sum(twice(x)), xnp.prod(twice(x))), tiered=False)(m)
+    assert [int(v) for v in got] == [0, 0, 0, 0]
+
+
+def test_complex_logaddexp_is_weak_only_of_two_weak_0d_operands():
+    """jax 0.10.2 (x64): jnp.logaddexp of a complex promotion is weakly typed only when the
+    promoted operands are weak and both are 0-d -- logaddexp(jnp.asarray(True), 2j) and
+    logaddexp(weak 0-d 0.5j, True) weak, logaddexp(jnp.ones((1,), bool), 2j) strong.  The
+    fuzzer's oracle (tests/fuzz/promotion.py) said weak for `(bool (3,) * (1+2j))
+    logaddexp bool (3,)` (a rendering error); xforms said strong for a strong 0-d operand
+    beside a weak one (xforms' error, fixed in xforms/numpy/ufuncs.py)."""
+    from fuzz.promotion import check_promotion
+    check_promotion("b", [("*", "py_complex", False), ("logaddexp", "b", False)])
+    weak0 = xf.jit(lambda t: t * 1j)(0.5)
+    assert xnp.logaddexp(xnp.asarray(True), 2j).weak_type
+    assert xnp.logaddexp(weak0, xnp.asarray(True)).weak_type
+    assert xnp.logaddexp(weak0, 2j).weak_type
+    assert not xnp.logaddexp(xnp.ones((1,), bool), 2j).weak_type
+    assert not xnp.logaddexp(weak0, xnp.ones((1,), bool)).weak_type
+    assert not xnp.logaddexp(xnp.asarray(np.int32(1)) + xnp.zeros(2, np.int32), 2j).weak_type
+
+
+def test_complex64_divided_by_an_integer_array_is_an_array():
+    """The promotion fuzzer's deep run (session 29): eager `complex64 / int32` (either way
+    round, and by int64 or bool) computes by casting both operands to complex64 and XLA's
+    complex division, which returned a plain NumPy ndarray (no weak_type), not an Array."""
+    from fuzz.promotion import check_promotion
+    check_promotion("b", [("*", "c64", False), ("/", "i32", False)])
+    c = xnp.asarray(np.array([0.5 + 1j, -1, 2j], np.complex64))
+    for i in (np.int32, np.int64, np.bool_):
+        n = xnp.asarray(np.array([1, 2, 3]).astype(i))
+        for got in (c / n, n / c):
+            assert type(got) is type(c) and got.dtype == np.complex64 and not got.weak_type
+    np.testing.assert_allclose(np.asarray(c / xnp.asarray(np.array([1, -2, 4], np.int32))),
+                               np.array([0.5 + 1j, 0.5, 0.5j], np.complex64))
+
+
+def test_complex_logaddexp_at_infinities_is_checked_against_jax_formula():
+    """The promotion fuzzer's deep run (session 29): `logaddexp(f32 [inf, nan, inf], c64)`
+    is nan + nanj in every element with jax 0.10.2 (its formula max + log1p(exp(x + y -
+    2 max)) meets inf - inf), as in xforms; the oracle's log(exp(x) + exp(y)) said inf + 0j
+    (a rendering error: the oracle computes jax's formula now)."""
+    from fuzz.promotion import check_promotion
+    check_promotion("b", [("<", "b", False), ("/", "b", True), ("logaddexp", "c64", False)])
+    # c64 / b holds -inf + nan j (-1 / 0); jax's logaddexp of it with False is nan + nan j
+    check_promotion("b", [("/", "c64", True), ("logaddexp", "b", False)])
+    # jnp.logaddexp(jnp.float32([inf, 1, -inf]), jnp.complex64([0.5+1j, 1+1j, 1+1j])), jax 0.10.2
+    got = np.asarray(xnp.logaddexp(xnp.asarray(np.float32([np.inf, 1.0, -np.inf])),
+                                   xnp.asarray(np.complex64([0.5 + 1j, 1 + 1j, 1 + 1j]))))
+    assert np.isnan(got[0].real) and np.isnan(got[0].imag)
+    np.testing.assert_allclose(got[1:], np.complex64([1.562563 + 0.5j, 1 + 1.0000002j]),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("tiered", [True, False])
+def test_negated_differences_keep_xla_zero_signs(tiered):
+    """The indexed fuzz run (session 29, seed 2 of 5) shrunk to `v0 = p0 - p0; v1 = -v0` at
+    p0 = -0.0 (float32): jit gave +0.0 for v1, eager and jax 0.10.2 -0.0.  The simplifier
+    rewrote -(a - b) to b - a, and (-a) - b to -(a + b), which differ at a = b (a = -b) in a
+    zero's sign.  jax 0.10.2: jit(lambda p: -(p - p))(float32(-0.0)) -> -0.0,
+    jit(lambda a, b: (-a) - b)(1.0, -1.0) -> 0.0, jit(lambda a, b: -(a - b))(2.0, 2.0) -> -0.0."""
+    from fuzz.checks import fast_tier_only
+    import contextlib
+    with fast_tier_only() if tiered else contextlib.nullcontext():
+        v = xf.jit(lambda p: (p - p, -(p - p)), tiered=tiered)(np.array(-0.0, np.float32))
+        w = xf.jit(lambda a, b: ((-a) - b, -(a - b)), tiered=tiered)(1.0, -1.0)
+        u = xf.jit(lambda a, b: -(a - b), tiered=tiered)(2.0, 2.0)
+    assert [np.signbit(np.asarray(t)) for t in (*v, *w, u)] == [False, True, False, True, True]

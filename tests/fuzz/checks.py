@@ -435,13 +435,16 @@ def fast_tier_only():
     assert submitted and all(e.fast_calls for e in submitted), "the fast tier did not run"
 
 
-def check_jit_group(group, backend=None, derivatives=True, small=False):
+def check_jit_group(group, backend=None, derivatives=True, small=False, numba=False):
     """One jitted function runs every program of the group (one compile for many programs),
     with derivatives also its gradient and a jvp; each must equal its eager counterpart.
     A second call with other inputs must agree too and leave the first call's results as
     they were (compiled code may keep buffers between calls).  `small`: compile under
-    `small_array_paths`.  On the CPU the group also runs on jit's fast tier (the NumPy
-    implementations of the traced program), which must agree as well."""
+    `small_array_paths`.  `numba`: compile on the CPU's Numba path (XFORMS_LLVM_KERNELS=0),
+    not the direct LLVM kernels where they take a loop.  On the CPU the group also runs on
+    jit's fast tier (the NumPy implementations of the traced program), which must agree as
+    well."""
+    from .dtype_programs import llvm_kernels
     fns, grads, dirs, eager = [], [], [], []
     derivatives = derivatives and all(reference(c)[1] >= 0 for c in group)   # (see fd)
     for case in group:
@@ -462,7 +465,8 @@ def check_jit_group(group, backend=None, derivatives=True, small=False):
         return [(f(*a), g(*a), xf.jvp(f, a, d)[1])
                 for f, g, a, d in zip(fns, grads, all_args, all_dirs)]
     jitted = xf.jit(everything, backend=backend)
-    with small_array_paths(backend or "cpu") if small else contextlib.nullcontext():
+    path = llvm_kernels(False) if numba else contextlib.nullcontext()
+    with path, small_array_paths(backend or "cpu") if small else contextlib.nullcontext():
         got = jitted([c.xargs() for c in group], dirs)
     what = ["value vs NumPy", "grad vs eager grad", "jvp vs eager jvp"]
     name = f"jit({backend or 'cpu'})"
@@ -478,7 +482,8 @@ def check_jit_group(group, backend=None, derivatives=True, small=False):
             compare(fast([c.xargs() for c in group], dirs), " (fast tier)")
     rng = np.random.default_rng(11)
     args2 = [random_args(c.prog, rng) for c in group]
-    got2 = jitted([tmap(xnp.asarray, a) for a in args2], dirs)
+    with llvm_kernels(False) if numba else contextlib.nullcontext():
+        got2 = jitted([tmap(xnp.asarray, a) for a in args2], dirs)
     compare(got, " (first call's result, after a second call)")
     for k, (out, f, a) in enumerate(zip(got2, fns, args2)):
         want = tmap(np.asarray, f(*tmap(xnp.asarray, a)))

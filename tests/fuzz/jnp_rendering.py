@@ -402,6 +402,7 @@ XNP = _Namespace(
     argmax=lambda x, axis=None: _arg("argmax", x, axis),
     argmin=lambda x, axis=None: _arg("argmin", x, axis),
     cumsum=lambda x, axis: _cumulative("cumsum", x, axis),
+    broadcast_to=lambda x, shape: Rendered(np.broadcast_to(x.value, shape), x.weak),
     **{n: np.dtype(n) for n in _FLOAT_TYPES})
 LAX = _Namespace(cummax=lambda x, axis: _cumulative("cummax", x, axis),
                  cummin=lambda x, axis: _cumulative("cummin", x, axis))

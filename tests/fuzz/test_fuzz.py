@@ -29,11 +29,20 @@ from .scalar_programs import check_scalar_tiers, scalar_programs
 pytestmark = [pytest.mark.fuzz, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
 N = settings.default.max_examples      # the profile's budget; each test takes a share
+# XFORMS_FUZZ_PIECES=n runs 1/n of every test's share (a piece of the deep profile on a
+# loaded machine): n pieces with n different --hypothesis-seed values make up the profile
+PIECES = int(os.environ.get("XFORMS_FUZZ_PIECES", "1"))
 
 
 def share(frac, cap=None):
+    """This test's number of examples: `frac` of the profile's budget, at most `cap`, over
+    PIECES (rounded up).
+
+        >>> share(0.5, cap=1500)     # the deep profile (N = 3000), PIECES = 10: 150
+    """
     n = max(1, int(N * frac))
-    return min(n, cap) if cap else n
+    n = min(n, cap) if cap else n
+    return -(-n // PIECES)
 
 
 @settings(max_examples=share(1.5))
@@ -104,17 +113,18 @@ def test_transformed_ir_type_checks(data):
 
 
 # jit compiles take seconds each: several programs share one compile, and few groups run
-# (small: with the compiler's large-array paths switched on for these tiny arrays)
+# (small: with the compiler's large-array paths switched on for these tiny arrays; numba:
+# compiled on the Numba path, XFORMS_LLVM_KERNELS=0, not the direct LLVM kernels)
 @settings(max_examples=share(0.067, cap=40))
-@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3), st.booleans())
-def test_jit_matches_eager(group, small):
-    check_jit_group(group, derivatives=False, small=small)
+@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3), st.booleans(), st.booleans())
+def test_jit_matches_eager(group, small, numba):
+    check_jit_group(group, derivatives=False, small=small, numba=numba)
 
 
 @settings(max_examples=share(0.034, cap=20))
-@given(st.lists(cases(max_stmts=3), min_size=2, max_size=2), st.booleans())
-def test_jit_of_derivatives_matches_eager(group, small):
-    check_jit_group(group, derivatives=True, small=small)
+@given(st.lists(cases(max_stmts=3), min_size=2, max_size=2), st.booleans(), st.booleans())
+def test_jit_of_derivatives_matches_eager(group, small, numba):
+    check_jit_group(group, derivatives=True, small=small, numba=numba)
 
 
 # straight-line rank-0 float32/float64 programs: the CPU's direct LLVM kernels
@@ -164,9 +174,10 @@ def test_eager_operators_promote_as_jax(chain):
 # scan rewrites of xforms/kernels/prepare/scan_products.py and the reverse sweeps' accumulators
 @settings(max_examples=share(0.034, cap=20))
 @given(st.lists(cases(max_stmts=2, control_kinds=("scan_acc", "fori_acc", "scan"),
-                      control_weight=20), min_size=2, max_size=2), st.booleans())
-def test_jit_of_accumulating_loops_matches_eager(group, small):
-    check_jit_group(group, derivatives=True, small=small)
+                      control_weight=20), min_size=2, max_size=2), st.booleans(),
+       st.booleans())
+def test_jit_of_accumulating_loops_matches_eager(group, small, numba):
+    check_jit_group(group, derivatives=True, small=small, numba=numba)
 
 
 # ---- the CUDA backend on Numba's simulator, in a process of its own -------------------------

@@ -395,12 +395,13 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
 
 
 def logaddexp(x, y):
-    # jax's complex logaddexp is weak only when both operands are (logaddexp(int32 array,
-    # 1+2j) is a strong complex128, jax 0.10.2), though the promoted operands are both weak
-    weak = aval(x).weak_type and aval(y).weak_type
+    # jax's complex logaddexp is weak only when the promoted operands are and both are 0-d
+    # (jax 0.10.2: logaddexp(bool 0-d, 1+2j) is a weak complex128, logaddexp(bool (1,), 1+2j)
+    # and logaddexp(int32 array, 1+2j) strong ones)
+    scalars = aval(x).ndim == 0 and aval(y).ndim == 0
     x, y = promote(x, y, name="logaddexp", inexact=True)
     if aval(x).dtype.kind == "c":
-        return with_weak(complex_logaddexp(x, y), weak)
+        return with_weak(complex_logaddexp(x, y), scalars and aval(x).weak_type)
     # one primitive (xforms/primitives/special/functions.py) for JAX's derivative rule: d/dx = exp(x - out)
     # (1/2, then 1/4 at a tie) and finite where an operand is +inf
     return special.logaddexp(x, y)

@@ -122,12 +122,19 @@ class CpuPrinter(Printer):
     def accumulate(self, acc, op, x, dt):
         """`acc op= x`, cast back to a narrower-than-64-bit integer accumulator's dtype:
         Numba computes int8 + int8 in int64, so a scalar register would keep the unwrapped
-        sum (JAX's `sum(x, dtype=int8)` wraps at 8 bits).
+        sum (JAX's `sum(x, dtype=int8)` wraps at 8 bits).  An int64 sum or product is
+        spelled on uint64, as int64 arithmetic is (scalar_rules `_cpu_arith`): Numba marks
+        signed adds and products `nsw`, and LLVM then folded `sum([MIN, MIN]) < MIN` to
+        True where the sum wraps to 0 (JAX: False).
 
             >>> CpuPrinter(em).accumulate("b", "+", "A[i0]", np.dtype("int8"))
             'b = np.int8(b + A[i0])'
+            >>> CpuPrinter(em).accumulate("s", "+", "A[i0]", np.dtype("int64"))
+            's = np.int64(np.uint64(s) + np.uint64(A[i0]))'
         """
         dt = np.dtype(dt)
+        if dt == np.int64:
+            return f"{acc} = np.int64(np.uint64({acc}) {op} np.uint64({x}))"
         if dt.kind in "iu" and dt.itemsize < 8:
             return f"{acc} = np.{dt.name}({acc} {op} {x})"
         if dt.kind == "c" and op == "*":        # XLA's product, as elementwise (jax's prod)
