@@ -80,6 +80,9 @@ SKIP = {"numpy": {"save", "load", "savez", "printoptions", "set_printoptions", "
 ALLOWED = {
     ("lax", "select", "int32"): "jax reads an int predicate as select_n's case index; the "
                                 "sweep's -3 is out of range, undefined there",
+    ("lax", "select", "int8"): "the int32 entry's reason (-3 is no case of two)",
+    ("lax", "select", "int16"): "the int32 entry's reason (-3 is no case of two)",
+    ("lax", "select", "int64"): "the int32 entry's reason (-3 is no case of two)",
     ("numpy", "unravel_index", "int32"): "the sweep's second int32 operand is a shape with "
                                          "zero and negative sizes: no index is valid",
     ("numpy", "unravel_index", "float32"): "the int32 entry's reason, with float sizes "

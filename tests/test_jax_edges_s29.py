@@ -1,0 +1,63 @@
+"""Differences from JAX found in session 29 by the differential sweep (issue #31,
+tools/jax_sweep.py at int8 ... uint64 and float16 over lax and scipy.special, complex over
+the rest of numpy, tools/jax_ad_sweep.py's derivatives under jit).
+
+JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on),
+written here as literals.
+"""
+import numpy as np
+
+import xforms as xf
+import xforms.lax as lax
+import xforms.scipy.special as xsp
+from jax_tiers import tiers, same, close  # noqa: F401 (a fixture)
+
+
+def test_betaln_and_beta_of_a_large_argument(tiers):
+    # jax.scipy.special.betaln(a, b) and beta(a, b) of these float64 operands (jax 0.10.2):
+    # past b = 8 JAX's betaln is cdflib's (gammaln(a) + algdiv(a, b)); xforms' plain
+    # gammaln(a) + gammaln(b) - gammaln(a + b) lost every digit at b = 2**64 (betaln 0,
+    # beta 1 where the answer is 5.4e-20)
+    a = np.array([1.0, 2.5, 3.0, 0.5, 40.0])
+    b = np.array([2.0 ** 64, 1e10, 12.0, 8.0, 9.5])
+    close(tiers(xsp.betaln, a, b), [-44.3614195558365, -57.27994445456572,
+                                    -6.9957657718407535, -0.45174039486743367,
+                                    -24.296189129443448], np.float64)
+    close(tiers(xsp.beta, a, b), [5.4210108624275306e-20, 1.3293403879298865e-25,
+                                  9.1575126782433218e-04, 6.3651939197902230e-01,
+                                  2.8073666072226622e-11], np.float64)
+
+
+def test_beta_of_large_unsigned_integers(tiers):
+    # jax.scipy.special.beta(np.uint32(1), np.uint32(4294967294)) (jax 0.10.2): 2.3283063e-10
+    # float32 (the sweep's -2 wrapped to uint32); xforms gave 1.0; and
+    # betaln(float32 [1, 3], [4294967294, 1e6]) = [-22.18071, -40.75339]
+    close(tiers(xsp.beta, np.uint32(1), np.uint32(4294967294)), 2.3283063e-10, np.float32,
+          rtol=1e-6)
+    close(tiers(xsp.betaln, np.float32([1, 3]), np.float32([4294967294.0, 1e6])),
+          [-22.18071, -40.75339], np.float32, rtol=1e-6)
+
+
+def test_betaln_gradient_on_both_sides_of_the_switch():
+    # jax.grad(jax.scipy.special.betaln, (0, 1))(3.0, 20.0) (jax 0.10.2): the derivative of
+    # cdflib's series, within 1e-7 of the exact psi(a) - psi(a + b), psi(b) - psi(a + b)
+    da, db = xf.grad(xsp.betaln, (0, 1))(3.0, 20.0)
+    np.testing.assert_allclose([da, db], [-2.1908132376749196, -0.14307360497567945],
+                               rtol=1e-9)
+    # below the switch the unused series is evaluated at b = 8, not at b = 1.5, where its
+    # log1p(a / b) of a = -2.7 is NaN and would reach the gradient through where (jax's
+    # gradient is NaN there); SciPy's digamma(-2.7) - digamma(-1.2), digamma(1.5) - ...:
+    da, db = xf.grad(xsp.betaln, (0, 1))(-2.7, 1.5)
+    np.testing.assert_allclose([da, db], [-5.983671895767884, -4.831834792648619], rtol=1e-12)
+
+
+def test_select_of_a_narrow_integer_predicate(tiers):
+    # jax.lax.select(np.int8 [0 1 0 1 1], arange(5.), -arange(5.)) = [-0. 1. -2. 3. 4.] and
+    # jax.lax.select_n(np.int16 [0 2 1], zeros, ones, full(7)) = [0 7 1] (jax 0.10.2: any
+    # integer `which`); xforms refused int8 and int16 (its primitive takes int32/int64)
+    p = np.array([0, 1, 0, 1, 1], np.int8)
+    same(tiers(lax.select, p, np.arange(5.0), -np.arange(5.0)), [-0.0, 1, -2, 3, 4],
+         np.float64)
+    which = np.array([0, 2, 1], np.int16)
+    cases = (np.zeros(3, np.int32), np.ones(3, np.int32), np.full(3, 7, np.int32))
+    same(tiers(lax.select_n, which, *cases), [0, 7, 1], np.int32)
