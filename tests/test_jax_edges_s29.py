@@ -61,3 +61,14 @@ def test_select_of_a_narrow_integer_predicate(tiers):
     which = np.array([0, 2, 1], np.int16)
     cases = (np.zeros(3, np.int32), np.ones(3, np.int32), np.full(3, 7, np.int32))
     same(tiers(lax.select_n, which, *cases), [0, 7, 1], np.int32)
+
+
+def test_dawsn_and_wofz_of_float16(tiers):
+    # jax.scipy.special.dawsn(float16 x) (jax 0.10.2): float16, the float32 values rounded;
+    # wofz(float16 [0.5, 1]) is complex64. xforms refused both (lax.complex takes no float16)
+    x = np.array([0.0, -1.5, 2.0, np.nan, np.inf, -np.inf, 0.5, 3.0, 10.0], np.float16)
+    same(tiers(xsp.dawsn, x), [0.0, -0.42822265625, 0.30126953125, np.nan, 0.0, -0.0,
+                               0.42431640625, 0.17822265625, 0.050262451171875], np.float16)
+    close(tiers(xsp.wofz, np.float16([0.5, 1.0])),
+          [0.778800904750824 + 0.47892528772354126j, 0.3678794801235199 + 0.6071577668190002j],
+          np.complex64, rtol=1e-6)
