@@ -9,6 +9,7 @@ import numpy as np
 
 import xforms as xf
 import xforms.lax as lax
+import xforms.nn as xnn
 import xforms.scipy.special as xsp
 from jax_tiers import tiers, same, close  # noqa: F401 (a fixture)
 
@@ -72,3 +73,22 @@ def test_dawsn_and_wofz_of_float16(tiers):
     close(tiers(xsp.wofz, np.float16([0.5, 1.0])),
           [0.778800904750824 + 0.47892528772354126j, 0.3678794801235199 + 0.6071577668190002j],
           np.complex64, rtol=1e-6)
+
+
+def test_soft_sign_of_complex_numbers(tiers):
+    # jax.nn.soft_sign(x) = x / (|x| + 1) (jax 0.10.2); xforms divided by x + 1 or 1 - x
+    # (its |x| was where(x >= 0, x, -x), a lexicographic comparison of complex numbers)
+    x = np.array([-1.5 + 1j, 2 - 0.5j, 0.5 - 2j])
+    close(tiers(xnn.soft_sign, x), [-0.5351837584879964 + 0.3567891723253309j,
+                                    0.6532632694208186 - 0.16331581735520465j,
+                                    0.16331581735520465 - 0.6532632694208186j], np.complex128)
+
+
+def test_relu_relu6_hard_sigmoid_of_complex_nan(tiers):
+    # jax.nn.relu = jnp.maximum(x, 0) (jax 0.10.2): complex max is lexicographic, and a NaN
+    # real part loses to 0; xforms' where(x <= 0, 0, x) kept nan+0j
+    same(tiers(xnn.relu, np.array([np.nan + 0j, -1 + 2j, 1 - 1j, 1j])), [0, 0, 1 - 1j, 1j],
+         np.complex128)
+    same(tiers(xnn.relu6, np.array([6 + 1j, 7 - 1j, np.nan + 0j, 3 + 1j])), [6, 6, 0, 3 + 1j],
+         np.complex128)
+    same(tiers(xnn.hard_sigmoid, np.array([np.nan + 0j, 0j])), [0, 0.5], np.complex128)

@@ -185,6 +185,15 @@ _COMPLEX_INF = {
     ("numpy", "exp2"): "lax.exp2's reason",
     ("lax", "logistic"): "at -inf+1.5j: jax's 1 / (1 + exp(-z)) is 0j, xforms' NaN",
     ("special", "expit"): "lax.logistic's reason",
+    ("nn", "sigmoid"): "lax.logistic's reason",
+    ("nn", "glu"): "a * sigmoid(b): lax.logistic's reason (b = -inf+1.5j)",
+    ("nn", "softplus"): "at inf+2j: jax's logaddexp(x, 0) meets inf - inf (nan+nanj); "
+                        "xforms' branch for large Re x gives x + log1p(exp(-x)) = inf+2j, "
+                        "the limit (its numpy.logaddexp gives jax's nan+nanj)",
+    ("nn", "log_sigmoid"): "-softplus(-x): softplus's reason (at -inf+1.5j)",
+    ("nn", "squareplus"): "at inf+2j: (x + sqrt(x^2 + 4)) / 2 is inf+infj op by op in jax "
+                          "too; its jitted squareplus divides by 2 as complex numbers "
+                          "((inf+infj) / (2+0j) = nan+nanj)",
     ("lax", "pow"): "a zero or infinite complex base: XLA's exp(y log x) (log 0 = -inf, then "
                     "complex products with NaN parts) gives nan+nanj; NumPy's cpow takes "
                     "0 ** y = 0 for Re y > 0, as the limit",
