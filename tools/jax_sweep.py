@@ -168,6 +168,10 @@ ALLOWED = {
                                       "10 ** x turns those ulps into 0.3% (xforms' 10.0 where "
                                       "jax's is 9.97); where XLA's f16 rounding comes from is "
                                       "not traced",
+    ("special", "expi", "float16"): "jax 0.10.2's float16 expi is NaN everywhere (expi(0.5) "
+                                    "too): its rational coefficients overflow when cast to "
+                                    "float16 (its own RuntimeWarning); xforms' 0.4536 is "
+                                    "float32's 0.4542 to float16's tolerance",
     ("numpy", "histogram2d", "int64"): "histogram's int64 entry's reason (linspace's ulps)",
     ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
                                       "3.7e-9 (a reciprocal multiply and a fused "
