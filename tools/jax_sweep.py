@@ -146,6 +146,9 @@ ALLOWED = {
     ("numpy", "repeat", "int32"): "refused: the sweep's counts hold negatives, which NumPy "
                                   "refuses; jax's output length is their sum, negatives "
                                   "included, filled from a cumsum scatter (no defined value)",
+    ("numpy", "repeat", "int8"): "the int32 entry's reason (negative counts)",
+    ("numpy", "repeat", "int16"): "the int32 entry's reason (negative counts)",
+    ("numpy", "repeat", "int64"): "the int32 entry's reason (negative counts)",
     ("numpy", "roll", "float32"): "refused: the sweep's float shifts hold inf, which has no "
                                   "integer (Python's int(inf) raises); jax's cast of inf to "
                                   "int64 is implementation-defined",
