@@ -10,8 +10,9 @@ calls (its keyword variants), compared by the same rules.  For every case it che
              reverse)
     jvp2     jvp of jvp along that direction (forward over forward: d^2 f[dir, dir])
     vjp2     vjp of the vjp along that direction (reverse over reverse: H dir)
-    jit_grad the grad under jit's compiled tier (Numba kernels; not in the default checks:
-             it compiles every case, ask with --checks jit_grad)
+    jit_grad, jit_hvp, jit_jvp2, jit_vjp2
+             each of the four under jit's compiled tier (compiled kernels; not in the
+             default checks: they compile every case, ask with --checks jit_grad,jit_hvp)
     vmap     vmap over a leading batch axis of 2 (the sweep's operand k and k+1, its
              NaN/inf/0 included), against jax.vmap, for each dtype of --dtypes
 
@@ -130,7 +131,7 @@ ALLOWED.update({(f"stats.{law}", m, c): f"outside the support jax's NaN is the u
                 # vjp2 (reverse over reverse) meets the untaken branch as hvp's reverse pass
                 for c in checks + (("vjp2",) if "hvp" in checks else ())})
 
-AD_CHECKS = ("grad", "hvp", "jvp2", "vjp2", "jit_grad")
+AD_CHECKS = ("grad", "hvp", "jvp2", "vjp2", "jit_grad", "jit_hvp", "jit_jvp2", "jit_vjp2")
 LOOSE = 1000      # derivatives agree to ~1e-6 relative (float64): other formulas than jax's
 SQUARE = {"linalg", "scipy_linalg"}   # 2-d operands there are square and well conditioned
 
@@ -212,13 +213,14 @@ def ad_checks(jax, xf, jfn, xfn, kw, operands):
         return lambda *a: api.vjp(g, *a)[1](dirs)
     # jax under jax.jit: its eager op-by-op dispatch compiles each primitive per shape, 5x
     # slower here, and its jitted derivatives are the same formulas
-    return {"grad": (jax.jit(jax.grad(jf, argnums)), xf.grad(xf_, argnums)),
-            "hvp": (jax.jit(hvp(jax, jf)), hvp(xf, xf_)),
-            "jvp2": (jax.jit(jvp2(jax, jf)), jvp2(xf, xf_)),
-            "vjp2": (jax.jit(vjp2(jax, jf)), vjp2(xf, xf_)),
-            # the gradient compiled (Numba): its own lowerings of the derivative's primitives
-            "jit_grad": (jax.jit(jax.grad(jf, argnums)),
-                         xf.jit(xf.grad(xf_, argnums), tiered=False))}
+    pairs = {"grad": (jax.jit(jax.grad(jf, argnums)), xf.grad(xf_, argnums)),
+             "hvp": (jax.jit(hvp(jax, jf)), hvp(xf, xf_)),
+             "jvp2": (jax.jit(jvp2(jax, jf)), jvp2(xf, xf_)),
+             "vjp2": (jax.jit(vjp2(jax, jf)), vjp2(xf, xf_))}
+    # each derivative again under jit's compiled tier: the kernels' own lowerings of the
+    # derivative's primitives (jit_grad, jit_hvp, ...)
+    pairs.update({f"jit_{c}": (j, xf.jit(x, tiered=False)) for c, (j, x) in list(pairs.items())})
+    return pairs
 
 
 def run(args):
@@ -235,8 +237,8 @@ def run(args):
     def record(mod_key, name, case, check, j, x, loose, dt="float64"):
         kind, what = sweep.classify(j, x, loose)
         allowed = ALLOWED.get((mod_key, name, check)) or ALLOWED.get((mod_key, name))
-        if check == "jit_grad":     # the same gradient, compiled: grad's reasons hold
-            allowed = allowed or ALLOWED.get((mod_key, name, "grad"))
+        if check.startswith("jit_"):    # the same derivative, compiled: its reasons hold
+            allowed = allowed or ALLOWED.get((mod_key, name, check[4:]))
         if check == "vmap":         # values: the value sweep's reasons hold too
             allowed = allowed or sweep.ALLOWED.get((mod_key, name, dt)) or \
                 sweep.ALLOWED.get((mod_key, name))
@@ -297,8 +299,8 @@ def main():
     ap.add_argument("--dtypes", default="float64,int32", type=lambda s: s.split(","),
                     help="vmap's operand dtypes (derivatives are float64)")
     ap.add_argument("--checks", default="grad,hvp,jvp2,vjp2,vmap", type=lambda s: s.split(","),
-                    help="of " + ", ".join(AD_CHECKS + ("vmap",)) + " (jit_grad compiles "
-                    "every case with Numba: slow, ask for it)")
+                    help="of " + ", ".join(AD_CHECKS + ("vmap",)) + " (the jit_ checks "
+                    "compile every case: slow, ask for them)")
     ap.add_argument("--seconds", type=int, default=sweep.SEC,
                     help="per call limit, seconds (default %(default)s; jit_grad compiles "
                     "under load want more, e.g. 600)")

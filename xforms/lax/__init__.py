@@ -322,7 +322,9 @@ igamma, igammac, igamma_grad_a, zeta, polygamma = (_strict(f, f.__name__, "float
 betainc = _strict(betainc, "regularized_incomplete_beta", "float")
 def _select_which(fn):
     """select_n with JAX's checks of `which` (after the cases' dtypes): bool or integer, bool
-    only with two cases; an unsigned `which` is read as a signed index (a case number)."""
+    only with two cases; an unsigned `which` is read as a signed index (a case number), an
+    int8/int16 one widened to int32 (the primitive takes bool, int32, int64; JAX takes any
+    integer: lax.select(np.int8(1), x, y) is x)."""
     def select_n(which, *cases):
         if isinstance(which, (list, tuple)):
             return fn(which, *cases)          # (the primitive's own TypeError)
@@ -333,6 +335,8 @@ def _select_which(fn):
             raise _type_error("select with boolean `which` cannot have > 2 cases.")
         if dt.kind == "u":
             which = convert_element_type(which, np.int64)
+        elif dt.kind == "i" and dt.itemsize < 4:
+            which = convert_element_type(which, np.int32)
         return fn(which, *cases)
     return _named(select_n, fn, "select_n")
 

@@ -38,6 +38,8 @@ def relu6(x):
     """min(max(x, 0), 6); the derivative is 0 at 0 and at 6 (as JAX's custom jvp); NaN
     stays NaN (the conditions are the ones NaN fails)."""
     x = xnp.asarray(asarray_operand(x))
+    if xnp.iscomplexobj(x):   # relu's reason: JAX's lexicographic complex max and min
+        return xnp.minimum(xnp.maximum(x, 0), 6)
     inner = xnp.where(x <= 0, xnp.zeros_like(x), x)
     return xnp.where(inner >= 6, 6.0, inner)
 
@@ -72,6 +74,8 @@ def log_sigmoid(x):
 def soft_sign(x):
     """x / (|x| + 1); |x| has slope 1 at 0 here, as JAX's abs."""
     x = float_of(_as_if_with(x, 1))       # jax: abs(x) + 1 makes bool an int64 -> float64
+    if xnp.iscomplexobj(x):   # the modulus (x >= 0 compares complex numbers lexicographically)
+        return x / (xnp.abs(x) + 1)
     return x / (xnp.where(x >= 0, x, -x) + 1)
 
 

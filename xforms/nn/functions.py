@@ -17,6 +17,8 @@ def relu(x):
     """max(x, 0): NaN stays NaN, integer inputs stay integers (bool becomes int64, as
     JAX's maximum(x, 0)).  The derivative at 0 is 0, as in JAX."""
     x = xnp.asarray(asarray_operand(x)) if not hasattr(x, "dtype") else x
+    if xnp.iscomplexobj(x):   # JAX's complex maximum: lexicographic, a NaN part loses to 0
+        return xnp.maximum(x, 0)
     return xnp.where(x <= 0, 0, x)         # (x > 0 would send NaN to 0)
 
 

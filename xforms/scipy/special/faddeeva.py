@@ -59,6 +59,9 @@ _wofz.defjvps(lambda t, ans, z: (2j / _SQRT_PI - 2.0 * z * ans) * t)
 
 
 def _complex(x):
+    """x + 0j; float16 becomes complex64, the narrowest complex type (jax's wofz too)."""
+    if x.dtype == np.float16:
+        x = x.astype(np.float32)
     return lax.complex(x, xnp.zeros_like(x))
 
 
@@ -79,6 +82,7 @@ def wofz(z):
 def _dawsn(x):
     # F(x) = sqrt(pi) / 2 Im w(x) on the real line
     out = (0.5 * _SQRT_PI) * xnp.imag(_wofz(_complex(xnp.where(xnp.isinf(x), 0.0, x))))
+    out = out.astype(x.dtype)                     # (float16: computed in float32)
     return xnp.where(xnp.isinf(x) | (x == 0), xnp.copysign(0.0, x), out)
 
 
