@@ -94,3 +94,10 @@ def test_relu_relu6_hard_sigmoid_of_complex_nan(tiers):
     same(tiers(xnn.relu6, np.array([6 + 1j, 7 - 1j, np.nan + 0j, 3 + 1j])), [6, 6, 0, 3 + 1j],
          np.complex128)
     same(tiers(xnn.hard_sigmoid, np.array([np.nan + 0j, 0j])), [0, 0.5], np.complex128)
+
+
+def test_hard_tanh_of_unsigned_integers(tiers):
+    # jax.nn.hard_tanh(uint8 [0, 1, 2, 255]) (jax 0.10.2) = [255, 255, 1, 1]: its -1 is the
+    # uint8 255, so x < -1 holds below 255. Eagerly xforms compared a plain NumPy array
+    # with the Python -1 (always False) and gave [0, 1, 1, 1]; jit gave jax's values
+    same(tiers(xnn.hard_tanh, np.array([0, 1, 2, 255], np.uint8)), [255, 255, 1, 1], np.uint8)

@@ -22,8 +22,11 @@ def _as_if_with(x, literal):
     `literal` (a weak type): an int32 next to 0.0 is float64, a bool next to 1 is int64;
     so each activation's dtype is jax.nn's for integer and bool inputs too.
 
-        >>> _as_if_with(np.int32(3), 0.0).dtype     # float64"""
-    return promote(x, literal)[0]
+        >>> _as_if_with(np.int32(3), 0.0).dtype     # float64
+
+    An xforms array, so that what follows compares with Python numbers as JAX does
+    (a NumPy uint8 array < -1 is all False; JAX's -1 is the uint8 255)."""
+    return xnp.asarray(promote(x, literal)[0])
 
 
 def identity(x):
