@@ -367,12 +367,14 @@ CHILD = textwrap.dedent("""
         for i in range(120):
             x = xnp.sin(x) * (0.5 + 0.001 * i) + x
         return x
-    # (a sort: outside the direct LLVM path's class -- it would compile a program in this
-    # process, with no worker)
-    f = xf.jit(xf.grad(lambda x: xnp.sum(xnp.sort(chain(x)))), tiered=True)
+    # (digamma: outside the direct LLVM path's class -- it would compile a program in this
+    # process, with no worker; sorts are on the direct path since session 29)
+    f = xf.jit(xf.grad(lambda x: xnp.sum(xf.lax.digamma(chain(x) + 3.0))), tiered=True)
     print(f(np.full(100, 0.3)))
     import time
+    deadline = time.monotonic() + 60
     while cw.worker().pid is None:          # spawned by the compile thread
+        assert time.monotonic() < deadline, "no compile worker: the direct path took it?"
         time.sleep(0.01)
     print("WORKER", cw.worker().pid, flush=True)
 """)
