@@ -22,6 +22,42 @@ def context_loads(per):
   {per} = load i64, ptr %rp"""
 
 
+def rows_function(mod, prefix, ty, m, a_step, ldc, call, entry=""):
+    """Define a parts function over C's rows (`launch_parts` with unit 8): part p takes rows
+    [i0, i1) of m, and `call` -- IR lines -- sees %a0 (op(A)'s row i0: `a_step` elements a
+    row), %cc (C's row i0, `ldc` a row) and %h (the rows, i64) beside %b; `entry`: lines
+    before the loop.  -> the function's name.
+
+        name = rows_function(mod, "mmparts", "float", 100, 64, 256, "  call void ...")
+    """
+    name = f"@{prefix}{mod.fresh()[2:]}"
+    mod.functions.append(f"""define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{
+entry:
+{entry}{context_loads("%rows")}
+  br label %head
+head:
+  %p = phi i64 [%c0, %entry], [%p1, %body]
+  %more = icmp slt i64 %p, %c1
+  br i1 %more, label %body, label %exit
+body:
+  %i0 = mul i64 %p, %rows
+  %e = add i64 %i0, %rows
+  %short = icmp slt i64 %e, {m}
+  %i1 = select i1 %short, i64 %e, i64 {m}
+  %h = sub i64 %i1, %i0
+  %aoff = mul i64 %i0, {a_step}
+  %a0 = getelementptr {ty}, ptr %a, i64 %aoff
+  %coff = mul i64 %i0, {ldc}
+  %cc = getelementptr {ty}, ptr %c, i64 %coff
+{call}
+  %p1 = add i64 %p, 1
+  br label %head
+exit:
+  ret void
+}}""")
+    return name
+
+
 def launch_parts(mod, name, ptrs, items, unit, blas=None):
     """Launch function `name` on OpenMP's team over parts of `items` (C's rows, a batch's
     matrices) in whole `unit`s, `ptrs` in its context's slots 2-4 (`context_loads`).  The

@@ -37,7 +37,7 @@ import numpy as np
 
 from .....codegen import cpu_blas, dot_dims, matrix_layouts
 from ...scalar import Refused, c_strides, llvm_const
-from .parts import context_loads, launch_parts
+from .parts import launch_parts, rows_function
 
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
@@ -320,35 +320,11 @@ def _gemm_parts(mod, spec, xd, yd, od):
                                                 ("i32", k), (ty, 1.0), ("i32", lda),
                                                 ("i32", ldb), (ty, 0.0))]
     cta, ctb, cn, ck, one, clda, cldb, zero = consts
-    name = f"@gemmparts{mod.fresh()[2:]}"
     a_step = 1 if xt else k                 # (a transposed x's row i: column i)
-    mod.functions.append(f"""define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{
-entry:
-  %hp = alloca i32
-{context_loads("%rows")}
-  br label %head
-head:
-  %p = phi i64 [%c0, %entry], [%p1, %body]
-  %more = icmp slt i64 %p, %c1
-  br i1 %more, label %body, label %exit
-body:
-  %i0 = mul i64 %p, %rows
-  %e = add i64 %i0, %rows
-  %short = icmp slt i64 %e, {m}
-  %i1 = select i1 %short, i64 %e, i64 {m}
-  %h = sub i64 %i1, %i0
-  %h32 = trunc i64 %h to i32
+    call = f"""  %h32 = trunc i64 %h to i32
   store i32 %h32, ptr %hp
-  %aoff = mul i64 %i0, {a_step}
-  %a0 = getelementptr {ty}, ptr %a, i64 %aoff
-  %coff = mul i64 %i0, {n}
-  %cc = getelementptr {ty}, ptr %c, i64 %coff
-  call void @{sym}(ptr {cta}, ptr {ctb}, ptr {cn}, ptr %hp, ptr {ck}, ptr {one}, ptr %b, ptr {clda}, ptr %a0, ptr {cldb}, ptr {zero}, ptr %cc, ptr {cn})
-  %p1 = add i64 %p, 1
-  br label %head
-exit:
-  ret void
-}}""")
+  call void @{sym}(ptr {cta}, ptr {ctb}, ptr {cn}, ptr %hp, ptr {ck}, ptr {one}, ptr %b, ptr {clda}, ptr %a0, ptr {cldb}, ptr {zero}, ptr %cc, ptr {cn})"""
+    name = rows_function(mod, "gemmparts", ty, m, a_step, n, call, entry="  %hp = alloca i32\n")
     prev = _one_blas_thread(mod)
     launch_parts(mod, name, (xd, yd, od), m, 8, blas=prev)
     _serial_end(mod, prev)
@@ -418,32 +394,10 @@ def _parts(mod, spec, sym, lda, ldb, ptrs, ldc):
     if not team.available():
         raise Refused("a product the Numba path threads, and no OpenMP here")
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
-    name = f"@mmparts{mod.fresh()[2:]}"
     a_step = 1 if spec.xl == "t" else lda          # (a transposed A's row i: column i)
-    mod.functions.append(f"""define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{
-entry:
-{context_loads("%rows")}
-  br label %head
-head:
-  %p = phi i64 [%c0, %entry], [%p1, %body]
-  %more = icmp slt i64 %p, %c1
-  br i1 %more, label %body, label %exit
-body:
-  %i0 = mul i64 %p, %rows
-  %e = add i64 %i0, %rows
-  %short = icmp slt i64 %e, {m}
-  %i1 = select i1 %short, i64 %e, i64 {m}
-  %h = sub i64 %i1, %i0
-  %aoff = mul i64 %i0, {a_step}
-  %a0 = getelementptr {ty}, ptr %a, i64 %aoff
-  %coff = mul i64 %i0, {ldc}
-  %cc = getelementptr {ty}, ptr %c, i64 %coff
-  call void @{sym}(ptr %a0, i64 {lda}, ptr %b, i64 {ldb}, ptr %cc, i64 {ldc}, i64 %h, i64 {n}, i64 {k})
-  %p1 = add i64 %p, 1
-  br label %head
-exit:
-  ret void
-}}""")
+    call = (f"  call void @{sym}(ptr %a0, i64 {lda}, ptr %b, i64 {ldb}, ptr %cc, i64 {ldc}, "
+            f"i64 %h, i64 {n}, i64 {k})")
+    name = rows_function(mod, "mmparts", ty, m, a_step, ldc, call)
     launch_parts(mod, name, ptrs, m, 8)
 
 
