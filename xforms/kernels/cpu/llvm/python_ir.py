@@ -20,7 +20,7 @@ int it is float64; `math.f` of a float32 is float32 (libm's `tanhf`, `llvm.exp.f
 `complex(x, y)` is complex64 of two float32s, else complex128; `float(x)` keeps a float32; `type(x)`
 is a type to call (`t(0.5)`: a cast); np.float32(...)/np.complex64(...) cast; a function's
 returns unify (float32 and float64: float64).  Math as numba/cpython/mathimpl.py lowers it:
-fabs exp log sin cos copysign as LLVM intrinsics, the rest as libm calls (`sqrt`, `log1p`,
+fabs exp log sin cos copysign pow as LLVM intrinsics, the rest as libm calls (`sqrt`, `log1p`,
 `atan2`, `tanhf`, ...) marked pure (Numba's `insert_pure_function`: so sqrt becomes the
 instruction), no fast-math flags; the name `fma` is LLVM's fma (as
 complex_arith/compiled.py binds it for Numba).
