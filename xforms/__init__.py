@@ -51,3 +51,7 @@ from .callbacks import pure_callback
 from .unsupported import *  # noqa: E402,F401,F403  (JAX's names xforms lacks: each says why)
 
 from .version import __version__  # noqa: F401
+
+# last: the compiler package starts importing on a thread of its own (XFORMS_PRELOAD)
+from .jit.backends import preload as _preload_compiler
+_preload_compiler()

@@ -54,6 +54,16 @@ def tiered():
                                                                         "off")
 
 
+def preload():
+    """XFORMS_PRELOAD: whether `import xforms` starts importing the compiler package on a
+    thread of its own (xforms/jit/backends.py `preload`): "1" always, "0" never, unset or
+    "auto" where a core is idle (the 1-minute load below the cores less one)."""
+    v = os.environ.get("XFORMS_PRELOAD", "auto").strip().lower() or "auto"
+    if v in ("0", "false", "no", "off"):
+        return "never"
+    return "auto" if v == "auto" else "always"
+
+
 def tiered_wait():
     """XFORMS_TIERED_WAIT: seconds a later call of a signature waits for its background
     compile when the fast tier is much slower than compiled code (xforms/exec/tiered.py);

@@ -14,6 +14,7 @@ imports nothing from `jit` (no import cycle).
 """
 import os
 import sys
+import threading
 from typing import Callable, NamedTuple, Optional
 
 from .. import config
@@ -78,6 +79,57 @@ def _load_backends():
                               for name, entry in kernels.BACKENDS.items()})
 
 
+_preloaded = []    # [True] once `preload` started its thread, until a compile on the main thread
+
+
+def preload(how=None, cores=None, load=None):
+    """Start importing the compiler package (`_load_backends`) on a daemon thread, where
+    `how` (config.preload(): "always", "never", "auto") allows it: "auto" where a core is
+    idle (`idle_core`).  -> the thread, or None.  Called at the end of `import xforms`, so
+    that the first `jit` call (issue #35: ~0.06 CPU s of its ~0.15 s for the MLP's
+    `jit(f)`: llvmlite and its 179 MB library, the lowerings) finds it imported or being
+    imported (the call then waits for the rest).  What an import off the main thread
+    leaves to the main thread (restarting a loaded OpenBLAS pool,
+    xforms/kernels/runtime/threads.py `restart_loaded_openblas`) runs at the first compile
+    (`require`).
+
+        >>> preload("never") is None
+        True
+    """
+    how = how or config.preload()
+    if how == "never" or "xforms.kernels" in sys.modules or _backends.get("cpu"):
+        return None
+    if how == "auto":
+        if cores is None:
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+                else (os.cpu_count() or 1)
+        if load is None:
+            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float(cores)
+        if not idle_core(cores, load):
+            return None
+    _preloaded.append(True)
+    thread = threading.Thread(target=_preload, name="xforms-preload", daemon=True)
+    thread.start()
+    return thread
+
+
+def idle_core(cores, load):
+    """Whether a core is idle on average: `load` (the 1-minute load average) below
+    `cores` less one, so that the preload runs beside the program's own thread.
+
+        >>> idle_core(2, 0.4), idle_core(2, 1.5), idle_core(1, 0.0)
+        (True, False, False)
+    """
+    return cores >= 2 and load < cores - 1
+
+
+def _preload():
+    try:
+        _load_backends()
+    except BaseException:      # (the first compile imports it again and says why)
+        pass
+
+
 def default_backend():
     """"cuda" when a CUDA GPU (or the simulator) is present, else "cpu"; XFORMS_BACKEND wins,
     and an open `xforms.default_device` block over both."""
@@ -115,6 +167,9 @@ def require(name):
     """The registered Backend `name`, or a BackendError saying what to install (or why the
     compiler package failed to import)."""
     found = get_backend(name)
+    if _preloaded and threading.current_thread() is threading.main_thread():
+        _preloaded.clear()        # (the import is over: `get_backend` waited for it)
+        tiered.flush_warnings()   # what the preload left to the main thread (`preload`)
     if found is not None:
         return found
     if name == "cuda" and not _import_error:   # (else: say why kernels failed)
