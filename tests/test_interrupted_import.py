@@ -47,7 +47,9 @@ SCRIPT = textwrap.dedent("""
 @pytest.mark.parametrize("where", ["llvmlite.binding.ffi", "numba.core.typing",
                                    "numba.np.ufunc", "xforms.kernels.cpu.backend", "xforms.kernels.cuda"])
 def test_interrupted_first_compile(tmp_path, where):
-    env = dict(os.environ, PYTHONPATH=ROOT, XFORMS_CACHE_DIR=str(tmp_path / "cache"))
+    # (no preload: the imports interrupted are the first compile's, on the main thread)
+    env = dict(os.environ, PYTHONPATH=ROOT, XFORMS_CACHE_DIR=str(tmp_path / "cache"),
+               XFORMS_PRELOAD="0")
     if where.startswith("numba"):       # (the direct LLVM path's programs never import Numba)
         env["XFORMS_LLVM_KERNELS"] = "0"
     p = subprocess.run([sys.executable, "-c", SCRIPT, where], env=env, capture_output=True,

@@ -468,6 +468,16 @@ _TIERED_LOAD = """os.environ.update(XFORMS_TIERED="1", XFORMS_BLAS_THREADS="2")
     f.wait_compiled()
     assert "xforms.kernels" in sys.modules"""
 
+# xforms.kernels imported by `import xforms`'s preload thread (xforms/jit/backends.py
+# `preload`): the restart waits for the first compile on the main thread
+_PRELOAD_LOAD = """os.environ.update(XFORMS_PRELOAD="1", XFORMS_BLAS_THREADS="2")
+    import threading, xforms, xforms.numpy as xnp
+    for t in threading.enumerate():
+        if t.name == "xforms-preload":
+            t.join()
+    assert "xforms.kernels" in sys.modules
+    xforms.jit(lambda x: xnp.tanh(x @ x), tiered=False)(np.ones((64, 64)))"""
+
 _SPIN_CHILD = """if True:
     import ctypes, glob, os, sys, time
     import numpy, numpy as np
@@ -501,7 +511,8 @@ _SPIN_CHILD = """if True:
      "import xforms.kernels"),
     ("numpy", "", "a @ a", "import xforms.kernels"),
     ("scipy", "import scipy.linalg, scipy.linalg.blas as blas", "blas.dgemm(1.0, a, a)",
-     _TIERED_LOAD)])
+     _TIERED_LOAD),
+    ("numpy", "", "a @ a", _PRELOAD_LOAD)])
 def test_openblas_loaded_before_xforms_is_given_the_short_spin(pkg, before, product, load):
     """An OpenBLAS loaded before xforms -- SciPy's by a user's import (autograd and JAX
     import it), NumPy's always -- kept its 2^28-cycle spin: xforms/kernels/runtime/threads.py
@@ -510,12 +521,15 @@ def test_openblas_loaded_before_xforms_is_given_the_short_spin(pkg, before, prod
     process sleeps (~0.3 s in all quiet, 0.045-0.084 s at load 17; ~1e-4 s restarted).
     The last case: xforms.kernels first imported by the tiered compile thread, which
     leaves the restart to the main thread's next swap-in of a compiled tier (before, it was
-    never done: the benchmark's MLP gradient ran at one thread's speed)."""
+    never done: the benchmark's MLP gradient ran at one thread's speed).  Then: imported
+    by `import xforms`'s preload thread, restarted by the first compile.  The others
+    import xforms.kernels on the main thread (no preload)."""
     import subprocess
     import sys
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENBLAS_THREAD_TIMEOUT", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    env["XFORMS_PRELOAD"] = "0"
     code = _SPIN_CHILD.format(pkg=pkg, before=before, product=product, load=load)
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
                          capture_output=True, text=True, check=True).stdout.split()[-1]

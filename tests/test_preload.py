@@ -1,0 +1,89 @@
+"""`import xforms` starts importing the compiler package on a thread of its own
+(xforms/jit/backends.py `preload`, XFORMS_PRELOAD), so that the first `jit` call finds it
+imported (issue #35).  The process-level checks run in fresh interpreters; no timings are
+asserted."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from xforms.jit import backends
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(code, preload, tmp_path):
+    # (OPENBLAS_THREAD_TIMEOUT unset, as in a user's shell: xforms sets it, and restarts the
+    # OpenBLAS pools loaded before: this process's setting would be inherited)
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    env.update(PYTHONPATH=ROOT, XFORMS_PRELOAD=preload, XFORMS_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+_PROBE = """
+    import json, sys, threading
+    import numpy as np
+    import xforms as xf, xforms.numpy as xnp
+    from xforms.exec import tiered
+    found = [t for t in threading.enumerate() if t.name == "xforms-preload"]
+    for t in found:
+        t.join()
+    imported = "xforms.kernels" in sys.modules
+    left = tiered.has_pending_warnings()    # the OpenBLAS restart, left to the main thread
+    y = xf.jit(lambda x: xnp.sin(x) * 2.0, tiered=False)(np.arange(3.0))
+    print(json.dumps([len(found), imported, left, tiered.has_pending_warnings(),
+                      np.asarray(y).tolist() == (np.sin(np.arange(3.0)) * 2.0).tolist()]))
+"""
+
+
+def test_import_starts_the_compiler_import_and_the_first_compile_finishes_it(tmp_path):
+    assert _run(_PROBE, "1", tmp_path) == [1, True, True, False, True]
+
+
+def test_preload_off_leaves_the_compiler_to_the_first_compile(tmp_path):
+    assert _run(_PROBE, "0", tmp_path) == [0, False, False, False, True]
+
+
+def test_a_failed_preload_is_reported_by_the_first_compile(tmp_path):
+    """The preload thread's ImportError reaches the user where the compile needs it."""
+    code = """
+        import json, sys, threading
+        import numpy as np
+
+        class NoLlvmlite:
+            @staticmethod
+            def find_spec(name, path=None, target=None):
+                if name.partition(".")[0] == "llvmlite":
+                    raise ImportError("no llvmlite here")
+                return None
+
+        sys.meta_path.insert(0, NoLlvmlite)
+        import xforms as xf, xforms.numpy as xnp
+        for t in threading.enumerate():
+            if t.name == "xforms-preload":
+                t.join()
+        try:
+            xf.jit(lambda x: xnp.sin(x), tiered=False)(np.arange(3.0))
+            print(json.dumps("compiled"))
+        except xf.errors.BackendError as e:
+            print(json.dumps(str(e)))
+    """
+    said = _run(code, "1", tmp_path)
+    assert "failed to import" in said and "no llvmlite here" in said, said
+
+
+def test_auto_preloads_only_where_a_core_is_idle():
+    assert backends.idle_core(2, 0.4) and backends.idle_core(8, 6.5)
+    assert not backends.idle_core(2, 1.0) and not backends.idle_core(2, 12.0)
+    assert not backends.idle_core(1, 0.0)          # (one core: the thread would only compete)
+    assert backends.preload("auto", cores=2, load=12.0) is None
+    assert backends.preload("never") is None
+
+
+def test_no_preload_once_the_compiler_is_imported():
+    import xforms.kernels  # noqa: F401
+    assert backends.preload("always") is None
