@@ -19,7 +19,7 @@ def _run(code, preload, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
     env.update(PYTHONPATH=ROOT, XFORMS_PRELOAD=preload, XFORMS_CACHE_DIR=str(tmp_path / "cache"))
     p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=ROOT,
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -74,6 +74,37 @@ def test_a_failed_preload_is_reported_by_the_first_compile(tmp_path):
     """
     said = _run(code, "1", tmp_path)
     assert "failed to import" in said and "no llvmlite here" in said, said
+
+
+def test_a_process_forked_during_the_preload_compiles(tmp_path):
+    """A fork right after `import xforms` (a multiprocessing pool made at the top of a
+    script) waits for the preload: a child forked in the middle of it inherited module
+    locks held by a thread it lacks, and its first compile waited for them for ever."""
+    code = """
+        import json, os, sys, threading, time
+        import numpy as np
+
+        class Slow:       # holds the preload inside its import of llvmlite's bindings
+            started = threading.Event()
+
+            @classmethod
+            def find_spec(cls, name, path=None, target=None):
+                preloading = threading.current_thread().name == "xforms-preload"
+                if name == "llvmlite.binding.ffi" and preloading:
+                    cls.started.set()
+                    time.sleep(0.5)
+                return None
+
+        sys.meta_path.insert(0, Slow)
+        import xforms as xf, xforms.numpy as xnp
+        assert Slow.started.wait(60)
+        pid = os.fork()
+        if pid == 0:
+            y = xf.jit(lambda x: xnp.cos(x) + 1.0, tiered=False)(np.arange(3.0))
+            os._exit(0 if np.asarray(y).tolist() == (np.cos(np.arange(3.0)) + 1.0).tolist() else 3)
+        print(json.dumps(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])))
+    """
+    assert _run(code, "1", tmp_path) == 0
 
 
 def test_auto_preloads_only_where_a_core_is_idle():

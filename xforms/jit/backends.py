@@ -109,8 +109,18 @@ def preload(how=None, cores=None, load=None):
             return None
     _preloaded.append(True)
     thread = threading.Thread(target=_preload, name="xforms-preload", daemon=True)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=lambda: _finish(thread))
     thread.start()
     return thread
+
+
+def _finish(thread, timeout=60.0):
+    """Wait for the preload `thread` before a fork: a child forked in the middle of an
+    import inherits its module locks held by a thread it does not have, and its first
+    compile would wait for them for ever."""
+    if thread.is_alive() and thread is not threading.current_thread():
+        thread.join(timeout)
 
 
 def idle_core(cores, load):
