@@ -107,6 +107,40 @@ def test_a_process_forked_during_the_preload_compiles(tmp_path):
     assert _run(code, "1", tmp_path) == 0
 
 
+def test_a_compile_that_does_not_wait_for_the_preload_leaves_its_work_to_the_next(tmp_path):
+    """A compile for the "interpret" backend, registered without the compiler package, does
+    not wait for the preload: what the preload leaves to the main thread runs at the first
+    compile that finds the package imported."""
+    code = """
+        import json, sys, threading, time
+        import numpy as np
+
+        class Slow:       # holds the preload inside its import of llvmlite's bindings
+            started = threading.Event()
+
+            @classmethod
+            def find_spec(cls, name, path=None, target=None):
+                preloading = threading.current_thread().name == "xforms-preload"
+                if name == "llvmlite.binding.ffi" and preloading:
+                    cls.started.set()
+                    time.sleep(0.5)
+                return None
+
+        sys.meta_path.insert(0, Slow)
+        import xforms as xf, xforms.numpy as xnp
+        from xforms.exec import tiered
+        assert Slow.started.wait(60)
+        xf.jit(lambda x: xnp.sin(x), backend="interpret")(np.arange(3.0))
+        for t in threading.enumerate():
+            if t.name == "xforms-preload":
+                t.join()
+        left = tiered.has_pending_warnings()
+        xf.jit(lambda x: xnp.sin(x), tiered=False)(np.arange(3.0))
+        print(json.dumps([left, tiered.has_pending_warnings()]))
+    """
+    assert _run(code, "1", tmp_path) == [True, False]
+
+
 def test_auto_preloads_only_where_a_core_is_idle():
     assert backends.idle_core(2, 0.4) and backends.idle_core(8, 6.5)
     assert not backends.idle_core(2, 1.0) and not backends.idle_core(2, 12.0)

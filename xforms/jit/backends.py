@@ -177,8 +177,9 @@ def require(name):
     """The registered Backend `name`, or a BackendError saying what to install (or why the
     compiler package failed to import)."""
     found = get_backend(name)
-    if _preloaded and threading.current_thread() is threading.main_thread():
-        _preloaded.clear()        # (the import is over: `get_backend` waited for it)
+    if _preloaded and ("cpu" in _backends or _import_error) \
+            and threading.current_thread() is threading.main_thread():
+        _preloaded.clear()        # (the import is over: "interpret" does not wait for it)
         tiered.flush_warnings()   # what the preload left to the main thread (`preload`)
     if found is not None:
         return found
