@@ -142,8 +142,9 @@ def test_a_compile_that_does_not_wait_for_the_preload_leaves_its_work_to_the_nex
 
 
 def test_auto_preloads_only_where_a_core_is_idle():
-    assert backends.idle_core(2, 0.4) and backends.idle_core(8, 6.5)
-    assert not backends.idle_core(2, 1.0) and not backends.idle_core(2, 12.0)
+    assert backends.idle_core(2, 0.4) and backends.idle_core(2, 1.0)    # (a harness's runs)
+    assert backends.idle_core(8, 7.0)
+    assert not backends.idle_core(2, 1.5) and not backends.idle_core(2, 12.0)
     assert not backends.idle_core(1, 0.0)          # (one core: the thread would only compete)
     assert backends.preload("auto", cores=2, load=12.0) is None
     assert backends.preload("never") is None

@@ -57,7 +57,7 @@ def tiered():
 def preload():
     """XFORMS_PRELOAD: whether `import xforms` starts importing the compiler package on a
     thread of its own (xforms/jit/backends.py `preload`): "1" always, "0" never, unset or
-    "auto" where a core is idle (the 1-minute load below the cores less one)."""
+    "auto" where a core is idle (the 1-minute load below the cores less a half)."""
     v = os.environ.get("XFORMS_PRELOAD", "auto").strip().lower() or "auto"
     if v in ("0", "false", "no", "off"):
         return "never"
