@@ -141,6 +141,49 @@ def test_a_compile_that_does_not_wait_for_the_preload_leaves_its_work_to_the_nex
     assert _run(code, "1", tmp_path) == [True, False]
 
 
+def test_the_preload_waits_while_a_fast_tier_first_call_runs(tmp_path):
+    """The preload's import holds the GIL: it imports no module while a tiered first call
+    (the fast tier answering) runs, as the tiered compile thread waits for it."""
+    code = """
+        import json, sys, threading, time
+        import numpy as np
+        seen = []
+
+        class Slow:       # holds the preload at llvmlite's bindings, then logs its imports
+            started = threading.Event()
+
+            @classmethod
+            def find_spec(cls, name, path=None, target=None):
+                if threading.current_thread().name == "xforms-preload":
+                    seen.append(time.monotonic())
+                    if name == "llvmlite.binding.ffi":
+                        cls.started.set()
+                        time.sleep(0.3)
+                return None
+
+        sys.meta_path.insert(0, Slow)
+        import xforms as xf, xforms.numpy as xnp
+        assert Slow.started.wait(60)
+
+        def slow(x):
+            time.sleep(0.8)
+            return x
+
+        f = xf.jit(lambda x: xf.pure_callback(slow, xf.ShapeDtypeStruct((3,), np.float64),
+                                              xnp.sin(x)) * 2.0, tiered=True)
+        start = time.monotonic()
+        f(np.ones(3))
+        end = time.monotonic()
+        for t in threading.enumerate():
+            if t.name == "xforms-preload":
+                t.join()
+        inside = [t for t in seen if start + 0.4 < t < end - 0.05]
+        print(json.dumps([len(inside), len([t for t in seen if t > end])]))
+    """
+    inside, after = _run(code, "1", tmp_path)
+    assert inside == 0 and after > 0, (inside, after)
+
+
 def test_auto_preloads_only_where_a_core_is_idle():
     assert backends.idle_core(2, 0.4) and backends.idle_core(2, 1.0)    # (a harness's runs)
     assert backends.idle_core(8, 7.0)

@@ -38,10 +38,12 @@ synchronously on the first call, as does `jit(f).lower(...)`; tests/conftest.py 
 `XFORMS_TIERED=0` so that the suite checks compiled code deterministically.
 """
 import atexit
+import contextlib
 import os
 import queue
 import sys
 import threading
+import time
 import warnings
 import weakref
 
@@ -118,11 +120,16 @@ class TieredExecutable:
             c = self._wait_for_compile()
             if c is not None:
                 return c(*args)
+        first = not self.fast_calls
         self.fast_calls += 1
+        if first:
+            _first_calls.enter()
         try:
             outs = core.eval_jaxpr(self.closed, *args)
         finally:
             self._first_call.set()
+            if first:
+                _first_calls.leave()
         owned = self._owned | _roots(args)
         return [_fresh(o, owned) for o in outs]
 
@@ -180,6 +187,60 @@ def _fresh(out, owned):
     if _root(out) in owned:
         out = out.copy()
     return out
+
+
+class _Running:
+    """How many fast-tier first calls run now: background work that holds the GIL (the
+    compiler's import started by `import xforms`, xforms/jit/backends.py `preload`) waits
+    for them, as the compile thread does (`TieredExecutable._compile`)."""
+
+    def __init__(self):
+        self.count, self.changed = 0, threading.Condition()
+
+    def enter(self):
+        with self.changed:
+            self.count += 1
+
+    def leave(self):
+        with self.changed:
+            self.count -= 1
+            self.changed.notify_all()
+
+    def wait(self, timeout):
+        """Wait until none runs, at most `timeout` s; -> the seconds waited."""
+        if not self.count:                   # (read without the lock: a stale answer
+            return 0.0                       #  costs one wait or one turn, not a result)
+        start = time.monotonic()
+        with self.changed:
+            self.changed.wait_for(lambda: not self.count, timeout)
+        return time.monotonic() - start
+
+
+_first_calls = _Running()
+
+
+@contextlib.contextmanager
+def first_call_running(flag=None):
+    """Count this block as a fast-tier first call where a new signature starts on the fast
+    tier (`enabled(flag)`): for the tracing before it, which needs no compiler (a block
+    that waits for the compiler's import must not be counted: that import waits for it).
+
+        with first_call_running(jit_tiered_flag):
+            closed = trace(...)
+    """
+    if not enabled(flag):
+        yield
+        return
+    _first_calls.enter()
+    try:
+        yield
+    finally:
+        _first_calls.leave()
+
+
+def wait_first_calls(timeout=FIRST_CALL_HEAD_START):
+    """Wait while a fast-tier first call runs, at most `timeout` s; -> the seconds waited."""
+    return _first_calls.wait(timeout)
 
 
 # ---- the background compile thread (one per process) ------------------------------------

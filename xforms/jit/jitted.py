@@ -270,7 +270,8 @@ class Jitted(Wrapped):
         if config.explain_cache_misses.value:
             explain_miss(self.fun, key, list(self._fast))
         with gc_pause.paused():          # (the compile's objects live until it ends)
-            closed, out_tree, flat, in_tree = self._trace(args, kwargs)
+            with tiered.first_call_running(self.tiered):      # (tracing: no compiler yet)
+                closed, out_tree, flat, in_tree = self._trace(args, kwargs)
             exe = self._new_executable(closed)
         if key is not None:
             self._install(key, exe, out_tree)
