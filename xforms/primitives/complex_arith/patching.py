@@ -17,13 +17,24 @@ from .pieces import in_pieces
 
 
 def _special(z, out):
-    """The flat indices (C order) where a part of z is infinite, NaN or zero, or the result
-    is not finite.  One cheap test first: the products of z's parts with the result's
-    (re out.re, im out.im; or of all four) are finite and nonzero on ordinary elements (a
-    superset: a product may over- or underflow, or a result's part be 0, where nothing is
-    special); the exact test runs on the few that fail it.
+    """Where (a mask of out's shape) a part of z is infinite, NaN or zero, or the result is
+    not finite (`special_indices`).
 
-        >>> _special(np.array([1j, 1 + 1j]), np.exp(np.array([1j, 1 + 1j])))   # [0]
+        >>> _special(np.array([1j, 1 + 1j]), np.exp(np.array([1j, 1 + 1j])))   # [True, False]
+    """
+    mask = np.zeros(np.shape(out), bool)
+    mask.flat[special_indices(z, out)] = True
+    return mask
+
+
+def special_indices(z, out):
+    """The flat indices (C order) of `_special`'s elements.  One cheap test first: the
+    products of z's parts with the result's (re out.re, im out.im; or of all four) are
+    finite and nonzero on ordinary elements (a superset: a product may over- or underflow,
+    or a result's part be 0, where nothing is special); the exact test runs on the few
+    that fail it.
+
+        >>> special_indices(np.array([1j, 1 + 1j]), np.exp(np.array([1j, 1 + 1j])))   # [0]
     """
     with np.errstate(all="ignore"):
         p = _part_products(z, out)
@@ -63,10 +74,10 @@ def _special_exact(z, out):
                   & np.isfinite(out.imag)) | (re == 0) | (im == 0))
 
 
-def _redo(out, idx, fn, *args):
-    """out.flat[i] = fn(*args.flat[i]) for the flat indices idx, in C order (args broadcast
-    to out)."""
-    if len(idx) == 0:
+def _redo(out, where, fn, *args):
+    """out[i] = fn(*args[i]) where `where`, elementwise in C order (args broadcast to out)."""
+    idx = np.flatnonzero(where)
+    if idx.size == 0:
         return out
     flat = [np.broadcast_to(a, out.shape) for a in args]
     with np.errstate(all="ignore"):             # (complex64's float32 parts overflow as IEEE)
@@ -135,7 +146,7 @@ def _patch_product(out, x, y):
         bad = ~(np.isfinite(out.real) & np.isfinite(out.imag))
     if bad.any():
         dt = out.dtype
-        _redo(out, np.flatnonzero(bad), lambda a, b: _multiply.multiply_scalar(dt.type(a), dt.type(b)), x, y)
+        _redo(out, bad, lambda a, b: _multiply.multiply_scalar(dt.type(a), dt.type(b)), x, y)
     return out
 
 
