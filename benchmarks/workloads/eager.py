@@ -7,6 +7,11 @@ Monte Carlo samples inside the objective (so every call must run the Python func
 an MLP 784-200-100-10 (tanh, softmax cross-entropy, batch 256).  Every system runs the
 user's Python on every call; the limit is autograd (issue #32's bar: <= 1.0x autograd and
 <= 1.0x JAX without jit).  float64.
+
+Complex rows (issue #31's price): one eager op -- complex64 and complex128 division, log,
+exp, pow, abs, sqrt of standard-normal parts at n = 10^5 and 10^6 (10^4 under --quick) --
+as xforms' eager tier computes it (XLA's values, xforms/primitives/complex_arith/), beside
+NumPy's ufunc (the limit: C99's values, no special-value rules) and JAX op by op, no jit.
 """
 from __future__ import annotations
 
@@ -127,6 +132,46 @@ def _jax_grad(p):
     return g
 
 
+COMPLEX_OPS = ("divide", "log", "exp", "power", "abs", "sqrt")
+_BINARY = ("divide", "power")
+
+
+def _complex_data(n, dtype, seed):
+    r = np.random.default_rng(seed)
+    parts = r.standard_normal((4, n))
+    return ((parts[0] + 1j * parts[1]).astype(dtype), (parts[2] + 1j * parts[3]).astype(dtype))
+
+
+def _complex_systems(ctx, op):
+    arity = 2 if op in _BINARY else 1
+
+    def xforms(d):
+        p = ctx.peer("xforms")
+        return getattr(p.xnp, op), tuple(p.xnp.asarray(a) for a in d[:arity])
+
+    def jax(d):
+        p = ctx.peer("jax")
+        f = getattr(p.jnp, op)
+        return (lambda *a: f(*a).block_until_ready()), d[:arity]
+
+    def numpy(d):
+        return getattr(np, op), d[:arity]
+    return dict(xforms=xforms, jax=jax, numpy=numpy)
+
+
+def complex_cases(ctx):
+    """One eager complex op per case (the module docstring)."""
+    out = []
+    for n in ((10 ** 4,) if ctx.quick else (10 ** 5, 10 ** 6)):
+        for dtype in ("complex64", "complex128"):
+            for op in COMPLEX_OPS:
+                out.append(Case(f"{op} {dtype}, no jit", {"n": n}, _complex_systems(ctx, op),
+                                make=lambda n=n, dtype=dtype: _complex_data(n, dtype, ctx.seed),
+                                unit="ms/call", limit="numpy",
+                                rtol=1e-5 if dtype == "complex64" else 1e-12))
+    return out
+
+
 def cases(ctx):
     progs = ("rnn", "bbsvi") if ctx.quick else ("rnn", "lstm", "bbsvi", "mlp")
     out = []
@@ -140,4 +185,4 @@ def cases(ctx):
                 (lambda prog=prog: PROGRAMS[prog][1](ctx.seed)))
         out.append(Case("grad, no jit", {"program": prog}, systems, make=make,
                         unit="ms/call", limit="autograd", rtol=1e-8))
-    return out
+    return out + complex_cases(ctx)

@@ -46,20 +46,27 @@ import math
 
 import numpy as np
 
+from . import select
 from .multiply import float32_fma, fma
+from .pieces import in_pieces
 
 
 def _smith(ar, ai, br, bi):
     """Smith's quotient parts (see the module docstring), elementwise; float32 parts with
     XLA's FMAs (`fma32`), float64 ones plain (NumPy's quotient stands for those).  Each
-    branch's operands are selected first, so each product is computed once."""
+    branch's operands are selected first (select.py, bitwise: the branch is data's), so
+    each product is computed once."""
     f = fma32 if ar.dtype == np.float32 else (lambda x, y, z: x * y + z)
-    lt = np.abs(br) < np.abs(bi)
-    small, big = np.where(lt, br, bi), np.where(lt, bi, br)
+    lt = select.lanes(np.abs(br) < np.abs(bi), ar.dtype)
+    small, big = select.swap(lt, br, bi)
     ratio = small / big
     denom = f(ratio, small, big)
-    re = f(np.where(lt, ar, ai), ratio, np.where(lt, ai, ar)) / denom
-    im = f(np.where(lt, ai, -ar), ratio, np.where(lt, -ar, ai)) / denom
+    a1, a2 = select.swap(lt, ar, ai)
+    re = f(a1, ratio, a2)
+    re /= denom
+    b1, b2 = select.swap(lt, ai, -ar)
+    im = f(b1, ratio, b2)
+    im /= denom
     return re, im
 
 
@@ -67,19 +74,31 @@ def fma32(a, b, c):
     """a * b + c of float32 arrays rounded once (XLA's CPU fuses these products): the float64
     product is exact and the float64 sum rounds to float32 as the exact sum does, except
     where it landed on a float32 midpoint (or is tiny: float32 denormals round coarser);
-    those few elements are redone exactly (multiply.float32_fma).
+    those few elements are redone exactly (multiply.float32_fma).  Three passes for the
+    value, four cheap ones (the low bits; the float32 result's size, a superset of the tiny
+    ones) to find the few to redo.
 
         >>> fma32(np.float32([3]), np.float32([1 / 3]), np.float32([-1]))    # [2.9802322e-08]
     """
-    a, b, c = np.broadcast_arrays(a, b, c)
-    s = np.multiply(a, b, dtype=np.float64) + c
-    bits = s.view(np.int64)
-    size = np.abs(s)
-    doubt = ((bits & 0x1FFFFFFF) == 0x10000000) | ((size < 2.0 ** -125) & (size > 0))
+    if not np.shape(a) == np.shape(b) == np.shape(c):
+        a, b, c = np.broadcast_arrays(a, b, c)
+    s = np.asarray(np.multiply(a, b, dtype=np.float64))
+    np.add(s, c, out=s)
     out = s.astype(np.float32)
-    for i in np.flatnonzero(doubt):
-        out.flat[i] = float32_fma(a.flat[i], b.flat[i], c.flat[i])
+    low = np.bitwise_and(s.view(np.uint64), np.uint64(0x1FFFFFFF))
+    doubt = np.equal(low, np.uint64(0x10000000))
+    doubt |= np.abs(out) <= _F32_TINY
+    if doubt.any():
+        idx = np.flatnonzero(doubt)
+        size = np.abs(s.ravel()[idx])           # (the float64 sum's test: tiny, not 0)
+        idx = idx[(low.ravel()[idx] == 0x10000000) | ((size < 2.0 ** -125) & (size > 0))]
+        flat, a, b, c = out.reshape(-1), np.ravel(a), np.ravel(b), np.ravel(c)
+        for i in idx:                           # (flat: a view, out is fresh and contiguous)
+            flat[i] = float32_fma(a[i], b[i], c[i])
     return out
+
+
+_F32_TINY = np.float32(2.0 ** -125)
 
 
 def _unit_signs(re, im):
@@ -90,11 +109,19 @@ def _unit_signs(re, im):
 
 
 def divide(x, y):
-    """x / y of complex arrays of one dtype (broadcasting), with XLA's values.
+    """x / y of complex arrays of one dtype (broadcasting), with XLA's values (complex64 in
+    pieces: pieces.py; complex128 whole, NumPy's quotient standing where all of it is
+    finite).
 
         >>> divide(np.array([1 + 2j]), np.array([0j]))    # [inf+infj]
     """
     x, y = np.asarray(x), np.asarray(y)
+    if x.dtype == np.complex64:
+        return in_pieces(_divide, x, y)
+    return _divide(x, y)
+
+
+def _divide(x, y):
     with np.errstate(all="ignore"):
         if x.dtype != np.complex64:
             q = np.true_divide(x, y)

@@ -12,11 +12,62 @@ elements: the patch costs a mask pass, and Python only on them.
 """
 import numpy as np
 
-from . import division, elementary, multiply as _multiply, single, trigonometric
+from . import division, elementary, multiply as _multiply, pieces, single, trigonometric
+from .pieces import in_pieces
 
 
 def _special(z, out):
-    """Where a part of z is infinite, NaN or zero, or the result is not finite."""
+    """Where (a mask of out's shape) a part of z is infinite, NaN or zero, or the result is
+    not finite (`special_indices`).
+
+        >>> _special(np.array([1j, 1 + 1j]), np.exp(np.array([1j, 1 + 1j])))   # [True, False]
+    """
+    mask = np.zeros(np.shape(out), bool)
+    mask.flat[special_indices(z, out)] = True
+    return mask
+
+
+def special_indices(z, out):
+    """The flat indices (C order) of `_special`'s elements.  One cheap test first: the
+    products of z's parts with the result's (re out.re, im out.im; or of all four) are
+    finite and nonzero on ordinary elements (a superset: a product may over- or underflow,
+    or a result's part be 0, where nothing is special); the exact test runs on the few
+    that fail it.
+
+        >>> special_indices(np.array([1j, 1 + 1j]), np.exp(np.array([1j, 1 + 1j])))   # [0]
+    """
+    with np.errstate(all="ignore"):
+        p = _part_products(z, out)
+        ok = np.isfinite(p)
+        ok &= p != 0
+        if ok.all():
+            return np.empty(0, np.intp)
+        idx = np.flatnonzero(~ok.reshape(np.size(out), -1).all(axis=1))
+        zs = np.broadcast_to(z, np.shape(out)).ravel()[idx]
+        os = out.ravel()[idx]
+        return idx[_special_exact(zs, os)]
+
+
+def _part_products(z, out):
+    """Products that each part of z and of out enters, one row per element: (re out.re,
+    im out.im) on the interleaved parts where both are contiguous complex arrays of one
+    shape (one pass, NumPy's SIMD), re im out.re out.im (re im |out|) otherwise."""
+    if (out.dtype == z.dtype and z.shape == out.shape and z.ndim and z.flags.c_contiguous
+            and out.flags.c_contiguous):
+        f = z.real.dtype
+        return np.multiply(z.view(f), out.view(f)).reshape(z.size, 2)
+    p = np.multiply(z.real, z.imag, dtype=np.result_type(z.real, out.real))
+    p = np.broadcast_to(p, np.shape(out)).copy() if p.shape != np.shape(out) else p
+    if out.dtype.kind == "c":
+        p *= out.real
+        p *= out.imag
+    else:
+        p *= out
+    return np.reshape(p, (-1, 1))
+
+
+def _special_exact(z, out):
+    """Where a part of z is infinite, NaN or zero, or `out` is not finite (elementwise)."""
     re, im = z.real, z.imag
     with np.errstate(all="ignore"):
         return (~(np.isfinite(re) & np.isfinite(im) & np.isfinite(out.real)
@@ -38,9 +89,12 @@ def _redo(out, where, fn, *args):
 def unary(ufunc, scalar, single=None):
     """(impl, into) of a complex-aware unary primitive: `ufunc` for real operands, for complex
     ones `ufunc` (`single` for complex64: float32 as XLA, single.py) patched by `scalar` on
-    the special elements (the module docstring)."""
+    the special elements (the module docstring); large ones in pieces (pieces.py)."""
     def into(out, x):
         x = np.asarray(x)
+        if x.dtype.kind == "c" and x.size > 2 * pieces.CHUNK:
+            out[...] = in_pieces(patched, x)
+            return [out]
         if single is not None and x.dtype == np.complex64:
             out[...] = single(x)
         else:
@@ -50,10 +104,7 @@ def unary(ufunc, scalar, single=None):
             _redo(out, _special(x, out), scalar, x)
         return [out]
 
-    def impl(x):
-        x = np.asarray(x)
-        if x.dtype.kind != "c":
-            return ufunc(x)
+    def patched(x):
         if single is not None and x.dtype == np.complex64:
             out = single(x)
         else:
@@ -61,6 +112,12 @@ def unary(ufunc, scalar, single=None):
                 out = np.asarray(ufunc(x))
         out = out if out.flags.writeable else out.copy()
         return _redo(out, _special(x, out), scalar, x)
+
+    def impl(x):
+        x = np.asarray(x)
+        if x.dtype.kind != "c":
+            return ufunc(x)
+        return in_pieces(patched, x)
     return impl, into
 
 

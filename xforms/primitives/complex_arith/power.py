@@ -33,6 +33,7 @@ import numpy as np
 
 from .elementary import cos_typed, own_parts, sin_typed
 from .multiply import fma
+from .pieces import in_pieces
 
 _LOG_MAX = 709.782712893384             # log of the largest float64 (XLA's exp bound too)
 _XLA_EXP_LO = -708.3964185322641        # XLA's float64 exp is 0 below
@@ -127,25 +128,74 @@ def power_scalar(x, y):
 
 
 # --- the eager tier: the same formula on NumPy arrays ----------------------------------------
-def _product_error(u, v):
-    """u*v's rounding error, exactly (Dekker's product; u scaled by 2^-60 where its split
-    would overflow), elementwise: u*v + error == u v."""
+def _product_error(u, v, p):
+    """p = u*v's rounding error, exactly (Dekker's product; u scaled by 2^-60 where its
+    split would overflow), elementwise: u*v + error == u v.  In place where it can be
+    (a fresh temporary of 10^5 float64 costs as much as the operation)."""
     ft = u.dtype.type
     big = np.abs(u) > ft(1e300 if u.dtype == np.float64 else 1e30)
-    u = np.where(big, u * ft(2.0 ** -60), u)
+    scaled = big.any()
+    if scaled:
+        u = np.where(big, u * ft(2.0 ** -60), u)
+        p = u * v
     split = ft(_SPLIT64 if u.dtype == np.float64 else _SPLIT32)
-    su, sv = u * split, v * split
-    uh, vh = su + (u - su), sv + (v - sv)
-    ul, vl = u - uh, v - vh
-    err = ((uh * vh - u * v) + uh * vl + ul * vh) + ul * vl
-    return np.where(big, err * ft(2.0 ** 60), err)
+    uh, ul = _split(u, split)
+    vh, vl = _split(v, split)
+    if np.ndim(uh) == 0 or np.shape(uh) != np.shape(vh):
+        err = ((uh * vh - p) + uh * vl + ul * vh) + ul * vl
+    else:
+        err = uh * vh
+        err -= p
+        tmp = uh * vl
+        err += tmp
+        err += np.multiply(ul, vh, out=tmp)
+        err += np.multiply(ul, vl, out=tmp)
+    return np.where(big, err * ft(2.0 ** 60), err) if scaled else err
+
+
+def _split(u, split):
+    """Veltkamp's halves of u: (su + (u - su), u - that), su = u * split."""
+    su = u * split
+    hi = u - su
+    hi += su
+    return hi, u - hi
 
 
 def _two_sum(u, v):
-    """u + v and its rounding error (Knuth's TwoSum), elementwise."""
+    """u + v and its rounding error (Knuth's TwoSum), elementwise: (u - (s - bv)) + (v - bv)
+    with bv = s - u."""
     s = u + v
     bv = s - u
-    return s, (u - (s - bv)) + (v - bv)
+    if np.ndim(bv) == 0 or np.shape(bv) != np.shape(s):
+        return s, (u - (s - bv)) + (v - bv)
+    e = s - bv
+    np.subtract(u, e, out=e)
+    np.subtract(v, bv, out=bv)
+    e += bv
+    return s, e
+
+
+def _round_to_odd(t, e2):
+    """t moved to its neighbour toward t + e2 where that sum is inexact (e2 != 0) and t's
+    last bit is 0 (np.nextafter(t, copysign(inf, e2)) there), in place: a step of the
+    integer bits for finite t (+1 away from zero, -1 toward it), np.nextafter for the
+    others (np.nextafter is slow: a third of the complex power's time)."""
+    it = np.int64 if t.dtype == np.float64 else np.int32
+    tb, eb = t.view(it), e2.view(it)
+    fix = (tb & 1) == 0
+    fix &= e2 != 0
+    if not fix.any():
+        return t
+    finite = np.isfinite(t)
+    odd = fix & ~finite
+    fix &= finite
+    step = (tb ^ eb) >> (8 * tb.itemsize - 1)       # 0: same signs, -1: opposite
+    step += step + 1                                 # +1, -1
+    step &= -fix.astype(it)
+    tb += step
+    if odd.any():
+        t[odd] = np.nextafter(t[odd], np.copysign(np.inf, e2[odd]).astype(t.dtype))
+    return t
 
 
 def _fused(u, v, w):
@@ -154,11 +204,12 @@ def _fused(u, v, w):
     only one; the plain u*v + w where that is not finite."""
     p = u * v
     s, e1 = _two_sum(p, w)
-    t, e2 = _two_sum(e1, _product_error(u, v))
-    odd = (t.view(np.int64 if t.dtype == np.float64 else np.int32) & 1) == 1
-    t = np.where((e2 != 0) & ~odd, np.nextafter(t, np.copysign(np.inf, e2).astype(t.dtype)), t)
-    out = s + t
-    return np.where(np.isfinite(out), out, p + w)
+    t, e2 = _two_sum(e1, _product_error(u, v, p))
+    out = np.asarray(s + _round_to_odd(np.asarray(t), e2))
+    bad = ~np.isfinite(out)
+    if bad.any():
+        out[bad] = np.broadcast_to(p + w, out.shape)[bad]
+    return out
 
 
 def _libm(fn, *args):
@@ -170,12 +221,34 @@ def _libm(fn, *args):
     return fn(*[a.astype(np.float64) for a in args]).astype(np.float32)
 
 
+def _special_bases(out, idx, a, b, c, d, r):
+    """out's elements at flat indices idx (a superset of those any rule needs: each needs
+    d == 0 or b == 0) set by the module docstring's rules, on those elements only."""
+    if idx.size == 0:
+        return
+    a, b, c, d, r = (np.asarray(v).flat[idx] for v in (a, b, c, d, r))
+    ft = a.dtype.type
+    zero_base = (r == 0) & (d == 0) & (c >= 0)
+    one = ((c == 0) & (d == 0)) | ((a == 1) & (b == 0))
+    inf_base = (a == np.inf) & (b == 0) & (d == 0)
+    cases = [inf_base & (c < 0), inf_base & (c > 0), one, zero_base]
+    picked = out.flat[idx]
+    re = np.select(cases, [ft(0.0), ft(np.inf), ft(1.0), ft(0.0)], picked.real)
+    im = np.select(cases, [ft(0.0)] * 4, picked.imag)
+    picked.real, picked.imag = re, im
+    out.flat[idx] = picked
+
+
 def power(x, y):
     """x ** y of complex arrays of one dtype (broadcasting), with XLA's values (`power_scalar`
     elementwise, vectorised; parts' dtype float32 for complex64).
 
         >>> power(np.array([0j, 1j]), np.array([1 + 1j, 2 + 0j]))    # [nan+nanj, -1+1.2e-16j]
     """
+    return in_pieces(_power, x, y)
+
+
+def _power(x, y):
     x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
     a, b, c, d = x.real, x.imag, y.real, y.imag
     ft = a.dtype.type
@@ -194,14 +267,9 @@ def power(x, y):
         coeff = e * _libm(np.power, r, c)
         q = _fused(c, angle, d * lr)
         re, im = coeff * _libm(np.cos, q), coeff * _libm(np.sin, q)
-    zero_base = (r == 0) & (d == 0) & (c >= 0)
-    one = ((c == 0) & (d == 0)) | ((a == 1) & (b == 0))
-    inf_base = (a == np.inf) & (b == 0) & (d == 0)
-    cases = [inf_base & (c < 0), inf_base & (c > 0), one, zero_base]
-    re = np.select(cases, [ft(0.0), ft(np.inf), ft(1.0), ft(0.0)], re)
-    im = np.select(cases, [ft(0.0)] * 4, im)
-    out = np.empty(re.shape, x.dtype)
+    out = np.empty(np.shape(re), x.dtype)
     out.real, out.imag = re, im
+    _special_bases(out, np.flatnonzero((d == 0) | (b == 0)), a, b, c, d, r)
     # NumPy's atan2, log and pow differ from libm's (XLA's) in a last bit at times, which a
     # large exponent makes material (q = c t: c ulp(t)): libm's, by the scalar function
     with np.errstate(all="ignore"):

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from . import select
 from .division import fma32
 
 _F32 = np.float32
@@ -53,7 +54,8 @@ def log(z):
         hi, lo = np.maximum(ax, ay), np.minimum(ax, ay)
         r = np.where(lo == hi, _F32(1.0), lo / hi)
         far = _libm(np.log, hi) + half * _libm(np.log1p, r * r)
-        re = np.where(np.abs(d) < half, half * _libm(np.log1p, d), far)
+        near = select.lanes(np.abs(d) < half, _F32)    # (data's branch: select.py)
+        re = select.pick(near, half * _libm(np.log1p, d), far)
         return _complex(re, _libm(np.arctan2, y, x))
 
 
@@ -79,9 +81,8 @@ def sqrt(z):
         v = np.where(same, np.sqrt(ay) * _F32(0.45508986056222733), ay / (w * _F32(2.0)))
         scaled = ~same & ((w == 0) | (w == np.inf))
         u, v = np.where(scaled, _F32(np.nan), u), np.where(scaled, _F32(np.nan), v)
-        re = np.where(x >= 0, u, v)
-        im = np.where(x >= 0, v, u)
-        return _complex(re, np.where(y < 0, -im, im))
+        re, im = select.swap(select.lanes(x >= 0, _F32), u, v)
+        return _complex(re, select.pick(select.lanes(y < 0, _F32), -im, im))
 
 
 def rsqrt(z):
@@ -128,8 +129,8 @@ def expm1(z):
     one = _F32(1.0)
     with np.errstate(all="ignore"):
         half_sin = _libm(np.sin, _F32(0.5) * y)
-        cm = np.where(np.abs(y) > _F32(math.pi / 4), _libm(np.cos, y) - one,
-                      _F32(-2.0) * half_sin * half_sin)
+        cm = select.pick(select.lanes(np.abs(y) > _F32(math.pi / 4), _F32),
+                         _libm(np.cos, y) - one, _F32(-2.0) * half_sin * half_sin)
         em = _libm(np.expm1, x)
         im = np.where(y == 0, _F32(0.0), (em + one) * _libm(np.sin, y))
         return _complex(fma32(em, cm + one, cm), im)
