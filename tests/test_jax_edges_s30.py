@@ -7,6 +7,7 @@ written here as literals, or SciPy's where jax itself is wrong (docs/testing.md 
 import numpy as np
 
 import xforms as xf
+import xforms.nn as xnn
 import xforms.scipy.stats as xst
 from jax_tiers import tiers, same, close  # noqa: F401 (a fixture)
 
@@ -31,3 +32,52 @@ def test_t_logpdf_gradient_in_df_past_the_switch():
     g = xf.grad(lambda d: xst.t.logpdf(0.7, d))
     np.testing.assert_allclose([g(20.0), g(5.0)], [0.0010767830986992567,
                                                    0.016620588251248174], rtol=1e-12)
+
+
+def test_nn_activations_wrap_integers_as_jax(tiers):
+    # jax 0.10.2 evaluates its definitions in the integer dtype before promoting (found by
+    # tools/jax_nn_ints.py): log_sigmoid(uint8 [1, 0, 255]) negates in uint8 (-1 -> 255);
+    # squareplus(int8 [100, -128, 3]) squares in int8 (100 * 100 + 4 -> 20); soft_sign's
+    # |x| + 1 wraps (uint8 255 + 1 = 0; int8 |-128| = -128); log1mexp(uint8 [1, 2]): -x
+    # wraps, so nan.  xforms promoted first: -0.31326, 101.98, 0.99607843, ...
+    close(tiers(xnn.log_sigmoid, np.uint8([1, 0, 255])),     # (XLA's float32 log1p: 1 ulp)
+          [-255.0, -0.6931471824645996, -1.3132617473602295], np.float32, rtol=2e-7)
+    close(tiers(xnn.squareplus, np.int8([100, -128, 3])),
+          [52.23606872558594, -63.0, 3.3027756214141846], np.float32, rtol=1e-7)
+    same(tiers(xnn.soft_sign, np.uint8([255, 3])), np.float32([np.inf, 0.75]), np.float32)
+    close(tiers(xnn.soft_sign, np.int8([-128, 3])), [1.0078740119934082, 0.75], np.float32,
+          rtol=1e-7)
+    same(tiers(xnn.log1mexp, np.uint8([1, 2])), np.float32([np.nan, np.nan]), np.float32)
+
+
+def test_softmax_of_integers_shifts_in_their_dtype(tiers):
+    # jax 0.10.2: x - max(x) in x's dtype: softmax(uint8 [1, 2, 3]) is exp([254, 255, 0]) /
+    # inf = [nan, nan, 0] and log_softmax all -inf; with `where` the masked x is a float
+    # (where(mask, x, -inf)) less an int8/int16 max over the mask; int8 along axis 0
+    same(tiers(xnn.softmax, np.uint8([1, 2, 3])), np.float32([np.nan, np.nan, 0.0]),
+         np.float32)
+    same(tiers(xnn.log_softmax, np.uint8([1, 2, 3])), np.float32([-np.inf] * 3), np.float32)
+    mask = np.array([True, True, False, True])
+    close(tiers(lambda x: xnn.softmax(x, where=mask), np.int8([-128, 127, 5, 6])),
+          [1.7984862202794635e-111, 1.0, 0.0, 2.8207700884601357e-53], np.float64)
+    same(tiers(lambda x: xnn.log_softmax(x, where=mask), np.int16([-32768, 32767, 5, 6])),
+         [-65535.0, 0.0, -np.inf, -32761.0], np.float64)
+    close(tiers(lambda x: xnn.softmax(x, axis=0), np.int8([[-128, 1], [127, 2]])),
+          [[0.7310585975646973, 0.2689414322376251], [0.2689414322376251, 0.7310585975646973]],
+          np.float32, rtol=1e-6)
+
+
+def test_standardize_is_jaxs_fast_variance(tiers):
+    # jax 0.10.2's default algorithm="fast": mean(x^2) - mean^2, x^2 in an integer x's dtype
+    # (wrapping), clipped at 0 (xforms had no clip: the float32 row was all NaN), then
+    # (x - mean) * rsqrt(variance + epsilon); "stable" is mean((x - mean)^2)
+    close(tiers(xnn.standardize, np.uint8([200, 3, 255])),
+          [14968.1123046875, -47328.75390625, 32360.638671875], np.float32, rtol=1e-6)
+    close(tiers(xnn.standardize, np.int16([300, -2, 7, 1000])),
+          [-8300.978515625, -103801.7578125, -100955.7109375, 213058.453125], np.float32,
+          rtol=1e-6)
+    close(tiers(xnn.standardize, np.float32([3000.0, 3000.0005, 3000.0002, 3000.0005])),
+          [-0.15440808236598969, 0.0, -0.07720404118299484, 0.0], np.float32, rtol=1e-6)
+    x = np.array([1.0, 2.0, 4.0])
+    close(tiers(lambda v: xnn.standardize(v, algorithm="stable"), x),
+          [-1.0690415314502972, -0.26726038286257414, 1.336301914312872], np.float64)
