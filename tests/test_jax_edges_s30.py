@@ -81,3 +81,33 @@ def test_standardize_is_jaxs_fast_variance(tiers):
     x = np.array([1.0, 2.0, 4.0])
     close(tiers(lambda v: xnn.standardize(v, algorithm="stable"), x),
           [-1.0690415314502972, -0.26726038286257414, 1.336301914312872], np.float64)
+
+
+def _signs(z):
+    z = np.asarray(z).ravel()
+    return np.signbit(z.real).tolist(), np.signbit(z.imag).tolist()
+
+
+def test_complex_expm1_of_a_zero_imaginary_part_has_re_plus_zero(tiers):
+    # jax 0.10.2: expm1 of -0+0j, -0-0j is +0+0j (XLA's cosm1(+-0) is +0: its
+    # y^4 P(y^2) - y^2 / 2 adds +0 and -0), and complex64 -0+1e-30j gives +0+1e-30j (y^2
+    # underflows); xforms' -2 sin^2(y/2) gave -0, so expm1's real part -0 * 1 + -0 was -0
+    import xforms.numpy as xnp
+    x = np.array([complex(-0.0, 0.0), complex(-0.0, -0.0)])
+    for r in tiers(xnp.expm1, x):
+        assert _signs(r) == ([False, False], [False, False])
+    for r in tiers(xnp.expm1, np.array([complex(-0.0, 1e-30)], np.complex64)):
+        assert _signs(r) == ([False], [False])
+
+
+def test_log1mexp_of_complex_zero_and_celu_at_minus_inf(tiers):
+    # jax.nn.log1mexp(0j) = log(-expm1(-0-0j)) = log(-0-0j) = -inf-pi j (jax 0.10.2; xforms
+    # had -inf-0j on every tier: expm1's sign above); jax.nn.celu(-inf+1.5j) = -1+0j (jax's
+    # celu is jitted: XLA drops the division by alpha = 1; eager xforms divided:
+    # (-inf+1.5j) / (1+0j) = -inf+nanj, so nan+nanj)
+    for dt in (np.complex128, np.complex64):
+        for r in tiers(xnn.log1mexp, np.array([0j, complex(0.0, -0.0)], dt)):
+            assert np.asarray(r).dtype == dt
+            np.testing.assert_array_equal(r, np.array([complex(-np.inf, -np.pi)] * 2, dt))
+        same(tiers(xnn.celu, np.array([complex(-np.inf, 1.5), complex(-np.inf, -1.5)], dt)),
+             np.array([-1 + 0j, -1 + 0j], dt), dt)

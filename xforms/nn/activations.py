@@ -101,9 +101,15 @@ def selu(x):
 
 
 def celu(x, alpha=1.0):
-    """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
+    """max(x, 0) + alpha * expm1(min(x, 0) / alpha).  At the default alpha = 1 neither the
+    division nor the product is formed: jax.nn.celu is jitted, and XLA drops x / 1 and 1 * x
+    (as xforms' jit does), which matters at complex infinities (-inf+1.5j: -1+0j, where
+    (-inf+1.5j) / (1+0j) is -inf+nanj)."""
     x = _as_if_with(x, 0.0)
-    return xnp.maximum(x, 0.0) + alpha * xnp.expm1(xnp.minimum(x, 0.0) / alpha)
+    negative = xnp.minimum(x, 0.0)
+    if isinstance(alpha, (int, float)) and alpha == 1:
+        return xnp.maximum(x, 0.0) + xnp.expm1(negative)
+    return xnp.maximum(x, 0.0) + alpha * xnp.expm1(negative / alpha)
 
 
 def leaky_relu(x, negative_slope=0.01):
