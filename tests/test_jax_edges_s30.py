@@ -111,3 +111,34 @@ def test_log1mexp_of_complex_zero_and_celu_at_minus_inf(tiers):
             np.testing.assert_array_equal(r, np.array([complex(-np.inf, -np.pi)] * 2, dt))
         same(tiers(xnn.celu, np.array([complex(-np.inf, 1.5), complex(-np.inf, -1.5)], dt)),
              np.array([-1 + 0j, -1 + 0j], dt), dt)
+
+
+def test_float16_programs_take_the_direct_path_and_round_as_numpy():
+    # a float16 program is compiled in float32 with each result rounded to float16; the
+    # direct LLVM path had no lowering of that rounding, so float16 scipy.special.exp1
+    # became a Numba kernel (session 29: 49 CPU s to compile; now ~0.4 s).  The rounding is
+    # NumPy's float32 -> float16 cast: ties to even, subnormals, overflow to inf, NaN
+    from xforms.kernels.cpu import backend, float16, llvm
+    import xforms.scipy.special as xsp
+
+    def direct(f, *args):
+        closed = float16.widen(xf.make_jaxpr(f)(*args))
+        return llvm.refusals(backend._prepare(closed, {"name": "t"}).plan) == []
+
+    edges = np.array([0x3DCCCCCD, 0x477FEFFF, 0x477FF000, 0x33000000, 0x33000001, 0x387FFFFF,
+                      0x38800000, 0x3A000800, 0x3A001800, 0x7F800000, 0x7FC00000, 0x80000001,
+                      0x00000001, 0xC77FF000], np.uint32).view(np.float32)
+    x = np.concatenate([edges, np.random.default_rng(0).standard_normal(300).astype(
+        np.float32) * np.float32(3e4), np.float32([2.0 ** -20, -(2.0 ** -25) * 3])])
+    u = np.ones(x.shape, np.float16)
+
+    def f(v, w):
+        return v.astype(np.float16) * w
+    assert direct(f, x, u) and direct(xsp.exp1, u)
+    got = np.asarray(xf.jit(f, tiered=False)(x, u))
+    with np.errstate(over="ignore"):
+        want = x.astype(np.float16)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got.view(np.uint16)[~np.isnan(want)],
+                                  want.view(np.uint16)[~np.isnan(want)])
+    assert np.isnan(got[np.isnan(want)]).all()
