@@ -142,3 +142,19 @@ def test_float16_programs_take_the_direct_path_and_round_as_numpy():
     np.testing.assert_array_equal(got.view(np.uint16)[~np.isnan(want)],
                                   want.view(np.uint16)[~np.isnan(want)])
     assert np.isnan(got[np.isnan(want)]).all()
+
+
+def test_tile_and_repeat_take_numpy_integer_counts():
+    # jnp.tile(x, np.uint32(3)), (x, np.array(2, np.uint32)), (x, np.array([2, 1], uint8))
+    # (jax 0.10.2: [1, 2, 1, 2, 1, 2], [1, 2, 1, 2], shape (2, 2)); xforms raised TypeError
+    # ('numpy.uint32' object is not iterable; iteration over a 0-d array).  repeat by a 0-d
+    # count is the scalar count's broadcast: no int64 index array (the session-29 sweep's
+    # count 4294967293 asked for 32 GB of indices before the 17 GB result)
+    import xforms.numpy as xnp
+    x = np.array([1.0, 2.0])
+    same([xnp.tile(x, np.uint32(3)), xf.jit(lambda a: xnp.tile(a, np.uint32(3)))(x)],
+         [1.0, 2.0] * 3, np.float64)
+    same([xnp.tile(x, np.array(2, np.uint32))], [1.0, 2.0, 1.0, 2.0], np.float64)
+    assert xnp.tile(x, np.array([2, 1], np.uint8)).shape == (2, 2)
+    assert xnp.tile(x, [np.int8(1), 3]).shape == (1, 6)
+    same([xnp.repeat(x, np.array(3, np.uint32))], [1.0, 1.0, 1.0, 2.0, 2.0, 2.0], np.float64)
