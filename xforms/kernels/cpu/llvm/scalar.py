@@ -409,36 +409,7 @@ class ScalarModule:
             return self._integer_pow(r, ty, args[0], eqn.params["y"])
         if name == "logaddexp" and len(args) == 2:
             return self._logaddexp(r, ty, *args)
-        if name == "round_to_float16" and ty == "float" and len(args) == 1:
-            return self._round_float16(r, args[0])
         raise Refused(eqn)
-
-    def _round_float16(self, r, x):
-        """float16's nearest of float32 `x`, in float32, as the runtime's `round_float16`
-        (xforms/kernels/runtime/float16.py): rint(x / u) * u at float16's ulp u =
-        2**max(E - 10, -24) (E: x's exponent; exact steps), and past 65504 inf (x * inf:
-        NaN stays NaN).  Integer and float steps only (no half type: no libcall where the
-        host lacks F16C), so float16 programs stay on the direct path.
-
-            >>> self._round_float16("%r", "%x")     # 0.1 -> 0.099975586
-        """
-        b, e, low, em, ue, ub, u, q, n, rr, a, ok, big = (self.fresh() for _ in range(13))
-        self.emit(f"{b} = bitcast float {x} to i32")
-        self.emit(f"{e} = lshr i32 {b}, 23")
-        self.emit(f"{em} = and i32 {e}, 255")
-        self.emit(f"{low} = icmp ult i32 {em}, 113")         # (below 2**-14: subnormal)
-        self.emit(f"{ue} = select i1 {low}, i32 113, i32 {em}")
-        self.emit(f"{ub} = sub i32 {ue}, 10")
-        self.emit(f"{u} = shl i32 {ub}, 23")
-        ulp = self.fresh()
-        self.emit(f"{ulp} = bitcast i32 {u} to float")
-        self.emit(f"{q} = fdiv float {x}, {ulp}")
-        self._call_line(n, "float", "llvm.rint", [q])
-        self.emit(f"{rr} = fmul float {n}, {ulp}")
-        self._call_line(a, "float", "llvm.fabs", [rr])
-        self.emit(f"{ok} = fcmp ole float {a}, {llvm_const(65504.0, 'float')}")
-        self.emit(f"{big} = fmul float {rr}, {llvm_const(float('inf'), 'float')}")
-        return f"{r} = select i1 {ok}, float {rr}, float {big}"
 
     def _spelled(self, name, ty, args, r):
         """rem, rsqrt, sign, floor, ceil, round of floats as the Numba path prints them:
