@@ -787,3 +787,17 @@ def test_negated_differences_keep_xla_zero_signs(tiered):
         w = xf.jit(lambda a, b: ((-a) - b, -(a - b)), tiered=tiered)(1.0, -1.0)
         u = xf.jit(lambda a, b: -(a - b), tiered=tiered)(2.0, 2.0)
     assert [np.signbit(np.asarray(t)) for t in (*v, *w, u)] == [False, True, False, True, True]
+
+
+def test_promotion_oracle_divides_complex_numbers_as_xla():
+    """Session 29's promotion piece 4 (seed 4) stopped on `b / (c64 / b)`: `c64 / b` holds
+    -1 / False = -inf + nan j, and b / that is -0 + 0j in xforms and jax 0.10.2 (XLA's complex
+    division: a finite numerator over an infinite denominator is 0), where the oracle's NumPy
+    division gave nan + nan j.  The oracle now renders XLA's division (fuzz/complex_division.py)."""
+    from fuzz.complex_division import divide
+    from fuzz.promotion import check_promotion
+    check_promotion("c64", [("/", "b", False), ("/", "b", True)])
+    z = divide(np.array([1 + 0j, 2 + 0j, np.nan]), np.array([complex(-np.inf, np.nan), 0j, 1]))
+    # (jax 0.10.2: -0-0j for a positive NaN, inf+nanj over 0j, nan+nanj from a NaN numerator)
+    assert str(z[0]) == "(-0-0j)" and z[1].real == np.inf and np.isnan(z[1].imag)
+    assert np.isnan(z[2].real) and np.isnan(z[2].imag)

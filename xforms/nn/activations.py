@@ -9,9 +9,10 @@ import math
 
 import numpy as np
 
+from .. import lax
 from .. import numpy as xnp
 from ..numpy._util import asarray_operand, float_of, promote
-from .functions import sigmoid, softplus
+from .functions import sigmoid, softplus, wrapping_or_float
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -70,13 +71,18 @@ swish = silu
 
 
 def log_sigmoid(x):
-    """log(sigmoid(x)) = -softplus(-x)."""
-    return -softplus(-float_of(x))
+    """log(sigmoid(x)) = -softplus(-x); an integer x is negated in its own dtype, as
+    JAX's (uint8 1 -> 255: log_sigmoid is -255)."""
+    return -softplus(-wrapping_or_float(x))
 
 
 def soft_sign(x):
-    """x / (|x| + 1); |x| has slope 1 at 0 here, as JAX's abs."""
-    x = float_of(_as_if_with(x, 1))       # jax: abs(x) + 1 makes bool an int64 -> float64
+    """x / (|x| + 1); |x| has slope 1 at 0 here, as JAX's abs.  Integers as JAX's: |x| + 1
+    in x's dtype (uint8 255 + 1 is 0, so 255 / 0 = inf; int8 |-128| is -128)."""
+    x = _as_if_with(x, 1)                 # jax: abs(x) + 1 makes bool an int64 -> float64
+    if x.dtype.kind in "iu":
+        return x / (xnp.abs(x) + 1)
+    x = float_of(x)
     if xnp.iscomplexobj(x):   # the modulus (x >= 0 compares complex numbers lexicographically)
         return x / (xnp.abs(x) + 1)
     return x / (xnp.where(x >= 0, x, -x) + 1)
@@ -95,9 +101,15 @@ def selu(x):
 
 
 def celu(x, alpha=1.0):
-    """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
+    """max(x, 0) + alpha * expm1(min(x, 0) / alpha).  At the default alpha = 1 neither the
+    division nor the product is formed: jax.nn.celu is jitted, and XLA drops x / 1 and 1 * x
+    (as xforms' jit does), which matters at complex infinities (-inf+1.5j: -1+0j, where
+    (-inf+1.5j) / (1+0j) is -inf+nanj)."""
     x = _as_if_with(x, 0.0)
-    return xnp.maximum(x, 0.0) + alpha * xnp.expm1(xnp.minimum(x, 0.0) / alpha)
+    negative = xnp.minimum(x, 0.0)
+    if isinstance(alpha, (int, float)) and alpha == 1:
+        return xnp.maximum(x, 0.0) + xnp.expm1(negative)
+    return xnp.maximum(x, 0.0) + alpha * xnp.expm1(negative / alpha)
 
 
 def leaky_relu(x, negative_slope=0.01):
@@ -134,8 +146,9 @@ def sparse_sigmoid(x):
 
 
 def squareplus(x, b=4):
-    """(x + sqrt(x^2 + b)) / 2."""
-    x = float_of(x)
+    """(x + sqrt(x^2 + b)) / 2; an integer x squares in its own dtype, as JAX's (int8 100:
+    100 * 100 + 4 wraps to 20, so 52.236)."""
+    x = wrapping_or_float(x)
     return (x + xnp.sqrt(x * x + b)) / 2
 
 
@@ -146,14 +159,21 @@ def mish(x):
 
 
 def log1mexp(x):
-    """log(1 - exp(-x)) for x > 0, accurate for small and large x."""
-    x = float_of(x)
+    """log(1 - exp(-x)) for x > 0, accurate for small and large x; an integer x is negated
+    in its own dtype, as JAX's (uint8 1 -> 255)."""
+    x = wrapping_or_float(x)
     return xnp.where(x < math.log(2.0), xnp.log(-xnp.expm1(-x)), xnp.log1p(-xnp.exp(-x)))
 
 
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
-    """(x - mean) / sqrt(variance + epsilon) along `axis` (statistics over `where` only)."""
-    x = float_of(x)
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm="fast"):
+    """(x - mean) * rsqrt(variance + epsilon) along `axis` (statistics over `where` only).
+    JAX's two variances: "fast" (its default) mean(x^2) - mean^2 clipped at 0, x^2 of an
+    integer x in its own dtype as JAX's (wrapping); "stable" mean((x - mean)^2).
+
+        >>> standardize(xnp.array([1.0, 3.0]))        # [-0.999995, 0.999995]
+    """
+    x = wrapping_or_float(x)
 
     def avg(v):
         if where is None:
@@ -165,8 +185,14 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
     if mean is None:
         mean = avg(x)
     if variance is None:
-        variance = avg(x * x) - mean * mean
-    return (x - mean) / xnp.sqrt(variance + epsilon)
+        if algorithm == "fast":
+            variance = xnp.clip(avg(x * x) - mean * mean, 0)
+        elif algorithm == "stable":
+            variance = avg(xnp.square(x - mean))
+        else:
+            raise ValueError(f"standardize: unknown algorithm {algorithm!r}; expected 'fast' "
+                             "or 'stable'")
+    return (x - mean) * lax.rsqrt(variance + epsilon)
 
 
 def one_hot(x, num_classes, *, dtype=np.float64, axis=-1):

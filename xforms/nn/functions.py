@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import numpy as xnp
-from ..numpy._util import asarray_operand, float_of, promote
+from ..numpy._util import asarray_operand, aval, float_of, promote
 from ..primitives import elementwise as ew
 
 
@@ -20,6 +20,23 @@ def relu(x):
     if xnp.iscomplexobj(x):   # JAX's complex maximum: lexicographic, a NaN part loses to 0
         return xnp.maximum(x, 0)
     return xnp.where(x <= 0, 0, x)         # (x > 0 would send NaN to 0)
+
+
+def wrapping_or_float(x):
+    """x as JAX's definitions first use it: an integer array stays in its dtype, so that the
+    definition's `-x`, `x * x` or `x - max(x)` wraps as JAX's does before anything promotes
+    (jax.nn.log_sigmoid(uint8 1) is -255: `-x` is 255); bool and floats become floating.
+
+        >>> wrapping_or_float(np.uint8([1])).dtype     # uint8
+    """
+    x = asarray_operand(x)
+    if aval(x).dtype.kind in "iu":
+        return xnp.asarray(x)
+    return float_of(x)
+
+
+def _is_integer(x):
+    return aval(x).dtype.kind in "iu"
 
 
 def sigmoid(x):
@@ -66,9 +83,31 @@ def _masked_max(x, axis, where):
     return stop_gradient(xnp.where(xnp.isfinite(m), m, 0.0))
 
 
+def _integer_max(x, axis, where):
+    """jnp.max(x, axis, where=where, initial=-inf, keepdims=True) of an integer x: the
+    initial -inf is the dtype's least value (XLA's saturating conversion)."""
+    lowest = np.iinfo(aval(x).dtype).min
+    return xnp.max(x if where is None else xnp.where(where, x, lowest), axis=axis,
+                   keepdims=True)
+
+
+def _integer_log_softmax(x, axis, where):
+    """JAX's definition on integer x: x - max(x) wraps in x's dtype (uint8: 1 - 2 is 255)."""
+    x_safe = x if where is None else xnp.where(where, x, -np.inf)
+    shifted = x_safe - _integer_max(x, axis, where)
+    e = xnp.exp(shifted)
+    if where is not None:
+        e = xnp.where(where, e, 0.0)
+    out = shifted - xnp.log(xnp.sum(e, axis=axis, keepdims=True))
+    return out if where is None else xnp.where(where, out, -np.inf)
+
+
 def log_softmax(x, axis=-1, where=None):
-    """x - logsumexp(x) along `axis`; entries outside `where` are -inf."""
-    x = float_of(x)
+    """x - logsumexp(x) along `axis`; entries outside `where` are -inf.  Integer x as JAX:
+    x - max(x) in x's dtype (wrapping) before the exp."""
+    x = wrapping_or_float(x)
+    if _is_integer(x):
+        return _integer_log_softmax(x, axis, where)
     shifted = x - _masked_max(x, axis, where)
     e = xnp.exp(shifted)
     if where is not None:
@@ -78,8 +117,16 @@ def log_softmax(x, axis=-1, where=None):
 
 
 def softmax(x, axis=-1, where=None):
-    """exp(x) / sum(exp(x)) along `axis`, computed stably; entries outside `where` are 0."""
-    x = float_of(x)
+    """exp(x) / sum(exp(x)) along `axis`, computed stably; entries outside `where` are 0.
+    Integer x as JAX: x - max(x) in x's dtype (wrapping) before the exp."""
+    x = wrapping_or_float(x)
+    if _is_integer(x):
+        x_safe = x if where is None else xnp.where(where, x, -np.inf)
+        unnormalized = xnp.exp(x_safe - _integer_max(x, axis, where))
+        if where is not None:
+            unnormalized = xnp.where(where, unnormalized, 0.0)
+        out = unnormalized / xnp.sum(unnormalized, axis=axis, keepdims=True)
+        return out if where is None else xnp.where(where, out, 0.0)
     unnormalized = xnp.exp(x - _masked_max(x, axis, where))
     if where is not None:
         unnormalized = xnp.where(where, unnormalized, 0.0)

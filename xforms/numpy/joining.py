@@ -312,6 +312,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     ax = canon_axis(axis, len(shape))
     if total_repeat_length is not None:
         return take(a, _repeat_index(repeats, shape[ax], int(total_repeat_length)), axis=ax)
+    if isinstance(repeats, np.ndarray) and repeats.ndim == 0:
+        repeats = repeats[()]      # (one count: no index array, which is 8 bytes an element)
     if not isinstance(repeats, (int, np.integer)):
         if isinstance(repeats, core.Tracer):
             raise TypeError("repeat: per-element counts must be concrete (a list or NumPy "

@@ -173,8 +173,13 @@ def split(a, indices_or_sections, axis=0):
 
 
 def tile(a, reps):
+    """`a` repeated `reps` times along each axis; `reps` an int, a NumPy integer or 0-d array,
+    or a sequence of them (as jax.numpy.tile: np.uint32(3) was a TypeError here).
+    >>> xnp.tile(xnp.array([1, 2]), np.uint32(2))    # [1, 2, 1, 2]"""
     a = asarray_operand(a)
-    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    if isinstance(reps, np.ndarray) or np.ndim(reps) == 0:
+        reps = np.ravel(reps)
+    reps = tuple(operator.index(r) for r in reps)
     shape = aval(a).shape
     nd = builtins.max(len(shape), len(reps))
     shape = (1,) * (nd - len(shape)) + shape

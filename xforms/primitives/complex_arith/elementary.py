@@ -223,14 +223,16 @@ def sqrt_scalar(z):
 
 def _cosm1(v):
     """cos v - 1 as XLA's cosm1, in v's type: -2 sin^2(v/2) near 0 (no cancellation),
-    cos v - 1 beyond pi/4 (where the halved argument would reduce differently)."""
+    cos v - 1 beyond pi/4 (where the halved argument would reduce differently).  +0 where
+    it rounds to zero (v = 0, or v^2 underflows): XLA's v^4 P(v^2) - v^2 / 2 sums +0 and -0
+    there, so expm1(-0 + 0j) is +0 + 0j in jax (log1mexp(0j) = -inf - pi j)."""
     t = type(v)
     if not math.isfinite(v):
         return t(math.nan)
     if abs(v) > t(math.pi / 4):
         return cos_typed(v) - t(1.0)
     s = sin_typed(t(0.5) * v)
-    return t(-2.0) * s * s
+    return t(-2.0) * s * s + t(0.0)         # (+ 0: -0 becomes +0, nothing else changes)
 
 
 def expm1_typed(v):

@@ -130,7 +130,8 @@ def expm1(z):
     with np.errstate(all="ignore"):
         half_sin = _libm(np.sin, _F32(0.5) * y)
         cm = select.pick(select.lanes(np.abs(y) > _F32(math.pi / 4), _F32),
-                         _libm(np.cos, y) - one, _F32(-2.0) * half_sin * half_sin)
+                         _libm(np.cos, y) - one,
+                         _F32(-2.0) * half_sin * half_sin + _F32(0.0))    # (_cosm1's +0)
         em = _libm(np.expm1, x)
         im = np.where(y == 0, _F32(0.0), (em + one) * _libm(np.sin, y))
         return _complex(fma32(em, cm + one, cm), im)

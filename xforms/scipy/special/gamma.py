@@ -144,7 +144,7 @@ def polygamma(n, x):
 @returns_arrays
 def betaln(a, b):
     """log|B(a, b)|: gammaln(a) + gammaln(b) - gammaln(a + b) while the larger argument is
-    below 8; above, gammaln(a) + `_log_gamma_ratio` (SciPy's cdflib betaln, as JAX's), which
+    below 8; above, gammaln(a) + `log_gamma_ratio` (SciPy's cdflib betaln, as JAX's), which
     keeps the digits the difference of two huge gammalns loses.
 
         >>> betaln(1.0, 2.0 ** 64)        # -44.36 (the plain formula gives 0)
@@ -154,7 +154,7 @@ def betaln(a, b):
     small = ps.lgamma(a) + (ps.lgamma(b) - ps.lgamma(a + b))
     # (b clamped where unused: the ratio's series wants b >= 8, and its where() would
     # otherwise carry a NaN into the derivative of the small branch)
-    large = ps.lgamma(a) + _log_gamma_ratio(a, xnp.maximum(b, const_like(8.0, b)))
+    large = ps.lgamma(a) + log_gamma_ratio(a, xnp.maximum(b, const_like(8.0, b)))
     return xnp.where(b < 8, small, large)
 
 
@@ -163,14 +163,14 @@ _ALGDIV = (0.833333333333333e-01, -0.277777777760991e-02, 0.793650666825390e-03,
            -0.595202931351870e-03, 0.837308034031215e-03, -0.165322962780713e-02)
 
 
-def _log_gamma_ratio(a, b):
+def log_gamma_ratio(a, b):
     """log(Gamma(b) / Gamma(a + b)) for a <= b, b >= 8 (cdflib's algdiv): Stirling's series
     of both, the corrections del(x) = log Gamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2)
     expanded in 1/b, so no huge terms cancel.  Its series runs in x = b / (a + b), as
     cdflib's; jax 0.10.2's runs in a / (a + b), which costs it up to 1.2e-6 relative
     (betaln(0.5, 8)); this one is SciPy's to 1e-15.
 
-        >>> _log_gamma_ratio(1.0, 8.0)        # log(1/8) = -2.0794
+        >>> log_gamma_ratio(1.0, 8.0)        # log(1/8) = -2.0794
     """
     h = a / b
     x = 1.0 / (1.0 + h)                          # b / (a + b)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...loops.ir import Bin, Clamp, Const, Guarded, Load, Scalar, Value
 from . import numpy_abi
-from .ops import complexes, integers
+from .ops import complexes, float16, integers
 from .ops.linalg import blocks
 from .scalar import Refused, ScalarModule, c_strides
 
@@ -19,6 +19,13 @@ class Expressions(ScalarModule):
     """Expressions and indices of the loop IR over the state `loops.Loops` keeps: `arrays`
     (Var -> data pointer, shape), `values` (the step's Evals), `names` (scalars), `syms` (loop
     indices), `hold` (the peeled middle's indices), `blocks`, `invariant`."""
+
+    def _op(self, eqn, name, ty, args, r):
+        """The scalar module's operations, and float16's rounding after each float16 result
+        of a loop (ops/float16.py; a rank-0 float16 program stays with Numba)."""
+        if name == "round_to_float16" and ty == "float" and len(args) == 1:
+            return float16.round_float16(self, r, args[0])
+        return super()._op(eqn, name, ty, args, r)
 
     # -- expressions ---------------------------------------------------------------------
     def expr(self, e, ty):
