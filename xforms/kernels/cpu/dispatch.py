@@ -21,7 +21,7 @@ from the pool's free list:
             r = kernel(x0, w[0], w[1])
         finally:
             if w[-1]: push(w)
-        return r.view(Array)                  # a new view: the buffer is its .base
+        return ro(r.view(Array))              # a new, read-only view: the buffer is its .base
 
 Whatever it does not check, the kernel's Numba signature does (dtype, rank, contiguity,
 writability of arrays): a mismatch raises Miss, TypeError, AttributeError, KeyError,
@@ -61,14 +61,14 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
         acc = output_accessor(k, n_out)
         if not a.shape:        # np.array(v) without a dtype argument is the fastest spelling
             dt = "" if a.dtype == np.float64 else f", odt{k}"
-            env_outs.append(f"array({acc}{dt}).view(Array)")
-        else:
-            env_outs.append(f"{acc}.view(Array)" if k in output_slots else acc)
+            env_outs.append(f"ro(array({acc}{dt}).view(Array))")
+        else:       # (a kernel's own array reaches Python as a read-only Array already)
+            env_outs.append(f"ro({acc}.view(Array))" if k in output_slots else acc)
         if a.weak_type:        # a weakly typed output stays so (JAX's jit outputs do)
             env_outs[-1] = f"as_weak({env_outs[-1]})"
-    from xforms.core.trace import Array, as_weak
+    from xforms.core.trace import Array, as_weak, read_only
     lines, env = [], {"kernel": kernel, "Miss": Miss, "array": np.array, "Array": Array,
-                      "as_weak": as_weak}
+                      "as_weak": as_weak, "ro": read_only}
     for k, a in enumerate(out_avals):
         env[f"odt{k}"] = a.dtype
     if in_tree.node is not tuple or (kw_tree is not None and kw_tree.node is not dict):
