@@ -141,3 +141,19 @@ def test_signature_types_read_only_parameters():
     sig = codecache.signature_of([("float64", 2, "r"), ("float32", 1), ("int64", -1)])
     assert not sig[0].mutable and sig[1].mutable and sig[2].name == "int64"
     assert "readonly" in str(sig[0])
+
+
+def test_disk_cache_keeps_the_mutable_and_read_only_overloads_apart(tmp_path, monkeypatch):
+    # Numba's disk cache keys an overload by its argument types: a kernel compiled (and
+    # stored) before its inputs became read-only is not what the read-only signature loads
+    monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path))
+    src = "def kernel(a):\n    return a.sum() * 3.0 + 0.25\n"     # (a module of its own)
+    mod, _, h = codecache.load_module(src)
+    old = codecache.compile_kernel(mod, h, codecache.signature_of([("float64", 1)]))
+    new = codecache.compile_kernel(mod, h, codecache.signature_of([("float64", 1, "r")]))
+    x = np.arange(3.0)
+    x.setflags(write=False)
+    with pytest.raises(TypeError):
+        old(x)                                      # (a read-only array: no matching type)
+    assert new(x) == 9.25 and new(np.arange(3.0)) == 9.25
+    assert [str(s[0]) for s in new.signatures] == ["readonly array(float64, 1d, C)"]
