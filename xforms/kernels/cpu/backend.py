@@ -196,8 +196,8 @@ class CpuExecutable:
         n = self._n_out
         flat = [r] if n == 1 else list(r) if n <= OUT_GROUP else [x for g in r for x in g]
         slots = self.output_slots
-        outs = [as_array0(x, a.dtype) if not a.shape else read_only(x.view(Array)) if k in slots
-                else x
+        outs = [as_array0(x, a.dtype) if not a.shape else
+                read_only(x.view(Array)) if k in slots else x      # (a pooled buffer's view)
                 for k, (x, a) in enumerate(zip(flat, self.out_avals))]
         for k in self._weak_outs:         # (mostly none: weak results of Python scalars)
             outs[k] = as_weak(outs[k])
