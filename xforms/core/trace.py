@@ -235,7 +235,8 @@ def fix_dtype(x, aval):
     x = np.asarray(x)
     if x.dtype != aval.dtype:
         x = x.astype(aval.dtype)
-    x = read_only(x.view(Array))
+    x = x.view(Array)
+    _set_flags(x, False)        # (read_only, inline: every eager operation's result)
     if aval.weak_type:
         x.weak_type = True
     return x
