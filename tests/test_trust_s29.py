@@ -88,12 +88,10 @@ def test_python_ints_at_int64_s_edge_as_jax(tiers):
     same([xnp.arange(3.0) - (2**63 - 1)], [-2.0**63, 1 - 2.0**63, 2 - 2.0**63], np.float64)
 
 
-@pytest.mark.xfail(strict=True, reason="np.asarray of an Array is still writable (#31): a "
-                   "read-only Array needs the Numba kernels to take read-only inputs; see "
-                   "notes/s29/report-bugs.md")
 def test_numpy_view_of_an_array_is_read_only():
     # jax 0.10.2: np.asarray(jnp.arange(4.0)[1:3])[:] = -1 raises ValueError (assignment
-    # destination is read-only).  xforms' eager slice is a view of w, so the write changes w
+    # destination is read-only).  xforms' eager slice is a view of w: the write changed w
+    # until every Array became read-only (s30, tests/test_read_only_arrays.py)
     w = xnp.arange(4.0)
     with pytest.raises(ValueError):
         np.asarray(w[1:3])[:] = -1

@@ -34,11 +34,18 @@ def device_put(x, backend=None):
     """Copy the arrays of pytree `x` to `backend` (default: `default_backend()`)."""
     backend = backend or default_backend()
     if backend == "cpu":
-        return tree_map(lambda v: core.as_array(np.asarray(core.canonical_value(v))), x)
+        return tree_map(_host_copy, x)
     b = get_backend(backend)
     if b is not None and b.device_put is not None:
         return b.device_put(x)
     raise BackendError(f"unknown backend {backend!r}: use 'cpu' or 'cuda'")
+
+
+def _host_copy(v):
+    """device_put's CPU Array of `v`: a copy, as JAX's (the caller may change its NumPy array
+    later; an Array never changes), except of an Array, which is immutable already."""
+    v = core.canonical_value(v)
+    return v if type(v) is core.Array else core.as_array(np.array(v))
 
 
 def device_get(x):

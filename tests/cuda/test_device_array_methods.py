@@ -78,3 +78,13 @@ def test_array_arguments_are_inputs_of_one_program(monkeypatch):
         assert isinstance(got, DeviceArray)
         np.testing.assert_array_equal(np.asarray(got), A.clip(-k - 0.5, k + 0.5))
     assert made == []
+
+
+def test_numpy_view_is_read_only_as_jax():
+    # jax 0.10.2: np.asarray(a) of a jax.Array is read-only; np.array(a) is a writable copy
+    x = xf.device_put(A, backend="cuda")
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(x)[0, 0] = 1.0
+    c = np.array(x)
+    c[0, 0] = 1.0
+    np.testing.assert_array_equal(np.asarray(x), A)

@@ -101,9 +101,26 @@ class Array(np.ndarray):
     __numba_array_subtype_dispatch__ = False
 
 
+#: ndarray.setflags(x, write): `read_only` clears x's WRITEABLE flag with it: every Array a
+#: user gets is read-only, as a jax.Array's `np.asarray` is (#31)
+_set_flags = np.ndarray.setflags
+
+
+def read_only(x):
+    """`x` (an ndarray) made read-only in place, returned: what every `Array` constructor
+    does, so that `np.asarray(xnp.arange(4.)[1:3])[:] = -1` raises ValueError as in JAX
+    instead of writing through a view (an eager slice shares its operand's memory).  The
+    memory stays the program's: a view of a writable buffer may be read-only while the
+    buffer is not, so a kernel may write a pooled buffer that a caller's view reads.
+
+        >>> read_only(np.zeros(2)).flags.writeable        # False"""
+    _set_flags(x, False)        # (write=False: positional, 150 ns less than the keyword)
+    return x
+
+
 def as_array(x):
-    """Wrap a NumPy result as an eager `Array` (no copy)."""
-    return np.asarray(x).view(Array)
+    """Wrap a NumPy result as an eager, read-only `Array` (no copy)."""
+    return read_only(np.asarray(x).view(Array))
 
 
 def as_weak(x):
@@ -113,7 +130,7 @@ def as_weak(x):
 
         >>> as_weak(np.array(1)).weak_type      # True"""
     if type(x) is not Array:
-        x = np.asarray(x).view(Array)
+        x = read_only(np.asarray(x).view(Array))
     x.weak_type = True
     return x
 
@@ -219,6 +236,7 @@ def fix_dtype(x, aval):
     if x.dtype != aval.dtype:
         x = x.astype(aval.dtype)
     x = x.view(Array)
+    _set_flags(x, False)        # (read_only, inline: every eager operation's result)
     if aval.weak_type:
         x.weak_type = True
     return x

@@ -313,7 +313,7 @@ def wrap_result(x):
     if type(x) is core.Array or isinstance(x, Tracer):
         return x
     if isinstance(x, np.ndarray):
-        return x.view(core.Array)
+        return core.read_only(x.view(core.Array))
     if isinstance(x, np.generic):
         return core.as_array(x)
     if isinstance(x, _SCALARS):
@@ -441,7 +441,17 @@ def asarray(a, dtype=None, copy=None):
     if dtype is not None and (is_python_scalar(a) or isinstance(a, (list, tuple))):
         return wrap_result(_python_data_as(a, dtype_arg(dtype)))
     val = core.canonical_value(a)
-    arr = np.array(val, copy=True) if copy else np.asarray(val)
+    # the caller's NumPy array (or other buffer) is copied, as jnp.asarray copies it to the
+    # device even with copy=False: the caller may change it later, an Array never changes
+    # (#31); an Array is immutable and a converted sequence is new memory
+    mine = type(val) is core.Array or isinstance(a, (list, tuple))
+    arr = np.array(val, copy=True) if copy or not mine else np.asarray(val)
+    return new_array(arr, dtype)
+
+
+def new_array(arr, dtype=None):
+    """`asarray` of a NumPy array the caller just made (no other reference to it: never
+    copied).  >>> new_array(np.arange(3))        # Array([0, 1, 2])"""
     if dtype is not None:
         arr = arr.astype(dtype_arg(dtype))
     if arr.dtype not in SUPPORTED_DTYPES:

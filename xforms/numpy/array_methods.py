@@ -66,6 +66,9 @@ def _array_getitem(self, idx):
         # a jax.Array's element is a 0-d Array (its operators are JAX's: `a[0] % 2.0`,
         # `i[0] // 0`), in a buffer of its own (a view would keep all of `self` alive)
         out = np.array(out).view(Array)
+    # (a slice is a view of a read-only Array, read-only already; an index array's result
+    # is a new Array, and like every Array read-only)
+    core.read_only(out)
     return core.as_weak(out) if self.weak_type else out   # a part of a weak array is weak
 
 
@@ -115,3 +118,32 @@ def _array_take(self, indices, axis=None, out=None, mode=None, **kwargs):
 
 
 Array.take = _array_take
+
+
+def _read_only_result(name):
+    """ndarray's method `name`, whose result is a new Array NumPy made (`a.copy()`,
+    `a.flatten()`, ...), made read-only as every Array is: `np.asarray(a.copy())` is as
+    read-only as a jax.Array's copy (a view of a read-only Array is read-only already)."""
+    method = getattr(np.ndarray, name)
+
+    def read_only(self, *args, **kwargs):
+        out = method(self, *args, **kwargs)
+        return core.read_only(out) if type(out) is Array else out
+    read_only.__name__ = read_only.__qualname__ = name
+    read_only.__doc__ = method.__doc__
+    return read_only
+
+
+for _name in ("copy", "__copy__", "__deepcopy__", "flatten", "ravel", "repeat", "compress",
+              "choose", "argsort", "byteswap", "reshape"):     # (reshape, ravel: a copy
+    # where no view has the shape; transpose, squeeze, diagonal, ...: always views)
+    setattr(Array, _name, _read_only_result(_name))
+
+
+def _array_setstate(self, state):
+    """An unpickled Array is read-only, as the one pickled was."""
+    np.ndarray.__setstate__(self, state)
+    core.read_only(self)
+
+
+Array.__setstate__ = _array_setstate

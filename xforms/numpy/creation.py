@@ -10,7 +10,7 @@ from ..core.trace import Tracer
 from ..primitives import conversion
 from ..primitives import structural as st
 from ._util import (asarray, aval, asarray_operand, check_arraylike, convert, dtype_arg,
-                    with_weak, wrap_result)
+                    new_array, with_weak, wrap_result)
 
 
 def array(a, dtype=None, copy=True, order="K", ndmin=0):
@@ -104,11 +104,11 @@ def arange(start, stop=None, step=None, dtype=None):
         dtype = promote_types(*((aval(v).dtype, aval(v).weak_type)
                                 for v in (start, stop, step) if v is not None))[0]
     start, stop = (0, start) if stop is None else (start, stop)
-    return asarray(np.arange(start, stop, 1 if step is None else step, dtype=dtype_arg(dtype)))
+    return new_array(np.arange(start, stop, 1 if step is None else step, dtype=dtype_arg(dtype)))
 
 
 def eye(N, M=None, k=0, dtype=None):
-    return asarray(np.eye(N, M, k, dtype=dtype_arg(dtype) or np.float64))
+    return new_array(np.eye(N, M, k, dtype=dtype_arg(dtype) or np.float64))
 
 
 def identity(n, dtype=None):
@@ -117,7 +117,7 @@ def identity(n, dtype=None):
 
 def tri(N, M=None, k=0, dtype=None):
     """Ones on and below diagonal k; float32 by default, as jax.numpy.tri (even in x64)."""
-    return asarray(np.tri(N, M, k, dtype=dtype_arg(dtype) or np.float32))
+    return new_array(np.tri(N, M, k, dtype=dtype_arg(dtype) or np.float32))
 
 
 def astype(x, dtype):

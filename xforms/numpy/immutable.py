@@ -7,8 +7,11 @@ jitted function, a closure or a cache may also hold.  NumPy's own in-place metho
 
     >>> a = xnp.arange(3.); b = a; a += 1; b       # Array([0., 1., 2.])
 
-(Arrays stay writable underneath: the compiled tiers and the fast tier write results into
-fresh buffers through NumPy's C functions, which this does not touch.)  NumPy's own functions
+Underneath, every Array is also a read-only ndarray (issue #31): `np.asarray(a)[0] = 1`
+raises NumPy's ValueError, as for a jax.Array, instead of writing through to `a` (or to the
+array an eager slice views).  Each constructor clears the flag (`core.read_only`; Numba's
+kernels box their outputs read-only, the direct LLVM path clears it where it allocates);
+the kernels' own buffers stay writable to them, and take read-only inputs.  NumPy's own functions
 (`np.sort`, `np.unique`, `np.gradient`, ...) sort, fill and assign into copies of their
 operands, which for an Array would be Arrays: they run on plain views and give Arrays back.
 """

@@ -69,8 +69,21 @@ def trace_cached(key, fun, avals, vals=None, fun_for_errors=None, extra=lambda: 
         closed, reusable = stage(fun, avals, vals, fun_for_errors=fun_for_errors)
     result = (closed, extra())
     if key is not None and reusable:
+        _own_constants(closed)
         _cache.put(anchor, rest, result)
     return result
+
+
+def _own_constants(closed):
+    """Replace the NumPy arrays that a cached trace closes over by read-only copies, as JAX
+    copies them to the device at trace time: changing such an array after the trace does not
+    change what the jitted function computes.  (Arrays are immutable: kept as they are.)
+
+        >>> c = np.zeros(2); f = xf.jit(lambda x: x + c); f(1.); c[0] = 5; f(1.)   # [1, 1]"""
+    consts = closed.consts
+    for k, c in enumerate(consts):
+        if type(c) is np.ndarray:
+            consts[k] = core.read_only(np.array(c))
 
 
 class Float0Zeros:

@@ -364,9 +364,16 @@ def compiled(h, sig_spec, parallel=False):
 
 def signature_of(sig_spec):
     """Numba types of a kernel signature given as (dtype name, ndim) pairs (ndim -1: a
-    scalar)."""
+    scalar), or (dtype name, ndim, "r") for a read-only array: one that the kernel only
+    reads, which then takes read-only and writable arrays alike (one overload; Numba's
+    disk cache keys an overload by its types, so one compiled before a parameter became
+    read-only is never loaded for it).
+
+        >>> signature_of([("float64", 1, "r"), ("float64", -1)])
+        (Array(float64, 1, 'C', readonly=True), float64)"""
     import numpy as np
     from numba.core import types
     from numba.np.numpy_support import from_dtype
-    return tuple(from_dtype(np.dtype(d)) if nd < 0 else
-                 types.Array(from_dtype(np.dtype(d)), nd, "C") for d, nd in sig_spec)
+    return tuple(from_dtype(np.dtype(s[0])) if s[1] < 0 else
+                 types.Array(from_dtype(np.dtype(s[0])), s[1], "C", readonly=len(s) > 2)
+                 for s in sig_spec)

@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 from xforms import config
-from xforms.core.trace import Array, as_weak
+from xforms.core.trace import Array, as_weak, read_only
 from xforms.errors import LoweringError
 from xforms.exec.exe_cache import max_size
 from xforms.core.memo import Memo
@@ -87,9 +87,9 @@ def _const_value(c):
     c = np.asarray(c)
     if c.ndim == 0:
         return c[()]
-    # the signature says writeable C arrays: a read-only view (an eager broadcast or
-    # expand_dims result closed over by the function) would match no definition
-    return c if c.flags.c_contiguous and c.flags.writeable else np.array(c, order="C")
+    # the signature says read-only C arrays (which writable ones match too): a strided view
+    # (an eager transpose closed over by the function) would match no definition
+    return c if c.flags.c_contiguous else np.array(c, order="C")
 
 
 def _threads_available():
@@ -99,8 +99,8 @@ def _threads_available():
 
 
 def as_array0(x, dtype):
-    """A 0-d xforms Array holding the scalar x."""
-    return np.array(x, dtype).view(Array)
+    """A 0-d xforms Array holding the scalar x (read-only, as every Array)."""
+    return read_only(np.array(x, dtype).view(Array))
 
 
 class CpuExecutable:
@@ -170,7 +170,7 @@ class CpuExecutable:
             x = np.asarray(x)
         if x.dtype != aval.dtype:
             x = x.astype(aval.dtype)
-        if not (x.flags.c_contiguous and x.flags.writeable):
+        if not x.flags.c_contiguous:        # (read-only ones match: `_type_spec`)
             x = np.array(x, order="C")
         return x
 
@@ -196,7 +196,8 @@ class CpuExecutable:
         n = self._n_out
         flat = [r] if n == 1 else list(r) if n <= OUT_GROUP else [x for g in r for x in g]
         slots = self.output_slots
-        outs = [as_array0(x, a.dtype) if not a.shape else x.view(Array) if k in slots else x
+        outs = [as_array0(x, a.dtype) if not a.shape else
+                read_only(x.view(Array)) if k in slots else x      # (a pooled buffer's view)
                 for k, (x, a) in enumerate(zip(flat, self.out_avals))]
         for k in self._weak_outs:         # (mostly none: weak results of Python scalars)
             outs[k] = as_weak(outs[k])
@@ -308,8 +309,10 @@ def _emit(prep):
     if config.DUMP and prep.llvm_ir is None:
         print(f"[xforms] {prep.label}: {path}\n{prep.plan.dump()}")
     consts = [_const_value(c) for _, c in em.const_params]
-    spec = [_type_spec(a.dtype, len(a.shape)) for a in prep.in_avals]
-    spec += [_type_spec(np.asarray(c).dtype, np.ndim(c)) for c in consts]
+    # inputs and constants read-only: a kernel never writes them, and a read-only type
+    # takes both a read-only Array and a writable NumPy array (one overload, no copy)
+    spec = [_type_spec(a.dtype, len(a.shape), True) for a in prep.in_avals]
+    spec += [_type_spec(np.asarray(c).dtype, np.ndim(c), True) for c in consts]
     if em.workspace_bytes:
         spec.append(("uint8", 1))
     spec += [_type_spec(b.dtype, len(b.shape)) for b in em.output_buffers]
@@ -337,8 +340,11 @@ def _concrete(aval):
     return aval.update(shape=tuple(map(int, aval.shape))) if hasattr(aval, "update") else aval
 
 
-def _type_spec(dtype, ndim):
-    """(dtype name, ndim) of a kernel parameter; ndim -1: a scalar."""
+def _type_spec(dtype, ndim, read_only=False):
+    """(dtype name, ndim) of a kernel parameter, ndim -1: a scalar; (dtype name, ndim, "r")
+    for an array the kernel only reads (codecache.signature_of)."""
+    if read_only and ndim:
+        return (np.dtype(dtype).name, ndim, "r")
     return (np.dtype(dtype).name, ndim if ndim else -1)
 
 

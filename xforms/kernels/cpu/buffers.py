@@ -16,7 +16,7 @@ and the buffers of its large *outputs*.
         out = kernel(*inputs, *consts, *pool.args(entry))
     finally:
         pool.release(entry)
-    result = out.view(Array)              # a new view each call: entry[1] is its .base
+    result = read_only(out.view(Array))   # a new view each call: entry[1] is its .base
 
 Safety:
 - An entry belongs to one call at a time: `acquire` pops it from the free list (atomic under

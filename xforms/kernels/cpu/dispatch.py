@@ -21,7 +21,9 @@ from the pool's free list:
             r = kernel(x0, w[0], w[1])
         finally:
             if w[-1]: push(w)
-        return r.view(Array)                  # a new view: the buffer is its .base
+        o0 = r.view(Array)                    # a new view: the buffer is its .base
+        setflags(o0, False)                   # (read-only, as every Array)
+        return o0
 
 Whatever it does not check, the kernel's Numba signature does (dtype, rank, contiguity,
 writability of arrays): a mismatch raises Miss, TypeError, AttributeError, KeyError,
@@ -56,19 +58,24 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
     passed to the kernel.  `pool` (a cpu_buffers.BufferPool) supplies the kernel's trailing
     buffer arguments; outputs in `output_slots` are such buffers, returned as new views."""
     n_out = len(out_avals)
-    env_outs = []
+    env_outs, wraps = [], []
     for k, a in enumerate(out_avals):
         acc = output_accessor(k, n_out)
-        if not a.shape:        # np.array(v) without a dtype argument is the fastest spelling
+        if not a.shape or k in output_slots:
+            # a new read-only Array (issue #31): a 0-d one of the scalar (np.array(v) without
+            # a dtype argument is the fastest spelling) or a view of a pooled buffer; set
+            # inline, positionally (a keyword costs 150 ns more per call)
             dt = "" if a.dtype == np.float64 else f", odt{k}"
-            env_outs.append(f"array({acc}{dt}).view(Array)")
-        else:
-            env_outs.append(f"{acc}.view(Array)" if k in output_slots else acc)
+            made = f"array({acc}{dt})" if not a.shape else acc
+            wraps += [f"o{k} = {made}.view(Array)", f"setflags(o{k}, False)"]
+            env_outs.append(f"o{k}")
+        else:       # (a kernel's own array reaches Python as a read-only Array already)
+            env_outs.append(acc)
         if a.weak_type:        # a weakly typed output stays so (JAX's jit outputs do)
             env_outs[-1] = f"as_weak({env_outs[-1]})"
     from xforms.core.trace import Array, as_weak
     lines, env = [], {"kernel": kernel, "Miss": Miss, "array": np.array, "Array": Array,
-                      "as_weak": as_weak}
+                      "as_weak": as_weak, "setflags": np.ndarray.setflags}
     for k, a in enumerate(out_avals):
         env[f"odt{k}"] = a.dtype
     if in_tree.node is not tuple or (kw_tree is not None and kw_tree.node is not dict):
@@ -159,6 +166,7 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
     out = _build(out_tree, iter(env_outs))
     if out is None:
         return None
+    lines += wraps
     lines.append(f"return {out}")
     if params:            # positional-only: f(x, a1=y) must not bind as f(x, y)
         params.append("/")

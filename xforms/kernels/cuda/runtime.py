@@ -361,7 +361,10 @@ class DeviceArray:
 
     def __array__(self, dtype=None, copy=None):
         guard("device-to-host", describe(self))          # implicit: np.asarray, float, repr
-        return self._host(dtype)
+        out = self._host(dtype)
+        if copy is not True:        # np.asarray: read-only, as a jax.Array's (#31); np.array
+            out.setflags(write=False)       # asks for a copy of its own, writable
+        return out
 
     def copy_to_host(self):
         """An explicit copy to the host (xf.device_get's)."""

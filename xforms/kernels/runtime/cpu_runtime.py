@@ -15,7 +15,7 @@ the generated loops (the machine code is identical).
 
 `box(a)` returns a Numba array so that it reaches Python as an `xforms.core.trace.Array` (the
 eager array type, which supports `.at[]`) without a Python-level `.view()` per output: the
-array gets a Numba type whose `box_type` is `Array`.  (0-d outputs are returned as scalars
+array gets a read-only Numba type whose `box_type` is `Array`.  (0-d outputs are returned as scalars
 and wrapped by the caller, which is cheaper than boxing a 0-d array.)  Every helper can
 also be called from Python, so a generated module runs without Numba
 (`XFORMS_DISABLE_JIT=1`).
@@ -29,7 +29,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import intrinsic, models, register_model
 
 from xforms import config
-from xforms.core.trace import Array
+from xforms.core.trace import Array, read_only
 from xforms.primitives.complex_arith import compiled as _complex_compiled
 
 
@@ -62,7 +62,9 @@ register_model(ArrayBoxedAsXforms)(models.ArrayModel)
 def _as_xforms(typingctx, a):
     if not isinstance(a, types.Array):
         return None
-    sig = ArrayBoxedAsXforms(a.dtype, a.ndim, a.layout)(a)
+    # read-only: Numba's boxing clears the WRITEABLE flag of the array it makes, so Python
+    # gets a read-only Array (as a jax.Array's np.asarray is, issue #31) at no cost
+    sig = ArrayBoxedAsXforms(a.dtype, a.ndim, a.layout, readonly=True)(a)
 
     def codegen(context, builder, sig, args):
         context.nrt.incref(builder, sig.args[0], args[0])
@@ -71,7 +73,7 @@ def _as_xforms(typingctx, a):
 
 
 def _py_box(a):
-    return np.asarray(a).view(Array)
+    return read_only(np.asarray(a).view(Array))
 
 
 # Mark an array to be returned to Python as an xforms Array: an intrinsic (nothing to compile

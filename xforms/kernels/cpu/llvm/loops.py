@@ -238,12 +238,23 @@ class Loops(Expressions):
             self.emit("ret ptr null")
             self.lines.append(f"alloc{k}:")
             self.owned.append(obj)
+            if v in outs:      # the caller's Array is read-only, as Numba's (issue #31)
+                self._clear_writeable(obj)
             ptr = self.fresh()
             self.emit(f"{ptr} = getelementptr i8, ptr {obj}, i64 {numpy_abi.OFFSETS['data']}")
             data = self.fresh()
             self.emit(f"{data} = load ptr, ptr {ptr}")
             self.arrays[v] = (data, shape)
             self.names[v] = obj
+
+    def _clear_writeable(self, obj):
+        """Clear NPY_ARRAY_WRITEABLE in the flags of the new array `obj`: the loops write
+        through its data pointer, which the flag does not guard; Python gets it read-only."""
+        fp, fl, cleared = self.fresh(), self.fresh(), self.fresh()
+        self.emit(f"{fp} = getelementptr i8, ptr {obj}, i64 {numpy_abi.OFFSETS['flags']}")
+        self.emit(f"{fl} = load i32, ptr {fp}")
+        self.emit(f"{cleared} = and i32 {fl}, {~numpy_abi.WRITEABLE}")
+        self.emit(f"store i32 {cleared}, ptr {fp}")
 
     def _outputs(self, outs):
         """Array outputs are their objects (a new reference each), scalars Python floats;

@@ -17,6 +17,7 @@ import numpy as np
 OFFSETS = {"data": 16, "nd": 24, "dimensions": 32, "descr": 56, "flags": 64,
            "byteorder": 26, "type_num": 28}
 C_ALIGNED = 0x0001 | 0x0100              # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
+WRITEABLE = 0x0400                       # NPY_ARRAY_WRITEABLE (outputs clear it)
 # NumPy's type numbers, keyed by how the kernels store an element (checked below; "i8" the
 # workspace's bytes, "bool" a bool's byte, "i64"/"i32" int64/int32, the other integers by
 # their dtype's name, since LLVM's integer types have no sign: `STORED`)
@@ -81,6 +82,11 @@ def _check():
             or _read(base + OFFSETS["nd"], ctypes.c_int) != 2
             or _read(base + OFFSETS["descr"], ctypes.c_void_p) != id(a.dtype)
             or _read(base + OFFSETS["flags"], ctypes.c_int) != a.flags.num):
+        return False
+    frozen = np.zeros(2)
+    frozen.setflags(write=False)
+    if (not a.flags.num & WRITEABLE
+            or _read(id(frozen) + OFFSETS["flags"], ctypes.c_int) & WRITEABLE):
         return False
     dims = _read(base + OFFSETS["dimensions"], ctypes.c_void_p)
     if [_read(dims + 8 * k, ctypes.c_int64) for k in range(2)] != [2, 2]:
