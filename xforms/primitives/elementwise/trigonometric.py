@@ -29,8 +29,10 @@ cos_p = define("cos", complex_patch.cos, accept=inexact, vec="vm_cos", guarded=T
 cos = bind1(cos_p)
 defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
 
-tan_p = define("tan", np.tan, accept=inexact, vec="vm_tan", guarded=True,   # xforms/kernels/cpu/numba/nest.py
-            math=math_names("tan", cuda_complex=False))
+tan_p = define("tan", complex_patch.tan, accept=inexact, vec="vm_tan", guarded=True,  # cpu/numba/nest.py
+            fresh=True, into=complex_patch.tan_into,     # complex: XLA's (complex_arith)
+            math=math_names("tan", complex_fn="complex_tan"),
+            ufunc=np.tan, ufunc_kinds="f")
 tan = bind1(tan_p)
 defjvp(tan_p, lambda t, ans, x: mul(t, add(like(1, ans), mul(ans, ans))))
 
@@ -63,8 +65,10 @@ cosh_p = define("cosh", complex_patch.cosh, accept=inexact, fresh=True,
 cosh = bind1(cosh_p)
 defjvp(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
 
-tanh_p = define("tanh", np.tanh, accept=inexact,
-             math=math_names("tanh", cuda_complex=False), vec="vm_tanh")
+tanh_p = define("tanh", complex_patch.tanh, accept=inexact, fresh=True,
+                into=complex_patch.tanh_into,
+                math=math_names("tanh", complex_fn="complex_tanh"), vec="vm_tanh",
+                ufunc=np.tanh, ufunc_kinds="f")
 tanh = bind1(tanh_p)
 defjvp(tanh_p, lambda t, ans, x: mul(t, sub(like(1, ans), mul(ans, ans))))
 
