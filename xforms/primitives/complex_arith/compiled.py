@@ -6,9 +6,9 @@ compiled helpers (Numba cannot call a plain Python `_max`).
 """
 import types
 
-from . import division, elementary, hyperbolic, multiply, power, tangent, trigonometric
+from . import division, elementary, inverse, multiply, power, tangent, trigonometric
 
-MODULES = (division, elementary, hyperbolic, multiply, power, tangent, trigonometric)
+MODULES = (division, elementary, inverse, multiply, power, tangent, trigonometric)
 # the name generated kernels call each by (ScalarCtx.complex_call; the primitives' math facts)
 KERNEL_NAMES = {"complex_div": "divide_scalar", "complex_mul": "multiply_scalar",
                 "complex_abs": "abs_scalar", "complex_exp": "exp_scalar",
@@ -17,7 +17,10 @@ KERNEL_NAMES = {"complex_div": "divide_scalar", "complex_mul": "multiply_scalar"
                 "complex_sin": "sin_scalar", "complex_cos": "cos_scalar",
                 "complex_sinh": "sinh_scalar", "complex_cosh": "cosh_scalar",
                 "complex_rsqrt": "rsqrt_scalar", "complex_tanh": "tanh_scalar",
-                "complex_tan": "tan_scalar", "complex_acosh": "acosh_scalar",
+                "complex_tan": "tan_scalar", "complex_asin": "asin_scalar",
+                "complex_acos": "acos_scalar", "complex_asinh": "asinh_scalar",
+                "complex_acosh": "acosh_scalar", "complex_atan": "atan_scalar",
+                "complex_atanh": "atanh_scalar",
                 "complex_pow": "power_scalar"}
 
 

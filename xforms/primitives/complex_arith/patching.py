@@ -12,7 +12,7 @@ elements: the patch costs a mask pass, and Python only on them.
 """
 import numpy as np
 
-from . import division, elementary, multiply as _multiply, single, tangent, trigonometric
+from . import division, elementary, inverse, multiply as _multiply, single, tangent, trigonometric
 
 
 def _special(z, out):
@@ -295,3 +295,38 @@ def tanh_into(out, x):
 def tan_into(out, x):
     out[...] = tan(x)
     return [out]
+
+
+def _far_or_special(z, out):
+    """_special's elements, and those with a part beyond 1e150 or below 1e-150 in size
+    (float32: 1e18, 1e-18), where jax's arc functions take their scaled forms."""
+    big, small = (1e150, 1e-150) if z.real.dtype == np.float64 else (1e18, 1e-18)
+    with np.errstate(all="ignore"):
+        m = np.maximum(abs(z.real), abs(z.imag))
+        return _special(z, out) | (m > big) | (abs(z.real) < small) | (abs(z.imag) < small)
+
+
+def _inverse(ufunc, scalar):
+    """(impl, into) of an arc function: NumPy's (C99's, which agrees with jax's to rounding on
+    ordinary elements), the special and far elements redone by inverse.py's `scalar`."""
+    def impl(x):
+        x = np.asarray(x)
+        if x.dtype.kind != "c":
+            return ufunc(x)
+        with np.errstate(all="ignore"):
+            out = np.asarray(ufunc(x))
+        out = out if out.flags.writeable else out.copy()
+        return _redo(out, _far_or_special(x, out), scalar, x)
+
+    def into(out, x):
+        out[...] = impl(x)
+        return [out]
+    return impl, into
+
+
+asin, asin_into = _inverse(np.arcsin, inverse.asin_scalar)
+acos, acos_into = _inverse(np.arccos, inverse.acos_scalar)
+asinh, asinh_into = _inverse(np.arcsinh, inverse.asinh_scalar)
+acosh, acosh_into = _inverse(np.arccosh, inverse.acosh_scalar)
+atan, atan_into = _inverse(np.arctan, inverse.atan_scalar)
+atanh, atanh_into = _inverse(np.arctanh, inverse.atanh_scalar)

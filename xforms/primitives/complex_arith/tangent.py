@@ -21,13 +21,13 @@ import numpy as np
 
 from .elementary import cos_typed, own_parts, sin_typed
 
-_LOG_MAX = 709.782712893384            # log of the largest float64: e^v is finite up to here
+_EXP_LIMIT = 709.782712893384            # log of the largest float64: e^v is finite up to here
 
 
 def _exp(v):
     """e^v in v's type, inf beyond float64's range (Python's math would raise)."""
     t = type(v)
-    return t(math.exp(v)) if v <= _LOG_MAX or v != v else t(math.inf)
+    return t(math.exp(v)) if v <= _EXP_LIMIT or v != v else t(math.inf)
 
 
 def _expm1(v):
@@ -81,7 +81,7 @@ def tan_scalar(z):
     return complex(im, re * type(re)(-1.0))
 
 
-def _libm(fn, v):
+def _rounded(fn, v):
     """fn (a NumPy float64 ufunc) of v in v's type: float32 through float64, rounded once, as
     the scalar functions compute it in Python."""
     return fn(v.astype(np.float64)).astype(v.dtype) if v.dtype == np.float32 else fn(v)
@@ -89,9 +89,9 @@ def _libm(fn, v):
 
 def _expm1_array(v):
     t = v.dtype.type
-    e = _libm(np.exp, v)
+    e = _rounded(np.exp, v)
     h = v * t(0.5)
-    near = _libm(np.tanh, h) * (e + t(1.0))
+    near = _rounded(np.tanh, h) * (e + t(1.0))
     return np.where(h == 0, v, np.where(np.abs(v) > t(0.5), e - t(1.0), near))
 
 
@@ -102,7 +102,7 @@ def tanh_array(x, y):
     with np.errstate(all="ignore"):
         a = x + x
         em, ep = _expm1_array(a), _expm1_array(a * t(-1.0))
-        c, s = _libm(np.cos, y), _libm(np.sin, y)
+        c, s = _rounded(np.cos, y), _rounded(np.sin, y)
         cs = c * s * four
         total = em + ep
         d = total + c * c * four

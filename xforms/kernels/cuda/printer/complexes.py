@@ -12,9 +12,7 @@ device functions (`DEVICE_FUNCTIONS`), which every generated module imports (`MO
   * XLA's values, called where the primitives' math facts name them (`complex_exp`, ...:
     `math_names(complex_fn=)`) or by the shared rules (`complex_div`, `complex_mul`,
     `complex_abs`): x / y, x * y, |x|, exp, log, sqrt, expm1, log1p, sin, cos, sinh, cosh,
-    tanh, tan, and exp2 = exp(x * log 2);
-  * acosh, the CPU compiled tier's algorithm with C99's special values
-    (complex_arith/hyperbolic.py), by the rule here.
+    tanh, tan, arcsin, arccos, arctan, arcsinh, arccosh, arctanh, and exp2 = exp(x log 2).
 
     (inf+infj) / 1j == inf-infj      (1+2j) / 0j == inf+infj    (Numba's `/`: nan+nanj, raises)
     tanh(inf+infj) == 1+0j           exp(inf+infj) == nan+nanj  (closed forms: 1+nanj, inf+nanj)
@@ -66,10 +64,6 @@ def _parts(x):
     return f"({x}).real", f"({x}).imag"
 
 
-def _acosh(ctx, x):
-    return ctx.cast(f"complex_acosh({x})", ctx.dtype)
-
-
 def _exp2(ctx, x):
     return complex_exp2(ctx, x)
 
@@ -90,6 +84,6 @@ def _with_real_fallback(name, complex_rule):
     register_scalar_rule(name, rule, target=TARGET)
 
 
-for _name, _rule in (("acosh", _acosh), ("exp2", _exp2),
+for _name, _rule in (("exp2", _exp2),
                      ("is_finite", _is_finite)):
     _with_real_fallback(_name, _rule)

@@ -1,0 +1,197 @@
+"""Complex arcsin, arccos, arcsinh, arccosh, arctan and arctanh as jax computes them (jax
+0.10.2 lowers them through StableHLO's CHLO decompositions; their HLO: `jax.jit(jnp.arcsin)
+.lower(z).compile()`, `XLA_FLAGS=--xla_dump_to=DIR`), as scalar functions every tier runs
+(see elementary.py), in the parts' type (float32 for complex64, as XLA).
+
+asin and acos share one kernel of a = |x|, b = |y| (Hull, Fairgrieve and Tang's algorithm):
+
+    r = |a + 1 + ib|, s = |a - 1 + ib| (XLA's hypot), m = (r + s) / 2
+    re-argument  w = b (huge parts), sqrt(h (b^2 / (r + a + 1) + s - (a - 1))) (a <= 1),
+                 else b sqrt(h / (r + a + 1) + h / (s + a - 1)), with h = (m + a) / 2
+    im-magnitude v = log(M) + log 2 + log1p((a/b)^2) / 2 (huge parts, M the larger),
+                 b / sqrt(t (m + 1)) (b tiny and a < 1), else log1p(t + sqrt(t (m + 1))),
+                 t = m - 1 spelled without cancellation
+    asin z = atan2(x, w) + i sign(y) v      acos z = atan2(w, x) - i sign(y) v
+    asinh z = i asin(-iz) (the kernel of |y|, |x|)   acosh: acos's parts swapped, as
+    jnp.arccosh (negated where its real part is negative)
+
+atanh z = log1p(4 x / ((1 - |x|)^2 + y^2)) sign(x) / 4 + i atan2(2y, (1 - |x|)(1 + |x|) - y^2) / 2
+(far out: 1/|x| or 1 / (|x|/y + y/|x|) / y in the log1p, +-pi/2 in Im); atan z = -i atanh(iz).
+
+C99's values (NumPy's, Numba's cmath) differ on the branch cuts' signed zeros and at infinities:
+asin(2-0j) = 1.5707963267948966-1.3169578969248166j in both, but asin(nan+infj) is nan+infj
+here, acosh(-1+0j) 0+3.14159j.  None raises in Python (the CUDA simulator runs them there).
+
+    >>> asin_scalar(complex(2.0, 0.0)), atanh_scalar(complex(1.0, 0.0))
+    ((1.5707963267948966+1.3169578969248166j), (inf+0j))
+"""
+import math
+
+from .elementary import own_parts
+
+_LN2 = math.log(2.0)
+
+
+def _arc_single(t):
+    """Whether the float type t is float32 (2^24 + 1 rounds to 2^24 there, not in float64)."""
+    return t(16777217.0) == t(16777216.0)
+
+
+def _arc_max(a, b):
+    """XLA's maximum: NaN if either is."""
+    return a + b if a != a or b != b else (a if a >= b else b)
+
+
+def _arc_min(a, b):
+    return a + b if a != a or b != b else (a if a <= b else b)
+
+
+def _arc_hypot(p, q):
+    """|p + iq| for p, q >= 0 as XLA spells it in this kernel, in p's type."""
+    t = type(p)
+    big, small = _arc_max(p, q), _arc_min(p, q)
+    if big == small:
+        return big * t(1.4142135623730951)
+    r = small / big
+    rr = r * r
+    root = t(math.sqrt(rr + t(1.0)))
+    if root == 1 and rr > 0:
+        return big + big * rr / t(2.0)
+    return big * root
+
+
+def _re_argument(a, b, r, s, h):
+    """w (the module docstring): atan2's other operand of the real part."""
+    t = type(a)
+    big = _arc_max(a, b) >= (t(2.30584287e+18) if _arc_single(t) else t(1.6759759912428245e+153))
+    if big:
+        return b
+    xp1, xm1 = a + t(1.0), a - t(1.0)
+    if a <= 1:
+        return t(math.sqrt(h * (b * b / (r + xp1) + (s - xm1))))
+    return b * t(math.sqrt(h / (r + xp1) + h / (s + xm1)))
+
+
+def _arc_far(a, b, t):
+    """(whether a part is huge, v there): log of the larger part + log 2 + log1p((a/b)^2) / 2
+    (the scaled form, with XLA's thresholds)."""
+    single = _arc_single(t)
+    low = a < (t(2.30584285e+30) if single else t(1.6759759912428244e+165))
+    c = (t(2.30584274e+12) if single else t(1.6759759912428242e+147)) if low else \
+        (t(2.30584283e+20) if single else t(1.6759759912428244e+155))
+    by_b = b >= c
+    top = b if by_b else a
+    huge = top >= (c if by_b else (t(2.30584287e+18) if single else t(1.6759759912428245e+153)))
+    if not huge:
+        return False, t(0.0)
+    ratio = a / b if by_b and b != math.inf else t(0.0)
+    return True, t(math.log(top)) + t(_LN2) + t(math.log1p(ratio * ratio)) * t(0.5)
+
+
+def _im_magnitude(a, b, r, s, m):
+    """v (the module docstring): the imaginary part's magnitude."""
+    t = type(a)
+    huge, far = _arc_far(a, b, t)
+    if huge:
+        return far
+    one, half = t(1.0), t(0.5)
+    xp1, xm1 = a + one, a - one
+    tiny = b < (t(4.33680869e-19) if _arc_single(t) else t(5.9666725849601654e-154)) and a < 1
+    yy = b * b
+    if tiny:
+        am1 = -(xp1 * xm1 / (m + one))
+    elif a >= 1:
+        am1 = yy * half / (r + xp1) + (s + xm1) * half
+    elif m <= t(1.5):
+        am1 = yy * half / (r + xp1) + yy * half / (s - xm1)
+    else:
+        am1 = m - one
+    root = t(math.sqrt(am1 * (m + one)))
+    if tiny:
+        return b / root
+    return t(math.log1p(am1 + root))
+
+
+def asin_kernel(a, b):
+    """(w, v) of a = |x|, b = |y| (the module docstring), in a's type."""
+    t = type(a)
+    r, s = _arc_hypot(abs(a + t(1.0)), b), _arc_hypot(abs(a - t(1.0)), b)
+    m = (r + s) * t(0.5)
+    h = (m + a) * t(0.5)
+    return _re_argument(a, b, r, s, h), _im_magnitude(a, b, r, s, m)
+
+
+def asin_scalar(z):
+    """arcsin z (the module docstring), in the parts' type: a Python complex."""
+    x, y = own_parts(z)
+    w, v = asin_kernel(abs(x), abs(y))
+    return complex(type(x)(math.atan2(x, w)), -v if y < 0 else v)
+
+
+def acos_scalar(z):
+    """arccos z (the module docstring), in the parts' type: a Python complex."""
+    x, y = own_parts(z)
+    w, v = asin_kernel(abs(x), abs(y))
+    return complex(type(x)(math.atan2(w, x)), v if y < 0 else -v)
+
+
+def asinh_scalar(z):
+    """arcsinh z = i asin(-iz) (the module docstring), in the parts' type: a Python complex."""
+    x, y = own_parts(z)
+    w, v = asin_kernel(abs(y), abs(x))
+    return complex(-v if x < 0 else v, type(x)(math.atan2(y, w)))
+
+
+def acosh_scalar(z):
+    """arccosh z as jnp.arccosh (the module docstring), in the parts' type: a Python complex."""
+    x, y = own_parts(z)
+    w, v = asin_kernel(abs(x), abs(y))
+    im = type(x)(math.atan2(w, x))
+    im = -im if y < 0 else im
+    if v < 0:                       # (jnp.arccosh's where: never, for a non-negative v)
+        return complex(-v, -im)
+    return complex(v, im)
+
+
+def atanh_parts(x, y):
+    """atanh(x + iy) (the module docstring) as its parts, in x's type."""
+    t = type(x)
+    one, single = t(1.0), _arc_single(t)
+    ax, ay = abs(x), abs(y)
+    limit = t(2.81475044e+14) if single else t(8.1129638414606718e+31)
+    safe = ax < limit and ay < limit
+    om = one - ax
+    yy = y * y
+    if safe:
+        d = om * om + yy
+        arg = ax / d if d != 0 else t(math.inf)
+    elif ay * (t(16777218.0) if single else t(9007199254740994.0)) < ax:
+        arg = one / ax
+    elif math.isinf(x) or math.isinf(y):
+        arg = t(0.0)
+    elif x != x or y != y:
+        arg = t(math.nan)
+    elif ax == 0:                   # (XLA's 1 / (0 + y/0) / y: +0; Python's y/0 raises)
+        arg = t(0.0)
+    else:
+        arg = one / (ax / y + y / ax) / y
+    re = t(math.log1p(arg * t(4.0))) * (one if x >= 0 else -one) * t(0.25)
+    if safe:
+        im = t(math.atan2(y + y, om * (ax + one) - yy))
+    else:
+        im = (one if y >= 0 else -one) * t(math.pi)
+    return re, im * t(0.5)
+
+
+def atanh_scalar(z):
+    """arctanh z (the module docstring), in the parts' type: a Python complex."""
+    x, y = own_parts(z)
+    re, im = atanh_parts(x, y)
+    return complex(re, im)
+
+
+def atan_scalar(z):
+    """arctan z = -i atanh(iz) (the module docstring), in the parts' type: a Python complex."""
+    x, y = own_parts(z)
+    re, im = atanh_parts(-y, x)
+    return complex(im, -re)
