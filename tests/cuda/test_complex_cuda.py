@@ -151,7 +151,8 @@ def test_cuda_complex_cumprod_with_infinities_is_the_cpu_tiers(reverse):
 # session 28: the complex functions below are the CPU tiers' scalar functions, compiled as
 # device functions (complex_arith: jax's algorithms); on the simulator they run in Python
 _UNARY = ["exp", "log", "sqrt", "abs", "sin", "cos", "sinh", "cosh", "expm1", "log1p", "exp2",
-          "log2", "square", "tanh", "tan"]
+          "log2", "square", "tanh", "tan", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+          "arctanh"]
 
 
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
