@@ -23,9 +23,10 @@ copy of each formula, so a change to complex_arith reaches this path too.
     %c = call {double, double} @"xf_py_expr_..."({double, double} %a, {double, double} %b)
 
 Sums fold pairs with the plain sum and products with XLA's product, as the Numba accumulator's `acc += x`, `acc = complex_mul(acc, x)` (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
-Refused (the Numba path keeps them): what the Numba path spells with cmath (tan, tanh, the
-arc functions: Numba's own code, no Python to translate), complex
-reductions over threaded chunks and integer or bool conversions.
+Refused (the Numba path keeps them): what the Numba path would spell with cmath (Numba's own
+code, no Python to translate; since session 30 no complex primitive does: tan, tanh and the
+arc functions are complex_arith's), complex reductions over threaded chunks and integer or
+bool conversions.
 """
 import numpy as np
 
