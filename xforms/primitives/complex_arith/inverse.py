@@ -18,9 +18,11 @@ asin and acos share one kernel of a = |x|, b = |y| (Hull, Fairgrieve and Tang's 
 atanh z = log1p(4 x / ((1 - |x|)^2 + y^2)) sign(x) / 4 + i atan2(2y, (1 - |x|)(1 + |x|) - y^2) / 2
 (far out: 1/|x| or 1 / (|x|/y + y/|x|) / y in the log1p, +-pi/2 in Im); atan z = -i atanh(iz).
 
-C99's values (NumPy's, Numba's cmath) differ on the branch cuts' signed zeros and at infinities:
-asin(2-0j) = 1.5707963267948966-1.3169578969248166j in both, but asin(nan+infj) is nan+infj
-here, acosh(-1+0j) 0+3.14159j.  None raises in Python (the CUDA simulator runs them there).
+C99's values (NumPy's, Numba's cmath) differ at signed zeros, infinities and NaNs: jax's
+asin(inf-0j) is pi/2+infj (C99: pi/2-infj), acos(inf-0j) -infj (C99: +infj), acosh(0-0j)
+1.5707963267948966j (C99: -1.57...j), atanh(inf-0j) +1.5707963267948966j (C99: -),
+asin(nanj) nan+nanj (C99: nanj), atan(nan+infj) -pi/2+0j (C99: nan+0j).  None raises in
+Python (the CUDA simulator runs them there).
 
     >>> asin_scalar(complex(2.0, 0.0)), atanh_scalar(complex(1.0, 0.0))
     ((1.5707963267948966+1.3169578969248166j), (inf+0j))

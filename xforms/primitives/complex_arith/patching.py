@@ -1,5 +1,6 @@
 """The eager tier's complex x * y, |x|, exp, log, sqrt, expm1, log1p, sin, cos, sinh,
-cosh, tanh and tan (tangent.py's arrays: XLA's formula, all of it vectorised), and products over an axis (`product`, `running_products`), with XLA's values: NumPy's ufunc,
+cosh, tanh and tan (tangent.py's arrays: XLA's formula, all of it vectorised), the arc
+functions (inverse.py, on special and far elements: `_inverse`), and products over an axis (`product`, `running_products`), with XLA's values: NumPy's ufunc,
 then the elements where NumPy's C99 values may differ from XLA's recomputed one by one by
 the scalar function every compiled tier runs (multiply.py, elementary.py).  Those are the
 elements with a part infinite, NaN or zero (exp keeps Im +0 where y is +-0, sqrt and log

@@ -9,11 +9,11 @@ arrays for the eager tier.  In the parts' type (float32 for complex64, as XLA):
     Im = +0 where y == 0 (-0 too), or where x is infinite and 4 cos y sin y NaN
     tan z = -i tanh(iz): tanh of (-y, x), then (Im, -Re)
 
-C99's (NumPy's, Numba's cmath) differ at special values: tanh(inf+infj) is 1+0j in both but
-tanh(1-0j) has Im +0 here (C99: -0), tanh(nan+infj) nan+nanj, tanh(3+infj) nan+nanj.
+C99's (NumPy's, Numba's cmath) differ at special values: tanh(1-0j) has Im +0 here (C99:
+-0), tanh(infj) and tanh(nanj) are nan+nanj (C99: nanj), tanh(nan+0j) nan+0j as C99's.
 
     >>> tanh_scalar(complex(1.0, -0.0)), tan_scalar(complex(0.0, math.inf))
-    ((0.7615941559557649+0j), 1j)
+    ((0.761594155955765+0j), 1j)
 """
 import math
 
