@@ -110,3 +110,14 @@ def test_complex_function_gradients(name):
     from xforms.test_util import check_grads
     z = np.array([0.3 + 0.4j, 0.7 + 0.2j, 0.25 - 0.6j])
     check_grads(getattr(xnp, name), (z,), order=1, modes=("fwd", "rev"))
+
+
+def test_a_helper_name_in_two_modules_is_refused(monkeypatch):
+    """complex_arith's functions are compiled in one namespace (compiled.build): a second
+    module's `_div` would replace elementary's for every caller, silently (inverse.py's first
+    `_hypot` did, and asin failed to compile); the namespace refuses it."""
+    from xforms.primitives.complex_arith import compiled, inverse
+    assert compiled.namespace()["_div"].__module__.endswith("elementary")
+    monkeypatch.setattr(inverse, "_div", lambda a, b: a, raising=False)
+    with pytest.raises(ValueError, match="_div"):
+        compiled.namespace()

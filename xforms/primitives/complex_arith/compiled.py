@@ -28,9 +28,7 @@ def build(decorator, fused=True):
     """{name: decorator(clone)} for every function of MODULES, helpers included; `fused`:
     multiply.py's `fma` is LLVM's fma (CPU and CUDA compile it; not the CUDA simulator,
     which runs Python: it keeps the emulation)."""
-    ns, fns = {}, {}
-    for m in MODULES:
-        ns.update(vars(m))
+    ns, fns = namespace(), {}
     for m in MODULES:
         for name, fn in vars(m).items():
             if isinstance(fn, types.FunctionType) and fn.__module__ == m.__name__:
@@ -41,6 +39,23 @@ def build(decorator, fused=True):
     if fused:
         ns["fma"] = fma_intrinsic()
     return fns
+
+
+def namespace():
+    """Every module's names in one dict: build's functions see their helpers there, so two
+    modules' private names must differ (a second `_max` would replace the first for all).
+
+        >>> namespace()["exp_scalar"]       # elementary.exp_scalar
+    """
+    ns = {}
+    for m in MODULES:
+        for k, v in vars(m).items():
+            if k in ns and ns[k] is not v and not k.startswith("__") and not (
+                    isinstance(v, float) and ns[k] == v):
+                raise ValueError(f"complex_arith: {m.__name__}.{k} would replace another "
+                                 f"module's {k} in compiled.build's namespace: rename it")
+            ns[k] = v
+    return ns
 
 
 def by_kernel_name(fns):

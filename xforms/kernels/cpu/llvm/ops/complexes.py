@@ -143,7 +143,7 @@ class _Ctx(ScalarCtx):
 
 # complex_arith's functions in one namespace, as complex_arith/compiled.py binds them for
 # Numba (its `fma` LLVM's fma); the expressions see them by their kernel names
-_NS = {k: v for mod in complex_arith.MODULES for k, v in vars(mod).items()}
+_NS = complex_arith.namespace()
 _NS["fma"] = python_ir.FMA
 _EXPR = {"np": np, **{k: _NS[v] for k, v in complex_arith.KERNEL_NAMES.items()}}
 _PY_TYPES = {np.dtype(np.complex64): python_ir.COMPLEX64,
