@@ -29,6 +29,8 @@ Python (the CUDA simulator runs them there).
 """
 import math
 
+import numpy as np
+
 from .elementary import own_parts
 
 _LN2 = math.log(2.0)
@@ -197,3 +199,91 @@ def atan_scalar(z):
     x, y = own_parts(z)
     re, im = atanh_parts(-y, x)
     return complex(im, -re)
+
+
+# --- the same on NumPy arrays of parts (the eager tier), elementwise, every branch a where ---
+
+def _libm_array(fn, *vs):
+    """fn (a NumPy float64 ufunc) in the arrays' type: float32 through float64, rounded once,
+    as the scalar functions compute it in Python."""
+    if vs[0].dtype == np.float32:
+        return fn(*(v.astype(np.float64) for v in vs)).astype(np.float32)
+    return fn(*vs)
+
+
+def _hypot_array(p, q):
+    t = p.dtype.type
+    big, small = np.maximum(p, q), np.minimum(p, q)
+    r = small / big
+    rr = r * r
+    root = np.sqrt(rr + t(1.0))
+    near = np.where((root == 1) & (rr > 0), big + big * rr / t(2.0), big * root)
+    return np.where(big == small, big * t(1.4142135623730951), near)
+
+
+def asin_kernel_array(a, b):
+    """asin_kernel of arrays a = |x|, b = |y|: (w, v)."""
+    t, single = a.dtype.type, a.dtype == np.float32
+    one, half = t(1.0), t(0.5)
+    safe_max = t(2.30584287e+18) if single else t(1.6759759912428245e+153)
+    xp1, xm1 = a + one, a - one
+    r, s = _hypot_array(np.abs(xp1), b), _hypot_array(np.abs(xm1), b)
+    m = (r + s) * half
+    h = (m + a) * half
+    yy = b * b
+    w = np.where(np.maximum(a, b) >= safe_max, b, np.where(
+        a <= 1, np.sqrt(h * (yy / (r + xp1) + (s - xm1))),
+        b * np.sqrt(h / (r + xp1) + h / (s + xm1))))
+    c = np.where(a < (t(2.30584285e+30) if single else t(1.6759759912428244e+165)),
+                 t(2.30584274e+12) if single else t(1.6759759912428242e+147),
+                 t(2.30584283e+20) if single else t(1.6759759912428244e+155))
+    by_b = b >= c
+    top = np.where(by_b, b, a)
+    ratio = np.where(by_b & (b != np.inf), a / b, t(0.0))
+    far = _libm_array(np.log, top) + t(_LN2) + _libm_array(np.log1p, ratio * ratio) * half
+    tiny = (b < (t(4.33680869e-19) if single else t(5.9666725849601654e-154))) & (a < 1)
+    am1 = np.where(tiny, -(xp1 * xm1 / (m + one)), np.where(
+        a >= 1, yy * half / (r + xp1) + (s + xm1) * half, np.where(
+            m <= t(1.5), yy * half / (r + xp1) + yy * half / (s - xm1), m - one)))
+    root = np.sqrt(am1 * (m + one))
+    v = np.where(top >= np.where(by_b, c, safe_max), far,
+                 np.where(tiny, b / root, _libm_array(np.log1p, am1 + root)))
+    return w, v
+
+
+def inverse_array(name, x, y):
+    """(re, im) of arcsin/arccos/arcsinh/arccosh/arctan/arctanh (`name`, NumPy's spelling) of
+    arrays x, y of parts, as the scalar functions above."""
+    with np.errstate(all="ignore"):
+        if name in ("arctan", "arctanh"):
+            re, im = _atanh_array(-y if name == "arctan" else x, x if name == "arctan" else y)
+            return (im, -re) if name == "arctan" else (re, im)
+        w, v = asin_kernel_array(np.abs(y), np.abs(x)) if name == "arcsinh" else \
+            asin_kernel_array(np.abs(x), np.abs(y))
+        if name == "arcsin":
+            return _libm_array(np.arctan2, x, w), np.where(y < 0, -v, v)
+        if name == "arccos":
+            return _libm_array(np.arctan2, w, x), np.where(y < 0, v, -v)
+        if name == "arcsinh":
+            return np.where(x < 0, -v, v), _libm_array(np.arctan2, y, w)
+        im = _libm_array(np.arctan2, w, x)
+        im = np.where(y < 0, -im, im)
+        return np.where(v < 0, -v, v), np.where(v < 0, -im, im)
+
+
+def _atanh_array(x, y):
+    """atanh_parts of arrays (IEEE's zeros and NaNs give the scalar function's branches)."""
+    t, single = x.dtype.type, x.dtype == np.float32
+    one = t(1.0)
+    ax, ay = np.abs(x), np.abs(y)
+    limit = t(2.81475044e+14) if single else t(8.1129638414606718e+31)
+    safe = (ax < limit) & (ay < limit)
+    om = one - ax
+    yy = y * y
+    arg = np.where(safe, ax / (om * om + yy), np.where(
+        ay * (t(16777218.0) if single else t(9007199254740994.0)) < ax, one / ax, np.where(
+            np.isinf(x) | np.isinf(y), t(0.0), one / (ax / y + y / ax) / y)))
+    re = _libm_array(np.log1p, arg * t(4.0)) * np.where(x >= 0, one, -one) * t(0.25)
+    im = np.where(safe, _libm_array(np.arctan2, y + y, om * (ax + one) - yy),
+                  np.where(y >= 0, one, -one) * t(math.pi))
+    return re, im * t(0.5)

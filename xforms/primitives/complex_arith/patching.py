@@ -1,6 +1,6 @@
 """The eager tier's complex x * y, |x|, exp, log, sqrt, expm1, log1p, sin, cos, sinh,
 cosh, tanh and tan (tangent.py's arrays: XLA's formula, all of it vectorised), the arc
-functions (inverse.py, on special and far elements: `_inverse`), and products over an axis (`product`, `running_products`), with XLA's values: NumPy's ufunc,
+functions (inverse.py's arrays, likewise), and products over an axis (`product`, `running_products`), with XLA's values: NumPy's ufunc,
 then the elements where NumPy's C99 values may differ from XLA's recomputed one by one by
 the scalar function every compiled tier runs (multiply.py, elementary.py).  Those are the
 elements with a part infinite, NaN or zero (exp keeps Im +0 where y is +-0, sqrt and log
@@ -298,26 +298,16 @@ def tan_into(out, x):
     return [out]
 
 
-def _far_or_special(z, out):
-    """_special's elements, and those with a part beyond 1e150 or below 1e-150 in size
-    (float32: 1e18, 1e-18), where jax's arc functions take their scaled forms."""
-    big, small = (1e150, 1e-150) if z.real.dtype == np.float64 else (1e18, 1e-18)
-    with np.errstate(all="ignore"):
-        m = np.maximum(abs(z.real), abs(z.imag))
-        return _special(z, out) | (m > big) | (abs(z.real) < small) | (abs(z.imag) < small)
+def _inverse(name):
+    """(impl, into) of arc function `name` (NumPy's spelling): NumPy's for real operands,
+    inverse.py's vectorised forms (jax's algorithms) for complex ones."""
+    ufunc = getattr(np, name)
 
-
-def _inverse(ufunc, scalar):
-    """(impl, into) of an arc function: NumPy's (C99's, which agrees with jax's to rounding on
-    ordinary elements), the special and far elements redone by inverse.py's `scalar`."""
     def impl(x):
         x = np.asarray(x)
         if x.dtype.kind != "c":
             return ufunc(x)
-        with np.errstate(all="ignore"):
-            out = np.asarray(ufunc(x))
-        out = out if out.flags.writeable else out.copy()
-        return _redo(out, _far_or_special(x, out), scalar, x)
+        return _complex(*inverse.inverse_array(name, x.real, x.imag), x.dtype)
 
     def into(out, x):
         out[...] = impl(x)
@@ -325,9 +315,9 @@ def _inverse(ufunc, scalar):
     return impl, into
 
 
-asin, asin_into = _inverse(np.arcsin, inverse.asin_scalar)
-acos, acos_into = _inverse(np.arccos, inverse.acos_scalar)
-asinh, asinh_into = _inverse(np.arcsinh, inverse.asinh_scalar)
-acosh, acosh_into = _inverse(np.arccosh, inverse.acosh_scalar)
-atan, atan_into = _inverse(np.arctan, inverse.atan_scalar)
-atanh, atanh_into = _inverse(np.arctanh, inverse.atanh_scalar)
+asin, asin_into = _inverse("arcsin")
+acos, acos_into = _inverse("arccos")
+asinh, asinh_into = _inverse("arcsinh")
+acosh, acosh_into = _inverse("arccosh")
+atan, atan_into = _inverse("arctan")
+atanh, atanh_into = _inverse("arctanh")
