@@ -22,7 +22,8 @@ C99's values (NumPy's, Numba's cmath) differ at signed zeros, infinities and NaN
 asin(inf-0j) is pi/2+infj (C99: pi/2-infj), acos(inf-0j) -infj (C99: +infj), acosh(0-0j)
 1.5707963267948966j (C99: -1.57...j), atanh(inf-0j) +1.5707963267948966j (C99: -),
 asin(nanj) nan+nanj (C99: nanj), atan(nan+infj) -pi/2+0j (C99: nan+0j).  None raises in
-Python (the CUDA simulator runs them there).
+Python (the CUDA simulator runs them there).  `inverse_array` is the same on NumPy arrays of
+parts (the eager tier: patching.py), every branch a `np.where`.
 
     >>> asin_scalar(complex(2.0, 0.0)), atanh_scalar(complex(1.0, 0.0))
     ((1.5707963267948966+1.3169578969248166j), (inf+0j))
