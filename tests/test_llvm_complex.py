@@ -111,14 +111,16 @@ def _transcendental(a, b):
     return (a / b, 1 / a, xnp.exp(a), xnp.log(a), xnp.sqrt(a), xnp.expm1(a), xnp.log1p(a),
             xnp.sin(a), xnp.cos(a), xnp.sinh(a), xnp.cosh(a), lax.rsqrt(a), xnp.exp2(a),
             a ** 3, lax.integer_pow(a, -2), xnp.abs(a) * 2, xnp.sign(b), xnp.isfinite(b),
-            xnp.maximum(a, b), xnp.minimum(a, b), a ** b)
+            xnp.maximum(a, b), xnp.minimum(a, b), a ** b, xnp.tanh(a), xnp.tan(b),
+            xnp.arcsin(a), xnp.arccos(b), xnp.arctan(a), xnp.arcsinh(b), xnp.arccosh(a),
+            xnp.arctanh(b))
 
 
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128])
 def test_complex_transcendentals_match_numba_on_special_values(dt):
     """Division, reciprocal, exp, log, sqrt, expm1, log1p, sin, cos, sinh, cosh, rsqrt,
-    exp2, integer and complex powers (complex_arith's functions translated from their
-    source), sign,
+    exp2, integer and complex powers, tanh, tan, the arc functions (complex_arith's
+    functions translated from their source), sign,
     isfinite, maximum and minimum (the Numba path's expressions: abs as hypot, complex
     compares)
     (xforms/kernels/cpu/llvm/python_ir.py): the bits of the Numba kernel, which compiles

@@ -388,9 +388,10 @@ _KEPT = {
     ("xforms/kernels/loops/control_print.py", "cond"):
         "code: which ControlPrinter method prints each control primitive",
     ("xforms/kernels/cuda/printer/ops.py", "mul"): "the primitives fetched to build equations",
-    ("xforms/kernels/cuda/printer/complexes.py", "tan"): "backend printers: CUDA's complex formulas, "
-        "registered by primitive (a None cuda_complex math slot says an override spells it; "
-        "session 28 moved sin, cos, sinh, cosh, expm1, log1p to complex_arith's functions)",
+    ("xforms/kernels/cuda/printer/complexes.py", "exp2"): "backend printers: CUDA's complex "
+        "formulas, registered by primitive (a None cuda_complex math slot says an override "
+        "spells it; sessions 28 and 30 moved sin, cos, sinh, cosh, expm1, log1p, tan, tanh and "
+        "the arc functions to complex_arith's functions)",
     ("xforms/kernels/libm/vecmath/__init__.py", "exp"): "measured error bounds of vecmath's functions (tests)",
     ("xforms/kernels/libm/names.py", "exp"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests; kept apart from its Numba code)",
     ("xforms/kernels/libm/names.py", "sin"): "xforms.kernels.libm.vecmath's own catalogue of its functions (tests; kept apart from its Numba code)",

@@ -1,9 +1,10 @@
 """Complex numbers at their edges on the CUDA backend (session 27, issue #31/#34): division is
 XLA's, by the CPU tiers' own function compiled as a device function (cuda/printer/
 complexes.py), so on a grid of infinities, NaNs, signed zeros, huge and tiny parts the CUDA
-quotients are the CPU compiled tier's, bit for bit; tanh, tan and arccosh by device functions
-too (complex_arith/hyperbolic.py), with C99's (jax's) special values where the closed forms
-printed before gave NaN parts (and, on the simulator, raised: Python's math.tan(inf)).
+quotients are the CPU compiled tier's, bit for bit; tanh and tan (XLA's, complex_arith/
+tangent.py, session 30) and arccosh by device functions too (complex_arith/hyperbolic.py),
+with jax's special values where the closed forms printed before gave NaN parts (and, on the
+simulator, raised: Python's math.tan(inf)).
 
 JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on), written
 here as literals.
@@ -150,7 +151,8 @@ def test_cuda_complex_cumprod_with_infinities_is_the_cpu_tiers(reverse):
 # session 28: the complex functions below are the CPU tiers' scalar functions, compiled as
 # device functions (complex_arith: jax's algorithms); on the simulator they run in Python
 _UNARY = ["exp", "log", "sqrt", "abs", "sin", "cos", "sinh", "cosh", "expm1", "log1p", "exp2",
-          "log2", "square"]
+          "log2", "square", "tanh", "tan", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+          "arctanh"]
 
 
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])

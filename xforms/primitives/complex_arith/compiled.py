@@ -6,9 +6,9 @@ compiled helpers (Numba cannot call a plain Python `_max`).
 """
 import types
 
-from . import division, elementary, hyperbolic, multiply, power, trigonometric
+from . import division, elementary, inverse, multiply, power, tangent, trigonometric
 
-MODULES = (division, elementary, hyperbolic, multiply, power, trigonometric)
+MODULES = (division, elementary, inverse, multiply, power, tangent, trigonometric)
 # the name generated kernels call each by (ScalarCtx.complex_call; the primitives' math facts)
 KERNEL_NAMES = {"complex_div": "divide_scalar", "complex_mul": "multiply_scalar",
                 "complex_abs": "abs_scalar", "complex_exp": "exp_scalar",
@@ -16,7 +16,11 @@ KERNEL_NAMES = {"complex_div": "divide_scalar", "complex_mul": "multiply_scalar"
                 "complex_expm1": "expm1_scalar", "complex_log1p": "log1p_scalar",
                 "complex_sin": "sin_scalar", "complex_cos": "cos_scalar",
                 "complex_sinh": "sinh_scalar", "complex_cosh": "cosh_scalar",
-                "complex_rsqrt": "rsqrt_scalar", "complex_tanh": "tanh_scalar", "complex_acosh": "acosh_scalar",
+                "complex_rsqrt": "rsqrt_scalar", "complex_tanh": "tanh_scalar",
+                "complex_tan": "tan_scalar", "complex_asin": "asin_scalar",
+                "complex_acos": "acos_scalar", "complex_asinh": "asinh_scalar",
+                "complex_acosh": "acosh_scalar", "complex_atan": "atan_scalar",
+                "complex_atanh": "atanh_scalar",
                 "complex_pow": "power_scalar"}
 
 
@@ -24,9 +28,7 @@ def build(decorator, fused=True):
     """{name: decorator(clone)} for every function of MODULES, helpers included; `fused`:
     multiply.py's `fma` is LLVM's fma (CPU and CUDA compile it; not the CUDA simulator,
     which runs Python: it keeps the emulation)."""
-    ns, fns = {}, {}
-    for m in MODULES:
-        ns.update(vars(m))
+    ns, fns = namespace(), {}
     for m in MODULES:
         for name, fn in vars(m).items():
             if isinstance(fn, types.FunctionType) and fn.__module__ == m.__name__:
@@ -37,6 +39,23 @@ def build(decorator, fused=True):
     if fused:
         ns["fma"] = fma_intrinsic()
     return fns
+
+
+def namespace():
+    """Every module's names in one dict: build's functions see their helpers there, so two
+    modules' private names must differ (a second `_max` would replace the first for all).
+
+        >>> namespace()["exp_scalar"]       # elementary.exp_scalar
+    """
+    ns = {}
+    for m in MODULES:
+        for k, v in vars(m).items():
+            if k in ns and ns[k] is not v and not k.startswith("__") and not (
+                    isinstance(v, float) and ns[k] == v):
+                raise ValueError(f"complex_arith: {m.__name__}.{k} would replace another "
+                                 f"module's {k} in compiled.build's namespace: rename it")
+            ns[k] = v
+    return ns
 
 
 def by_kernel_name(fns):

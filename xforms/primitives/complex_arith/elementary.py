@@ -19,8 +19,7 @@ The algorithms are the ones jax's HLO spells (`jax.jit(jnp.log).lower(z).compile
     sqrt:  u = sqrt((|x| + hypot(x, y)) / 2) and v = |y| / (2u) (scaled forms near 0 and
            infinity); x >= 0: u + i sign(y) v, else v + i sign(y) u, with sign(-0.0) = +1
 
-Each computes in the parts' type, float32 for complex64, as XLA does (`own_parts`; hyperbolic.py
-still widens), with an FMA (multiply.fma) where XLA's CPU fuses a product into a sum (its
+Each computes in the parts' type, float32 for complex64, as XLA does (`own_parts`), with an FMA (multiply.fma) where XLA's CPU fuses a product into a sum (its
 object code: |z|'s r r + 1, log's Dekker squares, rsqrt's r r + 1).  None raises in Python
 (the CUDA simulator runs them there).
 
@@ -33,15 +32,6 @@ from .multiply import fma
 
 _SQRT2 = math.sqrt(2.0)
 _SPLIT = 134217729.0                   # 2^27 + 1: Veltkamp's split of a float64
-
-
-def parts(z):
-    """z's parts as float64, complex64 too (Numba's float() keeps a float32; times 1.0, which
-    keeps -0.0, widens it).
-
-        >>> parts(1 - 2j)      # (1.0, -2.0)
-    """
-    return float(z.real) * 1.0, float(z.imag) * 1.0
 
 
 def _div(a, b):

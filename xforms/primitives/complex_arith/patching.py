@@ -1,5 +1,6 @@
-"""The eager tier's complex x * y, |x|, exp, log, sqrt, expm1, log1p, sin, cos, sinh and
-cosh, and products over an axis (`product`, `running_products`), with XLA's values: NumPy's ufunc,
+"""The eager tier's complex x * y, |x|, exp, log, sqrt, expm1, log1p, sin, cos, sinh,
+cosh, tanh and tan (tangent.py's arrays: XLA's formula, all of it vectorised), the arc
+functions (inverse.py's arrays, likewise), and products over an axis (`product`, `running_products`), with XLA's values: NumPy's ufunc,
 then the elements where NumPy's C99 values may differ from XLA's recomputed one by one by
 the scalar function every compiled tier runs (multiply.py, elementary.py).  Those are the
 elements with a part infinite, NaN or zero (exp keeps Im +0 where y is +-0, sqrt and log
@@ -12,7 +13,8 @@ elements: the patch costs a mask pass, and Python only on them.
 """
 import numpy as np
 
-from . import division, elementary, multiply as _multiply, pieces, single, trigonometric
+from . import (division, elementary, inverse, multiply as _multiply, pieces, single, tangent,
+               trigonometric)
 from .pieces import in_pieces
 
 
@@ -321,3 +323,59 @@ def sinh_into(out, x):
 def cosh_into(out, x):
     out[...] = cosh(x)
     return [out]
+
+
+def tanh(x):
+    """tanh x; complex x as XLA (tangent.tanh_array).
+
+        >>> tanh(np.array([complex(1.0, -0.0)]))       # [0.76159416+0j] (NumPy: -0j)
+    """
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        return np.tanh(x)
+    return _complex(*tangent.tanh_array(x.real, x.imag), x.dtype)
+
+
+def tan(x):
+    """tan x; complex x as XLA, -i tanh(ix) (tangent.py)."""
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        return np.tan(x)
+    with np.errstate(all="ignore"):
+        re, im = tangent.tanh_array(x.imag * x.real.dtype.type(-1.0), x.real)
+        return _complex(im, re * re.dtype.type(-1.0), x.dtype)
+
+
+def tanh_into(out, x):
+    out[...] = tanh(x)
+    return [out]
+
+
+def tan_into(out, x):
+    out[...] = tan(x)
+    return [out]
+
+
+def _inverse(name):
+    """(impl, into) of arc function `name` (NumPy's spelling): NumPy's for real operands,
+    inverse.py's vectorised forms (jax's algorithms) for complex ones."""
+    ufunc = getattr(np, name)
+
+    def impl(x):
+        x = np.asarray(x)
+        if x.dtype.kind != "c":
+            return ufunc(x)
+        return _complex(*inverse.inverse_array(name, x.real, x.imag), x.dtype)
+
+    def into(out, x):
+        out[...] = impl(x)
+        return [out]
+    return impl, into
+
+
+asin, asin_into = _inverse("arcsin")
+acos, acos_into = _inverse("arccos")
+asinh, asinh_into = _inverse("arcsinh")
+acosh, acosh_into = _inverse("arccosh")
+atan, atan_into = _inverse("arctan")
+atanh, atanh_into = _inverse("arctanh")

@@ -29,23 +29,31 @@ cos_p = define("cos", complex_patch.cos, accept=inexact, vec="vm_cos", guarded=T
 cos = bind1(cos_p)
 defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
 
-tan_p = define("tan", np.tan, accept=inexact, vec="vm_tan", guarded=True,   # xforms/kernels/cpu/numba/nest.py
-            math=math_names("tan", cuda_complex=False))
+tan_p = define("tan", complex_patch.tan, accept=inexact, vec="vm_tan", guarded=True,  # cpu/numba/nest.py
+            fresh=True, into=complex_patch.tan_into,     # complex: XLA's (complex_arith)
+            math=math_names("tan", complex_fn="complex_tan"),
+            ufunc=np.tan, ufunc_kinds="f")
 tan = bind1(tan_p)
 defjvp(tan_p, lambda t, ans, x: mul(t, add(like(1, ans), mul(ans, ans))))
 
-asin_p = define("asin", np.arcsin, accept=inexact,
-             math=math_names("asin"))
+asin_p = define("asin", complex_patch.asin, accept=inexact, fresh=True,
+              into=complex_patch.asin_into,
+              math=math_names("asin", complex_fn="complex_asin"),
+              ufunc=np.arcsin, ufunc_kinds="f")
 asin = bind1(asin_p)
 defjvp(asin_p, lambda t, ans, x: mul(t, rsqrt(sub(like(1, x), mul(x, x)))))
 
-acos_p = define("acos", np.arccos, accept=inexact,
-             math=math_names("acos"))
+acos_p = define("acos", complex_patch.acos, accept=inexact, fresh=True,
+              into=complex_patch.acos_into,
+              math=math_names("acos", complex_fn="complex_acos"),
+              ufunc=np.arccos, ufunc_kinds="f")
 acos = bind1(acos_p)
 defjvp(acos_p, lambda t, ans, x: neg(mul(t, rsqrt(sub(like(1, x), mul(x, x))))))
 
-atan_p = define("atan", np.arctan, accept=inexact,
-             math=math_names("atan"), vec="vm_atan")
+atan_p = define("atan", complex_patch.atan, accept=inexact, fresh=True,
+              into=complex_patch.atan_into,
+              math=math_names("atan", complex_fn="complex_atan"), vec="vm_atan",
+              ufunc=np.arctan, ufunc_kinds="f")
 atan = bind1(atan_p)
 defjvp(atan_p, lambda t, ans, x: div(t, add(like(1, x), mul(x, x))))
 
@@ -63,23 +71,31 @@ cosh_p = define("cosh", complex_patch.cosh, accept=inexact, fresh=True,
 cosh = bind1(cosh_p)
 defjvp(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
 
-tanh_p = define("tanh", np.tanh, accept=inexact,
-             math=math_names("tanh", cuda_complex=False), vec="vm_tanh")
+tanh_p = define("tanh", complex_patch.tanh, accept=inexact, fresh=True,
+                into=complex_patch.tanh_into,
+                math=math_names("tanh", complex_fn="complex_tanh"), vec="vm_tanh",
+                ufunc=np.tanh, ufunc_kinds="f")
 tanh = bind1(tanh_p)
 defjvp(tanh_p, lambda t, ans, x: mul(t, sub(like(1, ans), mul(ans, ans))))
 
-asinh_p = define("asinh", np.arcsinh, accept=inexact,
-              math=math_names("asinh"))
+asinh_p = define("asinh", complex_patch.asinh, accept=inexact, fresh=True,
+              into=complex_patch.asinh_into,
+              math=math_names("asinh", complex_fn="complex_asinh"),
+              ufunc=np.arcsinh, ufunc_kinds="f")
 asinh = bind1(asinh_p)
 defjvp(asinh_p, lambda t, ans, x: mul(t, rsqrt(add(mul(x, x), like(1, x)))))
 
-acosh_p = define("acosh", np.arccosh, accept=inexact,
-              math=math_names("acosh", cuda_complex=False))
+acosh_p = define("acosh", complex_patch.acosh, accept=inexact, fresh=True,
+              into=complex_patch.acosh_into,
+              math=math_names("acosh", complex_fn="complex_acosh"),
+              ufunc=np.arccosh, ufunc_kinds="f")
 acosh = bind1(acosh_p)
 defjvp(acosh_p, lambda t, ans, x: mul(t, rsqrt(sub(mul(x, x), like(1, x)))))
 
-atanh_p = define("atanh", np.arctanh, accept=inexact,
-              math=math_names("atanh"))
+atanh_p = define("atanh", complex_patch.atanh, accept=inexact, fresh=True,
+              into=complex_patch.atanh_into,
+              math=math_names("atanh", complex_fn="complex_atanh"),
+              ufunc=np.arctanh, ufunc_kinds="f")
 atanh = bind1(atanh_p)
 defjvp(atanh_p, lambda t, ans, x: div(t, sub(like(1, x), mul(x, x))))
 

@@ -12,9 +12,7 @@ device functions (`DEVICE_FUNCTIONS`), which every generated module imports (`MO
   * XLA's values, called where the primitives' math facts name them (`complex_exp`, ...:
     `math_names(complex_fn=)`) or by the shared rules (`complex_div`, `complex_mul`,
     `complex_abs`): x / y, x * y, |x|, exp, log, sqrt, expm1, log1p, sin, cos, sinh, cosh,
-    and exp2 = exp(x * log 2);
-  * tanh (tan z = -i tanh iz) and acosh, the CPU compiled tier's algorithms with C99's
-    special values (complex_arith/hyperbolic.py), by the rules here.
+    tanh, tan, arcsin, arccos, arctan, arcsinh, arccosh, arctanh, and exp2 = exp(x log 2).
 
     (inf+infj) / 1j == inf-infj      (1+2j) / 0j == inf+infj    (Numba's `/`: nan+nanj, raises)
     tanh(inf+infj) == 1+0j           exp(inf+infj) == nan+nanj  (closed forms: 1+nanj, inf+nanj)
@@ -66,24 +64,6 @@ def _parts(x):
     return f"({x}).real", f"({x}).imag"
 
 
-def _cx(ctx, re, im):
-    return ctx.cast(f"complex({re}, {im})", ctx.dtype)
-
-
-def _tanh(ctx, x):
-    return ctx.cast(f"complex_tanh({x})", ctx.dtype)
-
-
-def _tan(ctx, x):
-    a, b = _parts(x)                      # tan z = -i tanh(i z), i z = -b + i a
-    t = f"complex_tanh(complex(-{b}, {a}))"
-    return _cx(ctx, f"{t}.imag", f"-{t}.real")
-
-
-def _acosh(ctx, x):
-    return ctx.cast(f"complex_acosh({x})", ctx.dtype)
-
-
 def _exp2(ctx, x):
     return complex_exp2(ctx, x)
 
@@ -104,6 +84,6 @@ def _with_real_fallback(name, complex_rule):
     register_scalar_rule(name, rule, target=TARGET)
 
 
-for _name, _rule in (("tan", _tan), ("tanh", _tanh), ("acosh", _acosh), ("exp2", _exp2),
+for _name, _rule in (("exp2", _exp2),
                      ("is_finite", _is_finite)):
     _with_real_fallback(_name, _rule)

@@ -23,9 +23,10 @@ copy of each formula, so a change to complex_arith reaches this path too.
     %c = call {double, double} @"xf_py_expr_..."({double, double} %a, {double, double} %b)
 
 Sums fold pairs with the plain sum and products with XLA's product, as the Numba accumulator's `acc += x`, `acc = complex_mul(acc, x)` (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
-Refused (the Numba path keeps them): what the Numba path spells with cmath (tan, tanh, the
-arc functions: Numba's own code, no Python to translate), complex
-reductions over threaded chunks and integer or bool conversions.
+Refused (the Numba path keeps them): what the Numba path would spell with cmath (Numba's own
+code, no Python to translate; since session 30 no complex primitive does: tan, tanh and the
+arc functions are complex_arith's), complex reductions over threaded chunks and integer or
+bool conversions.
 """
 import numpy as np
 
@@ -142,7 +143,7 @@ class _Ctx(ScalarCtx):
 
 # complex_arith's functions in one namespace, as complex_arith/compiled.py binds them for
 # Numba (its `fma` LLVM's fma); the expressions see them by their kernel names
-_NS = {k: v for mod in complex_arith.MODULES for k, v in vars(mod).items()}
+_NS = complex_arith.namespace()
 _NS["fma"] = python_ir.FMA
 _EXPR = {"np": np, **{k: _NS[v] for k, v in complex_arith.KERNEL_NAMES.items()}}
 _PY_TYPES = {np.dtype(np.complex64): python_ir.COMPLEX64,
