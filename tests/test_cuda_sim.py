@@ -78,6 +78,18 @@ def test_cpu_use_does_not_import_numba_cuda():
 
 
 @needs_numba_cuda
+def test_int64_arithmetic_carries_no_signed_wrap_flag_in_the_nvvm_ir():
+    """int64 adds, subtracts, products and sums wrap as XLA's: their NVVM IR has no `nsw`
+    (numba-cuda's signed arithmetic carries it, and LLVM then folds `x + x < x` to False;
+    the simulator runs Python and cannot show it).  ptx_check counts the flags against the
+    same program in float64, whose flags are Numba's index arithmetic alone."""
+    r = _run([sys.executable, "tests/cuda/ptx_check.py", "--nsw"], sim=False, timeout=600)
+    if r.returncode == 3:
+        pytest.skip(f"no NVVM to compile with: {r.stdout.strip()[-500:]}")
+    assert r.returncode == 0, f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+
+
+@needs_numba_cuda
 def test_a_numpy_numba_cuda_does_not_support_gets_a_clear_error():
     # (seen on a real GPU: numba-cuda 0.30.4 with NumPy 2.5 failed inside the first kernel's
     # compile with "module 'numpy' has no attribute 'row_stack'"; here its NumPy-support

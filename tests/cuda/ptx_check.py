@@ -3,6 +3,8 @@ capabilities 8.0 and 9.0) with numba-cuda and NVVM, without a GPU and without th
 code that only the simulator accepts fails here.
 
     python tests/cuda/ptx_check.py            # prints one line per program, exits 1 on failure
+    python tests/cuda/ptx_check.py NAME...    # those programs only (tests/cuda/programs.py)
+    python tests/cuda/ptx_check.py --nsw      # int64 arithmetic wraps: no `nsw` in its IR
 
 Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
 Kernels with the same text are compiled once; each kernel is typed and lowered once and
@@ -28,14 +30,49 @@ def ptx_for_ccs(fn, sig, ccs):
     """PTX of one kernel for several compute capabilities, typing and lowering it once."""
     from numba import cuda
     try:
-        from numba.cuda.compiler import _compile_pyfunc_with_fixup
-        lib, _ = _compile_pyfunc_with_fixup(
-            fn, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=ccs[0],
-            opt=None, abi="numba", abi_info=None, forceinline=False, launch_bounds=None,
-            lto=False)
+        lib = _compiled_library(fn, sig, ccs[0])
         return [lib.get_asm_str(cc=cc) for cc in ccs]
     except ImportError:          # another numba-cuda version: the public API, once per cc
         return [cuda.compile_ptx(fn, sig, cc=cc)[0] for cc in ccs]
+
+
+def _compiled_library(fn, sig, cc):
+    from numba.cuda.compiler import _compile_pyfunc_with_fixup
+    lib, _ = _compile_pyfunc_with_fixup(
+        fn, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=cc, opt=None,
+        abi="numba", abi_info=None, forceinline=False, launch_bounds=None, lto=False)
+    return lib
+
+
+def _wrap_program(x, y):
+    """int64 arithmetic that may overflow: elementwise, a literal operand, sums and products
+    along both axes (a thread's loop, the block's tree) and of everything."""
+    import xforms.numpy as xnp
+    return (x + y, x * y - x, 3 - x, xnp.sum(x, axis=0), xnp.prod(y, axis=1), xnp.sum(x * y))
+
+
+def signed_wrap_flags(dtype):
+    """`nsw` (no signed wrap) flags in the NVVM IR of `_wrap_program`'s kernels at `dtype`.
+    Numba's own index arithmetic carries some; float64's count is that part alone, so int64
+    arithmetic that wraps (printer/scalar.wrapping_int64) has the same count.
+
+        signed_wrap_flags(np.int64) == signed_wrap_flags(np.float64)
+    """
+    import re
+    import numpy as np
+    import xforms as xf
+    from xforms.kernels.build import codecache
+    from xforms.kernels.cuda import runtime as rt
+    from xforms.kernels.cuda.backend import emit_program
+    x = np.arange(4 * 40, dtype=dtype).reshape(4, 40)
+    program = emit_program(xf.make_jaxpr(_wrap_program)(x, x), rt.spec_for(CCS[0], sms=132))
+    mod, _, _ = codecache.load_module(program.source)
+    sigs, flags = program.signatures(), 0
+    for k in program.kernels:
+        if k.name in program.launched:
+            ir = _compiled_library(getattr(mod, k.name), sigs[k.name].args, CCS[0]).get_llvm_str()
+            flags += len(re.findall(r"= (?:add|sub|mul) nsw ", ir))
+    return flags
 
 
 def _toolchain_missing():
@@ -116,6 +153,12 @@ def main(names=None):
     if reason:
         print(f"ptx_check: cannot compile PTX here: {reason}")
         return 3
+    if names == ["--nsw"]:
+        import numpy as np
+        _pretend_device()
+        counts = {t.__name__: signed_wrap_flags(t) for t in (np.int64, np.float64)}
+        print(f"nsw flags in the NVVM IR: {counts}")
+        return 0 if counts["int64"] == counts["float64"] else 1
     spec = rt.spec_for(CCS[0], sms=132)
     VENDOR = _vendor_programs()
     EVERY = {**PROGRAMS, **PTX_ONLY, **VENDOR}
