@@ -3,14 +3,16 @@ capabilities 8.0 and 9.0) with numba-cuda and NVVM, without a GPU and without th
 code that only the simulator accepts fails here.
 
     python tests/cuda/ptx_check.py            # prints one line per program, exits 1 on failure
-    python tests/cuda/ptx_check.py NAME...    # those programs only (tests/cuda/programs.py)
+    python tests/cuda/ptx_check.py NAME...    # those programs only (tests/cuda/programs.py;
+                                              # a NAME ending in ':' every one it begins,
+                                              # e.g. bench: the GPU table's)
     python tests/cuda/ptx_check.py --nsw      # int64 arithmetic wraps: no `nsw` in its IR
 
 Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
 Kernels with the same text are compiled once; each kernel is typed and lowered once and
-its NVVM IR compiled for both architectures.  The VENDOR programs are emitted as for a GPU
-with cuBLAS, cuFFT and cuSOLVER (xforms/kernels/cuda/vendor/; the libraries are only named,
-never called), so that the kernels around their calls (the inverse FFTs' scaling, the
+its NVVM IR compiled for both architectures.  The VENDOR programs (and the GPU table's,
+benchmarks/on_gpu.sh: `_bench_programs`) are emitted as for a GPU with cuBLAS, cuFFT and
+cuSOLVER (xforms/kernels/cuda/vendor/; the libraries are only named, never called), so that the kernels around their calls (the inverse FFTs' scaling, the
 factorisations' transposing copies and devInfo checks) compile too.
 """
 import dataclasses
@@ -119,6 +121,30 @@ def _vendor_programs():
             "vendor_lstm_forward": (lstm_grad, lstm_args, 0)}
 
 
+def _bench_programs():
+    """{name: (f, args, tol)} of the xforms functions of on_gpu.sh's GPU table at --quick's
+    GPU sizes (each workload's cases, "bench:<workload>:<task> <params>:<system>"), emitted as
+    on a GPU with the libraries: the lease's programs compile before it starts."""
+    from benchmarks import peers
+    from benchmarks.harness import Context
+    from benchmarks.workloads import load
+    from test_bench_rows import gpu_table
+    ctx, out = Context(quick=True, backend="cpu"), {}
+    for workload in gpu_table():
+        for case in load(workload).cases(ctx):
+            data = case.make()
+            for system, setup in case.systems.items():
+                try:
+                    prepared = setup(data)
+                except peers.Absent:
+                    continue
+                fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
+                if type(fn).__module__.startswith("xforms"):      # (not Numba's, NumPy's)
+                    params = ",".join(f"{k}={v}" for k, v in case.params.items())
+                    out[f"bench:{workload}:{case.task} {params}:{system}"] = (fn, args, 0)
+    return out
+
+
 class _Device:
     compute_capability = CCS[0]
 
@@ -160,12 +186,18 @@ def main(names=None):
         print(f"nsw flags in the NVVM IR: {counts}")
         return 0 if counts["int64"] == counts["float64"] else 1
     spec = rt.spec_for(CCS[0], sms=132)
-    VENDOR = _vendor_programs()
+    VENDOR = {**_vendor_programs(), **_bench_programs()}
     EVERY = {**PROGRAMS, **PTX_ONLY, **VENDOR}
     _pretend_libraries()
     _pretend_device()
     seen, failures, n_kernels, t0 = set(), 0, 0, time.time()
-    for name in names or list(EVERY):
+    chosen = [n for n in EVERY if not names or n in names
+              or any(a.endswith(":") and n.startswith(a) for a in names)]
+    unknown = [a for a in names or () if not a.endswith(":") and a not in EVERY]
+    if unknown:
+        print(f"ptx_check: no program named {', '.join(unknown)}")
+        return 1
+    for name in chosen:
         f, args, _ = EVERY[name]
         try:
             closed = xf.make_jaxpr(f)(*args)
