@@ -12,7 +12,8 @@ Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be u
 Kernels with the same text are compiled once; each kernel is typed and lowered once and
 its NVVM IR compiled for both architectures.  The VENDOR programs (and the GPU table's,
 benchmarks/on_gpu.sh: `_bench_programs`) are emitted as for a GPU with cuBLAS, cuFFT and
-cuSOLVER (xforms/kernels/cuda/vendor/; the libraries are only named, never called), so that the kernels around their calls (the inverse FFTs' scaling, the
+cuSOLVER (xforms/kernels/cuda/vendor/; the libraries are only named, never called), so that
+the kernels around their calls (the inverse FFTs' scaling, the
 factorisations' transposing copies and devInfo checks) compile too.
 """
 import dataclasses
@@ -47,10 +48,11 @@ def _compiled_library(fn, sig, cc):
 
 
 def _wrap_program(x, y):
-    """int64 arithmetic that may overflow: elementwise, a literal operand, sums and products
-    along both axes (a thread's loop, the block's tree) and of everything."""
+    """int64 arithmetic that may overflow: elementwise, a literal operand, a cube, sums and
+    products along both axes (a thread's loop, the block's tree) and of everything."""
     import xforms.numpy as xnp
-    return (x + y, x * y - x, 3 - x, xnp.sum(x, axis=0), xnp.prod(y, axis=1), xnp.sum(x * y))
+    return (x + y, x * y - x, 3 - x, x ** 3, xnp.sum(x, axis=0), xnp.prod(y, axis=1),
+            xnp.sum(x * y))
 
 
 def signed_wrap_flags(dtype):

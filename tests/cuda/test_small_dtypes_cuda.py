@@ -50,13 +50,14 @@ XY64 = np.array([[_M.max, _M.max, 3], [_M.min, -1, _M.min]], np.int64)
      [9223372036854775805, -4, -5, 9223372036854775805]),
     (lambda x, y: xnp.sign(y) * x, (X64, Y64),
      [-9223372036854775807, -1, 9223372036854775807, -5]),
+    (lambda x: x ** 3, (X64,), [9223372036854775807, 1, 9223372036854775807, 125]),
     (lambda x: xnp.sum(x), (X64,), 4),
     (lambda x, y: xnp.prod(x * y), (X64, Y64), 0),
     (lambda a: xnp.sum(a, axis=0), (XY64,), [-1, 9223372036854775806, -9223372036854775805]),
     (lambda a: xnp.sum(a, axis=1), (XY64,), [1, -1]),
     (lambda a: xnp.prod(a, axis=1), (XY64,), [3, 0]),
     (lambda x: xnp.sum(x + x) < 0, (X64,), False),
-], ids=["add-sub", "mul-literal", "sign-times", "sum", "prod", "sum-axis0", "sum-axis1",
+], ids=["add-sub", "mul-literal", "sign-times", "cube", "sum", "prod", "sum-axis0", "sum-axis1",
         "prod-axis1", "wrapped-compare"])
 def test_int64_arithmetic_wraps_on_cuda(f, args, want):
     got = np.asarray(xf.jit(f, backend="cuda")(*args))     # (xforms is always 64-bit)

@@ -15,8 +15,8 @@ import numpy as np
 from xforms.core.registry import ALL_PRIMITIVES
 
 from ...loops.scalar_rules import register_scalar_rule, scalar_rules
-from xforms.primitives.elementwise import (cbrt_p, ceil_p, exp2_p, floor_p, is_finite_p, round_p,
-                                           sign_p)
+from xforms.primitives.elementwise import (cbrt_p, ceil_p, exp2_p, floor_p, integer_pow_p,
+                                           is_finite_p, round_p, sign_p)
 
 _EXACT = "4503599627370496.0"     # 2**52: every float64 at least this large is an integer
 
@@ -83,3 +83,18 @@ def _wrapping(prim, op):
 for _p in ALL_PRIMITIVES:            # add, sub, mul (their facts name the operator)
     if _p.facts.operator in ("+", "-", "*") and _p.facts.simplify != "unary":
         register_scalar_rule(_p, _wrapping(_p, _p.facts.operator), target="cuda")
+
+
+def _integer_pow(ctx, x):
+    """int64 x**n for 1 <= n <= 8 as XLA's repeated products, each wrapping; else shared."""
+    n = ctx.params["y"]
+    if np.dtype(ctx.dtype) != np.int64 or not 1 <= n <= 8:
+        return _shared_integer_pow(ctx, x)
+    e = x
+    for _ in range(n - 1):
+        e = wrapping_int64(e, "*", x)
+    return e
+
+
+_shared_integer_pow = scalar_rules[integer_pow_p]
+register_scalar_rule(integer_pow_p, _integer_pow, target="cuda")
