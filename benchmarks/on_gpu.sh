@@ -19,6 +19,8 @@
 # tests/cuda/test_bench_rows.py runs every row's program on the simulator instead) at the
 # simulator's sizes (--quick there: Context.sim); its whole run is capped at TOTAL_BUDGET,
 # 1200 s by default (450 s on a GPU: the 8 minutes of a lease, with room to start).
+# (The dry run's caps are larger: the simulator's steps took 3-6 times as long at load 30
+# as at load 12 on the 2-core VM, 2026-11-30.)
 # The time plan on a GPU (seconds of the 450, each step's cap, every step a fresh Python
 # paying its imports, JAX's start and a CUDA context, ~5-10 s, and NVVM's compiles):
 #   versions 25 + 25 | tests 100 (pytest -n 8: 16 cores compile the kernels) | vendor sweep
@@ -91,14 +93,14 @@ except Exception as e: print("jax", e)
 PY
 if [ "$what" = tests ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-100}) "$PY" -m pytest tests/cuda -q $collect \
+  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-$([ "$dry" = 1 ] && echo 150 || echo 100)}) "$PY" -m pytest tests/cuda -q $collect \
     ${PYTEST_ARGS:-$workers} -p no:cacheprovider -rfE --tb=short --durations=15 2>&1 \
     | tee "$RUN/cuda_tests.log" | tail -60
   echo "cuda tests: $(( $(date +%s) - t0 )) s"
 fi
 if [ "$what" = sweep ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  timeout $(cap ${SWEEP_TIMEOUT:-60}) "$PY" -m benchmarks.gpu_vendor_sweep --out "$RUN" $quick \
+  timeout $(cap ${SWEEP_TIMEOUT:-$([ "$dry" = 1 ] && echo 180 || echo 60)}) "$PY" -m benchmarks.gpu_vendor_sweep --out "$RUN" $quick \
     2>&1 | tee "$RUN/vendor_sweep.log" | tail -8
   echo "vendor sweep: $(( $(date +%s) - t0 )) s"
   # one launch per loop against per-step launches (block_loop.BLOCK_MAX / GRID_MAX; then
