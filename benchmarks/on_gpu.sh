@@ -19,6 +19,17 @@
 # tests/cuda/test_bench_rows.py runs every row's program on the simulator instead) at the
 # simulator's sizes (--quick there: Context.sim); its whole run is capped at TOTAL_BUDGET,
 # 1200 s by default (450 s on a GPU: the 8 minutes of a lease, with room to start).
+# (The dry run's caps are larger: the simulator's steps took 3-6 times as long at load 30
+# as at load 12 on the 2-core VM, 2026-11-30.)
+# The time plan on a GPU (seconds of the 450, each step's cap, every step a fresh Python
+# paying its imports, JAX's start and a CUDA context, ~5-10 s, and NVVM's compiles):
+#   versions 25 + 25 | tests 100 (pytest -n 8: 16 cores compile the kernels) | vendor sweep
+#   60 | loop sweep 75 | table >= BENCH_RESERVE 165 (each workload a process of its own)
+# = 450.  The steps before the table are clipped to leave it BENCH_RESERVE, so a slow
+# step costs the steps after it, never the table's figures; what the steps leave unused
+# goes to the table.  The image's NumPy may be newer than numba-cuda supports (0.30.4
+# fails on NumPy 2.5: xforms.kernels.cuda._check_numpy_support): carry a NumPy < 2.5 wheel
+# for its Python in .whl/ (the device tool's README: wheels); it is installed first.
 set -u
 what=${1:-all}; shift || true
 OUT=${OUT:-/tmp/out}
@@ -37,8 +48,13 @@ budget_all=${TOTAL_BUDGET:-$([ "$dry" = 1 ] && echo 1200 || echo 450)}
 # is slow; the table gets what is left, shared among its workloads (benchmarks --budget-s), so
 # its JSON is written before the step's own cap.
 deadline=$(( $(date +%s) + budget_all ))
+reserve=0
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  reserve=${BENCH_RESERVE:-$([ "$dry" = 1 ] && echo 300 || echo 165)}
+fi
 left() { echo $(( deadline - $(date +%s) )); }
-cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo $(( l > 10 ? l : 10 )) || echo "$1"; }
+# a step's cap: N seconds, or what is left of the budget less the table's reserve (10 s at least)
+cap() { local l; l=$(( $(left) - reserve )); [ "$l" -lt "$1" ] && echo $(( l > 10 ? l : 10 )) || echo "$1"; }
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
@@ -50,17 +66,20 @@ export PYTHONUNBUFFERED=1 XFORMS_CACHE_DIR=/tmp/xc XLA_PYTHON_CLIENT_PREALLOCATE
 PY=${PYTHON:-python3}
 if [ "$dry" = 1 ]; then
   export NUMBA_ENABLE_CUDASIM=1
-  collect=--collect-only; quick=--quick
+  collect=--collect-only; quick=--quick; workers="-p no:xdist"
 else
-  collect=; quick=
+  collect=; quick=; workers="-n ${TEST_WORKERS:-8}"
 fi
 { nvidia-smi 2>&1 | head -20
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv 2>&1
 } | tee "$RUN/versions.txt"
 # the GPU's model, compute capability, driver, CUDA and library (cuBLAS/cuFFT/cuSOLVER)
 # versions and NVIDIA's packages, as JSON (also in the benchmark JSON's meta, "gpu")
-timeout $(cap 60) "$PY" -m benchmarks.gpu_info 2>&1 | tee -a "$RUN/versions.txt"
-timeout 60 "$PY" - <<'PY' 2>&1 | tee -a "$RUN/versions.txt"
+# (each of the two version steps: a first import, JAX's and a CUDA context's start; 19 s on
+# the simulator at load 15 on the 2-core VM)
+vcap=${VERSIONS_TIMEOUT:-$([ "$dry" = 1 ] && echo 90 || echo 25)}
+timeout $(cap $vcap) "$PY" -m benchmarks.gpu_info 2>&1 | tee -a "$RUN/versions.txt"
+timeout $(cap $vcap) "$PY" - <<'PY' 2>&1 | tee -a "$RUN/versions.txt"
 import sys, numpy, numba, llvmlite, scipy
 print("python", sys.version.split()[0], "numpy", numpy.__version__, "numba", numba.__version__,
       "llvmlite", llvmlite.__version__, "scipy", scipy.__version__)
@@ -74,20 +93,20 @@ except Exception as e: print("jax", e)
 PY
 if [ "$what" = tests ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-170}) "$PY" -m pytest tests/cuda -q $collect \
-    ${PYTEST_ARGS:--p no:xdist} -p no:cacheprovider -rfE --tb=short --durations=15 2>&1 \
+  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-$([ "$dry" = 1 ] && echo 150 || echo 100)}) "$PY" -m pytest tests/cuda -q $collect \
+    ${PYTEST_ARGS:-$workers} -p no:cacheprovider -rfE --tb=short --durations=15 2>&1 \
     | tee "$RUN/cuda_tests.log" | tail -60
   echo "cuda tests: $(( $(date +%s) - t0 )) s"
 fi
 if [ "$what" = sweep ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  timeout $(cap ${SWEEP_TIMEOUT:-70}) "$PY" -m benchmarks.gpu_vendor_sweep --out "$RUN" $quick \
+  timeout $(cap ${SWEEP_TIMEOUT:-$([ "$dry" = 1 ] && echo 180 || echo 60)}) "$PY" -m benchmarks.gpu_vendor_sweep --out "$RUN" $quick \
     2>&1 | tee "$RUN/vendor_sweep.log" | tail -8
   echo "vendor sweep: $(( $(date +%s) - t0 )) s"
   # one launch per loop against per-step launches (block_loop.BLOCK_MAX / GRID_MAX; then
   # Newton-CG's loop of reductions as a grid and on the host: two compiles, untimed on a GPU)
   t0=$(date +%s)
-  timeout $(cap ${LOOP_TIMEOUT:-$([ "$dry" = 1 ] && echo 240 || echo 90)}) "$PY" -m benchmarks.gpu_loop_sweep --out "$RUN" $quick \
+  timeout $(cap ${LOOP_TIMEOUT:-$([ "$dry" = 1 ] && echo 240 || echo 75)}) "$PY" -m benchmarks.gpu_loop_sweep --out "$RUN" $quick \
     2>&1 | tee -a "$RUN/vendor_sweep.log" | tail -4
   echo "loop sweep: $(( $(date +%s) - t0 )) s"
 fi

@@ -107,9 +107,14 @@ def test_gpu_script_names_registered_workloads_and_caps_every_step():
     # the GPU's G counts)
     either = r'(?:\$\(\[ "\$dry" = 1 \] && echo \d+ \|\| echo )?(\d+)'
     total = int(re.search(r"TOTAL_BUDGET:-" + either, text).group(1))
-    caps = [int(c) for c in re.findall(r"_TIMEOUT:-" + either, text)]
-    assert len(caps) == 3, caps             # (the tests, the vendor sweep, the loop sweep)
-    assert total <= 8 * 60 and sum(caps) < total, (total, caps)
+    caps = {k: int(c) for k, c in re.findall(r"(\w+)_TIMEOUT:-" + either, text)}
+    # (the versions' two steps, the tests, the vendor sweep, the loop sweep)
+    assert sorted(caps) == ["LOOP", "SWEEP", "TEST", "VERSIONS"], caps
+    assert len(re.findall(r"timeout \$\(cap \$vcap\)", text)) == 2
+    # the table's reserve: the steps before it are clipped to leave it that much
+    reserve = int(re.search(r"BENCH_RESERVE:-" + either, text).group(1))
+    assert total <= 8 * 60 and sum(caps.values()) + caps["VERSIONS"] + reserve <= total, \
+        (total, caps, reserve)
     assert subprocess.run(["bash", "-n", os.path.join(ROOT, "benchmarks", "on_gpu.sh")]
                           ).returncode == 0
 

@@ -203,9 +203,13 @@ def cases(ctx):
     lstm = dict(steps=10, hidden=32) if small else {}
     blk = dict(batch=2, seq=16, width=32) if small else {}
     newton = dict(n=1000, d=20) if small else {}
+    programs = dict(_PROGRAMS)
     if ctx.sim:                      # (the simulator: rows that only check they run)
         lstm, blk = dict(steps=3, batch=2, inputs=4, hidden=4), dict(batch=1, seq=4, width=8)
         newton = dict(n=50, d=4)
+        # (the same loops, fewer trips: 200 heat steps took 46 s a call there, load 20)
+        programs.update({"newton_cg step": lambda ns: newton_step(ns, iters=2),
+                         "heat fori_loop": lambda ns: heat(ns, steps=4)})
     out = [Case(task, {"dtype": "float32"}, _systems(ctx, _PROGRAMS[task]),
                 make=lambda: lstm_data(ctx.seed, **lstm), unit="ms/call", limit="jax",
                 rtol=2e-3)
@@ -216,11 +220,11 @@ def cases(ctx):
             for task in ("block forward", "block value_and_grad")
             for dt in ("float32", "float64")]
     out.append(Case("newton_cg step", {"dtype": "float64"},
-                    _systems(ctx, _PROGRAMS["newton_cg step"]),
+                    _systems(ctx, programs["newton_cg step"]),
                     make=lambda: newton_data(ctx.seed, **newton), unit="ms/call",
                     limit="jax", rtol=1e-9))
     out.append(Case("heat fori_loop", {"dtype": "float64"},
-                    _systems(ctx, _PROGRAMS["heat fori_loop"]),
+                    _systems(ctx, programs["heat fori_loop"]),
                     make=lambda: heat_data(ctx.seed, n=8 if ctx.sim else 32 if small else 256),
                     unit="ms/call", limit="jax", rtol=1e-12))
     return out

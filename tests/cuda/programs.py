@@ -581,6 +581,13 @@ PROGRAMS["special32"] = (special_functions, ((np.abs(X) + 0.5).astype(np.float32
 # compiled to PTX only (tests/cuda/ptx_check.py), too long for the simulator: lines long enough
 # for a GPU's sort tiles (4 x 256 positions) to need global merge steps
 PTX_ONLY = {"sorting_long_gpu": long_sorts(2100, 1500),
+            # every complex_arith device function at complex64 (complex_small runs a few on
+            # the simulator): the float32 ones of single.py/elementary.py, power_scalar, the
+            # division
+            "complex64_every_function": (complex_ops, (ZC.astype(np.complex64),
+                                                       WC.astype(np.complex64),
+                                                       X.astype(np.float32),
+                                                       QC.astype(np.complex64)), 0),
             # the parallel scan (ops/prefix_scan.py; chunks of 8 x 256 on a GPU's spec): two
             # levels for 5000, three for 2^22 + 1 (the sums of the sums)
             "cumulative_long_gpu": (lambda x, z, y: (

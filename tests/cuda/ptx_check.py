@@ -3,12 +3,17 @@ capabilities 8.0 and 9.0) with numba-cuda and NVVM, without a GPU and without th
 code that only the simulator accepts fails here.
 
     python tests/cuda/ptx_check.py            # prints one line per program, exits 1 on failure
+    python tests/cuda/ptx_check.py NAME...    # those programs only (tests/cuda/programs.py;
+                                              # a NAME ending in ':' every one it begins;
+                                              # bench: the GPU table's, only on request)
+    python tests/cuda/ptx_check.py --nsw      # int64 arithmetic wraps: no `nsw` in its IR
 
 Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
 Kernels with the same text are compiled once; each kernel is typed and lowered once and
-its NVVM IR compiled for both architectures.  The VENDOR programs are emitted as for a GPU
-with cuBLAS, cuFFT and cuSOLVER (xforms/kernels/cuda/vendor/; the libraries are only named,
-never called), so that the kernels around their calls (the inverse FFTs' scaling, the
+its NVVM IR compiled for both architectures.  The VENDOR programs (and the GPU table's,
+benchmarks/on_gpu.sh: `_bench_programs`) are emitted as for a GPU with cuBLAS, cuFFT and
+cuSOLVER (xforms/kernels/cuda/vendor/; the libraries are only named, never called), so that
+the kernels around their calls (the inverse FFTs' scaling, the
 factorisations' transposing copies and devInfo checks) compile too.
 """
 import dataclasses
@@ -28,14 +33,50 @@ def ptx_for_ccs(fn, sig, ccs):
     """PTX of one kernel for several compute capabilities, typing and lowering it once."""
     from numba import cuda
     try:
-        from numba.cuda.compiler import _compile_pyfunc_with_fixup
-        lib, _ = _compile_pyfunc_with_fixup(
-            fn, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=ccs[0],
-            opt=None, abi="numba", abi_info=None, forceinline=False, launch_bounds=None,
-            lto=False)
+        lib = _compiled_library(fn, sig, ccs[0])
         return [lib.get_asm_str(cc=cc) for cc in ccs]
     except ImportError:          # another numba-cuda version: the public API, once per cc
         return [cuda.compile_ptx(fn, sig, cc=cc)[0] for cc in ccs]
+
+
+def _compiled_library(fn, sig, cc):
+    from numba.cuda.compiler import _compile_pyfunc_with_fixup
+    lib, _ = _compile_pyfunc_with_fixup(
+        fn, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=cc, opt=None,
+        abi="numba", abi_info=None, forceinline=False, launch_bounds=None, lto=False)
+    return lib
+
+
+def _wrap_program(x, y):
+    """int64 arithmetic that may overflow: elementwise, a literal operand, a cube, sums and
+    products along both axes (a thread's loop, the block's tree) and of everything."""
+    import xforms.numpy as xnp
+    return (x + y, x * y - x, 3 - x, x ** 3, xnp.sum(x, axis=0), xnp.prod(y, axis=1),
+            xnp.sum(x * y))
+
+
+def signed_wrap_flags(dtype):
+    """`nsw` (no signed wrap) flags in the NVVM IR of `_wrap_program`'s kernels at `dtype`.
+    Numba's own index arithmetic carries some; float64's count is that part alone, so int64
+    arithmetic that wraps (printer/scalar.wrapping_int64) has the same count.
+
+        signed_wrap_flags(np.int64) == signed_wrap_flags(np.float64)
+    """
+    import re
+    import numpy as np
+    import xforms as xf
+    from xforms.kernels.build import codecache
+    from xforms.kernels.cuda import runtime as rt
+    from xforms.kernels.cuda.backend import emit_program
+    x = np.arange(4 * 40, dtype=dtype).reshape(4, 40)
+    program = emit_program(xf.make_jaxpr(_wrap_program)(x, x), rt.spec_for(CCS[0], sms=132))
+    mod, _, _ = codecache.load_module(program.source)
+    sigs, flags = program.signatures(), 0
+    for k in program.kernels:
+        if k.name in program.launched:
+            ir = _compiled_library(getattr(mod, k.name), sigs[k.name].args, CCS[0]).get_llvm_str()
+            flags += len(re.findall(r"= (?:add|sub|mul) nsw ", ir))
+    return flags
 
 
 def _toolchain_missing():
@@ -82,6 +123,30 @@ def _vendor_programs():
             "vendor_lstm_forward": (lstm_grad, lstm_args, 0)}
 
 
+def _bench_programs():
+    """{name: (f, args, tol)} of the xforms functions of on_gpu.sh's GPU table at --quick's
+    GPU sizes (each workload's cases, "bench:<workload>:<task> <params>:<system>"), emitted as
+    on a GPU with the libraries: the lease's programs compile before it starts."""
+    from benchmarks import peers
+    from benchmarks.harness import Context
+    from benchmarks.workloads import load
+    from test_bench_rows import gpu_table
+    ctx, out = Context(quick=True, backend="cpu"), {}
+    for workload in gpu_table():
+        for case in load(workload).cases(ctx):
+            data = case.make()
+            for system, setup in case.systems.items():
+                try:
+                    prepared = setup(data)
+                except peers.Absent:
+                    continue
+                fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
+                if type(fn).__module__.startswith("xforms"):      # (not Numba's, NumPy's)
+                    params = ",".join(f"{k}={v}" for k, v in case.params.items())
+                    out[f"bench:{workload}:{case.task} {params}:{system}"] = (fn, args, 0)
+    return out
+
+
 class _Device:
     compute_capability = CCS[0]
 
@@ -116,13 +181,28 @@ def main(names=None):
     if reason:
         print(f"ptx_check: cannot compile PTX here: {reason}")
         return 3
+    if names == ["--nsw"]:
+        import numpy as np
+        _pretend_device()
+        counts = {t.__name__: signed_wrap_flags(t) for t in (np.int64, np.float64)}
+        print(f"nsw flags in the NVVM IR: {counts}")
+        return 0 if counts["int64"] == counts["float64"] else 1
     spec = rt.spec_for(CCS[0], sms=132)
-    VENDOR = _vendor_programs()
+    # (the GPU table's programs on request only, `bench:`: 209 kernels more, 1211 s at load
+    # 20-35 on the 2-core VM, where the whole matrix took 2694 s)
+    bench = _bench_programs() if any(n.startswith("bench:") for n in names or ()) else {}
+    VENDOR = {**_vendor_programs(), **bench}
     EVERY = {**PROGRAMS, **PTX_ONLY, **VENDOR}
     _pretend_libraries()
     _pretend_device()
     seen, failures, n_kernels, t0 = set(), 0, 0, time.time()
-    for name in names or list(EVERY):
+    chosen = [n for n in EVERY if not names or n in names
+              or any(a.endswith(":") and n.startswith(a) for a in names)]
+    unknown = [a for a in names or () if not a.endswith(":") and a not in EVERY]
+    if unknown:
+        print(f"ptx_check: no program named {', '.join(unknown)}")
+        return 1
+    for name in chosen:
         f, args, _ = EVERY[name]
         try:
             closed = xf.make_jaxpr(f)(*args)

@@ -1,11 +1,92 @@
 """benchmarks' rows on the CUDA backend (issue 34): every row that times an xforms CUDA
 function reports its kernel launches and host microseconds a call, whichever system name
-the row has (cnn's forward row is "f"), so the first run on a GPU says where launches go."""
+the row has (cnn's forward row is "f"), so the first run on a GPU says where launches go;
+every row of on_gpu.sh's GPU table runs here at the simulator's sizes (Context.sim), its
+launches counted and its result checked."""
+import contextlib
+import os
+import re
+
 import numpy as np
+import pytest
 
 import xforms as xf
 import xforms.numpy as xnp
-from benchmarks.harness import Case, Context, run_system
+from benchmarks import peers
+from benchmarks.harness import Case, Context, compare, run_system
+from benchmarks.workloads import load
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def gpu_table():
+    """The workloads of benchmarks/on_gpu.sh's GPU_TABLE, as the script names them."""
+    with open(os.path.join(ROOT, "benchmarks", "on_gpu.sh")) as fh:
+        text = fh.read()
+    return re.search(r"GPU_TABLE=\$\{GPU_TABLE:-([\w,]+)\}", text).group(1).split(",")
+
+
+def _cuda_rows(ctx, case, data):
+    """{system: (fn, args)} of the case's systems that are xforms CUDA functions (what the
+    harness counts launches of: `ctx.xjit`'s, whatever the system's name)."""
+    rows = {}
+    for system, setup in case.systems.items():
+        if system in ("jax", "numpy", "numba", "autograd", "pytensor", "bandwidth"):
+            continue                  # (peers: no CUDA launches to count)
+        try:
+            prepared = setup(data)
+        except peers.Absent:
+            continue
+        fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
+        if hasattr(fn, "jitted"):
+            rows[system] = fn, args
+    return rows
+
+
+def _reference(case, data):
+    """The case's hand-written NumPy answer, or the xforms function on the CPU (no JAX in
+    CI): what the row's CUDA result is checked against."""
+    if "numpy" in case.systems:
+        prepared = case.systems["numpy"](data)
+        fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
+        return fn(*args)
+    return None
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")     # (the simulator's NumPy scalars)
+@pytest.mark.parametrize("workload", gpu_table())
+def test_every_gpu_table_row_runs_with_its_launches_counted(workload):
+    """Each xforms row of the GPU table (the "xforms" system and the forward "f" ones) runs
+    on the simulator at its sizes there, matches the case's NumPy answer where it has one
+    (else xforms on the CPU), and reports its launches: the rows cnn's and cliffs'
+    block/Newton-CG rows had never produced on the simulator (too slow under the harness's
+    repeats) now run once each."""
+    ctx = Context(quick=True, backend="cuda", sim=True, repeats=1, budget=0.01)
+    cpu = Context(quick=True, backend="cpu", sim=True)
+    cases, cpu_cases = load(workload).cases(ctx), load(workload).cases(cpu)
+    assert cases, workload
+    counted = 0
+    for case, cpu_case in zip(cases, cpu_cases or [None] * len(cases)):
+        data = case.make()
+        with case.background() if case.background else contextlib.nullcontext():
+            rows = _cuda_rows(ctx, case, data)
+            ref = _reference(case, data)
+            for system, (fn, args) in rows.items():
+                out = fn(*args)
+                c = ctx.launch_counts(fn, args)
+                assert c["kernels"] + c["library"] >= 1, (workload, case.task, system, c)
+                same = cpu_case is not None and (cpu_case.task, cpu_case.params) == (
+                    case.task, case.params)
+                if ref is None and same and system in cpu_case.systems:
+                    cfn, cargs = cpu_case.systems[system](data)
+                    want = cfn(*cargs)
+                else:
+                    want = ref
+                if want is not None and system == "xforms":
+                    assert compare(out, want, max(case.rtol, 1e-6)) is None, \
+                        (workload, case.task, case.params, compare(out, want, case.rtol))
+                counted += 1
+    assert counted, f"{workload}: no xforms CUDA row"
 
 
 def test_every_row_of_an_xforms_cuda_function_reports_launches():

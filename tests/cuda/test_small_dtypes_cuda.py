@@ -1,6 +1,7 @@
 """int8/uint8/int16/uint16 on the CUDA backend (simulator): computed at their width and
 wrapped as in XLA (the values are jax 0.10.2's, as in tests/test_small_dtypes.py); float16 is
-refused with an error naming the dtype (the CPU backend computes it in float32)."""
+refused with an error naming the dtype (the CPU backend computes it in float32); int64 wraps
+as XLA's."""
 import numpy as np
 import pytest
 
@@ -30,3 +31,34 @@ def test_small_integers_on_cuda(f, args, want, dtype):
 def test_float16_is_refused_with_the_dtype_named():
     with pytest.raises(LoweringError, match="dtype float16 is not supported on CUDA"):
         xf.jit(lambda a: a * 2, backend="cuda")(np.ones(2, np.float16))
+
+
+# int64 wraps as XLA's (the printer spells it on uint64: printer/scalar.wrapping_int64; that
+# its NVVM IR has no `nsw` is tests/test_cuda_sim.py's check).  jax 0.10.2 with x64, e.g.
+# `jax.jit(lambda x, y: x + x - y)(X64, Y64).tolist()`
+_M = np.iinfo(np.int64)
+X64 = np.array([_M.max, 1, _M.max, 5], np.int64)
+Y64 = np.array([_M.min, -1, 2, _M.min], np.int64)
+XY64 = np.array([[_M.max, _M.max, 3], [_M.min, -1, _M.min]], np.int64)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # (NumPy scalars)
+@pytest.mark.parametrize("f,args,want", [
+    (lambda x, y: x + x - y, (X64, Y64),
+     [9223372036854775806, 3, -4, -9223372036854775798]),
+    (lambda x, y: x * y + (-3), (X64, Y64),
+     [9223372036854775805, -4, -5, 9223372036854775805]),
+    (lambda x, y: xnp.sign(y) * x, (X64, Y64),
+     [-9223372036854775807, -1, 9223372036854775807, -5]),
+    (lambda x: x ** 3, (X64,), [9223372036854775807, 1, 9223372036854775807, 125]),
+    (lambda x: xnp.sum(x), (X64,), 4),
+    (lambda x, y: xnp.prod(x * y), (X64, Y64), 0),
+    (lambda a: xnp.sum(a, axis=0), (XY64,), [-1, 9223372036854775806, -9223372036854775805]),
+    (lambda a: xnp.sum(a, axis=1), (XY64,), [1, -1]),
+    (lambda a: xnp.prod(a, axis=1), (XY64,), [3, 0]),
+    (lambda x: xnp.sum(x + x) < 0, (X64,), False),
+], ids=["add-sub", "mul-literal", "sign-times", "cube", "sum", "prod", "sum-axis0", "sum-axis1",
+        "prod-axis1", "wrapped-compare"])
+def test_int64_arithmetic_wraps_on_cuda(f, args, want):
+    got = np.asarray(xf.jit(f, backend="cuda")(*args))     # (xforms is always 64-bit)
+    np.testing.assert_array_equal(got, np.asarray(want, got.dtype))

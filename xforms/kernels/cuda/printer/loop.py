@@ -28,6 +28,7 @@ from ...loops.loop_print import Printer, complex_product
 from ...loops.lower_loops import lower_loop
 from .cas import cas_combine, complex_add, has_cas, has_lock, locked_combine
 from .kernel_builder import KernelBuilder, c_strides, cdiv, decompose, unsupported
+from .scalar import wrapping_int64
 
 
 def scalar_out(em, out, src):
@@ -245,9 +246,16 @@ class CudaPrinter(Printer):
         self.line(f"cuda.atomic.{_ATOMIC[op]}({arr}, {off}, {val})")
 
     def accumulate(self, acc, op, x, dt):
-        # (cast back to a 32-bit accumulator's dtype: Numba computes int32 sums in int64)
+        """`acc = acc op x`; an int64 sum or product wraps (`wrapping_int64`: no `nsw`), a
+        32-bit accumulator is cast back (Numba computes int32 sums in int64).
+
+            >>> CudaPrinter(em, kb).accumulate("s", "+", "v", np.dtype("int32"))
+            's = np.int32(s + v)'
+        """
         if np.dtype(dt).kind == "c" and op == "*":     # XLA's product (complex_mul)
             return f"{acc} = {complex_product(acc, x, dt)}"
+        if np.dtype(dt) == np.int64:
+            return f"{acc} = {wrapping_int64(acc, op, x)}"
         text = f"{acc} {op} {x}"
         if np.dtype(dt) in (np.dtype(np.int32), np.dtype(np.float32)):
             text = f"np.{np.dtype(dt).name}({text})"

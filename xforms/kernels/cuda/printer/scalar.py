@@ -12,9 +12,11 @@ current device, which `compile_ptx` without a GPU does not have.)
 """
 import numpy as np
 
+from xforms.core.registry import ALL_PRIMITIVES
+
 from ...loops.scalar_rules import register_scalar_rule, scalar_rules
-from xforms.primitives.elementwise import (cbrt_p, ceil_p, exp2_p, floor_p, is_finite_p, round_p,
-                                           sign_p)
+from xforms.primitives.elementwise import (cbrt_p, ceil_p, exp2_p, floor_p, integer_pow_p,
+                                           is_finite_p, round_p, sign_p)
 
 _EXACT = "4503599627370496.0"     # 2**52: every float64 at least this large is an integer
 
@@ -53,3 +55,46 @@ def _sign(ctx, x):
 
 _cpu_sign = scalar_rules[sign_p]
 register_scalar_rule(sign_p, _sign, target="cuda")
+
+
+def wrapping_int64(a, op, b):
+    """`a op b` (op one of + - *) of int64 operands, wrapping on overflow as XLA's: spelled on
+    uint64, because numba-cuda marks signed adds, subtracts and products `nsw` (no signed
+    wrap), which lets LLVM/NVVM fold `x + x < x` to False where the sum wraps.  Each
+    operand is made int64 first: on the simulator a literal or a conditional is a Python int,
+    which NumPy refuses to turn into uint64 when negative (on a GPU the cast is free).
+
+        >>> wrapping_int64("a", "+", "-1")
+        'np.int64(np.uint64(np.int64(a)) + np.uint64(np.int64(-1)))'
+    """
+    return f"np.int64(np.uint64(np.int64({a})) {op} np.uint64(np.int64({b})))"
+
+
+def _wrapping(prim, op):
+    shared = scalar_rules[prim]
+
+    def rule(ctx, *args):
+        if np.dtype(ctx.dtype) == np.int64 and len(args) == 2:
+            return wrapping_int64(args[0], op, args[1])
+        return shared(ctx, *args)
+    return rule
+
+
+for _p in ALL_PRIMITIVES:            # add, sub, mul (their facts name the operator)
+    if _p.facts.operator in ("+", "-", "*") and _p.facts.simplify != "unary":
+        register_scalar_rule(_p, _wrapping(_p, _p.facts.operator), target="cuda")
+
+
+def _integer_pow(ctx, x):
+    """int64 x**n for 1 <= n <= 8 as XLA's repeated products, each wrapping; else shared."""
+    n = ctx.params["y"]
+    if np.dtype(ctx.dtype) != np.int64 or not 1 <= n <= 8:
+        return _shared_integer_pow(ctx, x)
+    e = x
+    for _ in range(n - 1):
+        e = wrapping_int64(e, "*", x)
+    return e
+
+
+_shared_integer_pow = scalar_rules[integer_pow_p]
+register_scalar_rule(integer_pow_p, _integer_pow, target="cuda")
