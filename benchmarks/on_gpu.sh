@@ -29,7 +29,8 @@
 # step costs the steps after it, never the table's figures; what the steps leave unused
 # goes to the table.  The image's NumPy may be newer than numba-cuda supports (0.30.4
 # fails on NumPy 2.5: xforms.kernels.cuda._check_numpy_support): carry a NumPy < 2.5 wheel
-# for its Python in .whl/ (the device tool's README: wheels); it is installed first.
+# for its Python in .whl/ (benchmarks/gpu_wheels.sh fetches it and rocket-fft; carry ".whl"); it
+# is installed first.
 set -u
 what=${1:-all}; shift || true
 OUT=${OUT:-/tmp/out}
