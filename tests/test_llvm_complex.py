@@ -121,7 +121,7 @@ def test_complex_transcendentals_match_numba_on_special_values(dt):
     source), sign,
     isfinite, maximum and minimum (the Numba path's expressions: abs as hypot, complex
     compares)
-    (xforms/kernels/cpu/llvm/python_ir.py): the bits of the Numba kernel, which compiles
+    (xforms/kernels/cpu/llvm/python_ir/): the bits of the Numba kernel, which compiles
     them with Numba, on the grid of special values (a 1 / n grid's worth of pairs)."""
     a, b = _grid(dt)
     assert _taken(_transcendental, a, b)[0], llvm.refusals(_taken(_transcendental, a, b)[1])
