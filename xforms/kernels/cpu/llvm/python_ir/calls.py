@@ -20,7 +20,7 @@ NUMPY_CASTS = {np.float32: F32, np.float64: F64, np.complex64: COMPLEX64,
 INTRINSIC = {"fabs": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "copysign": 2, "pow": 2}
 LIBM = {"sqrt": 1, "log1p": 1, "expm1": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1,
          "asinh": 1, "acosh": 1, "atanh": 1, "sinh": 1, "cosh": 1, "tanh": 1, "atan2": 2,
-         "hypot": 2}
+         "hypot": 2, "lgamma": 1, "erf": 1, "erfc": 1}
 
 
 class Calls:
@@ -101,6 +101,8 @@ class Calls:
             size = self.intrinsic("llvm.fabs", t, [v])
             inf = ir.Constant(t.llvm, math.inf)
             return (self.b.fcmp_ordered("==" if name == "isinf" else "!=", size, inf), BOOL)
+        if name in ("floor", "ceil"):
+            return self.rounded(name, args)
         if name == "pow" and not all(isinstance(t, st.Float) for _, t in args):
             raise Untranslatable("math.pow of an integer")   # (Numba's int_power loop)
         arity = INTRINSIC.get(name) or LIBM.get(name)
@@ -116,6 +118,17 @@ class Calls:
         # call -- errno -- where Numba's is the instruction: complex sqrt ran 2.2x slower)
         return self.extern(name + ("f" if t == F32 else ""), t, vals,
                            ("readnone", "nounwind")), t
+
+    def rounded(self, name, args):
+        """math.floor/ceil: an int64 (Python's), as Numba: libm's floor, then `fptosi` (an
+        int's: itself)."""
+        (v, t), = args
+        if t in (I64, BOOL):
+            return cast(self.b, v, t, I64), I64
+        if not isinstance(t, st.Float):
+            raise Untranslatable(f"math.{name} of {t}")
+        r = self.extern(name + ("f" if t == F32 else ""), t, [v], ("readnone", "nounwind"))
+        return self.b.fptosi(r, I64.llvm), I64
 
     def intrinsic(self, name, t, vals):
         return self.extern(f"{name}.{'f32' if t == F32 else 'f64'}", t, vals)

@@ -7,6 +7,7 @@
 import ast
 import builtins
 import math
+import operator
 
 from llvmlite import ir
 
@@ -15,6 +16,8 @@ from .calls import Calls
 from .typed import (BOOL, F64, I64, Complex, Static, Untranslatable, cast, const,
                     tuple_type, unify)
 
+_COMPARE = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge,
+            "==": operator.eq, "!=": operator.ne}
 FCMP = {ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
@@ -33,11 +36,9 @@ class Expressions(Calls):
     def _Name(self, e):
         if e.id in self.static:
             return None, self.static[e.id]
-        if e.id in self.values:
-            return self.values[e.id]
-        if e.id in self.slots:
-            slot, t = self.slots[e.id]
-            return self.b.load(slot), t
+        val = self.read(e.id)
+        if val is not None:
+            return val
         if e.id in self.globs:
             return const(self.globs[e.id])
         if hasattr(builtins, e.id):
@@ -66,6 +67,8 @@ class Expressions(Calls):
 
     def _Subscript(self, e):
         v, t = self.expr(e.value)
+        if isinstance(t, Static) and isinstance(t.obj, tuple):   # (a module's coefficients)
+            return self.item(t.obj, *self.expr(e.slice))
         k = e.slice
         if not (getattr(t, "items", None) and isinstance(k, ast.Constant)
                 and isinstance(k.value, int) and -len(t.items) <= k.value < len(t.items)):
@@ -73,9 +76,28 @@ class Expressions(Calls):
         k = k.value % len(t.items)
         return self.b.extract_value(v, k), t.items[k]
 
+    def item(self, items, k, tk):
+        """items[k] of a constant tuple of floats or ints (a global tuple, Numba's UniTuple):
+        a constant at a constant index, else a load from a constant array (a negative index
+        counts from the end)."""
+        vals = [const(x) for x in items]
+        t = vals[0][1] if vals else None
+        if not vals or any(tv != t or tv.llvm is None for _, tv in vals) or tk not in (I64, BOOL):
+            raise Untranslatable("a subscript of a tuple")
+        if isinstance(k, ir.Constant):
+            return vals[k.constant]
+        k = cast(self.b, k, tk, I64)
+        n = ir.Constant(I64.llvm, len(vals))
+        k = self.b.select(self.b.icmp_signed("<", k, ir.Constant(I64.llvm, 0)),
+                          self.b.add(k, n), k)
+        return self.b.load(self.b.gep(self.table([v for v, _ in vals], t), [
+            ir.Constant(I64.llvm, 0), k], inbounds=True)), t
+
     def _BinOp(self, e):
         (a, ta), (c, tc) = self.expr(e.left), self.expr(e.right)
         op = type(e.op).__name__
+        if op == "Pow":
+            return self.power(a, ta, e.right)
         t = unify(ta, tc)
         if op == "Div" and t in (I64, BOOL):      # (true division: float64)
             t = F64
@@ -88,6 +110,21 @@ class Expressions(Calls):
         if spell is None:
             raise Untranslatable(op)
         return getattr(self.b, spell)(a, c), t
+
+    def power(self, a, ta, exponent):
+        """An integer to a literal power >= 0, as Numba's `static_power_impl` unrolls it
+        (squarings; floats' powers, typed otherwise by Numba, are refused)."""
+        if not (ta in (I64, BOOL) and isinstance(exponent, ast.Constant)
+                and type(exponent.value) is int and 0 <= exponent.value <= 64):
+            raise Untranslatable("a power")
+        val, res, n = cast(self.b, a, ta, I64), ir.Constant(I64.llvm, 1), exponent.value
+        while n:
+            if n & 1:
+                res = self.b.mul(res, val)
+            n >>= 1
+            if n:
+                val = self.b.mul(val, val)
+        return res, I64
 
     def _UnaryOp(self, e):
         v, t = self.expr(e.operand)
@@ -104,6 +141,8 @@ class Expressions(Calls):
             raise Untranslatable("a compare")
         (a, ta), (c, tc) = self.expr(e.left), self.expr(e.comparators[0])
         t, op = unify(ta, tc), FCMP[type(e.ops[0])]
+        if t in (I64, BOOL) and isinstance(a, ir.Constant) and isinstance(c, ir.Constant):
+            return const(_COMPARE[op](a.constant, c.constant))   # (a closure's `nu == 1`)
         a, c = cast(self.b, a, ta, t), cast(self.b, c, tc, t)
         if isinstance(t, Complex) and op in ("==", "!="):   # (Numba's complex_eq/_ne)
             cmp = self.b.fcmp_ordered if op == "==" else self.b.fcmp_unordered
@@ -117,16 +156,25 @@ class Expressions(Calls):
         raise Untranslatable(f"a compare of {t}")
 
     def _BoolOp(self, e):
+        """`a and b`, `a or b` of predicates as selects: Numba's short circuit, which keeps
+        the right operand's poison (an `fptosi` of inf) out where the left decides."""
         vals = [self.expr(x) for x in e.values]
         if any(t != BOOL for _, t in vals):
             raise Untranslatable("and/or of non-bools")
+        both = isinstance(e.op, ast.And)
         acc = vals[0][0]
         for v, _ in vals[1:]:
-            acc = (self.b.and_ if isinstance(e.op, ast.And) else self.b.or_)(acc, v)
+            if isinstance(acc, ir.Constant):
+                acc = v if bool(acc.constant) == both else acc
+            else:
+                acc = (self.b.select(acc, v, ir.Constant(BOOL.llvm, 0)) if both
+                       else self.b.select(acc, ir.Constant(BOOL.llvm, 1), v))
         return acc, BOOL
 
     def _IfExp(self, e):
         cond, tc = self.expr(e.test)
+        if tc == BOOL and isinstance(cond, ir.Constant):    # (a closure's flag: one arm)
+            return self.expr(e.body if cond.constant else e.orelse)
         (a, ta), (c, tb) = self.expr(e.body), self.expr(e.orelse)
         if tc != BOOL or ta.llvm is None or tb.llvm is None:
             raise Untranslatable("a conditional expression")

@@ -4,12 +4,13 @@ defines, each Python function's definition read from its source.
     fn = translate("return f(a0)", [F64], F64, {"f": f}, ns)    # a Translated
 """
 import ast
+import collections
 import hashlib
 import inspect
 import linecache
 import textwrap
 
-from .statements import Body
+from .statements import Body, Widen
 from .typed import Untranslatable
 
 class Translated:
@@ -70,22 +71,36 @@ class Unit:
         if key not in _FUNCTIONS:
             tree = definition(py)
             tys = "_".join(t.name for t in args)
-            _FUNCTIONS[key] = self.function(tree, self.ns, args, f"xf_py_{py.__name__}_{tys}")
+            # names: a closure's cells (a factory's flags), the namespace, py's globals
+            cells = dict(zip(py.__code__.co_freevars,
+                             (c.cell_contents for c in py.__closure__ or ())))
+            globs = collections.ChainMap(cells, self.ns, py.__globals__)
+            _FUNCTIONS[key] = self.function(tree, globs, args, f"xf_py_{py.__name__}_{tys}")
         return _FUNCTIONS[key]
 
     def function(self, tree, globs, args, symbol, ret=None):
         """Translate function `tree`: once to learn its returns' type (unless given), then
         with it."""
-        fixed = ret
+        fixed, widen = ret, {}
         if ret is None:
-            body = Body(self, tree, globs, args, symbol, None)
+            body = self.body(tree, globs, args, symbol, None, widen)
             ret = body.returned
             if ret is None:
                 raise Untranslatable(f"{tree.name} returns nothing")
-        body = Body(self, tree, globs, args, symbol, ret)
+        body = self.body(tree, globs, args, symbol, ret, widen)
         if fixed is None and body.returned != ret:
             raise Untranslatable(f"{tree.name}'s return type")
-        return Fn(symbol, ret, str(body.fn), body.callees, body.decls)
+        text = "\n".join([str(g) for g in body.tables.values()] + [str(body.fn)])
+        return Fn(symbol, ret, text, body.callees, body.decls)
+
+    def body(self, tree, globs, args, symbol, ret, widen):
+        """A Body, translated again while a loop widens a name (`Widen`: each try widens
+        one name at one loop's head, so this ends)."""
+        while True:
+            try:
+                return Body(self, tree, globs, args, symbol, ret, widen)
+            except Widen:
+                pass
 
 
 def definition(py):
@@ -102,7 +117,7 @@ def definition(py):
     lines = linecache.getlines(code.co_filename)[code.co_firstlineno - 1:end]
     try:
         tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
-        if isinstance(tree, ast.FunctionDef) and tree.name == py.__name__:
+        if isinstance(tree, ast.FunctionDef) and tree.name == code.co_name:
             return tree
     except (SyntaxError, IndexError):
         pass
