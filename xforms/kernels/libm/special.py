@@ -95,7 +95,7 @@ def zeta(s, q):
         acc += t
         q += 1.0
         if q > 1.0 and abs(t) <= 1e-18 * abs(acc):  # (terms decrease once q > 0): large
-            return acc      # s, the remaining ones are negligible (all 0: `<=`, not a loop
+            return acc      # s: the remaining ones are negligible (all 0: `<=`, not a loop
             #                 up to q = 10 + s, which hung for s = 1e30)
     # tail: integral + half term + Euler-Maclaurin corrections
     acc += math.pow(q, 1.0 - s) / (s - 1.0) + 0.5 * math.pow(q, -s)

@@ -25,8 +25,18 @@ fabs exp log sin cos copysign pow as LLVM intrinsics, the rest as libm calls (`s
 instruction), no fast-math flags; the name `fma` is LLVM's fma (as
 complex_arith/compiled.py binds it for Numba).
 
-Anything else (loops, `cmath`, complex arithmetic operators, a variable given two types --
-Numba would version it) raises `Untranslatable`: the caller keeps the Numba kernel.
+Loops too (session 30, for libm/special.py's digamma, zeta, igamma, ...): `while`, `for
+i in range(...)`, `break`, `continue`, `x += y`, variables typed as Numba's SSA types them
+(statements.py: a reassignment of another type is a new version; versions unify where
+paths meet and at a loop's head), `math.floor` as an int64, `int ** k` unrolled, a
+module's tuple of coefficients indexed by a loop variable (a constant global array), a
+factory's closure cells as constants (`if upper:` keeps one arm, as Numba prunes it).
+
+Package: typed.py (types, unify, casts, constants), calls.py, expressions.py,
+statements.py (one Body per function), reader.py (`translate`, units, `definition`).
+
+Anything else (`cmath`, complex arithmetic operators, a float's `**`, `int()`, a for loop
+over no range, a loop's `else`) raises `Untranslatable`: the caller keeps the Numba kernel.
 """
 from .reader import Translated, definition, translate
 from .typed import (BOOL, COMPLEX64, COMPLEX128, F32, F64, FMA, I64, Complex, Static, TypeOf,
