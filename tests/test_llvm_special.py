@@ -14,6 +14,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
+from xforms.scipy import special as xsp
 from xforms.kernels.cpu import backend
 
 RNG = np.random.default_rng(5)
@@ -114,7 +115,7 @@ def _pairs(dt, k=2):
 _UNARY = {"digamma": lax.digamma, "erf_inv": lax.erf_inv, "i0e": lax.bessel_i0e,
           "i1e": lax.bessel_i1e}
 _BINARY = {"zeta": lax.zeta, "igamma": lax.igamma, "igammac": lax.igammac,
-           "igamma_grad_a": lax.igamma_grad_a}
+           "igamma_grad_a": lax.igamma_grad_a, "iv": xsp.iv, "ive": xsp.ive}
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
