@@ -410,6 +410,8 @@ _KEPT = {
     "functions, as Numba lowers them (intrinsics, libm), in the translator of plain Python",
     ("xforms/kernels/cpu/llvm/python_ir/calls.py", "sqrt"): "not primitives: Python's math "
     "functions, as Numba lowers them (intrinsics, libm), in the translator of plain Python",
+    ("xforms/kernels/cpu/llvm/python_ir/calls.py", "floor"): "not primitives: Python's "
+    "math.floor/ceil, int64 results as Numba types them, in the translator of plain Python",
     ("xforms/kernels/cpu/llvm/python_ir/expressions.py", "real"): "not primitives: a Python complex's "
     "attributes (z.real, z.imag) in the translator of plain Python",
     ("xforms/kernels/cpu/llvm/control.py", "scan"):
